@@ -1,0 +1,209 @@
+"""A card is nothing but its cited facts: every figure the pricer reads off a card is a :class:`Fact` reached by the
+path a lock names it by (``memory.bandwidth``, ``streams.rewrite`` …).
+
+Ports the seed's ``Card``, ``Streams`` and ``HostLink`` (``serving.rs``) and the ``Tier`` it imports; the figures
+live in ``facts/cards/NAME.toml``, validated by ``schema/card.schema.json``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import attrs
+
+from passprice import schema
+from passprice.errors import InputError
+from passprice.facts import Fact, dimension
+from passprice.registry import Root
+
+#: Every path a card fact may have, with the dimension its unit must have, in the seed's ``Card::facts`` order.
+CARD_PATHS: dict[str, str] = {
+    "memory.capacity": "bytes",
+    "memory.bandwidth": "bytes/s",
+    "on_chip.capacity": "bytes",
+    "on_chip.bandwidth": "bytes/s",
+    "streams.read": "share",
+    "streams.rewrite": "share",
+    "streams.append": "share",
+    "array": "MAC/s",
+    "vector": "MAC/s",
+    "scale": "cycle/s",
+}
+#: The paths of a card's host link, present only together.
+HOST_PATHS: dict[str, str] = {
+    "host.capacity": "bytes",
+    "host.read": "bytes/s",
+    "host.write": "bytes/s",
+    "host.stream": "share",
+}
+
+
+@attrs.frozen
+class Tier:
+    """A memory: ``capacity`` in bytes and ``bandwidth`` in B/s, each a fact."""
+
+    capacity: Fact
+    bandwidth: Fact
+
+
+@attrs.frozen
+class Streams:
+    """Shares (in (0, 1]) of the card memory's bandwidth its stream engines sustain (seed ``Streams``): ``read``
+    on one long read (weights, embedding rows), ``rewrite`` on a memory read and written back in place (a recurrent
+    state), ``append`` on a long read with rows appended (a KV cache, a conv ring, a log)."""
+
+    read: Fact
+    rewrite: Fact
+    append: Fact
+
+
+@attrs.frozen
+class HostLink:
+    """Host memory the card reads and writes over its link (seed ``HostLink``): ``capacity`` bytes pinned for the
+    card, ``read`` and ``write`` B/s host→card and card→host (the two run at once), and ``stream``, the share of
+    either direction the card's DMA sustains."""
+
+    capacity: Fact
+    read: Fact
+    write: Fact
+    stream: Fact
+
+
+@attrs.frozen
+class Card:
+    """A card as a pass sees it (seed ``Card``).
+
+    ``name`` is the card's registry name (its file's stem), ``title`` the name it is sold or drawn under.
+    ``memory`` holds the weights and every sequence's caches and states; ``on_chip`` holds the batch's token-rows
+    through a layer; ``array`` is integer multiply-adds/s (4-bit weight × 8-bit activation); ``vector`` f32
+    multiply-adds/s; ``scale`` block-scale lane cycles/s; ``host`` the host link, if any.
+    """
+
+    name: str
+    title: str
+    memory: Tier
+    on_chip: Tier
+    streams: Streams
+    array: Fact
+    vector: Fact
+    scale: Fact
+    host: HostLink | None = None
+    hypothetical: bool = False
+
+    def facts(self) -> dict[str, Fact]:
+        """Every fact the card carries, by the path a lock names it by, in the seed's ``Card::facts`` order."""
+        out = {
+            "memory.capacity": self.memory.capacity,
+            "memory.bandwidth": self.memory.bandwidth,
+            "on_chip.capacity": self.on_chip.capacity,
+            "on_chip.bandwidth": self.on_chip.bandwidth,
+            "streams.read": self.streams.read,
+            "streams.rewrite": self.streams.rewrite,
+            "streams.append": self.streams.append,
+            "array": self.array,
+            "vector": self.vector,
+            "scale": self.scale,
+        }
+        if self.host is not None:
+            out.update(
+                {
+                    "host.capacity": self.host.capacity,
+                    "host.read": self.host.read,
+                    "host.write": self.host.write,
+                    "host.stream": self.host.stream,
+                }
+            )
+        return out
+
+
+def card_from_facts(name: str, title: str, facts: Mapping[str, Fact], hypothetical: bool = False) -> Card:
+    """The card whose facts are ``facts`` (path → fact); the host link when every ``host.*`` path is present.
+
+    Raises :class:`InputError` naming a missing path, a partial host link, or a fact whose unit has the wrong
+    dimension for its path (a ``GB`` where ``B/s`` belongs).
+    """
+    for path, fact in facts.items():
+        want = CARD_PATHS.get(path) or HOST_PATHS.get(path)
+        if want is None:
+            raise InputError(f"card {name}: {path}: not a card fact path")
+        if dimension(fact.unit) != want:
+            raise InputError(f"card {name}: {path}: unit {fact.unit!r} is not a unit of {want}")
+    missing = [p for p in CARD_PATHS if p not in facts]
+    if missing:
+        raise InputError(f"card {name}: missing facts {', '.join(missing)}")
+    host_present = [p for p in HOST_PATHS if p in facts]
+    if host_present and len(host_present) != len(HOST_PATHS):
+        absent = [p for p in HOST_PATHS if p not in facts]
+        raise InputError(f"card {name}: a host link needs all of host.*; missing {', '.join(absent)}")
+    host = (
+        HostLink(facts["host.capacity"], facts["host.read"], facts["host.write"], facts["host.stream"])
+        if host_present
+        else None
+    )
+    return Card(
+        name=name,
+        title=title,
+        memory=Tier(facts["memory.capacity"], facts["memory.bandwidth"]),
+        on_chip=Tier(facts["on_chip.capacity"], facts["on_chip.bandwidth"]),
+        streams=Streams(facts["streams.read"], facts["streams.rewrite"], facts["streams.append"]),
+        array=facts["array"],
+        vector=facts["vector"],
+        scale=facts["scale"],
+        host=host,
+        hypothetical=hypothetical,
+    )
+
+
+def facts_of_document(document: Mapping[str, object], source: str) -> dict[str, Fact]:
+    """The facts of a validated card document, by path (``memory.capacity`` …), in file order."""
+    out: dict[str, Fact] = {}
+    for path in (*CARD_PATHS, *HOST_PATHS):
+        node: object = document
+        for part in path.split("."):
+            node = node.get(part) if isinstance(node, Mapping) else None
+        if isinstance(node, Mapping):
+            out[path] = Fact.from_entry(node, f"{source}: {path}")
+    return out
+
+
+def card_from_document(name: str, document: Mapping[str, object], source: str) -> Card:
+    """The card a validated ``card`` document describes. Raises :class:`InputError` as :func:`card_from_facts`."""
+    meta = document.get("card")
+    meta = meta if isinstance(meta, Mapping) else {}
+    title = str(meta.get("name", name))
+    hypothetical = bool(meta.get("hypothetical", False))
+    try:
+        return card_from_facts(name, title, facts_of_document(document, source), hypothetical)
+    except InputError as e:
+        raise InputError(f"{source}: {e}") from None
+
+
+def card_path(root: Root, ref: str) -> Path:
+    """The file of the card named ``ref`` (a registry name, or a path to a ``.toml`` file).
+
+    Raises :class:`InputError` listing the registered cards when ``ref`` names none."""
+    candidate = Path(ref)
+    if ref.endswith(".toml") and candidate.is_file():
+        return candidate
+    path = root.cards / f"{ref}.toml"
+    if not path.is_file():
+        known = ", ".join(root.names(root.cards)) or "none"
+        raise InputError(f"card {ref!r}: not found in {root.cards} (registered: {known})")
+    return path
+
+
+def load_card(root: Root, ref: str) -> Card:
+    """The card named ``ref`` in ``root`` (or at the path ``ref``), validated against ``schema/card.schema.json``.
+
+    Raises :class:`InputError` (unknown card, TOML syntax, unit dimension) or :class:`passprice.errors.SchemaError`
+    (every schema problem of the file, with key paths)."""
+    path = card_path(root, ref)
+    document = schema.load(path, "card", root.schema)
+    name = path.name[: -len(".toml")]
+    return card_from_document(name, document, str(path))
+
+
+def load_cards(root: Root) -> list[Card]:
+    """Every card registered in ``root``, by name."""
+    return [load_card(root, name) for name in root.names(root.cards)]

@@ -1,0 +1,201 @@
+"""A figure is a fact only with its value, its unit, its provenance and its citation; a result is only as strong as
+the weakest fact it rests on.
+
+A fact is written as a TOML table (``value``, ``unit``, ``provenance``, ``cite``, and optionally ``note`` and
+``derivation``); :class:`Fact` keeps what was written and the value in base units (bytes, B/s, MAC/s, cycle/s, or a
+bare share), converted exactly: ``141 GB`` is 141 × 10^9 bytes and ``80 GiB`` is 80 × 2^30 bytes.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+import math
+from collections.abc import Iterable, Mapping
+from fractions import Fraction
+from typing import Any
+
+import attrs
+
+from passprice.errors import InputError
+
+
+@enum.unique
+class Provenance(enum.Enum):
+    """Where a figure comes from, on a ladder from strongest to weakest (DESIGN.md, Facts).
+
+    ``published`` (a datasheet, whitepaper or peer-reviewed paper says so) > ``measured`` (a public, reproducible
+    measurement) > ``derived`` (computed from other facts by a stated formula) > ``estimated`` (an engineering
+    estimate, basis stated) > ``assumed`` (a placeholder). Comparison follows the ladder's *weakness*:
+    ``Provenance.ASSUMED > Provenance.PUBLISHED``, so ``max`` of a set is its weakest member, as the seed's
+    ``Provenance`` ordering does.
+    """
+
+    PUBLISHED = "published"
+    MEASURED = "measured"
+    DERIVED = "derived"
+    ESTIMATED = "estimated"
+    ASSUMED = "assumed"
+
+    @property
+    def rank(self) -> int:
+        """0 for ``published`` … 4 for ``assumed``: higher is weaker."""
+        return _RANK[self]
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, Provenance):
+            return NotImplemented
+        return self.rank < other.rank
+
+    def __le__(self, other: object) -> bool:
+        if not isinstance(other, Provenance):
+            return NotImplemented
+        return self.rank <= other.rank
+
+    def __gt__(self, other: object) -> bool:
+        if not isinstance(other, Provenance):
+            return NotImplemented
+        return self.rank > other.rank
+
+    def __ge__(self, other: object) -> bool:
+        if not isinstance(other, Provenance):
+            return NotImplemented
+        return self.rank >= other.rank
+
+    def weaker_than(self, floor: Provenance) -> bool:
+        """Whether this provenance sits below ``floor`` on the ladder (``estimated`` is weaker than ``measured``)."""
+        return self.rank > floor.rank
+
+    @classmethod
+    def parse(cls, text: str, where: str = "provenance") -> Provenance:
+        """The provenance named ``text``; :class:`InputError` naming ``where`` when it is not on the ladder."""
+        try:
+            return cls(text)
+        except ValueError:
+            ladder = ", ".join(p.value for p in cls)
+            raise InputError(f"{where}: {text!r} is not a provenance (one of {ladder})") from None
+
+
+_RANK = {p: i for i, p in enumerate(Provenance)}
+
+
+def weakest(provenances: Iterable[Provenance]) -> Provenance:
+    """The weakest of ``provenances`` (``published`` for none: an empty set rests on nothing weaker)."""
+    return max(provenances, default=Provenance.PUBLISHED)
+
+
+# Units and their exact multipliers to base units, by dimension. Decimal prefixes are powers of 1000, binary ones
+# powers of 1024, as the DESIGN's Units paragraph requires.
+_DECIMAL = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15}
+_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+
+
+def _prefixed(base: str, prefixes: Mapping[str, int]) -> dict[str, Fraction]:
+    return {f"{p}{base}": Fraction(m) for p, m in prefixes.items()}
+
+
+#: Unit → (dimension, multiplier to the base unit). Dimensions: ``bytes``, ``bytes/s``, ``MAC/s``, ``cycle/s``,
+#: ``share``.
+UNITS: dict[str, tuple[str, Fraction]] = {}
+for _u, _m in {**_prefixed("B", _DECIMAL), **_prefixed("B", _BINARY)}.items():
+    UNITS[_u] = ("bytes", _m)
+for _u, _m in {**_prefixed("B/s", _DECIMAL), **_prefixed("B/s", _BINARY)}.items():
+    UNITS[_u] = ("bytes/s", _m)
+for _u, _m in _prefixed("MAC/s", {k: v for k, v in _DECIMAL.items() if k in ("", "G", "T", "P")}).items():
+    UNITS[_u] = ("MAC/s", _m)
+for _u, _m in _prefixed("Hz", {k: v for k, v in _DECIMAL.items() if k in ("", "k", "M", "G", "T")}).items():
+    UNITS[_u] = ("cycle/s", _m)
+for _u, _m in _prefixed("cycle/s", {k: v for k, v in _DECIMAL.items() if k in ("", "G", "T")}).items():
+    UNITS[_u] = ("cycle/s", _m)
+UNITS["1"] = ("share", Fraction(1))
+
+#: The base unit each dimension is reported in.
+BASE_UNITS = {"bytes": "B", "bytes/s": "B/s", "MAC/s": "MAC/s", "cycle/s": "cycle/s", "share": "1"}
+
+
+def to_base(amount: int | float, unit: str, where: str = "value") -> float:
+    """``amount`` in ``unit`` converted exactly to base units (B, B/s, MAC/s, cycle/s or a share), rounded once.
+
+    The written decimal is taken as written (``4.8`` is 48/10, not the nearest binary fraction), multiplied by the
+    unit's exact power of 1000 or 1024, and rounded once to the nearest double.
+
+    Raises :class:`InputError` naming ``where`` for an unknown unit or a non-finite amount.
+    """
+    if unit not in UNITS:
+        raise InputError(f"{where}: unknown unit {unit!r} (one of {', '.join(UNITS)})")
+    if isinstance(amount, bool) or not isinstance(amount, int | float):
+        raise InputError(f"{where}: value must be a number, not {amount!r}")
+    if isinstance(amount, float) and not math.isfinite(amount):
+        raise InputError(f"{where}: value must be finite, not {amount!r}")
+    exact = Fraction(amount) if isinstance(amount, int) else Fraction(repr(amount))
+    return float(exact * UNITS[unit][1])
+
+
+def dimension(unit: str) -> str:
+    """The dimension (``bytes``, ``bytes/s``, ``MAC/s``, ``cycle/s`` or ``share``) of a known unit."""
+    return UNITS[unit][0]
+
+
+@attrs.frozen
+class Fact:
+    """One cited figure.
+
+    ``value`` is in base units (bytes, B/s, MAC/s, cycle/s, or a share in (0, 1]); ``amount`` and ``unit`` are as
+    written in the file. ``provenance`` places it on the ladder; ``cite`` says where it comes from; ``note`` gives
+    the basis of an estimate or what a device reports; ``derivation`` is the formula of a derived fact.
+    """
+
+    value: float
+    amount: int | float
+    unit: str
+    provenance: Provenance
+    cite: str
+    note: str | None = None
+    derivation: str | None = None
+
+    @classmethod
+    def from_entry(cls, entry: Mapping[str, Any], where: str) -> Fact:
+        """The fact a validated TOML table describes; ``where`` names it (``FILE: memory.bandwidth``) in errors.
+
+        Raises :class:`InputError` for an unknown unit, provenance, or a non-finite value.
+        """
+        amount = entry["value"]
+        unit = entry["unit"]
+        return cls(
+            value=to_base(amount, unit, f"{where}.value"),
+            amount=amount,
+            unit=unit,
+            provenance=Provenance.parse(entry["provenance"], f"{where}.provenance"),
+            cite=entry["cite"],
+            note=entry.get("note"),
+            derivation=entry.get("derivation"),
+        )
+
+    def to_entry(self) -> dict[str, Any]:
+        """The fact as its TOML table: ``value`` and ``unit`` as written, then provenance, cite, note, derivation."""
+        entry: dict[str, Any] = {
+            "value": self.amount,
+            "unit": self.unit,
+            "provenance": self.provenance.value,
+            "cite": self.cite,
+        }
+        if self.note is not None:
+            entry["note"] = self.note
+        if self.derivation is not None:
+            entry["derivation"] = self.derivation
+        return entry
+
+    def digest(self) -> str:
+        """``sha256:`` + the hex digest of the fact's canonical JSON (sorted keys, shortest round-trip floats):
+        any change of value, unit, provenance, cite, note or derivation changes it."""
+        canonical = json.dumps(self.to_entry(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+    def scaled(self, factor: float) -> Fact:
+        """The same fact with its value multiplied by ``factor`` (used to measure elasticities by re-pricing)."""
+        return attrs.evolve(self, value=self.value * factor, amount=self.amount * factor)
+
+    def describe(self) -> str:
+        """``value unit`` as written, e.g. ``4.8 TB/s``."""
+        return f"{self.amount:g} {self.unit}" if isinstance(self.amount, float) else f"{self.amount} {self.unit}"

@@ -1,0 +1,104 @@
+"""Which files are the facts: a checkout's own when passprice runs inside one, else the copy embedded in the package.
+
+A *root* is a folder holding ``facts/`` and ``registry/`` (and usually ``schema/`` and ``locks/``). It is named by
+``--root``, or found by walking up from the working folder, or, failing both, is the embedded default the package
+carries (``passprice/_data``), so ``passprice`` works from any folder.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+
+from passprice.errors import InputError
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+@attrs.frozen
+class Root:
+    """A folder of passprice files: ``facts/cards``, ``facts/drafts``, ``registry/checkpoints``,
+    ``registry/servings``, ``locks`` and ``schema`` below ``path``. ``embedded`` is true for the package's copy."""
+
+    path: Path
+    embedded: bool = False
+
+    @property
+    def cards(self) -> Path:
+        """``facts/cards``: one TOML file a card."""
+        return self.path / "facts" / "cards"
+
+    @property
+    def drafts(self) -> Path:
+        """``facts/drafts``: one TOML file a drafting method."""
+        return self.path / "facts" / "drafts"
+
+    @property
+    def checkpoints(self) -> Path:
+        """``registry/checkpoints``: checkpoint entries imported from GGUF headers."""
+        return self.path / "registry" / "checkpoints"
+
+    @property
+    def servings(self) -> Path:
+        """``registry/servings``: named serving configurations."""
+        return self.path / "registry" / "servings"
+
+    @property
+    def locks(self) -> Path:
+        """``locks``: lock files."""
+        return self.path / "locks"
+
+    @property
+    def schema(self) -> Path:
+        """``schema``: the JSON Schemas; the package's own copy when this root has none."""
+        own = self.path / "schema"
+        return own if own.is_dir() else schema_dir()
+
+    def names(self, folder: Path, suffix: str = ".toml") -> list[str]:
+        """The entry names (file names less ``suffix``) in ``folder``, sorted; none when it does not exist."""
+        if not folder.is_dir():
+            return []
+        return sorted(p.name[: -len(suffix)] for p in folder.iterdir() if p.name.endswith(suffix) and p.is_file())
+
+
+def _is_root(path: Path) -> bool:
+    return (path / "facts").is_dir() and (path / "registry").is_dir()
+
+
+def embedded_root() -> Root:
+    """The package's own copy of the files (``passprice/_data``), or, for a source checkout installed in editable
+    mode, the checkout the package lives in."""
+    data = _PACKAGE / "_data"
+    if _is_root(data):
+        return Root(data, embedded=True)
+    source = _PACKAGE.parent.parent
+    if _is_root(source):
+        return Root(source, embedded=True)
+    raise InputError(f"{data}: the embedded facts are missing; reinstall passprice or pass --root")
+
+
+def schema_dir() -> Path:
+    """The JSON Schemas the package was built with (the embedded copy, or the source checkout's ``schema/``)."""
+    for candidate in (_PACKAGE / "_data" / "schema", _PACKAGE.parent.parent / "schema"):
+        if candidate.is_dir():
+            return candidate
+    raise InputError(f"{_PACKAGE / '_data' / 'schema'}: the JSON Schemas are missing; reinstall passprice")
+
+
+def find_root(explicit: Path | str | None = None, start: Path | None = None) -> Root:
+    """The root to read: ``explicit`` when given (it must hold ``facts/`` and ``registry/``), else the nearest folder
+    at or above ``start`` (default: the working folder) that does, else the embedded default.
+
+    Raises :class:`InputError` when ``explicit`` is not a root.
+    """
+    if explicit is not None:
+        path = Path(explicit)
+        if not _is_root(path):
+            raise InputError(f"{path}: not a passprice root (it needs facts/ and registry/ folders)")
+        return Root(path.resolve())
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if _is_root(folder):
+            return Root(folder)
+    return embedded_root()

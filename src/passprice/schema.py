@@ -1,0 +1,115 @@
+"""Nothing is built from a file before it matches its JSON Schema, and a file that does not is reported whole: every
+mismatch at once, each with the file and the TOML key path.
+
+Schemas are JSON Schema draft 2020-12 files in ``schema/`` (``card``, ``draft``, ``checkpoint``, ``serving``,
+``lock``), checked with ``jsonschema`` and its ``format`` checker. A number must be finite: TOML's ``nan`` and
+``inf`` are refused as numbers.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from passprice.errors import InputError, SchemaError
+from passprice.registry import schema_dir
+
+#: The kinds of file passprice reads, each with its schema ``schema/KIND.schema.json``.
+KINDS = ("card", "draft", "checkpoint", "serving", "lock")
+
+
+def _finite_number(checker: Any, instance: Any) -> bool:
+    return (
+        isinstance(instance, int | float)
+        and not isinstance(instance, bool)
+        and (not isinstance(instance, float) or math.isfinite(instance))
+    )
+
+
+@functools.cache
+def _validator(kind: str, folder: str) -> Any:
+    import jsonschema
+
+    path = Path(folder) / f"{kind}.schema.json"
+    try:
+        schema = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{path}: schema for {kind} files not found") from None
+    base = jsonschema.Draft202012Validator
+    checker = base.TYPE_CHECKER.redefine("number", _finite_number)
+    cls = jsonschema.validators.extend(base, type_checker=checker)
+    return cls(schema, format_checker=base.FORMAT_CHECKER)
+
+
+def _key_path(parts: Any) -> str:
+    return ".".join(str(p) for p in parts) or "(top level)"
+
+
+def _explain(error: Any) -> str:
+    """One line for one ``jsonschema`` error: the key path and what was wrong, in words a file's author can act on."""
+    where = list(error.absolute_path)
+    instance = error.instance
+    if error.validator == "required":
+        missing = error.message.split("'")[1] if "'" in error.message else error.message
+        return f"{_key_path([*where, missing])}: missing (required)"
+    if error.validator == "additionalProperties":
+        return f"{_key_path(where)}: {error.message}"
+    if error.validator == "type" and isinstance(instance, float) and not math.isfinite(instance):
+        return f"{_key_path(where)}: must be a finite number, not {instance!r}"
+    if error.validator == "enum":
+        allowed = ", ".join(repr(v) for v in error.validator_value)
+        return f"{_key_path(where)}: {instance!r} is not allowed here (one of {allowed})"
+    if error.validator == "const":
+        return f"{_key_path(where)}: {instance!r} is not allowed here (must be {error.validator_value!r})"
+    return f"{_key_path(where)}: {error.message}"
+
+
+def problems(document: Mapping[str, Any], kind: str, folder: Path | None = None) -> list[str]:
+    """Every way ``document`` fails the ``kind`` schema (from ``folder``, default the package's), one line each,
+    ``KEY.PATH: what was wrong``, sorted by key path; empty when it matches."""
+    validator = _validator(kind, str(folder or schema_dir()))
+    errors = sorted(validator.iter_errors(document), key=lambda e: (list(map(str, e.absolute_path)), e.message))
+    return [_explain(e) for e in errors]
+
+
+def validate(document: Mapping[str, Any], kind: str, source: str, folder: Path | None = None) -> None:
+    """Check ``document`` (read from ``source``) against the ``kind`` schema.
+
+    Raises :class:`SchemaError` listing every problem, each as ``SOURCE: KEY.PATH: what was wrong``.
+    """
+    found = problems(document, kind, folder)
+    if found:
+        raise SchemaError(source, found)
+
+
+def read_toml(path: Path, text: str | None = None) -> dict[str, Any]:
+    """Parse the TOML file at ``path`` (or ``text`` read from it). Raises :class:`InputError` naming the file and the
+    line and column of a syntax error, or that the file cannot be read."""
+    try:
+        if text is None:
+            text = path.read_text(encoding="utf-8")
+        return tomllib.loads(text)
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a folder, not a file") from None
+    except UnicodeDecodeError as e:
+        raise InputError(f"{path}: byte {e.start}: not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as e:
+        raise InputError(f"{path}: not valid TOML: {e}") from None
+    except OSError as e:
+        raise InputError(f"{path}: cannot read: {e.strerror}") from None
+
+
+def load(path: Path, kind: str, folder: Path | None = None) -> dict[str, Any]:
+    """Read the TOML file at ``path`` and validate it against the ``kind`` schema; the parsed document.
+
+    Raises :class:`InputError` (syntax) or :class:`SchemaError` (every schema problem)."""
+    document = read_toml(path)
+    validate(document, kind, str(path), folder)
+    return document
