@@ -1,0 +1,356 @@
+"""The command line is a thin layer over the library: each command parses its options, calls one library function,
+and prints a table for people or ``--json`` for programs.
+
+Exit status: 0 success; 1 a refusal (a price the model or a lock refuses); 2 bad input or usage. Bad input is one
+line per problem on stderr (file, key or byte offset, what was wrong), never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+import click
+
+from passprice import __version__
+from passprice.errors import InputError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Refused(Exception):  # noqa: N818 - a refusal is not an error of the program
+    """A command's refusal: ``payload`` is printed (as JSON with ``--json``, else ``message`` on stderr), exit 1."""
+
+    def __init__(self, message: str, payload: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.message = message
+        self.payload = payload
+
+
+class _Group(click.Group):
+    """The ``passprice`` group: turns :class:`InputError` into one line on stderr and exit 2, and a refusal into
+    exit 1, whichever command raised it."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except InputError as e:
+            for line in str(e).splitlines():
+                click.echo(f"passprice: error: {line}", err=True)
+            ctx.exit(2)
+        except Refused as e:
+            if ctx.meta.get("passprice.json"):
+                click.echo(json.dumps(e.payload, indent=2))
+            click.echo(f"passprice: refused: {e.message}", err=True)
+            ctx.exit(1)
+        except BrokenPipeError:  # pragma: no cover - e.g. `passprice header … | head`
+            sys.stderr.close()
+            ctx.exit(0)
+
+
+def _json_option(f: F) -> F:
+    def remember(ctx: click.Context, _: click.Parameter, value: bool) -> bool:
+        ctx.meta["passprice.json"] = value
+        return value
+
+    return click.option(
+        "--json", "as_json", is_flag=True, callback=remember, is_eager=True, help="Print JSON for programs."
+    )(f)
+
+
+def _echo_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def _root(ctx: click.Context) -> Any:
+    from passprice.registry import find_root
+
+    return find_root(ctx.obj.get("root") if ctx.obj else None)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="passprice")
+@click.option(
+    "--root",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder holding facts/ and registry/ (default: the checkout around the working folder, else the embedded "
+    "facts).",
+)
+@click.pass_context
+def cli(ctx: click.Context, root: Path | None) -> None:
+    """Price one decode pass of an LLM on one accelerator card, from its GGUF header and the card's cited facts."""
+    ctx.ensure_object(dict)
+    ctx.obj["root"] = root
+
+
+# --- facts ------------------------------------------------------------------------------------------------------------
+
+
+@cli.command("cards")
+@_json_option
+@click.pass_context
+def cards_command(ctx: click.Context, as_json: bool) -> None:
+    """List the registered cards."""
+    from passprice.cards import load_cards
+    from passprice.report import cards_table, fact_json
+
+    cards = load_cards(_root(ctx))
+    if as_json:
+        _echo_json(
+            [
+                {
+                    "name": c.name,
+                    "title": c.title,
+                    "hypothetical": c.hypothetical,
+                    "host_link": c.host is not None,
+                    "weakest": max(f.provenance for f in c.facts().values()).value,
+                    "facts": {p: fact_json(f) for p, f in c.facts().items()},
+                }
+                for c in cards
+            ]
+        )
+    else:
+        click.echo(cards_table(cards))
+
+
+@cli.command("facts")
+@click.argument("card")
+@_json_option
+@click.pass_context
+def facts_command(ctx: click.Context, card: str, as_json: bool) -> None:
+    """Show every fact of CARD: value, unit, provenance, citation, note."""
+    from passprice.cards import load_card
+    from passprice.report import fact_json, facts_text
+
+    c = load_card(_root(ctx), card)
+    if as_json:
+        _echo_json({"name": c.name, "title": c.title, "facts": {p: fact_json(f) for p, f in c.facts().items()}})
+    else:
+        click.echo(facts_text(f"{c.name}: {c.title}", c.facts()))
+
+
+# --- checkpoints --------------------------------------------------------------------------------------------------
+
+
+@cli.command("header")
+@click.argument("file")
+@click.option("--metadata", "show_metadata", is_flag=True, help="List every metadata key.")
+@click.option("--tensors", "show_tensors", is_flag=True, help="List every tensor.")
+@_json_option
+@click.pass_context
+def header_command(ctx: click.Context, file: str, show_metadata: bool, show_tensors: bool, as_json: bool) -> None:
+    """Read the GGUF header of FILE (.gguf, .gguf.xz, .gguf.gz, or a registry entry name)."""
+    from passprice.checkpoints import load_checkpoint
+    from passprice.report import header_json, header_text
+
+    header = load_checkpoint(_root(ctx), file)
+    if as_json:
+        _echo_json(header_json(header))
+    else:
+        click.echo(header_text(header, show_metadata, show_tensors))
+
+
+@cli.command("import")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--name", help="Entry name (default: the file name without .gguf and compression suffixes).")
+@click.option("--origin", default="", help="Where the checkpoint came from (recorded in the entry).")
+@click.option("--force", is_flag=True, help="Overwrite an existing entry.")
+@_json_option
+@click.pass_context
+def import_command(ctx: click.Context, file: Path, name: str | None, origin: str, force: bool, as_json: bool) -> None:
+    """Import the GGUF header of FILE into registry/checkpoints/NAME.toml."""
+    from passprice.checkpoints import entry_name, import_header, write_entry
+    from passprice.gguf_header import read_header
+
+    root = _root(ctx)
+    if root.embedded:
+        raise InputError(f"{root.path}: the embedded facts are read-only; run inside a checkout or pass --root")
+    header = read_header(file)
+    entry = name or entry_name(file)
+    target = root.checkpoints / f"{entry}.toml"
+    write_entry(target, import_header(header, entry, origin or str(file.name)), force=force)
+    if as_json:
+        _echo_json({"entry": entry, "path": str(target), "sha256": header.sha256, "tensors": len(header.tensors)})
+    else:
+        click.echo(f"imported {file} as {entry}: {target} ({len(header.tensors)} tensors, sha256 {header.sha256})")
+
+
+# --- pricing ---------------------------------------------------------------------------------------------------------
+
+
+def _serving_options(with_batch: bool) -> Callable[[F], F]:
+    """The options every pricing command takes (DESIGN.md, Command line)."""
+
+    def decorate(f: F) -> F:
+        options = [
+            click.argument("serving", required=False),
+            click.option("--checkpoint", help="Checkpoint: registry entry name or a .gguf path."),
+            click.option("--card", help="Card: registry name or a card .toml path."),
+            click.option("--position", type=click.FloatRange(min=0), help="Mean position reached (positions)."),
+            click.option("--limit", type=click.IntRange(min=1), help="Context each sequence is allowed (positions)."),
+            click.option("--kv-page", type=click.IntRange(min=1), help="Page the KV cache, N positions a page."),
+            click.option("--contiguous", is_flag=True, help="Contiguous KV cache (undo a serving's --kv-page)."),
+            click.option("--kv-bytes", type=click.FloatRange(min=0, min_open=True), help="Bytes per KV element."),
+            click.option(
+                "--state-bytes", type=click.FloatRange(min=0, min_open=True), help="Bytes per recurrent-state element."
+            ),
+            click.option("--activation-words", type=click.IntRange(0, 2), help="Words an activation crosses the array in."),
+            click.option("--scaling", type=click.Choice(["per-block", "sub32"]), help="Activation scaling."),
+            click.option("--attention", type=click.Choice(["vector", "array"]), help="Where attention's products run."),
+            click.option("--kv-rotated/--no-kv-rotated", default=None, help="Walsh–Hadamard-rotated KV cache."),
+            click.option("--draft", "draft_method", help="Drafting method (facts/drafts name)."),
+            click.option("--draft-tokens", type=click.IntRange(0, 64), help="Drafted tokens per pass (0: no drafts)."),
+            click.option("--head-rows", type=click.IntRange(min=1), help="Vocabulary rows the drafting head reads."),
+            click.option("--flush", help="State flush: every-pass, every:N or trailing:N."),
+            click.option("--host-memory/--no-host-memory", default=None, help="Let sequences live in host memory."),
+        ]
+        if with_batch:
+            options.insert(3, click.option("--batch", type=click.IntRange(min=0), help="Sequences per pass."))
+        for option in reversed(options):
+            f = option(f)
+        return f
+
+    return decorate
+
+
+def _spec(ctx: click.Context, serving: str | None, **o: Any) -> Any:
+    """The serving spec the command line describes: a registry serving (or file) with the options applied."""
+    from passprice.serving import StateFlush
+    from passprice.servings import DraftSpec, ServingSpec, load_spec, override
+
+    root = _root(ctx)
+    if serving is not None:
+        spec = load_spec(root, serving)
+    else:
+        if not o.get("checkpoint") or not o.get("card"):
+            raise click.UsageError("give a SERVING, or both --checkpoint and --card")
+        spec = ServingSpec(checkpoint=o["checkpoint"], card=o["card"])
+    if o.get("flush") is not None:
+        try:
+            StateFlush.parse(o["flush"])
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="--flush") from None
+    draft = spec.draft
+    tokens = o.get("draft_tokens")
+    method = o.get("draft_method")
+    if tokens == 0:
+        draft = None
+    elif method is not None or tokens is not None or o.get("head_rows") is not None:
+        base_method = method or (draft.method if draft else None)
+        base_tokens = tokens or (draft.tokens if draft else None)
+        if base_method is None or base_tokens is None:
+            raise click.UsageError("drafting needs both --draft METHOD and --draft-tokens K")
+        head_rows = o.get("head_rows") or (draft.head_rows if draft else None)
+        draft = DraftSpec(base_method, base_tokens, head_rows)
+    spec = override(
+        spec,
+        position=o.get("position"),
+        limit=o.get("limit"),
+        checkpoint=o.get("checkpoint"),
+        card=o.get("card"),
+        batch=o.get("batch"),
+        kv_page=o.get("kv_page"),
+        kv_bytes=o.get("kv_bytes"),
+        state_bytes=o.get("state_bytes"),
+        activation_words=o.get("activation_words"),
+        scaling=o.get("scaling"),
+        attention=o.get("attention"),
+        kv_rotated=o.get("kv_rotated"),
+        flush=o.get("flush"),
+        host_memory=o.get("host_memory"),
+    )
+    if o.get("contiguous"):
+        import attrs
+
+        spec = attrs.evolve(spec, kv_page=None)
+    if draft is not spec.draft:
+        import attrs
+
+        spec = attrs.evolve(spec, draft=draft)
+    return root, spec
+
+
+def _refuse(e: Any) -> NoReturn:
+    raise Refused(str(e), e.to_json())
+
+
+@cli.command("price")
+@_serving_options(with_batch=True)
+@click.option("--lock", "lock_path", type=click.Path(dir_okay=False, path_type=Path), help="Refuse unless L holds.")
+@_json_option
+@click.pass_context
+def price_command(ctx: click.Context, serving: str | None, lock_path: Path | None, as_json: bool, **o: Any) -> None:
+    """Price one decode pass of SERVING (or of --checkpoint on --card)."""
+    from passprice.report import cost_json, cost_text
+    from passprice.serving import ServingRefusal, price_serving
+    from passprice.servings import resolve
+
+    root, spec = _spec(ctx, serving, **o)
+    resolved = resolve(root, spec)
+    try:
+        cost = price_serving(resolved.header, resolved.card, resolved.serving)
+    except ServingRefusal as e:
+        _refuse(e)
+    if lock_path is not None:
+        from passprice.locks import judge_price, read_lock
+
+        verdict = judge_price(read_lock(lock_path), cost)
+        if not verdict.holds:
+            raise Refused(verdict.message(), verdict.to_json())
+    if as_json:
+        _echo_json(cost_json(cost))
+    else:
+        title = f"{resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
+        click.echo(cost_text(cost, title, resolved.spec))
+
+
+@cli.command("best")
+@_serving_options(with_batch=False)
+@_json_option
+@click.pass_context
+def best_command(ctx: click.Context, serving: str | None, as_json: bool, **o: Any) -> None:
+    """The batch that emits the most tokens per second, and its pass."""
+    from passprice.report import cost_json, cost_text
+    from passprice.serving import ServingRefusal, best_serving
+    from passprice.servings import resolve
+
+    root, spec = _spec(ctx, serving, **o)
+    resolved = resolve(root, spec)
+    try:
+        cost = best_serving(resolved.header, resolved.card, resolved.serving)
+    except ServingRefusal as e:
+        _refuse(e)
+    if as_json:
+        _echo_json(cost_json(cost))
+    else:
+        title = f"best batch: {resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
+        click.echo(cost_text(cost, title, resolved.spec))
+
+
+@cli.command("max-batch")
+@_serving_options(with_batch=False)
+@_json_option
+@click.pass_context
+def max_batch_command(ctx: click.Context, serving: str | None, as_json: bool, **o: Any) -> None:
+    """The most sequences the card carries: every larger batch is refused for capacity."""
+    from passprice.serving import ServingRefusal, max_batch
+    from passprice.servings import resolve
+
+    root, spec = _spec(ctx, serving, **o)
+    resolved = resolve(root, spec)
+    try:
+        n = max_batch(resolved.header, resolved.card, resolved.serving)
+    except ServingRefusal as e:
+        _refuse(e)
+    if as_json:
+        _echo_json({"card": resolved.card.name, "checkpoint": resolved.spec.checkpoint, "max_batch": n})
+    else:
+        click.echo(f"{resolved.spec.checkpoint} on {resolved.card.name}: at most {n:,} sequences a pass")
+
+
+def main() -> None:
+    """The ``passprice`` console script."""
+    cli(prog_name="passprice")

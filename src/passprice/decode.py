@@ -1,0 +1,523 @@
+"""A checkpoint's single-token decode is read off its header alone: every tensor belongs to exactly one stage, and a
+tensor no rule places is refused by name, never skipped.
+
+:func:`decode_step` turns a :class:`~passprice.gguf_header.GGUFHeader` into a :class:`DecodeStep`: the stages of one
+token's pass in forward order (embedding row, projections, norms, attention over the KV cache, the Gated-DeltaNet
+recurrence, the head) and what a deployment holds (weights, embedding table, KV cache, recurrent state, conv ring).
+It is what the batch-one price and the serving pricer (:mod:`passprice.serving`) both read. The rules are DESIGN.md's
+(The decode step): tensor → stage, which layers have what, sliding windows, draft (MTP) layers, held classes.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import attrs
+
+from passprice import ggml
+from passprice.gguf_header import GGUFHeader, TensorInfo
+
+
+class DecodeRefusal(Exception):  # noqa: N818 - the seed's name
+    """A checkpoint whose decode step cannot be read off its header (seed ``DecodeRefusal``). ``name`` is the
+    variant's name; :meth:`fields` its fields for ``--json``."""
+
+    name: ClassVar[str] = "DecodeRefusal"
+
+    def fields(self) -> dict[str, Any]:
+        """The refusal's fields, JSON-ready."""
+        return {}
+
+
+class MissingMetadata(DecodeRefusal):
+    """Metadata the step needs is absent: ``keys`` names each missing key (architecture prefix resolved)."""
+
+    name = "MissingMetadata"
+
+    def __init__(self, keys: Sequence[str], why: str) -> None:
+        self.keys = tuple(keys)
+        self.why = why
+        super().__init__(f"missing metadata {', '.join(self.keys)} ({why})")
+
+    def fields(self) -> dict[str, Any]:
+        return {"keys": list(self.keys), "why": self.why}
+
+
+class UnclassifiedTensor(DecodeRefusal):
+    """A tensor no rule of DESIGN.md places in a stage: the step would be a guess, so it is refused."""
+
+    name = "UnclassifiedTensor"
+
+    def __init__(self, tensor: str) -> None:
+        self.tensor = tensor
+        super().__init__(f"tensor {tensor!r} belongs to no decode stage passprice knows")
+
+    def fields(self) -> dict[str, Any]:
+        return {"tensor": self.tensor}
+
+
+class UnknownType(DecodeRefusal):
+    """A tensor whose GGML type id the ``gguf`` package does not know, so its bytes are unknown."""
+
+    name = "UnknownType"
+
+    def __init__(self, tensor: str, type_id: int) -> None:
+        self.tensor = tensor
+        self.type_id = type_id
+        super().__init__(f"tensor {tensor!r} has GGML type id {type_id}, unknown to the gguf package")
+
+    def fields(self) -> dict[str, Any]:
+        return {"tensor": self.tensor, "type_id": self.type_id}
+
+
+class RoutedStep(DecodeRefusal):
+    """A mixture of experts (``expert_count`` > 0): which experts a token reads depends on its routing."""
+
+    name = "Routed"
+
+    def __init__(self, experts: int) -> None:
+        self.experts = experts
+        super().__init__(f"a mixture of {experts} experts: which experts a pass reads depends on routing")
+
+    def fields(self) -> dict[str, Any]:
+        return {"expert_count": self.experts}
+
+
+class StageKind(enum.Enum):
+    """What a stage does with a token-row."""
+
+    EMBED = "embed"
+    PROJECT = "project"
+    HEAD = "head"
+    NORM = "norm"
+    ROUTER = "router"
+    ATTENTION = "attention"
+    RECURRENCE = "recurrence"
+
+
+class HeldClass(enum.Enum):
+    """What a deployment holds in the card's memory."""
+
+    WEIGHTS = "weights"
+    EMBEDDING_TABLE = "embedding_table"
+    KV_CACHE = "kv_cache"
+    RECURRENT_STATE = "recurrent_state"
+    CONV_RING = "conv_ring"
+
+
+class LayerKind(enum.Enum):
+    """What a block's sequence-dependent part is: full attention, sliding-window attention, a Gated-DeltaNet
+    recurrence, or neither (a block with no KV heads)."""
+
+    ATTENTION = "attention"
+    WINDOWED = "windowed"
+    RECURRENT = "recurrent"
+    NONE = "none"
+
+
+@attrs.frozen
+class Split:
+    """An attention layer's heads: ``q`` query heads and ``kv`` KV heads (GQA when ``kv < q``), each query head
+    ``key`` wide in its keys and ``value`` wide in its values (elements)."""
+
+    q: int
+    kv: int
+    key: int
+    value: int
+
+
+@attrs.frozen
+class Stage:
+    """One stage of a token's pass.
+
+    ``weight_bytes``: bytes streamed for one row (an ``embed`` stage: one table row; otherwise its tensors' bytes).
+    ``state_read`` / ``state_write``: bytes a sequence's cache or state reads / writes (attention: the cache read
+    at the deployment's context and the bytes one position adds; recurrence: the dense state plus the conv ring read,
+    and the dense state plus one ring row written). ``ops``: for attention, floating-point operations per cached
+    position per row, 2 × query heads × (key width + value width). ``split``: attention's heads. ``window``: the
+    sliding window in positions of a windowed attention layer, else ``None``. ``layer``: the block index, or ``None``
+    for the embedding, the final norm and the head.
+    """
+
+    kind: StageKind
+    layer: int | None
+    tensors: tuple[str, ...] = ()
+    weight_bytes: int = 0
+    state_read: float = 0.0
+    state_write: float = 0.0
+    ops: int = 0
+    split: Split | None = None
+    window: int | None = None
+
+
+@attrs.frozen
+class Held:
+    """Bytes a deployment holds of one class."""
+
+    held: HeldClass
+    bytes: float
+
+
+@attrs.frozen
+class Deployment:
+    """What a deployment of the checkpoint chooses: the context ``ctx`` (positions) its caches are sized for,
+    ``kv_bytes`` bytes per KV-cache element, ``state_bytes`` bytes per recurrent-state element,
+    ``activation_bytes`` bytes per activation element, and whether it drafts (``speculative``), which brings in the
+    draft (MTP) layers. Weights are streamed as stored."""
+
+    ctx: int = 1
+    kv_bytes: float = 2.0
+    state_bytes: float = 4.0
+    activation_bytes: float = 2.0
+    speculative: bool = False
+
+
+@attrs.frozen
+class Recurrence:
+    """The shape of a Gated-DeltaNet layer, from ``ssm.*`` metadata (seed ``Recurrence``): ``heads`` value heads
+    (``ssm.time_step_rank``), ``key`` key width (``ssm.state_size``), ``value`` = ``ssm.inner_size`` / heads,
+    ``groups`` key groups (``ssm.group_count``), ``conv_kernel`` taps, ``channels`` the conv's channels.
+    ``state`` = heads × key × value elements of dense state; ``log`` = groups × key + heads × value + 2 × heads
+    elements one token adds to a layer's log (keys, values, decay exponent and gate)."""
+
+    heads: int
+    key: int
+    value: int
+    groups: int
+    inner: int
+    conv_kernel: int
+    channels: int
+
+    @property
+    def state(self) -> int:
+        """Elements of one layer's dense state: one key × value matrix per value head."""
+        return self.heads * self.key * self.value
+
+    @property
+    def log(self) -> int:
+        """Elements one token adds to one layer's log."""
+        return self.groups * self.key + self.heads * self.value + 2 * self.heads
+
+    @property
+    def ring_rows(self) -> int:
+        """Inputs the conv ring holds: the last ``conv_kernel − 1``."""
+        return max(self.conv_kernel - 1, 0)
+
+
+@attrs.frozen
+class Layer:
+    """One block: its ``kind``, whether it is a draft (MTP) layer, its KV heads, its sliding window (if windowed)."""
+
+    index: int
+    kind: LayerKind
+    draft: bool
+    kv_heads: int
+    window: int | None = None
+
+
+@attrs.frozen
+class DecodeStep:
+    """One token's decode pass: ``stages`` in forward order and what the deployment ``holds``; ``layers`` describes
+    each block (draft layers included whether or not the deployment drafts), ``recurrence`` the Gated-DeltaNet shape
+    when the checkpoint has recurrent layers."""
+
+    stages: tuple[Stage, ...]
+    held: tuple[Held, ...]
+    layers: tuple[Layer, ...]
+    recurrence: Recurrence | None
+
+    def held_bytes(self, *classes: HeldClass) -> float:
+        """Bytes held of ``classes`` (all classes when none is named)."""
+        return sum(h.bytes for h in self.held if not classes or h.held in classes)
+
+
+#: Sliding-window period of the architectures whose layer pattern is known (DESIGN.md: layer ``i`` is windowed when
+#: ``i % p < p − 1``): gemma3 five windowed then one global, gemma2 alternating, cohere2 three then one.
+WINDOW_PERIODS: Mapping[str, int] = {"gemma3": 6, "gemma2": 2, "cohere2": 4}
+
+_BLOCK = re.compile(r"^blk\.(\d+)\.(.+)$")
+_PROJECTIONS = frozenset(
+    {
+        "attn_q",
+        "attn_k",
+        "attn_v",
+        "attn_qkv",
+        "attn_output",
+        "attn_gate",
+        "ffn_up",
+        "ffn_gate",
+        "ffn_down",
+        "ssm_in",
+        "ssm_out",
+        "ssm_alpha",
+        "ssm_beta",
+        "ssm_ba",
+        "nextn.eh_proj",
+    }
+)
+_OUTPUT_SIDE = frozenset({"attn_output", "ssm_out"})
+
+
+def _split_name(name: str) -> tuple[int | None, str, str]:
+    """``blk.3.attn_q.weight`` → (3, ``attn_q``, ``weight``); ``output.weight`` → (None, ``output``, ``weight``)."""
+    layer: int | None = None
+    rest = name
+    m = _BLOCK.match(name)
+    if m:
+        layer, rest = int(m.group(1)), m.group(2)
+    base, dot, suffix = rest.rpartition(".")
+    if not dot or suffix not in ("weight", "bias"):
+        return layer, rest, ""
+    return layer, base, suffix
+
+
+def _classify(layer: int | None, base: str, name: str) -> StageKind:
+    """The stage kind of tensor ``name`` (block ``layer``, base name ``base``), by DESIGN.md's tensor → stage rules.
+
+    Raises :class:`UnclassifiedTensor` when no rule places it."""
+    if base in ("token_embd", "position_embd", "nextn.embed_tokens"):
+        return StageKind.EMBED
+    if (layer is None and base == "output") or base == "nextn.shared_head_head":
+        return StageKind.HEAD
+    if base.startswith("ssm_"):
+        return StageKind.PROJECT if base in _PROJECTIONS else StageKind.RECURRENCE
+    if base.endswith("norm") or base == "rope_freqs":
+        return StageKind.NORM
+    if layer is not None and base in _PROJECTIONS:
+        return StageKind.PROJECT
+    if layer is not None and base == "ffn_gate_inp":
+        return StageKind.ROUTER
+    raise UnclassifiedTensor(name)
+
+
+def _per_layer(header: GGUFHeader, key: str, layer: int) -> int | None:
+    """A per-layer integer: the scalar at ``key``, or element ``layer`` of an array at ``key``."""
+    raw = header.meta(key)
+    if isinstance(raw, bool):
+        return None
+    if isinstance(raw, int):
+        return raw
+    if isinstance(raw, tuple) and layer < len(raw) and isinstance(raw[layer], int) and not isinstance(raw[layer], bool):
+        return int(raw[layer])
+    return None
+
+
+def _windowed_layers(header: GGUFHeader, blocks: int) -> tuple[int | None, list[bool]]:
+    """The sliding window (positions) and, per layer, whether it is windowed (DESIGN.md, Sliding windows)."""
+    window = header.meta_int("attention.sliding_window")
+    if not window:
+        return None, [False] * blocks
+    pattern = header.meta("attention.sliding_window_pattern")
+    if isinstance(pattern, tuple):
+        flags = [bool(pattern[i]) if i < len(pattern) else False for i in range(blocks)]
+        return window, flags
+    period = pattern if isinstance(pattern, int) and not isinstance(pattern, bool) else None
+    if period is None:
+        period = WINDOW_PERIODS.get(header.architecture or "")
+    if not period or period < 1:
+        return window, [False] * blocks
+    return window, [i % period < period - 1 for i in range(blocks)]
+
+
+_SSM_KEYS = ("ssm.time_step_rank", "ssm.state_size", "ssm.inner_size", "ssm.group_count")
+
+
+def recurrence_of(header: GGUFHeader) -> Recurrence:
+    """The Gated-DeltaNet shape from ``ssm.*`` metadata (seed ``recurrence``). The conv's channels are the
+    ``ssm_conv1d`` tensor's second dimension when one exists (GGUF order ``[kernel, channels]``), else
+    ``inner + 2 × groups × key`` (the q, k and v channels); ``ssm.conv_kernel`` defaults to 1 (no ring), as the seed's.
+
+    Raises :class:`MissingMetadata` naming every missing ``ssm.*`` key."""
+    arch = header.architecture or "?"
+    values = {k: header.meta_int(k) for k in _SSM_KEYS}
+    missing = [f"{arch}.{k}" for k, v in values.items() if v is None]
+    if missing:
+        raise MissingMetadata(missing, "a recurrent (ssm_*) layer needs its Gated-DeltaNet shape")
+    heads, key, inner, groups = (int(values[k] or 0) for k in _SSM_KEYS)
+    if heads <= 0:
+        raise MissingMetadata([f"{arch}.ssm.time_step_rank"], "the value-head count must be above 0")
+    kernel = header.meta_int("ssm.conv_kernel") or 1
+    channels = inner + 2 * groups * key
+    for t in header.tensors:
+        if t.name.endswith(".ssm_conv1d.weight") and len(t.dims) >= 2:
+            channels = t.dims[1]
+            break
+    return Recurrence(heads, key, inner // heads, groups, inner, kernel, channels)
+
+
+def _tensor_bytes(t: TensorInfo) -> int:
+    if not ggml.known(t.type_id):
+        raise UnknownType(t.name, t.type_id)
+    return ggml.tensor_bytes(t.type_id, t.dims)
+
+
+def _row_bytes(t: TensorInfo) -> int:
+    """Bytes of one row (``dims[0]`` elements) of an embedding table."""
+    if not ggml.known(t.type_id):
+        raise UnknownType(t.name, t.type_id)
+    return ggml.ggml_type(t.type_id).bytes_for(t.dims[0] if t.dims else 1)
+
+
+def decode_step(header: GGUFHeader, deployment: Deployment) -> DecodeStep:
+    """The decode step of the checkpoint ``header`` describes, under ``deployment`` (DESIGN.md, The decode step).
+
+    Raises :class:`RoutedStep` for a mixture of experts, :class:`UnclassifiedTensor` for a tensor no rule places,
+    :class:`UnknownType` for a tensor type ``gguf`` does not know, :class:`MissingMetadata` for a recurrent checkpoint
+    without its ``ssm.*`` shape.
+    """
+    experts = header.meta_int("expert_count")
+    if experts is not None and experts > 0:
+        raise RoutedStep(experts)
+    blocks = header.meta_int("block_count") or 0
+    drafts = header.meta_int("nextn_predict_layers") or 0
+    first_draft = max(blocks - drafts, 0)
+
+    # Group tensors into (layer, base) stages in table order; classify every tensor first, so an unplaceable one is
+    # refused whichever layer it sits in.
+    groups: dict[tuple[int | None, str], list[TensorInfo]] = {}
+    kinds: dict[tuple[int | None, str], StageKind] = {}
+    for t in header.tensors:
+        layer, base, _ = _split_name(t.name)
+        kind = _classify(layer, base, t.name)
+        groups.setdefault((layer, base), []).append(t)
+        kinds[(layer, base)] = kind
+    layer_bases: dict[int, list[str]] = {}
+    for layer, base in groups:
+        if layer is not None:
+            layer_bases.setdefault(layer, []).append(base)
+    n_layers = max(blocks, max(layer_bases, default=-1) + 1)
+
+    window, windowed = _windowed_layers(header, n_layers)
+    recurrent = {i for i, bases in layer_bases.items() if any(b.startswith("ssm_") for b in bases)}
+    rec = recurrence_of(header) if recurrent else None
+    embd = header.meta_int("embedding_length") or 0
+
+    layers: list[Layer] = []
+    for i in range(n_layers):
+        bases = set(layer_bases.get(i, ()))
+        kv = _per_layer(header, "attention.head_count_kv", i)
+        if kv is None:
+            kv = _per_layer(header, "attention.head_count", i) or 0
+        is_draft = i >= first_draft and drafts > 0
+        has_attention = kv > 0 and ("attn_k" in bases or ("attn_qkv" in bases and i not in recurrent))
+        if i in recurrent:
+            kind = LayerKind.RECURRENT
+        elif has_attention:
+            kind = LayerKind.WINDOWED if i < len(windowed) and windowed[i] else LayerKind.ATTENTION
+        else:
+            kind = LayerKind.NONE
+        layers.append(Layer(i, kind, is_draft, kv if has_attention else 0, window if kind is LayerKind.WINDOWED else None))
+
+    def included(layer: int | None) -> bool:
+        return layer is None or deployment.speculative or not layers[layer].draft
+
+    stages: list[Stage] = []
+    held_weights: dict[str, int] = {}
+    embedding_table = 0
+    kv_cache = 0.0
+    state_bytes = 0.0
+    ring_bytes = 0.0
+
+    def add_tensor_stage(key: tuple[int | None, str]) -> None:
+        nonlocal embedding_table
+        layer, base = key
+        kind = kinds[key]
+        tensors = groups[key]
+        names = tuple(t.name for t in tensors)
+        if kind is StageKind.EMBED:
+            weight = sum(_row_bytes(t) for t in tensors)
+        else:
+            weight = sum(_tensor_bytes(t) for t in tensors)
+        stages.append(Stage(kind, layer, names, weight))
+        for t in tensors:
+            if t.name == "token_embd.weight":
+                embedding_table = _tensor_bytes(t)
+            else:
+                held_weights[t.name] = _tensor_bytes(t)
+
+    def sequence_stage(info: Layer) -> Stage | None:
+        nonlocal kv_cache, state_bytes, ring_bytes
+        i = info.index
+        if info.kind in (LayerKind.ATTENTION, LayerKind.WINDOWED):
+            q = _per_layer(header, "attention.head_count", i) or 1
+            key = header.meta_int("attention.key_length") or embd // max(q, 1)
+            value = header.meta_int("attention.value_length") or embd // max(q, 1)
+            per_position = info.kv_heads * (key + value) * deployment.kv_bytes
+            positions = deployment.ctx if info.window is None else min(deployment.ctx, info.window)
+            kv_cache += per_position * positions
+            return Stage(
+                StageKind.ATTENTION,
+                i,
+                (),
+                0,
+                state_read=per_position * positions,
+                state_write=per_position,
+                ops=2 * q * (key + value),
+                split=Split(q, info.kv_heads, key, value),
+                window=info.window,
+            )
+        if info.kind is LayerKind.RECURRENT and rec is not None:
+            dense = rec.state * deployment.state_bytes
+            ring_row = rec.channels * deployment.state_bytes
+            ring = rec.ring_rows * ring_row
+            state_bytes += dense
+            ring_bytes += ring
+            return Stage(StageKind.RECURRENCE, i, (), 0, state_read=dense + ring, state_write=dense + ring_row)
+        return None
+
+    # Forward order: the embedding, each block (its projections and norms, with its attention or recurrence before
+    # its output projection), then the final norm and the head.
+    globals_before = [k for k in groups if k[0] is None and kinds[k] is StageKind.EMBED]
+    globals_after = [k for k in groups if k[0] is None and kinds[k] is not StageKind.EMBED]
+    for key in globals_before:
+        add_tensor_stage(key)
+    for info in layers:
+        if not included(info.index):
+            continue
+        keys = [(info.index, b) for b in layer_bases.get(info.index, ())]
+        seq = sequence_stage(info)
+        recurrence_tensors = [k for k in keys if kinds[k] is StageKind.RECURRENCE]
+        placed = False
+        for key in keys:
+            if kinds[key] is StageKind.RECURRENCE:
+                continue
+            if seq is not None and not placed and key[1] in _OUTPUT_SIDE:
+                stages.append(_with_tensors(seq, recurrence_tensors, groups))
+                placed = True
+            add_tensor_stage(key)
+        if seq is not None and not placed:
+            stages.append(_with_tensors(seq, recurrence_tensors, groups))
+        for key in recurrence_tensors:
+            for t in groups[key]:
+                held_weights[t.name] = _tensor_bytes(t)
+    for key in globals_after:
+        add_tensor_stage(key)
+    if not any(s.kind is StageKind.HEAD and s.layer is None for s in stages) and "token_embd.weight" in {t.name for t in header.tensors}:
+        # Tied embeddings: the head reads the embedding table as a matrix; the table is still held once.
+        table = next(t for t in header.tensors if t.name == "token_embd.weight")
+        stages.append(Stage(StageKind.HEAD, None, (table.name,), _tensor_bytes(table)))
+
+    held = (
+        Held(HeldClass.WEIGHTS, float(sum(held_weights.values()))),
+        Held(HeldClass.EMBEDDING_TABLE, float(embedding_table)),
+        Held(HeldClass.KV_CACHE, kv_cache),
+        Held(HeldClass.RECURRENT_STATE, state_bytes),
+        Held(HeldClass.CONV_RING, ring_bytes),
+    )
+    return DecodeStep(tuple(stages), held, tuple(layers), rec)
+
+
+def _with_tensors(stage: Stage, keys: list[tuple[int | None, str]], groups: Mapping[Any, list[TensorInfo]]) -> Stage:
+    """A recurrence stage with the layer's other ``ssm_*`` tensors (its ``ssm_a``, ``ssm_dt``, ``ssm_conv1d``,
+    ``ssm_norm`` …) and their bytes; an attention stage unchanged."""
+    if stage.kind is not StageKind.RECURRENCE or not keys:
+        return stage
+    tensors = [t for k in keys for t in groups[k]]
+    return attrs.evolve(
+        stage,
+        tensors=tuple(t.name for t in tensors),
+        weight_bytes=sum(_tensor_bytes(t) for t in tensors),
+    )

@@ -1,0 +1,69 @@
+"""How often drafted tokens are accepted is a figure like any other: cited, with a provenance, or not used.
+
+A drafting method (``facts/drafts/NAME.toml``, ``schema/draft.schema.json``) holds ``acceptance.1 … acceptance.K``:
+the chance draft *i* is accepted given every draft before it was (the seed's ``Draft::acceptance``). A lock pins them
+as ``draft.acceptance.1`` …
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from passprice import schema
+from passprice.errors import InputError
+from passprice.facts import Fact
+from passprice.registry import Root
+
+
+@attrs.frozen
+class DraftMethod:
+    """A drafting method: its registry ``name``, its ``title``, and ``acceptance`` facts in draft order (shares in
+    [0, 1]; ``acceptance[i]`` is the chance draft ``i + 1`` is accepted given every draft before it was)."""
+
+    name: str
+    title: str
+    acceptance: tuple[Fact, ...]
+    kind: str | None = None
+
+    def first(self, tokens: int) -> tuple[Fact, ...]:
+        """The acceptance facts of the first ``tokens`` drafts (all there are when the method has fewer; the
+        pricer then refuses the draft as ``BadDraft``)."""
+        return self.acceptance[:tokens]
+
+
+def method_from_document(name: str, document: Mapping[str, Any], source: str) -> DraftMethod:
+    """The method a validated ``draft`` document describes. Raises :class:`InputError` when the acceptance figures
+    are not numbered 1…K without a gap."""
+    table = document["acceptance"]
+    numbers = sorted(int(k) for k in table)
+    if numbers != list(range(1, len(numbers) + 1)):
+        raise InputError(f"{source}: acceptance: figures must be numbered 1..{len(numbers)} without gaps, got {numbers}")
+    facts = tuple(Fact.from_entry(table[str(i)], f"{source}: acceptance.{i}") for i in numbers)
+    meta = document["method"]
+    return DraftMethod(name, str(meta.get("name", name)), facts, meta.get("kind"))
+
+
+def draft_path(root: Root, ref: str) -> Path:
+    """The file of the drafting method ``ref`` (a registry name or a ``.toml`` path). Raises :class:`InputError`
+    listing the registered methods when ``ref`` names none."""
+    candidate = Path(ref)
+    if ref.endswith(".toml") and candidate.is_file():
+        return candidate
+    path = root.drafts / f"{ref}.toml"
+    if not path.is_file():
+        known = ", ".join(root.names(root.drafts)) or "none"
+        raise InputError(f"drafting method {ref!r}: not found in {root.drafts} (registered: {known})")
+    return path
+
+
+def load_draft_method(root: Root, ref: str) -> DraftMethod:
+    """The drafting method ``ref`` in ``root``, validated against ``schema/draft.schema.json``.
+
+    Raises :class:`InputError` or :class:`passprice.errors.SchemaError`."""
+    path = draft_path(root, ref)
+    document = schema.load(path, "draft", root.schema)
+    return method_from_document(path.name[: -len(".toml")], document, str(path))

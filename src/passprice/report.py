@@ -1,0 +1,271 @@
+"""A price is shown with everything it rests on: each term's seconds, the bind, held bytes against capacity, and the
+weakest provenance with the facts that carry it. Text for people, JSON (exact base units) for programs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from passprice.cards import Card
+from passprice.facts import Fact
+from passprice.gguf_header import GGUFHeader, LongArray
+from passprice.serving import BIND_FACTS, COST_FIELDS, ServingCost
+from passprice.servings import ServingSpec
+from passprice.tables import count, percent, si, text_table
+
+
+def cost_json(cost: ServingCost) -> dict[str, Any]:
+    """The documented ``--json`` object of a priced pass (DESIGN.md, Command line): the seed's field names in
+    snake_case, quantities in base units (bytes, seconds, multiply-adds, cycles), ``binds`` and ``provenance`` as
+    strings, then ``tokens_per_s``, ``rests_on`` (fact path → provenance) and ``weakest`` (the paths carrying the
+    weakest provenance)."""
+    out: dict[str, Any] = {}
+    for name in COST_FIELDS:
+        value = getattr(cost, name)
+        out[name] = value.value if hasattr(value, "value") and not isinstance(value, int | float) else value
+    out["tokens_per_s"] = cost.tokens_per_s
+    out["rests_on"] = {path: fact.provenance.value for path, fact in cost.rests_on}
+    out["weakest"] = list(cost.weakest)
+    return out
+
+
+def spec_summary(spec: ServingSpec) -> str:
+    """One line of a serving's choices: contexts, cache layout, drafts, flush, host memory."""
+    parts = []
+    for c in spec.contexts or ():
+        share = "" if c.share == 1 else f"{c.share:g} × "
+        parts.append(f"{share}position {c.position:g} of {c.limit}")
+    cache = f"paged KV ({spec.kv_page} positions a page)" if spec.kv_page else "contiguous KV"
+    bits = [
+        "; ".join(parts),
+        f"{cache} at {spec.kv_bytes:g} B/element",
+        f"state {spec.state_bytes:g} B/element",
+        f"attention on {spec.attention}",
+        f"{spec.activation_words} activation word{'s' if spec.activation_words != 1 else ''}",
+        f"{spec.scaling} scaling",
+    ]
+    if spec.kv_rotated:
+        bits.append("rotated KV")
+    if spec.draft is not None:
+        rows = f", head rows {spec.draft.head_rows:,}" if spec.draft.head_rows else ""
+        bits.append(f"drafts {spec.draft.tokens} ({spec.draft.method}{rows})")
+    bits.append(f"flush {spec.flush}")
+    if spec.host_memory:
+        bits.append("host memory allowed")
+    return " · ".join(bits)
+
+
+def cost_text(cost: ServingCost, title: str, spec: ServingSpec | None = None) -> str:
+    """A priced pass for people: the five terms with the bind marked, tokens/s and time per output token (TPOT),
+    bytes and work per pass, held bytes against capacity, and the provenance it rests on."""
+    lines = [title]
+    if spec is not None:
+        lines.append(f"  {spec_summary(spec)}")
+    lines.append(
+        f"  batch {cost.batch:,} ({cost.host_sequences:,} in host memory) · {cost.rows_per_sequence} token-row"
+        f"{'s' if cost.rows_per_sequence != 1 else ''} and {cost.emitted_per_sequence:.4g} tokens emitted per sequence"
+    )
+    lines.append("")
+    rows = []
+    for bind, seconds in cost.terms().items():
+        mark = "← binds" if bind is cost.binds else ""
+        rows.append([bind.value, si(seconds, "s"), percent(seconds, cost.pass_s), mark])
+    rows.append(["pass", si(cost.pass_s, "s"), "", ""])
+    lines.append(text_table(["term", "time", "of pass", ""], rows, right=(1, 2)))
+    lines.append("")
+    tpot = cost.pass_s / cost.emitted_per_sequence
+    lines.append(f"  tokens/s      {count(round(cost.tokens_per_s, 1))}  (TPOT {si(tpot, 's')} per sequence)")
+    lines.append(
+        f"  bytes/pass    weights {si(cost.weight_bytes, 'B')} shared; {si(cost.sequence_bytes, 'B')} per sequence "
+        f"({si(cost.rewrite_bytes, 'B')} rewritten in place)"
+    )
+    lines.append(
+        f"  work/pass     array {si(cost.array_macs, 'MAC')} · vector {si(cost.vector_macs, 'MAC')} · "
+        f"scale {si(cost.scale_cycles, 'cycle')}"
+    )
+    lines.append(
+        f"  held          {si(cost.held_bytes, 'B')} of {si(cost.capacity_bytes, 'B')} card memory "
+        f"({percent(cost.held_bytes, cost.capacity_bytes)})"
+    )
+    if cost.host_capacity_bytes or cost.host_held_bytes:
+        lines.append(
+            f"  host held     {si(cost.host_held_bytes, 'B')} of {si(cost.host_capacity_bytes, 'B')} "
+            f"({percent(cost.host_held_bytes, cost.host_capacity_bytes)})"
+        )
+    lines.append(
+        f"  on chip       {si(cost.on_chip_bytes, 'B')} of {si(cost.on_chip_capacity, 'B')} "
+        f"({percent(cost.on_chip_bytes, cost.on_chip_capacity)})"
+    )
+    lines.append("")
+    lines.append(f"  provenance    {cost.provenance.value} — weakest: {', '.join(cost.weakest)}")
+    binding = set(BIND_FACTS[cost.binds])
+    rests = ", ".join(f"{p}{'*' if p in binding else ''} ({f.provenance.value})" for p, f in cost.rests_on)
+    lines.append(f"  rests on      {rests}")
+    lines.append("                (* a fact of the binding term)")
+    return "\n".join(lines)
+
+
+def cards_table(cards: list[Card]) -> str:
+    """Registered cards, one row each: memory, bandwidth, array and vector rates, host link, weakest fact."""
+    rows = []
+    for c in cards:
+        facts = c.facts()
+        weakest = max(f.provenance for f in facts.values())
+        rows.append(
+            [
+                c.name,
+                c.title + (" (hypothetical)" if c.hypothetical else ""),
+                si(c.memory.capacity.value, "B"),
+                si(c.memory.bandwidth.value, "B/s"),
+                si(c.array.value, "MAC/s"),
+                si(c.vector.value, "MAC/s"),
+                "yes" if c.host is not None else "no",
+                weakest.value,
+            ]
+        )
+    return text_table(["card", "title", "memory", "bandwidth", "array", "vector", "host", "weakest"], rows)
+
+
+def fact_json(fact: Fact) -> dict[str, Any]:
+    """A fact for ``--json``: as written (``value``, ``unit``), in base units (``base_value``), provenance, cite,
+    note, derivation, digest."""
+    return {
+        **fact.to_entry(),
+        "base_value": fact.value,
+        "digest": fact.digest(),
+    }
+
+
+def facts_text(title: str, facts: Mapping[str, Fact]) -> str:
+    """Facts for people: path, value as written, provenance, then the citation and note on their own lines."""
+    lines = [title, ""]
+    width = max((len(p) for p in facts), default=0)
+    for path, f in facts.items():
+        lines.append(f"{path.ljust(width)}  {f.describe():>14}  {f.provenance.value}")
+        lines.append(f"{'':{width}}  cite: {f.cite}")
+        if f.derivation:
+            lines.append(f"{'':{width}}  derivation: {f.derivation}")
+        if f.note:
+            lines.append(f"{'':{width}}  note: {f.note}")
+    return "\n".join(lines)
+
+
+_SUMMARY_KEYS = (
+    "block_count",
+    "context_length",
+    "embedding_length",
+    "feed_forward_length",
+    "attention.head_count",
+    "attention.head_count_kv",
+    "attention.key_length",
+    "attention.value_length",
+    "attention.sliding_window",
+    "expert_count",
+    "nextn_predict_layers",
+    "ssm.conv_kernel",
+    "ssm.state_size",
+    "ssm.inner_size",
+    "ssm.time_step_rank",
+    "ssm.group_count",
+)
+
+
+def metadata_json(value: Any) -> Any:
+    """A metadata value for JSON: a long array as ``{"type": ..., "length": ...}``, tuples as lists."""
+    if isinstance(value, LongArray):
+        return {"long_array": value.element_type, "length": value.length}
+    if isinstance(value, tuple):
+        return [metadata_json(v) for v in value]
+    return value
+
+
+def header_json(header: GGUFHeader, tensors: bool = True) -> dict[str, Any]:
+    """A header for ``--json``: identity, layout, metadata (long arrays as type and length), the tensor table."""
+    from passprice import ggml
+
+    total = sum(ggml.tensor_bytes(t.type_id, t.dims) for t in header.tensors if ggml.known(t.type_id))
+    out: dict[str, Any] = {
+        "source": header.source,
+        "architecture": header.architecture,
+        "version": header.version,
+        "byte_order": header.byte_order,
+        "header_bytes": header.header_bytes,
+        "alignment": header.alignment,
+        "data_offset": header.data_offset,
+        "sha256": header.sha256,
+        "shards": len(header.shards),
+        "tensor_count": len(header.tensors),
+        "tensor_bytes": total,
+        "metadata": {k: metadata_json(v) for k, v in header.metadata.items()},
+    }
+    if tensors:
+        out["tensors"] = [
+            {
+                "name": t.name,
+                "type": t.type_name,
+                "dims": list(t.dims),
+                "bytes": ggml.tensor_bytes(t.type_id, t.dims) if ggml.known(t.type_id) else None,
+            }
+            for t in header.tensors
+        ]
+    return out
+
+
+def header_text(header: GGUFHeader, show_metadata: bool = False, show_tensors: bool = False) -> str:
+    """A header for people: identity and layout, the shape figures the pricer reads, tensor types and bytes, and,
+    on request, every metadata key and every tensor."""
+    from passprice import ggml
+
+    by_type: dict[str, list[int]] = {}
+    for t in header.tensors:
+        size = ggml.tensor_bytes(t.type_id, t.dims) if ggml.known(t.type_id) else 0
+        entry = by_type.setdefault(t.type_name, [0, 0])
+        entry[0] += 1
+        entry[1] += size
+    total = sum(v[1] for v in by_type.values())
+    lines = [
+        f"{header.source}",
+        f"  architecture  {header.architecture}   GGUF v{header.version}, {header.byte_order}-endian, "
+        f"{len(header.shards)} file{'s' if len(header.shards) != 1 else ''}",
+        f"  header        {header.header_bytes:,} bytes; tensor data at byte {header.data_offset:,} "
+        f"(alignment {header.alignment})",
+        f"  sha256        {header.sha256}",
+        f"  tensors       {len(header.tensors):,}, {total:,} bytes",
+        "",
+    ]
+    shape_rows = []
+    for key in _SUMMARY_KEYS:
+        value = header.meta(key)
+        if value is not None:
+            shown = metadata_json(value)
+            shape_rows.append([f"{header.architecture}.{key}", str(shown)])
+    lines.append(text_table(["shape", "value"], shape_rows))
+    lines.append("")
+    lines.append(
+        text_table(
+            ["type", "tensors", "bytes"],
+            [[name, str(n), f"{b:,}"] for name, (n, b) in sorted(by_type.items())],
+            right=(1, 2),
+        )
+    )
+    if show_metadata:
+        lines.append("")
+        rows = []
+        for k, v in header.metadata.items():
+            shown = str(metadata_json(v))
+            rows.append([k, header.value_types.get(k, "?"), shown if len(shown) < 100 else shown[:97] + "..."])
+        lines.append(text_table(["key", "type", "value"], rows))
+    if show_tensors:
+        lines.append("")
+        rows = [
+            [
+                t.name,
+                t.type_name,
+                "×".join(str(d) for d in t.dims),
+                f"{ggml.tensor_bytes(t.type_id, t.dims):,}" if ggml.known(t.type_id) else "?",
+            ]
+            for t in header.tensors
+        ]
+        lines.append(text_table(["tensor", "type", "dims", "bytes"], rows, right=(3,)))
+    return "\n".join(lines)

@@ -1,0 +1,1032 @@
+"""A card that holds its token-rows and streams its weights pays for each weight once a pass.
+
+Port of the seed ``serving.rs`` (``../shared/seeds/serving.rs.txt``). Every weight crosses the card once a pass and
+multiplies every token-row the batch holds: each sequence's verified token and the tokens drafted after it. What
+does not amortize is each sequence's own: the recurrent state it reads and writes back, its KV cache, its log, its
+conv ring. A pass therefore costs the weights once plus each sequence's bytes, against the arithmetic of all the
+rows. Five terms overlap — the card's memory, the host link, the integer array, the f32 vector units, the
+block-scale lanes — so a pass takes the largest, and that term is what it *binds* on.
+
+The array multiplies 4-bit weight codes by 8-bit activation codes: a wider code is split into 4-bit digits and a
+two-word activation into two words, one pass each (:func:`array_passes`). Every weight block's integer sums leave the
+array for a block-scale lane (:func:`lane_cycles`). A float matrix rides the vector units (:func:`is_float`). A
+format neither reads is refused by name (:class:`Undecoded`), never priced as a guess.
+
+Where DESIGN.md extends the seed (sliding-window layers, per-layer head widths, the facts a price rests on) the
+extension is marked; everything else follows the seed's arithmetic, refusal order and tie rules exactly.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
+
+import attrs
+
+from passprice import ggml
+from passprice.cards import Card
+from passprice.decode import (
+    DecodeRefusal,
+    Deployment,
+    HeldClass,
+    MissingMetadata,
+    StageKind,
+    UnknownType,
+    decode_step,
+)
+from passprice.facts import Fact, Provenance, weakest
+from passprice.gguf_header import GGUFHeader
+
+#: Rust's ``u32::MAX``: the seed counts sequences in ``u32`` and saturates there.
+U32_MAX = 2**32 - 1
+
+#: Vector multiply-add slots per score a softmax takes (seed ``SOFTMAX_MACS_PER_SCORE``): the exponential's twelve
+#: f32 operations plus the running maximum, the sum and the rescale, fifteen operations, two to a slot.
+SOFTMAX_MACS_PER_SCORE = 7.5
+
+#: Sub-block multipliers a block-scale lane applies in one cycle (seed ``LANE_PRODUCTS``).
+LANE_PRODUCTS = 16.0
+
+#: Positions one block of attention's weighted sum on the array spans: its probabilities share a scale (seed
+#: ``VALUE_BLOCK``).
+VALUE_BLOCK = 32.0
+
+
+class StateFlushMode(enum.Enum):
+    """The three ways of :class:`StateFlush`."""
+
+    EVERY_PASS = "every-pass"
+    EVERY = "every"
+    TRAILING = "trailing"
+
+
+@attrs.frozen
+class StateFlush:
+    """How the recurrent state is carried from one token to the next (seed ``StateFlush``).
+
+    ``every-pass``: the dense state is read and written back every pass (with drafts, the state after every
+    candidate prefix is written and the accepted one kept). ``every:N``: written back once every ``N`` accepted
+    tokens; between flushes a log of each token's key, value, decay exponent and gate carries it, read with the
+    state every pass. ``trailing:N``: written back a window behind, each window of ``N`` logged tokens replayed over
+    the next window; the log holds at most ``2N`` tokens.
+    """
+
+    mode: StateFlushMode = StateFlushMode.EVERY_PASS
+    tokens: int = 1
+
+    @classmethod
+    def parse(cls, text: str) -> StateFlush:
+        """``every-pass``, ``every:N`` or ``trailing:N`` (N ≥ 1). Raises :class:`ValueError` with the accepted forms."""
+        if text == "every-pass":
+            return cls()
+        mode, _, count = text.partition(":")
+        if mode in ("every", "trailing") and count.isdigit() and int(count) >= 1:
+            return cls(StateFlushMode(mode), int(count))
+        raise ValueError(f"{text!r} is not a state flush (every-pass, every:N or trailing:N, N >= 1)")
+
+    def __str__(self) -> str:
+        return "every-pass" if self.mode is StateFlushMode.EVERY_PASS else f"{self.mode.value}:{self.tokens}"
+
+
+@attrs.frozen
+class Draft:
+    """The drafted tokens each sequence verifies in a pass (seed ``Draft``).
+
+    ``acceptance[i]`` is the chance draft ``i + 1`` is accepted given every draft before it was, each a fact (its
+    lock path is ``draft.acceptance.{i+1}``). ``head_rows``: vocabulary rows the drafting head reads (the most
+    frequent tokens), or ``None`` for the whole head; verification always reads the whole head. ``method`` names the
+    drafting method whose facts these are.
+    """
+
+    tokens: int
+    acceptance: tuple[Fact, ...]
+    head_rows: int | None = None
+    method: str | None = None
+
+    def facts(self) -> dict[str, Fact]:
+        """The acceptance facts by lock path: ``draft.acceptance.1`` …"""
+        return {f"draft.acceptance.{i + 1}": f for i, f in enumerate(self.acceptance)}
+
+
+@attrs.frozen
+class ContextClass:
+    """A class of the batch's sequences by context (seed ``ContextClass``): its ``share`` of the batch, the mean
+    ``position`` its sequences have reached, and the context ``limit`` each is allowed (positions)."""
+
+    share: float
+    position: float
+    limit: int
+
+
+@attrs.frozen
+class ContextMix:
+    """The contexts of a batch's sequences (seed ``ContextMix``). Per-position costs of full-attention layers are
+    linear in position, so a pass reads, and a paged cache holds, what the mean position says; a contiguous cache
+    holds what the mean limit says. A sliding-window layer caps each class at the window (DESIGN.md), so its terms
+    are computed per class (:meth:`windowed_position`, :meth:`windowed_held`)."""
+
+    classes: tuple[ContextClass, ...]
+
+    @classmethod
+    def uniform(cls, position: float, limit: int) -> ContextMix:
+        """Every sequence at ``position`` of ``limit``."""
+        return cls((ContextClass(1.0, position, limit),))
+
+    def mean_position(self) -> float:
+        """Σ share × position (positions)."""
+        return sum(c.share * c.position for c in self.classes)
+
+    def mean_limit(self) -> float:
+        """Σ share × limit (positions)."""
+        return sum(c.share * float(c.limit) for c in self.classes)
+
+    def longest(self) -> int:
+        """The longest context any class is allowed (0 for none)."""
+        return max((c.limit for c in self.classes), default=0)
+
+    def windowed_position(self, window: int) -> float:
+        """Σ share × min(position, window): the mean positions a windowed layer reads (DESIGN.md extension)."""
+        return sum(c.share * min(c.position, float(window)) for c in self.classes)
+
+    def windowed_held(self, window: int, kv_page: int | None) -> float:
+        """Positions a windowed layer holds per sequence: Σ share × min(limit, window) for a contiguous cache, or
+        Σ share × min(position + page / 2, window) for a paged one (DESIGN.md extension)."""
+        if kv_page is None:
+            return sum(c.share * float(min(c.limit, window)) for c in self.classes)
+        return sum(c.share * min(c.position + kv_page / 2.0, float(window)) for c in self.classes)
+
+
+class AttentionMath(enum.Enum):
+    """Where attention's two products over the cache run (seed ``AttentionMath``): ``vector`` (f32, over the cache
+    as stored) or ``array`` (int8 queries against an int8 cache and 8-bit probabilities against it, two passes
+    each; the softmax stays on the vector units)."""
+
+    VECTOR = "vector"
+    ARRAY = "array"
+
+
+class ActScaling(enum.Enum):
+    """How the activations a matrix reads are scaled: per the matrix format's block (``per-block``) or per 32
+    elements (``sub32``) (the seed's ``ActScaling``)."""
+
+    PER_BLOCK = "per-block"
+    SUB32 = "sub32"
+
+
+@attrs.frozen
+class Serving:
+    """One serving configuration of a checkpoint on a card (seed ``Serving``).
+
+    ``batch``: sequences that ride a pass. ``contexts``: their context mix. ``kv_page``: positions per KV page
+    when caches are paged (each sequence holds its length and half a page), ``None`` for contiguous caches (each
+    holds its whole limit). ``kv_bytes``: bytes per KV-cache element; ``state_bytes``: bytes per recurrent-state
+    element. ``activation_words``: words each activation crosses the array in (1 or 2). ``scaling``: activation
+    scaling. ``kv_rotated``: Walsh–Hadamard rotation of cached heads. ``draft``: drafted tokens, or ``None``.
+    ``flush``: how the recurrent state is carried. ``host_memory``: whether sequences may live in host memory.
+    """
+
+    batch: int = 1
+    contexts: ContextMix = ContextMix.uniform(2048.0, 4096)
+    kv_page: int | None = None
+    attention: AttentionMath = AttentionMath.VECTOR
+    kv_bytes: float = 2.0
+    state_bytes: float = 4.0
+    activation_words: int = 1
+    scaling: ActScaling = ActScaling.PER_BLOCK
+    kv_rotated: bool = False
+    draft: Draft | None = None
+    flush: StateFlush = StateFlush()
+    host_memory: bool = False
+
+
+_ONE_PASS = frozenset({"Q2_K", "Q3_K", "Q4_0", "Q4_1", "Q4_K"})
+_TWO_PASSES = frozenset({"Q5_0", "Q5_1", "Q5_K", "Q6_K", "Q8_0", "IQ4_NL", "IQ4_XS"})
+_LANE_PRODUCTS_BY_TYPE = {
+    "Q4_0": 0.0,
+    "Q4_1": 0.0,
+    "Q5_0": 0.0,
+    "Q5_1": 0.0,
+    "Q8_0": 0.0,
+    "IQ4_NL": 0.0,
+    "IQ4_XS": 8.0,
+    "Q3_K": 16.0,
+    "Q4_K": 16.0,
+    "Q5_K": 16.0,
+    "Q6_K": 16.0,
+    "Q2_K": 32.0,
+}
+
+
+def array_passes(ty: ggml.GgmlType) -> int | None:
+    """Passes of the 4-bit array one weight of ``ty`` takes, or ``None`` for a type the array does not read
+    (seed ``array_passes``): codes of up to four bits (Q2_K, Q3_K, Q4_0, Q4_1, Q4_K) one pass; five-, six- and
+    eight-bit codes (Q5_0, Q5_1, Q5_K, Q6_K, Q8_0, and the int8 table values IQ4_NL/IQ4_XS index) two 4-bit digits,
+    two passes, recombined exactly as ``lo + 16·hi``."""
+    if ty.name in _ONE_PASS:
+        return 1
+    if ty.name in _TWO_PASSES:
+        return 2
+    return None
+
+
+def lane_cycles(ty: ggml.GgmlType, scaling: ActScaling) -> float | None:
+    """Cycles a block-scale lane spends on one weight block of ``ty`` read against one activation word, or ``None``
+    for a type the array does not read (seed ``lane_cycles``).
+
+    A lane applies the block's sub-block scales and mins, :data:`LANE_PRODUCTS` a cycle (Q4_0…IQ4_NL: none;
+    IQ4_XS: 8; Q3_K…Q6_K: 16; Q2_K: 32), at least one cycle a block; activations scaled per 32 elements against a
+    larger block give the block one term per 32 elements, one cycle each.
+    """
+    products = _LANE_PRODUCTS_BY_TYPE.get(ty.name)
+    if products is None:
+        return None
+    per_block = max(products / LANE_PRODUCTS, 1.0)
+    if scaling is ActScaling.PER_BLOCK:
+        return per_block
+    return max(per_block, ty.block_elems / 32.0)
+
+
+def is_float(ty: ggml.GgmlType) -> bool:
+    """Whether the vector units read ``ty`` as a float matrix: F32, F16, BF16 (seed ``is_float``)."""
+    return ty.name in ("F32", "F16", "BF16")
+
+
+class ServingRefusal(Exception):  # noqa: N818 - the seed's name
+    """Why a serving could not be priced (seed ``ServingRefusal``). ``name`` is the variant's seed name;
+    :meth:`fields` gives its fields for ``--json`` (``{"refusal": name, ...fields}``); ``str()`` says what to fix."""
+
+    name: ClassVar[str] = "ServingRefusal"
+
+    def fields(self) -> dict[str, Any]:
+        """The refusal's fields, JSON-ready."""
+        return {}
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"refusal": NAME, ...fields, "message": text}``."""
+        return {"refusal": self.name, **self.fields(), "message": str(self)}
+
+
+class Step(ServingRefusal):
+    """The checkpoint's decode step itself is refused (wraps a :class:`~passprice.decode.DecodeRefusal`)."""
+
+    name = "Step"
+
+    def __init__(self, refusal: DecodeRefusal) -> None:
+        self.refusal = refusal
+        super().__init__(f"decode step refused: {refusal}")
+
+    def fields(self) -> dict[str, Any]:
+        return {"step": {"refusal": self.refusal.name, **self.refusal.fields()}}
+
+
+class Undecoded(ServingRefusal):
+    """A matrix in a format neither the array nor the vector units read."""
+
+    name = "Undecoded"
+
+    def __init__(self, tensor: str, ty: str) -> None:
+        self.tensor = tensor
+        self.ty = ty
+        super().__init__(
+            f"tensor {tensor!r} is {ty}, which neither the integer array nor the vector units read: "
+            "requantize it to a K-quant, Q4_0…Q8_0, IQ4_NL/IQ4_XS, or a float type"
+        )
+
+    def fields(self) -> dict[str, Any]:
+        return {"tensor": self.tensor, "ty": self.ty}
+
+
+class MissingTensor(ServingRefusal):
+    """A tensor a stage names that the header does not hold."""
+
+    name = "MissingTensor"
+
+    def __init__(self, tensor: str) -> None:
+        self.tensor = tensor
+        super().__init__(f"the checkpoint has no tensor {tensor!r}")
+
+    def fields(self) -> dict[str, Any]:
+        return {"tensor": self.tensor}
+
+
+class NotResident(ServingRefusal):
+    """What the serving holds (bytes) exceeds the card's memory, and the host's if it may use it."""
+
+    name = "NotResident"
+
+    def __init__(self, needed: float, capacity: float, memory: str = "card") -> None:
+        self.needed = needed
+        self.capacity = capacity
+        self.memory = memory
+        super().__init__(
+            f"the {memory} memory must hold {needed:,.0f} bytes but holds {capacity:,.0f}: lower the batch or the "
+            "context limit, page the KV cache (--kv-page), or let sequences use host memory (--host-memory)"
+        )
+
+    def fields(self) -> dict[str, Any]:
+        return {"needed": self.needed, "capacity": self.capacity, "memory": self.memory}
+
+
+class OnChipOverflow(ServingRefusal):
+    """The batch's token-rows (bytes) exceed the card's on-chip memory."""
+
+    name = "OnChipOverflow"
+
+    def __init__(self, needed: float, capacity: float) -> None:
+        self.needed = needed
+        self.capacity = capacity
+        super().__init__(
+            f"the batch's token-rows take {needed:,.0f} bytes on chip but the card holds {capacity:,.0f}: "
+            "lower the batch or the drafted tokens"
+        )
+
+    def fields(self) -> dict[str, Any]:
+        return {"needed": self.needed, "capacity": self.capacity}
+
+
+class BadDraft(ServingRefusal):
+    """A draft whose acceptance list is not one probability in [0, 1] per drafted token."""
+
+    name = "BadDraft"
+
+    def __init__(self, detail: str) -> None:
+        self.detail = detail
+        super().__init__(f"bad draft: {detail}: give one acceptance figure in [0, 1] per drafted token")
+
+    def fields(self) -> dict[str, Any]:
+        return {"detail": self.detail}
+
+
+class Empty(ServingRefusal):
+    """A serving of no sequences, or no activation words."""
+
+    name = "Empty"
+
+    def __init__(self, what: str = "batch") -> None:
+        self.what = what
+        super().__init__(f"an empty serving: the {what} is 0; it must be at least 1")
+
+    def fields(self) -> dict[str, Any]:
+        return {"what": self.what}
+
+
+class Routed(ServingRefusal):
+    """A mixture of experts: which experts a pass reads depends on how its rows route, which is not modelled."""
+
+    name = "Routed"
+
+    def __init__(self, experts: int) -> None:
+        self.experts = experts
+        super().__init__(
+            f"a mixture of {experts} experts: which experts a pass reads depends on routing, which passprice does "
+            "not model; it prices dense checkpoints only"
+        )
+
+    def fields(self) -> dict[str, Any]:
+        return {"expert_count": self.experts}
+
+
+class NoHostLink(ServingRefusal):
+    """A serving that may use host memory, on a card with no host link."""
+
+    name = "NoHostLink"
+
+    def __init__(self, card: str) -> None:
+        self.card = card
+        super().__init__(f"card {card!r} has no host link (host.* facts): price it without --host-memory")
+
+    def fields(self) -> dict[str, Any]:
+        return {"card": self.card}
+
+
+class BadContexts(ServingRefusal):
+    """A context mix whose shares do not sum to one, or a class past its own limit."""
+
+    name = "BadContexts"
+
+    def __init__(self, detail: str) -> None:
+        self.detail = detail
+        super().__init__(f"bad context mix {detail}: shares must be > 0 and sum to 1, 0 <= position <= limit")
+
+    def fields(self) -> dict[str, Any]:
+        return {"detail": self.detail}
+
+
+class ContextBeyondModel(ServingRefusal):
+    """A context limit (positions) past the checkpoint's own context length."""
+
+    name = "ContextBeyondModel"
+
+    def __init__(self, limit: int, model: int) -> None:
+        self.limit = limit
+        self.model = model
+        super().__init__(f"context limit {limit} is past the checkpoint's context length {model}: lower --limit")
+
+    def fields(self) -> dict[str, Any]:
+        return {"limit": self.limit, "model": self.model}
+
+
+class WideCacheOnArray(ServingRefusal):
+    """Attention on the array over a cache whose elements are wider than its 8-bit codes (and a scale share)."""
+
+    name = "WideCacheOnArray"
+
+    def __init__(self, kv_bytes: float) -> None:
+        self.kv_bytes = kv_bytes
+        super().__init__(
+            f"attention on the array needs an 8-bit cache (kv_bytes <= 1.25), not {kv_bytes:g} bytes an element: "
+            "use --kv-bytes 1 or --attention vector"
+        )
+
+    def fields(self) -> dict[str, Any]:
+        return {"kv_bytes": self.kv_bytes}
+
+
+class ServingBind(enum.Enum):
+    """The term a pass is bound by (seed ``ServingBind``), in the seed's order."""
+
+    MEMORY = "memory"
+    HOST = "host"
+    ARRAY = "array"
+    VECTOR = "vector"
+    SCALE = "scale"
+
+
+def emitted_per_pass(acceptance: Sequence[float]) -> float:
+    """Tokens a sequence emits per pass: its verified token plus each draft accepted after every draft before it,
+    1 + a₁ + a₁a₂ + … (seed ``emitted_per_pass``; Leviathan et al. 2023, arXiv:2211.17192, with the bonus token)."""
+    run = 1.0
+    total = 1.0
+    for a in acceptance:
+        run *= a
+        total += run
+    return total
+
+
+@attrs.frozen
+class ServingCost:
+    """One pass of a serving on a card (seed ``ServingCost``), every quantity in base units.
+
+    Bytes: ``weight_bytes`` (streamed, shared by the batch, embedding rows included), ``sequence_bytes`` (moved
+    for each sequence), ``rewrite_bytes`` (of those, read and written back in place), ``held_bytes`` /
+    ``capacity_bytes`` (card memory), ``host_held_bytes`` / ``host_capacity_bytes``, ``on_chip_bytes`` /
+    ``on_chip_capacity``. Work: ``array_macs``, ``vector_macs`` (multiply-adds), ``scale_cycles``. Seconds: the five
+    terms ``memory_s``, ``host_s``, ``array_s``, ``vector_s``, ``scale_s`` and ``pass_s``, the largest, which the
+    pass ``binds`` on. ``provenance`` is the weakest fact the price rests on; ``rests_on`` lists those facts by path.
+    """
+
+    card: str
+    batch: int
+    host_sequences: int
+    rows_per_sequence: int
+    emitted_per_sequence: float
+    weight_bytes: float
+    sequence_bytes: float
+    rewrite_bytes: float
+    array_macs: float
+    vector_macs: float
+    scale_cycles: float
+    memory_s: float
+    host_s: float
+    array_s: float
+    vector_s: float
+    scale_s: float
+    pass_s: float
+    binds: ServingBind
+    held_bytes: float
+    capacity_bytes: float
+    host_held_bytes: float
+    host_capacity_bytes: float
+    on_chip_bytes: float
+    on_chip_capacity: float
+    provenance: Provenance
+    rests_on: tuple[tuple[str, Fact], ...] = attrs.field(default=(), eq=False, repr=False)
+
+    @property
+    def tokens_per_s(self) -> float:
+        """Tokens the card emits per second: batch × emitted per sequence / pass seconds (seed ``tokens_per_s``)."""
+        return self.batch * self.emitted_per_sequence / self.pass_s
+
+    @property
+    def weakest(self) -> tuple[str, ...]:
+        """The paths of the facts that carry the price's (weakest) provenance."""
+        return tuple(path for path, fact in self.rests_on if fact.provenance is self.provenance)
+
+    def terms(self) -> dict[ServingBind, float]:
+        """The five terms' seconds, by bind."""
+        return {
+            ServingBind.MEMORY: self.memory_s,
+            ServingBind.HOST: self.host_s,
+            ServingBind.ARRAY: self.array_s,
+            ServingBind.VECTOR: self.vector_s,
+            ServingBind.SCALE: self.scale_s,
+        }
+
+
+#: Fields of :class:`ServingCost` in the seed's order (the ``--json`` keys, before ``tokens_per_s``).
+COST_FIELDS = tuple(f.name for f in attrs.fields(ServingCost) if f.name != "rests_on")
+
+#: The card facts each bind's term divides by (the facts that *bind* a price bound on that term).
+BIND_FACTS: dict[ServingBind, tuple[str, ...]] = {
+    ServingBind.MEMORY: ("memory.bandwidth", "streams.read", "streams.rewrite", "streams.append"),
+    ServingBind.HOST: ("host.read", "host.write", "host.stream"),
+    ServingBind.ARRAY: ("array",),
+    ServingBind.VECTOR: ("vector",),
+    ServingBind.SCALE: ("scale",),
+}
+
+
+def binding(terms: Sequence[tuple[float, ServingBind]]) -> tuple[float, ServingBind]:
+    """The largest term, and on a tie the *last* of the equal maxima, as Rust's ``Iterator::max_by`` with
+    ``f64::total_cmp`` picks it in the seed's ``cost``."""
+    best = terms[0]
+    for term in terms[1:]:
+        if term[0] >= best[0]:
+            best = term
+    return best
+
+
+@attrs.frozen
+class PassShape:
+    """A pass as a function of its batch (seed ``PassShape``): everything a pass costs is shared by the batch or
+    paid by each sequence, so the cost is affine in the batch and in how it splits between card and host memory.
+
+    Per pass, shared: ``weight_bytes``, ``held_shared`` (weights and embedding table, bytes). Per sequence:
+    ``embed_bytes``, ``read_bytes``, ``write_bytes``, ``rewrite_bytes`` (bytes), ``array_macs``, ``vector_macs``,
+    ``scale_cycles``, ``held_per_sequence`` and ``on_chip_per_sequence`` (bytes). ``rows_per_sequence``: token-rows
+    (1 + drafts); ``emitted_per_sequence``: tokens emitted per pass, expected. ``provenance``: the weakest acceptance
+    fact; ``facts``: the acceptance facts by path.
+    """
+
+    rows_per_sequence: int
+    emitted_per_sequence: float
+    weight_bytes: float
+    embed_bytes: float
+    read_bytes: float
+    write_bytes: float
+    rewrite_bytes: float
+    array_macs: float
+    vector_macs: float
+    scale_cycles: float
+    held_shared: float
+    held_per_sequence: float
+    on_chip_per_sequence: float
+    provenance: Provenance
+    facts: tuple[tuple[str, Fact], ...] = ()
+
+    def cost(self, card: Card, batch: int, host_sequences: int) -> ServingCost:
+        """The pass of ``batch`` sequences, ``host_sequences`` of them held in host memory, on ``card`` (seed
+        ``PassShape::cost``).
+
+        Raises :class:`Empty` (batch 0), :class:`NoHostLink`, :class:`NotResident` (card, then host memory),
+        :class:`OnChipOverflow`, in that order.
+        """
+        if batch == 0:
+            raise Empty("batch")
+        host_sequences = min(host_sequences, batch)
+        b = float(batch)
+        bh = float(host_sequences)
+        bd = b - bh
+        held_bytes = self.held_shared + bd * self.held_per_sequence
+        capacity_bytes = card.memory.capacity.value
+        host_held_bytes = bh * self.held_per_sequence
+        host_capacity_bytes = card.host.capacity.value if card.host is not None else 0.0
+        if host_sequences > 0 and card.host is None:
+            raise NoHostLink(card.name)
+        if held_bytes > capacity_bytes:
+            raise NotResident(held_bytes, capacity_bytes, "card")
+        if host_held_bytes > host_capacity_bytes:
+            raise NotResident(host_held_bytes, host_capacity_bytes, "host")
+        on_chip_bytes = b * self.on_chip_per_sequence
+        on_chip_capacity = card.on_chip.capacity.value
+        if on_chip_bytes > on_chip_capacity:
+            raise OnChipOverflow(on_chip_bytes, on_chip_capacity)
+        weight_bytes = self.weight_bytes + b * self.embed_bytes
+        sequence_bytes = self.read_bytes + self.write_bytes
+        bandwidth = card.memory.bandwidth.value
+        streams = card.streams
+        memory_s = weight_bytes / (bandwidth * streams.read.value) + bd * (
+            self.rewrite_bytes / (bandwidth * streams.rewrite.value)
+            + (sequence_bytes - self.rewrite_bytes) / (bandwidth * streams.append.value)
+        )
+        host = card.host
+        if host is not None and host_sequences > 0:
+            host_s = max(
+                bh * self.read_bytes / (host.read.value * host.stream.value),
+                bh * self.write_bytes / (host.write.value * host.stream.value),
+            )
+        else:
+            host_s = 0.0
+        array_macs = b * self.array_macs
+        vector_macs = b * self.vector_macs
+        scale_cycles = b * self.scale_cycles
+        array_s = array_macs / card.array.value
+        vector_s = vector_macs / card.vector.value
+        scale_s = scale_cycles / card.scale.value
+        pass_s, binds = binding(
+            [
+                (memory_s, ServingBind.MEMORY),
+                (host_s, ServingBind.HOST),
+                (array_s, ServingBind.ARRAY),
+                (vector_s, ServingBind.VECTOR),
+                (scale_s, ServingBind.SCALE),
+            ]
+        )
+        facts = card.facts()
+        paths = [
+            "memory.bandwidth",
+            "memory.capacity",
+            "streams.read",
+            "streams.rewrite",
+            "streams.append",
+            "array",
+            "vector",
+            "scale",
+            "on_chip.capacity",
+        ]
+        if host is not None and host_sequences > 0:
+            paths += ["host.capacity", "host.read", "host.write", "host.stream"]
+        rests_on = tuple((p, facts[p]) for p in paths) + self.facts
+        provenance = max(weakest(f.provenance for _, f in rests_on), self.provenance)
+        return ServingCost(
+            card=card.name,
+            batch=batch,
+            host_sequences=host_sequences,
+            rows_per_sequence=self.rows_per_sequence,
+            emitted_per_sequence=self.emitted_per_sequence,
+            weight_bytes=weight_bytes,
+            sequence_bytes=sequence_bytes,
+            rewrite_bytes=self.rewrite_bytes,
+            array_macs=array_macs,
+            vector_macs=vector_macs,
+            scale_cycles=scale_cycles,
+            memory_s=memory_s,
+            host_s=host_s,
+            array_s=array_s,
+            vector_s=vector_s,
+            scale_s=scale_s,
+            pass_s=pass_s,
+            binds=binds,
+            held_bytes=held_bytes,
+            capacity_bytes=capacity_bytes,
+            host_held_bytes=host_held_bytes,
+            host_capacity_bytes=host_capacity_bytes,
+            on_chip_bytes=on_chip_bytes,
+            on_chip_capacity=on_chip_capacity,
+            provenance=provenance,
+            rests_on=rests_on,
+        )
+
+    def card_room(self, card: Card) -> int:
+        """Most sequences the card's memory holds beside the weights: ⌊(capacity − shared) / per sequence⌋, at
+        least 0, at most ``u32::MAX`` (seed ``card_room``)."""
+        room = (card.memory.capacity.value - self.held_shared) / max(self.held_per_sequence, 1.0)
+        return int(min(math.floor(max(room, 0.0)), U32_MAX))
+
+    def host_room(self, card: Card) -> int:
+        """Most sequences the host memory holds (0 without a host link) (seed ``host_room``)."""
+        if card.host is None:
+            return 0
+        return int(min(math.floor(card.host.capacity.value / max(self.held_per_sequence, 1.0)), U32_MAX))
+
+    def cost_split(self, card: Card, batch: int, host_memory: bool) -> ServingCost:
+        """The pass of ``batch`` sequences split between the card's memory and the host's as fast as the split
+        allows (seed ``cost_split``): a ternary search over the sequences the card holds for where the card's
+        memory time and the host link's cross, then the fastest of the last few (ties to fewer held on the card).
+
+        Raises :class:`NoHostLink` when ``host_memory`` and the card has none, else what :meth:`cost` raises
+        (when neither memory holds the batch, the refusal names what would not fit).
+        """
+        if not host_memory:
+            return self.cost(card, batch, 0)
+        if card.host is None:
+            raise NoHostLink(card.name)
+        lo = max(batch - self.host_room(card), 0)
+        hi = min(batch, self.card_room(card))
+        if lo > hi:
+            return self.cost(card, batch, batch - hi)
+
+        def card_time(held: int) -> float:
+            c = self.cost(card, batch, batch - held)
+            return max(c.memory_s, c.host_s)
+
+        a, z = lo, hi
+        while z - a > 2:
+            m1 = a + (z - a) // 3
+            m2 = z - (z - a) // 3
+            if card_time(m1) <= card_time(m2):
+                z = m2
+            else:
+                a = m1
+        best: ServingCost | None = None
+        for held in range(a, z + 1):
+            c = self.cost(card, batch, batch - held)
+            if best is None or c.pass_s < best.pass_s:
+                best = c
+        assert best is not None  # a nonempty range
+        return best
+
+    def most(self, card: Card, host_memory: bool) -> int:
+        """The largest batch either memory could hold: card room, plus host room when host memory is used."""
+        if host_memory:
+            return min(self.card_room(card) + self.host_room(card), U32_MAX)
+        return self.card_room(card)
+
+    def best(self, card: Card, host_memory: bool) -> ServingCost:
+        """The batch that makes ``card`` emit the most tokens per second, and its pass (seed ``PassShape::best``):
+        every batch from 1 up to what memory holds is priced; a batch replaces the best only when it is faster by
+        more than a relative 1e-12, so ties go to the smaller batch; the scan stops at the first batch refused for
+        capacity. Raises what :meth:`cost_split` raises for batch 1 when no batch fits.
+
+        This is the seed's scanning algorithm, kept as the reference; :func:`best_serving` uses it.
+        """
+        best: ServingCost | None = None
+        for batch in range(1, max(self.most(card, host_memory), 1) + 1):
+            try:
+                c = self.cost_split(card, batch, host_memory)
+            except (NotResident, OnChipOverflow):
+                break
+            if best is None or c.tokens_per_s > best.tokens_per_s * (1.0 + 1e-12):
+                best = c
+        return best if best is not None else self.cost_split(card, 1, host_memory)
+
+    def max_batch(self, card: Card, host_memory: bool) -> int:
+        """The most sequences the serving carries on ``card``: every larger batch is refused for capacity (seed
+        ``max_batch``). Raises what batch 1 raises when no batch fits."""
+        n = 0
+        for batch in range(1, self.most(card, host_memory) + 2):
+            try:
+                self.cost_split(card, batch, host_memory)
+            except (NotResident, OnChipOverflow):
+                break
+            n = batch
+        if n == 0:
+            self.cost_split(card, 1, host_memory)
+        return n
+
+
+def _check_serving(header: GGUFHeader, s: Serving) -> None:
+    """The seed's refusals before the decode step, in its order: no activation words, a mixture of experts, a bad
+    draft, a bad context mix, a context past the model's, a wide cache on the array."""
+    if s.activation_words == 0:
+        raise Empty("activation words")
+    experts = header.meta_int("expert_count")
+    if experts is not None and experts > 0:
+        raise Routed(experts)
+    if s.draft is not None:
+        d = s.draft
+        values = [a.value for a in d.acceptance]
+        if len(values) != d.tokens or any(not (0.0 <= v <= 1.0) for v in values):
+            raise BadDraft(f"{d.tokens} drafted tokens with acceptance {values}")
+    classes = s.contexts.classes
+    shares = sum(c.share for c in classes)
+    if (
+        not classes
+        or abs(shares - 1.0) > 1e-9
+        or any(not (c.share > 0.0) or not (c.position >= 0.0) or c.position > float(c.limit) for c in classes)
+    ):
+        detail = ", ".join(f"(share {c.share:g}, position {c.position:g}, limit {c.limit})" for c in classes)
+        raise BadContexts(f"[{detail}]")
+    model = header.meta_int("context_length")
+    if model is not None and s.contexts.longest() > model:
+        raise ContextBeyondModel(s.contexts.longest(), model)
+    if s.attention is AttentionMath.ARRAY and s.kv_bytes > 1.25:
+        raise WideCacheOnArray(s.kv_bytes)
+
+
+def _widest(header: GGUFHeader, key: str) -> int:
+    """An integer width: the scalar at ``key``, or the largest of a per-layer array there (0 when absent)."""
+    raw = header.meta(key)
+    if isinstance(raw, bool):
+        return 0
+    if isinstance(raw, int):
+        return raw
+    if isinstance(raw, tuple):
+        return max((v for v in raw if isinstance(v, int) and not isinstance(v, bool)), default=0)
+    return 0
+
+
+def pass_shape(header: GGUFHeader, s: Serving) -> PassShape:
+    """The shape of a pass of ``s`` over the checkpoint ``header`` describes (seed ``PassShape::of``): the batch and
+    host split are the cost's arguments, everything else in ``s`` is read here.
+
+    Raises, in the seed's order: :class:`Empty` (no activation words), :class:`Routed`, :class:`BadDraft`,
+    :class:`BadContexts`, :class:`ContextBeyondModel`, :class:`WideCacheOnArray`, :class:`Step` (the decode step's
+    refusal), :class:`MissingTensor`, :class:`Undecoded`.
+    """
+    _check_serving(header, s)
+    k = s.draft.tokens if s.draft is not None else 0
+    deployment = Deployment(
+        ctx=1, kv_bytes=s.kv_bytes, state_bytes=s.state_bytes, activation_bytes=2.0, speculative=k > 0
+    )
+    try:
+        step = decode_step(header, deployment)
+    except DecodeRefusal as e:
+        raise Step(e) from None
+    blocks = header.meta_int("block_count") or 0
+    drafts = header.meta_int("nextn_predict_layers") or 0
+
+    def is_draft(layer: int | None) -> bool:
+        return layer is not None and layer >= max(blocks - drafts, 0)
+
+    n = float(1 + k)
+    kf = float(k)
+    acceptance = [a.value for a in s.draft.acceptance] if s.draft is not None else []
+    emitted = emitted_per_pass(acceptance)
+    words = float(s.activation_words)
+    embd_table = header.tensor("token_embd.weight")
+    if embd_table is None or len(embd_table.dims) < 2:
+        raise MissingTensor("token_embd.weight")
+    vocab = float(embd_table.dims[1])
+    head_rows = s.draft.head_rows if s.draft is not None else None
+    head_share = min(head_rows / vocab, 1.0) if head_rows is not None else 1.0
+
+    # The tokens a flush replays, whether the state is lazy, the windows its log holds at its longest, and the mean
+    # log length a pass starts with (seed: the log grows by the emitted tokens each pass from empty to the flush, or
+    # under a trailing flush from one window to two).
+    if s.flush.mode is StateFlushMode.EVERY_PASS:
+        flush_tokens, lazy, windows, window = 1.0, False, 0.0, 0.0
+    elif s.flush.mode is StateFlushMode.EVERY:
+        t = float(max(s.flush.tokens, 1))
+        flush_tokens, lazy, windows, window = t, True, 1.0, max((t - emitted) / 2.0, 0.0)
+    else:
+        t = float(max(s.flush.tokens, 1))
+        flush_tokens, lazy, windows, window = t, True, 2.0, t + max((t - emitted) / 2.0, 0.0)
+
+    position = s.contexts.mean_position()
+    kv_positions = position + s.kv_page / 2.0 if s.kv_page is not None else s.contexts.mean_limit()
+
+    weight_bytes = embed_bytes = read_bytes = write_bytes = rewrite_bytes = 0.0
+    array_macs = vector_macs = scale_cycles = held_per_sequence = 0.0
+    rec = step.recurrence
+    draft_facts = tuple(s.draft.facts().items()) if s.draft is not None else ()
+
+    for st in step.stages:
+        draft = is_draft(st.layer)
+        # Rows the stage multiplies per pass, per sequence: every verified row, or one row per drafting step.
+        rows = kf if draft else n
+        if st.kind is StageKind.EMBED:
+            # One table row for every verified row and every drafting step's input token.
+            embed_bytes += st.weight_bytes * (n + kf)
+        elif st.kind in (StageKind.PROJECT, StageKind.HEAD, StageKind.NORM, StageKind.ROUTER):
+            if st.kind is StageKind.HEAD and not draft:
+                # The verifying head, and each drafting step's head over its rows.
+                reads = 1.0 + kf * head_share
+            elif draft:
+                reads = kf
+            else:
+                reads = 1.0
+            weight_bytes += st.weight_bytes * reads
+            matrix_rows = n + kf * head_share if st.kind is StageKind.HEAD else rows
+            for name in st.tensors:
+                t = header.tensor(name)
+                if t is None:
+                    raise MissingTensor(name)
+                if not ggml.known(t.type_id):
+                    raise Step(UnknownType(name, t.type_id))
+                ty = ggml.ggml_type(t.type_id)
+                elems = float(ggml.elements(t.dims))
+                passes = array_passes(ty)
+                if st.kind is StageKind.NORM or len(t.dims) < 2:
+                    # A norm (or a bias, a vector): a sum of squares and a scale per element.
+                    vector_macs += 2.0 * elems * rows
+                elif passes is not None:
+                    array_macs += elems * passes * words * matrix_rows
+                    lane = lane_cycles(ty, s.scaling)
+                    assert lane is not None  # the array reads every type it passes
+                    scale_cycles += elems / ty.block_elems * lane * words * matrix_rows
+                elif is_float(ty):
+                    vector_macs += elems * matrix_rows
+                else:
+                    raise Undecoded(name, ty.name)
+        elif st.kind is StageKind.ATTENTION:
+            weight_bytes += st.weight_bytes * (kf if draft else 1.0)
+            # DESIGN.md extension: a windowed layer reads and holds at most `window` positions per class.
+            if st.window is not None:
+                at = s.contexts.windowed_position(st.window)
+                held_positions = s.contexts.windowed_held(st.window, s.kv_page)
+            else:
+                at = position
+                held_positions = kv_positions
+            # One read of the cache serves every row of the pass; every row's key and value are written.
+            per_position = st.state_write
+            read_bytes += per_position * at * (kf if draft else 1.0)
+            write_bytes += per_position * rows
+            # Scores and the weighted sum: a multiply-add per head per key and value element per position.
+            products = st.ops / 2.0 * at * rows
+            split = st.split
+            heads = float(split.q) if split is not None else 1.0
+            value_width = float(split.value) if split is not None else 0.0
+            key_width = float(split.key) if split is not None else 0.0
+            vector_macs += SOFTMAX_MACS_PER_SCORE * heads * at * rows
+            if s.attention is AttentionMath.VECTOR:
+                vector_macs += products
+            else:
+                array_macs += 2.0 * products
+                # A lane rounds every score, and every value element's sum over each block of positions.
+                scale_cycles += heads * at * rows * (1.0 + value_width / VALUE_BLOCK)
+            if s.kv_rotated:
+                # Every cached key and value head rotated, every query head, every weighted sum rotated back: a
+                # transform of `n` elements is n·log2 n additions.
+                kv_heads = float(split.kv) if split is not None else 0.0
+                both = _transform(key_width) + _transform(value_width)
+                vector_macs += (kv_heads * both + heads * both) * rows
+            held_per_sequence += per_position * held_positions
+        elif st.kind is StageKind.RECURRENCE:
+            weight_bytes += st.weight_bytes
+            if rec is None:
+                raise Step(_missing_ssm(header))
+            state = float(rec.state)
+            dense = state * s.state_bytes
+            # The conv ring is a log of the last inputs: a pass reads the ring and appends its rows.
+            taps = float(header.meta_int("ssm.conv_kernel") or 1)
+            ring = max(st.state_read - dense, 0.0)
+            ring_row = ring / max(taps - 1.0, 1.0)
+            read_bytes += dense + ring
+            write_bytes += ring_row * n
+            vector_macs += taps * ring_row / s.state_bytes * n
+            held_per_sequence += ring + ring_row * n
+            if lazy:
+                log = rec.log * s.state_bytes
+                # The state is read once; the log since the last flush is read with it; the pass appends its rows;
+                # the state is written once every `flush_tokens` emitted tokens, all at once or a 1/flush_tokens
+                # share an emitted token.
+                read_bytes += window * log
+                write_bytes += n * log + emitted / flush_tokens * dense
+                # A pass that flushes reads the state and writes it back, the others read it alone; under a trailing
+                # flush every pass reads and writes back its emitted tokens' shares.
+                flushing = min(emitted / flush_tokens, 1.0)
+                rewrite_bytes += flushing * dense + emitted / flush_tokens * dense
+                # Each row reads the state once through its folded query and walks the log back to the flush point;
+                # a flush folds `flush_tokens` rank-one updates into the state.
+                walk = window + (n - 1.0) / 2.0
+                vector_macs += (
+                    n * state + n * rec.heads * walk * (2.0 * rec.key + rec.value) + 2.0 * emitted * state
+                )
+                held_per_sequence += dense + (windows * flush_tokens + n) * log
+            else:
+                # Every row's decay, rank-one update and read-out; every candidate prefix's state written.
+                write_bytes += n * dense
+                rewrite_bytes += dense + n * dense
+                vector_macs += n * 3.0 * state
+                held_per_sequence += n * dense
+
+    # Through a layer the card holds each row's f32 residual and its widest activations in their words.
+    width = float(_widest(header, "embedding_length"))
+    ffn = float(_widest(header, "feed_forward_length"))
+    return PassShape(
+        rows_per_sequence=1 + k,
+        emitted_per_sequence=emitted,
+        weight_bytes=weight_bytes,
+        embed_bytes=embed_bytes,
+        read_bytes=read_bytes,
+        write_bytes=write_bytes,
+        rewrite_bytes=rewrite_bytes,
+        array_macs=array_macs,
+        vector_macs=vector_macs,
+        scale_cycles=scale_cycles,
+        held_shared=step.held_bytes(HeldClass.WEIGHTS, HeldClass.EMBEDDING_TABLE),
+        held_per_sequence=held_per_sequence,
+        on_chip_per_sequence=n * (4.0 * width + words * (ffn + width)),
+        provenance=weakest(a.provenance for a in s.draft.acceptance) if s.draft is not None else Provenance.PUBLISHED,
+        facts=draft_facts,
+    )
+
+
+def _transform(n: float) -> float:
+    """Additions of a Walsh–Hadamard transform of ``n`` elements: n·log2 n (seed, ``kv_rotated``)."""
+    return n * math.log2(max(n, 1.0))
+
+
+def _missing_ssm(header: GGUFHeader) -> DecodeRefusal:
+    arch = header.architecture or "?"
+    keys = ("ssm.time_step_rank", "ssm.state_size", "ssm.inner_size", "ssm.group_count")
+    return MissingMetadata([f"{arch}.{k}" for k in keys], "a recurrent stage needs its Gated-DeltaNet shape")
+
+
+def price_serving(header: GGUFHeader, card: Card, s: Serving) -> ServingCost:
+    """One pass of ``s`` over the checkpoint ``header`` describes, on ``card`` (seed ``price_serving``).
+
+    Raises :class:`Empty` for batch 0, else what :func:`pass_shape` and :meth:`PassShape.cost_split` raise."""
+    if s.batch == 0:
+        raise Empty("batch")
+    return pass_shape(header, s).cost_split(card, s.batch, s.host_memory)
+
+
+def max_batch(header: GGUFHeader, card: Card, s: Serving) -> int:
+    """The most sequences ``s`` can carry on ``card``: every larger batch is refused for capacity (seed
+    ``max_batch``; ``s.batch`` is ignored). Raises what :func:`pass_shape` raises, or batch 1's refusal."""
+    return pass_shape(header, s).max_batch(card, s.host_memory)
+
+
+def best_serving(header: GGUFHeader, card: Card, s: Serving) -> ServingCost:
+    """The batch at which ``s`` emits the most tokens per second on ``card``, and its pass (seed ``best_serving``;
+    ``s.batch`` is ignored; ties go to the smaller batch). Raises what :func:`pass_shape` raises, or batch 1's
+    refusal when no batch fits."""
+    return pass_shape(header, s).best(card, s.host_memory)
+
+
+#: A pricing function's signature: (header, card, serving) → cost.
+Pricer = Callable[[GGUFHeader, Card, Serving], ServingCost]

@@ -1,0 +1,230 @@
+"""A serving is named once and priced the same way everywhere: a registry file, a command line, and a lock all
+describe it by the same :class:`ServingSpec`, and every default is made explicit before a price or a lock rests on it.
+
+``registry/servings/NAME.toml`` (``schema/serving.schema.json``) names a checkpoint and a card and the serving's
+choices (batch, contexts, cache layout, drafts, flush, host memory); :func:`resolve` loads what it names and builds the
+seed's :class:`~passprice.serving.Serving` from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+import cattrs
+
+from passprice import schema
+from passprice.cards import Card, load_card
+from passprice.drafts import DraftMethod, load_draft_method
+from passprice.errors import InputError
+from passprice.facts import Fact
+from passprice.gguf_header import GGUFHeader
+from passprice.registry import Root
+from passprice.serving import (
+    ActScaling,
+    AttentionMath,
+    ContextClass,
+    ContextMix,
+    Draft,
+    Serving,
+    StateFlush,
+)
+
+#: The context limit a serving gets when it names none: min(this, the model's context length) (DESIGN.md).
+DEFAULT_LIMIT = 4096
+
+
+@attrs.frozen
+class ContextSpec:
+    """One context class: ``share`` of the batch, mean ``position`` reached, ``limit`` allowed (positions);
+    ``None`` position or limit are filled in by :func:`complete` (limit / 2, and the default limit)."""
+
+    share: float
+    position: float | None = None
+    limit: int | None = None
+
+
+@attrs.frozen
+class DraftSpec:
+    """Drafting: the ``method`` (a ``facts/drafts`` name), the drafted ``tokens`` per pass, and the vocabulary rows
+    the drafting head reads (``head_rows``, ``None`` for the whole head)."""
+
+    method: str
+    tokens: int
+    head_rows: int | None = None
+
+
+@attrs.frozen
+class ServingSpec:
+    """A serving as a person writes it (DESIGN.md, Command line, for the defaults).
+
+    ``checkpoint``: a registry entry name or a ``.gguf`` path; ``card``: a card name or path; ``contexts``: ``None``
+    until :func:`complete` fills in one class at limit min(4096, the model's context) and position limit / 2. The
+    other fields mirror :class:`~passprice.serving.Serving`: ``attention`` (``vector``/``array``), ``scaling``
+    (``per-block``/``sub32``), ``flush`` (``every-pass``/``every:N``/``trailing:N``).
+    """
+
+    checkpoint: str
+    card: str
+    batch: int = 1
+    contexts: tuple[ContextSpec, ...] | None = None
+    kv_page: int | None = None
+    attention: str = "vector"
+    kv_bytes: float = 2.0
+    state_bytes: float = 4.0
+    activation_words: int = 1
+    scaling: str = "per-block"
+    kv_rotated: bool = False
+    draft: DraftSpec | None = None
+    flush: str = "every-pass"
+    host_memory: bool = False
+    description: str | None = None
+
+
+_converter = cattrs.Converter(forbid_extra_keys=True)
+
+
+def spec_from_document(document: Mapping[str, Any], source: str) -> ServingSpec:
+    """The spec a validated ``serving`` document (or a lock's embedded serving) describes.
+
+    Raises :class:`InputError` naming ``source`` for values the schema lets through but the spec cannot hold."""
+    data = dict(document)
+    if "contexts" in data:
+        data["contexts"] = tuple(data["contexts"])
+    try:
+        spec = _converter.structure(data, ServingSpec)
+        StateFlush.parse(spec.flush)
+        AttentionMath(spec.attention)
+        ActScaling(spec.scaling)
+    except (cattrs.BaseValidationError, ValueError, TypeError) as e:
+        detail = "; ".join(str(x) for x in cattrs.transform_error(e)) if isinstance(e, cattrs.BaseValidationError) else e
+        raise InputError(f"{source}: not a serving: {detail}") from None
+    return spec
+
+
+def spec_to_document(spec: ServingSpec) -> dict[str, Any]:
+    """The spec as a TOML-ready table: every field, ``None`` fields left out (TOML has no null), contexts as an
+    array of tables."""
+    data: dict[str, Any] = _converter.unstructure(spec)
+
+    def drop_none(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: drop_none(v) for k, v in value.items() if v is not None}
+        if isinstance(value, list | tuple):
+            return [drop_none(v) for v in value]
+        return value
+
+    out: dict[str, Any] = drop_none(data)
+    return out
+
+
+def serving_path(root: Root, ref: str) -> Path:
+    """The file of the serving ``ref`` (a registry name or a ``.toml`` path). Raises :class:`InputError` listing the
+    registered servings when ``ref`` names none."""
+    candidate = Path(ref)
+    if ref.endswith(".toml") and candidate.is_file():
+        return candidate
+    path = root.servings / f"{ref}.toml"
+    if not path.is_file():
+        known = ", ".join(root.names(root.servings)) or "none"
+        raise InputError(f"serving {ref!r}: not found in {root.servings} (registered: {known})")
+    return path
+
+
+def load_spec(root: Root, ref: str) -> ServingSpec:
+    """The serving ``ref`` in ``root``, validated against ``schema/serving.schema.json``.
+
+    Raises :class:`InputError` or :class:`passprice.errors.SchemaError`."""
+    path = serving_path(root, ref)
+    document = schema.load(path, "serving", root.schema)
+    return spec_from_document(document, str(path))
+
+
+def override(spec: ServingSpec, position: float | None = None, limit: int | None = None, **fields: Any) -> ServingSpec:
+    """``spec`` with the given fields replaced (``None`` values ignored).
+
+    ``position`` and ``limit`` replace the context mix by one class: ``limit`` defaults to the spec's longest (or,
+    with no contexts, the default limit); ``position`` to the single class's position when the limit is unchanged,
+    else to limit / 2."""
+    changes = {k: v for k, v in fields.items() if v is not None}
+    if position is not None or limit is not None:
+        current = spec.contexts or ()
+        single = current[0] if len(current) == 1 else None
+        if limit is None and current:
+            limit = max((c.limit for c in current if c.limit is not None), default=None)
+        if position is None and single is not None and limit == single.limit:
+            position = single.position
+        changes["contexts"] = (ContextSpec(1.0, position, limit),)
+    return attrs.evolve(spec, **changes)
+
+
+def complete(spec: ServingSpec, header: GGUFHeader) -> ServingSpec:
+    """``spec`` with its defaults made explicit: no contexts become one class at limit = min(4096, the model's
+    context length) and position = limit / 2; a class without a limit gets that limit, one without a position
+    limit / 2."""
+    model = header.meta_int("context_length")
+    default_limit = min(DEFAULT_LIMIT, model) if model else DEFAULT_LIMIT
+    classes = spec.contexts or (ContextSpec(1.0, None, None),)
+    filled = []
+    for c in classes:
+        limit = c.limit if c.limit is not None else default_limit
+        filled.append(ContextSpec(c.share, c.position if c.position is not None else limit / 2, limit))
+    return attrs.evolve(spec, contexts=tuple(filled))
+
+
+def to_serving(spec: ServingSpec, acceptance: tuple[Fact, ...] = ()) -> Serving:
+    """The seed's :class:`~passprice.serving.Serving` for a completed ``spec``, its draft resting on ``acceptance``
+    (the method's facts for the first ``tokens`` drafts). Raises :class:`InputError` for a spec without contexts."""
+    if spec.contexts is None or any(c.position is None or c.limit is None for c in spec.contexts):
+        raise InputError("serving has open contexts: complete() it against its checkpoint first")
+    draft = None
+    if spec.draft is not None:
+        draft = Draft(spec.draft.tokens, acceptance, spec.draft.head_rows, spec.draft.method)
+    return Serving(
+        batch=spec.batch,
+        contexts=ContextMix(tuple(ContextClass(c.share, float(c.position or 0.0), int(c.limit or 0)) for c in spec.contexts)),
+        kv_page=spec.kv_page,
+        attention=AttentionMath(spec.attention),
+        kv_bytes=spec.kv_bytes,
+        state_bytes=spec.state_bytes,
+        activation_words=spec.activation_words,
+        scaling=ActScaling(spec.scaling),
+        kv_rotated=spec.kv_rotated,
+        draft=draft,
+        flush=StateFlush.parse(spec.flush),
+        host_memory=spec.host_memory,
+    )
+
+
+@attrs.frozen
+class Resolved:
+    """A serving with everything it names loaded: the completed ``spec``, the checkpoint ``header``, the ``card``,
+    the drafting ``method`` (if any), and the seed's ``serving``."""
+
+    spec: ServingSpec
+    header: GGUFHeader
+    card: Card
+    method: DraftMethod | None
+    serving: Serving
+
+    def facts(self) -> dict[str, Fact]:
+        """Every fact this serving could rest on: the card's and the draft's, by lock path."""
+        out = dict(self.card.facts())
+        if self.serving.draft is not None:
+            out.update(self.serving.draft.facts())
+        return out
+
+
+def resolve(root: Root, spec: ServingSpec) -> Resolved:
+    """Load the checkpoint, card and drafting method ``spec`` names from ``root``, complete its defaults, and build
+    the seed's serving. Raises :class:`InputError` for anything it names that is missing or invalid."""
+    from passprice.checkpoints import load_checkpoint
+
+    header = load_checkpoint(root, spec.checkpoint)
+    card = load_card(root, spec.card)
+    spec = complete(spec, header)
+    method = load_draft_method(root, spec.draft.method) if spec.draft is not None else None
+    acceptance = method.first(spec.draft.tokens) if method is not None and spec.draft is not None else ()
+    return Resolved(spec, header, card, method, to_serving(spec, acceptance))

@@ -1,0 +1,65 @@
+"""People read tables, programs read JSON: this module only lays out what other modules computed, and never
+rounds a figure a program will read (``--json`` output is built elsewhere, from the exact values).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+_PREFIXES = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, "")]
+_SMALL = [(1.0, ""), (1e-3, "m"), (1e-6, "µ"), (1e-9, "n")]
+
+
+def si(value: float, unit: str, digits: int = 4) -> str:
+    """``value`` with a decimal SI prefix and ``digits`` significant digits: ``si(4.8e12, "B/s")`` → ``4.8 TB/s``,
+    ``si(0.00102, "s")`` → ``1.02 ms``. Zero is ``0 unit``; non-finite values print as they are."""
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g} {unit}".strip()
+    magnitude = abs(value)
+    table = _PREFIXES if magnitude >= 1 else _SMALL
+    for scale, prefix in table:
+        if magnitude >= scale:
+            return f"{value / scale:.{digits}g} {prefix}{unit}".strip()
+    scale, prefix = table[-1]
+    return f"{value / scale:.{digits}g} {prefix}{unit}".strip()
+
+
+def count(value: float) -> str:
+    """An integer-valued count with thousands separators, else ``value`` to 6 significant digits."""
+    if float(value).is_integer():
+        return f"{int(value):,}"
+    return f"{value:,.6g}"
+
+
+def percent(part: float, whole: float) -> str:
+    """``part`` as a percentage of ``whole`` (``–`` when ``whole`` is 0)."""
+    return "–" if whole == 0 else f"{100.0 * part / whole:.1f} %"
+
+
+def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> str:
+    """A plain-text table: columns padded to their widest cell, the columns in ``right`` right-aligned, a rule under
+    the header."""
+    widths = [len(h) for h in headers]
+    for row in rows:
+        for i, cell in enumerate(row):
+            widths[i] = max(widths[i], len(cell))
+
+    def line(cells: Sequence[str]) -> str:
+        out = [c.rjust(widths[i]) if i in right else c.ljust(widths[i]) for i, c in enumerate(cells)]
+        return "  ".join(out).rstrip()
+
+    rule = "  ".join("-" * w for w in widths)
+    return "\n".join([line(headers), rule, *(line(r) for r in rows)])
+
+
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> str:
+    """A GitHub-flavoured Markdown table; ``|`` in cells escaped; the columns in ``right`` right-aligned."""
+
+    def esc(cell: str) -> str:
+        return cell.replace("|", "\\|").replace("\n", " ")
+
+    align = ["---:" if i in right else "---" for i in range(len(headers))]
+    lines = ["| " + " | ".join(esc(h) for h in headers) + " |", "| " + " | ".join(align) + " |"]
+    lines += ["| " + " | ".join(esc(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
