@@ -15,13 +15,13 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from passprice import __version__
+from passprice import PRICING_MODEL_VERSION, __version__
 from passprice.errors import InputError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class Refused(Exception):  # noqa: N818 - a refusal is not an error of the program
+class Refused(Exception):
     """A command's refusal: ``payload`` is printed (as JSON with ``--json``, else ``message`` on stderr), exit 1."""
 
     def __init__(self, message: str, payload: dict[str, Any]) -> None:
@@ -197,7 +197,9 @@ def _serving_options(with_batch: bool) -> Callable[[F], F]:
             click.option(
                 "--state-bytes", type=click.FloatRange(min=0, min_open=True), help="Bytes per recurrent-state element."
             ),
-            click.option("--activation-words", type=click.IntRange(0, 2), help="Words an activation crosses the array in."),
+            click.option(
+                "--activation-words", type=click.IntRange(0, 2), help="Words an activation crosses the array in."
+            ),
             click.option("--scaling", type=click.Choice(["per-block", "sub32"]), help="Activation scaling."),
             click.option("--attention", type=click.Choice(["vector", "array"]), help="Where attention's products run."),
             click.option("--kv-rotated/--no-kv-rotated", default=None, help="Walsh–Hadamard-rotated KV cache."),
@@ -216,13 +218,16 @@ def _serving_options(with_batch: bool) -> Callable[[F], F]:
     return decorate
 
 
-def _spec(ctx: click.Context, serving: str | None, **o: Any) -> Any:
-    """The serving spec the command line describes: a registry serving (or file) with the options applied."""
+def _spec(ctx: click.Context, serving: str | None, base: Any = None, **o: Any) -> Any:
+    """The serving spec the command line describes: a registry serving (or file, or ``base``) with the options
+    applied."""
     from passprice.serving import StateFlush
     from passprice.servings import DraftSpec, ServingSpec, load_spec, override
 
     root = _root(ctx)
-    if serving is not None:
+    if base is not None:
+        spec = base
+    elif serving is not None:
         spec = load_spec(root, serving)
     else:
         if not o.get("checkpoint") or not o.get("card"):
@@ -282,22 +287,40 @@ def _refuse(e: Any) -> NoReturn:
 @click.option("--lock", "lock_path", type=click.Path(dir_okay=False, path_type=Path), help="Refuse unless L holds.")
 @_json_option
 @click.pass_context
-def price_command(ctx: click.Context, serving: str | None, lock_path: Path | None, as_json: bool, **o: Any) -> None:
+def price_command(ctx: click.Context, /, serving: str | None, lock_path: Path | None, as_json: bool, **o: Any) -> None:
     """Price one decode pass of SERVING (or of --checkpoint on --card)."""
     from passprice.report import cost_json, cost_text
     from passprice.serving import ServingRefusal, price_serving
     from passprice.servings import resolve
 
-    root, spec = _spec(ctx, serving, **o)
+    the_lock = None
+    if lock_path is not None:
+        from passprice.locks import read_lock
+
+        the_lock = read_lock(lock_path, _root(ctx).schema)
+        if serving is None and not o.get("checkpoint") and not o.get("card"):
+            # The lock's own serving, priced with today's facts.
+            o = {**o, "checkpoint": the_lock.spec.checkpoint, "card": the_lock.spec.card}
+            serving_spec = the_lock.spec
+        else:
+            serving_spec = None
+    else:
+        serving_spec = None
+    root, spec = _spec(ctx, serving, base=serving_spec, **o)
     resolved = resolve(root, spec)
     try:
-        cost = price_serving(resolved.header, resolved.card, resolved.serving)
+        if the_lock is not None and the_lock.kind == "best" and serving_spec is not None:
+            from passprice.serving import best_serving
+
+            cost = best_serving(resolved.header, resolved.card, resolved.serving)
+        else:
+            cost = price_serving(resolved.header, resolved.card, resolved.serving)
     except ServingRefusal as e:
         _refuse(e)
-    if lock_path is not None:
-        from passprice.locks import judge_price, read_lock
+    if the_lock is not None:
+        from passprice.locks import judge_price
 
-        verdict = judge_price(read_lock(lock_path), cost)
+        verdict = judge_price(the_lock, cost)
         if not verdict.holds:
             raise Refused(verdict.message(), verdict.to_json())
     if as_json:
@@ -311,7 +334,7 @@ def price_command(ctx: click.Context, serving: str | None, lock_path: Path | Non
 @_serving_options(with_batch=False)
 @_json_option
 @click.pass_context
-def best_command(ctx: click.Context, serving: str | None, as_json: bool, **o: Any) -> None:
+def best_command(ctx: click.Context, /, serving: str | None, as_json: bool, **o: Any) -> None:
     """The batch that emits the most tokens per second, and its pass."""
     from passprice.report import cost_json, cost_text
     from passprice.serving import ServingRefusal, best_serving
@@ -334,7 +357,7 @@ def best_command(ctx: click.Context, serving: str | None, as_json: bool, **o: An
 @_serving_options(with_batch=False)
 @_json_option
 @click.pass_context
-def max_batch_command(ctx: click.Context, serving: str | None, as_json: bool, **o: Any) -> None:
+def max_batch_command(ctx: click.Context, /, serving: str | None, as_json: bool, **o: Any) -> None:
     """The most sequences the card carries: every larger batch is refused for capacity."""
     from passprice.serving import ServingRefusal, max_batch
     from passprice.servings import resolve
@@ -349,6 +372,182 @@ def max_batch_command(ctx: click.Context, serving: str | None, as_json: bool, **
         _echo_json({"card": resolved.card.name, "checkpoint": resolved.spec.checkpoint, "max_batch": n})
     else:
         click.echo(f"{resolved.spec.checkpoint} on {resolved.card.name}: at most {n:,} sequences a pass")
+
+
+# --- locks -----------------------------------------------------------------------------------------------------------
+
+
+def _parse_requires(requires: tuple[str, ...]) -> dict[str, Any]:
+    from passprice.facts import Provenance
+
+    out = {}
+    for item in requires:
+        path, sep, level = item.partition("=")
+        if not sep or not path:
+            raise click.BadParameter(f"{item!r} is not PATH=PROVENANCE", param_hint="--require")
+        out[path] = Provenance.parse(level, f"--require {path}")
+    return out
+
+
+@cli.command("lock")
+@_serving_options(with_batch=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Lock file to write.")
+@click.option("--name", help="Lock name (default: the serving's name, or the output file's).")
+@click.option("--best", "kind", flag_value="best", help="Lock the best batch's price instead of the serving's batch.")
+@click.option("--floor", type=click.Choice(["published", "measured", "derived", "estimated", "assumed"]),
+              help="Weakest provenance any fact may have (default: the price's own weakest).")
+@click.option("--require", "requires", multiple=True, metavar="PATH=PROVENANCE",
+              help="A per-path floor, e.g. streams.rewrite=measured (repeatable).")
+@click.option("--force", is_flag=True, help="Overwrite an existing lock.")
+@_json_option
+@click.pass_context
+def lock_command(
+    ctx: click.Context,
+    /,
+    serving: str | None,
+    output: Path | None,
+    name: str | None,
+    kind: str | None,
+    floor: str | None,
+    requires: tuple[str, ...],
+    force: bool,
+    as_json: bool,
+    **o: Any,
+) -> None:
+    """Price SERVING and write a lock pinning the facts the price rests on."""
+    from passprice.facts import Provenance
+    from passprice.locks import Policy, evaluate, make_lock, write_lock
+    from passprice.serving import ServingRefusal
+    from passprice.servings import resolve
+
+    root, spec = _spec(ctx, serving, **o)
+    if output is None:
+        if serving is None and name is None:
+            raise click.UsageError("give -o FILE (or a SERVING or --name to write locks/NAME.lock.toml)")
+        if root.embedded:
+            raise InputError(f"{root.path}: the embedded facts are read-only; give -o FILE or run in a checkout")
+        output = root.locks / f"{name or Path(serving or '').stem}.lock.toml"
+    lock_name = name or (Path(serving).stem if serving else output.name.removesuffix(".lock.toml"))
+    resolved = resolve(root, spec)
+    kind = kind or "price"
+    paths = _parse_requires(requires)
+    try:
+        if floor is None:
+            floor_level = evaluate(kind, resolved.header, resolved.card, resolved.serving).provenance
+        else:
+            floor_level = Provenance(floor)
+        lock = make_lock(lock_name, kind, resolved, Policy(floor_level, paths))
+    except ServingRefusal as e:
+        _refuse(e)
+    from passprice.locks import judge
+
+    verdict = judge(lock.name, lock.policy, tuple((p, lock.facts[p]) for p in lock.rests_on))
+    if not verdict.holds:
+        raise Refused(verdict.message(), verdict.to_json())
+    write_lock(output, lock, force=force)
+    if as_json:
+        _echo_json({"lock": lock.name, "path": str(output), "price": lock.price})
+    else:
+        click.echo(
+            f"locked {lock.name} ({kind}): {lock.price['tokens_per_s']:,.1f} tokens/s at batch {lock.price['batch']}, "
+            f"binds on {lock.price['binds']}, weakest {lock.price['provenance']} -> {output}"
+        )
+
+
+@cli.command("reproduce")
+@click.argument("lock")
+@_json_option
+@click.pass_context
+def reproduce_command(ctx: click.Context, lock: str, as_json: bool) -> None:
+    """Re-price LOCK from its own pinned facts and show it equals the recorded price."""
+    from passprice.locks import HeaderMismatch, lock_path, read_lock, reproduce
+
+    root = _root(ctx)
+    the_lock = read_lock(lock_path(root, lock), root.schema)
+    try:
+        rep = reproduce(root, the_lock)
+    except HeaderMismatch as e:
+        raise Refused(str(e), e.to_json()) from None
+    if as_json:
+        _echo_json(
+            {
+                "lock": the_lock.name,
+                "equals": rep.equals,
+                "pricing_model": {"recorded": the_lock.pricing_model, "now": PRICING_MODEL_VERSION},
+                "moved": [{"field": m.field, "recorded": m.recorded, "now": m.now} for m in rep.moved],
+                "price": rep.price,
+            }
+        )
+    else:
+        if rep.equals:
+            click.echo(
+                f"{the_lock.name}: reproduced exactly from its {len(the_lock.facts)} pinned facts: "
+                f"{rep.price['tokens_per_s']!r} tokens/s at batch {rep.price['batch']}, binds on {rep.price['binds']}"
+            )
+        else:
+            why = "the pricing model changed" if rep.model_changed else "the same pricing model gives another result"
+            click.echo(f"{the_lock.name}: does NOT reproduce ({why}); terms that moved:")
+            for m in rep.moved:
+                click.echo(f"  {m.field}: {m.recorded!r} -> {m.now!r} ({m.change()})")
+    if not rep.equals:
+        ctx.exit(1)
+
+
+@cli.command("check")
+@click.option("--frozen", is_flag=True, help="Make drift of any pinned fact an error (as cargo --locked).")
+@_json_option
+@click.pass_context
+def check_command(ctx: click.Context, frozen: bool, as_json: bool) -> None:
+    """Validate every file against its schema and judge every lock against today's facts."""
+    from passprice.check import check
+
+    report = check(_root(ctx))
+    if as_json:
+        _echo_json(report.to_json(frozen))
+    else:
+        click.echo(report.text(frozen))
+    if not report.ok(frozen):
+        ctx.exit(1)
+
+
+@cli.command("audit")
+@click.argument("target", required=False)
+@_serving_options(with_batch=True)
+@_json_option
+@click.pass_context
+def audit_command(ctx: click.Context, /, target: str | None, as_json: bool, **o: Any) -> None:
+    """Audit the facts a price rests on: TARGET is a lock (its pinned facts) or a SERVING (today's facts)."""
+    from passprice.audit import audit, audit_json, audit_text
+    from passprice.locks import HeaderMismatch, evaluate, pinned_header, pinned_serving, read_lock
+    from passprice.serving import ServingRefusal
+    from passprice.servings import resolve
+
+    o.pop("serving", None)
+    root = _root(ctx)
+    is_lock = target is not None and (target.endswith(".lock.toml") or (root.locks / f"{target}.lock.toml").is_file())
+    if is_lock and target is not None:
+        from passprice.locks import lock_path
+
+        the_lock = read_lock(lock_path(root, target), root.schema)
+        try:
+            header = pinned_header(root, the_lock)
+        except HeaderMismatch as e:
+            raise Refused(str(e), e.to_json()) from None
+        card, serving, kind = the_lock.pinned_card(), pinned_serving(the_lock), the_lock.kind
+        title = f"audit of lock {the_lock.name} (pinned facts): {the_lock.checkpoint} on {the_lock.card}"
+    else:
+        root, spec = _spec(ctx, target, **o)
+        resolved = resolve(root, spec)
+        header, card, serving, kind = resolved.header, resolved.card, resolved.serving, "price"
+        title = f"audit of {target or spec.checkpoint} (today's facts): {spec.checkpoint} on {card.name}"
+    try:
+        result = audit(card, serving, lambda c, s: evaluate(kind, header, c, s))
+    except ServingRefusal as e:
+        _refuse(e)
+    if as_json:
+        _echo_json(audit_json(result, {"title": title}))
+    else:
+        click.echo(audit_text(result, title))
 
 
 def main() -> None:

@@ -21,7 +21,7 @@ from passprice import ggml
 from passprice.gguf_header import GGUFHeader, TensorInfo
 
 
-class DecodeRefusal(Exception):  # noqa: N818 - the seed's name
+class DecodeRefusal(Exception):
     """A checkpoint whose decode step cannot be read off its header (seed ``DecodeRefusal``). ``name`` is the
     variant's name; :meth:`fields` its fields for ``--json``."""
 
@@ -300,8 +300,10 @@ def _per_layer(header: GGUFHeader, key: str, layer: int) -> int | None:
         return None
     if isinstance(raw, int):
         return raw
-    if isinstance(raw, tuple) and layer < len(raw) and isinstance(raw[layer], int) and not isinstance(raw[layer], bool):
-        return int(raw[layer])
+    if isinstance(raw, tuple) and layer < len(raw):
+        item = raw[layer]
+        if isinstance(item, int) and not isinstance(item, bool):
+            return item
     return None
 
 
@@ -404,12 +406,13 @@ def decode_step(header: GGUFHeader, deployment: Deployment) -> DecodeStep:
         is_draft = i >= first_draft and drafts > 0
         has_attention = kv > 0 and ("attn_k" in bases or ("attn_qkv" in bases and i not in recurrent))
         if i in recurrent:
-            kind = LayerKind.RECURRENT
+            layer_kind = LayerKind.RECURRENT
         elif has_attention:
-            kind = LayerKind.WINDOWED if i < len(windowed) and windowed[i] else LayerKind.ATTENTION
+            layer_kind = LayerKind.WINDOWED if i < len(windowed) and windowed[i] else LayerKind.ATTENTION
         else:
-            kind = LayerKind.NONE
-        layers.append(Layer(i, kind, is_draft, kv if has_attention else 0, window if kind is LayerKind.WINDOWED else None))
+            layer_kind = LayerKind.NONE
+        windowed_at = window if layer_kind is LayerKind.WINDOWED else None
+        layers.append(Layer(i, layer_kind, is_draft, kv if has_attention else 0, windowed_at))
 
     def included(layer: int | None) -> bool:
         return layer is None or deployment.speculative or not layers[layer].draft
@@ -423,7 +426,7 @@ def decode_step(header: GGUFHeader, deployment: Deployment) -> DecodeStep:
 
     def add_tensor_stage(key: tuple[int | None, str]) -> None:
         nonlocal embedding_table
-        layer, base = key
+        layer, _base = key
         kind = kinds[key]
         tensors = groups[key]
         names = tuple(t.name for t in tensors)
@@ -495,7 +498,8 @@ def decode_step(header: GGUFHeader, deployment: Deployment) -> DecodeStep:
                 held_weights[t.name] = _tensor_bytes(t)
     for key in globals_after:
         add_tensor_stage(key)
-    if not any(s.kind is StageKind.HEAD and s.layer is None for s in stages) and "token_embd.weight" in {t.name for t in header.tensors}:
+    has_head = any(s.kind is StageKind.HEAD and s.layer is None for s in stages)
+    if not has_head and header.tensor("token_embd.weight") is not None:
         # Tied embeddings: the head reads the embedding table as a matrix; the table is still held once.
         table = next(t for t in header.tensors if t.name == "token_embd.weight")
         stages.append(Stage(StageKind.HEAD, None, (table.name,), _tensor_bytes(table)))
@@ -510,7 +514,9 @@ def decode_step(header: GGUFHeader, deployment: Deployment) -> DecodeStep:
     return DecodeStep(tuple(stages), held, tuple(layers), rec)
 
 
-def _with_tensors(stage: Stage, keys: list[tuple[int | None, str]], groups: Mapping[Any, list[TensorInfo]]) -> Stage:
+def _with_tensors(
+    stage: Stage, keys: Sequence[tuple[int | None, str]], groups: Mapping[Any, list[TensorInfo]]
+) -> Stage:
     """A recurrence stage with the layer's other ``ssm_*`` tensors (its ``ssm_a``, ``ssm_dt``, ``ssm_conv1d``,
     ``ssm_norm`` …) and their bytes; an attention stage unchanged."""
     if stage.kind is not StageKind.RECURRENCE or not keys:

@@ -41,7 +41,9 @@ def method_from_document(name: str, document: Mapping[str, Any], source: str) ->
     table = document["acceptance"]
     numbers = sorted(int(k) for k in table)
     if numbers != list(range(1, len(numbers) + 1)):
-        raise InputError(f"{source}: acceptance: figures must be numbered 1..{len(numbers)} without gaps, got {numbers}")
+        raise InputError(
+            f"{source}: acceptance: figures must be numbered 1..{len(numbers)} without gaps, got {numbers}"
+        )
     facts = tuple(Fact.from_entry(table[str(i)], f"{source}: acceptance.{i}") for i in numbers)
     meta = document["method"]
     return DraftMethod(name, str(meta.get("name", name)), facts, meta.get("kind"))

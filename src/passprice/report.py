@@ -7,10 +7,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from passprice.audit import binding_paths
 from passprice.cards import Card
 from passprice.facts import Fact
 from passprice.gguf_header import GGUFHeader, LongArray
-from passprice.serving import BIND_FACTS, COST_FIELDS, ServingCost
+from passprice.serving import COST_FIELDS, ServingCost
 from passprice.servings import ServingSpec
 from passprice.tables import count, percent, si, text_table
 
@@ -64,7 +65,8 @@ def cost_text(cost: ServingCost, title: str, spec: ServingSpec | None = None) ->
         lines.append(f"  {spec_summary(spec)}")
     lines.append(
         f"  batch {cost.batch:,} ({cost.host_sequences:,} in host memory) · {cost.rows_per_sequence} token-row"
-        f"{'s' if cost.rows_per_sequence != 1 else ''} and {cost.emitted_per_sequence:.4g} tokens emitted per sequence"
+        f"{'s' if cost.rows_per_sequence != 1 else ''} and {cost.emitted_per_sequence:.4g} emitted tokens "
+        "per sequence a pass"
     )
     lines.append("")
     rows = []
@@ -88,7 +90,7 @@ def cost_text(cost: ServingCost, title: str, spec: ServingSpec | None = None) ->
         f"  held          {si(cost.held_bytes, 'B')} of {si(cost.capacity_bytes, 'B')} card memory "
         f"({percent(cost.held_bytes, cost.capacity_bytes)})"
     )
-    if cost.host_capacity_bytes or cost.host_held_bytes:
+    if cost.host_sequences or (spec is not None and spec.host_memory):
         lines.append(
             f"  host held     {si(cost.host_held_bytes, 'B')} of {si(cost.host_capacity_bytes, 'B')} "
             f"({percent(cost.host_held_bytes, cost.host_capacity_bytes)})"
@@ -99,7 +101,7 @@ def cost_text(cost: ServingCost, title: str, spec: ServingSpec | None = None) ->
     )
     lines.append("")
     lines.append(f"  provenance    {cost.provenance.value} — weakest: {', '.join(cost.weakest)}")
-    binding = set(BIND_FACTS[cost.binds])
+    binding = binding_paths(cost)
     rests = ", ".join(f"{p}{'*' if p in binding else ''} ({f.provenance.value})" for p, f in cost.rests_on)
     lines.append(f"  rests on      {rests}")
     lines.append("                (* a fact of the binding term)")

@@ -188,7 +188,7 @@ class Serving:
     """
 
     batch: int = 1
-    contexts: ContextMix = ContextMix.uniform(2048.0, 4096)
+    contexts: ContextMix = attrs.field(factory=lambda: ContextMix.uniform(2048.0, 4096))
     kv_page: int | None = None
     attention: AttentionMath = AttentionMath.VECTOR
     kv_bytes: float = 2.0
@@ -253,7 +253,7 @@ def is_float(ty: ggml.GgmlType) -> bool:
     return ty.name in ("F32", "F16", "BF16")
 
 
-class ServingRefusal(Exception):  # noqa: N818 - the seed's name
+class ServingRefusal(Exception):
     """Why a serving could not be priced (seed ``ServingRefusal``). ``name`` is the variant's seed name;
     :meth:`fields` gives its fields for ``--json`` (``{"refusal": name, ...fields}``); ``str()`` says what to fix."""
 
@@ -849,11 +849,11 @@ def pass_shape(header: GGUFHeader, s: Serving) -> PassShape:
     if s.flush.mode is StateFlushMode.EVERY_PASS:
         flush_tokens, lazy, windows, window = 1.0, False, 0.0, 0.0
     elif s.flush.mode is StateFlushMode.EVERY:
-        t = float(max(s.flush.tokens, 1))
-        flush_tokens, lazy, windows, window = t, True, 1.0, max((t - emitted) / 2.0, 0.0)
+        every = float(max(s.flush.tokens, 1))
+        flush_tokens, lazy, windows, window = every, True, 1.0, max((every - emitted) / 2.0, 0.0)
     else:
-        t = float(max(s.flush.tokens, 1))
-        flush_tokens, lazy, windows, window = t, True, 2.0, t + max((t - emitted) / 2.0, 0.0)
+        every = float(max(s.flush.tokens, 1))
+        flush_tokens, lazy, windows, window = every, True, 2.0, every + max((every - emitted) / 2.0, 0.0)
 
     position = s.contexts.mean_position()
     kv_positions = position + s.kv_page / 2.0 if s.kv_page is not None else s.contexts.mean_limit()

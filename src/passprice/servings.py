@@ -99,7 +99,10 @@ def spec_from_document(document: Mapping[str, Any], source: str) -> ServingSpec:
         AttentionMath(spec.attention)
         ActScaling(spec.scaling)
     except (cattrs.BaseValidationError, ValueError, TypeError) as e:
-        detail = "; ".join(str(x) for x in cattrs.transform_error(e)) if isinstance(e, cattrs.BaseValidationError) else e
+        if isinstance(e, cattrs.BaseValidationError):
+            detail = "; ".join(str(x) for x in cattrs.transform_error(e))
+        else:
+            detail = str(e)
         raise InputError(f"{source}: not a serving: {detail}") from None
     return spec
 
@@ -184,7 +187,9 @@ def to_serving(spec: ServingSpec, acceptance: tuple[Fact, ...] = ()) -> Serving:
         draft = Draft(spec.draft.tokens, acceptance, spec.draft.head_rows, spec.draft.method)
     return Serving(
         batch=spec.batch,
-        contexts=ContextMix(tuple(ContextClass(c.share, float(c.position or 0.0), int(c.limit or 0)) for c in spec.contexts)),
+        contexts=ContextMix(
+            tuple(ContextClass(c.share, float(c.position or 0.0), int(c.limit or 0)) for c in spec.contexts)
+        ),
         kv_page=spec.kv_page,
         attention=AttentionMath(spec.attention),
         kv_bytes=spec.kv_bytes,

@@ -1,0 +1,763 @@
+"""A checkpoint is priced from its header alone: the reader streams the bytes from the file's start to the end of the
+tensor-info table, checks every count against what the file can hold before acting on it, and never touches the
+weights.
+
+The GGUF layout (v2 and v3, either byte order) is ``magic "GGUF"``, ``version u32``, ``tensor count u64``,
+``metadata count u64``, the metadata (``key string``, ``type u32``, value), then one tensor info per tensor
+(``name string``, ``n_dims u32``, ``dims u64 × n_dims``, ``type u32``, ``offset u64``). The header ends there; the
+tensor data starts at the header's length rounded up to ``general.alignment`` (default 32). A big-endian file writes
+the magic as little-endian and every other number big-endian, so its version reads byte-swapped.
+
+The reader is passprice's own (DESIGN.md, Checkpoints: the GGUF header): ``gguf.GGUFReader`` maps the whole file,
+cannot open a header-only file, and builds a Python object per tokenizer entry. The ``gguf`` package still supplies
+the value-type table (``GGUFValueType``) and, through :mod:`passprice.ggml`, the tensor-type table.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import lzma
+import os
+import re
+import struct
+import zlib
+from collections import OrderedDict
+from pathlib import Path
+from typing import IO, Any, TypeAlias, cast
+
+import attrs
+from gguf import GGUFValueType
+
+from passprice import ggml
+from passprice.errors import InputError
+
+#: The GGUF versions the reader reads.
+VERSIONS = (2, 3)
+#: Arrays with at most this many elements (counted through nested arrays) are kept as tuples; longer ones are kept
+#: as :class:`LongArray` (element type and length) and skipped.
+KEEP_ARRAY_LIMIT = 1024
+#: Arrays nested deeper than this are refused (GGUF writers nest at most one level).
+MAX_ARRAY_DEPTH = 8
+#: A tensor has at most this many dimensions (``GGML_MAX_DIMS``).
+MAX_DIMS = 4
+#: ``general.alignment`` when the header does not set it.
+DEFAULT_ALIGNMENT = 32
+#: Bytes read from the file at a time.
+CHUNK = 1 << 20
+
+_MAGIC = b"GGUF"
+_INT64_MAX = (1 << 63) - 1
+_XZ_MAGIC = b"\xfd7zXZ\x00"
+_GZ_MAGIC = b"\x1f\x8b"
+_SHARD_NAME = re.compile(r"^(?P<stem>.+)-(?P<no>\d{5})-of-(?P<count>\d{5})(?P<suffix>\.gguf(?:\.xz|\.gz)?)$")
+_SUFFIXES = (".gguf", ".gguf.xz", ".gguf.gz")
+
+# struct format of each fixed-size value type (a GGUF bool is one byte, 0 or 1).
+_FORMAT: dict[int, str] = {
+    GGUFValueType.UINT8: "B",
+    GGUFValueType.INT8: "b",
+    GGUFValueType.UINT16: "H",
+    GGUFValueType.INT16: "h",
+    GGUFValueType.UINT32: "I",
+    GGUFValueType.INT32: "i",
+    GGUFValueType.FLOAT32: "f",
+    GGUFValueType.BOOL: "?",
+    GGUFValueType.UINT64: "Q",
+    GGUFValueType.INT64: "q",
+    GGUFValueType.FLOAT64: "d",
+}
+_SIZE: dict[int, int] = {t: struct.calcsize("<" + f) for t, f in _FORMAT.items()}
+#: Value type id → its name in a type descriptor (``uint32``, ``string``, ``array`` …).
+VALUE_TYPE_NAMES: dict[int, str] = {int(t): t.name.lower() for t in GGUFValueType}
+_STRING = int(GGUFValueType.STRING)
+_ARRAY = int(GGUFValueType.ARRAY)
+# Fewest bytes one element of an array of each type takes: a string is at least its 8-byte length, an array its
+# 4-byte type and 8-byte length.
+_MIN_SIZE: dict[int, int] = {**_SIZE, _STRING: 8, _ARRAY: 12}
+
+
+class HeaderError(InputError):
+    """A GGUF header passprice cannot read: ``str(error)`` is one line naming the file, the byte offset and what was
+    wrong (``model.gguf: byte 8: tensor count 9223372036854775808 needs at least … bytes; the file has 40 left``).
+
+    ``source`` is the file, ``offset`` the byte offset in the (decompressed) header, ``problem`` what was wrong.
+    """
+
+    def __init__(self, source: str, offset: int, problem: str, *, message: str | None = None) -> None:
+        self.source = source
+        self.offset = offset
+        self.problem = problem
+        super().__init__(message if message is not None else f"{source}: byte {offset}: {problem}")
+
+    @classmethod
+    def ends(cls, source: str, offset: int, what: str) -> HeaderError:
+        """The error for a header cut short: ``FILE: header ends at byte N while reading WHAT``."""
+        problem = f"header ends at byte {offset} while reading {what}"
+        return cls(source, offset, problem, message=f"{source}: {problem}")
+
+
+@attrs.frozen
+class LongArray:
+    """A metadata array too long to keep (more than :data:`KEEP_ARRAY_LIMIT` elements: a tokenizer's vocabulary,
+    merges or scores): its ``element_type`` descriptor (``string``, ``float32``, ``array[int32]``) and ``length``
+    (elements of the outer array)."""
+
+    element_type: str
+    length: int
+
+
+#: A metadata value as kept: a scalar, a tuple for a short array (nested arrays as nested tuples), or a
+#: :class:`LongArray` for a long one.
+MetaValue: TypeAlias = "bool | int | float | str | LongArray | tuple[MetaValue, ...]"
+
+
+@attrs.frozen
+class TensorInfo:
+    """One row of the tensor-info table: ``name``; ``dims`` in GGUF order (``dims[0]`` is the fastest-varying,
+    a row's length); ``type_id``, the GGML type id; ``offset``, bytes from the start of its shard's data section;
+    ``shard``, the index of the shard file that holds it (0 for a single file)."""
+
+    name: str
+    dims: tuple[int, ...]
+    type_id: int
+    offset: int
+    shard: int = 0
+
+    @property
+    def type_name(self) -> str:
+        """The GGML type's name (``Q4_K``), or ``type#N`` for an id the ``gguf`` package does not know."""
+        return ggml.type_name(self.type_id)
+
+
+@attrs.frozen
+class Shard:
+    """One file of a checkpoint (the only one for an unsplit checkpoint): its ``file`` name (not part of equality:
+    a renamed, truncated or compressed copy is the same shard), ``header_bytes`` (its header's length in bytes),
+    ``data_offset`` (where its tensor data starts, in bytes), ``sha256`` (hex digest of its header bytes) and
+    ``tensor_count``."""
+
+    file: str = attrs.field(eq=False)
+    header_bytes: int
+    data_offset: int
+    sha256: str
+    tensor_count: int
+
+
+def _tensor_index(tensors: tuple[TensorInfo, ...]) -> dict[str, TensorInfo]:
+    return {t.name: t for t in tensors}
+
+
+@attrs.frozen
+class GGUFHeader:
+    """A checkpoint's header: everything in the file but the weights.
+
+    - ``version`` (2 or 3) and ``byte_order`` (``"little"`` or ``"big"``);
+    - ``metadata``: key → value in file order (:data:`MetaValue`); ``value_types``: key → type descriptor
+      (``uint32``, ``string``, ``array[string]``, ``array[array[int32]]``);
+    - ``tensors``: the tensor-info table (every shard's, joined, in shard order);
+    - ``header_bytes``: bytes of header (for a split checkpoint, all shards' together: the bytes ``sha256`` covers);
+    - ``alignment``: ``general.alignment`` (default 32); ``data_offset``: where the (first shard's) tensor data
+      starts, its header length rounded up to ``alignment``;
+    - ``sha256``: hex sha256 of the header bytes (of every shard's header bytes, concatenated in order): the
+      checkpoint's identity in locks;
+    - ``shards``: one :class:`Shard` per file;
+    - ``source``: where it was read from (a path or an entry); not part of equality.
+    """
+
+    version: int
+    byte_order: str
+    metadata: dict[str, MetaValue]
+    value_types: dict[str, str]
+    tensors: tuple[TensorInfo, ...]
+    header_bytes: int
+    alignment: int
+    data_offset: int
+    sha256: str
+    shards: tuple[Shard, ...]
+    source: str = attrs.field(default="", eq=False)
+    _index: dict[str, TensorInfo] = attrs.field(init=False, eq=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "_index", _tensor_index(self.tensors))
+
+    @property
+    def architecture(self) -> str | None:
+        """``general.architecture`` (``qwen2``, ``gemma3`` …), or ``None`` when the header does not say."""
+        arch = self.metadata.get("general.architecture")
+        return arch if isinstance(arch, str) else None
+
+    def meta(self, key: str, default: MetaValue | None = None) -> MetaValue | None:
+        """``metadata[key]`` if present, else ``metadata[f"{architecture}.{key}"]`` (so ``block_count`` reads
+        ``gemma3.block_count``), else ``default``."""
+        if key in self.metadata:
+            return self.metadata[key]
+        arch = self.architecture
+        if arch is not None:
+            return self.metadata.get(f"{arch}.{key}", default)
+        return default
+
+    def meta_int(self, key: str) -> int | None:
+        """:meth:`meta` of ``key`` when it is an integer scalar (not a bool); ``None`` when absent or not one."""
+        value = self.meta(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    def tensor(self, name: str) -> TensorInfo | None:
+        """The tensor named ``name`` (``output.weight``), or ``None`` when the checkpoint has none."""
+        return self._index.get(name)
+
+
+# --- the byte stream ------------------------------------------------------------------------------------------------
+
+
+class _Reader:
+    """Reads a header from a binary stream a chunk at a time, hashing every byte it consumes.
+
+    ``buf[pos:]`` is read but not consumed; ``buf[:pos]`` is consumed but not yet hashed; every byte before ``base``
+    (the file offset of ``buf[0]``) is hashed. ``size`` is the stream's length when known (a plain file), else
+    ``None`` (a compressed one: counts are then bounded by reading, never by allocating).
+    """
+
+    def __init__(self, stream: IO[bytes], source: str, size: int | None, hashers: list[Any]) -> None:
+        self.stream = stream
+        self.source = source
+        self.size = size
+        self.hashers = hashers
+        self.buf = b""
+        self.pos = 0
+        self.base = 0
+        self.order = "<"
+        self.u32 = struct.Struct("<I")
+        self.u64 = struct.Struct("<Q")
+
+    def set_order(self, order: str) -> None:
+        self.order = order
+        self.u32 = struct.Struct(order + "I")
+        self.u64 = struct.Struct(order + "Q")
+
+    @property
+    def offset(self) -> int:
+        return self.base + self.pos
+
+    def left(self) -> int | None:
+        """Bytes after the current offset, when the stream's length is known."""
+        return None if self.size is None else self.size - self.offset
+
+    def fail(self, offset: int, problem: str) -> HeaderError:
+        return HeaderError(self.source, offset, problem)
+
+    def _hash(self, data: bytes | memoryview) -> None:
+        for h in self.hashers:
+            h.update(data)
+
+    def _read(self, what: str, have: int) -> bytes:
+        chunk = self.stream.read(CHUNK)
+        if not chunk:
+            raise HeaderError.ends(self.source, self.base + have, what)
+        return chunk
+
+    def more(self, n: int, what: str) -> None:
+        """Make ``n`` bytes available at ``pos``, reading chunk by chunk (so a length the stream cannot back is
+        never allocated); :class:`HeaderError` when the stream ends first."""
+        if len(self.buf) - self.pos >= n:
+            return
+        if self.pos:
+            self._hash(memoryview(self.buf)[: self.pos])
+            self.base += self.pos
+            self.buf = self.buf[self.pos :]
+            self.pos = 0
+        parts = [self.buf]
+        have = len(self.buf)
+        while have < n:
+            chunk = self._read(what, have)
+            parts.append(chunk)
+            have += len(chunk)
+        self.buf = b"".join(parts)
+
+    def take(self, n: int, what: str) -> bytes:
+        """The next ``n`` bytes."""
+        if len(self.buf) - self.pos < n:
+            self.more(n, what)
+        start = self.pos
+        self.pos = start + n
+        return self.buf[start : self.pos]
+
+    def skip(self, n: int, what: str) -> None:
+        """Consume (and hash) ``n`` bytes without keeping them."""
+        avail = len(self.buf) - self.pos
+        if avail >= n:
+            self.pos += n
+            return
+        self._hash(self.buf)
+        self.base += len(self.buf)
+        self.buf, self.pos = b"", 0
+        need = n - avail
+        while need:
+            chunk = self._read(what, 0)
+            if len(chunk) <= need:
+                self._hash(chunk)
+                self.base += len(chunk)
+                need -= len(chunk)
+            else:
+                self.buf, self.pos, need = chunk, need, 0
+
+    def read_u32(self, what: str) -> int:
+        if len(self.buf) - self.pos < 4:
+            self.more(4, what)
+        value: int = self.u32.unpack_from(self.buf, self.pos)[0]
+        self.pos += 4
+        return value
+
+    def read_u64(self, what: str) -> int:
+        if len(self.buf) - self.pos < 8:
+            self.more(8, what)
+        value: int = self.u64.unpack_from(self.buf, self.pos)[0]
+        self.pos += 8
+        return value
+
+    def check_count(self, count: int, unit: int, at: int, what: str) -> None:
+        """Refuse ``count`` items of at least ``unit`` bytes each (``what``, read at ``at``) when the rest of the file
+        cannot hold them; nothing is checked when the stream's length is not known."""
+        left = self.left()
+        if left is not None and count * unit > left:
+            if unit == 1:
+                raise self.fail(at, f"{what} runs past the end of the file ({left} bytes left)")
+            raise self.fail(at, f"{what} needs at least {count * unit} bytes; the file has {left} left")
+
+    def read_string(self, what: str, strict: bool) -> str:
+        """A GGUF string (u64 length, UTF-8 bytes). ``strict``: refuse bytes that are not UTF-8 (keys, names);
+        else decode with replacement characters (values)."""
+        at = self.offset
+        n = self.read_u64(f"{what} length")
+        self.check_count(n, 1, at, f"{what}: string length {n}")
+        raw = self.take(n, what)
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            if strict:
+                raise self.fail(at + 8 + e.start, f"{what} is not UTF-8 ({raw[:40]!r})") from None
+            return raw.decode("utf-8", errors="replace")
+
+    def skip_strings(self, count: int, what: str) -> None:
+        """Skip ``count`` strings: the hot loop of a header (a 262,144-token vocabulary), run over the buffer."""
+        unpack = self.u64.unpack_from
+        done = 0
+        while done < count:
+            buf, pos = self.buf, self.pos
+            end = len(buf)
+            last = end - 8
+            for i in range(done, count):  # noqa: B007 - i says where the loop stopped
+                if pos > last:
+                    break
+                nxt = pos + 8 + unpack(buf, pos)[0]
+                if nxt > end:
+                    break
+                pos = nxt
+            else:
+                i = count
+            self.pos = pos
+            done = i
+            if done < count:
+                # The next string runs past the buffer: read its length, then take or skip its bytes.
+                at = self.offset
+                n = self.read_u64(f"{what} string {done} length")
+                self.check_count(n, 1, at, f"{what} string {done}: string length {n}")
+                if n <= CHUNK:
+                    self.more(n, f"{what} string {done}")
+                    self.pos += n
+                else:
+                    self.skip(n, f"{what} string {done}")
+                done += 1
+
+    def finish(self) -> int:
+        """Hash what is consumed; the header's length in bytes."""
+        self._hash(memoryview(self.buf)[: self.pos])
+        self.base += self.pos
+        self.buf, self.pos = self.buf[self.pos :], 0
+        return self.base
+
+
+# --- metadata values -------------------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class _Value:
+    value: MetaValue  # a LongArray for an array too long to keep
+    descriptor: str
+    leaves: int  # elements kept, counted through nested arrays; 0 for a LongArray
+
+
+def _read_value(r: _Reader, type_id: int, key: str, at: int) -> _Value:
+    """One value of type ``type_id`` (its type read at ``at``) of metadata ``key``."""
+    fmt = _FORMAT.get(type_id)
+    if fmt is not None:
+        raw = r.take(_SIZE[type_id], f"metadata {key!r} value")
+        scalar: bool | int | float = struct.unpack(r.order + fmt, raw)[0]
+        return _Value(scalar, VALUE_TYPE_NAMES[type_id], 1)
+    if type_id == _STRING:
+        return _Value(r.read_string(f"metadata {key!r} value", strict=False), "string", 1)
+    if type_id == _ARRAY:
+        return _read_array(r, key, True, 1)
+    raise r.fail(at, f"metadata {key!r}: unknown value type {type_id}")
+
+
+def _read_array(r: _Reader, key: str, keep: bool, depth: int) -> _Value:
+    """An array (element type u32, length u64, elements) of metadata ``key``, ``depth`` arrays deep; kept as a
+    tuple when ``keep`` and short enough, else skipped and returned as a :class:`LongArray`."""
+    what = f"metadata {key!r}"
+    type_at = r.offset
+    etype = r.read_u32(f"{what} array element type")
+    if etype not in VALUE_TYPE_NAMES:
+        raise r.fail(type_at, f"{what}: unknown array element type {etype}")
+    if depth > MAX_ARRAY_DEPTH:
+        raise r.fail(type_at, f"{what}: arrays nested more than {MAX_ARRAY_DEPTH} deep")
+    length_at = r.offset
+    length = r.read_u64(f"{what} array length")
+    ename = VALUE_TYPE_NAMES[etype]
+    r.check_count(length, _MIN_SIZE[etype], length_at, f"{what}: array of {length} {ename}")
+    keep = keep and length <= KEEP_ARRAY_LIMIT
+    if etype == _ARRAY:
+        return _read_nested(r, key, length, keep, depth)
+    descriptor = f"array[{ename}]"
+    if etype == _STRING:
+        if not keep:
+            r.skip_strings(length, f"{what} array")
+            return _Value(LongArray(ename, length), descriptor, 0)
+        items = tuple(r.read_string(f"{what} array string {i}", strict=False) for i in range(length))
+        return _Value(items, descriptor, length)
+    size = _SIZE[etype]
+    if not keep:
+        r.skip(length * size, f"{what} array of {length} {ename}")
+        return _Value(LongArray(ename, length), descriptor, 0)
+    raw = r.take(length * size, f"{what} array of {length} {ename}")
+    values: tuple[MetaValue, ...] = struct.unpack(f"{r.order}{length}{_FORMAT[etype]}", raw)
+    return _Value(values, descriptor, length)
+
+
+def _read_nested(r: _Reader, key: str, length: int, keep: bool, depth: int) -> _Value:
+    """An array of ``length`` arrays: kept while every element, counted through the nesting, fits
+    :data:`KEEP_ARRAY_LIMIT`; else skipped whole. Its descriptor takes the first inner array's (``array[array]``
+    when there is none)."""
+    items: list[MetaValue] = []
+    inner = "array"
+    leaves = 0
+    for i in range(length):
+        element = _read_array(r, key, keep, depth + 1)
+        if i == 0:
+            inner = element.descriptor
+        if keep:
+            leaves += element.leaves
+            if isinstance(element.value, LongArray) or leaves > KEEP_ARRAY_LIMIT:
+                keep = False
+                items.clear()
+            else:
+                items.append(element.value)
+    descriptor = f"array[{inner}]"
+    if not keep:
+        return _Value(LongArray(inner, length), descriptor, 0)
+    return _Value(tuple(items), descriptor, leaves)
+
+
+# --- one file --------------------------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class _Parsed:
+    """One file's header, before shards are joined."""
+
+    version: int
+    byte_order: str
+    metadata: dict[str, MetaValue]
+    value_types: dict[str, str]
+    offsets: dict[str, int]  # key → byte offset of its value
+    tensors: tuple[TensorInfo, ...]
+    tensor_offset: int  # byte offset of the first tensor info
+    header_bytes: int
+    alignment: int
+    data_offset: int
+    sha256: str
+
+
+def _parse(stream: IO[bytes], source: str, size: int | None, extra: list[Any]) -> _Parsed:
+    own = hashlib.sha256()
+    r = _Reader(stream, source, size, [own, *extra])
+    magic = r.take(4, "the magic")
+    if magic != _MAGIC:
+        raise r.fail(0, f"bad magic {magic!r} (a GGUF file starts with b'GGUF')")
+    raw_version = r.take(4, "the version")
+    little = struct.unpack("<I", raw_version)[0]
+    big = struct.unpack(">I", raw_version)[0]
+    if little in VERSIONS:
+        version, byte_order = little, "little"
+    elif big in VERSIONS:
+        version, byte_order = big, "big"
+        r.set_order(">")
+    else:
+        shown = big if little & 0xFFFF == 0 else little
+        raise r.fail(4, f"unknown GGUF version {shown} (passprice reads versions 2 and 3)")
+    tensor_count = r.read_u64("the tensor count")
+    kv_count = r.read_u64("the metadata count")
+    r.check_count(tensor_count, 24, 8, f"tensor count {tensor_count}")
+    r.check_count(kv_count, 13, 16, f"metadata count {kv_count}")
+
+    metadata: dict[str, MetaValue] = {}
+    value_types: dict[str, str] = {}
+    offsets: dict[str, int] = {}
+    for i in range(kv_count):
+        key_at = r.offset
+        key = r.read_string(f"metadata key {i}", strict=True)
+        if key in metadata:
+            raise r.fail(key_at, f"metadata key {key!r} appears twice")
+        type_at = r.offset
+        type_id = r.read_u32(f"metadata {key!r} value type")
+        if type_id not in VALUE_TYPE_NAMES:
+            raise r.fail(type_at, f"metadata {key!r}: unknown value type {type_id}")
+        value_at = r.offset
+        value = _read_value(r, type_id, key, type_at)
+        metadata[key] = value.value
+        value_types[key] = value.descriptor
+        offsets[key] = value_at
+
+    tensor_offset = r.offset
+    tensors: list[TensorInfo] = []
+    names: set[str] = set()
+    u64s = {n: struct.Struct(f"{r.order}{n}Q") for n in range(MAX_DIMS + 1)}
+    for i in range(tensor_count):
+        at = r.offset
+        name = r.read_string(f"tensor {i} name", strict=True)
+        if name in names:
+            raise r.fail(at, f"tensor {name!r} appears twice")
+        names.add(name)
+        dims_at = r.offset
+        n_dims = r.read_u32(f"tensor {name!r} dimension count")
+        if n_dims > MAX_DIMS:
+            raise r.fail(dims_at, f"tensor {name!r} has {n_dims} dimensions (GGUF allows at most {MAX_DIMS})")
+        dims: tuple[int, ...] = u64s[n_dims].unpack(r.take(8 * n_dims, f"tensor {name!r} dimensions"))
+        if any(d > _INT64_MAX for d in dims):
+            raise r.fail(dims_at + 4, f"tensor {name!r}: dimension {max(dims)} is beyond int64")
+        type_id = r.read_u32(f"tensor {name!r} type")
+        offset_at = r.offset
+        offset = r.read_u64(f"tensor {name!r} offset")
+        if offset > _INT64_MAX:
+            raise r.fail(offset_at, f"tensor {name!r}: data offset {offset} is beyond int64")
+        tensors.append(TensorInfo(name, dims, type_id, offset))
+    header_bytes = r.finish()
+
+    alignment = DEFAULT_ALIGNMENT
+    if "general.alignment" in metadata:
+        align = metadata["general.alignment"]
+        if isinstance(align, bool) or not isinstance(align, int) or align <= 0 or align & (align - 1):
+            raise r.fail(offsets["general.alignment"], f"general.alignment {align!r} is not a power of two")
+        alignment = align
+    data_offset = -(-header_bytes // alignment) * alignment
+    return _Parsed(
+        version=version,
+        byte_order=byte_order,
+        metadata=metadata,
+        value_types=value_types,
+        offsets=offsets,
+        tensors=tuple(tensors),
+        tensor_offset=tensor_offset,
+        header_bytes=header_bytes,
+        alignment=alignment,
+        data_offset=data_offset,
+        sha256=own.hexdigest(),
+    )
+
+
+def _single(parsed: _Parsed, file: str, source: str) -> GGUFHeader:
+    shard = Shard(file, parsed.header_bytes, parsed.data_offset, parsed.sha256, len(parsed.tensors))
+    return GGUFHeader(
+        version=parsed.version,
+        byte_order=parsed.byte_order,
+        metadata=parsed.metadata,
+        value_types=parsed.value_types,
+        tensors=parsed.tensors,
+        header_bytes=parsed.header_bytes,
+        alignment=parsed.alignment,
+        data_offset=parsed.data_offset,
+        sha256=parsed.sha256,
+        shards=(shard,),
+        source=source,
+    )
+
+
+def read_stream(stream: IO[bytes], source: str, size: int | None = None) -> GGUFHeader:
+    """The header of the GGUF bytes ``stream`` yields (already decompressed), read from its current position up
+    to the end of the tensor-info table and no further than one chunk past it. ``size`` is the stream's length in
+    bytes when known (counts and lengths are then checked against it before anything is read); ``source`` names the
+    stream in errors. A single file: no shards are looked for.
+
+    Raises :class:`HeaderError` (file, byte offset, what was wrong).
+    """
+    return _single(_parse(stream, source, size, []), Path(source).name, source)
+
+
+def _open(path: Path, stack: contextlib.ExitStack) -> tuple[IO[bytes], int | None]:
+    """The file at ``path`` as a stream of GGUF bytes, decompressed when its first bytes are xz's or gzip's magic,
+    and its length when known (uncompressed). ``stack`` closes what is opened."""
+    raw = stack.enter_context(open(path, "rb", buffering=0))  # noqa: SIM115 - the stack closes it
+    head = raw.read(6)
+    raw.seek(0)
+    if head.startswith(_XZ_MAGIC):
+        return stack.enter_context(lzma.LZMAFile(raw, "rb")), None
+    if head.startswith(_GZ_MAGIC):
+        import gzip
+
+        return cast(IO[bytes], stack.enter_context(gzip.GzipFile(fileobj=raw, mode="rb"))), None
+    return raw, os.fstat(raw.fileno()).st_size
+
+
+def _parse_file(path: Path, extra: list[Any]) -> _Parsed:
+    """The header of the one file at ``path`` (hashed also into each of ``extra``)."""
+    try:
+        with contextlib.ExitStack() as stack:
+            stream, size = _open(path, stack)
+            return _parse(stream, str(path), size, extra)
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a folder, not a file") from None
+    except (lzma.LZMAError, zlib.error, EOFError) as e:
+        raise InputError(f"{path}: cannot decompress: {e}") from None
+    except OSError as e:  # gzip's BadGzipFile is an OSError
+        raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
+
+
+def _split_count(parsed: _Parsed) -> int:
+    count = parsed.metadata.get("split.count")
+    return count if isinstance(count, int) and not isinstance(count, bool) else 1
+
+
+def _shard_path(folder: Path, stem: str, no: int, count: int, suffix: str) -> Path | None:
+    """The file of shard ``no`` (1-based), preferring the given shard's suffix (``.gguf``, ``.gguf.xz`` …)."""
+    for s in (suffix, *(x for x in _SUFFIXES if x != suffix)):
+        candidate = folder / f"{stem}-{no:05d}-of-{count:05d}{s}"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _read_split(path: Path, first: _Parsed, combined: Any) -> tuple[GGUFHeader, list[Path]]:
+    """Every shard of the split checkpoint ``path`` belongs to (``first`` is ``path``'s own header, hashed into
+    ``combined`` already), joined into one header; and the shards' paths."""
+    source = str(path)
+    count = _split_count(first)
+    count_at = first.offsets["split.count"]
+    match = _SHARD_NAME.match(path.name)
+    if match is None:
+        problem = f"split.count is {count} but the file name is not NAME-0000N-of-{count:05d}.gguf"
+        raise HeaderError(source, count_at, problem)
+    stem, suffix = match["stem"], match["suffix"]
+    if int(match["count"]) != count:
+        raise HeaderError(source, count_at, f"split.count is {count} but the file name says {int(match['count'])}")
+    given = int(match["no"]) - 1
+    paths: list[Path] = []
+    parsed: list[_Parsed] = []
+    if given != 0:
+        combined = hashlib.sha256()
+    for no in range(count):
+        shard = path if no == given else _shard_path(path.parent, stem, no + 1, count, suffix)
+        if shard is None:
+            wanted = f"{stem}-{no + 1:05d}-of-{count:05d}{suffix}"
+            raise HeaderError(source, count_at, f"split.count is {count} but shard {no + 1} ({wanted}) is missing")
+        one = first if (no == 0 and given == 0) else _parse_file(shard, [combined])
+        own_no = one.metadata.get("split.no")
+        if own_no != no or _split_count(one) != count:
+            at = one.offsets.get("split.no", one.offsets.get("split.count", 0))
+            found = f"split.no is {own_no!r} of split.count {_split_count(one)}"
+            raise HeaderError(str(shard), at, f"{found}, expected {no} of {count}")
+        paths.append(shard)
+        parsed.append(one)
+    head = parsed[0]
+    tensors: list[TensorInfo] = []
+    seen: set[str] = set()
+    for no, one in enumerate(parsed):
+        for t in one.tensors:
+            if t.name in seen:
+                raise HeaderError(str(paths[no]), one.tensor_offset, f"tensor {t.name!r} is in two shards")
+            seen.add(t.name)
+            tensors.append(attrs.evolve(t, shard=no))
+    declared = head.metadata.get("split.tensors.count")
+    if declared is not None and declared != len(tensors):
+        at = head.offsets["split.tensors.count"]
+        raise HeaderError(str(paths[0]), at, f"split.tensors.count is {declared!r} but the shards hold {len(tensors)}")
+    shards = []
+    for p, h in zip(paths, parsed, strict=True):
+        data_offset = h.data_offset
+        if "general.alignment" not in h.metadata:  # a shard without its own alignment pads as the first does
+            data_offset = -(-h.header_bytes // head.alignment) * head.alignment
+        shards.append(Shard(p.name, h.header_bytes, data_offset, h.sha256, len(h.tensors)))
+    header = GGUFHeader(
+        version=head.version,
+        byte_order=head.byte_order,
+        metadata=head.metadata,
+        value_types=head.value_types,
+        tensors=tuple(tensors),
+        header_bytes=sum(h.header_bytes for h in parsed),
+        alignment=head.alignment,
+        data_offset=head.data_offset,
+        sha256=combined.hexdigest(),
+        shards=tuple(shards),
+        source=source,
+    )
+    return header, paths
+
+
+# --- the cache -------------------------------------------------------------------------------------------------------
+
+_StatKey: TypeAlias = tuple[str, int, int]
+#: Resolved path → (the stat keys of every file read for it, the header). Least recently used first.
+_CACHE: OrderedDict[str, tuple[tuple[_StatKey, ...], GGUFHeader]] = OrderedDict()
+#: Headers the cache keeps.
+CACHE_SIZE = 32
+
+
+def _stat_key(path: Path) -> _StatKey | None:
+    try:
+        resolved = path.resolve()
+        st = resolved.stat()
+    except OSError:
+        return None
+    return (str(resolved), st.st_size, st.st_mtime_ns)
+
+
+def clear_cache() -> None:
+    """Forget every header :func:`read_header` has kept."""
+    _CACHE.clear()
+
+
+def read_header(path: str | os.PathLike[str], *, cache: bool = True) -> GGUFHeader:
+    """The header of the GGUF file at ``path``: a plain ``.gguf`` (complete, header-only, or truncated anywhere
+    after its tensor-info table) or an xz- or gzip-compressed one (told by its first bytes, not its suffix).
+
+    Only the header bytes are read, a chunk at a time (never the tensor data; never the whole file into memory).
+    For a shard of a split checkpoint (``NAME-00002-of-00003.gguf`` with ``split.count`` 3), every shard's header
+    is read and their tensor tables joined (:class:`GGUFHeader`). With ``cache`` (the default), a header read before
+    from the same unchanged files (same resolved path, size and mtime in ns) is returned again, the same object.
+
+    Raises :class:`HeaderError` (file, byte offset, what was wrong: bad magic, unknown version, a count or length the
+    file cannot hold, a key or tensor name that is not UTF-8, a tensor of more than 4 dimensions, an unknown value
+    type, a header that ends early, a missing shard) or :class:`InputError` (no such file, cannot decompress).
+    """
+    path = Path(path)
+    key = _stat_key(path)
+    if cache and key is not None:
+        hit = _CACHE.get(key[0])
+        if hit is not None and hit[0][0] == key and all(_stat_key(Path(k[0])) == k for k in hit[0][1:]):
+            _CACHE.move_to_end(key[0])
+            return hit[1]
+    combined = hashlib.sha256()
+    first = _parse_file(path, [combined])
+    if _split_count(first) > 1:
+        header, paths = _read_split(path, first, combined)
+    else:
+        header, paths = _single(first, path.name, str(path)), [path]
+    if cache and key is not None:
+        keys = [key, *(_stat_key(p) for p in paths if p != path)]
+        if all(k is not None for k in keys):
+            _CACHE[key[0]] = (tuple(k for k in keys if k is not None), header)
+            _CACHE.move_to_end(key[0])
+            while len(_CACHE) > CACHE_SIZE:
+                _CACHE.popitem(last=False)
+    return header
