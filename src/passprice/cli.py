@@ -550,6 +550,127 @@ def audit_command(ctx: click.Context, /, target: str | None, as_json: bool, **o:
         click.echo(audit_text(result, title))
 
 
+# --- reviewing fact changes ------------------------------------------------------------------------------------------
+
+
+@cli.command("diff")
+@click.argument("base", required=False)
+@click.argument("head", required=False)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True,
+    help="text for people, markdown for a pull-request comment, json for programs.",
+)
+@_json_option
+@click.pass_context
+def diff_command(ctx: click.Context, base: str | None, head: str | None, fmt: str, as_json: bool) -> None:
+    """Compare facts between BASE and HEAD: each changed fact (old and new value, provenance, citation) and how every
+    lock resting on one moves. BASE and HEAD are git revisions or folders (default: the merge base with main, and
+    the work tree). Exit 1 when a change breaks a lock's floors, 2 when a file does not read on HEAD."""
+    from passprice.diff import diff, render
+
+    result = diff(_root(ctx), base, head)
+    click.echo(render(result, "json" if as_json else fmt))
+    if result.exit_status == 2:
+        for f in result.files:
+            if f.head_errors:
+                click.echo(f"passprice: error: {f.path} does not read on HEAD: {f.head_errors[0]}", err=True)
+    elif result.exit_status == 1:
+        names = ", ".join(lock.name for lock in result.broken)
+        click.echo(f"passprice: refused: the change breaks lock {names}", err=True)
+    ctx.exit(result.exit_status)
+
+
+@cli.group("fact")
+def fact_group() -> None:
+    """Show or edit one fact of a card (or of a drafting method: paths acceptance.N) in place."""
+
+
+def _fact_file(ctx: click.Context, name: str, path: str | None, draft: bool) -> Any:
+    from passprice.edit import locate
+
+    root = _root(ctx)
+    return root, locate(root, name, path, draft)
+
+
+@fact_group.command("show")
+@click.argument("name")
+@click.argument("path", required=False)
+@click.option("--draft", is_flag=True, help="NAME is a drafting method (facts/drafts), not a card.")
+@_json_option
+@click.pass_context
+def fact_show_command(ctx: click.Context, name: str, path: str | None, draft: bool, as_json: bool) -> None:
+    """Show fact PATH of card NAME (every fact without PATH): value, unit, provenance, citation, note."""
+    from passprice.edit import read_facts
+    from passprice.report import fact_json, facts_text
+
+    root, where = _fact_file(ctx, name, path, draft)
+    facts = read_facts(where, root.schema)
+    if path is not None:
+        if where.path not in facts:
+            raise InputError(f"{where.file}: {where.path}: no such fact (it has {', '.join(facts)})")
+        facts = {where.path: facts[where.path]}
+    if as_json:
+        _echo_json({"name": where.name, "kind": where.kind, "file": str(where.file),
+                    "facts": {p: fact_json(f) for p, f in facts.items()}})
+    else:
+        click.echo(facts_text(f"{where.name} ({where.file})", facts))
+
+
+@fact_group.command("set")
+@click.argument("name")
+@click.argument("path")
+@click.option("--value", required=True, help="The figure, in --unit (a finite number).")
+@click.option("--unit", required=True, help="Its unit, exactly: GB, GiB, TB/s, TMAC/s, Tcycle/s, 1 …")
+@click.option("--provenance", required=True, help="published, measured, derived, estimated or assumed.")
+@click.option("--cite", required=True, help="Where the figure comes from: document, table, page, address.")
+@click.option("--note", help="Basis of an estimate, what a device reports, caveats.")
+@click.option("--derivation", help="The formula of a derived fact (required for derived).")
+@click.option("--draft", is_flag=True, help="NAME is a drafting method (facts/drafts), not a card.")
+@_json_option
+@click.pass_context
+def fact_set_command(
+    ctx: click.Context,
+    name: str,
+    path: str,
+    value: str,
+    unit: str,
+    provenance: str,
+    cite: str,
+    note: str | None,
+    derivation: str | None,
+    draft: bool,
+    as_json: bool,
+) -> None:
+    """Set fact PATH of card NAME in place, keeping the file's comments and layout. The entry is replaced whole: a
+    note or derivation not given is removed. An edit that would leave the file invalid is refused (exit 2) and the
+    file is left untouched."""
+    from passprice.edit import apply_edit, parse_value, set_fact
+    from passprice.report import fact_json
+
+    root, where = _fact_file(ctx, name, path, draft)
+    if root.embedded:
+        raise InputError(f"{root.path}: the embedded facts are read-only; run inside a checkout or pass --root")
+    entry = {
+        "value": parse_value(value),
+        "unit": unit,
+        "provenance": provenance,
+        "cite": cite,
+        "note": note,
+        "derivation": derivation,
+    }
+    edit = set_fact(where, entry, root.schema)
+    apply_edit(edit)
+    if as_json:
+        _echo_json({"file": str(where.file), "path": where.path, "changed": edit.changed,
+                    "old": fact_json(edit.old) if edit.old is not None else None, "new": fact_json(edit.new)})
+    else:
+        from passprice.diff import show
+
+        old = f"{show(edit.old)} ({edit.old.provenance.value})" if edit.old is not None else "(new)"
+        state = "" if edit.changed else " (unchanged)"
+        click.echo(f"{where.file}: {where.path}: {old} -> {show(edit.new)} ({edit.new.provenance.value}){state}")
+
+
 def main() -> None:
     """The ``passprice`` console script."""
     cli(prog_name="passprice")

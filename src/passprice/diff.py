@@ -1,0 +1,976 @@
+"""A fact change is reviewed by what it does: every changed figure is shown old against new, with a weaker provenance
+flagged, and every locked price resting on it is re-priced on both sides, so a reviewer sees how the prices move and
+whether a lock's floors still hold, without checking anything out by hand.
+
+``passprice diff [BASE [HEAD]]`` compares two *sides*: git revisions, read through git itself (``git ls-tree`` and
+``git cat-file``, never by checking out or parsing ``.git``), or folders; the default is the merge base with ``main``
+and the work tree. Each side's ``facts/``, ``registry/``, ``locks/`` and ``schema/`` are materialized into a
+temporary folder, so the ordinary loaders (:class:`~passprice.registry.Root`, :func:`~passprice.cards.load_card`,
+:func:`~passprice.servings.resolve`, :func:`~passprice.locks.read_lock`) read each side exactly as they read a
+checkout. A file that does not read on a side is reported with its error, never skipped, and the rest is still
+compared.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from passprice import schema
+from passprice.cards import card_from_document
+from passprice.drafts import method_from_document
+from passprice.errors import InputError
+from passprice.facts import Fact, dimension
+from passprice.locks import Lock, Verdict, evaluate, judge, read_lock
+from passprice.registry import Root
+from passprice.report import cost_json, fact_json
+from passprice.serving import ServingRefusal
+from passprice.tables import markdown_table, si
+
+#: The folders of a root a diff compares.
+FOLDERS = ("facts", "registry", "locks", "schema")
+#: The branches whose merge base with ``HEAD`` is the default BASE, in the order tried.
+DEFAULT_BRANCHES = ("main", "origin/main", "master", "origin/master")
+
+
+# --- the two sides -------------------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class SideInfo:
+    """How a report names a side: ``label`` for people; ``revision`` (a full commit id) for a git revision;
+    ``folder`` for a folder or the work tree."""
+
+    label: str
+    revision: str | None = None
+    folder: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"label", "revision", "folder"}``."""
+        return {"label": self.label, "revision": self.revision, "folder": self.folder}
+
+
+@attrs.frozen
+class Side:
+    """One side of a diff: ``root`` is where its files lie (a temporary folder for a revision), ``files`` maps each
+    file below :data:`FOLDERS` (POSIX path relative to the root) to its bytes."""
+
+    info: SideInfo
+    root: Root
+    files: Mapping[str, bytes]
+
+    def local(self, message: str) -> str:
+        """``message`` with this side's root folder taken out of the file names it mentions, so a temporary folder
+        never shows and both sides name a file alike (``facts/cards/h200_sxm_141gb.toml``)."""
+        return message.replace(f"{self.root.path}{os.sep}", "")
+
+
+def _run_git(cwd: Path, args: Iterable[str], stdin: bytes | None = None) -> bytes:
+    """The standard output of ``git ARGS`` run in ``cwd``. Raises :class:`subprocess.CalledProcessError` when git
+    fails and :class:`InputError` when git is not installed."""
+    try:
+        done = subprocess.run(
+            ["git", "-c", "core.quotepath=off", *args],
+            cwd=cwd,
+            input=stdin,
+            capture_output=True,
+            check=True,
+        )
+    except FileNotFoundError:
+        raise InputError("git: not found on PATH; comparing revisions needs git (or give two folders)") from None
+    return done.stdout
+
+
+def _git_says(error: subprocess.CalledProcessError) -> str:
+    text = (error.stderr or b"").decode("utf-8", "replace").strip().splitlines()
+    return text[-1] if text else f"exit status {error.returncode}"
+
+
+@attrs.frozen
+class Checkout:
+    """The git checkout a root lies in: ``top`` its top folder, ``prefix`` the root's folder inside it (``""`` or
+    ``sub/dir/``), so a registry kept below a repository's top is read too."""
+
+    top: Path
+    prefix: str
+
+    @classmethod
+    def of(cls, folder: Path) -> Checkout:
+        """The checkout holding ``folder``. Raises :class:`InputError` when ``folder`` is not in a git checkout."""
+        try:
+            top = _run_git(folder, ["rev-parse", "--show-toplevel"]).decode("utf-8").strip()
+            prefix = _run_git(folder, ["rev-parse", "--show-prefix"]).decode("utf-8").strip()
+        except subprocess.CalledProcessError as e:
+            raise InputError(
+                f"{folder}: not a git checkout ({_git_says(e)}); revisions can be compared only inside one "
+                "(give two folders instead)"
+            ) from None
+        return cls(Path(top), prefix)
+
+    def commit(self, revision: str) -> str:
+        """The full commit id ``revision`` names. Raises :class:`InputError` when it names none."""
+        try:
+            out = _run_git(self.top, ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{revision}^{{commit}}"])
+        except subprocess.CalledProcessError:
+            raise InputError(f"{revision}: neither a folder nor a revision of the git checkout at {self.top}") from None
+        return out.decode("utf-8").strip()
+
+    def default_base(self) -> tuple[str, str]:
+        """The default BASE: the merge base of ``HEAD`` with the first of :data:`DEFAULT_BRANCHES` that exists,
+        else ``HEAD`` itself (the work tree's uncommitted changes). Returns (commit id, label).
+
+        Raises :class:`InputError` when the checkout has no commit yet."""
+        for branch in DEFAULT_BRANCHES:
+            try:
+                _run_git(self.top, ["rev-parse", "--verify", "--quiet", f"{branch}^{{commit}}"])
+                out = _run_git(self.top, ["merge-base", branch, "HEAD"])
+            except subprocess.CalledProcessError:
+                continue
+            sha = out.decode("utf-8").strip()
+            return sha, f"merge base with {branch} ({sha[:12]})"
+        try:
+            sha = self.commit("HEAD")
+        except InputError:
+            raise InputError(f"{self.top}: the git checkout has no commit yet; nothing to compare with") from None
+        return sha, f"HEAD ({sha[:12]}; no main or master branch)"
+
+    def materialize(self, commit: str, dest: Path) -> dict[str, bytes]:
+        """Write the root's :data:`FOLDERS` as they are at ``commit`` into ``dest`` (read with ``git ls-tree`` and
+        ``git cat-file --batch``); the files written, by path relative to the root. Symbolic links, submodules and
+        hidden files are left out."""
+        specs = [f"{self.prefix}{folder}" for folder in FOLDERS]
+        listing = _run_git(self.top, ["ls-tree", "-r", "-z", "--full-tree", commit, "--", *specs])
+        wanted: list[tuple[str, str]] = []
+        for record in listing.decode("utf-8").split("\0"):
+            if not record:
+                continue
+            meta, _, name = record.partition("\t")
+            mode, kind, obj = meta.split(" ")
+            if kind != "blob" or mode == "120000" or not name.startswith(self.prefix):
+                continue
+            rel = name[len(self.prefix) :]
+            if any(part.startswith(".") for part in rel.split("/")):
+                continue
+            wanted.append((rel, obj))
+        files: dict[str, bytes] = {}
+        if wanted:
+            out = _run_git(self.top, ["cat-file", "--batch"], "".join(f"{obj}\n" for _, obj in wanted).encode())
+            at = 0
+            for rel, _ in wanted:
+                eol = out.index(b"\n", at)
+                size = int(out[at:eol].split(b" ")[2])
+                files[rel] = out[eol + 1 : eol + 1 + size]
+                at = eol + 1 + size + 1
+        for folder in ("facts", "registry"):
+            (dest / folder).mkdir(parents=True, exist_ok=True)
+        for rel, data in files.items():
+            target = dest / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        return files
+
+
+def folder_files(folder: Path) -> dict[str, bytes]:
+    """The files below ``folder``'s :data:`FOLDERS`, by POSIX path relative to ``folder``, hidden files left out."""
+    out: dict[str, bytes] = {}
+    for top in FOLDERS:
+        base = folder / top
+        if not base.is_dir():
+            continue
+        for path in sorted(base.rglob("*")):
+            rel = path.relative_to(folder).as_posix()
+            if path.is_file() and not path.is_symlink() and not any(p.startswith(".") for p in rel.split("/")):
+                out[rel] = path.read_bytes()
+    return out
+
+
+def _is_root(folder: Path) -> bool:
+    return (folder / "facts").is_dir() and (folder / "registry").is_dir()
+
+
+# --- what changed --------------------------------------------------------------------------------------------------
+
+
+def file_kind(rel: str) -> tuple[str, str]:
+    """The kind of the file at ``rel`` (``card``, ``draft``, ``checkpoint``, ``serving``, ``lock``, ``schema`` or
+    ``other``) and its entry name (the file name less its suffix)."""
+    parts = rel.split("/")
+    name = parts[-1]
+    if len(parts) == 3 and name.endswith(".toml"):
+        stem = name[: -len(".toml")]
+        folder = "/".join(parts[:2])
+        for where, kind in (
+            ("facts/cards", "card"),
+            ("facts/drafts", "draft"),
+            ("registry/checkpoints", "checkpoint"),
+            ("registry/servings", "serving"),
+        ):
+            if folder == where:
+                return kind, stem
+    if len(parts) == 2 and parts[0] == "locks" and name.endswith(".lock.toml"):
+        return "lock", name[: -len(".lock.toml")]
+    if len(parts) == 2 and parts[0] == "schema" and name.endswith(".json"):
+        return "schema", name[: -len(".json")]
+    return "other", name
+
+
+@attrs.frozen
+class FactChange:
+    """One fact added, removed or changed: its ``path`` in its file (``memory.bandwidth``, ``acceptance.1``), the
+    ``lock_path`` a lock names it by (``memory.bandwidth``, ``draft.acceptance.1``), and the ``old`` and ``new`` fact
+    (``None`` on the side that lacks it)."""
+
+    path: str
+    lock_path: str
+    old: Fact | None
+    new: Fact | None
+
+    @property
+    def change(self) -> str:
+        """``added``, ``removed`` or ``changed``."""
+        if self.old is None:
+            return "added"
+        if self.new is None:
+            return "removed"
+        return "changed"
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """Which of ``value`` (the figure in base units), ``unit``, ``provenance``, ``cite``, ``note`` and
+        ``derivation`` differ (all the new fact has for an added one, all the old for a removed one)."""
+        if self.old is None or self.new is None:
+            fact = self.new or self.old
+            return tuple(k for k in _FIELDS if fact is not None and _field(fact, k) is not None)
+        return tuple(k for k in _FIELDS if _field(self.old, k) != _field(self.new, k))
+
+    @property
+    def relative(self) -> float | None:
+        """The relative change of the value in base units, (new − old) / old (``4.8 TB/s → 5 TB/s`` is
+        +0.041 67); ``None`` for an added or removed fact, a zero old value, or a change of dimension."""
+        if self.old is None or self.new is None or self.old.value == 0:
+            return None
+        if dimension(self.old.unit) != dimension(self.new.unit):
+            return None
+        return (self.new.value - self.old.value) / self.old.value
+
+    @property
+    def weakened(self) -> bool:
+        """True when the new provenance sits lower on the ladder than the old (``measured → estimated``)."""
+        return self.old is not None and self.new is not None and self.new.provenance.weaker_than(self.old.provenance)
+
+    @property
+    def strengthened(self) -> bool:
+        """True when the new provenance sits higher on the ladder than the old."""
+        return self.old is not None and self.new is not None and self.old.provenance.weaker_than(self.new.provenance)
+
+    def to_json(self) -> dict[str, Any]:
+        """The change for ``--format json``: path, lock path, change, fields, old and new (as ``fact_json``, or
+        ``null``), relative change, weakened, strengthened."""
+        return {
+            "path": self.path,
+            "lock_path": self.lock_path,
+            "change": self.change,
+            "fields": list(self.fields),
+            "old": fact_json(self.old) if self.old is not None else None,
+            "new": fact_json(self.new) if self.new is not None else None,
+            "relative_change": self.relative,
+            "weakened": self.weakened,
+            "strengthened": self.strengthened,
+        }
+
+
+_FIELDS = ("value", "unit", "provenance", "cite", "note", "derivation")
+
+
+def _field(fact: Fact, name: str) -> Any:
+    if name == "value":
+        return fact.value
+    if name == "provenance":
+        return fact.provenance.value
+    return getattr(fact, name)
+
+
+def fact_changes(old: Mapping[str, Fact], new: Mapping[str, Fact], lock_prefix: str = "") -> tuple[FactChange, ...]:
+    """Every fact whose digest differs between ``old`` and ``new`` (path → fact), or which one side lacks, in the
+    order of ``old`` then the paths only ``new`` has; ``lock_prefix`` turns a file path into a lock path
+    (``draft.`` for a drafting method)."""
+    out = []
+    for path in dict.fromkeys([*old, *new]):
+        o, n = old.get(path), new.get(path)
+        if o is None or n is None or o.digest() != n.digest():
+            out.append(FactChange(path, lock_prefix + path, o, n))
+    return tuple(out)
+
+
+@attrs.frozen
+class FileChange:
+    """A file that differs between the sides: its ``path`` relative to the root, ``kind`` and entry ``name`` (see
+    :func:`file_kind`), ``status`` (``added``, ``removed`` or ``changed``), the errors that keep it from reading on
+    each side (lines, ``FILE: KEY.PATH: what was wrong``), and, for a card or drafting method that reads on both
+    sides it has, its fact changes (``facts``) and the keys of its ``[card]``/``[method]`` table that changed
+    (``meta``). ``compared`` is false when a side's errors kept the facts from being compared."""
+
+    path: str
+    kind: str
+    name: str
+    status: str
+    base_errors: tuple[str, ...] = ()
+    head_errors: tuple[str, ...] = ()
+    facts: tuple[FactChange, ...] = ()
+    meta: tuple[str, ...] = ()
+
+    @property
+    def holds_facts(self) -> bool:
+        """True for a card or a drafting method."""
+        return self.kind in ("card", "draft")
+
+    @property
+    def compared(self) -> bool:
+        """True when the facts were compared (no side that has the file failed to read it)."""
+        return not self.base_errors and not self.head_errors
+
+    def to_json(self) -> dict[str, Any]:
+        """The file for ``--format json``."""
+        return {
+            "path": self.path,
+            "kind": self.kind,
+            "name": self.name,
+            "status": self.status,
+            "compared": self.compared,
+            "errors": {"base": list(self.base_errors), "head": list(self.head_errors)},
+            "facts": [c.to_json() for c in self.facts],
+            "meta": list(self.meta),
+        }
+
+
+@attrs.frozen
+class _Read:
+    """A file read on one side: its ``facts`` (path → fact) for a card or drafting method, its ``meta`` table, and
+    the ``errors`` that kept it from reading."""
+
+    facts: Mapping[str, Fact] | None = None
+    meta: Mapping[str, Any] | None = None
+    errors: tuple[str, ...] = ()
+
+
+def _read(side: Side, rel: str, kind: str, name: str) -> _Read:
+    """Read and validate the file ``rel`` of ``side`` as its kind (schema, then building what it describes)."""
+    path = side.root.path / rel
+    try:
+        if kind == "card":
+            document = schema.load(path, "card", side.root.schema)
+            card = card_from_document(name, document, str(path))
+            return _Read(card.facts(), dict(document.get("card", {})))
+        if kind == "draft":
+            document = schema.load(path, "draft", side.root.schema)
+            method = method_from_document(name, document, str(path))
+            facts = {f"acceptance.{i}": f for i, f in enumerate(method.acceptance, start=1)}
+            return _Read(facts, dict(document.get("method", {})))
+        if kind == "checkpoint":
+            from passprice.checkpoints import header_from_entry
+
+            header_from_entry(schema.load(path, "checkpoint", side.root.schema), str(path))
+        elif kind == "serving":
+            from passprice.servings import spec_from_document
+
+            spec_from_document(schema.load(path, "serving", side.root.schema), str(path))
+        elif kind == "lock":
+            read_lock(path, side.root.schema)
+        elif kind == "schema":
+            try:
+                json.loads(path.read_bytes().decode("utf-8"))
+            except (UnicodeDecodeError, ValueError) as e:
+                raise InputError(f"{path}: not valid JSON: {e}") from None
+    except InputError as e:
+        return _Read(errors=tuple(side.local(line) for line in str(e).splitlines()))
+    return _Read()
+
+
+def compare_file(base: Side, head: Side, rel: str) -> FileChange:
+    """The change of the file ``rel`` between ``base`` and ``head`` (it differs, or one side lacks it): each side's
+    errors, and, for a card or drafting method that reads on every side it is on, its fact and metadata changes."""
+    kind, name = file_kind(rel)
+    on_base, on_head = rel in base.files, rel in head.files
+    status = "added" if not on_base else "removed" if not on_head else "changed"
+    old = _read(base, rel, kind, name) if on_base else _Read(facts={}, meta={})
+    new = _read(head, rel, kind, name) if on_head else _Read(facts={}, meta={})
+    facts: tuple[FactChange, ...] = ()
+    meta: tuple[str, ...] = ()
+    if kind in ("card", "draft") and old.facts is not None and new.facts is not None:
+        facts = fact_changes(old.facts, new.facts, "draft." if kind == "draft" else "")
+        if on_base and on_head:
+            before, after = old.meta or {}, new.meta or {}
+            meta = tuple(k for k in dict.fromkeys([*before, *after]) if before.get(k) != after.get(k))
+    return FileChange(rel, kind, name, status, old.errors, new.errors, facts, meta)
+
+
+# --- what the changes do to the locks ------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class PriceSide:
+    """A lock's price re-priced on one side: the ``price`` (the ``--json`` object of the result), or the
+    ``refusal`` the pricer gave (its ``to_json``), or the ``error`` that kept it from being priced (a file that does
+    not read, a card that is not there)."""
+
+    price: Mapping[str, Any] | None = None
+    refusal: Mapping[str, Any] | None = None
+    error: str | None = None
+
+    @property
+    def tokens_per_s(self) -> float | None:
+        """Tokens/s of the price, ``None`` when there is none."""
+        return None if self.price is None else float(self.price["tokens_per_s"])
+
+    def short(self) -> str:
+        """``refused: NotResident (…)`` or ``not priced: …`` for a side without a price, else tokens/s."""
+        if self.price is not None:
+            return f"{self.price['tokens_per_s']:,.1f}"
+        if self.refusal is not None:
+            return f"refused: {self.refusal.get('refusal')}"
+        return "not priced"
+
+    def to_json(self) -> dict[str, Any]:
+        """The price object, ``{"refusal": …}``, or ``{"error": …}``."""
+        if self.price is not None:
+            return dict(self.price)
+        if self.refusal is not None:
+            return dict(self.refusal)
+        return {"error": self.error}
+
+
+@attrs.frozen
+class LockImpact:
+    """A lock resting on a changed fact: its ``name``, ``path``, ``card``, ``kind``; ``changed`` (the changed lock
+    paths it rests on or pins); the price ``before`` (BASE's facts) and ``after`` (HEAD's facts), each re-priced from
+    the lock's embedded serving; the verdict of its floors on each side (``None`` where the side's facts could not
+    be read); ``removed`` when HEAD has no such lock (it is shown, but cannot break); ``note`` anything else a
+    reviewer should know (the card file not reading on a side, the lock read from BASE)."""
+
+    name: str
+    path: str
+    card: str
+    kind: str
+    changed: tuple[str, ...]
+    before: PriceSide
+    after: PriceSide
+    verdict_before: Verdict | None
+    verdict: Verdict | None
+    removed: bool = False
+    note: str | None = None
+
+    @property
+    def holds(self) -> bool:
+        """True when HEAD's facts price the lock and keep its floors."""
+        return self.verdict is not None and self.verdict.holds and self.after.price is not None
+
+    @property
+    def held(self) -> bool:
+        """True when BASE's facts priced the lock and kept its floors."""
+        return self.verdict_before is not None and self.verdict_before.holds and self.before.price is not None
+
+    @property
+    def breaks(self) -> bool:
+        """True when the change leaves a lock HEAD still has unheld: a fact below its floor, or a price HEAD's
+        facts refuse or cannot make."""
+        return not self.removed and not self.holds
+
+    @property
+    def relative(self) -> float | None:
+        """The relative change of tokens/s, after / before − 1; ``None`` unless both sides priced."""
+        b, a = self.before.tokens_per_s, self.after.tokens_per_s
+        if b is None or a is None or b == 0:
+            return None
+        return a / b - 1.0
+
+    def floors(self) -> str:
+        """The verdict on HEAD's facts in a few words: ``holds``, or each offending path below its floor."""
+        if self.removed:
+            return "lock removed"
+        if self.verdict is None:
+            return "not judged: " + (self.after.error or "HEAD's facts do not read")
+        if self.verdict.holds:
+            state = "holds" if self.after.price is not None else "floors hold, but the price is refused"
+        else:
+            state = "BROKEN: " + "; ".join(
+                f"{o.path} is {o.provenance.value}, below the floor {o.floor.value}" for o in self.verdict.offences
+            )
+        return state
+
+    def to_json(self) -> dict[str, Any]:
+        """The lock for ``--format json``."""
+        return {
+            "name": self.name,
+            "path": self.path,
+            "card": self.card,
+            "kind": self.kind,
+            "changed": list(self.changed),
+            "removed": self.removed,
+            "holds": self.holds,
+            "held": self.held,
+            "breaks": self.breaks,
+            "verdict": self.verdict.to_json() if self.verdict is not None else None,
+            "verdict_before": self.verdict_before.to_json() if self.verdict_before is not None else None,
+            "before": self.before.to_json(),
+            "after": self.after.to_json(),
+            "relative_change": self.relative,
+            "note": self.note,
+        }
+
+
+def reprice(side: Side, lock: Lock) -> tuple[PriceSide, Verdict | None]:
+    """Price ``lock``'s embedded serving with ``side``'s facts (its card, drafting method and checkpoint resolved
+    against the side's root) and judge its floors: the floors are judged on the facts the new price rests on, or,
+    when the price is refused, on the side's facts at the paths the recorded price rests on. A side whose files do
+    not read gives an ``error`` and no verdict."""
+    from passprice.servings import resolve
+
+    try:
+        resolved = resolve(side.root, lock.spec)
+    except InputError as e:
+        return PriceSide(error=" ".join(side.local(line) for line in str(e).splitlines())), None
+    try:
+        cost = evaluate(lock.kind, resolved.header, resolved.card, resolved.serving)
+    except ServingRefusal as e:
+        facts = resolved.facts()
+        rests_on = tuple((p, facts[p]) for p in lock.rests_on if p in facts)
+        return PriceSide(refusal=e.to_json()), judge(lock.name, lock.policy, rests_on)
+    return PriceSide(price=cost_json(cost)), judge(lock.name, lock.policy, cost.rests_on)
+
+
+def _locks(side: Side) -> dict[str, Lock | None]:
+    """Each lock file of ``side`` by path: the lock, or ``None`` when it does not read."""
+    out: dict[str, Lock | None] = {}
+    for rel in side.files:
+        if file_kind(rel)[0] == "lock":
+            try:
+                out[rel] = read_lock(side.root.path / rel, side.root.schema)
+            except InputError:
+                out[rel] = None
+    return out
+
+
+def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[LockImpact, ...]:
+    """Every lock (HEAD's, or BASE's when HEAD removed it) that pins or rests on a changed fact of its card or
+    drafting method, or whose card or drafting-method file changed without reading on a side, re-priced on both
+    sides."""
+    by_file = {(f.kind, f.name): f for f in files if f.holds_facts}
+    base_locks, head_locks = _locks(base), _locks(head)
+    out = []
+    for rel in sorted({*base_locks, *head_locks}):
+        lock = head_locks.get(rel)
+        removed = rel not in head_locks
+        note = None
+        if lock is None:
+            lock = base_locks.get(rel)
+            if lock is None:
+                continue
+            if not removed:
+                note = "HEAD's lock file does not read; its floors and serving are BASE's"
+        relevant = {*lock.rests_on, *lock.facts}
+        touched = [by_file.get(("card", lock.card))]
+        if lock.spec.draft is not None:
+            touched.append(by_file.get(("draft", lock.spec.draft.method)))
+        changed: list[str] = []
+        unreadable = []
+        for f in touched:
+            if f is None:
+                continue
+            changed += [c.lock_path for c in f.facts if c.lock_path in relevant]
+            if not f.compared:
+                unreadable.append(f.path)
+        if not changed and not unreadable:
+            continue
+        if unreadable:
+            what = f"{', '.join(unreadable)} does not read on a side; its changes could not be compared"
+            note = f"{note}; {what}" if note else what
+        before, verdict_before = reprice(base, lock)
+        after, verdict = reprice(head, lock)
+        out.append(
+            LockImpact(
+                lock.name,
+                rel,
+                lock.card,
+                lock.kind,
+                tuple(changed),
+                before,
+                after,
+                verdict_before,
+                verdict,
+                removed,
+                note,
+            )
+        )
+    return tuple(out)
+
+
+# --- the diff ------------------------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Diff:
+    """What changed between ``base`` and ``head``: the ``files`` that differ (cards and drafting methods with their
+    fact changes; every other file by name, with errors), and the ``locks`` those changes touch.
+
+    Exit status (:attr:`exit_status`): 2 when a file does not read on HEAD (bad input brought in by the change), else
+    1 when a change leaves a lock unheld (a fact below its floor, or a price HEAD's facts refuse), else 0."""
+
+    base: SideInfo
+    head: SideInfo
+    files: tuple[FileChange, ...]
+    locks: tuple[LockImpact, ...]
+
+    @property
+    def fact_changes(self) -> tuple[tuple[FileChange, FactChange], ...]:
+        """Every fact change, with its file."""
+        return tuple((f, c) for f in self.files for c in f.facts)
+
+    @property
+    def weakened(self) -> tuple[tuple[FileChange, FactChange], ...]:
+        """The fact changes that step down the provenance ladder."""
+        return tuple((f, c) for f, c in self.fact_changes if c.weakened)
+
+    @property
+    def unreadable(self) -> tuple[FileChange, ...]:
+        """The changed files that do not read on a side."""
+        return tuple(f for f in self.files if not f.compared)
+
+    @property
+    def broken(self) -> tuple[LockImpact, ...]:
+        """The locks the change leaves unheld."""
+        return tuple(lock for lock in self.locks if lock.breaks)
+
+    @property
+    def exit_status(self) -> int:
+        """2 when a file does not read on HEAD, else 1 when a lock breaks, else 0."""
+        if any(f.head_errors for f in self.files):
+            return 2
+        if self.broken:
+            return 1
+        return 0
+
+    def summary(self) -> str:
+        """One line: facts changed (and weakened), locks affected (and broken), files that do not read."""
+        facts = self.fact_changes
+        fact_files = {f.path for f, _ in facts}
+        if not self.files:
+            return "no changes to facts, registry or locks"
+        parts = [
+            f"{_n(len(facts), 'fact')} changed in {_n(len(fact_files), 'file')}"
+            + (f", {len(self.weakened)} weakened" if self.weakened else "")
+            if facts
+            else "no fact changed"
+        ]
+        others = [f for f in self.files if not f.holds_facts]
+        if others:
+            parts.append(f"{_n(len(others), 'other file')} changed")
+        locks = f"{_n(len(self.locks), 'lock')} affected" if self.locks else "no lock affected"
+        if self.broken:
+            locks += f", {len(self.broken)} {'breaks' if len(self.broken) == 1 else 'break'} its floors"
+        parts.append(locks)
+        if self.unreadable:
+            parts.append(f"{_n(len(self.unreadable), 'file')} {'does' if len(self.unreadable) == 1 else 'do'} not read")
+        return "; ".join(parts)
+
+    def to_json(self) -> dict[str, Any]:
+        """The diff for ``--format json``: base, head, summary, exit status, files, locks."""
+        return {
+            "base": self.base.to_json(),
+            "head": self.head.to_json(),
+            "summary": self.summary(),
+            "exit_status": self.exit_status,
+            "weakened": [f"{f.name}:{c.path}" for f, c in self.weakened],
+            "broken": [lock.name for lock in self.broken],
+            "files": [f.to_json() for f in self.files],
+            "locks": [lock.to_json() for lock in self.locks],
+        }
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def compare(base: Side, head: Side) -> Diff:
+    """The diff of two opened sides: every file that differs, compared, and every lock the fact changes touch."""
+    paths = sorted(p for p in {*base.files, *head.files} if base.files.get(p) != head.files.get(p))
+    files = tuple(compare_file(base, head, p) for p in paths)
+    return Diff(base.info, head.info, files, lock_impacts(base, head, files))
+
+
+def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
+    """Compare ``base`` with ``head``, each a git revision of the checkout ``root`` lies in, or a folder holding
+    ``facts/`` and ``registry/``; ``base`` defaults to the merge base of ``HEAD`` with ``main`` (then
+    ``origin/main``, ``master``, ``origin/master``, else ``HEAD``), ``head`` to ``root`` itself (the work tree).
+
+    Raises :class:`InputError` for a folder that is not a passprice root, a revision asked of a folder that is not a
+    git checkout (or of the embedded facts), or a revision git does not know."""
+    with contextlib.ExitStack() as stack:
+        checkout: list[Checkout] = []
+
+        def git() -> Checkout:
+            if root.embedded:
+                raise InputError(
+                    f"{root.path}: the embedded facts are not a checkout; run inside one, pass --root, or give two "
+                    "folders"
+                )
+            if not checkout:
+                checkout.append(Checkout.of(root.path))
+            return checkout[0]
+
+        def open_side(ref: str | None, default: str | None) -> Side:
+            if ref is not None and Path(ref).is_dir():
+                folder = Path(ref).resolve()
+                if not _is_root(folder):
+                    raise InputError(f"{ref}: not a passprice root (it needs facts/ and registry/ folders)")
+                return Side(SideInfo(str(ref), folder=str(folder)), Root(folder), folder_files(folder))
+            if ref is None and default == "work tree":
+                if root.embedded:
+                    git()  # the embedded facts have no work tree: say so as a revision would
+                return Side(SideInfo("work tree", folder=str(root.path)), root, folder_files(root.path))
+            if ref is None:
+                sha, label = git().default_base()
+            else:
+                sha = git().commit(ref)
+                label = sha[:12] if sha.startswith(ref.lower()) else f"{ref} ({sha[:12]})"
+            tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="passprice-diff-")))
+            return Side(SideInfo(label, revision=sha), Root(tmp), git().materialize(sha, tmp))
+
+        base_side = open_side(base, None)
+        head_side = open_side(head, "work tree")
+        return compare(base_side, head_side)
+
+
+# --- rendering -----------------------------------------------------------------------------------------------------
+
+
+def show(fact: Fact | None) -> str:
+    """A fact's value as written with its unit (``4.8 TB/s``; a share without its unit ``1``), ``–`` for none."""
+    if fact is None:
+        return "–"
+    amount = fact.amount
+    text = f"{amount:g}" if isinstance(amount, float) else str(amount)
+    if isinstance(amount, float) and float(text) != amount:
+        text = repr(amount)
+    return text if fact.unit == "1" else f"{text} {fact.unit}"
+
+
+def _pct(x: float | None) -> str:
+    return "" if x is None else f"{100.0 * x:+.4g} %"
+
+
+def _provenance(c: FactChange) -> str:
+    if c.old is None or c.new is None:
+        fact = c.new or c.old
+        return fact.provenance.value if fact is not None else ""
+    if c.old.provenance is c.new.provenance:
+        return c.new.provenance.value
+    flag = " (WEAKER)" if c.weakened else " (stronger)"
+    return f"{c.old.provenance.value} → {c.new.provenance.value}{flag}"
+
+
+def _what(c: FactChange) -> str:
+    """The change column: added/removed, the relative change of the value, and the other fields that changed."""
+    if c.change != "changed":
+        return c.change
+    bits = []
+    if "value" in c.fields:
+        rel = c.relative
+        bits.append(_pct(rel) if rel is not None else "value changed")
+    if "unit" in c.fields:
+        bits.append(f"unit {c.old.unit if c.old else ''} → {c.new.unit if c.new else ''}")
+    for key in ("note", "derivation"):
+        if key in c.fields and c.old is not None and c.new is not None:
+            was, now = getattr(c.old, key), getattr(c.new, key)
+            bits.append(f"{key} {'added' if was is None else 'removed' if now is None else 'changed'}")
+    if not bits:
+        bits.append("cite changed" if "cite" in c.fields else "provenance changed")
+    return ", ".join(bits)
+
+
+def _cite(c: FactChange) -> str:
+    if c.old is None or c.new is None:
+        fact = c.new or c.old
+        return fact.cite if fact is not None else ""
+    if c.old.cite == c.new.cite:
+        return "unchanged"
+    return f"{c.old.cite} → {c.new.cite}"
+
+
+def _seconds(side: PriceSide) -> str:
+    return si(float(side.price["pass_s"]), "s") if side.price is not None else "–"
+
+
+def _binds(lock: LockImpact) -> str:
+    b = lock.before.price["binds"] if lock.before.price is not None else "–"
+    a = lock.after.price["binds"] if lock.after.price is not None else "–"
+    return str(a) if a == b else f"{b} → {a}"
+
+
+def _held(lock: LockImpact) -> str:
+    if lock.verdict_before is None:
+        return "not judged"
+    return "held" if lock.held else "already unheld"
+
+
+def diff_text(d: Diff) -> str:
+    """The diff for people: the sides and a summary line, then each changed file with its facts (old → new value,
+    relative change, provenance with a weakening flagged, citation), each affected lock (floors, tokens/s, pass time,
+    bind, before → after), and every file that does not read, with its errors."""
+    lines = [f"passprice diff: {d.base.label} → {d.head.label}", d.summary()]
+    for f in d.files:
+        if not f.holds_facts and f.compared:
+            continue  # listed at the end
+        lines.append("")
+        lines.append(f"{f.path} ({f.kind} {f.name}): {f.status}")
+        for which, errors in (("BASE", f.base_errors), ("HEAD", f.head_errors)):
+            if errors:
+                lines.append(f"  does not read on {which}:")
+                lines += [f"    {e}" for e in errors]
+        if f.holds_facts and not f.compared:
+            lines.append("  facts not compared: the file does not read on a side")
+        if f.meta:
+            lines.append(f"  [{'card' if f.kind == 'card' else 'method'}] changed: {', '.join(f.meta)}")
+        width = max((len(c.path) for c in f.facts), default=0)
+        for c in f.facts:
+            head = f"  {c.path.ljust(width)}  {show(c.old)} → {show(c.new)}"
+            what = _what(c)
+            lines.append(f"{head}  ({what})  {_provenance(c)}")
+            lines.append(f"  {'':{width}}  cite: {_cite(c)}")
+            for key in ("note", "derivation"):
+                if key in c.fields and c.change == "changed":
+                    old, new = getattr(c.old, key), getattr(c.new, key)
+                    lines.append(f"  {'':{width}}  {key}: {old or '(none)'} → {new or '(none)'}")
+    if d.locks:
+        lines.append("")
+        lines.append("locks resting on changed facts")
+        for lock in d.locks:
+            lines.append(
+                f"  {lock.name} ({lock.path}, card {lock.card}, {lock.kind})"
+                + (" REMOVED on HEAD" if lock.removed else "")
+            )
+            lines.append(f"    changed   {', '.join(lock.changed) or '(its card file does not read on a side)'}")
+            lines.append(f"    floors    {_held(lock)} → {lock.floors()}")
+            rel = f"  ({_pct(lock.relative)})" if lock.relative is not None else ""
+            lines.append(f"    tokens/s  {lock.before.short()} → {lock.after.short()}{rel}")
+            lines.append(f"    pass      {_seconds(lock.before)} → {_seconds(lock.after)}")
+            lines.append(f"    binds     {_binds(lock)}")
+            for label, side in (("BASE", lock.before), ("HEAD", lock.after)):
+                if side.refusal is not None:
+                    lines.append(f"    {label} refuses: {side.refusal.get('message', side.refusal.get('refusal'))}")
+                if side.error is not None:
+                    lines.append(f"    {label} cannot price: {side.error}")
+            if lock.note:
+                lines.append(f"    note      {lock.note}")
+    others = [f for f in d.files if not f.holds_facts and f.compared]
+    if others:
+        lines.append("")
+        lines.append("other files changed")
+        lines += [f"  {f.path} ({f.status})" for f in others]
+    return "\n".join(lines)
+
+
+def diff_markdown(d: Diff) -> str:
+    """The diff as a pull-request comment: a summary line, then a table of fact changes, a table of the locks they
+    touch (floors, tokens/s, pass time, bind, before → after), and a table of the files that do not read."""
+    mark = "❌" if d.exit_status else ("⚠️" if d.weakened else "✅")
+    out = [f"{mark} **passprice diff** `{d.base.label}` → `{d.head.label}`: {d.summary()}"]
+    facts = d.fact_changes
+    if facts:
+        rows = [
+            [
+                f"`{f.name}`",
+                f"`{c.path}`",
+                show(c.old),
+                show(c.new),
+                _what(c),
+                _provenance(c).replace("(WEAKER)", "⚠️ **weaker**"),
+                _cite(c),
+            ]
+            for f, c in facts
+        ]
+        out += [
+            "",
+            "#### Facts",
+            "",
+            markdown_table(["file", "fact", "before", "after", "change", "provenance", "cite"], rows, right=(2, 3, 4)),
+        ]
+    if d.locks:
+        rows = []
+        for lock in d.locks:
+            floors = lock.floors()
+            floors = f"❌ {floors}" if lock.breaks else floors
+            rows.append(
+                [
+                    f"`{lock.name}`" + (" (removed)" if lock.removed else ""),
+                    ", ".join(f"`{p}`" for p in lock.changed) or "–",
+                    f"{_held(lock)} → {floors}",
+                    lock.before.short(),
+                    lock.after.short(),
+                    _pct(lock.relative) or "–",
+                    _seconds(lock.before),
+                    _seconds(lock.after),
+                    _binds(lock),
+                ]
+            )
+        out += [
+            "",
+            "#### Locks",
+            "",
+            markdown_table(
+                [
+                    "lock",
+                    "rests on",
+                    "floors",
+                    "tokens/s before",
+                    "tokens/s after",
+                    "change",
+                    "pass before",
+                    "pass after",
+                    "binds",
+                ],
+                rows,
+                right=(3, 4, 5, 6, 7),
+            ),
+        ]
+        notes = []
+        for lock in d.locks:
+            for label, side in (("BASE", lock.before), ("HEAD", lock.after)):
+                if side.refusal is not None:
+                    notes.append(f"- `{lock.name}`: {label} refuses: {side.refusal.get('message', '')}")
+                if side.error is not None:
+                    notes.append(f"- `{lock.name}`: {label} cannot price: {side.error}")
+            if lock.note:
+                notes.append(f"- `{lock.name}`: {lock.note}")
+        if notes:
+            out += ["", *notes]
+    unread = [
+        [f"`{f.path}`", which, e]
+        for f in d.files
+        for which, errors in (("BASE", f.base_errors), ("HEAD", f.head_errors))
+        for e in errors
+    ]
+    if unread:
+        out += ["", "#### Files that do not read", "", markdown_table(["file", "side", "error"], unread)]
+    others = [f for f in d.files if not f.holds_facts]
+    if others:
+        out += ["", "Other files changed: " + ", ".join(f"`{f.path}` ({f.status})" for f in others)]
+    return "\n".join(out)
+
+
+def render(d: Diff, fmt: str) -> str:
+    """``d`` as ``text``, ``markdown`` or ``json`` (indented). Raises :class:`ValueError` for another format."""
+    if fmt == "text":
+        return diff_text(d)
+    if fmt == "markdown":
+        return diff_markdown(d)
+    if fmt == "json":
+        return json.dumps(d.to_json(), indent=2, ensure_ascii=False)
+    raise ValueError(f"unknown format {fmt!r}")

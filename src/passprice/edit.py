@@ -1,0 +1,197 @@
+"""A fact is edited where it stands, and only there: the file keeps every comment, key order and blank line outside
+the edited entry byte for byte, and an edit that would leave the file invalid never reaches it.
+
+:func:`set_fact` replaces one fact entry of a card (``facts/cards/NAME.toml``) or a drafting method
+(``facts/drafts/NAME.toml``, paths ``acceptance.N``) through ``tomlkit``, which keeps a document's layout as written;
+the edited text is validated as the loaders would (schema, then building the card or method) before
+:func:`apply_edit` replaces the file atomically.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+import tomlkit
+from tomlkit.items import InlineTable, Table
+
+from passprice import schema
+from passprice.cards import CARD_PATHS, HOST_PATHS, card_from_document, card_path
+from passprice.drafts import draft_path, method_from_document
+from passprice.errors import InputError
+from passprice.facts import Fact
+from passprice.locks import write_atomically
+from passprice.registry import Root
+
+#: The keys of a fact entry, in the order a new entry is written.
+ENTRY_KEYS = ("value", "unit", "provenance", "cite", "note", "derivation")
+_ACCEPTANCE = re.compile(r"^(?:draft\.)?acceptance\.([1-9][0-9]*)$")
+_INTEGER = re.compile(r"^[+-]?[0-9]+$")
+
+
+def parse_value(text: str) -> int | float:
+    """The number ``text`` writes: an ``int`` for an integer literal (``141``), else a ``float`` (``4.8``, ``1e12``,
+    and also ``nan`` or ``inf``, which validation then refuses). Raises :class:`InputError` for anything else."""
+    cleaned = text.strip()
+    try:
+        return int(cleaned) if _INTEGER.match(cleaned) else float(cleaned)
+    except ValueError:
+        raise InputError(f"--value: {text!r} is not a number") from None
+
+
+@attrs.frozen
+class FactFile:
+    """Where a fact lives: the ``file``, its ``kind`` (``card`` or ``draft``), its entry ``name`` (the file's stem)
+    and the fact's ``path`` within it (``streams.rewrite``, ``acceptance.1``)."""
+
+    file: Path
+    kind: str
+    name: str
+    path: str
+
+
+def locate(root: Root, name: str, path: str | None, draft: bool = False) -> FactFile:
+    """The file holding fact ``path`` of ``name``: a drafting method when ``draft``, when ``path`` is
+    ``acceptance.N`` (or ``draft.acceptance.N``), or when no ``path`` is given and only a drafting method has that
+    name; else a card. ``name`` is a registry name or a ``.toml`` path.
+
+    Raises :class:`InputError` for an unknown card or method, or a path no such file has."""
+    match = _ACCEPTANCE.match(path) if path is not None else None
+    if path is None and not draft and not (root.cards / f"{name}.toml").is_file():
+        draft = (root.drafts / f"{name}.toml").is_file()  # a name only a drafting method has
+    if draft or match is not None:
+        file = draft_path(root, name)
+        if path is not None and match is None:
+            raise InputError(f"{file}: {path}: not a drafting-method fact path (acceptance.1, acceptance.2, …)")
+        fact = f"acceptance.{match.group(1)}" if match is not None else ""
+        return FactFile(file, "draft", file.name[: -len(".toml")], fact)
+    file = card_path(root, name)
+    if path is not None and path not in CARD_PATHS and path not in HOST_PATHS:
+        known = ", ".join([*CARD_PATHS, *HOST_PATHS])
+        raise InputError(f"{file}: {path}: not a card fact path (one of {known})")
+    return FactFile(file, "card", file.name[: -len(".toml")], path or "")
+
+
+def read_facts(where: FactFile, schema_folder: Path | None = None) -> dict[str, Fact]:
+    """Every fact of the card or drafting method at ``where.file`` (validated), by path in its file.
+
+    Raises :class:`InputError` or :class:`~passprice.errors.SchemaError` when the file does not read."""
+    document = schema.load(where.file, where.kind, schema_folder)
+    return _facts(where, document)
+
+
+def _facts(where: FactFile, document: Mapping[str, Any]) -> dict[str, Fact]:
+    source = str(where.file)
+    if where.kind == "draft":
+        method = method_from_document(where.name, document, source)
+        return {f"acceptance.{i}": f for i, f in enumerate(method.acceptance, start=1)}
+    return card_from_document(where.name, document, source).facts()
+
+
+@attrs.frozen
+class FactEdit:
+    """One fact set: ``where`` it is, the ``old`` fact (``None`` when the entry is new) and the ``new`` one, and the
+    file's text ``before`` and ``after`` (identical outside the edited entry)."""
+
+    where: FactFile
+    old: Fact | None
+    new: Fact
+    before: str
+    after: str
+
+    @property
+    def changed(self) -> bool:
+        """True when the file's text changes."""
+        return self.before != self.after
+
+
+def set_fact(where: FactFile, entry: Mapping[str, Any], schema_folder: Path | None = None) -> FactEdit:
+    """The edit that makes fact ``where.path`` of ``where.file`` the ``entry`` (``value``, ``unit``,
+    ``provenance``, ``cite``, and optionally ``note`` and ``derivation``; a key absent or ``None`` is removed from
+    the entry): the existing table's keys are set in place, so their order, comments and the rest of the file stay as
+    written; a new entry is appended as a ``[path]`` table. Nothing is written.
+
+    Raises :class:`InputError` when the file does not read before the edit, or (naming the file and the key path) when
+    the edited file would not validate: a non-finite or out-of-range value, a unit of the wrong dimension (``GB`` where
+    ``B/s`` belongs), an unknown provenance, a ``derived`` fact without a derivation."""
+    try:
+        before = where.file.read_bytes().decode("utf-8")
+    except OSError as e:
+        raise InputError(f"{where.file}: cannot read: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise InputError(f"{where.file}: byte {e.start}: not UTF-8 text") from None
+    old_facts = read_facts(where, schema_folder)
+    document = tomlkit.parse(before)
+    parts = where.path.split(".")
+    parent: Any = document
+    for part in parts[:-1]:
+        if part not in parent:
+            parent[part] = tomlkit.table(is_super_table=True)
+        parent = parent[part]
+    leaf = parts[-1]
+    values = {k: entry.get(k) for k in ENTRY_KEYS}
+    if leaf in parent and isinstance(parent[leaf], Table | InlineTable):
+        table = parent[leaf]
+        for key in [k for k in table if k in ENTRY_KEYS and values.get(k) is None]:
+            del table[key]
+        for key in ENTRY_KEYS:
+            value = values[key]
+            if value is not None and (key not in table or not _same(table[key], value)):
+                table[key] = value
+    else:
+        if leaf in parent:
+            del parent[leaf]
+        table = tomlkit.table()
+        for key in ENTRY_KEYS:
+            if values[key] is not None:
+                table[key] = values[key]
+        parent[leaf] = table
+    after = tomlkit.dumps(document)
+    if "\r\n" in before and "\n" not in before.replace("\r\n", ""):
+        after = after.replace("\r\n", "\n").replace("\n", "\r\n")  # keys tomlkit adds end in \n alone
+    new_facts = validate_text(where, after, schema_folder)
+    return FactEdit(where, old_facts.get(where.path), new_facts[where.path], before, after)
+
+
+def _same(item: Any, value: Any) -> bool:
+    """Whether the written ``item`` already holds ``value`` (same number and same kind of number, or same string),
+    so setting it again would only risk re-rendering it."""
+    current = item.unwrap() if hasattr(item, "unwrap") else item
+    return bool(current == value) and type(current) is type(value)
+
+
+def validate_text(where: FactFile, text: str, schema_folder: Path | None = None) -> dict[str, Fact]:
+    """The facts ``text`` describes, read as the file at ``where.file`` would be: TOML, then the schema, then the card
+    or drafting method built from it. Raises :class:`InputError` naming the file (every schema problem at once)."""
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise InputError(f"{where.file}: the edit would not be valid TOML: {e}") from None
+    schema.validate(document, where.kind, str(where.file), schema_folder)
+    return _facts(where, document)
+
+
+def apply_edit(edit: FactEdit) -> None:
+    """Replace the file with ``edit.after`` atomically (a temporary file in its folder, then a rename), keeping its
+    permission bits. Raises :class:`InputError` when the file changed since the edit was made, or cannot be
+    written."""
+    file = edit.where.file
+    try:
+        now = file.read_bytes().decode("utf-8")
+        mode = file.stat().st_mode & 0o7777
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"{file}: cannot read: {e}") from None
+    if now != edit.before:
+        raise InputError(f"{file}: changed while it was being edited; nothing written, run the edit again")
+    if not edit.changed:
+        return
+    write_atomically(file, edit.after, force=True)
+    try:
+        os.chmod(file, mode)
+    except OSError as e:  # pragma: no cover - the file was just written by us
+        raise InputError(f"{file}: written, but its permissions could not be restored: {e.strerror}") from None

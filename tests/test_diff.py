@@ -1,0 +1,355 @@
+"""passprice diff: on a throwaway git repository, a raised memory bandwidth and a weakened stream share show up with
+old and new values, the weakening is flagged, the lock resting on them is re-priced on both sides (the numbers
+checked against pricing with the library), and breaking the lock's floor exits 1; a file that does not read on a
+side is reported with its error while the rest is still reported."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import attrs
+import pytest
+from click.testing import CliRunner
+
+from passprice.cards import Tier
+from passprice.cli import cli
+from passprice.diff import diff, diff_markdown, diff_text, file_kind
+from passprice.edit import apply_edit, locate, set_fact
+from passprice.errors import InputError
+from passprice.facts import Fact, Provenance
+from passprice.locks import Policy, evaluate, make_lock, read_lock, write_lock
+from passprice.registry import Root
+from passprice.serving import price_serving
+from passprice.servings import load_spec, resolve
+
+REPO = Path(__file__).parent.parent
+CARD = "h200_sxm_141gb"
+CARD_FILE = f"facts/cards/{CARD}.toml"
+LOCK = "r1-qwen7b-h200"
+LOCK_FILE = f"locks/{LOCK}.lock.toml"
+NEW_CITE = "engineering estimate: BabelStream Mul as measured on the H100 SXM, scaled by the H200's memory clock"
+
+
+def git(repo: Path, *args: str) -> str:
+    """Run git in ``repo`` with a fixed identity; its standard output."""
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.invalid",
+    }
+    done = subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def commit_all(repo: Path, message: str) -> str:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--no-verify", "-m", message)
+    return git(repo, "rev-parse", "HEAD")
+
+
+def edit_fact(repo: Path, path: str, **entry: object) -> None:
+    root = Root(repo)
+    apply_edit(set_fact(locate(root, CARD, path), entry, root.schema))
+
+
+@attrs.frozen
+class Repo:
+    """The throwaway repository: ``path``, and the commits ``locked`` (the lock written), ``faster`` (memory.bandwidth
+    raised), ``weaker`` (streams.rewrite weakened); branch ``main`` is at ``locked``, branch ``pr`` at ``weaker``."""
+
+    path: Path
+    locked: str
+    faster: str
+    weaker: str
+
+
+def make_repo(path: Path, branch: str = "main") -> Repo:
+    path.mkdir()
+    for folder in ("facts", "registry", "schema"):
+        shutil.copytree(REPO / folder, path / folder)
+    git(path, "init", "-q", "-b", branch)
+    commit_all(path, "facts")
+    root = Root(path)
+    resolved = resolve(root, load_spec(root, LOCK))
+    floor = evaluate("price", resolved.header, resolved.card, resolved.serving).provenance
+    lock = make_lock(LOCK, "price", resolved, Policy(floor, {"streams.rewrite": Provenance.MEASURED}))
+    write_lock(path / LOCK_FILE, lock)
+    locked = commit_all(path, "lock")
+    git(path, "checkout", "-q", "-b", "pr")
+    bandwidth = read_fact(path, "memory.bandwidth")
+    edit_fact(path, "memory.bandwidth", value=5.2, unit="TB/s", provenance="published", cite=bandwidth.cite)
+    faster = commit_all(path, "raise memory.bandwidth")
+    edit_fact(path, "streams.rewrite", value=0.8, unit="1", provenance="estimated", cite=NEW_CITE)
+    weaker = commit_all(path, "weaken streams.rewrite")
+    return Repo(path, locked, faster, weaker)
+
+
+def read_fact(path: Path, fact: str) -> Fact:
+    from passprice.cards import load_card
+
+    return load_card(Root(path), CARD).facts()[fact]
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Repo:
+    return make_repo(tmp_path_factory.mktemp("diff") / "registry")
+
+
+def cli_run(args: list[str], cwd: Path | None = None) -> tuple[int, str, str]:
+    runner = CliRunner()
+    if cwd is None:
+        result = runner.invoke(cli, args, catch_exceptions=False)
+    else:
+        old = Path.cwd()
+        os.chdir(cwd)
+        try:
+            result = runner.invoke(cli, args, catch_exceptions=False)
+        finally:
+            os.chdir(old)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_raised_bandwidth(repo: Repo) -> None:
+    d = diff(Root(repo.path), repo.locked, repo.faster)
+    assert [f.path for f in d.files] == [CARD_FILE]
+    (change,) = d.files[0].facts
+    assert change.path == "memory.bandwidth" and change.change == "changed" and change.fields == ("value",)
+    assert change.old is not None and change.new is not None
+    assert (change.old.amount, change.old.unit, change.new.amount, change.new.unit) == (4.8, "TB/s", 5.2, "TB/s")
+    assert change.relative == pytest.approx(0.4 / 4.8, rel=1e-12)
+    assert not change.weakened and change.old.cite == change.new.cite
+    (lock,) = d.locks
+    assert lock.name == LOCK and lock.changed == ("memory.bandwidth",)
+    assert lock.held and lock.holds and not lock.breaks and d.exit_status == 0
+
+    # The same prices, made with the library: BASE's card is the lock's pinned card (the lock was written on BASE's
+    # facts, so BASE's price is its recorded one); HEAD's is that card with the new bandwidth.
+    recorded = read_lock(repo.path / LOCK_FILE)
+    assert lock.before.price == recorded.price
+    resolved = resolve(Root(repo.path), recorded.spec)
+    card = recorded.pinned_card()
+    faster = attrs.evolve(card, memory=Tier(card.memory.capacity, change.new))
+    head_cost = price_serving(resolved.header, faster, resolved.serving)
+    base_cost = price_serving(resolved.header, card, resolved.serving)
+    assert lock.before.tokens_per_s == base_cost.tokens_per_s
+    assert lock.after.tokens_per_s == head_cost.tokens_per_s
+    assert lock.after.price is not None and lock.after.price["pass_s"] == head_cost.pass_s
+    assert lock.before.price is not None and lock.before.price["binds"] == lock.after.price["binds"] == "memory"
+    # Hand check: batch one binds on memory, dominated by the weights, and every stream share is a share of
+    # memory.bandwidth, so tokens/s moves by the bandwidth ratio.
+    assert base_cost.weight_bytes > 10 * base_cost.sequence_bytes
+    assert lock.after.tokens_per_s / lock.before.tokens_per_s == pytest.approx(5.2 / 4.8, rel=1e-12)
+    assert lock.relative == pytest.approx(5.2 / 4.8 - 1, rel=1e-9)
+
+
+def test_weakened_rewrite_breaks_the_lock(repo: Repo) -> None:
+    d = diff(Root(repo.path), repo.faster, repo.weaker)
+    (change,) = d.files[0].facts
+    assert change.path == "streams.rewrite" and change.weakened and not change.strengthened
+    assert change.old is not None and change.new is not None
+    assert (change.old.amount, change.new.amount) == (0.8333, 0.8)
+    assert (change.old.provenance, change.new.provenance) == (Provenance.MEASURED, Provenance.ESTIMATED)
+    assert change.new.cite == NEW_CITE and change.old.cite.startswith("Azure AI Benchmarking Guide")
+    assert change.relative == pytest.approx((0.8 - 0.8333) / 0.8333, rel=1e-12)
+    assert set(change.fields) == {"value", "provenance", "cite", "note", "derivation"}  # note, derivation removed
+    (lock,) = d.locks
+    assert lock.held and not lock.holds and lock.breaks
+    assert lock.verdict is not None
+    assert [(o.path, o.provenance, o.floor) for o in lock.verdict.offences] == [
+        ("streams.rewrite", Provenance.ESTIMATED, Provenance.MEASURED)
+    ]
+    # A dense-attention checkpoint keeps no recurrent state: the rewrite share does not move its price.
+    assert lock.before.price is not None and lock.after.price is not None
+    for field in ("tokens_per_s", "pass_s", "binds", "memory_s", "sequence_bytes"):
+        assert lock.before.price[field] == lock.after.price[field]
+    assert lock.after.price["rests_on"]["streams.rewrite"] == "estimated"
+    assert d.exit_status == 1 and d.weakened and d.broken == (lock,)
+
+
+def test_both_commits_through_the_command_line(repo: Repo) -> None:
+    code, out, err = cli_run(["--root", str(repo.path), "diff", "main", "pr", "--format", "json"])
+    assert code == 1, err
+    assert "breaks lock r1-qwen7b-h200" in err
+    data = json.loads(out)
+    assert data["exit_status"] == 1 and data["weakened"] == [f"{CARD}:streams.rewrite"] and data["broken"] == [LOCK]
+    facts = {c["path"]: c for c in data["files"][0]["facts"]}
+    assert set(facts) == {"memory.bandwidth", "streams.rewrite"}
+    bw = facts["memory.bandwidth"]
+    assert (bw["old"]["value"], bw["old"]["unit"], bw["new"]["value"], bw["new"]["unit"]) == (4.8, "TB/s", 5.2, "TB/s")
+    assert bw["old"]["base_value"] == 4.8e12 and bw["new"]["base_value"] == 5.2e12
+    assert bw["relative_change"] == pytest.approx(1 / 12, rel=1e-12) and not bw["weakened"]
+    rw = facts["streams.rewrite"]
+    assert rw["weakened"] and rw["old"]["provenance"] == "measured" and rw["new"]["provenance"] == "estimated"
+    (lock,) = data["locks"]
+    assert lock["breaks"] and not lock["holds"] and lock["held"]
+    assert lock["changed"] == ["memory.bandwidth", "streams.rewrite"]
+    assert lock["verdict"]["refusal"] == "LockFloor"
+    assert lock["verdict"]["offending"] == [{"path": "streams.rewrite", "provenance": "estimated", "floor": "measured"}]
+    recorded = read_lock(repo.path / LOCK_FILE)
+    assert lock["before"] == recorded.price
+    assert lock["after"]["tokens_per_s"] / lock["before"]["tokens_per_s"] == pytest.approx(5.2 / 4.8, rel=1e-12)
+    assert lock["after"]["binds"] == "memory"
+
+
+def test_default_base_is_the_merge_base_with_main_and_head_the_work_tree(repo: Repo, tmp_path: Path) -> None:
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "-b", "pr", str(repo.path), str(clone)], check=True)
+    git(clone, "branch", "-q", "main", "origin/main")
+    # An uncommitted change in the work tree is part of HEAD.
+    text = (clone / CARD_FILE).read_text(encoding="utf-8")
+    (clone / CARD_FILE).write_text(text.replace("value = 0.8646", "value = 0.86"), encoding="utf-8")
+    code, out, _ = cli_run(["diff"], cwd=clone)
+    assert code == 1
+    assert out.splitlines()[0] == f"passprice diff: merge base with main ({repo.locked[:12]}) → work tree"
+    assert "3 facts changed in 1 file, 1 weakened; 1 lock affected, 1 breaks its floors" in out
+    assert "streams.append    0.8646 → 0.86" in out
+    assert "measured → estimated (WEAKER)" in out
+    assert "floors    held → BROKEN: streams.rewrite is estimated, below the floor measured" in out
+
+
+def test_no_main_branch_falls_back(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "trunk-only", branch="trunk")
+    d = diff(Root(repo.path))
+    # No main or master: the merge base with origin/main is not there either, so HEAD (the work tree is clean).
+    assert d.base.revision == repo.weaker and "no main or master branch" in d.base.label
+    assert d.files == () and d.summary() == "no changes to facts, registry or locks" and d.exit_status == 0
+    git(repo.path, "branch", "-q", "master", repo.locked)
+    d = diff(Root(repo.path))
+    assert d.base.revision == repo.locked and d.base.label.startswith("merge base with master")
+
+
+def test_markdown_is_a_pull_request_comment(repo: Repo) -> None:
+    text = diff_markdown(diff(Root(repo.path), "main", "pr"))
+    lines = text.splitlines()
+    assert lines[0].startswith("❌ **passprice diff** `main (")
+    assert lines[0].endswith("2 facts changed in 1 file, 1 weakened; 1 lock affected, 1 breaks its floors")
+    assert "| file | fact | before | after | change | provenance | cite |" in lines
+    row = next(line for line in lines if "`streams.rewrite` | 0.8333 | 0.8 |" in line)
+    assert "measured → estimated ⚠️ **weaker**" in row and NEW_CITE in row
+    row = next(line for line in lines if "`memory.bandwidth` | 4.8 TB/s | 5.2 TB/s | +8.333 % | published |" in line)
+    assert row.endswith("| unchanged |")
+    lock_row = next(line for line in lines if line.startswith(f"| `{LOCK}` |"))
+    assert "held → ❌ BROKEN: streams.rewrite is estimated, below the floor measured" in lock_row
+    assert "| 996.1 | 1,079.1 | +8.333 % |" in lock_row and lock_row.endswith("| memory |")
+
+
+def test_a_file_that_does_not_parse_is_reported_and_the_rest_still_is(repo: Repo, tmp_path: Path) -> None:
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(repo.path), str(clone)], check=True)
+    git(clone, "checkout", "-q", repo.weaker)
+    broken = clone / "facts/cards/b200.toml"
+    broken.write_text(broken.read_text(encoding="utf-8").replace("[memory.bandwidth]", "[memory.bandwidth", 1))
+    bad_lock = clone / "locks/bad.lock.toml"
+    bad_lock.write_text("[lock]\nname = 'bad'\n", encoding="utf-8")
+    d = diff(Root(clone), repo.faster)
+    by_path = {f.path: f for f in d.files}
+    assert set(by_path) == {CARD_FILE, "facts/cards/b200.toml", "locks/bad.lock.toml"}
+    b200 = by_path["facts/cards/b200.toml"]
+    assert b200.status == "changed" and not b200.compared and b200.base_errors == () and b200.facts == ()
+    (error,) = b200.head_errors
+    assert error.startswith("facts/cards/b200.toml: not valid TOML:") and "line" in error
+    assert str(clone) not in error
+    assert by_path["locks/bad.lock.toml"].head_errors  # every schema problem of the lock, named
+    # The rest is still reported: the weakened fact and the lock it breaks.
+    assert [c.path for c in by_path[CARD_FILE].facts] == ["streams.rewrite"]
+    assert [lock.name for lock in d.locks] == [LOCK] and d.locks[0].breaks
+    assert d.exit_status == 2  # a file that does not read on HEAD is bad input
+    text = diff_text(d)
+    assert "does not read on HEAD:\n    facts/cards/b200.toml: not valid TOML:" in text
+    assert "streams.rewrite  0.8333 → 0.8  (-3.996 %, note removed, derivation removed)" in text
+    markdown = diff_markdown(d)
+    assert "#### Files that do not read" in markdown
+    assert "| `facts/cards/b200.toml` | HEAD | facts/cards/b200.toml: not valid TOML" in markdown
+    code, out, err = cli_run(["--root", str(clone), "diff", repo.faster, "--format", "markdown"])
+    assert code == 2 and "b200.toml does not read on HEAD" in err and "#### Locks" in out
+
+    # The other way round: broken on BASE, mended on HEAD, is reported on BASE and is no failure.
+    git(clone, "add", "-A")
+    git(clone, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "broken")
+    d = diff(Root(clone), "HEAD", repo.weaker)
+    b200 = {f.path: f for f in d.files}["facts/cards/b200.toml"]
+    assert b200.base_errors and not b200.head_errors and d.exit_status == 0
+
+
+def test_a_card_whose_file_does_not_read_still_shows_its_lock(repo: Repo, tmp_path: Path) -> None:
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(repo.path), str(clone)], check=True)
+    git(clone, "checkout", "-q", repo.faster)
+    card = clone / CARD_FILE
+    card.write_text(card.read_text(encoding="utf-8").replace('unit = "TB/s"', 'unit = "GB"', 1), encoding="utf-8")
+    d = diff(Root(clone), repo.faster)
+    (f,) = d.files
+    assert f.head_errors == (
+        f"{CARD_FILE}: memory.bandwidth.unit: 'GB' is not allowed here "
+        "(one of 'B/s', 'kB/s', 'MB/s', 'GB/s', 'TB/s', 'PB/s', 'KiB/s', 'MiB/s', 'GiB/s', "
+        "'TiB/s')",
+    )
+    (lock,) = d.locks
+    assert lock.changed == () and lock.breaks and lock.after.error is not None and lock.before.price is not None
+    assert lock.note is not None and "does not read on a side" in lock.note
+    assert d.exit_status == 2
+
+
+def test_two_folders_and_a_folder_that_is_not_a_checkout(repo: Repo, tmp_path: Path) -> None:
+    base, head = tmp_path / "base", tmp_path / "head"
+    for folder, commit in ((base, repo.locked), (head, repo.weaker)):
+        subprocess.run(["git", "clone", "-q", str(repo.path), str(folder)], check=True)
+        git(folder, "checkout", "-q", commit)
+        shutil.rmtree(folder / ".git")
+    d = diff(Root(head), str(base), str(head))
+    assert d.base.folder == str(base) and d.head.folder == str(head)
+    assert {c.path for c in d.files[0].facts} == {"memory.bandwidth", "streams.rewrite"}
+    assert d.exit_status == 1
+    with pytest.raises(InputError, match="not a git checkout"):
+        diff(Root(head), "HEAD~1")
+    code, _, err = cli_run(["--root", str(head), "diff", "main"])
+    assert code == 2 and "not a git checkout" in err
+    code, _, err = cli_run(["--root", str(repo.path), "diff", "no-such-branch"])
+    assert code == 2 and "no-such-branch: neither a folder nor a revision of the git checkout" in err
+    code, _, err = cli_run(["--root", str(repo.path), "diff", str(tmp_path)])
+    assert code == 2 and "not a passprice root" in err
+
+
+def test_a_removed_lock_is_shown_but_does_not_break(repo: Repo, tmp_path: Path) -> None:
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(repo.path), str(clone)], check=True)
+    git(clone, "checkout", "-q", repo.weaker)
+    (clone / LOCK_FILE).unlink()
+    d = diff(Root(clone), repo.locked)
+    (lock,) = d.locks
+    assert lock.removed and not lock.breaks and lock.floors() == "lock removed"
+    assert [f.status for f in d.files if f.kind == "lock"] == ["removed"]
+    assert d.exit_status == 0
+    assert "REMOVED on HEAD" in diff_text(d)
+
+
+def test_a_drafting_method_change(repo: Repo, tmp_path: Path) -> None:
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(repo.path), str(clone)], check=True)
+    method = clone / "facts/drafts/toy.toml"
+    method.parent.mkdir(parents=True, exist_ok=True)
+    method.write_text(
+        '[method]\nname = "toy"\n\n[acceptance.1]\nvalue = 0.8\nunit = "1"\nprovenance = "measured"\n'
+        'cite = "a measurement, cited"\n',
+        encoding="utf-8",
+    )
+    d = diff(Root(clone), "HEAD")
+    (f,) = d.files
+    assert (f.kind, f.name, f.status) == ("draft", "toy", "added")
+    assert [(c.path, c.lock_path, c.change) for c in f.facts] == [("acceptance.1", "draft.acceptance.1", "added")]
+
+
+def test_file_kinds() -> None:
+    assert file_kind("facts/cards/x.toml") == ("card", "x")
+    assert file_kind("facts/drafts/m.toml") == ("draft", "m")
+    assert file_kind("registry/servings/s.toml") == ("serving", "s")
+    assert file_kind("registry/checkpoints/c.toml") == ("checkpoint", "c")
+    assert file_kind("locks/l.lock.toml") == ("lock", "l")
+    assert file_kind("schema/card.schema.json") == ("schema", "card.schema")
+    assert file_kind("facts/cards/README.md") == ("other", "README.md")
