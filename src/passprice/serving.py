@@ -735,12 +735,27 @@ class PassShape:
         return self.card_room(card)
 
     def best(self, card: Card, host_memory: bool) -> ServingCost:
+        """The batch that makes ``card`` emit the most tokens per second, and its pass: the seed's answer
+        (:meth:`best_by_scan`), found without pricing every batch (:func:`passprice.batching.best`)."""
+        from passprice.batching import best
+
+        return best(self, card, host_memory)
+
+    def max_batch(self, card: Card, host_memory: bool) -> int:
+        """The most sequences the serving carries on ``card``: the seed's answer (:meth:`max_batch_by_scan`),
+        found without pricing every batch (:func:`passprice.batching.max_batch`)."""
+        from passprice.batching import max_batch
+
+        return max_batch(self, card, host_memory)
+
+    def best_by_scan(self, card: Card, host_memory: bool) -> ServingCost:
         """The batch that makes ``card`` emit the most tokens per second, and its pass (seed ``PassShape::best``):
         every batch from 1 up to what memory holds is priced; a batch replaces the best only when it is faster by
         more than a relative 1e-12, so ties go to the smaller batch; the scan stops at the first batch refused for
         capacity. Raises what :meth:`cost_split` raises for batch 1 when no batch fits.
 
-        This is the seed's scanning algorithm, kept as the reference; :func:`best_serving` uses it.
+        This is the seed's scanning algorithm, kept as the reference the closed form is tested against and as its
+        fallback for near-ties it cannot settle.
         """
         best: ServingCost | None = None
         for batch in range(1, max(self.most(card, host_memory), 1) + 1):
@@ -752,7 +767,7 @@ class PassShape:
                 best = c
         return best if best is not None else self.cost_split(card, 1, host_memory)
 
-    def max_batch(self, card: Card, host_memory: bool) -> int:
+    def max_batch_by_scan(self, card: Card, host_memory: bool) -> int:
         """The most sequences the serving carries on ``card``: every larger batch is refused for capacity (seed
         ``max_batch``). Raises what batch 1 raises when no batch fits."""
         n = 0
