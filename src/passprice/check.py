@@ -4,6 +4,7 @@ recorded price from its pinned facts, today's facts keep its floors, and (with `
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,11 +36,14 @@ class LockStatus:
 
 @attrs.frozen
 class CheckReport:
-    """``passprice check``: every file's ``problems`` (lines naming file and key path) and every lock's status."""
+    """``passprice check``: how many files of each kind were validated (``kinds``: ``cards``, ``drafts``,
+    ``checkpoints``, ``servings``, ``locks``), every file's ``problems`` (lines naming file and key path, each once)
+    and every lock's status."""
 
     files: int
     problems: tuple[str, ...]
     locks: tuple[LockStatus, ...]
+    kinds: tuple[tuple[str, int], ...] = ()
 
     def ok(self, frozen: bool) -> bool:
         """All holds: no file problem, every lock reproduces and holds its floors, and, when ``frozen``, no drift."""
@@ -55,13 +59,18 @@ class CheckReport:
             "ok": self.ok(frozen),
             "frozen": frozen,
             "files": self.files,
+            "kinds": dict(self.kinds),
             "problems": list(self.problems),
             "locks": [attrs.asdict(s) for s in self.locks],
         }
 
     def text(self, frozen: bool) -> str:
         """The report for people."""
-        lines = [f"checked {self.files} files: {len(self.problems)} problem{'s' if len(self.problems) != 1 else ''}"]
+        kinds = ", ".join(f"{n} {kind}" for kind, n in self.kinds)
+        lines = [
+            f"checked {self.files} files{f' ({kinds})' if kinds else ''}: "
+            f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''}"
+        ]
         lines += [f"  {p}" for p in self.problems]
         for s in self.locks:
             state = "ok" if s.reproduces and s.holds and (not frozen or not s.drift) else "FAILS"
@@ -88,8 +97,15 @@ def _validate_folder(
     for path in sorted(folder.glob(f"*{suffix}")):
         count += 1
         try:
-            document = schema.load(path, kind, root.schema)
-            build(path.name[: -len(suffix)], document, str(path))
+            if kind == "checkpoint":
+                # Loaded as the pricer loads it (schema, entry name = file name, header), and kept in its cache for
+                # the servings and locks that name it.
+                from passprice.checkpoints import load_checkpoint
+
+                load_checkpoint(root, str(path))
+            else:
+                document = schema.load(path, kind, root.schema)
+                build(path.name[: -len(suffix)], document, str(path))
         except InputError as e:
             problems += str(e).splitlines()
     return count, problems
@@ -98,34 +114,47 @@ def _validate_folder(
 def check(root: Root) -> CheckReport:
     """Validate every file of ``root`` against its schema (cards, drafting methods, checkpoints, servings, locks),
     resolve every serving, and judge every lock: reproduction from its pinned facts, today's floors, drift."""
-    from passprice.checkpoints import header_from_entry
     from passprice.servings import load_spec, resolve
 
     problems: list[str] = []
-    files = 0
+    kinds: dict[str, int] = {}
     for folder, kind, build in (
         (root.cards, "card", card_from_document),
         (root.drafts, "draft", method_from_document),
-        (root.checkpoints, "checkpoint", lambda name, doc, src: header_from_entry(doc, src)),
+        (root.checkpoints, "checkpoint", lambda name, doc, src: None),
     ):
         n, found = _validate_folder(root, folder, kind, build)
-        files += n
+        kinds[f"{kind}s"] = n
         problems += found
+    kinds["servings"] = 0
     for name in root.names(root.servings):
-        files += 1
+        kinds["servings"] += 1
         try:
             resolve(root, load_spec(root, name))
         except InputError as e:
             problems += str(e).splitlines()
     statuses = []
+    kinds["locks"] = 0
     for name in root.names(root.locks, ".lock.toml"):
-        files += 1
+        kinds["locks"] += 1
         path = root.locks / f"{name}.lock.toml"
         try:
             statuses.append(_judge_lock(root, path))
         except InputError as e:
             problems += str(e).splitlines()
-    return CheckReport(files, tuple(problems), tuple(statuses))
+    # A broken card or checkpoint is met again by every serving and lock naming it: report each line once, and name
+    # files relative to the root, as the lock lines do.
+    prefix = f"{root.path}{os.sep}"
+    unique = tuple(dict.fromkeys(p.removeprefix(prefix) for p in problems))
+    return CheckReport(sum(kinds.values()), unique, tuple(statuses), tuple(kinds.items()))
+
+
+def _shown(root: Root, path: Path) -> str:
+    """``path`` relative to the root (``locks/NAME.lock.toml``) when it lies inside it, else as given."""
+    try:
+        return str(path.relative_to(root.path))
+    except ValueError:
+        return str(path)
 
 
 def _judge_lock(root: Root, path: Path) -> LockStatus:
@@ -138,9 +167,21 @@ def _judge_lock(root: Root, path: Path) -> LockStatus:
         rep = reproduce(root, lock)
         reproduces = rep.equals
         moved = tuple(f"{m.field}: {m.recorded!r} → {m.now!r} ({m.change()})" for m in rep.moved)
+        if rep.model_changed:
+            moved = (f"pricing model {lock.pricing_model} → {rep.pricing_model}", *moved)
     except HeaderMismatch as e:
         reproduces, moved = False, (str(e),)
-    resolved = resolve(root, lock.spec)
+    except InputError as e:
+        # The pinned checkpoint does not read (reported as a problem of its own file too).
+        why = str(e).splitlines()[0].removeprefix(f"{root.path}{os.sep}")
+        reproduces, moved = False, (f"the checkpoint does not read: {why}",)
+    shown = _shown(root, path)
+    try:
+        resolved = resolve(root, lock.spec)
+    except InputError as e:
+        # Today's files do not read (reported as problems on their own): the lock cannot be judged against them.
+        why = str(e).splitlines()[0].removeprefix(f"{root.path}{os.sep}")
+        return LockStatus(lock.name, shown, reproduces, moved, False, f"today's facts do not read: {why}", ())
     refusal = None
     try:
         cost = evaluate(lock.kind, resolved.header, resolved.card, resolved.serving)
@@ -149,4 +190,4 @@ def _judge_lock(root: Root, path: Path) -> LockStatus:
     except ServingRefusal as e:
         holds, text, refusal = False, f"today's facts refuse the price: {e}", e.name
     drifted = tuple(d.describe() for d in drift(lock, resolved.facts()))
-    return LockStatus(lock.name, str(path), reproduces, moved, holds, text, drifted, refusal)
+    return LockStatus(lock.name, shown, reproduces, moved, holds, text, drifted, refusal)

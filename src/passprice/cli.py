@@ -15,7 +15,7 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from passprice import PRICING_MODEL_VERSION, __version__
+from passprice import __version__
 from passprice.errors import InputError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -284,7 +284,10 @@ def _refuse(e: Any) -> NoReturn:
 
 @cli.command("price")
 @_serving_options(with_batch=True)
-@click.option("--lock", "lock_path", type=click.Path(dir_okay=False, path_type=Path), help="Refuse unless L holds.")
+@click.option(
+    "--lock", "lock_path", type=click.Path(dir_okay=False, path_type=Path), metavar="L",
+    help="Refuse unless lock L (a file, or a name in locks/) holds; without SERVING, price L's own serving.",
+)
 @_json_option
 @click.pass_context
 def price_command(ctx: click.Context, /, serving: str | None, lock_path: Path | None, as_json: bool, **o: Any) -> None:
@@ -295,9 +298,11 @@ def price_command(ctx: click.Context, /, serving: str | None, lock_path: Path | 
 
     the_lock = None
     if lock_path is not None:
+        from passprice.locks import lock_path as find_lock
         from passprice.locks import read_lock
 
-        the_lock = read_lock(lock_path, _root(ctx).schema)
+        lock_root = _root(ctx)
+        the_lock = read_lock(find_lock(lock_root, str(lock_path)), lock_root.schema)
         if serving is None and not o.get("checkpoint") and not o.get("card"):
             # The lock's own serving, priced with today's facts.
             o = {**o, "checkpoint": the_lock.spec.checkpoint, "card": the_lock.spec.card}
@@ -379,12 +384,19 @@ def max_batch_command(ctx: click.Context, /, serving: str | None, as_json: bool,
 
 def _parse_requires(requires: tuple[str, ...]) -> dict[str, Any]:
     from passprice.facts import Provenance
+    from passprice.locks import is_fact_path
 
     out = {}
     for item in requires:
         path, sep, level = item.partition("=")
         if not sep or not path:
             raise click.BadParameter(f"{item!r} is not PATH=PROVENANCE", param_hint="--require")
+        if not is_fact_path(path):
+            raise click.BadParameter(
+                f"{path!r} is not a fact path (memory.bandwidth, streams.rewrite, array, host.read, "
+                "draft.acceptance.1 …)",
+                param_hint="--require",
+            )
         out[path] = Provenance.parse(level, f"--require {path}")
     return out
 
@@ -392,7 +404,7 @@ def _parse_requires(requires: tuple[str, ...]) -> dict[str, Any]:
 @cli.command("lock")
 @_serving_options(with_batch=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Lock file to write.")
-@click.option("--name", help="Lock name (default: the serving's name, or the output file's).")
+@click.option("--name", help="Lock name (default: NAME of -o NAME.lock.toml, else the serving's name).")
 @click.option("--best", "kind", flag_value="best", help="Lock the best batch's price instead of the serving's batch.")
 @click.option("--floor", type=click.Choice(["published", "measured", "derived", "estimated", "assumed"]),
               help="Weakest provenance any fact may have (default: the price's own weakest).")
@@ -416,7 +428,7 @@ def lock_command(
 ) -> None:
     """Price SERVING and write a lock pinning the facts the price rests on."""
     from passprice.facts import Provenance
-    from passprice.locks import Policy, evaluate, make_lock, write_lock
+    from passprice.locks import Policy, make_lock, write_lock
     from passprice.serving import ServingRefusal
     from passprice.servings import resolve
 
@@ -427,23 +439,31 @@ def lock_command(
         if root.embedded:
             raise InputError(f"{root.path}: the embedded facts are read-only; give -o FILE or run in a checkout")
         output = root.locks / f"{name or Path(serving or '').stem}.lock.toml"
-    lock_name = name or (Path(serving).stem if serving else output.name.removesuffix(".lock.toml"))
+    # The lock is named after its file (locks/NAME.lock.toml), so `reproduce NAME` and check's report agree with it.
+    if name is not None:
+        lock_name = name
+    elif output.name.endswith(".lock.toml") or not serving:
+        lock_name = output.name.removesuffix(".lock.toml")
+    else:
+        lock_name = Path(serving).stem
+    paths = _parse_requires(requires)
     resolved = resolve(root, spec)
     kind = kind or "price"
-    paths = _parse_requires(requires)
     try:
-        if floor is None:
-            floor_level = evaluate(kind, resolved.header, resolved.card, resolved.serving).provenance
-        else:
-            floor_level = Provenance(floor)
-        lock = make_lock(lock_name, kind, resolved, Policy(floor_level, paths))
+        # Priced once: the default floor is the price's own weakest provenance (make_lock's default policy).
+        lock = make_lock(lock_name, kind, resolved)
     except ServingRefusal as e:
         _refuse(e)
+    import attrs
+
+    floor_level = Provenance(floor) if floor is not None else lock.policy.floor
+    lock = attrs.evolve(lock, policy=Policy(floor_level, paths))
     from passprice.locks import judge
 
     verdict = judge(lock.name, lock.policy, tuple((p, lock.facts[p]) for p in lock.rests_on))
     if not verdict.holds:
-        raise Refused(verdict.message(), verdict.to_json())
+        payload = {**verdict.to_json(), "path": str(output), "written": False}
+        raise Refused(f"{verdict.message()}; {output} not written", payload)
     write_lock(output, lock, force=force)
     if as_json:
         _echo_json({"lock": lock.name, "path": str(output), "price": lock.price})
@@ -473,23 +493,26 @@ def reproduce_command(ctx: click.Context, lock: str, as_json: bool) -> None:
             {
                 "lock": the_lock.name,
                 "equals": rep.equals,
-                "pricing_model": {"recorded": the_lock.pricing_model, "now": PRICING_MODEL_VERSION},
+                "pricing_model": {"recorded": the_lock.pricing_model, "now": rep.pricing_model},
                 "moved": [{"field": m.field, "recorded": m.recorded, "now": m.now} for m in rep.moved],
                 "price": rep.price,
             }
         )
     else:
+        model = f"pricing model {the_lock.pricing_model} → {rep.pricing_model}"
         if rep.equals:
             click.echo(
                 f"{the_lock.name}: reproduced exactly from its {len(the_lock.facts)} pinned facts: "
                 f"{rep.price['tokens_per_s']!r} tokens/s at batch {rep.price['batch']}, binds on {rep.price['binds']}"
+                + (f" ({model}; no term moved)" if rep.model_changed else "")
             )
         else:
-            why = "the pricing model changed" if rep.model_changed else "the same pricing model gives another result"
-            click.echo(f"{the_lock.name}: does NOT reproduce ({why}); terms that moved:")
+            why = f"the {model}" if rep.model_changed else "the same pricing model gives another result"
+            click.echo(f"{the_lock.name}: does NOT reproduce ({why}); terms that moved, recorded -> now:")
             for m in rep.moved:
                 click.echo(f"  {m.field}: {m.recorded!r} -> {m.now!r} ({m.change()})")
     if not rep.equals:
+        click.echo(f"passprice: refused: lock {the_lock.name} does not reproduce its recorded price", err=True)
         ctx.exit(1)
 
 
@@ -516,18 +539,36 @@ def check_command(ctx: click.Context, frozen: bool, as_json: bool) -> None:
 @_json_option
 @click.pass_context
 def audit_command(ctx: click.Context, /, target: str | None, as_json: bool, **o: Any) -> None:
-    """Audit the facts a price rests on: TARGET is a lock (its pinned facts) or a SERVING (today's facts)."""
+    """Audit the facts a price rests on: TARGET is a SERVING (today's facts, options apply) or a lock (its pinned
+    facts): a lock file, NAME.lock.toml, or a name in locks/ that names no serving."""
     from passprice.audit import audit, audit_json, audit_text
     from passprice.locks import HeaderMismatch, evaluate, pinned_header, pinned_serving, read_lock
     from passprice.serving import ServingRefusal
     from passprice.servings import resolve
 
-    o.pop("serving", None)
+    serving_arg = o.pop("serving", None)
+    if serving_arg is not None:
+        raise click.UsageError(f"audit takes one TARGET (a lock or a serving), not also {serving_arg!r}")
     root = _root(ctx)
-    is_lock = target is not None and (target.endswith(".lock.toml") or (root.locks / f"{target}.lock.toml").is_file())
+    # A name that is both a registered serving and a lock (locks are often named after their serving) is the serving,
+    # priced with today's facts; a lock is audited by its file or by NAME.lock.toml, or by a name only a lock has.
+    is_lock = target is not None and (
+        target.endswith(".lock.toml")
+        or (
+            not (root.servings / f"{target}.toml").is_file()
+            and not (target.endswith(".toml") and Path(target).is_file())
+            and (root.locks / f"{target}.lock.toml").is_file()
+        )
+    )
     if is_lock and target is not None:
         from passprice.locks import lock_path
 
+        given = sorted(f"--{k.replace('_', '-')}" for k, v in o.items() if v is not None and v is not False)
+        if given:
+            raise click.UsageError(
+                f"{target} is a lock: its serving and facts are pinned, so {', '.join(given)} cannot change them "
+                "(audit a SERVING to try other choices)"
+            )
         the_lock = read_lock(lock_path(root, target), root.schema)
         try:
             header = pinned_header(root, the_lock)
@@ -669,6 +710,69 @@ def fact_set_command(
         old = f"{show(edit.old)} ({edit.old.provenance.value})" if edit.old is not None else "(new)"
         state = "" if edit.changed else " (unchanged)"
         click.echo(f"{where.file}: {where.path}: {old} -> {show(edit.new)} ({edit.new.provenance.value}){state}")
+
+
+@cli.command("sweep")
+@click.argument("servings", nargs=-1)
+@click.option("--file", "sweep_file", type=click.Path(dir_okay=False, path_type=Path), help="A sweep TOML file.")
+@click.option("--cards", help="Cards, comma-separated, or 'all' (default: each serving's own card).")
+@click.option("--batches", default="1-4096*2", show_default=True, help="Batches: 1,2,8 or 1-64 or 1-4096*2.")
+@click.option("--positions", help="Mean context positions (default: each serving's own contexts).")
+@click.option("--draft-tokens", "draft_tokens", help="Drafted tokens per pass, e.g. 0,1,2,3 (default: the serving's).")
+@click.option("--format", "fmt", type=click.Choice(["csv", "json"]), default="csv", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here (default: stdout).")
+@click.option("--force", is_flag=True, help="Overwrite an existing output file.")
+@click.pass_context
+def sweep_command(
+    ctx: click.Context,
+    servings: tuple[str, ...],
+    sweep_file: Path | None,
+    cards: str | None,
+    batches: str,
+    positions: str | None,
+    draft_tokens: str | None,
+    fmt: str,
+    output: Path | None,
+    force: bool,
+) -> None:
+    """Price a grid: SERVINGS (default: every registered serving) x cards x draft tokens x positions x batches,
+    as CSV or JSON rows, each with its bind and weakest provenance (or its refusal)."""
+    import io
+
+    from passprice.sweep import Grid, Sweeper, grid_from_file, parse_numbers, write_rows
+
+    root = _root(ctx)
+    if sweep_file is not None:
+        grid = grid_from_file(sweep_file, root)
+    else:
+        names = servings or tuple(root.names(root.servings))
+        card_list = None
+        if cards == "all":
+            card_list = tuple(root.names(root.cards))
+        elif cards:
+            card_list = tuple(c.strip() for c in cards.split(",") if c.strip())
+        grid = Grid(
+            servings=tuple(names),
+            batches=parse_numbers(batches, int, "--batches"),
+            cards=card_list,
+            positions=parse_numbers(positions, float, "--positions") if positions else None,
+            draft_tokens=parse_numbers(draft_tokens, int, "--draft-tokens") if draft_tokens else None,
+        )
+    sweeper = Sweeper(root)
+    buffer = io.StringIO()
+    total = grid.size()
+    if total >= 20_000:
+        with click.progressbar(length=total, label="pricing", file=sys.stderr) as bar:
+            write_rows(sweeper.rows(grid, progress=bar.update), fmt, buffer)
+    else:
+        write_rows(sweeper.rows(grid), fmt, buffer)
+    if output is None:
+        click.echo(buffer.getvalue(), nl=False)
+    else:
+        from passprice.locks import write_atomically
+
+        write_atomically(output, buffer.getvalue(), force=force)
+        click.echo(f"{total:,} prices -> {output}", err=True)
 
 
 def main() -> None:

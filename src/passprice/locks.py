@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -23,7 +24,7 @@ import attrs
 
 from passprice import PRICING_MODEL_VERSION, __version__, schema
 from passprice.cards import CARD_PATHS, HOST_PATHS, Card, card_from_facts
-from passprice.errors import InputError
+from passprice.errors import InputError, SchemaError
 from passprice.facts import Fact, Provenance, weakest
 from passprice.gguf_header import GGUFHeader
 from passprice.registry import Root
@@ -33,6 +34,14 @@ from passprice.servings import Resolved, ServingSpec, spec_from_document, spec_t
 
 #: What a lock prices: ``price`` (the serving's own batch) or ``best`` (the batch with the most tokens/s).
 KINDS = ("price", "best")
+
+_DRAFT_PATH = re.compile(r"draft\.acceptance\.[1-9][0-9]*")
+
+
+def is_fact_path(path: str) -> bool:
+    """Whether ``path`` names a fact a price can rest on: a card path (``streams.rewrite``), a host-link path
+    (``host.read``) or a drafting figure (``draft.acceptance.1``), the names a lock's policy and pins use."""
+    return path in CARD_PATHS or path in HOST_PATHS or _DRAFT_PATH.fullmatch(path) is not None
 
 
 def evaluate(kind: str, header: GGUFHeader, card: Card, serving: Serving) -> ServingCost:
@@ -242,22 +251,49 @@ def make_lock(name: str, kind: str, resolved: Resolved, policy: Policy | None = 
     )
 
 
+def _new_file_mode() -> int:
+    """The permission bits a newly created file gets under the process's umask (``0o644`` under ``022``)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def write_atomically(path: Path, text: str, force: bool = False) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename, so a reader never sees a
-    half-written file. Raises :class:`InputError` when ``path`` exists and not ``force``, or cannot be written."""
+    """Write ``text`` to ``path`` through a temporary file in the same folder (flushed to disk) and a rename, so a
+    reader never sees a half-written file. The file gets the permission bits of the file it replaces, or those of a
+    new file under the umask (not the temporary file's private ``0o600``). Without ``force`` an existing ``path`` is
+    never replaced, even one created while the text was being written (the temporary file is hard-linked into
+    place, which fails when ``path`` exists). No temporary file is left behind.
+
+    Raises :class:`InputError` when ``path`` exists and not ``force``, or cannot be written."""
+    exists = f"{path}: already exists; pass --force to overwrite it"
     if path.exists() and not force:
-        raise InputError(f"{path}: already exists; pass --force to overwrite it")
+        raise InputError(exists)
     folder = path.parent
     try:
         folder.mkdir(parents=True, exist_ok=True)
+        try:
+            mode = path.stat().st_mode & 0o7777
+        except FileNotFoundError:
+            mode = _new_file_mode()
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
         try:
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
                 out.write(text)
-            os.replace(tmp, path)
-        except BaseException:
+                out.flush()
+                os.fsync(out.fileno())
+            os.chmod(tmp, mode)
+            if force:
+                os.replace(tmp, path)
+            else:
+                try:
+                    os.link(tmp, path)
+                except FileExistsError:
+                    raise InputError(exists) from None
+                except OSError:  # a file system without hard links
+                    os.replace(tmp, path)
+        finally:
             Path(tmp).unlink(missing_ok=True)
-            raise
     except OSError as e:
         raise InputError(f"{path}: cannot write: {e.strerror or e}") from None
 
@@ -273,10 +309,11 @@ def lock_from_document(document: Mapping[str, Any], source: str) -> Lock:
     Raises :class:`InputError` naming the path of a fact whose digest fails (edited by hand), or the lock digest."""
     facts: dict[str, Fact] = {}
     for path, entry in document["facts"].items():
-        fact = Fact.from_entry(entry, f"{source}: facts.{path}")
+        where = f"{source}: facts.{schema.key_part(path)}"
+        fact = Fact.from_entry(entry, where)
         if fact.digest() != entry["digest"]:
             raise InputError(
-                f"{source}: facts.{path}: digest mismatch: the pinned fact was edited by hand "
+                f"{where}: digest mismatch: the pinned fact {path} was edited by hand "
                 f"(its content hashes to {fact.digest()}, the lock says {entry['digest']}); re-lock it instead"
             )
         facts[path] = fact
@@ -285,7 +322,8 @@ def lock_from_document(document: Mapping[str, Any], source: str) -> Lock:
     actual = "sha256:" + hashlib.sha256(_canonical(body).encode("utf-8")).hexdigest()
     if stated != actual:
         raise InputError(
-            f"{source}: lock.digest: the lock's contents do not match its digest (edited by hand?); re-lock it"
+            f"{source}: lock.digest: the lock's contents do not match its digest (edited by hand?): they hash to "
+            f"{actual}, the lock says {stated}; re-lock it"
         )
     policy = document["policy"]
     return Lock(
@@ -310,12 +348,27 @@ def lock_from_document(document: Mapping[str, Any], source: str) -> Lock:
     )
 
 
+#: The tables every lock has (``schema/lock.schema.json``, top level).
+_TABLES = ("card", "checkpoint", "facts", "lock", "policy", "price", "serving")
+
+
 def read_lock(path: Path, schema_folder: Path | None = None) -> Lock:
     """Read, validate and digest-check the lock at ``path``.
 
-    Raises :class:`InputError` (unreadable, not TOML, a digest that fails) or
+    Raises :class:`InputError` (unreadable, not TOML, incomplete, a digest that fails: one line each) or
     :class:`~passprice.errors.SchemaError` (every schema problem)."""
-    document = schema.load(path, "lock", schema_folder)
+    try:
+        document = schema.load(path, "lock", schema_folder)
+    except SchemaError as e:
+        # A lock cut short (a truncated file, or a partial write by something other than passprice) lacks its last
+        # tables and keys and nothing else is wrong with it: one line says so instead of a cascade of problems.
+        suffix = ": missing (required)"
+        missing = [p[: -len(suffix)] for p in e.problems if p.endswith(suffix)]
+        if len(missing) < 2 or len(missing) != len(e.problems):
+            raise
+        listed = [f"[{m}]" for m in missing if m in _TABLES] + [m for m in missing if m not in _TABLES]
+        shown = ", ".join(listed[:6]) + (f" and {len(listed) - 6} more" if len(listed) > 6 else "")
+        raise InputError(f"{path}: incomplete lock (truncated?): missing {shown}; re-lock it") from None
     return lock_from_document(document, str(path))
 
 
@@ -395,12 +448,14 @@ class Moved:
 @attrs.frozen
 class Reproduction:
     """A lock re-priced from its own pinned facts: ``price`` (the ``--json`` object now, or a refusal's), whether it
-    ``equals`` the recorded one field for field, the fields that ``moved``, and whether the pricing model differs."""
+    ``equals`` the recorded one field for field, the fields that ``moved``, whether the pricing model differs, and
+    the ``pricing_model`` version it was re-priced with (the lock records the one it was priced with)."""
 
     lock: Lock
     price: Mapping[str, Any]
     moved: tuple[Moved, ...]
     model_changed: bool
+    pricing_model: str = PRICING_MODEL_VERSION
 
     @property
     def equals(self) -> bool:
@@ -423,7 +478,7 @@ def reproduce(root: Root, lock: Lock) -> Reproduction:
     moved = tuple(
         Moved(k, lock.price.get(k), now.get(k)) for k in keys if lock.price.get(k) != now.get(k)
     )
-    return Reproduction(lock, now, moved, lock.pricing_model != PRICING_MODEL_VERSION)
+    return Reproduction(lock, now, moved, lock.pricing_model != PRICING_MODEL_VERSION, PRICING_MODEL_VERSION)
 
 
 @attrs.frozen
@@ -435,11 +490,14 @@ class Drift:
     today: Fact | None
 
     def describe(self) -> str:
-        """``streams.rewrite: 0.8333 (measured) → 0.8 (estimated)``, or ``… → gone``."""
-        old = f"{self.pinned.describe()} ({self.pinned.provenance.value})"
+        """``streams.rewrite: 0.8333 (measured) → 0.8 (estimated)``, or ``… → gone``: values as written, with their
+        unit (a share without its unit ``1``)."""
+        from passprice.diff import show
+
+        old = f"{show(self.pinned)} ({self.pinned.provenance.value})"
         if self.today is None:
             return f"{self.path}: {old} → gone"
-        new = f"{self.today.describe()} ({self.today.provenance.value})"
+        new = f"{show(self.today)} ({self.today.provenance.value})"
         if old == new:
             new += " (citation or note changed)"
         return f"{self.path}: {old} → {new}"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,7 +21,7 @@ from passprice.errors import InputError, SchemaError
 from passprice.registry import schema_dir
 
 #: The kinds of file passprice reads, each with its schema ``schema/KIND.schema.json``.
-KINDS = ("card", "draft", "checkpoint", "serving", "lock")
+KINDS = ("card", "draft", "checkpoint", "serving", "lock", "sweep")
 
 
 def _finite_number(checker: Any, instance: Any) -> bool:
@@ -46,12 +47,26 @@ def _validator(kind: str, folder: str) -> Any:
     return cls(schema, format_checker=base.FORMAT_CHECKER)
 
 
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def key_part(part: Any) -> str:
+    """One key of a TOML key path as TOML writes it: bare when it can be (``memory``, an array index ``0``), else
+    quoted (``"streams.rewrite"``, a lock's dotted fact key), so ``facts."streams.rewrite".value`` is one path."""
+    text = str(part)
+    return text if isinstance(part, int) or _BARE_KEY.fullmatch(text) else json.dumps(text, ensure_ascii=False)
+
+
 def _key_path(parts: Any) -> str:
-    return ".".join(str(p) for p in parts) or "(top level)"
+    return ".".join(key_part(p) for p in parts) or "(top level)"
 
 
 def _explain(error: Any) -> str:
     """One line for one ``jsonschema`` error: the key path and what was wrong, in words a file's author can act on."""
+    if error.validator in ("oneOf", "anyOf") and error.context:
+        # Say what was wrong against the alternative that got furthest into the value (the deepest key path),
+        # not only that none matched.
+        return _explain(max(error.context, key=lambda e: len(e.absolute_path)))
     where = list(error.absolute_path)
     instance = error.instance
     if error.validator == "required":

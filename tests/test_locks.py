@@ -1,0 +1,687 @@
+"""Locks (issue 4): a lock pins the facts a price rests on, reproduces the price bit for bit whatever the facts say
+later, refuses a price on facts weaker than it allows, and fails loudly (exit 2, one line, nothing overwritten) when
+it was edited, truncated or is not a lock at all; ``check`` judges every file and lock of a root, ``audit`` says which
+facts bind a price and how much it moves with each.
+
+Every test works on a copy of the repository's facts, registry, schemas (and, where it needs them, locks) in a
+temporary folder, through the command line (``--root``), without network.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+import passprice
+from passprice import locks, serving
+from passprice.cli import cli
+from passprice.errors import InputError
+from passprice.locks import lock_text, read_lock, reproduce, write_atomically
+from passprice.registry import Root
+from passprice.report import cost_json
+from passprice.serving import price_serving
+from passprice.servings import load_spec, resolve
+
+REPO = Path(__file__).parent.parent
+CARD = "h200_sxm_141gb"
+#: A Gated-DeltaNet hybrid serving on the H200 whose recurrent state is rewritten in place every pass, so its price
+#: rests on ``streams.rewrite`` (and moves with it).
+MTP = "qwen35-27b-h200-mtp"
+#: DeepSeek-R1-Distill-Qwen-7B at batch 1 on the H200: a memory-bound price.
+R1 = "r1-qwen7b-h200"
+CITE = "engineering estimate for this test: BabelStream Mul on the H100 scaled by the H200's memory clock"
+FLOOR_REFUSAL = (
+    "lock mtp refuses this price: streams.rewrite is estimated, below the floor measured "
+    "(the price's weakest provenance is assumed, carried by draft.acceptance.2)"
+)
+
+
+def make_root(path: Path, with_locks: bool = False) -> Path:
+    """A root at ``path`` holding copies of the repository's facts, registry and schemas (and locks)."""
+    folders = ("facts", "registry", "schema", *(("locks",) if with_locks else ()))
+    for folder in folders:
+        shutil.copytree(REPO / folder, path / folder)
+    (path / "locks").mkdir(exist_ok=True)
+    return path
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    return make_root(tmp_path / "root")
+
+
+def run(root: Path, *args: str) -> Result:
+    return CliRunner().invoke(cli, ["--root", str(root), *args], catch_exceptions=False)
+
+
+def ok(result: Result) -> Result:
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    return result
+
+
+def one_error(result: Result) -> str:
+    """The one line of a bad-input error (exit 2), without its ``passprice: error:`` prefix."""
+    assert result.exit_code == 2, (result.stdout, result.stderr)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("passprice: error: ")
+    return lines[0].removeprefix("passprice: error: ")
+
+
+def set_fact(root: Path, path: str, value: str, unit: str, provenance: str, cite: str = CITE) -> None:
+    ok(run(root, "fact", "set", CARD, path, "--value", value, "--unit", unit, "--provenance", provenance,
+           "--cite", cite))
+
+
+def lock(root: Path, name: str, serving_name: str, *options: str) -> Path:
+    """Write ``locks/NAME.lock.toml`` for ``serving_name`` with the command line; its path."""
+    path = root / "locks" / f"{name}.lock.toml"
+    ok(run(root, "lock", serving_name, "-o", str(path), *options))
+    return path
+
+
+def price_json(root: Path, *args: str) -> dict[str, Any]:
+    out: dict[str, Any] = json.loads(ok(run(root, "price", *args, "--json")).stdout)
+    return out
+
+
+def lock_status(report: dict[str, Any], name: str) -> dict[str, Any]:
+    (status,) = [s for s in report["locks"] if s["name"] == name]
+    return dict(status)
+
+
+# --- a lock outlives the facts it was written on ----------------------------------------------------------------------
+
+
+def test_a_lock_reproduces_after_its_card_changed_while_check_and_price_lock_see_the_change(root: Path) -> None:
+    path = lock(root, "mtp", MTP, "--require", "streams.rewrite=measured")
+    recorded = tomllib.loads(path.read_text(encoding="utf-8"))["price"]
+    assert recorded == price_json(root, MTP)
+    # The price rests on streams.rewrite and moves with it: the hybrid's recurrent state is rewritten in place.
+    assert recorded["binds"] == "memory" and recorded["rewrite_bytes"] > 0
+    assert recorded["rests_on"]["streams.rewrite"] == "measured"
+
+    set_fact(root, "streams.rewrite", "0.75", "1", "estimated")
+    today = price_json(root, MTP)
+    assert today["tokens_per_s"] < recorded["tokens_per_s"]
+    assert today["rests_on"]["streams.rewrite"] == "estimated"
+
+    # reproduce: the recorded price, field by field and bit for bit, from the pinned facts.
+    out = json.loads(ok(run(root, "reproduce", str(path), "--json")).stdout)
+    assert out["equals"] is True and out["moved"] == []
+    assert out["pricing_model"] == {"recorded": passprice.PRICING_MODEL_VERSION, "now": passprice.PRICING_MODEL_VERSION}
+    assert list(out["price"]) == list(price_json(root, MTP))  # every field, in the documented order
+    for field, value in recorded.items():
+        assert out["price"][field] == value, field
+        assert type(out["price"][field]) is type(value), field
+    rep = reproduce(Root(root), read_lock(path))
+    assert rep.equals and dict(rep.price) == recorded
+    assert rep.price["tokens_per_s"] == recorded["tokens_per_s"]  # float equality, not approximate
+    text = ok(run(root, "reproduce", "mtp")).stdout
+    assert text == (
+        f"mtp: reproduced exactly from its 16 pinned facts: {recorded['tokens_per_s']!r} tokens/s at batch 16, "
+        "binds on memory\n"
+    )
+
+    # check: the drift, old → new, and the broken floor.
+    result = run(root, "check")
+    assert result.exit_code == 1
+    assert (
+        "lock mtp (locks/mtp.lock.toml): FAILS\n"
+        "  reproduces: yes\n"
+        f"  floors: {FLOOR_REFUSAL}\n"
+        "  drift:\n"
+        "    streams.rewrite: 0.8333 (measured) → 0.75 (estimated)\n"
+    ) in result.stdout
+    assert result.stdout.endswith("check FAILED\n")
+    assert str(root) not in result.stdout  # lock paths are shown relative to the root
+
+    # price --lock: refused, exit 1, no price printed; by file, by name, with and without a SERVING.
+    for args in (("--lock", str(path)), ("--lock", "mtp"), (MTP, "--lock", str(path))):
+        result = run(root, "price", *args)
+        assert result.exit_code == 1
+        assert result.stdout == ""
+        assert result.stderr == f"passprice: refused: {FLOOR_REFUSAL}\n"
+    result = run(root, "price", "--lock", str(path), "--json")
+    assert result.exit_code == 1
+    assert json.loads(result.stdout) == {
+        "refusal": "LockFloor",
+        "lock": "mtp",
+        "offending": [{"path": "streams.rewrite", "provenance": "estimated", "floor": "measured"}],
+        "provenance": "assumed",
+        "weakest": ["draft.acceptance.2"],
+        "message": FLOOR_REFUSAL,
+    }
+
+    # check --frozen fails too (and would on the drift alone: next test).
+    assert run(root, "check", "--frozen").exit_code == 1
+
+
+def test_drift_that_keeps_the_floors_passes_check_and_fails_check_frozen(root: Path) -> None:
+    path = lock(root, "mtp", MTP, "--require", "streams.rewrite=measured")
+    recorded = tomllib.loads(path.read_text(encoding="utf-8"))["price"]
+    set_fact(root, "streams.rewrite", "0.8", "1", "measured")
+    assert price_json(root, MTP)["tokens_per_s"] < recorded["tokens_per_s"]
+
+    result = ok(run(root, "check"))
+    assert (
+        "lock mtp (locks/mtp.lock.toml): ok\n"
+        "  reproduces: yes\n"
+        "  floors: lock mtp holds; the price's weakest provenance is assumed\n"
+        "  drift:\n"
+        "    streams.rewrite: 0.8333 (measured) → 0.8 (measured)\n"
+    ) in result.stdout
+    assert result.stdout.endswith("all holds\n")
+
+    result = run(root, "check", "--frozen")
+    assert result.exit_code == 1
+    assert "lock mtp (locks/mtp.lock.toml): FAILS\n" in result.stdout
+    drifted = "  drift (an error with --frozen):\n    streams.rewrite: 0.8333 (measured) → 0.8 (measured)\n"
+    assert drifted in result.stdout
+    assert result.stdout.endswith("check FAILED\n")
+    report = json.loads(run(root, "check", "--frozen", "--json").stdout)
+    assert report["ok"] is False and report["frozen"] is True
+    status = lock_status(report, "mtp")
+    assert status["path"] == "locks/mtp.lock.toml"
+    assert status["reproduces"] and status["holds"]
+    assert status["drift"] == ["streams.rewrite: 0.8333 (measured) → 0.8 (measured)"]
+
+    # The price itself is still reproduced exactly.
+    assert reproduce(Root(root), read_lock(path)).price == recorded
+
+
+# --- writing a lock ---------------------------------------------------------------------------------------------------
+
+
+def _tables_sorted(table: dict[str, Any], where: str = "") -> None:
+    """Within every table, the plain keys are sorted and the sub-tables are sorted (TOML puts a table's plain keys
+    before its sub-tables, so the file's key order is sorted within each of the two groups)."""
+
+    def is_table(v: Any) -> bool:
+        return isinstance(v, dict) or (isinstance(v, list) and bool(v) and all(isinstance(x, dict) for x in v))
+
+    plain = [k for k, v in table.items() if not is_table(v)]
+    tables = [k for k, v in table.items() if is_table(v)]
+    assert plain == sorted(plain), where
+    assert tables == sorted(tables), where
+    for k in tables:
+        for sub in table[k] if isinstance(table[k], list) else [table[k]]:
+            _tables_sorted(sub, f"{where}.{k}")
+
+
+def _values(node: Any) -> list[Any]:
+    if isinstance(node, dict):
+        return [v for x in node.values() for v in _values(x)]
+    if isinstance(node, list):
+        return [v for x in node for v in _values(x)]
+    return [node]
+
+
+def test_the_same_lock_twice_gives_the_same_bytes(root: Path) -> None:
+    args = ("--name", "same", "--require", "streams.rewrite=measured")
+    first = lock(root, "a", MTP, *args)
+    second = lock(root, "b", MTP, *args)
+    assert first.read_bytes() == second.read_bytes()
+    # Another process, with another hash seed: the same bytes.
+    out = root / "locks" / "process.lock.toml"
+    subprocess.run(
+        [sys.executable, "-c", "from passprice.cli import main; main()", "--root", str(root), "lock", MTP,
+         "-o", str(out), *args],
+        env={**os.environ, "PYTHONHASHSEED": "12345"}, check=True, capture_output=True,
+    )
+    assert out.read_bytes() == first.read_bytes()
+
+    raw = first.read_bytes()
+    text = raw.decode("utf-8")
+    assert b"\r" not in raw and text.endswith("\n") and not text.endswith("\n\n")
+    document = tomllib.loads(text)
+    _tables_sorted(document)
+    # No timestamp anywhere: no TOML date or time, no key that names one.
+    assert not [v for v in _values(document) if isinstance(v, datetime.date | datetime.time)]
+    assert not re.search(r"(?m)^\S*(time|date|stamp|when|created)\S* =", text)
+    # Floats in their shortest round-trip form (Python's repr), each read back to the same double.
+    floats = re.findall(r"(?m)^\S+ = (-?[0-9][0-9_.eE+-]*)$", text)
+    floats = [f for f in floats if re.search(r"[.eE]", f)]
+    assert len(floats) > 20
+    for f in floats:
+        assert repr(float(f)) == f, f
+    # The text is the canonical form of what it holds: read back and written again, the same bytes.
+    assert lock_text(read_lock(first)) == text
+    assert document["policy"] == {"floor": "assumed", "paths": {"streams.rewrite": "measured"}}
+    assert document["lock"]["name"] == "same"
+    assert document["checkpoint"]["sha256"] == resolve(Root(root), load_spec(Root(root), MTP)).header.sha256
+
+
+def test_a_lock_is_named_after_its_file_and_written_readable(root: Path) -> None:
+    path = lock(root, "mine", R1)
+    assert tomllib.loads(path.read_text(encoding="utf-8"))["lock"]["name"] == "mine"
+    assert "mine: reproduced exactly" in ok(run(root, "reproduce", "mine")).stdout
+    # Not the temporary file's private 0o600: what a new file gets under the umask.
+    mask = os.umask(0o022)
+    os.umask(mask)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+def test_an_existing_lock_is_replaced_only_with_force_and_atomically(root: Path) -> None:
+    path = lock(root, "l", R1)
+    before = path.read_bytes()
+    result = run(root, "lock", MTP, "-o", str(path))
+    assert one_error(result) == f"{path}: already exists; pass --force to overwrite it"
+    assert path.read_bytes() == before
+    path.chmod(0o640)
+
+    ok(run(root, "lock", MTP, "-o", str(path), "--force"))
+    after = path.read_bytes()
+    assert after != before
+    assert tomllib.loads(after.decode("utf-8"))["serving"]["checkpoint"] == "qwen35-27b-like"
+    assert path.stat().st_mode & 0o777 == 0o640  # the replaced file's permissions are kept
+    assert sorted(p.name for p in path.parent.iterdir()) == ["l.lock.toml"]  # no temporary file left behind
+
+    # The library refuses the same way, and leaves no temporary file either.
+    with pytest.raises(InputError, match="already exists"):
+        write_atomically(path, "x", force=False)
+    assert path.read_bytes() == after
+    assert sorted(p.name for p in path.parent.iterdir()) == ["l.lock.toml"]
+
+
+# --- a lock that is not what passprice wrote --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def r1_lock(root: Path) -> Path:
+    return lock(root, "r1", R1)
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1, old
+    path.write_text(text.replace(old, new), encoding="utf-8", newline="\n")
+
+
+def _still_refused_and_untouched(root: Path, path: Path, message: str) -> None:
+    """Every command reading the lock gives the same one-line error (exit 2); ``lock -o`` does not overwrite it."""
+    before = path.read_bytes()
+    for args in (("reproduce", str(path)), ("price", "--lock", str(path)), ("audit", str(path))):
+        assert one_error(run(root, *args)) == message, args
+    assert one_error(run(root, "lock", R1, "-o", str(path))) == f"{path}: already exists; pass --force to overwrite it"
+    assert path.read_bytes() == before
+
+
+def test_a_hand_edited_pinned_fact_fails_its_digest_naming_the_path(root: Path, r1_lock: Path) -> None:
+    _edit(r1_lock, "value = 0.8333\n", "value = 0.8\n")
+    with pytest.raises(InputError) as info:
+        read_lock(r1_lock)
+    message = str(info.value)
+    assert message.startswith(
+        f'{r1_lock}: facts."streams.rewrite": digest mismatch: the pinned fact streams.rewrite was edited by hand '
+        "(its content hashes to sha256:"
+    )
+    assert message.endswith("; re-lock it instead")
+    _still_refused_and_untouched(root, r1_lock, message)
+
+
+def test_a_tampered_price_fails_the_lock_digest(root: Path, r1_lock: Path) -> None:
+    recorded = tomllib.loads(r1_lock.read_text(encoding="utf-8"))["price"]["tokens_per_s"]
+    _edit(r1_lock, f"tokens_per_s = {recorded!r}\n", "tokens_per_s = 1200.0\n")
+    message = one_error(run(root, "reproduce", str(r1_lock)))
+    assert re.fullmatch(
+        rf"{re.escape(str(r1_lock))}: lock\.digest: the lock's contents do not match its digest \(edited by hand\?\): "
+        r"they hash to sha256:[0-9a-f]{64}, the lock says sha256:[0-9a-f]{64}; re-lock it",
+        message,
+    )
+    _still_refused_and_untouched(root, r1_lock, message)
+
+
+def test_a_truncated_lock_is_one_clear_error(root: Path, r1_lock: Path) -> None:
+    full = r1_lock.read_bytes()
+    # Cut at half its bytes: mid-string here.
+    r1_lock.write_bytes(full[: len(full) // 2])
+    message = one_error(run(root, "reproduce", str(r1_lock)))
+    assert message.startswith(f"{r1_lock}: ")
+    _still_refused_and_untouched(root, r1_lock, message)
+    # Cut at a line: whole tables missing, one line that says so.
+    r1_lock.write_bytes(b"".join(full.splitlines(keepends=True)[:40]))
+    message = one_error(run(root, "reproduce", str(r1_lock)))
+    assert message.startswith(f"{r1_lock}: incomplete lock (truncated?): missing [lock], [policy], [price], [serving]")
+    assert message.endswith("; re-lock it")
+    _still_refused_and_untouched(root, r1_lock, message)
+    # Empty.
+    r1_lock.write_bytes(b"")
+    assert one_error(run(root, "reproduce", str(r1_lock))).startswith(f"{r1_lock}: incomplete lock (truncated?)")
+    # Wherever it is cut (line ends, and inside lines), the lock reads as one error, never as a lock.
+    ends = [i + 1 for i, c in enumerate(full) if c == 0x0A]
+    cuts = sorted(set(ends[::3]) | set(range(5, len(full), 211)))
+    for cut in cuts:
+        if cut >= len(full) - 1:  # all but the final newline: the same document
+            continue
+        r1_lock.write_bytes(full[:cut])
+        with pytest.raises(InputError) as info:
+            read_lock(r1_lock)
+        assert len(str(info.value).splitlines()) == 1, (cut, str(info.value))
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ("pricing_model = ", "# pricing_model = ", "lock.pricing_model: missing (required)"),
+        (
+            'provenance = "published"\nunit = "TB/s"',
+            'provenance = "vendor says"\nunit = "TB/s"',
+            "facts.\"memory.bandwidth\".provenance: 'vendor says' is not allowed here (one of 'published', "
+            "'measured', 'derived', 'estimated', 'assumed')",
+        ),
+        (
+            'floor = "estimated"',
+            'floor = "rumoured"',
+            "policy.floor: 'rumoured' is not allowed here (one of 'published', 'measured', 'derived', 'estimated', "
+            "'assumed')",
+        ),
+    ],
+    ids=["missing-key", "bad-fact-provenance", "bad-floor"],
+)
+def test_a_schema_invalid_lock_is_one_clear_error(root: Path, r1_lock: Path, old: str, new: str, expected: str) -> None:
+    _edit(r1_lock, old, new)
+    message = one_error(run(root, "reproduce", str(r1_lock)))
+    assert message == f"{r1_lock}: {expected}"
+    _still_refused_and_untouched(root, r1_lock, message)
+
+
+# --- reproduce refuses what it cannot reproduce -----------------------------------------------------------------------
+
+
+def test_reproduce_refuses_a_checkpoint_whose_header_is_not_the_pinned_one(root: Path, r1_lock: Path) -> None:
+    pinned = tomllib.loads(r1_lock.read_text(encoding="utf-8"))["checkpoint"]
+    assert pinned["name"] == "deepseek-r1-distill-qwen-7b-q4_k_m"
+    # The registry entry of that name now holds another checkpoint's header (re-imported under the same name).
+    ok(run(root, "import", str(REPO / "tests" / "data" / "gemma3-270m-q4_k_m.header.gguf.xz"), "--name", pinned["name"],
+           "--force"))
+    entry = root / "registry" / "checkpoints" / f"{pinned['name']}.toml"
+    found = tomllib.loads(entry.read_text(encoding="utf-8"))["header"]["sha256"]
+    assert found != pinned["sha256"]
+    message = (
+        f"checkpoint '{pinned['name']}' has header sha256 {found}, but the lock pinned {pinned['sha256']}: the lock "
+        "was made for another checkpoint file; import the pinned header or re-lock"
+    )
+    result = run(root, "reproduce", str(r1_lock))
+    assert result.exit_code == 1
+    assert result.stderr == f"passprice: refused: {message}\n"
+    result = run(root, "reproduce", str(r1_lock), "--json")
+    assert result.exit_code == 1
+    assert json.loads(result.stdout) == {
+        "refusal": "HeaderMismatch",
+        "checkpoint": pinned["name"],
+        "pinned": pinned["sha256"],
+        "found": found,
+        "message": message,
+    }
+    assert run(root, "audit", str(r1_lock)).stderr == f"passprice: refused: {message}\n"
+    status = lock_status(json.loads(run(root, "check", "--json").stdout), "r1")
+    assert status["reproduces"] is False and status["moved"] == [message]
+
+
+def test_reproduce_shows_the_terms_a_new_pricing_model_moves(
+    root: Path, r1_lock: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    document = tomllib.loads(r1_lock.read_text(encoding="utf-8"))
+    recorded = document["price"]
+    assert document["lock"]["pricing_model"] == "1"
+    # A new pricing model: a softmax costs more vector multiply-adds a score.
+    monkeypatch.setattr(passprice, "PRICING_MODEL_VERSION", "2")
+    monkeypatch.setattr(locks, "PRICING_MODEL_VERSION", "2")
+    monkeypatch.setattr(serving, "SOFTMAX_MACS_PER_SCORE", 2 * serving.SOFTMAX_MACS_PER_SCORE)
+    resolved = resolve(Root(root), load_spec(Root(root), R1))
+    now = price_serving(resolved.header, resolved.card, resolved.serving)
+    assert now.vector_macs > recorded["vector_macs"] and now.vector_s > recorded["vector_s"]
+    moved = [f for f, v in cost_json(now).items() if v != recorded[f]]
+    assert moved == ["vector_macs", "vector_s"]  # memory-bound: tokens/s does not move
+
+    result = run(root, "reproduce", str(r1_lock))
+    assert result.exit_code == 1
+    assert result.stdout == (
+        "r1: does NOT reproduce (the pricing model 1 → 2); terms that moved, recorded -> now:\n"
+        f"  vector_macs: {recorded['vector_macs']!r} -> {now.vector_macs!r} "
+        f"({100 * (now.vector_macs - recorded['vector_macs']) / recorded['vector_macs']:+.4g} %)\n"
+        f"  vector_s: {recorded['vector_s']!r} -> {now.vector_s!r} "
+        f"({100 * (now.vector_s - recorded['vector_s']) / recorded['vector_s']:+.4g} %)\n"
+    )
+    assert result.stderr == "passprice: refused: lock r1 does not reproduce its recorded price\n"
+    out = json.loads(run(root, "reproduce", str(r1_lock), "--json").stdout)
+    assert out["equals"] is False
+    assert out["pricing_model"] == {"recorded": "1", "now": "2"}
+    assert out["moved"] == [
+        {"field": "vector_macs", "recorded": recorded["vector_macs"], "now": now.vector_macs},
+        {"field": "vector_s", "recorded": recorded["vector_s"], "now": now.vector_s},
+    ]
+
+    # The same version with other numbers is a different complaint.
+    monkeypatch.setattr(locks, "PRICING_MODEL_VERSION", "1")
+    result = run(root, "reproduce", str(r1_lock))
+    assert result.exit_code == 1
+    assert result.stdout.startswith("r1: does NOT reproduce (the same pricing model gives another result)")
+
+
+# --- audit ------------------------------------------------------------------------------------------------------------
+
+
+def test_audit_of_a_memory_bound_price(root: Path) -> None:
+    result = ok(run(root, "audit", R1, "--batch", "1", "--json"))
+    a = json.loads(result.stdout)
+    assert list(a) == ["title", "tokens_per_s", "binds", "provenance", "weakest", "facts"]
+    assert a["title"].startswith(f"audit of {R1} (today's facts)")
+    rows = {f["path"]: f for f in a["facts"]}
+    for f in a["facts"]:
+        assert list(f) == [
+            "path", "value", "unit", "base_value", "provenance", "cite", "binding", "weakest", "elasticity", "step"
+        ]
+    cost = price_json(root, R1, "--batch", "1")
+    assert a["binds"] == cost["binds"] == "memory"
+    assert a["tokens_per_s"] == cost["tokens_per_s"]
+    assert list(rows) == list(cost["rests_on"])
+
+    # Binding: the memory term's bandwidth and the stream shares with bytes to move (weights; the KV cache appended).
+    assert {p for p, f in rows.items() if f["binding"]} == {"memory.bandwidth", "streams.read", "streams.append"}
+    # Every memory byte of the pass is divided by memory.bandwidth, so while memory binds, tokens/s is exactly
+    # proportional to it: +1 % of bandwidth is +1 % of tokens/s, up to rounding.
+    assert abs(rows["memory.bandwidth"]["elasticity"] - 1.0) < 1e-6
+    # streams.read divides only the weights' share of the memory time: by hand, from the price's own fields.
+    bandwidth, read = rows["memory.bandwidth"]["base_value"], rows["streams.read"]["base_value"]
+    weights_s = cost["weight_bytes"] / (bandwidth * read)
+    share = weights_s / cost["memory_s"]
+    assert 0.9 < share < 1.0
+    assert abs(rows["streams.read"]["elasticity"] - share) < 1e-3
+    # (exactly, for the +1 % step: the memory time loses share × (1 − 1/1.01) of itself)
+    assert rows["streams.read"]["elasticity"] == pytest.approx((1 / (1 - share * (1 - 1 / 1.01)) - 1) / 0.01, rel=1e-9)
+    assert abs(rows["streams.append"]["elasticity"] - (1 - share)) < 1e-3
+    # The array does not bind: its rate does not move the price at all.
+    assert not rows["array"]["binding"]
+    assert abs(rows["array"]["elasticity"]) < 1e-9
+    assert rows["streams.rewrite"]["elasticity"] == 0.0  # nothing is rewritten in place
+    assert all(f["step"] == 0.01 for f in a["facts"])
+
+    # The weakest named: the paths carrying the price's provenance.
+    assert a["provenance"] == cost["provenance"] == "estimated"
+    assert a["weakest"] == cost["weakest"] == ["scale", "on_chip.capacity"]
+    assert [p for p, f in rows.items() if f["weakest"]] == ["scale", "on_chip.capacity"]
+
+    text = ok(run(root, "audit", R1)).stdout
+    assert (
+        f"  {cost['tokens_per_s']:,.1f} tokens/s at batch 1, binds on memory; "
+        "weakest provenance estimated (scale, on_chip.capacity)\n"
+    ) in text
+    assert re.search(r"(?m)^\*  memory\.bandwidth +4\.8 TB/s  published +\+1\.000$", text)
+    read = f"{rows['streams.read']['elasticity']:+.3f}"
+    assert re.search(rf"(?m)^\*  streams\.read +0\.9333  measured +{re.escape(read)}$", text)
+    assert re.search(r"(?m)^   array +989\.5 TMAC/s  derived +\+0\.000$", text)
+    assert re.search(r"(?m)^!  scale +33\.5 Tcycle/s  estimated +\+0\.000$", text)
+    assert "citations:\n  memory.bandwidth: NVIDIA H200 Tensor Core GPU Datasheet" in text
+
+
+def test_audit_of_a_lock_uses_its_pinned_facts(root: Path) -> None:
+    path = lock(root, R1, R1)
+    before = json.loads(ok(run(root, "audit", str(path), "--json")).stdout)
+    assert before["title"].startswith(f"audit of lock {R1} (pinned facts)")
+    assert json.loads(ok(run(root, "audit", f"{R1}.lock.toml", "--json")).stdout) == before
+    today_before = json.loads(ok(run(root, "audit", R1, "--json")).stdout)
+    assert today_before["tokens_per_s"] == before["tokens_per_s"]
+
+    set_fact(root, "memory.bandwidth", "5.2", "TB/s", "published")
+    set_fact(root, "scale", "20", "Tcycle/s", "assumed")
+    assert json.loads(ok(run(root, "audit", str(path), "--json")).stdout) == before
+    today = json.loads(ok(run(root, "audit", R1, "--json")).stdout)  # the serving of the same name: today's facts
+    assert today["tokens_per_s"] > before["tokens_per_s"]
+    assert today["weakest"] == ["scale"]
+
+    # A lock's serving is pinned: options cannot change it.
+    result = run(root, "audit", str(path), "--batch", "4")
+    assert result.exit_code == 2
+    assert "is a lock: its serving and facts are pinned, so --batch cannot change them" in result.stderr
+
+
+# --- policies ---------------------------------------------------------------------------------------------------------
+
+
+def test_floor_and_require_policies(root: Path) -> None:
+    # Default: the floor is the price's own weakest provenance, and no per-path floor.
+    default = tomllib.loads(lock(root, "default", R1).read_text(encoding="utf-8"))
+    assert default["policy"] == {"floor": "estimated"}
+
+    # --require on a path at its current provenance holds, and is written.
+    path = lock(root, "req", R1, "--require", "streams.rewrite=measured", "--require", "memory.bandwidth=published")
+    assert tomllib.loads(path.read_text(encoding="utf-8"))["policy"] == {
+        "floor": "estimated",
+        "paths": {"memory.bandwidth": "published", "streams.rewrite": "measured"},
+    }
+
+    # A --require stricter than today's fact refuses to write the lock.
+    target = root / "locks" / "strict.lock.toml"
+    result = run(root, "lock", R1, "-o", str(target), "--require", "streams.read=published")
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "passprice: refused: lock strict refuses this price: streams.read is measured, below the floor published "
+        f"(the price's weakest provenance is estimated, carried by scale, on_chip.capacity); {target} not written\n"
+    )
+    assert not target.exists()
+    # So does a floor above the price's weakest fact, naming every fact below it.
+    result = run(root, "lock", R1, "-o", str(target), "--floor", "derived")
+    assert result.exit_code == 1
+    assert "scale is estimated, below the floor derived; on_chip.capacity is estimated, below the floor derived" in (
+        result.stderr
+    )
+    assert not target.exists()
+    # A per-path floor looser than the floor lets that path through.
+    path = lock(root, "loose", R1, "--floor", "derived", "--require", "scale=estimated", "--require",
+                "on_chip.capacity=assumed")
+    policy = tomllib.loads(path.read_text(encoding="utf-8"))["policy"]
+    assert policy == {"floor": "derived", "paths": {"on_chip.capacity": "assumed", "scale": "estimated"}}
+    ok(run(root, "price", "--lock", str(path)))
+    set_fact(root, "array", "989.5", "TMAC/s", "estimated")  # below derived: refused
+    set_fact(root, "on_chip.capacity", "115088", "KiB", "assumed")  # its own floor: allowed
+    result = run(root, "price", "--lock", str(path))
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "passprice: refused: lock loose refuses this price: array is estimated, below the floor derived "
+        "(the price's weakest provenance is assumed, carried by on_chip.capacity)\n"
+    )
+
+    # Bad policies are bad input.
+    for bad, why in (
+        ("streams.rewirte=measured", "'streams.rewirte' is not a fact path"),
+        ("streams.rewrite", "'streams.rewrite' is not PATH=PROVENANCE"),
+    ):
+        result = run(root, "lock", R1, "-o", str(target), "--require", bad)
+        assert result.exit_code == 2 and why in result.stderr
+    assert one_error(run(root, "lock", R1, "-o", str(target), "--require", "streams.rewrite=vendor")) == (
+        "--require streams.rewrite: 'vendor' is not a provenance (one of published, measured, derived, estimated, "
+        "assumed)"
+    )
+    assert run(root, "lock", R1, "-o", str(target), "--floor", "vendor").exit_code == 2
+    assert not target.exists()
+
+
+def test_price_lock_without_a_serving_prices_the_locks_serving_with_todays_facts(root: Path) -> None:
+    path = lock(root, "r1", R1)
+    recorded = tomllib.loads(path.read_text(encoding="utf-8"))["price"]
+    assert price_json(root, "--lock", str(path)) == recorded
+    set_fact(root, "memory.bandwidth", "5.2", "TB/s", "published")
+    today = price_json(root, "--lock", str(path))
+    assert today == price_json(root, R1)
+    assert today["tokens_per_s"] == pytest.approx(recorded["tokens_per_s"] * 5.2 / 4.8, rel=1e-12)
+    text = ok(run(root, "price", "--lock", "r1")).stdout
+    assert text.startswith("deepseek-r1-distill-qwen-7b-q4_k_m on h200_sxm_141gb")
+    # A best-batch lock prices the best batch.
+    best = lock(root, "best", R1, "--best")
+    assert price_json(root, "--lock", str(best)) == price_json(root, "--lock", str(best))
+    assert price_json(root, "--lock", str(best))["batch"] == tomllib.loads(best.read_text())["price"]["batch"] > 1
+
+
+# --- check ------------------------------------------------------------------------------------------------------------
+
+
+def test_check_passes_on_the_repository_and_validates_every_file_kind() -> None:
+    result = CliRunner().invoke(cli, ["--root", str(REPO), "check", "--json"], catch_exceptions=False)
+    assert result.exit_code == 0, result.stdout
+    report = json.loads(result.stdout)
+    expected = {
+        "cards": len(list((REPO / "facts" / "cards").glob("*.toml"))),
+        "drafts": len(list((REPO / "facts" / "drafts").glob("*.toml"))),
+        "checkpoints": len(list((REPO / "registry" / "checkpoints").glob("*.toml"))),
+        "servings": len(list((REPO / "registry" / "servings").glob("*.toml"))),
+        "locks": len(list((REPO / "locks").glob("*.lock.toml"))),
+    }
+    assert report["kinds"] == expected and all(expected.values())
+    assert report["files"] == sum(expected.values())
+    assert report["ok"] is True and report["problems"] == []
+    assert sorted(s["path"] for s in report["locks"]) == sorted(
+        f"locks/{p.name}" for p in (REPO / "locks").glob("*.lock.toml")
+    )
+    assert all(s["reproduces"] and s["holds"] for s in report["locks"])
+    text = CliRunner().invoke(cli, ["--root", str(REPO), "check"]).stdout
+    counts = ", ".join(f"{n} {kind}" for kind, n in expected.items())
+    assert text.startswith(f"checked {sum(expected.values())} files ({counts}): 0 problems\n")
+    assert str(REPO.resolve()) not in text
+    assert text.endswith("all holds\n")
+
+
+def test_check_reports_a_broken_file_of_every_kind_with_file_and_key_path(tmp_path: Path) -> None:
+    root = make_root(tmp_path / "root", with_locks=True)
+    _edit(root / "facts" / "cards" / "b200.toml", '[memory.bandwidth]\nvalue = 8\nunit = "TB/s"',
+          '[memory.bandwidth]\nvalue = 8\nunit = "GB"')
+    _edit(root / "facts" / "drafts" / "deepseek-v3-mtp.toml", 'provenance = "published"', 'provenance = "rumoured"')
+    _edit(root / "registry" / "checkpoints" / "gemma3-270m-q4_k_m.toml", "\nversion = 3\n", "\nversion = 4\n")
+    _edit(root / "registry" / "servings" / "r1-qwen7b-mi300x-int8kv.toml", "batch = 1\n", "batch = -1\n")
+    _edit(root / "locks" / "r1-qwen7b-h200.lock.toml", 'floor = "estimated"', 'floor = "rumoured"')
+
+    result = run(root, "check")
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert lines[0].endswith(": 5 problems")
+    problems = [line.strip() for line in lines[1:6]]
+    assert problems == [
+        "facts/cards/b200.toml: memory.bandwidth.unit: 'GB' is not allowed here (one of 'B/s', 'kB/s', 'MB/s', "
+        "'GB/s', 'TB/s', 'PB/s', 'KiB/s', 'MiB/s', 'GiB/s', 'TiB/s')",
+        "facts/drafts/deepseek-v3-mtp.toml: acceptance.1.provenance: 'rumoured' is not allowed here (one of "
+        "'published', 'measured', 'derived', 'estimated', 'assumed')",
+        "registry/checkpoints/gemma3-270m-q4_k_m.toml: header.version: 4 is not allowed here (one of 2, 3)",
+        "registry/servings/r1-qwen7b-mi300x-int8kv.toml: batch: -1 is less than the minimum of 0",
+        "locks/r1-qwen7b-h200.lock.toml: policy.floor: 'rumoured' is not allowed here (one of 'published', "
+        "'measured', 'derived', 'estimated', 'assumed')",
+    ]
+    assert result.stdout.endswith("check FAILED\n")
+    # The lock resting on the broken checkpoint is still listed, and fails.
+    report = json.loads(run(root, "check", "--json").stdout)
+    assert report["ok"] is False
+    gemma = lock_status(report, "gemma3-270m-h100")
+    version = "registry/checkpoints/gemma3-270m-q4_k_m.toml: header.version: 4 is not allowed here (one of 2, 3)"
+    assert gemma["reproduces"] is False and gemma["moved"] == [f"the checkpoint does not read: {version}"]
+    assert gemma["holds"] is False and gemma["verdict"] == f"today's facts do not read: {version}"
