@@ -1,0 +1,516 @@
+"""A grid of prices is the scalar pricer's arithmetic done on arrays: the same operations in the same order on every
+element, so each row equals what ``passprice price`` gives for that point.
+
+``passprice sweep`` prices cards × servings × draft tokens × context positions × batches. For each (card, serving,
+draft tokens, position) the pass's shape is read once (:func:`~passprice.serving.pass_shape`); the batch axis is
+then priced with NumPy: the seed's ``PassShape::cost`` elementwise, and its host-split search (``cost_split``) run
+for every batch at once, a ternary step per iteration. Each row carries its bind, the price's weakest provenance and
+the facts carrying it, or the refusal that stops it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+import numpy as np
+
+from passprice import schema
+from passprice.cards import Card, load_card
+from passprice.drafts import DraftMethod, load_draft_method
+from passprice.errors import InputError
+from passprice.facts import weakest
+from passprice.registry import Root
+from passprice.serving import (
+    NoHostLink,
+    NotResident,
+    OnChipOverflow,
+    PassShape,
+    ServingBind,
+    ServingRefusal,
+    pass_shape,
+)
+from passprice.servings import DraftSpec, ServingSpec, complete, load_spec, override, to_serving
+
+#: The columns of a sweep row, in order.
+COLUMNS = (
+    "card",
+    "serving",
+    "checkpoint",
+    "draft_tokens",
+    "position",
+    "limit",
+    "batch",
+    "host_sequences",
+    "tokens_per_s",
+    "pass_s",
+    "memory_s",
+    "host_s",
+    "array_s",
+    "vector_s",
+    "scale_s",
+    "binds",
+    "held_bytes",
+    "capacity_bytes",
+    "provenance",
+    "weakest",
+    "refusal",
+)
+
+_BINDS = [b.value for b in ServingBind]
+# Refusal codes of the vectorized cost, in the seed's order of checks.
+_OK, _NO_HOST, _CARD_FULL, _HOST_FULL, _ON_CHIP = 0, 1, 2, 3, 4
+
+
+@attrs.frozen
+class Grid:
+    """What a sweep prices: ``servings`` (registry names or paths), each on every card of ``cards`` (``None``: the
+    serving's own card), with every number of drafted tokens in ``draft_tokens`` (``None``: the serving's own; 0
+    means no drafts; a serving without a drafting method takes only 0), at every mean position in ``positions``
+    (``None``: the serving's own contexts; a position replaces them by one class at the serving's longest limit),
+    and every batch in ``batches``."""
+
+    servings: tuple[str, ...]
+    batches: tuple[int, ...]
+    cards: tuple[str, ...] | None = None
+    positions: tuple[float, ...] | None = None
+    draft_tokens: tuple[int, ...] | None = None
+
+    def size(self) -> int:
+        """Points in the grid (rows of the sweep)."""
+        return (
+            len(self.servings)
+            * (len(self.cards) if self.cards else 1)
+            * (len(self.draft_tokens) if self.draft_tokens else 1)
+            * (len(self.positions) if self.positions else 1)
+            * len(self.batches)
+        )
+
+
+def parse_numbers(text: str, kind: Callable[[str], Any], what: str) -> tuple[Any, ...]:
+    """A list of numbers from the command line: ``1,2,8``, ranges ``1-64`` (every integer), doubling ranges
+    ``1-4096*2`` (1, 2, 4 … 4096), or a mix. Raises :class:`InputError` naming ``what`` for anything else."""
+    out: list[Any] = []
+    for part in text.split(","):
+        part = part.strip()
+        try:
+            if "-" in part[1:]:
+                first, _, rest = part.partition("-") if not part.startswith("-") else ("", "", part)
+                last, _, factor = rest.partition("*")
+                lo, hi = int(first), int(last)
+                if lo < 0 or hi < lo:
+                    raise ValueError
+                if factor:
+                    f = int(factor)
+                    if f < 2 or lo < 1:
+                        raise ValueError
+                    v = lo
+                    while v <= hi:
+                        out.append(kind(str(v)))
+                        v *= f
+                else:
+                    if hi - lo > 10_000_000:
+                        raise ValueError
+                    out.extend(kind(str(v)) for v in range(lo, hi + 1))
+            else:
+                out.append(kind(part))
+        except ValueError:
+            raise InputError(f"{what}: {part!r} is not a number, a range A-B, or a doubling range A-B*2") from None
+    if not out:
+        raise InputError(f"{what}: no values")
+    return tuple(out)
+
+
+def grid_from_file(path: Path, root: Root) -> Grid:
+    """The grid a sweep file describes (``schema/sweep.schema.json``): ``servings``, ``batches``, and optionally
+    ``cards``, ``positions``, ``draft_tokens``; each list a TOML array, or for batches a table
+    ``{from, to, factor}`` (factor 1: every batch). Raises :class:`InputError` or
+    :class:`~passprice.errors.SchemaError`."""
+    document = schema.load(path, "sweep", root.schema)
+    raw = document["batches"]
+    if isinstance(raw, dict):
+        lo, hi, factor = int(raw["from"]), int(raw["to"]), int(raw.get("factor", 1))
+        batches = parse_numbers(f"{lo}-{hi}" + (f"*{factor}" if factor > 1 else ""), int, f"{path}: batches")
+    else:
+        batches = tuple(int(b) for b in raw)
+
+    def opt(key: str, kind: Callable[[Any], Any]) -> tuple[Any, ...] | None:
+        return tuple(kind(v) for v in document[key]) if key in document else None
+
+    return Grid(
+        servings=tuple(document["servings"]),
+        batches=batches,
+        cards=opt("cards", str),
+        positions=opt("positions", float),
+        draft_tokens=opt("draft_tokens", int),
+    )
+
+
+class _Batches:
+    """The seed's ``PassShape::cost`` and ``cost_split`` for an array of batches: every field an array, computed
+    with the scalar code's operations in its order, so each element equals the scalar result exactly."""
+
+    def __init__(self, shape: PassShape, card: Card) -> None:
+        self.shape = shape
+        self.card = card
+
+    def cost(self, batch: np.ndarray, host_sequences: np.ndarray) -> dict[str, np.ndarray]:
+        """Every field of the pass for each (batch, host sequences) pair, and ``refusal``: the code of the first
+        capacity check it fails (0 when it fits)."""
+        sh, card = self.shape, self.card
+        host_sequences = np.minimum(host_sequences, batch)
+        b = batch.astype(float)
+        bh = host_sequences.astype(float)
+        bd = b - bh
+        held_bytes = sh.held_shared + bd * sh.held_per_sequence
+        capacity_bytes = card.memory.capacity.value
+        host_held_bytes = bh * sh.held_per_sequence
+        host_capacity_bytes = card.host.capacity.value if card.host is not None else 0.0
+        on_chip_bytes = b * sh.on_chip_per_sequence
+        on_chip_capacity = card.on_chip.capacity.value
+        refusal = np.full(batch.shape, _OK)
+        checks = [
+            ((host_sequences > 0) & (card.host is None), _NO_HOST),
+            (held_bytes > capacity_bytes, _CARD_FULL),
+            (host_held_bytes > host_capacity_bytes, _HOST_FULL),
+            (on_chip_bytes > on_chip_capacity, _ON_CHIP),
+        ]
+        for failed, code in reversed(checks):
+            refusal = np.where(failed, code, refusal)
+        weight_bytes = sh.weight_bytes + b * sh.embed_bytes
+        sequence_bytes = sh.read_bytes + sh.write_bytes
+        bandwidth = card.memory.bandwidth.value
+        streams = card.streams
+        memory_s = weight_bytes / (bandwidth * streams.read.value) + bd * (
+            sh.rewrite_bytes / (bandwidth * streams.rewrite.value)
+            + (sequence_bytes - sh.rewrite_bytes) / (bandwidth * streams.append.value)
+        )
+        host = card.host
+        if host is not None:
+            host_s = np.where(
+                host_sequences > 0,
+                np.maximum(
+                    bh * sh.read_bytes / (host.read.value * host.stream.value),
+                    bh * sh.write_bytes / (host.write.value * host.stream.value),
+                ),
+                0.0,
+            )
+        else:
+            host_s = np.zeros(batch.shape)
+        array_s = (b * sh.array_macs) / card.array.value
+        vector_s = (b * sh.vector_macs) / card.vector.value
+        scale_s = (b * sh.scale_cycles) / card.scale.value
+        terms = np.stack([memory_s, host_s, array_s, vector_s, scale_s])
+        # The last of equal maxima binds, as Rust's max_by does: argmax over the terms in reverse order.
+        binds = 4 - np.argmax(terms[::-1], axis=0)
+        pass_s = np.take_along_axis(terms, binds[None, :], axis=0)[0]
+        return {
+            "batch": batch,
+            "host_sequences": host_sequences,
+            "memory_s": memory_s,
+            "host_s": host_s,
+            "array_s": array_s,
+            "vector_s": vector_s,
+            "scale_s": scale_s,
+            "pass_s": pass_s,
+            "binds": binds,
+            "held_bytes": held_bytes,
+            "capacity_bytes": np.full(batch.shape, capacity_bytes),
+            "tokens_per_s": b * sh.emitted_per_sequence / pass_s,
+            "refusal": refusal,
+        }
+
+    def cost_split(self, batch: np.ndarray, host_memory: bool) -> dict[str, np.ndarray]:
+        """The seed's ``cost_split`` for every batch at once: without host memory the plain cost; with it, the
+        ternary search over card-held sequences run on all batches together, then the fastest of the final window
+        (ties to fewer held on the card). Batches whose search meets a refusal are marked with it."""
+        zero = np.zeros(batch.shape, dtype=np.int64)
+        if not host_memory:
+            return self.cost(batch, zero)
+        if self.card.host is None:
+            out = self.cost(batch, zero)
+            out["refusal"] = np.full(batch.shape, _NO_HOST)
+            return out
+        card_room = self.shape.card_room(self.card)
+        host_room = self.shape.host_room(self.card)
+        lo = np.maximum(batch - host_room, 0)
+        hi = np.minimum(batch, card_room)
+        a, z = lo.copy(), hi.copy()
+        trouble = np.zeros(batch.shape, dtype=bool)
+        while True:
+            active = (z - a > 2) & (lo <= hi)
+            if not active.any():
+                break
+            m1 = a + (z - a) // 3
+            m2 = z - (z - a) // 3
+            c1 = self.cost(batch, batch - m1)
+            c2 = self.cost(batch, batch - m2)
+            t1 = np.maximum(c1["memory_s"], c1["host_s"])
+            t2 = np.maximum(c2["memory_s"], c2["host_s"])
+            trouble |= active & ((c1["refusal"] != _OK) | (c2["refusal"] != _OK))
+            left = active & (t1 <= t2)
+            z = np.where(left, m2, z)
+            a = np.where(active & ~left, m1, a)
+        # The fastest of the final window [a, z] (at most three), the first on ties.
+        best = self.cost(batch, np.where(lo <= hi, batch - a, batch - hi))
+        trouble |= (lo <= hi) & (best["refusal"] != _OK)
+        for offset in (1, 2):
+            held = a + offset
+            inside = (lo <= hi) & (held <= z)
+            if not inside.any():
+                continue
+            other = self.cost(batch, batch - np.minimum(held, z))
+            trouble |= inside & (other["refusal"] != _OK)
+            take = inside & (other["pass_s"] < best["pass_s"])
+            for key in best:
+                best[key] = np.where(take, other[key], best[key])
+        best["trouble"] = trouble
+        return best
+
+
+def _row_refusal(code: int) -> str:
+    return {_NO_HOST: NoHostLink.name, _CARD_FULL: NotResident.name, _HOST_FULL: NotResident.name}.get(
+        code, OnChipOverflow.name
+    )
+
+
+@attrs.frozen
+class _Point:
+    """One (card, serving, draft tokens, position) of the grid, resolved."""
+
+    card: Card
+    serving_name: str
+    spec: ServingSpec
+    draft_tokens: int
+    position: float
+    limit: int
+
+
+class Sweeper:
+    """Prices a :class:`Grid` from a root, loading each card, checkpoint and drafting method once."""
+
+    def __init__(self, root: Root) -> None:
+        self.root = root
+        self._cards: dict[str, Card] = {}
+        self._methods: dict[str, DraftMethod] = {}
+
+    def card(self, name: str) -> Card:
+        """The card ``name``, loaded once."""
+        if name not in self._cards:
+            self._cards[name] = load_card(self.root, name)
+        return self._cards[name]
+
+    def method(self, name: str) -> DraftMethod:
+        """The drafting method ``name``, loaded once."""
+        if name not in self._methods:
+            self._methods[name] = load_draft_method(self.root, name)
+        return self._methods[name]
+
+    def rows(self, grid: Grid, progress: Callable[[int], None] | None = None) -> Iterator[dict[str, Any]]:
+        """Every row of the sweep, in grid order (serving, card, draft tokens, position, batch); ``progress`` is
+        called with the number of rows done after each block. Raises :class:`InputError` for a serving, card or
+        method that does not load."""
+        from passprice.checkpoints import load_checkpoint
+
+        batches = np.array(grid.batches, dtype=np.int64)
+        if (batches < 0).any():
+            raise InputError("batches: must be 0 or more")
+        for serving_name in grid.servings:
+            base = load_spec(self.root, serving_name)
+            header = load_checkpoint(self.root, base.checkpoint)
+            base = complete(base, header)
+            for card_name in grid.cards or (base.card,):
+                card = self.card(card_name)
+                for tokens in grid.draft_tokens or ((base.draft.tokens if base.draft else 0),):
+                    for position in grid.positions or (None,):
+                        spec = self._spec(base, tokens, position)
+                        yield from self._block(grid, batches, header, card, serving_name, spec)
+                        if progress is not None:
+                            progress(len(batches))
+
+    def _spec(self, base: ServingSpec, tokens: int, position: float | None) -> ServingSpec:
+        draft = base.draft
+        if tokens == 0:
+            draft = None
+        elif draft is not None:
+            draft = DraftSpec(draft.method, tokens, draft.head_rows)
+        else:
+            raise InputError(f"serving draws no drafts (no drafting method), so it cannot draft {tokens} tokens")
+        spec = attrs.evolve(base, draft=draft)
+        if position is not None:
+            spec = override(spec, position=position)
+        return spec
+
+    def _block(
+        self,
+        grid: Grid,
+        batches: np.ndarray,
+        header: Any,
+        card: Card,
+        serving_name: str,
+        spec: ServingSpec,
+    ) -> Iterator[dict[str, Any]]:
+        contexts = spec.contexts or ()
+        position = sum(c.share * (c.position or 0.0) for c in contexts)
+        limit = max((c.limit or 0 for c in contexts), default=0)
+        common = {
+            "card": card.name,
+            "serving": serving_name,
+            "checkpoint": spec.checkpoint,
+            "draft_tokens": spec.draft.tokens if spec.draft else 0,
+            "position": position,
+            "limit": limit,
+        }
+        acceptance = self.method(spec.draft.method).first(spec.draft.tokens) if spec.draft else ()
+        serving = to_serving(spec, acceptance)
+        try:
+            shape = pass_shape(header, serving)
+        except ServingRefusal as e:
+            for b in grid.batches:
+                # price_serving refuses an empty batch before it reads the shape.
+                yield {**dict.fromkeys(COLUMNS, None), **common, "batch": b, "refusal": "Empty" if b == 0 else e.name}
+            return
+        # The facts the price rests on, in the scalar pricer's order: the card's, the host link's when the batch
+        # uses host memory, the drafting figures.
+        facts = card.facts()
+        own = [(p, facts[p]) for p in _BASE_PATHS]
+        host_facts = [(p, facts[p]) for p in _HOST_PATHS] if card.host is not None else []
+        rests = {False: own + list(shape.facts), True: own + host_facts + list(shape.facts)}
+        provenance = {flag: max(weakest(f.provenance for _, f in rests[flag]), shape.provenance) for flag in rests}
+        carriers = {
+            flag: ";".join(p for p, f in rests[flag] if f.provenance is provenance[flag]) for flag in rests
+        }
+        priced = _Batches(shape, card).cost_split(batches, serving.host_memory)
+        trouble = priced.get("trouble", np.zeros(batches.shape, dtype=bool))
+        for i, b in enumerate(grid.batches):
+            row = {**dict.fromkeys(COLUMNS, None), **common, "batch": b}
+            if b == 0:
+                row["refusal"] = "Empty"
+                yield row
+                continue
+            if trouble[i]:
+                # The split search met a refusal on its way: the scalar pricer says what the seed would.
+                try:
+                    c = shape.cost_split(card, b, serving.host_memory)
+                except ServingRefusal as e:
+                    row["refusal"] = e.name
+                    yield row
+                    continue
+                yield {**row, **_scalar_row(c)}
+                continue
+            code = int(priced["refusal"][i])
+            if code != _OK:
+                row["refusal"] = _row_refusal(code)
+                yield row
+                continue
+            host_used = bool(priced["host_sequences"][i] > 0)
+            row.update(
+                {
+                    "host_sequences": int(priced["host_sequences"][i]),
+                    "tokens_per_s": float(priced["tokens_per_s"][i]),
+                    "pass_s": float(priced["pass_s"][i]),
+                    "memory_s": float(priced["memory_s"][i]),
+                    "host_s": float(priced["host_s"][i]),
+                    "array_s": float(priced["array_s"][i]),
+                    "vector_s": float(priced["vector_s"][i]),
+                    "scale_s": float(priced["scale_s"][i]),
+                    "binds": _BINDS[int(priced["binds"][i])],
+                    "held_bytes": float(priced["held_bytes"][i]),
+                    "capacity_bytes": float(priced["capacity_bytes"][i]),
+                    "provenance": provenance[host_used].value,
+                    "weakest": carriers[host_used],
+                }
+            )
+            yield row
+
+
+_BASE_PATHS = (
+    "memory.bandwidth",
+    "memory.capacity",
+    "streams.read",
+    "streams.rewrite",
+    "streams.append",
+    "array",
+    "vector",
+    "scale",
+    "on_chip.capacity",
+)
+_HOST_PATHS = ("host.capacity", "host.read", "host.write", "host.stream")
+
+
+def _scalar_row(c: Any) -> dict[str, Any]:
+    return {
+        "host_sequences": c.host_sequences,
+        "tokens_per_s": c.tokens_per_s,
+        "pass_s": c.pass_s,
+        "memory_s": c.memory_s,
+        "host_s": c.host_s,
+        "array_s": c.array_s,
+        "vector_s": c.vector_s,
+        "scale_s": c.scale_s,
+        "binds": c.binds.value,
+        "held_bytes": c.held_bytes,
+        "capacity_bytes": c.capacity_bytes,
+        "provenance": c.provenance.value,
+        "weakest": ";".join(c.weakest),
+    }
+
+
+def write_rows(rows: Iterator[Mapping[str, Any]], fmt: str, out: io.TextIOBase | Any) -> int:
+    """Write ``rows`` to ``out`` as CSV (a header line, then one line a row; empty cells for none) or JSON (an
+    array of objects, one a line). Returns the number of rows."""
+    n = 0
+    if fmt == "csv":
+        writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: _cell(v) for k, v in row.items()})
+            n += 1
+        return n
+    out.write("[")
+    for row in rows:
+        out.write(("\n" if n == 0 else ",\n") + json.dumps(row, allow_nan=False))
+        n += 1
+    out.write("\n]\n")
+    return n
+
+
+def _cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return repr(value) if math.isfinite(value) else str(value)
+    return value
+
+
+def scalar_rows(root: Root, grid: Grid) -> Iterator[dict[str, Any]]:
+    """The same rows as :meth:`Sweeper.rows`, each priced alone with
+    :func:`~passprice.serving.price_serving` (the reference the vectorized sweep is tested and benchmarked against)."""
+    from passprice.checkpoints import load_checkpoint
+    from passprice.serving import price_serving
+
+    sweeper = Sweeper(root)
+    for serving_name in grid.servings:
+        base = load_spec(root, serving_name)
+        header = load_checkpoint(root, base.checkpoint)
+        base = complete(base, header)
+        for card_name in grid.cards or (base.card,):
+            card = sweeper.card(card_name)
+            for tokens in grid.draft_tokens or ((base.draft.tokens if base.draft else 0),):
+                for position in grid.positions or (None,):
+                    spec = sweeper._spec(base, tokens, position)
+                    acceptance = sweeper.method(spec.draft.method).first(spec.draft.tokens) if spec.draft else ()
+                    for b in grid.batches:
+                        serving = to_serving(attrs.evolve(spec, batch=b), acceptance)
+                        try:
+                            c = price_serving(header, card, serving)
+                        except ServingRefusal as e:
+                            yield {"batch": b, "refusal": e.name}
+                            continue
+                        yield {"batch": b, "refusal": None, **_scalar_row(c)}

@@ -1,0 +1,116 @@
+"""passprice sweep: every row equals the scalar pricer's price for that point, refusals included."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from passprice.cli import cli
+from passprice.errors import InputError
+from passprice.registry import find_root
+from passprice.sweep import COLUMNS, Grid, Sweeper, parse_numbers, scalar_rows
+
+ROOT = find_root(Path(__file__).resolve().parent.parent)
+
+
+def compare(grid: Grid) -> list[dict[str, object]]:
+    rows = list(Sweeper(ROOT).rows(grid))
+    ref = list(scalar_rows(ROOT, grid))
+    assert len(rows) == len(ref) == grid.size()
+    for mine, theirs in zip(rows, ref, strict=True):
+        assert mine["batch"] == theirs["batch"]
+        assert mine["refusal"] == theirs["refusal"], (mine, theirs)
+        if theirs["refusal"] is None:
+            for key, value in theirs.items():
+                # Bit for bit: the sweep does the scalar code's operations in its order.
+                assert mine[key] == value, (key, mine, theirs)
+    return rows
+
+
+def test_dense_grid_equals_the_scalar_pricer() -> None:
+    grid = Grid(
+        servings=("r1-qwen7b-h200", "gemma3-270m-h100"),
+        batches=(0, 1, 2, 7, 64, 580, 581, 5000, 100_000),
+        cards=("h200_sxm_141gb", "mi300x", "sn40l"),
+        positions=(1.0, 511.0, 512.0, 2048.0, 5000.0),
+    )
+    rows = compare(grid)
+    refusals = {r["refusal"] for r in rows}
+    # Batch 0, positions past the limit, batches past the memory: each refused by name.
+    assert {"Empty", "BadContexts", "NotResident"} <= refusals
+
+
+def test_drafts_host_memory_and_flushes_equal_the_scalar_pricer() -> None:
+    grid = Grid(
+        servings=("qwen35-27b-h200-mtp", "qwen35-27b-h100-every8", "qwen35-27b-ws1-trailing"),
+        batches=(1, 3, 16, 64, 200, 400, 1000),
+        draft_tokens=(0, 1, 2, 3, 4),
+    )
+    rows = compare(grid)
+    assert any(r["host_sequences"] for r in rows if r["refusal"] is None)
+    # Four drafts from a method with three figures: the seed's bad-draft refusal.
+    assert {r["refusal"] for r in rows if r["draft_tokens"] == 4} == {"BadDraft"}
+
+
+def test_rows_carry_bind_and_weakest_provenance() -> None:
+    rows = list(Sweeper(ROOT).rows(Grid(servings=("qwen35-27b-h200-mtp",), batches=(16,), draft_tokens=(1, 2))))
+    one, two = rows
+    # One draft: the card's estimated facts and the estimated first acceptance tie for weakest.
+    assert one["provenance"] == "estimated"
+    assert one["weakest"] == "scale;on_chip.capacity;draft.acceptance.1"
+    # Two drafts: the assumed second acceptance is the weakest alone.
+    assert two["provenance"] == "assumed" and two["weakest"] == "draft.acceptance.2"
+    assert one["binds"] == two["binds"] == "memory"
+
+
+def test_parse_numbers() -> None:
+    assert parse_numbers("1,2,8", int, "x") == (1, 2, 8)
+    assert parse_numbers("3-6", int, "x") == (3, 4, 5, 6)
+    assert parse_numbers("1-20*2", int, "x") == (1, 2, 4, 8, 16)
+    assert parse_numbers("0,1-2,100", int, "x") == (0, 1, 2, 100)
+    for bad in ("a", "5-1", "1-8*1", "", "1-3*x"):
+        with pytest.raises(InputError, match="x:"):
+            parse_numbers(bad, int, "x")
+
+
+def test_cli_csv_and_json(tmp_path: Path) -> None:
+    runner = CliRunner()
+    args = ["--root", str(ROOT.path), "sweep", "r1-qwen7b-h200", "--batches", "1,580,581", "--cards", "h200_sxm_141gb"]
+    done = runner.invoke(cli, args)
+    assert done.exit_code == 0, done.output
+    table = list(csv.DictReader(io.StringIO(done.output)))
+    assert list(table[0]) == list(COLUMNS)
+    assert [r["batch"] for r in table] == ["1", "580", "581"]
+    assert table[1]["binds"] == "memory" and table[2]["refusal"] == "NotResident"
+    assert float(table[0]["tokens_per_s"]) == pytest.approx(996.0966124437687, rel=1e-15)
+    out = tmp_path / "grid.json"
+    done = runner.invoke(cli, [*args, "--format", "json", "-o", str(out)])
+    assert done.exit_code == 0, done.output
+    data = json.loads(out.read_text())
+    assert [r["batch"] for r in data] == [1, 580, 581] and data[2]["tokens_per_s"] is None
+    # An existing output is not overwritten without --force.
+    again = runner.invoke(cli, [*args, "--format", "json", "-o", str(out)])
+    assert again.exit_code == 2 and "already exists" in again.output
+
+
+def test_sweep_file(tmp_path: Path) -> None:
+    spec = tmp_path / "grid.toml"
+    spec.write_text(
+        'servings = ["r1-qwen7b-h200"]\ncards = ["h200_sxm_141gb", "b200"]\n'
+        "positions = [1024, 4096]\nbatches = { from = 1, to = 8, factor = 2 }\n"
+    )
+    done = CliRunner().invoke(cli, ["--root", str(ROOT.path), "sweep", "--file", str(spec)])
+    assert done.exit_code == 0, done.output
+    rows = list(csv.DictReader(io.StringIO(done.output)))
+    assert len(rows) == 2 * 2 * 4
+    assert [r["batch"] for r in rows[:4]] == ["1", "2", "4", "8"]
+    bad = tmp_path / "bad.toml"
+    bad.write_text('servings = ["r1-qwen7b-h200"]\nbatches = [-1]\nextra = 1\n')
+    done = CliRunner().invoke(cli, ["--root", str(ROOT.path), "sweep", "--file", str(bad)])
+    assert done.exit_code == 2
+    assert "batches.0" in done.output and "extra" in done.output
