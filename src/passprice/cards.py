@@ -15,7 +15,7 @@ import attrs
 from passprice import schema
 from passprice.errors import InputError
 from passprice.facts import Fact, dimension
-from passprice.registry import Root
+from passprice.registry import Root, not_found
 
 #: Every path a card fact may have, with the dimension its unit must have, in the seed's ``Card::facts`` order.
 CARD_PATHS: dict[str, str] = {
@@ -173,8 +173,9 @@ def card_from_document(name: str, document: Mapping[str, object], source: str) -
     meta = meta if isinstance(meta, Mapping) else {}
     title = str(meta.get("name", name))
     hypothetical = bool(meta.get("hypothetical", False))
+    facts = facts_of_document(document, source)  # its errors name the file already
     try:
-        return card_from_facts(name, title, facts_of_document(document, source), hypothetical)
+        return card_from_facts(name, title, facts, hypothetical)
     except InputError as e:
         raise InputError(f"{source}: {e}") from None
 
@@ -188,8 +189,7 @@ def card_path(root: Root, ref: str) -> Path:
         return candidate
     path = root.cards / f"{ref}.toml"
     if not path.is_file():
-        known = ", ".join(root.names(root.cards)) or "none"
-        raise InputError(f"card {ref!r}: not found in {root.cards} (registered: {known})")
+        raise not_found("card", ref, root.cards, root.names(root.cards))
     return path
 
 

@@ -31,7 +31,7 @@ from passprice.gguf_header import (
     TensorInfo,
     read_header,
 )
-from passprice.registry import Root
+from passprice.registry import Root, not_found
 
 #: The first line of every entry: the schema a TOML editor validates it against.
 SCHEMA_LINE = "#:schema ../../schema/checkpoint.schema.json"
@@ -354,8 +354,7 @@ def load_checkpoint(root: Root, ref: str) -> GGUFHeader:
         return _load_entry(path, root)
     if candidate.is_file():
         return read_header(candidate)
-    known = ", ".join(root.names(root.checkpoints)) or "none"
-    raise InputError(f"checkpoint {ref!r}: not found in {root.checkpoints} (registered: {known})")
+    raise not_found("checkpoint", ref, root.checkpoints, root.names(root.checkpoints))
 
 
 def write_entry(path: str | os.PathLike[str], text: str, force: bool = False) -> None:
@@ -368,7 +367,10 @@ def write_entry(path: str | os.PathLike[str], text: str, force: bool = False) ->
     if path.exists() and not force:
         raise InputError(f"{path}: already exists (use --force to replace it)")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            raise InputError(f"{path}: cannot write: {path.parent} is not a folder") from None
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as e:
         raise InputError(f"{path}: cannot write: {e.strerror}") from None

@@ -8,6 +8,8 @@ line per problem on stderr (file, key or byte offset, what was wrong), never a t
 from __future__ import annotations
 
 import json
+import math
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -30,13 +32,34 @@ class Refused(Exception):
         self.payload = payload
 
 
+def _usage(e: click.UsageError) -> NoReturn:
+    """A usage error as one line on stderr (the problem, and where the command's help is), then exit 2."""
+    where = f" (see '{e.ctx.command_path} --help')" if e.ctx is not None else ""
+    click.echo(f"passprice: error: {e.format_message()}{where}", err=True)
+    raise click.exceptions.Exit(2)
+
+
 class _Group(click.Group):
-    """The ``passprice`` group: turns :class:`InputError` into one line on stderr and exit 2, and a refusal into
-    exit 1, whichever command raised it."""
+    """The ``passprice`` group: turns :class:`InputError` and a usage error into one line on stderr and exit 2, and
+    a refusal into exit 1, whichever command raised it."""
+
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as e:
+            _usage(e)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as e:
+            _usage(e)
         except InputError as e:
             for line in str(e).splitlines():
                 click.echo(f"passprice: error: {line}", err=True)
@@ -61,7 +84,43 @@ def _json_option(f: F) -> F:
     )(f)
 
 
+class _Finite(click.FloatRange):
+    """A float option that must be a finite number (``nan`` and ``inf`` are no quantity) in its range."""
+
+    name = "finite number"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
+def _non_finite(data: Any, path: str = "") -> tuple[str, float] | None:
+    """The key path and value of the first number in ``data`` that is not finite (``inf``, ``nan``), if any."""
+    if isinstance(data, float):
+        return None if math.isfinite(data) else (path or "(top level)", data)
+    items: Any = data.items() if isinstance(data, dict) else enumerate(data) if isinstance(data, list | tuple) else ()
+    for key, value in items:
+        found = _non_finite(value, f"{path}.{key}" if path else str(key))
+        if found is not None:
+            return found
+    return None
+
+
+def _finite(data: Any) -> None:
+    """Raise :class:`InputError` when a result holds a number that is not finite: the facts or options priced are out
+    of any physical range (a bandwidth, rate or share so small that a pass never ends), and JSON cannot carry it."""
+    found = _non_finite(data)
+    if found is not None:
+        raise InputError(
+            f"the result's {found[0]} is {found[1]!r}: a fact or option is out of range (a bandwidth, rate or share so "
+            "small, or a figure so large, that the pass takes no finite time)"
+        )
+
+
 def _echo_json(data: Any) -> None:
+    _finite(data)
     click.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
@@ -132,6 +191,69 @@ def facts_command(ctx: click.Context, card: str, as_json: bool) -> None:
         click.echo(facts_text(f"{c.name}: {c.title}", c.facts()))
 
 
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+@cli.command("servings")
+@_json_option
+@click.pass_context
+def servings_command(ctx: click.Context, as_json: bool) -> None:
+    """List the registered servings: checkpoint, card, batch, drafts, and what each is for."""
+    from passprice.servings import load_spec
+
+    root = _root(ctx)
+    specs = [(name, load_spec(root, name)) for name in root.names(root.servings)]
+    if as_json:
+        from passprice.servings import spec_to_document
+
+        _echo_json({"servings": {name: spec_to_document(spec) for name, spec in specs}})
+        return
+    from passprice.tables import text_table
+
+    rows = [
+        [
+            name,
+            spec.checkpoint,
+            spec.card,
+            str(spec.batch),
+            f"{spec.draft.tokens} ({spec.draft.method})" if spec.draft else "",
+            _clip(spec.description or "", 70),
+        ]
+        for name, spec in specs
+    ]
+    click.echo(text_table(["serving", "checkpoint", "card", "batch", "drafts", "description"], rows))
+
+
+@cli.command("checkpoints")
+@_json_option
+@click.pass_context
+def checkpoints_command(ctx: click.Context, as_json: bool) -> None:
+    """List the registered checkpoints: architecture, tensors, bytes, header sha256."""
+    from passprice import ggml
+    from passprice.checkpoints import load_checkpoint
+
+    root = _root(ctx)
+    out = []
+    for name in root.names(root.checkpoints):
+        h = load_checkpoint(root, name)
+        size = sum(ggml.tensor_bytes(t.type_id, t.dims) for t in h.tensors if ggml.known(t.type_id))
+        out.append({"name": name, "architecture": h.architecture, "tensors": len(h.tensors), "tensor_bytes": size,
+                    "context_length": h.meta_int("context_length"), "sha256": h.sha256})
+    if as_json:
+        _echo_json({"checkpoints": out})
+        return
+    from passprice.tables import si, text_table
+
+    rows = [
+        [c["name"], str(c["architecture"]), f"{c['tensors']:,}", si(c["tensor_bytes"], "B"),
+         f"{c['context_length']:,}" if c["context_length"] else "", c["sha256"][:16] + "…"]
+        for c in out
+    ]
+    headers = ["checkpoint", "architecture", "tensors", "bytes", "context", "sha256"]
+    click.echo(text_table(headers, rows, right=(2, 3, 4)))
+
+
 # --- checkpoints --------------------------------------------------------------------------------------------------
 
 
@@ -169,7 +291,7 @@ def import_command(ctx: click.Context, file: Path, name: str | None, origin: str
     if root.embedded:
         raise InputError(f"{root.path}: the embedded facts are read-only; run inside a checkout or pass --root")
     header = read_header(file)
-    entry = name or entry_name(file)
+    entry = name if name is not None else entry_name(file)
     target = root.checkpoints / f"{entry}.toml"
     write_entry(target, import_header(header, entry, origin or str(file.name)), force=force)
     if as_json:
@@ -189,13 +311,13 @@ def _serving_options(with_batch: bool) -> Callable[[F], F]:
             click.argument("serving", required=False),
             click.option("--checkpoint", help="Checkpoint: registry entry name or a .gguf path."),
             click.option("--card", help="Card: registry name or a card .toml path."),
-            click.option("--position", type=click.FloatRange(min=0), help="Mean position reached (positions)."),
+            click.option("--position", type=_Finite(min=0), help="Mean position reached (positions)."),
             click.option("--limit", type=click.IntRange(min=1), help="Context each sequence is allowed (positions)."),
             click.option("--kv-page", type=click.IntRange(min=1), help="Page the KV cache, N positions a page."),
             click.option("--contiguous", is_flag=True, help="Contiguous KV cache (undo a serving's --kv-page)."),
-            click.option("--kv-bytes", type=click.FloatRange(min=0, min_open=True), help="Bytes per KV element."),
+            click.option("--kv-bytes", type=_Finite(min=0, min_open=True), help="Bytes per KV element."),
             click.option(
-                "--state-bytes", type=click.FloatRange(min=0, min_open=True), help="Bytes per recurrent-state element."
+                "--state-bytes", type=_Finite(min=0, min_open=True), help="Bytes per recurrent-state element."
             ),
             click.option(
                 "--activation-words", type=click.IntRange(0, 2), help="Words an activation crosses the array in."
@@ -208,6 +330,14 @@ def _serving_options(with_batch: bool) -> Callable[[F], F]:
             click.option("--head-rows", type=click.IntRange(min=1), help="Vocabulary rows the drafting head reads."),
             click.option("--flush", help="State flush: every-pass, every:N or trailing:N."),
             click.option("--host-memory/--no-host-memory", default=None, help="Let sequences live in host memory."),
+            click.option(
+                "--shared-prefix", type=click.IntRange(min=0), metavar="N",
+                help="Positions every sequence shares (a system prompt), held once with a paged cache (0: none).",
+            ),
+            click.option(
+                "--prefix-read-once/--no-prefix-read-once", default=None,
+                help="Read the shared prefix once a pass for the whole batch, as the weights are read.",
+            ),
         ]
         if with_batch:
             options.insert(3, click.option("--batch", type=click.IntRange(min=0), help="Sequences per pass."))
@@ -266,6 +396,8 @@ def _spec(ctx: click.Context, serving: str | None, base: Any = None, **o: Any) -
         kv_rotated=o.get("kv_rotated"),
         flush=o.get("flush"),
         host_memory=o.get("host_memory"),
+        shared_prefix=o.get("shared_prefix"),
+        prefix_read_once=o.get("prefix_read_once"),
     )
     if o.get("contiguous"):
         import attrs
@@ -292,6 +424,7 @@ def _refuse(e: Any) -> NoReturn:
 @click.pass_context
 def price_command(ctx: click.Context, /, serving: str | None, lock_path: Path | None, as_json: bool, **o: Any) -> None:
     """Price one decode pass of SERVING (or of --checkpoint on --card)."""
+    from passprice.locks import judge_price
     from passprice.report import cost_json, cost_text
     from passprice.serving import ServingRefusal, price_serving
     from passprice.servings import resolve
@@ -323,16 +456,17 @@ def price_command(ctx: click.Context, /, serving: str | None, lock_path: Path | 
     except ServingRefusal as e:
         _refuse(e)
     if the_lock is not None:
-        from passprice.locks import judge_price
-
         verdict = judge_price(the_lock, cost)
         if not verdict.holds:
             raise Refused(verdict.message(), verdict.to_json())
+    _finite(cost_json(cost))
     if as_json:
         _echo_json(cost_json(cost))
     else:
         title = f"{resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
         click.echo(cost_text(cost, title, resolved.spec))
+        if the_lock is not None:
+            click.echo(f"\n  lock          {judge_price(the_lock, cost).message()}")
 
 
 @cli.command("best")
@@ -351,6 +485,7 @@ def best_command(ctx: click.Context, /, serving: str | None, as_json: bool, **o:
         cost = best_serving(resolved.header, resolved.card, resolved.serving)
     except ServingRefusal as e:
         _refuse(e)
+    _finite(cost_json(cost))
     if as_json:
         _echo_json(cost_json(cost))
     else:
@@ -401,6 +536,10 @@ def _parse_requires(requires: tuple[str, ...]) -> dict[str, Any]:
     return out
 
 
+#: A lock name: a file stem in locks/ (no folders, no leading dot).
+_LOCK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
 @cli.command("lock")
 @_serving_options(with_batch=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Lock file to write.")
@@ -432,6 +571,11 @@ def lock_command(
     from passprice.serving import ServingRefusal
     from passprice.servings import resolve
 
+    if name is not None and not _LOCK_NAME.match(name):
+        raise click.BadParameter(
+            f"{name!r} is not a lock name: use letters, digits, '.', '_' and '-' (first a letter or digit)",
+            param_hint="--name",
+        )
     root, spec = _spec(ctx, serving, **o)
     if output is None:
         if serving is None and name is None:
@@ -464,6 +608,7 @@ def lock_command(
     if not verdict.holds:
         payload = {**verdict.to_json(), "path": str(output), "written": False}
         raise Refused(f"{verdict.message()}; {output} not written", payload)
+    _finite(lock.price)
     write_lock(output, lock, force=force)
     if as_json:
         _echo_json({"lock": lock.name, "path": str(output), "price": lock.price})
@@ -582,6 +727,9 @@ def audit_command(ctx: click.Context, /, target: str | None, as_json: bool, **o:
         header, card, serving, kind = resolved.header, resolved.card, resolved.serving, "price"
         title = f"audit of {target or spec.checkpoint} (today's facts): {spec.checkpoint} on {card.name}"
     try:
+        from passprice.report import cost_json
+
+        _finite(cost_json(evaluate(kind, header, card, serving)))  # elasticities need a finite, nonzero price
         result = audit(card, serving, lambda c, s: evaluate(kind, header, c, s))
     except ServingRefusal as e:
         _refuse(e)
@@ -617,7 +765,8 @@ def diff_command(ctx: click.Context, base: str | None, head: str | None, fmt: st
                 click.echo(f"passprice: error: {f.path} does not read on HEAD: {f.head_errors[0]}", err=True)
     elif result.exit_status == 1:
         names = ", ".join(lock.name for lock in result.broken)
-        click.echo(f"passprice: refused: the change breaks lock {names}", err=True)
+        plural = "s" if "," in names else ""
+        click.echo(f"passprice: refused: the change breaks lock{plural} {names}", err=True)
     ctx.exit(result.exit_status)
 
 
@@ -709,7 +858,8 @@ def fact_set_command(
 
         old = f"{show(edit.old)} ({edit.old.provenance.value})" if edit.old is not None else "(new)"
         state = "" if edit.changed else " (unchanged)"
-        click.echo(f"{where.file}: {where.path}: {old} -> {show(edit.new)} ({edit.new.provenance.value}){state}")
+        shown = where.file.relative_to(root.path) if where.file.is_relative_to(root.path) else where.file
+        click.echo(f"{shown}: {where.path}: {old} -> {show(edit.new)} ({edit.new.provenance.value}){state}")
 
 
 @cli.command("sweep")
@@ -720,6 +870,7 @@ def fact_set_command(
 @click.option("--positions", help="Mean context positions (default: each serving's own contexts).")
 @click.option("--draft-tokens", "draft_tokens", help="Drafted tokens per pass, e.g. 0,1,2,3 (default: the serving's).")
 @click.option("--format", "fmt", type=click.Choice(["csv", "json"]), default="csv", show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="The same as --format json.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here (default: stdout).")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
 @click.pass_context
@@ -732,6 +883,7 @@ def sweep_command(
     positions: str | None,
     draft_tokens: str | None,
     fmt: str,
+    as_json: bool,
     output: Path | None,
     force: bool,
 ) -> None:
@@ -758,6 +910,8 @@ def sweep_command(
             positions=parse_numbers(positions, float, "--positions") if positions else None,
             draft_tokens=parse_numbers(draft_tokens, int, "--draft-tokens") if draft_tokens else None,
         )
+    if as_json:
+        fmt = "json"
     sweeper = Sweeper(root)
     buffer = io.StringIO()
     total = grid.size()
@@ -773,6 +927,274 @@ def sweep_command(
 
         write_atomically(output, buffer.getvalue(), force=force)
         click.echo(f"{total:,} prices -> {output}", err=True)
+
+
+# --- the sketch's questions: KV memory by context, ops:byte, speculative decoding ----------------------------------
+
+
+@cli.command("kv")
+@click.argument("checkpoint")
+@click.option("--contexts", default="4k,32k,128k", show_default=True, help="Context sizes in positions (k = 1,024).")
+@click.option(
+    "--kv-bytes", type=click.FloatRange(min=0, min_open=True), default=2.0, show_default=True,
+    help="Bytes per KV-cache element: 2 (16-bit), 1 (8-bit), 0.5625 (4-bit codes with their scales).",
+)
+@click.option(
+    "--state-bytes", type=click.FloatRange(min=0, min_open=True), default=4.0, show_default=True,
+    help="Bytes per recurrent-state element.",
+)
+@_json_option
+@click.pass_context
+def kv_command(
+    ctx: click.Context, checkpoint: str, contexts: str, kv_bytes: float, state_bytes: float, as_json: bool
+) -> None:
+    """KV cache (by layer kind), recurrent state and conv ring bytes per token and per sequence of CHECKPOINT at each
+    context, and how many sequences fit beside the weights on each registered card. A context past the model's is
+    shown refused; exit 1 only when every context is."""
+    from passprice.cards import load_cards
+    from passprice.checkpoints import load_checkpoint
+    from passprice.kv import kv_json, kv_report, kv_text, parse_contexts
+    from passprice.serving import ServingRefusal
+
+    root = _root(ctx)
+    sizes = parse_contexts(contexts)
+    header = load_checkpoint(root, checkpoint)
+    try:
+        report = kv_report(header, sizes, load_cards(root), kv_bytes, state_bytes, name=checkpoint)
+    except ServingRefusal as e:
+        _refuse(e)
+    data = kv_json(report)
+    if all(c.refusal is not None for c in report.contexts):
+        raise Refused(f"every context is past {checkpoint}'s context length {report.model_context:,}", data)
+    if as_json:
+        _echo_json(data)
+    else:
+        click.echo(kv_text(report))
+
+
+@cli.command("roofline")
+@click.argument("card_name", metavar="CARD")
+@_serving_options(with_batch=False)
+@click.option(
+    "--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE.png|svg",
+    help="Draw tokens/s and pass time against the batch (needs matplotlib: pip install 'passprice[plot]').",
+)
+@click.option("--force", is_flag=True, help="Overwrite an existing --plot file.")
+@_json_option
+@click.pass_context
+def roofline_command(
+    ctx: click.Context, /, card_name: str, serving: str | None, plot_path: Path | None, force: bool, as_json: bool,
+    **o: Any,
+) -> None:
+    """Ridge points of CARD's datapaths; with SERVING (or --checkpoint), its arithmetic intensity by batch on CARD,
+    the batch at which the bind changes, the best batch and the largest that fits."""
+    from passprice.cards import load_card
+    from passprice.roofline import (
+        draw,
+        require_matplotlib,
+        ridges,
+        ridges_json,
+        ridges_text,
+        roofline,
+        roofline_json,
+        roofline_text,
+    )
+    from passprice.serving import ServingRefusal
+    from passprice.servings import resolve
+
+    if o.get("card"):
+        raise click.UsageError("give the card as CARD, not --card")
+    if plot_path is not None:
+        if plot_path.suffix.lower() not in (".png", ".svg"):
+            raise click.BadParameter(f"{plot_path}: the file must end in .png or .svg", param_hint="--plot")
+        require_matplotlib()
+    if serving is None and not o.get("checkpoint"):
+        if plot_path is not None:
+            raise click.UsageError("--plot draws a serving: give a SERVING or --checkpoint")
+        card = load_card(_root(ctx), card_name)
+        if as_json:
+            _echo_json({"card": card.name, "ridges": ridges_json(ridges(card))})
+        else:
+            click.echo(ridges_text(card))
+        return
+    root, spec = _spec(ctx, serving, **{**o, "card": card_name})
+    resolved = resolve(root, spec)
+    from passprice.report import spec_summary
+
+    summary = " · ".join(spec_summary(resolved.spec).split(" · ")[:2])
+    title = f"{serving or spec.checkpoint}: {resolved.spec.checkpoint} on {resolved.card.title}\n{summary}"
+    try:
+        line = roofline(resolved.header, resolved.card, resolved.serving, title)
+    except ServingRefusal as e:
+        _refuse(e)
+    if plot_path is not None:
+        draw(line, plot_path, force=force)
+    if as_json:
+        _echo_json(roofline_json(line))
+    else:
+        click.echo(roofline_text(line))
+    if plot_path is not None:
+        click.echo(f"plot -> {plot_path}", err=True)
+
+
+@cli.command("speculate")
+@_serving_options(with_batch=True)
+@click.option("--tokens", "tokens_text", default="1..8", show_default=True, help="Draft lengths: 1..8, 1,2,4 or 3.")
+@click.option("--best", "at_best", is_flag=True, help="Price each draft length at its own best batch.")
+@click.option(
+    "--passes", type=click.IntRange(min=1), default=100_000, show_default=True,
+    help="Passes of the Monte-Carlo accept/reject loop simulated for each draft length.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the Monte-Carlo loop.")
+@_json_option
+@click.pass_context
+def speculate_command(
+    ctx: click.Context, /, serving: str | None, tokens_text: str, at_best: bool, passes: int, seed: int,
+    as_json: bool, **o: Any,
+) -> None:
+    """Tokens/s and speedup over no drafting of SERVING for each draft length (--tokens), at its batch (or --batch N,
+    or each at its own --best batch), with a Monte-Carlo check of the tokens each pass emits."""
+    import attrs
+
+    from passprice.drafts import load_draft_method
+    from passprice.serving import ServingRefusal
+    from passprice.servings import resolve
+    from passprice.speculate import parse_tokens, speculate, speculation_json, speculation_text
+
+    if o.pop("draft_tokens", None) is not None:
+        raise click.UsageError("speculate varies the draft length itself: give --tokens, not --draft-tokens")
+    if at_best and o.get("batch") is not None:
+        raise click.UsageError("give --batch N or --best, not both")
+    tokens = parse_tokens(tokens_text)
+    method_name = o.pop("draft_method", None)
+    head_rows = o.pop("head_rows", None)
+    root, spec = _spec(ctx, serving, **o)
+    if method_name is None and spec.draft is not None:
+        method_name = spec.draft.method
+    if head_rows is None and spec.draft is not None:
+        head_rows = spec.draft.head_rows
+    if method_name is None:
+        known = ", ".join(root.names(root.drafts)) or "none"
+        raise InputError(f"{serving or spec.checkpoint} names no drafting method: give --draft METHOD ({known})")
+    method = load_draft_method(root, method_name)
+    resolved = resolve(root, attrs.evolve(spec, draft=None))
+    batch = None if at_best else resolved.spec.batch
+    try:
+        result = speculate(
+            resolved.header, resolved.card, resolved.serving, method, tokens, batch, head_rows, passes, seed
+        )
+    except ServingRefusal as e:
+        _refuse(e)
+    data = speculation_json(result)
+    if all(r.refusal is not None for r in result.rows):
+        names = ", ".join(sorted({r.refusal.name for r in result.rows if r.refusal is not None}))
+        raise Refused(f"every draft length is refused ({names})", data)
+    if as_json:
+        _echo_json(data)
+    else:
+        click.echo(speculation_text(result, f"{serving or spec.checkpoint}: {resolved.spec.checkpoint} on "
+                                    f"{resolved.card.name}"))
+
+
+@cli.command("simulate")
+@click.argument("serving")
+@click.option("--trace", "trace_path", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE.jsonl",
+              help="Requests, one JSON object a line: arrival_s, prompt_tokens, output_tokens[, prefix_id, "
+              "prefix_tokens].")
+@click.option("--synthetic", type=click.IntRange(min=1), metavar="N", help="N synthetic heavy-tailed requests.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the synthetic trace.")
+@click.option("--rate", type=click.FloatRange(min=0, min_open=True), help="Synthetic arrivals per second [50].")
+@click.option("--prefix", "synthetic_prefix", type=click.IntRange(min=0), default=0,
+              help="Synthetic prompts all start with one shared prefix of this many tokens.")
+@click.option("--policy", type=click.Choice(["static", "continuous", "both"]), default="both", show_default=True)
+@click.option("--chunk", type=click.IntRange(min=1), default=2048, show_default=True,
+              help="Token-rows a step carries (decode rows first, then prompt rows).")
+@click.option("--max-batch", type=click.IntRange(min=1), default=256, show_default=True,
+              help="Sequences admitted at once.")
+@click.option("--card", help="Card: registry name or a card .toml path (default: the serving's).")
+@click.option("--limit", type=click.IntRange(min=1), help="Context limit each request may reach (positions).")
+@click.option("--kv-page", type=click.IntRange(min=1), help="Page the KV cache, N positions a page.")
+@click.option("--contiguous", is_flag=True, help="Contiguous KV cache (undo a serving's --kv-page).")
+@click.option("--prefix-read-once/--no-prefix-read-once", default=None,
+              help="Stream each shared prefix once a step for all the sequences that read it.")
+@click.option("--no-prefix-caching", is_flag=True, help="Hold and prefill every prompt whole, shared prefix or not.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here (default: stdout).")
+@click.option("--force", is_flag=True, help="Overwrite an existing output file.")
+@_json_option
+@click.pass_context
+def simulate_command(
+    ctx: click.Context,
+    serving: str,
+    trace_path: Path | None,
+    synthetic: int | None,
+    seed: int,
+    rate: float | None,
+    synthetic_prefix: int,
+    policy: str,
+    chunk: int,
+    max_batch: int,
+    card: str | None,
+    limit: int | None,
+    kv_page: int | None,
+    contiguous: bool,
+    prefix_read_once: bool | None,
+    no_prefix_caching: bool,
+    output: Path | None,
+    force: bool,
+    as_json: bool,
+) -> None:
+    """Serve a request trace on SERVING, every step priced as the pass of the rows it carries: static against
+    continuous batching, chunked prefill, shared prefixes. Give --trace FILE.jsonl or --synthetic N --seed S."""
+    from passprice.serving import ServingRefusal
+    from passprice.servings import resolve
+    from passprice.simulate import Policy, Settings, Simulation, simulate, simulation_json, simulation_text
+    from passprice.steps import StepPricer
+    from passprice.trace import Synthetic, read_trace
+    from passprice.trace import synthetic as make_synthetic
+
+    if (trace_path is None) == (synthetic is None):
+        raise click.UsageError("give one of --trace FILE.jsonl and --synthetic N")
+    if trace_path is not None and (rate is not None or synthetic_prefix):
+        raise click.UsageError("--rate and --prefix shape a --synthetic trace; a --trace file has its own")
+    if output is not None and output.exists() and not force:
+        raise InputError(f"{output}: already exists; pass --force to overwrite it")
+    root, spec = _spec(ctx, serving, card=card, limit=limit, kv_page=kv_page, contiguous=contiguous,
+                       prefix_read_once=prefix_read_once)
+    resolved = resolve(root, spec)
+    try:
+        pricer = StepPricer.of(resolved.header, resolved.card, resolved.serving)
+    except ServingRefusal as e:
+        _refuse(e)
+    model = resolved.header.meta_int("context_length")
+    if trace_path is not None:
+        trace = read_trace(trace_path, pricer.limit, model)
+    else:
+        assert synthetic is not None
+        trace = make_synthetic(Synthetic(synthetic, seed, rate or 50.0, prefix=synthetic_prefix), pricer.limit)
+    settings = Settings(chunk, max_batch, not no_prefix_caching, resolved.serving.prefix_read_once)
+    policies = [Policy.STATIC, Policy.CONTINUOUS] if policy == "both" else [Policy(policy)]
+    outcomes = []
+    total = len(trace.requests) * len(policies)
+    try:
+        if total >= 4000:
+            with click.progressbar(length=total, label="simulating", file=sys.stderr) as bar:
+                for p in policies:
+                    outcomes.append(simulate(pricer, trace, p, settings, progress=bar.update))
+        else:
+            outcomes = [simulate(pricer, trace, p, settings) for p in policies]
+    except ServingRefusal as e:
+        _refuse(e)
+    title = f"simulate {serving}: {resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
+    sim = Simulation(title, serving, trace.summary(), settings, pricer, tuple(outcomes))
+    text = json.dumps(simulation_json(sim), indent=2) + "\n" if as_json else simulation_text(sim) + "\n"
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        from passprice.locks import write_atomically
+
+        write_atomically(output, text, force=force)
+        click.echo(f"{len(trace.requests):,} requests x {len(policies)} polic{'ies' if len(policies) > 1 else 'y'} "
+                   f"-> {output}", err=True)
 
 
 def main() -> None:

@@ -18,7 +18,8 @@ from typing import Any, ClassVar
 import attrs
 
 from passprice import ggml
-from passprice.gguf_header import GGUFHeader, TensorInfo
+from passprice.errors import InputError
+from passprice.gguf_header import GGUFHeader, LongArray, TensorInfo
 
 
 class DecodeRefusal(Exception):
@@ -363,13 +364,108 @@ def _row_bytes(t: TensorInfo) -> int:
     return ggml.ggml_type(t.type_id).bytes_for(t.dims[0] if t.dims else 1)
 
 
+#: Metadata the step reads as counts and widths (architecture prefix resolved): each, when present, a whole number
+#: ≥ 0; those in :data:`_PER_LAYER_KEYS` may instead be an array of them, one per layer.
+_COUNT_KEYS = (
+    "block_count",
+    "context_length",
+    "embedding_length",
+    "feed_forward_length",
+    "attention.head_count",
+    "attention.head_count_kv",
+    "attention.key_length",
+    "attention.value_length",
+    "attention.sliding_window",
+    "nextn_predict_layers",
+    "expert_count",
+    "ssm.time_step_rank",
+    "ssm.state_size",
+    "ssm.inner_size",
+    "ssm.group_count",
+    "ssm.conv_kernel",
+)
+_PER_LAYER_KEYS = frozenset(
+    {"embedding_length", "feed_forward_length", "attention.head_count", "attention.head_count_kv"}
+)
+#: Digits a block index may have: far more blocks than any file's tensor table could name.
+_MAX_INDEX_DIGITS = 12
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def header_problems(header: GGUFHeader) -> list[str]:
+    """Every way ``header`` parses but describes no checkpoint the step can read, one line each naming the file, the
+    metadata key or tensor, and what was wrong: ``general.architecture`` missing or not a string; a count or width
+    (:data:`_COUNT_KEYS`) that is not a whole number ≥ 0; no ``embedding_length`` (a token-row's width); more blocks
+    (``block_count``, or a ``blk.N`` tensor) than the tensor table could hold, every block holding a tensor; a tensor
+    with a dimension of 0. Empty when the header is fit to price. Cheap: one look at each tensor and key."""
+    source = header.source or "checkpoint"
+    out: list[str] = []
+    arch = header.metadata.get("general.architecture")
+    if arch is None:
+        out.append(f"{source}: metadata general.architecture: missing (a checkpoint names its architecture)")
+    elif not isinstance(arch, str):
+        out.append(f"{source}: metadata general.architecture: {arch!r} is not a string")
+    prefix = f"{arch}." if isinstance(arch, str) else ""
+    for key in _COUNT_KEYS:
+        name = key if key in header.metadata else f"{prefix}{key}"
+        value = header.metadata.get(name)
+        if value is None:
+            if key == "embedding_length":
+                out.append(f"{source}: metadata {name}: missing (the width of a token-row)")
+            continue
+        if key in _PER_LAYER_KEYS and isinstance(value, tuple):
+            bad = [v for v in value if not _whole(v)]
+            if bad or not value:
+                what = f"{bad[0]!r} (one per layer)" if bad else "an empty array"
+                out.append(f"{source}: metadata {name}: {what} is not a whole number >= 0")
+                continue
+        elif not _whole(value):
+            what = "a long array" if isinstance(value, LongArray) else repr(value)
+            out.append(f"{source}: metadata {name}: {what} is not a whole number >= 0")
+            continue
+        if key == "embedding_length" and (value == 0 or (isinstance(value, tuple) and max(value) == 0)):
+            out.append(f"{source}: metadata {name}: 0 (a token-row is at least one element wide)")
+    blocks = header.metadata.get(f"{prefix}block_count")
+    layers = blocks if _whole(blocks) else 0
+    assert isinstance(layers, int)
+    for t in header.tensors:
+        m = _BLOCK.match(t.name)
+        if m is not None:
+            if len(m.group(1)) > _MAX_INDEX_DIGITS:
+                shown = repr(t.name) if len(t.name) <= 60 else f"{t.name[:60]!r}…"
+                out.append(f"{source}: tensor {shown}: block index of {len(m.group(1))} digits")
+            else:
+                layers = max(layers, int(m.group(1)) + 1)
+        if 0 in t.dims:
+            out.append(f"{source}: tensor {t.name!r}: dimension 0 in {list(t.dims)} (a tensor holds an element)")
+    if layers > len(header.tensors):
+        out.append(
+            f"{source}: metadata {prefix}block_count: the header names {layers:,} blocks (block_count or blk.N "
+            f"tensors) but holds {len(header.tensors):,} tensors, and every block holds at least one"
+        )
+    return out
+
+
+def check_header(header: GGUFHeader) -> None:
+    """Raise :class:`~passprice.errors.InputError` listing every :func:`header_problems` of ``header``, if any."""
+    found = header_problems(header)
+    if found:
+        raise InputError("\n".join(found))
+
+
 def decode_step(header: GGUFHeader, deployment: Deployment) -> DecodeStep:
     """The decode step of the checkpoint ``header`` describes, under ``deployment`` (DESIGN.md, The decode step).
 
-    Raises :class:`RoutedStep` for a mixture of experts, :class:`UnclassifiedTensor` for a tensor no rule places,
+    Raises :class:`~passprice.errors.InputError` for a header that parses but describes no checkpoint
+    (:func:`header_problems`: counts that are negative or not numbers, more blocks than tensors, empty tensors),
+    :class:`RoutedStep` for a mixture of experts, :class:`UnclassifiedTensor` for a tensor no rule places,
     :class:`UnknownType` for a tensor type ``gguf`` does not know, :class:`MissingMetadata` for a recurrent checkpoint
     without its ``ssm.*`` shape.
     """
+    check_header(header)
     experts = header.meta_int("expert_count")
     if experts is not None and experts > 0:
         raise RoutedStep(experts)

@@ -498,7 +498,7 @@ class LockImpact:
         if self.verdict is None:
             return "not judged: " + (self.after.error or "HEAD's facts do not read")
         if self.verdict.holds:
-            state = "holds" if self.after.price is not None else "floors hold, but the price is refused"
+            state = "still holds" if self.after.price is not None else "floors hold, but the price is refused"
         else:
             state = "BROKEN: " + "; ".join(
                 f"{o.path} is {o.provenance.value}, below the floor {o.floor.value}" for o in self.verdict.offences
@@ -674,7 +674,7 @@ class Diff:
             parts.append(f"{_n(len(others), 'other file')} changed")
         locks = f"{_n(len(self.locks), 'lock')} affected" if self.locks else "no lock affected"
         if self.broken:
-            locks += f", {len(self.broken)} {'breaks' if len(self.broken) == 1 else 'break'} its floors"
+            locks += f", {len(self.broken)} {'breaks its' if len(self.broken) == 1 else 'break their'} floors"
         parts.append(locks)
         if self.unreadable:
             parts.append(f"{_n(len(self.unreadable), 'file')} {'does' if len(self.unreadable) == 1 else 'do'} not read")

@@ -16,7 +16,7 @@ import attrs
 from passprice import schema
 from passprice.errors import InputError
 from passprice.facts import Fact
-from passprice.registry import Root
+from passprice.registry import Root, not_found
 
 
 @attrs.frozen
@@ -57,8 +57,7 @@ def draft_path(root: Root, ref: str) -> Path:
         return candidate
     path = root.drafts / f"{ref}.toml"
     if not path.is_file():
-        known = ", ".join(root.names(root.drafts)) or "none"
-        raise InputError(f"drafting method {ref!r}: not found in {root.drafts} (registered: {known})")
+        raise not_found("drafting method", ref, root.drafts, root.names(root.drafts))
     return path
 
 

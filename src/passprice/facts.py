@@ -13,6 +13,7 @@ import hashlib
 import json
 import math
 from collections.abc import Iterable, Mapping
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
@@ -129,7 +130,12 @@ def to_base(amount: int | float, unit: str, where: str = "value") -> float:
     if isinstance(amount, float) and not math.isfinite(amount):
         raise InputError(f"{where}: value must be finite, not {amount!r}")
     exact = Fraction(amount) if isinstance(amount, int) else Fraction(repr(amount))
-    return float(exact * UNITS[unit][1])
+    try:
+        return float(exact * UNITS[unit][1])
+    except OverflowError:
+        shown = format(Decimal(exact.numerator) / Decimal(exact.denominator), ".4g")
+        base = BASE_UNITS[UNITS[unit][0]]
+        raise InputError(f"{where}: {shown} {unit} is too large (past 1.8e308 {base}, the largest double)") from None
 
 
 def dimension(unit: str) -> str:
@@ -197,5 +203,6 @@ class Fact:
         return attrs.evolve(self, value=self.value * factor, amount=self.amount * factor)
 
     def describe(self) -> str:
-        """``value unit`` as written, e.g. ``4.8 TB/s``."""
-        return f"{self.amount:g} {self.unit}" if isinstance(self.amount, float) else f"{self.amount} {self.unit}"
+        """``value unit`` as written, e.g. ``4.8 TB/s``; a share (unit ``1``) is its bare value, ``0.9333``."""
+        amount = f"{self.amount:g}" if isinstance(self.amount, float) else f"{self.amount}"
+        return amount if self.unit == "1" else f"{amount} {self.unit}"

@@ -271,7 +271,10 @@ def write_atomically(path: Path, text: str, force: bool = False) -> None:
         raise InputError(exists)
     folder = path.parent
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            raise InputError(f"{path}: cannot write: {folder} is not a folder") from None
         try:
             mode = path.stat().st_mode & 0o7777
         except FileNotFoundError:
@@ -383,6 +386,8 @@ def lock_path(root: Root, ref: str) -> Path:
         path = root.locks / name
         if path.is_file():
             return path
+    if ref and candidate.is_dir():
+        raise InputError(f"{ref}: is a folder, not a lock file")
     known = ", ".join(root.names(root.locks, ".lock.toml")) or "none"
     raise InputError(f"lock {ref!r}: no such file, and not in {root.locks} (locks: {known})")
 

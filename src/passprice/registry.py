@@ -7,6 +7,7 @@ carries (``passprice/_data``), so ``passprice`` works from any folder.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import attrs
@@ -84,6 +85,20 @@ def schema_dir() -> Path:
         if candidate.is_dir():
             return candidate
     raise InputError(f"{_PACKAGE / '_data' / 'schema'}: the JSON Schemas are missing; reinstall passprice")
+
+
+def not_found(kind: str, ref: str, folder: Path, known: list[str]) -> InputError:
+    """The error for ``ref``, a ``kind`` (card, serving, checkpoint …) that names nothing: a folder where a file
+    belongs, a file that is not a ``.toml`` one, a path to no file (``ref`` holds a path separator or ends in
+    ``.toml``), else a name not in ``folder``, with the ``known`` names listed."""
+    if ref and Path(ref).is_dir():
+        return InputError(f"{ref}: is a folder, not a {kind} file")
+    if ref and Path(ref).is_file():
+        return InputError(f"{ref}: not a {kind} file (a {kind} file is TOML, named NAME.toml)")
+    if ref.endswith(".toml") or "/" in ref or os.sep in ref:
+        return InputError(f"{ref}: no such {kind} file")
+    listed = ", ".join(known) or "none"
+    return InputError(f"{kind} {ref!r}: not found in {folder} (registered: {listed})")
 
 
 def find_root(explicit: Path | str | None = None, start: Path | None = None) -> Root:

@@ -36,7 +36,7 @@ def spec_summary(spec: ServingSpec) -> str:
     parts = []
     for c in spec.contexts or ():
         share = "" if c.share == 1 else f"{c.share:g} × "
-        parts.append(f"{share}position {c.position:g} of {c.limit}")
+        parts.append(f"{share}contexts at mean position {c.position:g} of a {c.limit:,} limit")
     cache = f"paged KV ({spec.kv_page} positions a page)" if spec.kv_page else "contiguous KV"
     bits = [
         "; ".join(parts),
@@ -54,6 +54,9 @@ def spec_summary(spec: ServingSpec) -> str:
     bits.append(f"flush {spec.flush}")
     if spec.host_memory:
         bits.append("host memory allowed")
+    if spec.shared_prefix:
+        once = ", read once a pass" if spec.prefix_read_once else ""
+        bits.append(f"shared prefix {spec.shared_prefix:,} positions{once}")
     return " · ".join(bits)
 
 
@@ -63,10 +66,13 @@ def cost_text(cost: ServingCost, title: str, spec: ServingSpec | None = None) ->
     lines = [title]
     if spec is not None:
         lines.append(f"  {spec_summary(spec)}")
+    host = f"{cost.host_sequences:,} of them in host memory" if cost.host_sequences else "all in card memory"
+    rows_per = cost.rows_per_sequence
+    emitted = cost.emitted_per_sequence
     lines.append(
-        f"  batch {cost.batch:,} ({cost.host_sequences:,} in host memory) · {cost.rows_per_sequence} token-row"
-        f"{'s' if cost.rows_per_sequence != 1 else ''} and {cost.emitted_per_sequence:.4g} emitted tokens "
-        "per sequence a pass"
+        f"  batch {cost.batch:,} sequence{'s' if cost.batch != 1 else ''} ({host}); each carries {rows_per} "
+        f"token-row{'s' if rows_per != 1 else ''} through a pass and emits {emitted:.4g} token"
+        f"{'' if emitted == 1 else 's'}"
     )
     lines.append("")
     rows = []
@@ -74,13 +80,13 @@ def cost_text(cost: ServingCost, title: str, spec: ServingSpec | None = None) ->
         mark = "← binds" if bind is cost.binds else ""
         rows.append([bind.value, si(seconds, "s"), percent(seconds, cost.pass_s), mark])
     rows.append(["pass", si(cost.pass_s, "s"), "", ""])
-    lines.append(text_table(["term", "time", "of pass", ""], rows, right=(1, 2)))
+    lines.append(text_table(["term", "time", "of pass", "bind"], rows, right=(1, 2)))
     lines.append("")
     tpot = cost.pass_s / cost.emitted_per_sequence
     lines.append(f"  tokens/s      {count(round(cost.tokens_per_s, 1))}  (TPOT {si(tpot, 's')} per sequence)")
     lines.append(
-        f"  bytes/pass    weights {si(cost.weight_bytes, 'B')} shared; {si(cost.sequence_bytes, 'B')} per sequence "
-        f"({si(cost.rewrite_bytes, 'B')} rewritten in place)"
+        f"  bytes/pass    {si(cost.weight_bytes, 'B')} of weights and embedding rows, shared by the batch; "
+        f"{si(cost.sequence_bytes, 'B')} per sequence ({si(cost.rewrite_bytes, 'B')} rewritten in place)"
     )
     lines.append(
         f"  work/pass     array {si(cost.array_macs, 'MAC')} · vector {si(cost.vector_macs, 'MAC')} · "
@@ -117,7 +123,7 @@ def cards_table(cards: list[Card]) -> str:
         rows.append(
             [
                 c.name,
-                c.title + (" (hypothetical)" if c.hypothetical else ""),
+                c.title + (" (hypothetical)" if c.hypothetical and "hypothetical" not in c.title.lower() else ""),
                 si(c.memory.capacity.value, "B"),
                 si(c.memory.bandwidth.value, "B/s"),
                 si(c.array.value, "MAC/s"),

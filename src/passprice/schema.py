@@ -79,6 +79,8 @@ def _explain(error: Any) -> str:
     if error.validator == "enum":
         allowed = ", ".join(repr(v) for v in error.validator_value)
         return f"{_key_path(where)}: {instance!r} is not allowed here (one of {allowed})"
+    if error.validator == "minLength":
+        return f"{_key_path(where)}: {instance!r} is too short (at least {error.validator_value} characters)"
     if error.validator == "const":
         return f"{_key_path(where)}: {instance!r} is not allowed here (must be {error.validator_value!r})"
     return f"{_key_path(where)}: {error.message}"

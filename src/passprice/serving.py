@@ -185,6 +185,12 @@ class Serving:
     element. ``activation_words``: words each activation crosses the array in (1 or 2). ``scaling``: activation
     scaling. ``kv_rotated``: Walsh–Hadamard rotation of cached heads. ``draft``: drafted tokens, or ``None``.
     ``flush``: how the recurrent state is carried. ``host_memory``: whether sequences may live in host memory.
+
+    DESIGN.md extension (issue 8, prefix caching): ``shared_prefix``: positions at the start of every sequence's
+    context that the batch shares (a system prompt). With a paged cache its whole pages are held once for the batch
+    instead of once per sequence (vLLM's automatic prefix caching shares full blocks only); ``prefix_read_once``:
+    attention streams those pages once a pass for the whole batch, as it streams the weights, instead of once per
+    sequence. Both default to the seed's behaviour (no sharing), which leaves every price bit for bit as before.
     """
 
     batch: int = 1
@@ -199,6 +205,8 @@ class Serving:
     draft: Draft | None = None
     flush: StateFlush = StateFlush()
     host_memory: bool = False
+    shared_prefix: int = 0
+    prefix_read_once: bool = False
 
 
 _ONE_PASS = frozenset({"Q2_K", "Q3_K", "Q4_0", "Q4_1", "Q4_K"})
@@ -408,7 +416,7 @@ class BadContexts(ServingRefusal):
 
     def __init__(self, detail: str) -> None:
         self.detail = detail
-        super().__init__(f"bad context mix {detail}: shares must be > 0 and sum to 1, 0 <= position <= limit")
+        super().__init__(f"bad context mix: {detail}")
 
     def fields(self) -> dict[str, Any]:
         return {"detail": self.detail}
@@ -442,6 +450,22 @@ class WideCacheOnArray(ServingRefusal):
 
     def fields(self) -> dict[str, Any]:
         return {"kv_bytes": self.kv_bytes}
+
+
+class BadPrefix(ServingRefusal):
+    """A shared prefix the serving cannot share (DESIGN.md extension, issue 8): a contiguous cache (each sequence
+    holds its own region, so no page can be shared), or a prefix past a context class's position (its sequences
+    have not reached the end of the prefix they would share)."""
+
+    name = "BadPrefix"
+
+    def __init__(self, shared_prefix: int, detail: str) -> None:
+        self.shared_prefix = shared_prefix
+        self.detail = detail
+        super().__init__(f"a shared prefix of {shared_prefix} positions {detail}")
+
+    def fields(self) -> dict[str, Any]:
+        return {"shared_prefix": self.shared_prefix, "detail": self.detail}
 
 
 class ServingBind(enum.Enum):
@@ -802,13 +826,34 @@ def _check_serving(header: GGUFHeader, s: Serving) -> None:
         or abs(shares - 1.0) > 1e-9
         or any(not (c.share > 0.0) or not (c.position >= 0.0) or c.position > float(c.limit) for c in classes)
     ):
-        detail = ", ".join(f"(share {c.share:g}, position {c.position:g}, limit {c.limit})" for c in classes)
-        raise BadContexts(f"[{detail}]")
+        raise BadContexts(_contexts_problem(classes, shares))
     model = header.meta_int("context_length")
     if model is not None and s.contexts.longest() > model:
         raise ContextBeyondModel(s.contexts.longest(), model)
     if s.attention is AttentionMath.ARRAY and s.kv_bytes > 1.25:
         raise WideCacheOnArray(s.kv_bytes)
+    if s.shared_prefix > 0:
+        # DESIGN.md extension (issue 8), after every seed refusal so their order is unchanged.
+        if s.kv_page is None:
+            raise BadPrefix(s.shared_prefix, "needs a paged KV cache (--kv-page N): a contiguous cache shares no page")
+        short = [c.position for c in classes if c.position < float(s.shared_prefix)]
+        if short:
+            raise BadPrefix(s.shared_prefix, f"is past the position {min(short):g} a context class has reached")
+
+
+def _contexts_problem(classes: Sequence[ContextClass], shares: float) -> str:
+    """What is wrong with a context mix, in words: no classes, shares that do not sum to 1, or a class whose share
+    or position is out of range."""
+    if not classes:
+        return "no context classes"
+    for c in classes:
+        if not c.share > 0.0:
+            return f"a class has share {c.share:g}; every share must be above 0"
+        if not c.position >= 0.0:
+            return f"a class has position {c.position:g}; positions start at 0"
+        if c.position > float(c.limit):
+            return f"position {c.position:g} is past its limit {c.limit}: raise --limit or lower --position"
+    return f"the shares sum to {shares:.12g}, not 1"
 
 
 def _widest(header: GGUFHeader, key: str) -> int:
@@ -828,8 +873,14 @@ def pass_shape(header: GGUFHeader, s: Serving) -> PassShape:
     host split are the cost's arguments, everything else in ``s`` is read here.
 
     Raises, in the seed's order: :class:`Empty` (no activation words), :class:`Routed`, :class:`BadDraft`,
-    :class:`BadContexts`, :class:`ContextBeyondModel`, :class:`WideCacheOnArray`, :class:`Step` (the decode step's
-    refusal), :class:`MissingTensor`, :class:`Undecoded`.
+    :class:`BadContexts`, :class:`ContextBeyondModel`, :class:`WideCacheOnArray`, :class:`BadPrefix` (a shared
+    prefix on a contiguous cache or past a class's position), :class:`Step` (the decode step's refusal),
+    :class:`MissingTensor`, :class:`Undecoded`.
+
+    A shared prefix (``s.shared_prefix`` > 0, DESIGN.md extension, issue 8) counts its whole pages only: each full
+    layer holds ``position + page / 2 − shared`` positions a sequence and ``shared`` once (in ``held_shared``); with
+    ``s.prefix_read_once`` each sequence reads ``position − shared`` and the pass streams ``shared`` once (in
+    ``weight_bytes``, at ``streams.read``). The arithmetic is unchanged: every row still scores every position.
     """
     _check_serving(header, s)
     k = s.draft.tokens if s.draft is not None else 0
@@ -856,7 +907,8 @@ def pass_shape(header: GGUFHeader, s: Serving) -> PassShape:
         raise MissingTensor("token_embd.weight")
     vocab = float(embd_table.dims[1])
     head_rows = s.draft.head_rows if s.draft is not None else None
-    head_share = min(head_rows / vocab, 1.0) if head_rows is not None else 1.0
+    # An empty vocabulary reads the whole (empty) head, as the seed's r / 0.0 = inf, capped at 1.
+    head_share = min(head_rows / vocab, 1.0) if head_rows is not None and vocab > 0 else 1.0
 
     # The tokens a flush replays, whether the state is lazy, the windows its log holds at its longest, and the mean
     # log length a pass starts with (seed: the log grows by the emitted tokens each pass from empty to the flush, or
@@ -875,6 +927,10 @@ def pass_shape(header: GGUFHeader, s: Serving) -> PassShape:
 
     weight_bytes = embed_bytes = read_bytes = write_bytes = rewrite_bytes = 0.0
     array_macs = vector_macs = scale_cycles = held_per_sequence = 0.0
+    # DESIGN.md extension (issue 8): the shared prefix's whole pages (positions), the bytes of it the batch holds
+    # once, and the bytes of it a pass streams once; all zero, and untouched, without a shared prefix.
+    shared = float(s.shared_prefix // s.kv_page * s.kv_page) if s.shared_prefix > 0 and s.kv_page else 0.0
+    shared_held = shared_read = 0.0
     rec = step.recurrence
     draft_facts = tuple(s.draft.facts().items()) if s.draft is not None else ()
 
@@ -927,7 +983,17 @@ def pass_shape(header: GGUFHeader, s: Serving) -> PassShape:
                 held_positions = kv_positions
             # One read of the cache serves every row of the pass; every row's key and value are written.
             per_position = st.state_write
-            read_bytes += per_position * at * (kf if draft else 1.0)
+            at_read = at
+            if shared > 0.0 and st.window is None:
+                # DESIGN.md extension (issue 8): a full layer's prefix pages are held once for the batch; read once
+                # a pass (each drafting step of a draft layer once) when the serving reads the prefix once. A
+                # windowed layer shares nothing: its window slides past the prefix.
+                held_positions = held_positions - shared
+                shared_held += per_position * shared
+                if s.prefix_read_once:
+                    at_read = at - shared
+                    shared_read += per_position * shared * (kf if draft else 1.0)
+            read_bytes += per_position * at_read * (kf if draft else 1.0)
             write_bytes += per_position * rows
             # Scores and the weighted sum: a multiply-add per head per key and value element per position.
             products = st.ops / 2.0 * at * rows
@@ -991,6 +1057,12 @@ def pass_shape(header: GGUFHeader, s: Serving) -> PassShape:
     # Through a layer the card holds each row's f32 residual and its widest activations in their words.
     width = float(_widest(header, "embedding_length"))
     ffn = float(_widest(header, "feed_forward_length"))
+    held_shared = step.held_bytes(HeldClass.WEIGHTS, HeldClass.EMBEDDING_TABLE)
+    if shared > 0.0:
+        # DESIGN.md extension (issue 8): the prefix pages are held once, beside the weights, and a prefix read once
+        # a pass joins the stream the batch shares (one long read, as the weights are read).
+        held_shared += shared_held
+        weight_bytes += shared_read
     return PassShape(
         rows_per_sequence=1 + k,
         emitted_per_sequence=emitted,
@@ -1002,7 +1074,7 @@ def pass_shape(header: GGUFHeader, s: Serving) -> PassShape:
         array_macs=array_macs,
         vector_macs=vector_macs,
         scale_cycles=scale_cycles,
-        held_shared=step.held_bytes(HeldClass.WEIGHTS, HeldClass.EMBEDDING_TABLE),
+        held_shared=held_shared,
         held_per_sequence=held_per_sequence,
         on_chip_per_sequence=n * (4.0 * width + words * (ffn + width)),
         provenance=weakest(a.provenance for a in s.draft.acceptance) if s.draft is not None else Provenance.PUBLISHED,

@@ -21,7 +21,7 @@ from passprice.drafts import DraftMethod, load_draft_method
 from passprice.errors import InputError
 from passprice.facts import Fact
 from passprice.gguf_header import GGUFHeader
-from passprice.registry import Root
+from passprice.registry import Root, not_found
 from passprice.serving import (
     ActScaling,
     AttentionMath,
@@ -63,7 +63,8 @@ class ServingSpec:
     ``checkpoint``: a registry entry name or a ``.gguf`` path; ``card``: a card name or path; ``contexts``: ``None``
     until :func:`complete` fills in one class at limit min(4096, the model's context) and position limit / 2. The
     other fields mirror :class:`~passprice.serving.Serving`: ``attention`` (``vector``/``array``), ``scaling``
-    (``per-block``/``sub32``), ``flush`` (``every-pass``/``every:N``/``trailing:N``).
+    (``per-block``/``sub32``), ``flush`` (``every-pass``/``every:N``/``trailing:N``), ``shared_prefix`` (positions
+    every sequence shares, held once with a paged cache) and ``prefix_read_once`` (the prefix read once a pass).
     """
 
     checkpoint: str
@@ -81,7 +82,13 @@ class ServingSpec:
     flush: str = "every-pass"
     host_memory: bool = False
     description: str | None = None
+    shared_prefix: int = 0
+    prefix_read_once: bool = False
 
+
+#: Fields added after locks were first written (issue 8): left out of a document at their default, so a lock of a
+#: serving that does not use them keeps its bytes (and its digest) when re-locked.
+_OPTIONAL_DEFAULTS: dict[str, Any] = {"shared_prefix": 0, "prefix_read_once": False}
 
 _converter = cattrs.Converter(forbid_extra_keys=True)
 
@@ -108,8 +115,8 @@ def spec_from_document(document: Mapping[str, Any], source: str) -> ServingSpec:
 
 
 def spec_to_document(spec: ServingSpec) -> dict[str, Any]:
-    """The spec as a TOML-ready table: every field, ``None`` fields left out (TOML has no null), contexts as an
-    array of tables."""
+    """The spec as a TOML-ready table: every field, ``None`` fields left out (TOML has no null), the fields added
+    later (``shared_prefix``, ``prefix_read_once``) left out at their defaults, contexts as an array of tables."""
     data: dict[str, Any] = _converter.unstructure(spec)
 
     def drop_none(value: Any) -> Any:
@@ -120,6 +127,9 @@ def spec_to_document(spec: ServingSpec) -> dict[str, Any]:
         return value
 
     out: dict[str, Any] = drop_none(data)
+    for key, default in _OPTIONAL_DEFAULTS.items():
+        if key in out and out[key] == default and type(out[key]) is type(default):
+            del out[key]
     return out
 
 
@@ -131,8 +141,7 @@ def serving_path(root: Root, ref: str) -> Path:
         return candidate
     path = root.servings / f"{ref}.toml"
     if not path.is_file():
-        known = ", ".join(root.names(root.servings)) or "none"
-        raise InputError(f"serving {ref!r}: not found in {root.servings} (registered: {known})")
+        raise not_found("serving", ref, root.servings, root.names(root.servings))
     return path
 
 
@@ -200,6 +209,8 @@ def to_serving(spec: ServingSpec, acceptance: tuple[Fact, ...] = ()) -> Serving:
         draft=draft,
         flush=StateFlush.parse(spec.flush),
         host_memory=spec.host_memory,
+        shared_prefix=spec.shared_prefix,
+        prefix_read_once=spec.prefix_read_once,
     )
 
 

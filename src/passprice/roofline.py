@@ -1,0 +1,648 @@
+"""Where a pass turns from memory-bound to compute-bound follows from its coefficients: the pass is the weights once
+plus each sequence's own bytes against each sequence's arithmetic, so each term is affine in the batch and the bind
+changes where two lines cross, which pricing then confirms batch by batch.
+
+This answers the sketch's step 6 (``../shared/seeds/inference-sketch.rs.txt``: ops:byte, crossover = FLOPS /
+bandwidth) with the pricer's own terms. A datapath's **ridge point** is the work per byte of memory traffic at which
+it takes as long as the memory: ``rate / (memory.bandwidth × streams.read)`` (:func:`ridges`). The share is
+``streams.read`` because the bytes arithmetic amortizes over a batch are the weights, streamed once a pass as one long
+read; a sequence's own bytes (a cache read with rows appended, a state rewritten in place, at the ``append`` and
+``rewrite`` shares) grow with the batch exactly as its arithmetic does, so they lower the pass's intensity, never the
+ridge. A serving's **arithmetic intensity** at a batch is its work per *read-equivalent* byte, ``memory_s ×
+bandwidth × streams.read`` (each byte weighted by ``streams.read`` over its own stream's share), so a datapath binds
+exactly when its intensity reaches its ridge, the seed's comparison of terms restated (``PassShape::cost``).
+:func:`roofline` returns everything ``passprice roofline`` prints and its ``--plot`` draws (:func:`draw`).
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import math
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from passprice.cards import Card
+from passprice.errors import InputError
+from passprice.gguf_header import GGUFHeader
+from passprice.serving import (
+    PassShape,
+    Serving,
+    ServingBind,
+    ServingCost,
+    binding,
+    pass_shape,
+)
+
+#: What ``--plot`` needs, and how to get it (printed, exit 2, when matplotlib is missing).
+PLOT_INSTALL = "pip install 'passprice[plot]'"
+
+#: The arithmetic terms of a pass, in the seed's order (a tie goes to the later one, as the seed's ``max_by``).
+COMPUTE_BINDS = (ServingBind.ARRAY, ServingBind.VECTOR, ServingBind.SCALE)
+
+#: Distinct batches the plot prices at most, log-spaced between 1 and the largest batch that fits (every batch when
+#: fewer fit), besides the bind changes, the best batch and the largest.
+PLOT_POINTS = 240
+
+
+#: With host memory, the bind is found by pricing every batch up to this many (half a millisecond each); beyond it,
+#: by pricing the plot's grid and bisecting between neighbours that bind differently.
+PRICE_EVERY = 4096
+
+
+@attrs.frozen
+class Ridge:
+    """One datapath's ridge point: ``datapath`` (``array``, ``vector`` or ``scale``), its ``rate`` (MAC/s, or
+    cycle/s for the scale lanes; ``work`` names the unit), the card's ``bandwidth`` (B/s) and ``share``
+    (``streams.read``), and ``ridge`` = rate / (bandwidth × share): work per byte at which the datapath takes as long
+    as the memory (MAC/B, or cycle/B)."""
+
+    datapath: str
+    rate: float
+    work: str
+    bandwidth: float
+    share: float
+
+    @property
+    def ridge(self) -> float:
+        """rate / (bandwidth × streams.read), work per byte."""
+        return self.rate / (self.bandwidth * self.share)
+
+
+def ridges(card: Card) -> tuple[Ridge, ...]:
+    """The ridge points of ``card``'s integer array, f32 vector units and block-scale lanes (module docstring for
+    the formula and the share)."""
+    bandwidth = card.memory.bandwidth.value
+    share = card.streams.read.value
+    return (
+        Ridge("array", card.array.value, "MAC", bandwidth, share),
+        Ridge("vector", card.vector.value, "MAC", bandwidth, share),
+        Ridge("scale", card.scale.value, "cycle", bandwidth, share),
+    )
+
+
+@attrs.frozen
+class Coefficients:
+    """The pass's terms as lines in the batch *b* (seconds), its sequences all in card memory (seed
+    ``PassShape::cost`` with no host sequences): memory = ``memory_shared_s`` + b × ``memory_per_sequence_s``; array,
+    vector, scale = b × ``array_s``, ``vector_s``, ``scale_s``. ``memory_shared_s`` = weight bytes / (bandwidth ×
+    read); ``memory_per_sequence_s`` = embedding rows / (bandwidth × read) + rewritten bytes / (bandwidth × rewrite) +
+    the other sequence bytes / (bandwidth × append)."""
+
+    memory_shared_s: float
+    memory_per_sequence_s: float
+    array_s: float
+    vector_s: float
+    scale_s: float
+
+    @classmethod
+    def of(cls, shape: PassShape, card: Card) -> Coefficients:
+        """The coefficients of ``shape`` on ``card``."""
+        bandwidth = card.memory.bandwidth.value
+        streams = card.streams
+        sequence = shape.read_bytes + shape.write_bytes
+        return cls(
+            memory_shared_s=shape.weight_bytes / (bandwidth * streams.read.value),
+            memory_per_sequence_s=shape.embed_bytes / (bandwidth * streams.read.value)
+            + shape.rewrite_bytes / (bandwidth * streams.rewrite.value)
+            + (sequence - shape.rewrite_bytes) / (bandwidth * streams.append.value),
+            array_s=shape.array_macs / card.array.value,
+            vector_s=shape.vector_macs / card.vector.value,
+            scale_s=shape.scale_cycles / card.scale.value,
+        )
+
+    def compute(self) -> tuple[float, ServingBind]:
+        """The largest arithmetic coefficient and its bind (the last of equal maxima, as the seed's ``max_by``):
+        every arithmetic term is proportional to the batch, so this one is the largest at every batch."""
+        return binding(
+            [(self.array_s, ServingBind.ARRAY), (self.vector_s, ServingBind.VECTOR), (self.scale_s, ServingBind.SCALE)]
+        )
+
+    def crossing(self) -> float | None:
+        """The batch (a real number) at which the largest arithmetic term reaches the memory term:
+        ``memory_shared_s / (compute − memory_per_sequence_s)``; ``None`` when the arithmetic grows no faster than
+        the memory, so memory binds at every batch."""
+        per, _ = self.compute()
+        if per <= self.memory_per_sequence_s:
+            return None
+        return self.memory_shared_s / (per - self.memory_per_sequence_s)
+
+    def predicted_change(self) -> int | None:
+        """The first batch the coefficients say binds on arithmetic: ⌈crossing⌉ (at the crossing itself the
+        arithmetic term wins the tie, being later in the seed's order), at least 1; ``None`` when it never does."""
+        cross = self.crossing()
+        if cross is None:
+            return None
+        return max(1, math.ceil(cross))
+
+
+@attrs.frozen
+class Point:
+    """One priced batch: ``batch``, ``host_sequences``, ``bytes_moved`` (card-memory bytes a pass moves: weights,
+    embedding rows, and each card-held sequence's own), ``read_equivalent`` (memory_s × bandwidth × streams.read,
+    bytes), the intensities ``array``, ``vector`` (MAC per read-equivalent byte) and ``scale`` (cycles per
+    read-equivalent byte), the same work per byte actually moved (``array_moved``, ``vector_moved``), ``pass_s``,
+    ``tokens_per_s``, ``binds`` (the seed's) and the five ``terms`` (seconds, the seed's order)."""
+
+    batch: int
+    host_sequences: int
+    bytes_moved: float
+    read_equivalent: float
+    array: float
+    vector: float
+    scale: float
+    array_moved: float
+    vector_moved: float
+    pass_s: float
+    tokens_per_s: float
+    binds: ServingBind
+    terms: tuple[float, float, float, float, float]
+
+
+def point(cost: ServingCost, card: Card) -> Point:
+    """The intensities of a priced pass on ``card`` (module docstring for read-equivalent bytes)."""
+    read_equivalent = cost.memory_s * card.memory.bandwidth.value * card.streams.read.value
+    per = 1.0 / read_equivalent if read_equivalent > 0 else math.inf
+    moved = cost.weight_bytes + (cost.batch - cost.host_sequences) * cost.sequence_bytes
+    return Point(
+        batch=cost.batch,
+        host_sequences=cost.host_sequences,
+        bytes_moved=moved,
+        read_equivalent=read_equivalent,
+        array=cost.array_macs * per,
+        vector=cost.vector_macs * per,
+        scale=cost.scale_cycles * per,
+        array_moved=cost.array_macs / moved if moved > 0 else math.inf,
+        vector_moved=cost.vector_macs / moved if moved > 0 else math.inf,
+        pass_s=cost.pass_s,
+        tokens_per_s=cost.tokens_per_s,
+        binds=cost.binds,
+        terms=(cost.memory_s, cost.host_s, cost.array_s, cost.vector_s, cost.scale_s),
+    )
+
+
+@attrs.frozen
+class Change:
+    """The bind changes from ``before`` to ``after`` at ``batch`` (the first batch of ``after``; the pass of
+    ``batch − 1`` binds on ``before``, both priced). ``predicted``: the batch the coefficients give (``None`` when
+    they do not predict it: a host-memory split); ``crossing``: their real-valued crossing."""
+
+    batch: int
+    before: ServingBind
+    after: ServingBind
+    predicted: int | None = None
+    crossing: float | None = None
+
+    @property
+    def agrees(self) -> bool:
+        """Whether the priced change is where the coefficients put it."""
+        return self.predicted == self.batch
+
+
+@attrs.frozen
+class Region:
+    """Batches ``first`` … ``last`` (inclusive) whose passes bind on ``binds``."""
+
+    binds: ServingBind
+    first: int
+    last: int
+
+    def __contains__(self, batch: object) -> bool:
+        return isinstance(batch, int) and self.first <= batch <= self.last
+
+
+@attrs.frozen
+class Roofline:
+    """A serving's roofline on a card: the card's ``ridges``; the pass's ``coefficients`` (card memory only); the
+    priced ``points`` the plot is drawn from (batch ascending, 1 … ``max_batch``); the bind ``changes`` and the
+    ``regions`` they cut; the ``best`` pass (``passprice best``) and ``max_batch`` (``passprice max-batch``);
+    ``title`` and ``context`` name what was priced. ``host_memory``: whether sequences may live in host memory (then
+    the memory term is not affine, the changes are found by pricing alone)."""
+
+    card: Card
+    ridges: tuple[Ridge, ...]
+    coefficients: Coefficients
+    points: tuple[Point, ...]
+    changes: tuple[Change, ...]
+    regions: tuple[Region, ...]
+    best: ServingCost
+    max_batch: int
+    host_memory: bool
+    title: str
+
+    def region_of(self, batch: int) -> Region:
+        """The region holding ``batch``. Raises :class:`KeyError` for a batch outside 1 … ``max_batch``."""
+        for r in self.regions:
+            if batch in r:
+                return r
+        raise KeyError(batch)
+
+    def at(self, batch: int) -> Point:
+        """The priced point at ``batch``. Raises :class:`KeyError` when the plot did not price it."""
+        for p in self.points:
+            if p.batch == batch:
+                return p
+        raise KeyError(batch)
+
+
+def _grid(top: int, extra: Sequence[int]) -> list[int]:
+    """Batches to price: every batch up to :data:`PLOT_POINTS`, else that many log-spaced from 1 to ``top``, plus
+    ``extra`` (clipped to 1 … ``top``)."""
+    if top <= PLOT_POINTS:
+        batches = set(range(1, top + 1))
+    else:
+        step = math.log(top) / (PLOT_POINTS - 1)
+        batches = {min(top, max(1, round(math.exp(i * step)))) for i in range(PLOT_POINTS)}
+    batches |= {min(top, max(1, b)) for b in extra}
+    return sorted(batches)
+
+
+def _powers(top: int) -> list[int]:
+    """Powers of two up to ``top``."""
+    return [2**i for i in range(max(top, 1).bit_length()) if 2**i <= top]
+
+
+def roofline(header: GGUFHeader, card: Card, serving: Serving, title: str = "") -> Roofline:
+    """The roofline of ``serving`` on ``card``: ridge points, the pass's coefficients, every bind change and the
+    regions between them, intensities and prices on a batch grid, the best batch and the largest that fits.
+
+    Without host memory the pass binds on memory until its largest arithmetic term (a line through 0) overtakes the
+    memory term (a line above 0), and on that term after: at most one change, predicted by
+    :meth:`Coefficients.predicted_change` and confirmed by pricing the batch before and the batch of the change
+    (seed ``PassShape::cost_split``). Should rounding put the priced change a batch away, the priced one is kept and
+    :attr:`Change.agrees` is false. With host memory the split (seed ``cost_split``) makes the memory term
+    non-affine: changes are found by pricing the grid and bisecting between neighbours that bind differently.
+
+    Raises what :func:`~passprice.serving.pass_shape` raises, and batch 1's refusal when no batch fits
+    (:class:`~passprice.serving.NotResident`, :class:`~passprice.serving.OnChipOverflow`).
+    """
+    shape = pass_shape(header, serving)
+    top = shape.max_batch(card, serving.host_memory)  # raises batch 1's refusal when nothing fits
+    best = shape.best(card, serving.host_memory)
+    coefficients = Coefficients.of(shape, card)
+    priced: dict[int, ServingCost] = {}
+
+    def cost(batch: int) -> ServingCost:
+        if batch not in priced:
+            priced[batch] = shape.cost_split(card, batch, serving.host_memory)
+        return priced[batch]
+
+    changes: list[Change] = []
+    predicted = coefficients.predicted_change()
+    if not serving.host_memory:
+        if predicted is not None and 1 < predicted <= top:
+            batch = predicted
+            # Rounding may move the priced change a batch or two from the real crossing: walk to it.
+            while batch > 1 and cost(batch - 1).binds is not ServingBind.MEMORY:
+                batch -= 1
+            while batch <= top and cost(batch).binds is ServingBind.MEMORY:
+                batch += 1
+            if 1 < batch <= top:
+                changes.append(
+                    Change(batch, cost(batch - 1).binds, cost(batch).binds, predicted, coefficients.crossing())
+                )
+        grid = _grid(top, [*_powers(top), best.batch, *(c.batch for c in changes), *(c.batch - 1 for c in changes)])
+        for b in grid:
+            cost(b)
+    else:
+        grid = list(range(1, top + 1)) if top <= PRICE_EVERY else _grid(top, [*_powers(top), best.batch])
+        for before, after in itertools.pairwise(grid):
+            lo, hi = before, after
+            if cost(lo).binds is cost(hi).binds:
+                continue
+            # Bisect to the first batch after `lo` that binds otherwise (one change between the two assumed).
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if cost(mid).binds is cost(before).binds:
+                    lo = mid
+                else:
+                    hi = mid
+            changes.append(Change(hi, cost(lo).binds, cost(hi).binds))
+            cost(hi - 1)
+    points = tuple(point(cost(b), card) for b in sorted(priced) if b <= top)
+    regions: list[Region] = []
+    first = 1
+    for c in changes:
+        regions.append(Region(c.before, first, c.batch - 1))
+        first = c.batch
+    regions.append(Region(cost(top).binds if top >= 1 else best.binds, first, top))
+    return Roofline(
+        card=card,
+        ridges=ridges(card),
+        coefficients=coefficients,
+        points=points,
+        changes=tuple(changes),
+        regions=tuple(regions),
+        best=best,
+        max_batch=top,
+        host_memory=serving.host_memory,
+        title=title,
+    )
+
+
+def table_batches(line: Roofline) -> list[int]:
+    """The batches the table shows: powers of two up to the largest that fits, each bind change and the batch
+    before it, the best batch and the largest."""
+    wanted = set(_powers(line.max_batch))
+    wanted |= {line.best.batch, line.max_batch}
+    for c in line.changes:
+        wanted |= {c.batch - 1, c.batch}
+    priced = {p.batch for p in line.points}
+    return sorted(b for b in wanted if b in priced)
+
+
+def ridges_json(items: Sequence[Ridge]) -> list[dict[str, Any]]:
+    """Ridge points for ``--json``: datapath, rate (per second), work unit, bandwidth (B/s), share, ridge (work per
+    byte)."""
+    return [
+        {
+            "datapath": r.datapath,
+            "rate": r.rate,
+            "work": r.work,
+            "bandwidth": r.bandwidth,
+            "share": r.share,
+            "share_path": "streams.read",
+            "ridge": r.ridge,
+        }
+        for r in items
+    ]
+
+
+def roofline_json(line: Roofline) -> dict[str, Any]:
+    """The ``--json`` object of ``passprice roofline CARD SERVING``: ridges, coefficients (seconds), every priced
+    point the plot is drawn from (intensities in work per read-equivalent byte), the bind changes (priced and
+    predicted), the regions, the best batch and the largest that fits."""
+    return {
+        "card": line.card.name,
+        "title": line.title,
+        "ridges": ridges_json(line.ridges),
+        "coefficients": attrs.asdict(line.coefficients),
+        "crossing": line.coefficients.crossing(),
+        "host_memory": line.host_memory,
+        "changes": [
+            {
+                "batch": c.batch,
+                "before": c.before.value,
+                "after": c.after.value,
+                "predicted": c.predicted,
+                "crossing": c.crossing,
+                "agrees": c.agrees if c.predicted is not None else None,
+            }
+            for c in line.changes
+        ],
+        "regions": [{"binds": r.binds.value, "first": r.first, "last": r.last} for r in line.regions],
+        "best": {"batch": line.best.batch, "tokens_per_s": line.best.tokens_per_s, "binds": line.best.binds.value},
+        "max_batch": line.max_batch,
+        "points": [
+            {
+                "batch": p.batch,
+                "host_sequences": p.host_sequences,
+                "bytes_moved": p.bytes_moved,
+                "read_equivalent_bytes": p.read_equivalent,
+                "array_macs_per_byte": p.array,
+                "vector_macs_per_byte": p.vector,
+                "scale_cycles_per_byte": p.scale,
+                "array_macs_per_byte_moved": p.array_moved,
+                "vector_macs_per_byte_moved": p.vector_moved,
+                "pass_s": p.pass_s,
+                "tokens_per_s": p.tokens_per_s,
+                "binds": p.binds.value,
+            }
+            for p in line.points
+        ],
+    }
+
+
+def ridges_text(card: Card) -> str:
+    """A card's ridge points for people, with the share used and why."""
+    from passprice.tables import si, text_table
+
+    items = ridges(card)
+    first = items[0]
+    rows = [[r.datapath, si(r.rate, f"{r.work}/s"), f"{r.ridge:,.4g} {r.work}/B"] for r in items]
+    return "\n".join(
+        [
+            f"{card.name} ({card.title}): memory {si(first.bandwidth, 'B/s')} × streams.read {first.share:g} = "
+            f"{si(first.bandwidth * first.share, 'B/s')} on one long read",
+            "",
+            "ridge points: work per byte of memory traffic at which a datapath takes as long as the memory,",
+            "rate / (memory.bandwidth × streams.read)",
+            text_table(["datapath", "rate", "ridge"], rows, right=(1, 2)),
+            "  streams.read, because the bytes a batch's arithmetic amortizes are the weights, streamed once a pass",
+            "  as one long read; each sequence's own cache and state bytes (streams.append, streams.rewrite) grow",
+            "  with the batch as its arithmetic does, so they lower a pass's intensity, never the ridge.",
+        ]
+    )
+
+
+def roofline_text(line: Roofline) -> str:
+    """``passprice roofline CARD SERVING`` for people: the ridges, the pass's coefficients and where the bind
+    changes (predicted and priced), the intensity by batch, the regions, the best batch and the largest."""
+    from passprice.tables import si, text_table
+
+    co = line.coefficients
+    per, compute = co.compute()
+    lines = [ridges_text(line.card), "", line.title, ""]
+    lines.append(
+        f"  the pass as lines in the batch b (seconds): memory {si(co.memory_shared_s, 's')} + "
+        f"{si(co.memory_per_sequence_s, 's')} × b;"
+    )
+    lines.append(
+        f"  array {si(co.array_s, 's')} × b; vector {si(co.vector_s, 's')} × b; scale {si(co.scale_s, 's')} × b"
+    )
+    cross = co.crossing()
+    if cross is None:
+        lines.append(
+            f"  {compute.value} ({si(per, 's')} a sequence) never overtakes memory ({si(co.memory_per_sequence_s, 's')}"
+            " a sequence beside the weights): memory binds at every batch"
+        )
+    else:
+        first = co.predicted_change() or 0
+        past = "" if first <= line.max_batch else f", past the largest that fits ({line.max_batch:,})"
+        lines.append(
+            f"  {compute.value} reaches memory at b = {si(co.memory_shared_s, 's')} / ({si(per, 's')} − "
+            f"{si(co.memory_per_sequence_s, 's')}) = {cross:,.2f}, so it binds from batch {first:,}" + past
+        )
+    if line.host_memory:
+        lines.append("  host memory allowed: the split makes the memory term non-affine; changes found by pricing")
+    for c in line.changes:
+        check = ""
+        if c.predicted is not None:
+            check = " = the coefficients' batch" if c.agrees else f" (the coefficients said {c.predicted:,})"
+        lines.append(
+            f"  priced: batch {c.batch - 1:,} binds on {c.before.value}, batch {c.batch:,} on {c.after.value}{check}"
+        )
+    lines.append("")
+    rows = []
+    for b in table_batches(line):
+        p = line.at(b)
+        marks = [m for m, hit in (("best", b == line.best.batch), ("max", b == line.max_batch)) if hit]
+        rows.append(
+            [
+                f"{b:,}",
+                si(p.bytes_moved, "B"),
+                f"{p.array:,.4g}",
+                f"{p.vector:,.4g}",
+                f"{p.scale:,.4g}",
+                si(p.pass_s, "s"),
+                f"{p.tokens_per_s:,.1f}",
+                p.binds.value,
+                ", ".join(marks),
+            ]
+        )
+    lines.append(
+        "arithmetic intensity by batch: work per read-equivalent byte (memory_s × bandwidth × streams.read); a datapath"
+    )
+    lines.append("binds when its intensity reaches its ridge")
+    lines.append(
+        text_table(
+            ["batch", "bytes moved", "array MAC/B", "vector MAC/B", "scale cyc/B", "pass", "tokens/s", "binds", ""],
+            rows,
+            right=(0, 1, 2, 3, 4, 5, 6),
+        )
+    )
+    lines.append("")
+    regions = "; ".join(f"{r.binds.value} {r.first:,}–{r.last:,}" for r in line.regions)
+    lines.append(f"  regions: {regions}")
+    lines.append(
+        f"  best batch {line.best.batch:,} ({line.best.tokens_per_s:,.1f} tokens/s, binds on {line.best.binds.value});"
+        f" largest batch that fits {line.max_batch:,}"
+    )
+    return "\n".join(lines)
+
+
+# --- drawing -------------------------------------------------------------------------------------------------------
+
+#: Region colours by bind (colour-blind-safe Okabe–Ito hues).
+COLOURS = {
+    ServingBind.MEMORY: "#56B4E9",
+    ServingBind.HOST: "#CC79A7",
+    ServingBind.ARRAY: "#E69F00",
+    ServingBind.VECTOR: "#009E73",
+    ServingBind.SCALE: "#F0E442",
+}
+
+
+def require_matplotlib() -> Any:
+    """The ``matplotlib.pyplot`` module with the file-only Agg backend. Raises :class:`InputError` saying how to
+    install it (:data:`PLOT_INSTALL`) when matplotlib is missing."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise InputError(f"--plot needs matplotlib, an optional extra: {PLOT_INSTALL}") from None
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def render(line: Roofline, fmt: str) -> bytes:
+    """The roofline's picture as ``png`` or ``svg`` bytes: tokens/s (top) and pass time (bottom) against the batch,
+    on log axes, each bind's region shaded, the best batch and the largest that fits marked.
+
+    Raises :class:`InputError` when matplotlib is missing or ``fmt`` is neither."""
+    if fmt not in ("png", "svg"):
+        raise InputError(f"--plot: {fmt!r} is not a picture format passprice writes (png, svg)")
+    plt = require_matplotlib()
+    batches = [p.batch for p in line.points]
+    fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(8.0, 6.4), dpi=100)
+    try:
+        top.plot(batches, [p.tokens_per_s for p in line.points], color="black", linewidth=1.6)
+        bottom.plot(batches, [p.pass_s * 1e3 for p in line.points], color="black", linewidth=1.6)
+        shown: set[ServingBind] = set()
+        for r in line.regions:
+            # Shade from half a batch before the region's first batch to half a batch after its last.
+            left, right = max(r.first - 0.5, 0.5), r.last + 0.5
+            for ax in (top, bottom):
+                ax.axvspan(
+                    left,
+                    right,
+                    color=COLOURS[r.binds],
+                    alpha=0.25,
+                    linewidth=0,
+                    label=f"binds on {r.binds.value}" if ax is top and r.binds not in shown else None,
+                )
+            shown.add(r.binds)
+        best, most = line.best, line.max_batch
+        for ax in (top, bottom):
+            ax.axvline(
+                best.batch,
+                color="#D55E00",
+                linestyle="--",
+                linewidth=1.2,
+                label=f"best batch {best.batch:,} ({best.tokens_per_s:,.0f} tokens/s)" if ax is top else None,
+            )
+            ax.axvline(
+                most,
+                color="#0072B2",
+                linestyle=":",
+                linewidth=1.4,
+                label=f"largest batch that fits {most:,}" if ax is top else None,
+            )
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.grid(True, which="major", alpha=0.3)
+        top.plot([best.batch], [best.tokens_per_s], marker="o", color="#D55E00")
+        top.set_ylabel("throughput (tokens/s)")
+        bottom.set_ylabel("pass time (ms)")
+        bottom.set_xlabel("batch (sequences per pass)")
+        # A margin past the largest batch, so its marker is not drawn on the frame.
+        top.set_xlim(0.7, max(line.max_batch * 1.25, line.max_batch + 1.0))
+        last = line.points[-1]
+        top.plot([last.batch], [last.tokens_per_s], marker="s", color="#0072B2")
+        top.legend(loc="best", fontsize=8)
+        top.set_title(line.title or f"decode roofline on {line.card.name}", fontsize=10)
+        fig.tight_layout()
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format=fmt, metadata=_metadata(fmt))
+    finally:
+        plt.close(fig)
+    return buffer.getvalue()
+
+
+def _metadata(fmt: str) -> dict[str, Any]:
+    """Picture metadata without a creation date, so the same roofline writes the same bytes."""
+    if fmt == "svg":
+        return {"Date": None}
+    return {"Software": "passprice (matplotlib)"}
+
+
+def draw(line: Roofline, path: Path, force: bool = False) -> None:
+    """Write the roofline's picture to ``path`` (``.png`` or ``.svg``, by its suffix) atomically: rendered whole,
+    written to a temporary file in the same folder, then renamed, so a reader never sees half a picture and a
+    failure leaves nothing behind. Without ``force`` an existing file is not replaced.
+
+    Raises :class:`InputError` for another suffix, an existing file without ``force``, a folder that cannot be
+    written, or missing matplotlib (before anything is written)."""
+    fmt = path.suffix.lower().lstrip(".")
+    if fmt not in ("png", "svg"):
+        raise InputError(f"--plot {path}: the file must end in .png or .svg")
+    if path.exists() and not force:
+        raise InputError(f"{path}: already exists; pass --force to overwrite it")
+    data = render(line, fmt)
+    folder = path.parent if str(path.parent) else Path(".")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+                out.flush()
+                os.fsync(out.fileno())
+            os.chmod(tmp, 0o666 & ~_umask())
+            os.replace(tmp, path)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+    except OSError as e:
+        raise InputError(f"{path}: cannot write: {e.strerror or e}") from None
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

@@ -1,0 +1,574 @@
+"""A served trace is a sequence of priced passes: each step's time is the seed's price of exactly the token-rows it
+carries, at the positions its sequences have reached, on the card's cited facts — so static and continuous batching
+are compared on the same card terms, and the comparison rests on the same facts as a single price.
+
+:func:`simulate` runs one scheduling policy over a :class:`~passprice.trace.Trace` with a
+:class:`~passprice.steps.StepPricer`. Both policies build their steps the same way; they differ only in when they
+admit (Yu et al., "Orca", OSDI 2022: request-level against iteration-level scheduling):
+
+- **static**: when the card is free, admit the waiting requests (arrival order) that memory and the batch cap hold,
+  and run that batch until its last request ends; a finished request stops computing but keeps its memory, and no
+  request joins, until the batch ends. (The sketch's ``simulate_static_batching`` waits for a full batch to arrive;
+  starting with the requests already waiting can only help static batching.)
+- **continuous**: every step, retire the finished requests and admit waiting ones (arrival order, first come first
+  served: the first that does not fit stops admission) while memory and the batch cap hold them.
+
+Modelling decisions (each is a choice the sketch and the seed leave open):
+
+- **Admission reserves a request's full length**: its state and log, and a cache for ``prompt + output`` positions
+  (whole pages; a contiguous cache its whole limit), as Hugging Face TGI's router budgets each request's input plus
+  ``max_new_tokens`` against ``max_batch_total_tokens``. No step can then run out of memory, so no request is ever
+  preempted and every step is a pass the card can run; the trace's output length plays ``max_new_tokens``. A
+  request that waits at the head of the queue because memory is full counts as *waited for memory*. ``peak held``
+  reports the bytes actually written (each sequence's pages at its current length), ``peak reserved`` what admission
+  counted.
+- **Chunked prefill** (Agrawal et al., "Sarathi-Serve", OSDI 2024): a step carries every decoding sequence's pass
+  and then prompt rows, in admission order, up to a token budget (``chunk`` rows in all, decode rows first, never
+  more than the card's on-chip memory holds: :meth:`~passprice.steps.StepPricer.rows_on_chip`). A prompt's last row
+  gives its first output token at the end of its step (time to first token); each later pass emits the serving's
+  expected tokens per pass (with drafts, fractional: no acceptance is sampled, so the run is deterministic).
+- **Prefix caching** (paged caches only; vLLM's automatic prefix caching shares whole blocks): requests naming the
+  same prefix share its whole pages, held once while any admitted request uses them and freed with the last; a
+  request admitted while its prefix is held skips prefilling those positions (it waits until the prefix's first
+  request has written them). With the serving's ``prefix_read_once`` each step streams every shared prefix it reads
+  once (:class:`~passprice.steps.StepRows`). Without prefix caching every request holds and prefills its whole
+  prompt.
+- Every sequence lives in card memory (the serving's host memory is not used); the batch cap defaults to 256
+  sequences and is lowered to what on-chip memory carries.
+
+Reported per policy: throughput (output tokens / s from the first arrival to the last token), time to first token
+and time per output token at p50/p90/p99, end-to-end latency (arrival to last token) at p50/p99 — nearest-rank
+percentiles — peak memory held and reserved, peak sequences, requests that waited for memory, steps by bind.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections import deque
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+import numpy as np
+
+from passprice.serving import NotResident, OnChipOverflow, ServingBind
+from passprice.steps import StepPricer, StepRows
+from passprice.tables import count, si, text_table
+from passprice.trace import Request, Trace
+
+#: Default token budget of a step (rows: decode rows first, then prompt rows).
+CHUNK = 2048
+
+#: Default cap on the sequences a step carries (the default of ``max_num_seqs`` in vLLM's V0 engine arguments).
+MAX_BATCH = 256
+
+
+class Policy(enum.Enum):
+    """When requests are admitted (see the module's docstring)."""
+
+    STATIC = "static"
+    CONTINUOUS = "continuous"
+
+
+@attrs.frozen
+class Settings:
+    """How the engine schedules: ``chunk`` (token-rows a step carries, decode rows first), ``max_batch`` (sequences
+    admitted at once), ``prefix_caching`` (share prefixes' whole pages; only a paged cache can), ``read_once``
+    (stream each shared prefix once a step: the serving's ``prefix_read_once``)."""
+
+    chunk: int = CHUNK
+    max_batch: int = MAX_BATCH
+    prefix_caching: bool = True
+    read_once: bool = False
+
+
+@attrs.frozen
+class Record:
+    """One request's passage (seconds from the trace's start; ``None`` where it does not apply): when it arrived,
+    was admitted, got its first token and its last; its shared prefix positions (held once) and whether it found them
+    held (``prefix_hit``: not prefilled again); prompt rows it computed; whether it waited for memory."""
+
+    request: Request
+    admitted: float
+    first_token: float
+    finished: float
+    shared: int
+    prefix_hit: bool
+    prompt_rows: int
+    waited_for_memory: bool
+
+    @property
+    def ttft(self) -> float:
+        """Time to first token: arrival to the end of the step holding the prompt's last row."""
+        return self.first_token - self.request.arrival
+
+    @property
+    def tpot(self) -> float | None:
+        """Time per output token after the first: (last − first) / (output − 1); ``None`` for one output token."""
+        if self.request.output < 2:
+            return None
+        return (self.finished - self.first_token) / (self.request.output - 1)
+
+    @property
+    def e2e(self) -> float:
+        """End-to-end latency: arrival to the last output token."""
+        return self.finished - self.request.arrival
+
+    def to_json(self) -> dict[str, Any]:
+        """Every field, base units."""
+        r = self.request
+        return {
+            "index": r.index,
+            "line": r.line,
+            "arrival_s": r.arrival,
+            "prompt_tokens": r.prompt,
+            "output_tokens": r.output,
+            "prefix_id": r.prefix_id,
+            "prefix_tokens": r.prefix,
+            "shared_positions": self.shared,
+            "prefix_hit": self.prefix_hit,
+            "prompt_rows": self.prompt_rows,
+            "admitted_s": self.admitted,
+            "first_token_s": self.first_token,
+            "finished_s": self.finished,
+            "queue_s": self.admitted - r.arrival,
+            "ttft_s": self.ttft,
+            "tpot_s": self.tpot,
+            "e2e_s": self.e2e,
+            "waited_for_memory": self.waited_for_memory,
+        }
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """The nearest-rank ``q``-th percentile: the smallest value with at least ``q`` % of ``values`` at or below it
+    (``None`` for no values, e.g. no request with a second output token)."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(math.ceil(q / 100.0 * len(ordered)), 1)
+    return ordered[rank - 1]
+
+
+@attrs.frozen
+class Outcome:
+    """One policy's run: its ``records`` (trace order), ``steps`` and their seconds by bind, the peaks of bytes
+    held (written) and reserved (admitted) with the weights, of sequences admitted at once, the mean sequences a
+    step carried, and the card's ``capacity``."""
+
+    policy: Policy
+    records: tuple[Record, ...]
+    steps: int
+    binds: dict[str, int]
+    bind_s: dict[str, float]
+    peak_held: float
+    peak_reserved: float
+    peak_sequences: int
+    mean_sequences: float
+    capacity: float
+    weights: float
+
+    @property
+    def makespan(self) -> float:
+        """First arrival to last token (s)."""
+        return max(r.finished for r in self.records) - min(r.request.arrival for r in self.records)
+
+    @property
+    def output_tokens(self) -> int:
+        """Output tokens of every request."""
+        return sum(r.request.output for r in self.records)
+
+    @property
+    def throughput(self) -> float:
+        """Output tokens per second over the makespan."""
+        span = self.makespan
+        return self.output_tokens / span if span > 0 else math.inf
+
+    @property
+    def waited_for_memory(self) -> int:
+        """Requests that waited at the head of the queue because memory was full."""
+        return sum(r.waited_for_memory for r in self.records)
+
+    def summary(self) -> dict[str, Any]:
+        """The reported figures, base units (JSON-ready)."""
+        ttft = [r.ttft for r in self.records]
+        tpot = [t for r in self.records if (t := r.tpot) is not None]
+        e2e = [r.e2e for r in self.records]
+        return {
+            "policy": self.policy.value,
+            "requests": len(self.records),
+            "output_tokens": self.output_tokens,
+            "prompt_rows": sum(r.prompt_rows for r in self.records),
+            "prefix_hits": sum(r.prefix_hit for r in self.records),
+            "steps": self.steps,
+            "makespan_s": self.makespan,
+            "throughput_tokens_per_s": self.throughput,
+            "ttft_s": {f"p{q}": percentile(ttft, q) for q in (50, 90, 99)},
+            "tpot_s": {f"p{q}": percentile(tpot, q) for q in (50, 90, 99)},
+            "e2e_s": {f"p{q}": percentile(e2e, q) for q in (50, 99)},
+            "peak_held_bytes": self.peak_held,
+            "peak_reserved_bytes": self.peak_reserved,
+            "capacity_bytes": self.capacity,
+            "weights_bytes": self.weights,
+            "peak_sequences": self.peak_sequences,
+            "mean_sequences": self.mean_sequences,
+            "waited_for_memory": self.waited_for_memory,
+            "steps_by_bind": dict(self.binds),
+            "seconds_by_bind": dict(self.bind_s),
+        }
+
+
+class _Prefix:
+    """A shared prefix held in memory: its whole-page ``positions``, its ``bytes`` (held once), how many admitted
+    requests use it, and whether its positions are written yet."""
+
+    def __init__(self, positions: int, held: float) -> None:
+        self.positions = positions
+        self.bytes = held
+        self.refs = 0
+        self.ready = False
+
+
+def simulate(
+    pricer: StepPricer,
+    trace: Trace,
+    policy: Policy,
+    settings: Settings = Settings(),
+    progress: Callable[[int], None] | None = None,
+) -> Outcome:
+    """Serve ``trace`` with ``policy`` on the card ``pricer`` prices for; ``progress`` is called with the requests
+    finished by each step.
+
+    Raises :class:`~passprice.serving.NotResident` when a request alone does not fit the card's memory beside the
+    weights, :class:`~passprice.serving.OnChipOverflow` when not even one sequence's rows fit on chip."""
+    reqs = sorted(trace.requests, key=lambda r: (r.arrival, r.index))
+    n_req = len(reqs)
+    shape = pricer.shape
+    n_rows = shape.rows_per_sequence
+    emitted = shape.emitted_per_sequence
+    on_chip_rows = pricer.rows_on_chip()
+    cap = min(settings.max_batch, on_chip_rows // n_rows)
+    if cap < 1:
+        raise OnChipOverflow(n_rows * pricer.row_on_chip, pricer.card.on_chip.capacity.value)
+    budget = max(min(settings.chunk, on_chip_rows), 1)
+    page = pricer.kv_page
+    caching = settings.prefix_caching and page is not None
+    read_once = settings.read_once and caching
+
+    shared = [r.prefix // page * page if caching and page and r.prefix_id is not None else 0 for r in reqs]
+    lengths = np.array([r.length for r in reqs], dtype=float)
+    shared_arr = np.array(shared, dtype=float)
+    reserve = pricer.held(lengths, shared_arr)
+    out_tokens = np.array([r.output for r in reqs], dtype=float)
+    codes: dict[str, int] = {}
+    code = np.array(
+        [
+            codes.setdefault(r.prefix_id, len(codes)) if s and r.prefix_id else -1
+            for r, s in zip(reqs, shared, strict=True)
+        ]
+    )
+    code_positions = {codes[r.prefix_id]: s for r, s in zip(reqs, shared, strict=True) if s and r.prefix_id}
+    capacity = pricer.card.memory.capacity.value
+    weights = pricer.weights_held
+    room = capacity - weights
+
+    length = np.zeros(n_req)  # cached positions
+    generated = np.zeros(n_req)
+    prefilled = [0] * n_req
+    rows_done = [0] * n_req
+    admitted_at = [math.nan] * n_req
+    first_at = [math.nan] * n_req
+    finished_at = [math.nan] * n_req
+    waited = [False] * n_req
+    hit = [False] * n_req
+    finished = [False] * n_req
+    prefixes: dict[str, _Prefix] = {}
+
+    active: list[int] = []  # admitted, not retired, in admission order
+    prefilling: list[int] = []  # admitted, prompt rows left, in admission order
+    decoding: list[int] = []  # admitted, decoding
+    reserved = 0.0
+    t = 0.0
+    arrived = 0
+    waiting: deque[int] = deque()
+    done = 0
+    steps = 0
+    binds = {b.value: 0 for b in ServingBind}
+    bind_s = {b.value: 0.0 for b in ServingBind}
+    peak_held = peak_reserved = weights
+    peak_sequences = 0
+    carried = 0
+
+    def admit() -> None:
+        nonlocal reserved
+        while waiting and len(active) < cap:
+            j = waiting[0]
+            need = float(reserve[j])
+            pid = reqs[j].prefix_id if shared[j] else None
+            held_prefix = prefixes.get(pid) if pid is not None else None
+            if pid is not None and held_prefix is None:
+                need += pricer.prefix_held(float(shared[j]))
+            if reserved + need > room:
+                if not active:
+                    raise NotResident(weights + need, capacity)
+                waited[j] = True
+                return
+            waiting.popleft()
+            active.append(j)
+            prefilling.append(j)
+            reserved += need
+            admitted_at[j] = t
+            if pid is not None:
+                if held_prefix is None:
+                    held_prefix = prefixes[pid] = _Prefix(shared[j], pricer.prefix_held(float(shared[j])))
+                else:
+                    hit[j] = True
+                    prefilled[j] = shared[j]
+                    length[j] = float(shared[j])
+                held_prefix.refs += 1
+
+    def retire(j: int) -> None:
+        nonlocal reserved
+        reserved -= float(reserve[j])
+        pid = reqs[j].prefix_id if shared[j] else None
+        if pid is not None:
+            p = prefixes[pid]
+            p.refs -= 1
+            if p.refs == 0:
+                reserved -= p.bytes
+                del prefixes[pid]
+
+    while done < n_req:
+        while arrived < n_req and reqs[arrived].arrival <= t:
+            waiting.append(arrived)
+            arrived += 1
+        if policy is Policy.CONTINUOUS or not active:
+            admit()
+        if not active:
+            t = max(t, reqs[arrived].arrival)
+            continue
+        peak_sequences = max(peak_sequences, len(active))
+        peak_reserved = max(peak_reserved, weights + reserved)
+
+        # The step: every decoding sequence's pass, then prompt rows in admission order up to the budget.
+        dec = np.array(decoding, dtype=int)
+        free = budget - n_rows * len(decoding)
+        chunk_j: list[int] = []
+        chunk_rows: list[int] = []
+        for j in prefilling:
+            if free <= 0:
+                break
+            if hit[j] and not prefixes[reqs[j].prefix_id or ""].ready:
+                continue
+            rows = min(free, reqs[j].prompt - prefilled[j])
+            chunk_j.append(j)
+            chunk_rows.append(rows)
+            free -= rows
+        if not len(dec) and not chunk_j:  # pragma: no cover - a prefix's first request always makes progress
+            raise RuntimeError("a step with nothing to run")
+        starts = [prefilled[j] for j in chunk_j]
+        last = [prefilled[j] + c == reqs[j].prompt for j, c in zip(chunk_j, chunk_rows, strict=True)]
+        positions = length[dec]
+        if read_once:
+            dec_shared = shared_arr[dec]
+            pre_shared = [float(shared[j]) if prefilled[j] >= shared[j] else 0.0 for j in chunk_j]
+            reading = set(code[dec][dec_shared > 0].tolist())
+            reading |= {int(code[j]) for j, s in zip(chunk_j, pre_shared, strict=True) if s > 0}
+            once = float(sum(code_positions[c] for c in sorted(reading)))
+        else:
+            dec_shared = np.zeros(len(dec))
+            pre_shared = [0.0] * len(chunk_j)
+            once = 0.0
+        cost = pricer.price(
+            StepRows.build(positions, starts, chunk_rows, last, dec_shared, pre_shared, shared_once=once)
+        )
+        t += cost.pass_s
+        steps += 1
+        carried += len(dec) + len(chunk_j)
+        binds[cost.binds.value] += 1
+        bind_s[cost.binds.value] += cost.pass_s
+
+        # Decoding sequences advance by the tokens a pass emits; those past their output finish.
+        newly = 0
+        if len(dec):
+            length[dec] = positions + emitted
+            generated[dec] += emitted
+            over = generated[dec] >= out_tokens[dec]
+            if over.any():
+                ended = set(dec[over].tolist())
+                for j in ended:
+                    finished[j] = True
+                    finished_at[j] = t
+                newly += len(ended)
+                decoding[:] = [j for j in decoding if j not in ended]
+        # Prompt chunks write their rows; a prompt's last row gives its first token.
+        for j, rows, end in zip(chunk_j, chunk_rows, last, strict=True):
+            prefilled[j] += rows
+            rows_done[j] += rows
+            length[j] = float(prefilled[j])
+            pid = reqs[j].prefix_id
+            if shared[j] and pid is not None and not hit[j] and prefilled[j] >= shared[j]:
+                prefixes[pid].ready = True
+            if end:
+                first_at[j] = t
+                generated[j] = 1.0
+                if reqs[j].output <= 1:
+                    finished[j] = True
+                    finished_at[j] = t
+                    newly += 1
+                else:
+                    decoding.append(j)
+        if any(last):
+            prefilling[:] = [j for j in prefilling if prefilled[j] < reqs[j].prompt]
+
+        held = weights + float(pricer.held(length[active], shared_arr[active]).sum())
+        held += sum(p.bytes for p in prefixes.values())
+        peak_held = max(peak_held, held)
+
+        # Retire: continuous every step; static when its whole batch has ended.
+        if newly:
+            done += newly
+            if policy is Policy.CONTINUOUS:
+                for j in [j for j in active if finished[j]]:
+                    retire(j)
+                active[:] = [j for j in active if not finished[j]]
+            elif all(finished[j] for j in active):
+                for j in active:
+                    retire(j)
+                active.clear()
+            if progress is not None:
+                progress(newly)
+
+    records = [
+        Record(
+            request=r,
+            admitted=admitted_at[j],
+            first_token=first_at[j],
+            finished=finished_at[j],
+            shared=shared[j],
+            prefix_hit=hit[j],
+            prompt_rows=rows_done[j],
+            waited_for_memory=waited[j],
+        )
+        for j, r in enumerate(reqs)
+    ]
+    records.sort(key=lambda rec: rec.request.index)
+    return Outcome(
+        policy=policy,
+        records=tuple(records),
+        steps=steps,
+        binds=binds,
+        bind_s=bind_s,
+        peak_held=peak_held,
+        peak_reserved=peak_reserved,
+        peak_sequences=peak_sequences,
+        mean_sequences=carried / steps if steps else 0.0,
+        capacity=capacity,
+        weights=weights,
+    )
+
+
+@attrs.frozen
+class Simulation:
+    """Every policy's run of one trace on one serving: ``title`` (serving, checkpoint, card), the trace's
+    ``summary``, the ``settings``, the ``pricer`` (its facts) and the ``outcomes`` in policy order."""
+
+    title: str
+    serving: str
+    trace: dict[str, Any]
+    settings: Settings
+    pricer: StepPricer
+    outcomes: tuple[Outcome, ...]
+
+    def setup(self) -> dict[str, Any]:
+        """The engine's settings as run: budget, cap, cache layout, prefix handling (JSON-ready)."""
+        p = self.pricer
+        rows = p.rows_on_chip()
+        return {
+            "chunk_rows": min(self.settings.chunk, rows),
+            "rows_on_chip": rows,
+            "max_batch": min(self.settings.max_batch, rows // p.shape.rows_per_sequence),
+            "kv_page": p.kv_page,
+            "limit": p.limit,
+            "prefix_caching": self.settings.prefix_caching and p.kv_page is not None,
+            "prefix_read_once": self.settings.read_once and self.settings.prefix_caching and p.kv_page is not None,
+            "rows_per_sequence": p.shape.rows_per_sequence,
+            "emitted_per_pass": p.shape.emitted_per_sequence,
+            "admission": "full length reserved",
+        }
+
+
+def simulation_json(sim: Simulation, with_requests: bool = True) -> dict[str, Any]:
+    """The ``--json`` object: title, serving, trace, setup, per policy its summary (and, ``with_requests``, every
+    request's record), then the provenance, the facts the step prices rest on, and the weakest paths."""
+    rests = sim.pricer.rests_on()
+    provenance = sim.pricer.provenance()
+    policies: dict[str, Any] = {}
+    for o in sim.outcomes:
+        entry = o.summary()
+        if with_requests:
+            entry["records"] = [r.to_json() for r in o.records]
+        policies[o.policy.value] = entry
+    return {
+        "title": sim.title,
+        "serving": sim.serving,
+        "trace": sim.trace,
+        "setup": sim.setup(),
+        "policies": policies,
+        "provenance": provenance.value,
+        "rests_on": {path: f.provenance.value for path, f in rests},
+        "weakest": [path for path, f in rests if f.provenance is provenance],
+    }
+
+
+def simulation_text(sim: Simulation) -> str:
+    """A summary table for people: one column a policy, one row a figure."""
+    setup = sim.setup()
+    cache = f"paged KV ({setup['kv_page']} positions a page)" if setup["kv_page"] else "contiguous KV"
+    prefix = ""
+    if sim.trace.get("shared_prefixes"):
+        prefix = " · prefix caching " + ("on" if setup["prefix_caching"] else "off")
+        if setup["prefix_read_once"]:
+            prefix += ", prefix read once a step"
+    lines = [
+        sim.title,
+        f"  trace   {sim.trace['source']}",
+        f"          {count(sim.trace['requests'])} requests, {count(sim.trace['prompt_tokens'])} prompt and "
+        f"{count(sim.trace['output_tokens'])} output tokens, longest {count(sim.trace['longest'])} positions",
+        f"  engine  steps of at most {count(setup['chunk_rows'])} token-rows (on chip holds "
+        f"{count(setup['rows_on_chip'])}), at most {count(setup['max_batch'])} sequences, {cache}, limit "
+        f"{count(setup['limit'])}, admission reserves each request's full length{prefix}",
+        "",
+    ]
+    summaries = [o.summary() for o in sim.outcomes]
+
+    def row(label: str, cell: Callable[[dict[str, Any]], str]) -> list[str]:
+        return [label, *(cell(s) for s in summaries)]
+
+    def trio(key: str, qs: tuple[int, ...]) -> Callable[[dict[str, Any]], str]:
+        return lambda s: " / ".join("–" if (v := s[key][f"p{q}"]) is None else si(v, "s", 3) for q in qs)
+
+    def binds(s: dict[str, Any]) -> str:
+        return ", ".join(f"{k} {count(v)}" for k, v in s["steps_by_bind"].items() if v)
+
+    rows = [
+        row("throughput", lambda s: f"{count(round(s['throughput_tokens_per_s'], 1))} tokens/s"),
+        row("TTFT p50 / p90 / p99", trio("ttft_s", (50, 90, 99))),
+        row("TPOT p50 / p90 / p99", trio("tpot_s", (50, 90, 99))),
+        row("end-to-end p50 / p99", trio("e2e_s", (50, 99))),
+        row("makespan", lambda s: si(s["makespan_s"], "s")),
+        row("steps (by bind)", lambda s: f"{count(s['steps'])} ({binds(s)})"),
+        row("sequences a step (mean)", lambda s: f"{s['mean_sequences']:.1f}"),
+        row("peak sequences", lambda s: count(s["peak_sequences"])),
+        row("peak held / reserved", lambda s: f"{si(s['peak_held_bytes'], 'B')} / {si(s['peak_reserved_bytes'], 'B')}"
+            f" of {si(s['capacity_bytes'], 'B')}"),
+        row("waited for memory", lambda s: count(s["waited_for_memory"])),
+        row("prompt rows computed", lambda s: f"{count(s['prompt_rows'])} ({count(s['prefix_hits'])} prefix hits)"),
+    ]
+    lines.append(text_table(["", *(o.policy.value for o in sim.outcomes)], rows))
+    rests = sim.pricer.rests_on()
+    provenance = sim.pricer.provenance()
+    weakest = ", ".join(p for p, f in rests if f.provenance is provenance)
+    lines += ["", f"  provenance  every step's price rests on {len(rests)} facts; weakest {provenance.value}: "
+              f"{weakest}"]
+    return "\n".join(lines)

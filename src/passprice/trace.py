@@ -1,0 +1,268 @@
+"""A request trace is read whole and checked line by line before anything is simulated: every bad line is named by
+its number, and a trace that a serving could not hold is refused, not truncated.
+
+A trace is JSON Lines (one object a line, blank lines skipped): ``arrival_s`` (seconds from the trace's start, a
+finite number ≥ 0), ``prompt_tokens`` (an integer ≥ 1), ``output_tokens`` (an integer ≥ 1), and optionally
+``prefix_id`` (a string naming a prompt prefix requests share, e.g. a system prompt) with ``prefix_tokens`` (an
+integer ≥ 1, below ``prompt_tokens``; every request naming a prefix gives it the same length). A request's
+``prompt_tokens + output_tokens`` must fit the context limit it is simulated under.
+
+:func:`synthetic` makes a heavy-tailed trace from a seed: Poisson arrivals, lognormal prompts, Pareto outputs — the
+shape production traces show (short prompts and answers mostly, a long tail of long ones; e.g. BurstGPT, Wang et al.
+2024, arXiv:2401.17644, reports long-tailed request and response lengths). It draws only ``random.Random(seed)
+.random()``, whose sequence Python guarantees across versions, and transforms it itself (the module's other
+distributions may change between versions), so a seed gives the same trace everywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from passprice.errors import InputError
+
+#: Keys a trace line may have.
+KEYS = ("arrival_s", "prompt_tokens", "output_tokens", "prefix_id", "prefix_tokens")
+
+#: Bad lines listed in one refusal before the rest are counted.
+SHOWN = 20
+
+
+@attrs.frozen
+class Request:
+    """One request: ``index`` (0-based, in trace order), ``line`` (its line in the trace file, ``None`` for a
+    synthetic one), ``arrival`` (s), ``prompt`` and ``output`` tokens, and the shared prefix it starts with
+    (``prefix_id``, ``prefix`` tokens; ``None`` and 0 for none)."""
+
+    index: int
+    line: int | None
+    arrival: float
+    prompt: int
+    output: int
+    prefix_id: str | None = None
+    prefix: int = 0
+
+    @property
+    def length(self) -> int:
+        """Positions the request reaches: prompt and output tokens."""
+        return self.prompt + self.output
+
+
+@attrs.frozen
+class Trace:
+    """Requests in trace order and where they came from (``source``: a file path, or the synthetic parameters)."""
+
+    requests: tuple[Request, ...]
+    source: str
+
+    def summary(self) -> dict[str, Any]:
+        """Counts for a report: requests, prompt and output tokens, the longest request, the last arrival."""
+        reqs = self.requests
+        return {
+            "source": self.source,
+            "requests": len(reqs),
+            "prompt_tokens": sum(r.prompt for r in reqs),
+            "output_tokens": sum(r.output for r in reqs),
+            "longest": max((r.length for r in reqs), default=0),
+            "last_arrival_s": max((r.arrival for r in reqs), default=0.0),
+            "shared_prefixes": len({r.prefix_id for r in reqs if r.prefix_id is not None}),
+        }
+
+
+def _integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_line(obj: Any, limit: int, model: int | None) -> list[str]:
+    """Every problem of one parsed line (empty when it is a good request)."""
+    if not isinstance(obj, dict):
+        return [f"not a JSON object but {type(obj).__name__}"]
+    problems = [f"unknown key {k!r} (keys: {', '.join(KEYS)})" for k in obj if k not in KEYS]
+    arrival = obj.get("arrival_s")
+    if arrival is None:
+        problems.append("arrival_s: missing")
+    elif isinstance(arrival, bool) or not isinstance(arrival, int | float) or not math.isfinite(arrival):
+        problems.append(f"arrival_s: {arrival!r} is not a finite number of seconds")
+    elif arrival < 0:
+        problems.append(f"arrival_s: {arrival!r} is negative")
+    for key in ("prompt_tokens", "output_tokens"):
+        value = obj.get(key)
+        if value is None:
+            problems.append(f"{key}: missing")
+        elif not _integer(value):
+            problems.append(f"{key}: {value!r} is not an integer")
+        elif value < 1:
+            problems.append(f"{key}: {value} is {'negative' if value < 0 else 'zero'}; it must be at least 1")
+    prefix_id, prefix = obj.get("prefix_id"), obj.get("prefix_tokens")
+    if prefix_id is not None and (not isinstance(prefix_id, str) or not prefix_id):
+        problems.append(f"prefix_id: {prefix_id!r} is not a non-empty string")
+    if (prefix_id is None) != (prefix is None):
+        problems.append("prefix_id and prefix_tokens go together: give both or neither")
+    elif prefix is not None:
+        if not _integer(prefix):
+            problems.append(f"prefix_tokens: {prefix!r} is not an integer")
+        elif prefix < 1:
+            problems.append(f"prefix_tokens: {prefix} is {'negative' if prefix < 0 else 'zero'}; it must be >= 1")
+        elif _integer(obj.get("prompt_tokens")) and prefix >= obj["prompt_tokens"]:
+            problems.append(
+                f"prefix_tokens: {prefix} is not below prompt_tokens {obj['prompt_tokens']} (a prompt has at least "
+                "one token of its own, whose logits give the first output token)"
+            )
+    if not problems:
+        length = obj["prompt_tokens"] + obj["output_tokens"]
+        if model is not None and length > model:
+            problems.append(f"the request needs {length:,} positions, longer than the model's context {model:,}")
+        elif length > limit:
+            problems.append(
+                f"the request needs {length:,} positions, longer than the serving's context limit {limit:,} "
+                "(raise it with --limit)"
+            )
+    return problems
+
+
+def _refuse(source: str, bad: list[str]) -> InputError:
+    shown = bad[:SHOWN]
+    if len(bad) > SHOWN:
+        shown.append(f"{source}: … and {len(bad) - SHOWN} more bad lines")
+    return InputError("\n".join(shown))
+
+
+def parse_trace(lines: Iterable[str], source: str, limit: int, model: int | None = None) -> Trace:
+    """The requests of a JSONL trace's ``lines``, each checked against the context ``limit`` (positions a request
+    may reach) and the model's context ``model``.
+
+    Raises :class:`InputError` naming every bad line as ``SOURCE:LINE: problem`` (bad JSON, not an object, a
+    missing or unknown key, a negative, zero or non-integer length, a bad arrival, a prefix at or past its prompt,
+    a prefix id given two lengths, a request longer than the limit or the model's context), or for a trace of no
+    requests."""
+    bad: list[str] = []
+    requests: list[Request] = []
+    prefixes: dict[str, tuple[int, int]] = {}
+    for number, text in enumerate(lines, start=1):
+        if not text.strip():
+            continue
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as e:
+            bad.append(f"{source}:{number}: not JSON: {e.msg} (column {e.colno})")
+            continue
+        problems = _check_line(obj, limit, model)
+        if not problems and obj.get("prefix_id") is not None:
+            seen = prefixes.setdefault(obj["prefix_id"], (obj["prefix_tokens"], number))
+            if seen[0] != obj["prefix_tokens"]:
+                problems.append(
+                    f"prefix_id {obj['prefix_id']!r} has {obj['prefix_tokens']} tokens here but {seen[0]} on line "
+                    f"{seen[1]}: one id names one prefix"
+                )
+        if problems:
+            bad.extend(f"{source}:{number}: {p}" for p in problems)
+            continue
+        requests.append(
+            Request(
+                index=len(requests),
+                line=number,
+                arrival=float(obj["arrival_s"]),
+                prompt=obj["prompt_tokens"],
+                output=obj["output_tokens"],
+                prefix_id=obj.get("prefix_id"),
+                prefix=obj.get("prefix_tokens") or 0,
+            )
+        )
+    if bad:
+        raise _refuse(source, bad)
+    if not requests:
+        raise InputError(f"{source}: no requests (one JSON object a line)")
+    return Trace(tuple(requests), source)
+
+
+def read_trace(path: Path, limit: int, model: int | None = None) -> Trace:
+    """The trace at ``path`` (UTF-8 JSON Lines), checked by :func:`parse_trace`. Raises :class:`InputError`."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"{path}: cannot read the trace: {getattr(e, 'strerror', None) or e}") from None
+    return parse_trace(text.splitlines(), str(path), limit, model)
+
+
+@attrs.frozen
+class Synthetic:
+    """A synthetic trace's parameters: ``requests`` and ``seed``; ``rate`` (requests/s, Poisson arrivals);
+    prompts lognormal with median ``prompt_median`` tokens and log-deviation ``prompt_sigma``; outputs Pareto with
+    scale ``output_scale`` tokens and tail index ``output_alpha`` (below 2: the variance is infinite, a heavy tail);
+    ``prefix`` tokens of one shared prefix every prompt starts with (0: none). Lengths are clipped so a request
+    fits ``limit`` positions: a prompt to half of what the prefix leaves, an output to what the prompt leaves."""
+
+    requests: int
+    seed: int
+    rate: float = 50.0
+    prompt_median: float = 512.0
+    prompt_sigma: float = 1.0
+    output_scale: float = 32.0
+    output_alpha: float = 1.3
+    prefix: int = 0
+
+    def describe(self) -> str:
+        """One line for a report."""
+        shared = f", every prompt after one shared {self.prefix:,}-token prefix" if self.prefix else ""
+        return (
+            f"synthetic: {self.requests:,} requests, seed {self.seed}, Poisson arrivals at {self.rate:g}/s, "
+            f"lognormal prompts (median {self.prompt_median:g}, sigma {self.prompt_sigma:g}), Pareto outputs "
+            f"(scale {self.output_scale:g}, alpha {self.output_alpha:g}){shared}"
+        )
+
+
+def synthetic(params: Synthetic, limit: int) -> Trace:
+    """A heavy-tailed trace from ``params`` whose requests fit ``limit`` positions, the same for the same
+    parameters on every Python version (see the module's docstring).
+
+    Arrivals: exponential gaps, ``−ln(1 − u) / rate``. Prompts: ``median × exp(sigma × z)``, ``z`` standard normal
+    by Box–Muller from two draws, at least 1. Outputs: ``scale × (1 − u)^(−1 / alpha)``, at least 1. Raises
+    :class:`InputError` for parameters that leave no room (a prefix of the whole limit, a rate ≤ 0, no requests)."""
+    if params.requests < 1:
+        raise InputError("--synthetic: give at least one request")
+    if not (params.rate > 0 and math.isfinite(params.rate)):
+        raise InputError(f"--rate: {params.rate!r} requests/s is not a positive rate")
+    if params.prefix < 0 or params.prefix + 2 > limit:
+        raise InputError(f"--prefix: {params.prefix} tokens leave no room for a prompt and an answer in {limit:,}")
+    rng = random.Random(params.seed)
+    room = limit - params.prefix
+    t = 0.0
+    requests = []
+    for i in range(params.requests):
+        t += -math.log(1.0 - rng.random()) / params.rate
+        u1, u2 = 1.0 - rng.random(), rng.random()
+        z = math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2)
+        own = int(params.prompt_median * math.exp(params.prompt_sigma * z))
+        own = min(max(own, 1), max(room // 2, 1))
+        prompt = params.prefix + own
+        output = int(params.output_scale * (1.0 - rng.random()) ** (-1.0 / params.output_alpha))
+        output = min(max(output, 1), limit - prompt)
+        requests.append(
+            Request(
+                index=i,
+                line=None,
+                arrival=t,
+                prompt=prompt,
+                output=output,
+                prefix_id="shared" if params.prefix else None,
+                prefix=params.prefix,
+            )
+        )
+    return Trace(tuple(requests), params.describe())
+
+
+def trace_lines(trace: Trace) -> str:
+    """The trace as JSON Lines (one request a line, in order), readable back by :func:`parse_trace`."""
+    out = []
+    for r in trace.requests:
+        obj: dict[str, Any] = {"arrival_s": r.arrival, "prompt_tokens": r.prompt, "output_tokens": r.output}
+        if r.prefix_id is not None:
+            obj.update(prefix_id=r.prefix_id, prefix_tokens=r.prefix)
+        out.append(json.dumps(obj))
+    return "\n".join(out) + "\n"

@@ -1,0 +1,441 @@
+"""Serving a request trace (issue 8): steps priced as the seed prices a pass, prefill as token-rows, shared prefixes,
+static against continuous batching.
+
+The step pricer is checked against the seed's pricer (a step of identical decoding sequences *is* a pass of that
+batch), prompt rows against a decode pass, the simulator against the acceptance list: continuous beats static on a
+heavy-tailed trace, prefix caching fits as many more sequences as the held bytes say, bad traces are refused by line,
+and a seed gives the same bytes twice. No network; the whole file runs in a few seconds.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import statistics
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+from click.testing import CliRunner
+
+from passprice import schema
+from passprice.cli import cli
+from passprice.errors import InputError
+from passprice.registry import find_root
+from passprice.serving import (
+    BadPrefix,
+    ContextMix,
+    NotResident,
+    ServingBind,
+    ServingCost,
+    StateFlush,
+    pass_shape,
+    price_serving,
+)
+from passprice.servings import Resolved, load_spec, override, resolve, spec_to_document
+from passprice.simulate import Policy, Settings, percentile, simulate
+from passprice.steps import StepCost, StepPricer, StepRows
+from passprice.trace import Request, Synthetic, Trace, parse_trace, synthetic, trace_lines
+
+REPO = Path(__file__).resolve().parent.parent
+ROOT = find_root(REPO)
+#: Every priceable registered serving: dense (contiguous; paged 8-bit on the array), windowed (gemma3), and the
+#: Gated-DeltaNet hybrid drafting with its MTP block under all three flushes.
+SERVINGS = (
+    "r1-qwen7b-h200",
+    "r1-qwen7b-mi300x-int8kv",
+    "gemma3-270m-h100",
+    "qwen35-27b-h200-mtp",
+    "qwen35-27b-h100-every8",
+    "qwen35-27b-ws1-trailing",
+)
+REL = 1e-12
+
+
+def resolved(name: str, **changes: Any) -> Resolved:
+    return resolve(ROOT, override(load_spec(ROOT, name), **changes))
+
+
+def seed_pass(r: Resolved, batch: int, position: float, **changes: Any) -> ServingCost:
+    """The seed's pass at ``batch`` sequences, every one at ``position``: ``price_serving`` itself, or for a serving
+    that may use host memory its pass with every sequence in card memory (where the simulator keeps them)."""
+    s = attrs.evolve(r.serving, batch=batch, contexts=ContextMix.uniform(position, r.serving.contexts.longest()),
+                     **changes)
+    if not s.host_memory:
+        return price_serving(r.header, r.card, s)
+    return pass_shape(r.header, s).cost(r.card, batch, 0)
+
+
+def assert_same(seed: ServingCost, step: StepCost, batch: int, what: str) -> None:
+    """All five terms, the bind, and the bytes and work behind them, to a relative 1e-12."""
+    pairs = {
+        "memory_s": (seed.memory_s, step.memory_s),
+        "host_s": (seed.host_s, step.host_s),
+        "array_s": (seed.array_s, step.array_s),
+        "vector_s": (seed.vector_s, step.vector_s),
+        "scale_s": (seed.scale_s, step.scale_s),
+        "pass_s": (seed.pass_s, step.pass_s),
+        "weight_bytes": (seed.weight_bytes, step.weight_bytes),
+        "sequence_bytes": (seed.sequence_bytes * batch, step.sequence_bytes),
+        "rewrite_bytes": (seed.rewrite_bytes * batch, step.rewrite_bytes),
+        "array_macs": (seed.array_macs, step.array_macs),
+        "vector_macs": (seed.vector_macs, step.vector_macs),
+        "scale_cycles": (seed.scale_cycles, step.scale_cycles),
+    }
+    for field, (a, b) in pairs.items():
+        assert b == pytest.approx(a, rel=REL, abs=0.0), (what, field, a, b)
+    assert step.binds is seed.binds, what
+
+
+# --- the step pricer ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", SERVINGS)
+def test_a_step_of_identical_decodes_is_the_seed_pass(name: str) -> None:
+    r = resolved(name)
+    pricer = StepPricer.of(r.header, r.card, r.serving)
+    limit = r.serving.contexts.longest()
+    # Below, at and past gemma3's 512-position window; a fractional position (a drafting serving's mean).
+    positions = (0.0, 1.0, 100.0, 511.0, 512.0, 513.0, 2048.0, 3333.5, float(limit))
+    checked = 0
+    for position in positions:
+        for batch in (1, 7, 64):
+            try:
+                seed = seed_pass(r, batch, position)
+            except NotResident:
+                continue
+            step = pricer.price(StepRows.build(decode_positions=[position] * batch))
+            assert_same(seed, step, batch, f"{name} batch {batch} position {position}")
+            assert step.emitted == pytest.approx(batch * seed.emitted_per_sequence, rel=REL)
+            assert step.decode_rows == batch * seed.rows_per_sequence
+            checked += 1
+    assert checked >= 18
+    assert any(g.window == 512 for g in pricer.groups) == (name == "gemma3-270m-h100")
+
+
+def test_rotated_caches_and_array_attention_decompose_too() -> None:
+    r = resolved("r1-qwen7b-mi300x-int8kv", kv_rotated=True)
+    pricer = StepPricer.of(r.header, r.card, r.serving)
+    for position in (0.0, 4096.0, 20000.0):
+        assert_same(seed_pass(r, 32, position), pricer.price(StepRows.build([position] * 32)), 32, "rotated")
+
+
+def test_a_step_of_mixed_positions_sums_its_sequences() -> None:
+    """Decoding sequences at different positions cost what each would alone, less the shared stream counted once:
+    the seed's affine form (weights + Σ sequences) holds sequence by sequence."""
+    r = resolved("gemma3-270m-h100")
+    pricer = StepPricer.of(r.header, r.card, r.serving)
+    positions = [3.0, 400.0, 511.0, 900.0, 30000.0]
+    mixed = pricer.price(StepRows.build(positions))
+    alone = [pricer.price(StepRows.build([p])) for p in positions]
+    shared = pricer.shape.weight_bytes
+    assert mixed.weight_bytes - shared == pytest.approx(sum(a.weight_bytes - shared for a in alone), rel=REL)
+    for field in ("sequence_bytes", "array_macs", "vector_macs", "scale_cycles"):
+        assert getattr(mixed, field) == pytest.approx(sum(getattr(a, field) for a in alone), rel=REL), field
+
+
+@pytest.mark.parametrize("name", ["r1-qwen7b-h200", "gemma3-270m-h100", "qwen35-27b-h200-mtp"])
+def test_a_prompt_row_that_ends_its_prompt_is_a_decode_pass_without_drafts(name: str) -> None:
+    r = resolved(name)
+    pricer = StepPricer.of(r.header, r.card, r.serving)
+    plain = attrs.evolve(r, serving=attrs.evolve(r.serving, draft=None, flush=StateFlush()))
+    for position in (0.0, 511.0, 600.0, 3000.0):
+        for batch in (1, 5):
+            step = pricer.price(StepRows.build(prompt_starts=[position] * batch, prompt_rows=[1] * batch,
+                                               prompt_last=[True] * batch))
+            assert_same(seed_pass(plain, batch, position), step, batch, f"{name} prompt row at {position}")
+            assert step.emitted == batch
+
+
+def test_a_prompt_chunk_scores_what_its_rows_would_one_by_one() -> None:
+    """A chunk of c rows from position L does the arithmetic of c one-row chunks at L … L + c − 1 (windowed layers
+    capped at their window, the closed form against the sum), reads the cache and the state once, and multiplies
+    the head for its last row only."""
+    r = resolved("gemma3-270m-h100")
+    pricer = StepPricer.of(r.header, r.card, r.serving)
+    for start, rows in ((0, 1000), (300, 400), (600, 37)):
+        chunk = pricer.price(StepRows.build(prompt_starts=[start], prompt_rows=[rows], prompt_last=[True]))
+        ones = [
+            pricer.price(StepRows.build(prompt_starts=[t], prompt_rows=[1], prompt_last=[t == start + rows - 1]))
+            for t in range(start, start + rows)
+        ]
+        for field in ("array_macs", "vector_macs", "scale_cycles"):
+            assert getattr(chunk, field) == pytest.approx(sum(getattr(o, field) for o in ones), rel=1e-12), field
+        assert chunk.sequence_bytes < sum(o.sequence_bytes for o in ones)
+
+
+def test_prefill_binds_on_arithmetic_where_decode_binds_on_memory() -> None:
+    r = resolved("r1-qwen7b-h200")
+    pricer = StepPricer.of(r.header, r.card, r.serving)
+    decode = pricer.price(StepRows.build([2048.0]))
+    prefill = pricer.price(StepRows.build(prompt_starts=[0], prompt_rows=[2048], prompt_last=[True]))
+    print(f"\ndecode, one sequence at 2048: {decode.pass_s * 1e3:.4f} ms, binds {decode.binds.value}; "
+          f"prefill, one 2048-row chunk: {prefill.pass_s * 1e3:.4f} ms, binds {prefill.binds.value} "
+          f"(array {prefill.array_s * 1e3:.4f} ms, memory {prefill.memory_s * 1e3:.4f} ms)")
+    assert decode.binds is ServingBind.MEMORY
+    assert prefill.binds is ServingBind.ARRAY
+    # Same stream of weights, 2048 rows through it: ~2048 times the arithmetic per byte.
+    assert prefill.array_s > 5 * prefill.memory_s
+    assert decode.memory_s > 5 * decode.array_s
+    # The same facts and provenance as a price.
+    cost = price_serving(r.header, r.card, r.serving)
+    assert [p for p, _ in pricer.rests_on()] == [p for p, _ in cost.rests_on]
+    assert pricer.provenance() is cost.provenance
+
+
+def test_a_contiguous_sequence_holds_what_the_seed_holds() -> None:
+    for name in ("r1-qwen7b-h200", "qwen35-27b-h200-mtp"):
+        r = resolved(name)
+        pricer = StepPricer.of(r.header, r.card, r.serving)
+        seed = pass_shape(r.header, r.serving)
+        assert float(pricer.held(123.0)) == pytest.approx(seed.held_per_sequence, rel=REL)
+        assert pricer.weights_held == seed.held_shared
+
+
+# --- shared prefixes in a price ----------------------------------------------------------------------------------
+
+
+def test_a_shared_prefix_is_held_once_and_read_once() -> None:
+    base = resolved("r1-qwen7b-h200", kv_page=16, batch=64)
+    plain = price_serving(base.header, base.card, base.serving)
+    held = price_serving(base.header, base.card, attrs.evolve(base.serving, shared_prefix=2000))
+    once = price_serving(base.header, base.card, attrs.evolve(base.serving, shared_prefix=2000,
+                                                              prefix_read_once=True))
+    per_position = 28 * 4 * (128 + 128) * 2  # layers × KV heads × (key + value) × bytes: 57,344
+    # Held once instead of 64 times; read as often as before until it is read once.
+    assert plain.held_bytes - held.held_bytes == 63 * 2000 * per_position
+    assert held.memory_s == plain.memory_s
+    assert once.held_bytes == held.held_bytes
+    assert once.weight_bytes - plain.weight_bytes == 2000 * per_position
+    assert once.sequence_bytes == pytest.approx(plain.sequence_bytes - 2000 * per_position, rel=REL)
+    assert once.memory_s < plain.memory_s
+    assert once.vector_macs == plain.vector_macs  # every row still scores every position
+    # Only whole pages are shared: 2007 positions share 125 pages.
+    odd = price_serving(base.header, base.card, attrs.evolve(base.serving, shared_prefix=2007))
+    assert odd.held_bytes == held.held_bytes
+
+
+def test_a_shared_prefix_needs_pages_and_a_context_past_it() -> None:
+    r = resolved("r1-qwen7b-h200")
+    with pytest.raises(BadPrefix, match="paged"):
+        price_serving(r.header, r.card, attrs.evolve(r.serving, shared_prefix=100))
+    with pytest.raises(BadPrefix, match="past the position 2048"):
+        price_serving(r.header, r.card, attrs.evolve(r.serving, shared_prefix=3000, kv_page=16))
+
+
+@pytest.mark.parametrize("name", ["r1-qwen7b-h200", "gemma3-270m-h100", "qwen35-27b-h200-mtp"])
+def test_a_step_sharing_a_prefix_read_once_is_the_seed_pass(name: str) -> None:
+    r = resolved(name, kv_page=16, shared_prefix=2000, prefix_read_once=True)
+    pricer = StepPricer.of(r.header, r.card, r.serving)
+    for position in (2000.0, 2500.0, 4000.0):
+        for batch in (1, 9):
+            step = pricer.price(StepRows.build([position] * batch, decode_shared=[2000.0] * batch,
+                                               shared_once=2000.0))
+            assert_same(seed_pass(r, batch, position), step, batch, f"{name} prefix at {position}")
+
+
+def test_price_takes_the_shared_prefix_and_locks_keep_their_bytes(tmp_path: Path) -> None:
+    runner = CliRunner()
+    out = runner.invoke(cli, ["price", "r1-qwen7b-h200", "--kv-page", "16", "--batch", "8", "--shared-prefix",
+                              "1024", "--prefix-read-once", "--json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["batch"] == 8
+    refused = runner.invoke(cli, ["price", "r1-qwen7b-h200", "--shared-prefix", "1024", "--json"])
+    assert refused.exit_code == 1
+    assert json.loads(refused.stdout)["refusal"] == "BadPrefix"
+    # Defaults stay out of a serving's document; a shared prefix goes in and validates against the lock schema.
+    spec = load_spec(ROOT, "r1-qwen7b-h200")
+    assert "shared_prefix" not in spec_to_document(spec)
+    assert "prefix_read_once" not in spec_to_document(spec)
+    lock = tmp_path / "p.lock.toml"
+    made = runner.invoke(cli, ["lock", "r1-qwen7b-h200", "--kv-page", "16", "--shared-prefix", "1024",
+                               "--prefix-read-once", "-o", str(lock)])
+    assert made.exit_code == 0, made.output
+    document = schema.load(lock, "lock", ROOT.schema)
+    assert document["serving"]["shared_prefix"] == 1024
+    assert document["serving"]["prefix_read_once"] is True
+    again = runner.invoke(cli, ["reproduce", str(lock)])
+    assert again.exit_code == 0 and "reproduced exactly" in again.output
+    # Re-locking a registered serving gives the recorded lock's bytes: the new fields are left out at their defaults.
+    relock = tmp_path / "r1-qwen7b-mi300x-int8kv.lock.toml"
+    assert runner.invoke(cli, ["lock", "r1-qwen7b-mi300x-int8kv", "-o", str(relock)]).exit_code == 0
+    assert relock.read_bytes() == (REPO / "locks" / "r1-qwen7b-mi300x-int8kv.lock.toml").read_bytes()
+
+
+# --- traces ------------------------------------------------------------------------------------------------------
+
+
+def test_bad_trace_lines_are_refused_by_number() -> None:
+    lines = [
+        '{"arrival_s": 0.0, "prompt_tokens": 100, "output_tokens": 10}',
+        '{"arrival_s": 0.1, "prompt_tokens": -5, "output_tokens": 10}',
+        "",
+        '{"arrival_s": 0.2, "prompt_tokens": 4000, "output_tokens": 200000}',
+        '{"arrival_s": 0.2, "prompt_tokens": 4000, "output_tokens": 100}',
+        '{"arrival_s": 0.3, "prompt_tokens": 10.5, "output_tokens": 1}',
+        '{"arrival_s": 0.3, "prompt_tokens": 10, "output_tokens": -1',
+        '{"arrival_s": 0.3, "prompt_tokens": 10, "output_tokens": 0}',
+        '{"arrival_s": 0.3, "prompt_tokens": 10, "output_tokens": 2, "prefix_id": "a", "prefix_tokens": 4}',
+        '{"arrival_s": 0.3, "prompt_tokens": 10, "output_tokens": 2, "prefix_id": "a", "prefix_tokens": 5}',
+    ]
+    with pytest.raises(InputError) as e:
+        parse_trace(lines, "t.jsonl", limit=4096, model=131072)
+    text = str(e.value)
+    print("\n" + text)
+    assert "t.jsonl:2: prompt_tokens: -5 is negative" in text
+    assert "t.jsonl:4: the request needs 204,000 positions, longer than the model's context 131,072" in text
+    assert "t.jsonl:5: the request needs 4,100 positions, longer than the serving's context limit 4,096" in text
+    assert "t.jsonl:6: prompt_tokens: 10.5 is not an integer" in text
+    assert "t.jsonl:7: not JSON" in text
+    assert "t.jsonl:8: output_tokens: 0 is zero" in text
+    assert "t.jsonl:10: prefix_id 'a' has 5 tokens here but 4 on line 9" in text
+    assert not any(line.startswith(("t.jsonl:1:", "t.jsonl:3:", "t.jsonl:9:")) for line in text.splitlines())
+
+
+def test_the_command_refuses_a_bad_trace_with_exit_2(tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"arrival_s": 0, "prompt_tokens": 10, "output_tokens": 5}\n'
+                     '{"arrival_s": 1, "prompt_tokens": 130000, "output_tokens": 5000}\n')
+    out = CliRunner().invoke(cli, ["simulate", "r1-qwen7b-h200", "--trace", str(trace)])
+    assert out.exit_code == 2
+    assert f"{trace}:2: the request needs 135,000 positions, longer than the model's context 131,072" in out.stderr
+
+
+def test_a_synthetic_trace_is_heavy_tailed_fits_and_reads_back() -> None:
+    trace = synthetic(Synthetic(2000, 11, rate=100.0), limit=4096)
+    outputs = [r.output for r in trace.requests]
+    assert all(r.length <= 4096 and r.prompt >= 1 and r.output >= 1 for r in trace.requests)
+    assert max(outputs) > 20 * statistics.median(outputs)
+    again = parse_trace(trace_lines(trace).splitlines(), "x", 4096)
+    assert [(r.arrival, r.prompt, r.output) for r in again.requests] == [
+        (r.arrival, r.prompt, r.output) for r in trace.requests
+    ]
+    assert synthetic(Synthetic(2000, 11, rate=100.0), limit=4096) == trace
+
+
+# --- the simulator -----------------------------------------------------------------------------------------------
+
+
+def test_continuous_batching_beats_static_on_a_heavy_tailed_trace() -> None:
+    r = resolved("r1-qwen7b-h200")
+    pricer = StepPricer.of(r.header, r.card, r.serving)
+    trace = synthetic(Synthetic(1000, 7, rate=200.0), pricer.limit)
+    outputs = sorted(q.output for q in trace.requests)
+    p99 = percentile(outputs, 99)
+    assert p99 is not None and p99 > 10 * statistics.median(outputs)  # heavy-tailed
+    static = simulate(pricer, trace, Policy.STATIC).summary()
+    continuous = simulate(pricer, trace, Policy.CONTINUOUS).summary()
+    print(
+        f"\n1,000 requests, outputs median {statistics.median(outputs):g}, p99 {percentile(outputs, 99)}, "
+        f"max {outputs[-1]} tokens"
+        f"\nstatic:     {static['throughput_tokens_per_s']!r} tokens/s, e2e p99 {static['e2e_s']['p99']!r} s, "
+        f"TTFT p99 {static['ttft_s']['p99']!r} s"
+        f"\ncontinuous: {continuous['throughput_tokens_per_s']!r} tokens/s, e2e p99 {continuous['e2e_s']['p99']!r} s, "
+        f"TTFT p99 {continuous['ttft_s']['p99']!r} s"
+    )
+    assert continuous["throughput_tokens_per_s"] > 1.5 * static["throughput_tokens_per_s"]
+    assert continuous["e2e_s"]["p99"] < 0.75 * static["e2e_s"]["p99"]
+    assert continuous["e2e_s"]["p50"] < static["e2e_s"]["p50"]
+    assert continuous["ttft_s"]["p99"] < static["ttft_s"]["p99"]
+    assert continuous["output_tokens"] == static["output_tokens"] == sum(outputs)
+    # Prefill steps bind on the array, decode steps on memory, in both.
+    for s in (static, continuous):
+        assert s["steps_by_bind"]["memory"] > 0 and s["steps_by_bind"]["array"] > 0
+
+
+def test_static_batches_admit_nobody_until_the_batch_ends() -> None:
+    r = resolved("r1-qwen7b-h200")
+    pricer = StepPricer.of(r.header, r.card, r.serving)
+    outcome = simulate(pricer, synthetic(Synthetic(300, 5, rate=100.0), pricer.limit), Policy.STATIC)
+    batches: dict[float, list[float]] = {}
+    for rec in outcome.records:
+        batches.setdefault(rec.admitted, []).append(rec.finished)
+    starts = sorted(batches)
+    for before, after in itertools.pairwise(starts):
+        assert max(batches[before]) <= after
+    for rec in outcome.records:
+        assert rec.request.arrival <= rec.admitted <= rec.first_token <= rec.finished
+
+
+def test_prefix_caching_fits_as_many_more_sequences_as_the_held_bytes_say() -> None:
+    """Every request shares a 2,000-token prefix; all arrive at once, so admission fills the card's memory. Without
+    prefix caching a sequence reserves 3,072 positions of cache; with it 1,072, the prefix's 2,000 held once. The
+    seed's own room (``PassShape.card_room``, with the shared-prefix extension at the position whose half page makes
+    3,072) predicts both counts."""
+    r = resolved("r1-qwen7b-h200", kv_page=16)
+    pricer = StepPricer.of(r.header, r.card, r.serving)
+    n = 2400
+    trace = Trace(tuple(Request(i, i + 1, 0.0, 3008, 64, "system", 2000) for i in range(n)), "shared prefix")
+    settings = {caching: Settings(max_batch=100_000, prefix_caching=caching) for caching in (False, True)}
+    without = simulate(pricer, trace, Policy.CONTINUOUS, settings[False])
+    with_caching = simulate(pricer, trace, Policy.CONTINUOUS, settings[True])
+    rooms = {}
+    for shared in (0, 2000):
+        s = attrs.evolve(r.serving, contexts=ContextMix.uniform(3064.0, 4096), shared_prefix=shared)
+        rooms[shared] = pass_shape(r.header, s).card_room(r.card)
+    held_without = float(pricer.held(3072.0))
+    held_with = float(pricer.held(3072.0, 2000.0))
+    predicted = (r.card.memory.capacity.value - pricer.weights_held - pricer.prefix_held(2000.0)) / held_with / (
+        (r.card.memory.capacity.value - pricer.weights_held) / held_without
+    )
+    ratio = with_caching.peak_sequences / without.peak_sequences
+    once = pricer.prefix_held(2000.0)
+    print(f"\npeak sequences without prefix caching {without.peak_sequences}, with {with_caching.peak_sequences}: "
+          f"ratio {ratio!r}; held bytes a sequence {held_without:,.0f} → {held_with:,.0f} (+ {once:,.0f} once): "
+          f"predicted ratio {predicted!r}")
+    assert without.peak_sequences == rooms[0] == 773
+    assert with_caching.peak_sequences == rooms[2000] == 2215
+    assert ratio == pytest.approx(predicted, rel=2 / rooms[0])
+    assert held_without - held_with == 2000 * 57344
+    summary = with_caching.summary()
+    assert summary["prefix_hits"] == n - 1
+    assert summary["prompt_rows"] == 3008 + (n - 1) * 1008
+    assert without.summary()["prompt_rows"] == n * 3008
+    assert without.waited_for_memory > with_caching.waited_for_memory > 0
+    assert with_caching.peak_reserved <= r.card.memory.capacity.value
+    assert with_caching.peak_held <= with_caching.peak_reserved
+
+
+def test_reading_a_prefix_once_shortens_its_decode_steps() -> None:
+    r = resolved("r1-qwen7b-h200", kv_page=16)
+    pricer = StepPricer.of(r.header, r.card, r.serving)
+    trace = Trace(tuple(Request(i, None, 0.0, 3008, 200, "system", 2000) for i in range(200)), "shared prefix")
+    apart = simulate(pricer, trace, Policy.CONTINUOUS, Settings(read_once=False)).summary()
+    once = simulate(pricer, trace, Policy.CONTINUOUS, Settings(read_once=True)).summary()
+    assert once["tpot_s"]["p50"] < apart["tpot_s"]["p50"]
+    assert once["throughput_tokens_per_s"] > apart["throughput_tokens_per_s"]
+
+
+def test_a_request_the_card_cannot_hold_alone_is_refused() -> None:
+    r = resolved("r1-qwen7b-h200")
+    memory = r.card.memory
+    small = attrs.evolve(r.card, memory=attrs.evolve(memory, capacity=attrs.evolve(memory.capacity, value=4.8e9)))
+    pricer = StepPricer.of(r.header, small, r.serving)
+    with pytest.raises(NotResident):
+        simulate(pricer, Trace((Request(0, 1, 0.0, 100, 10),), "one"), Policy.CONTINUOUS)
+
+
+def test_the_command_is_deterministic_for_a_seed(tmp_path: Path) -> None:
+    runner = CliRunner()
+    args = ["simulate", "r1-qwen7b-h200", "--synthetic", "200", "--seed", "3", "--rate", "400", "--prefix", "600",
+            "--kv-page", "16", "--prefix-read-once"]
+    first = runner.invoke(cli, [*args, "--json"])
+    second = runner.invoke(cli, [*args, "--json"])
+    assert first.exit_code == 0, first.output
+    assert first.stdout_bytes == second.stdout_bytes
+    data = json.loads(first.stdout)
+    assert set(data["policies"]) == {"static", "continuous"}
+    records = data["policies"]["continuous"]["records"]
+    assert len(records) == 200 and records[0]["index"] == 0
+    assert data["setup"]["prefix_caching"] and data["setup"]["prefix_read_once"]
+    assert data["provenance"] == "estimated"
+    out = tmp_path / "sim.txt"
+    assert runner.invoke(cli, [*args, "-o", str(out)]).exit_code == 0
+    assert runner.invoke(cli, [*args, "-o", str(out)]).exit_code == 2  # exists: --force
+    assert runner.invoke(cli, [*args, "-o", str(out), "--force"]).exit_code == 0
+    text = out.read_text()
+    assert "throughput" in text and "continuous" in text and "prefix hits" in text
+    other = runner.invoke(cli, [*args[:5], "4", *args[6:], "--json"])
+    assert other.stdout_bytes != first.stdout_bytes
