@@ -552,14 +552,20 @@ class ServingCost:
 #: Fields of :class:`ServingCost` in the seed's order (the ``--json`` keys, before ``tokens_per_s``).
 COST_FIELDS = tuple(f.name for f in attrs.fields(ServingCost) if f.name != "rests_on")
 
-#: The card facts each bind's term divides by (the facts that *bind* a price bound on that term).
-BIND_FACTS: dict[ServingBind, tuple[str, ...]] = {
-    ServingBind.MEMORY: ("memory.bandwidth", "streams.read", "streams.rewrite", "streams.append"),
-    ServingBind.HOST: ("host.read", "host.write", "host.stream"),
-    ServingBind.ARRAY: ("array",),
-    ServingBind.VECTOR: ("vector",),
-    ServingBind.SCALE: ("scale",),
-}
+#: The card facts every pass rests on, in the seed's ``PassShape::cost`` order (its ``facts`` list); the host link's
+#: facts follow when some of the batch lives in host memory.
+COST_PATHS = (
+    "memory.bandwidth",
+    "memory.capacity",
+    "streams.read",
+    "streams.rewrite",
+    "streams.append",
+    "array",
+    "vector",
+    "scale",
+    "on_chip.capacity",
+)
+HOST_COST_PATHS = ("host.capacity", "host.read", "host.write", "host.stream")
 
 
 def binding(terms: Sequence[tuple[float, ServingBind]]) -> tuple[float, ServingBind]:
@@ -659,19 +665,7 @@ class PassShape:
             ]
         )
         facts = card.facts()
-        paths = [
-            "memory.bandwidth",
-            "memory.capacity",
-            "streams.read",
-            "streams.rewrite",
-            "streams.append",
-            "array",
-            "vector",
-            "scale",
-            "on_chip.capacity",
-        ]
-        if host is not None and host_sequences > 0:
-            paths += ["host.capacity", "host.read", "host.write", "host.stream"]
+        paths = COST_PATHS + (HOST_COST_PATHS if host is not None and host_sequences > 0 else ())
         rests_on = tuple((p, facts[p]) for p in paths) + self.facts
         provenance = max(weakest(f.provenance for _, f in rests_on), self.provenance)
         return ServingCost(

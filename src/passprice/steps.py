@@ -48,6 +48,7 @@ from passprice.decode import DecodeRefusal, Deployment, StageKind, decode_step
 from passprice.facts import Fact, Provenance
 from passprice.gguf_header import GGUFHeader
 from passprice.serving import (
+    COST_PATHS,
     SOFTMAX_MACS_PER_SCORE,
     VALUE_BLOCK,
     AttentionMath,
@@ -67,17 +68,7 @@ from passprice.serving import (
 
 #: The card facts a step's price rests on: those of a pass held in card memory (the seed's ``PassShape::cost``
 #: without a host split; the simulator keeps every sequence in card memory).
-STEP_PATHS = (
-    "memory.bandwidth",
-    "memory.capacity",
-    "streams.read",
-    "streams.rewrite",
-    "streams.append",
-    "array",
-    "vector",
-    "scale",
-    "on_chip.capacity",
-)
+STEP_PATHS = COST_PATHS
 
 
 @attrs.frozen

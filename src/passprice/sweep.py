@@ -28,6 +28,8 @@ from passprice.errors import InputError
 from passprice.facts import weakest
 from passprice.registry import Root
 from passprice.serving import (
+    COST_PATHS,
+    HOST_COST_PATHS,
     NoHostLink,
     NotResident,
     OnChipOverflow,
@@ -379,8 +381,8 @@ class Sweeper:
         # The facts the price rests on, in the scalar pricer's order: the card's, the host link's when the batch
         # uses host memory, the drafting figures.
         facts = card.facts()
-        own = [(p, facts[p]) for p in _BASE_PATHS]
-        host_facts = [(p, facts[p]) for p in _HOST_PATHS] if card.host is not None else []
+        own = [(p, facts[p]) for p in COST_PATHS]
+        host_facts = [(p, facts[p]) for p in HOST_COST_PATHS] if card.host is not None else []
         rests = {False: own + list(shape.facts), True: own + host_facts + list(shape.facts)}
         provenance = {flag: max(weakest(f.provenance for _, f in rests[flag]), shape.provenance) for flag in rests}
         carriers = {
@@ -428,20 +430,6 @@ class Sweeper:
                 }
             )
             yield row
-
-
-_BASE_PATHS = (
-    "memory.bandwidth",
-    "memory.capacity",
-    "streams.read",
-    "streams.rewrite",
-    "streams.append",
-    "array",
-    "vector",
-    "scale",
-    "on_chip.capacity",
-)
-_HOST_PATHS = ("host.capacity", "host.read", "host.write", "host.stream")
 
 
 def _scalar_row(c: Any) -> dict[str, Any]:
