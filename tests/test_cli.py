@@ -76,7 +76,7 @@ def run_json(*args: str, root: Path = REPO, code: int = 0) -> Any:
 
 
 def registered_cards() -> list[str]:
-    return [c["name"] for c in run_json("cards")]
+    return [c["name"] for c in run_json("cards")["cards"]]
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -354,7 +354,7 @@ def test_exit_2_for_files_that_are_not_checkpoints(tmp_path: Path) -> None:
 
 
 def test_cards() -> None:
-    cards = run_json("cards")
+    cards = run_json("cards")["cards"]
     names = [c["name"] for c in cards]
     assert names == sorted(names) and "h200_sxm_141gb" in names
     h200 = next(c for c in cards if c["name"] == "h200_sxm_141gb")

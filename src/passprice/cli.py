@@ -159,7 +159,7 @@ def cards_command(ctx: click.Context, as_json: bool) -> None:
     cards = load_cards(_root(ctx))
     if as_json:
         _echo_json(
-            [
+            {"cards": [
                 {
                     "name": c.name,
                     "title": c.title,
@@ -169,7 +169,7 @@ def cards_command(ctx: click.Context, as_json: bool) -> None:
                     "facts": {p: fact_json(f) for p, f in c.facts().items()},
                 }
                 for c in cards
-            ]
+            ]}
         )
     else:
         click.echo(cards_table(cards))
