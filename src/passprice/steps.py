@@ -245,7 +245,7 @@ class StepPricer:
         one_row = attrs.evolve(base, contexts=nothing, kv_page=None, draft=None, flush=StateFlush())
         prompt = pass_shape(header, one_row)
         k = s.draft.tokens if s.draft is not None else 0
-        groups = _groups(header, s, k)
+        groups = attention_groups(header, s, k)
         try:
             plain = decode_step(header, Deployment(1, s.kv_bytes, s.state_bytes, 2.0, speculative=False))
         except DecodeRefusal as e:  # pragma: no cover - pass_shape above refused it first
@@ -432,7 +432,7 @@ class StepPricer:
         }
 
 
-def _groups(header: GGUFHeader, s: Serving, k: int) -> tuple[AttentionGroup, ...]:
+def attention_groups(header: GGUFHeader, s: Serving, k: int) -> tuple[AttentionGroup, ...]:
     """The attention groups of ``s`` with ``k`` drafted tokens: the seed's attention terms of
     :func:`~passprice.serving.pass_shape`, their position factored out, summed by window (full layers first)."""
     step = decode_step(header, Deployment(1, s.kv_bytes, s.state_bytes, 2.0, speculative=k > 0))

@@ -11,10 +11,11 @@ the facts carrying it, or the refusal that stops it.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +31,17 @@ from passprice.registry import Root
 from passprice.serving import (
     COST_PATHS,
     HOST_COST_PATHS,
+    U32_MAX,
+    BadContexts,
+    BadDraft,
+    ContextMix,
+    Empty,
     NoHostLink,
     NotResident,
     OnChipOverflow,
     PassShape,
+    Routed,
+    Serving,
     ServingBind,
     ServingRefusal,
     pass_shape,
@@ -158,7 +166,7 @@ class _Batches:
     """The seed's ``PassShape::cost`` and ``cost_split`` for an array of batches: every field an array, computed
     with the scalar code's operations in its order, so each element equals the scalar result exactly."""
 
-    def __init__(self, shape: PassShape, card: Card) -> None:
+    def __init__(self, shape: PassShape | _ShapeByPosition, card: Card) -> None:
         self.shape = shape
         self.card = card
 
@@ -239,8 +247,7 @@ class _Batches:
             out = self.cost(batch, zero)
             out["refusal"] = np.full(batch.shape, _NO_HOST)
             return out
-        card_room = self.shape.card_room(self.card)
-        host_room = self.shape.host_room(self.card)
+        card_room, host_room = _rooms(self.shape, self.card)
         lo = np.maximum(batch - host_room, 0)
         hi = np.minimum(batch, card_room)
         a, z = lo.copy(), hi.copy()
@@ -274,6 +281,82 @@ class _Batches:
                 best[key] = np.where(take, other[key], best[key])
         best["trouble"] = trouble
         return best
+
+
+def _rooms(shape: Any, card: Card) -> tuple[Any, Any]:
+    """The seed's ``card_room`` and ``host_room`` for a shape whose per-sequence bytes may be an array (one value a
+    context position): ⌊(capacity − shared) / max(per sequence, 1)⌋ and ⌊host capacity / max(per sequence, 1)⌋, at
+    least 0, at most ``u32::MAX``."""
+    if isinstance(shape, PassShape):
+        return shape.card_room(card), shape.host_room(card)
+    per = np.maximum(shape.held_per_sequence, 1.0)
+    card_room = np.minimum(np.floor(np.maximum((card.memory.capacity.value - shape.held_shared) / per, 0.0)), U32_MAX)
+    host_cap = card.host.capacity.value if card.host is not None else 0.0
+    host_room = np.minimum(np.floor(host_cap / per), U32_MAX) if card.host is not None else np.zeros_like(per)
+    return card_room.astype(np.int64), host_room.astype(np.int64)
+
+
+@attrs.frozen
+class _ShapeByPosition:
+    """A pass's shape at every context position of a sweep at once: :class:`~passprice.serving.PassShape`'s fields,
+    those that depend on the position as a column of one value a position (shape ``(P, 1)``). Built from the pass
+    at no context plus each attention group's cost per position read and held (the step pricer's decomposition,
+    :func:`passprice.steps.attention_groups`): equal to the seed's pass at each position to rounding (the sums are
+    grouped differently; the tests hold it to 1e-12)."""
+
+    rows_per_sequence: int
+    emitted_per_sequence: float
+    weight_bytes: float
+    embed_bytes: float
+    read_bytes: np.ndarray
+    write_bytes: float
+    rewrite_bytes: float
+    array_macs: np.ndarray
+    vector_macs: np.ndarray
+    scale_cycles: np.ndarray
+    held_shared: float
+    held_per_sequence: np.ndarray
+    on_chip_per_sequence: float
+
+    @classmethod
+    def of(cls, header: Any, serving: Serving, positions: np.ndarray) -> _ShapeByPosition:
+        """The shape of ``serving`` (one context class, its limit) at each of ``positions``. Raises what
+        :func:`~passprice.serving.pass_shape` raises at no context."""
+        from passprice.steps import attention_groups
+
+        zero = pass_shape(header, attrs.evolve(serving, contexts=ContextMix.uniform(0.0, 0), kv_page=None))
+        k = serving.draft.tokens if serving.draft is not None else 0
+        limit = float(serving.contexts.longest())
+        p = positions.astype(float)[:, None]
+        read, vector, array, scale, held = (np.zeros_like(p) for _ in range(5))
+        for g in attention_groups(header, serving, k):
+            # The seed's positions read (the mean position, at most the window) and held (the limit, or the
+            # position and half a page, at most the window), for one class.
+            held_at = limit if serving.kv_page is None else p + serving.kv_page / 2.0
+            if g.window is None:
+                at, kept = p, held_at
+            else:
+                at, kept = np.minimum(p, float(g.window)), np.minimum(held_at, float(g.window))
+            read = read + g.read * at
+            vector = vector + g.vector * at
+            array = array + g.array * at
+            scale = scale + g.scale * at
+            held = held + g.held * kept
+        return cls(
+            rows_per_sequence=zero.rows_per_sequence,
+            emitted_per_sequence=zero.emitted_per_sequence,
+            weight_bytes=zero.weight_bytes,
+            embed_bytes=zero.embed_bytes,
+            read_bytes=zero.read_bytes + read,
+            write_bytes=zero.write_bytes,
+            rewrite_bytes=zero.rewrite_bytes,
+            array_macs=zero.array_macs + array,
+            vector_macs=zero.vector_macs + vector,
+            scale_cycles=zero.scale_cycles + scale,
+            held_shared=zero.held_shared,
+            held_per_sequence=zero.held_per_sequence + held,
+            on_chip_per_sequence=zero.on_chip_per_sequence,
+        )
 
 
 def _row_refusal(code: int) -> str:
@@ -330,11 +413,14 @@ class Sweeper:
             for card_name in grid.cards or (base.card,):
                 card = self.card(card_name)
                 for tokens in grid.draft_tokens or ((base.draft.tokens if base.draft else 0),):
-                    for position in grid.positions or (None,):
-                        spec = self._spec(base, tokens, position)
-                        yield from self._block(grid, batches, header, card, serving_name, spec)
-                        if progress is not None:
-                            progress(len(batches))
+                    specs = [self._spec(base, tokens, p) for p in grid.positions or (None,)]
+                    if grid.positions is not None and len(specs) > 1 and not base.shared_prefix:
+                        yield from self._positions(grid, batches, header, card, serving_name, specs)
+                    else:
+                        for spec in specs:
+                            yield from self._block(grid, batches, header, card, serving_name, spec)
+                    if progress is not None:
+                        progress(len(batches) * len(specs))
 
     def _spec(self, base: ServingSpec, tokens: int, position: float | None) -> ServingSpec:
         draft = base.draft
@@ -349,6 +435,21 @@ class Sweeper:
             spec = override(spec, position=position)
         return spec
 
+    def _serving(self, spec: ServingSpec) -> Serving:
+        acceptance = self.method(spec.draft.method).first(spec.draft.tokens) if spec.draft else ()
+        return to_serving(spec, acceptance)
+
+    def _common(self, card: Card, serving_name: str, spec: ServingSpec) -> dict[str, Any]:
+        contexts = spec.contexts or ()
+        return {
+            "card": card.name,
+            "serving": serving_name,
+            "checkpoint": spec.checkpoint,
+            "draft_tokens": spec.draft.tokens if spec.draft else 0,
+            "position": sum(c.share * (c.position or 0.0) for c in contexts),
+            "limit": max((c.limit or 0 for c in contexts), default=0),
+        }
+
     def _block(
         self,
         grid: Grid,
@@ -358,78 +459,126 @@ class Sweeper:
         serving_name: str,
         spec: ServingSpec,
     ) -> Iterator[dict[str, Any]]:
-        contexts = spec.contexts or ()
-        position = sum(c.share * (c.position or 0.0) for c in contexts)
-        limit = max((c.limit or 0 for c in contexts), default=0)
-        common = {
-            "card": card.name,
-            "serving": serving_name,
-            "checkpoint": spec.checkpoint,
-            "draft_tokens": spec.draft.tokens if spec.draft else 0,
-            "position": position,
-            "limit": limit,
-        }
-        acceptance = self.method(spec.draft.method).first(spec.draft.tokens) if spec.draft else ()
-        serving = to_serving(spec, acceptance)
+        """The rows of one (card, serving, draft tokens, contexts): the shape read once, the batches on arrays."""
+        common = self._common(card, serving_name, spec)
+        serving = self._serving(spec)
         try:
             shape = pass_shape(header, serving)
         except ServingRefusal as e:
-            for b in grid.batches:
-                # price_serving refuses an empty batch before it reads the shape.
-                yield {**dict.fromkeys(COLUMNS, None), **common, "batch": b, "refusal": "Empty" if b == 0 else e.name}
+            yield from _refused(common, grid.batches, e.name)
             return
-        # The facts the price rests on, in the scalar pricer's order: the card's, the host link's when the batch
-        # uses host memory, the drafting figures.
-        facts = card.facts()
-        own = [(p, facts[p]) for p in COST_PATHS]
-        host_facts = [(p, facts[p]) for p in HOST_COST_PATHS] if card.host is not None else []
-        rests = {False: own + list(shape.facts), True: own + host_facts + list(shape.facts)}
-        provenance = {flag: max(weakest(f.provenance for _, f in rests[flag]), shape.provenance) for flag in rests}
-        carriers = {
-            flag: ";".join(p for p, f in rests[flag] if f.provenance is provenance[flag]) for flag in rests
-        }
         priced = _Batches(shape, card).cost_split(batches, serving.host_memory)
-        trouble = priced.get("trouble", np.zeros(batches.shape, dtype=bool))
-        for i, b in enumerate(grid.batches):
-            row = {**dict.fromkeys(COLUMNS, None), **common, "batch": b}
-            if b == 0:
-                row["refusal"] = "Empty"
-                yield row
+        yield from _emit(common, grid.batches, priced, (), card, shape, lambda: shape, serving.host_memory)
+
+    def _positions(
+        self,
+        grid: Grid,
+        batches: np.ndarray,
+        header: Any,
+        card: Card,
+        serving_name: str,
+        specs: list[ServingSpec],
+    ) -> Iterator[dict[str, Any]]:
+        """The rows of one (card, serving, draft tokens) at every position at once: the pass's shape as a column
+        of positions (:class:`_ShapeByPosition`), priced over positions × batches on arrays."""
+        positions = np.array([sum(c.share * (c.position or 0.0) for c in s.contexts or ()) for s in specs])
+        serving = self._serving(specs[0])
+        limit = serving.contexts.longest()
+        valid = (positions >= 0.0) & (positions <= float(limit))
+        probe = attrs.evolve(serving, contexts=ContextMix.uniform(0.0, limit))
+        try:
+            shape = pass_shape(header, probe)
+        except ServingRefusal as e:
+            # The seed refuses these before it reads the contexts; the others after a bad context mix.
+            early = isinstance(e, Empty | Routed | BadDraft)
+            for spec, ok in zip(specs, valid, strict=True):
+                name = e.name if early or ok else BadContexts.name
+                yield from _refused(self._common(card, serving_name, spec), grid.batches, name)
+            return
+        kept = np.nonzero(valid)[0]
+        columns = _ShapeByPosition.of(header, probe, positions[kept]) if len(kept) else None
+        priced = None
+        if columns is not None:
+            grid2d = np.broadcast_to(batches, (len(kept), len(batches))).copy()
+            priced = _Batches(columns, card).cost_split(grid2d, serving.host_memory)
+        row_of = {int(k): i for i, k in enumerate(kept)}
+        for n, spec in enumerate(specs):
+            common = self._common(card, serving_name, spec)
+            if n not in row_of or priced is None:
+                yield from _refused(common, grid.batches, BadContexts.name)
                 continue
-            if trouble[i]:
-                # The split search met a refusal on its way: the scalar pricer says what the seed would.
-                try:
-                    c = shape.cost_split(card, b, serving.host_memory)
-                except ServingRefusal as e:
-                    row["refusal"] = e.name
-                    yield row
-                    continue
-                yield {**row, **_scalar_row(c)}
-                continue
-            code = int(priced["refusal"][i])
-            if code != _OK:
-                row["refusal"] = _row_refusal(code)
-                yield row
-                continue
-            host_used = bool(priced["host_sequences"][i] > 0)
-            row.update(
-                {
-                    "host_sequences": int(priced["host_sequences"][i]),
-                    "tokens_per_s": float(priced["tokens_per_s"][i]),
-                    "pass_s": float(priced["pass_s"][i]),
-                    "memory_s": float(priced["memory_s"][i]),
-                    "host_s": float(priced["host_s"][i]),
-                    "array_s": float(priced["array_s"][i]),
-                    "vector_s": float(priced["vector_s"][i]),
-                    "scale_s": float(priced["scale_s"][i]),
-                    "binds": _BINDS[int(priced["binds"][i])],
-                    "held_bytes": float(priced["held_bytes"][i]),
-                    "capacity_bytes": float(priced["capacity_bytes"][i]),
-                    "provenance": provenance[host_used].value,
-                    "weakest": carriers[host_used],
-                }
-            )
+            exact = functools.partial(pass_shape, header, self._serving(spec))
+            yield from _emit(common, grid.batches, priced, (row_of[n],), card, shape, exact, serving.host_memory)
+
+
+def _refused(common: Mapping[str, Any], batches: Sequence[int], name: str) -> Iterator[dict[str, Any]]:
+    """Rows refused as ``name`` (batch 0 as ``Empty``: ``price_serving`` refuses an empty batch before anything)."""
+    for b in batches:
+        yield {**dict.fromkeys(COLUMNS, None), **common, "batch": b, "refusal": "Empty" if b == 0 else name}
+
+
+def _emit(
+    common: Mapping[str, Any],
+    batches: Sequence[int],
+    priced: Mapping[str, np.ndarray],
+    index: tuple[int, ...],
+    card: Card,
+    shape: PassShape,
+    exact: Callable[[], PassShape],
+    host_memory: bool,
+) -> Iterator[dict[str, Any]]:
+    """The rows of one block from its priced arrays (``priced[key][index + (j,)]`` for the j-th batch). ``shape``
+    gives the facts the price rests on; ``exact`` the block's exact :class:`PassShape`, for batches whose split
+    search met a refusal (the scalar pricer then says what the seed would)."""
+    # The facts the price rests on, in the scalar pricer's order: the card's, the host link's when the batch uses
+    # host memory, the drafting figures.
+    facts = card.facts()
+    own = [(p, facts[p]) for p in COST_PATHS]
+    host_facts = [(p, facts[p]) for p in HOST_COST_PATHS] if card.host is not None else []
+    rests = {False: own + list(shape.facts), True: own + host_facts + list(shape.facts)}
+    provenance = {flag: max(weakest(f.provenance for _, f in rests[flag]), shape.provenance) for flag in rests}
+    carriers = {flag: ";".join(p for p, f in rests[flag] if f.provenance is provenance[flag]) for flag in rests}
+    trouble = priced.get("trouble")
+    for j, b in enumerate(batches):
+        at = (*index, j)
+        row = {**dict.fromkeys(COLUMNS, None), **common, "batch": b}
+        if b == 0:
+            row["refusal"] = "Empty"
             yield row
+            continue
+        if trouble is not None and trouble[at]:
+            try:
+                c = exact().cost_split(card, b, host_memory)
+            except ServingRefusal as e:
+                row["refusal"] = e.name
+                yield row
+                continue
+            yield {**row, **_scalar_row(c)}
+            continue
+        code = int(priced["refusal"][at])
+        if code != _OK:
+            row["refusal"] = _row_refusal(code)
+            yield row
+            continue
+        host_used = bool(priced["host_sequences"][at] > 0)
+        row.update(
+            {
+                "host_sequences": int(priced["host_sequences"][at]),
+                "tokens_per_s": float(priced["tokens_per_s"][at]),
+                "pass_s": float(priced["pass_s"][at]),
+                "memory_s": float(priced["memory_s"][at]),
+                "host_s": float(priced["host_s"][at]),
+                "array_s": float(priced["array_s"][at]),
+                "vector_s": float(priced["vector_s"][at]),
+                "scale_s": float(priced["scale_s"][at]),
+                "binds": _BINDS[int(priced["binds"][at])],
+                "held_bytes": float(priced["held_bytes"][at]),
+                "capacity_bytes": float(priced["capacity_bytes"][at]),
+                "provenance": provenance[host_used].value,
+                "weakest": carriers[host_used],
+            }
+        )
+        yield row
 
 
 def _scalar_row(c: Any) -> dict[str, Any]:
