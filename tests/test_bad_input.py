@@ -90,7 +90,7 @@ COMMANDS = [("price",), ("best",), ("max-batch",), ("audit",), ("lock", "-o", "O
         ("--state-bytes", "nan", "Invalid value for '--state-bytes': 'nan' is not a finite number"),
         ("--position", "inf", "Invalid value for '--position': 'inf' is not a finite number"),
         ("--position", "nan", "Invalid value for '--position': 'nan' is not a finite number"),
-        ("--kv-bytes", "0", "Invalid value for '--kv-bytes': 0.0 is not in the range x>0"),
+        ("--kv-bytes", "0", "Invalid value for '--kv-bytes': 0.0 is not in the range 0<x<=64"),
         ("--kv-bytes", "-2", "Invalid value for '--kv-bytes'"),
         ("--position", "-1", "Invalid value for '--position'"),
         ("--limit", "0", "Invalid value for '--limit'"),
@@ -390,7 +390,10 @@ HOSTILE = {
     ),
     "blk.4000000000": (
         llama(tensors=[("token_embd.weight", [64, 100], Q8_0), ("blk.4000000000.attn_k.weight", [64, 32], F16)]),
-        ["metadata llama.block_count: the header names 4,000,000,001 blocks"],
+        [
+            "metadata llama.block_count: the header names 4,000,000,001 blocks",
+            "metadata llama.block_count: 1, but the tensors name 4,000,000,001 blocks",
+        ],
     ),
     "blk.<20 digits>": (
         llama(tensors=[("token_embd.weight", [64, 100], Q8_0), ("blk.99999999999999999999.attn_k.weight", [64], F16)]),

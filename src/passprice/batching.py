@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from passprice.serving import NotResident, OnChipOverflow, ServingCost
+from passprice.serving import U32_MAX, NotResident, OnChipOverflow, ServingCost
 
 if TYPE_CHECKING:
     from passprice.cards import Card
@@ -188,7 +188,8 @@ def max_batch(shape: PassShape, card: Card, host_memory: bool) -> int:
     """The most sequences the serving carries on ``card`` (seed ``max_batch``, without its scan): the last batch up
     to card room (+ host room) + 1 before the first capacity refusal. Raises batch 1's refusal when nothing fits,
     and any other refusal batch 1 raises."""
-    n = _last_fitting(shape, card, host_memory, shape.most(card, host_memory) + 1)
+    # The seed's loop runs to `most.saturating_add(1)`: u32 arithmetic stops at u32::MAX.
+    n = _last_fitting(shape, card, host_memory, min(shape.most(card, host_memory) + 1, U32_MAX))
     if n == 0:
         shape.cost_split(card, 1, host_memory)
     return n

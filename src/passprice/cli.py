@@ -7,6 +7,7 @@ line per problem on stderr (file, key or byte offset, what was wrong), never a t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
@@ -21,6 +22,7 @@ from passprice import __version__
 from passprice.errors import InputError
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 
 
 class Refused(Exception):
@@ -90,10 +92,15 @@ class _Finite(click.FloatRange):
     name = "finite number"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        number = super().convert(value, param, ctx)
+        number = click.FLOAT.convert(value, param, ctx)
         if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number", param, ctx)
-        return number
+        return super().convert(number, param, ctx)
+
+
+#: The largest element size an option takes, in bytes (an f64 is 8; 64 is past any element format, and keeps a
+#: cache's bytes far from overflowing a double).
+_ELEMENT_BYTES = 64.0
 
 
 def _non_finite(data: Any, path: str = "") -> tuple[str, float] | None:
@@ -122,6 +129,35 @@ def _finite(data: Any) -> None:
 def _echo_json(data: Any) -> None:
     _finite(data)
     click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def _require_unicode(text: str | None, what: str) -> None:
+    """Raise :class:`InputError` when ``text`` (from the command line) holds bytes that are not UTF-8: Python passes
+    them on as lone surrogates, which no file passprice writes can hold."""
+    if text is None:
+        return
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError(f"{what}: {text!r} is not UTF-8 text") from None
+
+
+def _check_output(path: Path | None, force: bool) -> None:
+    """Refuse an output file before any work is done (a sweep or a simulation can take seconds, and used to fail
+    only when it came to write): a path that names a folder, an existing file without ``--force``, or a path under
+    a file. (Missing folders are created when the file is written, as ``lock -o`` does.) Raises
+    :class:`InputError`."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise InputError(f"{path}: is a folder; give a file to write")
+    if path.exists() and not force:
+        raise InputError(f"{path}: already exists; pass --force to overwrite it")
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise InputError(f"{path}: cannot write: {folder} is not a folder")
 
 
 def _root(ctx: click.Context) -> Any:
@@ -191,6 +227,21 @@ def facts_command(ctx: click.Context, card: str, as_json: bool) -> None:
         click.echo(facts_text(f"{c.name}: {c.title}", c.facts()))
 
 
+def _load_all(names: list[str], load: Callable[[str], T]) -> list[tuple[str, T]]:
+    """Each of ``names`` loaded; raises one :class:`InputError` with the problems of every file that does not load
+    (not only the first), one line each."""
+    loaded: list[tuple[str, T]] = []
+    problems: list[str] = []
+    for name in names:
+        try:
+            loaded.append((name, load(name)))
+        except InputError as e:
+            problems.extend(str(e).splitlines())
+    if problems:
+        raise InputError("\n".join(problems))
+    return loaded
+
+
 def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
@@ -203,7 +254,7 @@ def servings_command(ctx: click.Context, as_json: bool) -> None:
     from passprice.servings import load_spec
 
     root = _root(ctx)
-    specs = [(name, load_spec(root, name)) for name in root.names(root.servings)]
+    specs = _load_all(root.names(root.servings), lambda name: load_spec(root, name))
     if as_json:
         from passprice.servings import spec_to_document
 
@@ -234,9 +285,8 @@ def checkpoints_command(ctx: click.Context, as_json: bool) -> None:
     from passprice.checkpoints import load_checkpoint
 
     root = _root(ctx)
-    out = []
-    for name in root.names(root.checkpoints):
-        h = load_checkpoint(root, name)
+    out: list[dict[str, Any]] = []
+    for name, h in _load_all(root.names(root.checkpoints), lambda name: load_checkpoint(root, name)):
         size = sum(ggml.tensor_bytes(t.type_id, t.dims) for t in h.tensors if ggml.known(t.type_id))
         out.append({"name": name, "architecture": h.architecture, "tensors": len(h.tensors), "tensor_bytes": size,
                     "context_length": h.meta_int("context_length"), "sha256": h.sha256})
@@ -315,9 +365,12 @@ def _serving_options(with_batch: bool) -> Callable[[F], F]:
             click.option("--limit", type=click.IntRange(min=1), help="Context each sequence is allowed (positions)."),
             click.option("--kv-page", type=click.IntRange(min=1), help="Page the KV cache, N positions a page."),
             click.option("--contiguous", is_flag=True, help="Contiguous KV cache (undo a serving's --kv-page)."),
-            click.option("--kv-bytes", type=_Finite(min=0, min_open=True), help="Bytes per KV element."),
             click.option(
-                "--state-bytes", type=_Finite(min=0, min_open=True), help="Bytes per recurrent-state element."
+                "--kv-bytes", type=_Finite(min=0, min_open=True, max=_ELEMENT_BYTES), help="Bytes per KV element."
+            ),
+            click.option(
+                "--state-bytes", type=_Finite(min=0, min_open=True, max=_ELEMENT_BYTES),
+                help="Bytes per recurrent-state element.",
             ),
             click.option(
                 "--activation-words", type=click.IntRange(0, 2), help="Words an activation crosses the array in."
@@ -590,6 +643,7 @@ def lock_command(
         lock_name = output.name.removesuffix(".lock.toml")
     else:
         lock_name = Path(serving).stem
+    _require_unicode(lock_name, "lock name")
     paths = _parse_requires(requires)
     resolved = resolve(root, spec)
     kind = kind or "price"
@@ -840,6 +894,9 @@ def fact_set_command(
     root, where = _fact_file(ctx, name, path, draft)
     if root.embedded:
         raise InputError(f"{root.path}: the embedded facts are read-only; run inside a checkout or pass --root")
+    for option, text in (("--value", value), ("--unit", unit), ("--provenance", provenance), ("--cite", cite),
+                         ("--note", note), ("--derivation", derivation)):
+        _require_unicode(text, option)
     entry = {
         "value": parse_value(value),
         "unit": unit,
@@ -891,35 +948,50 @@ def sweep_command(
     as CSV or JSON rows, each with its bind and weakest provenance (or its refusal)."""
     import io
 
+    import numpy as np
+
+    from passprice.serving import U32_MAX
     from passprice.sweep import Grid, Sweeper, grid_from_file, parse_numbers, write_rows
 
     root = _root(ctx)
+    _check_output(output, force)
     if sweep_file is not None:
+        # The file describes the whole grid: an axis given on the command line too would be silently ignored.
+        given = [f"--{name.replace('_', '-')}" for name in ("cards", "batches", "positions", "draft_tokens")
+                 if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE]
+        if servings or given:
+            what = ", ".join((["SERVINGS"] if servings else []) + given)
+            raise click.UsageError(f"--file describes the whole grid: give {what} in the file, not on the command line")
         grid = grid_from_file(sweep_file, root)
     else:
         names = servings or tuple(root.names(root.servings))
         card_list = None
         if cards == "all":
             card_list = tuple(root.names(root.cards))
-        elif cards:
+        elif cards is not None:
             card_list = tuple(c.strip() for c in cards.split(",") if c.strip())
         grid = Grid(
             servings=tuple(names),
-            batches=parse_numbers(batches, int, "--batches"),
+            batches=parse_numbers(batches, int, "--batches", most=U32_MAX),
             cards=card_list,
-            positions=parse_numbers(positions, float, "--positions") if positions else None,
-            draft_tokens=parse_numbers(draft_tokens, int, "--draft-tokens") if draft_tokens else None,
+            positions=parse_numbers(positions, float, "--positions") if positions is not None else None,
+            draft_tokens=(
+                parse_numbers(draft_tokens, int, "--draft-tokens", most=64) if draft_tokens is not None else None
+            ),
         )
     if as_json:
         fmt = "json"
     sweeper = Sweeper(root)
+    sweeper.check(grid)
     buffer = io.StringIO()
     total = grid.size()
-    if total >= 20_000:
-        with click.progressbar(length=total, label="pricing", file=sys.stderr) as bar:
-            write_rows(sweeper.rows(grid, progress=bar.update), fmt, buffer)
-    else:
-        write_rows(sweeper.rows(grid), fmt, buffer)
+    # A fact or element size far out of range overflows in the arrays; such a row is refused by write_rows.
+    with np.errstate(all="ignore"):
+        if total >= 20_000:
+            with click.progressbar(length=total, label="pricing", file=sys.stderr) as bar:
+                write_rows(sweeper.rows(grid, progress=bar.update), fmt, buffer)
+        else:
+            write_rows(sweeper.rows(grid), fmt, buffer)
     if output is None:
         click.echo(buffer.getvalue(), nl=False)
     else:
@@ -936,11 +1008,11 @@ def sweep_command(
 @click.argument("checkpoint")
 @click.option("--contexts", default="4k,32k,128k", show_default=True, help="Context sizes in positions (k = 1,024).")
 @click.option(
-    "--kv-bytes", type=click.FloatRange(min=0, min_open=True), default=2.0, show_default=True,
+    "--kv-bytes", type=_Finite(min=0, min_open=True, max=_ELEMENT_BYTES), default=2.0, show_default=True,
     help="Bytes per KV-cache element: 2 (16-bit), 1 (8-bit), 0.5625 (4-bit codes with their scales).",
 )
 @click.option(
-    "--state-bytes", type=click.FloatRange(min=0, min_open=True), default=4.0, show_default=True,
+    "--state-bytes", type=_Finite(min=0, min_open=True, max=_ELEMENT_BYTES), default=4.0, show_default=True,
     help="Bytes per recurrent-state element.",
 )
 @_json_option
@@ -966,6 +1038,7 @@ def kv_command(
     data = kv_json(report)
     if all(c.refusal is not None for c in report.contexts):
         raise Refused(f"every context is past {checkpoint}'s context length {report.model_context:,}", data)
+    _finite(data)
     if as_json:
         _echo_json(data)
     else:
@@ -1007,13 +1080,16 @@ def roofline_command(
     if plot_path is not None:
         if plot_path.suffix.lower() not in (".png", ".svg"):
             raise click.BadParameter(f"{plot_path}: the file must end in .png or .svg", param_hint="--plot")
+        _check_output(plot_path, force)
         require_matplotlib()
     if serving is None and not o.get("checkpoint"):
         if plot_path is not None:
             raise click.UsageError("--plot draws a serving: give a SERVING or --checkpoint")
         card = load_card(_root(ctx), card_name)
+        data = {"card": card.name, "ridges": ridges_json(ridges(card))}
+        _finite(data)  # the text shows the same figures: `inf MAC/B` is no ridge either
         if as_json:
-            _echo_json({"card": card.name, "ridges": ridges_json(ridges(card))})
+            _echo_json(data)
         else:
             click.echo(ridges_text(card))
         return
@@ -1027,10 +1103,12 @@ def roofline_command(
         line = roofline(resolved.header, resolved.card, resolved.serving, title)
     except ServingRefusal as e:
         _refuse(e)
+    data = roofline_json(line)
+    _finite(data)  # before the plot is written: a roofline JSON cannot carry is no picture either
     if plot_path is not None:
         draw(line, plot_path, force=force)
     if as_json:
-        _echo_json(roofline_json(line))
+        _echo_json(data)
     else:
         click.echo(roofline_text(line))
     if plot_path is not None:
@@ -1045,7 +1123,9 @@ def roofline_command(
     "--passes", type=click.IntRange(min=1), default=100_000, show_default=True,
     help="Passes of the Monte-Carlo accept/reject loop simulated for each draft length.",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the Monte-Carlo loop.")
+@click.option(
+    "--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the Monte-Carlo loop."
+)
 @_json_option
 @click.pass_context
 def speculate_command(
@@ -1089,6 +1169,7 @@ def speculate_command(
     if all(r.refusal is not None for r in result.rows):
         names = ", ".join(sorted({r.refusal.name for r in result.rows if r.refusal is not None}))
         raise Refused(f"every draft length is refused ({names})", data)
+    _finite(data)  # the table shows the same figures: a pass of `inf s` is no price
     if as_json:
         _echo_json(data)
     else:
@@ -1102,7 +1183,7 @@ def speculate_command(
               help="Requests, one JSON object a line: arrival_s, prompt_tokens, output_tokens[, prefix_id, "
               "prefix_tokens].")
 @click.option("--synthetic", type=click.IntRange(min=1), metavar="N", help="N synthetic heavy-tailed requests.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the synthetic trace.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the synthetic trace.")
 @click.option("--rate", type=click.FloatRange(min=0, min_open=True), help="Synthetic arrivals per second [50].")
 @click.option("--prefix", "synthetic_prefix", type=click.IntRange(min=0), default=0,
               help="Synthetic prompts all start with one shared prefix of this many tokens.")
@@ -1118,6 +1199,9 @@ def speculate_command(
 @click.option("--prefix-read-once/--no-prefix-read-once", default=None,
               help="Stream each shared prefix once a step for all the sequences that read it.")
 @click.option("--no-prefix-caching", is_flag=True, help="Hold and prefill every prompt whole, shared prefix or not.")
+@click.option("--max-steps", type=click.IntRange(min=1), default=500_000, show_default=True,  # simulate.MAX_STEPS
+              help="Steps simulated at most, every policy together (tens of microseconds each); a longer run is "
+              "refused.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here (default: stdout).")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
 @_json_option
@@ -1139,6 +1223,7 @@ def simulate_command(
     contiguous: bool,
     prefix_read_once: bool | None,
     no_prefix_caching: bool,
+    max_steps: int,
     output: Path | None,
     force: bool,
     as_json: bool,
@@ -1147,7 +1232,15 @@ def simulate_command(
     continuous batching, chunked prefill, shared prefixes. Give --trace FILE.jsonl or --synthetic N --seed S."""
     from passprice.serving import ServingRefusal
     from passprice.servings import resolve
-    from passprice.simulate import Policy, Settings, Simulation, simulate, simulation_json, simulation_text
+    from passprice.simulate import (
+        Policy,
+        Settings,
+        Simulation,
+        least_steps,
+        simulate,
+        simulation_json,
+        simulation_text,
+    )
     from passprice.steps import StepPricer
     from passprice.trace import Synthetic, read_trace
     from passprice.trace import synthetic as make_synthetic
@@ -1156,8 +1249,7 @@ def simulate_command(
         raise click.UsageError("give one of --trace FILE.jsonl and --synthetic N")
     if trace_path is not None and (rate is not None or synthetic_prefix):
         raise click.UsageError("--rate and --prefix shape a --synthetic trace; a --trace file has its own")
-    if output is not None and output.exists() and not force:
-        raise InputError(f"{output}: already exists; pass --force to overwrite it")
+    _check_output(output, force)
     root, spec = _spec(ctx, serving, card=card, limit=limit, kv_page=kv_page, contiguous=contiguous,
                        prefix_read_once=prefix_read_once)
     resolved = resolve(root, spec)
@@ -1173,20 +1265,28 @@ def simulate_command(
         trace = make_synthetic(Synthetic(synthetic, seed, rate or 50.0, prefix=synthetic_prefix), pricer.limit)
     settings = Settings(chunk, max_batch, not no_prefix_caching, resolved.serving.prefix_read_once)
     policies = [Policy.STATIC, Policy.CONTINUOUS] if policy == "both" else [Policy(policy)]
-    outcomes = []
+    least = least_steps(pricer, trace, settings) * len(policies)
+    if least > max_steps:
+        raise InputError(
+            f"simulate: the trace needs at least {least:,} steps ({', '.join(p.value for p in policies)}), more than "
+            f"the {max_steps:,} --max-steps allows (tens of microseconds a step); simulate part of the trace, or "
+            "raise --max-steps"
+        )
+    outcomes: list[Any] = []
     total = len(trace.requests) * len(policies)
     try:
-        if total >= 4000:
-            with click.progressbar(length=total, label="simulating", file=sys.stderr) as bar:
-                for p in policies:
-                    outcomes.append(simulate(pricer, trace, p, settings, progress=bar.update))
-        else:
-            outcomes = [simulate(pricer, trace, p, settings) for p in policies]
+        shown = click.progressbar(length=total, label="simulating", file=sys.stderr) if total >= 4000 else None
+        with shown or contextlib.nullcontext() as bar:
+            for p in policies:
+                left = max_steps - sum(o.steps for o in outcomes)
+                outcomes.append(simulate(pricer, trace, p, settings, bar.update if bar else None, max_steps=left))
     except ServingRefusal as e:
         _refuse(e)
     title = f"simulate {serving}: {resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
     sim = Simulation(title, serving, trace.summary(), settings, pricer, tuple(outcomes))
-    text = json.dumps(simulation_json(sim), indent=2) + "\n" if as_json else simulation_text(sim) + "\n"
+    data = simulation_json(sim)
+    _finite(data)  # the text shows the same figures: a TTFT of `inf s` is no latency
+    text = json.dumps(data, indent=2) + "\n" if as_json else simulation_text(sim) + "\n"
     if output is None:
         click.echo(text, nl=False)
     else:

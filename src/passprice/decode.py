@@ -410,7 +410,7 @@ def header_problems(header: GGUFHeader) -> list[str]:
         out.append(f"{source}: metadata general.architecture: {arch!r} is not a string")
     prefix = f"{arch}." if isinstance(arch, str) else ""
     for key in _COUNT_KEYS:
-        name = key if key in header.metadata else f"{prefix}{key}"
+        name = key if key in header.metadata and f"{prefix}{key}" not in header.metadata else f"{prefix}{key}"
         value = header.metadata.get(name)
         if value is None:
             if key == "embedding_length":
@@ -428,9 +428,12 @@ def header_problems(header: GGUFHeader) -> list[str]:
             continue
         if key == "embedding_length" and (value == 0 or (isinstance(value, tuple) and max(value) == 0)):
             out.append(f"{source}: metadata {name}: 0 (a token-row is at least one element wide)")
+        if key in ("attention.key_length", "attention.value_length") and value == 0:
+            out.append(f"{source}: metadata {name}: 0 (an attention head is at least one element wide)")
     blocks = header.metadata.get(f"{prefix}block_count")
     layers = blocks if _whole(blocks) else 0
     assert isinstance(layers, int)
+    named = 0
     for t in header.tensors:
         m = _BLOCK.match(t.name)
         if m is not None:
@@ -438,14 +441,23 @@ def header_problems(header: GGUFHeader) -> list[str]:
                 shown = repr(t.name) if len(t.name) <= 60 else f"{t.name[:60]!r}…"
                 out.append(f"{source}: tensor {shown}: block index of {len(m.group(1))} digits")
             else:
-                layers = max(layers, int(m.group(1)) + 1)
+                named = max(named, int(m.group(1)) + 1)
         if 0 in t.dims:
             out.append(f"{source}: tensor {t.name!r}: dimension 0 in {list(t.dims)} (a tensor holds an element)")
+    layers = max(layers, named)
     if layers > len(header.tensors):
         out.append(
             f"{source}: metadata {prefix}block_count: the header names {layers:,} blocks (block_count or blk.N "
             f"tensors) but holds {len(header.tensors):,} tensors, and every block holds at least one"
         )
+    if named and (blocks is None or (isinstance(blocks, int) and _whole(blocks) and blocks < named)):
+        # The draft (MTP) layers are the last nextn_predict_layers of block_count: a count that misses blocks the
+        # tensors name would make real blocks drafts (or hide them).
+        said = "missing" if blocks is None else f"{blocks:,}"
+        out.append(f"{source}: metadata {prefix}block_count: {said}, but the tensors name {named:,} blocks (blk.0 …)")
+    drafts = header.metadata.get(f"{prefix}nextn_predict_layers")
+    if isinstance(drafts, int) and isinstance(blocks, int) and _whole(drafts) and _whole(blocks) and drafts > blocks:
+        out.append(f"{source}: metadata {prefix}nextn_predict_layers: {drafts:,} draft layers, more than block_count")
     return out
 
 
@@ -456,14 +468,16 @@ def check_header(header: GGUFHeader) -> None:
         raise InputError("\n".join(found))
 
 
-def decode_step(header: GGUFHeader, deployment: Deployment) -> DecodeStep:
+def decode_step(header: GGUFHeader, deployment: Deployment, *, defer_recurrence: bool = False) -> DecodeStep:
     """The decode step of the checkpoint ``header`` describes, under ``deployment`` (DESIGN.md, The decode step).
 
     Raises :class:`~passprice.errors.InputError` for a header that parses but describes no checkpoint
     (:func:`header_problems`: counts that are negative or not numbers, more blocks than tensors, empty tensors),
     :class:`RoutedStep` for a mixture of experts, :class:`UnclassifiedTensor` for a tensor no rule places,
-    :class:`UnknownType` for a tensor type ``gguf`` does not know, :class:`MissingMetadata` for a recurrent checkpoint
-    without its ``ssm.*`` shape.
+    :class:`UnknownType` for a tensor type ``gguf`` does not know, :class:`MissingMetadata` for a recurrent layer the
+    deployment uses without its ``ssm.*`` shape — unless ``defer_recurrence``: then the step keeps each recurrence
+    stage without its bytes and ``recurrence`` is ``None``, so the pricer refuses it where the seed does (at the
+    stage, after its own checks). Draft layers the deployment does not use are not asked for their shape.
     """
     check_header(header)
     experts = header.meta_int("expert_count")
@@ -490,8 +504,14 @@ def decode_step(header: GGUFHeader, deployment: Deployment) -> DecodeStep:
 
     window, windowed = _windowed_layers(header, n_layers)
     recurrent = {i for i, bases in layer_bases.items() if any(b.startswith("ssm_") for b in bases)}
-    rec = recurrence_of(header) if recurrent else None
-    embd = header.meta_int("embedding_length") or 0
+    used = {i for i in recurrent if deployment.speculative or not (drafts > 0 and i >= first_draft)}
+    rec: Recurrence | None = None
+    if used:
+        try:
+            rec = recurrence_of(header)
+        except MissingMetadata:
+            if not defer_recurrence:
+                raise
 
     layers: list[Layer] = []
     for i in range(n_layers):
@@ -542,8 +562,13 @@ def decode_step(header: GGUFHeader, deployment: Deployment) -> DecodeStep:
         i = info.index
         if info.kind in (LayerKind.ATTENTION, LayerKind.WINDOWED):
             q = _per_layer(header, "attention.head_count", i) or 1
-            key = header.meta_int("attention.key_length") or embd // max(q, 1)
-            value = header.meta_int("attention.value_length") or embd // max(q, 1)
+            # A head's widths: attention.key_length / value_length when present (gemma3: 256, not 640 / 4), else
+            # the layer's embedding width over its query heads (DESIGN.md).
+            embd = _per_layer(header, "embedding_length", i) or 0
+            key_length = header.meta_int("attention.key_length")
+            value_length = header.meta_int("attention.value_length")
+            key = key_length if key_length is not None else embd // max(q, 1)
+            value = value_length if value_length is not None else embd // max(q, 1)
             per_position = info.kv_heads * (key + value) * deployment.kv_bytes
             positions = deployment.ctx if info.window is None else min(deployment.ctx, info.window)
             kv_cache += per_position * positions
@@ -565,6 +590,9 @@ def decode_step(header: GGUFHeader, deployment: Deployment) -> DecodeStep:
             state_bytes += dense
             ring_bytes += ring
             return Stage(StageKind.RECURRENCE, i, (), 0, state_read=dense + ring, state_write=dense + ring_row)
+        if info.kind is LayerKind.RECURRENT:
+            # Its shape is missing and the caller defers the refusal to the stage (``defer_recurrence``).
+            return Stage(StageKind.RECURRENCE, i)
         return None
 
     # Forward order: the embedding, each block (its projections and norms, with its attention or recurrence before

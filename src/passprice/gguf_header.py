@@ -188,14 +188,15 @@ class GGUFHeader:
         return arch if isinstance(arch, str) else None
 
     def meta(self, key: str, default: MetaValue | None = None) -> MetaValue | None:
-        """``metadata[key]`` if present, else ``metadata[f"{architecture}.{key}"]`` (so ``block_count`` reads
-        ``gemma3.block_count``), else ``default``."""
-        if key in self.metadata:
-            return self.metadata[key]
+        """``metadata[f"{architecture}.{key}"]`` if present (so ``block_count`` reads ``gemma3.block_count``, as
+        DESIGN.md's lookup rule says, even beside a stray unprefixed key), else ``metadata[key]`` (full keys such
+        as ``general.alignment``), else ``default``."""
         arch = self.architecture
         if arch is not None:
-            return self.metadata.get(f"{arch}.{key}", default)
-        return default
+            prefixed = f"{arch}.{key}"
+            if prefixed in self.metadata:
+                return self.metadata[prefixed]
+        return self.metadata.get(key, default)
 
     def meta_int(self, key: str) -> int | None:
         """:meth:`meta` of ``key`` when it is an integer scalar (not a bool); ``None`` when absent or not one."""

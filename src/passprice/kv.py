@@ -40,6 +40,9 @@ from passprice.serving import (
 _SUFFIX = {"": 1, "k": 1024, "m": 1024 * 1024}
 _CONTEXT = re.compile(r"^\s*(\d+)\s*([kKmM]?)\s*$")
 
+#: Context sizes one report shows at most (each is a column of the fit table, and a decode step priced per card).
+MAX_CONTEXTS = 64
+
 #: The layer kinds of a report, in the order they are shown, with the label a person reads.
 KIND_LABELS: dict[LayerKind, str] = {
     LayerKind.ATTENTION: "global attention",
@@ -52,9 +55,13 @@ KIND_LABELS: dict[LayerKind, str] = {
 def parse_contexts(text: str) -> tuple[int, ...]:
     """Context sizes from the command line: comma-separated positions, each a whole number with an optional ``k``
     (× 1,024) or ``m`` (× 1,048,576) suffix: ``4k,32k,128k`` → (4096, 32768, 131072). Duplicates are dropped, the
-    order kept. Raises :class:`InputError` naming the item that is not a positive size."""
+    order kept. Raises :class:`InputError` naming the item that is not a positive size, or for more than
+    :data:`MAX_CONTEXTS` sizes."""
     out: list[int] = []
-    for item in text.split(","):
+    items = text.split(",")
+    if len(items) > MAX_CONTEXTS:
+        raise InputError(f"--contexts: {len(items):,} sizes; a report shows at most {MAX_CONTEXTS}")
+    for item in items:
         m = _CONTEXT.match(item)
         if m is None or int(m.group(1)) == 0:
             raise InputError(f"--contexts: {item.strip()!r} is not a context size (positions: 4096, 4k, 128k, 1m)")

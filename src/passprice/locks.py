@@ -265,10 +265,18 @@ def write_atomically(path: Path, text: str, force: bool = False) -> None:
     never replaced, even one created while the text was being written (the temporary file is hard-linked into
     place, which fails when ``path`` exists). No temporary file is left behind.
 
-    Raises :class:`InputError` when ``path`` exists and not ``force``, or cannot be written."""
+    Raises :class:`InputError` when ``path`` exists and not ``force``, cannot be written, or ``text`` is not
+    Unicode (a name given on the command line in bytes that are not UTF-8), before anything is written."""
     exists = f"{path}: already exists; pass --force to overwrite it"
     if path.exists() and not force:
         raise InputError(exists)
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise InputError(
+            f"{path}: cannot write: character {e.start:,} of the text, {text[e.start:e.end]!r}, is not Unicode (a name "
+            "given in bytes that are not UTF-8?)"
+        ) from None
     folder = path.parent
     try:
         try:
@@ -281,8 +289,8 @@ def write_atomically(path: Path, text: str, force: bool = False) -> None:
             mode = _new_file_mode()
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
-                out.write(text)
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
                 out.flush()
                 os.fsync(out.fileno())
             os.chmod(tmp, mode)

@@ -599,7 +599,9 @@ def render(line: Roofline, fmt: str) -> bytes:
         top.set_title(line.title or f"decode roofline on {line.card.name}", fontsize=10)
         fig.tight_layout()
         buffer = io.BytesIO()
-        fig.savefig(buffer, format=fmt, metadata=_metadata(fmt))
+        # A fixed salt for the SVG's element ids (random by default), so the same roofline writes the same bytes.
+        with plt.rc_context({"svg.hashsalt": "passprice"}):
+            fig.savefig(buffer, format=fmt, metadata=_metadata(fmt))
     finally:
         plt.close(fig)
     return buffer.getvalue()

@@ -104,13 +104,25 @@ def validate(document: Mapping[str, Any], kind: str, source: str, folder: Path |
         raise SchemaError(source, found)
 
 
+#: Bytes a TOML file passprice reads may have (its largest, a checkpoint entry's tensor table, is a few MB): past it
+#: the file is refused, not read whole (``/dev/zero`` has no end).
+MAX_TOML_BYTES = 64 << 20
+
+
 def read_toml(path: Path, text: str | None = None) -> dict[str, Any]:
     """Parse the TOML file at ``path`` (or ``text`` read from it). Raises :class:`InputError` naming the file and the
-    line and column of a syntax error, or that the file cannot be read."""
+    line and column of a syntax error, or that the file cannot be read, is larger than :data:`MAX_TOML_BYTES`,
+    nests too deeply or holds an integer of more digits than Python converts."""
     try:
         if text is None:
-            text = path.read_text(encoding="utf-8")
+            with path.open("rb") as handle:
+                data = handle.read(MAX_TOML_BYTES + 1)
+            if len(data) > MAX_TOML_BYTES:
+                raise InputError(f"{path}: larger than {MAX_TOML_BYTES:,} bytes: not a passprice file")
+            text = data.decode("utf-8")
         return tomllib.loads(text)
+    except RecursionError:
+        raise InputError(f"{path}: not valid TOML: arrays or tables nested too deeply") from None
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -119,6 +131,8 @@ def read_toml(path: Path, text: str | None = None) -> dict[str, Any]:
         raise InputError(f"{path}: byte {e.start}: not UTF-8 text") from None
     except tomllib.TOMLDecodeError as e:
         raise InputError(f"{path}: not valid TOML: {e}") from None
+    except ValueError as e:  # an integer past Python's 4,300 digits (less its advice to raise the limit)
+        raise InputError(f"{path}: not valid TOML: {str(e).split(';')[0]}") from None
     except OSError as e:
         raise InputError(f"{path}: cannot read: {e.strerror}") from None
 

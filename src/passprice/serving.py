@@ -36,6 +36,7 @@ from passprice.decode import (
     UnknownType,
     decode_step,
 )
+from passprice.errors import InputError
 from passprice.facts import Fact, Provenance, weakest
 from passprice.gguf_header import GGUFHeader
 
@@ -789,7 +790,7 @@ class PassShape:
         """The most sequences the serving carries on ``card``: every larger batch is refused for capacity (seed
         ``max_batch``). Raises what batch 1 raises when no batch fits."""
         n = 0
-        for batch in range(1, self.most(card, host_memory) + 2):
+        for batch in range(1, min(self.most(card, host_memory) + 1, U32_MAX) + 1):  # most.saturating_add(1)
             try:
                 self.cost_split(card, batch, host_memory)
             except (NotResident, OnChipOverflow):
@@ -882,7 +883,9 @@ def pass_shape(header: GGUFHeader, s: Serving) -> PassShape:
         ctx=1, kv_bytes=s.kv_bytes, state_bytes=s.state_bytes, activation_bytes=2.0, speculative=k > 0
     )
     try:
-        step = decode_step(header, deployment)
+        # A recurrent layer without its ssm.* shape is refused at its stage, after the token_embd check, as the
+        # seed refuses it.
+        step = decode_step(header, deployment, defer_recurrence=True)
     except DecodeRefusal as e:
         raise Step(e) from None
     blocks = header.meta_int("block_count") or 0
@@ -1057,7 +1060,7 @@ def pass_shape(header: GGUFHeader, s: Serving) -> PassShape:
         # a pass joins the stream the batch shares (one long read, as the weights are read).
         held_shared += shared_held
         weight_bytes += shared_read
-    return PassShape(
+    shape = PassShape(
         rows_per_sequence=1 + k,
         emitted_per_sequence=emitted,
         weight_bytes=weight_bytes,
@@ -1074,6 +1077,37 @@ def pass_shape(header: GGUFHeader, s: Serving) -> PassShape:
         provenance=weakest(a.provenance for a in s.draft.acceptance) if s.draft is not None else Provenance.PUBLISHED,
         facts=draft_facts,
     )
+    _check_finite(shape)
+    return shape
+
+
+#: The fields of a :class:`PassShape` that are quantities (bytes, multiply-adds, cycles).
+_SHAPE_QUANTITIES = (
+    "weight_bytes",
+    "embed_bytes",
+    "read_bytes",
+    "write_bytes",
+    "rewrite_bytes",
+    "array_macs",
+    "vector_macs",
+    "scale_cycles",
+    "held_shared",
+    "held_per_sequence",
+    "on_chip_per_sequence",
+)
+
+
+def _check_finite(shape: PassShape) -> None:
+    """Raise :class:`~passprice.errors.InputError` when a quantity of ``shape`` is not finite: an element size or a
+    header figure so large that bytes or work overflow a double (``inf``, or ``nan`` from ``inf − inf``), which no
+    pass, room or batch can be priced from."""
+    for name in _SHAPE_QUANTITIES:
+        value = getattr(shape, name)
+        if not math.isfinite(value):
+            raise InputError(
+                f"the pass's {name} is {value!r}: an element size (--kv-bytes, --state-bytes) or a header figure is "
+                "too large for a double"
+            )
 
 
 def _transform(n: float) -> float:
@@ -1082,9 +1116,15 @@ def _transform(n: float) -> float:
 
 
 def _missing_ssm(header: GGUFHeader) -> DecodeRefusal:
-    arch = header.architecture or "?"
-    keys = ("ssm.time_step_rank", "ssm.state_size", "ssm.inner_size", "ssm.group_count")
-    return MissingMetadata([f"{arch}.{k}" for k in keys], "a recurrent stage needs its Gated-DeltaNet shape")
+    """The refusal of a recurrence stage without its Gated-DeltaNet shape, naming each missing ``ssm.*`` key."""
+    from passprice.decode import recurrence_of
+
+    try:
+        recurrence_of(header)
+    except MissingMetadata as e:
+        return e
+    arch = header.architecture or "?"  # pragma: no cover - only called when the shape is missing
+    return MissingMetadata([f"{arch}.ssm.*"], "a recurrent stage needs its Gated-DeltaNet shape")
 
 
 def price_serving(header: GGUFHeader, card: Card, s: Serving) -> ServingCost:

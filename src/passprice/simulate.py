@@ -52,6 +52,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from passprice.errors import InputError
 from passprice.serving import NotResident, OnChipOverflow, ServingBind
 from passprice.steps import StepPricer, StepRows
 from passprice.tables import count, si, text_table
@@ -62,6 +63,11 @@ CHUNK = 2048
 
 #: Default cap on the sequences a step carries (the default of ``max_num_seqs`` in vLLM's V0 engine arguments).
 MAX_BATCH = 256
+
+#: Default cap on the steps one command simulates, every policy together: a step costs tens of microseconds, so
+#: this bounds a run to about a minute; a longer trace is refused, before it runs when :func:`least_steps` already
+#: passes the cap.
+MAX_STEPS = 500_000
 
 
 class Policy(enum.Enum):
@@ -229,18 +235,54 @@ class _Prefix:
         self.ready = False
 
 
+def least_steps(pricer: StepPricer, trace: Trace, settings: Settings = Settings()) -> int:
+    """A lower bound on the steps either policy takes to serve ``trace``. A step carries at most the token budget
+    of prompt rows, at most the batch cap's decode rows, and at most the larger of the two in all; so the steps are
+    at least every prompt row (less the shared positions a prefix hit skips) over the budget, every decode row over
+    the cap's, and both over the larger; and a request's own prompt chunks and decode passes run one a step."""
+    shape = pricer.shape
+    n_rows = shape.rows_per_sequence
+    on_chip_rows = pricer.rows_on_chip()
+    cap = max(min(settings.max_batch, on_chip_rows // n_rows), 1)
+    budget = max(min(settings.chunk, on_chip_rows), 1)
+    page = pricer.kv_page if settings.prefix_caching else None
+    prompt_rows = decode_rows = longest = 0
+    for r in trace.requests:
+        own = r.prompt - (r.prefix // page * page if page and r.prefix_id is not None else 0)
+        decode = math.floor((r.output - 1) / shape.emitted_per_sequence)
+        prompt_rows += own
+        decode_rows += decode * n_rows
+        longest = max(longest, -(-own // budget) + decode)
+    return max(
+        -(-prompt_rows // budget),
+        -(-decode_rows // (cap * n_rows)),
+        -(-(prompt_rows + decode_rows) // max(budget, cap * n_rows)),
+        longest,
+    )
+
+
 def simulate(
     pricer: StepPricer,
     trace: Trace,
     policy: Policy,
     settings: Settings = Settings(),
     progress: Callable[[int], None] | None = None,
+    max_steps: int | None = None,
 ) -> Outcome:
     """Serve ``trace`` with ``policy`` on the card ``pricer`` prices for; ``progress`` is called with the requests
     finished by each step.
 
     Raises :class:`~passprice.serving.NotResident` when a request alone does not fit the card's memory beside the
-    weights, :class:`~passprice.serving.OnChipOverflow` when not even one sequence's rows fit on chip."""
+    weights, :class:`~passprice.serving.OnChipOverflow` when not even one sequence's rows fit on chip, and
+    :class:`~passprice.errors.InputError` when the run would take more than ``max_steps`` steps (checked first
+    against :func:`least_steps`, then as it runs)."""
+    if max_steps is not None:
+        least = least_steps(pricer, trace, settings)
+        if least > max_steps:
+            raise InputError(
+                f"simulate: the trace needs at least {least:,} steps ({policy.value}), more than the {max_steps:,} "
+                "--max-steps allows (tens of microseconds a step); simulate part of the trace, or raise --max-steps"
+            )
     reqs = sorted(trace.requests, key=lambda r: (r.arrival, r.index))
     n_req = len(reqs)
     shape = pricer.shape
@@ -347,6 +389,12 @@ def simulate(
         if not active:
             t = max(t, reqs[arrived].arrival)
             continue
+        if max_steps is not None and steps >= max_steps:
+            raise InputError(
+                f"simulate: the {policy.value} run passed the {max_steps:,} steps --max-steps allows, {t:,.1f} s into "
+                f"the trace with {done:,} of {n_req:,} requests served; simulate part of the trace, or raise "
+                "--max-steps"
+            )
         peak_sequences = max(peak_sequences, len(active))
         peak_reserved = max(peak_reserved, weights + reserved)
 

@@ -42,6 +42,14 @@ from passprice.serving import (
 #: Draft lengths ``--tokens`` accepts at most (the seed's ``--draft-tokens`` bound).
 MAX_TOKENS = 64
 
+#: Passes of the accept/reject loop simulated at most for one draft length (about a second at 8 drafts; the
+#: standard error of the mean is then below 0.001 tokens a pass).
+MAX_PASSES = 10_000_000
+
+#: Uniforms the accept/reject loops of one command draw at most (passes × drafts, summed over the draft lengths):
+#: about ten seconds.
+MAX_DRAWS = 1_000_000_000
+
 
 def parse_tokens(text: str) -> tuple[int, ...]:
     """Draft lengths from the command line: ``1..8`` (inclusive), ``1-8``, ``1,2,4``, or one number; each from 1 to
@@ -99,24 +107,34 @@ def simulate(acceptance: Sequence[float], passes: int, seed: int = 0) -> Simulat
 
     Each pass draws one uniform per draft; draft *i* is accepted when its uniform is below aᵢ and every earlier draft
     was accepted; the pass emits the accepted drafts plus one token (the target's own after a rejection, the bonus
-    token after *k* acceptances). Raises :class:`InputError` for no passes or an acceptance outside [0, 1]."""
+    token after *k* acceptances). Raises :class:`InputError` for no passes, more than :data:`MAX_PASSES`, a
+    negative seed or an acceptance outside [0, 1]."""
     if passes < 1:
         raise InputError(f"--passes: {passes} passes simulate nothing; give at least 1")
+    if passes > MAX_PASSES:
+        raise InputError(
+            f"--passes: {passes:,} passes is more than {MAX_PASSES:,} (a standard error below 0.001 tokens a pass "
+            "already; more would run for minutes)"
+        )
+    if seed < 0:
+        raise InputError(f"--seed: {seed} is negative; a seed is a whole number from 0")
     values = np.asarray(list(acceptance), dtype=float)
     if values.size and (not np.all(np.isfinite(values)) or values.min() < 0.0 or values.max() > 1.0):
         raise InputError(f"acceptance {list(acceptance)}: each must be a probability in [0, 1]")
     rng = np.random.default_rng(seed)
-    emitted = np.ones(passes)
+    # Every pass emits one token and its accepted drafts: counted in chunks, an exact integer sum (no array of
+    # every pass held), so the mean is the same as an array's.
+    accepted_drafts = 0
     chunk = 1 << 16
     for start in range(0, passes, chunk):
         n = min(chunk, passes - start)
         accepted = rng.random((n, values.size)) < values
         # Stop at the first rejection: a draft counts only while every draft before it was accepted.
-        run = np.cumprod(accepted, axis=1) if values.size else np.zeros((n, 0))
-        emitted[start : start + n] += run.sum(axis=1)
+        run = np.cumprod(accepted, axis=1) if values.size else np.zeros((n, 0), dtype=np.int64)
+        accepted_drafts += int(run.sum())
     return Simulation(
         passes=passes,
-        mean=float(emitted.mean()),
+        mean=(passes + accepted_drafts) / passes,
         stderr=emitted_sd(values.tolist()) / math.sqrt(passes),
         expected=emitted_per_pass(values.tolist()),
     )
@@ -195,9 +213,16 @@ def speculate(
     priced draft row carries :func:`simulate` of its acceptances (``passes`` passes from ``seed``).
 
     Speedup = tokens/s(k) / tokens/s(0), with tokens/s = batch × ``emitted_per_pass`` / pass seconds (seed
-    ``ServingCost::tokens_per_s``). Raises :class:`InputError` for a batch below 1."""
+    ``ServingCost::tokens_per_s``). Raises :class:`InputError` for a batch below 1, or when the loops would draw
+    more than :data:`MAX_DRAWS` uniforms (``passes`` × the drafts of every length the method has figures for)."""
     if batch is not None and batch < 1:
         raise InputError(f"--batch: {batch} sequences price nothing; give at least 1")
+    draws = passes * sum(k for k in tokens if k <= len(method.acceptance))
+    if draws > MAX_DRAWS:
+        raise InputError(
+            f"--passes: {passes:,} passes of {len(tokens)} draft length{'s' if len(tokens) != 1 else ''} draw "
+            f"{draws:,} uniforms, more than {MAX_DRAWS:,} (about ten seconds); give fewer passes or draft lengths"
+        )
     rows: list[DraftRow] = []
     base: float | None = None
     for k in (0, *(t for t in tokens if t != 0)):

@@ -103,12 +103,25 @@ class Grid:
         )
 
 
-def parse_numbers(text: str, kind: Callable[[str], Any], what: str) -> tuple[Any, ...]:
+#: Pass shapes a sweep reads at most (each takes one to seven milliseconds: this bounds a sweep to about half a
+#: minute).
+MAX_SHAPES = 4_000
+
+#: Rows a sweep prices at most (about ten seconds and 110 MB of CSV on a laptop): a larger grid is refused before
+#: anything is priced, not left to run for minutes.
+MAX_ROWS = 1_000_000
+
+
+def parse_numbers(
+    text: str, kind: Callable[[str], Any], what: str, least: float = 0, most: float | None = None
+) -> tuple[Any, ...]:
     """A list of numbers from the command line: ``1,2,8``, ranges ``1-64`` (every integer), doubling ranges
-    ``1-4096*2`` (1, 2, 4 … 4096), or a mix. Raises :class:`InputError` naming ``what`` for anything else."""
+    ``1-4096*2`` (1, 2, 4 … 4096), or a mix; each a finite number from ``least`` to ``most``, at most
+    :data:`MAX_ROWS` of them. Raises :class:`InputError` naming ``what`` for anything else."""
     out: list[Any] = []
     for part in text.split(","):
         part = part.strip()
+        start = len(out)
         try:
             if "-" in part[1:]:
                 first, _, rest = part.partition("-") if not part.startswith("-") else ("", "", part)
@@ -125,16 +138,49 @@ def parse_numbers(text: str, kind: Callable[[str], Any], what: str) -> tuple[Any
                         out.append(kind(str(v)))
                         v *= f
                 else:
-                    if hi - lo > 10_000_000:
-                        raise ValueError
+                    if hi - lo >= MAX_ROWS:
+                        raise InputError(
+                            f"{what}: {part!r} gives {hi - lo + 1:,} values, more than the {MAX_ROWS:,} rows a sweep "
+                            "prices"
+                        )
                     out.extend(kind(str(v)) for v in range(lo, hi + 1))
             else:
                 out.append(kind(part))
         except ValueError:
             raise InputError(f"{what}: {part!r} is not a number, a range A-B, or a doubling range A-B*2") from None
+        bad = [
+            v
+            for v in out[start:]
+            if not ((isinstance(v, int) or math.isfinite(v)) and v >= least and (most is None or v <= most))
+        ]
+        if bad:
+            span = f"from {least:,} to {most:,}" if most is not None else f"at least {least:,}"
+            raise InputError(f"{what}: {part!r}: {bad[0]!r} is out of range (each must be a finite number {span})")
+        if len(out) > MAX_ROWS:
+            raise InputError(f"{what}: more than the {MAX_ROWS:,} values a sweep prices")
     if not out:
         raise InputError(f"{what}: no values")
     return tuple(out)
+
+
+def check_grid(grid: Grid) -> None:
+    """Refuse a grid with no servings or more than :data:`MAX_ROWS` rows, before anything is priced. Raises
+    :class:`InputError`."""
+    if not grid.servings:
+        raise InputError("sweep: no servings to price (none registered, and none given)")
+    if grid.cards is not None and not grid.cards:
+        raise InputError("--cards: no cards (give names, comma-separated, or 'all')")
+    size = grid.size()
+    if size > MAX_ROWS:
+        axes = (
+            f"{len(grid.servings):,} servings × {len(grid.cards) if grid.cards else 1:,} cards × "
+            f"{len(grid.draft_tokens) if grid.draft_tokens else 1:,} draft lengths × "
+            f"{len(grid.positions) if grid.positions else 1:,} positions × {len(grid.batches):,} batches"
+        )
+        raise InputError(
+            f"sweep: {size:,} rows ({axes}) is more than the {MAX_ROWS:,} a sweep prices; split the grid or use a "
+            "doubling range of batches (1-4096*2)"
+        )
 
 
 def grid_from_file(path: Path, root: Root) -> Grid:
@@ -146,6 +192,8 @@ def grid_from_file(path: Path, root: Root) -> Grid:
     raw = document["batches"]
     if isinstance(raw, dict):
         lo, hi, factor = int(raw["from"]), int(raw["to"]), int(raw.get("factor", 1))
+        if lo > hi:
+            raise InputError(f"{path}: batches: from {lo:,} is past to {hi:,}")
         batches = parse_numbers(f"{lo}-{hi}" + (f"*{factor}" if factor > 1 else ""), int, f"{path}: batches")
     else:
         batches = tuple(int(b) for b in raw)
@@ -397,15 +445,50 @@ class Sweeper:
             self._methods[name] = load_draft_method(self.root, name)
         return self._methods[name]
 
+    def check(self, grid: Grid) -> None:
+        """Refuse, before anything is priced, a grid :func:`check_grid` refuses, a batch outside a u32, or one that
+        reads more than :data:`MAX_SHAPES` pass shapes: a shape is read once a (serving, card, draft tokens), and once
+        a position too for a serving with a shared prefix (its positions are not priced on arrays). Raises
+        :class:`InputError`, also for a serving, checkpoint, card or drafting method that does not load, and for
+        drafts asked of a serving without a drafting method (so nothing fails once a progress bar is shown)."""
+        from passprice.checkpoints import load_checkpoint
+
+        check_grid(grid)
+        if any(b < 0 or b > U32_MAX for b in grid.batches):
+            raise InputError(f"batches: each must be from 0 to {U32_MAX:,} (the seed's batch is a u32)")
+        for card in grid.cards or ():
+            self.card(card)
+        per = (len(grid.cards) if grid.cards else 1) * (len(grid.draft_tokens) if grid.draft_tokens else 1)
+        positions = len(grid.positions) if grid.positions else 1
+        shapes = 0
+        for name in grid.servings:
+            spec = load_spec(self.root, name)
+            load_checkpoint(self.root, spec.checkpoint)
+            if grid.cards is None:
+                self.card(spec.card)
+            if spec.draft is not None:
+                self.method(spec.draft.method)
+            for tokens in grid.draft_tokens or ():
+                if tokens:
+                    self._spec(spec, tokens, None, name)
+            alone = positions if spec.shared_prefix else 1
+            shapes += per * alone
+            if shapes > MAX_SHAPES:
+                why = ""
+                if alone > 1:
+                    why = f" ({name} shares a prefix, so each of its {positions:,} positions is read alone)"
+                raise InputError(
+                    f"sweep: more than {MAX_SHAPES:,} pass shapes to read{why}, milliseconds each; split the grid"
+                )
+
     def rows(self, grid: Grid, progress: Callable[[int], None] | None = None) -> Iterator[dict[str, Any]]:
         """Every row of the sweep, in grid order (serving, card, draft tokens, position, batch); ``progress`` is
         called with the number of rows done after each block. Raises :class:`InputError` for a serving, card or
-        method that does not load."""
+        method that does not load, or a grid :meth:`check` refuses."""
         from passprice.checkpoints import load_checkpoint
 
+        self.check(grid)
         batches = np.array(grid.batches, dtype=np.int64)
-        if (batches < 0).any():
-            raise InputError("batches: must be 0 or more")
         for serving_name in grid.servings:
             base = load_spec(self.root, serving_name)
             header = load_checkpoint(self.root, base.checkpoint)
@@ -413,7 +496,7 @@ class Sweeper:
             for card_name in grid.cards or (base.card,):
                 card = self.card(card_name)
                 for tokens in grid.draft_tokens or ((base.draft.tokens if base.draft else 0),):
-                    specs = [self._spec(base, tokens, p) for p in grid.positions or (None,)]
+                    specs = [self._spec(base, tokens, p, serving_name) for p in grid.positions or (None,)]
                     if grid.positions is not None and len(specs) > 1 and not base.shared_prefix:
                         yield from self._positions(grid, batches, header, card, serving_name, specs)
                     else:
@@ -422,14 +505,17 @@ class Sweeper:
                     if progress is not None:
                         progress(len(batches) * len(specs))
 
-    def _spec(self, base: ServingSpec, tokens: int, position: float | None) -> ServingSpec:
+    def _spec(self, base: ServingSpec, tokens: int, position: float | None, name: str = "serving") -> ServingSpec:
         draft = base.draft
         if tokens == 0:
             draft = None
         elif draft is not None:
             draft = DraftSpec(draft.method, tokens, draft.head_rows)
         else:
-            raise InputError(f"serving draws no drafts (no drafting method), so it cannot draft {tokens} tokens")
+            raise InputError(
+                f"{name} draws no drafts (no drafting method), so it cannot draft {tokens} tokens: give "
+                "--draft-tokens 0"
+            )
         spec = attrs.evolve(base, draft=draft)
         if position is not None:
             spec = override(spec, position=position)
@@ -599,19 +685,33 @@ def _scalar_row(c: Any) -> dict[str, Any]:
     }
 
 
+def _check_finite(row: Mapping[str, Any]) -> None:
+    """Raise :class:`InputError` when a priced row holds a number that is not finite (``nan``, ``inf``): a fact or
+    element size so far out of range that the pass has no finite price, which neither CSV nor JSON should carry."""
+    for key, value in row.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise InputError(
+                f"sweep: {row.get('serving')} on {row.get('card')}, batch {row.get('batch')}: {key} is {value!r}: a "
+                "fact, element size or option is out of range (the pass has no finite price)"
+            )
+
+
 def write_rows(rows: Iterator[Mapping[str, Any]], fmt: str, out: io.TextIOBase | Any) -> int:
     """Write ``rows`` to ``out`` as CSV (a header line, then one line a row; empty cells for none) or JSON (an
-    array of objects, one a line). Returns the number of rows."""
+    array of objects, one a line). Returns the number of rows. Raises :class:`InputError` at a row holding a number
+    that is not finite (what was written before it is incomplete: write to a buffer)."""
     n = 0
     if fmt == "csv":
         writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
         writer.writeheader()
         for row in rows:
+            _check_finite(row)
             writer.writerow({k: _cell(v) for k, v in row.items()})
             n += 1
         return n
     out.write("[")
     for row in rows:
+        _check_finite(row)
         out.write(("\n" if n == 0 else ",\n") + json.dumps(row, allow_nan=False))
         n += 1
     out.write("\n]\n")

@@ -16,12 +16,13 @@ distributions may change between versions), so a seed gives the same trace every
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import attrs
 
@@ -32,6 +33,22 @@ KEYS = ("arrival_s", "prompt_tokens", "output_tokens", "prefix_id", "prefix_toke
 
 #: Bad lines listed in one refusal before the rest are counted.
 SHOWN = 20
+
+#: Requests a trace may hold (a file's request lines, or ``--synthetic N``): reading and scheduling a hundred
+#: thousand takes seconds, and ``--json`` then carries about 130 MB of records (a million: minutes, 1.3 GB and 9 GB
+#: of memory); more is refused before the file is read whole or the trace generated.
+MAX_REQUESTS = 100_000
+
+#: The latest arrival a trace may have, in seconds (about 31 years): past it a step of a millisecond is lost in the
+#: rounding of the clock (a double's spacing at 1e9 s is 1.2e-7 s), and the latencies would be noise.
+MAX_ARRIVAL_S = 1e9
+
+#: Bytes a trace line may have (a request is a hundred or so).
+MAX_LINE = 1 << 20
+
+#: JSON's names of the types ``json.loads`` gives, for messages.
+_JSON_TYPES = {"dict": "object", "list": "array", "str": "string", "int": "number", "float": "number",
+               "bool": "boolean", "NoneType": "null"}
 
 
 @attrs.frozen
@@ -75,6 +92,14 @@ class Trace:
         }
 
 
+def _show(value: Any) -> str:
+    """A JSON value as the trace writes it (``true``, ``"0"``, ``1.5``), for messages."""
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):  # pragma: no cover - json.loads gives only what json.dumps writes
+        return repr(value)
+
+
 def _integer(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -82,31 +107,34 @@ def _integer(value: Any) -> bool:
 def _check_line(obj: Any, limit: int, model: int | None) -> list[str]:
     """Every problem of one parsed line (empty when it is a good request)."""
     if not isinstance(obj, dict):
-        return [f"not a JSON object but {type(obj).__name__}"]
+        name = type(obj).__name__
+        return [f"not a JSON object but {_JSON_TYPES.get(name, name)}"]
     problems = [f"unknown key {k!r} (keys: {', '.join(KEYS)})" for k in obj if k not in KEYS]
     arrival = obj.get("arrival_s")
     if arrival is None:
         problems.append("arrival_s: missing")
     elif isinstance(arrival, bool) or not isinstance(arrival, int | float) or not math.isfinite(arrival):
-        problems.append(f"arrival_s: {arrival!r} is not a finite number of seconds")
+        problems.append(f"arrival_s: {_show(arrival)} is not a finite number of seconds")
     elif arrival < 0:
-        problems.append(f"arrival_s: {arrival!r} is negative")
+        problems.append(f"arrival_s: {_show(arrival)} is negative")
+    elif arrival > MAX_ARRIVAL_S:
+        problems.append(f"arrival_s: {_show(arrival)} is past {MAX_ARRIVAL_S:g} s (about 31 years) after the start")
     for key in ("prompt_tokens", "output_tokens"):
         value = obj.get(key)
         if value is None:
             problems.append(f"{key}: missing")
         elif not _integer(value):
-            problems.append(f"{key}: {value!r} is not an integer")
+            problems.append(f"{key}: {_show(value)} is not an integer")
         elif value < 1:
             problems.append(f"{key}: {value} is {'negative' if value < 0 else 'zero'}; it must be at least 1")
     prefix_id, prefix = obj.get("prefix_id"), obj.get("prefix_tokens")
     if prefix_id is not None and (not isinstance(prefix_id, str) or not prefix_id):
-        problems.append(f"prefix_id: {prefix_id!r} is not a non-empty string")
+        problems.append(f"prefix_id: {_show(prefix_id)} is not a non-empty string")
     if (prefix_id is None) != (prefix is None):
         problems.append("prefix_id and prefix_tokens go together: give both or neither")
     elif prefix is not None:
         if not _integer(prefix):
-            problems.append(f"prefix_tokens: {prefix!r} is not an integer")
+            problems.append(f"prefix_tokens: {_show(prefix)} is not an integer")
         elif prefix < 1:
             problems.append(f"prefix_tokens: {prefix} is {'negative' if prefix < 0 else 'zero'}; it must be >= 1")
         elif _integer(obj.get("prompt_tokens")) and prefix >= obj["prompt_tokens"]:
@@ -129,8 +157,18 @@ def _check_line(obj: Any, limit: int, model: int | None) -> list[str]:
 def _refuse(source: str, bad: list[str]) -> InputError:
     shown = bad[:SHOWN]
     if len(bad) > SHOWN:
-        shown.append(f"{source}: … and {len(bad) - SHOWN} more bad lines")
+        shown.append(f"{source}: … and {len(bad) - SHOWN:,} more problems")
     return InputError("\n".join(shown))
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object from its key-value pairs; a key given twice is an error (JSON itself would keep the last)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"key {key!r} given twice")
+        out[key] = value
+    return out
 
 
 def parse_trace(lines: Iterable[str], source: str, limit: int, model: int | None = None) -> Trace:
@@ -139,18 +177,29 @@ def parse_trace(lines: Iterable[str], source: str, limit: int, model: int | None
 
     Raises :class:`InputError` naming every bad line as ``SOURCE:LINE: problem`` (bad JSON, not an object, a
     missing or unknown key, a negative, zero or non-integer length, a bad arrival, a prefix at or past its prompt,
-    a prefix id given two lengths, a request longer than the limit or the model's context), or for a trace of no
-    requests."""
+    a prefix id given two lengths, a key given twice, a request longer than the limit or the model's context), for a
+    trace of no requests, or at the line past :data:`MAX_REQUESTS`."""
     bad: list[str] = []
     requests: list[Request] = []
     prefixes: dict[str, tuple[int, int]] = {}
+    given = 0  # request lines, good or bad
     for number, text in enumerate(lines, start=1):
         if not text.strip():
             continue
+        given += 1
+        if given > MAX_REQUESTS:
+            raise InputError(
+                f"{source}:{number}: more than {MAX_REQUESTS:,} requests: a trace this long would run for many "
+                "minutes; simulate a part of it"
+            )
         try:
-            obj = json.loads(text)
+            obj = json.loads(text, object_pairs_hook=_object)
         except json.JSONDecodeError as e:
             bad.append(f"{source}:{number}: not JSON: {e.msg} (column {e.colno})")
+            continue
+        except (ValueError, RecursionError) as e:
+            reason = "nested too deeply" if isinstance(e, RecursionError) else str(e).split(";")[0]
+            bad.append(f"{source}:{number}: not JSON: {reason}")
             continue
         problems = _check_line(obj, limit, model)
         if not problems and obj.get("prefix_id") is not None:
@@ -181,13 +230,32 @@ def parse_trace(lines: Iterable[str], source: str, limit: int, model: int | None
     return Trace(tuple(requests), source)
 
 
+def _lines(path: Path, handle: BinaryIO) -> Iterator[str]:
+    """The lines of a trace file as text, one at a time (a leading UTF-8 byte-order mark dropped). Raises
+    :class:`InputError` at a line that is not UTF-8 or longer than :data:`MAX_LINE` bytes (binary garbage, not a
+    request), naming it."""
+    number = 0
+    while raw := handle.readline(MAX_LINE + 1):
+        number += 1
+        if len(raw) > MAX_LINE:
+            raise InputError(f"{path}:{number}: longer than {MAX_LINE:,} bytes: not a request (is this a trace?)")
+        if number == 1:
+            raw = raw.removeprefix(codecs.BOM_UTF8)
+        try:
+            yield raw.decode("utf-8").removesuffix("\n").removesuffix("\r")
+        except UnicodeDecodeError as e:
+            raise InputError(f"{path}:{number}: not UTF-8 text (byte {e.start + 1} of the line)") from None
+
+
 def read_trace(path: Path, limit: int, model: int | None = None) -> Trace:
-    """The trace at ``path`` (UTF-8 JSON Lines), checked by :func:`parse_trace`. Raises :class:`InputError`."""
+    """The trace at ``path`` (UTF-8 JSON Lines, a leading byte-order mark allowed), checked by :func:`parse_trace`,
+    read a line at a time (a trace past :data:`MAX_REQUESTS` is refused without being read whole). Raises
+    :class:`InputError`."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"{path}: cannot read the trace: {getattr(e, 'strerror', None) or e}") from None
-    return parse_trace(text.splitlines(), str(path), limit, model)
+        with path.open("rb") as handle:
+            return parse_trace(_lines(path, handle), str(path), limit, model)
+    except OSError as e:
+        raise InputError(f"{path}: cannot read the trace: {e.strerror or e}") from None
 
 
 @attrs.frozen
@@ -223,11 +291,19 @@ def synthetic(params: Synthetic, limit: int) -> Trace:
 
     Arrivals: exponential gaps, ``−ln(1 − u) / rate``. Prompts: ``median × exp(sigma × z)``, ``z`` standard normal
     by Box–Muller from two draws, at least 1. Outputs: ``scale × (1 − u)^(−1 / alpha)``, at least 1. Raises
-    :class:`InputError` for parameters that leave no room (a prefix of the whole limit, a rate ≤ 0, no requests)."""
+    :class:`InputError` for parameters that leave no room (a prefix of the whole limit, a limit below 2, a rate ≤ 0
+    or so low that arrivals pass :data:`MAX_ARRIVAL_S`, no requests or more than :data:`MAX_REQUESTS`)."""
     if params.requests < 1:
         raise InputError("--synthetic: give at least one request")
+    if params.requests > MAX_REQUESTS:
+        raise InputError(
+            f"--synthetic: {params.requests:,} requests is more than {MAX_REQUESTS:,}: a trace this long would run "
+            "for many minutes"
+        )
     if not (params.rate > 0 and math.isfinite(params.rate)):
         raise InputError(f"--rate: {params.rate!r} requests/s is not a positive rate")
+    if limit < 2:
+        raise InputError(f"--limit: {limit} position leaves no room for a prompt token and an answer token (give 2+)")
     if params.prefix < 0 or params.prefix + 2 > limit:
         raise InputError(f"--prefix: {params.prefix} tokens leave no room for a prompt and an answer in {limit:,}")
     rng = random.Random(params.seed)
@@ -236,6 +312,11 @@ def synthetic(params: Synthetic, limit: int) -> Trace:
     requests = []
     for i in range(params.requests):
         t += -math.log(1.0 - rng.random()) / params.rate
+        if t > MAX_ARRIVAL_S:
+            raise InputError(
+                f"--rate: at {params.rate:g} requests/s request {i + 1:,} arrives {t:.3g} s in, past the "
+                f"{MAX_ARRIVAL_S:g} s (about 31 years) a trace may span"
+            )
         u1, u2 = 1.0 - rng.random(), rng.random()
         z = math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2)
         own = int(params.prompt_median * math.exp(params.prompt_sigma * z))
