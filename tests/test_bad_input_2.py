@@ -14,55 +14,26 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
 
+from cli_helpers import REPO, bad, copy_root, invoke
 from passprice import schema as schema_module
 from passprice import simulate as simulate_module
 from passprice import trace as trace_module
-from passprice.cli import cli
 from passprice.errors import InputError
 from passprice.registry import find_root
 from passprice.serving import ContextMix, Serving, pass_shape
 from passprice.servings import load_spec, resolve
 from passprice.speculate import simulate as play
 
-REPO = Path(__file__).resolve().parent.parent
 H200 = "h200_sxm_141gb"
 R1 = "r1-qwen7b-h200"
 CHAT = "qwen35-27b-h200-chat"
 
 
-def invoke(*args: str, root: Path = REPO) -> Result:
-    """``passprice --root ROOT ARGS…`` in-process; any Python exception other than an exit fails the test."""
-    result = CliRunner().invoke(cli, ["--root", str(root), *args])
-    assert result.exception is None or isinstance(result.exception, SystemExit), (
-        f"traceback for {args}: {result.exception!r}\n{result.output}"
-    )
-    return result
 
 
-def bad(*args: str, root: Path = REPO, says: str | Sequence[str] = ()) -> list[str]:
-    """Run a command that must fail as bad input: exit 2, nothing on stdout, only ``passprice: error:`` lines on
-    stderr, containing each of ``says`` in order; the lines."""
-    result = invoke(*args, root=root)
-    assert result.exit_code == 2, f"exit {result.exit_code} for {args}:\n{result.output}"
-    assert result.stdout == "", result.stdout
-    lines = result.stderr.splitlines()
-    assert lines and all(line.startswith("passprice: error: ") for line in lines), result.stderr
-    wanted = [says] if isinstance(says, str) else list(says)
-    assert len(lines) >= len(wanted), result.stderr
-    for line, want in zip(lines, wanted, strict=False):
-        assert want in line, f"{want!r} not in {line!r}"
-    return lines
 
 
-def copy_root(tmp_path: Path) -> Path:
-    """A private copy of the checkout's facts, registry and locks, to break."""
-    root = tmp_path / "root"
-    root.mkdir(parents=True)
-    for folder in ("facts", "registry", "locks"):
-        shutil.copytree(REPO / folder, root / folder)
-    return root
 
 
 def slow_card(root: Path) -> None:
