@@ -152,7 +152,7 @@ def test_a_lock_reproduces_after_its_card_changed_while_check_and_price_lock_see
         result = run(root, "price", *args)
         assert result.exit_code == 1
         assert result.stdout == ""
-        assert result.stderr == f"passprice: refused: {FLOOR_REFUSAL}\n"
+        assert result.stderr == f"passprice: refused: LockFloor: {FLOOR_REFUSAL}\n"
     result = run(root, "price", "--lock", str(path), "--json")
     assert result.exit_code == 1
     assert json.loads(result.stdout) == {
@@ -415,7 +415,7 @@ def test_reproduce_refuses_a_checkpoint_whose_header_is_not_the_pinned_one(root:
     )
     result = run(root, "reproduce", str(r1_lock))
     assert result.exit_code == 1
-    assert result.stderr == f"passprice: refused: {message}\n"
+    assert result.stderr == f"passprice: refused: HeaderMismatch: {message}\n"
     result = run(root, "reproduce", str(r1_lock), "--json")
     assert result.exit_code == 1
     assert json.loads(result.stdout) == {
@@ -425,7 +425,7 @@ def test_reproduce_refuses_a_checkpoint_whose_header_is_not_the_pinned_one(root:
         "found": found,
         "message": message,
     }
-    assert run(root, "audit", str(r1_lock)).stderr == f"passprice: refused: {message}\n"
+    assert run(root, "audit", str(r1_lock)).stderr == f"passprice: refused: HeaderMismatch: {message}\n"
     status = lock_status(json.loads(run(root, "check", "--json").stdout), "r1")
     assert status["reproduces"] is False and status["moved"] == [message]
 
@@ -568,7 +568,7 @@ def test_floor_and_require_policies(root: Path) -> None:
     result = run(root, "lock", R1, "-o", str(target), "--require", "streams.read=published")
     assert result.exit_code == 1
     assert result.stderr == (
-        "passprice: refused: lock strict refuses this price: streams.read is measured, below the floor published "
+        "passprice: refused: LockFloor: lock strict refuses this price: streams.read is measured, below the floor published "
         f"(the price's weakest provenance is estimated, carried by scale, on_chip.capacity); {target} not written\n"
     )
     assert not target.exists()
@@ -590,7 +590,7 @@ def test_floor_and_require_policies(root: Path) -> None:
     result = run(root, "price", "--lock", str(path))
     assert result.exit_code == 1
     assert result.stderr == (
-        "passprice: refused: lock loose refuses this price: array is estimated, below the floor derived "
+        "passprice: refused: LockFloor: lock loose refuses this price: array is estimated, below the floor derived "
         "(the price's weakest provenance is assumed, carried by on_chip.capacity)\n"
     )
 

@@ -131,3 +131,17 @@ def test_sweep_file(tmp_path: Path) -> None:
     done = CliRunner().invoke(cli, ["--root", str(ROOT.path), "sweep", "--file", str(bad)])
     assert done.exit_code == 2
     assert "batches.0" in done.output and "extra" in done.output
+
+
+def test_sweep_file_takes_all_cards_and_the_example_file(tmp_path: Path) -> None:
+    spec = tmp_path / "grid.toml"
+    spec.write_text('servings = ["r1-qwen7b-h200"]\ncards = ["all"]\nbatches = [1]\n')
+    done = CliRunner().invoke(cli, ["--root", str(ROOT.path), "sweep", "--file", str(spec)])
+    assert done.exit_code == 0, done.output
+    rows = list(csv.DictReader(io.StringIO(done.output)))
+    assert [r["card"] for r in rows] == ROOT.names(ROOT.cards)
+    # The example the README points to: 2 servings x 3 cards x 4 positions x 13 batches (1, 2, 4 ... 4096).
+    example = ROOT.path / "examples" / "grid.toml"
+    done = CliRunner().invoke(cli, ["--root", str(ROOT.path), "sweep", "--file", str(example)])
+    assert done.exit_code == 0, done.output
+    assert len(list(csv.DictReader(io.StringIO(done.output)))) == 2 * 3 * 4 * 13

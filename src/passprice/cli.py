@@ -69,7 +69,9 @@ class _Group(click.Group):
         except Refused as e:
             if ctx.meta.get("passprice.json"):
                 click.echo(json.dumps(e.payload, indent=2))
-            click.echo(f"passprice: refused: {e.message}", err=True)
+            name = e.payload.get("refusal")
+            shown = f"{name}: {e.message}" if isinstance(name, str) and not e.message.startswith(name) else e.message
+            click.echo(f"passprice: refused: {shown}", err=True)
             ctx.exit(1)
         except BrokenPipeError:  # pragma: no cover - e.g. `passprice header … | head`
             sys.stderr.close()

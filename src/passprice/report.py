@@ -115,11 +115,18 @@ def cost_text(cost: ServingCost, title: str, spec: ServingSpec | None = None) ->
 
 
 def cards_table(cards: list[Card]) -> str:
-    """Registered cards, one row each: memory, bandwidth, array and vector rates, host link, weakest fact."""
+    """Registered cards, one row each: memory, bandwidth, array and vector rates, the weakest provenance of the
+    card's own facts (the ones every price rests on), and the host link with its weakest fact (a price rests on
+    those only when sequences live in host memory)."""
+    from passprice.cards import HOST_PATHS
+
     rows = []
     for c in cards:
         facts = c.facts()
-        weakest = max(f.provenance for f in facts.values())
+        own = max(f.provenance for p, f in facts.items() if p not in HOST_PATHS)
+        host = "no"
+        if c.host is not None:
+            host = "yes, " + max(f.provenance for p, f in facts.items() if p in HOST_PATHS).value
         rows.append(
             [
                 c.name,
@@ -128,11 +135,12 @@ def cards_table(cards: list[Card]) -> str:
                 si(c.memory.bandwidth.value, "B/s"),
                 si(c.array.value, "MAC/s"),
                 si(c.vector.value, "MAC/s"),
-                "yes" if c.host is not None else "no",
-                weakest.value,
+                own.value,
+                host,
             ]
         )
-    return text_table(["card", "title", "memory", "bandwidth", "array", "vector", "host", "weakest"], rows)
+    headers = ["card", "title", "memory", "bandwidth", "array", "vector", "weakest", "host link"]
+    return text_table(headers, rows)
 
 
 def fact_json(fact: Fact) -> dict[str, Any]:

@@ -186,8 +186,8 @@ def check_grid(grid: Grid) -> None:
 def grid_from_file(path: Path, root: Root) -> Grid:
     """The grid a sweep file describes (``schema/sweep.schema.json``): ``servings``, ``batches``, and optionally
     ``cards``, ``positions``, ``draft_tokens``; each list a TOML array, or for batches a table
-    ``{from, to, factor}`` (factor 1: every batch). Raises :class:`InputError` or
-    :class:`~passprice.errors.SchemaError`."""
+    ``{from, to, factor}`` (factor 1: every batch); ``cards = ["all"]`` (or ``servings = ["all"]``) means every
+    registered one, as ``--cards all`` does. Raises :class:`InputError` or :class:`~passprice.errors.SchemaError`."""
     document = schema.load(path, "sweep", root.schema)
     raw = document["batches"]
     if isinstance(raw, dict):
@@ -201,10 +201,16 @@ def grid_from_file(path: Path, root: Root) -> Grid:
     def opt(key: str, kind: Callable[[Any], Any]) -> tuple[Any, ...] | None:
         return tuple(kind(v) for v in document[key]) if key in document else None
 
+    cards = opt("cards", str)
+    if cards == ("all",):
+        cards = tuple(root.names(root.cards))
+    servings = tuple(document["servings"])
+    if servings == ("all",):
+        servings = tuple(root.names(root.servings))
     return Grid(
-        servings=tuple(document["servings"]),
+        servings=servings,
         batches=batches,
-        cards=opt("cards", str),
+        cards=cards,
         positions=opt("positions", float),
         draft_tokens=opt("draft_tokens", int),
     )
