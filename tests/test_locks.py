@@ -568,7 +568,8 @@ def test_floor_and_require_policies(root: Path) -> None:
     result = run(root, "lock", R1, "-o", str(target), "--require", "streams.read=published")
     assert result.exit_code == 1
     assert result.stderr == (
-        "passprice: refused: LockFloor: lock strict refuses this price: streams.read is measured, below the floor published "
+        "passprice: refused: LockFloor: lock strict refuses this price: streams.read is measured, "
+        "below the floor published "
         f"(the price's weakest provenance is estimated, carried by scale, on_chip.capacity); {target} not written\n"
     )
     assert not target.exists()
