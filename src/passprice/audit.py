@@ -140,13 +140,11 @@ def audit_json(a: Audit, extra: Mapping[str, Any] | None = None) -> dict[str, An
 def audit_text(a: Audit, title: str) -> str:
     """The audit for people: a table of the facts (binding ones marked ``*``, the weakest ``!``) with their
     elasticities, then each citation."""
-    from passprice.diff import show
-
     rows = []
     for r in a.rows:
         mark = ("*" if r.binding else "") + ("!" if r.weakest else "")
         e = "refused" if r.elasticity is None else f"{r.elasticity:+.3f}" + (" (−1 %)" if r.step < 0 else "")
-        rows.append([mark, r.path, show(r.fact), r.fact.provenance.value, e])
+        rows.append([mark, r.path, r.fact.describe(), r.fact.provenance.value, e])
     lines = [
         title,
         f"  {a.cost.tokens_per_s:,.1f} tokens/s at batch {a.cost.batch:,}, binds on {a.cost.binds.value}; "

@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import tempfile
 from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any
 
 from passprice import __version__, ggml, schema
 from passprice.errors import InputError
+from passprice.files import write_atomically
 from passprice.gguf_header import (
     VALUE_TYPE_NAMES,
     GGUFHeader,
@@ -358,39 +358,8 @@ def load_checkpoint(root: Root, ref: str) -> GGUFHeader:
 
 
 def write_entry(path: str | os.PathLike[str], text: str, force: bool = False) -> None:
-    """Write ``text`` to ``path`` atomically (a temporary file in the same folder, then a rename), creating the
-    folder; a reader sees the old file or the new, never half of one.
+    """Write the entry ``text`` to ``path`` atomically, creating the folder (:func:`passprice.files.write_atomically`).
 
     Raises :class:`InputError` when ``path`` exists and not ``force``, or the folder cannot be written.
     """
-    path = Path(path)
-    if path.exists() and not force:
-        raise InputError(f"{path}: already exists (use --force to replace it)")
-    try:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        except (FileExistsError, NotADirectoryError):
-            raise InputError(f"{path}: cannot write: {path.parent} is not a folder") from None
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as e:
-        raise InputError(f"{path}: cannot write: {e.strerror}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        if force:
-            os.replace(tmp, path)
-        else:
-            try:
-                os.link(tmp, path)  # fails if someone created path meanwhile
-            except FileExistsError:
-                raise InputError(f"{path}: already exists (use --force to replace it)") from None
-            except OSError:  # a file system without hard links
-                os.replace(tmp, path)
-    except OSError as e:
-        raise InputError(f"{path}: cannot write: {e.strerror}") from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    write_atomically(Path(path), text, force)

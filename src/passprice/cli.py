@@ -913,12 +913,10 @@ def fact_set_command(
         _echo_json({"file": str(where.file), "path": where.path, "changed": edit.changed,
                     "old": fact_json(edit.old) if edit.old is not None else None, "new": fact_json(edit.new)})
     else:
-        from passprice.diff import show
-
-        old = f"{show(edit.old)} ({edit.old.provenance.value})" if edit.old is not None else "(new)"
+        old = f"{edit.old.describe()} ({edit.old.provenance.value})" if edit.old is not None else "(new)"
         state = "" if edit.changed else " (unchanged)"
         shown = where.file.relative_to(root.path) if where.file.is_relative_to(root.path) else where.file
-        click.echo(f"{shown}: {where.path}: {old} -> {show(edit.new)} ({edit.new.provenance.value}){state}")
+        click.echo(f"{shown}: {where.path}: {old} -> {edit.new.describe()} ({edit.new.provenance.value}){state}")
 
 
 @cli.command("sweep")
@@ -997,7 +995,7 @@ def sweep_command(
     if output is None:
         click.echo(buffer.getvalue(), nl=False)
     else:
-        from passprice.locks import write_atomically
+        from passprice.files import write_atomically
 
         write_atomically(output, buffer.getvalue(), force=force)
         click.echo(f"{total:,} prices -> {output}", err=True)
@@ -1292,7 +1290,7 @@ def simulate_command(
     if output is None:
         click.echo(text, nl=False)
     else:
-        from passprice.locks import write_atomically
+        from passprice.files import write_atomically
 
         write_atomically(output, text, force=force)
         click.echo(f"{len(trace.requests):,} requests x {len(policies)} polic{'ies' if len(policies) > 1 else 'y'} "

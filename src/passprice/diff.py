@@ -752,14 +752,8 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
 
 
 def show(fact: Fact | None) -> str:
-    """A fact's value as written with its unit (``4.8 TB/s``; a share without its unit ``1``), ``–`` for none."""
-    if fact is None:
-        return "–"
-    amount = fact.amount
-    text = f"{amount:g}" if isinstance(amount, float) else str(amount)
-    if isinstance(amount, float) and float(text) != amount:
-        text = repr(amount)
-    return text if fact.unit == "1" else f"{text} {fact.unit}"
+    """A fact's value as written with its unit (:meth:`Fact.describe`), ``–`` for none."""
+    return "–" if fact is None else fact.describe()
 
 
 def _pct(x: float | None) -> str:

@@ -9,7 +9,6 @@ the edited text is validated as the loaders would (schema, then building the car
 
 from __future__ import annotations
 
-import os
 import re
 import tomllib
 from collections.abc import Mapping
@@ -25,7 +24,7 @@ from passprice.cards import CARD_PATHS, HOST_PATHS, card_from_document, card_pat
 from passprice.drafts import draft_path, method_from_document
 from passprice.errors import InputError
 from passprice.facts import Fact
-from passprice.locks import write_atomically
+from passprice.files import write_atomically
 from passprice.registry import Root
 
 #: The keys of a fact entry, in the order a new entry is written.
@@ -183,15 +182,11 @@ def apply_edit(edit: FactEdit) -> None:
     file = edit.where.file
     try:
         now = file.read_bytes().decode("utf-8")
-        mode = file.stat().st_mode & 0o7777
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"{file}: cannot read: {e}") from None
     if now != edit.before:
         raise InputError(f"{file}: changed while it was being edited; nothing written, run the edit again")
     if not edit.changed:
         return
+    # write_atomically keeps the permission bits of the file it replaces.
     write_atomically(file, edit.after, force=True)
-    try:
-        os.chmod(file, mode)
-    except OSError as e:  # pragma: no cover - the file was just written by us
-        raise InputError(f"{file}: written, but its permissions could not be restored: {e.strerror}") from None

@@ -203,6 +203,9 @@ class Fact:
         return attrs.evolve(self, value=self.value * factor, amount=self.amount * factor)
 
     def describe(self) -> str:
-        """``value unit`` as written, e.g. ``4.8 TB/s``; a share (unit ``1``) is its bare value, ``0.9333``."""
+        """``value unit`` as written, e.g. ``4.8 TB/s``; a share (unit ``1``) is its bare value, ``0.9333``. A value
+        ``%g`` would round (``1.23456789``) is shown in full."""
         amount = f"{self.amount:g}" if isinstance(self.amount, float) else f"{self.amount}"
+        if isinstance(self.amount, float) and float(amount) != self.amount:
+            amount = repr(self.amount)
         return amount if self.unit == "1" else f"{amount} {self.unit}"

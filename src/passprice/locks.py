@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -26,6 +24,7 @@ from passprice import PRICING_MODEL_VERSION, __version__, schema
 from passprice.cards import CARD_PATHS, HOST_PATHS, Card, card_from_facts
 from passprice.errors import InputError, SchemaError
 from passprice.facts import Fact, Provenance, weakest
+from passprice.files import write_atomically
 from passprice.gguf_header import GGUFHeader
 from passprice.registry import Root
 from passprice.report import cost_json
@@ -251,64 +250,6 @@ def make_lock(name: str, kind: str, resolved: Resolved, policy: Policy | None = 
     )
 
 
-def _new_file_mode() -> int:
-    """The permission bits a newly created file gets under the process's umask (``0o644`` under ``022``)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
-def write_atomically(path: Path, text: str, force: bool = False) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder (flushed to disk) and a rename, so a
-    reader never sees a half-written file. The file gets the permission bits of the file it replaces, or those of a
-    new file under the umask (not the temporary file's private ``0o600``). Without ``force`` an existing ``path`` is
-    never replaced, even one created while the text was being written (the temporary file is hard-linked into
-    place, which fails when ``path`` exists). No temporary file is left behind.
-
-    Raises :class:`InputError` when ``path`` exists and not ``force``, cannot be written, or ``text`` is not
-    Unicode (a name given on the command line in bytes that are not UTF-8), before anything is written."""
-    exists = f"{path}: already exists; pass --force to overwrite it"
-    if path.exists() and not force:
-        raise InputError(exists)
-    try:
-        data = text.encode("utf-8")
-    except UnicodeEncodeError as e:
-        raise InputError(
-            f"{path}: cannot write: character {e.start:,} of the text, {text[e.start:e.end]!r}, is not Unicode (a name "
-            "given in bytes that are not UTF-8?)"
-        ) from None
-    folder = path.parent
-    try:
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except (FileExistsError, NotADirectoryError):
-            raise InputError(f"{path}: cannot write: {folder} is not a folder") from None
-        try:
-            mode = path.stat().st_mode & 0o7777
-        except FileNotFoundError:
-            mode = _new_file_mode()
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(data)
-                out.flush()
-                os.fsync(out.fileno())
-            os.chmod(tmp, mode)
-            if force:
-                os.replace(tmp, path)
-            else:
-                try:
-                    os.link(tmp, path)
-                except FileExistsError:
-                    raise InputError(exists) from None
-                except OSError:  # a file system without hard links
-                    os.replace(tmp, path)
-        finally:
-            Path(tmp).unlink(missing_ok=True)
-    except OSError as e:
-        raise InputError(f"{path}: cannot write: {e.strerror or e}") from None
-
-
 def write_lock(path: Path, lock: Lock, force: bool = False) -> None:
     """Write ``lock`` to ``path`` atomically; refuses to overwrite an existing file unless ``force``."""
     write_atomically(path, lock_text(lock), force)
@@ -505,12 +446,10 @@ class Drift:
     def describe(self) -> str:
         """``streams.rewrite: 0.8333 (measured) → 0.8 (estimated)``, or ``… → gone``: values as written, with their
         unit (a share without its unit ``1``)."""
-        from passprice.diff import show
-
-        old = f"{show(self.pinned)} ({self.pinned.provenance.value})"
+        old = f"{self.pinned.describe()} ({self.pinned.provenance.value})"
         if self.today is None:
             return f"{self.path}: {old} → gone"
-        new = f"{show(self.today)} ({self.today.provenance.value})"
+        new = f"{self.today.describe()} ({self.today.provenance.value})"
         if old == new:
             new += " (citation or note changed)"
         return f"{self.path}: {old} → {new}"

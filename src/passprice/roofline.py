@@ -19,8 +19,6 @@ from __future__ import annotations
 import io
 import itertools
 import math
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -29,6 +27,7 @@ import attrs
 
 from passprice.cards import Card
 from passprice.errors import InputError
+from passprice.files import write_atomically
 from passprice.gguf_header import GGUFHeader
 from passprice.serving import (
     PassShape,
@@ -626,25 +625,4 @@ def draw(line: Roofline, path: Path, force: bool = False) -> None:
         raise InputError(f"--plot {path}: the file must end in .png or .svg")
     if path.exists() and not force:
         raise InputError(f"{path}: already exists; pass --force to overwrite it")
-    data = render(line, fmt)
-    folder = path.parent if str(path.parent) else Path(".")
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(data)
-                out.flush()
-                os.fsync(out.fileno())
-            os.chmod(tmp, 0o666 & ~_umask())
-            os.replace(tmp, path)
-        finally:
-            Path(tmp).unlink(missing_ok=True)
-    except OSError as e:
-        raise InputError(f"{path}: cannot write: {e.strerror or e}") from None
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
+    write_atomically(path, render(line, fmt), force)

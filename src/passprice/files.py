@@ -1,0 +1,73 @@
+"""A file passprice writes is replaced whole or not at all: a reader sees the old file or the new one, never half of
+one, and an existing file is replaced only when asked (``--force``).
+
+Every writer — locks, checkpoint entries, fact edits, sweep and simulation outputs, roofline pictures — goes through
+:func:`write_atomically`.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from passprice.errors import InputError
+
+
+def _new_file_mode() -> int:
+    """The permission bits a newly created file gets under the process's umask (``0o644`` under ``022``)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def write_atomically(path: Path, text: str | bytes, force: bool = False) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder (flushed to disk) and a rename, so a
+    reader never sees a half-written file. The file gets the permission bits of the file it replaces, or those of a
+    new file under the umask (not the temporary file's private ``0o600``). Without ``force`` an existing ``path`` is
+    never replaced, even one created while the text was being written (the temporary file is hard-linked into
+    place, which fails when ``path`` exists). No temporary file is left behind.
+
+    Raises :class:`InputError` when ``path`` exists and not ``force``, cannot be written, or ``text`` is not
+    Unicode (a name given on the command line in bytes that are not UTF-8), before anything is written."""
+    exists = f"{path}: already exists; pass --force to overwrite it"
+    if path.exists() and not force:
+        raise InputError(exists)
+    try:
+        data = text if isinstance(text, bytes) else text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        assert isinstance(text, str)
+        raise InputError(
+            f"{path}: cannot write: character {e.start:,} of the text, {text[e.start:e.end]!r}, is not Unicode (a name "
+            "given in bytes that are not UTF-8?)"
+        ) from None
+    folder = path.parent if str(path.parent) else Path(".")
+    try:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            raise InputError(f"{path}: cannot write: {folder} is not a folder") from None
+        try:
+            mode = path.stat().st_mode & 0o7777
+        except FileNotFoundError:
+            mode = _new_file_mode()
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+                out.flush()
+                os.fsync(out.fileno())
+            os.chmod(tmp, mode)
+            if force:
+                os.replace(tmp, path)
+            else:
+                try:
+                    os.link(tmp, path)
+                except FileExistsError:
+                    raise InputError(exists) from None
+                except OSError:  # a file system without hard links
+                    os.replace(tmp, path)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+    except OSError as e:
+        raise InputError(f"{path}: cannot write: {e.strerror or e}") from None
