@@ -60,6 +60,8 @@ COMMANDS = [("price",), ("best",), ("max-batch",), ("audit",), ("lock", "-o", "O
         ("--draft-tokens", "65", "Invalid value for '--draft-tokens'"),
         ("--flush", "every:0", "Invalid value for --flush: 'every:0' is not a state flush"),
         ("--flush", "EVERY-PASS", "Invalid value for --flush: 'EVERY-PASS' is not a state flush"),
+        # A superscript two is a digit to str.isdigit, but not to int(): once a Python error message.
+        ("--flush", "every:²", "Invalid value for --flush: 'every:²' is not a state flush"),
         ("--scaling", "per-row", "Invalid value for '--scaling'"),
     ],
 )

@@ -360,6 +360,10 @@ def test_cards() -> None:
     h200 = next(c for c in cards if c["name"] == "h200_sxm_141gb")
     assert h200["title"] == "NVIDIA H200 SXM 141GB" and h200["host_link"] is True
     assert h200["facts"]["memory.bandwidth"]["unit"] == "TB/s"
+    # The card's own facts (every price rests on them) are at worst estimated on the H200; the host link's pinned
+    # host memory is a placeholder (assumed), which only prices with host memory rest on.
+    assert h200["weakest"] == "estimated" and h200["weakest_with_host_link"] == "assumed"
+    assert "estimated" in next(line for line in invoke("cards").output.splitlines() if line.startswith("h200"))
     ws1 = next(c for c in cards if c["name"] == "ws1_hypothetical")
     assert ws1["hypothetical"] is True and ws1["weakest"] == "assumed"
     text = invoke("cards")

@@ -14,7 +14,7 @@ import attrs
 
 from passprice import schema
 from passprice.errors import InputError
-from passprice.facts import Fact, dimension
+from passprice.facts import Fact, Provenance, dimension
 from passprice.registry import Root, not_found
 
 #: Every path a card fact may have, with the dimension its unit must have, in the seed's ``Card::facts`` order.
@@ -90,6 +90,11 @@ class Card:
     scale: Fact
     host: HostLink | None = None
     hypothetical: bool = False
+
+    def weakest(self, include_host: bool = False) -> Provenance:
+        """The weakest provenance of the card's own facts (those every price rests on), or of all its facts, host
+        link included (a price rests on those only when sequences live in host memory)."""
+        return max(f.provenance for p, f in self.facts().items() if include_host or p not in HOST_PATHS)
 
     def facts(self) -> dict[str, Fact]:
         """Every fact the card carries, by the path a lock names it by, in the seed's ``Card::facts`` order."""

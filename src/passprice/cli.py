@@ -203,7 +203,8 @@ def cards_command(ctx: click.Context, as_json: bool) -> None:
                     "title": c.title,
                     "hypothetical": c.hypothetical,
                     "host_link": c.host is not None,
-                    "weakest": max(f.provenance for f in c.facts().values()).value,
+                    "weakest": c.weakest().value,
+                    "weakest_with_host_link": c.weakest(include_host=True).value,
                     "facts": {p: fact_json(f) for p, f in c.facts().items()},
                 }
                 for c in cards

@@ -31,9 +31,6 @@ from passprice.report import cost_json
 from passprice.serving import Serving, ServingCost, ServingRefusal, best_serving, price_serving
 from passprice.servings import Resolved, ServingSpec, spec_from_document, spec_to_document, to_serving
 
-#: What a lock prices: ``price`` (the serving's own batch) or ``best`` (the batch with the most tokens/s).
-KINDS = ("price", "best")
-
 _DRAFT_PATH = re.compile(r"draft\.acceptance\.[1-9][0-9]*")
 
 

@@ -123,7 +123,7 @@ def cards_table(cards: list[Card]) -> str:
     rows = []
     for c in cards:
         facts = c.facts()
-        own = max(f.provenance for p, f in facts.items() if p not in HOST_PATHS)
+        own = c.weakest()
         host = "no"
         if c.host is not None:
             host = "yes, " + max(f.provenance for p, f in facts.items() if p in HOST_PATHS).value

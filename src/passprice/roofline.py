@@ -41,8 +41,6 @@ from passprice.serving import (
 #: What ``--plot`` needs, and how to get it (printed, exit 2, when matplotlib is missing).
 PLOT_INSTALL = "pip install 'passprice[plot]'"
 
-#: The arithmetic terms of a pass, in the seed's order (a tie goes to the later one, as the seed's ``max_by``).
-COMPUTE_BINDS = (ServingBind.ARRAY, ServingBind.VECTOR, ServingBind.SCALE)
 
 #: Distinct batches the plot prices at most, log-spaced between 1 and the largest batch that fits (every batch when
 #: fewer fit), besides the bind changes, the best batch and the largest.

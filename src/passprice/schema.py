@@ -2,8 +2,8 @@
 mismatch at once, each with the file and the TOML key path.
 
 Schemas are JSON Schema draft 2020-12 files in ``schema/`` (``card``, ``draft``, ``checkpoint``, ``serving``,
-``lock``), checked with ``jsonschema`` and its ``format`` checker. A number must be finite: TOML's ``nan`` and
-``inf`` are refused as numbers.
+``lock``, ``sweep``), checked with ``jsonschema`` and its ``format`` checker. A number must be finite: TOML's
+``nan`` and ``inf`` are refused as numbers.
 """
 
 from __future__ import annotations
@@ -19,9 +19,6 @@ from typing import Any
 
 from passprice.errors import InputError, SchemaError
 from passprice.registry import schema_dir
-
-#: The kinds of file passprice reads, each with its schema ``schema/KIND.schema.json``.
-KINDS = ("card", "draft", "checkpoint", "serving", "lock", "sweep")
 
 
 def _finite_number(checker: Any, instance: Any) -> bool:

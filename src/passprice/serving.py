@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import enum
 import math
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import attrs
@@ -82,9 +83,9 @@ class StateFlush:
         """``every-pass``, ``every:N`` or ``trailing:N`` (N ≥ 1). Raises :class:`ValueError` with the accepted forms."""
         if text == "every-pass":
             return cls()
-        mode, _, count = text.partition(":")
-        if mode in ("every", "trailing") and count.isdigit() and int(count) >= 1:
-            return cls(StateFlushMode(mode), int(count))
+        m = re.fullmatch(r"(every|trailing):([1-9][0-9]{0,9})", text)
+        if m is not None:
+            return cls(StateFlushMode(m.group(1)), int(m.group(2)))
         raise ValueError(f"{text!r} is not a state flush (every-pass, every:N or trailing:N, N >= 1)")
 
     def __str__(self) -> str:
@@ -1148,6 +1149,3 @@ def best_serving(header: GGUFHeader, card: Card, s: Serving) -> ServingCost:
     refusal when no batch fits."""
     return pass_shape(header, s).best(card, s.host_memory)
 
-
-#: A pricing function's signature: (header, card, serving) → cost.
-Pricer = Callable[[GGUFHeader, Card, Serving], ServingCost]

@@ -419,18 +419,6 @@ def _row_refusal(code: int) -> str:
     )
 
 
-@attrs.frozen
-class _Point:
-    """One (card, serving, draft tokens, position) of the grid, resolved."""
-
-    card: Card
-    serving_name: str
-    spec: ServingSpec
-    draft_tokens: int
-    position: float
-    limit: int
-
-
 class Sweeper:
     """Prices a :class:`Grid` from a root, loading each card, checkpoint and drafting method once."""
 
