@@ -23,7 +23,7 @@ from passprice.errors import InputError
 from passprice.registry import find_root
 from passprice.serving import ContextMix, Serving, pass_shape
 from passprice.servings import load_spec, resolve
-from passprice.speculate import simulate as play
+from passprice.speculate import play_acceptance as play
 
 H200 = "h200_sxm_141gb"
 R1 = "r1-qwen7b-h200"

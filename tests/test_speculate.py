@@ -19,7 +19,7 @@ from passprice.errors import InputError
 from passprice.registry import find_root
 from passprice.serving import BadDraft, ServingBind, best_serving, emitted_per_pass
 from passprice.servings import load_spec, resolve
-from passprice.speculate import emitted_sd, parse_tokens, simulate, speculate, with_draft
+from passprice.speculate import emitted_sd, parse_tokens, play_acceptance, speculate, with_draft
 
 ROOT = find_root(Path(__file__).resolve().parent.parent)
 ROOT_ARG = str(ROOT.path)
@@ -44,7 +44,7 @@ def test_simulated_tokens_per_pass_converge_to_emitted_per_pass(acceptance: list
     # (or bonus) token. The mean of 20,000 passes lies within 5 standard errors of 1 + a1 + a1·a2 + …; the standard
     # error is the exact one-pass standard deviation over √20,000, so the test fails by chance about once in 3.5
     # million examples.
-    sim = simulate(acceptance, 20_000, seed)
+    sim = play_acceptance(acceptance, 20_000, seed)
     assert sim.expected == emitted_per_pass(acceptance)
     assert abs(sim.mean - sim.expected) <= 5 * sim.stderr + 1e-9
     assert 1.0 <= sim.mean <= 1 + len(acceptance)
@@ -54,7 +54,7 @@ def test_the_error_shrinks_as_one_over_root_passes() -> None:
     acceptance = [0.85, 0.75, 0.65]
     errors = []
     for passes in (1_000, 16_000, 256_000):
-        sim = simulate(acceptance, passes, seed=7)
+        sim = play_acceptance(acceptance, passes, seed=7)
         assert abs(sim.z) < 5
         errors.append(sim.stderr)
     # 16 times the passes, a quarter of the standard error.
@@ -69,13 +69,13 @@ def test_emitted_sd_by_hand() -> None:
     assert emitted_sd([a, b]) == pytest.approx(math.sqrt(a + 3 * a * b - (a + a * b) ** 2))
     # Certain outcomes have no spread, and the simulation hits them exactly.
     assert emitted_sd([1.0, 1.0, 0.0]) == 0
-    sim = simulate([1.0, 1.0, 0.0], 1000)
+    sim = play_acceptance([1.0, 1.0, 0.0], 1000)
     assert (sim.mean, sim.stderr, sim.z) == (3.0, 0.0, 0.0)
-    assert simulate([], 10).mean == 1.0
+    assert play_acceptance([], 10).mean == 1.0
     with pytest.raises(InputError):
-        simulate([1.5], 10)
+        play_acceptance([1.5], 10)
     with pytest.raises(InputError):
-        simulate([0.5], 0)
+        play_acceptance([0.5], 0)
 
 
 # --- the priced speedup ------------------------------------------------------------------------------------------

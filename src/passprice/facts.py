@@ -9,6 +9,7 @@ bare share), converted exactly: ``141 GB`` is 141 × 10^9 bytes and ``80 GiB`` i
 from __future__ import annotations
 
 import enum
+import functools
 import hashlib
 import json
 import math
@@ -22,6 +23,7 @@ import attrs
 from passprice.errors import InputError
 
 
+@functools.total_ordering
 @enum.unique
 class Provenance(enum.Enum):
     """Where a figure comes from, on a ladder from strongest to weakest (DESIGN.md, Facts).
@@ -48,21 +50,6 @@ class Provenance(enum.Enum):
         if not isinstance(other, Provenance):
             return NotImplemented
         return self.rank < other.rank
-
-    def __le__(self, other: object) -> bool:
-        if not isinstance(other, Provenance):
-            return NotImplemented
-        return self.rank <= other.rank
-
-    def __gt__(self, other: object) -> bool:
-        if not isinstance(other, Provenance):
-            return NotImplemented
-        return self.rank > other.rank
-
-    def __ge__(self, other: object) -> bool:
-        if not isinstance(other, Provenance):
-            return NotImplemented
-        return self.rank >= other.rank
 
     def weaker_than(self, floor: Provenance) -> bool:
         """Whether this provenance sits below ``floor`` on the ladder (``estimated`` is weaker than ``measured``)."""

@@ -26,6 +26,7 @@ from passprice.decode import DecodeRefusal, Deployment, HeldClass, LayerKind, St
 from passprice.errors import InputError
 from passprice.gguf_header import GGUFHeader
 from passprice.serving import (
+    U32_MAX,
     ContextBeyondModel,
     ContextMix,
     OnChipOverflow,
@@ -236,7 +237,7 @@ def _fit(shape: PassShape, card: Card) -> CardFit:
     capacity stops the batch."""
     room = shape.card_room(card)
     per_row = shape.on_chip_per_sequence
-    chip = int(min(math.floor(card.on_chip.capacity.value / per_row), 2**32 - 1)) if per_row > 0 else 2**32 - 1
+    chip = int(min(math.floor(card.on_chip.capacity.value / per_row), U32_MAX)) if per_row > 0 else U32_MAX
     refusal = None
     try:
         most = shape.max_batch(card, False)

@@ -10,8 +10,8 @@ sequence's own bytes) grows until a longer draft costs more than its expected to
 depends on the batch (:func:`speculate`).
 
 The expected tokens a sequence emits per pass are the seed's ``emitted_per_pass``, 1 + a₁ + a₁a₂ + … (Leviathan et
-al. 2023, arXiv:2211.17192, with the bonus token). :func:`simulate` checks that formula by playing the accept/reject
-loop: draft *i* is accepted with its conditional acceptance, the loop stops at the first rejection, and the verified
+al. 2023, arXiv:2211.17192, with the bonus token). :func:`play_acceptance` checks that formula by playing the
+accept/reject loop: draft *i* is accepted with its conditional acceptance, the loop stops at the first rejection, and the verified
 (or, after all *k* were accepted, the bonus) token is always emitted.
 """
 
@@ -72,7 +72,7 @@ def parse_tokens(text: str) -> tuple[int, ...]:
 
 
 @attrs.frozen
-class Simulation:
+class AcceptanceCheck:
     """The accept/reject loop played ``passes`` times: ``mean`` tokens emitted per pass and its ``stderr``
     (the exact standard deviation of one pass, :func:`emitted_sd`, over √passes), against ``expected``
     (``emitted_per_pass``)."""
@@ -101,7 +101,7 @@ def emitted_sd(acceptance: Sequence[float]) -> float:
     return math.sqrt(max(square - mean * mean, 0.0))
 
 
-def simulate(acceptance: Sequence[float], passes: int, seed: int = 0) -> Simulation:
+def play_acceptance(acceptance: Sequence[float], passes: int, seed: int = 0) -> AcceptanceCheck:
     """Play ``passes`` passes of the accept/reject loop with conditional acceptances ``acceptance`` (each in
     [0, 1]), from a seeded generator (NumPy PCG64), so the same arguments give the same result.
 
@@ -132,7 +132,7 @@ def simulate(acceptance: Sequence[float], passes: int, seed: int = 0) -> Simulat
         # Stop at the first rejection: a draft counts only while every draft before it was accepted.
         run = np.cumprod(accepted, axis=1) if values.size else np.zeros((n, 0), dtype=np.int64)
         accepted_drafts += int(run.sum())
-    return Simulation(
+    return AcceptanceCheck(
         passes=passes,
         mean=(passes + accepted_drafts) / passes,
         stderr=emitted_sd(values.tolist()) / math.sqrt(passes),
@@ -151,7 +151,7 @@ class DraftRow:
     cost: ServingCost | None = None
     refusal: ServingRefusal | None = None
     speedup: float | None = None
-    simulated: Simulation | None = None
+    simulated: AcceptanceCheck | None = None
 
     @property
     def tokens_per_s(self) -> float | None:
@@ -210,7 +210,7 @@ def speculate(
     ``method``: every row priced at ``batch`` sequences (seed ``price_serving``), or, with ``batch`` ``None``, each at
     its own best batch (seed ``best_serving``). A row the pricer refuses (``BadDraft`` for a draft longer than the
     method's figures, ``NotResident`` when the longer draft's states no longer fit …) carries its refusal. Each
-    priced draft row carries :func:`simulate` of its acceptances (``passes`` passes from ``seed``).
+    priced draft row carries :func:`play_acceptance` of its acceptances (``passes`` passes from ``seed``).
 
     Speedup = tokens/s(k) / tokens/s(0), with tokens/s = batch × ``emitted_per_pass`` / pass seconds (seed
     ``ServingCost::tokens_per_s``). Raises :class:`InputError` for a batch below 1, or when the loops would draw
@@ -245,7 +245,7 @@ def speculate(
                 emitted,
                 cost=cost,
                 speedup=cost.tokens_per_s / base if base else None,
-                simulated=simulate(acceptance, passes, seed + k) if k else None,
+                simulated=play_acceptance(acceptance, passes, seed + k) if k else None,
             )
         )
     return Speculation(method, batch, tuple(rows))
