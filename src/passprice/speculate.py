@@ -11,8 +11,8 @@ depends on the batch (:func:`speculate`).
 
 The expected tokens a sequence emits per pass are the seed's ``emitted_per_pass``, 1 + a₁ + a₁a₂ + … (Leviathan et
 al. 2023, arXiv:2211.17192, with the bonus token). :func:`play_acceptance` checks that formula by playing the
-accept/reject loop: draft *i* is accepted with its conditional acceptance, the loop stops at the first rejection, and the verified
-(or, after all *k* were accepted, the bonus) token is always emitted.
+accept/reject loop: draft *i* is accepted with its conditional acceptance, the loop stops at the first rejection,
+and the verified (or, after all *k* were accepted, the bonus) token is always emitted.
 """
 
 from __future__ import annotations
