@@ -6,6 +6,7 @@ exit status 2 (or a named refusal, exit 1, where the pricing model refuses), no 
 
 from __future__ import annotations
 
+import json
 import struct
 import time
 from collections.abc import Sequence
@@ -296,10 +297,17 @@ def llama(
 
 
 def test_a_well_formed_tiny_header_prices(tmp_path: Path) -> None:
+    # The hostile cases below are this header with one thing broken; unbroken, it prices like any checkpoint.
     path = tmp_path / "tiny.gguf"
     path.write_bytes(llama())
+    prices = {}
     for command in ("price", "best", "max-batch"):
-        assert invoke(command, "--checkpoint", str(path), "--card", H200).exit_code == 0
+        result = invoke(command, "--checkpoint", str(path), "--card", H200, "--json")
+        assert result.exit_code == 0, result.output
+        prices[command] = json.loads(result.stdout)
+    assert prices["price"]["batch"] == 1 and prices["price"]["binds"] == "memory"
+    # A tiny model's best batch is the largest that fits: memory-bound tokens/s rises with every sequence.
+    assert prices["best"]["batch"] == prices["max-batch"]["max_batch"] > 1
 
 
 GARBAGE = {

@@ -1,8 +1,8 @@
 """Independent review of the port of ``serving.rs`` and of DESIGN.md's decode-step rules.
 
-Every test here demonstrates one discrepancy found in review and FAILS against the port as reviewed (that is the
-deliverable; none is marked xfail). Each quotes the seed line or the DESIGN rule it checks. Areas found clean are
-listed in the review report, not here.
+Every test here demonstrated one discrepancy found in review: each failed against the port as reviewed, and passes
+since the fix (commit "Review fixes and a second round of bad-input hardening"). They stay as regression tests;
+each quotes the seed line or the DESIGN rule it checks, and its comment says what the port did before.
 """
 
 from __future__ import annotations
@@ -71,8 +71,9 @@ _HEAD_AND_NORM = 64 * 100 // 32 * 34 + 64 * 4
 def test_max_batch_loop_bound_saturates_at_u32_max() -> None:
     # Seed, max_batch: `for batch in 1..=most.saturating_add(1) {` — `most` is a u32, so when the card's room saturates
     # at u32::MAX (`room.max(0.0).floor().min(u32::MAX as f64) as u32`) the scan stops at u32::MAX, and a serving whose
-    # every batch fits answers u32::MAX. The port's bound is `most + 1` in Python ints (batching.max_batch:
-    # `shape.most(card, host_memory) + 1`; PassShape.max_batch_by_scan: `range(1, most + 2)`), one past the seed's.
+    # every batch fits answers u32::MAX. The port's bound was `most + 1` in Python ints (batching.max_batch:
+    # `shape.most(card, host_memory) + 1`; PassShape.max_batch_by_scan: `range(1, most + 2)`), one past the seed's;
+    # both now saturate at U32_MAX.
     meta = {
         "block_count": 1,
         "embedding_length": 32,
@@ -187,7 +188,7 @@ def test_metadata_lookup_reads_the_architecture_prefixed_key() -> None:
     metadata = dict(h.metadata)
     metadata["block_count"] = 7  # an unprefixed key beside llama.block_count = 1
     h = attrs.evolve(h, metadata=metadata)
-    assert h.meta("block_count") == 1  # port: 7
+    assert h.meta("block_count") == 1  # the port read 7 before the fix
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -217,7 +218,7 @@ def test_missing_ssm_metadata_of_an_unused_draft_layer_is_not_refused() -> None:
     # tensors, draft or not, and refuses the whole serving with Step(MissingMetadata).
     meta = _llama_meta(block_count=2, nextn_predict_layers=1)
     h = header(meta, _hybrid_tensors(recurrent_layer=1, layers=2))
-    shape = pass_shape(h, SERVING)  # port: raises Step(MissingMetadata)
+    shape = pass_shape(h, SERVING)  # the port raised Step(MissingMetadata) before the fix
     assert shape.weight_bytes == _BLOCK_BYTES + _HEAD_AND_NORM
 
 

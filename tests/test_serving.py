@@ -1007,7 +1007,11 @@ def test_bad_draft(d: Draft) -> None:
 
 
 def test_acceptance_bounds_inclusive() -> None:
-    pass_shape(dense(), Serving(contexts=U, draft=draft(0.0, 1.0)))
+    # 0 and 1 are acceptances (the seed's check is 0.0..=1.0): emitted 1 + a1 + a1*a2.
+    assert pass_shape(dense(), Serving(contexts=U, draft=draft(0.0, 1.0))).emitted_per_sequence == 1.0 + 0.0 + 0.0
+    shape = pass_shape(dense(), Serving(contexts=U, draft=draft(1.0, 0.0)))
+    assert shape.emitted_per_sequence == 1.0 + 1.0 + 1.0 * 0.0
+    assert shape.rows_per_sequence == 3
 
 
 @pytest.mark.parametrize(
@@ -1029,9 +1033,16 @@ def test_bad_contexts(mix: ContextMix) -> None:
 
 
 def test_context_edges_allowed() -> None:
-    pass_shape(dense(), Serving(contexts=ContextMix.uniform(200.0, 200)))
-    pass_shape(dense(), Serving(contexts=ContextMix.uniform(0.0, 4096)))
-    pass_shape(dense(), Serving(contexts=ContextMix((ContextClass(1 - 1e-10, 1.0, 10),))))
+    # A class at its own limit, a class at position 0, and shares within the seed's 1e-9 of one are priced: two
+    # layers' caches read at the position and held at the limit (contiguous).
+    at_limit = pass_shape(dense(), Serving(contexts=ContextMix.uniform(200.0, 200)))
+    assert at_limit.read_bytes == 2 * per_position(2) * 200
+    assert at_limit.held_per_sequence == 2 * per_position(2) * 200
+    at_zero = pass_shape(dense(), Serving(contexts=ContextMix.uniform(0.0, 4096)))
+    assert at_zero.read_bytes == 0.0
+    assert at_zero.held_per_sequence == 2 * per_position(2) * 4096
+    nearly_one = pass_shape(dense(), Serving(contexts=ContextMix((ContextClass(1 - 1e-10, 1.0, 10),))))
+    assert nearly_one.read_bytes == pytest.approx(2 * per_position(2) * 1.0, rel=1e-9)
 
 
 def test_context_beyond_model_before_wide_cache() -> None:
