@@ -4,7 +4,7 @@ memory, from a synthetic header (``tests/hybrids.py``) through the decode step a
 The checkpoint is Qwen3.5-27B-like: 64 main blocks (every 4th full attention, the rest Gated DeltaNet) and one MTP
 block; hidden 5120, 24 query heads, 4 KV heads of 256, FFN 17408, vocabulary 248320; ssm.conv_kernel 4,
 ssm.state_size 128, ssm.group_count 16, ssm.time_step_rank 48, ssm.inner_size 6144. Every expected number below is
-written out by hand from the seed (``../shared/seeds/serving.rs.txt``) and DESIGN.md: tensor bytes as
+written out by hand from the seed (``serving.rs``; docs/DESIGN.md describes it) and DESIGN.md: tensor bytes as
 ``ceil(elements / block) × block bytes`` from the GGML block table as published, each term as the seed's arithmetic.
 Nothing is computed by calling the code under test to get an expectation.
 """

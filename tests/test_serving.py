@@ -1,4 +1,4 @@
-"""The serving pricer against the seed (``../shared/seeds/serving.rs.txt``), item by item.
+"""The serving pricer against the seed (``serving.rs``; docs/DESIGN.md describes it), item by item.
 
 Every expected number here is written out by hand from the seed's formulas (and DESIGN.md's decisions where the seed
 is silent): block sizes from the GGML type table as published, bytes as ``ceil(elements / block) × block bytes``,

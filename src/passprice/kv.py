@@ -1,16 +1,15 @@
 """A sequence's memory is the decode step's, read at a context: every KV, state and ring byte here is a byte the
 pricer holds, and how many sequences fit is the pricer's own count.
 
-:func:`kv_report` answers the sketch's first question (``../shared/seeds/inference-sketch.rs.txt``, ``kv_cache_mem``:
-how much KV cache a model needs at 4K/32K/128K) from a real header instead of ``2 × layers × kv_heads × head_dim ×
-bytes``. It reads :func:`~passprice.decode.decode_step`: its ``layers`` (which blocks hold full attention, a sliding
-window, a Gated-DeltaNet recurrence, or nothing; per-layer KV-head counts; draft (MTP) blocks), its attention stages'
-bytes per cached position (``kv_heads × (key_length + value_length) × kv_bytes``, so GQA and gemma3's 256-wide heads
-are read, not assumed), its ``recurrence`` (the dense state and the conv ring) and its ``held`` classes (the weights
-and the embedding table, held once, tied or not). How many sequences fit beside the weights on a card is
-:meth:`~passprice.serving.PassShape.card_room` of the serving at that context (contiguous cache), the number
-``passprice max-batch`` gives unless the card's on-chip memory binds first, which :class:`CardFit` says.
-"""
+:func:`kv_report` answers the design's inference sketch's first question (``inference-sketch.rs``, ``kv_cache_mem``: how
+much KV cache a model needs at 4K/32K/128K) from a real header instead of ``2 × layers × kv_heads × head_dim × bytes``.
+It reads :func:`~passprice.decode.decode_step`: its ``layers`` (which blocks hold full attention, a sliding window, a
+Gated-DeltaNet recurrence, or nothing; per-layer KV-head counts; draft (MTP) blocks), its attention stages' bytes per
+cached position (``kv_heads × (key_length + value_length) × kv_bytes``, so GQA and gemma3's 256-wide heads are read, not
+assumed), its ``recurrence`` (the dense state and the conv ring) and its ``held`` classes (the weights and the embedding
+table, held once, tied or not). How many sequences fit beside the weights on a card is
+:meth:`~passprice.serving.PassShape.card_room` of the serving at that context (contiguous cache), the number ``passprice
+max-batch`` gives unless the card's on-chip memory binds first, which :class:`CardFit` says. """
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 plus each sequence's own bytes against each sequence's arithmetic, so each term is affine in the batch and the bind
 changes where two lines cross, which pricing then confirms batch by batch.
 
-This answers the sketch's step 6 (``../shared/seeds/inference-sketch.rs.txt``: ops:byte, crossover = FLOPS /
+This answers the sketch's step 6 (the design's inference sketch, ``inference-sketch.rs``: ops:byte, crossover = FLOPS /
 bandwidth) with the pricer's own terms. A datapath's **ridge point** is the work per byte of memory traffic at which
 it takes as long as the memory: ``rate / (memory.bandwidth × streams.read)`` (:func:`ridges`). The share is
 ``streams.read`` because the bytes arithmetic amortizes over a batch are the weights, streamed once a pass as one long

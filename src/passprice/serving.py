@@ -1,11 +1,11 @@
 """A card that holds its token-rows and streams its weights pays for each weight once a pass.
 
-Port of the seed ``serving.rs`` (``../shared/seeds/serving.rs.txt``). Every weight crosses the card once a pass and
-multiplies every token-row the batch holds: each sequence's verified token and the tokens drafted after it. What
-does not amortize is each sequence's own: the recurrent state it reads and writes back, its KV cache, its log, its
-conv ring. A pass therefore costs the weights once plus each sequence's bytes, against the arithmetic of all the
-rows. Five terms overlap — the card's memory, the host link, the integer array, the f32 vector units, the
-block-scale lanes — so a pass takes the largest, and that term is what it *binds* on.
+Port of the seed ``serving.rs`` (the Rust pricing module docs/DESIGN.md describes). Every weight crosses the card once a
+pass and multiplies every token-row the batch holds: each sequence's verified token and the tokens drafted after it.
+What does not amortize is each sequence's own: the recurrent state it reads and writes back, its KV cache, its log, its
+conv ring. A pass therefore costs the weights once plus each sequence's bytes, against the arithmetic of all the rows.
+Five terms overlap — the card's memory, the host link, the integer array, the f32 vector units, the block-scale lanes —
+so a pass takes the largest, and that term is what it *binds* on.
 
 The array multiplies 4-bit weight codes by 8-bit activation codes: a wider code is split into 4-bit digits and a
 two-word activation into two words, one pass each (:func:`array_passes`). Every weight block's integer sums leave the

@@ -1,7 +1,7 @@
 """A drafted token is worth what the pass it rides costs: the speedup of drafting is tokens emitted per pass over the
 priced pass, both at the same batch, never an acceptance rate alone.
 
-The sketch (``../shared/seeds/inference-sketch.rs.txt``, ``speculative_decode``) charges a draft a fixed cost and a
+The design's inference sketch (``inference-sketch.rs``, ``speculative_decode``) charges a draft a fixed cost and a
 verification a fixed cost. Here each draft length is priced by the seed's pricer: every drafted token is one more
 token-row through every weight (array, scale lanes), one more row of attention over the cache and of the recurrence
 (vector units), one more state or log row written, and, for an MTP drafter, one more step of its draft block. At a
