@@ -511,18 +511,18 @@ def price_command(ctx: click.Context, /, serving: str | None, lock_path: Path | 
             cost = price_serving(resolved.header, resolved.card, resolved.serving)
     except ServingRefusal as e:
         _refuse(e)
-    if the_lock is not None:
-        verdict = judge_price(the_lock, cost)
-        if not verdict.holds:
-            raise Refused(verdict.message(), verdict.to_json())
-    _finite(cost_json(cost))
+    verdict = judge_price(the_lock, cost) if the_lock is not None else None
+    if verdict is not None and not verdict.holds:
+        raise Refused(verdict.message(), verdict.to_json())
+    data = cost_json(cost)
+    _finite(data)
     if as_json:
-        _echo_json(cost_json(cost))
+        _echo_json(data)
     else:
         title = f"{resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
         click.echo(cost_text(cost, title, resolved.spec))
-        if the_lock is not None:
-            click.echo(f"\n  lock          {judge_price(the_lock, cost).message()}")
+        if verdict is not None:
+            click.echo(f"\n  lock          {verdict.message()}")
 
 
 @cli.command("best")
@@ -541,9 +541,10 @@ def best_command(ctx: click.Context, /, serving: str | None, as_json: bool, **o:
         cost = best_serving(resolved.header, resolved.card, resolved.serving)
     except ServingRefusal as e:
         _refuse(e)
-    _finite(cost_json(cost))
+    data = cost_json(cost)
+    _finite(data)
     if as_json:
-        _echo_json(cost_json(cost))
+        _echo_json(data)
     else:
         title = f"best batch: {resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
         click.echo(cost_text(cost, title, resolved.spec))

@@ -426,6 +426,7 @@ class Sweeper:
         self.root = root
         self._cards: dict[str, Card] = {}
         self._methods: dict[str, DraftMethod] = {}
+        self._checked: Grid | None = None
 
     def card(self, name: str) -> Card:
         """The card ``name``, loaded once."""
@@ -474,6 +475,7 @@ class Sweeper:
                 raise InputError(
                     f"sweep: more than {MAX_SHAPES:,} pass shapes to read{why}, milliseconds each; split the grid"
                 )
+        self._checked = grid
 
     def rows(self, grid: Grid, progress: Callable[[int], None] | None = None) -> Iterator[dict[str, Any]]:
         """Every row of the sweep, in grid order (serving, card, draft tokens, position, batch); ``progress`` is
@@ -481,7 +483,8 @@ class Sweeper:
         method that does not load, or a grid :meth:`check` refuses."""
         from passprice.checkpoints import load_checkpoint
 
-        self.check(grid)
+        if grid is not self._checked:
+            self.check(grid)
         batches = np.array(grid.batches, dtype=np.int64)
         for serving_name in grid.servings:
             base = load_spec(self.root, serving_name)
