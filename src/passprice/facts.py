@@ -142,8 +142,8 @@ class Fact:
     value: float
     amount: int | float
     unit: str
-    provenance: Provenance
-    cite: str
+    provenance: Provenance = attrs.field(validator=attrs.validators.instance_of(Provenance))
+    cite: str = attrs.field(validator=attrs.validators.instance_of(str))
     note: str | None = None
     derivation: str | None = None
 

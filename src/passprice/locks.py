@@ -53,8 +53,13 @@ class Policy:
     """The provenance floors a lock allows: ``floor`` for every fact, ``paths`` per fact path (stricter or looser
     than the floor)."""
 
-    floor: Provenance
-    paths: Mapping[str, Provenance] = attrs.field(factory=dict)
+    floor: Provenance = attrs.field(validator=attrs.validators.instance_of(Provenance))
+    paths: Mapping[str, Provenance] = attrs.field(
+        factory=dict,
+        validator=attrs.validators.deep_mapping(
+            attrs.validators.instance_of(str), attrs.validators.instance_of(Provenance)
+        ),
+    )
 
     def allowed(self, path: str) -> Provenance:
         """The weakest provenance ``path`` may have."""

@@ -52,8 +52,8 @@ class DraftSpec:
     the drafting head reads (``head_rows``, ``None`` for the whole head)."""
 
     method: str
-    tokens: int
-    head_rows: int | None = None
+    tokens: int = attrs.field(validator=attrs.validators.ge(1))
+    head_rows: int | None = attrs.field(default=None, validator=attrs.validators.optional(attrs.validators.ge(1)))
 
 
 @attrs.frozen
@@ -72,14 +72,14 @@ class ServingSpec:
     batch: int = 1
     contexts: tuple[ContextSpec, ...] | None = None
     kv_page: int | None = None
-    attention: str = "vector"
+    attention: str = attrs.field(default="vector", validator=attrs.validators.in_(("vector", "array")))
     kv_bytes: float = 2.0
     state_bytes: float = 4.0
     activation_words: int = 1
-    scaling: str = "per-block"
+    scaling: str = attrs.field(default="per-block", validator=attrs.validators.in_(("per-block", "sub32")))
     kv_rotated: bool = False
     draft: DraftSpec | None = None
-    flush: str = "every-pass"
+    flush: str = attrs.field(default="every-pass", validator=lambda _, __, v: StateFlush.parse(v))
     host_memory: bool = False
     description: str | None = None
     shared_prefix: int = 0
