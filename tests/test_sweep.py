@@ -88,6 +88,7 @@ def test_rows_carry_bind_and_weakest_provenance() -> None:
 def test_parse_numbers() -> None:
     assert parse_numbers("1,2,8", int, "x") == (1, 2, 8)
     assert parse_numbers("3-6", int, "x") == (3, 4, 5, 6)
+    assert parse_numbers("3..6", int, "x") == (3, 4, 5, 6)  # as speculate --tokens reads a range
     assert parse_numbers("1-20*2", int, "x") == (1, 2, 4, 8, 16)
     assert parse_numbers("0,1-2,100", int, "x") == (0, 1, 2, 100)
     for bad in ("a", "5-1", "1-8*1", "", "1-3*x"):
