@@ -116,8 +116,9 @@ def parse_numbers(
     text: str, kind: Callable[[str], Any], what: str, least: float = 0, most: float | None = None
 ) -> tuple[Any, ...]:
     """A list of numbers from the command line: ``1,2,8``, ranges ``1-64`` or ``1..64`` (every integer, as
-    ``speculate --tokens`` reads them), doubling ranges ``1-4096*2`` (1, 2, 4 … 4096), or a mix; each a finite number from ``least`` to ``most``, at most
-    :data:`MAX_ROWS` of them. Raises :class:`InputError` naming ``what`` for anything else."""
+    ``speculate --tokens`` reads them), doubling ranges ``1-4096*2`` (1, 2, 4 … 4096), or a mix; each a finite
+    number from ``least`` to ``most``, at most :data:`MAX_ROWS` of them. Raises :class:`InputError` naming ``what``
+    for anything else."""
     out: list[Any] = []
     for part in text.split(","):
         part = part.strip()
