@@ -14,6 +14,7 @@ import attrs
 
 from passprice import schema
 from passprice.errors import InputError
+from passprice.files import is_there
 from passprice.facts import Fact, Provenance, dimension
 from passprice.registry import Root, not_found
 
@@ -190,10 +191,10 @@ def card_path(root: Root, ref: str) -> Path:
 
     Raises :class:`InputError` listing the registered cards when ``ref`` names none."""
     candidate = Path(ref)
-    if ref.endswith(".toml") and candidate.is_file():
+    if ref.endswith(".toml") and is_there(candidate):
         return candidate
     path = root.cards / f"{ref}.toml"
-    if not path.is_file():
+    if not is_there(path):
         raise not_found("card", ref, root.cards, root.names(root.cards))
     return path
 

@@ -15,6 +15,7 @@ from passprice import schema
 from passprice.cards import card_from_document
 from passprice.drafts import method_from_document
 from passprice.errors import InputError
+from passprice.files import is_folder
 from passprice.registry import Root
 
 
@@ -92,7 +93,7 @@ def _validate_folder(
 ) -> tuple[int, list[str]]:
     problems: list[str] = []
     count = 0
-    if not folder.is_dir():
+    if not is_folder(folder):
         return 0, []
     for path in sorted(folder.glob(f"*{suffix}")):
         count += 1

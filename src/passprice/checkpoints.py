@@ -21,7 +21,7 @@ from typing import Any
 
 from passprice import __version__, ggml, schema
 from passprice.errors import InputError
-from passprice.files import write_atomically
+from passprice.files import is_there, make_folder, write_atomically
 from passprice.gguf_header import (
     VALUE_TYPE_NAMES,
     GGUFHeader,
@@ -315,9 +315,10 @@ def entry_path(root: Root, name: str) -> Path:
 
 def _load_entry(path: Path, root: Root) -> GGUFHeader:
     try:
-        st = path.resolve().stat()
-        key: tuple[str, int, int] | None = (str(path.resolve()), st.st_size, st.st_mtime_ns)
-    except OSError:
+        resolved = os.path.realpath(path)  # Path.resolve raises RuntimeError on a loop of links
+        st = os.stat(resolved)
+        key: tuple[str, int, int] | None = (resolved, st.st_size, st.st_mtime_ns)
+    except (OSError, ValueError):
         key = None
     if key is not None and key in _CACHE:
         _CACHE.move_to_end(key)
@@ -347,19 +348,21 @@ def load_checkpoint(root: Root, ref: str) -> GGUFHeader:
     candidate = Path(ref)
     if ref.endswith(GGUF_SUFFIXES):
         return read_header(candidate)
-    if ref.endswith(".toml") and candidate.is_file():
+    if ref.endswith(".toml") and is_there(candidate):
         return _load_entry(candidate, root)
     path = entry_path(root, ref)
-    if path.is_file():
+    if is_there(path):
         return _load_entry(path, root)
-    if candidate.is_file():
+    if is_there(candidate):
         return read_header(candidate)
     raise not_found("checkpoint", ref, root.checkpoints, root.names(root.checkpoints))
 
 
 def write_entry(path: str | os.PathLike[str], text: str, force: bool = False) -> None:
-    """Write the entry ``text`` to ``path`` atomically, creating the folder (:func:`passprice.files.write_atomically`).
+    """Write the entry ``text`` to ``path`` atomically, creating the folder, the registry's own
+    ``registry/checkpoints`` (:func:`passprice.files.write_atomically`).
 
     Raises :class:`InputError` when ``path`` exists and not ``force``, or the folder cannot be written.
     """
+    make_folder(Path(path).parent)
     write_atomically(Path(path), text, force)

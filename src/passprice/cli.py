@@ -146,20 +146,13 @@ def _require_unicode(text: str | None, what: str) -> None:
 
 def _check_output(path: Path | None, force: bool) -> None:
     """Refuse an output file before any work is done (a sweep or a simulation can take seconds, and used to fail
-    only when it came to write): a path that names a folder, an existing file without ``--force``, or a path under
-    a file. (Missing folders are created when the file is written, as ``lock -o`` does.) Raises
-    :class:`InputError`."""
-    if path is None:
-        return
-    if path.is_dir():
-        raise InputError(f"{path}: is a folder; give a file to write")
-    if path.exists() and not force:
-        raise InputError(f"{path}: already exists; pass --force to overwrite it")
-    folder = path.parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    if not folder.is_dir():
-        raise InputError(f"{path}: cannot write: {folder} is not a folder")
+    only when it came to write), for every reason the writer would (:func:`passprice.files.check_writable`: a
+    folder, a device or FIFO, a read-only file, an existing file without ``--force``, a folder that does not exist).
+    Raises :class:`InputError`."""
+    if path is not None:
+        from passprice.files import check_writable
+
+        check_writable(path, force)
 
 
 def _root(ctx: click.Context) -> Any:
@@ -640,6 +633,9 @@ def lock_command(
         if root.embedded:
             raise InputError(f"{root.path}: the embedded facts are read-only; give -o FILE or run in a checkout")
         output = root.locks / f"{name or Path(serving or '').stem}.lock.toml"
+        from passprice.files import make_folder
+
+        make_folder(root.locks)  # the root's own folder (a -o FILE's folder is never created)
     # The lock is named after its file (locks/NAME.lock.toml), so `reproduce NAME` and check's report agree with it.
     if name is not None:
         lock_name = name
@@ -755,12 +751,14 @@ def audit_command(ctx: click.Context, /, target: str | None, as_json: bool, **o:
     root = _root(ctx)
     # A name that is both a registered serving and a lock (locks are often named after their serving) is the serving,
     # priced with today's facts; a lock is audited by its file or by NAME.lock.toml, or by a name only a lock has.
+    from passprice.files import is_there
+
     is_lock = target is not None and (
         target.endswith(".lock.toml")
         or (
-            not (root.servings / f"{target}.toml").is_file()
-            and not (target.endswith(".toml") and Path(target).is_file())
-            and (root.locks / f"{target}.lock.toml").is_file()
+            not is_there(root.servings / f"{target}.toml")
+            and not (target.endswith(".toml") and is_there(target))
+            and is_there(root.locks / f"{target}.lock.toml")
         )
     )
     if is_lock and target is not None:

@@ -29,6 +29,7 @@ from passprice.cards import card_from_document
 from passprice.drafts import method_from_document
 from passprice.errors import InputError
 from passprice.facts import Fact, dimension
+from passprice.files import is_folder
 from passprice.locks import Lock, Verdict, evaluate, judge, read_lock
 from passprice.registry import Root
 from passprice.report import cost_json, fact_json
@@ -193,7 +194,7 @@ def folder_files(folder: Path) -> dict[str, bytes]:
 
 
 def _is_root(folder: Path) -> bool:
-    return (folder / "facts").is_dir() and (folder / "registry").is_dir()
+    return is_folder(folder / "facts") and is_folder(folder / "registry")
 
 
 # --- what changed --------------------------------------------------------------------------------------------------
@@ -726,7 +727,7 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
             return checkout[0]
 
         def open_side(ref: str | None, default: str | None) -> Side:
-            if ref is not None and Path(ref).is_dir():
+            if ref is not None and is_folder(ref):
                 folder = Path(ref).resolve()
                 if not _is_root(folder):
                     raise InputError(f"{ref}: not a passprice root (it needs facts/ and registry/ folders)")

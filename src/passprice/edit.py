@@ -24,7 +24,7 @@ from passprice.cards import CARD_PATHS, HOST_PATHS, card_from_document, card_pat
 from passprice.drafts import draft_path, method_from_document
 from passprice.errors import InputError
 from passprice.facts import Fact
-from passprice.files import write_atomically
+from passprice.files import is_there, read_regular, write_atomically
 from passprice.registry import Root
 
 #: The keys of a fact entry, in the order a new entry is written.
@@ -61,8 +61,8 @@ def locate(root: Root, name: str, path: str | None, draft: bool = False) -> Fact
 
     Raises :class:`InputError` for an unknown card or method, or a path no such file has."""
     match = _ACCEPTANCE.match(path) if path is not None else None
-    if path is None and not draft and not (root.cards / f"{name}.toml").is_file():
-        draft = (root.drafts / f"{name}.toml").is_file()  # a name only a drafting method has
+    if path is None and not draft and not is_there(root.cards / f"{name}.toml"):
+        draft = is_there(root.drafts / f"{name}.toml")  # a name only a drafting method has
     if draft or match is not None:
         file = draft_path(root, name)
         if path is not None and match is None:
@@ -119,9 +119,7 @@ def set_fact(where: FactFile, entry: Mapping[str, Any], schema_folder: Path | No
     the edited file would not validate: a non-finite or out-of-range value, a unit of the wrong dimension (``GB`` where
     ``B/s`` belongs), an unknown provenance, a ``derived`` fact without a derivation."""
     try:
-        before = where.file.read_bytes().decode("utf-8")
-    except OSError as e:
-        raise InputError(f"{where.file}: cannot read: {e.strerror or e}") from None
+        before = read_regular(where.file, schema.MAX_TOML_BYTES).decode("utf-8")
     except UnicodeDecodeError as e:
         raise InputError(f"{where.file}: byte {e.start}: not UTF-8 text") from None
     old_facts = read_facts(where, schema_folder)
@@ -181,8 +179,8 @@ def apply_edit(edit: FactEdit) -> None:
     written."""
     file = edit.where.file
     try:
-        now = file.read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError) as e:
+        now = read_regular(file, schema.MAX_TOML_BYTES).decode("utf-8")
+    except UnicodeDecodeError as e:
         raise InputError(f"{file}: cannot read: {e}") from None
     if now != edit.before:
         raise InputError(f"{file}: changed while it was being edited; nothing written, run the edit again")

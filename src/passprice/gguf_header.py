@@ -31,6 +31,7 @@ from gguf import GGUFValueType
 
 from passprice import ggml
 from passprice.errors import InputError
+from passprice.files import is_there, open_regular
 
 #: The GGUF versions the reader reads.
 VERSIONS = (2, 3)
@@ -597,7 +598,7 @@ def read_stream(stream: IO[bytes], source: str, size: int | None = None) -> GGUF
 def _open(path: Path, stack: contextlib.ExitStack) -> tuple[IO[bytes], int | None]:
     """The file at ``path`` as a stream of GGUF bytes, decompressed when its first bytes are xz's or gzip's magic,
     and its length when known (uncompressed). ``stack`` closes what is opened."""
-    raw = stack.enter_context(open(path, "rb", buffering=0))  # noqa: SIM115 - the stack closes it
+    raw = stack.enter_context(open_regular(path, buffering=0))
     head = raw.read(6)
     raw.seek(0)
     if head.startswith(_XZ_MAGIC):
@@ -634,7 +635,7 @@ def _shard_path(folder: Path, stem: str, no: int, count: int, suffix: str) -> Pa
     """The file of shard ``no`` (1-based), preferring the given shard's suffix (``.gguf``, ``.gguf.xz`` …)."""
     for s in (suffix, *(x for x in _SUFFIXES if x != suffix)):
         candidate = folder / f"{stem}-{no:05d}-of-{count:05d}{s}"
-        if candidate.is_file():
+        if is_there(candidate):
             return candidate
     return None
 
@@ -716,9 +717,9 @@ CACHE_SIZE = 32
 
 def _stat_key(path: Path) -> _StatKey | None:
     try:
-        resolved = path.resolve()
+        resolved = Path(os.path.realpath(path))  # Path.resolve raises RuntimeError on a loop of links
         st = resolved.stat()
-    except OSError:
+    except (OSError, ValueError):
         return None
     return (str(resolved), st.st_size, st.st_mtime_ns)
 

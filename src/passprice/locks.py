@@ -24,7 +24,7 @@ from passprice import PRICING_MODEL_VERSION, __version__, schema
 from passprice.cards import CARD_PATHS, HOST_PATHS, Card, card_from_facts
 from passprice.errors import InputError, SchemaError
 from passprice.facts import Fact, Provenance, weakest
-from passprice.files import write_atomically
+from passprice.files import is_folder, is_there, write_atomically
 from passprice.gguf_header import GGUFHeader
 from passprice.registry import Root
 from passprice.report import cost_json
@@ -331,13 +331,13 @@ def lock_path(root: Root, ref: str) -> Path:
 
     Raises :class:`InputError` listing the locks when ``ref`` names none."""
     candidate = Path(ref)
-    if candidate.is_file():
+    if is_there(candidate):
         return candidate
     for name in (ref, f"{ref}.lock.toml"):
         path = root.locks / name
-        if path.is_file():
+        if is_there(path):
             return path
-    if ref and candidate.is_dir():
+    if ref and is_folder(candidate):
         raise InputError(f"{ref}: is a folder, not a lock file")
     known = ", ".join(root.names(root.locks, ".lock.toml")) or "none"
     raise InputError(f"lock {ref!r}: no such file, and not in {root.locks} (locks: {known})")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from passprice.errors import InputError, SchemaError
+from passprice.files import read_regular
 from passprice.registry import schema_dir
 
 
@@ -108,15 +109,12 @@ MAX_TOML_BYTES = 64 << 20
 
 def read_toml(path: Path, text: str | None = None) -> dict[str, Any]:
     """Parse the TOML file at ``path`` (or ``text`` read from it). Raises :class:`InputError` naming the file and the
-    line and column of a syntax error, or that the file cannot be read, is larger than :data:`MAX_TOML_BYTES`,
-    nests too deeply or holds an integer of more digits than Python converts."""
+    line and column of a syntax error, or that the file is not a regular file (a FIFO, a device, a folder:
+    :func:`passprice.files.open_regular`), cannot be read, is larger than :data:`MAX_TOML_BYTES`, nests too deeply
+    or holds an integer of more digits than Python converts."""
     try:
         if text is None:
-            with path.open("rb") as handle:
-                data = handle.read(MAX_TOML_BYTES + 1)
-            if len(data) > MAX_TOML_BYTES:
-                raise InputError(f"{path}: larger than {MAX_TOML_BYTES:,} bytes: not a passprice file")
-            text = data.decode("utf-8")
+            text = read_regular(path, MAX_TOML_BYTES).decode("utf-8")
         return tomllib.loads(text)
     except RecursionError:
         raise InputError(f"{path}: not valid TOML: arrays or tables nested too deeply") from None

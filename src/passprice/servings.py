@@ -19,6 +19,7 @@ from passprice import schema
 from passprice.cards import Card, load_card
 from passprice.drafts import DraftMethod, load_draft_method
 from passprice.errors import InputError
+from passprice.files import is_there
 from passprice.facts import Fact
 from passprice.gguf_header import GGUFHeader
 from passprice.registry import Root, not_found
@@ -137,10 +138,10 @@ def serving_path(root: Root, ref: str) -> Path:
     """The file of the serving ``ref`` (a registry name or a ``.toml`` path). Raises :class:`InputError` listing the
     registered servings when ``ref`` names none."""
     candidate = Path(ref)
-    if ref.endswith(".toml") and candidate.is_file():
+    if ref.endswith(".toml") and is_there(candidate):
         return candidate
     path = root.servings / f"{ref}.toml"
-    if not path.is_file():
+    if not is_there(path):
         raise not_found("serving", ref, root.servings, root.names(root.servings))
     return path
 

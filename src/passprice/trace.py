@@ -27,6 +27,7 @@ from typing import Any, BinaryIO
 import attrs
 
 from passprice.errors import InputError
+from passprice.files import open_regular
 
 #: Keys a trace line may have.
 KEYS = ("arrival_s", "prompt_tokens", "output_tokens", "prefix_id", "prefix_tokens")
@@ -252,7 +253,7 @@ def read_trace(path: Path, limit: int, model: int | None = None) -> Trace:
     read a line at a time (a trace past :data:`MAX_REQUESTS` is refused without being read whole). Raises
     :class:`InputError`."""
     try:
-        with path.open("rb") as handle:
+        with open_regular(path) as handle:
             return parse_trace(_lines(path, handle), str(path), limit, model)
     except OSError as e:
         raise InputError(f"{path}: cannot read the trace: {e.strerror or e}") from None
