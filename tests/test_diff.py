@@ -79,6 +79,7 @@ def make_repo(path: Path, branch: str = "main") -> Repo:
     resolved = resolve(root, load_spec(root, LOCK))
     floor = evaluate("price", resolved.header, resolved.card, resolved.serving).provenance
     lock = make_lock(LOCK, "price", resolved, Policy(floor, {"streams.rewrite": Provenance.MEASURED}))
+    (path / "locks").mkdir()  # a writer never creates a missing folder
     write_lock(path / LOCK_FILE, lock)
     locked = commit_all(path, "lock")
     git(path, "checkout", "-q", "-b", "pr")

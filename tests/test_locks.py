@@ -674,7 +674,7 @@ def test_check_reports_a_broken_file_of_every_kind_with_file_and_key_path(tmp_pa
         "facts/drafts/deepseek-v3-mtp.toml: acceptance.1.provenance: 'rumoured' is not allowed here (one of "
         "'published', 'measured', 'derived', 'estimated', 'assumed')",
         "registry/checkpoints/gemma3-270m-q4_k_m.toml: header.version: 4 is not allowed here (one of 2, 3)",
-        "registry/servings/r1-qwen7b-mi300x-int8kv.toml: batch: -1 is less than the minimum of 0",
+        "registry/servings/r1-qwen7b-mi300x-int8kv.toml: batch: -1 is less than the minimum of 1",
         "locks/r1-qwen7b-h200.lock.toml: policy.floor: 'rumoured' is not allowed here (one of 'published', "
         "'measured', 'derived', 'estimated', 'assumed')",
     ]

@@ -14,8 +14,8 @@ import attrs
 
 from passprice import schema
 from passprice.errors import InputError
-from passprice.files import is_there
 from passprice.facts import Fact, Provenance, dimension
+from passprice.files import is_there
 from passprice.registry import Root, not_found
 
 #: Every path a card fact may have, with the dimension its unit must have, in the seed's ``Card::facts`` order.

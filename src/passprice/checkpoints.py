@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import sys
 from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
@@ -50,6 +51,9 @@ _INT_RANGES = {
     "int64": (_INT64_MIN, _INT64_MAX),
 }
 _FLOATS = ("float32", "float64")
+_FLOAT_MAX = sys.float_info.max
+#: A uint64 written as a decimal string (past int64, which TOML integers cannot hold).
+_DECIMAL = re.compile(r"[0-9]{1,20}")
 _SCALARS = frozenset(VALUE_TYPE_NAMES.values()) - {"array"}
 
 
@@ -187,23 +191,25 @@ def _meta_from(value: Any, descriptor: str, where: str) -> MetaValue:
             raise InputError(f"{where}: type {descriptor} needs an array, not {value!r}")
         return tuple(_meta_from(v, inner or "array", f"{where}[{i}]") for i, v in enumerate(value))
     if descriptor in _INT_RANGES:
-        if descriptor == "uint64" and isinstance(value, str) and value.isdigit():
-            value = int(value)
+        if descriptor == "uint64" and isinstance(value, str) and _DECIMAL.fullmatch(value):
+            value = int(value)  # ASCII digits only (str.isdigit takes "²" and Arabic-Indic digits), 20 at most
         low, high = _INT_RANGES[descriptor]
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise InputError(f"{where}: {value!r} is not a {descriptor}")
+            raise InputError(f"{where}: {schema.shown_value(value)} is not a {descriptor}")
         return value
     if descriptor in _FLOATS:
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise InputError(f"{where}: {value!r} is not a {descriptor}")
+            raise InputError(f"{where}: {schema.shown_value(value)} is not a {descriptor}")
+        if isinstance(value, int) and not -_FLOAT_MAX <= value <= _FLOAT_MAX:
+            raise InputError(f"{where}: an integer of {len(str(abs(value))):,} digits is past any {descriptor}")
         return float(value)
     if descriptor == "bool":
         if not isinstance(value, bool):
-            raise InputError(f"{where}: {value!r} is not a bool")
+            raise InputError(f"{where}: {schema.shown_value(value)} is not a bool")
         return value
     if descriptor == "string":
         if not isinstance(value, str):
-            raise InputError(f"{where}: {value!r} is not a string")
+            raise InputError(f"{where}: {schema.shown_value(value)} is not a string")
         return value
     # An array of arrays whose inner type was not known (it was empty): any TOML scalar or array.
     if isinstance(value, list):

@@ -1,8 +1,8 @@
 """The command line is a thin layer over the library: each command parses its options, calls one library function,
 and prints a table for people or ``--json`` for programs.
 
-Exit status: 0 success; 1 a refusal (a price the model or a lock refuses); 2 bad input or usage. Bad input is one
-line per problem on stderr (file, key or byte offset, what was wrong), never a traceback.
+Exit status: 0 success; 1 a refusal (a price the model or a lock refuses); 2 bad input or usage; 130 interrupted
+(Ctrl-C). Bad input is one line per problem on stderr (file, key or byte offset, what was wrong), never a traceback.
 """
 
 from __future__ import annotations
@@ -20,6 +20,9 @@ import click
 
 from passprice import __version__
 from passprice.errors import InputError
+
+#: The exit status of a command interrupted by Ctrl-C (SIGINT): 128 + 2, as a shell reports it.
+INTERRUPTED = 130
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
@@ -76,6 +79,11 @@ class _Group(click.Group):
         except BrokenPipeError:  # pragma: no cover - e.g. `passprice header … | head`
             sys.stderr.close()
             ctx.exit(0)
+        except KeyboardInterrupt:
+            # Ctrl-C: nothing half-written (every output goes through a temporary file), and the shell's status for
+            # a command ended by SIGINT (128 + 2), not the refusal status click would give.
+            click.echo("passprice: interrupted", err=True)
+            ctx.exit(INTERRUPTED)
 
 
 def _json_option(f: F) -> F:
@@ -1298,5 +1306,10 @@ def simulate_command(
 
 
 def main() -> None:
-    """The ``passprice`` console script."""
-    cli(prog_name="passprice")
+    """The ``passprice`` console script. Exits 130 on Ctrl-C, wherever it comes (a command's own handler says so
+    while it runs; this one covers the start, before a command is chosen)."""
+    try:
+        cli(prog_name="passprice")
+    except KeyboardInterrupt:
+        click.echo("passprice: interrupted", err=True)
+        sys.exit(INTERRUPTED)

@@ -15,8 +15,8 @@ import attrs
 
 from passprice import schema
 from passprice.errors import InputError
-from passprice.files import is_there
 from passprice.facts import Fact
+from passprice.files import is_there
 from passprice.registry import Root, not_found
 
 

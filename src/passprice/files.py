@@ -40,7 +40,7 @@ def _shown(path: Path | str) -> str:
     """``path`` for an error line, each component over 80 characters cut to its ends and its length (a name too long
     for the file system would otherwise fill the screen)."""
     parts = str(path).split(os.sep)
-    return os.sep.join(p if len(p) <= 80 else f"{p[:24]}…{p[-24:]} ({len(p.encode('utf-8', 'replace')):,} bytes)" for p in parts)
+    return os.sep.join(p if len(p) <= 80 else f"{p[:24]}…{p[-24:]} ({len(p):,} characters)" for p in parts)
 
 
 def _why(error: OSError) -> str:
@@ -92,9 +92,9 @@ def _require_regular(path: Path | str, mode: int) -> None:
 
 
 def open_regular(path: Path | str, buffering: int = -1) -> BinaryIO:
-    """``path`` opened for reading in binary (``buffering`` as :func:`open`'s), only when it is a regular file: the one check every reader of a named
-    file makes before reading, so a FIFO (which blocks until a writer comes), a device (``/dev/zero`` has no end), a
-    socket or a folder is refused before a byte is read.
+    """``path`` opened for reading in binary (``buffering`` as :func:`open`'s), only when it is a regular file: the
+    one check every reader of a named file makes before reading, so a FIFO (which blocks until a writer comes), a
+    device (``/dev/zero`` has no end), a socket or a folder is refused before a byte is read.
 
     The check cannot block: the path is ``stat``-ed first (refused without being opened when it is not a regular
     file), then opened with ``O_NONBLOCK`` (which never waits, even on a FIFO) and the open descriptor ``fstat``-ed

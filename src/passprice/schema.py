@@ -21,8 +21,13 @@ from passprice.errors import InputError, SchemaError
 from passprice.files import read_regular
 from passprice.registry import schema_dir
 
+#: The pattern a schema gives a one-line text (a cite, a note): no control character (a newline, a tab, BEL …).
+ONE_LINE = "^[^\\x00-\\x1f\\x7f]*$"
+
 
 def _finite_number(checker: Any, instance: Any) -> bool:
+    # An integer is any size here (TOML integers have no bound in ``tomllib``): every schema bounds its integers and
+    # numbers with ``minimum``/``maximum``, which skip what is not a number.
     return (
         isinstance(instance, int | float)
         and not isinstance(instance, bool)
@@ -59,12 +64,22 @@ def _key_path(parts: Any) -> str:
     return ".".join(key_part(p) for p in parts) or "(top level)"
 
 
+def shown_value(value: Any) -> str:
+    """``repr(value)`` for an error line: an integer of more than 30 digits shown by its length (``10^400`` would
+    fill the screen), a text of more than 120 characters cut."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**30:
+        return f"an integer of {len(str(abs(value)))} digits"
+    text = repr(value)
+    return text if len(text) <= 120 else f"{text[:100]}…"
+
+
 def _explain(error: Any) -> str:
     """One line for one ``jsonschema`` error: the key path and what was wrong, in words a file's author can act on."""
     if error.validator in ("oneOf", "anyOf") and error.context:
         # Say what was wrong against the alternative that got furthest into the value (the deepest key path),
         # not only that none matched.
-        return _explain(max(error.context, key=lambda e: len(e.absolute_path)))
+        # Among those, a bound or pattern it broke says more than a type it is not.
+        return _explain(max(error.context, key=lambda e: (len(e.absolute_path), e.validator != "type")))
     where = list(error.absolute_path)
     instance = error.instance
     if error.validator == "required":
@@ -79,6 +94,12 @@ def _explain(error: Any) -> str:
         return f"{_key_path(where)}: {instance!r} is not allowed here (one of {allowed})"
     if error.validator == "minLength":
         return f"{_key_path(where)}: {instance!r} is too short (at least {error.validator_value} characters)"
+    if error.validator == "pattern" and error.validator_value == ONE_LINE:
+        shown = shown_value(instance)
+        return f"{_key_path(where)}: {shown} holds a control character (a newline, a tab …): write it on one line"
+    if error.validator in ("maximum", "minimum") and isinstance(instance, int) and abs(instance) > 10**30:
+        bound = "at most" if error.validator == "maximum" else "at least"
+        return f"{_key_path(where)}: {shown_value(instance)} is out of range ({bound} {error.validator_value})"
     if error.validator == "const":
         return f"{_key_path(where)}: {instance!r} is not allowed here (must be {error.validator_value!r})"
     return f"{_key_path(where)}: {error.message}"

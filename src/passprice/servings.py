@@ -19,8 +19,8 @@ from passprice import schema
 from passprice.cards import Card, load_card
 from passprice.drafts import DraftMethod, load_draft_method
 from passprice.errors import InputError
-from passprice.files import is_there
 from passprice.facts import Fact
+from passprice.files import is_there
 from passprice.gguf_header import GGUFHeader
 from passprice.registry import Root, not_found
 from passprice.serving import (
@@ -112,7 +112,24 @@ def spec_from_document(document: Mapping[str, Any], source: str) -> ServingSpec:
         else:
             detail = str(e)
         raise InputError(f"{source}: not a serving: {detail}") from None
+    _check_contexts(spec, source)
     return spec
+
+
+def _check_contexts(spec: ServingSpec, source: str) -> None:
+    """A serving file's context mix must be one a pass can have (the seed's ``BadContexts`` checks, made where the
+    file is read, so a bad file is bad input naming its key, not a refusal): the shares sum to 1 (within 1e-9, the
+    seed's tolerance) and no class's position is past its own limit.
+
+    Raises :class:`InputError` naming ``source`` and the key path."""
+    classes = spec.contexts or ()
+    for i, c in enumerate(classes):
+        if c.position is not None and c.limit is not None and c.position > c.limit:
+            raise InputError(f"{source}: contexts.{i}.position: {c.position:g} is past the class's limit {c.limit}")
+    if classes:
+        shares = sum(c.share for c in classes)  # as the seed sums them
+        if abs(shares - 1.0) > 1e-9:
+            raise InputError(f"{source}: contexts: the shares sum to {shares:.12g}, not 1")
 
 
 def spec_to_document(spec: ServingSpec) -> dict[str, Any]:
