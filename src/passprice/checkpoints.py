@@ -15,6 +15,7 @@ import math
 import os
 import re
 import sys
+import tomllib
 from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
@@ -27,6 +28,7 @@ from passprice.gguf_header import (
     VALUE_TYPE_NAMES,
     GGUFHeader,
     LongArray,
+    LongString,
     MetaValue,
     Shard,
     TensorInfo,
@@ -124,11 +126,39 @@ def import_header(header: GGUFHeader, name: str, source_note: str) -> str:
     file came from (package or URL, version, licence).
 
     Deterministic: the same header, name and note give the same bytes. The text starts with :data:`SCHEMA_LINE`
-    and matches ``schema/checkpoint.schema.json``; :func:`header_from_entry` reads it back to an equal header.
+    and matches ``schema/checkpoint.schema.json``; :func:`header_from_entry` reads it back to an equal header —
+    which is checked here, so whatever ``import`` writes reads back (``header NAME``, ``checkpoints``, a price).
 
-    Raises :class:`InputError` for a name that is not a file stem of letters, digits, ``.``, ``_`` and ``-``.
+    Raises :class:`InputError` for a name that is not a file stem of letters, digits, ``.``, ``_`` and ``-``, and,
+    naming the header's file and the first metadata key or line that differs, for a header the entry cannot hold.
     """
     _check_name(name)
+    text = _entry_text(header, name, source_note)
+    _check_reads_back(header, text, name, source_note)
+    return text
+
+
+def _check_reads_back(header: GGUFHeader, text: str, name: str, source_note: str) -> None:
+    """Raise :class:`InputError` unless the entry ``text`` reads back (TOML, the schema, :func:`header_from_entry`)
+    to a header that writes the same text: nothing the header held is lost or changed on the way."""
+    source = header.source or header.shards[0].file
+    where = f"{source}: cannot import: the entry would not read back"
+    try:
+        document = tomllib.loads(text)
+        schema.validate(document, "checkpoint", "entry")
+        back = header_from_entry(document, "entry")
+    except tomllib.TOMLDecodeError as e:
+        raise InputError(f"{where} (not valid TOML: {e})") from None
+    except InputError as e:
+        raise InputError(f"{where} ({str(e).splitlines()[0]})") from None
+    again = _entry_text(back, name, source_note)
+    if again != text:
+        line = next(a for a, b in zip(text.splitlines(), [*again.splitlines(), ""], strict=False) if a != b)
+        raise InputError(f"{where}: {schema.shown_value(line)} changes on the way")
+
+
+def _entry_text(header: GGUFHeader, name: str, source_note: str) -> str:
+    """The entry's text (:func:`import_header`), unchecked."""
     lines = [
         SCHEMA_LINE,
         "# A checkpoint imported from its GGUF header by passprice: metadata (long arrays as type and length), the",
@@ -158,7 +188,7 @@ def import_header(header: GGUFHeader, name: str, source_note: str) -> str:
     ]
     for key, value in header.metadata.items():
         kind = _string(header.value_types[key])
-        if isinstance(value, LongArray):
+        if isinstance(value, LongArray | LongString):
             lines.append(f"{_string(key)} = {{ type = {kind}, length = {value.length} }}")
         else:
             lines.append(f"{_string(key)} = {{ type = {kind}, value = {_value(value)} }}")
@@ -188,8 +218,10 @@ def _meta_from(value: Any, descriptor: str, where: str) -> MetaValue:
     inner = _element_type(descriptor)
     if inner is not None or descriptor == "array":
         if not isinstance(value, list):
-            raise InputError(f"{where}: type {descriptor} needs an array, not {value!r}")
-        return tuple(_meta_from(v, inner or "array", f"{where}[{i}]") for i, v in enumerate(value))
+            raise InputError(f"{where}: type {descriptor} needs an array, not {schema.shown_value(value)}")
+        if inner is None:  # "array": arrays of different (or no) types, each element any scalar or array
+            return tuple(_any_meta(v, f"{where}[{i}]") for i, v in enumerate(value))
+        return tuple(_meta_from(v, inner, f"{where}[{i}]") for i, v in enumerate(value))
     if descriptor in _INT_RANGES:
         if descriptor == "uint64" and isinstance(value, str) and _DECIMAL.fullmatch(value):
             value = int(value)  # ASCII digits only (str.isdigit takes "²" and Arabic-Indic digits), 20 at most
@@ -211,12 +243,19 @@ def _meta_from(value: Any, descriptor: str, where: str) -> MetaValue:
         if not isinstance(value, str):
             raise InputError(f"{where}: {schema.shown_value(value)} is not a string")
         return value
-    # An array of arrays whose inner type was not known (it was empty): any TOML scalar or array.
+    raise InputError(f"{where}: {descriptor!r} is not a GGUF value type")
+
+
+def _any_meta(value: Any, where: str) -> MetaValue:
+    """An element of an array whose element type is not one (``array[array]``: inner arrays of different types):
+    any TOML scalar within a GGUF type's range, or an array of them."""
     if isinstance(value, list):
-        return tuple(_meta_from(v, "array", f"{where}[{i}]") for i, v in enumerate(value))
+        return tuple(_any_meta(v, f"{where}[{i}]") for i, v in enumerate(value))
+    if isinstance(value, int) and not isinstance(value, bool) and not _INT64_MIN <= value <= _INT_RANGES["uint64"][1]:
+        raise InputError(f"{where}: {schema.shown_value(value)} is past every GGUF integer type")
     if isinstance(value, bool | int | float | str):
         return value
-    raise InputError(f"{where}: {value!r} is not a metadata value")
+    raise InputError(f"{where}: {schema.shown_value(value)} is not a metadata value")
 
 
 def _type_id(kind: Any, where: str) -> int:
@@ -246,9 +285,12 @@ def header_from_entry(document: Mapping[str, Any], source: str) -> GGUFHeader:
             raise InputError(f"{where}.type: {descriptor!r} is not a GGUF value type")
         if "length" in item:
             inner = _element_type(descriptor)
-            if inner is None:
-                raise InputError(f"{where}: a length needs an array type, not {descriptor!r}")
-            metadata[key] = LongArray(inner, int(item["length"]))
+            if descriptor == "string":  # a string too long to keep: its length in bytes
+                metadata[key] = LongString(int(item["length"]))
+            elif inner is None:
+                raise InputError(f"{where}: a length needs an array or string type, not {descriptor!r}")
+            else:
+                metadata[key] = LongArray(inner, int(item["length"]))
         else:
             metadata[key] = _meta_from(item["value"], descriptor, f"{where}.value")
         value_types[key] = descriptor

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 import attrs
 
-from passprice import ggml
+from passprice import ggml, schema
 from passprice.errors import InputError
 from passprice.gguf_header import GGUFHeader, LongArray, TensorInfo
 
@@ -423,7 +423,7 @@ def header_problems(header: GGUFHeader) -> list[str]:
                 out.append(f"{source}: metadata {name}: {what} is not a whole number >= 0")
                 continue
         elif not _whole(value):
-            what = "a long array" if isinstance(value, LongArray) else repr(value)
+            what = "a long array" if isinstance(value, LongArray) else schema.shown_value(value)
             out.append(f"{source}: metadata {name}: {what} is not a whole number >= 0")
             continue
         if key == "embedding_length" and (value == 0 or (isinstance(value, tuple) and max(value) == 0)):

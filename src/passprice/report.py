@@ -10,7 +10,7 @@ from typing import Any
 from passprice.audit import binding_paths
 from passprice.cards import Card
 from passprice.facts import Fact
-from passprice.gguf_header import GGUFHeader, LongArray
+from passprice.gguf_header import GGUFHeader, LongArray, LongString
 from passprice.serving import COST_FIELDS, ServingCost
 from passprice.servings import ServingSpec
 from passprice.tables import count, percent, si, text_table
@@ -188,9 +188,12 @@ _SUMMARY_KEYS = (
 
 
 def metadata_json(value: Any) -> Any:
-    """A metadata value for JSON: a long array as ``{"type": ..., "length": ...}``, tuples as lists."""
+    """A metadata value for JSON: a long array as ``{"long_array": TYPE, "length": N}``, a long string as
+    ``{"long_string": true, "length": BYTES}``, tuples as lists."""
     if isinstance(value, LongArray):
         return {"long_array": value.element_type, "length": value.length}
+    if isinstance(value, LongString):
+        return {"long_string": True, "length": value.length}
     if isinstance(value, tuple):
         return [metadata_json(v) for v in value]
     return value
