@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from passprice.serving import U32_MAX, NotResident, OnChipOverflow, ServingCost
+from passprice.serving import U32_MAX, NotResident, OnChipOverflow, ServingCost, ServingRefusal
 
 if TYPE_CHECKING:
     from passprice.cards import Card
@@ -43,8 +43,34 @@ CHUNK = 4096
 BUDGET = 5_000
 
 
+#: The most batches the seed's scan may price as the fallback (about a second): past it, a curve the bounds cannot
+#: settle is refused as :class:`FlatCurve` rather than scanned (a serving whose sequences hold no memory could
+#: otherwise have the scan walk 10^9 batches).
+SCAN_LIMIT = 50_000
+
+
 class _Undecided(Exception):
     """The bounds could not prove the answer (near-ties on both sides, or the budget): use the scan."""
+
+
+class FlatCurve(ServingRefusal):
+    """Tokens/s so flat over so many batches that which one is best is a matter of rounding: the bounds cannot prove
+    the seed's answer and its scan would price more than :data:`SCAN_LIMIT` batches (a serving whose sequences
+    hold no memory, so only the on-chip rows or u32 bound the batch)."""
+
+    name = "FlatCurve"
+
+    def __init__(self, top: int, tokens_per_s: float) -> None:
+        self.top = top
+        self.tokens_per_s = tokens_per_s
+        super().__init__(
+            f"tokens/s levels off (toward {tokens_per_s:,.6g}) within a relative 1e-12 over so many of the batches "
+            f"up to {top:,} that which is best is a matter of rounding, and the seed's scan would price more than "
+            f"{SCAN_LIMIT:,} of them: price a batch (--batch N), or give the sequences memory that bounds the batch"
+        )
+
+    def fields(self) -> dict[str, Any]:
+        return {"top": self.top, "tokens_per_s": self.tokens_per_s}
 
 
 class _Curve:
@@ -199,7 +225,9 @@ def best(shape: PassShape, card: Card, host_memory: bool) -> ServingCost:
     """The batch that makes ``card`` emit the most tokens per second, and its pass, identical to the seed's scan
     (``PassShape::best``: ties within a relative 1e-12 go to the smaller batch), found by branch and bound.
 
-    Raises what batch 1 raises when no batch fits (or batch 1's other refusals)."""
+    Raises what batch 1 raises when no batch fits (or batch 1's other refusals), and :class:`FlatCurve` when the
+    bounds cannot settle the answer and the seed's scan would price more than :data:`SCAN_LIMIT` batches: the time
+    is bounded for every input (at most :data:`BUDGET` exact prices, or a scan of at most :data:`SCAN_LIMIT`)."""
     first = shape.cost_split(card, 1, host_memory)
     top = _last_fitting(shape, card, host_memory, max(shape.most(card, host_memory), 1))
     if top <= 1:
@@ -209,6 +237,8 @@ def best(shape: PassShape, card: Card, host_memory: bool) -> ServingCost:
     try:
         return curve.cost(_best_batch(curve, top))
     except _Undecided:
+        if top > SCAN_LIMIT:
+            raise FlatCurve(top, max(c.tokens_per_s for c in curve.priced.values())) from None
         return shape.best_by_scan(card, host_memory)
 
 
