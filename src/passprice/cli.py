@@ -384,7 +384,9 @@ def _serving_options(with_batch: bool) -> Callable[[F], F]:
             click.option("--kv-rotated/--no-kv-rotated", default=None, help="Walsh–Hadamard-rotated KV cache."),
             click.option("--draft", "draft_method", help="Drafting method (facts/drafts name)."),
             click.option("--draft-tokens", type=click.IntRange(0, 64), help="Drafted tokens per pass (0: no drafts)."),
-            click.option("--head-rows", type=click.IntRange(min=1), help="Vocabulary rows the drafting head reads."),
+            click.option(
+                "--head-rows", type=click.IntRange(1, 4294967295), help="Vocabulary rows the drafting head reads."
+            ),
             click.option("--flush", help="State flush: every-pass, every:N or trailing:N."),
             click.option("--host-memory/--no-host-memory", default=None, help="Let sequences live in host memory."),
             click.option(
@@ -1166,6 +1168,9 @@ def speculate_command(
         raise InputError(f"{serving or spec.checkpoint} names no drafting method: give --draft METHOD ({known})")
     method = load_draft_method(root, method_name)
     resolved = resolve(root, attrs.evolve(spec, draft=None))
+    from passprice.servings import check_head_rows
+
+    check_head_rows(resolved.header, head_rows)
     batch = None if at_best else resolved.spec.batch
     try:
         result = speculate(

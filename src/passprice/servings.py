@@ -251,6 +251,21 @@ class Resolved:
         return out
 
 
+def check_head_rows(header: GGUFHeader, head_rows: int | None) -> None:
+    """Refuse drafting-head rows past the checkpoint's vocabulary (``token_embd.weight``'s rows): the seed caps the
+    head's share at 1, so such a figure would be shown as given and priced as the whole head. Raises
+    :class:`InputError` naming the option (or a serving's ``draft.head_rows``)."""
+    table = header.tensor("token_embd.weight")
+    if head_rows is None or table is None or len(table.dims) < 2:
+        return
+    vocab = table.dims[1]
+    if head_rows > vocab:
+        raise InputError(
+            f"--head-rows (draft.head_rows): {head_rows:,} rows, more than the {vocab:,} rows of the vocabulary "
+            f"(token_embd.weight of {header.source or 'the checkpoint'}): give at most {vocab:,}"
+        )
+
+
 def resolve(root: Root, spec: ServingSpec) -> Resolved:
     """Load the checkpoint, card and drafting method ``spec`` names from ``root``, complete its defaults, and build
     the seed's serving. Raises :class:`InputError` for anything it names that is missing or invalid."""
@@ -259,6 +274,7 @@ def resolve(root: Root, spec: ServingSpec) -> Resolved:
     header = load_checkpoint(root, spec.checkpoint)
     card = load_card(root, spec.card)
     spec = complete(spec, header)
+    check_head_rows(header, spec.draft.head_rows if spec.draft is not None else None)
     method = load_draft_method(root, spec.draft.method) if spec.draft is not None else None
     acceptance = method.first(spec.draft.tokens) if method is not None and spec.draft is not None else ()
     return Resolved(spec, header, card, method, to_serving(spec, acceptance))
