@@ -73,7 +73,8 @@ def _value(kind: V, value: Any, order: str) -> bytes:
         return _string(value, order)
     if kind == V.ARRAY:
         assert isinstance(value, Array)
-        out = [struct.pack(order + "IQ", int(value.type), len(value.items) if value.declared is None else value.declared)]
+        length = len(value.items) if value.declared is None else value.declared
+        out = [struct.pack(order + "IQ", int(value.type), length)]
         out += [_value(value.type, item, order) for item in value.items]
         return b"".join(out)
     return struct.pack(order + _FORMAT[kind], value)

@@ -419,13 +419,21 @@ def test_listings_name_every_bad_file(tmp_path: Path) -> None:
     servings = root / "registry" / "servings"
     (servings / "garbage.toml").write_bytes(b"\xff\xfe\x00")
     (servings / "nocard.toml").write_text('checkpoint = "x"\n')
-    lines = bad("servings", root=root)
+    # Found (issue 13): a listing with one bad file listed none of the good ones. Now the good ones are listed on
+    # stdout and every bad file is named on stderr, exit 2.
+    result = invoke("servings", root=root)
+    assert result.exit_code == 2 and f"{R1} " in result.stdout
+    lines = result.stderr.splitlines()
+    assert all(line.startswith("passprice: error: ") for line in lines) and len(lines) == 2, lines
     assert any("garbage.toml: byte 0: not UTF-8 text" in line for line in lines), lines
     assert any("nocard.toml: card: missing (required)" in line for line in lines), lines
     checkpoints = root / "registry" / "checkpoints"
     (checkpoints / "empty.toml").write_text("")
     (checkpoints / "garbage.toml").write_bytes(b"\x00\xff")
-    lines = bad("checkpoints", "--json", root=root)
+    result = invoke("checkpoints", "--json", root=root)
+    assert result.exit_code == 2
+    assert "gemma3-270m-q4_k_m" in [c["name"] for c in json.loads(result.stdout)["checkpoints"]]
+    lines = result.stderr.splitlines()
     assert any("empty.toml: entry: missing (required)" in line for line in lines), lines
     assert any("garbage.toml: byte 1: not UTF-8 text" in line for line in lines), lines
 

@@ -33,6 +33,7 @@ class LockStatus:
     verdict: str
     drift: tuple[str, ...]
     refusal: str | None = None
+    judged: bool = True  # False when today's files do not read: floors and drift could not be judged
 
 
 @attrs.frozen
@@ -66,20 +67,23 @@ class CheckReport:
         }
 
     def text(self, frozen: bool) -> str:
-        """The report for people."""
+        """The report for people (the problems themselves are not in it: the command line prints them on stderr,
+        one ``passprice: error:`` line each, as it reports any bad input)."""
         kinds = ", ".join(f"{n} {kind}" for kind, n in self.kinds)
         lines = [
             f"checked {self.files} files{f' ({kinds})' if kinds else ''}: "
             f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''}"
+            f"{' (on stderr)' if self.problems else ''}"
         ]
-        lines += [f"  {p}" for p in self.problems]
         for s in self.locks:
             state = "ok" if s.reproduces and s.holds and (not frozen or not s.drift) else "FAILS"
             lines.append(f"lock {s.name} ({s.path}): {state}")
             lines.append(f"  reproduces: {'yes' if s.reproduces else 'NO'}")
             lines += [f"    {m}" for m in s.moved]
             lines.append(f"  floors: {s.verdict}")
-            if s.drift:
+            if not s.judged:
+                lines.append("  drift: not judged (today's files do not read)")
+            elif s.drift:
                 lines.append(f"  drift{' (an error with --frozen)' if frozen else ''}:")
                 lines += [f"    {d}" for d in s.drift]
             else:
@@ -182,7 +186,8 @@ def _judge_lock(root: Root, path: Path) -> LockStatus:
     except InputError as e:
         # Today's files do not read (reported as problems on their own): the lock cannot be judged against them.
         why = str(e).splitlines()[0].removeprefix(f"{root.path}{os.sep}")
-        return LockStatus(lock.name, shown, reproduces, moved, False, f"today's facts do not read: {why}", ())
+        verdict = f"today's facts do not read: {why}"
+        return LockStatus(lock.name, shown, reproduces, moved, False, verdict, (), judged=False)
     refusal = None
     try:
         cost = evaluate(lock.kind, resolved.header, resolved.card, resolved.serving)

@@ -60,7 +60,11 @@ class _Group(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
+            problems = ctx.meta.get("passprice.problems")
+            if problems:
+                raise InputError("\n".join(problems))
+            return result
         except click.exceptions.NoArgsIsHelpError:
             raise
         except click.UsageError as e:
@@ -192,10 +196,11 @@ def cli(ctx: click.Context, root: Path | None) -> None:
 @click.pass_context
 def cards_command(ctx: click.Context, as_json: bool) -> None:
     """List the registered cards."""
-    from passprice.cards import load_cards
+    from passprice.cards import load_card
     from passprice.report import cards_table, fact_json
 
-    cards = load_cards(_root(ctx))
+    root = _root(ctx)
+    cards = [c for _, c in _load_all(root.names(root.cards), lambda name: load_card(root, name))]
     if as_json:
         _echo_json(
             {"cards": [
@@ -231,9 +236,16 @@ def facts_command(ctx: click.Context, card: str, as_json: bool) -> None:
         click.echo(facts_text(f"{c.name}: {c.title}", c.facts()))
 
 
+def _problems(lines: Any) -> None:
+    """Keep ``lines`` (problems of files that do not read) for the end of the command: the command still shows what
+    does read, then the group prints each line on stderr (``passprice: error: …``) and exits 2."""
+    click.get_current_context().meta.setdefault("passprice.problems", []).extend(lines)
+
+
 def _load_all(names: list[str], load: Callable[[str], T]) -> list[tuple[str, T]]:
-    """Each of ``names`` loaded; raises one :class:`InputError` with the problems of every file that does not load
-    (not only the first), one line each."""
+    """Each of ``names`` loaded: those that load, in order; the problems of every file that does not (not only the
+    first), one line each, are kept for the end of the command (:func:`_problems`), so a listing still shows every
+    good file and then reports the bad ones on stderr with exit status 2."""
     loaded: list[tuple[str, T]] = []
     problems: list[str] = []
     for name in names:
@@ -241,8 +253,7 @@ def _load_all(names: list[str], load: Callable[[str], T]) -> list[tuple[str, T]]
             loaded.append((name, load(name)))
         except InputError as e:
             problems.extend(str(e).splitlines())
-    if problems:
-        raise InputError("\n".join(problems))
+    _problems(problems)
     return loaded
 
 
@@ -738,7 +749,9 @@ def check_command(ctx: click.Context, frozen: bool, as_json: bool) -> None:
         _echo_json(report.to_json(frozen))
     else:
         click.echo(report.text(frozen))
-    if not report.ok(frozen):
+    if report.problems:  # bad files are bad input: on stderr, exit 2, after the report of everything else
+        _problems(report.problems)
+    elif not report.ok(frozen):
         ctx.exit(1)
 
 

@@ -34,7 +34,7 @@ from passprice.locks import Lock, Verdict, evaluate, judge, read_lock
 from passprice.registry import Root
 from passprice.report import cost_json, fact_json
 from passprice.serving import ServingRefusal
-from passprice.tables import markdown_table, si
+from passprice.tables import markdown_table, markdown_text, si
 
 #: The folders of a root a diff compares.
 FOLDERS = ("facts", "registry", "locks", "schema")
@@ -887,7 +887,7 @@ def diff_markdown(d: Diff) -> str:
                 show(c.new),
                 _what(c),
                 _provenance(c).replace("(WEAKER)", "⚠️ **weaker**"),
-                _cite(c),
+                markdown_text(_cite(c)),
             ]
             for f, c in facts
         ]
@@ -939,15 +939,15 @@ def diff_markdown(d: Diff) -> str:
         for lock in d.locks:
             for label, side in (("BASE", lock.before), ("HEAD", lock.after)):
                 if side.refusal is not None:
-                    notes.append(f"- `{lock.name}`: {label} refuses: {side.refusal.get('message', '')}")
+                    notes.append(f"- `{lock.name}`: {label} refuses: {markdown_text(side.refusal.get('message', ''))}")
                 if side.error is not None:
-                    notes.append(f"- `{lock.name}`: {label} cannot price: {side.error}")
+                    notes.append(f"- `{lock.name}`: {label} cannot price: {markdown_text(side.error)}")
             if lock.note:
-                notes.append(f"- `{lock.name}`: {lock.note}")
+                notes.append(f"- `{lock.name}`: {markdown_text(lock.note)}")
         if notes:
             out += ["", *notes]
     unread = [
-        [f"`{f.path}`", which, e]
+        [f"`{f.path}`", which, markdown_text(e)]
         for f in d.files
         for which, errors in (("BASE", f.base_errors), ("HEAD", f.head_errors))
         for e in errors
