@@ -186,8 +186,8 @@ def _judge_lock(root: Root, path: Path) -> LockStatus:
     except InputError as e:
         # Today's files do not read (reported as problems on their own): the lock cannot be judged against them.
         why = str(e).splitlines()[0].removeprefix(f"{root.path}{os.sep}")
-        verdict = f"today's facts do not read: {why}"
-        return LockStatus(lock.name, shown, reproduces, moved, False, verdict, (), judged=False)
+        unread = f"today's facts do not read: {why}"
+        return LockStatus(lock.name, shown, reproduces, moved, False, unread, (), judged=False)
     refusal = None
     try:
         cost = evaluate(lock.kind, resolved.header, resolved.card, resolved.serving)

@@ -913,7 +913,7 @@ def fact_set_command(
     """Set fact PATH of card NAME in place, keeping the file's comments and layout. The entry is replaced whole: a
     note or derivation not given is removed. An edit that would leave the file invalid is refused (exit 2) and the
     file is left untouched."""
-    from passprice.edit import apply_edit, parse_value, set_fact
+    from passprice.edit import edit_fact, parse_value
     from passprice.report import fact_json
 
     root, where = _fact_file(ctx, name, path, draft)
@@ -930,8 +930,7 @@ def fact_set_command(
         "note": note,
         "derivation": derivation,
     }
-    edit = set_fact(where, entry, root.schema)
-    apply_edit(edit)
+    edit = edit_fact(where, entry, root.schema)  # read, edited and replaced under a lock on the file
     if as_json:
         _echo_json({"file": str(where.file), "path": where.path, "changed": edit.changed,
                     "old": fact_json(edit.old) if edit.old is not None else None, "new": fact_json(edit.new)})
