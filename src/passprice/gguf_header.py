@@ -872,8 +872,9 @@ def _read_split(path: Path, first: _Parsed, combined: Any) -> tuple[GGUFHeader, 
 # --- the cache -------------------------------------------------------------------------------------------------------
 
 _StatKey: TypeAlias = tuple[str, int, int]
-#: Resolved path → (the stat keys of every file read for it, the header). Least recently used first.
-_CACHE: OrderedDict[str, tuple[tuple[_StatKey, ...], GGUFHeader]] = OrderedDict()
+#: Resolved path → (the stat keys of every file read for it, the header, the cap it was read under). Least recently
+#: used first.
+_CACHE: OrderedDict[str, tuple[tuple[_StatKey, ...], GGUFHeader, int]] = OrderedDict()
 #: Headers the cache keeps.
 CACHE_SIZE = 32
 
@@ -906,10 +907,16 @@ def read_header(path: str | os.PathLike[str], *, cache: bool = True) -> GGUFHead
     type, a header that ends early, a missing shard) or :class:`InputError` (no such file, cannot decompress).
     """
     path = Path(path)
+    cap = header_cap()  # read from the environment every time: a header cached under one cap is not under another
     key = _stat_key(path)
     if cache and key is not None:
         hit = _CACHE.get(key[0])
-        if hit is not None and hit[0][0] == key and all(_stat_key(Path(k[0])) == k for k in hit[0][1:]):
+        if (
+            hit is not None
+            and hit[0][0] == key
+            and hit[2] == cap
+            and all(_stat_key(Path(k[0])) == k for k in hit[0][1:])
+        ):
             _CACHE.move_to_end(key[0])
             return hit[1]
     combined = hashlib.sha256()
@@ -921,7 +928,7 @@ def read_header(path: str | os.PathLike[str], *, cache: bool = True) -> GGUFHead
     if cache and key is not None:
         keys = [key, *(_stat_key(p) for p in paths if p != path)]
         if all(k is not None for k in keys):
-            _CACHE[key[0]] = (tuple(k for k in keys if k is not None), header)
+            _CACHE[key[0]] = (tuple(k for k in keys if k is not None), header, cap)
             _CACHE.move_to_end(key[0])
             while len(_CACHE) > CACHE_SIZE:
                 _CACHE.popitem(last=False)

@@ -86,6 +86,13 @@ def _explain(error: Any) -> str:
         missing = error.message.split("'")[1] if "'" in error.message else error.message
         return f"{_key_path([*where, missing])}: missing (required)"
     if error.validator == "additionalProperties":
+        extra = [k for k in error.instance if k not in error.schema.get("properties", {})]
+        patterns = [re.compile(p) for p in error.schema.get("patternProperties", {})]
+        extra = [k for k in extra if not any(p.search(k) for p in patterns)]
+        if extra:  # each key shown short: a key of 5,000 digits would fill the screen
+            more = f" and {len(extra) - 5} more" if len(extra) > 5 else ""
+            shown = ", ".join(shown_value(k) for k in extra[:5]) + more
+            return f"{_key_path(where)}: {shown} {'is' if len(extra) == 1 else 'are'} not allowed here (unknown key)"
         return f"{_key_path(where)}: {error.message}"
     if error.validator == "type" and isinstance(instance, float) and not math.isfinite(instance):
         return f"{_key_path(where)}: must be a finite number, not {instance!r}"
