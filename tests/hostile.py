@@ -18,8 +18,8 @@ from pathlib import Path
 
 import attrs
 from gguf import GGUFValueType as V
-from gguf_bytes import Array, Meta, Tensor, decode, encode, meta_index
 
+from gguf_bytes import Array, Meta, Tensor, decode, encode, meta_index
 from passprice import ggml
 from passprice.gguf_header import read_header
 
@@ -244,7 +244,8 @@ CASES: tuple[Case, ...] = (
          "{work}/loop.toml: a loop of symbolic links", _symlink_loop("loop.toml")),
     # 2. Integers the schemas left unbounded: OverflowError / ValueError tracebacks once.
     Case("c02-limit-10e400", 2, ("price", "odd"), 2, "odd.toml: contexts.0.limit: an integer of 401 digits is out of "
-         "range (at most 4294967295)", _serving("odd", _SERVING_HEAD + f"contexts = [{{share = 1, limit = {_BIG}}}]\n")),
+         "range (at most 4294967295)",
+         _serving("odd", _SERVING_HEAD + f"contexts = [{{share = 1, limit = {_BIG}}}]\n")),
     Case("c02-kv-page-10e400", 2, ("price", "odd"), 2, "odd.toml: kv_page: an integer of 401 digits is out of range",
          _serving("odd", _SERVING_HEAD + f"kv_page = {_BIG}\n")),
     Case("c02-shared-prefix-10e400", 2, ("price", "odd"), 2, "odd.toml: shared_prefix: an integer of 401 digits",

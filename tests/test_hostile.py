@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from hostile import CASES, H200, LONG, R1, Case, prepare
 
+from hostile import CASES, H200, LONG, R1, Case, prepare
 from passprice.cli import cli
 from passprice.errors import InputError
 from passprice.registry import Root
@@ -30,10 +30,8 @@ def run_case(case: Case, work: Path) -> tuple[int, str, str]:
     case.build(work)
     if case.klass in SUBPROCESS:
         env = {**os.environ, **dict(case.env)}
-        done = subprocess.run(
-            [sys.executable, "-c", "from passprice.cli import main; main()", *case.argv(work)], capture_output=True, text=True, timeout=120,
-            env=env, check=False,
-        )
+        command = [sys.executable, "-c", "from passprice.cli import main; main()", *case.argv(work)]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env, check=False)
         return done.returncode, done.stdout, done.stderr
     result = CliRunner().invoke(cli, case.argv(work), env=dict(case.env))
     assert result.exception is None or isinstance(result.exception, SystemExit), (
@@ -169,7 +167,7 @@ def test_an_edit_held_too_long_is_refused_not_waited_for(tmp_path: Path) -> None
     card = root / "facts" / "cards" / f"{H200}.toml"
     with card.open("rb") as other:
         fcntl.flock(other.fileno(), fcntl.LOCK_EX)
-        with pytest.raises(InputError, match="another edit has held it for 0.05 s; nothing written"), \
+        with pytest.raises(InputError, match=r"another edit has held it for 0\.05 s; nothing written"), \
                 locked(locate(Root(root), H200, "streams.read").file, wait_s=0.05):
             pass
 
