@@ -307,6 +307,39 @@ def checkpoints_command(ctx: click.Context, as_json: bool) -> None:
     click.echo(text_table(headers, rows, right=(2, 3, 4)))
 
 
+@cli.command("init")
+@click.argument("directory", default=".", type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--requirement", metavar="SPEC",
+    help="The line of requirements.txt the hook and CI install passprice by (default: passprice==VERSION; a wheel "
+    "file or a git URL works too).",
+)
+@_json_option
+@click.pass_context
+def init_command(ctx: click.Context, directory: Path, requirement: str | None, as_json: bool) -> None:
+    """Start a registry of your own in DIRECTORY (default: here): every record folder, the reference facts copied,
+    the schemas, an editor configuration (.taplo.toml), a pre-commit hook and a CI workflow. Every command run in
+    it then reads and writes its files."""
+    from passprice.scaffold import plan, write
+
+    _require_unicode(str(directory), "DIRECTORY")
+    if requirement is not None:
+        _require_unicode(requirement, "--requirement")
+    the_plan = plan(_root(ctx), requirement)
+    write(the_plan, directory)
+    if as_json:
+        _echo_json({"path": str(directory), "folders": list(the_plan.folders), "copied": list(the_plan.copied),
+                    "files": sorted(the_plan.files)})
+        return
+    source = "the embedded facts" if the_plan.source.embedded else str(the_plan.source.path)
+    click.echo(f"a passprice registry in {directory}:")
+    for folder in the_plan.folders:
+        click.echo(f"  {folder + '/':<24}{'copied from ' + source if folder in the_plan.copied else 'empty, yours'}")
+    click.echo("  schema/, .taplo.toml, .pre-commit-config.yaml, .github/workflows/facts.yml, requirements.txt, "
+               "README.md")
+    click.echo(f"next: cd {directory} && git init && pre-commit install; passprice import MODEL.gguf --name NAME")
+
+
 # --- checkpoints --------------------------------------------------------------------------------------------------
 
 
@@ -342,7 +375,10 @@ def import_command(ctx: click.Context, file: Path, name: str | None, origin: str
 
     root = _root(ctx)
     if root.embedded:
-        raise InputError(f"{root.path}: the embedded facts are read-only; run inside a checkout or pass --root")
+        raise InputError(
+            f"{root.path}: the embedded facts are read-only; start a registry of your own with `passprice init DIR`, "
+            "run inside one (or a checkout), or pass --root"
+        )
     header = read_header(file)
     entry = name if name is not None else entry_name(file)
     target = root.checkpoints / f"{entry}.toml"
@@ -638,7 +674,10 @@ def lock_command(
         if serving is None and name is None:
             raise click.UsageError("give -o FILE (or a SERVING or --name to write locks/NAME.lock.toml)")
         if root.embedded:
-            raise InputError(f"{root.path}: the embedded facts are read-only; give -o FILE or run in a checkout")
+            raise InputError(
+                f"{root.path}: the embedded facts are read-only; give -o FILE, or run in a registry of your own "
+                "(passprice init DIR)"
+            )
         output = root.locks / f"{name or Path(serving or '').stem}.lock.toml"
     # The lock is named after its file (locks/NAME.lock.toml), so `reproduce NAME` and check's report agree with it.
     if name is not None:
@@ -804,19 +843,30 @@ def audit_command(ctx: click.Context, /, target: str | None, as_json: bool, **o:
 @click.argument("base", required=False)
 @click.argument("head", required=False)
 @click.option(
-    "--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True,
-    help="text for people, markdown for a pull-request comment, json for programs.",
+    "--format", "fmt", type=click.Choice(["text", "markdown", "comment", "json"]), default="text", show_default=True,
+    help="text for people, markdown for a pull-request comment (comment: the same behind the marker the sticky "
+    "comment is found by), json for programs.",
 )
+@click.option("--repository-url", metavar="URL", help="Link files and changed lines in markdown: the repository's "
+              "address (https://github.com/OWNER/NAME).")
+@click.option("--ref", metavar="SHA", help="The commit (or branch) --repository-url links to (the head of the change).")
 @_json_option
 @click.pass_context
-def diff_command(ctx: click.Context, base: str | None, head: str | None, fmt: str, as_json: bool) -> None:
+def diff_command(
+    ctx: click.Context, base: str | None, head: str | None, fmt: str, repository_url: str | None, ref: str | None,
+    as_json: bool,
+) -> None:
     """Compare facts between BASE and HEAD: each changed fact (old and new value, provenance, citation) and how every
     lock resting on one moves. BASE and HEAD are git revisions or folders (default: the merge base with main, and
     the work tree). Exit 1 when a change breaks a lock's floors, 2 when a file does not read on HEAD."""
+    from passprice.comment import Links
     from passprice.diff import diff, render
 
+    if (repository_url is None) != (ref is None):
+        raise click.UsageError("give --repository-url and --ref together")
+    links = Links.of(repository_url, ref)
     result = diff(_root(ctx), base, head)
-    click.echo(render(result, "json" if as_json else fmt))
+    click.echo(render(result, "json" if as_json else fmt, links))
     if result.exit_status == 2:
         for f in result.files:
             if f.head_errors:
@@ -897,7 +947,10 @@ def fact_set_command(
 
     root, where = _fact_file(ctx, name, path, draft)
     if root.embedded:
-        raise InputError(f"{root.path}: the embedded facts are read-only; run inside a checkout or pass --root")
+        raise InputError(
+            f"{root.path}: the embedded facts are read-only; start a registry of your own with `passprice init DIR`, "
+            "run inside one (or a checkout), or pass --root"
+        )
     for option, text in (("--value", value), ("--unit", unit), ("--provenance", provenance), ("--cite", cite),
                          ("--note", note), ("--derivation", derivation)):
         _require_unicode(text, option)
