@@ -70,7 +70,8 @@ class Links:
 def fact_lines(text: str, fact: str) -> tuple[int, int] | None:
     """The 1-based first and last line of fact ``fact``'s table (``[memory.bandwidth]`` … up to the last non-blank,
     non-comment line before the next table) in the TOML ``text``; ``None`` when there is no such table."""
-    header = re.compile(r"^\s*\[\s*" + r"\s*\.\s*".join(re.escape(part) for part in fact.split(".")) + r"\s*\]\s*(#.*)?$")
+    dotted = r"\s*\.\s*".join(re.escape(part) for part in fact.split("."))
+    header = re.compile(r"^\s*\[\s*" + dotted + r"\s*\]\s*(#.*)?$")
     lines = text.splitlines()
     for i, line in enumerate(lines):
         if header.match(line):
