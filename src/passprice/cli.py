@@ -307,6 +307,28 @@ def checkpoints_command(ctx: click.Context, as_json: bool) -> None:
     click.echo(text_table(headers, rows, right=(2, 3, 4)))
 
 
+@cli.command("explain")
+@click.argument("term", required=False)
+@_json_option
+def explain_command(term: str | None, as_json: bool) -> None:
+    """Define TERM, a word passprice prints (array, vector, scale, flush, head rows, streams.*, TPOT …); without
+    TERM, list every term. The README's glossary is the same text."""
+    from passprice import glossary
+
+    if term is None:
+        if as_json:
+            _echo_json({"terms": {t.name: {"short": t.short, "definition": t.long, "aliases": list(t.aliases)}
+                                  for t in glossary.TERMS.values()}})
+        else:
+            click.echo(glossary.listing())
+        return
+    found = glossary.lookup(term)
+    if as_json:
+        _echo_json({"term": found.name, "short": found.short, "definition": found.long, "aliases": list(found.aliases)})
+    else:
+        click.echo(glossary.text(found))
+
+
 @cli.command("init")
 @click.argument("directory", default=".", type=click.Path(file_okay=False, path_type=Path))
 @click.option(
@@ -517,7 +539,7 @@ def _refuse(e: Any) -> NoReturn:
 def price_command(ctx: click.Context, /, serving: str | None, lock_path: Path | None, as_json: bool, **o: Any) -> None:
     """Price one decode pass of SERVING (or of --checkpoint on --card)."""
     from passprice.locks import judge_price
-    from passprice.report import cost_json, cost_text
+    from passprice.report import cost_json, cost_text, float_matrices
     from passprice.serving import ServingRefusal, price_serving
     from passprice.servings import resolve
 
@@ -556,7 +578,7 @@ def price_command(ctx: click.Context, /, serving: str | None, lock_path: Path | 
         _echo_json(data)
     else:
         title = f"{resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
-        click.echo(cost_text(cost, title, resolved.spec))
+        click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header)))
         if verdict is not None:
             click.echo(f"\n  lock          {verdict.message()}")
 
@@ -567,7 +589,7 @@ def price_command(ctx: click.Context, /, serving: str | None, lock_path: Path | 
 @click.pass_context
 def best_command(ctx: click.Context, /, serving: str | None, as_json: bool, **o: Any) -> None:
     """The batch that emits the most tokens per second, and its pass."""
-    from passprice.report import cost_json, cost_text
+    from passprice.report import cost_json, cost_text, float_matrices
     from passprice.serving import ServingRefusal, best_serving
     from passprice.servings import resolve
 
@@ -583,7 +605,7 @@ def best_command(ctx: click.Context, /, serving: str | None, as_json: bool, **o:
         _echo_json(data)
     else:
         title = f"best batch: {resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
-        click.echo(cost_text(cost, title, resolved.spec))
+        click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header)))
 
 
 @cli.command("max-batch")
