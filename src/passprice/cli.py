@@ -766,10 +766,19 @@ def reproduce_command(ctx: click.Context, lock: str, as_json: bool) -> None:
         model = f"pricing model {the_lock.pricing_model} → {rep.pricing_model}"
         if rep.equals:
             click.echo(
-                f"{the_lock.name}: reproduced exactly from its {len(the_lock.facts)} pinned facts: "
+                f"{the_lock.name}: reproduced exactly from its pinned facts: "
                 f"{rep.price['tokens_per_s']!r} tokens/s at batch {rep.price['batch']}, binds on {rep.price['binds']}"
                 + (f" ({model}; no term moved)" if rep.model_changed else "")
             )
+            rests = [p for p in the_lock.rests_on if p in the_lock.facts]
+            others = [p for p in the_lock.facts if p not in rests]
+            click.echo(f"  rests on {len(rests)} of its {len(the_lock.facts)} pinned facts: {', '.join(rests)}")
+            if others:
+                click.echo(
+                    f"  also pinned, not read by this price ({len(others)}): {', '.join(others)} — a lock pins the "
+                    "card's every fact (and every drafting figure), so it rebuilds the card exactly and `check "
+                    "--frozen` sees any of them drift"
+                )
         else:
             why = f"the {model}" if rep.model_changed else "the same pricing model gives another result"
             click.echo(f"{the_lock.name}: does NOT reproduce ({why}); terms that moved, recorded -> now:")
@@ -1083,7 +1092,10 @@ def sweep_command(
 
 @cli.command("kv")
 @click.argument("checkpoint")
-@click.option("--contexts", default="4k,32k,128k", show_default=True, help="Context sizes in positions (k = 1,024).")
+@click.option(
+    "--contexts",
+    help="Context sizes in positions (k = 1,024) [default: 4k, 32k, 128k below the model's context, and its own].",
+)
 @click.option(
     "--kv-bytes", type=_Finite(min=0, min_open=True, max=_ELEMENT_BYTES), default=2.0, show_default=True,
     help="Bytes per KV-cache element: 2 (16-bit), 1 (8-bit), 0.5625 (4-bit codes with their scales).",
@@ -1095,19 +1107,19 @@ def sweep_command(
 @_json_option
 @click.pass_context
 def kv_command(
-    ctx: click.Context, checkpoint: str, contexts: str, kv_bytes: float, state_bytes: float, as_json: bool
+    ctx: click.Context, checkpoint: str, contexts: str | None, kv_bytes: float, state_bytes: float, as_json: bool
 ) -> None:
     """KV cache (by layer kind), recurrent state and conv ring bytes per token and per sequence of CHECKPOINT at each
     context, and how many sequences fit beside the weights on each registered card. A context past the model's is
     shown refused; exit 1 only when every context is."""
     from passprice.cards import load_cards
     from passprice.checkpoints import load_checkpoint
-    from passprice.kv import kv_json, kv_report, kv_text, parse_contexts
+    from passprice.kv import default_contexts, kv_json, kv_report, kv_text, parse_contexts
     from passprice.serving import ServingRefusal
 
     root = _root(ctx)
-    sizes = parse_contexts(contexts)
     header = load_checkpoint(root, checkpoint)
+    sizes = parse_contexts(contexts) if contexts is not None else default_contexts(header.meta_int("context_length"))
     try:
         report = kv_report(header, sizes, load_cards(root), kv_bytes, state_bytes, name=checkpoint)
     except ServingRefusal as e:

@@ -293,7 +293,7 @@ def header_text(header: GGUFHeader, show_metadata: bool = False, show_tensors: b
     total = sum(v[1] for v in by_type.values())
     lines = [
         f"{header.source}",
-        f"  architecture  {header.architecture}   GGUF v{header.version}, {header.byte_order}-endian, "
+        f"  architecture  {header.architecture or '(missing: no general.architecture key)'}   GGUF v{header.version}, {header.byte_order}-endian, "
         f"{len(header.shards)} file{'s' if len(header.shards) != 1 else ''}",
         f"  header        {header.header_bytes:,} bytes; tensor data at byte {header.data_offset:,} "
         f"(alignment {header.alignment})",
