@@ -162,6 +162,27 @@ def _check_output(path: Path | None, force: bool) -> None:
         raise InputError(f"{path}: cannot write: {folder} is not a folder")
 
 
+def _plot_option(what: str) -> Callable[[F], F]:
+    """``--plot FILE.png|svg``: draw ``what`` (matplotlib, the plot extra)."""
+    return click.option(
+        "--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE.png|svg",
+        help=f"Draw {what} (needs matplotlib: pip install 'passprice[plot]'); --force overwrites.",
+    )
+
+
+def _check_plot(path: Path | None, force: bool) -> None:
+    """Refuse a bad ``--plot`` file (its suffix, an existing file without --force) and a missing matplotlib before
+    any work is done. Raises :class:`InputError`."""
+    if path is None:
+        return
+    from passprice.plots import picture_format
+    from passprice.roofline import require_matplotlib
+
+    picture_format(path)
+    _check_output(path, force)
+    require_matplotlib()
+
+
 def _root(ctx: click.Context) -> Any:
     from passprice.registry import find_root
 
@@ -307,7 +328,7 @@ def checkpoints_command(ctx: click.Context, as_json: bool) -> None:
     click.echo(text_table(headers, rows, right=(2, 3, 4)))
 
 
-@cli.command("explain")
+@cli.command("explain", context_settings={"ignore_unknown_options": True})
 @click.argument("term", required=False)
 @_json_option
 def explain_command(term: str | None, as_json: bool) -> None:
@@ -809,9 +830,13 @@ def check_command(ctx: click.Context, frozen: bool, as_json: bool) -> None:
 @cli.command("audit")
 @click.argument("target", required=False)
 @_serving_options(with_batch=True)
+@_plot_option("each fact's elasticity as a bar chart")
+@click.option("--force", is_flag=True, help="Overwrite an existing --plot file.")
 @_json_option
 @click.pass_context
-def audit_command(ctx: click.Context, /, target: str | None, as_json: bool, **o: Any) -> None:
+def audit_command(
+    ctx: click.Context, /, target: str | None, plot_path: Path | None, force: bool, as_json: bool, **o: Any
+) -> None:
     """Audit the facts a price rests on: TARGET is a SERVING (today's facts, options apply) or a lock (its pinned
     facts): a lock file, NAME.lock.toml, or a name in locks/ that names no serving."""
     from passprice.audit import audit, audit_json, audit_text
@@ -822,6 +847,7 @@ def audit_command(ctx: click.Context, /, target: str | None, as_json: bool, **o:
     serving_arg = o.pop("serving", None)
     if serving_arg is not None:
         raise click.UsageError(f"audit takes one TARGET (a lock or a serving), not also {serving_arg!r}")
+    _check_plot(plot_path, force)
     root = _root(ctx)
     # A name that is both a registered serving and a lock (locks are often named after their serving) is the serving,
     # priced with today's facts; a lock is audited by its file or by NAME.lock.toml, or by a name only a lock has.
@@ -861,10 +887,16 @@ def audit_command(ctx: click.Context, /, target: str | None, as_json: bool, **o:
         result = audit(card, serving, lambda c, s: evaluate(kind, header, c, s))
     except ServingRefusal as e:
         _refuse(e)
+    if plot_path is not None:
+        from passprice.plots import audit_picture, picture_format, write_picture
+
+        write_picture(plot_path, audit_picture(result, title, picture_format(plot_path)), force)
     if as_json:
         _echo_json(audit_json(result, {"title": title}))
     else:
         click.echo(audit_text(result, title))
+    if plot_path is not None:
+        click.echo(f"plot -> {plot_path}", err=True)
 
 
 # --- reviewing fact changes ------------------------------------------------------------------------------------------
@@ -1015,6 +1047,7 @@ def fact_set_command(
 @click.option("--format", "fmt", type=click.Choice(["csv", "json"]), default="csv", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="The same as --format json.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here (default: stdout).")
+@_plot_option("tokens/s against the batch, one line a serving on a card, the best batch marked")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
 @click.pass_context
 def sweep_command(
@@ -1028,6 +1061,7 @@ def sweep_command(
     fmt: str,
     as_json: bool,
     output: Path | None,
+    plot_path: Path | None,
     force: bool,
 ) -> None:
     """Price a grid: SERVINGS (default: every registered serving) x cards x draft tokens x positions x batches,
@@ -1041,6 +1075,7 @@ def sweep_command(
 
     root = _root(ctx)
     _check_output(output, force)
+    _check_plot(plot_path, force)
     if sweep_file is not None:
         # The file describes the whole grid: an axis given on the command line too would be silently ignored.
         given = [f"--{name.replace('_', '-')}" for name in ("cards", "batches", "positions", "draft_tokens")
@@ -1072,12 +1107,25 @@ def sweep_command(
     buffer = io.StringIO()
     total = grid.size()
     # A fact or element size far out of range overflows in the arrays; such a row is refused by write_rows.
+    kept: list[dict[str, Any]] = []
+
+    def keep(rows: Any) -> Any:
+        for row in rows:
+            if plot_path is not None:
+                kept.append(row)
+            yield row
+
     with np.errstate(all="ignore"):
         if total >= 20_000:
             with click.progressbar(length=total, label="pricing", file=sys.stderr) as bar:
-                write_rows(sweeper.rows(grid, progress=bar.update), fmt, buffer)
+                write_rows(keep(sweeper.rows(grid, progress=bar.update)), fmt, buffer)
         else:
-            write_rows(sweeper.rows(grid), fmt, buffer)
+            write_rows(keep(sweeper.rows(grid)), fmt, buffer)
+    if plot_path is not None:
+        from passprice.plots import picture_format, sweep_picture, write_picture
+
+        write_picture(plot_path, sweep_picture(kept, picture_format(plot_path)), force)
+        click.echo(f"plot -> {plot_path}", err=True)
     if output is None:
         click.echo(buffer.getvalue(), nl=False)
     else:
@@ -1292,6 +1340,7 @@ def speculate_command(
               help="Steps simulated at most, every policy together (tens of microseconds each); a longer run is "
               "refused.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here (default: stdout).")
+@_plot_option("throughput and end-to-end latency over time, one colour a policy")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
 @_json_option
 @click.pass_context
@@ -1314,6 +1363,7 @@ def simulate_command(
     no_prefix_caching: bool,
     max_steps: int,
     output: Path | None,
+    plot_path: Path | None,
     force: bool,
     as_json: bool,
 ) -> None:
@@ -1339,6 +1389,7 @@ def simulate_command(
     if trace_path is not None and (rate is not None or synthetic_prefix):
         raise click.UsageError("--rate and --prefix shape a --synthetic trace; a --trace file has its own")
     _check_output(output, force)
+    _check_plot(plot_path, force)
     root, spec = _spec(ctx, serving, card=card, limit=limit, kv_page=kv_page, contiguous=contiguous,
                        prefix_read_once=prefix_read_once)
     resolved = resolve(root, spec)
@@ -1375,6 +1426,11 @@ def simulate_command(
     sim = Simulation(title, serving, trace.summary(), settings, pricer, tuple(outcomes))
     data = simulation_json(sim)
     _finite(data)  # the text shows the same figures: a TTFT of `inf s` is no latency
+    if plot_path is not None:
+        from passprice.plots import picture_format, simulation_picture, write_picture
+
+        write_picture(plot_path, simulation_picture(sim, picture_format(plot_path)), force)
+        click.echo(f"plot -> {plot_path}", err=True)
     text = json.dumps(data, indent=2) + "\n" if as_json else simulation_text(sim) + "\n"
     if output is None:
         click.echo(text, nl=False)
