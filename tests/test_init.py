@@ -221,3 +221,15 @@ def test_a_wheel_in_a_fresh_venv_outside_any_checkout(tmp_path: Path) -> None:
     assert hook.returncode == 0, hook.stdout + hook.stderr
     assert "passprice check" in hook.stdout and "Passed" in hook.stdout
     assert "1 checkpoints" in hook.stdout and "all holds" in hook.stdout
+
+
+def test_init_with_examples_copies_the_registry_too(tmp_path: Path) -> None:
+    result = invoke("init", "--examples", str(tmp_path / "scratch"))
+    assert result.exit_code == 0, result.output
+    scratch = tmp_path / "scratch"
+    for folder in ("registry/servings", "registry/checkpoints", "locks"):
+        assert sorted(p.name for p in (scratch / folder).iterdir()) == sorted(
+            p.name for p in (REPO / folder).iterdir() if p.is_file()
+        )
+    reproduced = invoke("reproduce", "r1-qwen7b-h200", root=scratch)
+    assert reproduced.exit_code == 0 and "reproduced exactly" in reproduced.stdout

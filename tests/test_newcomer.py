@@ -9,10 +9,10 @@ from pathlib import Path
 
 import attrs
 import pytest
-from cli_helpers import REPO, bad, invoke
 from gguf import GGMLQuantizationType, GGUFValueType
-from hybrids import write_header_only
 
+from cli_helpers import REPO, bad, invoke
+from hybrids import write_header_only
 from passprice import glossary
 from passprice.checkpoints import load_checkpoint
 from passprice.kv import default_contexts
@@ -103,7 +103,7 @@ def test_kv_says_why_the_pass_holds_more_of_the_hybrid() -> None:
     assert "held per sequence in the pass (seed held_per_sequence): 4K 427,294,720 B" in text
     # 427,294,720 − 425,328,640 = 48 recurrent blocks × one 10,240-channel f32 conv-ring row (40,960 B).
     assert "425,328,640" in text and 427_294_720 - 425_328_640 == 48 * 10240 * 4
-    assert "(more than the per-sequence column above by 4K 1,966,080 B: the conv-ring row each token-row appends" in text
+    assert "(more than the per-sequence column above by 4K 1,966,080 B: the conv-ring row each token-row" in text
 
 
 def test_kv_names_a_mixture_of_experts_routed_as_price_does() -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from cli_helpers import bad, invoke
 
+from cli_helpers import bad, invoke
 from passprice.plots import MAX_LINES, sweep_lines, throughput_series
 
 pytest.importorskip("matplotlib")

@@ -357,9 +357,13 @@ def explain_command(term: str | None, as_json: bool) -> None:
     help="The line of requirements.txt the hook and CI install passprice by (default: passprice==VERSION; a wheel "
     "file or a git URL works too).",
 )
+@click.option("--examples", is_flag=True, help="Copy the registered checkpoints, servings and locks too (a registry "
+              "to try things in; without it registry/ and locks/ start empty).")
 @_json_option
 @click.pass_context
-def init_command(ctx: click.Context, directory: Path, requirement: str | None, as_json: bool) -> None:
+def init_command(
+    ctx: click.Context, directory: Path, requirement: str | None, examples: bool, as_json: bool
+) -> None:
     """Start a registry of your own in DIRECTORY (default: here): every record folder, the reference facts copied,
     the schemas, an editor configuration (.taplo.toml), a pre-commit hook and a CI workflow. Every command run in
     it then reads and writes its files."""
@@ -368,7 +372,7 @@ def init_command(ctx: click.Context, directory: Path, requirement: str | None, a
     _require_unicode(str(directory), "DIRECTORY")
     if requirement is not None:
         _require_unicode(requirement, "--requirement")
-    the_plan = plan(_root(ctx), requirement)
+    the_plan = plan(_root(ctx), requirement, examples)
     write(the_plan, directory)
     if as_json:
         _echo_json({"path": str(directory), "folders": list(the_plan.folders), "copied": list(the_plan.copied),
@@ -377,7 +381,7 @@ def init_command(ctx: click.Context, directory: Path, requirement: str | None, a
     source = "the embedded facts" if the_plan.source.embedded else str(the_plan.source.path)
     click.echo(f"a passprice registry in {directory}:")
     for folder in the_plan.folders:
-        click.echo(f"  {folder + '/':<24}{'copied from ' + source if folder in the_plan.copied else 'empty, yours'}")
+        click.echo(f"  {folder + '/':<24}{'copied from ' + source if folder in the_plan.copied else 'empty'}")
     click.echo("  schema/, .taplo.toml, .pre-commit-config.yaml, .github/workflows/facts.yml, requirements.txt, "
                "README.md")
     click.echo(f"next: cd {directory} && git init && pre-commit install; passprice import MODEL.gguf --name NAME")

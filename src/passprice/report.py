@@ -291,9 +291,10 @@ def header_text(header: GGUFHeader, show_metadata: bool = False, show_tensors: b
         entry[0] += 1
         entry[1] += size
     total = sum(v[1] for v in by_type.values())
+    architecture = header.architecture or "(missing: no general.architecture key)"
     lines = [
         f"{header.source}",
-        f"  architecture  {header.architecture or '(missing: no general.architecture key)'}   GGUF v{header.version}, {header.byte_order}-endian, "
+        f"  architecture  {architecture}   GGUF v{header.version}, {header.byte_order}-endian, "
         f"{len(header.shards)} file{'s' if len(header.shards) != 1 else ''}",
         f"  header        {header.header_bytes:,} bytes; tensor data at byte {header.data_offset:,} "
         f"(alignment {header.alignment})",

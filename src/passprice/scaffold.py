@@ -162,11 +162,12 @@ The reference facts were copied from {"the facts embedded in passprice" if sourc
 """
 
 
-def plan(source: Root, requirement: str | None = None) -> Plan:
+def plan(source: Root, requirement: str | None = None, examples: bool = False) -> Plan:
     """The files ``init`` writes for a registry seeded from ``source``: the reference folders' files copied (regular
     files only, at the folder's top; a nested folder is its own record folder), a ``.gitkeep`` in every empty one,
     the schemas, and the tooling files. ``requirement`` is the line of ``requirements.txt`` (default
-    ``passprice==VERSION``).
+    ``passprice==VERSION``). With ``examples`` the user's own folders are copied too (the source's checkpoints,
+    servings and locks: a registry to try every command in, as the README's tour does).
 
     Raises :class:`InputError` when ``source`` has no schemas."""
     folders = record_folders(Root(Path("/registry")))
@@ -178,7 +179,7 @@ def plan(source: Root, requirement: str | None = None) -> Plan:
         name_of_schema = _schema_line(here)
         if name_of_schema is not None:
             schemas[rel] = name_of_schema
-        if not is_own(rel) and here.is_dir():
+        if (examples or not is_own(rel)) and here.is_dir():
             entries = sorted(p for p in here.iterdir() if p.is_file() and not p.name.startswith("."))
             for p in entries:
                 files[f"{rel}/{p.name}"] = p.read_bytes()
