@@ -233,3 +233,15 @@ def test_init_with_examples_copies_the_registry_too(tmp_path: Path) -> None:
         )
     reproduced = invoke("reproduce", "r1-qwen7b-h200", root=scratch)
     assert reproduced.exit_code == 0 and "reproduced exactly" in reproduced.stdout
+
+
+def test_a_device_is_never_replaced(tmp_path: Path) -> None:
+    """``-o /dev/null --force`` used to rename a regular file over the device node; a device, pipe or socket is now
+    refused and left as it is (shown on a pipe of the test's own, so a regression cannot harm the machine)."""
+    import stat
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    bad("sweep", "r1-qwen7b-h200", "--batches", "1", "-o", str(fifo), "--force",
+        says="is not a regular file (a device, pipe or socket)")
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
