@@ -245,3 +245,36 @@ def test_a_device_is_never_replaced(tmp_path: Path) -> None:
     bad("sweep", "r1-qwen7b-h200", "--batches", "1", "-o", str(fifo), "--force",
         says="is not a regular file (a device, pipe or socket)")
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+def test_the_tour_edits_only_a_scratch_registry() -> None:
+    """The README's tour reads the checkout; its editing commands (import, lock, fact set) run in a registry made by
+    ``passprice init --examples scratch`` and removed at the end."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    tour = readme[readme.index("## A tour"):readme.index("## Facts")]
+    blocks = [b.split("```", 1)[0] for b in tour.split("```sh\n")[1:]]
+    reading, scratch = blocks[0], blocks[1]
+    editing = ("passprice import", "passprice lock", "passprice fact set", "--force")
+    assert not any(word in reading for word in editing)
+    lines = scratch.strip().splitlines()
+    assert lines[0].startswith("passprice init --examples scratch && cd scratch")
+    assert lines[-1].startswith("cd .. && rm -rf scratch")
+    assert all(word in scratch for word in editing[:3])
+
+
+def test_a_wheel_refuses_untracked_facts(tmp_path: Path) -> None:
+    """In a git checkout, a wheel is built from the registry as git tracks it: an untracked card is refused by name."""
+    pytest.importorskip("hatchling")
+    source = _tracked_copy(tmp_path / "source")
+    _git(source, "init", "-q")
+    _git(source, "add", "-A")
+    _git(source, "commit", "-q", "--no-verify", "-m", "tracked")
+    (source / "facts/cards/my-edit.toml").write_text("# an experiment\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-w",
+         str(tmp_path / "wheels"), str(source)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode != 0
+    assert "facts/cards/my-edit.toml (not tracked by git)" in done.stdout + done.stderr
+    assert not (tmp_path / "wheels").exists() or not list((tmp_path / "wheels").glob("*.whl"))
