@@ -36,7 +36,9 @@ def test_the_folders_are_roots(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) 
     # Every Path property of Root below the root is a record folder: one added there is carried by init.
     monkeypatch.setattr(Root, "widgets", property(lambda self: self.path / "registry" / "widgets"), raising=False)
     monkeypatch.setattr(Root, "gadgets", property(lambda self: self.path / "facts" / "gadgets"), raising=False)
+    monkeypatch.setattr(Root, "cache", property(lambda self: self.path / ".passprice-cache"), raising=False)
     assert record_folders(Root(tmp_path))["widgets"] == "registry/widgets"
+    assert "cache" not in record_folders(Root(tmp_path))
     made = plan(find_root(REPO))
     assert "registry/widgets/.gitkeep" in made.files and "facts/gadgets/.gitkeep" in made.files
     assert "registry/widgets" in made.folders and "registry/widgets" not in made.copied

@@ -45,14 +45,17 @@ _KEEP = "# Keeps this folder in git while it is empty (passprice init).\n"
 def record_folders(root: Root) -> dict[str, str]:
     """Every record folder :class:`Root` knows, as property name → POSIX path relative to ``root.path``
     (``cards`` → ``facts/cards``), read off the class's properties that name a folder below the root (``schema``,
-    which falls back to the package's copy, is not a record folder). Sorted by path."""
+    which falls back to the package's copy, is not a record folder; nor is a hidden one, such as a cache). Sorted
+    by path."""
     out: dict[str, str] = {}
     for name in dir(Root):
         if name.startswith("_") or name == "schema" or not isinstance(getattr(Root, name, None), property):
             continue
         value = getattr(root, name)
         if isinstance(value, Path) and value.is_relative_to(root.path) and value != root.path:
-            out[name] = value.relative_to(root.path).as_posix()
+            rel = value.relative_to(root.path)
+            if not any(part.startswith(".") for part in rel.parts) and value.suffix == "":
+                out[name] = rel.as_posix()
     return dict(sorted(out.items(), key=lambda item: item[1]))
 
 
