@@ -345,7 +345,7 @@ CASES: tuple[Case, ...] = (
          _serving("odd", _SERVING_HEAD + "contexts = [{share = 1, limit = 1024, position = 2000}]\n")),
     # 12. Writing: a device, a folder that does not exist, a read-only file.
     Case("c12-output-dev-null", 12, ("lock", R1, "-o", "/dev/null", "--force"), 2,
-         "/dev/null: is a character device: passprice replaces regular files only"),
+         "/dev/null: is a character device, not a regular file: passprice replaces regular files only"),
     Case("c12-output-missing-folder", 12, ("sweep", R1, "--batches", "1", "-o", "{work}/new/grid.csv"), 2,
          "cannot write: the folder {work}/new does not exist (passprice does not create it)"),
     Case("c12-read-only-card", 12, ("fact", "set", H200, "streams.read", "--value", "0.9", *_FACT, "--cite",

@@ -164,7 +164,8 @@ def check_writable(path: Path, force: bool = False) -> None:
         if stat.S_ISDIR(found.st_mode):
             raise InputError(f"{path}: is a folder; give a file to write")
         if not stat.S_ISREG(found.st_mode):
-            raise InputError(f"{path}: is {kind(found.st_mode)}: passprice replaces regular files only")
+            what = kind(found.st_mode)
+            raise InputError(f"{path}: is {what}, not a regular file: passprice replaces regular files only")
         if not force:
             raise InputError(f"{path}: already exists; pass --force to overwrite it")
         if not found.st_mode & 0o222:
