@@ -92,7 +92,8 @@ def _explain(error: Any) -> str:
         if extra:  # each key shown short: a key of 5,000 digits would fill the screen
             more = f" and {len(extra) - 5} more" if len(extra) > 5 else ""
             shown = ", ".join(shown_value(k) for k in extra[:5]) + more
-            return f"{_key_path(where)}: {shown} {'is' if len(extra) == 1 else 'are'} not allowed here (unknown key)"
+            verb = "was" if len(extra) == 1 else "were"
+            return f"{_key_path(where)}: Additional properties are not allowed ({shown} {verb} unexpected)"
         return f"{_key_path(where)}: {error.message}"
     if error.validator == "type" and isinstance(instance, float) and not math.isfinite(instance):
         return f"{_key_path(where)}: must be a finite number, not {instance!r}"
