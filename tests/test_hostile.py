@@ -217,3 +217,32 @@ def test_ctrl_c_during_sweep_exits_130(tmp_path: Path, monkeypatch: pytest.Monke
     result = CliRunner().invoke(cli, ["sweep", R1, "--batches", "1-8", "-o", str(out)])
     assert result.exit_code == 130 and result.stderr == "passprice: interrupted\n", result.output
     assert list(tmp_path.iterdir()) == []
+
+
+# --- 2. Every integer and number a schema allows is bounded ---------------------------------------------------------
+
+
+def _unbounded(node: object, path: str) -> list[str]:
+    out: list[str] = []
+    if isinstance(node, dict):
+        kinds = node.get("type")
+        kinds = kinds if isinstance(kinds, list) else [kinds]
+        if "integer" in kinds or "number" in kinds:
+            low = "minimum" in node or "exclusiveMinimum" in node
+            high = "maximum" in node or "exclusiveMaximum" in node
+            if not (low and high):
+                out.append(path)
+        for key, value in node.items():
+            out += _unbounded(value, f"{path}/{key}")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            out += _unbounded(value, f"{path}/{i}")
+    return out
+
+
+def test_every_schema_bounds_every_integer_and_number() -> None:
+    # An unbounded integer once reached float() as 10^400 (OverflowError); a number reached a pass as 1e-320.
+    schemas = sorted((Path(__file__).resolve().parent.parent / "schema").glob("*.schema.json"))
+    assert len(schemas) >= 6
+    found = [f"{p.name}{path}" for p in schemas for path in _unbounded(json.loads(p.read_text()), "")]
+    assert found == []
