@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import BinaryIO
 
-from passprice.errors import InputError
+from passprice.errors import InputError, NotFound
 
 #: What a file that is not a regular one is, by its mode, in words.
 _KINDS = (
@@ -104,7 +104,7 @@ def open_regular(path: Path | str, buffering: int = -1) -> BinaryIO:
     it cannot be opened (permission, a name too long, a loop of symbolic links)."""
     found = look(path)
     if found is None:
-        raise InputError(f"{path}: no such file")
+        raise NotFound(f"{path}: no such file")
     _require_regular(path, found.st_mode)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))

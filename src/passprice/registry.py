@@ -12,7 +12,7 @@ from pathlib import Path
 
 import attrs
 
-from passprice.errors import InputError
+from passprice.errors import InputError, NotFound
 from passprice.files import is_folder, is_there
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -114,9 +114,9 @@ def not_found(kind: str, ref: str, folder: Path, known: list[str]) -> InputError
     if ref and is_there(ref):
         return InputError(f"{ref}: not a {kind} file (a {kind} file is TOML, named NAME.toml)")
     if ref.endswith(".toml") or "/" in ref or os.sep in ref:
-        return InputError(f"{ref}: no such {kind} file")
+        return NotFound(f"{ref}: no such {kind} file")
     listed = ", ".join(known) or "none"
-    return InputError(f"{kind} {ref!r}: not found in {folder} (registered: {listed})")
+    return NotFound(f"{kind} {ref!r}: not found in {folder} (registered: {listed})")
 
 
 def find_root(explicit: Path | str | None = None, start: Path | None = None) -> Root:

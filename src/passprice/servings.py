@@ -8,9 +8,9 @@ seed's :class:`~passprice.serving.Serving` from it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 import cattrs
@@ -18,7 +18,7 @@ import cattrs
 from passprice import schema
 from passprice.cards import Card, load_card
 from passprice.drafts import DraftMethod, load_draft_method
-from passprice.errors import InputError
+from passprice.errors import InputError, NotFound
 from passprice.facts import Fact
 from passprice.files import is_there
 from passprice.gguf_header import GGUFHeader
@@ -32,6 +32,8 @@ from passprice.serving import (
     Serving,
     StateFlush,
 )
+
+T = TypeVar("T")
 
 #: The context limit a serving gets when it names none: min(this, the model's context length) (DESIGN.md).
 DEFAULT_LIMIT = 4096
@@ -85,6 +87,9 @@ class ServingSpec:
     description: str | None = None
     shared_prefix: int = 0
     prefix_read_once: bool = False
+    #: The file the spec was read from (a serving or a lock), so a name in it that names nothing is reported with
+    #: the file and key; not part of the spec's identity or of its document.
+    source: str | None = attrs.field(default=None, eq=False, kw_only=True)
 
 
 #: Fields added after locks were first written (issue 8): left out of a document at their default, so a lock of a
@@ -102,7 +107,7 @@ def spec_from_document(document: Mapping[str, Any], source: str) -> ServingSpec:
     if "contexts" in data:
         data["contexts"] = tuple(data["contexts"])
     try:
-        spec = _converter.structure(data, ServingSpec)
+        spec = attrs.evolve(_converter.structure(data, ServingSpec), source=source)
         StateFlush.parse(spec.flush)
         AttentionMath(spec.attention)
         ActScaling(spec.scaling)
@@ -145,6 +150,7 @@ def spec_to_document(spec: ServingSpec) -> dict[str, Any]:
         return value
 
     out: dict[str, Any] = drop_none(data)
+    out.pop("source", None)
     for key, default in _OPTIONAL_DEFAULTS.items():
         if key in out and out[key] == default and type(out[key]) is type(default):
             del out[key]
@@ -179,6 +185,8 @@ def override(spec: ServingSpec, position: float | None = None, limit: int | None
     with no contexts, the default limit); ``position`` to the single class's position when the limit is unchanged,
     else to limit / 2."""
     changes = {k: v for k, v in fields.items() if v is not None}
+    if {"checkpoint", "card", "draft"} & changes.keys():
+        changes["source"] = None  # a name given on the command line is not the file's
     if position is not None or limit is not None:
         current = spec.contexts or ()
         single = current[0] if len(current) == 1 else None
@@ -266,15 +274,27 @@ def check_head_rows(header: GGUFHeader, head_rows: int | None) -> None:
         )
 
 
+def _named(spec: ServingSpec, key: str, load: Callable[[], T]) -> T:
+    """``load()`` of what ``spec``'s ``key`` names; a name that names nothing is reported with the file and key that
+    gave it (``odd.toml: checkpoint: checkpoint 'x': not found …``) when the spec was read from a file."""
+    try:
+        return load()
+    except NotFound as e:
+        if spec.source is None:
+            raise
+        raise InputError(f"{spec.source}: {key}: {e}") from None
+
+
 def resolve(root: Root, spec: ServingSpec) -> Resolved:
     """Load the checkpoint, card and drafting method ``spec`` names from ``root``, complete its defaults, and build
     the seed's serving. Raises :class:`InputError` for anything it names that is missing or invalid."""
     from passprice.checkpoints import load_checkpoint
 
-    header = load_checkpoint(root, spec.checkpoint)
-    card = load_card(root, spec.card)
+    header = _named(spec, "checkpoint", lambda: load_checkpoint(root, spec.checkpoint))
+    card = _named(spec, "card", lambda: load_card(root, spec.card))
     spec = complete(spec, header)
     check_head_rows(header, spec.draft.head_rows if spec.draft is not None else None)
-    method = load_draft_method(root, spec.draft.method) if spec.draft is not None else None
+    draft = spec.draft
+    method = _named(spec, "draft.method", lambda: load_draft_method(root, draft.method)) if draft is not None else None
     acceptance = method.first(spec.draft.tokens) if method is not None and spec.draft is not None else ()
     return Resolved(spec, header, card, method, to_serving(spec, acceptance))
