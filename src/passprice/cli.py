@@ -76,6 +76,17 @@ class _Group(click.Group):
         except BrokenPipeError:  # pragma: no cover - e.g. `passprice header … | head`
             sys.stderr.close()
             ctx.exit(0)
+        except Exception as e:
+            # A named refusal no command caught around its pricing: a drafting method out of its scope refuses while
+            # the serving is resolved (passprice.scopes.OutOfScope). Exit 1 with the refusal, as a priced refusal.
+            from passprice.serving import ServingRefusal
+
+            if not isinstance(e, ServingRefusal):
+                raise
+            if ctx.meta.get("passprice.json"):
+                click.echo(json.dumps(e.to_json(), indent=2))
+            click.echo(f"passprice: refused: {e.name}: {e}", err=True)
+            ctx.exit(1)
 
 
 def _json_option(f: F) -> F:
