@@ -78,6 +78,11 @@ def _explain(error: Any) -> str:
         return f"{_key_path(where)}: {instance!r} is not allowed here (one of {allowed})"
     if error.validator == "minLength":
         return f"{_key_path(where)}: {instance!r} is too short (at least {error.validator_value} characters)"
+    if error.validator == "not" and where and where[-1] == "cite":
+        return (
+            f"{_key_path(where)}: a fact cites a source record now: give source = ID (a file in sources/) and "
+            "locator = where in it (table, row, figure), instead of cite"
+        )
     if error.validator == "const":
         return f"{_key_path(where)}: {instance!r} is not allowed here (must be {error.validator_value!r})"
     return f"{_key_path(where)}: {error.message}"
