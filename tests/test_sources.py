@@ -176,7 +176,7 @@ def test_audit_source_lists_exactly_the_citing_facts_and_the_locks_resting_on_th
     # The same, for people and for a pull request.
     text = invoke("audit", "--source", AZURE, root=root).stdout
     assert text.startswith(f"audit of source {AZURE}\n  Azure AI Benchmarking Guide\n")
-    assert "facts citing it: 19\n" in text and "streams.rewrite is assumed, below the floor measured" in text
+    assert "facts citing it: 19\n" in text and "holds → BREAKS: streams.rewrite below measured\n" in text
     markdown = invoke("audit", "--source", AZURE, "--format", "markdown", root=root).stdout
     assert markdown.startswith(f"❌ **passprice audit** source {AZURE}: 19 facts")
     assert "#### Locks, if it were withdrawn" in markdown and "| `qwen35-27b-h200-mtp` |" in markdown

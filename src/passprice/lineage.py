@@ -322,12 +322,15 @@ class LockImpact:
         return bool(self.now.holds and not self.withdrawn.holds)
 
     def floors(self) -> str:
-        """``holds`` or ``BREAKS: PATH is assumed, below the floor F; …``."""
+        """``still holds``, or ``BREAKS: P1, P2 below F1; P3 below F2`` (the withdrawn facts, now ``assumed``, grouped
+        by the floor each falls below)."""
         if self.withdrawn.holds:
             return "still holds"
-        return ("BREAKS: " if self.now.holds else "unheld already: ") + "; ".join(
-            f"{o.path} is {o.provenance.value}, below the floor {o.floor.value}" for o in self.withdrawn.offences
-        )
+        by_floor: dict[str, list[str]] = {}
+        for o in self.withdrawn.offences:
+            by_floor.setdefault(o.floor.value, []).append(o.path)
+        listed = "; ".join(f"{', '.join(paths)} below {floor}" for floor, paths in by_floor.items())
+        return ("BREAKS: " if self.now.holds else "unheld already: ") + listed
 
     def to_json(self) -> dict[str, Any]:
         """The lock for ``--json``."""
