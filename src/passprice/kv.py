@@ -85,8 +85,9 @@ class LayerKV:
     """One block as its sequence memory sees it: ``index``, ``kind``, whether it is a ``draft`` (MTP) block (held
     only when a serving drafts), its ``kv_heads``, its sliding ``window`` (positions) when windowed, and
     ``bytes_per_position``: the K and V rows one cached position adds, ``kv_heads × (key + value) × kv_bytes``
-    (bytes; 0 for a block without a KV cache). Read off the decode step's attention stage (DESIGN.md, The decode
-    step)."""
+    (bytes; 0 for a block without a KV cache), or for DeepSeek's multi-head latent attention (``latent``) the latent
+    and rope key every head shares, ``(kv_lora_rank + rope.dimension_count) × kv_bytes``. Read off the decode step's
+    attention stage (DESIGN.md, The decode step)."""
 
     index: int
     kind: LayerKind
@@ -94,6 +95,7 @@ class LayerKV:
     kv_heads: int
     window: int | None
     bytes_per_position: float
+    latent: bool = False
 
     def positions(self, context: int) -> int:
         """Positions this block's cache holds for a sequence allowed ``context`` positions (contiguous cache):
@@ -226,6 +228,7 @@ def _layers(header: GGUFHeader, kv_bytes: float, state_bytes: float) -> tuple[La
             kv_heads=x.kv_heads,
             window=x.window,
             bytes_per_position=float(per_position.get(x.index, 0.0)),
+            latent=x.latent,
         )
         for x in step.layers
     )
@@ -415,6 +418,7 @@ def kv_json(report: KVReport) -> dict[str, Any]:
                 "kv_heads": x.kv_heads,
                 "window": x.window,
                 "bytes_per_position": x.bytes_per_position,
+                "latent": x.latent,
             }
             for x in report.layers
         ],
@@ -442,6 +446,8 @@ def kv_text(report: KVReport) -> str:
         heads = sorted({x.kv_heads for x in of_kind})
         windows = sorted({x.window for x in of_kind if x.window is not None})
         label = KIND_LABELS[kind] + (f" ({', '.join(str(w) for w in windows)})" if windows else "")
+        if any(x.latent for x in of_kind):
+            label += " (MLA: latent + rope key)"
         per_token = report.bytes_per_token(kind)
         if not per_token:
             heads_text = "-"
