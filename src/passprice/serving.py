@@ -212,7 +212,7 @@ class Serving:
 
 
 _ONE_PASS = frozenset({"Q2_K", "Q3_K", "Q4_0", "Q4_1", "Q4_K"})
-_TWO_PASSES = frozenset({"Q5_0", "Q5_1", "Q5_K", "Q6_K", "Q8_0", "IQ4_NL", "IQ4_XS"})
+_TWO_PASSES = frozenset({"Q5_0", "Q5_1", "Q5_K", "Q6_K", "Q8_0", "IQ4_NL", "IQ4_XS", "MXFP4", "NVFP4"})
 _LANE_PRODUCTS_BY_TYPE = {
     "Q4_0": 0.0,
     "Q4_1": 0.0,
@@ -220,6 +220,8 @@ _LANE_PRODUCTS_BY_TYPE = {
     "Q5_1": 0.0,
     "Q8_0": 0.0,
     "IQ4_NL": 0.0,
+    "MXFP4": 0.0,
+    "NVFP4": 4.0,
     "IQ4_XS": 8.0,
     "Q3_K": 16.0,
     "Q4_K": 16.0,
@@ -233,7 +235,12 @@ def array_passes(ty: ggml.GgmlType) -> int | None:
     """Passes of the 4-bit array one weight of ``ty`` takes, or ``None`` for a type the array does not read
     (seed ``array_passes``): codes of up to four bits (Q2_K, Q3_K, Q4_0, Q4_1, Q4_K) one pass; five-, six- and
     eight-bit codes (Q5_0, Q5_1, Q5_K, Q6_K, Q8_0, and the int8 table values IQ4_NL/IQ4_XS index) two 4-bit digits,
-    two passes, recombined exactly as ``lo + 16·hi``."""
+    two passes, recombined exactly as ``lo + 16·hi``.
+
+    DESIGN.md extension (issue 15): MXFP4 and NVFP4 are read as IQ4_NL is, a 4-bit code indexing an int8 table
+    value: the E2M1 value doubled, 0, ±1, ±2, ±3, ±4, ±6, ±8, ±12 (ggml-common.h ``kvalues_mxfp4``, which
+    ``ggml_vec_dot_mxfp4_q8_0`` multiplies by 8-bit activations), five bits signed, so two passes; the halving folds
+    into the block scale."""
     if ty.name in _ONE_PASS:
         return 1
     if ty.name in _TWO_PASSES:
@@ -247,7 +254,9 @@ def lane_cycles(ty: ggml.GgmlType, scaling: ActScaling) -> float | None:
 
     A lane applies the block's sub-block scales and mins, :data:`LANE_PRODUCTS` a cycle (Q4_0…IQ4_NL: none;
     IQ4_XS: 8; Q3_K…Q6_K: 16; Q2_K: 32), at least one cycle a block; activations scaled per 32 elements against a
-    larger block give the block one term per 32 elements, one cycle each.
+    larger block give the block one term per 32 elements, one cycle each. DESIGN.md extension (issue 15): MXFP4's
+    block of 32 has one E8M0 scale (none beyond the block's); NVFP4's GGUF block of 64 has four E4M3 scales, one per
+    16 elements (4 products: one cycle a block, two under ``sub32``).
     """
     products = _LANE_PRODUCTS_BY_TYPE.get(ty.name)
     if products is None:
@@ -301,7 +310,7 @@ class Undecoded(ServingRefusal):
         self.ty = ty
         super().__init__(
             f"tensor {tensor!r} is {ty}, which neither the integer array nor the vector units read: "
-            "requantize it to a K-quant, Q4_0…Q8_0, IQ4_NL/IQ4_XS, or a float type"
+            "requantize it to a K-quant, Q4_0…Q8_0, IQ4_NL/IQ4_XS, MXFP4/NVFP4, or a float type"
         )
 
     def fields(self) -> dict[str, Any]:
