@@ -60,16 +60,17 @@ class Routing:
         return self.hot_experts.value == 1.0 and self.hot_share.value == 1.0
 
     def describe(self) -> str:
-        """One line: ``uniform (assumed)`` or ``hot set 45.31 % of experts takes 90 % of routed tokens (measured)``,
-        with the record's name."""
+        """One line, with the weakest provenance and the record's name: ``uniform: every expert equally likely,
+        assumed (uniform)`` or ``a hot set of 45.31 % of the experts takes 90 % of the routed token-slots, measured
+        (qwen3-30b-a3b-measured)``."""
         from passprice.facts import weakest
 
         prov = weakest(f.provenance for f in (self.hot_experts, self.hot_share)).value
         if self.uniform:
-            return f"routing {self.name}: uniform ({prov})"
+            return f"uniform: every expert equally likely, {prov} ({self.name})"
         return (
-            f"routing {self.name}: a hot set of {100 * self.hot_experts.value:.4g} % of the experts takes "
-            f"{100 * self.hot_share.value:.4g} % of the routed token-slots ({prov})"
+            f"a hot set of {100 * self.hot_experts.value:.4g} % of the experts takes "
+            f"{100 * self.hot_share.value:.4g} % of the routed token-slots, {prov} ({self.name})"
         )
 
 
@@ -144,10 +145,14 @@ class Router:
                 )
         return None
 
-    def distinct(self, tokens: float) -> float:
+    def distinct(self, tokens: Any) -> Any:
         """The expected number of distinct experts ``tokens`` token-rows read in one layer, tokens routing
-        independently: Σ over sets of count × (1 − (1 − p)^tokens) (see the module's docstring)."""
-        return sum(count * (1.0 - (1.0 - p) ** tokens) for count, p in self.probabilities())
+        independently: Σ over sets of count × (1 − (1 − p)^tokens) (see the module's docstring). ``tokens``: a
+        float, or a NumPy array (elementwise)."""
+        total: Any = 0.0
+        for count, p in self.probabilities():
+            total = total + count * (1.0 - (1.0 - p) ** tokens)
+        return total
 
 
 def router(routing: Routing, experts: int, used: int) -> Router:
