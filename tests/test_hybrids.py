@@ -845,7 +845,10 @@ def test_cli_price_with_host_memory() -> None:
 
 def test_cli_refusals(tmp_path: Path) -> None:
     for command in ("price", "best", "max-batch"):
-        code, out = run(command, "qwen3next-80b-a3b-h200")
+        code, out = run(command, "qwen3next-80b-a3b-h200", "--checkpoint", "qwen3next-80b-a3b-like", "--routing",
+                        "qwen3-30b-a3b-measured")
+        assert (code, out["refusal"], out["routing"]) == (1, "BadRouting", "qwen3-30b-a3b-measured")
+        code, out = run(command, "--checkpoint", "qwen3next-80b-a3b-like", "--card", "h200_sxm_141gb")
         assert (code, out["refusal"], out["expert_count"]) == (1, "Routed", 512)
     code, out = run("price", *BASE, "--draft", "qwen35-mtp", "--draft-tokens", "4")
     assert (code, out["refusal"]) == (1, "BadDraft")

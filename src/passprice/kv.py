@@ -283,8 +283,9 @@ def kv_report(
     ``state_bytes``, no drafts. A context past the model's ``context_length`` carries
     :class:`~passprice.serving.ContextBeyondModel` and no figures.
 
-    Raises :class:`~passprice.serving.Step` when the decode step is refused (a mixture of experts, an unplaceable
-    tensor, missing ``ssm.*`` metadata), and :class:`InputError` for a non-positive element size.
+    Raises :class:`~passprice.serving.Step` when the decode step is refused (an unplaceable tensor, missing ``ssm.*``
+    or expert metadata), and :class:`InputError` for a non-positive element size. A mixture of experts is read: its
+    KV cache and what fits do not depend on how its tokens route.
     """
     if not (kv_bytes > 0 and math.isfinite(kv_bytes)) or not (state_bytes > 0 and math.isfinite(state_bytes)):
         raise InputError(f"element sizes must be positive bytes, not kv {kv_bytes!r} and state {state_bytes!r}")
@@ -319,9 +320,11 @@ def kv_report(
         fits: tuple[CardFit, ...] = ()
         fit_refusal: ServingRefusal | None = None
         try:
+            # What fits does not depend on routing (a mixture of experts holds every expert): a routing-free shape.
             shape = pass_shape(
                 header,
                 Serving(contexts=ContextMix.uniform(context / 2, context), kv_bytes=kv_bytes, state_bytes=state_bytes),
+                routing_free=True,
             )
             fits = tuple(_fit(shape, card) for card in cards)
         except ServingRefusal as e:

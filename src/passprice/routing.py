@@ -135,6 +135,8 @@ class Router:
         experts in the hot set with part of the slots outside it."""
         if self.used > self.experts:
             return f"{self.used} experts a token of {self.experts}"
+        if not (0.0 < self.hot <= 1.0 and 0.0 < self.share <= 1.0):
+            return f"shares must be in (0, 1]: hot_experts {self.hot:g}, hot_share {self.share:g}"
         if self.hot >= 1.0 and self.share < 1.0:
             return f"every expert is in the hot set (hot_experts 1) but it takes only {self.share:g} of the slots"
         for count, p in self.probabilities():

@@ -629,13 +629,15 @@ class ExpertStream:
     """The routed experts of a pass's mixture-of-experts layers that route the same rows (DESIGN.md extension,
     issue 15): ``bytes`` of one expert's slices summed over those layers' expert stacks, the token-``rows`` each
     sequence routes through them in one read (1 + drafts for the main layers, 1 for an MTP block's drafting step),
-    ``reads`` of them a pass (1, or the drafted tokens for an MTP block), and the ``router``. A pass of b sequences
-    streams ``bytes × reads × router.distinct(b × rows)`` bytes of them (:mod:`passprice.routing`)."""
+    ``reads`` of them a pass (1, or the drafted tokens for an MTP block), the ``router``, and whether they are an
+    MTP block's (``draft``). A pass of b sequences streams ``bytes × reads × router.distinct(b × rows)`` bytes of
+    them (:mod:`passprice.routing`)."""
 
     bytes: float
     rows: float
     reads: float
     router: Router
+    draft: bool = False
 
     def streamed(self, batch: Any) -> Any:
         """Bytes a pass of ``batch`` sequences streams (a float, or an array of batches elementwise)."""
@@ -1053,7 +1055,7 @@ def pass_shape(header: GGUFHeader, s: Serving, *, routing_free: bool = False) ->
     experts_total = header.meta_int("expert_count") or 0
     used = header.meta_int("expert_used_count") or 0
     rtr = router(s.routing, experts_total, used) if s.routing is not None and experts_total > 0 else None
-    streams: dict[tuple[float, float], float] = {}
+    streams: dict[tuple[float, float, bool], float] = {}
     routed = False
 
     for st in step.stages:
@@ -1103,7 +1105,7 @@ def pass_shape(header: GGUFHeader, s: Serving, *, routing_free: bool = False) ->
             # routing says (ExpertStream), one read a pass (an MTP block: one a drafting step, its one row).
             routed = True
             if rtr is not None:
-                key = (1.0, kf) if draft else (n, 1.0)
+                key = (1.0, kf, True) if draft else (n, 1.0, False)
                 streams[key] = streams.get(key, 0.0) + float(st.expert_bytes)
             share = float(st.used) / float(st.experts) if st.experts else 0.0
             for name in st.tensors:
@@ -1246,7 +1248,9 @@ def pass_shape(header: GGUFHeader, s: Serving, *, routing_free: bool = False) ->
         provenance=provenance,
         facts=draft_facts + routing_facts,
         experts=tuple(
-            ExpertStream(b, rows, reads, rtr) for (rows, reads), b in streams.items() if rtr is not None and reads > 0
+            ExpertStream(b, rows, reads, rtr, draft)
+            for (rows, reads, draft), b in streams.items()
+            if rtr is not None and reads > 0
         ),
         routing_name=s.routing.name if routed and s.routing is not None else "",
         routing_description=s.routing.describe() if routed and s.routing is not None else "",
