@@ -256,3 +256,115 @@ def test_moe_best_is_not_the_largest_batch_when_experts_dominate() -> None:
 
 def fact_of(value: float) -> Fact:
     return fact(value, "1", Provenance.MEASURED, "test")
+
+
+# --- every consumer -----------------------------------------------------------------------------------------------
+
+
+def test_sweep_of_moe_servings_equals_the_scalar_pricer() -> None:
+    from passprice.sweep import Grid
+    from test_sweep import compare
+
+    grid = Grid(
+        servings=("qwen3-30b-a3b-h200", "gpt-oss-20b-mi300x", "qwen3next-80b-a3b-h200", "deepseek-v3-mi300x"),
+        batches=(0, 1, 7, 64, 600, 5000),
+        positions=(512.0, 2048.0, 3000.0),
+    )
+    rows = compare(grid)
+    priced = [r for r in rows if r["refusal"] is None]
+    assert priced and {r["provenance"] for r in priced} == {"estimated", "assumed"}
+    assert {r["refusal"] for r in rows if r["serving"] == "deepseek-v3-mi300x"} == {"Empty", "NotResident"}
+
+
+def test_a_step_of_identical_decodes_is_the_moe_pass() -> None:
+    from passprice.steps import StepPricer, StepRows
+    from test_simulate import assert_same, resolved, seed_pass
+
+    r = resolved("qwen3-30b-a3b-h200")
+    pricer = StepPricer.of(r.header, r.card, r.serving)
+    for batch in (1, 7, 64):
+        for position in (0.0, 1000.0, 4096.0):
+            step = pricer.price(StepRows.build(decode_positions=[position] * batch))
+            assert_same(seed_pass(r, batch, position), step, batch, f"batch {batch} position {position}")
+    # A prefill chunk of 2,048 rows routes them all together: nearly every expert, once.
+    (main,) = pricer.shape.experts
+    chunk = pricer.price(StepRows.build(prompt_starts=[0.0], prompt_rows=[2048], prompt_last=[True]))
+    one = pricer.price(StepRows.build(prompt_starts=[0.0], prompt_rows=[1], prompt_last=[True]))
+    rtr = main.router
+    assert chunk.weight_bytes - one.weight_bytes == pytest.approx(
+        main.bytes * (rtr.distinct(2048.0) - rtr.distinct(1.0)) + 2047 * 2048 * 144 / 256, rel=1e-12
+    )
+
+
+def test_draft_rows_route_too_deepseek_v3_mtp() -> None:
+    # DeepSeek-V3 on a roomy synthetic card, drafting one token with its MTP block (block 61): the main layers route
+    # each sequence's 2 rows, the MTP block its one drafting row. At batch 1: D(2) = 256 × (1 − (31 / 32)²) = 15.75
+    # experts a main layer, D(1) = 8 in the MTP block.
+    from passprice.drafts import load_draft_method
+    from passprice.serving import Draft
+
+    h = load_checkpoint(ROOT, "deepseek-v3-q4_k_m")
+    method = load_draft_method(ROOT, "deepseek-v3-mtp")
+    s = Serving(contexts=ContextMix.uniform(100.0, 200), routing=load_routing(ROOT, "uniform"),
+                draft=Draft(1, method.first(1), None, "deepseek-v3-mtp"))
+    cost = price_serving(h, card(), s)
+    per_layer: dict[int, int] = {}
+    for t in h.tensors:
+        if "_exps." in t.name:
+            layer = int(t.name.split(".")[1])
+            per_layer[layer] = per_layer.get(layer, 0) + ggml.tensor_bytes(t.type_id, t.dims) // 256
+    assert sorted(per_layer) == list(range(3, 62))  # 3 dense leading layers; the MTP block routes too
+    main = sum(b for layer, b in per_layer.items() if layer < 61)
+    assert Router(256, 8).distinct(2.0) == 15.75
+    assert cost.routed is not None and cost.routed.distinct == 15.75
+    assert cost.routed.bytes == main * 15.75 + per_layer[61] * 8.0
+    no_draft = price_serving(h, card(), attrs.evolve(s, draft=None))
+    assert no_draft.routed is not None and no_draft.routed.bytes == main * 8.0
+
+
+def test_speculate_and_roofline_and_kv_on_moe() -> None:
+    r = invoke("speculate", "deepseek-v3-h200", "--card", "b200", "--tokens", "1", "--batch", "1", "--json")
+    out = json.loads(r.stdout)
+    assert r.exit_code == 1
+    assert {row["refusal"] for row in out["rows"]} == {"NotResident"}  # 411 GB of weights on a 180 GB card
+    # The roofline of an MoE serving: its bind change found by pricing, where a scan of every batch puts it.
+    r = invoke("roofline", "h200_sxm_141gb", "qwen3-30b-a3b-h200", "--limit", "512", "--json")
+    line = json.loads(r.output)
+    assert line["routed"] is True and line["crossing"] is None
+    # kv: what fits does not depend on routing; it equals max-batch with a contiguous cache at that context.
+    kv = json.loads(invoke("kv", "qwen3-30b-a3b-q4_k_m", "--contexts", "4k", "--json").output)
+    fit = next(f for f in kv["contexts"][0]["fits"] if f["card"] == "h200_sxm_141gb")
+    most = invoke("max-batch", "qwen3-30b-a3b-h200", "--limit", "4096", "--contiguous", "--json")
+    assert fit["max_batch"] == json.loads(most.output)["max_batch"]
+
+
+def test_roofline_change_of_an_moe_serving_is_the_scan() -> None:
+    from passprice.roofline import roofline
+
+    h = load_checkpoint(ROOT, "qwen3-30b-a3b-q4_k_m")
+    c = card(array=2e12, memory_capacity=40e9)
+    s = Serving(contexts=ContextMix.uniform(256.0, 512), routing=load_routing(ROOT, "uniform"))
+    line = roofline(h, c, s)
+    sh = pass_shape(h, s)
+    binds = [sh.cost_split(c, b, False).binds.value for b in range(1, line.max_batch + 1)]
+    first = next(i + 1 for i, v in enumerate(binds) if v != "memory")
+    (change,) = line.changes
+    assert change.batch == first and change.predicted is None
+    assert all(v == "memory" for v in binds[: first - 1]) and all(v != "memory" for v in binds[first - 1 :])
+
+
+def test_diff_of_a_routing_record_reaches_its_lock(tmp_path: Path) -> None:
+    from passprice.diff import diff
+
+    base, head = copy_root(tmp_path / "base"), copy_root(tmp_path / "head")
+    record = head / "facts" / "routing" / "qwen3-30b-a3b-measured.toml"
+    text = record.read_text(encoding="utf-8")
+    record.write_text(text.replace('value = 0.9\nunit = "1"\nprovenance = "measured"',
+                                   'value = 0.8\nunit = "1"\nprovenance = "estimated"'), encoding="utf-8")
+    d = diff(Root(head), str(base), str(head))
+    (f,) = d.files
+    assert (f.kind, f.name) == ("routing", "qwen3-30b-a3b-measured")
+    assert [(c.lock_path, c.weakened) for c in f.facts] == [("routing.hot_share", True)]
+    (lock,) = d.locks
+    assert lock.name == "qwen3-30b-a3b-h200" and lock.breaks
+    assert d.exit_status == 1

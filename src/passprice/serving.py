@@ -341,14 +341,18 @@ class NotResident(ServingRefusal):
 
     name = "NotResident"
 
-    def __init__(self, needed: float, capacity: float, memory: str = "card") -> None:
+    def __init__(self, needed: float, capacity: float, memory: str = "card", weights: float = 0.0) -> None:
         self.needed = needed
         self.capacity = capacity
         self.memory = memory
-        super().__init__(
-            f"the {memory} memory must hold {needed:,.0f} bytes but holds {capacity:,.0f}: lower the batch or the "
-            "context limit, page the KV cache (--kv-page), or let sequences use host memory (--host-memory)"
+        advice = (
+            "lower the batch or the context limit, page the KV cache (--kv-page), or let sequences use host memory "
+            "(--host-memory)"
         )
+        if weights > capacity:
+            # What is held once (weights, embedding table) alone does not fit: no batch or cache choice helps.
+            advice = f"the weights alone take {weights:,.0f} bytes: no batch fits; a smaller type mix or a larger card"
+        super().__init__(f"the {memory} memory must hold {needed:,.0f} bytes but holds {capacity:,.0f}: {advice}")
 
     def fields(self) -> dict[str, Any]:
         return {"needed": self.needed, "capacity": self.capacity, "memory": self.memory}
@@ -718,7 +722,7 @@ class PassShape:
         if host_sequences > 0 and card.host is None:
             raise NoHostLink(card.name)
         if held_bytes > capacity_bytes:
-            raise NotResident(held_bytes, capacity_bytes, "card")
+            raise NotResident(held_bytes, capacity_bytes, "card", self.held_shared)
         if host_held_bytes > host_capacity_bytes:
             raise NotResident(host_held_bytes, host_capacity_bytes, "host")
         on_chip_bytes = b * self.on_chip_per_sequence
