@@ -30,6 +30,7 @@ from passprice.drafts import load_draft_method
 from passprice.errors import InputError
 from passprice.facts import UNITS, Fact, Provenance, to_base
 from passprice.registry import Root
+from passprice.routing import load_routing
 
 ROOT = Root(REPO)
 
@@ -139,6 +140,9 @@ def test_every_registered_derivation_recomputes_to_its_value() -> None:
     for name in ("deepseek-v3-mtp", "qwen35-mtp"):
         method = load_draft_method(ROOT, name)
         assert recheck_all(method.facts()) == [], name
+    measured = load_routing(ROOT, "qwen3-30b-a3b-measured")
+    assert isinstance(measured.hot_experts.derivation, Derivation)  # 58 / 128 experts, exactly 0.453125
+    assert recheck_all({"hot_experts": measured.hot_experts, "hot_share": measured.hot_share}) == []
     # Every derived fact has one.
     for card in load_cards(ROOT):
         for path, fact in card.facts().items():

@@ -30,17 +30,18 @@ def ok(*args: str, root: Path = REPO) -> Any:
 
 
 def fact_tables(root: Path) -> dict[tuple[str, str], dict[str, Any]]:
-    """Every fact of every card and drafting method, read straight from the TOML: (record, path) → table."""
+    """Every fact of every card, drafting method and routing record, read straight from the TOML: (record, path) →
+    table."""
     out: dict[tuple[str, str], dict[str, Any]] = {}
 
     def walk(record: str, table: dict[str, Any], prefix: str) -> None:
         for key, value in table.items():
             if isinstance(value, dict) and "value" in value:
                 out[(record, prefix + key)] = value
-            elif isinstance(value, dict) and key not in ("card", "method"):
+            elif isinstance(value, dict) and key not in ("card", "method", "routing"):
                 walk(record, value, f"{prefix}{key}.")
 
-    for folder in ("cards", "drafts"):
+    for folder in ("cards", "drafts", "routing"):
         for file in sorted((root / "facts" / folder).glob("*.toml")):
             walk(file.stem, tomllib.loads(file.read_text(encoding="utf-8")), "")
     return out
@@ -58,7 +59,7 @@ def cites(table: dict[str, Any], source: str) -> bool:
 def test_every_registered_fact_carries_a_registered_source() -> None:
     sources = load_sources(Root(REPO))
     tables = fact_tables(REPO)
-    assert len(tables) == 7 * 14 + 4  # seven cards with a host link, four acceptance figures
+    assert len(tables) == 7 * 14 + 4 + 2 * 2  # seven cards with a host link, four acceptance figures, two routings
     for key, table in tables.items():
         assert table["source"] in sources, key
         assert len(table["locator"]) >= 3 and "cite" not in table, key
@@ -340,6 +341,19 @@ def test_fact_set_takes_a_derivation_and_refuses_cite_and_unknown_sources(tmp_pa
 
 
 # --- (c) a declared scope refuses another checkpoint by name ---------------------------------------------------------
+
+
+def test_a_routing_record_refuses_another_checkpoint_and_audits_backwards() -> None:
+    out = refused("price", "qwen3-30b-a3b-h200", "--checkpoint", "gpt-oss-20b-mxfp4", name="OutOfScope")
+    assert (out["kind"], out["record"], out["applies_to"]) == (
+        "routing record", "qwen3-30b-a3b-measured", ["qwen3-30b-a3b-q4_k_m"]
+    )
+    a = ok("audit", "--fact", "qwen3-30b-a3b-measured:routing.hot_share")
+    assert a["fact"] == "qwen3-30b-a3b-measured:hot_share"
+    (lock,) = a["locks"]
+    assert (lock["name"], lock["rests_on"]) == ("qwen3-30b-a3b-h200", ["routing.hot_share"])
+    floor = read_lock(REPO / "locks" / "qwen3-30b-a3b-h200.lock.toml").policy.allowed("routing.hot_share").value
+    assert lock["holds_withdrawn"] == (floor == "assumed")
 
 
 def test_the_mtp_method_refuses_another_checkpoint_by_name() -> None:

@@ -30,8 +30,8 @@ from passprice.tables import markdown_table, text_table
 
 @attrs.frozen
 class FactRef:
-    """A registered fact: the ``kind`` of record holding it (``card`` or ``draft``), the record's ``name`` and the
-    fact's ``path`` in its file (``streams.read``, ``acceptance.1``)."""
+    """A registered fact: the ``kind`` of record holding it (``card``, ``draft`` or ``routing``), the record's
+    ``name`` and the fact's ``path`` in its file (``streams.read``, ``acceptance.1``, ``hot_share``)."""
 
     kind: str
     record: str
@@ -39,8 +39,8 @@ class FactRef:
 
     @property
     def lock_path(self) -> str:
-        """The path a lock and a price name it by: the card path, or ``draft.acceptance.N``."""
-        return f"draft.{self.path}" if self.kind == "draft" else self.path
+        """The path a lock and a price name it by: the card path, ``draft.acceptance.N`` or ``routing.hot_share``."""
+        return f"{self.kind}.{self.path}" if self.kind in ("draft", "routing") else self.path
 
     def __str__(self) -> str:
         return f"{self.record}:{self.path}"
@@ -61,22 +61,26 @@ class Record:
 
 
 def load_records(root: Root) -> tuple[list[Record], list[str]]:
-    """Every card and drafting method of ``root`` that reads (schema, then building it; its sources are not checked
-    here), and one line per problem of each that does not."""
+    """Every card, drafting method and routing record of ``root`` that reads (schema, then building it; its sources
+    are not checked here), and one line per problem of each that does not."""
     from passprice.cards import card_from_document
     from passprice.drafts import method_from_document
+    from passprice.routing import routing_from_document
 
     records: list[Record] = []
     problems: list[str] = []
-    for kind, folder in (("card", root.cards), ("draft", root.drafts)):
+    for kind, folder in (("card", root.cards), ("draft", root.drafts), ("routing", root.routing)):
         for name in root.names(folder):
             path = folder / f"{name}.toml"
             try:
                 document = schema.load(path, kind, root.schema)
                 if kind == "card":
                     facts = dict(card_from_document(name, document, str(path)).facts())
-                else:
+                elif kind == "draft":
                     facts = method_from_document(name, document, str(path)).facts()
+                else:
+                    routing = routing_from_document(name, document, str(path))
+                    facts = {p.split(".", 1)[1]: f for p, f in routing.facts().items()}
             except InputError as e:
                 problems += str(e).splitlines()
                 continue
@@ -225,8 +229,12 @@ def _withdrawn(fact: Fact) -> Fact:
     return attrs.evolve(fact, provenance=Provenance.ASSUMED)
 
 
-def _matches(ref: FactRef, card: str, method: str | None) -> bool:
-    return (ref.kind == "card" and ref.record == card) or (ref.kind == "draft" and ref.record == method)
+def _matches(ref: FactRef, card: str, method: str | None, routing: str | None = None) -> bool:
+    return (
+        (ref.kind == "card" and ref.record == card)
+        or (ref.kind == "draft" and ref.record == method)
+        or (ref.kind == "routing" and ref.record == routing)
+    )
 
 
 def _method_name(method: str | None) -> str | None:
@@ -238,7 +246,8 @@ def _method_name(method: str | None) -> str | None:
 @attrs.frozen
 class ServingUse:
     """A registered serving priced with today's facts: its ``name``, ``card``, drafting ``method``, the facts its
-    price ``rests_on`` (lock path → fact) and its ``tokens_per_s``, or the ``refusal`` that kept it from a price."""
+    price ``rests_on`` (lock path → fact) and its ``tokens_per_s``, or the ``refusal`` that kept it from a price;
+    its ``routing`` record, if any."""
 
     name: str
     card: str
@@ -246,6 +255,7 @@ class ServingUse:
     rests_on: Mapping[str, Fact]
     tokens_per_s: float | None = None
     refusal: str | None = None
+    routing: str | None = None
 
 
 def serving_uses(root: Root) -> list[ServingUse]:
@@ -262,6 +272,7 @@ def serving_uses(root: Root) -> list[ServingUse]:
             out.append(ServingUse(name, "?", None, {}, refusal=str(e).splitlines()[0]))
             continue
         method = _method_name(spec.draft.method if spec.draft is not None else None)
+        routing = _method_name(spec.routing)
         card = Path(spec.card).name.removesuffix(".toml")
         try:
             resolved = resolve(root, spec)
@@ -272,7 +283,7 @@ def serving_uses(root: Root) -> list[ServingUse]:
         except InputError as e:
             out.append(ServingUse(name, card, method, {}, refusal=str(e).splitlines()[0]))
             continue
-        out.append(ServingUse(name, resolved.card.name, method, dict(cost.rests_on), cost.tokens_per_s))
+        out.append(ServingUse(name, resolved.card.name, method, dict(cost.rests_on), cost.tokens_per_s, None, routing))
     return out
 
 
@@ -381,7 +392,8 @@ def lock_impacts(
     pinned_only = []
     for shown, lock in locks:
         method = _method_name(lock.spec.draft.method if lock.spec.draft is not None else None)
-        paths = {ref.lock_path for ref in demoted if _matches(ref, lock.card, method)}
+        routing = _method_name(lock.spec.routing)
+        paths = {ref.lock_path for ref in demoted if _matches(ref, lock.card, method, routing)}
         if source_id is not None:
             paths |= {p for p, f in lock.facts.items() if any(s == source_id for _, s in cited_ids(p, f))}
         pinned = [p for p in lock.facts if p in paths]
@@ -406,7 +418,7 @@ def serving_impacts(uses: Iterable[ServingUse], demoted: set[FactRef]) -> list[S
     for use in uses:
         if use.refusal is not None or use.tokens_per_s is None:
             continue
-        paths = {ref.lock_path for ref in demoted if _matches(ref, use.card, use.method)}
+        paths = {ref.lock_path for ref in demoted if _matches(ref, use.card, use.method, use.routing)}
         resting = tuple(p for p in use.rests_on if p in paths)
         if not resting:
             continue
@@ -490,13 +502,17 @@ def source_lineage(root: Root, source_id: str) -> Lineage:
 
 
 def parse_fact_ref(root: Root, text: str) -> FactRef:
-    """``CARD:PATH`` or ``METHOD:acceptance.N`` (``draft.acceptance.N`` too) as a :class:`FactRef`. Raises
-    :class:`InputError` for anything else, or a record or path that does not exist."""
+    """``CARD:PATH``, ``METHOD:acceptance.N`` (``draft.acceptance.N`` too) or ``ROUTING:hot_share``
+    (``routing.hot_share`` too) as a :class:`FactRef`. Raises :class:`InputError` for anything else, or a record or
+    path that does not exist."""
     from passprice.edit import locate
 
     name, sep, path = text.partition(":")
     if not sep or not name or not path:
         raise InputError(f"--fact {text!r}: write CARD:PATH (h200_sxm_141gb:memory.bandwidth) or METHOD:acceptance.N")
+    routing_path = path.removeprefix("routing.")
+    if routing_path in ("hot_experts", "hot_share") and (root.routing / f"{name}.toml").is_file():
+        return FactRef("routing", name, routing_path)
     where = locate(root, name, path)
     return FactRef(where.kind, where.name, where.path)
 
