@@ -10,7 +10,8 @@ the magic as little-endian and every other number big-endian, so its version rea
 
 The reader is passprice's own (DESIGN.md, Checkpoints: the GGUF header): ``gguf.GGUFReader`` maps the whole file,
 cannot open a header-only file, and builds a Python object per tokenizer entry. The ``gguf`` package still supplies
-the value-type table (``GGUFValueType``) and, through :mod:`passprice.ggml`, the tensor-type table.
+the value-type table (``GGUFValueType``) and the tensor-type table, through the copy :mod:`passprice.ggml_types`
+generated from it (so reading a header imports neither ``gguf`` nor NumPy).
 """
 
 from __future__ import annotations
@@ -27,10 +28,10 @@ from pathlib import Path
 from typing import IO, Any, TypeAlias, cast
 
 import attrs
-from gguf import GGUFValueType
 
 from passprice import ggml
 from passprice.errors import InputError
+from passprice.ggml_types import VALUE_TYPES
 
 #: The GGUF versions the reader reads.
 VERSIONS = (2, 3)
@@ -53,25 +54,27 @@ _GZ_MAGIC = b"\x1f\x8b"
 _SHARD_NAME = re.compile(r"^(?P<stem>.+)-(?P<no>\d{5})-of-(?P<count>\d{5})(?P<suffix>\.gguf(?:\.xz|\.gz)?)$")
 _SUFFIXES = (".gguf", ".gguf.xz", ".gguf.gz")
 
-# struct format of each fixed-size value type (a GGUF bool is one byte, 0 or 1).
-_FORMAT: dict[int, str] = {
-    GGUFValueType.UINT8: "B",
-    GGUFValueType.INT8: "b",
-    GGUFValueType.UINT16: "H",
-    GGUFValueType.INT16: "h",
-    GGUFValueType.UINT32: "I",
-    GGUFValueType.INT32: "i",
-    GGUFValueType.FLOAT32: "f",
-    GGUFValueType.BOOL: "?",
-    GGUFValueType.UINT64: "Q",
-    GGUFValueType.INT64: "q",
-    GGUFValueType.FLOAT64: "d",
+# struct format of each fixed-size value type (a GGUF bool is one byte, 0 or 1), by GGUFValueType name.
+_FORMAT_BY_NAME = {
+    "UINT8": "B",
+    "INT8": "b",
+    "UINT16": "H",
+    "INT16": "h",
+    "UINT32": "I",
+    "INT32": "i",
+    "FLOAT32": "f",
+    "BOOL": "?",
+    "UINT64": "Q",
+    "INT64": "q",
+    "FLOAT64": "d",
 }
+_TYPE_ID = {name: type_id for type_id, name in VALUE_TYPES.items()}
+_FORMAT: dict[int, str] = {_TYPE_ID[name]: fmt for name, fmt in _FORMAT_BY_NAME.items()}
 _SIZE: dict[int, int] = {t: struct.calcsize("<" + f) for t, f in _FORMAT.items()}
 #: Value type id → its name in a type descriptor (``uint32``, ``string``, ``array`` …).
-VALUE_TYPE_NAMES: dict[int, str] = {int(t): t.name.lower() for t in GGUFValueType}
-_STRING = int(GGUFValueType.STRING)
-_ARRAY = int(GGUFValueType.ARRAY)
+VALUE_TYPE_NAMES: dict[int, str] = {type_id: name.lower() for type_id, name in VALUE_TYPES.items()}
+_STRING = _TYPE_ID["STRING"]
+_ARRAY = _TYPE_ID["ARRAY"]
 # Fewest bytes one element of an array of each type takes: a string is at least its 8-byte length, an array its
 # 4-byte type and 8-byte length.
 _MIN_SIZE: dict[int, int] = {**_SIZE, _STRING: 8, _ARRAY: 12}
