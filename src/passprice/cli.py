@@ -176,9 +176,16 @@ def _root(ctx: click.Context) -> Any:
     help="Folder holding facts/ and registry/ (default: the checkout around the working folder, else the embedded "
     "facts).",
 )
+@click.option(
+    "--no-cache", is_flag=True,
+    help="Parse and validate every file, bypassing the cache of validated files (also PASSPRICE_NO_CACHE=1).",
+)
 @click.pass_context
-def cli(ctx: click.Context, root: Path | None) -> None:
+def cli(ctx: click.Context, root: Path | None, no_cache: bool) -> None:
     """Price one decode pass of an LLM on one accelerator card, from its GGUF header and the card's cited facts."""
+    from passprice import cache
+
+    cache.configure(enabled=not no_cache)
     ctx.ensure_object(dict)
     ctx.obj["root"] = root
 
@@ -480,7 +487,6 @@ def _refuse(e: Any) -> NoReturn:
 @click.pass_context
 def price_command(ctx: click.Context, /, serving: str | None, lock_path: Path | None, as_json: bool, **o: Any) -> None:
     """Price one decode pass of SERVING (or of --checkpoint on --card)."""
-    from passprice.locks import judge_price
     from passprice.report import cost_json, cost_text
     from passprice.serving import ServingRefusal, price_serving
     from passprice.servings import resolve
@@ -511,7 +517,11 @@ def price_command(ctx: click.Context, /, serving: str | None, lock_path: Path | 
             cost = price_serving(resolved.header, resolved.card, resolved.serving)
     except ServingRefusal as e:
         _refuse(e)
-    verdict = judge_price(the_lock, cost) if the_lock is not None else None
+    verdict = None
+    if the_lock is not None:
+        from passprice.locks import judge_price
+
+        verdict = judge_price(the_lock, cost)
     if verdict is not None and not verdict.holds:
         raise Refused(verdict.message(), verdict.to_json())
     data = cost_json(cost)

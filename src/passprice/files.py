@@ -8,7 +8,6 @@ Every writer — locks, checkpoint entries, fact edits, sweep and simulation out
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 from passprice.errors import InputError
@@ -30,6 +29,8 @@ def write_atomically(path: Path, text: str | bytes, force: bool = False) -> None
 
     Raises :class:`InputError` when ``path`` exists and not ``force``, cannot be written, or ``text`` is not
     Unicode (a name given on the command line in bytes that are not UTF-8), before anything is written."""
+    import tempfile  # here, not at the top: most runs write nothing, and tempfile imports shutil, random, bz2 …
+
     exists = f"{path}: already exists; pass --force to overwrite it"
     if path.exists() and not force:
         raise InputError(exists)

@@ -17,6 +17,7 @@ generated from it (so reading a header imports neither ``gguf`` nor NumPy).
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import lzma
 import os
@@ -343,14 +344,30 @@ class _Reader:
             return raw.decode("utf-8", errors="replace")
 
     def skip_strings(self, count: int, what: str) -> None:
-        """Skip ``count`` strings: the hot loop of a header (a 262,144-token vocabulary), run over the buffer."""
-        unpack = self.u64.unpack_from
+        """Skip ``count`` strings: the hot loop of a header (a 262,144-token vocabulary). Runs of
+        :data:`SHORT_RUN` strings shorter than 256 bytes each (nearly every token) are matched by one regular
+        expression (:func:`_short_strings`), stepped through in C; a run holding a longer string, or crossing the
+        buffer's end, is stepped through one string at a time."""
+        run = _short_strings(self.order).match
         done = 0
         while done < count:
+            while count - done >= SHORT_RUN:
+                matched = run(self.buf, self.pos)
+                if matched is None:
+                    break
+                self.pos = matched.end()
+                done += SHORT_RUN
+            done = self._skip_each(done, min(count, done + SHORT_RUN), what)
+
+    def _skip_each(self, done: int, stop: int, what: str) -> int:
+        """Skip strings ``done`` … ``stop − 1`` one at a time (reading more of the stream as they need it);
+        ``stop``."""
+        unpack = self.u64.unpack_from
+        while done < stop:
             buf, pos = self.buf, self.pos
             end = len(buf)
             last = end - 8
-            for i in range(done, count):  # noqa: B007 - i says where the loop stopped
+            for i in range(done, stop):  # noqa: B007 - i says where the loop stopped
                 if pos > last:
                     break
                 nxt = pos + 8 + unpack(buf, pos)[0]
@@ -358,10 +375,10 @@ class _Reader:
                     break
                 pos = nxt
             else:
-                i = count
+                i = stop
             self.pos = pos
             done = i
-            if done < count:
+            if done < stop:
                 # The next string runs past the buffer: read its length, then take or skip its bytes.
                 at = self.offset
                 n = self.read_u64(f"{what} string {done} length")
@@ -372,6 +389,7 @@ class _Reader:
                 else:
                     self.skip(n, f"{what} string {done}")
                 done += 1
+        return stop
 
     def finish(self) -> int:
         """Hash what is consumed; the header's length in bytes."""
@@ -379,6 +397,26 @@ class _Reader:
         self.base += self.pos
         self.buf, self.pos = self.buf[self.pos :], 0
         return self.base
+
+
+#: Strings :meth:`_Reader.skip_strings` matches at once when each is shorter than 256 bytes.
+SHORT_RUN = 256
+
+
+@functools.cache
+def _short_strings(order: str) -> re.Pattern[bytes]:
+    """A pattern matching :data:`SHORT_RUN` GGUF strings in a row, each shorter than 256 bytes: a u64 length of one
+    byte ``L`` and seven zero bytes (``order`` ``"<"``; ``">"``: seven zero bytes, then ``L``), then exactly ``L``
+    bytes. One alternative per ``L``, shortest first (tokens are mostly a few bytes), each starting with its own
+    byte, so the regular-expression engine picks the one that applies in C, without backtracking."""
+    zeros = b"\\x00" * 7
+    alternatives = []
+    for length in range(256):
+        size = re.escape(bytes([length])) + (b"" if order == ">" else zeros)
+        alternatives.append(size + (b".{%d}" % length if length else b""))
+    one = (zeros if order == ">" else b"") + b"(?:" + b"|".join(alternatives) + b")"
+    # Possessive: a run that fails is not retried with fewer strings (nothing to save for backtracking).
+    return re.compile(b"(?:" + one + b"){%d}+" % SHORT_RUN, re.DOTALL)
 
 
 # --- metadata values -------------------------------------------------------------------------------------------------
@@ -480,6 +518,7 @@ class _Parsed:
     alignment: int
     data_offset: int
     sha256: str
+    hasher: Any = attrs.field(eq=False, repr=False)  # the sha256 of the header bytes, to hash further shards into
 
 
 def _parse(stream: IO[bytes], source: str, size: int | None, extra: list[Any]) -> _Parsed:
@@ -566,6 +605,7 @@ def _parse(stream: IO[bytes], source: str, size: int | None, extra: list[Any]) -
         alignment=alignment,
         data_offset=data_offset,
         sha256=own.hexdigest(),
+        hasher=own,
     )
 
 
@@ -751,10 +791,10 @@ def read_header(path: str | os.PathLike[str], *, cache: bool = True) -> GGUFHead
         if hit is not None and hit[0][0] == key and all(_stat_key(Path(k[0])) == k for k in hit[0][1:]):
             _CACHE.move_to_end(key[0])
             return hit[1]
-    combined = hashlib.sha256()
-    first = _parse_file(path, [combined])
+    first = _parse_file(path, [])
     if _split_count(first) > 1:
-        header, paths = _read_split(path, first, combined)
+        # The joined sha256 starts as the first file's own (its bytes are hashed once, not twice).
+        header, paths = _read_split(path, first, first.hasher.copy())
     else:
         header, paths = _single(first, path.name, str(path)), [path]
     if cache and key is not None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import enum
 import math
 import re
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -1128,24 +1129,52 @@ def _missing_ssm(header: GGUFHeader) -> DecodeRefusal:
     return MissingMetadata([f"{arch}.ssm.*"], "a recurrent stage needs its Gated-DeltaNet shape")
 
 
+#: Pass shapes already built, most recently used last: (id of the header, the serving's fields but its batch and
+#: host memory) → (the header, its shape). The header is kept so that its id cannot be reused while it is cached.
+_SHAPES: OrderedDict[tuple[Any, ...], tuple[GGUFHeader, PassShape]] = OrderedDict()
+_SHAPES_KEPT = 64
+#: Fields of :class:`Serving` the shape does not read: the batch and whether host memory may be used.
+_NOT_SHAPE = frozenset({"batch", "host_memory"})
+
+
+def shape_of(header: GGUFHeader, s: Serving) -> PassShape:
+    """:func:`pass_shape` of ``header`` and ``s``, built once per header object and serving (``s.batch`` and
+    ``s.host_memory`` apart, which the shape does not read) and then reused, so repeated prices of one serving
+    (a batch scan, an audit's elasticities, a lock's re-pricing) do not rebuild the pass from the tensor table.
+    A refusal is not kept: it is raised again on the next call. Raises what :func:`pass_shape` raises."""
+    key = (id(header), *(getattr(s, f.name) for f in attrs.fields(Serving) if f.name not in _NOT_SHAPE))
+    try:
+        hit = _SHAPES.get(key)
+    except TypeError:  # a field that does not hash: build without caching
+        return pass_shape(header, s)
+    if hit is not None and hit[0] is header:
+        _SHAPES.move_to_end(key)
+        return hit[1]
+    shape = pass_shape(header, s)
+    _SHAPES[key] = (header, shape)
+    while len(_SHAPES) > _SHAPES_KEPT:
+        _SHAPES.popitem(last=False)
+    return shape
+
+
 def price_serving(header: GGUFHeader, card: Card, s: Serving) -> ServingCost:
     """One pass of ``s`` over the checkpoint ``header`` describes, on ``card`` (seed ``price_serving``).
 
     Raises :class:`Empty` for batch 0, else what :func:`pass_shape` and :meth:`PassShape.cost_split` raise."""
     if s.batch == 0:
         raise Empty("batch")
-    return pass_shape(header, s).cost_split(card, s.batch, s.host_memory)
+    return shape_of(header, s).cost_split(card, s.batch, s.host_memory)
 
 
 def max_batch(header: GGUFHeader, card: Card, s: Serving) -> int:
     """The most sequences ``s`` can carry on ``card``: every larger batch is refused for capacity (seed
     ``max_batch``; ``s.batch`` is ignored). Raises what :func:`pass_shape` raises, or batch 1's refusal."""
-    return pass_shape(header, s).max_batch(card, s.host_memory)
+    return shape_of(header, s).max_batch(card, s.host_memory)
 
 
 def best_serving(header: GGUFHeader, card: Card, s: Serving) -> ServingCost:
     """The batch at which ``s`` emits the most tokens per second on ``card``, and its pass (seed ``best_serving``;
     ``s.batch`` is ignored; ties go to the smaller batch). Raises what :func:`pass_shape` raises, or batch 1's
     refusal when no batch fits."""
-    return pass_shape(header, s).best(card, s.host_memory)
+    return shape_of(header, s).best(card, s.host_memory)
 
