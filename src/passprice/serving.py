@@ -1129,8 +1129,9 @@ def _missing_ssm(header: GGUFHeader) -> DecodeRefusal:
     return MissingMetadata([f"{arch}.ssm.*"], "a recurrent stage needs its Gated-DeltaNet shape")
 
 
-#: Pass shapes already built, most recently used last: (id of the header, the serving's fields but its batch and
-#: host memory) → (the header, its shape). The header is kept so that its id cannot be reused while it is cached.
+#: Pass shapes already built, most recently used last: (pricing-model version, id of the header, the serving's fields
+#: but its batch and host memory) → (the header, its shape). The header is kept so that its id cannot be reused while
+#: it is cached; the version, so that a shape is never served across a change of the pricing model.
 _SHAPES: OrderedDict[tuple[Any, ...], tuple[GGUFHeader, PassShape]] = OrderedDict()
 _SHAPES_KEPT = 64
 #: Fields of :class:`Serving` the shape does not read: the batch and whether host memory may be used.
@@ -1142,7 +1143,10 @@ def shape_of(header: GGUFHeader, s: Serving) -> PassShape:
     ``s.host_memory`` apart, which the shape does not read) and then reused, so repeated prices of one serving
     (a batch scan, an audit's elasticities, a lock's re-pricing) do not rebuild the pass from the tensor table.
     A refusal is not kept: it is raised again on the next call. Raises what :func:`pass_shape` raises."""
-    key = (id(header), *(getattr(s, f.name) for f in attrs.fields(Serving) if f.name not in _NOT_SHAPE))
+    import passprice
+
+    version = passprice.PRICING_MODEL_VERSION
+    key = (version, id(header), *(getattr(s, f.name) for f in attrs.fields(Serving) if f.name not in _NOT_SHAPE))
     try:
         hit = _SHAPES.get(key)
     except TypeError:  # a field that does not hash: build without caching
