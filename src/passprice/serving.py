@@ -573,6 +573,20 @@ HOST_COST_PATHS = ("host.capacity", "host.read", "host.write", "host.stream")
 
 
 @attrs.frozen
+class Basis:
+    """What every pass of one :class:`PassShape` on one card has in common, gathered once for a search over
+    batches and host splits rather than once a pass: the ``pricing`` (rates and capacities), the facts a pass rests
+    on (``rests_on``: path and fact, in the seed's order) and their weakest ``provenance`` when the whole batch is
+    in card memory, and the same (``host_rests_on``, ``host_provenance``) when some of it is in host memory."""
+
+    pricing: Pricing
+    rests_on: tuple[tuple[str, Fact], ...]
+    provenance: Provenance
+    host_rests_on: tuple[tuple[str, Fact], ...]
+    host_provenance: Provenance
+
+
+@attrs.frozen
 class PassShape:
     """A pass as a function of its batch (seed ``PassShape``): everything a pass costs is shared by the batch or
     paid by each sequence, so the cost is affine in the batch and in how it splits between card and host memory.
@@ -600,18 +614,48 @@ class PassShape:
     provenance: Provenance
     facts: tuple[tuple[str, Fact], ...] = ()
 
-    def cost(self, card: Card, batch: int, host_sequences: int, pricing: Pricing | None = None) -> ServingCost:
+    def basis(self, card: Card, pricing: Pricing | None = None) -> Basis:
+        """What every pass of this shape on ``card`` shares (:class:`Basis`): ``pricing`` (default: the card's
+        limit, :meth:`Pricing.limit`), and the facts a pass rests on with their weakest provenance, without and with
+        sequences in host memory (seed ``PassShape::cost``'s ``facts``: the card's cost paths, the host link's
+        when some of the batch lives there, then the shape's acceptance facts)."""
+        if pricing is None:
+            pricing = Pricing.limit(card)
+        facts = card.facts()
+
+        def resting(paths: tuple[str, ...]) -> tuple[tuple[tuple[str, Fact], ...], Provenance]:
+            rests_on = tuple((p, facts[p]) for p in paths) + self.facts
+            return rests_on, max(weakest(f.provenance for _, f in rests_on), self.provenance)
+
+        rests_on, provenance = resting(COST_PATHS)
+        host_rests_on, host_provenance = resting(COST_PATHS + HOST_COST_PATHS) if card.host is not None else (
+            rests_on,
+            provenance,
+        )
+        return Basis(pricing, rests_on, provenance, host_rests_on, host_provenance)
+
+    def cost(
+        self,
+        card: Card,
+        batch: int,
+        host_sequences: int,
+        pricing: Pricing | None = None,
+        basis: Basis | None = None,
+    ) -> ServingCost:
         """The pass of ``batch`` sequences, ``host_sequences`` of them held in host memory, on ``card`` (seed
         ``PassShape::cost``), its terms from the one cost formula (:func:`passprice.cost.pass_terms`) at
-        ``pricing``'s rates and capacities (default: the card's limit, :meth:`Pricing.limit`).
+        ``pricing``'s rates and capacities (default: the card's limit, :meth:`Pricing.limit`). A search that prices
+        many passes of one shape on one card passes their :meth:`basis` (then ``pricing`` is the basis's), so the
+        facts and their provenance are gathered once, not once a pass.
 
         Raises :class:`Empty` (batch 0), :class:`NoHostLink`, :class:`NotResident` (card, then host memory),
         :class:`OnChipOverflow`, in that order.
         """
         if batch == 0:
             raise Empty("batch")
-        if pricing is None:
-            pricing = Pricing.limit(card)
+        if basis is None:
+            basis = self.basis(card, pricing)
+        pricing = basis.pricing
         host_sequences = min(host_sequences, batch)
         b = float(batch)
         bh = float(host_sequences)
@@ -660,10 +704,10 @@ class PassShape:
             ]
         )
         pass_s = pass_seconds(pricing, terms, binding_s)
-        facts = card.facts()
-        paths = COST_PATHS + (HOST_COST_PATHS if host is not None and host_sequences > 0 else ())
-        rests_on = tuple((p, facts[p]) for p in paths) + self.facts
-        provenance = max(weakest(f.provenance for _, f in rests_on), self.provenance)
+        if host is not None and host_sequences > 0:
+            rests_on, provenance = basis.host_rests_on, basis.host_provenance
+        else:
+            rests_on, provenance = basis.rests_on, basis.provenance
         return ServingCost(
             card=card.name,
             batch=batch,
@@ -705,25 +749,28 @@ class PassShape:
             return 0
         return int(min(math.floor(card.host.capacity.value / max(self.held_per_sequence, 1.0)), U32_MAX))
 
-    def cost_split(self, card: Card, batch: int, host_memory: bool) -> ServingCost:
+    def cost_split(self, card: Card, batch: int, host_memory: bool, basis: Basis | None = None) -> ServingCost:
         """The pass of ``batch`` sequences split between the card's memory and the host's as fast as the split
         allows (seed ``cost_split``): a ternary search over the sequences the card holds for where the card's
         memory time and the host link's cross, then the fastest of the last few (ties to fewer held on the card).
+        ``basis``: this shape's :meth:`basis` on ``card`` when the caller has it (a search over batches).
 
         Raises :class:`NoHostLink` when ``host_memory`` and the card has none, else what :meth:`cost` raises
         (when neither memory holds the batch, the refusal names what would not fit).
         """
+        if basis is None:
+            basis = self.basis(card)
         if not host_memory:
-            return self.cost(card, batch, 0)
+            return self.cost(card, batch, 0, basis=basis)
         if card.host is None:
             raise NoHostLink(card.name)
         lo = max(batch - self.host_room(card), 0)
         hi = min(batch, self.card_room(card))
         if lo > hi:
-            return self.cost(card, batch, batch - hi)
+            return self.cost(card, batch, batch - hi, basis=basis)
 
         def card_time(held: int) -> float:
-            c = self.cost(card, batch, batch - held)
+            c = self.cost(card, batch, batch - held, basis=basis)
             return max(c.memory_s, c.host_s)
 
         a, z = lo, hi
@@ -736,7 +783,7 @@ class PassShape:
                 a = m1
         best: ServingCost | None = None
         for held in range(a, z + 1):
-            c = self.cost(card, batch, batch - held)
+            c = self.cost(card, batch, batch - held, basis=basis)
             if best is None or c.pass_s < best.pass_s:
                 best = c
         assert best is not None  # a nonempty range
@@ -772,27 +819,29 @@ class PassShape:
         fallback for near-ties it cannot settle.
         """
         best: ServingCost | None = None
+        basis = self.basis(card)
         for batch in range(1, max(self.most(card, host_memory), 1) + 1):
             try:
-                c = self.cost_split(card, batch, host_memory)
+                c = self.cost_split(card, batch, host_memory, basis)
             except (NotResident, OnChipOverflow):
                 break
             if best is None or c.tokens_per_s > best.tokens_per_s * (1.0 + 1e-12):
                 best = c
-        return best if best is not None else self.cost_split(card, 1, host_memory)
+        return best if best is not None else self.cost_split(card, 1, host_memory, basis)
 
     def max_batch_by_scan(self, card: Card, host_memory: bool) -> int:
         """The most sequences the serving carries on ``card``: every larger batch is refused for capacity (seed
         ``max_batch``). Raises what batch 1 raises when no batch fits."""
         n = 0
+        basis = self.basis(card)
         for batch in range(1, min(self.most(card, host_memory) + 1, U32_MAX) + 1):  # most.saturating_add(1)
             try:
-                self.cost_split(card, batch, host_memory)
+                self.cost_split(card, batch, host_memory, basis)
             except (NotResident, OnChipOverflow):
                 break
             n = batch
         if n == 0:
-            self.cost_split(card, 1, host_memory)
+            self.cost_split(card, 1, host_memory, basis)
         return n
 
 
