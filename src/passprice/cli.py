@@ -1020,12 +1020,10 @@ def sweep_command(
 ) -> None:
     """Price a grid: SERVINGS (default: every registered serving) x cards x draft tokens x positions x batches,
     as CSV or JSON rows, each with its bind and weakest provenance (or its refusal)."""
-    import io
-
     import numpy as np
 
     from passprice.serving import U32_MAX
-    from passprice.sweep import Grid, Sweeper, grid_from_file, parse_numbers, write_rows
+    from passprice.sweep import Grid, Sweeper, grid_from_file, parse_numbers, text_chunks
 
     root = _root(ctx)
     _check_output(output, force)
@@ -1057,21 +1055,25 @@ def sweep_command(
         fmt = "json"
     sweeper = Sweeper(root)
     sweeper.check(grid)
-    buffer = io.StringIO()
     total = grid.size()
-    # A fact or element size far out of range overflows in the arrays; such a row is refused by write_rows.
-    with np.errstate(all="ignore"):
+    # Rows are streamed a block at a time, never held whole: to stdout as they are priced, or to a temporary file
+    # renamed into place at the end (so -o FILE is never half-written). A fact or element size far out of range
+    # overflows in the arrays; text_chunks refuses such a row (on stdout, after the blocks before it).
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(np.errstate(all="ignore"))
+        progress: Callable[[int], None] | None = None
         if total >= 20_000:
-            with click.progressbar(length=total, label="pricing", file=sys.stderr) as bar:
-                write_rows(sweeper.rows(grid, progress=bar.update), fmt, buffer)
+            bar: Any = stack.enter_context(click.progressbar(length=total, label="pricing", file=sys.stderr))
+            progress = bar.update
+        chunks = text_chunks(sweeper.segments(grid, progress=progress), fmt)
+        if output is None:
+            for chunk in chunks:
+                click.echo(chunk, nl=False)
         else:
-            write_rows(sweeper.rows(grid), fmt, buffer)
-    if output is None:
-        click.echo(buffer.getvalue(), nl=False)
-    else:
-        from passprice.files import write_atomically
+            from passprice.files import write_atomically
 
-        write_atomically(output, buffer.getvalue(), force=force)
+            write_atomically(output, chunks, force=force)
+    if output is not None:
         click.echo(f"{total:,} prices -> {output}", err=True)
 
 

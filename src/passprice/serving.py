@@ -32,6 +32,7 @@ from passprice.cards import Card
 from passprice.cost import Pricing, binding, pass_seconds, pass_terms
 from passprice.decode import (
     DecodeRefusal,
+    DecodeStep,
     Deployment,
     HeldClass,
     MissingMetadata,
@@ -929,7 +930,7 @@ def pass_shape(header: GGUFHeader, s: Serving) -> PassShape:
     try:
         # A recurrent layer without its ssm.* shape is refused at its stage, after the token_embd check, as the
         # seed refuses it.
-        step = decode_step(header, deployment, defer_recurrence=True)
+        step = _step_of(header, deployment)
     except DecodeRefusal as e:
         raise Step(e) from None
     blocks = header.meta_int("block_count") or 0
@@ -1178,6 +1179,26 @@ _SHAPES: OrderedDict[tuple[Any, ...], tuple[GGUFHeader, PassShape]] = OrderedDic
 _SHAPES_KEPT = 64
 #: Fields of :class:`Serving` the shape does not read: the batch and whether host memory may be used.
 _NOT_SHAPE = frozenset({"batch", "host_memory"})
+
+
+#: Decode steps already built for :func:`pass_shape`: (id of the header, deployment) → (the header, its step).
+_STEPS: OrderedDict[tuple[int, Deployment], tuple[GGUFHeader, DecodeStep]] = OrderedDict()
+
+
+def _step_of(header: GGUFHeader, deployment: Deployment) -> DecodeStep:
+    """``decode_step(header, deployment, defer_recurrence=True)``, built once per header object and deployment: the
+    step does not depend on the contexts, so a sweep's positions, a trace's steps and a search's servings share it.
+    A refusal is not kept. Raises what :func:`~passprice.decode.decode_step` raises."""
+    key = (id(header), deployment)
+    hit = _STEPS.get(key)
+    if hit is not None and hit[0] is header:
+        _STEPS.move_to_end(key)
+        return hit[1]
+    step = decode_step(header, deployment, defer_recurrence=True)
+    _STEPS[key] = (header, step)
+    while len(_STEPS) > _SHAPES_KEPT:
+        _STEPS.popitem(last=False)
+    return step
 
 
 def shape_of(header: GGUFHeader, s: Serving) -> PassShape:
