@@ -69,18 +69,26 @@ def passprice_command() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-c", "from passprice.cli import main; main()"]
 
 
+#: Runs a command and reports, from the kernel's accounting of that process alone (``wait4``), its exit status, CPU
+#: seconds (user + sys) and peak RSS (KiB). A small launcher, so the command's RSS does not start as a fork of this
+#: benchmark's own (large) process.
+_LAUNCHER = """
+import os, subprocess, sys
+child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
+_, status, usage = os.wait4(child.pid, 0)
+print(os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime, usage.ru_maxrss)
+"""
+
+
 def run_once(command: Sequence[str]) -> tuple[float, float]:
     """One whole run of ``command`` from the checkout: its CPU seconds (user + sys, the process and its threads)
-    and peak resident memory (MB), from the kernel's accounting of that process alone (``wait4``)."""
-    with open(os.devnull, "wb") as null:
-        child = subprocess.Popen(list(command), cwd=ROOT, env=child_env(), stdout=null, stderr=subprocess.PIPE)
-        assert child.stderr is not None
-        err = child.stderr.read()
-        _, status, usage = os.wait4(child.pid, 0)
-        child.returncode = os.waitstatus_to_exitcode(status)
-    if child.returncode != 0:
-        raise RuntimeError(f"{' '.join(command)} exited {child.returncode}: {err.decode(errors='replace')[-500:]}")
-    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    and peak resident memory (MB), from the kernel's accounting of that process alone."""
+    done = subprocess.run([sys.executable, "-c", _LAUNCHER, *command], cwd=ROOT, env=child_env(),
+                          capture_output=True, text=True)
+    status, cpu, rss = done.stdout.split()
+    if done.returncode != 0 or status != "0":
+        raise RuntimeError(f"{' '.join(command)} exited {status}: {done.stderr[-500:]}")
+    return float(cpu), int(rss) / 1024
 
 
 def paired(command: Sequence[str], runs: int) -> tuple[float, float, float, float]:
