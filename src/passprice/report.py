@@ -8,13 +8,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from passprice.gguf_header import LongArray
-from passprice.serving import COST_FIELDS, ServingCost
 from passprice.tables import count, percent, si, text_table
 
-if TYPE_CHECKING:  # types only: a price's JSON needs none of these modules imported
+if TYPE_CHECKING:  # types only: a price's JSON, or a header's, needs none of these modules imported
     from passprice.cards import Card
     from passprice.facts import Fact
     from passprice.gguf_header import GGUFHeader
+    from passprice.serving import ServingCost
     from passprice.servings import ServingSpec
 
 
@@ -23,6 +23,8 @@ def cost_json(cost: ServingCost) -> dict[str, Any]:
     snake_case, quantities in base units (bytes, seconds, multiply-adds, cycles), ``binds`` and ``provenance`` as
     strings, then ``tokens_per_s``, ``rests_on`` (fact path → provenance) and ``weakest`` (the paths carrying the
     weakest provenance)."""
+    from passprice.serving import COST_FIELDS
+
     out: dict[str, Any] = {}
     for name in COST_FIELDS:
         value = getattr(cost, name)
