@@ -32,13 +32,17 @@ def write_atomically(path: Path, text: str | bytes | Iterable[str], force: bool 
     so the whole text is never held; an error raised while iterating (or a chunk that is not Unicode) leaves no file
     and no temporary file behind.
 
-    Raises :class:`InputError` when ``path`` exists and not ``force``, cannot be written, or ``text`` is not
+    Raises :class:`InputError` when ``path`` exists and not ``force``, is not a regular file (a device such as
+    ``/dev/null``, which a rename would replace), cannot be written, or ``text`` is not
     Unicode (a name given on the command line in bytes that are not UTF-8), before anything is written."""
     import tempfile  # here, not at the top: most runs write nothing, and tempfile imports shutil, random, bz2 …
 
     exists = f"{path}: already exists; pass --force to overwrite it"
     if path.exists() and not force:
         raise InputError(exists)
+    if path.exists() and not path.is_file() and not path.is_dir():
+        # A rename would replace the device or pipe itself (``-o /dev/null --force`` once replaced /dev/null).
+        raise InputError(f"{path}: is not a regular file (a device, pipe or socket); passprice writes only files")
     chunks: Iterable[str] = ()
     try:
         if isinstance(text, str | bytes):
