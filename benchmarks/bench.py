@@ -121,6 +121,10 @@ def bench_processes(runs: int, gemma: Path | None) -> None:
         cases.append(("passprice header <complete gemma3 GGUF>", [*pp, "header", str(gemma)], 0.150, 0.0))
     cases.append((f"passprice --no-cache price {R1} --json (a cold cache)", [*pp, "--no-cache", "price", R1, "--json"],
                   0.0, 0.0))
+    # The floor under any passprice command: the interpreter and the libraries the rules require (click for the
+    # command line, attrs and cattrs for the data model), imported and nothing else.
+    floor = [sys.executable, "-c", "import click, attrs, cattrs"]
+    cases.append(("python -c 'import click, attrs, cattrs' (the libraries' floor)", floor, 0.0, 0.0))
     for label, command, limit, ratio_limit in cases:
         ours, base, ratio, _ = paired(command, runs)
         target = f"<= {limit * 1e3:.0f} ms" if limit else "(informational)"
