@@ -12,7 +12,6 @@ import functools
 import json
 import math
 import re
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -128,6 +127,8 @@ def read_toml(path: Path, text: str | None = None) -> dict[str, Any]:
     :class:`InputError` naming the file and the line and column of a syntax error, or that the file cannot be read,
     is larger than :data:`MAX_TOML_BYTES`, nests too deeply or holds an integer of more digits than Python
     converts."""
+    import tomllib  # here: a file served from the cache of validated files is never parsed
+
     if text is None:
         data = read_bytes(path)
         try:
