@@ -768,10 +768,14 @@ def _emit(
     alone: dict[int, dict[str, Any]] = {}
     trouble = fields.pop("trouble", None)
     if trouble is not None:
-        for j in np.nonzero(trouble & (batches != 0))[0].tolist():
+        rows = np.nonzero(trouble & (batches != 0))[0].tolist()
+        alone_shape = exact() if rows else None
+        basis = alone_shape.basis(card) if alone_shape is not None else None  # gathered once for the block
+        for j in rows:
             status[j] = _ALONE
+            assert alone_shape is not None
             try:
-                c = exact().cost_split(card, int(batches[j]), host_memory)
+                c = alone_shape.cost_split(card, int(batches[j]), host_memory, basis)
             except ServingRefusal as e:
                 alone[j] = {"refusal": e.name}
                 continue
