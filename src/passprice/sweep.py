@@ -772,13 +772,15 @@ def _emit(
         alone_shape = exact() if rows else None
         basis = alone_shape.basis(card) if alone_shape is not None else None  # gathered once for the block
         for j in rows:
-            status[j] = _ALONE
             assert alone_shape is not None
             try:
                 c = alone_shape.cost_split(card, int(batches[j]), host_memory, basis)
             except ServingRefusal as e:
-                alone[j] = {"refusal": e.name}
+                if e.name not in names:
+                    names = (*names, e.name)
+                status[j] = names.index(e.name) + 1
                 continue
+            status[j] = _ALONE
             alone[j] = _scalar_row(c)
     return Segment(
         dict(common),
@@ -904,7 +906,8 @@ def _segment_lines(segment: Segment, fmt: str) -> list[str]:
             suffix = "," * len(_AFTER_BATCH) + _csv_line([name])
         else:
             suffix = "".join(f", {json.dumps(k)}: null" for k in _AFTER_BATCH[:-1]) + f', "refusal": {text(name)}}}'
-        out[where] = _objects([prefix + b + suffix for b in map(str, batches[where].tolist())])
+        texts = map(prefix.__add__, map(str.__add__, map(str, batches[where].tolist()), itertools.repeat(suffix)))
+        out[where] = _objects(list(texts))
     for j, fields in segment.alone.items():
         row = {**dict.fromkeys(COLUMNS, None), **segment.common, "batch": int(batches[j]), **fields}
         out[j] = _csv_line([_cell(row[k]) for k in COLUMNS]) if csv_format else json.dumps(row, allow_nan=False)
