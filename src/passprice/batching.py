@@ -21,7 +21,7 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from passprice.cost import Lines
+from passprice.cost import Lines, pass_terms
 from passprice.serving import U32_MAX, NotResident, OnChipOverflow, ServingCost
 
 if TYPE_CHECKING:
@@ -64,7 +64,8 @@ class _Curve:
         self.split = host_memory and card.host is not None
         # The pricing and the facts every pass rests on, gathered once for the whole search.
         self.basis: Basis = shape.basis(card)
-        lines = Lines.of(self.basis.pricing, shape, host=self.split)
+        self.pricing = self.basis.pricing
+        lines = Lines.of(self.pricing, shape, host=self.split)
         self.weights_s = lines.shared_s
         self.embed_s = lines.embed_s
         self.sequence_s = lines.sequence_s
@@ -92,9 +93,15 @@ class _Curve:
         """The least of max(card-memory seconds, host-link seconds) over every whole number of card-held sequences
         the seed's split search may choose for a pass of ``batch`` (its ternary search finds that least, and the
         pass is never faster): at the floor or ceiling of the real crossing of the two, within the rooms.
-        Non-decreasing in the batch."""
+        Non-decreasing in the batch.
+
+        A mixture of experts (DESIGN.md extension, issue 15) adds the seconds of the routed experts a pass of the
+        batch streams (:meth:`~passprice.serving.PassShape.expert_bytes`, through the one cost formula): they grow
+        with the batch, never shrink, so the floor stays non-decreasing and the bounds stay sound."""
         b = float(batch)
         base = self.weights_s + self.embed_s * b
+        if self.shape.experts:
+            base = base + self.experts_s(b)
         if not self.split:
             return base + self.sequence_s * b
         lo = max(b - self.host_room, 0.0)
@@ -107,13 +114,33 @@ class _Curve:
             out = min(out, max(base + self.sequence_s * held, self.host_s * (b - held)))
         return out
 
+    def experts_s(self, batch: float) -> float:
+        """Seconds of card memory the routed experts of a pass of ``batch`` sequences take (0 for a dense shape)."""
+        terms = pass_terms(
+            self.pricing,
+            batch=0.0,
+            card_sequences=0.0,
+            host_sequences=0.0,
+            shared_bytes=self.shape.expert_bytes(batch),
+            read_bytes=0.0,
+            write_bytes=0.0,
+            rewrite_bytes=0.0,
+            array_macs=0.0,
+            vector_macs=0.0,
+            scale_cycles=0.0,
+        )
+        out: float = terms.memory_s
+        return out
+
     def memory_per_sequence(self, lo: int, hi: int) -> float:
         """A lower bound on the memory floor per sequence, floor(b) / b, over batches ``lo``…``hi``: with x the
-        share of a batch held on the card, floor(b) / b = max(weights / b + embed + sequence × x, host × (1 − x)),
-        least over the shares the rooms allow; weights / b is at least weights / ``hi``, and the shares the rooms
-        allow at any b ≥ ``lo`` lie within those they allow at ``lo``, so the least over those (where the two
-        lines cross, clipped) bounds every batch of the range. Exact at ``hi`` when nothing lives in host memory."""
-        fixed = self.weights_s / hi + self.embed_s
+        share of a batch held on the card, floor(b) / b = max(shared(b) / b + embed + sequence × x, host × (1 − x)),
+        least over the shares the rooms allow; shared(b) / b (the weights, and a mixture of experts' routed experts,
+        which never shrink with the batch) is at least shared(``lo``) / ``hi``, and the shares the rooms allow at any
+        b ≥ ``lo`` lie within those they allow at ``lo``, so the least over those (where the two lines cross,
+        clipped) bounds every batch of the range. Exact at ``hi`` for a dense pass with nothing in host memory."""
+        shared = self.weights_s + (self.experts_s(float(lo)) if self.shape.experts else 0.0)
+        fixed = shared / hi + self.embed_s
         if not self.split:
             return fixed + self.sequence_s
         least = max(0.0, 1.0 - self.host_room / lo)
