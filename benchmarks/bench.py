@@ -298,19 +298,21 @@ def bench_sweep(points: int, sample: int, runs: int) -> None:
     points_sampled = [(rng.choice(servings), rng.choice(cards), rng.choice(positions), rng.randint(1, batches))
                       for _ in range(sample)]
     # Everything loaded before the loop: the loop times the pricer alone.
-    specs, headers, acceptance = {}, {}, {}
+    specs, headers, acceptance, routing = {}, {}, {}, {}
+    loader = Sweeper(root)
     for name in servings:
         spec = load_spec(root, name)
         headers[name] = load_checkpoint(root, spec.checkpoint)
         specs[name] = complete(spec, headers[name])
         method = load_draft_method(root, spec.draft.method) if spec.draft else None
         acceptance[name] = method.first(spec.draft.tokens) if method and spec.draft else ()
+        routing[name] = loader.routing(spec.routing)  # a mixture of experts' routing record (None for a dense one)
     card_of = {name: load_card(root, name) for name in cards}
 
     def scalar() -> list[tuple[Any, ...]]:
         out = []
         for name, card, position, batch in points_sampled:
-            serving = to_serving(override(specs[name], position=position, batch=batch), acceptance[name])
+            serving = to_serving(override(specs[name], position=position, batch=batch), acceptance[name], routing[name])
             try:
                 c = price_serving(headers[name], card_of[card], serving)
                 out.append((name, card, position, batch, repr(c.tokens_per_s), repr(c.pass_s), c.binds.value))

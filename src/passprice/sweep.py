@@ -373,11 +373,23 @@ class _ShapeByPosition:
     held_per_sequence: Any
     on_chip_per_sequence: Any
     experts: tuple[Any, ...] = ()
+    _streamed: dict[float, float] = attrs.field(factory=dict, init=False, eq=False, repr=False)
 
     def expert_bytes(self, batch: Any) -> Any:
         """The routed experts a pass streams (:meth:`~passprice.serving.PassShape.expert_bytes`): they depend on
-        the batch, not the position."""
-        return PassShape.expert_bytes(self, batch)  # type: ignore[arg-type]
+        the batch, not the position. For an array of batches, each distinct batch is priced by the scalar code on a
+        Python float (and kept for the block's next call), because NumPy's vectorized ``power`` may round the
+        routing's (1 − p)^tokens one unit in the last place away from the C library's, and every row must be the
+        scalar pricer's bit for bit."""
+        if not isinstance(batch, np.ndarray):
+            return PassShape.expert_bytes(self, batch)  # type: ignore[arg-type]
+        values, inverse = np.unique(batch, return_inverse=True)
+        kept = self._streamed
+        for value in values.tolist():
+            if value not in kept:
+                kept[value] = PassShape.expert_bytes(self, float(value))  # type: ignore[arg-type]
+        exact = np.array([kept[value] for value in values.tolist()], dtype=float)
+        return exact[inverse].reshape(batch.shape)
 
     def shared_bytes(self, batch: Any) -> Any:
         """Bytes streamed once for the batch (:meth:`~passprice.serving.PassShape.shared_bytes`, the same
