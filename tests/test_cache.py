@@ -245,3 +245,16 @@ def test_a_scalar_price_imports_no_heavy_module(cache_dir: Path) -> None:
         loaded = set(filter(None, done.stdout.strip().splitlines()[-1].split(",")))
         forbidden = {"numpy", "gguf", "yaml"} if run == "cold" else set(HEAVY)
         assert not loaded & forbidden, (run, loaded)
+
+
+def test_no_home_folder_is_not_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Without PASSPRICE_CACHE_DIR, XDG_CACHE_HOME or a home folder, there is no cache: files are read as ever.
+    monkeypatch.delenv("PASSPRICE_CACHE_DIR")
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    root = Root(copy_root(tmp_path))
+    assert load_card(root, "h200_sxm_141gb").memory.bandwidth.value == 4.8e12

@@ -107,7 +107,7 @@ def read(entry_key: str) -> dict[str, Any] | None:
         return None
     try:
         raw = _entry_path(entry_key).read_bytes()
-    except (OSError, ValueError):
+    except (OSError, ValueError, RuntimeError):  # RuntimeError: no home folder to find the cache in
         return None
     digest, newline, body = raw.partition(b"\n")
     if not newline or digest != hashlib.sha256(body).hexdigest().encode("ascii"):
@@ -135,7 +135,10 @@ def store(entry_key: str, document: dict[str, Any]) -> None:
     except (TypeError, ValueError, RecursionError):
         return
     data = body.encode("utf-8")
-    path = _entry_path(entry_key)
+    try:
+        path = _entry_path(entry_key)
+    except RuntimeError:  # no home folder to put the cache in
+        return
     try:
         write_atomically(path, hashlib.sha256(data).hexdigest().encode("ascii") + b"\n" + data, force=True)
     except (InputError, OSError):
