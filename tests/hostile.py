@@ -207,7 +207,7 @@ def _draft_key(key: str) -> Callable[[Path], None]:
         source = next(iter(sorted(drafts.glob("*.toml"))))
         text = source.read_text(encoding="utf-8")
         _write(drafts / "odd.toml", text + f'\n[acceptance."{key}"]\nvalue = 0.5\nunit = "1"\nprovenance = "assumed"\n'
-               'cite = "a citation long enough"\n')
+               'source = "deepseek-v3-technical-report"\nlocator = "Table 1"\n')
 
     return build
 
@@ -223,6 +223,7 @@ def _all(*builds: Callable[[Path], None]) -> Callable[[Path], None]:
 _SERVING_HEAD = f'checkpoint = "gemma3-270m-q4_k_m"\ncard = "{H200}"\n'
 _BIG = "1" + "0" * 400
 _FACT = ("--unit", "1", "--provenance", "estimated")
+_SOURCE = ("--source", "nvidia-h200-datasheet")
 
 CASES: tuple[Case, ...] = (
     # 1. Names over 255 bytes and loops of symbolic links: OSError / RuntimeError tracebacks once.
@@ -320,20 +321,21 @@ CASES: tuple[Case, ...] = (
     # 8. Whatever import writes reads back: inner arrays of different types once made an entry nothing could read.
     Case("c08-mixed-inner-arrays-import", 8, ("import", "{work}/mixed.gguf", "--name", "mixed"), 0,
          "imported", _header("mixed.gguf", _mixed_arrays())),
-    # 9. Silently accepted: clipped requests, a clamped --head-rows, control characters and HTML in a cite.
+    # 9. Silently accepted: clipped requests, a clamped --head-rows, control characters in a citation.
     Case("c09-simulate-limit-cuts-requests", 9, ("simulate", R1, "--synthetic", "50", "--limit", "16"), 0,
          "cut to fit the limit of 16 positions: 50 prompts (to at most 8 tokens)"),
     Case("c09-head-rows-10e12", 9, ("price", "qwen35-27b-h200-mtp", "--head-rows", "1000000000000"), 2,
          "Invalid value for '--head-rows': 1000000000000 is not in the range 1<=x<=4294967295"),
     Case("c09-head-rows-past-vocabulary", 9, ("price", "qwen35-27b-h200-mtp", "--head-rows", "1000000"), 2,
          "--head-rows (draft.head_rows): 1,000,000 rows, more than the 248,320 rows of the vocabulary"),
-    Case("c09-cite-with-bel", 9, ("fact", "set", H200, "streams.read", "--value", "0.9", *_FACT, "--cite",
-                                  "a cite with a bell \a in it"), 2,
-         "streams.read.cite: 'a cite with a bell \\x07 in it' holds a control character"),
-    Case("c09-cite-with-newline", 9, ("fact", "set", H200, "streams.read", "--value", "0.9", *_FACT, "--cite",
-                                      "first line\nsecond line"), 2, "holds a control character (a newline, a tab"),
+    Case("c09-locator-with-bel", 9, ("fact", "set", H200, "streams.read", "--value", "0.9", *_FACT, *_SOURCE,
+                                     "--locator", "a table with a bell \a in it"), 2,
+         "streams.read.locator: 'a table with a bell \\x07 in it' holds a control character"),
+    Case("c09-note-with-newline", 9, ("fact", "set", H200, "streams.read", "--value", "0.9", *_FACT, *_SOURCE,
+                                      "--locator", "Table 1", "--note", "first line\nsecond line"), 2,
+         "holds a control character (a newline, a tab"),
     Case("c09-host-read-1e-320", 9, ("fact", "set", H200, "host.read", "--value", "1e-320", "--unit", "GB/s",
-                                     "--provenance", "assumed", "--cite", "a citation long enough"), 2,
+                                     "--provenance", "assumed", *_SOURCE, "--locator", "Table 1"), 2,
          "host.read.value: 1e-320 is less than the minimum of 1e-09"),
     # 10. A bad serving file is bad input (file and key, exit 2), not a refusal with advice about flags.
     Case("c10-serving-share-half", 10, ("price", "odd"), 2, "odd.toml: contexts: the shares sum to 0.5, not 1",
@@ -348,8 +350,8 @@ CASES: tuple[Case, ...] = (
          "/dev/null: is a character device, not a regular file: passprice replaces regular files only"),
     Case("c12-output-missing-folder", 12, ("sweep", R1, "--batches", "1", "-o", "{work}/new/grid.csv"), 2,
          "cannot write: the folder {work}/new does not exist (passprice does not create it)"),
-    Case("c12-read-only-card", 12, ("fact", "set", H200, "streams.read", "--value", "0.9", *_FACT, "--cite",
-                                    "a citation long enough"), 2, "is read-only; passprice does not replace it",
+    Case("c12-read-only-card", 12, ("fact", "set", H200, "streams.read", "--value", "0.9", *_FACT, *_SOURCE,
+                                    "--locator", "Table 1"), 2, "is read-only; passprice does not replace it",
          lambda work: os.chmod(work / "root" / "facts" / "cards" / f"{H200}.toml", 0o444)),
     # 13. One bad card: check and cards name it on stderr (exit 2) and still show the good ones.
     Case("c13-check-with-a-nan-card", 13, ("check",), 2, "facts/cards/slow.toml: memory.bandwidth.value: must be a "

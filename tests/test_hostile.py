@@ -90,7 +90,7 @@ def test_imported_mixed_arrays_read_back(tmp_path: Path) -> None:
     assert listed.exit_code == 0 and "mixed " in listed.stdout, listed.output
 
 
-# --- 9. Markdown shows a cite as text ------------------------------------------------------------------------------
+# --- 9. Markdown shows a citation as text ------------------------------------------------------------------------------
 
 
 def test_markdown_text_never_passes_markup() -> None:
@@ -101,13 +101,12 @@ def test_markdown_text_never_passes_markup() -> None:
     )
 
 
-def test_html_in_a_cite_reaches_the_pr_comment_as_text(tmp_path: Path) -> None:
-    base = prepare(tmp_path / "base")
+def test_html_in_a_citation_reaches_the_pr_comment_as_text(tmp_path: Path) -> None:
+    prepare(tmp_path / "base")
     head = prepare(tmp_path / "head")
-    del base
     result = CliRunner().invoke(cli, ["--root", str(head), "fact", "set", H200, "streams.read", "--value", "0.9",
-                                      "--unit", "1", "--provenance", "estimated", "--cite",
-                                      "<script>alert('x')</script> measured"])
+                                      "--unit", "1", "--provenance", "estimated", "--source", "nvidia-h200-datasheet",
+                                      "--locator", "<script>alert('x')</script> measured"])
     assert result.exit_code == 0, result.output
     diff = CliRunner().invoke(cli, ["--root", str(head), "diff", str(tmp_path / "base" / "root"), str(head),
                                     "--format", "markdown"])
@@ -123,7 +122,8 @@ def _edits(root: str, path: str, values: list[float], failures: multiprocessing.
 
     where = locate(Root(Path(root)), H200, path)
     for value in values:
-        entry = {"value": value, "unit": "1", "provenance": "estimated", "cite": f"concurrency test: {value}"}
+        entry = {"value": value, "unit": "1", "provenance": "estimated", "source": "nvidia-h200-datasheet",
+                 "locator": f"concurrency test: {value}"}
         try:
             edit_fact(where, entry)
         except InputError as e:  # a refused edit is a lost one
@@ -184,7 +184,8 @@ def test_fact_set_writes_through_a_link_and_keeps_the_mode(tmp_path: Path) -> No
     card.symlink_to(real)
     real.chmod(0o640)
     result = CliRunner().invoke(cli, ["--root", str(root), "fact", "set", H200, "streams.read", "--value", "0.9",
-                                      "--unit", "1", "--provenance", "estimated", "--cite", "a citation long enough"])
+                                      "--unit", "1", "--provenance", "estimated", "--source", "nvidia-h200-datasheet",
+                                      "--locator", "Table 1"])
     assert result.exit_code == 0, result.output
     assert card.is_symlink() and card.readlink() == real
     assert real.stat().st_mode & 0o777 == 0o640

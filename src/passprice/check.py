@@ -17,6 +17,7 @@ from passprice.drafts import method_from_document
 from passprice.errors import InputError
 from passprice.files import is_folder
 from passprice.registry import Root
+from passprice.routing import routing_from_document
 
 
 @attrs.frozen
@@ -39,13 +40,14 @@ class LockStatus:
 @attrs.frozen
 class CheckReport:
     """``passprice check``: how many files of each kind were validated (``kinds``: ``cards``, ``drafts``,
-    ``checkpoints``, ``servings``, ``locks``), every file's ``problems`` (lines naming file and key path, each once)
-    and every lock's status."""
+    ``checkpoints``, ``servings``, ``locks``, ``sources``), every file's ``problems`` (lines naming file and key path,
+    each once), every lock's status, and ``warnings`` (lines that do not fail the check: a source nothing cites)."""
 
     files: int
     problems: tuple[str, ...]
     locks: tuple[LockStatus, ...]
     kinds: tuple[tuple[str, int], ...] = ()
+    warnings: tuple[str, ...] = ()
 
     def ok(self, frozen: bool) -> bool:
         """All holds: no file problem, every lock reproduces and holds its floors, and, when ``frozen``, no drift."""
@@ -63,6 +65,7 @@ class CheckReport:
             "files": self.files,
             "kinds": dict(self.kinds),
             "problems": list(self.problems),
+            "warnings": list(self.warnings),
             "locks": [attrs.asdict(s) for s in self.locks],
         }
 
@@ -75,6 +78,7 @@ class CheckReport:
             f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''}"
             f"{' (on stderr)' if self.problems else ''}"
         ]
+        lines += [f"  warning: {w}" for w in self.warnings]
         for s in self.locks:
             state = "ok" if s.reproduces and s.holds and (not frozen or not s.drift) else "FAILS"
             lines.append(f"lock {s.name} ({s.path}): {state}")
@@ -117,8 +121,11 @@ def _validate_folder(
 
 
 def check(root: Root) -> CheckReport:
-    """Validate every file of ``root`` against its schema (cards, drafting methods, checkpoints, servings, locks),
-    resolve every serving, and judge every lock: reproduction from its pinned facts, today's floors, drift."""
+    """Validate every file of ``root`` against its schema (cards, drafting methods, routing records, checkpoints,
+    servings, locks, sources), recompute every derived fact, resolve every serving, and judge every lock:
+    reproduction from its pinned facts, today's floors, drift."""
+    from passprice.lineage import review
+    from passprice.serving import ServingRefusal
     from passprice.servings import load_spec, resolve
 
     problems: list[str] = []
@@ -126,11 +133,15 @@ def check(root: Root) -> CheckReport:
     for folder, kind, build in (
         (root.cards, "card", card_from_document),
         (root.drafts, "draft", method_from_document),
+        (root.routing, "routing", routing_from_document),
         (root.checkpoints, "checkpoint", lambda name, doc, src: None),
     ):
         n, found = _validate_folder(root, folder, kind, build)
         kinds[f"{kind}s"] = n
         problems += found
+    found, warnings = review(root)  # sources cited and registered, derived facts recomputed (passprice.lineage)
+    problems += found
+    kinds["sources"] = len(root.names(root.sources))
     kinds["servings"] = 0
     for name in root.names(root.servings):
         kinds["servings"] += 1
@@ -138,6 +149,8 @@ def check(root: Root) -> CheckReport:
             resolve(root, load_spec(root, name))
         except InputError as e:
             problems += str(e).splitlines()
+        except ServingRefusal as e:  # a drafting method out of its scope (passprice.scopes.OutOfScope)
+            problems.append(f"{root.servings / f'{name}.toml'}: refused ({e.name}): {e}")
     statuses = []
     kinds["locks"] = 0
     for name in root.names(root.locks, ".lock.toml"):
@@ -151,7 +164,8 @@ def check(root: Root) -> CheckReport:
     # files relative to the root, as the lock lines do.
     prefix = f"{root.path}{os.sep}"
     unique = tuple(dict.fromkeys(p.removeprefix(prefix) for p in problems))
-    return CheckReport(sum(kinds.values()), unique, tuple(statuses), tuple(kinds.items()))
+    shown = tuple(w.removeprefix(prefix) for w in warnings)
+    return CheckReport(sum(kinds.values()), unique, tuple(statuses), tuple(kinds.items()), shown)
 
 
 def _shown(root: Root, path: Path) -> str:
@@ -188,6 +202,9 @@ def _judge_lock(root: Root, path: Path) -> LockStatus:
         why = str(e).splitlines()[0].removeprefix(f"{root.path}{os.sep}")
         unread = f"today's facts do not read: {why}"
         return LockStatus(lock.name, shown, reproduces, moved, False, unread, (), judged=False)
+    except ServingRefusal as e:  # today's drafting method is out of its scope for the lock's checkpoint
+        why = f"today's facts refuse the price: {e}"
+        return LockStatus(lock.name, shown, reproduces, moved, False, why, (), e.name)
     refusal = None
     try:
         cost = evaluate(lock.kind, resolved.header, resolved.card, resolved.serving)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -154,8 +154,9 @@ def target(path: Path) -> Path:
 def check_writable(path: Path, force: bool = False) -> None:
     """Refuse to write ``path`` before any work is done (a sweep or a simulation can take seconds), for the reasons
     :func:`write_atomically` would: ``path`` (or the file a link at ``path`` points to) is a folder, a device, FIFO or
-    socket, exists without ``force``, or is read-only (no write permission bit: refused even for a user who could
-    override it); its folder does not exist (it is not created) or is not a folder.
+    socket (a rename would replace the device itself: ``-o /dev/null --force`` once did), exists without ``force``,
+    or is read-only (no write permission bit: refused even for a user who could override it); its folder does not
+    exist (it is not created) or is not a folder.
 
     Raises :class:`InputError` naming ``path``."""
     end = target(path)
@@ -197,7 +198,7 @@ def make_folder(folder: Path) -> None:
         raise InputError(f"{folder}: cannot create the folder: {_why(e)}") from None
 
 
-def write_atomically(path: Path, text: str | bytes, force: bool = False) -> None:
+def write_atomically(path: Path, text: str | bytes | Iterable[str], force: bool = False) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same folder (flushed to disk) and a rename, so a
     reader never sees a half-written file. A symbolic link at ``path`` is written through: its target is replaced and
     the link stays. The file gets the permission bits of the file it replaces, or those of a new file under the
@@ -205,19 +206,26 @@ def write_atomically(path: Path, text: str | bytes, force: bool = False) -> None
     even one created while the text was being written (the temporary file is hard-linked into place, which fails
     when ``path`` exists). No temporary file is left behind.
 
+    ``text`` may also be an iterable of strings (a sweep's rows, a block at a time): they are written as they come,
+    so the whole text is never held; an error raised while iterating (or a chunk that is not Unicode) leaves no file
+    and no temporary file behind.
+
     Raises :class:`InputError` before anything is written for every reason :func:`check_writable` gives (a folder,
     a special file, a read-only file, an existing file without ``force``, a missing folder), when ``path`` cannot be
     written, or when ``text`` is not Unicode (a name given on the command line in bytes that are not UTF-8)."""
+    import tempfile  # here, not at the top: most runs write nothing, and tempfile imports shutil, random, bz2 …
+
     exists = f"{path}: already exists; pass --force to overwrite it"
     check_writable(path, force)
+    chunks: Iterable[str] = ()
     try:
-        data = text if isinstance(text, bytes) else text.encode("utf-8")
+        if isinstance(text, str | bytes):
+            data = text if isinstance(text, bytes) else text.encode("utf-8")
+        else:
+            data, chunks = b"", text
     except UnicodeEncodeError as e:
         assert isinstance(text, str)
-        raise InputError(
-            f"{path}: cannot write: character {e.start:,} of the text, {text[e.start:e.end]!r}, is not Unicode (a name "
-            "given in bytes that are not UTF-8?)"
-        ) from None
+        raise _not_unicode(path, e, text) from None
     end = target(path)
     folder = end.parent if str(end.parent) else Path(".")
     try:
@@ -229,6 +237,11 @@ def write_atomically(path: Path, text: str | bytes, force: bool = False) -> None
         try:
             with os.fdopen(fd, "wb") as out:
                 out.write(data)
+                for chunk in chunks:
+                    try:
+                        out.write(chunk.encode("utf-8"))
+                    except UnicodeEncodeError as e:
+                        raise _not_unicode(path, e, chunk) from None
                 out.flush()
                 os.fsync(out.fileno())
             os.chmod(tmp, mode)
@@ -245,3 +258,10 @@ def write_atomically(path: Path, text: str | bytes, force: bool = False) -> None
             Path(tmp).unlink(missing_ok=True)
     except OSError as e:
         raise InputError(f"{path}: cannot write: {_why(e)}") from None
+
+
+def _not_unicode(path: Path, e: UnicodeEncodeError, text: str) -> InputError:
+    return InputError(
+        f"{path}: cannot write: character {e.start:,} of the text, {text[e.start:e.end]!r}, is not Unicode (a name "
+        "given in bytes that are not UTF-8?)"
+    )

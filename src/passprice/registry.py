@@ -20,8 +20,9 @@ _PACKAGE = Path(__file__).resolve().parent
 
 @attrs.frozen
 class Root:
-    """A folder of passprice files: ``facts/cards``, ``facts/drafts``, ``registry/checkpoints``,
-    ``registry/servings``, ``locks`` and ``schema`` below ``path``. ``embedded`` is true for the package's copy."""
+    """A folder of passprice files: ``facts/cards``, ``facts/drafts``, ``facts/routing``, ``registry/checkpoints``,
+    ``registry/servings``, ``locks``, ``sources`` and ``schema`` below ``path``. ``embedded`` is true for the
+    package's copy."""
 
     path: Path
     embedded: bool = False
@@ -37,6 +38,11 @@ class Root:
         return self.path / "facts" / "drafts"
 
     @property
+    def routing(self) -> Path:
+        """``facts/routing``: one TOML file a routing record (how a mixture of experts' tokens route)."""
+        return self.path / "facts" / "routing"
+
+    @property
     def checkpoints(self) -> Path:
         """``registry/checkpoints``: checkpoint entries imported from GGUF headers."""
         return self.path / "registry" / "checkpoints"
@@ -45,6 +51,11 @@ class Root:
     def servings(self) -> Path:
         """``registry/servings``: named serving configurations."""
         return self.path / "registry" / "servings"
+
+    @property
+    def sources(self) -> Path:
+        """``sources``: one TOML file a source (a document facts cite), named by its id."""
+        return self.path / "sources"
 
     @property
     def locks(self) -> Path:

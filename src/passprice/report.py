@@ -5,15 +5,17 @@ weakest provenance with the facts that carry it. Text for people, JSON (exact ba
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from passprice.audit import binding_paths
-from passprice.cards import Card
-from passprice.facts import Fact
-from passprice.gguf_header import GGUFHeader, LongArray, LongString
-from passprice.serving import COST_FIELDS, ServingCost
-from passprice.servings import ServingSpec
+from passprice.gguf_header import LongArray, LongString
 from passprice.tables import count, percent, si, text_table
+
+if TYPE_CHECKING:  # types only: a price's JSON, or a header's, needs none of these modules imported
+    from passprice.cards import Card
+    from passprice.facts import Fact
+    from passprice.gguf_header import GGUFHeader
+    from passprice.serving import ServingCost
+    from passprice.servings import ServingSpec
 
 
 def cost_json(cost: ServingCost) -> dict[str, Any]:
@@ -21,6 +23,8 @@ def cost_json(cost: ServingCost) -> dict[str, Any]:
     snake_case, quantities in base units (bytes, seconds, multiply-adds, cycles), ``binds`` and ``provenance`` as
     strings, then ``tokens_per_s``, ``rests_on`` (fact path → provenance) and ``weakest`` (the paths carrying the
     weakest provenance)."""
+    from passprice.serving import COST_FIELDS
+
     out: dict[str, Any] = {}
     for name in COST_FIELDS:
         value = getattr(cost, name)
@@ -28,6 +32,9 @@ def cost_json(cost: ServingCost) -> dict[str, Any]:
     out["tokens_per_s"] = cost.tokens_per_s
     out["rests_on"] = {path: fact.provenance.value for path, fact in cost.rests_on}
     out["weakest"] = list(cost.weakest)
+    if cost.routed is not None:
+        # DESIGN.md extension (issue 15): a mixture of experts' routing and what it read (absent for a dense price).
+        out["routing"] = cost.routed.to_json()
     return out
 
 
@@ -127,6 +134,14 @@ def cost_text(
         f"  bytes/pass    {si(cost.weight_bytes, 'B')} of {shared_what}, shared by the batch; "
         f"{si(cost.sequence_bytes, 'B')} per sequence ({si(cost.rewrite_bytes, 'B')} rewritten in place)"
     )
+    if cost.routed is not None:
+        r = cost.routed
+        lines.append(
+            f"  experts       {r.distinct:.4g} of {r.experts:,} experts a layer for {r.tokens:,.0f} token-row"
+            f"{'s' if r.tokens != 1 else ''} ({r.used} a token), expected: {si(r.bytes, 'B')} of them in the bytes "
+            "shared by the batch"
+        )
+        lines.append(f"  routing       {r.description}")
     lines.append(
         f"  work/pass     array {si(cost.array_macs, 'MAC')} · vector {si(cost.vector_macs, 'MAC')} · "
         f"scale {si(cost.scale_cycles, 'cycle')}"
@@ -158,6 +173,8 @@ def cost_text(
         )
     lines.append("")
     lines.append(f"  provenance    {cost.provenance.value} — weakest: {', '.join(cost.weakest)}")
+    from passprice.audit import binding_paths
+
     binding = binding_paths(cost)
     rests = ", ".join(f"{p}{'*' if p in binding else ''} ({f.provenance.value})" for p, f in cost.rests_on)
     lines.append(f"  rests on      {rests}")
@@ -195,24 +212,31 @@ def cards_table(cards: list[Card]) -> str:
 
 
 def fact_json(fact: Fact) -> dict[str, Any]:
-    """A fact for ``--json``: as written (``value``, ``unit``), in base units (``base_value``), provenance, cite,
-    note, derivation, digest."""
+    """A fact for ``--json``: as written (``value``, ``unit``, ``provenance``, ``source``, ``locator``, ``note``,
+    ``derivation`` as its table), in base units (``base_value``), ``cite`` (the citation in one line:
+    ``SOURCE: LOCATOR``, or a pinned fact's free-text cite), ``derivation_text`` and ``digest``."""
     return {
         **fact.to_entry(),
+        "cite": fact.citation(),
+        "derivation_text": fact.derivation_text(),
         "base_value": fact.value,
         "digest": fact.digest(),
     }
 
 
 def facts_text(title: str, facts: Mapping[str, Fact]) -> str:
-    """Facts for people: path, value as written, provenance, then the citation and note on their own lines."""
+    """Facts for people: path, value as written, provenance, then the source and locator, derivation and note on
+    their own lines."""
     lines = [title, ""]
     width = max((len(p) for p in facts), default=0)
     for path, f in facts.items():
         lines.append(f"{path.ljust(width)}  {f.describe():>14}  {f.provenance.value}")
-        lines.append(f"{'':{width}}  cite: {f.cite}")
+        if f.source is not None:
+            lines.append(f"{'':{width}}  source: {f.source} — {f.locator}")
+        else:
+            lines.append(f"{'':{width}}  cite: {f.cite}")
         if f.derivation:
-            lines.append(f"{'':{width}}  derivation: {f.derivation}")
+            lines.append(f"{'':{width}}  derivation: {f.derivation_text()}")
         if f.note:
             lines.append(f"{'':{width}}  note: {f.note}")
     return "\n".join(lines)

@@ -12,7 +12,6 @@ import functools
 import json
 import math
 import re
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -108,6 +107,14 @@ def _explain(error: Any) -> str:
     if error.validator in ("maximum", "minimum") and isinstance(instance, int) and abs(instance) > 10**30:
         bound = "at most" if error.validator == "maximum" else "at least"
         return f"{_key_path(where)}: {shown_value(instance)} is out of range ({bound} {error.validator_value})"
+    if error.validator == "not" and where and where[-1] == "cite":
+        return (
+            f"{_key_path(where)}: a fact cites a source record now: give source = ID (a file in sources/) and "
+            "locator = where in it (table, row, figure), instead of cite"
+        )
+    if error.validator == "pattern" and isinstance(error.schema, dict) and error.schema.get("description"):
+        # A pattern says what it wants in its description ("YYYY-MM-DD, or \"unknown\""), in words a person reads.
+        return f"{_key_path(where)}: {instance!r} is not {error.schema['description']}"
     if error.validator == "const":
         return f"{_key_path(where)}: {instance!r} is not allowed here (must be {error.validator_value!r})"
     return f"{_key_path(where)}: {error.message}"
@@ -136,35 +143,56 @@ def validate(document: Mapping[str, Any], kind: str, source: str, folder: Path |
 MAX_TOML_BYTES = 64 << 20
 
 
+def read_bytes(path: Path) -> bytes:
+    """The bytes of the regular file at ``path`` (:func:`passprice.files.read_regular`: a FIFO, a device or a folder
+    is refused before a byte is read, so no read blocks or runs without end). Raises :class:`InputError` naming the
+    file when it is missing, not a regular file, cannot be read, or is larger than :data:`MAX_TOML_BYTES`."""
+    return read_regular(path, MAX_TOML_BYTES)
+
+
 def read_toml(path: Path, text: str | None = None) -> dict[str, Any]:
-    """Parse the TOML file at ``path`` (or ``text`` read from it). Raises :class:`InputError` naming the file and the
-    line and column of a syntax error, or that the file is not a regular file (a FIFO, a device, a folder:
-    :func:`passprice.files.open_regular`), cannot be read, is larger than :data:`MAX_TOML_BYTES`, nests too deeply
-    or holds an integer of more digits than Python converts."""
+    """Parse the TOML file at ``path`` (or ``text`` read from it) with the standard library's ``tomllib``. Raises
+    :class:`InputError` naming the file and the line and column of a syntax error, or that the file cannot be read,
+    is larger than :data:`MAX_TOML_BYTES`, nests too deeply or holds an integer of more digits than Python
+    converts."""
+    import tomllib  # here: a file served from the cache of validated files is never parsed
+
+    if text is None:
+        data = read_bytes(path)
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise InputError(f"{path}: byte {e.start}: not UTF-8 text") from None
     try:
-        if text is None:
-            text = read_regular(path, MAX_TOML_BYTES).decode("utf-8")
         return tomllib.loads(text)
     except RecursionError:
         raise InputError(f"{path}: not valid TOML: arrays or tables nested too deeply") from None
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a folder, not a file") from None
-    except UnicodeDecodeError as e:
-        raise InputError(f"{path}: byte {e.start}: not UTF-8 text") from None
     except tomllib.TOMLDecodeError as e:
         raise InputError(f"{path}: not valid TOML: {e}") from None
     except ValueError as e:  # an integer past Python's 4,300 digits (less its advice to raise the limit)
         raise InputError(f"{path}: not valid TOML: {str(e).split(';')[0]}") from None
-    except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror}") from None
 
 
-def load(path: Path, kind: str, folder: Path | None = None) -> dict[str, Any]:
-    """Read the TOML file at ``path`` and validate it against the ``kind`` schema; the parsed document.
+def load(path: Path, kind: str, folder: Path | None = None, data: bytes | None = None) -> dict[str, Any]:
+    """Read the TOML file at ``path`` (whose bytes are ``data`` when the caller has read them) and validate it
+    against the ``kind`` schema; the parsed document. An unchanged file (the same bytes, schema and passprice) comes
+    from the validated-document cache (:mod:`passprice.cache`) without being parsed or validated again.
 
     Raises :class:`InputError` (syntax) or :class:`SchemaError` (every schema problem)."""
-    document = read_toml(path)
-    validate(document, kind, str(path), folder)
-    return document
+    from passprice import cache
+
+    if data is None:
+        data = read_bytes(path)
+    raw = data
+    schema_folder = folder or schema_dir()
+
+    def build() -> dict[str, Any]:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise InputError(f"{path}: byte {e.start}: not UTF-8 text") from None
+        document = read_toml(path, text)
+        validate(document, kind, str(path), schema_folder)
+        return document
+
+    return cache.validated(kind, Path(schema_folder) / f"{kind}.schema.json", data, build)

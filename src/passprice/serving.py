@@ -21,6 +21,7 @@ from __future__ import annotations
 import enum
 import math
 import re
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -31,6 +32,7 @@ from passprice.cards import Card
 from passprice.cost import Pricing, binding, pass_seconds, pass_terms
 from passprice.decode import (
     DecodeRefusal,
+    DecodeStep,
     Deployment,
     HeldClass,
     MissingMetadata,
@@ -41,6 +43,7 @@ from passprice.decode import (
 from passprice.errors import InputError
 from passprice.facts import Fact, Provenance, weakest
 from passprice.gguf_header import GGUFHeader
+from passprice.routing import Router, Routing, mismatch, router
 
 #: Rust's ``u32::MAX``: the seed counts sequences in ``u32`` and saturates there.
 U32_MAX = 2**32 - 1
@@ -194,6 +197,9 @@ class Serving:
     instead of once per sequence (vLLM's automatic prefix caching shares full blocks only); ``prefix_read_once``:
     attention streams those pages once a pass for the whole batch, as it streams the weights, instead of once per
     sequence. Both default to the seed's behaviour (no sharing), which leaves every price bit for bit as before.
+
+    DESIGN.md extension (issue 15, mixtures of experts): ``routing``: how the checkpoint's tokens route (a routing
+    record's facts), which the pricer needs for a mixture of experts and refuses it (:class:`Routed`) without.
     """
 
     batch: int = 1
@@ -210,10 +216,11 @@ class Serving:
     host_memory: bool = False
     shared_prefix: int = 0
     prefix_read_once: bool = False
+    routing: Routing | None = None
 
 
 _ONE_PASS = frozenset({"Q2_K", "Q3_K", "Q4_0", "Q4_1", "Q4_K"})
-_TWO_PASSES = frozenset({"Q5_0", "Q5_1", "Q5_K", "Q6_K", "Q8_0", "IQ4_NL", "IQ4_XS"})
+_TWO_PASSES = frozenset({"Q5_0", "Q5_1", "Q5_K", "Q6_K", "Q8_0", "IQ4_NL", "IQ4_XS", "MXFP4", "NVFP4"})
 _LANE_PRODUCTS_BY_TYPE = {
     "Q4_0": 0.0,
     "Q4_1": 0.0,
@@ -221,6 +228,8 @@ _LANE_PRODUCTS_BY_TYPE = {
     "Q5_1": 0.0,
     "Q8_0": 0.0,
     "IQ4_NL": 0.0,
+    "MXFP4": 0.0,
+    "NVFP4": 4.0,
     "IQ4_XS": 8.0,
     "Q3_K": 16.0,
     "Q4_K": 16.0,
@@ -234,7 +243,12 @@ def array_passes(ty: ggml.GgmlType) -> int | None:
     """Passes of the 4-bit array one weight of ``ty`` takes, or ``None`` for a type the array does not read
     (seed ``array_passes``): codes of up to four bits (Q2_K, Q3_K, Q4_0, Q4_1, Q4_K) one pass; five-, six- and
     eight-bit codes (Q5_0, Q5_1, Q5_K, Q6_K, Q8_0, and the int8 table values IQ4_NL/IQ4_XS index) two 4-bit digits,
-    two passes, recombined exactly as ``lo + 16·hi``."""
+    two passes, recombined exactly as ``lo + 16·hi``.
+
+    DESIGN.md extension (issue 15): MXFP4 and NVFP4 are read as IQ4_NL is, a 4-bit code indexing an int8 table
+    value: the E2M1 value doubled, 0, ±1, ±2, ±3, ±4, ±6, ±8, ±12 (ggml-common.h ``kvalues_mxfp4``, which
+    ``ggml_vec_dot_mxfp4_q8_0`` multiplies by 8-bit activations), five bits signed, so two passes; the halving folds
+    into the block scale."""
     if ty.name in _ONE_PASS:
         return 1
     if ty.name in _TWO_PASSES:
@@ -248,7 +262,9 @@ def lane_cycles(ty: ggml.GgmlType, scaling: ActScaling) -> float | None:
 
     A lane applies the block's sub-block scales and mins, :data:`LANE_PRODUCTS` a cycle (Q4_0…IQ4_NL: none;
     IQ4_XS: 8; Q3_K…Q6_K: 16; Q2_K: 32), at least one cycle a block; activations scaled per 32 elements against a
-    larger block give the block one term per 32 elements, one cycle each.
+    larger block give the block one term per 32 elements, one cycle each. DESIGN.md extension (issue 15): MXFP4's
+    block of 32 has one E8M0 scale (none beyond the block's); NVFP4's GGUF block of 64 has four E4M3 scales, one per
+    16 elements (4 products: one cycle a block, two under ``sub32``).
     """
     products = _LANE_PRODUCTS_BY_TYPE.get(ty.name)
     if products is None:
@@ -302,7 +318,7 @@ class Undecoded(ServingRefusal):
         self.ty = ty
         super().__init__(
             f"tensor {tensor!r} is {ty}, which neither the integer array nor the vector units read: "
-            "requantize it to a K-quant, Q4_0…Q8_0, IQ4_NL/IQ4_XS, or a float type"
+            "requantize it to a K-quant, Q4_0…Q8_0, IQ4_NL/IQ4_XS, MXFP4/NVFP4, or a float type"
         )
 
     def fields(self) -> dict[str, Any]:
@@ -327,14 +343,18 @@ class NotResident(ServingRefusal):
 
     name = "NotResident"
 
-    def __init__(self, needed: float, capacity: float, memory: str = "card") -> None:
+    def __init__(self, needed: float, capacity: float, memory: str = "card", weights: float = 0.0) -> None:
         self.needed = needed
         self.capacity = capacity
         self.memory = memory
-        super().__init__(
-            f"the {memory} memory must hold {needed:,.0f} bytes but holds {capacity:,.0f}: lower the batch or the "
-            "context limit, page the KV cache (--kv-page), or let sequences use host memory (--host-memory)"
+        advice = (
+            "lower the batch or the context limit, page the KV cache (--kv-page), or let sequences use host memory "
+            "(--host-memory)"
         )
+        if weights > capacity:
+            # What is held once (weights, embedding table) alone does not fit: no batch or cache choice helps.
+            advice = f"the weights alone take {weights:,.0f} bytes: no batch fits; a smaller type mix or a larger card"
+        super().__init__(f"the {memory} memory must hold {needed:,.0f} bytes but holds {capacity:,.0f}: {advice}")
 
     def fields(self) -> dict[str, Any]:
         return {"needed": self.needed, "capacity": self.capacity, "memory": self.memory}
@@ -384,19 +404,36 @@ class Empty(ServingRefusal):
 
 
 class Routed(ServingRefusal):
-    """A mixture of experts: which experts a pass reads depends on how its rows route, which is not modelled."""
+    """A mixture of experts priced without a routing record: which experts a pass reads depends on how its rows
+    route, and that is a fact the serving must name (DESIGN.md, Routing)."""
 
     name = "Routed"
 
     def __init__(self, experts: int) -> None:
         self.experts = experts
         super().__init__(
-            f"a mixture of {experts} experts: which experts a pass reads depends on routing, which passprice does "
-            "not model; it prices dense checkpoints only"
+            f"a mixture of {experts} experts: which experts a pass reads depends on how its rows route; name a "
+            "routing record (facts/routing/NAME.toml) with --routing NAME or `routing = NAME` in the serving "
+            "(facts/routing/uniform.toml states uniform routing as an assumption)"
         )
 
     def fields(self) -> dict[str, Any]:
         return {"expert_count": self.experts}
+
+
+class BadRouting(ServingRefusal):
+    """A routing record that does not describe the checkpoint's router (DESIGN.md extension, issue 15): it names
+    another expert count or experts a token, or shares no router of this size can take."""
+
+    name = "BadRouting"
+
+    def __init__(self, routing: str, detail: str) -> None:
+        self.routing = routing
+        self.detail = detail
+        super().__init__(f"routing {routing} does not fit this checkpoint: {detail}")
+
+    def fields(self) -> dict[str, Any]:
+        return {"routing": self.routing, "detail": self.detail}
 
 
 class NoHostLink(ServingRefusal):
@@ -493,6 +530,27 @@ def emitted_per_pass(acceptance: Sequence[float]) -> float:
 
 
 @attrs.frozen
+class RoutedRead:
+    """What a mixture of experts' pass read of its routed experts (DESIGN.md extension, issue 15): the ``routing``
+    record's name and its one-line ``description`` (uniform or the skew, with its provenance), ``experts`` E and
+    ``used`` k a token, the ``tokens`` (token-rows) the main layers route in this pass, the expected ``distinct``
+    experts they read a layer, and the ``bytes`` of experts the pass streams (every MoE layer, MTP blocks
+    included). Shown beside a price; not one of the seed's fields."""
+
+    routing: str
+    description: str
+    experts: int
+    used: int
+    tokens: float
+    distinct: float
+    bytes: float
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``routing`` object of a price's ``--json``."""
+        return attrs.asdict(self)
+
+
+@attrs.frozen
 class ServingCost:
     """One pass of a serving on a card (seed ``ServingCost``), every quantity in base units.
 
@@ -530,6 +588,7 @@ class ServingCost:
     on_chip_capacity: float
     provenance: Provenance
     rests_on: tuple[tuple[str, Fact], ...] = attrs.field(default=(), eq=False, repr=False)
+    routed: RoutedRead | None = attrs.field(default=None, eq=False, repr=False)
 
     @property
     def tokens_per_s(self) -> float:
@@ -553,7 +612,7 @@ class ServingCost:
 
 
 #: Fields of :class:`ServingCost` in the seed's order (the ``--json`` keys, before ``tokens_per_s``).
-COST_FIELDS = tuple(f.name for f in attrs.fields(ServingCost) if f.name != "rests_on")
+COST_FIELDS = tuple(f.name for f in attrs.fields(ServingCost) if f.name not in ("rests_on", "routed"))
 
 #: The card facts every pass rests on, in the seed's ``PassShape::cost`` order (its ``facts`` list); the host link's
 #: facts follow when some of the batch lives in host memory.
@@ -572,6 +631,40 @@ HOST_COST_PATHS = ("host.capacity", "host.read", "host.write", "host.stream")
 
 
 @attrs.frozen
+class Basis:
+    """What every pass of one :class:`PassShape` on one card has in common, gathered once for a search over
+    batches and host splits rather than once a pass: the ``pricing`` (rates and capacities), the facts a pass rests
+    on (``rests_on``: path and fact, in the seed's order) and their weakest ``provenance`` when the whole batch is
+    in card memory, and the same (``host_rests_on``, ``host_provenance``) when some of it is in host memory."""
+
+    pricing: Pricing
+    rests_on: tuple[tuple[str, Fact], ...]
+    provenance: Provenance
+    host_rests_on: tuple[tuple[str, Fact], ...]
+    host_provenance: Provenance
+
+
+@attrs.frozen
+class ExpertStream:
+    """The routed experts of a pass's mixture-of-experts layers that route the same rows (DESIGN.md extension,
+    issue 15): ``bytes`` of one expert's slices summed over those layers' expert stacks, the token-``rows`` each
+    sequence routes through them in one read (1 + drafts for the main layers, 1 for an MTP block's drafting step),
+    ``reads`` of them a pass (1, or the drafted tokens for an MTP block), the ``router``, and whether they are an
+    MTP block's (``draft``). A pass of b sequences streams ``bytes × reads × router.distinct(b × rows)`` bytes of
+    them (:mod:`passprice.routing`)."""
+
+    bytes: float
+    rows: float
+    reads: float
+    router: Router
+    draft: bool = False
+
+    def streamed(self, batch: Any) -> Any:
+        """Bytes a pass of ``batch`` sequences streams (a float, or an array of batches elementwise)."""
+        return self.bytes * self.reads * self.router.distinct(batch * self.rows)
+
+
+@attrs.frozen
 class PassShape:
     """A pass as a function of its batch (seed ``PassShape``): everything a pass costs is shared by the batch or
     paid by each sequence, so the cost is affine in the batch and in how it splits between card and host memory.
@@ -580,7 +673,11 @@ class PassShape:
     ``embed_bytes``, ``read_bytes``, ``write_bytes``, ``rewrite_bytes`` (bytes), ``array_macs``, ``vector_macs``,
     ``scale_cycles``, ``held_per_sequence`` and ``on_chip_per_sequence`` (bytes). ``rows_per_sequence``: token-rows
     (1 + drafts); ``emitted_per_sequence``: tokens emitted per pass, expected. ``provenance``: the weakest acceptance
-    fact; ``facts``: the acceptance facts by path.
+    (and routing) fact; ``facts``: the acceptance (and routing) facts by path.
+
+    DESIGN.md extension (issue 15): ``experts``, a mixture of experts' routed experts, which the batch shares but
+    reads more of the larger it is (:meth:`expert_bytes`, not affine: weights are no longer paid once a pass);
+    empty for a dense checkpoint, whose cost is the seed's bit for bit.
     """
 
     rows_per_sequence: int
@@ -598,19 +695,68 @@ class PassShape:
     on_chip_per_sequence: float
     provenance: Provenance
     facts: tuple[tuple[str, Fact], ...] = ()
+    experts: tuple[ExpertStream, ...] = ()
+    routing_name: str = ""
+    routing_description: str = ""
 
-    def cost(self, card: Card, batch: int, host_sequences: int, pricing: Pricing | None = None) -> ServingCost:
+    def expert_bytes(self, batch: Any) -> Any:
+        """Bytes of routed experts a pass of ``batch`` sequences streams, expected (Σ :meth:`ExpertStream.streamed`;
+        0.0 for a dense checkpoint); a float, or an array of batches elementwise."""
+        total: Any = 0.0
+        for e in self.experts:
+            total = total + e.streamed(batch)
+        return total
+
+    def shared_bytes(self, batch: Any) -> Any:
+        """Bytes a pass of ``batch`` sequences streams once for the whole batch: the weights, each sequence's
+        embedding rows, and (a mixture of experts) the routed experts its rows read."""
+        shared = self.weight_bytes + batch * self.embed_bytes
+        if self.experts:
+            shared = shared + self.expert_bytes(batch)
+        return shared
+
+    def basis(self, card: Card, pricing: Pricing | None = None) -> Basis:
+        """What every pass of this shape on ``card`` shares (:class:`Basis`): ``pricing`` (default: the card's
+        limit, :meth:`Pricing.limit`), and the facts a pass rests on with their weakest provenance, without and with
+        sequences in host memory (seed ``PassShape::cost``'s ``facts``: the card's cost paths, the host link's
+        when some of the batch lives there, then the shape's acceptance facts)."""
+        if pricing is None:
+            pricing = Pricing.limit(card)
+        facts = card.facts()
+
+        def resting(paths: tuple[str, ...]) -> tuple[tuple[tuple[str, Fact], ...], Provenance]:
+            rests_on = tuple((p, facts[p]) for p in paths) + self.facts
+            return rests_on, max(weakest(f.provenance for _, f in rests_on), self.provenance)
+
+        rests_on, provenance = resting(COST_PATHS)
+        host_rests_on, host_provenance = resting(COST_PATHS + HOST_COST_PATHS) if card.host is not None else (
+            rests_on,
+            provenance,
+        )
+        return Basis(pricing, rests_on, provenance, host_rests_on, host_provenance)
+
+    def cost(
+        self,
+        card: Card,
+        batch: int,
+        host_sequences: int,
+        pricing: Pricing | None = None,
+        basis: Basis | None = None,
+    ) -> ServingCost:
         """The pass of ``batch`` sequences, ``host_sequences`` of them held in host memory, on ``card`` (seed
         ``PassShape::cost``), its terms from the one cost formula (:func:`passprice.cost.pass_terms`) at
-        ``pricing``'s rates and capacities (default: the card's limit, :meth:`Pricing.limit`).
+        ``pricing``'s rates and capacities (default: the card's limit, :meth:`Pricing.limit`). A search that prices
+        many passes of one shape on one card passes their :meth:`basis` (then ``pricing`` is the basis's), so the
+        facts and their provenance are gathered once, not once a pass.
 
         Raises :class:`Empty` (batch 0), :class:`NoHostLink`, :class:`NotResident` (card, then host memory),
         :class:`OnChipOverflow`, in that order.
         """
         if batch == 0:
             raise Empty("batch")
-        if pricing is None:
-            pricing = Pricing.limit(card)
+        if basis is None:
+            basis = self.basis(card, pricing)
+        pricing = basis.pricing
         host_sequences = min(host_sequences, batch)
         b = float(batch)
         bh = float(host_sequences)
@@ -622,14 +768,14 @@ class PassShape:
         if host_sequences > 0 and card.host is None:
             raise NoHostLink(card.name)
         if held_bytes > capacity_bytes:
-            raise NotResident(held_bytes, capacity_bytes, "card")
+            raise NotResident(held_bytes, capacity_bytes, "card", self.held_shared)
         if host_held_bytes > host_capacity_bytes:
             raise NotResident(host_held_bytes, host_capacity_bytes, "host")
         on_chip_bytes = b * self.on_chip_per_sequence
         on_chip_capacity = pricing.on_chip
         if on_chip_bytes > on_chip_capacity:
             raise OnChipOverflow(on_chip_bytes, on_chip_capacity)
-        weight_bytes = self.weight_bytes + b * self.embed_bytes
+        weight_bytes = self.shared_bytes(b)
         sequence_bytes = self.read_bytes + self.write_bytes
         host = card.host
         array_macs = b * self.array_macs
@@ -659,10 +805,23 @@ class PassShape:
             ]
         )
         pass_s = pass_seconds(pricing, terms, binding_s)
-        facts = card.facts()
-        paths = COST_PATHS + (HOST_COST_PATHS if host is not None and host_sequences > 0 else ())
-        rests_on = tuple((p, facts[p]) for p in paths) + self.facts
-        provenance = max(weakest(f.provenance for _, f in rests_on), self.provenance)
+        routed = None
+        if self.experts:
+            main = max(self.experts, key=lambda e: e.rows)
+            rtr = main.router
+            routed = RoutedRead(
+                self.routing_name,
+                self.routing_description,
+                rtr.experts,
+                rtr.used,
+                b * main.rows,
+                rtr.distinct(b * main.rows),
+                self.expert_bytes(b),
+            )
+        if host is not None and host_sequences > 0:
+            rests_on, provenance = basis.host_rests_on, basis.host_provenance
+        else:
+            rests_on, provenance = basis.rests_on, basis.provenance
         return ServingCost(
             card=card.name,
             batch=batch,
@@ -690,6 +849,7 @@ class PassShape:
             on_chip_capacity=on_chip_capacity,
             provenance=provenance,
             rests_on=rests_on,
+            routed=routed,
         )
 
     def card_room(self, card: Card) -> int:
@@ -704,25 +864,28 @@ class PassShape:
             return 0
         return int(min(math.floor(card.host.capacity.value / max(self.held_per_sequence, 1.0)), U32_MAX))
 
-    def cost_split(self, card: Card, batch: int, host_memory: bool) -> ServingCost:
+    def cost_split(self, card: Card, batch: int, host_memory: bool, basis: Basis | None = None) -> ServingCost:
         """The pass of ``batch`` sequences split between the card's memory and the host's as fast as the split
         allows (seed ``cost_split``): a ternary search over the sequences the card holds for where the card's
         memory time and the host link's cross, then the fastest of the last few (ties to fewer held on the card).
+        ``basis``: this shape's :meth:`basis` on ``card`` when the caller has it (a search over batches).
 
         Raises :class:`NoHostLink` when ``host_memory`` and the card has none, else what :meth:`cost` raises
         (when neither memory holds the batch, the refusal names what would not fit).
         """
+        if basis is None:
+            basis = self.basis(card)
         if not host_memory:
-            return self.cost(card, batch, 0)
+            return self.cost(card, batch, 0, basis=basis)
         if card.host is None:
             raise NoHostLink(card.name)
         lo = max(batch - self.host_room(card), 0)
         hi = min(batch, self.card_room(card))
         if lo > hi:
-            return self.cost(card, batch, batch - hi)
+            return self.cost(card, batch, batch - hi, basis=basis)
 
         def card_time(held: int) -> float:
-            c = self.cost(card, batch, batch - held)
+            c = self.cost(card, batch, batch - held, basis=basis)
             return max(c.memory_s, c.host_s)
 
         a, z = lo, hi
@@ -735,7 +898,7 @@ class PassShape:
                 a = m1
         best: ServingCost | None = None
         for held in range(a, z + 1):
-            c = self.cost(card, batch, batch - held)
+            c = self.cost(card, batch, batch - held, basis=basis)
             if best is None or c.pass_s < best.pass_s:
                 best = c
         assert best is not None  # a nonempty range
@@ -771,37 +934,40 @@ class PassShape:
         fallback for near-ties it cannot settle.
         """
         best: ServingCost | None = None
+        basis = self.basis(card)
         for batch in range(1, max(self.most(card, host_memory), 1) + 1):
             try:
-                c = self.cost_split(card, batch, host_memory)
+                c = self.cost_split(card, batch, host_memory, basis)
             except (NotResident, OnChipOverflow):
                 break
             if best is None or c.tokens_per_s > best.tokens_per_s * (1.0 + 1e-12):
                 best = c
-        return best if best is not None else self.cost_split(card, 1, host_memory)
+        return best if best is not None else self.cost_split(card, 1, host_memory, basis)
 
     def max_batch_by_scan(self, card: Card, host_memory: bool) -> int:
         """The most sequences the serving carries on ``card``: every larger batch is refused for capacity (seed
         ``max_batch``). Raises what batch 1 raises when no batch fits."""
         n = 0
+        basis = self.basis(card)
         for batch in range(1, min(self.most(card, host_memory) + 1, U32_MAX) + 1):  # most.saturating_add(1)
             try:
-                self.cost_split(card, batch, host_memory)
+                self.cost_split(card, batch, host_memory, basis)
             except (NotResident, OnChipOverflow):
                 break
             n = batch
         if n == 0:
-            self.cost_split(card, 1, host_memory)
+            self.cost_split(card, 1, host_memory, basis)
         return n
 
 
-def _check_serving(header: GGUFHeader, s: Serving) -> None:
-    """The seed's refusals before the decode step, in its order: no activation words, a mixture of experts, a bad
-    draft, a bad context mix, a context past the model's, a wide cache on the array."""
+def _check_serving(header: GGUFHeader, s: Serving, routing_free: bool = False) -> None:
+    """The seed's refusals before the decode step, in its order: no activation words, a mixture of experts (without
+    a routing, unless ``routing_free``), a bad draft, a bad context mix, a context past the model's, a wide cache on
+    the array; then the extensions': a shared prefix it cannot share, a routing that does not fit."""
     if s.activation_words == 0:
         raise Empty("activation words")
     experts = header.meta_int("expert_count")
-    if experts is not None and experts > 0:
+    if experts is not None and experts > 0 and s.routing is None and not routing_free:
         raise Routed(experts)
     if s.draft is not None:
         d = s.draft
@@ -828,6 +994,13 @@ def _check_serving(header: GGUFHeader, s: Serving) -> None:
         short = [c.position for c in classes if c.position < float(s.shared_prefix)]
         if short:
             raise BadPrefix(s.shared_prefix, f"is past the position {min(short):g} a context class has reached")
+    used = header.meta_int("expert_used_count")
+    if experts and used and s.routing is not None:
+        # DESIGN.md extension (issue 15), after every seed refusal. (A header without expert_used_count is refused
+        # by its decode step, MissingMetadata.)
+        problem = mismatch(s.routing, experts, used)
+        if problem is not None:
+            raise BadRouting(s.routing.name, problem)
 
 
 def _contexts_problem(classes: Sequence[ContextClass], shares: float) -> str:
@@ -857,21 +1030,30 @@ def _widest(header: GGUFHeader, key: str) -> int:
     return 0
 
 
-def pass_shape(header: GGUFHeader, s: Serving) -> PassShape:
+def pass_shape(header: GGUFHeader, s: Serving, *, routing_free: bool = False) -> PassShape:
     """The shape of a pass of ``s`` over the checkpoint ``header`` describes (seed ``PassShape::of``): the batch and
     host split are the cost's arguments, everything else in ``s`` is read here.
 
-    Raises, in the seed's order: :class:`Empty` (no activation words), :class:`Routed`, :class:`BadDraft`,
-    :class:`BadContexts`, :class:`ContextBeyondModel`, :class:`WideCacheOnArray`, :class:`BadPrefix` (a shared
-    prefix on a contiguous cache or past a class's position), :class:`Step` (the decode step's refusal),
-    :class:`MissingTensor`, :class:`Undecoded`.
+    Raises, in the seed's order: :class:`Empty` (no activation words), :class:`Routed` (a mixture of experts
+    without ``s.routing``), :class:`BadDraft`, :class:`BadContexts`, :class:`ContextBeyondModel`,
+    :class:`WideCacheOnArray`, :class:`BadPrefix` (a shared prefix on a contiguous cache or past a class's
+    position), :class:`BadRouting` (a routing that does not fit the router), :class:`Step` (the decode step's
+    refusal), :class:`MissingTensor`, :class:`Undecoded`.
+
+    A mixture of experts (DESIGN.md extension, issue 15, Routing): each MoE layer's router is a matrix every row
+    crosses plus a gating function over its E logits (:data:`SOFTMAX_MACS_PER_SCORE` vector multiply-adds a score);
+    every row multiplies its k experts (k / E of each expert stack's work); the experts' bytes are streamed as the
+    routing says (:class:`ExpertStream`): the main layers route every sequence's 1 + drafts rows together, an MTP
+    block each drafting step's one row a sequence. The routing's facts join the facts the price rests on.
+    ``routing_free``: a shape for what does not depend on routing (what the card holds and how many sequences fit,
+    :mod:`passprice.kv`): no routing is needed, and none of the experts' stream is priced.
 
     A shared prefix (``s.shared_prefix`` > 0, DESIGN.md extension, issue 8) counts its whole pages only: each full
     layer holds ``position + page / 2 − shared`` positions a sequence and ``shared`` once (in ``held_shared``); with
     ``s.prefix_read_once`` each sequence reads ``position − shared`` and the pass streams ``shared`` once (in
     ``weight_bytes``, at ``streams.read``). The arithmetic is unchanged: every row still scores every position.
     """
-    _check_serving(header, s)
+    _check_serving(header, s, routing_free)
     k = s.draft.tokens if s.draft is not None else 0
     deployment = Deployment(
         ctx=1, kv_bytes=s.kv_bytes, state_bytes=s.state_bytes, activation_bytes=2.0, speculative=k > 0
@@ -879,7 +1061,7 @@ def pass_shape(header: GGUFHeader, s: Serving) -> PassShape:
     try:
         # A recurrent layer without its ssm.* shape is refused at its stage, after the token_embd check, as the
         # seed refuses it.
-        step = decode_step(header, deployment, defer_recurrence=True)
+        step = _step_of(header, deployment)
     except DecodeRefusal as e:
         raise Step(e) from None
     blocks = header.meta_int("block_count") or 0
@@ -924,6 +1106,12 @@ def pass_shape(header: GGUFHeader, s: Serving) -> PassShape:
     shared_held = shared_read = 0.0
     rec = step.recurrence
     draft_facts = tuple(s.draft.facts().items()) if s.draft is not None else ()
+    # DESIGN.md extension (issue 15): a mixture of experts' router, and one expert's bytes by (rows, reads) a pass.
+    experts_total = header.meta_int("expert_count") or 0
+    used = header.meta_int("expert_used_count") or 0
+    rtr = router(s.routing, experts_total, used) if s.routing is not None and experts_total > 0 else None
+    streams: dict[tuple[float, float, bool], float] = {}
+    routed = False
 
     for st in step.stages:
         draft = is_draft(st.layer)
@@ -942,6 +1130,10 @@ def pass_shape(header: GGUFHeader, s: Serving) -> PassShape:
                 reads = 1.0
             weight_bytes += st.weight_bytes * reads
             matrix_rows = n + kf * head_share if st.kind is StageKind.HEAD else rows
+            if st.kind is StageKind.ROUTER and any(name.endswith("ffn_gate_inp.weight") for name in st.tensors):
+                # DESIGN.md extension (issue 15): the gating function (softmax or sigmoid) over the E expert logits
+                # and the top-k choice, on the vector units, a score at the softmax's cost.
+                vector_macs += SOFTMAX_MACS_PER_SCORE * float(experts_total) * rows
             for name in st.tensors:
                 t = header.tensor(name)
                 if t is None:
@@ -961,6 +1153,34 @@ def pass_shape(header: GGUFHeader, s: Serving) -> PassShape:
                     scale_cycles += elems / ty.block_elems * lane * words * matrix_rows
                 elif is_float(ty):
                     vector_macs += elems * matrix_rows
+                else:
+                    raise Undecoded(name, ty.name)
+        elif st.kind is StageKind.EXPERTS:
+            # DESIGN.md extension (issue 15): every row multiplies its k experts; the experts' bytes stream as the
+            # routing says (ExpertStream), one read a pass (an MTP block: one a drafting step, its one row).
+            routed = True
+            if rtr is not None:
+                key = (1.0, kf, True) if draft else (n, 1.0, False)
+                streams[key] = streams.get(key, 0.0) + float(st.expert_bytes)
+            share = float(st.used) / float(st.experts) if st.experts else 0.0
+            for name in st.tensors:
+                t = header.tensor(name)
+                if t is None:
+                    raise MissingTensor(name)
+                if not ggml.known(t.type_id):
+                    raise Step(UnknownType(name, t.type_id))
+                ty = ggml.ggml_type(t.type_id)
+                elems = float(ggml.elements(t.dims)) * share
+                passes = array_passes(ty)
+                if name.endswith(".bias") or len(t.dims) < 3:
+                    vector_macs += 2.0 * elems * rows
+                elif passes is not None:
+                    array_macs += elems * passes * words * rows
+                    lane = lane_cycles(ty, s.scaling)
+                    assert lane is not None  # the array reads every type it passes
+                    scale_cycles += elems / ty.block_elems * lane * words * rows
+                elif is_float(ty):
+                    vector_macs += elems * rows
                 else:
                     raise Undecoded(name, ty.name)
         elif st.kind is StageKind.ATTENTION:
@@ -1048,6 +1268,18 @@ def pass_shape(header: GGUFHeader, s: Serving) -> PassShape:
     # Through a layer the card holds each row's f32 residual and its widest activations in their words.
     width = float(_widest(header, "embedding_length"))
     ffn = float(_widest(header, "feed_forward_length"))
+    if routed:
+        # DESIGN.md extension (issue 15): a routed row's FFN activations are its k experts' and the shared experts'.
+        expert_ffn = float(_widest(header, "expert_feed_forward_length"))
+        shared_ffn = float(_widest(header, "expert_shared_feed_forward_length")) or float(
+            header.meta_int("expert_shared_count") or 0
+        ) * expert_ffn
+        ffn = max(ffn, float(used) * expert_ffn + shared_ffn)
+    routing_facts: tuple[tuple[str, Fact], ...] = ()
+    provenance = weakest(a.provenance for a in s.draft.acceptance) if s.draft is not None else Provenance.PUBLISHED
+    if routed and s.routing is not None:
+        routing_facts = tuple(s.routing.facts().items())
+        provenance = max(provenance, weakest(f.provenance for _, f in routing_facts))
     held_shared = step.held_bytes(HeldClass.WEIGHTS, HeldClass.EMBEDDING_TABLE)
     if shared > 0.0:
         # DESIGN.md extension (issue 8): the prefix pages are held once, beside the weights, and a prefix read once
@@ -1068,8 +1300,15 @@ def pass_shape(header: GGUFHeader, s: Serving) -> PassShape:
         held_shared=held_shared,
         held_per_sequence=held_per_sequence,
         on_chip_per_sequence=n * (4.0 * width + words * (ffn + width)),
-        provenance=weakest(a.provenance for a in s.draft.acceptance) if s.draft is not None else Provenance.PUBLISHED,
-        facts=draft_facts,
+        provenance=provenance,
+        facts=draft_facts + routing_facts,
+        experts=tuple(
+            ExpertStream(b, rows, reads, rtr, draft)
+            for (rows, reads, draft), b in streams.items()
+            if rtr is not None and reads > 0
+        ),
+        routing_name=s.routing.name if routed and s.routing is not None else "",
+        routing_description=s.routing.describe() if routed and s.routing is not None else "",
     )
     _check_finite(shape)
     return shape
@@ -1121,24 +1360,76 @@ def _missing_ssm(header: GGUFHeader) -> DecodeRefusal:
     return MissingMetadata([f"{arch}.ssm.*"], "a recurrent stage needs its Gated-DeltaNet shape")
 
 
+#: Pass shapes already built, most recently used last: (pricing-model version, id of the header, the serving's fields
+#: but its batch and host memory) → (the header, its shape). The header is kept so that its id cannot be reused while
+#: it is cached; the version, so that a shape is never served across a change of the pricing model.
+_SHAPES: OrderedDict[tuple[Any, ...], tuple[GGUFHeader, PassShape]] = OrderedDict()
+_SHAPES_KEPT = 64
+#: Fields of :class:`Serving` the shape does not read: the batch and whether host memory may be used.
+_NOT_SHAPE = frozenset({"batch", "host_memory"})
+
+
+#: Decode steps already built for :func:`pass_shape`: (id of the header, deployment) → (the header, its step).
+_STEPS: OrderedDict[tuple[int, Deployment], tuple[GGUFHeader, DecodeStep]] = OrderedDict()
+
+
+def _step_of(header: GGUFHeader, deployment: Deployment) -> DecodeStep:
+    """``decode_step(header, deployment, defer_recurrence=True)``, built once per header object and deployment: the
+    step does not depend on the contexts, so a sweep's positions, a trace's steps and a search's servings share it.
+    A refusal is not kept. Raises what :func:`~passprice.decode.decode_step` raises."""
+    key = (id(header), deployment)
+    hit = _STEPS.get(key)
+    if hit is not None and hit[0] is header:
+        _STEPS.move_to_end(key)
+        return hit[1]
+    step = decode_step(header, deployment, defer_recurrence=True)
+    _STEPS[key] = (header, step)
+    while len(_STEPS) > _SHAPES_KEPT:
+        _STEPS.popitem(last=False)
+    return step
+
+
+def shape_of(header: GGUFHeader, s: Serving) -> PassShape:
+    """:func:`pass_shape` of ``header`` and ``s``, built once per header object and serving (``s.batch`` and
+    ``s.host_memory`` apart, which the shape does not read) and then reused, so repeated prices of one serving
+    (a batch scan, an audit's elasticities, a lock's re-pricing) do not rebuild the pass from the tensor table.
+    A refusal is not kept: it is raised again on the next call. Raises what :func:`pass_shape` raises."""
+    import passprice
+
+    version = passprice.PRICING_MODEL_VERSION
+    key = (version, id(header), *(getattr(s, f.name) for f in attrs.fields(Serving) if f.name not in _NOT_SHAPE))
+    try:
+        hit = _SHAPES.get(key)
+    except TypeError:  # a field that does not hash: build without caching
+        return pass_shape(header, s)
+    if hit is not None and hit[0] is header:
+        _SHAPES.move_to_end(key)
+        return hit[1]
+    shape = pass_shape(header, s)
+    _SHAPES[key] = (header, shape)
+    while len(_SHAPES) > _SHAPES_KEPT:
+        _SHAPES.popitem(last=False)
+    return shape
+
+
 def price_serving(header: GGUFHeader, card: Card, s: Serving) -> ServingCost:
     """One pass of ``s`` over the checkpoint ``header`` describes, on ``card`` (seed ``price_serving``).
 
     Raises :class:`Empty` for batch 0, else what :func:`pass_shape` and :meth:`PassShape.cost_split` raise."""
     if s.batch == 0:
         raise Empty("batch")
-    return pass_shape(header, s).cost_split(card, s.batch, s.host_memory)
+    return shape_of(header, s).cost_split(card, s.batch, s.host_memory)
 
 
 def max_batch(header: GGUFHeader, card: Card, s: Serving) -> int:
     """The most sequences ``s`` can carry on ``card``: every larger batch is refused for capacity (seed
     ``max_batch``; ``s.batch`` is ignored). Raises what :func:`pass_shape` raises, or batch 1's refusal."""
-    return pass_shape(header, s).max_batch(card, s.host_memory)
+    return shape_of(header, s).max_batch(card, s.host_memory)
 
 
 def best_serving(header: GGUFHeader, card: Card, s: Serving) -> ServingCost:
     """The batch at which ``s`` emits the most tokens per second on ``card``, and its pass (seed ``best_serving``;
     ``s.batch`` is ignored; ties go to the smaller batch). Raises what :func:`pass_shape` raises, or batch 1's
     refusal when no batch fits."""
-    return pass_shape(header, s).best(card, s.host_memory)
+    return shape_of(header, s).best(card, s.host_memory)
 

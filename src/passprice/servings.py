@@ -23,6 +23,7 @@ from passprice.facts import Fact
 from passprice.files import is_there
 from passprice.gguf_header import GGUFHeader
 from passprice.registry import Root, not_found
+from passprice.routing import Routing, load_routing
 from passprice.serving import (
     ActScaling,
     AttentionMath,
@@ -68,6 +69,7 @@ class ServingSpec:
     other fields mirror :class:`~passprice.serving.Serving`: ``attention`` (``vector``/``array``), ``scaling``
     (``per-block``/``sub32``), ``flush`` (``every-pass``/``every:N``/``trailing:N``), ``shared_prefix`` (positions
     every sequence shares, held once with a paged cache) and ``prefix_read_once`` (the prefix read once a pass).
+    ``routing``: the routing record (a ``facts/routing`` name or path) a mixture of experts is priced with.
     """
 
     checkpoint: str
@@ -87,6 +89,7 @@ class ServingSpec:
     description: str | None = None
     shared_prefix: int = 0
     prefix_read_once: bool = False
+    routing: str | None = None
     #: The file the spec was read from (a serving or a lock), so a name in it that names nothing is reported with
     #: the file and key; not part of the spec's identity or of its document.
     source: str | None = attrs.field(default=None, eq=False, kw_only=True)
@@ -185,7 +188,7 @@ def override(spec: ServingSpec, position: float | None = None, limit: int | None
     with no contexts, the default limit); ``position`` to the single class's position when the limit is unchanged,
     else to limit / 2."""
     changes = {k: v for k, v in fields.items() if v is not None}
-    if {"checkpoint", "card", "draft"} & changes.keys():
+    if {"checkpoint", "card", "draft", "routing"} & changes.keys():
         changes["source"] = None  # a name given on the command line is not the file's
     if position is not None or limit is not None:
         current = spec.contexts or ()
@@ -212,9 +215,10 @@ def complete(spec: ServingSpec, header: GGUFHeader) -> ServingSpec:
     return attrs.evolve(spec, contexts=tuple(filled))
 
 
-def to_serving(spec: ServingSpec, acceptance: tuple[Fact, ...] = ()) -> Serving:
+def to_serving(spec: ServingSpec, acceptance: tuple[Fact, ...] = (), routing: Routing | None = None) -> Serving:
     """The seed's :class:`~passprice.serving.Serving` for a completed ``spec``, its draft resting on ``acceptance``
-    (the method's facts for the first ``tokens`` drafts). Raises :class:`InputError` for a spec without contexts."""
+    (the method's facts for the first ``tokens`` drafts), a mixture of experts on ``routing`` (the record
+    ``spec.routing`` names). Raises :class:`InputError` for a spec without contexts."""
     if spec.contexts is None or any(c.position is None or c.limit is None for c in spec.contexts):
         raise InputError("serving has open contexts: complete() it against its checkpoint first")
     draft = None
@@ -237,13 +241,14 @@ def to_serving(spec: ServingSpec, acceptance: tuple[Fact, ...] = ()) -> Serving:
         host_memory=spec.host_memory,
         shared_prefix=spec.shared_prefix,
         prefix_read_once=spec.prefix_read_once,
+        routing=routing,
     )
 
 
 @attrs.frozen
 class Resolved:
     """A serving with everything it names loaded: the completed ``spec``, the checkpoint ``header``, the ``card``,
-    the drafting ``method`` (if any), and the seed's ``serving``."""
+    the drafting ``method`` (if any), and the seed's ``serving`` (its ``routing`` the record the spec names)."""
 
     spec: ServingSpec
     header: GGUFHeader
@@ -252,10 +257,13 @@ class Resolved:
     serving: Serving
 
     def facts(self) -> dict[str, Fact]:
-        """Every fact this serving could rest on: the card's and the draft's, by lock path."""
+        """Every fact this serving could rest on: the card's, the draft's, and (a mixture of experts) the
+        routing's, by lock path."""
         out = dict(self.card.facts())
         if self.serving.draft is not None:
             out.update(self.serving.draft.facts())
+        if self.serving.routing is not None and (self.header.meta_int("expert_count") or 0) > 0:
+            out.update(self.serving.routing.facts())
         return out
 
 
@@ -287,7 +295,9 @@ def _named(spec: ServingSpec, key: str, load: Callable[[], T]) -> T:
 
 def resolve(root: Root, spec: ServingSpec) -> Resolved:
     """Load the checkpoint, card and drafting method ``spec`` names from ``root``, complete its defaults, and build
-    the seed's serving. Raises :class:`InputError` for anything it names that is missing or invalid."""
+    the seed's serving. Raises :class:`InputError` for anything it names that is missing or invalid, and
+    :class:`~passprice.scopes.OutOfScope` for a drafting method or routing record whose checkpoints do not list the
+    one priced."""
     from passprice.checkpoints import load_checkpoint
 
     header = _named(spec, "checkpoint", lambda: load_checkpoint(root, spec.checkpoint))
@@ -296,5 +306,26 @@ def resolve(root: Root, spec: ServingSpec) -> Resolved:
     check_head_rows(header, spec.draft.head_rows if spec.draft is not None else None)
     draft = spec.draft
     method = _named(spec, "draft.method", lambda: load_draft_method(root, draft.method)) if draft is not None else None
+    if method is not None and spec.draft is not None:
+        _require_scope(root, spec.draft.method, method, spec.checkpoint, header)
     acceptance = method.first(spec.draft.tokens) if method is not None and spec.draft is not None else ()
-    return Resolved(spec, header, card, method, to_serving(spec, acceptance))
+    name = spec.routing
+    routing = _named(spec, "routing", lambda: load_routing(root, name)) if name is not None else None
+    if routing is not None and spec.routing is not None:
+        from passprice.routing import routing_path
+        from passprice.scopes import require_in_scope
+
+        file = routing_path(root, spec.routing)
+        shown = str(file.relative_to(root.path)) if file.is_relative_to(root.path) else str(file)
+        require_in_scope(root, "routing record", routing.name, shown, routing.checkpoints, spec.checkpoint, header)
+    return Resolved(spec, header, card, method, to_serving(spec, acceptance, routing))
+
+
+def _require_scope(root: Root, ref: str, method: DraftMethod, checkpoint: str, header: GGUFHeader) -> None:
+    """The drafting method ``method`` (named ``ref``) applies to ``checkpoint``, or :class:`OutOfScope` says so."""
+    from passprice.drafts import draft_path
+    from passprice.scopes import require_in_scope
+
+    file = draft_path(root, ref)
+    shown = str(file.relative_to(root.path)) if file.is_relative_to(root.path) else str(file)
+    require_in_scope(root, "drafting method", method.name, shown, method.checkpoints, checkpoint, header)
