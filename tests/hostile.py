@@ -58,10 +58,10 @@ class Case:
 
 
 def prepare(work: Path) -> Path:
-    """A private copy of the checkout's facts, registry and locks in ``work/root``; the root."""
+    """A private copy of the checkout's facts, registry, locks and sources in ``work/root``; the root."""
     root = work / "root"
     root.mkdir(parents=True)
-    for folder in ("facts", "registry", "locks"):
+    for folder in ("facts", "registry", "locks", "sources"):
         shutil.copytree(REPO / folder, root / folder)
     return root
 

@@ -63,7 +63,7 @@ def root() -> Iterator[Path]:
     """A private copy of the checkout's facts, registry and locks (imports and edits land here)."""
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder) / "root"
-        for name in ("facts", "registry", "locks"):
+        for name in ("facts", "registry", "locks", "sources"):
             shutil.copytree(REPO / name, root / name)
         yield root
 

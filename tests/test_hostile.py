@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -210,10 +211,11 @@ def test_output_force_writes_through_a_link(tmp_path: Path) -> None:
 def test_ctrl_c_during_sweep_exits_130(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import passprice.sweep
 
-    def interrupted(*args: object, **kwargs: object) -> None:
+    def interrupted(*args: object, **kwargs: object) -> Iterator[str]:
+        yield "serving,card,batch\n"  # a first block written, then Ctrl-C while the next is priced
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(passprice.sweep, "write_rows", interrupted)
+    monkeypatch.setattr(passprice.sweep, "text_chunks", interrupted)
     out = tmp_path / "grid.csv"
     result = CliRunner().invoke(cli, ["sweep", R1, "--batches", "1-8", "-o", str(out)])
     assert result.exit_code == 130 and result.stderr == "passprice: interrupted\n", result.output

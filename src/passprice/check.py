@@ -41,13 +41,17 @@ class LockStatus:
 class CheckReport:
     """``passprice check``: how many files of each kind were validated (``kinds``: ``cards``, ``drafts``,
     ``checkpoints``, ``servings``, ``locks``, ``sources``), every file's ``problems`` (lines naming file and key path,
-    each once), every lock's status, and ``warnings`` (lines that do not fail the check: a source nothing cites)."""
+    each once), every lock's status, ``warnings`` (lines that do not fail the check: a source nothing cites), and
+    ``unreadable``: the problems that are files that do not read (bad input, which the command line reports on
+    stderr with exit status 2); the others (a stale derivation, a refused serving) are findings in files that read.
+    """
 
     files: int
     problems: tuple[str, ...]
     locks: tuple[LockStatus, ...]
     kinds: tuple[tuple[str, int], ...] = ()
     warnings: tuple[str, ...] = ()
+    unreadable: tuple[str, ...] = ()
 
     def ok(self, frozen: bool) -> bool:
         """All holds: no file problem, every lock reproduces and holds its floors, and, when ``frozen``, no drift."""
@@ -70,14 +74,16 @@ class CheckReport:
         }
 
     def text(self, frozen: bool) -> str:
-        """The report for people (the problems themselves are not in it: the command line prints them on stderr,
-        one ``passprice: error:`` line each, as it reports any bad input)."""
+        """The report for people: the findings in files that read, line by line; the files that do not read only
+        counted (the command line prints them on stderr, one ``passprice: error:`` line each, as any bad input)."""
         kinds = ", ".join(f"{n} {kind}" for kind, n in self.kinds)
+        unread = set(self.unreadable)
         lines = [
             f"checked {self.files} files{f' ({kinds})' if kinds else ''}: "
             f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''}"
-            f"{' (on stderr)' if self.problems else ''}"
+            f"{f' ({len(unread)} on stderr)' if unread else ''}"
         ]
+        lines += [f"  {p}" for p in self.problems if p not in unread]
         lines += [f"  warning: {w}" for w in self.warnings]
         for s in self.locks:
             state = "ok" if s.reproduces and s.holds and (not frozen or not s.drift) else "FAILS"
@@ -129,6 +135,7 @@ def check(root: Root) -> CheckReport:
     from passprice.servings import load_spec, resolve
 
     problems: list[str] = []
+    unreadable: list[str] = []  # the problems that are files that do not read (an InputError)
     kinds: dict[str, int] = {}
     for folder, kind, build in (
         (root.cards, "card", card_from_document),
@@ -139,6 +146,7 @@ def check(root: Root) -> CheckReport:
         n, found = _validate_folder(root, folder, kind, build)
         kinds[f"{kind}s"] = n
         problems += found
+        unreadable += found
     found, warnings = review(root)  # sources cited and registered, derived facts recomputed (passprice.lineage)
     problems += found
     kinds["sources"] = len(root.names(root.sources))
@@ -149,6 +157,7 @@ def check(root: Root) -> CheckReport:
             resolve(root, load_spec(root, name))
         except InputError as e:
             problems += str(e).splitlines()
+            unreadable += str(e).splitlines()
         except ServingRefusal as e:  # a drafting method out of its scope (passprice.scopes.OutOfScope)
             problems.append(f"{root.servings / f'{name}.toml'}: refused ({e.name}): {e}")
     statuses = []
@@ -160,12 +169,14 @@ def check(root: Root) -> CheckReport:
             statuses.append(_judge_lock(root, path))
         except InputError as e:
             problems += str(e).splitlines()
+            unreadable += str(e).splitlines()
     # A broken card or checkpoint is met again by every serving and lock naming it: report each line once, and name
     # files relative to the root, as the lock lines do.
     prefix = f"{root.path}{os.sep}"
     unique = tuple(dict.fromkeys(p.removeprefix(prefix) for p in problems))
     shown = tuple(w.removeprefix(prefix) for w in warnings)
-    return CheckReport(sum(kinds.values()), unique, tuple(statuses), tuple(kinds.items()), shown)
+    unread = tuple(dict.fromkeys(p.removeprefix(prefix) for p in unreadable))
+    return CheckReport(sum(kinds.values()), unique, tuple(statuses), tuple(kinds.items()), shown, unread)
 
 
 def _shown(root: Root, path: Path) -> str:

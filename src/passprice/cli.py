@@ -946,8 +946,8 @@ def check_command(ctx: click.Context, frozen: bool, as_json: bool) -> None:
         _echo_json(report.to_json(frozen))
     else:
         click.echo(report.text(frozen))
-    if report.problems:  # bad files are bad input: on stderr, exit 2, after the report of everything else
-        _problems(report.problems)
+    if report.unreadable:  # files that do not read are bad input: on stderr, exit 2, after the rest of the report
+        _problems(report.unreadable)
     elif not report.ok(frozen):
         ctx.exit(1)
 
