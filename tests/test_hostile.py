@@ -91,7 +91,7 @@ def test_imported_mixed_arrays_read_back(tmp_path: Path) -> None:
     assert listed.exit_code == 0 and "mixed " in listed.stdout, listed.output
 
 
-# --- 9. Markdown shows a citation as text ------------------------------------------------------------------------------
+# --- 9. Markdown shows a citation as text ---------------------------------------------------------------------------
 
 
 def test_markdown_text_never_passes_markup() -> None:
