@@ -239,6 +239,9 @@ CASES: tuple[Case, ...] = (
     Case("c01-diff-too-long", 1, ("diff", LONG), 2, "the name is longer than the file system allows"),
     Case("c01-name-in-a-serving-file", 1, ("price", "odd"), 2, "longer than the file system allows",
          _serving("odd", f'checkpoint = "{LONG}"\ncard = "{H200}"\n')),
+    Case("c01-init-folder-too-long", 1, ("init", "{work}/" + LONG), 2, "longer than the file system allows"),
+    Case("c01-routing-too-long", 1, ("price", R1, "--routing", LONG), 2, "longer than the file system allows"),
+    Case("c01-audit-fact-too-long", 1, ("audit", "--fact", f"{LONG}:hot_share"), 2, "longer than the file system"),
     Case("c01-header-symlink-loop", 1, ("header", "{work}/loop.gguf"), 2, "{work}/loop.gguf: a loop of symbolic links",
          _symlink_loop("loop.gguf")),
     Case("c01-card-symlink-loop", 1, ("price", R1, "--card", "{work}/loop.toml"), 2,
@@ -280,6 +283,8 @@ CASES: tuple[Case, ...] = (
          "pipe.gguf: is a FIFO (named pipe), not a regular file", _fifo("pipe.gguf")),
     Case("c04-fifo-card-in-registry", 4, ("check",), 2, "facts/cards/pipe.toml: is a FIFO (named pipe)",
          _fifo("root/facts/cards/pipe.toml")),
+    Case("c04-fifo-model-config", 4, ("synth", "{work}/config.json", "-o", "{work}/x.gguf"), 2,
+         "config.json: is a FIFO (named pipe), not a regular file", _fifo("config.json")),
     Case("c04-dev-zero-checkpoint", 4, ("price", "--checkpoint", "/dev/zero", "--card", H200), 2,
          "/dev/zero: is a character device, not a regular file"),
     # 5. Compressed headers past the cap: 31 s and 2.6 GiB once.
