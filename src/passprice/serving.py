@@ -570,6 +570,34 @@ COST_PATHS = (
 HOST_COST_PATHS = ("host.capacity", "host.read", "host.write", "host.stream")
 
 
+def rested_on(shape: PassShape, card: Card, host_used: bool) -> tuple[tuple[str, Fact], ...]:
+    """The facts a pass of ``shape`` on ``card`` reads, by lock path, in :data:`COST_PATHS` order (DESIGN.md extends
+    the seed here: the seed lists every card fact): ``memory.*``, ``on_chip.capacity`` always (they decide what fits);
+    ``streams.read`` when weights stream; ``streams.rewrite`` only when a sequence rewrites state in place (a
+    recurrent layer); ``streams.append`` when a sequence reads or appends a cache; ``array``, ``vector``, ``scale``
+    when the pass has work for them; the host link's facts only when ``host_used`` (some sequences live in host
+    memory); then the drafting figures. A fact no term reads (``on_chip.bandwidth``) is never rested on, so a change
+    to it moves no price and no lock.
+
+    The one place "rests on" is decided: :meth:`PassShape.cost`, the sweep and the step pricer call it."""
+    facts = card.facts()
+    reads = {
+        "memory.bandwidth": True,
+        "memory.capacity": True,
+        "streams.read": shape.weight_bytes + shape.embed_bytes > 0,
+        "streams.rewrite": shape.rewrite_bytes > 0,
+        "streams.append": shape.read_bytes + shape.write_bytes - shape.rewrite_bytes > 0,
+        "array": shape.array_macs > 0,
+        "vector": shape.vector_macs > 0,
+        "scale": shape.scale_cycles > 0,
+        "on_chip.capacity": True,
+    }
+    paths = [p for p in COST_PATHS if reads[p]]
+    if host_used and card.host is not None:
+        paths += HOST_COST_PATHS
+    return tuple((p, facts[p]) for p in paths) + shape.facts
+
+
 def binding(terms: Sequence[tuple[float, ServingBind]]) -> tuple[float, ServingBind]:
     """The largest term, and on a tie the *last* of the equal maxima, as Rust's ``Iterator::max_by`` with
     ``f64::total_cmp`` picks it in the seed's ``cost``."""
@@ -666,9 +694,7 @@ class PassShape:
                 (scale_s, ServingBind.SCALE),
             ]
         )
-        facts = card.facts()
-        paths = COST_PATHS + (HOST_COST_PATHS if host is not None and host_sequences > 0 else ())
-        rests_on = tuple((p, facts[p]) for p in paths) + self.facts
+        rests_on = rested_on(self, card, host_sequences > 0)
         provenance = max(weakest(f.provenance for _, f in rests_on), self.provenance)
         return ServingCost(
             card=card.name,
