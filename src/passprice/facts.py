@@ -19,6 +19,8 @@ from fractions import Fraction
 from typing import Any
 
 import attrs
+import cattrs
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 from passprice.errors import InputError
 
@@ -149,35 +151,23 @@ class Fact:
 
     @classmethod
     def from_entry(cls, entry: Mapping[str, Any], where: str) -> Fact:
-        """The fact a validated TOML table describes; ``where`` names it (``FILE: memory.bandwidth``) in errors.
+        """The fact a validated TOML table describes (structured by :data:`converter`); ``where`` names it
+        (``FILE: memory.bandwidth``) in errors.
 
         Raises :class:`InputError` for an unknown unit, provenance, or a non-finite value.
         """
-        amount = entry["value"]
-        unit = entry["unit"]
-        return cls(
-            value=to_base(amount, unit, f"{where}.value"),
-            amount=amount,
-            unit=unit,
-            provenance=Provenance.parse(entry["provenance"], f"{where}.provenance"),
-            cite=entry["cite"],
-            note=entry.get("note"),
-            derivation=entry.get("derivation"),
-        )
+        base = to_base(entry["value"], entry["unit"], f"{where}.value")
+        Provenance.parse(entry["provenance"], f"{where}.provenance")
+        try:
+            return _structure_fact({**entry, _BASE: base}, cls)
+        except (cattrs.BaseValidationError, ValueError, TypeError) as e:
+            raise InputError(f"{where}: not a fact: {_cattrs_says(e)}") from None
 
     def to_entry(self) -> dict[str, Any]:
-        """The fact as its TOML table: ``value`` and ``unit`` as written, then provenance, cite, note, derivation."""
-        entry: dict[str, Any] = {
-            "value": self.amount,
-            "unit": self.unit,
-            "provenance": self.provenance.value,
-            "cite": self.cite,
-        }
-        if self.note is not None:
-            entry["note"] = self.note
-        if self.derivation is not None:
-            entry["derivation"] = self.derivation
-        return entry
+        """The fact as its TOML table (unstructured by :data:`converter`): ``value`` and ``unit`` as written, then
+        provenance, cite, and note and derivation when present."""
+        out: dict[str, Any] = converter.unstructure(self)
+        return out
 
     def digest(self) -> str:
         """``sha256:`` + the hex digest of the fact's canonical JSON (sorted keys, shortest round-trip floats):
@@ -196,3 +186,33 @@ class Fact:
         if isinstance(self.amount, float) and float(amount) != self.amount:
             amount = repr(self.amount)
         return amount if self.unit == "1" else f"{amount} {self.unit}"
+
+
+def _cattrs_says(error: Exception) -> str:
+    """What a cattrs (or attrs validator) error says, in one line."""
+    if isinstance(error, cattrs.BaseValidationError):
+        return "; ".join(str(x) for x in cattrs.transform_error(error))
+    return str(error)
+
+
+#: Fact ↔ its TOML table, with cattrs: the file's ``value`` is the amount as written (:attr:`Fact.amount`); the base
+#: value is derived from it and its unit when read (:func:`to_base`) and never written; ``note`` and ``derivation``
+#: are left out when absent; any other key is refused (the schema refuses it first). New optional fields of
+#: :class:`Fact` are carried without another line here.
+converter = cattrs.Converter(forbid_extra_keys=True)
+converter.register_structure_hook(int | float, lambda v, _: v)
+_BASE = "\0base"
+converter.register_unstructure_hook(
+    Fact,
+    make_dict_unstructure_fn(
+        Fact, converter, _cattrs_omit_if_default=True, value=override(omit=True), amount=override(rename="value")
+    ),
+)
+_structure_fact = make_dict_structure_fn(
+    Fact,
+    converter,
+    _cattrs_forbid_extra_keys=True,
+    value=override(rename=_BASE),
+    amount=override(rename="value"),
+)
+converter.register_structure_hook(Fact, lambda entry, cls: Fact.from_entry(entry, "fact"))
