@@ -470,105 +470,146 @@ def _refuse(e: Any) -> NoReturn:
     raise Refused(str(e), e.to_json())
 
 
+def _lock_options(f: F) -> F:
+    """``--lock L`` and ``--no-lock``: every pricing command prices a registered serving under its locks."""
+    f = click.option(
+        "--no-lock", is_flag=True, help="Do not price under the serving's locks in locks/ (they apply by default)."
+    )(f)
+    return click.option(
+        "--lock", "lock_ref", metavar="L",
+        help="Price under lock L (a file, or a name in locks/) alone; it must lock the serving, card and checkpoint "
+        "priced.",
+    )(f)
+
+
+def _under_locks(
+    root: Any, serving: str | None, resolved: Any, lock_ref: str | None, no_lock: bool, rests_on: Any = ()
+) -> tuple[Any, Any]:
+    """The locks a result is priced under (:func:`passprice.enforce.guard`) and their verdicts on today's facts;
+    raises :class:`Refused` (exit 1) for a lock of something else or a floor breached."""
+    from passprice.enforce import LockMismatch, guard, serving_name
+
+    if lock_ref is not None and no_lock:
+        raise click.UsageError("give --lock L or --no-lock, not both")
+    try:
+        g = guard(root, serving_name(root, serving), resolved, lock_ref, no_lock)
+    except LockMismatch as e:
+        _refuse(e)
+    verdicts = g.judge(resolved.facts(), rests_on)
+    for v in verdicts:
+        if not v.holds:
+            raise Refused(v.message(), {**v.to_json(), "locks": g.names()})
+    return g, verdicts
+
+
+def _own_serving(root: Any, lock_ref: str | None, serving: str | None, o: dict[str, Any]) -> tuple[Any, Any]:
+    """With ``--lock L`` and no SERVING (nor ``--checkpoint``/``--card``): L's own serving as it is today (the
+    registered serving it locks, else its embedded one) and L; else ``(None, None)``."""
+    if lock_ref is None or serving is not None or o.get("checkpoint") or o.get("card"):
+        return None, None
+    from passprice.locks import lock_path, read_lock
+    from passprice.reproduce import today_spec
+
+    the_lock = read_lock(lock_path(root, lock_ref), root.schema)
+    return today_spec(root, the_lock)[0], the_lock
+
+
 @cli.command("price")
 @_serving_options(with_batch=True)
-@click.option(
-    "--lock", "lock_path", type=click.Path(dir_okay=False, path_type=Path), metavar="L",
-    help="Refuse unless lock L (a file, or a name in locks/) holds; without SERVING, price L's own serving.",
-)
+@_lock_options
 @_json_option
 @click.pass_context
-def price_command(ctx: click.Context, /, serving: str | None, lock_path: Path | None, as_json: bool, **o: Any) -> None:
-    """Price one decode pass of SERVING (or of --checkpoint on --card)."""
-    from passprice.locks import judge_price
+def price_command(
+    ctx: click.Context, /, serving: str | None, lock_ref: str | None, no_lock: bool, as_json: bool, **o: Any
+) -> None:
+    """Price one decode pass of SERVING (or of --checkpoint on --card), under its locks in locks/. With --lock L and
+    no SERVING, price L's own serving (its kind: a best lock prices the best batch) with today's facts."""
+    from passprice.locks import evaluate
     from passprice.report import cost_json, cost_text
-    from passprice.serving import ServingRefusal, price_serving
+    from passprice.serving import ServingRefusal
     from passprice.servings import resolve
 
-    the_lock = None
-    if lock_path is not None:
-        from passprice.locks import lock_path as find_lock
-        from passprice.locks import read_lock
-
-        lock_root = _root(ctx)
-        the_lock = read_lock(find_lock(lock_root, str(lock_path)), lock_root.schema)
-        if serving is None and not o.get("checkpoint") and not o.get("card"):
-            # The lock's own serving, priced with today's facts.
-            o = {**o, "checkpoint": the_lock.spec.checkpoint, "card": the_lock.spec.card}
-            serving_spec = the_lock.spec
-        else:
-            serving_spec = None
-    else:
-        serving_spec = None
-    root, spec = _spec(ctx, serving, base=serving_spec, **o)
+    base, the_lock = _own_serving(_root(ctx), lock_ref, serving, o)
+    root, spec = _spec(ctx, serving, base=base, **o)
     resolved = resolve(root, spec)
     try:
-        if the_lock is not None and the_lock.kind == "best" and serving_spec is not None:
-            from passprice.serving import best_serving
-
-            cost = best_serving(resolved.header, resolved.card, resolved.serving)
-        else:
-            cost = price_serving(resolved.header, resolved.card, resolved.serving)
+        cost = evaluate(the_lock.kind if the_lock is not None else "price", resolved.header, resolved.card,
+                        resolved.serving)
     except ServingRefusal as e:
         _refuse(e)
-    verdict = judge_price(the_lock, cost) if the_lock is not None else None
-    if verdict is not None and not verdict.holds:
-        raise Refused(verdict.message(), verdict.to_json())
+    named = serving or (the_lock.info.serving if the_lock is not None else None)
+    g, verdicts = _under_locks(root, named, resolved, lock_ref, no_lock, cost.rests_on)
     data = cost_json(cost)
     _finite(data)
     if as_json:
-        _echo_json(data)
+        _echo_json({**data, "lock": g.to_json()})
     else:
         title = f"{resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
         click.echo(cost_text(cost, title, resolved.spec))
-        if verdict is not None:
-            click.echo(f"\n  lock          {verdict.message()}")
+        click.echo(f"\n  lock          {g.line(verdicts)}")
 
 
 @cli.command("best")
 @_serving_options(with_batch=False)
+@_lock_options
 @_json_option
 @click.pass_context
-def best_command(ctx: click.Context, /, serving: str | None, as_json: bool, **o: Any) -> None:
-    """The batch that emits the most tokens per second, and its pass."""
+def best_command(
+    ctx: click.Context, /, serving: str | None, lock_ref: str | None, no_lock: bool, as_json: bool, **o: Any
+) -> None:
+    """The batch that emits the most tokens per second, and its pass, under the serving's locks."""
     from passprice.report import cost_json, cost_text
     from passprice.serving import ServingRefusal, best_serving
     from passprice.servings import resolve
 
-    root, spec = _spec(ctx, serving, **o)
+    base, the_lock = _own_serving(_root(ctx), lock_ref, serving, o)
+    root, spec = _spec(ctx, serving, base=base, **o)
     resolved = resolve(root, spec)
     try:
         cost = best_serving(resolved.header, resolved.card, resolved.serving)
     except ServingRefusal as e:
         _refuse(e)
+    named = serving or (the_lock.info.serving if the_lock is not None else None)
+    g, verdicts = _under_locks(root, named, resolved, lock_ref, no_lock, cost.rests_on)
     data = cost_json(cost)
     _finite(data)
     if as_json:
-        _echo_json(data)
+        _echo_json({**data, "lock": g.to_json()})
     else:
         title = f"best batch: {resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
         click.echo(cost_text(cost, title, resolved.spec))
+        click.echo(f"\n  lock          {g.line(verdicts)}")
 
 
 @cli.command("max-batch")
 @_serving_options(with_batch=False)
+@_lock_options
 @_json_option
 @click.pass_context
-def max_batch_command(ctx: click.Context, /, serving: str | None, as_json: bool, **o: Any) -> None:
-    """The most sequences the card carries: every larger batch is refused for capacity."""
+def max_batch_command(
+    ctx: click.Context, /, serving: str | None, lock_ref: str | None, no_lock: bool, as_json: bool, **o: Any
+) -> None:
+    """The most sequences the card carries: every larger batch is refused for capacity (under the serving's
+    locks)."""
     from passprice.serving import ServingRefusal, max_batch
     from passprice.servings import resolve
 
-    root, spec = _spec(ctx, serving, **o)
+    base, the_lock = _own_serving(_root(ctx), lock_ref, serving, o)
+    root, spec = _spec(ctx, serving, base=base, **o)
     resolved = resolve(root, spec)
     try:
         n = max_batch(resolved.header, resolved.card, resolved.serving)
     except ServingRefusal as e:
         _refuse(e)
+    named = serving or (the_lock.info.serving if the_lock is not None else None)
+    g, verdicts = _under_locks(root, named, resolved, lock_ref, no_lock)
     if as_json:
-        _echo_json({"card": resolved.card.name, "checkpoint": resolved.spec.checkpoint, "max_batch": n})
+        _echo_json(
+            {"card": resolved.card.name, "checkpoint": resolved.spec.checkpoint, "max_batch": n, "lock": g.to_json()}
+        )
     else:
         click.echo(f"{resolved.spec.checkpoint} on {resolved.card.name}: at most {n:,} sequences a pass")
+        click.echo(f"  lock  {g.line(verdicts)}")
 
 
 # --- locks -----------------------------------------------------------------------------------------------------------
@@ -597,16 +638,27 @@ def _parse_requires(requires: tuple[str, ...]) -> dict[str, Any]:
 _LOCK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
+def _given(o: dict[str, Any]) -> list[str]:
+    """The serving options given on the command line (``--batch`` …), by name."""
+    return sorted(f"--{k.replace('_', '-')}" for k, v in o.items() if v is not None and v is not False)
+
+
 @cli.command("lock")
 @_serving_options(with_batch=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Lock file to write.")
 @click.option("--name", help="Lock name (default: NAME of -o NAME.lock.toml, else the serving's name).")
 @click.option("--best", "kind", flag_value="best", help="Lock the best batch's price instead of the serving's batch.")
 @click.option("--floor", type=click.Choice(["published", "measured", "derived", "estimated", "assumed"]),
-              help="Weakest provenance any fact may have (default: the price's own weakest).")
+              help="Weakest provenance any fact may have (default: each fact the price rests on floored at its "
+              "provenance today).")
 @click.option("--require", "requires", multiple=True, metavar="PATH=PROVENANCE",
-              help="A per-path floor, e.g. streams.rewrite=measured (repeatable).")
-@click.option("--force", is_flag=True, help="Overwrite an existing lock.")
+              help="A per-path floor, e.g. streams.rewrite=measured (repeatable); the price must rest on PATH.")
+@click.option("--update", is_flag=True,
+              help="Re-lock the existing lock with today's facts, checkpoint, serving and code, keeping its name, "
+              "kind, serving and policy.")
+@click.option("--force", is_flag=True,
+              help="Overwrite an existing lock (its policy rebuilt from the flags; every floor loosened or removed is "
+              "printed).")
 @_json_option
 @click.pass_context
 def lock_command(
@@ -618,13 +670,16 @@ def lock_command(
     kind: str | None,
     floor: str | None,
     requires: tuple[str, ...],
+    update: bool,
     force: bool,
     as_json: bool,
     **o: Any,
 ) -> None:
-    """Price SERVING and write a lock pinning the facts the price rests on."""
+    """Price SERVING and write a lock pinning everything the price is a function of: the facts it rests on, the
+    checkpoint's content, the serving, the policy and the pricing model's code."""
+    from passprice.enforce import serving_name
     from passprice.facts import Provenance
-    from passprice.locks import Policy, make_lock, write_lock
+    from passprice.locks import compare_policies, judge, make_lock, read_lock, write_lock
     from passprice.serving import ServingRefusal
     from passprice.servings import resolve
 
@@ -633,13 +688,37 @@ def lock_command(
             f"{name!r} is not a lock name: use letters, digits, '.', '_' and '-' (first a letter or digit)",
             param_hint="--name",
         )
-    root, spec = _spec(ctx, serving, **o)
+    if update and (floor is not None or requires or force or kind is not None):
+        raise click.UsageError(
+            "--update keeps the lock's kind and policy: give --force (with --floor/--require/--best) to change them"
+        )
+    if update and _given({k: v for k, v in o.items() if k != "serving"}):
+        raise click.UsageError("--update re-locks the lock's own serving as it is today: give no serving options")
+    root = _root(ctx)
     if output is None:
         if serving is None and name is None:
             raise click.UsageError("give -o FILE (or a SERVING or --name to write locks/NAME.lock.toml)")
         if root.embedded:
             raise InputError(f"{root.path}: the embedded facts are read-only; give -o FILE or run in a checkout")
         output = root.locks / f"{name or Path(serving or '').stem}.lock.toml"
+    old = None
+    if output.is_file() and (update or force):
+        try:
+            old = read_lock(output, root.schema)
+        except InputError:
+            if update:
+                raise
+    base = None
+    if update:
+        if old is None:
+            raise InputError(f"{output}: no lock to update (write one without --update)")
+        from passprice.reproduce import today_spec
+
+        if serving is None:
+            base = today_spec(root, old)[0]
+        name = name or old.name
+        kind = old.kind
+    root, spec = _spec(ctx, serving, base=base, **o)
     # The lock is named after its file (locks/NAME.lock.toml), so `reproduce NAME` and check's report agree with it.
     if name is not None:
         lock_name = name
@@ -649,31 +728,46 @@ def lock_command(
         lock_name = Path(serving).stem
     _require_unicode(lock_name, "lock name")
     paths = _parse_requires(requires)
+    # The registered serving the lock locks: SERVING as registered, without options overriding it.
+    locked = old.info.serving if update and old is not None and serving is None else None
+    if serving is not None and not _given({k: v for k, v in o.items() if k != "serving"}):
+        locked = serving_name(root, serving)
     resolved = resolve(root, spec)
     kind = kind or "price"
     try:
-        # Priced once: the default floor is the price's own weakest provenance (make_lock's default policy).
-        lock = make_lock(lock_name, kind, resolved)
+        lock = make_lock(
+            lock_name, kind, resolved, root,
+            policy=old.policy if update and old is not None else None,
+            serving=locked,
+            floor=Provenance(floor) if floor is not None else None,
+            requires=paths,
+        )
     except ServingRefusal as e:
         _refuse(e)
-    import attrs
-
-    floor_level = Provenance(floor) if floor is not None else lock.policy.floor
-    lock = attrs.evolve(lock, policy=Policy(floor_level, paths))
-    from passprice.locks import judge
-
     verdict = judge(lock.name, lock.policy, tuple((p, lock.facts[p]) for p in lock.rests_on))
     if not verdict.holds:
         payload = {**verdict.to_json(), "path": str(output), "written": False}
         raise Refused(f"{verdict.message()}; {output} not written", payload)
     _finite(lock.price)
-    write_lock(output, lock, force=force)
+    loosened = [c for c in compare_policies(old.policy, lock.policy) if c.loosens] if old is not None else []
+    write_lock(output, lock, force=force or update)
+    for change in loosened:
+        click.echo(f"passprice: warning: lock {lock.name}: {change.describe()}", err=True)
     if as_json:
-        _echo_json({"lock": lock.name, "path": str(output), "price": lock.price})
+        _echo_json(
+            {
+                "lock": lock.name,
+                "path": str(output),
+                "serving": lock.info.serving,
+                "price": lock.price,
+                "loosened": [c.describe() for c in loosened],
+            }
+        )
     else:
+        locks = f"locks serving {lock.info.serving}" if lock.info.serving else "locks no registered serving"
         click.echo(
-            f"locked {lock.name} ({kind}): {lock.price['tokens_per_s']:,.1f} tokens/s at batch {lock.price['batch']}, "
-            f"binds on {lock.price['binds']}, weakest {lock.price['provenance']} -> {output}"
+            f"locked {lock.name} ({kind}, {locks}): {lock.price['tokens_per_s']:,.1f} tokens/s at batch "
+            f"{lock.price['batch']}, binds on {lock.price['binds']}, weakest {lock.price['provenance']} -> {output}"
         )
 
 
@@ -682,38 +776,21 @@ def lock_command(
 @_json_option
 @click.pass_context
 def reproduce_command(ctx: click.Context, lock: str, as_json: bool) -> None:
-    """Re-price LOCK from its own pinned facts and show it equals the recorded price."""
-    from passprice.locks import HeaderMismatch, lock_path, read_lock, reproduce
+    """Re-price LOCK from its own pinned facts, checkpoint content and serving with today's code, show it equals
+    the recorded price, and say which of its inputs changed since (facts, checkpoint content, serving, pricing
+    model) with the recorded and re-priced figures side by side. Exit 1 when it does not reproduce."""
+    from passprice.locks import lock_path, older_format, read_lock
+    from passprice.reproduce import reproduce, reproduction_json, reproduction_text
 
     root = _root(ctx)
-    the_lock = read_lock(lock_path(root, lock), root.schema)
-    try:
-        rep = reproduce(root, the_lock)
-    except HeaderMismatch as e:
-        raise Refused(str(e), e.to_json()) from None
+    path = lock_path(root, lock)
+    the_lock = read_lock(path, root.schema)
+    rep = reproduce(root, the_lock)
+    older = older_format(the_lock, str(path))
     if as_json:
-        _echo_json(
-            {
-                "lock": the_lock.name,
-                "equals": rep.equals,
-                "pricing_model": {"recorded": the_lock.pricing_model, "now": rep.pricing_model},
-                "moved": [{"field": m.field, "recorded": m.recorded, "now": m.now} for m in rep.moved],
-                "price": rep.price,
-            }
-        )
+        _echo_json(reproduction_json(rep, older))
     else:
-        model = f"pricing model {the_lock.pricing_model} → {rep.pricing_model}"
-        if rep.equals:
-            click.echo(
-                f"{the_lock.name}: reproduced exactly from its {len(the_lock.facts)} pinned facts: "
-                f"{rep.price['tokens_per_s']!r} tokens/s at batch {rep.price['batch']}, binds on {rep.price['binds']}"
-                + (f" ({model}; no term moved)" if rep.model_changed else "")
-            )
-        else:
-            why = f"the {model}" if rep.model_changed else "the same pricing model gives another result"
-            click.echo(f"{the_lock.name}: does NOT reproduce ({why}); terms that moved, recorded -> now:")
-            for m in rep.moved:
-                click.echo(f"  {m.field}: {m.recorded!r} -> {m.now!r} ({m.change()})")
+        click.echo(reproduction_text(rep, str(path), older))
     if not rep.equals:
         click.echo(f"passprice: refused: lock {the_lock.name} does not reproduce its recorded price", err=True)
         ctx.exit(1)
@@ -745,7 +822,8 @@ def audit_command(ctx: click.Context, /, target: str | None, as_json: bool, **o:
     """Audit the facts a price rests on: TARGET is a SERVING (today's facts, options apply) or a lock (its pinned
     facts): a lock file, NAME.lock.toml, or a name in locks/ that names no serving."""
     from passprice.audit import audit, audit_json, audit_text
-    from passprice.locks import HeaderMismatch, evaluate, pinned_header, pinned_serving, read_lock
+    from passprice.locks import evaluate, pinned_serving, read_lock
+    from passprice.reproduce import CheckpointGone, pinned_header
     from passprice.serving import ServingRefusal
     from passprice.servings import resolve
 
@@ -775,10 +853,10 @@ def audit_command(ctx: click.Context, /, target: str | None, as_json: bool, **o:
         the_lock = read_lock(lock_path(root, target), root.schema)
         try:
             header = pinned_header(root, the_lock)
-        except HeaderMismatch as e:
+        except CheckpointGone as e:
             raise Refused(str(e), e.to_json()) from None
         card, serving, kind = the_lock.pinned_card(), pinned_serving(the_lock), the_lock.kind
-        title = f"audit of lock {the_lock.name} (pinned facts): {the_lock.checkpoint} on {the_lock.card}"
+        title = f"audit of lock {the_lock.name} (pinned facts): {the_lock.checkpoint.name} on {the_lock.card.name}"
     else:
         root, spec = _spec(ctx, target, **o)
         resolved = resolve(root, spec)

@@ -513,19 +513,22 @@ def make_lock(
     root: Root,
     policy: Policy | None = None,
     serving: str | None = None,
+    floor: Provenance | None = None,
+    requires: Mapping[str, Provenance] | None = None,
 ) -> Lock:
     """Price ``resolved`` as a lock of ``kind`` would and pin it: the registered ``serving`` it locks (if any), the
     pricing model's digest, the checkpoint (portable reference, header sha256, content digest), every card fact and
-    drafting figure, the price, and ``policy`` (default: :func:`default_policy` of the price).
+    drafting figure, the price, and ``policy`` (default: :func:`policy_from_flags` of the price's facts, ``floor``
+    and ``requires``).
 
     Raises :class:`~passprice.serving.ServingRefusal` when the serving cannot be priced, and :class:`UnreadFloor`
-    when ``policy`` floors a path the price does not rest on."""
+    when the policy floors a path the price does not rest on."""
     from passprice.pins import checkpoint_digest, pricing_model_digest
 
     cost = evaluate(kind, resolved.header, resolved.card, resolved.serving)
     rests = tuple((p, f.provenance) for p, f in cost.rests_on)
     if policy is None:
-        policy = default_policy(rests)
+        policy = policy_from_flags(rests, floor, requires or {})
     unread = unread_floors(policy, (p for p, _ in rests))
     if unread:
         raise UnreadFloor(name, unread, tuple(p for p, _ in rests))

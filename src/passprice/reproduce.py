@@ -326,3 +326,112 @@ def reproduce(root: Root, lock: Lock, with_today: bool = True) -> Reproduction:
     diffs = moved(lock.price, now, lock.compared()) if now is not None else ()
     today = price_today(root, lock) if with_today else Today()
     return Reproduction(lock, now, diffs, pricing_model_digest(), state, today)
+
+
+# --- showing a reproduction ------------------------------------------------------------------------------------------
+
+
+def _figure(value: Any) -> str:
+    if isinstance(value, float):
+        return repr(value)
+    if value is None:
+        return "–"
+    if isinstance(value, dict | list):
+        return "changed"
+    return str(value)
+
+
+def side_by_side(rep: Reproduction) -> list[tuple[str, Any, Any, Any]]:
+    """The rows of a reproduction's table: ``tokens_per_s``, ``pass_s`` and ``binds``, then every other field that
+    differs from the recorded one in the reproduction or in today's price; each (field, recorded, reproduced,
+    today's)."""
+    recorded = rep.lock.price
+    now = rep.price or {}
+    today = rep.today.price or {}
+    fields = ["tokens_per_s", "pass_s", "binds"]
+    for key in recorded:
+        if key in ("rests_on", "weakest"):
+            continue  # shown as the facts that drifted, and by the provenance row
+        if key not in fields and key in rep.lock.compared() and (
+            (now and now.get(key) != recorded[key]) or (today and today.get(key) != recorded[key])
+        ):
+            fields.append(key)
+    return [(f, recorded.get(f), now.get(f) if now else None, today.get(f) if today else None) for f in fields]
+
+
+def reproduction_text(rep: Reproduction, shown: str, older: str | None = None) -> str:
+    """A reproduction for people: the lock, whether it reproduces and why, which inputs changed since, the recorded,
+    reproduced and today's figures side by side, and the first term that moved."""
+    from passprice.tables import text_table
+
+    lock = rep.lock
+    locks = f"{lock.kind} lock of serving {lock.info.serving}" if lock.info.serving else f"{lock.kind} lock"
+    lines = [f"{lock.name} ({shown}; {locks}, format {lock.info.format})", f"  {rep.verdict()}"]
+    if older:
+        lines.append(f"  {older}")
+    today = rep.today
+    facts = "unchanged" if not today.drift else f"{len(today.drift)} drifted: " + "; ".join(
+        d.describe() for d in today.drift
+    )
+    if today.error is not None:
+        facts = f"today's files do not read: {today.error}"
+    model = "unchanged"
+    if rep.model_changed:
+        model = f"changed ({lock.info.pricing_model.removeprefix('sha256:')[:12]} → "
+        model += f"{rep.pricing_model.removeprefix('sha256:')[:12]})"
+    lines += [
+        "  since the lock:",
+        f"    facts          {facts}",
+        f"    checkpoint     {rep.checkpoint.describe()}",
+        f"    serving        {'; '.join(today.serving) if today.serving else 'unchanged'}",
+        f"    pricing model  {model}",
+    ]
+    if rep.price is not None and "refusal" in rep.price:
+        lines.append(f"  the pinned inputs are refused today: {rep.price.get('message', rep.price['refusal'])}")
+    if today.refusal is not None:
+        lines.append(f"  today's inputs are refused: {today.refusal.get('message', today.refusal.get('refusal'))}")
+    rows = [
+        [field, _figure(recorded), _figure(now), _figure(now_today)]
+        for field, recorded, now, now_today in side_by_side(rep)
+    ]
+    lines += ["", text_table(["field", "recorded", "reproduced (pinned inputs)", "today's inputs"], rows)]
+    if rep.first_moved is not None:
+        lines.append(f"  first term that moved (pinned inputs, today's code): {rep.first_moved}")
+    if today.price is not None:
+        first = next((f for f in lock.compared() if today.price.get(f) != lock.price.get(f)), None)
+        if first is not None:
+            change = ""
+            if isinstance(lock.price.get("tokens_per_s"), float) and lock.price["tokens_per_s"]:
+                rel = today.price["tokens_per_s"] / lock.price["tokens_per_s"] - 1.0
+                change = f"; tokens/s {100.0 * rel:+.4g} %"
+            lines.append(f"  first term that moved with today's inputs: {first}{change}")
+    return "\n".join(lines)
+
+
+def reproduction_json(rep: Reproduction, older: str | None = None) -> dict[str, Any]:
+    """A reproduction for ``--json``."""
+    today = rep.today
+    return {
+        "lock": rep.lock.name,
+        "serving": rep.lock.info.serving,
+        "format": rep.lock.info.format,
+        "older_format": older,
+        "equals": rep.equals,
+        "reproduction": rep.verdict(),
+        "changed": list(rep.changes()),
+        "pricing_model": {
+            "recorded": rep.lock.info.pricing_model,
+            "now": rep.pricing_model,
+            "changed": rep.model_changed,
+        },
+        "checkpoint": attrs.asdict(rep.checkpoint),
+        "facts_drifted": [
+            {"path": d.path, "pinned": d.pinned.to_entry(), "today": d.today.to_entry() if d.today else None}
+            for d in today.drift
+        ],
+        "serving_changed": list(today.serving),
+        "moved": [{"field": m.field, "recorded": m.recorded, "now": m.now} for m in rep.moved],
+        "first_moved": rep.first_moved,
+        "price": rep.price,
+        "today": today.price or today.refusal or ({"error": today.error} if today.error else None),
+    }
