@@ -243,6 +243,46 @@ def price_today(root: Root, lock: Lock) -> Today:
     )
 
 
+# --- pricing a lock on one side of a review ---------------------------------------------------------------------
+
+
+def side_json(root: Root, requests: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """Price locks with ``root``'s inputs and this code, for ``passprice diff`` (which calls it in another Python
+    process for a side whose pricing model differs from the running one, so keep its shape stable): each request is
+    ``{"key", "kind", "serving", "spec"}`` (the registered serving a lock locks, or ``None``; its embedded serving
+    document). Returns ``{"results": {key: result}}``, each result holding ``spec`` (the completed serving priced),
+    ``gone`` (the registered serving is missing), ``checkpoint`` (its content digest), ``facts`` (path →
+    provenance of every fact it could rest on), and one of ``price`` (the ``--json`` object), ``refusal`` or
+    ``error`` (a file that does not read)."""
+    from passprice.pins import checkpoint_digest
+    from passprice.servings import spec_from_document
+
+    results: dict[str, Any] = {}
+    for request in requests:
+        out: dict[str, Any] = {}
+        name = request.get("serving")
+        out["gone"] = name is not None and not (root.servings / f"{name}.toml").is_file()
+        try:
+            if name is not None and not out["gone"]:
+                spec = load_spec(root, name)
+            else:
+                spec = rooted_spec(spec_from_document(request["spec"], "lock: serving"), root)
+            resolved = resolve(root, spec)
+        except InputError as e:
+            out["error"] = " ".join(str(e).splitlines()).replace(f"{root.path}/", "")
+            results[request["key"]] = out
+            continue
+        out["spec"] = spec_to_document(portable_spec(resolved.spec, root))
+        out["checkpoint"] = checkpoint_digest(resolved.header)
+        out["facts"] = {p: f.provenance.value for p, f in resolved.facts().items()}
+        try:
+            out["price"] = cost_json(evaluate(request["kind"], resolved.header, resolved.card, resolved.serving))
+        except ServingRefusal as e:
+            out["refusal"] = e.to_json()
+        results[request["key"]] = out
+    return {"results": results}
+
+
 # --- reproduction ----------------------------------------------------------------------------------------------------
 
 
