@@ -888,9 +888,10 @@ def audit_command(ctx: click.Context, /, target: str | None, as_json: bool, **o:
 @_json_option
 @click.pass_context
 def diff_command(ctx: click.Context, base: str | None, head: str | None, fmt: str, as_json: bool) -> None:
-    """Compare facts between BASE and HEAD: each changed fact (old and new value, provenance, citation) and how every
-    lock resting on one moves. BASE and HEAD are git revisions or folders (default: the merge base with main, and
-    the work tree). Exit 1 when a change breaks a lock's floors, 2 when a file does not read on HEAD."""
+    """Compare BASE and HEAD: each changed fact (old and new value, provenance, citation), checkpoint, serving, lock
+    policy and the pricing model, and every lock re-priced with each side's inputs and code. BASE and HEAD are git
+    revisions or folders (default: the merge base with main, and the work tree). Exit 1 when a change breaks a
+    lock's floors or moves a locked price without re-locking it, 2 when a file does not read on HEAD."""
     from passprice.diff import diff, render
 
     result = diff(_root(ctx), base, head)
@@ -900,9 +901,17 @@ def diff_command(ctx: click.Context, base: str | None, head: str | None, fmt: st
             if f.head_errors:
                 click.echo(f"passprice: error: {f.path} does not read on HEAD: {f.head_errors[0]}", err=True)
     elif result.exit_status == 1:
-        names = ", ".join(lock.name for lock in result.broken)
-        plural = "s" if "," in names else ""
-        click.echo(f"passprice: refused: the change breaks lock{plural} {names}", err=True)
+        reasons = []
+        if result.broken:
+            names = ", ".join(lock.name for lock in result.broken)
+            reasons.append(f"the change breaks lock{'s' if len(result.broken) > 1 else ''} {names}")
+        if result.stale:
+            names = ", ".join(lock.name for lock in result.stale)
+            reasons.append(
+                f"it moves the locked price{'s' if len(result.stale) > 1 else ''} of {names} without re-locking "
+                "(review the move, then `passprice lock --update -o LOCK`)"
+            )
+        click.echo(f"passprice: refused: {'; '.join(reasons)}", err=True)
     ctx.exit(result.exit_status)
 
 
@@ -1010,6 +1019,7 @@ def fact_set_command(
 @click.option("--json", "as_json", is_flag=True, help="The same as --format json.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here (default: stdout).")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
+@_lock_options
 @click.pass_context
 def sweep_command(
     ctx: click.Context,
@@ -1023,6 +1033,8 @@ def sweep_command(
     as_json: bool,
     output: Path | None,
     force: bool,
+    lock_ref: str | None,
+    no_lock: bool,
 ) -> None:
     """Price a grid: SERVINGS (default: every registered serving) x cards x draft tokens x positions x batches,
     as CSV or JSON rows, each with its bind and weakest provenance (or its refusal)."""
@@ -1063,6 +1075,7 @@ def sweep_command(
         fmt = "json"
     sweeper = Sweeper(root)
     sweeper.check(grid)
+    under = _sweep_locks(root, grid.servings, lock_ref, no_lock)
     buffer = io.StringIO()
     total = grid.size()
     # A fact or element size far out of range overflows in the arrays; such a row is refused by write_rows.
@@ -1079,6 +1092,38 @@ def sweep_command(
 
         write_atomically(output, buffer.getvalue(), force=force)
         click.echo(f"{total:,} prices -> {output}", err=True)
+    for line in under:
+        click.echo(f"passprice: {line}", err=True)
+
+
+def _sweep_locks(root: Any, servings: tuple[str, ...], lock_ref: str | None, no_lock: bool) -> list[str]:
+    """Each registered serving of a sweep judged under its locks (or under ``--lock L`` alone, which must lock one
+    of them); raises :class:`Refused` on a floor breached. The lines naming the locks each is priced under."""
+    from passprice.enforce import LockMismatch, guard, serving_name
+    from passprice.servings import load_spec, resolve
+
+    if lock_ref is not None and no_lock:
+        raise click.UsageError("give --lock L or --no-lock, not both")
+    lines = []
+    mismatches = []
+    for ref in servings:
+        name = serving_name(root, ref)
+        if name is None:
+            continue
+        resolved = resolve(root, load_spec(root, ref))
+        try:
+            g = guard(root, name, resolved, lock_ref, no_lock)
+        except LockMismatch as e:
+            mismatches.append(e)
+            continue
+        for v in g.judge(resolved.facts()):
+            if not v.holds:
+                raise Refused(v.message(), {**v.to_json(), "serving": name})
+        if g.locks:
+            lines.append(f"{name}: {g.line([])}")
+    if lock_ref is not None and not lines and mismatches:
+        _refuse(mismatches[0])
+    return lines
 
 
 # --- the sketch's questions: KV memory by context, ops:byte, speculative decoding ----------------------------------
@@ -1128,6 +1173,7 @@ def kv_command(
 @cli.command("roofline")
 @click.argument("card_name", metavar="CARD")
 @_serving_options(with_batch=False)
+@_lock_options
 @click.option(
     "--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE.png|svg",
     help="Draw tokens/s and pass time against the batch (needs matplotlib: pip install 'passprice[plot]').",
@@ -1137,7 +1183,7 @@ def kv_command(
 @click.pass_context
 def roofline_command(
     ctx: click.Context, /, card_name: str, serving: str | None, plot_path: Path | None, force: bool, as_json: bool,
-    **o: Any,
+    lock_ref: str | None, no_lock: bool, **o: Any,
 ) -> None:
     """Ridge points of CARD's datapaths; with SERVING (or --checkpoint), its arithmetic intensity by batch on CARD,
     the batch at which the bind changes, the best batch and the largest that fits."""
@@ -1183,20 +1229,23 @@ def roofline_command(
         line = roofline(resolved.header, resolved.card, resolved.serving, title)
     except ServingRefusal as e:
         _refuse(e)
+    g, verdicts = _under_locks(root, serving, resolved, lock_ref, no_lock)
     data = roofline_json(line)
     _finite(data)  # before the plot is written: a roofline JSON cannot carry is no picture either
     if plot_path is not None:
         draw(line, plot_path, force=force)
     if as_json:
-        _echo_json(data)
+        _echo_json({**data, "lock": g.to_json()})
     else:
         click.echo(roofline_text(line))
+        click.echo(f"  lock: {g.line(verdicts)}")
     if plot_path is not None:
         click.echo(f"plot -> {plot_path}", err=True)
 
 
 @cli.command("speculate")
 @_serving_options(with_batch=True)
+@_lock_options
 @click.option("--tokens", "tokens_text", default="1..8", show_default=True, help="Draft lengths: 1..8, 1,2,4 or 3.")
 @click.option("--best", "at_best", is_flag=True, help="Price each draft length at its own best batch.")
 @click.option(
@@ -1210,7 +1259,7 @@ def roofline_command(
 @click.pass_context
 def speculate_command(
     ctx: click.Context, /, serving: str | None, tokens_text: str, at_best: bool, passes: int, seed: int,
-    as_json: bool, **o: Any,
+    as_json: bool, lock_ref: str | None, no_lock: bool, **o: Any,
 ) -> None:
     """Tokens/s and speedup over no drafting of SERVING for each draft length (--tokens), at its batch (or --batch N,
     or each at its own --best batch), with a Monte-Carlo check of the tokens each pass emits."""
@@ -1245,7 +1294,8 @@ def speculate_command(
         )
     except ServingRefusal as e:
         _refuse(e)
-    data = speculation_json(result)
+    g, verdicts = _under_locks(root, serving, resolved, lock_ref, no_lock)
+    data = {**speculation_json(result), "lock": g.to_json()}
     if all(r.refusal is not None for r in result.rows):
         names = ", ".join(sorted({r.refusal.name for r in result.rows if r.refusal is not None}))
         raise Refused(f"every draft length is refused ({names})", data)
@@ -1255,6 +1305,7 @@ def speculate_command(
     else:
         click.echo(speculation_text(result, f"{serving or spec.checkpoint}: {resolved.spec.checkpoint} on "
                                     f"{resolved.card.name}"))
+        click.echo(f"  lock: {g.line(verdicts)}")
 
 
 @cli.command("simulate")
@@ -1284,6 +1335,7 @@ def speculate_command(
               "refused.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here (default: stdout).")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
+@_lock_options
 @_json_option
 @click.pass_context
 def simulate_command(
@@ -1306,6 +1358,8 @@ def simulate_command(
     max_steps: int,
     output: Path | None,
     force: bool,
+    lock_ref: str | None,
+    no_lock: bool,
     as_json: bool,
 ) -> None:
     """Serve a request trace on SERVING, every step priced as the pass of the rows it carries: static against
@@ -1337,6 +1391,7 @@ def simulate_command(
         pricer = StepPricer.of(resolved.header, resolved.card, resolved.serving)
     except ServingRefusal as e:
         _refuse(e)
+    g, verdicts = _under_locks(root, serving, resolved, lock_ref, no_lock, pricer.rests_on())
     model = resolved.header.meta_int("context_length")
     if trace_path is not None:
         trace = read_trace(trace_path, pricer.limit, model)
@@ -1364,9 +1419,10 @@ def simulate_command(
         _refuse(e)
     title = f"simulate {serving}: {resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
     sim = Simulation(title, serving, trace.summary(), settings, pricer, tuple(outcomes))
-    data = simulation_json(sim)
+    data = {**simulation_json(sim), "lock": g.to_json()}
     _finite(data)  # the text shows the same figures: a TTFT of `inf s` is no latency
-    text = json.dumps(data, indent=2) + "\n" if as_json else simulation_text(sim) + "\n"
+    report = f"{simulation_text(sim)}\n  lock        {g.line(verdicts)}\n"
+    text = json.dumps(data, indent=2) + "\n" if as_json else report
     if output is None:
         click.echo(text, nl=False)
     else:

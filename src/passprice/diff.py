@@ -1151,7 +1151,7 @@ def diff_text(d: Diff) -> str:
             if lock.note:
                 lines.append(f"    note      {lock.note}")
     model = _model_line(d)
-    if model or any(code is not None and (code.own or code.running is False) for code in (d.base_code, d.head_code)):
+    if model or any(code is not None and not code.own for code in (d.base_code, d.head_code)):
         lines.append("")
         if model:
             lines.append(model)
