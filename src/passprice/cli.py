@@ -162,6 +162,14 @@ def _check_output(path: Path | None, force: bool) -> None:
         raise InputError(f"{path}: cannot write: {folder} is not a folder")
 
 
+def _relative(root: Any, path: Path) -> str:
+    """``path`` relative to the root when it lies below it (``locks/NAME.lock.toml``), else as given."""
+    try:
+        return str(path.resolve().relative_to(root.path.resolve()))
+    except ValueError:
+        return str(path)
+
+
 def _root(ctx: click.Context) -> Any:
     from passprice.registry import find_root
 
@@ -786,11 +794,12 @@ def reproduce_command(ctx: click.Context, lock: str, as_json: bool) -> None:
     path = lock_path(root, lock)
     the_lock = read_lock(path, root.schema)
     rep = reproduce(root, the_lock)
-    older = older_format(the_lock, str(path))
+    shown = _relative(root, path)
+    older = older_format(the_lock, shown)
     if as_json:
         _echo_json(reproduction_json(rep, older))
     else:
-        click.echo(reproduction_text(rep, str(path), older))
+        click.echo(reproduction_text(rep, shown, older))
     if not rep.equals:
         click.echo(f"passprice: refused: lock {the_lock.name} does not reproduce its recorded price", err=True)
         ctx.exit(1)

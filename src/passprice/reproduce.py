@@ -406,7 +406,13 @@ def reproduction_text(rep: Reproduction, shown: str, older: str | None = None) -
 
     lock = rep.lock
     locks = f"{lock.kind} lock of serving {lock.info.serving}" if lock.info.serving else f"{lock.kind} lock"
-    lines = [f"{lock.name} ({shown}; {locks}, format {lock.info.format})", f"  {rep.verdict()}"]
+    verdict = rep.verdict()
+    if rep.equals and rep.price is not None:
+        verdict += (
+            f": {rep.price['tokens_per_s']!r} tokens/s at batch {rep.price['batch']}, binds on {rep.price['binds']}, "
+            f"from its {len(lock.facts)} pinned facts"
+        )
+    lines = [f"{lock.name} ({shown}): {locks}, format {lock.info.format}", f"  {verdict}"]
     if older:
         lines.append(f"  {older}")
     today = rep.today
