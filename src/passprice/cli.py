@@ -914,12 +914,15 @@ def diff_command(ctx: click.Context, base: str | None, head: str | None, fmt: st
         if result.broken:
             names = ", ".join(lock.name for lock in result.broken)
             reasons.append(f"the change breaks lock{'s' if len(result.broken) > 1 else ''} {names}")
-        if result.stale:
-            names = ", ".join(lock.name for lock in result.stale)
+        moved = [lock.name for lock in result.stale if lock.unreviewed]
+        if moved:
             reasons.append(
-                f"it moves the locked price{'s' if len(result.stale) > 1 else ''} of {names} without re-locking "
+                f"it moves the locked price{'s' if len(moved) > 1 else ''} of {', '.join(moved)} without re-locking "
                 "(review the move, then `passprice lock --update -o LOCK`)"
             )
+        behind = [lock.name for lock in result.stale if not lock.unreviewed]
+        if behind:
+            reasons.append(f"lock{'s' if len(behind) > 1 else ''} {', '.join(behind)} already out of date on BASE")
         click.echo(f"passprice: refused: {'; '.join(reasons)}", err=True)
     ctx.exit(result.exit_status)
 

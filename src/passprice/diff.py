@@ -611,11 +611,19 @@ class LockImpact:
             f"{o.path} is {o.provenance.value}, below the floor {o.floor.value}" for o in self.verdict.offences
         )
 
+    @property
+    def unreviewed(self) -> bool:
+        """True when HEAD's lock does not record HEAD's price and the change moved it (else it was already out of
+        date on BASE)."""
+        return bool(self.stale) and (bool(self.moved) or self.added)
+
     def review(self) -> str:
         """What the change does to this lock, in a few words: ``re-locked``, ``price moved, lock not updated``,
-        ``added``, ``removed``, ``floors loosened`` …"""
+        ``out of date already on BASE``, ``added``, ``removed``, ``floors loosened`` …"""
         if self.removed:
             return "removed"
+        if self.stale and not self.unreviewed:
+            return f"out of date already on BASE ({self.stale}): re-lock it"
         if self.stale:
             return f"price moved, lock not updated ({self.stale})"
         bits = []
@@ -843,8 +851,14 @@ class Diff:
 
     @property
     def stale(self) -> tuple[LockImpact, ...]:
-        """The locks whose price HEAD moves without the lock being updated."""
+        """The locks that do not record HEAD's price: moved by the change without being re-locked, or out of date
+        already on BASE (either fails the review, as ``cargo --locked`` would)."""
         return tuple(lock for lock in self.locks if lock.stale)
+
+    @property
+    def relocked(self) -> tuple[LockImpact, ...]:
+        """The locks whose file the change rewrote (re-locked), that record HEAD's price."""
+        return tuple(lock for lock in self.locks if lock.status == "changed" and not lock.stale)
 
     @property
     def loosened(self) -> tuple[LockImpact, ...]:
@@ -874,22 +888,28 @@ class Diff:
         facts = self.fact_changes
         fact_files = {f.path for f, _ in facts}
         if not self.files and not self.model_changed and not self.locks:
-            return "no changes to facts, registry, locks or the pricing model"
+            quiet = "no changes to facts, registry, locks or the pricing model"
+            return quiet + (f"; {_n(len(self.unaffected), 'lock')} unaffected" if self.unaffected else "")
         parts = [
             f"{_n(len(facts), 'fact')} changed in {_n(len(fact_files), 'file')}"
             + (f", {len(self.weakened)} weakened" if self.weakened else "")
             if facts
             else "no fact changed"
         ]
-        others = [f for f in self.files if not f.holds_facts]
+        others = [f for f in self.files if not f.holds_facts and f.kind != "lock"]
         if others:
             parts.append(f"{_n(len(others), 'other file')} changed")
         locks = f"{_n(len(self.locks), 'lock')} affected" if self.locks else "no lock affected"
         flags = []
         if self.broken:
             flags.append(f"{len(self.broken)} {'breaks its' if len(self.broken) == 1 else 'break their'} floors")
-        if self.stale:
-            flags.append(f"{len(self.stale)} price{'s' if len(self.stale) > 1 else ''} moved unreviewed")
+        moved = [lock for lock in self.stale if lock.unreviewed]
+        if moved:
+            flags.append(f"{len(moved)} price{'s' if len(moved) > 1 else ''} moved unreviewed")
+        if len(moved) < len(self.stale):
+            flags.append(f"{len(self.stale) - len(moved)} out of date already on BASE")
+        if self.relocked:
+            flags.append(f"{len(self.relocked)} re-locked")
         if self.loosened:
             flags.append(f"{len(self.loosened)} with floors loosened")
         if flags:
@@ -1100,7 +1120,7 @@ def diff_text(d: Diff) -> str:
     lines = [f"passprice diff: {d.base.label} → {d.head.label}", d.summary()]
     for f in d.files:
         if not f.holds_facts and f.compared and f.kind not in ("checkpoint", "serving"):
-            continue  # listed at the end
+            continue  # listed with the locks, or at the end
         lines.append("")
         lines.append(f"{f.path} ({f.kind} {f.name}): {f.status}")
         for which, errors in (("BASE", f.base_errors), ("HEAD", f.head_errors)):
@@ -1130,7 +1150,7 @@ def diff_text(d: Diff) -> str:
         lines.append("locks affected")
         for lock in d.locks:
             lines.append(f"  {lock.name} ({lock.path}, card {lock.card}, {lock.kind}): {lock.review()}")
-            lines.append(f"    changed   {_inputs(lock) or '(the lock file)'}")
+            lines.append(f"    changed   {_inputs(lock) or '–'}")
             lines.append(f"    floors    {_held(lock)} → {lock.floors()}")
             rel = f"  ({_pct(lock.relative)})" if lock.relative is not None else ""
             lines.append(f"    tokens/s  {lock.before.short()} → {lock.after.short()}{rel}")
@@ -1163,7 +1183,9 @@ def diff_text(d: Diff) -> str:
     if d.unaffected:
         lines.append("")
         lines.append(f"{_n(len(d.unaffected), 'lock')} unaffected: {', '.join(lock.name for lock in d.unaffected)}")
-    others = [f for f in d.files if not f.holds_facts and f.compared and f.kind not in ("checkpoint", "serving")]
+    others = [
+        f for f in d.files if not f.holds_facts and f.compared and f.kind not in ("checkpoint", "serving", "lock")
+    ]
     if others:
         lines.append("")
         lines.append("other files changed")
