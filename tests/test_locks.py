@@ -29,9 +29,9 @@ from passprice.errors import InputError
 from passprice.files import write_atomically
 from passprice.locks import lock_text, read_lock
 from passprice.pins import pricing_model_digest
-from passprice.reproduce import reproduce
 from passprice.registry import Root
 from passprice.report import cost_json
+from passprice.reproduce import reproduce
 from passprice.serving import price_serving
 from passprice.servings import load_spec, resolve
 
@@ -700,7 +700,8 @@ def test_price_lock_without_a_serving_prices_the_locks_serving_with_todays_facts
     set_fact(root, "memory.bandwidth", "5.2", "TB/s", "published")
     today = price_json(root, "--lock", str(path))
     assert today == price_json(root, R1)
-    assert json.loads(ok(run(root, "price", "--lock", "r1", "--json")).stdout)["lock"] == {"locks": ["r1"], "note": None}
+    named = json.loads(ok(run(root, "price", "--lock", "r1", "--json")).stdout)["lock"]
+    assert named == {"locks": ["r1"], "note": None}
     assert today["tokens_per_s"] == pytest.approx(recorded["tokens_per_s"] * 5.2 / 4.8, rel=1e-12)
     text = ok(run(root, "price", "--lock", "r1")).stdout
     assert text.startswith("deepseek-r1-distill-qwen-7b-q4_k_m on h200_sxm_141gb")
