@@ -737,7 +737,12 @@ def lock_command(
     _require_unicode(lock_name, "lock name")
     paths = _parse_requires(requires)
     # The registered serving the lock locks: SERVING as registered, without options overriding it.
-    locked = old.info.serving if update and old is not None and serving is None else None
+    locked = None
+    if update and old is not None and serving is None:
+        # A lock of the first format named no serving; it locked the serving of its own name, when there is one.
+        locked = old.info.serving
+        if locked is None and old.info.format < 2 and (root.servings / f"{old.name}.toml").is_file():
+            locked = old.name
     if serving is not None and not _given({k: v for k, v in o.items() if k != "serving"}):
         locked = serving_name(root, serving)
     resolved = resolve(root, spec)
@@ -878,10 +883,29 @@ def audit_command(ctx: click.Context, /, target: str | None, as_json: bool, **o:
         result = audit(card, serving, lambda c, s: evaluate(kind, header, c, s))
     except ServingRefusal as e:
         _refuse(e)
+    warning = None
+    extra: dict[str, Any] = {"title": title}
+    if is_lock:
+        # An audit of a lock is of the price it records: say so when its pinned inputs no longer give it.
+        from passprice.locks import moved
+
+        differ = moved(the_lock.price, cost_json(result.cost), the_lock.compared())
+        extra["reproduces"] = not differ
+        extra["recorded_tokens_per_s"] = the_lock.price.get("tokens_per_s")
+        if differ:
+            warning = (
+                f"WARNING: the lock records {the_lock.price.get('tokens_per_s')!r} tokens/s, its pinned inputs give "
+                f"{result.cost.tokens_per_s!r} with today's code (first: {differ[0].field}); `passprice reproduce "
+                f"{target}` says why"
+            )
     if as_json:
-        _echo_json(audit_json(result, {"title": title}))
+        _echo_json(audit_json(result, extra))
     else:
         click.echo(audit_text(result, title))
+        if warning:
+            click.echo(f"\n{warning}")
+    if warning:
+        click.echo(f"passprice: warning: lock {target} does not reproduce its recorded price", err=True)
 
 
 # --- reviewing fact changes ------------------------------------------------------------------------------------------

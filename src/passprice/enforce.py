@@ -106,8 +106,8 @@ class Guard:
         extra = list(rests_on)
         out = []
         for lock, _ in self.locks:
-            pairs = {p: facts[p] for p in lock.rests_on if p in facts}
-            pairs.update(extra)
+            pairs = dict(extra)  # the result's own facts, in its order, then those the lock's price rests on
+            pairs.update({p: facts[p] for p in lock.rests_on if p in facts and p not in pairs})
             out.append(judge(lock.name, lock.policy, tuple(pairs.items())))
         return tuple(out)
 

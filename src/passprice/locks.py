@@ -321,10 +321,12 @@ class Lock:
         return tuple(out)
 
     def compared(self) -> tuple[str, ...]:
-        """The fields of the recorded price a reproduction compares: every one in the current format, the
-        :data:`FIGURES` in an older one (its ``rests_on``, ``weakest`` and ``provenance`` came from a fixed list)."""
+        """The fields of the recorded price a reproduction compares, in the ``--json`` order: every one in the current
+        format, the :data:`FIGURES` in an older one (its ``rests_on``, ``weakest`` and ``provenance`` came from a fixed
+        list)."""
+        order = (*COST_FIELDS, "tokens_per_s", "rests_on", "weakest")
         if self.info.format >= LOCK_FORMAT:
-            return tuple(self.price)
+            return tuple(dict.fromkeys([*(f for f in order if f in self.price), *self.price]))
         return tuple(f for f in FIGURES if f in self.price)
 
 

@@ -108,7 +108,6 @@ def pricing_modules(folder: Path = PACKAGE) -> tuple[str, ...]:
     return tuple(sorted(_trees(str(folder))))
 
 
-@functools.cache
 def _trees(folder: str) -> dict[str, ast.Module]:
     base = Path(folder)
     seen: dict[str, ast.Module] = {}
@@ -126,7 +125,6 @@ def _trees(folder: str) -> dict[str, ast.Module]:
     return seen
 
 
-@functools.cache
 def _digest(folder: str) -> str:
     h = hashlib.sha256()
     for name, tree in sorted(_trees(folder).items()):
@@ -137,13 +135,19 @@ def _digest(folder: str) -> str:
     return "sha256:" + h.hexdigest()
 
 
+@functools.cache
+def _running() -> str:
+    return _digest(str(PACKAGE))
+
+
 def pricing_model_digest(folder: Path | None = None) -> str:
     """``sha256:`` + the digest of the pricing model's code in the ``passprice`` source folder ``folder`` (default:
-    the running package): the syntax trees of :func:`pricing_modules`, docstrings dropped. Cached per folder for the
-    life of the process.
+    the running package, computed once a process): the syntax trees of :func:`pricing_modules`, docstrings dropped.
 
     Raises :class:`SyntaxError` for a module that does not parse (not in an installed package)."""
-    return _digest(str((folder or PACKAGE).resolve()))
+    if folder is None:
+        return _running()
+    return _digest(str(folder.resolve()))
 
 
 def _meta(value: MetaValue) -> Any:

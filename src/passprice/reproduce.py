@@ -389,7 +389,7 @@ def side_by_side(rep: Reproduction) -> list[tuple[str, Any, Any, Any]]:
     now = rep.price or {}
     today = rep.today.price or {}
     fields = ["tokens_per_s", "pass_s", "binds"]
-    for key in recorded:
+    for key in rep.lock.compared():
         if key in ("rests_on", "weakest"):
             continue  # shown as the facts that drifted, and by the provenance row
         if key not in fields and key in rep.lock.compared() and (
