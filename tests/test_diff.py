@@ -293,10 +293,13 @@ def test_markdown_is_a_pull_request_comment(repo: Repo) -> None:
     )
     assert "| file | fact | before | after | change | provenance | cite |" in lines
     row = next(line for line in lines if "`streams.rewrite` | 0.8333 | 0.8 |" in line)
-    assert "measured → estimated ⚠️ **weaker**" in row and NEW_CITE in row
+    assert "measured → estimated ⚠️ **weaker**" in row and row.endswith("| changed, below |")
     row = next(line for line in lines if "`memory.bandwidth` | 4.8 TB/s | 5.2 TB/s | +8.333 % | published |" in line)
     assert row.endswith("| unchanged |")
     assert "| lock | changed | floors | recorded | tokens/s BASE | tokens/s HEAD | change | binds | review |" in lines
+    # The new citation on its own line below the table, the old one after it (not `A → B` run together).
+    assert f"  - **cite (new)**: {NEW_CITE}" in lines
+    assert any(line.startswith("  - **cite (was)**: Azure AI Benchmarking Guide") for line in lines)
     lock_row = next(line for line in lines if line.startswith(f"| `{LOCK}` |"))
     assert lock_row == (
         f"| `{LOCK}` | `memory.bandwidth` | held → still holds | 996.1 | 996.1 | 1,079.1 | +8.333 % | memory | "

@@ -138,10 +138,16 @@ def test_a_lock_reproduces_after_its_card_changed_while_check_and_price_lock_see
     assert rep.equals and rep.price is not None and dict(rep.price) == recorded
     assert rep.price["tokens_per_s"] == recorded["tokens_per_s"]  # float equality, not approximate
     lines = ok(run(root, "reproduce", "mtp")).stdout.splitlines()
-    assert lines[:7] == [
+    assert lines[:9] == [
         "mtp (locks/mtp.lock.toml): price lock of serving qwen35-27b-h200-mtp, format 2",
         f"  reproduces exactly: {recorded['tokens_per_s']!r} tokens/s at batch 16, binds on memory, from its 16 "
         "pinned facts",
+        # Which of the pinned facts the price rests on, and why the others are pinned too (issue 17).
+        "  rests on 11 of its 16 pinned facts: array, draft.acceptance.1, draft.acceptance.2, memory.bandwidth, "
+        "memory.capacity, on_chip.capacity, scale, streams.append, streams.read, streams.rewrite, vector",
+        "  also pinned, not read by this price (5): host.capacity, host.read, host.stream, host.write, "
+        "on_chip.bandwidth — a lock pins the card's every fact (and every drafting figure), so it rebuilds the card "
+        "exactly; a change to one the price does not read is no drift",
         "  since the lock:",
         "    facts          1 drifted: streams.rewrite: 0.8333 (measured) → 0.75 (estimated)",
         f"    checkpoint     qwen35-27b-like: content {out['checkpoint']['pinned'][7:19]}… as pinned",

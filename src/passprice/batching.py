@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from passprice.cost import Lines, Pricing
 from passprice.serving import U32_MAX, NotResident, OnChipOverflow, ServingCost
 
 if TYPE_CHECKING:
@@ -56,32 +57,17 @@ class _Curve:
         self.card = card
         self.host_memory = host_memory
         self.priced: dict[int, ServingCost] = {}
-        bandwidth = card.memory.bandwidth.value
-        streams = card.streams
-        # Seconds of card memory: shared (weights), per sequence of the batch (embedding rows), per card-held
-        # sequence (its own bytes).
-        self.weights_s = shape.weight_bytes / (bandwidth * streams.read.value)
-        self.embed_s = shape.embed_bytes / (bandwidth * streams.read.value)
-        sequence = shape.read_bytes + shape.write_bytes
-        self.sequence_s = shape.rewrite_bytes / (bandwidth * streams.rewrite.value) + (
-            sequence - shape.rewrite_bytes
-        ) / (bandwidth * streams.append.value)
-        # Seconds of host link per host-held sequence (the slower direction).
-        host = card.host
-        self.split = host_memory and host is not None
-        if host is not None and self.split:
-            self.host_s = max(
-                shape.read_bytes / (host.read.value * host.stream.value),
-                shape.write_bytes / (host.write.value * host.stream.value),
-            )
-        else:
-            self.host_s = 0.0
-        # Seconds of arithmetic per sequence: the largest of array, vector and scale lanes.
-        self.compute_s = max(
-            shape.array_macs / card.array.value,
-            shape.vector_macs / card.vector.value,
-            shape.scale_cycles / card.scale.value,
-        )
+        # The one cost formula (passprice.cost) as lines in the batch: seconds of card memory shared (weights),
+        # per sequence of the batch (embedding rows), per card-held sequence (its own bytes); of host link per
+        # host-held sequence (the slower direction); of arithmetic per sequence (the largest of array, vector and
+        # scale lanes).
+        self.split = host_memory and card.host is not None
+        lines = Lines.of(Pricing.limit(card), shape, host=self.split)
+        self.weights_s = lines.shared_s
+        self.embed_s = lines.embed_s
+        self.sequence_s = lines.sequence_s
+        self.host_s = lines.host_s
+        self.compute_s = max(lines.array_s, lines.vector_s, lines.scale_s)
         self.card_room = shape.card_room(card)
         self.host_room = shape.host_room(card) if self.split else 0
         self.emitted = shape.emitted_per_sequence

@@ -20,7 +20,7 @@ import subprocess
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -36,6 +36,9 @@ from passprice.report import fact_json
 from passprice.servings import spec_to_document
 from passprice.sidecode import Code, code_folder, code_of, price_locks
 from passprice.tables import markdown_table, si
+
+if TYPE_CHECKING:
+    from passprice.comment import Links
 
 #: The folders of a root a diff compares.
 FOLDERS = ("facts", "registry", "locks", "schema")
@@ -530,6 +533,10 @@ class LockImpact:
     serving: tuple[str, ...] = ()
     older: bool = False
     note: str | None = None
+    #: For a lock HEAD leaves below a floor: each offending path's elasticity on HEAD's facts (% tokens/s per +1 %
+    #: of the fact, :func:`passprice.audit.audit`; ``None`` when re-pricing is refused), so a reviewer sees whether
+    #: the weakened fact moves the price at all.
+    elasticities: Mapping[str, float | None] = attrs.field(factory=dict)
 
     @property
     def removed(self) -> bool:
@@ -608,8 +615,21 @@ class LockImpact:
         if self.verdict.holds:
             return "still holds" if self.after.price is not None else "floors hold, but the price is refused"
         return "BROKEN: " + "; ".join(
-            f"{o.path} is {o.provenance.value}, below the floor {o.floor.value}" for o in self.verdict.offences
+            f"{o.path} is {o.provenance.value}, below the floor {o.floor.value}{self.elasticity(o.path)}"
+            for o in self.verdict.offences
         )
+
+    def elasticity(self, path: str) -> str:
+        """`` (elasticity +1.000)`` beside an offending ``path``: what a +1 % change of it does to tokens/s on
+        HEAD's facts, with ``the price does not depend on this fact`` when that is 0; empty when not measured."""
+        if path not in self.elasticities:
+            return ""
+        e = self.elasticities[path]
+        if e is None:
+            return " (elasticity not measured: a changed fact is refused)"
+        if abs(e) < 1e-9:
+            return " (elasticity 0: the price does not depend on this fact)"
+        return f" (elasticity {e:+.3f}: +1 % of it moves tokens/s {e:+.3f} %)"
 
     @property
     def unreviewed(self) -> bool:
@@ -668,6 +688,7 @@ class LockImpact:
             "relative_change": self.relative,
             "older_format": self.older,
             "note": self.note,
+            "elasticities": dict(self.elasticities),
         }
 
 
@@ -681,6 +702,31 @@ def _judge(lock: Lock | None, side: PriceSide) -> Verdict | None:
     else:
         pairs = [(p, Provenance(side.facts[p])) for p in lock.rests_on if p in side.facts]
     return judge(lock.name, lock.policy, pairs)
+
+
+def offence_elasticities(side: Side, lock: Lock, verdict: Verdict | None) -> dict[str, float | None]:
+    """Each path ``verdict`` finds below a floor, with its elasticity on ``side``'s facts (the price's audit,
+    :func:`passprice.audit.audit`, with the running code); empty when the floors hold or the side cannot price the
+    lock."""
+    if verdict is None or verdict.holds:
+        return {}
+    from passprice.audit import audit
+    from passprice.locks import evaluate
+    from passprice.reproduce import today_spec
+    from passprice.serving import ServingRefusal
+    from passprice.servings import resolve
+
+    try:
+        resolved = resolve(side.root, today_spec(side.root, lock)[0])
+        rows = audit(
+            resolved.card,
+            resolved.serving,
+            lambda c, s: evaluate(lock.kind, resolved.header, c, s),
+        ).rows
+    except (InputError, ServingRefusal):
+        return {}
+    by_path = {r.path: r.elasticity for r in rows}
+    return {o.path: by_path[o.path] for o in verdict.offences if o.path in by_path}
 
 
 def _locks(side: Side) -> dict[str, Lock | None]:
@@ -773,6 +819,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
         if status not in ("added", "removed") and base.code.model != head.code.model:
             inputs.append("pricing model")
         policy = compare_policies(old.policy, new.policy) if old is not None and new is not None else ()
+        verdict = _judge(new or old, after) if status != "removed" else None
         out.append(
             LockImpact(
                 name=lock.name,
@@ -785,7 +832,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                 before=before,
                 after=after,
                 verdict_before=_judge(old, before) if status != "added" else None,
-                verdict=_judge(new or old, after) if status != "removed" else None,
+                verdict=verdict,
                 recorded_before=old.price if old is not None and status != "added" else None,
                 recorded=new.price if new is not None else None,
                 policy=policy,
@@ -793,6 +840,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                 serving=serving,
                 older=new is not None and new.info.format < LOCK_FORMAT,
                 note=note,
+                elasticities=offence_elasticities(head, lock, verdict) if status != "removed" else {},
             )
         )
     return tuple(out)
@@ -1200,11 +1248,42 @@ def _content(f: FileChange) -> str:
     return f"{before} → {after}"
 
 
-def diff_markdown(d: Diff) -> str:
-    """The diff as a pull-request comment: a summary line, then tables of fact changes and of the locks affected
-    (what changed for each, floors, recorded and re-priced tokens/s, change, bind, review), and sections for floors
-    loosened or tightened, locks added or removed, checkpoint entries, servings, schemas, the pricing model, the
-    locks unaffected and the files that do not read."""
+def _cite_cell(c: FactChange) -> str:
+    """The facts table's cite column: the citation itself is shown below the table, on its own line."""
+    if c.change != "changed":
+        return "below"
+    return "changed, below" if c.old is not None and c.new is not None and c.old.cite != c.new.cite else "unchanged"
+
+
+def _fact_details(d: Diff, links: Links | None) -> list[str]:
+    """Below the facts table, one item a changed fact: where it is (a link to its lines on HEAD when the repository
+    is known), the new citation on its own line (and the old one when it changed), and the note."""
+    out = []
+    for f, c in d.fact_changes:
+        where = f"`{f.path}`"
+        if links is not None and c.new is not None:
+            where = links.fact_link(f.path, c.path, Path(d.head.folder) if d.head.folder else None)
+        out.append(f"- `{f.name}` `{c.path}` ({c.change}) in {where}")
+        if c.new is not None:
+            label = "cite (new)" if c.old is not None and c.old.cite != c.new.cite else "cite"
+            out.append(f"  - **{label}**: {c.new.cite}")
+        if c.old is not None and (c.new is None or c.old.cite != c.new.cite):
+            out.append(f"  - **cite (was)**: {c.old.cite}")
+        note = c.new.note if c.new is not None else None
+        if note:
+            out.append(f"  - **note**: {note}")
+        elif c.old is not None and c.old.note and c.new is not None:
+            out.append(f"  - **note** removed (was: {c.old.note})")
+    return out
+
+
+def diff_markdown(d: Diff, links: Links | None = None) -> str:
+    """The diff as a pull-request comment: a summary line, then a table of fact changes with, below it, each fact's
+    new citation and note on their own lines (linked to the changed lines when ``links`` knows the repository), a
+    table of the locks affected (what changed for each, floors with each offending fact's elasticity, recorded and
+    re-priced tokens/s, change, bind, review; each lock linked to its file), and sections for floors loosened or
+    tightened, locks added or removed, checkpoint entries, servings, schemas, the pricing model, the locks
+    unaffected and the files that do not read."""
     mark = "❌" if d.exit_status else ("⚠️" if d.weakened or d.loosened else "✅")
     out = [f"{mark} **passprice diff** `{d.base.label}` → `{d.head.label}`: {d.summary()}"]
     facts = d.fact_changes
@@ -1217,7 +1296,7 @@ def diff_markdown(d: Diff) -> str:
                 show(c.new),
                 _what(c),
                 _provenance(c).replace("(WEAKER)", "⚠️ **weaker**"),
-                _cite(c),
+                _cite_cell(c),
             ]
             for f, c in facts
         ]
@@ -1226,6 +1305,8 @@ def diff_markdown(d: Diff) -> str:
             "#### Facts",
             "",
             markdown_table(["file", "fact", "before", "after", "change", "provenance", "cite"], rows, right=(2, 3, 4)),
+            "",
+            *_fact_details(d, links),
         ]
     if d.locks:
         rows = []
@@ -1239,7 +1320,8 @@ def diff_markdown(d: Diff) -> str:
                 review = f"⚠️ {review}"
             rows.append(
                 [
-                    f"`{lock.name}`",
+                    links.file_link(lock.path, f"`{lock.name}`") if links is not None and not lock.removed
+                    else f"`{lock.name}`",
                     ", ".join(f"`{p}`" for p in _inputs(lock).split(", ") if p) or "–",
                     f"{_held(lock)} → {floors}",
                     _recorded(lock),
@@ -1327,12 +1409,18 @@ def diff_markdown(d: Diff) -> str:
     return "\n".join(out)
 
 
-def render(d: Diff, fmt: str) -> str:
-    """``d`` as ``text``, ``markdown`` or ``json`` (indented). Raises :class:`ValueError` for another format."""
+def render(d: Diff, fmt: str, links: Links | None = None) -> str:
+    """``d`` as ``text``, ``markdown``, ``comment`` (the markdown behind the sticky pull-request comment's marker,
+    :func:`passprice.comment.comment_body`) or ``json`` (indented); ``links`` lets markdown link files and lines.
+    Raises :class:`ValueError` for another format."""
     if fmt == "text":
         return diff_text(d)
     if fmt == "markdown":
-        return diff_markdown(d)
+        return diff_markdown(d, links)
+    if fmt == "comment":
+        from passprice.comment import comment_body
+
+        return comment_body(d, links)
     if fmt == "json":
         return json.dumps(d.to_json(), indent=2, ensure_ascii=False)
     raise ValueError(f"unknown format {fmt!r}")

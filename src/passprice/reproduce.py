@@ -413,6 +413,15 @@ def reproduction_text(rep: Reproduction, shown: str, older: str | None = None) -
             f"from its {len(lock.facts)} pinned facts"
         )
     lines = [f"{lock.name} ({shown}): {locks}, format {lock.info.format}", f"  {verdict}"]
+    rests = sorted(p for p in lock.rests_on if p in lock.facts)
+    others = sorted(p for p in lock.facts if p not in rests)
+    lines.append(f"  rests on {len(rests)} of its {len(lock.facts)} pinned facts: {', '.join(rests)}")
+    if others:
+        lines.append(
+            f"  also pinned, not read by this price ({len(others)}): {', '.join(others)} — a lock pins the card's "
+            "every fact (and every drafting figure), so it rebuilds the card exactly; a change to one the price does "
+            "not read is no drift"
+        )
     if older:
         lines.append(f"  {older}")
     today = rep.today

@@ -26,6 +26,7 @@ from typing import Any
 import attrs
 
 from passprice.cards import Card
+from passprice.cost import Lines, Pricing, binding
 from passprice.errors import InputError
 from passprice.files import write_atomically
 from passprice.gguf_header import GGUFHeader
@@ -34,7 +35,6 @@ from passprice.serving import (
     Serving,
     ServingBind,
     ServingCost,
-    binding,
     pass_shape,
 )
 
@@ -99,18 +99,14 @@ class Coefficients:
 
     @classmethod
     def of(cls, shape: PassShape, card: Card) -> Coefficients:
-        """The coefficients of ``shape`` on ``card``."""
-        bandwidth = card.memory.bandwidth.value
-        streams = card.streams
-        sequence = shape.read_bytes + shape.write_bytes
+        """The coefficients of ``shape`` on ``card``: the one cost formula's lines (:class:`passprice.cost.Lines`)."""
+        lines = Lines.of(Pricing.limit(card), shape)
         return cls(
-            memory_shared_s=shape.weight_bytes / (bandwidth * streams.read.value),
-            memory_per_sequence_s=shape.embed_bytes / (bandwidth * streams.read.value)
-            + shape.rewrite_bytes / (bandwidth * streams.rewrite.value)
-            + (sequence - shape.rewrite_bytes) / (bandwidth * streams.append.value),
-            array_s=shape.array_macs / card.array.value,
-            vector_s=shape.vector_macs / card.vector.value,
-            scale_s=shape.scale_cycles / card.scale.value,
+            memory_shared_s=lines.shared_s,
+            memory_per_sequence_s=lines.embed_s + lines.sequence_s,
+            array_s=lines.array_s,
+            vector_s=lines.vector_s,
+            scale_s=lines.scale_s,
         )
 
     def compute(self) -> tuple[float, ServingBind]:
@@ -498,7 +494,10 @@ def roofline_text(line: Roofline) -> str:
     lines.append("binds when its intensity reaches its ridge")
     lines.append(
         text_table(
-            ["batch", "bytes moved", "array MAC/B", "vector MAC/B", "scale cyc/B", "pass", "tokens/s", "binds", ""],
+            [
+                "batch", "bytes moved", "array MAC/B", "vector MAC/B", "scale cyc/B", "pass", "tokens/s", "binds",
+                "best / largest",
+            ],
             rows,
             right=(0, 1, 2, 3, 4, 5, 6),
         )

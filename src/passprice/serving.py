@@ -28,6 +28,7 @@ import attrs
 
 from passprice import ggml
 from passprice.cards import Card
+from passprice.cost import Pricing, binding, pass_seconds, pass_terms
 from passprice.decode import (
     DecodeRefusal,
     Deployment,
@@ -598,16 +599,6 @@ def rested_on(shape: PassShape, card: Card, host_used: bool) -> tuple[tuple[str,
     return tuple((p, facts[p]) for p in paths) + shape.facts
 
 
-def binding(terms: Sequence[tuple[float, ServingBind]]) -> tuple[float, ServingBind]:
-    """The largest term, and on a tie the *last* of the equal maxima, as Rust's ``Iterator::max_by`` with
-    ``f64::total_cmp`` picks it in the seed's ``cost``."""
-    best = terms[0]
-    for term in terms[1:]:
-        if term[0] >= best[0]:
-            best = term
-    return best
-
-
 @attrs.frozen
 class PassShape:
     """A pass as a function of its batch (seed ``PassShape``): everything a pass costs is shared by the batch or
@@ -636,23 +627,26 @@ class PassShape:
     provenance: Provenance
     facts: tuple[tuple[str, Fact], ...] = ()
 
-    def cost(self, card: Card, batch: int, host_sequences: int) -> ServingCost:
+    def cost(self, card: Card, batch: int, host_sequences: int, pricing: Pricing | None = None) -> ServingCost:
         """The pass of ``batch`` sequences, ``host_sequences`` of them held in host memory, on ``card`` (seed
-        ``PassShape::cost``).
+        ``PassShape::cost``), its terms from the one cost formula (:func:`passprice.cost.pass_terms`) at
+        ``pricing``'s rates and capacities (default: the card's limit, :meth:`Pricing.limit`).
 
         Raises :class:`Empty` (batch 0), :class:`NoHostLink`, :class:`NotResident` (card, then host memory),
         :class:`OnChipOverflow`, in that order.
         """
         if batch == 0:
             raise Empty("batch")
+        if pricing is None:
+            pricing = Pricing.limit(card)
         host_sequences = min(host_sequences, batch)
         b = float(batch)
         bh = float(host_sequences)
         bd = b - bh
         held_bytes = self.held_shared + bd * self.held_per_sequence
-        capacity_bytes = card.memory.capacity.value
+        capacity_bytes = pricing.capacity
         host_held_bytes = bh * self.held_per_sequence
-        host_capacity_bytes = card.host.capacity.value if card.host is not None else 0.0
+        host_capacity_bytes = pricing.host_capacity
         if host_sequences > 0 and card.host is None:
             raise NoHostLink(card.name)
         if held_bytes > capacity_bytes:
@@ -660,32 +654,29 @@ class PassShape:
         if host_held_bytes > host_capacity_bytes:
             raise NotResident(host_held_bytes, host_capacity_bytes, "host")
         on_chip_bytes = b * self.on_chip_per_sequence
-        on_chip_capacity = card.on_chip.capacity.value
+        on_chip_capacity = pricing.on_chip
         if on_chip_bytes > on_chip_capacity:
             raise OnChipOverflow(on_chip_bytes, on_chip_capacity)
         weight_bytes = self.weight_bytes + b * self.embed_bytes
         sequence_bytes = self.read_bytes + self.write_bytes
-        bandwidth = card.memory.bandwidth.value
-        streams = card.streams
-        memory_s = weight_bytes / (bandwidth * streams.read.value) + bd * (
-            self.rewrite_bytes / (bandwidth * streams.rewrite.value)
-            + (sequence_bytes - self.rewrite_bytes) / (bandwidth * streams.append.value)
-        )
-        host = card.host
-        if host is not None and host_sequences > 0:
-            host_s = max(
-                bh * self.read_bytes / (host.read.value * host.stream.value),
-                bh * self.write_bytes / (host.write.value * host.stream.value),
-            )
-        else:
-            host_s = 0.0
         array_macs = b * self.array_macs
         vector_macs = b * self.vector_macs
         scale_cycles = b * self.scale_cycles
-        array_s = array_macs / card.array.value
-        vector_s = vector_macs / card.vector.value
-        scale_s = scale_cycles / card.scale.value
-        pass_s, binds = binding(
+        terms = pass_terms(
+            pricing,
+            batch=b,
+            card_sequences=bd,
+            host_sequences=bh,
+            shared_bytes=weight_bytes,
+            read_bytes=self.read_bytes,
+            write_bytes=self.write_bytes,
+            rewrite_bytes=self.rewrite_bytes,
+            array_macs=self.array_macs,
+            vector_macs=self.vector_macs,
+            scale_cycles=self.scale_cycles,
+        )
+        memory_s, host_s, array_s, vector_s, scale_s = terms.as_tuple()
+        binding_s, binds = binding(
             [
                 (memory_s, ServingBind.MEMORY),
                 (host_s, ServingBind.HOST),
@@ -694,6 +685,7 @@ class PassShape:
                 (scale_s, ServingBind.SCALE),
             ]
         )
+        pass_s = pass_seconds(pricing, terms, binding_s)
         rests_on = rested_on(self, card, host_sequences > 0)
         provenance = max(weakest(f.provenance for _, f in rests_on), self.provenance)
         return ServingCost(

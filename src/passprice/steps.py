@@ -44,6 +44,7 @@ import numpy as np
 
 from passprice import ggml
 from passprice.cards import Card
+from passprice.cost import Pricing, binding, pass_terms
 from passprice.decode import DecodeRefusal, Deployment, StageKind, decode_step
 from passprice.facts import Fact, Provenance
 from passprice.gguf_header import GGUFHeader
@@ -60,7 +61,6 @@ from passprice.serving import (
     StateFlush,
     Step,
     array_passes,
-    binding,
     is_float,
     lane_cycles,
     pass_shape,
@@ -371,18 +371,22 @@ class StepPricer:
         weights = sh.weight_bytes if d > 0.0 else pr.weight_bytes - (0.0 if lasts > 0.0 else self.head_bytes)
         weight_bytes = weights + shared_once_bytes + d * sh.embed_bytes + prompt_rows * pr.embed_bytes
         sequence_bytes = read + write
-        card = self.card
-        bandwidth = card.memory.bandwidth.value
-        streams = card.streams
-        memory_s = (
-            weight_bytes / (bandwidth * streams.read.value)
-            + rewrite / (bandwidth * streams.rewrite.value)
-            + (sequence_bytes - rewrite) / (bandwidth * streams.append.value)
+        # The one cost formula (passprice.cost) with the step's totals as one sequence's: every sequence is in card
+        # memory, so the host link is idle.
+        terms = pass_terms(
+            Pricing.limit(self.card),
+            batch=1.0,
+            card_sequences=1.0,
+            host_sequences=0.0,
+            shared_bytes=weight_bytes,
+            read_bytes=read,
+            write_bytes=write,
+            rewrite_bytes=rewrite,
+            array_macs=array,
+            vector_macs=vector,
+            scale_cycles=scale,
         )
-        host_s = 0.0
-        array_s = array / card.array.value
-        vector_s = vector / card.vector.value
-        scale_s = scale / card.scale.value
+        memory_s, host_s, array_s, vector_s, scale_s = terms.as_tuple()
         pass_s, binds = binding(
             [
                 (memory_s, ServingBind.MEMORY),

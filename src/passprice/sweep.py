@@ -24,6 +24,7 @@ import numpy as np
 
 from passprice import schema
 from passprice.cards import Card, load_card
+from passprice.cost import Pricing, binding_index, pass_seconds, pass_terms
 from passprice.drafts import DraftMethod, load_draft_method
 from passprice.errors import InputError
 from passprice.facts import weakest
@@ -222,24 +223,25 @@ class _Batches:
     """The seed's ``PassShape::cost`` and ``cost_split`` for an array of batches: every field an array, computed
     with the scalar code's operations in its order, so each element equals the scalar result exactly."""
 
-    def __init__(self, shape: PassShape | _ShapeByPosition, card: Card) -> None:
+    def __init__(self, shape: PassShape | _ShapeByPosition, card: Card, pricing: Pricing | None = None) -> None:
         self.shape = shape
         self.card = card
+        self.pricing = pricing if pricing is not None else Pricing.limit(card)
 
     def cost(self, batch: np.ndarray, host_sequences: np.ndarray) -> dict[str, np.ndarray]:
         """Every field of the pass for each (batch, host sequences) pair, and ``refusal``: the code of the first
         capacity check it fails (0 when it fits)."""
-        sh, card = self.shape, self.card
+        sh, card, pricing = self.shape, self.card, self.pricing
         host_sequences = np.minimum(host_sequences, batch)
         b = batch.astype(float)
         bh = host_sequences.astype(float)
         bd = b - bh
         held_bytes = sh.held_shared + bd * sh.held_per_sequence
-        capacity_bytes = card.memory.capacity.value
+        capacity_bytes = pricing.capacity
         host_held_bytes = bh * sh.held_per_sequence
-        host_capacity_bytes = card.host.capacity.value if card.host is not None else 0.0
+        host_capacity_bytes = pricing.host_capacity
         on_chip_bytes = b * sh.on_chip_per_sequence
-        on_chip_capacity = card.on_chip.capacity.value
+        on_chip_capacity = pricing.on_chip
         refusal = np.full(batch.shape, _OK)
         checks = [
             ((host_sequences > 0) & (card.host is None), _NO_HOST),
@@ -249,33 +251,24 @@ class _Batches:
         ]
         for failed, code in reversed(checks):
             refusal = np.where(failed, code, refusal)
-        weight_bytes = sh.weight_bytes + b * sh.embed_bytes
-        sequence_bytes = sh.read_bytes + sh.write_bytes
-        bandwidth = card.memory.bandwidth.value
-        streams = card.streams
-        memory_s = weight_bytes / (bandwidth * streams.read.value) + bd * (
-            sh.rewrite_bytes / (bandwidth * streams.rewrite.value)
-            + (sequence_bytes - sh.rewrite_bytes) / (bandwidth * streams.append.value)
+        terms = pass_terms(
+            pricing,
+            batch=b,
+            card_sequences=bd,
+            host_sequences=bh,
+            shared_bytes=sh.weight_bytes + b * sh.embed_bytes,
+            read_bytes=sh.read_bytes,
+            write_bytes=sh.write_bytes,
+            rewrite_bytes=sh.rewrite_bytes,
+            array_macs=sh.array_macs,
+            vector_macs=sh.vector_macs,
+            scale_cycles=sh.scale_cycles,
         )
-        host = card.host
-        if host is not None:
-            host_s = np.where(
-                host_sequences > 0,
-                np.maximum(
-                    bh * sh.read_bytes / (host.read.value * host.stream.value),
-                    bh * sh.write_bytes / (host.write.value * host.stream.value),
-                ),
-                0.0,
-            )
-        else:
-            host_s = np.zeros(batch.shape)
-        array_s = (b * sh.array_macs) / card.array.value
-        vector_s = (b * sh.vector_macs) / card.vector.value
-        scale_s = (b * sh.scale_cycles) / card.scale.value
-        terms = np.stack([memory_s, host_s, array_s, vector_s, scale_s])
-        # The last of equal maxima binds, as Rust's max_by does: argmax over the terms in reverse order.
-        binds = 4 - np.argmax(terms[::-1], axis=0)
-        pass_s = np.take_along_axis(terms, binds[None, :], axis=0)[0]
+        stacked = np.stack(np.broadcast_arrays(*terms.as_tuple()))
+        memory_s, host_s, array_s, vector_s, scale_s = stacked
+        # The last of equal maxima binds, as Rust's max_by does.
+        binds = binding_index(stacked)
+        pass_s = pass_seconds(pricing, terms, np.take_along_axis(stacked, binds[None, ...], axis=0)[0])
         return {
             "batch": batch,
             "host_sequences": host_sequences,
