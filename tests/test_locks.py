@@ -169,7 +169,7 @@ def test_a_lock_reproduces_after_its_card_changed_while_check_and_price_lock_see
     )
     assert (
         "lock mtp (locks/mtp.lock.toml, locks serving qwen35-27b-h200-mtp): FAILS\n"
-        "  reproduces: yes: reproduces exactly\n"
+        "  reproduces exactly\n"
         "  pricing model: same\n"
         f"  checkpoint: qwen35-27b-like: content {out['checkpoint']['pinned'][7:19]}… as pinned\n"
         f"  floors: {FLOOR_REFUSAL}\n"
@@ -211,7 +211,7 @@ def test_drift_that_keeps_the_floors_passes_check_and_fails_check_frozen(root: P
     result = ok(run(root, "check"))
     assert (
         "lock mtp (locks/mtp.lock.toml, locks serving qwen35-27b-h200-mtp): ok\n"
-        "  reproduces: yes: reproduces exactly\n"
+        "  reproduces exactly\n"
     ) in result.stdout
     assert (
         "  floors: lock mtp holds; the price's weakest provenance is assumed\n"

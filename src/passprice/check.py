@@ -100,7 +100,7 @@ class CheckReport:
             lines.append(f"lock {s.name} ({s.path}{locks}): {'ok' if s.ok(frozen) else 'FAILS'}")
             if s.older:
                 lines.append(f"  format: {s.older}")
-            lines.append(f"  reproduces: {'yes' if s.reproduces else 'NO'}: {s.reproduction}")
+            lines.append(f"  {s.reproduction}")
             lines += [f"    {m}" for m in s.moved]
             lines.append(f"  pricing model: {s.pricing_model}")
             lines.append(f"  checkpoint: {s.checkpoint}{err if s.checkpoint_changed else ''}")
