@@ -587,12 +587,22 @@ def locks_of(root: Root, serving: str) -> tuple[Path, ...]:
     for name in root.names(root.locks, ".lock.toml"):
         path = root.locks / f"{name}.lock.toml"
         try:
-            document = tomllib.loads(path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
+            # The [lock] table alone, as passprice writes it (a table of plain keys), is enough to say which serving
+            # a lock locks; a file laid out otherwise is parsed whole.
+            section = _LOCK_TABLE.search(text)
+            document = tomllib.loads(section.group(0) if section else text)
+            if "lock" not in document:
+                document = tomllib.loads(text)
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
             continue
         if locked_serving(document, name) == serving:
             out.append(path)
     return tuple(out)
+
+
+#: The ``[lock]`` table of a lock file as :func:`lock_text` writes it: its header line and its plain keys.
+_LOCK_TABLE = re.compile(r"(?m)^\[lock\]\n(?:[A-Za-z_]+ = .*\n)+")
 
 
 def pinned_serving(lock: Lock) -> Serving:
