@@ -219,6 +219,7 @@ def file_kind(rel: str) -> tuple[str, str]:
         for where, kind in (
             ("facts/cards", "card"),
             ("facts/drafts", "draft"),
+            ("facts/routing", "routing"),
             ("registry/checkpoints", "checkpoint"),
             ("registry/servings", "serving"),
         ):
@@ -342,8 +343,8 @@ class FileChange:
 
     @property
     def holds_facts(self) -> bool:
-        """True for a card or a drafting method."""
-        return self.kind in ("card", "draft")
+        """True for a card, a drafting method or a routing record."""
+        return self.kind in ("card", "draft", "routing")
 
     @property
     def compared(self) -> bool:
@@ -391,6 +392,13 @@ def _read(side: Side, rel: str, kind: str, name: str) -> _Read:
             method = method_from_document(name, document, str(path))
             facts = {f"acceptance.{i}": f for i, f in enumerate(method.acceptance, start=1)}
             return _Read(facts, dict(document.get("method", {})))
+        if kind == "routing":
+            from passprice.routing import routing_from_document
+
+            document = schema.load(path, "routing", side.root.schema)
+            routing = routing_from_document(name, document, str(path))
+            facts = {p.split(".", 1)[1]: f for p, f in routing.facts().items()}
+            return _Read(facts, dict(document.get("routing", {})))
         if kind == "checkpoint":
             from passprice.checkpoints import header_from_entry
             from passprice.pins import checkpoint_digest
@@ -423,8 +431,8 @@ def compare_file(base: Side, head: Side, rel: str) -> FileChange:
     new = _read(head, rel, kind, name) if on_head else _Read(facts={}, meta={})
     facts: tuple[FactChange, ...] = ()
     meta: tuple[str, ...] = ()
-    if kind in ("card", "draft") and old.facts is not None and new.facts is not None:
-        facts = fact_changes(old.facts, new.facts, "draft." if kind == "draft" else "")
+    if kind in ("card", "draft", "routing") and old.facts is not None and new.facts is not None:
+        facts = fact_changes(old.facts, new.facts, {"draft": "draft.", "routing": "routing."}.get(kind, ""))
         if on_base and on_head:
             before, after = old.meta or {}, new.meta or {}
             meta = tuple(k for k in dict.fromkeys([*before, *after]) if before.get(k) != after.get(k))
@@ -790,6 +798,8 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
         touched = [by_file.get(("card", lock.card.name))]
         if lock.spec.draft is not None:
             touched.append(by_file.get(("draft", lock.spec.draft.method)))
+        if lock.spec.routing is not None:
+            touched.append(by_file.get(("routing", lock.spec.routing)))
         changed: list[str] = []
         unreadable = []
         for f in touched:

@@ -37,6 +37,7 @@ from passprice.gguf_header import GGUFHeader
 from passprice.pins import LOCK_FORMAT
 from passprice.registry import Root
 from passprice.report import cost_json
+from passprice.routing import ROUTING_PATHS, Routing
 from passprice.serving import COST_FIELDS, Serving, ServingCost, best_serving, price_serving
 from passprice.servings import Resolved, ServingSpec, spec_from_document, spec_to_document, to_serving
 
@@ -52,8 +53,11 @@ FIGURES = (*(f for f in COST_FIELDS if f != "provenance"), "tokens_per_s")
 
 def is_fact_path(path: str) -> bool:
     """Whether ``path`` names a fact a price can rest on: a card path (``streams.rewrite``), a host-link path
-    (``host.read``) or a drafting figure (``draft.acceptance.1``), the names a lock's policy and pins use."""
-    return path in CARD_PATHS or path in HOST_PATHS or _DRAFT_PATH.fullmatch(path) is not None
+    (``host.read``), a drafting figure (``draft.acceptance.1``) or a routing figure (``routing.hot_share``), the
+    names a lock's policy and pins use."""
+    return (
+        path in CARD_PATHS or path in HOST_PATHS or _DRAFT_PATH.fullmatch(path) is not None or path in ROUTING_PATHS
+    )
 
 
 def evaluate(kind: str, header: GGUFHeader, card: Card, serving: Serving) -> ServingCost:
@@ -310,6 +314,13 @@ class Lock:
         """The card as it was when the lock was written, from the pinned facts."""
         card_facts = {p: f for p, f in self.facts.items() if p in CARD_PATHS or p in HOST_PATHS}
         return card_from_facts(self.card.name, self.card.title, card_facts, self.card.hypothetical)
+
+    def pinned_routing(self) -> Routing | None:
+        """The routing the lock priced with, from the pinned ``routing.*`` facts (``None`` when it names none)."""
+        if self.spec.routing is None or not all(p in self.facts for p in ROUTING_PATHS):
+            return None
+        hot, share = (self.facts[p] for p in ROUTING_PATHS)
+        return Routing(self.spec.routing, self.spec.routing, hot, share)
 
     def pinned_acceptance(self) -> tuple[Fact, ...]:
         """The pinned drafting figures, in draft order."""
@@ -606,9 +617,9 @@ _LOCK_TABLE = re.compile(r"(?m)^\[lock\]\n(?:[A-Za-z_]+ = .*\n)+")
 
 
 def pinned_serving(lock: Lock) -> Serving:
-    """The seed's serving the lock priced, its draft resting on the pinned figures."""
+    """The seed's serving the lock priced, its draft and routing resting on the pinned figures."""
     tokens = lock.spec.draft.tokens if lock.spec.draft is not None else 0
-    return to_serving(lock.spec, lock.pinned_acceptance()[:tokens])
+    return to_serving(lock.spec, lock.pinned_acceptance()[:tokens], lock.pinned_routing())
 
 
 @attrs.frozen

@@ -19,7 +19,7 @@ _PACKAGE = Path(__file__).resolve().parent
 
 @attrs.frozen
 class Root:
-    """A folder of passprice files: ``facts/cards``, ``facts/drafts``, ``registry/checkpoints``,
+    """A folder of passprice files: ``facts/cards``, ``facts/drafts``, ``facts/routing``, ``registry/checkpoints``,
     ``registry/servings``, ``locks`` and ``schema`` below ``path``. ``embedded`` is true for the package's copy."""
 
     path: Path
@@ -34,6 +34,11 @@ class Root:
     def drafts(self) -> Path:
         """``facts/drafts``: one TOML file a drafting method."""
         return self.path / "facts" / "drafts"
+
+    @property
+    def routing(self) -> Path:
+        """``facts/routing``: one TOML file a routing record (how a mixture of experts' tokens route)."""
+        return self.path / "facts" / "routing"
 
     @property
     def checkpoints(self) -> Path:
