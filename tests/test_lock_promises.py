@@ -328,10 +328,12 @@ def test_5_a_fact_no_price_reads_moves_no_lock(branch: Path) -> None:
     head = commit(branch, "on_chip.bandwidth")
     d = diff(Root(branch), "main", head)
     assert d.exit_status == 0 and d.locks == ()
-    assert d.summary() == "1 fact changed in 1 file, 1 weakened; no lock affected; 7 locks unaffected"
+    paths = sorted(p.name for p in (branch / "locks").iterdir())
+    names = [p.removesuffix(".lock.toml") for p in paths]
+    assert len(names) >= 7 and R1 in names and MTP in names
+    assert d.summary() == f"1 fact changed in 1 file, 1 weakened; no lock affected; {len(names)} locks unaffected"
     assert diff_markdown(d).endswith(
-        "\n\n7 locks unaffected: `gemma3-270m-h100`, `qwen35-27b-h100-every8`, `qwen35-27b-h200-mtp`, "
-        "`qwen35-27b-ws1-trailing`, `r1-qwen7b-h200-best`, `r1-qwen7b-h200`, `r1-qwen7b-mi300x-int8kv`"
+        f"\n\n{len(names)} locks unaffected: " + ", ".join(f"`{n}`" for n in names)
     )
 
 
