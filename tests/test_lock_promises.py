@@ -322,16 +322,18 @@ def test_5_a_fact_no_price_reads_moves_no_lock(branch: Path) -> None:
     r1 = run_json("price", R1, root=branch)
     assert "streams.rewrite" not in r1["rests_on"]
     assert run_json("audit", R1, root=branch)["facts"][3]["path"] == "streams.append"
-    # on_chip.bandwidth: no term reads it. Changing it is no drift, and moves no lock.
+    # on_chip.bandwidth: no term reads it; host.capacity: no H200 lock holds sequences in host memory. Changing
+    # them is no drift, and moves no lock.
     set_fact(branch, "on_chip.bandwidth", "30", "TB/s", "assumed")
+    set_fact(branch, "host.capacity", "256", "GiB", "assumed")
     assert invoke("check", "--frozen", root=branch).exit_code == 0
-    head = commit(branch, "on_chip.bandwidth")
+    head = commit(branch, "on_chip.bandwidth, host.capacity")
     d = diff(Root(branch), "main", head)
     assert d.exit_status == 0 and d.locks == ()
     paths = sorted(p.name for p in (branch / "locks").iterdir())
     names = [p.removesuffix(".lock.toml") for p in paths]
     assert len(names) >= 7 and R1 in names and MTP in names
-    assert d.summary() == f"1 fact changed in 1 file, 1 weakened; no lock affected; {len(names)} locks unaffected"
+    assert d.summary() == f"2 facts changed in 1 file, 1 weakened; no lock affected; {len(names)} locks unaffected"
     assert diff_markdown(d).endswith(
         f"\n\n{len(names)} locks unaffected: " + ", ".join(f"`{n}`" for n in names)
     )

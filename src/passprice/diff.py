@@ -506,10 +506,14 @@ class PriceSide:
 
 def _figures_differ(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> str | None:
     """The first of :data:`~passprice.locks.FIGURES` that differs between two prices (``None`` when none does or a
-    side has none)."""
+    side has none). ``host_capacity_bytes`` only counts when a side holds sequences in host memory: the seed's record
+    shows the card's host capacity either way, but a price without host sequences does not rest on it."""
     if a is None or b is None:
         return None
-    return next((f for f in FIGURES if f in a and a.get(f) != b.get(f)), None)
+    host = bool(a.get("host_sequences")) or bool(b.get("host_sequences"))
+    return next(
+        (f for f in FIGURES if f in a and a.get(f) != b.get(f) and (host or f != "host_capacity_bytes")), None
+    )
 
 
 @attrs.frozen
