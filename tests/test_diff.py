@@ -86,7 +86,7 @@ def make_lock_file(path: Path, name: str, serving: str) -> None:
 
 def make_repo(path: Path, branch: str = "main") -> Repo:
     path.mkdir()
-    for folder in ("facts", "registry", "schema"):
+    for folder in ("facts", "registry", "schema", "sources"):
         shutil.copytree(REPO / folder, path / folder)
     git(path, "init", "-q", "-b", branch)
     commit_all(path, "facts")
@@ -95,9 +95,15 @@ def make_repo(path: Path, branch: str = "main") -> Repo:
     locked = commit_all(path, "lock")
     git(path, "checkout", "-q", "-b", "pr")
     bandwidth = read_fact(path, "memory.bandwidth")
-    edit_fact(path, "memory.bandwidth", value=5.2, unit="TB/s", provenance="published", cite=bandwidth.cite)
+    edit_fact(
+        path, "memory.bandwidth", value=5.2, unit="TB/s", provenance="published", source=bandwidth.source,
+        locator=bandwidth.locator,
+    )
     faster = commit_all(path, "raise memory.bandwidth")
-    edit_fact(path, "streams.rewrite", value=0.8, unit="1", provenance="estimated", cite=NEW_CITE)
+    edit_fact(
+        path, "streams.rewrite", value=0.8, unit="1", provenance="estimated", source="azure-ai-benchmarking-guide",
+        locator=NEW_CITE,
+    )
     weaker = commit_all(path, "weaken streams.rewrite")
     git(path, "checkout", "-q", "-b", "relocked", faster)
     for name in (LOCK, MTP):
@@ -140,7 +146,7 @@ def test_raised_bandwidth_moves_the_locked_prices_and_fails_until_they_are_re_lo
     assert change.old is not None and change.new is not None
     assert (change.old.amount, change.old.unit, change.new.amount, change.new.unit) == (4.8, "TB/s", 5.2, "TB/s")
     assert change.relative == pytest.approx(0.4 / 4.8, rel=1e-12)
-    assert not change.weakened and change.old.cite == change.new.cite
+    assert not change.weakened and change.old.citation() == change.new.citation()
     lock = {x.name: x for x in d.locks}[LOCK]
     assert [x.name for x in d.locks] == [MTP, LOCK] and d.unaffected == ()
     assert lock.changed == ("memory.bandwidth",) and lock.inputs == ("facts",)
@@ -188,9 +194,9 @@ def test_weakened_rewrite_breaks_the_lock_that_rests_on_it_only(repo: Repo) -> N
     assert change.old is not None and change.new is not None
     assert (change.old.amount, change.new.amount) == (0.8333, 0.8)
     assert (change.old.provenance, change.new.provenance) == (Provenance.MEASURED, Provenance.ESTIMATED)
-    assert change.new.cite == NEW_CITE and change.old.cite.startswith("Azure AI Benchmarking Guide")
+    assert change.new.locator == NEW_CITE and (change.old.locator or "").startswith("Azure_Results/ND_H200_v5_results")
     assert change.relative == pytest.approx((0.8 - 0.8333) / 0.8333, rel=1e-12)
-    assert set(change.fields) == {"value", "provenance", "cite", "note", "derivation"}  # note, derivation removed
+    assert set(change.fields) == {"value", "provenance", "locator", "note", "derivation"}  # note, derivation removed
     locks = {x.name: x for x in d.locks}
     mtp = locks[MTP]
     assert mtp.held and not mtp.holds and mtp.breaks and mtp.changed == ("streams.rewrite",)
@@ -298,8 +304,9 @@ def test_markdown_is_a_pull_request_comment(repo: Repo) -> None:
     assert row.endswith("| unchanged |")
     assert "| lock | changed | floors | recorded | tokens/s BASE | tokens/s HEAD | change | binds | review |" in lines
     # The new citation on its own line below the table, the old one after it (not `A → B` run together).
-    assert f"  - **cite (new)**: {NEW_CITE}" in lines
-    assert any(line.startswith("  - **cite (was)**: Azure AI Benchmarking Guide") for line in lines)
+    assert f"  - **cite (new)**: azure-ai-benchmarking-guide: {NEW_CITE}" in lines
+    was = "  - **cite (was)**: azure-ai-benchmarking-guide: Azure_Results/ND_H200_v5_results.md"
+    assert any(line.startswith(was) for line in lines)
     lock_row = next(line for line in lines if line.startswith(f"| `{LOCK}` |"))
     assert lock_row == (
         f"| `{LOCK}` | `memory.bandwidth` | held → still holds | 996.1 | 996.1 | 1,079.1 | +8.333 % | memory | "
@@ -418,7 +425,7 @@ def test_a_drafting_method_change(repo: Repo, tmp_path: Path) -> None:
     method.parent.mkdir(parents=True, exist_ok=True)
     method.write_text(
         '[method]\nname = "toy"\n\n[acceptance.1]\nvalue = 0.8\nunit = "1"\nprovenance = "measured"\n'
-        'cite = "a measurement, cited"\n',
+        'source = "qwen35-mtp-review"\nlocator = "a measurement, cited"\n',
         encoding="utf-8",
     )
     d = diff(Root(clone), "HEAD")

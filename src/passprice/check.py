@@ -61,14 +61,16 @@ class LockStatus:
 @attrs.frozen
 class CheckReport:
     """``passprice check``: how many files of each kind were validated (``kinds``: ``cards``, ``drafts``,
-    ``checkpoints``, ``servings``, ``locks``), every file's ``problems`` (lines naming file and key path, each once),
-    every lock's status, and the ``disagreements`` between locks of one serving that record different prices."""
+    ``checkpoints``, ``servings``, ``locks``, ``sources``), every file's ``problems`` (lines naming file and key path,
+    each once), every lock's status, the ``disagreements`` between locks of one serving that record different
+    prices, and ``warnings`` (lines that do not fail the check: a source nothing cites)."""
 
     files: int
     problems: tuple[str, ...]
     locks: tuple[LockStatus, ...]
     kinds: tuple[tuple[str, int], ...] = ()
     disagreements: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
 
     def ok(self, frozen: bool) -> bool:
         """All holds: no file problem, every lock reproduces and holds its floors, no two locks of a serving
@@ -83,6 +85,7 @@ class CheckReport:
             "files": self.files,
             "kinds": dict(self.kinds),
             "problems": list(self.problems),
+            "warnings": list(self.warnings),
             "locks": [{**attrs.asdict(s), "drifted": s.drifted, "ok": s.ok(frozen)} for s in self.locks],
             "disagreements": list(self.disagreements),
         }
@@ -95,6 +98,7 @@ class CheckReport:
             f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''}"
         ]
         lines += [f"  {p}" for p in self.problems]
+        lines += [f"  warning: {w}" for w in self.warnings]
         err = " (an error with --frozen)" if frozen else ""
         for s in self.locks:
             locks = f", locks serving {s.serving_name}" if s.serving_name else ""
@@ -148,8 +152,10 @@ def _validate_folder(
 
 def check(root: Root) -> CheckReport:
     """Validate every file of ``root`` against its schema (cards, drafting methods, routing records, checkpoints,
-    servings, locks),
-    resolve every serving, and judge every lock: reproduction from its pinned facts, today's floors, drift."""
+    servings, locks, sources), recompute every derived fact, resolve every serving, and judge every lock:
+    reproduction from its pinned facts, today's floors, drift."""
+    from passprice.lineage import review
+    from passprice.serving import ServingRefusal
     from passprice.servings import load_spec, resolve
 
     problems: list[str] = []
@@ -163,6 +169,9 @@ def check(root: Root) -> CheckReport:
         n, found = _validate_folder(root, folder, kind, build)
         kinds[f"{kind}s"] = n
         problems += found
+    found, warnings = review(root)  # sources cited and registered, derived facts recomputed (passprice.lineage)
+    problems += found
+    kinds["sources"] = len(root.names(root.sources))
     kinds["servings"] = 0
     for name in root.names(root.servings):
         kinds["servings"] += 1
@@ -170,6 +179,8 @@ def check(root: Root) -> CheckReport:
             resolve(root, load_spec(root, name))
         except InputError as e:
             problems += str(e).splitlines()
+        except ServingRefusal as e:  # a drafting method out of its scope (passprice.scopes.OutOfScope)
+            problems.append(f"{root.servings / f'{name}.toml'}: refused ({e.name}): {e}")
     statuses = []
     read: list[Any] = []
     kinds["locks"] = 0
@@ -188,7 +199,8 @@ def check(root: Root) -> CheckReport:
     # files relative to the root, as the lock lines do.
     prefix = f"{root.path}{os.sep}"
     unique = tuple(dict.fromkeys(p.removeprefix(prefix) for p in problems))
-    return CheckReport(sum(kinds.values()), unique, tuple(statuses), tuple(kinds.items()), disagreements)
+    shown = tuple(w.removeprefix(prefix) for w in warnings)
+    return CheckReport(sum(kinds.values()), unique, tuple(statuses), tuple(kinds.items()), disagreements, shown)
 
 
 def _shown(root: Root, path: Path) -> str:

@@ -1,9 +1,11 @@
 """A figure is a fact only with its value, its unit, its provenance and its citation; a result is only as strong as
 the weakest fact it rests on.
 
-A fact is written as a TOML table (``value``, ``unit``, ``provenance``, ``cite``, and optionally ``note`` and
-``derivation``); :class:`Fact` keeps what was written and the value in base units (bytes, B/s, MAC/s, cycle/s, or a
-bare share), converted exactly: ``141 GB`` is 141 × 10^9 bytes and ``80 GiB`` is 80 × 2^30 bytes.
+A fact is written as a TOML table (``value``, ``unit``, ``provenance``, ``source`` and ``locator``, and optionally
+``note`` and ``derivation``); :class:`Fact` keeps what was written and the value in base units (bytes, B/s, MAC/s,
+cycle/s, or a bare share), converted exactly: ``141 GB`` is 141 × 10^9 bytes and ``80 GiB`` is 80 × 2^30 bytes. A
+fact pinned in a lock written before facts named their sources carries a free-text ``cite`` instead, read and
+reproduced as written.
 """
 
 from __future__ import annotations
@@ -16,13 +18,16 @@ import math
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 from passprice.errors import InputError
+
+if TYPE_CHECKING:
+    from passprice.derivations import Derivation
 
 
 @functools.total_ordering
@@ -137,41 +142,73 @@ class Fact:
     """One cited figure.
 
     ``value`` is in base units (bytes, B/s, MAC/s, cycle/s, or a share in (0, 1]); ``amount`` and ``unit`` are as
-    written in the file. ``provenance`` places it on the ladder; ``cite`` says where it comes from; ``note`` gives
-    the basis of an estimate or what a device reports; ``derivation`` is the formula of a derived fact.
+    written in the file. ``provenance`` places it on the ladder; ``source`` is the id of the source record it comes
+    from (``sources/ID.toml``) and ``locator`` where in that source (table, row, column, quoted figure); ``note``
+    gives the basis of an estimate or what a device reports; ``derivation`` is the
+    :class:`~passprice.derivations.Derivation` of a computed fact. ``cite`` is the free-text citation of a fact
+    pinned in a lock written before sources existed (its derivation then is free text too); a fact has a source or
+    such a cite.
     """
 
     value: float
     amount: int | float
     unit: str
     provenance: Provenance = attrs.field(validator=attrs.validators.instance_of(Provenance))
-    cite: str = attrs.field(validator=attrs.validators.instance_of(str))
+    cite: str | None = attrs.field(default=None, validator=attrs.validators.optional(attrs.validators.instance_of(str)))
     note: str | None = None
-    derivation: str | None = None
+    derivation: str | Derivation | None = None
+    source: str | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.instance_of(str))
+    )
+    locator: str | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.instance_of(str))
+    )
+
+    def __attrs_post_init__(self) -> None:
+        if self.source is None and self.cite is None:
+            raise ValueError("a fact cites a source (source and locator) or, pinned before sources, a cite")
 
     @classmethod
     def from_entry(cls, entry: Mapping[str, Any], where: str) -> Fact:
         """The fact a validated TOML table describes (structured by :data:`converter`); ``where`` names it
         (``FILE: memory.bandwidth``) in errors.
 
-        Raises :class:`InputError` for an unknown unit, provenance, or a non-finite value.
-        """
+        Raises :class:`InputError` for an unknown unit, provenance, or a non-finite value, and for a fact that cites
+        nothing."""
         base = to_base(entry["value"], entry["unit"], f"{where}.value")
         Provenance.parse(entry["provenance"], f"{where}.provenance")
+        if entry.get("source") is None and entry.get("cite") is None:
+            raise InputError(f"{where}: cites nothing: give source (a sources/ID) and locator")
         try:
-            return _structure_fact({**entry, _BASE: base}, cls)
+            fact: Fact = _fact_hooks()[1]({**entry, _BASE: base}, cls)
         except (cattrs.BaseValidationError, ValueError, TypeError) as e:
             raise InputError(f"{where}: not a fact: {_cattrs_says(e)}") from None
+        return fact
 
     def to_entry(self) -> dict[str, Any]:
         """The fact as its TOML table (unstructured by :data:`converter`): ``value`` and ``unit`` as written, then
-        provenance, cite, and note and derivation when present."""
+        provenance, source, locator (or the legacy cite), note, derivation; the keys it was written with, so its
+        digest is the one it was pinned with."""
         out: dict[str, Any] = converter.unstructure(self)
         return out
 
+    def citation(self) -> str:
+        """Where the fact comes from, in one line: ``SOURCE: LOCATOR`` (``nvidia-h200-datasheet: Technical
+        Specifications, …``), or the free-text cite of a fact pinned before sources."""
+        if self.source is not None:
+            return f"{self.source}: {self.locator}" if self.locator else self.source
+        return self.cite or ""
+
+    def derivation_text(self) -> str | None:
+        """The derivation in one line (:meth:`~passprice.derivations.Derivation.describe`, or the free text of a
+        fact pinned before derivations had inputs), ``None`` for none."""
+        if self.derivation is None or isinstance(self.derivation, str):
+            return self.derivation
+        return self.derivation.describe()
+
     def digest(self) -> str:
         """``sha256:`` + the hex digest of the fact's canonical JSON (sorted keys, shortest round-trip floats):
-        any change of value, unit, provenance, cite, note or derivation changes it."""
+        any change of value, unit, provenance, source, locator (or cite), note or derivation changes it."""
         canonical = json.dumps(self.to_entry(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
@@ -196,23 +233,47 @@ def _cattrs_says(error: Exception) -> str:
 
 
 #: Fact ↔ its TOML table, with cattrs: the file's ``value`` is the amount as written (:attr:`Fact.amount`); the base
-#: value is derived from it and its unit when read (:func:`to_base`) and never written; ``note`` and ``derivation``
-#: are left out when absent; any other key is refused (the schema refuses it first). New optional fields of
-#: :class:`Fact` are carried without another line here.
+#: value is derived from it and its unit when read (:func:`to_base`) and never written; a derivation table becomes a
+#: :class:`~passprice.derivations.Derivation` (a legacy derivation stays text); fields at their default (no source,
+#: locator, cite, note or derivation) are left out; any other key is refused (the schema refuses it first). New
+#: optional fields of :class:`Fact` are carried without another line here.
 converter = cattrs.Converter(forbid_extra_keys=True)
 converter.register_structure_hook(int | float, lambda v, _: v)
 _BASE = "\0base"
-converter.register_unstructure_hook(
-    Fact,
-    make_dict_unstructure_fn(
-        Fact, converter, _cattrs_omit_if_default=True, value=override(omit=True), amount=override(rename="value")
-    ),
-)
-_structure_fact = make_dict_structure_fn(
-    Fact,
-    converter,
-    _cattrs_forbid_extra_keys=True,
-    value=override(rename=_BASE),
-    amount=override(rename="value"),
-)
-converter.register_structure_hook(Fact, lambda entry, cls: Fact.from_entry(entry, "fact"))
+#: The order a fact's keys are written in.
+_ORDER = ("value", "unit", "provenance", "source", "locator", "cite", "note", "derivation")
+
+
+@functools.cache
+def _fact_hooks() -> tuple[Any, Any]:
+    """The generated unstructure and structure functions of :class:`Fact`, made on first use (the derivation's type
+    lives in :mod:`passprice.derivations`, which imports this module)."""
+    from passprice.derivations import Derivation
+
+    attrs.resolve_types(Fact, localns={"Derivation": Derivation})
+
+    def unstructure_derivation(d: Any) -> Any:
+        return d if d is None or isinstance(d, str) else d.to_entry()
+
+    def structure_derivation(v: Any, _: Any) -> Any:
+        return Derivation.from_entry(v) if isinstance(v, Mapping) else v
+
+    unstructure = make_dict_unstructure_fn(
+        Fact, converter, _cattrs_omit_if_default=True, value=override(omit=True), amount=override(rename="value"),
+        derivation=override(unstruct_hook=unstructure_derivation),
+    )
+    structure = make_dict_structure_fn(
+        Fact, converter, _cattrs_forbid_extra_keys=True, value=override(rename=_BASE),
+        amount=override(rename="value"), derivation=override(struct_hook=structure_derivation),
+    )
+    return unstructure, structure
+
+
+def _unstructure_fact(fact: Fact) -> dict[str, Any]:
+    entry = _fact_hooks()[0](fact)
+    return {k: entry[k] for k in sorted(entry, key=lambda k: _ORDER.index(k) if k in _ORDER else len(_ORDER))}
+
+
+# Registered by predicate: registering by class would resolve Fact's annotations now, before Derivation exists.
+converter.register_unstructure_hook_func(lambda t: t is Fact, _unstructure_fact)
+converter.register_structure_hook_func(lambda t: t is Fact, lambda entry, cls: Fact.from_entry(entry, "fact"))

@@ -222,6 +222,8 @@ def price_today(root: Root, lock: Lock) -> Today:
         resolved: Resolved = resolve(root, spec)
     except InputError as e:
         return Today(error=str(e).splitlines()[0].replace(f"{root.path}/", ""), gone=gone)
+    except ServingRefusal as e:  # today's drafting method out of its scope for the checkpoint
+        return Today(refusal=e.to_json(), gone=gone)
     completed = portable_spec(resolved.spec, root)
     changes = serving_changes(lock.spec, completed)
     if gone:
@@ -270,6 +272,10 @@ def side_json(root: Root, requests: list[Mapping[str, Any]]) -> dict[str, Any]:
             resolved = resolve(root, spec)
         except InputError as e:
             out["error"] = " ".join(str(e).splitlines()).replace(f"{root.path}/", "")
+            results[request["key"]] = out
+            continue
+        except ServingRefusal as e:  # a drafting method out of its scope for the checkpoint
+            out["refusal"] = e.to_json()
             results[request["key"]] = out
             continue
         out["spec"] = spec_to_document(portable_spec(resolved.spec, root))
