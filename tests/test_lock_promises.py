@@ -45,7 +45,7 @@ def run_json(*args: str, root: Path, code: int = 0) -> dict[str, Any]:
 
 def set_fact(root: Path, path: str, value: str, unit: str, provenance: str) -> None:
     result = invoke("fact", "set", H200, path, "--value", value, "--unit", unit, "--provenance", provenance,
-                    "--cite", CITE, root=root)
+                    "--source", "nvidia-h200-datasheet", "--locator", CITE, root=root)
     assert result.exit_code == 0, result.output
 
 
@@ -62,7 +62,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     committed on ``main``."""
     path = tmp_path_factory.mktemp("promises") / "checkout"
     path.mkdir()
-    for folder in ("facts", "registry", "schema", "locks"):
+    for folder in ("facts", "registry", "schema", "locks", "sources"):
         shutil.copytree(REPO / folder, path / folder)
     shutil.copytree(REPO / "src" / "passprice", path / "src" / "passprice",
                     ignore=shutil.ignore_patterns("__pycache__", "_data"))

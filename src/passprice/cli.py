@@ -1081,7 +1081,7 @@ def audit_command(
         except CheckpointGone as e:
             raise Refused(str(e), e.to_json()) from None
         card, serving, kind = the_lock.pinned_card(), pinned_serving(the_lock), the_lock.kind
-        title = f"audit of lock {the_lock.name} (pinned facts): {the_lock.checkpoint.name} on {the_lock.card.name}"
+        title = f"audit of lock {the_lock.name} (pinned facts): {the_lock.checkpoint} on {the_lock.card}"
         policy = the_lock.policy
     else:
         root, spec = _spec(ctx, target, **o)

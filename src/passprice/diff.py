@@ -810,7 +810,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
         if status == "removed":
             after = PriceSide(error="the lock is removed on HEAD")
         rests = {*before.rests_on(), *after.rests_on(), *lock.rests_on}
-        touched = [by_file.get(("card", lock.card.name))]
+        touched = [by_file.get(("card", lock.card))]
         if lock.spec.draft is not None:
             touched.append(by_file.get(("draft", lock.spec.draft.method)))
         if lock.spec.routing is not None:
@@ -849,7 +849,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
             LockImpact(
                 name=lock.name,
                 path=rel,
-                card=lock.card.name,
+                card=lock.card,
                 kind=lock.kind,
                 serving_name=lock.info.serving,
                 status=status,

@@ -71,18 +71,19 @@ def mismatch(lock: Lock, serving: str | None, resolved: Resolved) -> LockMismatc
 
     if lock.info.serving is not None and serving is not None and lock.info.serving != serving:
         return LockMismatch(lock.name, "serving", lock.info.serving, serving)
-    if lock.card.name != resolved.card.name:
-        return LockMismatch(lock.name, "card", lock.card.name, resolved.card.name)
-    if lock.checkpoint.content is not None:
+    if lock.card != resolved.card.name:
+        return LockMismatch(lock.name, "card", lock.card, resolved.card.name)
+    pin = lock.checkpoint_pin
+    if pin.content is not None:
         content = checkpoint_digest(resolved.header)
-        if content != lock.checkpoint.content:
+        if content != pin.content:
             return LockMismatch(
-                lock.name, "checkpoint", f"{lock.checkpoint.name} (content {lock.checkpoint.content[7:19]}…)",
+                lock.name, "checkpoint", f"{pin.name} (content {pin.content[7:19]}…)",
                 f"{resolved.spec.checkpoint} (content {content[7:19]}…)",
             )
-    elif lock.checkpoint.sha256 != resolved.header.sha256:
+    elif pin.sha256 != resolved.header.sha256:
         return LockMismatch(
-            lock.name, "checkpoint", f"{lock.checkpoint.name} (header {lock.checkpoint.sha256[:12]}…)",
+            lock.name, "checkpoint", f"{pin.name} (header {pin.sha256[:12]}…)",
             f"{resolved.spec.checkpoint} (header {resolved.header.sha256[:12]}…)",
         )
     return None
@@ -154,6 +155,6 @@ def guard(
         return Guard()
     applies = [(lock, _shown(root, p)) for lock, p in found if mismatch(lock, None, resolved) is None]
     if not applies:
-        others = ", ".join(f"{lock.name} ({lock.card.name}, {lock.checkpoint.name})" for lock, _ in found)
+        others = ", ".join(f"{lock.name} ({lock.card}, {lock.checkpoint})" for lock, _ in found)
         return Guard(note=f"not under a lock: the locks of {serving} ({others}) lock another card or checkpoint")
     return Guard(tuple(applies))

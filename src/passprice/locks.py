@@ -277,15 +277,17 @@ class CardPin:
 @attrs.frozen
 class Lock:
     """A lock file's content, one attribute a table: ``info`` (``[lock]``), ``policy``, ``serving`` (the spec
-    priced, every default explicit), ``checkpoint``, ``card``, ``facts`` (the pinned facts by path: every card fact,
-    and ``draft.acceptance.i``), ``price`` (the recorded ``--json`` object). ``source`` is the file it was read from.
+    priced, every default explicit), ``checkpoint_pin`` (``[checkpoint]``), ``card_pin`` (``[card]``), ``facts``
+    (the pinned facts by path: every card fact, ``draft.acceptance.i`` and ``routing.*``), ``price`` (the recorded
+    ``--json`` object). ``source`` is the file it was read from. ``card``, ``checkpoint`` and the like read the pins
+    as the first format's lock did.
     """
 
     info: LockInfo
     policy: Policy
     serving: ServingSpec
-    checkpoint: CheckpointPin
-    card: CardPin
+    checkpoint_pin: CheckpointPin
+    card_pin: CardPin
     facts: Mapping[str, Fact]
     price: Mapping[str, Any]
     source: str = attrs.field(default="", eq=False)
@@ -306,6 +308,31 @@ class Lock:
         return self.serving
 
     @property
+    def card(self) -> str:
+        """The card's registry name."""
+        return self.card_pin.name
+
+    @property
+    def card_title(self) -> str:
+        """The card's title."""
+        return self.card_pin.title
+
+    @property
+    def card_hypothetical(self) -> bool:
+        """Whether the card is hypothetical."""
+        return self.card_pin.hypothetical
+
+    @property
+    def checkpoint(self) -> str:
+        """The checkpoint as the serving named it (an entry name, or a path relative to the root)."""
+        return self.checkpoint_pin.name
+
+    @property
+    def checkpoint_sha256(self) -> str:
+        """The header sha256 the checkpoint entry stated."""
+        return self.checkpoint_pin.sha256
+
+    @property
     def rests_on(self) -> tuple[str, ...]:
         """The paths the recorded price rests on."""
         return tuple(self.price.get("rests_on", {}))
@@ -313,7 +340,7 @@ class Lock:
     def pinned_card(self) -> Card:
         """The card as it was when the lock was written, from the pinned facts."""
         card_facts = {p: f for p, f in self.facts.items() if p in CARD_PATHS or p in HOST_PATHS}
-        return card_from_facts(self.card.name, self.card.title, card_facts, self.card.hypothetical)
+        return card_from_facts(self.card, self.card_title, card_facts, self.card_hypothetical)
 
     def pinned_routing(self) -> Routing | None:
         """The routing the lock priced with, from the pinned ``routing.*`` facts (``None`` when it names none)."""
@@ -365,12 +392,17 @@ converter.register_structure_hook(Provenance, lambda v, _: Provenance(v))
 for _cls in (LockInfo, CheckpointPin, CardPin, Policy):
     converter.register_unstructure_hook(_cls, make_dict_unstructure_fn(_cls, converter, _cattrs_omit_if_default=True))
 converter.register_unstructure_hook(
-    Lock, make_dict_unstructure_fn(Lock, converter, info=override(rename="lock"), source=override(omit=True))
+    Lock,
+    make_dict_unstructure_fn(
+        Lock, converter, info=override(rename="lock"), checkpoint_pin=override(rename="checkpoint"),
+        card_pin=override(rename="card"), source=override(omit=True),
+    ),
 )
 converter.register_structure_hook(
     Lock,
     make_dict_structure_fn(
-        Lock, converter, _cattrs_forbid_extra_keys=True, info=override(rename="lock"), source=override(omit=True)
+        Lock, converter, _cattrs_forbid_extra_keys=True, info=override(rename="lock"),
+        checkpoint_pin=override(rename="checkpoint"), card_pin=override(rename="card"), source=override(omit=True),
     ),
 )
 
@@ -550,8 +582,8 @@ def make_lock(
         info=LockInfo(name, kind, pricing_model_digest(), LOCK_FORMAT, serving),
         policy=policy,
         serving=spec,
-        checkpoint=CheckpointPin(spec.checkpoint, resolved.header.sha256, checkpoint_digest(resolved.header)),
-        card=CardPin(resolved.card.name, resolved.card.title, resolved.card.hypothetical),
+        checkpoint_pin=CheckpointPin(spec.checkpoint, resolved.header.sha256, checkpoint_digest(resolved.header)),
+        card_pin=CardPin(resolved.card.name, resolved.card.title, resolved.card.hypothetical),
         facts=resolved.facts(),
         price=cost_json(cost),
     )

@@ -105,7 +105,7 @@ class CheckpointGone(Exception):
 def _identity(lock: Lock, header: GGUFHeader) -> str:
     from passprice.pins import checkpoint_digest
 
-    return checkpoint_digest(header) if lock.checkpoint.content is not None else header.sha256
+    return checkpoint_digest(header) if lock.checkpoint_pin.content is not None else header.sha256
 
 
 def find_checkpoint(root: Root, lock: Lock) -> tuple[GGUFHeader | None, CheckpointState]:
@@ -113,8 +113,8 @@ def find_checkpoint(root: Root, lock: Lock) -> tuple[GGUFHeader | None, Checkpoi
     (or file) the lock names, else the first registry entry, by name, that holds it; ``None`` when none does."""
     from passprice.checkpoints import load_checkpoint
 
-    ref = lock.checkpoint.name
-    pinned = lock.checkpoint.content or lock.checkpoint.sha256
+    ref = lock.checkpoint_pin.name
+    pinned = lock.checkpoint_pin.content or lock.checkpoint_pin.sha256
     today = error = None
     try:
         named = load_checkpoint(root, rooted(ref, root))
@@ -229,7 +229,7 @@ def price_today(root: Root, lock: Lock) -> Today:
     if gone:
         changes = (f"serving {lock.info.serving} is no longer registered (priced as the lock embeds it)", *changes)
     facts = resolved.facts()
-    content = checkpoint_digest(resolved.header) if lock.checkpoint.content is not None else resolved.header.sha256
+    content = checkpoint_digest(resolved.header) if lock.checkpoint_pin.content is not None else resolved.header.sha256
     try:
         cost = evaluate(lock.kind, resolved.header, resolved.card, resolved.serving)
     except ServingRefusal as e:
