@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+import passprice
 from passprice import serving
 from passprice.cli import cli
 from passprice.errors import InputError
@@ -494,6 +495,8 @@ def test_reproduce_names_the_pricing_model_when_it_moves_the_price(
     # A new pricing model: a softmax costs more vector multiply-adds a score (the code's digest changes with it).
     monkeypatch.setattr(pins, "pricing_model_digest", lambda folder=None: "sha256:" + "ab" * 32)
     monkeypatch.setattr(serving, "SOFTMAX_MACS_PER_SCORE", 2 * serving.SOFTMAX_MACS_PER_SCORE)
+    monkeypatch.setattr(passprice, "PRICING_MODEL_VERSION", "test")  # no pass shape kept from before is served
+
     resolved = resolve(Root(root), load_spec(Root(root), R1))
     now = price_serving(resolved.header, resolved.card, resolved.serving)
     assert now.vector_macs > recorded["vector_macs"] and now.vector_s > recorded["vector_s"]
@@ -534,6 +537,7 @@ def test_reproduce_names_the_pricing_model_when_it_moves_the_price(
 
     # A changed digest that prices every field the same is said, and is no failure.
     monkeypatch.setattr(serving, "SOFTMAX_MACS_PER_SCORE", serving.SOFTMAX_MACS_PER_SCORE / 2)
+    monkeypatch.setattr(passprice, "PRICING_MODEL_VERSION", "test, undone")
     monkeypatch.setattr(pins, "pricing_model_digest", lambda folder=None: "sha256:" + "ab" * 32)
     result = ok(run(root, "reproduce", str(r1_lock)))
     assert result.stdout.splitlines()[1].startswith(
