@@ -630,6 +630,34 @@ COST_PATHS = (
 HOST_COST_PATHS = ("host.capacity", "host.read", "host.write", "host.stream")
 
 
+def rested_on(shape: PassShape, card: Card, host_used: bool) -> tuple[tuple[str, Fact], ...]:
+    """The facts a pass of ``shape`` on ``card`` reads, by lock path, in :data:`COST_PATHS` order (DESIGN.md extends
+    the seed here: the seed lists every card fact): ``memory.*``, ``on_chip.capacity`` always (they decide what fits);
+    ``streams.read`` when weights stream; ``streams.rewrite`` only when a sequence rewrites state in place (a
+    recurrent layer); ``streams.append`` when a sequence reads or appends a cache; ``array``, ``vector``, ``scale``
+    when the pass has work for them; the host link's facts only when ``host_used`` (some sequences live in host
+    memory); then the drafting figures. A fact no term reads (``on_chip.bandwidth``) is never rested on, so a change
+    to it moves no price and no lock.
+
+    The one place "rests on" is decided: :meth:`PassShape.cost`, the sweep and the step pricer call it."""
+    facts = card.facts()
+    reads = {
+        "memory.bandwidth": True,
+        "memory.capacity": True,
+        "streams.read": shape.weight_bytes + shape.embed_bytes > 0,
+        "streams.rewrite": shape.rewrite_bytes > 0,
+        "streams.append": shape.read_bytes + shape.write_bytes - shape.rewrite_bytes > 0,
+        "array": shape.array_macs > 0,
+        "vector": shape.vector_macs > 0,
+        "scale": shape.scale_cycles > 0,
+        "on_chip.capacity": True,
+    }
+    paths = [p for p in COST_PATHS if reads[p]]
+    if host_used and card.host is not None:
+        paths += HOST_COST_PATHS
+    return tuple((p, facts[p]) for p in paths) + shape.facts
+
+
 @attrs.frozen
 class Basis:
     """What every pass of one :class:`PassShape` on one card has in common, gathered once for a search over
@@ -719,20 +747,16 @@ class PassShape:
         """What every pass of this shape on ``card`` shares (:class:`Basis`): ``pricing`` (default: the card's
         limit, :meth:`Pricing.limit`), and the facts a pass rests on with their weakest provenance, without and with
         sequences in host memory (seed ``PassShape::cost``'s ``facts``: the card's cost paths, the host link's
-        when some of the batch lives there, then the shape's acceptance facts)."""
+        when some of the batch lives there, then the shape's acceptance facts; which of them, :func:`rested_on`)."""
         if pricing is None:
             pricing = Pricing.limit(card)
-        facts = card.facts()
 
-        def resting(paths: tuple[str, ...]) -> tuple[tuple[tuple[str, Fact], ...], Provenance]:
-            rests_on = tuple((p, facts[p]) for p in paths) + self.facts
+        def resting(host_used: bool) -> tuple[tuple[tuple[str, Fact], ...], Provenance]:
+            rests_on = rested_on(self, card, host_used)
             return rests_on, max(weakest(f.provenance for _, f in rests_on), self.provenance)
 
-        rests_on, provenance = resting(COST_PATHS)
-        host_rests_on, host_provenance = resting(COST_PATHS + HOST_COST_PATHS) if card.host is not None else (
-            rests_on,
-            provenance,
-        )
+        rests_on, provenance = resting(False)
+        host_rests_on, host_provenance = resting(True) if card.host is not None else (rests_on, provenance)
         return Basis(pricing, rests_on, provenance, host_rests_on, host_provenance)
 
     def cost(
@@ -777,7 +801,6 @@ class PassShape:
             raise OnChipOverflow(on_chip_bytes, on_chip_capacity)
         weight_bytes = self.shared_bytes(b)
         sequence_bytes = self.read_bytes + self.write_bytes
-        host = card.host
         array_macs = b * self.array_macs
         vector_macs = b * self.vector_macs
         scale_cycles = b * self.scale_cycles
@@ -818,7 +841,7 @@ class PassShape:
                 rtr.distinct(b * main.rows),
                 self.expert_bytes(b),
             )
-        if host is not None and host_sequences > 0:
+        if card.host is not None and host_sequences > 0:
             rests_on, provenance = basis.host_rests_on, basis.host_provenance
         else:
             rests_on, provenance = basis.rests_on, basis.provenance

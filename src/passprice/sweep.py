@@ -32,8 +32,6 @@ from passprice.facts import weakest
 from passprice.registry import Root
 from passprice.routing import Routing, load_routing
 from passprice.serving import (
-    COST_PATHS,
-    HOST_COST_PATHS,
     U32_MAX,
     BadContexts,
     BadDraft,
@@ -48,6 +46,7 @@ from passprice.serving import (
     ServingBind,
     ServingRefusal,
     pass_shape,
+    rested_on,
 )
 from passprice.servings import DraftSpec, ServingSpec, complete, load_spec, override, serving_path, to_serving
 
@@ -799,10 +798,7 @@ def _emit(
     a refusal (the scalar pricer then says what the seed would)."""
     # The facts the price rests on, in the scalar pricer's order: the card's, the host link's when the batch uses
     # host memory, the drafting figures.
-    facts = card.facts()
-    own = [(p, facts[p]) for p in COST_PATHS]
-    host_facts = [(p, facts[p]) for p in HOST_COST_PATHS] if card.host is not None else []
-    rests = {False: own + list(shape.facts), True: own + host_facts + list(shape.facts)}
+    rests = {flag: rested_on(shape, card, flag) for flag in (False, True)}
     provenance = {flag: max(weakest(f.provenance for _, f in rests[flag]), shape.provenance) for flag in rests}
     carriers = {flag: ";".join(p for p, f in rests[flag] if f.provenance is provenance[flag]) for flag in rests}
     fields = {key: value[index] for key, value in priced.items()}
