@@ -60,13 +60,13 @@ CAP_VARIABLE = "PASSPRICE_MAX_HEADER_BYTES"
 #: loop step, whatever its size in bytes), each as the cap divided by a figure here; under the default cap:
 #: 2,048 tensors (the largest real tables hold about 1,200: Llama 3.1 405B 1,138), 512 metadata keys (real headers
 #: hold under a hundred), 524,288 strings and inner arrays walked one by one (gemma3's vocabulary is 262,144,
-#: Llama 3's 128,256 tokens and 280,147 merges), 16,384 array elements kept in all and 1 MiB of string values kept in
-#: all (a longer array is kept as its type and length, a longer string as its length), so a checkpoint entry stays
-#: small enough to validate and read back in about a second.
+#: Llama 3's 128,256 tokens and 280,147 merges), 4,096 array elements kept in all (per-layer arrays hold a few
+#: hundred) and 1 MiB of string values kept in all (a longer array is kept as its type and length, a longer string
+#: as its length), so a checkpoint entry stays small enough to write, validate and read back in about a second.
 BYTES_PER_TENSOR = 16384
 BYTES_PER_KEY = 65536
 BYTES_PER_WALKED = 64
-BYTES_PER_KEPT = 2048
+BYTES_PER_KEPT = 8192
 BYTES_PER_KEPT_TEXT = 32
 #: A string value longer than this (bytes) is kept as its length (:class:`LongString`): an embedded
 #: ``tokenizer.huggingface.json``, never a figure the pricer reads.
