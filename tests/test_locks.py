@@ -636,7 +636,9 @@ def test_check_passes_on_the_repository_and_validates_every_file_kind() -> None:
     expected = {
         "cards": len(list((REPO / "facts" / "cards").glob("*.toml"))),
         "drafts": len(list((REPO / "facts" / "drafts").glob("*.toml"))),
+        "stacks": len(list((REPO / "facts" / "stacks").glob("*.toml"))),
         "checkpoints": len(list((REPO / "registry" / "checkpoints").glob("*.toml"))),
+        "measurements": len(list((REPO / "registry" / "measurements").glob("*.toml"))),
         "servings": len(list((REPO / "registry" / "servings").glob("*.toml"))),
         "locks": len(list((REPO / "locks").glob("*.lock.toml"))),
     }

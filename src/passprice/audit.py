@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from passprice.cards import CARD_PATHS, HOST_PATHS, Card, card_from_facts
+from passprice.cards import Card, card_from_facts, is_card_path
 from passprice.facts import Fact, Provenance
 from passprice.serving import Draft, Serving, ServingBind, ServingCost, ServingRefusal
 from passprice.tables import text_table
@@ -79,7 +79,7 @@ def _with_fact(card: Card, serving: Serving, path: str, fact: Fact) -> tuple[Car
         acceptance[i] = fact
         draft: Draft = attrs.evolve(serving.draft, acceptance=tuple(acceptance))
         return card, attrs.evolve(serving, draft=draft)
-    facts = {p: f for p, f in card.facts().items() if p in CARD_PATHS or p in HOST_PATHS}
+    facts = {p: f for p, f in card.facts().items() if is_card_path(p)}
     facts[path] = fact
     return card_from_facts(card.name, card.title, facts, card.hypothetical), serving
 

@@ -52,23 +52,25 @@ class _Curve:
     """Tokens/s of a :class:`PassShape` on a card as a function of the batch: exact values (priced with the seed's
     ``cost_split``, cached) and upper bounds, for one batch or a range of batches, from the pass's coefficients."""
 
-    def __init__(self, shape: PassShape, card: Card, host_memory: bool) -> None:
+    def __init__(self, shape: PassShape, card: Card, host_memory: bool, pricing: Pricing | None = None) -> None:
         self.shape = shape
         self.card = card
         self.host_memory = host_memory
+        self.pricing = pricing
         self.priced: dict[int, ServingCost] = {}
         # The one cost formula (passprice.cost) as lines in the batch: seconds of card memory shared (weights),
         # per sequence of the batch (embedding rows), per card-held sequence (its own bytes); of host link per
         # host-held sequence (the slower direction); of arithmetic per sequence (the largest of array, vector and
         # scale lanes).
         self.split = host_memory and card.host is not None
-        lines = Lines.of(Pricing.limit(card), shape, host=self.split)
+        # A stack's fixed cost and serial terms only lengthen a pass, so the bound at its rates still holds.
+        lines = Lines.of(pricing if pricing is not None else Pricing.limit(card), shape, host=self.split)
         self.weights_s = lines.shared_s
         self.embed_s = lines.embed_s
         self.sequence_s = lines.sequence_s
         self.host_s = lines.host_s
         self.compute_s = max(lines.array_s, lines.vector_s, lines.scale_s)
-        self.card_room = shape.card_room(card)
+        self.card_room = shape.card_room(card, pricing)
         self.host_room = shape.host_room(card) if self.split else 0
         self.emitted = shape.emitted_per_sequence
 
@@ -78,7 +80,7 @@ class _Curve:
         if found is None:
             if len(self.priced) >= BUDGET:
                 raise _Undecided
-            found = self.shape.cost_split(self.card, batch, self.host_memory)
+            found = self.shape.cost_split(self.card, batch, self.host_memory, self.pricing)
             self.priced[batch] = found
         return found
 
@@ -141,14 +143,14 @@ def _first(curve: _Curve, lo: int, hi: int, keep: Callable[[float], bool], floor
     return None
 
 
-def _last_fitting(shape: PassShape, card: Card, host_memory: bool, upper: int) -> int:
+def _last_fitting(shape: PassShape, card: Card, host_memory: bool, upper: int, pricing: Pricing | None = None) -> int:
     """The largest batch in 1…``upper`` the seed's scan reaches before its first capacity refusal (0 when batch 1
     is refused for capacity). Batches that fit form a prefix, so the capacities' own limit is checked, then its
     neighbour; a binary search settles any disagreement from rounding."""
 
     def fits(batch: int) -> bool:
         try:
-            shape.cost_split(card, batch, host_memory)
+            shape.cost_split(card, batch, host_memory, pricing)
         except (NotResident, OnChipOverflow):
             return False
         return True
@@ -157,7 +159,8 @@ def _last_fitting(shape: PassShape, card: Card, host_memory: bool, upper: int) -
         return 0
     limit = upper
     if shape.on_chip_per_sequence > 0:
-        limit = min(limit, max(int(card.on_chip.capacity.value // shape.on_chip_per_sequence), 1))
+        on_chip = pricing.on_chip if pricing is not None else card.on_chip.capacity.value
+        limit = min(limit, max(int(on_chip // shape.on_chip_per_sequence), 1))
     if fits(limit) and (limit == upper or not fits(limit + 1)):
         return limit
     good, bad = 1, upper + 1
@@ -170,32 +173,33 @@ def _last_fitting(shape: PassShape, card: Card, host_memory: bool, upper: int) -
     return good
 
 
-def max_batch(shape: PassShape, card: Card, host_memory: bool) -> int:
+def max_batch(shape: PassShape, card: Card, host_memory: bool, pricing: Pricing | None = None) -> int:
     """The most sequences the serving carries on ``card`` (seed ``max_batch``, without its scan): the last batch up
     to card room (+ host room) + 1 before the first capacity refusal. Raises batch 1's refusal when nothing fits,
     and any other refusal batch 1 raises."""
     # The seed's loop runs to `most.saturating_add(1)`: u32 arithmetic stops at u32::MAX.
-    n = _last_fitting(shape, card, host_memory, min(shape.most(card, host_memory) + 1, U32_MAX))
+    n = _last_fitting(shape, card, host_memory, min(shape.most(card, host_memory, pricing) + 1, U32_MAX), pricing)
     if n == 0:
-        shape.cost_split(card, 1, host_memory)
+        shape.cost_split(card, 1, host_memory, pricing)
     return n
 
 
-def best(shape: PassShape, card: Card, host_memory: bool) -> ServingCost:
+def best(shape: PassShape, card: Card, host_memory: bool, pricing: Pricing | None = None) -> ServingCost:
     """The batch that makes ``card`` emit the most tokens per second, and its pass, identical to the seed's scan
     (``PassShape::best``: ties within a relative 1e-12 go to the smaller batch), found by branch and bound.
 
-    Raises what batch 1 raises when no batch fits (or batch 1's other refusals)."""
-    first = shape.cost_split(card, 1, host_memory)
-    top = _last_fitting(shape, card, host_memory, max(shape.most(card, host_memory), 1))
+    ``pricing``: the rates and capacities (default: the card's limit; a serving stack's expected pricing gives the
+    stack's best batch). Raises what batch 1 raises when no batch fits (or batch 1's other refusals)."""
+    first = shape.cost_split(card, 1, host_memory, pricing)
+    top = _last_fitting(shape, card, host_memory, max(shape.most(card, host_memory, pricing), 1), pricing)
     if top <= 1:
         return first
-    curve = _Curve(shape, card, host_memory)
+    curve = _Curve(shape, card, host_memory, pricing)
     curve.priced[1] = first
     try:
         return curve.cost(_best_batch(curve, top))
     except _Undecided:
-        return shape.best_by_scan(card, host_memory)
+        return shape.best_by_scan(card, host_memory, pricing)
 
 
 def _best_batch(curve: _Curve, top: int) -> int:

@@ -118,10 +118,15 @@ def check(root: Root) -> CheckReport:
 
     problems: list[str] = []
     kinds: dict[str, int] = {}
+    from passprice.measurements import runs_of_document
+    from passprice.stacks import stack_from_document
+
     for folder, kind, build in (
         (root.cards, "card", card_from_document),
         (root.drafts, "draft", method_from_document),
+        (root.stacks, "stack", stack_from_document),
         (root.checkpoints, "checkpoint", lambda name, doc, src: None),
+        (root.measurements, "measurement", runs_of_document),
     ):
         n, found = _validate_folder(root, folder, kind, build)
         kinds[f"{kind}s"] = n
@@ -158,7 +163,7 @@ def _shown(root: Root, path: Path) -> str:
 
 
 def _judge_lock(root: Root, path: Path) -> LockStatus:
-    from passprice.locks import HeaderMismatch, drift, evaluate, judge, read_lock, reproduce
+    from passprice.locks import HeaderMismatch, drift, judge, priced, read_lock, reproduce
     from passprice.serving import ServingRefusal
     from passprice.servings import resolve
 
@@ -183,11 +188,23 @@ def _judge_lock(root: Root, path: Path) -> LockStatus:
         why = str(e).splitlines()[0].removeprefix(f"{root.path}{os.sep}")
         return LockStatus(lock.name, shown, reproduces, moved, False, f"today's facts do not read: {why}", ())
     refusal = None
+    today = resolved.facts()
+    stack = None
+    if lock.stack is not None:
+        # Issue 14: a lock made under a serving stack is judged with today's stack facts too.
+        from passprice.stacks import load_stack
+
+        try:
+            stack = load_stack(root, lock.stack["name"])
+        except InputError as e:
+            why = str(e).splitlines()[0].removeprefix(f"{root.path}{os.sep}")
+            return LockStatus(lock.name, shown, reproduces, moved, False, f"today's facts do not read: {why}", ())
+        today.update(stack.lock_facts())
     try:
-        cost = evaluate(lock.kind, resolved.header, resolved.card, resolved.serving)
-        verdict = judge(lock.name, lock.policy, cost.rests_on)
+        _, rests_on = priced(lock.kind, resolved.header, resolved.card, resolved.serving, stack)
+        verdict = judge(lock.name, lock.policy, rests_on)
         holds, text = verdict.holds, verdict.message()
     except ServingRefusal as e:
         holds, text, refusal = False, f"today's facts refuse the price: {e}", e.name
-    drifted = tuple(d.describe() for d in drift(lock, resolved.facts()))
+    drifted = tuple(d.describe() for d in drift(lock, today))
     return LockStatus(lock.name, shown, reproduces, moved, holds, text, drifted, refusal)

@@ -470,18 +470,36 @@ def _refuse(e: Any) -> NoReturn:
     raise Refused(str(e), e.to_json())
 
 
+_STACK_HELP = "Also price the pass under serving stack S (facts/stacks): its expected price beside the card's limit."
+
+
+def _expected(ctx: click.Context, stack: str, resolved: Any, kind: str) -> Any:
+    """The limit and the expected price under ``stack`` (issue 14); a refusal exits 1."""
+    from passprice.serving import ServingRefusal
+    from passprice.stacks import load_stack, price_expected
+
+    the_stack = load_stack(_root(ctx), stack)
+    try:
+        return price_expected(resolved.header, resolved.card, resolved.serving, the_stack, kind)
+    except ServingRefusal as e:
+        _refuse(e)
+
+
 @cli.command("price")
 @_serving_options(with_batch=True)
 @click.option(
     "--lock", "lock_path", type=click.Path(dir_okay=False, path_type=Path), metavar="L",
     help="Refuse unless lock L (a file, or a name in locks/) holds; without SERVING, price L's own serving.",
 )
+@click.option("--stack", metavar="S", help=_STACK_HELP)
 @_json_option
 @click.pass_context
-def price_command(ctx: click.Context, /, serving: str | None, lock_path: Path | None, as_json: bool, **o: Any) -> None:
+def price_command(
+    ctx: click.Context, /, serving: str | None, lock_path: Path | None, stack: str | None, as_json: bool, **o: Any
+) -> None:
     """Price one decode pass of SERVING (or of --checkpoint on --card)."""
     from passprice.locks import judge_price
-    from passprice.report import cost_json, cost_text
+    from passprice.report import cost_json, cost_text, expected_json, expected_text
     from passprice.serving import ServingRefusal, price_serving
     from passprice.servings import resolve
 
@@ -502,73 +520,104 @@ def price_command(ctx: click.Context, /, serving: str | None, lock_path: Path | 
         serving_spec = None
     root, spec = _spec(ctx, serving, base=serving_spec, **o)
     resolved = resolve(root, spec)
-    try:
-        if the_lock is not None and the_lock.kind == "best" and serving_spec is not None:
-            from passprice.serving import best_serving
+    best_kind = the_lock is not None and the_lock.kind == "best" and serving_spec is not None
+    expected = None
+    if stack is not None:
+        expected = _expected(ctx, stack, resolved, "best" if best_kind else "price")
+        cost = expected.limit
+    else:
+        try:
+            if best_kind:
+                from passprice.serving import best_serving
 
-            cost = best_serving(resolved.header, resolved.card, resolved.serving)
-        else:
-            cost = price_serving(resolved.header, resolved.card, resolved.serving)
-    except ServingRefusal as e:
-        _refuse(e)
-    verdict = judge_price(the_lock, cost) if the_lock is not None else None
+                cost = best_serving(resolved.header, resolved.card, resolved.serving)
+            else:
+                cost = price_serving(resolved.header, resolved.card, resolved.serving)
+        except ServingRefusal as e:
+            _refuse(e)
+    judged = expected.expected if expected is not None else cost
+    verdict = judge_price(the_lock, judged) if the_lock is not None else None
     if verdict is not None and not verdict.holds:
         raise Refused(verdict.message(), verdict.to_json())
-    data = cost_json(cost)
+    data = cost_json(cost) if expected is None else expected_json(expected)
     _finite(data)
     if as_json:
         _echo_json(data)
     else:
         title = f"{resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
         click.echo(cost_text(cost, title, resolved.spec))
+        if expected is not None:
+            click.echo(expected_text(expected))
         if verdict is not None:
             click.echo(f"\n  lock          {verdict.message()}")
 
 
 @cli.command("best")
 @_serving_options(with_batch=False)
+@click.option("--stack", metavar="S", help=_STACK_HELP + " The stack's best batch may differ.")
 @_json_option
 @click.pass_context
-def best_command(ctx: click.Context, /, serving: str | None, as_json: bool, **o: Any) -> None:
+def best_command(ctx: click.Context, /, serving: str | None, stack: str | None, as_json: bool, **o: Any) -> None:
     """The batch that emits the most tokens per second, and its pass."""
-    from passprice.report import cost_json, cost_text
+    from passprice.report import cost_json, cost_text, expected_json, expected_text
     from passprice.serving import ServingRefusal, best_serving
     from passprice.servings import resolve
 
     root, spec = _spec(ctx, serving, **o)
     resolved = resolve(root, spec)
-    try:
-        cost = best_serving(resolved.header, resolved.card, resolved.serving)
-    except ServingRefusal as e:
-        _refuse(e)
-    data = cost_json(cost)
+    expected = _expected(ctx, stack, resolved, "best") if stack is not None else None
+    if expected is not None:
+        cost = expected.limit
+    else:
+        try:
+            cost = best_serving(resolved.header, resolved.card, resolved.serving)
+        except ServingRefusal as e:
+            _refuse(e)
+    data = cost_json(cost) if expected is None else expected_json(expected)
     _finite(data)
     if as_json:
         _echo_json(data)
     else:
         title = f"best batch: {resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
         click.echo(cost_text(cost, title, resolved.spec))
+        if expected is not None:
+            click.echo(expected_text(expected))
 
 
 @cli.command("max-batch")
 @_serving_options(with_batch=False)
+@click.option("--stack", metavar="S", help="Also the most under serving stack S, whose runtime reserves memory.")
 @_json_option
 @click.pass_context
-def max_batch_command(ctx: click.Context, /, serving: str | None, as_json: bool, **o: Any) -> None:
+def max_batch_command(ctx: click.Context, /, serving: str | None, stack: str | None, as_json: bool, **o: Any) -> None:
     """The most sequences the card carries: every larger batch is refused for capacity."""
     from passprice.serving import ServingRefusal, max_batch
     from passprice.servings import resolve
 
     root, spec = _spec(ctx, serving, **o)
     resolved = resolve(root, spec)
+    under = None
     try:
-        n = max_batch(resolved.header, resolved.card, resolved.serving)
+        if stack is not None:
+            from passprice.stacks import load_stack, max_batch_expected
+
+            the_stack = load_stack(root, stack)
+            n, under, reserved = max_batch_expected(resolved.header, resolved.card, resolved.serving, the_stack)
+        else:
+            n = max_batch(resolved.header, resolved.card, resolved.serving)
     except ServingRefusal as e:
         _refuse(e)
     if as_json:
-        _echo_json({"card": resolved.card.name, "checkpoint": resolved.spec.checkpoint, "max_batch": n})
+        data: dict[str, Any] = {"card": resolved.card.name, "checkpoint": resolved.spec.checkpoint, "max_batch": n}
+        if under is not None:
+            data.update({"stack": stack, "expected_max_batch": under, "reserved_bytes": reserved})
+        _echo_json(data)
     else:
         click.echo(f"{resolved.spec.checkpoint} on {resolved.card.name}: at most {n:,} sequences a pass")
+        if under is not None:
+            from passprice.tables import si
+
+            click.echo(f"  under stack {stack}: at most {under:,} (its runtime reserves {si(reserved, 'B')})")
 
 
 # --- locks -----------------------------------------------------------------------------------------------------------
@@ -607,6 +656,7 @@ _LOCK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 @click.option("--require", "requires", multiple=True, metavar="PATH=PROVENANCE",
               help="A per-path floor, e.g. streams.rewrite=measured (repeatable).")
 @click.option("--force", is_flag=True, help="Overwrite an existing lock.")
+@click.option("--stack", metavar="S", help="Lock the expected price under serving stack S too, pinning its facts.")
 @_json_option
 @click.pass_context
 def lock_command(
@@ -619,6 +669,7 @@ def lock_command(
     floor: str | None,
     requires: tuple[str, ...],
     force: bool,
+    stack: str | None,
     as_json: bool,
     **o: Any,
 ) -> None:
@@ -651,9 +702,14 @@ def lock_command(
     paths = _parse_requires(requires)
     resolved = resolve(root, spec)
     kind = kind or "price"
+    the_stack = None
+    if stack is not None:
+        from passprice.stacks import load_stack
+
+        the_stack = load_stack(root, stack)
     try:
         # Priced once: the default floor is the price's own weakest provenance (make_lock's default policy).
-        lock = make_lock(lock_name, kind, resolved)
+        lock = make_lock(lock_name, kind, resolved, stack=the_stack)
     except ServingRefusal as e:
         _refuse(e)
     import attrs
@@ -1297,6 +1353,60 @@ def simulate_command(
         write_atomically(output, text, force=force)
         click.echo(f"{len(trace.requests):,} requests x {len(policies)} polic{'ies' if len(policies) > 1 else 'y'} "
                    f"-> {output}", err=True)
+
+
+# --- stacks and measured runs (issue 14) ----------------------------------------------------------------------------
+
+
+@cli.command("calibrate")
+@click.option("--stack", "stack", required=True, metavar="S", help="The stack to fit (facts/stacks/S.toml).")
+@click.option("--dry-run", is_flag=True, help="Print the fit and its hold-out errors; write nothing.")
+@_json_option
+@click.pass_context
+def calibrate_command(ctx: click.Context, stack: str, dry_run: bool, as_json: bool) -> None:
+    """Fit stack S's facts to its measured runs (registry/measurements) and write them as derived facts, with the
+    fit's error in sample, leaving one card out and leaving one checkpoint out."""
+    from passprice.calibrate import calibrate, calibration_json, calibration_text, write_calibration
+
+    root = _root(ctx)
+    cal = calibrate(root, stack)
+    written = None if dry_run else write_calibration(root, cal)
+    if as_json:
+        data = calibration_json(cal)
+        data["written"] = str(written) if written is not None else None
+        _finite(data)
+        _echo_json(data)
+    else:
+        shown = written.relative_to(root.path) if written is not None and written.is_relative_to(root.path) else written
+        click.echo(calibration_text(cal, shown))
+
+
+@cli.command("validate")
+@click.option("--stack", "stack", metavar="S", help="Only stack S's runs (default: every measured run).")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Draw measured vs priced tokens/s, log-log, one colour per card (.png or .svg; needs matplotlib).")
+@click.option("--force", is_flag=True, help="Overwrite an existing --plot file.")
+@_json_option
+@click.pass_context
+def validate_command(
+    ctx: click.Context, stack: str | None, plot_path: Path | None, force: bool, as_json: bool
+) -> None:
+    """Price every measured run as the card's limit and as its stack's expected price, beside what was measured."""
+    from passprice.validate import plot, to_json, validate, validation_text
+
+    if plot_path is not None:
+        _check_output(plot_path, force)
+    v = validate(_root(ctx), stack)
+    data = to_json(v)
+    _finite(data)
+    if plot_path is not None:
+        plot(v, plot_path, force=force)
+    if as_json:
+        _echo_json(data)
+    else:
+        click.echo(validation_text(v, stack))
+    if plot_path is not None:
+        click.echo(f"plot -> {plot_path}", err=True)
 
 
 def main() -> None:

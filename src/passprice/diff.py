@@ -29,9 +29,9 @@ from passprice.cards import card_from_document
 from passprice.drafts import method_from_document
 from passprice.errors import InputError
 from passprice.facts import Fact, dimension
-from passprice.locks import Lock, Verdict, evaluate, judge, read_lock
+from passprice.locks import Lock, Verdict, judge, priced, read_lock
 from passprice.registry import Root
-from passprice.report import cost_json, fact_json
+from passprice.report import fact_json
 from passprice.serving import ServingRefusal
 from passprice.tables import markdown_table, si
 
@@ -210,6 +210,7 @@ def file_kind(rel: str) -> tuple[str, str]:
         for where, kind in (
             ("facts/cards", "card"),
             ("facts/drafts", "draft"),
+            ("facts/stacks", "stack"),
             ("registry/checkpoints", "checkpoint"),
             ("registry/servings", "serving"),
         ):
@@ -329,8 +330,8 @@ class FileChange:
 
     @property
     def holds_facts(self) -> bool:
-        """True for a card or a drafting method."""
-        return self.kind in ("card", "draft")
+        """True for a card, a drafting method or a serving stack."""
+        return self.kind in ("card", "draft", "stack")
 
     @property
     def compared(self) -> bool:
@@ -374,6 +375,14 @@ def _read(side: Side, rel: str, kind: str, name: str) -> _Read:
             method = method_from_document(name, document, str(path))
             facts = {f"acceptance.{i}": f for i, f in enumerate(method.acceptance, start=1)}
             return _Read(facts, dict(document.get("method", {})))
+        if kind == "stack":
+            from passprice.stacks import stack_from_document
+
+            document = schema.load(path, "stack", side.root.schema)
+            stack = stack_from_document(name, document, str(path))
+            # Paths as a lock names them, less the stack. prefix (added as the lock prefix below).
+            facts = {p.removeprefix("stack."): f for p, f in stack.lock_facts().items()}
+            return _Read(facts, dict(document.get("stack", {})))
         if kind == "checkpoint":
             from passprice.checkpoints import header_from_entry
 
@@ -404,8 +413,8 @@ def compare_file(base: Side, head: Side, rel: str) -> FileChange:
     new = _read(head, rel, kind, name) if on_head else _Read(facts={}, meta={})
     facts: tuple[FactChange, ...] = ()
     meta: tuple[str, ...] = ()
-    if kind in ("card", "draft") and old.facts is not None and new.facts is not None:
-        facts = fact_changes(old.facts, new.facts, "draft." if kind == "draft" else "")
+    if kind in ("card", "draft", "stack") and old.facts is not None and new.facts is not None:
+        facts = fact_changes(old.facts, new.facts, {"draft": "draft.", "stack": "stack."}.get(kind, ""))
         if on_base and on_head:
             before, after = old.meta or {}, new.meta or {}
             meta = tuple(k for k in dict.fromkeys([*before, *after]) if before.get(k) != after.get(k))
@@ -537,13 +546,22 @@ def reprice(side: Side, lock: Lock) -> tuple[PriceSide, Verdict | None]:
         resolved = resolve(side.root, lock.spec)
     except InputError as e:
         return PriceSide(error=" ".join(side.local(line) for line in str(e).splitlines())), None
+    facts = resolved.facts()
+    stack = None
+    if lock.stack is not None:
+        from passprice.stacks import load_stack
+
+        try:
+            stack = load_stack(side.root, lock.stack["name"])
+        except InputError as e:
+            return PriceSide(error=" ".join(side.local(line) for line in str(e).splitlines())), None
+        facts.update(stack.lock_facts())
     try:
-        cost = evaluate(lock.kind, resolved.header, resolved.card, resolved.serving)
+        price, rests = priced(lock.kind, resolved.header, resolved.card, resolved.serving, stack)
     except ServingRefusal as e:
-        facts = resolved.facts()
         rests_on = tuple((p, facts[p]) for p in lock.rests_on if p in facts)
         return PriceSide(refusal=e.to_json()), judge(lock.name, lock.policy, rests_on)
-    return PriceSide(price=cost_json(cost)), judge(lock.name, lock.policy, cost.rests_on)
+    return PriceSide(price=price), judge(lock.name, lock.policy, rests)
 
 
 def _locks(side: Side) -> dict[str, Lock | None]:
@@ -579,6 +597,8 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
         touched = [by_file.get(("card", lock.card))]
         if lock.spec.draft is not None:
             touched.append(by_file.get(("draft", lock.spec.draft.method)))
+        if lock.stack is not None:
+            touched.append(by_file.get(("stack", lock.stack["name"])))
         changed: list[str] = []
         unreadable = []
         for f in touched:

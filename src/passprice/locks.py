@@ -16,12 +16,12 @@ import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from passprice import PRICING_MODEL_VERSION, __version__, schema
-from passprice.cards import CARD_PATHS, HOST_PATHS, Card, card_from_facts
+from passprice.cards import Card, card_from_facts, is_card_path
 from passprice.errors import InputError, SchemaError
 from passprice.facts import Fact, Provenance, weakest
 from passprice.files import write_atomically
@@ -31,13 +31,19 @@ from passprice.report import cost_json
 from passprice.serving import Serving, ServingCost, ServingRefusal, best_serving, price_serving
 from passprice.servings import Resolved, ServingSpec, spec_from_document, spec_to_document, to_serving
 
+if TYPE_CHECKING:
+    from passprice.stacks import Stack
+
 _DRAFT_PATH = re.compile(r"draft\.acceptance\.[1-9][0-9]*")
 
 
 def is_fact_path(path: str) -> bool:
     """Whether ``path`` names a fact a price can rest on: a card path (``streams.rewrite``), a host-link path
-    (``host.read``) or a drafting figure (``draft.acceptance.1``), the names a lock's policy and pins use."""
-    return path in CARD_PATHS or path in HOST_PATHS or _DRAFT_PATH.fullmatch(path) is not None
+    (``host.read``), a drafting figure (``draft.acceptance.1``) or a serving stack's fact (``stack.share.read``,
+    issue 14), the names a lock's policy and pins use."""
+    from passprice.stacks import is_stack_path
+
+    return is_card_path(path) or _DRAFT_PATH.fullmatch(path) is not None or is_stack_path(path)
 
 
 def evaluate(kind: str, header: GGUFHeader, card: Card, serving: Serving) -> ServingCost:
@@ -46,6 +52,23 @@ def evaluate(kind: str, header: GGUFHeader, card: Card, serving: Serving) -> Ser
     if kind == "best":
         return best_serving(header, card, serving)
     return price_serving(header, card, serving)
+
+
+def priced(
+    kind: str, header: GGUFHeader, card: Card, serving: Serving, stack: Stack | None = None
+) -> tuple[dict[str, Any], tuple[tuple[str, Fact], ...]]:
+    """The price a lock of ``kind`` records (its ``--json`` object) and the facts it rests on: the limit's, or, with
+    a serving ``stack`` (issue 14), the limit's object with the stack's expected price in it (``expected``,
+    ``ratio``, ``stack``, ``fixed_s``), resting on the expected price's facts (card, draft and stack). Raises what
+    :func:`evaluate` and :func:`~passprice.stacks.price_expected` raise."""
+    if stack is None:
+        cost = evaluate(kind, header, card, serving)
+        return cost_json(cost), cost.rests_on
+    from passprice.report import expected_json
+    from passprice.stacks import price_expected
+
+    expected = price_expected(header, card, serving, stack, kind)
+    return expected_json(expected), expected.expected.rests_on
 
 
 @attrs.frozen
@@ -149,15 +172,27 @@ class Lock:
     price: Mapping[str, Any]
     digest: str = ""
     source: str = attrs.field(default="", eq=False)
+    stack: Mapping[str, str] | None = None
 
     @property
     def rests_on(self) -> tuple[str, ...]:
-        """The paths the recorded price rests on."""
-        return tuple(self.price.get("rests_on", {}))
+        """The paths the recorded price rests on (with a stack, the expected price's too)."""
+        paths = dict.fromkeys(self.price.get("rests_on", {}))
+        paths.update(dict.fromkeys(self.price.get("expected", {}).get("rests_on", {})))
+        return tuple(paths)
+
+    def pinned_stack(self) -> Stack | None:
+        """The serving stack as it was when the lock was written (its routes and pinned ``stack.*`` facts), or
+        ``None`` for a lock without one."""
+        if self.stack is None:
+            return None
+        from passprice.stacks import stack_from_lock_facts
+
+        return stack_from_lock_facts(self.stack["name"], self.stack.get("title", ""), self.stack, self.facts)
 
     def pinned_card(self) -> Card:
         """The card as it was when the lock was written, from the pinned facts."""
-        card_facts = {p: f for p, f in self.facts.items() if p in CARD_PATHS or p in HOST_PATHS}
+        card_facts = {p: f for p, f in self.facts.items() if is_card_path(p)}
         return card_from_facts(self.card, self.card_title, card_facts, self.card_hypothetical)
 
     def pinned_acceptance(self) -> tuple[Fact, ...]:
@@ -206,6 +241,8 @@ def lock_document(lock: Lock) -> dict[str, Any]:
         "facts": facts,
         "price": dict(lock.price),
     }
+    if lock.stack is not None:
+        body["stack"] = dict(lock.stack)
     body = _sorted(body)
     body["lock"]["digest"] = "sha256:" + hashlib.sha256(_canonical(body).encode("utf-8")).hexdigest()
     out: dict[str, Any] = _sorted(body)
@@ -226,15 +263,26 @@ def lock_text(lock: Lock) -> str:
     return _PREAMBLE + tomlkit.dumps(lock_document(lock))
 
 
-def make_lock(name: str, kind: str, resolved: Resolved, policy: Policy | None = None) -> Lock:
-    """Price ``resolved`` as a lock of ``kind`` would and pin it: every card fact and drafting figure, the price,
-    and ``policy`` (default: a floor at the price's own weakest provenance, so the lock holds today and refuses any
-    fact weaker than what the price rests on now).
+def make_lock(
+    name: str, kind: str, resolved: Resolved, policy: Policy | None = None, stack: Stack | None = None
+) -> Lock:
+    """Price ``resolved`` as a lock of ``kind`` would and pin it: every card fact and drafting figure (and, with a
+    serving ``stack``, its facts and routes), the price, and ``policy`` (default: a floor at the price's own weakest
+    provenance, so the lock holds today and refuses any fact weaker than what the price rests on now).
 
     Raises :class:`~passprice.serving.ServingRefusal` when the serving cannot be priced."""
-    cost = evaluate(kind, resolved.header, resolved.card, resolved.serving)
+    price, rests_on = priced(kind, resolved.header, resolved.card, resolved.serving, stack)
     if policy is None:
-        policy = Policy(cost.provenance)
+        policy = Policy(weakest(f.provenance for _, f in rests_on))
+    # A card's float-matrix rates (tensor.*, issue 14) are pinned only where the price rests on them, so a lock of a
+    # price that never rides them keeps the bytes it had before cards gained them.
+    used = {p for p, _ in rests_on}
+    facts = {p: f for p, f in resolved.facts().items() if not p.startswith("tensor.") or p in used}
+    if stack is not None:
+        facts.update(
+            {p: f for p, f in stack.lock_facts().items() if not p.startswith("stack.cards.")}
+            | {p: f for p, f in stack.lock_facts().items() if p.startswith(f"stack.cards.{resolved.card.name}.")}
+        )
     return Lock(
         name=name,
         kind=kind,
@@ -247,8 +295,9 @@ def make_lock(name: str, kind: str, resolved: Resolved, policy: Policy | None = 
         card=resolved.card.name,
         card_title=resolved.card.title,
         card_hypothetical=resolved.card.hypothetical,
-        facts=resolved.facts(),
-        price=cost_json(cost),
+        facts=facts,
+        price=price,
+        stack={"name": stack.name, "title": stack.title, **stack.routes()} if stack is not None else None,
     )
 
 
@@ -299,6 +348,7 @@ def lock_from_document(document: Mapping[str, Any], source: str) -> Lock:
         price=document["price"],
         digest=stated,
         source=source,
+        stack=document.get("stack"),
     )
 
 
@@ -426,8 +476,7 @@ def reproduce(root: Root, lock: Lock) -> Reproduction:
     Raises :class:`HeaderMismatch` or :class:`InputError` (checkpoint missing)."""
     header = pinned_header(root, lock)
     try:
-        cost = evaluate(lock.kind, header, lock.pinned_card(), pinned_serving(lock))
-        now: dict[str, Any] = cost_json(cost)
+        now, _ = priced(lock.kind, header, lock.pinned_card(), pinned_serving(lock), lock.pinned_stack())
     except ServingRefusal as e:
         now = e.to_json()
     keys = list(dict.fromkeys([*lock.price, *now]))

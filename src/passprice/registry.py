@@ -19,8 +19,9 @@ _PACKAGE = Path(__file__).resolve().parent
 
 @attrs.frozen
 class Root:
-    """A folder of passprice files: ``facts/cards``, ``facts/drafts``, ``registry/checkpoints``,
-    ``registry/servings``, ``locks`` and ``schema`` below ``path``. ``embedded`` is true for the package's copy."""
+    """A folder of passprice files: ``facts/cards``, ``facts/drafts``, ``facts/stacks``, ``registry/checkpoints``,
+    ``registry/servings``, ``registry/measurements``, ``locks`` and ``schema`` below ``path``. ``embedded`` is true for
+    the package's copy."""
 
     path: Path
     embedded: bool = False
@@ -34,6 +35,16 @@ class Root:
     def drafts(self) -> Path:
         """``facts/drafts``: one TOML file a drafting method."""
         return self.path / "facts" / "drafts"
+
+    @property
+    def stacks(self) -> Path:
+        """``facts/stacks``: one TOML file a serving stack (issue 14)."""
+        return self.path / "facts" / "stacks"
+
+    @property
+    def measurements(self) -> Path:
+        """``registry/measurements``: measured runs, one TOML file a source (issue 14)."""
+        return self.path / "registry" / "measurements"
 
     @property
     def checkpoints(self) -> Path:

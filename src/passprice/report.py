@@ -19,12 +19,15 @@ from passprice.tables import count, percent, si, text_table
 def cost_json(cost: ServingCost) -> dict[str, Any]:
     """The documented ``--json`` object of a priced pass (DESIGN.md, Command line): the seed's field names in
     snake_case, quantities in base units (bytes, seconds, multiply-adds, cycles), ``binds`` and ``provenance`` as
-    strings, then ``tokens_per_s``, ``rests_on`` (fact path → provenance) and ``weakest`` (the paths carrying the
-    weakest provenance)."""
+    strings, ``float_matrix_macs`` only when float matrices ride a card's float-matrix rate, then ``tokens_per_s``,
+    ``rests_on`` (fact path → provenance) and ``weakest`` (the paths carrying the weakest provenance)."""
     out: dict[str, Any] = {}
     for name in COST_FIELDS:
         value = getattr(cost, name)
         out[name] = value.value if hasattr(value, "value") and not isinstance(value, int | float) else value
+    if cost.float_matrix_macs:
+        # Only where float matrices ride a card's float-matrix rate (issue 14), so every other price keeps its keys.
+        out["float_matrix_macs"] = cost.float_matrix_macs
     out["tokens_per_s"] = cost.tokens_per_s
     out["rests_on"] = {path: fact.provenance.value for path, fact in cost.rests_on}
     out["weakest"] = list(cost.weakest)
@@ -284,4 +287,39 @@ def header_text(header: GGUFHeader, show_metadata: bool = False, show_tensors: b
             for t in header.tensors
         ]
         lines.append(text_table(["tensor", "type", "dims", "bytes"], rows, right=(3,)))
+    return "\n".join(lines)
+
+
+def expected_json(expected: Any) -> dict[str, Any]:
+    """The ``--json`` object of a price under a serving stack (issue 14): the limit's documented object, then
+    ``stack`` (its name), ``expected`` (the same object for the stack's expected pass), ``ratio`` (expected tokens/s
+    over the limit's) and ``fixed_s`` (the fixed seconds each expected pass pays)."""
+    out = cost_json(expected.limit)
+    out["stack"] = expected.stack.name
+    out["expected"] = cost_json(expected.expected)
+    out["ratio"] = expected.ratio
+    out["fixed_s"] = expected.fixed_s
+    return out
+
+
+def expected_text(expected: Any) -> str:
+    """The lines a price under a serving stack adds after the limit's table: the expected tokens/s beside the
+    limit's and their ratio, the expected pass (its fixed seconds and terms at the stack's shares), the memory the
+    runtime reserves, and the expected price's provenance."""
+    e, limit, stack = expected.expected, expected.limit, expected.stack
+    tpot = e.pass_s / e.emitted_per_sequence
+    batch = "" if e.batch == limit.batch else f" at batch {e.batch:,} (the limit's: {limit.batch:,})"
+    terms = " · ".join(f"{b.value} {si(s, 's')}" for b, s in e.terms().items() if s > 0)
+    reserved = limit.capacity_bytes - e.capacity_bytes
+    lines = [
+        "",
+        f"  stack         {stack.name} ({stack.title})",
+        f"  expected      {count(round(e.tokens_per_s, 1))} tokens/s{batch} (TPOT {si(tpot, 's')} per sequence): "
+        f"{expected.ratio:.4g} × the limit's {count(round(limit.tokens_per_s, 1))}",
+        f"  pass          {si(e.pass_s, 's')}: fixed {si(expected.fixed_s, 's')}, terms at the stack's shares "
+        f"{terms} (binds on {e.binds.value})",
+        f"  held          {si(e.held_bytes, 'B')} of {si(e.capacity_bytes, 'B')} card memory the runtime leaves "
+        f"({si(reserved, 'B')} reserved)",
+        f"  provenance    {e.provenance.value} — weakest: {', '.join(e.weakest)}",
+    ]
     return "\n".join(lines)

@@ -502,6 +502,10 @@ class ServingCost:
     ``on_chip_capacity``. Work: ``array_macs``, ``vector_macs`` (multiply-adds), ``scale_cycles``. Seconds: the five
     terms ``memory_s``, ``host_s``, ``array_s``, ``vector_s``, ``scale_s`` and ``pass_s``, the largest, which the
     pass ``binds`` on. ``provenance`` is the weakest fact the price rests on; ``rests_on`` lists those facts by path.
+
+    DESIGN.md extension (issue 14, tensor cores): ``float_matrix_macs``, the multiply-adds of float matrices that ride
+    a matrix rate (a card's ``tensor.*`` facts) instead of the vector units; their seconds join ``array_s`` (the matrix
+    datapath) and they are not in ``vector_macs``. 0 when none do, and then left out of ``--json``.
     """
 
     card: str
@@ -530,6 +534,7 @@ class ServingCost:
     on_chip_capacity: float
     provenance: Provenance
     rests_on: tuple[tuple[str, Fact], ...] = attrs.field(default=(), eq=False, repr=False)
+    float_matrix_macs: float = 0.0
 
     @property
     def tokens_per_s(self) -> float:
@@ -553,7 +558,7 @@ class ServingCost:
 
 
 #: Fields of :class:`ServingCost` in the seed's order (the ``--json`` keys, before ``tokens_per_s``).
-COST_FIELDS = tuple(f.name for f in attrs.fields(ServingCost) if f.name != "rests_on")
+COST_FIELDS = tuple(f.name for f in attrs.fields(ServingCost) if f.name not in ("rests_on", "float_matrix_macs"))
 
 #: The card facts every pass rests on, in the seed's ``PassShape::cost`` order (its ``facts`` list); the host link's
 #: facts follow when some of the batch lives in host memory.
@@ -581,6 +586,10 @@ class PassShape:
     ``scale_cycles``, ``held_per_sequence`` and ``on_chip_per_sequence`` (bytes). ``rows_per_sequence``: token-rows
     (1 + drafts); ``emitted_per_sequence``: tokens emitted per pass, expected. ``provenance``: the weakest acceptance
     fact; ``facts``: the acceptance facts by path.
+
+    DESIGN.md extensions (issue 14): ``layers``, the blocks a pass runs through (each draft block once per drafting
+    step), which a serving stack's fixed cost per layer multiplies; ``float_macs``, (GGML type name, multiply-adds
+    per sequence) of the float matrices among ``vector_macs``, which ride a card's float-matrix rate where it has one.
     """
 
     rows_per_sequence: int
@@ -598,6 +607,8 @@ class PassShape:
     on_chip_per_sequence: float
     provenance: Provenance
     facts: tuple[tuple[str, Fact], ...] = ()
+    layers: int = 0
+    float_macs: tuple[tuple[str, float], ...] = ()
 
     def cost(self, card: Card, batch: int, host_sequences: int, pricing: Pricing | None = None) -> ServingCost:
         """The pass of ``batch`` sequences, ``host_sequences`` of them held in host memory, on ``card`` (seed
@@ -647,7 +658,13 @@ class PassShape:
             array_macs=self.array_macs,
             vector_macs=self.vector_macs,
             scale_cycles=self.scale_cycles,
+            float_macs=self.float_macs,
         )
+        riding = [(ty, macs) for ty, macs in self.float_macs if pricing.float_rate(ty) is not None]
+        float_matrix_macs = 0.0
+        if riding:
+            float_matrix_macs = b * sum(macs for _, macs in riding)
+            vector_macs = b * (self.vector_macs - sum(macs for _, macs in riding))
         memory_s, host_s, array_s, vector_s, scale_s = terms.as_tuple()
         binding_s, binds = binding(
             [
@@ -661,6 +678,9 @@ class PassShape:
         pass_s = pass_seconds(pricing, terms, binding_s)
         facts = card.facts()
         paths = COST_PATHS + (HOST_COST_PATHS if host is not None and host_sequences > 0 else ())
+        paths += tuple(
+            p for p in dict.fromkeys(pricing.float_path(ty) for ty, _ in riding) if p in facts and p not in paths
+        )
         rests_on = tuple((p, facts[p]) for p in paths) + self.facts
         provenance = max(weakest(f.provenance for _, f in rests_on), self.provenance)
         return ServingCost(
@@ -690,12 +710,14 @@ class PassShape:
             on_chip_capacity=on_chip_capacity,
             provenance=provenance,
             rests_on=rests_on,
+            float_matrix_macs=float_matrix_macs,
         )
 
-    def card_room(self, card: Card) -> int:
+    def card_room(self, card: Card, pricing: Pricing | None = None) -> int:
         """Most sequences the card's memory holds beside the weights: ⌊(capacity − shared) / per sequence⌋, at
-        least 0, at most ``u32::MAX`` (seed ``card_room``)."""
-        room = (card.memory.capacity.value - self.held_shared) / max(self.held_per_sequence, 1.0)
+        least 0, at most ``u32::MAX`` (seed ``card_room``; the capacity is ``pricing``'s, by default the card's)."""
+        capacity = pricing.capacity if pricing is not None else card.memory.capacity.value
+        room = (capacity - self.held_shared) / max(self.held_per_sequence, 1.0)
         return int(min(math.floor(max(room, 0.0)), U32_MAX))
 
     def host_room(self, card: Card) -> int:
@@ -704,25 +726,25 @@ class PassShape:
             return 0
         return int(min(math.floor(card.host.capacity.value / max(self.held_per_sequence, 1.0)), U32_MAX))
 
-    def cost_split(self, card: Card, batch: int, host_memory: bool) -> ServingCost:
+    def cost_split(self, card: Card, batch: int, host_memory: bool, pricing: Pricing | None = None) -> ServingCost:
         """The pass of ``batch`` sequences split between the card's memory and the host's as fast as the split
         allows (seed ``cost_split``): a ternary search over the sequences the card holds for where the card's
         memory time and the host link's cross, then the fastest of the last few (ties to fewer held on the card).
 
         Raises :class:`NoHostLink` when ``host_memory`` and the card has none, else what :meth:`cost` raises
-        (when neither memory holds the batch, the refusal names what would not fit).
+        (when neither memory holds the batch, the refusal names what would not fit). ``pricing``: as :meth:`cost`.
         """
         if not host_memory:
-            return self.cost(card, batch, 0)
+            return self.cost(card, batch, 0, pricing)
         if card.host is None:
             raise NoHostLink(card.name)
         lo = max(batch - self.host_room(card), 0)
-        hi = min(batch, self.card_room(card))
+        hi = min(batch, self.card_room(card, pricing))
         if lo > hi:
-            return self.cost(card, batch, batch - hi)
+            return self.cost(card, batch, batch - hi, pricing)
 
         def card_time(held: int) -> float:
-            c = self.cost(card, batch, batch - held)
+            c = self.cost(card, batch, batch - held, pricing)
             return max(c.memory_s, c.host_s)
 
         a, z = lo, hi
@@ -735,33 +757,34 @@ class PassShape:
                 a = m1
         best: ServingCost | None = None
         for held in range(a, z + 1):
-            c = self.cost(card, batch, batch - held)
+            c = self.cost(card, batch, batch - held, pricing)
             if best is None or c.pass_s < best.pass_s:
                 best = c
         assert best is not None  # a nonempty range
         return best
 
-    def most(self, card: Card, host_memory: bool) -> int:
+    def most(self, card: Card, host_memory: bool, pricing: Pricing | None = None) -> int:
         """The largest batch either memory could hold: card room, plus host room when host memory is used."""
         if host_memory:
-            return min(self.card_room(card) + self.host_room(card), U32_MAX)
-        return self.card_room(card)
+            return min(self.card_room(card, pricing) + self.host_room(card), U32_MAX)
+        return self.card_room(card, pricing)
 
-    def best(self, card: Card, host_memory: bool) -> ServingCost:
+    def best(self, card: Card, host_memory: bool, pricing: Pricing | None = None) -> ServingCost:
         """The batch that makes ``card`` emit the most tokens per second, and its pass: the seed's answer
-        (:meth:`best_by_scan`), found without pricing every batch (:func:`passprice.batching.best`)."""
+        (:meth:`best_by_scan`), found without pricing every batch (:func:`passprice.batching.best`); at
+        ``pricing`` (default: the card's limit)."""
         from passprice.batching import best
 
-        return best(self, card, host_memory)
+        return best(self, card, host_memory, pricing)
 
-    def max_batch(self, card: Card, host_memory: bool) -> int:
+    def max_batch(self, card: Card, host_memory: bool, pricing: Pricing | None = None) -> int:
         """The most sequences the serving carries on ``card``: the seed's answer (:meth:`max_batch_by_scan`),
-        found without pricing every batch (:func:`passprice.batching.max_batch`)."""
+        found without pricing every batch (:func:`passprice.batching.max_batch`); at ``pricing``'s capacity."""
         from passprice.batching import max_batch
 
-        return max_batch(self, card, host_memory)
+        return max_batch(self, card, host_memory, pricing)
 
-    def best_by_scan(self, card: Card, host_memory: bool) -> ServingCost:
+    def best_by_scan(self, card: Card, host_memory: bool, pricing: Pricing | None = None) -> ServingCost:
         """The batch that makes ``card`` emit the most tokens per second, and its pass (seed ``PassShape::best``):
         every batch from 1 up to what memory holds is priced; a batch replaces the best only when it is faster by
         more than a relative 1e-12, so ties go to the smaller batch; the scan stops at the first batch refused for
@@ -771,27 +794,27 @@ class PassShape:
         fallback for near-ties it cannot settle.
         """
         best: ServingCost | None = None
-        for batch in range(1, max(self.most(card, host_memory), 1) + 1):
+        for batch in range(1, max(self.most(card, host_memory, pricing), 1) + 1):
             try:
-                c = self.cost_split(card, batch, host_memory)
+                c = self.cost_split(card, batch, host_memory, pricing)
             except (NotResident, OnChipOverflow):
                 break
             if best is None or c.tokens_per_s > best.tokens_per_s * (1.0 + 1e-12):
                 best = c
-        return best if best is not None else self.cost_split(card, 1, host_memory)
+        return best if best is not None else self.cost_split(card, 1, host_memory, pricing)
 
-    def max_batch_by_scan(self, card: Card, host_memory: bool) -> int:
+    def max_batch_by_scan(self, card: Card, host_memory: bool, pricing: Pricing | None = None) -> int:
         """The most sequences the serving carries on ``card``: every larger batch is refused for capacity (seed
         ``max_batch``). Raises what batch 1 raises when no batch fits."""
         n = 0
-        for batch in range(1, min(self.most(card, host_memory) + 1, U32_MAX) + 1):  # most.saturating_add(1)
+        for batch in range(1, min(self.most(card, host_memory, pricing) + 1, U32_MAX) + 1):  # most.saturating_add(1)
             try:
-                self.cost_split(card, batch, host_memory)
+                self.cost_split(card, batch, host_memory, pricing)
             except (NotResident, OnChipOverflow):
                 break
             n = batch
         if n == 0:
-            self.cost_split(card, 1, host_memory)
+            self.cost_split(card, 1, host_memory, pricing)
         return n
 
 
@@ -924,6 +947,11 @@ def pass_shape(header: GGUFHeader, s: Serving) -> PassShape:
     shared_held = shared_read = 0.0
     rec = step.recurrence
     draft_facts = tuple(s.draft.facts().items()) if s.draft is not None else ()
+    float_macs: dict[str, float] = {}
+    # DESIGN.md extension (issue 14): the blocks a pass runs through, each draft block once a drafting step.
+    main_layers = {st.layer for st in step.stages if st.layer is not None and not is_draft(st.layer)}
+    draft_layers = {st.layer for st in step.stages if st.layer is not None and is_draft(st.layer)}
+    layers = len(main_layers) + k * len(draft_layers)
 
     for st in step.stages:
         draft = is_draft(st.layer)
@@ -961,6 +989,8 @@ def pass_shape(header: GGUFHeader, s: Serving) -> PassShape:
                     scale_cycles += elems / ty.block_elems * lane * words * matrix_rows
                 elif is_float(ty):
                     vector_macs += elems * matrix_rows
+                    # DESIGN.md extension (issue 14): the float matrices by type, for a card's float-matrix rate.
+                    float_macs[ty.name] = float_macs.get(ty.name, 0.0) + elems * matrix_rows
                 else:
                     raise Undecoded(name, ty.name)
         elif st.kind is StageKind.ATTENTION:
@@ -1070,6 +1100,8 @@ def pass_shape(header: GGUFHeader, s: Serving) -> PassShape:
         on_chip_per_sequence=n * (4.0 * width + words * (ffn + width)),
         provenance=weakest(a.provenance for a in s.draft.acceptance) if s.draft is not None else Provenance.PUBLISHED,
         facts=draft_facts,
+        layers=layers,
+        float_macs=tuple(float_macs.items()),
     )
     _check_finite(shape)
     return shape

@@ -183,12 +183,16 @@ def _window_sum(starts: np.ndarray, rows: np.ndarray, window: int) -> np.ndarray
     return result
 
 
-def _head_work(header: GGUFHeader, stage_tensors: tuple[str, ...], s: Serving) -> tuple[float, float, float]:
-    """(array MACs, vector MACs, lane cycles) of one row through the head's tensors, by the seed's matrix rules:
-    array-read types ``elements × passes × words`` and their block scales, float matrices on the vector units, a
-    bias (fewer than two dimensions) two vector multiply-adds an element."""
+def _head_work(
+    header: GGUFHeader, stage_tensors: tuple[str, ...], s: Serving
+) -> tuple[float, float, float, dict[str, float]]:
+    """(array MACs, vector MACs, lane cycles, float-matrix MACs by type) of one row through the head's tensors, by
+    the seed's matrix rules: array-read types ``elements × passes × words`` and their block scales, float matrices
+    on the vector units (and counted by type, for a card's float-matrix rate), a bias (fewer than two dimensions)
+    two vector multiply-adds an element."""
     words = float(s.activation_words)
     array = vector = scale = 0.0
+    floats: dict[str, float] = {}
     for name in stage_tensors:
         t = header.tensor(name)
         if t is None:
@@ -205,7 +209,8 @@ def _head_work(header: GGUFHeader, stage_tensors: tuple[str, ...], s: Serving) -
             scale += elems / ty.block_elems * lane * words
         elif is_float(ty):
             vector += elems
-    return array, vector, scale
+            floats[ty.name] = floats.get(ty.name, 0.0) + elems
+    return array, vector, scale, floats
 
 
 @attrs.frozen
@@ -216,9 +221,9 @@ class StepPricer:
     sequence, on-chip bytes, the draft facts); ``zero``: the same pass at no context (position-independent parts
     per decoding sequence); ``prompt``: one prompt row's pass at no context (no drafts, flushed every pass);
     ``groups``: the attention groups; ``head_bytes`` and ``head_array``, ``head_vector``, ``head_scale``: the
-    verifying head's stream and one row's work through it; ``state_bytes``: the recurrent state a prompt chunk
-    writes back once (all recurrent layers); ``kv_page`` (``None``: contiguous) and ``limit`` (positions each
-    sequence is allowed; a contiguous cache holds it all)."""
+    verifying head's stream and one row's work through it (``head_floats``: its float-matrix MACs by type);
+    ``state_bytes``: the recurrent state a prompt chunk writes back once (all recurrent layers); ``kv_page``
+    (``None``: contiguous) and ``limit`` (positions each sequence is allowed; a contiguous cache holds it all)."""
 
     card: Card
     shape: PassShape
@@ -230,6 +235,7 @@ class StepPricer:
     head_vector: float
     head_scale: float
     state_bytes: float
+    head_floats: tuple[tuple[str, float], ...]
     kv_page: int | None
     limit: int
 
@@ -251,7 +257,7 @@ class StepPricer:
         except DecodeRefusal as e:  # pragma: no cover - pass_shape above refused it first
             raise Step(e) from None
         head = next(st for st in plain.stages if st.kind is StageKind.HEAD and st.layer is None)
-        head_array, head_vector, head_scale = _head_work(header, head.tensors, s)
+        head_array, head_vector, head_scale, head_floats = _head_work(header, head.tensors, s)
         state = sum(float(plain.recurrence.state) * s.state_bytes for st in plain.stages
                     if st.kind is StageKind.RECURRENCE) if plain.recurrence is not None else 0.0
         return cls(
@@ -265,6 +271,7 @@ class StepPricer:
             head_vector=head_vector,
             head_scale=head_scale,
             state_bytes=state,
+            head_floats=tuple(head_floats.items()),
             kv_page=s.kv_page,
             limit=s.contexts.longest(),
         )
@@ -370,6 +377,14 @@ class StepPricer:
         weights = sh.weight_bytes if d > 0.0 else pr.weight_bytes - (0.0 if lasts > 0.0 else self.head_bytes)
         weight_bytes = weights + shared_once_bytes + d * sh.embed_bytes + prompt_rows * pr.embed_bytes
         sequence_bytes = read + write
+        # Float matrices by type (issue 14), counted as the vector work above counts them.
+        head_floats = dict(self.head_floats)
+        floats: dict[str, float] = {}
+        for ty, macs in zero.float_macs:
+            floats[ty] = floats.get(ty, 0.0) + d * macs
+        for ty, macs in pr.float_macs:
+            head = head_floats.get(ty, 0.0)
+            floats[ty] = floats.get(ty, 0.0) + (macs - head) * prompt_rows + head * lasts
         # The one cost formula (passprice.cost) with the step's totals as one sequence's: every sequence is in card
         # memory, so the host link is idle.
         terms = pass_terms(
@@ -384,6 +399,7 @@ class StepPricer:
             array_macs=array,
             vector_macs=vector,
             scale_cycles=scale,
+            float_macs=tuple(floats.items()),
         )
         memory_s, host_s, array_s, vector_s, scale_s = terms.as_tuple()
         pass_s, binds = binding(

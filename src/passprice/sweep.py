@@ -23,7 +23,7 @@ import attrs
 import numpy as np
 
 from passprice import schema
-from passprice.cards import Card, load_card
+from passprice.cards import TENSOR_FORMATS, Card, load_card
 from passprice.cost import Pricing, binding_index, pass_seconds, pass_terms
 from passprice.drafts import DraftMethod, load_draft_method
 from passprice.errors import InputError
@@ -264,6 +264,7 @@ class _Batches:
             array_macs=sh.array_macs,
             vector_macs=sh.vector_macs,
             scale_cycles=sh.scale_cycles,
+            float_macs=sh.float_macs,
         )
         stacked = np.stack(np.broadcast_arrays(*terms.as_tuple()))
         memory_s, host_s, array_s, vector_s, scale_s = stacked
@@ -367,6 +368,7 @@ class _ShapeByPosition:
     held_shared: float
     held_per_sequence: np.ndarray
     on_chip_per_sequence: float
+    float_macs: tuple[tuple[str, float], ...] = ()
 
     @classmethod
     def of(cls, header: Any, serving: Serving, positions: np.ndarray) -> _ShapeByPosition:
@@ -406,6 +408,7 @@ class _ShapeByPosition:
             held_shared=zero.held_shared,
             held_per_sequence=zero.held_per_sequence + held,
             on_chip_per_sequence=zero.on_chip_per_sequence,
+            float_macs=zero.float_macs,
         )
 
 
@@ -613,8 +616,12 @@ def _emit(
     # host memory, the drafting figures.
     facts = card.facts()
     own = [(p, facts[p]) for p in COST_PATHS]
+    # The card's float-matrix rates the pass's float matrices ride (issue 14), after the host link's, as the scalar
+    # pricer lists them.
+    riding = dict.fromkeys(TENSOR_FORMATS.get(ty, "") for ty, _ in shape.float_macs)
+    tensor = [(p, facts[p]) for p in riding if p in facts]
     host_facts = [(p, facts[p]) for p in HOST_COST_PATHS] if card.host is not None else []
-    rests = {False: own + list(shape.facts), True: own + host_facts + list(shape.facts)}
+    rests = {False: own + tensor + list(shape.facts), True: own + host_facts + tensor + list(shape.facts)}
     provenance = {flag: max(weakest(f.provenance for _, f in rests[flag]), shape.provenance) for flag in rests}
     carriers = {flag: ";".join(p for p, f in rests[flag] if f.provenance is provenance[flag]) for flag in rests}
     trouble = priced.get("trouble")
