@@ -193,123 +193,42 @@ def qwen35_27b_like(folder: Path = DATA) -> Path:
 # --- Qwen3-Next-80B-A3B-like: the mixture-of-experts sibling --------------------------------------------------------
 
 QWEN3NEXT = "qwen3next-80b-a3b-like"
-QWEN3NEXT_ORIGIN = (
-    "Synthetic, header only: written by tests/hybrids.py (qwen3next_80b_a3b_like) with gguf.GGUFWriter; no weights "
-    "exist. Shapes follow Qwen3-Next-80B-A3B: THUDM/slime scripts/models/qwen3-next-80B-A3B.sh (--num-layers 48 "
-    "--hidden-size 2048 --ffn-hidden-size 5120 --num-attention-heads 16 --num-query-groups 2 --kv-channels 256 "
-    "--vocab-size 151936 --num-experts 512 --moe-router-topk 10 --moe-ffn-hidden-size 512 "
-    "--moe-shared-expert-intermediate-size 512) and Qwen/Qwen3-Next-80B-A3B-Instruct config.json "
-    "(linear_num_value_heads 32, linear_num_key_heads 16, linear_key_head_dim 128, linear_value_head_dim 128, "
-    "linear_conv_kernel_dim 4, full_attention_interval 4, max_position_embeddings 262144). Its MTP layer is left "
-    "out. Tensor names are llama.cpp's qwen3next ones; types as a Q4_K_M file. A mixture of experts: passprice "
-    "reads it and refuses to price it (Routed)."
+#: Its published configuration (examples/configs/): passprice.synthetic builds the header from it.
+QWEN3NEXT_CONFIG = REPO / "examples" / "configs" / "qwen3-next-80b-a3b.json"
+QWEN3NEXT_NOTE = (
+    "Its MTP layer is left out. Shapes: 48 blocks, every 4th full attention (16 query heads, 2 KV heads of 256, the "
+    "query projection doubled for its output gate), the rest Gated DeltaNet (32 value heads, 16 key heads of 128, "
+    "conv kernel 4); every block 512 routed experts of width 512 (10 a token) and a gated shared expert of 512."
 )
 
-QN_BLOCKS = 48
-QN_EMBD = 2048
-QN_VOCAB = 151936
-QN_HEADS = 16
-QN_KV_HEADS = 2
-QN_HEAD_DIM = 256
-QN_EXPERTS = 512
-QN_EXPERT_FFN = 512
-QN_SSM = {"conv_kernel": 4, "state_size": 128, "group_count": 16, "time_step_rank": 32, "inner_size": 4096}
+
+def _qwen3next_built() -> Any:
+    from passprice.synthetic import build, read_config
+    from passprice.typemix import Mix
+
+    return build(read_config(QWEN3NEXT_CONFIG), Mix.Q4_K_M, "Qwen3-Next-80B-A3B-like (synthetic, header only)")
 
 
-def _qn_moe(b: str) -> list[Tensor]:
-    return [
-        (f"{b}.post_attention_norm.weight", (QN_EMBD,), T.F32),
-        (f"{b}.ffn_gate_inp.weight", (QN_EMBD, QN_EXPERTS), T.F32),
-        (f"{b}.ffn_gate_exps.weight", (QN_EMBD, QN_EXPERT_FFN, QN_EXPERTS), T.Q4_K),
-        (f"{b}.ffn_up_exps.weight", (QN_EMBD, QN_EXPERT_FFN, QN_EXPERTS), T.Q4_K),
-        (f"{b}.ffn_down_exps.weight", (QN_EXPERT_FFN, QN_EMBD, QN_EXPERTS), T.Q6_K),
-        (f"{b}.ffn_gate_inp_shexp.weight", (QN_EMBD,), T.F32),
-        (f"{b}.ffn_gate_shexp.weight", (QN_EMBD, QN_EXPERT_FFN), T.Q4_K),
-        (f"{b}.ffn_up_shexp.weight", (QN_EMBD, QN_EXPERT_FFN), T.Q4_K),
-        (f"{b}.ffn_down_shexp.weight", (QN_EXPERT_FFN, QN_EMBD), T.Q6_K),
-    ]
-
-
-def _qn_attention(b: str) -> list[Tensor]:
-    q = QN_HEADS * QN_HEAD_DIM  # 4096
-    kv = QN_KV_HEADS * QN_HEAD_DIM  # 512
-    return [
-        (f"{b}.attn_norm.weight", (QN_EMBD,), T.F32),
-        (f"{b}.attn_q.weight", (QN_EMBD, 2 * q), T.Q4_K),
-        (f"{b}.attn_k.weight", (QN_EMBD, kv), T.Q4_K),
-        (f"{b}.attn_v.weight", (QN_EMBD, kv), T.Q4_K),
-        (f"{b}.attn_q_norm.weight", (QN_HEAD_DIM,), T.F32),
-        (f"{b}.attn_k_norm.weight", (QN_HEAD_DIM,), T.F32),
-        (f"{b}.attn_output.weight", (q, QN_EMBD), T.Q4_K),
-        *_qn_moe(b),
-    ]
-
-
-def _qn_recurrent(b: str) -> list[Tensor]:
-    """q, k (16 × 128 each), v and z (32 × 128 each) in ssm_in (12288); b and a (32 each) in ssm_ba."""
-    s = QN_SSM
-    heads, inner = s["time_step_rank"], s["inner_size"]
-    keys = s["group_count"] * s["state_size"]
-    channels = inner + 2 * keys  # 8192
-    return [
-        (f"{b}.attn_norm.weight", (QN_EMBD,), T.F32),
-        (f"{b}.ssm_in.weight", (QN_EMBD, 2 * keys + 2 * inner), T.Q4_K),
-        (f"{b}.ssm_ba.weight", (QN_EMBD, 2 * heads), T.Q8_0),
-        (f"{b}.ssm_a", (heads,), T.F32),
-        (f"{b}.ssm_dt.bias", (heads,), T.F32),
-        (f"{b}.ssm_conv1d.weight", (s["conv_kernel"], channels), T.F32),
-        (f"{b}.ssm_norm.weight", (s["state_size"],), T.F32),
-        (f"{b}.ssm_out.weight", (inner, QN_EMBD), T.Q4_K),
-        *_qn_moe(b),
-    ]
-
-
-def qwen3next_tensors() -> list[Tensor]:
-    tensors: list[Tensor] = [("token_embd.weight", (QN_EMBD, QN_VOCAB), T.Q4_K)]
-    for i in range(QN_BLOCKS):
-        b = f"blk.{i}"
-        tensors += _qn_attention(b) if (i + 1) % 4 == 0 else _qn_recurrent(b)
-    tensors += [("output_norm.weight", (QN_EMBD,), T.F32), ("output.weight", (QN_EMBD, QN_VOCAB), T.Q6_K)]
-    return tensors
-
-
-def qwen3next_meta() -> list[Meta]:
-    a = "qwen3next"
-    return [
-        ("general.type", "model", V.STRING),
-        ("general.name", "Qwen3-Next-80B-A3B-like (synthetic, header only)", V.STRING),
-        ("general.file_type", 15, V.UINT32),
-        ("general.quantization_version", 2, V.UINT32),
-        (f"{a}.block_count", QN_BLOCKS, V.UINT32),
-        (f"{a}.context_length", 262144, V.UINT32),
-        (f"{a}.embedding_length", QN_EMBD, V.UINT32),
-        (f"{a}.feed_forward_length", 5120, V.UINT32),
-        (f"{a}.attention.head_count", QN_HEADS, V.UINT32),
-        (f"{a}.attention.head_count_kv", QN_KV_HEADS, V.UINT32),
-        (f"{a}.attention.key_length", QN_HEAD_DIM, V.UINT32),
-        (f"{a}.attention.value_length", QN_HEAD_DIM, V.UINT32),
-        (f"{a}.attention.layer_norm_rms_epsilon", 1e-6, V.FLOAT32),
-        (f"{a}.rope.freq_base", 10000000.0, V.FLOAT32),
-        (f"{a}.rope.dimension_count", QN_HEAD_DIM // 4, V.UINT32),
-        (f"{a}.expert_count", QN_EXPERTS, V.UINT32),
-        (f"{a}.expert_used_count", 10, V.UINT32),
-        (f"{a}.expert_feed_forward_length", QN_EXPERT_FFN, V.UINT32),
-        (f"{a}.expert_shared_feed_forward_length", QN_EXPERT_FFN, V.UINT32),
-        (f"{a}.full_attention_interval", 4, V.UINT32),
-        *((f"{a}.ssm.{k}", v, V.UINT32) for k, v in QN_SSM.items()),
-    ]
+def qwen3next_origin() -> str:
+    """The registry entry's origin note: the library's, with :data:`QWEN3NEXT_NOTE`."""
+    return str(_qwen3next_built().origin(QWEN3NEXT_NOTE))
 
 
 def qwen3next_80b_a3b_like(folder: Path = DATA) -> Path:
     """``{folder}/qwen3next-80b-a3b-like.header.gguf``: 48 blocks (36 Gated-DeltaNet, 12 full attention), each with
-    512 routed experts (10 used) and a shared expert. Returns its path."""
-    return write_header_only(folder / f"{QWEN3NEXT}.header.gguf", "qwen3next", qwen3next_meta(), qwen3next_tensors())
+    512 routed experts (10 used) and a shared expert, built by :mod:`passprice.synthetic` from the published
+    configuration. Returns its path."""
+    from passprice.synthetic import header_bytes
+
+    path = folder / f"{QWEN3NEXT}.header.gguf"
+    path.write_bytes(header_bytes(_qwen3next_built()))
+    return path
 
 
 #: Every synthetic checkpoint: entry name → (builder, origin note).
 CHECKPOINTS: dict[str, tuple[Callable[[Path], Path], str]] = {
     QWEN35: (qwen35_27b_like, QWEN35_ORIGIN),
-    QWEN3NEXT: (qwen3next_80b_a3b_like, QWEN3NEXT_ORIGIN),
+    QWEN3NEXT: (qwen3next_80b_a3b_like, qwen3next_origin()),
 }
 
 

@@ -353,6 +353,68 @@ def import_command(ctx: click.Context, file: Path, name: str | None, origin: str
         click.echo(f"imported {file} as {entry}: {target} ({len(header.tensors)} tensors, sha256 {header.sha256})")
 
 
+@cli.command("synth")
+@click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--mix", default="Q4_K_M", show_default=True,
+              help="Type mix, by llama.cpp's rules: Q4_K_M, Q4_0, Q8_0, F16, BF16, MXFP4 (MXFP4_MOE), NVFP4.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Header-only .gguf to write.")
+@click.option("--import", "entry", metavar="NAME", help="Import it as registry/checkpoints/NAME.toml.")
+@click.option("--mla", type=click.Choice(["split", "joined"]), default="split", show_default=True,
+              help="DeepSeek's latent attention as llama.cpp stores it since April 2025 (split) or before (joined).")
+@click.option("--no-mtp", is_flag=True, help="Leave out the multi-token-prediction blocks the config declares.")
+@click.option("--note", default="", help="Appended to the entry's origin note.")
+@click.option("--force", is_flag=True, help="Overwrite an existing output file or entry.")
+@_json_option
+@click.pass_context
+def synth_command(
+    ctx: click.Context, config: Path, mix: str, output: Path | None, entry: str | None, mla: str, no_mtp: bool,
+    note: str, force: bool, as_json: bool,
+) -> None:
+    """Build a header-only GGUF checkpoint from a published model configuration (CONFIG: a config.json)."""
+    from passprice.synthetic import Latent, build, entry_text, read_config, type_counts, write_header
+    from passprice.typemix import Mix
+
+    if output is None and entry is None:
+        raise click.UsageError("give -o FILE.gguf, --import NAME, or both")
+    _require_unicode(note, "--note")
+    _check_output(output, force)
+    root = _root(ctx)
+    published = read_config(config, root.schema)
+    built = build(published, Mix.parse(mix), entry or (output.name if output else None), Latent(mla), not no_mtp)
+    target = None
+    if entry is not None:
+        from passprice.checkpoints import write_entry
+
+        if root.embedded:
+            raise InputError(f"{root.path}: the embedded facts are read-only; run inside a checkout or pass --root")
+        text, _ = entry_text(built, entry, note)
+        target = root.checkpoints / f"{entry}.toml"
+        write_entry(target, text, force=force)
+    if output is not None:
+        write_header(built, output, force)
+    counts = type_counts(built)
+    summary: dict[str, Any] = {
+        "config": str(config),
+        "source": published.source,
+        "architecture": published.config.arch,
+        "mix": built.mix.value,
+        "tensors": len(built.tensors),
+        "tensor_bytes": built.tensor_bytes(),
+        "types": counts,
+        "output": str(output) if output is not None else None,
+        "entry": str(target) if target is not None else None,
+    }
+    if as_json:
+        _echo_json(summary)
+        return
+    types = ", ".join(f"{n} {ty}" for ty, n in counts.items())
+    click.echo(f"{config}: {published.config.arch}, {built.mix.value}: {len(built.tensors):,} tensors, "
+               f"{built.tensor_bytes():,} bytes of weights ({types})")
+    for what, path in (("header", output), ("entry", target)):
+        if path is not None:
+            click.echo(f"  {what} -> {path}")
+
+
 # --- pricing ---------------------------------------------------------------------------------------------------------
 
 

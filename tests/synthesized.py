@@ -1,0 +1,75 @@
+"""The registered checkpoints built by ``passprice synth`` from published configurations (``examples/configs/``):
+each entry of ``registry/checkpoints/`` listed here is exactly what the command below writes, and
+``tests/test_synthetic.py`` checks that it still is.
+
+    .venv/bin/python tests/synthesized.py        # rewrite the entries (the same as running each command below)
+
+    passprice synth examples/configs/qwen3-30b-a3b.json --mix Q4_K_M --import qwen3-30b-a3b-q4_k_m --note ... --force
+    passprice synth examples/configs/gpt-oss-20b.json --mix MXFP4 --import gpt-oss-20b-mxfp4 --note ... --force
+    passprice synth examples/configs/deepseek-v3.json --mix Q4_K_M --import deepseek-v3-q4_k_m --note ... --force
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).parent.parent
+CONFIGS = REPO / "examples" / "configs"
+
+#: entry name → (configuration file, type mix, origin note appended to the library's).
+SYNTHESIZED: dict[str, tuple[str, str, str]] = {
+    "qwen3-30b-a3b-q4_k_m": (
+        "qwen3-30b-a3b.json",
+        "Q4_K_M",
+        "llama.cpp's default Q4_K_M mix: 241 F32, 289 Q4_K, 49 Q6_K (attn_v and ffn_down_exps of 24 layers, and the "
+        "head), 17.28 GiB of weights. A public imatrix Q4_K_M of this model (unsloth's, logged in "
+        "ggml-org/llama.cpp#13217: 241 f32, 193 q4_K, 48 q5_K, 48 q8_0, 49 q6_K, 17.35 GiB) raises some tensors "
+        "above these rules; its per-tensor table was not read.",
+    ),
+    "gpt-oss-20b-mxfp4": (
+        "gpt-oss-20b.json",
+        "MXFP4",
+        "The MXFP4_MOE mix: the 72 expert matrices MXFP4 (llama.cpp type 39, 32 elements in 17 bytes), every other "
+        "matrix Q8_0, vectors and the router F32: 459 tensors and 12,096,558,336 bytes, as ggml-org/gpt-oss-20b-GGUF's "
+        "gpt-oss-20b-mxfp4.gguf (459 tensors in the log of ikawrakow/ik_llama.cpp#822; 12.1 GB).",
+    ),
+    "deepseek-v3-q4_k_m": (
+        "deepseek-v3.json",
+        "Q4_K_M",
+        "61 blocks (3 dense, then 58 with 256 routed experts, 8 a token, and 1 shared expert) and the MTP block "
+        "(block 61); MLA as llama.cpp has stored it since ggml-org/llama.cpp#12801 (head_count_kv 1, key_length 576, "
+        "value_length 512). attn_k_b rows (128) do not fill a Q4_K block, so it falls back to Q5_0.",
+    ),
+}
+
+
+def built(name: str) -> object:
+    """The :class:`passprice.synthetic.Built` of entry ``name``."""
+    from passprice.synthetic import build, read_config
+    from passprice.typemix import Mix
+
+    config, mix, _ = SYNTHESIZED[name]
+    return build(read_config(CONFIGS / config), Mix.parse(mix), name)
+
+
+def entry(name: str) -> str:
+    """The text of ``registry/checkpoints/{name}.toml``."""
+    from passprice.synthetic import entry_text
+
+    text, _ = entry_text(built(name), name, SYNTHESIZED[name][2])  # type: ignore[arg-type]
+    return text
+
+
+def main() -> None:
+    """Rewrite every entry of :data:`SYNTHESIZED`."""
+    from passprice.checkpoints import write_entry
+
+    for name in SYNTHESIZED:
+        path = REPO / "registry" / "checkpoints" / f"{name}.toml"
+        write_entry(path, entry(name), force=True)
+        print(f"{path.relative_to(REPO)} ({path.stat().st_size:,} bytes)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
