@@ -7,6 +7,9 @@ each entry of ``registry/checkpoints/`` listed here is exactly what the command 
     passprice synth examples/configs/qwen3-30b-a3b.json --mix Q4_K_M --import qwen3-30b-a3b-q4_k_m --note ... --force
     passprice synth examples/configs/gpt-oss-20b.json --mix MXFP4 --import gpt-oss-20b-mxfp4 --note ... --force
     passprice synth examples/configs/deepseek-v3.json --mix Q4_K_M --import deepseek-v3-q4_k_m --note ... --force
+    passprice synth examples/configs/meta-llama-3-8b.json --mix Q4_K_M --import llama3-8b-q4_k_m --note ... --force
+    passprice synth examples/configs/meta-llama-3-8b.json --mix F16 --import llama3-8b-f16 --note ... --force
+    passprice synth examples/configs/meta-llama-3-70b.json --mix Q4_K_M --import llama3-70b-q4_k_m --note ... --force
 """
 
 from __future__ import annotations
@@ -40,6 +43,27 @@ SYNTHESIZED: dict[str, tuple[str, str, str]] = {
         "61 blocks (3 dense, then 58 with 256 routed experts, 8 a token, and 1 shared expert) and the MTP block "
         "(block 61); MLA as llama.cpp has stored it since ggml-org/llama.cpp#12801 (head_count_kv 1, key_length 576, "
         "value_length 512). attn_k_b rows (128) do not fill a Q4_K block, so it falls back to Q5_0.",
+    ),
+    # Issue 14: the checkpoints of the measured llama-bench runs (registry/measurements/); each size equals what
+    # llama-bench printed for the file it ran (its "size" column).
+    "llama3-8b-q4_k_m": (
+        "meta-llama-3-8b.json",
+        "Q4_K_M",
+        "The Meta-Llama-3-8B Q4_K_M file of the XiongjieDai llama-bench runs: 4,912,898,048 bytes of weights = "
+        "4.58 GiB, as llama-bench printed ('llama 8B Q4_K - Medium | 4.58 GiB | 8.03 B').",
+    ),
+    "llama3-8b-f16": (
+        "meta-llama-3-8b.json",
+        "F16",
+        "The Meta-Llama-3-8B F16 file of the XiongjieDai llama-bench runs: 16,061,054,976 bytes = 14.96 GiB, as "
+        "llama-bench printed ('llama 8B F16 | 14.96 GiB | 8.03 B').",
+    ),
+    "llama3-70b-q4_k_m": (
+        "meta-llama-3-70b.json",
+        "Q4_K_M",
+        "The Meta-Llama-3-70B Q4_K_M file of the XiongjieDai llama-bench runs: 42,512,531,456 bytes = 39.59 GiB "
+        "(attn_v Q5_K outside the use_more_bits layers, llama.cpp's 70B rule), as llama-bench printed "
+        "('llama 70B Q4_K - Medium | 39.59 GiB | 70.55 B').",
     ),
 }
 
