@@ -149,7 +149,7 @@ def nnls(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     passive = np.zeros(n, dtype=bool)
     x = np.zeros(n)
     w = a.T @ (b - a @ x)
-    tol = 1e-12 * max(1.0, float(np.abs(a).max(initial=0.0)) * float(np.abs(b).max(initial=0.0)) * m)
+    tol = 1e-14 * max(1.0, float(np.abs(a).max(initial=0.0)) * float(np.abs(b).max(initial=0.0)) * m)
     for _ in range(30 * max(n, 1)):
         if passive.all() or not (w[~passive] > tol).any():
             break
@@ -225,7 +225,11 @@ def _solve(models: Sequence[RunModel], fitted: tuple[str, ...], serial: float) -
         columns += [weighted[:, j] for j in share_cols]
         a = np.stack(columns, axis=1) / t[:, None]
         b = 1.0 - weighted.sum(axis=1) / t  # every share starts at u = 1: v = u − 1 ≥ 0
-        x = nnls(a, b)
+        # Columns scaled to unit length (seconds a layer and a share's seconds differ by orders of magnitude), so
+        # the active set's tolerance means the same for each; the solution scaled back.
+        norms = np.linalg.norm(a, axis=0)
+        norms[norms == 0] = 1.0
+        x = nnls(a / norms, b) / norms
         for k, p in enumerate(fitted):
             values[p] = float(x[k]) if p in OVERHEADS else 1.0 / (1.0 + float(x[k]))
     predicted = np.array([_predict(m, values, serial) for m in models])
