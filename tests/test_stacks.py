@@ -240,3 +240,90 @@ def test_stack_files_are_checked_with_every_other_file(tmp_path: object) -> None
     result = invoke("check", root=root)
     assert result.exit_code == 1
     assert "facts/stacks/llamacpp-cuda-2405.toml: overhead.pass.unit: 'GB' is not allowed here" in result.stdout
+
+
+# --- --stack on the other commands, and locks under a stack ---------------------------------------------------------
+
+STACK = "llamacpp-cuda-2405"
+
+
+def test_sweep_under_a_stack_adds_the_expected_price_of_each_row() -> None:
+    from passprice.servings import load_spec, resolve
+
+    out = invoke("sweep", "r1-qwen7b-h200", "qwen35-27b-h200-mtp", "--batches", "1,64", "--positions", "512,2048",
+                 "--stack", STACK, "--json")
+    assert out.exit_code == 0, out.output
+    rows = json.loads(out.stdout)
+    plain = json.loads(invoke("sweep", "r1-qwen7b-h200", "qwen35-27b-h200-mtp", "--batches", "1,64", "--positions",
+                              "512,2048", "--json").stdout)
+    assert [{k: r[k] for k in p} for r, p in zip(rows, plain, strict=True)] == plain  # the limit's columns untouched
+    root = Root(REPO)
+    st = load_stack(root, STACK)
+    for r in rows:
+        assert r["stack"] == STACK
+        if r["serving"] == "qwen35-27b-h200-mtp":
+            assert r["expected_refusal"] == "StackLacks" and r["expected_tokens_per_s"] is None
+            continue
+        resolved = resolve(root, load_spec(root, "r1-qwen7b-h200"))
+        serving = attrs.evolve(
+            resolved.serving, batch=r["batch"], contexts=ContextMix.uniform(r["position"], r["limit"])
+        )
+        e = price_expected(resolved.header, resolved.card, serving, st)
+        assert r["expected_tokens_per_s"] == pytest.approx(e.expected.tokens_per_s, rel=1e-12)
+        assert r["expected_binds"] == e.expected.binds.value and r["expected_provenance"] == "estimated"
+
+
+def test_roofline_under_a_stack_gives_its_lines_and_best_batch() -> None:
+    data = json.loads(invoke("roofline", "h200_sxm_141gb", "r1-qwen7b-h200", "--stack", STACK, "--json").stdout)
+    best = json.loads(invoke("best", "r1-qwen7b-h200", "--stack", STACK, "--json").stdout)
+    under = data["stack"]
+    assert under["best"]["batch"] == best["expected"]["batch"]
+    assert under["best"]["tokens_per_s"] == best["expected"]["tokens_per_s"]
+    assert under["fixed_s"] == best["fixed_s"] and under["serial"] == load_stack(Root(REPO), STACK).facts[
+        "terms.serial"
+    ].value
+
+
+def test_a_step_of_identical_decodes_under_a_stack_is_the_expected_pass() -> None:
+    from passprice.servings import load_spec, resolve
+    from passprice.steps import StepPricer, StepRows
+
+    root = Root(REPO)
+    st = load_stack(root, STACK)
+    r = resolve(root, load_spec(root, "r1-qwen7b-h200"))
+    pricer = StepPricer.of(r.header, r.card, r.serving, st)
+    assert pricer.capacity == r.card.memory.capacity.value - 512 * 2**20
+    for batch, position in ((1, 2048.0), (32, 1000.0)):
+        serving = attrs.evolve(r.serving, batch=batch, contexts=ContextMix.uniform(position, 4096))
+        e = price_expected(r.header, r.card, serving, st).expected
+        step = pricer.price(StepRows.build(decode_positions=[position] * batch))
+        assert step.pass_s == pytest.approx(e.pass_s, rel=1e-12)
+        assert step.binds is e.binds
+    assert any(p.startswith("stack.") for p, _ in pricer.rests_on())
+
+
+def test_a_lock_under_a_stack_pins_its_facts_reproduces_and_sees_them_change(tmp_path: object) -> None:
+    from pathlib import Path
+
+    root = copy_root(Path(str(tmp_path)))
+    lock = root / "locks" / "r1-stack.lock.toml"
+    made = invoke("lock", "r1-qwen7b-h200", "--stack", STACK, "-o", str(lock), "--json", root=root)
+    assert made.exit_code == 0, made.output
+    text = lock.read_text()
+    assert '[stack]\nfloat_matrices = "vector"\ninteger_matrices = "vector"\nname = "llamacpp-cuda-2405"' in text
+    assert '[facts."stack.overhead.layer"]' in text and '[facts."stack.share.read"]' in text
+    rep = json.loads(invoke("reproduce", str(lock), "--json", root=root).stdout)
+    assert rep["equals"] is True and rep["price"]["expected"]["pass_s"] > rep["price"]["pass_s"]
+    # A floor on a stack fact applies like one on a card fact.
+    refusal = invoke("lock", "r1-qwen7b-h200", "--stack", STACK, "--require", "stack.share.array=measured",
+                     "-o", str(root / "locks" / "strict.lock.toml"), "--json", root=root)
+    assert refusal.exit_code == 1 and json.loads(refusal.stdout)["offending"] == [
+        {"path": "stack.share.array", "provenance": "derived", "floor": "measured"}
+    ]
+    # The stack's facts change: check reports the drift, and the lock still reproduces from its pinned facts.
+    path = root / "facts" / "stacks" / f"{STACK}.toml"
+    path.write_text(path.read_text().replace("value = 82.18", "value = 90", 1))
+    check = json.loads(invoke("check", "--json", root=root).stdout)
+    status = next(s for s in check["locks"] if s["name"] == "r1-stack")
+    assert status["reproduces"] is True
+    assert status["drift"] == ["stack.overhead.layer: 82.18 us (derived) → 90 us (derived)"]

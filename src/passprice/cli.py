@@ -1050,6 +1050,7 @@ def fact_set_command(
 @click.option("--json", "as_json", is_flag=True, help="The same as --format json.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here (default: stdout).")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
+@click.option("--stack", metavar="S", help="Add serving stack S's expected price to every row (issue 14).")
 @click.pass_context
 def sweep_command(
     ctx: click.Context,
@@ -1063,6 +1064,7 @@ def sweep_command(
     as_json: bool,
     output: Path | None,
     force: bool,
+    stack: str | None,
 ) -> None:
     """Price a grid: SERVINGS (default: every registered serving) x cards x draft tokens x positions x batches,
     as CSV or JSON rows, each with its bind and weakest provenance (or its refusal)."""
@@ -1071,7 +1073,7 @@ def sweep_command(
     import numpy as np
 
     from passprice.serving import U32_MAX
-    from passprice.sweep import Grid, Sweeper, grid_from_file, parse_numbers, write_rows
+    from passprice.sweep import COLUMNS, STACK_COLUMNS, Grid, Sweeper, grid_from_file, parse_numbers, write_rows
 
     root = _root(ctx)
     _check_output(output, force)
@@ -1101,17 +1103,23 @@ def sweep_command(
         )
     if as_json:
         fmt = "json"
-    sweeper = Sweeper(root)
+    the_stack = None
+    if stack is not None:
+        from passprice.stacks import load_stack
+
+        the_stack = load_stack(root, stack)
+    sweeper = Sweeper(root, the_stack)
     sweeper.check(grid)
+    columns = COLUMNS + STACK_COLUMNS if the_stack is not None else COLUMNS
     buffer = io.StringIO()
     total = grid.size()
     # A fact or element size far out of range overflows in the arrays; such a row is refused by write_rows.
     with np.errstate(all="ignore"):
         if total >= 20_000:
             with click.progressbar(length=total, label="pricing", file=sys.stderr) as bar:
-                write_rows(sweeper.rows(grid, progress=bar.update), fmt, buffer)
+                write_rows(sweeper.rows(grid, progress=bar.update), fmt, buffer, columns)
         else:
-            write_rows(sweeper.rows(grid), fmt, buffer)
+            write_rows(sweeper.rows(grid), fmt, buffer, columns)
     if output is None:
         click.echo(buffer.getvalue(), nl=False)
     else:
@@ -1173,11 +1181,12 @@ def kv_command(
     help="Draw tokens/s and pass time against the batch (needs matplotlib: pip install 'passprice[plot]').",
 )
 @click.option("--force", is_flag=True, help="Overwrite an existing --plot file.")
+@click.option("--stack", metavar="S", help="Also the lines, crossing and best batch under serving stack S.")
 @_json_option
 @click.pass_context
 def roofline_command(
-    ctx: click.Context, /, card_name: str, serving: str | None, plot_path: Path | None, force: bool, as_json: bool,
-    **o: Any,
+    ctx: click.Context, /, card_name: str, serving: str | None, plot_path: Path | None, force: bool,
+    stack: str | None, as_json: bool, **o: Any,
 ) -> None:
     """Ridge points of CARD's datapaths; with SERVING (or --checkpoint), its arithmetic intensity by batch on CARD,
     the batch at which the bind changes, the best batch and the largest that fits."""
@@ -1206,7 +1215,7 @@ def roofline_command(
         if plot_path is not None:
             raise click.UsageError("--plot draws a serving: give a SERVING or --checkpoint")
         card = load_card(_root(ctx), card_name)
-        data = {"card": card.name, "ridges": ridges_json(ridges(card))}
+        data: dict[str, Any] = {"card": card.name, "ridges": ridges_json(ridges(card))}
         _finite(data)  # the text shows the same figures: `inf MAC/B` is no ridge either
         if as_json:
             _echo_json(data)
@@ -1219,11 +1228,19 @@ def roofline_command(
 
     summary = " · ".join(spec_summary(resolved.spec).split(" · ")[:2])
     title = f"{serving or spec.checkpoint}: {resolved.spec.checkpoint} on {resolved.card.title}\n{summary}"
+    under = None
     try:
         line = roofline(resolved.header, resolved.card, resolved.serving, title)
+        if stack is not None:
+            from passprice.roofline import stack_lines
+            from passprice.stacks import load_stack
+
+            under = stack_lines(resolved.header, resolved.card, resolved.serving, load_stack(root, stack))
     except ServingRefusal as e:
         _refuse(e)
     data = roofline_json(line)
+    if under is not None:
+        data["stack"] = under
     _finite(data)  # before the plot is written: a roofline JSON cannot carry is no picture either
     if plot_path is not None:
         draw(line, plot_path, force=force)
@@ -1231,6 +1248,10 @@ def roofline_command(
         _echo_json(data)
     else:
         click.echo(roofline_text(line))
+        if under is not None:
+            from passprice.roofline import stack_lines_text
+
+            click.echo(stack_lines_text(under))
     if plot_path is not None:
         click.echo(f"plot -> {plot_path}", err=True)
 
@@ -1324,6 +1345,7 @@ def speculate_command(
               "refused.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here (default: stdout).")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
+@click.option("--stack", metavar="S", help="Price every step under serving stack S (its rates, fixed costs, reserve).")
 @_json_option
 @click.pass_context
 def simulate_command(
@@ -1346,6 +1368,7 @@ def simulate_command(
     max_steps: int,
     output: Path | None,
     force: bool,
+    stack: str | None,
     as_json: bool,
 ) -> None:
     """Serve a request trace on SERVING, every step priced as the pass of the rows it carries: static against
@@ -1373,8 +1396,13 @@ def simulate_command(
     root, spec = _spec(ctx, serving, card=card, limit=limit, kv_page=kv_page, contiguous=contiguous,
                        prefix_read_once=prefix_read_once)
     resolved = resolve(root, spec)
+    the_stack = None
+    if stack is not None:
+        from passprice.stacks import load_stack
+
+        the_stack = load_stack(root, stack)
     try:
-        pricer = StepPricer.of(resolved.header, resolved.card, resolved.serving)
+        pricer = StepPricer.of(resolved.header, resolved.card, resolved.serving, the_stack)
     except ServingRefusal as e:
         _refuse(e)
     model = resolved.header.meta_int("context_length")
@@ -1403,6 +1431,8 @@ def simulate_command(
     except ServingRefusal as e:
         _refuse(e)
     title = f"simulate {serving}: {resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
+    if stack is not None:
+        title += f" under stack {stack}"
     sim = Simulation(title, serving, trace.summary(), settings, pricer, tuple(outcomes))
     data = simulation_json(sim)
     _finite(data)  # the text shows the same figures: a TTFT of `inf s` is no latency

@@ -44,7 +44,7 @@ import numpy as np
 
 from passprice import ggml
 from passprice.cards import Card
-from passprice.cost import Pricing, binding, pass_terms
+from passprice.cost import Pricing, binding, pass_seconds, pass_terms
 from passprice.decode import DecodeRefusal, Deployment, StageKind, decode_step
 from passprice.facts import Fact, Provenance
 from passprice.gguf_header import GGUFHeader
@@ -238,12 +238,16 @@ class StepPricer:
     head_floats: tuple[tuple[str, float], ...]
     kv_page: int | None
     limit: int
+    pricing: Pricing | None = None
+    stack_facts: tuple[tuple[str, Fact], ...] = ()
 
     @classmethod
-    def of(cls, header: GGUFHeader, card: Card, s: Serving) -> StepPricer:
+    def of(cls, header: GGUFHeader, card: Card, s: Serving, stack: Any = None) -> StepPricer:
         """Decompose ``s`` on ``card`` (``s.batch``, ``s.host_memory`` and ``s.shared_prefix`` are not used: a step
-        says its sequences, every one in card memory, and its shared prefixes). Raises what
-        :func:`~passprice.serving.pass_shape` raises for ``s``."""
+        says its sequences, every one in card memory, and its shared prefixes). With a serving ``stack`` (issue 14)
+        every step is priced at the stack's rates, fixed costs and serial terms, and the card's memory less what the
+        runtime reserves. Raises what :func:`~passprice.serving.pass_shape` raises for ``s``, and
+        :class:`~passprice.stacks.StackLacks`."""
         base = attrs.evolve(s, shared_prefix=0, prefix_read_once=False)
         shape = pass_shape(header, base)
         nothing = ContextMix.uniform(0.0, 0)
@@ -274,7 +278,22 @@ class StepPricer:
             head_floats=tuple(head_floats.items()),
             kv_page=s.kv_page,
             limit=s.contexts.longest(),
+            **cls._stack(stack, card, shape),
         )
+
+    @staticmethod
+    def _stack(stack: Any, card: Card, shape: PassShape) -> dict[str, Any]:
+        if stack is None:
+            return {}
+        from passprice.stacks import expected_pricing
+
+        pricing, used = expected_pricing(stack, card, shape)
+        return {"pricing": pricing, "stack_facts": used}
+
+    @property
+    def capacity(self) -> float:
+        """Card memory the steps may fill (bytes): the card's, less a stack's reserved memory."""
+        return self.pricing.capacity if self.pricing is not None else self.card.memory.capacity.value
 
     # --- what a sequence holds -------------------------------------------------------------------------------------
 
@@ -387,8 +406,9 @@ class StepPricer:
             floats[ty] = floats.get(ty, 0.0) + (macs - head) * prompt_rows + head * lasts
         # The one cost formula (passprice.cost) with the step's totals as one sequence's: every sequence is in card
         # memory, so the host link is idle.
+        pricing = self.pricing if self.pricing is not None else Pricing.limit(self.card)
         terms = pass_terms(
-            Pricing.limit(self.card),
+            pricing,
             batch=1.0,
             card_sequences=1.0,
             host_sequences=0.0,
@@ -402,7 +422,7 @@ class StepPricer:
             float_macs=tuple(floats.items()),
         )
         memory_s, host_s, array_s, vector_s, scale_s = terms.as_tuple()
-        pass_s, binds = binding(
+        binding_s, binds = binding(
             [
                 (memory_s, ServingBind.MEMORY),
                 (host_s, ServingBind.HOST),
@@ -411,6 +431,7 @@ class StepPricer:
                 (scale_s, ServingBind.SCALE),
             ]
         )
+        pass_s = pass_seconds(pricing, terms, binding_s)
         return StepCost(
             weight_bytes=weight_bytes,
             sequence_bytes=sequence_bytes,
@@ -435,7 +456,7 @@ class StepPricer:
     def rests_on(self) -> tuple[tuple[str, Fact], ...]:
         """The facts every step's price rests on, by path: the card's (no host link) and the draft's."""
         facts = self.card.facts()
-        return tuple((p, facts[p]) for p in STEP_PATHS) + self.shape.facts
+        return tuple((p, facts[p]) for p in STEP_PATHS) + self.shape.facts + self.stack_facts
 
     def provenance(self) -> Provenance:
         """The weakest provenance of :meth:`rests_on` (a step's price is as strong as the weakest fact)."""

@@ -74,6 +74,16 @@ COLUMNS = (
     "refusal",
 )
 
+#: The columns a sweep under a serving stack adds (issue 14): the stack's expected price beside the limit.
+STACK_COLUMNS = (
+    "stack",
+    "expected_tokens_per_s",
+    "expected_pass_s",
+    "expected_binds",
+    "expected_provenance",
+    "expected_refusal",
+)
+
 _BINDS = [b.value for b in ServingBind]
 # Refusal codes of the vectorized cost, in the seed's order of checks.
 _OK, _NO_HOST, _CARD_FULL, _HOST_FULL, _ON_CHIP = 0, 1, 2, 3, 4
@@ -421,8 +431,9 @@ def _row_refusal(code: int) -> str:
 class Sweeper:
     """Prices a :class:`Grid` from a root, loading each card, checkpoint and drafting method once."""
 
-    def __init__(self, root: Root) -> None:
+    def __init__(self, root: Root, stack: Any = None) -> None:
         self.root = root
+        self.stack = stack
         self._cards: dict[str, Card] = {}
         self._methods: dict[str, DraftMethod] = {}
         self._checked: Grid | None = None
@@ -494,10 +505,19 @@ class Sweeper:
                 for tokens in grid.draft_tokens or ((base.draft.tokens if base.draft else 0),):
                     specs = [self._spec(base, tokens, p, serving_name) for p in grid.positions or (None,)]
                     if grid.positions is not None and len(specs) > 1 and not base.shared_prefix:
-                        yield from self._positions(grid, batches, header, card, serving_name, specs)
+                        block = self._positions(grid, batches, header, card, serving_name, specs)
                     else:
-                        for spec in specs:
-                            yield from self._block(grid, batches, header, card, serving_name, spec)
+                        block = (
+                            row
+                            for spec in specs
+                            for row in self._block(grid, batches, header, card, serving_name, spec)
+                        )
+                    if self.stack is None:
+                        yield from block
+                    else:
+                        # A row refused before it was priced carries the stack's columns too, empty.
+                        for row in block:
+                            yield {**dict.fromkeys(STACK_COLUMNS), "stack": self.stack.name, **row}
                     if progress is not None:
                         progress(len(batches) * len(specs))
 
@@ -532,6 +552,19 @@ class Sweeper:
             "limit": max((c.limit or 0 for c in contexts), default=0),
         }
 
+    def _expected(
+        self, shape: PassShape, columns: Any, card: Card, batches: np.ndarray, host_memory: bool
+    ) -> _Expected:
+        """The block priced under the sweep's stack: its pricing from ``shape`` (the pass, or its probe at position
+        0), the arrays of ``columns`` (the shape, or its column of positions) at it."""
+        from passprice.stacks import StackLacks, expected_pricing
+
+        try:
+            pricing, used = expected_pricing(self.stack, card, shape, host_memory)
+        except StackLacks as e:
+            return _Expected(None, (), None, e.name)
+        return _Expected(pricing, used, _Batches(columns, card, pricing).cost_split(batches, host_memory))
+
     def _block(
         self,
         grid: Grid,
@@ -550,7 +583,12 @@ class Sweeper:
             yield from _refused(common, grid.batches, e.name)
             return
         priced = _Batches(shape, card).cost_split(batches, serving.host_memory)
-        yield from _emit(common, grid.batches, priced, (), card, shape, lambda: shape, serving.host_memory)
+        rows = _emit(common, grid.batches, priced, (), card, shape, lambda: shape, serving.host_memory)
+        if self.stack is None:
+            yield from rows
+            return
+        expected = self._expected(shape, shape, card, batches, serving.host_memory)
+        yield from _with_expected(rows, expected, (), card, lambda: shape, serving.host_memory, self.stack.name)
 
     def _positions(
         self,
@@ -584,13 +622,81 @@ class Sweeper:
             grid2d = np.broadcast_to(batches, (len(kept), len(batches))).copy()
             priced = _Batches(columns, card).cost_split(grid2d, serving.host_memory)
         row_of = {int(k): i for i, k in enumerate(kept)}
+        expected: _Expected | None = None
         for n, spec in enumerate(specs):
             common = self._common(card, serving_name, spec)
             if n not in row_of or priced is None:
                 yield from _refused(common, grid.batches, BadContexts.name)
                 continue
             exact = functools.partial(pass_shape, header, self._serving(spec))
-            yield from _emit(common, grid.batches, priced, (row_of[n],), card, shape, exact, serving.host_memory)
+            rows = _emit(common, grid.batches, priced, (row_of[n],), card, shape, exact, serving.host_memory)
+            if self.stack is None:
+                yield from rows
+                continue
+            if expected is None:
+                assert columns is not None
+                grid2d = np.broadcast_to(batches, (len(kept), len(batches))).copy()
+                expected = self._expected(shape, columns, card, grid2d, serving.host_memory)
+            yield from _with_expected(
+                rows, expected, (row_of[n],), card, exact, serving.host_memory, self.stack.name
+            )
+
+
+@attrs.frozen
+class _Expected:
+    """A block priced under a serving stack (issue 14): its ``pricing`` and the stack facts it rests on (``used``),
+    the priced arrays (``priced``; ``None`` when the stack refuses the serving, ``refusal`` names why)."""
+
+    pricing: Any
+    used: tuple[tuple[str, Any], ...]
+    priced: Mapping[str, np.ndarray] | None
+    refusal: str | None = None
+
+
+def _with_expected(
+    rows: Iterator[dict[str, Any]],
+    expected: _Expected,
+    index: tuple[int, ...],
+    card: Card,
+    exact: Callable[[], PassShape],
+    host_memory: bool,
+    stack: str,
+) -> Iterator[dict[str, Any]]:
+    """``rows`` with the stack's expected price in :data:`STACK_COLUMNS`, from ``expected``'s arrays (a batch whose
+    host split met a refusal priced alone, as the limit's rows are)."""
+    weakest_stack = weakest(f.provenance for _, f in expected.used)
+    for j, row in enumerate(rows):
+        row.update({"stack": stack, **dict.fromkeys(STACK_COLUMNS[1:])})
+        at = (*index, j)
+        if expected.priced is None:
+            row["expected_refusal"] = expected.refusal
+            yield row
+            continue
+        priced = expected.priced
+        trouble = priced.get("trouble")
+        if row["batch"] == 0:
+            row["expected_refusal"] = "Empty"
+        elif trouble is not None and trouble[at]:
+            try:
+                c = exact().cost_split(card, row["batch"], host_memory, expected.pricing)
+                row.update(
+                    expected_tokens_per_s=c.tokens_per_s, expected_pass_s=c.pass_s, expected_binds=c.binds.value
+                )
+            except ServingRefusal as e:
+                row["expected_refusal"] = e.name
+        elif int(priced["refusal"][at]) != _OK:
+            row["expected_refusal"] = _row_refusal(int(priced["refusal"][at]))
+        else:
+            row.update(
+                expected_tokens_per_s=float(priced["tokens_per_s"][at]),
+                expected_pass_s=float(priced["pass_s"][at]),
+                expected_binds=_BINDS[int(priced["binds"][at])],
+            )
+        if row["expected_tokens_per_s"] is not None and row["provenance"] is not None:
+            from passprice.facts import Provenance
+
+            row["expected_provenance"] = max(Provenance(row["provenance"]), weakest_stack).value
+        yield row
 
 
 def _refused(common: Mapping[str, Any], batches: Sequence[int], name: str) -> Iterator[dict[str, Any]]:
@@ -696,13 +802,15 @@ def _check_finite(row: Mapping[str, Any]) -> None:
             )
 
 
-def write_rows(rows: Iterator[Mapping[str, Any]], fmt: str, out: io.TextIOBase | Any) -> int:
-    """Write ``rows`` to ``out`` as CSV (a header line, then one line a row; empty cells for none) or JSON (an
-    array of objects, one a line). Returns the number of rows. Raises :class:`InputError` at a row holding a number
-    that is not finite (what was written before it is incomplete: write to a buffer)."""
+def write_rows(
+    rows: Iterator[Mapping[str, Any]], fmt: str, out: io.TextIOBase | Any, columns: Sequence[str] = COLUMNS
+) -> int:
+    """Write ``rows`` to ``out`` as CSV (a header line of ``columns``, then one line a row; empty cells for none) or
+    JSON (an array of objects, one a line). Returns the number of rows. Raises :class:`InputError` at a row holding
+    a number that is not finite (what was written before it is incomplete: write to a buffer)."""
     n = 0
     if fmt == "csv":
-        writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
+        writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
         writer.writeheader()
         for row in rows:
             _check_finite(row)
