@@ -231,9 +231,12 @@ def test_markdown_is_a_pull_request_comment(repo: Repo) -> None:
     assert lines[0].endswith("2 facts changed in 1 file, 1 weakened; 1 lock affected, 1 breaks its floors")
     assert "| file | fact | before | after | change | provenance | cite |" in lines
     row = next(line for line in lines if "`streams.rewrite` | 0.8333 | 0.8 |" in line)
-    assert "measured → estimated ⚠️ **weaker**" in row and NEW_CITE in row
+    assert "measured → estimated ⚠️ **weaker**" in row and row.endswith("| changed, below |")
     row = next(line for line in lines if "`memory.bandwidth` | 4.8 TB/s | 5.2 TB/s | +8.333 % | published |" in line)
     assert row.endswith("| unchanged |")
+    # The new citation on its own line below the table, the old one after it (not `A → B` run together).
+    assert f"  - **cite (new)**: {NEW_CITE}" in lines
+    assert any(line.startswith("  - **cite (was)**: Azure AI Benchmarking Guide") for line in lines)
     lock_row = next(line for line in lines if line.startswith(f"| `{LOCK}` |"))
     assert "held → ❌ BROKEN: streams.rewrite is estimated, below the floor measured" in lock_row
     assert "| 996.1 | 1,079.1 | +8.333 % |" in lock_row and lock_row.endswith("| memory |")

@@ -23,7 +23,7 @@ from passprice.decode import LayerKind
 from passprice.errors import InputError
 from passprice.kv import kv_report, parse_contexts
 from passprice.registry import find_root
-from passprice.serving import ContextBeyondModel, Step
+from passprice.serving import ContextBeyondModel, Routed
 from synth import header
 
 ROOT = find_root(Path(__file__).resolve().parent.parent)
@@ -255,8 +255,8 @@ def test_bad_input_and_refusals_exit_codes() -> None:
     assert code == 2 and len(err.strip().splitlines()) == 1
     code, _, err = run("kv", QWEN2, "--kv-bytes", "0")
     assert code == 2
-    # A mixture of experts: the decode step is refused by name (its KV would rest on a step passprice refuses).
+    # A mixture of experts: refused by the name every pricing command gives it (`Routed`, not the wrapping `Step`).
     code, out, _ = run("kv", "qwen3next-80b-a3b-like", "--json")
-    assert code == 1 and json.loads(out)["refusal"] == "Step"
-    with pytest.raises(Step):
+    assert code == 1 and json.loads(out)["refusal"] == "Routed"
+    with pytest.raises(Routed):
         report("qwen3next-80b-a3b-like", (4096,))

@@ -129,9 +129,19 @@ def test_a_lock_reproduces_after_its_card_changed_while_check_and_price_lock_see
     assert rep.equals and dict(rep.price) == recorded
     assert rep.price["tokens_per_s"] == recorded["tokens_per_s"]  # float equality, not approximate
     text = ok(run(root, "reproduce", "mtp")).stdout
-    assert text == (
-        f"mtp: reproduced exactly from its 16 pinned facts: {recorded['tokens_per_s']!r} tokens/s at batch 16, "
-        "binds on memory\n"
+    first, rests, also = text.splitlines()
+    assert first == (
+        f"mtp: reproduced exactly from its pinned facts: {recorded['tokens_per_s']!r} tokens/s at batch 16, "
+        "binds on memory"
+    )
+    # Which of the pinned facts the price rests on, and why the others are pinned too (issue 17).
+    assert rests == (
+        "  rests on 11 of its 16 pinned facts: array, draft.acceptance.1, draft.acceptance.2, memory.bandwidth, "
+        "memory.capacity, on_chip.capacity, scale, streams.append, streams.read, streams.rewrite, vector"
+    )
+    assert also.startswith(
+        "  also pinned, not read by this price (5): host.capacity, host.read, host.stream, host.write, "
+        "on_chip.bandwidth — a lock pins the card's every fact"
     )
 
     # check: the drift, old → new, and the broken floor.

@@ -162,6 +162,27 @@ def _check_output(path: Path | None, force: bool) -> None:
         raise InputError(f"{path}: cannot write: {folder} is not a folder")
 
 
+def _plot_option(what: str) -> Callable[[F], F]:
+    """``--plot FILE.png|svg``: draw ``what`` (matplotlib, the plot extra)."""
+    return click.option(
+        "--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE.png|svg",
+        help=f"Draw {what} (needs matplotlib: pip install 'passprice[plot]'); --force overwrites.",
+    )
+
+
+def _check_plot(path: Path | None, force: bool) -> None:
+    """Refuse a bad ``--plot`` file (its suffix, an existing file without --force) and a missing matplotlib before
+    any work is done. Raises :class:`InputError`."""
+    if path is None:
+        return
+    from passprice.plots import picture_format
+    from passprice.roofline import require_matplotlib
+
+    picture_format(path)
+    _check_output(path, force)
+    require_matplotlib()
+
+
 def _root(ctx: click.Context) -> Any:
     from passprice.registry import find_root
 
@@ -307,6 +328,65 @@ def checkpoints_command(ctx: click.Context, as_json: bool) -> None:
     click.echo(text_table(headers, rows, right=(2, 3, 4)))
 
 
+@cli.command("explain", context_settings={"ignore_unknown_options": True})
+@click.argument("term", required=False)
+@_json_option
+def explain_command(term: str | None, as_json: bool) -> None:
+    """Define TERM, a word passprice prints (array, vector, scale, flush, head rows, streams.*, TPOT …); without
+    TERM, list every term. The README's glossary is the same text."""
+    from passprice import glossary
+
+    if term is None:
+        if as_json:
+            _echo_json({"terms": {t.name: {"short": t.short, "definition": t.long, "aliases": list(t.aliases)}
+                                  for t in glossary.TERMS.values()}})
+        else:
+            click.echo(glossary.listing())
+        return
+    found = glossary.lookup(term)
+    if as_json:
+        _echo_json({"term": found.name, "short": found.short, "definition": found.long, "aliases": list(found.aliases)})
+    else:
+        click.echo(glossary.text(found))
+
+
+@cli.command("init")
+@click.argument("directory", default=".", type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--requirement", metavar="SPEC",
+    help="The line of requirements.txt the hook and CI install passprice by (default: passprice==VERSION; a wheel "
+    "file or a git URL works too).",
+)
+@click.option("--examples", is_flag=True, help="Copy the registered checkpoints, servings and locks too (a registry "
+              "to try things in; without it registry/ and locks/ start empty).")
+@_json_option
+@click.pass_context
+def init_command(
+    ctx: click.Context, directory: Path, requirement: str | None, examples: bool, as_json: bool
+) -> None:
+    """Start a registry of your own in DIRECTORY (default: here): every record folder, the reference facts copied,
+    the schemas, an editor configuration (.taplo.toml), a pre-commit hook and a CI workflow. Every command run in
+    it then reads and writes its files."""
+    from passprice.scaffold import plan, write
+
+    _require_unicode(str(directory), "DIRECTORY")
+    if requirement is not None:
+        _require_unicode(requirement, "--requirement")
+    the_plan = plan(_root(ctx), requirement, examples)
+    write(the_plan, directory)
+    if as_json:
+        _echo_json({"path": str(directory), "folders": list(the_plan.folders), "copied": list(the_plan.copied),
+                    "files": sorted(the_plan.files)})
+        return
+    source = "the embedded facts" if the_plan.source.embedded else str(the_plan.source.path)
+    click.echo(f"a passprice registry in {directory}:")
+    for folder in the_plan.folders:
+        click.echo(f"  {folder + '/':<24}{'copied from ' + source if folder in the_plan.copied else 'empty'}")
+    click.echo("  schema/, .taplo.toml, .pre-commit-config.yaml, .github/workflows/facts.yml, requirements.txt, "
+               "README.md")
+    click.echo(f"next: cd {directory} && git init && pre-commit install; passprice import MODEL.gguf --name NAME")
+
+
 # --- checkpoints --------------------------------------------------------------------------------------------------
 
 
@@ -342,7 +422,10 @@ def import_command(ctx: click.Context, file: Path, name: str | None, origin: str
 
     root = _root(ctx)
     if root.embedded:
-        raise InputError(f"{root.path}: the embedded facts are read-only; run inside a checkout or pass --root")
+        raise InputError(
+            f"{root.path}: the embedded facts are read-only; start a registry of your own with `passprice init DIR`, "
+            "run inside one (or a checkout), or pass --root"
+        )
     header = read_header(file)
     entry = name if name is not None else entry_name(file)
     target = root.checkpoints / f"{entry}.toml"
@@ -561,7 +644,7 @@ def price_command(
 ) -> None:
     """Price one decode pass of SERVING (or of --checkpoint on --card)."""
     from passprice.locks import judge_price
-    from passprice.report import cost_json, cost_text, expected_json, expected_text
+    from passprice.report import cost_json, cost_text, expected_json, expected_text, float_matrices
     from passprice.serving import ServingRefusal, price_serving
     from passprice.servings import resolve
 
@@ -607,7 +690,7 @@ def price_command(
         _echo_json(data)
     else:
         title = f"{resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
-        click.echo(cost_text(cost, title, resolved.spec))
+        click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card)))
         if expected is not None:
             click.echo(expected_text(expected))
         if verdict is not None:
@@ -621,7 +704,7 @@ def price_command(
 @click.pass_context
 def best_command(ctx: click.Context, /, serving: str | None, stack: str | None, as_json: bool, **o: Any) -> None:
     """The batch that emits the most tokens per second, and its pass."""
-    from passprice.report import cost_json, cost_text, expected_json, expected_text
+    from passprice.report import cost_json, cost_text, expected_json, expected_text, float_matrices
     from passprice.serving import ServingRefusal, best_serving
     from passprice.servings import resolve
 
@@ -641,7 +724,7 @@ def best_command(ctx: click.Context, /, serving: str | None, stack: str | None, 
         _echo_json(data)
     else:
         title = f"best batch: {resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
-        click.echo(cost_text(cost, title, resolved.spec))
+        click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card)))
         if expected is not None:
             click.echo(expected_text(expected))
 
@@ -751,7 +834,10 @@ def lock_command(
         if serving is None and name is None:
             raise click.UsageError("give -o FILE (or a SERVING or --name to write locks/NAME.lock.toml)")
         if root.embedded:
-            raise InputError(f"{root.path}: the embedded facts are read-only; give -o FILE or run in a checkout")
+            raise InputError(
+                f"{root.path}: the embedded facts are read-only; give -o FILE, or run in a registry of your own "
+                "(passprice init DIR)"
+            )
         output = root.locks / f"{name or Path(serving or '').stem}.lock.toml"
     # The lock is named after its file (locks/NAME.lock.toml), so `reproduce NAME` and check's report agree with it.
     if name is not None:
@@ -823,10 +909,19 @@ def reproduce_command(ctx: click.Context, lock: str, as_json: bool) -> None:
         model = f"pricing model {the_lock.pricing_model} → {rep.pricing_model}"
         if rep.equals:
             click.echo(
-                f"{the_lock.name}: reproduced exactly from its {len(the_lock.facts)} pinned facts: "
+                f"{the_lock.name}: reproduced exactly from its pinned facts: "
                 f"{rep.price['tokens_per_s']!r} tokens/s at batch {rep.price['batch']}, binds on {rep.price['binds']}"
                 + (f" ({model}; no term moved)" if rep.model_changed else "")
             )
+            rests = [p for p in the_lock.rests_on if p in the_lock.facts]
+            others = [p for p in the_lock.facts if p not in rests]
+            click.echo(f"  rests on {len(rests)} of its {len(the_lock.facts)} pinned facts: {', '.join(rests)}")
+            if others:
+                click.echo(
+                    f"  also pinned, not read by this price ({len(others)}): {', '.join(others)} — a lock pins the "
+                    "card's every fact (and every drafting figure), so it rebuilds the card exactly and `check "
+                    "--frozen` sees any of them drift"
+                )
         else:
             why = f"the {model}" if rep.model_changed else "the same pricing model gives another result"
             click.echo(f"{the_lock.name}: does NOT reproduce ({why}); terms that moved, recorded -> now:")
@@ -857,9 +952,13 @@ def check_command(ctx: click.Context, frozen: bool, as_json: bool) -> None:
 @cli.command("audit")
 @click.argument("target", required=False)
 @_serving_options(with_batch=True)
+@_plot_option("each fact's elasticity as a bar chart")
+@click.option("--force", is_flag=True, help="Overwrite an existing --plot file.")
 @_json_option
 @click.pass_context
-def audit_command(ctx: click.Context, /, target: str | None, as_json: bool, **o: Any) -> None:
+def audit_command(
+    ctx: click.Context, /, target: str | None, plot_path: Path | None, force: bool, as_json: bool, **o: Any
+) -> None:
     """Audit the facts a price rests on: TARGET is a SERVING (today's facts, options apply) or a lock (its pinned
     facts): a lock file, NAME.lock.toml, or a name in locks/ that names no serving."""
     from passprice.audit import audit, audit_json, audit_text
@@ -870,6 +969,7 @@ def audit_command(ctx: click.Context, /, target: str | None, as_json: bool, **o:
     serving_arg = o.pop("serving", None)
     if serving_arg is not None:
         raise click.UsageError(f"audit takes one TARGET (a lock or a serving), not also {serving_arg!r}")
+    _check_plot(plot_path, force)
     root = _root(ctx)
     # A name that is both a registered serving and a lock (locks are often named after their serving) is the serving,
     # priced with today's facts; a lock is audited by its file or by NAME.lock.toml, or by a name only a lock has.
@@ -909,10 +1009,16 @@ def audit_command(ctx: click.Context, /, target: str | None, as_json: bool, **o:
         result = audit(card, serving, lambda c, s: evaluate(kind, header, c, s))
     except ServingRefusal as e:
         _refuse(e)
+    if plot_path is not None:
+        from passprice.plots import audit_picture, picture_format, write_picture
+
+        write_picture(plot_path, audit_picture(result, title, picture_format(plot_path)), force)
     if as_json:
         _echo_json(audit_json(result, {"title": title}))
     else:
         click.echo(audit_text(result, title))
+    if plot_path is not None:
+        click.echo(f"plot -> {plot_path}", err=True)
 
 
 # --- reviewing fact changes ------------------------------------------------------------------------------------------
@@ -922,19 +1028,30 @@ def audit_command(ctx: click.Context, /, target: str | None, as_json: bool, **o:
 @click.argument("base", required=False)
 @click.argument("head", required=False)
 @click.option(
-    "--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True,
-    help="text for people, markdown for a pull-request comment, json for programs.",
+    "--format", "fmt", type=click.Choice(["text", "markdown", "comment", "json"]), default="text", show_default=True,
+    help="text for people, markdown for a pull-request comment (comment: the same behind the marker the sticky "
+    "comment is found by), json for programs.",
 )
+@click.option("--repository-url", metavar="URL", help="Link files and changed lines in markdown: the repository's "
+              "address (https://github.com/OWNER/NAME).")
+@click.option("--ref", metavar="SHA", help="The commit (or branch) --repository-url links to (the head of the change).")
 @_json_option
 @click.pass_context
-def diff_command(ctx: click.Context, base: str | None, head: str | None, fmt: str, as_json: bool) -> None:
+def diff_command(
+    ctx: click.Context, base: str | None, head: str | None, fmt: str, repository_url: str | None, ref: str | None,
+    as_json: bool,
+) -> None:
     """Compare facts between BASE and HEAD: each changed fact (old and new value, provenance, citation) and how every
     lock resting on one moves. BASE and HEAD are git revisions or folders (default: the merge base with main, and
     the work tree). Exit 1 when a change breaks a lock's floors, 2 when a file does not read on HEAD."""
+    from passprice.comment import Links
     from passprice.diff import diff, render
 
+    if (repository_url is None) != (ref is None):
+        raise click.UsageError("give --repository-url and --ref together")
+    links = Links.of(repository_url, ref)
     result = diff(_root(ctx), base, head)
-    click.echo(render(result, "json" if as_json else fmt))
+    click.echo(render(result, "json" if as_json else fmt, links))
     if result.exit_status == 2:
         for f in result.files:
             if f.head_errors:
@@ -1015,7 +1132,10 @@ def fact_set_command(
 
     root, where = _fact_file(ctx, name, path, draft)
     if root.embedded:
-        raise InputError(f"{root.path}: the embedded facts are read-only; run inside a checkout or pass --root")
+        raise InputError(
+            f"{root.path}: the embedded facts are read-only; start a registry of your own with `passprice init DIR`, "
+            "run inside one (or a checkout), or pass --root"
+        )
     for option, text in (("--value", value), ("--unit", unit), ("--provenance", provenance), ("--cite", cite),
                          ("--note", note), ("--derivation", derivation)):
         _require_unicode(text, option)
@@ -1049,6 +1169,7 @@ def fact_set_command(
 @click.option("--format", "fmt", type=click.Choice(["csv", "json"]), default="csv", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="The same as --format json.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here (default: stdout).")
+@_plot_option("tokens/s against the batch, one line a serving on a card, the best batch marked")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
 @click.option("--stack", metavar="S", help="Add serving stack S's expected price to every row (issue 14).")
 @click.pass_context
@@ -1063,6 +1184,7 @@ def sweep_command(
     fmt: str,
     as_json: bool,
     output: Path | None,
+    plot_path: Path | None,
     force: bool,
     stack: str | None,
 ) -> None:
@@ -1077,6 +1199,7 @@ def sweep_command(
 
     root = _root(ctx)
     _check_output(output, force)
+    _check_plot(plot_path, force)
     if sweep_file is not None:
         # The file describes the whole grid: an axis given on the command line too would be silently ignored.
         given = [f"--{name.replace('_', '-')}" for name in ("cards", "batches", "positions", "draft_tokens")
@@ -1114,12 +1237,25 @@ def sweep_command(
     buffer = io.StringIO()
     total = grid.size()
     # A fact or element size far out of range overflows in the arrays; such a row is refused by write_rows.
+    kept: list[dict[str, Any]] = []
+
+    def keep(rows: Any) -> Any:
+        for row in rows:
+            if plot_path is not None:
+                kept.append(row)
+            yield row
+
     with np.errstate(all="ignore"):
         if total >= 20_000:
             with click.progressbar(length=total, label="pricing", file=sys.stderr) as bar:
-                write_rows(sweeper.rows(grid, progress=bar.update), fmt, buffer, columns)
+                write_rows(keep(sweeper.rows(grid, progress=bar.update)), fmt, buffer, columns)
         else:
-            write_rows(sweeper.rows(grid), fmt, buffer, columns)
+            write_rows(keep(sweeper.rows(grid)), fmt, buffer, columns)
+    if plot_path is not None:
+        from passprice.plots import picture_format, sweep_picture, write_picture
+
+        write_picture(plot_path, sweep_picture(kept, picture_format(plot_path)), force)
+        click.echo(f"plot -> {plot_path}", err=True)
     if output is None:
         click.echo(buffer.getvalue(), nl=False)
     else:
@@ -1134,7 +1270,10 @@ def sweep_command(
 
 @cli.command("kv")
 @click.argument("checkpoint")
-@click.option("--contexts", default="4k,32k,128k", show_default=True, help="Context sizes in positions (k = 1,024).")
+@click.option(
+    "--contexts",
+    help="Context sizes in positions (k = 1,024) [default: 4k, 32k, 128k below the model's context, and its own].",
+)
 @click.option(
     "--kv-bytes", type=_Finite(min=0, min_open=True, max=_ELEMENT_BYTES), default=2.0, show_default=True,
     help="Bytes per KV-cache element: 2 (16-bit), 1 (8-bit), 0.5625 (4-bit codes with their scales).",
@@ -1146,19 +1285,19 @@ def sweep_command(
 @_json_option
 @click.pass_context
 def kv_command(
-    ctx: click.Context, checkpoint: str, contexts: str, kv_bytes: float, state_bytes: float, as_json: bool
+    ctx: click.Context, checkpoint: str, contexts: str | None, kv_bytes: float, state_bytes: float, as_json: bool
 ) -> None:
     """KV cache (by layer kind), recurrent state and conv ring bytes per token and per sequence of CHECKPOINT at each
     context, and how many sequences fit beside the weights on each registered card. A context past the model's is
     shown refused; exit 1 only when every context is."""
     from passprice.cards import load_cards
     from passprice.checkpoints import load_checkpoint
-    from passprice.kv import kv_json, kv_report, kv_text, parse_contexts
+    from passprice.kv import default_contexts, kv_json, kv_report, kv_text, parse_contexts
     from passprice.serving import ServingRefusal
 
     root = _root(ctx)
-    sizes = parse_contexts(contexts)
     header = load_checkpoint(root, checkpoint)
+    sizes = parse_contexts(contexts) if contexts is not None else default_contexts(header.meta_int("context_length"))
     try:
         report = kv_report(header, sizes, load_cards(root), kv_bytes, state_bytes, name=checkpoint)
     except ServingRefusal as e:
@@ -1344,6 +1483,7 @@ def speculate_command(
               help="Steps simulated at most, every policy together (tens of microseconds each); a longer run is "
               "refused.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here (default: stdout).")
+@_plot_option("throughput and end-to-end latency over time, one colour a policy")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
 @click.option("--stack", metavar="S", help="Price every step under serving stack S (its rates, fixed costs, reserve).")
 @_json_option
@@ -1367,6 +1507,7 @@ def simulate_command(
     no_prefix_caching: bool,
     max_steps: int,
     output: Path | None,
+    plot_path: Path | None,
     force: bool,
     stack: str | None,
     as_json: bool,
@@ -1393,6 +1534,7 @@ def simulate_command(
     if trace_path is not None and (rate is not None or synthetic_prefix):
         raise click.UsageError("--rate and --prefix shape a --synthetic trace; a --trace file has its own")
     _check_output(output, force)
+    _check_plot(plot_path, force)
     root, spec = _spec(ctx, serving, card=card, limit=limit, kv_page=kv_page, contiguous=contiguous,
                        prefix_read_once=prefix_read_once)
     resolved = resolve(root, spec)
@@ -1436,6 +1578,11 @@ def simulate_command(
     sim = Simulation(title, serving, trace.summary(), settings, pricer, tuple(outcomes))
     data = simulation_json(sim)
     _finite(data)  # the text shows the same figures: a TTFT of `inf s` is no latency
+    if plot_path is not None:
+        from passprice.plots import picture_format, simulation_picture, write_picture
+
+        write_picture(plot_path, simulation_picture(sim, picture_format(plot_path)), force)
+        click.echo(f"plot -> {plot_path}", err=True)
     text = json.dumps(data, indent=2) + "\n" if as_json else simulation_text(sim) + "\n"
     if output is None:
         click.echo(text, nl=False)

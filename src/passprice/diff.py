@@ -20,7 +20,7 @@ import subprocess
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -29,11 +29,14 @@ from passprice.cards import card_from_document
 from passprice.drafts import method_from_document
 from passprice.errors import InputError
 from passprice.facts import Fact, dimension
-from passprice.locks import Lock, Verdict, judge, priced, read_lock
+from passprice.locks import Lock, Verdict, evaluate, judge, priced, read_lock
 from passprice.registry import Root
 from passprice.report import fact_json
 from passprice.serving import ServingRefusal
 from passprice.tables import markdown_table, si
+
+if TYPE_CHECKING:
+    from passprice.comment import Links
 
 #: The folders of a root a diff compares.
 FOLDERS = ("facts", "registry", "locks", "schema")
@@ -475,6 +478,10 @@ class LockImpact:
     verdict: Verdict | None
     removed: bool = False
     note: str | None = None
+    #: For a lock HEAD leaves below a floor: each offending path's elasticity on HEAD's facts (% tokens/s per +1 %
+    #: of the fact, :func:`passprice.audit.audit`; ``None`` when re-pricing is refused), so a reviewer sees whether
+    #: the weakened fact moves the price at all.
+    elasticities: Mapping[str, float | None] = attrs.field(factory=dict)
 
     @property
     def holds(self) -> bool:
@@ -510,9 +517,22 @@ class LockImpact:
             state = "still holds" if self.after.price is not None else "floors hold, but the price is refused"
         else:
             state = "BROKEN: " + "; ".join(
-                f"{o.path} is {o.provenance.value}, below the floor {o.floor.value}" for o in self.verdict.offences
+                f"{o.path} is {o.provenance.value}, below the floor {o.floor.value}{self.elasticity(o.path)}"
+                for o in self.verdict.offences
             )
         return state
+
+    def elasticity(self, path: str) -> str:
+        """`` (elasticity +1.000)`` beside an offending ``path``: what a +1 % change of it does to tokens/s on
+        HEAD's facts, with ``the price does not depend on this fact`` when that is 0; empty when not measured."""
+        if path not in self.elasticities:
+            return ""
+        e = self.elasticities[path]
+        if e is None:
+            return " (elasticity not measured: a changed fact is refused)"
+        if abs(e) < 1e-9:
+            return " (elasticity 0: the price does not depend on this fact)"
+        return f" (elasticity {e:+.3f}: +1 % of it moves tokens/s {e:+.3f} %)"
 
     def to_json(self) -> dict[str, Any]:
         """The lock for ``--format json``."""
@@ -532,6 +552,7 @@ class LockImpact:
             "after": self.after.to_json(),
             "relative_change": self.relative,
             "note": self.note,
+            "elasticities": dict(self.elasticities),
         }
 
 
@@ -562,6 +583,27 @@ def reprice(side: Side, lock: Lock) -> tuple[PriceSide, Verdict | None]:
         rests_on = tuple((p, facts[p]) for p in lock.rests_on if p in facts)
         return PriceSide(refusal=e.to_json()), judge(lock.name, lock.policy, rests_on)
     return PriceSide(price=price), judge(lock.name, lock.policy, rests)
+
+
+def offence_elasticities(side: Side, lock: Lock, verdict: Verdict | None) -> dict[str, float | None]:
+    """Each path ``verdict`` finds below a floor, with its elasticity on ``side``'s facts (the price's audit,
+    :func:`passprice.audit.audit`); empty when the floors hold or the side cannot price the lock."""
+    if verdict is None or verdict.holds:
+        return {}
+    from passprice.audit import audit
+    from passprice.servings import resolve
+
+    try:
+        resolved = resolve(side.root, lock.spec)
+        rows = audit(
+            resolved.card,
+            resolved.serving,
+            lambda c, s: evaluate(lock.kind, resolved.header, c, s),
+        ).rows
+    except (InputError, ServingRefusal):
+        return {}
+    by_path = {r.path: r.elasticity for r in rows}
+    return {o.path: by_path[o.path] for o in verdict.offences if o.path in by_path}
 
 
 def _locks(side: Side) -> dict[str, Lock | None]:
@@ -627,6 +669,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                 verdict,
                 removed,
                 note,
+                offence_elasticities(head, lock, verdict) if not removed else {},
             )
         )
     return tuple(out)
@@ -891,9 +934,40 @@ def diff_text(d: Diff) -> str:
     return "\n".join(lines)
 
 
-def diff_markdown(d: Diff) -> str:
-    """The diff as a pull-request comment: a summary line, then a table of fact changes, a table of the locks they
-    touch (floors, tokens/s, pass time, bind, before → after), and a table of the files that do not read."""
+def _cite_cell(c: FactChange) -> str:
+    """The facts table's cite column: the citation itself is shown below the table, on its own line."""
+    if c.change != "changed":
+        return "below"
+    return "changed, below" if c.old is not None and c.new is not None and c.old.cite != c.new.cite else "unchanged"
+
+
+def _fact_details(d: Diff, links: Links | None) -> list[str]:
+    """Below the facts table, one item a changed fact: where it is (a link to its lines on HEAD when the repository
+    is known), the new citation on its own line (and the old one when it changed), and the note."""
+    out = []
+    for f, c in d.fact_changes:
+        where = f"`{f.path}`"
+        if links is not None and c.new is not None:
+            where = links.fact_link(f.path, c.path, Path(d.head.folder) if d.head.folder else None)
+        out.append(f"- `{f.name}` `{c.path}` ({c.change}) in {where}")
+        if c.new is not None:
+            label = "cite (new)" if c.old is not None and c.old.cite != c.new.cite else "cite"
+            out.append(f"  - **{label}**: {c.new.cite}")
+        if c.old is not None and (c.new is None or c.old.cite != c.new.cite):
+            out.append(f"  - **cite (was)**: {c.old.cite}")
+        note = c.new.note if c.new is not None else None
+        if note:
+            out.append(f"  - **note**: {note}")
+        elif c.old is not None and c.old.note and c.new is not None:
+            out.append(f"  - **note** removed (was: {c.old.note})")
+    return out
+
+
+def diff_markdown(d: Diff, links: Links | None = None) -> str:
+    """The diff as a pull-request comment: a summary line, then a table of fact changes with, below it, each fact's
+    new citation and note on their own lines (linked to the changed lines when ``links`` knows the repository), a
+    table of the locks they touch (floors with each offending fact's elasticity, tokens/s, pass time, bind, before
+    → after; each lock linked to its file), and a table of the files that do not read."""
     mark = "❌" if d.exit_status else ("⚠️" if d.weakened else "✅")
     out = [f"{mark} **passprice diff** `{d.base.label}` → `{d.head.label}`: {d.summary()}"]
     facts = d.fact_changes
@@ -906,7 +980,7 @@ def diff_markdown(d: Diff) -> str:
                 show(c.new),
                 _what(c),
                 _provenance(c).replace("(WEAKER)", "⚠️ **weaker**"),
-                _cite(c),
+                _cite_cell(c),
             ]
             for f, c in facts
         ]
@@ -915,6 +989,8 @@ def diff_markdown(d: Diff) -> str:
             "#### Facts",
             "",
             markdown_table(["file", "fact", "before", "after", "change", "provenance", "cite"], rows, right=(2, 3, 4)),
+            "",
+            *_fact_details(d, links),
         ]
     if d.locks:
         rows = []
@@ -923,7 +999,8 @@ def diff_markdown(d: Diff) -> str:
             floors = f"❌ {floors}" if lock.breaks else floors
             rows.append(
                 [
-                    f"`{lock.name}`" + (" (removed)" if lock.removed else ""),
+                    (links.file_link(lock.path, f"`{lock.name}`") if links is not None and not lock.removed
+                     else f"`{lock.name}`") + (" (removed)" if lock.removed else ""),
                     ", ".join(f"`{p}`" for p in lock.changed) or "–",
                     f"{_held(lock)} → {floors}",
                     lock.before.short(),
@@ -979,12 +1056,18 @@ def diff_markdown(d: Diff) -> str:
     return "\n".join(out)
 
 
-def render(d: Diff, fmt: str) -> str:
-    """``d`` as ``text``, ``markdown`` or ``json`` (indented). Raises :class:`ValueError` for another format."""
+def render(d: Diff, fmt: str, links: Links | None = None) -> str:
+    """``d`` as ``text``, ``markdown``, ``comment`` (the markdown behind the sticky pull-request comment's marker,
+    :func:`passprice.comment.comment_body`) or ``json`` (indented); ``links`` lets markdown link files and lines.
+    Raises :class:`ValueError` for another format."""
     if fmt == "text":
         return diff_text(d)
     if fmt == "markdown":
-        return diff_markdown(d)
+        return diff_markdown(d, links)
+    if fmt == "comment":
+        from passprice.comment import comment_body
+
+        return comment_body(d, links)
     if fmt == "json":
         return json.dumps(d.to_json(), indent=2, ensure_ascii=False)
     raise ValueError(f"unknown format {fmt!r}")

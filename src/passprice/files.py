@@ -28,11 +28,15 @@ def write_atomically(path: Path, text: str | bytes, force: bool = False) -> None
     never replaced, even one created while the text was being written (the temporary file is hard-linked into
     place, which fails when ``path`` exists). No temporary file is left behind.
 
-    Raises :class:`InputError` when ``path`` exists and not ``force``, cannot be written, or ``text`` is not
+    Raises :class:`InputError` when ``path`` exists and not ``force``, is not a regular file (a device such as
+    ``/dev/null``, which a rename would replace), cannot be written, or ``text`` is not
     Unicode (a name given on the command line in bytes that are not UTF-8), before anything is written."""
     exists = f"{path}: already exists; pass --force to overwrite it"
     if path.exists() and not force:
         raise InputError(exists)
+    if path.exists() and not path.is_file() and not path.is_dir():
+        # A rename would replace the device or pipe itself (``-o /dev/null --force`` once replaced /dev/null).
+        raise InputError(f"{path}: is not a regular file (a device, pipe or socket); passprice writes only files")
     try:
         data = text if isinstance(text, bytes) else text.encode("utf-8")
     except UnicodeEncodeError as e:

@@ -21,7 +21,7 @@ from typing import Any
 import attrs
 
 from passprice.cards import Card
-from passprice.decode import DecodeRefusal, Deployment, HeldClass, LayerKind, StageKind, decode_step
+from passprice.decode import DecodeRefusal, Deployment, HeldClass, LayerKind, RoutedStep, StageKind, decode_step
 from passprice.errors import InputError
 from passprice.gguf_header import GGUFHeader
 from passprice.serving import (
@@ -30,6 +30,7 @@ from passprice.serving import (
     ContextMix,
     OnChipOverflow,
     PassShape,
+    Routed,
     Serving,
     ServingRefusal,
     Step,
@@ -39,6 +40,19 @@ from passprice.serving import (
 #: Context sizes are counted in binary thousands, as model cards write them: 4K = 4,096 positions, 128K = 131,072.
 _SUFFIX = {"": 1, "k": 1024, "m": 1024 * 1024}
 _CONTEXT = re.compile(r"^\s*(\d+)\s*([kKmM]?)\s*$")
+
+#: The context sizes ``passprice kv`` shows by default, those below the model's own context (4K, 32K, 128K).
+STANDARD_CONTEXTS = (4096, 32768, 131072)
+
+
+def default_contexts(model_context: int | None) -> tuple[int, ...]:
+    """The contexts ``passprice kv`` shows when none are given: the standard sizes (:data:`STANDARD_CONTEXTS`) below
+    the model's context, then the model's own (a 2K model: 2,048 alone; gemma3 270M: 4K, 32K); the standard sizes
+    when the header states no context length."""
+    if not model_context or model_context <= 0:
+        return STANDARD_CONTEXTS
+    return (*(c for c in STANDARD_CONTEXTS if c < model_context), model_context)
+
 
 #: Context sizes one report shows at most (each is a column of the fit table, and a decode step priced per card).
 MAX_CONTEXTS = 64
@@ -280,14 +294,17 @@ def kv_report(
     ``state_bytes``, no drafts. A context past the model's ``context_length`` carries
     :class:`~passprice.serving.ContextBeyondModel` and no figures.
 
-    Raises :class:`~passprice.serving.Step` when the decode step is refused (a mixture of experts, an unplaceable
-    tensor, missing ``ssm.*`` metadata), and :class:`InputError` for a non-positive element size.
+    Raises :class:`~passprice.serving.Routed` for a mixture of experts (as the pricer does), and
+    :class:`~passprice.serving.Step` when the decode step is otherwise refused (an unplaceable tensor, missing
+    ``ssm.*`` metadata), and :class:`InputError` for a non-positive element size.
     """
     if not (kv_bytes > 0 and math.isfinite(kv_bytes)) or not (state_bytes > 0 and math.isfinite(state_bytes)):
         raise InputError(f"element sizes must be positive bytes, not kv {kv_bytes!r} and state {state_bytes!r}")
     try:
         layers = _layers(header, kv_bytes, state_bytes)
         base = decode_step(header, Deployment(ctx=1, kv_bytes=kv_bytes, state_bytes=state_bytes))
+    except RoutedStep as e:
+        raise Routed(e.experts) from None  # named as every pricing command names it
     except DecodeRefusal as e:
         raise Step(e) from None
     rec = base.recurrence
@@ -471,7 +488,7 @@ def kv_text(report: KVReport) -> str:
         headers += [f"{short}: positions", f"{short}: bytes"]
     if recurrent:
         headers += ["recurrent state", "conv ring"]
-    headers += ["per sequence", ""]
+    headers += ["per sequence", "(binary)"]
     if drafts:
         headers.append("+ draft KV if drafting")
     rows = []
@@ -517,6 +534,16 @@ def kv_text(report: KVReport) -> str:
         )
         held = ", ".join(f"{context_label(c.context)} {exact(c.fits[0].held_per_sequence)} B" for c in priced)
         lines.append(f"  held per sequence in the pass (seed held_per_sequence): {held}")
+        extra = {c.fits[0].held_per_sequence - c.total_bytes for c in priced}
+        if extra != {0}:
+            why = (
+                "the conv-ring row each token-row appends in every recurrent block, held while the pass runs"
+                if recurrent
+                else "what the pass writes while it runs"
+            )
+            more = ", ".join(f"{context_label(c.context)} {exact(c.fits[0].held_per_sequence - c.total_bytes)} B"
+                             for c in priced)
+            lines.append(f"  (more than the per-sequence column above by {more}: {why})")
         lines.append(
             text_table(
                 ["card", "memory", *(context_label(c.context) for c in priced)],

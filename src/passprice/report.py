@@ -63,9 +63,45 @@ def spec_summary(spec: ServingSpec) -> str:
     return " · ".join(bits)
 
 
-def cost_text(cost: ServingCost, title: str, spec: ServingSpec | None = None) -> str:
-    """A priced pass for people: the five terms with the bind marked, tokens/s and time per output token (TPOT),
-    bytes and work per pass, held bytes against capacity, and the provenance it rests on."""
+#: Held bytes above this share of card memory get a word about headroom under a price.
+HEADROOM_WARNING = 0.95
+
+
+def float_matrices(header: GGUFHeader, card: Card | None = None) -> dict[str, tuple[int, int]]:
+    """The float matrices of ``header`` the pricer runs on the vector units (:func:`passprice.serving.is_float`), by
+    type name: (tensors, bytes). A matrix is a tensor of two or more dimensions that is not a norm; the embedding
+    table counts only when the head reads it (no ``output.weight``: tied embeddings), since its rows are otherwise
+    looked up, not multiplied. With ``card``, the types that ride one of its float-matrix rates (``tensor.*``,
+    issue 14) are left out: they are not priced on the vector units."""
+    from passprice import ggml
+    from passprice.serving import is_float
+
+    tied = header.tensor("output.weight") is None
+    out: dict[str, tuple[int, int]] = {}
+    for t in header.tensors:
+        if len(t.dims) < 2 or "norm" in t.name or not ggml.known(t.type_id):
+            continue
+        if t.name == "token_embd.weight" and not tied:
+            continue
+        ty = ggml.ggml_type(t.type_id)
+        if is_float(ty) and (card is None or card.tensor_rate(ty.name) is None):
+            n, size = out.get(ty.name, (0, 0))
+            out[ty.name] = (n + 1, size + ggml.tensor_bytes(t.type_id, t.dims))
+    return out
+
+
+def cost_text(
+    cost: ServingCost,
+    title: str,
+    spec: ServingSpec | None = None,
+    floats: Mapping[str, tuple[int, int]] | None = None,
+) -> str:
+    """A priced pass for people: the five terms with the bind marked and a one-line legend (from
+    :mod:`passprice.glossary`), tokens/s and time per output token (TPOT), bytes and work per pass, held bytes
+    against capacity (with a word about headroom above :data:`HEADROOM_WARNING`), the float matrices priced on the
+    vector units (``floats``, :func:`float_matrices`), and the provenance it rests on."""
+    from passprice.glossary import legend
+
     lines = [title]
     if spec is not None:
         lines.append(f"  {spec_summary(spec)}")
@@ -84,11 +120,15 @@ def cost_text(cost: ServingCost, title: str, spec: ServingSpec | None = None) ->
         rows.append([bind.value, si(seconds, "s"), percent(seconds, cost.pass_s), mark])
     rows.append(["pass", si(cost.pass_s, "s"), "", ""])
     lines.append(text_table(["term", "time", "of pass", "bind"], rows, right=(1, 2)))
+    lines.append(f"  {legend('memory', 'host', 'array', 'vector', 'scale', 'binds')}")
     lines.append("")
     tpot = cost.pass_s / cost.emitted_per_sequence
+    shared_what = "weights and embedding rows"
+    if spec is not None and spec.shared_prefix and spec.prefix_read_once:
+        shared_what = "weights, embedding rows and the shared prefix's KV (read once a pass)"
     lines.append(f"  tokens/s      {count(round(cost.tokens_per_s, 1))}  (TPOT {si(tpot, 's')} per sequence)")
     lines.append(
-        f"  bytes/pass    {si(cost.weight_bytes, 'B')} of weights and embedding rows, shared by the batch; "
+        f"  bytes/pass    {si(cost.weight_bytes, 'B')} of {shared_what}, shared by the batch; "
         f"{si(cost.sequence_bytes, 'B')} per sequence ({si(cost.rewrite_bytes, 'B')} rewritten in place)"
     )
     lines.append(
@@ -99,6 +139,12 @@ def cost_text(cost: ServingCost, title: str, spec: ServingSpec | None = None) ->
         f"  held          {si(cost.held_bytes, 'B')} of {si(cost.capacity_bytes, 'B')} card memory "
         f"({percent(cost.held_bytes, cost.capacity_bytes)})"
     )
+    if cost.capacity_bytes > 0 and cost.held_bytes > HEADROOM_WARNING * cost.capacity_bytes:
+        left = 1.0 - cost.held_bytes / cost.capacity_bytes
+        lines.append(
+            f"  headroom      {100.0 * left:.1f} % of card memory left: passprice counts no runtime workspace, "
+            "activations or fragmentation, so leave room (a smaller --batch or --limit) before serving this"
+        )
     if cost.host_sequences or (spec is not None and spec.host_memory):
         lines.append(
             f"  host held     {si(cost.host_held_bytes, 'B')} of {si(cost.host_capacity_bytes, 'B')} "
@@ -108,6 +154,12 @@ def cost_text(cost: ServingCost, title: str, spec: ServingSpec | None = None) ->
         f"  on chip       {si(cost.on_chip_bytes, 'B')} of {si(cost.on_chip_capacity, 'B')} "
         f"({percent(cost.on_chip_bytes, cost.on_chip_capacity)})"
     )
+    if floats:
+        shown = ", ".join(f"{n} {name} ({si(size, 'B')})" for name, (n, size) in sorted(floats.items()))
+        lines.append(
+            f"  float         {shown} matrices priced on the vector units at the card's f32 rate (no tensor-core "
+            "rate for this type on this card: tensor.f16 or tensor.bf16; passprice explain vector)"
+        )
     lines.append("")
     lines.append(f"  provenance    {cost.provenance.value} — weakest: {', '.join(cost.weakest)}")
     binding = binding_paths(cost)
@@ -243,9 +295,10 @@ def header_text(header: GGUFHeader, show_metadata: bool = False, show_tensors: b
         entry[0] += 1
         entry[1] += size
     total = sum(v[1] for v in by_type.values())
+    architecture = header.architecture or "(missing: no general.architecture key)"
     lines = [
         f"{header.source}",
-        f"  architecture  {header.architecture}   GGUF v{header.version}, {header.byte_order}-endian, "
+        f"  architecture  {architecture}   GGUF v{header.version}, {header.byte_order}-endian, "
         f"{len(header.shards)} file{'s' if len(header.shards) != 1 else ''}",
         f"  header        {header.header_bytes:,} bytes; tensor data at byte {header.data_offset:,} "
         f"(alignment {header.alignment})",

@@ -495,7 +495,10 @@ def roofline_text(line: Roofline) -> str:
     lines.append("binds when its intensity reaches its ridge")
     lines.append(
         text_table(
-            ["batch", "bytes moved", "array MAC/B", "vector MAC/B", "scale cyc/B", "pass", "tokens/s", "binds", ""],
+            [
+                "batch", "bytes moved", "array MAC/B", "vector MAC/B", "scale cyc/B", "pass", "tokens/s", "binds",
+                "best / largest",
+            ],
             rows,
             right=(0, 1, 2, 3, 4, 5, 6),
         )

@@ -327,7 +327,7 @@ def speculation_text(result: Speculation, title: str) -> str:
                 "pass",
                 "binds",
                 "provenance",
-                "",
+                "best",
             ],
             rows,
             right=(0, 1, 2, 3, 4, 5, 6),

@@ -26,9 +26,12 @@ def si(value: float, unit: str, digits: int = 4) -> str:
 
 
 def count(value: float) -> str:
-    """An integer-valued count with thousands separators, else ``value`` to 6 significant digits."""
+    """An integer-valued count with thousands separators; else, from 100,000 up, rounded to a whole count with
+    separators (``2,826,380``, never ``2.82638e+06``); else ``value`` to 6 significant digits (``33,339.2``)."""
     if float(value).is_integer():
         return f"{int(value):,}"
+    if math.isfinite(value) and abs(value) >= 1e5:
+        return f"{value:,.0f}"
     return f"{value:,.6g}"
 
 

@@ -1,0 +1,95 @@
+"""A pull request carries ONE passprice comment, updated in place on every push: its body starts with a hidden marker
+the workflow finds it by, and links each changed fact and lock to its lines in the repository when that is known.
+
+The workflow (``.github/workflows/facts.yml``, the same text ``passprice init`` writes) runs ``passprice diff
+--format comment --repository-url URL --ref SHA``, looks for a comment of the pull request whose body starts with
+:data:`MARKER`, and edits it, or posts a new one when there is none (as CML's ``cml comment update`` does); the
+job summary gets the same body.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import quote
+
+import attrs
+
+from passprice.errors import InputError
+
+if TYPE_CHECKING:
+    from passprice.diff import Diff
+
+#: The first line of every comment passprice posts: an HTML comment (GitHub does not show it) the workflow finds the
+#: comment to update by.
+MARKER = "<!-- passprice diff: this comment is updated in place on every push -->"
+
+
+@attrs.frozen
+class Links:
+    """Where a pull request's files can be seen: ``repository`` (``https://github.com/OWNER/NAME``, no trailing
+    slash) at ``ref`` (a commit sha, or a branch)."""
+
+    repository: str
+    ref: str
+
+    @classmethod
+    def of(cls, repository: str | None, ref: str | None) -> Links | None:
+        """Links for ``repository`` at ``ref``; ``None`` when either is missing or empty. Raises
+        :class:`InputError` for a repository that is not an ``http(s)://`` address."""
+        if not repository or not ref:
+            return None
+        if not re.match(r"^https?://[^\s/]+/\S+$", repository):
+            raise InputError(f"--repository-url: {repository!r} is not an http(s) address of a repository")
+        return cls(repository.rstrip("/"), ref)
+
+    def blob(self, path: str, lines: tuple[int, int] | None = None) -> str:
+        """The address of ``path`` (POSIX, relative to the repository) at the ref, with ``#Lfirst-Llast`` when
+        ``lines`` is given."""
+        url = f"{self.repository}/blob/{quote(self.ref, safe='')}/{quote(path)}"
+        if lines is not None:
+            first, last = lines
+            url += f"#L{first}" if first == last else f"#L{first}-L{last}"
+        return url
+
+    def file_link(self, path: str, text: str) -> str:
+        """A markdown link showing ``text`` to ``path``."""
+        return f"[{text}]({self.blob(path)})"
+
+    def fact_link(self, path: str, fact: str, folder: Path | None) -> str:
+        """A markdown link to fact ``fact``'s lines in file ``path``, read from ``folder`` (the head side's root);
+        to the file alone when the lines are not found (or ``folder`` is ``None``)."""
+        lines = fact_lines((folder / path).read_text(encoding="utf-8"), fact) if folder is not None else None
+        if folder is not None and not (folder / path).is_file():
+            lines = None
+        shown = f"`{path}`" if lines is None else f"`{path}` lines {lines[0]}–{lines[1]}"
+        return f"[{shown}]({self.blob(path, lines)})"
+
+
+def fact_lines(text: str, fact: str) -> tuple[int, int] | None:
+    """The 1-based first and last line of fact ``fact``'s table (``[memory.bandwidth]`` … up to the last non-blank,
+    non-comment line before the next table) in the TOML ``text``; ``None`` when there is no such table."""
+    dotted = r"\s*\.\s*".join(re.escape(part) for part in fact.split("."))
+    header = re.compile(r"^\s*\[\s*" + dotted + r"\s*\]\s*(#.*)?$")
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if header.match(line):
+            last = i
+            for j in range(i + 1, len(lines)):
+                stripped = lines[j].strip()
+                if stripped.startswith("["):
+                    break
+                if stripped and not stripped.startswith("#"):
+                    last = j
+            return i + 1, last + 1
+    return None
+
+
+def comment_body(d: Diff, links: Links | None = None) -> str:
+    """The sticky pull-request comment: :data:`MARKER` on the first line, then the diff's markdown
+    (:func:`passprice.diff.diff_markdown`)."""
+    from passprice.diff import diff_markdown
+
+    return f"{MARKER}\n{diff_markdown(d, links)}"
+

@@ -1,0 +1,206 @@
+"""Where people would rather look than read, a command draws what it computed: every picture is drawn from the same
+data its table or JSON shows, never from a second computation.
+
+``sweep --plot`` (tokens/s against the batch, one line a serving on a card, each line's best batch marked),
+``simulate --plot`` (throughput and end-to-end latency over the trace's time, one colour a policy) and ``audit
+--plot`` (each fact's elasticity as a bar, the binding facts and the weakest marked). PNG or SVG by the file's suffix,
+written atomically; matplotlib is an optional extra (``pip install 'passprice[plot]'``), as for ``roofline --plot``.
+The same data always gives the same bytes (no dates, fixed SVG ids).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from passprice.errors import InputError
+from passprice.files import write_atomically
+from passprice.roofline import require_matplotlib
+
+if TYPE_CHECKING:
+    from passprice.audit import Audit
+    from passprice.simulate import Simulation
+
+#: The colours lines cycle through (Okabe–Ito, readable by colour-blind readers).
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
+
+#: The most lines a sweep picture draws (a larger grid is refused: it would be unreadable).
+MAX_LINES = 40
+
+
+def picture_format(path: Path) -> str:
+    """``png`` or ``svg`` from ``path``'s suffix. Raises :class:`InputError` for another suffix."""
+    fmt = path.suffix.lower().lstrip(".")
+    if fmt not in ("png", "svg"):
+        raise InputError(f"--plot {path}: the file must end in .png or .svg")
+    return fmt
+
+
+def _save(fig: Any, plt: Any, fmt: str) -> bytes:
+    """The figure as ``fmt`` bytes, without a date and with fixed SVG ids, then closed."""
+    buffer = io.BytesIO()
+    try:
+        fig.tight_layout()
+        metadata = {"Date": None} if fmt == "svg" else {"Software": "passprice (matplotlib)"}
+        with plt.rc_context({"svg.hashsalt": "passprice"}):
+            fig.savefig(buffer, format=fmt, metadata=metadata)
+    finally:
+        plt.close(fig)
+    return buffer.getvalue()
+
+
+def write_picture(path: Path, data: bytes, force: bool = False) -> None:
+    """Write a rendered picture atomically (:func:`passprice.files.write_atomically`)."""
+    write_atomically(path, data, force)
+
+
+# --- sweep -----------------------------------------------------------------------------------------------------------
+
+
+def sweep_lines(rows: Iterable[Mapping[str, Any]]) -> dict[str, list[tuple[int, float]]]:
+    """The sweep's priced rows as lines: a label (``serving on card``, with the position and draft tokens when the
+    grid varies them) → (batch, tokens/s) points in batch order. Refused rows are left out (they have no price).
+    Raises :class:`InputError` when more than :data:`MAX_LINES` lines would be drawn."""
+    priced = [r for r in rows if not r.get("refusal") and r.get("tokens_per_s") not in (None, "")]
+    vary_position = len({r["position"] for r in priced}) > 1
+    vary_draft = len({r["draft_tokens"] for r in priced}) > 1
+    lines: dict[str, list[tuple[int, float]]] = {}
+    for r in priced:
+        label = f"{r['serving']} on {r['card']}"
+        if vary_position:
+            label += f", position {float(r['position']):g}"
+        if vary_draft:
+            label += f", {r['draft_tokens']} drafts"
+        lines.setdefault(label, []).append((int(r["batch"]), float(r["tokens_per_s"])))
+    if len(lines) > MAX_LINES:
+        raise InputError(
+            f"--plot: the grid has {len(lines):,} lines (servings × cards × positions × draft tokens); a picture "
+            f"shows at most {MAX_LINES}: sweep fewer"
+        )
+    return {k: sorted(v) for k, v in lines.items()}
+
+
+def sweep_picture(rows: Sequence[Mapping[str, Any]], fmt: str, title: str = "") -> bytes:
+    """tokens/s against the batch (log axes), one line a serving on a card (and position, draft tokens), each
+    line's best batch marked with a dot and its batch. Raises :class:`InputError` when nothing was priced, for too
+    many lines, or when matplotlib is missing."""
+    lines = sweep_lines(rows)
+    if not lines:
+        raise InputError("--plot: every row of the sweep is refused; there is nothing to draw")
+    plt = require_matplotlib()
+    fig, ax = plt.subplots(figsize=(8.0, 5.0), dpi=100)
+    for i, (label, points) in enumerate(lines.items()):
+        colour = PALETTE[i % len(PALETTE)]
+        batches = [b for b, _ in points]
+        rates = [t for _, t in points]
+        best = max(range(len(points)), key=lambda j: (rates[j], -batches[j]))
+        ax.plot(batches, rates, color=colour, linewidth=1.5, marker="." if len(points) < 30 else None,
+                label=f"{label} (best batch {batches[best]:,}: {rates[best]:,.0f} tokens/s)")
+        ax.plot([batches[best]], [rates[best]], marker="o", markersize=8, color=colour, markeredgecolor="black")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.set_xlabel("batch (sequences per pass)")
+    ax.set_ylabel("throughput (tokens/s)")
+    ax.set_title(title or "passprice sweep: tokens/s by batch (● the best batch)", fontsize=10)
+    ax.legend(loc="best", fontsize=7)
+    return _save(fig, plt, fmt)
+
+
+# --- simulate --------------------------------------------------------------------------------------------------------
+
+
+def throughput_series(records: Sequence[Any], bins: int = 60) -> tuple[list[float], list[float]]:
+    """Output tokens a second over the run, in ``bins`` equal bins from 0 to the last token: each request's tokens
+    after its first are spread evenly from its first token to its last, its first token counted at its first token.
+    Returns (bin midpoints in s, tokens/s)."""
+    end = max((r.finished for r in records), default=0.0)
+    if end <= 0.0:
+        return [], []
+    width = end / bins
+    tokens = [0.0] * bins
+    for r in records:
+        tokens[min(int(r.first_token / width), bins - 1)] += 1.0
+        rest = r.request.output - 1
+        if rest <= 0:
+            continue
+        span = r.finished - r.first_token
+        if span <= 0.0:
+            tokens[min(int(r.finished / width), bins - 1)] += rest
+            continue
+        rate = rest / span
+        first, last = int(r.first_token / width), min(int(r.finished / width), bins - 1)
+        for b in range(first, last + 1):
+            overlap = min((b + 1) * width, r.finished) - max(b * width, r.first_token)
+            if overlap > 0.0:
+                tokens[b] += rate * overlap
+    return [(b + 0.5) * width for b in range(bins)], [t / width for t in tokens]
+
+
+def simulation_picture(sim: Simulation, fmt: str) -> bytes:
+    """Two panels over the trace's time: output tokens a second (:func:`throughput_series`), and each request's
+    end-to-end latency at the time it finished; one colour a policy (static, continuous). Raises
+    :class:`InputError` when matplotlib is missing."""
+    plt = require_matplotlib()
+    fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(8.0, 6.0), dpi=100)
+    for i, outcome in enumerate(sim.outcomes):
+        colour = PALETTE[i % len(PALETTE)]
+        name = outcome.policy.value
+        xs, ys = throughput_series(outcome.records)
+        top.plot(xs, ys, color=colour, linewidth=1.5, label=f"{name} (makespan {outcome.makespan:.3g} s)")
+        done = sorted(outcome.records, key=lambda r: r.finished)
+        bottom.scatter([r.finished for r in done], [r.e2e for r in done], s=6, color=colour, alpha=0.6, label=name)
+    top.set_ylabel("throughput (output tokens/s)")
+    top.grid(True, alpha=0.3)
+    top.legend(loc="best", fontsize=8)
+    top.set_title(sim.title, fontsize=9)
+    bottom.set_ylabel("end-to-end latency (s)")
+    bottom.set_xlabel("time since the first arrival (s)")
+    bottom.grid(True, alpha=0.3)
+    bottom.legend(loc="best", fontsize=8, markerscale=2)
+    return _save(fig, plt, fmt)
+
+
+# --- audit -----------------------------------------------------------------------------------------------------------
+
+
+def audit_picture(a: Audit, title: str, fmt: str) -> bytes:
+    """Each fact's elasticity (% tokens/s per +1 % of the fact) as a horizontal bar, in ``rests_on`` order: the
+    binding facts in colour, the others grey, the weakest hatched, each bar labelled with its value and provenance;
+    a fact whose elasticity was not measured (both steps refused) is drawn empty and labelled so. Raises
+    :class:`InputError` when matplotlib is missing."""
+    plt = require_matplotlib()
+    rows = list(a.rows)
+    fig, ax = plt.subplots(figsize=(8.0, 0.45 * len(rows) + 1.6), dpi=100)
+    ys = list(range(len(rows)))[::-1]
+    values = [r.elasticity if r.elasticity is not None and math.isfinite(r.elasticity) else 0.0 for r in rows]
+    bars = ax.barh(
+        ys,
+        values,
+        color=["#D55E00" if r.binding else "#999999" for r in rows],
+        hatch=None,
+        edgecolor="black",
+        linewidth=0.6,
+    )
+    for bar, r in zip(bars, rows, strict=True):
+        if r.weakest:
+            bar.set_hatch("//")
+    span = max((abs(v) for v in values), default=1.0) or 1.0
+    for y, r, v in zip(ys, rows, values, strict=True):
+        text = "not measured" if r.elasticity is None else f"{r.elasticity:+.3f}"
+        ax.text(v + (0.02 * span if v >= 0 else -0.02 * span), y, f"{text} ({r.fact.provenance.value})",
+                va="center", ha="left" if v >= 0 else "right", fontsize=8)
+    ax.set_yticks(ys, [r.path for r in rows], fontsize=8)
+    ax.axvline(0.0, color="black", linewidth=0.8)
+    ax.set_xlim(min(min(values), 0.0) - 0.35 * span, max(max(values), 0.0) + 0.6 * span)
+    ax.set_xlabel("elasticity: % change of tokens/s for +1 % of the fact")
+    ax.set_title(
+        f"{title}\n{a.cost.tokens_per_s:,.1f} tokens/s, binds on {a.cost.binds.value} (orange: binding facts; "
+        f"hatched: the weakest, {a.cost.provenance.value})",
+        fontsize=9,
+    )
+    ax.grid(True, axis="x", alpha=0.3)
+    return _save(fig, plt, fmt)

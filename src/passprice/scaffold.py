@@ -1,0 +1,247 @@
+"""A registry of one's own starts as a copy of what the package knows: every folder a :class:`~passprice.registry.Root`
+has, the reference facts filled in, the user's own records empty, and the tooling that keeps it honest.
+
+``passprice init DIR`` writes, below ``DIR``:
+
+- every record folder of :class:`~passprice.registry.Root` (read off its properties, so a record kind added there is
+  carried without a change here): the reference data (``facts/…``, ``sources/`` — any folder outside ``registry/``
+  and ``locks/``) copied from the root in effect (the embedded default outside a checkout), the user's own records
+  (``registry/…``, ``locks/``) empty, each holding a ``.gitkeep`` so git keeps it;
+- ``schema/``: a copy of the JSON Schemas the files name on their ``#:schema`` line, so an editor validates them and
+  ``passprice`` validates against the schemas the facts were written for;
+- ``.taplo.toml``: the schema of every folder, so taplo (and Even Better TOML) validate a new file before it has its
+  ``#:schema`` line;
+- ``.pre-commit-config.yaml``: ``passprice check`` as a local hook (``language: system``: the ``passprice`` on PATH,
+  the one ``requirements.txt`` installs);
+- ``.github/workflows/facts.yml``: the project's own review workflow (``passprice check``; ``passprice diff`` as the
+  job summary and a sticky pull-request comment), installing ``requirements.txt``;
+- ``requirements.txt``: the passprice the registry is checked with; ``README.md``: what is where.
+
+Nothing is half-written: the files are written into a temporary folder beside ``DIR`` and moved into place only when
+all of them are, and an existing file is never replaced.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import attrs
+
+from passprice import __version__
+from passprice.errors import InputError
+from passprice.registry import Root
+
+#: The folders (relative to a root) that hold the user's own records: created empty by ``init``.
+OWN = ("registry", "locks")
+
+#: The marker line a ``.gitkeep`` carries.
+_KEEP = "# Keeps this folder in git while it is empty (passprice init).\n"
+
+
+def record_folders(root: Root) -> dict[str, str]:
+    """Every record folder :class:`Root` knows, as property name → POSIX path relative to ``root.path``
+    (``cards`` → ``facts/cards``), read off the class's properties that name a folder below the root (``schema``,
+    which falls back to the package's copy, is not a record folder; nor is a hidden one, such as a cache). Sorted
+    by path."""
+    out: dict[str, str] = {}
+    for name in dir(Root):
+        if name.startswith("_") or name == "schema" or not isinstance(getattr(Root, name, None), property):
+            continue
+        value = getattr(root, name)
+        if isinstance(value, Path) and value.is_relative_to(root.path) and value != root.path:
+            rel = value.relative_to(root.path)
+            if not any(part.startswith(".") for part in rel.parts) and value.suffix == "":
+                out[name] = rel.as_posix()
+    return dict(sorted(out.items(), key=lambda item: item[1]))
+
+
+def is_own(folder: str) -> bool:
+    """True for a folder of the user's own records (below ``registry/`` or ``locks/``), which ``init`` leaves
+    empty; false for reference data it copies."""
+    return folder.split("/", 1)[0] in OWN
+
+
+def _schema_line(folder: Path) -> str | None:
+    """The schema file name the TOML files of ``folder`` name on their ``#:schema`` line (``card.schema.json``), the
+    first one found; ``None`` when no file there has one."""
+    if not folder.is_dir():
+        return None
+    for path in sorted(folder.glob("*.toml")):
+        with path.open(encoding="utf-8", errors="replace") as f:
+            first = f.readline()
+        if first.startswith("#:schema "):
+            return first.removeprefix("#:schema ").strip().rsplit("/", 1)[-1]
+    return None
+
+
+@attrs.frozen
+class Plan:
+    """What ``init`` writes: ``files`` maps each path relative to the new folder to its bytes; ``folders`` the record
+    folders (relative) it creates; ``copied`` the reference folders filled from ``source``."""
+
+    source: Root
+    folders: tuple[str, ...]
+    copied: tuple[str, ...]
+    files: dict[str, bytes]
+
+
+def taplo_config(schemas: dict[str, str]) -> str:
+    """``.taplo.toml`` for a registry: one ``[[rule]]`` a folder, mapping its ``*.toml`` files to
+    ``schema/NAME.schema.json`` (``schemas``: folder → schema file name), so taplo validates every file, even one
+    without a ``#:schema`` line. Taplo's configuration: https://taplo.tamasfe.dev/configuration/file.html"""
+    lines = [
+        "# taplo (and the Even Better TOML editor extension) validate each TOML file here against its JSON Schema.",
+        "# Written by `passprice init`; a file's own `#:schema` line names the same schema.",
+        "",
+        'include = ["**/*.toml"]',
+    ]
+    for folder, name in schemas.items():
+        lines += ["", "[[rule]]", f'include = ["{folder}/*.toml"]', "", "[rule.schema]", f'path = "./schema/{name}"']
+    return "\n".join(lines) + "\n"
+
+
+def pre_commit_config(top_folders: tuple[str, ...]) -> str:
+    """``.pre-commit-config.yaml`` for a registry: ``passprice check`` as a local hook run when a file below one of
+    ``top_folders`` changes. ``language: system`` runs the ``passprice`` on PATH (pre-commit builds no environment
+    of its own, so the hook needs no network)."""
+    files = "|".join(sorted(top_folders))
+    return (
+        "# pre-commit runs `passprice check` before each commit (pre-commit install), and on every file\n"
+        "# (pre-commit run --all-files): every file valid, every lock holding. Written by `passprice init`.\n"
+        "# language: system runs the passprice on PATH: install it first (pip install -r requirements.txt).\n"
+        "repos:\n"
+        "  - repo: local\n"
+        "    hooks:\n"
+        "      - id: passprice-check\n"
+        "        name: passprice check\n"
+        "        entry: passprice check\n"
+        "        language: system\n"
+        "        pass_filenames: false\n"
+        f"        files: ^({files})/\n"
+    )
+
+
+def workflow(install: str) -> str:
+    """The review workflow (``.github/workflows/facts.yml``) with its install step running ``install``: the
+    project's own (``python -m pip install .``) and every registry ``init`` writes share this one text."""
+    text = importlib.resources.files("passprice").joinpath("templates/facts.yml").read_text(encoding="utf-8")
+    return text.replace("__INSTALL__", install)
+
+
+def _readme(plan_folders: tuple[str, ...], copied: tuple[str, ...], source: Root) -> str:
+    rows = "\n".join(
+        f"{folder + '/':<24}{'copied from passprice ' + __version__ if folder in copied else 'your own (empty)'}"
+        for folder in plan_folders
+    )
+    return f"""# A passprice registry
+
+Made by `passprice init`. Every `passprice` command run in this folder (or below it) reads the files here.
+
+```
+{rows}
+schema/                 the JSON Schemas the files are validated against (copied)
+.taplo.toml             editors validate every TOML file against its schema
+.pre-commit-config.yaml passprice check before each commit
+.github/workflows/      passprice check and a sticky passprice diff comment on every pull request
+requirements.txt        the passprice this registry is checked with
+```
+
+Start with:
+
+```sh
+pip install -r requirements.txt
+git init && git add . && git commit -m "A passprice registry"
+pre-commit install                       # passprice check before each commit
+passprice import MODEL.gguf --name my-model     # registry/checkpoints/my-model.toml
+passprice price --checkpoint my-model --card h200_sxm_141gb --batch 8
+passprice lock --checkpoint my-model --card h200_sxm_141gb --batch 8 --name my-model-h200
+```
+
+The reference facts were copied from {"the facts embedded in passprice" if source.embedded else source.path}.
+"""
+
+
+def plan(source: Root, requirement: str | None = None, examples: bool = False) -> Plan:
+    """The files ``init`` writes for a registry seeded from ``source``: the reference folders' files copied (regular
+    files only, at the folder's top; a nested folder is its own record folder), a ``.gitkeep`` in every empty one,
+    the schemas, and the tooling files. ``requirement`` is the line of ``requirements.txt`` (default
+    ``passprice==VERSION``). With ``examples`` the user's own folders are copied too (the source's checkpoints,
+    servings and locks: a registry to try every command in, as the README's tour does).
+
+    Raises :class:`InputError` when ``source`` has no schemas."""
+    folders = record_folders(Root(Path("/registry")))
+    files: dict[str, bytes] = {}
+    copied: list[str] = []
+    schemas: dict[str, str] = {}
+    for name, rel in folders.items():
+        here = getattr(source, name)
+        name_of_schema = _schema_line(here)
+        if name_of_schema is not None:
+            schemas[rel] = name_of_schema
+        if (examples or not is_own(rel)) and here.is_dir():
+            entries = sorted(p for p in here.iterdir() if p.is_file() and not p.name.startswith("."))
+            for p in entries:
+                files[f"{rel}/{p.name}"] = p.read_bytes()
+            if entries:
+                copied.append(rel)
+        if not any(k.startswith(f"{rel}/") for k in files):
+            files[f"{rel}/.gitkeep"] = _KEEP.encode()
+    schema_folder = source.schema
+    if not schema_folder.is_dir():
+        raise InputError(f"{schema_folder}: the JSON Schemas are missing; reinstall passprice")
+    for p in sorted(schema_folder.glob("*.json")):
+        files[f"schema/{p.name}"] = p.read_bytes()
+    top = tuple(sorted({rel.split("/", 1)[0] for rel in folders.values()} | {"schema"}))
+    files[".taplo.toml"] = taplo_config(schemas).encode()
+    files[".pre-commit-config.yaml"] = pre_commit_config(top).encode()
+    files[".github/workflows/facts.yml"] = workflow("python -m pip install -r requirements.txt").encode()
+    files["requirements.txt"] = (
+        "# The passprice this registry is checked with (pre-commit's hook and the CI workflow install it). Point it\n"
+        "# at wherever yours comes from: a version, a wheel file, or a git URL (passprice @ git+https://…).\n"
+        f"{requirement or f'passprice=={__version__}'}\n"
+    ).encode()
+    files["README.md"] = _readme(tuple(folders.values()), tuple(copied), source).encode()
+    return Plan(source, tuple(folders.values()), tuple(copied), files)
+
+
+def write(the_plan: Plan, dest: Path) -> None:
+    """Write ``the_plan`` below ``dest`` (created when missing): every file into a temporary folder beside ``dest``
+    first, then each top-level entry moved into place; a failure on the way removes what was moved.
+
+    Raises :class:`InputError` when ``dest`` is a file, or any path the plan writes (or its top-level folder) already
+    exists below ``dest`` (nothing is replaced), or a file cannot be written."""
+    if dest.exists() and not dest.is_dir():
+        raise InputError(f"{dest}: is a file; give a folder for the new registry")
+    tops = sorted({rel.split("/", 1)[0] for rel in the_plan.files})
+    taken = [t for t in tops if (dest / t).exists() or (dest / t).is_symlink()]
+    if taken:
+        raise InputError(
+            f"{dest}: already holds {', '.join(taken)}; init writes a registry into an empty folder (or one without "
+            "these), and replaces nothing"
+        )
+    parent = dest.parent if str(dest.parent) else Path(".")
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{dest.name or 'registry'}.init.", dir=parent))
+    except OSError as e:
+        raise InputError(f"{dest}: cannot write: {e.strerror or e}") from None
+    moved: list[Path] = []
+    try:
+        for rel, data in the_plan.files.items():
+            path = staging / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        dest.mkdir(exist_ok=True)
+        for top in tops:
+            os.rename(staging / top, dest / top)
+            moved.append(dest / top)
+    except OSError as e:
+        for path in moved:
+            shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
+        raise InputError(f"{dest}: cannot write: {e.strerror or e}") from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

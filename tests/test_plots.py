@@ -1,0 +1,90 @@
+"""sweep --plot, simulate --plot and audit --plot: each writes a PNG of the size it draws (read from the PNG's IHDR
+chunk) or an SVG, the same data gives the same bytes, and other data gives another picture."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from cli_helpers import bad, invoke
+from passprice.plots import MAX_LINES, sweep_lines, throughput_series
+
+pytest.importorskip("matplotlib")
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height
+
+
+def draw(tmp_path: Path, name: str, *args: str) -> Path:
+    out = tmp_path / name
+    result = invoke(*args, "--plot", str(out))
+    assert result.exit_code == 0, result.output
+    assert f"plot -> {out}" in result.stderr
+    return out
+
+
+SWEEP = ("sweep", "r1-qwen7b-h200", "gemma3-270m-h100", "--positions", "2048", "-o")
+SIMULATE = ("simulate", "r1-qwen7b-h200", "--synthetic", "200", "--rate", "200", "-o")
+
+
+def test_sweep_plot(tmp_path: Path) -> None:
+    a = draw(tmp_path, "a.png", *SWEEP, str(tmp_path / "a.csv"), "--batches", "1-512*2")
+    assert png_size(a) == (800, 500)
+    again = draw(tmp_path, "again.png", *SWEEP, str(tmp_path / "b.csv"), "--batches", "1-512*2")
+    assert again.read_bytes() == a.read_bytes()
+    other = draw(tmp_path, "other.png", *SWEEP, str(tmp_path / "c.csv"), "--batches", "1-64*2")
+    assert other.read_bytes() != a.read_bytes() and png_size(other) == (800, 500)
+    svg = draw(tmp_path, "a.svg", *SWEEP, str(tmp_path / "d.csv"), "--batches", "1-512*2")
+    text = svg.read_text(encoding="utf-8")
+    assert text.startswith("<?xml") and 'width="576pt" height="360pt"' in text
+
+
+def test_sweep_lines_mark_each_best_batch() -> None:
+    rows = [
+        {"serving": "s", "card": "c", "position": 1.0, "draft_tokens": 0, "batch": b, "tokens_per_s": t, "refusal": ""}
+        for b, t in ((1, 10.0), (2, 30.0), (4, 20.0))
+    ] + [{"serving": "s", "card": "c", "position": 1.0, "draft_tokens": 0, "batch": 8, "tokens_per_s": "",
+          "refusal": "NotResident"}]
+    assert sweep_lines(rows) == {"s on c": [(1, 10.0), (2, 30.0), (4, 20.0)]}
+    many = [dict(rows[0], card=f"c{i}") for i in range(MAX_LINES + 1)]
+    with pytest.raises(Exception, match="at most 40"):
+        sweep_lines(many)
+
+
+def test_simulate_plot(tmp_path: Path) -> None:
+    a = draw(tmp_path, "a.png", *SIMULATE, str(tmp_path / "a.txt"), "--seed", "7")
+    assert png_size(a) == (800, 600)
+    other = draw(tmp_path, "b.png", *SIMULATE, str(tmp_path / "b.txt"), "--seed", "8")
+    assert other.read_bytes() != a.read_bytes() and png_size(other) == (800, 600)
+
+
+def test_throughput_series_by_hand() -> None:
+    # One request: first token at 1 s, its 10 further tokens evenly until 2 s; two bins of 1 s.
+    record = SimpleNamespace(first_token=1.0, finished=2.0, request=SimpleNamespace(output=11))
+    xs, ys = throughput_series([record], bins=2)
+    assert xs == [0.5, 1.5] and ys == pytest.approx([0.0, 11.0])
+    # Over four bins of 0.5 s: the first token and 5 tokens in the third bin, 5 in the fourth.
+    _, ys = throughput_series([record], bins=4)
+    assert ys == pytest.approx([0.0, 0.0, 12.0, 10.0])
+
+
+def test_audit_plot(tmp_path: Path) -> None:
+    a = draw(tmp_path, "a.png", "audit", "r1-qwen7b-h200")
+    # Nine facts: 0.45 in a bar, 1.6 in of title and axis, at 100 dpi.
+    assert png_size(a) == (800, round((0.45 * 9 + 1.6) * 100))
+    other = draw(tmp_path, "b.png", "audit", "r1-qwen7b-h200", "--batch", "500")
+    assert other.read_bytes() != a.read_bytes()
+
+
+def test_a_plot_file_is_checked_before_any_work(tmp_path: Path) -> None:
+    bad("audit", "r1-qwen7b-h200", "--plot", str(tmp_path / "a.jpg"), says="the file must end in .png or .svg")
+    (tmp_path / "x.png").write_bytes(b"keep")
+    bad("sweep", "r1-qwen7b-h200", "--plot", str(tmp_path / "x.png"), says="already exists; pass --force")
+    assert (tmp_path / "x.png").read_bytes() == b"keep"
