@@ -322,8 +322,9 @@ def test_a_lock_under_a_stack_pins_its_facts_reproduces_and_sees_them_change(tmp
     ]
     # The stack's facts change: check reports the drift, and the lock still reproduces from its pinned facts.
     path = root / "facts" / "stacks" / f"{STACK}.toml"
-    path.write_text(path.read_text().replace("value = 82.18", "value = 90", 1))
+    layer = load_stack(Root(REPO), STACK).facts["overhead.layer"]
+    path.write_text(path.read_text().replace(f"value = {layer.amount!r}", "value = 900", 1))
     check = json.loads(invoke("check", "--json", root=root).stdout)
     status = next(s for s in check["locks"] if s["name"] == "r1-stack")
     assert status["reproduces"] is True
-    assert status["drift"] == ["stack.overhead.layer: 82.18 us (derived) → 90 us (derived)"]
+    assert status["drift"] == [f"stack.overhead.layer: {layer.amount:g} us (derived) → 900 us (derived)"]
