@@ -125,8 +125,10 @@ def test_root_that_is_no_root(tmp_path: Path) -> None:
         (("price", "qwen35-27b-h200-mtp", "--draft-tokens", "9"), "BadDraft"),
         (("best", "qwen35-27b-h200-mtp", "--draft", "deepseek-v3-mtp", "--draft-tokens", "2"), "BadDraft"),
         (("price", "r1-qwen7b-h200", "--attention", "array"), "WideCacheOnArray"),
-        (("price", "qwen3next-80b-a3b-h200"), "Routed"),
-        (("audit", "qwen3next-80b-a3b-h200"), "Routed"),
+        (("price", "--checkpoint", "qwen3next-80b-a3b-like", "--card", "h200_sxm_141gb"), "Routed"),
+        (("audit", "--checkpoint", "qwen3next-80b-a3b-like", "--card", "h200_sxm_141gb"), "Routed"),
+        (("price", "gpt-oss-20b-h200", "--routing", "qwen3-30b-a3b-measured"), "BadRouting"),
+        (("price", "deepseek-v3-mi300x"), "NotResident"),
     ],
 )
 def test_model_refusals_are_named(args: tuple[str, ...], name: str) -> None:

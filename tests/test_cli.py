@@ -308,7 +308,7 @@ def test_exit_0_1_2() -> None:
     assert invoke("price", "r1-qwen7b-h200").exit_code == 0
     refused = invoke("price", "r1-qwen7b-h200", "--batch", "0", "--json")
     assert refused.exit_code == 1 and json.loads(refused.stdout)["refusal"] == "Empty"
-    assert invoke("price", "qwen3next-80b-a3b-h200").exit_code == 1  # Routed
+    assert invoke("price", "--checkpoint", "qwen3next-80b-a3b-like", "--card", "mi300x").exit_code == 1  # Routed
 
 
 @pytest.mark.parametrize(

@@ -37,7 +37,6 @@ from passprice.decode import (
     HeldClass,
     LayerKind,
     MissingMetadata,
-    RoutedStep,
     StageKind,
     decode_step,
 )
@@ -524,8 +523,15 @@ def test_qwen3next_parses_and_is_routed(qnext: GGUFHeader) -> None:
     assert qnext.meta_int("expert_count") == 512 and qnext.meta_int("expert_used_count") == 10
     assert qnext.tensor("blk.0.ffn_gate_exps.weight").dims == (2048, 512, 512)  # type: ignore[union-attr]
     assert qnext.tensor("blk.0.ffn_down_shexp.weight").dims == (512, 2048)  # type: ignore[union-attr]
-    with pytest.raises(RoutedStep):
-        decode_step(qnext, Deployment())
+    # The decode step reads the experts: one stage per stack, each expert's slice whole rows (gate and up 2048 × 512
+    # at Q4_K, 144 B / 256; down 512 × 2048 at Q6_K in layer 0, 210 B / 256).
+    step = decode_step(qnext, Deployment())
+    layer0 = {s.tensors[0]: s for s in step.stages if s.kind is StageKind.EXPERTS and s.layer == 0}
+    gate, down = layer0["blk.0.ffn_gate_exps.weight"], layer0["blk.0.ffn_down_exps.weight"]
+    assert (gate.experts, gate.used, gate.expert_bytes) == (512, 10, 2048 * 512 * 144 // 256)
+    assert down.expert_bytes == 512 * 2048 * 210 // 256 and down.weight_bytes == 512 * down.expert_bytes
+    assert sum(1 for s in step.stages if s.kind is StageKind.EXPERTS) == 48 * 3
+    # Without a routing record the pricer still refuses it by name.
     c = card()
     for price in (price_serving, best_serving, max_batch):
         with pytest.raises(Routed) as e:
@@ -839,7 +845,10 @@ def test_cli_price_with_host_memory() -> None:
 
 def test_cli_refusals(tmp_path: Path) -> None:
     for command in ("price", "best", "max-batch"):
-        code, out = run(command, "qwen3next-80b-a3b-h200")
+        code, out = run(command, "qwen3next-80b-a3b-h200", "--checkpoint", "qwen3next-80b-a3b-like", "--routing",
+                        "qwen3-30b-a3b-measured")
+        assert (code, out["refusal"], out["routing"]) == (1, "BadRouting", "qwen3-30b-a3b-measured")
+        code, out = run(command, "--checkpoint", "qwen3next-80b-a3b-like", "--card", "h200_sxm_141gb")
         assert (code, out["refusal"], out["expert_count"]) == (1, "Routed", 512)
     code, out = run("price", *BASE, "--draft", "qwen35-mtp", "--draft-tokens", "4")
     assert (code, out["refusal"]) == (1, "BadDraft")

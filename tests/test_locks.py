@@ -646,6 +646,7 @@ def test_check_passes_on_the_repository_and_validates_every_file_kind() -> None:
     expected = {
         "cards": len(list((REPO / "facts" / "cards").glob("*.toml"))),
         "drafts": len(list((REPO / "facts" / "drafts").glob("*.toml"))),
+        "routings": len(list((REPO / "facts" / "routing").glob("*.toml"))),
         "stacks": len(list((REPO / "facts" / "stacks").glob("*.toml"))),
         "checkpoints": len(list((REPO / "registry" / "checkpoints").glob("*.toml"))),
         "measurements": len(list((REPO / "registry" / "measurements").glob("*.toml"))),

@@ -106,10 +106,11 @@ def test_kv_says_why_the_pass_holds_more_of_the_hybrid() -> None:
     assert "(more than the per-sequence column above by 4K 1,966,080 B: the conv-ring row each token-row" in text
 
 
-def test_kv_names_a_mixture_of_experts_routed_as_price_does() -> None:
-    for args in (("kv", "qwen3next-80b-a3b-like"), ("price", "qwen3next-80b-a3b-h200")):
-        result = invoke(*args)
-        assert result.exit_code == 1 and result.stderr.startswith("passprice: refused: Routed: a mixture of 512")
+def test_kv_reads_a_mixture_of_experts_and_price_names_it_routed_without_routing() -> None:
+    # Its KV cache does not depend on routing (issue 15); a price does, and without a routing record is refused.
+    assert invoke("kv", "qwen3next-80b-a3b-like").exit_code == 0
+    result = invoke("price", "--checkpoint", "qwen3next-80b-a3b-like", "--card", "h200_sxm_141gb")
+    assert result.exit_code == 1 and result.stderr.startswith("passprice: refused: Routed: a mixture of 512")
 
 
 @pytest.mark.parametrize(

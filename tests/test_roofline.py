@@ -229,5 +229,7 @@ def test_bad_input(tmp_path: Path) -> None:
     assert code == 2
     assert list(tmp_path.iterdir()) == []
     # A serving the card cannot hold is a refusal (exit 1), named.
-    code, out, _ = run("roofline", "h200_sxm_141gb", "qwen3next-80b-a3b-h200", "--json")
+    code, out, _ = run("roofline", "h200_sxm_141gb", "deepseek-v3-mi300x", "--json")
+    assert code == 1 and json.loads(out)["refusal"] == "NotResident"
+    code, out, _ = run("roofline", "h200_sxm_141gb", "--checkpoint", "qwen3next-80b-a3b-like", "--json")
     assert code == 1 and json.loads(out)["refusal"] == "Routed"

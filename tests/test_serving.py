@@ -631,7 +631,8 @@ def test_constants() -> None:
 
 
 ONE_PASS = {"Q2_K", "Q3_K", "Q4_0", "Q4_1", "Q4_K"}
-TWO_PASSES = {"Q5_0", "Q5_1", "Q5_K", "Q6_K", "Q8_0", "IQ4_NL", "IQ4_XS"}
+# MXFP4 and NVFP4 (issue 15): E2M1 codes read as int8 table values up to ±12, as IQ4_NL's are.
+TWO_PASSES = {"Q5_0", "Q5_1", "Q5_K", "Q6_K", "Q8_0", "IQ4_NL", "IQ4_XS", "MXFP4", "NVFP4"}
 # Lane cycles per block: (per-block, sub32). Sub-block products / 16, at least 1; sub32: at least block / 32.
 LANES = {
     "Q4_0": (1.0, 1.0),
@@ -640,6 +641,8 @@ LANES = {
     "Q5_1": (1.0, 1.0),
     "Q8_0": (1.0, 1.0),
     "IQ4_NL": (1.0, 1.0),
+    "MXFP4": (1.0, 1.0),
+    "NVFP4": (max(4 / 16, 1.0), 64 / 32),
     "IQ4_XS": (max(8 / 16, 1.0), 256 / 32),
     "Q3_K": (16 / 16, 256 / 32),
     "Q4_K": (16 / 16, 256 / 32),

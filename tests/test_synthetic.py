@@ -253,3 +253,16 @@ def test_synth_import_into_a_copy_of_the_root(tmp_path: Path) -> None:
     assert tomllib.loads(text)["entry"]["origin"].endswith("test note")
     assert load_checkpoint(Root(tmp_path), "q3").meta_int("expert_used_count") == 8
     bad("synth", str(CONFIGS / "qwen3-30b-a3b.json"), "--import", "../x", root=tmp_path, says="checkpoint name '../x'")
+
+
+def test_configurations_that_describe_no_tensor_are_refused() -> None:
+    tiny = {"model_type": "llama", "hidden_size": 4, "intermediate_size": 64, "num_hidden_layers": 1,
+            "num_attention_heads": 8, "vocab_size": 64}
+    with pytest.raises(InputError, match="hidden_size 4 over 8 heads leaves no head width: give head_dim"):
+        config_from_document(tiny, "tiny.json")
+    with pytest.raises(SchemaError, match="intermediate_size: 0 is less than the minimum of 1"):
+        config_from_document({**tiny, "head_dim": 4, "intermediate_size": 0}, "tiny.json")
+    ds = json.loads((CONFIGS / "deepseek-v3.json").read_text(encoding="utf-8"))["config"]
+    huge = config_from_document({**ds, "n_routed_experts": 65536, "moe_intermediate_size": 1 << 20}, "big.json")
+    with pytest.raises(InputError, match="more than 1,125,899,906,842,624: not a checkpoint a card holds"):
+        build(huge, Mix.Q4_K_M)

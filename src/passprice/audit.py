@@ -15,6 +15,7 @@ import attrs
 
 from passprice.cards import Card, card_from_facts, is_card_path
 from passprice.facts import Fact, Provenance
+from passprice.routing import ROUTING_PATHS
 from passprice.serving import Draft, Serving, ServingBind, ServingCost, ServingRefusal
 from passprice.tables import text_table
 
@@ -65,6 +66,9 @@ def binding_paths(cost: ServingCost) -> set[str]:
             out.add("streams.rewrite")
         if card_sequences > 0 and cost.sequence_bytes - cost.rewrite_bytes > 0:
             out.add("streams.append")
+        if cost.routed is not None and cost.routed.bytes > 0:
+            # A mixture of experts: how its rows route sets how many experts' bytes the pass streams.
+            out.update(ROUTING_PATHS)
         return out
     if cost.binds is ServingBind.HOST:
         return {"host.read", "host.write", "host.stream"}
@@ -79,6 +83,12 @@ def _with_fact(card: Card, serving: Serving, path: str, fact: Fact) -> tuple[Car
         acceptance[i] = fact
         draft: Draft = attrs.evolve(serving.draft, acceptance=tuple(acceptance))
         return card, attrs.evolve(serving, draft=draft)
+    if path in ROUTING_PATHS and serving.routing is not None:
+        if path == "routing.hot_experts":
+            routing = attrs.evolve(serving.routing, hot_experts=fact)
+        else:
+            routing = attrs.evolve(serving.routing, hot_share=fact)
+        return card, attrs.evolve(serving, routing=routing)
     facts = {p: f for p, f in card.facts().items() if is_card_path(p)}
     facts[path] = fact
     return card_from_facts(card.name, card.title, facts, card.hypothetical), serving

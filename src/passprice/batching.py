@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from passprice.cost import Lines, Pricing
+from passprice.cost import Lines, Pricing, pass_terms
 from passprice.serving import U32_MAX, NotResident, OnChipOverflow, ServingCost
 
 if TYPE_CHECKING:
@@ -64,7 +64,8 @@ class _Curve:
         # scale lanes).
         self.split = host_memory and card.host is not None
         # A stack's fixed cost and serial terms only lengthen a pass, so the bound at its rates still holds.
-        lines = Lines.of(pricing if pricing is not None else Pricing.limit(card), shape, host=self.split)
+        self.rates = pricing if pricing is not None else Pricing.limit(card)
+        lines = Lines.of(self.rates, shape, host=self.split)
         self.weights_s = lines.shared_s
         self.embed_s = lines.embed_s
         self.sequence_s = lines.sequence_s
@@ -92,8 +93,14 @@ class _Curve:
         """For each batch, the least of max(card-memory seconds, host-link seconds) over every whole number of
         card-held sequences the seed's split search may choose (its ternary search finds that least, and the pass
         is never faster): at the floor or ceiling of the real crossing of the two, within the rooms. Non-decreasing
-        in the batch."""
+        in the batch.
+
+        A mixture of experts (DESIGN.md extension, issue 15) adds the seconds of the routed experts a pass of the
+        batch streams (:meth:`~passprice.serving.PassShape.expert_bytes`, through the one cost formula): they grow
+        with the batch, never shrink, so the floor stays non-decreasing and the bounds stay sound."""
         base = self.weights_s + self.embed_s * batch
+        if self.shape.experts:
+            base = base + self.experts_s(batch)
         if not self.split:
             return base + self.sequence_s * batch
         lo = np.maximum(batch - self.host_room, 0)
@@ -106,6 +113,25 @@ class _Curve:
             value = np.maximum(base + self.sequence_s * held, self.host_s * (batch - held))
             out = value if out is None else np.minimum(out, value)
         assert out is not None
+        return out
+
+    def experts_s(self, batch: np.ndarray) -> np.ndarray:
+        """Seconds of card memory the routed experts of a pass of each ``batch`` take (0 for a dense shape)."""
+        zero = np.zeros_like(batch)
+        terms = pass_terms(
+            self.rates,
+            batch=zero,
+            card_sequences=zero,
+            host_sequences=zero,
+            shared_bytes=self.shape.expert_bytes(batch),
+            read_bytes=0.0,
+            write_bytes=0.0,
+            rewrite_bytes=0.0,
+            array_macs=0.0,
+            vector_macs=0.0,
+            scale_cycles=0.0,
+        )
+        out: np.ndarray = terms.memory_s
         return out
 
     def bound(self, lo: int, hi: int) -> float:

@@ -16,6 +16,7 @@ from passprice.cards import card_from_document
 from passprice.drafts import method_from_document
 from passprice.errors import InputError
 from passprice.registry import Root
+from passprice.routing import routing_from_document
 
 
 @attrs.frozen
@@ -112,7 +113,8 @@ def _validate_folder(
 
 
 def check(root: Root) -> CheckReport:
-    """Validate every file of ``root`` against its schema (cards, drafting methods, checkpoints, servings, locks),
+    """Validate every file of ``root`` against its schema (cards, drafting methods, routing records, checkpoints,
+    servings, locks),
     resolve every serving, and judge every lock: reproduction from its pinned facts, today's floors, drift."""
     from passprice.servings import load_spec, resolve
 
@@ -124,6 +126,7 @@ def check(root: Root) -> CheckReport:
     for folder, kind, build in (
         (root.cards, "card", card_from_document),
         (root.drafts, "draft", method_from_document),
+        (root.routing, "routing", routing_from_document),
         (root.stacks, "stack", stack_from_document),
         (root.checkpoints, "checkpoint", lambda name, doc, src: None),
         (root.measurements, "measurement", runs_of_document),

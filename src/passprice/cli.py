@@ -539,6 +539,9 @@ def _serving_options(with_batch: bool) -> Callable[[F], F]:
                 "--prefix-read-once/--no-prefix-read-once", default=None,
                 help="Read the shared prefix once a pass for the whole batch, as the weights are read.",
             ),
+            click.option(
+                "--routing", help="Routing record (facts/routing name) a mixture of experts is priced with.",
+            ),
         ]
         if with_batch:
             options.insert(3, click.option("--batch", type=click.IntRange(min=0), help="Sequences per pass."))
@@ -599,6 +602,7 @@ def _spec(ctx: click.Context, serving: str | None, base: Any = None, **o: Any) -
         host_memory=o.get("host_memory"),
         shared_prefix=o.get("shared_prefix"),
         prefix_read_once=o.get("prefix_read_once"),
+        routing=o.get("routing"),
     )
     if o.get("contiguous"):
         import attrs

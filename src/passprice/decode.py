@@ -74,19 +74,6 @@ class UnknownType(DecodeRefusal):
         return {"tensor": self.tensor, "type_id": self.type_id}
 
 
-class RoutedStep(DecodeRefusal):
-    """A mixture of experts (``expert_count`` > 0): which experts a token reads depends on its routing."""
-
-    name = "Routed"
-
-    def __init__(self, experts: int) -> None:
-        self.experts = experts
-        super().__init__(f"a mixture of {experts} experts: which experts a pass reads depends on routing")
-
-    def fields(self) -> dict[str, Any]:
-        return {"expert_count": self.experts}
-
-
 class StageKind(enum.Enum):
     """What a stage does with a token-row."""
 
@@ -95,6 +82,7 @@ class StageKind(enum.Enum):
     HEAD = "head"
     NORM = "norm"
     ROUTER = "router"
+    EXPERTS = "experts"
     ATTENTION = "attention"
     RECURRENCE = "recurrence"
 
@@ -141,6 +129,12 @@ class Stage:
     position per row, 2 × query heads × (key width + value width). ``split``: attention's heads. ``window``: the
     sliding window in positions of a windowed attention layer, else ``None``. ``layer``: the block index, or ``None``
     for the embedding, the final norm and the head.
+
+    An ``experts`` stage (a mixture of experts' routed FFN, DESIGN.md extension, issue 15) holds every expert's
+    stacked tensors: ``weight_bytes`` is all of them (what the card holds), ``experts`` how many routed experts the
+    stacks hold (``expert_count``), ``used`` how many a token is routed to (``expert_used_count``), and
+    ``expert_bytes`` the bytes of one expert's slice of every tensor of the stage (``weight_bytes`` / ``experts``,
+    exact: an expert's slice is whole rows).
     """
 
     kind: StageKind
@@ -152,6 +146,9 @@ class Stage:
     ops: int = 0
     split: Split | None = None
     window: int | None = None
+    experts: int = 0
+    used: int = 0
+    expert_bytes: int = 0
 
 
 @attrs.frozen
@@ -210,13 +207,17 @@ class Recurrence:
 
 @attrs.frozen
 class Layer:
-    """One block: its ``kind``, whether it is a draft (MTP) layer, its KV heads, its sliding window (if windowed)."""
+    """One block: its ``kind``, whether it is a draft (MTP) layer, its KV heads, its sliding window (if windowed);
+    ``latent``: its attention is DeepSeek's multi-head latent attention (MLA), whose cache is one latent vector and
+    one rope key a position, shared by every head (``kv_heads`` 1); ``routed``: its FFN is a mixture of experts."""
 
     index: int
     kind: LayerKind
     draft: bool
     kv_heads: int
     window: int | None = None
+    latent: bool = False
+    routed: bool = False
 
 
 @attrs.frozen
@@ -236,8 +237,10 @@ class DecodeStep:
 
 
 #: Sliding-window period of the architectures whose layer pattern is known (DESIGN.md: layer ``i`` is windowed when
-#: ``i % p < p − 1``): gemma3 five windowed then one global, gemma2 alternating, cohere2 three then one.
-WINDOW_PERIODS: Mapping[str, int] = {"gemma3": 6, "gemma2": 2, "cohere2": 4}
+#: ``i % p < p − 1``): gemma3 five windowed then one global, gemma2 alternating, cohere2 three then one, gpt-oss
+#: alternating from a windowed layer (its published config.json: ``layer_types`` ``sliding_attention``,
+#: ``full_attention``, … for openai/gpt-oss-20b and -120b).
+WINDOW_PERIODS: Mapping[str, int] = {"gemma3": 6, "gemma2": 2, "cohere2": 4, "gpt-oss": 2}
 
 _BLOCK = re.compile(r"^blk\.(\d+)\.(.+)$")
 _PROJECTIONS = frozenset(
@@ -257,8 +260,24 @@ _PROJECTIONS = frozenset(
         "ssm_beta",
         "ssm_ba",
         "nextn.eh_proj",
+        # DeepSeek's multi-head latent attention (MLA): the low-rank query pair, the latent and rope key, and the
+        # per-head key and value expansions, joined (attn_kv_b) or split (attn_k_b, attn_v_b).
+        "attn_q_a",
+        "attn_q_b",
+        "attn_kv_a_mqa",
+        "attn_kv_b",
+        "attn_k_b",
+        "attn_v_b",
+        # A shared expert: every token passes through it.
+        "ffn_gate_shexp",
+        "ffn_up_shexp",
+        "ffn_down_shexp",
     }
 )
+#: A mixture of experts' routed FFN: stacks of every expert's matrices, the last dimension the expert.
+_EXPERTS = frozenset({"ffn_gate_exps", "ffn_up_exps", "ffn_down_exps", "ffn_gate_up_exps"})
+#: What routes a token: the router, DeepSeek-V3's selection bias, Qwen3-Next's shared-expert gate.
+_ROUTERS = frozenset({"ffn_gate_inp", "exp_probs_b", "ffn_gate_inp_shexp"})
 _OUTPUT_SIDE = frozenset({"attn_output", "ssm_out"})
 
 
@@ -289,8 +308,13 @@ def _classify(layer: int | None, base: str, name: str) -> StageKind:
         return StageKind.NORM
     if layer is not None and base in _PROJECTIONS:
         return StageKind.PROJECT
-    if layer is not None and base == "ffn_gate_inp":
+    if layer is not None and base in _ROUTERS:
         return StageKind.ROUTER
+    if layer is not None and base in _EXPERTS:
+        return StageKind.EXPERTS
+    if layer is not None and base == "attn_sinks":
+        # gpt-oss: one learned logit per query head, added to each softmax's denominator (a vector per row).
+        return StageKind.NORM
     raise UnclassifiedTensor(name)
 
 
@@ -364,6 +388,38 @@ def _row_bytes(t: TensorInfo) -> int:
     return ggml.ggml_type(t.type_id).bytes_for(t.dims[0] if t.dims else 1)
 
 
+def _expert_slice_bytes(t: TensorInfo) -> int:
+    """Bytes of one expert's slice of an expert stack (its last dimension the expert): the elements of the other
+    dimensions at the stack's type (whole rows, so the stack is exactly ``experts`` slices)."""
+    if not ggml.known(t.type_id):
+        raise UnknownType(t.name, t.type_id)
+    return ggml.ggml_type(t.type_id).bytes_for(ggml.elements(t.dims[:-1]))
+
+
+def _expert_counts(header: GGUFHeader) -> tuple[int, int]:
+    """``expert_count`` and ``expert_used_count`` of a checkpoint holding expert stacks. Raises
+    :class:`MissingMetadata` naming each that is missing or 0."""
+    arch = header.architecture or "?"
+    experts = header.meta_int("expert_count") or 0
+    used = header.meta_int("expert_used_count") or 0
+    missing = [f"{arch}.{k}" for k, v in (("expert_count", experts), ("expert_used_count", used)) if v <= 0]
+    if missing:
+        raise MissingMetadata(missing, "a mixture of experts needs how many experts exist and how many a token uses")
+    return experts, used
+
+
+def _mla_widths(header: GGUFHeader) -> tuple[int, int]:
+    """DeepSeek's MLA cache widths: ``attention.kv_lora_rank`` (the latent) and ``rope.dimension_count`` (the
+    decoupled rope key). Raises :class:`MissingMetadata` naming each that is missing or 0."""
+    arch = header.architecture or "?"
+    rank = header.meta_int("attention.kv_lora_rank") or 0
+    rope = header.meta_int("rope.dimension_count") or 0
+    missing = [f"{arch}.{k}" for k, v in (("attention.kv_lora_rank", rank), ("rope.dimension_count", rope)) if v <= 0]
+    if missing:
+        raise MissingMetadata(missing, "an MLA layer caches its latent (kv_lora_rank) and rope key a position")
+    return rank, rope
+
+
 #: Metadata the step reads as counts and widths (architecture prefix resolved): each, when present, a whole number
 #: ≥ 0; those in :data:`_PER_LAYER_KEYS` may instead be an array of them, one per layer.
 _COUNT_KEYS = (
@@ -378,6 +434,12 @@ _COUNT_KEYS = (
     "attention.sliding_window",
     "nextn_predict_layers",
     "expert_count",
+    "expert_used_count",
+    "expert_feed_forward_length",
+    "expert_shared_count",
+    "leading_dense_block_count",
+    "attention.kv_lora_rank",
+    "rope.dimension_count",
     "ssm.time_step_rank",
     "ssm.state_size",
     "ssm.inner_size",
@@ -455,6 +517,17 @@ def header_problems(header: GGUFHeader) -> list[str]:
         # tensors name would make real blocks drafts (or hide them).
         said = "missing" if blocks is None else f"{blocks:,}"
         out.append(f"{source}: metadata {prefix}block_count: {said}, but the tensors name {named:,} blocks (blk.0 …)")
+    experts = header.metadata.get(f"{prefix}expert_count")
+    for t in header.tensors:
+        _, base, _ = _split_name(t.name)
+        if base in _EXPERTS and _whole(experts) and experts and (len(t.dims) < 2 or t.dims[-1] != experts):
+            out.append(
+                f"{source}: tensor {t.name!r}: dims {list(t.dims)} do not stack {prefix}expert_count = {experts} "
+                "experts (the last dimension is the expert)"
+            )
+    used = header.metadata.get(f"{prefix}expert_used_count")
+    if _whole(experts) and _whole(used) and isinstance(used, int) and isinstance(experts, int) and used > experts:
+        out.append(f"{source}: metadata {prefix}expert_used_count: {used:,} experts a token, more than expert_count")
     drafts = header.metadata.get(f"{prefix}nextn_predict_layers")
     if isinstance(drafts, int) and isinstance(blocks, int) and _whole(drafts) and _whole(blocks) and drafts > blocks:
         out.append(f"{source}: metadata {prefix}nextn_predict_layers: {drafts:,} draft layers, more than block_count")
@@ -472,17 +545,20 @@ def decode_step(header: GGUFHeader, deployment: Deployment, *, defer_recurrence:
     """The decode step of the checkpoint ``header`` describes, under ``deployment`` (DESIGN.md, The decode step).
 
     Raises :class:`~passprice.errors.InputError` for a header that parses but describes no checkpoint
-    (:func:`header_problems`: counts that are negative or not numbers, more blocks than tensors, empty tensors),
-    :class:`RoutedStep` for a mixture of experts, :class:`UnclassifiedTensor` for a tensor no rule places,
-    :class:`UnknownType` for a tensor type ``gguf`` does not know, :class:`MissingMetadata` for a recurrent layer the
-    deployment uses without its ``ssm.*`` shape — unless ``defer_recurrence``: then the step keeps each recurrence
-    stage without its bytes and ``recurrence`` is ``None``, so the pricer refuses it where the seed does (at the
-    stage, after its own checks). Draft layers the deployment does not use are not asked for their shape.
+    (:func:`header_problems`: counts that are negative or not numbers, more blocks than tensors, empty tensors, an
+    expert stack that does not hold ``expert_count`` experts), :class:`UnclassifiedTensor` for a tensor no rule
+    places, :class:`UnknownType` for a tensor type ``gguf`` does not know, :class:`MissingMetadata` for a mixture of
+    experts without ``expert_count`` / ``expert_used_count``, an MLA layer without ``attention.kv_lora_rank`` /
+    ``rope.dimension_count``, or a recurrent layer the deployment uses without its ``ssm.*`` shape — unless
+    ``defer_recurrence``: then the step keeps each recurrence stage without its bytes and ``recurrence`` is ``None``,
+    so the pricer refuses it where the seed does (at the stage, after its own checks). Draft layers the deployment
+    does not use are not asked for their shape.
+
+    A mixture of experts is read, not refused (DESIGN.md extension, issue 15): its routed experts are an ``experts``
+    stage a layer; which of them a pass reads depends on routing, which the pricer takes from a routing record
+    (:mod:`passprice.routing`) and refuses (``Routed``) without one.
     """
     check_header(header)
-    experts = header.meta_int("expert_count")
-    if experts is not None and experts > 0:
-        raise RoutedStep(experts)
     blocks = header.meta_int("block_count") or 0
     drafts = header.meta_int("nextn_predict_layers") or 0
     first_draft = max(blocks - drafts, 0)
@@ -513,6 +589,13 @@ def decode_step(header: GGUFHeader, deployment: Deployment, *, defer_recurrence:
             if not defer_recurrence:
                 raise
 
+    routed_layers = {i for i, bases in layer_bases.items() if any(b in _EXPERTS for b in bases)}
+    experts = used_experts = 0
+    if routed_layers:
+        experts, used_experts = _expert_counts(header)
+    latent_layers = {i for i, bases in layer_bases.items() if "attn_kv_a_mqa" in bases and i not in recurrent}
+    mla: tuple[int, int] | None = _mla_widths(header) if latent_layers else None
+
     layers: list[Layer] = []
     for i in range(n_layers):
         bases = set(layer_bases.get(i, ()))
@@ -521,6 +604,10 @@ def decode_step(header: GGUFHeader, deployment: Deployment, *, defer_recurrence:
             kv = _per_layer(header, "attention.head_count", i) or 0
         is_draft = i >= first_draft and drafts > 0
         has_attention = kv > 0 and ("attn_k" in bases or ("attn_qkv" in bases and i not in recurrent))
+        if i in latent_layers:
+            # MLA: one latent and one rope key a position, shared by every head, whatever head_count_kv says (128 in
+            # llama.cpp's earlier DeepSeek files, 1 since the split of attn_kv_b).
+            has_attention, kv = True, 1
         if i in recurrent:
             layer_kind = LayerKind.RECURRENT
         elif has_attention:
@@ -528,7 +615,17 @@ def decode_step(header: GGUFHeader, deployment: Deployment, *, defer_recurrence:
         else:
             layer_kind = LayerKind.NONE
         windowed_at = window if layer_kind is LayerKind.WINDOWED else None
-        layers.append(Layer(i, layer_kind, is_draft, kv if has_attention else 0, windowed_at))
+        layers.append(
+            Layer(
+                i,
+                layer_kind,
+                is_draft,
+                kv if has_attention else 0,
+                windowed_at,
+                latent=has_attention and i in latent_layers,
+                routed=i in routed_layers,
+            )
+        )
 
     def included(layer: int | None) -> bool:
         return layer is None or deployment.speculative or not layers[layer].draft
@@ -550,7 +647,13 @@ def decode_step(header: GGUFHeader, deployment: Deployment, *, defer_recurrence:
             weight = sum(_row_bytes(t) for t in tensors)
         else:
             weight = sum(_tensor_bytes(t) for t in tensors)
-        stages.append(Stage(kind, layer, names, weight))
+        if kind is StageKind.EXPERTS:
+            per_expert = sum(_expert_slice_bytes(t) for t in tensors)
+            stages.append(
+                Stage(kind, layer, names, weight, experts=experts, used=used_experts, expert_bytes=per_expert)
+            )
+        else:
+            stages.append(Stage(kind, layer, names, weight))
         for t in tensors:
             if t.name == "token_embd.weight":
                 embedding_table = _tensor_bytes(t)
@@ -562,14 +665,23 @@ def decode_step(header: GGUFHeader, deployment: Deployment, *, defer_recurrence:
         i = info.index
         if info.kind in (LayerKind.ATTENTION, LayerKind.WINDOWED):
             q = _per_layer(header, "attention.head_count", i) or 1
-            # A head's widths: attention.key_length / value_length when present (gemma3: 256, not 640 / 4), else
-            # the layer's embedding width over its query heads (DESIGN.md).
-            embd = _per_layer(header, "embedding_length", i) or 0
-            key_length = header.meta_int("attention.key_length")
-            value_length = header.meta_int("attention.value_length")
-            key = key_length if key_length is not None else embd // max(q, 1)
-            value = value_length if value_length is not None else embd // max(q, 1)
-            per_position = info.kv_heads * (key + value) * deployment.kv_bytes
+            if info.latent and mla is not None:
+                # MLA in its absorbed form (DeepSeek-V2 report, arXiv:2405.04434, §2.1.2-2.1.3): the cache holds the
+                # compressed latent (kv_lora_rank) and the decoupled rope key (rope.dimension_count) once a
+                # position; every query head scores latent + rope key and sums over the latent. Keys and values
+                # share the latent, so a position adds (rank + rope) elements, not kv_heads × (key + value).
+                rank, rope = mla
+                key, value = rank + rope, rank
+                per_position = float(key) * deployment.kv_bytes
+            else:
+                # A head's widths: attention.key_length / value_length when present (gemma3: 256, not 640 / 4),
+                # else the layer's embedding width over its query heads (DESIGN.md).
+                embd = _per_layer(header, "embedding_length", i) or 0
+                key_length = header.meta_int("attention.key_length")
+                value_length = header.meta_int("attention.value_length")
+                key = key_length if key_length is not None else embd // max(q, 1)
+                value = value_length if value_length is not None else embd // max(q, 1)
+                per_position = info.kv_heads * (key + value) * deployment.kv_bytes
             positions = deployment.ctx if info.window is None else min(deployment.ctx, info.window)
             kv_cache += per_position * positions
             return Stage(

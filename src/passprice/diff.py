@@ -213,6 +213,7 @@ def file_kind(rel: str) -> tuple[str, str]:
         for where, kind in (
             ("facts/cards", "card"),
             ("facts/drafts", "draft"),
+            ("facts/routing", "routing"),
             ("facts/stacks", "stack"),
             ("registry/checkpoints", "checkpoint"),
             ("registry/servings", "serving"),
@@ -333,8 +334,8 @@ class FileChange:
 
     @property
     def holds_facts(self) -> bool:
-        """True for a card, a drafting method or a serving stack."""
-        return self.kind in ("card", "draft", "stack")
+        """True for a card, a drafting method, a routing record or a serving stack."""
+        return self.kind in ("card", "draft", "routing", "stack")
 
     @property
     def compared(self) -> bool:
@@ -378,6 +379,13 @@ def _read(side: Side, rel: str, kind: str, name: str) -> _Read:
             method = method_from_document(name, document, str(path))
             facts = {f"acceptance.{i}": f for i, f in enumerate(method.acceptance, start=1)}
             return _Read(facts, dict(document.get("method", {})))
+        if kind == "routing":
+            from passprice.routing import routing_from_document
+
+            document = schema.load(path, "routing", side.root.schema)
+            routing = routing_from_document(name, document, str(path))
+            facts = {p.split(".", 1)[1]: f for p, f in routing.facts().items()}
+            return _Read(facts, dict(document.get("routing", {})))
         if kind == "stack":
             from passprice.stacks import stack_from_document
 
@@ -416,8 +424,9 @@ def compare_file(base: Side, head: Side, rel: str) -> FileChange:
     new = _read(head, rel, kind, name) if on_head else _Read(facts={}, meta={})
     facts: tuple[FactChange, ...] = ()
     meta: tuple[str, ...] = ()
-    if kind in ("card", "draft", "stack") and old.facts is not None and new.facts is not None:
-        facts = fact_changes(old.facts, new.facts, {"draft": "draft.", "stack": "stack."}.get(kind, ""))
+    if kind in ("card", "draft", "routing", "stack") and old.facts is not None and new.facts is not None:
+        prefix = {"draft": "draft.", "routing": "routing.", "stack": "stack."}.get(kind, "")
+        facts = fact_changes(old.facts, new.facts, prefix)
         if on_base and on_head:
             before, after = old.meta or {}, new.meta or {}
             meta = tuple(k for k in dict.fromkeys([*before, *after]) if before.get(k) != after.get(k))
@@ -639,6 +648,8 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
         touched = [by_file.get(("card", lock.card))]
         if lock.spec.draft is not None:
             touched.append(by_file.get(("draft", lock.spec.draft.method)))
+        if lock.spec.routing is not None:
+            touched.append(by_file.get(("routing", lock.spec.routing)))
         if lock.stack is not None:
             touched.append(by_file.get(("stack", lock.stack["name"])))
         changed: list[str] = []

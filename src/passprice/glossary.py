@@ -245,10 +245,37 @@ _TERMS = (
         "refusal",
         "a price the model will not make, by name, with what to change",
         "A refusal names what passprice cannot price and what to change: `NotResident` (the batch does not fit), "
-        "`Undecoded` (a tensor type neither the array nor the vector units read), `Routed` (a mixture of experts: "
-        "which experts a pass reads depends on routing), `ContextBeyondModel`, `BadDraft`, `LockFloor` … Exit "
-        "status 1.",
+        "`Undecoded` (a tensor type neither the array nor the vector units read), `Routed` (a mixture of experts "
+        "without a routing record: which experts a pass reads depends on routing), `ContextBeyondModel`, "
+        "`BadDraft`, `LockFloor` … Exit status 1.",
         ("refused", "Routed", "NotResident", "Undecoded"),
+    ),
+    Term(
+        "routing",
+        "how a mixture of experts' tokens route: a routing record's facts",
+        "A mixture of experts (MoE) routes each token to k of its E experts, so which experts a pass reads depends "
+        "on its rows: one sequence reads its k experts a layer, many read nearly all. A routing record "
+        "(`facts/routing/NAME.toml`, `--routing NAME`) gives it as facts: a hot set of `hot_experts` of the experts "
+        "takes `hot_share` of the routed token-slots (1 and 1: uniform, `uniform.toml`, an assumption). A pass of T "
+        "token-rows reads Σ_e 1 − (1 − p_e)^T experts a layer, expected; a price rests on `routing.hot_experts` and "
+        "`routing.hot_share`, which a lock can floor.",
+        ("routing record", "mixture of experts", "moe", "experts", "expert", "hot_experts", "hot_share"),
+    ),
+    Term(
+        "MLA",
+        "multi-head latent attention: a KV cache of one latent and one rope key a position",
+        "DeepSeek's multi-head latent attention caches, once a position for every head, a compressed latent "
+        "(`kv_lora_rank` elements) and a rope key (`rope.dimension_count`): DeepSeek-V3 holds 61 × (512 + 64) × 2 = "
+        "70,272 bytes a position at 2-byte elements, where multi-head attention would hold 4,997,120.",
+        ("multi-head latent attention", "latent"),
+    ),
+    Term(
+        "MXFP4",
+        "4-bit float weights in blocks of 32 with one shared scale (gpt-oss's experts)",
+        "MXFP4 (GGML type 39): 32 E2M1 weights and one E8M0 scale in 17 bytes; NVFP4 (type 40): 64 weights and four "
+        "E4M3 scales in 36 bytes. passprice reads both on the integer array (each code an int8 table value, two "
+        "passes) with their scales on the block-scale lanes.",
+        ("nvfp4", "fp4"),
     ),
     Term(
         "ridge",

@@ -21,7 +21,7 @@ from typing import Any
 import attrs
 
 from passprice.cards import Card
-from passprice.decode import DecodeRefusal, Deployment, HeldClass, LayerKind, RoutedStep, StageKind, decode_step
+from passprice.decode import DecodeRefusal, Deployment, HeldClass, LayerKind, StageKind, decode_step
 from passprice.errors import InputError
 from passprice.gguf_header import GGUFHeader
 from passprice.serving import (
@@ -30,7 +30,6 @@ from passprice.serving import (
     ContextMix,
     OnChipOverflow,
     PassShape,
-    Routed,
     Serving,
     ServingRefusal,
     Step,
@@ -99,8 +98,9 @@ class LayerKV:
     """One block as its sequence memory sees it: ``index``, ``kind``, whether it is a ``draft`` (MTP) block (held
     only when a serving drafts), its ``kv_heads``, its sliding ``window`` (positions) when windowed, and
     ``bytes_per_position``: the K and V rows one cached position adds, ``kv_heads × (key + value) × kv_bytes``
-    (bytes; 0 for a block without a KV cache). Read off the decode step's attention stage (DESIGN.md, The decode
-    step)."""
+    (bytes; 0 for a block without a KV cache), or for DeepSeek's multi-head latent attention (``latent``) the latent
+    and rope key every head shares, ``(kv_lora_rank + rope.dimension_count) × kv_bytes``. Read off the decode step's
+    attention stage (DESIGN.md, The decode step)."""
 
     index: int
     kind: LayerKind
@@ -108,6 +108,7 @@ class LayerKV:
     kv_heads: int
     window: int | None
     bytes_per_position: float
+    latent: bool = False
 
     def positions(self, context: int) -> int:
         """Positions this block's cache holds for a sequence allowed ``context`` positions (contiguous cache):
@@ -240,6 +241,7 @@ def _layers(header: GGUFHeader, kv_bytes: float, state_bytes: float) -> tuple[La
             kv_heads=x.kv_heads,
             window=x.window,
             bytes_per_position=float(per_position.get(x.index, 0.0)),
+            latent=x.latent,
         )
         for x in step.layers
     )
@@ -294,17 +296,15 @@ def kv_report(
     ``state_bytes``, no drafts. A context past the model's ``context_length`` carries
     :class:`~passprice.serving.ContextBeyondModel` and no figures.
 
-    Raises :class:`~passprice.serving.Routed` for a mixture of experts (as the pricer does), and
-    :class:`~passprice.serving.Step` when the decode step is otherwise refused (an unplaceable tensor, missing
-    ``ssm.*`` metadata), and :class:`InputError` for a non-positive element size.
+    Raises :class:`~passprice.serving.Step` when the decode step is refused (an unplaceable tensor, missing ``ssm.*``
+    or expert metadata), and :class:`InputError` for a non-positive element size. A mixture of experts is read: its
+    KV cache and what fits do not depend on how its tokens route.
     """
     if not (kv_bytes > 0 and math.isfinite(kv_bytes)) or not (state_bytes > 0 and math.isfinite(state_bytes)):
         raise InputError(f"element sizes must be positive bytes, not kv {kv_bytes!r} and state {state_bytes!r}")
     try:
         layers = _layers(header, kv_bytes, state_bytes)
         base = decode_step(header, Deployment(ctx=1, kv_bytes=kv_bytes, state_bytes=state_bytes))
-    except RoutedStep as e:
-        raise Routed(e.experts) from None  # named as every pricing command names it
     except DecodeRefusal as e:
         raise Step(e) from None
     rec = base.recurrence
@@ -333,9 +333,11 @@ def kv_report(
         fits: tuple[CardFit, ...] = ()
         fit_refusal: ServingRefusal | None = None
         try:
+            # What fits does not depend on routing (a mixture of experts holds every expert): a routing-free shape.
             shape = pass_shape(
                 header,
                 Serving(contexts=ContextMix.uniform(context / 2, context), kv_bytes=kv_bytes, state_bytes=state_bytes),
+                routing_free=True,
             )
             fits = tuple(_fit(shape, card) for card in cards)
         except ServingRefusal as e:
@@ -432,6 +434,7 @@ def kv_json(report: KVReport) -> dict[str, Any]:
                 "kv_heads": x.kv_heads,
                 "window": x.window,
                 "bytes_per_position": x.bytes_per_position,
+                "latent": x.latent,
             }
             for x in report.layers
         ],
@@ -459,6 +462,8 @@ def kv_text(report: KVReport) -> str:
         heads = sorted({x.kv_heads for x in of_kind})
         windows = sorted({x.window for x in of_kind if x.window is not None})
         label = KIND_LABELS[kind] + (f" ({', '.join(str(w) for w in windows)})" if windows else "")
+        if any(x.latent for x in of_kind):
+            label += " (MLA: latent + rope key)"
         per_token = report.bytes_per_token(kind)
         if not per_token:
             heads_text = "-"

@@ -28,6 +28,7 @@ from passprice.files import write_atomically
 from passprice.gguf_header import GGUFHeader
 from passprice.registry import Root
 from passprice.report import cost_json
+from passprice.routing import ROUTING_PATHS, Routing
 from passprice.serving import Serving, ServingCost, ServingRefusal, best_serving, price_serving
 from passprice.servings import Resolved, ServingSpec, spec_from_document, spec_to_document, to_serving
 
@@ -39,11 +40,17 @@ _DRAFT_PATH = re.compile(r"draft\.acceptance\.[1-9][0-9]*")
 
 def is_fact_path(path: str) -> bool:
     """Whether ``path`` names a fact a price can rest on: a card path (``streams.rewrite``), a host-link path
-    (``host.read``), a drafting figure (``draft.acceptance.1``) or a serving stack's fact (``stack.share.read``,
-    issue 14), the names a lock's policy and pins use."""
+    (``host.read``), a float-matrix rate (``tensor.f16``), a drafting figure (``draft.acceptance.1``), a routing
+    figure (``routing.hot_share``) or a serving stack's fact (``stack.share.read``, issue 14), the names a lock's
+    policy and pins use."""
     from passprice.stacks import is_stack_path
 
-    return is_card_path(path) or _DRAFT_PATH.fullmatch(path) is not None or is_stack_path(path)
+    return (
+        is_card_path(path)
+        or _DRAFT_PATH.fullmatch(path) is not None
+        or path in ROUTING_PATHS
+        or is_stack_path(path)
+    )
 
 
 def evaluate(kind: str, header: GGUFHeader, card: Card, serving: Serving) -> ServingCost:
@@ -194,6 +201,13 @@ class Lock:
         """The card as it was when the lock was written, from the pinned facts."""
         card_facts = {p: f for p, f in self.facts.items() if is_card_path(p)}
         return card_from_facts(self.card, self.card_title, card_facts, self.card_hypothetical)
+
+    def pinned_routing(self) -> Routing | None:
+        """The routing the lock priced with, from the pinned ``routing.*`` facts (``None`` when it names none)."""
+        if self.spec.routing is None or not all(p in self.facts for p in ROUTING_PATHS):
+            return None
+        hot, share = (self.facts[p] for p in ROUTING_PATHS)
+        return Routing(self.spec.routing, self.spec.routing, hot, share)
 
     def pinned_acceptance(self) -> tuple[Fact, ...]:
         """The pinned drafting figures, in draft order."""
@@ -431,9 +445,9 @@ def pinned_header(root: Root, lock: Lock) -> GGUFHeader:
 
 
 def pinned_serving(lock: Lock) -> Serving:
-    """The seed's serving the lock priced, its draft resting on the pinned figures."""
+    """The seed's serving the lock priced, its draft and routing resting on the pinned figures."""
     tokens = lock.spec.draft.tokens if lock.spec.draft is not None else 0
-    return to_serving(lock.spec, lock.pinned_acceptance()[:tokens])
+    return to_serving(lock.spec, lock.pinned_acceptance()[:tokens], lock.pinned_routing())
 
 
 @attrs.frozen

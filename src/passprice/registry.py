@@ -19,9 +19,9 @@ _PACKAGE = Path(__file__).resolve().parent
 
 @attrs.frozen
 class Root:
-    """A folder of passprice files: ``facts/cards``, ``facts/drafts``, ``facts/stacks``, ``registry/checkpoints``,
-    ``registry/servings``, ``registry/measurements``, ``locks`` and ``schema`` below ``path``. ``embedded`` is true for
-    the package's copy."""
+    """A folder of passprice files: ``facts/cards``, ``facts/drafts``, ``facts/routing``, ``facts/stacks``,
+    ``registry/checkpoints``, ``registry/servings``, ``registry/measurements``, ``locks`` and ``schema`` below
+    ``path``. ``embedded`` is true for the package's copy."""
 
     path: Path
     embedded: bool = False
@@ -35,6 +35,11 @@ class Root:
     def drafts(self) -> Path:
         """``facts/drafts``: one TOML file a drafting method."""
         return self.path / "facts" / "drafts"
+
+    @property
+    def routing(self) -> Path:
+        """``facts/routing``: one TOML file a routing record (how a mixture of experts' tokens route)."""
+        return self.path / "facts" / "routing"
 
     @property
     def stacks(self) -> Path:

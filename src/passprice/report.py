@@ -31,6 +31,9 @@ def cost_json(cost: ServingCost) -> dict[str, Any]:
     out["tokens_per_s"] = cost.tokens_per_s
     out["rests_on"] = {path: fact.provenance.value for path, fact in cost.rests_on}
     out["weakest"] = list(cost.weakest)
+    if cost.routed is not None:
+        # DESIGN.md extension (issue 15): a mixture of experts' routing and what it read (absent for a dense price).
+        out["routing"] = cost.routed.to_json()
     return out
 
 
@@ -131,6 +134,14 @@ def cost_text(
         f"  bytes/pass    {si(cost.weight_bytes, 'B')} of {shared_what}, shared by the batch; "
         f"{si(cost.sequence_bytes, 'B')} per sequence ({si(cost.rewrite_bytes, 'B')} rewritten in place)"
     )
+    if cost.routed is not None:
+        r = cost.routed
+        lines.append(
+            f"  experts       {r.distinct:.4g} of {r.experts:,} experts a layer for {r.tokens:,.0f} token-row"
+            f"{'s' if r.tokens != 1 else ''} ({r.used} a token), expected: {si(r.bytes, 'B')} of them in the bytes "
+            "shared by the batch"
+        )
+        lines.append(f"  routing       {r.description}")
     lines.append(
         f"  work/pass     array {si(cost.array_macs, 'MAC')} · vector {si(cost.vector_macs, 'MAC')} · "
         f"scale {si(cost.scale_cycles, 'cycle')}"

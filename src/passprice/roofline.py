@@ -228,6 +228,7 @@ class Roofline:
     max_batch: int
     host_memory: bool
     title: str
+    routed: bool = False
 
     def region_of(self, batch: int) -> Region:
         """The region holding ``batch``. Raises :class:`KeyError` for a batch outside 1 … ``max_batch``."""
@@ -270,7 +271,10 @@ def roofline(header: GGUFHeader, card: Card, serving: Serving, title: str = "") 
     :meth:`Coefficients.predicted_change` and confirmed by pricing the batch before and the batch of the change
     (seed ``PassShape::cost_split``). Should rounding put the priced change a batch away, the priced one is kept and
     :attr:`Change.agrees` is false. With host memory the split (seed ``cost_split``) makes the memory term
-    non-affine: changes are found by pricing the grid and bisecting between neighbours that bind differently.
+    non-affine: changes are found by pricing the grid and bisecting between neighbours that bind differently. So
+    are they for a mixture of experts (DESIGN.md extension, issue 15, ``routed``): the routed experts' bytes grow
+    with the batch as the expected distinct experts do, concave, so arithmetic − memory is convex and negative at
+    batch 0 and the bind changes at most once, where the bisection finds it.
 
     Raises what :func:`~passprice.serving.pass_shape` raises, and batch 1's refusal when no batch fits
     (:class:`~passprice.serving.NotResident`, :class:`~passprice.serving.OnChipOverflow`).
@@ -288,7 +292,8 @@ def roofline(header: GGUFHeader, card: Card, serving: Serving, title: str = "") 
 
     changes: list[Change] = []
     predicted = coefficients.predicted_change()
-    if not serving.host_memory:
+    routed = bool(shape.experts)
+    if not serving.host_memory and not routed:
         if predicted is not None and 1 < predicted <= top:
             batch = predicted
             # Rounding may move the priced change a batch or two from the real crossing: walk to it.
@@ -336,6 +341,7 @@ def roofline(header: GGUFHeader, card: Card, serving: Serving, title: str = "") 
         max_batch=top,
         host_memory=serving.host_memory,
         title=title,
+        routed=routed,
     )
 
 
@@ -371,12 +377,12 @@ def roofline_json(line: Roofline) -> dict[str, Any]:
     """The ``--json`` object of ``passprice roofline CARD SERVING``: ridges, coefficients (seconds), every priced
     point the plot is drawn from (intensities in work per read-equivalent byte), the bind changes (priced and
     predicted), the regions, the best batch and the largest that fits."""
-    return {
+    out = {
         "card": line.card.name,
         "title": line.title,
         "ridges": ridges_json(line.ridges),
         "coefficients": attrs.asdict(line.coefficients),
-        "crossing": line.coefficients.crossing(),
+        "crossing": line.coefficients.crossing() if not line.routed else None,
         "host_memory": line.host_memory,
         "changes": [
             {
@@ -410,6 +416,10 @@ def roofline_json(line: Roofline) -> dict[str, Any]:
             for p in line.points
         ],
     }
+    if line.routed:
+        # A mixture of experts: the coefficients leave out the routed experts, whose bytes grow with the batch.
+        out["routed"] = True
+    return out
 
 
 def ridges_text(card: Card) -> str:
@@ -450,7 +460,12 @@ def roofline_text(line: Roofline) -> str:
         f"  array {si(co.array_s, 's')} × b; vector {si(co.vector_s, 's')} × b; scale {si(co.scale_s, 's')} × b"
     )
     cross = co.crossing()
-    if cross is None:
+    if line.routed:
+        lines.append(
+            "  a mixture of experts: the memory term adds the routed experts a pass reads, which grow with b as the "
+            "expected distinct experts do (not a line); changes found by pricing"
+        )
+    elif cross is None:
         lines.append(
             f"  {compute.value} ({si(per, 's')} a sequence) never overtakes memory ({si(co.memory_per_sequence_s, 's')}"
             " a sequence beside the weights): memory binds at every batch"

@@ -41,6 +41,7 @@ from passprice.decode import (
 from passprice.errors import InputError
 from passprice.facts import Fact, Provenance, weakest
 from passprice.gguf_header import GGUFHeader
+from passprice.routing import Router, Routing, mismatch, router
 
 #: Rust's ``u32::MAX``: the seed counts sequences in ``u32`` and saturates there.
 U32_MAX = 2**32 - 1
@@ -194,6 +195,9 @@ class Serving:
     instead of once per sequence (vLLM's automatic prefix caching shares full blocks only); ``prefix_read_once``:
     attention streams those pages once a pass for the whole batch, as it streams the weights, instead of once per
     sequence. Both default to the seed's behaviour (no sharing), which leaves every price bit for bit as before.
+
+    DESIGN.md extension (issue 15, mixtures of experts): ``routing``: how the checkpoint's tokens route (a routing
+    record's facts), which the pricer needs for a mixture of experts and refuses it (:class:`Routed`) without.
     """
 
     batch: int = 1
@@ -210,10 +214,11 @@ class Serving:
     host_memory: bool = False
     shared_prefix: int = 0
     prefix_read_once: bool = False
+    routing: Routing | None = None
 
 
 _ONE_PASS = frozenset({"Q2_K", "Q3_K", "Q4_0", "Q4_1", "Q4_K"})
-_TWO_PASSES = frozenset({"Q5_0", "Q5_1", "Q5_K", "Q6_K", "Q8_0", "IQ4_NL", "IQ4_XS"})
+_TWO_PASSES = frozenset({"Q5_0", "Q5_1", "Q5_K", "Q6_K", "Q8_0", "IQ4_NL", "IQ4_XS", "MXFP4", "NVFP4"})
 _LANE_PRODUCTS_BY_TYPE = {
     "Q4_0": 0.0,
     "Q4_1": 0.0,
@@ -221,6 +226,8 @@ _LANE_PRODUCTS_BY_TYPE = {
     "Q5_1": 0.0,
     "Q8_0": 0.0,
     "IQ4_NL": 0.0,
+    "MXFP4": 0.0,
+    "NVFP4": 4.0,
     "IQ4_XS": 8.0,
     "Q3_K": 16.0,
     "Q4_K": 16.0,
@@ -234,7 +241,12 @@ def array_passes(ty: ggml.GgmlType) -> int | None:
     """Passes of the 4-bit array one weight of ``ty`` takes, or ``None`` for a type the array does not read
     (seed ``array_passes``): codes of up to four bits (Q2_K, Q3_K, Q4_0, Q4_1, Q4_K) one pass; five-, six- and
     eight-bit codes (Q5_0, Q5_1, Q5_K, Q6_K, Q8_0, and the int8 table values IQ4_NL/IQ4_XS index) two 4-bit digits,
-    two passes, recombined exactly as ``lo + 16·hi``."""
+    two passes, recombined exactly as ``lo + 16·hi``.
+
+    DESIGN.md extension (issue 15): MXFP4 and NVFP4 are read as IQ4_NL is, a 4-bit code indexing an int8 table
+    value: the E2M1 value doubled, 0, ±1, ±2, ±3, ±4, ±6, ±8, ±12 (ggml-common.h ``kvalues_mxfp4``, which
+    ``ggml_vec_dot_mxfp4_q8_0`` multiplies by 8-bit activations), five bits signed, so two passes; the halving folds
+    into the block scale."""
     if ty.name in _ONE_PASS:
         return 1
     if ty.name in _TWO_PASSES:
@@ -248,7 +260,9 @@ def lane_cycles(ty: ggml.GgmlType, scaling: ActScaling) -> float | None:
 
     A lane applies the block's sub-block scales and mins, :data:`LANE_PRODUCTS` a cycle (Q4_0…IQ4_NL: none;
     IQ4_XS: 8; Q3_K…Q6_K: 16; Q2_K: 32), at least one cycle a block; activations scaled per 32 elements against a
-    larger block give the block one term per 32 elements, one cycle each.
+    larger block give the block one term per 32 elements, one cycle each. DESIGN.md extension (issue 15): MXFP4's
+    block of 32 has one E8M0 scale (none beyond the block's); NVFP4's GGUF block of 64 has four E4M3 scales, one per
+    16 elements (4 products: one cycle a block, two under ``sub32``).
     """
     products = _LANE_PRODUCTS_BY_TYPE.get(ty.name)
     if products is None:
@@ -302,7 +316,7 @@ class Undecoded(ServingRefusal):
         self.ty = ty
         super().__init__(
             f"tensor {tensor!r} is {ty}, which neither the integer array nor the vector units read: "
-            "requantize it to a K-quant, Q4_0…Q8_0, IQ4_NL/IQ4_XS, or a float type"
+            "requantize it to a K-quant, Q4_0…Q8_0, IQ4_NL/IQ4_XS, MXFP4/NVFP4, or a float type"
         )
 
     def fields(self) -> dict[str, Any]:
@@ -327,14 +341,18 @@ class NotResident(ServingRefusal):
 
     name = "NotResident"
 
-    def __init__(self, needed: float, capacity: float, memory: str = "card") -> None:
+    def __init__(self, needed: float, capacity: float, memory: str = "card", weights: float = 0.0) -> None:
         self.needed = needed
         self.capacity = capacity
         self.memory = memory
-        super().__init__(
-            f"the {memory} memory must hold {needed:,.0f} bytes but holds {capacity:,.0f}: lower the batch or the "
-            "context limit, page the KV cache (--kv-page), or let sequences use host memory (--host-memory)"
+        advice = (
+            "lower the batch or the context limit, page the KV cache (--kv-page), or let sequences use host memory "
+            "(--host-memory)"
         )
+        if weights > capacity:
+            # What is held once (weights, embedding table) alone does not fit: no batch or cache choice helps.
+            advice = f"the weights alone take {weights:,.0f} bytes: no batch fits; a smaller type mix or a larger card"
+        super().__init__(f"the {memory} memory must hold {needed:,.0f} bytes but holds {capacity:,.0f}: {advice}")
 
     def fields(self) -> dict[str, Any]:
         return {"needed": self.needed, "capacity": self.capacity, "memory": self.memory}
@@ -384,19 +402,36 @@ class Empty(ServingRefusal):
 
 
 class Routed(ServingRefusal):
-    """A mixture of experts: which experts a pass reads depends on how its rows route, which is not modelled."""
+    """A mixture of experts priced without a routing record: which experts a pass reads depends on how its rows
+    route, and that is a fact the serving must name (DESIGN.md, Routing)."""
 
     name = "Routed"
 
     def __init__(self, experts: int) -> None:
         self.experts = experts
         super().__init__(
-            f"a mixture of {experts} experts: which experts a pass reads depends on routing, which passprice does "
-            "not model; it prices dense checkpoints only"
+            f"a mixture of {experts} experts: which experts a pass reads depends on how its rows route; name a "
+            "routing record (facts/routing/NAME.toml) with --routing NAME or `routing = NAME` in the serving "
+            "(facts/routing/uniform.toml states uniform routing as an assumption)"
         )
 
     def fields(self) -> dict[str, Any]:
         return {"expert_count": self.experts}
+
+
+class BadRouting(ServingRefusal):
+    """A routing record that does not describe the checkpoint's router (DESIGN.md extension, issue 15): it names
+    another expert count or experts a token, or shares no router of this size can take."""
+
+    name = "BadRouting"
+
+    def __init__(self, routing: str, detail: str) -> None:
+        self.routing = routing
+        self.detail = detail
+        super().__init__(f"routing {routing} does not fit this checkpoint: {detail}")
+
+    def fields(self) -> dict[str, Any]:
+        return {"routing": self.routing, "detail": self.detail}
 
 
 class NoHostLink(ServingRefusal):
@@ -493,6 +528,27 @@ def emitted_per_pass(acceptance: Sequence[float]) -> float:
 
 
 @attrs.frozen
+class RoutedRead:
+    """What a mixture of experts' pass read of its routed experts (DESIGN.md extension, issue 15): the ``routing``
+    record's name and its one-line ``description`` (uniform or the skew, with its provenance), ``experts`` E and
+    ``used`` k a token, the ``tokens`` (token-rows) the main layers route in this pass, the expected ``distinct``
+    experts they read a layer, and the ``bytes`` of experts the pass streams (every MoE layer, MTP blocks
+    included). Shown beside a price; not one of the seed's fields."""
+
+    routing: str
+    description: str
+    experts: int
+    used: int
+    tokens: float
+    distinct: float
+    bytes: float
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``routing`` object of a price's ``--json``."""
+        return attrs.asdict(self)
+
+
+@attrs.frozen
 class ServingCost:
     """One pass of a serving on a card (seed ``ServingCost``), every quantity in base units.
 
@@ -534,6 +590,7 @@ class ServingCost:
     on_chip_capacity: float
     provenance: Provenance
     rests_on: tuple[tuple[str, Fact], ...] = attrs.field(default=(), eq=False, repr=False)
+    routed: RoutedRead | None = attrs.field(default=None, eq=False, repr=False)
     float_matrix_macs: float = 0.0
 
     @property
@@ -558,7 +615,9 @@ class ServingCost:
 
 
 #: Fields of :class:`ServingCost` in the seed's order (the ``--json`` keys, before ``tokens_per_s``).
-COST_FIELDS = tuple(f.name for f in attrs.fields(ServingCost) if f.name not in ("rests_on", "float_matrix_macs"))
+COST_FIELDS = tuple(
+    f.name for f in attrs.fields(ServingCost) if f.name not in ("rests_on", "routed", "float_matrix_macs")
+)
 
 #: The card facts every pass rests on, in the seed's ``PassShape::cost`` order (its ``facts`` list); the host link's
 #: facts follow when some of the batch lives in host memory.
@@ -577,6 +636,26 @@ HOST_COST_PATHS = ("host.capacity", "host.read", "host.write", "host.stream")
 
 
 @attrs.frozen
+class ExpertStream:
+    """The routed experts of a pass's mixture-of-experts layers that route the same rows (DESIGN.md extension,
+    issue 15): ``bytes`` of one expert's slices summed over those layers' expert stacks, the token-``rows`` each
+    sequence routes through them in one read (1 + drafts for the main layers, 1 for an MTP block's drafting step),
+    ``reads`` of them a pass (1, or the drafted tokens for an MTP block), the ``router``, and whether they are an
+    MTP block's (``draft``). A pass of b sequences streams ``bytes × reads × router.distinct(b × rows)`` bytes of
+    them (:mod:`passprice.routing`)."""
+
+    bytes: float
+    rows: float
+    reads: float
+    router: Router
+    draft: bool = False
+
+    def streamed(self, batch: Any) -> Any:
+        """Bytes a pass of ``batch`` sequences streams (a float, or an array of batches elementwise)."""
+        return self.bytes * self.reads * self.router.distinct(batch * self.rows)
+
+
+@attrs.frozen
 class PassShape:
     """A pass as a function of its batch (seed ``PassShape``): everything a pass costs is shared by the batch or
     paid by each sequence, so the cost is affine in the batch and in how it splits between card and host memory.
@@ -585,7 +664,11 @@ class PassShape:
     ``embed_bytes``, ``read_bytes``, ``write_bytes``, ``rewrite_bytes`` (bytes), ``array_macs``, ``vector_macs``,
     ``scale_cycles``, ``held_per_sequence`` and ``on_chip_per_sequence`` (bytes). ``rows_per_sequence``: token-rows
     (1 + drafts); ``emitted_per_sequence``: tokens emitted per pass, expected. ``provenance``: the weakest acceptance
-    fact; ``facts``: the acceptance facts by path.
+    (and routing) fact; ``facts``: the acceptance (and routing) facts by path.
+
+    DESIGN.md extension (issue 15): ``experts``, a mixture of experts' routed experts, which the batch shares but
+    reads more of the larger it is (:meth:`expert_bytes`, not affine: weights are no longer paid once a pass);
+    empty for a dense checkpoint, whose cost is the seed's bit for bit.
 
     DESIGN.md extensions (issue 14): ``layers``, the blocks a pass runs through (each draft block once per drafting
     step), which a serving stack's fixed cost per layer multiplies; ``float_macs``, (GGML type name, multiply-adds
@@ -607,8 +690,27 @@ class PassShape:
     on_chip_per_sequence: float
     provenance: Provenance
     facts: tuple[tuple[str, Fact], ...] = ()
+    experts: tuple[ExpertStream, ...] = ()
+    routing_name: str = ""
+    routing_description: str = ""
     layers: int = 0
     float_macs: tuple[tuple[str, float], ...] = ()
+
+    def expert_bytes(self, batch: Any) -> Any:
+        """Bytes of routed experts a pass of ``batch`` sequences streams, expected (Σ :meth:`ExpertStream.streamed`;
+        0.0 for a dense checkpoint); a float, or an array of batches elementwise."""
+        total: Any = 0.0
+        for e in self.experts:
+            total = total + e.streamed(batch)
+        return total
+
+    def shared_bytes(self, batch: Any) -> Any:
+        """Bytes a pass of ``batch`` sequences streams once for the whole batch: the weights, each sequence's
+        embedding rows, and (a mixture of experts) the routed experts its rows read."""
+        shared = self.weight_bytes + batch * self.embed_bytes
+        if self.experts:
+            shared = shared + self.expert_bytes(batch)
+        return shared
 
     def cost(self, card: Card, batch: int, host_sequences: int, pricing: Pricing | None = None) -> ServingCost:
         """The pass of ``batch`` sequences, ``host_sequences`` of them held in host memory, on ``card`` (seed
@@ -633,14 +735,14 @@ class PassShape:
         if host_sequences > 0 and card.host is None:
             raise NoHostLink(card.name)
         if held_bytes > capacity_bytes:
-            raise NotResident(held_bytes, capacity_bytes, "card")
+            raise NotResident(held_bytes, capacity_bytes, "card", self.held_shared)
         if host_held_bytes > host_capacity_bytes:
             raise NotResident(host_held_bytes, host_capacity_bytes, "host")
         on_chip_bytes = b * self.on_chip_per_sequence
         on_chip_capacity = pricing.on_chip
         if on_chip_bytes > on_chip_capacity:
             raise OnChipOverflow(on_chip_bytes, on_chip_capacity)
-        weight_bytes = self.weight_bytes + b * self.embed_bytes
+        weight_bytes = self.shared_bytes(b)
         sequence_bytes = self.read_bytes + self.write_bytes
         host = card.host
         array_macs = b * self.array_macs
@@ -676,6 +778,19 @@ class PassShape:
             ]
         )
         pass_s = pass_seconds(pricing, terms, binding_s)
+        routed = None
+        if self.experts:
+            main = max(self.experts, key=lambda e: e.rows)
+            rtr = main.router
+            routed = RoutedRead(
+                self.routing_name,
+                self.routing_description,
+                rtr.experts,
+                rtr.used,
+                b * main.rows,
+                rtr.distinct(b * main.rows),
+                self.expert_bytes(b),
+            )
         facts = card.facts()
         paths = COST_PATHS + (HOST_COST_PATHS if host is not None and host_sequences > 0 else ())
         paths += tuple(
@@ -710,6 +825,7 @@ class PassShape:
             on_chip_capacity=on_chip_capacity,
             provenance=provenance,
             rests_on=rests_on,
+            routed=routed,
             float_matrix_macs=float_matrix_macs,
         )
 
@@ -818,13 +934,14 @@ class PassShape:
         return n
 
 
-def _check_serving(header: GGUFHeader, s: Serving) -> None:
-    """The seed's refusals before the decode step, in its order: no activation words, a mixture of experts, a bad
-    draft, a bad context mix, a context past the model's, a wide cache on the array."""
+def _check_serving(header: GGUFHeader, s: Serving, routing_free: bool = False) -> None:
+    """The seed's refusals before the decode step, in its order: no activation words, a mixture of experts (without
+    a routing, unless ``routing_free``), a bad draft, a bad context mix, a context past the model's, a wide cache on
+    the array; then the extensions': a shared prefix it cannot share, a routing that does not fit."""
     if s.activation_words == 0:
         raise Empty("activation words")
     experts = header.meta_int("expert_count")
-    if experts is not None and experts > 0:
+    if experts is not None and experts > 0 and s.routing is None and not routing_free:
         raise Routed(experts)
     if s.draft is not None:
         d = s.draft
@@ -851,6 +968,13 @@ def _check_serving(header: GGUFHeader, s: Serving) -> None:
         short = [c.position for c in classes if c.position < float(s.shared_prefix)]
         if short:
             raise BadPrefix(s.shared_prefix, f"is past the position {min(short):g} a context class has reached")
+    used = header.meta_int("expert_used_count")
+    if experts and used and s.routing is not None:
+        # DESIGN.md extension (issue 15), after every seed refusal. (A header without expert_used_count is refused
+        # by its decode step, MissingMetadata.)
+        problem = mismatch(s.routing, experts, used)
+        if problem is not None:
+            raise BadRouting(s.routing.name, problem)
 
 
 def _contexts_problem(classes: Sequence[ContextClass], shares: float) -> str:
@@ -880,21 +1004,30 @@ def _widest(header: GGUFHeader, key: str) -> int:
     return 0
 
 
-def pass_shape(header: GGUFHeader, s: Serving) -> PassShape:
+def pass_shape(header: GGUFHeader, s: Serving, *, routing_free: bool = False) -> PassShape:
     """The shape of a pass of ``s`` over the checkpoint ``header`` describes (seed ``PassShape::of``): the batch and
     host split are the cost's arguments, everything else in ``s`` is read here.
 
-    Raises, in the seed's order: :class:`Empty` (no activation words), :class:`Routed`, :class:`BadDraft`,
-    :class:`BadContexts`, :class:`ContextBeyondModel`, :class:`WideCacheOnArray`, :class:`BadPrefix` (a shared
-    prefix on a contiguous cache or past a class's position), :class:`Step` (the decode step's refusal),
-    :class:`MissingTensor`, :class:`Undecoded`.
+    Raises, in the seed's order: :class:`Empty` (no activation words), :class:`Routed` (a mixture of experts
+    without ``s.routing``), :class:`BadDraft`, :class:`BadContexts`, :class:`ContextBeyondModel`,
+    :class:`WideCacheOnArray`, :class:`BadPrefix` (a shared prefix on a contiguous cache or past a class's
+    position), :class:`BadRouting` (a routing that does not fit the router), :class:`Step` (the decode step's
+    refusal), :class:`MissingTensor`, :class:`Undecoded`.
+
+    A mixture of experts (DESIGN.md extension, issue 15, Routing): each MoE layer's router is a matrix every row
+    crosses plus a gating function over its E logits (:data:`SOFTMAX_MACS_PER_SCORE` vector multiply-adds a score);
+    every row multiplies its k experts (k / E of each expert stack's work); the experts' bytes are streamed as the
+    routing says (:class:`ExpertStream`): the main layers route every sequence's 1 + drafts rows together, an MTP
+    block each drafting step's one row a sequence. The routing's facts join the facts the price rests on.
+    ``routing_free``: a shape for what does not depend on routing (what the card holds and how many sequences fit,
+    :mod:`passprice.kv`): no routing is needed, and none of the experts' stream is priced.
 
     A shared prefix (``s.shared_prefix`` > 0, DESIGN.md extension, issue 8) counts its whole pages only: each full
     layer holds ``position + page / 2 − shared`` positions a sequence and ``shared`` once (in ``held_shared``); with
     ``s.prefix_read_once`` each sequence reads ``position − shared`` and the pass streams ``shared`` once (in
     ``weight_bytes``, at ``streams.read``). The arithmetic is unchanged: every row still scores every position.
     """
-    _check_serving(header, s)
+    _check_serving(header, s, routing_free)
     k = s.draft.tokens if s.draft is not None else 0
     deployment = Deployment(
         ctx=1, kv_bytes=s.kv_bytes, state_bytes=s.state_bytes, activation_bytes=2.0, speculative=k > 0
@@ -947,6 +1080,12 @@ def pass_shape(header: GGUFHeader, s: Serving) -> PassShape:
     shared_held = shared_read = 0.0
     rec = step.recurrence
     draft_facts = tuple(s.draft.facts().items()) if s.draft is not None else ()
+    # DESIGN.md extension (issue 15): a mixture of experts' router, and one expert's bytes by (rows, reads) a pass.
+    experts_total = header.meta_int("expert_count") or 0
+    used = header.meta_int("expert_used_count") or 0
+    rtr = router(s.routing, experts_total, used) if s.routing is not None and experts_total > 0 else None
+    streams: dict[tuple[float, float, bool], float] = {}
+    routed = False
     float_macs: dict[str, float] = {}
     # DESIGN.md extension (issue 14): the blocks a pass runs through, each draft block once a drafting step.
     main_layers = {st.layer for st in step.stages if st.layer is not None and not is_draft(st.layer)}
@@ -970,6 +1109,10 @@ def pass_shape(header: GGUFHeader, s: Serving) -> PassShape:
                 reads = 1.0
             weight_bytes += st.weight_bytes * reads
             matrix_rows = n + kf * head_share if st.kind is StageKind.HEAD else rows
+            if st.kind is StageKind.ROUTER and any(name.endswith("ffn_gate_inp.weight") for name in st.tensors):
+                # DESIGN.md extension (issue 15): the gating function (softmax or sigmoid) over the E expert logits
+                # and the top-k choice, on the vector units, a score at the softmax's cost.
+                vector_macs += SOFTMAX_MACS_PER_SCORE * float(experts_total) * rows
             for name in st.tensors:
                 t = header.tensor(name)
                 if t is None:
@@ -991,6 +1134,36 @@ def pass_shape(header: GGUFHeader, s: Serving) -> PassShape:
                     vector_macs += elems * matrix_rows
                     # DESIGN.md extension (issue 14): the float matrices by type, for a card's float-matrix rate.
                     float_macs[ty.name] = float_macs.get(ty.name, 0.0) + elems * matrix_rows
+                else:
+                    raise Undecoded(name, ty.name)
+        elif st.kind is StageKind.EXPERTS:
+            # DESIGN.md extension (issue 15): every row multiplies its k experts; the experts' bytes stream as the
+            # routing says (ExpertStream), one read a pass (an MTP block: one a drafting step, its one row).
+            routed = True
+            if rtr is not None:
+                key = (1.0, kf, True) if draft else (n, 1.0, False)
+                streams[key] = streams.get(key, 0.0) + float(st.expert_bytes)
+            share = float(st.used) / float(st.experts) if st.experts else 0.0
+            for name in st.tensors:
+                t = header.tensor(name)
+                if t is None:
+                    raise MissingTensor(name)
+                if not ggml.known(t.type_id):
+                    raise Step(UnknownType(name, t.type_id))
+                ty = ggml.ggml_type(t.type_id)
+                elems = float(ggml.elements(t.dims)) * share
+                passes = array_passes(ty)
+                if name.endswith(".bias") or len(t.dims) < 3:
+                    vector_macs += 2.0 * elems * rows
+                elif passes is not None:
+                    array_macs += elems * passes * words * rows
+                    lane = lane_cycles(ty, s.scaling)
+                    assert lane is not None  # the array reads every type it passes
+                    scale_cycles += elems / ty.block_elems * lane * words * rows
+                elif is_float(ty):
+                    vector_macs += elems * rows
+                    # DESIGN.md extension (issue 14): float experts ride a card's float-matrix rate too.
+                    float_macs[ty.name] = float_macs.get(ty.name, 0.0) + elems * rows
                 else:
                     raise Undecoded(name, ty.name)
         elif st.kind is StageKind.ATTENTION:
@@ -1078,6 +1251,18 @@ def pass_shape(header: GGUFHeader, s: Serving) -> PassShape:
     # Through a layer the card holds each row's f32 residual and its widest activations in their words.
     width = float(_widest(header, "embedding_length"))
     ffn = float(_widest(header, "feed_forward_length"))
+    if routed:
+        # DESIGN.md extension (issue 15): a routed row's FFN activations are its k experts' and the shared experts'.
+        expert_ffn = float(_widest(header, "expert_feed_forward_length"))
+        shared_ffn = float(_widest(header, "expert_shared_feed_forward_length")) or float(
+            header.meta_int("expert_shared_count") or 0
+        ) * expert_ffn
+        ffn = max(ffn, float(used) * expert_ffn + shared_ffn)
+    routing_facts: tuple[tuple[str, Fact], ...] = ()
+    provenance = weakest(a.provenance for a in s.draft.acceptance) if s.draft is not None else Provenance.PUBLISHED
+    if routed and s.routing is not None:
+        routing_facts = tuple(s.routing.facts().items())
+        provenance = max(provenance, weakest(f.provenance for _, f in routing_facts))
     held_shared = step.held_bytes(HeldClass.WEIGHTS, HeldClass.EMBEDDING_TABLE)
     if shared > 0.0:
         # DESIGN.md extension (issue 8): the prefix pages are held once, beside the weights, and a prefix read once
@@ -1098,8 +1283,15 @@ def pass_shape(header: GGUFHeader, s: Serving) -> PassShape:
         held_shared=held_shared,
         held_per_sequence=held_per_sequence,
         on_chip_per_sequence=n * (4.0 * width + words * (ffn + width)),
-        provenance=weakest(a.provenance for a in s.draft.acceptance) if s.draft is not None else Provenance.PUBLISHED,
-        facts=draft_facts,
+        provenance=provenance,
+        facts=draft_facts + routing_facts,
+        experts=tuple(
+            ExpertStream(b, rows, reads, rtr, draft)
+            for (rows, reads, draft), b in streams.items()
+            if rtr is not None and reads > 0
+        ),
+        routing_name=s.routing.name if routed and s.routing is not None else "",
+        routing_description=s.routing.describe() if routed and s.routing is not None else "",
         layers=layers,
         float_macs=tuple(float_macs.items()),
     )

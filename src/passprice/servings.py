@@ -22,6 +22,7 @@ from passprice.errors import InputError
 from passprice.facts import Fact
 from passprice.gguf_header import GGUFHeader
 from passprice.registry import Root, not_found
+from passprice.routing import Routing, load_routing
 from passprice.serving import (
     ActScaling,
     AttentionMath,
@@ -65,6 +66,7 @@ class ServingSpec:
     other fields mirror :class:`~passprice.serving.Serving`: ``attention`` (``vector``/``array``), ``scaling``
     (``per-block``/``sub32``), ``flush`` (``every-pass``/``every:N``/``trailing:N``), ``shared_prefix`` (positions
     every sequence shares, held once with a paged cache) and ``prefix_read_once`` (the prefix read once a pass).
+    ``routing``: the routing record (a ``facts/routing`` name or path) a mixture of experts is priced with.
     """
 
     checkpoint: str
@@ -84,6 +86,7 @@ class ServingSpec:
     description: str | None = None
     shared_prefix: int = 0
     prefix_read_once: bool = False
+    routing: str | None = None
 
 
 #: Fields added after locks were first written (issue 8): left out of a document at their default, so a lock of a
@@ -186,9 +189,10 @@ def complete(spec: ServingSpec, header: GGUFHeader) -> ServingSpec:
     return attrs.evolve(spec, contexts=tuple(filled))
 
 
-def to_serving(spec: ServingSpec, acceptance: tuple[Fact, ...] = ()) -> Serving:
+def to_serving(spec: ServingSpec, acceptance: tuple[Fact, ...] = (), routing: Routing | None = None) -> Serving:
     """The seed's :class:`~passprice.serving.Serving` for a completed ``spec``, its draft resting on ``acceptance``
-    (the method's facts for the first ``tokens`` drafts). Raises :class:`InputError` for a spec without contexts."""
+    (the method's facts for the first ``tokens`` drafts), a mixture of experts on ``routing`` (the record
+    ``spec.routing`` names). Raises :class:`InputError` for a spec without contexts."""
     if spec.contexts is None or any(c.position is None or c.limit is None for c in spec.contexts):
         raise InputError("serving has open contexts: complete() it against its checkpoint first")
     draft = None
@@ -211,13 +215,14 @@ def to_serving(spec: ServingSpec, acceptance: tuple[Fact, ...] = ()) -> Serving:
         host_memory=spec.host_memory,
         shared_prefix=spec.shared_prefix,
         prefix_read_once=spec.prefix_read_once,
+        routing=routing,
     )
 
 
 @attrs.frozen
 class Resolved:
     """A serving with everything it names loaded: the completed ``spec``, the checkpoint ``header``, the ``card``,
-    the drafting ``method`` (if any), and the seed's ``serving``."""
+    the drafting ``method`` (if any), and the seed's ``serving`` (its ``routing`` the record the spec names)."""
 
     spec: ServingSpec
     header: GGUFHeader
@@ -226,10 +231,13 @@ class Resolved:
     serving: Serving
 
     def facts(self) -> dict[str, Fact]:
-        """Every fact this serving could rest on: the card's and the draft's, by lock path."""
+        """Every fact this serving could rest on: the card's, the draft's, and (a mixture of experts) the
+        routing's, by lock path."""
         out = dict(self.card.facts())
         if self.serving.draft is not None:
             out.update(self.serving.draft.facts())
+        if self.serving.routing is not None and (self.header.meta_int("expert_count") or 0) > 0:
+            out.update(self.serving.routing.facts())
         return out
 
 
@@ -243,4 +251,5 @@ def resolve(root: Root, spec: ServingSpec) -> Resolved:
     spec = complete(spec, header)
     method = load_draft_method(root, spec.draft.method) if spec.draft is not None else None
     acceptance = method.first(spec.draft.tokens) if method is not None and spec.draft is not None else ()
-    return Resolved(spec, header, card, method, to_serving(spec, acceptance))
+    routing = load_routing(root, spec.routing) if spec.routing is not None else None
+    return Resolved(spec, header, card, method, to_serving(spec, acceptance, routing))

@@ -31,6 +31,10 @@ asked for); and a drafting serving's draft (MTP) layers are left out of prompt r
 ``qwen35-27b-like``'s prompt work). So a one-row chunk that ends its prompt costs exactly a decode pass without
 drafts, and a long chunk multiplies every weight by many rows for one stream of them: prefill binds on arithmetic
 where decode binds on memory.
+
+**A mixture of experts** (DESIGN.md extension, issue 15): every row of a step, decoding or prompt, routes through the
+main layers' experts together, so a step streams the expected distinct experts of all its rows (a 2,048-row chunk
+reads nearly every expert); an MTP block's experts route each drafting step's one row a decoding sequence.
 """
 
 from __future__ import annotations
@@ -395,6 +399,11 @@ class StepPricer:
         # only when some chunk ends a prompt); embedding rows for every row; a prefix read once.
         weights = sh.weight_bytes if d > 0.0 else pr.weight_bytes - (0.0 if lasts > 0.0 else self.head_bytes)
         weight_bytes = weights + shared_once_bytes + d * sh.embed_bytes + prompt_rows * pr.embed_bytes
+        for e in sh.experts:
+            # DESIGN.md extension (issue 15): a mixture of experts' main layers route every decoding row and every
+            # prompt row of the step together; an MTP block each drafting step's one row a decoding sequence.
+            tokens = d * e.rows + (0.0 if e.draft else prompt_rows)
+            weight_bytes += e.bytes * e.reads * e.router.distinct(tokens)
         sequence_bytes = read + write
         # Float matrices by type (issue 14), counted as the vector work above counts them.
         head_floats = dict(self.head_floats)

@@ -29,6 +29,7 @@ from passprice.drafts import DraftMethod, load_draft_method
 from passprice.errors import InputError
 from passprice.facts import weakest
 from passprice.registry import Root
+from passprice.routing import Routing, load_routing
 from passprice.serving import (
     COST_PATHS,
     HOST_COST_PATHS,
@@ -267,7 +268,7 @@ class _Batches:
             batch=b,
             card_sequences=bd,
             host_sequences=bh,
-            shared_bytes=sh.weight_bytes + b * sh.embed_bytes,
+            shared_bytes=sh.shared_bytes(b),
             read_bytes=sh.read_bytes,
             write_bytes=sh.write_bytes,
             rewrite_bytes=sh.rewrite_bytes,
@@ -378,7 +379,18 @@ class _ShapeByPosition:
     held_shared: float
     held_per_sequence: np.ndarray
     on_chip_per_sequence: float
+    experts: tuple[Any, ...] = ()
     float_macs: tuple[tuple[str, float], ...] = ()
+
+    def expert_bytes(self, batch: Any) -> Any:
+        """The routed experts a pass streams (:meth:`~passprice.serving.PassShape.expert_bytes`): they depend on
+        the batch, not the position."""
+        return PassShape.expert_bytes(self, batch)  # type: ignore[arg-type]
+
+    def shared_bytes(self, batch: Any) -> Any:
+        """Bytes streamed once for the batch (:meth:`~passprice.serving.PassShape.shared_bytes`, the same
+        operations)."""
+        return PassShape.shared_bytes(self, batch)  # type: ignore[arg-type]
 
     @classmethod
     def of(cls, header: Any, serving: Serving, positions: np.ndarray) -> _ShapeByPosition:
@@ -418,6 +430,7 @@ class _ShapeByPosition:
             held_shared=zero.held_shared,
             held_per_sequence=zero.held_per_sequence + held,
             on_chip_per_sequence=zero.on_chip_per_sequence,
+            experts=zero.experts,
             float_macs=zero.float_macs,
         )
 
@@ -436,6 +449,7 @@ class Sweeper:
         self.stack = stack
         self._cards: dict[str, Card] = {}
         self._methods: dict[str, DraftMethod] = {}
+        self._routings: dict[str, Routing] = {}
         self._checked: Grid | None = None
 
     def card(self, name: str) -> Card:
@@ -449,6 +463,14 @@ class Sweeper:
         if name not in self._methods:
             self._methods[name] = load_draft_method(self.root, name)
         return self._methods[name]
+
+    def routing(self, name: str | None) -> Routing | None:
+        """The routing record ``name`` (``None`` for none), loaded once."""
+        if name is None:
+            return None
+        if name not in self._routings:
+            self._routings[name] = load_routing(self.root, name)
+        return self._routings[name]
 
     def check(self, grid: Grid) -> None:
         """Refuse, before anything is priced, a grid :func:`check_grid` refuses, a batch outside a u32, or one that
@@ -473,6 +495,7 @@ class Sweeper:
                 self.card(spec.card)
             if spec.draft is not None:
                 self.method(spec.draft.method)
+            self.routing(spec.routing)
             for tokens in grid.draft_tokens or ():
                 if tokens:
                     self._spec(spec, tokens, None, name)
@@ -539,7 +562,7 @@ class Sweeper:
 
     def _serving(self, spec: ServingSpec) -> Serving:
         acceptance = self.method(spec.draft.method).first(spec.draft.tokens) if spec.draft else ()
-        return to_serving(spec, acceptance)
+        return to_serving(spec, acceptance, self.routing(spec.routing))
 
     def _common(self, card: Card, serving_name: str, spec: ServingSpec) -> dict[str, Any]:
         contexts = spec.contexts or ()
@@ -852,7 +875,7 @@ def scalar_rows(root: Root, grid: Grid) -> Iterator[dict[str, Any]]:
                     spec = sweeper._spec(base, tokens, position)
                     acceptance = sweeper.method(spec.draft.method).first(spec.draft.tokens) if spec.draft else ()
                     for b in grid.batches:
-                        serving = to_serving(attrs.evolve(spec, batch=b), acceptance)
+                        serving = to_serving(attrs.evolve(spec, batch=b), acceptance, sweeper.routing(spec.routing))
                         try:
                             c = price_serving(header, card, serving)
                         except ServingRefusal as e:

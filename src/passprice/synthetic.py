@@ -152,7 +152,7 @@ def config_from_document(document: Mapping[str, Any], source: str, folder: Path 
 
     Raises :class:`passprice.errors.SchemaError` listing every problem (key path and what was wrong), and
     :class:`InputError` for keys that agree with the schema but not with each other (query heads not a multiple of
-    KV heads; a shared-expert or dense-prefix count with no experts)."""
+    KV heads, no head width, more dense leading layers than layers, more experts a token than experts)."""
     schema.validate(document, "model-config", source, folder)
     body = document.get("config", document)
     where = source
@@ -164,6 +164,11 @@ def config_from_document(document: Mapping[str, Any], source: str, folder: Path 
         raise InputError(
             f"{where}: num_attention_heads {config.num_attention_heads} is not a multiple of num_key_value_heads "
             f"{config.kv_heads}"
+        )
+    if config.head < 1:
+        raise InputError(
+            f"{where}: hidden_size {config.hidden_size} over {config.num_attention_heads} heads leaves no head width: "
+            "give head_dim"
         )
     if config.first_k_dense_replace > config.num_hidden_layers:
         raise InputError(
@@ -545,8 +550,9 @@ def build(
     """The header-only checkpoint of ``published`` with type mix ``mix`` (:func:`plan`, :func:`metadata`,
     :func:`passprice.typemix.assign`); ``name`` for ``general.name`` (default: the model type).
 
-    Raises :class:`InputError` when a tensor's rows fit no block of its type (:func:`passprice.typemix.assign`)
-    or the tensors would take more than :data:`MAX_MODEL_BYTES`."""
+    Raises :class:`InputError` when a tensor's rows fit no block of its type (:func:`passprice.typemix.assign`), a
+    tensor would have a dimension of 0 (a DeepSeek config without ``qk_rope_head_dim`` …), or the tensors would
+    take more than :data:`MAX_MODEL_BYTES`."""
     c = published.config
     tensors = plan(c, latent, mtp)
     layers = blocks(c, mtp)
@@ -555,6 +561,9 @@ def build(
     typed = assign(tensors, model, mix)
     meta = metadata(c, mix, name or c.model_type, latent, mtp)
     built = Built(published, mix, latent, mtp, tuple(meta), tuple(typed))
+    empty = next((t.name for t, _ in typed if 0 in t.dims), None)
+    if empty is not None:
+        raise InputError(f"{published.source}: tensor {empty!r} would have a dimension of 0: check the configuration")
     if built.tensor_bytes() > MAX_MODEL_BYTES:
         raise InputError(
             f"{published.source}: the tensors would take {built.tensor_bytes():,} bytes, more than "

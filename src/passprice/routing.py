@@ -1,0 +1,172 @@
+"""How a mixture of experts' tokens route is a figure like any other: cited, with a provenance, or not used.
+
+Which experts a pass reads depends on how its token-rows route: a pass of one sequence reads its k experts, a pass
+of many reads nearly all of them. The pricer takes that from a routing record (``facts/routing/NAME.toml``,
+``schema/routing.schema.json``): two facts, ``hot_experts`` (the share h of the experts in a hot set) and
+``hot_share`` (the share s of the routed token-slots that land in it), each set spread evenly. h = s = 1 is uniform
+routing, which ``facts/routing/uniform.toml`` states as an assumption; a measured skew names its measurement. A lock
+pins them as ``routing.hot_experts`` and ``routing.hot_share`` and can floor them (``routing.*`` ≥ ``measured``
+refuses the assumed uniform routing).
+
+The expected number of distinct experts T token-rows read in one MoE layer (:meth:`Router.distinct`), with E
+experts, k routed a token, and expert e among a token's k with probability p_e (Σ p_e = k):
+
+    D(T) = Σ_e 1 − (1 − p_e)^T        uniform (p_e = k / E):  E · (1 − (1 − k / E)^T)
+
+which assumes the T tokens route independently of each other (linearity of expectation makes it exact under that
+assumption, whatever the dependence between one token's k choices); under the two-set reading p_e = k·s / (h·E) in
+the hot set and k·(1 − s) / ((1 − h)·E) in the rest, so D(T) = h·E·(1 − (1 − p_hot)^T) + (1 − h)·E·(1 − (1 −
+p_cold)^T). It is an expectation: the pricer streams D(T) experts' bytes a pass, not the bytes of any one routing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from passprice import schema
+from passprice.facts import Fact
+from passprice.registry import Root, not_found
+
+#: The lock paths of a routing record's facts.
+ROUTING_PATHS = ("routing.hot_experts", "routing.hot_share")
+
+
+@attrs.frozen
+class Routing:
+    """A routing record: its registry ``name``, its ``title``, the ``hot_experts`` and ``hot_share`` facts (shares
+    in (0, 1]), and optionally the ``experts`` (E) and ``used`` (k) of the router it describes (a checkpoint with
+    another E or k is refused), the ``checkpoints`` it was written for, and a ``note``."""
+
+    name: str
+    title: str
+    hot_experts: Fact
+    hot_share: Fact
+    experts: int | None = None
+    used: int | None = None
+    checkpoints: tuple[str, ...] = ()
+    note: str | None = None
+
+    def facts(self) -> dict[str, Fact]:
+        """The facts by lock path: ``routing.hot_experts``, ``routing.hot_share``."""
+        return dict(zip(ROUTING_PATHS, (self.hot_experts, self.hot_share), strict=True))
+
+    @property
+    def uniform(self) -> bool:
+        """Whether it is uniform routing (h = s = 1)."""
+        return self.hot_experts.value == 1.0 and self.hot_share.value == 1.0
+
+    def describe(self) -> str:
+        """One line, with the weakest provenance and the record's name: ``uniform: every expert equally likely,
+        assumed (uniform)`` or ``a hot set of 45.31 % of the experts takes 90 % of the routed token-slots, measured
+        (qwen3-30b-a3b-measured)``."""
+        from passprice.facts import weakest
+
+        prov = weakest(f.provenance for f in (self.hot_experts, self.hot_share)).value
+        if self.uniform:
+            return f"uniform: every expert equally likely, {prov} ({self.name})"
+        return (
+            f"a hot set of {100 * self.hot_experts.value:.4g} % of the experts takes "
+            f"{100 * self.hot_share.value:.4g} % of the routed token-slots, {prov} ({self.name})"
+        )
+
+
+def routing_from_document(name: str, document: Mapping[str, Any], source: str) -> Routing:
+    """The record a validated ``routing`` document describes (read from ``source``)."""
+    meta = document["routing"]
+    return Routing(
+        name=name,
+        title=str(meta["name"]),
+        hot_experts=Fact.from_entry(document["hot_experts"], f"{source}: hot_experts"),
+        hot_share=Fact.from_entry(document["hot_share"], f"{source}: hot_share"),
+        experts=meta.get("experts"),
+        used=meta.get("used"),
+        checkpoints=tuple(meta.get("checkpoints", ())),
+        note=meta.get("note"),
+    )
+
+
+def routing_path(root: Root, ref: str) -> Path:
+    """The file of the routing record ``ref`` (a registry name or a ``.toml`` path). Raises
+    :class:`~passprice.errors.InputError` listing the registered records when ``ref`` names none."""
+    candidate = Path(ref)
+    if ref.endswith(".toml") and candidate.is_file():
+        return candidate
+    path = root.routing / f"{ref}.toml"
+    if not path.is_file():
+        raise not_found("routing record", ref, root.routing, root.names(root.routing))
+    return path
+
+
+def load_routing(root: Root, ref: str) -> Routing:
+    """The routing record ``ref`` in ``root``, validated against ``schema/routing.schema.json``.
+
+    Raises :class:`~passprice.errors.InputError` or :class:`~passprice.errors.SchemaError`."""
+    path = routing_path(root, ref)
+    document = schema.load(path, "routing", root.schema)
+    return routing_from_document(path.name[: -len(".toml")], document, str(path))
+
+
+@attrs.frozen
+class Router:
+    """A checkpoint's router under a routing: ``experts`` E, ``used`` k (from the header), ``hot`` h and ``share``
+    s (the routing's facts' values). :meth:`problem` says why the combination cannot be, if it cannot."""
+
+    experts: int
+    used: int
+    hot: float = 1.0
+    share: float = 1.0
+
+    def probabilities(self) -> tuple[tuple[float, float], ...]:
+        """(experts in the set, probability one of them is among a token's k) for the hot set and the rest: p_hot =
+        k·s / (h·E), p_cold = k·(1 − s) / ((1 − h)·E); one set of E at k / E when h = 1."""
+        e, k = float(self.experts), float(self.used)
+        if self.hot >= 1.0:
+            return ((e, k / e),)
+        hot, cold = self.hot * e, (1.0 - self.hot) * e
+        return ((hot, k * self.share / hot), (cold, k * (1.0 - self.share) / cold))
+
+    def problem(self) -> str | None:
+        """Why this router cannot route so, or ``None``: k above E, a set asked to take more than one choice of
+        each token for each of its experts (p > 1: an expert is chosen at most once a token), or the whole of the
+        experts in the hot set with part of the slots outside it."""
+        if self.used > self.experts:
+            return f"{self.used} experts a token of {self.experts}"
+        if not (0.0 < self.hot <= 1.0 and 0.0 < self.share <= 1.0):
+            return f"shares must be in (0, 1]: hot_experts {self.hot:g}, hot_share {self.share:g}"
+        if self.hot >= 1.0 and self.share < 1.0:
+            return f"every expert is in the hot set (hot_experts 1) but it takes only {self.share:g} of the slots"
+        for count, p in self.probabilities():
+            if p > 1.0:
+                return (
+                    f"a set of {count:g} of the {self.experts} experts cannot take that share of {self.used} choices a "
+                    f"token: each of its experts would be chosen with probability {p:.4g} > 1"
+                )
+        return None
+
+    def distinct(self, tokens: Any) -> Any:
+        """The expected number of distinct experts ``tokens`` token-rows read in one layer, tokens routing
+        independently: Σ over sets of count × (1 − (1 − p)^tokens) (see the module's docstring). ``tokens``: a
+        float, or a NumPy array (elementwise)."""
+        total: Any = 0.0
+        for count, p in self.probabilities():
+            total = total + count * (1.0 - (1.0 - p) ** tokens)
+        return total
+
+
+def router(routing: Routing, experts: int, used: int) -> Router:
+    """The :class:`Router` of a checkpoint with ``experts`` E and ``used`` k under ``routing``."""
+    return Router(experts, used, routing.hot_experts.value, routing.hot_share.value)
+
+
+def mismatch(routing: Routing, experts: int, used: int) -> str | None:
+    """Why ``routing`` does not describe a router of ``experts`` E and ``used`` k, or ``None``: the record names
+    another E or k, or the combination cannot be (:meth:`Router.problem`)."""
+    if routing.experts is not None and routing.experts != experts:
+        return f"{routing.name} describes a router of {routing.experts} experts, the checkpoint has {experts}"
+    if routing.used is not None and routing.used != used:
+        return f"{routing.name} describes {routing.used} experts a token, the checkpoint routes {used}"
+    return router(routing, experts, used).problem()
