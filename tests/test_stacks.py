@@ -328,3 +328,30 @@ def test_a_lock_under_a_stack_pins_its_facts_reproduces_and_sees_them_change(tmp
     status = next(s for s in check["locks"] if s["name"] == "r1-stack")
     assert status["reproduces"] is True
     assert status["drift"] == [f"stack.overhead.layer: {layer.amount:g} us (derived) → 900 us (derived)"]
+
+
+def test_diff_of_a_stack_fact_reaches_the_locks_resting_on_it(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from passprice.diff import diff
+
+    base = copy_root(Path(str(tmp_path)) / "base")
+    lock = base / "locks" / "r1-stack.lock.toml"
+    assert invoke("lock", "r1-qwen7b-h200", "--stack", STACK, "-o", str(lock), root=base).exit_code == 0
+    head = copy_root(Path(str(tmp_path)) / "head")
+    (head / "locks" / "r1-stack.lock.toml").write_bytes(lock.read_bytes())
+    path = head / "facts" / "stacks" / f"{STACK}.toml"
+    layer = load_stack(Root(REPO), STACK).facts["overhead.layer"]
+    path.write_text(path.read_text().replace(f"value = {layer.amount!r}", "value = 200", 1))
+    d = diff(Root(base), str(base), str(head))
+    (changed,) = [f for f in d.files if f.kind == "stack"]
+    (fact,) = changed.facts
+    assert fact.lock_path == "stack.overhead.layer" and fact.relative == pytest.approx(200 / layer.amount - 1)
+    impacts = {i.name: i for i in d.locks}
+    assert set(impacts) == {"r1-stack"}  # the registered locks rest on no stack
+    impact = impacts["r1-stack"]
+    assert impact.changed == ("stack.overhead.layer",)
+    before, after = impact.before.price, impact.after.price
+    assert before is not None and after is not None
+    assert after["tokens_per_s"] == before["tokens_per_s"]  # the limit does not move
+    assert after["expected"]["pass_s"] > before["expected"]["pass_s"]  # the expected price does
