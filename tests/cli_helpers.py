@@ -56,6 +56,6 @@ def copy_root(tmp_path: Path) -> Path:
     """A private copy of the checkout's facts, registry and locks, to break and to write into."""
     root = tmp_path / "root"
     root.mkdir(parents=True)
-    for folder in ("facts", "registry", "locks"):
+    for folder in ("facts", "registry", "locks", "sources"):
         shutil.copytree(REPO / folder, root / folder)
     return root

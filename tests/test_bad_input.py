@@ -123,11 +123,12 @@ def test_root_that_is_no_root(tmp_path: Path) -> None:
         (("price", "r1-qwen7b-h200", "--position", "5000", "--limit", "100"), "BadContexts"),
         (("price", "r1-qwen7b-h200", "--position", "1e308"), "BadContexts"),
         (("price", "qwen35-27b-h200-mtp", "--draft-tokens", "9"), "BadDraft"),
-        (("best", "qwen35-27b-h200-mtp", "--draft", "deepseek-v3-mtp", "--draft-tokens", "2"), "BadDraft"),
+        (("best", "qwen35-27b-h200-mtp", "--draft", "deepseek-v3-mtp", "--draft-tokens", "2"), "OutOfScope"),
         (("price", "r1-qwen7b-h200", "--attention", "array"), "WideCacheOnArray"),
         (("price", "--checkpoint", "qwen3next-80b-a3b-like", "--card", "h200_sxm_141gb"), "Routed"),
         (("audit", "--checkpoint", "qwen3next-80b-a3b-like", "--card", "h200_sxm_141gb"), "Routed"),
-        (("price", "gpt-oss-20b-h200", "--routing", "qwen3-30b-a3b-measured"), "BadRouting"),
+        # The record's checkpoints list qwen3-30b-a3b-q4_k_m only: out of its scope before its E and k are compared.
+        (("price", "gpt-oss-20b-h200", "--routing", "qwen3-30b-a3b-measured"), "OutOfScope"),
         (("price", "deepseek-v3-mi300x"), "NotResident"),
     ],
 )
@@ -426,6 +427,11 @@ def test_hostile_headers(case: str, tmp_path: Path) -> None:
     for command in ("price", "best", "max-batch", "audit"):
         lines = bad(command, "--checkpoint", str(path), "--card", H200, says=[f"{path}: {s}" for s in says])
         assert len(lines) == len(says), lines
+    # Drafting through the hostile header: with a method that declares no scope (the registered qwen35-mtp applies to
+    # qwen35-27b-like only, and refuses any other checkpoint as OutOfScope before the header is decoded).
+    root = copy_root(tmp_path)
+    method = root / "facts" / "drafts" / "qwen35-mtp.toml"
+    method.write_text(method.read_text().replace('checkpoints = ["qwen35-27b-like"]\n', ""))
     lines = bad(
         "price",
         "--checkpoint",
@@ -438,6 +444,7 @@ def test_hostile_headers(case: str, tmp_path: Path) -> None:
         "1",
         "--head-rows",
         "5",
+        root=root,
     )
     assert len(lines) == len(says)
     assert invoke("header", str(path)).exit_code == 0  # the header itself reads: it is shown as it is
@@ -490,7 +497,9 @@ def test_toml_syntax_and_encoding_errors(tmp_path: Path) -> None:
         "GB",
         "--provenance",
         "estimated",
-        "--cite",
+        "--source",
+        "nvidia-h200-datasheet",
+        "--locator",
         "a citation long enough to pass",
         root=root,
         says=f"{card}: not valid TOML",
@@ -568,7 +577,9 @@ def test_card_figures_too_large_for_a_double(tmp_path: Path) -> None:
         "PB/s",
         "--provenance",
         "estimated",
-        "--cite",
+        "--source",
+        "nvidia-h200-datasheet",
+        "--locator",
         "a citation long enough to pass",
         root=root,
         says=f"{card}: memory.bandwidth.value: 1.000e+300",
@@ -621,7 +632,9 @@ def test_fact_commands(tmp_path: Path) -> None:
             "TB/s",
             "--provenance",
             "estimated",
-            "--cite",
+            "--source",
+            "nvidia-h200-datasheet",
+            "--locator",
             cite,
             root=root,
             says=says,
@@ -637,7 +650,9 @@ def test_fact_commands(tmp_path: Path) -> None:
         "GB",
         "--provenance",
         "rumoured",
-        "--cite",
+        "--source",
+        "nvidia-h200-datasheet",
+        "--locator",
         cite,
         root=root,
         says=[f"{card}: memory.bandwidth.provenance", f"{card}: memory.bandwidth.unit"],

@@ -157,7 +157,8 @@ def test_speculate_draws_are_bounded(tmp_path: Path) -> None:
     # Found: a method with 64 acceptance figures, `--tokens 1..64 --passes 10000000` drew 2 × 10^10 uniforms (minutes).
     root = copy_root(tmp_path)
     entries = [
-        f'[acceptance.{i}]\nvalue = 0.9\nunit = "1"\nprovenance = "assumed"\ncite = "a placeholder"\n'
+        f'[acceptance.{i}]\nvalue = 0.9\nunit = "1"\nprovenance = "assumed"\nsource = "qwen35-mtp-review"\n'
+        'locator = "a placeholder"\n'
         for i in range(1, 65)
     ]
     many = '[method]\nname = "sixty-four drafts"\nkind = "mtp"\n\n' + "\n".join(entries)
@@ -402,7 +403,8 @@ def test_names_in_bytes_that_are_not_utf8(tmp_path: Path) -> None:
     root = copy_root(tmp_path)
     card = root / "facts" / "cards" / f"{H200}.toml"
     before = card.read_bytes()
-    fact = ("--value", "5", "--unit", "TB/s", "--provenance", "measured", "--cite", "a citation long enough")
+    fact = ("--value", "5", "--unit", "TB/s", "--provenance", "measured", "--source", "nvidia-h200-datasheet",
+            "--locator", "a citation long enough")
     bad("fact", "set", H200, "memory.bandwidth", *fact, "--note", "a\udcedb", root=root, says="--note: 'a\\udcedb'")
     assert card.read_bytes() == before
 

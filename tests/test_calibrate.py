@@ -175,7 +175,8 @@ def test_calibrate_writes_derived_facts_that_keep_the_rest_of_the_file(tmp_path:
     root = copy_root(tmp_path)
     path = root / "facts" / "stacks" / f"{STACK}.toml"
     before = path.read_text()
-    placeholder = {"value": 0.5, "unit": "1", "provenance": "assumed", "cite": "test: a placeholder to be replaced"}
+    placeholder = {"value": 0.5, "unit": "1", "provenance": "assumed", "source": "passprice-stack-calibration",
+                   "locator": "test: a placeholder to be replaced"}
     path.write_text(stack_text_with(path, {"share.read": placeholder}))
     assert path.read_text() != before
     result = invoke("calibrate", "--stack", STACK, "--json", root=root)

@@ -212,10 +212,12 @@ def test_header_file_equals_header_entry(name: str) -> None:
 
 
 def minimal_root(tmp_path: Path, cards: tuple[str, ...] = ("h200_sxm_141gb",)) -> Path:
-    """A passprice root holding only ``cards`` (copied from the checkout) and an empty registry."""
+    """A passprice root holding only ``cards`` (copied from the checkout, with the sources they cite) and an empty
+    registry."""
     root = tmp_path / "root"
     (root / "facts" / "cards").mkdir(parents=True)
     (root / "registry").mkdir()
+    shutil.copytree(REPO / "sources", root / "sources")
     for card in cards:
         shutil.copy(REPO / "facts" / "cards" / f"{card}.toml", root / "facts" / "cards")
     return root
@@ -241,7 +243,7 @@ def test_import_then_price_by_name_equals_price_by_path(tmp_path: Path) -> None:
 
 def bad_card_text() -> str:
     """The H200 card with four faults: a ``nan`` capacity, a ``GB`` where ``B/s`` belongs, an unknown provenance,
-    and a missing ``cite``."""
+    and a missing ``locator``."""
     text = (REPO / "facts" / "cards" / "h200_sxm_141gb.toml").read_text(encoding="utf-8")
     lines = text.splitlines()
     section = ""
@@ -255,7 +257,7 @@ def bad_card_text() -> str:
             line = 'unit = "GB"'
         elif section == "streams.read" and line.startswith("provenance ="):
             line = 'provenance = "rumoured"'
-        elif section == "streams.append" and line.startswith("cite ="):
+        elif section == "streams.append" and line.startswith("locator ="):
             continue
         out.append(line)
     return "\n".join(out) + "\n"
@@ -264,7 +266,7 @@ def bad_card_text() -> str:
 BAD_CARD_ERRORS = [
     "memory.bandwidth.unit: 'GB' is not allowed here",
     "memory.capacity.value: must be a finite number, not nan",
-    "streams.append.cite: missing (required)",
+    "streams.append.locator: missing (required)",
     "streams.read.provenance: 'rumoured' is not allowed here",
 ]
 

@@ -31,7 +31,8 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Repo:
     made = make_repo(tmp_path_factory.mktemp("comment") / "registry")
     git(made.path, "checkout", "-q", "pr")
     edit_fact(made.path, "streams.rewrite", value=0.8, unit="1", provenance="estimated",
-              cite="Engineering estimate for the review test: 0.96 x the BabelStream Mul share", note=NOTE)
+              source="azure-ai-benchmarking-guide",
+              locator="Engineering estimate for the review test: 0.96 x the BabelStream Mul share", note=NOTE)
     commit_all(made.path, "a note")
     return made
 
@@ -41,7 +42,7 @@ def test_fact_lines_find_a_facts_table() -> None:
     first, last = fact_lines(text, "memory.bandwidth") or (0, 0)
     lines = text.splitlines()
     assert lines[first - 1] == "[memory.bandwidth]"
-    assert lines[last - 1].startswith(("cite", "note", "value", "unit", "provenance", "derivation"))
+    assert lines[last - 1].startswith(("source", "locator", "note", "value", "unit", "provenance", "derivation"))
     assert all(not line.startswith("[") for line in lines[first:last])
     assert lines[last].strip() == "" or lines[last].startswith(("[", "#"))
     assert fact_lines(text, "memory.bandwidthx") is None and fact_lines(text, "no.such") is None
@@ -76,8 +77,8 @@ def test_comment_body(repo: Repo) -> None:
         f"[`{CARD_FILE}` lines {first}–{last}]({URL}/blob/feedbeef/{CARD_FILE}#L{first}-L{last})"
     )
     new_cite = "Engineering estimate for the review test: 0.96 x the BabelStream Mul share"
-    assert lines[item + 1] == f"  - **cite (new)**: {new_cite}"
-    assert lines[item + 2].startswith("  - **cite (was)**: Azure AI Benchmarking Guide")
+    assert lines[item + 1] == f"  - **cite (new)**: azure-ai-benchmarking-guide: {new_cite}"
+    assert lines[item + 2].startswith("  - **cite (was)**: azure-ai-benchmarking-guide: Azure_Results/ND_H200_v5")
     assert lines[item + 3] == f"  - **note**: {NOTE}"
     # The broken floor, with the fact's elasticity: R1-Distill-Qwen-7B keeps no recurrent state, so the rewrite
     # share does not move its price.
@@ -109,7 +110,7 @@ def test_a_fact_the_price_depends_on_shows_its_elasticity(tmp_path: Path) -> Non
     commit_all(made.path, "floor on memory.bandwidth")
     git(made.path, "checkout", "-q", "-b", "weaker-bandwidth")
     edit_fact(made.path, "memory.bandwidth", value=4.8, unit="TB/s", provenance="estimated",
-              cite="an estimate for the review test, not the datasheet")
+              source="azure-ai-benchmarking-guide", locator="an estimate for the review test, not the datasheet")
     d = diff(Root(made.path), "main")
     (impact,) = d.locks
     e = impact.elasticities["memory.bandwidth"]

@@ -71,7 +71,7 @@ class Repo:
 
 def make_repo(path: Path, branch: str = "main") -> Repo:
     path.mkdir()
-    for folder in ("facts", "registry", "schema"):
+    for folder in ("facts", "registry", "schema", "sources"):
         shutil.copytree(REPO / folder, path / folder)
     git(path, "init", "-q", "-b", branch)
     commit_all(path, "facts")
@@ -83,9 +83,15 @@ def make_repo(path: Path, branch: str = "main") -> Repo:
     locked = commit_all(path, "lock")
     git(path, "checkout", "-q", "-b", "pr")
     bandwidth = read_fact(path, "memory.bandwidth")
-    edit_fact(path, "memory.bandwidth", value=5.2, unit="TB/s", provenance="published", cite=bandwidth.cite)
+    edit_fact(
+        path, "memory.bandwidth", value=5.2, unit="TB/s", provenance="published", source=bandwidth.source,
+        locator=bandwidth.locator,
+    )
     faster = commit_all(path, "raise memory.bandwidth")
-    edit_fact(path, "streams.rewrite", value=0.8, unit="1", provenance="estimated", cite=NEW_CITE)
+    edit_fact(
+        path, "streams.rewrite", value=0.8, unit="1", provenance="estimated", source="azure-ai-benchmarking-guide",
+        locator=NEW_CITE,
+    )
     weaker = commit_all(path, "weaken streams.rewrite")
     return Repo(path, locked, faster, weaker)
 
@@ -123,7 +129,7 @@ def test_raised_bandwidth(repo: Repo) -> None:
     assert change.old is not None and change.new is not None
     assert (change.old.amount, change.old.unit, change.new.amount, change.new.unit) == (4.8, "TB/s", 5.2, "TB/s")
     assert change.relative == pytest.approx(0.4 / 4.8, rel=1e-12)
-    assert not change.weakened and change.old.cite == change.new.cite
+    assert not change.weakened and change.old.citation() == change.new.citation()
     (lock,) = d.locks
     assert lock.name == LOCK and lock.changed == ("memory.bandwidth",)
     assert lock.held and lock.holds and not lock.breaks and d.exit_status == 0
@@ -155,9 +161,9 @@ def test_weakened_rewrite_breaks_the_lock(repo: Repo) -> None:
     assert change.old is not None and change.new is not None
     assert (change.old.amount, change.new.amount) == (0.8333, 0.8)
     assert (change.old.provenance, change.new.provenance) == (Provenance.MEASURED, Provenance.ESTIMATED)
-    assert change.new.cite == NEW_CITE and change.old.cite.startswith("Azure AI Benchmarking Guide")
+    assert change.new.locator == NEW_CITE and (change.old.locator or "").startswith("Azure_Results/ND_H200_v5_results")
     assert change.relative == pytest.approx((0.8 - 0.8333) / 0.8333, rel=1e-12)
-    assert set(change.fields) == {"value", "provenance", "cite", "note", "derivation"}  # note, derivation removed
+    assert set(change.fields) == {"value", "provenance", "locator", "note", "derivation"}  # note, derivation removed
     (lock,) = d.locks
     assert lock.held and not lock.holds and lock.breaks
     assert lock.verdict is not None
@@ -235,8 +241,9 @@ def test_markdown_is_a_pull_request_comment(repo: Repo) -> None:
     row = next(line for line in lines if "`memory.bandwidth` | 4.8 TB/s | 5.2 TB/s | +8.333 % | published |" in line)
     assert row.endswith("| unchanged |")
     # The new citation on its own line below the table, the old one after it (not `A → B` run together).
-    assert f"  - **cite (new)**: {NEW_CITE}" in lines
-    assert any(line.startswith("  - **cite (was)**: Azure AI Benchmarking Guide") for line in lines)
+    assert f"  - **cite (new)**: azure-ai-benchmarking-guide: {NEW_CITE}" in lines
+    was = "  - **cite (was)**: azure-ai-benchmarking-guide: Azure_Results/ND_H200_v5_results.md"
+    assert any(line.startswith(was) for line in lines)
     lock_row = next(line for line in lines if line.startswith(f"| `{LOCK}` |"))
     assert "held → ❌ BROKEN: streams.rewrite is estimated, below the floor measured" in lock_row
     assert "| 996.1 | 1,079.1 | +8.333 % |" in lock_row and lock_row.endswith("| memory |")
@@ -339,7 +346,7 @@ def test_a_drafting_method_change(repo: Repo, tmp_path: Path) -> None:
     method.parent.mkdir(parents=True, exist_ok=True)
     method.write_text(
         '[method]\nname = "toy"\n\n[acceptance.1]\nvalue = 0.8\nunit = "1"\nprovenance = "measured"\n'
-        'cite = "a measurement, cited"\n',
+        'source = "qwen35-mtp-review"\nlocator = "a measurement, cited"\n',
         encoding="utf-8",
     )
     d = diff(Root(clone), "HEAD")

@@ -40,7 +40,7 @@ def run(args: list[str]) -> tuple[int, str, str]:
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     """A root holding the repository's facts, registry and schemas, with a card file full of comments."""
-    for folder in ("facts", "registry", "schema"):
+    for folder in ("facts", "registry", "schema", "sources"):
         shutil.copytree(REPO / folder, tmp_path / folder)
     card = tmp_path / "facts" / "cards" / f"{CARD}.toml"
     text = card.read_text(encoding="utf-8")
@@ -64,7 +64,8 @@ def entry_span(text: str, header: str) -> tuple[int, int]:
 
 
 def comments(text: str) -> list[str]:
-    return [line[line.index("#") :] for line in text.splitlines() if "#" in line and not line.startswith("cite")]
+    cited = ("source", "locator")
+    return [line[line.index("#") :] for line in text.splitlines() if "#" in line and not line.startswith(cited)]
 
 
 def test_set_keeps_every_byte_outside_the_entry(root: Path) -> None:
@@ -73,7 +74,8 @@ def test_set_keeps_every_byte_outside_the_entry(root: Path) -> None:
     code, out, err = run(
         [
             "--root", str(root), "fact", "set", CARD, "streams.rewrite", "--value", "0.8", "--unit", "1",
-            "--provenance", "estimated", "--cite", CITE, "--note", "basis: H100 Mul scaled by the memory clock",
+            "--provenance", "estimated", "--source", "azure-ai-benchmarking-guide", "--locator", CITE,
+            "--note", "basis: H100 Mul scaled by the memory clock",
         ]
     )  # fmt: skip
     assert code == 0, err
@@ -89,7 +91,8 @@ def test_set_keeps_every_byte_outside_the_entry(root: Path) -> None:
     assert new_text[new_start:new_end] == (
         '[streams.rewrite]\n# measured on the ND H200 v5\nvalue = 0.8  # Mul\nunit = "1"\n'
         'provenance = "estimated"\n'
-        f'cite = "{CITE}"\n'
+        'source = "azure-ai-benchmarking-guide"\n'
+        f'locator = "{CITE}"\n'
         'note = "basis: H100 Mul scaled by the memory clock"\n'
     )
     assert comments(new_text) == comments(old_text)
@@ -104,7 +107,7 @@ def test_set_with_the_same_fact_changes_nothing(root: Path) -> None:
     fact = tomllib.loads(before.decode())["memory"]["bandwidth"]
     code, out, _ = run(
         ["--root", str(root), "fact", "set", CARD, "memory.bandwidth", "--value", "4.8", "--unit", "TB/s",
-         "--provenance", "published", "--cite", fact["cite"]]
+         "--provenance", "published", "--source", "nvidia-h200-datasheet", "--locator", fact["locator"]]
     )  # fmt: skip
     assert code == 0 and out.strip().endswith("(unchanged)")
     assert path.read_bytes() == before
@@ -131,7 +134,7 @@ def test_an_invalid_edit_is_refused_and_the_file_untouched(
     before = file.read_bytes()
     code, out, err = run(
         ["--root", str(root), "fact", "set", CARD, path, "--value", value, "--unit", unit, "--provenance",
-         provenance, "--cite", CITE]
+         provenance, "--source", "nvidia-h200-datasheet", "--locator", CITE]
     )  # fmt: skip
     assert code == 2 and out == ""
     assert message in err and err.startswith("passprice: error: ")
@@ -145,7 +148,10 @@ def test_a_file_that_does_not_read_is_not_edited(root: Path) -> None:
     before = file.read_bytes()
     where = locate(Root(root), CARD, "memory.bandwidth")
     with pytest.raises(InputError, match=r"memory\.capacity\.value"):
-        set_fact(where, {"value": 5, "unit": "TB/s", "provenance": "published", "cite": CITE})
+        set_fact(
+            where,
+            {"value": 5, "unit": "TB/s", "provenance": "published", "source": "nvidia-h200-datasheet", "locator": CITE},
+        )
     assert file.read_bytes() == before
 
 
@@ -154,7 +160,7 @@ def test_fact_show(root: Path) -> None:
     assert code == 0
     lines = out.splitlines()
     assert lines[2].split() == ["streams.rewrite", "0.8333", "measured"]  # a share shows no unit
-    assert lines[3].strip().startswith("cite: Azure AI Benchmarking Guide")
+    assert lines[3].strip().startswith("source: azure-ai-benchmarking-guide — Azure_Results/ND_H200_v5_results.md")
     code, out, _ = run(["--root", str(root), "fact", "show", CARD, "--json"])
     data = json.loads(out)
     # 10 card facts, 4 of the host link, 3 float-matrix rates (tensor.f16, tensor.bf16, tensor.f8; issue 14)
@@ -173,14 +179,16 @@ name = "toy MTP"  # its name
 value = 0.8
 unit = "1"
 provenance = "measured"
-cite = "a measurement, cited"
+source = "qwen35-mtp-review"
+locator = "a measurement, cited"
 
 # the second draft
 [acceptance.2]
 value = 0.7
 unit = "1"
 provenance = "assumed"
-cite = "placeholder for the tests"
+source = "qwen35-mtp-review"
+locator = "placeholder for the tests"
 """
 
 
@@ -191,25 +199,27 @@ def test_drafting_method_facts(root: Path) -> None:
     # By flag, as the help shows it, and by the path's name alone.
     code, out, err = run(
         ["--root", str(root), "fact", "set", "--draft", "toy", "acceptance.1", "--value", "0.75", "--unit", "1",
-         "--provenance", "published", "--cite", "a paper, table 3"]
+         "--provenance", "published", "--source", "qwen35-mtp-review", "--locator", "a paper, table 3"]
     )  # fmt: skip
     assert code == 0, err
     code, _, err = run(
         ["--root", str(root), "fact", "set", "toy", "draft.acceptance.2", "--value", "0.6", "--unit", "1",
-         "--provenance", "estimated", "--cite", "an estimate, basis stated"]
+         "--provenance", "estimated", "--source", "qwen35-mtp-review", "--locator", "an estimate, basis stated"]
     )  # fmt: skip
     assert code == 0, err
     expected = (
         DRAFT.replace("value = 0.8\n", "value = 0.75\n")
-        .replace('"measured"\ncite = "a measurement, cited"', '"published"\ncite = "a paper, table 3"')
+        .replace('"measured"\nsource = "qwen35-mtp-review"\nlocator = "a measurement, cited"',
+                 '"published"\nsource = "qwen35-mtp-review"\nlocator = "a paper, table 3"')
         .replace("value = 0.7\n", "value = 0.6\n")
-        .replace('"assumed"\ncite = "placeholder for the tests"', '"estimated"\ncite = "an estimate, basis stated"')
+        .replace('"assumed"\nsource = "qwen35-mtp-review"\nlocator = "placeholder for the tests"',
+                 '"estimated"\nsource = "qwen35-mtp-review"\nlocator = "an estimate, basis stated"')
     )
     assert file.read_text(encoding="utf-8") == expected
     before = file.read_bytes()
     code, _, err = run(
         ["--root", str(root), "fact", "set", "toy", "acceptance.1", "--value", "1.5", "--unit", "1",
-         "--provenance", "published", "--cite", "a paper, table 3"]
+         "--provenance", "published", "--source", "qwen35-mtp-review", "--locator", "a paper, table 3"]
     )  # fmt: skip
     assert code == 2 and "acceptance.1.value: 1.5 is greater than the maximum of 1" in err
     assert file.read_bytes() == before
@@ -225,19 +235,21 @@ def test_a_new_entry_is_appended(root: Path) -> None:
     file.write_text(DRAFT, encoding="utf-8")
     code, _, err = run(
         ["--root", str(root), "fact", "set", "toy", "acceptance.3", "--value", "0.5", "--unit", "1",
-         "--provenance", "assumed", "--cite", "placeholder for the tests", "--note", "a third draft"]
+         "--provenance", "assumed", "--source", "qwen35-mtp-review", "--locator", "placeholder for the tests",
+         "--note", "a third draft"]
     )  # fmt: skip
     assert code == 0, err
     text = file.read_text(encoding="utf-8")
     assert text.startswith(DRAFT)
     assert text[len(DRAFT) :] == (
-        '\n[acceptance.3]\nvalue = 0.5\nunit = "1"\nprovenance = "assumed"\ncite = "placeholder for the tests"\n'
+        '\n[acceptance.3]\nvalue = 0.5\nunit = "1"\nprovenance = "assumed"\nsource = "qwen35-mtp-review"\n'
+        'locator = "placeholder for the tests"\n'
         'note = "a third draft"\n'
     )
     # A gap (acceptance.5 without acceptance.4) would not build: refused.
     code, _, err = run(
         ["--root", str(root), "fact", "set", "toy", "acceptance.5", "--value", "0.5", "--unit", "1",
-         "--provenance", "assumed", "--cite", "placeholder for the tests"]
+         "--provenance", "assumed", "--source", "qwen35-mtp-review", "--locator", "placeholder for the tests"]
     )  # fmt: skip
     assert code == 2 and "without gaps" in err
     assert file.read_text(encoding="utf-8") == text
@@ -256,10 +268,11 @@ def test_a_crlf_file_stays_crlf(root: Path) -> None:
     file.write_bytes(DRAFT.replace("\n", "\r\n").encode())
     code, _, err = run(
         ["--root", str(root), "fact", "set", "toy", "acceptance.2", "--value", "0.7", "--unit", "1",
-         "--provenance", "assumed", "--cite", "placeholder for the tests", "--note", "added"]
+         "--provenance", "assumed", "--source", "qwen35-mtp-review", "--locator", "placeholder for the tests",
+         "--note", "added"]
     )  # fmt: skip
     assert code == 0, err
     expected = DRAFT.replace(
-        'cite = "placeholder for the tests"\n', 'cite = "placeholder for the tests"\nnote = "added"\n'
+        'locator = "placeholder for the tests"\n', 'locator = "placeholder for the tests"\nnote = "added"\n'
     )
     assert file.read_bytes() == expected.replace("\n", "\r\n").encode()

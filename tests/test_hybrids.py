@@ -689,7 +689,7 @@ def test_weakest_ties_on_a_synthetic_card(q35: GGUFHeader) -> None:
 def test_drafting_facts_files() -> None:
     ds = load_draft_method(ROOT, "deepseek-v3-mtp")
     assert [(f.value, f.provenance) for f in ds.acceptance] == [(0.85, P.PUBLISHED)]
-    assert "arXiv:2412.19437" in ds.acceptance[0].cite and "5.4.3" in ds.acceptance[0].cite
+    assert ds.acceptance[0].source == "deepseek-v3-technical-report" and "5.4.3" in (ds.acceptance[0].locator or "")
     q = load_draft_method(ROOT, "qwen35-mtp")
     assert [(f.value, f.provenance) for f in q.acceptance] == [
         (0.85, P.ESTIMATED),
@@ -847,7 +847,8 @@ def test_cli_refusals(tmp_path: Path) -> None:
     for command in ("price", "best", "max-batch"):
         code, out = run(command, "qwen3next-80b-a3b-h200", "--checkpoint", "qwen3next-80b-a3b-like", "--routing",
                         "qwen3-30b-a3b-measured")
-        assert (code, out["refusal"], out["routing"]) == (1, "BadRouting", "qwen3-30b-a3b-measured")
+        # The measured record applies to qwen3-30b-a3b-q4_k_m only: refused by its scope before E and k compare.
+        assert (code, out["refusal"], out["record"]) == (1, "OutOfScope", "qwen3-30b-a3b-measured")
         code, out = run(command, "--checkpoint", "qwen3next-80b-a3b-like", "--card", "h200_sxm_141gb")
         assert (code, out["refusal"], out["expert_count"]) == (1, "Routed", 512)
     code, out = run("price", *BASE, "--draft", "qwen35-mtp", "--draft-tokens", "4")

@@ -67,7 +67,7 @@ def test_init_writes_a_registry(tmp_path: Path) -> None:
         assert (mine / path).is_file()
     hook = (mine / ".pre-commit-config.yaml").read_text(encoding="utf-8")
     assert "entry: passprice check" in hook and "language: system" in hook
-    assert "files: ^(facts|locks|registry|schema)/" in hook
+    assert "files: ^(facts|locks|registry|schema|sources)/" in hook
     assert "python -m pip install -r requirements.txt" in (mine / ".github/workflows/facts.yml").read_text()
     assert (mine / "requirements.txt").read_text().splitlines()[-1] == "passprice==0.1.0"
     # Every command works there: import, price, lock, check.

@@ -49,7 +49,7 @@ FLOOR_REFUSAL = (
 
 def make_root(path: Path, with_locks: bool = False) -> Path:
     """A root at ``path`` holding copies of the repository's facts, registry and schemas (and locks)."""
-    folders = ("facts", "registry", "schema", *(("locks",) if with_locks else ()))
+    folders = ("facts", "registry", "schema", "sources", *(("locks",) if with_locks else ()))
     for folder in folders:
         shutil.copytree(REPO / folder, path / folder)
     (path / "locks").mkdir(exist_ok=True)
@@ -81,7 +81,7 @@ def one_error(result: Result) -> str:
 
 def set_fact(root: Path, path: str, value: str, unit: str, provenance: str, cite: str = CITE) -> None:
     ok(run(root, "fact", "set", CARD, path, "--value", value, "--unit", unit, "--provenance", provenance,
-           "--cite", cite))
+           "--source", "nvidia-h200-datasheet", "--locator", cite))
 
 
 def lock(root: Path, name: str, serving_name: str, *options: str) -> Path:
@@ -386,8 +386,8 @@ def test_a_truncated_lock_is_one_clear_error(root: Path, r1_lock: Path) -> None:
     [
         ("pricing_model = ", "# pricing_model = ", "lock.pricing_model: missing (required)"),
         (
-            'provenance = "published"\nunit = "TB/s"',
-            'provenance = "vendor says"\nunit = "TB/s"',
+            'provenance = "published"\nsource = "nvidia-h200-datasheet"\nunit = "TB/s"',
+            'provenance = "vendor says"\nsource = "nvidia-h200-datasheet"\nunit = "TB/s"',
             "facts.\"memory.bandwidth\".provenance: 'vendor says' is not allowed here (one of 'published', "
             "'measured', 'derived', 'estimated', 'assumed')",
         ),
@@ -492,7 +492,8 @@ def test_audit_of_a_memory_bound_price(root: Path) -> None:
     rows = {f["path"]: f for f in a["facts"]}
     for f in a["facts"]:
         assert list(f) == [
-            "path", "value", "unit", "base_value", "provenance", "cite", "binding", "weakest", "elasticity", "step"
+            "path", "value", "unit", "base_value", "provenance", "source", "locator", "cite", "note", "derivation",
+            "derivation_text", "floor", "margin", "binding", "weakest", "elasticity", "step",
         ]
     cost = price_json(root, R1, "--batch", "1")
     assert a["binds"] == cost["binds"] == "memory"
@@ -534,7 +535,10 @@ def test_audit_of_a_memory_bound_price(root: Path) -> None:
     assert re.search(rf"(?m)^\*  streams\.read +0\.9333  measured +{re.escape(read)}$", text)
     assert re.search(r"(?m)^   array +989\.5 TMAC/s  derived +\+0\.000$", text)
     assert re.search(r"(?m)^!  scale +33\.5 Tcycle/s  estimated +\+0\.000$", text)
-    assert "citations:\n  memory.bandwidth: NVIDIA H200 Tensor Core GPU Datasheet" in text
+    datasheet = "  nvidia-h200-datasheet — NVIDIA H200 Tensor Core GPU Datasheet (NVIDIA, 2024)\n"
+    assert f"citations, by source:\n{datasheet}" in text
+    bandwidth = "memory.bandwidth: Technical Specifications table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s'"
+    assert f"    {bandwidth}\n" in text
 
 
 def test_audit_of_a_lock_uses_its_pinned_facts(root: Path) -> None:
@@ -650,6 +654,7 @@ def test_check_passes_on_the_repository_and_validates_every_file_kind() -> None:
         "stacks": len(list((REPO / "facts" / "stacks").glob("*.toml"))),
         "checkpoints": len(list((REPO / "registry" / "checkpoints").glob("*.toml"))),
         "measurements": len(list((REPO / "registry" / "measurements").glob("*.toml"))),
+        "sources": len(list((REPO / "sources").glob("*.toml"))),
         "servings": len(list((REPO / "registry" / "servings").glob("*.toml"))),
         "locks": len(list((REPO / "locks").glob("*.lock.toml"))),
     }

@@ -160,9 +160,10 @@ def test_bad_routing_is_refused_by_name() -> None:
     with pytest.raises(BadRouting) as e:
         pass_shape(h, s)
     assert e.value.detail == "qwen3-30b-a3b-measured describes a router of 128 experts, the checkpoint has 32"
+    # On the command line the record's checkpoints (qwen3-30b-a3b-q4_k_m only) refuse the serving first, by name.
     out = refused("price", "--checkpoint", "gpt-oss-20b-mxfp4", "--card", "h200_sxm_141gb", "--routing",
-                  "qwen3-30b-a3b-measured", name="BadRouting")
-    assert out["routing"] == "qwen3-30b-a3b-measured"
+                  "qwen3-30b-a3b-measured", name="OutOfScope")
+    assert (out["record"], out["checkpoint"]) == ("qwen3-30b-a3b-measured", "gpt-oss-20b-mxfp4")
 
 
 def test_a_dense_price_does_not_rest_on_routing() -> None:

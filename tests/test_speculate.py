@@ -42,11 +42,13 @@ def run(*args: str) -> tuple[int, str, str]:
 def test_simulated_tokens_per_pass_converge_to_emitted_per_pass(acceptance: list[float], seed: int) -> None:
     # Each pass: draft i accepted with its conditional acceptance, stop at the first rejection, plus the verified
     # (or bonus) token. The mean of 20,000 passes lies within 5 standard errors of 1 + a1 + a1·a2 + …; the standard
-    # error is the exact one-pass standard deviation over √20,000, so the test fails by chance about once in 3.5
-    # million examples.
+    # error is the exact one-pass standard deviation over √20,000. A draft accepted with a tiny chance (1e-6) is
+    # accepted 0 or 1 times in 20,000 passes, where the normal bound does not hold (one acceptance moves the mean by
+    # 1/20,000 = 7 standard errors); 5 such whole steps more cover that Poisson tail. Together the test fails by
+    # chance far less than once in a million examples.
     sim = play_acceptance(acceptance, 20_000, seed)
     assert sim.expected == emitted_per_pass(acceptance)
-    assert abs(sim.mean - sim.expected) <= 5 * sim.stderr + 1e-9
+    assert abs(sim.mean - sim.expected) <= 5 * sim.stderr + 5 / 20_000 + 1e-9
     assert 1.0 <= sim.mean <= 1 + len(acceptance)
 
 

@@ -1,15 +1,17 @@
 """Every price can say which citations it rests on, which of them decide it, and how much it moves with each.
 
-An audit lists every fact a price rests on (path, value and unit, provenance, citation), marks the facts of the term
-the pass binds on, names the weakest, and gives each fact's *elasticity*: the % change of tokens/s for a +1 % change of
-that fact, measured by re-pricing (a memory-bound price has elasticity ≈ +1 in ``memory.bandwidth`` and ≈ 0 in
-``array``).
+An audit lists every fact a price rests on (path, value and unit, provenance, source and locator), marks the facts
+of the term the pass binds on, names the weakest, and gives each fact's *elasticity*: the % change of tokens/s for a
++1 % change of that fact, measured by re-pricing (a memory-bound price has elasticity ≈ +1 in ``memory.bandwidth``
+and ≈ 0 in ``array``). A lock's audit also gives each fact's floor and its margin over it; every audit gives each
+fact's note and derivation, and its citations grouped by source. (Backwards, from a source to what rests on it, is
+:mod:`passprice.lineage`.)
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -17,7 +19,11 @@ from passprice.cards import Card, card_from_facts, is_card_path
 from passprice.facts import Fact, Provenance
 from passprice.routing import ROUTING_PATHS
 from passprice.serving import Draft, Serving, ServingBind, ServingCost, ServingRefusal
-from passprice.tables import text_table
+from passprice.tables import markdown_table, text_table
+
+if TYPE_CHECKING:
+    from passprice.locks import Policy
+    from passprice.sources import Source
 
 #: The relative change of a fact an elasticity is measured over.
 STEP = 0.01
@@ -28,7 +34,7 @@ class AuditRow:
     """One fact a price rests on: its ``path`` and ``fact``; whether it belongs to the ``binding`` term; whether it
     carries the price's ``weakest`` provenance; its ``elasticity`` (% tokens/s per +1 % of the fact; ``None`` when
     both a +1 % and a −1 % change are refused) and the ``step`` it was measured over (+0.01, or −0.01 when +1 %
-    leaves the fact's range)."""
+    leaves the fact's range); the ``floor`` a lock's policy sets for it (``None`` without a lock)."""
 
     path: str
     fact: Fact
@@ -36,6 +42,13 @@ class AuditRow:
     weakest: bool
     elasticity: float | None
     step: float
+    floor: Provenance | None = None
+
+    @property
+    def margin(self) -> int | None:
+        """Rungs of the provenance ladder between the fact and its floor: 0 at the floor, 2 for ``published`` over
+        a ``derived`` floor, negative below it; ``None`` without a floor."""
+        return None if self.floor is None else self.floor.rank - self.fact.provenance.rank
 
 
 @attrs.frozen
@@ -94,10 +107,10 @@ def _with_fact(card: Card, serving: Serving, path: str, fact: Fact) -> tuple[Car
     return card_from_facts(card.name, card.title, facts, card.hypothetical), serving
 
 
-def audit(card: Card, serving: Serving, pricer: Pricer) -> Audit:
+def audit(card: Card, serving: Serving, pricer: Pricer, policy: Policy | None = None) -> Audit:
     """Price ``serving`` on ``card`` with ``pricer`` and audit it: every fact it rests on, the binding ones, the
-    weakest, and each fact's elasticity by re-pricing with that fact 1 % higher (1 % lower when a higher value is
-    refused, e.g. an acceptance of 1).
+    weakest, each fact's floor under ``policy`` (a lock's), and each fact's elasticity by re-pricing with that fact
+    1 % higher (1 % lower when a higher value is refused, e.g. an acceptance of 1).
 
     Raises :class:`~passprice.serving.ServingRefusal` when the price itself is refused."""
     cost = pricer(card, serving)
@@ -116,13 +129,16 @@ def audit(card: Card, serving: Serving, pricer: Pricer) -> Audit:
             elasticity = (moved / base - 1.0) / step
             used = step
             break
-        rows.append(AuditRow(path, fact, path in binding, fact.provenance is cost.provenance, elasticity, used))
+        floor = policy.allowed(path) if policy is not None else None
+        rows.append(AuditRow(path, fact, path in binding, fact.provenance is cost.provenance, elasticity, used, floor))
     return Audit(cost, tuple(rows))
 
 
 def audit_json(a: Audit, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The audit for ``--json``: the price's tokens/s, bind and provenance, the weakest paths, and one object per
-    fact (path, value and unit as written, base value, provenance, cite, binding, weakest, elasticity, step)."""
+    fact (path, value and unit as written, base value, provenance, source, locator, cite (the citation in one line),
+    note, derivation (its table, and as text), floor and margin (``null`` without a lock), binding, weakest,
+    elasticity, step)."""
     return {
         **(extra or {}),
         "tokens_per_s": a.cost.tokens_per_s,
@@ -136,7 +152,14 @@ def audit_json(a: Audit, extra: Mapping[str, Any] | None = None) -> dict[str, An
                 "unit": r.fact.unit,
                 "base_value": r.fact.value,
                 "provenance": r.fact.provenance.value,
-                "cite": r.fact.cite,
+                "source": r.fact.source,
+                "locator": r.fact.locator,
+                "cite": r.fact.citation(),
+                "note": r.fact.note,
+                "derivation": r.fact.to_entry().get("derivation"),
+                "derivation_text": r.fact.derivation_text(),
+                "floor": r.floor.value if r.floor is not None else None,
+                "margin": r.margin,
                 "binding": r.binding,
                 "weakest": r.weakest,
                 "elasticity": r.elasticity,
@@ -147,26 +170,90 @@ def audit_json(a: Audit, extra: Mapping[str, Any] | None = None) -> dict[str, An
     }
 
 
-def audit_text(a: Audit, title: str) -> str:
-    """The audit for people: a table of the facts (binding ones marked ``*``, the weakest ``!``) with their
-    elasticities, then each citation."""
+def _margin(r: AuditRow) -> str:
+    if r.margin is None:
+        return "–"
+    return "at floor" if r.margin == 0 else (f"+{r.margin}" if r.margin > 0 else f"{r.margin} BELOW")
+
+
+def _elasticity(r: AuditRow) -> str:
+    if r.elasticity is None:
+        return "refused"
+    return f"{r.elasticity:+.3f}" + (" (−1 %)" if r.step < 0 else "")
+
+
+def by_source(a: Audit) -> dict[str | None, list[AuditRow]]:
+    """The audit's facts grouped by the source they cite (``None`` for facts pinned with a free-text cite), in the
+    order each source first appears."""
+    out: dict[str | None, list[AuditRow]] = {}
+    for r in a.rows:
+        out.setdefault(r.fact.source, []).append(r)
+    return out
+
+
+def audit_text(a: Audit, title: str, sources: Mapping[str, Source] | None = None) -> str:
+    """The audit for people: a table of the facts (binding ones marked ``*``, the weakest ``!``) with their floors and
+    margins (a lock's) and elasticities; then the citations grouped by source (with each source's title, from
+    ``sources``), each fact's derivation and note."""
+    with_floors = any(r.floor is not None for r in a.rows)
     rows = []
     for r in a.rows:
         mark = ("*" if r.binding else "") + ("!" if r.weakest else "")
-        e = "refused" if r.elasticity is None else f"{r.elasticity:+.3f}" + (" (−1 %)" if r.step < 0 else "")
-        rows.append([mark, r.path, r.fact.describe(), r.fact.provenance.value, e])
+        row = [mark, r.path, r.fact.describe(), r.fact.provenance.value]
+        if with_floors:
+            row += [r.floor.value if r.floor is not None else "–", _margin(r)]
+        rows.append([*row, _elasticity(r)])
+    headers = ["", "fact", "value", "provenance", *(["floor", "margin"] if with_floors else []), "elasticity"]
     lines = [
         title,
         f"  {a.cost.tokens_per_s:,.1f} tokens/s at batch {a.cost.batch:,}, binds on {a.cost.binds.value}; "
         f"weakest provenance {a.cost.provenance.value} ({', '.join(a.cost.weakest)})",
         "",
-        text_table(["", "fact", "value", "provenance", "elasticity"], rows, right=(2, 4)),
+        text_table(headers, rows, right=(2, len(headers) - 1)),
         "",
         "  * a fact of the binding term   ! carries the weakest provenance",
         "  elasticity: % change of tokens/s for a +1 % change of the fact, by re-pricing",
-        "",
-        "citations:",
     ]
-    for r in a.rows:
-        lines.append(f"  {r.path}: {r.fact.cite}")
+    if with_floors:
+        lines.append("  floor: the weakest provenance the lock allows the fact; margin: rungs above it")
+    lines += ["", "citations, by source:"]
+    for source_id, group in by_source(a).items():
+        if source_id is None:
+            lines.append("  (pinned before sources: free-text cites)")
+            lines += [f"    {r.path}: {r.fact.cite}" for r in group]
+            continue
+        record = (sources or {}).get(source_id)
+        lines.append(f"  {source_id}" + (f" — {record.describe()}" if record is not None else " (not registered)"))
+        lines += [f"    {r.path}: {r.fact.locator}" for r in group]
+    derived = [r for r in a.rows if r.fact.derivation is not None]
+    if derived:
+        lines += ["", "derivations:"]
+        lines += [f"  {r.path}: {r.fact.derivation_text()}" for r in derived]
+    noted = [r for r in a.rows if r.fact.note]
+    if noted:
+        lines += ["", "notes:"]
+        lines += [f"  {r.path}: {r.fact.note}" for r in noted]
     return "\n".join(lines)
+
+
+def audit_markdown(a: Audit, title: str, sources: Mapping[str, Source] | None = None) -> str:
+    """The audit as a pull-request comment: a summary line, a table of the facts (value, provenance, floor and
+    margin, elasticity, source and locator)."""
+    rows = []
+    for r in a.rows:
+        mark = ("**binds** " if r.binding else "") + ("⚠️ weakest" if r.weakest else "")
+        floor = "–" if r.floor is None else f"{r.floor.value} ({_margin(r)})"
+        record = (sources or {}).get(r.fact.source or "")
+        cite = f"`{r.fact.source}` {r.fact.locator}" if r.fact.source is not None else r.fact.cite or ""
+        if record is not None:
+            cite = f"{record.title} (`{r.fact.source}`): {r.fact.locator}"
+        rows.append([f"`{r.path}`", r.fact.describe(), r.fact.provenance.value, floor, _elasticity(r), mark.strip(),
+                     cite])
+    head = (
+        f"**{title}**: {a.cost.tokens_per_s:,.1f} tokens/s at batch {a.cost.batch:,}, binds on "
+        f"{a.cost.binds.value}; weakest provenance {a.cost.provenance.value}"
+    )
+    table = markdown_table(
+        ["fact", "value", "provenance", "floor (margin)", "elasticity", "", "source: locator"], rows, right=(1, 4)
+    )
+    return f"{head}\n\n{table}"

@@ -77,6 +77,9 @@ _TERM_INDEX = np.array([TERM_OF[p] for p in SHARES])
 #: The serial shares tried (a grid over [0, 1]).
 SERIAL_GRID = tuple(round(0.05 * i, 2) for i in range(21))
 
+#: The source record a calibrated fact cites (``sources/passprice-stack-calibration.toml``): the fit and its runs.
+CALIBRATION_SOURCE = "passprice-stack-calibration"
+
 #: Relative column size below which a parameter counts as not exercised by the runs.
 UNUSED = 1e-9
 
@@ -351,14 +354,18 @@ def _rounded(value: float) -> float:
 
 
 def derived_facts(cal: Calibration) -> dict[str, dict[str, Any]]:
-    """The fitted facts as TOML entries (``derived``; the derivation names the fit, its hold-out errors and every
-    run it came from), by path: the fitted overheads (in µs) and shares, and ``terms.serial``."""
+    """The fitted facts as TOML entries (``derived``, citing :data:`CALIBRATION_SOURCE` with a locator naming the
+    runs' files; the derivation names the fit, its hold-out errors and every run it came from: a fit is no formula,
+    its declared inputs are the runs), by path: the fitted overheads (in µs) and shares, and ``terms.serial``."""
     runs = cal.fit.runs
     sources = sorted({r.source for r in runs})
     ids = ", ".join(r.id for r in runs)
     digest = hashlib.sha256("\n".join(r.id for r in runs).encode()).hexdigest()[:16]
     files = ", ".join(f"registry/measurements/{s}.toml" for s in sources)
-    cite = f"passprice calibrate --stack {cal.stack.name}, on {len(runs)} measured runs in {files}"
+    locator = (
+        f"the {len(runs)} runs of stack {cal.stack.name} in {files}, fitted by passprice calibrate --stack "
+        f"{cal.stack.name}"
+    )
     basis = (
         f"least squares on the relative error of the pass time (NNLS: overheads >= 0, shares <= 1; terms.serial on a "
         f"0.05 grid) over {len(runs)} runs (ids sha256 {digest}); in sample mean |error| "
@@ -374,7 +381,12 @@ def derived_facts(cal: Calibration) -> dict[str, dict[str, Any]]:
         else:
             entry = {"value": _rounded(v), "unit": "1"}
         entry.update(
-            {"provenance": "derived", "cite": cite, "derivation": f"{p} from a {basis}; runs: {ids}"}
+            {
+                "provenance": "derived",
+                "source": CALIBRATION_SOURCE,
+                "locator": locator,
+                "derivation": f"{p} from a {basis}; runs: {ids}",
+            }
         )
         if p in SHARES and v >= 1.0 - 1e-9:
             entry["note"] = "At its bound: the runs ask for no less than the card's own rate here."
@@ -383,7 +395,8 @@ def derived_facts(cal: Calibration) -> dict[str, dict[str, Any]]:
         "value": cal.fit.serial,
         "unit": "1",
         "provenance": "derived",
-        "cite": cite,
+        "source": CALIBRATION_SOURCE,
+        "locator": locator,
         "derivation": f"terms.serial, the grid value of least error, from a {basis}; runs: {ids}",
     }
     return out
@@ -403,7 +416,7 @@ def stack_text_with(path: Path, entries: dict[str, dict[str, Any]]) -> str:
                 parent[part] = tomlkit.table(is_super_table=True)
             parent = parent[part]
         table = tomlkit.table()
-        for k in ("value", "unit", "provenance", "cite", "note", "derivation"):
+        for k in ("value", "unit", "provenance", "source", "locator", "note", "derivation"):
             if k in entry:
                 table[k] = entry[k]
         parent[parts[-1]] = table

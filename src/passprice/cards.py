@@ -225,14 +225,19 @@ def card_path(root: Root, ref: str) -> Path:
 
 
 def load_card(root: Root, ref: str) -> Card:
-    """The card named ``ref`` in ``root`` (or at the path ``ref``), validated against ``schema/card.schema.json``.
+    """The card named ``ref`` in ``root`` (or at the path ``ref``), validated against ``schema/card.schema.json``,
+    every source its facts cite registered in ``root``'s ``sources/``.
 
-    Raises :class:`InputError` (unknown card, TOML syntax, unit dimension) or :class:`passprice.errors.SchemaError`
-    (every schema problem of the file, with key paths)."""
+    Raises :class:`InputError` (unknown card, TOML syntax, unit dimension, a source that is not registered) or
+    :class:`passprice.errors.SchemaError` (every schema problem of the file, with key paths)."""
+    from passprice.sources import require_sources
+
     path = card_path(root, ref)
     document = schema.load(path, "card", root.schema)
     name = path.name[: -len(".toml")]
-    return card_from_document(name, document, str(path))
+    card = card_from_document(name, document, str(path))
+    require_sources(root, card.facts(), str(path))
+    return card
 
 
 def load_cards(root: Root) -> list[Card]:

@@ -38,13 +38,14 @@ class LockStatus:
 @attrs.frozen
 class CheckReport:
     """``passprice check``: how many files of each kind were validated (``kinds``: ``cards``, ``drafts``,
-    ``checkpoints``, ``servings``, ``locks``), every file's ``problems`` (lines naming file and key path, each once)
-    and every lock's status."""
+    ``checkpoints``, ``servings``, ``locks``, ``sources``), every file's ``problems`` (lines naming file and key path,
+    each once), every lock's status, and ``warnings`` (lines that do not fail the check: a source nothing cites)."""
 
     files: int
     problems: tuple[str, ...]
     locks: tuple[LockStatus, ...]
     kinds: tuple[tuple[str, int], ...] = ()
+    warnings: tuple[str, ...] = ()
 
     def ok(self, frozen: bool) -> bool:
         """All holds: no file problem, every lock reproduces and holds its floors, and, when ``frozen``, no drift."""
@@ -62,6 +63,7 @@ class CheckReport:
             "files": self.files,
             "kinds": dict(self.kinds),
             "problems": list(self.problems),
+            "warnings": list(self.warnings),
             "locks": [attrs.asdict(s) for s in self.locks],
         }
 
@@ -73,6 +75,7 @@ class CheckReport:
             f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''}"
         ]
         lines += [f"  {p}" for p in self.problems]
+        lines += [f"  warning: {w}" for w in self.warnings]
         for s in self.locks:
             state = "ok" if s.reproduces and s.holds and (not frozen or not s.drift) else "FAILS"
             lines.append(f"lock {s.name} ({s.path}): {state}")
@@ -114,8 +117,10 @@ def _validate_folder(
 
 def check(root: Root) -> CheckReport:
     """Validate every file of ``root`` against its schema (cards, drafting methods, routing records, checkpoints,
-    servings, locks),
-    resolve every serving, and judge every lock: reproduction from its pinned facts, today's floors, drift."""
+    servings, locks, sources), recompute every derived fact, resolve every serving, and judge every lock:
+    reproduction from its pinned facts, today's floors, drift."""
+    from passprice.lineage import review
+    from passprice.serving import ServingRefusal
     from passprice.servings import load_spec, resolve
 
     problems: list[str] = []
@@ -134,6 +139,9 @@ def check(root: Root) -> CheckReport:
         n, found = _validate_folder(root, folder, kind, build)
         kinds[f"{kind}s"] = n
         problems += found
+    found, warnings = review(root)  # sources cited and registered, derived facts recomputed (passprice.lineage)
+    problems += found
+    kinds["sources"] = len(root.names(root.sources))
     kinds["servings"] = 0
     for name in root.names(root.servings):
         kinds["servings"] += 1
@@ -141,6 +149,8 @@ def check(root: Root) -> CheckReport:
             resolve(root, load_spec(root, name))
         except InputError as e:
             problems += str(e).splitlines()
+        except ServingRefusal as e:  # a drafting method out of its scope (passprice.scopes.OutOfScope)
+            problems.append(f"{root.servings / f'{name}.toml'}: refused ({e.name}): {e}")
     statuses = []
     kinds["locks"] = 0
     for name in root.names(root.locks, ".lock.toml"):
@@ -154,7 +164,8 @@ def check(root: Root) -> CheckReport:
     # files relative to the root, as the lock lines do.
     prefix = f"{root.path}{os.sep}"
     unique = tuple(dict.fromkeys(p.removeprefix(prefix) for p in problems))
-    return CheckReport(sum(kinds.values()), unique, tuple(statuses), tuple(kinds.items()))
+    shown = tuple(w.removeprefix(prefix) for w in warnings)
+    return CheckReport(sum(kinds.values()), unique, tuple(statuses), tuple(kinds.items()), shown)
 
 
 def _shown(root: Root, path: Path) -> str:
@@ -190,6 +201,9 @@ def _judge_lock(root: Root, path: Path) -> LockStatus:
         # Today's files do not read (reported as problems on their own): the lock cannot be judged against them.
         why = str(e).splitlines()[0].removeprefix(f"{root.path}{os.sep}")
         return LockStatus(lock.name, shown, reproduces, moved, False, f"today's facts do not read: {why}", ())
+    except ServingRefusal as e:  # today's drafting method is out of its scope for the lock's checkpoint
+        why = f"today's facts refuse the price: {e}"
+        return LockStatus(lock.name, shown, reproduces, moved, False, why, (), e.name)
     refusal = None
     today = resolved.facts()
     stack = None

@@ -76,6 +76,17 @@ class _Group(click.Group):
         except BrokenPipeError:  # pragma: no cover - e.g. `passprice header … | head`
             sys.stderr.close()
             ctx.exit(0)
+        except Exception as e:
+            # A named refusal no command caught around its pricing: a drafting method out of its scope refuses while
+            # the serving is resolved (passprice.scopes.OutOfScope). Exit 1 with the refusal, as a priced refusal.
+            from passprice.serving import ServingRefusal
+
+            if not isinstance(e, ServingRefusal):
+                raise
+            if ctx.meta.get("passprice.json"):
+                click.echo(json.dumps(e.to_json(), indent=2))
+            click.echo(f"passprice: refused: {e.name}: {e}", err=True)
+            ctx.exit(1)
 
 
 def _json_option(f: F) -> F:
@@ -388,6 +399,21 @@ def init_command(
 
 
 # --- checkpoints --------------------------------------------------------------------------------------------------
+
+
+@cli.command("sources")
+@_json_option
+@click.pass_context
+def sources_command(ctx: click.Context, as_json: bool) -> None:
+    """List the sources facts cite: how many facts cite each, how many locks rest on them, the provenances each
+    supports."""
+    from passprice.lineage import source_uses, sources_text
+
+    uses = source_uses(_root(ctx))
+    if as_json:
+        _echo_json({"sources": [u.to_json() for u in uses]})
+    else:
+        click.echo(sources_text(uses))
 
 
 @cli.command("header")
@@ -956,16 +982,27 @@ def check_command(ctx: click.Context, frozen: bool, as_json: bool) -> None:
 @cli.command("audit")
 @click.argument("target", required=False)
 @_serving_options(with_batch=True)
+@click.option("--source", "source_id", metavar="ID",
+              help="Audit backwards: every fact citing source ID, the servings and locks resting on them, and which "
+              "locks break if it is withdrawn.")
+@click.option("--fact", "fact_ref", metavar="CARD:PATH",
+              help="The same for one fact (CARD:PATH, or METHOD:acceptance.N).")
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True,
+    help="text for people, markdown for a pull-request comment, json for programs.",
+)
 @_plot_option("each fact's elasticity as a bar chart")
 @click.option("--force", is_flag=True, help="Overwrite an existing --plot file.")
 @_json_option
 @click.pass_context
 def audit_command(
-    ctx: click.Context, /, target: str | None, plot_path: Path | None, force: bool, as_json: bool, **o: Any
+    ctx: click.Context, /, target: str | None, source_id: str | None, fact_ref: str | None, fmt: str,
+    plot_path: Path | None, force: bool, as_json: bool, **o: Any,
 ) -> None:
     """Audit the facts a price rests on: TARGET is a SERVING (today's facts, options apply) or a lock (its pinned
-    facts): a lock file, NAME.lock.toml, or a name in locks/ that names no serving."""
-    from passprice.audit import audit, audit_json, audit_text
+    facts): a lock file, NAME.lock.toml, or a name in locks/ that names no serving. With --source ID or --fact
+    CARD:PATH, audit backwards: what rests on that source or fact."""
+    from passprice.audit import audit, audit_json, audit_markdown, audit_text
     from passprice.locks import HeaderMismatch, evaluate, pinned_header, pinned_serving, read_lock
     from passprice.serving import ServingRefusal
     from passprice.servings import resolve
@@ -973,8 +1010,25 @@ def audit_command(
     serving_arg = o.pop("serving", None)
     if serving_arg is not None:
         raise click.UsageError(f"audit takes one TARGET (a lock or a serving), not also {serving_arg!r}")
+    fmt = "json" if as_json else fmt
     _check_plot(plot_path, force)
     root = _root(ctx)
+    if source_id is not None or fact_ref is not None:
+        given = sorted(f"--{k.replace('_', '-')}" for k, v in o.items() if v is not None and v is not False)
+        if target is not None or given or (source_id is not None and fact_ref is not None) or plot_path is not None:
+            raise click.UsageError("--source and --fact audit the registry: give one of them, and no TARGET, "
+                                   "serving option or --plot")
+        from passprice.lineage import fact_lineage, parse_fact_ref, render, source_lineage
+
+        lineage = (
+            source_lineage(root, source_id) if source_id is not None
+            else fact_lineage(root, parse_fact_ref(root, fact_ref or ""))
+        )
+        if fmt == "json":
+            _echo_json(lineage.to_json())
+        else:
+            click.echo(render(lineage, fmt))
+        return
     # A name that is both a registered serving and a lock (locks are often named after their serving) is the serving,
     # priced with today's facts; a lock is audited by its file or by NAME.lock.toml, or by a name only a lock has.
     is_lock = target is not None and (
@@ -1001,26 +1055,33 @@ def audit_command(
             raise Refused(str(e), e.to_json()) from None
         card, serving, kind = the_lock.pinned_card(), pinned_serving(the_lock), the_lock.kind
         title = f"audit of lock {the_lock.name} (pinned facts): {the_lock.checkpoint} on {the_lock.card}"
+        policy = the_lock.policy
     else:
         root, spec = _spec(ctx, target, **o)
         resolved = resolve(root, spec)
         header, card, serving, kind = resolved.header, resolved.card, resolved.serving, "price"
         title = f"audit of {target or spec.checkpoint} (today's facts): {spec.checkpoint} on {card.name}"
+        policy = None
     try:
         from passprice.report import cost_json
 
         _finite(cost_json(evaluate(kind, header, card, serving)))  # elasticities need a finite, nonzero price
-        result = audit(card, serving, lambda c, s: evaluate(kind, header, c, s))
+        result = audit(card, serving, lambda c, s: evaluate(kind, header, c, s), policy)
     except ServingRefusal as e:
         _refuse(e)
+    from passprice.sources import load_sources
+
+    sources = load_sources(root)
     if plot_path is not None:
         from passprice.plots import audit_picture, picture_format, write_picture
 
         write_picture(plot_path, audit_picture(result, title, picture_format(plot_path)), force)
-    if as_json:
+    if fmt == "json":
         _echo_json(audit_json(result, {"title": title}))
+    elif fmt == "markdown":
+        click.echo(audit_markdown(result, title, sources))
     else:
-        click.echo(audit_text(result, title))
+        click.echo(audit_text(result, title, sources))
     if plot_path is not None:
         click.echo(f"plot -> {plot_path}", err=True)
 
@@ -1083,14 +1144,31 @@ def _fact_file(ctx: click.Context, name: str, path: str | None, draft: bool) -> 
 @click.argument("name")
 @click.argument("path", required=False)
 @click.option("--draft", is_flag=True, help="NAME is a drafting method (facts/drafts), not a card.")
+@click.option("--history", is_flag=True,
+              help="Every version of fact PATH, from each git commit that changed it (and uncommitted changes).")
 @_json_option
 @click.pass_context
-def fact_show_command(ctx: click.Context, name: str, path: str | None, draft: bool, as_json: bool) -> None:
-    """Show fact PATH of card NAME (every fact without PATH): value, unit, provenance, citation, note."""
+def fact_show_command(ctx: click.Context, name: str, path: str | None, draft: bool, history: bool,
+                      as_json: bool) -> None:
+    """Show fact PATH of card NAME (every fact without PATH): value, unit, provenance, source and locator,
+    derivation, note. With --history, when it changed, and from what (read through git)."""
     from passprice.edit import read_facts
     from passprice.report import fact_json, facts_text
 
     root, where = _fact_file(ctx, name, path, draft)
+    if history:
+        from passprice.history import fact_history, history_text
+
+        if path is None:
+            raise click.UsageError("--history needs the fact's PATH")
+        versions = fact_history(root, where)
+        if as_json:
+            _echo_json({"name": where.name, "path": where.path, "file": str(where.file),
+                        "versions": [v.to_json() for v in versions]})
+        else:
+            shown = where.file.relative_to(root.path) if where.file.is_relative_to(root.path) else where.file
+            click.echo(history_text(where, versions, str(shown)))
+        return
     facts = read_facts(where, root.schema)
     if path is not None:
         if where.path not in facts:
@@ -1109,9 +1187,15 @@ def fact_show_command(ctx: click.Context, name: str, path: str | None, draft: bo
 @click.option("--value", required=True, help="The figure, in --unit (a finite number).")
 @click.option("--unit", required=True, help="Its unit, exactly: GB, GiB, TB/s, TMAC/s, Tcycle/s, 1 …")
 @click.option("--provenance", required=True, help="published, measured, derived, estimated or assumed.")
-@click.option("--cite", required=True, help="Where the figure comes from: document, table, page, address.")
+@click.option("--source", "source_id", required=True, metavar="ID",
+              help="The source it comes from: a record in sources/ (passprice sources lists them).")
+@click.option("--locator", required=True, help="Where in the source: table, row, column, page, quoted figure.")
 @click.option("--note", help="Basis of an estimate, what a device reports, caveats.")
-@click.option("--derivation", help="The formula of a derived fact (required for derived).")
+@click.option("--derivation", metavar="TABLE",
+              help='How it is computed (required for derived), a TOML inline table: {formula = "dot / bandwidth", '
+              'digits = 4, inputs = {dot = {value = 4.48, unit = "TB/s", locator = "…"}, bandwidth = {fact = '
+              '"memory.bandwidth"}}}; a fact input without value and unit takes the fact\'s.')
+@click.option("--cite", hidden=True, help="Replaced by --source and --locator.")
 @click.option("--draft", is_flag=True, help="NAME is a drafting method (facts/drafts), not a card.")
 @_json_option
 @click.pass_context
@@ -1122,45 +1206,55 @@ def fact_set_command(
     value: str,
     unit: str,
     provenance: str,
-    cite: str,
+    source_id: str,
+    locator: str,
     note: str | None,
     derivation: str | None,
+    cite: str | None,
     draft: bool,
     as_json: bool,
 ) -> None:
     """Set fact PATH of card NAME in place, keeping the file's comments and layout. The entry is replaced whole: a
     note or derivation not given is removed. An edit that would leave the file invalid is refused (exit 2) and the
-    file is left untouched."""
-    from passprice.edit import apply_edit, parse_value, set_fact
+    file is left untouched. Derived facts the edit leaves stale are named on stderr (passprice: warning: …)."""
+    from passprice.edit import apply_edit, parse_derivation, parse_value, read_facts, set_fact
     from passprice.report import fact_json
 
+    if cite is not None:
+        raise InputError("--cite: a fact cites a source record now: give --source ID (passprice sources lists them; "
+                         "add sources/ID.toml for a new document) and --locator 'table, row, figure'")
     root, where = _fact_file(ctx, name, path, draft)
     if root.embedded:
         raise InputError(
             f"{root.path}: the embedded facts are read-only; start a registry of your own with `passprice init DIR`, "
             "run inside one (or a checkout), or pass --root"
         )
-    for option, text in (("--value", value), ("--unit", unit), ("--provenance", provenance), ("--cite", cite),
-                         ("--note", note), ("--derivation", derivation)):
+    for option, text in (("--value", value), ("--unit", unit), ("--provenance", provenance), ("--source", source_id),
+                         ("--locator", locator), ("--note", note), ("--derivation", derivation)):
         _require_unicode(text, option)
     entry = {
         "value": parse_value(value),
         "unit": unit,
         "provenance": provenance,
-        "cite": cite,
+        "source": source_id,
+        "locator": locator,
         "note": note,
-        "derivation": derivation,
+        "derivation": parse_derivation(derivation, read_facts(where, root.schema)) if derivation else None,
     }
-    edit = set_fact(where, entry, root.schema)
+    edit = set_fact(where, entry, root.schema, root)
     apply_edit(edit)
+    stale = edit.stale()
+    shown = where.file.relative_to(root.path) if where.file.is_relative_to(root.path) else where.file
     if as_json:
         _echo_json({"file": str(where.file), "path": where.path, "changed": edit.changed,
-                    "old": fact_json(edit.old) if edit.old is not None else None, "new": fact_json(edit.new)})
+                    "old": fact_json(edit.old) if edit.old is not None else None, "new": fact_json(edit.new),
+                    "stale": [f.to_json() for f in stale]})
     else:
         old = f"{edit.old.describe()} ({edit.old.provenance.value})" if edit.old is not None else "(new)"
         state = "" if edit.changed else " (unchanged)"
-        shown = where.file.relative_to(root.path) if where.file.is_relative_to(root.path) else where.file
         click.echo(f"{shown}: {where.path}: {old} -> {edit.new.describe()} ({edit.new.provenance.value}){state}")
+    for found in stale:
+        click.echo(f"passprice: warning: {shown}: {found.message}", err=True)
 
 
 @cli.command("sweep")

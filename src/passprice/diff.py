@@ -29,6 +29,7 @@ from passprice.cards import card_from_document
 from passprice.drafts import method_from_document
 from passprice.errors import InputError
 from passprice.facts import Fact, dimension
+from passprice.lineage import Dependant, changed_dependants
 from passprice.locks import Lock, Verdict, evaluate, judge, priced, read_lock
 from passprice.registry import Root
 from passprice.report import fact_json
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
     from passprice.comment import Links
 
 #: The folders of a root a diff compares.
-FOLDERS = ("facts", "registry", "locks", "schema")
+FOLDERS = ("facts", "registry", "locks", "schema", "sources")
 #: The branches whose merge base with ``HEAD`` is the default BASE, in the order tried.
 DEFAULT_BRANCHES = ("main", "origin/main", "master", "origin/master")
 
@@ -224,6 +225,8 @@ def file_kind(rel: str) -> tuple[str, str]:
         return "lock", name[: -len(".lock.toml")]
     if len(parts) == 2 and parts[0] == "schema" and name.endswith(".json"):
         return "schema", name[: -len(".json")]
+    if len(parts) == 2 and parts[0] == "sources" and name.endswith(".toml"):
+        return "source", name[: -len(".toml")]
     return "other", name
 
 
@@ -292,7 +295,7 @@ class FactChange:
         }
 
 
-_FIELDS = ("value", "unit", "provenance", "cite", "note", "derivation")
+_FIELDS = ("value", "unit", "provenance", "source", "locator", "cite", "note", "derivation")
 
 
 def _field(fact: Fact, name: str) -> Any:
@@ -331,6 +334,7 @@ class FileChange:
     head_errors: tuple[str, ...] = ()
     facts: tuple[FactChange, ...] = ()
     meta: tuple[str, ...] = ()
+    dependants: tuple[Dependant, ...] = ()
 
     @property
     def holds_facts(self) -> bool:
@@ -353,6 +357,7 @@ class FileChange:
             "errors": {"base": list(self.base_errors), "head": list(self.head_errors)},
             "facts": [c.to_json() for c in self.facts],
             "meta": list(self.meta),
+            "dependants": [d.to_json() for d in self.dependants],
         }
 
 
@@ -404,6 +409,10 @@ def _read(side: Side, rel: str, kind: str, name: str) -> _Read:
             spec_from_document(schema.load(path, "serving", side.root.schema), str(path))
         elif kind == "lock":
             read_lock(path, side.root.schema)
+        elif kind == "source":
+            from passprice.sources import load_source
+
+            load_source(side.root, str(path))
         elif kind == "schema":
             try:
                 json.loads(path.read_bytes().decode("utf-8"))
@@ -430,7 +439,9 @@ def compare_file(base: Side, head: Side, rel: str) -> FileChange:
         if on_base and on_head:
             before, after = old.meta or {}, new.meta or {}
             meta = tuple(k for k in dict.fromkeys([*before, *after]) if before.get(k) != after.get(k))
-    return FileChange(rel, kind, name, status, old.errors, new.errors, facts, meta)
+    # The facts HEAD derives from a changed fact, and whether each still follows (passprice.lineage).
+    derived = tuple(changed_dependants(new.facts or {}, [c.path for c in facts if c.new is not None]))
+    return FileChange(rel, kind, name, status, old.errors, new.errors, facts, meta, derived)
 
 
 # --- what the changes do to the locks ------------------------------------------------------------------------------
@@ -576,6 +587,8 @@ def reprice(side: Side, lock: Lock) -> tuple[PriceSide, Verdict | None]:
         resolved = resolve(side.root, lock.spec)
     except InputError as e:
         return PriceSide(error=" ".join(side.local(line) for line in str(e).splitlines())), None
+    except ServingRefusal as e:  # the side's drafting method is out of its scope (passprice.scopes.OutOfScope)
+        return PriceSide(refusal=e.to_json()), None
     facts = resolved.facts()
     stack = None
     if lock.stack is not None:
@@ -859,17 +872,18 @@ def _what(c: FactChange) -> str:
             was, now = getattr(c.old, key), getattr(c.new, key)
             bits.append(f"{key} {'added' if was is None else 'removed' if now is None else 'changed'}")
     if not bits:
-        bits.append("cite changed" if "cite" in c.fields else "provenance changed")
+        cited = {"source", "locator", "cite"} & set(c.fields)
+        bits.append("citation changed" if cited else "provenance changed")
     return ", ".join(bits)
 
 
 def _cite(c: FactChange) -> str:
     if c.old is None or c.new is None:
         fact = c.new or c.old
-        return fact.cite if fact is not None else ""
-    if c.old.cite == c.new.cite:
+        return fact.citation() if fact is not None else ""
+    if c.old.citation() == c.new.citation():
         return "unchanged"
-    return f"{c.old.cite} → {c.new.cite}"
+    return f"{c.old.citation()} → {c.new.citation()}"
 
 
 def _seconds(side: PriceSide) -> str:
@@ -914,8 +928,17 @@ def diff_text(d: Diff) -> str:
             lines.append(f"  {'':{width}}  cite: {_cite(c)}")
             for key in ("note", "derivation"):
                 if key in c.fields and c.change == "changed":
-                    old, new = getattr(c.old, key), getattr(c.new, key)
+                    old = c.old.derivation_text() if key == "derivation" and c.old else getattr(c.old, key)
+                    new = c.new.derivation_text() if key == "derivation" and c.new else getattr(c.new, key)
                     lines.append(f"  {'':{width}}  {key}: {old or '(none)'} → {new or '(none)'}")
+            derived = [d for d in f.dependants if d.input == c.path]
+            if derived:
+                lines.append(f"  {'':{width}}  derived from it: {'; '.join(d.describe() for d in derived)}")
+                lines += [
+                    f"  {'':{width}}    {d.finding.message}"
+                    for d in derived
+                    if d.finding is not None and d.finding.kind != "stale"
+                ]
     if d.locks:
         lines.append("")
         lines.append("locks resting on changed facts")
@@ -949,7 +972,8 @@ def _cite_cell(c: FactChange) -> str:
     """The facts table's cite column: the citation itself is shown below the table, on its own line."""
     if c.change != "changed":
         return "below"
-    return "changed, below" if c.old is not None and c.new is not None and c.old.cite != c.new.cite else "unchanged"
+    moved = c.old is not None and c.new is not None and c.old.citation() != c.new.citation()
+    return "changed, below" if moved else "unchanged"
 
 
 def _fact_details(d: Diff, links: Links | None) -> list[str]:
@@ -962,10 +986,10 @@ def _fact_details(d: Diff, links: Links | None) -> list[str]:
             where = links.fact_link(f.path, c.path, Path(d.head.folder) if d.head.folder else None)
         out.append(f"- `{f.name}` `{c.path}` ({c.change}) in {where}")
         if c.new is not None:
-            label = "cite (new)" if c.old is not None and c.old.cite != c.new.cite else "cite"
-            out.append(f"  - **{label}**: {c.new.cite}")
-        if c.old is not None and (c.new is None or c.old.cite != c.new.cite):
-            out.append(f"  - **cite (was)**: {c.old.cite}")
+            label = "cite (new)" if c.old is not None and c.old.citation() != c.new.citation() else "cite"
+            out.append(f"  - **{label}**: {c.new.citation()}")
+        if c.old is not None and (c.new is None or c.old.citation() != c.new.citation()):
+            out.append(f"  - **cite (was)**: {c.old.citation()}")
         note = c.new.note if c.new is not None else None
         if note:
             out.append(f"  - **note**: {note}")
@@ -1003,6 +1027,16 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             "",
             *_fact_details(d, links),
         ]
+    derived = [(f, dep) for f in d.files for dep in f.dependants]
+    if derived:
+        rows = [
+            [f"`{f.name}`", f"`{dep.input}`", f"`{dep.fact}`",
+             ("⚠️ " if dep.finding is not None else "") + dep.describe().split(": ", 1)[1],
+             dep.finding.message if dep.finding is not None else ""]
+            for f, dep in derived
+        ]
+        out += ["", "#### Derived from changed facts", "",
+                markdown_table(["file", "changed input", "derived fact", "state", "why"], rows)]
     if d.locks:
         rows = []
         for lock in d.locks:

@@ -22,12 +22,18 @@ from passprice.registry import Root, not_found
 @attrs.frozen
 class DraftMethod:
     """A drafting method: its registry ``name``, its ``title``, and ``acceptance`` facts in draft order (shares in
-    [0, 1]; ``acceptance[i]`` is the chance draft ``i + 1`` is accepted given every draft before it was)."""
+    [0, 1]; ``acceptance[i]`` is the chance draft ``i + 1`` is accepted given every draft before it was);
+    ``checkpoints``, the registry checkpoints its figures apply to (empty: not declared, any)."""
 
     name: str
     title: str
     acceptance: tuple[Fact, ...]
     kind: str | None = None
+    checkpoints: tuple[str, ...] = ()
+
+    def facts(self) -> dict[str, Fact]:
+        """The method's facts by their path in its file: ``acceptance.1`` …"""
+        return {f"acceptance.{i}": f for i, f in enumerate(self.acceptance, start=1)}
 
     def first(self, tokens: int) -> tuple[Fact, ...]:
         """The acceptance facts of the first ``tokens`` drafts (all there are when the method has fewer; the
@@ -46,7 +52,7 @@ def method_from_document(name: str, document: Mapping[str, Any], source: str) ->
         )
     facts = tuple(Fact.from_entry(table[str(i)], f"{source}: acceptance.{i}") for i in numbers)
     meta = document["method"]
-    return DraftMethod(name, str(meta.get("name", name)), facts, meta.get("kind"))
+    return DraftMethod(name, str(meta.get("name", name)), facts, meta.get("kind"), tuple(meta.get("checkpoints", ())))
 
 
 def draft_path(root: Root, ref: str) -> Path:
@@ -62,9 +68,14 @@ def draft_path(root: Root, ref: str) -> Path:
 
 
 def load_draft_method(root: Root, ref: str) -> DraftMethod:
-    """The drafting method ``ref`` in ``root``, validated against ``schema/draft.schema.json``.
+    """The drafting method ``ref`` in ``root``, validated against ``schema/draft.schema.json``, every source its
+    figures cite registered in ``root``'s ``sources/``.
 
     Raises :class:`InputError` or :class:`passprice.errors.SchemaError`."""
+    from passprice.sources import require_sources
+
     path = draft_path(root, ref)
     document = schema.load(path, "draft", root.schema)
-    return method_from_document(path.name[: -len(".toml")], document, str(path))
+    method = method_from_document(path.name[: -len(".toml")], document, str(path))
+    require_sources(root, method.facts(), str(path))
+    return method

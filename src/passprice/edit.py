@@ -13,7 +13,7 @@ import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import tomlkit
@@ -27,8 +27,12 @@ from passprice.facts import Fact
 from passprice.files import write_atomically
 from passprice.registry import Root
 
-#: The keys of a fact entry, in the order a new entry is written.
-ENTRY_KEYS = ("value", "unit", "provenance", "cite", "note", "derivation")
+if TYPE_CHECKING:
+    from passprice.derivations import Finding
+
+#: The keys of a fact entry, in the order a new entry is written (``cite``, the free text facts had before they
+#: named sources, is never written: an edit removes it).
+ENTRY_KEYS = ("value", "unit", "provenance", "source", "locator", "note", "derivation")
 _ACCEPTANCE = re.compile(r"^(?:draft\.)?acceptance\.([1-9][0-9]*)$")
 _INTEGER = re.compile(r"^[+-]?[0-9]+$")
 
@@ -94,14 +98,24 @@ def _facts(where: FactFile, document: Mapping[str, Any]) -> dict[str, Fact]:
 
 @attrs.frozen
 class FactEdit:
-    """One fact set: ``where`` it is, the ``old`` fact (``None`` when the entry is new) and the ``new`` one, and the
-    file's text ``before`` and ``after`` (identical outside the edited entry)."""
+    """One fact set: ``where`` it is, the ``old`` fact (``None`` when the entry is new) and the ``new`` one, the
+    file's text ``before`` and ``after`` (identical outside the edited entry), and every fact of the record after
+    the edit (``facts``)."""
 
     where: FactFile
     old: Fact | None
     new: Fact
     before: str
     after: str
+    facts: Mapping[str, Fact] = attrs.field(factory=dict)
+
+    def stale(self) -> list[Finding]:
+        """What the edit leaves not following from its inputs: each fact of the record derived from the edited one
+        that is now stale (naming the input that changed), and the edited fact itself when it keeps a derivation its
+        new value does not follow from."""
+        from passprice.lineage import stale_after
+
+        return stale_after(self.facts, self.where.path)
 
     @property
     def changed(self) -> bool:
@@ -109,15 +123,19 @@ class FactEdit:
         return self.before != self.after
 
 
-def set_fact(where: FactFile, entry: Mapping[str, Any], schema_folder: Path | None = None) -> FactEdit:
+def set_fact(
+    where: FactFile, entry: Mapping[str, Any], schema_folder: Path | None = None, root: Root | None = None
+) -> FactEdit:
     """The edit that makes fact ``where.path`` of ``where.file`` the ``entry`` (``value``, ``unit``,
-    ``provenance``, ``cite``, and optionally ``note`` and ``derivation``; a key absent or ``None`` is removed from
-    the entry): the existing table's keys are set in place, so their order, comments and the rest of the file stay as
-    written; a new entry is appended as a ``[path]`` table. Nothing is written.
+    ``provenance``, ``source``, ``locator``, and optionally ``note`` and ``derivation``, a table; a key absent or
+    ``None`` is removed from the entry, and so is a ``cite`` written before facts named sources): the existing
+    table's keys are set in place, so their order, comments and the rest of the file stay as written; a new entry is
+    appended as a ``[path]`` table. Nothing is written.
 
     Raises :class:`InputError` when the file does not read before the edit, or (naming the file and the key path) when
     the edited file would not validate: a non-finite or out-of-range value, a unit of the wrong dimension (``GB`` where
-    ``B/s`` belongs), an unknown provenance, a ``derived`` fact without a derivation."""
+    ``B/s`` belongs), an unknown provenance, a ``derived`` fact without a derivation, a source ``root`` has no record
+    of."""
     try:
         before = where.file.read_bytes().decode("utf-8")
     except OSError as e:
@@ -136,32 +154,78 @@ def set_fact(where: FactFile, entry: Mapping[str, Any], schema_folder: Path | No
     values = {k: entry.get(k) for k in ENTRY_KEYS}
     if leaf in parent and isinstance(parent[leaf], Table | InlineTable):
         table = parent[leaf]
-        for key in [k for k in table if k in ENTRY_KEYS and values.get(k) is None]:
+        for key in [k for k in table if (k in ENTRY_KEYS and values.get(k) is None) or k == "cite"]:
             del table[key]
         for key in ENTRY_KEYS:
             value = values[key]
             if value is not None and (key not in table or not _same(table[key], value)):
-                table[key] = value
+                _set(table, key, value)
     else:
         if leaf in parent:
             del parent[leaf]
         table = tomlkit.table()
         for key in ENTRY_KEYS:
             if values[key] is not None:
-                table[key] = values[key]
+                _set(table, key, values[key])
         parent[leaf] = table
     after = tomlkit.dumps(document)
     if "\r\n" in before and "\n" not in before.replace("\r\n", ""):
         after = after.replace("\r\n", "\n").replace("\n", "\r\n")  # keys tomlkit adds end in \n alone
     new_facts = validate_text(where, after, schema_folder)
-    return FactEdit(where, old_facts.get(where.path), new_facts[where.path], before, after)
+    if root is not None:
+        from passprice.sources import require_sources
+
+        require_sources(root, {where.path: new_facts[where.path]}, str(where.file))
+    return FactEdit(where, old_facts.get(where.path), new_facts[where.path], before, after, new_facts)
+
+
+def _set(table: Any, key: str, value: Any) -> None:
+    """Set ``key`` of a fact's ``table`` to ``value``; a derivation is written as the registry writes it, dotted keys
+    in the fact's own table (``derivation.formula = …``, one inline table an input: ``derivation.inputs.dot = {…}``),
+    replacing the one there."""
+    if key != "derivation" or not isinstance(value, Mapping) or isinstance(table, InlineTable):
+        table[key] = value
+        return
+    if key in table:
+        del table[key]
+    for k, v in value.items():
+        if k == "inputs" and isinstance(v, Mapping):
+            for name, spec in v.items():
+                inline = tomlkit.inline_table()
+                inline.update(spec)
+                table.add(tomlkit.key(["derivation", "inputs", str(name)]), inline)
+        else:
+            table.add(tomlkit.key(["derivation", k]), v)
+
+
+def parse_derivation(text: str, facts: Mapping[str, Fact]) -> dict[str, Any]:
+    """The derivation a command line gives as a TOML inline table, ``{formula = "dot / bandwidth", digits = 4,
+    inputs = {dot = {value = 4.48, unit = "TB/s", locator = "…"}, bandwidth = {fact = "memory.bandwidth"}}}``; a
+    fact input without a value and unit takes them from the record's fact as it is now (``facts``). Raises
+    :class:`InputError` for text that is not an inline table or a fact input naming no fact."""
+    try:
+        table = tomllib.loads(f"derivation = {text}")["derivation"]
+    except tomllib.TOMLDecodeError as e:
+        raise InputError(
+            f"--derivation: not a TOML inline table ({e}): write {{formula = \"…\", inputs = {{…}}}}"
+        ) from None
+    if not isinstance(table, dict):
+        raise InputError("--derivation: not a TOML inline table: write {formula = \"…\", inputs = {…}}")
+    for name, spec in (table.get("inputs") or {}).items():
+        if isinstance(spec, dict) and "fact" in spec and "value" not in spec and "unit" not in spec:
+            fact = facts.get(str(spec["fact"]))
+            if fact is None:
+                raise InputError(f"--derivation: inputs.{name}.fact: {spec['fact']!r} is not a fact of this record")
+            table["inputs"][name] = {"fact": spec["fact"], "value": fact.amount, "unit": fact.unit}
+    return table
 
 
 def _same(item: Any, value: Any) -> bool:
     """Whether the written ``item`` already holds ``value`` (same number and same kind of number, or same string),
     so setting it again would only risk re-rendering it."""
     current = item.unwrap() if hasattr(item, "unwrap") else item
-    return bool(current == value) and type(current) is type(value)
+    wanted = value.unwrap() if hasattr(value, "unwrap") else value
+    return bool(current == wanted) and type(current) is type(wanted)
 
 
 def validate_text(where: FactFile, text: str, schema_folder: Path | None = None) -> dict[str, Fact]:

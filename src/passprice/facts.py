@@ -1,9 +1,11 @@
 """A figure is a fact only with its value, its unit, its provenance and its citation; a result is only as strong as
 the weakest fact it rests on.
 
-A fact is written as a TOML table (``value``, ``unit``, ``provenance``, ``cite``, and optionally ``note`` and
-``derivation``); :class:`Fact` keeps what was written and the value in base units (bytes, B/s, MAC/s, cycle/s, or a
-bare share), converted exactly: ``141 GB`` is 141 × 10^9 bytes and ``80 GiB`` is 80 × 2^30 bytes.
+A fact is written as a TOML table (``value``, ``unit``, ``provenance``, ``source`` and ``locator``, and optionally
+``note`` and ``derivation``); :class:`Fact` keeps what was written and the value in base units (bytes, B/s, MAC/s,
+cycle/s, or a bare share), converted exactly: ``141 GB`` is 141 × 10^9 bytes and ``80 GiB`` is 80 × 2^30 bytes. A
+fact pinned in a lock written before facts named their sources carries a free-text ``cite`` instead, read and
+reproduced as written.
 """
 
 from __future__ import annotations
@@ -16,11 +18,14 @@ import math
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from passprice.errors import InputError
+
+if TYPE_CHECKING:
+    from passprice.derivations import Derivation
 
 
 @functools.total_ordering
@@ -138,53 +143,88 @@ class Fact:
     """One cited figure.
 
     ``value`` is in base units (bytes, B/s, MAC/s, cycle/s, or a share in (0, 1]); ``amount`` and ``unit`` are as
-    written in the file. ``provenance`` places it on the ladder; ``cite`` says where it comes from; ``note`` gives
-    the basis of an estimate or what a device reports; ``derivation`` is the formula of a derived fact.
+    written in the file. ``provenance`` places it on the ladder; ``source`` is the id of the source record it comes
+    from (``sources/ID.toml``) and ``locator`` where in that source (table, row, column, quoted figure); ``note``
+    gives the basis of an estimate or what a device reports; ``derivation`` is the
+    :class:`~passprice.derivations.Derivation` of a computed fact. ``cite`` is the free-text citation of a fact
+    pinned in a lock written before sources existed (its derivation then is free text too); a fact has a source or
+    such a cite.
     """
 
     value: float
     amount: int | float
     unit: str
     provenance: Provenance = attrs.field(validator=attrs.validators.instance_of(Provenance))
-    cite: str = attrs.field(validator=attrs.validators.instance_of(str))
+    cite: str | None = attrs.field(default=None, validator=attrs.validators.optional(attrs.validators.instance_of(str)))
     note: str | None = None
-    derivation: str | None = None
+    derivation: str | Derivation | None = None
+    source: str | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.instance_of(str))
+    )
+    locator: str | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.instance_of(str))
+    )
+
+    def __attrs_post_init__(self) -> None:
+        if self.source is None and self.cite is None:
+            raise ValueError("a fact cites a source (source and locator) or, pinned before sources, a cite")
 
     @classmethod
     def from_entry(cls, entry: Mapping[str, Any], where: str) -> Fact:
         """The fact a validated TOML table describes; ``where`` names it (``FILE: memory.bandwidth``) in errors.
 
-        Raises :class:`InputError` for an unknown unit, provenance, or a non-finite value.
-        """
+        Raises :class:`InputError` for an unknown unit, provenance, or a non-finite value."""
         amount = entry["value"]
         unit = entry["unit"]
+        derivation = entry.get("derivation")
+        if isinstance(derivation, Mapping):
+            from passprice.derivations import Derivation
+
+            derivation = Derivation.from_entry(derivation)
+        if entry.get("source") is None and entry.get("cite") is None:
+            raise InputError(f"{where}: cites nothing: give source (a sources/ID) and locator")
         return cls(
             value=to_base(amount, unit, f"{where}.value"),
             amount=amount,
             unit=unit,
             provenance=Provenance.parse(entry["provenance"], f"{where}.provenance"),
-            cite=entry["cite"],
+            cite=entry.get("cite"),
             note=entry.get("note"),
-            derivation=entry.get("derivation"),
+            derivation=derivation,
+            source=entry.get("source"),
+            locator=entry.get("locator"),
         )
 
     def to_entry(self) -> dict[str, Any]:
-        """The fact as its TOML table: ``value`` and ``unit`` as written, then provenance, cite, note, derivation."""
-        entry: dict[str, Any] = {
-            "value": self.amount,
-            "unit": self.unit,
-            "provenance": self.provenance.value,
-            "cite": self.cite,
-        }
-        if self.note is not None:
-            entry["note"] = self.note
+        """The fact as its TOML table: ``value`` and ``unit`` as written, then provenance, source, locator (or the
+        legacy cite), note, derivation; the keys it was written with, so its digest is the one it was pinned with."""
+        entry: dict[str, Any] = {"value": self.amount, "unit": self.unit, "provenance": self.provenance.value}
+        for key in ("source", "locator", "cite", "note"):
+            if getattr(self, key) is not None:
+                entry[key] = getattr(self, key)
         if self.derivation is not None:
-            entry["derivation"] = self.derivation
+            entry["derivation"] = (
+                self.derivation if isinstance(self.derivation, str) else self.derivation.to_entry()
+            )
         return entry
+
+    def citation(self) -> str:
+        """Where the fact comes from, in one line: ``SOURCE: LOCATOR`` (``nvidia-h200-datasheet: Technical
+        Specifications, …``), or the free-text cite of a fact pinned before sources."""
+        if self.source is not None:
+            return f"{self.source}: {self.locator}" if self.locator else self.source
+        return self.cite or ""
+
+    def derivation_text(self) -> str | None:
+        """The derivation in one line (:meth:`~passprice.derivations.Derivation.describe`, or the free text of a
+        fact pinned before derivations had inputs), ``None`` for none."""
+        if self.derivation is None or isinstance(self.derivation, str):
+            return self.derivation
+        return self.derivation.describe()
 
     def digest(self) -> str:
         """``sha256:`` + the hex digest of the fact's canonical JSON (sorted keys, shortest round-trip floats):
-        any change of value, unit, provenance, cite, note or derivation changes it."""
+        any change of value, unit, provenance, source, locator (or cite), note or derivation changes it."""
         canonical = json.dumps(self.to_entry(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 

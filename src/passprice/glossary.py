@@ -220,6 +220,24 @@ _TERMS = (
         ("weakest", "published", "measured", "derived", "estimated", "assumed"),
     ),
     Term(
+        "source",
+        "the document a fact cites: a record in sources/, with a locator within it",
+        "Every fact names its source by id (`sources/ID.toml`: title, publisher or authors, date, address, how it was "
+        "read, all stated or said to be unknown) and a locator within it (table, row, column, quoted figure). "
+        "`passprice sources` lists them; `passprice audit --source ID` shows every fact citing one, the servings and "
+        "locks resting on those, and which locks break their floors if it is withdrawn.",
+        ("sources", "locator", "citation", "cite"),
+    ),
+    Term(
+        "derivation",
+        "how a computed fact follows from its inputs: a formula over facts, figures and constants",
+        "A fact's derivation names its inputs (other facts of the same card with the value each had, figures read "
+        "from a source, constants with units) and a formula passprice evaluates itself, exactly and with units. "
+        "`check` recomputes it: a fact whose input has changed since is stale, named with that input; `fact set` "
+        "warns which facts an edit leaves stale and `diff` lists them.",
+        ("derivations", "stale", "formula"),
+    ),
+    Term(
         "rests on",
         "the facts a price used; * marks the binding term's",
         "The facts a price rests on: every card fact (and drafting acceptance) its arithmetic read. A lock pins "

@@ -2,7 +2,8 @@
 measured (tokens/s), and where the figure stands, so a price can be held against it and a fit can name it.
 
 ``registry/measurements/NAME.toml`` (``schema/measurement.schema.json``) holds the runs of one source: a ``[source]``
-table (its name and citation) and one ``[[run]]`` a published figure. A run's serving is the default one of its
+table (its name, and the id of its source record in ``sources/``) and one ``[[run]]`` a published figure (its
+locator in that source, or its own source record). A run's serving is the default one of its
 checkpoint on its card (DESIGN.md, Command line) at its batch, with one context class from its first to its last
 position: mean position (first + last) / 2, limit last, contiguous 16-bit KV cache — what a benchmark that decodes
 from ``first`` to ``last`` tokens of context holds and reads on average (llama-bench's ``tgN`` decodes from an empty
@@ -28,8 +29,9 @@ class Run:
     """One measured run: ``id`` (unique across the registry), the ``stack`` that ran it, its ``card`` and
     ``checkpoint`` (registry names), ``batch`` (sequences a pass carries), ``first`` and ``last`` (the cached
     positions its tokens ran from and to), ``tokens_per_s`` (measured, all sequences together), ``source`` (the
-    measurement file's stem), ``cite`` (the run's or its file's citation), ``locator`` (where in the source), and
-    ``note``, ``build``, ``date``, ``test`` as published."""
+    measurement file's stem), ``source_id`` (the source record it comes from: the run's own or its file's,
+    ``sources/ID.toml``), ``locator`` (where in the source), and ``note``, ``build``, ``date``, ``test`` as
+    published."""
 
     id: str
     stack: str
@@ -40,7 +42,7 @@ class Run:
     last: int = attrs.field(validator=attrs.validators.ge(1))
     tokens_per_s: float = attrs.field(validator=attrs.validators.gt(0.0))
     source: str = ""
-    cite: str = ""
+    source_id: str = ""
     locator: str = ""
     note: str | None = None
     build: str | None = None
@@ -83,7 +85,7 @@ def runs_of_document(name: str, document: Mapping[str, Any], where: str) -> list
                 last=last,
                 tokens_per_s=float(entry["tokens_per_s"]),
                 source=name,
-                cite=entry.get("cite", source["cite"]),
+                source_id=entry.get("source", source["source"]),
                 locator=entry["locator"],
                 note=entry.get("note"),
                 build=entry.get("build"),
@@ -94,11 +96,20 @@ def runs_of_document(name: str, document: Mapping[str, Any], where: str) -> list
     return out
 
 
-def load_file(path: Path, schema_folder: Path | None = None) -> list[Run]:
-    """The runs of one measurement file, validated. Raises :class:`InputError` or
+def load_file(path: Path, schema_folder: Path | None = None, sources: Path | None = None) -> list[Run]:
+    """The runs of one measurement file, validated; with ``sources`` (a root's ``sources/`` folder), every source id
+    they name must have its record there. Raises :class:`InputError` (naming the file and the ids) or
     :class:`~passprice.errors.SchemaError`."""
     document = schema.load(path, "measurement", schema_folder)
-    return runs_of_document(path.name[: -len(".toml")], document, str(path))
+    runs = runs_of_document(path.name[: -len(".toml")], document, str(path))
+    if sources is not None:
+        missing = sorted({r.source_id for r in runs if not (sources / f"{r.source_id}.toml").is_file()})
+        if missing:
+            raise InputError(
+                f"{path}: no source {', '.join(repr(m) for m in missing)} ({sources} has no such record): a run cites "
+                "a source record (sources/ID.toml)"
+            )
+    return runs
 
 
 def load_runs(root: Root, stack: str | None = None) -> list[Run]:
@@ -109,7 +120,7 @@ def load_runs(root: Root, stack: str | None = None) -> list[Run]:
     seen: dict[str, str] = {}
     for name in root.names(root.measurements):
         path = root.measurements / f"{name}.toml"
-        for run in load_file(path, root.schema):
+        for run in load_file(path, root.schema, root.sources):
             if run.id in seen:
                 raise InputError(f"{path}: run {run.id!r} is also in {seen[run.id]}: a run id names one run")
             seen[run.id] = str(path)

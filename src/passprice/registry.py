@@ -20,8 +20,8 @@ _PACKAGE = Path(__file__).resolve().parent
 @attrs.frozen
 class Root:
     """A folder of passprice files: ``facts/cards``, ``facts/drafts``, ``facts/routing``, ``facts/stacks``,
-    ``registry/checkpoints``, ``registry/servings``, ``registry/measurements``, ``locks`` and ``schema`` below
-    ``path``. ``embedded`` is true for the package's copy."""
+    ``registry/checkpoints``, ``registry/servings``, ``registry/measurements``, ``locks``, ``sources`` and ``schema``
+    below ``path``. ``embedded`` is true for the package's copy."""
 
     path: Path
     embedded: bool = False
@@ -60,6 +60,11 @@ class Root:
     def servings(self) -> Path:
         """``registry/servings``: named serving configurations."""
         return self.path / "registry" / "servings"
+
+    @property
+    def sources(self) -> Path:
+        """``sources``: one TOML file a source (a document facts cite), named by its id."""
+        return self.path / "sources"
 
     @property
     def locks(self) -> Path:

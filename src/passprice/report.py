@@ -210,24 +210,31 @@ def cards_table(cards: list[Card]) -> str:
 
 
 def fact_json(fact: Fact) -> dict[str, Any]:
-    """A fact for ``--json``: as written (``value``, ``unit``), in base units (``base_value``), provenance, cite,
-    note, derivation, digest."""
+    """A fact for ``--json``: as written (``value``, ``unit``, ``provenance``, ``source``, ``locator``, ``note``,
+    ``derivation`` as its table), in base units (``base_value``), ``cite`` (the citation in one line:
+    ``SOURCE: LOCATOR``, or a pinned fact's free-text cite), ``derivation_text`` and ``digest``."""
     return {
         **fact.to_entry(),
+        "cite": fact.citation(),
+        "derivation_text": fact.derivation_text(),
         "base_value": fact.value,
         "digest": fact.digest(),
     }
 
 
 def facts_text(title: str, facts: Mapping[str, Fact]) -> str:
-    """Facts for people: path, value as written, provenance, then the citation and note on their own lines."""
+    """Facts for people: path, value as written, provenance, then the source and locator, derivation and note on
+    their own lines."""
     lines = [title, ""]
     width = max((len(p) for p in facts), default=0)
     for path, f in facts.items():
         lines.append(f"{path.ljust(width)}  {f.describe():>14}  {f.provenance.value}")
-        lines.append(f"{'':{width}}  cite: {f.cite}")
+        if f.source is not None:
+            lines.append(f"{'':{width}}  source: {f.source} — {f.locator}")
+        else:
+            lines.append(f"{'':{width}}  cite: {f.cite}")
         if f.derivation:
-            lines.append(f"{'':{width}}  derivation: {f.derivation}")
+            lines.append(f"{'':{width}}  derivation: {f.derivation_text()}")
         if f.note:
             lines.append(f"{'':{width}}  note: {f.note}")
     return "\n".join(lines)

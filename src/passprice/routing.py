@@ -105,9 +105,13 @@ def load_routing(root: Root, ref: str) -> Routing:
     """The routing record ``ref`` in ``root``, validated against ``schema/routing.schema.json``.
 
     Raises :class:`~passprice.errors.InputError` or :class:`~passprice.errors.SchemaError`."""
+    from passprice.sources import require_sources
+
     path = routing_path(root, ref)
     document = schema.load(path, "routing", root.schema)
-    return routing_from_document(path.name[: -len(".toml")], document, str(path))
+    routing = routing_from_document(path.name[: -len(".toml")], document, str(path))
+    require_sources(root, {p.split(".", 1)[1]: f for p, f in routing.facts().items()}, str(path))
+    return routing
 
 
 @attrs.frozen

@@ -78,6 +78,14 @@ def _explain(error: Any) -> str:
         return f"{_key_path(where)}: {instance!r} is not allowed here (one of {allowed})"
     if error.validator == "minLength":
         return f"{_key_path(where)}: {instance!r} is too short (at least {error.validator_value} characters)"
+    if error.validator == "not" and where and where[-1] == "cite":
+        return (
+            f"{_key_path(where)}: a fact cites a source record now: give source = ID (a file in sources/) and "
+            "locator = where in it (table, row, figure), instead of cite"
+        )
+    if error.validator == "pattern" and isinstance(error.schema, dict) and error.schema.get("description"):
+        # A pattern says what it wants in its description ("YYYY-MM-DD, or \"unknown\""), in words a person reads.
+        return f"{_key_path(where)}: {instance!r} is not {error.schema['description']}"
     if error.validator == "const":
         return f"{_key_path(where)}: {instance!r} is not allowed here (must be {error.validator_value!r})"
     return f"{_key_path(where)}: {error.message}"

@@ -243,13 +243,34 @@ class Resolved:
 
 def resolve(root: Root, spec: ServingSpec) -> Resolved:
     """Load the checkpoint, card and drafting method ``spec`` names from ``root``, complete its defaults, and build
-    the seed's serving. Raises :class:`InputError` for anything it names that is missing or invalid."""
+    the seed's serving. Raises :class:`InputError` for anything it names that is missing or invalid, and
+    :class:`~passprice.scopes.OutOfScope` for a drafting method or routing record whose checkpoints do not list the
+    one priced."""
     from passprice.checkpoints import load_checkpoint
 
     header = load_checkpoint(root, spec.checkpoint)
     card = load_card(root, spec.card)
     spec = complete(spec, header)
     method = load_draft_method(root, spec.draft.method) if spec.draft is not None else None
+    if method is not None and spec.draft is not None:
+        _require_scope(root, spec.draft.method, method, spec.checkpoint, header)
     acceptance = method.first(spec.draft.tokens) if method is not None and spec.draft is not None else ()
     routing = load_routing(root, spec.routing) if spec.routing is not None else None
+    if routing is not None and spec.routing is not None:
+        from passprice.routing import routing_path
+        from passprice.scopes import require_in_scope
+
+        file = routing_path(root, spec.routing)
+        shown = str(file.relative_to(root.path)) if file.is_relative_to(root.path) else str(file)
+        require_in_scope(root, "routing record", routing.name, shown, routing.checkpoints, spec.checkpoint, header)
     return Resolved(spec, header, card, method, to_serving(spec, acceptance, routing))
+
+
+def _require_scope(root: Root, ref: str, method: DraftMethod, checkpoint: str, header: GGUFHeader) -> None:
+    """The drafting method ``method`` (named ``ref``) applies to ``checkpoint``, or :class:`OutOfScope` says so."""
+    from passprice.drafts import draft_path
+    from passprice.scopes import require_in_scope
+
+    file = draft_path(root, ref)
+    shown = str(file.relative_to(root.path)) if file.is_relative_to(root.path) else str(file)
+    require_in_scope(root, "drafting method", method.name, shown, method.checkpoints, checkpoint, header)

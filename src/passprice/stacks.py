@@ -201,11 +201,16 @@ def stack_path(root: Root, ref: str) -> Path:
 
 
 def load_stack(root: Root, ref: str) -> Stack:
-    """The stack ``ref`` in ``root`` (or at the path ``ref``), validated against ``schema/stack.schema.json``.
-    Raises :class:`InputError` or :class:`~passprice.errors.SchemaError`."""
+    """The stack ``ref`` in ``root`` (or at the path ``ref``), validated against ``schema/stack.schema.json``, every
+    source its facts cite registered in ``sources/``. Raises :class:`InputError` or
+    :class:`~passprice.errors.SchemaError`."""
+    from passprice.sources import require_sources
+
     path = stack_path(root, ref)
     document = schema.load(path, "stack", root.schema)
-    return stack_from_document(path.name[: -len(".toml")], document, str(path))
+    stack = stack_from_document(path.name[: -len(".toml")], document, str(path))
+    require_sources(root, stack.lock_facts(), str(path))
+    return stack
 
 
 def expected_pricing(

@@ -1,0 +1,509 @@
+"""A derived figure is only as good as the inputs it was computed from, so it names them, records the value of each
+as used, and states its formula: passprice recomputes it and says which input moved when it no longer follows.
+
+A derivation (a fact's ``derivation`` table) has a ``formula`` over named ``inputs`` and, optionally, ``digits``:
+the fact's value is the formula's result rounded to that many significant digits (exact when absent). Each input has
+a ``value`` and a ``unit`` and says what it is:
+
+- ``fact = "memory.bandwidth"``: another fact of the same card or drafting method, with the value it had when the
+  fact was derived (so a later change of that fact is named, not just noticed);
+- ``locator = "…"`` (and ``source = ID``, default the fact's own source): a figure read from a source;
+- ``constant = "…"``: a constant, saying what it is (``2 FLOP/MAC``: two operations a multiply-add).
+
+The formula is evaluated by passprice itself, never by Python's ``eval``: a whitelisted grammar over :mod:`ast`
+(numbers, input names, ``+ - * /``, unary ``-``, ``min``/``max``), in exact rational arithmetic
+(:class:`fractions.Fraction`: ``4.48 / 4.8`` is 14/15, not a double), with units carried through: every input's
+unit is parsed into a multiplier and a dimension (``TOPS`` is 10^12 op/s, ``GHz`` 10^9 cycle/s), ``+``, ``-``,
+``min`` and ``max`` need equal dimensions, and the result must have the fact's dimension.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from collections.abc import Mapping
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any
+
+import attrs
+
+from passprice.errors import InputError
+
+#: The longest formula passprice evaluates (characters), and the most syntax-tree nodes: a formula is a line of
+#: arithmetic, and a bound keeps any input from making evaluation slow.
+MAX_FORMULA = 400
+MAX_NODES = 200
+
+_DECIMAL = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18}
+_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+#: Base symbols: the dimension each counts and its size in that dimension (a bit is an eighth of a byte).
+_SYMBOLS: dict[str, tuple[str, Fraction]] = {
+    "cycle": ("cycle", Fraction(1)),
+    "FLOP": ("FLOP", Fraction(1)),
+    "MAC": ("MAC", Fraction(1)),
+    "bit": ("B", Fraction(1, 8)),
+    "op": ("op", Fraction(1)),
+    "B": ("B", Fraction(1)),
+    "s": ("s", Fraction(1)),
+}
+#: Rates written as one word, with a prefix: ``TFLOPS`` is 10^12 FLOP/s, ``TOPS`` 10^12 op/s, ``GHz`` 10^9 cycle/s.
+_RATES = {"FLOPS": "FLOP", "OPS": "op", "Hz": "cycle"}
+
+Dims = tuple[tuple[str, int], ...]
+
+
+def _dims(counts: Mapping[str, int]) -> Dims:
+    return tuple(sorted((k, v) for k, v in counts.items() if v))
+
+
+#: Seconds below one (a serving stack's fixed costs, issue 14): the only prefixed seconds a unit may have.
+_SUBSECOND = {"ms": Fraction(1, 10**3), "us": Fraction(1, 10**6), "ns": Fraction(1, 10**9)}
+
+
+def _term(text: str, unit: str) -> tuple[Fraction, dict[str, int]]:
+    """One side of a unit (``TB``, ``GHz``, ``MAC``, ``ms``): its multiplier and dimension exponents."""
+    if text in _SUBSECOND:
+        return _SUBSECOND[text], {"s": 1}
+    for word, symbol in _RATES.items():
+        if text.endswith(word) and text[: -len(word)] in _DECIMAL:
+            return Fraction(_DECIMAL[text[: -len(word)]]), {symbol: 1, "s": -1}
+    for symbol, (dimension, size) in _SYMBOLS.items():
+        if not text.endswith(symbol):
+            continue
+        prefix = text[: -len(symbol)]
+        if symbol == "s" and prefix:
+            continue
+        if prefix in _DECIMAL:
+            return size * _DECIMAL[prefix], {dimension: 1}
+        if prefix in _BINARY and symbol == "B":
+            return size * _BINARY[prefix], {dimension: 1}
+    raise InputError(f"unit {unit!r}: {text!r} is not a unit passprice knows (B, bit, s, MAC, op, FLOP, cycle with a "
+                     "prefix k M G T P E or, for bytes, Ki Mi Gi Ti; ms, us, ns; TOPS, TFLOPS, GHz; '1' for a count "
+                     "or a share)")
+
+
+@attrs.frozen
+class Unit:
+    """A unit: its ``multiplier`` to base units (exact) and its dimension, ``dims`` (symbol, exponent) pairs;
+    ``TB/s`` is 10^12 with ``(("B", 1), ("s", -1))``, ``1`` is 1 with no dimension."""
+
+    text: str
+    multiplier: Fraction
+    dims: Dims
+
+    @classmethod
+    def parse(cls, text: str) -> Unit:
+        """The unit ``text`` writes: ``1`` (a count or share), or ``TERM`` or ``TERM/TERM`` where a term is a
+        prefixed symbol (``TB``, ``KiB``, ``GMAC``, ``Tcycle``, ``Gbit``, ``op``, ``FLOP``, ``s``) or a rate word
+        (``TOPS``, ``PFLOPS``, ``GHz``). Raises :class:`InputError` naming the unit for anything else."""
+        if text == "1":
+            return cls(text, Fraction(1), ())
+        parts = text.split("/")
+        if len(parts) > 2 or not all(parts):
+            raise InputError(f"unit {text!r}: write one term or TERM/TERM (TB/s, op/MAC, B/cycle)")
+        multiplier, counts = _term(parts[0], text)
+        if len(parts) == 2:
+            m2, c2 = _term(parts[1], text)
+            multiplier /= m2
+            for k, v in c2.items():
+                counts[k] = counts.get(k, 0) - v
+        return cls(text, multiplier, _dims(counts))
+
+    def dimension(self) -> str:
+        """The dimension in words: ``B/s``, ``MAC/s``, ``1`` (dimensionless)."""
+        return dims_text(self.dims)
+
+
+def dims_text(dims: Dims) -> str:
+    """A dimension as a unit would write it: ``B/s``, ``op/MAC``, ``1`` for none."""
+    up = [k if v == 1 else f"{k}^{v}" for k, v in dims if v > 0]
+    down = [k if v == -1 else f"{k}^{-v}" for k, v in dims if v < 0]
+    text = "·".join(up) or "1"
+    return text + ("/" + "·".join(down) if down else "")
+
+
+@attrs.frozen
+class Quantity:
+    """An exact value in base units with its dimension."""
+
+    value: Fraction
+    dims: Dims = ()
+
+
+def quantity(amount: int | float, unit: str) -> Quantity:
+    """``amount`` (as written: ``4.48`` is 448/100 exactly) in ``unit``, as a base-unit :class:`Quantity`."""
+    parsed = Unit.parse(unit)
+    exact = Fraction(amount) if isinstance(amount, int) else Fraction(repr(amount))
+    return Quantity(exact * parsed.multiplier, parsed.dims)
+
+
+class FormulaError(Exception):
+    """A formula that cannot be evaluated: bad syntax, a name no input has, a construct outside the grammar,
+    mismatched dimensions, a division by zero. ``str()`` says which."""
+
+
+def _combine(a: Dims, b: Dims, sign: int) -> Dims:
+    counts = dict(a)
+    for k, v in b:
+        counts[k] = counts.get(k, 0) + sign * v
+    return _dims(counts)
+
+
+def evaluate(formula: str, env: Mapping[str, Quantity]) -> Quantity:
+    """The value of ``formula`` with each name bound to ``env``'s quantity, in exact arithmetic with units.
+
+    The grammar: numbers (dimensionless), names, ``a + b``, ``a - b`` (equal dimensions), ``a * b``, ``a / b``,
+    ``-a``, ``+a``, parentheses, and ``min(a, b, …)``/``max(a, b, …)`` (equal dimensions). At most
+    :data:`MAX_FORMULA` characters and :data:`MAX_NODES` syntax-tree nodes. Raises :class:`FormulaError`."""
+    if len(formula) > MAX_FORMULA:
+        raise FormulaError(f"longer than {MAX_FORMULA} characters")
+    try:
+        tree = ast.parse(formula.strip(), mode="eval")
+    except SyntaxError as e:
+        raise FormulaError(f"not an expression: {e.msg}") from None
+    except (ValueError, RecursionError, MemoryError):
+        raise FormulaError("not an expression passprice evaluates") from None
+    if sum(1 for _ in ast.walk(tree)) > MAX_NODES:
+        raise FormulaError(f"more than {MAX_NODES} terms")
+    return _eval(tree.body, env)
+
+
+def _eval(node: ast.AST, env: Mapping[str, Quantity]) -> Quantity:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float) and not isinstance(node.value, bool):
+        number = node.value
+        if isinstance(number, float) and not math.isfinite(number):
+            raise FormulaError(f"{number!r} is not a finite number")
+        return Quantity(Fraction(number) if isinstance(number, int) else Fraction(repr(number)))
+    if isinstance(node, ast.Name):
+        if node.id not in env:
+            known = ", ".join(sorted(env)) or "none"
+            raise FormulaError(f"{node.id!r} is not an input (inputs: {known})")
+        return env[node.id]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        q = _eval(node.operand, env)
+        return Quantity(-q.value, q.dims) if isinstance(node.op, ast.USub) else q
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub | ast.Mult | ast.Div):
+        a, b = _eval(node.left, env), _eval(node.right, env)
+        if isinstance(node.op, ast.Add | ast.Sub):
+            if a.dims != b.dims:
+                op = "+" if isinstance(node.op, ast.Add) else "-"
+                raise FormulaError(f"{dims_text(a.dims)} {op} {dims_text(b.dims)}: adds unlike quantities")
+            return Quantity(a.value + b.value if isinstance(node.op, ast.Add) else a.value - b.value, a.dims)
+        if isinstance(node.op, ast.Mult):
+            return Quantity(a.value * b.value, _combine(a.dims, b.dims, 1))
+        if b.value == 0:
+            raise FormulaError("division by zero")
+        return Quantity(a.value / b.value, _combine(a.dims, b.dims, -1))
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("min", "max")
+        and not node.keywords
+        and len(node.args) >= 2
+    ):
+        values = [_eval(arg, env) for arg in node.args]
+        if len({v.dims for v in values}) != 1:
+            raise FormulaError(f"{node.func.id}() of unlike quantities")
+        pick = min if node.func.id == "min" else max
+        return Quantity(pick(v.value for v in values), values[0].dims)
+    shown = type(node).__name__
+    if isinstance(node, ast.Call):
+        shown = "a call other than min(a, b, …) or max(a, b, …)"
+    elif isinstance(node, ast.BinOp | ast.UnaryOp):
+        shown = f"the operator {type(node.op).__name__}"
+    raise FormulaError(f"{shown} is not allowed (numbers, input names, + - * /, min, max)")
+
+
+@attrs.frozen
+class Input:
+    """One input of a derivation: its ``name`` in the formula, its ``amount`` and ``unit`` as written, and what it
+    is: a ``fact`` path of the same record (its value when derived), a figure read at ``locator`` in ``source``
+    (``None``: the fact's own source), or a ``constant`` (what it is, in words)."""
+
+    name: str
+    amount: int | float
+    unit: str
+    fact: str | None = None
+    source: str | None = None
+    locator: str | None = None
+    constant: str | None = None
+
+    @property
+    def kind(self) -> str:
+        """``fact``, ``figure`` or ``constant``."""
+        if self.fact is not None:
+            return "fact"
+        return "constant" if self.constant is not None else "figure"
+
+    def quantity(self) -> Quantity:
+        """The input's recorded value in base units. Raises :class:`InputError` for a unit passprice cannot read."""
+        return quantity(self.amount, self.unit)
+
+    def shown(self) -> str:
+        """``4.48 TB/s``: the amount as written, with its unit (a bare number for ``1``)."""
+        return _amount(self.amount) + ("" if self.unit == "1" else f" {self.unit}")
+
+    def to_entry(self) -> dict[str, Any]:
+        """The input as its TOML table (the keys it was written with)."""
+        entry: dict[str, Any] = {"value": self.amount, "unit": self.unit}
+        for key in ("fact", "source", "locator", "constant"):
+            if getattr(self, key) is not None:
+                entry[key] = getattr(self, key)
+        return entry
+
+
+def _amount(amount: int | float) -> str:
+    if isinstance(amount, int):
+        return f"{amount}"
+    text = f"{amount:g}"
+    return text if float(text) == amount else repr(amount)
+
+
+@attrs.frozen
+class Derivation:
+    """A fact's derivation: the ``formula``, its ``inputs`` in the order written, and ``digits`` (the value is the
+    result rounded to that many significant digits; ``None``: exactly the result)."""
+
+    formula: str
+    inputs: tuple[Input, ...]
+    digits: int | None = None
+
+    @classmethod
+    def from_entry(cls, entry: Mapping[str, Any]) -> Derivation:
+        """The derivation a schema-valid ``derivation`` table describes."""
+        inputs = tuple(
+            Input(
+                name=name,
+                amount=table["value"],
+                unit=table["unit"],
+                fact=table.get("fact"),
+                source=table.get("source"),
+                locator=table.get("locator"),
+                constant=table.get("constant"),
+            )
+            for name, table in entry.get("inputs", {}).items()
+        )
+        return cls(entry["formula"], inputs, entry.get("digits"))
+
+    def to_entry(self) -> dict[str, Any]:
+        """The derivation as its TOML table."""
+        out: dict[str, Any] = {"formula": self.formula}
+        if self.digits is not None:
+            out["digits"] = self.digits
+        out["inputs"] = {i.name: i.to_entry() for i in self.inputs}
+        return out
+
+    def facts(self) -> tuple[str, ...]:
+        """The fact paths it takes as inputs."""
+        return tuple(i.fact for i in self.inputs if i.fact is not None)
+
+    def sources(self, own: str | None) -> tuple[str, ...]:
+        """The source ids its figures are read from (``own``, the fact's source, for a figure naming none)."""
+        out = [i.source or own for i in self.inputs if i.kind == "figure"]
+        return tuple(dict.fromkeys(s for s in out if s is not None))
+
+    def result(self, overrides: Mapping[str, Quantity] | None = None) -> Quantity:
+        """The formula's value from the recorded inputs, each replaced by ``overrides[name]`` where given.
+        Raises :class:`FormulaError` (or :class:`InputError` for an input's unit)."""
+        env = {i.name: i.quantity() for i in self.inputs}
+        env.update(overrides or {})
+        return evaluate(self.formula, env)
+
+    def describe(self) -> str:
+        """One line: ``dot / bandwidth, to 4 significant digits; dot = 4.48 TB/s (figure: …), bandwidth =
+        memory.bandwidth 4.8 TB/s``."""
+        rounding = f", to {self.digits} significant digits" if self.digits is not None else ""
+        parts = []
+        for i in self.inputs:
+            if i.kind == "fact":
+                what = f"the fact {i.fact}, {i.shown()} when derived"
+            elif i.kind == "constant":
+                what = f"{i.shown()} ({i.constant})"
+            else:
+                where = f"{i.source}: " if i.source is not None else ""
+                what = f"{i.shown()} ({where}{i.locator})"
+            parts.append(f"{i.name} = {what}")
+        return f"{self.formula}{rounding}; " + "; ".join(parts)
+
+
+def _exponent(magnitude: Fraction) -> int:
+    """The exponent e with 10^e <= magnitude < 10^(e+1), exactly (log10 of a double can be off by one)."""
+    exponent = math.floor(math.log10(magnitude))
+    while Fraction(10) ** exponent > magnitude:
+        exponent -= 1
+    while Fraction(10) ** (exponent + 1) <= magnitude:
+        exponent += 1
+    return exponent
+
+
+def significant(value: Fraction, digits: int) -> Fraction:
+    """``value`` rounded to ``digits`` significant digits (half away from zero)."""
+    if value == 0:
+        return value
+    quantum = Fraction(10) ** (_exponent(abs(value)) - digits + 1)
+    rounded = math.floor(abs(value) / quantum + Fraction(1, 2)) * quantum
+    return rounded if value > 0 else -rounded
+
+
+def follows(written: Fraction, result: Fraction, digits: int | None) -> bool:
+    """Whether a value ``written`` (in the fact's unit) is ``result`` (in the same unit): exactly, or, with
+    ``digits``, to within half a unit in the result's last significant digit (either rounding of a tie passes)."""
+    if digits is None or result == 0:
+        return written == result
+    half = Fraction(10) ** (_exponent(abs(result)) - digits + 1) / 2
+    return abs(written - result) <= half
+
+
+def decimal_text(value: Fraction, digits: int | None) -> str:
+    """``value`` as a decimal for people: to ``digits`` significant digits, else to 10."""
+    rounded = significant(value, digits or 10)
+    text = format(Decimal(rounded.numerator) / Decimal(rounded.denominator), "f")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
+
+
+@attrs.frozen
+class Changed:
+    """A fact input whose fact has moved since the derivation was made: the input's ``name``, the ``path`` of the
+    fact, the value ``recorded`` in the derivation and the fact's value ``now`` (as written, with units), or
+    ``None`` when the record no longer has that fact."""
+
+    name: str
+    path: str
+    recorded: str
+    now: str | None
+
+    def describe(self) -> str:
+        """``bandwidth = memory.bandwidth: 4.8 TB/s when derived, 5.2 TB/s now``."""
+        now = self.now if self.now is not None else "gone"
+        return f"{self.name} = {self.path}: {self.recorded} when derived, {now} now"
+
+
+@attrs.frozen
+class Finding:
+    """What recomputing a derived fact found: ``path`` of the fact; ``kind`` — ``stale`` (a fact input moved),
+    ``mismatch`` (the value does not follow from the inputs it records) or ``broken`` (the derivation cannot be
+    evaluated); the ``changed`` inputs; the value recomputed from today's inputs (``expected``, as written in the
+    fact's unit, or ``None``); and the ``message``, one line naming each."""
+
+    path: str
+    kind: str
+    message: str
+    changed: tuple[Changed, ...] = ()
+    expected: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The finding for ``--json``."""
+        return {
+            "path": self.path,
+            "kind": self.kind,
+            "changed": [attrs.asdict(c) for c in self.changed],
+            "expected": self.expected,
+            "message": self.message,
+        }
+
+
+def _written(fact: Any) -> str:
+    describe = getattr(fact, "describe", None)
+    return str(describe()) if callable(describe) else str(fact)
+
+
+def recheck(path: str, fact: Any, facts: Mapping[str, Any]) -> Finding | None:
+    """Recompute the derivation of ``fact`` (at ``path``) from the other ``facts`` of its record (path → fact, each
+    with ``amount``, ``unit``, ``value`` and ``derivation``); ``None`` when it follows and no input moved.
+
+    A fact input whose fact's value (in base units) differs from the value recorded makes the fact ``stale``, named
+    with every such input and the value today's inputs give; a value that does not follow from the recorded inputs
+    is a ``mismatch``; a derivation that cannot be evaluated (syntax, unknown name, unlike dimensions, a unit
+    passprice cannot read, the result's dimension not the fact's) is ``broken``."""
+    derivation = fact.derivation
+    if not isinstance(derivation, Derivation):
+        return None
+    try:
+        target = Unit.parse(fact.unit)
+        changed: list[Changed] = []
+        overrides: dict[str, Quantity] = {}
+        for i in derivation.inputs:
+            if i.fact is None:
+                continue
+            today = facts.get(i.fact)
+            if today is None:
+                changed.append(Changed(i.name, i.fact, i.shown(), None))
+                continue
+            now = quantity(today.amount, today.unit)
+            if now != i.quantity():
+                changed.append(Changed(i.name, i.fact, i.shown(), _written(today)))
+                overrides[i.name] = now
+        recorded = derivation.result()
+        if recorded.dims != target.dims:
+            return Finding(
+                path,
+                "broken",
+                f"{path}: its derivation gives {dims_text(recorded.dims)}, but the fact is in {fact.unit} "
+                f"({target.dimension()})",
+            )
+        written = quantity(fact.amount, fact.unit).value / target.multiplier
+        if any(c.now is None for c in changed):
+            gone = ", ".join(f"{c.name} = {c.path}" for c in changed if c.now is None)
+            return Finding(path, "broken", f"{path}: its derivation's input {gone} names no fact of this record",
+                           tuple(changed))
+        if changed:
+            today_value = derivation.result(overrides).value / target.multiplier
+            expected = decimal_text(today_value, derivation.digits)
+            if follows(written, today_value, derivation.digits):
+                # The inputs moved, but not enough to change the value as written: record the new inputs.
+                what = "; ".join(c.describe() for c in changed)
+                return Finding(
+                    path,
+                    "stale",
+                    f"{path} derives from inputs that changed ({what}); its value {_written(fact)} still follows, "
+                    "but the derivation records the old inputs: update them",
+                    tuple(changed),
+                    expected,
+                )
+            what = "; ".join(c.describe() for c in changed)
+            return Finding(
+                path,
+                "stale",
+                f"{path} is stale: its input {what}; recomputed from today's inputs it is {expected}, not "
+                f"{_written(fact)}",
+                tuple(changed),
+                expected,
+            )
+        value = recorded.value / target.multiplier
+        if not follows(written, value, derivation.digits):
+            rounding = f" (to {derivation.digits} significant digits)" if derivation.digits is not None else ""
+            return Finding(
+                path,
+                "mismatch",
+                f"{path}: {_written(fact)} does not follow from its derivation: {derivation.formula} gives "
+                f"{decimal_text(value, derivation.digits)}{rounding} from the inputs it records",
+                (),
+                decimal_text(value, derivation.digits),
+            )
+    except FormulaError as e:
+        return Finding(path, "broken", f"{path}.derivation.formula: {e}")
+    except InputError as e:
+        return Finding(path, "broken", f"{path}.derivation: {e}")
+    return None
+
+
+def recheck_all(facts: Mapping[str, Any]) -> list[Finding]:
+    """:func:`recheck` of every fact of a record (path → fact) that has a derivation, in path order."""
+    out = []
+    for path, fact in facts.items():
+        found = recheck(path, fact, facts)
+        if found is not None:
+            out.append(found)
+    return out
+
+
+def dependants(facts: Mapping[str, Any], path: str) -> tuple[str, ...]:
+    """The paths of the facts of a record whose derivation takes fact ``path`` as an input (directly)."""
+    return tuple(
+        p
+        for p, f in facts.items()
+        if isinstance(f.derivation, Derivation) and path in f.derivation.facts()
+    )

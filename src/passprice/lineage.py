@@ -1,0 +1,750 @@
+"""Every price can be traced backwards: from a source (or one fact) to the facts that cite it, the facts derived from
+those, and the servings and locks whose prices really rest on them — and what those locks would say if the source
+were withdrawn.
+
+*Citing* a source means naming it as a fact's ``source`` or as the source of a figure in the fact's derivation.
+*Withdrawing* a source demotes every fact citing it to ``assumed``, and with them every fact derived from a demoted
+one (a derivation is only as good as its inputs). A serving or lock *rests on* a fact when its price does: the
+price's own ``rests_on`` (:class:`~passprice.serving.ServingCost`, recorded in each lock), not every fact the lock
+happens to pin (every lock pins ``host.stream``; only a price with sequences in host memory rests on it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from passprice import schema
+from passprice.derivations import Derivation, Finding, dependants, recheck_all
+from passprice.errors import InputError
+from passprice.facts import Fact, Provenance, weakest
+from passprice.registry import Root
+from passprice.sources import Source, check_sources, cited_ids, load_source, missing_sources
+from passprice.tables import markdown_table, text_table
+
+# --- the facts of the registry ---------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class FactRef:
+    """A registered fact: the ``kind`` of record holding it (``card``, ``draft`` or ``routing``), the record's
+    ``name`` and the fact's ``path`` in its file (``streams.read``, ``acceptance.1``, ``hot_share``)."""
+
+    kind: str
+    record: str
+    path: str
+
+    @property
+    def lock_path(self) -> str:
+        """The path a lock and a price name it by: the card path, ``draft.acceptance.N`` or ``routing.hot_share``."""
+        return f"{self.kind}.{self.path}" if self.kind in ("draft", "routing") else self.path
+
+    def __str__(self) -> str:
+        return f"{self.record}:{self.path}"
+
+
+@attrs.frozen
+class Record:
+    """A card or drafting method as read: ``kind``, ``name``, its ``file`` and its ``facts`` by path."""
+
+    kind: str
+    name: str
+    file: Path
+    facts: Mapping[str, Fact]
+
+    def ref(self, path: str) -> FactRef:
+        """The :class:`FactRef` of fact ``path`` of this record."""
+        return FactRef(self.kind, self.name, path)
+
+
+def load_records(root: Root) -> tuple[list[Record], list[str]]:
+    """Every card, drafting method and routing record of ``root`` that reads (schema, then building it; its sources
+    are not checked here), and one line per problem of each that does not."""
+    from passprice.cards import card_from_document
+    from passprice.drafts import method_from_document
+    from passprice.routing import routing_from_document
+
+    records: list[Record] = []
+    problems: list[str] = []
+    for kind, folder in (("card", root.cards), ("draft", root.drafts), ("routing", root.routing)):
+        for name in root.names(folder):
+            path = folder / f"{name}.toml"
+            try:
+                document = schema.load(path, kind, root.schema)
+                if kind == "card":
+                    facts = dict(card_from_document(name, document, str(path)).facts())
+                elif kind == "draft":
+                    facts = method_from_document(name, document, str(path)).facts()
+                else:
+                    routing = routing_from_document(name, document, str(path))
+                    facts = {p.split(".", 1)[1]: f for p, f in routing.facts().items()}
+            except InputError as e:
+                problems += str(e).splitlines()
+                continue
+            records.append(Record(kind, name, path, facts))
+    return records, problems
+
+
+def review(root: Root) -> tuple[list[str], list[str]]:
+    """``passprice check``'s look at lineage: problems (a fact citing a source that is not registered, a derived fact
+    that no longer follows from its inputs — naming each input that changed —, a source file that does not read)
+    and warnings (a source nothing cites), one line each naming the file."""
+    records, _ = load_records(root)  # a file that does not read is reported by check's own validation
+    problems: list[str] = []
+    cited: set[str] = set()
+    for record in records:
+        problems += missing_sources(root, record.facts, str(record.file))
+        problems += [f"{record.file}: {f.message}" for f in recheck_all(record.facts)]
+        for path, fact in record.facts.items():
+            cited.update(source_id for _, source_id in cited_ids(path, fact))
+    cited.update(_stack_and_run_sources(root))
+    found, warnings = check_sources(root, cited)
+    return problems + found, warnings
+
+
+def stale_after(facts: Mapping[str, Fact], path: str) -> list[Finding]:
+    """The findings of the facts derived (directly) from fact ``path`` of a record: what an edit of ``path`` makes
+    stale."""
+    out = []
+    for found in recheck_all(facts):
+        if found.path in dependants(facts, path) or found.path == path:
+            out.append(found)
+    return out
+
+
+@attrs.frozen
+class Dependant:
+    """A fact derived from a changed one: the changed ``input`` path, the ``fact`` derived from it, and what
+    recomputing it found (``finding``: stale, mismatch or broken; ``None`` when it still follows)."""
+
+    input: str
+    fact: str
+    finding: Finding | None
+
+    def describe(self) -> str:
+        """``streams.read: stale, recomputed 0.8615`` or ``streams.read: still follows``."""
+        if self.finding is None:
+            return f"{self.fact}: still follows"
+        if self.finding.kind == "stale" and self.finding.expected is not None:
+            return f"{self.fact}: STALE, recomputed {self.finding.expected}"
+        return f"{self.fact}: {self.finding.kind.upper()}"
+
+    def to_json(self) -> dict[str, Any]:
+        """The dependant for ``--json``."""
+        return {
+            "input": self.input,
+            "fact": self.fact,
+            "finding": self.finding.to_json() if self.finding is not None else None,
+        }
+
+
+def changed_dependants(facts: Mapping[str, Fact], changed: Iterable[str]) -> list[Dependant]:
+    """For each path in ``changed``, the facts of the record (``facts``, after the change) derived from it, and
+    whether each still follows from its inputs (``passprice diff`` shows them under the change)."""
+    findings = {f.path: f for f in recheck_all(facts)}
+    out = []
+    for path in changed:
+        for dependant in dependants(facts, path):
+            out.append(Dependant(path, dependant, findings.get(dependant)))
+    return out
+
+
+# --- what cites what -------------------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Citing:
+    """A fact resting on the subject: its ``ref`` and ``fact``, and ``how``: for a source, ``source`` and/or
+    ``figure NAME`` (a figure of its derivation); for a withdrawn fact, ``the fact itself``; for a fact derived from
+    a demoted one, ``derived from PATH``."""
+
+    ref: FactRef
+    fact: Fact
+    how: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """The fact for ``--json``."""
+        return {
+            "record": self.ref.record,
+            "kind": self.ref.kind,
+            "path": self.ref.path,
+            "lock_path": self.ref.lock_path,
+            "value": self.fact.amount,
+            "unit": self.fact.unit,
+            "provenance": self.fact.provenance.value,
+            "source": self.fact.source,
+            "locator": self.fact.locator,
+            "how": list(self.how),
+        }
+
+
+def citing_source(records: Iterable[Record], source_id: str) -> list[Citing]:
+    """Every fact that cites ``source_id``: as its ``source``, or as the source of a figure of its derivation (a
+    figure naming no source is read from the fact's own)."""
+    out = []
+    for record in records:
+        for path, fact in record.facts.items():
+            how = []
+            if fact.source == source_id:
+                how.append("source")
+            if isinstance(fact.derivation, Derivation):
+                how += [
+                    f"figure {i.name}"
+                    for i in fact.derivation.inputs
+                    if i.kind == "figure" and (i.source or fact.source) == source_id and fact.source != source_id
+                ]
+            if how:
+                out.append(Citing(record.ref(path), fact, tuple(how)))
+    return out
+
+
+def derived_closure(records: Iterable[Record], start: Iterable[FactRef]) -> list[Citing]:
+    """The facts derived, directly or through other derived facts, from the facts ``start`` (within each fact's own
+    record), each with the inputs it takes from the set; ``start`` itself left out."""
+    by_record = {(r.kind, r.name): r for r in records}
+    demoted = set(start)
+    out: list[Citing] = []
+    changed = True
+    while changed:
+        changed = False
+        for record in by_record.values():
+            for path, fact in record.facts.items():
+                ref = record.ref(path)
+                if ref in demoted or not isinstance(fact.derivation, Derivation):
+                    continue
+                inputs = [p for p in fact.derivation.facts() if record.ref(p) in demoted]
+                if inputs:
+                    demoted.add(ref)
+                    out.append(Citing(ref, fact, tuple(f"derived from {p}" for p in inputs)))
+                    changed = True
+    return out
+
+
+# --- what rests on them ----------------------------------------------------------------------------------------------
+
+
+def _withdrawn(fact: Fact) -> Fact:
+    return attrs.evolve(fact, provenance=Provenance.ASSUMED)
+
+
+def _matches(ref: FactRef, card: str, method: str | None, routing: str | None = None) -> bool:
+    return (
+        (ref.kind == "card" and ref.record == card)
+        or (ref.kind == "draft" and ref.record == method)
+        or (ref.kind == "routing" and ref.record == routing)
+    )
+
+
+def _method_name(method: str | None) -> str | None:
+    if method is None:
+        return None
+    return Path(method).name.removesuffix(".toml")
+
+
+@attrs.frozen
+class ServingUse:
+    """A registered serving priced with today's facts: its ``name``, ``card``, drafting ``method``, the facts its
+    price ``rests_on`` (lock path → fact) and its ``tokens_per_s``, or the ``refusal`` that kept it from a price;
+    its ``routing`` record, if any."""
+
+    name: str
+    card: str
+    method: str | None
+    rests_on: Mapping[str, Fact]
+    tokens_per_s: float | None = None
+    refusal: str | None = None
+    routing: str | None = None
+
+
+def serving_uses(root: Root) -> list[ServingUse]:
+    """Every registered serving of ``root`` priced at its own batch with today's facts (a serving that does not
+    resolve or is refused is kept, with why)."""
+    from passprice.serving import ServingRefusal, price_serving
+    from passprice.servings import load_spec, resolve
+
+    out = []
+    for name in root.names(root.servings):
+        try:
+            spec = load_spec(root, name)
+        except InputError as e:
+            out.append(ServingUse(name, "?", None, {}, refusal=str(e).splitlines()[0]))
+            continue
+        method = _method_name(spec.draft.method if spec.draft is not None else None)
+        routing = _method_name(spec.routing)
+        card = Path(spec.card).name.removesuffix(".toml")
+        try:
+            resolved = resolve(root, spec)
+            cost = price_serving(resolved.header, resolved.card, resolved.serving)
+        except ServingRefusal as e:
+            out.append(ServingUse(name, card, method, {}, refusal=f"{e.name}: {e}"))
+            continue
+        except InputError as e:
+            out.append(ServingUse(name, card, method, {}, refusal=str(e).splitlines()[0]))
+            continue
+        out.append(ServingUse(name, resolved.card.name, method, dict(cost.rests_on), cost.tokens_per_s, None, routing))
+    return out
+
+
+@attrs.frozen
+class ServingImpact:
+    """A serving resting on withdrawn facts: ``name``, ``card``, the lock paths of the withdrawn facts its price
+    ``rests_on``, and its provenance ``now`` and ``withdrawn``."""
+
+    name: str
+    card: str
+    rests_on: tuple[str, ...]
+    tokens_per_s: float
+    now: Provenance
+    withdrawn: Provenance
+
+    def to_json(self) -> dict[str, Any]:
+        """The serving for ``--json``."""
+        return {
+            "name": self.name,
+            "card": self.card,
+            "rests_on": list(self.rests_on),
+            "tokens_per_s": self.tokens_per_s,
+            "provenance": self.now.value,
+            "provenance_withdrawn": self.withdrawn.value,
+        }
+
+
+@attrs.frozen
+class LockImpact:
+    """A lock resting on withdrawn facts: its ``name``, ``path``, ``card``; the lock paths of the withdrawn facts its
+    recorded price ``rests_on``; those it pins without resting on them (``pinned_only``); its recorded tokens/s; and
+    its floors judged on its pinned facts as they are (``now``) and with the withdrawn ones ``assumed``
+    (``withdrawn``)."""
+
+    name: str
+    path: str
+    card: str
+    rests_on: tuple[str, ...]
+    pinned_only: tuple[str, ...]
+    tokens_per_s: float
+    now: Any  # locks.Verdict
+    withdrawn: Any  # locks.Verdict
+
+    @property
+    def breaks(self) -> bool:
+        """True when the lock holds today and would not with the source withdrawn."""
+        return bool(self.now.holds and not self.withdrawn.holds)
+
+    def floors(self) -> str:
+        """``still holds``, or ``BREAKS: P1, P2 below F1; P3 below F2`` (the withdrawn facts, now ``assumed``, grouped
+        by the floor each falls below)."""
+        if self.withdrawn.holds:
+            return "still holds"
+        by_floor: dict[str, list[str]] = {}
+        for o in self.withdrawn.offences:
+            by_floor.setdefault(o.floor.value, []).append(o.path)
+        listed = "; ".join(f"{', '.join(paths)} below {floor}" for floor, paths in by_floor.items())
+        return ("BREAKS: " if self.now.holds else "unheld already: ") + listed
+
+    def to_json(self) -> dict[str, Any]:
+        """The lock for ``--json``."""
+        return {
+            "name": self.name,
+            "path": self.path,
+            "card": self.card,
+            "rests_on": list(self.rests_on),
+            "pinned_only": list(self.pinned_only),
+            "tokens_per_s": self.tokens_per_s,
+            "provenance": self.now.provenance.value,
+            "provenance_withdrawn": self.withdrawn.provenance.value,
+            "holds": self.now.holds,
+            "holds_withdrawn": self.withdrawn.holds,
+            "breaks": self.breaks,
+            "offences_withdrawn": [
+                {"path": o.path, "provenance": o.provenance.value, "floor": o.floor.value}
+                for o in self.withdrawn.offences
+            ],
+        }
+
+
+def registered_locks(root: Root) -> tuple[list[tuple[str, Any]], list[str]]:
+    """Every lock of ``root`` that reads, with its file shown relative to the root, and one line per lock that does
+    not."""
+    from passprice.locks import read_lock
+
+    out = []
+    problems = []
+    for name in root.names(root.locks, ".lock.toml"):
+        path = root.locks / f"{name}.lock.toml"
+        try:
+            out.append((str(path.relative_to(root.path)), read_lock(path, root.schema)))
+        except InputError as e:
+            problems += str(e).splitlines()
+    return out, problems
+
+
+def lock_impacts(
+    locks: Iterable[tuple[str, Any]], demoted: set[FactRef], source_id: str | None = None
+) -> tuple[list[LockImpact], list[tuple[str, tuple[str, ...]]]]:
+    """For each lock, the withdrawn facts its recorded price rests on (a fact of its card or drafting method in
+    ``demoted``, or — for a source — a pinned fact citing ``source_id``), judged with those facts ``assumed``; and
+    the locks that only pin such facts, with the paths (grep would count them; their prices do not rest on them)."""
+    from passprice.locks import judge
+
+    impacts = []
+    pinned_only = []
+    for shown, lock in locks:
+        method = _method_name(lock.spec.draft.method if lock.spec.draft is not None else None)
+        routing = _method_name(lock.spec.routing)
+        paths = {ref.lock_path for ref in demoted if _matches(ref, lock.card, method, routing)}
+        if source_id is not None:
+            paths |= {p for p, f in lock.facts.items() if any(s == source_id for _, s in cited_ids(p, f))}
+        pinned = [p for p in lock.facts if p in paths]
+        resting = tuple(p for p in lock.rests_on if p in paths)
+        only = tuple(p for p in pinned if p not in resting)
+        if not resting:
+            if only:
+                pinned_only.append((lock.name, only))
+            continue
+        facts = tuple((p, lock.facts[p]) for p in lock.rests_on if p in lock.facts)
+        now = judge(lock.name, lock.policy, facts)
+        withdrawn = judge(lock.name, lock.policy, tuple((p, _withdrawn(f) if p in resting else f) for p, f in facts))
+        impacts.append(
+            LockImpact(lock.name, shown, lock.card, resting, only, float(lock.price["tokens_per_s"]), now, withdrawn)
+        )
+    return impacts, pinned_only
+
+
+def serving_impacts(uses: Iterable[ServingUse], demoted: set[FactRef]) -> list[ServingImpact]:
+    """The servings whose price rests on a fact in ``demoted``, with their provenance now and withdrawn."""
+    out = []
+    for use in uses:
+        if use.refusal is not None or use.tokens_per_s is None:
+            continue
+        paths = {ref.lock_path for ref in demoted if _matches(ref, use.card, use.method, use.routing)}
+        resting = tuple(p for p in use.rests_on if p in paths)
+        if not resting:
+            continue
+        now = weakest(f.provenance for f in use.rests_on.values())
+        withdrawn = weakest(Provenance.ASSUMED if p in resting else f.provenance for p, f in use.rests_on.items())
+        out.append(ServingImpact(use.name, use.card, resting, use.tokens_per_s, now, withdrawn))
+    return out
+
+
+# --- the audit of a source or a fact ---------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Lineage:
+    """What rests on a subject: a ``source`` (its record) or one ``fact``; the facts ``citing`` it (for a fact, the
+    fact itself), the facts ``derived`` from those, the ``servings`` and ``locks`` resting on any of them, the locks
+    that only pin such facts (``pinned_only``), and the registered servings that could not be priced (``skipped``)."""
+
+    subject: str
+    source: Source | None
+    fact: FactRef | None
+    citing: tuple[Citing, ...]
+    derived: tuple[Citing, ...]
+    servings: tuple[ServingImpact, ...]
+    locks: tuple[LockImpact, ...]
+    pinned_only: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    skipped: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def breaks(self) -> tuple[LockImpact, ...]:
+        """The locks that hold today and would break their floors with the subject withdrawn."""
+        return tuple(lock for lock in self.locks if lock.breaks)
+
+    def to_json(self) -> dict[str, Any]:
+        """The audit for ``--json``."""
+        return {
+            "subject": self.subject,
+            "source": attrs.asdict(self.source) if self.source is not None else None,
+            "fact": str(self.fact) if self.fact is not None else None,
+            "facts": [c.to_json() for c in self.citing],
+            "derived": [c.to_json() for c in self.derived],
+            "servings": [s.to_json() for s in self.servings],
+            "locks": [lock.to_json() for lock in self.locks],
+            "pinned_only": [{"lock": name, "paths": list(paths)} for name, paths in self.pinned_only],
+            "skipped_servings": [{"serving": name, "why": why} for name, why in self.skipped],
+            "breaks": [lock.name for lock in self.breaks],
+        }
+
+
+def _lineage(
+    root: Root, subject: str, citing: list[Citing], source: Source | None, fact: FactRef | None, records: list[Record]
+) -> Lineage:
+    derived = derived_closure(records, [c.ref for c in citing])
+    demoted = {c.ref for c in citing} | {c.ref for c in derived}
+    locks, problems = registered_locks(root)
+    if problems:
+        raise InputError("\n".join(problems))
+    impacts, pinned_only = lock_impacts(locks, demoted, source.id if source is not None else None)
+    uses = serving_uses(root)
+    return Lineage(
+        subject,
+        source,
+        fact,
+        tuple(citing),
+        tuple(derived),
+        tuple(serving_impacts(uses, demoted)),
+        tuple(impacts),
+        tuple(pinned_only),
+        tuple((u.name, u.refusal) for u in uses if u.refusal is not None),
+    )
+
+
+def source_lineage(root: Root, source_id: str) -> Lineage:
+    """What rests on source ``source_id`` of ``root`` (:class:`Lineage`). Raises :class:`InputError` for a source
+    that is not registered, or a card, method or lock that does not read."""
+    source = load_source(root, source_id)
+    records, problems = load_records(root)
+    if problems:
+        raise InputError("\n".join(problems))
+    return _lineage(root, f"source {source.id}", citing_source(records, source.id), source, None, records)
+
+
+def parse_fact_ref(root: Root, text: str) -> FactRef:
+    """``CARD:PATH``, ``METHOD:acceptance.N`` (``draft.acceptance.N`` too) or ``ROUTING:hot_share``
+    (``routing.hot_share`` too) as a :class:`FactRef`. Raises :class:`InputError` for anything else, or a record or
+    path that does not exist."""
+    from passprice.edit import locate
+
+    name, sep, path = text.partition(":")
+    if not sep or not name or not path:
+        raise InputError(f"--fact {text!r}: write CARD:PATH (h200_sxm_141gb:memory.bandwidth) or METHOD:acceptance.N")
+    routing_path = path.removeprefix("routing.")
+    if routing_path in ("hot_experts", "hot_share") and (root.routing / f"{name}.toml").is_file():
+        return FactRef("routing", name, routing_path)
+    where = locate(root, name, path)
+    return FactRef(where.kind, where.name, where.path)
+
+
+def fact_lineage(root: Root, ref: FactRef) -> Lineage:
+    """What rests on fact ``ref`` (:class:`Lineage`): the fact, the facts derived from it, the servings and locks
+    resting on any of them, and the locks' floors with them ``assumed``. Raises :class:`InputError` for a fact that
+    does not exist, or a card, method or lock that does not read."""
+    records, problems = load_records(root)
+    if problems:
+        raise InputError("\n".join(problems))
+    record = next((r for r in records if r.kind == ref.kind and r.name == ref.record), None)
+    if record is None or ref.path not in record.facts:
+        raise InputError(f"--fact {ref}: no such fact")
+    citing = [Citing(ref, record.facts[ref.path], ("the fact itself",))]
+    return _lineage(root, f"fact {ref}", citing, None, ref, records)
+
+
+# --- rendering -------------------------------------------------------------------------------------------------------
+
+
+def source_lines(source: Source) -> list[str]:
+    """A source record for people: title, who and when, where, how it was read, when retrieved."""
+    date = source.date if source.date is not None else "versioned with this registry"
+    lines = [f"  {source.title}", f"  {source.by} · {source.kind} · {date} · {source.where()}"]
+    if source.retrieved is not None:
+        digest = f", sha256 {source.sha256}" if source.sha256 else ""
+        lines.append(f"  retrieved {source.retrieved}{digest}")
+    lines.append(f"  read: {source.read}")
+    return lines
+
+
+def _fact_rows(citing: Iterable[Citing]) -> list[list[str]]:
+    return [
+        [c.ref.record, c.ref.path, c.fact.describe(), c.fact.provenance.value, ", ".join(c.how)] for c in citing
+    ]
+
+
+def lineage_text(a: Lineage) -> str:
+    """The audit of a source or fact for people."""
+    lines = [f"audit of {a.subject}"]
+    if a.source is not None:
+        lines += source_lines(a.source)
+    if a.fact is not None:
+        fact = a.citing[0].fact
+        lines.append(f"  {fact.describe()} ({fact.provenance.value}); {fact.citation()}")
+        if fact.derivation_text():
+            lines.append(f"  derivation: {fact.derivation_text()}")
+    lines.append("")
+    if a.source is not None:
+        lines.append(f"facts citing it: {len(a.citing)}")
+        if a.citing:
+            lines.append(text_table(["record", "fact", "value", "provenance", "cites it as"], _fact_rows(a.citing)))
+    lines.append("")
+    lines.append(f"facts derived from {'them' if a.source is not None else 'it'}: {len(a.derived)}")
+    if a.derived:
+        lines.append(text_table(["record", "fact", "value", "provenance", "why"], _fact_rows(a.derived)))
+    lines.append("")
+    lines.append(f"servings resting on them (today's facts): {len(a.servings)}")
+    if a.servings:
+        rows = [
+            [s.name, s.card, ", ".join(s.rests_on), f"{s.tokens_per_s:,.1f}", f"{s.now.value} → {s.withdrawn.value}"]
+            for s in a.servings
+        ]
+        lines.append(text_table(["serving", "card", "rests on", "tokens/s", "provenance → withdrawn"], rows, (3,)))
+    for name, why in a.skipped:
+        lines.append(f"  (serving {name} not priced: {why})")
+    lines.append("")
+    lines.append(f"locks resting on them: {len(a.locks)}; withdrawn (the facts above assumed), {len(a.breaks)} break")
+    if a.locks:
+        rows = [
+            [
+                lock.name,
+                ", ".join(lock.rests_on),
+                f"{lock.tokens_per_s:,.1f}",
+                f"{lock.now.provenance.value} → {lock.withdrawn.provenance.value}",
+                ("holds" if lock.now.holds else "unheld") + " → " + lock.floors(),
+            ]
+            for lock in a.locks
+        ]
+        lines.append(text_table(["lock", "rests on", "tokens/s", "provenance → withdrawn", "floors"], rows, (2,)))
+        lines.append("  (a withdrawal changes provenance, not values: every price stays as recorded)")
+    for name, paths in a.pinned_only:
+        them = "it" if len(paths) == 1 else "them"
+        lines.append(f"  lock {name} pins {', '.join(paths)} but its price does not rest on {them}")
+    return "\n".join(lines)
+
+
+def lineage_markdown(a: Lineage) -> str:
+    """The audit of a source or fact as a pull-request comment."""
+    mark = "❌" if a.breaks else "✅"
+    head = f"{mark} **passprice audit** {a.subject}: {len(a.citing)} fact{'s' if len(a.citing) != 1 else ''}"
+    head += f", {len(a.derived)} derived, {len(a.servings)} servings, {len(a.locks)} locks rest on it"
+    if a.breaks:
+        head += f"; withdrawn, {len(a.breaks)} break: " + ", ".join(f"`{lock.name}`" for lock in a.breaks)
+    out = [head]
+    if a.source is not None:
+        out += ["", f"{a.source.title} — {a.source.by}, {a.source.date or 'this registry'}, {a.source.where()}"]
+    facts = [*a.citing, *a.derived]
+    if facts:
+        rows = [[f"`{r[0]}`", f"`{r[1]}`", r[2], r[3], r[4]] for r in _fact_rows(facts)]
+        out += ["", "#### Facts", "", markdown_table(["record", "fact", "value", "provenance", "how"], rows, (2,))]
+    if a.servings:
+        rows = [
+            [f"`{s.name}`", f"`{s.card}`", ", ".join(f"`{p}`" for p in s.rests_on), f"{s.tokens_per_s:,.1f}",
+             f"{s.now.value} → {s.withdrawn.value}"]
+            for s in a.servings
+        ]
+        out += ["", "#### Servings", "",
+                markdown_table(["serving", "card", "rests on", "tokens/s", "provenance → withdrawn"], rows, (3,))]
+    if a.locks:
+        rows = [
+            [f"`{lock.name}`", ", ".join(f"`{p}`" for p in lock.rests_on), f"{lock.tokens_per_s:,.1f}",
+             f"{lock.now.provenance.value} → {lock.withdrawn.provenance.value}",
+             ("❌ " if lock.breaks else "") + lock.floors()]
+            for lock in a.locks
+        ]
+        out += ["", "#### Locks, if it were withdrawn", "",
+                markdown_table(["lock", "rests on", "tokens/s", "provenance → withdrawn", "floors"], rows, (2,))]
+    return "\n".join(out)
+
+
+def render(a: Lineage, fmt: str) -> str:
+    """``a`` as ``text``, ``markdown`` or ``json``."""
+    import json
+
+    if fmt == "markdown":
+        return lineage_markdown(a)
+    if fmt == "json":
+        return json.dumps(a.to_json(), indent=2, ensure_ascii=False)
+    return lineage_text(a)
+
+
+# --- the list of sources ---------------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class SourceUse:
+    """One source in ``passprice sources``: the record, the facts citing it, the locks resting on them (or on facts
+    derived from them), and the weakest and strongest provenance of the facts citing it."""
+
+    source: Source
+    facts: int
+    locks: tuple[str, ...]
+    weakest: Provenance | None
+    strongest: Provenance | None
+
+    def to_json(self) -> dict[str, Any]:
+        """The source for ``--json``."""
+        return {
+            "id": self.source.id,
+            "title": self.source.title,
+            "kind": self.source.kind,
+            "by": self.source.by,
+            "date": self.source.date,
+            "where": self.source.where(),
+            "facts": self.facts,
+            "locks": list(self.locks),
+            "weakest": self.weakest.value if self.weakest is not None else None,
+            "strongest": self.strongest.value if self.strongest is not None else None,
+        }
+
+
+def source_uses(root: Root) -> list[SourceUse]:
+    """Every registered source with how many facts cite it, the locks resting on them, and the provenances it
+    supports. Raises :class:`InputError` when a source, card, method or lock does not read."""
+    from passprice.sources import load_sources
+
+    sources = load_sources(root)
+    records, problems = load_records(root)
+    locks, lock_problems = registered_locks(root)
+    if problems or lock_problems:
+        raise InputError("\n".join(problems + lock_problems))
+    out = []
+    for source in sources.values():
+        citing = citing_source(records, source.id)
+        demoted = {c.ref for c in citing} | {c.ref for c in derived_closure(records, [c.ref for c in citing])}
+        impacts, _ = lock_impacts(locks, demoted, source.id)
+        provenances = [c.fact.provenance for c in citing]
+        out.append(
+            SourceUse(
+                source,
+                len(citing),
+                tuple(i.name for i in impacts),
+                weakest(provenances) if provenances else None,
+                min(provenances) if provenances else None,
+            )
+        )
+    return out
+
+
+def sources_text(uses: Iterable[SourceUse]) -> str:
+    """``passprice sources`` for people: one row a source."""
+    rows = []
+    for u in uses:
+        if u.weakest is None or u.strongest is None:
+            supports = "–"
+        elif u.weakest is u.strongest:
+            supports = u.weakest.value
+        else:
+            supports = f"{u.strongest.value}…{u.weakest.value}"
+        date = u.source.date or "registry"
+        rows.append([u.source.id, u.source.kind, date, str(u.facts), str(len(u.locks)), supports])
+    table = text_table(["source", "kind", "date", "facts", "locks", "provenance it supports"], rows, (3, 4))
+    return (
+        f"{table}\n\n  facts: the facts citing it (as their source or a figure's); locks: the locks whose price "
+        "rests on them\n  `passprice audit --source ID` shows which, and what breaks if it is withdrawn"
+    )
+
+
+
+def _stack_and_run_sources(root: Root) -> set[str]:
+    """The source ids serving stacks' facts and measured runs name (issue 14), so a source only they cite is not
+    reported as cited by nothing; a file that does not read, or names a source not registered, is check's to
+    report."""
+    from passprice.measurements import load_file
+    from passprice.stacks import stack_from_document
+
+    out: set[str] = set()
+    for name in root.names(root.stacks):
+        path = root.stacks / f"{name}.toml"
+        try:
+            stack = stack_from_document(name, schema.load(path, "stack", root.schema), str(path))
+        except InputError:
+            continue
+        for fact in stack.lock_facts().values():
+            if fact.source is not None:
+                out.add(fact.source)
+    for name in root.names(root.measurements):
+        try:
+            out.update(r.source_id for r in load_file(root.measurements / f"{name}.toml", root.schema))
+        except InputError:
+            continue
+    return out

@@ -1,0 +1,194 @@
+"""A citation is a record, not a sentence: each document facts cite is described once, in ``sources/ID.toml``, and a
+fact names it by id with a locator within it, so "what rests on this document" has one exact answer.
+
+A source record (``schema/source.schema.json``) says what the document is (title, kind, publisher or authors, date),
+where it is (an address; a repository and the commit read; an arXiv id; or, for a document of this registry, its
+path), how it was read (the original, a stored copy, secondary copies) and when the copy read was retrieved,
+optionally with the sha256 of that copy. What is not known is written ``unknown``, never left out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+import cattrs
+
+from passprice import schema
+from passprice.errors import InputError
+from passprice.facts import Fact
+from passprice.registry import Root, not_found
+
+#: A source id: the name of its file in ``sources/`` (``azure-ai-benchmarking-guide``), as facts cite it.
+SOURCE_ID = re.compile(r"[a-z0-9][a-z0-9.-]{0,79}")
+
+
+@attrs.frozen
+class Source:
+    """One source record: its ``id`` (the file's name) and the fields of its ``[source]`` table
+    (``schema/source.schema.json``); absent optional fields are ``None`` (or empty for ``authors``/``copies``)."""
+
+    id: str
+    title: str
+    kind: str
+    read: str
+    publisher: str | None = None
+    authors: tuple[str, ...] = ()
+    date: str | None = None
+    url: str | None = None
+    copies: tuple[str, ...] = ()
+    repository: str | None = None
+    commit: str | None = None
+    arxiv: str | None = None
+    path: str | None = None
+    retrieved: str | None = None
+    sha256: str | None = None
+    note: str | None = None
+
+    @property
+    def by(self) -> str:
+        """Who published it: the publisher, else the authors (``A, B et al.`` past two)."""
+        if self.publisher is not None:
+            return self.publisher
+        if len(self.authors) > 2:
+            return f"{self.authors[0]} et al."
+        return " and ".join(self.authors)
+
+    def where(self) -> str:
+        """Where the document is, in one line: its address, the repository at the commit read, the arXiv id, or its
+        path in this registry; ``unknown`` parts said so."""
+        parts = []
+        if self.path is not None:
+            parts.append(f"{self.path} in this registry")
+        if self.repository is not None:
+            commit = self.commit if self.commit == "unknown" else (self.commit or "")[:12]
+            parts.append(f"{self.repository} at commit {commit}")
+        if self.arxiv is not None:
+            parts.append(f"arXiv:{self.arxiv}")
+        if self.url is not None and self.url != self.repository:
+            parts.append(self.url if self.url != "unknown" else "address unknown")
+        return "; ".join(parts) or "address unknown"
+
+    def describe(self) -> str:
+        """``TITLE (BY, DATE)``."""
+        date = f", {self.date}" if self.date is not None else ""
+        return f"{self.title} ({self.by}{date})"
+
+
+_converter = cattrs.Converter(forbid_extra_keys=True)
+
+
+def source_from_document(source_id: str, document: Mapping[str, Any], where: str) -> Source:
+    """The source a schema-valid ``source`` document describes, ``source_id`` its file's name.
+
+    Raises :class:`InputError` naming ``where`` when the id is not a valid source id."""
+    if not SOURCE_ID.fullmatch(source_id):
+        raise InputError(
+            f"{where}: {source_id!r} is not a source id (lower-case letters, digits, '.' and '-', first a letter or "
+            "digit): rename the file"
+        )
+    try:
+        return _converter.structure({"id": source_id, **document["source"]}, Source)
+    except cattrs.BaseValidationError as e:  # pragma: no cover - the schema admits only what the class holds
+        raise InputError(f"{where}: not a source: {'; '.join(cattrs.transform_error(e))}") from None
+
+
+def source_path(root: Root, ref: str) -> Path:
+    """The file of source ``ref`` (an id, or a ``.toml`` path). Raises :class:`InputError` listing the registered
+    sources when ``ref`` names none."""
+    candidate = Path(ref)
+    if ref.endswith(".toml") and candidate.is_file():
+        return candidate
+    path = root.sources / f"{ref}.toml"
+    if not SOURCE_ID.fullmatch(ref) or not path.is_file():
+        raise not_found("source", ref, root.sources, root.names(root.sources))
+    return path
+
+
+def load_source(root: Root, ref: str) -> Source:
+    """The source ``ref`` of ``root``, validated against ``schema/source.schema.json``.
+
+    Raises :class:`InputError` or :class:`~passprice.errors.SchemaError`."""
+    path = source_path(root, ref)
+    document = schema.load(path, "source", root.schema)
+    return source_from_document(path.name[: -len(".toml")], document, str(path))
+
+
+def load_sources(root: Root) -> dict[str, Source]:
+    """Every source registered in ``root``, by id. Raises :class:`InputError` with one line per problem of every
+    file that does not read."""
+    out: dict[str, Source] = {}
+    problems: list[str] = []
+    for name in root.names(root.sources):
+        try:
+            out[name] = load_source(root, name)
+        except InputError as e:
+            problems += str(e).splitlines()
+    if problems:
+        raise InputError("\n".join(problems))
+    return out
+
+
+def cited_ids(path: str, fact: Fact) -> list[tuple[str, str]]:
+    """Every source id ``fact`` (at ``path``) names, with the key that names it: its own ``source`` and each figure
+    input's (``streams.read.derivation.inputs.dot.source``)."""
+    from passprice.derivations import Derivation
+
+    out = []
+    if fact.source is not None:
+        out.append((f"{path}.source", fact.source))
+    if isinstance(fact.derivation, Derivation):
+        for i in fact.derivation.inputs:
+            if i.source is not None:
+                out.append((f"{path}.derivation.inputs.{schema.key_part(i.name)}.source", i.source))
+    return out
+
+
+def missing_sources(root: Root, facts: Mapping[str, Fact], file: str) -> list[str]:
+    """One line per source id the ``facts`` of ``file`` name that ``root`` has no record of:
+    ``FILE: KEY: no source 'ID' (sources/ID.toml does not exist; registered: …)``."""
+    out = []
+    known: list[str] | None = None
+    for path, fact in facts.items():
+        for key, source_id in cited_ids(path, fact):
+            if (root.sources / f"{source_id}.toml").is_file():
+                continue
+            if known is None:
+                known = root.names(root.sources)
+            listed = ", ".join(known) or "none"
+            out.append(
+                f"{file}: {key}: no source {source_id!r} ({root.sources / f'{source_id}.toml'} does not exist; "
+                f"registered: {listed})"
+            )
+    return out
+
+
+def require_sources(root: Root, facts: Mapping[str, Fact], file: str) -> None:
+    """Raise :class:`InputError` (one line a missing source, naming the file and key) when the ``facts`` of
+    ``file`` cite a source ``root`` has no record of: a citation nobody can trace is not a citation."""
+    lines = missing_sources(root, facts, file)
+    if lines:
+        raise InputError("\n".join(lines))
+
+
+def check_sources(root: Root, cited: Iterable[str]) -> tuple[list[str], list[str]]:
+    """``passprice check``'s look at ``sources/``: the problems (a file that does not read; a registry document
+    whose path does not exist) and the warnings (a source nothing in ``cited`` names), one line each."""
+    problems: list[str] = []
+    warnings: list[str] = []
+    named = set(cited)
+    for name in root.names(root.sources):
+        try:
+            source = load_source(root, name)
+        except InputError as e:
+            problems += str(e).splitlines()
+            continue
+        file = root.sources / f"{name}.toml"
+        if source.path is not None and not (root.path / source.path).is_file():
+            problems.append(f"{file}: source.path: {source.path} is not a file of this registry")
+        if name not in named:
+            warnings.append(f"{file}: cited by no fact: cite it, or remove it")
+    return problems, warnings
