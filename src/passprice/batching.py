@@ -16,18 +16,17 @@ The seed's scanning algorithms stay in :class:`~passprice.serving.PassShape` (``
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
-
-import numpy as np
 
 from passprice.cost import Lines, Pricing, pass_terms
 from passprice.serving import U32_MAX, NotResident, OnChipOverflow, ServingCost
 
 if TYPE_CHECKING:
     from passprice.cards import Card
-    from passprice.serving import PassShape
+    from passprice.serving import Basis, PassShape
 
 #: The seed's tie tolerance: a larger batch replaces the best only when faster by more than this, relatively.
 TIE = 1e-12
@@ -36,8 +35,9 @@ TIE = 1e-12
 #: products and sums, so its relative error is a few 1e-16).
 ROUNDING = 1e-13
 
-#: Ranges this narrow get a bound for each batch (vectorized) instead of one for the range.
-CHUNK = 4096
+#: Ranges this narrow get a bound for each batch instead of one for the range (a range's bound is one formula, so
+#: bisecting further is cheap; plain Python, not NumPy, whose import alone costs more than a whole search).
+CHUNK = 16
 
 #: Exact prices after which the search gives up and the seed's scan answers (a guard against pathological inputs;
 #: the registered servings need a few dozen).
@@ -56,22 +56,24 @@ class _Curve:
         self.shape = shape
         self.card = card
         self.host_memory = host_memory
-        self.pricing = pricing
         self.priced: dict[int, ServingCost] = {}
         # The one cost formula (passprice.cost) as lines in the batch: seconds of card memory shared (weights),
         # per sequence of the batch (embedding rows), per card-held sequence (its own bytes); of host link per
         # host-held sequence (the slower direction); of arithmetic per sequence (the largest of array, vector and
         # scale lanes).
         self.split = host_memory and card.host is not None
-        # A stack's fixed cost and serial terms only lengthen a pass, so the bound at its rates still holds.
-        self.rates = pricing if pricing is not None else Pricing.limit(card)
-        lines = Lines.of(self.rates, shape, host=self.split)
+        # The pricing and the facts every pass rests on, gathered once for the whole search.
+        # A serving stack's pricing (issue 14) only lengthens a pass (fixed costs, serial terms), so the bounds at
+        # its rates still hold.
+        self.basis: Basis = shape.basis(card, pricing)
+        self.pricing = self.basis.pricing
+        lines = Lines.of(self.pricing, shape, host=self.split)
         self.weights_s = lines.shared_s
         self.embed_s = lines.embed_s
         self.sequence_s = lines.sequence_s
         self.host_s = lines.host_s
         self.compute_s = max(lines.array_s, lines.vector_s, lines.scale_s)
-        self.card_room = shape.card_room(card, pricing)
+        self.card_room = shape.card_room(card, self.pricing)
         self.host_room = shape.host_room(card) if self.split else 0
         self.emitted = shape.emitted_per_sequence
 
@@ -81,7 +83,7 @@ class _Curve:
         if found is None:
             if len(self.priced) >= BUDGET:
                 raise _Undecided
-            found = self.shape.cost_split(self.card, batch, self.host_memory, self.pricing)
+            found = self.shape.cost_split(self.card, batch, self.host_memory, self.basis)
             self.priced[batch] = found
         return found
 
@@ -89,40 +91,38 @@ class _Curve:
         """Tokens/s of the seed's pass of ``batch`` sequences."""
         return self.cost(batch).tokens_per_s
 
-    def memory_floor(self, batch: np.ndarray) -> np.ndarray:
-        """For each batch, the least of max(card-memory seconds, host-link seconds) over every whole number of
-        card-held sequences the seed's split search may choose (its ternary search finds that least, and the pass
-        is never faster): at the floor or ceiling of the real crossing of the two, within the rooms. Non-decreasing
-        in the batch.
+    def memory_floor(self, batch: int) -> float:
+        """The least of max(card-memory seconds, host-link seconds) over every whole number of card-held sequences
+        the seed's split search may choose for a pass of ``batch`` (its ternary search finds that least, and the
+        pass is never faster): at the floor or ceiling of the real crossing of the two, within the rooms.
+        Non-decreasing in the batch.
 
         A mixture of experts (DESIGN.md extension, issue 15) adds the seconds of the routed experts a pass of the
         batch streams (:meth:`~passprice.serving.PassShape.expert_bytes`, through the one cost formula): they grow
         with the batch, never shrink, so the floor stays non-decreasing and the bounds stay sound."""
-        base = self.weights_s + self.embed_s * batch
+        b = float(batch)
+        base = self.weights_s + self.embed_s * b
         if self.shape.experts:
-            base = base + self.experts_s(batch)
+            base = base + self.experts_s(b)
         if not self.split:
-            return base + self.sequence_s * batch
-        lo = np.maximum(batch - self.host_room, 0)
-        hi = np.minimum(batch, self.card_room)
+            return base + self.sequence_s * b
+        lo = max(b - self.host_room, 0.0)
+        hi = min(b, float(self.card_room))
         rate = self.sequence_s + self.host_s
-        cross = (self.host_s * batch - base) / rate if rate > 0 else hi.astype(float)
-        out = None
-        for held in (np.floor(cross), np.ceil(cross)):
-            held = np.clip(held, lo, hi)
-            value = np.maximum(base + self.sequence_s * held, self.host_s * (batch - held))
-            out = value if out is None else np.minimum(out, value)
-        assert out is not None
+        cross = (self.host_s * b - base) / rate if rate > 0 else hi
+        out = math.inf
+        for whole in (math.floor(cross), math.ceil(cross)):
+            held = min(max(float(whole), lo), hi)
+            out = min(out, max(base + self.sequence_s * held, self.host_s * (b - held)))
         return out
 
-    def experts_s(self, batch: np.ndarray) -> np.ndarray:
-        """Seconds of card memory the routed experts of a pass of each ``batch`` take (0 for a dense shape)."""
-        zero = np.zeros_like(batch)
+    def experts_s(self, batch: float) -> float:
+        """Seconds of card memory the routed experts of a pass of ``batch`` sequences take (0 for a dense shape)."""
         terms = pass_terms(
-            self.rates,
-            batch=zero,
-            card_sequences=zero,
-            host_sequences=zero,
+            self.pricing,
+            batch=0.0,
+            card_sequences=0.0,
+            host_sequences=0.0,
             shared_bytes=self.shape.expert_bytes(batch),
             read_bytes=0.0,
             write_bytes=0.0,
@@ -131,22 +131,36 @@ class _Curve:
             vector_macs=0.0,
             scale_cycles=0.0,
         )
-        out: np.ndarray = terms.memory_s
+        out: float = terms.memory_s
         return out
+
+    def memory_per_sequence(self, lo: int, hi: int) -> float:
+        """A lower bound on the memory floor per sequence, floor(b) / b, over batches ``lo``…``hi``: with x the
+        share of a batch held on the card, floor(b) / b = max(shared(b) / b + embed + sequence × x, host × (1 − x)),
+        least over the shares the rooms allow; shared(b) / b (the weights, and a mixture of experts' routed experts,
+        which never shrink with the batch) is at least shared(``lo``) / ``hi``, and the shares the rooms allow at any
+        b ≥ ``lo`` lie within those they allow at ``lo``, so the least over those (where the two lines cross,
+        clipped) bounds every batch of the range. Exact at ``hi`` for a dense pass with nothing in host memory."""
+        shared = self.weights_s + (self.experts_s(float(lo)) if self.shape.experts else 0.0)
+        fixed = shared / hi + self.embed_s
+        if not self.split:
+            return fixed + self.sequence_s
+        least = max(0.0, 1.0 - self.host_room / lo)
+        most = min(1.0, self.card_room / lo)
+        if least > most:
+            return 0.0
+        rate = self.sequence_s + self.host_s
+        share = (self.host_s - fixed) / rate if rate > 0 else most
+        share = min(max(share, least), most)
+        return max(fixed + self.sequence_s * share, self.host_s * (1.0 - share))
 
     def bound(self, lo: int, hi: int) -> float:
         """An upper bound on tokens/s over batches ``lo``…``hi``: a pass of *b* sequences takes at least
-        max(b × arithmetic seconds per sequence, memory floor at ``lo``), and b ≤ ``hi``."""
-        floor = float(self.memory_floor(np.array([lo], dtype=float))[0])
-        per_sequence = max(self.compute_s, floor / hi)
+        max(b × arithmetic seconds per sequence, its memory floor), and its memory floor per sequence is at least
+        the floor at ``lo`` over ``hi`` and at least :meth:`memory_per_sequence`."""
+        memory = max(self.memory_floor(lo) / hi, self.memory_per_sequence(lo, hi))
+        per_sequence = max(self.compute_s, memory)
         return math.inf if per_sequence <= 0 else (1.0 + ROUNDING) * self.emitted / per_sequence
-
-    def bounds(self, lo: int, hi: int) -> np.ndarray:
-        """An upper bound on tokens/s for each batch ``lo``…``hi`` (an array of ``hi − lo + 1``)."""
-        batch = np.arange(lo, hi + 1, dtype=float)
-        per_sequence = np.maximum(self.compute_s, self.memory_floor(batch) / batch)
-        with np.errstate(divide="ignore"):
-            return np.where(per_sequence > 0, (1.0 + ROUNDING) * self.emitted / per_sequence, np.inf)
 
 
 def _first(curve: _Curve, lo: int, hi: int, keep: Callable[[float], bool], floor: float) -> int | None:
@@ -158,9 +172,8 @@ def _first(curve: _Curve, lo: int, hi: int, keep: Callable[[float], bool], floor
         if a > z or curve.bound(a, z) < floor:
             continue
         if z - a < CHUNK:
-            for offset in np.nonzero(curve.bounds(a, z) >= floor)[0]:
-                b = a + int(offset)
-                if keep(curve.tps(b)):
+            for b in range(a, z + 1):
+                if curve.bound(b, b) >= floor and keep(curve.tps(b)):
                     return b
             continue
         mid = (a + z) // 2
@@ -169,14 +182,19 @@ def _first(curve: _Curve, lo: int, hi: int, keep: Callable[[float], bool], floor
     return None
 
 
-def _last_fitting(shape: PassShape, card: Card, host_memory: bool, upper: int, pricing: Pricing | None = None) -> int:
+def _last_fitting(
+    shape: PassShape, card: Card, host_memory: bool, upper: int, basis: Basis | None = None
+) -> int:
     """The largest batch in 1…``upper`` the seed's scan reaches before its first capacity refusal (0 when batch 1
     is refused for capacity). Batches that fit form a prefix, so the capacities' own limit is checked, then its
-    neighbour; a binary search settles any disagreement from rounding."""
+    neighbour; a binary search settles any disagreement from rounding. ``basis``: the shape's on ``card``, when
+    the caller has it."""
+    if basis is None:
+        basis = shape.basis(card)
 
     def fits(batch: int) -> bool:
         try:
-            shape.cost_split(card, batch, host_memory, pricing)
+            shape.cost_split(card, batch, host_memory, basis)
         except (NotResident, OnChipOverflow):
             return False
         return True
@@ -185,8 +203,7 @@ def _last_fitting(shape: PassShape, card: Card, host_memory: bool, upper: int, p
         return 0
     limit = upper
     if shape.on_chip_per_sequence > 0:
-        on_chip = pricing.on_chip if pricing is not None else card.on_chip.capacity.value
-        limit = min(limit, max(int(on_chip // shape.on_chip_per_sequence), 1))
+        limit = min(limit, max(int(basis.pricing.on_chip // shape.on_chip_per_sequence), 1))
     if fits(limit) and (limit == upper or not fits(limit + 1)):
         return limit
     good, bad = 1, upper + 1
@@ -201,37 +218,66 @@ def _last_fitting(shape: PassShape, card: Card, host_memory: bool, upper: int, p
 
 def max_batch(shape: PassShape, card: Card, host_memory: bool, pricing: Pricing | None = None) -> int:
     """The most sequences the serving carries on ``card`` (seed ``max_batch``, without its scan): the last batch up
-    to card room (+ host room) + 1 before the first capacity refusal. Raises batch 1's refusal when nothing fits,
+    to card room (+ host room) + 1 before the first capacity refusal; at ``pricing``'s capacities (a serving
+    stack's, less the memory its runtime reserves; default the card's). Raises batch 1's refusal when nothing fits,
     and any other refusal batch 1 raises."""
     # The seed's loop runs to `most.saturating_add(1)`: u32 arithmetic stops at u32::MAX.
-    n = _last_fitting(shape, card, host_memory, min(shape.most(card, host_memory, pricing) + 1, U32_MAX), pricing)
+    basis = shape.basis(card, pricing)
+    n = _last_fitting(
+        shape, card, host_memory, min(shape.most(card, host_memory, basis.pricing) + 1, U32_MAX), basis
+    )
     if n == 0:
-        shape.cost_split(card, 1, host_memory, pricing)
+        shape.cost_split(card, 1, host_memory, basis)
     return n
 
 
 def best(shape: PassShape, card: Card, host_memory: bool, pricing: Pricing | None = None) -> ServingCost:
     """The batch that makes ``card`` emit the most tokens per second, and its pass, identical to the seed's scan
     (``PassShape::best``: ties within a relative 1e-12 go to the smaller batch), found by branch and bound.
-
     ``pricing``: the rates and capacities (default: the card's limit; a serving stack's expected pricing gives the
-    stack's best batch). Raises what batch 1 raises when no batch fits (or batch 1's other refusals)."""
-    first = shape.cost_split(card, 1, host_memory, pricing)
-    top = _last_fitting(shape, card, host_memory, max(shape.most(card, host_memory, pricing), 1), pricing)
+    stack's best batch).
+
+    Raises what batch 1 raises when no batch fits (or batch 1's other refusals)."""
+    curve = _Curve(shape, card, host_memory, pricing)
+    first = curve.cost(1)
+    top = _last_fitting(shape, card, host_memory, max(shape.most(card, host_memory, curve.pricing), 1), curve.basis)
     if top <= 1:
         return first
-    curve = _Curve(shape, card, host_memory, pricing)
-    curve.priced[1] = first
     try:
         return curve.cost(_best_batch(curve, top))
     except _Undecided:
         return shape.best_by_scan(card, host_memory, pricing)
 
 
+def _maximum(curve: _Curve, top: int, high: float) -> float:
+    """Tokens/s within the tie tolerance of the largest of any batch in 1…``top`` (``high``: one already priced):
+    best-first branch and bound, the range with the highest bound split first, until no range's bound beats the
+    best value priced by more than the tolerance (a flat top, where a compute term binds every batch alike, is
+    not priced batch by batch)."""
+    ranges = [(-curve.bound(1, top), 1, top)]
+    while ranges:
+        negative, a, z = heapq.heappop(ranges)
+        if -negative <= high * (1.0 + TIE):
+            break  # every range left is bounded by this one's bound
+        if z - a < CHUNK:
+            for b in range(a, z + 1):
+                if curve.bound(b, b) > high * (1.0 + TIE):
+                    high = max(high, curve.tps(b))
+            continue
+        mid = (a + z) // 2
+        for lo, hi in ((a, mid), (mid + 1, z)):
+            bound = curve.bound(lo, hi)
+            if bound > high * (1.0 + TIE):
+                heapq.heappush(ranges, (-bound, lo, hi))
+    return high
+
+
 def _best_batch(curve: _Curve, top: int) -> int:
-    # A first estimate of the maximum: both ends and the best of a coarse sample.
+    # A first estimate of the maximum: both ends and the best of a coarse sample; then the maximum itself, so the
+    # search below finds the answer's candidate at once instead of climbing through every batch that beats the
+    # one before it (a slowly rising curve has thousands).
     candidates = {1, top, *(max(1, min(top, round(top * f))) for f in (0.125, 0.25, 0.5, 0.75))}
-    high = max(curve.tps(b) for b in candidates)
+    high = _maximum(curve, top, max(curve.tps(b) for b in candidates))
     while True:
         # The first batch within the tie tolerance of the best value known…
         threshold = high / (1.0 + TIE)

@@ -11,6 +11,7 @@ written deterministically, by hand: the same header gives the same bytes, and ev
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import re
@@ -289,7 +290,7 @@ def header_from_entry(document: Mapping[str, Any], source: str) -> GGUFHeader:
 
 # --- the registry ----------------------------------------------------------------------------------------------------
 
-_CACHE: OrderedDict[tuple[str, int, int], GGUFHeader] = OrderedDict()
+_CACHE: OrderedDict[tuple[str, str, str], GGUFHeader] = OrderedDict()
 _CACHE_SIZE = 32
 
 
@@ -314,24 +315,22 @@ def entry_path(root: Root, name: str) -> Path:
 
 
 def _load_entry(path: Path, root: Root) -> GGUFHeader:
-    try:
-        st = path.resolve().stat()
-        key: tuple[str, int, int] | None = (str(path.resolve()), st.st_size, st.st_mtime_ns)
-    except OSError:
-        key = None
-    if key is not None and key in _CACHE:
+    # Kept in this process by the entry's path, its bytes' sha256 and the schema folder (never by size and mtime,
+    # which an edit can keep); across processes, schema.load's cache of validated documents skips parsing.
+    data = schema.read_bytes(path)
+    key = (str(path.resolve()), hashlib.sha256(data).hexdigest(), str(root.schema))
+    if key in _CACHE:
         _CACHE.move_to_end(key)
         return _CACHE[key]
-    document = schema.load(path, "checkpoint", root.schema)
+    document = schema.load(path, "checkpoint", root.schema, data=data)
     stem = path.name[: -len(".toml")]
     named = document["entry"]["name"]
     if named != stem:
         raise InputError(f"{path}: entry.name: {named!r} does not match the file name {stem!r}")
     header = header_from_entry(document, str(path))
-    if key is not None:
-        _CACHE[key] = header
-        while len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
+    _CACHE[key] = header
+    while len(_CACHE) > _CACHE_SIZE:
+        _CACHE.popitem(last=False)
     return header
 
 

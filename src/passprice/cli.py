@@ -12,7 +12,7 @@ import json
 import math
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
@@ -208,9 +208,16 @@ def _root(ctx: click.Context) -> Any:
     help="Folder holding facts/ and registry/ (default: the checkout around the working folder, else the embedded "
     "facts).",
 )
+@click.option(
+    "--no-cache", is_flag=True,
+    help="Parse and validate every file, bypassing the cache of validated files (also PASSPRICE_NO_CACHE=1).",
+)
 @click.pass_context
-def cli(ctx: click.Context, root: Path | None) -> None:
+def cli(ctx: click.Context, root: Path | None, no_cache: bool) -> None:
     """Price one decode pass of an LLM on one accelerator card, from its GGUF header and the card's cited facts."""
+    from passprice import cache
+
+    cache.configure(enabled=not no_cache)
     ctx.ensure_object(dict)
     ctx.obj["root"] = root
 
@@ -673,7 +680,6 @@ def price_command(
     ctx: click.Context, /, serving: str | None, lock_path: Path | None, stack: str | None, as_json: bool, **o: Any
 ) -> None:
     """Price one decode pass of SERVING (or of --checkpoint on --card)."""
-    from passprice.locks import judge_price
     from passprice.report import cost_json, cost_text, expected_json, expected_text, float_matrices
     from passprice.serving import ServingRefusal, price_serving
     from passprice.servings import resolve
@@ -711,7 +717,11 @@ def price_command(
         except ServingRefusal as e:
             _refuse(e)
     judged = expected.expected if expected is not None else cost
-    verdict = judge_price(the_lock, judged) if the_lock is not None else None
+    verdict = None
+    if the_lock is not None:
+        from passprice.locks import judge_price
+
+        verdict = judge_price(the_lock, judged)
     if verdict is not None and not verdict.holds:
         raise Refused(verdict.message(), verdict.to_json())
     data = cost_json(cost) if expected is None else expected_json(expected)
@@ -1288,12 +1298,10 @@ def sweep_command(
 ) -> None:
     """Price a grid: SERVINGS (default: every registered serving) x cards x draft tokens x positions x batches,
     as CSV or JSON rows, each with its bind and weakest provenance (or its refusal)."""
-    import io
-
     import numpy as np
 
     from passprice.serving import U32_MAX
-    from passprice.sweep import COLUMNS, STACK_COLUMNS, Grid, Sweeper, grid_from_file, parse_numbers, write_rows
+    from passprice.sweep import Grid, Sweeper, grid_from_file, parse_numbers, text_chunks
 
     root = _root(ctx)
     _check_output(output, force)
@@ -1331,36 +1339,40 @@ def sweep_command(
         the_stack = load_stack(root, stack)
     sweeper = Sweeper(root, the_stack)
     sweeper.check(grid)
-    columns = COLUMNS + STACK_COLUMNS if the_stack is not None else COLUMNS
-    buffer = io.StringIO()
     total = grid.size()
-    # A fact or element size far out of range overflows in the arrays; such a row is refused by write_rows.
+    # Rows are streamed a block at a time, never held whole: to stdout as they are priced, or to a temporary file
+    # renamed into place at the end (so -o FILE is never half-written). A fact or element size far out of range
+    # overflows in the arrays; text_chunks refuses such a row (on stdout, after the blocks before it). Only a picture
+    # keeps the rows (it draws them all).
     kept: list[dict[str, Any]] = []
 
-    def keep(rows: Any) -> Any:
-        for row in rows:
+    def keep(segments: Iterator[Any]) -> Iterator[Any]:
+        for segment in segments:
             if plot_path is not None:
-                kept.append(row)
-            yield row
+                kept.extend(segment.rows())
+            yield segment
 
-    with np.errstate(all="ignore"):
+    with contextlib.ExitStack() as exits:
+        exits.enter_context(np.errstate(all="ignore"))
+        progress: Callable[[int], None] | None = None
         if total >= 20_000:
-            with click.progressbar(length=total, label="pricing", file=sys.stderr) as bar:
-                write_rows(keep(sweeper.rows(grid, progress=bar.update)), fmt, buffer, columns)
+            bar: Any = exits.enter_context(click.progressbar(length=total, label="pricing", file=sys.stderr))
+            progress = bar.update
+        chunks = text_chunks(keep(sweeper.segments(grid, progress=progress)), fmt)
+        if output is None:
+            for chunk in chunks:
+                click.echo(chunk, nl=False)
         else:
-            write_rows(keep(sweeper.rows(grid)), fmt, buffer, columns)
+            from passprice.files import write_atomically
+
+            write_atomically(output, chunks, force=force)
+    if output is not None:
+        click.echo(f"{total:,} prices -> {output}", err=True)
     if plot_path is not None:
         from passprice.plots import picture_format, sweep_picture, write_picture
 
         write_picture(plot_path, sweep_picture(kept, picture_format(plot_path)), force)
         click.echo(f"plot -> {plot_path}", err=True)
-    if output is None:
-        click.echo(buffer.getvalue(), nl=False)
-    else:
-        from passprice.files import write_atomically
-
-        write_atomically(output, buffer.getvalue(), force=force)
-        click.echo(f"{total:,} prices -> {output}", err=True)
 
 
 # --- the sketch's questions: KV memory by context, ops:byte, speculative decoding ----------------------------------

@@ -10,12 +10,14 @@ the magic as little-endian and every other number big-endian, so its version rea
 
 The reader is passprice's own (DESIGN.md, Checkpoints: the GGUF header): ``gguf.GGUFReader`` maps the whole file,
 cannot open a header-only file, and builds a Python object per tokenizer entry. The ``gguf`` package still supplies
-the value-type table (``GGUFValueType``) and, through :mod:`passprice.ggml`, the tensor-type table.
+the value-type table (``GGUFValueType``) and the tensor-type table, through the copy :mod:`passprice.ggml_types`
+generated from it (so reading a header imports neither ``gguf`` nor NumPy).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import lzma
 import os
@@ -27,10 +29,10 @@ from pathlib import Path
 from typing import IO, Any, TypeAlias, cast
 
 import attrs
-from gguf import GGUFValueType
 
 from passprice import ggml
 from passprice.errors import InputError
+from passprice.ggml_types import VALUE_TYPES
 
 #: The GGUF versions the reader reads.
 VERSIONS = (2, 3)
@@ -53,25 +55,27 @@ _GZ_MAGIC = b"\x1f\x8b"
 _SHARD_NAME = re.compile(r"^(?P<stem>.+)-(?P<no>\d{5})-of-(?P<count>\d{5})(?P<suffix>\.gguf(?:\.xz|\.gz)?)$")
 _SUFFIXES = (".gguf", ".gguf.xz", ".gguf.gz")
 
-# struct format of each fixed-size value type (a GGUF bool is one byte, 0 or 1).
-_FORMAT: dict[int, str] = {
-    GGUFValueType.UINT8: "B",
-    GGUFValueType.INT8: "b",
-    GGUFValueType.UINT16: "H",
-    GGUFValueType.INT16: "h",
-    GGUFValueType.UINT32: "I",
-    GGUFValueType.INT32: "i",
-    GGUFValueType.FLOAT32: "f",
-    GGUFValueType.BOOL: "?",
-    GGUFValueType.UINT64: "Q",
-    GGUFValueType.INT64: "q",
-    GGUFValueType.FLOAT64: "d",
+# struct format of each fixed-size value type (a GGUF bool is one byte, 0 or 1), by GGUFValueType name.
+_FORMAT_BY_NAME = {
+    "UINT8": "B",
+    "INT8": "b",
+    "UINT16": "H",
+    "INT16": "h",
+    "UINT32": "I",
+    "INT32": "i",
+    "FLOAT32": "f",
+    "BOOL": "?",
+    "UINT64": "Q",
+    "INT64": "q",
+    "FLOAT64": "d",
 }
+_TYPE_ID = {name: type_id for type_id, name in VALUE_TYPES.items()}
+_FORMAT: dict[int, str] = {_TYPE_ID[name]: fmt for name, fmt in _FORMAT_BY_NAME.items()}
 _SIZE: dict[int, int] = {t: struct.calcsize("<" + f) for t, f in _FORMAT.items()}
 #: Value type id → its name in a type descriptor (``uint32``, ``string``, ``array`` …).
-VALUE_TYPE_NAMES: dict[int, str] = {int(t): t.name.lower() for t in GGUFValueType}
-_STRING = int(GGUFValueType.STRING)
-_ARRAY = int(GGUFValueType.ARRAY)
+VALUE_TYPE_NAMES: dict[int, str] = {type_id: name.lower() for type_id, name in VALUE_TYPES.items()}
+_STRING = _TYPE_ID["STRING"]
+_ARRAY = _TYPE_ID["ARRAY"]
 # Fewest bytes one element of an array of each type takes: a string is at least its 8-byte length, an array its
 # 4-byte type and 8-byte length.
 _MIN_SIZE: dict[int, int] = {**_SIZE, _STRING: 8, _ARRAY: 12}
@@ -340,14 +344,30 @@ class _Reader:
             return raw.decode("utf-8", errors="replace")
 
     def skip_strings(self, count: int, what: str) -> None:
-        """Skip ``count`` strings: the hot loop of a header (a 262,144-token vocabulary), run over the buffer."""
-        unpack = self.u64.unpack_from
+        """Skip ``count`` strings: the hot loop of a header (a 262,144-token vocabulary). Runs of
+        :data:`SHORT_RUN` strings shorter than 256 bytes each (nearly every token) are matched by one regular
+        expression (:func:`_short_strings`), stepped through in C; a run holding a longer string, or crossing the
+        buffer's end, is stepped through one string at a time."""
+        run = _short_strings(self.order).match
         done = 0
         while done < count:
+            while count - done >= SHORT_RUN:
+                matched = run(self.buf, self.pos)
+                if matched is None:
+                    break
+                self.pos = matched.end()
+                done += SHORT_RUN
+            done = self._skip_each(done, min(count, done + SHORT_RUN), what)
+
+    def _skip_each(self, done: int, stop: int, what: str) -> int:
+        """Skip strings ``done`` … ``stop − 1`` one at a time (reading more of the stream as they need it);
+        ``stop``."""
+        unpack = self.u64.unpack_from
+        while done < stop:
             buf, pos = self.buf, self.pos
             end = len(buf)
             last = end - 8
-            for i in range(done, count):  # noqa: B007 - i says where the loop stopped
+            for i in range(done, stop):  # noqa: B007 - i says where the loop stopped
                 if pos > last:
                     break
                 nxt = pos + 8 + unpack(buf, pos)[0]
@@ -355,10 +375,10 @@ class _Reader:
                     break
                 pos = nxt
             else:
-                i = count
+                i = stop
             self.pos = pos
             done = i
-            if done < count:
+            if done < stop:
                 # The next string runs past the buffer: read its length, then take or skip its bytes.
                 at = self.offset
                 n = self.read_u64(f"{what} string {done} length")
@@ -369,6 +389,7 @@ class _Reader:
                 else:
                     self.skip(n, f"{what} string {done}")
                 done += 1
+        return stop
 
     def finish(self) -> int:
         """Hash what is consumed; the header's length in bytes."""
@@ -376,6 +397,26 @@ class _Reader:
         self.base += self.pos
         self.buf, self.pos = self.buf[self.pos :], 0
         return self.base
+
+
+#: Strings :meth:`_Reader.skip_strings` matches at once when each is shorter than 256 bytes.
+SHORT_RUN = 256
+
+
+@functools.cache
+def _short_strings(order: str) -> re.Pattern[bytes]:
+    """A pattern matching :data:`SHORT_RUN` GGUF strings in a row, each shorter than 256 bytes: a u64 length of one
+    byte ``L`` and seven zero bytes (``order`` ``"<"``; ``">"``: seven zero bytes, then ``L``), then exactly ``L``
+    bytes. One alternative per ``L``, shortest first (tokens are mostly a few bytes), each starting with its own
+    byte, so the regular-expression engine picks the one that applies in C, without backtracking."""
+    zeros = b"\\x00" * 7
+    alternatives = []
+    for length in range(256):
+        size = re.escape(bytes([length])) + (b"" if order == ">" else zeros)
+        alternatives.append(size + (b".{%d}" % length if length else b""))
+    one = (zeros if order == ">" else b"") + b"(?:" + b"|".join(alternatives) + b")"
+    # Possessive: a run that fails is not retried with fewer strings (nothing to save for backtracking).
+    return re.compile(b"(?:" + one + b"){%d}+" % SHORT_RUN, re.DOTALL)
 
 
 # --- metadata values -------------------------------------------------------------------------------------------------
@@ -477,6 +518,7 @@ class _Parsed:
     alignment: int
     data_offset: int
     sha256: str
+    hasher: Any = attrs.field(eq=False, repr=False)  # the sha256 of the header bytes, to hash further shards into
 
 
 def _parse(stream: IO[bytes], source: str, size: int | None, extra: list[Any]) -> _Parsed:
@@ -563,6 +605,7 @@ def _parse(stream: IO[bytes], source: str, size: int | None, extra: list[Any]) -
         alignment=alignment,
         data_offset=data_offset,
         sha256=own.hexdigest(),
+        hasher=own,
     )
 
 
@@ -748,10 +791,10 @@ def read_header(path: str | os.PathLike[str], *, cache: bool = True) -> GGUFHead
         if hit is not None and hit[0][0] == key and all(_stat_key(Path(k[0])) == k for k in hit[0][1:]):
             _CACHE.move_to_end(key[0])
             return hit[1]
-    combined = hashlib.sha256()
-    first = _parse_file(path, [combined])
+    first = _parse_file(path, [])
     if _split_count(first) > 1:
-        header, paths = _read_split(path, first, combined)
+        # The joined sha256 starts as the first file's own (its bytes are hashed once, not twice).
+        header, paths = _read_split(path, first, first.hasher.copy())
     else:
         header, paths = _single(first, path.name, str(path)), [path]
     if cache and key is not None:

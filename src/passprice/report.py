@@ -5,15 +5,17 @@ weakest provenance with the facts that carry it. Text for people, JSON (exact ba
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from passprice.audit import binding_paths
-from passprice.cards import Card
-from passprice.facts import Fact
-from passprice.gguf_header import GGUFHeader, LongArray
-from passprice.serving import COST_FIELDS, ServingCost
-from passprice.servings import ServingSpec
+from passprice.gguf_header import LongArray
 from passprice.tables import count, percent, si, text_table
+
+if TYPE_CHECKING:  # types only: a price's JSON, or a header's, needs none of these modules imported
+    from passprice.cards import Card
+    from passprice.facts import Fact
+    from passprice.gguf_header import GGUFHeader
+    from passprice.serving import ServingCost
+    from passprice.servings import ServingSpec
 
 
 def cost_json(cost: ServingCost) -> dict[str, Any]:
@@ -21,6 +23,8 @@ def cost_json(cost: ServingCost) -> dict[str, Any]:
     snake_case, quantities in base units (bytes, seconds, multiply-adds, cycles), ``binds`` and ``provenance`` as
     strings, ``float_matrix_macs`` only when float matrices ride a card's float-matrix rate, then ``tokens_per_s``,
     ``rests_on`` (fact path → provenance) and ``weakest`` (the paths carrying the weakest provenance)."""
+    from passprice.serving import COST_FIELDS
+
     out: dict[str, Any] = {}
     for name in COST_FIELDS:
         value = getattr(cost, name)
@@ -173,6 +177,8 @@ def cost_text(
         )
     lines.append("")
     lines.append(f"  provenance    {cost.provenance.value} — weakest: {', '.join(cost.weakest)}")
+    from passprice.audit import binding_paths
+
     binding = binding_paths(cost)
     rests = ", ".join(f"{p}{'*' if p in binding else ''} ({f.provenance.value})" for p, f in cost.rests_on)
     lines.append(f"  rests on      {rests}")

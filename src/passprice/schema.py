@@ -12,7 +12,6 @@ import functools
 import json
 import math
 import re
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -114,38 +113,66 @@ def validate(document: Mapping[str, Any], kind: str, source: str, folder: Path |
 MAX_TOML_BYTES = 64 << 20
 
 
-def read_toml(path: Path, text: str | None = None) -> dict[str, Any]:
-    """Parse the TOML file at ``path`` (or ``text`` read from it). Raises :class:`InputError` naming the file and the
-    line and column of a syntax error, or that the file cannot be read, is larger than :data:`MAX_TOML_BYTES`,
-    nests too deeply or holds an integer of more digits than Python converts."""
+def read_bytes(path: Path) -> bytes:
+    """The bytes of the file at ``path``. Raises :class:`InputError` naming the file when it cannot be read, is a
+    folder, or is larger than :data:`MAX_TOML_BYTES`."""
     try:
-        if text is None:
-            with path.open("rb") as handle:
-                data = handle.read(MAX_TOML_BYTES + 1)
-            if len(data) > MAX_TOML_BYTES:
-                raise InputError(f"{path}: larger than {MAX_TOML_BYTES:,} bytes: not a passprice file")
-            text = data.decode("utf-8")
-        return tomllib.loads(text)
-    except RecursionError:
-        raise InputError(f"{path}: not valid TOML: arrays or tables nested too deeply") from None
+        with path.open("rb") as handle:
+            data = handle.read(MAX_TOML_BYTES + 1)
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise InputError(f"{path}: is a folder, not a file") from None
-    except UnicodeDecodeError as e:
-        raise InputError(f"{path}: byte {e.start}: not UTF-8 text") from None
+    except OSError as e:
+        raise InputError(f"{path}: cannot read: {e.strerror}") from None
+    if len(data) > MAX_TOML_BYTES:
+        raise InputError(f"{path}: larger than {MAX_TOML_BYTES:,} bytes: not a passprice file")
+    return data
+
+
+def read_toml(path: Path, text: str | None = None) -> dict[str, Any]:
+    """Parse the TOML file at ``path`` (or ``text`` read from it) with the standard library's ``tomllib``. Raises
+    :class:`InputError` naming the file and the line and column of a syntax error, or that the file cannot be read,
+    is larger than :data:`MAX_TOML_BYTES`, nests too deeply or holds an integer of more digits than Python
+    converts."""
+    import tomllib  # here: a file served from the cache of validated files is never parsed
+
+    if text is None:
+        data = read_bytes(path)
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise InputError(f"{path}: byte {e.start}: not UTF-8 text") from None
+    try:
+        return tomllib.loads(text)
+    except RecursionError:
+        raise InputError(f"{path}: not valid TOML: arrays or tables nested too deeply") from None
     except tomllib.TOMLDecodeError as e:
         raise InputError(f"{path}: not valid TOML: {e}") from None
     except ValueError as e:  # an integer past Python's 4,300 digits (less its advice to raise the limit)
         raise InputError(f"{path}: not valid TOML: {str(e).split(';')[0]}") from None
-    except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror}") from None
 
 
-def load(path: Path, kind: str, folder: Path | None = None) -> dict[str, Any]:
-    """Read the TOML file at ``path`` and validate it against the ``kind`` schema; the parsed document.
+def load(path: Path, kind: str, folder: Path | None = None, data: bytes | None = None) -> dict[str, Any]:
+    """Read the TOML file at ``path`` (whose bytes are ``data`` when the caller has read them) and validate it
+    against the ``kind`` schema; the parsed document. An unchanged file (the same bytes, schema and passprice) comes
+    from the validated-document cache (:mod:`passprice.cache`) without being parsed or validated again.
 
     Raises :class:`InputError` (syntax) or :class:`SchemaError` (every schema problem)."""
-    document = read_toml(path)
-    validate(document, kind, str(path), folder)
-    return document
+    from passprice import cache
+
+    if data is None:
+        data = read_bytes(path)
+    raw = data
+    schema_folder = folder or schema_dir()
+
+    def build() -> dict[str, Any]:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise InputError(f"{path}: byte {e.start}: not UTF-8 text") from None
+        document = read_toml(path, text)
+        validate(document, kind, str(path), schema_folder)
+        return document
+
+    return cache.validated(kind, Path(schema_folder) / f"{kind}.schema.json", data, build)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import enum
 import math
 import re
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -31,6 +32,7 @@ from passprice.cards import Card
 from passprice.cost import Pricing, binding, pass_seconds, pass_terms
 from passprice.decode import (
     DecodeRefusal,
+    DecodeStep,
     Deployment,
     HeldClass,
     MissingMetadata,
@@ -636,6 +638,20 @@ HOST_COST_PATHS = ("host.capacity", "host.read", "host.write", "host.stream")
 
 
 @attrs.frozen
+class Basis:
+    """What every pass of one :class:`PassShape` on one card has in common, gathered once for a search over
+    batches and host splits rather than once a pass: the ``pricing`` (rates and capacities), the facts a pass rests
+    on (``rests_on``: path and fact, in the seed's order) and their weakest ``provenance`` when the whole batch is
+    in card memory, and the same (``host_rests_on``, ``host_provenance``) when some of it is in host memory."""
+
+    pricing: Pricing
+    rests_on: tuple[tuple[str, Fact], ...]
+    provenance: Provenance
+    host_rests_on: tuple[tuple[str, Fact], ...]
+    host_provenance: Provenance
+
+
+@attrs.frozen
 class ExpertStream:
     """The routed experts of a pass's mixture-of-experts layers that route the same rows (DESIGN.md extension,
     issue 15): ``bytes`` of one expert's slices summed over those layers' expert stacks, the token-``rows`` each
@@ -712,18 +728,53 @@ class PassShape:
             shared = shared + self.expert_bytes(batch)
         return shared
 
-    def cost(self, card: Card, batch: int, host_sequences: int, pricing: Pricing | None = None) -> ServingCost:
+    def basis(self, card: Card, pricing: Pricing | None = None) -> Basis:
+        """What every pass of this shape on ``card`` shares (:class:`Basis`): ``pricing`` (default: the card's
+        limit, :meth:`Pricing.limit`), and the facts a pass rests on with their weakest provenance, without and with
+        sequences in host memory (seed ``PassShape::cost``'s ``facts``: the card's cost paths, the host link's
+        when some of the batch lives there, then the shape's acceptance facts)."""
+        if pricing is None:
+            pricing = Pricing.limit(card)
+        facts = card.facts()
+
+        def resting(paths: tuple[str, ...]) -> tuple[tuple[tuple[str, Fact], ...], Provenance]:
+            rests_on = tuple((p, facts[p]) for p in paths) + self.facts
+            return rests_on, max(weakest(f.provenance for _, f in rests_on), self.provenance)
+
+        # Issue 14: a card's float-matrix rates the shape's float matrices ride, after the host link's.
+        riding = tuple(
+            p
+            for p in dict.fromkeys(pricing.float_path(ty) for ty, _ in self.float_macs)
+            if p is not None and p in facts and p not in COST_PATHS
+        )
+        rests_on, provenance = resting(COST_PATHS + riding)
+        host_rests_on, host_provenance = (
+            resting(COST_PATHS + HOST_COST_PATHS + riding) if card.host is not None else (rests_on, provenance)
+        )
+        return Basis(pricing, rests_on, provenance, host_rests_on, host_provenance)
+
+    def cost(
+        self,
+        card: Card,
+        batch: int,
+        host_sequences: int,
+        pricing: Pricing | None = None,
+        basis: Basis | None = None,
+    ) -> ServingCost:
         """The pass of ``batch`` sequences, ``host_sequences`` of them held in host memory, on ``card`` (seed
         ``PassShape::cost``), its terms from the one cost formula (:func:`passprice.cost.pass_terms`) at
-        ``pricing``'s rates and capacities (default: the card's limit, :meth:`Pricing.limit`).
+        ``pricing``'s rates and capacities (default: the card's limit, :meth:`Pricing.limit`). A search that prices
+        many passes of one shape on one card passes their :meth:`basis` (then ``pricing`` is the basis's), so the
+        facts and their provenance are gathered once, not once a pass.
 
         Raises :class:`Empty` (batch 0), :class:`NoHostLink`, :class:`NotResident` (card, then host memory),
         :class:`OnChipOverflow`, in that order.
         """
         if batch == 0:
             raise Empty("batch")
-        if pricing is None:
-            pricing = Pricing.limit(card)
+        if basis is None:
+            basis = self.basis(card, pricing)
+        pricing = basis.pricing
         host_sequences = min(host_sequences, batch)
         b = float(batch)
         bh = float(host_sequences)
@@ -762,11 +813,11 @@ class PassShape:
             scale_cycles=self.scale_cycles,
             float_macs=self.float_macs,
         )
-        riding = [(ty, macs) for ty, macs in self.float_macs if pricing.float_rate(ty) is not None]
+        riding = [macs for ty, macs in self.float_macs if pricing.float_rate(ty) is not None]
         float_matrix_macs = 0.0
         if riding:
-            float_matrix_macs = b * sum(macs for _, macs in riding)
-            vector_macs = b * (self.vector_macs - sum(macs for _, macs in riding))
+            float_matrix_macs = b * sum(riding)
+            vector_macs = b * (self.vector_macs - sum(riding))
         memory_s, host_s, array_s, vector_s, scale_s = terms.as_tuple()
         binding_s, binds = binding(
             [
@@ -791,13 +842,10 @@ class PassShape:
                 rtr.distinct(b * main.rows),
                 self.expert_bytes(b),
             )
-        facts = card.facts()
-        paths = COST_PATHS + (HOST_COST_PATHS if host is not None and host_sequences > 0 else ())
-        paths += tuple(
-            p for p in dict.fromkeys(pricing.float_path(ty) for ty, _ in riding) if p in facts and p not in paths
-        )
-        rests_on = tuple((p, facts[p]) for p in paths) + self.facts
-        provenance = max(weakest(f.provenance for _, f in rests_on), self.provenance)
+        if host is not None and host_sequences > 0:
+            rests_on, provenance = basis.host_rests_on, basis.host_provenance
+        else:
+            rests_on, provenance = basis.rests_on, basis.provenance
         return ServingCost(
             card=card.name,
             batch=batch,
@@ -842,25 +890,36 @@ class PassShape:
             return 0
         return int(min(math.floor(card.host.capacity.value / max(self.held_per_sequence, 1.0)), U32_MAX))
 
-    def cost_split(self, card: Card, batch: int, host_memory: bool, pricing: Pricing | None = None) -> ServingCost:
+    def cost_split(
+        self,
+        card: Card,
+        batch: int,
+        host_memory: bool,
+        basis: Basis | None = None,
+        pricing: Pricing | None = None,
+    ) -> ServingCost:
         """The pass of ``batch`` sequences split between the card's memory and the host's as fast as the split
         allows (seed ``cost_split``): a ternary search over the sequences the card holds for where the card's
         memory time and the host link's cross, then the fastest of the last few (ties to fewer held on the card).
+        ``basis``: this shape's :meth:`basis` on ``card`` when the caller has it (a search over batches); else one
+        at ``pricing`` (default: the card's limit; a serving stack's, issue 14).
 
         Raises :class:`NoHostLink` when ``host_memory`` and the card has none, else what :meth:`cost` raises
-        (when neither memory holds the batch, the refusal names what would not fit). ``pricing``: as :meth:`cost`.
+        (when neither memory holds the batch, the refusal names what would not fit).
         """
+        if basis is None:
+            basis = self.basis(card, pricing)
         if not host_memory:
-            return self.cost(card, batch, 0, pricing)
+            return self.cost(card, batch, 0, basis=basis)
         if card.host is None:
             raise NoHostLink(card.name)
         lo = max(batch - self.host_room(card), 0)
-        hi = min(batch, self.card_room(card, pricing))
+        hi = min(batch, self.card_room(card, basis.pricing))
         if lo > hi:
-            return self.cost(card, batch, batch - hi, pricing)
+            return self.cost(card, batch, batch - hi, basis=basis)
 
         def card_time(held: int) -> float:
-            c = self.cost(card, batch, batch - held, pricing)
+            c = self.cost(card, batch, batch - held, basis=basis)
             return max(c.memory_s, c.host_s)
 
         a, z = lo, hi
@@ -873,7 +932,7 @@ class PassShape:
                 a = m1
         best: ServingCost | None = None
         for held in range(a, z + 1):
-            c = self.cost(card, batch, batch - held, pricing)
+            c = self.cost(card, batch, batch - held, basis=basis)
             if best is None or c.pass_s < best.pass_s:
                 best = c
         assert best is not None  # a nonempty range
@@ -888,7 +947,7 @@ class PassShape:
     def best(self, card: Card, host_memory: bool, pricing: Pricing | None = None) -> ServingCost:
         """The batch that makes ``card`` emit the most tokens per second, and its pass: the seed's answer
         (:meth:`best_by_scan`), found without pricing every batch (:func:`passprice.batching.best`); at
-        ``pricing`` (default: the card's limit)."""
+        ``pricing`` (default: the card's limit; a serving stack's, issue 14)."""
         from passprice.batching import best
 
         return best(self, card, host_memory, pricing)
@@ -910,27 +969,29 @@ class PassShape:
         fallback for near-ties it cannot settle.
         """
         best: ServingCost | None = None
-        for batch in range(1, max(self.most(card, host_memory, pricing), 1) + 1):
+        basis = self.basis(card, pricing)
+        for batch in range(1, max(self.most(card, host_memory, basis.pricing), 1) + 1):
             try:
-                c = self.cost_split(card, batch, host_memory, pricing)
+                c = self.cost_split(card, batch, host_memory, basis)
             except (NotResident, OnChipOverflow):
                 break
             if best is None or c.tokens_per_s > best.tokens_per_s * (1.0 + 1e-12):
                 best = c
-        return best if best is not None else self.cost_split(card, 1, host_memory, pricing)
+        return best if best is not None else self.cost_split(card, 1, host_memory, basis)
 
     def max_batch_by_scan(self, card: Card, host_memory: bool, pricing: Pricing | None = None) -> int:
         """The most sequences the serving carries on ``card``: every larger batch is refused for capacity (seed
         ``max_batch``). Raises what batch 1 raises when no batch fits."""
         n = 0
-        for batch in range(1, min(self.most(card, host_memory, pricing) + 1, U32_MAX) + 1):  # most.saturating_add(1)
+        basis = self.basis(card, pricing)
+        for batch in range(1, min(self.most(card, host_memory, basis.pricing) + 1, U32_MAX) + 1):  # saturating
             try:
-                self.cost_split(card, batch, host_memory, pricing)
+                self.cost_split(card, batch, host_memory, basis)
             except (NotResident, OnChipOverflow):
                 break
             n = batch
         if n == 0:
-            self.cost_split(card, 1, host_memory, pricing)
+            self.cost_split(card, 1, host_memory, basis)
         return n
 
 
@@ -1035,7 +1096,7 @@ def pass_shape(header: GGUFHeader, s: Serving, *, routing_free: bool = False) ->
     try:
         # A recurrent layer without its ssm.* shape is refused at its stage, after the token_embd check, as the
         # seed refuses it.
-        step = decode_step(header, deployment, defer_recurrence=True)
+        step = _step_of(header, deployment)
     except DecodeRefusal as e:
         raise Step(e) from None
     blocks = header.meta_int("block_count") or 0
@@ -1345,24 +1406,76 @@ def _missing_ssm(header: GGUFHeader) -> DecodeRefusal:
     return MissingMetadata([f"{arch}.ssm.*"], "a recurrent stage needs its Gated-DeltaNet shape")
 
 
+#: Pass shapes already built, most recently used last: (pricing-model version, id of the header, the serving's fields
+#: but its batch and host memory) → (the header, its shape). The header is kept so that its id cannot be reused while
+#: it is cached; the version, so that a shape is never served across a change of the pricing model.
+_SHAPES: OrderedDict[tuple[Any, ...], tuple[GGUFHeader, PassShape]] = OrderedDict()
+_SHAPES_KEPT = 64
+#: Fields of :class:`Serving` the shape does not read: the batch and whether host memory may be used.
+_NOT_SHAPE = frozenset({"batch", "host_memory"})
+
+
+#: Decode steps already built for :func:`pass_shape`: (id of the header, deployment) → (the header, its step).
+_STEPS: OrderedDict[tuple[int, Deployment], tuple[GGUFHeader, DecodeStep]] = OrderedDict()
+
+
+def _step_of(header: GGUFHeader, deployment: Deployment) -> DecodeStep:
+    """``decode_step(header, deployment, defer_recurrence=True)``, built once per header object and deployment: the
+    step does not depend on the contexts, so a sweep's positions, a trace's steps and a search's servings share it.
+    A refusal is not kept. Raises what :func:`~passprice.decode.decode_step` raises."""
+    key = (id(header), deployment)
+    hit = _STEPS.get(key)
+    if hit is not None and hit[0] is header:
+        _STEPS.move_to_end(key)
+        return hit[1]
+    step = decode_step(header, deployment, defer_recurrence=True)
+    _STEPS[key] = (header, step)
+    while len(_STEPS) > _SHAPES_KEPT:
+        _STEPS.popitem(last=False)
+    return step
+
+
+def shape_of(header: GGUFHeader, s: Serving) -> PassShape:
+    """:func:`pass_shape` of ``header`` and ``s``, built once per header object and serving (``s.batch`` and
+    ``s.host_memory`` apart, which the shape does not read) and then reused, so repeated prices of one serving
+    (a batch scan, an audit's elasticities, a lock's re-pricing) do not rebuild the pass from the tensor table.
+    A refusal is not kept: it is raised again on the next call. Raises what :func:`pass_shape` raises."""
+    import passprice
+
+    version = passprice.PRICING_MODEL_VERSION
+    key = (version, id(header), *(getattr(s, f.name) for f in attrs.fields(Serving) if f.name not in _NOT_SHAPE))
+    try:
+        hit = _SHAPES.get(key)
+    except TypeError:  # a field that does not hash: build without caching
+        return pass_shape(header, s)
+    if hit is not None and hit[0] is header:
+        _SHAPES.move_to_end(key)
+        return hit[1]
+    shape = pass_shape(header, s)
+    _SHAPES[key] = (header, shape)
+    while len(_SHAPES) > _SHAPES_KEPT:
+        _SHAPES.popitem(last=False)
+    return shape
+
+
 def price_serving(header: GGUFHeader, card: Card, s: Serving) -> ServingCost:
     """One pass of ``s`` over the checkpoint ``header`` describes, on ``card`` (seed ``price_serving``).
 
     Raises :class:`Empty` for batch 0, else what :func:`pass_shape` and :meth:`PassShape.cost_split` raise."""
     if s.batch == 0:
         raise Empty("batch")
-    return pass_shape(header, s).cost_split(card, s.batch, s.host_memory)
+    return shape_of(header, s).cost_split(card, s.batch, s.host_memory)
 
 
 def max_batch(header: GGUFHeader, card: Card, s: Serving) -> int:
     """The most sequences ``s`` can carry on ``card``: every larger batch is refused for capacity (seed
     ``max_batch``; ``s.batch`` is ignored). Raises what :func:`pass_shape` raises, or batch 1's refusal."""
-    return pass_shape(header, s).max_batch(card, s.host_memory)
+    return shape_of(header, s).max_batch(card, s.host_memory)
 
 
 def best_serving(header: GGUFHeader, card: Card, s: Serving) -> ServingCost:
     """The batch at which ``s`` emits the most tokens per second on ``card``, and its pass (seed ``best_serving``;
     ``s.batch`` is ignored; ties go to the smaller batch). Raises what :func:`pass_shape` raises, or batch 1's
     refusal when no batch fits."""
-    return pass_shape(header, s).best(card, s.host_memory)
+    return shape_of(header, s).best(card, s.host_memory)
 

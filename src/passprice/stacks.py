@@ -340,7 +340,7 @@ def price_expected(header: GGUFHeader, card: Card, serving: Serving, stack: Stac
         if serving.batch == 0:
             raise Empty("batch")
         limit = shape.cost_split(card, serving.batch, serving.host_memory)
-        expected = shape.cost_split(card, serving.batch, serving.host_memory, pricing)
+        expected = shape.cost_split(card, serving.batch, serving.host_memory, pricing=pricing)
     return Expected(stack, limit, with_stack(expected, used), pricing.fixed_s)
 
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 import csv
 import functools
 import io
+import itertools
 import json
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ import attrs
 import numpy as np
 
 from passprice import schema
-from passprice.cards import TENSOR_FORMATS, Card, load_card
+from passprice.cards import Card, load_card
 from passprice.cost import Pricing, binding_index, pass_seconds, pass_terms
 from passprice.drafts import DraftMethod, load_draft_method
 from passprice.errors import InputError
@@ -31,8 +32,6 @@ from passprice.facts import weakest
 from passprice.registry import Root
 from passprice.routing import Routing, load_routing
 from passprice.serving import (
-    COST_PATHS,
-    HOST_COST_PATHS,
     U32_MAX,
     BadContexts,
     BadDraft,
@@ -119,9 +118,10 @@ class Grid:
 #: minute).
 MAX_SHAPES = 4_000
 
-#: Rows a sweep prices at most (about ten seconds and 110 MB of CSV on a laptop): a larger grid is refused before
-#: anything is priced, not left to run for minutes.
-MAX_ROWS = 1_000_000
+#: Rows a sweep prices at most (rows are streamed, so memory does not grow with them; 4,000,000 rows are about
+#: 800 MB of CSV and a few seconds to tens of seconds, mostly formatting): a larger grid is refused before anything
+#: is priced, not left to run for minutes.
+MAX_ROWS = 4_000_000
 
 
 def parse_numbers(
@@ -361,36 +361,75 @@ def _rooms(shape: Any, card: Card) -> tuple[Any, Any]:
 @attrs.frozen
 class _ShapeByPosition:
     """A pass's shape at every context position of a sweep at once: :class:`~passprice.serving.PassShape`'s fields,
-    those that depend on the position as a column of one value a position (shape ``(P, 1)``). Built from the pass
-    at no context plus each attention group's cost per position read and held (the step pricer's decomposition,
+    those that depend on the position as a column of one value a position (shape ``(P, 1)``; a float where every
+    position shares it). Either the exact shapes of each position stacked (:meth:`stack`: every row the scalar
+    pricer's bit for bit), or, for many positions, built from the pass at no context plus each attention group's
+    cost per position read and held (:meth:`of`, the step pricer's decomposition,
     :func:`passprice.steps.attention_groups`): equal to the seed's pass at each position to rounding (the sums are
     grouped differently; the tests hold it to 1e-12)."""
 
     rows_per_sequence: int
     emitted_per_sequence: float
-    weight_bytes: float
-    embed_bytes: float
-    read_bytes: np.ndarray
-    write_bytes: float
-    rewrite_bytes: float
-    array_macs: np.ndarray
-    vector_macs: np.ndarray
-    scale_cycles: np.ndarray
-    held_shared: float
-    held_per_sequence: np.ndarray
-    on_chip_per_sequence: float
+    weight_bytes: Any
+    embed_bytes: Any
+    read_bytes: Any
+    write_bytes: Any
+    rewrite_bytes: Any
+    array_macs: Any
+    vector_macs: Any
+    scale_cycles: Any
+    held_shared: Any
+    held_per_sequence: Any
+    on_chip_per_sequence: Any
     experts: tuple[Any, ...] = ()
     float_macs: tuple[tuple[str, float], ...] = ()
+    _streamed: dict[float, float] = attrs.field(factory=dict, init=False, eq=False, repr=False)
 
     def expert_bytes(self, batch: Any) -> Any:
         """The routed experts a pass streams (:meth:`~passprice.serving.PassShape.expert_bytes`): they depend on
-        the batch, not the position."""
-        return PassShape.expert_bytes(self, batch)  # type: ignore[arg-type]
+        the batch, not the position. For an array of batches, each distinct batch is priced by the scalar code on a
+        Python float (and kept for the block's next call), because NumPy's vectorized ``power`` may round the
+        routing's (1 − p)^tokens one unit in the last place away from the C library's, and every row must be the
+        scalar pricer's bit for bit."""
+        if not isinstance(batch, np.ndarray):
+            return PassShape.expert_bytes(self, batch)  # type: ignore[arg-type]
+        values, inverse = np.unique(batch, return_inverse=True)
+        kept = self._streamed
+        for value in values.tolist():
+            if value not in kept:
+                kept[value] = PassShape.expert_bytes(self, float(value))  # type: ignore[arg-type]
+        exact = np.array([kept[value] for value in values.tolist()], dtype=float)
+        return exact[inverse].reshape(batch.shape)
 
     def shared_bytes(self, batch: Any) -> Any:
         """Bytes streamed once for the batch (:meth:`~passprice.serving.PassShape.shared_bytes`, the same
         operations)."""
         return PassShape.shared_bytes(self, batch)  # type: ignore[arg-type]
+
+    @classmethod
+    def stack(cls, shapes: Sequence[PassShape]) -> _ShapeByPosition:
+        """The exact shapes of one serving at several positions as columns (every quantity a ``(P, 1)`` array).
+        The rows and tokens a sequence emits, and a mixture of experts' routed experts, do not depend on the
+        position (they are the draft's and the routing's)."""
+        first = shapes[0]
+        assert all(
+            s.rows_per_sequence == first.rows_per_sequence
+            and s.emitted_per_sequence == first.emitted_per_sequence
+            and s.experts == first.experts
+            and s.float_macs == first.float_macs
+            for s in shapes
+        )
+
+        def column(name: str) -> np.ndarray:
+            return np.array([getattr(s, name) for s in shapes], dtype=float)[:, None]
+
+        return cls(
+            rows_per_sequence=first.rows_per_sequence,
+            emitted_per_sequence=first.emitted_per_sequence,
+            experts=first.experts,
+            float_macs=first.float_macs,
+            **{name: column(name) for name in _SHAPE_COLUMNS},
+        )
 
     @classmethod
     def of(cls, header: Any, serving: Serving, positions: np.ndarray) -> _ShapeByPosition:
@@ -435,6 +474,22 @@ class _ShapeByPosition:
         )
 
 
+#: The fields of a pass shape that may change with the position (every quantity).
+_SHAPE_COLUMNS = (
+    "weight_bytes",
+    "embed_bytes",
+    "read_bytes",
+    "write_bytes",
+    "rewrite_bytes",
+    "array_macs",
+    "vector_macs",
+    "scale_cycles",
+    "held_shared",
+    "held_per_sequence",
+    "on_chip_per_sequence",
+)
+
+
 def _row_refusal(code: int) -> str:
     return {_NO_HOST: NoHostLink.name, _CARD_FULL: NotResident.name, _HOST_FULL: NotResident.name}.get(
         code, OnChipOverflow.name
@@ -474,8 +529,9 @@ class Sweeper:
 
     def check(self, grid: Grid) -> None:
         """Refuse, before anything is priced, a grid :func:`check_grid` refuses, a batch outside a u32, or one that
-        reads more than :data:`MAX_SHAPES` pass shapes: a shape is read once a (serving, card, draft tokens), and once
-        a position too for a serving with a shared prefix (its positions are not priced on arrays). Raises
+        reads more than :data:`MAX_SHAPES` pass shapes: a shape is read once a (serving, draft tokens, position)
+        whatever the card, or, past :data:`EXACT_POSITIONS` positions, once a (serving, card, draft tokens) (but
+        still once a position for a serving with a shared prefix: its positions are not decomposed). Raises
         :class:`InputError`, also for a serving, checkpoint, card or drafting method that does not load, and for
         drafts asked of a serving without a drafting method (so nothing fails once a progress bar is shown)."""
         from passprice.checkpoints import load_checkpoint
@@ -500,7 +556,10 @@ class Sweeper:
                 if tokens:
                     self._spec(spec, tokens, None, name)
             alone = positions if spec.shared_prefix else 1
-            shapes += per * alone
+            if positions <= EXACT_POSITIONS or spec.shared_prefix:
+                shapes += (len(grid.draft_tokens) if grid.draft_tokens else 1) * positions
+            else:
+                shapes += per
             if shapes > MAX_SHAPES:
                 why = ""
                 if alone > 1:
@@ -511,9 +570,17 @@ class Sweeper:
         self._checked = grid
 
     def rows(self, grid: Grid, progress: Callable[[int], None] | None = None) -> Iterator[dict[str, Any]]:
-        """Every row of the sweep, in grid order (serving, card, draft tokens, position, batch); ``progress`` is
-        called with the number of rows done after each block. Raises :class:`InputError` for a serving, card or
-        method that does not load, or a grid :meth:`check` refuses."""
+        """Every row of the sweep as a dictionary, in grid order (serving, card, draft tokens, position, batch);
+        ``progress`` is called with the number of rows done after each block. Raises :class:`InputError` for a
+        serving, card or method that does not load, or a grid :meth:`check` refuses. (A program that writes the rows
+        uses :meth:`segments` and :func:`write_segments`: columns, not a dictionary a row.)"""
+        for segment in self.segments(grid, progress):
+            yield from segment.rows()
+
+    def segments(self, grid: Grid, progress: Callable[[int], None] | None = None) -> Iterator[Segment]:
+        """The sweep as :class:`Segment` s, one a (serving, card, draft tokens, position), in grid order, each every
+        batch of the grid as columns; ``progress`` as for :meth:`rows`. Only one block's arrays are alive at a
+        time, so a sweep of any size is priced in bounded memory."""
         from passprice.checkpoints import load_checkpoint
 
         if grid is not self._checked:
@@ -523,26 +590,32 @@ class Sweeper:
             base = load_spec(self.root, serving_name)
             header = load_checkpoint(self.root, base.checkpoint)
             base = complete(base, header)
+            shapes: dict[tuple[int, float | None], PassShape | ServingRefusal] = {}
             for card_name in grid.cards or (base.card,):
                 card = self.card(card_name)
                 for tokens in grid.draft_tokens or ((base.draft.tokens if base.draft else 0),):
                     specs = [self._spec(base, tokens, p, serving_name) for p in grid.positions or (None,)]
-                    if grid.positions is not None and len(specs) > 1 and not base.shared_prefix:
-                        block = self._positions(grid, batches, header, card, serving_name, specs)
+                    if len(specs) > EXACT_POSITIONS and not base.shared_prefix:
+                        made = self._positions(grid, batches, header, card, serving_name, specs)
                     else:
-                        block = (
-                            row
-                            for spec in specs
-                            for row in self._block(grid, batches, header, card, serving_name, spec)
-                        )
-                    if self.stack is None:
-                        yield from block
-                    else:
-                        # A row refused before it was priced carries the stack's columns too, empty.
-                        for row in block:
-                            yield {**dict.fromkeys(STACK_COLUMNS), "stack": self.stack.name, **row}
+                        keys = [(tokens, p) for p in grid.positions or (None,)]
+                        made = self._exact(batches, header, card, serving_name, specs, keys, shapes)
+                    for segment in made:
+                        yield self._refused_under_stack(segment)
                     if progress is not None:
                         progress(len(batches) * len(specs))
+
+    def _refused_under_stack(self, segment: Segment) -> Segment:
+        """``segment``, and under a stack with no expected price (the serving itself is refused), its stack columns
+        saying the same refusal, so every row of a ``--stack`` sweep carries :data:`STACK_COLUMNS`."""
+        if self.stack is None or segment.expected is not None:
+            return segment
+        none = dict.fromkeys(STACK_COLUMNS[1:])
+        cells = {
+            j: {"stack": self.stack.name, **none, "expected_refusal": segment.names[code - 1] if code > 0 else None}
+            for j, code in enumerate(segment.status.tolist())
+        }
+        return attrs.evolve(segment, expected=cells)
 
     def _spec(self, base: ServingSpec, tokens: int, position: float | None, name: str = "serving") -> ServingSpec:
         draft = base.draft
@@ -578,8 +651,8 @@ class Sweeper:
     def _expected(
         self, shape: PassShape, columns: Any, card: Card, batches: np.ndarray, host_memory: bool
     ) -> _Expected:
-        """The block priced under the sweep's stack: its pricing from ``shape`` (the pass, or its probe at position
-        0), the arrays of ``columns`` (the shape, or its column of positions) at it."""
+        """A block priced under the sweep's stack: its pricing from ``shape`` (a position's pass, or the probe at
+        position 0: the facts a stack needs do not depend on the position), the arrays of ``columns`` at it."""
         from passprice.stacks import StackLacks, expected_pricing
 
         try:
@@ -588,30 +661,67 @@ class Sweeper:
             return _Expected(None, (), None, e.name)
         return _Expected(pricing, used, _Batches(columns, card, pricing).cost_split(batches, host_memory))
 
-    def _block(
+    def _with_stack(
         self,
-        grid: Grid,
+        segment: Segment,
+        expected: _Expected | None,
+        index: tuple[int, ...],
+        exact: Callable[[], PassShape],
+        host_memory: bool,
+        card: Card,
+    ) -> Segment:
+        """``segment`` with the stack's columns (issue 14), or as it is without a stack."""
+        if self.stack is None or expected is None:
+            return segment
+        cells = _expected_cells(
+            expected, index, segment.batches, segment.provenance, exact, host_memory, card, self.stack.name
+        )
+        return attrs.evolve(segment, expected=cells)
+
+    def _exact(
+        self,
         batches: np.ndarray,
         header: Any,
         card: Card,
         serving_name: str,
-        spec: ServingSpec,
-    ) -> Iterator[dict[str, Any]]:
-        """The rows of one (card, serving, draft tokens, contexts): the shape read once, the batches on arrays."""
-        common = self._common(card, serving_name, spec)
-        serving = self._serving(spec)
-        try:
-            shape = pass_shape(header, serving)
-        except ServingRefusal as e:
-            yield from _refused(common, grid.batches, e.name)
-            return
-        priced = _Batches(shape, card).cost_split(batches, serving.host_memory)
-        rows = _emit(common, grid.batches, priced, (), card, shape, lambda: shape, serving.host_memory)
-        if self.stack is None:
-            yield from rows
-            return
-        expected = self._expected(shape, shape, card, batches, serving.host_memory)
-        yield from _with_expected(rows, expected, (), card, lambda: shape, serving.host_memory, self.stack.name)
+        specs: list[ServingSpec],
+        keys: list[tuple[int, float | None]],
+        shapes: dict[tuple[int, float | None], PassShape | ServingRefusal],
+    ) -> Iterator[Segment]:
+        """The segments of one (card, serving, draft tokens): each position's exact pass shape (read once a
+        serving, draft length and position, whatever the card: ``shapes`` keeps them), stacked as columns and
+        priced over positions × batches on arrays, so every row is the scalar pricer's bit for bit."""
+        found: list[tuple[int, PassShape]] = []
+        for n, (spec, key) in enumerate(zip(specs, keys, strict=True)):
+            if key not in shapes:
+                try:
+                    shapes[key] = pass_shape(header, self._serving(spec))
+                except ServingRefusal as e:
+                    shapes[key] = e
+            got = shapes[key]
+            if isinstance(got, PassShape):
+                found.append((n, got))
+        priced = None
+        if found:
+            stacked = _ShapeByPosition.stack([s for _, s in found])
+            grid2d = np.broadcast_to(batches, (len(found), len(batches))).copy()
+            priced = _Batches(stacked, card).cost_split(grid2d, specs[0].host_memory)
+        expected = (
+            self._expected(found[0][1], stacked, card, grid2d, specs[0].host_memory)
+            if self.stack is not None and found
+            else None
+        )
+        row_of = {n: i for i, (n, _) in enumerate(found)}
+        for n, (spec, key) in enumerate(zip(specs, keys, strict=True)):
+            common = self._common(card, serving_name, spec)
+            got = shapes[key]
+            if not isinstance(got, PassShape) or priced is None:
+                assert isinstance(got, ServingRefusal)
+                yield _refused(common, batches, got.name)
+                continue
+            exact = functools.partial(_itself, got)
+            segment = _emit(common, batches, priced, (row_of[n],), card, got, exact, spec.host_memory)
+            yield self._with_stack(segment, expected, (row_of[n],), exact, spec.host_memory, card)
 
     def _positions(
         self,
@@ -621,9 +731,11 @@ class Sweeper:
         card: Card,
         serving_name: str,
         specs: list[ServingSpec],
-    ) -> Iterator[dict[str, Any]]:
-        """The rows of one (card, serving, draft tokens) at every position at once: the pass's shape as a column
-        of positions (:class:`_ShapeByPosition`), priced over positions × batches on arrays."""
+    ) -> Iterator[Segment]:
+        """The segments of one (card, serving, draft tokens) at more than :data:`EXACT_POSITIONS` positions: the
+        pass's shape as a column of positions decomposed by attention group (:class:`_ShapeByPosition.of`: one
+        shape read, not one a position; equal to the scalar pricer to 1e-12, not bit for bit), priced over
+        positions × batches on arrays."""
         positions = np.array([sum(c.share * (c.position or 0.0) for c in s.contexts or ()) for s in specs])
         serving = self._serving(specs[0])
         limit = serving.contexts.longest()
@@ -636,7 +748,7 @@ class Sweeper:
             early = isinstance(e, Empty | Routed | BadDraft)
             for spec, ok in zip(specs, valid, strict=True):
                 name = e.name if early or ok else BadContexts.name
-                yield from _refused(self._common(card, serving_name, spec), grid.batches, name)
+                yield _refused(self._common(card, serving_name, spec), batches, name)
             return
         kept = np.nonzero(valid)[0]
         columns = _ShapeByPosition.of(header, probe, positions[kept]) if len(kept) else None
@@ -644,31 +756,26 @@ class Sweeper:
         if columns is not None:
             grid2d = np.broadcast_to(batches, (len(kept), len(batches))).copy()
             priced = _Batches(columns, card).cost_split(grid2d, serving.host_memory)
+        expected = (
+            self._expected(shape, columns, card, grid2d, serving.host_memory)
+            if self.stack is not None and columns is not None
+            else None
+        )
         row_of = {int(k): i for i, k in enumerate(kept)}
-        expected: _Expected | None = None
         for n, spec in enumerate(specs):
             common = self._common(card, serving_name, spec)
             if n not in row_of or priced is None:
-                yield from _refused(common, grid.batches, BadContexts.name)
+                yield _refused(common, batches, BadContexts.name)
                 continue
             exact = functools.partial(pass_shape, header, self._serving(spec))
-            rows = _emit(common, grid.batches, priced, (row_of[n],), card, shape, exact, serving.host_memory)
-            if self.stack is None:
-                yield from rows
-                continue
-            if expected is None:
-                assert columns is not None
-                grid2d = np.broadcast_to(batches, (len(kept), len(batches))).copy()
-                expected = self._expected(shape, columns, card, grid2d, serving.host_memory)
-            yield from _with_expected(
-                rows, expected, (row_of[n],), card, exact, serving.host_memory, self.stack.name
-            )
+            segment = _emit(common, batches, priced, (row_of[n],), card, shape, exact, serving.host_memory)
+            yield self._with_stack(segment, expected, (row_of[n],), exact, serving.host_memory, card)
 
 
 @attrs.frozen
 class _Expected:
-    """A block priced under a serving stack (issue 14): its ``pricing`` and the stack facts it rests on (``used``),
-    the priced arrays (``priced``; ``None`` when the stack refuses the serving, ``refusal`` names why)."""
+    """A block priced under a serving stack (issue 14): its ``pricing``, the stack facts it rests on (``used``),
+    and the priced arrays (``priced``; ``None`` when the stack refuses the serving, ``refusal`` names why)."""
 
     pricing: Any
     used: tuple[tuple[str, Any], ...]
@@ -676,124 +783,189 @@ class _Expected:
     refusal: str | None = None
 
 
-def _with_expected(
-    rows: Iterator[dict[str, Any]],
+def _expected_cells(
     expected: _Expected,
     index: tuple[int, ...],
-    card: Card,
+    batches: np.ndarray,
+    limit_provenance: tuple[str, str],
     exact: Callable[[], PassShape],
     host_memory: bool,
+    card: Card,
     stack: str,
-) -> Iterator[dict[str, Any]]:
-    """``rows`` with the stack's expected price in :data:`STACK_COLUMNS`, from ``expected``'s arrays (a batch whose
-    host split met a refusal priced alone, as the limit's rows are)."""
+) -> dict[int, dict[str, Any]]:
+    """Each row's :data:`STACK_COLUMNS` (row index → cells): the expected price from ``expected``'s arrays (a batch
+    whose host split met a refusal priced alone, as the limit's rows are), its provenance the weakest of the limit's
+    and the stack facts'."""
+    from passprice.facts import Provenance
+
     weakest_stack = weakest(f.provenance for _, f in expected.used)
-    for j, row in enumerate(rows):
-        row.update({"stack": stack, **dict.fromkeys(STACK_COLUMNS[1:])})
-        at = (*index, j)
+    out: dict[int, dict[str, Any]] = {}
+    for j, b in enumerate(batches.tolist()):
+        cells: dict[str, Any] = {"stack": stack, **dict.fromkeys(STACK_COLUMNS[1:])}
+        out[j] = cells
         if expected.priced is None:
-            row["expected_refusal"] = expected.refusal
-            yield row
+            cells["expected_refusal"] = expected.refusal
             continue
-        priced = expected.priced
-        trouble = priced.get("trouble")
-        if row["batch"] == 0:
-            row["expected_refusal"] = "Empty"
-        elif trouble is not None and trouble[at]:
+        at = (*index, j)
+        p = expected.priced
+        trouble = p.get("trouble")
+        host_used = False
+        if b == 0:
+            cells["expected_refusal"] = "Empty"
+            continue
+        if trouble is not None and trouble[at]:
             try:
-                c = exact().cost_split(card, row["batch"], host_memory, expected.pricing)
-                row.update(
-                    expected_tokens_per_s=c.tokens_per_s, expected_pass_s=c.pass_s, expected_binds=c.binds.value
-                )
+                c = exact().cost_split(card, int(b), host_memory, pricing=expected.pricing)
             except ServingRefusal as e:
-                row["expected_refusal"] = e.name
-        elif int(priced["refusal"][at]) != _OK:
-            row["expected_refusal"] = _row_refusal(int(priced["refusal"][at]))
+                cells["expected_refusal"] = e.name
+                continue
+            cells.update(expected_tokens_per_s=c.tokens_per_s, expected_pass_s=c.pass_s, expected_binds=c.binds.value)
+            host_used = c.host_sequences > 0
+        elif int(p["refusal"][at]) != _OK:
+            cells["expected_refusal"] = _row_refusal(int(p["refusal"][at]))
+            continue
         else:
-            row.update(
-                expected_tokens_per_s=float(priced["tokens_per_s"][at]),
-                expected_pass_s=float(priced["pass_s"][at]),
-                expected_binds=_BINDS[int(priced["binds"][at])],
+            cells.update(
+                expected_tokens_per_s=float(p["tokens_per_s"][at]),
+                expected_pass_s=float(p["pass_s"][at]),
+                expected_binds=_BINDS[int(p["binds"][at])],
             )
-        if row["expected_tokens_per_s"] is not None and row["provenance"] is not None:
-            from passprice.facts import Provenance
-
-            row["expected_provenance"] = max(Provenance(row["provenance"]), weakest_stack).value
-        yield row
+            host_used = bool(p["host_sequences"][at] > 0)
+        cells["expected_provenance"] = max(Provenance(limit_provenance[host_used]), weakest_stack).value
+    return out
 
 
-def _refused(common: Mapping[str, Any], batches: Sequence[int], name: str) -> Iterator[dict[str, Any]]:
-    """Rows refused as ``name`` (batch 0 as ``Empty``: ``price_serving`` refuses an empty batch before anything)."""
-    for b in batches:
-        yield {**dict.fromkeys(COLUMNS, None), **common, "batch": b, "refusal": "Empty" if b == 0 else name}
+def _itself(shape: PassShape) -> PassShape:
+    return shape
+
+
+#: Positions a block prices from each position's own pass shape (every row then the scalar pricer's bit for bit);
+#: a block of more positions reads one shape and decomposes it by attention group (to 1e-12).
+EXACT_POSITIONS = 64
+
+#: A segment's row status: priced on arrays; priced alone by the scalar pricer (its split search met a refusal).
+_PRICED, _ALONE = 0, -1
+
+
+@attrs.frozen(eq=False)
+class Segment:
+    """The rows of one (serving, card, draft tokens, contexts) of a sweep, one a batch, as columns.
+
+    ``common``: the columns every row shares (card, serving, checkpoint, draft tokens, position, limit);
+    ``batches``: the batches (NumPy ``int64``, ``(B,)``); ``status``: per row :data:`_PRICED`, :data:`_ALONE`, or
+    ``k ≥ 1`` for the refusal ``names[k − 1]``; ``priced``: the vectorized pass's fields (each ``(B,)``; ``None``
+    when every row is refused); ``alone``: row index → the fields of a row priced by the scalar pricer (or its
+    refusal); ``provenance`` and ``weakest``: the price's weakest provenance and the facts carrying it, without and
+    with sequences in host memory."""
+
+    common: dict[str, Any]
+    batches: np.ndarray
+    status: np.ndarray
+    names: tuple[str, ...]
+    priced: dict[str, np.ndarray] | None
+    alone: dict[int, dict[str, Any]]
+    provenance: tuple[str, str]
+    weakest: tuple[str, str]
+    expected: dict[int, dict[str, Any]] | None = None
+
+    def rows(self) -> Iterator[dict[str, Any]]:
+        """The segment's rows as dictionaries (:data:`COLUMNS`; ``None`` for an empty cell)."""
+        status = self.status.tolist()
+        for j, b in enumerate(self.batches.tolist()):
+            row = {**dict.fromkeys(COLUMNS, None), **self.common, "batch": b}
+            code = status[j]
+            if code == _ALONE:
+                row.update(self.alone[j])
+            elif code != _PRICED:
+                row["refusal"] = self.names[code - 1]
+            else:
+                assert self.priced is not None
+                p = self.priced
+                host_used = bool(p["host_sequences"][j] > 0)
+                row.update({key: float(p[key][j]) for key in _FLOATS})
+                row["host_sequences"] = int(p["host_sequences"][j])
+                row["binds"] = _BINDS[int(p["binds"][j])]
+                row["provenance"] = self.provenance[host_used]
+                row["weakest"] = self.weakest[host_used]
+            if self.expected is not None:
+                row.update(self.expected[j])
+            yield row
+
+
+#: The float columns of a priced row, in :data:`COLUMNS` order.
+_FLOATS = (
+    "tokens_per_s",
+    "pass_s",
+    "memory_s",
+    "host_s",
+    "array_s",
+    "vector_s",
+    "scale_s",
+    "held_bytes",
+    "capacity_bytes",
+)
+
+
+def _refused(common: Mapping[str, Any], batches: np.ndarray, name: str) -> Segment:
+    """A segment whose every row is refused as ``name`` (batch 0 as ``Empty``: ``price_serving`` refuses an empty
+    batch before anything)."""
+    status = np.where(batches == 0, 1, 2)
+    return Segment(dict(common), batches, status, ("Empty", name), None, {}, ("", ""), ("", ""))
 
 
 def _emit(
     common: Mapping[str, Any],
-    batches: Sequence[int],
+    batches: np.ndarray,
     priced: Mapping[str, np.ndarray],
     index: tuple[int, ...],
     card: Card,
     shape: PassShape,
     exact: Callable[[], PassShape],
     host_memory: bool,
-) -> Iterator[dict[str, Any]]:
-    """The rows of one block from its priced arrays (``priced[key][index + (j,)]`` for the j-th batch). ``shape``
-    gives the facts the price rests on; ``exact`` the block's exact :class:`PassShape`, for batches whose split
-    search met a refusal (the scalar pricer then says what the seed would)."""
+) -> Segment:
+    """The segment of one block row from its priced arrays (``priced[key][index]``: the batches). ``shape`` gives
+    the facts the price rests on; ``exact`` the row's exact :class:`PassShape`, for batches whose split search met
+    a refusal (the scalar pricer then says what the seed would)."""
     # The facts the price rests on, in the scalar pricer's order: the card's, the host link's when the batch uses
     # host memory, the drafting figures.
-    facts = card.facts()
-    own = [(p, facts[p]) for p in COST_PATHS]
-    # The card's float-matrix rates the pass's float matrices ride (issue 14), after the host link's, as the scalar
-    # pricer lists them.
-    riding = dict.fromkeys(TENSOR_FORMATS.get(ty, "") for ty, _ in shape.float_macs)
-    tensor = [(p, facts[p]) for p in riding if p in facts]
-    host_facts = [(p, facts[p]) for p in HOST_COST_PATHS] if card.host is not None else []
-    rests = {False: own + tensor + list(shape.facts), True: own + host_facts + tensor + list(shape.facts)}
-    provenance = {flag: max(weakest(f.provenance for _, f in rests[flag]), shape.provenance) for flag in rests}
+    # (The shape's basis lists them as PassShape.cost does, with a card's float-matrix rates the pass rides.)
+    basis = shape.basis(card)
+    rests = {False: list(basis.rests_on), True: list(basis.host_rests_on)}
+    provenance = {False: basis.provenance, True: basis.host_provenance}
     carriers = {flag: ";".join(p for p, f in rests[flag] if f.provenance is provenance[flag]) for flag in rests}
-    trouble = priced.get("trouble")
-    for j, b in enumerate(batches):
-        at = (*index, j)
-        row = {**dict.fromkeys(COLUMNS, None), **common, "batch": b}
-        if b == 0:
-            row["refusal"] = "Empty"
-            yield row
-            continue
-        if trouble is not None and trouble[at]:
+    fields = {key: value[index] for key, value in priced.items()}
+    codes = fields.pop("refusal")
+    # Refusal codes of the vectorized cost (1 …) become names 2 …; 1 is Empty.
+    names = ("Empty", *(_row_refusal(code) for code in (_NO_HOST, _CARD_FULL, _HOST_FULL, _ON_CHIP)))
+    status = np.where(codes == _OK, _PRICED, codes + 1)
+    status = np.where(batches == 0, 1, status)
+    alone: dict[int, dict[str, Any]] = {}
+    trouble = fields.pop("trouble", None)
+    if trouble is not None:
+        rows = np.nonzero(trouble & (batches != 0))[0].tolist()
+        alone_shape = exact() if rows else None
+        alone_basis = alone_shape.basis(card) if alone_shape is not None else None  # gathered once for the block
+        for j in rows:
+            assert alone_shape is not None
             try:
-                c = exact().cost_split(card, b, host_memory)
+                c = alone_shape.cost_split(card, int(batches[j]), host_memory, alone_basis)
             except ServingRefusal as e:
-                row["refusal"] = e.name
-                yield row
+                if e.name not in names:
+                    names = (*names, e.name)
+                status[j] = names.index(e.name) + 1
                 continue
-            yield {**row, **_scalar_row(c)}
-            continue
-        code = int(priced["refusal"][at])
-        if code != _OK:
-            row["refusal"] = _row_refusal(code)
-            yield row
-            continue
-        host_used = bool(priced["host_sequences"][at] > 0)
-        row.update(
-            {
-                "host_sequences": int(priced["host_sequences"][at]),
-                "tokens_per_s": float(priced["tokens_per_s"][at]),
-                "pass_s": float(priced["pass_s"][at]),
-                "memory_s": float(priced["memory_s"][at]),
-                "host_s": float(priced["host_s"][at]),
-                "array_s": float(priced["array_s"][at]),
-                "vector_s": float(priced["vector_s"][at]),
-                "scale_s": float(priced["scale_s"][at]),
-                "binds": _BINDS[int(priced["binds"][at])],
-                "held_bytes": float(priced["held_bytes"][at]),
-                "capacity_bytes": float(priced["capacity_bytes"][at]),
-                "provenance": provenance[host_used].value,
-                "weakest": carriers[host_used],
-            }
-        )
-        yield row
+            status[j] = _ALONE
+            alone[j] = _scalar_row(c)
+    return Segment(
+        dict(common),
+        batches,
+        status,
+        names,
+        fields,
+        alone,
+        (provenance[False].value, provenance[True].value),
+        (carriers[False], carriers[True]),
+    )
 
 
 def _scalar_row(c: Any) -> dict[str, Any]:
@@ -828,9 +1000,10 @@ def _check_finite(row: Mapping[str, Any]) -> None:
 def write_rows(
     rows: Iterator[Mapping[str, Any]], fmt: str, out: io.TextIOBase | Any, columns: Sequence[str] = COLUMNS
 ) -> int:
-    """Write ``rows`` to ``out`` as CSV (a header line of ``columns``, then one line a row; empty cells for none) or
-    JSON (an array of objects, one a line). Returns the number of rows. Raises :class:`InputError` at a row holding
-    a number that is not finite (what was written before it is incomplete: write to a buffer)."""
+    """Write ``rows`` to ``out`` as CSV (a header line, then one line a row; empty cells for none) or JSON (an
+    array of objects, one a line), a row at a time. Returns the number of rows. Raises :class:`InputError` at a row
+    holding a number that is not finite. The reference :func:`text_chunks` (columns at a time, what ``passprice
+    sweep`` writes) is tested against, byte for byte."""
     n = 0
     if fmt == "csv":
         writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
@@ -847,6 +1020,154 @@ def write_rows(
         n += 1
     out.write("\n]\n")
     return n
+
+
+def text_chunks(segments: Iterable[Segment], fmt: str) -> Iterator[str]:
+    """The text of a sweep, a segment at a time, exactly as :func:`write_rows` writes its rows (``fmt``: ``csv`` or
+    ``json``): each column of a segment is formatted in one pass (``repr`` of every float, as the row writer does)
+    and the lines are joined in C, so a million rows do not cost a million dictionaries. Raises
+    :class:`InputError` at the first row holding a number that is not finite (the chunks before it are already
+    yielded: a caller writing a file writes them to a temporary file it then drops)."""
+    # The header goes out with the first segment's lines, so a sweep refused at its first row writes nothing.
+    head = None if fmt == "csv" else "["
+    first = True
+    for segment in segments:
+        # A segment with a stack's expected prices (``--stack``) carries :data:`STACK_COLUMNS` too: its lines are
+        # written a row at a time, as the row writer writes them.
+        columns = COLUMNS + STACK_COLUMNS if segment.expected is not None else COLUMNS
+        if head is None:
+            head = ",".join(columns) + "\n"
+        lines = _segment_lines(segment, fmt) if segment.expected is None else _row_lines(segment, fmt, columns)
+        if fmt == "csv":
+            yield head + "\n".join(lines) + "\n"
+        else:
+            yield head + ("\n" if first else ",\n") + ",\n".join(lines)
+        head, first = "", False
+    if head is None:
+        head = ",".join(COLUMNS) + "\n"
+    if head or fmt != "csv":
+        yield head + ("" if fmt == "csv" else "\n]\n")
+
+
+def _row_lines(segment: Segment, fmt: str, columns: Sequence[str]) -> list[str]:
+    """The lines of one segment a row at a time (``columns``), exactly as :func:`write_rows` writes them."""
+    lines = []
+    for row in segment.rows():
+        _check_finite(row)
+        if fmt == "csv":
+            lines.append(_csv_line([_cell(row.get(k)) for k in columns]))
+        else:
+            lines.append(json.dumps(row, allow_nan=False))
+    return lines
+
+
+def _csv_line(values: Sequence[Any]) -> str:
+    """``values`` as one CSV line without its end, quoted as :class:`csv.DictWriter` quotes them."""
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="").writerow(values)
+    return buffer.getvalue()
+
+
+#: The columns after ``batch``, in order.
+_AFTER_BATCH = COLUMNS[COLUMNS.index("batch") + 1 :]
+
+
+def _segment_lines(segment: Segment, fmt: str) -> list[str]:
+    """The lines of one segment (CSV lines, or JSON objects), in batch order."""
+    status = segment.status
+    ok = np.nonzero(status == _PRICED)[0]
+    if not _all_finite(segment, ok):
+        for row in segment.rows():  # find the first row that is not, and say which column, as the row writer does
+            _check_finite(row)
+    csv_format = fmt == "csv"
+    head = [segment.common[k] for k in COLUMNS[: COLUMNS.index("batch")]]
+
+    def text(value: Any) -> str:
+        return str(_cell(value)) if csv_format else json.dumps(value)
+
+    if csv_format:
+        prefix = _csv_line([_cell(v) for v in head]) + ","
+    else:
+        prefix = "{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in zip(COLUMNS, head, strict=False))
+        prefix += ', "batch": '
+    out = np.empty(len(segment.batches), dtype=object)
+    batches = segment.batches
+    if len(ok):
+        out[ok] = _objects(_priced_lines(segment, ok, prefix, csv_format))
+    for code in np.unique(status[status > _PRICED]).tolist():
+        where = np.nonzero(status == code)[0]
+        name = segment.names[code - 1]
+        if csv_format:
+            suffix = "," * len(_AFTER_BATCH) + _csv_line([name])
+        else:
+            suffix = "".join(f", {json.dumps(k)}: null" for k in _AFTER_BATCH[:-1]) + f', "refusal": {text(name)}}}'
+        texts = map(prefix.__add__, map(str.__add__, map(str, batches[where].tolist()), itertools.repeat(suffix)))
+        out[where] = _objects(list(texts))
+    for j, fields in segment.alone.items():
+        row = {**dict.fromkeys(COLUMNS, None), **segment.common, "batch": int(batches[j]), **fields}
+        out[j] = _csv_line([_cell(row[k]) for k in COLUMNS]) if csv_format else json.dumps(row, allow_nan=False)
+    lines: list[str] = out.tolist()
+    return lines
+
+
+def _objects(texts: list[str]) -> np.ndarray:
+    """``texts`` as a NumPy array of Python strings (not NumPy's fixed-width ones)."""
+    out = np.empty(len(texts), dtype=object)
+    out[:] = texts
+    return out
+
+
+def _all_finite(segment: Segment, ok: np.ndarray) -> bool:
+    """Whether every float of the segment's priced rows, and of its rows priced alone, is finite."""
+    if segment.priced is not None and len(ok):
+        for key in _FLOATS:
+            if not np.isfinite(segment.priced[key][ok]).all():
+                return False
+    return all(
+        not isinstance(v, float) or math.isfinite(v) for fields in segment.alone.values() for v in fields.values()
+    )
+
+
+def _priced_lines(segment: Segment, ok: np.ndarray, prefix: str, csv_format: bool) -> list[str]:
+    """The lines of the segment's rows ``ok`` (priced on arrays), each column formatted in one pass."""
+    p = segment.priced
+    assert p is not None
+    count = len(ok)
+
+    def floats(key: str) -> list[str]:
+        values = p[key][ok]
+        if (values == values[0]).all():  # a capacity, or a term that is 0 for every batch
+            return [repr(float(values[0]))] * count
+        return list(map(repr, values.tolist()))
+
+    terms = ("memory_s", "host_s", "array_s", "vector_s", "scale_s")
+    texts = {key: floats(key) for key in (*terms, "tokens_per_s", "held_bytes", "capacity_bytes")}
+    binds = p["binds"][ok]
+    stacked = np.stack([p[key][ok] for key in terms])
+    chosen = np.take_along_axis(stacked, binds[None, :], axis=0)[0]
+    if np.array_equal(chosen, p["pass_s"][ok]):
+        # The pass takes its binding term (the card's limit): the same double, so the same text.
+        table = np.array([texts[key] for key in terms], dtype=object)
+        texts["pass_s"] = table[binds, np.arange(count)].tolist()
+    else:
+        texts["pass_s"] = floats("pass_s")
+    host = p["host_sequences"][ok]
+    texts["host_sequences"] = list(map(str, host.tolist()))
+    labels = [b if csv_format else json.dumps(b) for b in _BINDS]
+    texts["binds"] = np.array(labels, dtype=object)[binds].tolist()
+    for key, values in (("provenance", segment.provenance), ("weakest", segment.weakest)):
+        shown = [_csv_line([v]) if csv_format else json.dumps(v) for v in values]
+        texts[key] = [shown[1]] * count if (host > 0).all() else np.where(host > 0, shown[1], shown[0]).tolist()
+    batches = list(map(str, segment.batches[ok].tolist()))
+    columns = [texts[key] for key in _AFTER_BATCH[:-1]]
+    if csv_format:
+        return list(map(",".join, zip(map(prefix.__add__, batches), *columns, itertools.repeat(""), strict=False)))
+    keys = [f", {json.dumps(key)}: " for key in _AFTER_BATCH[:-1]]
+    pieces: list[Iterable[str]] = [map(prefix.__add__, batches)]
+    for key, column in zip(keys, columns, strict=True):
+        pieces.extend((itertools.repeat(key), column))
+    pieces.append(itertools.repeat(', "refusal": null}'))
+    return list(map("".join, zip(*pieces, strict=False)))
 
 
 def _cell(value: Any) -> Any:

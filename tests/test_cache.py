@@ -1,0 +1,260 @@
+"""The validated-document cache never serves a stale or invalid document: an edit (even one of the same size with the
+same modification time), a schema change or a version change misses; a corrupted entry is ignored and rebuilt;
+``--no-cache`` and ``PASSPRICE_NO_CACHE`` bypass it; concurrent runs share it safely. And a scalar price from a warm
+cache imports none of the heavy modules (NumPy, gguf, PyYAML, jsonschema, tomlkit)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import REPO, copy_root, invoke
+from passprice import cache, checkpoints, schema
+from passprice.cards import load_card
+from passprice.errors import InputError, SchemaError
+from passprice.registry import Root
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty cache folder of this test's own."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(folder))
+    return folder
+
+
+def entries(folder: Path) -> list[Path]:
+    documents = folder / "documents"
+    return sorted(documents.glob("*.json")) if documents.is_dir() else []
+
+
+def card_file(root: Path) -> Path:
+    return root / "facts" / "cards" / "h200_sxm_141gb.toml"
+
+
+def same_size_same_mtime(path: Path, old: str, new: str) -> None:
+    """Replace ``old`` by ``new`` (of the same length) in ``path``, keeping its size and modification time (ns): an
+    edit a size-and-mtime key cannot see."""
+    assert len(old.encode()) == len(new.encode())
+    st = path.stat()
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert path.stat().st_size == st.st_size and path.stat().st_mtime_ns == st.st_mtime_ns
+
+
+def test_a_hit_neither_parses_nor_validates(tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = Root(copy_root(tmp_path))
+    first = load_card(root, "h200_sxm_141gb")
+    assert len(entries(cache_dir)) == 1
+
+    def no_parsing(*_: object, **__: object) -> None:
+        raise AssertionError("parsed or validated on a hit")
+
+    monkeypatch.setattr(schema, "read_toml", no_parsing)
+    monkeypatch.setattr(schema, "validate", no_parsing)
+    assert load_card(root, "h200_sxm_141gb") == first
+
+
+def test_a_schema_invalid_edit_of_the_same_size_and_mtime_is_refused(tmp_path: Path, cache_dir: Path) -> None:
+    root = Root(copy_root(tmp_path))
+    assert load_card(root, "h200_sxm_141gb").memory.bandwidth.unit == "TB/s"
+    # "TB/s" → "TB/x": same bytes count, same mtime, within the same second; the schema allows no such unit.
+    same_size_same_mtime(card_file(root.path), 'unit = "TB/s"', 'unit = "TB/x"')
+    with pytest.raises(SchemaError, match=r"memory\.bandwidth\.unit"):
+        load_card(root, "h200_sxm_141gb")
+    # Refused again on the next run: an invalid document is never stored.
+    with pytest.raises(SchemaError):
+        load_card(root, "h200_sxm_141gb")
+    assert len(entries(cache_dir)) == 1  # the valid version's entry only
+
+
+def test_a_valid_edit_of_the_same_size_and_mtime_is_read_anew(tmp_path: Path, cache_dir: Path) -> None:
+    root = Root(copy_root(tmp_path))
+    before = load_card(root, "h200_sxm_141gb").memory.bandwidth.value
+    same_size_same_mtime(card_file(root.path), "value = 4.8\n", "value = 4.9\n")
+    after = load_card(root, "h200_sxm_141gb").memory.bandwidth.value
+    assert (before, after) == (4.8e12, 4.9e12)
+    # Back to the first bytes: the first entry serves again.
+    same_size_same_mtime(card_file(root.path), "value = 4.9\n", "value = 4.8\n")
+    assert load_card(root, "h200_sxm_141gb").memory.bandwidth.value == 4.8e12
+    assert len(entries(cache_dir)) == 2
+
+
+def test_a_schema_change_misses(tmp_path: Path, cache_dir: Path) -> None:
+    root_path = copy_root(tmp_path)
+    shutil.copytree(REPO / "schema", root_path / "schema")
+    root = Root(root_path)
+    load_card(root, "h200_sxm_141gb")
+    # The root's own schema now requires a key no card has: the cached document must not be served.
+    card_schema = root_path / "schema" / "card.schema.json"
+    document = json.loads(card_schema.read_text(encoding="utf-8"))
+    document["required"] = [*document.get("required", []), "warranty"]
+    card_schema.write_text(json.dumps(document), encoding="utf-8")
+    schema._validator.cache_clear()
+    try:
+        with pytest.raises(SchemaError, match="warranty"):
+            load_card(root, "h200_sxm_141gb")
+    finally:
+        schema._validator.cache_clear()
+
+
+def test_a_version_change_misses(tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = Root(copy_root(tmp_path))
+    data = card_file(root.path).read_bytes()
+    schema_bytes = (REPO / "schema" / "card.schema.json").read_bytes()
+    old = cache.key("card", schema_bytes, data)
+    monkeypatch.setattr(cache, "__version__", "999.0")
+    assert cache.key("card", schema_bytes, data) != old
+    assert cache.key("draft", schema_bytes, data) != cache.key("card", schema_bytes, data)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda raw: raw[: len(raw) // 2],  # truncated
+        lambda raw: raw.replace(b"TB/s", b"GB/s", 1),  # altered, checksum no longer matches
+        lambda raw: b"not a cache entry",
+        lambda raw: b"",
+    ],
+    ids=["truncated", "altered", "garbage", "empty"],
+)
+def test_a_corrupted_entry_is_ignored_and_rebuilt(tmp_path: Path, cache_dir: Path, damage: object) -> None:
+    root = Root(copy_root(tmp_path))
+    good = load_card(root, "h200_sxm_141gb")
+    (entry,) = entries(cache_dir)
+    raw = entry.read_bytes()
+    entry.write_bytes(damage(raw))  # type: ignore[operator]
+    assert load_card(root, "h200_sxm_141gb") == good
+    assert entry.read_bytes() == raw  # rebuilt whole
+
+
+def test_an_entry_for_another_key_is_not_served(tmp_path: Path, cache_dir: Path) -> None:
+    # An entry copied under another file's key (whole, with a valid checksum) names its own key inside.
+    root = Root(copy_root(tmp_path))
+    load_card(root, "h200_sxm_141gb")
+    load_card(root, "mi300x")
+    first, second = entries(cache_dir)
+    raw_first = first.read_bytes()
+    first.write_bytes(second.read_bytes())
+    assert cache.read(first.name[: -len(".json")]) is None
+    first.write_bytes(raw_first)
+
+
+def test_an_unwritable_cache_is_not_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(blocker / "cache"))
+    root = Root(copy_root(tmp_path))
+    assert load_card(root, "h200_sxm_141gb").memory.bandwidth.value == 4.8e12
+
+
+def test_no_cache_option_and_environment(tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = copy_root(tmp_path)
+    try:
+        result = invoke("--no-cache", "price", "r1-qwen7b-h200", "--json", root=root)
+        assert result.exit_code == 0, result.output
+        assert entries(cache_dir) == []
+        monkeypatch.setenv("PASSPRICE_NO_CACHE", "1")
+        assert invoke("price", "r1-qwen7b-h200", "--json", root=root).exit_code == 0
+        assert entries(cache_dir) == []
+        monkeypatch.delenv("PASSPRICE_NO_CACHE")
+        checkpoints._CACHE.clear()  # as a new process: this one keeps the header it built
+        cached = invoke("price", "r1-qwen7b-h200", "--json", root=root)
+        assert len(entries(cache_dir)) == 3  # the serving, its checkpoint, its card
+        assert json.loads(cached.stdout) == json.loads(result.stdout)
+    finally:
+        cache.configure(enabled=True)
+
+
+def test_the_cache_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(tmp_path / "x"))
+    assert cache.cache_dir() == tmp_path / "x"
+    monkeypatch.delenv("PASSPRICE_CACHE_DIR")
+    if sys.platform.startswith("linux"):
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+        assert cache.cache_dir() == tmp_path / "xdg" / "passprice"
+        monkeypatch.setenv("XDG_CACHE_HOME", "relative/ignored")  # the XDG specification: relative is invalid
+        assert cache.cache_dir() == Path.home() / ".cache" / "passprice"
+
+
+def test_old_entries_are_pruned(tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cache, "MAX_ENTRIES", 4)
+    for i in range(9):
+        cache.store(f"{i:064x}", {"n": i})
+    kept = entries(cache_dir)
+    assert 2 <= len(kept) <= 4
+    assert cache.read(f"{8:064x}") == {"n": 8}  # the newest survives
+
+
+def test_concurrent_runs_share_the_cache(tmp_path: Path, cache_dir: Path) -> None:
+    # Four processes price at once into one empty cache: each succeeds with the same price, and every entry left
+    # is whole (its checksum holds) and serves the next run.
+    root = copy_root(tmp_path)
+    env = {**os.environ, "PASSPRICE_CACHE_DIR": str(cache_dir)}
+    command = [sys.executable, "-c", "from passprice.cli import main; main()", "--root", str(root), "checkpoints",
+               "--json"]
+    runs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) for _ in range(4)]
+    outputs = [run.communicate(timeout=120) for run in runs]
+    assert all(run.returncode == 0 for run in runs), [err for _, err in outputs]
+    assert len({out for out, _ in outputs}) == 1
+    assert len(entries(cache_dir)) == len(list((root / "registry" / "checkpoints").glob("*.toml")))  # one each
+    for entry in entries(cache_dir):
+        assert cache.read(entry.name[: -len(".json")]) is not None
+
+
+def test_invalid_toml_is_refused_on_every_run(tmp_path: Path, cache_dir: Path) -> None:
+    root = Root(copy_root(tmp_path))
+    card_file(root.path).write_text("[memory\n", encoding="utf-8")
+    for _ in range(2):
+        with pytest.raises(InputError, match="not valid TOML"):
+            load_card(root, "h200_sxm_141gb")
+    assert entries(cache_dir) == []
+
+
+#: Modules a scalar price must not import: NumPy alone is ~170 ms of a process, gguf ~45 ms more (it pulls PyYAML),
+#: jsonschema ~100 ms (only a new or changed file is validated), tomlkit tens of ms (read-only paths use tomllib).
+HEAVY = ("numpy", "gguf", "yaml", "jsonschema", "tomlkit")
+
+_PROBE = """
+import sys
+from passprice.cli import cli
+try:
+    cli(["price", "r1-qwen7b-h200", "--json"], prog_name="passprice")
+except SystemExit as e:
+    assert e.code == 0, e.code
+print(",".join(sorted(m for m in {heavy!r} if m in sys.modules)))
+"""
+
+
+def test_a_scalar_price_imports_no_heavy_module(cache_dir: Path) -> None:
+    # `import passprice.cli` and a price: never NumPy, gguf or PyYAML; from a warm cache (the second run), no
+    # jsonschema or tomlkit either.
+    env = {**os.environ, "PASSPRICE_CACHE_DIR": str(cache_dir)}
+    probe = _PROBE.format(heavy=HEAVY)
+    for run in ("cold", "warm"):
+        done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=REPO)
+        assert done.returncode == 0, done.stderr
+        loaded = set(filter(None, done.stdout.strip().splitlines()[-1].split(",")))
+        forbidden = {"numpy", "gguf", "yaml"} if run == "cold" else set(HEAVY)
+        assert not loaded & forbidden, (run, loaded)
+
+
+def test_no_home_folder_is_not_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Without PASSPRICE_CACHE_DIR, XDG_CACHE_HOME or a home folder, there is no cache: files are read as ever.
+    monkeypatch.delenv("PASSPRICE_CACHE_DIR")
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    root = Root(copy_root(tmp_path))
+    assert load_card(root, "h200_sxm_141gb").memory.bandwidth.value == 4.8e12
