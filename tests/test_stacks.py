@@ -355,3 +355,27 @@ def test_diff_of_a_stack_fact_reaches_the_locks_resting_on_it(tmp_path: object) 
     assert before is not None and after is not None
     assert after["tokens_per_s"] == before["tokens_per_s"]  # the limit does not move
     assert after["expected"]["pass_s"] > before["expected"]["pass_s"]  # the expected price does
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_a_sweep_under_a_stack_streams_the_row_writers_bytes(fmt: str) -> None:
+    import io
+
+    from passprice.sweep import COLUMNS, STACK_COLUMNS, Grid, Sweeper, text_chunks, write_rows
+
+    root = Root(REPO)
+    # A serving the stack lacks facts for (qwen35-27b-h200-mtp drafts), one refused outright on a small card
+    # (NotResident), batches that fill the card (a refusal under the limit and the stack alike), and position 0.
+    grid = Grid(
+        servings=("r1-qwen7b-h200", "qwen35-27b-h200-mtp", "qwen35-27b-ws1-trailing"),
+        batches=(0, 1, 64, 20_000),
+        cards=("h200_sxm_141gb", "rtx_3080"),
+        positions=(0.0, 2048.0),
+    )
+    stack = load_stack(root, STACK)
+    expected = io.StringIO()
+    rows = list(Sweeper(root, stack).rows(grid))
+    assert all(r["stack"] == STACK for r in rows)  # every row carries the stack's columns, refused ones too
+    assert {r["expected_refusal"] for r in rows} >= {None, "StackLacks", "Empty", "NotResident"}
+    assert write_rows(iter(rows), fmt, expected, COLUMNS + STACK_COLUMNS) == grid.size()
+    assert "".join(text_chunks(Sweeper(root, stack).segments(grid), fmt)) == expected.getvalue()
