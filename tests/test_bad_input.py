@@ -158,7 +158,7 @@ def test_paths_that_are_folders(tmp_path: Path) -> None:
     bad("price", str(tmp_path / "folder.toml"), says=f"{tmp_path / 'folder.toml'}: is a folder, not a serving file")
     bad("facts", f, says=f"{f}: is a folder, not a card file")
     bad("reproduce", f, says=f"{f}: is a folder, not a lock file")
-    bad("price", "r1-qwen7b-h200", "--lock", f, says="Invalid value for '--lock'")
+    bad("price", "r1-qwen7b-h200", "--lock", f, says=f"{f}: is a folder, not a lock file")
     bad("lock", "r1-qwen7b-h200", "-o", f, says="Invalid value for '-o' / '--output'")
     bad("import", f, "--name", "x", says="Invalid value for 'FILE'")
 

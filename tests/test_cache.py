@@ -168,7 +168,8 @@ def test_no_cache_option_and_environment(tmp_path: Path, cache_dir: Path, monkey
         monkeypatch.delenv("PASSPRICE_NO_CACHE")
         checkpoints._CACHE.clear()  # as a new process: this one keeps the header it built
         cached = invoke("price", "r1-qwen7b-h200", "--json", root=root)
-        assert len(entries(cache_dir)) == 3  # the serving, its checkpoint, its card
+        # The serving, its checkpoint, its card, and its two locks (a registered serving is priced under them).
+        assert len(entries(cache_dir)) == 5
         assert json.loads(cached.stdout) == json.loads(result.stdout)
     finally:
         cache.configure(enabled=True)

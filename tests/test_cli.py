@@ -26,7 +26,8 @@ GEMMA = "gemma3-270m-q4_k_m"
 #: The models' own context lengths (qwen2.context_length, gemma3.context_length): the "long context" priced below.
 CONTEXT = {R1: 131_072, GEMMA: 32_768}
 
-#: DESIGN.md (Command line): the keys of `price --json`, in this order.
+#: DESIGN.md (Command line): the keys of `price --json`, in this order (the price a lock records, then the locks it
+#: was priced under).
 PRICE_KEYS = [
     "card",
     "batch",
@@ -56,6 +57,7 @@ PRICE_KEYS = [
     "tokens_per_s",
     "rests_on",
     "weakest",
+    "lock",
 ]
 
 

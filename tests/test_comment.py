@@ -17,7 +17,20 @@ from passprice.diff import diff, diff_text
 from passprice.errors import InputError
 from passprice.registry import Root
 from passprice.scaffold import workflow
-from test_diff import CARD, CARD_FILE, LOCK, LOCK_FILE, Repo, cli_run, commit_all, edit_fact, git, make_repo
+from test_diff import (
+    CARD,
+    CARD_FILE,
+    LOCK,
+    LOCK_FILE,
+    MTP,
+    MTP_FILE,
+    Repo,
+    cli_run,
+    commit_all,
+    edit_fact,
+    git,
+    make_repo,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 URL = "https://github.com/acme/registry"
@@ -26,8 +39,8 @@ NOTE = "basis: the Mul kernel's share less 4 %, no measurement"
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Repo:
-    """main: the lock (streams.rewrite floored at measured); pr: bandwidth raised, then streams.rewrite estimated,
-    with a note."""
+    """main: the locks (the hybrid's streams.rewrite floored at measured); pr: bandwidth raised, then streams.rewrite
+    estimated, with a note."""
     made = make_repo(tmp_path_factory.mktemp("comment") / "registry")
     git(made.path, "checkout", "-q", "pr")
     edit_fact(made.path, "streams.rewrite", value=0.8, unit="1", provenance="estimated",
@@ -80,16 +93,19 @@ def test_comment_body(repo: Repo) -> None:
     assert lines[item + 1] == f"  - **cite (new)**: azure-ai-benchmarking-guide: {new_cite}"
     assert lines[item + 2].startswith("  - **cite (was)**: azure-ai-benchmarking-guide: Azure_Results/ND_H200_v5")
     assert lines[item + 3] == f"  - **note**: {NOTE}"
-    # The broken floor, with the fact's elasticity: R1-Distill-Qwen-7B keeps no recurrent state, so the rewrite
-    # share does not move its price.
-    lock_row = next(line for line in lines if line.startswith(f"| [`{LOCK}`]({URL}/blob/feedbeef/{LOCK_FILE}) |"))
+    # The broken floor, with the fact's elasticity: the hybrid rewrites its recurrent state in place every pass, so
+    # the rewrite share moves its price a little. (R1-Distill-Qwen-7B keeps no recurrent state: its price does not
+    # rest on the share, and its lock has no floor there.)
+    lock_row = next(line for line in lines if line.startswith(f"| [`{MTP}`]({URL}/blob/feedbeef/{MTP_FILE}) |"))
+    lock = {x.name: x for x in d.locks}[MTP]
+    e = lock.elasticities["streams.rewrite"]
+    assert e is not None and 0 < e < 1
     assert (
-        "❌ BROKEN: streams.rewrite is estimated, below the floor measured (elasticity 0: the price does not depend "
-        "on this fact)" in lock_row
+        f"❌ BROKEN: streams.rewrite is estimated, below the floor measured (elasticity {e:+.3f}: +1 % of it moves "
+        f"tokens/s {e:+.3f} %)" in lock_row
     )
-    (lock,) = d.locks
-    assert lock.elasticities == {"streams.rewrite": 0.0}
-    assert "the price does not depend on this fact" in diff_text(d)
+    assert {x.name: x for x in d.locks}[LOCK].elasticities == {}
+    assert f"(elasticity {e:+.3f}: +1 % of it moves" in diff_text(d)
     # Without a repository the comment has no links, and the marker still opens it.
     plain = comment_body(d).splitlines()
     assert plain[0] == MARKER and not any("](" in line for line in plain)
@@ -112,7 +128,7 @@ def test_a_fact_the_price_depends_on_shows_its_elasticity(tmp_path: Path) -> Non
     edit_fact(made.path, "memory.bandwidth", value=4.8, unit="TB/s", provenance="estimated",
               source="azure-ai-benchmarking-guide", locator="an estimate for the review test, not the datasheet")
     d = diff(Root(made.path), "main")
-    (impact,) = d.locks
+    impact = {x.name: x for x in d.locks}[LOCK]
     e = impact.elasticities["memory.bandwidth"]
     assert e is not None and e == pytest.approx(1.0, abs=0.01)
     assert f"(elasticity {e:+.3f}: +1 % of it moves tokens/s {e:+.3f} %)" in impact.floors()

@@ -791,9 +791,14 @@ def test_cli_price_with_drafts() -> None:
 
 
 def test_cli_registry_servings_price_best_max_batch() -> None:
+    # qwen35-27b-h100-every8's best batch puts sequences in host memory, resting on the H100's assumed host capacity:
+    # its lock (floor estimated) refuses it, by name, unless asked not to price under the lock.
+    code, out = run("best", "qwen35-27b-h100-every8")
+    assert (code, out["refusal"], out["lock"]) == (1, "LockFloor", "qwen35-27b-h100-every8")
+    assert {"path": "host.capacity", "provenance": "assumed", "floor": "estimated"} in out["offending"]
     for name in SERVINGS[:3]:
         for command in ("price", "best"):
-            code, out = run(command, name)
+            code, out = run(command, name, "--no-lock")
             assert code == 0, (command, name, out)
             assert out["tokens_per_s"] > 0 and out["binds"] in ("memory", "host", "array", "vector", "scale")
             assert any(p.startswith("draft.acceptance.") for p in out["rests_on"])

@@ -234,7 +234,9 @@ def test_init_with_examples_copies_the_registry_too(tmp_path: Path) -> None:
             p.name for p in (REPO / folder).iterdir() if p.is_file()
         )
     reproduced = invoke("reproduce", "r1-qwen7b-h200", root=scratch)
-    assert reproduced.exit_code == 0 and "reproduced exactly" in reproduced.stdout
+    # The recorded price, bit for bit (the pricing model's digest may have moved on since the lock: said, no failure).
+    assert reproduced.exit_code == 0 and "\n  reproduces" in reproduced.stdout
+    assert ": 996.0966124437687 tokens/s at batch 1, binds on memory" in reproduced.stdout
 
 
 def test_a_device_is_never_replaced(tmp_path: Path) -> None:

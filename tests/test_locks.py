@@ -24,12 +24,15 @@ import pytest
 from click.testing import CliRunner, Result
 
 import passprice
-from passprice import locks, serving
+from passprice import serving
 from passprice.cli import cli
 from passprice.errors import InputError
-from passprice.locks import lock_text, read_lock, reproduce, write_atomically
+from passprice.files import write_atomically
+from passprice.locks import lock_text, read_lock
+from passprice.pins import pricing_model_digest
 from passprice.registry import Root
 from passprice.report import cost_json
+from passprice.reproduce import reproduce
 from passprice.serving import price_serving
 from passprice.servings import load_spec, resolve
 
@@ -92,7 +95,9 @@ def lock(root: Path, name: str, serving_name: str, *options: str) -> Path:
 
 
 def price_json(root: Path, *args: str) -> dict[str, Any]:
+    """``price --json``: the price a lock records (the ``lock`` key, naming the locks it was priced under, apart)."""
     out: dict[str, Any] = json.loads(ok(run(root, "price", *args, "--json")).stdout)
+    out.pop("lock")
     return out
 
 
@@ -113,52 +118,71 @@ def test_a_lock_reproduces_after_its_card_changed_while_check_and_price_lock_see
     assert recorded["rests_on"]["streams.rewrite"] == "measured"
 
     set_fact(root, "streams.rewrite", "0.75", "1", "estimated")
-    today = price_json(root, MTP)
+    today = price_json(root, MTP, "--no-lock")
     assert today["tokens_per_s"] < recorded["tokens_per_s"]
     assert today["rests_on"]["streams.rewrite"] == "estimated"
 
     # reproduce: the recorded price, field by field and bit for bit, from the pinned facts.
     out = json.loads(ok(run(root, "reproduce", str(path), "--json")).stdout)
     assert out["equals"] is True and out["moved"] == []
-    assert out["pricing_model"] == {"recorded": passprice.PRICING_MODEL_VERSION, "now": passprice.PRICING_MODEL_VERSION}
-    assert list(out["price"]) == list(price_json(root, MTP))  # every field, in the documented order
+    model = pricing_model_digest()
+    assert out["pricing_model"] == {"recorded": model, "now": model, "changed": False}
+    assert out["changed"] == ["facts"] and out["serving_changed"] == []
+    assert [d["path"] for d in out["facts_drifted"]] == ["streams.rewrite"]
+    assert out["checkpoint"]["status"] == "same"
+    assert list(out["price"]) == list(price_json(root, MTP, "--no-lock"))  # every field, in the documented order
     for field, value in recorded.items():
         assert out["price"][field] == value, field
         assert type(out["price"][field]) is type(value), field
+    assert out["today"]["tokens_per_s"] == today["tokens_per_s"]
     rep = reproduce(Root(root), read_lock(path))
-    assert rep.equals and dict(rep.price) == recorded
+    assert rep.equals and rep.price is not None and dict(rep.price) == recorded
     assert rep.price["tokens_per_s"] == recorded["tokens_per_s"]  # float equality, not approximate
-    text = ok(run(root, "reproduce", "mtp")).stdout
-    first, rests, also = text.splitlines()
-    assert first == (
-        f"mtp: reproduced exactly from its pinned facts: {recorded['tokens_per_s']!r} tokens/s at batch 16, "
-        "binds on memory"
-    )
-    # Which of the pinned facts the price rests on, and why the others are pinned too (issue 17).
-    assert rests == (
+    lines = ok(run(root, "reproduce", "mtp")).stdout.splitlines()
+    assert lines[:9] == [
+        "mtp (locks/mtp.lock.toml): price lock of serving qwen35-27b-h200-mtp, format 2",
+        f"  reproduces exactly: {recorded['tokens_per_s']!r} tokens/s at batch 16, binds on memory, from its 16 "
+        "pinned facts",
+        # Which of the pinned facts the price rests on, and why the others are pinned too (issue 17).
         "  rests on 11 of its 16 pinned facts: array, draft.acceptance.1, draft.acceptance.2, memory.bandwidth, "
-        "memory.capacity, on_chip.capacity, scale, streams.append, streams.read, streams.rewrite, vector"
-    )
-    assert also.startswith(
+        "memory.capacity, on_chip.capacity, scale, streams.append, streams.read, streams.rewrite, vector",
         "  also pinned, not read by this price (5): host.capacity, host.read, host.stream, host.write, "
-        "on_chip.bandwidth — a lock pins the card's every fact"
-    )
+        "on_chip.bandwidth — a lock pins the card's every fact (and every drafting figure), so it rebuilds the card "
+        "exactly; a change to one the price does not read is no drift",
+        "  since the lock:",
+        "    facts          1 drifted: streams.rewrite: 0.8333 (measured) → 0.75 (estimated)",
+        f"    checkpoint     qwen35-27b-like: content {out['checkpoint']['pinned'][7:19]}… as pinned",
+        "    serving        unchanged",
+        "    pricing model  unchanged",
+    ]
+    row = next(line for line in lines if line.startswith("tokens_per_s"))
+    assert row.split() == ["tokens_per_s", repr(recorded["tokens_per_s"]), repr(recorded["tokens_per_s"]),
+                           repr(today["tokens_per_s"])]
+    change = 100 * (today["tokens_per_s"] / recorded["tokens_per_s"] - 1)
+    assert lines[-1] == f"  first term that moved with today's inputs: memory_s; tokens/s {change:+.4g} %"
 
     # check: the drift, old → new, and the broken floor.
     result = run(root, "check")
     assert result.exit_code == 1
+    today_line = (
+        f"  today: 3,644.2 tokens/s at batch 16 recorded; {today['tokens_per_s']:,.1f} tokens/s at batch 16 with "
+        "today's inputs\n"
+    )
     assert (
-        "lock mtp (locks/mtp.lock.toml): FAILS\n"
-        "  reproduces: yes\n"
+        "lock mtp (locks/mtp.lock.toml, locks serving qwen35-27b-h200-mtp): FAILS\n"
+        "  reproduces exactly\n"
+        "  pricing model: same\n"
+        f"  checkpoint: qwen35-27b-like: content {out['checkpoint']['pinned'][7:19]}… as pinned\n"
         f"  floors: {FLOOR_REFUSAL}\n"
         "  drift:\n"
-        "    streams.rewrite: 0.8333 (measured) → 0.75 (estimated)\n"
+        "    streams.rewrite: 0.8333 (measured) → 0.75 (estimated)\n" + today_line
     ) in result.stdout
     assert result.stdout.endswith("check FAILED\n")
     assert str(root) not in result.stdout  # lock paths are shown relative to the root
 
-    # price --lock: refused, exit 1, no price printed; by file, by name, with and without a SERVING.
-    for args in (("--lock", str(path)), ("--lock", "mtp"), (MTP, "--lock", str(path))):
+    # price: refused under the lock by default, and with --lock, exit 1, no price printed; by file, by name, with
+    # and without a SERVING.
+    for args in ((MTP,), ("--lock", str(path)), ("--lock", "mtp"), (MTP, "--lock", str(path))):
         result = run(root, "price", *args)
         assert result.exit_code == 1
         assert result.stdout == ""
@@ -172,6 +196,7 @@ def test_a_lock_reproduces_after_its_card_changed_while_check_and_price_lock_see
         "provenance": "assumed",
         "weakest": ["draft.acceptance.2"],
         "message": FLOOR_REFUSAL,
+        "locks": ["mtp"],
     }
 
     # check --frozen fails too (and would on the drift alone: next test).
@@ -182,12 +207,14 @@ def test_drift_that_keeps_the_floors_passes_check_and_fails_check_frozen(root: P
     path = lock(root, "mtp", MTP, "--require", "streams.rewrite=measured")
     recorded = tomllib.loads(path.read_text(encoding="utf-8"))["price"]
     set_fact(root, "streams.rewrite", "0.8", "1", "measured")
-    assert price_json(root, MTP)["tokens_per_s"] < recorded["tokens_per_s"]
+    assert price_json(root, MTP)["tokens_per_s"] < recorded["tokens_per_s"]  # under the lock: it still holds
 
     result = ok(run(root, "check"))
     assert (
-        "lock mtp (locks/mtp.lock.toml): ok\n"
-        "  reproduces: yes\n"
+        "lock mtp (locks/mtp.lock.toml, locks serving qwen35-27b-h200-mtp): ok\n"
+        "  reproduces exactly\n"
+    ) in result.stdout
+    assert (
         "  floors: lock mtp holds; the price's weakest provenance is assumed\n"
         "  drift:\n"
         "    streams.rewrite: 0.8333 (measured) → 0.8 (measured)\n"
@@ -196,7 +223,7 @@ def test_drift_that_keeps_the_floors_passes_check_and_fails_check_frozen(root: P
 
     result = run(root, "check", "--frozen")
     assert result.exit_code == 1
-    assert "lock mtp (locks/mtp.lock.toml): FAILS\n" in result.stdout
+    assert "lock mtp (locks/mtp.lock.toml, locks serving qwen35-27b-h200-mtp): FAILS\n" in result.stdout
     drifted = "  drift (an error with --frozen):\n    streams.rewrite: 0.8333 (measured) → 0.8 (measured)\n"
     assert drifted in result.stdout
     assert result.stdout.endswith("check FAILED\n")
@@ -268,7 +295,11 @@ def test_the_same_lock_twice_gives_the_same_bytes(root: Path) -> None:
         assert repr(float(f)) == f, f
     # The text is the canonical form of what it holds: read back and written again, the same bytes.
     assert lock_text(read_lock(first)) == text
-    assert document["policy"] == {"floor": "assumed", "paths": {"streams.rewrite": "measured"}}
+    # Without --floor, every fact the price rests on is floored at its provenance today; --require sets its own.
+    assert document["policy"] == {
+        "floor": "assumed",
+        "paths": {**document["price"]["rests_on"], "streams.rewrite": "measured"},
+    }
     assert document["lock"]["name"] == "same"
     assert document["checkpoint"]["sha256"] == resolve(Root(root), load_spec(Root(root), MTP)).header.sha256
 
@@ -276,7 +307,7 @@ def test_the_same_lock_twice_gives_the_same_bytes(root: Path) -> None:
 def test_a_lock_is_named_after_its_file_and_written_readable(root: Path) -> None:
     path = lock(root, "mine", R1)
     assert tomllib.loads(path.read_text(encoding="utf-8"))["lock"]["name"] == "mine"
-    assert "mine: reproduced exactly" in ok(run(root, "reproduce", "mine")).stdout
+    assert "\n  reproduces exactly: " in ok(run(root, "reproduce", "mine")).stdout
     # Not the temporary file's private 0o600: what a new file gets under the umask.
     mask = os.umask(0o022)
     os.umask(mask)
@@ -410,46 +441,62 @@ def test_a_schema_invalid_lock_is_one_clear_error(root: Path, r1_lock: Path, old
 # --- reproduce refuses what it cannot reproduce -----------------------------------------------------------------------
 
 
-def test_reproduce_refuses_a_checkpoint_whose_header_is_not_the_pinned_one(root: Path, r1_lock: Path) -> None:
+def test_reproduce_refuses_a_checkpoint_whose_content_is_not_the_pinned_one(root: Path, r1_lock: Path) -> None:
     pinned = tomllib.loads(r1_lock.read_text(encoding="utf-8"))["checkpoint"]
     assert pinned["name"] == "deepseek-r1-distill-qwen-7b-q4_k_m"
     # The registry entry of that name now holds another checkpoint's header (re-imported under the same name).
     ok(run(root, "import", str(REPO / "tests" / "data" / "gemma3-270m-q4_k_m.header.gguf.xz"), "--name", pinned["name"],
            "--force"))
-    entry = root / "registry" / "checkpoints" / f"{pinned['name']}.toml"
-    found = tomllib.loads(entry.read_text(encoding="utf-8"))["header"]["sha256"]
-    assert found != pinned["sha256"]
-    message = (
-        f"checkpoint '{pinned['name']}' has header sha256 {found}, but the lock pinned {pinned['sha256']}: the lock "
-        "was made for another checkpoint file; import the pinned header or re-lock"
+    from passprice.checkpoints import load_checkpoint
+    from passprice.pins import checkpoint_digest
+
+    found = checkpoint_digest(load_checkpoint(Root(root), pinned["name"]))
+    assert found != pinned["content"]
+    state = (
+        f"{pinned['name']}: content changed ({pinned['content'][7:19]}… pinned, {found[7:19]}… today), and no entry of "
+        "the registry holds the pinned content"
     )
+    message = f"lock r1: checkpoint {state}; import the pinned header again (passprice import), or re-lock"
     result = run(root, "reproduce", str(r1_lock))
     assert result.exit_code == 1
-    assert result.stderr == f"passprice: refused: HeaderMismatch: {message}\n"
-    result = run(root, "reproduce", str(r1_lock), "--json")
+    assert result.stdout.splitlines()[1] == f"  does NOT reproduce: the pinned checkpoint is gone ({state})"
+    assert f"    checkpoint     {state}" in result.stdout
+    assert result.stderr == "passprice: refused: lock r1 does not reproduce its recorded price\n"
+    out = json.loads(run(root, "reproduce", str(r1_lock), "--json").stdout)
+    assert out["equals"] is False and out["price"] is None and out["changed"] == ["checkpoint content"]
+    assert out["checkpoint"] == {
+        "status": "changed", "ref": pinned["name"], "pinned": pinned["content"], "found": None, "today": found,
+        "error": None,
+    }
+    result = run(root, "audit", str(r1_lock), "--json")
     assert result.exit_code == 1
     assert json.loads(result.stdout) == {
-        "refusal": "HeaderMismatch",
+        "refusal": "CheckpointChanged",
+        "lock": "r1",
         "checkpoint": pinned["name"],
-        "pinned": pinned["sha256"],
-        "found": found,
+        "pinned": pinned["content"],
+        "today": found,
         "message": message,
     }
-    assert run(root, "audit", str(r1_lock)).stderr == f"passprice: refused: HeaderMismatch: {message}\n"
+    assert result.stderr == f"passprice: refused: CheckpointChanged: {message}\n"
     status = lock_status(json.loads(run(root, "check", "--json").stdout), "r1")
-    assert status["reproduces"] is False and status["moved"] == [message]
+    assert status["reproduces"] is False and status["checkpoint_changed"] is True
+    assert status["checkpoint"] == state
 
 
-def test_reproduce_shows_the_terms_a_new_pricing_model_moves(
+def test_reproduce_names_the_pricing_model_when_it_moves_the_price(
     root: Path, r1_lock: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from passprice import pins
+
     document = tomllib.loads(r1_lock.read_text(encoding="utf-8"))
     recorded = document["price"]
-    assert document["lock"]["pricing_model"] == "1"
-    # A new pricing model: a softmax costs more vector multiply-adds a score.
-    monkeypatch.setattr(passprice, "PRICING_MODEL_VERSION", "2")
-    monkeypatch.setattr(locks, "PRICING_MODEL_VERSION", "2")
+    assert document["lock"]["pricing_model"] == pricing_model_digest()
+    # A new pricing model: a softmax costs more vector multiply-adds a score (the code's digest changes with it).
+    monkeypatch.setattr(pins, "pricing_model_digest", lambda folder=None: "sha256:" + "ab" * 32)
     monkeypatch.setattr(serving, "SOFTMAX_MACS_PER_SCORE", 2 * serving.SOFTMAX_MACS_PER_SCORE)
+    monkeypatch.setattr(passprice, "PRICING_MODEL_VERSION", "test")  # no pass shape kept from before is served
+
     resolved = resolve(Root(root), load_spec(Root(root), R1))
     now = price_serving(resolved.header, resolved.card, resolved.serving)
     assert now.vector_macs > recorded["vector_macs"] and now.vector_s > recorded["vector_s"]
@@ -458,27 +505,46 @@ def test_reproduce_shows_the_terms_a_new_pricing_model_moves(
 
     result = run(root, "reproduce", str(r1_lock))
     assert result.exit_code == 1
-    assert result.stdout == (
-        "r1: does NOT reproduce (the pricing model 1 → 2); terms that moved, recorded -> now:\n"
-        f"  vector_macs: {recorded['vector_macs']!r} -> {now.vector_macs!r} "
-        f"({100 * (now.vector_macs - recorded['vector_macs']) / recorded['vector_macs']:+.4g} %)\n"
-        f"  vector_s: {recorded['vector_s']!r} -> {now.vector_s!r} "
-        f"({100 * (now.vector_s - recorded['vector_s']) / recorded['vector_s']:+.4g} %)\n"
-    )
+    lines = result.stdout.splitlines()
+    assert lines[1] == "  does NOT reproduce: the pricing model changed and moves the price (first: vector_macs)"
+    assert f"    pricing model  changed ({document['lock']['pricing_model'][7:19]} → {'ab' * 6})" in lines
+    rows = {line.split()[0]: line.split()[1:] for line in lines if line.startswith(("vector_macs", "vector_s"))}
+    assert rows == {
+        "vector_macs": [repr(recorded["vector_macs"]), repr(now.vector_macs), repr(now.vector_macs)],
+        "vector_s": [repr(recorded["vector_s"]), repr(now.vector_s), repr(now.vector_s)],
+    }
+    assert "  first term that moved (pinned inputs, today's code): vector_macs" in lines
     assert result.stderr == "passprice: refused: lock r1 does not reproduce its recorded price\n"
     out = json.loads(run(root, "reproduce", str(r1_lock), "--json").stdout)
-    assert out["equals"] is False
-    assert out["pricing_model"] == {"recorded": "1", "now": "2"}
+    assert out["equals"] is False and out["first_moved"] == "vector_macs"
+    assert out["changed"] == ["pricing model"]
+    assert out["pricing_model"] == {"recorded": document["lock"]["pricing_model"], "now": "sha256:" + "ab" * 32,
+                                    "changed": True}
     assert out["moved"] == [
         {"field": "vector_macs", "recorded": recorded["vector_macs"], "now": now.vector_macs},
         {"field": "vector_s", "recorded": recorded["vector_s"], "now": now.vector_s},
     ]
+    status = lock_status(json.loads(run(root, "check", "--json").stdout), "r1")
+    assert status["reproduces"] is False and status["pricing_model"].endswith("; the price moves")
 
-    # The same version with other numbers is a different complaint.
-    monkeypatch.setattr(locks, "PRICING_MODEL_VERSION", "1")
+    # The same code digest with other numbers is a different complaint: something outside the digested modules.
+    monkeypatch.setattr(pins, "pricing_model_digest", lambda folder=None: document["lock"]["pricing_model"])
     result = run(root, "reproduce", str(r1_lock))
     assert result.exit_code == 1
-    assert result.stdout.startswith("r1: does NOT reproduce (the same pricing model gives another result)")
+    assert result.stdout.splitlines()[1].startswith(
+        "  does NOT reproduce, although the pricing model's code is the lock's (first: vector_macs)"
+    )
+
+    # A changed digest that prices every field the same is said, and is no failure.
+    monkeypatch.setattr(serving, "SOFTMAX_MACS_PER_SCORE", serving.SOFTMAX_MACS_PER_SCORE / 2)
+    monkeypatch.setattr(passprice, "PRICING_MODEL_VERSION", "test, undone")
+    monkeypatch.setattr(pins, "pricing_model_digest", lambda folder=None: "sha256:" + "ab" * 32)
+    result = ok(run(root, "reproduce", str(r1_lock)))
+    assert result.stdout.splitlines()[1].startswith(
+        "  reproduces: the pricing model changed since the lock; every recorded field reproduces: "
+    )
+    status = lock_status(json.loads(ok(run(root, "check", "--json")).stdout), "r1")
+    assert status["ok"] and status["pricing_model"].endswith("; every recorded field reproduces")
 
 
 # --- audit ------------------------------------------------------------------------------------------------------------
@@ -517,7 +583,7 @@ def test_audit_of_a_memory_bound_price(root: Path) -> None:
     # The array does not bind: its rate does not move the price at all.
     assert not rows["array"]["binding"]
     assert abs(rows["array"]["elasticity"]) < 1e-9
-    assert rows["streams.rewrite"]["elasticity"] == 0.0  # nothing is rewritten in place
+    assert "streams.rewrite" not in rows  # nothing is rewritten in place: the price does not rest on it
     assert all(f["step"] == 0.01 for f in a["facts"])
 
     # The weakest named: the paths carrying the price's provenance.
@@ -566,16 +632,33 @@ def test_audit_of_a_lock_uses_its_pinned_facts(root: Path) -> None:
 
 
 def test_floor_and_require_policies(root: Path) -> None:
-    # Default: the floor is the price's own weakest provenance, and no per-path floor.
+    # Default: every fact the price rests on floored at its provenance today, the floor at the weakest of them.
     default = tomllib.loads(lock(root, "default", R1).read_text(encoding="utf-8"))
-    assert default["policy"] == {"floor": "estimated"}
+    assert default["policy"] == {"floor": "estimated", "paths": default["price"]["rests_on"]}
+    assert default["policy"]["paths"] == {
+        "memory.bandwidth": "published", "memory.capacity": "published", "streams.read": "measured",
+        "streams.append": "measured", "array": "derived", "vector": "derived", "scale": "estimated",
+        "on_chip.capacity": "estimated",
+    }
 
     # --require on a path at its current provenance holds, and is written.
-    path = lock(root, "req", R1, "--require", "streams.rewrite=measured", "--require", "memory.bandwidth=published")
+    path = lock(root, "req", R1, "--floor", "estimated", "--require", "streams.append=measured", "--require",
+                "memory.bandwidth=published")
     assert tomllib.loads(path.read_text(encoding="utf-8"))["policy"] == {
         "floor": "estimated",
-        "paths": {"memory.bandwidth": "published", "streams.rewrite": "measured"},
+        "paths": {"memory.bandwidth": "published", "streams.append": "measured"},
     }
+    # A floor on a path the price does not rest on would guard nothing: refused, naming it (no recurrent state here,
+    # no host memory, no drafts).
+    for unread in ("streams.rewrite", "host.read", "on_chip.bandwidth", "draft.acceptance.3"):
+        message = one_error(run(root, "lock", R1, "-o", str(root / "locks" / "u.lock.toml"), "--require",
+                                f"{unread}=measured"))
+        assert message == (
+            f"lock u: the price does not rest on {unread}, so a floor there would guard nothing (it rests on "
+            "memory.bandwidth, memory.capacity, streams.read, streams.append, array, vector, scale, on_chip.capacity); "
+            "drop the floor"
+        )
+    assert not (root / "locks" / "u.lock.toml").exists()
 
     # A --require stricter than today's fact refuses to write the lock.
     target = root / "locks" / "strict.lock.toml"
@@ -631,6 +714,8 @@ def test_price_lock_without_a_serving_prices_the_locks_serving_with_todays_facts
     set_fact(root, "memory.bandwidth", "5.2", "TB/s", "published")
     today = price_json(root, "--lock", str(path))
     assert today == price_json(root, R1)
+    named = json.loads(ok(run(root, "price", "--lock", "r1", "--json")).stdout)["lock"]
+    assert named == {"locks": ["r1"], "note": None}
     assert today["tokens_per_s"] == pytest.approx(recorded["tokens_per_s"] * 5.2 / 4.8, rel=1e-12)
     text = ok(run(root, "price", "--lock", "r1")).stdout
     assert text.startswith("deepseek-r1-distill-qwen-7b-q4_k_m on h200_sxm_141gb")
@@ -702,5 +787,8 @@ def test_check_reports_a_broken_file_of_every_kind_with_file_and_key_path(tmp_pa
     assert report["ok"] is False
     gemma = lock_status(report, "gemma3-270m-h100")
     version = "registry/checkpoints/gemma3-270m-q4_k_m.toml: header.version: 4 is not allowed here (one of 2, 3)"
-    assert gemma["reproduces"] is False and gemma["moved"] == [f"the checkpoint does not read: {version}"]
-    assert gemma["holds"] is False and gemma["verdict"] == f"today's facts do not read: {version}"
+    assert gemma["reproduces"] is False and gemma["checkpoint_changed"] is True
+    assert gemma["checkpoint"] == (
+        f"gemma3-270m-q4_k_m: does not read ({version}), and no entry of the registry holds the pinned content"
+    )
+    assert gemma["holds"] is False and gemma["verdict"] == f"today's files do not read: {version}"

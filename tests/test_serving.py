@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -900,13 +901,23 @@ HOST_PATHS_USED = ["host.capacity", "host.read", "host.write", "host.stream"]
 
 
 def test_provenance_of_card_facts_used() -> None:
-    sh = shape(weight_bytes=1.0)
+    # A pass with work for every term: weights to stream, a state rewritten in place, a cache read and appended.
+    sh = shape(weight_bytes=1.0, read_bytes=3.0, write_bytes=1.0, rewrite_bytes=2.0, array_macs=1.0,
+               vector_macs=1.0, scale_cycles=1.0)
     # on_chip.bandwidth is no fact a pass rests on.
     c = card(provenance={"on_chip.bandwidth": P.ASSUMED, "streams.rewrite": P.DERIVED})
     r = sh.cost(c, 1, 0)
     assert [p for p, _ in r.rests_on] == CARD_PATHS_USED
     assert r.provenance is P.DERIVED
     assert r.weakest == ("streams.rewrite",)
+    # A pass without recurrent state does not read streams.rewrite: a weaker share there is no weaker price.
+    dense_shape = attrs.evolve(sh, rewrite_bytes=0.0)
+    r = dense_shape.cost(c, 1, 0)
+    assert [p for p, _ in r.rests_on] == [p for p in CARD_PATHS_USED if p != "streams.rewrite"]
+    assert r.provenance is P.PUBLISHED and r.weakest == tuple(p for p, _ in r.rests_on)
+    # Only the terms with work rest on their rates: weights alone read memory, streams.read and the capacities.
+    r = shape(weight_bytes=1.0).cost(c, 1, 0)
+    assert [p for p, _ in r.rests_on] == ["memory.bandwidth", "memory.capacity", "streams.read", "on_chip.capacity"]
     # Host facts count only when sequences live there.
     c = card(host=True, provenance={"host.stream": P.ASSUMED, "vector": P.MEASURED, "scale": P.MEASURED})
     r = sh.cost(c, 2, 0)
@@ -924,7 +935,8 @@ def test_provenance_with_acceptance_facts() -> None:
     s = Serving(contexts=ContextMix.uniform(100.0, 200), draft=draft(0.7, 0.6, prov=P.ESTIMATED))
     c = card(provenance={"array": P.MEASURED})
     r = price_serving(h, c, s)
-    assert [p for p, _ in r.rests_on] == [*CARD_PATHS_USED, "draft.acceptance.1", "draft.acceptance.2"]
+    dense_paths = [p for p in CARD_PATHS_USED if p != "streams.rewrite"]  # no recurrent state in dense()
+    assert [p for p, _ in r.rests_on] == [*dense_paths, "draft.acceptance.1", "draft.acceptance.2"]
     assert r.provenance is P.ESTIMATED
     assert r.weakest == ("draft.acceptance.1", "draft.acceptance.2")
     # Acceptance stronger than the card: the card's weakest wins.
@@ -1426,7 +1438,7 @@ def test_price_with_host_memory_end_to_end() -> None:
     assert r.host_s == approx(max(3 * 2 * 512 * 100 / 1e9, 3 * 2 * 512 / 1e9))
     assert (r.held_bytes, r.host_held_bytes) == (held_shared, 3 * per_seq)
     assert r.binds is ServingBind.MEMORY
-    assert [p for p, _ in r.rests_on] == CARD_PATHS_USED + HOST_PATHS_USED
+    assert [p for p, _ in r.rests_on] == [p for p in CARD_PATHS_USED if p != "streams.rewrite"] + HOST_PATHS_USED
     assert (r.provenance, r.weakest) == (P.ESTIMATED, ("host.stream",))
 
 

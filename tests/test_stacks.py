@@ -103,18 +103,18 @@ def test_the_stack_reserves_memory_and_rests_on_its_facts() -> None:
     e = price_expected(dense(), c, SERVING, stack(read=0.5)).expected
     assert e.capacity_bytes == 1e12 - 1e6
     paths = [p for p, _ in e.rests_on]
-    assert paths[:9] == [
+    # The card's facts the pass reads (a dense pass rewrites no state in place: no streams.rewrite), then the stack's.
+    assert paths[:8] == [
         "memory.bandwidth",
         "memory.capacity",
         "streams.read",
-        "streams.rewrite",
         "streams.append",
         "array",
         "vector",
         "scale",
         "on_chip.capacity",
     ]
-    assert set(paths[9:]) >= {
+    assert set(paths[8:]) >= {
         "stack.overhead.pass",
         "stack.overhead.layer",
         "stack.terms.serial",
@@ -163,9 +163,12 @@ def test_price_without_a_stack_is_unchanged_and_with_one_adds_the_expected_price
     plain = invoke("price", "r1-qwen7b-h200")
     with_stack = invoke("price", "r1-qwen7b-h200", "--stack", "llamacpp-cuda-2405")
     assert plain.exit_code == 0 and with_stack.exit_code == 0
-    # The limit's table and lines are printed exactly as without --stack, then the stack's lines.
-    assert with_stack.stdout.startswith(plain.stdout)
-    extra = with_stack.stdout[len(plain.stdout) :]
+    # The limit's table and lines are printed exactly as without --stack, then the stack's lines, then the line of
+    # the locks it was priced under.
+    limit, _, lock_line = plain.stdout.rstrip("\n").rpartition("\n")
+    assert lock_line.startswith("  lock ") and with_stack.stdout.endswith(lock_line + "\n")
+    assert with_stack.stdout.startswith(limit + "\n")
+    extra = with_stack.stdout[len(limit) :]
     assert "stack         llamacpp-cuda-2405" in extra and "× the limit's 996.1" in extra
     data = json.loads(invoke("price", "r1-qwen7b-h200", "--json").stdout)
     both = json.loads(invoke("price", "r1-qwen7b-h200", "--stack", "llamacpp-cuda-2405", "--json").stdout)

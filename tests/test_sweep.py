@@ -101,7 +101,7 @@ def test_cli_csv_and_json(tmp_path: Path) -> None:
     args = ["--root", str(ROOT.path), "sweep", "r1-qwen7b-h200", "--batches", "1,580,581", "--cards", "h200_sxm_141gb"]
     done = runner.invoke(cli, args)
     assert done.exit_code == 0, done.output
-    table = list(csv.DictReader(io.StringIO(done.output)))
+    table = list(csv.DictReader(io.StringIO(done.stdout)))
     assert list(table[0]) == list(COLUMNS)
     assert [r["batch"] for r in table] == ["1", "580", "581"]
     assert table[1]["binds"] == "memory" and table[2]["refusal"] == "NotResident"
@@ -124,7 +124,7 @@ def test_sweep_file(tmp_path: Path) -> None:
     )
     done = CliRunner().invoke(cli, ["--root", str(ROOT.path), "sweep", "--file", str(spec)])
     assert done.exit_code == 0, done.output
-    rows = list(csv.DictReader(io.StringIO(done.output)))
+    rows = list(csv.DictReader(io.StringIO(done.stdout)))
     assert len(rows) == 2 * 2 * 4
     assert [r["batch"] for r in rows[:4]] == ["1", "2", "4", "8"]
     bad = tmp_path / "bad.toml"
@@ -139,10 +139,10 @@ def test_sweep_file_takes_all_cards_and_the_example_file(tmp_path: Path) -> None
     spec.write_text('servings = ["r1-qwen7b-h200"]\ncards = ["all"]\nbatches = [1]\n')
     done = CliRunner().invoke(cli, ["--root", str(ROOT.path), "sweep", "--file", str(spec)])
     assert done.exit_code == 0, done.output
-    rows = list(csv.DictReader(io.StringIO(done.output)))
+    rows = list(csv.DictReader(io.StringIO(done.stdout)))
     assert [r["card"] for r in rows] == ROOT.names(ROOT.cards)
     # The example the README points to: 2 servings x 3 cards x 4 positions x 13 batches (1, 2, 4 ... 4096).
     example = ROOT.path / "examples" / "grid.toml"
     done = CliRunner().invoke(cli, ["--root", str(ROOT.path), "sweep", "--file", str(example)])
     assert done.exit_code == 0, done.output
-    assert len(list(csv.DictReader(io.StringIO(done.output)))) == 2 * 3 * 4 * 13
+    assert len(list(csv.DictReader(io.StringIO(done.stdout)))) == 2 * 3 * 4 * 13

@@ -21,9 +21,13 @@ from passprice.routing import routing_from_document
 
 @attrs.frozen
 class LockStatus:
-    """One lock judged: ``reproduces`` (its recorded price from its pinned facts), ``verdict`` (today's facts
-    against its floors; ``None`` when today's price was refused, ``refusal`` says why), ``drift`` (pinned facts
-    that changed, as lines)."""
+    """One lock judged (:func:`passprice.reproduce.reproduce`): ``reproduces`` (its recorded price from its pinned
+    inputs with today's code; ``reproduction`` says why or why not, ``moved`` lists the fields that moved);
+    ``pricing_model`` (``same`` or ``changed`` since the lock); ``checkpoint`` (where its pinned content is) and
+    ``checkpoint_changed``; ``serving`` (what changed in the registered serving it locks); ``holds`` and ``verdict``
+    (today's facts against its floors; ``refusal`` when today's price is refused); ``drift`` (pinned facts the price
+    rests on that changed, as lines); ``today`` (tokens/s with today's inputs when it differs from the recorded);
+    ``older`` (what to do with a lock of an older format)."""
 
     name: str
     path: str
@@ -33,27 +37,45 @@ class LockStatus:
     verdict: str
     drift: tuple[str, ...]
     refusal: str | None = None
+    format: int = 2
+    reproduction: str = ""
+    pricing_model: str = "same"
+    checkpoint: str = ""
+    checkpoint_changed: bool = False
+    serving: tuple[str, ...] = ()
+    today: str | None = None
+    older: str | None = None
+    serving_name: str | None = None
+
+    @property
+    def drifted(self) -> bool:
+        """True when an input the lock pinned differs today: a fact it rests on, the checkpoint's content, or the
+        registered serving it locks (an error with ``--frozen``)."""
+        return bool(self.drift or self.checkpoint_changed or self.serving)
+
+    def ok(self, frozen: bool) -> bool:
+        """Reproduces and holds its floors; with ``frozen``, nothing it pinned drifted either."""
+        return self.reproduces and self.holds and (not frozen or not self.drifted)
 
 
 @attrs.frozen
 class CheckReport:
     """``passprice check``: how many files of each kind were validated (``kinds``: ``cards``, ``drafts``,
     ``checkpoints``, ``servings``, ``locks``, ``sources``), every file's ``problems`` (lines naming file and key path,
-    each once), every lock's status, and ``warnings`` (lines that do not fail the check: a source nothing cites)."""
+    each once), every lock's status, the ``disagreements`` between locks of one serving that record different
+    prices, and ``warnings`` (lines that do not fail the check: a source nothing cites)."""
 
     files: int
     problems: tuple[str, ...]
     locks: tuple[LockStatus, ...]
     kinds: tuple[tuple[str, int], ...] = ()
+    disagreements: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
 
     def ok(self, frozen: bool) -> bool:
-        """All holds: no file problem, every lock reproduces and holds its floors, and, when ``frozen``, no drift."""
-        return (
-            not self.problems
-            and all(s.reproduces and s.holds for s in self.locks)
-            and (not frozen or all(not s.drift for s in self.locks))
-        )
+        """All holds: no file problem, every lock reproduces and holds its floors, no two locks of a serving
+        disagree, and, when ``frozen``, nothing any lock pinned drifted."""
+        return not self.problems and not self.disagreements and all(s.ok(frozen) for s in self.locks)
 
     def to_json(self, frozen: bool) -> dict[str, Any]:
         """The report for ``--json``."""
@@ -64,7 +86,8 @@ class CheckReport:
             "kinds": dict(self.kinds),
             "problems": list(self.problems),
             "warnings": list(self.warnings),
-            "locks": [attrs.asdict(s) for s in self.locks],
+            "locks": [{**attrs.asdict(s), "drifted": s.drifted, "ok": s.ok(frozen)} for s in self.locks],
+            "disagreements": list(self.disagreements),
         }
 
     def text(self, frozen: bool) -> str:
@@ -76,17 +99,29 @@ class CheckReport:
         ]
         lines += [f"  {p}" for p in self.problems]
         lines += [f"  warning: {w}" for w in self.warnings]
+        err = " (an error with --frozen)" if frozen else ""
         for s in self.locks:
-            state = "ok" if s.reproduces and s.holds and (not frozen or not s.drift) else "FAILS"
-            lines.append(f"lock {s.name} ({s.path}): {state}")
-            lines.append(f"  reproduces: {'yes' if s.reproduces else 'NO'}")
+            locks = f", locks serving {s.serving_name}" if s.serving_name else ""
+            lines.append(f"lock {s.name} ({s.path}{locks}): {'ok' if s.ok(frozen) else 'FAILS'}")
+            if s.older:
+                lines.append(f"  format: {s.older}")
+            lines.append(f"  {s.reproduction}")
             lines += [f"    {m}" for m in s.moved]
+            lines.append(f"  pricing model: {s.pricing_model}")
+            lines.append(f"  checkpoint: {s.checkpoint}{err if s.checkpoint_changed else ''}")
+            if s.serving:
+                lines.append(f"  serving changed{err}:")
+                lines += [f"    {c}" for c in s.serving]
             lines.append(f"  floors: {s.verdict}")
             if s.drift:
-                lines.append(f"  drift{' (an error with --frozen)' if frozen else ''}:")
+                lines.append(f"  drift{err}:")
                 lines += [f"    {d}" for d in s.drift]
             else:
                 lines.append("  drift: none")
+            if s.today is not None:
+                lines.append(f"  today: {s.today}")
+        for d in self.disagreements:
+            lines.append(f"locks disagree: {d}")
         lines.append("all holds" if self.ok(frozen) else "check FAILED")
         return "\n".join(lines)
 
@@ -152,20 +187,25 @@ def check(root: Root) -> CheckReport:
         except ServingRefusal as e:  # a drafting method out of its scope (passprice.scopes.OutOfScope)
             problems.append(f"{root.servings / f'{name}.toml'}: refused ({e.name}): {e}")
     statuses = []
+    read: list[Any] = []
     kinds["locks"] = 0
     for name in root.names(root.locks, ".lock.toml"):
         kinds["locks"] += 1
         path = root.locks / f"{name}.lock.toml"
         try:
-            statuses.append(_judge_lock(root, path))
+            status, lock = _judge_lock(root, path)
         except InputError as e:
             problems += str(e).splitlines()
+            continue
+        statuses.append(status)
+        read.append(lock)
+    disagreements = _disagreements(read)
     # A broken card or checkpoint is met again by every serving and lock naming it: report each line once, and name
     # files relative to the root, as the lock lines do.
     prefix = f"{root.path}{os.sep}"
     unique = tuple(dict.fromkeys(p.removeprefix(prefix) for p in problems))
     shown = tuple(w.removeprefix(prefix) for w in warnings)
-    return CheckReport(sum(kinds.values()), unique, tuple(statuses), tuple(kinds.items()), shown)
+    return CheckReport(sum(kinds.values()), unique, tuple(statuses), tuple(kinds.items()), disagreements, shown)
 
 
 def _shown(root: Root, path: Path) -> str:
@@ -176,52 +216,84 @@ def _shown(root: Root, path: Path) -> str:
         return str(path)
 
 
-def _judge_lock(root: Root, path: Path) -> LockStatus:
-    from passprice.locks import HeaderMismatch, drift, judge, priced, read_lock, reproduce
-    from passprice.serving import ServingRefusal
-    from passprice.servings import resolve
+def _figures(price: Any) -> str:
+    return f"{price['tokens_per_s']:,.1f} tokens/s at batch {price['batch']:,}"
+
+
+def _judge_lock(root: Root, path: Path) -> tuple[LockStatus, Any]:
+    """One lock's status (and the lock read), from :func:`passprice.reproduce.reproduce`."""
+    from passprice.locks import older_format, read_lock
+    from passprice.reproduce import reproduce
 
     lock = read_lock(path, root.schema)
-    try:
-        rep = reproduce(root, lock)
-        reproduces = rep.equals
-        moved = tuple(f"{m.field}: {m.recorded!r} → {m.now!r} ({m.change()})" for m in rep.moved)
-        if rep.model_changed:
-            moved = (f"pricing model {lock.pricing_model} → {rep.pricing_model}", *moved)
-    except HeaderMismatch as e:
-        reproduces, moved = False, (str(e),)
-    except InputError as e:
-        # The pinned checkpoint does not read (reported as a problem of its own file too).
-        why = str(e).splitlines()[0].removeprefix(f"{root.path}{os.sep}")
-        reproduces, moved = False, (f"the checkpoint does not read: {why}",)
-    shown = _shown(root, path)
-    try:
-        resolved = resolve(root, lock.spec)
-    except InputError as e:
-        # Today's files do not read (reported as problems on their own): the lock cannot be judged against them.
-        why = str(e).splitlines()[0].removeprefix(f"{root.path}{os.sep}")
-        return LockStatus(lock.name, shown, reproduces, moved, False, f"today's facts do not read: {why}", ())
-    except ServingRefusal as e:  # today's drafting method is out of its scope for the lock's checkpoint
-        why = f"today's facts refuse the price: {e}"
-        return LockStatus(lock.name, shown, reproduces, moved, False, why, (), e.name)
-    refusal = None
-    today = resolved.facts()
-    stack = None
-    if lock.stack is not None:
-        # Issue 14: a lock made under a serving stack is judged with today's stack facts too.
-        from passprice.stacks import load_stack
+    rep = reproduce(root, lock)
+    today = rep.today
+    moved = tuple(f"{m.field}: {m.recorded!r} → {m.now!r} ({m.change()})" for m in rep.moved)
+    if today.error is not None:
+        holds, text, refusal = False, f"today's files do not read: {today.error}", None
+    elif today.refusal is not None:
+        holds, text = False, f"today's inputs refuse the price: {today.refusal.get('message', '')}"
+        refusal = today.refusal.get("refusal")
+    else:
+        assert today.verdict is not None
+        holds, text, refusal = today.verdict.holds, today.verdict.message(), None
+    if today.gone:
+        holds = False
+        text = f"serving {lock.info.serving}, which the lock locks, is not registered; restore it or remove the lock"
+    model = "same"
+    if not lock.info.pricing_model.startswith("sha256:"):
+        recorded = f"format {lock.info.format} recorded {lock.info.pricing_model!r}"
+        model = f"not pinned ({recorded}); today's is {_short(rep.pricing_model)}"
+    elif rep.model_changed:
+        model = f"changed since the lock ({_short(lock.info.pricing_model)} → {_short(rep.pricing_model)})"
+        model += "; every recorded field reproduces" if rep.equals else "; the price moves"
+    shown_today = None
+    if today.price is not None and today.price.get("tokens_per_s") != lock.price.get("tokens_per_s"):
+        shown_today = f"{_figures(lock.price)} recorded; {_figures(today.price)} with today's inputs"
+    status = LockStatus(
+        name=lock.name,
+        path=_shown(root, path),
+        reproduces=rep.equals,
+        moved=moved,
+        holds=holds,
+        verdict=text,
+        drift=tuple(d.describe() for d in today.drift),
+        refusal=refusal,
+        format=lock.info.format,
+        reproduction=rep.verdict(),
+        pricing_model=model,
+        checkpoint=rep.checkpoint.describe(),
+        checkpoint_changed=rep.checkpoint.changed,
+        serving=tuple(s for s in today.serving if not s.startswith("serving ")),
+        today=shown_today,
+        older=older_format(lock, _shown(root, path)),
+        serving_name=lock.info.serving,
+    )
+    return status, lock
 
-        try:
-            stack = load_stack(root, lock.stack["name"])
-        except InputError as e:
-            why = str(e).splitlines()[0].removeprefix(f"{root.path}{os.sep}")
-            return LockStatus(lock.name, shown, reproduces, moved, False, f"today's facts do not read: {why}", ())
-        today.update(stack.lock_facts())
-    try:
-        _, rests_on = priced(lock.kind, resolved.header, resolved.card, resolved.serving, stack)
-        verdict = judge(lock.name, lock.policy, rests_on)
-        holds, text = verdict.holds, verdict.message()
-    except ServingRefusal as e:
-        holds, text, refusal = False, f"today's facts refuse the price: {e}", e.name
-    drifted = tuple(d.describe() for d in drift(lock, today))
-    return LockStatus(lock.name, shown, reproduces, moved, holds, text, drifted, refusal)
+
+def _short(digest: str) -> str:
+    return digest.removeprefix("sha256:")[:12] + ("…" if digest.startswith("sha256:") else "")
+
+
+def _disagreements(locks: list[Any]) -> tuple[str, ...]:
+    """Pairs of locks of one registered serving, of one kind, pricing the same serving, whose recorded figures
+    differ: at most one of them can be the serving's price."""
+    from passprice.locks import FIGURES
+    from passprice.reproduce import serving_changes
+
+    out = []
+    for i, a in enumerate(locks):
+        for b in locks[i + 1 :]:
+            if a.info.serving is None or a.info.serving != b.info.serving or a.kind != b.kind:
+                continue
+            if serving_changes(a.spec, b.spec):
+                continue
+            differ = [f for f in FIGURES if a.price.get(f) != b.price.get(f)]
+            if differ:
+                out.append(
+                    f"{a.name} and {b.name} both lock serving {a.info.serving} ({a.kind}) but record different "
+                    f"prices: {_figures(a.price)} against {_figures(b.price)} (first: {differ[0]}); re-lock one, or "
+                    "remove it"
+                )
+    return tuple(out)

@@ -5,20 +5,23 @@ checkpoint named by entry and one given as a ``.gguf`` path price the same.
 An entry (``schema/checkpoint.schema.json``) holds ``[entry]`` (name, source file, origin, the passprice version that
 imported it), ``[header]`` (version, byte order, header bytes, alignment, data offset, sha256, shards, and the tensor
 table: name, type name, dims in GGUF order, offset, shard) and ``[metadata]`` (every key, quoted, as
-``{ type = "uint32", value = 18 }``, or ``{ type = "array[string]", length = 262144 }`` for a long array). It is
-written deterministically, by hand: the same header gives the same bytes, and every float round-trips exactly.
+``{ type = "uint32", value = 18 }``, or ``{ type = "array[string]", length = 262144 }`` for a long array). Shards and
+tensor rows are structured and unstructured with a cattrs converter; the entry is written with tomlkit,
+deterministically: the same header gives the same bytes, and every float round-trips exactly.
 """
 
 from __future__ import annotations
 
 import hashlib
-import math
 import os
 import re
 from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+import cattrs
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 from passprice import __version__, ggml, schema
 from passprice.errors import InputError
@@ -56,57 +59,117 @@ _SCALARS = frozenset(VALUE_TYPE_NAMES.values()) - {"array"}
 
 # --- writing ---------------------------------------------------------------------------------------------------------
 
-_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+
+def _unstructure_tensor(t: TensorInfo) -> dict[str, Any]:
+    """A tensor-table row as the entry writes it: name, type (its GGML name, or the id of a type ``ggml`` does not
+    know), dims, offset, shard."""
+    row = _tensor_fields(t)
+    return {
+        "name": row["name"],
+        "type": t.type_name if ggml.known(t.type_id) else t.type_id,
+        "dims": list(row["dims"]),
+        "offset": row["offset"],
+        "shard": row["shard"],
+    }
 
 
-def _string(text: str) -> str:
-    """``text`` as a TOML basic string: quotes, backslashes and control characters escaped, the rest as is."""
-    out = []
-    for ch in text:
-        escaped = _ESCAPES.get(ch)
-        if escaped is not None:
-            out.append(escaped)
-        elif ch < " " or ch == "\x7f":
-            out.append(f"\\u{ord(ch):04X}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
+def _structure_type(kind: Any, _: Any) -> int:
+    """A tensor's ``type`` as an entry holds it (a GGML type name, or a bare id) → its type id."""
+    if isinstance(kind, int) and not isinstance(kind, bool):
+        return kind
+    return ggml.by_name(str(kind)).id
 
 
-def _float(value: float) -> str:
-    """A float as TOML, exactly: Python's shortest round-tripping form (``1e-06``, ``10000.0``, ``inf``, ``nan``)."""
-    if math.isnan(value):
-        return "nan"
-    return repr(value)  # repr of a finite float always has a '.', an 'e', or is 'inf' / '-inf'
+#: Checkpoint entry rows ↔ the header's records, with cattrs: :class:`~passprice.gguf_header.Shard` field for field,
+#: :class:`~passprice.gguf_header.TensorInfo` with its type id as the ``type`` name.
+converter = cattrs.Converter(forbid_extra_keys=True)
+_tensor_fields = make_dict_unstructure_fn(TensorInfo, converter)
+converter.register_unstructure_hook(TensorInfo, _unstructure_tensor)
+converter.register_unstructure_hook(Shard, make_dict_unstructure_fn(Shard, converter))
+converter.register_structure_hook(
+    TensorInfo,
+    make_dict_structure_fn(
+        TensorInfo, converter, _cattrs_forbid_extra_keys=True,
+        type_id=override(rename="type", struct_hook=_structure_type),
+    ),
+)
 
 
-def _value(value: MetaValue) -> str:
-    """A kept metadata value as TOML: a uint64 beyond int64 as a decimal string (TOML integers are int64)."""
+def _kept(value: MetaValue) -> Any:
+    """A kept metadata value as TOML can hold it: a uint64 beyond int64 as its decimal string (TOML integers are
+    int64), a tuple as a list."""
     if isinstance(value, bool):
-        return "true" if value else "false"
+        return value
     if isinstance(value, int):
-        return str(value) if _INT64_MIN <= value <= _INT64_MAX else _string(str(value))
-    if isinstance(value, float):
-        return _float(value)
-    if isinstance(value, str):
-        return _string(value)
+        return value if _INT64_MIN <= value <= _INT64_MAX else str(value)
     if isinstance(value, tuple):
-        return "[" + ", ".join(_value(v) for v in value) + "]"
-    raise TypeError(f"not a kept metadata value: {value!r}")  # a LongArray is written as its length
+        return [_kept(v) for v in value]
+    if isinstance(value, LongArray):
+        raise TypeError("a long array is written as its type and length")
+    return value
 
 
-def _tensor(t: TensorInfo) -> str:
-    kind = _string(t.type_name) if ggml.known(t.type_id) else str(t.type_id)
-    dims = ", ".join(str(d) for d in t.dims)
-    return f"{{ name = {_string(t.name)}, type = {kind}, dims = [{dims}], offset = {t.offset}, shard = {t.shard} }}"
+def entry_document(header: GGUFHeader, name: str, source_note: str) -> dict[str, Any]:
+    """The entry ``registry/checkpoints/{name}.toml`` for ``header`` as data: ``entry`` (name, source file, origin,
+    importer), ``header`` (its figures, shards and tensor table, unstructured by :data:`converter`) and ``metadata``
+    (each key as ``{type, value}``, or ``{type, length}`` for a long array)."""
+    metadata: dict[str, Any] = {}
+    for key, value in header.metadata.items():
+        kind = header.value_types[key]
+        if isinstance(value, LongArray):
+            metadata[key] = {"type": kind, "length": value.length}
+        else:
+            metadata[key] = {"type": kind, "value": _kept(value)}
+    return {
+        "entry": {
+            "name": name,
+            "source": header.shards[0].file,
+            "origin": source_note,
+            "imported_by": f"passprice {__version__}",
+        },
+        "header": {
+            "version": header.version,
+            "byte_order": header.byte_order,
+            "header_bytes": header.header_bytes,
+            "alignment": header.alignment,
+            "data_offset": header.data_offset,
+            "sha256": header.sha256,
+            "shards": [converter.unstructure(s) for s in header.shards],
+            "tensors": [converter.unstructure(t) for t in header.tensors],
+        },
+        "metadata": metadata,
+    }
 
 
-def _shard(s: Shard) -> str:
-    return (
-        f"{{ file = {_string(s.file)}, header_bytes = {s.header_bytes}, data_offset = {s.data_offset}, "
-        f"sha256 = {_string(s.sha256)}, tensor_count = {s.tensor_count} }}"
-    )
+def _inline(mapping: Mapping[str, Any]) -> Any:
+    """``mapping`` as a TOML inline table written ``{ key = value, … }``."""
+    import tomlkit
 
+    table = tomlkit.inline_table()
+    table.update(mapping)
+    items = [v for k, v in table.value.body if k is not None]
+    if items:
+        items[0].trivia.indent = " "
+        items[-1].trivia.trail = " "
+    return table
+
+
+def _rows(rows: list[Mapping[str, Any]]) -> Any:
+    """``rows`` as a TOML array of inline tables, one a line, indented two spaces, each with its comma."""
+    import tomlkit
+
+    array = tomlkit.array()
+    for row in rows:
+        array.add_line(_inline(row), indent="  ")
+    array.add_line(indent="")
+    return array
+
+
+_PREAMBLE = (
+    f"{SCHEMA_LINE}\n"
+    "# A checkpoint imported from its GGUF header by passprice: metadata (long arrays as type and length), the\n"
+    "# tensor table (dims in GGUF order) and the header's sha256. Re-import rather than edit.\n\n"
+)
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -117,49 +180,33 @@ def _check_name(name: str) -> None:
 
 
 def import_header(header: GGUFHeader, name: str, source_note: str) -> str:
-    """The text of the entry ``registry/checkpoints/{name}.toml`` for ``header``; ``source_note`` says where the
-    file came from (package or URL, version, licence).
+    """The text of the entry ``registry/checkpoints/{name}.toml`` for ``header`` (:func:`entry_document`, written
+    with tomlkit); ``source_note`` says where the file came from (package or URL, version, licence).
 
-    Deterministic: the same header, name and note give the same bytes. The text starts with :data:`SCHEMA_LINE`
-    and matches ``schema/checkpoint.schema.json``; :func:`header_from_entry` reads it back to an equal header.
+    Deterministic: the same header, name and note give the same bytes (floats in Python's shortest round-trip form,
+    metadata keys always quoted, one tensor a line). The text starts with :data:`SCHEMA_LINE` and matches
+    ``schema/checkpoint.schema.json``; :func:`header_from_entry` reads it back to an equal header.
 
     Raises :class:`InputError` for a name that is not a file stem of letters, digits, ``.``, ``_`` and ``-``.
     """
+    import tomlkit
+    from tomlkit.items import KeyType, SingleKey
+
     _check_name(name)
-    lines = [
-        SCHEMA_LINE,
-        "# A checkpoint imported from its GGUF header by passprice: metadata (long arrays as type and length), the",
-        "# tensor table (dims in GGUF order) and the header's sha256. Re-import rather than edit.",
-        "",
-        "[entry]",
-        f"name = {_string(name)}",
-        f"source = {_string(header.shards[0].file)}",
-        f"origin = {_string(source_note)}",
-        f"imported_by = {_string(f'passprice {__version__}')}",
-        "",
-        "[header]",
-        f"version = {header.version}",
-        f"byte_order = {_string(header.byte_order)}",
-        f"header_bytes = {header.header_bytes}",
-        f"alignment = {header.alignment}",
-        f"data_offset = {header.data_offset}",
-        f"sha256 = {_string(header.sha256)}",
-        "shards = [",
-        *(f"  {_shard(s)}," for s in header.shards),
-        "]",
-        "tensors = [",
-        *(f"  {_tensor(t)}," for t in header.tensors),
-        "]",
-        "",
-        "[metadata]",
-    ]
-    for key, value in header.metadata.items():
-        kind = _string(header.value_types[key])
-        if isinstance(value, LongArray):
-            lines.append(f"{_string(key)} = {{ type = {kind}, length = {value.length} }}")
-        else:
-            lines.append(f"{_string(key)} = {{ type = {kind}, value = {_value(value)} }}")
-    return "\n".join(lines) + "\n"
+    data = entry_document(header, name, source_note)
+    document = tomlkit.document()
+    entry = tomlkit.table()
+    entry.update(data["entry"])
+    document.add("entry", entry)
+    head = tomlkit.table()
+    for key, value in data["header"].items():
+        head.add(key, _rows(value) if key in ("shards", "tensors") else value)
+    document.add("header", head)
+    metadata = tomlkit.table()
+    for key, value in data["metadata"].items():
+        metadata.add(SingleKey(key, KeyType.Basic), _inline(value))
+    document.add("metadata", metadata)
+    return _PREAMBLE + tomlkit.dumps(document)
 
 
 # --- reading ---------------------------------------------------------------------------------------------------------
@@ -214,15 +261,6 @@ def _meta_from(value: Any, descriptor: str, where: str) -> MetaValue:
     raise InputError(f"{where}: {value!r} is not a metadata value")
 
 
-def _type_id(kind: Any, where: str) -> int:
-    if isinstance(kind, int) and not isinstance(kind, bool):
-        return kind
-    try:
-        return ggml.by_name(str(kind)).id
-    except InputError as e:
-        raise InputError(f"{where}: {e}") from None
-
-
 def header_from_entry(document: Mapping[str, Any], source: str) -> GGUFHeader:
     """The header a checkpoint entry (a parsed, schema-valid ``checkpoint`` document read from ``source``)
     describes: equal (``==``) to what :func:`~passprice.gguf_header.read_header` returns for the file it was
@@ -235,7 +273,7 @@ def header_from_entry(document: Mapping[str, Any], source: str) -> GGUFHeader:
     metadata: dict[str, MetaValue] = {}
     value_types: dict[str, str] = {}
     for key, item in document["metadata"].items():
-        where = f"{source}: metadata.{_string(key)}"
+        where = f"{source}: metadata.{schema.key_part(key)}"
         descriptor = item["type"]
         if not _valid_descriptor(descriptor):
             raise InputError(f"{where}.type: {descriptor!r} is not a GGUF value type")
@@ -247,19 +285,14 @@ def header_from_entry(document: Mapping[str, Any], source: str) -> GGUFHeader:
         else:
             metadata[key] = _meta_from(item["value"], descriptor, f"{where}.value")
         value_types[key] = descriptor
-    shards = tuple(
-        Shard(s["file"], s["header_bytes"], s["data_offset"], s["sha256"], s["tensor_count"]) for s in head["shards"]
-    )
-    tensors = tuple(
-        TensorInfo(
-            name=t["name"],
-            dims=tuple(t["dims"]),
-            type_id=_type_id(t["type"], f"{source}: header.tensors.{i}.type"),
-            offset=t["offset"],
-            shard=t["shard"],
-        )
-        for i, t in enumerate(head["tensors"])
-    )
+    shards = tuple(converter.structure(s, Shard) for s in head["shards"])
+    tensors = []
+    for i, t in enumerate(head["tensors"]):
+        try:
+            tensors.append(converter.structure(t, TensorInfo))
+        except cattrs.BaseValidationError as e:
+            detail = "; ".join(str(x.args[0]) if isinstance(x, InputError) else str(x) for x in e.exceptions)
+            raise InputError(f"{source}: header.tensors.{i}.type: {detail}") from None
     for i, t in enumerate(tensors):
         if t.shard >= len(shards):
             raise InputError(f"{source}: header.tensors.{i}.shard: {t.shard} but the entry lists {len(shards)} shards")
@@ -278,7 +311,7 @@ def header_from_entry(document: Mapping[str, Any], source: str) -> GGUFHeader:
         byte_order=head["byte_order"],
         metadata=metadata,
         value_types=value_types,
-        tensors=tensors,
+        tensors=tuple(tensors),
         header_bytes=head["header_bytes"],
         alignment=head["alignment"],
         data_offset=head["data_offset"],

@@ -173,6 +173,14 @@ def _check_output(path: Path | None, force: bool) -> None:
         raise InputError(f"{path}: cannot write: {folder} is not a folder")
 
 
+def _relative(root: Any, path: Path) -> str:
+    """``path`` relative to the root when it lies below it (``locks/NAME.lock.toml``), else as given."""
+    try:
+        return str(path.resolve().relative_to(root.path.resolve()))
+    except ValueError:
+        return str(path)
+
+
 def _plot_option(what: str) -> Callable[[F], F]:
     """``--plot FILE.png|svg``: draw ``what`` (matplotlib, the plot extra)."""
     return click.option(
@@ -667,88 +675,143 @@ def _expected(ctx: click.Context, stack: str, resolved: Any, kind: str) -> Any:
         _refuse(e)
 
 
+def _lock_options(f: F) -> F:
+    """``--lock L`` and ``--no-lock``: every pricing command prices a registered serving under its locks."""
+    f = click.option(
+        "--no-lock", is_flag=True, help="Do not price under the serving's locks in locks/ (they apply by default)."
+    )(f)
+    return click.option(
+        "--lock", "lock_ref", metavar="L",
+        help="Price under lock L (a file, or a name in locks/) alone; it must lock the serving, card and checkpoint "
+        "priced.",
+    )(f)
+
+
+def _under_locks(
+    root: Any,
+    serving: str | None,
+    resolved: Any,
+    lock_ref: str | None,
+    no_lock: bool,
+    rests_on: Any = (),
+    stack_facts: Any = None,
+) -> tuple[Any, Any]:
+    """The locks a result is priced under (:func:`passprice.enforce.guard`) and their verdicts on today's facts
+    (``stack_facts``: a serving stack's, by lock path, when the result has an expected price: a lock made under the
+    stack floors them); raises :class:`Refused` (exit 1) for a lock of something else or a floor breached."""
+    from passprice.enforce import LockMismatch, guard, serving_name
+
+    if lock_ref is not None and no_lock:
+        raise click.UsageError("give --lock L or --no-lock, not both")
+    try:
+        g = guard(root, serving_name(root, serving), resolved, lock_ref, no_lock)
+    except LockMismatch as e:
+        _refuse(e)
+    facts = resolved.facts()
+    if stack_facts:
+        facts.update(stack_facts)
+    verdicts = g.judge(facts, rests_on)
+    for v in verdicts:
+        if not v.holds:
+            raise Refused(v.message(), {**v.to_json(), "locks": g.names()})
+    return g, verdicts
+
+
+def _stack_facts(expected: Any) -> dict[str, Any] | None:
+    """The facts of the stack an expected price was made under, by lock path (``None`` without one)."""
+    return expected.stack.lock_facts() if expected is not None else None
+
+
+def _own_serving(root: Any, lock_ref: str | None, serving: str | None, o: dict[str, Any]) -> tuple[Any, Any]:
+    """With ``--lock L`` and no SERVING (nor ``--checkpoint``/``--card``): L's own serving as it is today (the
+    registered serving it locks, else its embedded one) and L; else ``(None, None)``."""
+    if lock_ref is None or serving is not None or o.get("checkpoint") or o.get("card"):
+        return None, None
+    from passprice.locks import lock_path, read_lock
+    from passprice.reproduce import today_spec
+
+    the_lock = read_lock(lock_path(root, lock_ref), root.schema)
+    return today_spec(root, the_lock)[0], the_lock
+
+
 @cli.command("price")
 @_serving_options(with_batch=True)
-@click.option(
-    "--lock", "lock_path", type=click.Path(dir_okay=False, path_type=Path), metavar="L",
-    help="Refuse unless lock L (a file, or a name in locks/) holds; without SERVING, price L's own serving.",
-)
+@_lock_options
 @click.option("--stack", metavar="S", help=_STACK_HELP)
 @_json_option
 @click.pass_context
 def price_command(
-    ctx: click.Context, /, serving: str | None, lock_path: Path | None, stack: str | None, as_json: bool, **o: Any
+    ctx: click.Context,
+    /,
+    serving: str | None,
+    lock_ref: str | None,
+    no_lock: bool,
+    stack: str | None,
+    as_json: bool,
+    **o: Any,
 ) -> None:
-    """Price one decode pass of SERVING (or of --checkpoint on --card)."""
+    """Price one decode pass of SERVING (or of --checkpoint on --card), under its locks in locks/. With --lock L and
+    no SERVING, price L's own serving (its kind: a best lock prices the best batch; a lock made under a stack, under
+    it) with today's facts."""
+    from passprice.locks import evaluate
     from passprice.report import cost_json, cost_text, expected_json, expected_text, float_matrices
-    from passprice.serving import ServingRefusal, price_serving
+    from passprice.serving import ServingRefusal
     from passprice.servings import resolve
 
-    the_lock = None
-    if lock_path is not None:
-        from passprice.locks import lock_path as find_lock
-        from passprice.locks import read_lock
-
-        lock_root = _root(ctx)
-        the_lock = read_lock(find_lock(lock_root, str(lock_path)), lock_root.schema)
-        if serving is None and not o.get("checkpoint") and not o.get("card"):
-            # The lock's own serving, priced with today's facts.
-            o = {**o, "checkpoint": the_lock.spec.checkpoint, "card": the_lock.spec.card}
-            serving_spec = the_lock.spec
-        else:
-            serving_spec = None
-    else:
-        serving_spec = None
-    root, spec = _spec(ctx, serving, base=serving_spec, **o)
+    base, the_lock = _own_serving(_root(ctx), lock_ref, serving, o)
+    root, spec = _spec(ctx, serving, base=base, **o)
     resolved = resolve(root, spec)
-    best_kind = the_lock is not None and the_lock.kind == "best" and serving_spec is not None
+    kind = the_lock.kind if the_lock is not None else "price"
+    if stack is None and the_lock is not None and the_lock.stack is not None:
+        stack = the_lock.stack.name
     expected = None
     if stack is not None:
-        expected = _expected(ctx, stack, resolved, "best" if best_kind else "price")
+        expected = _expected(ctx, stack, resolved, kind)
         cost = expected.limit
     else:
         try:
-            if best_kind:
-                from passprice.serving import best_serving
-
-                cost = best_serving(resolved.header, resolved.card, resolved.serving)
-            else:
-                cost = price_serving(resolved.header, resolved.card, resolved.serving)
+            cost = evaluate(kind, resolved.header, resolved.card, resolved.serving)
         except ServingRefusal as e:
             _refuse(e)
-    judged = expected.expected if expected is not None else cost
-    verdict = None
-    if the_lock is not None:
-        from passprice.locks import judge_price
-
-        verdict = judge_price(the_lock, judged)
-    if verdict is not None and not verdict.holds:
-        raise Refused(verdict.message(), verdict.to_json())
+    named = serving or (the_lock.info.serving if the_lock is not None else None)
+    g, verdicts = _under_locks(
+        root, named, resolved, lock_ref, no_lock, cost.rests_on, _stack_facts(expected)
+    )
     data = cost_json(cost) if expected is None else expected_json(expected)
     _finite(data)
     if as_json:
-        _echo_json(data)
+        _echo_json({**data, "lock": g.to_json()})
     else:
         title = f"{resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
         click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card)))
         if expected is not None:
             click.echo(expected_text(expected))
-        if verdict is not None:
-            click.echo(f"\n  lock          {verdict.message()}")
+        click.echo(f"\n  lock          {g.line(verdicts)}")
 
 
 @cli.command("best")
 @_serving_options(with_batch=False)
+@_lock_options
 @click.option("--stack", metavar="S", help=_STACK_HELP + " The stack's best batch may differ.")
 @_json_option
 @click.pass_context
-def best_command(ctx: click.Context, /, serving: str | None, stack: str | None, as_json: bool, **o: Any) -> None:
-    """The batch that emits the most tokens per second, and its pass."""
+def best_command(
+    ctx: click.Context,
+    /,
+    serving: str | None,
+    lock_ref: str | None,
+    no_lock: bool,
+    stack: str | None,
+    as_json: bool,
+    **o: Any,
+) -> None:
+    """The batch that emits the most tokens per second, and its pass, under the serving's locks."""
     from passprice.report import cost_json, cost_text, expected_json, expected_text, float_matrices
     from passprice.serving import ServingRefusal, best_serving
     from passprice.servings import resolve
 
-    root, spec = _spec(ctx, serving, **o)
+    base, the_lock = _own_serving(_root(ctx), lock_ref, serving, o)
+    root, spec = _spec(ctx, serving, base=base, **o)
     resolved = resolve(root, spec)
     expected = _expected(ctx, stack, resolved, "best") if stack is not None else None
     if expected is not None:
@@ -758,28 +821,45 @@ def best_command(ctx: click.Context, /, serving: str | None, stack: str | None, 
             cost = best_serving(resolved.header, resolved.card, resolved.serving)
         except ServingRefusal as e:
             _refuse(e)
+    named = serving or (the_lock.info.serving if the_lock is not None else None)
+    g, verdicts = _under_locks(
+        root, named, resolved, lock_ref, no_lock, cost.rests_on, _stack_facts(expected)
+    )
     data = cost_json(cost) if expected is None else expected_json(expected)
     _finite(data)
     if as_json:
-        _echo_json(data)
+        _echo_json({**data, "lock": g.to_json()})
     else:
         title = f"best batch: {resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
         click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card)))
         if expected is not None:
             click.echo(expected_text(expected))
+        click.echo(f"\n  lock          {g.line(verdicts)}")
 
 
 @cli.command("max-batch")
 @_serving_options(with_batch=False)
+@_lock_options
 @click.option("--stack", metavar="S", help="Also the most under serving stack S, whose runtime reserves memory.")
 @_json_option
 @click.pass_context
-def max_batch_command(ctx: click.Context, /, serving: str | None, stack: str | None, as_json: bool, **o: Any) -> None:
-    """The most sequences the card carries: every larger batch is refused for capacity."""
+def max_batch_command(
+    ctx: click.Context,
+    /,
+    serving: str | None,
+    lock_ref: str | None,
+    no_lock: bool,
+    stack: str | None,
+    as_json: bool,
+    **o: Any,
+) -> None:
+    """The most sequences the card carries: every larger batch is refused for capacity (under the serving's
+    locks)."""
     from passprice.serving import ServingRefusal, max_batch
     from passprice.servings import resolve
 
-    root, spec = _spec(ctx, serving, **o)
+    base, the_lock = _own_serving(_root(ctx), lock_ref, serving, o)
+    root, spec = _spec(ctx, serving, base=base, **o)
     resolved = resolve(root, spec)
     under = None
     try:
@@ -792,17 +872,20 @@ def max_batch_command(ctx: click.Context, /, serving: str | None, stack: str | N
             n = max_batch(resolved.header, resolved.card, resolved.serving)
     except ServingRefusal as e:
         _refuse(e)
+    named = serving or (the_lock.info.serving if the_lock is not None else None)
+    g, verdicts = _under_locks(root, named, resolved, lock_ref, no_lock)
     if as_json:
         data: dict[str, Any] = {"card": resolved.card.name, "checkpoint": resolved.spec.checkpoint, "max_batch": n}
         if under is not None:
             data.update({"stack": stack, "expected_max_batch": under, "reserved_bytes": reserved})
-        _echo_json(data)
+        _echo_json({**data, "lock": g.to_json()})
     else:
         click.echo(f"{resolved.spec.checkpoint} on {resolved.card.name}: at most {n:,} sequences a pass")
         if under is not None:
             from passprice.tables import si
 
             click.echo(f"  under stack {stack}: at most {under:,} (its runtime reserves {si(reserved, 'B')})")
+        click.echo(f"  lock  {g.line(verdicts)}")
 
 
 # --- locks -----------------------------------------------------------------------------------------------------------
@@ -831,16 +914,27 @@ def _parse_requires(requires: tuple[str, ...]) -> dict[str, Any]:
 _LOCK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
+def _given(o: dict[str, Any]) -> list[str]:
+    """The serving options given on the command line (``--batch`` …), by name."""
+    return sorted(f"--{k.replace('_', '-')}" for k, v in o.items() if v is not None and v is not False)
+
+
 @cli.command("lock")
 @_serving_options(with_batch=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Lock file to write.")
 @click.option("--name", help="Lock name (default: NAME of -o NAME.lock.toml, else the serving's name).")
 @click.option("--best", "kind", flag_value="best", help="Lock the best batch's price instead of the serving's batch.")
 @click.option("--floor", type=click.Choice(["published", "measured", "derived", "estimated", "assumed"]),
-              help="Weakest provenance any fact may have (default: the price's own weakest).")
+              help="Weakest provenance any fact may have (default: each fact the price rests on floored at its "
+              "provenance today).")
 @click.option("--require", "requires", multiple=True, metavar="PATH=PROVENANCE",
-              help="A per-path floor, e.g. streams.rewrite=measured (repeatable).")
-@click.option("--force", is_flag=True, help="Overwrite an existing lock.")
+              help="A per-path floor, e.g. streams.rewrite=measured (repeatable); the price must rest on PATH.")
+@click.option("--update", is_flag=True,
+              help="Re-lock the existing lock with today's facts, checkpoint, serving and code, keeping its name, "
+              "kind, serving and policy.")
+@click.option("--force", is_flag=True,
+              help="Overwrite an existing lock (its policy rebuilt from the flags; every floor loosened or removed is "
+              "printed).")
 @click.option("--stack", metavar="S", help="Lock the expected price under serving stack S too, pinning its facts.")
 @_json_option
 @click.pass_context
@@ -853,14 +947,17 @@ def lock_command(
     kind: str | None,
     floor: str | None,
     requires: tuple[str, ...],
+    update: bool,
     force: bool,
     stack: str | None,
     as_json: bool,
     **o: Any,
 ) -> None:
-    """Price SERVING and write a lock pinning the facts the price rests on."""
+    """Price SERVING and write a lock pinning everything the price is a function of: the facts it rests on, the
+    checkpoint's content, the serving, the policy and the pricing model's code."""
+    from passprice.enforce import serving_name
     from passprice.facts import Provenance
-    from passprice.locks import Policy, make_lock, write_lock
+    from passprice.locks import compare_policies, judge, make_lock, read_lock, write_lock
     from passprice.serving import ServingRefusal
     from passprice.servings import resolve
 
@@ -869,7 +966,13 @@ def lock_command(
             f"{name!r} is not a lock name: use letters, digits, '.', '_' and '-' (first a letter or digit)",
             param_hint="--name",
         )
-    root, spec = _spec(ctx, serving, **o)
+    if update and (floor is not None or requires or force or kind is not None):
+        raise click.UsageError(
+            "--update keeps the lock's kind and policy: give --force (with --floor/--require/--best) to change them"
+        )
+    if update and _given({k: v for k, v in o.items() if k != "serving"}):
+        raise click.UsageError("--update re-locks the lock's own serving as it is today: give no serving options")
+    root = _root(ctx)
     if output is None:
         if serving is None and name is None:
             raise click.UsageError("give -o FILE (or a SERVING or --name to write locks/NAME.lock.toml)")
@@ -879,6 +982,24 @@ def lock_command(
                 "(passprice init DIR)"
             )
         output = root.locks / f"{name or Path(serving or '').stem}.lock.toml"
+    old = None
+    if output.is_file() and (update or force):
+        try:
+            old = read_lock(output, root.schema)
+        except InputError:
+            if update:
+                raise
+    base = None
+    if update:
+        if old is None:
+            raise InputError(f"{output}: no lock to update (write one without --update)")
+        from passprice.reproduce import today_spec
+
+        if serving is None:
+            base = today_spec(root, old)[0]
+        name = name or old.name
+        kind = old.kind
+    root, spec = _spec(ctx, serving, base=base, **o)
     # The lock is named after its file (locks/NAME.lock.toml), so `reproduce NAME` and check's report agree with it.
     if name is not None:
         lock_name = name
@@ -888,36 +1009,59 @@ def lock_command(
         lock_name = Path(serving).stem
     _require_unicode(lock_name, "lock name")
     paths = _parse_requires(requires)
+    # The registered serving the lock locks: SERVING as registered, without options overriding it.
+    locked = None
+    if update and old is not None and serving is None:
+        # A lock of the first format named no serving; it locked the serving of its own name, when there is one.
+        locked = old.info.serving
+        if locked is None and old.info.format < 2 and (root.servings / f"{old.name}.toml").is_file():
+            locked = old.name
+    if serving is not None and not _given({k: v for k, v in o.items() if k != "serving"}):
+        locked = serving_name(root, serving)
     resolved = resolve(root, spec)
     kind = kind or "price"
+    if stack is None and update and old is not None and old.stack is not None:
+        stack = old.stack.name  # --update keeps the stack the lock was made under
     the_stack = None
     if stack is not None:
         from passprice.stacks import load_stack
 
         the_stack = load_stack(root, stack)
     try:
-        # Priced once: the default floor is the price's own weakest provenance (make_lock's default policy).
-        lock = make_lock(lock_name, kind, resolved, stack=the_stack)
+        lock = make_lock(
+            lock_name, kind, resolved, root,
+            policy=old.policy if update and old is not None else None,
+            serving=locked,
+            floor=Provenance(floor) if floor is not None else None,
+            requires=paths,
+            stack=the_stack,
+        )
     except ServingRefusal as e:
         _refuse(e)
-    import attrs
-
-    floor_level = Provenance(floor) if floor is not None else lock.policy.floor
-    lock = attrs.evolve(lock, policy=Policy(floor_level, paths))
-    from passprice.locks import judge
-
     verdict = judge(lock.name, lock.policy, tuple((p, lock.facts[p]) for p in lock.rests_on))
     if not verdict.holds:
         payload = {**verdict.to_json(), "path": str(output), "written": False}
         raise Refused(f"{verdict.message()}; {output} not written", payload)
     _finite(lock.price)
-    write_lock(output, lock, force=force)
+    loosened = [c for c in compare_policies(old.policy, lock.policy) if c.loosens] if old is not None else []
+    write_lock(output, lock, force=force or update)
+    for change in loosened:
+        click.echo(f"passprice: warning: lock {lock.name}: {change.describe()}", err=True)
     if as_json:
-        _echo_json({"lock": lock.name, "path": str(output), "price": lock.price})
+        _echo_json(
+            {
+                "lock": lock.name,
+                "path": str(output),
+                "serving": lock.info.serving,
+                "price": lock.price,
+                "loosened": [c.describe() for c in loosened],
+            }
+        )
     else:
+        locks = f"locks serving {lock.info.serving}" if lock.info.serving else "locks no registered serving"
         click.echo(
-            f"locked {lock.name} ({kind}): {lock.price['tokens_per_s']:,.1f} tokens/s at batch {lock.price['batch']}, "
-            f"binds on {lock.price['binds']}, weakest {lock.price['provenance']} -> {output}"
+            f"locked {lock.name} ({kind}, {locks}): {lock.price['tokens_per_s']:,.1f} tokens/s at batch "
+            f"{lock.price['batch']}, binds on {lock.price['binds']}, weakest {lock.price['provenance']} -> {output}"
         )
 
 
@@ -926,47 +1070,22 @@ def lock_command(
 @_json_option
 @click.pass_context
 def reproduce_command(ctx: click.Context, lock: str, as_json: bool) -> None:
-    """Re-price LOCK from its own pinned facts and show it equals the recorded price."""
-    from passprice.locks import HeaderMismatch, lock_path, read_lock, reproduce
+    """Re-price LOCK from its own pinned facts, checkpoint content and serving with today's code, show it equals
+    the recorded price, and say which of its inputs changed since (facts, checkpoint content, serving, pricing
+    model) with the recorded and re-priced figures side by side. Exit 1 when it does not reproduce."""
+    from passprice.locks import lock_path, older_format, read_lock
+    from passprice.reproduce import reproduce, reproduction_json, reproduction_text
 
     root = _root(ctx)
-    the_lock = read_lock(lock_path(root, lock), root.schema)
-    try:
-        rep = reproduce(root, the_lock)
-    except HeaderMismatch as e:
-        raise Refused(str(e), e.to_json()) from None
+    path = lock_path(root, lock)
+    the_lock = read_lock(path, root.schema)
+    rep = reproduce(root, the_lock)
+    shown = _relative(root, path)
+    older = older_format(the_lock, shown)
     if as_json:
-        _echo_json(
-            {
-                "lock": the_lock.name,
-                "equals": rep.equals,
-                "pricing_model": {"recorded": the_lock.pricing_model, "now": rep.pricing_model},
-                "moved": [{"field": m.field, "recorded": m.recorded, "now": m.now} for m in rep.moved],
-                "price": rep.price,
-            }
-        )
+        _echo_json(reproduction_json(rep, older))
     else:
-        model = f"pricing model {the_lock.pricing_model} → {rep.pricing_model}"
-        if rep.equals:
-            click.echo(
-                f"{the_lock.name}: reproduced exactly from its pinned facts: "
-                f"{rep.price['tokens_per_s']!r} tokens/s at batch {rep.price['batch']}, binds on {rep.price['binds']}"
-                + (f" ({model}; no term moved)" if rep.model_changed else "")
-            )
-            rests = [p for p in the_lock.rests_on if p in the_lock.facts]
-            others = [p for p in the_lock.facts if p not in rests]
-            click.echo(f"  rests on {len(rests)} of its {len(the_lock.facts)} pinned facts: {', '.join(rests)}")
-            if others:
-                click.echo(
-                    f"  also pinned, not read by this price ({len(others)}): {', '.join(others)} — a lock pins the "
-                    "card's every fact (and every drafting figure), so it rebuilds the card exactly and `check "
-                    "--frozen` sees any of them drift"
-                )
-        else:
-            why = f"the {model}" if rep.model_changed else "the same pricing model gives another result"
-            click.echo(f"{the_lock.name}: does NOT reproduce ({why}); terms that moved, recorded -> now:")
-            for m in rep.moved:
-                click.echo(f"  {m.field}: {m.recorded!r} -> {m.now!r} ({m.change()})")
+        click.echo(reproduction_text(rep, shown, older))
     if not rep.equals:
         click.echo(f"passprice: refused: lock {the_lock.name} does not reproduce its recorded price", err=True)
         ctx.exit(1)
@@ -1013,7 +1132,8 @@ def audit_command(
     facts): a lock file, NAME.lock.toml, or a name in locks/ that names no serving. With --source ID or --fact
     CARD:PATH, audit backwards: what rests on that source or fact."""
     from passprice.audit import audit, audit_json, audit_markdown, audit_text
-    from passprice.locks import HeaderMismatch, evaluate, pinned_header, pinned_serving, read_lock
+    from passprice.locks import evaluate, pinned_serving, read_lock
+    from passprice.reproduce import CheckpointGone, pinned_header
     from passprice.serving import ServingRefusal
     from passprice.servings import resolve
 
@@ -1061,7 +1181,7 @@ def audit_command(
         the_lock = read_lock(lock_path(root, target), root.schema)
         try:
             header = pinned_header(root, the_lock)
-        except HeaderMismatch as e:
+        except CheckpointGone as e:
             raise Refused(str(e), e.to_json()) from None
         card, serving, kind = the_lock.pinned_card(), pinned_serving(the_lock), the_lock.kind
         title = f"audit of lock {the_lock.name} (pinned facts): {the_lock.checkpoint} on {the_lock.card}"
@@ -1086,12 +1206,31 @@ def audit_command(
         from passprice.plots import audit_picture, picture_format, write_picture
 
         write_picture(plot_path, audit_picture(result, title, picture_format(plot_path)), force)
+    warning = None
+    extra: dict[str, Any] = {"title": title}
+    if is_lock:
+        # An audit of a lock is of the price it records: say so when its pinned inputs no longer give it.
+        from passprice.locks import moved
+
+        differ = moved(the_lock.price, cost_json(result.cost), the_lock.compared())
+        extra["reproduces"] = not differ
+        extra["recorded_tokens_per_s"] = the_lock.price.get("tokens_per_s")
+        if differ:
+            warning = (
+                f"WARNING: the lock records {the_lock.price.get('tokens_per_s')!r} tokens/s, its pinned inputs give "
+                f"{result.cost.tokens_per_s!r} with today's code (first: {differ[0].field}); `passprice reproduce "
+                f"{target}` says why"
+            )
     if fmt == "json":
-        _echo_json(audit_json(result, {"title": title}))
+        _echo_json(audit_json(result, extra))
     elif fmt == "markdown":
         click.echo(audit_markdown(result, title, sources))
     else:
         click.echo(audit_text(result, title, sources))
+    if warning and fmt != "json":
+        click.echo(f"\n{warning}")
+    if warning:
+        click.echo(f"passprice: warning: lock {target} does not reproduce its recorded price", err=True)
     if plot_path is not None:
         click.echo(f"plot -> {plot_path}", err=True)
 
@@ -1116,9 +1255,10 @@ def diff_command(
     ctx: click.Context, base: str | None, head: str | None, fmt: str, repository_url: str | None, ref: str | None,
     as_json: bool,
 ) -> None:
-    """Compare facts between BASE and HEAD: each changed fact (old and new value, provenance, citation) and how every
-    lock resting on one moves. BASE and HEAD are git revisions or folders (default: the merge base with main, and
-    the work tree). Exit 1 when a change breaks a lock's floors, 2 when a file does not read on HEAD."""
+    """Compare BASE and HEAD: each changed fact (old and new value, provenance, citation), checkpoint, serving, lock
+    policy and the pricing model, and every lock re-priced with each side's inputs and code. BASE and HEAD are git
+    revisions or folders (default: the merge base with main, and the work tree). Exit 1 when a change breaks a
+    lock's floors or moves a locked price without re-locking it, 2 when a file does not read on HEAD."""
     from passprice.comment import Links
     from passprice.diff import diff, render
 
@@ -1132,9 +1272,20 @@ def diff_command(
             if f.head_errors:
                 click.echo(f"passprice: error: {f.path} does not read on HEAD: {f.head_errors[0]}", err=True)
     elif result.exit_status == 1:
-        names = ", ".join(lock.name for lock in result.broken)
-        plural = "s" if "," in names else ""
-        click.echo(f"passprice: refused: the change breaks lock{plural} {names}", err=True)
+        reasons = []
+        if result.broken:
+            names = ", ".join(lock.name for lock in result.broken)
+            reasons.append(f"the change breaks lock{'s' if len(result.broken) > 1 else ''} {names}")
+        moved = [lock.name for lock in result.stale if lock.unreviewed]
+        if moved:
+            reasons.append(
+                f"it moves the locked price{'s' if len(moved) > 1 else ''} of {', '.join(moved)} without re-locking "
+                "(review the move, then `passprice lock --update -o LOCK`)"
+            )
+        behind = [lock.name for lock in result.stale if not lock.unreviewed]
+        if behind:
+            reasons.append(f"lock{'s' if len(behind) > 1 else ''} {', '.join(behind)} already out of date on BASE")
+        click.echo(f"passprice: refused: {'; '.join(reasons)}", err=True)
     ctx.exit(result.exit_status)
 
 
@@ -1280,6 +1431,7 @@ def fact_set_command(
 @_plot_option("tokens/s against the batch, one line a serving on a card, the best batch marked")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
 @click.option("--stack", metavar="S", help="Add serving stack S's expected price to every row (issue 14).")
+@_lock_options
 @click.pass_context
 def sweep_command(
     ctx: click.Context,
@@ -1295,6 +1447,8 @@ def sweep_command(
     plot_path: Path | None,
     force: bool,
     stack: str | None,
+    lock_ref: str | None,
+    no_lock: bool,
 ) -> None:
     """Price a grid: SERVINGS (default: every registered serving) x cards x draft tokens x positions x batches,
     as CSV or JSON rows, each with its bind and weakest provenance (or its refusal)."""
@@ -1339,6 +1493,7 @@ def sweep_command(
         the_stack = load_stack(root, stack)
     sweeper = Sweeper(root, the_stack)
     sweeper.check(grid)
+    under = _sweep_locks(root, grid.servings, lock_ref, no_lock)
     total = grid.size()
     # Rows are streamed a block at a time, never held whole: to stdout as they are priced, or to a temporary file
     # renamed into place at the end (so -o FILE is never half-written). A fact or element size far out of range
@@ -1373,6 +1528,38 @@ def sweep_command(
 
         write_picture(plot_path, sweep_picture(kept, picture_format(plot_path)), force)
         click.echo(f"plot -> {plot_path}", err=True)
+    for line in under:
+        click.echo(f"passprice: {line}", err=True)
+
+
+def _sweep_locks(root: Any, servings: tuple[str, ...], lock_ref: str | None, no_lock: bool) -> list[str]:
+    """Each registered serving of a sweep judged under its locks (or under ``--lock L`` alone, which must lock one
+    of them); raises :class:`Refused` on a floor breached. The lines naming the locks each is priced under."""
+    from passprice.enforce import LockMismatch, guard, serving_name
+    from passprice.servings import load_spec, resolve
+
+    if lock_ref is not None and no_lock:
+        raise click.UsageError("give --lock L or --no-lock, not both")
+    lines = []
+    mismatches = []
+    for ref in servings:
+        name = serving_name(root, ref)
+        if name is None:
+            continue
+        resolved = resolve(root, load_spec(root, ref))
+        try:
+            g = guard(root, name, resolved, lock_ref, no_lock)
+        except LockMismatch as e:
+            mismatches.append(e)
+            continue
+        for v in g.judge(resolved.facts()):
+            if not v.holds:
+                raise Refused(v.message(), {**v.to_json(), "serving": name})
+        if g.locks:
+            lines.append(f"{name}: {g.line([])}")
+    if lock_ref is not None and not lines and mismatches:
+        _refuse(mismatches[0])
+    return lines
 
 
 # --- the sketch's questions: KV memory by context, ops:byte, speculative decoding ----------------------------------
@@ -1425,6 +1612,7 @@ def kv_command(
 @cli.command("roofline")
 @click.argument("card_name", metavar="CARD")
 @_serving_options(with_batch=False)
+@_lock_options
 @click.option(
     "--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE.png|svg",
     help="Draw tokens/s and pass time against the batch (needs matplotlib: pip install 'passprice[plot]').",
@@ -1435,7 +1623,7 @@ def kv_command(
 @click.pass_context
 def roofline_command(
     ctx: click.Context, /, card_name: str, serving: str | None, plot_path: Path | None, force: bool,
-    stack: str | None, as_json: bool, **o: Any,
+    stack: str | None, as_json: bool, lock_ref: str | None, no_lock: bool, **o: Any,
 ) -> None:
     """Ridge points of CARD's datapaths; with SERVING (or --checkpoint), its arithmetic intensity by batch on CARD,
     the batch at which the bind changes, the best batch and the largest that fits."""
@@ -1487,6 +1675,7 @@ def roofline_command(
             under = stack_lines(resolved.header, resolved.card, resolved.serving, load_stack(root, stack))
     except ServingRefusal as e:
         _refuse(e)
+    g, verdicts = _under_locks(root, serving, resolved, lock_ref, no_lock)
     data = roofline_json(line)
     if under is not None:
         data["stack"] = under
@@ -1494,19 +1683,21 @@ def roofline_command(
     if plot_path is not None:
         draw(line, plot_path, force=force)
     if as_json:
-        _echo_json(data)
+        _echo_json({**data, "lock": g.to_json()})
     else:
         click.echo(roofline_text(line))
         if under is not None:
             from passprice.roofline import stack_lines_text
 
             click.echo(stack_lines_text(under))
+        click.echo(f"  lock: {g.line(verdicts)}")
     if plot_path is not None:
         click.echo(f"plot -> {plot_path}", err=True)
 
 
 @cli.command("speculate")
 @_serving_options(with_batch=True)
+@_lock_options
 @click.option("--tokens", "tokens_text", default="1..8", show_default=True, help="Draft lengths: 1..8, 1,2,4 or 3.")
 @click.option("--best", "at_best", is_flag=True, help="Price each draft length at its own best batch.")
 @click.option(
@@ -1520,7 +1711,7 @@ def roofline_command(
 @click.pass_context
 def speculate_command(
     ctx: click.Context, /, serving: str | None, tokens_text: str, at_best: bool, passes: int, seed: int,
-    as_json: bool, **o: Any,
+    as_json: bool, lock_ref: str | None, no_lock: bool, **o: Any,
 ) -> None:
     """Tokens/s and speedup over no drafting of SERVING for each draft length (--tokens), at its batch (or --batch N,
     or each at its own --best batch), with a Monte-Carlo check of the tokens each pass emits."""
@@ -1555,7 +1746,8 @@ def speculate_command(
         )
     except ServingRefusal as e:
         _refuse(e)
-    data = speculation_json(result)
+    g, verdicts = _under_locks(root, serving, resolved, lock_ref, no_lock)
+    data = {**speculation_json(result), "lock": g.to_json()}
     if all(r.refusal is not None for r in result.rows):
         names = ", ".join(sorted({r.refusal.name for r in result.rows if r.refusal is not None}))
         raise Refused(f"every draft length is refused ({names})", data)
@@ -1565,6 +1757,7 @@ def speculate_command(
     else:
         click.echo(speculation_text(result, f"{serving or spec.checkpoint}: {resolved.spec.checkpoint} on "
                                     f"{resolved.card.name}"))
+        click.echo(f"  lock: {g.line(verdicts)}")
 
 
 @cli.command("simulate")
@@ -1596,6 +1789,7 @@ def speculate_command(
 @_plot_option("throughput and end-to-end latency over time, one colour a policy")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
 @click.option("--stack", metavar="S", help="Price every step under serving stack S (its rates, fixed costs, reserve).")
+@_lock_options
 @_json_option
 @click.pass_context
 def simulate_command(
@@ -1620,6 +1814,8 @@ def simulate_command(
     plot_path: Path | None,
     force: bool,
     stack: str | None,
+    lock_ref: str | None,
+    no_lock: bool,
     as_json: bool,
 ) -> None:
     """Serve a request trace on SERVING, every step priced as the pass of the rows it carries: static against
@@ -1657,6 +1853,7 @@ def simulate_command(
         pricer = StepPricer.of(resolved.header, resolved.card, resolved.serving, the_stack)
     except ServingRefusal as e:
         _refuse(e)
+    g, verdicts = _under_locks(root, serving, resolved, lock_ref, no_lock, pricer.rests_on())
     model = resolved.header.meta_int("context_length")
     if trace_path is not None:
         trace = read_trace(trace_path, pricer.limit, model)
@@ -1686,14 +1883,15 @@ def simulate_command(
     if stack is not None:
         title += f" under stack {stack}"
     sim = Simulation(title, serving, trace.summary(), settings, pricer, tuple(outcomes))
-    data = simulation_json(sim)
+    data = {**simulation_json(sim), "lock": g.to_json()}
     _finite(data)  # the text shows the same figures: a TTFT of `inf s` is no latency
     if plot_path is not None:
         from passprice.plots import picture_format, simulation_picture, write_picture
 
         write_picture(plot_path, simulation_picture(sim, picture_format(plot_path)), force)
         click.echo(f"plot -> {plot_path}", err=True)
-    text = json.dumps(data, indent=2) + "\n" if as_json else simulation_text(sim) + "\n"
+    report = f"{simulation_text(sim)}\n  lock        {g.line(verdicts)}\n"
+    text = json.dumps(data, indent=2) + "\n" if as_json else report
     if output is None:
         click.echo(text, nl=False)
     else:

@@ -28,12 +28,14 @@ from passprice import schema
 from passprice.cards import card_from_document
 from passprice.drafts import method_from_document
 from passprice.errors import InputError
-from passprice.facts import Fact, dimension
+from passprice.facts import Fact, Provenance, dimension
 from passprice.lineage import Dependant, changed_dependants
-from passprice.locks import Lock, Verdict, evaluate, judge, priced, read_lock
+from passprice.locks import FIGURES, FloorChange, Lock, Verdict, compare_policies, judge, read_lock
+from passprice.pins import LOCK_FORMAT
 from passprice.registry import Root
 from passprice.report import fact_json
-from passprice.serving import ServingRefusal
+from passprice.servings import spec_to_document
+from passprice.sidecode import Code, code_folder, code_of, price_locks
 from passprice.tables import markdown_table, si
 
 if TYPE_CHECKING:
@@ -41,6 +43,8 @@ if TYPE_CHECKING:
 
 #: The folders of a root a diff compares.
 FOLDERS = ("facts", "registry", "locks", "schema", "sources")
+#: Where a root's own code lies, when it is a checkout of passprice itself (:mod:`passprice.sidecode`).
+CODE = "src/passprice"
 #: The branches whose merge base with ``HEAD`` is the default BASE, in the order tried.
 DEFAULT_BRANCHES = ("main", "origin/main", "master", "origin/master")
 
@@ -65,11 +69,13 @@ class SideInfo:
 @attrs.frozen
 class Side:
     """One side of a diff: ``root`` is where its files lie (a temporary folder for a revision), ``files`` maps each
-    file below :data:`FOLDERS` (POSIX path relative to the root) to its bytes."""
+    file below :data:`FOLDERS` (POSIX path relative to the root) to its bytes, ``code`` the code it is priced with
+    (:mod:`passprice.sidecode`)."""
 
     info: SideInfo
     root: Root
     files: Mapping[str, bytes]
+    code: Code = attrs.field(factory=lambda: code_of(None))
 
     def local(self, message: str) -> str:
         """``message`` with this side's root folder taken out of the file names it mentions, so a temporary folder
@@ -146,11 +152,11 @@ class Checkout:
             raise InputError(f"{self.top}: the git checkout has no commit yet; nothing to compare with") from None
         return sha, f"HEAD ({sha[:12]}; no main or master branch)"
 
-    def materialize(self, commit: str, dest: Path) -> dict[str, bytes]:
-        """Write the root's :data:`FOLDERS` as they are at ``commit`` into ``dest`` (read with ``git ls-tree`` and
-        ``git cat-file --batch``); the files written, by path relative to the root. Symbolic links, submodules and
-        hidden files are left out."""
-        specs = [f"{self.prefix}{folder}" for folder in FOLDERS]
+    def materialize(self, commit: str, dest: Path, folders: Iterable[str] = FOLDERS) -> dict[str, bytes]:
+        """Write the root's ``folders`` (default :data:`FOLDERS`; ``src/passprice`` for its code) as they are at
+        ``commit`` into ``dest`` (read with ``git ls-tree`` and ``git cat-file --batch``); the files written, by path
+        relative to the root. Symbolic links, submodules and hidden files are left out."""
+        specs = [f"{self.prefix}{folder}" for folder in folders]
         listing = _run_git(self.top, ["ls-tree", "-r", "-z", "--full-tree", commit, "--", *specs])
         wanted: list[tuple[str, str]] = []
         for record in listing.decode("utf-8").split("\0"):
@@ -324,7 +330,9 @@ class FileChange:
     :func:`file_kind`), ``status`` (``added``, ``removed`` or ``changed``), the errors that keep it from reading on
     each side (lines, ``FILE: KEY.PATH: what was wrong``), and, for a card or drafting method that reads on both
     sides it has, its fact changes (``facts``) and the keys of its ``[card]``/``[method]`` table that changed
-    (``meta``). ``compared`` is false when a side's errors kept the facts from being compared."""
+    (``meta``); for a checkpoint entry its ``content`` digest on each side (what the pricer reads); for a serving
+    the fields that changed (``serving``, ``field: before → after`` lines). ``compared`` is false when a side's
+    errors kept the facts from being compared."""
 
     path: str
     kind: str
@@ -334,6 +342,8 @@ class FileChange:
     head_errors: tuple[str, ...] = ()
     facts: tuple[FactChange, ...] = ()
     meta: tuple[str, ...] = ()
+    content: tuple[str | None, str | None] = (None, None)
+    serving: tuple[str, ...] = ()
     dependants: tuple[Dependant, ...] = ()
 
     @property
@@ -357,6 +367,8 @@ class FileChange:
             "errors": {"base": list(self.base_errors), "head": list(self.head_errors)},
             "facts": [c.to_json() for c in self.facts],
             "meta": list(self.meta),
+            "content": {"base": self.content[0], "head": self.content[1]},
+            "serving": list(self.serving),
             "dependants": [d.to_json() for d in self.dependants],
         }
 
@@ -369,6 +381,8 @@ class _Read:
     facts: Mapping[str, Fact] | None = None
     meta: Mapping[str, Any] | None = None
     errors: tuple[str, ...] = ()
+    content: str | None = None
+    spec: Any = None
 
 
 def _read(side: Side, rel: str, kind: str, name: str) -> _Read:
@@ -401,12 +415,14 @@ def _read(side: Side, rel: str, kind: str, name: str) -> _Read:
             return _Read(facts, dict(document.get("stack", {})))
         if kind == "checkpoint":
             from passprice.checkpoints import header_from_entry
+            from passprice.pins import checkpoint_digest
 
-            header_from_entry(schema.load(path, "checkpoint", side.root.schema), str(path))
+            header = header_from_entry(schema.load(path, "checkpoint", side.root.schema), str(path))
+            return _Read(content=checkpoint_digest(header))
         elif kind == "serving":
             from passprice.servings import spec_from_document
 
-            spec_from_document(schema.load(path, "serving", side.root.schema), str(path))
+            return _Read(spec=spec_from_document(schema.load(path, "serving", side.root.schema), str(path)))
         elif kind == "lock":
             read_lock(path, side.root.schema)
         elif kind == "source":
@@ -439,31 +455,61 @@ def compare_file(base: Side, head: Side, rel: str) -> FileChange:
         if on_base and on_head:
             before, after = old.meta or {}, new.meta or {}
             meta = tuple(k for k in dict.fromkeys([*before, *after]) if before.get(k) != after.get(k))
+    serving: tuple[str, ...] = ()
+    if kind == "serving" and old.spec is not None and new.spec is not None:
+        from passprice.reproduce import serving_changes
+
+        serving = serving_changes(old.spec, new.spec)
     # The facts HEAD derives from a changed fact, and whether each still follows (passprice.lineage).
     derived = tuple(changed_dependants(new.facts or {}, [c.path for c in facts if c.new is not None]))
-    return FileChange(rel, kind, name, status, old.errors, new.errors, facts, meta, derived)
+    return FileChange(
+        rel, kind, name, status, old.errors, new.errors, facts, meta, (old.content, new.content), serving, derived
+    )
 
 
-# --- what the changes do to the locks ------------------------------------------------------------------------------
+# --- what the change does to the locks -----------------------------------------------------------------------------
 
 
 @attrs.frozen
 class PriceSide:
-    """A lock's price re-priced on one side: the ``price`` (the ``--json`` object of the result), or the
-    ``refusal`` the pricer gave (its ``to_json``), or the ``error`` that kept it from being priced (a file that does
-    not read, a card that is not there)."""
+    """A lock re-priced on one side (by :func:`passprice.reproduce.side_json`, with that side's code): the
+    ``price`` (the ``--json`` object of the result), or the ``refusal`` the pricer gave, or the ``error`` that kept
+    it from being priced (a file that does not read, a card that is not there, the side's code failing); ``spec``
+    the completed serving priced, ``checkpoint`` its content digest, ``facts`` the provenance of every fact it could
+    rest on, ``gone`` when the registered serving the lock names is missing on that side."""
 
     price: Mapping[str, Any] | None = None
     refusal: Mapping[str, Any] | None = None
     error: str | None = None
+    spec: Mapping[str, Any] | None = None
+    checkpoint: str | None = None
+    facts: Mapping[str, str] = attrs.field(factory=dict)
+    gone: bool = False
+
+    @classmethod
+    def of(cls, result: Mapping[str, Any]) -> PriceSide:
+        """The side of a :func:`~passprice.reproduce.side_json` result."""
+        return cls(
+            result.get("price"),
+            result.get("refusal"),
+            result.get("error"),
+            result.get("spec"),
+            result.get("checkpoint"),
+            result.get("facts") or {},
+            bool(result.get("gone")),
+        )
 
     @property
     def tokens_per_s(self) -> float | None:
         """Tokens/s of the price, ``None`` when there is none."""
         return None if self.price is None else float(self.price["tokens_per_s"])
 
+    def rests_on(self) -> tuple[str, ...]:
+        """The paths the price rests on (none without a price)."""
+        return tuple(self.price.get("rests_on", {})) if self.price is not None else ()
+
     def short(self) -> str:
-        """``refused: NotResident (…)`` or ``not priced: …`` for a side without a price, else tokens/s."""
+        """``refused: NotResident`` or ``not priced`` for a side without a price, else tokens/s."""
         if self.price is not None:
             return f"{self.price['tokens_per_s']:,.1f}"
         if self.refusal is not None:
@@ -479,24 +525,46 @@ class PriceSide:
         return {"error": self.error}
 
 
+def _figures_differ(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> str | None:
+    """The first of :data:`~passprice.locks.FIGURES` that differs between two prices (``None`` when none does or a
+    side has none). ``host_capacity_bytes`` only counts when a side holds sequences in host memory: the seed's record
+    shows the card's host capacity either way, but a price without host sequences does not rest on it."""
+    if a is None or b is None:
+        return None
+    host = bool(a.get("host_sequences")) or bool(b.get("host_sequences"))
+    return next(
+        (f for f in FIGURES if f in a and a.get(f) != b.get(f) and (host or f != "host_capacity_bytes")), None
+    )
+
+
 @attrs.frozen
 class LockImpact:
-    """A lock resting on a changed fact: its ``name``, ``path``, ``card``, ``kind``; ``changed`` (the changed lock
-    paths it rests on or pins); the price ``before`` (BASE's facts) and ``after`` (HEAD's facts), each re-priced from
-    the lock's embedded serving; the verdict of its floors on each side (``None`` where the side's facts could not
-    be read); ``removed`` when HEAD has no such lock (it is shown, but cannot break); ``note`` anything else a
-    reviewer should know (the card file not reading on a side, the lock read from BASE)."""
+    """One lock reviewed: its ``name``, ``path``, ``card``, ``kind``, the registered ``serving_name`` it locks; its
+    file's ``status`` (``added``, ``removed``, ``changed``, ``unchanged``); the price ``before`` (BASE's inputs and
+    code, BASE's lock) and ``after`` (HEAD's inputs and code, HEAD's lock); the price each side's lock file
+    recorded (``recorded_before``, ``recorded``); each side's floors judged with that side's policy
+    (``verdict_before``, ``verdict``; ``None`` where not priced); ``policy`` (floors changed between the sides' lock
+    files); ``changed`` (the facts it rests on that changed); ``inputs`` (which of its inputs differ between the
+    sides: ``facts``, ``checkpoint content``, ``serving``, ``pricing model``) with ``serving`` the serving's field
+    changes; ``older`` (HEAD's lock is of an older format); ``note`` anything else a reviewer should know."""
 
     name: str
     path: str
     card: str
     kind: str
+    serving_name: str | None
+    status: str
     changed: tuple[str, ...]
     before: PriceSide
     after: PriceSide
     verdict_before: Verdict | None
     verdict: Verdict | None
-    removed: bool = False
+    recorded_before: Mapping[str, Any] | None = None
+    recorded: Mapping[str, Any] | None = None
+    policy: tuple[FloorChange, ...] = ()
+    inputs: tuple[str, ...] = ()
+    serving: tuple[str, ...] = ()
+    older: bool = False
     note: str | None = None
     #: For a lock HEAD leaves below a floor: each offending path's elasticity on HEAD's facts (% tokens/s per +1 %
     #: of the fact, :func:`passprice.audit.audit`; ``None`` when re-pricing is refused), so a reviewer sees whether
@@ -504,20 +572,63 @@ class LockImpact:
     elasticities: Mapping[str, float | None] = attrs.field(factory=dict)
 
     @property
+    def removed(self) -> bool:
+        """True when HEAD has no such lock (it is shown, but cannot break)."""
+        return self.status == "removed"
+
+    @property
+    def added(self) -> bool:
+        """True when BASE had no such lock."""
+        return self.status == "added"
+
+    @property
     def holds(self) -> bool:
-        """True when HEAD's facts price the lock and keep its floors."""
+        """True when HEAD's inputs price the lock and keep HEAD's floors."""
         return self.verdict is not None and self.verdict.holds and self.after.price is not None
 
     @property
     def held(self) -> bool:
-        """True when BASE's facts priced the lock and kept its floors."""
+        """True when BASE's inputs priced the lock and kept BASE's floors."""
         return self.verdict_before is not None and self.verdict_before.holds and self.before.price is not None
 
     @property
     def breaks(self) -> bool:
-        """True when the change leaves a lock HEAD still has unheld: a fact below its floor, or a price HEAD's
-        facts refuse or cannot make."""
+        """True when HEAD's lock is left unheld: a fact below its floor, or a price HEAD refuses or cannot make."""
         return not self.removed and not self.holds
+
+    @property
+    def moved(self) -> str | None:
+        """The first figure of the price that BASE and HEAD price differently (``None`` when none does)."""
+        return _figures_differ(self.before.price, self.after.price)
+
+    @property
+    def stale(self) -> str | None:
+        """The first figure HEAD prices differently from what HEAD's lock records: a locked price moved and the
+        lock was not updated (``cargo --locked`` fails the same way); ``None`` when it records HEAD's price."""
+        if self.removed:
+            return None
+        return _figures_differ(self.recorded, self.after.price)
+
+    @property
+    def loosened(self) -> tuple[FloorChange, ...]:
+        """The floors HEAD's lock loosens or removes against BASE's."""
+        return tuple(c for c in self.policy if c.loosens)
+
+    @property
+    def affected(self) -> bool:
+        """Whether a reviewer needs to see it: added, removed or re-locked; its price moved or is not what it
+        records; its floors break or changed; a fact it rests on, its checkpoint's content or its serving changed."""
+        return bool(
+            self.status != "unchanged"
+            or self.moved
+            or self.stale
+            or self.breaks
+            or self.held != self.holds
+            or self.policy
+            or self.changed
+            or set(self.inputs) - {"pricing model"}
+            or self.note
+        )
 
     @property
     def relative(self) -> float | None:
@@ -528,19 +639,18 @@ class LockImpact:
         return a / b - 1.0
 
     def floors(self) -> str:
-        """The verdict on HEAD's facts in a few words: ``holds``, or each offending path below its floor."""
+        """The verdict on HEAD's inputs and floors in a few words: ``holds``, or each offending path below its
+        floor."""
         if self.removed:
             return "lock removed"
         if self.verdict is None:
-            return "not judged: " + (self.after.error or "HEAD's facts do not read")
+            return "not judged: " + (self.after.error or "HEAD's inputs do not read")
         if self.verdict.holds:
-            state = "still holds" if self.after.price is not None else "floors hold, but the price is refused"
-        else:
-            state = "BROKEN: " + "; ".join(
-                f"{o.path} is {o.provenance.value}, below the floor {o.floor.value}{self.elasticity(o.path)}"
-                for o in self.verdict.offences
-            )
-        return state
+            return "still holds" if self.after.price is not None else "floors hold, but the price is refused"
+        return "BROKEN: " + "; ".join(
+            f"{o.path} is {o.provenance.value}, below the floor {o.floor.value}{self.elasticity(o.path)}"
+            for o in self.verdict.offences
+        )
 
     def elasticity(self, path: str) -> str:
         """`` (elasticity +1.000)`` beside an offending ``path``: what a +1 % change of it does to tokens/s on
@@ -554,6 +664,32 @@ class LockImpact:
             return " (elasticity 0: the price does not depend on this fact)"
         return f" (elasticity {e:+.3f}: +1 % of it moves tokens/s {e:+.3f} %)"
 
+    @property
+    def unreviewed(self) -> bool:
+        """True when HEAD's lock does not record HEAD's price and the change moved it (else it was already out of
+        date on BASE)."""
+        return bool(self.stale) and (bool(self.moved) or self.added)
+
+    def review(self) -> str:
+        """What the change does to this lock, in a few words: ``re-locked``, ``price moved, lock not updated``,
+        ``out of date already on BASE``, ``added``, ``removed``, ``floors loosened`` …"""
+        if self.removed:
+            return "removed"
+        if self.stale and not self.unreviewed:
+            return f"out of date already on BASE ({self.stale}): re-lock it"
+        if self.stale:
+            return f"price moved, lock not updated ({self.stale})"
+        bits = []
+        if self.added:
+            bits.append("added")
+        elif self.status == "changed":
+            bits.append("re-locked")
+        if self.loosened:
+            bits.append("floors loosened")
+        if self.older:
+            bits.append("older lock format")
+        return ", ".join(bits) or "records HEAD's price"
+
     def to_json(self) -> dict[str, Any]:
         """The lock for ``--format json``."""
         return {
@@ -561,62 +697,62 @@ class LockImpact:
             "path": self.path,
             "card": self.card,
             "kind": self.kind,
+            "serving": self.serving_name,
+            "status": self.status,
             "changed": list(self.changed),
+            "inputs": list(self.inputs),
+            "serving_changed": list(self.serving),
             "removed": self.removed,
             "holds": self.holds,
             "held": self.held,
             "breaks": self.breaks,
+            "moved": self.moved,
+            "stale": self.stale,
+            "review": self.review(),
+            "policy": [
+                {"path": c.path, "change": c.change, "before": c.was.value, "after": c.now.value} for c in self.policy
+            ],
             "verdict": self.verdict.to_json() if self.verdict is not None else None,
             "verdict_before": self.verdict_before.to_json() if self.verdict_before is not None else None,
+            "recorded_before": dict(self.recorded_before) if self.recorded_before is not None else None,
+            "recorded": dict(self.recorded) if self.recorded is not None else None,
             "before": self.before.to_json(),
             "after": self.after.to_json(),
             "relative_change": self.relative,
+            "older_format": self.older,
             "note": self.note,
             "elasticities": dict(self.elasticities),
         }
 
 
-def reprice(side: Side, lock: Lock) -> tuple[PriceSide, Verdict | None]:
-    """Price ``lock``'s embedded serving with ``side``'s facts (its card, drafting method and checkpoint resolved
-    against the side's root) and judge its floors: the floors are judged on the facts the new price rests on, or,
-    when the price is refused, on the side's facts at the paths the recorded price rests on. A side whose files do
-    not read gives an ``error`` and no verdict."""
-    from passprice.servings import resolve
-
-    try:
-        resolved = resolve(side.root, lock.spec)
-    except InputError as e:
-        return PriceSide(error=" ".join(side.local(line) for line in str(e).splitlines())), None
-    except ServingRefusal as e:  # the side's drafting method is out of its scope (passprice.scopes.OutOfScope)
-        return PriceSide(refusal=e.to_json()), None
-    facts = resolved.facts()
-    stack = None
-    if lock.stack is not None:
-        from passprice.stacks import load_stack
-
-        try:
-            stack = load_stack(side.root, lock.stack["name"])
-        except InputError as e:
-            return PriceSide(error=" ".join(side.local(line) for line in str(e).splitlines())), None
-        facts.update(stack.lock_facts())
-    try:
-        price, rests = priced(lock.kind, resolved.header, resolved.card, resolved.serving, stack)
-    except ServingRefusal as e:
-        rests_on = tuple((p, facts[p]) for p in lock.rests_on if p in facts)
-        return PriceSide(refusal=e.to_json()), judge(lock.name, lock.policy, rests_on)
-    return PriceSide(price=price), judge(lock.name, lock.policy, rests)
+def _judge(lock: Lock | None, side: PriceSide) -> Verdict | None:
+    """``lock``'s floors (its own policy) judged on a side's re-price: the facts the price rests on, or, when the
+    price is refused, the side's facts at the paths the lock's recorded price rests on."""
+    if lock is None or side.error is not None:
+        return None
+    if side.price is not None:
+        # A lock made under a serving stack (issue 14) is judged on its expected price's facts (card, draft, stack).
+        rests_on = side.price.get("expected", side.price).get("rests_on", {})
+        pairs = [(p, Provenance(v)) for p, v in rests_on.items()]
+    else:
+        pairs = [(p, Provenance(side.facts[p])) for p in lock.rests_on if p in side.facts]
+    return judge(lock.name, lock.policy, pairs)
 
 
 def offence_elasticities(side: Side, lock: Lock, verdict: Verdict | None) -> dict[str, float | None]:
     """Each path ``verdict`` finds below a floor, with its elasticity on ``side``'s facts (the price's audit,
-    :func:`passprice.audit.audit`); empty when the floors hold or the side cannot price the lock."""
+    :func:`passprice.audit.audit`, with the running code); empty when the floors hold or the side cannot price the
+    lock."""
     if verdict is None or verdict.holds:
         return {}
     from passprice.audit import audit
+    from passprice.locks import evaluate
+    from passprice.reproduce import today_spec
+    from passprice.serving import ServingRefusal
     from passprice.servings import resolve
 
     try:
-        resolved = resolve(side.root, lock.spec)
+        resolved = resolve(side.root, today_spec(side.root, lock)[0])
         rows = audit(
             resolved.card,
             resolved.serving,
@@ -640,60 +776,113 @@ def _locks(side: Side) -> dict[str, Lock | None]:
     return out
 
 
+def _request(rel: str, lock: Lock) -> dict[str, Any]:
+    request = {"key": rel, "kind": lock.kind, "serving": lock.info.serving, "spec": spec_to_document(lock.spec)}
+    if lock.stack is not None:
+        request["stack"] = lock.stack.name
+    return request
+
+
 def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[LockImpact, ...]:
-    """Every lock (HEAD's, or BASE's when HEAD removed it) that pins or rests on a changed fact of its card or
-    drafting method, or whose card or drafting-method file changed without reading on a side, re-priced on both
-    sides."""
+    """Every lock of either side, re-priced with BASE's inputs and code (BASE's lock) and with HEAD's (HEAD's lock),
+    and judged with each side's own policy."""
+    from passprice.reproduce import serving_changes
+    from passprice.servings import spec_from_document
+
+    files = tuple(files)
     by_file = {(f.kind, f.name): f for f in files if f.holds_facts}
+    lock_files = {f.path: f for f in files if f.kind == "lock"}
     base_locks, head_locks = _locks(base), _locks(head)
-    out = []
+    requests: dict[str, list[dict[str, Any]]] = {"base": [], "head": []}
+    pairs: dict[str, tuple[Lock | None, Lock | None, str | None]] = {}
     for rel in sorted({*base_locks, *head_locks}):
-        lock = head_locks.get(rel)
-        removed = rel not in head_locks
+        old, new = base_locks.get(rel), head_locks.get(rel)
         note = None
-        if lock is None:
-            lock = base_locks.get(rel)
-            if lock is None:
-                continue
-            if not removed:
-                note = "HEAD's lock file does not read; its floors and serving are BASE's"
-        relevant = {*lock.rests_on, *lock.facts}
+        if rel in head_locks and new is None:
+            note = "HEAD's lock file does not read; its floors and serving are BASE's"
+        if rel in base_locks and old is None and rel in head_locks:
+            note = "BASE's lock file does not read"
+        if old is None and new is None:
+            continue
+        pairs[rel] = (old, new, note)
+        if rel in base.files and (old or new) is not None:
+            requests["base"].append(_request(rel, old or new))  # type: ignore[arg-type]
+        if rel in head.files and (new or old) is not None:
+            requests["head"].append(_request(rel, new or old))  # type: ignore[arg-type]
+    base_results = price_locks(base.root, base.code, requests["base"])
+    head_results = price_locks(head.root, head.code, requests["head"])
+    out = []
+    for rel, (old, new, note) in pairs.items():
+        lock = new or old
+        assert lock is not None
+        status = "added" if rel not in base.files else "removed" if rel not in head.files else (
+            "changed" if rel in lock_files else "unchanged"
+        )
+        before = PriceSide.of(base_results.get(rel, {"error": "no such lock on BASE"}))
+        after = PriceSide.of(head_results.get(rel, {"error": "no such lock on HEAD"}))
+        if status == "added":
+            before = PriceSide(error="the lock is new on HEAD")
+        if status == "removed":
+            after = PriceSide(error="the lock is removed on HEAD")
+        rests = {*before.rests_on(), *after.rests_on(), *lock.rests_on}
         touched = [by_file.get(("card", lock.card))]
         if lock.spec.draft is not None:
             touched.append(by_file.get(("draft", lock.spec.draft.method)))
         if lock.spec.routing is not None:
             touched.append(by_file.get(("routing", lock.spec.routing)))
         if lock.stack is not None:
-            touched.append(by_file.get(("stack", lock.stack["name"])))
+            touched.append(by_file.get(("stack", lock.stack.name)))
         changed: list[str] = []
         unreadable = []
         for f in touched:
             if f is None:
                 continue
-            changed += [c.lock_path for c in f.facts if c.lock_path in relevant]
+            changed += [c.lock_path for c in f.facts if c.lock_path in rests]
             if not f.compared:
                 unreadable.append(f.path)
-        if not changed and not unreadable:
-            continue
         if unreadable:
             what = f"{', '.join(unreadable)} does not read on a side; its changes could not be compared"
             note = f"{note}; {what}" if note else what
-        before, verdict_before = reprice(base, lock)
-        after, verdict = reprice(head, lock)
+        inputs = []
+        if changed:
+            inputs.append("facts")
+        if before.checkpoint is not None and after.checkpoint is not None and before.checkpoint != after.checkpoint:
+            inputs.append("checkpoint content")
+        serving: tuple[str, ...] = ()
+        if before.spec is not None and after.spec is not None:
+            serving = serving_changes(
+                spec_from_document(before.spec, "BASE"), spec_from_document(after.spec, "HEAD")
+            )
+            if serving:
+                inputs.append("serving")
+        if after.gone:
+            serving = (f"serving {lock.info.serving} is not registered on HEAD", *serving)
+            inputs.append("serving")
+        if status not in ("added", "removed") and base.code.model != head.code.model:
+            inputs.append("pricing model")
+        policy = compare_policies(old.policy, new.policy) if old is not None and new is not None else ()
+        verdict = _judge(new or old, after) if status != "removed" else None
         out.append(
             LockImpact(
-                lock.name,
-                rel,
-                lock.card,
-                lock.kind,
-                tuple(changed),
-                before,
-                after,
-                verdict_before,
-                verdict,
-                removed,
-                note,
-                offence_elasticities(head, lock, verdict) if not removed else {},
+                name=lock.name,
+                path=rel,
+                card=lock.card,
+                kind=lock.kind,
+                serving_name=lock.info.serving,
+                status=status,
+                changed=tuple(dict.fromkeys(changed)),
+                before=before,
+                after=after,
+                verdict_before=_judge(old, before) if status != "added" else None,
+                verdict=verdict,
+                recorded_before=old.price if old is not None and status != "added" else None,
+                recorded=new.price if new is not None else None,
+                policy=policy,
+                inputs=tuple(inputs),
+                serving=serving,
+                older=new is not None and new.info.format < LOCK_FORMAT,
+                note=note,
+                elasticities=offence_elasticities(head, lock, verdict) if status != "removed" else {},
             )
         )
     return tuple(out)
@@ -705,15 +894,30 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
 @attrs.frozen
 class Diff:
     """What changed between ``base`` and ``head``: the ``files`` that differ (cards and drafting methods with their
-    fact changes; every other file by name, with errors), and the ``locks`` those changes touch.
+    fact changes, checkpoints with their content digests, servings with their field changes; every other file by
+    name, with errors), every lock reviewed (``reviews``), and the code each side was priced with.
 
     Exit status (:attr:`exit_status`): 2 when a file does not read on HEAD (bad input brought in by the change), else
-    1 when a change leaves a lock unheld (a fact below its floor, or a price HEAD's facts refuse), else 0."""
+    1 when a change leaves a lock unheld (a fact below its floor, a price HEAD refuses) or moves a locked price
+    without updating the lock, else 0."""
 
     base: SideInfo
     head: SideInfo
     files: tuple[FileChange, ...]
-    locks: tuple[LockImpact, ...]
+    reviews: tuple[LockImpact, ...] = ()
+    base_code: Code | None = None
+    head_code: Code | None = None
+
+    @property
+    def locks(self) -> tuple[LockImpact, ...]:
+        """The locks a reviewer needs to see (:attr:`LockImpact.affected`)."""
+        return tuple(lock for lock in self.reviews if lock.affected)
+
+    @property
+    def unaffected(self) -> tuple[LockImpact, ...]:
+        """The locks the change leaves as they were: same price, same floors, same inputs (the pricing model
+        aside, when it prices them the same)."""
+        return tuple(lock for lock in self.reviews if not lock.affected)
 
     @property
     def fact_changes(self) -> tuple[tuple[FileChange, FactChange], ...]:
@@ -736,39 +940,83 @@ class Diff:
         return tuple(lock for lock in self.locks if lock.breaks)
 
     @property
+    def stale(self) -> tuple[LockImpact, ...]:
+        """The locks that do not record HEAD's price: moved by the change without being re-locked, or out of date
+        already on BASE (either fails the review, as ``cargo --locked`` would)."""
+        return tuple(lock for lock in self.locks if lock.stale)
+
+    @property
+    def relocked(self) -> tuple[LockImpact, ...]:
+        """The locks whose file the change rewrote (re-locked), that record HEAD's price."""
+        return tuple(lock for lock in self.locks if lock.status == "changed" and not lock.stale)
+
+    @property
+    def loosened(self) -> tuple[LockImpact, ...]:
+        """The locks whose floors HEAD loosens or removes."""
+        return tuple(lock for lock in self.locks if lock.loosened)
+
+    @property
+    def model_changed(self) -> bool:
+        """True when the sides' pricing models (code digests) differ."""
+        return self.base_code is not None and self.head_code is not None and (
+            self.base_code.model != self.head_code.model
+        )
+
+    @property
     def exit_status(self) -> int:
-        """2 when a file does not read on HEAD, else 1 when a lock breaks, else 0."""
+        """2 when a file does not read on HEAD, else 1 when a lock breaks or a locked price moves unreviewed, else
+        0."""
         if any(f.head_errors for f in self.files):
             return 2
-        if self.broken:
+        if self.broken or self.stale:
             return 1
         return 0
 
     def summary(self) -> str:
-        """One line: facts changed (and weakened), locks affected (and broken), files that do not read."""
+        """One line: facts changed (and weakened), locks affected (broken, moved unreviewed, floors loosened),
+        locks unaffected, the pricing model, files that do not read."""
         facts = self.fact_changes
         fact_files = {f.path for f, _ in facts}
-        if not self.files:
-            return "no changes to facts, registry or locks"
+        if not self.files and not self.model_changed and not self.locks:
+            quiet = "no changes to facts, registry, locks or the pricing model"
+            return quiet + (f"; {_n(len(self.unaffected), 'lock')} unaffected" if self.unaffected else "")
         parts = [
             f"{_n(len(facts), 'fact')} changed in {_n(len(fact_files), 'file')}"
             + (f", {len(self.weakened)} weakened" if self.weakened else "")
             if facts
             else "no fact changed"
         ]
-        others = [f for f in self.files if not f.holds_facts]
+        others = [f for f in self.files if not f.holds_facts and f.kind != "lock"]
         if others:
             parts.append(f"{_n(len(others), 'other file')} changed")
         locks = f"{_n(len(self.locks), 'lock')} affected" if self.locks else "no lock affected"
+        flags = []
         if self.broken:
-            locks += f", {len(self.broken)} {'breaks its' if len(self.broken) == 1 else 'break their'} floors"
+            flags.append(f"{len(self.broken)} {'breaks its' if len(self.broken) == 1 else 'break their'} floors")
+        moved = [lock for lock in self.stale if lock.unreviewed]
+        if moved:
+            flags.append(f"{len(moved)} price{'s' if len(moved) > 1 else ''} moved unreviewed")
+        if len(moved) < len(self.stale):
+            flags.append(f"{len(self.stale) - len(moved)} out of date already on BASE")
+        if self.relocked:
+            flags.append(f"{len(self.relocked)} re-locked")
+        if self.loosened:
+            flags.append(f"{len(self.loosened)} with floors loosened")
+        if flags:
+            locks += ", " + ", ".join(flags)
         parts.append(locks)
+        if self.unaffected:
+            parts.append(f"{_n(len(self.unaffected), 'lock')} unaffected")
+        if self.model_changed:
+            moved = [lock for lock in self.reviews if lock.moved and "pricing model" in lock.inputs]
+            parts.append("pricing model changed" + (f", moving {_n(len(moved), 'locked price')}" if moved else ""))
         if self.unreadable:
             parts.append(f"{_n(len(self.unreadable), 'file')} {'does' if len(self.unreadable) == 1 else 'do'} not read")
         return "; ".join(parts)
 
     def to_json(self) -> dict[str, Any]:
-        """The diff for ``--format json``: base, head, summary, exit status, files, locks."""
+        """The diff for ``--format json``: base, head, summary, exit status, files, locks (affected), unaffected
+        lock names, the code each side was priced with."""
         return {
             "base": self.base.to_json(),
             "head": self.head.to_json(),
@@ -776,8 +1024,21 @@ class Diff:
             "exit_status": self.exit_status,
             "weakened": [f"{f.name}:{c.path}" for f, c in self.weakened],
             "broken": [lock.name for lock in self.broken],
+            "stale": [lock.name for lock in self.stale],
+            "loosened": [lock.name for lock in self.loosened],
             "files": [f.to_json() for f in self.files],
             "locks": [lock.to_json() for lock in self.locks],
+            "unaffected": [lock.name for lock in self.unaffected],
+            "pricing_model": {
+                "base": self.base_code.model if self.base_code else None,
+                "head": self.head_code.model if self.head_code else None,
+                "changed": self.model_changed,
+                "priced_with": [
+                    code.describe(label)
+                    for code, label in ((self.base_code, "BASE"), (self.head_code, "HEAD"))
+                    if code is not None
+                ],
+            },
         }
 
 
@@ -786,10 +1047,10 @@ def _n(count: int, noun: str) -> str:
 
 
 def compare(base: Side, head: Side) -> Diff:
-    """The diff of two opened sides: every file that differs, compared, and every lock the fact changes touch."""
+    """The diff of two opened sides: every file that differs, compared, and every lock reviewed."""
     paths = sorted(p for p in {*base.files, *head.files} if base.files.get(p) != head.files.get(p))
     files = tuple(compare_file(base, head, p) for p in paths)
-    return Diff(base.info, head.info, files, lock_impacts(base, head, files))
+    return Diff(base.info, head.info, files, lock_impacts(base, head, files), base.code, head.code)
 
 
 def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
@@ -817,18 +1078,22 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
                 folder = Path(ref).resolve()
                 if not _is_root(folder):
                     raise InputError(f"{ref}: not a passprice root (it needs facts/ and registry/ folders)")
-                return Side(SideInfo(str(ref), folder=str(folder)), Root(folder), folder_files(folder))
+                info = SideInfo(str(ref), folder=str(folder))
+                return Side(info, Root(folder), folder_files(folder), code_of(code_folder(folder)))
             if ref is None and default == "work tree":
                 if root.embedded:
                     git()  # the embedded facts have no work tree: say so as a revision would
-                return Side(SideInfo("work tree", folder=str(root.path)), root, folder_files(root.path))
+                info = SideInfo("work tree", folder=str(root.path))
+                return Side(info, root, folder_files(root.path), code_of(code_folder(root.path)))
             if ref is None:
                 sha, label = git().default_base()
             else:
                 sha = git().commit(ref)
                 label = sha[:12] if sha.startswith(ref.lower()) else f"{ref} ({sha[:12]})"
             tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="passprice-diff-")))
-            return Side(SideInfo(label, revision=sha), Root(tmp), git().materialize(sha, tmp))
+            files = git().materialize(sha, tmp)
+            code = {p: d for p, d in git().materialize(sha, tmp, (CODE,)).items() if p.endswith(".py")}
+            return Side(SideInfo(label, revision=sha), Root(tmp), files, code_of(code_folder(tmp) if code else None))
 
         base_side = open_side(base, None)
         head_side = open_side(head, "work tree")
@@ -897,19 +1162,56 @@ def _binds(lock: LockImpact) -> str:
 
 
 def _held(lock: LockImpact) -> str:
+    if lock.added:
+        return "new"
     if lock.verdict_before is None:
         return "not judged"
     return "held" if lock.held else "already unheld"
 
 
+def _recorded(lock: LockImpact) -> str:
+    """The tokens/s the lock files record: BASE's → HEAD's when the lock was re-locked, one figure otherwise."""
+    before = lock.recorded_before.get("tokens_per_s") if lock.recorded_before is not None else None
+    after = lock.recorded.get("tokens_per_s") if lock.recorded is not None else None
+    shown = [f"{v:,.1f}" for v in (before, after) if isinstance(v, int | float)]
+    if len(shown) == 2 and shown[0] == shown[1] and before == after:
+        return shown[0]
+    return " → ".join(shown) or "–"
+
+
+def _inputs(lock: LockImpact) -> str:
+    """The inputs that changed for a lock: the facts it rests on by path, then checkpoint, serving, pricing model."""
+    bits = list(lock.changed)
+    bits += [i for i in lock.inputs if i != "facts"]
+    return ", ".join(bits)
+
+
+def _model_line(d: Diff) -> str | None:
+    if d.base_code is None or d.head_code is None:
+        return None
+    base = d.base_code.model.removeprefix("sha256:")[:12]
+    head = d.head_code.model.removeprefix("sha256:")[:12]
+    if not d.model_changed:
+        return None
+    moved = [lock.name for lock in d.reviews if lock.moved and "pricing model" in lock.inputs]
+    effect = (
+        f"it moves {_n(len(moved), 'locked price')} ({', '.join(moved)})"
+        if moved
+        else "every locked price is re-priced the same"
+    )
+    return f"pricing model changed: BASE {base}… → HEAD {head}…; {effect}"
+
+
 def diff_text(d: Diff) -> str:
-    """The diff for people: the sides and a summary line, then each changed file with its facts (old → new value,
-    relative change, provenance with a weakening flagged, citation), each affected lock (floors, tokens/s, pass time,
-    bind, before → after), and every file that does not read, with its errors."""
+    """The diff for people: the sides and a summary line; each changed file with its facts (old → new value,
+    relative change, provenance with a weakening flagged, citation), checkpoint content or serving fields; each
+    affected lock (what changed for it, floors, recorded and re-priced tokens/s, pass time, bind, review); floors
+    loosened or tightened; the pricing model and the code each side was priced with; the unaffected locks; every
+    file that does not read, with its errors."""
     lines = [f"passprice diff: {d.base.label} → {d.head.label}", d.summary()]
     for f in d.files:
-        if not f.holds_facts and f.compared:
-            continue  # listed at the end
+        if not f.holds_facts and f.compared and f.kind not in ("checkpoint", "serving"):
+            continue  # listed with the locks, or at the end
         lines.append("")
         lines.append(f"{f.path} ({f.kind} {f.name}): {f.status}")
         for which, errors in (("BASE", f.base_errors), ("HEAD", f.head_errors)):
@@ -920,6 +1222,10 @@ def diff_text(d: Diff) -> str:
             lines.append("  facts not compared: the file does not read on a side")
         if f.meta:
             lines.append(f"  [{'card' if f.kind == 'card' else 'method'}] changed: {', '.join(f.meta)}")
+        if f.kind == "checkpoint" and f.compared:
+            lines.append(f"  content   {_content(f)}")
+        if f.serving:
+            lines += [f"  {c}" for c in f.serving]
         width = max((len(c.path) for c in f.facts), default=0)
         for c in f.facts:
             head = f"  {c.path.ljust(width)}  {show(c.old)} → {show(c.new)}"
@@ -941,31 +1247,57 @@ def diff_text(d: Diff) -> str:
                 ]
     if d.locks:
         lines.append("")
-        lines.append("locks resting on changed facts")
+        lines.append("locks affected")
         for lock in d.locks:
-            lines.append(
-                f"  {lock.name} ({lock.path}, card {lock.card}, {lock.kind})"
-                + (" REMOVED on HEAD" if lock.removed else "")
-            )
-            lines.append(f"    changed   {', '.join(lock.changed) or '(its card file does not read on a side)'}")
+            lines.append(f"  {lock.name} ({lock.path}, card {lock.card}, {lock.kind}): {lock.review()}")
+            lines.append(f"    changed   {_inputs(lock) or '–'}")
             lines.append(f"    floors    {_held(lock)} → {lock.floors()}")
             rel = f"  ({_pct(lock.relative)})" if lock.relative is not None else ""
             lines.append(f"    tokens/s  {lock.before.short()} → {lock.after.short()}{rel}")
+            lines.append(f"    recorded  {_recorded(lock)}")
             lines.append(f"    pass      {_seconds(lock.before)} → {_seconds(lock.after)}")
             lines.append(f"    binds     {_binds(lock)}")
+            for line in lock.serving:
+                lines.append(f"    serving   {line}")
+            for change in lock.policy:
+                lines.append(f"    policy    {change.describe()}{' (LOOSENED)' if change.loosens else ''}")
             for label, side in (("BASE", lock.before), ("HEAD", lock.after)):
                 if side.refusal is not None:
                     lines.append(f"    {label} refuses: {side.refusal.get('message', side.refusal.get('refusal'))}")
-                if side.error is not None:
+                if side.error is not None and not (lock.added and label == "BASE") and not (
+                    lock.removed and label == "HEAD"
+                ):
                     lines.append(f"    {label} cannot price: {side.error}")
             if lock.note:
                 lines.append(f"    note      {lock.note}")
-    others = [f for f in d.files if not f.holds_facts and f.compared]
+    model = _model_line(d)
+    if model or any(code is not None and not code.own for code in (d.base_code, d.head_code)):
+        lines.append("")
+        if model:
+            lines.append(model)
+        lines += [
+            "priced with " + code.describe(label)
+            for code, label in ((d.base_code, "BASE"), (d.head_code, "HEAD"))
+            if code is not None
+        ]
+    if d.unaffected:
+        lines.append("")
+        lines.append(f"{_n(len(d.unaffected), 'lock')} unaffected: {', '.join(lock.name for lock in d.unaffected)}")
+    others = [
+        f for f in d.files if not f.holds_facts and f.compared and f.kind not in ("checkpoint", "serving", "lock")
+    ]
     if others:
         lines.append("")
         lines.append("other files changed")
         lines += [f"  {f.path} ({f.status})" for f in others]
     return "\n".join(lines)
+
+
+def _content(f: FileChange) -> str:
+    before, after = (c.removeprefix("sha256:")[:12] + "…" if c else "–" for c in f.content)
+    if f.content[0] is not None and f.content[0] == f.content[1]:
+        return f"unchanged ({before}: the entry was rewritten, what the pricer reads was not)"
+    return f"{before} → {after}"
 
 
 def _cite_cell(c: FactChange) -> str:
@@ -1001,9 +1333,11 @@ def _fact_details(d: Diff, links: Links | None) -> list[str]:
 def diff_markdown(d: Diff, links: Links | None = None) -> str:
     """The diff as a pull-request comment: a summary line, then a table of fact changes with, below it, each fact's
     new citation and note on their own lines (linked to the changed lines when ``links`` knows the repository), a
-    table of the locks they touch (floors with each offending fact's elasticity, tokens/s, pass time, bind, before
-    → after; each lock linked to its file), and a table of the files that do not read."""
-    mark = "❌" if d.exit_status else ("⚠️" if d.weakened else "✅")
+    table of the locks affected (what changed for each, floors with each offending fact's elasticity, recorded and
+    re-priced tokens/s, change, bind, review; each lock linked to its file), and sections for floors loosened or
+    tightened, locks added or removed, checkpoint entries, servings, schemas, the pricing model, the locks
+    unaffected and the files that do not read."""
+    mark = "❌" if d.exit_status else ("⚠️" if d.weakened or d.loosened else "✅")
     out = [f"{mark} **passprice diff** `{d.base.label}` → `{d.head.label}`: {d.summary()}"]
     facts = d.fact_changes
     if facts:
@@ -1042,18 +1376,23 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         for lock in d.locks:
             floors = lock.floors()
             floors = f"❌ {floors}" if lock.breaks else floors
+            review = lock.review()
+            if lock.stale:
+                review = f"❌ {review}"
+            elif lock.loosened:
+                review = f"⚠️ {review}"
             rows.append(
                 [
-                    (links.file_link(lock.path, f"`{lock.name}`") if links is not None and not lock.removed
-                     else f"`{lock.name}`") + (" (removed)" if lock.removed else ""),
-                    ", ".join(f"`{p}`" for p in lock.changed) or "–",
+                    links.file_link(lock.path, f"`{lock.name}`") if links is not None and not lock.removed
+                    else f"`{lock.name}`",
+                    ", ".join(f"`{p}`" for p in _inputs(lock).split(", ") if p) or "–",
                     f"{_held(lock)} → {floors}",
-                    lock.before.short(),
-                    lock.after.short(),
+                    _recorded(lock),
+                    lock.before.short() if not lock.added else "–",
+                    lock.after.short() if not lock.removed else "–",
                     _pct(lock.relative) or "–",
-                    _seconds(lock.before),
-                    _seconds(lock.after),
                     _binds(lock),
+                    review,
                 ]
             )
         out += [
@@ -1061,19 +1400,10 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             "#### Locks",
             "",
             markdown_table(
-                [
-                    "lock",
-                    "rests on",
-                    "floors",
-                    "tokens/s before",
-                    "tokens/s after",
-                    "change",
-                    "pass before",
-                    "pass after",
-                    "binds",
-                ],
+                ["lock", "changed", "floors", "recorded", "tokens/s BASE", "tokens/s HEAD", "change", "binds",
+                 "review"],
                 rows,
-                right=(3, 4, 5, 6, 7),
+                right=(3, 4, 5, 6),
             ),
         ]
         notes = []
@@ -1081,12 +1411,53 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             for label, side in (("BASE", lock.before), ("HEAD", lock.after)):
                 if side.refusal is not None:
                     notes.append(f"- `{lock.name}`: {label} refuses: {side.refusal.get('message', '')}")
-                if side.error is not None:
+                if side.error is not None and not (lock.added and label == "BASE") and not (
+                    lock.removed and label == "HEAD"
+                ):
                     notes.append(f"- `{lock.name}`: {label} cannot price: {side.error}")
             if lock.note:
                 notes.append(f"- `{lock.name}`: {lock.note}")
         if notes:
             out += ["", *notes]
+    policy = [(lock, c) for lock in d.reviews for c in lock.policy]
+    if policy:
+        out += ["", "#### Policy changes", ""]
+        out += [
+            f"- {'⚠️ ' if c.loosens else ''}`{lock.name}`: {c.describe()}" for lock, c in policy
+        ]
+    added = [lock for lock in d.reviews if lock.added]
+    removed = [lock for lock in d.reviews if lock.removed]
+    if added or removed:
+        out += ["", "#### Locks added or removed", ""]
+        for lock in added:
+            what = f"locks serving `{lock.serving_name}`" if lock.serving_name else "locks no registered serving"
+            out.append(f"- added `{lock.name}` (`{lock.path}`, {lock.kind}, {what}): {_recorded(lock)} tokens/s")
+        for lock in removed:
+            out.append(f"- ⚠️ removed `{lock.name}` (`{lock.path}`): its floors no longer guard anything")
+    checkpoints = [f for f in d.files if f.kind == "checkpoint"]
+    if checkpoints:
+        out += ["", "#### Checkpoints", ""]
+        out += [f"- `{f.path}` ({f.status}): content {_content(f)}" for f in checkpoints]
+    servings = [f for f in d.files if f.kind == "serving"]
+    if servings:
+        out += ["", "#### Servings", ""]
+        out += [
+            f"- `{f.path}` ({f.status})" + (": " + "; ".join(f.serving) if f.serving else "") for f in servings
+        ]
+    schemas = [f for f in d.files if f.kind == "schema"]
+    if schemas:
+        out += ["", "#### Schemas", ""]
+        out += [f"- `{f.path}` ({f.status})" for f in schemas]
+    model = _model_line(d)
+    if model:
+        out += ["", "#### Pricing model", "", model]
+        out += [
+            "- priced with " + code.describe(label)
+            for code, label in ((d.base_code, "BASE"), (d.head_code, "HEAD"))
+            if code is not None
+        ]
+    if d.unaffected:
+        out += ["", f"{_n(len(d.unaffected), 'lock')} unaffected: " + ", ".join(f"`{x.name}`" for x in d.unaffected)]
     unread = [
         [f"`{f.path}`", which, e]
         for f in d.files
@@ -1095,7 +1466,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     ]
     if unread:
         out += ["", "#### Files that do not read", "", markdown_table(["file", "side", "error"], unread)]
-    others = [f for f in d.files if not f.holds_facts]
+    others = [f for f in d.files if f.kind == "other"]
     if others:
         out += ["", "Other files changed: " + ", ".join(f"`{f.path}` ({f.status})" for f in others)]
     return "\n".join(out)

@@ -21,6 +21,8 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 import attrs
+import cattrs
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 from passprice.errors import InputError
 
@@ -171,42 +173,27 @@ class Fact:
 
     @classmethod
     def from_entry(cls, entry: Mapping[str, Any], where: str) -> Fact:
-        """The fact a validated TOML table describes; ``where`` names it (``FILE: memory.bandwidth``) in errors.
+        """The fact a validated TOML table describes (structured by :data:`converter`); ``where`` names it
+        (``FILE: memory.bandwidth``) in errors.
 
-        Raises :class:`InputError` for an unknown unit, provenance, or a non-finite value."""
-        amount = entry["value"]
-        unit = entry["unit"]
-        derivation = entry.get("derivation")
-        if isinstance(derivation, Mapping):
-            from passprice.derivations import Derivation
-
-            derivation = Derivation.from_entry(derivation)
+        Raises :class:`InputError` for an unknown unit, provenance, or a non-finite value, and for a fact that cites
+        nothing."""
+        base = to_base(entry["value"], entry["unit"], f"{where}.value")
+        Provenance.parse(entry["provenance"], f"{where}.provenance")
         if entry.get("source") is None and entry.get("cite") is None:
             raise InputError(f"{where}: cites nothing: give source (a sources/ID) and locator")
-        return cls(
-            value=to_base(amount, unit, f"{where}.value"),
-            amount=amount,
-            unit=unit,
-            provenance=Provenance.parse(entry["provenance"], f"{where}.provenance"),
-            cite=entry.get("cite"),
-            note=entry.get("note"),
-            derivation=derivation,
-            source=entry.get("source"),
-            locator=entry.get("locator"),
-        )
+        try:
+            fact: Fact = _fact_hooks()[1]({**entry, _BASE: base}, cls)
+        except (cattrs.BaseValidationError, ValueError, TypeError) as e:
+            raise InputError(f"{where}: not a fact: {_cattrs_says(e)}") from None
+        return fact
 
     def to_entry(self) -> dict[str, Any]:
-        """The fact as its TOML table: ``value`` and ``unit`` as written, then provenance, source, locator (or the
-        legacy cite), note, derivation; the keys it was written with, so its digest is the one it was pinned with."""
-        entry: dict[str, Any] = {"value": self.amount, "unit": self.unit, "provenance": self.provenance.value}
-        for key in ("source", "locator", "cite", "note"):
-            if getattr(self, key) is not None:
-                entry[key] = getattr(self, key)
-        if self.derivation is not None:
-            entry["derivation"] = (
-                self.derivation if isinstance(self.derivation, str) else self.derivation.to_entry()
-            )
-        return entry
+        """The fact as its TOML table (unstructured by :data:`converter`): ``value`` and ``unit`` as written, then
+        provenance, source, locator (or the legacy cite), note, derivation; the keys it was written with, so its
+        digest is the one it was pinned with."""
+        out: dict[str, Any] = converter.unstructure(self)
+        return out
 
     def citation(self) -> str:
         """Where the fact comes from, in one line: ``SOURCE: LOCATOR`` (``nvidia-h200-datasheet: Technical
@@ -239,3 +226,57 @@ class Fact:
         if isinstance(self.amount, float) and float(amount) != self.amount:
             amount = repr(self.amount)
         return amount if self.unit == "1" else f"{amount} {self.unit}"
+
+
+def _cattrs_says(error: Exception) -> str:
+    """What a cattrs (or attrs validator) error says, in one line."""
+    if isinstance(error, cattrs.BaseValidationError):
+        return "; ".join(str(x) for x in cattrs.transform_error(error))
+    return str(error)
+
+
+#: Fact ↔ its TOML table, with cattrs: the file's ``value`` is the amount as written (:attr:`Fact.amount`); the base
+#: value is derived from it and its unit when read (:func:`to_base`) and never written; a derivation table becomes a
+#: :class:`~passprice.derivations.Derivation` (a legacy derivation stays text); fields at their default (no source,
+#: locator, cite, note or derivation) are left out; any other key is refused (the schema refuses it first). New
+#: optional fields of :class:`Fact` are carried without another line here.
+converter = cattrs.Converter(forbid_extra_keys=True)
+converter.register_structure_hook(int | float, lambda v, _: v)
+_BASE = "\0base"
+#: The order a fact's keys are written in.
+_ORDER = ("value", "unit", "provenance", "source", "locator", "cite", "note", "derivation")
+
+
+@functools.cache
+def _fact_hooks() -> tuple[Any, Any]:
+    """The generated unstructure and structure functions of :class:`Fact`, made on first use (the derivation's type
+    lives in :mod:`passprice.derivations`, which imports this module)."""
+    from passprice.derivations import Derivation
+
+    attrs.resolve_types(Fact, localns={"Derivation": Derivation})
+
+    def unstructure_derivation(d: Any) -> Any:
+        return d if d is None or isinstance(d, str) else d.to_entry()
+
+    def structure_derivation(v: Any, _: Any) -> Any:
+        return Derivation.from_entry(v) if isinstance(v, Mapping) else v
+
+    unstructure = make_dict_unstructure_fn(
+        Fact, converter, _cattrs_omit_if_default=True, value=override(omit=True), amount=override(rename="value"),
+        derivation=override(unstruct_hook=unstructure_derivation),
+    )
+    structure = make_dict_structure_fn(
+        Fact, converter, _cattrs_forbid_extra_keys=True, value=override(rename=_BASE),
+        amount=override(rename="value"), derivation=override(struct_hook=structure_derivation),
+    )
+    return unstructure, structure
+
+
+def _unstructure_fact(fact: Fact) -> dict[str, Any]:
+    entry = _fact_hooks()[0](fact)
+    return {k: entry[k] for k in sorted(entry, key=lambda k: _ORDER.index(k) if k in _ORDER else len(_ORDER))}
+
+
+# Registered by predicate: registering by class would resolve Fact's annotations now, before Derivation exists.
+converter.register_unstructure_hook_func(lambda t: t is Fact, _unstructure_fact)
+converter.register_structure_hook_func(lambda t: t is Fact, lambda entry, cls: Fact.from_entry(entry, "fact"))

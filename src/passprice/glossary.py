@@ -240,16 +240,19 @@ _TERMS = (
     Term(
         "rests on",
         "the facts a price used; * marks the binding term's",
-        "The facts a price rests on: every card fact (and drafting acceptance) its arithmetic read. A lock pins "
-        "exactly these; `audit` gives each one's citation and elasticity.",
+        "The facts a price rests on: the card facts (and drafting acceptances) its arithmetic read — no "
+        "`streams.rewrite` without recurrent state, no `host.*` without sequences in host memory, never "
+        "`on_chip.bandwidth`. A lock floors exactly these; `audit` gives each one's citation and elasticity.",
         ("rests_on",),
     ),
     Term(
         "lock",
-        "a file pinning the facts a price rests on, its floors and the price itself",
-        "A lock (`locks/NAME.lock.toml`) pins the facts a price rests on (values and digests), the floors it "
-        "allows (the weakest provenance, per path), the serving and the checkpoint's header sha256, and the price. "
-        "`reproduce` re-prices it from the pinned facts bit for bit; `check` judges it against today's facts.",
+        "a file pinning what a price is a function of, its floors and the price itself",
+        "A lock (`locks/NAME.lock.toml`) pins what a price is a function of, each by digest: the facts it rests on, "
+        "the checkpoint's content, the serving and the pricing model's code; the floors it allows (made without "
+        "flags, each fact at its provenance when locked); and the price. Every pricing command of a locked serving "
+        "prices under its locks (`--no-lock` opts out); `reproduce` re-prices it from what it pinned bit for bit; "
+        "`check` and `diff` judge it against today's inputs.",
         ("locks", "floor", "floors"),
     ),
     Term(

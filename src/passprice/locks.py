@@ -1,12 +1,16 @@
-"""A published price is pinned to the facts it rests on: a lock records them with digests, states the weakest
-provenance each may have, and keeps the price, so it can be reproduced bit for bit whatever the facts say later,
-and so no one publishes a price on weaker facts than agreed.
+"""A published price is pinned to everything it is a function of, as a lockfile pins a build: the facts it rests on,
+the checkpoint's content, the serving, the policy, and the pricing model's code, each by digest; so it can be
+reproduced bit for bit whatever changes later, and no one publishes it on weaker facts than agreed.
 
-A lock file (``locks/NAME.lock.toml``, ``schema/lock.schema.json``) holds what was priced (the serving, every
-parameter explicit; the checkpoint's name and header sha256; the card), the policy (a floor and per-path floors), the
-pinned facts (every card fact and drafting figure, each with a digest) and the price (every field of the result, the
-tool version and the pricing-model version). It is written deterministically (sorted keys, shortest round-trip
+A lock file (``locks/NAME.lock.toml``, ``schema/lock.schema.json``) holds ``[lock]`` (its name, kind, format, the
+registered serving it locks, the pricing model's digest), ``[policy]`` (a floor and per-path floors), ``[serving]``
+(every parameter explicit), ``[checkpoint]`` (entry name or path, header sha256, content digest), ``[card]``,
+``[facts]`` (every card fact and drafting figure, each with a digest) and ``[price]`` (the ``--json`` object). It is
+structured and unstructured with a cattrs converter, written deterministically (sorted keys, shortest round-trip
 floats, ``\\n`` newlines, no timestamp) and atomically, and read back only after its schema and every digest check.
+
+Lock format 1 (the first locks: a hand-typed ``pricing_model``, ``tool_version``, no checkpoint content, no serving
+name, a fixed ``rests_on`` list) is still read; :func:`older_format` says what to do with one.
 """
 
 from __future__ import annotations
@@ -14,28 +18,40 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+import tomllib
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
+import cattrs
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
-from passprice import PRICING_MODEL_VERSION, __version__, schema
+from passprice import schema
 from passprice.cards import Card, card_from_facts, is_card_path
 from passprice.errors import InputError, SchemaError
 from passprice.facts import Fact, Provenance, weakest
+from passprice.facts import converter as fact_converter
 from passprice.files import write_atomically
 from passprice.gguf_header import GGUFHeader
+from passprice.pins import LOCK_FORMAT
 from passprice.registry import Root
 from passprice.report import cost_json
 from passprice.routing import ROUTING_PATHS, Routing
-from passprice.serving import Serving, ServingCost, ServingRefusal, best_serving, price_serving
+from passprice.serving import COST_FIELDS, Serving, ServingCost, best_serving, price_serving
 from passprice.servings import Resolved, ServingSpec, spec_from_document, spec_to_document, to_serving
 
 if TYPE_CHECKING:
     from passprice.stacks import Stack
 
 _DRAFT_PATH = re.compile(r"draft\.acceptance\.[1-9][0-9]*")
+
+#: What a lock records: ``price`` the serving's batch, ``best`` the batch with the most tokens/s.
+KINDS = ("price", "best")
+
+#: The figures of a price (every ``--json`` field but ``provenance``, ``rests_on`` and ``weakest``): what a lock of an
+#: older format is reproduced on, and what "a locked price moved" means in a review.
+FIGURES = (*(f for f in COST_FIELDS if f != "provenance"), "tokens_per_s")
 
 
 def is_fact_path(path: str) -> bool:
@@ -78,6 +94,9 @@ def priced(
     return expected_json(expected), expected.expected.rests_on
 
 
+# --- policy ----------------------------------------------------------------------------------------------------------
+
+
 @attrs.frozen
 class Policy:
     """The provenance floors a lock allows: ``floor`` for every fact, ``paths`` per fact path (stricter or looser
@@ -94,6 +113,92 @@ class Policy:
     def allowed(self, path: str) -> Provenance:
         """The weakest provenance ``path`` may have."""
         return self.paths.get(path, self.floor)
+
+
+def default_policy(rests_on: Iterable[tuple[str, Provenance]]) -> Policy:
+    """The policy of a lock made without ``--floor``: every fact the price rests on floored at its provenance at lock
+    time (any weakening breaks the lock), and the floor, for a path the price comes to rest on later, at the weakest
+    of them."""
+    pairs = list(rests_on)
+    return Policy(weakest(p for _, p in pairs), {path: p for path, p in pairs})
+
+
+def policy_from_flags(
+    rests_on: Iterable[tuple[str, Provenance]], floor: Provenance | None, requires: Mapping[str, Provenance]
+) -> Policy:
+    """The policy ``passprice lock`` writes: :func:`default_policy` without ``floor``; with one, that floor for every
+    path; then each ``requires`` path floored as given (tighter or looser)."""
+    base = default_policy(rests_on) if floor is None else Policy(floor)
+    return Policy(base.floor, {**base.paths, **requires})
+
+
+class UnreadFloor(InputError):
+    """A floor on a path the price does not rest on (it would guard nothing)."""
+
+    def __init__(self, lock: str, paths: tuple[str, ...], rests_on: tuple[str, ...]) -> None:
+        listed = ", ".join(paths)
+        super().__init__(
+            f"lock {lock}: the price does not rest on {listed}, so a floor there would guard nothing (it rests on "
+            f"{', '.join(rests_on)}); drop the floor{'s' if len(paths) > 1 else ''}"
+        )
+
+
+def unread_floors(policy: Policy, rests_on: Iterable[str]) -> tuple[str, ...]:
+    """The per-path floors of ``policy`` on paths not in ``rests_on``."""
+    read = set(rests_on)
+    return tuple(p for p in policy.paths if p not in read)
+
+
+@attrs.frozen
+class FloorChange:
+    """A floor that differs between two policies: ``path`` (``*`` for the lock's floor), the floor ``before`` and
+    ``after`` as written (``None`` where the policy has none for the path), and what the path is allowed on each side
+    (``was``, ``now``: its own floor or the lock's)."""
+
+    path: str
+    before: Provenance | None
+    after: Provenance | None
+    was: Provenance
+    now: Provenance
+
+    @property
+    def loosens(self) -> bool:
+        """True when the path is now allowed weaker facts than before."""
+        return self.now.weaker_than(self.was)
+
+    @property
+    def tightens(self) -> bool:
+        """True when the path now requires stronger facts than before."""
+        return self.was.weaker_than(self.now)
+
+    @property
+    def change(self) -> str:
+        """``removed``, ``added``, ``loosened``, ``tightened`` or ``restated`` (same effect)."""
+        if self.path != "*" and self.after is None and self.loosens:
+            return "removed"
+        if self.loosens:
+            return "loosened"
+        if self.tightens:
+            return "tightened"
+        return "added" if self.before is None else "removed" if self.after is None else "restated"
+
+    def describe(self) -> str:
+        """``floor on memory.bandwidth removed: published → estimated (the lock's floor)``."""
+        what = "the lock's floor" if self.path == "*" else f"floor on {self.path}"
+        suffix = " (the lock's floor)" if self.path != "*" and self.after is None else ""
+        return f"{what} {self.change}: {self.was.value} → {self.now.value}{suffix}"
+
+
+def compare_policies(old: Policy, new: Policy) -> tuple[FloorChange, ...]:
+    """Every floor that differs between ``old`` and ``new``: the lock's floor, then each path, sorted."""
+    out = []
+    if old.floor is not new.floor:
+        out.append(FloorChange("*", old.floor, new.floor, old.floor, new.floor))
+    for path in sorted({*old.paths, *new.paths}):
+        before, after = old.paths.get(path), new.paths.get(path)
+        if before is not after:
+            out.append(FloorChange(path, before, after, old.allowed(path), new.allowed(path)))
+    return tuple(out)
 
 
 @attrs.frozen
@@ -147,39 +252,124 @@ class Verdict:
         return out
 
 
-def judge(name: str, policy: Policy, rests_on: tuple[tuple[str, Fact], ...]) -> Verdict:
-    """Judge the facts a price rests on (path, fact) against ``policy``: every fact weaker than the floor its path
-    allows is an offence."""
-    offences = tuple(
-        Offence(path, f.provenance, policy.allowed(path))
-        for path, f in rests_on
-        if f.provenance.weaker_than(policy.allowed(path))
-    )
-    provenance = weakest(f.provenance for _, f in rests_on)
-    return Verdict(name, offences, provenance, tuple(p for p, f in rests_on if f.provenance is provenance))
+def judge(name: str, policy: Policy, rests_on: Iterable[tuple[str, Fact | Provenance]]) -> Verdict:
+    """Judge the facts a price rests on (path, fact or its provenance) against ``policy``: every fact weaker than
+    the floor its path allows is an offence."""
+    pairs = [(p, f.provenance if isinstance(f, Fact) else f) for p, f in rests_on]
+    offences = tuple(Offence(p, v, policy.allowed(p)) for p, v in pairs if v.weaker_than(policy.allowed(p)))
+    provenance = weakest(v for _, v in pairs)
+    return Verdict(name, offences, provenance, tuple(p for p, v in pairs if v is provenance))
+
+
+# --- the lock --------------------------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class LockInfo:
+    """The ``[lock]`` table: ``name``, ``kind`` (``price`` or ``best``), ``format`` (1 or :data:`LOCK_FORMAT`),
+    ``serving`` (the registered serving it locks; ``None`` for a lock of an unregistered or overridden serving),
+    ``pricing_model`` (its code's digest; ``"1"`` in format 1), ``tool_version`` (format 1 only) and ``digest`` (of
+    everything but itself)."""
+
+    name: str
+    kind: str = attrs.field(validator=attrs.validators.in_(KINDS))
+    pricing_model: str
+    format: int = 1
+    serving: str | None = None
+    tool_version: str | None = None
+    digest: str = ""
+
+
+@attrs.frozen
+class CheckpointPin:
+    """The ``[checkpoint]`` table: the ``name`` the serving gave (an entry name, or a path relative to the root),
+    the header's ``sha256`` as the entry states it, and (format 2) the ``content`` digest of what the pricer reads
+    (:func:`passprice.pins.checkpoint_digest`)."""
+
+    name: str
+    sha256: str
+    content: str | None = None
+
+
+@attrs.frozen
+class CardPin:
+    """The ``[card]`` table: the card's registry ``name``, ``title``, and whether it is ``hypothetical``."""
+
+    name: str
+    title: str
+    hypothetical: bool = False
+
+
+@attrs.frozen
+class StackPin:
+    """The ``[stack]`` table of a lock made under a serving stack (issue 14): its ``name``, where its matrix kernels
+    run (``integer_matrices``, ``float_matrices``) and its ``title``; its facts are pinned under ``stack.``."""
+
+    name: str
+    integer_matrices: str
+    float_matrices: str
+    title: str = ""
 
 
 @attrs.frozen
 class Lock:
-    """A lock file's content. ``facts`` are the pinned facts by path (every card fact, and ``draft.acceptance.i``);
-    ``price`` is the recorded ``--json`` object of the price; ``digest`` the lock's own digest."""
+    """A lock file's content, one attribute a table: ``info`` (``[lock]``), ``policy``, ``serving`` (the spec
+    priced, every default explicit), ``checkpoint_pin`` (``[checkpoint]``), ``card_pin`` (``[card]``), ``facts``
+    (the pinned facts by path: every card fact, ``draft.acceptance.i`` and ``routing.*``), ``price`` (the recorded
+    ``--json`` object), ``stack`` (the serving stack of an expected price, issue 14; its facts are pinned under
+    ``stack.``). ``source`` is the file it was read from. ``card``, ``checkpoint`` and the like read the pins
+    as the first format's lock did.
+    """
 
-    name: str
-    kind: str
-    tool_version: str
-    pricing_model: str
+    info: LockInfo
     policy: Policy
-    spec: ServingSpec
-    checkpoint: str
-    checkpoint_sha256: str
-    card: str
-    card_title: str
-    card_hypothetical: bool
+    serving: ServingSpec
+    checkpoint_pin: CheckpointPin
+    card_pin: CardPin
     facts: Mapping[str, Fact]
     price: Mapping[str, Any]
-    digest: str = ""
     source: str = attrs.field(default="", eq=False)
-    stack: Mapping[str, str] | None = None
+    stack: StackPin | None = None
+
+    @property
+    def name(self) -> str:
+        """The lock's name (its file's stem)."""
+        return self.info.name
+
+    @property
+    def kind(self) -> str:
+        """``price`` or ``best``."""
+        return self.info.kind
+
+    @property
+    def spec(self) -> ServingSpec:
+        """The serving the lock priced."""
+        return self.serving
+
+    @property
+    def card(self) -> str:
+        """The card's registry name."""
+        return self.card_pin.name
+
+    @property
+    def card_title(self) -> str:
+        """The card's title."""
+        return self.card_pin.title
+
+    @property
+    def card_hypothetical(self) -> bool:
+        """Whether the card is hypothetical."""
+        return self.card_pin.hypothetical
+
+    @property
+    def checkpoint(self) -> str:
+        """The checkpoint as the serving named it (an entry name, or a path relative to the root)."""
+        return self.checkpoint_pin.name
+
+    @property
+    def checkpoint_sha256(self) -> str:
+        """The header sha256 the checkpoint entry stated."""
+        return self.checkpoint_pin.sha256
 
     @property
     def rests_on(self) -> tuple[str, ...]:
@@ -195,7 +385,9 @@ class Lock:
             return None
         from passprice.stacks import stack_from_lock_facts
 
-        return stack_from_lock_facts(self.stack["name"], self.stack.get("title", ""), self.stack, self.facts)
+        pin = self.stack
+        routes = {"integer_matrices": pin.integer_matrices, "float_matrices": pin.float_matrices}
+        return stack_from_lock_facts(pin.name, pin.title, routes, self.facts)
 
     def pinned_card(self) -> Card:
         """The card as it was when the lock was written, from the pinned facts."""
@@ -218,6 +410,54 @@ class Lock:
             i += 1
         return tuple(out)
 
+    def compared(self) -> tuple[str, ...]:
+        """The fields of the recorded price a reproduction compares, in the ``--json`` order: every one in the current
+        format, the :data:`FIGURES` in an older one (its ``rests_on``, ``weakest`` and ``provenance`` came from a fixed
+        list)."""
+        order = (*COST_FIELDS, "tokens_per_s", "rests_on", "weakest")
+        if self.info.format >= LOCK_FORMAT:
+            return tuple(dict.fromkeys([*(f for f in order if f in self.price), *self.price]))
+        return tuple(f for f in FIGURES if f in self.price)
+
+
+def older_format(lock: Lock, where: str | None = None) -> str | None:
+    """What to say of a lock of an older format (``None`` for the current one): which format, what it lacks, and
+    the commands that re-lock it (``where``: the lock's path as the user names it; default its source)."""
+    if lock.info.format >= LOCK_FORMAT:
+        return None
+    where = where or lock.source or f"locks/{lock.name}.lock.toml"
+    return (
+        f"lock format {lock.info.format}, older than {LOCK_FORMAT}: it pins no pricing-model digest and no checkpoint "
+        f"content, and its rests_on is the first format's fixed list, so it is reproduced on its figures only; "
+        f"re-lock it: `passprice lock --update -o {where}` keeps its policy, `passprice lock SERVING --force -o "
+        f"{where}` gives it the default one"
+    )
+
+
+#: Lock ↔ its TOML document. Facts use :data:`passprice.facts.converter`'s hooks, the serving
+#: :func:`~passprice.servings.spec_to_document` / :func:`~passprice.servings.spec_from_document`; fields at their
+#: default (no serving, no content, not hypothetical, no per-path floors) are left out.
+converter = fact_converter.copy(forbid_extra_keys=True)
+converter.register_unstructure_hook(ServingSpec, spec_to_document)
+converter.register_structure_hook(ServingSpec, lambda d, _: spec_from_document(d, "lock: serving"))
+converter.register_structure_hook(Provenance, lambda v, _: Provenance(v))
+for _cls in (LockInfo, CheckpointPin, CardPin, Policy, StackPin):
+    converter.register_unstructure_hook(_cls, make_dict_unstructure_fn(_cls, converter, _cattrs_omit_if_default=True))
+converter.register_unstructure_hook(
+    Lock,
+    make_dict_unstructure_fn(
+        Lock, converter, info=override(rename="lock"), checkpoint_pin=override(rename="checkpoint"),
+        card_pin=override(rename="card"), source=override(omit=True), stack=override(omit_if_default=True),
+    ),
+)
+converter.register_structure_hook(
+    Lock,
+    make_dict_structure_fn(
+        Lock, converter, _cattrs_forbid_extra_keys=True, info=override(rename="lock"),
+        checkpoint_pin=override(rename="checkpoint"), card_pin=override(rename="card"), source=override(omit=True),
+    ),
+)
+
 
 def _canonical(data: Any) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
@@ -232,31 +472,11 @@ def _sorted(value: Any) -> Any:
 
 
 def lock_document(lock: Lock) -> dict[str, Any]:
-    """The lock as a TOML-ready document with sorted keys and its digest computed (over everything but
-    ``lock.digest``)."""
-    facts = {path: {**f.to_entry(), "digest": f.digest()} for path, f in lock.facts.items()}
-    policy: dict[str, Any] = {"floor": lock.policy.floor.value}
-    if lock.policy.paths:
-        policy["paths"] = {p: v.value for p, v in lock.policy.paths.items()}
-    card: dict[str, Any] = {"name": lock.card, "title": lock.card_title}
-    if lock.card_hypothetical:
-        card["hypothetical"] = True
-    body = {
-        "lock": {
-            "name": lock.name,
-            "kind": lock.kind,
-            "tool_version": lock.tool_version,
-            "pricing_model": lock.pricing_model,
-        },
-        "policy": policy,
-        "serving": spec_to_document(lock.spec),
-        "checkpoint": {"name": lock.checkpoint, "sha256": lock.checkpoint_sha256},
-        "card": card,
-        "facts": facts,
-        "price": dict(lock.price),
-    }
-    if lock.stack is not None:
-        body["stack"] = dict(lock.stack)
+    """The lock as a TOML-ready document with sorted keys, each pinned fact with its digest, and the lock's digest
+    computed over everything but ``lock.digest``."""
+    body: dict[str, Any] = converter.unstructure(attrs.evolve(lock, info=attrs.evolve(lock.info, digest="")))
+    for path, entry in body["facts"].items():
+        entry["digest"] = lock.facts[path].digest()
     body = _sorted(body)
     body["lock"]["digest"] = "sha256:" + hashlib.sha256(_canonical(body).encode("utf-8")).hexdigest()
     out: dict[str, Any] = _sorted(body)
@@ -277,44 +497,6 @@ def lock_text(lock: Lock) -> str:
     return _PREAMBLE + tomlkit.dumps(lock_document(lock))
 
 
-def make_lock(
-    name: str, kind: str, resolved: Resolved, policy: Policy | None = None, stack: Stack | None = None
-) -> Lock:
-    """Price ``resolved`` as a lock of ``kind`` would and pin it: every card fact and drafting figure (and, with a
-    serving ``stack``, its facts and routes), the price, and ``policy`` (default: a floor at the price's own weakest
-    provenance, so the lock holds today and refuses any fact weaker than what the price rests on now).
-
-    Raises :class:`~passprice.serving.ServingRefusal` when the serving cannot be priced."""
-    price, rests_on = priced(kind, resolved.header, resolved.card, resolved.serving, stack)
-    if policy is None:
-        policy = Policy(weakest(f.provenance for _, f in rests_on))
-    # A card's float-matrix rates (tensor.*, issue 14) are pinned only where the price rests on them, so a lock of a
-    # price that never rides them keeps the bytes it had before cards gained them.
-    used = {p for p, _ in rests_on}
-    facts = {p: f for p, f in resolved.facts().items() if not p.startswith("tensor.") or p in used}
-    if stack is not None:
-        facts.update(
-            {p: f for p, f in stack.lock_facts().items() if not p.startswith("stack.cards.")}
-            | {p: f for p, f in stack.lock_facts().items() if p.startswith(f"stack.cards.{resolved.card.name}.")}
-        )
-    return Lock(
-        name=name,
-        kind=kind,
-        tool_version=__version__,
-        pricing_model=PRICING_MODEL_VERSION,
-        policy=policy,
-        spec=resolved.spec,
-        checkpoint=resolved.spec.checkpoint,
-        checkpoint_sha256=resolved.header.sha256,
-        card=resolved.card.name,
-        card_title=resolved.card.title,
-        card_hypothetical=resolved.card.hypothetical,
-        facts=facts,
-        price=price,
-        stack={"name": stack.name, "title": stack.title, **stack.routes()} if stack is not None else None,
-    )
-
-
 def write_lock(path: Path, lock: Lock, force: bool = False) -> None:
     """Write ``lock`` to ``path`` atomically; refuses to overwrite an existing file unless ``force``."""
     write_atomically(path, lock_text(lock), force)
@@ -327,14 +509,14 @@ def lock_from_document(document: Mapping[str, Any], source: str) -> Lock:
     facts: dict[str, Fact] = {}
     for path, entry in document["facts"].items():
         where = f"{source}: facts.{schema.key_part(path)}"
-        fact = Fact.from_entry(entry, where)
+        fact = Fact.from_entry({k: v for k, v in entry.items() if k != "digest"}, where)
         if fact.digest() != entry["digest"]:
             raise InputError(
                 f"{where}: digest mismatch: the pinned fact {path} was edited by hand "
                 f"(its content hashes to {fact.digest()}, the lock says {entry['digest']}); re-lock it instead"
             )
         facts[path] = fact
-    body = _sorted({k: v for k, v in document.items()})
+    body = _sorted(dict(document))
     stated = body["lock"].pop("digest")
     actual = "sha256:" + hashlib.sha256(_canonical(body).encode("utf-8")).hexdigest()
     if stated != actual:
@@ -342,28 +524,13 @@ def lock_from_document(document: Mapping[str, Any], source: str) -> Lock:
             f"{source}: lock.digest: the lock's contents do not match its digest (edited by hand?): they hash to "
             f"{actual}, the lock says {stated}; re-lock it"
         )
-    policy = document["policy"]
-    return Lock(
-        name=document["lock"]["name"],
-        kind=document["lock"]["kind"],
-        tool_version=document["lock"]["tool_version"],
-        pricing_model=document["lock"]["pricing_model"],
-        policy=Policy(
-            Provenance(policy["floor"]),
-            {p: Provenance(v) for p, v in policy.get("paths", {}).items()},
-        ),
-        spec=spec_from_document(document["serving"], f"{source}: serving"),
-        checkpoint=document["checkpoint"]["name"],
-        checkpoint_sha256=document["checkpoint"]["sha256"],
-        card=document["card"]["name"],
-        card_title=document["card"]["title"],
-        card_hypothetical=bool(document["card"].get("hypothetical", False)),
-        facts=facts,
-        price=document["price"],
-        digest=stated,
-        source=source,
-        stack=document.get("stack"),
-    )
+    data = {**document, "facts": {}, "lock": dict(document["lock"])}
+    try:
+        lock = converter.structure(data, Lock)
+    except (cattrs.BaseValidationError, ValueError, TypeError) as e:
+        detail = "; ".join(cattrs.transform_error(e)) if isinstance(e, cattrs.BaseValidationError) else str(e)
+        raise InputError(f"{source}: not a lock: {detail}") from None
+    return attrs.evolve(lock, facts=facts, source=source)
 
 
 #: The tables every lock has (``schema/lock.schema.json``, top level).
@@ -390,6 +557,106 @@ def read_lock(path: Path, schema_folder: Path | None = None) -> Lock:
     return lock_from_document(document, str(path))
 
 
+# --- making a lock ---------------------------------------------------------------------------------------------------
+
+
+def portable(ref: str, root: Root, folder: Path) -> str:
+    """A serving's checkpoint or card reference as a lock records it: a registry name as is; a path to a file in
+    the registry's ``folder`` as its name; any other existing file relative to the root (POSIX), or absolute when it
+    lies outside it; so the lock reads the same from any working folder."""
+    path = Path(ref)
+    if "/" not in ref and "\\" not in ref and not path.is_file():
+        return ref
+    if not path.is_file():
+        return ref
+    full = path.resolve()
+    if full.parent == folder.resolve() and full.suffix == ".toml":
+        return full.name[: -len(".toml")]
+    try:
+        return full.relative_to(root.path.resolve()).as_posix()
+    except ValueError:
+        return str(full)
+
+
+def rooted(ref: str, root: Root) -> str:
+    """A recorded reference made usable from any working folder: a relative path that names a file below the root
+    becomes that file's path; anything else is returned as is."""
+    path = Path(ref)
+    if ("/" in ref or ref.endswith((".gguf", ".xz", ".gz", ".toml"))) and not path.is_absolute():
+        below = root.path / path
+        if below.is_file():
+            return str(below)
+    return ref
+
+
+def portable_spec(spec: ServingSpec, root: Root) -> ServingSpec:
+    """``spec`` with its checkpoint and card references made :func:`portable`."""
+    return attrs.evolve(
+        spec,
+        checkpoint=portable(spec.checkpoint, root, root.checkpoints),
+        card=portable(spec.card, root, root.cards),
+    )
+
+
+def rooted_spec(spec: ServingSpec, root: Root) -> ServingSpec:
+    """``spec`` with recorded relative paths resolved against ``root`` (:func:`rooted`)."""
+    return attrs.evolve(spec, checkpoint=rooted(spec.checkpoint, root), card=rooted(spec.card, root))
+
+
+def make_lock(
+    name: str,
+    kind: str,
+    resolved: Resolved,
+    root: Root,
+    policy: Policy | None = None,
+    serving: str | None = None,
+    floor: Provenance | None = None,
+    requires: Mapping[str, Provenance] | None = None,
+    stack: Stack | None = None,
+) -> Lock:
+    """Price ``resolved`` as a lock of ``kind`` would and pin it: the registered ``serving`` it locks (if any), the
+    pricing model's digest, the checkpoint (portable reference, header sha256, content digest), every card fact and
+    drafting figure (and, with a serving ``stack``, its facts and routes: the price records its expected price
+    too), the price, and ``policy`` (default: :func:`policy_from_flags` of the price's facts, ``floor`` and
+    ``requires``).
+
+    Raises :class:`~passprice.serving.ServingRefusal` when the serving cannot be priced, and :class:`UnreadFloor`
+    when the policy floors a path the price does not rest on."""
+    from passprice.pins import checkpoint_digest, pricing_model_digest
+
+    price, rests_on = priced(kind, resolved.header, resolved.card, resolved.serving, stack)
+    rests = tuple((p, f.provenance) for p, f in rests_on)
+    if policy is None:
+        policy = policy_from_flags(rests, floor, requires or {})
+    unread = unread_floors(policy, (p for p, _ in rests))
+    if unread:
+        raise UnreadFloor(name, unread, tuple(p for p, _ in rests))
+    spec = portable_spec(resolved.spec, root)
+    # A card's float-matrix rates (tensor.*, issue 14) are pinned only where the price rests on them, so a lock of a
+    # price that never rides them keeps the bytes it had before cards gained them.
+    used = {p for p, _ in rests}
+    facts = {p: f for p, f in resolved.facts().items() if not p.startswith("tensor.") or p in used}
+    pin = None
+    if stack is not None:
+        own = f"stack.cards.{resolved.card.name}."
+        pinned = stack.lock_facts()
+        facts.update({p: f for p, f in pinned.items() if not p.startswith("stack.cards.") or p.startswith(own)})
+        pin = StackPin(stack.name, stack.integer_matrices, stack.float_matrices, stack.title)
+    return Lock(
+        info=LockInfo(name, kind, pricing_model_digest(), LOCK_FORMAT, serving),
+        policy=policy,
+        serving=spec,
+        checkpoint_pin=CheckpointPin(spec.checkpoint, resolved.header.sha256, checkpoint_digest(resolved.header)),
+        card_pin=CardPin(resolved.card.name, resolved.card.title, resolved.card.hypothetical),
+        facts=facts,
+        price=price,
+        stack=pin,
+    )
+
+
+# --- finding locks ---------------------------------------------------------------------------------------------------
+
+
 def lock_path(root: Root, ref: str) -> Path:
     """The lock ``ref``: a path to a file, or a name in ``root/locks`` (``NAME`` or ``NAME.lock.toml``).
 
@@ -407,41 +674,43 @@ def lock_path(root: Root, ref: str) -> Path:
     raise InputError(f"lock {ref!r}: no such file, and not in {root.locks} (locks: {known})")
 
 
-class HeaderMismatch(Exception):
-    """The checkpoint's header today is not the one the lock pinned (its sha256 differs)."""
-
-    name = "HeaderMismatch"
-
-    def __init__(self, checkpoint: str, pinned: str, found: str) -> None:
-        self.checkpoint = checkpoint
-        self.pinned = pinned
-        self.found = found
-        super().__init__(
-            f"checkpoint {checkpoint!r} has header sha256 {found}, but the lock pinned {pinned}: the lock was made "
-            "for another checkpoint file; import the pinned header or re-lock"
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        """``{"refusal": "HeaderMismatch", ...}``."""
-        return {
-            "refusal": self.name,
-            "checkpoint": self.checkpoint,
-            "pinned": self.pinned,
-            "found": self.found,
-            "message": str(self),
-        }
+def locked_serving(document: Mapping[str, Any], file_stem: str) -> str | None:
+    """The registered serving a parsed lock document locks: ``lock.serving`` in the current format; in format 1,
+    which recorded none, the serving of the lock's own name."""
+    table = document.get("lock")
+    if not isinstance(table, Mapping):
+        return None
+    if "format" in table:
+        value = table.get("serving")
+        return value if isinstance(value, str) else None
+    name = table.get("name")
+    return name if isinstance(name, str) else file_stem
 
 
-def pinned_header(root: Root, lock: Lock) -> GGUFHeader:
-    """The checkpoint the lock names, read from ``root`` and checked against the pinned sha256.
+def locks_of(root: Root, serving: str) -> tuple[Path, ...]:
+    """The lock files in ``root/locks`` that lock the registered serving ``serving``, by name, sorted. Only each
+    file's ``[lock]`` table is looked at (the files are read whole, validated and digest-checked by who uses them);
+    a file that does not parse is left to ``passprice check``."""
+    out = []
+    for name in root.names(root.locks, ".lock.toml"):
+        path = root.locks / f"{name}.lock.toml"
+        try:
+            text = path.read_text(encoding="utf-8")
+            # The [lock] table alone, as passprice writes it (a table of plain keys), is enough to say which serving
+            # a lock locks; a file laid out otherwise is parsed whole.
+            section = _LOCK_TABLE.search(text)
+            document = tomllib.loads(section.group(0) if section else text)
+            if "lock" not in document:
+                document = tomllib.loads(text)
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue
+        if locked_serving(document, name) == serving:
+            out.append(path)
+    return tuple(out)
 
-    Raises :class:`HeaderMismatch` when the header differs, :class:`InputError` when it cannot be found."""
-    from passprice.checkpoints import load_checkpoint
 
-    header = load_checkpoint(root, lock.checkpoint)
-    if header.sha256 != lock.checkpoint_sha256:
-        raise HeaderMismatch(lock.checkpoint, lock.checkpoint_sha256, header.sha256)
-    return header
+#: The ``[lock]`` table of a lock file as :func:`lock_text` writes it: its header line and its plain keys.
+_LOCK_TABLE = re.compile(r"(?m)^\[lock\]\n(?:[A-Za-z_]+ = .*\n)+")
 
 
 def pinned_serving(lock: Lock) -> Serving:
@@ -465,44 +734,19 @@ class Moved:
         return "changed"
 
 
-@attrs.frozen
-class Reproduction:
-    """A lock re-priced from its own pinned facts: ``price`` (the ``--json`` object now, or a refusal's), whether it
-    ``equals`` the recorded one field for field, the fields that ``moved``, whether the pricing model differs, and
-    the ``pricing_model`` version it was re-priced with (the lock records the one it was priced with)."""
-
-    lock: Lock
-    price: Mapping[str, Any]
-    moved: tuple[Moved, ...]
-    model_changed: bool
-    pricing_model: str = PRICING_MODEL_VERSION
-
-    @property
-    def equals(self) -> bool:
-        """True when every recorded field is reproduced exactly."""
-        return not self.moved
-
-
-def reproduce(root: Root, lock: Lock) -> Reproduction:
-    """Re-price ``lock`` from its pinned facts and embedded serving (the checkpoint must match the pinned sha256),
-    whatever the facts say today, and compare with the recorded price field by field.
-
-    Raises :class:`HeaderMismatch` or :class:`InputError` (checkpoint missing)."""
-    header = pinned_header(root, lock)
-    try:
-        now, _ = priced(lock.kind, header, lock.pinned_card(), pinned_serving(lock), lock.pinned_stack())
-    except ServingRefusal as e:
-        now = e.to_json()
-    keys = list(dict.fromkeys([*lock.price, *now]))
-    moved = tuple(
-        Moved(k, lock.price.get(k), now.get(k)) for k in keys if lock.price.get(k) != now.get(k)
-    )
-    return Reproduction(lock, now, moved, lock.pricing_model != PRICING_MODEL_VERSION, PRICING_MODEL_VERSION)
+def moved(
+    recorded: Mapping[str, Any], now: Mapping[str, Any], fields: Iterable[str] | None = None
+) -> tuple[Moved, ...]:
+    """The fields (default: every field of either) whose value differs between ``recorded`` and ``now``, in
+    ``recorded``'s order then ``now``'s."""
+    keys = list(dict.fromkeys([*recorded, *now])) if fields is None else list(fields)
+    return tuple(Moved(k, recorded.get(k), now.get(k)) for k in keys if recorded.get(k) != now.get(k))
 
 
 @attrs.frozen
 class Drift:
-    """A pinned fact that differs from today's: ``path``, the ``pinned`` fact and today's (``None`` when gone)."""
+    """A pinned fact the price rests on that differs from today's: ``path``, the ``pinned`` fact and today's
+    (``None`` when gone)."""
 
     path: str
     pinned: Fact
@@ -520,10 +764,14 @@ class Drift:
         return f"{self.path}: {old} → {new}"
 
 
-def drift(lock: Lock, today: Mapping[str, Fact]) -> tuple[Drift, ...]:
-    """Every pinned fact whose digest differs from today's fact at the same path (or which is gone today)."""
+def drift(lock: Lock, today: Mapping[str, Fact], rests_on: Iterable[str] | None = None) -> tuple[Drift, ...]:
+    """Every pinned fact the price rests on (``rests_on``, default the recorded price's) whose digest differs from
+    today's fact at the same path, or which is gone today. A pinned fact the price does not read is no drift."""
+    read = set(lock.rests_on if rests_on is None else rests_on)
     out = []
     for path, pinned in lock.facts.items():
+        if path not in read:
+            continue
         now = today.get(path)
         if now is None or now.digest() != pinned.digest():
             out.append(Drift(path, pinned, now))

@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 import attrs
 
 from passprice import ggml
-from passprice.cards import Card
+from passprice.cards import TENSOR_FORMATS, Card
 from passprice.cost import Pricing, binding, pass_seconds, pass_terms
 from passprice.decode import (
     DecodeRefusal,
@@ -637,6 +637,44 @@ COST_PATHS = (
 HOST_COST_PATHS = ("host.capacity", "host.read", "host.write", "host.stream")
 
 
+def rested_on(
+    shape: PassShape, card: Card, host_used: bool, pricing: Pricing | None = None
+) -> tuple[tuple[str, Fact], ...]:
+    """The facts a pass of ``shape`` on ``card`` reads, by lock path, in :data:`COST_PATHS` order (DESIGN.md extends
+    the seed here: the seed lists every card fact): ``memory.*``, ``on_chip.capacity`` always (they decide what fits);
+    ``streams.read`` when weights stream; ``streams.rewrite`` only when a sequence rewrites state in place (a
+    recurrent layer); ``streams.append`` when a sequence reads or appends a cache; ``array``, ``vector``, ``scale``
+    when the pass has work for them; the host link's facts only when ``host_used`` (some sequences live in host
+    memory); then the card's float-matrix rates (``tensor.f16`` …, issue 14) the shape's float matrices ride at
+    ``pricing`` (default: the card's limit, where a card has the rate for a matrix's type); then the drafting
+    figures. A fact no term reads (``on_chip.bandwidth``) is never rested on, so a change to it moves no price and
+    no lock.
+
+    The one place "rests on" is decided: :meth:`PassShape.cost`, the sweep and the step pricer call it."""
+    facts = card.facts()
+    reads = {
+        "memory.bandwidth": True,
+        "memory.capacity": True,
+        "streams.read": shape.weight_bytes + shape.embed_bytes > 0,
+        "streams.rewrite": shape.rewrite_bytes > 0,
+        "streams.append": shape.read_bytes + shape.write_bytes - shape.rewrite_bytes > 0,
+        "array": shape.array_macs > 0,
+        "vector": shape.vector_macs > 0,
+        "scale": shape.scale_cycles > 0,
+        "on_chip.capacity": True,
+    }
+    paths = [p for p in COST_PATHS if reads[p]]
+    if host_used and card.host is not None:
+        paths += HOST_COST_PATHS
+    if shape.float_macs:
+        if pricing is None:
+            riding = (TENSOR_FORMATS.get(ty) for ty, _ in shape.float_macs)
+        else:
+            riding = (pricing.float_path(ty) for ty, _ in shape.float_macs)
+        paths += [p for p in dict.fromkeys(riding) if p is not None and p in facts and p not in COST_PATHS]
+    return tuple((p, facts[p]) for p in paths) + shape.facts
+
+
 @attrs.frozen
 class Basis:
     """What every pass of one :class:`PassShape` on one card has in common, gathered once for a search over
@@ -732,25 +770,16 @@ class PassShape:
         """What every pass of this shape on ``card`` shares (:class:`Basis`): ``pricing`` (default: the card's
         limit, :meth:`Pricing.limit`), and the facts a pass rests on with their weakest provenance, without and with
         sequences in host memory (seed ``PassShape::cost``'s ``facts``: the card's cost paths, the host link's
-        when some of the batch lives there, then the shape's acceptance facts)."""
+        when some of the batch lives there, then the shape's acceptance facts; which of them, :func:`rested_on`)."""
         if pricing is None:
             pricing = Pricing.limit(card)
-        facts = card.facts()
 
-        def resting(paths: tuple[str, ...]) -> tuple[tuple[tuple[str, Fact], ...], Provenance]:
-            rests_on = tuple((p, facts[p]) for p in paths) + self.facts
+        def resting(host_used: bool) -> tuple[tuple[tuple[str, Fact], ...], Provenance]:
+            rests_on = rested_on(self, card, host_used, pricing)
             return rests_on, max(weakest(f.provenance for _, f in rests_on), self.provenance)
 
-        # Issue 14: a card's float-matrix rates the shape's float matrices ride, after the host link's.
-        riding = tuple(
-            p
-            for p in dict.fromkeys(pricing.float_path(ty) for ty, _ in self.float_macs)
-            if p is not None and p in facts and p not in COST_PATHS
-        )
-        rests_on, provenance = resting(COST_PATHS + riding)
-        host_rests_on, host_provenance = (
-            resting(COST_PATHS + HOST_COST_PATHS + riding) if card.host is not None else (rests_on, provenance)
-        )
+        rests_on, provenance = resting(False)
+        host_rests_on, host_provenance = resting(True) if card.host is not None else (rests_on, provenance)
         return Basis(pricing, rests_on, provenance, host_rests_on, host_provenance)
 
     def cost(
@@ -795,7 +824,6 @@ class PassShape:
             raise OnChipOverflow(on_chip_bytes, on_chip_capacity)
         weight_bytes = self.shared_bytes(b)
         sequence_bytes = self.read_bytes + self.write_bytes
-        host = card.host
         array_macs = b * self.array_macs
         vector_macs = b * self.vector_macs
         scale_cycles = b * self.scale_cycles
@@ -842,7 +870,7 @@ class PassShape:
                 rtr.distinct(b * main.rows),
                 self.expert_bytes(b),
             )
-        if host is not None and host_sequences > 0:
+        if card.host is not None and host_sequences > 0:
             rests_on, provenance = basis.host_rests_on, basis.host_provenance
         else:
             rests_on, provenance = basis.rests_on, basis.provenance

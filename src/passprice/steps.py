@@ -68,10 +68,11 @@ from passprice.serving import (
     is_float,
     lane_cycles,
     pass_shape,
+    rested_on,
 )
 
-#: The card facts a step's price rests on: those of a pass held in card memory (the seed's ``PassShape::cost``
-#: without a host split; the simulator keeps every sequence in card memory).
+#: The card facts a step's price may rest on: those of a pass held in card memory (the simulator keeps every sequence
+#: in card memory); which of them it does is :func:`~passprice.serving.rested_on`'s to say.
 STEP_PATHS = COST_PATHS
 
 
@@ -464,8 +465,7 @@ class StepPricer:
 
     def rests_on(self) -> tuple[tuple[str, Fact], ...]:
         """The facts every step's price rests on, by path: the card's (no host link) and the draft's."""
-        facts = self.card.facts()
-        return tuple((p, facts[p]) for p in STEP_PATHS) + self.shape.facts + self.stack_facts
+        return rested_on(self.shape, self.card, False, self.pricing) + self.stack_facts
 
     def provenance(self) -> Provenance:
         """The weakest provenance of :meth:`rests_on` (a step's price is as strong as the weakest fact)."""

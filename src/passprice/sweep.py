@@ -46,6 +46,7 @@ from passprice.serving import (
     ServingBind,
     ServingRefusal,
     pass_shape,
+    rested_on,
 )
 from passprice.servings import DraftSpec, ServingSpec, complete, load_spec, override, to_serving
 
@@ -928,10 +929,8 @@ def _emit(
     a refusal (the scalar pricer then says what the seed would)."""
     # The facts the price rests on, in the scalar pricer's order: the card's, the host link's when the batch uses
     # host memory, the drafting figures.
-    # (The shape's basis lists them as PassShape.cost does, with a card's float-matrix rates the pass rides.)
-    basis = shape.basis(card)
-    rests = {False: list(basis.rests_on), True: list(basis.host_rests_on)}
-    provenance = {False: basis.provenance, True: basis.host_provenance}
+    rests = {flag: rested_on(shape, card, flag) for flag in (False, True)}
+    provenance = {flag: max(weakest(f.provenance for _, f in rests[flag]), shape.provenance) for flag in rests}
     carriers = {flag: ";".join(p for p, f in rests[flag] if f.provenance is provenance[flag]) for flag in rests}
     fields = {key: value[index] for key, value in priced.items()}
     codes = fields.pop("refusal")

@@ -1,0 +1,178 @@
+"""What a price is a function of is pinned by digests computed from the thing itself, never by a number someone
+types: the pricing model by a digest of the code that prices, a checkpoint by a digest of what the pricer reads from
+its entry.
+
+- :func:`pricing_model_digest`: the modules a price flows through (the import closure of ``serving`` and
+  ``servings`` inside the package, less the modules that only find, validate, write or show files), each parsed and
+  reduced to its syntax tree without docstrings (comments never reach the tree), dumped in a form that does not
+  depend on the Python version, and hashed together with the module names. A docstring or comment edit is not a
+  model change; any change to a formula, a constant or a rule is. Computed from source files (the running package's,
+  or another checkout's ``src/passprice``), in about a tenth of a second, only when a lock is written, reproduced,
+  checked or diffed.
+- :func:`checkpoint_digest`: the canonical JSON of the metadata (every key with its type and value, a long array as
+  its element type and length) and the tensor table (name, GGML type id, dims, in table order): what
+  :mod:`passprice.decode` and :mod:`passprice.serving` read. The header's sha256, byte counts, offsets, shard files
+  and the entry's name are claims about a file, not what a price is computed from, and are left out, so an entry
+  renamed or re-imported from another copy of the same header keeps its digest, and an entry whose tensor table was
+  edited does not.
+
+DESIGN.md, "What a lock pins", says why the code digest was chosen over a golden-corpus fingerprint.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from passprice.gguf_header import GGUFHeader, LongArray, MetaValue
+
+#: The lock file format this code writes. 1: the first locks (``tool_version`` and a hand-typed ``pricing_model``,
+#: the checkpoint pinned by name and header sha256, a fixed list of facts a price rests on). 2: the pricing model and
+#: the checkpoint's content pinned by digest, the registered serving named, ``rests_on`` what the price reads.
+LOCK_FORMAT = 2
+
+#: The modules a price starts from: the pricer (``serving``) and what turns a serving file and its checkpoint, card
+#: and drafting method into the pricer's inputs (``servings``). Every package module they import, directly or
+#: inside a function, is part of the pricing model, except :data:`NOT_PRICING`.
+PRICING_ROOTS = ("serving", "servings")
+
+#: Package modules that cannot change a figure: errors, where files are, schema validation, atomic writes, tables,
+#: the version string.
+NOT_PRICING = frozenset({"__init__", "errors", "registry", "schema", "files", "tables"})
+
+#: The folder of the running package's source modules.
+PACKAGE = Path(__file__).resolve().parent
+
+
+def _imports(tree: ast.Module) -> set[str]:
+    """The package modules (``serving``, ``decode`` …) a module's tree imports, at top level or inside functions."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module is not None and node.level == 0:
+            parts = node.module.split(".")
+            if parts[0] != "passprice":
+                continue
+            if len(parts) == 1:
+                out.update(a.name for a in node.names)  # from passprice import ggml
+                out.add("__init__")
+            else:
+                out.add(parts[1])
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                if parts[0] == "passprice" and len(parts) > 1:
+                    out.add(parts[1])
+    return out
+
+
+def _strip_docstrings(tree: ast.AST) -> None:
+    """Drop the docstring (a leading string statement) of the module and of every class and function, in place."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            first = body[0].value if body and isinstance(body[0], ast.Expr) else None
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                node.body = body[1:] or [ast.Pass()]
+
+
+def _canonical(node: Any) -> Any:
+    """A syntax tree as nested lists: each node's class name and its fields, skipping positions and fields that are
+    ``None`` or empty (so a newer Python's extra empty fields, such as ``type_params``, leave it unchanged)."""
+    if isinstance(node, ast.AST):
+        out: list[Any] = [type(node).__name__]
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if value is None or value == []:
+                continue
+            out.append([name, _canonical(value)])
+        return out
+    if isinstance(node, list):
+        return [_canonical(v) for v in node]
+    if isinstance(node, bytes | complex):
+        return repr(node)
+    if isinstance(node, float):
+        return float.hex(node)
+    if node is Ellipsis:
+        return "..."
+    return node
+
+
+def pricing_modules(folder: Path = PACKAGE) -> tuple[str, ...]:
+    """The modules of the package at ``folder`` (a ``passprice`` source folder) the pricing model digest covers:
+    :data:`PRICING_ROOTS` and the package modules they import, transitively, less :data:`NOT_PRICING`, sorted.
+    A module named but missing from ``folder`` is left out."""
+    return tuple(sorted(_trees(str(folder))))
+
+
+def _trees(folder: str) -> dict[str, ast.Module]:
+    base = Path(folder)
+    seen: dict[str, ast.Module] = {}
+    todo = list(PRICING_ROOTS)
+    while todo:
+        name = todo.pop()
+        if name in seen or name in NOT_PRICING:
+            continue
+        path = base / f"{name}.py"
+        if not path.is_file():
+            continue
+        tree = ast.parse(path.read_bytes(), filename=str(path))
+        seen[name] = tree
+        todo.extend(_imports(tree))
+    return seen
+
+
+def _digest(folder: str) -> str:
+    h = hashlib.sha256()
+    for name, tree in sorted(_trees(folder).items()):
+        _strip_docstrings(tree)
+        text = json.dumps([name, _canonical(tree)], separators=(",", ":"), ensure_ascii=False)
+        h.update(text.encode("utf-8"))
+        h.update(b"\n")
+    return "sha256:" + h.hexdigest()
+
+
+@functools.cache
+def _running() -> str:
+    return _digest(str(PACKAGE))
+
+
+def pricing_model_digest(folder: Path | None = None) -> str:
+    """``sha256:`` + the digest of the pricing model's code in the ``passprice`` source folder ``folder`` (default:
+    the running package, computed once a process): the syntax trees of :func:`pricing_modules`, docstrings dropped.
+
+    Raises :class:`SyntaxError` for a module that does not parse (not in an installed package)."""
+    if folder is None:
+        return _running()
+    return _digest(str(folder.resolve()))
+
+
+def _meta(value: MetaValue) -> Any:
+    if isinstance(value, LongArray):
+        return {"element_type": value.element_type, "length": value.length}
+    if isinstance(value, tuple):
+        return [_meta(v) for v in value]
+    if isinstance(value, float):
+        return {"float": float.hex(value)}  # nan and inf have no JSON number; hex is exact
+    return value
+
+
+def checkpoint_content(header: GGUFHeader) -> dict[str, Any]:
+    """What the pricer reads from a checkpoint, as JSON-ready data: ``metadata`` (key → [type, value], keys sorted)
+    and ``tensors`` ([name, GGML type id, dims] in table order)."""
+    return {
+        "metadata": {k: [header.value_types.get(k, ""), _meta(header.metadata[k])] for k in sorted(header.metadata)},
+        "tensors": [[t.name, t.type_id, list(t.dims)] for t in header.tensors],
+    }
+
+
+def checkpoint_digest(header: GGUFHeader) -> str:
+    """``sha256:`` + the digest of :func:`checkpoint_content`'s canonical JSON (sorted keys, no spaces): any change
+    to a metadata value or type, a tensor's name, type or dims, or the tensors' order changes it; the entry's name,
+    the header's sha256 and the file it came from do not."""
+    text = json.dumps(checkpoint_content(header), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+

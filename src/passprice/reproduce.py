@@ -1,0 +1,520 @@
+"""A lock is held to everything it pinned, and every difference is named: re-priced from its pinned inputs with
+today's code (does the recorded price still come out, bit for bit?), and from today's inputs (which of the facts, the
+checkpoint's content, the serving and the pricing model changed since, and what that does to the price), with the
+recorded and re-priced figures side by side and the first term that moved.
+
+The pinned checkpoint is found by its content, not its name: the entry the lock names when it still holds the pinned
+content, else any entry of the registry that does (a renamed or moved entry), else the lock cannot be reproduced and
+says why. A lock of format 1 pinned no content: its header sha256 stands in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from passprice.errors import InputError
+from passprice.facts import Fact
+from passprice.gguf_header import GGUFHeader
+from passprice.locks import (
+    Drift,
+    Lock,
+    Moved,
+    Verdict,
+    drift,
+    judge,
+    moved,
+    pinned_serving,
+    portable_spec,
+    priced,
+    rooted,
+    rooted_spec,
+)
+from passprice.pins import LOCK_FORMAT
+from passprice.registry import Root
+from passprice.serving import ServingRefusal
+from passprice.servings import Resolved, ServingSpec, load_spec, resolve, spec_to_document
+
+# --- the pinned checkpoint -------------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class CheckpointState:
+    """Where a lock's pinned checkpoint is today: ``status`` is ``same`` (the entry the lock names holds the pinned
+    content), ``renamed`` (another entry, ``found``, holds it), ``changed`` (the named entry holds other content,
+    ``today``, and no entry holds the pinned one) or ``missing`` (the named entry does not read, ``error``, and no
+    entry holds the pinned content). ``pinned`` is the content digest (format 1: the header sha256)."""
+
+    status: str
+    ref: str
+    pinned: str
+    found: str | None = None
+    today: str | None = None
+    error: str | None = None
+
+    @property
+    def changed(self) -> bool:
+        """True when the checkpoint the lock names no longer holds the pinned content (or does not read)."""
+        return self.status != "same"
+
+    def describe(self) -> str:
+        """One line: where the pinned content is, or why it cannot be found."""
+        short = self.pinned.removeprefix("sha256:")[:12]
+        what = "content" if self.pinned.startswith("sha256:") else "header sha256"
+        if self.status == "same":
+            return f"{self.ref}: {what} {short}… as pinned"
+        if self.status == "renamed":
+            return f"{self.ref}: the pinned content {short}… is now entry {self.found} (renamed or moved)"
+        if self.status == "changed":
+            now = (self.today or "").removeprefix("sha256:")[:12]
+            return (
+                f"{self.ref}: content changed ({short}… pinned, {now}… today), and no entry of the registry holds "
+                "the pinned content"
+            )
+        return f"{self.ref}: does not read ({self.error}), and no entry of the registry holds the pinned content"
+
+
+class CheckpointGone(Exception):
+    """The checkpoint a lock pinned is nowhere in the registry: the entry it names holds other content
+    (``CheckpointChanged``) or does not read (``CheckpointMissing``), and no other entry holds the pinned content."""
+
+    def __init__(self, lock: str, state: CheckpointState) -> None:
+        self.lock = lock
+        self.state = state
+        self.name = "CheckpointChanged" if state.status == "changed" else "CheckpointMissing"
+        super().__init__(
+            f"lock {lock}: checkpoint {state.describe()}; import the pinned header again (passprice import), or "
+            "re-lock"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"refusal": "CheckpointChanged", ...}``."""
+        return {
+            "refusal": self.name,
+            "lock": self.lock,
+            "checkpoint": self.state.ref,
+            "pinned": self.state.pinned,
+            "today": self.state.today,
+            "message": str(self),
+        }
+
+
+def _identity(lock: Lock, header: GGUFHeader) -> str:
+    from passprice.pins import checkpoint_digest
+
+    return checkpoint_digest(header) if lock.checkpoint_pin.content is not None else header.sha256
+
+
+def find_checkpoint(root: Root, lock: Lock) -> tuple[GGUFHeader | None, CheckpointState]:
+    """The header holding the content ``lock`` pinned, and where it was found (:class:`CheckpointState`): the entry
+    (or file) the lock names, else the first registry entry, by name, that holds it; ``None`` when none does."""
+    from passprice.checkpoints import load_checkpoint
+
+    ref = lock.checkpoint_pin.name
+    pinned = lock.checkpoint_pin.content or lock.checkpoint_pin.sha256
+    today = error = None
+    try:
+        named = load_checkpoint(root, rooted(ref, root))
+        today = _identity(lock, named)
+        if today == pinned:
+            return named, CheckpointState("same", ref, pinned, ref, today)
+    except InputError as e:
+        error = str(e).splitlines()[0].replace(f"{root.path}/", "")
+    for name in root.names(root.checkpoints):
+        if name == ref:
+            continue
+        try:
+            header = load_checkpoint(root, name)
+        except InputError:
+            continue  # reported by `passprice check` as a problem of its own file
+        if _identity(lock, header) == pinned:
+            return header, CheckpointState("renamed", ref, pinned, name, today, error)
+    status = "changed" if today is not None else "missing"
+    return None, CheckpointState(status, ref, pinned, None, today, error)
+
+
+def pinned_header(root: Root, lock: Lock) -> GGUFHeader:
+    """The header holding the checkpoint content ``lock`` pinned (:func:`find_checkpoint`).
+
+    Raises :class:`CheckpointGone` when no entry holds it."""
+    header, state = find_checkpoint(root, lock)
+    if header is None:
+        raise CheckpointGone(lock.name, state)
+    return header
+
+
+# --- a lock's price with today's inputs ------------------------------------------------------------------------------
+
+
+def _spec_fields(spec: ServingSpec) -> dict[str, Any]:
+    data = spec_to_document(spec)
+    data.pop("description", None)
+    return data
+
+
+def serving_changes(pinned: ServingSpec, today: ServingSpec) -> tuple[str, ...]:
+    """What differs between the serving a lock pinned and today's (both completed; descriptions aside), one
+    ``field: pinned → today`` line each."""
+    old, new = _spec_fields(pinned), _spec_fields(today)
+    out = []
+    for key in dict.fromkeys([*old, *new]):
+        if old.get(key) != new.get(key):
+            out.append(f"{key}: {_show(old.get(key))} → {_show(new.get(key))}")
+    return tuple(out)
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "(none)"
+    if isinstance(value, list):
+        return "; ".join(_show(v) for v in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {v}" for k, v in value.items())
+    return str(value)
+
+
+@attrs.frozen
+class Today:
+    """A lock priced with today's inputs: the registered serving it locks as its file is today (the lock's own
+    serving when it locks none), today's card, drafting method and checkpoint. ``spec`` is the completed spec
+    priced (``None`` when today's files do not read: ``error``); ``serving`` the lines of what changed in it since
+    the lock (``gone`` when the registered serving was removed); ``price`` the ``--json`` object or ``refusal``
+    today's pricer gave; ``verdict`` the floors judged on the facts it rests on; ``drift`` the pinned facts it rests
+    on that changed; ``checkpoint`` today's content digest of the checkpoint priced; ``facts`` today's facts."""
+
+    spec: ServingSpec | None = None
+    serving: tuple[str, ...] = ()
+    gone: bool = False
+    price: Mapping[str, Any] | None = None
+    refusal: Mapping[str, Any] | None = None
+    error: str | None = None
+    verdict: Verdict | None = None
+    drift: tuple[Drift, ...] = ()
+    checkpoint: str | None = None
+    facts: Mapping[str, Fact] = attrs.field(factory=dict)
+
+
+def today_spec(root: Root, lock: Lock) -> tuple[ServingSpec, bool]:
+    """The serving a lock is priced with today: the registered serving it locks, as its file is now, or its own
+    (paths resolved against the root) when it locks none; and whether the serving it locks is gone.
+
+    Raises :class:`InputError` when the registered serving does not read."""
+    name = lock.info.serving
+    if name is not None:
+        if (root.servings / f"{name}.toml").is_file():
+            return load_spec(root, name), False
+        return rooted_spec(lock.spec, root), True
+    return rooted_spec(lock.spec, root), False
+
+
+def price_today(root: Root, lock: Lock) -> Today:
+    """``lock`` priced with today's inputs (see :class:`Today`); never raises for files that do not read or a
+    price that is refused: both are recorded."""
+    from passprice.pins import checkpoint_digest
+
+    named = lock.info.serving
+    gone = named is not None and not (root.servings / f"{named}.toml").is_file()
+    try:
+        spec, gone = today_spec(root, lock)
+        resolved: Resolved = resolve(root, spec)
+    except InputError as e:
+        return Today(error=str(e).splitlines()[0].replace(f"{root.path}/", ""), gone=gone)
+    except ServingRefusal as e:  # today's drafting method out of its scope for the checkpoint
+        return Today(refusal=e.to_json(), gone=gone)
+    completed = portable_spec(resolved.spec, root)
+    changes = serving_changes(lock.spec, completed)
+    if gone:
+        changes = (f"serving {lock.info.serving} is no longer registered (priced as the lock embeds it)", *changes)
+    facts = resolved.facts()
+    content = checkpoint_digest(resolved.header) if lock.checkpoint_pin.content is not None else resolved.header.sha256
+    stack = None
+    if lock.stack is not None:
+        # Issue 14: a lock made under a serving stack is priced with today's stack facts too.
+        from passprice.stacks import load_stack
+
+        try:
+            stack = load_stack(root, lock.stack.name)
+        except InputError as e:
+            return Today(error=str(e).splitlines()[0].replace(f"{root.path}/", ""), gone=gone)
+        facts.update(stack.lock_facts())
+    try:
+        price, rests_on = priced(lock.kind, resolved.header, resolved.card, resolved.serving, stack)
+    except ServingRefusal as e:
+        rests = tuple((p, facts[p]) for p in lock.rests_on if p in facts)
+        return Today(
+            completed, changes, gone, refusal=e.to_json(), verdict=judge(lock.name, lock.policy, rests),
+            drift=drift(lock, facts), checkpoint=content, facts=facts,
+        )
+    read = {p for p, _ in rests_on}
+    return Today(
+        completed, changes, gone, price=price, verdict=judge(lock.name, lock.policy, rests_on),
+        drift=drift(lock, facts, read), checkpoint=content, facts=facts,
+    )
+
+
+# --- pricing a lock on one side of a review ---------------------------------------------------------------------
+
+
+def side_json(root: Root, requests: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """Price locks with ``root``'s inputs and this code, for ``passprice diff`` (which calls it in another Python
+    process for a side whose pricing model differs from the running one, so keep its shape stable): each request is
+    ``{"key", "kind", "serving", "spec"}`` (the registered serving a lock locks, or ``None``; its embedded serving
+    document), and ``"stack"`` (the name of the serving stack of a lock made under one, issue 14). Returns
+    ``{"results": {key: result}}``, each result holding ``spec`` (the completed serving priced),
+    ``gone`` (the registered serving is missing), ``checkpoint`` (its content digest), ``facts`` (path →
+    provenance of every fact it could rest on), and one of ``price`` (the ``--json`` object), ``refusal`` or
+    ``error`` (a file that does not read)."""
+    from passprice.pins import checkpoint_digest
+    from passprice.servings import spec_from_document
+
+    results: dict[str, Any] = {}
+    for request in requests:
+        out: dict[str, Any] = {}
+        name = request.get("serving")
+        out["gone"] = name is not None and not (root.servings / f"{name}.toml").is_file()
+        try:
+            if name is not None and not out["gone"]:
+                spec = load_spec(root, name)
+            else:
+                spec = rooted_spec(spec_from_document(request["spec"], "lock: serving"), root)
+            resolved = resolve(root, spec)
+        except InputError as e:
+            out["error"] = " ".join(str(e).splitlines()).replace(f"{root.path}/", "")
+            results[request["key"]] = out
+            continue
+        except ServingRefusal as e:  # a drafting method out of its scope for the checkpoint
+            out["refusal"] = e.to_json()
+            results[request["key"]] = out
+            continue
+        out["spec"] = spec_to_document(portable_spec(resolved.spec, root))
+        out["checkpoint"] = checkpoint_digest(resolved.header)
+        facts = resolved.facts()
+        stack = None
+        if request.get("stack") is not None:
+            from passprice.stacks import load_stack
+
+            try:
+                stack = load_stack(root, request["stack"])
+            except InputError as e:
+                out["error"] = " ".join(str(e).splitlines()).replace(f"{root.path}/", "")
+                results[request["key"]] = out
+                continue
+            facts.update(stack.lock_facts())
+        out["facts"] = {p: f.provenance.value for p, f in facts.items()}
+        try:
+            out["price"] = priced(request["kind"], resolved.header, resolved.card, resolved.serving, stack)[0]
+        except ServingRefusal as e:
+            out["refusal"] = e.to_json()
+        results[request["key"]] = out
+    return {"results": results}
+
+
+# --- reproduction ----------------------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Reproduction:
+    """A lock re-priced from its pinned inputs (pinned facts, embedded serving, pinned checkpoint content) with
+    today's code: ``price`` (the ``--json`` object, a refusal's, or ``None`` when the pinned checkpoint content is
+    nowhere), the recorded fields that ``moved`` (those :meth:`~passprice.locks.Lock.compared` says), today's
+    ``pricing_model`` digest, where the ``checkpoint`` was found, and ``today``: the lock priced with today's
+    inputs, for what changed since."""
+
+    lock: Lock
+    price: Mapping[str, Any] | None
+    moved: tuple[Moved, ...]
+    pricing_model: str
+    checkpoint: CheckpointState
+    today: Today
+
+    @property
+    def equals(self) -> bool:
+        """True when the pinned inputs give every compared field of the recorded price exactly."""
+        return self.price is not None and not self.moved
+
+    @property
+    def model_changed(self) -> bool:
+        """True when today's pricing-model digest is not the one the lock recorded."""
+        return self.lock.info.pricing_model != self.pricing_model
+
+    @property
+    def first_moved(self) -> str | None:
+        """The first recorded field, in the price's order, that does not reproduce."""
+        return self.moved[0].field if self.moved else None
+
+    def changes(self) -> tuple[str, ...]:
+        """Which of the lock's inputs changed since it was made: ``facts``, ``checkpoint content``, ``serving``,
+        ``pricing model``, in that order."""
+        out = []
+        if self.today.drift:
+            out.append("facts")
+        if self.checkpoint.changed or (
+            self.today.checkpoint is not None and self.today.checkpoint != self.checkpoint.pinned
+        ):
+            out.append("checkpoint content")
+        if self.today.serving:
+            out.append("serving")
+        if self.model_changed:
+            out.append("pricing model")
+        return tuple(out)
+
+    def verdict(self) -> str:
+        """One line: reproduced or not, and why (which input is to blame)."""
+        if self.price is None:
+            return f"does NOT reproduce: the pinned checkpoint is gone ({self.checkpoint.describe()})"
+        if self.equals:
+            if self.lock.info.format < LOCK_FORMAT:
+                return "reproduces on its figures (an older lock format, which pinned no pricing model)"
+            if self.model_changed:
+                return "reproduces: the pricing model changed since the lock; every recorded field reproduces"
+            return "reproduces exactly"
+        if self.model_changed or self.lock.info.format < LOCK_FORMAT:
+            return f"does NOT reproduce: the pricing model changed and moves the price (first: {self.first_moved})"
+        return (
+            f"does NOT reproduce, although the pricing model's code is the lock's (first: {self.first_moved}): "
+            "something outside the digested modules (Python, a library) prices differently"
+        )
+
+
+def reproduce(root: Root, lock: Lock, with_today: bool = True) -> Reproduction:
+    """Re-price ``lock`` from its pinned inputs with today's code and compare with the recorded price (every field,
+    or an older format's figures), and (``with_today``) price it with today's inputs too. Never raises for a
+    checkpoint that is gone: the reproduction says so."""
+    from passprice.pins import pricing_model_digest
+
+    header, state = find_checkpoint(root, lock)
+    now: dict[str, Any] | None = None
+    if header is not None:
+        try:
+            now = priced(lock.kind, header, lock.pinned_card(), pinned_serving(lock), lock.pinned_stack())[0]
+        except ServingRefusal as e:
+            now = e.to_json()
+    diffs = moved(lock.price, now, lock.compared()) if now is not None else ()
+    today = price_today(root, lock) if with_today else Today()
+    return Reproduction(lock, now, diffs, pricing_model_digest(), state, today)
+
+
+# --- showing a reproduction ------------------------------------------------------------------------------------------
+
+
+def _figure(value: Any) -> str:
+    if isinstance(value, float):
+        return repr(value)
+    if value is None:
+        return "–"
+    if isinstance(value, dict | list):
+        return "changed"
+    return str(value)
+
+
+def side_by_side(rep: Reproduction) -> list[tuple[str, Any, Any, Any]]:
+    """The rows of a reproduction's table: ``tokens_per_s``, ``pass_s`` and ``binds``, then every other field that
+    differs from the recorded one in the reproduction or in today's price; each (field, recorded, reproduced,
+    today's)."""
+    recorded = rep.lock.price
+    now = rep.price or {}
+    today = rep.today.price or {}
+    fields = ["tokens_per_s", "pass_s", "binds"]
+    for key in rep.lock.compared():
+        if key in ("rests_on", "weakest"):
+            continue  # shown as the facts that drifted, and by the provenance row
+        if key not in fields and key in rep.lock.compared() and (
+            (now and now.get(key) != recorded[key]) or (today and today.get(key) != recorded[key])
+        ):
+            fields.append(key)
+    return [(f, recorded.get(f), now.get(f) if now else None, today.get(f) if today else None) for f in fields]
+
+
+def reproduction_text(rep: Reproduction, shown: str, older: str | None = None) -> str:
+    """A reproduction for people: the lock, whether it reproduces and why, which inputs changed since, the recorded,
+    reproduced and today's figures side by side, and the first term that moved."""
+    from passprice.tables import text_table
+
+    lock = rep.lock
+    locks = f"{lock.kind} lock of serving {lock.info.serving}" if lock.info.serving else f"{lock.kind} lock"
+    verdict = rep.verdict()
+    if rep.equals and rep.price is not None:
+        verdict += (
+            f": {rep.price['tokens_per_s']!r} tokens/s at batch {rep.price['batch']}, binds on {rep.price['binds']}, "
+            f"from its {len(lock.facts)} pinned facts"
+        )
+    lines = [f"{lock.name} ({shown}): {locks}, format {lock.info.format}", f"  {verdict}"]
+    rests = sorted(p for p in lock.rests_on if p in lock.facts)
+    others = sorted(p for p in lock.facts if p not in rests)
+    lines.append(f"  rests on {len(rests)} of its {len(lock.facts)} pinned facts: {', '.join(rests)}")
+    if others:
+        lines.append(
+            f"  also pinned, not read by this price ({len(others)}): {', '.join(others)} — a lock pins the card's "
+            "every fact (and every drafting figure), so it rebuilds the card exactly; a change to one the price does "
+            "not read is no drift"
+        )
+    if older:
+        lines.append(f"  {older}")
+    today = rep.today
+    facts = "unchanged" if not today.drift else f"{len(today.drift)} drifted: " + "; ".join(
+        d.describe() for d in today.drift
+    )
+    if today.error is not None:
+        facts = f"today's files do not read: {today.error}"
+    model = "unchanged"
+    if rep.model_changed:
+        model = f"changed ({lock.info.pricing_model.removeprefix('sha256:')[:12]} → "
+        model += f"{rep.pricing_model.removeprefix('sha256:')[:12]})"
+    lines += [
+        "  since the lock:",
+        f"    facts          {facts}",
+        f"    checkpoint     {rep.checkpoint.describe()}",
+        f"    serving        {'; '.join(today.serving) if today.serving else 'unchanged'}",
+        f"    pricing model  {model}",
+    ]
+    if rep.price is not None and "refusal" in rep.price:
+        lines.append(f"  the pinned inputs are refused today: {rep.price.get('message', rep.price['refusal'])}")
+    if today.refusal is not None:
+        lines.append(f"  today's inputs are refused: {today.refusal.get('message', today.refusal.get('refusal'))}")
+    rows = [
+        [field, _figure(recorded), _figure(now), _figure(now_today)]
+        for field, recorded, now, now_today in side_by_side(rep)
+    ]
+    lines += ["", text_table(["field", "recorded", "reproduced (pinned inputs)", "today's inputs"], rows)]
+    if rep.first_moved is not None:
+        lines.append(f"  first term that moved (pinned inputs, today's code): {rep.first_moved}")
+    if today.price is not None:
+        first = next((f for f in lock.compared() if today.price.get(f) != lock.price.get(f)), None)
+        if first is not None:
+            change = ""
+            if isinstance(lock.price.get("tokens_per_s"), float) and lock.price["tokens_per_s"]:
+                rel = today.price["tokens_per_s"] / lock.price["tokens_per_s"] - 1.0
+                change = f"; tokens/s {100.0 * rel:+.4g} %"
+            lines.append(f"  first term that moved with today's inputs: {first}{change}")
+    return "\n".join(lines)
+
+
+def reproduction_json(rep: Reproduction, older: str | None = None) -> dict[str, Any]:
+    """A reproduction for ``--json``."""
+    today = rep.today
+    return {
+        "lock": rep.lock.name,
+        "serving": rep.lock.info.serving,
+        "format": rep.lock.info.format,
+        "older_format": older,
+        "equals": rep.equals,
+        "reproduction": rep.verdict(),
+        "changed": list(rep.changes()),
+        "pricing_model": {
+            "recorded": rep.lock.info.pricing_model,
+            "now": rep.pricing_model,
+            "changed": rep.model_changed,
+        },
+        "checkpoint": attrs.asdict(rep.checkpoint),
+        "facts_drifted": [
+            {"path": d.path, "pinned": d.pinned.to_entry(), "today": d.today.to_entry() if d.today else None}
+            for d in today.drift
+        ],
+        "serving_changed": list(today.serving),
+        "moved": [{"field": m.field, "recorded": m.recorded, "now": m.now} for m in rep.moved],
+        "first_moved": rep.first_moved,
+        "price": rep.price,
+        "today": today.price or today.refusal or ({"error": today.error} if today.error else None),
+    }

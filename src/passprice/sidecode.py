@@ -1,0 +1,167 @@
+"""Each side of a review is priced by its own code: a revision whose pricing model differs from the running one is
+priced in another Python process that imports that revision's ``src/passprice``, so a change to a formula shows up
+as a moved price, not as two sides priced alike.
+
+A side's code is its own ``src/passprice`` (materialized from git for a revision, as its facts are; read in place for
+a folder or the work tree); a side without one (a registry kept apart from the code) is priced with the running
+code, and the review says so. When a side's pricing-model digest (:func:`passprice.pins.pricing_model_digest`)
+equals the running code's, it is priced in this process: the digest covers every module a figure flows through.
+Otherwise ``python -B -c DRIVER`` runs with the same interpreter, ``PYTHONPATH`` set to the side's ``src``, the
+requests on its standard input and the results on its standard output as JSON (floats round-trip exactly), and a
+time limit (:data:`TIMEOUT_S`). The driver calls the side's :func:`passprice.reproduce.side_json` when it has one,
+else the library calls every earlier version has (``load_spec``, ``spec_from_document``, ``resolve``,
+``locks.evaluate``, ``report.cost_json``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from passprice.registry import Root
+
+#: Seconds a side's own code may take to price every lock (the registered locks take about a second).
+TIMEOUT_S = 300
+
+#: The program run with a side's code on the import path: reads ``{"root", "src", "locks"}`` on stdin, writes
+#: ``{"results": {...}}`` (or ``{"error": ...}``) on stdout.
+DRIVER = r"""
+import json, sys
+from pathlib import Path
+request = json.load(sys.stdin)
+import passprice
+here = Path(passprice.__file__).resolve().parent
+if here != Path(request["src"]).resolve():
+    print(json.dumps({"error": "imported passprice from %s, not from %s" % (here, request["src"])}))
+    sys.exit(0)
+from passprice.registry import Root
+root = Root(Path(request["root"]))
+try:
+    from passprice.reproduce import side_json
+except ImportError:
+    side_json = None
+if side_json is not None:
+    print(json.dumps(side_json(root, request["locks"])))
+    sys.exit(0)
+from passprice.errors import InputError
+from passprice.locks import evaluate
+from passprice.report import cost_json
+from passprice.serving import ServingRefusal
+from passprice.servings import load_spec, resolve, spec_from_document, spec_to_document
+results = {}
+for r in request["locks"]:
+    out = {}
+    name = r.get("serving")
+    out["gone"] = name is not None and not (root.servings / (name + ".toml")).is_file()
+    try:
+        if name is not None and not out["gone"]:
+            spec = load_spec(root, name)
+        else:
+            spec = spec_from_document(r["spec"], "lock: serving")
+        resolved = resolve(root, spec)
+    except InputError as e:
+        out["error"] = " ".join(str(e).splitlines()).replace(str(root.path) + "/", "")
+        results[r["key"]] = out
+        continue
+    out["spec"] = spec_to_document(resolved.spec)
+    out["checkpoint"] = None
+    out["facts"] = {p: f.provenance.value for p, f in resolved.facts().items()}
+    try:
+        out["price"] = cost_json(evaluate(r["kind"], resolved.header, resolved.card, resolved.serving))
+    except ServingRefusal as e:
+        out["refusal"] = e.to_json()
+    results[r["key"]] = out
+print(json.dumps({"results": results}))
+"""
+
+
+def code_folder(folder: Path) -> Path | None:
+    """``folder/src/passprice`` when it holds a package (``__init__.py``), else ``None``."""
+    code = folder / "src" / "passprice"
+    return code if (code / "__init__.py").is_file() else None
+
+
+@attrs.frozen
+class Code:
+    """The code a side is priced with: ``folder`` (its ``src/passprice``; ``None`` for the running code),
+    ``model`` (its pricing-model digest), ``own`` (whether it is the side's own code, not the running code by
+    default), ``running`` (whether it is priced in this process)."""
+
+    folder: Path | None
+    model: str
+    own: bool
+    running: bool
+
+    def describe(self, side: str) -> str:
+        """Which code priced ``side`` (``BASE``/``HEAD``), in words."""
+        short = self.model.removeprefix("sha256:")[:12]
+        if not self.own:
+            return f"{side}: this passprice's code ({short}…; {side} has no src/passprice)"
+        how = "in this process (same pricing model as the running code)" if self.running else "in its own process"
+        return f"{side}: its own src/passprice ({short}…), {how}"
+
+
+def code_of(folder: Path | None) -> Code:
+    """The :class:`Code` of a side whose ``src/passprice`` is ``folder`` (``None``: the side has none)."""
+    from passprice.pins import pricing_model_digest
+
+    running = pricing_model_digest()
+    if folder is None:
+        return Code(None, running, False, True)
+    try:
+        model = pricing_model_digest(folder)
+    except (SyntaxError, ValueError, OSError) as e:
+        model = f"unreadable ({type(e).__name__})"
+    return Code(folder, model, True, model == running)
+
+
+def price_locks(root: Root, code: Code, requests: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Price ``requests`` (see :func:`passprice.reproduce.side_json`) with ``root``'s inputs and ``code``: results
+    by key. When the side's own code cannot answer (it fails, or takes longer than :data:`TIMEOUT_S`), every result
+    is ``{"error": why}``."""
+    if not requests:
+        return {}
+    if code.running or code.folder is None:
+        from passprice.reproduce import side_json
+
+        results: dict[str, Any] = side_json(root, list(requests))["results"]
+        return results
+    payload = json.dumps({"root": str(root.path), "src": str(code.folder), "locks": list(requests)})
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env["PYTHONPATH"] = str(code.folder.parent)
+    answer: Any = None
+    try:
+        done = subprocess.run(
+            [sys.executable, "-B", "-c", DRIVER],
+            input=payload.encode("utf-8"),
+            capture_output=True,
+            cwd=root.path,
+            env=env,
+            timeout=TIMEOUT_S,
+            check=False,
+        )
+        if done.returncode == 0:
+            answer = json.loads(done.stdout.decode("utf-8"))
+        why = _last_line(done.stderr) or f"exit status {done.returncode}"
+    except subprocess.TimeoutExpired:
+        why = f"took longer than {TIMEOUT_S} s"
+    except (ValueError, OSError) as e:
+        why = str(e)
+    if isinstance(answer, dict) and "error" in answer:
+        why = str(answer["error"])
+    answered = answer.get("results") if isinstance(answer, dict) else None
+    if not isinstance(answered, dict):
+        return {str(r["key"]): {"error": f"its own code could not price it: {why}"} for r in requests}
+    return answered
+
+
+def _last_line(data: bytes) -> str:
+    lines = data.decode("utf-8", "replace").strip().splitlines()
+    return lines[-1] if lines else ""
