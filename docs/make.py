@@ -30,6 +30,8 @@ PICTURES = (
      ["simulate", "r1-qwen7b-h200", "--synthetic", "1000", "--seed", "7", "--rate", "200"]),
     ("docs/audit-qwen35-h200-mtp.png",
      ["audit", "qwen35-27b-h200-mtp"]),
+    ("docs/validate-llamacpp-cuda-2405.png",
+     ["validate", "--stack", "llamacpp-cuda-2405"]),
 )
 
 

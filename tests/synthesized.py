@@ -7,6 +7,9 @@ each entry of ``registry/checkpoints/`` listed here is exactly what the command 
     passprice synth examples/configs/qwen3-30b-a3b.json --mix Q4_K_M --import qwen3-30b-a3b-q4_k_m --note ... --force
     passprice synth examples/configs/gpt-oss-20b.json --mix MXFP4 --import gpt-oss-20b-mxfp4 --note ... --force
     passprice synth examples/configs/deepseek-v3.json --mix Q4_K_M --import deepseek-v3-q4_k_m --note ... --force
+    passprice synth examples/configs/meta-llama-3-8b.json --mix Q4_K_M --import llama3-8b-q4_k_m --note ... --force
+    passprice synth examples/configs/meta-llama-3-8b.json --mix F16 --import llama3-8b-f16 --note ... --force
+    passprice synth examples/configs/meta-llama-3-70b.json --mix Q4_K_M --import llama3-70b-q4_k_m --note ... --force
 """
 
 from __future__ import annotations
@@ -40,6 +43,71 @@ SYNTHESIZED: dict[str, tuple[str, str, str]] = {
         "61 blocks (3 dense, then 58 with 256 routed experts, 8 a token, and 1 shared expert) and the MTP block "
         "(block 61); MLA as llama.cpp has stored it since ggml-org/llama.cpp#12801 (head_count_kv 1, key_length 576, "
         "value_length 512). attn_k_b rows (128) do not fill a Q4_K block, so it falls back to Q5_0.",
+    ),
+    # Issue 14: the checkpoints of the measured llama-bench runs (registry/measurements/); each size equals what
+    # llama-bench printed for the file it ran (its "size" column).
+    "llama3-8b-q4_k_m": (
+        "meta-llama-3-8b.json",
+        "Q4_K_M",
+        "The Meta-Llama-3-8B Q4_K_M file of the XiongjieDai llama-bench runs: 4,912,898,048 bytes of weights = "
+        "4.58 GiB, as llama-bench printed ('llama 8B Q4_K - Medium | 4.58 GiB | 8.03 B').",
+    ),
+    "llama3-8b-f16": (
+        "meta-llama-3-8b.json",
+        "F16",
+        "The Meta-Llama-3-8B F16 file of the XiongjieDai llama-bench runs: 16,061,054,976 bytes = 14.96 GiB, as "
+        "llama-bench printed ('llama 8B F16 | 14.96 GiB | 8.03 B').",
+    ),
+    "llama3-70b-q4_k_m": (
+        "meta-llama-3-70b.json",
+        "Q4_K_M",
+        "The Meta-Llama-3-70B Q4_K_M file of the XiongjieDai llama-bench runs: 42,512,531,456 bytes = 39.59 GiB "
+        "(attn_v Q5_K outside the use_more_bits layers, llama.cpp's 70B rule), as llama-bench printed "
+        "('llama 70B Q4_K - Medium | 39.59 GiB | 70.55 B').",
+    ),
+    # Issue 14: the checkpoints of the other measured llama.cpp points (registry/measurements/llamacpp-points.toml).
+    "llama2-7b-q4_0": (
+        "llama-2-7b.json",
+        "Q4_0",
+        "The Llama-2-7B Q4_0 file of the measured ./main runs: 3,825,065,984 bytes = 3.56 GiB (Q6_K output), as "
+        "llama.cpp printed ('model size = 3.56 GiB (4.54 BPW)').",
+    ),
+    "llama2-7b-f16": (
+        "llama-2-7b.json",
+        "F16",
+        "The Llama-2-7B F16 file of the measured ./main runs: 13,477,363,712 bytes = 12.55 GiB, as llama.cpp printed "
+        "('model size = 12.55 GiB (16.00 BPW)').",
+    ),
+    "llama2-7b-q4_k_m": (
+        "llama-2-7b.json",
+        "Q4_K_M",
+        "The Llama-2-7B Q4_K_M file of ggml-org/llama.cpp#6763's runs (its size was not printed there): 4,080,263,168 "
+        "bytes by the Q4_K_M rules.",
+    ),
+    "codellama-7b-f16": (
+        "codellama-7b.json",
+        "F16",
+        "The CodeLlama-7B F16 file of ggml-org/llama.cpp#4766's llama-bench table: 13,477,625,856 bytes = 12.55 GiB, "
+        "as printed ('llama 7B F16 | 12.55 GiB').",
+    ),
+    "codellama-7b-q8_0": (
+        "codellama-7b.json",
+        "Q8_0",
+        "The CodeLlama-7B Q8_0 file of ggml-org/llama.cpp#4766's llama-bench table: 7,160,487,936 bytes = 6.67 GiB, "
+        "as printed ('llama 7B Q8_0 | 6.67 GiB').",
+    ),
+    "llama31-8b-bf16": (
+        "llama-3.1-8b.json",
+        "BF16",
+        "The 'llama 8B BF16' file of ggml-org/llama.cpp#15131's table (its size was not printed there; taken as "
+        "Llama-3.1-8B, whose shapes are Llama-3-8B's): 16,061,054,976 bytes by the BF16 rules.",
+    ),
+    "llama31-8b-q4_0": (
+        "llama-3.1-8b.json",
+        "Q4_0",
+        "The 'llama 8B Q4_0' file of ggml-org/llama.cpp#15131's and #17505's tables (its size was not printed there; "
+        "taken as Llama-3.1-8B: #17505 decodes at 32K of context, past Llama-3-8B's 8K): 4,653,375,488 bytes by the "
+        "Q4_0 rules (Q6_K output).",
     ),
 }
 

@@ -43,6 +43,7 @@ def test_every_fact_unit_parses_to_the_same_multiplier_as_the_loader() -> None:
         "MAC/s": (("MAC", 1), ("s", -1)),
         "cycle/s": (("cycle", 1), ("s", -1)),
         "share": (),
+        "seconds": (("s", 1),),  # a serving stack's fixed costs (issue 14)
     }
     for unit, (dimension, multiplier) in UNITS.items():
         parsed = Unit.parse(unit)
@@ -57,7 +58,9 @@ def test_input_units() -> None:
     assert quantity(2, "op/MAC") == Quantity(Fraction(2), (("MAC", -1), ("op", 1)))
     assert quantity(1410, "MHz") == Quantity(Fraction(1410 * 10**6), (("cycle", 1), ("s", -1)))
     assert quantity(126.5, "MiB").value == Fraction(253, 2) * 2**20  # 126.5 exactly, not a double
-    for bad in ("furlongs", "TB/s/s", "KiFLOP", "ms", "/s", ""):
+    # Seconds below one are ms, us and ns (a serving stack's fixed costs, issue 14); no other prefix makes seconds.
+    assert quantity(82.18, "us").value == Fraction(8218, 10**8) and quantity(1, "ms").dims == (("s", 1),)
+    for bad in ("furlongs", "TB/s/s", "KiFLOP", "ks", "Ms", "/s", ""):
         with pytest.raises(InputError, match="unit"):
             Unit.parse(bad)
 

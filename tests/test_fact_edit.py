@@ -163,7 +163,8 @@ def test_fact_show(root: Path) -> None:
     assert lines[3].strip().startswith("source: azure-ai-benchmarking-guide — Azure_Results/ND_H200_v5_results.md")
     code, out, _ = run(["--root", str(root), "fact", "show", CARD, "--json"])
     data = json.loads(out)
-    assert data["kind"] == "card" and len(data["facts"]) == 14
+    # 10 card facts, 4 of the host link, 3 float-matrix rates (tensor.f16, tensor.bf16, tensor.f8; issue 14)
+    assert data["kind"] == "card" and len(data["facts"]) == 17
     assert data["facts"]["memory.bandwidth"]["base_value"] == 4.8e12
     code, _, err = run(["--root", str(root), "fact", "show", "no_such_card"])
     assert code == 2 and "card 'no_such_card': not found" in err

@@ -59,7 +59,9 @@ def cites(table: dict[str, Any], source: str) -> bool:
 def test_every_registered_fact_carries_a_registered_source() -> None:
     sources = load_sources(Root(REPO))
     tables = fact_tables(REPO)
-    assert len(tables) == 7 * 14 + 4 + 2 * 2  # seven cards with a host link, four acceptance figures, two routings
+    # seven cards with a host link (14 facts each) and their 15 float-matrix rates; the ten cards of the measured runs
+    # (issue 14: 10 facts and 2 or 3 tensor.* rates each, 25 in all); four acceptance figures; two routings
+    assert len(tables) == 7 * 14 + 15 + 10 * 10 + 25 + 4 + 2 * 2
     for key, table in tables.items():
         assert table["source"] in sources, key
         assert len(table["locator"]) >= 3 and "cite" not in table, key
@@ -70,6 +72,10 @@ def test_every_registered_fact_carries_a_registered_source() -> None:
         for i in t.get("derivation", {}).get("inputs", {}).values()
         if "source" in i
     }
+    # Issue 14: a serving stack's facts and the measured runs cite sources too.
+    from passprice.lineage import _stack_and_run_sources
+
+    cited |= _stack_and_run_sources(Root(REPO))
     assert cited == set(sources)
     report = ok("check")
     assert report["ok"] and report["problems"] == [] and report["warnings"] == []
@@ -94,6 +100,9 @@ def test_no_two_source_records_describe_the_same_document() -> None:
         "vector",
         "host.read",
         "host.write",
+        "tensor.f16",
+        "tensor.bf16",
+        "tensor.f8",
     ]
 
 

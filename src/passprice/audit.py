@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from passprice.cards import CARD_PATHS, HOST_PATHS, Card, card_from_facts
+from passprice.cards import Card, card_from_facts, is_card_path
 from passprice.facts import Fact, Provenance
 from passprice.routing import ROUTING_PATHS
 from passprice.serving import Draft, Serving, ServingBind, ServingCost, ServingRefusal
@@ -102,7 +102,7 @@ def _with_fact(card: Card, serving: Serving, path: str, fact: Fact) -> tuple[Car
         else:
             routing = attrs.evolve(serving.routing, hot_share=fact)
         return card, attrs.evolve(serving, routing=routing)
-    facts = {p: f for p, f in card.facts().items() if p in CARD_PATHS or p in HOST_PATHS}
+    facts = {p: f for p, f in card.facts().items() if is_card_path(p)}
     facts[path] = fact
     return card_from_facts(card.name, card.title, facts, card.hypothetical), serving
 

@@ -21,7 +21,7 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from passprice.cost import Lines, pass_terms
+from passprice.cost import Lines, Pricing, pass_terms
 from passprice.serving import U32_MAX, NotResident, OnChipOverflow, ServingCost, ServingRefusal
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ class _Curve:
     """Tokens/s of a :class:`PassShape` on a card as a function of the batch: exact values (priced with the seed's
     ``cost_split``, cached) and upper bounds, for one batch or a range of batches, from the pass's coefficients."""
 
-    def __init__(self, shape: PassShape, card: Card, host_memory: bool) -> None:
+    def __init__(self, shape: PassShape, card: Card, host_memory: bool, pricing: Pricing | None = None) -> None:
         self.shape = shape
         self.card = card
         self.host_memory = host_memory
@@ -89,7 +89,9 @@ class _Curve:
         # scale lanes).
         self.split = host_memory and card.host is not None
         # The pricing and the facts every pass rests on, gathered once for the whole search.
-        self.basis: Basis = shape.basis(card)
+        # A serving stack's pricing (issue 14) only lengthens a pass (fixed costs, serial terms), so the bounds at
+        # its rates still hold.
+        self.basis: Basis = shape.basis(card, pricing)
         self.pricing = self.basis.pricing
         lines = Lines.of(self.pricing, shape, host=self.split)
         self.weights_s = lines.shared_s
@@ -97,7 +99,7 @@ class _Curve:
         self.sequence_s = lines.sequence_s
         self.host_s = lines.host_s
         self.compute_s = max(lines.array_s, lines.vector_s, lines.scale_s)
-        self.card_room = shape.card_room(card)
+        self.card_room = shape.card_room(card, self.pricing)
         self.host_room = shape.host_room(card) if self.split else 0
         self.emitted = shape.emitted_per_sequence
 
@@ -227,7 +229,7 @@ def _last_fitting(
         return 0
     limit = upper
     if shape.on_chip_per_sequence > 0:
-        limit = min(limit, max(int(card.on_chip.capacity.value // shape.on_chip_per_sequence), 1))
+        limit = min(limit, max(int(basis.pricing.on_chip // shape.on_chip_per_sequence), 1))
     if fits(limit) and (limit == upper or not fits(limit + 1)):
         return limit
     good, bad = 1, upper + 1
@@ -240,28 +242,33 @@ def _last_fitting(
     return good
 
 
-def max_batch(shape: PassShape, card: Card, host_memory: bool) -> int:
+def max_batch(shape: PassShape, card: Card, host_memory: bool, pricing: Pricing | None = None) -> int:
     """The most sequences the serving carries on ``card`` (seed ``max_batch``, without its scan): the last batch up
-    to card room (+ host room) + 1 before the first capacity refusal. Raises batch 1's refusal when nothing fits,
+    to card room (+ host room) + 1 before the first capacity refusal; at ``pricing``'s capacities (a serving
+    stack's, less the memory its runtime reserves; default the card's). Raises batch 1's refusal when nothing fits,
     and any other refusal batch 1 raises."""
     # The seed's loop runs to `most.saturating_add(1)`: u32 arithmetic stops at u32::MAX.
-    basis = shape.basis(card)
-    n = _last_fitting(shape, card, host_memory, min(shape.most(card, host_memory) + 1, U32_MAX), basis)
+    basis = shape.basis(card, pricing)
+    n = _last_fitting(
+        shape, card, host_memory, min(shape.most(card, host_memory, basis.pricing) + 1, U32_MAX), basis
+    )
     if n == 0:
         shape.cost_split(card, 1, host_memory, basis)
     return n
 
 
-def best(shape: PassShape, card: Card, host_memory: bool) -> ServingCost:
+def best(shape: PassShape, card: Card, host_memory: bool, pricing: Pricing | None = None) -> ServingCost:
     """The batch that makes ``card`` emit the most tokens per second, and its pass, identical to the seed's scan
     (``PassShape::best``: ties within a relative 1e-12 go to the smaller batch), found by branch and bound.
+    ``pricing``: the rates and capacities (default: the card's limit; a serving stack's expected pricing gives the
+    stack's best batch).
 
     Raises what batch 1 raises when no batch fits (or batch 1's other refusals), and :class:`FlatCurve` when the
     bounds cannot settle the answer and the seed's scan would price more than :data:`SCAN_LIMIT` batches: the time
     is bounded for every input (at most :data:`BUDGET` exact prices, or a scan of at most :data:`SCAN_LIMIT`)."""
-    curve = _Curve(shape, card, host_memory)
+    curve = _Curve(shape, card, host_memory, pricing)
     first = curve.cost(1)
-    top = _last_fitting(shape, card, host_memory, max(shape.most(card, host_memory), 1), curve.basis)
+    top = _last_fitting(shape, card, host_memory, max(shape.most(card, host_memory, curve.pricing), 1), curve.basis)
     if top <= 1:
         return first
     try:
@@ -269,7 +276,7 @@ def best(shape: PassShape, card: Card, host_memory: bool) -> ServingCost:
     except _Undecided:
         if top > SCAN_LIMIT:
             raise FlatCurve(top, max(c.tokens_per_s for c in curve.priced.values())) from None
-        return shape.best_by_scan(card, host_memory)
+        return shape.best_by_scan(card, host_memory, pricing)
 
 
 def _maximum(curve: _Curve, top: int, high: float) -> float:

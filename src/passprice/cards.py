@@ -31,6 +31,16 @@ CARD_PATHS: dict[str, str] = {
     "vector": "MAC/s",
     "scale": "cycle/s",
 }
+#: Optional float-matrix rates by format (tensor cores, matrix cores; issue 14): where a card has one, a float matrix
+#: of that format rides it instead of the vector units (DESIGN.md, Tensor cores). ``tensor.f8`` is recorded where a
+#: card has it; no GGML type maps to it yet.
+TENSOR_PATHS: dict[str, str] = {
+    "tensor.f16": "MAC/s",
+    "tensor.bf16": "MAC/s",
+    "tensor.f8": "MAC/s",
+}
+#: GGML type name → the tensor path whose rate a float matrix of that type rides.
+TENSOR_FORMATS: dict[str, str] = {"F16": "tensor.f16", "BF16": "tensor.bf16"}
 #: The paths of a card's host link, present only together.
 HOST_PATHS: dict[str, str] = {
     "host.capacity": "bytes",
@@ -78,7 +88,8 @@ class Card:
     ``name`` is the card's registry name (its file's stem), ``title`` the name it is sold or drawn under.
     ``memory`` holds the weights and every sequence's caches and states; ``on_chip`` holds the batch's token-rows
     through a layer; ``array`` is integer multiply-adds/s (4-bit weight × 8-bit activation); ``vector`` f32
-    multiply-adds/s; ``scale`` block-scale lane cycles/s; ``host`` the host link, if any.
+    multiply-adds/s; ``scale`` block-scale lane cycles/s; ``host`` the host link, if any; ``tensor`` the
+    float-matrix rates it has (MAC/s, by path: ``tensor.f16``, ``tensor.bf16``, ``tensor.f8``; issue 14).
     """
 
     name: str
@@ -91,6 +102,13 @@ class Card:
     scale: Fact
     host: HostLink | None = None
     hypothetical: bool = False
+    tensor: Mapping[str, Fact] = attrs.field(factory=dict)
+
+    def tensor_rate(self, ty: str) -> Fact | None:
+        """The float-matrix rate (MAC/s) a matrix of GGML type ``ty`` (``F16``, ``BF16``) rides, or ``None`` when the
+        card has none for it (the matrix then rides the vector units, the seed's ``is_float`` rule)."""
+        path = TENSOR_FORMATS.get(ty)
+        return self.tensor.get(path) if path is not None else None
 
     def weakest(self, include_host: bool = False) -> Provenance:
         """The weakest provenance of the card's own facts (those every price rests on), or of all its facts, host
@@ -120,17 +138,24 @@ class Card:
                     "host.stream": self.host.stream,
                 }
             )
+        out.update({p: self.tensor[p] for p in TENSOR_PATHS if p in self.tensor})
         return out
 
 
+def is_card_path(path: str) -> bool:
+    """Whether ``path`` names a card fact: a required path, a host-link path or a float-matrix rate."""
+    return path in CARD_PATHS or path in HOST_PATHS or path in TENSOR_PATHS
+
+
 def card_from_facts(name: str, title: str, facts: Mapping[str, Fact], hypothetical: bool = False) -> Card:
-    """The card whose facts are ``facts`` (path → fact); the host link when every ``host.*`` path is present.
+    """The card whose facts are ``facts`` (path → fact); the host link when every ``host.*`` path is present, the
+    float-matrix rates (``tensor.*``) that are.
 
     Raises :class:`InputError` naming a missing path, a partial host link, or a fact whose unit has the wrong
     dimension for its path (a ``GB`` where ``B/s`` belongs).
     """
     for path, fact in facts.items():
-        want = CARD_PATHS.get(path) or HOST_PATHS.get(path)
+        want = CARD_PATHS.get(path) or HOST_PATHS.get(path) or TENSOR_PATHS.get(path)
         if want is None:
             raise InputError(f"card {name}: {path}: not a card fact path")
         if dimension(fact.unit) != want:
@@ -158,13 +183,14 @@ def card_from_facts(name: str, title: str, facts: Mapping[str, Fact], hypothetic
         scale=facts["scale"],
         host=host,
         hypothetical=hypothetical,
+        tensor={p: facts[p] for p in TENSOR_PATHS if p in facts},
     )
 
 
 def facts_of_document(document: Mapping[str, object], source: str) -> dict[str, Fact]:
     """The facts of a validated card document, by path (``memory.capacity`` …), in file order."""
     out: dict[str, Fact] = {}
-    for path in (*CARD_PATHS, *HOST_PATHS):
+    for path in (*CARD_PATHS, *HOST_PATHS, *TENSOR_PATHS):
         node: object = document
         for part in path.split("."):
             node = node.get(part) if isinstance(node, Mapping) else None

@@ -172,11 +172,16 @@ def check(root: Root) -> CheckReport:
     problems: list[str] = []
     unreadable: list[str] = []  # the problems that are files that do not read (an InputError)
     kinds: dict[str, int] = {}
+    from passprice.measurements import runs_of_document
+    from passprice.stacks import stack_from_document
+
     for folder, kind, build in (
         (root.cards, "card", card_from_document),
         (root.drafts, "draft", method_from_document),
         (root.routing, "routing", routing_from_document),
+        (root.stacks, "stack", stack_from_document),
         (root.checkpoints, "checkpoint", lambda name, doc, src: None),
+        (root.measurements, "measurement", runs_of_document),
     ):
         n, found = _validate_folder(root, folder, kind, build)
         kinds[f"{kind}s"] = n

@@ -674,6 +674,21 @@ def _refuse(e: Any) -> NoReturn:
     raise Refused(str(e), e.to_json())
 
 
+_STACK_HELP = "Also price the pass under serving stack S (facts/stacks): its expected price beside the card's limit."
+
+
+def _expected(ctx: click.Context, stack: str, resolved: Any, kind: str) -> Any:
+    """The limit and the expected price under ``stack`` (issue 14); a refusal exits 1."""
+    from passprice.serving import ServingRefusal
+    from passprice.stacks import load_stack, price_expected
+
+    the_stack = load_stack(_root(ctx), stack)
+    try:
+        return price_expected(resolved.header, resolved.card, resolved.serving, the_stack, kind)
+    except ServingRefusal as e:
+        _refuse(e)
+
+
 def _lock_options(f: F) -> F:
     """``--lock L`` and ``--no-lock``: every pricing command prices a registered serving under its locks."""
     f = click.option(
@@ -687,10 +702,17 @@ def _lock_options(f: F) -> F:
 
 
 def _under_locks(
-    root: Any, serving: str | None, resolved: Any, lock_ref: str | None, no_lock: bool, rests_on: Any = ()
+    root: Any,
+    serving: str | None,
+    resolved: Any,
+    lock_ref: str | None,
+    no_lock: bool,
+    rests_on: Any = (),
+    stack_facts: Any = None,
 ) -> tuple[Any, Any]:
-    """The locks a result is priced under (:func:`passprice.enforce.guard`) and their verdicts on today's facts;
-    raises :class:`Refused` (exit 1) for a lock of something else or a floor breached."""
+    """The locks a result is priced under (:func:`passprice.enforce.guard`) and their verdicts on today's facts
+    (``stack_facts``: a serving stack's, by lock path, when the result has an expected price: a lock made under the
+    stack floors them); raises :class:`Refused` (exit 1) for a lock of something else or a floor breached."""
     from passprice.enforce import LockMismatch, guard, serving_name
 
     if lock_ref is not None and no_lock:
@@ -699,11 +721,19 @@ def _under_locks(
         g = guard(root, serving_name(root, serving), resolved, lock_ref, no_lock)
     except LockMismatch as e:
         _refuse(e)
-    verdicts = g.judge(resolved.facts(), rests_on)
+    facts = resolved.facts()
+    if stack_facts:
+        facts.update(stack_facts)
+    verdicts = g.judge(facts, rests_on)
     for v in verdicts:
         if not v.holds:
             raise Refused(v.message(), {**v.to_json(), "locks": g.names()})
     return g, verdicts
+
+
+def _stack_facts(expected: Any) -> dict[str, Any] | None:
+    """The facts of the stack an expected price was made under, by lock path (``None`` without one)."""
+    return expected.stack.lock_facts() if expected is not None else None
 
 
 def _own_serving(root: Any, lock_ref: str | None, serving: str | None, o: dict[str, Any]) -> tuple[Any, Any]:
@@ -721,77 +751,121 @@ def _own_serving(root: Any, lock_ref: str | None, serving: str | None, o: dict[s
 @cli.command("price")
 @_serving_options(with_batch=True)
 @_lock_options
+@click.option("--stack", metavar="S", help=_STACK_HELP)
 @_json_option
 @click.pass_context
 def price_command(
-    ctx: click.Context, /, serving: str | None, lock_ref: str | None, no_lock: bool, as_json: bool, **o: Any
+    ctx: click.Context,
+    /,
+    serving: str | None,
+    lock_ref: str | None,
+    no_lock: bool,
+    stack: str | None,
+    as_json: bool,
+    **o: Any,
 ) -> None:
     """Price one decode pass of SERVING (or of --checkpoint on --card), under its locks in locks/. With --lock L and
-    no SERVING, price L's own serving (its kind: a best lock prices the best batch) with today's facts."""
+    no SERVING, price L's own serving (its kind: a best lock prices the best batch; a lock made under a stack, under
+    it) with today's facts."""
     from passprice.locks import evaluate
-    from passprice.report import cost_json, cost_text, float_matrices
+    from passprice.report import cost_json, cost_text, expected_json, expected_text, float_matrices
     from passprice.serving import ServingRefusal
     from passprice.servings import resolve
 
     base, the_lock = _own_serving(_root(ctx), lock_ref, serving, o)
     root, spec = _spec(ctx, serving, base=base, **o)
     resolved = resolve(root, spec)
-    try:
-        cost = evaluate(the_lock.kind if the_lock is not None else "price", resolved.header, resolved.card,
-                        resolved.serving)
-    except ServingRefusal as e:
-        _refuse(e)
+    kind = the_lock.kind if the_lock is not None else "price"
+    if stack is None and the_lock is not None and the_lock.stack is not None:
+        stack = the_lock.stack.name
+    expected = None
+    if stack is not None:
+        expected = _expected(ctx, stack, resolved, kind)
+        cost = expected.limit
+    else:
+        try:
+            cost = evaluate(kind, resolved.header, resolved.card, resolved.serving)
+        except ServingRefusal as e:
+            _refuse(e)
     named = serving or (the_lock.info.serving if the_lock is not None else None)
-    g, verdicts = _under_locks(root, named, resolved, lock_ref, no_lock, cost.rests_on)
-    data = cost_json(cost)
+    g, verdicts = _under_locks(
+        root, named, resolved, lock_ref, no_lock, cost.rests_on, _stack_facts(expected)
+    )
+    data = cost_json(cost) if expected is None else expected_json(expected)
     _finite(data)
     if as_json:
         _echo_json({**data, "lock": g.to_json()})
     else:
         title = f"{resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
-        click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header)))
+        click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card)))
+        if expected is not None:
+            click.echo(expected_text(expected))
         click.echo(f"\n  lock          {g.line(verdicts)}")
 
 
 @cli.command("best")
 @_serving_options(with_batch=False)
 @_lock_options
+@click.option("--stack", metavar="S", help=_STACK_HELP + " The stack's best batch may differ.")
 @_json_option
 @click.pass_context
 def best_command(
-    ctx: click.Context, /, serving: str | None, lock_ref: str | None, no_lock: bool, as_json: bool, **o: Any
+    ctx: click.Context,
+    /,
+    serving: str | None,
+    lock_ref: str | None,
+    no_lock: bool,
+    stack: str | None,
+    as_json: bool,
+    **o: Any,
 ) -> None:
     """The batch that emits the most tokens per second, and its pass, under the serving's locks."""
-    from passprice.report import cost_json, cost_text, float_matrices
+    from passprice.report import cost_json, cost_text, expected_json, expected_text, float_matrices
     from passprice.serving import ServingRefusal, best_serving
     from passprice.servings import resolve
 
     base, the_lock = _own_serving(_root(ctx), lock_ref, serving, o)
     root, spec = _spec(ctx, serving, base=base, **o)
     resolved = resolve(root, spec)
-    try:
-        cost = best_serving(resolved.header, resolved.card, resolved.serving)
-    except ServingRefusal as e:
-        _refuse(e)
+    expected = _expected(ctx, stack, resolved, "best") if stack is not None else None
+    if expected is not None:
+        cost = expected.limit
+    else:
+        try:
+            cost = best_serving(resolved.header, resolved.card, resolved.serving)
+        except ServingRefusal as e:
+            _refuse(e)
     named = serving or (the_lock.info.serving if the_lock is not None else None)
-    g, verdicts = _under_locks(root, named, resolved, lock_ref, no_lock, cost.rests_on)
-    data = cost_json(cost)
+    g, verdicts = _under_locks(
+        root, named, resolved, lock_ref, no_lock, cost.rests_on, _stack_facts(expected)
+    )
+    data = cost_json(cost) if expected is None else expected_json(expected)
     _finite(data)
     if as_json:
         _echo_json({**data, "lock": g.to_json()})
     else:
         title = f"best batch: {resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
-        click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header)))
+        click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card)))
+        if expected is not None:
+            click.echo(expected_text(expected))
         click.echo(f"\n  lock          {g.line(verdicts)}")
 
 
 @cli.command("max-batch")
 @_serving_options(with_batch=False)
 @_lock_options
+@click.option("--stack", metavar="S", help="Also the most under serving stack S, whose runtime reserves memory.")
 @_json_option
 @click.pass_context
 def max_batch_command(
-    ctx: click.Context, /, serving: str | None, lock_ref: str | None, no_lock: bool, as_json: bool, **o: Any
+    ctx: click.Context,
+    /,
+    serving: str | None,
+    lock_ref: str | None,
+    no_lock: bool,
+    stack: str | None,
+    as_json: bool,
+    **o: Any,
 ) -> None:
     """The most sequences the card carries: every larger batch is refused for capacity (under the serving's
     locks)."""
@@ -801,18 +875,30 @@ def max_batch_command(
     base, the_lock = _own_serving(_root(ctx), lock_ref, serving, o)
     root, spec = _spec(ctx, serving, base=base, **o)
     resolved = resolve(root, spec)
+    under = None
     try:
-        n = max_batch(resolved.header, resolved.card, resolved.serving)
+        if stack is not None:
+            from passprice.stacks import load_stack, max_batch_expected
+
+            the_stack = load_stack(root, stack)
+            n, under, reserved = max_batch_expected(resolved.header, resolved.card, resolved.serving, the_stack)
+        else:
+            n = max_batch(resolved.header, resolved.card, resolved.serving)
     except ServingRefusal as e:
         _refuse(e)
     named = serving or (the_lock.info.serving if the_lock is not None else None)
     g, verdicts = _under_locks(root, named, resolved, lock_ref, no_lock)
     if as_json:
-        _echo_json(
-            {"card": resolved.card.name, "checkpoint": resolved.spec.checkpoint, "max_batch": n, "lock": g.to_json()}
-        )
+        data: dict[str, Any] = {"card": resolved.card.name, "checkpoint": resolved.spec.checkpoint, "max_batch": n}
+        if under is not None:
+            data.update({"stack": stack, "expected_max_batch": under, "reserved_bytes": reserved})
+        _echo_json({**data, "lock": g.to_json()})
     else:
         click.echo(f"{resolved.spec.checkpoint} on {resolved.card.name}: at most {n:,} sequences a pass")
+        if under is not None:
+            from passprice.tables import si
+
+            click.echo(f"  under stack {stack}: at most {under:,} (its runtime reserves {si(reserved, 'B')})")
         click.echo(f"  lock  {g.line(verdicts)}")
 
 
@@ -863,6 +949,7 @@ def _given(o: dict[str, Any]) -> list[str]:
 @click.option("--force", is_flag=True,
               help="Overwrite an existing lock (its policy rebuilt from the flags; every floor loosened or removed is "
               "printed).")
+@click.option("--stack", metavar="S", help="Lock the expected price under serving stack S too, pinning its facts.")
 @_json_option
 @click.pass_context
 def lock_command(
@@ -876,6 +963,7 @@ def lock_command(
     requires: tuple[str, ...],
     update: bool,
     force: bool,
+    stack: str | None,
     as_json: bool,
     **o: Any,
 ) -> None:
@@ -951,6 +1039,13 @@ def lock_command(
         locked = serving_name(root, serving)
     resolved = resolve(root, spec)
     kind = kind or "price"
+    if stack is None and update and old is not None and old.stack is not None:
+        stack = old.stack.name  # --update keeps the stack the lock was made under
+    the_stack = None
+    if stack is not None:
+        from passprice.stacks import load_stack
+
+        the_stack = load_stack(root, stack)
     try:
         lock = make_lock(
             lock_name, kind, resolved, root,
@@ -958,6 +1053,7 @@ def lock_command(
             serving=locked,
             floor=Provenance(floor) if floor is not None else None,
             requires=paths,
+            stack=the_stack,
         )
     except ServingRefusal as e:
         _refuse(e)
@@ -1356,6 +1452,7 @@ def fact_set_command(
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here (default: stdout).")
 @_plot_option("tokens/s against the batch, one line a serving on a card, the best batch marked")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
+@click.option("--stack", metavar="S", help="Add serving stack S's expected price to every row (issue 14).")
 @_lock_options
 @click.pass_context
 def sweep_command(
@@ -1371,6 +1468,7 @@ def sweep_command(
     output: Path | None,
     plot_path: Path | None,
     force: bool,
+    stack: str | None,
     lock_ref: str | None,
     no_lock: bool,
 ) -> None:
@@ -1410,7 +1508,12 @@ def sweep_command(
         )
     if as_json:
         fmt = "json"
-    sweeper = Sweeper(root)
+    the_stack = None
+    if stack is not None:
+        from passprice.stacks import load_stack
+
+        the_stack = load_stack(root, stack)
+    sweeper = Sweeper(root, the_stack)
     sweeper.check(grid)
     under = _sweep_locks(root, grid.servings, lock_ref, no_lock)
     total = grid.size()
@@ -1426,11 +1529,11 @@ def sweep_command(
                 kept.extend(segment.rows())
             yield segment
 
-    with contextlib.ExitStack() as stack:
-        stack.enter_context(np.errstate(all="ignore"))
+    with contextlib.ExitStack() as exits:
+        exits.enter_context(np.errstate(all="ignore"))
         progress: Callable[[int], None] | None = None
         if total >= 20_000:
-            bar: Any = stack.enter_context(click.progressbar(length=total, label="pricing", file=sys.stderr))
+            bar: Any = exits.enter_context(click.progressbar(length=total, label="pricing", file=sys.stderr))
             progress = bar.update
         chunks = text_chunks(keep(sweeper.segments(grid, progress=progress)), fmt)
         if output is None:
@@ -1537,11 +1640,12 @@ def kv_command(
     help="Draw tokens/s and pass time against the batch (needs matplotlib: pip install 'passprice[plot]').",
 )
 @click.option("--force", is_flag=True, help="Overwrite an existing --plot file.")
+@click.option("--stack", metavar="S", help="Also the lines, crossing and best batch under serving stack S.")
 @_json_option
 @click.pass_context
 def roofline_command(
-    ctx: click.Context, /, card_name: str, serving: str | None, plot_path: Path | None, force: bool, as_json: bool,
-    lock_ref: str | None, no_lock: bool, **o: Any,
+    ctx: click.Context, /, card_name: str, serving: str | None, plot_path: Path | None, force: bool,
+    stack: str | None, as_json: bool, lock_ref: str | None, no_lock: bool, **o: Any,
 ) -> None:
     """Ridge points of CARD's datapaths; with SERVING (or --checkpoint), its arithmetic intensity by batch on CARD,
     the batch at which the bind changes, the best batch and the largest that fits."""
@@ -1570,7 +1674,7 @@ def roofline_command(
         if plot_path is not None:
             raise click.UsageError("--plot draws a serving: give a SERVING or --checkpoint")
         card = load_card(_root(ctx), card_name)
-        data = {"card": card.name, "ridges": ridges_json(ridges(card))}
+        data: dict[str, Any] = {"card": card.name, "ridges": ridges_json(ridges(card))}
         _finite(data)  # the text shows the same figures: `inf MAC/B` is no ridge either
         if as_json:
             _echo_json(data)
@@ -1583,12 +1687,20 @@ def roofline_command(
 
     summary = " · ".join(spec_summary(resolved.spec).split(" · ")[:2])
     title = f"{serving or spec.checkpoint}: {resolved.spec.checkpoint} on {resolved.card.title}\n{summary}"
+    under = None
     try:
         line = roofline(resolved.header, resolved.card, resolved.serving, title)
+        if stack is not None:
+            from passprice.roofline import stack_lines
+            from passprice.stacks import load_stack
+
+            under = stack_lines(resolved.header, resolved.card, resolved.serving, load_stack(root, stack))
     except ServingRefusal as e:
         _refuse(e)
     g, verdicts = _under_locks(root, serving, resolved, lock_ref, no_lock)
     data = roofline_json(line)
+    if under is not None:
+        data["stack"] = under
     _finite(data)  # before the plot is written: a roofline JSON cannot carry is no picture either
     if plot_path is not None:
         draw(line, plot_path, force=force)
@@ -1596,6 +1708,10 @@ def roofline_command(
         _echo_json({**data, "lock": g.to_json()})
     else:
         click.echo(roofline_text(line))
+        if under is not None:
+            from passprice.roofline import stack_lines_text
+
+            click.echo(stack_lines_text(under))
         click.echo(f"  lock: {g.line(verdicts)}")
     if plot_path is not None:
         click.echo(f"plot -> {plot_path}", err=True)
@@ -1697,6 +1813,7 @@ def speculate_command(
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here (default: stdout).")
 @_plot_option("throughput and end-to-end latency over time, one colour a policy")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
+@click.option("--stack", metavar="S", help="Price every step under serving stack S (its rates, fixed costs, reserve).")
 @_lock_options
 @_json_option
 @click.pass_context
@@ -1721,6 +1838,7 @@ def simulate_command(
     output: Path | None,
     plot_path: Path | None,
     force: bool,
+    stack: str | None,
     lock_ref: str | None,
     no_lock: bool,
     as_json: bool,
@@ -1751,8 +1869,13 @@ def simulate_command(
     root, spec = _spec(ctx, serving, card=card, limit=limit, kv_page=kv_page, contiguous=contiguous,
                        prefix_read_once=prefix_read_once)
     resolved = resolve(root, spec)
+    the_stack = None
+    if stack is not None:
+        from passprice.stacks import load_stack
+
+        the_stack = load_stack(root, stack)
     try:
-        pricer = StepPricer.of(resolved.header, resolved.card, resolved.serving)
+        pricer = StepPricer.of(resolved.header, resolved.card, resolved.serving, the_stack)
     except ServingRefusal as e:
         _refuse(e)
     g, verdicts = _under_locks(root, serving, resolved, lock_ref, no_lock, pricer.rests_on())
@@ -1782,6 +1905,8 @@ def simulate_command(
     except ServingRefusal as e:
         _refuse(e)
     title = f"simulate {serving}: {resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
+    if stack is not None:
+        title += f" under stack {stack}"
     sim = Simulation(title, serving, trace.summary(), settings, pricer, tuple(outcomes))
     data = {**simulation_json(sim), "lock": g.to_json()}
     _finite(data)  # the text shows the same figures: a TTFT of `inf s` is no latency
@@ -1800,6 +1925,60 @@ def simulate_command(
         write_atomically(output, text, force=force)
         click.echo(f"{len(trace.requests):,} requests x {len(policies)} polic{'ies' if len(policies) > 1 else 'y'} "
                    f"-> {output}", err=True)
+
+
+# --- stacks and measured runs (issue 14) ----------------------------------------------------------------------------
+
+
+@cli.command("calibrate")
+@click.option("--stack", "stack", required=True, metavar="S", help="The stack to fit (facts/stacks/S.toml).")
+@click.option("--dry-run", is_flag=True, help="Print the fit and its hold-out errors; write nothing.")
+@_json_option
+@click.pass_context
+def calibrate_command(ctx: click.Context, stack: str, dry_run: bool, as_json: bool) -> None:
+    """Fit stack S's facts to its measured runs (registry/measurements) and write them as derived facts, with the
+    fit's error in sample, leaving one card out and leaving one checkpoint out."""
+    from passprice.calibrate import calibrate, calibration_json, calibration_text, write_calibration
+
+    root = _root(ctx)
+    cal = calibrate(root, stack)
+    written = None if dry_run else write_calibration(root, cal)
+    if as_json:
+        data = calibration_json(cal)
+        data["written"] = str(written) if written is not None else None
+        _finite(data)
+        _echo_json(data)
+    else:
+        shown = written.relative_to(root.path) if written is not None and written.is_relative_to(root.path) else written
+        click.echo(calibration_text(cal, shown))
+
+
+@cli.command("validate")
+@click.option("--stack", "stack", metavar="S", help="Only stack S's runs (default: every measured run).")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Draw measured vs priced tokens/s, log-log, one colour per card (.png or .svg; needs matplotlib).")
+@click.option("--force", is_flag=True, help="Overwrite an existing --plot file.")
+@_json_option
+@click.pass_context
+def validate_command(
+    ctx: click.Context, stack: str | None, plot_path: Path | None, force: bool, as_json: bool
+) -> None:
+    """Price every measured run as the card's limit and as its stack's expected price, beside what was measured."""
+    from passprice.validate import plot, to_json, validate, validation_text
+
+    if plot_path is not None:
+        _check_output(plot_path, force)
+    v = validate(_root(ctx), stack)
+    data = to_json(v)
+    _finite(data)
+    if plot_path is not None:
+        plot(v, plot_path, force=force)
+    if as_json:
+        _echo_json(data)
+    else:
+        click.echo(validation_text(v, stack))
+    if plot_path is not None:
+        click.echo(f"plot -> {plot_path}", err=True)
 
 
 def main() -> None:

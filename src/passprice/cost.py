@@ -47,7 +47,9 @@ class Pricing:
     ``capacity`` (card memory the serving may fill, B), ``host_capacity`` (B; 0 without a host link),
     ``on_chip`` (B). ``fixed_s``: seconds every pass pays whatever its terms (0 for the limit); ``serial``: the share
     of the non-binding terms that adds to the binding one (0: the terms overlap, the seed's rule; 1: they run one
-    after another).
+    after another). ``float_rates``: (GGML type name, MAC/s, the card fact path of the rate) of the float matrices
+    that ride a matrix rate (a card's tensor cores, DESIGN.md, or a stack's float-matrix kernels); a float matrix of
+    another type stays on the vector units, as the seed's ``is_float`` puts it.
     """
 
     read: float
@@ -63,11 +65,30 @@ class Pricing:
     on_chip: float
     fixed_s: float = 0.0
     serial: float = 0.0
+    float_rates: tuple[tuple[str, float, str], ...] = ()
+
+    def float_rate(self, ty: str) -> float | None:
+        """The matrix rate (MAC/s) a float matrix of GGML type ``ty`` rides, or ``None`` (the vector units)."""
+        for name, rate, _ in self.float_rates:
+            if name == ty:
+                return rate
+        return None
+
+    def float_path(self, ty: str) -> str | None:
+        """The card fact path of the rate a float matrix of GGML type ``ty`` rides (``tensor.f16``, or ``vector`` for
+        a stack whose float-matrix kernels run on the vector units), or ``None``."""
+        for name, _, path in self.float_rates:
+            if name == ty:
+                return path
+        return None
 
     @classmethod
     def limit(cls, card: Card) -> Pricing:
         """The card's limit: every rate as its facts give it (seed ``PassShape::cost``: ``bandwidth × share`` for
-        each stream, the link rate × ``host.stream``), its own capacities, no fixed cost, terms overlapping."""
+        each stream, the link rate × ``host.stream``), its own capacities, no fixed cost, terms overlapping; a float
+        matrix of a format the card has a ``tensor.*`` rate for rides it (DESIGN.md, Tensor cores)."""
+        from passprice.cards import TENSOR_FORMATS
+
         bandwidth = card.memory.bandwidth.value
         streams = card.streams
         host = card.host
@@ -83,6 +104,7 @@ class Pricing:
             capacity=card.memory.capacity.value,
             host_capacity=host.capacity.value if host is not None else 0.0,
             on_chip=card.on_chip.capacity.value,
+            float_rates=tuple((ty, card.tensor[p].value, p) for ty, p in TENSOR_FORMATS.items() if p in card.tensor),
         )
 
 
@@ -116,6 +138,7 @@ def pass_terms(
     array_macs: Any,
     vector_macs: Any,
     scale_cycles: Any,
+    float_macs: Sequence[tuple[str, Any]] = (),
 ) -> Terms:
     """The five terms of a pass of ``batch`` sequences, ``card_sequences`` of them held in card memory and
     ``host_sequences`` in host memory (seed ``PassShape::cost``; floats or arrays, elementwise).
@@ -123,11 +146,15 @@ def pass_terms(
     ``shared_bytes``: bytes the pass streams once for the whole batch (weights, embedding rows, a prefix read once;
     B, at ``read``). Per sequence: ``read_bytes`` and ``write_bytes`` (its own cache, state, log and ring traffic, B),
     ``rewrite_bytes`` (of those, read and written back in place, at ``rewrite``; the rest at ``append``),
-    ``array_macs``, ``vector_macs`` (MAC) and ``scale_cycles`` (cycles). Formula (seed):
+    ``array_macs``, ``vector_macs`` (MAC) and ``scale_cycles`` (cycles); ``float_macs``: (GGML type name, MAC) of
+    the float matrices among ``vector_macs``. Formula (seed, with the tensor-core path of DESIGN.md):
 
     - memory = shared / read + card_sequences × (rewrite / rewrite_rate + (read + write − rewrite) / append_rate)
     - host = max(host_sequences × read / host_read, host_sequences × write / host_write)
-    - array, vector, scale = (batch × per-sequence work) / rate
+    - array = (batch × array MACs) / array rate + Σ (batch × float-matrix MACs) / its matrix rate, over the float
+      matrices that ride one (the matrix datapath does both); vector = (batch × (vector MACs − those)) / vector rate;
+      scale = (batch × cycles) / scale rate. With no float matrix riding a matrix rate, this is the seed's formula to
+      the bit (``x − 0.0`` and ``x + 0.0`` are ``x``).
     """
     sequence_bytes = read_bytes + write_bytes
     memory_s = shared_bytes / pricing.read + card_sequences * (
@@ -137,11 +164,18 @@ def pass_terms(
         host_sequences * read_bytes / pricing.host_read,
         host_sequences * write_bytes / pricing.host_write,
     )
+    riding: Any = 0.0
+    matrix_s: Any = 0.0
+    for ty, macs in float_macs:
+        rate = pricing.float_rate(ty)
+        if rate is not None:
+            riding = riding + macs
+            matrix_s = matrix_s + (batch * macs) / rate
     return Terms(
         memory_s=memory_s,
         host_s=host_s,
-        array_s=(batch * array_macs) / pricing.array,
-        vector_s=(batch * vector_macs) / pricing.vector,
+        array_s=(batch * array_macs) / pricing.array + matrix_s,
+        vector_s=(batch * (vector_macs - riding)) / pricing.vector,
         scale_s=(batch * scale_cycles) / pricing.scale,
     )
 
@@ -168,7 +202,8 @@ class Lines:
     def of(cls, pricing: Pricing, shape: Any, host: bool = False) -> Lines:
         """The lines of ``shape`` (a :class:`~passprice.serving.PassShape`, or anything with its byte and work
         fields: ``weight_bytes``, ``embed_bytes``, ``read_bytes``, ``write_bytes``, ``rewrite_bytes``,
-        ``array_macs``, ``vector_macs``, ``scale_cycles``) at ``pricing``; ``host``: price the host link's line."""
+        ``array_macs``, ``vector_macs``, ``scale_cycles``, and ``float_macs`` when it has them) at ``pricing``;
+        ``host``: price the host link's line."""
         per = {
             "read_bytes": shape.read_bytes,
             "write_bytes": shape.write_bytes,
@@ -177,7 +212,8 @@ class Lines:
             "vector_macs": shape.vector_macs,
             "scale_cycles": shape.scale_cycles,
         }
-        none = dict.fromkeys(per, 0.0)
+        none: dict[str, Any] = dict.fromkeys(per, 0.0)
+        per["float_macs"] = getattr(shape, "float_macs", ())
         shared = pass_terms(
             pricing, batch=0.0, card_sequences=0.0, host_sequences=0.0, shared_bytes=shape.weight_bytes, **none
         )

@@ -57,8 +57,14 @@ def _dims(counts: Mapping[str, int]) -> Dims:
     return tuple(sorted((k, v) for k, v in counts.items() if v))
 
 
+#: Seconds below one (a serving stack's fixed costs, issue 14): the only prefixed seconds a unit may have.
+_SUBSECOND = {"ms": Fraction(1, 10**3), "us": Fraction(1, 10**6), "ns": Fraction(1, 10**9)}
+
+
 def _term(text: str, unit: str) -> tuple[Fraction, dict[str, int]]:
-    """One side of a unit (``TB``, ``GHz``, ``MAC``): its multiplier and dimension exponents."""
+    """One side of a unit (``TB``, ``GHz``, ``MAC``, ``ms``): its multiplier and dimension exponents."""
+    if text in _SUBSECOND:
+        return _SUBSECOND[text], {"s": 1}
     for word, symbol in _RATES.items():
         if text.endswith(word) and text[: -len(word)] in _DECIMAL:
             return Fraction(_DECIMAL[text[: -len(word)]]), {symbol: 1, "s": -1}
@@ -73,7 +79,8 @@ def _term(text: str, unit: str) -> tuple[Fraction, dict[str, int]]:
         if prefix in _BINARY and symbol == "B":
             return size * _BINARY[prefix], {dimension: 1}
     raise InputError(f"unit {unit!r}: {text!r} is not a unit passprice knows (B, bit, s, MAC, op, FLOP, cycle with a "
-                     "prefix k M G T P E or, for bytes, Ki Mi Gi Ti; TOPS, TFLOPS, GHz; '1' for a count or a share)")
+                     "prefix k M G T P E or, for bytes, Ki Mi Gi Ti; ms, us, ns; TOPS, TFLOPS, GHz; '1' for a count "
+                     "or a share)")
 
 
 @attrs.frozen

@@ -222,6 +222,7 @@ def file_kind(rel: str) -> tuple[str, str]:
             ("facts/cards", "card"),
             ("facts/drafts", "draft"),
             ("facts/routing", "routing"),
+            ("facts/stacks", "stack"),
             ("registry/checkpoints", "checkpoint"),
             ("registry/servings", "serving"),
         ):
@@ -348,8 +349,8 @@ class FileChange:
 
     @property
     def holds_facts(self) -> bool:
-        """True for a card, a drafting method or a routing record."""
-        return self.kind in ("card", "draft", "routing")
+        """True for a card, a drafting method, a routing record or a serving stack."""
+        return self.kind in ("card", "draft", "routing", "stack")
 
     @property
     def compared(self) -> bool:
@@ -405,6 +406,14 @@ def _read(side: Side, rel: str, kind: str, name: str) -> _Read:
             routing = routing_from_document(name, document, str(path))
             facts = {p.split(".", 1)[1]: f for p, f in routing.facts().items()}
             return _Read(facts, dict(document.get("routing", {})))
+        if kind == "stack":
+            from passprice.stacks import stack_from_document
+
+            document = schema.load(path, "stack", side.root.schema)
+            stack = stack_from_document(name, document, str(path))
+            # Paths as a lock names them, less the stack. prefix (added as the lock prefix below).
+            facts = {p.removeprefix("stack."): f for p, f in stack.lock_facts().items()}
+            return _Read(facts, dict(document.get("stack", {})))
         if kind == "checkpoint":
             from passprice.checkpoints import header_from_entry
             from passprice.pins import checkpoint_digest
@@ -441,8 +450,9 @@ def compare_file(base: Side, head: Side, rel: str) -> FileChange:
     new = _read(head, rel, kind, name) if on_head else _Read(facts={}, meta={})
     facts: tuple[FactChange, ...] = ()
     meta: tuple[str, ...] = ()
-    if kind in ("card", "draft", "routing") and old.facts is not None and new.facts is not None:
-        facts = fact_changes(old.facts, new.facts, {"draft": "draft.", "routing": "routing."}.get(kind, ""))
+    if kind in ("card", "draft", "routing", "stack") and old.facts is not None and new.facts is not None:
+        prefix = {"draft": "draft.", "routing": "routing.", "stack": "stack."}.get(kind, "")
+        facts = fact_changes(old.facts, new.facts, prefix)
         if on_base and on_head:
             before, after = old.meta or {}, new.meta or {}
             meta = tuple(k for k in dict.fromkeys([*before, *after]) if before.get(k) != after.get(k))
@@ -722,7 +732,9 @@ def _judge(lock: Lock | None, side: PriceSide) -> Verdict | None:
     if lock is None or side.error is not None:
         return None
     if side.price is not None:
-        pairs = [(p, Provenance(v)) for p, v in side.price.get("rests_on", {}).items()]
+        # A lock made under a serving stack (issue 14) is judged on its expected price's facts (card, draft, stack).
+        rests_on = side.price.get("expected", side.price).get("rests_on", {})
+        pairs = [(p, Provenance(v)) for p, v in rests_on.items()]
     else:
         pairs = [(p, Provenance(side.facts[p])) for p in lock.rests_on if p in side.facts]
     return judge(lock.name, lock.policy, pairs)
@@ -766,7 +778,10 @@ def _locks(side: Side) -> dict[str, Lock | None]:
 
 
 def _request(rel: str, lock: Lock) -> dict[str, Any]:
-    return {"key": rel, "kind": lock.kind, "serving": lock.info.serving, "spec": spec_to_document(lock.spec)}
+    request = {"key": rel, "kind": lock.kind, "serving": lock.info.serving, "spec": spec_to_document(lock.spec)}
+    if lock.stack is not None:
+        request["stack"] = lock.stack.name
+    return request
 
 
 def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[LockImpact, ...]:
@@ -816,6 +831,8 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
             touched.append(by_file.get(("draft", lock.spec.draft.method)))
         if lock.spec.routing is not None:
             touched.append(by_file.get(("routing", lock.spec.routing)))
+        if lock.stack is not None:
+            touched.append(by_file.get(("stack", lock.stack.name)))
         changed: list[str] = []
         unreadable = []
         for f in touched:

@@ -25,7 +25,7 @@ import tomlkit
 from tomlkit.items import InlineTable, Table
 
 from passprice import schema
-from passprice.cards import CARD_PATHS, HOST_PATHS, card_from_document, card_path
+from passprice.cards import CARD_PATHS, HOST_PATHS, TENSOR_PATHS, card_from_document, card_path, is_card_path
 from passprice.drafts import draft_path, method_from_document
 from passprice.errors import InputError
 from passprice.facts import Fact
@@ -79,8 +79,8 @@ def locate(root: Root, name: str, path: str | None, draft: bool = False) -> Fact
         fact = f"acceptance.{match.group(1)}" if match is not None else ""
         return FactFile(file, "draft", file.name[: -len(".toml")], fact)
     file = card_path(root, name)
-    if path is not None and path not in CARD_PATHS and path not in HOST_PATHS:
-        known = ", ".join([*CARD_PATHS, *HOST_PATHS])
+    if path is not None and not is_card_path(path):
+        known = ", ".join([*CARD_PATHS, *HOST_PATHS, *TENSOR_PATHS])
         raise InputError(f"{file}: {path}: not a card fact path (one of {known})")
     return FactFile(file, "card", file.name[: -len(".toml")], path or "")
 

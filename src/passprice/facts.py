@@ -91,7 +91,7 @@ def _prefixed(base: str, prefixes: Mapping[str, int]) -> dict[str, Fraction]:
 
 
 #: Unit → (dimension, multiplier to the base unit). Dimensions: ``bytes``, ``bytes/s``, ``MAC/s``, ``cycle/s``,
-#: ``share``.
+#: ``share``, ``seconds``.
 UNITS: dict[str, tuple[str, Fraction]] = {}
 for _u, _m in {**_prefixed("B", _DECIMAL), **_prefixed("B", _BINARY)}.items():
     UNITS[_u] = ("bytes", _m)
@@ -104,9 +104,12 @@ for _u, _m in _prefixed("Hz", {k: v for k, v in _DECIMAL.items() if k in ("", "k
 for _u, _m in _prefixed("cycle/s", {k: v for k, v in _DECIMAL.items() if k in ("", "G", "T")}).items():
     UNITS[_u] = ("cycle/s", _m)
 UNITS["1"] = ("share", Fraction(1))
+# Seconds (a serving stack's fixed costs, issue 14).
+for _u, _m in {"s": Fraction(1), "ms": Fraction(1, 10**3), "us": Fraction(1, 10**6), "ns": Fraction(1, 10**9)}.items():
+    UNITS[_u] = ("seconds", _m)
 
 #: The base unit each dimension is reported in.
-BASE_UNITS = {"bytes": "B", "bytes/s": "B/s", "MAC/s": "MAC/s", "cycle/s": "cycle/s", "share": "1"}
+BASE_UNITS = {"bytes": "B", "bytes/s": "B/s", "MAC/s": "MAC/s", "cycle/s": "cycle/s", "share": "1", "seconds": "s"}
 
 
 def to_base(amount: int | float, unit: str, where: str = "value") -> float:
@@ -133,7 +136,7 @@ def to_base(amount: int | float, unit: str, where: str = "value") -> float:
 
 
 def dimension(unit: str) -> str:
-    """The dimension (``bytes``, ``bytes/s``, ``MAC/s``, ``cycle/s`` or ``share``) of a known unit."""
+    """The dimension (``bytes``, ``bytes/s``, ``MAC/s``, ``cycle/s``, ``share`` or ``seconds``) of a known unit."""
     return UNITS[unit][0]
 
 

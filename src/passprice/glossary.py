@@ -305,6 +305,25 @@ _TERMS = (
         "pass whose work per byte is below a datapath's ridge is memory-bound for that datapath.",
         ("ridge point", "roofline", "ops:byte"),
     ),
+    Term(
+        "stack",
+        "a serving runtime of a build range, and what it delivers of the card's limit",
+        "A serving stack (facts/stacks/NAME.toml) is a runtime of a build range (llama.cpp CUDA, vLLM, TensorRT-LLM "
+        "...) described by cited facts: fixed seconds a pass and a layer, the share of each card rate its kernels "
+        "reach, whether its terms overlap or add (terms.serial), and the memory it keeps for itself. The price without "
+        "a stack is the card's limit; --stack S prints the stack's expected price beside it, and the ratio. passprice "
+        "calibrate fits a stack's facts to measured runs (registry/measurements/), reporting its error on cards and "
+        "checkpoints it held out; passprice validate prices every measured run both ways.",
+        ("serving stack", "expected", "expected price", "limit", "calibrate", "validate"),
+    ),
+    Term(
+        "tensor.f16",
+        "a card's dense F16 tensor-core rate: F16 matrices ride it instead of the vector units",
+        "tensor.f16, tensor.bf16, tensor.f8: a card's dense float-matrix rates (MAC/s), from its datasheet. Where a "
+        "card has the rate for a matrix's type, the matrix rides it (its seconds join the array term, the matrix "
+        "datapath; the price shows them as float_matrix_macs); where it has none, the vector units.",
+        ("tensor.bf16", "tensor.f8", "tensor cores", "tensor", "float_matrix_macs"),
+    ),
 )
 
 #: Every term by its name.

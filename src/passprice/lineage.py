@@ -101,6 +101,7 @@ def review(root: Root) -> tuple[list[str], list[str]]:
         problems += [f"{record.file}: {f.message}" for f in recheck_all(record.facts)]
         for path, fact in record.facts.items():
             cited.update(source_id for _, source_id in cited_ids(path, fact))
+    cited.update(_stack_and_run_sources(root))
     found, warnings = check_sources(root, cited)
     return problems + found, warnings
 
@@ -723,3 +724,28 @@ def sources_text(uses: Iterable[SourceUse]) -> str:
         "rests on them\n  `passprice audit --source ID` shows which, and what breaks if it is withdrawn"
     )
 
+
+
+def _stack_and_run_sources(root: Root) -> set[str]:
+    """The source ids serving stacks' facts and measured runs name (issue 14), so a source only they cite is not
+    reported as cited by nothing; a file that does not read, or names a source not registered, is check's to
+    report."""
+    from passprice.measurements import load_file
+    from passprice.stacks import stack_from_document
+
+    out: set[str] = set()
+    for name in root.names(root.stacks):
+        path = root.stacks / f"{name}.toml"
+        try:
+            stack = stack_from_document(name, schema.load(path, "stack", root.schema), str(path))
+        except InputError:
+            continue
+        for fact in stack.lock_facts().values():
+            if fact.source is not None:
+                out.add(fact.source)
+    for name in root.names(root.measurements):
+        try:
+            out.update(r.source_id for r in load_file(root.measurements / f"{name}.toml", root.schema))
+        except InputError:
+            continue
+    return out

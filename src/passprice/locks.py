@@ -21,14 +21,14 @@ import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 from passprice import schema
-from passprice.cards import CARD_PATHS, HOST_PATHS, Card, card_from_facts
+from passprice.cards import Card, card_from_facts, is_card_path
 from passprice.errors import InputError, SchemaError
 from passprice.facts import Fact, Provenance, weakest
 from passprice.facts import converter as fact_converter
@@ -40,6 +40,9 @@ from passprice.report import cost_json
 from passprice.routing import ROUTING_PATHS, Routing
 from passprice.serving import COST_FIELDS, Serving, ServingCost, best_serving, price_serving
 from passprice.servings import Resolved, ServingSpec, spec_from_document, spec_to_document, to_serving
+
+if TYPE_CHECKING:
+    from passprice.stacks import Stack
 
 _DRAFT_PATH = re.compile(r"draft\.acceptance\.[1-9][0-9]*")
 
@@ -53,10 +56,16 @@ FIGURES = (*(f for f in COST_FIELDS if f != "provenance"), "tokens_per_s")
 
 def is_fact_path(path: str) -> bool:
     """Whether ``path`` names a fact a price can rest on: a card path (``streams.rewrite``), a host-link path
-    (``host.read``), a drafting figure (``draft.acceptance.1``) or a routing figure (``routing.hot_share``), the
-    names a lock's policy and pins use."""
+    (``host.read``), a float-matrix rate (``tensor.f16``), a drafting figure (``draft.acceptance.1``), a routing
+    figure (``routing.hot_share``) or a serving stack's fact (``stack.share.read``, issue 14), the names a lock's
+    policy and pins use."""
+    from passprice.stacks import is_stack_path
+
     return (
-        path in CARD_PATHS or path in HOST_PATHS or _DRAFT_PATH.fullmatch(path) is not None or path in ROUTING_PATHS
+        is_card_path(path)
+        or _DRAFT_PATH.fullmatch(path) is not None
+        or path in ROUTING_PATHS
+        or is_stack_path(path)
     )
 
 
@@ -66,6 +75,23 @@ def evaluate(kind: str, header: GGUFHeader, card: Card, serving: Serving) -> Ser
     if kind == "best":
         return best_serving(header, card, serving)
     return price_serving(header, card, serving)
+
+
+def priced(
+    kind: str, header: GGUFHeader, card: Card, serving: Serving, stack: Stack | None = None
+) -> tuple[dict[str, Any], tuple[tuple[str, Fact], ...]]:
+    """The price a lock of ``kind`` records (its ``--json`` object) and the facts it rests on: the limit's, or, with
+    a serving ``stack`` (issue 14), the limit's object with the stack's expected price in it (``expected``,
+    ``ratio``, ``stack``, ``fixed_s``), resting on the expected price's facts (card, draft and stack). Raises what
+    :func:`evaluate` and :func:`~passprice.stacks.price_expected` raise."""
+    if stack is None:
+        cost = evaluate(kind, header, card, serving)
+        return cost_json(cost), cost.rests_on
+    from passprice.report import expected_json
+    from passprice.stacks import price_expected
+
+    expected = price_expected(header, card, serving, stack, kind)
+    return expected_json(expected), expected.expected.rests_on
 
 
 # --- policy ----------------------------------------------------------------------------------------------------------
@@ -275,11 +301,23 @@ class CardPin:
 
 
 @attrs.frozen
+class StackPin:
+    """The ``[stack]`` table of a lock made under a serving stack (issue 14): its ``name``, where its matrix kernels
+    run (``integer_matrices``, ``float_matrices``) and its ``title``; its facts are pinned under ``stack.``."""
+
+    name: str
+    integer_matrices: str
+    float_matrices: str
+    title: str = ""
+
+
+@attrs.frozen
 class Lock:
     """A lock file's content, one attribute a table: ``info`` (``[lock]``), ``policy``, ``serving`` (the spec
     priced, every default explicit), ``checkpoint_pin`` (``[checkpoint]``), ``card_pin`` (``[card]``), ``facts``
     (the pinned facts by path: every card fact, ``draft.acceptance.i`` and ``routing.*``), ``price`` (the recorded
-    ``--json`` object). ``source`` is the file it was read from. ``card``, ``checkpoint`` and the like read the pins
+    ``--json`` object), ``stack`` (the serving stack of an expected price, issue 14; its facts are pinned under
+    ``stack.``). ``source`` is the file it was read from. ``card``, ``checkpoint`` and the like read the pins
     as the first format's lock did.
     """
 
@@ -291,6 +329,7 @@ class Lock:
     facts: Mapping[str, Fact]
     price: Mapping[str, Any]
     source: str = attrs.field(default="", eq=False)
+    stack: StackPin | None = None
 
     @property
     def name(self) -> str:
@@ -334,12 +373,25 @@ class Lock:
 
     @property
     def rests_on(self) -> tuple[str, ...]:
-        """The paths the recorded price rests on."""
-        return tuple(self.price.get("rests_on", {}))
+        """The paths the recorded price rests on (with a stack, the expected price's too)."""
+        paths = dict.fromkeys(self.price.get("rests_on", {}))
+        paths.update(dict.fromkeys(self.price.get("expected", {}).get("rests_on", {})))
+        return tuple(paths)
+
+    def pinned_stack(self) -> Stack | None:
+        """The serving stack as it was when the lock was written (its routes and pinned ``stack.*`` facts), or
+        ``None`` for a lock without one."""
+        if self.stack is None:
+            return None
+        from passprice.stacks import stack_from_lock_facts
+
+        pin = self.stack
+        routes = {"integer_matrices": pin.integer_matrices, "float_matrices": pin.float_matrices}
+        return stack_from_lock_facts(pin.name, pin.title, routes, self.facts)
 
     def pinned_card(self) -> Card:
         """The card as it was when the lock was written, from the pinned facts."""
-        card_facts = {p: f for p, f in self.facts.items() if p in CARD_PATHS or p in HOST_PATHS}
+        card_facts = {p: f for p, f in self.facts.items() if is_card_path(p)}
         return card_from_facts(self.card, self.card_title, card_facts, self.card_hypothetical)
 
     def pinned_routing(self) -> Routing | None:
@@ -389,13 +441,13 @@ converter = fact_converter.copy(forbid_extra_keys=True)
 converter.register_unstructure_hook(ServingSpec, spec_to_document)
 converter.register_structure_hook(ServingSpec, lambda d, _: spec_from_document(d, "lock: serving"))
 converter.register_structure_hook(Provenance, lambda v, _: Provenance(v))
-for _cls in (LockInfo, CheckpointPin, CardPin, Policy):
+for _cls in (LockInfo, CheckpointPin, CardPin, Policy, StackPin):
     converter.register_unstructure_hook(_cls, make_dict_unstructure_fn(_cls, converter, _cattrs_omit_if_default=True))
 converter.register_unstructure_hook(
     Lock,
     make_dict_unstructure_fn(
         Lock, converter, info=override(rename="lock"), checkpoint_pin=override(rename="checkpoint"),
-        card_pin=override(rename="card"), source=override(omit=True),
+        card_pin=override(rename="card"), source=override(omit=True), stack=override(omit_if_default=True),
     ),
 )
 converter.register_structure_hook(
@@ -560,32 +612,45 @@ def make_lock(
     serving: str | None = None,
     floor: Provenance | None = None,
     requires: Mapping[str, Provenance] | None = None,
+    stack: Stack | None = None,
 ) -> Lock:
     """Price ``resolved`` as a lock of ``kind`` would and pin it: the registered ``serving`` it locks (if any), the
     pricing model's digest, the checkpoint (portable reference, header sha256, content digest), every card fact and
-    drafting figure, the price, and ``policy`` (default: :func:`policy_from_flags` of the price's facts, ``floor``
-    and ``requires``).
+    drafting figure (and, with a serving ``stack``, its facts and routes: the price records its expected price
+    too), the price, and ``policy`` (default: :func:`policy_from_flags` of the price's facts, ``floor`` and
+    ``requires``).
 
     Raises :class:`~passprice.serving.ServingRefusal` when the serving cannot be priced, and :class:`UnreadFloor`
     when the policy floors a path the price does not rest on."""
     from passprice.pins import checkpoint_digest, pricing_model_digest
 
-    cost = evaluate(kind, resolved.header, resolved.card, resolved.serving)
-    rests = tuple((p, f.provenance) for p, f in cost.rests_on)
+    price, rests_on = priced(kind, resolved.header, resolved.card, resolved.serving, stack)
+    rests = tuple((p, f.provenance) for p, f in rests_on)
     if policy is None:
         policy = policy_from_flags(rests, floor, requires or {})
     unread = unread_floors(policy, (p for p, _ in rests))
     if unread:
         raise UnreadFloor(name, unread, tuple(p for p, _ in rests))
     spec = portable_spec(resolved.spec, root)
+    # A card's float-matrix rates (tensor.*, issue 14) are pinned only where the price rests on them, so a lock of a
+    # price that never rides them keeps the bytes it had before cards gained them.
+    used = {p for p, _ in rests}
+    facts = {p: f for p, f in resolved.facts().items() if not p.startswith("tensor.") or p in used}
+    pin = None
+    if stack is not None:
+        own = f"stack.cards.{resolved.card.name}."
+        pinned = stack.lock_facts()
+        facts.update({p: f for p, f in pinned.items() if not p.startswith("stack.cards.") or p.startswith(own)})
+        pin = StackPin(stack.name, stack.integer_matrices, stack.float_matrices, stack.title)
     return Lock(
         info=LockInfo(name, kind, pricing_model_digest(), LOCK_FORMAT, serving),
         policy=policy,
         serving=spec,
         checkpoint_pin=CheckpointPin(spec.checkpoint, resolved.header.sha256, checkpoint_digest(resolved.header)),
         card_pin=CardPin(resolved.card.name, resolved.card.title, resolved.card.hypothetical),
-        facts=resolved.facts(),
-        price=cost_json(cost),
+        facts=facts,
+        price=price,
+        stack=pin,
     )
 
 

@@ -20,9 +20,9 @@ _PACKAGE = Path(__file__).resolve().parent
 
 @attrs.frozen
 class Root:
-    """A folder of passprice files: ``facts/cards``, ``facts/drafts``, ``facts/routing``, ``registry/checkpoints``,
-    ``registry/servings``, ``locks``, ``sources`` and ``schema`` below ``path``. ``embedded`` is true for the
-    package's copy."""
+    """A folder of passprice files: ``facts/cards``, ``facts/drafts``, ``facts/routing``, ``facts/stacks``,
+    ``registry/checkpoints``, ``registry/servings``, ``registry/measurements``, ``locks``, ``sources`` and ``schema``
+    below ``path``. ``embedded`` is true for the package's copy."""
 
     path: Path
     embedded: bool = False
@@ -41,6 +41,16 @@ class Root:
     def routing(self) -> Path:
         """``facts/routing``: one TOML file a routing record (how a mixture of experts' tokens route)."""
         return self.path / "facts" / "routing"
+
+    @property
+    def stacks(self) -> Path:
+        """``facts/stacks``: one TOML file a serving stack (issue 14)."""
+        return self.path / "facts" / "stacks"
+
+    @property
+    def measurements(self) -> Path:
+        """``registry/measurements``: measured runs, one TOML file a source (issue 14)."""
+        return self.path / "registry" / "measurements"
 
     @property
     def checkpoints(self) -> Path:

@@ -21,14 +21,17 @@ if TYPE_CHECKING:  # types only: a price's JSON, or a header's, needs none of th
 def cost_json(cost: ServingCost) -> dict[str, Any]:
     """The documented ``--json`` object of a priced pass (DESIGN.md, Command line): the seed's field names in
     snake_case, quantities in base units (bytes, seconds, multiply-adds, cycles), ``binds`` and ``provenance`` as
-    strings, then ``tokens_per_s``, ``rests_on`` (fact path → provenance) and ``weakest`` (the paths carrying the
-    weakest provenance)."""
+    strings, ``float_matrix_macs`` only when float matrices ride a card's float-matrix rate, then ``tokens_per_s``,
+    ``rests_on`` (fact path → provenance) and ``weakest`` (the paths carrying the weakest provenance)."""
     from passprice.serving import COST_FIELDS
 
     out: dict[str, Any] = {}
     for name in COST_FIELDS:
         value = getattr(cost, name)
         out[name] = value.value if hasattr(value, "value") and not isinstance(value, int | float) else value
+    if cost.float_matrix_macs:
+        # Only where float matrices ride a card's float-matrix rate (issue 14), so every other price keeps its keys.
+        out["float_matrix_macs"] = cost.float_matrix_macs
     out["tokens_per_s"] = cost.tokens_per_s
     out["rests_on"] = {path: fact.provenance.value for path, fact in cost.rests_on}
     out["weakest"] = list(cost.weakest)
@@ -71,11 +74,12 @@ def spec_summary(spec: ServingSpec) -> str:
 HEADROOM_WARNING = 0.95
 
 
-def float_matrices(header: GGUFHeader) -> dict[str, tuple[int, int]]:
+def float_matrices(header: GGUFHeader, card: Card | None = None) -> dict[str, tuple[int, int]]:
     """The float matrices of ``header`` the pricer runs on the vector units (:func:`passprice.serving.is_float`), by
     type name: (tensors, bytes). A matrix is a tensor of two or more dimensions that is not a norm; the embedding
     table counts only when the head reads it (no ``output.weight``: tied embeddings), since its rows are otherwise
-    looked up, not multiplied."""
+    looked up, not multiplied. With ``card``, the types that ride one of its float-matrix rates (``tensor.*``,
+    issue 14) are left out: they are not priced on the vector units."""
     from passprice import ggml
     from passprice.serving import is_float
 
@@ -87,7 +91,7 @@ def float_matrices(header: GGUFHeader) -> dict[str, tuple[int, int]]:
         if t.name == "token_embd.weight" and not tied:
             continue
         ty = ggml.ggml_type(t.type_id)
-        if is_float(ty):
+        if is_float(ty) and (card is None or card.tensor_rate(ty.name) is None):
             n, size = out.get(ty.name, (0, 0))
             out[ty.name] = (n + 1, size + ggml.tensor_bytes(t.type_id, t.dims))
     return out
@@ -169,7 +173,7 @@ def cost_text(
         shown = ", ".join(f"{n} {name} ({si(size, 'B')})" for name, (n, size) in sorted(floats.items()))
         lines.append(
             f"  float         {shown} matrices priced on the vector units at the card's f32 rate (no tensor-core "
-            "fact for float types; passprice explain vector)"
+            "rate for this type on this card: tensor.f16 or tensor.bf16; passprice explain vector)"
         )
     lines.append("")
     lines.append(f"  provenance    {cost.provenance.value} — weakest: {', '.join(cost.weakest)}")
@@ -363,4 +367,39 @@ def header_text(header: GGUFHeader, show_metadata: bool = False, show_tensors: b
             for t in header.tensors
         ]
         lines.append(text_table(["tensor", "type", "dims", "bytes"], rows, right=(3,)))
+    return "\n".join(lines)
+
+
+def expected_json(expected: Any) -> dict[str, Any]:
+    """The ``--json`` object of a price under a serving stack (issue 14): the limit's documented object, then
+    ``stack`` (its name), ``expected`` (the same object for the stack's expected pass), ``ratio`` (expected tokens/s
+    over the limit's) and ``fixed_s`` (the fixed seconds each expected pass pays)."""
+    out = cost_json(expected.limit)
+    out["stack"] = expected.stack.name
+    out["expected"] = cost_json(expected.expected)
+    out["ratio"] = expected.ratio
+    out["fixed_s"] = expected.fixed_s
+    return out
+
+
+def expected_text(expected: Any) -> str:
+    """The lines a price under a serving stack adds after the limit's table: the expected tokens/s beside the
+    limit's and their ratio, the expected pass (its fixed seconds and terms at the stack's shares), the memory the
+    runtime reserves, and the expected price's provenance."""
+    e, limit, stack = expected.expected, expected.limit, expected.stack
+    tpot = e.pass_s / e.emitted_per_sequence
+    batch = "" if e.batch == limit.batch else f" at batch {e.batch:,} (the limit's: {limit.batch:,})"
+    terms = " · ".join(f"{b.value} {si(s, 's')}" for b, s in e.terms().items() if s > 0)
+    reserved = limit.capacity_bytes - e.capacity_bytes
+    lines = [
+        "",
+        f"  stack         {stack.name} ({stack.title})",
+        f"  expected      {count(round(e.tokens_per_s, 1))} tokens/s{batch} (TPOT {si(tpot, 's')} per sequence): "
+        f"{expected.ratio:.4g} × the limit's {count(round(limit.tokens_per_s, 1))}",
+        f"  pass          {si(e.pass_s, 's')}: fixed {si(expected.fixed_s, 's')}, terms at the stack's shares "
+        f"{terms} (binds on {e.binds.value})",
+        f"  held          {si(e.held_bytes, 'B')} of {si(e.capacity_bytes, 'B')} card memory the runtime leaves "
+        f"({si(reserved, 'B')} reserved)",
+        f"  provenance    {e.provenance.value} — weakest: {', '.join(e.weakest)}",
+    ]
     return "\n".join(lines)

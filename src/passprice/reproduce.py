@@ -24,17 +24,16 @@ from passprice.locks import (
     Moved,
     Verdict,
     drift,
-    evaluate,
     judge,
     moved,
     pinned_serving,
     portable_spec,
+    priced,
     rooted,
     rooted_spec,
 )
 from passprice.pins import LOCK_FORMAT
 from passprice.registry import Root
-from passprice.report import cost_json
 from passprice.serving import ServingRefusal
 from passprice.servings import Resolved, ServingSpec, load_spec, resolve, spec_to_document
 
@@ -230,17 +229,27 @@ def price_today(root: Root, lock: Lock) -> Today:
         changes = (f"serving {lock.info.serving} is no longer registered (priced as the lock embeds it)", *changes)
     facts = resolved.facts()
     content = checkpoint_digest(resolved.header) if lock.checkpoint_pin.content is not None else resolved.header.sha256
+    stack = None
+    if lock.stack is not None:
+        # Issue 14: a lock made under a serving stack is priced with today's stack facts too.
+        from passprice.stacks import load_stack
+
+        try:
+            stack = load_stack(root, lock.stack.name)
+        except InputError as e:
+            return Today(error=str(e).splitlines()[0].replace(f"{root.path}/", ""), gone=gone)
+        facts.update(stack.lock_facts())
     try:
-        cost = evaluate(lock.kind, resolved.header, resolved.card, resolved.serving)
+        price, rests_on = priced(lock.kind, resolved.header, resolved.card, resolved.serving, stack)
     except ServingRefusal as e:
         rests = tuple((p, facts[p]) for p in lock.rests_on if p in facts)
         return Today(
             completed, changes, gone, refusal=e.to_json(), verdict=judge(lock.name, lock.policy, rests),
             drift=drift(lock, facts), checkpoint=content, facts=facts,
         )
-    read = {p for p, _ in cost.rests_on}
+    read = {p for p, _ in rests_on}
     return Today(
-        completed, changes, gone, price=cost_json(cost), verdict=judge(lock.name, lock.policy, cost.rests_on),
+        completed, changes, gone, price=price, verdict=judge(lock.name, lock.policy, rests_on),
         drift=drift(lock, facts, read), checkpoint=content, facts=facts,
     )
 
@@ -252,7 +261,8 @@ def side_json(root: Root, requests: list[Mapping[str, Any]]) -> dict[str, Any]:
     """Price locks with ``root``'s inputs and this code, for ``passprice diff`` (which calls it in another Python
     process for a side whose pricing model differs from the running one, so keep its shape stable): each request is
     ``{"key", "kind", "serving", "spec"}`` (the registered serving a lock locks, or ``None``; its embedded serving
-    document). Returns ``{"results": {key: result}}``, each result holding ``spec`` (the completed serving priced),
+    document), and ``"stack"`` (the name of the serving stack of a lock made under one, issue 14). Returns
+    ``{"results": {key: result}}``, each result holding ``spec`` (the completed serving priced),
     ``gone`` (the registered serving is missing), ``checkpoint`` (its content digest), ``facts`` (path →
     provenance of every fact it could rest on), and one of ``price`` (the ``--json`` object), ``refusal`` or
     ``error`` (a file that does not read)."""
@@ -280,9 +290,21 @@ def side_json(root: Root, requests: list[Mapping[str, Any]]) -> dict[str, Any]:
             continue
         out["spec"] = spec_to_document(portable_spec(resolved.spec, root))
         out["checkpoint"] = checkpoint_digest(resolved.header)
-        out["facts"] = {p: f.provenance.value for p, f in resolved.facts().items()}
+        facts = resolved.facts()
+        stack = None
+        if request.get("stack") is not None:
+            from passprice.stacks import load_stack
+
+            try:
+                stack = load_stack(root, request["stack"])
+            except InputError as e:
+                out["error"] = " ".join(str(e).splitlines()).replace(f"{root.path}/", "")
+                results[request["key"]] = out
+                continue
+            facts.update(stack.lock_facts())
+        out["facts"] = {p: f.provenance.value for p, f in facts.items()}
         try:
-            out["price"] = cost_json(evaluate(request["kind"], resolved.header, resolved.card, resolved.serving))
+            out["price"] = priced(request["kind"], resolved.header, resolved.card, resolved.serving, stack)[0]
         except ServingRefusal as e:
             out["refusal"] = e.to_json()
         results[request["key"]] = out
@@ -366,7 +388,7 @@ def reproduce(root: Root, lock: Lock, with_today: bool = True) -> Reproduction:
     now: dict[str, Any] | None = None
     if header is not None:
         try:
-            now = cost_json(evaluate(lock.kind, header, lock.pinned_card(), pinned_serving(lock)))
+            now = priced(lock.kind, header, lock.pinned_card(), pinned_serving(lock), lock.pinned_stack())[0]
         except ServingRefusal as e:
             now = e.to_json()
     diffs = moved(lock.price, now, lock.compared()) if now is not None else ()

@@ -98,9 +98,10 @@ class Coefficients:
     scale_s: float
 
     @classmethod
-    def of(cls, shape: PassShape, card: Card) -> Coefficients:
-        """The coefficients of ``shape`` on ``card``: the one cost formula's lines (:class:`passprice.cost.Lines`)."""
-        lines = Lines.of(Pricing.limit(card), shape)
+    def of(cls, shape: PassShape, card: Card, pricing: Pricing | None = None) -> Coefficients:
+        """The coefficients of ``shape`` on ``card``: the one cost formula's lines (:class:`passprice.cost.Lines`),
+        at the card's limit or at ``pricing`` (a serving stack's rates, issue 14)."""
+        lines = Lines.of(pricing if pricing is not None else Pricing.limit(card), shape)
         return cls(
             memory_shared_s=lines.shared_s,
             memory_per_sequence_s=lines.embed_s + lines.sequence_s,
@@ -637,3 +638,58 @@ def draw(line: Roofline, path: Path, force: bool = False) -> None:
         raise InputError(f"--plot {path}: the file must end in .png or .svg")
     check_writable(path, force)  # before the picture is rendered
     write_atomically(path, render(line, fmt), force)
+
+
+def stack_lines(header: GGUFHeader, card: Card, serving: Serving, stack: Any) -> dict[str, Any]:
+    """The roofline under a serving stack (issue 14): the pass's coefficients at the stack's rates, the batch at
+    which its arithmetic overtakes its memory there (``None``: never), its fixed seconds a pass, and its best batch
+    beside the limit's (:func:`passprice.stacks.price_expected`). Raises what the pricers raise, and
+    :class:`~passprice.stacks.StackLacks`."""
+    from passprice.stacks import expected_pricing, price_expected
+
+    shape = pass_shape(header, serving)
+    pricing, _ = expected_pricing(stack, card, shape, serving.host_memory)
+    co = Coefficients.of(shape, card, pricing)
+    per, binds = co.compute()
+    best = price_expected(header, card, serving, stack, "best")
+    return {
+        "stack": stack.name,
+        "fixed_s": pricing.fixed_s,
+        "serial": pricing.serial,
+        "memory_shared_s": co.memory_shared_s,
+        "memory_per_sequence_s": co.memory_per_sequence_s,
+        "compute_per_sequence_s": per,
+        "compute": binds.value,
+        "crossing": co.crossing(),
+        "best": {
+            "batch": best.expected.batch,
+            "tokens_per_s": best.expected.tokens_per_s,
+            "binds": best.expected.binds.value,
+        },
+        "limit_best": {"batch": best.limit.batch, "tokens_per_s": best.limit.tokens_per_s},
+        "ratio": best.ratio,
+    }
+
+
+def stack_lines_text(data: dict[str, Any]) -> str:
+    """:func:`stack_lines` for people."""
+    from passprice.tables import si
+
+    cross = data["crossing"]
+    where = (
+        f"{data['compute']} ({si(data['compute_per_sequence_s'], 's')} a sequence) reaches memory at b = {cross:,.2f}"
+        if cross is not None
+        else f"{data['compute']} never overtakes memory"
+    )
+    best, limit = data["best"], data["limit_best"]
+    return "\n".join(
+        [
+            "",
+            f"under stack {data['stack']}: every pass pays {si(data['fixed_s'], 's')} fixed, terms.serial "
+            f"{data['serial']:g}; memory {si(data['memory_shared_s'], 's')} + b × "
+            f"{si(data['memory_per_sequence_s'], 's')}; {where}",
+            f"  expected best batch {best['batch']:,} ({best['tokens_per_s']:,.1f} tokens/s, binds on "
+            f"{best['binds']}): {data['ratio']:.4g} × the limit's best ({limit['batch']:,}, "
+            f"{limit['tokens_per_s']:,.1f} tokens/s)",
+        ]
+    )

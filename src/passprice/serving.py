@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 import attrs
 
 from passprice import ggml
-from passprice.cards import Card
+from passprice.cards import TENSOR_FORMATS, Card
 from passprice.cost import Pricing, binding, pass_seconds, pass_terms
 from passprice.decode import (
     DecodeRefusal,
@@ -560,6 +560,10 @@ class ServingCost:
     ``on_chip_capacity``. Work: ``array_macs``, ``vector_macs`` (multiply-adds), ``scale_cycles``. Seconds: the five
     terms ``memory_s``, ``host_s``, ``array_s``, ``vector_s``, ``scale_s`` and ``pass_s``, the largest, which the
     pass ``binds`` on. ``provenance`` is the weakest fact the price rests on; ``rests_on`` lists those facts by path.
+
+    DESIGN.md extension (issue 14, tensor cores): ``float_matrix_macs``, the multiply-adds of float matrices that ride
+    a matrix rate (a card's ``tensor.*`` facts) instead of the vector units; their seconds join ``array_s`` (the matrix
+    datapath) and they are not in ``vector_macs``. 0 when none do, and then left out of ``--json``.
     """
 
     card: str
@@ -589,6 +593,7 @@ class ServingCost:
     provenance: Provenance
     rests_on: tuple[tuple[str, Fact], ...] = attrs.field(default=(), eq=False, repr=False)
     routed: RoutedRead | None = attrs.field(default=None, eq=False, repr=False)
+    float_matrix_macs: float = 0.0
 
     @property
     def tokens_per_s(self) -> float:
@@ -612,7 +617,9 @@ class ServingCost:
 
 
 #: Fields of :class:`ServingCost` in the seed's order (the ``--json`` keys, before ``tokens_per_s``).
-COST_FIELDS = tuple(f.name for f in attrs.fields(ServingCost) if f.name not in ("rests_on", "routed"))
+COST_FIELDS = tuple(
+    f.name for f in attrs.fields(ServingCost) if f.name not in ("rests_on", "routed", "float_matrix_macs")
+)
 
 #: The card facts every pass rests on, in the seed's ``PassShape::cost`` order (its ``facts`` list); the host link's
 #: facts follow when some of the batch lives in host memory.
@@ -630,14 +637,18 @@ COST_PATHS = (
 HOST_COST_PATHS = ("host.capacity", "host.read", "host.write", "host.stream")
 
 
-def rested_on(shape: PassShape, card: Card, host_used: bool) -> tuple[tuple[str, Fact], ...]:
+def rested_on(
+    shape: PassShape, card: Card, host_used: bool, pricing: Pricing | None = None
+) -> tuple[tuple[str, Fact], ...]:
     """The facts a pass of ``shape`` on ``card`` reads, by lock path, in :data:`COST_PATHS` order (DESIGN.md extends
     the seed here: the seed lists every card fact): ``memory.*``, ``on_chip.capacity`` always (they decide what fits);
     ``streams.read`` when weights stream; ``streams.rewrite`` only when a sequence rewrites state in place (a
     recurrent layer); ``streams.append`` when a sequence reads or appends a cache; ``array``, ``vector``, ``scale``
     when the pass has work for them; the host link's facts only when ``host_used`` (some sequences live in host
-    memory); then the drafting figures. A fact no term reads (``on_chip.bandwidth``) is never rested on, so a change
-    to it moves no price and no lock.
+    memory); then the card's float-matrix rates (``tensor.f16`` …, issue 14) the shape's float matrices ride at
+    ``pricing`` (default: the card's limit, where a card has the rate for a matrix's type); then the drafting
+    figures. A fact no term reads (``on_chip.bandwidth``) is never rested on, so a change to it moves no price and
+    no lock.
 
     The one place "rests on" is decided: :meth:`PassShape.cost`, the sweep and the step pricer call it."""
     facts = card.facts()
@@ -655,6 +666,12 @@ def rested_on(shape: PassShape, card: Card, host_used: bool) -> tuple[tuple[str,
     paths = [p for p in COST_PATHS if reads[p]]
     if host_used and card.host is not None:
         paths += HOST_COST_PATHS
+    if shape.float_macs:
+        if pricing is None:
+            riding = (TENSOR_FORMATS.get(ty) for ty, _ in shape.float_macs)
+        else:
+            riding = (pricing.float_path(ty) for ty, _ in shape.float_macs)
+        paths += [p for p in dict.fromkeys(riding) if p is not None and p in facts and p not in COST_PATHS]
     return tuple((p, facts[p]) for p in paths) + shape.facts
 
 
@@ -706,6 +723,10 @@ class PassShape:
     DESIGN.md extension (issue 15): ``experts``, a mixture of experts' routed experts, which the batch shares but
     reads more of the larger it is (:meth:`expert_bytes`, not affine: weights are no longer paid once a pass);
     empty for a dense checkpoint, whose cost is the seed's bit for bit.
+
+    DESIGN.md extensions (issue 14): ``layers``, the blocks a pass runs through (each draft block once per drafting
+    step), which a serving stack's fixed cost per layer multiplies; ``float_macs``, (GGML type name, multiply-adds
+    per sequence) of the float matrices among ``vector_macs``, which ride a card's float-matrix rate where it has one.
     """
 
     rows_per_sequence: int
@@ -726,6 +747,8 @@ class PassShape:
     experts: tuple[ExpertStream, ...] = ()
     routing_name: str = ""
     routing_description: str = ""
+    layers: int = 0
+    float_macs: tuple[tuple[str, float], ...] = ()
 
     def expert_bytes(self, batch: Any) -> Any:
         """Bytes of routed experts a pass of ``batch`` sequences streams, expected (Σ :meth:`ExpertStream.streamed`;
@@ -752,7 +775,7 @@ class PassShape:
             pricing = Pricing.limit(card)
 
         def resting(host_used: bool) -> tuple[tuple[tuple[str, Fact], ...], Provenance]:
-            rests_on = rested_on(self, card, host_used)
+            rests_on = rested_on(self, card, host_used, pricing)
             return rests_on, max(weakest(f.provenance for _, f in rests_on), self.provenance)
 
         rests_on, provenance = resting(False)
@@ -816,7 +839,13 @@ class PassShape:
             array_macs=self.array_macs,
             vector_macs=self.vector_macs,
             scale_cycles=self.scale_cycles,
+            float_macs=self.float_macs,
         )
+        riding = [macs for ty, macs in self.float_macs if pricing.float_rate(ty) is not None]
+        float_matrix_macs = 0.0
+        if riding:
+            float_matrix_macs = b * sum(riding)
+            vector_macs = b * (self.vector_macs - sum(riding))
         memory_s, host_s, array_s, vector_s, scale_s = terms.as_tuple()
         binding_s, binds = binding(
             [
@@ -873,12 +902,14 @@ class PassShape:
             provenance=provenance,
             rests_on=rests_on,
             routed=routed,
+            float_matrix_macs=float_matrix_macs,
         )
 
-    def card_room(self, card: Card) -> int:
+    def card_room(self, card: Card, pricing: Pricing | None = None) -> int:
         """Most sequences the card's memory holds beside the weights: ⌊(capacity − shared) / per sequence⌋, at
-        least 0, at most ``u32::MAX`` (seed ``card_room``)."""
-        room = (card.memory.capacity.value - self.held_shared) / max(self.held_per_sequence, 1.0)
+        least 0, at most ``u32::MAX`` (seed ``card_room``; the capacity is ``pricing``'s, by default the card's)."""
+        capacity = pricing.capacity if pricing is not None else card.memory.capacity.value
+        room = (capacity - self.held_shared) / max(self.held_per_sequence, 1.0)
         return int(min(math.floor(max(room, 0.0)), U32_MAX))
 
     def host_room(self, card: Card) -> int:
@@ -887,23 +918,31 @@ class PassShape:
             return 0
         return int(min(math.floor(card.host.capacity.value / max(self.held_per_sequence, 1.0)), U32_MAX))
 
-    def cost_split(self, card: Card, batch: int, host_memory: bool, basis: Basis | None = None) -> ServingCost:
+    def cost_split(
+        self,
+        card: Card,
+        batch: int,
+        host_memory: bool,
+        basis: Basis | None = None,
+        pricing: Pricing | None = None,
+    ) -> ServingCost:
         """The pass of ``batch`` sequences split between the card's memory and the host's as fast as the split
         allows (seed ``cost_split``): a ternary search over the sequences the card holds for where the card's
         memory time and the host link's cross, then the fastest of the last few (ties to fewer held on the card).
-        ``basis``: this shape's :meth:`basis` on ``card`` when the caller has it (a search over batches).
+        ``basis``: this shape's :meth:`basis` on ``card`` when the caller has it (a search over batches); else one
+        at ``pricing`` (default: the card's limit; a serving stack's, issue 14).
 
         Raises :class:`NoHostLink` when ``host_memory`` and the card has none, else what :meth:`cost` raises
         (when neither memory holds the batch, the refusal names what would not fit).
         """
         if basis is None:
-            basis = self.basis(card)
+            basis = self.basis(card, pricing)
         if not host_memory:
             return self.cost(card, batch, 0, basis=basis)
         if card.host is None:
             raise NoHostLink(card.name)
         lo = max(batch - self.host_room(card), 0)
-        hi = min(batch, self.card_room(card))
+        hi = min(batch, self.card_room(card, basis.pricing))
         if lo > hi:
             return self.cost(card, batch, batch - hi, basis=basis)
 
@@ -927,27 +966,28 @@ class PassShape:
         assert best is not None  # a nonempty range
         return best
 
-    def most(self, card: Card, host_memory: bool) -> int:
+    def most(self, card: Card, host_memory: bool, pricing: Pricing | None = None) -> int:
         """The largest batch either memory could hold: card room, plus host room when host memory is used."""
         if host_memory:
-            return min(self.card_room(card) + self.host_room(card), U32_MAX)
-        return self.card_room(card)
+            return min(self.card_room(card, pricing) + self.host_room(card), U32_MAX)
+        return self.card_room(card, pricing)
 
-    def best(self, card: Card, host_memory: bool) -> ServingCost:
+    def best(self, card: Card, host_memory: bool, pricing: Pricing | None = None) -> ServingCost:
         """The batch that makes ``card`` emit the most tokens per second, and its pass: the seed's answer
-        (:meth:`best_by_scan`), found without pricing every batch (:func:`passprice.batching.best`)."""
+        (:meth:`best_by_scan`), found without pricing every batch (:func:`passprice.batching.best`); at
+        ``pricing`` (default: the card's limit; a serving stack's, issue 14)."""
         from passprice.batching import best
 
-        return best(self, card, host_memory)
+        return best(self, card, host_memory, pricing)
 
-    def max_batch(self, card: Card, host_memory: bool) -> int:
+    def max_batch(self, card: Card, host_memory: bool, pricing: Pricing | None = None) -> int:
         """The most sequences the serving carries on ``card``: the seed's answer (:meth:`max_batch_by_scan`),
-        found without pricing every batch (:func:`passprice.batching.max_batch`)."""
+        found without pricing every batch (:func:`passprice.batching.max_batch`); at ``pricing``'s capacity."""
         from passprice.batching import max_batch
 
-        return max_batch(self, card, host_memory)
+        return max_batch(self, card, host_memory, pricing)
 
-    def best_by_scan(self, card: Card, host_memory: bool) -> ServingCost:
+    def best_by_scan(self, card: Card, host_memory: bool, pricing: Pricing | None = None) -> ServingCost:
         """The batch that makes ``card`` emit the most tokens per second, and its pass (seed ``PassShape::best``):
         every batch from 1 up to what memory holds is priced; a batch replaces the best only when it is faster by
         more than a relative 1e-12, so ties go to the smaller batch; the scan stops at the first batch refused for
@@ -957,8 +997,8 @@ class PassShape:
         fallback for near-ties it cannot settle.
         """
         best: ServingCost | None = None
-        basis = self.basis(card)
-        for batch in range(1, max(self.most(card, host_memory), 1) + 1):
+        basis = self.basis(card, pricing)
+        for batch in range(1, max(self.most(card, host_memory, basis.pricing), 1) + 1):
             try:
                 c = self.cost_split(card, batch, host_memory, basis)
             except (NotResident, OnChipOverflow):
@@ -967,12 +1007,12 @@ class PassShape:
                 best = c
         return best if best is not None else self.cost_split(card, 1, host_memory, basis)
 
-    def max_batch_by_scan(self, card: Card, host_memory: bool) -> int:
+    def max_batch_by_scan(self, card: Card, host_memory: bool, pricing: Pricing | None = None) -> int:
         """The most sequences the serving carries on ``card``: every larger batch is refused for capacity (seed
         ``max_batch``). Raises what batch 1 raises when no batch fits."""
         n = 0
-        basis = self.basis(card)
-        for batch in range(1, min(self.most(card, host_memory) + 1, U32_MAX) + 1):  # most.saturating_add(1)
+        basis = self.basis(card, pricing)
+        for batch in range(1, min(self.most(card, host_memory, basis.pricing) + 1, U32_MAX) + 1):  # saturating
             try:
                 self.cost_split(card, batch, host_memory, basis)
             except (NotResident, OnChipOverflow):
@@ -1135,6 +1175,11 @@ def pass_shape(header: GGUFHeader, s: Serving, *, routing_free: bool = False) ->
     rtr = router(s.routing, experts_total, used) if s.routing is not None and experts_total > 0 else None
     streams: dict[tuple[float, float, bool], float] = {}
     routed = False
+    float_macs: dict[str, float] = {}
+    # DESIGN.md extension (issue 14): the blocks a pass runs through, each draft block once a drafting step.
+    main_layers = {st.layer for st in step.stages if st.layer is not None and not is_draft(st.layer)}
+    draft_layers = {st.layer for st in step.stages if st.layer is not None and is_draft(st.layer)}
+    layers = len(main_layers) + k * len(draft_layers)
 
     for st in step.stages:
         draft = is_draft(st.layer)
@@ -1176,6 +1221,8 @@ def pass_shape(header: GGUFHeader, s: Serving, *, routing_free: bool = False) ->
                     scale_cycles += elems / ty.block_elems * lane * words * matrix_rows
                 elif is_float(ty):
                     vector_macs += elems * matrix_rows
+                    # DESIGN.md extension (issue 14): the float matrices by type, for a card's float-matrix rate.
+                    float_macs[ty.name] = float_macs.get(ty.name, 0.0) + elems * matrix_rows
                 else:
                     raise Undecoded(name, ty.name)
         elif st.kind is StageKind.EXPERTS:
@@ -1204,6 +1251,8 @@ def pass_shape(header: GGUFHeader, s: Serving, *, routing_free: bool = False) ->
                     scale_cycles += elems / ty.block_elems * lane * words * rows
                 elif is_float(ty):
                     vector_macs += elems * rows
+                    # DESIGN.md extension (issue 14): float experts ride a card's float-matrix rate too.
+                    float_macs[ty.name] = float_macs.get(ty.name, 0.0) + elems * rows
                 else:
                     raise Undecoded(name, ty.name)
         elif st.kind is StageKind.ATTENTION:
@@ -1332,6 +1381,8 @@ def pass_shape(header: GGUFHeader, s: Serving, *, routing_free: bool = False) ->
         ),
         routing_name=s.routing.name if routed and s.routing is not None else "",
         routing_description=s.routing.describe() if routed and s.routing is not None else "",
+        layers=layers,
+        float_macs=tuple(float_macs.items()),
     )
     _check_finite(shape)
     return shape

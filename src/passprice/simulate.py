@@ -310,7 +310,7 @@ def simulate(
         ]
     )
     code_positions = {codes[r.prefix_id]: s for r, s in zip(reqs, shared, strict=True) if s and r.prefix_id}
-    capacity = pricer.card.memory.capacity.value
+    capacity = pricer.capacity
     weights = pricer.weights_held
     room = capacity - weights
 

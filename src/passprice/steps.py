@@ -48,7 +48,7 @@ import numpy as np
 
 from passprice import ggml
 from passprice.cards import Card
-from passprice.cost import Pricing, binding, pass_terms
+from passprice.cost import Pricing, binding, pass_seconds, pass_terms
 from passprice.decode import DecodeRefusal, Deployment, StageKind, decode_step
 from passprice.facts import Fact, Provenance
 from passprice.gguf_header import GGUFHeader
@@ -188,12 +188,16 @@ def _window_sum(starts: np.ndarray, rows: np.ndarray, window: int) -> np.ndarray
     return result
 
 
-def _head_work(header: GGUFHeader, stage_tensors: tuple[str, ...], s: Serving) -> tuple[float, float, float]:
-    """(array MACs, vector MACs, lane cycles) of one row through the head's tensors, by the seed's matrix rules:
-    array-read types ``elements × passes × words`` and their block scales, float matrices on the vector units, a
-    bias (fewer than two dimensions) two vector multiply-adds an element."""
+def _head_work(
+    header: GGUFHeader, stage_tensors: tuple[str, ...], s: Serving
+) -> tuple[float, float, float, dict[str, float]]:
+    """(array MACs, vector MACs, lane cycles, float-matrix MACs by type) of one row through the head's tensors, by
+    the seed's matrix rules: array-read types ``elements × passes × words`` and their block scales, float matrices
+    on the vector units (and counted by type, for a card's float-matrix rate), a bias (fewer than two dimensions)
+    two vector multiply-adds an element."""
     words = float(s.activation_words)
     array = vector = scale = 0.0
+    floats: dict[str, float] = {}
     for name in stage_tensors:
         t = header.tensor(name)
         if t is None:
@@ -210,7 +214,8 @@ def _head_work(header: GGUFHeader, stage_tensors: tuple[str, ...], s: Serving) -
             scale += elems / ty.block_elems * lane * words
         elif is_float(ty):
             vector += elems
-    return array, vector, scale
+            floats[ty.name] = floats.get(ty.name, 0.0) + elems
+    return array, vector, scale, floats
 
 
 @attrs.frozen
@@ -221,9 +226,9 @@ class StepPricer:
     sequence, on-chip bytes, the draft facts); ``zero``: the same pass at no context (position-independent parts
     per decoding sequence); ``prompt``: one prompt row's pass at no context (no drafts, flushed every pass);
     ``groups``: the attention groups; ``head_bytes`` and ``head_array``, ``head_vector``, ``head_scale``: the
-    verifying head's stream and one row's work through it; ``state_bytes``: the recurrent state a prompt chunk
-    writes back once (all recurrent layers); ``kv_page`` (``None``: contiguous) and ``limit`` (positions each
-    sequence is allowed; a contiguous cache holds it all)."""
+    verifying head's stream and one row's work through it (``head_floats``: its float-matrix MACs by type);
+    ``state_bytes``: the recurrent state a prompt chunk writes back once (all recurrent layers); ``kv_page``
+    (``None``: contiguous) and ``limit`` (positions each sequence is allowed; a contiguous cache holds it all)."""
 
     card: Card
     shape: PassShape
@@ -235,14 +240,19 @@ class StepPricer:
     head_vector: float
     head_scale: float
     state_bytes: float
+    head_floats: tuple[tuple[str, float], ...]
     kv_page: int | None
     limit: int
+    pricing: Pricing | None = None
+    stack_facts: tuple[tuple[str, Fact], ...] = ()
 
     @classmethod
-    def of(cls, header: GGUFHeader, card: Card, s: Serving) -> StepPricer:
+    def of(cls, header: GGUFHeader, card: Card, s: Serving, stack: Any = None) -> StepPricer:
         """Decompose ``s`` on ``card`` (``s.batch``, ``s.host_memory`` and ``s.shared_prefix`` are not used: a step
-        says its sequences, every one in card memory, and its shared prefixes). Raises what
-        :func:`~passprice.serving.pass_shape` raises for ``s``."""
+        says its sequences, every one in card memory, and its shared prefixes). With a serving ``stack`` (issue 14)
+        every step is priced at the stack's rates, fixed costs and serial terms, and the card's memory less what the
+        runtime reserves. Raises what :func:`~passprice.serving.pass_shape` raises for ``s``, and
+        :class:`~passprice.stacks.StackLacks`."""
         base = attrs.evolve(s, shared_prefix=0, prefix_read_once=False)
         shape = pass_shape(header, base)
         nothing = ContextMix.uniform(0.0, 0)
@@ -256,7 +266,7 @@ class StepPricer:
         except DecodeRefusal as e:  # pragma: no cover - pass_shape above refused it first
             raise Step(e) from None
         head = next(st for st in plain.stages if st.kind is StageKind.HEAD and st.layer is None)
-        head_array, head_vector, head_scale = _head_work(header, head.tensors, s)
+        head_array, head_vector, head_scale, head_floats = _head_work(header, head.tensors, s)
         state = sum(float(plain.recurrence.state) * s.state_bytes for st in plain.stages
                     if st.kind is StageKind.RECURRENCE) if plain.recurrence is not None else 0.0
         return cls(
@@ -270,9 +280,25 @@ class StepPricer:
             head_vector=head_vector,
             head_scale=head_scale,
             state_bytes=state,
+            head_floats=tuple(head_floats.items()),
             kv_page=s.kv_page,
             limit=s.contexts.longest(),
+            **cls._stack(stack, card, shape),
         )
+
+    @staticmethod
+    def _stack(stack: Any, card: Card, shape: PassShape) -> dict[str, Any]:
+        if stack is None:
+            return {}
+        from passprice.stacks import expected_pricing
+
+        pricing, used = expected_pricing(stack, card, shape)
+        return {"pricing": pricing, "stack_facts": used}
+
+    @property
+    def capacity(self) -> float:
+        """Card memory the steps may fill (bytes): the card's, less a stack's reserved memory."""
+        return self.pricing.capacity if self.pricing is not None else self.card.memory.capacity.value
 
     # --- what a sequence holds -------------------------------------------------------------------------------------
 
@@ -380,10 +406,19 @@ class StepPricer:
             tokens = d * e.rows + (0.0 if e.draft else prompt_rows)
             weight_bytes += e.bytes * e.reads * e.router.distinct(tokens)
         sequence_bytes = read + write
+        # Float matrices by type (issue 14), counted as the vector work above counts them.
+        head_floats = dict(self.head_floats)
+        floats: dict[str, float] = {}
+        for ty, macs in zero.float_macs:
+            floats[ty] = floats.get(ty, 0.0) + d * macs
+        for ty, macs in pr.float_macs:
+            head = head_floats.get(ty, 0.0)
+            floats[ty] = floats.get(ty, 0.0) + (macs - head) * prompt_rows + head * lasts
         # The one cost formula (passprice.cost) with the step's totals as one sequence's: every sequence is in card
         # memory, so the host link is idle.
+        pricing = self.pricing if self.pricing is not None else Pricing.limit(self.card)
         terms = pass_terms(
-            Pricing.limit(self.card),
+            pricing,
             batch=1.0,
             card_sequences=1.0,
             host_sequences=0.0,
@@ -394,9 +429,10 @@ class StepPricer:
             array_macs=array,
             vector_macs=vector,
             scale_cycles=scale,
+            float_macs=tuple(floats.items()),
         )
         memory_s, host_s, array_s, vector_s, scale_s = terms.as_tuple()
-        pass_s, binds = binding(
+        binding_s, binds = binding(
             [
                 (memory_s, ServingBind.MEMORY),
                 (host_s, ServingBind.HOST),
@@ -405,6 +441,7 @@ class StepPricer:
                 (scale_s, ServingBind.SCALE),
             ]
         )
+        pass_s = pass_seconds(pricing, terms, binding_s)
         return StepCost(
             weight_bytes=weight_bytes,
             sequence_bytes=sequence_bytes,
@@ -428,7 +465,7 @@ class StepPricer:
 
     def rests_on(self) -> tuple[tuple[str, Fact], ...]:
         """The facts every step's price rests on, by path: the card's (no host link) and the draft's."""
-        return rested_on(self.shape, self.card, False)
+        return rested_on(self.shape, self.card, False, self.pricing) + self.stack_facts
 
     def provenance(self) -> Provenance:
         """The weakest provenance of :meth:`rests_on` (a step's price is as strong as the weakest fact)."""

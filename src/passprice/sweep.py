@@ -75,6 +75,16 @@ COLUMNS = (
     "refusal",
 )
 
+#: The columns a sweep under a serving stack adds (issue 14): the stack's expected price beside the limit.
+STACK_COLUMNS = (
+    "stack",
+    "expected_tokens_per_s",
+    "expected_pass_s",
+    "expected_binds",
+    "expected_provenance",
+    "expected_refusal",
+)
+
 _BINDS = [b.value for b in ServingBind]
 # Refusal codes of the vectorized cost, in the seed's order of checks.
 _OK, _NO_HOST, _CARD_FULL, _HOST_FULL, _ON_CHIP = 0, 1, 2, 3, 4
@@ -273,6 +283,7 @@ class _Batches:
             array_macs=sh.array_macs,
             vector_macs=sh.vector_macs,
             scale_cycles=sh.scale_cycles,
+            float_macs=sh.float_macs,
         )
         stacked = np.stack(np.broadcast_arrays(*terms.as_tuple()))
         memory_s, host_s, array_s, vector_s, scale_s = stacked
@@ -379,6 +390,7 @@ class _ShapeByPosition:
     held_per_sequence: Any
     on_chip_per_sequence: Any
     experts: tuple[Any, ...] = ()
+    float_macs: tuple[tuple[str, float], ...] = ()
     _streamed: dict[float, float] = attrs.field(factory=dict, init=False, eq=False, repr=False)
 
     def expert_bytes(self, batch: Any) -> Any:
@@ -412,6 +424,7 @@ class _ShapeByPosition:
             s.rows_per_sequence == first.rows_per_sequence
             and s.emitted_per_sequence == first.emitted_per_sequence
             and s.experts == first.experts
+            and s.float_macs == first.float_macs
             for s in shapes
         )
 
@@ -422,6 +435,7 @@ class _ShapeByPosition:
             rows_per_sequence=first.rows_per_sequence,
             emitted_per_sequence=first.emitted_per_sequence,
             experts=first.experts,
+            float_macs=first.float_macs,
             **{name: column(name) for name in _SHAPE_COLUMNS},
         )
 
@@ -464,6 +478,7 @@ class _ShapeByPosition:
             held_per_sequence=zero.held_per_sequence + held,
             on_chip_per_sequence=zero.on_chip_per_sequence,
             experts=zero.experts,
+            float_macs=zero.float_macs,
         )
 
 
@@ -492,8 +507,9 @@ def _row_refusal(code: int) -> str:
 class Sweeper:
     """Prices a :class:`Grid` from a root, loading each card, checkpoint and drafting method once."""
 
-    def __init__(self, root: Root) -> None:
+    def __init__(self, root: Root, stack: Any = None) -> None:
         self.root = root
+        self.stack = stack
         self._cards: dict[str, Card] = {}
         self._methods: dict[str, DraftMethod] = {}
         self._routings: dict[str, Routing] = {}
@@ -588,12 +604,26 @@ class Sweeper:
                 for tokens in grid.draft_tokens or ((base.draft.tokens if base.draft else 0),):
                     specs = [self._spec(base, tokens, p, serving_name) for p in grid.positions or (None,)]
                     if len(specs) > EXACT_POSITIONS and not base.shared_prefix:
-                        yield from self._positions(grid, batches, header, card, serving_name, specs)
+                        made = self._positions(grid, batches, header, card, serving_name, specs)
                     else:
                         keys = [(tokens, p) for p in grid.positions or (None,)]
-                        yield from self._exact(batches, header, card, serving_name, specs, keys, shapes)
+                        made = self._exact(batches, header, card, serving_name, specs, keys, shapes)
+                    for segment in made:
+                        yield self._refused_under_stack(segment)
                     if progress is not None:
                         progress(len(batches) * len(specs))
+
+    def _refused_under_stack(self, segment: Segment) -> Segment:
+        """``segment``, and under a stack with no expected price (the serving itself is refused), its stack columns
+        saying the same refusal, so every row of a ``--stack`` sweep carries :data:`STACK_COLUMNS`."""
+        if self.stack is None or segment.expected is not None:
+            return segment
+        none = dict.fromkeys(STACK_COLUMNS[1:])
+        cells = {
+            j: {"stack": self.stack.name, **none, "expected_refusal": segment.names[code - 1] if code > 0 else None}
+            for j, code in enumerate(segment.status.tolist())
+        }
+        return attrs.evolve(segment, expected=cells)
 
     def _spec(self, base: ServingSpec, tokens: int, position: float | None, name: str = "serving") -> ServingSpec:
         draft = base.draft
@@ -626,6 +656,36 @@ class Sweeper:
             "limit": max((c.limit or 0 for c in contexts), default=0),
         }
 
+    def _expected(
+        self, shape: PassShape, columns: Any, card: Card, batches: np.ndarray, host_memory: bool
+    ) -> _Expected:
+        """A block priced under the sweep's stack: its pricing from ``shape`` (a position's pass, or the probe at
+        position 0: the facts a stack needs do not depend on the position), the arrays of ``columns`` at it."""
+        from passprice.stacks import StackLacks, expected_pricing
+
+        try:
+            pricing, used = expected_pricing(self.stack, card, shape, host_memory)
+        except StackLacks as e:
+            return _Expected(None, (), None, e.name)
+        return _Expected(pricing, used, _Batches(columns, card, pricing).cost_split(batches, host_memory))
+
+    def _with_stack(
+        self,
+        segment: Segment,
+        expected: _Expected | None,
+        index: tuple[int, ...],
+        exact: Callable[[], PassShape],
+        host_memory: bool,
+        card: Card,
+    ) -> Segment:
+        """``segment`` with the stack's columns (issue 14), or as it is without a stack."""
+        if self.stack is None or expected is None:
+            return segment
+        cells = _expected_cells(
+            expected, index, segment.batches, segment.provenance, exact, host_memory, card, self.stack.name
+        )
+        return attrs.evolve(segment, expected=cells)
+
     def _exact(
         self,
         batches: np.ndarray,
@@ -654,6 +714,11 @@ class Sweeper:
             stacked = _ShapeByPosition.stack([s for _, s in found])
             grid2d = np.broadcast_to(batches, (len(found), len(batches))).copy()
             priced = _Batches(stacked, card).cost_split(grid2d, specs[0].host_memory)
+        expected = (
+            self._expected(found[0][1], stacked, card, grid2d, specs[0].host_memory)
+            if self.stack is not None and found
+            else None
+        )
         row_of = {n: i for i, (n, _) in enumerate(found)}
         for n, (spec, key) in enumerate(zip(specs, keys, strict=True)):
             common = self._common(card, serving_name, spec)
@@ -663,7 +728,8 @@ class Sweeper:
                 yield _refused(common, batches, got.name)
                 continue
             exact = functools.partial(_itself, got)
-            yield _emit(common, batches, priced, (row_of[n],), card, got, exact, spec.host_memory)
+            segment = _emit(common, batches, priced, (row_of[n],), card, got, exact, spec.host_memory)
+            yield self._with_stack(segment, expected, (row_of[n],), exact, spec.host_memory, card)
 
     def _positions(
         self,
@@ -698,6 +764,11 @@ class Sweeper:
         if columns is not None:
             grid2d = np.broadcast_to(batches, (len(kept), len(batches))).copy()
             priced = _Batches(columns, card).cost_split(grid2d, serving.host_memory)
+        expected = (
+            self._expected(shape, columns, card, grid2d, serving.host_memory)
+            if self.stack is not None and columns is not None
+            else None
+        )
         row_of = {int(k): i for i, k in enumerate(kept)}
         for n, spec in enumerate(specs):
             common = self._common(card, serving_name, spec)
@@ -705,7 +776,71 @@ class Sweeper:
                 yield _refused(common, batches, BadContexts.name)
                 continue
             exact = functools.partial(pass_shape, header, self._serving(spec))
-            yield _emit(common, batches, priced, (row_of[n],), card, shape, exact, serving.host_memory)
+            segment = _emit(common, batches, priced, (row_of[n],), card, shape, exact, serving.host_memory)
+            yield self._with_stack(segment, expected, (row_of[n],), exact, serving.host_memory, card)
+
+
+@attrs.frozen
+class _Expected:
+    """A block priced under a serving stack (issue 14): its ``pricing``, the stack facts it rests on (``used``),
+    and the priced arrays (``priced``; ``None`` when the stack refuses the serving, ``refusal`` names why)."""
+
+    pricing: Any
+    used: tuple[tuple[str, Any], ...]
+    priced: Mapping[str, np.ndarray] | None
+    refusal: str | None = None
+
+
+def _expected_cells(
+    expected: _Expected,
+    index: tuple[int, ...],
+    batches: np.ndarray,
+    limit_provenance: tuple[str, str],
+    exact: Callable[[], PassShape],
+    host_memory: bool,
+    card: Card,
+    stack: str,
+) -> dict[int, dict[str, Any]]:
+    """Each row's :data:`STACK_COLUMNS` (row index → cells): the expected price from ``expected``'s arrays (a batch
+    whose host split met a refusal priced alone, as the limit's rows are), its provenance the weakest of the limit's
+    and the stack facts'."""
+    from passprice.facts import Provenance
+
+    weakest_stack = weakest(f.provenance for _, f in expected.used)
+    out: dict[int, dict[str, Any]] = {}
+    for j, b in enumerate(batches.tolist()):
+        cells: dict[str, Any] = {"stack": stack, **dict.fromkeys(STACK_COLUMNS[1:])}
+        out[j] = cells
+        if expected.priced is None:
+            cells["expected_refusal"] = expected.refusal
+            continue
+        at = (*index, j)
+        p = expected.priced
+        trouble = p.get("trouble")
+        host_used = False
+        if b == 0:
+            cells["expected_refusal"] = "Empty"
+            continue
+        if trouble is not None and trouble[at]:
+            try:
+                c = exact().cost_split(card, int(b), host_memory, pricing=expected.pricing)
+            except ServingRefusal as e:
+                cells["expected_refusal"] = e.name
+                continue
+            cells.update(expected_tokens_per_s=c.tokens_per_s, expected_pass_s=c.pass_s, expected_binds=c.binds.value)
+            host_used = c.host_sequences > 0
+        elif int(p["refusal"][at]) != _OK:
+            cells["expected_refusal"] = _row_refusal(int(p["refusal"][at]))
+            continue
+        else:
+            cells.update(
+                expected_tokens_per_s=float(p["tokens_per_s"][at]),
+                expected_pass_s=float(p["pass_s"][at]),
+                expected_binds=_BINDS[int(p["binds"][at])],
+            )
+            host_used = bool(p["host_sequences"][at] > 0)
+        cells["expected_provenance"] = max(Provenance(limit_provenance[host_used]), weakest_stack).value
+    return out
 
 
 def _itself(shape: PassShape) -> PassShape:
@@ -739,6 +874,7 @@ class Segment:
     alone: dict[int, dict[str, Any]]
     provenance: tuple[str, str]
     weakest: tuple[str, str]
+    expected: dict[int, dict[str, Any]] | None = None
 
     def rows(self) -> Iterator[dict[str, Any]]:
         """The segment's rows as dictionaries (:data:`COLUMNS`; ``None`` for an empty cell)."""
@@ -759,6 +895,8 @@ class Segment:
                 row["binds"] = _BINDS[int(p["binds"][j])]
                 row["provenance"] = self.provenance[host_used]
                 row["weakest"] = self.weakest[host_used]
+            if self.expected is not None:
+                row.update(self.expected[j])
             yield row
 
 
@@ -812,11 +950,11 @@ def _emit(
     if trouble is not None:
         rows = np.nonzero(trouble & (batches != 0))[0].tolist()
         alone_shape = exact() if rows else None
-        basis = alone_shape.basis(card) if alone_shape is not None else None  # gathered once for the block
+        alone_basis = alone_shape.basis(card) if alone_shape is not None else None  # gathered once for the block
         for j in rows:
             assert alone_shape is not None
             try:
-                c = alone_shape.cost_split(card, int(batches[j]), host_memory, basis)
+                c = alone_shape.cost_split(card, int(batches[j]), host_memory, alone_basis)
             except ServingRefusal as e:
                 if e.name not in names:
                     names = (*names, e.name)
@@ -865,14 +1003,16 @@ def _check_finite(row: Mapping[str, Any]) -> None:
             )
 
 
-def write_rows(rows: Iterator[Mapping[str, Any]], fmt: str, out: io.TextIOBase | Any) -> int:
+def write_rows(
+    rows: Iterator[Mapping[str, Any]], fmt: str, out: io.TextIOBase | Any, columns: Sequence[str] = COLUMNS
+) -> int:
     """Write ``rows`` to ``out`` as CSV (a header line, then one line a row; empty cells for none) or JSON (an
     array of objects, one a line), a row at a time. Returns the number of rows. Raises :class:`InputError` at a row
     holding a number that is not finite. The reference :func:`text_chunks` (columns at a time, what ``passprice
     sweep`` writes) is tested against, byte for byte."""
     n = 0
     if fmt == "csv":
-        writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
+        writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
         writer.writeheader()
         for row in rows:
             _check_finite(row)
@@ -895,17 +1035,36 @@ def text_chunks(segments: Iterable[Segment], fmt: str) -> Iterator[str]:
     :class:`InputError` at the first row holding a number that is not finite (the chunks before it are already
     yielded: a caller writing a file writes them to a temporary file it then drops)."""
     # The header goes out with the first segment's lines, so a sweep refused at its first row writes nothing.
-    head = ",".join(COLUMNS) + "\n" if fmt == "csv" else "["
+    head = None if fmt == "csv" else "["
     first = True
     for segment in segments:
-        lines = _segment_lines(segment, fmt)
+        # A segment with a stack's expected prices (``--stack``) carries :data:`STACK_COLUMNS` too: its lines are
+        # written a row at a time, as the row writer writes them.
+        columns = COLUMNS + STACK_COLUMNS if segment.expected is not None else COLUMNS
+        if head is None:
+            head = ",".join(columns) + "\n"
+        lines = _segment_lines(segment, fmt) if segment.expected is None else _row_lines(segment, fmt, columns)
         if fmt == "csv":
             yield head + "\n".join(lines) + "\n"
         else:
             yield head + ("\n" if first else ",\n") + ",\n".join(lines)
         head, first = "", False
+    if head is None:
+        head = ",".join(COLUMNS) + "\n"
     if head or fmt != "csv":
         yield head + ("" if fmt == "csv" else "\n]\n")
+
+
+def _row_lines(segment: Segment, fmt: str, columns: Sequence[str]) -> list[str]:
+    """The lines of one segment a row at a time (``columns``), exactly as :func:`write_rows` writes them."""
+    lines = []
+    for row in segment.rows():
+        _check_finite(row)
+        if fmt == "csv":
+            lines.append(_csv_line([_cell(row.get(k)) for k in columns]))
+        else:
+            lines.append(json.dumps(row, allow_nan=False))
+    return lines
 
 
 def _csv_line(values: Sequence[Any]) -> str:

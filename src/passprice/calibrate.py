@@ -1,0 +1,518 @@
+"""A stack's facts are fitted to the runs it was measured on, and a fit is only as good as its error on runs it did
+not see: every calibration reports its hold-out error by card and by checkpoint.
+
+**The model.** A run's expected pass (:mod:`passprice.stacks`) is ``overhead.pass + layers × overhead.layer`` plus
+the largest of its five terms plus ``terms.serial`` × the others, each term a sum of components, each component a
+quantity over a card rate divided by the stack's share of that rate: the weights over ``read``, each sequence's cache
+over ``append`` (memory); integer matrices over ``array`` and float matrices over ``float`` (array); norms and
+attention over ``vector``; block scales over ``scale``. So with ``u = 1 / share`` the pass is linear in the overheads
+and the ``u``'s once the binding term and the serial share are fixed. The components are read off the one cost
+formula itself (:func:`passprice.cost.pass_terms`, through :func:`passprice.stacks.expected_pricing`): a run is
+priced at every share 1 and at each share in turn 1/2, and the difference is that share's component.
+
+**The fit.** Least squares on the *relative* error of the pass time, Σ (predicted / measured − 1)² — every run
+weighs the same whether it takes 7 ms or 70 ms, and the relative error of tokens/s is the same to first order —
+subject to what the facts mean: overheads ≥ 0 and shares ≤ 1 (``u ≥ 1``; a stack cannot beat the card's own
+rate). With ``u = 1 + v``, that is a non-negative least-squares problem in (overheads, v), solved exactly by
+Lawson and Hanson's active-set algorithm (:func:`nnls`; Lawson & Hanson, *Solving Least Squares Problems*, 1974,
+ch. 23) on NumPy; the binding term of each run is found by iterating to a fixed point (from every share at 1, and
+from the best values found so far), and ``terms.serial`` by a grid over [0, 1] in steps of 0.05. No SciPy: the
+problem is small (a dozen unknowns, a few hundred runs) and NNLS is forty lines.
+
+**Hold-out error.** Leave one card out: fit on every other card's runs, predict the card's; leave one checkpoint
+out likewise. The error of a run is |predicted tokens/s / measured − 1|; the mean and the largest are reported.
+Shares and overheads a stack's runs never exercise (a column of zeros: no run rewrites a recurrent state, none uses
+host memory) are not fitted and not written: a serving that needs them is refused (:class:`~passprice.stacks
+.StackLacks`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import numpy as np
+
+from passprice.cards import Card, load_card
+from passprice.checkpoints import load_checkpoint
+from passprice.errors import InputError
+from passprice.facts import Fact, Provenance
+from passprice.measurements import Run, load_runs
+from passprice.registry import Root
+from passprice.serving import ServingRefusal, pass_shape
+from passprice.servings import complete, to_serving
+from passprice.stacks import Stack, expected_pricing, load_stack, stack_path
+
+#: The facts a calibration fits, in order: the two overheads, then the shares.
+OVERHEADS = ("overhead.pass", "overhead.layer")
+SHARES = (
+    "share.read",
+    "share.rewrite",
+    "share.append",
+    "share.host",
+    "share.array",
+    "share.float",
+    "share.vector",
+    "share.scale",
+)
+PARAMETERS = OVERHEADS + SHARES
+
+#: The term (index in the seed's order: memory, host, array, vector, scale) each share's component belongs to.
+TERM_OF = {
+    "share.read": 0,
+    "share.rewrite": 0,
+    "share.append": 0,
+    "share.host": 1,
+    "share.array": 2,
+    "share.float": 2,
+    "share.vector": 3,
+    "share.scale": 4,
+}
+
+_TERM_INDEX = np.array([TERM_OF[p] for p in SHARES])
+
+#: The serial shares tried (a grid over [0, 1]).
+SERIAL_GRID = tuple(round(0.05 * i, 2) for i in range(21))
+
+#: The source record a calibrated fact cites (``sources/passprice-stack-calibration.toml``): the fit and its runs.
+CALIBRATION_SOURCE = "passprice-stack-calibration"
+
+#: Relative column size below which a parameter counts as not exercised by the runs.
+UNUSED = 1e-9
+
+
+def _unit(seconds: float) -> Fact:
+    return Fact(seconds, seconds, "s", Provenance.ASSUMED, "calibration probe (not a fact)")
+
+
+def _share(value: float) -> Fact:
+    return Fact(value, value, "1", Provenance.ASSUMED, "calibration probe (not a fact)")
+
+
+def probe_stack(stack: Stack, shares: dict[str, float] | None = None) -> Stack:
+    """``stack``'s routes with every share 1 (or ``shares``), no overhead, overlapping terms, nothing reserved: the
+    pricing a calibration reads each component from."""
+    facts = {p: _share(1.0) for p in SHARES}
+    facts.update({p: _share(v) for p, v in (shares or {}).items()})
+    facts.update({"overhead.pass": _unit(0.0), "overhead.layer": _unit(0.0), "terms.serial": _share(0.0)})
+    facts["memory.reserved"] = Fact(0.0, 0, "B", Provenance.ASSUMED, "calibration probe (not a fact)")
+    return attrs.evolve(stack, facts=facts, cards={})
+
+
+@attrs.frozen
+class RunModel:
+    """A run as the fit sees it: its ``run``, ``layers`` (blocks a pass runs through), ``measured_s`` (seconds a
+    pass took: batch / measured tokens/s), ``batch``, and ``components`` (seconds at share 1, one per share in
+    :data:`SHARES` order)."""
+
+    run: Run
+    layers: float
+    measured_s: float
+    batch: float
+    components: np.ndarray
+
+
+def model_runs(root: Root, stack: Stack, runs: Sequence[Run]) -> list[RunModel]:
+    """Each run of ``runs`` read for the fit: its pass shape, and each share's component from the one cost formula.
+    Raises :class:`InputError` naming a run whose card or checkpoint does not load, or that the pricer refuses."""
+    cards: dict[str, Card] = {}
+    base_stack = probe_stack(stack)
+    halves = {p: probe_stack(stack, {p: 0.5}) for p in SHARES}
+    out = []
+    for run in runs:
+        try:
+            card = cards.get(run.card) or load_card(root, run.card)
+            cards[run.card] = card
+            header = load_checkpoint(root, run.checkpoint)
+            serving = to_serving(complete(run.spec(), header))
+            shape = pass_shape(header, serving)
+            base_pricing, _ = expected_pricing(base_stack, card, shape)
+            base = shape.cost(card, run.batch, 0, base_pricing).terms()
+            base_terms = list(base.values())
+            components = []
+            for p in SHARES:
+                pricing, _ = expected_pricing(halves[p], card, shape)
+                terms = list(shape.cost(card, run.batch, 0, pricing).terms().values())
+                components.append(max(terms[TERM_OF[p]] - base_terms[TERM_OF[p]], 0.0))
+        except (InputError, ServingRefusal) as e:
+            raise InputError(f"run {run.id} ({run.source}): {e}") from None
+        measured = run.batch * shape.emitted_per_sequence / run.tokens_per_s
+        out.append(RunModel(run, float(shape.layers), measured, float(run.batch), np.array(components)))
+    return out
+
+
+def nnls(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The x ≥ 0 that minimises |a x − b|² (Lawson & Hanson's active-set NNLS, 1974, algorithm 23.10): variables
+    enter the passive set by the largest gradient; a step that would make one negative is cut back to the boundary
+    and the variable leaves. ``a``: (m, n), ``b``: (m,). Terminates in finitely many steps (capped at 30 n)."""
+    m, n = a.shape
+    passive = np.zeros(n, dtype=bool)
+    x = np.zeros(n)
+    w = a.T @ (b - a @ x)
+    tol = 1e-14 * max(1.0, float(np.abs(a).max(initial=0.0)) * float(np.abs(b).max(initial=0.0)) * m)
+    for _ in range(30 * max(n, 1)):
+        if passive.all() or not (w[~passive] > tol).any():
+            break
+        j = int(np.argmax(np.where(passive, -np.inf, w)))
+        passive[j] = True
+        while True:
+            z = np.zeros(n)
+            z[passive] = np.linalg.lstsq(a[:, passive], b, rcond=None)[0]
+            if (z[passive] > 0).all():
+                x = z
+                break
+            blocking = passive & (z <= 0)
+            alpha = float(np.min(x[blocking] / (x[blocking] - z[blocking])))
+            x = x + alpha * (z - x)
+            passive &= x > 1e-15
+            x[~passive] = 0.0
+            if not passive.any():
+                break
+        w = a.T @ (b - a @ x)
+    return x
+
+
+@attrs.frozen
+class Fit:
+    """A fitted stack: ``values`` by fact path (overheads in seconds, shares in (0, 1]; only the fitted ones),
+    ``serial`` (``terms.serial``), ``fitted`` (the parameters the runs exercise, in order), and the ``runs`` it used."""
+
+    values: dict[str, float]
+    serial: float
+    fitted: tuple[str, ...]
+    runs: tuple[Run, ...]
+
+    def predict(self, model: RunModel) -> float:
+        """The pass seconds the fit gives ``model``."""
+        return _predict(model, self.values, self.serial)
+
+
+def _predict(model: RunModel, values: dict[str, float], serial: float) -> float:
+    terms = [0.0] * 5
+    for p, c in zip(SHARES, model.components, strict=True):
+        terms[TERM_OF[p]] += c / values.get(p, 1.0)
+    top = max(terms)
+    return (
+        values.get("overhead.pass", 0.0)
+        + model.layers * values.get("overhead.layer", 0.0)
+        + top
+        + serial * (sum(terms) - top)
+    )
+
+
+def _solve(
+    models: Sequence[RunModel], fitted: tuple[str, ...], serial: float, start: dict[str, float] | None = None
+) -> tuple[dict[str, float], float]:
+    """The NNLS fit at one serial share, the binding terms iterated to a fixed point from ``start`` (default: every
+    share 1); (values, objective)."""
+    t = np.array([m.measured_s for m in models])
+    comp = np.array([m.components for m in models])  # (runs, shares)
+    share_cols = [SHARES.index(p) for p in fitted if p in SHARES]
+    values = dict(start) if start is not None else {p: (1.0 if p in SHARES else 0.0) for p in fitted}
+    binding: np.ndarray | None = None
+    for _ in range(12):
+        u = np.array([1.0 / values.get(p, 1.0) for p in SHARES])
+        terms = np.zeros((len(models), 5))
+        np.add.at(terms.T, _TERM_INDEX, (comp * u).T)
+        now = np.argmax(terms, axis=1)
+        if binding is not None and (now == binding).all():
+            break
+        binding = now
+        weight = np.where(np.arange(5)[None, :] == binding[:, None], 1.0, serial)  # (runs, 5)
+        weighted = comp * weight[:, _TERM_INDEX]
+        columns = []
+        if "overhead.pass" in fitted:
+            columns.append(np.ones(len(models)))
+        if "overhead.layer" in fitted:
+            columns.append(np.array([m.layers for m in models]))
+        columns += [weighted[:, j] for j in share_cols]
+        a = np.stack(columns, axis=1) / t[:, None]
+        b = 1.0 - weighted.sum(axis=1) / t  # every share starts at u = 1: v = u − 1 ≥ 0
+        # Columns scaled to unit length (seconds a layer and a share's seconds differ by orders of magnitude), so
+        # the active set's tolerance means the same for each; the solution scaled back.
+        norms = np.linalg.norm(a, axis=0)
+        norms[norms == 0] = 1.0
+        x = nnls(a / norms, b) / norms
+        for k, p in enumerate(fitted):
+            values[p] = float(x[k]) if p in OVERHEADS else 1.0 / (1.0 + float(x[k]))
+    predicted = np.array([_predict(m, values, serial) for m in models])
+    return values, float(np.sum((predicted / t - 1.0) ** 2))
+
+
+def exercised(models: Sequence[RunModel]) -> tuple[str, ...]:
+    """The parameters the runs inform: both overheads, and each share whose component is not zero in every run."""
+    comp = np.array([m.components for m in models])
+    total = np.array([m.measured_s for m in models])
+    out = list(OVERHEADS)
+    for j, p in enumerate(SHARES):
+        if (comp[:, j] / total > UNUSED).any():
+            out.append(p)
+    return tuple(out)
+
+
+def fit(models: Sequence[RunModel], fitted: tuple[str, ...] | None = None) -> Fit:
+    """The least-squares fit of ``models`` (module docstring): the best ``terms.serial`` on the grid, and for it the
+    NNLS values. Raises :class:`InputError` for no runs."""
+    if not models:
+        raise InputError("calibrate: no runs to fit")
+    fitted = fitted if fitted is not None else exercised(models)
+    best: tuple[float, dict[str, float], float] | None = None
+    for serial in SERIAL_GRID:
+        # Which term binds a run depends on the values, so the fixed point may be a local one: it is sought from
+        # every share at 1 and from the best values found so far, and the better kept.
+        starts: list[dict[str, float] | None] = [None] if best is None else [None, best[1]]
+        for start in starts:
+            values, objective = _solve(models, fitted, serial, start)
+            if best is None or objective < best[0] - 1e-15:
+                best = (objective, values, serial)
+    assert best is not None
+    return Fit(best[1], best[2], fitted, tuple(m.run for m in models))
+
+
+def error(fitted: Fit, model: RunModel) -> float:
+    """The relative error of the predicted tokens/s: measured pass / predicted pass − 1."""
+    return model.measured_s / fitted.predict(model) - 1.0
+
+
+@attrs.frozen
+class HoldOut:
+    """Hold-out errors by group (``by``: ``card`` or ``checkpoint``): ``errors`` (run id → relative error of the
+    tokens/s predicted by a fit without the run's group), ``groups`` (group → its runs' ids)."""
+
+    by: str
+    errors: dict[str, float]
+    groups: dict[str, tuple[str, ...]]
+
+    @property
+    def mean(self) -> float:
+        """Mean absolute relative error over every held-out run."""
+        return float(np.mean([abs(e) for e in self.errors.values()])) if self.errors else 0.0
+
+    @property
+    def worst(self) -> tuple[str, float]:
+        """The run with the largest absolute error, and its error."""
+        run = max(self.errors, key=lambda r: abs(self.errors[r]))
+        return run, self.errors[run]
+
+
+def hold_out(models: Sequence[RunModel], key: Callable[[Run], str], by: str) -> HoldOut:
+    """Fit without each group (``key`` of a run) and predict it; the fit keeps the parameters the whole set
+    exercises. A group whose removal leaves no run is skipped."""
+    fitted_params = exercised(models)
+    groups: dict[str, list[RunModel]] = {}
+    for m in models:
+        groups.setdefault(key(m.run), []).append(m)
+    errors: dict[str, float] = {}
+    for name, held in groups.items():
+        rest = [m for m in models if key(m.run) != name]
+        if not rest:
+            continue
+        f = fit(rest, fitted_params)
+        errors.update({m.run.id: error(f, m) for m in held})
+    return HoldOut(by, errors, {g: tuple(m.run.id for m in ms) for g, ms in groups.items()})
+
+
+@attrs.frozen
+class Calibration:
+    """A stack calibrated: the ``stack``, its ``fit`` on every run, the in-sample ``errors`` (run id → relative
+    error), and the hold-out errors ``by_card`` and ``by_checkpoint``."""
+
+    stack: Stack
+    fit: Fit
+    errors: dict[str, float]
+    by_card: HoldOut
+    by_checkpoint: HoldOut
+    models: tuple[RunModel, ...] = attrs.field(repr=False)
+
+
+def calibrate(root: Root, stack_name: str, runs: Sequence[Run] | None = None) -> Calibration:
+    """Fit stack ``stack_name`` to its measured runs (``runs``, default every run of the stack in ``root``), with
+    both hold-out errors. Raises :class:`InputError` (no runs, a run that does not price)."""
+    stack = load_stack(root, stack_name)
+    runs = list(runs) if runs is not None else load_runs(root, stack.name)
+    if not runs:
+        raise InputError(f"calibrate: no measured runs of stack {stack.name!r} in {root.measurements}")
+    models = model_runs(root, stack, runs)
+    whole = fit(models)
+    errors = {m.run.id: error(whole, m) for m in models}
+    return Calibration(
+        stack,
+        whole,
+        errors,
+        hold_out(models, lambda r: r.card, "card"),
+        hold_out(models, lambda r: r.checkpoint, "checkpoint"),
+        tuple(models),
+    )
+
+
+def _rounded(value: float) -> float:
+    """Four significant digits (a calibrated figure is not known better)."""
+    return float(f"{value:.4g}")
+
+
+def derived_facts(cal: Calibration) -> dict[str, dict[str, Any]]:
+    """The fitted facts as TOML entries (``derived``, citing :data:`CALIBRATION_SOURCE` with a locator naming the
+    runs' files; the derivation names the fit, its hold-out errors and every run it came from: a fit is no formula,
+    its declared inputs are the runs), by path: the fitted overheads (in µs) and shares, and ``terms.serial``."""
+    runs = cal.fit.runs
+    sources = sorted({r.source for r in runs})
+    ids = ", ".join(r.id for r in runs)
+    digest = hashlib.sha256("\n".join(r.id for r in runs).encode()).hexdigest()[:16]
+    files = ", ".join(f"registry/measurements/{s}.toml" for s in sources)
+    locator = (
+        f"the {len(runs)} runs of stack {cal.stack.name} in {files}, fitted by passprice calibrate --stack "
+        f"{cal.stack.name}"
+    )
+    basis = (
+        f"least squares on the relative error of the pass time (NNLS: overheads >= 0, shares <= 1; terms.serial on a "
+        f"0.05 grid) over {len(runs)} runs (ids sha256 {digest}); in sample mean |error| "
+        f"{100 * np.mean(np.abs(list(cal.errors.values()))):.1f} %, leave one card out mean "
+        f"{100 * cal.by_card.mean:.1f} % (max {100 * abs(cal.by_card.worst[1]):.1f} %), leave one checkpoint out "
+        f"mean {100 * cal.by_checkpoint.mean:.1f} %"
+    )
+    out: dict[str, dict[str, Any]] = {}
+    for p in cal.fit.fitted:
+        v = cal.fit.values[p]
+        if p in OVERHEADS:
+            entry: dict[str, Any] = {"value": _rounded(v * 1e6), "unit": "us"}
+        else:
+            entry = {"value": _rounded(v), "unit": "1"}
+        entry.update(
+            {
+                "provenance": "derived",
+                "source": CALIBRATION_SOURCE,
+                "locator": locator,
+                "derivation": f"{p} from a {basis}; runs: {ids}",
+            }
+        )
+        if p in SHARES and v >= 1.0 - 1e-9:
+            entry["note"] = "At its bound: the runs ask for no less than the card's own rate here."
+        out[p] = entry
+    out["terms.serial"] = {
+        "value": cal.fit.serial,
+        "unit": "1",
+        "provenance": "derived",
+        "source": CALIBRATION_SOURCE,
+        "locator": locator,
+        "derivation": f"terms.serial, the grid value of least error, from a {basis}; runs: {ids}",
+    }
+    return out
+
+
+def stack_text_with(path: Path, entries: dict[str, dict[str, Any]]) -> str:
+    """The stack file's text with each entry set at its path (tomlkit: the rest of the file, its comments and key
+    order, stay as written; an existing table is replaced whole, a new one appended)."""
+    import tomlkit
+
+    document = tomlkit.parse(path.read_text(encoding="utf-8"))
+    for key, entry in entries.items():
+        parent: Any = document
+        parts = key.split(".")
+        for part in parts[:-1]:
+            if part not in parent:
+                parent[part] = tomlkit.table(is_super_table=True)
+            parent = parent[part]
+        table = tomlkit.table()
+        for k in ("value", "unit", "provenance", "source", "locator", "note", "derivation"):
+            if k in entry:
+                table[k] = entry[k]
+        parent[parts[-1]] = table
+    return tomlkit.dumps(document)
+
+
+def write_calibration(root: Root, cal: Calibration) -> Path:
+    """Write the fitted facts into the stack's file (validated first, then atomically). Returns its path. Raises
+    :class:`InputError` when the result would not validate."""
+    from passprice import schema
+    from passprice.files import write_atomically
+    from passprice.stacks import stack_from_document
+
+    path = stack_path(root, cal.stack.name)
+    text = stack_text_with(path, derived_facts(cal))
+    import tomllib
+
+    document = tomllib.loads(text)
+    schema.validate(document, "stack", str(path), root.schema)
+    stack_from_document(cal.stack.name, document, str(path))
+    write_atomically(path, text, force=True)
+    return path
+
+
+def summary(values: Iterable[float]) -> tuple[float, float]:
+    """(mean, max) of the absolute values."""
+    xs = [abs(v) for v in values]
+    return (float(np.mean(xs)), float(np.max(xs))) if xs else (0.0, 0.0)
+
+
+def calibration_json(cal: Calibration) -> dict[str, Any]:
+    """The calibration for ``--json``: the stack, the runs, the fitted values (base units), ``terms.serial``, the
+    in-sample and hold-out errors (mean, max, and each run's), and the parameters not fitted."""
+
+    def holdout(h: HoldOut) -> dict[str, Any]:
+        run, worst = h.worst
+        return {"by": h.by, "mean": h.mean, "max": abs(worst), "worst": run, "errors": h.errors}
+
+    mean, most = summary(cal.errors.values())
+    return {
+        "stack": cal.stack.name,
+        "runs": [r.id for r in cal.fit.runs],
+        "fitted": {p: cal.fit.values[p] for p in cal.fit.fitted},
+        "terms.serial": cal.fit.serial,
+        "not_fitted": [p for p in PARAMETERS if p not in cal.fit.fitted],
+        "in_sample": {"mean": mean, "max": most, "errors": cal.errors},
+        "leave_one_card_out": holdout(cal.by_card),
+        "leave_one_checkpoint_out": holdout(cal.by_checkpoint),
+    }
+
+
+def calibration_text(cal: Calibration, written: Path | None = None) -> str:
+    """The calibration for people: the fit's method, each fitted fact beside the stack's value before, the error
+    in sample and held out (by card and by checkpoint, each group's mean and max), and where the facts were written."""
+    from passprice.tables import si, text_table
+
+    runs = cal.fit.runs
+    cards = sorted({r.card for r in runs})
+    checkpoints = sorted({r.checkpoint for r in runs})
+    sources = ", ".join(sorted({f"registry/measurements/{r.source}.toml" for r in runs}))
+    lines = [
+        f"calibrate {cal.stack.name}: {len(runs)} runs, {len(cards)} cards, {len(checkpoints)} checkpoints ({sources})",
+        "  least squares on the relative error of the pass time: overheads >= 0 and shares <= 1 (NNLS),",
+        "  terms.serial on a 0.05 grid; shares the runs never exercise are not fitted",
+        "",
+    ]
+    rows = []
+    for p in (*cal.fit.fitted, "terms.serial"):
+        v = cal.fit.serial if p == "terms.serial" else cal.fit.values[p]
+        shown = si(v, "s") if p in OVERHEADS else f"{v:.4g}" + (" (bound)" if p in SHARES and v >= 1 - 1e-9 else "")
+        before = cal.stack.facts.get(p)
+        rows.append([p, shown, f"{before.describe()} ({before.provenance.value})" if before else "–"])
+    lines.append(text_table(["fact", "fitted", "before"], rows))
+    skipped = [p for p in PARAMETERS if p not in cal.fit.fitted]
+    if skipped:
+        lines.append(f"  not fitted (no run exercises them): {', '.join(skipped)}")
+    lines.append("")
+    mean, most = summary(cal.errors.values())
+    worst_in = max(cal.errors, key=lambda r: abs(cal.errors[r]))
+    err_rows = [["in sample", f"{100 * mean:.1f} %", f"{100 * most:.1f} %", worst_in]]
+    for h, label in ((cal.by_card, "leave one card out"), (cal.by_checkpoint, "leave one checkpoint out")):
+        run, worst = h.worst
+        err_rows.append([label, f"{100 * h.mean:.1f} %", f"{100 * abs(worst):.1f} %", run])
+    lines.append(text_table(["|error| of tokens/s", "mean", "max", "worst run"], err_rows, right=(1, 2)))
+    for h in (cal.by_card, cal.by_checkpoint):
+        lines.append("")
+        lines.append(f"  held out by {h.by}:")
+        rows = []
+        for group, ids in sorted(h.groups.items()):
+            errs = [h.errors[i] for i in ids if i in h.errors]
+            if not errs:
+                continue
+            m, x = summary(errs)
+            rows.append([group, f"{len(ids)}", f"{100 * m:.1f} %", f"{100 * x:.1f} %"])
+        lines.append(text_table([h.by, "runs", "mean", "max"], rows, right=(1, 2, 3)))
+    if written is not None:
+        lines.append("")
+        lines.append(f"wrote {len(cal.fit.fitted) + 1} derived facts to {written}")
+    return "\n".join(lines)

@@ -1,0 +1,128 @@
+"""A measured run is a record like a fact: what ran (stack, card, checkpoint, batch, context positions), what was
+measured (tokens/s), and where the figure stands, so a price can be held against it and a fit can name it.
+
+``registry/measurements/NAME.toml`` (``schema/measurement.schema.json``) holds the runs of one source: a ``[source]``
+table (its name, and the id of its source record in ``sources/``) and one ``[[run]]`` a published figure (its
+locator in that source, or its own source record). A run's serving is the default one of its
+checkpoint on its card (DESIGN.md, Command line) at its batch, with one context class from its first to its last
+position: mean position (first + last) / 2, limit last, contiguous 16-bit KV cache — what a benchmark that decodes
+from ``first`` to ``last`` tokens of context holds and reads on average (llama-bench's ``tgN`` decodes from an empty
+context: positions 0 to N).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from passprice import schema
+from passprice.errors import InputError
+from passprice.registry import Root
+from passprice.servings import ContextSpec, ServingSpec
+
+
+@attrs.frozen
+class Run:
+    """One measured run: ``id`` (unique across the registry), the ``stack`` that ran it, its ``card`` and
+    ``checkpoint`` (registry names), ``batch`` (sequences a pass carries), ``first`` and ``last`` (the cached
+    positions its tokens ran from and to), ``tokens_per_s`` (measured, all sequences together), ``source`` (the
+    measurement file's stem), ``source_id`` (the source record it comes from: the run's own or its file's,
+    ``sources/ID.toml``), ``locator`` (where in the source), and ``note``, ``build``, ``date``, ``test`` as
+    published."""
+
+    id: str
+    stack: str
+    card: str
+    checkpoint: str
+    batch: int = attrs.field(validator=attrs.validators.ge(1))
+    first: int = attrs.field(validator=attrs.validators.ge(0))
+    last: int = attrs.field(validator=attrs.validators.ge(1))
+    tokens_per_s: float = attrs.field(validator=attrs.validators.gt(0.0))
+    source: str = ""
+    source_id: str = ""
+    locator: str = ""
+    note: str | None = None
+    build: str | None = None
+    date: str | None = None
+    test: str | None = None
+
+    @property
+    def position(self) -> float:
+        """The mean cached position its tokens read: (first + last) / 2."""
+        return (self.first + self.last) / 2.0
+
+    def spec(self) -> ServingSpec:
+        """The serving the run is priced as: its checkpoint and card, its batch, one context class at the mean
+        position with limit ``last``; every other choice the default (contiguous 16-bit KV cache, no drafts)."""
+        return ServingSpec(
+            checkpoint=self.checkpoint,
+            card=self.card,
+            batch=self.batch,
+            contexts=(ContextSpec(1.0, self.position, self.last),),
+        )
+
+
+def runs_of_document(name: str, document: Mapping[str, Any], where: str) -> list[Run]:
+    """The runs of a validated ``measurement`` document named ``name``. Raises :class:`InputError` for a run whose
+    first position is past its last."""
+    source = document["source"]
+    out = []
+    for i, entry in enumerate(document["run"]):
+        first, last = entry["positions"]
+        if first > last:
+            raise InputError(f"{where}: run.{i}.positions: first {first} is past last {last}")
+        out.append(
+            Run(
+                id=entry["id"],
+                stack=entry["stack"],
+                card=entry["card"],
+                checkpoint=entry["checkpoint"],
+                batch=entry["batch"],
+                first=first,
+                last=last,
+                tokens_per_s=float(entry["tokens_per_s"]),
+                source=name,
+                source_id=entry.get("source", source["source"]),
+                locator=entry["locator"],
+                note=entry.get("note"),
+                build=entry.get("build"),
+                date=entry.get("date"),
+                test=entry.get("test"),
+            )
+        )
+    return out
+
+
+def load_file(path: Path, schema_folder: Path | None = None, sources: Path | None = None) -> list[Run]:
+    """The runs of one measurement file, validated; with ``sources`` (a root's ``sources/`` folder), every source id
+    they name must have its record there. Raises :class:`InputError` (naming the file and the ids) or
+    :class:`~passprice.errors.SchemaError`."""
+    document = schema.load(path, "measurement", schema_folder)
+    runs = runs_of_document(path.name[: -len(".toml")], document, str(path))
+    if sources is not None:
+        missing = sorted({r.source_id for r in runs if not (sources / f"{r.source_id}.toml").is_file()})
+        if missing:
+            raise InputError(
+                f"{path}: no source {', '.join(repr(m) for m in missing)} ({sources} has no such record): a run cites "
+                "a source record (sources/ID.toml)"
+            )
+    return runs
+
+
+def load_runs(root: Root, stack: str | None = None) -> list[Run]:
+    """Every measured run in ``root`` (``registry/measurements/*.toml``, files by name, runs in file order), or only
+    ``stack``'s. Raises :class:`InputError` for a file that does not read or an id given twice (naming both
+    files)."""
+    out: list[Run] = []
+    seen: dict[str, str] = {}
+    for name in root.names(root.measurements):
+        path = root.measurements / f"{name}.toml"
+        for run in load_file(path, root.schema, root.sources):
+            if run.id in seen:
+                raise InputError(f"{path}: run {run.id!r} is also in {seen[run.id]}: a run id names one run")
+            seen[run.id] = str(path)
+            out.append(run)
+    return [r for r in out if stack is None or r.stack == stack]

@@ -1,0 +1,271 @@
+"""A price is checked against what was measured: every registered run priced as the card's limit and as its stack's
+expected price, side by side with the tokens/s the run published.
+
+The limit (the seed's price) must stay an upper bound on every run of a registered stack: a run faster than its
+limit means a card fact, a checkpoint or the run's record is wrong, and :attr:`Row.above_limit` flags it. The
+expected price's error, |expected / measured − 1|, is what a stack's calibration is judged by.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from passprice.cards import Card, load_card
+from passprice.checkpoints import load_checkpoint
+from passprice.errors import InputError
+from passprice.measurements import Run, load_runs
+from passprice.registry import Root
+from passprice.serving import ServingRefusal
+from passprice.servings import complete, to_serving
+from passprice.stacks import Stack, load_stack, price_expected
+
+
+@attrs.frozen
+class Row:
+    """One run priced: the ``run``; the ``limit`` tokens/s and the term it ``binds`` on; the ``expected`` tokens/s
+    under the run's stack and its binding term (``None`` when the stack is not registered or refuses the serving,
+    ``why`` says which); the expected price's ``provenance``."""
+
+    run: Run
+    limit: float | None
+    binds: str | None
+    expected: float | None = None
+    expected_binds: str | None = None
+    provenance: str | None = None
+    why: str | None = None
+
+    @property
+    def limit_ratio(self) -> float | None:
+        """Limit over measured (≥ 1 when the limit bounds the run)."""
+        return self.limit / self.run.tokens_per_s if self.limit is not None else None
+
+    @property
+    def error(self) -> float | None:
+        """Expected over measured − 1 (the signed relative error of the expected price)."""
+        return self.expected / self.run.tokens_per_s - 1.0 if self.expected is not None else None
+
+    @property
+    def above_limit(self) -> bool:
+        """Whether the run measured more tokens/s than its card's limit allows."""
+        return self.limit is not None and self.run.tokens_per_s > self.limit
+
+
+@attrs.frozen
+class Validation:
+    """Every run priced (``rows``), with the stacks named (``stacks``: name → registered stack or ``None``)."""
+
+    rows: tuple[Row, ...]
+    stacks: dict[str, Stack | None]
+
+    def errors(self) -> list[float]:
+        """The absolute relative errors of every expected price."""
+        return [abs(r.error) for r in self.rows if r.error is not None]
+
+    def mean_error(self) -> float | None:
+        """Mean |expected / measured − 1| over the rows with an expected price."""
+        e = self.errors()
+        return sum(e) / len(e) if e else None
+
+    def max_error(self) -> float | None:
+        """Largest |expected / measured − 1|."""
+        e = self.errors()
+        return max(e) if e else None
+
+    def above_limit(self) -> list[Row]:
+        """The rows of registered stacks that beat their limit."""
+        return [r for r in self.rows if r.above_limit and self.stacks.get(r.run.stack) is not None]
+
+
+def validate(root: Root, stack: str | None = None, runs: Sequence[Run] | None = None) -> Validation:
+    """Price every measured run (or ``stack``'s, or ``runs``) as limit and as expected. A run whose stack is not
+    registered gets its limit only. Raises :class:`InputError` for a run whose card or checkpoint does not load, or
+    a ``stack`` that is not registered."""
+    if stack is not None:
+        load_stack(root, stack)  # an unknown stack is bad input, named with the registered ones
+    runs = list(runs) if runs is not None else load_runs(root, stack)
+    cards: dict[str, Card] = {}
+    stacks: dict[str, Stack | None] = {}
+    rows = []
+    for run in runs:
+        if run.stack not in stacks:
+            stacks[run.stack] = load_stack(root, run.stack) if (root.stacks / f"{run.stack}.toml").is_file() else None
+        try:
+            card = cards.get(run.card) or load_card(root, run.card)
+            cards[run.card] = card
+            header = load_checkpoint(root, run.checkpoint)
+            serving = to_serving(complete(run.spec(), header))
+        except InputError as e:
+            raise InputError(f"run {run.id} ({run.source}): {e}") from None
+        st = stacks[run.stack]
+        try:
+            if st is None:
+                from passprice.serving import price_serving
+
+                limit = price_serving(header, card, serving)
+                rows.append(Row(run, limit.tokens_per_s, limit.binds.value, why="stack not registered"))
+                continue
+            priced = price_expected(header, card, serving, st)
+        except ServingRefusal as e:
+            rows.append(Row(run, None, None, why=f"refused ({e.name}): {e}"))
+            continue
+        rows.append(
+            Row(
+                run,
+                priced.limit.tokens_per_s,
+                priced.limit.binds.value,
+                priced.expected.tokens_per_s,
+                priced.expected.binds.value,
+                priced.provenance.value,
+            )
+        )
+    return Validation(tuple(rows), stacks)
+
+
+def to_json(v: Validation) -> dict[str, Any]:
+    """The validation for ``--json``: every row (run id, stack, card, checkpoint, batch, positions, measured,
+    limit, limit_ratio, binds, expected, error, expected_binds, provenance, why), and the summary."""
+    rows = []
+    for r in v.rows:
+        rows.append(
+            {
+                "id": r.run.id,
+                "stack": r.run.stack,
+                "card": r.run.card,
+                "checkpoint": r.run.checkpoint,
+                "batch": r.run.batch,
+                "positions": [r.run.first, r.run.last],
+                "measured": r.run.tokens_per_s,
+                "limit": r.limit,
+                "limit_ratio": r.limit_ratio,
+                "binds": r.binds,
+                "expected": r.expected,
+                "error": r.error,
+                "expected_binds": r.expected_binds,
+                "provenance": r.provenance,
+                "why": r.why,
+            }
+        )
+    return {
+        "runs": rows,
+        "mean_error": v.mean_error(),
+        "max_error": v.max_error(),
+        "above_limit": [r.run.id for r in v.above_limit()],
+    }
+
+
+def plot(v: Validation, path: Path, force: bool = False) -> None:
+    """Draw measured against priced tokens/s, log-log, one colour per card (limits hollow, expected filled, the
+    diagonal dashed), as PNG or SVG by ``path``'s suffix, written atomically. Raises :class:`InputError` when
+    matplotlib is missing, the suffix is neither, or nothing was priced."""
+    from passprice.roofline import PLOT_INSTALL, _metadata
+
+    if path.suffix.lower() not in (".png", ".svg"):
+        raise InputError(f"--plot {path}: the file must end in .png or .svg")
+    if path.exists() and not force:
+        raise InputError(f"{path}: already exists; pass --force to overwrite it")
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise InputError(f"--plot needs matplotlib: {PLOT_INSTALL}") from None
+    import io
+
+    from passprice.files import write_atomically
+
+    priced = [r for r in v.rows if r.limit is not None]
+    if not priced:
+        raise InputError("validate --plot: no run was priced")
+    cards = sorted({r.run.card for r in priced})
+    colours = plt.get_cmap("tab20")
+    fig, ax = plt.subplots(figsize=(7.5, 6.5))
+    for i, card in enumerate(cards):
+        rows = [r for r in priced if r.run.card == card]
+        c = colours(i % 20)
+        measured = [r.run.tokens_per_s for r in rows]
+        limits = [r.limit or 0.0 for r in rows]
+        ax.scatter(measured, limits, facecolors="none", edgecolors=[c], s=28, label=f"{card} limit")
+        exp = [r for r in rows if r.expected is not None]
+        if exp:
+            ax.scatter([r.run.tokens_per_s for r in exp], [r.expected or 0.0 for r in exp], color=c, s=16,
+                       label=f"{card} expected")
+    values = [r.run.tokens_per_s for r in priced] + [r.limit for r in priced if r.limit is not None]
+    lo, hi = min(values) / 1.3, max(values) * 1.3
+    ax.plot([lo, hi], [lo, hi], "k--", linewidth=0.8)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+    ax.set_xlabel("measured tokens/s")
+    ax.set_ylabel("priced tokens/s (hollow: the card's limit; filled: the stack's expected price)")
+    mean = v.mean_error()
+    title = "measured vs priced"
+    if mean is not None:
+        title += f" — expected: mean |error| {100 * mean:.1f} %, max {100 * (v.max_error() or 0):.1f} %"
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=6, ncol=2, loc="upper left")
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fmt = path.suffix.lower()[1:]
+    try:
+        # Fixed SVG ids and no date, so the same validation writes the same bytes (as roofline's pictures).
+        with plt.rc_context({"svg.hashsalt": "passprice"}):
+            fig.savefig(buffer, format=fmt, metadata=_metadata(fmt))
+    finally:
+        plt.close(fig)
+    write_atomically(path, buffer.getvalue(), force)
+
+
+def validation_text(v: Validation, stack: str | None = None) -> str:
+    """Every run priced, for people: measured, limit (its ratio to measured and its bind), expected (its error and
+    bind), then the expected price's mean and max error and whether the limit bounds every run of a registered
+    stack."""
+    from passprice.tables import count, text_table
+
+    which = f"stack {stack}" if stack else "every stack"
+    lines = [f"validate: {len(v.rows)} measured runs ({which})", ""]
+    rows = []
+    for r in v.rows:
+        rows.append(
+            [
+                r.run.id,
+                f"{r.run.batch:,}",
+                f"{r.run.first}-{r.run.last}",
+                count(round(r.run.tokens_per_s, 2)),
+                count(round(r.limit, 1)) if r.limit is not None else "–",
+                f"{r.limit_ratio:.3g}" if r.limit_ratio is not None else "",
+                r.binds or "",
+                count(round(r.expected, 1)) if r.expected is not None else "–",
+                f"{100 * r.error:+.1f} %" if r.error is not None else (r.why or ""),
+                r.expected_binds or "",
+            ]
+        )
+    lines.append(
+        text_table(
+            ["run", "batch", "positions", "measured", "limit", "limit/meas", "binds", "expected", "error", "binds"],
+            rows,
+            right=(1, 3, 4, 5, 7),
+        )
+    )
+    lines.append("")
+    mean, most = v.mean_error(), v.max_error()
+    if mean is not None and most is not None:
+        lines.append(
+            f"  expected price: mean |error| {100 * mean:.1f} %, max {100 * most:.1f} % over {len(v.errors())} runs"
+        )
+    registered = [r for r in v.rows if v.stacks.get(r.run.stack) is not None and r.limit_ratio is not None]
+    if registered:
+        ratios = [r.limit_ratio for r in registered if r.limit_ratio is not None]
+        above = v.above_limit()
+        lines.append(
+            f"  limit: an upper bound on {len(registered) - len(above)} of {len(registered)} runs of registered stacks "
+            f"(limit / measured {min(ratios):.3g} to {max(ratios):.3g})"
+        )
+        for r in above:
+            lines.append(f"    above its limit: {r.run.id} ({r.run.tokens_per_s:g} > {r.limit:.6g} tokens/s)")
+    return "\n".join(lines)

@@ -1,0 +1,208 @@
+"""Calibration and validation (issue 14): a fit on synthetic runs recovers the facts that made them, the registered
+stack's hold-out errors meet the issue's acceptance, and the limit bounds every measured run of a registered stack."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import attrs
+import numpy as np
+import pytest
+
+from cli_helpers import REPO, bad, copy_root, invoke
+from passprice.calibrate import calibrate, nnls, stack_text_with
+from passprice.cards import load_card
+from passprice.checkpoints import load_checkpoint
+from passprice.facts import Fact, Provenance
+from passprice.measurements import Run, load_runs
+from passprice.registry import Root
+from passprice.serving import NotResident
+from passprice.servings import complete, to_serving
+from passprice.stacks import load_stack, price_expected
+from passprice.validate import validate
+
+STACK = "llamacpp-cuda-2405"
+P = Provenance
+
+
+def test_nnls_solves_a_small_problem_exactly() -> None:
+    # min |a x - b|, x >= 0: the unconstrained solution (1, -1) is infeasible; the answer is x = (b·a1 / |a1|², 0).
+    a = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 1.0]])
+    b = np.array([1.0, 0.0, -1.0])
+    x = nnls(a, b)
+    assert x[1] == 0.0 and x[0] == pytest.approx(0.5, abs=1e-12)
+    # A feasible unconstrained solution is returned as is.
+    assert nnls(a, a @ np.array([2.0, 3.0])) == pytest.approx([2.0, 3.0], rel=1e-12)
+
+
+def _truth() -> dict[str, float]:
+    return {
+        "overhead.pass": 20e-6,
+        "overhead.layer": 60e-6,
+        "share.read": 0.9,
+        "share.append": 0.5,
+        "share.array": 0.4,
+        "share.float": 0.1,
+        "share.vector": 0.3,
+        "share.scale": 0.2,
+    }
+
+
+def _fact(path: str, value: float) -> Fact:
+    unit = "s" if path.startswith("overhead.") else "1"
+    return Fact(value, value, unit, P.ESTIMATED, "test: the truth the synthetic runs are made from")
+
+
+def test_a_calibration_on_synthetic_runs_recovers_the_facts_that_made_them() -> None:
+    root = Root(REPO)
+    registered = load_stack(root, STACK)
+    truth = _truth()
+    facts = {p: _fact(p, v) for p, v in truth.items()}
+    facts["terms.serial"] = _fact("terms.serial", 1.0)
+    facts["memory.reserved"] = Fact(0.0, 0, "B", P.ESTIMATED, "test: nothing reserved")
+    true_stack = attrs.evolve(registered, facts=facts, cards={})
+    runs = []
+    for card in ("rtx_4090", "a100_sxm4_80gb", "h100_pcie_80gb"):
+        for checkpoint in ("llama3-8b-q4_k_m", "llama3-8b-f16", "llama3-70b-q4_k_m"):
+            for batch in (1, 16):
+                for last in (512, 8192):
+                    run = Run(f"t.{card}.{checkpoint}.{batch}.{last}", STACK, card, checkpoint, batch, 0, last, 1.0)
+                    header = load_checkpoint(root, checkpoint)
+                    serving = to_serving(complete(run.spec(), header))
+                    try:
+                        made = price_expected(header, load_card(root, card), serving, true_stack).expected
+                    except NotResident:
+                        continue  # a 70B model, or 16 F16 sequences of 8K, on a 24 GB card
+                    runs.append(attrs.evolve(run, tokens_per_s=made.tokens_per_s))
+    assert len(runs) == 31  # 36 less 4 of the 70B model and 1 of 16 F16 8K sequences on the 24 GB RTX 4090
+    cal = calibrate(root, STACK, runs)
+    assert cal.fit.serial == 1.0
+    assert set(cal.fit.fitted) == set(truth)
+    for path, value in truth.items():
+        assert cal.fit.values[path] == pytest.approx(value, rel=1e-6, abs=1e-12), path
+    assert max(abs(e) for e in cal.errors.values()) < 1e-9
+    # Held out, each card's runs are predicted from the other cards' as well (exact data) ...
+    assert cal.by_card.mean < 1e-9
+    # ... and the 8B Q4_K_M runs from the other two checkpoints' too. Not so the other two: without the F16 runs no
+    # run multiplies a float matrix (share.float is not informed), and without the 70B runs every run has 32 layers
+    # (overhead.pass and overhead.layer cannot be told apart): their runs are mispredicted, as a hold-out should show.
+    errors = cal.by_checkpoint.errors
+    assert max(abs(e) for r, e in errors.items() if ".llama3-8b-q4_k_m." in r) < 1e-9
+    assert max(abs(e) for r, e in errors.items() if ".llama3-8b-f16." in r) > 0.05
+    assert max(abs(e) for r, e in errors.items() if ".llama3-70b-q4_k_m." in r) > 0.05
+
+
+@pytest.fixture(scope="module")
+def registered() -> object:
+    return calibrate(Root(REPO), STACK)
+
+
+def test_the_registered_stack_meets_the_hold_out_acceptance(registered: object) -> None:
+    cal = registered
+    # Issue 14's acceptance: leaving each card out, mean |error| <= 15 %, max <= 35 % (figures in the README).
+    assert cal.by_card.mean <= 0.15  # type: ignore[attr-defined]
+    assert abs(cal.by_card.worst[1]) <= 0.35  # type: ignore[attr-defined]
+    assert len(cal.fit.runs) == 111 and len({r.card for r in cal.fit.runs}) == 11  # type: ignore[attr-defined]
+
+
+def test_the_registered_stacks_facts_are_its_calibration(registered: object) -> None:
+    # The facts written in facts/stacks/ are the fit, rounded to four significant digits, and cite their runs.
+    stack = load_stack(Root(REPO), STACK)
+    for path, value in registered.fit.values.items():  # type: ignore[attr-defined]
+        fact = stack.facts[path]
+        assert fact.provenance is P.DERIVED and fact.derivation is not None
+        assert fact.value == pytest.approx(value, rel=5e-4, abs=1e-9), path
+        assert "xd3.h100_pcie_80gb.8b-q4km.tg512" in fact.derivation and "111 runs" in fact.derivation
+    assert stack.facts["terms.serial"].value == registered.fit.serial  # type: ignore[attr-defined]
+
+
+@pytest.fixture(scope="module")
+def validation() -> object:
+    return validate(Root(REPO))
+
+
+def test_validate_prices_every_run_as_limit_and_expected(validation: object) -> None:
+    v = validation
+    rows = [r for r in v.rows if r.run.stack == STACK]  # type: ignore[attr-defined]
+    assert len(rows) == 111 and all(r.expected is not None for r in rows)
+    errors = [abs(r.error) for r in rows if r.error is not None]
+    mean = sum(errors) / len(errors)
+    assert mean < 0.10
+    row = next(r for r in rows if r.run.id == "xd3.rtx_4090.8b-q4km.tg512")
+    assert row.run.tokens_per_s == 130.58 and row.run.position == 256.0 and row.binds == "memory"
+    assert row.limit_ratio is not None and row.limit_ratio > 1.0
+
+
+def test_validate_from_the_command_line_with_a_plot(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    picture = tmp_path / "validate.svg"
+    result = invoke("validate", "--stack", STACK, "--json", "--plot", str(picture))
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert len(out["runs"]) == 111 and out["above_limit"] == [] and out["max_error"] < 0.35
+    assert picture.read_bytes().startswith(b"<?xml") and b"rtx_4090 expected" in picture.read_bytes()
+    assert result.stderr == f"plot -> {picture}\n"
+
+
+#: Runs of a registered stack that measured more than their card's limit allows, each with the fact that explains
+#: it. None today: every registered run stays below its limit.
+ABOVE_THE_LIMIT: dict[str, str] = {}
+
+
+def test_the_limit_bounds_every_measured_run_of_a_registered_stack(validation: object) -> None:
+    v = validation
+    registered = [r for r in v.rows if v.stacks.get(r.run.stack) is not None]  # type: ignore[attr-defined]
+    assert registered, "no measured run of a registered stack"
+    above = {r.run.id for r in v.above_limit()}  # type: ignore[attr-defined]
+    assert above == set(ABOVE_THE_LIMIT), sorted(above)
+    for r in registered:
+        if r.run.id not in ABOVE_THE_LIMIT:
+            assert r.limit is not None and r.limit >= r.run.tokens_per_s, r.run.id
+
+
+def test_calibration_text_reports_the_fit_and_both_hold_outs(registered: object) -> None:
+    from passprice.calibrate import calibration_text
+
+    text = calibration_text(registered, Path("facts/stacks/x.toml"))  # type: ignore[arg-type]
+    assert text.startswith(f"calibrate {STACK}: 111 runs, 11 cards, 3 checkpoints")
+    assert "leave one card out" in text and "leave one checkpoint out" in text
+    assert "not fitted (no run exercises them): share.rewrite, share.host" in text
+    assert text.endswith("wrote 9 derived facts to facts/stacks/x.toml")
+
+
+def test_calibrate_writes_derived_facts_that_keep_the_rest_of_the_file(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    path = root / "facts" / "stacks" / f"{STACK}.toml"
+    before = path.read_text()
+    placeholder = {"value": 0.5, "unit": "1", "provenance": "assumed", "source": "passprice-stack-calibration",
+                   "locator": "test: a placeholder to be replaced"}
+    path.write_text(stack_text_with(path, {"share.read": placeholder}))
+    assert path.read_text() != before
+    result = invoke("calibrate", "--stack", STACK, "--json", root=root)
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["written"] == str(path) and out["leave_one_card_out"]["mean"] <= 0.15
+    # Calibrated again, the file is the registered one: the comments, the [stack] table, the estimated
+    # memory.reserved and the key order stay as written; the placeholder is replaced by the fit.
+    assert path.read_text() == before
+
+
+def test_a_measurement_file_with_a_run_given_twice_or_backwards_is_refused(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    folder = root / "registry" / "measurements"
+    text = (folder / "xiongjiedai-llama3-llamabench.toml").read_text()
+    (folder / "copy.toml").write_text(text)
+    bad("validate", "--stack", STACK, root=root, says="is also in")
+    (folder / "copy.toml").unlink()
+    backwards = text.replace("positions = [0, 512]", "positions = [600, 512]", 1)
+    (folder / "xiongjiedai-llama3-llamabench.toml").write_text(backwards)
+    bad("validate", root=root, says="positions: first 600 is past last 512")
+
+
+def test_every_run_names_a_registered_card_and_checkpoint() -> None:
+    root = Root(REPO)
+    cards = set(root.names(root.cards))
+    checkpoints = set(root.names(root.checkpoints))
+    for run in load_runs(root):
+        assert run.card in cards and run.checkpoint in checkpoints, run.id
