@@ -242,6 +242,7 @@ CASES: tuple[Case, ...] = (
     Case("c01-init-folder-too-long", 1, ("init", "{work}/" + LONG), 2, "longer than the file system allows"),
     Case("c01-routing-too-long", 1, ("price", R1, "--routing", LONG), 2, "longer than the file system allows"),
     Case("c01-audit-fact-too-long", 1, ("audit", "--fact", f"{LONG}:hot_share"), 2, "longer than the file system"),
+    Case("c01-stack-too-long", 1, ("price", R1, "--stack", LONG), 2, "longer than the file system allows"),
     Case("c01-header-symlink-loop", 1, ("header", "{work}/loop.gguf"), 2, "{work}/loop.gguf: a loop of symbolic links",
          _symlink_loop("loop.gguf")),
     Case("c01-card-symlink-loop", 1, ("price", R1, "--card", "{work}/loop.toml"), 2,

@@ -75,6 +75,24 @@ def test_root_too_long_and_a_nul_in_a_serving_file(tmp_path: Path) -> None:
     assert result.stderr.endswith("checkpoints/a\\x00b.toml': not a file name (it holds a NUL character)\n")
 
 
+def test_a_name_that_escaped_the_lookup_is_still_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # A last resort in the command line: code that stat-ed a hostile name itself, outside files.look.
+    import errno
+
+    import passprice.cards
+
+    long = str(tmp_path / LONG)
+
+    def escaped(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENAMETOOLONG, "File name too long", long)
+
+    monkeypatch.setattr(passprice.cards, "load_card", escaped)
+    result = CliRunner().invoke(cli, ["facts", H200])
+    assert result.exit_code == 2 and (result.exception is None or isinstance(result.exception, SystemExit))
+    assert result.stderr.startswith("passprice: error: ") and "longer than the file system allows" in result.stderr
+    assert len(result.stderr.splitlines()) == 1
+
+
 # --- 8. Whatever import writes reads back --------------------------------------------------------------------------
 
 

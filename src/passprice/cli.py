@@ -8,6 +8,7 @@ Exit status: 0 success; 1 a refusal (a price the model or a lock refuses); 2 bad
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import math
 import re
@@ -83,6 +84,19 @@ class _Group(click.Group):
         except BrokenPipeError:  # pragma: no cover - e.g. `passprice header … | head`
             sys.stderr.close()
             ctx.exit(0)
+        except OSError as e:
+            # A last resort for a lookup that did not go through passprice.files.look (a name over 255 bytes or a
+            # loop of symbolic links in a path some code stat-ed itself): one line, not a traceback.
+            if e.errno not in (errno.ENAMETOOLONG, errno.ELOOP) or e.filename is None:
+                raise
+            from passprice.files import look
+
+            try:
+                look(e.filename)
+            except InputError as named:
+                click.echo(f"passprice: error: {named}", err=True)
+                ctx.exit(2)
+            raise
         except KeyboardInterrupt:
             # Ctrl-C: nothing half-written (every output goes through a temporary file), and the shell's status for
             # a command ended by SIGINT (128 + 2), not the refusal status click would give.
@@ -1033,7 +1047,7 @@ def lock_command(
     if update and old is not None and serving is None:
         # A lock of the first format named no serving; it locked the serving of its own name, when there is one.
         locked = old.info.serving
-        if locked is None and old.info.format < 2 and (root.servings / f"{old.name}.toml").is_file():
+        if locked is None and old.info.format < 2 and is_there(root.servings / f"{old.name}.toml"):
             locked = old.name
     if serving is not None and not _given({k: v for k, v in o.items() if k != "serving"}):
         locked = serving_name(root, serving)

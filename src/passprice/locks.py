@@ -565,9 +565,9 @@ def portable(ref: str, root: Root, folder: Path) -> str:
     the registry's ``folder`` as its name; any other existing file relative to the root (POSIX), or absolute when it
     lies outside it; so the lock reads the same from any working folder."""
     path = Path(ref)
-    if "/" not in ref and "\\" not in ref and not path.is_file():
+    if "/" not in ref and "\\" not in ref and not is_there(path):
         return ref
-    if not path.is_file():
+    if not is_there(path):
         return ref
     full = path.resolve()
     if full.parent == folder.resolve() and full.suffix == ".toml":
@@ -584,7 +584,7 @@ def rooted(ref: str, root: Root) -> str:
     path = Path(ref)
     if ("/" in ref or ref.endswith((".gguf", ".xz", ".gz", ".toml"))) and not path.is_absolute():
         below = root.path / path
-        if below.is_file():
+        if is_there(below):
             return str(below)
     return ref
 
