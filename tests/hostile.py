@@ -331,7 +331,7 @@ CASES: tuple[Case, ...] = (
     Case("c09-simulate-limit-cuts-requests", 9, ("simulate", R1, "--synthetic", "50", "--limit", "16"), 0,
          "cut to fit the limit of 16 positions: 50 prompts (to at most 8 tokens)"),
     Case("c09-head-rows-10e12", 9, ("price", "qwen35-27b-h200-mtp", "--head-rows", "1000000000000"), 2,
-         "Invalid value for '--head-rows': 1000000000000 is not in the range 1<=x<=4294967295"),
+         "Invalid value for '--head-rows': 1,000,000,000,000 is out of range (a whole number from 1 to 4,294,967,295)"),
     Case("c09-head-rows-past-vocabulary", 9, ("price", "qwen35-27b-h200-mtp", "--head-rows", "1000000"), 2,
          "--head-rows (draft.head_rows): 1,000,000 rows, more than the 248,320 rows of the vocabulary"),
     Case("c09-locator-with-bel", 9, ("fact", "set", H200, "streams.read", "--value", "0.9", *_FACT, *_SOURCE,

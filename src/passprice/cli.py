@@ -125,21 +125,30 @@ def _json_option(f: F) -> F:
     )(f)
 
 
-class _Finite(click.FloatRange):
-    """A float option that must be a finite number (``nan`` and ``inf`` are no quantity) in its range."""
+class _Bounded(click.ParamType):  # type: ignore[type-arg,unused-ignore]  # generic from click 8.2
+    """A numeric option bounded as :mod:`passprice.bounds` states for it: the bound a schema gives the same quantity
+    in a file (``--limit`` as a serving's ``contexts.limit``), read when the option is converted. A value out of
+    range, ``nan``, ``inf`` or 310 digits is one error line (exit 2)."""
 
-    name = "finite number"
+    def __init__(self, option: str, integer: bool) -> None:
+        self.option = option
+        self.name = "integer" if integer else "float"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        number = click.FLOAT.convert(value, param, ctx)
-        if not math.isfinite(number):
-            self.fail(f"{value!r} is not a finite number", param, ctx)
-        return super().convert(number, param, ctx)
+        from passprice.bounds import option_bound
+
+        try:
+            return option_bound(self.option).parse(str(value))
+        except InputError as e:
+            self.fail(str(e), param, ctx)
 
 
-#: The largest element size an option takes, in bytes (an f64 is 8; 64 is past any element format, and keeps a
-#: cache's bytes far from overflowing a double).
-_ELEMENT_BYTES = 64.0
+def _int(option: str) -> _Bounded:
+    return _Bounded(option, integer=True)
+
+
+def _float(option: str) -> _Bounded:
+    return _Bounded(option, integer=False)
 
 
 def _non_finite(data: Any, path: str = "") -> tuple[str, float] | None:
@@ -576,32 +585,32 @@ def _serving_options(with_batch: bool) -> Callable[[F], F]:
             click.argument("serving", required=False),
             click.option("--checkpoint", help="Checkpoint: registry entry name or a .gguf path."),
             click.option("--card", help="Card: registry name or a card .toml path."),
-            click.option("--position", type=_Finite(min=0), help="Mean position reached (positions)."),
-            click.option("--limit", type=click.IntRange(min=1), help="Context each sequence is allowed (positions)."),
-            click.option("--kv-page", type=click.IntRange(min=1), help="Page the KV cache, N positions a page."),
+            click.option("--position", type=_float("--position"), help="Mean position reached (positions)."),
+            click.option("--limit", type=_int("--limit"), help="Context each sequence is allowed (positions)."),
+            click.option("--kv-page", type=_int("--kv-page"), help="Page the KV cache, N positions a page."),
             click.option("--contiguous", is_flag=True, help="Contiguous KV cache (undo a serving's --kv-page)."),
             click.option(
-                "--kv-bytes", type=_Finite(min=0, min_open=True, max=_ELEMENT_BYTES), help="Bytes per KV element."
+                "--kv-bytes", type=_float("--kv-bytes"), help="Bytes per KV element."
             ),
             click.option(
-                "--state-bytes", type=_Finite(min=0, min_open=True, max=_ELEMENT_BYTES),
+                "--state-bytes", type=_float("--state-bytes"),
                 help="Bytes per recurrent-state element.",
             ),
             click.option(
-                "--activation-words", type=click.IntRange(0, 2), help="Words an activation crosses the array in."
+                "--activation-words", type=_int("--activation-words"), help="Words an activation crosses the array in."
             ),
             click.option("--scaling", type=click.Choice(["per-block", "sub32"]), help="Activation scaling."),
             click.option("--attention", type=click.Choice(["vector", "array"]), help="Where attention's products run."),
             click.option("--kv-rotated/--no-kv-rotated", default=None, help="Walsh–Hadamard-rotated KV cache."),
             click.option("--draft", "draft_method", help="Drafting method (facts/drafts name)."),
-            click.option("--draft-tokens", type=click.IntRange(0, 64), help="Drafted tokens per pass (0: no drafts)."),
+            click.option("--draft-tokens", type=_int("--draft-tokens"), help="Drafted tokens per pass (0: no drafts)."),
             click.option(
-                "--head-rows", type=click.IntRange(1, 4294967295), help="Vocabulary rows the drafting head reads."
+                "--head-rows", type=_int("--head-rows"), help="Vocabulary rows the drafting head reads."
             ),
             click.option("--flush", help="State flush: every-pass, every:N or trailing:N."),
             click.option("--host-memory/--no-host-memory", default=None, help="Let sequences live in host memory."),
             click.option(
-                "--shared-prefix", type=click.IntRange(min=0), metavar="N",
+                "--shared-prefix", type=_int("--shared-prefix"), metavar="N",
                 help="Positions every sequence shares (a system prompt), held once with a paged cache (0: none).",
             ),
             click.option(
@@ -613,7 +622,7 @@ def _serving_options(with_batch: bool) -> Callable[[F], F]:
             ),
         ]
         if with_batch:
-            options.insert(3, click.option("--batch", type=click.IntRange(min=0), help="Sequences per pass."))
+            options.insert(3, click.option("--batch", type=_int("--batch"), help="Sequences per pass."))
         for option in reversed(options):
             f = option(f)
         return f
@@ -1608,11 +1617,11 @@ def _sweep_locks(root: Any, servings: tuple[str, ...], lock_ref: str | None, no_
     help="Context sizes in positions (k = 1,024) [default: 4k, 32k, 128k below the model's context, and its own].",
 )
 @click.option(
-    "--kv-bytes", type=_Finite(min=0, min_open=True, max=_ELEMENT_BYTES), default=2.0, show_default=True,
+    "--kv-bytes", type=_float("--kv-bytes"), default=2.0, show_default=True,
     help="Bytes per KV-cache element: 2 (16-bit), 1 (8-bit), 0.5625 (4-bit codes with their scales).",
 )
 @click.option(
-    "--state-bytes", type=_Finite(min=0, min_open=True, max=_ELEMENT_BYTES), default=4.0, show_default=True,
+    "--state-bytes", type=_float("--state-bytes"), default=4.0, show_default=True,
     help="Bytes per recurrent-state element.",
 )
 @_json_option
@@ -1737,11 +1746,11 @@ def roofline_command(
 @click.option("--tokens", "tokens_text", default="1..8", show_default=True, help="Draft lengths: 1..8, 1,2,4 or 3.")
 @click.option("--best", "at_best", is_flag=True, help="Price each draft length at its own best batch.")
 @click.option(
-    "--passes", type=click.IntRange(min=1), default=100_000, show_default=True,
+    "--passes", type=_int("--passes"), default=100_000, show_default=True,
     help="Passes of the Monte-Carlo accept/reject loop simulated for each draft length.",
 )
 @click.option(
-    "--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the Monte-Carlo loop."
+    "--seed", type=_int("--seed"), default=0, show_default=True, help="Seed of the Monte-Carlo loop."
 )
 @_json_option
 @click.pass_context
@@ -1804,24 +1813,24 @@ def speculate_command(
 @click.option("--trace", "trace_path", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE.jsonl",
               help="Requests, one JSON object a line: arrival_s, prompt_tokens, output_tokens[, prefix_id, "
               "prefix_tokens].")
-@click.option("--synthetic", type=click.IntRange(min=1), metavar="N", help="N synthetic heavy-tailed requests.")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the synthetic trace.")
-@click.option("--rate", type=click.FloatRange(min=0, min_open=True), help="Synthetic arrivals per second [50].")
-@click.option("--prefix", "synthetic_prefix", type=click.IntRange(min=0), default=0,
+@click.option("--synthetic", type=_int("--synthetic"), metavar="N", help="N synthetic heavy-tailed requests.")
+@click.option("--seed", type=_int("--seed"), default=0, show_default=True, help="Seed of the synthetic trace.")
+@click.option("--rate", type=_float("--rate"), help="Synthetic arrivals per second [50].")
+@click.option("--prefix", "synthetic_prefix", type=_int("--prefix"), default=0,
               help="Synthetic prompts all start with one shared prefix of this many tokens.")
 @click.option("--policy", type=click.Choice(["static", "continuous", "both"]), default="both", show_default=True)
-@click.option("--chunk", type=click.IntRange(min=1), default=2048, show_default=True,
+@click.option("--chunk", type=_int("--chunk"), default=2048, show_default=True,
               help="Token-rows a step carries (decode rows first, then prompt rows).")
-@click.option("--max-batch", type=click.IntRange(min=1), default=256, show_default=True,
+@click.option("--max-batch", type=_int("--max-batch"), default=256, show_default=True,
               help="Sequences admitted at once.")
 @click.option("--card", help="Card: registry name or a card .toml path (default: the serving's).")
-@click.option("--limit", type=click.IntRange(min=1), help="Context limit each request may reach (positions).")
-@click.option("--kv-page", type=click.IntRange(min=1), help="Page the KV cache, N positions a page.")
+@click.option("--limit", type=_int("--limit"), help="Context limit each request may reach (positions).")
+@click.option("--kv-page", type=_int("--kv-page"), help="Page the KV cache, N positions a page.")
 @click.option("--contiguous", is_flag=True, help="Contiguous KV cache (undo a serving's --kv-page).")
 @click.option("--prefix-read-once/--no-prefix-read-once", default=None,
               help="Stream each shared prefix once a step for all the sequences that read it.")
 @click.option("--no-prefix-caching", is_flag=True, help="Hold and prefill every prompt whole, shared prefix or not.")
-@click.option("--max-steps", type=click.IntRange(min=1), default=500_000, show_default=True,  # simulate.MAX_STEPS
+@click.option("--max-steps", type=_int("--max-steps"), default=500_000, show_default=True,  # simulate.MAX_STEPS
               help="Steps simulated at most, every policy together (tens of microseconds each); a longer run is "
               "refused.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here (default: stdout).")
