@@ -459,7 +459,8 @@ def sources_command(ctx: click.Context, as_json: bool) -> None:
     supports."""
     from passprice.lineage import source_uses, sources_text
 
-    uses = source_uses(_root(ctx))
+    uses, problems = source_uses(_root(ctx))
+    _problems(problems)
     if as_json:
         _echo_json({"sources": [u.to_json() for u in uses]})
     else:
