@@ -415,8 +415,8 @@ def explain_command(term: str | None, as_json: bool) -> None:
 @click.argument("directory", default=".", type=click.Path(file_okay=False, path_type=Path))
 @click.option(
     "--requirement", metavar="SPEC",
-    help="The line of requirements.txt the hook and CI install passprice by (default: passprice==VERSION; a wheel "
-    "file or a git URL works too).",
+    help="The line of requirements.txt CI installs passprice by, e.g. 'passprice @ git+https://…@COMMIT' (default: "
+    "how this passprice was installed, when its direct URL is recorded; else a placeholder to fill in).",
 )
 @click.option("--examples", is_flag=True, help="Copy the registered checkpoints, servings and locks too (a registry "
               "to try things in; without it registry/ and locks/ start empty).")
@@ -437,7 +437,8 @@ def init_command(
     write(the_plan, directory)
     if as_json:
         _echo_json({"path": str(directory), "folders": list(the_plan.folders), "copied": list(the_plan.copied),
-                    "files": sorted(the_plan.files)})
+                    "files": sorted(the_plan.files), "requirement": the_plan.requirement.line,
+                    "requirement_origin": the_plan.requirement.origin, "advice": the_plan.requirement.advice()})
         return
     source = "the embedded facts" if the_plan.source.embedded else str(the_plan.source.path)
     click.echo(f"a passprice registry in {directory}:")
@@ -445,6 +446,10 @@ def init_command(
         click.echo(f"  {folder + '/':<24}{'copied from ' + source if folder in the_plan.copied else 'empty'}")
     click.echo("  schema/, .taplo.toml, .pre-commit-config.yaml, .github/workflows/facts.yml, requirements.txt, "
                "README.md")
+    click.echo(f"  requirements.txt: {the_plan.requirement.line}")
+    advice = the_plan.requirement.advice()
+    if advice is not None:
+        click.echo(f"first: {advice}")
     click.echo(f"next: cd {directory} && git init && pre-commit install; passprice import MODEL.gguf --name NAME")
 
 
