@@ -378,10 +378,10 @@ def checkpoints_command(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         _echo_json({"checkpoints": out})
         return
-    from passprice.tables import si, text_table
+    from passprice.tables import printable, si, text_table
 
     rows = [
-        [c["name"], str(c["architecture"]), f"{c['tensors']:,}", si(c["tensor_bytes"], "B"),
+        [c["name"], printable(str(c["architecture"])), f"{c['tensors']:,}", si(c["tensor_bytes"], "B"),
          f"{c['context_length']:,}" if c["context_length"] else "", c["sha256"][:16] + "…"]
         for c in out
     ]

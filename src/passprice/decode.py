@@ -590,12 +590,12 @@ def _block_problems(header: GGUFHeader, source: str, prefix: str, blocks: object
             if q and "attn_kv_a_mqa" not in bases[i]:
                 embd = _per_layer(header, "embedding_length", i) or 0
                 for base, key in (("attn_k", "attention.key_length"), ("attn_v", "attention.value_length")):
-                    t = weights.get((i, base))
+                    weight = weights.get((i, base))
                     given = header.meta_int(key)
                     width = given if given is not None else embd // q
                     how = key if given is not None else "embedding_length / head_count"
-                    if t is not None and len(t.dims) >= 2 and t.dims[1] != kv * width:
-                        widths.append((i, t, kv * width, f"{kv} KV heads × {width} ({how})"))
+                    if weight is not None and len(weight.dims) >= 2 and weight.dims[1] != kv * width:
+                        widths.append((i, weight, kv * width, f"{kv} KV heads × {width} ({how})"))
     if attention and not with_kv:
         value = header.meta("attention.head_count_kv")
         key = "attention.head_count_kv" if value is not None else "attention.head_count"

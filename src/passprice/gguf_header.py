@@ -125,6 +125,15 @@ class HeaderError(InputError):
         return cls(source, offset, problem, message=f"{source}: {problem}")
 
 
+def nonfinite_text(value: float) -> str | None:
+    """A NaN or an infinity a header holds, as a checkpoint entry and ``--json`` write it: ``"nan"``, ``"inf"``,
+    ``"-inf"`` (JSON has no such number, and the entry schema refuses TOML's own ``nan``/``inf`` as typos); ``None``
+    for a finite float."""
+    if value == value and value not in (float("inf"), float("-inf")):
+        return None
+    return "nan" if value != value else "inf" if value > 0 else "-inf"
+
+
 @attrs.frozen
 class LongArray:
     """A metadata array too long to keep (more than :data:`KEEP_ARRAY_LIMIT` elements: a tokenizer's vocabulary,

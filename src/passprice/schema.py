@@ -20,6 +20,12 @@ from passprice.errors import InputError, SchemaError
 from passprice.files import read_regular
 from passprice.registry import schema_dir
 
+#: The names a checkpoint entry writes a NaN or an infinity by (JSON and the schemas have no such number).
+NONFINITE = ("nan", "inf", "-inf")
+
+#: The largest finite float32 (the bound the checkpoint schema gives a float32 value).
+FLOAT32_MAX = 3.4028234663852886e38
+
 #: The pattern a schema gives a one-line text (a cite, a note): no control character (a newline, a tab, BEL …).
 ONE_LINE = "^[^\\x00-\\x1f\\x7f]*$"
 
@@ -96,6 +102,15 @@ def _explain(error: Any) -> str:
         return f"{_key_path(where)}: {error.message}"
     if error.validator == "type" and isinstance(instance, float) and not math.isfinite(instance):
         return f"{_key_path(where)}: must be a finite number, not {instance!r}"
+    if error.validator == "enum" and error.validator_value == list(NONFINITE):
+        # A checkpoint entry's float: a finite number, or the name of a NaN or infinity the header held.
+        said = f"must be a finite number, not {instance!r}" if isinstance(instance, float) else (
+            f"{shown_value(instance)} is not a number"
+        )
+        hint = 'a NaN or an infinity a header holds is written "nan", "inf" or "-inf"'
+        return f"{_key_path(where)}: {said} ({hint})"
+    if error.validator in ("maximum", "minimum") and abs(error.validator_value) == FLOAT32_MAX:
+        return f"{_key_path(where)}: {instance!r} is past float32's range (±{FLOAT32_MAX!r})"
     if error.validator == "enum":
         allowed = ", ".join(repr(v) for v in error.validator_value)
         return f"{_key_path(where)}: {instance!r} is not allowed here (one of {allowed})"
