@@ -26,8 +26,10 @@ NONFINITE = ("nan", "inf", "-inf")
 #: The largest finite float32 (the bound the checkpoint schema gives a float32 value).
 FLOAT32_MAX = 3.4028234663852886e38
 
-#: The pattern a schema gives a one-line text (a cite, a note): no control character (a newline, a tab, BEL …).
-ONE_LINE = "^[^\\x00-\\x1f\\x7f]*$"
+#: The pattern a schema gives a one-line text (a locator, a note, a formula, a cite): no control character (a
+#: newline, a tab, BEL, DEL, C1), no line or paragraph separator (U+2028, U+2029) and no bidi control (U+202A–U+202E,
+#: U+2066–U+2069), each of which breaks or reorders a line in `fact show`, a terminal or the PR comment.
+ONE_LINE = "^[^\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]*$"
 
 
 def _finite_number(checker: Any, instance: Any) -> bool:
@@ -118,7 +120,10 @@ def _explain(error: Any) -> str:
         return f"{_key_path(where)}: {instance!r} is too short (at least {error.validator_value} characters)"
     if error.validator == "pattern" and error.validator_value == ONE_LINE:
         shown = shown_value(instance)
-        return f"{_key_path(where)}: {shown} holds a control character (a newline, a tab …): write it on one line"
+        return (
+            f"{_key_path(where)}: {shown} holds a control character, a line separator or a bidi control (a newline, "
+            "a tab, U+2028, U+202E …): write it on one line"
+        )
     if error.validator in ("maximum", "minimum") and isinstance(instance, int) and abs(instance) > 10**30:
         bound = "at most" if error.validator == "maximum" else "at least"
         return f"{_key_path(where)}: {shown_value(instance)} is out of range ({bound} {error.validator_value})"
