@@ -261,7 +261,7 @@ CASES: tuple[Case, ...] = (
          "grid.toml: positions.0: an integer of 401 digits is out of range",
          lambda work: _write(work / "grid.toml", f'servings = ["{R1}"]\nbatches = [1]\npositions = [{_BIG}]\n')),
     Case("c02-entry-float32-10e400", 2, ("header", "odd"), 2, 'metadata."t.f".value: an integer of 401 digits is past '
-         "any float32", _entry_with(f'"t.f" = {{ type = "float32", value = {_BIG} }}')),
+         "float32's range (±3.4028234663852886e+38)", _entry_with(f'"t.f" = {{ type = "float32", value = {_BIG} }}')),
     Case("c02-entry-uint64-superscript", 2, ("header", "odd"), 2, "metadata.\"t.u\".value: '²' is not a uint64",
          _entry_with('"t.u" = { type = "uint64", value = "²" }')),
     Case("c02-entry-uint64-5000-digits", 2, ("header", "odd"), 2, "metadata.\"t.u\".value: '99999",

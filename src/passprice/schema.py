@@ -112,7 +112,7 @@ def _explain(error: Any) -> str:
         hint = 'a NaN or an infinity a header holds is written "nan", "inf" or "-inf"'
         return f"{_key_path(where)}: {said} ({hint})"
     if error.validator in ("maximum", "minimum") and abs(error.validator_value) == FLOAT32_MAX:
-        return f"{_key_path(where)}: {instance!r} is past float32's range (±{FLOAT32_MAX!r})"
+        return f"{_key_path(where)}: {shown_value(instance)} is past float32's range (±{FLOAT32_MAX!r})"
     if error.validator == "enum":
         allowed = ", ".join(repr(v) for v in error.validator_value)
         return f"{_key_path(where)}: {instance!r} is not allowed here (one of {allowed})"
