@@ -12,6 +12,7 @@ import errno
 import json
 import math
 import re
+import shlex
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from passprice import __version__
-from passprice.errors import InputError
+from passprice.errors import InputError, escaped
 
 #: The exit status of a command interrupted by Ctrl-C (SIGINT): 128 + 2, as a shell reports it.
 INTERRUPTED = 130
@@ -38,10 +39,16 @@ class Refused(Exception):
         self.payload = payload
 
 
+def _escaped_lines(text: str) -> str:
+    """``text`` with each of its lines :func:`~passprice.errors.escaped` (a name it quotes can neither add a line
+    nor reorder one)."""
+    return "\n".join(escaped(line) for line in text.split("\n"))
+
+
 def _usage(e: click.UsageError) -> NoReturn:
     """A usage error as one line on stderr (the problem, and where the command's help is), then exit 2."""
     where = f" (see '{e.ctx.command_path} --help')" if e.ctx is not None else ""
-    click.echo(f"passprice: error: {e.format_message()}{where}", err=True)
+    click.echo(f"passprice: error: {escaped(e.format_message())}{where}", err=True)
     raise click.exceptions.Exit(2)
 
 
@@ -71,15 +78,17 @@ class _Group(click.Group):
         except click.UsageError as e:
             _usage(e)
         except InputError as e:
-            for line in str(e).splitlines():
-                click.echo(f"passprice: error: {line}", err=True)
+            # One problem a line ("\n" only: splitlines would also split at a U+2028 or a \x1c a file name holds),
+            # each character that does not print escaped, so a name cannot split or reorder its line.
+            for line in str(e).split("\n"):
+                click.echo(f"passprice: error: {escaped(line)}", err=True)
             ctx.exit(2)
         except Refused as e:
             if ctx.meta.get("passprice.json"):
                 click.echo(json.dumps(e.payload, indent=2))
             name = e.payload.get("refusal")
             shown = f"{name}: {e.message}" if isinstance(name, str) and not e.message.startswith(name) else e.message
-            click.echo(f"passprice: refused: {shown}", err=True)
+            click.echo(f"passprice: refused: {_escaped_lines(shown)}", err=True)
             ctx.exit(1)
         except BrokenPipeError:  # pragma: no cover - e.g. `passprice header … | head`
             sys.stderr.close()
@@ -94,7 +103,7 @@ class _Group(click.Group):
             try:
                 look(e.filename)
             except InputError as named:
-                click.echo(f"passprice: error: {named}", err=True)
+                click.echo(f"passprice: error: {escaped(str(named))}", err=True)
                 ctx.exit(2)
             raise
         except KeyboardInterrupt:
@@ -111,7 +120,7 @@ class _Group(click.Group):
                 raise
             if ctx.meta.get("passprice.json"):
                 click.echo(json.dumps(e.to_json(), indent=2))
-            click.echo(f"passprice: refused: {e.name}: {e}", err=True)
+            click.echo(f"passprice: refused: {e.name}: {_escaped_lines(str(e))}", err=True)
             ctx.exit(1)
 
 
@@ -450,7 +459,8 @@ def init_command(
     advice = the_plan.requirement.advice()
     if advice is not None:
         click.echo(f"first: {advice}")
-    click.echo(f"next: cd {directory} && git init && pre-commit install; passprice import MODEL.gguf --name NAME")
+    click.echo(f"next: cd {shlex.quote(str(directory))} && git init && pre-commit install; "
+               "passprice import MODEL.gguf --name NAME")
 
 
 # --- checkpoints --------------------------------------------------------------------------------------------------

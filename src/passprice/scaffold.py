@@ -30,6 +30,7 @@ import importlib.resources
 import json
 import os
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 
@@ -37,7 +38,7 @@ import attrs
 
 from passprice import __version__
 from passprice.errors import InputError
-from passprice.files import is_there, look
+from passprice.files import kind, look, shown
 from passprice.registry import Root
 
 #: The folders (relative to a root) that hold the user's own records: created empty by ``init``.
@@ -359,23 +360,31 @@ def write(the_plan: Plan, dest: Path) -> None:
     """Write ``the_plan`` below ``dest`` (created when missing): every file into a temporary folder beside ``dest``
     first, then each top-level entry moved into place; a failure on the way removes what was moved.
 
-    Raises :class:`InputError` when ``dest`` is a file, or any path the plan writes (or its top-level folder) already
-    exists below ``dest`` (nothing is replaced), or a file cannot be written."""
-    if is_there(dest):  # the one lookup: a name too long or a loop of links is one error line
-        raise InputError(f"{dest}: is a file; give a folder for the new registry")
+    Raises :class:`InputError` when ``dest`` holds a character that does not print (a newline, a tab, U+202E …: the
+    registry's path shows in every error line and in the ``cd`` init suggests), is a file (or a FIFO, a device …),
+    or any path the plan writes (or its top-level folder) already exists below ``dest`` (nothing is replaced), or a
+    file cannot be written."""
+    if not str(dest).isprintable():
+        raise InputError(
+            f"{shown(dest)}: the folder name holds a character that does not print (a newline, a tab, U+202E …); "
+            "name the registry with printing characters"
+        )
+    found = look(dest)  # the one lookup: a name too long or a loop of links is one error line
+    if found is not None and not stat.S_ISDIR(found.st_mode):
+        raise InputError(f"{shown(dest)}: is {kind(found.st_mode)}; give a folder for the new registry")
     tops = sorted({rel.split("/", 1)[0] for rel in the_plan.files})
     taken = [t for t in tops if look(dest / t) is not None or (dest / t).is_symlink()]
     if taken:
         raise InputError(
-            f"{dest}: already holds {', '.join(taken)}; init writes a registry into an empty folder (or one without "
-            "these), and replaces nothing"
+            f"{shown(dest)}: already holds {', '.join(taken)}; init writes a registry into an empty folder (or one "
+            "without these), and replaces nothing"
         )
     parent = dest.parent if str(dest.parent) else Path(".")
     try:
         parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{dest.name or 'registry'}.init.", dir=parent))
     except OSError as e:
-        raise InputError(f"{dest}: cannot write: {e.strerror or e}") from None
+        raise InputError(f"{shown(dest)}: cannot write: {e.strerror or e}") from None
     moved: list[Path] = []
     try:
         for rel, data in the_plan.files.items():
@@ -389,6 +398,6 @@ def write(the_plan: Plan, dest: Path) -> None:
     except OSError as e:
         for path in moved:
             shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
-        raise InputError(f"{dest}: cannot write: {e.strerror or e}") from None
+        raise InputError(f"{shown(dest)}: cannot write: {e.strerror or e}") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
