@@ -19,7 +19,7 @@ from passprice.cards import Card, card_from_facts, is_card_path
 from passprice.facts import Fact, Provenance
 from passprice.routing import ROUTING_PATHS
 from passprice.serving import Draft, Serving, ServingBind, ServingCost, ServingRefusal
-from passprice.tables import markdown_table, text_table
+from passprice.tables import markdown_code, markdown_table, markdown_text, text_table
 
 if TYPE_CHECKING:
     from passprice.locks import Policy
@@ -244,13 +244,15 @@ def audit_markdown(a: Audit, title: str, sources: Mapping[str, Source] | None = 
         mark = ("**binds** " if r.binding else "") + ("⚠️ weakest" if r.weakest else "")
         floor = "–" if r.floor is None else f"{r.floor.value} ({_margin(r)})"
         record = (sources or {}).get(r.fact.source or "")
-        cite = f"`{r.fact.source}` {r.fact.locator}" if r.fact.source is not None else r.fact.cite or ""
+        cite = (f"{markdown_code(r.fact.source)} {markdown_text(r.fact.locator or '')}" if r.fact.source is not None
+                else markdown_text(r.fact.cite or ""))
         if record is not None:
-            cite = f"{record.title} (`{r.fact.source}`): {r.fact.locator}"
-        rows.append([f"`{r.path}`", r.fact.describe(), r.fact.provenance.value, floor, _elasticity(r), mark.strip(),
-                     cite])
+            cite = (f"{markdown_text(record.title)} ({markdown_code(r.fact.source or '')}): "
+                    f"{markdown_text(r.fact.locator or '')}")
+        rows.append([markdown_code(r.path), r.fact.describe(), r.fact.provenance.value, floor, _elasticity(r),
+                     mark.strip(), cite])
     head = (
-        f"**{title}**: {a.cost.tokens_per_s:,.1f} tokens/s at batch {a.cost.batch:,}, binds on "
+        f"**{markdown_text(title)}**: {a.cost.tokens_per_s:,.1f} tokens/s at batch {a.cost.batch:,}, binds on "
         f"{a.cost.binds.value}; weakest provenance {a.cost.provenance.value}"
     )
     table = markdown_table(

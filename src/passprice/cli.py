@@ -1295,7 +1295,8 @@ def diff_command(
     """Compare BASE and HEAD: each changed fact (old and new value, provenance, citation), checkpoint, serving, lock
     policy and the pricing model, and every lock re-priced with each side's inputs and code. BASE and HEAD are git
     revisions or folders (default: the merge base with main, and the work tree). Exit 1 when a change breaks a
-    lock's floors or moves a locked price without re-locking it, 2 when a file does not read on HEAD."""
+    lock's floors, moves a locked price without re-locking it, or leaves a derived fact stale (the locks resting on
+    it are marked), 2 when a file does not read on HEAD."""
     from passprice.comment import Links
     from passprice.diff import diff, render
 
@@ -1310,6 +1311,12 @@ def diff_command(
                 click.echo(f"passprice: error: {f.path} does not read on HEAD: {f.head_errors[0]}", err=True)
     elif result.exit_status == 1:
         reasons = []
+        if result.unsound:
+            facts = ", ".join(f"{f.name}:{x.path} ({x.kind})" for f, x in result.unsound)
+            resting = [lock.name for lock in result.resting_on_unsound]
+            on = f"; the prices of {', '.join(resting)} rest on them" if resting else ""
+            reasons.append(f"derived facts do not follow from their inputs: {facts}{on} (recompute them: passprice "
+                           "check names each input that moved)")
         if result.broken:
             names = ", ".join(lock.name for lock in result.broken)
             reasons.append(f"the change breaks lock{'s' if len(result.broken) > 1 else ''} {names}")

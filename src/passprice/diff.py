@@ -26,6 +26,7 @@ import attrs
 
 from passprice import schema
 from passprice.cards import card_from_document
+from passprice.derivations import Finding, recheck_all
 from passprice.drafts import method_from_document
 from passprice.errors import InputError
 from passprice.facts import Fact, Provenance, dimension
@@ -37,7 +38,7 @@ from passprice.registry import Root
 from passprice.report import fact_json
 from passprice.servings import spec_to_document
 from passprice.sidecode import Code, code_folder, code_of, price_locks
-from passprice.tables import markdown_table, markdown_text, si
+from passprice.tables import markdown_code, markdown_table, markdown_text, si
 
 if TYPE_CHECKING:
     from passprice.comment import Links
@@ -346,6 +347,9 @@ class FileChange:
     content: tuple[str | None, str | None] = (None, None)
     serving: tuple[str, ...] = ()
     dependants: tuple[Dependant, ...] = ()
+    #: HEAD's derived facts of this file that do not follow from their inputs (stale, mismatch, broken: what
+    #: ``passprice check`` fails on), each found by recomputing its derivation (:func:`passprice.derivations.recheck`).
+    findings: tuple[Finding, ...] = ()
 
     @property
     def holds_facts(self) -> bool:
@@ -371,7 +375,17 @@ class FileChange:
             "content": {"base": self.content[0], "head": self.content[1]},
             "serving": list(self.serving),
             "dependants": [d.to_json() for d in self.dependants],
+            "unsound": [f.to_json() for f in self.findings],
         }
+
+    def lock_path(self, path: str) -> str:
+        """The path a lock names fact ``path`` of this file by (``draft.acceptance.1``, ``routing.hot_share``,
+        ``stack.…``; a card's path as it is)."""
+        return _LOCK_PREFIX.get(self.kind, "") + path
+
+
+#: What a lock's fact paths put before a record's own path, by the kind of file holding it.
+_LOCK_PREFIX = {"draft": "draft.", "routing": "routing.", "stack": "stack."}
 
 
 @attrs.frozen
@@ -451,8 +465,7 @@ def compare_file(base: Side, head: Side, rel: str) -> FileChange:
     facts: tuple[FactChange, ...] = ()
     meta: tuple[str, ...] = ()
     if kind in ("card", "draft", "routing", "stack") and old.facts is not None and new.facts is not None:
-        prefix = {"draft": "draft.", "routing": "routing.", "stack": "stack."}.get(kind, "")
-        facts = fact_changes(old.facts, new.facts, prefix)
+        facts = fact_changes(old.facts, new.facts, _LOCK_PREFIX.get(kind, ""))
         if on_base and on_head:
             before, after = old.meta or {}, new.meta or {}
             meta = tuple(k for k in dict.fromkeys([*before, *after]) if before.get(k) != after.get(k))
@@ -463,8 +476,11 @@ def compare_file(base: Side, head: Side, rel: str) -> FileChange:
         serving = serving_changes(old.spec, new.spec)
     # The facts HEAD derives from a changed fact, and whether each still follows (passprice.lineage).
     derived = tuple(changed_dependants(new.facts or {}, [c.path for c in facts if c.new is not None]))
+    # A price resting on a derived fact that no longer follows from its inputs rests on a figure nobody computed.
+    findings = tuple(recheck_all(new.facts)) if on_head and new.facts else ()
     return FileChange(
-        rel, kind, name, status, old.errors, new.errors, facts, meta, (old.content, new.content), serving, derived
+        rel, kind, name, status, old.errors, new.errors, facts, meta, (old.content, new.content), serving, derived,
+        findings,
     )
 
 
@@ -571,6 +587,9 @@ class LockImpact:
     #: of the fact, :func:`passprice.audit.audit`; ``None`` when re-pricing is refused), so a reviewer sees whether
     #: the weakened fact moves the price at all.
     elasticities: Mapping[str, float | None] = attrs.field(factory=dict)
+    #: HEAD's derived facts this lock's price rests on that do not follow from their inputs (a stale
+    #: ``streams.read`` after ``memory.bandwidth`` moved): the price shown for HEAD rests on figures nobody computed.
+    unsound: tuple[Finding, ...] = ()
 
     @property
     def removed(self) -> bool:
@@ -623,6 +642,7 @@ class LockImpact:
             self.status != "unchanged"
             or self.moved
             or self.stale
+            or self.unsound
             or self.breaks
             or self.held != self.holds
             or self.policy
@@ -676,10 +696,13 @@ class LockImpact:
         ``out of date already on BASE``, ``added``, ``removed``, ``floors loosened`` …"""
         if self.removed:
             return "removed"
+        unsound = self.rests_on_unsound()
+        if unsound:
+            unsound += "; "
         if self.stale and not self.unreviewed:
-            return f"out of date already on BASE ({self.stale}): re-lock it"
+            return f"{unsound}out of date already on BASE ({self.stale}): re-lock it"
         if self.stale:
-            return f"price moved, lock not updated ({self.stale})"
+            return f"{unsound}price moved, lock not updated ({self.stale})"
         bits = []
         if self.added:
             bits.append("added")
@@ -689,7 +712,25 @@ class LockImpact:
             bits.append("floors loosened")
         if self.older:
             bits.append("older lock format")
-        return ", ".join(bits) or "records HEAD's price"
+        return unsound + (", ".join(bits) or "records HEAD's price")
+
+    def rests_on_unsound(self) -> str:
+        """``rests on stale streams.read, streams.append: recompute them`` (and the like for a derivation that does
+        not follow or does not evaluate); empty when every derived fact the price rests on follows."""
+        if not self.unsound or self.removed:
+            return ""
+        out = []
+        for kind, template in (
+            ("stale", "rests on stale {paths}: recompute {it}"),
+            ("mismatch", "rests on {paths}, not following from {its} derivation: correct {it}"),
+            ("broken", "rests on {paths}, whose derivation does not evaluate: fix {it}"),
+        ):
+            paths = [f.path for f in self.unsound if f.kind == kind]
+            if paths:
+                one = len(paths) == 1
+                out.append(template.format(paths=", ".join(paths), it="it" if one else "them",
+                                           its="its" if one else "their"))
+        return "; ".join(out)
 
     def to_json(self) -> dict[str, Any]:
         """The lock for ``--format json``."""
@@ -709,6 +750,7 @@ class LockImpact:
             "breaks": self.breaks,
             "moved": self.moved,
             "stale": self.stale,
+            "unsound": [f.to_json() for f in self.unsound],
             "review": self.review(),
             "policy": [
                 {"path": c.path, "change": c.change, "before": c.was.value, "after": c.now.value} for c in self.policy
@@ -835,10 +877,15 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
             touched.append(by_file.get(("stack", lock.stack.name)))
         changed: list[str] = []
         unreadable = []
+        unsound: list[Finding] = []
+        after_rests = set(after.rests_on()) if after.price is not None else set(lock.rests_on)
         for f in touched:
             if f is None:
                 continue
             changed += [c.lock_path for c in f.facts if c.lock_path in rests]
+            if status != "removed":
+                unsound += [attrs.evolve(x, path=f.lock_path(x.path)) for x in f.findings
+                            if f.lock_path(x.path) in after_rests]
             if not f.compared:
                 unreadable.append(f.path)
         if unreadable:
@@ -884,6 +931,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                 older=new is not None and new.info.format < LOCK_FORMAT,
                 note=note,
                 elasticities=offence_elasticities(head, lock, verdict) if status != "removed" else {},
+                unsound=tuple(unsound),
             )
         )
     return tuple(out)
@@ -899,8 +947,9 @@ class Diff:
     name, with errors), every lock reviewed (``reviews``), and the code each side was priced with.
 
     Exit status (:attr:`exit_status`): 2 when a file does not read on HEAD (bad input brought in by the change), else
-    1 when a change leaves a lock unheld (a fact below its floor, a price HEAD refuses) or moves a locked price
-    without updating the lock, else 0."""
+    1 when a change leaves a lock unheld (a fact below its floor, a price HEAD refuses), moves a locked price
+    without updating the lock, or leaves a derived fact of a changed file not following from its inputs (stale,
+    as ``passprice check`` fails it: the locks resting on it are marked), else 0."""
 
     base: SideInfo
     head: SideInfo
@@ -947,6 +996,17 @@ class Diff:
         return tuple(lock for lock in self.locks if lock.stale)
 
     @property
+    def unsound(self) -> tuple[tuple[FileChange, Finding], ...]:
+        """HEAD's derived facts, in the changed files, that do not follow from their inputs (stale, mismatch or
+        broken), with their file."""
+        return tuple((f, x) for f in self.files for x in f.findings)
+
+    @property
+    def resting_on_unsound(self) -> tuple[LockImpact, ...]:
+        """The locks whose HEAD price rests on one of :attr:`unsound`."""
+        return tuple(lock for lock in self.locks if lock.unsound and not lock.removed)
+
+    @property
     def relocked(self) -> tuple[LockImpact, ...]:
         """The locks whose file the change rewrote (re-locked), that record HEAD's price."""
         return tuple(lock for lock in self.locks if lock.status == "changed" and not lock.stale)
@@ -969,7 +1029,7 @@ class Diff:
         0."""
         if any(f.head_errors for f in self.files):
             return 2
-        if self.broken or self.stale:
+        if self.broken or self.stale or self.unsound:
             return 1
         return 0
 
@@ -987,6 +1047,10 @@ class Diff:
             if facts
             else "no fact changed"
         ]
+        if self.unsound:
+            kinds = sorted({x.kind for _, x in self.unsound}, key=["stale", "mismatch", "broken"].index)
+            what = {"stale": "stale", "mismatch": "not following", "broken": "broken"}
+            parts.append(f"{_n(len(self.unsound), 'derived fact')} {' or '.join(what[k] for k in kinds)}")
         others = [f for f in self.files if not f.holds_facts and f.kind != "lock"]
         if others:
             parts.append(f"{_n(len(others), 'other file')} changed")
@@ -999,6 +1063,9 @@ class Diff:
             flags.append(f"{len(moved)} price{'s' if len(moved) > 1 else ''} moved unreviewed")
         if len(moved) < len(self.stale):
             flags.append(f"{len(self.stale) - len(moved)} out of date already on BASE")
+        if self.resting_on_unsound:
+            n = len(self.resting_on_unsound)
+            flags.append(f"{n} rest{'s' if n == 1 else ''} on derived facts that do not follow")
         if self.relocked:
             flags.append(f"{len(self.relocked)} re-locked")
         if self.loosened:
@@ -1026,6 +1093,8 @@ class Diff:
             "weakened": [f"{f.name}:{c.path}" for f, c in self.weakened],
             "broken": [lock.name for lock in self.broken],
             "stale": [lock.name for lock in self.stale],
+            "unsound": [f"{f.name}:{x.path}" for f, x in self.unsound],
+            "resting_on_unsound": [lock.name for lock in self.resting_on_unsound],
             "loosened": [lock.name for lock in self.loosened],
             "files": [f.to_json() for f in self.files],
             "locks": [lock.to_json() for lock in self.locks],
@@ -1246,6 +1315,8 @@ def diff_text(d: Diff) -> str:
                     for d in derived
                     if d.finding is not None and d.finding.kind != "stale"
                 ]
+        shown = {d.fact for d in f.dependants}
+        lines += [f"  does not follow: {x.message}" for x in f.findings if x.path not in shown]
     if d.locks:
         lines.append("")
         lines.append("locks affected")
@@ -1254,6 +1325,8 @@ def diff_text(d: Diff) -> str:
             lines.append(f"    changed   {_inputs(lock) or '–'}")
             lines.append(f"    floors    {_held(lock)} → {lock.floors()}")
             rel = f"  ({_pct(lock.relative)})" if lock.relative is not None else ""
+            if lock.unsound:
+                rel += "  HEAD's price rests on derived facts that do not follow: not a price to publish"
             lines.append(f"    tokens/s  {lock.before.short()} → {lock.after.short()}{rel}")
             lines.append(f"    recorded  {_recorded(lock)}")
             lines.append(f"    pass      {_seconds(lock.before)} → {_seconds(lock.after)}")
@@ -1314,10 +1387,10 @@ def _fact_details(d: Diff, links: Links | None) -> list[str]:
     is known), the new citation on its own line (and the old one when it changed), and the note."""
     out = []
     for f, c in d.fact_changes:
-        where = f"`{f.path}`"
+        where = markdown_code(f.path)
         if links is not None and c.new is not None:
             where = links.fact_link(f.path, c.path, Path(d.head.folder) if d.head.folder else None)
-        out.append(f"- `{f.name}` `{c.path}` ({c.change}) in {where}")
+        out.append(f"- {markdown_code(f.name)} {markdown_code(c.path)} ({c.change}) in {where}")
         if c.new is not None:
             label = "cite (new)" if c.old is not None and c.old.citation() != c.new.citation() else "cite"
             out.append(f"  - **{label}**: {markdown_text(c.new.citation())}")
@@ -1339,13 +1412,13 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     tightened, locks added or removed, checkpoint entries, servings, schemas, the pricing model, the locks
     unaffected and the files that do not read."""
     mark = "❌" if d.exit_status else ("⚠️" if d.weakened or d.loosened else "✅")
-    out = [f"{mark} **passprice diff** `{d.base.label}` → `{d.head.label}`: {d.summary()}"]
+    out = [f"{mark} **passprice diff** {markdown_code(d.base.label)} → {markdown_code(d.head.label)}: {d.summary()}"]
     facts = d.fact_changes
     if facts:
         rows = [
             [
-                f"`{f.name}`",
-                f"`{c.path}`",
+                markdown_code(f.name),
+                markdown_code(c.path),
                 show(c.old),
                 show(c.new),
                 _what(c),
@@ -1365,32 +1438,38 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     derived = [(f, dep) for f in d.files for dep in f.dependants]
     if derived:
         rows = [
-            [f"`{f.name}`", f"`{dep.input}`", f"`{dep.fact}`",
-             ("⚠️ " if dep.finding is not None else "") + dep.describe().split(": ", 1)[1],
-             dep.finding.message if dep.finding is not None else ""]
+            [markdown_code(f.name), markdown_code(dep.input), markdown_code(dep.fact),
+             ("⚠️ " if dep.finding is not None else "") + markdown_text(dep.describe().split(": ", 1)[1]),
+             markdown_text(dep.finding.message) if dep.finding is not None else ""]
             for f, dep in derived
         ]
         out += ["", "#### Derived from changed facts", "",
                 markdown_table(["file", "changed input", "derived fact", "state", "why"], rows)]
+    unsound = [(f, x) for f in d.files for x in f.findings if x.path not in {dep.fact for dep in f.dependants}]
+    if unsound:
+        out += ["", "#### Derived facts that do not follow", ""]
+        out += [f"- ❌ {markdown_code(f.name)} {markdown_code(x.path)} ({x.kind}): {markdown_text(x.message)}"
+                for f, x in unsound]
     if d.locks:
         rows = []
         for lock in d.locks:
-            floors = lock.floors()
+            floors = markdown_text(lock.floors())
             floors = f"❌ {floors}" if lock.breaks else floors
-            review = lock.review()
-            if lock.stale:
+            review = markdown_text(lock.review())
+            if lock.stale or lock.unsound:
                 review = f"❌ {review}"
             elif lock.loosened:
                 review = f"⚠️ {review}"
             rows.append(
                 [
-                    links.file_link(lock.path, f"`{lock.name}`") if links is not None and not lock.removed
-                    else f"`{lock.name}`",
-                    ", ".join(f"`{p}`" for p in _inputs(lock).split(", ") if p) or "–",
+                    links.file_link(lock.path, markdown_code(lock.name)) if links is not None and not lock.removed
+                    else markdown_code(lock.name),
+                    ", ".join(markdown_code(p) for p in _inputs(lock).split(", ") if p) or "–",
                     f"{_held(lock)} → {floors}",
                     _recorded(lock),
                     lock.before.short() if not lock.added else "–",
-                    lock.after.short() if not lock.removed else "–",
+                    (f"❌ {lock.after.short()} (on stale facts)" if lock.unsound else lock.after.short())
+                    if not lock.removed else "–",
                     _pct(lock.relative) or "–",
                     _binds(lock),
                     review,
@@ -1411,56 +1490,64 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         for lock in d.locks:
             for label, side in (("BASE", lock.before), ("HEAD", lock.after)):
                 if side.refusal is not None:
-                    notes.append(f"- `{lock.name}`: {label} refuses: {markdown_text(side.refusal.get('message', ''))}")
+                    message = markdown_text(side.refusal.get("message", ""))
+                    notes.append(f"- {markdown_code(lock.name)}: {label} refuses: {message}")
                 if side.error is not None and not (lock.added and label == "BASE") and not (
                     lock.removed and label == "HEAD"
                 ):
-                    notes.append(f"- `{lock.name}`: {label} cannot price: {markdown_text(side.error)}")
+                    notes.append(f"- {markdown_code(lock.name)}: {label} cannot price: {markdown_text(side.error)}")
             if lock.note:
-                notes.append(f"- `{lock.name}`: {markdown_text(lock.note)}")
+                notes.append(f"- {markdown_code(lock.name)}: {markdown_text(lock.note)}")
         if notes:
             out += ["", *notes]
     policy = [(lock, c) for lock in d.reviews for c in lock.policy]
     if policy:
         out += ["", "#### Policy changes", ""]
         out += [
-            f"- {'⚠️ ' if c.loosens else ''}`{lock.name}`: {c.describe()}" for lock, c in policy
+            f"- {'⚠️ ' if c.loosens else ''}{markdown_code(lock.name)}: {markdown_text(c.describe())}"
+            for lock, c in policy
         ]
     added = [lock for lock in d.reviews if lock.added]
     removed = [lock for lock in d.reviews if lock.removed]
     if added or removed:
         out += ["", "#### Locks added or removed", ""]
         for lock in added:
-            what = f"locks serving `{lock.serving_name}`" if lock.serving_name else "locks no registered serving"
-            out.append(f"- added `{lock.name}` (`{lock.path}`, {lock.kind}, {what}): {_recorded(lock)} tokens/s")
+            what = (f"locks serving {markdown_code(lock.serving_name)}" if lock.serving_name
+                    else "locks no registered serving")
+            out.append(f"- added {markdown_code(lock.name)} ({markdown_code(lock.path)}, {lock.kind}, {what}): "
+                       f"{_recorded(lock)} tokens/s")
         for lock in removed:
-            out.append(f"- ⚠️ removed `{lock.name}` (`{lock.path}`): its floors no longer guard anything")
+            out.append(f"- ⚠️ removed {markdown_code(lock.name)} ({markdown_code(lock.path)}): its floors no longer "
+                       "guard anything")
     checkpoints = [f for f in d.files if f.kind == "checkpoint"]
     if checkpoints:
         out += ["", "#### Checkpoints", ""]
-        out += [f"- `{f.path}` ({f.status}): content {_content(f)}" for f in checkpoints]
+        out += [f"- {markdown_code(f.path)} ({f.status}): content {_content(f)}" for f in checkpoints]
     servings = [f for f in d.files if f.kind == "serving"]
     if servings:
         out += ["", "#### Servings", ""]
         out += [
-            f"- `{f.path}` ({f.status})" + (": " + "; ".join(f.serving) if f.serving else "") for f in servings
+            f"- {markdown_code(f.path)} ({f.status})"
+            + (": " + markdown_text("; ".join(f.serving)) if f.serving else "")
+            for f in servings
         ]
     schemas = [f for f in d.files if f.kind == "schema"]
     if schemas:
         out += ["", "#### Schemas", ""]
-        out += [f"- `{f.path}` ({f.status})" for f in schemas]
+        out += [f"- {markdown_code(f.path)} ({f.status})" for f in schemas]
     model = _model_line(d)
     if model:
-        out += ["", "#### Pricing model", "", model]
+        out += ["", "#### Pricing model", "", markdown_text(model)]
         out += [
-            "- priced with " + code.describe(label)
+            "- priced with " + markdown_text(code.describe(label))
             for code, label in ((d.base_code, "BASE"), (d.head_code, "HEAD"))
             if code is not None
         ]
     if d.unaffected:
-        out += ["", f"{_n(len(d.unaffected), 'lock')} unaffected: " + ", ".join(f"`{x.name}`" for x in d.unaffected)]
+        names = ", ".join(markdown_code(x.name) for x in d.unaffected)
+        out += ["", f"{_n(len(d.unaffected), 'lock')} unaffected: {names}"]
     unread = [
-        [f"`{f.path}`", which, markdown_text(e)]
+        [markdown_code(f.path), which, markdown_text(e)]
         for f in d.files
         for which, errors in (("BASE", f.base_errors), ("HEAD", f.head_errors))
         for e in errors
@@ -1469,7 +1556,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         out += ["", "#### Files that do not read", "", markdown_table(["file", "side", "error"], unread)]
     others = [f for f in d.files if f.kind == "other"]
     if others:
-        out += ["", "Other files changed: " + ", ".join(f"`{f.path}` ({f.status})" for f in others)]
+        out += ["", "Other files changed: " + ", ".join(f"{markdown_code(f.path)} ({f.status})" for f in others)]
     return "\n".join(out)
 
 

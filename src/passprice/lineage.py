@@ -24,7 +24,7 @@ from passprice.facts import Fact, Provenance, weakest
 from passprice.files import is_there
 from passprice.registry import Root
 from passprice.sources import Source, check_sources, cited_ids, load_source, missing_sources
-from passprice.tables import markdown_table, text_table
+from passprice.tables import markdown_code, markdown_table, markdown_text, text_table
 
 # --- the facts of the registry ---------------------------------------------------------------------------------------
 
@@ -606,20 +606,23 @@ def lineage_text(a: Lineage) -> str:
 def lineage_markdown(a: Lineage) -> str:
     """The audit of a source or fact as a pull-request comment."""
     mark = "❌" if a.breaks else "✅"
-    head = f"{mark} **passprice audit** {a.subject}: {len(a.citing)} fact{'s' if len(a.citing) != 1 else ''}"
+    head = (f"{mark} **passprice audit** {markdown_text(a.subject)}: {len(a.citing)} "
+            f"fact{'s' if len(a.citing) != 1 else ''}")
     head += f", {len(a.derived)} derived, {len(a.servings)} servings, {len(a.locks)} locks rest on it"
     if a.breaks:
-        head += f"; withdrawn, {len(a.breaks)} break: " + ", ".join(f"`{lock.name}`" for lock in a.breaks)
+        head += f"; withdrawn, {len(a.breaks)} break: " + ", ".join(markdown_code(lock.name) for lock in a.breaks)
     out = [head]
     if a.source is not None:
-        out += ["", f"{a.source.title} — {a.source.by}, {a.source.date or 'this registry'}, {a.source.where()}"]
+        out += ["", markdown_text(f"{a.source.title} — {a.source.by}, {a.source.date or 'this registry'}, "
+                                  f"{a.source.where()}")]
     facts = [*a.citing, *a.derived]
     if facts:
-        rows = [[f"`{r[0]}`", f"`{r[1]}`", r[2], r[3], r[4]] for r in _fact_rows(facts)]
+        rows = [[markdown_code(r[0]), markdown_code(r[1]), r[2], r[3], markdown_text(r[4])] for r in _fact_rows(facts)]
         out += ["", "#### Facts", "", markdown_table(["record", "fact", "value", "provenance", "how"], rows, (2,))]
     if a.servings:
         rows = [
-            [f"`{s.name}`", f"`{s.card}`", ", ".join(f"`{p}`" for p in s.rests_on), f"{s.tokens_per_s:,.1f}",
+            [markdown_code(s.name), markdown_code(s.card), ", ".join(markdown_code(p) for p in s.rests_on),
+             f"{s.tokens_per_s:,.1f}",
              f"{s.now.value} → {s.withdrawn.value}"]
             for s in a.servings
         ]
@@ -627,9 +630,9 @@ def lineage_markdown(a: Lineage) -> str:
                 markdown_table(["serving", "card", "rests on", "tokens/s", "provenance → withdrawn"], rows, (3,))]
     if a.locks:
         rows = [
-            [f"`{lock.name}`", ", ".join(f"`{p}`" for p in lock.rests_on), f"{lock.tokens_per_s:,.1f}",
+            [markdown_code(lock.name), ", ".join(markdown_code(p) for p in lock.rests_on), f"{lock.tokens_per_s:,.1f}",
              f"{lock.now.provenance.value} → {lock.withdrawn.provenance.value}",
-             ("❌ " if lock.breaks else "") + lock.floors()]
+             ("❌ " if lock.breaks else "") + markdown_text(lock.floors())]
             for lock in a.locks
         ]
         out += ["", "#### Locks, if it were withdrawn", "",
