@@ -166,8 +166,10 @@ def _finite(data: Any) -> None:
 
 
 def _echo_json(data: Any) -> None:
+    from passprice.tables import json_text
+
     _finite(data)
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    click.echo(json_text(data))
 
 
 def _require_unicode(text: str | None, what: str) -> None:
@@ -2005,6 +2007,10 @@ def validate_command(
 def main() -> None:
     """The ``passprice`` console script. Exits 130 on Ctrl-C, wherever it comes (a command's own handler says so
     while it runs; this one covers the start, before a command is chosen)."""
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if callable(reconfigure):
+        # A file name whose bytes are not UTF-8 is printed as those bytes (as ls does), not refused with a traceback.
+        reconfigure(errors="surrogateescape")
     try:
         cli(prog_name="passprice")
     except KeyboardInterrupt:

@@ -38,7 +38,7 @@ from passprice.registry import Root
 from passprice.report import fact_json
 from passprice.servings import spec_to_document
 from passprice.sidecode import Code, code_folder, code_of, price_locks
-from passprice.tables import markdown_code, markdown_table, markdown_text, si
+from passprice.tables import json_text, markdown_code, markdown_table, markdown_text, si
 
 if TYPE_CHECKING:
     from passprice.comment import Links
@@ -118,8 +118,10 @@ class Checkout:
     def of(cls, folder: Path) -> Checkout:
         """The checkout holding ``folder``. Raises :class:`InputError` when ``folder`` is not in a git checkout."""
         try:
-            top = _run_git(folder, ["rev-parse", "--show-toplevel"]).decode("utf-8").strip()
-            prefix = _run_git(folder, ["rev-parse", "--show-prefix"]).decode("utf-8").strip()
+            # Paths are bytes to git: decoded as the file system's names are (os.fsdecode, undecodable bytes kept as
+            # surrogates), so a folder whose name is not UTF-8 is read, and passed back, as it is.
+            top = os.fsdecode(_run_git(folder, ["rev-parse", "--show-toplevel"]).rstrip(b"\n"))
+            prefix = os.fsdecode(_run_git(folder, ["rev-parse", "--show-prefix"]).rstrip(b"\n"))
         except subprocess.CalledProcessError as e:
             raise InputError(
                 f"{folder}: not a git checkout ({_git_says(e)}); revisions can be compared only inside one "
@@ -133,7 +135,7 @@ class Checkout:
             out = _run_git(self.top, ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{revision}^{{commit}}"])
         except subprocess.CalledProcessError:
             raise InputError(f"{revision}: neither a folder nor a revision of the git checkout at {self.top}") from None
-        return out.decode("utf-8").strip()
+        return out.decode("ascii", "replace").strip()
 
     def default_base(self) -> tuple[str, str]:
         """The default BASE: the merge base of ``HEAD`` with the first of :data:`DEFAULT_BRANCHES` that exists,
@@ -146,7 +148,7 @@ class Checkout:
                 out = _run_git(self.top, ["merge-base", branch, "HEAD"])
             except subprocess.CalledProcessError:
                 continue
-            sha = out.decode("utf-8").strip()
+            sha = out.decode("ascii", "replace").strip()
             return sha, f"merge base with {branch} ({sha[:12]})"
         try:
             sha = self.commit("HEAD")
@@ -161,7 +163,7 @@ class Checkout:
         specs = [f"{self.prefix}{folder}" for folder in folders]
         listing = _run_git(self.top, ["ls-tree", "-r", "-z", "--full-tree", commit, "--", *specs])
         wanted: list[tuple[str, str]] = []
-        for record in listing.decode("utf-8").split("\0"):
+        for record in os.fsdecode(listing).split("\0"):
             if not record:
                 continue
             meta, _, name = record.partition("\t")
@@ -1573,5 +1575,5 @@ def render(d: Diff, fmt: str, links: Links | None = None) -> str:
 
         return comment_body(d, links)
     if fmt == "json":
-        return json.dumps(d.to_json(), indent=2, ensure_ascii=False)
+        return json_text(d.to_json())
     raise ValueError(f"unknown format {fmt!r}")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from typing import Any
 
 _PREFIXES = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, "")]
 _SMALL = [(1.0, ""), (1e-3, "m"), (1e-6, "µ"), (1e-9, "n")]
@@ -101,3 +102,16 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right:
     lines = ["| " + " | ".join(esc(h) for h in headers) + " |", "| " + " | ".join(align) + " |"]
     lines += ["| " + " | ".join(esc(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_text(data: Any, indent: int | None = 2) -> str:
+    """``data`` as JSON text for output (``json.dumps``, non-ASCII characters as they are), a lone surrogate written
+    as its ``\\uXXXX`` escape: a file name byte that is not UTF-8 (kept by ``os.fsdecode`` as a surrogate) cannot be
+    written as UTF-8, and escaped it reads back (``json.loads``, then ``os.fsencode``) as the very byte."""
+    import json
+
+    text = json.dumps(data, indent=indent, ensure_ascii=False)
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
