@@ -246,6 +246,18 @@ def test_audit_fact_and_a_derived_chain(tmp_path: Path) -> None:
     bad("audit", "--source", "no-such-source", says="source 'no-such-source': not found")
 
 
+def test_audit_of_a_fact_lists_only_the_unpriced_servings_that_could_rest_on_it() -> None:
+    # The new user's run: `audit --fact h200_sxm_141gb:memory.bandwidth` listed deepseek-v3-mi300x (another card)
+    # as "not priced". Only a serving of the H200 (or of no known card) can rest on an H200 fact.
+    a = ok("audit", "--fact", "h200_sxm_141gb:memory.bandwidth")
+    assert [s["serving"] for s in a["skipped_servings"]] == ["deepseek-v3-h200"]
+    assert a["skipped_servings"][0]["why"].startswith("NotResident: the card memory must hold")
+    a = ok("audit", "--fact", "mi300x:memory.bandwidth")
+    assert [s["serving"] for s in a["skipped_servings"]] == ["deepseek-v3-mi300x"]
+    a = ok("audit", "--fact", "qwen35-mtp:acceptance.1")
+    assert a["skipped_servings"] == []
+
+
 # --- (b) a changed input makes its derived facts stale, named with the input -----------------------------------------
 
 

@@ -280,10 +280,10 @@ def serving_uses(root: Root) -> list[ServingUse]:
             resolved = resolve(root, spec)
             cost = price_serving(resolved.header, resolved.card, resolved.serving)
         except ServingRefusal as e:
-            out.append(ServingUse(name, card, method, {}, refusal=f"{e.name}: {e}"))
+            out.append(ServingUse(name, card, method, {}, refusal=f"{e.name}: {e}", routing=routing))
             continue
         except InputError as e:
-            out.append(ServingUse(name, card, method, {}, refusal=str(e).splitlines()[0]))
+            out.append(ServingUse(name, card, method, {}, refusal=str(e).splitlines()[0], routing=routing))
             continue
         out.append(ServingUse(name, resolved.card.name, method, dict(cost.rests_on), cost.tokens_per_s, None, routing))
     return out
@@ -437,7 +437,8 @@ def serving_impacts(uses: Iterable[ServingUse], demoted: set[FactRef]) -> list[S
 class Lineage:
     """What rests on a subject: a ``source`` (its record) or one ``fact``; the facts ``citing`` it (for a fact, the
     fact itself), the facts ``derived`` from those, the ``servings`` and ``locks`` resting on any of them, the locks
-    that only pin such facts (``pinned_only``), and the registered servings that could not be priced (``skipped``)."""
+    that only pin such facts (``pinned_only``), and the registered servings that could not be priced (``skipped``:
+    only those whose card, drafting method or routing record holds a fact the subject reaches)."""
 
     subject: str
     source: Source | None
@@ -489,7 +490,14 @@ def _lineage(
         tuple(serving_impacts(uses, demoted)),
         tuple(impacts),
         tuple(pinned_only),
-        tuple((u.name, u.refusal) for u in uses if u.refusal is not None),
+        # A serving that could not be priced is listed only when its price could rest on a demoted fact: one of its
+        # card, drafting method or routing record (or one whose serving file does not say which: "?").
+        tuple(
+            (u.name, u.refusal)
+            for u in uses
+            if u.refusal is not None and (u.card == "?" or any(_matches(ref, u.card, u.method, u.routing)
+                                                               for ref in demoted))
+        ),
     )
 
 
