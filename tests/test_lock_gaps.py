@@ -1,0 +1,133 @@
+"""Gaps an auditor found in the locks after issue 11, each reproduced on copies of the registry's real files and now
+given its verdict, with its text and exit status asserted:
+
+1. the pricing model's digest covers the code every recorded figure flows through (``report.cost_json`` too), so a
+   review prices each side with its own code and blames the side whose code moved a price;
+2. an edited checkpoint entry does not switch a serving's locks off (``CheckpointChanged``);
+4. a review flags a deleted lock, and fails a deleted serving a lock names, as ``check`` does;
+5. a price under a lock shows the recorded price beside today's when they differ, and what drifted;
+6. ``audit SERVING`` shows the serving's locks' floors and margins; a price or audit resting on a stale derived fact
+   says so.
+
+One throwaway git repository (the registry's files and a copy of ``src/passprice``) serves the review tests; the
+others work on a copied root through the command line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cli_helpers import REPO, copy_root, invoke
+from passprice.diff import diff, diff_markdown
+from passprice.pins import pricing_model_digest, pricing_modules
+from passprice.registry import Root
+
+R1 = "r1-qwen7b-h200"
+R1_BEST = "r1-qwen7b-h200-best"
+H200 = "h200_sxm_141gb"
+DEEPSEEK = "deepseek-r1-distill-qwen-7b-q4_k_m"
+ENTRY = f"registry/checkpoints/{DEEPSEEK}.toml"
+LOCKS = sorted(p.name.removesuffix(".lock.toml") for p in (REPO / "locks").glob("*.lock.toml"))
+
+
+def run_json(*args: str, root: Path, code: int = 0) -> dict[str, Any]:
+    result = invoke(*args, "--json", root=root)
+    assert result.exit_code == code, result.output
+    out: dict[str, Any] = json.loads(result.stdout)
+    return out
+
+
+def git(repo: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+    done = subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A git checkout of passprice as it is (registry files, locks, ``src/passprice``), committed on ``main``."""
+    path = tmp_path_factory.mktemp("gaps") / "checkout"
+    path.mkdir()
+    for folder in ("facts", "registry", "schema", "locks", "sources"):
+        shutil.copytree(REPO / folder, path / folder)
+    shutil.copytree(REPO / "src" / "passprice", path / "src" / "passprice",
+                    ignore=shutil.ignore_patterns("__pycache__", "_data"))
+    git(path, "init", "-q", "-b", "main")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "passprice")
+    return path
+
+
+@pytest.fixture
+def branch(repo: Path, request: pytest.FixtureRequest) -> Iterator[Path]:
+    """A branch of ``repo`` off ``main`` for one test, checked out; ``main`` is checked out again afterwards."""
+    git(repo, "checkout", "-q", "-b", request.node.name[:40], "main")
+    try:
+        yield repo
+    finally:
+        git(repo, "reset", "-q", "--hard")
+        git(repo, "checkout", "-q", "main")
+
+
+def commit(repo: Path, message: str) -> str:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+    return git(repo, "rev-parse", "HEAD")
+
+
+def passprice_with(code: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``passprice ARGS`` run with the code in ``code/src`` (another revision's), in a fresh process."""
+    env = {**os.environ, "PYTHONPATH": str(code / "src")}
+    return subprocess.run([sys.executable, "-c", "from passprice.cli import main; main()", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, check=False)
+
+
+# --- 1. the digest covers every module a recorded figure flows through ------------------------------------------------
+
+
+def test_1_the_digest_starts_from_the_function_that_makes_a_recorded_price() -> None:
+    modules = pricing_modules()
+    # locks.priced makes every recorded price; report.cost_json builds its object; stacks its expected price;
+    # reproduce.side_json prices a review's side.
+    for name in ("locks", "report", "stacks", "reproduce", "serving", "servings", "cost", "decode"):
+        assert name in modules, name
+    for name in ("cli", "tables", "files", "errors", "schema", "glossary", "diff", "sidecode"):
+        assert name not in modules, name
+
+
+def test_1_a_changed_cost_json_is_blamed_on_the_side_whose_code_moved_it(branch: Path) -> None:
+    report_py = branch / "src" / "passprice" / "report.py"
+    text = report_py.read_text(encoding="utf-8")
+    old = '    out["tokens_per_s"] = cost.tokens_per_s\n'
+    assert text.count(old) == 1
+    report_py.write_text(text.replace(old, '    out["tokens_per_s"] = cost.tokens_per_s * 1.02\n'), encoding="utf-8")
+    head = commit(branch, "report: tokens/s 2 % higher")
+    assert pricing_model_digest(report_py.parent) != pricing_model_digest()
+
+    # From main's code (the running code here): HEAD is priced by HEAD's own code, and moves every lock.
+    d = diff(Root(branch), "main", head)
+    assert d.model_changed and d.head_code is not None and not d.head_code.running
+    assert d.exit_status == 1
+    assert sorted(lock.name for lock in d.stale) == LOCKS
+    for lock in d.stale:
+        assert lock.unreviewed and lock.inputs == ("pricing model",), lock.name
+        assert lock.review() == "price moved, lock not updated (tokens_per_s)"
+    assert f"{len(LOCKS)} prices moved unreviewed" in diff_markdown(d).splitlines()[0]
+    assert "out of date already on BASE" not in diff_markdown(d)
+
+    # From the branch's code: BASE is priced by BASE's own code, so BASE is not blamed.
+    done = passprice_with(branch, "diff", "main", head, cwd=branch)
+    assert done.returncode == 1, done.stderr
+    assert "already out of date on BASE" not in done.stderr and "out of date already on BASE" not in done.stdout
+    assert done.stderr.startswith("passprice: refused: it moves the locked prices of ")
+    assert f"{len(LOCKS)} prices moved unreviewed" in done.stdout.splitlines()[1]
