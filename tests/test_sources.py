@@ -378,11 +378,36 @@ def test_the_mtp_method_refuses_another_checkpoint_by_name() -> None:
     assert "use a drafting method whose checkpoints list 'deepseek-r1-distill-qwen-7b-q4_k_m'" in out["message"]
     for command in ("best", "max-batch", "audit", "lock"):
         refused(command, "r1-qwen7b-h200", "--draft", "qwen35-mtp", "--draft-tokens", "1", name="OutOfScope")
+    # speculate resolves through the same path (it once loaded the method itself and priced 2,066.8 tokens/s).
+    out = refused("speculate", "r1-qwen7b-h200", "--draft", "qwen35-mtp", name="OutOfScope")
+    assert (out["record"], out["checkpoint"]) == ("qwen35-mtp", "deepseek-r1-distill-qwen-7b-q4_k_m")
+    result = invoke("speculate", "r1-qwen7b-h200", "--draft", "qwen35-mtp", "--tokens", "1..2")
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr == (
+        "passprice: refused: OutOfScope: drafting method 'qwen35-mtp' applies to checkpoint qwen35-27b-like only "
+        "(facts/drafts/qwen35-mtp.toml: checkpoints), not 'deepseek-r1-distill-qwen-7b-q4_k_m': its figures were not "
+        "established for that model; use a drafting method whose checkpoints list "
+        "'deepseek-r1-distill-qwen-7b-q4_k_m', or add it to that list once the figures are shown to hold for it\n"
+    )
     # The checkpoint it applies to, by name or by the same header file, prices as before.
     by_name = ok("price", "qwen35-27b-h200-mtp")
     header = REPO / "tests" / "data" / "qwen35-27b-like.header.gguf"
     by_path = ok("price", "qwen35-27b-h200-mtp", "--checkpoint", str(header))
     assert by_name == by_path and by_name["tokens_per_s"] == pytest.approx(3644.2, abs=0.05)
+
+
+def test_a_sweep_of_a_serving_drafting_out_of_scope_is_refused_before_pricing(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    serving = (root / "registry" / "servings" / "r1-qwen7b-h200.toml").read_text()
+    (root / "registry" / "servings" / "r1-mtp.toml").write_text(
+        serving.replace("host_memory = false\n", 'host_memory = false\ndraft = { method = "qwen35-mtp", tokens = 2 }\n')
+    )
+    for args in (("sweep", "r1-mtp", "--batches", "1"), ("sweep", "r1-mtp", "--batches", "1", "--no-lock"),
+                 ("speculate", "r1-mtp", "--tokens", "1")):
+        result = invoke(*args, root=root)
+        assert result.exit_code == 1 and result.stdout == "", args
+        assert result.stderr.startswith("passprice: refused: OutOfScope: drafting method 'qwen35-mtp' applies to "
+                                        "checkpoint qwen35-27b-like only (facts/drafts/qwen35-mtp.toml: "), args
 
 
 # --- (d) a fact citing a missing source names the file and the key --------------------------------------------------

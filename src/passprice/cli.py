@@ -1751,12 +1751,14 @@ def speculate_command(
 ) -> None:
     """Tokens/s and speedup over no drafting of SERVING for each draft length (--tokens), at its batch (or --batch N,
     or each at its own --best batch), with a Monte-Carlo check of the tokens each pass emits."""
-    import attrs
-
-    from passprice.drafts import load_draft_method
     from passprice.serving import ServingRefusal
-    from passprice.servings import resolve
-    from passprice.speculate import parse_tokens, speculate, speculation_json, speculation_text
+    from passprice.speculate import (
+        parse_tokens,
+        resolve_speculation,
+        speculate,
+        speculation_json,
+        speculation_text,
+    )
 
     if o.pop("draft_tokens", None) is not None:
         raise click.UsageError("speculate varies the draft length itself: give --tokens, not --draft-tokens")
@@ -1766,18 +1768,7 @@ def speculate_command(
     method_name = o.pop("draft_method", None)
     head_rows = o.pop("head_rows", None)
     root, spec = _spec(ctx, serving, **o)
-    if method_name is None and spec.draft is not None:
-        method_name = spec.draft.method
-    if head_rows is None and spec.draft is not None:
-        head_rows = spec.draft.head_rows
-    if method_name is None:
-        known = ", ".join(root.names(root.drafts)) or "none"
-        raise InputError(f"{serving or spec.checkpoint} names no drafting method: give --draft METHOD ({known})")
-    method = load_draft_method(root, method_name)
-    resolved = resolve(root, attrs.evolve(spec, draft=None))
-    from passprice.servings import check_head_rows
-
-    check_head_rows(resolved.header, head_rows)
+    resolved, method, head_rows = resolve_speculation(root, spec, method_name, head_rows, serving or spec.checkpoint)
     batch = None if at_best else resolved.spec.batch
     try:
         result = speculate(
