@@ -131,3 +131,65 @@ def test_1_a_changed_cost_json_is_blamed_on_the_side_whose_code_moved_it(branch:
     assert "already out of date on BASE" not in done.stderr and "out of date already on BASE" not in done.stdout
     assert done.stderr.startswith("passprice: refused: it moves the locked prices of ")
     assert f"{len(LOCKS)} prices moved unreviewed" in done.stdout.splitlines()[1]
+
+
+# --- 2. an edited checkpoint entry does not switch a serving's locks off ------------------------------------------
+
+
+def edit_entry(root: Path) -> None:
+    entry = root / ENTRY
+    text = entry.read_text(encoding="utf-8")
+    old = '{ name = "output.weight", type = "Q6_K"'
+    assert text.count(old) == 1
+    entry.write_text(text.replace(old, '{ name = "output.weight", type = "Q4_K"'), encoding="utf-8")
+
+
+def test_2_a_changed_checkpoint_refuses_under_the_serving_s_locks(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    edit_entry(root)
+    result = invoke("fact", "set", H200, "memory.bandwidth", "--value", "4.8", "--unit", "TB/s", "--provenance",
+                    "estimated", "--source", "nvidia-h200-datasheet", "--locator", "a test's estimate", root=root)
+    assert result.exit_code == 0, result.output
+    message = (
+        f"lock {R1} pinned checkpoint {DEEPSEEK} with content 169f62b972aa…, and the entry now holds other content "
+        "(8beb681fdb0f…): its content changed since the lock (an edited tensor table or metadata), so the lock's "
+        f"floors and price are not this checkpoint's; review the change and re-lock (`passprice lock --update -o "
+        f"locks/{R1}.lock.toml`, through review), or price without the lock (--no-lock)"
+    )
+    for args in (("price", R1), ("best", R1), ("price", "--lock", R1), ("max-batch", R1),
+                 ("sweep", R1, "--batches", "1")):
+        result = invoke(*args, root=root)
+        assert result.exit_code == 1, (args, result.output)
+        assert result.stdout == "" and result.stderr == f"passprice: refused: CheckpointChanged: {message}\n", args
+    out = run_json("best", R1, root=root, code=1)
+    assert out == {
+        "refusal": "CheckpointChanged",
+        "lock": R1,
+        "checkpoint": DEEPSEEK,
+        "pinned": "sha256:169f62b972aacb444d1ad4162fa145fad6d0f8de16fb2261fe73146b796baff4",
+        "today": "sha256:8beb681fdb0f0b07c44abe1d2ff28e9dc7a71ede841c1ad23488c6ab4aca8470",
+        "message": message,
+    }
+    # --no-lock opts out, as it says; an option that prices another card steps outside the locks, as before.
+    assert invoke("price", R1, "--no-lock", root=root).exit_code == 0
+    note = run_json("price", R1, "--card", "mi300x", root=root)["lock"]["note"]
+    assert note.endswith("lock another card or checkpoint")
+
+
+def test_2_a_serving_edited_to_another_card_refuses_under_its_locks(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    serving = root / "registry" / "servings" / f"{R1}.toml"
+    serving.write_text(serving.read_text(encoding="utf-8").replace(f'card = "{H200}"', 'card = "mi300x"'))
+    out = run_json("price", R1, root=root, code=1)
+    assert out == {
+        "refusal": "ServingChanged",
+        "lock": R1,
+        "serving": R1,
+        "what": "card",
+        "locked": H200,
+        "priced": "mi300x",
+        "message": f"lock {R1} locks serving {R1} on card {H200}, and the serving now names card mi300x: the serving "
+        "changed since the lock, so the lock's floors and price are not this serving's; review the change and "
+        f"re-lock (`passprice lock --update -o locks/{R1}.lock.toml`, through review), or price without the lock "
+        "(--no-lock)",
+    }

@@ -727,13 +727,13 @@ def _under_locks(
     """The locks a result is priced under (:func:`passprice.enforce.guard`) and their verdicts on today's facts
     (``stack_facts``: a serving stack's, by lock path, when the result has an expected price: a lock made under the
     stack floors them); raises :class:`Refused` (exit 1) for a lock of something else or a floor breached."""
-    from passprice.enforce import LockMismatch, guard, serving_name
+    from passprice.enforce import LockRefusal, guard, serving_name
 
     if lock_ref is not None and no_lock:
         raise click.UsageError("give --lock L or --no-lock, not both")
     try:
         g = guard(root, serving_name(root, serving), resolved, lock_ref, no_lock)
-    except LockMismatch as e:
+    except LockRefusal as e:  # a lock of something else, or a checkpoint or serving changed under its lock
         _refuse(e)
     facts = resolved.facts()
     if stack_facts:
@@ -1571,7 +1571,7 @@ def sweep_command(
 def _sweep_locks(root: Any, servings: tuple[str, ...], lock_ref: str | None, no_lock: bool) -> list[str]:
     """Each registered serving of a sweep judged under its locks (or under ``--lock L`` alone, which must lock one
     of them); raises :class:`Refused` on a floor breached. The lines naming the locks each is priced under."""
-    from passprice.enforce import LockMismatch, guard, serving_name
+    from passprice.enforce import LockMismatch, LockRefusal, guard, serving_name
     from passprice.servings import load_spec, resolve
 
     if lock_ref is not None and no_lock:
@@ -1588,6 +1588,8 @@ def _sweep_locks(root: Any, servings: tuple[str, ...], lock_ref: str | None, no_
         except LockMismatch as e:
             mismatches.append(e)
             continue
+        except LockRefusal as e:  # a checkpoint or serving changed under its lock
+            _refuse(e)
         for v in g.judge(resolved.facts()):
             if not v.holds:
                 raise Refused(v.message(), {**v.to_json(), "serving": name})
