@@ -193,3 +193,78 @@ def test_2_a_serving_edited_to_another_card_refuses_under_its_locks(tmp_path: Pa
         f"re-lock (`passprice lock --update -o locks/{R1}.lock.toml`, through review), or price without the lock "
         "(--no-lock)",
     }
+
+
+# --- 4. a review flags a deleted lock, and fails a deleted serving a lock names ----------------------------------
+
+
+def test_4_deleting_a_serving_s_locks_drops_its_floors_and_fails_the_review(branch: Path) -> None:
+    for name in (R1, R1_BEST):
+        (branch / "locks" / f"{name}.lock.toml").unlink()
+    head = commit(branch, "delete both r1 locks")
+    d = diff(Root(branch), "main", head)
+    assert sorted(lock.name for lock in d.removed) == [R1, R1_BEST] == sorted(lock.name for lock in d.dropping)
+    assert d.exit_status == 1
+    markdown = diff_markdown(d)
+    first = markdown.splitlines()[0]
+    assert first.startswith("❌ **passprice diff**") and first.endswith(
+        "no fact changed; 2 locks affected, 2 removed, 2 dropping floors; 6 locks unaffected"
+    )
+    section = markdown.split("#### Locks removed\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert section[9] == (
+        f"- ❌ removed `{R1}` (`locks/{R1}.lock.toml`, price lock of serving `{R1}`, recorded 996.1 tokens/s): its "
+        f"removal drops 8 floors of serving `{R1}`, which is still registered; keep a lock of the serving, or remove "
+        "the serving with it"
+    )
+    assert section[10:] == [
+        f"  - floor on `{path}` dropped: {was} → none (no lock of the serving left floors it)"
+        for path, was in (("array", "derived"), ("memory.bandwidth", "published"), ("memory.capacity", "published"),
+                          ("on_chip.capacity", "estimated"), ("scale", "estimated"), ("streams.append", "measured"),
+                          ("streams.read", "measured"), ("vector", "derived"))
+    ]
+    assert section[0].startswith(f"- ❌ removed `{R1_BEST}` (`locks/{R1_BEST}.lock.toml`, best lock of serving")
+    done = passprice_with(REPO, "diff", "main", head, cwd=branch)
+    assert done.returncode == 1
+    assert done.stderr == (
+        f"passprice: refused: it removes lock {R1_BEST}, dropping floors serving {R1} is priced under; it removes "
+        f"lock {R1}, dropping floors serving {R1} is priced under\n"
+    )
+
+
+def test_4_a_lock_removed_with_its_serving_or_kept_by_another_is_flagged_not_failed(branch: Path) -> None:
+    (branch / "locks" / f"{R1_BEST}.lock.toml").unlink()  # the price lock of r1 keeps the same floors
+    (branch / "locks" / "r1-qwen7b-mi300x-int8kv.lock.toml").unlink()
+    (branch / "registry" / "servings" / "r1-qwen7b-mi300x-int8kv.toml").unlink()
+    head = commit(branch, "retire the MI300X serving with its lock; drop the best lock of r1")
+    d = diff(Root(branch), "main", head)
+    assert d.exit_status == 0 and d.dropping == ()
+    markdown = diff_markdown(d)
+    assert markdown.startswith("⚠️ **passprice diff**")
+    assert (f"- ⚠️ removed `{R1_BEST}` (`locks/{R1_BEST}.lock.toml`, best lock of serving `{R1}`, recorded "
+            "33,339.2 tokens/s)") in markdown
+    assert f": no floor dropped, every floor it set is kept by {R1}" in markdown
+    assert ("- ⚠️ removed `r1-qwen7b-mi300x-int8kv` (`locks/r1-qwen7b-mi300x-int8kv.lock.toml`, price lock of serving "
+            "`r1-qwen7b-mi300x-int8kv`, recorded ") in markdown
+    assert ": no floor dropped, serving r1-qwen7b-mi300x-int8kv is deleted with it" in markdown
+
+
+def test_4_deleting_a_locked_serving_fails_the_review_as_check_does(branch: Path) -> None:
+    (branch / "registry" / "servings" / f"{R1}.toml").unlink()
+    result = invoke("check", root=branch)
+    assert result.exit_code == 1
+    assert (f"serving {R1}, which the lock locks, is not registered; restore it or remove the lock") in result.stdout
+    head = commit(branch, "delete the r1 serving, keep its locks")
+    d = diff(Root(branch), "main", head)
+    assert d.exit_status == 1
+    assert sorted(lock.name for lock in d.broken) == [R1, R1_BEST]
+    for lock in d.broken:
+        assert lock.floors() == (
+            f"BROKEN: serving {R1}, which the lock locks, is not registered on HEAD; restore it or remove the lock"
+        )
+        assert lock.review() == "its serving is deleted"
+    assert diff_markdown(d).startswith("❌ **passprice diff**")
+    done = passprice_with(REPO, "diff", "main", head, cwd=branch)
+    assert done.returncode == 1
+    assert done.stderr == (
+        f"passprice: refused: it deletes serving {R1}, which locks {R1}, {R1_BEST} lock\n"
+    )

@@ -1310,9 +1310,18 @@ def diff_command(
                 click.echo(f"passprice: error: {f.path} does not read on HEAD: {f.head_errors[0]}", err=True)
     elif result.exit_status == 1:
         reasons = []
-        if result.broken:
-            names = ", ".join(lock.name for lock in result.broken)
-            reasons.append(f"the change breaks lock{'s' if len(result.broken) > 1 else ''} {names}")
+        broken = [lock for lock in result.broken if not lock.after.gone]
+        if broken:
+            names = ", ".join(lock.name for lock in broken)
+            reasons.append(f"the change breaks lock{'s' if len(broken) > 1 else ''} {names}")
+        gone: dict[str, list[str]] = {}
+        for lock in result.broken:
+            if lock.after.gone:
+                gone.setdefault(str(lock.serving_name), []).append(lock.name)
+        for name, names in gone.items():
+            many = len(names) > 1
+            reasons.append(f"it deletes serving {name}, which lock{'s' if many else ''} {', '.join(sorted(names))} "
+                           f"lock{'' if many else 's'}")
         moved = [lock.name for lock in result.stale if lock.unreviewed]
         if moved:
             reasons.append(
@@ -1322,6 +1331,8 @@ def diff_command(
         behind = [lock.name for lock in result.stale if not lock.unreviewed]
         if behind:
             reasons.append(f"lock{'s' if len(behind) > 1 else ''} {', '.join(behind)} already out of date on BASE")
+        for lock in result.dropping:
+            reasons.append(f"it removes lock {lock.name}, dropping floors serving {lock.serving_name} is priced under")
         click.echo(f"passprice: refused: {'; '.join(reasons)}", err=True)
     ctx.exit(result.exit_status)
 
