@@ -268,3 +268,115 @@ def test_4_deleting_a_locked_serving_fails_the_review_as_check_does(branch: Path
     assert done.stderr == (
         f"passprice: refused: it deletes serving {R1}, which locks {R1}, {R1_BEST} lock\n"
     )
+
+
+# --- 5. a price under a lock that is not the locked price says so -------------------------------------------------
+
+
+def set_bandwidth(root: Path, value: str, provenance: str = "published") -> None:
+    result = invoke("fact", "set", H200, "memory.bandwidth", "--value", value, "--unit", "TB/s", "--provenance",
+                    provenance, "--source", "nvidia-h200-datasheet", "--locator", "a test's figure", root=root)
+    assert result.exit_code == 0, result.output
+
+
+def test_5_a_moved_price_is_shown_beside_the_recorded_one_with_what_drifted(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    head = "  lock          under locks r1-qwen7b-h200 (locks/r1-qwen7b-h200.lock.toml), r1-qwen7b-h200-best (locks/" \
+        "r1-qwen7b-h200-best.lock.toml): "
+    assert invoke("price", R1, root=root).stdout.endswith(f"\n{head}holds\n")
+    assert run_json("price", R1, root=root)["lock"]["moved"] == []
+
+    # A serving change moves the price; the floors still hold, and the lock line says this is not the locked price.
+    serving = root / "registry" / "servings" / f"{R1}.toml"
+    serving.write_text(serving.read_text(encoding="utf-8").replace("position = 2048", "position = 3072"))
+    result = invoke("price", R1, root=root)
+    assert result.exit_code == 0
+    assert result.stdout.endswith(
+        f"\n{head}floors hold, but the price is NOT the one {R1} records (below)\n"
+        f"                recorded 996.1 tokens/s at batch 1 by lock {R1}; today 982.3 tokens/s at batch 1 (-1.39 %, "
+        "first moved: sequence_bytes) — not the locked price\n"
+        "                serving differs from the locked one: contexts: share 1.0, position 2048.0, limit 4096 → share "
+        "1.0, position 3072.0, limit 4096\n"
+    )
+    # A fact change that keeps the floors (published → published) likewise, in text and JSON, for best too.
+    serving.write_text(serving.read_text(encoding="utf-8").replace("position = 3072", "position = 2048"))
+    set_bandwidth(root, "4.75")
+    out = run_json("price", R1, root=root)
+    assert out["tokens_per_s"] == pytest.approx(996.0966124437687 * 4.75 / 4.8, rel=1e-12)
+    assert out["lock"]["moved"] == [{
+        "lock": R1,
+        "recorded_tokens_per_s": 996.0966124437687,
+        "tokens_per_s": out["tokens_per_s"],
+        "recorded_batch": 1,
+        "batch": 1,
+        "first_moved": "memory_s",
+        "drifted": ["memory.bandwidth: 4.8 TB/s (published) → 4.75 TB/s (published)"],
+        "serving": [],
+    }]
+    best = run_json("best", R1, root=root)["lock"]["moved"]
+    assert [m["lock"] for m in best] == [R1_BEST] and best[0]["drifted"] == out["lock"]["moved"][0]["drifted"]
+    lines = invoke("best", R1, root=root).stdout.splitlines()
+    assert lines[-3].endswith(f"floors hold, but the price is NOT the one {R1_BEST} records (below)")
+    assert lines[-1] == "                drifted since the lock: memory.bandwidth: 4.8 TB/s (published) → 4.75 TB/s " \
+        "(published)"
+
+
+# --- 6. audit SERVING shows its locks' floors; a stale derived fact is named ---------------------------------------
+
+
+def test_6_audit_of_a_serving_shows_the_floors_of_its_locks(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    out = run_json("audit", R1, root=root)
+    assert out["title"] == (
+        f"audit of {R1} (today's facts): {DEEPSEEK} on {H200}, floors of locks {R1}, {R1_BEST}"
+    )
+    floors = {f["path"]: (f["floor"], f["margin"]) for f in out["facts"]}
+    assert floors == {
+        "memory.bandwidth": ("published", 0), "memory.capacity": ("published", 0), "streams.read": ("measured", 0),
+        "streams.append": ("measured", 0), "array": ("derived", 0), "vector": ("derived", 0),
+        "scale": ("estimated", 0), "on_chip.capacity": ("estimated", 0),
+    }
+    text = invoke("audit", R1, root=root).stdout.splitlines()
+    assert text[3].split() == ["fact", "value", "provenance", "floor", "margin", "elasticity"]
+    assert text[5].split() == ["*", "memory.bandwidth", "4.8", "TB/s", "published", "published", "at", "floor",
+                               "+1.000"]
+    # A weaker fact (below the locks' floor) shows its margin below the floor.
+    set_bandwidth(root, "4.8", "estimated")
+    row = {f["path"]: f for f in run_json("audit", R1, root=root)["facts"]}["memory.bandwidth"]
+    assert (row["floor"], row["margin"]) == ("published", -3)
+    # Another card by option: no lock of the serving applies, so no floors.
+    out = run_json("audit", R1, "--card", "mi300x", root=root)
+    assert all(f["floor"] is None for f in out["facts"]) and "floors of" not in out["title"]
+
+
+def test_6_a_price_and_an_audit_resting_on_a_stale_derived_fact_say_so(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    assert run_json("price", R1, root=root)["stale"] == []
+    set_bandwidth(root, "5.2")
+    line = (
+        "streams.read, streams.append are stale derived facts: input memory.bandwidth 4.8 TB/s when derived, 5.2 TB/s "
+        "now — priced on their written values (streams.read 0.9333, recomputed 0.8615; streams.append 0.8646, "
+        "recomputed 0.7981); `passprice check` names each"
+    )
+    text = invoke("price", R1, root=root).stdout
+    assert f"\n  stale         {line}\n" in text
+    out = run_json("price", R1, root=root)
+    assert [(s["path"], s["kind"], s["expected"], s["value"]) for s in out["stale"]] == [
+        ("streams.read", "stale", "0.8615", "0.9333"), ("streams.append", "stale", "0.7981", "0.8646")
+    ]
+    audit = invoke("audit", R1, root=root).stdout
+    assert f"\nSTALE: {line}\n" in audit
+    derivation = next(x for x in audit.splitlines() if x.startswith("  streams.read: dot / bandwidth"))
+    assert derivation.endswith(
+        "bandwidth = the fact memory.bandwidth, 4.8 TB/s when derived — STALE: streams.read is stale: its input "
+        "bandwidth = memory.bandwidth: 4.8 TB/s when derived, 5.2 TB/s now; recomputed from today's inputs it is "
+        "0.8615, not 0.9333"
+    )
+    rows = {f["path"]: f for f in run_json("audit", R1, root=root)["facts"]}
+    assert rows["streams.read"]["stale"].startswith("streams.read is stale: its input bandwidth = memory.bandwidth")
+    assert rows["memory.bandwidth"]["stale"] is None
+    markdown = invoke("audit", R1, "--format", "markdown", root=root).stdout
+    assert markdown.splitlines()[-1].startswith(
+        "⚠️ **stale**: streams.read, streams.append are stale derived facts: input memory.bandwidth 4.8 TB/s when "
+        "derived, 5.2 TB/s now"
+    )

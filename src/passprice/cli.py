@@ -745,6 +745,17 @@ def _under_locks(
     return g, verdicts
 
 
+def _stale(resolved: Any, data: dict[str, Any], expected: Any = None) -> Any:
+    """The derived facts a price (its ``--json`` object ``data``) rests on that do not follow from their inputs
+    today (:func:`passprice.stale.stale_rested_on`)."""
+    from passprice.stale import stale_rested_on
+
+    facts = resolved.facts()
+    facts.update(_stack_facts(expected) or {})
+    rests = dict.fromkeys([*data.get("rests_on", {}), *data.get("expected", {}).get("rests_on", {})])
+    return stale_rested_on(facts, rests)
+
+
 def _stack_facts(expected: Any) -> dict[str, Any] | None:
     """The facts of the stack an expected price was made under, by lock path (``None`` without one)."""
     return expected.stack.lock_facts() if expected is not None else None
@@ -807,14 +818,18 @@ def price_command(
     )
     data = cost_json(cost) if expected is None else expected_json(expected)
     _finite(data)
+    moved = g.moved(root, kind, data, resolved)  # a lock whose recorded price this is not, and why
+    stale = _stale(resolved, data, expected)  # a derived fact it rests on whose inputs moved
     if as_json:
-        _echo_json({**data, "lock": g.to_json()})
+        _echo_json({**data, "stale": stale.to_json(), "lock": g.to_json(moved)})
     else:
         title = f"{resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
         click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card)))
         if expected is not None:
             click.echo(expected_text(expected))
-        click.echo(f"\n  lock          {g.line(verdicts)}")
+        if stale:
+            click.echo(f"\n  stale         {stale.line()}")
+        click.echo(f"\n  lock          {g.line(verdicts, moved)}")
 
 
 @cli.command("best")
@@ -855,14 +870,18 @@ def best_command(
     )
     data = cost_json(cost) if expected is None else expected_json(expected)
     _finite(data)
+    moved = g.moved(root, "best", data, resolved)  # a best lock whose recorded price this is not, and why
+    stale = _stale(resolved, data, expected)  # a derived fact it rests on whose inputs moved
     if as_json:
-        _echo_json({**data, "lock": g.to_json()})
+        _echo_json({**data, "stale": stale.to_json(), "lock": g.to_json(moved)})
     else:
         title = f"best batch: {resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
         click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card)))
         if expected is not None:
             click.echo(expected_text(expected))
-        click.echo(f"\n  lock          {g.line(verdicts)}")
+        if stale:
+            click.echo(f"\n  stale         {stale.line()}")
+        click.echo(f"\n  lock          {g.line(verdicts, moved)}")
 
 
 @cli.command("max-batch")
@@ -1222,13 +1241,21 @@ def audit_command(
             raise Refused(str(e), e.to_json()) from None
         card, serving, kind = the_lock.pinned_card(), pinned_serving(the_lock), the_lock.kind
         title = f"audit of lock {the_lock.name} (pinned facts): {the_lock.checkpoint} on {the_lock.card}"
-        policy = the_lock.policy
+        policy: Any = the_lock.policy
     else:
+        from passprice.enforce import LockRefusal, guard, serving_name
+
         root, spec = _spec(ctx, target, **o)
         resolved = resolve(root, spec)
         header, card, serving, kind = resolved.header, resolved.card, resolved.serving, "price"
         title = f"audit of {target or spec.checkpoint} (today's facts): {spec.checkpoint} on {card.name}"
-        policy = None
+        try:  # the serving's locks give each fact its floor (the strictest of theirs), as its price is judged
+            under = guard(root, serving_name(root, target), resolved)
+        except LockRefusal as e:
+            _refuse(e)
+        policy = under.policy()
+        if under.locks:
+            title += f", floors of lock{'s' if len(under.locks) > 1 else ''} {', '.join(under.names())}"
     try:
         from passprice.report import cost_json
 
@@ -1237,8 +1264,11 @@ def audit_command(
     except ServingRefusal as e:
         _refuse(e)
     from passprice.sources import load_sources
+    from passprice.stale import stale_rested_on
 
     sources = load_sources(root)
+    pinned = the_lock.facts if is_lock else resolved.facts()
+    stale = stale_rested_on(pinned, (r.path for r in result.rows))  # a derived fact whose inputs moved
     if plot_path is not None:
         from passprice.plots import audit_picture, picture_format, write_picture
 
@@ -1259,11 +1289,11 @@ def audit_command(
                 f"{target}` says why"
             )
     if fmt == "json":
-        _echo_json(audit_json(result, extra))
+        _echo_json(audit_json(result, extra, stale))
     elif fmt == "markdown":
-        click.echo(audit_markdown(result, title, sources))
+        click.echo(audit_markdown(result, title, sources, stale))
     else:
-        click.echo(audit_text(result, title, sources))
+        click.echo(audit_text(result, title, sources, stale))
     if warning and fmt != "json":
         click.echo(f"\n{warning}")
     if warning:
@@ -1318,9 +1348,9 @@ def diff_command(
         for lock in result.broken:
             if lock.after.gone:
                 gone.setdefault(str(lock.serving_name), []).append(lock.name)
-        for name, names in gone.items():
-            many = len(names) > 1
-            reasons.append(f"it deletes serving {name}, which lock{'s' if many else ''} {', '.join(sorted(names))} "
+        for name, locking in gone.items():
+            many = len(locking) > 1
+            reasons.append(f"it deletes serving {name}, which lock{'s' if many else ''} {', '.join(sorted(locking))} "
                            f"lock{'' if many else 's'}")
         moved = [lock.name for lock in result.stale if lock.unreviewed]
         if moved:

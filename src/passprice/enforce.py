@@ -25,7 +25,7 @@ import attrs
 
 from passprice.facts import Fact
 from passprice.files import is_there
-from passprice.locks import Lock, Verdict, judge, lock_path, locks_of, read_lock
+from passprice.locks import Lock, Policy, Verdict, judge, lock_path, locks_of, read_lock
 from passprice.registry import Root
 from passprice.servings import Resolved
 
@@ -188,6 +188,80 @@ def mismatch(lock: Lock, serving: str | None, resolved: Resolved, root: Root | N
 
 
 @attrs.frozen
+class PriceMoved:
+    """Today's price of a serving under its lock ``lock`` is not the one the lock records, although its floors hold:
+    the ``recorded`` and ``today`` tokens/s and batches, the ``first`` figure that moved, and why: the pinned facts
+    the price rests on that ``drifted`` (each ``path: pinned → today``), the serving's choices that changed
+    (``serving``, ``field: locked → today``)."""
+
+    lock: str
+    recorded: float
+    today: float
+    recorded_batch: int
+    today_batch: int
+    first: str
+    drifted: tuple[str, ...] = ()
+    serving: tuple[str, ...] = ()
+
+    def lines(self) -> list[str]:
+        """The recorded price beside today's, then what drifted, one line each (no indent)."""
+        change = 100.0 * (self.today / self.recorded - 1.0) if self.recorded else 0.0
+        out = [
+            f"recorded {self.recorded:,.1f} tokens/s at batch {self.recorded_batch:,} by lock {self.lock}; today "
+            f"{self.today:,.1f} tokens/s at batch {self.today_batch:,} ({change:+.2f} %, first moved: {self.first}) "
+            "— not the locked price"
+        ]
+        out += [f"drifted since the lock: {d}" for d in self.drifted]
+        out += [f"serving differs from the locked one: {s}" for s in self.serving]
+        if not self.drifted and not self.serving:
+            out.append(
+                "no pinned fact or serving choice drifted: the pricing model (code) or the checkpoint moved it; "
+                f"`passprice reproduce {self.lock}` says which"
+            )
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"lock", "recorded_tokens_per_s", "tokens_per_s", "recorded_batch", "batch", "first_moved",
+        "drifted", "serving"}``."""
+        return {
+            "lock": self.lock,
+            "recorded_tokens_per_s": self.recorded,
+            "tokens_per_s": self.today,
+            "recorded_batch": self.recorded_batch,
+            "batch": self.today_batch,
+            "first_moved": self.first,
+            "drifted": list(self.drifted),
+            "serving": list(self.serving),
+        }
+
+
+def price_moved(
+    root: Root, lock: Lock, kind: str, price: Mapping[str, Any], resolved: Resolved
+) -> PriceMoved | None:
+    """How today's ``price`` (a ``--json`` object of ``kind``: ``price`` or ``best``) of ``resolved`` differs from
+    the price ``lock`` records, or ``None`` when the lock is of another kind or every figure (:data:`FIGURES
+    <passprice.locks.FIGURES>`) is the recorded one. Floors are judged apart (:meth:`Guard.judge`); this says,
+    beside a verdict that holds, that the price shown is not the locked one, and why."""
+    from passprice.locks import FIGURES, drift, moved, portable_spec
+
+    if lock.kind != kind:
+        return None
+    fields = [f for f in FIGURES if f in lock.price or f in price]
+    differ = moved(lock.price, price, fields)
+    if not differ:
+        return None
+    from passprice.reproduce import serving_changes
+
+    read = price.get("rests_on", {})
+    drifted = tuple(d.describe() for d in drift(lock, resolved.facts(), read))
+    serving = serving_changes(lock.spec, portable_spec(resolved.spec, root))
+    return PriceMoved(
+        lock.name, float(lock.price.get("tokens_per_s", 0.0)), float(price["tokens_per_s"]),
+        int(lock.price.get("batch", 0)), int(price.get("batch", 0)), differ[0].field, drifted, serving,
+    )
+
+
+@attrs.frozen
 class Guard:
     """The locks a result is priced under (``locks``, each with the path it was read from), or, when none applies,
     the ``note`` saying why (``None`` when the serving simply has none)."""
@@ -198,6 +272,18 @@ class Guard:
     def names(self) -> list[str]:
         """The names of the locks applied."""
         return [lock.name for lock, _ in self.locks]
+
+    def policy(self) -> Policy | None:
+        """The floors the locks set together, as one policy: each path's strictest floor among them (a result must
+        hold them all), the lock's floor the strictest of theirs; ``None`` without a lock."""
+        if not self.locks:
+            return None
+        policies = [lock.policy for lock, _ in self.locks]
+        paths = {p for policy in policies for p in policy.paths}
+        return Policy(
+            min(policy.floor for policy in policies),
+            {p: min(policy.allowed(p) for policy in policies) for p in sorted(paths)},
+        )
 
     def judge(self, facts: Mapping[str, Fact], rests_on: Iterable[tuple[str, Fact]] = ()) -> tuple[Verdict, ...]:
         """Each lock's verdict on today's ``facts`` at the paths its recorded price rests on, and on ``rests_on``
@@ -210,17 +296,34 @@ class Guard:
             out.append(judge(lock.name, lock.policy, tuple(pairs.items())))
         return tuple(out)
 
-    def line(self, verdicts: Iterable[Verdict] = ()) -> str:
-        """One line naming the locks priced under and that they hold, or why none applies."""
+    def line(self, verdicts: Iterable[Verdict] = (), moved: Iterable[PriceMoved] = ()) -> str:
+        """One line naming the locks priced under and that they hold, or why none applies; with ``moved`` (a lock
+        whose recorded price today's is not), ``floors hold`` and, on lines of their own (indented to sit under a
+        table's ``lock`` row), the recorded price beside today's and what drifted."""
         if not self.locks:
             return self.note or "no lock of this serving in locks/"
         shown = ", ".join(f"{lock.name} ({path})" for lock, path in self.locks)
         held = all(v.holds for v in verdicts)
-        return f"under lock{'s' if len(self.locks) > 1 else ''} {shown}: {'holds' if held else 'REFUSED'}"
+        moves = list(moved)
+        if not held:
+            verdict = "REFUSED"
+        elif moves:
+            names = ", ".join(m.lock for m in moves)
+            verdict = f"floors hold, but the price is NOT the one {names} records (below)"
+        else:
+            verdict = "holds"
+        head = f"under lock{'s' if len(self.locks) > 1 else ''} {shown}: {verdict}"
+        return "\n".join([head, *(f"                {line}" for m in moves for line in m.lines())])
 
-    def to_json(self) -> dict[str, Any]:
-        """``{"locks": [names], "note": ...}`` for a command's ``--json``."""
-        return {"locks": self.names(), "note": self.note}
+    def moved(self, root: Root, kind: str, price: Mapping[str, Any], resolved: Resolved) -> tuple[PriceMoved, ...]:
+        """Each applied lock of ``kind`` whose recorded price today's ``price`` is not (:func:`price_moved`)."""
+        out = (price_moved(root, lock, kind, price, resolved) for lock, _ in self.locks)
+        return tuple(m for m in out if m is not None)
+
+    def to_json(self, moved: Iterable[PriceMoved] = ()) -> dict[str, Any]:
+        """``{"locks": [names], "note": ..., "moved": [...]}`` for a command's ``--json``: ``moved`` lists each lock
+        whose recorded price today's is not (:meth:`PriceMoved.to_json`), empty when each records it."""
+        return {"locks": self.names(), "note": self.note, "moved": [m.to_json() for m in moved]}
 
 
 def _choices(root: Root, resolved: Resolved) -> tuple[str, str]:
