@@ -5,7 +5,10 @@ changed, instead of a derivation that reads "derived from 4.8 TB/s" beside a ban
 
 A fact's derivation names inputs of its own record (a card's facts, a drafting method's ``acceptance.i``, a routing
 record's two facts), so each record is rechecked on its own facts; a serving stack's fitted facts carry their fit
-as text and are not rechecked here.
+as text and are not rechecked here. Across records, one figure of a source is quoted once per derivation that reads
+it (a share measured on one card and borrowed by another quotes the same figure in both): :func:`figure_quotes`
+finds a figure quoted with two values, so correcting it on one card leaves the borrowing cards' facts flagged as
+stale, not silently apart.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from typing import Any
 
 import attrs
 
-from passprice.derivations import Finding, recheck
+from passprice.derivations import Derivation, Finding, recheck
+from passprice.errors import InputError
 from passprice.facts import Fact
 
 #: Lock-path prefixes of the records a price reads besides the card, and the prefix a fact has in its own file.
@@ -88,3 +92,45 @@ def stale_rested_on(facts: Mapping[str, Fact], rests_on: Iterable[str]) -> Stale
         if found is not None:
             out.append((path, found, fact.describe()))
     return Stale(tuple(out))
+
+
+def figure_quotes(records: Iterable[tuple[str, Mapping[str, Fact]]]) -> list[str]:
+    """One line per figure of a source that two derivations quote with different values: derivation inputs read from
+    a source (``figure`` inputs) with the same source, locator and input name are one figure, and must carry one
+    value (compared in base units). ``records`` are (file, facts by path); each line names the source, the locator,
+    every value with where it is quoted, and says that the facts derived from the copy that differs are stale."""
+    quotes: dict[tuple[str, str, str], dict[Any, list[tuple[str, str]]]] = {}
+    shown: dict[tuple[str, str, str], dict[Any, str]] = {}
+    for file, facts in records:
+        for path, fact in facts.items():
+            derivation = fact.derivation
+            if not isinstance(derivation, Derivation):
+                continue
+            for i in derivation.inputs:
+                if i.kind != "figure":
+                    continue
+                try:
+                    value = i.quantity()
+                except InputError:
+                    continue  # a unit passprice cannot read: check reports the derivation as broken
+                key = (i.source or fact.source or "", i.locator or "", i.name)
+                quotes.setdefault(key, {}).setdefault(value, []).append((file, path))
+                shown.setdefault(key, {}).setdefault(value, i.shown())
+    out = []
+    for (source, locator, name), values in quotes.items():
+        if len(values) < 2:
+            continue
+        where = "; ".join(f"{shown[(source, locator, name)][v]} in {_places(w)}" for v, w in values.items())
+        out.append(
+            f"figure {name} of source {source} ({locator}) is quoted with {len(values)} values: {where}; the facts "
+            "derived from the copy that differs from the source are stale: quote it as the source gives it"
+        )
+    return out
+
+
+def _places(where: Iterable[tuple[str, str]]) -> str:
+    """``facts/cards/a40.toml (streams.rewrite, streams.append), …``: fact paths grouped by file, in order."""
+    files: dict[str, list[str]] = {}
+    for file, path in where:
+        files.setdefault(file, []).append(path)
+    return ", ".join(f"{file} ({', '.join(paths)})" for file, paths in files.items())
