@@ -418,7 +418,7 @@ def test_two_folders_and_a_folder_that_is_not_a_checkout(repo: Repo, tmp_path: P
     assert code == 2 and "not a passprice root" in err
 
 
-def test_a_removed_lock_is_shown_but_does_not_break(repo: Repo, tmp_path: Path) -> None:
+def test_a_removed_lock_is_shown_and_fails_while_its_serving_is_registered(repo: Repo, tmp_path: Path) -> None:
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(repo.path), str(clone)], check=True)
     git(clone, "checkout", "-q", repo.weaker)
@@ -427,13 +427,15 @@ def test_a_removed_lock_is_shown_but_does_not_break(repo: Repo, tmp_path: Path) 
     d = diff(Root(clone), repo.locked)
     assert [x.name for x in d.locks] == [MTP, LOCK]
     for lock in d.locks:
-        assert lock.removed and not lock.breaks and lock.floors() == "lock removed" and lock.review() == "removed"
+        assert lock.removed and not lock.breaks and lock.floors() == "lock removed"
+        # Its serving is still registered and no lock of it is left: the floors it was priced under are dropped.
+        assert lock.drops_floors and lock.review() == "removed, dropping floors"
     assert [f.status for f in d.files if f.kind == "lock"] == ["removed", "removed"]
-    assert d.exit_status == 0
-    assert f"  {LOCK} ({LOCK_FILE}, card {CARD}, price): removed\n" in diff_text(d)
-    assert (
-        f"#### Locks added or removed\n\n- ⚠️ removed `{MTP}` (`{MTP_FILE}`): its floors no longer guard anything\n"
-    ) in diff_markdown(d)
+    assert d.exit_status == 1 and d.dropping == d.locks
+    assert f"  {LOCK} ({LOCK_FILE}, card {CARD}, price): removed, dropping floors\n" in diff_text(d)
+    assert f"#### Locks removed\n\n- ❌ removed `{MTP}` (`{MTP_FILE}`, price lock of serving `{MTP}`, recorded " in (
+        diff_markdown(d)
+    )
 
 
 def test_a_drafting_method_change(repo: Repo, tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ import json
 import os
 import subprocess
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -592,6 +592,10 @@ class LockImpact:
     #: HEAD's derived facts this lock's price rests on that do not follow from their inputs (a stale
     #: ``streams.read`` after ``memory.bandwidth`` moved): the price shown for HEAD rests on figures nobody computed.
     unsound: tuple[Finding, ...] = ()
+    #: For a removed lock: the floors its removal drops (:func:`dropped_floors`: each path the lock floored that no
+    #: lock of its serving left on HEAD floors as strictly), and ``retired`` why none is dropped when none is.
+    dropped: tuple[FloorChange, ...] = ()
+    retired: str | None = None
 
     @property
     def removed(self) -> bool:
@@ -615,8 +619,14 @@ class LockImpact:
 
     @property
     def breaks(self) -> bool:
-        """True when HEAD's lock is left unheld: a fact below its floor, or a price HEAD refuses or cannot make."""
-        return not self.removed and not self.holds
+        """True when HEAD's lock is left unheld: a fact below its floor, a price HEAD refuses or cannot make, or the
+        registered serving it locks deleted on HEAD (``check`` fails it the same way)."""
+        return not self.removed and (not self.holds or self.after.gone)
+
+    @property
+    def drops_floors(self) -> bool:
+        """True when the lock is removed on HEAD and its removal drops floors its serving was priced under."""
+        return self.removed and bool(self.dropped)
 
     @property
     def moved(self) -> str | None:
@@ -666,6 +676,11 @@ class LockImpact:
         floor."""
         if self.removed:
             return "lock removed"
+        if self.after.gone:
+            return (
+                f"BROKEN: serving {self.serving_name}, which the lock locks, is not registered on HEAD; restore it or "
+                "remove the lock"
+            )
         if self.verdict is None:
             return "not judged: " + (self.after.error or "HEAD's inputs do not read")
         if self.verdict.holds:
@@ -697,7 +712,9 @@ class LockImpact:
         """What the change does to this lock, in a few words: ``re-locked``, ``price moved, lock not updated``,
         ``out of date already on BASE``, ``added``, ``removed``, ``floors loosened`` …"""
         if self.removed:
-            return "removed"
+            return "removed, dropping floors" if self.dropped else "removed"
+        if self.after.gone:
+            return "its serving is deleted"
         unsound = self.rests_on_unsound()
         if unsound:
             unsound += "; "
@@ -767,6 +784,10 @@ class LockImpact:
             "older_format": self.older,
             "note": self.note,
             "elasticities": dict(self.elasticities),
+            "dropped": [
+                {"path": c.path, "change": c.change, "before": c.was.value, "after": c.now.value} for c in self.dropped
+            ],
+            "retired": self.retired,
         }
 
 
@@ -826,6 +847,34 @@ def _request(rel: str, lock: Lock) -> dict[str, Any]:
     if lock.stack is not None:
         request["stack"] = lock.stack.name
     return request
+
+
+def dropped_floors(
+    removed: Lock, head: Side, head_locks: Mapping[str, Lock | None]
+) -> tuple[tuple[FloorChange, ...], str | None]:
+    """What removing ``removed`` on HEAD does to the floors its registered serving is priced under, as cargo judges
+    a removed lockfile entry against the manifest: nothing when the serving is deleted with it (nothing is left to
+    guard) or when it locked no registered serving (its floors applied only under ``--lock``); else each path its
+    price rests on whose floor no lock of that serving left on HEAD matches (:class:`FloorChange`, ``now`` the
+    strictest floor left, and ``after`` ``None`` when no lock of the serving is left). Returns (dropped floors, why
+    none is dropped)."""
+    name = removed.info.serving
+    if name is None:
+        return (), "it locked no registered serving (its floors applied only under --lock)"
+    if not (head.root.servings / f"{name}.toml").is_file():
+        return (), f"serving {name} is deleted with it"
+    left = [lock for lock in head_locks.values() if lock is not None and lock.info.serving == name]
+    out = []
+    for path in sorted(removed.rests_on):
+        was = removed.policy.allowed(path)
+        strictest = min((lock.policy.allowed(path) for lock in left), default=None)
+        now = strictest or Provenance.ASSUMED
+        if now.weaker_than(was):
+            out.append(FloorChange(path, removed.policy.paths.get(path), strictest, was, now))
+    if out:
+        return tuple(out), None
+    kept = ", ".join(sorted(lock.name for lock in left))
+    return (), f"every floor it set is kept by {kept}"
 
 
 def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[LockImpact, ...]:
@@ -912,6 +961,10 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
             inputs.append("pricing model")
         policy = compare_policies(old.policy, new.policy) if old is not None and new is not None else ()
         verdict = _judge(new or old, after) if status != "removed" else None
+        dropped: tuple[FloorChange, ...] = ()
+        retired = None
+        if status == "removed":
+            dropped, retired = dropped_floors(lock, head, head_locks)
         out.append(
             LockImpact(
                 name=lock.name,
@@ -934,6 +987,8 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                 note=note,
                 elasticities=offence_elasticities(head, lock, verdict) if status != "removed" else {},
                 unsound=tuple(unsound),
+                dropped=dropped,
+                retired=retired,
             )
         )
     return tuple(out)
@@ -1019,6 +1074,16 @@ class Diff:
         return tuple(lock for lock in self.locks if lock.loosened)
 
     @property
+    def removed(self) -> tuple[LockImpact, ...]:
+        """The locks HEAD removes."""
+        return tuple(lock for lock in self.reviews if lock.removed)
+
+    @property
+    def dropping(self) -> tuple[LockImpact, ...]:
+        """The removed locks whose removal drops floors their serving (still registered) was priced under."""
+        return tuple(lock for lock in self.reviews if lock.drops_floors)
+
+    @property
     def model_changed(self) -> bool:
         """True when the sides' pricing models (code digests) differ."""
         return self.base_code is not None and self.head_code is not None and (
@@ -1027,11 +1092,11 @@ class Diff:
 
     @property
     def exit_status(self) -> int:
-        """2 when a file does not read on HEAD, else 1 when a lock breaks or a locked price moves unreviewed, else
-        0."""
+        """2 when a file does not read on HEAD, else 1 when a lock breaks (its serving deleted too), a locked price
+        moves unreviewed, or a removed lock drops floors its still-registered serving was priced under, else 0."""
         if any(f.head_errors for f in self.files):
             return 2
-        if self.broken or self.stale or self.unsound:
+        if self.broken or self.stale or self.unsound or self.dropping:
             return 1
         return 0
 
@@ -1072,6 +1137,9 @@ class Diff:
             flags.append(f"{len(self.relocked)} re-locked")
         if self.loosened:
             flags.append(f"{len(self.loosened)} with floors loosened")
+        if self.removed:
+            dropping = f", {len(self.dropping)} dropping floors" if self.dropping else ""
+            flags.append(f"{len(self.removed)} removed{dropping}")
         if flags:
             locks += ", " + ", ".join(flags)
         parts.append(locks)
@@ -1098,6 +1166,8 @@ class Diff:
             "unsound": [f"{f.name}:{x.path}" for f, x in self.unsound],
             "resting_on_unsound": [lock.name for lock in self.resting_on_unsound],
             "loosened": [lock.name for lock in self.loosened],
+            "removed": [lock.name for lock in self.removed],
+            "dropping": [lock.name for lock in self.dropping],
             "files": [f.to_json() for f in self.files],
             "locks": [lock.to_json() for lock in self.locks],
             "unaffected": [lock.name for lock in self.unaffected],
@@ -1258,6 +1328,29 @@ def _inputs(lock: LockImpact) -> str:
     return ", ".join(bits)
 
 
+def _removal(lock: LockImpact, code: Callable[[str], str] = str) -> str:
+    """One line on a removed lock: what it locked and recorded, and the floors its removal drops or why none
+    (``code`` marks up names: backticks in markdown)."""
+    what = f"serving {code(lock.serving_name)}" if lock.serving_name else "no registered serving"
+    head = (
+        f"removed {code(lock.name)} ({code(lock.path)}, {lock.kind} lock of {what}, recorded {_recorded(lock)} "
+        "tokens/s)"
+    )
+    if lock.dropped:
+        return (
+            f"{head}: its removal drops {_n(len(lock.dropped), 'floor')} of serving {code(lock.serving_name or '')}, "
+            "which is still registered; keep a lock of the serving, or remove the serving with it"
+        )
+    return f"{head}: no floor dropped, {lock.retired}"
+
+
+def _dropped(change: FloorChange) -> str:
+    """``published → none (no lock of the serving left)`` or ``published → estimated (the strictest left)``."""
+    if change.after is None:
+        return f"{change.was.value} → none (no lock of the serving left floors it)"
+    return f"{change.was.value} → {change.now.value} (the strictest floor left)"
+
+
 def _model_line(d: Diff) -> str | None:
     if d.base_code is None or d.head_code is None:
         return None
@@ -1337,6 +1430,9 @@ def diff_text(d: Diff) -> str:
                 lines.append(f"    serving   {line}")
             for change in lock.policy:
                 lines.append(f"    policy    {change.describe()}{' (LOOSENED)' if change.loosens else ''}")
+            if lock.removed:
+                lines.append(f"    removed   {_removal(lock)}")
+                lines += [f"    dropped   floor on {f.path}: {_dropped(f)}" for f in lock.dropped]
             for label, side in (("BASE", lock.before), ("HEAD", lock.after)):
                 if side.refusal is not None:
                     lines.append(f"    {label} refuses: {side.refusal.get('message', side.refusal.get('refusal'))}")
@@ -1413,7 +1509,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     re-priced tokens/s, change, bind, review; each lock linked to its file), and sections for floors loosened or
     tightened, locks added or removed, checkpoint entries, servings, schemas, the pricing model, the locks
     unaffected and the files that do not read."""
-    mark = "❌" if d.exit_status else ("⚠️" if d.weakened or d.loosened else "✅")
+    mark = "❌" if d.exit_status else ("⚠️" if d.weakened or d.loosened or d.removed else "✅")
     out = [f"{mark} **passprice diff** {markdown_code(d.base.label)} → {markdown_code(d.head.label)}: {d.summary()}"]
     facts = d.fact_changes
     if facts:
@@ -1511,16 +1607,18 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         ]
     added = [lock for lock in d.reviews if lock.added]
     removed = [lock for lock in d.reviews if lock.removed]
-    if added or removed:
-        out += ["", "#### Locks added or removed", ""]
+    if added:
+        out += ["", "#### Locks added", ""]
         for lock in added:
             what = (f"locks serving {markdown_code(lock.serving_name)}" if lock.serving_name
                     else "locks no registered serving")
             out.append(f"- added {markdown_code(lock.name)} ({markdown_code(lock.path)}, {lock.kind}, {what}): "
                        f"{_recorded(lock)} tokens/s")
+    if removed:
+        out += ["", "#### Locks removed", ""]
         for lock in removed:
-            out.append(f"- ⚠️ removed {markdown_code(lock.name)} ({markdown_code(lock.path)}): its floors no longer "
-                       "guard anything")
+            out.append(f"- {'❌' if lock.dropped else '⚠️'} {_removal(lock, markdown_code)}")
+            out += [f"  - floor on {markdown_code(c.path)} dropped: {_dropped(c)}" for c in lock.dropped]
     checkpoints = [f for f in d.files if f.kind == "checkpoint"]
     if checkpoints:
         out += ["", "#### Checkpoints", ""]

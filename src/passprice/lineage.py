@@ -91,7 +91,8 @@ def load_records(root: Root) -> tuple[list[Record], list[str]]:
 
 def review(root: Root) -> tuple[list[str], list[str]]:
     """``passprice check``'s look at lineage: problems (a fact citing a source that is not registered, a derived fact
-    that no longer follows from its inputs — naming each input that changed —, a source file that does not read)
+    that no longer follows from its inputs — naming each input that changed —, one source figure quoted with two
+    values by two derivations (:func:`passprice.stale.figure_quotes`), a source file that does not read)
     and warnings (a source nothing cites), one line each naming the file."""
     records, _ = load_records(root)  # a file that does not read is reported by check's own validation
     problems: list[str] = []
@@ -101,6 +102,12 @@ def review(root: Root) -> tuple[list[str], list[str]]:
         problems += [f"{record.file}: {f.message}" for f in recheck_all(record.facts)]
         for path, fact in record.facts.items():
             cited.update(source_id for _, source_id in cited_ids(path, fact))
+    from passprice.stale import figure_quotes
+
+    def shown(file: Path) -> str:
+        return str(file.relative_to(root.path)) if file.is_relative_to(root.path) else str(file)
+
+    problems += figure_quotes((shown(r.file), r.facts) for r in records)  # one figure quoted twice, two ways
     cited.update(_stack_and_run_sources(root))
     found, warnings = check_sources(root, cited)
     return problems + found, warnings
