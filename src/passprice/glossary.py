@@ -234,7 +234,8 @@ _TERMS = (
         "A fact's derivation names its inputs (other facts of the same card with the value each had, figures read "
         "from a source, constants with units) and a formula passprice evaluates itself, exactly and with units. "
         "`check` recomputes it: a fact whose input has changed since is stale, named with that input; `fact set` "
-        "warns which facts an edit leaves stale and `diff` lists them.",
+        "warns which facts an edit leaves stale, and `diff` lists them and fails, marking each lock whose price "
+        "rests on one.",
         ("derivations", "stale", "formula"),
     ),
     Term(
@@ -411,11 +412,27 @@ _TERMS = (
     ),
     Term(
         "CheckpointChanged",
-        "refusal: the checkpoint a lock pinned is nowhere in the registry",
-        "A refusal of `reproduce`: the entry the lock names holds other content (`CheckpointChanged`), or does not "
-        "read (`CheckpointMissing`), and no other entry holds the header the lock pinned; import it again, or "
-        "re-lock.",
+        "refusal: the checkpoint a lock pinned now holds other content, or is nowhere in the registry",
+        "A refusal: the checkpoint entry a lock pinned now holds other content (an edited tensor table or metadata), "
+        "so the lock's floors and price are not this checkpoint's; a pricing command under the lock refuses it, and "
+        "`reproduce` does when the entry holds other content (`CheckpointChanged`) or does not read "
+        "(`CheckpointMissing`) and no other entry holds the header the lock pinned. Import it again, or re-lock "
+        "through review (`passprice lock --update`).",
         ("CheckpointMissing",),
+    ),
+    Term(
+        "ServingChanged",
+        "refusal: the serving a lock locks now names another card or checkpoint",
+        "A refusal under a lock: the registered serving the lock locks now names another card or checkpoint than "
+        "the lock priced, so the lock's floors and price are not this serving's. Review the change and re-lock "
+        "(`passprice lock --update`), or price without the lock (`--no-lock`).",
+    ),
+    Term(
+        "LockRefusal",
+        "refusal by what a lock locks: LockMismatch, CheckpointChanged or ServingChanged",
+        "A refusal because of what a lock locks rather than a floor (`LockFloor`): the lock guards another serving, "
+        "card or checkpoint (`LockMismatch`), or the checkpoint (`CheckpointChanged`) or serving (`ServingChanged`) "
+        "it locks changed since. Exit status 1.",
     ),
     Term(
         "routing",
@@ -425,7 +442,8 @@ _TERMS = (
         "(`facts/routing/NAME.toml`, `--routing NAME`) gives it as facts: a hot set of `hot_experts` of the experts "
         "takes `hot_share` of the routed token-slots (1 and 1: uniform, `uniform.toml`, an assumption). A pass of T "
         "token-rows reads Σ_e 1 − (1 − p_e)^T experts a layer, expected; a price rests on `routing.hot_experts` and "
-        "`routing.hot_share`, which a lock can floor.",
+        "`routing.hot_share`, which a lock can floor. How many sequences fit does not depend on it (`max-batch` and "
+        "`kv` need no record); a dense checkpoint takes none (`BadRouting`).",
         ("routing record", "mixture of experts", "moe", "experts", "expert", "hot_experts", "hot_share"),
     ),
     Term(

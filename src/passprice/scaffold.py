@@ -38,8 +38,9 @@ import attrs
 
 from passprice import __version__
 from passprice.errors import InputError
-from passprice.files import kind, look, shown
+from passprice.files import kind, look, read_regular, shown
 from passprice.registry import Root
+from passprice.schema import MAX_TOML_BYTES
 
 #: The folders (relative to a root) that hold the user's own records: created empty by ``init``.
 OWN = ("registry", "locks")
@@ -163,7 +164,10 @@ def given_requirement(spec: str) -> Requirement:
     """``--requirement SPEC`` as the line of ``requirements.txt``. Raises :class:`InputError` for an empty one or one
     holding a control character (a line break would write two lines)."""
     if not spec.strip() or any(ord(c) < 0x20 or ord(c) == 0x7F for c in spec):
-        raise InputError(f"--requirement: {spec!r} is not one requirement line")
+        raise InputError(
+            f"--requirement: {spec!r} is not one requirement line (it is empty or holds a control character: a "
+            "newline, a tab …): give one line, e.g. passprice==1.0 or passprice @ git+https://…"
+        )
     return Requirement(spec.strip(), "given")
 
 
@@ -318,7 +322,8 @@ def plan(source: Root, requirement: str | None = None, examples: bool = False) -
     passprice was installed, :func:`installed_requirement`). With ``examples`` the user's own folders are copied too
     (the source's checkpoints, servings and locks: a registry to try every command in, as the README's tour does).
 
-    Raises :class:`InputError` when ``source`` has no schemas or ``requirement`` is not one line."""
+    Raises :class:`InputError` when ``source`` has no schemas, or ``requirement`` is not one line of text (a newline
+    in it would write a second requirement)."""
     install = installed_requirement() if requirement is None else given_requirement(requirement)
     folders = record_folders(Root(Path("/registry")))
     files: dict[str, bytes] = {}
@@ -332,7 +337,7 @@ def plan(source: Root, requirement: str | None = None, examples: bool = False) -
         if (examples or not is_own(rel)) and here.is_dir():
             entries = sorted(p for p in here.iterdir() if p.is_file() and not p.name.startswith("."))
             for p in entries:
-                files[f"{rel}/{p.name}"] = p.read_bytes()
+                files[f"{rel}/{p.name}"] = read_regular(p, MAX_TOML_BYTES)
             if entries:
                 copied.append(rel)
         if not any(k.startswith(f"{rel}/") for k in files):
@@ -341,7 +346,7 @@ def plan(source: Root, requirement: str | None = None, examples: bool = False) -
     if not schema_folder.is_dir():
         raise InputError(f"{schema_folder}: the JSON Schemas are missing; reinstall passprice")
     for p in sorted(schema_folder.glob("*.json")):
-        files[f"schema/{p.name}"] = p.read_bytes()
+        files[f"schema/{p.name}"] = read_regular(p, MAX_TOML_BYTES)
     files[".taplo.toml"] = taplo_config(schemas).encode()
     files[".pre-commit-config.yaml"] = pre_commit_config().encode()
     files[".github/workflows/facts.yml"] = workflow("python -m pip install -r requirements.txt").encode()
@@ -380,6 +385,11 @@ def write(the_plan: Plan, dest: Path) -> None:
             "without these), and replaces nothing"
         )
     parent = dest.parent if str(dest.parent) else Path(".")
+    above = parent
+    while (found := look(above)) is None and above != above.parent:
+        above = above.parent
+    if found is not None and not stat.S_ISDIR(found.st_mode):
+        raise InputError(f"{shown(dest)}: cannot write: {shown(above)} is {kind(found.st_mode)}, not a folder")
     try:
         parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{dest.name or 'registry'}.init.", dir=parent))
