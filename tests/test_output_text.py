@@ -96,8 +96,13 @@ def test_fact_set_refuses_separators_and_bidi_controls(text: str, option: str, t
         ("facts/cards/h200_sxm_141gb.toml", 'locator = "', 'locator = "\u2028', "locator"),
         ("facts/routing/uniform.toml", 'locator = "', 'locator = "\\n', "locator"),
         ("facts/stacks/llamacpp-cuda-2405.toml", 'locator = "', 'locator = "\u202e', "locator"),
+        # The names, titles and descriptions a table or a PR comment prints (a card's name heads every price).
+        ("facts/cards/h200_sxm_141gb.toml", 'name = "NVIDIA', 'name = "\u202eNVIDIA', "card.name"),
+        ("facts/cards/h200_sxm_141gb.toml", 'vendor = "', 'vendor = "\\n', "card.vendor"),
+        ("sources/nvidia-h200-datasheet.toml", 'title = "', 'title = "\u2028', "source.title"),
+        ("registry/servings/r1-qwen7b-h200.toml", 'description = "', 'description = "\\u001b[2J', "description"),
     ],
-    ids=["card", "routing", "stack"],
+    ids=["card", "routing", "stack", "card-name", "card-vendor", "source-title", "serving-description"],
 )
 def test_check_refuses_them_in_files(rel: str, old: str, new: str, key: str, tmp_path: Path) -> None:
     root = copy_root(tmp_path)
@@ -125,6 +130,17 @@ def _patterns(node: object) -> list[str]:
     return []
 
 
+def _properties_named(node: object, key: str) -> list[dict[str, object]]:
+    """Every schema a ``properties`` table gives for ``key``, at any depth."""
+    if isinstance(node, dict):
+        props = node.get("properties")
+        own = [props[key]] if isinstance(props, dict) and isinstance(props.get(key), dict) else []
+        return own + [n for value in node.values() for n in _properties_named(value, key)]
+    if isinstance(node, list):
+        return [n for value in node for n in _properties_named(value, key)]
+    return []
+
+
 def test_every_schema_states_the_one_line_pattern_of_schema_py() -> None:
     # The schema files are written by hand; the one-line error text (schema._explain) is chosen by comparing the
     # failed pattern with schema.ONE_LINE, so a file holding an older or edited copy would print jsonschema's raw
@@ -135,5 +151,15 @@ def test_every_schema_states_the_one_line_pattern_of_schema_py() -> None:
     found = {p.name: _patterns(json.loads(p.read_text(encoding="utf-8"))) for p in schemas}
     stale = [(name, p) for name, pats in found.items() for p in pats if p.startswith("^[^\\x00") and p != ONE_LINE]
     assert stale == []
-    assert sum(p == ONE_LINE for pats in found.values() for p in pats) >= 20
+    assert sum(p == ONE_LINE for pats in found.values() for p in pats) >= 50
+    # Every free text a person reads (outside a checkpoint entry, whose strings are a header's data, escaped where
+    # shown) is a one-line text: a note, a title, a description, a card's name, vendor and variant.
+    for path in schemas:
+        if path.name == "checkpoint.schema.json":
+            continue
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        for key in ("note", "title", "description", "vendor", "variant"):
+            for node in _properties_named(doc, key):
+                if node.get("type") == "string":
+                    assert node.get("pattern") == ONE_LINE, (path.name, key)
     assert re.fullmatch(ONE_LINE, "Table 1, row \u201cH200\u201d \u2014 4.8 TB/s")  # typographic quotes and dashes pass

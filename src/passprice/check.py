@@ -189,6 +189,9 @@ def check(root: Root) -> CheckReport:
         unreadable += found
     found, warnings = review(root)  # sources cited and registered, derived facts recomputed (passprice.lineage)
     problems += found
+    from passprice.sources import read_sources
+
+    unreadable += read_sources(root)[1]  # a source file that does not read is bad input too, as a card is
     kinds["sources"] = len(root.names(root.sources))
     kinds["servings"] = 0
     for name in root.names(root.servings):
