@@ -110,3 +110,12 @@ def test_escaped_leaves_printing_text_alone() -> None:
         "Table 1, row \u201cH200\u201d \u2014 4.8 TB/s 'x' \\ \u00e9"
     )
     assert escaped("a\r\nb\x00\x7f\x85\u2066") == "a\\r\\nb\\x00\\x7f\\x85\\u2066"
+
+
+def test_explain_cuts_a_very_long_term() -> None:
+    # A 100,000-character term was echoed whole: one error line of 100 KB.
+    result = invoke("explain", "ab" * 50_000)
+    assert result.exit_code == 2
+    line = _one_error_line(result.stderr)
+    shown = ("'" + "ab" * 50)[:100]  # repr cut to 100 characters, the opening quote counted
+    assert line == f"explain: {shown}… is not a term passprice defines (passprice explain lists them)"

@@ -12,6 +12,7 @@ import re
 import attrs
 
 from passprice.errors import InputError
+from passprice.schema import shown_value
 
 
 @attrs.frozen
@@ -606,7 +607,9 @@ def lookup(text: str) -> Term:
     close = difflib.get_close_matches(_key(text), list(_INDEX), n=6, cutoff=0.6)
     names = list(dict.fromkeys(_INDEX[c].name for c in close))[:3]  # a term and its alias once, as one name
     hint = f"; did you mean {', '.join(names)}?" if names else ""
-    raise InputError(f"explain: {text!r} is not a term passprice defines{hint} (passprice explain lists them)")
+    raise InputError(
+        f"explain: {shown_value(text)} is not a term passprice defines{hint} (passprice explain lists them)"
+    )
 
 
 def text(term: Term) -> str:
