@@ -119,3 +119,24 @@ def test_explain_cuts_a_very_long_term() -> None:
     line = _one_error_line(result.stderr)
     shown = ("'" + "ab" * 50)[:100]  # repr cut to 100 characters, the opening quote counted
     assert line == f"explain: {shown}… is not a term passprice defines (passprice explain lists them)"
+
+
+def test_what_a_command_wrote_is_named_on_one_line(tmp_path: Path) -> None:
+    # `import` of a file whose name holds a newline said "imported …/new<LF>line.gguf as …" over two lines.
+    import numpy as np
+    from gguf import GGUFWriter
+
+    source = tmp_path / "new\nline.gguf"
+    w = GGUFWriter(source, "llama")
+    w.add_tensor("x", np.zeros((4,), dtype=np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    root = tmp_path / "registry"
+    assert invoke("init", str(root)).exit_code == 0
+    result = invoke("import", str(source), "--name", "odd", root=root)
+    assert result.exit_code == 0, result.output
+    (line,) = result.stdout.split("\n")[:-1]
+    entry = root / "registry/checkpoints/odd.toml"
+    assert line.startswith(f"imported {tmp_path}/new\\nline.gguf as odd: {entry} (1 tensors")

@@ -22,6 +22,7 @@ import click
 
 from passprice import __version__
 from passprice.errors import InputError, escaped
+from passprice.files import shown as shown_path
 
 #: The exit status of a command interrupted by Ctrl-C (SIGINT): 128 + 2, as a shell reports it.
 INTERRUPTED = 130
@@ -527,7 +528,8 @@ def import_command(ctx: click.Context, file: Path, name: str | None, origin: str
     if as_json:
         _echo_json({"entry": entry, "path": str(target), "sha256": header.sha256, "tensors": len(header.tensors)})
     else:
-        click.echo(f"imported {file} as {entry}: {target} ({len(header.tensors)} tensors, sha256 {header.sha256})")
+        click.echo(f"imported {shown_path(file)} as {entry}: {shown_path(target)} ({len(header.tensors)} tensors, "
+                   f"sha256 {header.sha256})")
 
 
 @cli.command("synth")
@@ -1140,7 +1142,8 @@ def lock_command(
         locks = f"locks serving {lock.info.serving}" if lock.info.serving else "locks no registered serving"
         click.echo(
             f"locked {lock.name} ({kind}, {locks}): {lock.price['tokens_per_s']:,.1f} tokens/s at batch "
-            f"{lock.price['batch']}, binds on {lock.price['binds']}, weakest {lock.price['provenance']} -> {output}"
+            f"{lock.price['batch']}, binds on {lock.price['binds']}, weakest {lock.price['provenance']} "
+            f"-> {shown_path(output)}"
         )
 
 
@@ -1326,7 +1329,7 @@ def audit_command(
     if warning:
         click.echo(f"passprice: warning: lock {target} does not reproduce its recorded price", err=True)
     if plot_path is not None:
-        click.echo(f"plot -> {plot_path}", err=True)
+        click.echo(f"plot -> {shown_path(plot_path)}", err=True)
 
 
 # --- reviewing fact changes ------------------------------------------------------------------------------------------
@@ -1633,12 +1636,12 @@ def sweep_command(
 
             write_atomically(output, chunks, force=force)
     if output is not None:
-        click.echo(f"{total:,} prices -> {output}", err=True)
+        click.echo(f"{total:,} prices -> {shown_path(output)}", err=True)
     if plot_path is not None:
         from passprice.plots import picture_format, sweep_picture, write_picture
 
         write_picture(plot_path, sweep_picture(kept, picture_format(plot_path)), force)
-        click.echo(f"plot -> {plot_path}", err=True)
+        click.echo(f"plot -> {shown_path(plot_path)}", err=True)
     for line in under:
         click.echo(f"passprice: {line}", err=True)
 
@@ -1805,7 +1808,7 @@ def roofline_command(
             click.echo(stack_lines_text(under))
         click.echo(f"  lock: {g.line(verdicts)}")
     if plot_path is not None:
-        click.echo(f"plot -> {plot_path}", err=True)
+        click.echo(f"plot -> {shown_path(plot_path)}", err=True)
 
 
 @cli.command("speculate")
@@ -1996,7 +1999,7 @@ def simulate_command(
         from passprice.plots import picture_format, simulation_picture, write_picture
 
         write_picture(plot_path, simulation_picture(sim, picture_format(plot_path)), force)
-        click.echo(f"plot -> {plot_path}", err=True)
+        click.echo(f"plot -> {shown_path(plot_path)}", err=True)
     report = f"{simulation_text(sim)}\n  lock        {g.line(verdicts)}\n"
     text = json.dumps(data, indent=2) + "\n" if as_json else report
     if output is None:
@@ -2006,7 +2009,7 @@ def simulate_command(
 
         write_atomically(output, text, force=force)
         click.echo(f"{len(trace.requests):,} requests x {len(policies)} polic{'ies' if len(policies) > 1 else 'y'} "
-                   f"-> {output}", err=True)
+                   f"-> {shown_path(output)}", err=True)
 
 
 # --- stacks and measured runs (issue 14) ----------------------------------------------------------------------------
@@ -2060,7 +2063,7 @@ def validate_command(
     else:
         click.echo(validation_text(v, stack))
     if plot_path is not None:
-        click.echo(f"plot -> {plot_path}", err=True)
+        click.echo(f"plot -> {shown_path(plot_path)}", err=True)
 
 
 def main() -> None:
