@@ -382,3 +382,18 @@ def test_a_sweep_under_a_stack_streams_the_row_writers_bytes(fmt: str) -> None:
     assert {r["expected_refusal"] for r in rows} >= {None, "StackLacks", "Empty", "NotResident"}
     assert write_rows(iter(rows), fmt, expected, COLUMNS + STACK_COLUMNS) == grid.size()
     assert "".join(text_chunks(Sweeper(root, stack).segments(grid), fmt)) == expected.getvalue()
+
+
+def test_attention_is_no_key_of_a_stack_and_the_schema_says_why(tmp_path: object) -> None:
+    from pathlib import Path
+
+    root = copy_root(Path(str(tmp_path)))
+    path = root / "facts" / "stacks" / f"{STACK}.toml"
+    path.write_text(path.read_text().replace('float_matrices = "vector"\n', 'float_matrices = "vector"\nattention = "unfused"\n', 1))
+    out = invoke("price", "r1-qwen7b-h200", "--stack", STACK, root=root)
+    assert out.exit_code == 2
+    assert out.stderr.strip().endswith(
+        f"facts/stacks/{STACK}.toml: stack.attention: no longer a key: whether attention is fused is no key of a "
+        "stack: a stack's share.append carries what its attention kernels cost a cached position (DESIGN.md, Serving "
+        "stacks); a stack with FlashAttention and one without are two stacks, each calibrated on its own runs"
+    )

@@ -90,6 +90,8 @@ class StackLacks(ServingRefusal):
         )
 
     def fields(self) -> dict[str, Any]:
+        """The refusal's fields for ``--json`` (beside ``refusal`` and ``message``): ``stack`` (its name), ``path``
+        (the stack fact it lacks, ``share.rewrite``) and ``why`` (what in the serving needs it)."""
         return {"stack": self.stack, "path": self.path, "why": self.why}
 
 
