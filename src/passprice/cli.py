@@ -895,7 +895,9 @@ def max_batch_command(
             from passprice.stacks import load_stack, max_batch_expected
 
             the_stack = load_stack(root, stack)
-            n, under, reserved = max_batch_expected(resolved.header, resolved.card, resolved.serving, the_stack)
+            n, under, reserved, held = max_batch_expected(
+                resolved.header, resolved.card, resolved.serving, the_stack
+            )
         else:
             n = max_batch(resolved.header, resolved.card, resolved.serving)
     except ServingRefusal as e:
@@ -905,7 +907,8 @@ def max_batch_command(
     if as_json:
         data: dict[str, Any] = {"card": resolved.card.name, "checkpoint": resolved.spec.checkpoint, "max_batch": n}
         if under is not None:
-            data.update({"stack": stack, "expected_max_batch": under, "reserved_bytes": reserved})
+            data.update({"stack": stack, "expected_max_batch": under, "reserved_bytes": reserved,
+                         "stack_batches": list(held) if held is not None else None})
         _echo_json({**data, "lock": g.to_json()})
     else:
         click.echo(f"{resolved.spec.checkpoint} on {resolved.card.name}: at most {n:,} sequences a pass")
@@ -913,6 +916,11 @@ def max_batch_command(
             from passprice.tables import si
 
             click.echo(f"  under stack {stack}: at most {under:,} (its runtime reserves {si(reserved, 'B')})")
+            if held is not None:  # what fits is memory's answer; the stack's prices hold only where it was measured
+                click.echo(f"  its facts hold on batch {held[0]:,} … {held[1]:,} only (range.rows): a price at "
+                           "another is refused (BeyondStack)")
+            else:
+                click.echo("  its facts hold at no batch of this serving (range.rows): every price is refused")
         click.echo(f"  lock  {g.line(verdicts)}")
 
 
