@@ -1751,11 +1751,12 @@ def roofline_command(
 @click.option(
     "--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the Monte-Carlo loop."
 )
+@click.option("--stack", metavar="S", help=_STACK_HELP + " Each draft length's, with its speedup under the stack.")
 @_json_option
 @click.pass_context
 def speculate_command(
     ctx: click.Context, /, serving: str | None, tokens_text: str, at_best: bool, passes: int, seed: int,
-    as_json: bool, lock_ref: str | None, no_lock: bool, **o: Any,
+    stack: str | None, as_json: bool, lock_ref: str | None, no_lock: bool, **o: Any,
 ) -> None:
     """Tokens/s and speedup over no drafting of SERVING for each draft length (--tokens), at its batch (or --batch N,
     or each at its own --best batch), with a Monte-Carlo check of the tokens each pass emits."""
@@ -1787,13 +1788,20 @@ def speculate_command(
 
     check_head_rows(resolved.header, head_rows)
     batch = None if at_best else resolved.spec.batch
+    the_stack = None
+    if stack is not None:
+        from passprice.stacks import load_stack
+
+        the_stack = load_stack(root, stack)
     try:
         result = speculate(
-            resolved.header, resolved.card, resolved.serving, method, tokens, batch, head_rows, passes, seed
+            resolved.header, resolved.card, resolved.serving, method, tokens, batch, head_rows, passes, seed,
+            the_stack,
         )
     except ServingRefusal as e:
         _refuse(e)
-    g, verdicts = _under_locks(root, serving, resolved, lock_ref, no_lock)
+    stack_facts = the_stack.lock_facts() if the_stack is not None else None
+    g, verdicts = _under_locks(root, serving, resolved, lock_ref, no_lock, stack_facts=stack_facts)
     data = {**speculation_json(result), "lock": g.to_json()}
     if all(r.refusal is not None for r in result.rows):
         names = ", ".join(sorted({r.refusal.name for r in result.rows if r.refusal is not None}))
