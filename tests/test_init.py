@@ -64,8 +64,19 @@ def test_init_writes_a_registry(tmp_path: Path) -> None:
     assert sorted(p.name for p in (mine / "schema").glob("*.json")) == sorted(
         p.name for p in (REPO / "schema").glob("*.json")
     )
-    for own in ("registry/checkpoints", "registry/servings", "locks"):
+    for own in ("registry/servings", "locks"):
         assert [p.name for p in (mine / own).iterdir()] == [".gitkeep"]
+    # The checkpoint entries the measured runs name travel with them (the re-run of the reference stack's fit prices
+    # each run on its checkpoint), and nothing else of the user's own folders.
+    from passprice.registry import Root
+    from passprice.scaffold import fit_checkpoints
+
+    fitted = sorted(p.name for p in fit_checkpoints(Root(REPO)))
+    assert "llama3-8b-q4_k_m.toml" in fitted and "gemma3-270m-q4_k_m.toml" not in fitted
+    assert sorted(p.name for p in (mine / "registry/checkpoints").iterdir()) == fitted
+    # The measurements the reference stack is fitted from travel with it (check re-runs the fit from its runs).
+    measured = sorted(p.name for p in (REPO / "registry/measurements").glob("*.toml"))
+    assert measured and sorted(p.name for p in (mine / "registry/measurements").glob("*.toml")) == measured
     # Editors: every folder's files mapped to the schema their #:schema line names.
     taplo = tomllib.loads((mine / ".taplo.toml").read_text(encoding="utf-8"))
     rules = {r["include"][0]: r["schema"]["path"] for r in taplo["rule"]}

@@ -153,12 +153,12 @@ def test_every_schema_states_the_one_line_pattern_of_schema_py() -> None:
     assert stale == []
     assert sum(p == ONE_LINE for pats in found.values() for p in pats) >= 50
     # Every free text a person reads (outside a checkpoint entry, whose strings are a header's data, escaped where
-    # shown) is a one-line text: a note, a title, a description, a card's name, vendor and variant.
+    # shown) is a one-line text: a locator, a cite, a note, a title, a description, a card's name, vendor and variant.
     for path in schemas:
         if path.name == "checkpoint.schema.json":
             continue
         doc = json.loads(path.read_text(encoding="utf-8"))
-        for key in ("note", "title", "description", "vendor", "variant"):
+        for key in ("note", "locator", "cite", "title", "description", "vendor", "variant"):
             for node in _properties_named(doc, key):
                 if node.get("type") == "string":
                     assert node.get("pattern") == ONE_LINE, (path.name, key)

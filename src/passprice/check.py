@@ -192,6 +192,11 @@ def check(root: Root) -> CheckReport:
     from passprice.sources import read_sources
 
     unreadable += read_sources(root)[1]  # a source file that does not read is bad input too, as a card is
+    from passprice.calibrate import review_stacks
+
+    found, more = review_stacks(root)  # stack facts read off measured runs: runs still there, fits re-run (issue 14)
+    problems += found
+    warnings += more
     kinds["sources"] = len(root.names(root.sources))
     kinds["servings"] = 0
     for name in root.names(root.servings):

@@ -392,6 +392,14 @@ _TERMS = (
         "`passprice calibrate --stack S`. Not guessed.",
     ),
     Term(
+        "BeyondStack",
+        "refusal: the price needs a pass outside where the serving stack's facts hold",
+        "A refusal under `--stack S`: the price needs a pass outside the stack's `range.*` facts (`range.rows`: "
+        "token-rows a pass; `range.position`: cached positions), where its measured runs cover it; not "
+        "extrapolated. Price the limit (without `--stack`), or calibrate the stack on runs there.",
+        ("range.rows", "range.position"),
+    ),
+    Term(
         "OutOfScope",
         "refusal: a drafting method or routing record used with a checkpoint it does not apply to",
         "A refusal: the record (a drafting method's `[method] checkpoints`, a routing record's `[routing] "
@@ -571,7 +579,9 @@ _TERMS = (
         "reach, whether its terms overlap or add (terms.serial), and the memory it keeps for itself. The price without "
         "a stack is the card's limit; --stack S prints the stack's expected price beside it, and the ratio. passprice "
         "calibrate fits a stack's facts to measured runs (registry/measurements/), reporting its error on cards and "
-        "checkpoints it held out; passprice validate prices every measured run both ways.",
+        "checkpoints it held out; passprice validate prices every measured run both ways. Its facts hold only where "
+        "its runs were measured (range.rows: token-rows a pass; range.position: cached positions): a price outside is "
+        "refused (BeyondStack), and best --stack seeks its best batch only inside.",
         ("serving stack", "expected", "expected price", "limit", "calibrate", "validate"),
     ),
     Term(
