@@ -55,6 +55,7 @@ import numpy as np
 from passprice.errors import InputError
 from passprice.serving import NotResident, OnChipOverflow, ServingBind
 from passprice.steps import StepPricer, StepRows
+from passprice.stretch import BLOCK, Stretch, advance, stepwise_sums
 from passprice.tables import count, si, text_table
 from passprice.trace import Request, Trace
 
@@ -268,9 +269,12 @@ def simulate(
     settings: Settings = Settings(),
     progress: Callable[[int], None] | None = None,
     max_steps: int | None = None,
+    stretches: bool = True,
 ) -> Outcome:
     """Serve ``trace`` with ``policy`` on the card ``pricer`` prices for; ``progress`` is called with the requests
-    finished by each step.
+    finished (by each step, or each stretch of steps). With ``stretches`` (the default) consecutive steps that carry
+    the same decoding sequences and nothing else are priced together (:mod:`passprice.stretch`); without, every step
+    alone. Both give the same outcome, bit for bit (the tests compare them).
 
     Raises :class:`~passprice.serving.NotResident` when a request alone does not fit the card's memory beside the
     weights, :class:`~passprice.serving.OnChipOverflow` when not even one sequence's rows fit on chip, and
@@ -369,6 +373,131 @@ def simulate(
                     length[j] = float(shared[j])
                 held_prefix.refs += 1
 
+    whole = float(emitted).is_integer()
+
+    def stretch(dec: np.ndarray, positions: np.ndarray, dec_shared: np.ndarray) -> None:
+        """Run the steps from this one that carry the decoding sequences ``dec`` and nothing else: until one
+        finishes when something could follow it (a prompt waits for rows, or a request for room), else until the
+        last does; in continuous batching with nobody waiting, until the next arrival; and no further than
+        ``max_steps``. Every step is the one the step-by-step loop prices, in the same order of additions."""
+        nonlocal t, steps, carried, peak_held, done
+        inside = whole and not prefilling and (policy is Policy.STATIC or not waiting)
+        arrival = reqs[arrived].arrival if policy is Policy.CONTINUOUS and not waiting and arrived < n_req else None
+        left = max_steps - steps if max_steps is not None else math.inf
+        gen = generated[dec]
+        outs = out_tokens[dec]
+        if whole:
+            finish = -((gen - outs).astype(np.int64) // int(emitted))
+            last: float = int(finish.max() if inside else finish.min())
+            once = codes_of = None
+            if read_once:
+                codes_of = np.where(dec_shared > 0, code[dec], -1)
+                once = dec_shared
+            closed = Stretch(positions, dec_shared, finish, emitted, pricer.groups, once, codes_of)
+        else:
+            rows_now, gen_now = positions, gen
+            reading = set(code[dec][dec_shared > 0].tolist()) if read_once else set()
+            once_now = float(sum(code_positions[c] for c in sorted(reading)))
+            last = math.inf  # found block by block: the first finish
+        end: float = min(last, left)
+        costs: list[np.ndarray] = []
+        bound: list[np.ndarray] = []
+        now = t
+        i0 = 0
+        size = 16
+        while i0 < end:
+            i1 = int(min(i0 + size, end))
+            if whole:
+                sums = closed.sums(np.arange(i0, i1))
+            else:
+                i1 = min(i1, i0 + max(BLOCK // len(dec), 1))
+                trail = advance(rows_now, emitted, i1 - i0)
+                gen_rows = advance(gen_now, emitted, i1 - i0)
+                over = (gen_rows[1:] >= outs).any(axis=1)
+                if over.any():
+                    i1 = end = i0 + int(np.argmax(over)) + 1
+                sums = stepwise_sums(trail[: i1 - i0], dec_shared, pricer.groups, once_now)
+            c, b = pricer.price_many(sums)
+            c = np.broadcast_to(c, (i1 - i0,))
+            b = np.broadcast_to(b, (i1 - i0,))
+            times = np.add.accumulate(np.concatenate(([now], c)))
+            if arrival is not None:
+                # Step i (i ≥ 1) runs only if the arrival is still ahead when it starts.
+                first = max(1 - i0, 0)
+                late = np.flatnonzero(times[first:-1] >= arrival)
+                if len(late):
+                    i1 = end = i0 + int(late[0]) + first
+                    c, b, times = c[: i1 - i0], b[: i1 - i0], times[: i1 - i0 + 1]
+            if not whole:
+                rows_now, gen_now = trail[i1 - i0], gen_rows[i1 - i0]
+            costs.append(c)
+            bound.append(b)
+            now = float(times[-1])
+            i0 = i1
+            size = min(size * 4, BLOCK)
+        k = i0
+        cost = np.concatenate(costs)
+        after = np.add.accumulate(np.concatenate(([t], cost)))[1:]
+        bind = np.concatenate(bound)
+        for index, name in enumerate(binds):
+            mine = cost[bind == index]
+            if len(mine):
+                binds[name] += len(mine)
+                bind_s[name] = float(np.add.accumulate(np.concatenate(([bind_s[name]], mine)))[-1])
+        t = now
+        steps += k
+        if whole:
+            taken = np.minimum(finish, k)
+            carried += int(taken.sum())
+            final = positions + taken * emitted
+            made_final = gen + taken * emitted
+        else:
+            carried += k * len(dec)
+            final, made_final = rows_now, gen_now
+            finish = np.where(made_final >= outs, k, k + 1)
+        ends = np.flatnonzero(finish <= k)
+
+        def held_now() -> float:
+            held = weights + float(pricer.held(length[active], shared_arr[active]).sum())
+            return held + sum(p.bytes for p in prefixes.values())
+
+        # The peak held: between finishes it only grows, so it is reached at a finishing step or the last; in
+        # continuous batching, where finished sequences leave, at each finishing step unless every sequence at its
+        # last position stays below the peak.
+        check = policy is Policy.CONTINUOUS and len(ends) > 0
+        if check:
+            length[dec] = final
+            check = held_now() * (1.0 + 1e-9) > peak_held
+        newly = 0
+        seen_last = False
+        for i in sorted({int(finish[x]) - 1 for x in ends}):
+            ended = dec[finish == i + 1].tolist()
+            length[dec] = positions + np.minimum(finish, i + 1) * emitted if whole else final
+            if check or (policy is Policy.STATIC and i == k - 1):
+                peak_held = max(peak_held, held_now())
+                seen_last = i == k - 1
+            for j in ended:
+                finished[j] = True
+                finished_at[j] = float(after[i])
+            gone = set(ended)
+            decoding[:] = [j for j in decoding if j not in gone]
+            newly += len(gone)
+            done += len(gone)
+            if policy is Policy.CONTINUOUS:
+                for j in [j for j in active if finished[j]]:
+                    retire(j)
+                active[:] = [j for j in active if not finished[j]]
+            elif all(finished[j] for j in active):
+                for j in active:
+                    retire(j)
+                active.clear()
+        length[dec] = final
+        generated[dec] = made_final
+        if not seen_last and active:
+            peak_held = max(peak_held, held_now())
+        if newly and progress is not None:
+            progress(newly)
+
     def retire(j: int) -> None:
         nonlocal reserved
         reserved -= float(reserve[j])
@@ -414,6 +543,9 @@ def simulate(
             free -= rows
         if not len(dec) and not chunk_j:  # pragma: no cover - a prefix's first request always makes progress
             raise RuntimeError("a step with nothing to run")
+        if stretches and not chunk_j:
+            stretch(dec, length[dec], shared_arr[dec] if read_once else np.zeros(len(dec)))
+            continue
         starts = [prefilled[j] for j in chunk_j]
         last = [prefilled[j] + c == reqs[j].prompt for j, c in zip(chunk_j, chunk_rows, strict=True)]
         positions = length[dec]
