@@ -215,8 +215,15 @@ def _pick(condition: Any, yes: Any, no: Any) -> Any:
     """``yes`` where ``condition`` holds, else ``no``: Python's conditional for a bool, ``numpy.where`` for an
     array of them (either picks one of the two doubles, unchanged)."""
     if isinstance(condition, np.ndarray):
-        return np.where(condition, yes, no)
+        if condition.all():
+            return yes
+        return np.where(condition, yes, no) if condition.any() else no
     return yes if condition else no
+
+
+def _nothing(value: Any) -> bool:
+    """Whether ``value`` is the float 0.0 (not an array): a sum a step adds only as exact zeros."""
+    return isinstance(value, float) and value == 0.0
 
 
 def _distinct(router: Router, tokens: Any) -> Any:
@@ -413,19 +420,16 @@ class StepPricer:
         (computed once a pricer, not once a step)."""
         return self._rates
 
-    def price(self, step: StepRows) -> StepCost:
-        """The pass of ``step`` on the card: shared stream once, every sequence's own bytes, every row's work;
-        the five terms as the seed's ``PassShape::cost`` computes them, with sums over sequences for its products
-        by the batch. Raises :class:`ValueError` for a step that carries nothing."""
+    def sums(self, step: StepRows) -> StepSums:
+        """What :meth:`price` reads of ``step``, summed over its sequences (floats). Raises :class:`ValueError` for
+        a step that carries nothing."""
         pos = step.decode_positions
         d = float(len(pos))
         starts, rows = step.prompt_starts, step.prompt_rows
         chunks = float(len(rows))
         if d == 0.0 and chunks == 0.0:
             raise ValueError("a step carries at least one sequence")
-        prompt_rows = float(rows.sum())
-        lasts = float(step.prompt_last.sum())
-        sums: list[tuple[float, float, float, float]] = []
+        groups: list[tuple[float, float, float, float]] = []
         for g in self.groups:
             if g.window is None:
                 attended = float(pos.sum())
@@ -437,8 +441,16 @@ class StepPricer:
                 attended = read_positions = float(np.minimum(pos, w).sum())
                 prompt_attended = float(_window_sum(starts, rows, g.window).sum())
                 prompt_read = float(np.minimum(starts, w).sum())
-            sums.append((attended, read_positions, prompt_attended, prompt_read))
-        t = self._totals(StepSums(d, chunks, prompt_rows, lasts, step.shared_once, tuple(sums)))
+            groups.append((attended, read_positions, prompt_attended, prompt_read))
+        return StepSums(d, chunks, float(rows.sum()), float(step.prompt_last.sum()), step.shared_once, tuple(groups))
+
+    def price(self, step: StepRows) -> StepCost:
+        """The pass of ``step`` on the card: shared stream once, every sequence's own bytes, every row's work;
+        the five terms as the seed's ``PassShape::cost`` computes them, with sums over sequences for its products
+        by the batch. Raises :class:`ValueError` for a step that carries nothing."""
+        sums = self.sums(step)
+        d, prompt_rows, lasts = sums.decode, sums.prompt_rows, sums.lasts
+        t = self._totals(sums)
         terms = t.terms
         memory_s, host_s, array_s, vector_s, scale_s = terms.as_tuple()
         binding_s, binds = binding(
@@ -477,11 +489,14 @@ class StepPricer:
         :meth:`price` picks it. Each step's figures are :meth:`price`'s bit for bit: the same operations on the same
         doubles, elementwise."""
         t = self._totals(sums)
-        stacked = np.array(np.broadcast_arrays(*t.terms.as_tuple()), dtype=float)
-        index = binding_index(stacked)
-        binding_s = np.take_along_axis(stacked, index[np.newaxis], axis=0)[0]
+        terms = t.terms.as_tuple()
+        steps = max(np.size(x) for x in terms)
+        stacked = np.empty((len(terms), steps))
+        for row, term in zip(stacked, terms, strict=True):
+            row[...] = term
+        binding_s = stacked.max(axis=0)
         pass_s = pass_seconds(self._rates, t.terms, binding_s)
-        return np.asarray(pass_s, dtype=float), np.asarray(index)
+        return np.broadcast_to(pass_s, (steps,)), binding_index(stacked)
 
     def _totals(self, sums: StepSums) -> _Totals:
         """The step's totals and terms from its sums: the one formula :meth:`price` and :meth:`price_many` share,
@@ -498,30 +513,40 @@ class StepPricer:
         vector = d * zero.vector_macs
         scale = d * zero.scale_cycles
         # Prompt chunks: the state read, written back once, and rewritten once a chunk; everything else a row; the
-        # head for last rows only.
-        read += chunks * pr.read_bytes
-        write += (pr.write_bytes - self.state_bytes) * prompt_rows + self.state_bytes * chunks
-        rewrite += chunks * pr.rewrite_bytes
-        array += (pr.array_macs - self.head_array) * prompt_rows + self.head_array * lasts
-        vector += (pr.vector_macs - self.head_vector) * prompt_rows + self.head_vector * lasts
-        scale += (pr.scale_cycles - self.head_scale) * prompt_rows + self.head_scale * lasts
+        # head for last rows only. (A step without chunks adds exact zeros here, which are left out: x + 0.0 is x.)
+        prompts = not _nothing(chunks)
+        if prompts:
+            read += chunks * pr.read_bytes
+            write += (pr.write_bytes - self.state_bytes) * prompt_rows + self.state_bytes * chunks
+            rewrite += chunks * pr.rewrite_bytes
+            array += (pr.array_macs - self.head_array) * prompt_rows + self.head_array * lasts
+            vector += (pr.vector_macs - self.head_vector) * prompt_rows + self.head_vector * lasts
+            scale += (pr.scale_cycles - self.head_scale) * prompt_rows + self.head_scale * lasts
         shared_once_bytes: Any = 0.0
         for g, (attended, read_positions, prompt_attended, prompt_read) in zip(self.groups, sums.groups, strict=True):
-            if g.window is None:
+            if g.window is None and not _nothing(sums.shared_once):
                 shared_once_bytes += _pick(decoding, g.read, g.prompt_read) * sums.shared_once
-            read += g.read * read_positions + g.prompt_read * prompt_read
-            vector += g.vector * attended + g.prompt_vector * prompt_attended
-            array += g.array * attended + g.prompt_array * prompt_attended
-            scale += g.scale * attended + g.prompt_scale * prompt_attended
+            if prompts:
+                read += g.read * read_positions + g.prompt_read * prompt_read
+                vector += g.vector * attended + g.prompt_vector * prompt_attended
+                array += g.array * attended + g.prompt_array * prompt_attended
+                scale += g.scale * attended + g.prompt_scale * prompt_attended
+            else:
+                read += g.read * read_positions
+                vector += g.vector * attended
+                array += g.array * attended
+                scale += g.scale * attended
 
         # The shared stream: the decode pass's when any sequence decodes, else the verifying model's once (its head
         # only when some chunk ends a prompt); embedding rows for every row; a prefix read once.
         weights = _pick(decoding, sh.weight_bytes, pr.weight_bytes - _pick(lasts > 0.0, 0.0, self.head_bytes))
-        weight_bytes = weights + shared_once_bytes + d * sh.embed_bytes + prompt_rows * pr.embed_bytes
+        weight_bytes = weights + shared_once_bytes + d * sh.embed_bytes
+        if prompts:
+            weight_bytes += prompt_rows * pr.embed_bytes
         for e in sh.experts:
             # DESIGN.md extension (issue 15): a mixture of experts' main layers route every decoding row and every
             # prompt row of the step together; an MTP block each drafting step's one row a decoding sequence.
-            tokens = d * e.rows + (0.0 if e.draft else prompt_rows)
+            tokens = d * e.rows + (0.0 if e.draft else prompt_rows) if prompts else d * e.rows
             weight_bytes += e.bytes * e.reads * _distinct(e.router, tokens)
         sequence_bytes = read + write
         # Float matrices by type (issue 14), counted as the vector work above counts them.
@@ -529,7 +554,7 @@ class StepPricer:
         floats: dict[str, Any] = {}
         for ty, macs in zero.float_macs:
             floats[ty] = floats.get(ty, 0.0) + d * macs
-        for ty, macs in pr.float_macs:
+        for ty, macs in pr.float_macs if prompts else ():
             head = head_floats.get(ty, 0.0)
             floats[ty] = floats.get(ty, 0.0) + (macs - head) * prompt_rows + head * lasts
         # The one cost formula (passprice.cost) with the step's totals as one sequence's: every sequence is in card

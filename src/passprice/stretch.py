@@ -21,6 +21,7 @@ for :meth:`~passprice.steps.StepPricer.price_many`. Two ways, both exact:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -30,87 +31,134 @@ from passprice.steps import AttentionGroup, StepSums
 BLOCK = 1 << 16
 
 
-def _suffix(values: np.ndarray) -> np.ndarray:
-    """``out[k]`` = Σ ``values[k:]``, one longer than ``values`` (its last element 0): exact for integers."""
-    out = np.zeros(len(values) + 1, dtype=np.int64)
-    out[:-1] = np.cumsum(values[::-1])[::-1]
-    return out
+class _Counted:
+    """Integer ``keys`` (steps) with integer ``values``: how many keys are at or below a step, and the sum of their
+    values, for an array of steps (``numpy.searchsorted`` on the keys sorted once)."""
+
+    def __init__(self, keys: np.ndarray, values: np.ndarray) -> None:
+        order = np.argsort(keys, kind="stable")
+        self.keys = keys[order]
+        self.sums = np.zeros(len(keys) + 1, dtype=np.int64)
+        np.cumsum(values[order], out=self.sums[1:])
+
+    def count(self, steps: np.ndarray) -> np.ndarray:
+        """Keys at or below each of ``steps``."""
+        return np.searchsorted(self.keys, steps, side="right")
+
+    def at(self, steps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(keys at or below each of ``steps``, the sum of their values)."""
+        n = np.searchsorted(self.keys, steps, side="right")
+        return n, self.sums[n]
 
 
 class Stretch:
-    """The decoding sequences of a stretch at its first step, for the sums of its steps in closed form (the
-    module's docstring). ``positions``: cached positions each one's pass reads (whole numbers); ``shared``:
-    positions of a prefix it reads with the batch (0 for none); ``finish``: steps until each finishes (it finishes
-    in step ``finish − 1``; ≥ 1); ``emitted``: tokens a pass emits, a whole number; ``groups``: the pricer's
-    attention groups; ``once``: for each sequence the shared prefix it reads once a step (its positions; 0 for
-    none) and ``codes`` naming which (−1 for none): a prefix is streamed once a step while any sequence reading it
-    decodes. Raises :class:`ValueError` for positions or a count of emitted tokens that are not whole numbers."""
+    """The decoding sequences of a stretch, for the sums of its steps in closed form (the module's docstring).
+
+    One element a sequence: ``positions``, the cached positions its first pass in the stretch reads (whole
+    numbers); ``shared``, positions of a prefix it reads with the batch (0 for none); ``start``, the step of that
+    first pass (0, or 1 for a prompt that ends in the stretch's first step and decodes from the next); ``finish``,
+    the step after its last pass (it finishes in step ``finish − 1``; a prompt of one output token that ends in step
+    0 has ``start = finish = 1``: no pass). ``emitted``: tokens a pass emits, a whole number; ``groups``: the
+    pricer's attention groups. ``once`` and ``codes``: the positions of the shared prefix each sequence reads once a
+    step and which prefix it is (−1 for none), from step ``reads_from`` (0 or 1) until it finishes: a prefix is
+    streamed in the steps where any of its sequences reads it. ``first``: what the stretch's first step carries
+    besides (its prompt chunks' sums, :class:`~passprice.steps.StepSums` with ``decode`` 0 and no
+    ``shared_once``), or ``None``. Raises :class:`ValueError` for positions or a count of emitted tokens that are
+    not whole numbers."""
 
     def __init__(
         self,
         positions: np.ndarray,
         shared: np.ndarray,
+        start: np.ndarray,
         finish: np.ndarray,
         emitted: float,
         groups: Sequence[AttentionGroup],
         once: np.ndarray | None = None,
         codes: np.ndarray | None = None,
+        reads_from: np.ndarray | None = None,
+        first: StepSums | None = None,
     ) -> None:
         if not float(emitted).is_integer() or not np.all(np.floor(positions) == positions):
             raise ValueError("a stretch in closed form needs whole positions and a whole number of emitted tokens")
-        self.n = len(positions)
-        self.e = int(emitted)
+        self.e = e = int(emitted)
         self.groups = tuple(groups)
-        p = positions.astype(np.int64)
+        self.first = first
+        s = start.astype(np.int64)
         f = finish.astype(np.int64)
-        order = np.argsort(f, kind="stable")
-        self.finish_sorted = f[order]
-        self.p_after = _suffix(p[order])
-        self.s_after = _suffix(shared.astype(np.int64)[order])
-        # A windowed group: a sequence scores p + i·e until it reaches the window (step c), then the window, until it
-        # finishes (step f).
-        self.windows: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+        q = positions.astype(np.int64) - s * e  # where each sequence would be at step 0: p + (i − start)·e = q + i·e
+        own = shared.astype(np.int64)
+        self.begun = _Counted(s, q)
+        self.ended = _Counted(f, q)
+        self.begun_shared = _Counted(s, own) if own.any() else None
+        self.ended_shared = _Counted(f, own) if own.any() else None
+        # A windowed group: a sequence scores q + i·e from its start until it reaches the window (step c) or
+        # finishes, then the window until it finishes.
+        self.windows: dict[int, tuple[_Counted, _Counted, _Counted]] = {}
         for g in self.groups:
             if g.window is None or g.window in self.windows:
                 continue
-            c = np.maximum(-((p - g.window) // self.e), 0)
-            below = np.minimum(c, f)
-            by_below = np.argsort(below, kind="stable")
-            self.windows[g.window] = (below[by_below], _suffix(p[by_below]), np.sort(c), np.sort(np.maximum(c, f)))
-        # Prefixes read once: streamed in a step while any of their sequences still decodes.
-        self.once: tuple[np.ndarray, np.ndarray] | None = None
+            c = np.maximum(-((q - g.window) // e), s)
+            self.windows[g.window] = (_Counted(np.minimum(c, f), q), _Counted(c, q), _Counted(np.maximum(c, f), q))
+        # Prefixes read once: streamed from the first step any of their sequences reads them to the last.
+        self.once: tuple[_Counted, _Counted] | None = None
         if once is not None and codes is not None and (codes >= 0).any():
             reading = codes >= 0
             keys, where = np.unique(codes[reading], return_inverse=True)
+            begin = np.full(len(keys), np.iinfo(np.int64).max)
+            np.minimum.at(begin, where, (s if reads_from is None else reads_from.astype(np.int64))[reading])
             last = np.zeros(len(keys), dtype=np.int64)
             np.maximum.at(last, where, f[reading])
             size = np.zeros(len(keys), dtype=np.int64)
             size[where] = once[reading].astype(np.int64)
-            by_last = np.argsort(last, kind="stable")
-            self.once = (last[by_last], _suffix(size[by_last]))
+            self.once = (_Counted(begin, size), _Counted(last, size))
 
     def sums(self, steps: np.ndarray) -> StepSums:
         """The sums of the stretch's steps ``steps`` (0-based indices from its start, an integer array)."""
         i = steps.astype(np.int64)
-        gone = np.searchsorted(self.finish_sorted, i, side="right")
-        d = self.n - gone
-        attended = (self.p_after[gone] + i * self.e * d).astype(float)
-        alone = attended - self.s_after[gone].astype(float)
-        groups = []
+        ie = i * self.e
+        n_begun, q_begun = self.begun.at(i)
+        n_ended, q_ended = self.ended.at(i)
+        d = n_begun - n_ended
+        attended = ((q_begun - q_ended) + ie * d).astype(float)
+        alone = attended
+        if self.begun_shared is not None and self.ended_shared is not None:
+            alone = attended - (self.begun_shared.at(i)[1] - self.ended_shared.at(i)[1]).astype(float)
+        groups: list[tuple[Any, Any, Any, Any]] = []
         for g in self.groups:
             if g.window is None:
                 groups.append((attended, alone, 0.0, 0.0))
                 continue
-            below_sorted, p_below, c_sorted, gone_sorted = self.windows[g.window]
-            out = np.searchsorted(below_sorted, i, side="right")
-            at_window = np.searchsorted(c_sorted, i, side="right") - np.searchsorted(gone_sorted, i, side="right")
-            scored = (p_below[out] + i * self.e * (self.n - out) + g.window * at_window).astype(float)
+            below, reached, left = self.windows[g.window]
+            n_below, q_below = below.at(i)
+            scored = ((q_begun - q_below) + ie * (n_begun - n_below)
+                      + g.window * (reached.count(i) - left.count(i))).astype(float)
             groups.append((scored, scored, 0.0, 0.0))
-        shared_once: np.ndarray | float = 0.0
+        shared_once: Any = 0.0
         if self.once is not None:
-            last, size_after = self.once
-            shared_once = size_after[np.searchsorted(last, i, side="right")].astype(float)
-        return StepSums(d.astype(float), 0.0, 0.0, 0.0, shared_once, tuple(groups))
+            begin, last = self.once
+            shared_once = (begin.at(i)[1] - last.at(i)[1]).astype(float)
+        sums = StepSums(d.astype(float), 0.0, 0.0, 0.0, shared_once, tuple(groups))
+        if self.first is not None and len(i) and i[0] == 0:
+            sums = _with_first(sums, self.first, len(i))
+        return sums
+
+
+def _with_first(sums: StepSums, first: StepSums, steps: int) -> StepSums:
+    """``sums`` of ``steps`` steps from the stretch's first, with the first step's prompt chunks added: arrays zero
+    after the first element (x + 0.0 is x, so the later steps' doubles are unchanged)."""
+
+    def at_first(value: Any) -> np.ndarray:
+        out = np.zeros(steps)
+        out[0] = value
+        return out
+
+    groups = tuple(
+        (attended, alone, at_first(first.groups[n][2]), at_first(first.groups[n][3]))
+        for n, (attended, alone, _, _) in enumerate(sums.groups)
+    )
+    return StepSums(sums.decode, at_first(first.chunks), at_first(first.prompt_rows), at_first(first.lasts),
+                    sums.shared_once, groups)
 
 
 def stepwise_sums(
