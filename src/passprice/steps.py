@@ -496,7 +496,9 @@ class StepPricer:
             row[...] = term
         binding_s = stacked.max(axis=0)
         pass_s = pass_seconds(self._rates, t.terms, binding_s)
-        return np.broadcast_to(pass_s, (steps,)), binding_index(stacked)
+        if np.shape(pass_s) != (steps,):  # a term shared by every step
+            pass_s = np.broadcast_to(pass_s, (steps,))
+        return pass_s, binding_index(stacked)
 
     def _totals(self, sums: StepSums) -> _Totals:
         """The step's totals and terms from its sums: the one formula :meth:`price` and :meth:`price_many` share,
@@ -539,7 +541,10 @@ class StepPricer:
 
         # The shared stream: the decode pass's when any sequence decodes, else the verifying model's once (its head
         # only when some chunk ends a prompt); embedding rows for every row; a prefix read once.
-        weights = _pick(decoding, sh.weight_bytes, pr.weight_bytes - _pick(lasts > 0.0, 0.0, self.head_bytes))
+        if decoding is True or (isinstance(decoding, np.ndarray) and decoding.all()):
+            weights = sh.weight_bytes  # what _pick picks when every step decodes (the other side is not needed)
+        else:
+            weights = _pick(decoding, sh.weight_bytes, pr.weight_bytes - _pick(lasts > 0.0, 0.0, self.head_bytes))
         weight_bytes = weights + shared_once_bytes + d * sh.embed_bytes
         if prompts:
             weight_bytes += prompt_rows * pr.embed_bytes

@@ -79,14 +79,15 @@ class Stretch:
         reads_from: np.ndarray | None = None,
         first: StepSums | None = None,
     ) -> None:
-        if not float(emitted).is_integer() or not np.all(np.floor(positions) == positions):
+        whole = positions.astype(np.int64)
+        if not float(emitted).is_integer() or not (whole == positions).all():
             raise ValueError("a stretch in closed form needs whole positions and a whole number of emitted tokens")
         self.e = e = int(emitted)
         self.groups = tuple(groups)
         self.first = first
         s = start.astype(np.int64)
         f = finish.astype(np.int64)
-        q = positions.astype(np.int64) - s * e  # where each sequence would be at step 0: p + (i − start)·e = q + i·e
+        q = whole - s * e  # where each sequence would be at step 0: p + (i − start)·e = q + i·e
         own = shared.astype(np.int64)
         self.begun = _Counted(s, q)
         self.ended = _Counted(f, q)
