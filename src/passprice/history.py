@@ -4,8 +4,8 @@ one version each time the fact itself (value, unit, provenance, source, locator,
 Read through git itself (``git log -m --first-parent --follow`` over the file, ``git cat-file --batch`` for its
 content at each commit), never by parsing ``.git``. The history is the checked-out branch's own line of commits, each
 against the one before it on that line (a merge against its first parent: the commit where a branch's change
-landed), so commits of merged branches, interleaved by date, never show a fact changing back and forth. A version written before facts named their sources shows its free-text
-cite.
+landed), so commits of merged branches, interleaved by date, never show a fact changing back and forth. A version
+written before facts named their sources shows its free-text cite.
 """
 
 from __future__ import annotations
