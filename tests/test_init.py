@@ -66,17 +66,14 @@ def test_init_writes_a_registry(tmp_path: Path) -> None:
     )
     for own in ("registry/servings", "locks"):
         assert [p.name for p in (mine / own).iterdir()] == [".gitkeep"]
-    # The checkpoint entries the measured runs name travel with them (the re-run of the reference stack's fit prices
-    # each run on its checkpoint), and nothing else of the user's own folders.
-    from passprice.registry import Root
-    from passprice.scaffold import fit_checkpoints
-
-    fitted = sorted(p.name for p in fit_checkpoints(Root(REPO)))
-    assert "llama3-8b-q4_k_m.toml" in fitted and "gemma3-270m-q4_k_m.toml" not in fitted
-    assert sorted(p.name for p in (mine / "registry/checkpoints").iterdir()) == fitted
-    # The measurements the reference stack is fitted from travel with it (check re-runs the fit from its runs).
+    # The measurements the reference stack is fitted from travel with it (check re-runs the fit from its runs), and
+    # so do the checkpoint entries those runs ran: the llama 2/3 family, not the r1 or Qwen entries nothing measured.
     measured = sorted(p.name for p in (REPO / "registry/measurements").glob("*.toml"))
-    assert measured and sorted(p.name for p in (mine / "registry/measurements").glob("*.toml")) == measured
+    assert measured == ["llamacpp-points.toml", "xiongjiedai-llama3-llamabench.toml"]
+    assert sorted(p.name for p in (mine / "registry/measurements").glob("*.toml")) == measured
+    ran = sorted(p.name for p in (mine / "registry/checkpoints").iterdir())
+    assert "llama3-70b-q4_k_m.toml" in ran and "llama2-7b-q4_0.toml" in ran
+    assert "deepseek-r1-distill-qwen-7b-q4_k_m.toml" not in ran and ".gitkeep" not in ran
     # Editors: every folder's files mapped to the schema their #:schema line names.
     taplo = tomllib.loads((mine / ".taplo.toml").read_text(encoding="utf-8"))
     rules = {r["include"][0]: r["schema"]["path"] for r in taplo["rule"]}
