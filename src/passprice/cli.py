@@ -1382,6 +1382,9 @@ def diff_command(
         for f in result.files:
             if f.head_errors:
                 click.echo(f"passprice: error: {f.path} does not read on HEAD: {f.head_errors[0]}", err=True)
+        if not any(f.head_errors for f in result.files):
+            for line in result.head_unreadable:
+                click.echo(f"passprice: error: on HEAD: {line}", err=True)
     elif result.exit_status == 1:
         reasons = []
         if result.unsound:
@@ -1413,6 +1416,9 @@ def diff_command(
             reasons.append(f"lock{'s' if len(behind) > 1 else ''} {', '.join(behind)} already out of date on BASE")
         for lock in result.dropping:
             reasons.append(f"it removes lock {lock.name}, dropping floors serving {lock.serving_name} is priced under")
+        beyond = result.check_beyond
+        if beyond:
+            reasons.append(f"{result.check_line()}; first: {beyond[0]}")
         click.echo(f"passprice: refused: {'; '.join(reasons)}", err=True)
     ctx.exit(result.exit_status)
 

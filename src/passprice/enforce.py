@@ -242,12 +242,12 @@ def price_moved(
     the price ``lock`` records, or ``None`` when the lock is of another kind or every figure (:data:`FIGURES
     <passprice.locks.FIGURES>`) is the recorded one. Floors are judged apart (:meth:`Guard.judge`); this says,
     beside a verdict that holds, that the price shown is not the locked one, and why."""
-    from passprice.locks import FIGURES, drift, moved, portable_spec
+    from passprice.locks import FIGURES, drift, expected_moved, moved, portable_spec
 
     if lock.kind != kind:
         return None
     fields = [f for f in FIGURES if f in lock.price or f in price]
-    differ = moved(lock.price, price, fields)
+    differ = moved(lock.price, price, fields) + expected_moved(lock.price, price)
     if not differ:
         return None
     from passprice.reproduce import serving_changes
@@ -255,9 +255,14 @@ def price_moved(
     read = price.get("rests_on", {})
     drifted = tuple(d.describe() for d in drift(lock, resolved.facts(), read))
     serving = serving_changes(lock.spec, portable_spec(resolved.spec, root))
+    if differ[0].field.startswith("expected.") or differ[0].field == "fixed_s":
+        # Only the stack's expected price moved: show that one, recorded against today's.
+        was, now = lock.price["expected"], price["expected"]
+    else:
+        was, now = lock.price, price
     return PriceMoved(
-        lock.name, float(lock.price.get("tokens_per_s", 0.0)), float(price["tokens_per_s"]),
-        int(lock.price.get("batch", 0)), int(price.get("batch", 0)), differ[0].field, drifted, serving,
+        lock.name, float(was.get("tokens_per_s", 0.0)), float(now["tokens_per_s"]),
+        int(was.get("batch", 0)), int(now.get("batch", 0)), differ[0].field, drifted, serving,
     )
 
 

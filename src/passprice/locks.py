@@ -743,6 +743,21 @@ def moved(
     return tuple(Moved(k, recorded.get(k), now.get(k)) for k in keys if recorded.get(k) != now.get(k))
 
 
+def expected_moved(recorded: Mapping[str, Any] | None, now: Mapping[str, Any] | None) -> tuple[Moved, ...]:
+    """Under a serving stack (issue 14), the expected price's :data:`FIGURES` (``expected.tokens_per_s`` …) and its
+    ``fixed_s`` that differ between a ``recorded`` price and ``now``'s, when both are priced under a stack (a price
+    without ``expected``, the limit alone, has none to compare). A lock made under a stack guarantees its expected
+    price as it guarantees the limit: a re-fit, a hand-edited share or a code change that moves it is a moved price."""
+    if recorded is None or now is None or "expected" not in recorded or "expected" not in now:
+        return ()
+    was, is_ = recorded["expected"], now["expected"]
+    out = [Moved(f"expected.{f}", was.get(f), is_.get(f)) for f in FIGURES
+           if (f in was or f in is_) and was.get(f) != is_.get(f)]
+    if recorded.get("fixed_s") != now.get("fixed_s"):
+        out.append(Moved("fixed_s", recorded.get("fixed_s"), now.get("fixed_s")))
+    return tuple(out)
+
+
 @attrs.frozen
 class Drift:
     """A pinned fact the price rests on that differs from today's: ``path``, the ``pinned`` fact and today's
