@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import REPO, copy_root, invoke
-from passprice import cache, checkpoints, schema
+from passprice import cache, checkpoints, locks, schema
 from passprice.cards import load_card
 from passprice.errors import InputError, SchemaError
 from passprice.registry import Root
@@ -206,7 +206,8 @@ def test_concurrent_runs_share_the_cache(tmp_path: Path, cache_dir: Path) -> Non
     outputs = [run.communicate(timeout=120) for run in runs]
     assert all(run.returncode == 0 for run in runs), [err for _, err in outputs]
     assert len({out for out, _ in outputs}) == 1
-    assert len(entries(cache_dir)) == len(list((root / "registry" / "checkpoints").glob("*.toml")))  # one each
+    # Two each: the entry's validated document and its listing row (checkpoints.entry_row).
+    assert len(entries(cache_dir)) == 2 * len(list((root / "registry" / "checkpoints").glob("*.toml")))
     for entry in entries(cache_dir):
         assert cache.read(entry.name[: -len(".json")]) is not None
 
@@ -259,3 +260,74 @@ def test_no_home_folder_is_not_an_error(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setattr(Path, "home", staticmethod(no_home))
     root = Root(copy_root(tmp_path))
     assert load_card(root, "h200_sxm_141gb").memory.bandwidth.value == 4.8e12
+
+
+# --- entries stored after more than the schema: a lock's digests, a checkpoint's listing row -------------------------
+
+
+def lock_file(root: Path) -> Path:
+    return root / "locks" / "r1-qwen7b-h200.lock.toml"
+
+
+def test_a_lock_is_stored_with_its_digests_checked_and_a_hit_checks_none_again(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = Root(copy_root(tmp_path))
+    first = locks.read_lock(lock_file(root.path), root.schema)
+    assert len(entries(cache_dir)) == 1
+
+    def no_checking(*_: object) -> None:
+        raise AssertionError("digests checked again on a hit")
+
+    monkeypatch.setattr(locks, "check_digests", no_checking)
+    again = locks.read_lock(lock_file(root.path), root.schema)
+    assert again == first
+    assert again.facts["memory.bandwidth"].value == 4.8e12
+
+
+def test_a_lock_edited_by_hand_within_the_same_second_is_refused_on_every_run(tmp_path: Path, cache_dir: Path) -> None:
+    root = Root(copy_root(tmp_path))
+    path = lock_file(root.path)
+    locks.read_lock(path, root.schema)
+    # 4.8 → 4.9 TB/s: still schema-valid, same size and modification time; the pinned fact's digest no longer holds.
+    same_size_same_mtime(path, "value = 4.8\n", "value = 4.9\n")
+    # The file validated against the schema alone (stored as a plain lock document) never answers for a checked one.
+    assert schema.load(path, "lock", root.schema)["facts"]["memory.bandwidth"]["value"] == 4.9
+    for _ in range(2):
+        with pytest.raises(InputError, match=r'facts\."memory\.bandwidth": digest mismatch'):
+            locks.read_lock(path, root.schema)
+    kinds = {json.loads(e.read_text(encoding="utf-8").split("\n", 1)[1])["document"]["lock"]["name"] for e in
+             entries(cache_dir)}
+    assert kinds == {"r1-qwen7b-h200"}
+    assert len(entries(cache_dir)) == 2  # the checked entry of the original bytes, the plain one of the edit
+
+
+def test_a_checkpoint_listing_row_is_stored_once_the_entry_reads_whole(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = Root(copy_root(tmp_path))
+    name = "deepseek-r1-distill-qwen-7b-q4_k_m"
+    row = checkpoints.entry_row(root, name)
+    assert row == {"name": name, "architecture": "qwen2", "tensors": 339, "tensor_bytes": 4_677_120_000,
+                   "context_length": 131_072, "sha256": row["sha256"]}
+    assert row["sha256"].startswith("d9383567865a226b")
+
+    def no_structuring(*_: object) -> None:
+        raise AssertionError("the tensor table structured again on a hit")
+
+    with monkeypatch.context() as m:
+        m.setattr(checkpoints, "header_from_entry", no_structuring)
+        assert checkpoints.entry_row(root, name) == row
+    # The same bytes under another file name are another row: refused, as the entry does not name its file.
+    shutil.copy(root.checkpoints / f"{name}.toml", root.checkpoints / "copy-of-r1.toml")
+    for _ in range(2):
+        with pytest.raises(InputError, match="does not match the file name 'copy-of-r1'"):
+            checkpoints.entry_row(root, "copy-of-r1")
+    # A tensor's type edited within the same second (Q4_K → Q8_0, same size): a new row, with the new bytes.
+    same_size_same_mtime(
+        root.checkpoints / f"{name}.toml", 'name = "blk.0.attn_q.weight", type = "Q4_K"',
+        'name = "blk.0.attn_q.weight", type = "Q8_0"',
+    )
+    edited = checkpoints.entry_row(root, name)
+    # 3584 x 3584 weights: Q4_K is 144 bytes a 256-block, Q8_0 34 bytes a 32-block.
+    assert edited["tensor_bytes"] - row["tensor_bytes"] == 3584 * 3584 // 32 * 34 - 3584 * 3584 // 256 * 144

@@ -331,15 +331,10 @@ def servings_command(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def checkpoints_command(ctx: click.Context, as_json: bool) -> None:
     """List the registered checkpoints: architecture, tensors, bytes, header sha256."""
-    from passprice import ggml
-    from passprice.checkpoints import load_checkpoint
+    from passprice.checkpoints import entry_row
 
     root = _root(ctx)
-    out: list[dict[str, Any]] = []
-    for name, h in _load_all(root.names(root.checkpoints), lambda name: load_checkpoint(root, name)):
-        size = sum(ggml.tensor_bytes(t.type_id, t.dims) for t in h.tensors if ggml.known(t.type_id))
-        out.append({"name": name, "architecture": h.architecture, "tensors": len(h.tensors), "tensor_bytes": size,
-                    "context_length": h.meta_int("context_length"), "sha256": h.sha256})
+    out = [row for _, row in _load_all(root.names(root.checkpoints), lambda name: entry_row(root, name))]
     if as_json:
         _echo_json({"checkpoints": out})
         return
@@ -1210,7 +1205,7 @@ def audit_command(
     extra: dict[str, Any] = {"title": title}
     if is_lock:
         # An audit of a lock is of the price it records: say so when its pinned inputs no longer give it.
-        from passprice.locks import moved
+        from passprice.reproduce import moved
 
         differ = moved(the_lock.price, cost_json(result.cost), the_lock.compared())
         extra["reproduces"] = not differ
