@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import math
 from collections.abc import Mapping
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
@@ -356,8 +357,6 @@ def follows(written: Fraction, result: Fraction, digits: int | None) -> bool:
 
 def decimal_text(value: Fraction, digits: int | None) -> str:
     """``value`` as a decimal for people: to ``digits`` significant digits, else to 10."""
-    from decimal import Decimal
-
     rounded = significant(value, digits or 10)
     text = format(Decimal(rounded.numerator) / Decimal(rounded.denominator), "f")
     if "." in text:

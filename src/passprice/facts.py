@@ -16,6 +16,7 @@ import hashlib
 import json
 import math
 from collections.abc import Iterable, Mapping
+from decimal import Decimal
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -129,8 +130,6 @@ def to_base(amount: int | float, unit: str, where: str = "value") -> float:
     try:
         return float(exact * UNITS[unit][1])
     except OverflowError:
-        from decimal import Decimal
-
         shown = format(Decimal(exact.numerator) / Decimal(exact.denominator), ".4g")
         base = BASE_UNITS[UNITS[unit][0]]
         raise InputError(f"{where}: {shown} {unit} is too large (past 1.8e308 {base}, the largest double)") from None
