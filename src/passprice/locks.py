@@ -34,13 +34,13 @@ from passprice.facts import Fact, Provenance, weakest
 from passprice.gguf_header import GGUFHeader
 from passprice.pins import LOCK_FORMAT
 from passprice.registry import Root
-from passprice.routing import ROUTING_PATHS, Routing
 from passprice.serving import COST_FIELDS, Serving, ServingCost, best_serving, price_serving
 from passprice.servings import Resolved, ServingSpec, spec_from_document, spec_to_document, to_serving
 
 if TYPE_CHECKING:
     import cattrs
 
+    from passprice.routing import Routing
     from passprice.stacks import Stack
 
 _DRAFT_PATH = re.compile(r"draft\.acceptance\.[1-9][0-9]*")
@@ -58,6 +58,7 @@ def is_fact_path(path: str) -> bool:
     (``host.read``), a float-matrix rate (``tensor.f16``), a drafting figure (``draft.acceptance.1``), a routing
     figure (``routing.hot_share``) or a serving stack's fact (``stack.share.read``, issue 14), the names a lock's
     policy and pins use."""
+    from passprice.routing import ROUTING_PATHS
     from passprice.stacks import is_stack_path
 
     return (
@@ -397,6 +398,8 @@ class Lock:
 
     def pinned_routing(self) -> Routing | None:
         """The routing the lock priced with, from the pinned ``routing.*`` facts (``None`` when it names none)."""
+        from passprice.routing import ROUTING_PATHS, Routing
+
         if self.spec.routing is None or not all(p in self.facts for p in ROUTING_PATHS):
             return None
         hot, share = (self.facts[p] for p in ROUTING_PATHS)

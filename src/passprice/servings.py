@@ -10,19 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import cattrs
 
 from passprice import schema
 from passprice.cards import Card, load_card
-from passprice.drafts import DraftMethod, load_draft_method
 from passprice.errors import InputError
 from passprice.facts import Fact
 from passprice.gguf_header import GGUFHeader
 from passprice.registry import Root, not_found
-from passprice.routing import Routing, load_routing
 from passprice.serving import (
     ActScaling,
     AttentionMath,
@@ -32,6 +30,10 @@ from passprice.serving import (
     Serving,
     StateFlush,
 )
+
+if TYPE_CHECKING:  # read only when a serving drafts or routes
+    from passprice.drafts import DraftMethod
+    from passprice.routing import Routing
 
 #: The context limit a serving gets when it names none: min(this, the model's context length) (DESIGN.md).
 DEFAULT_LIMIT = 4096
@@ -251,15 +253,19 @@ def resolve(root: Root, spec: ServingSpec) -> Resolved:
     header = load_checkpoint(root, spec.checkpoint)
     card = load_card(root, spec.card)
     spec = complete(spec, header)
-    method = load_draft_method(root, spec.draft.method) if spec.draft is not None else None
-    if method is not None and spec.draft is not None:
+    method: DraftMethod | None = None
+    if spec.draft is not None:
+        from passprice.drafts import load_draft_method
+
+        method = load_draft_method(root, spec.draft.method)
         _require_scope(root, spec.draft.method, method, spec.checkpoint, header)
     acceptance = method.first(spec.draft.tokens) if method is not None and spec.draft is not None else ()
-    routing = load_routing(root, spec.routing) if spec.routing is not None else None
-    if routing is not None and spec.routing is not None:
-        from passprice.routing import routing_path
+    routing: Routing | None = None
+    if spec.routing is not None:
+        from passprice.routing import load_routing, routing_path
         from passprice.scopes import require_in_scope
 
+        routing = load_routing(root, spec.routing)
         file = routing_path(root, spec.routing)
         shown = str(file.relative_to(root.path)) if file.is_relative_to(root.path) else str(file)
         require_in_scope(root, "routing record", routing.name, shown, routing.checkpoints, spec.checkpoint, header)
