@@ -1450,7 +1450,7 @@ def sweep_command(
     import numpy as np
 
     from passprice.serving import U32_MAX
-    from passprice.sweep import Grid, Sweeper, grid_from_file, parse_numbers, text_chunks
+    from passprice.sweep import Grid, Sweeper, grid_from_file, parse_batches, parse_numbers, text_chunks
 
     root = _root(ctx)
     _check_output(output, force)
@@ -1472,7 +1472,7 @@ def sweep_command(
             card_list = tuple(c.strip() for c in cards.split(",") if c.strip())
         grid = Grid(
             servings=tuple(names),
-            batches=parse_numbers(batches, int, "--batches", most=U32_MAX),
+            batches=parse_batches(batches, "--batches", most=U32_MAX),
             cards=card_list,
             positions=parse_numbers(positions, float, "--positions") if positions is not None else None,
             draft_tokens=(
@@ -1492,15 +1492,30 @@ def sweep_command(
     total = grid.size()
     # Rows are streamed a block at a time, never held whole: to stdout as they are priced, or to a temporary file
     # renamed into place at the end (so -o FILE is never half-written). A fact or element size far out of range
-    # overflows in the arrays; text_chunks refuses such a row (on stdout, after the blocks before it). Only a picture
-    # keeps the rows (it draws them all).
-    kept: list[dict[str, Any]] = []
+    # overflows in the arrays; text_chunks refuses such a row (on stdout, after the blocks before it). A picture
+    # gathers its lines' points as the blocks go (a line of many batches thinned: plots.SweepLines), and is drawn
+    # before -o FILE is put in place, so a picture that cannot be drawn leaves no file.
+    lines = None
+    if plot_path is not None:
+        from passprice.plots import SweepLines
+
+        lines = SweepLines()
 
     def keep(segments: Iterator[Any]) -> Iterator[Any]:
         for segment in segments:
-            if plot_path is not None:
-                kept.extend(segment.rows())
+            if lines is not None:
+                c = segment.common
+                lines.add(c["serving"], c["card"], c["position"], c["draft_tokens"], *segment.prices())
             yield segment
+
+    picture: list[bytes] = []
+
+    def drawn(chunks: Iterator[str]) -> Iterator[str]:
+        yield from chunks
+        if lines is not None and plot_path is not None:
+            from passprice.plots import draw_sweep, picture_format
+
+            picture.append(draw_sweep(lines.lines(), picture_format(plot_path)))
 
     with contextlib.ExitStack() as exits:
         exits.enter_context(np.errstate(all="ignore"))
@@ -1508,7 +1523,7 @@ def sweep_command(
         if total >= 20_000:
             bar: Any = exits.enter_context(click.progressbar(length=total, label="pricing", file=sys.stderr))
             progress = bar.update
-        chunks = text_chunks(keep(sweeper.segments(grid, progress=progress)), fmt)
+        chunks = drawn(text_chunks(keep(sweeper.segments(grid, progress=progress)), fmt))
         if output is None:
             for chunk in chunks:
                 click.echo(chunk, nl=False)
@@ -1519,9 +1534,9 @@ def sweep_command(
     if output is not None:
         click.echo(f"{total:,} prices -> {output}", err=True)
     if plot_path is not None:
-        from passprice.plots import picture_format, sweep_picture, write_picture
+        from passprice.plots import write_picture
 
-        write_picture(plot_path, sweep_picture(kept, picture_format(plot_path)), force)
+        write_picture(plot_path, picture[0], force)
         click.echo(f"plot -> {plot_path}", err=True)
     for line in under:
         click.echo(f"passprice: {line}", err=True)
