@@ -11,7 +11,8 @@ output says so); none for an unregistered serving or with ``--no-lock``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import functools
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -64,9 +65,12 @@ def serving_name(root: Root, ref: str | None) -> str | None:
     return None
 
 
-def mismatch(lock: Lock, serving: str | None, resolved: Resolved) -> LockMismatch | None:
+def mismatch(
+    lock: Lock, serving: str | None, resolved: Resolved, content: Callable[[], str] | None = None
+) -> LockMismatch | None:
     """Why ``lock`` does not lock what ``resolved`` prices (the registered ``serving``, card, checkpoint content),
-    or ``None`` when it does."""
+    or ``None`` when it does. ``content`` gives the priced checkpoint's content digest
+    (:func:`passprice.pins.checkpoint_digest` of its header, computed when not given)."""
     from passprice.pins import checkpoint_digest
 
     if lock.info.serving is not None and serving is not None and lock.info.serving != serving:
@@ -75,11 +79,11 @@ def mismatch(lock: Lock, serving: str | None, resolved: Resolved) -> LockMismatc
         return LockMismatch(lock.name, "card", lock.card, resolved.card.name)
     pin = lock.checkpoint_pin
     if pin.content is not None:
-        content = checkpoint_digest(resolved.header)
-        if content != pin.content:
+        digest = checkpoint_digest(resolved.header) if content is None else content()
+        if digest != pin.content:
             return LockMismatch(
                 lock.name, "checkpoint", f"{pin.name} (content {pin.content[7:19]}…)",
-                f"{resolved.spec.checkpoint} (content {content[7:19]}…)",
+                f"{resolved.spec.checkpoint} (content {digest[7:19]}…)",
             )
     elif pin.sha256 != resolved.header.sha256:
         return LockMismatch(
@@ -153,7 +157,10 @@ def guard(
     found = [(read_lock(p, root.schema), p) for p in locks_of(root, serving)]
     if not found:
         return Guard()
-    applies = [(lock, _shown(root, p)) for lock, p in found if mismatch(lock, None, resolved) is None]
+    from passprice.pins import checkpoint_digest
+
+    content = functools.cache(lambda: checkpoint_digest(resolved.header))  # once, whatever the number of locks
+    applies = [(lock, _shown(root, p)) for lock, p in found if mismatch(lock, None, resolved, content) is None]
     if not applies:
         others = ", ".join(f"{lock.name} ({lock.card}, {lock.checkpoint})" for lock, _ in found)
         return Guard(note=f"not under a lock: the locks of {serving} ({others}) lock another card or checkpoint")
