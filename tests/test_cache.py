@@ -225,28 +225,54 @@ def test_invalid_toml_is_refused_on_every_run(tmp_path: Path, cache_dir: Path) -
 #: jsonschema ~100 ms (only a new or changed file is validated), tomlkit tens of ms (read-only paths use tomllib).
 HEAVY = ("numpy", "gguf", "yaml", "jsonschema", "tomlkit")
 
+#: Modules a plain price of a registered serving (dense, no drafts, no routing, no stack) does not use, so does not
+#: import: reading or drafting routes, drafting methods, stacks, reproducing, reviewing, sweeping.
+NOT_FOR_A_PRICE = (
+    "passprice.routing", "passprice.drafts", "passprice.stacks", "passprice.reproduce", "passprice.diff",
+    "passprice.lineage", "passprice.sweep", "passprice.check", "passprice.audit",
+)
+
 _PROBE = """
 import sys
 from passprice.cli import cli
 try:
-    cli(["price", "r1-qwen7b-h200", "--json"], prog_name="passprice")
+    cli({args!r}, prog_name="passprice")
 except SystemExit as e:
     assert e.code == 0, e.code
-print(",".join(sorted(m for m in {heavy!r} if m in sys.modules)))
+print("loaded:" + ",".join(sorted(m for m in {modules!r} if m in sys.modules)))
 """
+
+
+def loaded(args: list[str], modules: tuple[str, ...], env: dict[str, str]) -> set[str]:
+    """Which of ``modules`` a fresh process running ``passprice ARGS`` has imported when it ends."""
+    probe = _PROBE.format(args=args, modules=modules)
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    line = done.stdout.splitlines()[-1]
+    assert line.startswith("loaded:"), done.stdout[-200:]
+    return set(filter(None, line.removeprefix("loaded:").split(",")))
 
 
 def test_a_scalar_price_imports_no_heavy_module(cache_dir: Path) -> None:
     # `import passprice.cli` and a price: never NumPy, gguf or PyYAML; from a warm cache (the second run), no
-    # jsonschema or tomlkit either.
+    # jsonschema or tomlkit either, nor any module a plain price does not use.
     env = {**os.environ, "PASSPRICE_CACHE_DIR": str(cache_dir)}
-    probe = _PROBE.format(heavy=HEAVY)
     for run in ("cold", "warm"):
-        done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=REPO)
-        assert done.returncode == 0, done.stderr
-        loaded = set(filter(None, done.stdout.strip().splitlines()[-1].split(",")))
-        forbidden = {"numpy", "gguf", "yaml"} if run == "cold" else set(HEAVY)
-        assert not loaded & forbidden, (run, loaded)
+        got = loaded(["price", "r1-qwen7b-h200", "--json"], HEAVY + NOT_FOR_A_PRICE, env)
+        forbidden = {"numpy", "gguf", "yaml", *NOT_FOR_A_PRICE} if run == "cold" else {*HEAVY, *NOT_FOR_A_PRICE}
+        assert not got & forbidden, (run, got)
+    # A best batch likewise.
+    assert not loaded(["best", "r1-qwen7b-h200", "--json"], HEAVY + NOT_FOR_A_PRICE, env)
+
+
+def test_a_header_and_a_listing_structure_nothing_so_import_no_cattrs(cache_dir: Path) -> None:
+    # `passprice header FILE.gguf` reads a GGUF file (no entry to structure); `passprice checkpoints` from a warm
+    # cache lists each entry's cached row: neither imports cattrs (nor anything heavy).
+    env = {**os.environ, "PASSPRICE_CACHE_DIR": str(cache_dir)}
+    gguf_file = str(REPO / "tests" / "data" / "qwen35-27b-like.header.gguf")
+    assert not loaded(["header", gguf_file], ("cattrs", *HEAVY), env)
+    loaded(["checkpoints"], (), env)  # cold: each entry read, validated and structured once
+    assert not loaded(["checkpoints"], ("cattrs", *HEAVY), env)
 
 
 def test_no_home_folder_is_not_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
