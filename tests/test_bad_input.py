@@ -527,7 +527,7 @@ def test_unknown_keys_and_out_of_range_values(tmp_path: Path) -> None:
         root=root,
         says=[
             f"{servings / 'odd.toml'}: (top level): Additional properties are not allowed ('bogus' was unexpected)",
-            f"{servings / 'odd.toml'}: batch: -4 is less than the minimum of 0",
+            f"{servings / 'odd.toml'}: batch: -4 is less than the minimum of 1",
             f"{servings / 'odd.toml'}: kv_bytes: must be a finite number, not nan",
         ],
     )
@@ -559,11 +559,13 @@ def test_card_figures_too_large_for_a_double(tmp_path: Path) -> None:
     # Found: 1e300 PB/s (or a 400-digit integer) converted to base units raised OverflowError (a traceback).
     root = copy_root(tmp_path)
     huge = card_with(root, "huge", 'value = 4.8\nunit = "TB/s"', 'value = 1e300\nunit = "PB/s"')
-    says = f"{huge}: memory.bandwidth.value: 1.000e+300 PB/s is too large (past 1.8e308 B/s, the largest double)"
+    # The schema bounds every figure (1e-9 … 1e18 in its unit), so no figure reaches a double's limits.
+    says = f"{huge}: memory.bandwidth.value: 1e+300 is greater than the maximum of 1e+18"
     for args in (("facts", "huge"), ("price", "r1-qwen7b-h200", "--card", "huge"), ("fact", "show", "huge")):
         assert bad(*args, root=root, says=says) == [f"passprice: error: {says}"]
     digits = card_with(root, "digits", "value = 141\n", f"value = {'9' * 400}\n")
-    bad("facts", "digits", root=root, says=f"{digits}: memory.capacity.value: 1.000e+400 GB is too large")
+    says = f"{digits}: memory.capacity.value: an integer of 400 digits is out of range (at most 1e+18)"
+    bad("facts", "digits", root=root, says=says)
     card = root / "facts" / "cards" / f"{H200}.toml"
     before = card.read_bytes()
     bad(
@@ -582,17 +584,17 @@ def test_card_figures_too_large_for_a_double(tmp_path: Path) -> None:
         "--locator",
         "a citation long enough to pass",
         root=root,
-        says=f"{card}: memory.bandwidth.value: 1.000e+300",
+        says=f"{card}: memory.bandwidth.value: 1e+300 is greater than the maximum of 1e+18",
     )
     assert card.read_bytes() == before
 
 
 def test_card_figures_so_small_the_pass_never_ends(tmp_path: Path) -> None:
     # Found: memory.bandwidth 5e-324 B/s priced with exit 0 and printed `Infinity` (not JSON); `lock` was a
-    # traceback (ValueError from json) and `audit` a ZeroDivisionError.
+    # traceback (ValueError from json) and `audit` a ZeroDivisionError. Now the card's schema refuses it.
     root = copy_root(tmp_path)
-    card_with(root, "slow", 'value = 4.8\nunit = "TB/s"', 'value = 5e-324\nunit = "B/s"')
-    says = "the result's memory_s is inf: a fact or option is out of range"
+    slow = card_with(root, "slow", 'value = 4.8\nunit = "TB/s"', 'value = 5e-324\nunit = "B/s"')
+    says = f"{slow}: memory.bandwidth.value: 5e-324 is less than the minimum of 1e-09"
     out = tmp_path / "slow.lock.toml"
     for args in (("price",), ("price", "--json"), ("best",), ("audit",), ("audit", "--json"), ("lock", "-o", str(out))):
         bad(*args, "r1-qwen7b-h200", "--card", "slow", root=root, says=says)
@@ -619,7 +621,7 @@ def test_fact_commands(tmp_path: Path) -> None:
     for value, says in (
         ("abc", "--value: 'abc' is not a number"),
         ("nan", "must be a finite number, not nan"),
-        ("0", "memory.bandwidth.value: 0 is less than or equal to the minimum of 0"),
+        ("0", "memory.bandwidth.value: 0 is less than the minimum of 1e-09"),
     ):
         bad(
             "fact",

@@ -273,8 +273,9 @@ BAD_CARD_ERRORS = [
 ]
 
 
-def assert_bad_card_reported(result: Result, path: Path) -> None:
-    assert result.exit_code == 2 and result.stdout == ""
+def assert_bad_card_reported(result: Result, path: Path, listing: bool = False) -> None:
+    # A listing still shows every good file on stdout; anything else prints nothing there.
+    assert result.exit_code == 2 and (result.stdout != "" if listing else result.stdout == "")
     lines = result.stderr.splitlines()
     assert len(lines) == 4, result.stderr
     for line, want in zip(lines, BAD_CARD_ERRORS, strict=True):
@@ -297,11 +298,14 @@ def test_bad_card_in_a_root(tmp_path: Path) -> None:
     assert_bad_card_reported(
         invoke("price", "--checkpoint", str(DATA / f"{GEMMA}.header.gguf.xz"), "--card", "bad", root=root), bad
     )
-    assert_bad_card_reported(invoke("cards", root=root), bad)
-    check = invoke("check", root=root)  # check reports the file among its findings and fails (exit 1)
-    assert check.exit_code == 1
+    listed = invoke("cards", root=root)  # the good card is still listed; the bad one is bad input (stderr, exit 2)
+    assert_bad_card_reported(listed, bad, listing=True)
+    assert listed.stdout.splitlines()[2].startswith("h200_sxm_141gb ")
+    check = invoke("check", root=root)  # check reports everything else, and the file as bad input (exit 2)
+    assert check.exit_code == 2
+    assert check.stdout.splitlines()[0].endswith(" problems (4 on stderr)")
     for want in BAD_CARD_ERRORS:
-        assert f"facts/cards/bad.toml: {want}" in check.stdout
+        assert f"passprice: error: facts/cards/bad.toml: {want}" in check.stderr
 
 
 # ---------------------------------------------------------------------------------------------------------------------

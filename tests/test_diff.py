@@ -90,6 +90,7 @@ def make_repo(path: Path, branch: str = "main") -> Repo:
         shutil.copytree(REPO / folder, path / folder)
     git(path, "init", "-q", "-b", branch)
     commit_all(path, "facts")
+    (path / "locks").mkdir()  # a writer never creates a missing folder
     make_lock_file(path, LOCK, LOCK)
     make_lock_file(path, MTP, MTP)
     locked = commit_all(path, "lock")

@@ -474,18 +474,28 @@ def test_bad_alignment(tmp_path: Path) -> None:
     assert e.offset == 24 + 25 + 4 and "power of two" in str(e)
 
 
-def test_compressed_hostile_counts_fail_at_the_true_end(tmp_path: Path) -> None:
+def test_compressed_hostile_counts_are_refused_against_the_cap(tmp_path: Path) -> None:
+    # A compressed file has no size to check a count against: the cap on a header's bytes (32 MiB) stands in for it,
+    # so a count no header of that size could hold is refused where it is read, before any loop or allocation.
+    cap = "past 33,554,432 bytes, the most passprice reads of a header (set PASSPRICE_MAX_HEADER_BYTES to read more)"
     raw = start(2**63, 0)
     e = refused(tmp_path, lzma.compress(raw), "t.gguf.xz")
-    assert str(e) == f"{tmp_path / 't.gguf.xz'}: header ends at byte 24 while reading tensor 0 name length"
+    assert str(e) == (
+        f"{tmp_path / 't.gguf.xz'}: byte 8: tensor count 9223372036854775808 needs at least "
+        f"221,360,928,884,514,619,392 bytes: {cap}"
+    )
     strings = start(0, 1) + s(b"k") + struct.pack("<IIQ", V.ARRAY, V.STRING, 2**62) + s(b"ab") * 3
-    assert e.offset == 24
     e = refused(tmp_path, gzip.compress(strings), "s.gguf.gz")
-    assert e.offset == len(strings) and "metadata 'k' array string 3" in str(e)
+    assert e.offset == 41 and str(e).endswith(f"metadata 'k': array of {2**62} string needs at least {8 * 2**62:,} "
+                                              f"bytes: {cap}")
     u64s = start(0, 1) + s(b"k") + struct.pack("<IIQ", V.ARRAY, V.UINT64, 2**60) + b"\0" * 100
-    assert refused(tmp_path, lzma.compress(u64s), "u.gguf.xz").offset == len(u64s)
+    assert refused(tmp_path, lzma.compress(u64s), "u.gguf.xz").offset == 41
     big_string = start(0, 1) + s(b"k") + struct.pack("<IQ", V.STRING, 2**62) + b"x" * 100
-    assert refused(tmp_path, gzip.compress(big_string), "b.gguf.gz").offset == len(big_string)
+    assert refused(tmp_path, gzip.compress(big_string), "b.gguf.gz").offset == 37
+    # Within the cap, a count the stream cannot back still fails where the bytes run out, never by allocating.
+    short = start(0, 1) + s(b"k") + struct.pack("<IIQ", V.ARRAY, V.STRING, 1000) + s(b"ab") * 3
+    e = refused(tmp_path, gzip.compress(short), "short.gguf.gz")
+    assert e.offset == len(short) and "metadata 'k' array string 3" in str(e)
 
 
 def test_not_a_file(tmp_path: Path) -> None:

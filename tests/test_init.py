@@ -247,7 +247,7 @@ def test_a_device_is_never_replaced(tmp_path: Path) -> None:
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     bad("sweep", "r1-qwen7b-h200", "--batches", "1", "-o", str(fifo), "--force",
-        says="is not a regular file (a device, pipe or socket)")
+        says="is a FIFO (named pipe), not a regular file: passprice replaces regular files only")
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
 
 

@@ -295,8 +295,9 @@ def test_4_a_renamed_entry_and_another_working_folder_still_reproduce(tmp_path: 
     assert ": 996.0966124437687 tokens/s at batch 1, binds on memory" in result.stdout.splitlines()[1]
     assert f"    checkpoint     {DEEPSEEK}: the pinned content " in result.stdout
     assert "… is now entry r1-distill (renamed or moved)" in result.stdout
-    status = {s["name"]: s for s in run_json("check", root=root, code=1)["locks"]}[R1]
-    assert status["reproduces"] is True  # check fails on today's serving, which names the old entry
+    # check fails on today's serving, which names the old entry: a file naming nothing is bad input (exit 2)
+    status = {s["name"]: s for s in run_json("check", root=root, code=2)["locks"]}[R1]
+    assert status["reproduces"] is True
 
     # A lock of a .gguf file named by a relative path reproduces from any working folder.
     (root / "data").mkdir()

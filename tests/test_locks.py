@@ -767,17 +767,17 @@ def test_check_reports_a_broken_file_of_every_kind_with_file_and_key_path(tmp_pa
     _edit(root / "locks" / "r1-qwen7b-h200.lock.toml", 'floor = "estimated"', 'floor = "rumoured"')
 
     result = run(root, "check")
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # bad files are bad input: named on stderr, the rest of the report on stdout
     lines = result.stdout.splitlines()
-    assert lines[0].endswith(": 5 problems")
-    problems = [line.strip() for line in lines[1:6]]
+    assert lines[0].endswith(": 5 problems (5 on stderr)")
+    problems = [line.removeprefix("passprice: error: ") for line in result.stderr.splitlines()]
     assert problems == [
         "facts/cards/b200.toml: memory.bandwidth.unit: 'GB' is not allowed here (one of 'B/s', 'kB/s', 'MB/s', "
         "'GB/s', 'TB/s', 'PB/s', 'KiB/s', 'MiB/s', 'GiB/s', 'TiB/s')",
         "facts/drafts/deepseek-v3-mtp.toml: acceptance.1.provenance: 'rumoured' is not allowed here (one of "
         "'published', 'measured', 'derived', 'estimated', 'assumed')",
         "registry/checkpoints/gemma3-270m-q4_k_m.toml: header.version: 4 is not allowed here (one of 2, 3)",
-        "registry/servings/r1-qwen7b-mi300x-int8kv.toml: batch: -1 is less than the minimum of 0",
+        "registry/servings/r1-qwen7b-mi300x-int8kv.toml: batch: -1 is less than the minimum of 1",
         "locks/r1-qwen7b-h200.lock.toml: policy.floor: 'rumoured' is not allowed here (one of 'published', "
         "'measured', 'derived', 'estimated', 'assumed')",
     ]

@@ -173,6 +173,9 @@ def test_plot_png_is_written_and_opens(tmp_path: Path) -> None:
 
     target = tmp_path / "out" / "roofline.png"
     code, _, err = run("roofline", "h200_sxm_141gb", "r1-qwen7b-h200", "--limit", "1024", "--plot", str(target))
+    assert code == 2 and "out does not exist (passprice does not create it)" in err  # a folder is never made
+    target.parent.mkdir()
+    code, _, err = run("roofline", "h200_sxm_141gb", "r1-qwen7b-h200", "--limit", "1024", "--plot", str(target))
     assert code == 0, err
     data = target.read_bytes()
     assert data[:8] == PNG_SIGNATURE

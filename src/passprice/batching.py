@@ -19,10 +19,10 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from passprice.cost import Lines, Pricing, pass_terms
-from passprice.serving import U32_MAX, NotResident, OnChipOverflow, ServingCost
+from passprice.serving import U32_MAX, NotResident, OnChipOverflow, ServingCost, ServingRefusal
 
 if TYPE_CHECKING:
     from passprice.cards import Card
@@ -44,8 +44,34 @@ CHUNK = 16
 BUDGET = 5_000
 
 
+#: The most batches the seed's scan may price as the fallback (about a second): past it, a curve the bounds cannot
+#: settle is refused as :class:`FlatCurve` rather than scanned (a serving whose sequences hold no memory could
+#: otherwise have the scan walk 10^9 batches).
+SCAN_LIMIT = 50_000
+
+
 class _Undecided(Exception):
     """The bounds could not prove the answer (near-ties on both sides, or the budget): use the scan."""
+
+
+class FlatCurve(ServingRefusal):
+    """Tokens/s so flat over so many batches that which one is best is a matter of rounding: the bounds cannot prove
+    the seed's answer and its scan would price more than :data:`SCAN_LIMIT` batches (a serving whose sequences
+    hold no memory, so only the on-chip rows or u32 bound the batch)."""
+
+    name = "FlatCurve"
+
+    def __init__(self, top: int, tokens_per_s: float) -> None:
+        self.top = top
+        self.tokens_per_s = tokens_per_s
+        super().__init__(
+            f"tokens/s levels off (toward {tokens_per_s:,.6g}) within a relative 1e-12 over so many of the batches "
+            f"up to {top:,} that which is best is a matter of rounding, and the seed's scan would price more than "
+            f"{SCAN_LIMIT:,} of them: price a batch (--batch N), or give the sequences memory that bounds the batch"
+        )
+
+    def fields(self) -> dict[str, Any]:
+        return {"top": self.top, "tokens_per_s": self.tokens_per_s}
 
 
 class _Curve:
@@ -237,7 +263,9 @@ def best(shape: PassShape, card: Card, host_memory: bool, pricing: Pricing | Non
     ``pricing``: the rates and capacities (default: the card's limit; a serving stack's expected pricing gives the
     stack's best batch).
 
-    Raises what batch 1 raises when no batch fits (or batch 1's other refusals)."""
+    Raises what batch 1 raises when no batch fits (or batch 1's other refusals), and :class:`FlatCurve` when the
+    bounds cannot settle the answer and the seed's scan would price more than :data:`SCAN_LIMIT` batches: the time
+    is bounded for every input (at most :data:`BUDGET` exact prices, or a scan of at most :data:`SCAN_LIMIT`)."""
     curve = _Curve(shape, card, host_memory, pricing)
     first = curve.cost(1)
     top = _last_fitting(shape, card, host_memory, max(shape.most(card, host_memory, curve.pricing), 1), curve.basis)
@@ -246,6 +274,8 @@ def best(shape: PassShape, card: Card, host_memory: bool, pricing: Pricing | Non
     try:
         return curve.cost(_best_batch(curve, top))
     except _Undecided:
+        if top > SCAN_LIMIT:
+            raise FlatCurve(top, max(c.tokens_per_s for c in curve.priced.values())) from None
         return shape.best_by_scan(card, host_memory, pricing)
 
 

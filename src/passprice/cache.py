@@ -134,7 +134,7 @@ def store(entry_key: str, document: dict[str, Any]) -> None:
     if not enabled():
         return
     from passprice.errors import InputError
-    from passprice.files import write_atomically
+    from passprice.files import make_folder, write_atomically
 
     try:
         body = json.dumps({"key": entry_key, "document": document}, ensure_ascii=False, separators=(",", ":"))
@@ -146,6 +146,7 @@ def store(entry_key: str, document: dict[str, Any]) -> None:
     except RuntimeError:  # no home folder to put the cache in
         return
     try:
+        make_folder(path.parent)  # the cache's own folder (a writer never creates a folder a user named)
         write_atomically(path, hashlib.sha256(data).hexdigest().encode("ascii") + b"\n" + data, force=True)
     except (InputError, OSError):
         return

@@ -15,6 +15,7 @@ import attrs
 from passprice import schema
 from passprice.errors import InputError
 from passprice.facts import Fact, Provenance, dimension
+from passprice.files import is_there
 from passprice.registry import Root, not_found
 
 #: Every path a card fact may have, with the dimension its unit must have, in the seed's ``Card::facts`` order.
@@ -216,10 +217,10 @@ def card_path(root: Root, ref: str) -> Path:
 
     Raises :class:`InputError` listing the registered cards when ``ref`` names none."""
     candidate = Path(ref)
-    if ref.endswith(".toml") and candidate.is_file():
+    if ref.endswith(".toml") and is_there(candidate):
         return candidate
     path = root.cards / f"{ref}.toml"
-    if not path.is_file():
+    if not is_there(path):
         raise not_found("card", ref, root.cards, root.names(root.cards))
     return path
 

@@ -15,6 +15,7 @@ from passprice import schema
 from passprice.cards import card_from_document
 from passprice.drafts import method_from_document
 from passprice.errors import InputError
+from passprice.files import is_folder
 from passprice.registry import Root
 from passprice.routing import routing_from_document
 
@@ -27,7 +28,8 @@ class LockStatus:
     ``checkpoint_changed``; ``serving`` (what changed in the registered serving it locks); ``holds`` and ``verdict``
     (today's facts against its floors; ``refusal`` when today's price is refused); ``drift`` (pinned facts the price
     rests on that changed, as lines); ``today`` (tokens/s with today's inputs when it differs from the recorded);
-    ``older`` (what to do with a lock of an older format)."""
+    ``older`` (what to do with a lock of an older format); ``judged`` is false when today's files do not read, so
+    its floors and drift could not be judged."""
 
     name: str
     path: str
@@ -46,6 +48,7 @@ class LockStatus:
     today: str | None = None
     older: str | None = None
     serving_name: str | None = None
+    judged: bool = True
 
     @property
     def drifted(self) -> bool:
@@ -63,7 +66,9 @@ class CheckReport:
     """``passprice check``: how many files of each kind were validated (``kinds``: ``cards``, ``drafts``,
     ``checkpoints``, ``servings``, ``locks``, ``sources``), every file's ``problems`` (lines naming file and key path,
     each once), every lock's status, the ``disagreements`` between locks of one serving that record different
-    prices, and ``warnings`` (lines that do not fail the check: a source nothing cites)."""
+    prices, ``warnings`` (lines that do not fail the check: a source nothing cites), and ``unreadable``: the problems
+    that are files that do not read (bad input, which the command line reports on stderr with exit status 2); the
+    others (a stale derivation, a refused serving) are findings in files that read."""
 
     files: int
     problems: tuple[str, ...]
@@ -71,6 +76,7 @@ class CheckReport:
     kinds: tuple[tuple[str, int], ...] = ()
     disagreements: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    unreadable: tuple[str, ...] = ()
 
     def ok(self, frozen: bool) -> bool:
         """All holds: no file problem, every lock reproduces and holds its floors, no two locks of a serving
@@ -91,13 +97,16 @@ class CheckReport:
         }
 
     def text(self, frozen: bool) -> str:
-        """The report for people."""
+        """The report for people: the findings in files that read, line by line; the files that do not read only
+        counted (the command line prints them on stderr, one ``passprice: error:`` line each, as any bad input)."""
         kinds = ", ".join(f"{n} {kind}" for kind, n in self.kinds)
+        unread = set(self.unreadable)
         lines = [
             f"checked {self.files} files{f' ({kinds})' if kinds else ''}: "
             f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''}"
+            f"{f' ({len(unread)} on stderr)' if unread else ''}"
         ]
-        lines += [f"  {p}" for p in self.problems]
+        lines += [f"  {p}" for p in self.problems if p not in unread]
         lines += [f"  warning: {w}" for w in self.warnings]
         err = " (an error with --frozen)" if frozen else ""
         for s in self.locks:
@@ -113,7 +122,9 @@ class CheckReport:
                 lines.append(f"  serving changed{err}:")
                 lines += [f"    {c}" for c in s.serving]
             lines.append(f"  floors: {s.verdict}")
-            if s.drift:
+            if not s.judged:
+                lines.append("  drift: not judged (today's files do not read)")
+            elif s.drift:
                 lines.append(f"  drift{err}:")
                 lines += [f"    {d}" for d in s.drift]
             else:
@@ -131,7 +142,7 @@ def _validate_folder(
 ) -> tuple[int, list[str]]:
     problems: list[str] = []
     count = 0
-    if not folder.is_dir():
+    if not is_folder(folder):
         return 0, []
     for path in sorted(folder.glob(f"*{suffix}")):
         count += 1
@@ -159,6 +170,7 @@ def check(root: Root) -> CheckReport:
     from passprice.servings import load_spec, resolve
 
     problems: list[str] = []
+    unreadable: list[str] = []  # the problems that are files that do not read (an InputError)
     kinds: dict[str, int] = {}
     from passprice.measurements import runs_of_document
     from passprice.stacks import stack_from_document
@@ -174,6 +186,7 @@ def check(root: Root) -> CheckReport:
         n, found = _validate_folder(root, folder, kind, build)
         kinds[f"{kind}s"] = n
         problems += found
+        unreadable += found
     found, warnings = review(root)  # sources cited and registered, derived facts recomputed (passprice.lineage)
     problems += found
     kinds["sources"] = len(root.names(root.sources))
@@ -184,6 +197,7 @@ def check(root: Root) -> CheckReport:
             resolve(root, load_spec(root, name))
         except InputError as e:
             problems += str(e).splitlines()
+            unreadable += str(e).splitlines()
         except ServingRefusal as e:  # a drafting method out of its scope (passprice.scopes.OutOfScope)
             problems.append(f"{root.servings / f'{name}.toml'}: refused ({e.name}): {e}")
     statuses = []
@@ -196,6 +210,7 @@ def check(root: Root) -> CheckReport:
             status, lock = _judge_lock(root, path)
         except InputError as e:
             problems += str(e).splitlines()
+            unreadable += str(e).splitlines()
             continue
         statuses.append(status)
         read.append(lock)
@@ -205,7 +220,10 @@ def check(root: Root) -> CheckReport:
     prefix = f"{root.path}{os.sep}"
     unique = tuple(dict.fromkeys(p.removeprefix(prefix) for p in problems))
     shown = tuple(w.removeprefix(prefix) for w in warnings)
-    return CheckReport(sum(kinds.values()), unique, tuple(statuses), tuple(kinds.items()), disagreements, shown)
+    unread = tuple(dict.fromkeys(p.removeprefix(prefix) for p in unreadable))
+    return CheckReport(
+        sum(kinds.values()), unique, tuple(statuses), tuple(kinds.items()), disagreements, shown, unread
+    )
 
 
 def _shown(root: Root, path: Path) -> str:
@@ -268,6 +286,7 @@ def _judge_lock(root: Root, path: Path) -> tuple[LockStatus, Any]:
         today=shown_today,
         older=older_format(lock, _shown(root, path)),
         serving_name=lock.info.serving,
+        judged=today.error is None,
     )
     return status, lock
 

@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
 import re
+import sys
+import tomllib
 from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
@@ -23,11 +26,12 @@ from typing import TYPE_CHECKING, Any
 
 from passprice import __version__, ggml, schema
 from passprice.errors import InputError
-from passprice.files import write_atomically
+from passprice.files import is_there, make_folder, write_atomically
 from passprice.gguf_header import (
     VALUE_TYPE_NAMES,
     GGUFHeader,
     LongArray,
+    LongString,
     MetaValue,
     Shard,
     TensorInfo,
@@ -55,6 +59,9 @@ _INT_RANGES = {
     "int64": (_INT64_MIN, _INT64_MAX),
 }
 _FLOATS = ("float32", "float64")
+_FLOAT_MAX = sys.float_info.max
+#: A uint64 written as a decimal string (past int64, which TOML integers cannot hold).
+_DECIMAL = re.compile(r"[0-9]{1,20}")
 _SCALARS = frozenset(VALUE_TYPE_NAMES.values()) - {"array"}
 
 
@@ -131,7 +138,7 @@ def entry_document(header: GGUFHeader, name: str, source_note: str) -> dict[str,
     metadata: dict[str, Any] = {}
     for key, value in header.metadata.items():
         kind = header.value_types[key]
-        if isinstance(value, LongArray):
+        if isinstance(value, LongArray | LongString):  # a long array or string: its type and length only
             metadata[key] = {"type": kind, "length": value.length}
         else:
             metadata[key] = {"type": kind, "value": _kept(value)}
@@ -200,14 +207,47 @@ def import_header(header: GGUFHeader, name: str, source_note: str) -> str:
 
     Deterministic: the same header, name and note give the same bytes (floats in Python's shortest round-trip form,
     metadata keys always quoted, one tensor a line). The text starts with :data:`SCHEMA_LINE` and matches
-    ``schema/checkpoint.schema.json``; :func:`header_from_entry` reads it back to an equal header.
+    ``schema/checkpoint.schema.json``; :func:`header_from_entry` reads it back to an equal header — which is checked
+    here, so whatever ``import`` writes reads back (``header NAME``, ``checkpoints``, a price).
 
-    Raises :class:`InputError` for a name that is not a file stem of letters, digits, ``.``, ``_`` and ``-``.
+    Raises :class:`InputError` for a name that is not a file stem of letters, digits, ``.``, ``_`` and ``-``, and,
+    naming the header's file and the first metadata key or line that differs, for a header the entry cannot hold.
     """
+    _check_name(name)
+    text = _entry_text(header, name, source_note)
+    _check_reads_back(header, text, name, source_note)
+    return text
+
+
+def _check_reads_back(header: GGUFHeader, text: str, name: str, source_note: str) -> None:
+    """Raise :class:`InputError` unless the entry ``text`` reads back (TOML, the schema, :func:`header_from_entry`)
+    to a header whose entry document (:func:`entry_document`, which the text is written from) is the same: nothing
+    the header held is lost or changed on the way. (The documents are compared as JSON, so a NaN equals a NaN; the
+    text is not written twice, tomlkit being the slow part of an import.)"""
+    source = header.source or header.shards[0].file
+    where = f"{source}: cannot import: the entry would not read back"
+    try:
+        document = tomllib.loads(text)
+        schema.validate(document, "checkpoint", "entry")
+        back = header_from_entry(document, "entry")
+    except tomllib.TOMLDecodeError as e:
+        raise InputError(f"{where} (not valid TOML: {e})") from None
+    except InputError as e:
+        raise InputError(f"{where} ({str(e).splitlines()[0]})") from None
+    before, after = entry_document(header, name, source_note), entry_document(back, name, source_note)
+    for part in ("header", "metadata"):
+        for key in before[part].keys() | after[part].keys():
+            was, now = before[part].get(key), after[part].get(key)
+            if json.dumps(was, default=str) != json.dumps(now, default=str):
+                shown = schema.shown_value(f"{key}: {json.dumps(was, default=str)[:60]}")
+                raise InputError(f"{where}: {part} {shown} changes on the way")
+
+
+def _entry_text(header: GGUFHeader, name: str, source_note: str) -> str:
+    """The entry's text (:func:`import_header`), unchecked."""
     import tomlkit
     from tomlkit.items import KeyType, SingleKey
 
-    _check_name(name)
     data = entry_document(header, name, source_note)
     document = tomlkit.document()
     entry = tomlkit.table()
@@ -247,33 +287,44 @@ def _meta_from(value: Any, descriptor: str, where: str) -> MetaValue:
     inner = _element_type(descriptor)
     if inner is not None or descriptor == "array":
         if not isinstance(value, list):
-            raise InputError(f"{where}: type {descriptor} needs an array, not {value!r}")
-        return tuple(_meta_from(v, inner or "array", f"{where}[{i}]") for i, v in enumerate(value))
+            raise InputError(f"{where}: type {descriptor} needs an array, not {schema.shown_value(value)}")
+        if inner is None:  # "array": arrays of different (or no) types, each element any scalar or array
+            return tuple(_any_meta(v, f"{where}[{i}]") for i, v in enumerate(value))
+        return tuple(_meta_from(v, inner, f"{where}[{i}]") for i, v in enumerate(value))
     if descriptor in _INT_RANGES:
-        if descriptor == "uint64" and isinstance(value, str) and value.isdigit():
-            value = int(value)
+        if descriptor == "uint64" and isinstance(value, str) and _DECIMAL.fullmatch(value):
+            value = int(value)  # ASCII digits only (str.isdigit takes "²" and Arabic-Indic digits), 20 at most
         low, high = _INT_RANGES[descriptor]
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise InputError(f"{where}: {value!r} is not a {descriptor}")
+            raise InputError(f"{where}: {schema.shown_value(value)} is not a {descriptor}")
         return value
     if descriptor in _FLOATS:
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise InputError(f"{where}: {value!r} is not a {descriptor}")
+            raise InputError(f"{where}: {schema.shown_value(value)} is not a {descriptor}")
+        if isinstance(value, int) and not -_FLOAT_MAX <= value <= _FLOAT_MAX:
+            raise InputError(f"{where}: an integer of {len(str(abs(value))):,} digits is past any {descriptor}")
         return float(value)
     if descriptor == "bool":
         if not isinstance(value, bool):
-            raise InputError(f"{where}: {value!r} is not a bool")
+            raise InputError(f"{where}: {schema.shown_value(value)} is not a bool")
         return value
     if descriptor == "string":
         if not isinstance(value, str):
-            raise InputError(f"{where}: {value!r} is not a string")
+            raise InputError(f"{where}: {schema.shown_value(value)} is not a string")
         return value
-    # An array of arrays whose inner type was not known (it was empty): any TOML scalar or array.
+    raise InputError(f"{where}: {descriptor!r} is not a GGUF value type")
+
+
+def _any_meta(value: Any, where: str) -> MetaValue:
+    """An element of an array whose element type is not one (``array[array]``: inner arrays of different types):
+    any TOML scalar within a GGUF type's range, or an array of them."""
     if isinstance(value, list):
-        return tuple(_meta_from(v, "array", f"{where}[{i}]") for i, v in enumerate(value))
+        return tuple(_any_meta(v, f"{where}[{i}]") for i, v in enumerate(value))
+    if isinstance(value, int) and not isinstance(value, bool) and not _INT64_MIN <= value <= _INT_RANGES["uint64"][1]:
+        raise InputError(f"{where}: {schema.shown_value(value)} is past every GGUF integer type")
     if isinstance(value, bool | int | float | str):
         return value
-    raise InputError(f"{where}: {value!r} is not a metadata value")
+    raise InputError(f"{where}: {schema.shown_value(value)} is not a metadata value")
 
 
 def header_from_entry(document: Mapping[str, Any], source: str) -> GGUFHeader:
@@ -294,9 +345,12 @@ def header_from_entry(document: Mapping[str, Any], source: str) -> GGUFHeader:
             raise InputError(f"{where}.type: {descriptor!r} is not a GGUF value type")
         if "length" in item:
             inner = _element_type(descriptor)
-            if inner is None:
-                raise InputError(f"{where}: a length needs an array type, not {descriptor!r}")
-            metadata[key] = LongArray(inner, int(item["length"]))
+            if descriptor == "string":  # a string too long to keep: its length in bytes
+                metadata[key] = LongString(int(item["length"]))
+            elif inner is None:
+                raise InputError(f"{where}: a length needs an array or string type, not {descriptor!r}")
+            else:
+                metadata[key] = LongArray(inner, int(item["length"]))
         else:
             metadata[key] = _meta_from(item["value"], descriptor, f"{where}.value")
         value_types[key] = descriptor
@@ -369,7 +423,7 @@ def _load_entry(path: Path, root: Root) -> GGUFHeader:
     # Kept in this process by the entry's path, its bytes' sha256 and the schema folder (never by size and mtime,
     # which an edit can keep); across processes, schema.load's cache of validated documents skips parsing.
     data = schema.read_bytes(path)
-    key = (str(path.resolve()), hashlib.sha256(data).hexdigest(), str(root.schema))
+    key = (os.path.realpath(path), hashlib.sha256(data).hexdigest(), str(root.schema))
     if key in _CACHE:
         _CACHE.move_to_end(key)
         return _CACHE[key]
@@ -397,12 +451,12 @@ def load_checkpoint(root: Root, ref: str) -> GGUFHeader:
     candidate = Path(ref)
     if ref.endswith(GGUF_SUFFIXES):
         return read_header(candidate)
-    if ref.endswith(".toml") and candidate.is_file():
+    if ref.endswith(".toml") and is_there(candidate):
         return _load_entry(candidate, root)
     path = entry_path(root, ref)
-    if path.is_file():
+    if is_there(path):
         return _load_entry(path, root)
-    if candidate.is_file():
+    if is_there(candidate):
         return read_header(candidate)
     raise not_found("checkpoint", ref, root.checkpoints, root.names(root.checkpoints))
 
@@ -440,8 +494,10 @@ def entry_row(root: Root, name: str) -> dict[str, Any]:
 
 
 def write_entry(path: str | os.PathLike[str], text: str, force: bool = False) -> None:
-    """Write the entry ``text`` to ``path`` atomically, creating the folder (:func:`passprice.files.write_atomically`).
+    """Write the entry ``text`` to ``path`` atomically, creating the folder, the registry's own
+    ``registry/checkpoints`` (:func:`passprice.files.write_atomically`).
 
     Raises :class:`InputError` when ``path`` exists and not ``force``, or the folder cannot be written.
     """
+    make_folder(Path(path).parent)
     write_atomically(Path(path), text, force)

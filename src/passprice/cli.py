@@ -1,13 +1,14 @@
 """The command line is a thin layer over the library: each command parses its options, calls one library function,
 and prints a table for people or ``--json`` for programs.
 
-Exit status: 0 success; 1 a refusal (a price the model or a lock refuses); 2 bad input or usage. Bad input is one
-line per problem on stderr (file, key or byte offset, what was wrong), never a traceback.
+Exit status: 0 success; 1 a refusal (a price the model or a lock refuses); 2 bad input or usage; 130 interrupted
+(Ctrl-C). Bad input is one line per problem on stderr (file, key or byte offset, what was wrong), never a traceback.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import math
 import re
@@ -20,6 +21,9 @@ import click
 
 from passprice import __version__
 from passprice.errors import InputError
+
+#: The exit status of a command interrupted by Ctrl-C (SIGINT): 128 + 2, as a shell reports it.
+INTERRUPTED = 130
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
@@ -57,7 +61,11 @@ class _Group(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
+            problems = ctx.meta.get("passprice.problems")
+            if problems:
+                raise InputError("\n".join(problems))
+            return result
         except click.exceptions.NoArgsIsHelpError:
             raise
         except click.UsageError as e:
@@ -76,6 +84,24 @@ class _Group(click.Group):
         except BrokenPipeError:  # pragma: no cover - e.g. `passprice header … | head`
             sys.stderr.close()
             ctx.exit(0)
+        except OSError as e:
+            # A last resort for a lookup that did not go through passprice.files.look (a name over 255 bytes or a
+            # loop of symbolic links in a path some code stat-ed itself): one line, not a traceback.
+            if e.errno not in (errno.ENAMETOOLONG, errno.ELOOP) or e.filename is None:
+                raise
+            from passprice.files import look
+
+            try:
+                look(e.filename)
+            except InputError as named:
+                click.echo(f"passprice: error: {named}", err=True)
+                ctx.exit(2)
+            raise
+        except KeyboardInterrupt:
+            # Ctrl-C: nothing half-written (every output goes through a temporary file), and the shell's status for
+            # a command ended by SIGINT (128 + 2), not the refusal status click would give.
+            click.echo("passprice: interrupted", err=True)
+            ctx.exit(INTERRUPTED)
         except Exception as e:
             # A named refusal no command caught around its pricing: a drafting method out of its scope refuses while
             # the serving is resolved (passprice.scopes.OutOfScope). Exit 1 with the refusal, as a priced refusal.
@@ -157,20 +183,13 @@ def _require_unicode(text: str | None, what: str) -> None:
 
 def _check_output(path: Path | None, force: bool) -> None:
     """Refuse an output file before any work is done (a sweep or a simulation can take seconds, and used to fail
-    only when it came to write): a path that names a folder, an existing file without ``--force``, or a path under
-    a file. (Missing folders are created when the file is written, as ``lock -o`` does.) Raises
-    :class:`InputError`."""
-    if path is None:
-        return
-    if path.is_dir():
-        raise InputError(f"{path}: is a folder; give a file to write")
-    if path.exists() and not force:
-        raise InputError(f"{path}: already exists; pass --force to overwrite it")
-    folder = path.parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    if not folder.is_dir():
-        raise InputError(f"{path}: cannot write: {folder} is not a folder")
+    only when it came to write), for every reason the writer would (:func:`passprice.files.check_writable`: a
+    folder, a device or FIFO, a read-only file, an existing file without ``--force``, a folder that does not exist).
+    Raises :class:`InputError`."""
+    if path is not None:
+        from passprice.files import check_writable
+
+        check_writable(path, force)
 
 
 def _relative(root: Any, path: Path) -> str:
@@ -238,10 +257,11 @@ def cli(ctx: click.Context, root: Path | None, no_cache: bool) -> None:
 @click.pass_context
 def cards_command(ctx: click.Context, as_json: bool) -> None:
     """List the registered cards."""
-    from passprice.cards import load_cards
+    from passprice.cards import load_card
     from passprice.report import cards_table, fact_json
 
-    cards = load_cards(_root(ctx))
+    root = _root(ctx)
+    cards = [c for _, c in _load_all(root.names(root.cards), lambda name: load_card(root, name))]
     if as_json:
         _echo_json(
             {"cards": [
@@ -277,9 +297,16 @@ def facts_command(ctx: click.Context, card: str, as_json: bool) -> None:
         click.echo(facts_text(f"{c.name}: {c.title}", c.facts()))
 
 
+def _problems(lines: Any) -> None:
+    """Keep ``lines`` (problems of files that do not read) for the end of the command: the command still shows what
+    does read, then the group prints each line on stderr (``passprice: error: …``) and exits 2."""
+    click.get_current_context().meta.setdefault("passprice.problems", []).extend(lines)
+
+
 def _load_all(names: list[str], load: Callable[[str], T]) -> list[tuple[str, T]]:
-    """Each of ``names`` loaded; raises one :class:`InputError` with the problems of every file that does not load
-    (not only the first), one line each."""
+    """Each of ``names`` loaded: those that load, in order; the problems of every file that does not (not only the
+    first), one line each, are kept for the end of the command (:func:`_problems`), so a listing still shows every
+    good file and then reports the bad ones on stderr with exit status 2."""
     loaded: list[tuple[str, T]] = []
     problems: list[str] = []
     for name in names:
@@ -287,8 +314,7 @@ def _load_all(names: list[str], load: Callable[[str], T]) -> list[tuple[str, T]]
             loaded.append((name, load(name)))
         except InputError as e:
             problems.extend(str(e).splitlines())
-    if problems:
-        raise InputError("\n".join(problems))
+    _problems(problems)
     return loaded
 
 
@@ -564,7 +590,9 @@ def _serving_options(with_batch: bool) -> Callable[[F], F]:
             click.option("--kv-rotated/--no-kv-rotated", default=None, help="Walsh–Hadamard-rotated KV cache."),
             click.option("--draft", "draft_method", help="Drafting method (facts/drafts name)."),
             click.option("--draft-tokens", type=click.IntRange(0, 64), help="Drafted tokens per pass (0: no drafts)."),
-            click.option("--head-rows", type=click.IntRange(min=1), help="Vocabulary rows the drafting head reads."),
+            click.option(
+                "--head-rows", type=click.IntRange(1, 4294967295), help="Vocabulary rows the drafting head reads."
+            ),
             click.option("--flush", help="State flush: every-pass, every:N or trailing:N."),
             click.option("--host-memory/--no-host-memory", default=None, help="Let sequences live in host memory."),
             click.option(
@@ -977,8 +1005,13 @@ def lock_command(
                 "(passprice init DIR)"
             )
         output = root.locks / f"{name or Path(serving or '').stem}.lock.toml"
+        from passprice.files import make_folder
+
+        make_folder(root.locks)  # the root's own folder (a -o FILE's folder is never created)
+    from passprice.files import is_there
+
     old = None
-    if output.is_file() and (update or force):
+    if is_there(output) and (update or force):
         try:
             old = read_lock(output, root.schema)
         except InputError:
@@ -1009,7 +1042,7 @@ def lock_command(
     if update and old is not None and serving is None:
         # A lock of the first format named no serving; it locked the serving of its own name, when there is one.
         locked = old.info.serving
-        if locked is None and old.info.format < 2 and (root.servings / f"{old.name}.toml").is_file():
+        if locked is None and old.info.format < 2 and is_there(root.servings / f"{old.name}.toml"):
             locked = old.name
     if serving is not None and not _given({k: v for k, v in o.items() if k != "serving"}):
         locked = serving_name(root, serving)
@@ -1099,7 +1132,9 @@ def check_command(ctx: click.Context, frozen: bool, as_json: bool) -> None:
         _echo_json(report.to_json(frozen))
     else:
         click.echo(report.text(frozen))
-    if not report.ok(frozen):
+    if report.unreadable:  # files that do not read are bad input: on stderr, exit 2, after the rest of the report
+        _problems(report.unreadable)
+    elif not report.ok(frozen):
         ctx.exit(1)
 
 
@@ -1156,12 +1191,14 @@ def audit_command(
         return
     # A name that is both a registered serving and a lock (locks are often named after their serving) is the serving,
     # priced with today's facts; a lock is audited by its file or by NAME.lock.toml, or by a name only a lock has.
+    from passprice.files import is_there
+
     is_lock = target is not None and (
         target.endswith(".lock.toml")
         or (
-            not (root.servings / f"{target}.toml").is_file()
-            and not (target.endswith(".toml") and Path(target).is_file())
-            and (root.locks / f"{target}.lock.toml").is_file()
+            not is_there(root.servings / f"{target}.toml")
+            and not (target.endswith(".toml") and is_there(target))
+            and is_there(root.locks / f"{target}.lock.toml")
         )
     )
     if is_lock and target is not None:
@@ -1373,7 +1410,7 @@ def fact_set_command(
     """Set fact PATH of card NAME in place, keeping the file's comments and layout. The entry is replaced whole: a
     note or derivation not given is removed. An edit that would leave the file invalid is refused (exit 2) and the
     file is left untouched. Derived facts the edit leaves stale are named on stderr (passprice: warning: …)."""
-    from passprice.edit import apply_edit, parse_derivation, parse_value, read_facts, set_fact
+    from passprice.edit import edit_fact, parse_derivation, parse_value, read_facts
     from passprice.report import fact_json
 
     if cite is not None:
@@ -1397,8 +1434,7 @@ def fact_set_command(
         "note": note,
         "derivation": parse_derivation(derivation, read_facts(where, root.schema)) if derivation else None,
     }
-    edit = set_fact(where, entry, root.schema, root)
-    apply_edit(edit)
+    edit = edit_fact(where, entry, root.schema, root)  # read, edited and replaced under a lock on the file
     stale = edit.stale()
     shown = where.file.relative_to(root.path) if where.file.is_relative_to(root.path) else where.file
     if as_json:
@@ -1749,6 +1785,9 @@ def speculate_command(
         raise InputError(f"{serving or spec.checkpoint} names no drafting method: give --draft METHOD ({known})")
     method = load_draft_method(root, method_name)
     resolved = resolve(root, attrs.evolve(spec, draft=None))
+    from passprice.servings import check_head_rows
+
+    check_head_rows(resolved.header, head_rows)
     batch = None if at_best else resolved.spec.batch
     try:
         result = speculate(
@@ -1967,10 +2006,16 @@ def validate_command(
 
 
 def main() -> None:
-    """The ``passprice`` console script. What is imported by now (click, the interpreter's own modules) lives as long
-    as the process: :func:`gc.freeze` moves it out of the collector's way, so the collections a command's own
-    imports and work trigger do not scan it again (about 3 % of a price's instructions)."""
+    """The ``passprice`` console script. Exits 130 on Ctrl-C, wherever it comes (a command's own handler says so
+    while it runs; this one covers the start, before a command is chosen). What is imported by now (click, the
+    interpreter's own modules) lives as long as the process: :func:`gc.freeze` moves it out of the collector's way,
+    so the collections a command's own imports and work trigger do not scan it again (about 3 % of a price's
+    instructions)."""
     import gc
 
     gc.freeze()
-    cli(prog_name="passprice")
+    try:
+        cli(prog_name="passprice")
+    except KeyboardInterrupt:
+        click.echo("passprice: interrupted", err=True)
+        sys.exit(INTERRUPTED)

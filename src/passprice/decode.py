@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 import attrs
 
-from passprice import ggml
+from passprice import ggml, schema
 from passprice.errors import InputError
 from passprice.gguf_header import GGUFHeader, LongArray, TensorInfo
 
@@ -485,7 +485,7 @@ def header_problems(header: GGUFHeader) -> list[str]:
                 out.append(f"{source}: metadata {name}: {what} is not a whole number >= 0")
                 continue
         elif not _whole(value):
-            what = "a long array" if isinstance(value, LongArray) else repr(value)
+            what = "a long array" if isinstance(value, LongArray) else schema.shown_value(value)
             out.append(f"{source}: metadata {name}: {what} is not a whole number >= 0")
             continue
         if key == "embedding_length" and (value == 0 or (isinstance(value, tuple) and max(value) == 0)):
@@ -531,6 +531,71 @@ def header_problems(header: GGUFHeader) -> list[str]:
     drafts = header.metadata.get(f"{prefix}nextn_predict_layers")
     if isinstance(drafts, int) and isinstance(blocks, int) and _whole(drafts) and _whole(blocks) and drafts > blocks:
         out.append(f"{source}: metadata {prefix}nextn_predict_layers: {drafts:,} draft layers, more than block_count")
+    if not out:
+        out += _block_problems(header, source, prefix, blocks if _whole(blocks) else None)
+    return out
+
+
+def _block_problems(header: GGUFHeader, source: str, prefix: str, blocks: object) -> list[str]:
+    """What the tensor table and the head counts say against each other, once the counts are whole numbers: a
+    ``block_count`` past the blocks the tensors name (phantom blocks, which would be priced as blocks holding
+    nothing); blocks holding attention (``attn_k`` or ``attn_qkv``, no ``ssm_*`` tensor) of which none has a KV
+    head (a ``head_count_kv`` of 0: every cache would be priced as 0 bytes; one 0 in a per-layer array is a layer
+    without attention, as DESIGN.md says, and stays allowed); a block with KV heads but no query heads
+    (``head_count`` 0); KV heads outnumbering query heads (each query head reads one KV head: GQA and MQA have
+    fewer, never more)."""
+    out: list[str] = []
+    bases: dict[int, set[str]] = {}
+    for t in header.tensors:
+        layer, base, _ = _split_name(t.name)
+        if layer is not None:
+            bases.setdefault(layer, set()).add(base)
+    if isinstance(blocks, int) and blocks > 0:
+        empty = [i for i in range(blocks) if i not in bases]
+        if empty:
+            shown = ", ".join(str(i) for i in empty[:8]) + (f" … ({len(empty):,} in all)" if len(empty) > 8 else "")
+            out.append(
+                f"{source}: metadata {prefix}block_count: {blocks:,}, but no tensor belongs to block {shown} "
+                "(blk.N.…): a block holds tensors"
+            )
+    attention = [
+        i
+        for i in sorted(bases)
+        if ("attn_k" in bases[i] or "attn_qkv" in bases[i]) and not any(b.startswith("ssm_") for b in bases[i])
+    ]
+    no_query: int | None = None
+    wider: int | None = None
+    with_kv = 0
+    for i in attention:
+        q = _per_layer(header, "attention.head_count", i)
+        kv = _per_layer(header, "attention.head_count_kv", i)
+        kv = q if kv is None else kv
+        if kv:
+            with_kv += 1
+            if not q and no_query is None:
+                no_query = i
+            if q and kv > q and wider is None:
+                wider = i
+    if attention and not with_kv:
+        value = header.meta("attention.head_count_kv")
+        key = "attention.head_count_kv" if value is not None else "attention.head_count"
+        said = "missing" if header.meta(key) is None else "0 for every block" if isinstance(value, tuple) else "0"
+        out.append(
+            f"{source}: metadata {prefix}{key}: {said}, but {len(attention):,} blocks hold attention "
+            f"(blk.{attention[0]}.attn_k …): no KV cache would be priced; an attention layer has at least one KV head"
+        )
+    if no_query is not None:
+        said = "missing" if header.meta("attention.head_count") is None else f"0 for block {no_query}"
+        out.append(
+            f"{source}: metadata {prefix}attention.head_count: {said}, but the block has KV heads and holds attention "
+            f"(blk.{no_query}.attn_k): an attention layer has at least one query head"
+        )
+    if wider is not None:
+        q, kv = _per_layer(header, "attention.head_count", wider), _per_layer(header, "attention.head_count_kv", wider)
+        out.append(
+            f"{source}: metadata {prefix}attention.head_count_kv: {kv} KV heads, more than the {q} query heads "
+            f"(attention.head_count) of block {wider}: each query head reads one KV head"
+        )
     return out
 
 

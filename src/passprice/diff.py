@@ -29,6 +29,7 @@ from passprice.cards import card_from_document
 from passprice.drafts import method_from_document
 from passprice.errors import InputError
 from passprice.facts import Fact, Provenance, dimension
+from passprice.files import is_folder
 from passprice.lineage import Dependant, changed_dependants
 from passprice.locks import FIGURES, FloorChange, Lock, Verdict, compare_policies, judge, read_lock
 from passprice.pins import LOCK_FORMAT
@@ -36,7 +37,7 @@ from passprice.registry import Root
 from passprice.report import fact_json
 from passprice.servings import spec_to_document
 from passprice.sidecode import Code, code_folder, code_of, price_locks
-from passprice.tables import markdown_table, si
+from passprice.tables import markdown_table, markdown_text, si
 
 if TYPE_CHECKING:
     from passprice.comment import Links
@@ -203,7 +204,7 @@ def folder_files(folder: Path) -> dict[str, bytes]:
 
 
 def _is_root(folder: Path) -> bool:
-    return (folder / "facts").is_dir() and (folder / "registry").is_dir()
+    return is_folder(folder / "facts") and is_folder(folder / "registry")
 
 
 # --- what changed --------------------------------------------------------------------------------------------------
@@ -1074,7 +1075,7 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
             return checkout[0]
 
         def open_side(ref: str | None, default: str | None) -> Side:
-            if ref is not None and Path(ref).is_dir():
+            if ref is not None and is_folder(ref):
                 folder = Path(ref).resolve()
                 if not _is_root(folder):
                     raise InputError(f"{ref}: not a passprice root (it needs facts/ and registry/ folders)")
@@ -1319,14 +1320,14 @@ def _fact_details(d: Diff, links: Links | None) -> list[str]:
         out.append(f"- `{f.name}` `{c.path}` ({c.change}) in {where}")
         if c.new is not None:
             label = "cite (new)" if c.old is not None and c.old.citation() != c.new.citation() else "cite"
-            out.append(f"  - **{label}**: {c.new.citation()}")
+            out.append(f"  - **{label}**: {markdown_text(c.new.citation())}")
         if c.old is not None and (c.new is None or c.old.citation() != c.new.citation()):
-            out.append(f"  - **cite (was)**: {c.old.citation()}")
+            out.append(f"  - **cite (was)**: {markdown_text(c.old.citation())}")
         note = c.new.note if c.new is not None else None
         if note:
-            out.append(f"  - **note**: {note}")
+            out.append(f"  - **note**: {markdown_text(note)}")
         elif c.old is not None and c.old.note and c.new is not None:
-            out.append(f"  - **note** removed (was: {c.old.note})")
+            out.append(f"  - **note** removed (was: {markdown_text(c.old.note)})")
     return out
 
 
@@ -1410,13 +1411,13 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         for lock in d.locks:
             for label, side in (("BASE", lock.before), ("HEAD", lock.after)):
                 if side.refusal is not None:
-                    notes.append(f"- `{lock.name}`: {label} refuses: {side.refusal.get('message', '')}")
+                    notes.append(f"- `{lock.name}`: {label} refuses: {markdown_text(side.refusal.get('message', ''))}")
                 if side.error is not None and not (lock.added and label == "BASE") and not (
                     lock.removed and label == "HEAD"
                 ):
-                    notes.append(f"- `{lock.name}`: {label} cannot price: {side.error}")
+                    notes.append(f"- `{lock.name}`: {label} cannot price: {markdown_text(side.error)}")
             if lock.note:
-                notes.append(f"- `{lock.name}`: {lock.note}")
+                notes.append(f"- `{lock.name}`: {markdown_text(lock.note)}")
         if notes:
             out += ["", *notes]
     policy = [(lock, c) for lock in d.reviews for c in lock.policy]
@@ -1459,7 +1460,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     if d.unaffected:
         out += ["", f"{_n(len(d.unaffected), 'lock')} unaffected: " + ", ".join(f"`{x.name}`" for x in d.unaffected)]
     unread = [
-        [f"`{f.path}`", which, e]
+        [f"`{f.path}`", which, markdown_text(e)]
         for f in d.files
         for which, errors in (("BASE", f.base_errors), ("HEAD", f.head_errors))
         for e in errors

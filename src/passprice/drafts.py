@@ -16,6 +16,7 @@ import attrs
 from passprice import schema
 from passprice.errors import InputError
 from passprice.facts import Fact
+from passprice.files import is_there
 from passprice.registry import Root, not_found
 
 
@@ -59,10 +60,10 @@ def draft_path(root: Root, ref: str) -> Path:
     """The file of the drafting method ``ref`` (a registry name or a ``.toml`` path). Raises :class:`InputError`
     listing the registered methods when ``ref`` names none."""
     candidate = Path(ref)
-    if ref.endswith(".toml") and candidate.is_file():
+    if ref.endswith(".toml") and is_there(candidate):
         return candidate
     path = root.drafts / f"{ref}.toml"
-    if not path.is_file():
+    if not is_there(path):
         raise not_found("drafting method", ref, root.drafts, root.names(root.drafts))
     return path
 

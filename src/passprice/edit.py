@@ -4,14 +4,19 @@ the edited entry byte for byte, and an edit that would leave the file invalid ne
 :func:`set_fact` replaces one fact entry of a card (``facts/cards/NAME.toml``) or a drafting method
 (``facts/drafts/NAME.toml``, paths ``acceptance.N``) through ``tomlkit``, which keeps a document's layout as written;
 the edited text is validated as the loaders would (schema, then building the card or method) before
-:func:`apply_edit` replaces the file atomically.
+:func:`apply_edit` replaces the file atomically. :func:`edit_fact` does both under an exclusive lock on the file
+(:func:`locked`), so two edits of one file at once both land, one after the other, and never leave a partial file.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
 import re
+import time
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +29,7 @@ from passprice.cards import CARD_PATHS, HOST_PATHS, TENSOR_PATHS, card_from_docu
 from passprice.drafts import draft_path, method_from_document
 from passprice.errors import InputError
 from passprice.facts import Fact
-from passprice.files import write_atomically
+from passprice.files import is_there, open_regular, read_regular, target, write_atomically
 from passprice.registry import Root
 
 if TYPE_CHECKING:
@@ -65,8 +70,8 @@ def locate(root: Root, name: str, path: str | None, draft: bool = False) -> Fact
 
     Raises :class:`InputError` for an unknown card or method, or a path no such file has."""
     match = _ACCEPTANCE.match(path) if path is not None else None
-    if path is None and not draft and not (root.cards / f"{name}.toml").is_file():
-        draft = (root.drafts / f"{name}.toml").is_file()  # a name only a drafting method has
+    if path is None and not draft and not is_there(root.cards / f"{name}.toml"):
+        draft = is_there(root.drafts / f"{name}.toml")  # a name only a drafting method has
     if draft or match is not None:
         file = draft_path(root, name)
         if path is not None and match is None:
@@ -137,9 +142,7 @@ def set_fact(
     ``B/s`` belongs), an unknown provenance, a ``derived`` fact without a derivation, a source ``root`` has no record
     of."""
     try:
-        before = where.file.read_bytes().decode("utf-8")
-    except OSError as e:
-        raise InputError(f"{where.file}: cannot read: {e.strerror or e}") from None
+        before = read_regular(where.file, schema.MAX_TOML_BYTES).decode("utf-8")
     except UnicodeDecodeError as e:
         raise InputError(f"{where.file}: byte {e.start}: not UTF-8 text") from None
     old_facts = read_facts(where, schema_folder)
@@ -245,8 +248,8 @@ def apply_edit(edit: FactEdit) -> None:
     written."""
     file = edit.where.file
     try:
-        now = file.read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError) as e:
+        now = read_regular(file, schema.MAX_TOML_BYTES).decode("utf-8")
+    except UnicodeDecodeError as e:
         raise InputError(f"{file}: cannot read: {e}") from None
     if now != edit.before:
         raise InputError(f"{file}: changed while it was being edited; nothing written, run the edit again")
@@ -254,3 +257,69 @@ def apply_edit(edit: FactEdit) -> None:
         return
     # write_atomically keeps the permission bits of the file it replaces.
     write_atomically(file, edit.after, force=True)
+
+
+#: Seconds :func:`locked` waits for another edit of the same file (one takes well under a second) before it refuses.
+LOCK_WAIT_S = 10.0
+#: ``errno`` values of ``flock`` on a file system without locks: the edit then goes ahead unlocked.
+_NO_LOCKS = frozenset({errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL})
+
+
+@contextlib.contextmanager
+def locked(file: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``file`` (the file a link at ``file`` points to) for a read-modify-write.
+
+    The lock is taken on the file itself, so no lock file is left beside it: once locked, the descriptor is checked
+    to still be the file at that path (an edit that finished meanwhile replaced it by a rename, so the lock is on a
+    file nobody reads any more), and taken again on the new file if not. Another process waiting on the same file
+    gets it when this one's edit is renamed into place, and then reads the edited file.
+
+    On a file system without locks (``flock`` fails with ``ENOLCK``, ``EOPNOTSUPP`` …) and where ``fcntl`` does not
+    exist, the edit goes ahead unlocked: :func:`apply_edit` still refuses to replace a file that changed since it
+    was read, which catches a concurrent edit unless both compare in the same instant before either renames.
+
+    Raises :class:`InputError` when ``file`` cannot be opened (:func:`passprice.files.open_regular`) or another
+    edit holds it for longer than ``wait_s`` seconds (a hung editor: nothing waits without end)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    end = target(file)
+    deadline = time.monotonic() + wait_s
+    while True:
+        handle = open_regular(end)
+        try:
+            while True:
+                try:
+                    fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise InputError(
+                            f"{file}: another edit has held it for {wait_s:g} s; nothing written, run the edit again"
+                        ) from None
+                    time.sleep(0.005)
+                except OSError as e:
+                    if e.errno not in _NO_LOCKS:
+                        raise InputError(f"{file}: cannot lock: {e.strerror or e}") from None
+                    yield  # a file system without locks
+                    return
+            held, now = os.fstat(handle.fileno()), os.stat(end)
+            if (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino):
+                yield
+                return
+        finally:
+            handle.close()  # releases the lock
+
+
+def edit_fact(
+    where: FactFile, entry: Mapping[str, Any], schema_folder: Path | None = None, root: Root | None = None
+) -> FactEdit:
+    """:func:`set_fact` then :func:`apply_edit` under :func:`locked`: the file is read, edited, validated and
+    replaced while no other ``fact set`` can, so concurrent edits of one file (different facts) all land. The
+    edit made. Raises :class:`InputError` as those do."""
+    with locked(where.file):
+        edit = set_fact(where, entry, schema_folder, root)
+        apply_edit(edit)
+    return edit

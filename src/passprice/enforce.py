@@ -19,6 +19,7 @@ from typing import Any
 import attrs
 
 from passprice.facts import Fact
+from passprice.files import is_there
 from passprice.locks import Lock, Verdict, judge, lock_path, locks_of, read_lock
 from passprice.registry import Root
 from passprice.servings import Resolved
@@ -57,10 +58,10 @@ def serving_name(root: Root, ref: str | None) -> str | None:
     ``registry/servings``; ``None`` for none or a serving file kept elsewhere."""
     if ref is None:
         return None
-    if (root.servings / f"{ref}.toml").is_file() and "/" not in ref:
+    if is_there(root.servings / f"{ref}.toml") and "/" not in ref:
         return ref
     path = Path(ref)
-    if path.suffix == ".toml" and path.is_file() and path.resolve().parent == root.servings.resolve():
+    if path.suffix == ".toml" and is_there(path) and path.resolve().parent == root.servings.resolve():
         return path.name[: -len(".toml")]
     return None
 

@@ -19,6 +19,11 @@ class InputError(Exception):
         return self.message
 
 
+class NotFound(InputError):
+    """A name or path that names nothing (no such file, no such registered entry): raised by the lookups, so whoever
+    read the name from a file (a serving naming its checkpoint) can say which file and key named it."""
+
+
 class SchemaError(InputError):
     """A file that does not match its JSON Schema; ``problems`` lists every mismatch, each as
     ``FILE: KEY.PATH: what was wrong`` (all of a file's problems together, not only the first)."""

@@ -1,17 +1,135 @@
-"""A file passprice writes is replaced whole or not at all: a reader sees the old file or the new one, never half of
-one, and an existing file is replaced only when asked (``--force``).
+"""passprice reads and writes regular files only, and a file it writes is replaced whole or not at all: a reader sees
+the old file or the new one, never half of one, and an existing file is replaced only when asked (``--force``).
 
-Every writer — locks, checkpoint entries, fact edits, sweep and simulation outputs, roofline pictures — goes through
-:func:`write_atomically`.
+Every reader of a named file goes through :func:`open_regular` (a FIFO, a device, a socket or a folder is refused
+before a byte is read, so no read blocks or runs without end); every writer — locks, checkpoint entries, fact edits,
+sweep and simulation outputs, roofline pictures — goes through :func:`write_atomically`, which writes through a
+symbolic link to its target, keeps the target's permission bits, and never replaces a read-only or special file.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
+from typing import BinaryIO
 
-from passprice.errors import InputError
+from passprice.errors import InputError, NotFound
+
+#: What a file that is not a regular one is, by its mode, in words.
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def kind(mode: int) -> str:
+    """What a file of ``mode`` (``st_mode``) is, in words: ``a regular file``, ``a folder``, ``a FIFO (named
+    pipe)``, ``a character device`` …"""
+    if stat.S_ISREG(mode):
+        return "a regular file"
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def _shown(path: Path | str) -> str:
+    """``path`` for an error line, each component over 80 characters cut to its ends and its length (a name too long
+    for the file system would otherwise fill the screen)."""
+    parts = str(path).split(os.sep)
+    return os.sep.join(p if len(p) <= 80 else f"{p[:24]}…{p[-24:]} ({len(p):,} characters)" for p in parts)
+
+
+def _why(error: OSError) -> str:
+    """An ``OSError`` in words a person acts on."""
+    if error.errno == errno.ENAMETOOLONG:
+        return "the name is longer than the file system allows"
+    if error.errno == errno.ELOOP:
+        return "a loop of symbolic links"
+    return error.strerror or str(error)
+
+
+def look(path: Path | str) -> os.stat_result | None:
+    """What ``path`` names, symbolic links followed: its status, or ``None`` when nothing is there (no such file, or
+    a path through a file). Every name → path lookup goes through here (or :func:`is_folder` and
+    :func:`is_there`), so no ``OSError`` of a hostile name reaches the user as a traceback.
+
+    Raises :class:`InputError`, one line naming ``path``, for any other failure: a name longer than the file system
+    allows (``ENAMETOOLONG``, a component over 255 bytes), a loop of symbolic links (``ELOOP``), a folder that may
+    not be searched (``EACCES``), a name holding a NUL character."""
+    try:
+        return os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as e:
+        raise InputError(f"{_shown(path)}: {_why(e)}") from None
+    except ValueError:  # "embedded null byte": a name from a TOML file may hold one
+        raise InputError(f"{str(path)!r}: not a file name (it holds a NUL character)") from None
+
+
+def is_folder(path: Path | str) -> bool:
+    """Whether ``path`` names a folder (links followed). Raises :class:`InputError` as :func:`look` does."""
+    found = look(path)
+    return found is not None and stat.S_ISDIR(found.st_mode)
+
+
+def is_there(path: Path | str) -> bool:
+    """Whether ``path`` names something other than a folder (links followed): a regular file, or a FIFO, device or
+    socket that :func:`open_regular` then refuses by name (so a FIFO called ``card.toml`` is reported as a FIFO, not
+    as a missing card). Raises :class:`InputError` as :func:`look` does."""
+    found = look(path)
+    return found is not None and not stat.S_ISDIR(found.st_mode)
+
+
+def _require_regular(path: Path | str, mode: int) -> None:
+    if stat.S_ISDIR(mode):
+        raise InputError(f"{path}: is a folder, not a file")
+    if not stat.S_ISREG(mode):
+        raise InputError(f"{path}: is {kind(mode)}, not a regular file: passprice reads regular files only")
+
+
+def open_regular(path: Path | str, buffering: int = -1) -> BinaryIO:
+    """``path`` opened for reading in binary (``buffering`` as :func:`open`'s), only when it is a regular file: the
+    one check every reader of a named file makes before reading, so a FIFO (which blocks until a writer comes), a
+    device (``/dev/zero`` has no end), a socket or a folder is refused before a byte is read.
+
+    The check cannot block: the path is ``stat``-ed first (refused without being opened when it is not a regular
+    file), then opened with ``O_NONBLOCK`` (which never waits, even on a FIFO) and the open descriptor ``fstat``-ed
+    (so a file swapped for a FIFO between the two is refused too); only then is the descriptor made blocking again.
+
+    Raises :class:`InputError` naming ``path``: no such file, a folder, not a regular file (saying what it is), or
+    it cannot be opened (permission, a name too long, a loop of symbolic links)."""
+    found = look(path)
+    if found is None:
+        raise NotFound(f"{path}: no such file")
+    _require_regular(path, found.st_mode)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        raise InputError(f"{path}: cannot read: {_why(e)}") from None
+    try:
+        _require_regular(path, os.fstat(fd).st_mode)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb", buffering=buffering)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path: Path | str, limit: int) -> bytes:
+    """The bytes of the regular file ``path`` (:func:`open_regular`), refused past ``limit`` bytes without reading
+    further. Raises :class:`InputError` naming ``path``."""
+    with open_regular(path) as handle:
+        try:
+            data = handle.read(limit + 1)
+        except OSError as e:
+            raise InputError(f"{path}: cannot read: {_why(e)}") from None
+    if len(data) > limit:
+        raise InputError(f"{path}: larger than {limit:,} bytes: not a passprice file")
+    return data
 
 
 def _new_file_mode() -> int:
@@ -21,28 +139,84 @@ def _new_file_mode() -> int:
     return 0o666 & ~mask
 
 
+def target(path: Path) -> Path:
+    """Where writing ``path`` lands: ``path`` itself, or, when it is a symbolic link, the file the link points to
+    (followed to its end), so a write replaces the target and keeps the link. Raises :class:`InputError` as
+    :func:`look` does."""
+    try:
+        if not os.path.islink(path):
+            return path
+    except ValueError:
+        raise InputError(f"{str(path)!r}: not a file name (it holds a NUL character)") from None
+    return Path(os.path.realpath(path))
+
+
+def check_writable(path: Path, force: bool = False) -> None:
+    """Refuse to write ``path`` before any work is done (a sweep or a simulation can take seconds), for the reasons
+    :func:`write_atomically` would: ``path`` (or the file a link at ``path`` points to) is a folder, a device, FIFO or
+    socket (a rename would replace the device itself: ``-o /dev/null --force`` once did), exists without ``force``,
+    or is read-only (no write permission bit: refused even for a user who could override it); its folder does not
+    exist (it is not created) or is not a folder.
+
+    Raises :class:`InputError` naming ``path``."""
+    end = target(path)
+    found = look(end)
+    if found is not None:
+        if stat.S_ISDIR(found.st_mode):
+            raise InputError(f"{path}: is a folder; give a file to write")
+        if not stat.S_ISREG(found.st_mode):
+            what = kind(found.st_mode)
+            raise InputError(f"{path}: is {what}, not a regular file: passprice replaces regular files only")
+        if not force:
+            raise InputError(f"{path}: already exists; pass --force to overwrite it")
+        if not found.st_mode & 0o222:
+            raise InputError(f"{path}: is read-only; passprice does not replace it (make it writable first)")
+    folder = end.parent if str(end.parent) else Path(".")
+    where = look(folder)
+    if where is None:
+        above = folder.parent
+        while (found := look(above)) is None and above != above.parent:
+            above = above.parent
+        if found is not None and not stat.S_ISDIR(found.st_mode):
+            raise InputError(f"{path}: cannot write: {above} is not a folder")
+        raise InputError(f"{path}: cannot write: the folder {folder} does not exist (passprice does not create it)")
+    if not stat.S_ISDIR(where.st_mode):
+        raise InputError(f"{path}: cannot write: {folder} is not a folder")
+
+
+def make_folder(folder: Path) -> None:
+    """Create ``folder`` (and its parents) when nothing is there: for the registry's own folders (``locks/``,
+    ``registry/checkpoints/``), never for a path a user gives. (A file in the way is left for the writer to report.)
+    Raises :class:`InputError` when it cannot."""
+    if look(folder) is not None:
+        return
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise InputError(f"{folder}: cannot create the folder: a file is in the way") from None
+    except OSError as e:
+        raise InputError(f"{folder}: cannot create the folder: {_why(e)}") from None
+
+
 def write_atomically(path: Path, text: str | bytes | Iterable[str], force: bool = False) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same folder (flushed to disk) and a rename, so a
-    reader never sees a half-written file. The file gets the permission bits of the file it replaces, or those of a
-    new file under the umask (not the temporary file's private ``0o600``). Without ``force`` an existing ``path`` is
-    never replaced, even one created while the text was being written (the temporary file is hard-linked into
-    place, which fails when ``path`` exists). No temporary file is left behind.
+    reader never sees a half-written file. A symbolic link at ``path`` is written through: its target is replaced and
+    the link stays. The file gets the permission bits of the file it replaces, or those of a new file under the
+    umask (not the temporary file's private ``0o600``). Without ``force`` an existing ``path`` is never replaced,
+    even one created while the text was being written (the temporary file is hard-linked into place, which fails
+    when ``path`` exists). No temporary file is left behind.
 
     ``text`` may also be an iterable of strings (a sweep's rows, a block at a time): they are written as they come,
     so the whole text is never held; an error raised while iterating (or a chunk that is not Unicode) leaves no file
     and no temporary file behind.
 
-    Raises :class:`InputError` when ``path`` exists and not ``force``, is not a regular file (a device such as
-    ``/dev/null``, which a rename would replace), cannot be written, or ``text`` is not
-    Unicode (a name given on the command line in bytes that are not UTF-8), before anything is written."""
+    Raises :class:`InputError` before anything is written for every reason :func:`check_writable` gives (a folder,
+    a special file, a read-only file, an existing file without ``force``, a missing folder), when ``path`` cannot be
+    written, or when ``text`` is not Unicode (a name given on the command line in bytes that are not UTF-8)."""
     import tempfile  # here, not at the top: most runs write nothing, and tempfile imports shutil, random, bz2 …
 
     exists = f"{path}: already exists; pass --force to overwrite it"
-    if path.exists() and not force:
-        raise InputError(exists)
-    if path.exists() and not path.is_file() and not path.is_dir():
-        # A rename would replace the device or pipe itself (``-o /dev/null --force`` once replaced /dev/null).
-        raise InputError(f"{path}: is not a regular file (a device, pipe or socket); passprice writes only files")
+    check_writable(path, force)
     chunks: Iterable[str] = ()
     try:
         if isinstance(text, str | bytes):
@@ -52,17 +226,14 @@ def write_atomically(path: Path, text: str | bytes | Iterable[str], force: bool 
     except UnicodeEncodeError as e:
         assert isinstance(text, str)
         raise _not_unicode(path, e, text) from None
-    folder = path.parent if str(path.parent) else Path(".")
+    end = target(path)
+    folder = end.parent if str(end.parent) else Path(".")
     try:
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except (FileExistsError, NotADirectoryError):
-            raise InputError(f"{path}: cannot write: {folder} is not a folder") from None
-        try:
-            mode = path.stat().st_mode & 0o7777
+            mode = end.stat().st_mode & 0o7777
         except FileNotFoundError:
             mode = _new_file_mode()
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+        fd, tmp = tempfile.mkstemp(prefix=f".{end.name}.", suffix=".tmp", dir=folder)
         try:
             with os.fdopen(fd, "wb") as out:
                 out.write(data)
@@ -75,18 +246,18 @@ def write_atomically(path: Path, text: str | bytes | Iterable[str], force: bool 
                 os.fsync(out.fileno())
             os.chmod(tmp, mode)
             if force:
-                os.replace(tmp, path)
+                os.replace(tmp, end)
             else:
                 try:
-                    os.link(tmp, path)
+                    os.link(tmp, end)
                 except FileExistsError:
                     raise InputError(exists) from None
                 except OSError:  # a file system without hard links
-                    os.replace(tmp, path)
+                    os.replace(tmp, end)
         finally:
             Path(tmp).unlink(missing_ok=True)
     except OSError as e:
-        raise InputError(f"{path}: cannot write: {e.strerror or e}") from None
+        raise InputError(f"{path}: cannot write: {_why(e)}") from None
 
 
 def _not_unicode(path: Path, e: UnicodeEncodeError, text: str) -> InputError:

@@ -32,6 +32,7 @@ import attrs
 
 from passprice import ggml
 from passprice.errors import InputError
+from passprice.files import is_there, open_regular
 from passprice.ggml_types import VALUE_TYPES
 
 #: The GGUF versions the reader reads.
@@ -47,6 +48,29 @@ MAX_DIMS = 4
 DEFAULT_ALIGNMENT = 32
 #: Bytes read from the file at a time.
 CHUNK = 1 << 20
+#: The most header bytes passprice reads (decompressed, for an ``.xz``/``.gz`` file) unless the environment variable
+#: :data:`CAP_VARIABLE` says otherwise: 32 MiB, five times the largest real header it ships (gemma3's 262,144-token
+#: vocabulary, 6.5 MB). A compressed file has no size to check counts against, and 195 KB of xz can declare a
+#: 1.25 GiB string: every count and length is checked against this cap instead, and no read goes past it, so no
+#: header, however small its file, makes the reader allocate or loop past what the cap allows.
+MAX_HEADER_BYTES = 32 << 20
+#: The environment variable that raises (or lowers) :data:`MAX_HEADER_BYTES`: a number of bytes.
+CAP_VARIABLE = "PASSPRICE_MAX_HEADER_BYTES"
+#: The cap on a header's bytes also caps the work a header of tiny entries could make (each is a Python object or a
+#: loop step, whatever its size in bytes), each as the cap divided by a figure here; under the default cap:
+#: 2,048 tensors (the largest real tables hold about 1,200: Llama 3.1 405B 1,138), 512 metadata keys (real headers
+#: hold under a hundred), 524,288 strings and inner arrays walked one by one (gemma3's vocabulary is 262,144,
+#: Llama 3's 128,256 tokens and 280,147 merges), 4,096 array elements kept in all (per-layer arrays hold a few
+#: hundred) and 1 MiB of string values kept in all (a longer array is kept as its type and length, a longer string
+#: as its length), so a checkpoint entry stays small enough to write, validate and read back in about a second.
+BYTES_PER_TENSOR = 16384
+BYTES_PER_KEY = 65536
+BYTES_PER_WALKED = 64
+BYTES_PER_KEPT = 8192
+BYTES_PER_KEPT_TEXT = 32
+#: A string value longer than this (bytes) is kept as its length (:class:`LongString`): an embedded
+#: ``tokenizer.huggingface.json``, never a figure the pricer reads.
+KEEP_STRING_LIMIT = 1 << 16
 
 _MAGIC = b"GGUF"
 _INT64_MAX = (1 << 63) - 1
@@ -111,9 +135,17 @@ class LongArray:
     length: int
 
 
-#: A metadata value as kept: a scalar, a tuple for a short array (nested arrays as nested tuples), or a
-#: :class:`LongArray` for a long one.
-MetaValue: TypeAlias = "bool | int | float | str | LongArray | tuple[MetaValue, ...]"
+@attrs.frozen
+class LongString:
+    """A metadata string too long to keep (more than :data:`KEEP_STRING_LIMIT` bytes, or more than the header's
+    budget of kept text has left: an embedded ``tokenizer.huggingface.json``): its ``length`` in bytes."""
+
+    length: int
+
+
+#: A metadata value as kept: a scalar, a tuple for a short array (nested arrays as nested tuples), a
+#: :class:`LongArray` for a long array, a :class:`LongString` for a long string.
+MetaValue: TypeAlias = "bool | int | float | str | LongArray | LongString | tuple[MetaValue, ...]"
 
 
 @attrs.frozen
@@ -215,18 +247,38 @@ class GGUFHeader:
 # --- the byte stream ------------------------------------------------------------------------------------------------
 
 
+def header_cap() -> int:
+    """The most header bytes the reader reads: :data:`CAP_VARIABLE` from the environment when set, else
+    :data:`MAX_HEADER_BYTES`. Raises :class:`InputError` when the variable is not a whole number of bytes ≥ 24."""
+    text = os.environ.get(CAP_VARIABLE)
+    if text is None:
+        return MAX_HEADER_BYTES
+    if not re.fullmatch(r"[0-9]{1,19}", text.strip()) or int(text) < 24:
+        raise InputError(f"{CAP_VARIABLE}: {text[:40]!r} is not a number of bytes (a whole number, at least 24)")
+    return int(text)
+
+
 class _Reader:
     """Reads a header from a binary stream a chunk at a time, hashing every byte it consumes.
 
     ``buf[pos:]`` is read but not consumed; ``buf[:pos]`` is consumed but not yet hashed; every byte before ``base``
     (the file offset of ``buf[0]``) is hashed. ``size`` is the stream's length when known (a plain file), else
-    ``None`` (a compressed one: counts are then bounded by reading, never by allocating).
+    ``None`` (a compressed one); every count is checked against the smaller of ``size`` and ``cap`` (the most
+    header bytes read, :func:`header_cap`) before anything is read or allocated for it, and no chunk is read
+    from past ``cap``.
     """
 
-    def __init__(self, stream: IO[bytes], source: str, size: int | None, hashers: list[Any]) -> None:
+    def __init__(
+        self, stream: IO[bytes], source: str, size: int | None, hashers: list[Any], cap: int = MAX_HEADER_BYTES
+    ) -> None:
         self.stream = stream
         self.source = source
         self.size = size
+        self.cap = cap
+        self.limit = cap if size is None else min(size, cap)
+        self.keep_budget = cap // BYTES_PER_KEPT  # array elements that may still be kept
+        self.text_budget = cap // BYTES_PER_KEPT_TEXT  # bytes of string values that may still be kept
+        self.walk_budget = cap // BYTES_PER_WALKED  # strings and inner arrays that may still be walked one by one
         self.hashers = hashers
         self.buf = b""
         self.pos = 0
@@ -244,18 +296,32 @@ class _Reader:
     def offset(self) -> int:
         return self.base + self.pos
 
-    def left(self) -> int | None:
-        """Bytes after the current offset, when the stream's length is known."""
-        return None if self.size is None else self.size - self.offset
+    def left(self) -> int:
+        """Bytes after the current offset that the reader may still read: to the file's end or to the cap."""
+        return self.limit - self.offset
 
     def fail(self, offset: int, problem: str) -> HeaderError:
         return HeaderError(self.source, offset, problem)
+
+    def _capped(self) -> bool:
+        """Whether the cap, not the file's end, is what limits the reader."""
+        return self.size is None or self.cap < self.size
+
+    def past_cap(self) -> HeaderError:
+        """The error for a header that runs past the cap."""
+        problem = (
+            f"the header runs past {self.cap:,} bytes{' decompressed' if self.size is None else ''}, the most "
+            f"passprice reads of a header (set {CAP_VARIABLE} to a larger number of bytes to read it)"
+        )
+        return HeaderError(self.source, self.cap, problem, message=f"{self.source}: {problem}")
 
     def _hash(self, data: bytes | memoryview) -> None:
         for h in self.hashers:
             h.update(data)
 
     def _read(self, what: str, have: int) -> bytes:
+        if self.base + have >= self.cap:
+            raise self.past_cap()
         chunk = self.stream.read(CHUNK)
         if not chunk:
             raise HeaderError.ends(self.source, self.base + have, what)
@@ -321,20 +387,35 @@ class _Reader:
         return value
 
     def check_count(self, count: int, unit: int, at: int, what: str) -> None:
-        """Refuse ``count`` items of at least ``unit`` bytes each (``what``, read at ``at``) when the rest of the file
-        cannot hold them; nothing is checked when the stream's length is not known."""
+        """Refuse ``count`` items of at least ``unit`` bytes each (``what``, read at ``at``) when the rest of the file,
+        or of the cap on a header's bytes, cannot hold them."""
         left = self.left()
-        if left is not None and count * unit > left:
+        if count * unit > left:
+            if self._capped() and (self.size is None or count * unit <= self.size - self.offset):
+                cap = f"{self.cap:,} bytes, the most passprice reads of a header (set {CAP_VARIABLE} to read more)"
+                raise self.fail(at, f"{what} needs at least {count * unit:,} bytes: past {cap}")
             if unit == 1:
                 raise self.fail(at, f"{what} runs past the end of the file ({left} bytes left)")
             raise self.fail(at, f"{what} needs at least {count * unit} bytes; the file has {left} left")
 
     def read_string(self, what: str, strict: bool) -> str:
         """A GGUF string (u64 length, UTF-8 bytes). ``strict``: refuse bytes that are not UTF-8 (keys, names);
-        else decode with replacement characters (values)."""
+        else decode with replacement characters (values). A key or name is refused past 65,535 bytes (GGUF's own
+        limit) or past the budget of kept text."""
         at = self.offset
         n = self.read_u64(f"{what} length")
         self.check_count(n, 1, at, f"{what}: string length {n}")
+        if strict:
+            if n > 0xFFFF:
+                raise self.fail(at, f"{what}: string length {n:,} is past GGUF's 65,535 bytes for a key or name")
+            if n > self.text_budget:
+                most = self.cap // BYTES_PER_KEPT_TEXT
+                raise self.fail(
+                    at,
+                    f"{what}: keys and names past the {most:,} bytes of text passprice keeps of a header of at most "
+                    f"{self.cap:,} bytes (set {CAP_VARIABLE} to a larger number of bytes to read more)",
+                )
+            self.text_budget -= n
         raw = self.take(n, what)
         try:
             return raw.decode("utf-8")
@@ -342,6 +423,30 @@ class _Reader:
             if strict:
                 raise self.fail(at + 8 + e.start, f"{what} is not UTF-8 ({raw[:40]!r})") from None
             return raw.decode("utf-8", errors="replace")
+
+    def read_text(self, what: str) -> str | LongString:
+        """A string value: kept (decoded, bytes that are not UTF-8 replaced) when at most :data:`KEEP_STRING_LIMIT`
+        bytes and within the budget of kept text, else skipped and returned as its :class:`LongString` length."""
+        at = self.offset
+        n = self.read_u64(f"{what} length")
+        self.check_count(n, 1, at, f"{what}: string length {n}")
+        if n > KEEP_STRING_LIMIT or n > self.text_budget:
+            self.skip(n, what)
+            return LongString(n)
+        self.text_budget -= n
+        return self.take(n, what).decode("utf-8", errors="replace")
+
+    def walk(self, count: int, at: int, what: str) -> None:
+        """Spend ``count`` of the budget of elements walked one by one (``what``, read at ``at``); refuse a header
+        that would walk more."""
+        if count > self.walk_budget:
+            most = self.cap // BYTES_PER_WALKED
+            raise self.fail(
+                at,
+                f"{what}: past the {most:,} strings and inner arrays passprice walks in a header of at most "
+                f"{self.cap:,} bytes (set {CAP_VARIABLE} to a larger number of bytes to read more)",
+            )
+        self.walk_budget -= count
 
     def skip_strings(self, count: int, what: str) -> None:
         """Skip ``count`` strings: the hot loop of a header (a 262,144-token vocabulary). Runs of
@@ -437,7 +542,7 @@ def _read_value(r: _Reader, type_id: int, key: str, at: int) -> _Value:
         scalar: bool | int | float = struct.unpack(r.order + fmt, raw)[0]
         return _Value(scalar, VALUE_TYPE_NAMES[type_id], 1)
     if type_id == _STRING:
-        return _Value(r.read_string(f"metadata {key!r} value", strict=False), "string", 1)
+        return _Value(r.read_text(f"metadata {key!r} value"), "string", 1)
     if type_id == _ARRAY:
         return _read_array(r, key, True, 1)
     raise r.fail(at, f"metadata {key!r}: unknown value type {type_id}")
@@ -457,16 +562,26 @@ def _read_array(r: _Reader, key: str, keep: bool, depth: int) -> _Value:
     length = r.read_u64(f"{what} array length")
     ename = VALUE_TYPE_NAMES[etype]
     r.check_count(length, _MIN_SIZE[etype], length_at, f"{what}: array of {length} {ename}")
-    keep = keep and length <= KEEP_ARRAY_LIMIT
+    keep = keep and length <= KEEP_ARRAY_LIMIT and length <= r.keep_budget
+    if keep and etype != _ARRAY:
+        r.keep_budget -= length
     if etype == _ARRAY:
-        return _read_nested(r, key, length, keep, depth)
+        return _read_nested(r, key, length, keep, depth, length_at)
     descriptor = f"array[{ename}]"
     if etype == _STRING:
         if not keep:
+            r.walk(length, length_at, f"{what}: array of {length} {ename}")
             r.skip_strings(length, f"{what} array")
             return _Value(LongArray(ename, length), descriptor, 0)
-        items = tuple(r.read_string(f"{what} array string {i}", strict=False) for i in range(length))
-        return _Value(items, descriptor, length)
+        items: list[str] = []
+        for i in range(length):
+            item = r.read_text(f"{what} array string {i}")
+            if isinstance(item, LongString):  # too long to keep: the array is kept as its type and length
+                r.walk(length - i - 1, length_at, f"{what}: array of {length} {ename}")
+                r.skip_strings(length - i - 1, f"{what} array")
+                return _Value(LongArray(ename, length), descriptor, 0)
+            items.append(item)
+        return _Value(tuple(items), descriptor, length)
     size = _SIZE[etype]
     if not keep:
         r.skip(length * size, f"{what} array of {length} {ename}")
@@ -476,28 +591,68 @@ def _read_array(r: _Reader, key: str, keep: bool, depth: int) -> _Value:
     return _Value(values, descriptor, length)
 
 
-def _read_nested(r: _Reader, key: str, length: int, keep: bool, depth: int) -> _Value:
-    """An array of ``length`` arrays: kept while every element, counted through the nesting, fits
-    :data:`KEEP_ARRAY_LIMIT`; else skipped whole. Its descriptor takes the first inner array's (``array[array]``
-    when there is none)."""
+def _read_nested(r: _Reader, key: str, length: int, keep: bool, depth: int, length_at: int) -> _Value:
+    """An array of ``length`` arrays: kept while every element, counted through the nesting (an empty inner array
+    counting as one), fits :data:`KEEP_ARRAY_LIMIT`; else the rest is skipped in bulk (:func:`_skip_arrays`). Its
+    descriptor takes the inner arrays' type when they all have one (``array[array[int32]]``), else, for inner
+    arrays of different types or none at all, ``array[array]`` (any arrays), which an entry writes and reads back."""
     items: list[MetaValue] = []
-    inner = "array"
+    inners: set[str] = set()
     leaves = 0
-    for i in range(length):
-        element = _read_array(r, key, keep, depth + 1)
-        if i == 0:
-            inner = element.descriptor
-        if keep:
-            leaves += element.leaves
-            if isinstance(element.value, LongArray) or leaves > KEEP_ARRAY_LIMIT:
-                keep = False
-                items.clear()
-            else:
-                items.append(element.value)
+    done = 0
+    while keep and done < length:
+        element = _read_array(r, key, True, depth + 1)
+        done += 1
+        inners.add(element.descriptor)
+        leaves += max(element.leaves, 1)
+        if isinstance(element.value, LongArray) or leaves > KEEP_ARRAY_LIMIT:
+            keep = False
+            items.clear()
+        else:
+            items.append(element.value)
+    if done < length:
+        r.walk(length - done, length_at, f"metadata {key!r}: array of {length} arrays")
+        inners |= _skip_arrays(r, key, length - done, depth + 1)
+    inner = inners.pop() if len(inners) == 1 else "array"
     descriptor = f"array[{inner}]"
     if not keep:
         return _Value(LongArray(inner, length), descriptor, 0)
     return _Value(tuple(items), descriptor, leaves)
+
+
+def _skip_arrays(r: _Reader, key: str, count: int, depth: int) -> set[str]:
+    """Skip ``count`` arrays (each ``depth`` arrays deep) of metadata ``key`` without keeping them, in a loop over the
+    buffer for arrays of fixed-size elements (millions of tiny inner arrays cost one unpack each, not a call each);
+    any other array is read by :func:`_read_array`. The type descriptors of the arrays skipped."""
+    seen: set[int] = set()
+    out: set[str] = set()
+    sizes = _SIZE
+    head = struct.Struct(r.order + "IQ").unpack_from  # element type u32, length u64
+    done = 0
+    last, size = -1, 0
+    while done < count:
+        buf, pos = r.buf, r.pos
+        end = len(buf)
+        i = done
+        while i < count and pos + 12 <= end:
+            etype, length = head(buf, pos)
+            if etype != last:
+                if etype not in sizes:  # strings, arrays, an unknown type: the general reader
+                    break
+                last, size = etype, sizes[etype]
+                seen.add(etype)
+            nxt = pos + 12 + length * size
+            if nxt > end:
+                break
+            pos = nxt
+            i += 1
+        r.pos = pos
+        done = i
+        if done < count:
+            out.add(_read_array(r, key, False, depth).descriptor)
+            done += 1
+    out.update(f"array[{VALUE_TYPE_NAMES[t]}]" for t in seen)
+    return out
 
 
 # --- one file --------------------------------------------------------------------------------------------------------
@@ -523,7 +678,7 @@ class _Parsed:
 
 def _parse(stream: IO[bytes], source: str, size: int | None, extra: list[Any]) -> _Parsed:
     own = hashlib.sha256()
-    r = _Reader(stream, source, size, [own, *extra])
+    r = _Reader(stream, source, size, [own, *extra], header_cap())
     magic = r.take(4, "the magic")
     if magic != _MAGIC:
         raise r.fail(0, f"bad magic {magic!r} (a GGUF file starts with b'GGUF')")
@@ -542,6 +697,16 @@ def _parse(stream: IO[bytes], source: str, size: int | None, extra: list[Any]) -
     kv_count = r.read_u64("the metadata count")
     r.check_count(tensor_count, 24, 8, f"tensor count {tensor_count}")
     r.check_count(kv_count, 13, 16, f"metadata count {kv_count}")
+    for count, most, what, at in (
+        (tensor_count, r.cap // BYTES_PER_TENSOR, "tensors", 8),
+        (kv_count, r.cap // BYTES_PER_KEY, "metadata keys", 16),
+    ):
+        if count > most:
+            raise r.fail(
+                at,
+                f"{count:,} {what} is more than the {most:,} passprice reads of a header of at most {r.cap:,} bytes "
+                f"(set {CAP_VARIABLE} to a larger number of bytes to read more)",
+            )
 
     metadata: dict[str, MetaValue] = {}
     value_types: dict[str, str] = {}
@@ -640,7 +805,7 @@ def read_stream(stream: IO[bytes], source: str, size: int | None = None) -> GGUF
 def _open(path: Path, stack: contextlib.ExitStack) -> tuple[IO[bytes], int | None]:
     """The file at ``path`` as a stream of GGUF bytes, decompressed when its first bytes are xz's or gzip's magic,
     and its length when known (uncompressed). ``stack`` closes what is opened."""
-    raw = stack.enter_context(open(path, "rb", buffering=0))  # noqa: SIM115 - the stack closes it
+    raw = stack.enter_context(open_regular(path, buffering=0))
     head = raw.read(6)
     raw.seek(0)
     if head.startswith(_XZ_MAGIC):
@@ -677,7 +842,7 @@ def _shard_path(folder: Path, stem: str, no: int, count: int, suffix: str) -> Pa
     """The file of shard ``no`` (1-based), preferring the given shard's suffix (``.gguf``, ``.gguf.xz`` …)."""
     for s in (suffix, *(x for x in _SUFFIXES if x != suffix)):
         candidate = folder / f"{stem}-{no:05d}-of-{count:05d}{s}"
-        if candidate.is_file():
+        if is_there(candidate):
             return candidate
     return None
 
@@ -751,17 +916,18 @@ def _read_split(path: Path, first: _Parsed, combined: Any) -> tuple[GGUFHeader, 
 # --- the cache -------------------------------------------------------------------------------------------------------
 
 _StatKey: TypeAlias = tuple[str, int, int]
-#: Resolved path → (the stat keys of every file read for it, the header). Least recently used first.
-_CACHE: OrderedDict[str, tuple[tuple[_StatKey, ...], GGUFHeader]] = OrderedDict()
+#: Resolved path → (the stat keys of every file read for it, the header, the cap it was read under). Least recently
+#: used first.
+_CACHE: OrderedDict[str, tuple[tuple[_StatKey, ...], GGUFHeader, int]] = OrderedDict()
 #: Headers the cache keeps.
 CACHE_SIZE = 32
 
 
 def _stat_key(path: Path) -> _StatKey | None:
     try:
-        resolved = path.resolve()
+        resolved = Path(os.path.realpath(path))  # Path.resolve raises RuntimeError on a loop of links
         st = resolved.stat()
-    except OSError:
+    except (OSError, ValueError):
         return None
     return (str(resolved), st.st_size, st.st_mtime_ns)
 
@@ -785,10 +951,16 @@ def read_header(path: str | os.PathLike[str], *, cache: bool = True) -> GGUFHead
     type, a header that ends early, a missing shard) or :class:`InputError` (no such file, cannot decompress).
     """
     path = Path(path)
+    cap = header_cap()  # read from the environment every time: a header cached under one cap is not under another
     key = _stat_key(path)
     if cache and key is not None:
         hit = _CACHE.get(key[0])
-        if hit is not None and hit[0][0] == key and all(_stat_key(Path(k[0])) == k for k in hit[0][1:]):
+        if (
+            hit is not None
+            and hit[0][0] == key
+            and hit[2] == cap
+            and all(_stat_key(Path(k[0])) == k for k in hit[0][1:])
+        ):
             _CACHE.move_to_end(key[0])
             return hit[1]
     first = _parse_file(path, [])
@@ -800,7 +972,7 @@ def read_header(path: str | os.PathLike[str], *, cache: bool = True) -> GGUFHead
     if cache and key is not None:
         keys = [key, *(_stat_key(p) for p in paths if p != path)]
         if all(k is not None for k in keys):
-            _CACHE[key[0]] = (tuple(k for k in keys if k is not None), header)
+            _CACHE[key[0]] = (tuple(k for k in keys if k is not None), header, cap)
             _CACHE.move_to_end(key[0])
             while len(_CACHE) > CACHE_SIZE:
                 _CACHE.popitem(last=False)

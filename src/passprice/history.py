@@ -10,15 +10,16 @@ from __future__ import annotations
 import subprocess
 import tomllib
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import attrs
 
+from passprice import schema
 from passprice.diff import Checkout, _git_says, _run_git
 from passprice.edit import FactFile
 from passprice.errors import InputError
 from passprice.facts import Fact
+from passprice.files import read_regular
 from passprice.registry import Root
 
 #: The most commits a history reads (a fact file changes a few times a year; the bound keeps a long-lived registry's
@@ -166,7 +167,7 @@ def fact_history(root: Root, where: FactFile) -> list[Version]:
         if error is None:
             last = fact
     try:
-        now = _fact_in(Path(where.file).read_bytes(), where.path, str(where.file))
+        now = _fact_in(read_regular(where.file, schema.MAX_TOML_BYTES), where.path, str(where.file))
     except (InputError, OSError) as e:
         versions.append(Version(None, "", "", "uncommitted changes", None, str(e)))
     else:

@@ -21,6 +21,7 @@ from passprice import schema
 from passprice.derivations import Derivation, Finding, dependants, recheck_all
 from passprice.errors import InputError
 from passprice.facts import Fact, Provenance, weakest
+from passprice.files import is_there
 from passprice.registry import Root
 from passprice.sources import Source, check_sources, cited_ids, load_source, missing_sources
 from passprice.tables import markdown_table, text_table
@@ -512,7 +513,7 @@ def parse_fact_ref(root: Root, text: str) -> FactRef:
     if not sep or not name or not path:
         raise InputError(f"--fact {text!r}: write CARD:PATH (h200_sxm_141gb:memory.bandwidth) or METHOD:acceptance.N")
     routing_path = path.removeprefix("routing.")
-    if routing_path in ("hot_experts", "hot_share") and (root.routing / f"{name}.toml").is_file():
+    if routing_path in ("hot_experts", "hot_share") and is_there(root.routing / f"{name}.toml"):
         return FactRef("routing", name, routing_path)
     where = locate(root, name, path)
     return FactRef(where.kind, where.name, where.path)

@@ -31,6 +31,7 @@ from passprice import schema
 from passprice.cards import Card, card_from_facts, is_card_path
 from passprice.errors import InputError, SchemaError
 from passprice.facts import Fact, Provenance, weakest
+from passprice.files import is_folder, is_there
 from passprice.gguf_header import GGUFHeader
 from passprice.pins import LOCK_FORMAT
 from passprice.registry import Root
@@ -608,9 +609,9 @@ def portable(ref: str, root: Root, folder: Path) -> str:
     the registry's ``folder`` as its name; any other existing file relative to the root (POSIX), or absolute when it
     lies outside it; so the lock reads the same from any working folder."""
     path = Path(ref)
-    if "/" not in ref and "\\" not in ref and not path.is_file():
+    if "/" not in ref and "\\" not in ref and not is_there(path):
         return ref
-    if not path.is_file():
+    if not is_there(path):
         return ref
     full = path.resolve()
     if full.parent == folder.resolve() and full.suffix == ".toml":
@@ -627,7 +628,7 @@ def rooted(ref: str, root: Root) -> str:
     path = Path(ref)
     if ("/" in ref or ref.endswith((".gguf", ".xz", ".gz", ".toml"))) and not path.is_absolute():
         below = root.path / path
-        if below.is_file():
+        if is_there(below):
             return str(below)
     return ref
 
@@ -705,13 +706,13 @@ def lock_path(root: Root, ref: str) -> Path:
 
     Raises :class:`InputError` listing the locks when ``ref`` names none."""
     candidate = Path(ref)
-    if candidate.is_file():
+    if is_there(candidate):
         return candidate
     for name in (ref, f"{ref}.lock.toml"):
         path = root.locks / name
-        if path.is_file():
+        if is_there(path):
             return path
-    if ref and candidate.is_dir():
+    if ref and is_folder(candidate):
         raise InputError(f"{ref}: is a folder, not a lock file")
     known = ", ".join(root.names(root.locks, ".lock.toml")) or "none"
     raise InputError(f"lock {ref!r}: no such file, and not in {root.locks} (locks: {known})")

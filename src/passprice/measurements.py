@@ -20,6 +20,7 @@ import attrs
 
 from passprice import schema
 from passprice.errors import InputError
+from passprice.files import is_there
 from passprice.registry import Root
 from passprice.servings import ContextSpec, ServingSpec
 
@@ -103,7 +104,7 @@ def load_file(path: Path, schema_folder: Path | None = None, sources: Path | Non
     document = schema.load(path, "measurement", schema_folder)
     runs = runs_of_document(path.name[: -len(".toml")], document, str(path))
     if sources is not None:
-        missing = sorted({r.source_id for r in runs if not (sources / f"{r.source_id}.toml").is_file()})
+        missing = sorted({r.source_id for r in runs if not is_there(sources / f"{r.source_id}.toml")})
         if missing:
             raise InputError(
                 f"{path}: no source {', '.join(repr(m) for m in missing)} ({sources} has no such record): a run cites "

@@ -28,6 +28,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from passprice.files import is_there
 from passprice.gguf_header import GGUFHeader, LongArray, MetaValue
 
 #: The lock file format this code writes. 1: the first locks (``tool_version`` and a hand-typed ``pricing_model``,
@@ -117,7 +118,7 @@ def _trees(folder: str) -> dict[str, ast.Module]:
         if name in seen or name in NOT_PRICING:
             continue
         path = base / f"{name}.py"
-        if not path.is_file():
+        if not is_there(path):
             continue
         tree = ast.parse(path.read_bytes(), filename=str(path))
         seen[name] = tree

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import attrs
 
-from passprice.errors import InputError
+from passprice.errors import InputError, NotFound
+from passprice.files import is_folder, is_there
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -78,14 +79,31 @@ class Root:
         return own if own.is_dir() else schema_dir()
 
     def names(self, folder: Path, suffix: str = ".toml") -> list[str]:
-        """The entry names (file names less ``suffix``) in ``folder``, sorted; none when it does not exist."""
-        if not folder.is_dir():
+        """The entry names (file names less ``suffix``) in ``folder``, sorted; none when it does not exist. Every
+        entry that is not a folder is named, a FIFO or a broken link included, so reading it reports what is wrong
+        with it rather than passing over it.
+
+        Raises :class:`InputError` when ``folder`` cannot be read."""
+        if not is_folder(folder):
             return []
-        return sorted(p.name[: -len(suffix)] for p in folder.iterdir() if p.name.endswith(suffix) and p.is_file())
+        try:
+            entries = [p for p in folder.iterdir() if p.name.endswith(suffix) and len(p.name) > len(suffix)]
+        except OSError as e:
+            raise InputError(f"{folder}: cannot list: {e.strerror or e}") from None
+        return sorted(p.name[: -len(suffix)] for p in entries if not _folder_or_unreadable(p))
+
+
+def _folder_or_unreadable(path: Path) -> bool:
+    """Whether a folder entry is a folder; an entry that cannot be looked at (a link loop) is not one: it is listed,
+    and reading it says what is wrong."""
+    try:
+        return is_folder(path)
+    except InputError:
+        return False
 
 
 def _is_root(path: Path) -> bool:
-    return (path / "facts").is_dir() and (path / "registry").is_dir()
+    return is_folder(path / "facts") and is_folder(path / "registry")
 
 
 def embedded_root() -> Root:
@@ -112,14 +130,14 @@ def not_found(kind: str, ref: str, folder: Path, known: list[str]) -> InputError
     """The error for ``ref``, a ``kind`` (card, serving, checkpoint …) that names nothing: a folder where a file
     belongs, a file that is not a ``.toml`` one, a path to no file (``ref`` holds a path separator or ends in
     ``.toml``), else a name not in ``folder``, with the ``known`` names listed."""
-    if ref and Path(ref).is_dir():
+    if ref and is_folder(ref):
         return InputError(f"{ref}: is a folder, not a {kind} file")
-    if ref and Path(ref).is_file():
+    if ref and is_there(ref):
         return InputError(f"{ref}: not a {kind} file (a {kind} file is TOML, named NAME.toml)")
     if ref.endswith(".toml") or "/" in ref or os.sep in ref:
-        return InputError(f"{ref}: no such {kind} file")
+        return NotFound(f"{ref}: no such {kind} file")
     listed = ", ".join(known) or "none"
-    return InputError(f"{kind} {ref!r}: not found in {folder} (registered: {listed})")
+    return NotFound(f"{kind} {ref!r}: not found in {folder} (registered: {listed})")
 
 
 def find_root(explicit: Path | str | None = None, start: Path | None = None) -> Root:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from passprice.gguf_header import LongArray
+from passprice.gguf_header import LongArray, LongString
 from passprice.tables import count, percent, si, text_table
 
 if TYPE_CHECKING:  # types only: a price's JSON, or a header's, needs none of these modules imported
@@ -267,9 +267,12 @@ _SUMMARY_KEYS = (
 
 
 def metadata_json(value: Any) -> Any:
-    """A metadata value for JSON: a long array as ``{"type": ..., "length": ...}``, tuples as lists."""
+    """A metadata value for JSON: a long array as ``{"long_array": TYPE, "length": N}``, a long string as
+    ``{"long_string": true, "length": BYTES}``, tuples as lists."""
     if isinstance(value, LongArray):
         return {"long_array": value.element_type, "length": value.length}
+    if isinstance(value, LongString):
+        return {"long_string": True, "length": value.length}
     if isinstance(value, tuple):
         return [metadata_json(v) for v in value]
     return value

@@ -17,6 +17,7 @@ import attrs
 
 from passprice.errors import InputError
 from passprice.facts import Fact
+from passprice.files import is_there
 from passprice.gguf_header import GGUFHeader
 from passprice.locks import (
     Lock,
@@ -261,7 +262,7 @@ def today_spec(root: Root, lock: Lock) -> tuple[ServingSpec, bool]:
     Raises :class:`InputError` when the registered serving does not read."""
     name = lock.info.serving
     if name is not None:
-        if (root.servings / f"{name}.toml").is_file():
+        if is_there(root.servings / f"{name}.toml"):
             return load_spec(root, name), False
         return rooted_spec(lock.spec, root), True
     return rooted_spec(lock.spec, root), False
@@ -273,7 +274,7 @@ def price_today(root: Root, lock: Lock) -> Today:
     from passprice.pins import checkpoint_digest
 
     named = lock.info.serving
-    gone = named is not None and not (root.servings / f"{named}.toml").is_file()
+    gone = named is not None and not is_there(root.servings / f"{named}.toml")
     try:
         spec, gone = today_spec(root, lock)
         resolved: Resolved = resolve(root, spec)
@@ -331,7 +332,7 @@ def side_json(root: Root, requests: list[Mapping[str, Any]]) -> dict[str, Any]:
     for request in requests:
         out: dict[str, Any] = {}
         name = request.get("serving")
-        out["gone"] = name is not None and not (root.servings / f"{name}.toml").is_file()
+        out["gone"] = name is not None and not is_there(root.servings / f"{name}.toml")
         try:
             if name is not None and not out["gone"]:
                 spec = load_spec(root, name)

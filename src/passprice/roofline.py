@@ -28,7 +28,7 @@ import attrs
 from passprice.cards import Card
 from passprice.cost import Lines, Pricing, binding
 from passprice.errors import InputError
-from passprice.files import write_atomically
+from passprice.files import check_writable, write_atomically
 from passprice.gguf_header import GGUFHeader
 from passprice.serving import (
     PassShape,
@@ -636,8 +636,7 @@ def draw(line: Roofline, path: Path, force: bool = False) -> None:
     fmt = path.suffix.lower().lstrip(".")
     if fmt not in ("png", "svg"):
         raise InputError(f"--plot {path}: the file must end in .png or .svg")
-    if path.exists() and not force:
-        raise InputError(f"{path}: already exists; pass --force to overwrite it")
+    check_writable(path, force)  # before the picture is rendered
     write_atomically(path, render(line, fmt), force)
 
 

@@ -29,6 +29,7 @@ import attrs
 
 from passprice import schema
 from passprice.facts import Fact
+from passprice.files import is_there
 from passprice.registry import Root, not_found
 
 #: The lock paths of a routing record's facts.
@@ -93,10 +94,10 @@ def routing_path(root: Root, ref: str) -> Path:
     """The file of the routing record ``ref`` (a registry name or a ``.toml`` path). Raises
     :class:`~passprice.errors.InputError` listing the registered records when ``ref`` names none."""
     candidate = Path(ref)
-    if ref.endswith(".toml") and candidate.is_file():
+    if ref.endswith(".toml") and is_there(candidate):
         return candidate
     path = root.routing / f"{ref}.toml"
-    if not path.is_file():
+    if not is_there(path):
         raise not_found("routing record", ref, root.routing, root.names(root.routing))
     return path
 

@@ -33,6 +33,7 @@ import attrs
 
 from passprice import __version__
 from passprice.errors import InputError
+from passprice.files import is_there, look
 from passprice.registry import Root
 
 #: The folders (relative to a root) that hold the user's own records: created empty by ``init``.
@@ -214,10 +215,10 @@ def write(the_plan: Plan, dest: Path) -> None:
 
     Raises :class:`InputError` when ``dest`` is a file, or any path the plan writes (or its top-level folder) already
     exists below ``dest`` (nothing is replaced), or a file cannot be written."""
-    if dest.exists() and not dest.is_dir():
+    if is_there(dest):  # the one lookup: a name too long or a loop of links is one error line
         raise InputError(f"{dest}: is a file; give a folder for the new registry")
     tops = sorted({rel.split("/", 1)[0] for rel in the_plan.files})
-    taken = [t for t in tops if (dest / t).exists() or (dest / t).is_symlink()]
+    taken = [t for t in tops if look(dest / t) is not None or (dest / t).is_symlink()]
     if taken:
         raise InputError(
             f"{dest}: already holds {', '.join(taken)}; init writes a registry into an empty folder (or one without "

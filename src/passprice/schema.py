@@ -17,10 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from passprice.errors import InputError, SchemaError
+from passprice.files import read_regular
 from passprice.registry import schema_dir
+
+#: The pattern a schema gives a one-line text (a cite, a note): no control character (a newline, a tab, BEL …).
+ONE_LINE = "^[^\\x00-\\x1f\\x7f]*$"
 
 
 def _finite_number(checker: Any, instance: Any) -> bool:
+    # An integer is any size here (TOML integers have no bound in ``tomllib``): every schema bounds its integers and
+    # numbers with ``minimum``/``maximum``, which skip what is not a number.
     return (
         isinstance(instance, int | float)
         and not isinstance(instance, bool)
@@ -57,18 +63,36 @@ def _key_path(parts: Any) -> str:
     return ".".join(key_part(p) for p in parts) or "(top level)"
 
 
+def shown_value(value: Any) -> str:
+    """``repr(value)`` for an error line: an integer of more than 30 digits shown by its length (``10^400`` would
+    fill the screen), a text of more than 120 characters cut."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**30:
+        return f"an integer of {len(str(abs(value)))} digits"
+    text = repr(value)
+    return text if len(text) <= 120 else f"{text[:100]}…"
+
+
 def _explain(error: Any) -> str:
     """One line for one ``jsonschema`` error: the key path and what was wrong, in words a file's author can act on."""
     if error.validator in ("oneOf", "anyOf") and error.context:
         # Say what was wrong against the alternative that got furthest into the value (the deepest key path),
         # not only that none matched.
-        return _explain(max(error.context, key=lambda e: len(e.absolute_path)))
+        # Among those, a bound or pattern it broke says more than a type it is not.
+        return _explain(max(error.context, key=lambda e: (len(e.absolute_path), e.validator != "type")))
     where = list(error.absolute_path)
     instance = error.instance
     if error.validator == "required":
         missing = error.message.split("'")[1] if "'" in error.message else error.message
         return f"{_key_path([*where, missing])}: missing (required)"
     if error.validator == "additionalProperties":
+        extra = [k for k in error.instance if k not in error.schema.get("properties", {})]
+        patterns = [re.compile(p) for p in error.schema.get("patternProperties", {})]
+        extra = [k for k in extra if not any(p.search(k) for p in patterns)]
+        if extra:  # each key shown short: a key of 5,000 digits would fill the screen
+            more = f" and {len(extra) - 5} more" if len(extra) > 5 else ""
+            shown = ", ".join(shown_value(k) for k in extra[:5]) + more
+            verb = "was" if len(extra) == 1 else "were"
+            return f"{_key_path(where)}: Additional properties are not allowed ({shown} {verb} unexpected)"
         return f"{_key_path(where)}: {error.message}"
     if error.validator == "type" and isinstance(instance, float) and not math.isfinite(instance):
         return f"{_key_path(where)}: must be a finite number, not {instance!r}"
@@ -77,6 +101,12 @@ def _explain(error: Any) -> str:
         return f"{_key_path(where)}: {instance!r} is not allowed here (one of {allowed})"
     if error.validator == "minLength":
         return f"{_key_path(where)}: {instance!r} is too short (at least {error.validator_value} characters)"
+    if error.validator == "pattern" and error.validator_value == ONE_LINE:
+        shown = shown_value(instance)
+        return f"{_key_path(where)}: {shown} holds a control character (a newline, a tab …): write it on one line"
+    if error.validator in ("maximum", "minimum") and isinstance(instance, int) and abs(instance) > 10**30:
+        bound = "at most" if error.validator == "maximum" else "at least"
+        return f"{_key_path(where)}: {shown_value(instance)} is out of range ({bound} {error.validator_value})"
     if error.validator == "not" and where and where[-1] == "cite":
         return (
             f"{_key_path(where)}: a fact cites a source record now: give source = ID (a file in sources/) and "
@@ -114,20 +144,10 @@ MAX_TOML_BYTES = 64 << 20
 
 
 def read_bytes(path: Path) -> bytes:
-    """The bytes of the file at ``path``. Raises :class:`InputError` naming the file when it cannot be read, is a
-    folder, or is larger than :data:`MAX_TOML_BYTES`."""
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_TOML_BYTES + 1)
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a folder, not a file") from None
-    except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror}") from None
-    if len(data) > MAX_TOML_BYTES:
-        raise InputError(f"{path}: larger than {MAX_TOML_BYTES:,} bytes: not a passprice file")
-    return data
+    """The bytes of the regular file at ``path`` (:func:`passprice.files.read_regular`: a FIFO, a device or a folder
+    is refused before a byte is read, so no read blocks or runs without end). Raises :class:`InputError` naming the
+    file when it is missing, not a regular file, cannot be read, or is larger than :data:`MAX_TOML_BYTES`."""
+    return read_regular(path, MAX_TOML_BYTES)
 
 
 def read_toml(path: Path, text: str | None = None) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from passprice.files import is_there
 from passprice.gguf_header import GGUFHeader
 from passprice.registry import Root
 from passprice.serving import ServingRefusal
@@ -56,7 +57,7 @@ def in_scope(root: Root, declared: Sequence[str], checkpoint: str, header: GGUFH
     from passprice.errors import InputError
 
     for name in declared:
-        if not (root.checkpoints / f"{name}.toml").is_file():
+        if not is_there(root.checkpoints / f"{name}.toml"):
             continue
         try:
             if load_checkpoint(root, name).sha256 == header.sha256:

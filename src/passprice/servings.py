@@ -8,17 +8,18 @@ seed's :class:`~passprice.serving.Serving` from it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 import cattrs
 
 from passprice import schema
 from passprice.cards import Card, load_card
-from passprice.errors import InputError
+from passprice.errors import InputError, NotFound
 from passprice.facts import Fact
+from passprice.files import is_there
 from passprice.gguf_header import GGUFHeader
 from passprice.registry import Root, not_found
 from passprice.serving import (
@@ -34,6 +35,8 @@ from passprice.serving import (
 if TYPE_CHECKING:  # read only when a serving drafts or routes
     from passprice.drafts import DraftMethod
     from passprice.routing import Routing
+
+T = TypeVar("T")
 
 #: The context limit a serving gets when it names none: min(this, the model's context length) (DESIGN.md).
 DEFAULT_LIMIT = 4096
@@ -89,6 +92,9 @@ class ServingSpec:
     shared_prefix: int = 0
     prefix_read_once: bool = False
     routing: str | None = None
+    #: The file the spec was read from (a serving or a lock), so a name in it that names nothing is reported with
+    #: the file and key; not part of the spec's identity or of its document.
+    source: str | None = attrs.field(default=None, eq=False, kw_only=True)
 
 
 #: Fields added after locks were first written (issue 8): left out of a document at their default, so a lock of a
@@ -106,7 +112,7 @@ def spec_from_document(document: Mapping[str, Any], source: str) -> ServingSpec:
     if "contexts" in data:
         data["contexts"] = tuple(data["contexts"])
     try:
-        spec = _converter.structure(data, ServingSpec)
+        spec = attrs.evolve(_converter.structure(data, ServingSpec), source=source)
         StateFlush.parse(spec.flush)
         AttentionMath(spec.attention)
         ActScaling(spec.scaling)
@@ -116,7 +122,24 @@ def spec_from_document(document: Mapping[str, Any], source: str) -> ServingSpec:
         else:
             detail = str(e)
         raise InputError(f"{source}: not a serving: {detail}") from None
+    _check_contexts(spec, source)
     return spec
+
+
+def _check_contexts(spec: ServingSpec, source: str) -> None:
+    """A serving file's context mix must be one a pass can have (the seed's ``BadContexts`` checks, made where the
+    file is read, so a bad file is bad input naming its key, not a refusal): the shares sum to 1 (within 1e-9, the
+    seed's tolerance) and no class's position is past its own limit.
+
+    Raises :class:`InputError` naming ``source`` and the key path."""
+    classes = spec.contexts or ()
+    for i, c in enumerate(classes):
+        if c.position is not None and c.limit is not None and c.position > c.limit:
+            raise InputError(f"{source}: contexts.{i}.position: {c.position:g} is past the class's limit {c.limit}")
+    if classes:
+        shares = sum(c.share for c in classes)  # as the seed sums them
+        if abs(shares - 1.0) > 1e-9:
+            raise InputError(f"{source}: contexts: the shares sum to {shares:.12g}, not 1")
 
 
 def spec_to_document(spec: ServingSpec) -> dict[str, Any]:
@@ -132,6 +155,7 @@ def spec_to_document(spec: ServingSpec) -> dict[str, Any]:
         return value
 
     out: dict[str, Any] = drop_none(data)
+    out.pop("source", None)
     for key, default in _OPTIONAL_DEFAULTS.items():
         if key in out and out[key] == default and type(out[key]) is type(default):
             del out[key]
@@ -142,10 +166,10 @@ def serving_path(root: Root, ref: str) -> Path:
     """The file of the serving ``ref`` (a registry name or a ``.toml`` path). Raises :class:`InputError` listing the
     registered servings when ``ref`` names none."""
     candidate = Path(ref)
-    if ref.endswith(".toml") and candidate.is_file():
+    if ref.endswith(".toml") and is_there(candidate):
         return candidate
     path = root.servings / f"{ref}.toml"
-    if not path.is_file():
+    if not is_there(path):
         raise not_found("serving", ref, root.servings, root.names(root.servings))
     return path
 
@@ -166,6 +190,8 @@ def override(spec: ServingSpec, position: float | None = None, limit: int | None
     with no contexts, the default limit); ``position`` to the single class's position when the limit is unchanged,
     else to limit / 2."""
     changes = {k: v for k, v in fields.items() if v is not None}
+    if {"checkpoint", "card", "draft", "routing"} & changes.keys():
+        changes["source"] = None  # a name given on the command line is not the file's
     if position is not None or limit is not None:
         current = spec.contexts or ()
         single = current[0] if len(current) == 1 else None
@@ -243,6 +269,32 @@ class Resolved:
         return out
 
 
+def check_head_rows(header: GGUFHeader, head_rows: int | None) -> None:
+    """Refuse drafting-head rows past the checkpoint's vocabulary (``token_embd.weight``'s rows): the seed caps the
+    head's share at 1, so such a figure would be shown as given and priced as the whole head. Raises
+    :class:`InputError` naming the option (or a serving's ``draft.head_rows``)."""
+    table = header.tensor("token_embd.weight")
+    if head_rows is None or table is None or len(table.dims) < 2:
+        return
+    vocab = table.dims[1]
+    if head_rows > vocab:
+        raise InputError(
+            f"--head-rows (draft.head_rows): {head_rows:,} rows, more than the {vocab:,} rows of the vocabulary "
+            f"(token_embd.weight of {header.source or 'the checkpoint'}): give at most {vocab:,}"
+        )
+
+
+def _named(spec: ServingSpec, key: str, load: Callable[[], T]) -> T:
+    """``load()`` of what ``spec``'s ``key`` names; a name that names nothing is reported with the file and key that
+    gave it (``odd.toml: checkpoint: checkpoint 'x': not found …``) when the spec was read from a file."""
+    try:
+        return load()
+    except NotFound as e:
+        if spec.source is None:
+            raise
+        raise InputError(f"{spec.source}: {key}: {e}") from None
+
+
 def resolve(root: Root, spec: ServingSpec) -> Resolved:
     """Load the checkpoint, card and drafting method ``spec`` names from ``root``, complete its defaults, and build
     the seed's serving. Raises :class:`InputError` for anything it names that is missing or invalid, and
@@ -250,23 +302,26 @@ def resolve(root: Root, spec: ServingSpec) -> Resolved:
     one priced."""
     from passprice.checkpoints import load_checkpoint
 
-    header = load_checkpoint(root, spec.checkpoint)
-    card = load_card(root, spec.card)
+    header = _named(spec, "checkpoint", lambda: load_checkpoint(root, spec.checkpoint))
+    card = _named(spec, "card", lambda: load_card(root, spec.card))
     spec = complete(spec, header)
+    check_head_rows(header, spec.draft.head_rows if spec.draft is not None else None)
+    draft = spec.draft
     method: DraftMethod | None = None
-    if spec.draft is not None:
+    if draft is not None:
         from passprice.drafts import load_draft_method
 
-        method = load_draft_method(root, spec.draft.method)
-        _require_scope(root, spec.draft.method, method, spec.checkpoint, header)
-    acceptance = method.first(spec.draft.tokens) if method is not None and spec.draft is not None else ()
+        method = _named(spec, "draft.method", lambda: load_draft_method(root, draft.method))
+        _require_scope(root, draft.method, method, spec.checkpoint, header)
+    acceptance = method.first(draft.tokens) if method is not None and draft is not None else ()
+    name = spec.routing
     routing: Routing | None = None
-    if spec.routing is not None:
+    if name is not None:
         from passprice.routing import load_routing, routing_path
         from passprice.scopes import require_in_scope
 
-        routing = load_routing(root, spec.routing)
-        file = routing_path(root, spec.routing)
+        routing = _named(spec, "routing", lambda: load_routing(root, name))
+        file = routing_path(root, name)
         shown = str(file.relative_to(root.path)) if file.is_relative_to(root.path) else str(file)
         require_in_scope(root, "routing record", routing.name, shown, routing.checkpoints, spec.checkpoint, header)
     return Resolved(spec, header, card, method, to_serving(spec, acceptance, routing))

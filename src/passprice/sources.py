@@ -20,6 +20,7 @@ import attrs
 from passprice import schema
 from passprice.errors import InputError
 from passprice.facts import Fact
+from passprice.files import is_there
 from passprice.registry import Root, not_found
 
 if TYPE_CHECKING:
@@ -111,10 +112,10 @@ def source_path(root: Root, ref: str) -> Path:
     """The file of source ``ref`` (an id, or a ``.toml`` path). Raises :class:`InputError` listing the registered
     sources when ``ref`` names none."""
     candidate = Path(ref)
-    if ref.endswith(".toml") and candidate.is_file():
+    if ref.endswith(".toml") and is_there(candidate):
         return candidate
     path = root.sources / f"{ref}.toml"
-    if not SOURCE_ID.fullmatch(ref) or not path.is_file():
+    if not SOURCE_ID.fullmatch(ref) or not is_there(path):
         raise not_found("source", ref, root.sources, root.names(root.sources))
     return path
 
@@ -165,7 +166,7 @@ def missing_sources(root: Root, facts: Mapping[str, Fact], file: str) -> list[st
     known: list[str] | None = None
     for path, fact in facts.items():
         for key, source_id in cited_ids(path, fact):
-            if (root.sources / f"{source_id}.toml").is_file():
+            if is_there(root.sources / f"{source_id}.toml"):
                 continue
             if known is None:
                 known = root.names(root.sources)
@@ -198,7 +199,7 @@ def check_sources(root: Root, cited: Iterable[str]) -> tuple[list[str], list[str
             problems += str(e).splitlines()
             continue
         file = root.sources / f"{name}.toml"
-        if source.path is not None and not (root.path / source.path).is_file():
+        if source.path is not None and not is_there(root.path / source.path):
             problems.append(f"{file}: source.path: {source.path} is not a file of this registry")
         if name not in named:
             warnings.append(f"{file}: cited by no fact: cite it, or remove it")

@@ -39,6 +39,7 @@ from passprice.cards import Card
 from passprice.cost import Pricing
 from passprice.errors import InputError
 from passprice.facts import Fact, Provenance, dimension, weakest
+from passprice.files import is_there
 from passprice.gguf_header import GGUFHeader
 from passprice.registry import Root, not_found
 from passprice.serving import (
@@ -192,10 +193,10 @@ def stack_path(root: Root, ref: str) -> Path:
     """The file of the stack ``ref`` (a registry name, or a path to a ``.toml`` file). Raises :class:`InputError`
     listing the registered stacks when ``ref`` names none."""
     candidate = Path(ref)
-    if ref.endswith(".toml") and candidate.is_file():
+    if ref.endswith(".toml") and is_there(candidate):
         return candidate
     path = root.stacks / f"{ref}.toml"
-    if not path.is_file():
+    if not is_there(path):
         raise not_found("stack", ref, root.stacks, root.names(root.stacks))
     return path
 

@@ -25,10 +25,10 @@ import attrs
 import numpy as np
 
 from passprice import schema
-from passprice.cards import Card, load_card
+from passprice.cards import Card, card_path, load_card
 from passprice.cost import Pricing, binding_index, pass_seconds, pass_terms
 from passprice.drafts import DraftMethod, load_draft_method
-from passprice.errors import InputError
+from passprice.errors import InputError, NotFound
 from passprice.facts import weakest
 from passprice.registry import Root
 from passprice.routing import Routing, load_routing
@@ -49,7 +49,7 @@ from passprice.serving import (
     pass_shape,
     rested_on,
 )
-from passprice.servings import DraftSpec, ServingSpec, complete, load_spec, override, to_serving
+from passprice.servings import DraftSpec, ServingSpec, complete, load_spec, override, serving_path, to_serving
 
 #: The columns of a sweep row, in order.
 COLUMNS = (
@@ -250,6 +250,13 @@ def grid_from_file(path: Path, root: Root) -> Grid:
     servings = tuple(document["servings"])
     if servings == ("all",):
         servings = tuple(root.names(root.servings))
+    # A name that names nothing is reported with this file and its key (the grid is priced later, from the names).
+    for key, names, lookup in (("servings", servings, serving_path), ("cards", cards or (), card_path)):
+        for i, name in enumerate(names):
+            try:
+                lookup(root, name)
+            except NotFound as e:
+                raise InputError(f"{path}: {key}.{i}: {e}") from None
     return Grid(
         servings=servings,
         batches=batches,

@@ -28,6 +28,7 @@ import cattrs
 
 from passprice import schema
 from passprice.errors import InputError
+from passprice.files import read_regular
 from passprice.typemix import Mix, Model, Planned, assign
 
 #: Hugging Face ``model_type`` → GGUF ``general.architecture`` (llama.cpp's ``MODEL_ARCH_NAMES``).
@@ -186,17 +187,7 @@ def read_config(path: Path, folder: Path | None = None) -> Published:
     """The configuration in the JSON file ``path`` (:func:`config_from_document`). Raises :class:`InputError` when
     the file cannot be read or is not JSON (naming its line and column), or what :func:`config_from_document`
     raises."""
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(schema.MAX_TOML_BYTES + 1)
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a folder, not a file") from None
-    except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror}") from None
-    if len(data) > schema.MAX_TOML_BYTES:
-        raise InputError(f"{path}: larger than {schema.MAX_TOML_BYTES:,} bytes: not a model configuration")
+    data = read_regular(path, schema.MAX_TOML_BYTES)  # a FIFO or a device is refused before a byte is read
     try:
         document = json.loads(data.decode("utf-8"), parse_constant=_no_constant)
     except UnicodeDecodeError as e:

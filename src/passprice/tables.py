@@ -56,6 +56,15 @@ def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Seq
     return "\n".join([line(headers), rule, *(line(r) for r in rows)])
 
 
+def markdown_text(text: str) -> str:
+    """Free text (a cite, an error line) for a Markdown page, shown as written and never as markup: ``&``, ``<`` and
+    ``>`` as entities (no raw HTML reaches the page), backticks escaped (no code span opens), control characters as
+    U+FFFD, a line break as a space."""
+    out = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("`", "\\`")
+    out = out.replace("\r\n", " ").replace("\n", " ")
+    return "".join("\ufffd" if ch < " " or ch == "\x7f" else ch for ch in out)
+
+
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> str:
     """A GitHub-flavoured Markdown table; ``|`` in cells escaped; the columns in ``right`` right-aligned."""
 

@@ -27,6 +27,7 @@ from typing import Any, BinaryIO
 import attrs
 
 from passprice.errors import InputError
+from passprice.files import open_regular
 
 #: Keys a trace line may have.
 KEYS = ("arrival_s", "prompt_tokens", "output_tokens", "prefix_id", "prefix_tokens")
@@ -252,7 +253,7 @@ def read_trace(path: Path, limit: int, model: int | None = None) -> Trace:
     read a line at a time (a trace past :data:`MAX_REQUESTS` is refused without being read whole). Raises
     :class:`InputError`."""
     try:
-        with path.open("rb") as handle:
+        with open_regular(path) as handle:
             return parse_trace(_lines(path, handle), str(path), limit, model)
     except OSError as e:
         raise InputError(f"{path}: cannot read the trace: {e.strerror or e}") from None
@@ -264,7 +265,8 @@ class Synthetic:
     prompts lognormal with median ``prompt_median`` tokens and log-deviation ``prompt_sigma``; outputs Pareto with
     scale ``output_scale`` tokens and tail index ``output_alpha`` (below 2: the variance is infinite, a heavy tail);
     ``prefix`` tokens of one shared prefix every prompt starts with (0: none). Lengths are clipped so a request
-    fits ``limit`` positions: a prompt to half of what the prefix leaves, an output to what the prompt leaves."""
+    fits ``limit`` positions: a prompt to half of what the prefix leaves, an output to what the prompt leaves (how
+    many were cut is said in the trace's ``source``)."""
 
     requests: int
     seed: int
@@ -308,6 +310,7 @@ def synthetic(params: Synthetic, limit: int) -> Trace:
         raise InputError(f"--prefix: {params.prefix} tokens leave no room for a prompt and an answer in {limit:,}")
     rng = random.Random(params.seed)
     room = limit - params.prefix
+    cut_prompts = cut_outputs = 0
     t = 0.0
     requests = []
     for i in range(params.requests):
@@ -319,11 +322,13 @@ def synthetic(params: Synthetic, limit: int) -> Trace:
             )
         u1, u2 = 1.0 - rng.random(), rng.random()
         z = math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2)
-        own = int(params.prompt_median * math.exp(params.prompt_sigma * z))
-        own = min(max(own, 1), max(room // 2, 1))
+        drawn = int(params.prompt_median * math.exp(params.prompt_sigma * z))
+        own = min(max(drawn, 1), max(room // 2, 1))
+        cut_prompts += own < drawn
         prompt = params.prefix + own
-        output = int(params.output_scale * (1.0 - rng.random()) ** (-1.0 / params.output_alpha))
-        output = min(max(output, 1), limit - prompt)
+        drawn = int(params.output_scale * (1.0 - rng.random()) ** (-1.0 / params.output_alpha))
+        output = min(max(drawn, 1), limit - prompt)
+        cut_outputs += output < drawn
         requests.append(
             Request(
                 index=i,
@@ -335,7 +340,15 @@ def synthetic(params: Synthetic, limit: int) -> Trace:
                 prefix=params.prefix,
             )
         )
-    return Trace(tuple(requests), params.describe())
+    source = params.describe()
+    if cut_prompts or cut_outputs:
+        # Said where the trace is described (the summary's first lines), so a median the limit cut is not taken for
+        # the trace's own.
+        source += (
+            f"; cut to fit the limit of {limit:,} positions: {cut_prompts:,} prompts (to at most "
+            f"{max(room // 2, 1):,} tokens) and {cut_outputs:,} outputs"
+        )
+    return Trace(tuple(requests), source)
 
 
 def trace_lines(trace: Trace) -> str:

@@ -17,6 +17,7 @@ import attrs
 from passprice.cards import Card, load_card
 from passprice.checkpoints import load_checkpoint
 from passprice.errors import InputError
+from passprice.files import check_writable, is_there
 from passprice.measurements import Run, load_runs
 from passprice.registry import Root
 from passprice.serving import ServingRefusal
@@ -92,7 +93,7 @@ def validate(root: Root, stack: str | None = None, runs: Sequence[Run] | None = 
     rows = []
     for run in runs:
         if run.stack not in stacks:
-            stacks[run.stack] = load_stack(root, run.stack) if (root.stacks / f"{run.stack}.toml").is_file() else None
+            stacks[run.stack] = load_stack(root, run.stack) if is_there(root.stacks / f"{run.stack}.toml") else None
         try:
             card = cards.get(run.card) or load_card(root, run.card)
             cards[run.card] = card
@@ -165,8 +166,7 @@ def plot(v: Validation, path: Path, force: bool = False) -> None:
 
     if path.suffix.lower() not in (".png", ".svg"):
         raise InputError(f"--plot {path}: the file must end in .png or .svg")
-    if path.exists() and not force:
-        raise InputError(f"{path}: already exists; pass --force to overwrite it")
+    check_writable(path, force)  # the one writer's checks, before anything is priced or drawn
     try:
         import matplotlib
 
