@@ -8,6 +8,9 @@ by run):
 ``passprice header`` on the complete gemma3 270M GGUF (253 MB, 262,144-token vocabulary), and a sweep of >= 10^6
 points written to a CSV file (its peak RSS too, and a sample of its rows checked against the scalar pricer).
 
+With valgrind installed, the same processes' instructions (callgrind) against the same two yardsticks: a measure the
+machine's other load does not move.
+
 In process: ``price_serving`` on a cached pass (against the pass rebuilt from the tensor table); the best batch of
 every registered serving on every card, host memory off and on (against the seed's scan on one); the header reader
 (against a plain read of the header's bytes, that read plus its sha256, and ``gguf.GGUFReader``); the sweep's
@@ -174,6 +177,48 @@ def bench_processes(runs: int, gemma: Path | None) -> None:
     floor_s = statistics.median(f for f, _ in floors)
     note("python -c 'import click, attrs, cattrs' (the libraries' floor, every run above)", f"{floor_s * 1e3:.1f} ms",
          "python -c pass", f"{statistics.median(r for _, r in floors):.2f} x pass", "(informational)")
+
+
+def instructions(command: Sequence[str]) -> float | None:
+    """The instructions (millions) ``command`` executes as a whole process, counted by valgrind's callgrind: unlike
+    CPU time, not disturbed by whatever else the machine runs. ``None`` without valgrind."""
+    import shutil
+
+    if shutil.which("valgrind") is None:
+        return None
+    done = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
+        cwd=ROOT, env=child_env(), capture_output=True, text=True,
+    )
+    for line in done.stderr.splitlines():
+        if "Collected" in line:
+            return int(line.split()[-1]) / 1e6
+    raise RuntimeError(f"{' '.join(command)}: no instruction count: {done.stderr[-500:]}")
+
+
+def bench_instructions(gemma: Path | None) -> None:
+    """Each whole process's instructions (callgrind), against ``python -c pass`` and the libraries' floor: a
+    yardstick the machine's load does not move (each command run once before, so its cache entries exist)."""
+    pp = passprice_command()
+    base = instructions(PASS)
+    if base is None:
+        print("instructions: valgrind is not installed; skipped")
+        return
+    floor = instructions(FLOOR)
+    assert floor is not None
+    print("whole processes: instructions (valgrind callgrind), each command once")
+    cases = [(f"passprice price {R1} --json", [*pp, "price", R1, "--json"]),
+             (f"passprice best {R1} --json", [*pp, "best", R1, "--json"]),
+             ("passprice checkpoints", [*pp, "checkpoints"])]
+    if gemma is not None:
+        cases.append(("passprice header <complete gemma3 GGUF>", [*pp, "header", str(gemma)]))
+    for label, command in cases:
+        run_once(command)
+        ours = instructions(command)
+        assert ours is not None
+        yardsticks = f"python -c pass {base:,.0f} M; click+attrs+cattrs {floor:,.0f} M"
+        note(f"{label} (instructions)", f"{ours:,.0f} M", yardsticks,
+             f"{ours / base:.2f} x pass; {ours / floor:.2f} x the floor", "(informational: load-free)")
 
 
 # --- in process ----------------------------------------------------------------------------------------------------
@@ -459,7 +504,7 @@ def bench_compare(runs: int) -> None:
 
 
 #: The sections ``--only`` picks from, in the order they run.
-SECTIONS = ("processes", "price", "best", "header", "sweep", "sweep-memory")
+SECTIONS = ("processes", "instructions", "price", "best", "header", "sweep", "sweep-memory")
 
 
 def main() -> None:
@@ -473,7 +518,7 @@ def main() -> None:
     runs = 5 if args.quick else 11
     only = set(args.only or SECTIONS)
     gemma = None
-    if only & {"processes", "header"}:
+    if only & {"processes", "instructions", "header"}:
         gemma = assemble_gemma()
         if gemma is not None and hashlib.sha256(gemma.read_bytes()).hexdigest() != GEMMA_SHA256:
             print(f"  {gemma}: its sha256 is not the published one; header figures skipped")
@@ -483,6 +528,8 @@ def main() -> None:
     print(byte_compile())
     if "processes" in only:
         bench_processes(runs, gemma)
+    if "instructions" in only:
+        bench_instructions(gemma)
     if "price" in only:
         bench_price(runs)
     if "best" in only:
