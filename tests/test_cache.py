@@ -224,6 +224,8 @@ def test_invalid_toml_is_refused_on_every_run(tmp_path: Path, cache_dir: Path) -
 #: Modules a scalar price must not import: NumPy alone is ~170 ms of a process, gguf ~45 ms more (it pulls PyYAML),
 #: jsonschema ~100 ms (only a new or changed file is validated), tomlkit tens of ms (read-only paths use tomllib).
 HEAVY = ("numpy", "gguf", "yaml", "jsonschema", "tomlkit")
+#: Modules a price does not need either: it reads no compressed GGUF file.
+NOT_WHEN_WARM = ("lzma", "zlib")
 
 #: Modules a plain price of a registered serving (dense, no drafts, no routing, no stack) does not use, so does not
 #: import: reading or drafting routes, drafting methods, stacks, reproducing, reviewing, sweeping.
@@ -258,11 +260,14 @@ def test_a_scalar_price_imports_no_heavy_module(cache_dir: Path) -> None:
     # jsonschema or tomlkit either, nor any module a plain price does not use.
     env = {**os.environ, "PASSPRICE_CACHE_DIR": str(cache_dir)}
     for run in ("cold", "warm"):
-        got = loaded(["price", "r1-qwen7b-h200", "--json"], HEAVY + NOT_FOR_A_PRICE, env)
-        forbidden = {"numpy", "gguf", "yaml", *NOT_FOR_A_PRICE} if run == "cold" else {*HEAVY, *NOT_FOR_A_PRICE}
+        got = loaded(["price", "r1-qwen7b-h200", "--json"], HEAVY + NOT_FOR_A_PRICE + NOT_WHEN_WARM, env)
+        forbidden = (
+            {"numpy", "gguf", "yaml", *NOT_FOR_A_PRICE} if run == "cold"
+            else {*HEAVY, *NOT_FOR_A_PRICE, *NOT_WHEN_WARM}
+        )
         assert not got & forbidden, (run, got)
     # A best batch likewise.
-    assert not loaded(["best", "r1-qwen7b-h200", "--json"], HEAVY + NOT_FOR_A_PRICE, env)
+    assert not loaded(["best", "r1-qwen7b-h200", "--json"], HEAVY + NOT_FOR_A_PRICE + NOT_WHEN_WARM, env)
 
 
 def test_a_header_and_a_listing_structure_nothing_so_import_no_cattrs(cache_dir: Path) -> None:
@@ -270,7 +275,7 @@ def test_a_header_and_a_listing_structure_nothing_so_import_no_cattrs(cache_dir:
     # cache lists each entry's cached row: neither imports cattrs (nor anything heavy).
     env = {**os.environ, "PASSPRICE_CACHE_DIR": str(cache_dir)}
     gguf_file = str(REPO / "tests" / "data" / "qwen35-27b-like.header.gguf")
-    assert not loaded(["header", gguf_file], ("cattrs", *HEAVY), env)
+    assert not loaded(["header", gguf_file], ("cattrs", "lzma", "zlib", *HEAVY), env)
     loaded(["checkpoints"], (), env)  # cold: each entry read, validated and structured once
     assert not loaded(["checkpoints"], ("cattrs", *HEAVY), env)
 

@@ -18,7 +18,6 @@ import json
 import os
 import re
 import sys
-import tomllib
 from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
@@ -225,6 +224,8 @@ def _check_reads_back(header: GGUFHeader, text: str, name: str, source_note: str
     the header held is lost or changed on the way. (The documents are compared as JSON, so a NaN equals a NaN; the
     text is not written twice, tomlkit being the slow part of an import.)"""
     source = header.source or header.shards[0].file
+    import tomllib  # here, not at the top: a price read from the cache parses no TOML
+
     where = f"{source}: cannot import: the entry would not read back"
     try:
         document = tomllib.loads(text)
