@@ -1,5 +1,5 @@
 """A wheel carries the registry as git has it: built in a git checkout, it refuses when a file below a folder it
-bundles (``[tool.hatch.build.targets.wheel.force-include]``: schema/, facts/, registry/, locks/ …) is untracked,
+bundles (``[tool.hatch.build.targets.wheel.force-include]``: schema/, facts/, registry/, locks/, sources/) is untracked,
 ignored or modified, so an edit made while trying passprice out (``fact set``, ``import``) never ships by accident.
 
 Outside a git checkout (a build from an sdist) the folders are taken as they are. ``PASSPRICE_BUILD_UNTRACKED=1``
@@ -23,7 +23,7 @@ def _git(root: Path, *args: str) -> list[str] | None:
         done = subprocess.run(["git", *args], cwd=root, capture_output=True, check=True)
     except (OSError, subprocess.CalledProcessError):
         return None
-    return [p for p in done.stdout.decode("utf-8", "replace").split("\0") if p]
+    return [p for p in os.fsdecode(done.stdout).split("\0") if p]
 
 
 class TrackedData(BuildHookInterface):  # type: ignore[misc]
@@ -47,7 +47,13 @@ class TrackedData(BuildHookInterface):  # type: ignore[misc]
             shown = [f"{p} (not tracked by git)" for p in untracked] + [f"{p} (changed since HEAD)" for p in modified]
             listed = "\n  ".join(shown[:20]) + ("\n  …" if len(shown) > 20 else "")
             raise RuntimeError(
-                "passprice: a wheel bundles schema/, facts/, registry/ and locks/ as git tracks them, and these "
-                f"differ:\n  {listed}\ncommit them, or undo them (git restore / git clean), or set "
-                "PASSPRICE_BUILD_UNTRACKED=1 to bundle them anyway"
+                f"passprice: a wheel bundles {_listed(folders)} as git tracks them, and these differ:\n  {listed}\n"
+                "commit them, or undo them (git restore / git clean), or set PASSPRICE_BUILD_UNTRACKED=1 to bundle "
+                "them anyway"
             )
+
+
+def _listed(folders: list[str]) -> str:
+    """``facts/, locks/ and schema/``: the folders a wheel bundles, as they are configured, in words."""
+    names = [f"{f.rstrip('/')}/" for f in sorted(folders)]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"

@@ -184,6 +184,51 @@ def test_the_cache_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
         assert cache.cache_dir() == tmp_path / "xdg" / "passprice"
         monkeypatch.setenv("XDG_CACHE_HOME", "relative/ignored")  # the XDG specification: relative is invalid
         assert cache.cache_dir() == Path.home() / ".cache" / "passprice"
+        # A relative PASSPRICE_CACHE_DIR is ignored alike: it would put a cache inside whatever folder a command runs
+        # in (a registry, then committed with it).
+        monkeypatch.setenv("PASSPRICE_CACHE_DIR", "cache")
+        assert cache.cache_dir() == Path.home() / ".cache" / "passprice"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "folder", "too-large"])
+def test_an_entry_that_is_not_a_small_regular_file_is_a_miss(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    # Attacker finding 2: an entry replaced by a FIFO hung every command; a link to /dev/zero ate memory. Each is a
+    # miss now, checked before a byte is read, and the command prices as without a cache.
+    root = copy_root(tmp_path)
+    first = invoke("price", "r1-qwen7b-h200", "--json", root=root)
+    assert first.exit_code == 0, first.output
+    card = next(e for e in entries(cache_dir) if '"h200_sxm_141gb"' in e.read_text(encoding="utf-8")
+                or "NVIDIA H200" in e.read_text(encoding="utf-8"))  # fmt: skip
+    card.unlink()
+    if kind == "fifo":
+        os.mkfifo(card)
+    elif kind == "dev-zero":
+        card.symlink_to("/dev/zero")
+    elif kind == "folder":
+        card.mkdir()
+    else:
+        monkeypatch.setattr(cache, "MAX_ENTRY_BYTES", 10)
+        card.write_bytes(b"0" * 11)
+    key = card.name[: -len(".json")]
+    assert cache.read(key) is None
+    checkpoints._CACHE.clear()
+    again = invoke("price", "r1-qwen7b-h200", "--json", root=root)  # would block on the FIFO before
+    assert again.exit_code == 0 and json.loads(again.stdout) == json.loads(first.stdout)
+
+
+def test_a_schema_that_is_a_fifo_is_refused_not_waited_on(tmp_path: Path, cache_dir: Path) -> None:
+    root = copy_root(tmp_path)
+    shutil.copytree(REPO / "schema", root / "schema")
+    (root / "schema" / "card.schema.json").unlink()
+    os.mkfifo(root / "schema" / "card.schema.json")
+    schema._validator.cache_clear()
+    try:
+        lines = [line for line in invoke("check", root=root).output.splitlines() if "card.schema.json" in line]
+    finally:
+        schema._validator.cache_clear()
+    assert lines and "is a FIFO (named pipe), not a regular file" in lines[0]
 
 
 def test_old_entries_are_pruned(tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:

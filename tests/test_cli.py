@@ -57,6 +57,7 @@ PRICE_KEYS = [
     "tokens_per_s",
     "rests_on",
     "weakest",
+    "stale",
     "lock",
 ]
 

@@ -70,8 +70,46 @@ def test_links() -> None:
     assert links.blob("facts/cards/h.toml", (3, 7)) == f"{URL}/blob/0123abc/facts/cards/h.toml#L3-L7"
     assert links.blob("a b.toml", (4, 4)) == f"{URL}/blob/0123abc/a%20b.toml#L4"
     assert Links.of(None, "x") is None and Links.of(URL, "") is None
-    with pytest.raises(InputError, match="not an http"):
-        Links.of("git@github.com:acme/registry", "x")
+    for address in ("git@github.com:acme/registry", "http://github.com/acme/registry",
+                    "https://github.com/o/r)[x](https://evil.example", "https://github.com/o/r?x=1",
+                    'https://github.com/o/r" onclick="x', "https://github.com"):  # fmt: skip
+        with pytest.raises(InputError, match="is not a plain https address of a repository"):
+            Links.of(address, "x")
+    assert Links.of("https://git.example.org:8443/group/sub.group/my-repo_1", "x") is not None
+
+
+def test_nothing_read_from_a_file_becomes_markup(tmp_path: Path) -> None:
+    # Finding 13: a locator holding a link, an image and bold text, a card file whose name closes a code span and
+    # opens a link, and a repository address that closes the link it is put in.
+    from markdown_it import MarkdownIt
+
+    made = make_repo(tmp_path / "registry")
+    git(made.path, "checkout", "-q", "main")
+    hostile = "[click](https://evil.example) <img src=x> **all locks hold** _x_"
+    bandwidth = "Technical Specifications table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s'"
+    card = made.path / CARD_FILE
+    card.write_text(card.read_text(encoding="utf-8").replace(f'locator = "{bandwidth}"', f'locator = "{hostile}"', 1),
+                    encoding="utf-8")  # fmt: skip
+    odd = made.path / "facts/cards/x`](https:__evil.example)`.toml"
+    shutil.copy(REPO / "facts/cards/mi300x.toml", odd)
+    d = diff(Root(made.path), "main")
+    body = comment_body(d, Links(URL, "feedbeef"))
+    assert "  - **cite (new)**: nvidia-h200-datasheet: \\[click\\](https://evil.example) &lt;img src=x&gt; " \
+        "\\*\\*all locks hold\\*\\* \\_x\\_" in body.splitlines()
+    # The name ends in a backtick: fenced by two, padded by a space CommonMark strips again.
+    assert "| `` x`](https:__evil.example)` `` | `memory.capacity` |" in body
+    html = MarkdownIt("commonmark").enable("table").render(body)
+    assert "<td><code>x`](https:__evil.example)`</code></td>" in html
+    links = [line for line in html.split("<a ") if line.startswith("href=")]
+    assert links and all(link.startswith(f'href="{URL}/blob/feedbeef/') for link in links)
+    assert "<img" not in html and "all locks hold</strong>" not in html and "<em>x</em>" not in html
+    assert 'href="https://evil.example' not in html and "evil.example)</a>" not in html
+    # The same from the command line: a repository address that would close its link is refused.
+    code, out, err = cli_run(["--root", str(made.path), "diff", "main", "--format", "comment",
+                              "--repository-url", "https://github.com/o/r)[x](https://evil.example", "--ref", "abc"])
+    assert code == 2 and out == ""
+    assert err.startswith("passprice: error: --repository-url: 'https://github.com/o/r)[x](https://evil.example' is "
+                          "not a plain https address of a repository")
 
 
 def test_comment_body(repo: Repo) -> None:

@@ -84,10 +84,24 @@ def make_lock_file(path: Path, name: str, serving: str) -> None:
                force=True)
 
 
+#: The card's stream shares derive from memory.bandwidth; in this repository they are read as shares measured on
+#: their own (the bandwidth a figure of the source), so raising memory.bandwidth moves the locked prices without
+#: leaving a derived fact stale (test_a_stale_derived_fact_marks_the_locks_resting_on_it covers that case).
+SHARED_INPUT = 'derivation.inputs.bandwidth = { fact = "memory.bandwidth", value = 4.8, unit = "TB/s" }'
+OWN_INPUT = (
+    'derivation.inputs.bandwidth = { value = 4.8, unit = "TB/s", source = "nvidia-h200-datasheet", '
+    "locator = \"Technical Specifications table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s'\" }"
+)
+
+
 def make_repo(path: Path, branch: str = "main") -> Repo:
     path.mkdir()
     for folder in ("facts", "registry", "schema", "sources"):
         shutil.copytree(REPO / folder, path / folder)
+    card = path / CARD_FILE
+    text = card.read_text(encoding="utf-8")
+    assert text.count(SHARED_INPUT) == 3
+    card.write_text(text.replace(SHARED_INPUT, OWN_INPUT), encoding="utf-8")
     git(path, "init", "-q", "-b", branch)
     commit_all(path, "facts")
     (path / "locks").mkdir()  # a writer never creates a missing folder
@@ -266,9 +280,12 @@ def test_default_base_is_the_merge_base_with_main_and_head_the_work_tree(repo: R
     code, out, _ = cli_run(["diff"], cwd=clone)
     assert code == 1
     assert out.splitlines()[0] == f"passprice diff: merge base with main ({repo.locked[:12]}) → work tree"
+    # 0.86 does not follow from its derivation (Triad over the bandwidth), which fails the diff as it fails check.
     assert (
-        "3 facts changed in 1 file, 1 weakened; 2 locks affected, 1 breaks its floors, 2 prices moved unreviewed"
+        "3 facts changed in 1 file, 1 weakened; 1 derived fact not following; 2 locks affected, 1 breaks its floors, "
+        "2 prices moved unreviewed, 2 rest on derived facts that do not follow"
     ) in out
+    assert "rests on streams.append, not following from its derivation: correct it" in out
     assert "streams.append    0.8646 → 0.86" in out
     assert "measured → estimated (WEAKER)" in out
     assert "floors    held → BROKEN: streams.rewrite is estimated, below the floor measured" in out
@@ -401,7 +418,7 @@ def test_two_folders_and_a_folder_that_is_not_a_checkout(repo: Repo, tmp_path: P
     assert code == 2 and "not a passprice root" in err
 
 
-def test_a_removed_lock_is_shown_but_does_not_break(repo: Repo, tmp_path: Path) -> None:
+def test_a_removed_lock_is_shown_and_fails_while_its_serving_is_registered(repo: Repo, tmp_path: Path) -> None:
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(repo.path), str(clone)], check=True)
     git(clone, "checkout", "-q", repo.weaker)
@@ -410,13 +427,15 @@ def test_a_removed_lock_is_shown_but_does_not_break(repo: Repo, tmp_path: Path) 
     d = diff(Root(clone), repo.locked)
     assert [x.name for x in d.locks] == [MTP, LOCK]
     for lock in d.locks:
-        assert lock.removed and not lock.breaks and lock.floors() == "lock removed" and lock.review() == "removed"
+        assert lock.removed and not lock.breaks and lock.floors() == "lock removed"
+        # Its serving is still registered and no lock of it is left: the floors it was priced under are dropped.
+        assert lock.drops_floors and lock.review() == "removed, dropping floors"
     assert [f.status for f in d.files if f.kind == "lock"] == ["removed", "removed"]
-    assert d.exit_status == 0
-    assert f"  {LOCK} ({LOCK_FILE}, card {CARD}, price): removed\n" in diff_text(d)
-    assert (
-        f"#### Locks added or removed\n\n- ⚠️ removed `{MTP}` (`{MTP_FILE}`): its floors no longer guard anything\n"
-    ) in diff_markdown(d)
+    assert d.exit_status == 1 and d.dropping == d.locks
+    assert f"  {LOCK} ({LOCK_FILE}, card {CARD}, price): removed, dropping floors\n" in diff_text(d)
+    assert f"#### Locks removed\n\n- ❌ removed `{MTP}` (`{MTP_FILE}`, price lock of serving `{MTP}`, recorded " in (
+        diff_markdown(d)
+    )
 
 
 def test_a_drafting_method_change(repo: Repo, tmp_path: Path) -> None:
@@ -443,3 +462,63 @@ def test_file_kinds() -> None:
     assert file_kind("locks/l.lock.toml") == ("lock", "l")
     assert file_kind("schema/card.schema.json") == ("schema", "card.schema")
     assert file_kind("facts/cards/README.md") == ("other", "README.md")
+
+
+def test_a_stale_derived_fact_marks_the_locks_resting_on_it(tmp_path: Path) -> None:
+    # The registered card derives its stream shares from memory.bandwidth: raising the bandwidth leaves them stale,
+    # and a price on them (+8.3 % tokens/s, which the recomputed shares would cancel) is no price to publish, even
+    # re-locked. The diff marks each lock resting on a stale share and fails, as check does.
+    path = tmp_path / "registry"
+    path.mkdir()
+    for folder in ("facts", "registry", "schema", "sources"):
+        shutil.copytree(REPO / folder, path / folder)
+    git(path, "init", "-q", "-b", "main")
+    (path / "locks").mkdir()
+    make_lock_file(path, LOCK, LOCK)
+    commit_all(path, "lock")
+    bandwidth = read_fact(path, "memory.bandwidth")
+    edit_fact(path, "memory.bandwidth", value=5.2, unit="TB/s", provenance="published", source=bandwidth.source,
+              locator=bandwidth.locator)  # fmt: skip
+    make_lock_file(path, LOCK, LOCK)  # re-locked on the stale shares
+    d = diff(Root(path))
+    lock = {x.name: x for x in d.locks}[LOCK]
+    assert [(f.path, f.kind, f.expected) for f in lock.unsound] == [
+        ("streams.read", "stale", "0.8615"), ("streams.append", "stale", "0.7981")
+    ]
+    assert lock.review() == "rests on stale streams.read, streams.append: recompute them; re-locked"
+    assert lock.relative == pytest.approx(5.2 / 4.8 - 1, rel=1e-9)  # the move a recomputation would cancel
+    assert d.exit_status == 1 and d.resting_on_unsound == (lock,) and not d.stale and not d.broken
+    assert d.summary() == (
+        "1 fact changed in 1 file; 3 derived facts stale; 1 lock affected, 1 rests on derived facts that do not "
+        "follow, 1 re-locked"
+    )
+    text = diff_text(d)
+    assert "    tokens/s  996.1 → 1,079.1  (+8.333 %)  HEAD's price rests on derived facts that do not follow: not a " \
+        "price to publish" in text
+    row = next(line for line in diff_markdown(d).splitlines() if line.startswith(f"| `{LOCK}` |"))
+    assert "| ❌ 1,079.1 (on stale facts) |" in row and row.endswith(
+        "| ❌ rests on stale streams.read, streams.append: recompute them; re-locked |"
+    )
+    code, out, err = cli_run(["--root", str(path), "diff", "--format", "json"], cwd=path)
+    assert code == 1 and json.loads(out)["resting_on_unsound"] == [LOCK]
+    assert err == (
+        "passprice: refused: derived facts do not follow from their inputs: h200_sxm_141gb:streams.read (stale), "
+        "h200_sxm_141gb:streams.rewrite (stale), h200_sxm_141gb:streams.append (stale); the prices of "
+        f"{LOCK} rest on them (recompute them: passprice check names each input that moved)\n"
+    )
+    # Recomputed (each share's bandwidth input recorded at 5.2 TB/s, the value it now gives) and re-locked, the
+    # change passes: the price barely moves, as the same measured rates over a higher peak are lower shares.
+    card = path / CARD_FILE
+    text = card.read_text(encoding="utf-8").replace(
+        'derivation.inputs.bandwidth = { fact = "memory.bandwidth", value = 4.8, unit = "TB/s" }',
+        'derivation.inputs.bandwidth = { fact = "memory.bandwidth", value = 5.2, unit = "TB/s" }',
+    )
+    for old, new in (("0.9333", "0.8615"), ("0.8333", "0.7692"), ("0.8646", "0.7981")):
+        text = text.replace(f"value = {old}\n", f"value = {new}\n", 1)
+    card.write_text(text, encoding="utf-8")
+    make_lock_file(path, LOCK, LOCK)
+    d = diff(Root(path))
+    assert d.exit_status == 0 and d.unsound == ()
+    lock = {x.name: x for x in d.locks}[LOCK]
+    assert lock.unsound == () and lock.review() == "re-locked"
+    assert lock.relative is not None and abs(lock.relative) < 1e-4  # 4.48 TB/s read either way, to 4 digits

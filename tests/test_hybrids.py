@@ -17,6 +17,7 @@ import re
 import tomllib
 from pathlib import Path
 
+import attrs
 import pytest
 from click.testing import CliRunner
 from gguf.constants import MODEL_ARCH, MODEL_TENSORS, TENSOR_NAMES
@@ -44,6 +45,7 @@ from passprice.drafts import load_draft_method
 from passprice.facts import Provenance
 from passprice.gguf_header import GGUFHeader, read_header
 from passprice.registry import Root
+from passprice.routing import load_routing
 from passprice.serving import (
     BadDraft,
     ContextClass,
@@ -531,12 +533,15 @@ def test_qwen3next_parses_and_is_routed(qnext: GGUFHeader) -> None:
     assert (gate.experts, gate.used, gate.expert_bytes) == (512, 10, 2048 * 512 * 144 // 256)
     assert down.expert_bytes == 512 * 2048 * 210 // 256 and down.weight_bytes == 512 * down.expert_bytes
     assert sum(1 for s in step.stages if s.kind is StageKind.EXPERTS) == 48 * 3
-    # Without a routing record the pricer still refuses it by name.
+    # Without a routing record the pricer still refuses it by name; how many sequences fit needs none (every expert
+    # is held whatever routes), so max_batch answers, as it does under any record.
     c = card()
-    for price in (price_serving, best_serving, max_batch):
+    for price in (price_serving, best_serving):
         with pytest.raises(Routed) as e:
             price(qnext, c, serving())
         assert e.value.fields() == {"expert_count": 512}
+    uniform = load_routing(ROOT, "uniform")
+    assert max_batch(qnext, c, serving()) == max_batch(qnext, c, attrs.evolve(serving(), routing=uniform)) > 0
 
 
 def test_bad_draft_when_the_method_has_too_few_figures(q35: GGUFHeader) -> None:
@@ -855,7 +860,10 @@ def test_cli_refusals(tmp_path: Path) -> None:
         # The measured record applies to qwen3-30b-a3b-q4_k_m only: refused by its scope before E and k compare.
         assert (code, out["refusal"], out["record"]) == (1, "OutOfScope", "qwen3-30b-a3b-measured")
         code, out = run(command, "--checkpoint", "qwen3next-80b-a3b-like", "--card", "h200_sxm_141gb")
-        assert (code, out["refusal"], out["expert_count"]) == (1, "Routed", 512)
+        if command == "max-batch":  # how many fit does not depend on routing: no record needed
+            assert code == 0 and out["max_batch"] > 0
+        else:
+            assert (code, out["refusal"], out["expert_count"]) == (1, "Routed", 512)
     code, out = run("price", *BASE, "--draft", "qwen35-mtp", "--draft-tokens", "4")
     assert (code, out["refusal"]) == (1, "BadDraft")
     code, out = run("price", *BASE, "--batch", "100000")

@@ -88,6 +88,13 @@ def test_init_replaces_nothing(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
     bad("init", str(tmp_path / "file"), says="file")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "taken"]
+    # A folder below a file: the file is named (the attacker's run said only "cannot write: File exists").
+    bad("init", str(tmp_path / "file" / "sub" / "deeper"),
+        says=f"{tmp_path}/file/sub/deeper: cannot write: {tmp_path}/file is a regular file, not a folder")  # fmt: skip
+    # requirements.txt gets one line: a newline in --requirement would write a second requirement.
+    bad("init", "--requirement", "passprice\nevil-package", str(tmp_path / "new"),
+        says="--requirement: 'passprice\\nevil-package' is not one requirement line")  # fmt: skip
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "taken"]
 
 
 def test_the_embedded_facts_say_how_to_begin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -281,4 +288,7 @@ def test_a_wheel_refuses_untracked_facts(tmp_path: Path) -> None:
     )
     assert done.returncode != 0
     assert "facts/cards/my-edit.toml (not tracked by git)" in done.stdout + done.stderr
+    # The folders named are the ones bundled, read from pyproject.toml's force-include (sources/ among them).
+    said = "a wheel bundles facts/, locks/, registry/, schema/ and sources/ as git tracks them"
+    assert said in done.stdout + done.stderr
     assert not (tmp_path / "wheels").exists() or not list((tmp_path / "wheels").glob("*.whl"))

@@ -95,9 +95,11 @@ def lock(root: Path, name: str, serving_name: str, *options: str) -> Path:
 
 
 def price_json(root: Path, *args: str) -> dict[str, Any]:
-    """``price --json``: the price a lock records (the ``lock`` key, naming the locks it was priced under, apart)."""
+    """``price --json``: the price a lock records (the ``lock`` key, naming the locks it was priced under, and the
+    ``stale`` derived facts it rests on, apart)."""
     out: dict[str, Any] = json.loads(ok(run(root, "price", *args, "--json")).stdout)
     out.pop("lock")
+    out.pop("stale")
     return out
 
 
@@ -559,7 +561,7 @@ def test_audit_of_a_memory_bound_price(root: Path) -> None:
     for f in a["facts"]:
         assert list(f) == [
             "path", "value", "unit", "base_value", "provenance", "source", "locator", "cite", "note", "derivation",
-            "derivation_text", "floor", "margin", "binding", "weakest", "elasticity", "step",
+            "derivation_text", "stale", "floor", "margin", "binding", "weakest", "elasticity", "step",
         ]
     cost = price_json(root, R1, "--batch", "1")
     assert a["binds"] == cost["binds"] == "memory"
@@ -715,7 +717,11 @@ def test_price_lock_without_a_serving_prices_the_locks_serving_with_todays_facts
     today = price_json(root, "--lock", str(path))
     assert today == price_json(root, R1)
     named = json.loads(ok(run(root, "price", "--lock", "r1", "--json")).stdout)["lock"]
-    assert named == {"locks": ["r1"], "note": None}
+    assert (named["locks"], named["note"]) == (["r1"], None)
+    # Its floors hold, but today's price is not the one it records: said beside the verdict, with what drifted.
+    (moved,) = named["moved"]
+    assert moved["recorded_tokens_per_s"] == recorded["tokens_per_s"] and moved["tokens_per_s"] == today["tokens_per_s"]
+    assert moved["drifted"] == ["memory.bandwidth: 4.8 TB/s (published) → 5.2 TB/s (published)"]
     assert today["tokens_per_s"] == pytest.approx(recorded["tokens_per_s"] * 5.2 / 4.8, rel=1e-12)
     text = ok(run(root, "price", "--lock", "r1")).stdout
     assert text.startswith("deepseek-r1-distill-qwen-7b-q4_k_m on h200_sxm_141gb")

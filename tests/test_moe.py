@@ -167,9 +167,31 @@ def test_bad_routing_is_refused_by_name() -> None:
 
 
 def test_a_dense_price_does_not_rest_on_routing() -> None:
-    data = json.loads(invoke("price", "r1-qwen7b-h200", "--routing", "uniform", "--json").output)
     plain = json.loads(invoke("price", "r1-qwen7b-h200", "--json").output)
-    assert data == plain and "routing" not in data
+    assert "routing" not in plain and not any(p.startswith("routing.") for p in plain["rests_on"])
+    # The new user's run: --routing on a dense checkpoint was silently ignored. It is refused by name instead (the
+    # likelier case is the wrong checkpoint), with what to do.
+    out = refused("price", "r1-qwen7b-h200", "--routing", "uniform", "--no-lock", name="BadRouting")
+    assert out["routing"] == "uniform" and out["detail"].startswith("the checkpoint is dense (no expert_count)")
+    refused("max-batch", "r1-qwen7b-h200", "--routing", "uniform", "--no-lock", name="BadRouting")
+
+
+def test_max_batch_of_a_mixture_of_experts_needs_no_routing() -> None:
+    # How many sequences fit reads what is held (every expert, whatever the routing) and each row's on-chip bytes:
+    # no routing record is asked for (Routed was refused before), and every routing gives the same answer.
+    args = ("max-batch", "--checkpoint", "qwen3-30b-a3b-q4_k_m", "--card", "h200_sxm_141gb", "--json")
+    plain = json.loads(invoke(*args).output)["max_batch"]
+    for routing in ("uniform", "qwen3-30b-a3b-measured"):
+        assert json.loads(invoke(*args, "--routing", routing).output)["max_batch"] == plain
+    # By hand: ⌊(141e9 − held once) / held per sequence⌋, as kv's fit computes it (its own routing-free shape).
+    kv = json.loads(invoke("kv", "qwen3-30b-a3b-q4_k_m", "--contexts", "4k", "--json").output)
+    fit = next(f for f in kv["contexts"][0]["fits"] if f["card"] == "h200_sxm_141gb")
+    assert plain == fit["max_batch"] == (141e9 - fit["held_shared"]) // fit["held_per_sequence"]
+    with_host = json.loads(invoke(*args, "--host-memory").output)["max_batch"]
+    assert with_host == json.loads(invoke(*args, "--host-memory", "--routing", "uniform").output)["max_batch"]
+    assert with_host > plain
+    # The price itself still needs one: which experts a pass reads depends on routing.
+    refused("price", "--checkpoint", "qwen3-30b-a3b-q4_k_m", "--card", "h200_sxm_141gb", name="Routed")
 
 
 def test_rests_on_and_lock_floors(tmp_path: Path) -> None:

@@ -172,10 +172,14 @@ def test_parse_tokens() -> None:
 def test_bad_input() -> None:
     code, _, err = run("speculate", "r1-qwen7b-h200")
     assert code == 2 and "names no drafting method" in err and err.count("\n") == 1
-    code, out, _ = run("speculate", "r1-qwen7b-h200", "--draft", "deepseek-v3-mtp", "--tokens", "1,2", "--json")
+    # A method out of its scope is refused by name, as every command refuses it (passprice.scopes).
+    code, out, err = run("speculate", "r1-qwen7b-h200", "--draft", "deepseek-v3-mtp", "--tokens", "1,2", "--json")
+    assert code == 1 and json.loads(out)["refusal"] == "OutOfScope"
+    # A draft length past the method's acceptance figures is refused in its own row.
+    code, out, _ = run("speculate", CHAT, "--draft", "qwen35-mtp", "--tokens", "3,4", "--json")
     assert code == 0
     rows = json.loads(out)["rows"]
-    assert rows[1]["binds"] == "memory" and rows[2]["refusal"] == "BadDraft"
+    assert rows[1]["binds"] == "array" and rows[2]["refusal"] == "BadDraft"
     code, _, err = run("speculate", CHAT, "--batch", "4", "--best")
     assert code == 2
     code, _, err = run("speculate", CHAT, "--draft-tokens", "2")

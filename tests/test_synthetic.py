@@ -196,6 +196,48 @@ def test_bad_configurations() -> None:
         config_from_document({"config": moe}, "x.json")
 
 
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        ({"rope_scaling": {"rope_type": "yarn"}}, "config.rope_scaling.factor: missing (required)"),
+        ({"rope_scaling": {"type": "yarn"}}, "config.rope_scaling.factor: missing (required)"),
+        ({"rope_scaling": {"rope_type": "yarn", "factor": "big"}},
+         "config.rope_scaling.factor: 'big' is not of type 'number'"),
+        ({"rope_scaling": {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": -1}},
+         "config.rope_scaling.original_max_position_embeddings: -1 is less than the minimum of 1"),
+        ({"rope_scaling": {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": "x"}},
+         "config.rope_scaling.original_max_position_embeddings: 'x' is not of type 'integer'"),
+        ({"rope_scaling": {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 1e30}},
+         "config.rope_scaling.original_max_position_embeddings: 1e+30 is greater than the maximum of 4294967295"),
+        ({"rope_theta": 1e39}, "config.rope_theta: 1e+39 is greater than the maximum of 1000000000000000.0"),
+        ({"rope_scaling": {"rope_type": "yarn", "factor": 1e39}},
+         "config.rope_scaling.factor: 1e+39 is greater than the maximum of 1000000.0"),
+        # Not a schema error, but the file is named: the head's rows fit no block of the type the mix gives it.
+        ({"hidden_size": 100}, "config: tensor 'output.weight': rows of 100 elements fill no Q8_0 block"),
+    ],
+)  # fmt: skip
+def test_config_values_a_header_cannot_hold_are_one_error_naming_the_file(
+    tmp_path: Path, change: dict[str, object], says: str
+) -> None:
+    # Attacker finding 5: each crashed synth (KeyError, ValueError, struct.error, OverflowError) on a valid JSON file.
+    document = json.loads((CONFIGS / "llama-3.1-8b.json").read_text(encoding="utf-8"))
+    document["config"].update(change)
+    config = tmp_path / "c.json"
+    config.write_text(json.dumps(document), encoding="utf-8")
+    bad("synth", str(config), "--mix", "Q4_K_M", "-o", str(tmp_path / "o.gguf"), says=f"{config}: {says}")
+    assert not (tmp_path / "o.gguf").exists()
+
+
+def test_an_integer_written_as_a_float_is_packed_as_one(tmp_path: Path) -> None:
+    document = json.loads((CONFIGS / "llama-3.1-8b.json").read_text(encoding="utf-8"))
+    document["config"]["rope_scaling"] = {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 8192.0}
+    config = tmp_path / "c.json"
+    config.write_text(json.dumps(document), encoding="utf-8")
+    out = tmp_path / "o.gguf"
+    assert invoke("synth", str(config), "-o", str(out)).exit_code == 0
+    assert read_header(out, cache=False).meta_int("rope.scaling.original_context_length") == 8192
+
+
 def test_read_config_errors(tmp_path: Path) -> None:
     path = tmp_path / "c.json"
     path.write_text('{"model_type": "llama",', encoding="utf-8")

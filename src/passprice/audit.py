@@ -19,11 +19,12 @@ from passprice.cards import Card, card_from_facts, is_card_path
 from passprice.facts import Fact, Provenance
 from passprice.routing import ROUTING_PATHS
 from passprice.serving import Draft, Serving, ServingBind, ServingCost, ServingRefusal
-from passprice.tables import markdown_table, text_table
+from passprice.tables import markdown_code, markdown_table, markdown_text, text_table
 
 if TYPE_CHECKING:
     from passprice.locks import Policy
     from passprice.sources import Source
+    from passprice.stale import Stale
 
 #: The relative change of a fact an elasticity is measured over.
 STEP = 0.01
@@ -134,11 +135,17 @@ def audit(card: Card, serving: Serving, pricer: Pricer, policy: Policy | None = 
     return Audit(cost, tuple(rows))
 
 
-def audit_json(a: Audit, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def _stale_by_path(stale: Stale | None) -> dict[str, str]:
+    return {p: f.message for p, f, _ in stale.findings} if stale is not None else {}
+
+
+def audit_json(a: Audit, extra: Mapping[str, Any] | None = None, stale: Stale | None = None) -> dict[str, Any]:
     """The audit for ``--json``: the price's tokens/s, bind and provenance, the weakest paths, and one object per
     fact (path, value and unit as written, base value, provenance, source, locator, cite (the citation in one line),
-    note, derivation (its table, and as text), floor and margin (``null`` without a lock), binding, weakest,
-    elasticity, step)."""
+    note, derivation (its table, and as text), ``stale`` (what recomputing its derivation found, when it does not
+    follow from today's inputs: :mod:`passprice.stale`; else ``null``), floor and margin (``null`` without a lock),
+    binding, weakest, elasticity, step)."""
+    found = _stale_by_path(stale)
     return {
         **(extra or {}),
         "tokens_per_s": a.cost.tokens_per_s,
@@ -158,6 +165,7 @@ def audit_json(a: Audit, extra: Mapping[str, Any] | None = None) -> dict[str, An
                 "note": r.fact.note,
                 "derivation": r.fact.to_entry().get("derivation"),
                 "derivation_text": r.fact.derivation_text(),
+                "stale": found.get(r.path),
                 "floor": r.floor.value if r.floor is not None else None,
                 "margin": r.margin,
                 "binding": r.binding,
@@ -191,10 +199,14 @@ def by_source(a: Audit) -> dict[str | None, list[AuditRow]]:
     return out
 
 
-def audit_text(a: Audit, title: str, sources: Mapping[str, Source] | None = None) -> str:
+def audit_text(
+    a: Audit, title: str, sources: Mapping[str, Source] | None = None, stale: Stale | None = None
+) -> str:
     """The audit for people: a table of the facts (binding ones marked ``*``, the weakest ``!``) with their floors and
-    margins (a lock's) and elasticities; then the citations grouped by source (with each source's title, from
-    ``sources``), each fact's derivation and note."""
+    margins (a lock's, or the serving's locks') and elasticities; a line naming the ``stale`` derived facts it rests
+    on, if any; then the citations grouped by source (with each source's title, from ``sources``), each fact's
+    derivation (marked STALE where it no longer gives the fact) and note."""
+    found = _stale_by_path(stale)
     with_floors = any(r.floor is not None for r in a.rows)
     rows = []
     for r in a.rows:
@@ -215,7 +227,12 @@ def audit_text(a: Audit, title: str, sources: Mapping[str, Source] | None = None
         "  elasticity: % change of tokens/s for a +1 % change of the fact, by re-pricing",
     ]
     if with_floors:
-        lines.append("  floor: the weakest provenance the lock allows the fact; margin: rungs above it")
+        lines.append(
+            "  floor: the weakest provenance the lock allows the fact (of several locks, the strictest); margin: "
+            "rungs above it"
+        )
+    if stale:
+        lines += ["", f"STALE: {stale.line()}"]
     lines += ["", "citations, by source:"]
     for source_id, group in by_source(a).items():
         if source_id is None:
@@ -228,7 +245,10 @@ def audit_text(a: Audit, title: str, sources: Mapping[str, Source] | None = None
     derived = [r for r in a.rows if r.fact.derivation is not None]
     if derived:
         lines += ["", "derivations:"]
-        lines += [f"  {r.path}: {r.fact.derivation_text()}" for r in derived]
+        lines += [
+            f"  {r.path}: {r.fact.derivation_text()}" + (f" — STALE: {found[r.path]}" if r.path in found else "")
+            for r in derived
+        ]
     noted = [r for r in a.rows if r.fact.note]
     if noted:
         lines += ["", "notes:"]
@@ -236,24 +256,29 @@ def audit_text(a: Audit, title: str, sources: Mapping[str, Source] | None = None
     return "\n".join(lines)
 
 
-def audit_markdown(a: Audit, title: str, sources: Mapping[str, Source] | None = None) -> str:
+def audit_markdown(
+    a: Audit, title: str, sources: Mapping[str, Source] | None = None, stale: Stale | None = None
+) -> str:
     """The audit as a pull-request comment: a summary line, a table of the facts (value, provenance, floor and
-    margin, elasticity, source and locator)."""
+    margin, elasticity, source and locator), and a warning naming the ``stale`` derived facts it rests on."""
     rows = []
     for r in a.rows:
         mark = ("**binds** " if r.binding else "") + ("⚠️ weakest" if r.weakest else "")
         floor = "–" if r.floor is None else f"{r.floor.value} ({_margin(r)})"
         record = (sources or {}).get(r.fact.source or "")
-        cite = f"`{r.fact.source}` {r.fact.locator}" if r.fact.source is not None else r.fact.cite or ""
+        cite = (f"{markdown_code(r.fact.source)} {markdown_text(r.fact.locator or '')}" if r.fact.source is not None
+                else markdown_text(r.fact.cite or ""))
         if record is not None:
-            cite = f"{record.title} (`{r.fact.source}`): {r.fact.locator}"
-        rows.append([f"`{r.path}`", r.fact.describe(), r.fact.provenance.value, floor, _elasticity(r), mark.strip(),
-                     cite])
+            cite = (f"{markdown_text(record.title)} ({markdown_code(r.fact.source or '')}): "
+                    f"{markdown_text(r.fact.locator or '')}")
+        rows.append([markdown_code(r.path), r.fact.describe(), r.fact.provenance.value, floor, _elasticity(r),
+                     mark.strip(), cite])
     head = (
-        f"**{title}**: {a.cost.tokens_per_s:,.1f} tokens/s at batch {a.cost.batch:,}, binds on "
+        f"**{markdown_text(title)}**: {a.cost.tokens_per_s:,.1f} tokens/s at batch {a.cost.batch:,}, binds on "
         f"{a.cost.binds.value}; weakest provenance {a.cost.provenance.value}"
     )
     table = markdown_table(
         ["fact", "value", "provenance", "floor (margin)", "elasticity", "", "source: locator"], rows, right=(1, 4)
     )
-    return f"{head}\n\n{table}"
+    warning = f"\n\n⚠️ **stale**: {markdown_text(stale.line())}" if stale else ""
+    return f"{head}\n\n{table}{warning}"

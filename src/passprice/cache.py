@@ -11,11 +11,15 @@ always a valid document; an invalid file is parsed and refused again on every ru
 
 An entry is one file ``documents/KEY.json``: a first line holding the sha256 of the rest, then the document as JSON
 (``{"key": KEY, "document": …}``). An entry that is truncated, altered, unreadable or for another key is ignored
-(and overwritten when the document is stored again), never an error. Entries are written through a temporary file
-and a rename (:func:`passprice.files.write_atomically`), so concurrent runs see a whole entry or none. Past
-:data:`MAX_ENTRIES` entries, the oldest half is removed.
+(and overwritten when the document is stored again), never an error; so is one that is not a regular file (a FIFO,
+which would block the read, or a link to ``/dev/zero``, which has no end) or is larger than
+:data:`MAX_ENTRY_BYTES`: it is checked before a byte is read, as every file passprice reads. Entries are written
+through a temporary file and a rename (:func:`passprice.files.write_atomically`), so concurrent runs see a whole entry
+or none. Past :data:`MAX_ENTRIES` entries, the oldest half is removed.
 
-Where: ``$PASSPRICE_CACHE_DIR`` when set (the tests point it at a temporary folder), else the platform's user cache
+Where: ``$PASSPRICE_CACHE_DIR`` when set to an absolute path (the tests point it at a temporary folder; a relative
+one is ignored, as the XDG specification ignores a relative ``$XDG_CACHE_HOME``, so no cache is made inside
+whatever folder a command runs in), else the platform's user cache
 folder — ``$XDG_CACHE_HOME/passprice`` or ``~/.cache/passprice`` (XDG Base Directory specification),
 ``~/Library/Caches/passprice`` on macOS, ``%LOCALAPPDATA%\\passprice\\Cache`` on Windows. ``PASSPRICE_NO_CACHE=1``
 or ``passprice --no-cache`` bypasses it (nothing read, nothing written). A cache folder that cannot be written is
@@ -39,6 +43,8 @@ from passprice import __version__
 FORMAT = "passprice-cache-1"
 #: Entries kept before the oldest half is removed.
 MAX_ENTRIES = 512
+#: The largest entry read: twice the largest TOML file passprice reads (its document as JSON is about its size).
+MAX_ENTRY_BYTES = 128 << 20
 
 _enabled = True
 
@@ -56,11 +62,12 @@ def enabled() -> bool:
 
 
 def cache_dir() -> Path:
-    """The folder of passprice's cache: ``$PASSPRICE_CACHE_DIR``, else the user cache folder of the platform (XDG
+    """The folder of passprice's cache: ``$PASSPRICE_CACHE_DIR`` (when absolute), else the user cache folder of the
+    platform (XDG
     Base Directory specification on Linux and other POSIX systems; ``~/Library/Caches`` on macOS;
     ``%LOCALAPPDATA%`` on Windows), then ``passprice``."""
     explicit = os.environ.get("PASSPRICE_CACHE_DIR")
-    if explicit:
+    if explicit and os.path.isabs(explicit):
         return Path(explicit)
     if sys.platform == "win32":
         base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
@@ -111,9 +118,8 @@ def read(entry_key: str) -> dict[str, Any] | None:
     whole and ours (a checksum or key that does not match, JSON that does not parse), which is then ignored."""
     if not enabled():
         return None
-    try:
-        raw = _entry_path(entry_key).read_bytes()
-    except (OSError, ValueError, RuntimeError):  # RuntimeError: no home folder to find the cache in
+    raw = _read_entry(entry_key)
+    if raw is None:
         return None
     digest, newline, body = raw.partition(b"\n")
     if not newline or digest != hashlib.sha256(body).hexdigest().encode("ascii"):
@@ -126,6 +132,27 @@ def read(entry_key: str) -> dict[str, Any] | None:
         return None
     document: dict[str, Any] = entry["document"]
     return document
+
+
+def _read_entry(entry_key: str) -> bytes | None:
+    """The bytes of the entry file for ``entry_key``, or ``None`` (a miss): none there, no home folder to find the
+    cache in, not a regular file (refused by :func:`passprice.files.open_regular` before it is opened for reading:
+    a FIFO, a device, a link to either), larger than :data:`MAX_ENTRY_BYTES` (its size is read from the open
+    descriptor before a byte of it), or unreadable."""
+    import stat
+
+    from passprice.errors import InputError
+    from passprice.files import open_regular
+
+    try:
+        with open_regular(_entry_path(entry_key)) as handle:
+            st = os.fstat(handle.fileno())
+            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_ENTRY_BYTES:
+                return None
+            data = handle.read(MAX_ENTRY_BYTES + 1)
+    except (InputError, OSError, ValueError, RuntimeError):  # RuntimeError: no home folder to find the cache in
+        return None
+    return data if len(data) <= MAX_ENTRY_BYTES else None
 
 
 def store(entry_key: str, document: dict[str, Any]) -> None:
@@ -181,9 +208,12 @@ def validated(
     raises on a bad file), stored for the next run. A schema that cannot be read is ``build``'s to report."""
     if not enabled():
         return build()
+    from passprice.errors import InputError
+    from passprice.files import read_regular
+
     try:
-        schema_bytes = schema_path.read_bytes()
-    except OSError:
+        schema_bytes = read_regular(schema_path, MAX_ENTRY_BYTES)  # a FIFO where a schema belongs is refused
+    except InputError:
         return build()
     entry_key = key(kind, schema_bytes, data)
     document = read(entry_key)

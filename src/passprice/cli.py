@@ -166,8 +166,10 @@ def _finite(data: Any) -> None:
 
 
 def _echo_json(data: Any) -> None:
+    from passprice.tables import json_text
+
     _finite(data)
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    click.echo(json_text(data))
 
 
 def _require_unicode(text: str | None, what: str) -> None:
@@ -722,13 +724,13 @@ def _under_locks(
     """The locks a result is priced under (:func:`passprice.enforce.guard`) and their verdicts on today's facts
     (``stack_facts``: a serving stack's, by lock path, when the result has an expected price: a lock made under the
     stack floors them); raises :class:`Refused` (exit 1) for a lock of something else or a floor breached."""
-    from passprice.enforce import LockMismatch, guard, serving_name
+    from passprice.enforce import LockRefusal, guard, serving_name
 
     if lock_ref is not None and no_lock:
         raise click.UsageError("give --lock L or --no-lock, not both")
     try:
         g = guard(root, serving_name(root, serving), resolved, lock_ref, no_lock)
-    except LockMismatch as e:
+    except LockRefusal as e:  # a lock of something else, or a checkpoint or serving changed under its lock
         _refuse(e)
     facts = resolved.facts()
     if stack_facts:
@@ -738,6 +740,17 @@ def _under_locks(
         if not v.holds:
             raise Refused(v.message(), {**v.to_json(), "locks": g.names()})
     return g, verdicts
+
+
+def _stale(resolved: Any, data: dict[str, Any], expected: Any = None) -> Any:
+    """The derived facts a price (its ``--json`` object ``data``) rests on that do not follow from their inputs
+    today (:func:`passprice.stale.stale_rested_on`)."""
+    from passprice.stale import stale_rested_on
+
+    facts = resolved.facts()
+    facts.update(_stack_facts(expected) or {})
+    rests = dict.fromkeys([*data.get("rests_on", {}), *data.get("expected", {}).get("rests_on", {})])
+    return stale_rested_on(facts, rests)
 
 
 def _stack_facts(expected: Any) -> dict[str, Any] | None:
@@ -802,14 +815,18 @@ def price_command(
     )
     data = cost_json(cost) if expected is None else expected_json(expected)
     _finite(data)
+    moved = g.moved(root, kind, data, resolved)  # a lock whose recorded price this is not, and why
+    stale = _stale(resolved, data, expected)  # a derived fact it rests on whose inputs moved
     if as_json:
-        _echo_json({**data, "lock": g.to_json()})
+        _echo_json({**data, "stale": stale.to_json(), "lock": g.to_json(moved)})
     else:
         title = f"{resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
         click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card)))
         if expected is not None:
             click.echo(expected_text(expected))
-        click.echo(f"\n  lock          {g.line(verdicts)}")
+        if stale:
+            click.echo(f"\n  stale         {stale.line()}")
+        click.echo(f"\n  lock          {g.line(verdicts, moved)}")
 
 
 @cli.command("best")
@@ -850,14 +867,18 @@ def best_command(
     )
     data = cost_json(cost) if expected is None else expected_json(expected)
     _finite(data)
+    moved = g.moved(root, "best", data, resolved)  # a best lock whose recorded price this is not, and why
+    stale = _stale(resolved, data, expected)  # a derived fact it rests on whose inputs moved
     if as_json:
-        _echo_json({**data, "lock": g.to_json()})
+        _echo_json({**data, "stale": stale.to_json(), "lock": g.to_json(moved)})
     else:
         title = f"best batch: {resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
         click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card)))
         if expected is not None:
             click.echo(expected_text(expected))
-        click.echo(f"\n  lock          {g.line(verdicts)}")
+        if stale:
+            click.echo(f"\n  stale         {stale.line()}")
+        click.echo(f"\n  lock          {g.line(verdicts, moved)}")
 
 
 @cli.command("max-batch")
@@ -1217,13 +1238,21 @@ def audit_command(
             raise Refused(str(e), e.to_json()) from None
         card, serving, kind = the_lock.pinned_card(), pinned_serving(the_lock), the_lock.kind
         title = f"audit of lock {the_lock.name} (pinned facts): {the_lock.checkpoint} on {the_lock.card}"
-        policy = the_lock.policy
+        policy: Any = the_lock.policy
     else:
+        from passprice.enforce import LockRefusal, guard, serving_name
+
         root, spec = _spec(ctx, target, **o)
         resolved = resolve(root, spec)
         header, card, serving, kind = resolved.header, resolved.card, resolved.serving, "price"
         title = f"audit of {target or spec.checkpoint} (today's facts): {spec.checkpoint} on {card.name}"
-        policy = None
+        try:  # the serving's locks give each fact its floor (the strictest of theirs), as its price is judged
+            under = guard(root, serving_name(root, target), resolved)
+        except LockRefusal as e:
+            _refuse(e)
+        policy = under.policy()
+        if under.locks:
+            title += f", floors of lock{'s' if len(under.locks) > 1 else ''} {', '.join(under.names())}"
     try:
         from passprice.report import cost_json
 
@@ -1232,8 +1261,11 @@ def audit_command(
     except ServingRefusal as e:
         _refuse(e)
     from passprice.sources import load_sources
+    from passprice.stale import stale_rested_on
 
     sources = load_sources(root)
+    pinned = the_lock.facts if is_lock else resolved.facts()
+    stale = stale_rested_on(pinned, (r.path for r in result.rows))  # a derived fact whose inputs moved
     if plot_path is not None:
         from passprice.plots import audit_picture, picture_format, write_picture
 
@@ -1254,11 +1286,11 @@ def audit_command(
                 f"{target}` says why"
             )
     if fmt == "json":
-        _echo_json(audit_json(result, extra))
+        _echo_json(audit_json(result, extra, stale))
     elif fmt == "markdown":
-        click.echo(audit_markdown(result, title, sources))
+        click.echo(audit_markdown(result, title, sources, stale))
     else:
-        click.echo(audit_text(result, title, sources))
+        click.echo(audit_text(result, title, sources, stale))
     if warning and fmt != "json":
         click.echo(f"\n{warning}")
     if warning:
@@ -1290,7 +1322,8 @@ def diff_command(
     """Compare BASE and HEAD: each changed fact (old and new value, provenance, citation), checkpoint, serving, lock
     policy and the pricing model, and every lock re-priced with each side's inputs and code. BASE and HEAD are git
     revisions or folders (default: the merge base with main, and the work tree). Exit 1 when a change breaks a
-    lock's floors or moves a locked price without re-locking it, 2 when a file does not read on HEAD."""
+    lock's floors, moves a locked price without re-locking it, or leaves a derived fact stale (the locks resting on
+    it are marked), 2 when a file does not read on HEAD."""
     from passprice.comment import Links
     from passprice.diff import diff, render
 
@@ -1305,9 +1338,24 @@ def diff_command(
                 click.echo(f"passprice: error: {f.path} does not read on HEAD: {f.head_errors[0]}", err=True)
     elif result.exit_status == 1:
         reasons = []
-        if result.broken:
-            names = ", ".join(lock.name for lock in result.broken)
-            reasons.append(f"the change breaks lock{'s' if len(result.broken) > 1 else ''} {names}")
+        if result.unsound:
+            facts = ", ".join(f"{f.name}:{x.path} ({x.kind})" for f, x in result.unsound)
+            resting = [lock.name for lock in result.resting_on_unsound]
+            on = f"; the prices of {', '.join(resting)} rest on them" if resting else ""
+            reasons.append(f"derived facts do not follow from their inputs: {facts}{on} (recompute them: passprice "
+                           "check names each input that moved)")
+        broken = [lock for lock in result.broken if not lock.after.gone]
+        if broken:
+            names = ", ".join(lock.name for lock in broken)
+            reasons.append(f"the change breaks lock{'s' if len(broken) > 1 else ''} {names}")
+        gone: dict[str, list[str]] = {}
+        for lock in result.broken:
+            if lock.after.gone:
+                gone.setdefault(str(lock.serving_name), []).append(lock.name)
+        for name, locking in gone.items():
+            many = len(locking) > 1
+            reasons.append(f"it deletes serving {name}, which lock{'s' if many else ''} {', '.join(sorted(locking))} "
+                           f"lock{'' if many else 's'}")
         moved = [lock.name for lock in result.stale if lock.unreviewed]
         if moved:
             reasons.append(
@@ -1317,6 +1365,8 @@ def diff_command(
         behind = [lock.name for lock in result.stale if not lock.unreviewed]
         if behind:
             reasons.append(f"lock{'s' if len(behind) > 1 else ''} {', '.join(behind)} already out of date on BASE")
+        for lock in result.dropping:
+            reasons.append(f"it removes lock {lock.name}, dropping floors serving {lock.serving_name} is priced under")
         click.echo(f"passprice: refused: {'; '.join(reasons)}", err=True)
     ctx.exit(result.exit_status)
 
@@ -1581,7 +1631,7 @@ def sweep_command(
 def _sweep_locks(root: Any, servings: tuple[str, ...], lock_ref: str | None, no_lock: bool) -> list[str]:
     """Each registered serving of a sweep judged under its locks (or under ``--lock L`` alone, which must lock one
     of them); raises :class:`Refused` on a floor breached. The lines naming the locks each is priced under."""
-    from passprice.enforce import LockMismatch, guard, serving_name
+    from passprice.enforce import LockMismatch, LockRefusal, guard, serving_name
     from passprice.servings import load_spec, resolve
 
     if lock_ref is not None and no_lock:
@@ -1598,6 +1648,8 @@ def _sweep_locks(root: Any, servings: tuple[str, ...], lock_ref: str | None, no_
         except LockMismatch as e:
             mismatches.append(e)
             continue
+        except LockRefusal as e:  # a checkpoint or serving changed under its lock
+            _refuse(e)
         for v in g.judge(resolved.facts()):
             if not v.holds:
                 raise Refused(v.message(), {**v.to_json(), "serving": name})
@@ -1761,12 +1813,14 @@ def speculate_command(
 ) -> None:
     """Tokens/s and speedup over no drafting of SERVING for each draft length (--tokens), at its batch (or --batch N,
     or each at its own --best batch), with a Monte-Carlo check of the tokens each pass emits."""
-    import attrs
-
-    from passprice.drafts import load_draft_method
     from passprice.serving import ServingRefusal
-    from passprice.servings import resolve
-    from passprice.speculate import parse_tokens, speculate, speculation_json, speculation_text
+    from passprice.speculate import (
+        parse_tokens,
+        resolve_speculation,
+        speculate,
+        speculation_json,
+        speculation_text,
+    )
 
     if o.pop("draft_tokens", None) is not None:
         raise click.UsageError("speculate varies the draft length itself: give --tokens, not --draft-tokens")
@@ -1776,18 +1830,7 @@ def speculate_command(
     method_name = o.pop("draft_method", None)
     head_rows = o.pop("head_rows", None)
     root, spec = _spec(ctx, serving, **o)
-    if method_name is None and spec.draft is not None:
-        method_name = spec.draft.method
-    if head_rows is None and spec.draft is not None:
-        head_rows = spec.draft.head_rows
-    if method_name is None:
-        known = ", ".join(root.names(root.drafts)) or "none"
-        raise InputError(f"{serving or spec.checkpoint} names no drafting method: give --draft METHOD ({known})")
-    method = load_draft_method(root, method_name)
-    resolved = resolve(root, attrs.evolve(spec, draft=None))
-    from passprice.servings import check_head_rows
-
-    check_head_rows(resolved.header, head_rows)
+    resolved, method, head_rows = resolve_speculation(root, spec, method_name, head_rows, serving or spec.checkpoint)
     batch = None if at_best else resolved.spec.batch
     try:
         result = speculate(
@@ -2014,6 +2057,10 @@ def main() -> None:
     import gc
 
     gc.freeze()
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if callable(reconfigure):
+        # A file name whose bytes are not UTF-8 is printed as those bytes (as ls does), not refused with a traceback.
+        reconfigure(errors="surrogateescape")
     try:
         cli(prog_name="passprice")
     except KeyboardInterrupt:

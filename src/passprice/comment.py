@@ -17,6 +17,9 @@ from urllib.parse import quote
 import attrs
 
 from passprice.errors import InputError
+from passprice.files import read_regular
+from passprice.schema import MAX_TOML_BYTES
+from passprice.tables import markdown_code
 
 if TYPE_CHECKING:
     from passprice.diff import Diff
@@ -24,6 +27,12 @@ if TYPE_CHECKING:
 #: The first line of every comment passprice posts: an HTML comment (GitHub does not show it) the workflow finds the
 #: comment to update by.
 MARKER = "<!-- passprice diff: this comment is updated in place on every push -->"
+
+
+#: A repository's address as ``--repository-url`` takes it: ``https://``, a host name (and port), then one or more
+#: path segments of unreserved characters (RFC 3986, section 2.3), nothing else: no query, fragment, space,
+#: parenthesis, bracket or quote that could close a Markdown link or open another.
+REPOSITORY = re.compile(r"https://[A-Za-z0-9.-]+(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~-]+)+/?")
 
 
 @attrs.frozen
@@ -37,11 +46,16 @@ class Links:
     @classmethod
     def of(cls, repository: str | None, ref: str | None) -> Links | None:
         """Links for ``repository`` at ``ref``; ``None`` when either is missing or empty. Raises
-        :class:`InputError` for a repository that is not an ``http(s)://`` address."""
+        :class:`InputError` for a repository that is not a plain ``https://`` address of a repository
+        (:data:`REPOSITORY`: a host and path segments of letters, digits, ``.``, ``_``, ``-`` and ``~``, so nothing
+        in it can close the link it is put in, ``)[x](…`` or a quote)."""
         if not repository or not ref:
             return None
-        if not re.match(r"^https?://[^\s/]+/\S+$", repository):
-            raise InputError(f"--repository-url: {repository!r} is not an http(s) address of a repository")
+        if not REPOSITORY.fullmatch(repository):
+            raise InputError(
+                f"--repository-url: {repository!r} is not a plain https address of a repository "
+                "(https://HOST/OWNER/NAME: letters, digits, '.', '_', '-' and '~' between the slashes)"
+            )
         return cls(repository.rstrip("/"), ref)
 
     def blob(self, path: str, lines: tuple[int, int] | None = None) -> str:
@@ -60,10 +74,14 @@ class Links:
     def fact_link(self, path: str, fact: str, folder: Path | None) -> str:
         """A markdown link to fact ``fact``'s lines in file ``path``, read from ``folder`` (the head side's root);
         to the file alone when the lines are not found (or ``folder`` is ``None``)."""
-        lines = fact_lines((folder / path).read_text(encoding="utf-8"), fact) if folder is not None else None
-        if folder is not None and not (folder / path).is_file():
-            lines = None
-        shown = f"`{path}`" if lines is None else f"`{path}` lines {lines[0]}–{lines[1]}"
+        lines = None
+        if folder is not None:
+            try:
+                text = read_regular(folder / path, MAX_TOML_BYTES).decode("utf-8", "replace")
+            except InputError:
+                text = ""
+            lines = fact_lines(text, fact)
+        shown = markdown_code(path) if lines is None else f"{markdown_code(path)} lines {lines[0]}–{lines[1]}"
         return f"[{shown}]({self.blob(path, lines)})"
 
 

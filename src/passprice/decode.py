@@ -506,6 +506,16 @@ def header_problems(header: GGUFHeader) -> list[str]:
                 named = max(named, int(m.group(1)) + 1)
         if 0 in t.dims:
             out.append(f"{source}: tensor {t.name!r}: dimension 0 in {list(t.dims)} (a tensor holds an element)")
+        elif t.dims and ggml.known(t.type_id):
+            block = ggml.ggml_type(t.type_id).block_elems
+            if t.dims[0] % block:
+                # ggml stores a row as whole blocks (ggml_row_size asserts it): such a tensor is no GGUF file's, and
+                # ceil(elements / block) would price bytes no file holds.
+                out.append(
+                    f"{source}: tensor {t.name!r}: rows of {t.dims[0]:,} elements (dims {list(t.dims)}) are not a "
+                    f"whole number of {t.type_name} blocks of {block} elements: ggml stores whole blocks a row, so no "
+                    "GGUF file holds such a tensor"
+                )
     layers = max(layers, named)
     if layers > len(header.tensors):
         out.append(
@@ -533,6 +543,48 @@ def header_problems(header: GGUFHeader) -> list[str]:
         out.append(f"{source}: metadata {prefix}nextn_predict_layers: {drafts:,} draft layers, more than block_count")
     if not out:
         out += _block_problems(header, source, prefix, blocks if _whole(blocks) else None)
+    if not out:
+        out += _latent_problems(header, source, prefix)
+    return out
+
+
+def _latent_problems(header: GGUFHeader, source: str, prefix: str) -> list[str]:
+    """What an MLA checkpoint's widths say against each other (DeepSeek-V2 report, arXiv:2405.04434, §2.1.2-2.1.3;
+    llama.cpp's DeepSeek2 graph): each ``attn_kv_a_mqa`` projects a token-row to the latent and the rope key, so its
+    output width (``dims[1]``) is ``attention.kv_lora_rank`` + ``rope.dimension_count``; in the split form (``attn_k_b``
+    / ``attn_v_b``, or ``attention.key_length_mla`` given, since ggml-org/llama.cpp#12801) one KV head caches that row,
+    so ``attention.key_length`` is the same sum and ``attention.value_length`` the rank. A header that disagrees is
+    refused naming the keys: the cache would be priced on widths its tensors do not have."""
+    rank = header.meta("attention.kv_lora_rank")
+    rope = header.meta("rope.dimension_count")
+    latent = [t for t in header.tensors if _split_name(t.name)[1] == "attn_kv_a_mqa"]
+    if not latent or not (_whole(rank) and _whole(rope)) or not rank or not rope:
+        return []  # no MLA, or widths missing: decode_step names them (MissingMetadata)
+    assert isinstance(rank, int) and isinstance(rope, int)
+    out = []
+    width = rank + rope
+    sum_text = f"{prefix}attention.kv_lora_rank {rank:,} + {prefix}rope.dimension_count {rope:,} = {width:,}"
+    wrong = next((t for t in latent if len(t.dims) < 2 or t.dims[1] != width), None)
+    if wrong is not None:
+        out.append(
+            f"{source}: tensor {wrong.name!r}: dims {list(wrong.dims)}, but {sum_text}: the latent projection's output "
+            "is the latent and the rope key"
+        )
+    split = header.meta("attention.key_length_mla") is not None or any(
+        _split_name(t.name)[1] in ("attn_k_b", "attn_v_b") for t in header.tensors
+    )
+    if split:
+        key, value = header.meta("attention.key_length"), header.meta("attention.value_length")
+        if key is not None and key != width:
+            out.append(
+                f"{source}: metadata {prefix}attention.key_length: {schema.shown_value(key)}, but {sum_text}: a split "
+                "MLA checkpoint caches the latent and the rope key as its one KV head's key"
+            )
+        if value is not None and value != rank:
+            out.append(
+                f"{source}: metadata {prefix}attention.value_length: {schema.shown_value(value)}, but "
+                f"{prefix}attention.kv_lora_rank is {rank:,}: a split MLA checkpoint's value is the latent"
+            )
     return out
 
 

@@ -34,6 +34,14 @@ from passprice.errors import InputError
 #: arithmetic, and a bound keeps any input from making evaluation slow.
 MAX_FORMULA = 400
 MAX_NODES = 200
+#: The largest binary exponent a number in a derivation may have, either way: every literal, input and intermediate
+#: result lies within 2^±1000 (about 10^±301), so it converts to a double (whose range is 10^±308) without overflow
+#: or underflow, and no exact number grows without bound. A card figure is at most 10^18 in its unit (the schema's
+#: bounds), so a formula that passes this is one no card needs.
+MAX_BINARY_EXPONENT = 1000
+#: The most bits an exact number's numerator and denominator may hold together (a few thousand decimal digits):
+#: within the exponent bound, a fraction can still grow in its digits (1/3 + 1/7 + …); this keeps each step quick.
+MAX_BITS = 20000
 
 _DECIMAL = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18}
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
@@ -140,7 +148,24 @@ def quantity(amount: int | float, unit: str) -> Quantity:
 
 class FormulaError(Exception):
     """A formula that cannot be evaluated: bad syntax, a name no input has, a construct outside the grammar,
-    mismatched dimensions, a division by zero. ``str()`` says which."""
+    mismatched dimensions, a division by zero, a number out of range. ``str()`` says which."""
+
+
+def bounded(value: Fraction, what: str) -> Fraction:
+    """``value`` when it is 0 or its binary exponent is within ±:data:`MAX_BINARY_EXPONENT` and its numerator and
+    denominator hold at most :data:`MAX_BITS` bits together. Checked on exact integers' bit lengths, never through a
+    float. Raises :class:`FormulaError` naming ``what`` (``the result of dot * 1e200``, ``the input dot``)."""
+    if value == 0:
+        return value
+    numerator, denominator = abs(value.numerator).bit_length(), value.denominator.bit_length()
+    if abs(numerator - denominator) > MAX_BINARY_EXPONENT:
+        raise FormulaError(
+            f"{what} is {_decimal_e(value)} in base units, out of the range passprice computes with (10^-300 to "
+            "10^300)"
+        )
+    if numerator + denominator > MAX_BITS:
+        raise FormulaError(f"{what} needs more than {MAX_BITS:,} bits to hold exactly: simplify the formula")
+    return value
 
 
 def _combine(a: Dims, b: Dims, sign: int) -> Dims:
@@ -158,6 +183,11 @@ def evaluate(formula: str, env: Mapping[str, Quantity]) -> Quantity:
     :data:`MAX_FORMULA` characters and :data:`MAX_NODES` syntax-tree nodes. Raises :class:`FormulaError`."""
     if len(formula) > MAX_FORMULA:
         raise FormulaError(f"longer than {MAX_FORMULA} characters")
+    if not formula.isascii():
+        # Python folds identifiers to NFKC (a fullwidth ｄｏｔ would be read as dot): the grammar is ASCII.
+        first = next(ch for ch in formula if not ch.isascii())
+        raise FormulaError(f"{first!r} (U+{ord(first):04X}) is not ASCII: write numbers, input names and operators in "
+                           "ASCII")
     try:
         tree = ast.parse(formula.strip(), mode="eval")
     except SyntaxError as e:
@@ -166,7 +196,10 @@ def evaluate(formula: str, env: Mapping[str, Quantity]) -> Quantity:
         raise FormulaError("not an expression passprice evaluates") from None
     if sum(1 for _ in ast.walk(tree)) > MAX_NODES:
         raise FormulaError(f"more than {MAX_NODES} terms")
-    return _eval(tree.body, env)
+    try:
+        return _eval(tree.body, env)
+    except (ArithmeticError, ValueError, MemoryError, RecursionError) as e:  # the last resort: one line, no traceback
+        raise FormulaError(f"cannot be evaluated: {type(e).__name__}: {e}") from None
 
 
 def _eval(node: ast.AST, env: Mapping[str, Quantity]) -> Quantity:
@@ -174,12 +207,17 @@ def _eval(node: ast.AST, env: Mapping[str, Quantity]) -> Quantity:
         number = node.value
         if isinstance(number, float) and not math.isfinite(number):
             raise FormulaError(f"{number!r} is not a finite number")
-        return Quantity(Fraction(number) if isinstance(number, int) else Fraction(repr(number)))
+        exact = Fraction(number) if isinstance(number, int) else Fraction(repr(number))
+        big = isinstance(number, int) and number > 10**30  # at most 400 digits: the formula's length
+        shown = f"an integer of {len(str(number))} digits" if big else repr(number)
+        return Quantity(bounded(exact, f"the number {shown}"))
     if isinstance(node, ast.Name):
         if node.id not in env:
             known = ", ".join(sorted(env)) or "none"
             raise FormulaError(f"{node.id!r} is not an input (inputs: {known})")
-        return env[node.id]
+        given = env[node.id]
+        bounded(given.value, f"the input {node.id}")
+        return given
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
         q = _eval(node.operand, env)
         return Quantity(-q.value, q.dims) if isinstance(node.op, ast.USub) else q
@@ -189,12 +227,14 @@ def _eval(node: ast.AST, env: Mapping[str, Quantity]) -> Quantity:
             if a.dims != b.dims:
                 op = "+" if isinstance(node.op, ast.Add) else "-"
                 raise FormulaError(f"{dims_text(a.dims)} {op} {dims_text(b.dims)}: adds unlike quantities")
-            return Quantity(a.value + b.value if isinstance(node.op, ast.Add) else a.value - b.value, a.dims)
+            total = a.value + b.value if isinstance(node.op, ast.Add) else a.value - b.value
+            return Quantity(bounded(total, f"the result of {_source(node)}"), a.dims)
         if isinstance(node.op, ast.Mult):
-            return Quantity(a.value * b.value, _combine(a.dims, b.dims, 1))
+            product = bounded(a.value * b.value, f"the result of {_source(node)}")
+            return Quantity(product, _combine(a.dims, b.dims, 1))
         if b.value == 0:
             raise FormulaError("division by zero")
-        return Quantity(a.value / b.value, _combine(a.dims, b.dims, -1))
+        return Quantity(bounded(a.value / b.value, f"the result of {_source(node)}"), _combine(a.dims, b.dims, -1))
     if (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)
@@ -213,6 +253,22 @@ def _eval(node: ast.AST, env: Mapping[str, Quantity]) -> Quantity:
     elif isinstance(node, ast.BinOp | ast.UnaryOp):
         shown = f"the operator {type(node.op).__name__}"
     raise FormulaError(f"{shown} is not allowed (numbers, input names, + - * /, min, max)")
+
+
+def _source(node: ast.AST) -> str:
+    """The formula text of ``node`` (at most 60 characters), for an error naming the step that failed."""
+    text = ast.unparse(node)
+    return text if len(text) <= 60 else f"{text[:57]}…"
+
+
+def _decimal_e(value: Fraction) -> str:
+    """``5e-312``: a nonzero exact value in scientific notation to 3 digits, without converting it to a float."""
+    if value == 0:
+        return "0"
+    e = _exponent(abs(value))
+    mantissa = abs(value) / Fraction(10) ** e
+    digits = format(Decimal(mantissa.numerator) / Decimal(mantissa.denominator), ".3g")
+    return f"{'-' if value < 0 else ''}{digits}e{e}"
 
 
 @attrs.frozen
@@ -328,8 +384,11 @@ class Derivation:
 
 
 def _exponent(magnitude: Fraction) -> int:
-    """The exponent e with 10^e <= magnitude < 10^(e+1), exactly (log10 of a double can be off by one)."""
-    exponent = math.floor(math.log10(magnitude))
+    """The exponent e with 10^e <= magnitude < 10^(e+1) of a positive ``magnitude``, exactly: estimated from the
+    bit lengths of its numerator and denominator (never through a float, which overflows past 10^308 and underflows
+    below 10^-323), then corrected by comparing exact powers of ten."""
+    scale = magnitude.numerator.bit_length() - magnitude.denominator.bit_length()
+    exponent = math.floor(scale * math.log10(2))
     while Fraction(10) ** exponent > magnitude:
         exponent -= 1
     while Fraction(10) ** (exponent + 1) <= magnitude:
@@ -441,7 +500,7 @@ def recheck(path: str, fact: Any, facts: Mapping[str, Any]) -> Finding | None:
             return Finding(
                 path,
                 "broken",
-                f"{path}: its derivation gives {dims_text(recorded.dims)}, but the fact is in {fact.unit} "
+                f"{path}.derivation: its formula gives {dims_text(recorded.dims)}, but the fact is in {fact.unit} "
                 f"({target.dimension()})",
             )
         written = quantity(fact.amount, fact.unit).value / target.multiplier
@@ -487,17 +546,45 @@ def recheck(path: str, fact: Any, facts: Mapping[str, Any]) -> Finding | None:
         return Finding(path, "broken", f"{path}.derivation.formula: {e}")
     except InputError as e:
         return Finding(path, "broken", f"{path}.derivation: {e}")
+    except (ArithmeticError, ValueError) as e:  # a last resort: any arithmetic failure is one line naming the fact
+        return Finding(path, "broken", f"{path}.derivation: cannot be evaluated: {type(e).__name__}: {e}")
     return None
 
 
 def recheck_all(facts: Mapping[str, Any]) -> list[Finding]:
-    """:func:`recheck` of every fact of a record (path → fact) that has a derivation, in path order."""
+    """:func:`recheck` of every fact of a record (path → fact) that has a derivation, in path order; a fact that
+    follows from its inputs but derives, through them, from itself is ``broken`` (:func:`cycle_through`)."""
     out = []
     for path, fact in facts.items():
         found = recheck(path, fact, facts)
+        if found is None:
+            cycle = cycle_through(facts, path)
+            if cycle:
+                found = Finding(path, "broken", f"{path}.derivation: a cycle of derivations: {' -> '.join(cycle)} "
+                                "(a fact cannot derive from itself: derive one of them from its source)")
         if found is not None:
             out.append(found)
     return out
+
+
+def cycle_through(facts: Mapping[str, Any], path: str) -> tuple[str, ...]:
+    """The derivations leading from fact ``path`` back to itself, ``(path, a, …, path)`` where each fact derives
+    from the next; empty when there is no such cycle. ``facts`` maps each path of a record to an object with a
+    ``derivation`` (a :class:`Derivation`, or anything else for none)."""
+    stack: list[tuple[str, tuple[str, ...]]] = [(path, (path,))]
+    seen = {path}
+    while stack:
+        node, trail = stack.pop()
+        derivation = getattr(facts.get(node), "derivation", None)
+        if not isinstance(derivation, Derivation):
+            continue
+        for following in derivation.facts():
+            if following == path:
+                return (*trail, following)
+            if following not in seen:
+                seen.add(following)
+                stack.append((following, (*trail, following)))
+    return ()
 
 
 def dependants(facts: Mapping[str, Any], path: str) -> tuple[str, ...]:

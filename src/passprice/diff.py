@@ -18,7 +18,7 @@ import json
 import os
 import subprocess
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,7 @@ import attrs
 
 from passprice import schema
 from passprice.cards import card_from_document
+from passprice.derivations import Finding, recheck_all
 from passprice.drafts import method_from_document
 from passprice.errors import InputError
 from passprice.facts import Fact, Provenance, dimension
@@ -37,7 +38,7 @@ from passprice.registry import Root
 from passprice.report import fact_json
 from passprice.servings import spec_to_document
 from passprice.sidecode import Code, code_folder, code_of, price_locks
-from passprice.tables import markdown_table, markdown_text, si
+from passprice.tables import json_text, markdown_code, markdown_table, markdown_text, si
 
 if TYPE_CHECKING:
     from passprice.comment import Links
@@ -117,8 +118,10 @@ class Checkout:
     def of(cls, folder: Path) -> Checkout:
         """The checkout holding ``folder``. Raises :class:`InputError` when ``folder`` is not in a git checkout."""
         try:
-            top = _run_git(folder, ["rev-parse", "--show-toplevel"]).decode("utf-8").strip()
-            prefix = _run_git(folder, ["rev-parse", "--show-prefix"]).decode("utf-8").strip()
+            # Paths are bytes to git: decoded as the file system's names are (os.fsdecode, undecodable bytes kept as
+            # surrogates), so a folder whose name is not UTF-8 is read, and passed back, as it is.
+            top = os.fsdecode(_run_git(folder, ["rev-parse", "--show-toplevel"]).rstrip(b"\n"))
+            prefix = os.fsdecode(_run_git(folder, ["rev-parse", "--show-prefix"]).rstrip(b"\n"))
         except subprocess.CalledProcessError as e:
             raise InputError(
                 f"{folder}: not a git checkout ({_git_says(e)}); revisions can be compared only inside one "
@@ -132,7 +135,7 @@ class Checkout:
             out = _run_git(self.top, ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{revision}^{{commit}}"])
         except subprocess.CalledProcessError:
             raise InputError(f"{revision}: neither a folder nor a revision of the git checkout at {self.top}") from None
-        return out.decode("utf-8").strip()
+        return out.decode("ascii", "replace").strip()
 
     def default_base(self) -> tuple[str, str]:
         """The default BASE: the merge base of ``HEAD`` with the first of :data:`DEFAULT_BRANCHES` that exists,
@@ -145,7 +148,7 @@ class Checkout:
                 out = _run_git(self.top, ["merge-base", branch, "HEAD"])
             except subprocess.CalledProcessError:
                 continue
-            sha = out.decode("utf-8").strip()
+            sha = out.decode("ascii", "replace").strip()
             return sha, f"merge base with {branch} ({sha[:12]})"
         try:
             sha = self.commit("HEAD")
@@ -160,7 +163,7 @@ class Checkout:
         specs = [f"{self.prefix}{folder}" for folder in folders]
         listing = _run_git(self.top, ["ls-tree", "-r", "-z", "--full-tree", commit, "--", *specs])
         wanted: list[tuple[str, str]] = []
-        for record in listing.decode("utf-8").split("\0"):
+        for record in os.fsdecode(listing).split("\0"):
             if not record:
                 continue
             meta, _, name = record.partition("\t")
@@ -346,6 +349,9 @@ class FileChange:
     content: tuple[str | None, str | None] = (None, None)
     serving: tuple[str, ...] = ()
     dependants: tuple[Dependant, ...] = ()
+    #: HEAD's derived facts of this file that do not follow from their inputs (stale, mismatch, broken: what
+    #: ``passprice check`` fails on), each found by recomputing its derivation (:func:`passprice.derivations.recheck`).
+    findings: tuple[Finding, ...] = ()
 
     @property
     def holds_facts(self) -> bool:
@@ -371,7 +377,17 @@ class FileChange:
             "content": {"base": self.content[0], "head": self.content[1]},
             "serving": list(self.serving),
             "dependants": [d.to_json() for d in self.dependants],
+            "unsound": [f.to_json() for f in self.findings],
         }
+
+    def lock_path(self, path: str) -> str:
+        """The path a lock names fact ``path`` of this file by (``draft.acceptance.1``, ``routing.hot_share``,
+        ``stack.…``; a card's path as it is)."""
+        return _LOCK_PREFIX.get(self.kind, "") + path
+
+
+#: What a lock's fact paths put before a record's own path, by the kind of file holding it.
+_LOCK_PREFIX = {"draft": "draft.", "routing": "routing.", "stack": "stack."}
 
 
 @attrs.frozen
@@ -451,8 +467,7 @@ def compare_file(base: Side, head: Side, rel: str) -> FileChange:
     facts: tuple[FactChange, ...] = ()
     meta: tuple[str, ...] = ()
     if kind in ("card", "draft", "routing", "stack") and old.facts is not None and new.facts is not None:
-        prefix = {"draft": "draft.", "routing": "routing.", "stack": "stack."}.get(kind, "")
-        facts = fact_changes(old.facts, new.facts, prefix)
+        facts = fact_changes(old.facts, new.facts, _LOCK_PREFIX.get(kind, ""))
         if on_base and on_head:
             before, after = old.meta or {}, new.meta or {}
             meta = tuple(k for k in dict.fromkeys([*before, *after]) if before.get(k) != after.get(k))
@@ -463,8 +478,11 @@ def compare_file(base: Side, head: Side, rel: str) -> FileChange:
         serving = serving_changes(old.spec, new.spec)
     # The facts HEAD derives from a changed fact, and whether each still follows (passprice.lineage).
     derived = tuple(changed_dependants(new.facts or {}, [c.path for c in facts if c.new is not None]))
+    # A price resting on a derived fact that no longer follows from its inputs rests on a figure nobody computed.
+    findings = tuple(recheck_all(new.facts)) if on_head and new.facts else ()
     return FileChange(
-        rel, kind, name, status, old.errors, new.errors, facts, meta, (old.content, new.content), serving, derived
+        rel, kind, name, status, old.errors, new.errors, facts, meta, (old.content, new.content), serving, derived,
+        findings,
     )
 
 
@@ -571,6 +589,13 @@ class LockImpact:
     #: of the fact, :func:`passprice.audit.audit`; ``None`` when re-pricing is refused), so a reviewer sees whether
     #: the weakened fact moves the price at all.
     elasticities: Mapping[str, float | None] = attrs.field(factory=dict)
+    #: HEAD's derived facts this lock's price rests on that do not follow from their inputs (a stale
+    #: ``streams.read`` after ``memory.bandwidth`` moved): the price shown for HEAD rests on figures nobody computed.
+    unsound: tuple[Finding, ...] = ()
+    #: For a removed lock: the floors its removal drops (:func:`dropped_floors`: each path the lock floored that no
+    #: lock of its serving left on HEAD floors as strictly), and ``retired`` why none is dropped when none is.
+    dropped: tuple[FloorChange, ...] = ()
+    retired: str | None = None
 
     @property
     def removed(self) -> bool:
@@ -594,8 +619,14 @@ class LockImpact:
 
     @property
     def breaks(self) -> bool:
-        """True when HEAD's lock is left unheld: a fact below its floor, or a price HEAD refuses or cannot make."""
-        return not self.removed and not self.holds
+        """True when HEAD's lock is left unheld: a fact below its floor, a price HEAD refuses or cannot make, or the
+        registered serving it locks deleted on HEAD (``check`` fails it the same way)."""
+        return not self.removed and (not self.holds or self.after.gone)
+
+    @property
+    def drops_floors(self) -> bool:
+        """True when the lock is removed on HEAD and its removal drops floors its serving was priced under."""
+        return self.removed and bool(self.dropped)
 
     @property
     def moved(self) -> str | None:
@@ -623,6 +654,7 @@ class LockImpact:
             self.status != "unchanged"
             or self.moved
             or self.stale
+            or self.unsound
             or self.breaks
             or self.held != self.holds
             or self.policy
@@ -644,6 +676,11 @@ class LockImpact:
         floor."""
         if self.removed:
             return "lock removed"
+        if self.after.gone:
+            return (
+                f"BROKEN: serving {self.serving_name}, which the lock locks, is not registered on HEAD; restore it or "
+                "remove the lock"
+            )
         if self.verdict is None:
             return "not judged: " + (self.after.error or "HEAD's inputs do not read")
         if self.verdict.holds:
@@ -675,11 +712,16 @@ class LockImpact:
         """What the change does to this lock, in a few words: ``re-locked``, ``price moved, lock not updated``,
         ``out of date already on BASE``, ``added``, ``removed``, ``floors loosened`` …"""
         if self.removed:
-            return "removed"
+            return "removed, dropping floors" if self.dropped else "removed"
+        if self.after.gone:
+            return "its serving is deleted"
+        unsound = self.rests_on_unsound()
+        if unsound:
+            unsound += "; "
         if self.stale and not self.unreviewed:
-            return f"out of date already on BASE ({self.stale}): re-lock it"
+            return f"{unsound}out of date already on BASE ({self.stale}): re-lock it"
         if self.stale:
-            return f"price moved, lock not updated ({self.stale})"
+            return f"{unsound}price moved, lock not updated ({self.stale})"
         bits = []
         if self.added:
             bits.append("added")
@@ -689,7 +731,25 @@ class LockImpact:
             bits.append("floors loosened")
         if self.older:
             bits.append("older lock format")
-        return ", ".join(bits) or "records HEAD's price"
+        return unsound + (", ".join(bits) or "records HEAD's price")
+
+    def rests_on_unsound(self) -> str:
+        """``rests on stale streams.read, streams.append: recompute them`` (and the like for a derivation that does
+        not follow or does not evaluate); empty when every derived fact the price rests on follows."""
+        if not self.unsound or self.removed:
+            return ""
+        out = []
+        for kind, template in (
+            ("stale", "rests on stale {paths}: recompute {it}"),
+            ("mismatch", "rests on {paths}, not following from {its} derivation: correct {it}"),
+            ("broken", "rests on {paths}, whose derivation does not evaluate: fix {it}"),
+        ):
+            paths = [f.path for f in self.unsound if f.kind == kind]
+            if paths:
+                one = len(paths) == 1
+                out.append(template.format(paths=", ".join(paths), it="it" if one else "them",
+                                           its="its" if one else "their"))
+        return "; ".join(out)
 
     def to_json(self) -> dict[str, Any]:
         """The lock for ``--format json``."""
@@ -709,6 +769,7 @@ class LockImpact:
             "breaks": self.breaks,
             "moved": self.moved,
             "stale": self.stale,
+            "unsound": [f.to_json() for f in self.unsound],
             "review": self.review(),
             "policy": [
                 {"path": c.path, "change": c.change, "before": c.was.value, "after": c.now.value} for c in self.policy
@@ -723,6 +784,10 @@ class LockImpact:
             "older_format": self.older,
             "note": self.note,
             "elasticities": dict(self.elasticities),
+            "dropped": [
+                {"path": c.path, "change": c.change, "before": c.was.value, "after": c.now.value} for c in self.dropped
+            ],
+            "retired": self.retired,
         }
 
 
@@ -784,6 +849,34 @@ def _request(rel: str, lock: Lock) -> dict[str, Any]:
     return request
 
 
+def dropped_floors(
+    removed: Lock, head: Side, head_locks: Mapping[str, Lock | None]
+) -> tuple[tuple[FloorChange, ...], str | None]:
+    """What removing ``removed`` on HEAD does to the floors its registered serving is priced under, as cargo judges
+    a removed lockfile entry against the manifest: nothing when the serving is deleted with it (nothing is left to
+    guard) or when it locked no registered serving (its floors applied only under ``--lock``); else each path its
+    price rests on whose floor no lock of that serving left on HEAD matches (:class:`FloorChange`, ``now`` the
+    strictest floor left, and ``after`` ``None`` when no lock of the serving is left). Returns (dropped floors, why
+    none is dropped)."""
+    name = removed.info.serving
+    if name is None:
+        return (), "it locked no registered serving (its floors applied only under --lock)"
+    if not (head.root.servings / f"{name}.toml").is_file():
+        return (), f"serving {name} is deleted with it"
+    left = [lock for lock in head_locks.values() if lock is not None and lock.info.serving == name]
+    out = []
+    for path in sorted(removed.rests_on):
+        was = removed.policy.allowed(path)
+        strictest = min((lock.policy.allowed(path) for lock in left), default=None)
+        now = strictest or Provenance.ASSUMED
+        if now.weaker_than(was):
+            out.append(FloorChange(path, removed.policy.paths.get(path), strictest, was, now))
+    if out:
+        return tuple(out), None
+    kept = ", ".join(sorted(lock.name for lock in left))
+    return (), f"every floor it set is kept by {kept}"
+
+
 def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[LockImpact, ...]:
     """Every lock of either side, re-priced with BASE's inputs and code (BASE's lock) and with HEAD's (HEAD's lock),
     and judged with each side's own policy."""
@@ -835,10 +928,15 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
             touched.append(by_file.get(("stack", lock.stack.name)))
         changed: list[str] = []
         unreadable = []
+        unsound: list[Finding] = []
+        after_rests = set(after.rests_on()) if after.price is not None else set(lock.rests_on)
         for f in touched:
             if f is None:
                 continue
             changed += [c.lock_path for c in f.facts if c.lock_path in rests]
+            if status != "removed":
+                unsound += [attrs.evolve(x, path=f.lock_path(x.path)) for x in f.findings
+                            if f.lock_path(x.path) in after_rests]
             if not f.compared:
                 unreadable.append(f.path)
         if unreadable:
@@ -863,6 +961,10 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
             inputs.append("pricing model")
         policy = compare_policies(old.policy, new.policy) if old is not None and new is not None else ()
         verdict = _judge(new or old, after) if status != "removed" else None
+        dropped: tuple[FloorChange, ...] = ()
+        retired = None
+        if status == "removed":
+            dropped, retired = dropped_floors(lock, head, head_locks)
         out.append(
             LockImpact(
                 name=lock.name,
@@ -884,6 +986,9 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                 older=new is not None and new.info.format < LOCK_FORMAT,
                 note=note,
                 elasticities=offence_elasticities(head, lock, verdict) if status != "removed" else {},
+                unsound=tuple(unsound),
+                dropped=dropped,
+                retired=retired,
             )
         )
     return tuple(out)
@@ -899,8 +1004,9 @@ class Diff:
     name, with errors), every lock reviewed (``reviews``), and the code each side was priced with.
 
     Exit status (:attr:`exit_status`): 2 when a file does not read on HEAD (bad input brought in by the change), else
-    1 when a change leaves a lock unheld (a fact below its floor, a price HEAD refuses) or moves a locked price
-    without updating the lock, else 0."""
+    1 when a change leaves a lock unheld (a fact below its floor, a price HEAD refuses), moves a locked price
+    without updating the lock, or leaves a derived fact of a changed file not following from its inputs (stale,
+    as ``passprice check`` fails it: the locks resting on it are marked), else 0."""
 
     base: SideInfo
     head: SideInfo
@@ -947,6 +1053,17 @@ class Diff:
         return tuple(lock for lock in self.locks if lock.stale)
 
     @property
+    def unsound(self) -> tuple[tuple[FileChange, Finding], ...]:
+        """HEAD's derived facts, in the changed files, that do not follow from their inputs (stale, mismatch or
+        broken), with their file."""
+        return tuple((f, x) for f in self.files for x in f.findings)
+
+    @property
+    def resting_on_unsound(self) -> tuple[LockImpact, ...]:
+        """The locks whose HEAD price rests on one of :attr:`unsound`."""
+        return tuple(lock for lock in self.locks if lock.unsound and not lock.removed)
+
+    @property
     def relocked(self) -> tuple[LockImpact, ...]:
         """The locks whose file the change rewrote (re-locked), that record HEAD's price."""
         return tuple(lock for lock in self.locks if lock.status == "changed" and not lock.stale)
@@ -957,6 +1074,16 @@ class Diff:
         return tuple(lock for lock in self.locks if lock.loosened)
 
     @property
+    def removed(self) -> tuple[LockImpact, ...]:
+        """The locks HEAD removes."""
+        return tuple(lock for lock in self.reviews if lock.removed)
+
+    @property
+    def dropping(self) -> tuple[LockImpact, ...]:
+        """The removed locks whose removal drops floors their serving (still registered) was priced under."""
+        return tuple(lock for lock in self.reviews if lock.drops_floors)
+
+    @property
     def model_changed(self) -> bool:
         """True when the sides' pricing models (code digests) differ."""
         return self.base_code is not None and self.head_code is not None and (
@@ -965,11 +1092,11 @@ class Diff:
 
     @property
     def exit_status(self) -> int:
-        """2 when a file does not read on HEAD, else 1 when a lock breaks or a locked price moves unreviewed, else
-        0."""
+        """2 when a file does not read on HEAD, else 1 when a lock breaks (its serving deleted too), a locked price
+        moves unreviewed, or a removed lock drops floors its still-registered serving was priced under, else 0."""
         if any(f.head_errors for f in self.files):
             return 2
-        if self.broken or self.stale:
+        if self.broken or self.stale or self.unsound or self.dropping:
             return 1
         return 0
 
@@ -987,6 +1114,10 @@ class Diff:
             if facts
             else "no fact changed"
         ]
+        if self.unsound:
+            kinds = sorted({x.kind for _, x in self.unsound}, key=["stale", "mismatch", "broken"].index)
+            what = {"stale": "stale", "mismatch": "not following", "broken": "broken"}
+            parts.append(f"{_n(len(self.unsound), 'derived fact')} {' or '.join(what[k] for k in kinds)}")
         others = [f for f in self.files if not f.holds_facts and f.kind != "lock"]
         if others:
             parts.append(f"{_n(len(others), 'other file')} changed")
@@ -999,10 +1130,16 @@ class Diff:
             flags.append(f"{len(moved)} price{'s' if len(moved) > 1 else ''} moved unreviewed")
         if len(moved) < len(self.stale):
             flags.append(f"{len(self.stale) - len(moved)} out of date already on BASE")
+        if self.resting_on_unsound:
+            n = len(self.resting_on_unsound)
+            flags.append(f"{n} rest{'s' if n == 1 else ''} on derived facts that do not follow")
         if self.relocked:
             flags.append(f"{len(self.relocked)} re-locked")
         if self.loosened:
             flags.append(f"{len(self.loosened)} with floors loosened")
+        if self.removed:
+            dropping = f", {len(self.dropping)} dropping floors" if self.dropping else ""
+            flags.append(f"{len(self.removed)} removed{dropping}")
         if flags:
             locks += ", " + ", ".join(flags)
         parts.append(locks)
@@ -1026,7 +1163,11 @@ class Diff:
             "weakened": [f"{f.name}:{c.path}" for f, c in self.weakened],
             "broken": [lock.name for lock in self.broken],
             "stale": [lock.name for lock in self.stale],
+            "unsound": [f"{f.name}:{x.path}" for f, x in self.unsound],
+            "resting_on_unsound": [lock.name for lock in self.resting_on_unsound],
             "loosened": [lock.name for lock in self.loosened],
+            "removed": [lock.name for lock in self.removed],
+            "dropping": [lock.name for lock in self.dropping],
             "files": [f.to_json() for f in self.files],
             "locks": [lock.to_json() for lock in self.locks],
             "unaffected": [lock.name for lock in self.unaffected],
@@ -1187,6 +1328,29 @@ def _inputs(lock: LockImpact) -> str:
     return ", ".join(bits)
 
 
+def _removal(lock: LockImpact, code: Callable[[str], str] = str) -> str:
+    """One line on a removed lock: what it locked and recorded, and the floors its removal drops or why none
+    (``code`` marks up names: backticks in markdown)."""
+    what = f"serving {code(lock.serving_name)}" if lock.serving_name else "no registered serving"
+    head = (
+        f"removed {code(lock.name)} ({code(lock.path)}, {lock.kind} lock of {what}, recorded {_recorded(lock)} "
+        "tokens/s)"
+    )
+    if lock.dropped:
+        return (
+            f"{head}: its removal drops {_n(len(lock.dropped), 'floor')} of serving {code(lock.serving_name or '')}, "
+            "which is still registered; keep a lock of the serving, or remove the serving with it"
+        )
+    return f"{head}: no floor dropped, {lock.retired}"
+
+
+def _dropped(change: FloorChange) -> str:
+    """``published → none (no lock of the serving left)`` or ``published → estimated (the strictest left)``."""
+    if change.after is None:
+        return f"{change.was.value} → none (no lock of the serving left floors it)"
+    return f"{change.was.value} → {change.now.value} (the strictest floor left)"
+
+
 def _model_line(d: Diff) -> str | None:
     if d.base_code is None or d.head_code is None:
         return None
@@ -1246,6 +1410,8 @@ def diff_text(d: Diff) -> str:
                     for d in derived
                     if d.finding is not None and d.finding.kind != "stale"
                 ]
+        shown = {d.fact for d in f.dependants}
+        lines += [f"  does not follow: {x.message}" for x in f.findings if x.path not in shown]
     if d.locks:
         lines.append("")
         lines.append("locks affected")
@@ -1254,6 +1420,8 @@ def diff_text(d: Diff) -> str:
             lines.append(f"    changed   {_inputs(lock) or '–'}")
             lines.append(f"    floors    {_held(lock)} → {lock.floors()}")
             rel = f"  ({_pct(lock.relative)})" if lock.relative is not None else ""
+            if lock.unsound:
+                rel += "  HEAD's price rests on derived facts that do not follow: not a price to publish"
             lines.append(f"    tokens/s  {lock.before.short()} → {lock.after.short()}{rel}")
             lines.append(f"    recorded  {_recorded(lock)}")
             lines.append(f"    pass      {_seconds(lock.before)} → {_seconds(lock.after)}")
@@ -1262,6 +1430,9 @@ def diff_text(d: Diff) -> str:
                 lines.append(f"    serving   {line}")
             for change in lock.policy:
                 lines.append(f"    policy    {change.describe()}{' (LOOSENED)' if change.loosens else ''}")
+            if lock.removed:
+                lines.append(f"    removed   {_removal(lock)}")
+                lines += [f"    dropped   floor on {f.path}: {_dropped(f)}" for f in lock.dropped]
             for label, side in (("BASE", lock.before), ("HEAD", lock.after)):
                 if side.refusal is not None:
                     lines.append(f"    {label} refuses: {side.refusal.get('message', side.refusal.get('refusal'))}")
@@ -1314,10 +1485,10 @@ def _fact_details(d: Diff, links: Links | None) -> list[str]:
     is known), the new citation on its own line (and the old one when it changed), and the note."""
     out = []
     for f, c in d.fact_changes:
-        where = f"`{f.path}`"
+        where = markdown_code(f.path)
         if links is not None and c.new is not None:
             where = links.fact_link(f.path, c.path, Path(d.head.folder) if d.head.folder else None)
-        out.append(f"- `{f.name}` `{c.path}` ({c.change}) in {where}")
+        out.append(f"- {markdown_code(f.name)} {markdown_code(c.path)} ({c.change}) in {where}")
         if c.new is not None:
             label = "cite (new)" if c.old is not None and c.old.citation() != c.new.citation() else "cite"
             out.append(f"  - **{label}**: {markdown_text(c.new.citation())}")
@@ -1338,14 +1509,14 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     re-priced tokens/s, change, bind, review; each lock linked to its file), and sections for floors loosened or
     tightened, locks added or removed, checkpoint entries, servings, schemas, the pricing model, the locks
     unaffected and the files that do not read."""
-    mark = "❌" if d.exit_status else ("⚠️" if d.weakened or d.loosened else "✅")
-    out = [f"{mark} **passprice diff** `{d.base.label}` → `{d.head.label}`: {d.summary()}"]
+    mark = "❌" if d.exit_status else ("⚠️" if d.weakened or d.loosened or d.removed else "✅")
+    out = [f"{mark} **passprice diff** {markdown_code(d.base.label)} → {markdown_code(d.head.label)}: {d.summary()}"]
     facts = d.fact_changes
     if facts:
         rows = [
             [
-                f"`{f.name}`",
-                f"`{c.path}`",
+                markdown_code(f.name),
+                markdown_code(c.path),
                 show(c.old),
                 show(c.new),
                 _what(c),
@@ -1365,32 +1536,38 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     derived = [(f, dep) for f in d.files for dep in f.dependants]
     if derived:
         rows = [
-            [f"`{f.name}`", f"`{dep.input}`", f"`{dep.fact}`",
-             ("⚠️ " if dep.finding is not None else "") + dep.describe().split(": ", 1)[1],
-             dep.finding.message if dep.finding is not None else ""]
+            [markdown_code(f.name), markdown_code(dep.input), markdown_code(dep.fact),
+             ("⚠️ " if dep.finding is not None else "") + markdown_text(dep.describe().split(": ", 1)[1]),
+             markdown_text(dep.finding.message) if dep.finding is not None else ""]
             for f, dep in derived
         ]
         out += ["", "#### Derived from changed facts", "",
                 markdown_table(["file", "changed input", "derived fact", "state", "why"], rows)]
+    unsound = [(f, x) for f in d.files for x in f.findings if x.path not in {dep.fact for dep in f.dependants}]
+    if unsound:
+        out += ["", "#### Derived facts that do not follow", ""]
+        out += [f"- ❌ {markdown_code(f.name)} {markdown_code(x.path)} ({x.kind}): {markdown_text(x.message)}"
+                for f, x in unsound]
     if d.locks:
         rows = []
         for lock in d.locks:
-            floors = lock.floors()
+            floors = markdown_text(lock.floors())
             floors = f"❌ {floors}" if lock.breaks else floors
-            review = lock.review()
-            if lock.stale:
+            review = markdown_text(lock.review())
+            if lock.stale or lock.unsound:
                 review = f"❌ {review}"
             elif lock.loosened:
                 review = f"⚠️ {review}"
             rows.append(
                 [
-                    links.file_link(lock.path, f"`{lock.name}`") if links is not None and not lock.removed
-                    else f"`{lock.name}`",
-                    ", ".join(f"`{p}`" for p in _inputs(lock).split(", ") if p) or "–",
+                    links.file_link(lock.path, markdown_code(lock.name)) if links is not None and not lock.removed
+                    else markdown_code(lock.name),
+                    ", ".join(markdown_code(p) for p in _inputs(lock).split(", ") if p) or "–",
                     f"{_held(lock)} → {floors}",
                     _recorded(lock),
                     lock.before.short() if not lock.added else "–",
-                    lock.after.short() if not lock.removed else "–",
+                    (f"❌ {lock.after.short()} (on stale facts)" if lock.unsound else lock.after.short())
+                    if not lock.removed else "–",
                     _pct(lock.relative) or "–",
                     _binds(lock),
                     review,
@@ -1411,56 +1588,66 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         for lock in d.locks:
             for label, side in (("BASE", lock.before), ("HEAD", lock.after)):
                 if side.refusal is not None:
-                    notes.append(f"- `{lock.name}`: {label} refuses: {markdown_text(side.refusal.get('message', ''))}")
+                    message = markdown_text(side.refusal.get("message", ""))
+                    notes.append(f"- {markdown_code(lock.name)}: {label} refuses: {message}")
                 if side.error is not None and not (lock.added and label == "BASE") and not (
                     lock.removed and label == "HEAD"
                 ):
-                    notes.append(f"- `{lock.name}`: {label} cannot price: {markdown_text(side.error)}")
+                    notes.append(f"- {markdown_code(lock.name)}: {label} cannot price: {markdown_text(side.error)}")
             if lock.note:
-                notes.append(f"- `{lock.name}`: {markdown_text(lock.note)}")
+                notes.append(f"- {markdown_code(lock.name)}: {markdown_text(lock.note)}")
         if notes:
             out += ["", *notes]
     policy = [(lock, c) for lock in d.reviews for c in lock.policy]
     if policy:
         out += ["", "#### Policy changes", ""]
         out += [
-            f"- {'⚠️ ' if c.loosens else ''}`{lock.name}`: {c.describe()}" for lock, c in policy
+            f"- {'⚠️ ' if c.loosens else ''}{markdown_code(lock.name)}: {markdown_text(c.describe())}"
+            for lock, c in policy
         ]
     added = [lock for lock in d.reviews if lock.added]
     removed = [lock for lock in d.reviews if lock.removed]
-    if added or removed:
-        out += ["", "#### Locks added or removed", ""]
+    if added:
+        out += ["", "#### Locks added", ""]
         for lock in added:
-            what = f"locks serving `{lock.serving_name}`" if lock.serving_name else "locks no registered serving"
-            out.append(f"- added `{lock.name}` (`{lock.path}`, {lock.kind}, {what}): {_recorded(lock)} tokens/s")
+            what = (f"locks serving {markdown_code(lock.serving_name)}" if lock.serving_name
+                    else "locks no registered serving")
+            out.append(f"- added {markdown_code(lock.name)} ({markdown_code(lock.path)}, {lock.kind}, {what}): "
+                       f"{_recorded(lock)} tokens/s")
+    if removed:
+        out += ["", "#### Locks removed", ""]
         for lock in removed:
-            out.append(f"- ⚠️ removed `{lock.name}` (`{lock.path}`): its floors no longer guard anything")
+            out.append(f"- {'❌' if lock.dropped else '⚠️'} {_removal(lock, markdown_code)}")
+            out += [f"  - floor on {markdown_code(c.path)} dropped: {_dropped(c)}" for c in lock.dropped]
     checkpoints = [f for f in d.files if f.kind == "checkpoint"]
     if checkpoints:
         out += ["", "#### Checkpoints", ""]
-        out += [f"- `{f.path}` ({f.status}): content {_content(f)}" for f in checkpoints]
+        out += [f"- {markdown_code(f.path)} ({f.status}): content {_content(f)}" for f in checkpoints]
     servings = [f for f in d.files if f.kind == "serving"]
     if servings:
         out += ["", "#### Servings", ""]
         out += [
-            f"- `{f.path}` ({f.status})" + (": " + "; ".join(f.serving) if f.serving else "") for f in servings
+            f"- {markdown_code(f.path)} ({f.status})"
+            + (": " + markdown_text("; ".join(f.serving)) if f.serving else "")
+            for f in servings
         ]
     schemas = [f for f in d.files if f.kind == "schema"]
     if schemas:
         out += ["", "#### Schemas", ""]
-        out += [f"- `{f.path}` ({f.status})" for f in schemas]
+        out += [f"- {markdown_code(f.path)} ({f.status})" for f in schemas]
     model = _model_line(d)
     if model:
-        out += ["", "#### Pricing model", "", model]
+        out += ["", "#### Pricing model", "", markdown_text(model)]
         out += [
-            "- priced with " + code.describe(label)
+            "- priced with " + markdown_text(code.describe(label))
             for code, label in ((d.base_code, "BASE"), (d.head_code, "HEAD"))
             if code is not None
         ]
     if d.unaffected:
-        out += ["", f"{_n(len(d.unaffected), 'lock')} unaffected: " + ", ".join(f"`{x.name}`" for x in d.unaffected)]
+        names = ", ".join(markdown_code(x.name) for x in d.unaffected)
+        out += ["", f"{_n(len(d.unaffected), 'lock')} unaffected: {names}"]
     unread = [
-        [f"`{f.path}`", which, markdown_text(e)]
+        [markdown_code(f.path), which, markdown_text(e)]
         for f in d.files
         for which, errors in (("BASE", f.base_errors), ("HEAD", f.head_errors))
         for e in errors
@@ -1469,7 +1656,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         out += ["", "#### Files that do not read", "", markdown_table(["file", "side", "error"], unread)]
     others = [f for f in d.files if f.kind == "other"]
     if others:
-        out += ["", "Other files changed: " + ", ".join(f"`{f.path}` ({f.status})" for f in others)]
+        out += ["", "Other files changed: " + ", ".join(f"{markdown_code(f.path)} ({f.status})" for f in others)]
     return "\n".join(out)
 
 
@@ -1486,5 +1673,5 @@ def render(d: Diff, fmt: str, links: Links | None = None) -> str:
 
         return comment_body(d, links)
     if fmt == "json":
-        return json.dumps(d.to_json(), indent=2, ensure_ascii=False)
+        return json_text(d.to_json())
     raise ValueError(f"unknown format {fmt!r}")

@@ -174,12 +174,88 @@ def set_fact(
     after = tomlkit.dumps(document)
     if "\r\n" in before and "\n" not in before.replace("\r\n", ""):
         after = after.replace("\r\n", "\n").replace("\n", "\r\n")  # keys tomlkit adds end in \n alone
-    new_facts = validate_text(where, after, schema_folder)
+    # Every problem of the edit at once, one line each: the schema's, the sources it names, its derivation's.
+    problems: list[str] = []
+    new_facts: dict[str, Fact] | None = None
+    try:
+        new_facts = validate_text(where, after, schema_folder)
+    except InputError as e:
+        problems += str(e).splitlines()
     if root is not None:
-        from passprice.sources import require_sources
+        from passprice.sources import missing_ids
 
-        require_sources(root, {where.path: new_facts[where.path]}, str(where.file))
+        problems += missing_ids(root, entry_sources(where.path, entry), str(where.file))
+    problems += derivation_problems(where, entry, new_facts if new_facts is not None else old_facts)
+    if problems:
+        raise InputError("\n".join(dict.fromkeys(problems)))
+    assert new_facts is not None
     return FactEdit(where, old_facts.get(where.path), new_facts[where.path], before, after, new_facts)
+
+
+def entry_sources(path: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Every source id a fact ``entry`` (a table as given, not yet validated) names, with the key naming it: its
+    ``source`` and each derivation input's (``streams.read.derivation.inputs.dot.source``). What is not a string
+    where an id belongs is left to the schema to report."""
+    out = []
+    if isinstance(entry.get("source"), str):
+        out.append((f"{path}.source", entry["source"]))
+    derivation = entry.get("derivation")
+    inputs = derivation.get("inputs") if isinstance(derivation, Mapping) else None
+    if isinstance(inputs, Mapping):
+        for name, spec in inputs.items():
+            if isinstance(spec, Mapping) and isinstance(spec.get("source"), str):
+                out.append((f"{path}.derivation.inputs.{schema.key_part(name)}.source", spec["source"]))
+    return out
+
+
+@attrs.frozen
+class _Probe:
+    """The edited fact as the derivation check reads it (``amount``, ``unit``, ``value``, ``derivation``), built
+    from the entry as given, so the derivation is checked even when another key of the entry fails the schema."""
+
+    amount: int | float
+    unit: str
+    derivation: Any
+
+    def describe(self) -> str:
+        return f"{self.amount:g}" + ("" if self.unit == "1" else f" {self.unit}")
+
+
+def derivation_problems(where: FactFile, entry: Mapping[str, Any], facts: Mapping[str, Fact]) -> list[str]:
+    """What recomputing the derivation of the edited fact finds (:func:`passprice.derivations.recheck`), one line
+    naming the file and the key: a formula that does not evaluate (syntax, a name no input has, a number out of
+    range), a result in another dimension than the fact's unit, a value that does not follow from the inputs, a fact
+    input whose recorded value is not the fact's today, a fact input that names this fact or one derived from it (a
+    cycle). Empty when the entry has no derivation, or one the schema must first accept (its problems are the
+    schema's to name)."""
+    from passprice.derivations import Derivation, Unit, cycle_through, recheck
+
+    table = entry.get("derivation")
+    if table is None:
+        return []
+    try:
+        derivation = Derivation.from_entry(table)
+        if not isinstance(derivation.formula, str) or not all(
+            isinstance(i.amount, int | float) and not isinstance(i.amount, bool) and isinstance(i.unit, str)
+            for i in derivation.inputs
+        ):
+            return []
+        amount, unit = entry["value"], entry["unit"]
+        if not isinstance(amount, int | float) or isinstance(amount, bool) or not isinstance(unit, str):
+            return []
+        Unit.parse(unit)
+    except (KeyError, TypeError, AttributeError, ValueError, InputError):
+        return []
+    probe = _Probe(amount, unit, derivation)
+    record = {**facts, where.path: probe}
+    out = []
+    found = recheck(where.path, probe, record)
+    if found is not None:
+        out.append(f"{where.file}: {found.message}")
+    cycle = cycle_through(record, where.path)
+    if cycle:
+        out.append(f"{where.file}: {where.path}.derivation: a cycle of derivations: {' -> '.join(cycle)}")
+    return out
 
 
 def _set(table: Any, key: str, value: Any) -> None:
@@ -206,20 +282,28 @@ def parse_derivation(text: str, facts: Mapping[str, Fact]) -> dict[str, Any]:
     inputs = {dot = {value = 4.48, unit = "TB/s", locator = "…"}, bandwidth = {fact = "memory.bandwidth"}}}``; a
     fact input without a value and unit takes them from the record's fact as it is now (``facts``). Raises
     :class:`InputError` for text that is not an inline table or a fact input naming no fact."""
+    write = "write {formula = \"…\", inputs = {…}}"
     try:
         table = tomllib.loads(f"derivation = {text}")["derivation"]
     except tomllib.TOMLDecodeError as e:
-        raise InputError(
-            f"--derivation: not a TOML inline table ({e}): write {{formula = \"…\", inputs = {{…}}}}"
-        ) from None
+        raise InputError(f"--derivation: not a TOML inline table ({e}): {write}") from None
+    except RecursionError:
+        raise InputError(f"--derivation: not a TOML inline table: nested too deeply; {write}") from None
+    except ValueError as e:  # an integer past Python's 4,300 digits (less its advice to raise the limit)
+        raise InputError(f"--derivation: not a TOML inline table: {str(e).split(';')[0]}") from None
     if not isinstance(table, dict):
-        raise InputError("--derivation: not a TOML inline table: write {formula = \"…\", inputs = {…}}")
-    for name, spec in (table.get("inputs") or {}).items():
-        if isinstance(spec, dict) and "fact" in spec and "value" not in spec and "unit" not in spec:
-            fact = facts.get(str(spec["fact"]))
+        raise InputError(f"--derivation: not a TOML inline table: {write}")
+    inputs = table.get("inputs")
+    if not isinstance(inputs, dict):
+        return table  # the schema names what is wrong with it
+    for name, spec in inputs.items():
+        if isinstance(spec, dict) and isinstance(spec.get("fact"), str) and "value" not in spec and "unit" not in spec:
+            fact = facts.get(spec["fact"])
             if fact is None:
-                raise InputError(f"--derivation: inputs.{name}.fact: {spec['fact']!r} is not a fact of this record")
-            table["inputs"][name] = {"fact": spec["fact"], "value": fact.amount, "unit": fact.unit}
+                shown = schema.shown_value(spec["fact"])
+                key = f"inputs.{schema.key_part(name)}.fact"
+                raise InputError(f"--derivation: {key}: {shown} is not a fact of this record")
+            inputs[name] = {"fact": spec["fact"], "value": fact.amount, "unit": fact.unit}
     return table
 
 

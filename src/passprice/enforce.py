@@ -7,6 +7,12 @@ its card, its checkpoint's content); else every lock in ``locks/`` that names th
 serving may have several, e.g. a ``price`` lock and a ``best`` lock: the result must hold all of them), when it
 locks the card and checkpoint priced (an override of either prices something no lock of the serving covers, and the
 output says so); none for an unregistered serving or with ``--no-lock``.
+
+A lock never stops applying because what it locks changed under it: when the serving's own checkpoint entry holds
+other content than the lock pinned (an edited tensor table), or the registered serving now names another card or
+checkpoint than its locks priced, the price is refused (``CheckpointChanged``, ``ServingChanged``), saying what
+changed and what to do (review it and re-lock, or ``--no-lock``); only options that price another card or checkpoint
+than the serving names step outside its locks.
 """
 
 from __future__ import annotations
@@ -20,12 +26,98 @@ import attrs
 
 from passprice.facts import Fact
 from passprice.files import is_there
-from passprice.locks import Lock, Verdict, judge, lock_path, locks_of, read_lock
+from passprice.locks import Lock, Policy, Verdict, judge, lock_path, locks_of, read_lock
 from passprice.registry import Root
 from passprice.servings import Resolved
 
 
-class LockMismatch(Exception):
+class LockRefusal(Exception):
+    """A price refused because of what a lock locks, not because of a floor (exit 1): :class:`LockMismatch`,
+    :class:`CheckpointChanged`, :class:`ServingChanged`. ``to_json`` gives ``{"refusal": NAME, ...}``."""
+
+    name = "LockRefusal"
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"refusal": NAME, "message": ...}`` (subclasses add their fields)."""
+        return {"refusal": self.name, "message": str(self)}
+
+
+def _relock(lock: Lock) -> str:
+    where = f"-o {lock.source}" if lock.source else "-o LOCK"
+    return (
+        f"review the change and re-lock (`passprice lock --update {where}`, through review), or price without the "
+        "lock (--no-lock)"
+    )
+
+
+class CheckpointChanged(LockRefusal):
+    """The checkpoint a lock pinned (``checkpoint``, its content digest ``pinned``) is the one priced by name, but its
+    entry now holds other content (``today``): the lock's floors and recorded price describe another checkpoint, so
+    the price is refused rather than left unlocked."""
+
+    name = "CheckpointChanged"
+
+    def __init__(self, lock: Lock, checkpoint: str, pinned: str, today: str) -> None:
+        self.lock = lock.name
+        self.checkpoint = checkpoint
+        self.pinned = pinned
+        self.today = today
+        what = "content" if pinned.startswith("sha256:") else "header sha256"
+        super().__init__(
+            f"lock {lock.name} pinned checkpoint {checkpoint} with {what} {_short(pinned)}, and the entry now holds "
+            f"other content ({_short(today)}): its content changed since the lock (an edited tensor table or "
+            f"metadata), so the lock's floors and price are not this checkpoint's; {_relock(lock)}"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"refusal": "CheckpointChanged", "lock", "checkpoint", "pinned", "today", "message"}``."""
+        return {
+            "refusal": self.name,
+            "lock": self.lock,
+            "checkpoint": self.checkpoint,
+            "pinned": self.pinned,
+            "today": self.today,
+            "message": str(self),
+        }
+
+
+class ServingChanged(LockRefusal):
+    """The registered ``serving`` a lock locks now names another ``what`` (``card`` or ``checkpoint``) than the lock
+    priced (``locked``, now ``priced``): the serving changed under its lock, which still applies, so the price is
+    refused."""
+
+    name = "ServingChanged"
+
+    def __init__(self, lock: Lock, serving: str, what: str, locked: str, priced: str) -> None:
+        self.lock = lock.name
+        self.serving = serving
+        self.what = what
+        self.locked = locked
+        self.priced = priced
+        super().__init__(
+            f"lock {lock.name} locks serving {serving} on {what} {locked}, and the serving now names {what} {priced}: "
+            f"the serving changed since the lock, so the lock's floors and price are not this serving's; "
+            f"{_relock(lock)}"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"refusal": "ServingChanged", "lock", "serving", "what", "locked", "priced", "message"}``."""
+        return {
+            "refusal": self.name,
+            "lock": self.lock,
+            "serving": self.serving,
+            "what": self.what,
+            "locked": self.locked,
+            "priced": self.priced,
+            "message": str(self),
+        }
+
+
+def _short(digest: str) -> str:
+    return digest.removeprefix("sha256:")[:12] + "…"
+
+
+class LockMismatch(LockRefusal):
     """A lock named with ``--lock`` that locks another serving, card or checkpoint than the one priced: ``what``
     differs, the ``locked`` and the ``priced`` one."""
 
@@ -66,12 +158,22 @@ def serving_name(root: Root, ref: str | None) -> str | None:
     return None
 
 
+def _same_entry(root: Root, lock: Lock, ref: str) -> bool:
+    """Whether the checkpoint reference ``ref`` priced is the one ``lock`` pinned, by name (portable references)."""
+    from passprice.locks import portable
+
+    return portable(ref, root, root.checkpoints) == lock.checkpoint_pin.name
+
+
 def mismatch(
-    lock: Lock, serving: str | None, resolved: Resolved, content: Callable[[], str] | None = None
-) -> LockMismatch | None:
+    lock: Lock, serving: str | None, resolved: Resolved, root: Root | None = None,
+    content: Callable[[], str] | None = None,
+) -> LockRefusal | None:
     """Why ``lock`` does not lock what ``resolved`` prices (the registered ``serving``, card, checkpoint content),
-    or ``None`` when it does. ``content`` gives the priced checkpoint's content digest
-    (:func:`passprice.pins.checkpoint_digest` of its header, computed when not given)."""
+    or ``None`` when it does: a :class:`LockMismatch` naming what differs, or, when the checkpoint priced is the one
+    the lock pinned by name (``root`` given) but holds other content, :class:`CheckpointChanged`. ``content`` gives
+    the priced checkpoint's content digest (:func:`passprice.pins.checkpoint_digest` of its header, computed when
+    not given), so a caller judging several locks digests the checkpoint once."""
     from passprice.pins import checkpoint_digest
 
     if lock.info.serving is not None and serving is not None and lock.info.serving != serving:
@@ -79,19 +181,94 @@ def mismatch(
     if lock.card != resolved.card.name:
         return LockMismatch(lock.name, "card", lock.card, resolved.card.name)
     pin = lock.checkpoint_pin
-    if pin.content is not None:
-        digest = checkpoint_digest(resolved.header) if content is None else content()
-        if digest != pin.content:
-            return LockMismatch(
-                lock.name, "checkpoint", f"{pin.name} (content {pin.content[7:19]}…)",
-                f"{resolved.spec.checkpoint} (content {digest[7:19]}…)",
+    pinned, what = (pin.content, "content") if pin.content is not None else (pin.sha256, "header")
+    if pin.content is None:
+        today = resolved.header.sha256
+    else:
+        today = checkpoint_digest(resolved.header) if content is None else content()
+    if today == pinned:
+        return None
+    if root is not None and _same_entry(root, lock, resolved.spec.checkpoint):
+        return CheckpointChanged(lock, pin.name, pinned, today)
+    return LockMismatch(
+        lock.name, "checkpoint", f"{pin.name} ({what} {_short(pinned)})",
+        f"{resolved.spec.checkpoint} ({what} {_short(today)})",
+    )
+
+
+@attrs.frozen
+class PriceMoved:
+    """Today's price of a serving under its lock ``lock`` is not the one the lock records, although its floors hold:
+    the ``recorded`` and ``today`` tokens/s and batches, the ``first`` figure that moved, and why: the pinned facts
+    the price rests on that ``drifted`` (each ``path: pinned → today``), the serving's choices that changed
+    (``serving``, ``field: locked → today``)."""
+
+    lock: str
+    recorded: float
+    today: float
+    recorded_batch: int
+    today_batch: int
+    first: str
+    drifted: tuple[str, ...] = ()
+    serving: tuple[str, ...] = ()
+
+    def lines(self) -> list[str]:
+        """The recorded price beside today's, then what drifted, one line each (no indent)."""
+        change = 100.0 * (self.today / self.recorded - 1.0) if self.recorded else 0.0
+        out = [
+            f"recorded {self.recorded:,.1f} tokens/s at batch {self.recorded_batch:,} by lock {self.lock}; today "
+            f"{self.today:,.1f} tokens/s at batch {self.today_batch:,} ({change:+.2f} %, first moved: {self.first}) "
+            "— not the locked price"
+        ]
+        out += [f"drifted since the lock: {d}" for d in self.drifted]
+        out += [f"serving differs from the locked one: {s}" for s in self.serving]
+        if not self.drifted and not self.serving:
+            out.append(
+                "no pinned fact or serving choice drifted: the pricing model (code) or the checkpoint moved it; "
+                f"`passprice reproduce {self.lock}` says which"
             )
-    elif pin.sha256 != resolved.header.sha256:
-        return LockMismatch(
-            lock.name, "checkpoint", f"{pin.name} (header {pin.sha256[:12]}…)",
-            f"{resolved.spec.checkpoint} (header {resolved.header.sha256[:12]}…)",
-        )
-    return None
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"lock", "recorded_tokens_per_s", "tokens_per_s", "recorded_batch", "batch", "first_moved",
+        "drifted", "serving"}``."""
+        return {
+            "lock": self.lock,
+            "recorded_tokens_per_s": self.recorded,
+            "tokens_per_s": self.today,
+            "recorded_batch": self.recorded_batch,
+            "batch": self.today_batch,
+            "first_moved": self.first,
+            "drifted": list(self.drifted),
+            "serving": list(self.serving),
+        }
+
+
+def price_moved(
+    root: Root, lock: Lock, kind: str, price: Mapping[str, Any], resolved: Resolved
+) -> PriceMoved | None:
+    """How today's ``price`` (a ``--json`` object of ``kind``: ``price`` or ``best``) of ``resolved`` differs from
+    the price ``lock`` records, or ``None`` when the lock is of another kind or every figure (:data:`FIGURES
+    <passprice.locks.FIGURES>`) is the recorded one. Floors are judged apart (:meth:`Guard.judge`); this says,
+    beside a verdict that holds, that the price shown is not the locked one, and why."""
+    from passprice.locks import FIGURES, portable_spec
+
+    if lock.kind != kind:
+        return None
+    fields = [f for f in FIGURES if f in lock.price or f in price]
+    if all(lock.price.get(f) == price.get(f) for f in fields):
+        return None  # the locked price: reproduce (what moved, what drifted) is imported only when one moved
+    from passprice.reproduce import drift, moved, serving_changes
+
+    differ = moved(lock.price, price, fields)
+
+    read = price.get("rests_on", {})
+    drifted = tuple(d.describe() for d in drift(lock, resolved.facts(), read))
+    serving = serving_changes(lock.spec, portable_spec(resolved.spec, root))
+    return PriceMoved(
+        lock.name, float(lock.price.get("tokens_per_s", 0.0)), float(price["tokens_per_s"]),
+        int(lock.price.get("batch", 0)), int(price.get("batch", 0)), differ[0].field, drifted, serving,
+    )
 
 
 @attrs.frozen
@@ -106,6 +283,18 @@ class Guard:
         """The names of the locks applied."""
         return [lock.name for lock, _ in self.locks]
 
+    def policy(self) -> Policy | None:
+        """The floors the locks set together, as one policy: each path's strictest floor among them (a result must
+        hold them all), the lock's floor the strictest of theirs; ``None`` without a lock."""
+        if not self.locks:
+            return None
+        policies = [lock.policy for lock, _ in self.locks]
+        paths = {p for policy in policies for p in policy.paths}
+        return Policy(
+            min(policy.floor for policy in policies),
+            {p: min(policy.allowed(p) for policy in policies) for p in sorted(paths)},
+        )
+
     def judge(self, facts: Mapping[str, Fact], rests_on: Iterable[tuple[str, Fact]] = ()) -> tuple[Verdict, ...]:
         """Each lock's verdict on today's ``facts`` at the paths its recorded price rests on, and on ``rests_on``
         (the facts the command's own result rests on)."""
@@ -117,17 +306,56 @@ class Guard:
             out.append(judge(lock.name, lock.policy, tuple(pairs.items())))
         return tuple(out)
 
-    def line(self, verdicts: Iterable[Verdict] = ()) -> str:
-        """One line naming the locks priced under and that they hold, or why none applies."""
+    def line(self, verdicts: Iterable[Verdict] = (), moved: Iterable[PriceMoved] = ()) -> str:
+        """One line naming the locks priced under and that they hold, or why none applies; with ``moved`` (a lock
+        whose recorded price today's is not), ``floors hold`` and, on lines of their own (indented to sit under a
+        table's ``lock`` row), the recorded price beside today's and what drifted."""
         if not self.locks:
             return self.note or "no lock of this serving in locks/"
         shown = ", ".join(f"{lock.name} ({path})" for lock, path in self.locks)
         held = all(v.holds for v in verdicts)
-        return f"under lock{'s' if len(self.locks) > 1 else ''} {shown}: {'holds' if held else 'REFUSED'}"
+        moves = list(moved)
+        if not held:
+            verdict = "REFUSED"
+        elif moves:
+            names = ", ".join(m.lock for m in moves)
+            verdict = f"floors hold, but the price is NOT the one {names} records (below)"
+        else:
+            verdict = "holds"
+        head = f"under lock{'s' if len(self.locks) > 1 else ''} {shown}: {verdict}"
+        return "\n".join([head, *(f"                {line}" for m in moves for line in m.lines())])
 
-    def to_json(self) -> dict[str, Any]:
-        """``{"locks": [names], "note": ...}`` for a command's ``--json``."""
-        return {"locks": self.names(), "note": self.note}
+    def moved(self, root: Root, kind: str, price: Mapping[str, Any], resolved: Resolved) -> tuple[PriceMoved, ...]:
+        """Each applied lock of ``kind`` whose recorded price today's ``price`` is not (:func:`price_moved`)."""
+        out = (price_moved(root, lock, kind, price, resolved) for lock, _ in self.locks)
+        return tuple(m for m in out if m is not None)
+
+    def to_json(self, moved: Iterable[PriceMoved] = ()) -> dict[str, Any]:
+        """``{"locks": [names], "note": ..., "moved": [...]}`` for a command's ``--json``: ``moved`` lists each lock
+        whose recorded price today's is not (:meth:`PriceMoved.to_json`), empty when each records it."""
+        return {"locks": self.names(), "note": self.note, "moved": [m.to_json() for m in moved]}
+
+
+def _choices(root: Root, resolved: Resolved) -> tuple[str, str]:
+    """The checkpoint and card ``resolved`` prices, as portable references."""
+    from passprice.locks import portable
+
+    spec = resolved.spec
+    return portable(spec.checkpoint, root, root.checkpoints), portable(spec.card, root, root.cards)
+
+
+def _own_choices(root: Root, serving: str) -> tuple[str, str] | None:
+    """The checkpoint and card the registered ``serving`` names in its file (portable references), ``None`` when
+    it does not read (the caller already priced it, so that is rare)."""
+    from passprice.errors import InputError
+    from passprice.locks import portable
+    from passprice.servings import load_spec
+
+    try:
+        spec = load_spec(root, serving)
+    except InputError:
+        return None
+    return portable(spec.checkpoint, root, root.checkpoints), portable(spec.card, root, root.cards)
 
 
 def _shown(root: Root, path: Path) -> str:
@@ -144,24 +372,38 @@ def guard(
     (a lock file or name) alone, else every lock of ``serving`` in ``root/locks`` that locks its card and
     checkpoint; none with ``no_lock``.
 
-    Raises :class:`LockMismatch` for an ``explicit`` lock of something else, :class:`InputError` for a lock that
-    does not read."""
+    A lock of ``serving`` whose checkpoint the serving still names but whose content changed refuses
+    (:class:`CheckpointChanged`), as does one the registered serving no longer matches by card or checkpoint when
+    no option overrode them (:class:`ServingChanged`): a change under a lock never turns it off.
+
+    Raises :class:`LockMismatch` for an ``explicit`` lock of something else, :class:`CheckpointChanged` and
+    :class:`ServingChanged` as above, :class:`InputError` for a lock that does not read."""
     if explicit is not None:
         path = lock_path(root, explicit)
-        lock = read_lock(path, root.schema)
-        wrong = mismatch(lock, serving, resolved)
+        lock = attrs.evolve(read_lock(path, root.schema), source=_shown(root, path))
+        wrong = mismatch(lock, serving, resolved, root)
         if wrong is not None:
             raise wrong
         return Guard(((lock, _shown(root, path)),))
     if no_lock or serving is None:
         return Guard(note="not under a lock (--no-lock)" if no_lock else "not a registered serving: no lock applies")
-    found = [(read_lock(p, root.schema), p) for p in locks_of(root, serving)]
+    found = [(attrs.evolve(read_lock(p, root.schema), source=_shown(root, p)), p) for p in locks_of(root, serving)]
     if not found:
         return Guard()
     from passprice.pins import checkpoint_digest
 
     content = functools.cache(lambda: checkpoint_digest(resolved.header))  # once, whatever the number of locks
-    applies = [(lock, _shown(root, p)) for lock, p in found if mismatch(lock, None, resolved, content) is None]
+    own = _own_choices(root, serving)
+    applies = []
+    for lock, p in found:
+        wrong = mismatch(lock, None, resolved, root, content)
+        if wrong is None:
+            applies.append((lock, _shown(root, p)))
+        elif isinstance(wrong, CheckpointChanged):
+            raise wrong
+        elif own is not None and isinstance(wrong, LockMismatch) and own == _choices(root, resolved):
+            # No option moved the card or checkpoint: the registered serving itself names another than its lock.
+            raise ServingChanged(lock, serving, wrong.what, wrong.locked, wrong.priced)
     if not applies:
         others = ", ".join(f"{lock.name} ({lock.card}, {lock.checkpoint})" for lock, _ in found)
         return Guard(note=f"not under a lock: the locks of {serving} ({others}) lock another card or checkpoint")

@@ -234,7 +234,8 @@ _TERMS = (
         "A fact's derivation names its inputs (other facts of the same card with the value each had, figures read "
         "from a source, constants with units) and a formula passprice evaluates itself, exactly and with units. "
         "`check` recomputes it: a fact whose input has changed since is stale, named with that input; `fact set` "
-        "warns which facts an edit leaves stale and `diff` lists them.",
+        "warns which facts an edit leaves stale, and `diff` lists them and fails, marking each lock whose price "
+        "rests on one.",
         ("derivations", "stale", "formula"),
     ),
     Term(
@@ -279,7 +280,8 @@ _TERMS = (
         "(`facts/routing/NAME.toml`, `--routing NAME`) gives it as facts: a hot set of `hot_experts` of the experts "
         "takes `hot_share` of the routed token-slots (1 and 1: uniform, `uniform.toml`, an assumption). A pass of T "
         "token-rows reads Σ_e 1 − (1 − p_e)^T experts a layer, expected; a price rests on `routing.hot_experts` and "
-        "`routing.hot_share`, which a lock can floor.",
+        "`routing.hot_share`, which a lock can floor. How many sequences fit does not depend on it (`max-batch` and "
+        "`kv` need no record); a dense checkpoint takes none (`BadRouting`).",
         ("routing record", "mixture of experts", "moe", "experts", "expert", "hot_experts", "hot_share"),
     ),
     Term(

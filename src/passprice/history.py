@@ -7,6 +7,8 @@ commit), never by parsing ``.git``. A version written before facts named their s
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import tomllib
 from collections.abc import Mapping
@@ -87,18 +89,134 @@ def _fact_in(text: bytes, path: str, where: str) -> Fact | None:
         document = tomllib.loads(text.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
         raise InputError(f"{where}: does not read: {e}") from None
+    except (RecursionError, ValueError) as e:  # nesting past the parser, an integer past 4,300 digits
+        raise InputError(f"{where}: does not read: {str(e).split(';')[0] or type(e).__name__}") from None
     entry = _entry(document, path)
     if entry is None:
         return None
     try:
         return Fact.from_entry(entry, f"{where}: {path}")
-    except (KeyError, TypeError, ValueError) as e:
+    except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as e:
         raise InputError(f"{where}: {path}: not a fact: {e}") from None
+
+
+def fact_table(text: bytes, path: str) -> bytes | None:
+    """The lines of fact ``path``'s own table in a TOML file's ``text``: its ``[path]`` header line and what follows
+    up to the next table that is not one of its own (``[path.derivation]`` is); ``None`` when the file has no such
+    header, or more than one (then the whole file is read). TOML defines a table's keys in its own table only (a
+    table defined by a header cannot be added to by dotted keys elsewhere), so the fact is what this text holds; a
+    multi-line value cut by a line opening with ``[`` leaves text that does not parse, and the whole file is read."""
+    parts = [re.escape(p.encode("utf-8")) for p in path.split(".")]
+    dotted = rb"[ \t]*\.[ \t]*".join(parts)
+    header = re.compile(rb"^[ \t]*\[[ \t]*" + dotted + rb"[ \t]*\][ \t]*(#.*)?$", re.MULTILINE)
+    found = list(header.finditer(text))
+    if len(found) != 1:
+        return None
+    start = found[0].start()
+    own = re.compile(rb"^[ \t]*\[[ \t]*" + dotted + rb"[ \t]*\.")
+    end = len(text)
+    for line in re.finditer(rb"^[ \t]*\[.*$", text[found[0].end():], re.MULTILINE):
+        if not own.match(line.group(0)):
+            end = found[0].end() + line.start()
+            break
+    return text[start:end]
+
+
+class _Reader:
+    """Reads the fact from each version's text, once per distinct text: by its own table when
+    :func:`fact_table` finds it (a few hundred bytes, however large the file), else from the whole file."""
+
+    #: Stands for the version's name in a remembered error (the same table read at another commit names that one).
+    _WHERE = "\0version\0"
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.seen: dict[bytes, Fact | InputError | None] = {}
+
+    def read(self, text: bytes, where: str) -> Fact | None:
+        """The fact, or ``None`` when this version has none. Raises :class:`InputError` as :func:`_fact_in`, naming
+        ``where``."""
+        table = fact_table(text, self.path)
+        key = table if table is not None else text
+        if key not in self.seen:
+            found: Fact | InputError | None = None
+            if table is not None:
+                try:
+                    found = _fact_in(table, self.path, self._WHERE)
+                except InputError as e:
+                    found = e
+            if table is None or isinstance(found, InputError):
+                try:  # the whole file: the table alone did not read, or is not there as one table
+                    found = _fact_in(text, self.path, self._WHERE)
+                except InputError as e:
+                    found = e
+            self.seen[key] = found
+        known = self.seen[key]
+        if isinstance(known, InputError):
+            raise InputError(str(known).replace(self._WHERE, where)) from None
+        return known
+
+
+@attrs.frozen
+class _Commit:
+    """One commit that changed the file, as ``git log`` gives it: its ``sha``, ``date``, ``author``, ``subject``,
+    the file's ``name`` then (it may have been renamed since) and its ``blob`` (``None``: deleted, or a merge git
+    shows no change of)."""
+
+    sha: str
+    date: str
+    author: str
+    subject: str
+    name: str
+    blob: str | None
+
+
+_ZERO = "0" * 40
+_SHA = re.compile(rb"^[0-9a-f]{40}$")
+
+
+def _shown(field: bytes) -> str:
+    """A commit's date, author or subject as text: UTF-8 (an undecodable byte as U+FFFD), a control character as
+    U+FFFD (a subject may hold any byte but NUL; none is printed to a terminal)."""
+    return "".join("\ufffd" if ch < " " or ch == "\x7f" else ch for ch in field.decode("utf-8", "replace"))
+
+
+def _commits(out: bytes, rel: str) -> list[_Commit]:
+    """The commits of ``git log -z --raw --format=%H%x00%ad%x00%an%x00%s``, newest first. Every field and name is
+    NUL-separated, so a subject or author holding any character, and a file name git would quote (a quote, a tab, a
+    newline), read as they are; names are decoded as the file system's (os.fsdecode)."""
+    tokens = out.split(b"\0")
+    commits: list[_Commit] = []
+    i = 0
+    while i + 3 < len(tokens):
+        sha = tokens[i].lstrip(b"\n")
+        if not _SHA.match(sha):
+            i += 1
+            continue
+        date, author, subject = (_shown(tokens[i + k]) for k in (1, 2, 3))
+        i += 4
+        name, blob = rel, None
+        if i < len(tokens) and tokens[i].lstrip(b"\n").startswith(b":"):
+            fields = tokens[i].lstrip(b"\n").decode("ascii", "replace").split()
+            status = fields[-1] if fields else ""
+            paths = 2 if status[:1] in ("R", "C") else 1
+            names = tokens[i + 1 : i + 1 + paths]
+            i += 1 + paths
+            name = os.fsdecode(names[-1]) if names else rel
+            new = fields[3] if len(fields) > 3 else _ZERO
+            blob = None if new == _ZERO or status.startswith("D") else new
+        commits.append(_Commit(sha.decode("ascii"), date, author, subject, name, blob))
+    return commits
 
 
 def fact_history(root: Root, where: FactFile) -> list[Version]:
     """Every version of fact ``where.path`` of ``where.file``, newest first: one for each commit that changed the
     fact (following renames of the file), and one for the work tree when it differs from the last commit.
+
+    Read through git with NUL-separated output (``git log -z --raw``: commits, their fields and file names as they
+    are) and ``git cat-file --batch`` for each distinct content by its blob id; the fact is read from its own table
+    when the file writes it as one, once per distinct table (:func:`fact_table`), so a long history of a large file
+    costs git's time, not a parse of every version.
 
     Raises :class:`InputError` (one line) when ``root`` is the embedded copy or not in a git checkout, or the file is
     outside the checkout."""
@@ -121,49 +239,58 @@ def fact_history(root: Root, where: FactFile) -> list[Version]:
     try:
         out = _run_git(
             checkout.top,
-            ["log", "--follow", f"--max-count={MAX_COMMITS}", "--date=short", "--name-only",
-             "--format=%x1e%H%x1f%ad%x1f%an%x1f%s", "--", rel],
+            ["log", "-z", "--follow", "--raw", "--no-abbrev", f"--max-count={MAX_COMMITS}", "--date=short",
+             "--format=%H%x00%ad%x00%an%x00%s", "--", rel],
         )
     except subprocess.CalledProcessError as e:
         raise InputError(f"{where.file}: git log failed: {_git_says(e)}") from None
-    commits: list[tuple[str, str, str, str, str]] = []
-    for record in out.decode("utf-8", "replace").split("\x1e"):
-        if not record.strip():
-            continue
-        head, _, names = record.partition("\n")
-        sha, date, author, subject = [*head.split("\x1f"), "", "", ""][:4]
-        files = [n for n in names.splitlines() if n.strip()]
-        commits.append((sha, date, author, subject, files[-1] if files else rel))
+    commits = _commits(out, rel)
     commits.reverse()  # oldest first
-    contents: list[bytes | None] = []
-    if commits:
-        request = "".join(f"{sha}:{name}\n" for sha, _, _, _, name in commits).encode("utf-8")
-        data = _run_git(checkout.top, ["cat-file", "--batch"], request)
+    for k, c in enumerate(commits):
+        if c.blob is None and c.name:  # a merge git showed no change of: its content at that commit
+            try:
+                listing = _run_git(checkout.top, ["ls-tree", "-z", "--full-tree", c.sha, "--", c.name])
+            except subprocess.CalledProcessError:
+                continue
+            fields = listing.split(b"\t", 1)[0].split()
+            if len(fields) == 3 and fields[1] == b"blob":
+                commits[k] = attrs.evolve(c, blob=fields[2].decode("ascii"))
+    blobs = list(dict.fromkeys(c.blob for c in commits if c.blob is not None))
+    contents: dict[str, bytes] = {}
+    if blobs:
+        data = _run_git(checkout.top, ["cat-file", "--batch"], "".join(f"{b}\n" for b in blobs).encode("ascii"))
         at = 0
-        for _ in commits:
+        for blob in blobs:
             eol = data.index(b"\n", at)
             header = data[at:eol].split(b" ")
+            at = eol + 1
             if len(header) < 3 or header[-1] == b"missing":
-                contents.append(None)  # the file was deleted by this commit
-                at = eol + 1
                 continue
             size = int(header[2])
-            contents.append(data[eol + 1 : eol + 1 + size])
-            at = eol + 1 + size + 1
+            contents[blob] = data[at : at + size]
+            at += size + 1
+    reader = _Reader(where.path)
     versions: list[Version] = []
     last: Fact | None = None
-    for (sha, date, author, subject, name), text in zip(commits, contents, strict=True):
+    for c in commits:
+        text = contents.get(c.blob) if c.blob is not None else None
         fact, error = None, None
         if text is not None:
             try:
-                fact = _fact_in(text, where.path, f"{name} at {sha[:12]}")
+                fact = reader.read(text, f"{c.name} at {c.sha[:12]}")
             except InputError as e:
                 error = str(e)
-        if error is None and (fact is None) == (last is None) and (
+        previous_error = bool(versions) and versions[-1].error is not None
+        if error is None and not previous_error and (fact is None) == (last is None) and (
             fact is None or last is None or fact.digest() == last.digest()
         ):
             continue
-        versions.append(Version(sha, date, author, subject, fact, error, _changed(last, fact)))
+        if error is not None and previous_error and versions[-1].error == error:
+            continue
+        changed = _changed(last, fact) if error is None else ()
+        if error is None and previous_error and not changed:
+            changed = ("reads again",)
+        versions.append(Version(c.sha, c.date, c.author, c.subject, fact, error, changed))
         if error is None:
             last = fact
     try:

@@ -452,7 +452,9 @@ def kv_text(report: KVReport) -> str:
     lines = [
         f"{report.checkpoint} ({report.architecture}): {len(main)} blocks, {model}; "
         f"KV elements {report.kv_bytes_per_element:g} B, state elements {report.state_bytes_per_element:g} B",
-        f"  held once: weights {binary(report.weights)} + embedding table {binary(report.embedding_table)}"
+        # Decimal first, as card memory is written (GB) on the lines below, and binary beside it.
+        f"  held once: weights {si(report.weights, 'B')} ({binary(report.weights)}) + embedding table "
+        f"{si(report.embedding_table, 'B')} ({binary(report.embedding_table)})"
         + (" (tied: the head reads the table)" if report.tied else ""),
         "",
     ]
@@ -473,7 +475,8 @@ def kv_text(report: KVReport) -> str:
             heads_text = f"{heads[0]}–{heads[-1]} (per layer)"
         rows.append([label, str(len(of_kind)), heads_text, exact(per_token)])
     for x in _draft_attention(report):
-        rows.append([f"draft (MTP) block {x.index}", "1", str(x.kv_heads), exact(x.bytes_per_position)])
+        # The block's index (blk.N), not a count: "block 61" read as 61 blocks.
+        rows.append([f"draft (MTP): block index {x.index}", "1", str(x.kv_heads), exact(x.bytes_per_position)])
     rows.append(["all main blocks", str(len(main)), "", exact(report.bytes_per_token())])
     lines.append("bytes one cached position (one token) adds, K and V rows of every block")
     lines.append(text_table(["layer kind", "layers", "KV heads", "bytes/token"], rows, right=(1, 2, 3)))

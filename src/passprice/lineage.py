@@ -24,7 +24,7 @@ from passprice.facts import Fact, Provenance, weakest
 from passprice.files import is_there
 from passprice.registry import Root
 from passprice.sources import Source, check_sources, cited_ids, load_source, missing_sources
-from passprice.tables import markdown_table, text_table
+from passprice.tables import markdown_code, markdown_table, markdown_text, text_table
 
 # --- the facts of the registry ---------------------------------------------------------------------------------------
 
@@ -91,7 +91,8 @@ def load_records(root: Root) -> tuple[list[Record], list[str]]:
 
 def review(root: Root) -> tuple[list[str], list[str]]:
     """``passprice check``'s look at lineage: problems (a fact citing a source that is not registered, a derived fact
-    that no longer follows from its inputs — naming each input that changed —, a source file that does not read)
+    that no longer follows from its inputs — naming each input that changed —, one source figure quoted with two
+    values by two derivations (:func:`passprice.stale.figure_quotes`), a source file that does not read)
     and warnings (a source nothing cites), one line each naming the file."""
     records, _ = load_records(root)  # a file that does not read is reported by check's own validation
     problems: list[str] = []
@@ -101,6 +102,12 @@ def review(root: Root) -> tuple[list[str], list[str]]:
         problems += [f"{record.file}: {f.message}" for f in recheck_all(record.facts)]
         for path, fact in record.facts.items():
             cited.update(source_id for _, source_id in cited_ids(path, fact))
+    from passprice.stale import figure_quotes
+
+    def shown(file: Path) -> str:
+        return str(file.relative_to(root.path)) if file.is_relative_to(root.path) else str(file)
+
+    problems += figure_quotes((shown(r.file), r.facts) for r in records)  # one figure quoted twice, two ways
     cited.update(_stack_and_run_sources(root))
     found, warnings = check_sources(root, cited)
     return problems + found, warnings
@@ -280,10 +287,10 @@ def serving_uses(root: Root) -> list[ServingUse]:
             resolved = resolve(root, spec)
             cost = price_serving(resolved.header, resolved.card, resolved.serving)
         except ServingRefusal as e:
-            out.append(ServingUse(name, card, method, {}, refusal=f"{e.name}: {e}"))
+            out.append(ServingUse(name, card, method, {}, refusal=f"{e.name}: {e}", routing=routing))
             continue
         except InputError as e:
-            out.append(ServingUse(name, card, method, {}, refusal=str(e).splitlines()[0]))
+            out.append(ServingUse(name, card, method, {}, refusal=str(e).splitlines()[0], routing=routing))
             continue
         out.append(ServingUse(name, resolved.card.name, method, dict(cost.rests_on), cost.tokens_per_s, None, routing))
     return out
@@ -437,7 +444,8 @@ def serving_impacts(uses: Iterable[ServingUse], demoted: set[FactRef]) -> list[S
 class Lineage:
     """What rests on a subject: a ``source`` (its record) or one ``fact``; the facts ``citing`` it (for a fact, the
     fact itself), the facts ``derived`` from those, the ``servings`` and ``locks`` resting on any of them, the locks
-    that only pin such facts (``pinned_only``), and the registered servings that could not be priced (``skipped``)."""
+    that only pin such facts (``pinned_only``), and the registered servings that could not be priced (``skipped``:
+    only those whose card, drafting method or routing record holds a fact the subject reaches)."""
 
     subject: str
     source: Source | None
@@ -489,7 +497,14 @@ def _lineage(
         tuple(serving_impacts(uses, demoted)),
         tuple(impacts),
         tuple(pinned_only),
-        tuple((u.name, u.refusal) for u in uses if u.refusal is not None),
+        # A serving that could not be priced is listed only when its price could rest on a demoted fact: one of its
+        # card, drafting method or routing record (or one whose serving file does not say which: "?").
+        tuple(
+            (u.name, u.refusal)
+            for u in uses
+            if u.refusal is not None and (u.card == "?" or any(_matches(ref, u.card, u.method, u.routing)
+                                                               for ref in demoted))
+        ),
     )
 
 
@@ -606,20 +621,23 @@ def lineage_text(a: Lineage) -> str:
 def lineage_markdown(a: Lineage) -> str:
     """The audit of a source or fact as a pull-request comment."""
     mark = "❌" if a.breaks else "✅"
-    head = f"{mark} **passprice audit** {a.subject}: {len(a.citing)} fact{'s' if len(a.citing) != 1 else ''}"
+    head = (f"{mark} **passprice audit** {markdown_text(a.subject)}: {len(a.citing)} "
+            f"fact{'s' if len(a.citing) != 1 else ''}")
     head += f", {len(a.derived)} derived, {len(a.servings)} servings, {len(a.locks)} locks rest on it"
     if a.breaks:
-        head += f"; withdrawn, {len(a.breaks)} break: " + ", ".join(f"`{lock.name}`" for lock in a.breaks)
+        head += f"; withdrawn, {len(a.breaks)} break: " + ", ".join(markdown_code(lock.name) for lock in a.breaks)
     out = [head]
     if a.source is not None:
-        out += ["", f"{a.source.title} — {a.source.by}, {a.source.date or 'this registry'}, {a.source.where()}"]
+        out += ["", markdown_text(f"{a.source.title} — {a.source.by}, {a.source.date or 'this registry'}, "
+                                  f"{a.source.where()}")]
     facts = [*a.citing, *a.derived]
     if facts:
-        rows = [[f"`{r[0]}`", f"`{r[1]}`", r[2], r[3], r[4]] for r in _fact_rows(facts)]
+        rows = [[markdown_code(r[0]), markdown_code(r[1]), r[2], r[3], markdown_text(r[4])] for r in _fact_rows(facts)]
         out += ["", "#### Facts", "", markdown_table(["record", "fact", "value", "provenance", "how"], rows, (2,))]
     if a.servings:
         rows = [
-            [f"`{s.name}`", f"`{s.card}`", ", ".join(f"`{p}`" for p in s.rests_on), f"{s.tokens_per_s:,.1f}",
+            [markdown_code(s.name), markdown_code(s.card), ", ".join(markdown_code(p) for p in s.rests_on),
+             f"{s.tokens_per_s:,.1f}",
              f"{s.now.value} → {s.withdrawn.value}"]
             for s in a.servings
         ]
@@ -627,9 +645,9 @@ def lineage_markdown(a: Lineage) -> str:
                 markdown_table(["serving", "card", "rests on", "tokens/s", "provenance → withdrawn"], rows, (3,))]
     if a.locks:
         rows = [
-            [f"`{lock.name}`", ", ".join(f"`{p}`" for p in lock.rests_on), f"{lock.tokens_per_s:,.1f}",
+            [markdown_code(lock.name), ", ".join(markdown_code(p) for p in lock.rests_on), f"{lock.tokens_per_s:,.1f}",
              f"{lock.now.provenance.value} → {lock.withdrawn.provenance.value}",
-             ("❌ " if lock.breaks else "") + lock.floors()]
+             ("❌ " if lock.breaks else "") + markdown_text(lock.floors())]
             for lock in a.locks
         ]
         out += ["", "#### Locks, if it were withdrawn", "",

@@ -2,8 +2,10 @@
 types: the pricing model by a digest of the code that prices, a checkpoint by a digest of what the pricer reads from
 its entry.
 
-- :func:`pricing_model_digest`: the modules a price flows through (the import closure of ``serving`` and
-  ``servings`` inside the package, less the modules that only find, validate, write or show files), each parsed and
+- :func:`pricing_model_digest`: the modules a recorded price flows through (the import closure, inside the
+  package, of :data:`PRICING_ROOTS`: ``locks``, whose ``priced`` makes every price a lock records — through
+  ``serving``, ``servings``, ``report.cost_json``, ``stacks`` … — and ``reproduce``, whose ``side_json`` prices a
+  review's side; less the modules that only find, validate, write or show files), each parsed and
   reduced to its syntax tree without docstrings (comments never reach the tree), dumped in a form that does not
   depend on the Python version, and hashed together with the module names. A docstring or comment edit is not a
   model change; any change to a formula, a constant or a rule is. Computed from source files (the running package's,
@@ -36,14 +38,19 @@ from passprice.gguf_header import GGUFHeader, LongArray, MetaValue
 #: the checkpoint's content pinned by digest, the registered serving named, ``rests_on`` what the price reads.
 LOCK_FORMAT = 2
 
-#: The modules a price starts from: the pricer (``serving``) and what turns a serving file and its checkpoint, card
-#: and drafting method into the pricer's inputs (``servings``). Every package module they import, directly or
-#: inside a function, is part of the pricing model, except :data:`NOT_PRICING`.
-PRICING_ROOTS = ("serving", "servings")
+#: The modules a recorded price starts from, found from the functions that make one, not from the pricer: ``locks``
+#: (``priced``: the ``--json`` object a lock records, for ``lock``, ``reproduce``, ``check``, today's price and a
+#: review side; it reaches the pricer ``serving``, the resolver ``servings``, ``report.cost_json`` and
+#: ``report.expected_json``, ``stacks`` …) and ``reproduce`` (``side_json``: how a review prices a lock on one side,
+#: and ``find_checkpoint``: which entry a lock is re-priced from). Every package module they import, at top level or
+#: inside a function, is part of the pricing model, except :data:`NOT_PRICING`: so a change to any code a recorded
+#: figure passes through (``cost_json`` scaling tokens/s, say) changes the digest, and a review prices each side
+#: with its own code.
+PRICING_ROOTS = ("locks", "reproduce")
 
 #: Package modules that cannot change a figure: errors, where files are, schema validation, atomic writes, tables,
-#: the version string.
-NOT_PRICING = frozenset({"__init__", "errors", "registry", "schema", "files", "tables"})
+#: the glossary's words, the version string.
+NOT_PRICING = frozenset({"__init__", "errors", "registry", "schema", "files", "tables", "glossary"})
 
 #: The folder of the running package's source modules.
 PACKAGE = Path(__file__).resolve().parent

@@ -145,7 +145,15 @@ def cost_text(
             f"{'s' if r.tokens != 1 else ''} ({r.used} a token), expected: {si(r.bytes, 'B')} of them in the bytes "
             "shared by the batch"
         )
-        lines.append(f"  routing       {r.description}")
+        facts = dict(cost.rests_on)
+        hot, share = facts.get("routing.hot_experts"), facts.get("routing.hot_share")
+        if hot is not None and share is not None:
+            from passprice.routing import description
+
+            # The hot set counted in experts (58 of 128), not only as a share (45.31 %) as the record's text has it.
+            lines.append(f"  routing       {description(r.routing, hot, share, r.experts)}")
+        else:
+            lines.append(f"  routing       {r.description}")
     lines.append(
         f"  work/pass     array {si(cost.array_macs, 'MAC')} · vector {si(cost.vector_macs, 'MAC')} · "
         f"scale {si(cost.scale_cycles, 'cycle')}"

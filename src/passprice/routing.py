@@ -63,16 +63,31 @@ class Routing:
     def describe(self) -> str:
         """One line, with the weakest provenance and the record's name: ``uniform: every expert equally likely,
         assumed (uniform)`` or ``a hot set of 45.31 % of the experts takes 90 % of the routed token-slots, measured
-        (qwen3-30b-a3b-measured)``."""
-        from passprice.facts import weakest
+        (qwen3-30b-a3b-measured)``. This is the text a price's ``routing.description`` records (and a lock with
+        it), so it stays as it is; people are shown :func:`description` with the experts counted."""
+        return description(self.name, self.hot_experts, self.hot_share)
 
-        prov = weakest(f.provenance for f in (self.hot_experts, self.hot_share)).value
-        if self.uniform:
-            return f"uniform: every expert equally likely, {prov} ({self.name})"
-        return (
-            f"a hot set of {100 * self.hot_experts.value:.4g} % of the experts takes "
-            f"{100 * self.hot_share.value:.4g} % of the routed token-slots, {prov} ({self.name})"
-        )
+
+def description(name: str, hot_experts: Fact, hot_share: Fact, experts: int | None = None) -> str:
+    """A routing in one line, for people: ``a hot set of 58 of 128 experts (45.31 %) takes 90 % of the routed
+    token-slots, measured (qwen3-30b-a3b-measured)`` — the hot set counted in experts when ``experts`` (E) is given
+    and h × E is a whole number, ``45.31 % of the 128 experts (57.99 of them)`` when it is not, a share alone
+    without E (:meth:`Routing.describe`); uniform routing as ``uniform: every expert equally likely``."""
+    from passprice.facts import weakest
+
+    prov = weakest(f.provenance for f in (hot_experts, hot_share)).value
+    if hot_experts.value == 1.0 and hot_share.value == 1.0:
+        return f"uniform: every expert equally likely, {prov} ({name})"
+    share = f"{100 * hot_experts.value:.4g} %"
+    if experts:
+        hot = hot_experts.value * experts
+        if abs(hot - round(hot)) < 1e-9 * experts:
+            hot_set = f"{round(hot):,} of {experts:,} experts ({share})"
+        else:
+            hot_set = f"{share} of the {experts:,} experts ({hot:.4g} of them)"
+    else:
+        hot_set = f"{share} of the experts"
+    return f"a hot set of {hot_set} takes {100 * hot_share.value:.4g} % of the routed token-slots, {prov} ({name})"
 
 
 def routing_from_document(name: str, document: Mapping[str, Any], source: str) -> Routing:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import importlib.resources
 import os
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 
@@ -33,8 +34,9 @@ import attrs
 
 from passprice import __version__
 from passprice.errors import InputError
-from passprice.files import is_there, look
+from passprice.files import is_there, kind, look, read_regular
 from passprice.registry import Root
+from passprice.schema import MAX_TOML_BYTES
 
 #: The folders (relative to a root) that hold the user's own records: created empty by ``init``.
 OWN = ("registry", "locks")
@@ -173,7 +175,13 @@ def plan(source: Root, requirement: str | None = None, examples: bool = False) -
     ``passprice==VERSION``). With ``examples`` the user's own folders are copied too (the source's checkpoints,
     servings and locks: a registry to try every command in, as the README's tour does).
 
-    Raises :class:`InputError` when ``source`` has no schemas."""
+    Raises :class:`InputError` when ``source`` has no schemas, or ``requirement`` is not one line of text (a newline
+    in it would write a second requirement)."""
+    if requirement is not None and (not requirement.strip() or any(ch < " " or ch == "\x7f" for ch in requirement)):
+        raise InputError(
+            f"--requirement: {requirement!r} is not one requirement line (it is empty or holds a control character: a "
+            "newline, a tab …): give one line, e.g. passprice==1.0 or passprice @ git+https://…"
+        )
     folders = record_folders(Root(Path("/registry")))
     files: dict[str, bytes] = {}
     copied: list[str] = []
@@ -186,7 +194,7 @@ def plan(source: Root, requirement: str | None = None, examples: bool = False) -
         if (examples or not is_own(rel)) and here.is_dir():
             entries = sorted(p for p in here.iterdir() if p.is_file() and not p.name.startswith("."))
             for p in entries:
-                files[f"{rel}/{p.name}"] = p.read_bytes()
+                files[f"{rel}/{p.name}"] = read_regular(p, MAX_TOML_BYTES)
             if entries:
                 copied.append(rel)
         if not any(k.startswith(f"{rel}/") for k in files):
@@ -195,7 +203,7 @@ def plan(source: Root, requirement: str | None = None, examples: bool = False) -
     if not schema_folder.is_dir():
         raise InputError(f"{schema_folder}: the JSON Schemas are missing; reinstall passprice")
     for p in sorted(schema_folder.glob("*.json")):
-        files[f"schema/{p.name}"] = p.read_bytes()
+        files[f"schema/{p.name}"] = read_regular(p, MAX_TOML_BYTES)
     top = tuple(sorted({rel.split("/", 1)[0] for rel in folders.values()} | {"schema"}))
     files[".taplo.toml"] = taplo_config(schemas).encode()
     files[".pre-commit-config.yaml"] = pre_commit_config(top).encode()
@@ -225,6 +233,11 @@ def write(the_plan: Plan, dest: Path) -> None:
             "these), and replaces nothing"
         )
     parent = dest.parent if str(dest.parent) else Path(".")
+    above = parent
+    while (found := look(above)) is None and above != above.parent:
+        above = above.parent
+    if found is not None and not stat.S_ISDIR(found.st_mode):
+        raise InputError(f"{dest}: cannot write: {above} is {kind(found.st_mode)}, not a folder")
     try:
         parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{dest.name or 'registry'}.init.", dir=parent))

@@ -399,7 +399,14 @@ class Empty(ServingRefusal):
 
     def __init__(self, what: str = "batch") -> None:
         self.what = what
-        super().__init__(f"an empty serving: the {what} is 0; it must be at least 1")
+        if what == "activation words":
+            message = (
+                "no activation words: --activation-words is 0, but each activation enters the integer array as at "
+                "least one 8-bit word (1: 8-bit activations, 2: 16-bit); give 1 or more"
+            )
+        else:
+            message = f"an empty serving: the {what} is 0 sequences; give a batch of at least 1"
+        super().__init__(message)
 
     def fields(self) -> dict[str, Any]:
         return {"what": self.what}
@@ -425,7 +432,8 @@ class Routed(ServingRefusal):
 
 class BadRouting(ServingRefusal):
     """A routing record that does not describe the checkpoint's router (DESIGN.md extension, issue 15): it names
-    another expert count or experts a token, or shares no router of this size can take."""
+    another expert count or experts a token, or shares no router of this size can take, or the checkpoint is dense
+    and has no router at all."""
 
     name = "BadRouting"
 
@@ -1060,6 +1068,14 @@ def _check_serving(header: GGUFHeader, s: Serving, routing_free: bool = False) -
         if short:
             raise BadPrefix(s.shared_prefix, f"is past the position {min(short):g} a context class has reached")
     used = header.meta_int("expert_used_count")
+    if not experts and s.routing is not None:
+        # A routing record on a dense checkpoint would be silently ignored: refused by name, as the likelier case is
+        # the wrong checkpoint or card (DESIGN.md, Routing).
+        raise BadRouting(
+            s.routing.name,
+            "the checkpoint is dense (no expert_count): a routing record says how a mixture of experts' tokens route; "
+            "price it without --routing (or name a mixture of experts)",
+        )
     if experts and used and s.routing is not None:
         # DESIGN.md extension (issue 15), after every seed refusal. (A header without expert_used_count is refused
         # by its decode step, MissingMetadata.)
@@ -1104,7 +1120,8 @@ def pass_shape(header: GGUFHeader, s: Serving, *, routing_free: bool = False) ->
     Raises, in the seed's order: :class:`Empty` (no activation words), :class:`Routed` (a mixture of experts
     without ``s.routing``), :class:`BadDraft`, :class:`BadContexts`, :class:`ContextBeyondModel`,
     :class:`WideCacheOnArray`, :class:`BadPrefix` (a shared prefix on a contiguous cache or past a class's
-    position), :class:`BadRouting` (a routing that does not fit the router), :class:`Step` (the decode step's
+    position), :class:`BadRouting` (a routing that does not fit the router, or a routing for a dense checkpoint),
+    :class:`Step` (the decode step's
     refusal), :class:`MissingTensor`, :class:`Undecoded`.
 
     A mixture of experts (DESIGN.md extension, issue 15, Routing): each MoE layer's router is a matrix every row
@@ -1503,10 +1520,23 @@ def price_serving(header: GGUFHeader, card: Card, s: Serving) -> ServingCost:
     return shape_of(header, s).cost_split(card, s.batch, s.host_memory)
 
 
+def fit_shape(header: GGUFHeader, s: Serving) -> PassShape:
+    """The shape that says how many sequences of ``s`` fit: :func:`shape_of`, except for a mixture of experts
+    without a routing record, which gets the routing-free shape (:func:`pass_shape` with ``routing_free``) rather
+    than the ``Routed`` refusal. Whether a batch fits reads only what is held (every expert, whatever the routing),
+    each sequence's bytes and its on-chip rows (a routed row's widest activations are its k experts' either way), so
+    routing cannot change the answer. Raises what :func:`pass_shape` raises."""
+    experts = header.meta_int("expert_count") or 0
+    if s.routing is None and experts > 0:
+        return pass_shape(header, s, routing_free=True)  # not kept: shape_of's key cannot tell it from a Routed one
+    return shape_of(header, s)
+
+
 def max_batch(header: GGUFHeader, card: Card, s: Serving) -> int:
     """The most sequences ``s`` can carry on ``card``: every larger batch is refused for capacity (seed
-    ``max_batch``; ``s.batch`` is ignored). Raises what :func:`pass_shape` raises, or batch 1's refusal."""
-    return shape_of(header, s).max_batch(card, s.host_memory)
+    ``max_batch``; ``s.batch`` is ignored). A mixture of experts needs no routing record for it (:func:`fit_shape`).
+    Raises what :func:`pass_shape` raises, or batch 1's refusal."""
+    return fit_shape(header, s).max_batch(card, s.host_memory)
 
 
 def best_serving(header: GGUFHeader, card: Card, s: Serving) -> ServingCost:

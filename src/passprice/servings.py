@@ -295,9 +295,12 @@ def _named(spec: ServingSpec, key: str, load: Callable[[], T]) -> T:
         raise InputError(f"{spec.source}: {key}: {e}") from None
 
 
-def resolve(root: Root, spec: ServingSpec) -> Resolved:
+def resolve(root: Root, spec: ServingSpec, method_ref: str | None = None) -> Resolved:
     """Load the checkpoint, card and drafting method ``spec`` names from ``root``, complete its defaults, and build
-    the seed's serving. Raises :class:`InputError` for anything it names that is missing or invalid, and
+    the seed's serving. ``method_ref`` names a drafting method to load (and hold to its scope) for a spec that does
+    not draft, as ``speculate`` prices each draft length itself: it is the resolved ``method``, the serving stays
+    undrafted. Every command resolves through here, so a record's scope is checked once for all. Raises
+    :class:`InputError` for anything it names that is missing or invalid, and
     :class:`~passprice.scopes.OutOfScope` for a drafting method or routing record whose checkpoints do not list the
     one priced."""
     from passprice.checkpoints import load_checkpoint
@@ -306,32 +309,47 @@ def resolve(root: Root, spec: ServingSpec) -> Resolved:
     card = _named(spec, "card", lambda: load_card(root, spec.card))
     spec = complete(spec, header)
     check_head_rows(header, spec.draft.head_rows if spec.draft is not None else None)
-    draft = spec.draft
+    ref = spec.draft.method if spec.draft is not None else method_ref
     method: DraftMethod | None = None
-    if draft is not None:
+    if ref is not None:  # drafting methods and routing records are imported only for a serving that names them
         from passprice.drafts import load_draft_method
 
-        method = _named(spec, "draft.method", lambda: load_draft_method(root, draft.method))
-        _require_scope(root, draft.method, method, spec.checkpoint, header)
-    acceptance = method.first(draft.tokens) if method is not None and draft is not None else ()
+        method = _named(spec, "draft.method", lambda: load_draft_method(root, ref))
+    acceptance = method.first(spec.draft.tokens) if method is not None and spec.draft is not None else ()
     name = spec.routing
     routing: Routing | None = None
     if name is not None:
-        from passprice.routing import load_routing, routing_path
-        from passprice.scopes import require_in_scope
+        from passprice.routing import load_routing
 
         routing = _named(spec, "routing", lambda: load_routing(root, name))
-        file = routing_path(root, name)
-        shown = str(file.relative_to(root.path)) if file.is_relative_to(root.path) else str(file)
-        require_in_scope(root, "routing record", routing.name, shown, routing.checkpoints, spec.checkpoint, header)
+    require_scopes(root, spec.checkpoint, header, (ref, method), (name, routing))
     return Resolved(spec, header, card, method, to_serving(spec, acceptance, routing))
 
 
-def _require_scope(root: Root, ref: str, method: DraftMethod, checkpoint: str, header: GGUFHeader) -> None:
-    """The drafting method ``method`` (named ``ref``) applies to ``checkpoint``, or :class:`OutOfScope` says so."""
+def require_scopes(
+    root: Root,
+    checkpoint: str,
+    header: GGUFHeader,
+    method: tuple[str | None, DraftMethod | None] = (None, None),
+    routing: tuple[str | None, Routing | None] = (None, None),
+) -> None:
+    """The drafting method and routing record a serving prices ``checkpoint`` (read as ``header``) with, each given
+    as (the name it was given by, the record), apply to it: :func:`~passprice.scopes.require_in_scope` for each
+    (:func:`resolve` and the sweep's loader both call this). Raises :class:`~passprice.scopes.OutOfScope`."""
+    ref, the_method = method
+    name, the_routing = routing
+    if (ref is None or the_method is None) and (name is None or the_routing is None):
+        return  # nothing to hold to a scope: a plain serving imports neither drafts, routing nor scopes
     from passprice.drafts import draft_path
+    from passprice.routing import routing_path
     from passprice.scopes import require_in_scope
 
-    file = draft_path(root, ref)
-    shown = str(file.relative_to(root.path)) if file.is_relative_to(root.path) else str(file)
-    require_in_scope(root, "drafting method", method.name, shown, method.checkpoints, checkpoint, header)
+    def shown(file: Path) -> str:
+        return str(file.relative_to(root.path)) if file.is_relative_to(root.path) else str(file)
+
+    if ref is not None and the_method is not None:
+        file = shown(draft_path(root, ref))
+        require_in_scope(root, "drafting method", the_method.name, file, the_method.checkpoints, checkpoint, header)
+    if name is not None and the_routing is not None:
+        file = shown(routing_path(root, name))
+        require_in_scope(root, "routing record", the_routing.name, file, the_routing.checkpoints, checkpoint, header)

@@ -96,16 +96,20 @@ def source_from_document(source_id: str, document: Mapping[str, Any], where: str
 
     Raises :class:`InputError` naming ``where`` when the id is not a valid source id."""
     if not SOURCE_ID.fullmatch(source_id):
-        raise InputError(
-            f"{where}: {source_id!r} is not a source id (lower-case letters, digits, '.' and '-', first a letter or "
-            "digit): rename the file"
-        )
+        raise _not_an_id(where, source_id)
     import cattrs
 
     try:
         return _converter().structure({"id": source_id, **document["source"]}, Source)
     except cattrs.BaseValidationError as e:  # pragma: no cover - the schema admits only what the class holds
         raise InputError(f"{where}: not a source: {'; '.join(cattrs.transform_error(e))}") from None
+
+
+def _not_an_id(where: str, source_id: str) -> InputError:
+    return InputError(
+        f"{where}: {source_id!r} is not a source id (lower-case letters, digits, '.' and '-', first a letter or "
+        "digit): rename the file"
+    )
 
 
 def source_path(root: Root, ref: str) -> Path:
@@ -115,7 +119,11 @@ def source_path(root: Root, ref: str) -> Path:
     if ref.endswith(".toml") and is_there(candidate):
         return candidate
     path = root.sources / f"{ref}.toml"
-    if not SOURCE_ID.fullmatch(ref) or not is_there(path):
+    if not SOURCE_ID.fullmatch(ref):
+        if "/" not in ref and ref in root.names(root.sources):
+            raise _not_an_id(str(path), ref)  # sources/Bad_ID.toml: registered, but its name is no id a fact cites
+        raise not_found("source", ref, root.sources, root.names(root.sources))
+    if not is_there(path):
         raise not_found("source", ref, root.sources, root.names(root.sources))
     return path
 
@@ -162,19 +170,24 @@ def cited_ids(path: str, fact: Fact) -> list[tuple[str, str]]:
 def missing_sources(root: Root, facts: Mapping[str, Fact], file: str) -> list[str]:
     """One line per source id the ``facts`` of ``file`` name that ``root`` has no record of:
     ``FILE: KEY: no source 'ID' (sources/ID.toml does not exist; registered: …)``."""
+    return missing_ids(root, [pair for path, fact in facts.items() for pair in cited_ids(path, fact)], file)
+
+
+def missing_ids(root: Root, named: Iterable[tuple[str, str]], file: str) -> list[str]:
+    """One line per (key, source id) of ``named`` that ``root`` has no record of (:func:`missing_sources`); an id
+    that is not a source id at all (``SOURCE_ID``: the schema names it) is skipped, so no lookup is made of it."""
     out = []
     known: list[str] | None = None
-    for path, fact in facts.items():
-        for key, source_id in cited_ids(path, fact):
-            if is_there(root.sources / f"{source_id}.toml"):
-                continue
-            if known is None:
-                known = root.names(root.sources)
-            listed = ", ".join(known) or "none"
-            out.append(
-                f"{file}: {key}: no source {source_id!r} ({root.sources / f'{source_id}.toml'} does not exist; "
-                f"registered: {listed})"
-            )
+    for key, source_id in named:
+        if not SOURCE_ID.fullmatch(source_id) or is_there(root.sources / f"{source_id}.toml"):
+            continue
+        if known is None:
+            known = root.names(root.sources)
+        listed = ", ".join(known) or "none"
+        out.append(
+            f"{file}: {key}: no source {source_id!r} ({root.sources / f'{source_id}.toml'} does not exist; "
+            f"registered: {listed})"
+        )
     return out
 
 

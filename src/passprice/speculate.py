@@ -28,6 +28,7 @@ from passprice.cards import Card
 from passprice.drafts import DraftMethod
 from passprice.errors import InputError
 from passprice.gguf_header import GGUFHeader
+from passprice.registry import Root
 from passprice.serving import (
     BadDraft,
     Draft,
@@ -38,6 +39,7 @@ from passprice.serving import (
     emitted_per_pass,
     price_serving,
 )
+from passprice.servings import Resolved, ServingSpec
 
 #: Draft lengths ``--tokens`` accepts at most (the seed's ``--draft-tokens`` bound).
 MAX_TOKENS = 64
@@ -185,6 +187,32 @@ class Speculation:
             if r.tokens == tokens:
                 return r
         raise KeyError(tokens)
+
+
+def resolve_speculation(
+    root: Root, spec: ServingSpec, method: str | None, head_rows: int | None, label: str
+) -> tuple[Resolved, DraftMethod, int | None]:
+    """What ``speculate`` prices: ``spec`` without its drafts (each draft length is priced by :func:`speculate`),
+    resolved with the drafting method ``method`` (default: the one ``spec`` drafts with) loaded and held to its
+    scope by :func:`~passprice.servings.resolve`, the one path every command resolves through; and the head rows
+    (``head_rows``, default the spec's). ``label`` names the serving in an error.
+
+    Raises :class:`InputError` when no drafting method is named (or it, or anything ``spec`` names, does not load),
+    or the head rows pass the vocabulary; :class:`~passprice.scopes.OutOfScope` when the method's checkpoints do not
+    list the one priced."""
+    from passprice.servings import check_head_rows, resolve
+
+    if method is None and spec.draft is not None:
+        method = spec.draft.method
+    if head_rows is None and spec.draft is not None:
+        head_rows = spec.draft.head_rows
+    if method is None:
+        known = ", ".join(root.names(root.drafts)) or "none"
+        raise InputError(f"{label} names no drafting method: give --draft METHOD ({known})")
+    resolved = resolve(root, attrs.evolve(spec, draft=None), method_ref=method)
+    assert resolved.method is not None
+    check_head_rows(resolved.header, head_rows)
+    return resolved, resolved.method, head_rows
 
 
 def with_draft(serving: Serving, method: DraftMethod, tokens: int, head_rows: int | None) -> Serving:

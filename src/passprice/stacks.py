@@ -347,8 +347,11 @@ def price_expected(header: GGUFHeader, card: Card, serving: Serving, stack: Stac
 
 def max_batch_expected(header: GGUFHeader, card: Card, serving: Serving, stack: Stack) -> tuple[int, int, float]:
     """(the limit's largest batch, the stack's, the memory it reserves in bytes): the stack's serving fills the
-    card less ``memory.reserved``. Raises as :func:`price_expected`."""
-    shape = pass_shape(header, serving)
+    card less ``memory.reserved``; a mixture of experts needs no routing record for it (what fits does not depend on
+    routing, :func:`~passprice.serving.fit_shape`). Raises as :func:`price_expected`."""
+    from passprice.serving import fit_shape
+
+    shape = fit_shape(header, serving)
     pricing, _ = expected_pricing(stack, card, shape, serving.host_memory)
     return (
         shape.max_batch(card, serving.host_memory),

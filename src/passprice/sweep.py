@@ -49,7 +49,16 @@ from passprice.serving import (
     pass_shape,
     rested_on,
 )
-from passprice.servings import DraftSpec, ServingSpec, complete, load_spec, override, serving_path, to_serving
+from passprice.servings import (
+    DraftSpec,
+    ServingSpec,
+    complete,
+    load_spec,
+    override,
+    require_scopes,
+    serving_path,
+    to_serving,
+)
 
 #: The columns of a sweep row, in order.
 COLUMNS = (
@@ -578,7 +587,8 @@ class Sweeper:
         whatever the card, or, past :data:`EXACT_POSITIONS` positions, once a (serving, card, draft tokens) (but
         still once a position for a serving with a shared prefix: its positions are not decomposed). Raises
         :class:`InputError`, also for a serving, checkpoint, card or drafting method that does not load, and for
-        drafts asked of a serving without a drafting method (so nothing fails once a progress bar is shown)."""
+        drafts asked of a serving without a drafting method (so nothing fails once a progress bar is shown), and
+        :class:`~passprice.scopes.OutOfScope` for a drafting method or routing record out of its scope."""
         from passprice.checkpoints import load_checkpoint
 
         check_grid(grid)
@@ -591,12 +601,15 @@ class Sweeper:
         shapes = 0
         for name in grid.servings:
             spec = load_spec(self.root, name)
-            load_checkpoint(self.root, spec.checkpoint)
+            header = load_checkpoint(self.root, spec.checkpoint)
             if grid.cards is None:
                 self.card(spec.card)
-            if spec.draft is not None:
-                self.method(spec.draft.method)
-            self.routing(spec.routing)
+            method = self.method(spec.draft.method) if spec.draft is not None else None
+            # The drafting method's and routing record's scopes, as every command's resolve checks them.
+            require_scopes(
+                self.root, spec.checkpoint, header, (spec.draft.method if spec.draft else None, method),
+                (spec.routing, self.routing(spec.routing)),
+            )
             for tokens in grid.draft_tokens or ():
                 if tokens:
                     self._spec(spec, tokens, None, name)

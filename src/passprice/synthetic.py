@@ -138,10 +138,18 @@ class ModelConfig:
 
 @attrs.frozen
 class Published:
-    """A configuration and where it was published (``source``: a URL, or the file it was read from)."""
+    """A configuration and where it was published (``source``: a URL, or the file it was read from), and ``file``,
+    what errors about it name: the file it was read from (with ``: config`` when the configuration is wrapped in
+    one), ``source`` when not given."""
 
     config: ModelConfig
     source: str
+    file: str = ""
+
+    @property
+    def where(self) -> str:
+        """What an error names: :attr:`file`, else :attr:`source`."""
+        return self.file or self.source
 
 
 _converter = cattrs.Converter()
@@ -180,7 +188,7 @@ def config_from_document(document: Mapping[str, Any], source: str, folder: Path 
         raise InputError(
             f"{where}: num_experts_per_tok {config.num_experts_per_tok} is more than the {config.experts} experts"
         )
-    return Published(config, source)
+    return Published(config, source, where)
 
 
 def read_config(path: Path, folder: Path | None = None) -> Published:
@@ -455,7 +463,9 @@ def metadata(c: ModelConfig, mix: Mix, name: str, latent: Latent = Latent.SPLIT,
     if scaling.get("rope_type", scaling.get("type")) == "yarn":
         out += [(f"{a}.rope.scaling.type", "yarn", "string"), (f"{a}.rope.scaling.factor", float(scaling["factor"]), f)]
         if "original_max_position_embeddings" in scaling:
-            out.append((f"{a}.rope.scaling.original_context_length", scaling["original_max_position_embeddings"], u))
+            # The schema bounds it to a uint32 and takes 4096.0 as an integer, as JSON Schema does: pack it as one.
+            out.append((f"{a}.rope.scaling.original_context_length", int(scaling["original_max_position_embeddings"]),
+                        u))
     if c.sliding_window and c.model_type == "gpt_oss":
         out.append((f"{a}.attention.sliding_window", c.sliding_window, u))
     if c.experts:
@@ -549,15 +559,18 @@ def build(
     layers = blocks(c, mtp)
     large = c.model_type in ("llama", "qwen2") and layers == 80 and c.kv_heads < c.num_attention_heads
     model = Model(c.arch, layers, c.experts, large=large, tied=c.tie_word_embeddings)
-    typed = assign(tensors, model, mix)
+    try:
+        typed = assign(tensors, model, mix)
+    except InputError as e:
+        raise InputError(f"{published.where}: {e}") from None
     meta = metadata(c, mix, name or c.model_type, latent, mtp)
     built = Built(published, mix, latent, mtp, tuple(meta), tuple(typed))
     empty = next((t.name for t, _ in typed if 0 in t.dims), None)
     if empty is not None:
-        raise InputError(f"{published.source}: tensor {empty!r} would have a dimension of 0: check the configuration")
+        raise InputError(f"{published.where}: tensor {empty!r} would have a dimension of 0: check the configuration")
     if built.tensor_bytes() > MAX_MODEL_BYTES:
         raise InputError(
-            f"{published.source}: the tensors would take {built.tensor_bytes():,} bytes, more than "
+            f"{published.where}: the tensors would take {built.tensor_bytes():,} bytes, more than "
             f"{MAX_MODEL_BYTES:,}: not a checkpoint a card holds"
         )
     return built

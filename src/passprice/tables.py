@@ -5,7 +5,9 @@ rounds a figure a program will read (``--json`` output is built elsewhere, from 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
+from typing import Any
 
 _PREFIXES = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, "")]
 _SMALL = [(1.0, ""), (1e-3, "m"), (1e-6, "µ"), (1e-9, "n")]
@@ -56,13 +58,38 @@ def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Seq
     return "\n".join([line(headers), rule, *(line(r) for r in rows)])
 
 
-def markdown_text(text: str) -> str:
-    """Free text (a cite, an error line) for a Markdown page, shown as written and never as markup: ``&``, ``<`` and
-    ``>`` as entities (no raw HTML reaches the page), backticks escaped (no code span opens), control characters as
-    U+FFFD, a line break as a space."""
-    out = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("`", "\\`")
-    out = out.replace("\r\n", " ").replace("\n", " ")
+#: The ASCII punctuation that opens Markdown inline markup (emphasis, links, images, code spans, strikethrough) or
+#: escapes it: each is written with a backslash in free text (CommonMark lets any ASCII punctuation be escaped). An
+#: underscore between two letters or digits (``memory_s``, ``Azure_Results``) opens no emphasis and stays as it is.
+_MARKUP = re.compile(r"[\\`*\[\]~]|(?<![^\W_])_|_(?![^\W_])")
+
+
+def _one_line(text: str) -> str:
+    """``text`` on one line: a line break as a space, any other control character as U+FFFD."""
+    out = text.replace("\r\n", " ").replace("\n", " ")
     return "".join("\ufffd" if ch < " " or ch == "\x7f" else ch for ch in out)
+
+
+def markdown_text(text: str) -> str:
+    """Free text (a cite, a locator, a note, an error line) for a Markdown page, shown as written and never as
+    markup: ``&``, ``<`` and ``>`` as entities (no raw HTML reaches the page), the punctuation that opens emphasis,
+    a link, an image, a code span or a strikethrough (``\\ ` * _ [ ] ~``) escaped with a backslash, control
+    characters as U+FFFD, a line break as a space. A bare address stays text (GitHub may link it, showing where it
+    goes)."""
+    out = _MARKUP.sub(lambda m: "\\" + m.group(0), _one_line(text))
+    return out.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def markdown_code(text: str) -> str:
+    """``text`` (a file name, a fact path, a lock name, anything read from a file) as a Markdown code span that
+    shows it as written whatever it holds: fenced by one backtick more than its longest run of backticks, padded
+    with a space inside when it starts or ends with a backtick (CommonMark strips one), on one line (control
+    characters as U+FFFD). Inside a code span nothing is markup, HTML included."""
+    shown = _one_line(text)
+    longest = max((len(run) for run in re.findall("`+", shown)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if shown.startswith("`") or shown.endswith("`") else ""
+    return f"{fence}{pad}{shown}{pad}{fence}"
 
 
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> str:
@@ -75,3 +102,16 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right:
     lines = ["| " + " | ".join(esc(h) for h in headers) + " |", "| " + " | ".join(align) + " |"]
     lines += ["| " + " | ".join(esc(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_text(data: Any, indent: int | None = 2) -> str:
+    """``data`` as JSON text for output (``json.dumps``, non-ASCII characters as they are), a lone surrogate written
+    as its ``\\uXXXX`` escape: a file name byte that is not UTF-8 (kept by ``os.fsdecode`` as a surrogate) cannot be
+    written as UTF-8, and escaped it reads back (``json.loads``, then ``os.fsencode``) as the very byte."""
+    import json
+
+    text = json.dumps(data, indent=indent, ensure_ascii=False)
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)

@@ -1,0 +1,154 @@
+"""A fact's history read through git whatever the names and messages hold: NUL-separated output (``git log -z``,
+``%x00``), file names as the file system has them (quotes, tabs, bytes that are not UTF-8), a version that does not
+read shown as such, and each distinct table of the fact parsed once, so a long history costs git's time. Reproducers
+of the attacker's findings 6 to 9."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import REPO, copy_root, invoke
+from passprice import history
+from passprice.history import fact_table
+
+CARD = "h200_sxm_141gb"
+CARD_FILE = f"facts/cards/{CARD}.toml"
+BANDWIDTH = "value = 4.8\n"
+
+
+def git(repo: Path, *args: str, name: str = "t") -> None:
+    subprocess.run(["git", "-c", f"user.name={name}", "-c", "user.email=t@example.com", *args], cwd=repo, check=True,
+                   capture_output=True)  # fmt: skip
+
+
+def registry(tmp_path: Path) -> Path:
+    root = copy_root(tmp_path)
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "the registry")
+    return root
+
+
+def set_bandwidth(file: Path, value: str) -> None:
+    text = file.read_text(encoding="utf-8")
+    start = text.index("[memory.bandwidth]")
+    at = text.index("value = ", start)
+    end = text.index("\n", at)
+    file.write_text(text[:at] + f"value = {value}" + text[end:], encoding="utf-8")
+
+
+def versions(root: Path, card: str, path: str = "memory.bandwidth") -> list[tuple[str, object]]:
+    result = invoke("fact", "show", card, path, "--history", "--json", root=root)
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.stdout)["versions"]
+    return [(v["subject"], v["fact"]["value"] if v["fact"] else v["error"]) for v in found]
+
+
+@pytest.mark.parametrize("name", ['my "h200"', "t\tab", "new\nline", "caf\u00e9"])
+def test_a_file_name_git_would_quote_has_its_history(tmp_path: Path, name: str) -> None:
+    # Finding 9: git quoted such a name in its output, and the history had 1 version.
+    root = registry(tmp_path)
+    card = root / "facts" / "cards" / f"{name}.toml"
+    card.write_bytes((root / CARD_FILE).read_bytes())
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "a card with an odd name")
+    set_bandwidth(card, "4.9")
+    git(root, "commit", "-qam", "raised")
+    # (git follows the copy back to the card it was copied from, whose history it continues.)
+    assert versions(root, str(card)) == [("raised", 4.9), ("the registry", 4.8)]
+
+
+def test_separators_in_a_subject_or_author_make_no_phantom_version(tmp_path: Path) -> None:
+    root = registry(tmp_path)
+    set_bandwidth(root / CARD_FILE, "4.9")
+    git(root, "commit", "-qam", "sub\x1eject\x1fwith separators", name="x\x1fy")
+    result = invoke("fact", "show", CARD, "memory.bandwidth", "--history", root=root)
+    assert result.exit_code == 0
+    assert result.stdout.startswith(f"{CARD} memory.bandwidth ({CARD_FILE}): 2 versions\n")
+    assert "  x\ufffdy  sub\ufffdject\ufffdwith separators\n" in result.stdout  # no control character printed
+
+
+def test_a_renamed_file_is_followed(tmp_path: Path) -> None:
+    root = registry(tmp_path)
+    git(root, "mv", CARD_FILE, "facts/cards/renamed.toml")
+    git(root, "commit", "-qm", "renamed")
+    set_bandwidth(root / "facts/cards/renamed.toml", "5")
+    git(root, "commit", "-qam", "raised")
+    assert versions(root, "renamed") == [("raised", 5), ("the registry", 4.8)]
+
+
+def test_an_old_version_that_is_not_a_fact_is_shown_as_such(tmp_path: Path) -> None:
+    # Finding 8: `derivation = { formula = 1, inputs = "zz" }` in an old commit raised AttributeError.
+    root = registry(tmp_path)
+    file = root / CARD_FILE
+    good = file.read_text(encoding="utf-8")
+    start = good.index("[streams.read]")
+    end = good.index("[streams.rewrite]")
+    block = "\n".join(line for line in good[start:end].splitlines() if not line.startswith("derivation"))
+    file.write_text(good[:start] + block + '\nderivation = { formula = 1, inputs = "zz" }\n\n' + good[end:],
+                    encoding="utf-8")  # fmt: skip
+    git(root, "commit", "-qam", "bad")
+    file.write_text(good, encoding="utf-8")
+    git(root, "commit", "-qam", "mended")
+    found = versions(root, CARD, "streams.read")
+    assert [subject for subject, _ in found] == ["mended", "bad", "the registry"]
+    assert found[0][1] == found[2][1] == 0.9333
+    assert isinstance(found[1][1], str) and "streams.read: not a fact" in found[1][1]
+    text = invoke("fact", "show", CARD, "streams.read", "--history", root=root).stdout
+    assert "  0.9333 (measured)   changed: reads again\n" in text
+
+
+def test_a_folder_whose_name_is_not_utf8(tmp_path: Path) -> None:
+    # Finding 7: UnicodeDecodeError in Checkout.of, for --history and for diff.
+    odd = Path(os.fsdecode(bytes(tmp_path) + b"/bad\xff"))
+    odd.mkdir()
+    root = registry(odd)
+    set_bandwidth(root / CARD_FILE, "4.9")
+    git(root, "commit", "-qam", "raised")
+    assert versions(root, CARD) == [("raised", 4.9), ("the registry", 4.8)]
+    result = invoke("diff", "HEAD~1", "HEAD", "--format", "json", root=root)
+    assert result.exit_code == 1 and '"memory.bandwidth"' in result.stdout  # its locks move unreviewed
+
+
+def test_each_distinct_table_is_parsed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Finding 6: 2,000 commits to one card file took 16 s, a parse of the whole file a version. Commits changing
+    # another fact leave the table as it was: no parse; the fact's table alone is parsed when it changes.
+    root = registry(tmp_path)
+    file = root / CARD_FILE
+    for i in range(30):
+        text = file.read_text(encoding="utf-8")
+        file.write_text(text.replace("(132 SMs assumed from the H100).", f"(132 SMs assumed from the H100) {i}.", 1)
+                        if i == 0 else text.replace(f"H100) {i - 1}.", f"H100) {i}.", 1), encoding="utf-8")  # fmt: skip
+        if i % 10 == 5:
+            set_bandwidth(file, f"4.{80 + i}")
+        git(root, "commit", "-qam", f"c{i}")
+    parsed: list[int] = []
+    real = tomllib.loads
+
+    def counting(text: str) -> dict[str, object]:
+        parsed.append(len(text))
+        return real(text)
+
+    monkeypatch.setattr(history.tomllib, "loads", counting)
+    found = versions(root, CARD)
+    assert [v for _, v in found] == [4.105, 4.95, 4.85, 4.8]  # the work tree is the last commit: no extra version
+    # One parse for each distinct table (4.8, 4.85, 4.95, 4.105) and one of the work tree's file; none whole.
+    size = len(file.read_text(encoding="utf-8"))
+    assert len([n for n in parsed if n < 1000]) == 4 and len(parsed) == 5 and parsed.count(size) == 1
+
+
+def test_fact_table() -> None:
+    text = (REPO / CARD_FILE).read_bytes()
+    table = fact_table(text, "streams.read")
+    assert table is not None and table.startswith(b"[streams.read]\n") and table.endswith(b"\n\n")
+    assert tomllib.loads(table.decode())["streams"]["read"]["derivation"]["formula"] == "dot / bandwidth"
+    assert fact_table(b"[a]\nx = 1\n[a.derivation]\ny = 2\n[b]\nz = 3\n", "a") == b"[a]\nx = 1\n[a.derivation]\ny = 2\n"
+    assert fact_table(b"[ a . b ]  # c\nx = 1\n", "a.b") == b"[ a . b ]  # c\nx = 1\n"
+    assert fact_table(b"[a]\nb.x = 1\n", "a.b") is None  # not written as a table of its own: the whole file is read
+    assert fact_table(b"[a]\nx = 1\n[a]\nx = 2\n", "a") is None  # twice (invalid TOML): the whole file is read
