@@ -168,8 +168,9 @@ def test_no_cache_option_and_environment(tmp_path: Path, cache_dir: Path, monkey
         monkeypatch.delenv("PASSPRICE_NO_CACHE")
         checkpoints._CACHE.clear()  # as a new process: this one keeps the header it built
         cached = invoke("price", "r1-qwen7b-h200", "--json", root=root)
-        # The serving, its checkpoint, its card, and its two locks (a registered serving is priced under them).
-        assert len(entries(cache_dir)) == 5
+        # The serving, its checkpoint, its card, its two locks (a registered serving is priced under them), and
+        # which serving each lock file locks.
+        assert len(entries(cache_dir)) == 6
         assert json.loads(cached.stdout) == json.loads(result.stdout)
     finally:
         cache.configure(enabled=True)
@@ -269,8 +270,9 @@ def test_invalid_toml_is_refused_on_every_run(tmp_path: Path, cache_dir: Path) -
 #: Modules a scalar price must not import: NumPy alone is ~170 ms of a process, gguf ~45 ms more (it pulls PyYAML),
 #: jsonschema ~100 ms (only a new or changed file is validated), tomlkit tens of ms (read-only paths use tomllib).
 HEAVY = ("numpy", "gguf", "yaml", "jsonschema", "tomlkit")
-#: Modules a price does not need either: it reads no compressed GGUF file.
-NOT_WHEN_WARM = ("lzma", "zlib")
+#: Modules a price from a warm cache does not need either: no TOML is parsed (the cache holds the documents and
+#: which serving each lock locks), no compressed GGUF file is read.
+NOT_WHEN_WARM = ("tomllib", "lzma", "zlib")
 
 #: Modules a plain price of a registered serving (dense, no drafts, no routing, no stack) does not use, so does not
 #: import: reading or drafting routes, drafting methods, stacks, reproducing, reviewing, sweeping.
@@ -407,3 +409,34 @@ def test_a_checkpoint_listing_row_is_stored_once_the_entry_reads_whole(
     edited = checkpoints.entry_row(root, name)
     # 3584 x 3584 weights: Q4_K is 144 bytes a 256-block, Q8_0 34 bytes a 32-block.
     assert edited["tensor_bytes"] - row["tensor_bytes"] == 3584 * 3584 // 32 * 34 - 3584 * 3584 // 256 * 144
+
+
+def test_which_serving_a_lock_locks_is_cached_by_every_lock_files_bytes(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # locks_of keeps which serving each lock file locks under the names and bytes of the whole folder: a warm call
+    # parses no TOML, and an edit of the same size and modification time, a removed file or an added one misses.
+    root = Root(copy_root(tmp_path))
+    both = (root.locks / "r1-qwen7b-h200.lock.toml", root.locks / "r1-qwen7b-h200-best.lock.toml")
+    assert locks.locks_of(root, "r1-qwen7b-h200") == both
+    assert [e for e in entries(cache_dir) if b'"servings"' in e.read_bytes()]
+
+    import tomllib
+
+    def no_parsing(*_: object, **__: object) -> None:
+        raise AssertionError("a lock file parsed on a hit")
+
+    with monkeypatch.context() as m:
+        m.setattr(tomllib, "loads", no_parsing)
+        assert locks.locks_of(root, "r1-qwen7b-h200") == both
+    same_size_same_mtime(both[0], 'serving = "r1-qwen7b-h200"', 'serving = "r1-qwen7b-h201"')
+    assert locks.locks_of(root, "r1-qwen7b-h200") == both[1:]
+    assert locks.locks_of(root, "r1-qwen7b-h201") == both[:1]
+    both[1].unlink()
+    assert locks.locks_of(root, "r1-qwen7b-h200") == ()
+    shutil.copy(both[0], root.locks / "copy.lock.toml")
+    assert locks.locks_of(root, "r1-qwen7b-h201") == (root.locks / "copy.lock.toml", both[0])
+    # A corrupted entry is ignored and rebuilt.
+    for entry in entries(cache_dir):
+        entry.write_bytes(b"garbage")
+    assert locks.locks_of(root, "r1-qwen7b-h201") == (root.locks / "copy.lock.toml", both[0])

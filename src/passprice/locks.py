@@ -734,25 +734,47 @@ def locked_serving(document: Mapping[str, Any], file_stem: str) -> str | None:
 def locks_of(root: Root, serving: str) -> tuple[Path, ...]:
     """The lock files in ``root/locks`` that lock the registered serving ``serving``, by name, sorted. Only each
     file's ``[lock]`` table is looked at (the files are read whole, validated and digest-checked by who uses them);
-    a file that does not parse is left to ``passprice check``."""
-    import tomllib
+    a file that does not read or parse is left to ``passprice check``.
 
-    out = []
+    Which serving each file locks is kept in the cache (:mod:`passprice.cache`, kind ``locks+servings``) under the
+    names and bytes of every lock file of the folder, so a price under an unchanged folder of locks parses none of
+    them: a file added, removed, renamed or edited (its bytes are hashed on every run) misses."""
+    from passprice import cache
+
+    files: list[tuple[str, Path, bytes]] = []
     for name in root.names(root.locks, ".lock.toml"):
         path = root.locks / f"{name}.lock.toml"
         try:
-            text = path.read_text(encoding="utf-8")
-            # The [lock] table alone, as passprice writes it (a table of plain keys), is enough to say which serving
-            # a lock locks; a file laid out otherwise is parsed whole.
-            section = _LOCK_TABLE.search(text)
-            document = tomllib.loads(section.group(0) if section else text)
-            if "lock" not in document:
-                document = tomllib.loads(text)
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            files.append((name, path, schema.read_bytes(path)))
+        except InputError:
             continue
-        if locked_serving(document, name) == serving:
-            out.append(path)
-    return tuple(out)
+    folder = b"".join(b"%s\0%d\0%s" % (name.encode("utf-8"), len(data), data) for name, _, data in files)
+    entry_key = cache.key("locks+servings", b"", folder)
+    index = cache.read(entry_key)
+    servings = index.get("servings") if index is not None else None
+    if not isinstance(servings, dict):
+        servings = {name: _locks_serving(name, data) for name, _, data in files}
+        cache.store(entry_key, {"servings": servings})
+    return tuple(path for name, path, _ in files if servings.get(name) == serving)
+
+
+def _locks_serving(name: str, data: bytes) -> str | None:
+    """The registered serving the lock file ``name`` holding ``data`` locks (:func:`locked_serving`), or ``None``
+    when it does not decode or parse."""
+    import tomllib
+
+    try:
+        # Newlines read as a text file reads them (universal newlines), so the [lock] pattern sees \n only.
+        text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+        # The [lock] table alone, as passprice writes it (a table of plain keys), is enough to say which serving
+        # a lock locks; a file laid out otherwise is parsed whole.
+        section = _LOCK_TABLE.search(text)
+        document = tomllib.loads(section.group(0) if section else text)
+        if "lock" not in document:
+            document = tomllib.loads(text)
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, ValueError):
+        return None
+    return locked_serving(document, name)
 
 
 #: The ``[lock]`` table of a lock file as :func:`lock_text` writes it: its header line and its plain keys.
