@@ -15,12 +15,14 @@ from passprice.calibrate import calibrate, nnls, stack_text_with
 from passprice.cards import load_card
 from passprice.checkpoints import load_checkpoint
 from passprice.facts import Fact, Provenance
+from passprice.fits import RunDerivation, RunInput
 from passprice.measurements import Run, load_runs
 from passprice.registry import Root
 from passprice.serving import NotResident
 from passprice.servings import complete, to_serving
-from passprice.stacks import load_stack, price_expected
+from passprice.stacks import RANGE_PATHS, load_stack, price_expected
 from passprice.validate import validate
+from test_stacks import ranged
 
 STACK = "llamacpp-cuda-2405"
 P = Provenance
@@ -61,6 +63,7 @@ def test_a_calibration_on_synthetic_runs_recovers_the_facts_that_made_them() -> 
     facts = {p: _fact(p, v) for p, v in truth.items()}
     facts["terms.serial"] = _fact("terms.serial", 1.0)
     facts["memory.reserved"] = Fact(0.0, 0, "B", P.ESTIMATED, "test: nothing reserved")
+    facts.update(ranged())  # the truth holds at every batch and position the runs take
     true_stack = attrs.evolve(registered, facts=facts, cards={})
     runs = []
     for card in ("rtx_4090", "a100_sxm4_80gb", "h100_pcie_80gb"):
@@ -107,14 +110,33 @@ def test_the_registered_stack_meets_the_hold_out_acceptance(registered: object) 
 
 
 def test_the_registered_stacks_facts_are_its_calibration(registered: object) -> None:
-    # The facts written in facts/stacks/ are the fit, rounded to four significant digits, and cite their runs.
-    stack = load_stack(Root(REPO), STACK)
+    # The facts written in facts/stacks/ are the fit, rounded to four significant digits, and each names, as its
+    # derivation, the method and every run it came from with the tokens/s that run measured.
+    root = Root(REPO)
+    stack = load_stack(root, STACK)
+    runs = {r.id: r for r in load_runs(root, STACK)}
     for path, value in registered.fit.values.items():  # type: ignore[attr-defined]
         fact = stack.facts[path]
-        assert fact.provenance is P.DERIVED and fact.derivation is not None
+        d = fact.derivation
+        assert fact.provenance is P.DERIVED and isinstance(d, RunDerivation), path
         assert fact.value == pytest.approx(value, rel=5e-4, abs=1e-9), path
-        assert "xd3.h100_pcie_80gb.8b-q4km.tg512" in fact.derivation and "111 runs" in fact.derivation
+        assert (d.method, d.figure, d.digits, d.tolerance) == ("nnls-relative-pass-time", "tokens_per_s", 4, 0.001)
+        assert len(d.runs) == 111 and {i.run for i in d.runs} == set(runs)
+        assert all(i.value == runs[i.run].tokens_per_s for i in d.runs)
+        assert d.runs[0] == RunInput("xd3.h100_pcie_80gb.8b-q4km.tg512", 145.55)
+        assert d.errors is not None and d.errors["card_out_max"] == 0.2045
     assert stack.facts["terms.serial"].value == registered.fit.serial  # type: ignore[attr-defined]
+    # Where the facts hold, read off the same runs: llama-bench's tgN decodes batch 1 from position 0 to N.
+    ranges = {p: (stack.facts[p].amount, stack.facts[p].unit) for p in RANGE_PATHS}
+    assert ranges == {
+        "range.rows.min": (1, "rows"),
+        "range.rows.max": (1, "rows"),
+        "range.position.min": (0, "positions"),
+        "range.position.max": (8192, "positions"),
+    }
+    top = stack.facts["range.position.max"].derivation
+    assert isinstance(top, RunDerivation) and (top.method, top.figure, len(top.runs)) == ("max", "last", 111)
+    assert RunInput("xd3.rtx_3080.8b-q4km.tg8192", 8192) in top.runs
 
 
 @pytest.fixture(scope="module")
@@ -168,7 +190,11 @@ def test_calibration_text_reports_the_fit_and_both_hold_outs(registered: object)
     assert text.startswith(f"calibrate {STACK}: 111 runs, 11 cards, 3 checkpoints")
     assert "leave one card out" in text and "leave one checkpoint out" in text
     assert "not fitted (no run exercises them): share.rewrite, share.host" in text
-    assert text.endswith("wrote 9 derived facts to facts/stacks/x.toml")
+    assert (
+        "  the facts hold where the runs were measured: batch 1 … 1 (range.rows), cached positions 0 … 8,192 "
+        "(range.position); a price outside is refused (BeyondStack)"
+    ) in text
+    assert text.endswith("wrote 13 derived facts to facts/stacks/x.toml")
 
 
 def test_calibrate_writes_derived_facts_that_keep_the_rest_of_the_file(tmp_path: Path) -> None:
@@ -206,3 +232,107 @@ def test_every_run_names_a_registered_card_and_checkpoint() -> None:
     checkpoints = set(root.names(root.checkpoints))
     for run in load_runs(root):
         assert run.card in cards and run.checkpoint in checkpoints, run.id
+
+
+# --- check verifies the fit: its runs named, their figures, the fit re-run (issue 14) --------------------------------
+
+FITTED = (
+    "overhead.pass, overhead.layer, share.read, share.append, share.array, share.float, share.vector, share.scale, "
+    "terms.serial"
+)
+
+
+@pytest.fixture(scope="module")
+def today() -> tuple[Root, object, list[Run]]:
+    root = Root(REPO)
+    return root, load_stack(root, STACK), load_runs(root)
+
+
+def test_check_re_fits_the_registered_stack_from_its_runs_and_it_agrees(today: tuple[Root, object, list[Run]]) -> None:
+    from passprice.calibrate import verify_stack
+
+    root, stack, runs = today
+    assert verify_stack(root, stack, runs) == []  # type: ignore[arg-type]
+
+
+def test_a_run_that_changed_or_disappeared_is_named_and_the_fit_re_run(today: tuple[Root, object, list[Run]]) -> None:
+    from passprice.calibrate import verify_stack
+
+    root, stack, runs = today
+    changed = [
+        attrs.evolve(r, tokens_per_s=150.0) if r.id == "xd3.h100_pcie_80gb.8b-q4km.tg512" else r
+        for r in runs
+        if r.id != "xd3.a40.8b-f16.tg512"
+    ]
+    found = {f.path: f for f in verify_stack(root, stack, changed)}  # type: ignore[arg-type]
+    assert set(found) == {"overhead.pass", *RANGE_PATHS}
+    fit = found["overhead.pass"]
+    assert fit.kind == "stale"
+    assert fit.message.startswith(
+        f"{FITTED} are stale: their fit's runs moved: run xd3.h100_pcie_80gb.8b-q4km.tg512: 145.55 tokens/s when "
+        "derived, 150 now; run xd3.a40.8b-f16.tg512: gone (no measured run has this id now); re-fitted from today's "
+        "runs: overhead.pass 0 us; overhead.layer 96."
+    )
+    assert fit.message.endswith("terms.serial 0.5 (run passprice calibrate --stack llamacpp-cuda-2405)")
+    # The range is read off the same runs: one gone, its value unchanged, but the derivation records the old runs.
+    assert found["range.rows.max"].kind == "stale"
+    assert found["range.rows.max"].message == (
+        "range.rows.max derives from runs that moved (run xd3.a40.8b-f16.tg512: gone (no measured run has this id "
+        "now)); its value 1 rows still follows, but the derivation records the old runs: run passprice calibrate "
+        "--stack llamacpp-cuda-2405"
+    )
+    # A run moved to another stack is no run of this one's any more; the largest position it gave is left to others.
+    moved = [attrs.evolve(r, stack="elsewhere") if r.id == "xd3.rtx_3080.8b-q4km.tg8192" else r for r in runs]
+    top = next(f for f in verify_stack(root, stack, moved) if f.path == "range.position.max")  # type: ignore[arg-type]
+    assert top.message.startswith(
+        "range.position.max derives from runs that moved (run xd3.rtx_3080.8b-q4km.tg8192: now a run of stack "
+        "elsewhere, not llamacpp-cuda-2405)"
+    )
+
+
+def test_a_fitted_or_ranged_value_that_does_not_follow_is_a_mismatch(today: tuple[Root, object, list[Run]]) -> None:
+    from passprice.calibrate import verify_stack
+
+    root, stack, runs = today
+    facts = dict(stack.facts)  # type: ignore[attr-defined]
+    facts["share.read"] = attrs.evolve(facts["share.read"], value=0.97, amount=0.97)
+    facts["range.rows.max"] = attrs.evolve(facts["range.rows.max"], value=4.0, amount=4)
+    found = verify_stack(root, attrs.evolve(stack, facts=facts), runs)  # type: ignore[misc]
+    assert [(f.path, f.kind, f.message) for f in found] == [
+        (
+            "range.rows.max",
+            "mismatch",
+            "range.rows.max: 4 rows does not follow from its derivation: the max of the rows of the 111 runs it "
+            "records is 1",
+        ),
+        (
+            "share.read",
+            "mismatch",
+            "share.read: re-fitted from its 111 runs (as registered today, on today's cards and checkpoints) it is "
+            "0.9883, not 0.97: more than the 0.1 % its derivation allows",
+        ),
+    ]
+
+
+def test_check_fails_naming_a_run_whose_figure_moved_and_warns_of_a_run_not_fitted(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    path = root / "registry" / "measurements" / "xiongjiedai-llama3-llamabench.toml"
+    text = path.read_text()
+    assert text.count("tokens_per_s = 145.55\n") == 1
+    text = text.replace("tokens_per_s = 145.55\n", "tokens_per_s = 150.0\n")
+    text += (
+        '\n[[run]]\nid = "xd3.l40s.8b-q4km.tg16"\nstack = "llamacpp-cuda-2405"\ncard = "l40s"\n'
+        'checkpoint = "llama3-8b-q4_k_m"\nbatch = 1\npositions = [0, 16]\ntokens_per_s = 110.0\n'
+        'locator = "test: a run added after the calibration"\n'
+    )
+    path.write_text(text)
+    result = invoke("check", root=root)
+    assert result.exit_code == 1, result.output
+    assert (
+        f"  facts/stacks/{STACK}.toml: {FITTED} are stale: their fit's runs moved: "
+        "run xd3.h100_pcie_80gb.8b-q4km.tg512: 145.55 tokens/s when derived, 150 now; re-fitted from today's runs:"
+    ) in result.stdout
+    assert (
+        f"  warning: facts/stacks/{STACK}.toml: 1 measured run of stack {STACK} is not in its fit "
+        f"(xd3.l40s.8b-q4km.tg16): run passprice calibrate --stack {STACK}"
+    ) in result.stdout

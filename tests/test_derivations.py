@@ -44,6 +44,8 @@ def test_every_fact_unit_parses_to_the_same_multiplier_as_the_loader() -> None:
         "cycle/s": (("cycle", 1), ("s", -1)),
         "share": (),
         "seconds": (("s", 1),),  # a serving stack's fixed costs (issue 14)
+        "rows": (("row", 1),),  # where a serving stack's facts hold (issue 14)
+        "positions": (("position", 1),),
     }
     for unit, (dimension, multiplier) in UNITS.items():
         parsed = Unit.parse(unit)

@@ -57,6 +57,9 @@ def test_init_writes_a_registry(tmp_path: Path) -> None:
     )
     for own in ("registry/checkpoints", "registry/servings", "locks"):
         assert [p.name for p in (mine / own).iterdir()] == [".gitkeep"]
+    # The measurements the reference stack is fitted from travel with it (check re-runs the fit from its runs).
+    measured = sorted(p.name for p in (REPO / "registry/measurements").glob("*.toml"))
+    assert measured and sorted(p.name for p in (mine / "registry/measurements").glob("*.toml")) == measured
     # Editors: every folder's files mapped to the schema their #:schema line names.
     taplo = tomllib.loads((mine / ".taplo.toml").read_text(encoding="utf-8"))
     rules = {r["include"][0]: r["schema"]["path"] for r in taplo["rule"]}

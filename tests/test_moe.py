@@ -116,10 +116,21 @@ def test_qwen3_30b_a3b_batch_one_bytes_against_the_header() -> None:
         2048 * 4096 + 2048 * 512 + 2048 * 512 * (2 if use_more_bits(i, 48) else 1) + 4096 * 2048 for i in range(48)
     )
     assert cost.array_macs == experts_array + dense_array + 2 * 2048 * 151936
-    # The router: its 2048 × 128 F32 matrix and a gating score for each of 128 experts, a layer, on the vector units.
-    router = 48 * (2048 * 128 + 7.5 * 128)
+    # The vector units' work, every term by hand. The router, a layer: its 2048 × 128 F32 gate (ffn_gate_inp) is
+    # multiplied by the row on the vector units (rows × embedding × experts = 262,144 multiply-adds), then the gating
+    # function scores each of the 128 logits at the softmax's 7.5 multiply-add slots (SOFTMAX_MACS_PER_SCORE: 960).
+    router = 48 * (1 * 2048 * 128 + 7.5 * 128)
+    assert router == 12_628_992
+    assert pass_shape(h, s).float_macs == (("F32", 48 * 2048 * 128),)  # the gate is the only float matrix
+    # Norms: a sum of squares and a scale per element (2 each) of attn_norm and ffn_norm (2048), the q and k norms
+    # (128 each), a layer, and output_norm (2048) once.
     norms = 2 * (48 * (2048 + 128 + 128 + 2048) + 2048)
-    assert router + norms < cost.vector_macs
+    assert norms == 421_888
+    # Attention at mean position 1024: 32 query heads score each position (7.5 slots a score) and multiply-add its
+    # 128-wide key and 128-wide value (32 × (128 + 128) = 8,192 a position), a layer.
+    attention = 48 * (7.5 * 32 * 1024 + 32 * (128 + 128) * 1024)
+    assert attention == 414_449_664
+    assert cost.vector_macs == router + norms + attention == 427_500_544
 
 
 def test_more_sequences_read_more_experts() -> None:

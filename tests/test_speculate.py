@@ -191,3 +191,72 @@ def test_bad_input() -> None:
     # Every row refused: a refusal, exit 1.
     code, _, err = run("speculate", CHAT, "--tokens", "4..5", "--batch", "100000")
     assert code == 1 and "every draft length is refused" in err
+
+
+# --- under a serving stack (issue 14) --------------------------------------------------------------------------------
+
+
+def test_each_draft_length_under_a_stack_is_its_expected_price_beside_the_limit() -> None:
+    from passprice.stacks import BeyondStack, price_expected
+    from test_stacks import ranged, stack
+
+    r, method = chat()
+    st = stack(read=0.5)  # 10 µs a pass, 5 µs a layer, half the card's read rate, every other share 1
+    result = speculate(r.header, r.card, r.serving, method, (1, 2, 3), batch=4, head_rows=32768, passes=100,
+                       stack=st)
+    assert result.stack == "test-stack"
+    undrafted = attrs.evolve(with_draft(r.serving, method, 0, 32768), batch=4)
+    base = price_expected(r.header, r.card, undrafted, st).expected.tokens_per_s
+    for k in (0, 1, 2, 3):
+        row = result.row(k)
+        at = attrs.evolve(with_draft(r.serving, method, k, 32768), batch=4)
+        by_hand = price_expected(r.header, r.card, at, st)
+        assert row.expected is not None and row.expected_refusal is None
+        assert row.expected.expected == by_hand.expected and row.expected.limit == row.cost  # the limit unchanged
+        assert row.expected.ratio == by_hand.expected.tokens_per_s / row.cost.tokens_per_s  # type: ignore[union-attr]
+        assert row.expected_speedup == by_hand.expected.tokens_per_s / base
+    # A stack measured on passes of at most 8 token-rows: batch 4 drafting 1 carries 8 (priced), drafting 2 carries
+    # 12 (refused by name, with the rows and drafts it needs).
+    narrow = attrs.evolve(st, facts={**st.facts, **ranged((1, 8), (0, 10**6))})
+    held = speculate(r.header, r.card, r.serving, method, (1, 2), batch=4, head_rows=32768, passes=10, stack=narrow)
+    assert held.row(1).expected is not None
+    refusal = held.row(2).expected_refusal
+    assert isinstance(refusal, BeyondStack) and refusal.needs == 12
+    assert "this price needs 12 token-rows a pass (batch 4, 2 draft tokens a sequence)" in str(refusal)
+    assert held.row(2).cost is not None  # the limit's row is priced as ever
+
+
+def test_speculate_with_stack_from_the_command_line(tmp_path: Path) -> None:
+    from cli_helpers import copy_root, invoke
+
+    root = copy_root(tmp_path)
+    # The registered llama.cpp stack, given a share.rewrite, as the hybrid chat serving needs one.
+    path = root / "facts" / "stacks" / "llamacpp-cuda-2405.toml"
+    path.write_text(
+        path.read_text()
+        + '\n[share.rewrite]\nvalue = 0.5\nunit = "1"\nprovenance = "assumed"\nsource = "passprice-stack-calibration"\n'
+        'locator = "test: a placeholder for the recurrent state rewritten in place"\n'
+    )
+    out = invoke("speculate", CHAT, "--tokens", "1..2", "--batch", "1", "--stack", "llamacpp-cuda-2405", "--json",
+                 root=root)
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout)
+    plain = json.loads(invoke("speculate", CHAT, "--tokens", "1..2", "--batch", "1", "--json", root=root).stdout)
+    assert data["stack"] == "llamacpp-cuda-2405"
+    for row, limit in zip(data["rows"], plain["rows"], strict=True):
+        assert {k: row[k] for k in limit} == limit  # the limit's row, untouched
+    none, one, two = data["rows"]
+    assert none["expected"]["batch"] == 1 and none["expected"]["speedup"] == 1.0
+    assert none["expected"]["ratio"] == none["expected"]["tokens_per_s"] / none["tokens_per_s"]
+    # The stack was calibrated on batch 1 without drafts: a drafted pass carries 2 and 3 token-rows, beyond it.
+    assert one["expected"] is None and one["expected_refusal"]["refusal"] == "BeyondStack"
+    assert one["expected_refusal"]["message"] == (
+        "llamacpp-cuda-2405 was calibrated on passes of 1 … 1 token-rows (batch × (1 + draft tokens)); this price "
+        "needs 2 token-rows a pass (batch 1, 1 draft token a sequence); price the limit (without --stack), or "
+        "calibrate the stack on runs at that batch and draft length"
+    )
+    assert two["expected_refusal"]["needs"] == 3
+    text = invoke("speculate", CHAT, "--tokens", "1..2", "--batch", "1", "--stack", "llamacpp-cuda-2405",
+                  root=root).stdout
+    assert "under stack llamacpp-cuda-2405: the expected price of each draft length beside the limit's" in text
+    assert "  1: refused under the stack (BeyondStack): llamacpp-cuda-2405 was calibrated on passes of" in text

@@ -12,7 +12,7 @@ from cli_helpers import REPO, copy_root, invoke, refused
 from passprice.facts import Fact, Provenance
 from passprice.registry import Root
 from passprice.serving import ContextMix, Serving, ServingBind, pass_shape, price_serving
-from passprice.stacks import Stack, StackLacks, expected_pricing, load_stack, price_expected
+from passprice.stacks import BeyondStack, Stack, StackLacks, expected_pricing, load_stack, price_expected
 from synth import card, fact
 from test_serving import (
     BIAS_BYTES,
@@ -39,8 +39,23 @@ def share(value: float) -> Fact:
     return Fact(value, value, "1", P.DERIVED, "test: a stack's share", derivation="test")
 
 
+def counted(value: int, unit: str) -> Fact:
+    return Fact(float(value), value, unit, P.ESTIMATED, "test: where the stack's facts hold")
+
+
+def ranged(rows: tuple[int, int] = (1, 10**6), positions: tuple[int, int] = (0, 10**6)) -> dict[str, Fact]:
+    """``range.*`` facts: the token-rows a pass and the cached positions a stack's facts hold on."""
+    return {
+        "range.rows.min": counted(rows[0], "rows"),
+        "range.rows.max": counted(rows[1], "rows"),
+        "range.position.min": counted(positions[0], "positions"),
+        "range.position.max": counted(positions[1], "positions"),
+    }
+
+
 def stack(serial: float = 0.0, integer: str = "array", **shares: float) -> Stack:
-    """A stack paying 10 µs a pass and 5 µs a layer, every share 1 unless given, ``serial`` as given."""
+    """A stack paying 10 µs a pass and 5 µs a layer, every share 1 unless given, ``serial`` as given, its facts
+    holding on 1 … 10^6 token-rows and positions 0 … 10^6."""
     names = ("read", "rewrite", "append", "host", "array", "float", "vector", "scale")
     facts = {f"share.{k}": share(1.0) for k in names}
     facts.update({f"share.{k}": share(v) for k, v in shares.items()})
@@ -48,6 +63,7 @@ def stack(serial: float = 0.0, integer: str = "array", **shares: float) -> Stack
     facts["overhead.layer"] = seconds(5e-6)
     facts["terms.serial"] = Fact(serial, serial, "1", P.ESTIMATED, "test: serial share")
     facts["memory.reserved"] = Fact(1e6, 1, "MB", P.ESTIMATED, "test: reserved")
+    facts.update(ranged())
     return Stack("test-stack", "a test stack", integer, "tensor", facts)
 
 
@@ -184,10 +200,13 @@ def test_price_without_a_stack_is_unchanged_and_with_one_adds_the_expected_price
 
 def test_best_and_max_batch_under_a_stack_leave_its_reserved_memory() -> None:
     out = json.loads(invoke("max-batch", "r1-qwen7b-h200", "--stack", "llamacpp-cuda-2405", "--json").stdout)
-    assert out["max_batch"] == 580 and out["expected_max_batch"] < out["max_batch"]
+    # 512 MiB (536.9 MB) less holds 2 fewer of its sequences (234,881,024 bytes each: 4,096 positions held).
+    assert out["max_batch"] == 580 and out["expected_max_batch"] == 578
     assert out["reserved_bytes"] == 512 * 2**20
+    assert out["stack_batches"] == [1, 1]  # what fits is memory's answer; the stack's facts hold at batch 1 only
     best = json.loads(invoke("best", "r1-qwen7b-h200", "--stack", "llamacpp-cuda-2405", "--json").stdout)
-    assert best["batch"] == 580 and best["expected"]["batch"] <= out["expected_max_batch"]
+    # The limit's best is the seed's (580); the stack's is sought only where its facts hold: batch 1.
+    assert best["batch"] == 580 and best["expected"]["batch"] == 1
     assert best["expected"]["capacity_bytes"] == best["capacity_bytes"] - 512 * 2**20
 
 
@@ -267,6 +286,10 @@ def test_sweep_under_a_stack_adds_the_expected_price_of_each_row() -> None:
         if r["serving"] == "qwen35-27b-h200-mtp":
             assert r["expected_refusal"] == "StackLacks" and r["expected_tokens_per_s"] is None
             continue
+        if r["batch"] == 64:  # the stack was calibrated on batch 1 only: no expected price, the limit's row as it is
+            assert r["expected_refusal"] == "BeyondStack" and r["expected_tokens_per_s"] is None
+            assert r["tokens_per_s"] is not None
+            continue
         resolved = resolve(root, load_spec(root, "r1-qwen7b-h200"))
         serving = attrs.evolve(
             resolved.serving, batch=r["batch"], contexts=ContextMix.uniform(r["position"], r["limit"])
@@ -292,8 +315,17 @@ def test_a_step_of_identical_decodes_under_a_stack_is_the_expected_pass() -> Non
     from passprice.steps import StepPricer, StepRows
 
     root = Root(REPO)
-    st = load_stack(root, STACK)
+    registered = load_stack(root, STACK)
+    # The registered stack holds at batch 1 only: a step of 32 decodes is refused under it ...
     r = resolve(root, load_spec(root, "r1-qwen7b-h200"))
+    with pytest.raises(BeyondStack) as refusal:
+        StepPricer.of(r.header, r.card, r.serving, registered).price(StepRows.build(decode_positions=[1000.0] * 32))
+    assert str(refusal.value).startswith(
+        "llamacpp-cuda-2405 was calibrated on passes of 1 … 1 token-rows (batch × (1 + draft tokens)); this price "
+        "needs 32 token-rows a step (32 decoding × 1, 0 prompt)"
+    )
+    # ... so the steps are compared with the expected pass under the same facts held wider.
+    st = attrs.evolve(registered, facts={**registered.facts, **ranged()})
     pricer = StepPricer.of(r.header, r.card, r.serving, st)
     assert pricer.capacity == r.card.memory.capacity.value - 512 * 2**20
     for batch, position in ((1, 2048.0), (32, 1000.0)):
@@ -382,3 +414,139 @@ def test_a_sweep_under_a_stack_streams_the_row_writers_bytes(fmt: str) -> None:
     assert {r["expected_refusal"] for r in rows} >= {None, "StackLacks", "Empty", "NotResident"}
     assert write_rows(iter(rows), fmt, expected, COLUMNS + STACK_COLUMNS) == grid.size()
     assert "".join(text_chunks(Sweeper(root, stack).segments(grid), fmt)) == expected.getvalue()
+
+
+def test_attention_is_no_key_of_a_stack_and_the_schema_says_why(tmp_path: object) -> None:
+    from pathlib import Path
+
+    root = copy_root(Path(str(tmp_path)))
+    path = root / "facts" / "stacks" / f"{STACK}.toml"
+    text = path.read_text()
+    routes = 'float_matrices = "vector"\n'
+    path.write_text(text.replace(routes, routes + 'attention = "unfused"\n', 1))
+    out = invoke("price", "r1-qwen7b-h200", "--stack", STACK, root=root)
+    assert out.exit_code == 2
+    assert out.stderr.strip().endswith(
+        f"facts/stacks/{STACK}.toml: stack.attention: no longer a key: whether attention is fused is no key of a "
+        "stack: a stack's share.append carries what its attention kernels cost a cached position (DESIGN.md, Serving "
+        "stacks); a stack with FlashAttention and one without are two stacks, each calibrated on its own runs"
+    )
+
+
+# --- where a stack's facts hold: range.*, BeyondStack, a best batch sought only inside --------------------------------
+
+
+def test_a_price_outside_the_batches_a_stack_was_calibrated_on_is_refused_by_name() -> None:
+    out = refused("price", "r1-qwen7b-h200", "--stack", STACK, "--batch", "578", name="BeyondStack")
+    assert out["message"] == (
+        "llamacpp-cuda-2405 was calibrated on batch 1 … 1; this price needs batch 578; price the limit (without "
+        "--stack), or calibrate the stack on runs at that batch"
+    )
+    assert (out["stack"], out["path"], out["low"], out["high"], out["needs"]) == (STACK, "range.rows", 1, 1, 578)
+    # The limit alone is priced as ever.
+    assert invoke("price", "r1-qwen7b-h200", "--batch", "578").exit_code == 0
+
+
+def test_a_price_past_the_positions_a_stack_was_calibrated_on_is_refused_by_name() -> None:
+    out = refused("price", "r1-qwen7b-h200", "--stack", STACK, "--position", "9000", "--limit", "16384",
+                  name="BeyondStack")
+    assert out["message"] == (
+        "llamacpp-cuda-2405 was calibrated on cached positions 0 … 8,192; this price needs position 9,000; price the "
+        "limit (without --stack), or calibrate the stack on runs at that context"
+    )
+    assert (out["path"], out["low"], out["high"], out["needs"]) == ("range.position", 0, 8192, 9000)
+
+
+def test_best_under_a_stack_searches_only_where_its_facts_hold() -> None:
+    best = json.loads(invoke("best", "r1-qwen7b-h200", "--stack", STACK, "--json").stdout)
+    one = json.loads(invoke("price", "r1-qwen7b-h200", "--stack", STACK, "--batch", "1", "--json").stdout)
+    # The limit's best is the seed's, unchanged; the stack's is its price at batch 1, the only batch it was measured
+    # at (the first cut printed 1,415.7 tokens/s at batch 578, 0.042 x the limit, binding on scale).
+    assert best["batch"] == 580 and best["expected"]["batch"] == 1
+    assert best["expected"]["tokens_per_s"] == one["expected"]["tokens_per_s"]
+    assert best["expected"]["binds"] == "memory"
+    assert "stack.range.rows.max" in best["expected"]["rests_on"]
+    text = invoke("best", "r1-qwen7b-h200", "--stack", STACK).stdout
+    assert "  holds on      batch 1 … 1, cached positions 0 … 8,192 (range.*: where its runs were measured)" in text
+
+
+def _brute_best(sh: object, c: object, lo: int, hi: int, pricing: object = None) -> object:
+    """The seed's scan over batches ``lo`` … ``hi``: the first batch that beats every earlier one by 1e-12."""
+    from passprice.serving import NotResident, OnChipOverflow
+
+    best = None
+    for b in range(lo, hi + 1):
+        try:
+            cost = sh.cost_split(c, b, False, pricing=pricing)  # type: ignore[attr-defined]
+        except (NotResident, OnChipOverflow):
+            break
+        if best is None or cost.tokens_per_s > best.tokens_per_s * (1.0 + 1e-12):
+            best = cost
+    return best
+
+
+@pytest.mark.parametrize("bind", ["memory", "array", "vector"])
+@pytest.mark.parametrize(("lo", "hi"), [(1, 1), (1, 40), (5, 40), (60, 90), (150, 400), (7, 10_000)])
+def test_a_bounded_best_is_the_seeds_scan_over_those_batches(bind: str, lo: int, hi: int) -> None:
+    from test_batching import ARRAY, MEMORY, VECTOR, room_card
+    from test_batching import shape as batching_shape
+
+    figures = {"memory": MEMORY, "array": ARRAY, "vector": VECTOR}[bind]
+    sh = batching_shape()
+    c = card(**room_card(300, **figures), on_chip_capacity=1e12)  # memory holds 300 sequences
+    fast = sh.best(c, False, batches=(lo, hi))
+    assert fast == _brute_best(sh, c, lo, hi)
+    assert fast == sh.best_by_scan(c, False, batches=(lo, hi))
+    assert lo <= fast.batch <= min(hi, 300)
+    assert sh.best(c, False) == sh.best_by_scan(c, False)  # unbounded: the seed's, as before
+
+
+def test_a_stack_held_on_some_batches_and_a_drafting_serving_count_token_rows() -> None:
+    from passprice.stacks import held
+
+    narrow = attrs.evolve(stack(read=0.5), facts={**stack(read=0.5).facts, **ranged((4, 12), (0, 150))})
+    bounds, facts = held(narrow, "synthetic")
+    assert bounds is not None and [p for p, _ in facts] == [
+        "stack.range.rows.min", "stack.range.rows.max", "stack.range.position.min", "stack.range.position.max"
+    ]
+    assert bounds.batches(1) == (4, 12) and bounds.batches(3) == (2, 4) and bounds.batches(13) is None
+    # Batch 3 of one row a sequence is below the 4 token-rows the stack was calibrated on.
+    with pytest.raises(BeyondStack) as e:
+        price_expected(dense(), card(), attrs.evolve(SERVING, batch=3), narrow)
+    assert str(e.value).startswith("test-stack was calibrated on batch 4 … 12; this price needs batch 3;")
+    # Its best is the best of batches 4 … 12, as the seed's scan over them finds it.
+    got = price_expected(dense(), card(), SERVING, narrow, "best")
+    pricing, _ = expected_pricing(narrow, card(), pass_shape(dense(), SERVING))
+    assert got.expected == attrs.evolve(
+        _brute_best(pass_shape(dense(), SERVING), card(), 4, 12, pricing), rests_on=got.expected.rests_on,
+        provenance=got.expected.provenance,
+    )
+    assert got.held == bounds
+    # Drafting 2 tokens, batch 5 carries 15 token-rows: refused, naming the rows and the drafts.
+    with pytest.raises(BeyondStack) as e:
+        bounds.check_batch(5, 3)
+    assert str(e.value) == (
+        "test-stack was calibrated on passes of 4 … 12 token-rows (batch × (1 + draft tokens)); this price needs 15 "
+        "token-rows a pass (batch 5, 2 draft tokens a sequence); price the limit (without --stack), or calibrate the "
+        "stack on runs at that batch and draft length"
+    )
+    # A position past the stack's: refused before any batch is priced.
+    shallow = attrs.evolve(narrow, facts={**narrow.facts, **ranged((4, 12), (0, 50))})
+    with pytest.raises(BeyondStack):
+        price_expected(dense(), card(), SERVING, shallow, "best")
+
+
+def test_a_stack_file_without_its_range_is_refused_and_one_pinned_before_ranges_is_reproduced() -> None:
+    from passprice.stacks import stack_from_lock_facts
+
+    lacking = attrs.evolve(stack(), facts={k: v for k, v in stack().facts.items() if k != "range.rows.max"})
+    with pytest.raises(StackLacks) as e:
+        price_expected(dense(), card(), SERVING, lacking)
+    assert e.value.path == "range.rows.max" and e.value.why == "a stack's facts hold only where its runs were measured"
+    # A lock written before stacks had a range pinned none: its stack is priced as it was, at any batch.
+    pinned = {f"stack.{p}": f for p, f in stack().facts.items() if not p.startswith("range.")}
+    old = stack_from_lock_facts("test-stack", "a test stack", {"integer_matrices": "array", "float_matrices": "tensor"},
+                                pinned)
+    assert old.ranged is False
+    priced = price_expected(dense(), card(), attrs.evolve(SERVING, batch=7), old)
+    assert priced.held is None and priced.expected.batch == 7

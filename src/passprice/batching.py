@@ -257,34 +257,45 @@ def max_batch(shape: PassShape, card: Card, host_memory: bool, pricing: Pricing 
     return n
 
 
-def best(shape: PassShape, card: Card, host_memory: bool, pricing: Pricing | None = None) -> ServingCost:
+def best(
+    shape: PassShape,
+    card: Card,
+    host_memory: bool,
+    pricing: Pricing | None = None,
+    batches: tuple[int, int] | None = None,
+) -> ServingCost:
     """The batch that makes ``card`` emit the most tokens per second, and its pass, identical to the seed's scan
     (``PassShape::best``: ties within a relative 1e-12 go to the smaller batch), found by branch and bound.
     ``pricing``: the rates and capacities (default: the card's limit; a serving stack's expected pricing gives the
-    stack's best batch).
+    stack's best batch). ``batches``: (lo, hi), search only those batches (a serving stack's facts hold on the
+    batches its runs covered, issue 14), as the seed's scan would from ``lo`` to the last that fits up to ``hi``;
+    ``None``: every batch from 1, the seed's.
 
     Raises what batch 1 raises when no batch fits (or batch 1's other refusals), and :class:`FlatCurve` when the
     bounds cannot settle the answer and the seed's scan would price more than :data:`SCAN_LIMIT` batches: the time
     is bounded for every input (at most :data:`BUDGET` exact prices, or a scan of at most :data:`SCAN_LIMIT`)."""
+    lo, hi = batches if batches is not None else (1, U32_MAX)
     curve = _Curve(shape, card, host_memory, pricing)
-    first = curve.cost(1)
-    top = _last_fitting(shape, card, host_memory, max(shape.most(card, host_memory, curve.pricing), 1), curve.basis)
-    if top <= 1:
+    first = curve.cost(lo)
+    upper = min(max(shape.most(card, host_memory, curve.pricing), 1), hi)
+    top = _last_fitting(shape, card, host_memory, upper, curve.basis) if upper >= lo else lo
+    if top <= lo:
         return first
     try:
-        return curve.cost(_best_batch(curve, top))
+        return curve.cost(_best_batch(curve, top, lo))
     except _Undecided:
-        if top > SCAN_LIMIT:
+        if top - lo + 1 > SCAN_LIMIT:
             raise FlatCurve(top, max(c.tokens_per_s for c in curve.priced.values())) from None
-        return shape.best_by_scan(card, host_memory, pricing)
+        return shape.best_by_scan(card, host_memory, pricing, batches)
 
 
-def _maximum(curve: _Curve, top: int, high: float) -> float:
-    """Tokens/s within the tie tolerance of the largest of any batch in 1…``top`` (``high``: one already priced):
+def _maximum(curve: _Curve, top: int, high: float, bottom: int = 1) -> float:
+    """Tokens/s within the tie tolerance of the largest of any batch in ``bottom``…``top`` (``high``: one already
+    priced):
     best-first branch and bound, the range with the highest bound split first, until no range's bound beats the
     best value priced by more than the tolerance (a flat top, where a compute term binds every batch alike, is
     not priced batch by batch)."""
-    ranges = [(-curve.bound(1, top), 1, top)]
+    ranges = [(-curve.bound(bottom, top), bottom, top)]
     while ranges:
         negative, a, z = heapq.heappop(ranges)
         if -negative <= high * (1.0 + TIE):
@@ -302,16 +313,16 @@ def _maximum(curve: _Curve, top: int, high: float) -> float:
     return high
 
 
-def _best_batch(curve: _Curve, top: int) -> int:
+def _best_batch(curve: _Curve, top: int, bottom: int = 1) -> int:
     # A first estimate of the maximum: both ends and the best of a coarse sample; then the maximum itself, so the
     # search below finds the answer's candidate at once instead of climbing through every batch that beats the
     # one before it (a slowly rising curve has thousands).
-    candidates = {1, top, *(max(1, min(top, round(top * f))) for f in (0.125, 0.25, 0.5, 0.75))}
-    high = _maximum(curve, top, max(curve.tps(b) for b in candidates))
+    candidates = {bottom, top, *(max(bottom, min(top, round(top * f))) for f in (0.125, 0.25, 0.5, 0.75))}
+    high = _maximum(curve, top, max(curve.tps(b) for b in candidates), bottom)
     while True:
         # The first batch within the tie tolerance of the best value known…
         threshold = high / (1.0 + TIE)
-        found = _first(curve, 1, top, lambda v, t=threshold: v >= t, threshold)  # type: ignore[misc]
+        found = _first(curve, bottom, top, lambda v, t=threshold: v >= t, threshold)  # type: ignore[misc]
         if found is None:  # cannot happen with a sound bound (the batch that gave `high` qualifies)
             raise _Undecided
         value = curve.tps(found)
@@ -324,6 +335,6 @@ def _best_batch(curve: _Curve, top: int) -> int:
     # The scan keeps `found` only if it beats every smaller batch by more than the tolerance; otherwise which batch
     # the scan holds depends on the order of near-ties, and only the scan can say.
     below = value / ((1.0 + TIE) * (1.0 + ROUNDING / 10))
-    if _first(curve, 1, found - 1, lambda v, t=below: v >= t, below) is not None:  # type: ignore[misc]
+    if _first(curve, bottom, found - 1, lambda v, t=below: v >= t, below) is not None:  # type: ignore[misc]
         raise _Undecided
     return found

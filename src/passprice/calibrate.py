@@ -28,7 +28,6 @@ host memory) are not fitted and not written: a serving that needs them is refuse
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -38,8 +37,10 @@ import numpy as np
 
 from passprice.cards import Card, load_card
 from passprice.checkpoints import load_checkpoint
+from passprice.derivations import Finding
 from passprice.errors import InputError
 from passprice.facts import Fact, Provenance
+from passprice.fits import RunDerivation, RunInput, extreme, figure_of, rounded
 from passprice.measurements import Run, load_runs
 from passprice.registry import Root
 from passprice.serving import ServingRefusal, pass_shape
@@ -93,13 +94,13 @@ def _share(value: float) -> Fact:
 
 
 def probe_stack(stack: Stack, shares: dict[str, float] | None = None) -> Stack:
-    """``stack``'s routes with every share 1 (or ``shares``), no overhead, overlapping terms, nothing reserved: the
-    pricing a calibration reads each component from."""
+    """``stack``'s routes with every share 1 (or ``shares``), no overhead, overlapping terms, nothing reserved, and
+    no range (a probe prices each run wherever it lies): the pricing a calibration reads each component from."""
     facts = {p: _share(1.0) for p in SHARES}
     facts.update({p: _share(v) for p, v in (shares or {}).items()})
     facts.update({"overhead.pass": _unit(0.0), "overhead.layer": _unit(0.0), "terms.serial": _share(0.0)})
     facts["memory.reserved"] = Fact(0.0, 0, "B", Provenance.ASSUMED, "calibration probe (not a fact)")
-    return attrs.evolve(stack, facts=facts, cards={})
+    return attrs.evolve(stack, facts=facts, cards={}, ranged=False)
 
 
 @attrs.frozen
@@ -348,57 +349,92 @@ def calibrate(root: Root, stack_name: str, runs: Sequence[Run] | None = None) ->
     )
 
 
+#: Significant digits a calibrated figure is written to (it is not known better), and the relative difference a re-fit
+#: by ``passprice check`` may show from it and still agree (four digits are within 0.05 %; the rest is room for
+#: floating-point least squares run on another machine).
+DIGITS = 4
+TOLERANCE = 0.001
+
+#: The method a fitted fact's derivation names (:data:`passprice.fits.METHODS`).
+METHOD = "nnls-relative-pass-time"
+
+
 def _rounded(value: float) -> float:
     """Four significant digits (a calibrated figure is not known better)."""
-    return float(f"{value:.4g}")
+    return rounded(value, DIGITS)
+
+
+def _files(runs: Sequence[Run]) -> str:
+    return ", ".join(f"registry/measurements/{s}.toml" for s in sorted({r.source for r in runs}))
+
+
+def range_facts(stack: str, runs: Sequence[Run]) -> dict[str, dict[str, Any]]:
+    """Where a stack's facts hold, read off the runs they were fitted to, as TOML entries by path (``derived``,
+    each with a run derivation naming every run and the figure it gave): ``range.rows.min``/``max`` (the least and
+    most token-rows a pass: a measured run decodes one token a sequence, so its batch) and
+    ``range.position.min``/``max`` (the least first and the largest last cached position). Raises
+    :class:`ValueError` for no runs."""
+    out: dict[str, dict[str, Any]] = {}
+    for path, method, figure, unit, what in (
+        ("range.rows.min", "min", "rows", "rows", "the least batch"),
+        ("range.rows.max", "max", "rows", "rows", "the largest batch"),
+        ("range.position.min", "min", "first", "positions", "the least first position"),
+        ("range.position.max", "max", "last", "positions", "the largest last position"),
+    ):
+        inputs = [RunInput(r.id, int(figure_of(r, figure))) for r in runs]
+        out[path] = {
+            "value": int(extreme(method, [i.value for i in inputs])),
+            "unit": unit,
+            "provenance": "derived",
+            "source": CALIBRATION_SOURCE,
+            "locator": f"{what} of the {len(runs)} runs stack {stack} was calibrated on, in {_files(runs)}",
+            "derivation": RunDerivation(method, figure, tuple(inputs)).to_entry(),
+        }
+    return out
 
 
 def derived_facts(cal: Calibration) -> dict[str, dict[str, Any]]:
     """The fitted facts as TOML entries (``derived``, citing :data:`CALIBRATION_SOURCE` with a locator naming the
-    runs' files; the derivation names the fit, its hold-out errors and every run it came from: a fit is no formula,
-    its declared inputs are the runs), by path: the fitted overheads (in µs) and shares, and ``terms.serial``."""
+    runs' files), by path: the fitted overheads (in µs) and shares, ``terms.serial``, then where the facts hold
+    (:func:`range_facts`). A fitted fact's derivation is a :class:`~passprice.fits.RunDerivation`: the method
+    (:data:`METHOD`), every run by id with the tokens/s it measured, the rounding, the tolerance a re-fit by
+    ``passprice check`` must meet, and the fit's errors in sample and held out as reported."""
     runs = cal.fit.runs
-    sources = sorted({r.source for r in runs})
-    ids = ", ".join(r.id for r in runs)
-    digest = hashlib.sha256("\n".join(r.id for r in runs).encode()).hexdigest()[:16]
-    files = ", ".join(f"registry/measurements/{s}.toml" for s in sources)
     locator = (
-        f"the {len(runs)} runs of stack {cal.stack.name} in {files}, fitted by passprice calibrate --stack "
-        f"{cal.stack.name}"
+        f"the {len(runs)} runs of stack {cal.stack.name} in {_files(runs)} (each named, with its tokens/s, in the "
+        f"derivation), fitted by passprice calibrate --stack {cal.stack.name}"
     )
-    basis = (
-        f"least squares on the relative error of the pass time (NNLS: overheads >= 0, shares <= 1; terms.serial on a "
-        f"0.05 grid) over {len(runs)} runs (ids sha256 {digest}); in sample mean |error| "
-        f"{100 * np.mean(np.abs(list(cal.errors.values()))):.1f} %, leave one card out mean "
-        f"{100 * cal.by_card.mean:.1f} % (max {100 * abs(cal.by_card.worst[1]):.1f} %), leave one checkpoint out "
-        f"mean {100 * cal.by_checkpoint.mean:.1f} %"
-    )
+    mean, most = summary(cal.errors.values())
+    errors = {
+        "in_sample_mean": round(mean, 4),
+        "in_sample_max": round(most, 4),
+        "card_out_mean": round(cal.by_card.mean, 4),
+        "card_out_max": round(abs(cal.by_card.worst[1]), 4),
+        "checkpoint_out_mean": round(cal.by_checkpoint.mean, 4),
+        "checkpoint_out_max": round(abs(cal.by_checkpoint.worst[1]), 4),
+    }
+    derivation = RunDerivation(
+        METHOD,
+        "tokens_per_s",
+        tuple(RunInput(r.id, r.tokens_per_s) for r in runs),
+        DIGITS,
+        TOLERANCE,
+        errors,
+    ).to_entry()
     out: dict[str, dict[str, Any]] = {}
-    for p in cal.fit.fitted:
-        v = cal.fit.values[p]
+    for p in (*cal.fit.fitted, "terms.serial"):
+        v = cal.fit.serial if p == "terms.serial" else cal.fit.values[p]
         if p in OVERHEADS:
             entry: dict[str, Any] = {"value": _rounded(v * 1e6), "unit": "us"}
         else:
             entry = {"value": _rounded(v), "unit": "1"}
         entry.update(
-            {
-                "provenance": "derived",
-                "source": CALIBRATION_SOURCE,
-                "locator": locator,
-                "derivation": f"{p} from a {basis}; runs: {ids}",
-            }
+            {"provenance": "derived", "source": CALIBRATION_SOURCE, "locator": locator, "derivation": derivation}
         )
         if p in SHARES and v >= 1.0 - 1e-9:
             entry["note"] = "At its bound: the runs ask for no less than the card's own rate here."
         out[p] = entry
-    out["terms.serial"] = {
-        "value": cal.fit.serial,
-        "unit": "1",
-        "provenance": "derived",
-        "source": CALIBRATION_SOURCE,
-        "locator": locator,
-        "derivation": f"terms.serial, the grid value of least error, from a {basis}; runs: {ids}",
-    }
+    out.update(range_facts(cal.stack.name, runs))
     return out
 
 
@@ -416,11 +452,41 @@ def stack_text_with(path: Path, entries: dict[str, dict[str, Any]]) -> str:
                 parent[part] = tomlkit.table(is_super_table=True)
             parent = parent[part]
         table = tomlkit.table()
-        for k in ("value", "unit", "provenance", "source", "locator", "note", "derivation"):
+        for k in ("value", "unit", "provenance", "source", "locator", "note"):
             if k in entry:
                 table[k] = entry[k]
+        if "derivation" in entry:
+            table["derivation"] = _derivation_table(entry["derivation"])
+            table["derivation"].add(tomlkit.nl())  # a blank line after each fact, as written by hand
+        else:
+            table.add(tomlkit.nl())
         parent[parts[-1]] = table
-    return tomlkit.dumps(document)
+    return tomlkit.dumps(document).rstrip("\n") + "\n"
+
+
+def _derivation_table(derivation: Any) -> Any:
+    """A run derivation as a TOML table: its scalars, ``errors`` inline, ``runs`` one inline table a line."""
+    import tomlkit
+
+    if not isinstance(derivation, dict):
+        return derivation
+    table = tomlkit.table()
+    for k, v in derivation.items():
+        if k == "errors":
+            inline = tomlkit.inline_table()
+            inline.update(v)
+            table[k] = inline
+        elif k == "runs":
+            array = tomlkit.array()
+            for r in v:
+                item = tomlkit.inline_table()
+                item.update(r)
+                array.append(item)
+            array.multiline(True)
+            table[k] = array
+        else:
+            table[k] = v
+    return table
 
 
 def write_calibration(root: Root, cal: Calibration) -> Path:
@@ -465,6 +531,7 @@ def calibration_json(cal: Calibration) -> dict[str, Any]:
         "in_sample": {"mean": mean, "max": most, "errors": cal.errors},
         "leave_one_card_out": holdout(cal.by_card),
         "leave_one_checkpoint_out": holdout(cal.by_checkpoint),
+        "range": {p: e["value"] for p, e in range_facts(cal.stack.name, cal.fit.runs).items()},
     }
 
 
@@ -512,7 +579,168 @@ def calibration_text(cal: Calibration, written: Path | None = None) -> str:
             m, x = summary(errs)
             rows.append([group, f"{len(ids)}", f"{100 * m:.1f} %", f"{100 * x:.1f} %"])
         lines.append(text_table([h.by, "runs", "mean", "max"], rows, right=(1, 2, 3)))
+    lines.append("")
+    ranged = range_facts(cal.stack.name, runs)
+    rows_lo, rows_hi = ranged["range.rows.min"]["value"], ranged["range.rows.max"]["value"]
+    pos_lo, pos_hi = ranged["range.position.min"]["value"], ranged["range.position.max"]["value"]
+    lines.append(
+        f"  the facts hold where the runs were measured: batch {rows_lo:,} … {rows_hi:,} (range.rows), cached "
+        f"positions {pos_lo:,} … {pos_hi:,} (range.position); a price outside is refused (BeyondStack)"
+    )
     if written is not None:
         lines.append("")
-        lines.append(f"wrote {len(cal.fit.fitted) + 1} derived facts to {written}")
+        lines.append(f"wrote {len(cal.fit.fitted) + 1 + len(ranged)} derived facts to {written}")
     return "\n".join(lines)
+
+
+# --- what check verifies -----------------------------------------------------------------------------------------
+
+
+def _in_unit(fact: Fact, base: float) -> str:
+    """``base`` (base units) written in ``fact``'s unit, to the fit's digits: ``97.1 us``, ``0.9812``."""
+    from passprice.facts import UNITS
+
+    amount = base / float(UNITS[fact.unit][1])
+    text = f"{amount:.{DIGITS}g}"
+    return text if fact.unit == "1" else f"{text} {fact.unit}"
+
+
+#: The changed runs a finding names one by one; the rest are counted (a stack fitted from 115 runs whose
+#: measurement file is gone is one line, not 115 of them).
+NAMED_RUNS = 5
+
+
+def _named(changed: Sequence[Any], figure: str) -> str:
+    """The first :data:`NAMED_RUNS` changed runs described, and how many more changed (each with its change)."""
+    shown = "; ".join(c.describe(figure) for c in changed[:NAMED_RUNS])
+    rest = len(changed) - NAMED_RUNS
+    return shown + (f"; and {rest} more run{'s' if rest > 1 else ''} changed or gone" if rest > 0 else "")
+
+
+def verify_stack(root: Root, stack: Stack, runs: Sequence[Run] | None = None) -> list[Finding]:
+    """What ``passprice check`` finds in ``stack``'s facts read off measured runs (their
+    :class:`~passprice.fits.RunDerivation`), each a :class:`~passprice.derivations.Finding` (``stale``, ``mismatch``
+    or ``broken``) naming the fact, and every run that changed or disappeared:
+
+    - a run named that no measured run has now, that is now another stack's, or whose figure differs from the one
+      recorded makes the facts resting on it ``stale``, with what today's runs give;
+    - a ``min``/``max`` fact is recomputed from the figures it records (``mismatch`` when its value is not theirs);
+    - the fit is re-run (:func:`model_runs`, :func:`fit`) from the runs it names, as today's records give them, on
+      today's cards and checkpoints, once for all the facts naming the same runs; a fitted fact whose re-fit differs
+      by more than its derivation's ``tolerance`` (relative) is a ``mismatch``, and one the runs no longer fit is
+      ``broken``. The fit's hold-out errors are not re-computed (they take a fit a card and a checkpoint held out;
+      ``passprice calibrate --dry-run`` reports them).
+
+    ``runs``: every measured run of the registry (default: read from ``root``). Raises nothing for a fit that cannot
+    be re-run: that is a ``broken`` finding."""
+    from passprice.fits import agrees, changes
+
+    everything = {r.id: r for r in (runs if runs is not None else load_runs(root))}
+    out: list[Finding] = []
+    fitted: dict[tuple[tuple[str, ...], float], list[tuple[str, Fact, RunDerivation]]] = {}
+    facts = [(p, f) for p, f in stack.facts.items()]
+    for card, own in stack.cards.items():
+        facts += [(f"cards.{card}.{p}", f) for p, f in own.items()]
+    for path, fact in facts:
+        d = fact.derivation
+        if not isinstance(d, RunDerivation):
+            continue
+        if d.method == METHOD:
+            fitted.setdefault((d.ids(), d.tolerance or TOLERANCE), []).append((path, fact, d))
+            continue
+        moved = changes(d, everything, stack.name)
+        written = float(fact.amount)
+        recorded = extreme(d.method, [float(r.value) for r in d.runs])
+        if moved:
+            left = [figure_of(everything[r.run], d.figure) for r in d.runs if r.run not in {c.run for c in moved
+                    if c.now is None}]
+            now = extreme(d.method, left) if left else None
+            again = f"run passprice calibrate --stack {stack.name}"
+            if now == written:
+                out.append(Finding(path, "stale", f"{path} derives from runs that moved ({_named(moved, d.figure)}); "
+                                   f"its value {fact.describe()} still follows, but the derivation records the old "
+                                   f"runs: {again}"))
+            else:
+                shown = f"{now:g} {fact.unit}" if now is not None else "nothing (no run it names is left)"
+                out.append(Finding(path, "stale", f"{path} is stale: {_named(moved, d.figure)}; from today's runs it "
+                                   f"is {shown}, not {fact.describe()}: {again}"))
+        elif recorded != written:
+            out.append(Finding(path, "mismatch", f"{path}: {fact.describe()} does not follow from its derivation: the "
+                               f"{d.method} of the {d.figure} of the {len(d.runs)} runs it records is {recorded:g}"))
+    for (ids, tolerance), members in fitted.items():
+        first = members[0][2]
+        moved = changes(first, everything, stack.name)
+        gone = {c.run for c in moved if c.now is None}
+        present = [everything[i] for i in ids if i not in gone]
+        paths = ", ".join(p for p, _, _ in members)
+        if not present:
+            out.append(Finding(members[0][0], "broken", f"{paths}: no run their fit names is left "
+                               f"({_named(moved, first.figure)})"))
+            continue
+        try:
+            refit = fit(model_runs(root, stack, present))
+        except InputError as e:
+            out.append(Finding(members[0][0], "broken", f"{paths}: their fit cannot be re-run: {e}"))
+            continue
+        refits: list[tuple[str, Fact, float | None]] = []
+        for path, fact, _ in members:
+            fitted_as = ".".join(path.split(".")[-2:])  # a card's own fact (cards.NAME.share.read): share.read
+            value = refit.serial if fitted_as == "terms.serial" else refit.values.get(fitted_as)
+            refits.append((path, fact, value))
+        if moved:
+            values = "; ".join(
+                f"{p} {_in_unit(f, v)}" if v is not None else f"{p} not fitted" for p, f, v in refits
+            )
+            out.append(Finding(members[0][0], "stale", f"{paths} are stale: their fit's runs moved: "
+                               f"{_named(moved, first.figure)}; re-fitted from today's runs: {values} (run passprice "
+                               f"calibrate --stack {stack.name})"))
+            continue
+        for path, fact, value in refits:
+            if value is None:
+                out.append(Finding(path, "broken", f"{path}: re-fitted from its {len(ids)} runs, no run exercises it "
+                                   "any more (its share is not fitted)"))
+            elif not agrees(fact.value, value, tolerance):
+                out.append(Finding(path, "mismatch", f"{path}: re-fitted from its {len(ids)} runs (as registered "
+                                   f"today, on today's cards and checkpoints) it is {_in_unit(fact, value)}, not "
+                                   f"{fact.describe()}: more than the {100 * tolerance:g} % its derivation allows"))
+    return out
+
+
+def unfitted_runs(stack: Stack, runs: Sequence[Run]) -> tuple[str, ...]:
+    """The ids of ``stack``'s measured runs (of ``runs``) that no fitted fact of the stack names: runs added since
+    it was calibrated."""
+    named: set[str] = set()
+    for fact in stack.facts.values():
+        if isinstance(fact.derivation, RunDerivation) and fact.derivation.method == METHOD:
+            named.update(fact.derivation.ids())
+    if not named:
+        return ()
+    return tuple(r.id for r in runs if r.stack == stack.name and r.id not in named)
+
+
+def review_stacks(root: Root) -> tuple[list[str], list[str]]:
+    """``passprice check``'s look at the stacks: problems (:func:`verify_stack`'s findings, one line each naming
+    the stack's file) and warnings (runs of a stack its fit does not name). A stack or measurement file that does
+    not read is reported by check's own validation, not here."""
+    try:
+        runs = load_runs(root)
+    except InputError:
+        return [], []  # a measurement file that does not read: reported by check's validation
+    problems: list[str] = []
+    warnings: list[str] = []
+    for name in root.names(root.stacks):
+        path = root.stacks / f"{name}.toml"
+        try:
+            stack = load_stack(root, str(path))
+        except InputError:
+            continue  # reported by check's validation
+        problems += [f"{path}: {f.message}" for f in verify_stack(root, stack, runs)]
+        extra = unfitted_runs(stack, runs)
+        if extra:
+            shown = ", ".join(extra[:5]) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
+            warnings.append(
+                f"{path}: {len(extra)} measured run{'s' if len(extra) != 1 else ''} of stack {stack.name} "
+                f"{'are' if len(extra) != 1 else 'is'} not in its fit ({shown}): run passprice calibrate --stack "
+                f"{stack.name}"
+            )
+    return problems, warnings

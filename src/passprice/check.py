@@ -189,6 +189,11 @@ def check(root: Root) -> CheckReport:
         unreadable += found
     found, warnings = review(root)  # sources cited and registered, derived facts recomputed (passprice.lineage)
     problems += found
+    from passprice.calibrate import review_stacks
+
+    found, more = review_stacks(root)  # stack facts read off measured runs: runs still there, fits re-run (issue 14)
+    problems += found
+    warnings += more
     kinds["sources"] = len(root.names(root.sources))
     kinds["servings"] = 0
     for name in root.names(root.servings):

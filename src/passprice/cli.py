@@ -911,7 +911,9 @@ def max_batch_command(
             from passprice.stacks import load_stack, max_batch_expected
 
             the_stack = load_stack(root, stack)
-            n, under, reserved = max_batch_expected(resolved.header, resolved.card, resolved.serving, the_stack)
+            n, under, reserved, held = max_batch_expected(
+                resolved.header, resolved.card, resolved.serving, the_stack
+            )
         else:
             n = max_batch(resolved.header, resolved.card, resolved.serving)
     except ServingRefusal as e:
@@ -921,7 +923,8 @@ def max_batch_command(
     if as_json:
         data: dict[str, Any] = {"card": resolved.card.name, "checkpoint": resolved.spec.checkpoint, "max_batch": n}
         if under is not None:
-            data.update({"stack": stack, "expected_max_batch": under, "reserved_bytes": reserved})
+            data.update({"stack": stack, "expected_max_batch": under, "reserved_bytes": reserved,
+                         "stack_batches": list(held) if held is not None else None})
         _echo_json({**data, "lock": g.to_json()})
     else:
         click.echo(f"{resolved.spec.checkpoint} on {resolved.card.name}: at most {n:,} sequences a pass")
@@ -929,6 +932,11 @@ def max_batch_command(
             from passprice.tables import si
 
             click.echo(f"  under stack {stack}: at most {under:,} (its runtime reserves {si(reserved, 'B')})")
+            if held is not None:  # what fits is memory's answer; the stack's prices hold only where it was measured
+                click.echo(f"  its facts hold on batch {held[0]:,} … {held[1]:,} only (range.rows): a price at "
+                           "another is refused (BeyondStack)")
+            else:
+                click.echo("  its facts hold at no batch of this serving (range.rows): every price is refused")
         click.echo(f"  lock  {g.line(verdicts)}")
 
 
@@ -1805,11 +1813,12 @@ def roofline_command(
 @click.option(
     "--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the Monte-Carlo loop."
 )
+@click.option("--stack", metavar="S", help=_STACK_HELP + " Each draft length's, with its speedup under the stack.")
 @_json_option
 @click.pass_context
 def speculate_command(
     ctx: click.Context, /, serving: str | None, tokens_text: str, at_best: bool, passes: int, seed: int,
-    as_json: bool, lock_ref: str | None, no_lock: bool, **o: Any,
+    stack: str | None, as_json: bool, lock_ref: str | None, no_lock: bool, **o: Any,
 ) -> None:
     """Tokens/s and speedup over no drafting of SERVING for each draft length (--tokens), at its batch (or --batch N,
     or each at its own --best batch), with a Monte-Carlo check of the tokens each pass emits."""
@@ -1832,13 +1841,20 @@ def speculate_command(
     root, spec = _spec(ctx, serving, **o)
     resolved, method, head_rows = resolve_speculation(root, spec, method_name, head_rows, serving or spec.checkpoint)
     batch = None if at_best else resolved.spec.batch
+    the_stack = None
+    if stack is not None:
+        from passprice.stacks import load_stack
+
+        the_stack = load_stack(root, stack)
     try:
         result = speculate(
-            resolved.header, resolved.card, resolved.serving, method, tokens, batch, head_rows, passes, seed
+            resolved.header, resolved.card, resolved.serving, method, tokens, batch, head_rows, passes, seed,
+            the_stack,
         )
     except ServingRefusal as e:
         _refuse(e)
-    g, verdicts = _under_locks(root, serving, resolved, lock_ref, no_lock)
+    stack_facts = the_stack.lock_facts() if the_stack is not None else None
+    g, verdicts = _under_locks(root, serving, resolved, lock_ref, no_lock, stack_facts=stack_facts)
     data = {**speculation_json(result), "lock": g.to_json()}
     if all(r.refusal is not None for r in result.rows):
         names = ", ".join(sorted({r.refusal.name for r in result.rows if r.refusal is not None}))

@@ -54,6 +54,9 @@ _SYMBOLS: dict[str, tuple[str, Fraction]] = {
     "op": ("op", Fraction(1)),
     "B": ("B", Fraction(1)),
     "s": ("s", Fraction(1)),
+    # Counts (where a serving stack's facts hold, issue 14): after "s", which a plural ends with but never prefixes.
+    "rows": ("row", Fraction(1)),
+    "positions": ("position", Fraction(1)),
 }
 #: Rates written as one word, with a prefix: ``TFLOPS`` is 10^12 FLOP/s, ``TOPS`` 10^12 op/s, ``GHz`` 10^9 cycle/s.
 _RATES = {"FLOPS": "FLOP", "OPS": "op", "Hz": "cycle"}

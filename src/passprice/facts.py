@@ -28,6 +28,7 @@ from passprice.errors import InputError
 
 if TYPE_CHECKING:
     from passprice.derivations import Derivation
+    from passprice.fits import RunDerivation
 
 
 @functools.total_ordering
@@ -91,7 +92,7 @@ def _prefixed(base: str, prefixes: Mapping[str, int]) -> dict[str, Fraction]:
 
 
 #: Unit → (dimension, multiplier to the base unit). Dimensions: ``bytes``, ``bytes/s``, ``MAC/s``, ``cycle/s``,
-#: ``share``, ``seconds``.
+#: ``share``, ``seconds``, ``rows``, ``positions``.
 UNITS: dict[str, tuple[str, Fraction]] = {}
 for _u, _m in {**_prefixed("B", _DECIMAL), **_prefixed("B", _BINARY)}.items():
     UNITS[_u] = ("bytes", _m)
@@ -108,8 +109,15 @@ UNITS["1"] = ("share", Fraction(1))
 for _u, _m in {"s": Fraction(1), "ms": Fraction(1, 10**3), "us": Fraction(1, 10**6), "ns": Fraction(1, 10**9)}.items():
     UNITS[_u] = ("seconds", _m)
 
+# Counts (where a serving stack's facts hold, issue 14): token-rows a pass, cached positions.
+UNITS["rows"] = ("rows", Fraction(1))
+UNITS["positions"] = ("positions", Fraction(1))
+
 #: The base unit each dimension is reported in.
-BASE_UNITS = {"bytes": "B", "bytes/s": "B/s", "MAC/s": "MAC/s", "cycle/s": "cycle/s", "share": "1", "seconds": "s"}
+BASE_UNITS = {
+    "bytes": "B", "bytes/s": "B/s", "MAC/s": "MAC/s", "cycle/s": "cycle/s", "share": "1", "seconds": "s",
+    "rows": "rows", "positions": "positions",
+}
 
 
 def to_base(amount: int | float, unit: str, where: str = "value") -> float:
@@ -148,7 +156,8 @@ class Fact:
     written in the file. ``provenance`` places it on the ladder; ``source`` is the id of the source record it comes
     from (``sources/ID.toml``) and ``locator`` where in that source (table, row, column, quoted figure); ``note``
     gives the basis of an estimate or what a device reports; ``derivation`` is the
-    :class:`~passprice.derivations.Derivation` of a computed fact. ``cite`` is the free-text citation of a fact
+    :class:`~passprice.derivations.Derivation` of a computed fact (a serving stack's fact read off measured runs: a
+    :class:`~passprice.fits.RunDerivation`, issue 14). ``cite`` is the free-text citation of a fact
     pinned in a lock written before sources existed (its derivation then is free text too); a fact has a source or
     such a cite.
     """
@@ -159,7 +168,7 @@ class Fact:
     provenance: Provenance = attrs.field(validator=attrs.validators.instance_of(Provenance))
     cite: str | None = attrs.field(default=None, validator=attrs.validators.optional(attrs.validators.instance_of(str)))
     note: str | None = None
-    derivation: str | Derivation | None = None
+    derivation: str | Derivation | RunDerivation | None = None
     source: str | None = attrs.field(
         default=None, validator=attrs.validators.optional(attrs.validators.instance_of(str))
     )
@@ -248,13 +257,14 @@ _ORDER = ("value", "unit", "provenance", "source", "locator", "cite", "note", "d
 
 
 @functools.cache
-def _derivation() -> Any:
-    """:class:`~passprice.derivations.Derivation`, with :class:`Fact`'s annotations resolved against it (it lives in
-    :mod:`passprice.derivations`, which imports this module)."""
+def _derivations() -> tuple[Any, Any]:
+    """:class:`~passprice.derivations.Derivation` and :class:`~passprice.fits.RunDerivation`, with :class:`Fact`'s
+    annotations resolved against them (they live in modules that import this one)."""
     from passprice.derivations import Derivation
+    from passprice.fits import RunDerivation
 
-    attrs.resolve_types(Fact, localns={"Derivation": Derivation})
-    return Derivation
+    attrs.resolve_types(Fact, localns={"Derivation": Derivation, "RunDerivation": RunDerivation})
+    return Derivation, RunDerivation
 
 
 @functools.cache
@@ -265,7 +275,7 @@ def _fact_unstructure() -> Any:
     def unstructure_derivation(d: Any) -> Any:
         return d if d is None or isinstance(d, str) else d.to_entry()
 
-    _derivation()
+    _derivations()
     return make_dict_unstructure_fn(
         Fact, converter, _cattrs_omit_if_default=True, value=override(omit=True), amount=override(rename="value"),
         derivation=override(unstruct_hook=unstructure_derivation),
@@ -275,10 +285,13 @@ def _fact_unstructure() -> Any:
 @functools.cache
 def _fact_structure() -> Any:
     """The generated structure function of :class:`Fact`, made on first use."""
-    derivation = _derivation()
+    derivation, run_derivation = _derivations()
 
     def structure_derivation(v: Any, _: Any) -> Any:
-        return derivation.from_entry(v) if isinstance(v, Mapping) else v
+        if not isinstance(v, Mapping):
+            return v
+        # A table naming a method is read off measured runs (issue 14); one naming a formula computes from inputs.
+        return run_derivation.from_entry(v) if "method" in v else derivation.from_entry(v)
 
     return make_dict_structure_fn(
         Fact, converter, _cattrs_forbid_extra_keys=True, value=override(rename=_BASE),

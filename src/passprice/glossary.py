@@ -315,7 +315,9 @@ _TERMS = (
         "reach, whether its terms overlap or add (terms.serial), and the memory it keeps for itself. The price without "
         "a stack is the card's limit; --stack S prints the stack's expected price beside it, and the ratio. passprice "
         "calibrate fits a stack's facts to measured runs (registry/measurements/), reporting its error on cards and "
-        "checkpoints it held out; passprice validate prices every measured run both ways.",
+        "checkpoints it held out; passprice validate prices every measured run both ways. Its facts hold only where "
+        "its runs were measured (range.rows: token-rows a pass; range.position: cached positions): a price outside is "
+        "refused (BeyondStack), and best --stack seeks its best batch only inside.",
         ("serving stack", "expected", "expected price", "limit", "calibrate", "validate"),
     ),
     Term(

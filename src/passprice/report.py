@@ -410,4 +410,10 @@ def expected_text(expected: Any) -> str:
         f"({si(reserved, 'B')} reserved)",
         f"  provenance    {e.provenance.value} — weakest: {', '.join(e.weakest)}",
     ]
+    if expected.held is not None:  # where the stack's facts hold (range.*, issue 14)
+        h = expected.held
+        rows = f"batch {h.rows[0]:,} … {h.rows[1]:,}" if e.rows_per_sequence == 1 else (
+            f"{h.rows[0]:,} … {h.rows[1]:,} token-rows a pass")
+        lines.insert(-1, f"  holds on      {rows}, cached positions {h.positions[0]:,.0f} … {h.positions[1]:,.0f} "
+                         "(range.*: where its runs were measured)")
     return "\n".join(lines)

@@ -5,8 +5,9 @@ has, the reference facts filled in, the user's own records empty, and the toolin
 
 - every record folder of :class:`~passprice.registry.Root` (read off its properties, so a record kind added there is
   carried without a change here): the reference data (``facts/…``, ``sources/`` — any folder outside ``registry/``
-  and ``locks/``) copied from the root in effect (the embedded default outside a checkout), the user's own records
-  (``registry/…``, ``locks/``) empty, each holding a ``.gitkeep`` so git keeps it;
+  and ``locks/``, and the measurements the reference stacks are fitted from) copied from the root in effect (the
+  embedded default outside a checkout), the user's own records (``registry/…``, ``locks/``) empty, each holding a
+  ``.gitkeep`` so git keeps it;
 - ``schema/``: a copy of the JSON Schemas the files name on their ``#:schema`` line, so an editor validates them and
   ``passprice`` validates against the schemas the facts were written for;
 - ``.taplo.toml``: the schema of every folder, so taplo (and Even Better TOML) validate a new file before it has its
@@ -62,10 +63,47 @@ def record_folders(root: Root) -> dict[str, str]:
     return dict(sorted(out.items(), key=lambda item: item[1]))
 
 
+#: Folders below :data:`OWN` that are reference data all the same: the measurements the reference serving stacks
+#: (``facts/stacks``) are fitted from. A stack's fit names its runs, and ``check`` re-runs the fit, so a registry
+#: holding the stacks without their runs would fail its first check (the checkpoint entries those runs name are
+#: carried too: :func:`fit_checkpoints`).
+FIT_INPUTS = ("registry/measurements",)
+
+
+def fit_checkpoints(source: Root) -> list[Path]:
+    """The checkpoint entries (``registry/checkpoints/NAME.toml`` of ``source``) that the measured runs of ``source``
+    name (each run's ``checkpoint`` key): the re-run of a reference stack's fit prices each run on its checkpoint.
+    A measurement file that does not read is skipped here (``check`` reports it); a name with no entry is left out
+    (``check`` names it)."""
+    import tomllib
+
+    names: set[str] = set()
+
+    def walk(value: object) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if key == "checkpoint" and isinstance(item, str):
+                    names.add(item)
+                else:
+                    walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    if source.measurements.is_dir():
+        for path in sorted(source.measurements.glob("*.toml")):
+            try:
+                walk(tomllib.loads(read_regular(path, MAX_TOML_BYTES).decode("utf-8")))
+            except (InputError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+                continue
+    return [p for name in sorted(names) if (p := source.checkpoints / f"{name}.toml").is_file()]
+
+
 def is_own(folder: str) -> bool:
-    """True for a folder of the user's own records (below ``registry/`` or ``locks/``), which ``init`` leaves
-    empty; false for reference data it copies."""
-    return folder.split("/", 1)[0] in OWN
+    """True for a folder of the user's own records (below ``registry/`` or ``locks/``, except the measurements the
+    reference stacks are fitted from, :data:`FIT_INPUTS`), which ``init`` leaves empty; false for reference data it
+    copies."""
+    return folder.split("/", 1)[0] in OWN and folder not in FIT_INPUTS
 
 
 def _schema_line(folder: Path) -> str | None:
@@ -135,9 +173,17 @@ def workflow(install: str) -> str:
     return text.replace("__INSTALL__", install)
 
 
+def _what(folder: str, copied: tuple[str, ...]) -> str:
+    if folder in copied:
+        return f"copied from passprice {__version__}"
+    if folder == "registry/checkpoints":
+        return "your own (holds the checkpoints the measurements ran)"
+    return "your own (empty)"
+
+
 def _readme(plan_folders: tuple[str, ...], copied: tuple[str, ...], source: Root) -> str:
     rows = "\n".join(
-        f"{folder + '/':<24}{'copied from passprice ' + __version__ if folder in copied else 'your own (empty)'}"
+        f"{folder + '/':<24}{_what(folder, copied)}"
         for folder in plan_folders
     )
     return f"""# A passprice registry
@@ -197,6 +243,9 @@ def plan(source: Root, requirement: str | None = None, examples: bool = False) -
                 files[f"{rel}/{p.name}"] = read_regular(p, MAX_TOML_BYTES)
             if entries:
                 copied.append(rel)
+        if rel == "registry/checkpoints" and not examples:
+            for p in fit_checkpoints(source):
+                files[f"{rel}/{p.name}"] = read_regular(p, MAX_TOML_BYTES)
         if not any(k.startswith(f"{rel}/") for k in files):
             files[f"{rel}/.gitkeep"] = _KEEP.encode()
     schema_folder = source.schema

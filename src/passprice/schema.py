@@ -114,6 +114,9 @@ def _explain(error: Any) -> str:
             f"{_key_path(where)}: a fact cites a source record now: give source = ID (a file in sources/) and "
             "locator = where in it (table, row, figure), instead of cite"
         )
+    if error.validator == "not" and error.validator_value == {} and isinstance(error.schema, dict):
+        # A key a schema no longer has (``"not": {}``) says why in its description.
+        return f"{_key_path(where)}: no longer a key: {error.schema.get('description', 'remove it')}"
     if error.validator == "pattern" and isinstance(error.schema, dict) and error.schema.get("description"):
         # A pattern says what it wants in its description ("YYYY-MM-DD, or \"unknown\""), in words a person reads.
         return f"{_key_path(where)}: {instance!r} is not {error.schema['description']}"

@@ -982,13 +982,20 @@ class PassShape:
             return min(self.card_room(card, pricing) + self.host_room(card), U32_MAX)
         return self.card_room(card, pricing)
 
-    def best(self, card: Card, host_memory: bool, pricing: Pricing | None = None) -> ServingCost:
+    def best(
+        self,
+        card: Card,
+        host_memory: bool,
+        pricing: Pricing | None = None,
+        batches: tuple[int, int] | None = None,
+    ) -> ServingCost:
         """The batch that makes ``card`` emit the most tokens per second, and its pass: the seed's answer
         (:meth:`best_by_scan`), found without pricing every batch (:func:`passprice.batching.best`); at
-        ``pricing`` (default: the card's limit; a serving stack's, issue 14)."""
+        ``pricing`` (default: the card's limit; a serving stack's, issue 14), among ``batches`` (lo, hi; default
+        every batch)."""
         from passprice.batching import best
 
-        return best(self, card, host_memory, pricing)
+        return best(self, card, host_memory, pricing, batches)
 
     def max_batch(self, card: Card, host_memory: bool, pricing: Pricing | None = None) -> int:
         """The most sequences the serving carries on ``card``: the seed's answer (:meth:`max_batch_by_scan`),
@@ -997,25 +1004,33 @@ class PassShape:
 
         return max_batch(self, card, host_memory, pricing)
 
-    def best_by_scan(self, card: Card, host_memory: bool, pricing: Pricing | None = None) -> ServingCost:
+    def best_by_scan(
+        self,
+        card: Card,
+        host_memory: bool,
+        pricing: Pricing | None = None,
+        batches: tuple[int, int] | None = None,
+    ) -> ServingCost:
         """The batch that makes ``card`` emit the most tokens per second, and its pass (seed ``PassShape::best``):
         every batch from 1 up to what memory holds is priced; a batch replaces the best only when it is faster by
         more than a relative 1e-12, so ties go to the smaller batch; the scan stops at the first batch refused for
         capacity. Raises what :meth:`cost_split` raises for batch 1 when no batch fits.
 
         This is the seed's scanning algorithm, kept as the reference the closed form is tested against and as its
-        fallback for near-ties it cannot settle.
+        fallback for near-ties it cannot settle. ``batches`` (lo, hi): scan from ``lo`` to at most ``hi`` (a
+        serving stack's calibrated batches, issue 14); default from 1, the seed's.
         """
         best: ServingCost | None = None
         basis = self.basis(card, pricing)
-        for batch in range(1, max(self.most(card, host_memory, basis.pricing), 1) + 1):
+        lo, hi = batches if batches is not None else (1, U32_MAX)
+        for batch in range(lo, min(max(self.most(card, host_memory, basis.pricing), 1), hi) + 1):
             try:
                 c = self.cost_split(card, batch, host_memory, basis)
             except (NotResident, OnChipOverflow):
                 break
             if best is None or c.tokens_per_s > best.tokens_per_s * (1.0 + 1e-12):
                 best = c
-        return best if best is not None else self.cost_split(card, 1, host_memory, basis)
+        return best if best is not None else self.cost_split(card, lo, host_memory, basis)
 
     def max_batch_by_scan(self, card: Card, host_memory: bool, pricing: Pricing | None = None) -> int:
         """The most sequences the serving carries on ``card``: every larger batch is refused for capacity (seed

@@ -146,7 +146,9 @@ def play_acceptance(acceptance: Sequence[float], passes: int, seed: int = 0) -> 
 class DraftRow:
     """One draft length ``tokens`` (0: no drafting): its priced pass ``cost`` or its ``refusal``, the expected
     ``emitted`` tokens per pass per sequence, the ``speedup`` of its tokens/s over the no-drafting row's (``None``
-    when either is refused), and the Monte-Carlo check ``simulated``."""
+    when either is refused), and the Monte-Carlo check ``simulated``. Under a serving stack (issue 14): the
+    ``expected`` price beside the limit (:class:`~passprice.stacks.Expected`) or its ``expected_refusal``, and
+    ``expected_speedup``, its expected tokens/s over the no-drafting row's expected tokens/s."""
 
     tokens: int
     emitted: float | None
@@ -154,6 +156,9 @@ class DraftRow:
     refusal: ServingRefusal | None = None
     speedup: float | None = None
     simulated: AcceptanceCheck | None = None
+    expected: Any = None
+    expected_refusal: ServingRefusal | None = None
+    expected_speedup: float | None = None
 
     @property
     def tokens_per_s(self) -> float | None:
@@ -165,11 +170,13 @@ class DraftRow:
 class Speculation:
     """Each draft length priced at one batch (``batch``) or each at its own best batch (``batch`` ``None``):
     ``rows`` (no drafting first, then the requested lengths), the drafting ``method``, and ``best_tokens``, the draft
-    length with the most tokens/s (0 when not drafting is fastest; ties to the shorter draft)."""
+    length with the most tokens/s (0 when not drafting is fastest; ties to the shorter draft); ``stack``: the serving
+    stack each row's expected price is made under, or ``None``."""
 
     method: DraftMethod
     batch: int | None
     rows: tuple[DraftRow, ...]
+    stack: str | None = None
 
     @property
     def best_tokens(self) -> int | None:
@@ -233,6 +240,7 @@ def speculate(
     head_rows: int | None = None,
     passes: int = 100_000,
     seed: int = 0,
+    stack: Any = None,
 ) -> Speculation:
     """Tokens/s and speedup over no drafting of ``serving`` on ``card`` drafting each of ``tokens`` with
     ``method``: every row priced at ``batch`` sequences (seed ``price_serving``), or, with ``batch`` ``None``, each at
@@ -241,8 +249,12 @@ def speculate(
     priced draft row carries :func:`play_acceptance` of its acceptances (``passes`` passes from ``seed``).
 
     Speedup = tokens/s(k) / tokens/s(0), with tokens/s = batch × ``emitted_per_pass`` / pass seconds (seed
-    ``ServingCost::tokens_per_s``). Raises :class:`InputError` for a batch below 1, or when the loops would draw
-    more than :data:`MAX_DRAWS` uniforms (``passes`` × the drafts of every length the method has figures for)."""
+    ``ServingCost::tokens_per_s``). With a serving ``stack`` (issue 14), each priced row also carries its expected
+    price under the stack beside the limit (:func:`~passprice.stacks.price_expected`, at the same batch, or at the
+    stack's own best batch among those its facts hold on) or the stack's refusal of it (``StackLacks``,
+    ``BeyondStack``: a draft adds token-rows a pass), and the expected speedup over not drafting under the stack.
+    Raises :class:`InputError` for a batch below 1, or when the loops would draw more than :data:`MAX_DRAWS`
+    uniforms (``passes`` × the drafts of every length the method has figures for)."""
     if batch is not None and batch < 1:
         raise InputError(f"--batch: {batch} sequences price nothing; give at least 1")
     draws = passes * sum(k for k in tokens if k <= len(method.acceptance))
@@ -253,6 +265,7 @@ def speculate(
         )
     rows: list[DraftRow] = []
     base: float | None = None
+    expected_base: float | None = None
     for k in (0, *(t for t in tokens if t != 0)):
         drafted = with_draft(serving, method, k, head_rows)
         acceptance = [a.value for a in drafted.draft.acceptance] if drafted.draft is not None else []
@@ -267,6 +280,20 @@ def speculate(
             continue
         if k == 0:
             base = cost.tokens_per_s
+        under: dict[str, Any] = {}
+        if stack is not None:
+            from passprice.stacks import price_expected
+
+            at = drafted if batch is None else attrs.evolve(drafted, batch=batch)
+            try:
+                expected = price_expected(header, card, at, stack, "best" if batch is None else "price")
+            except ServingRefusal as e:
+                under = {"expected_refusal": e}
+            else:
+                tps = expected.expected.tokens_per_s
+                if k == 0:
+                    expected_base = tps
+                under = {"expected": expected, "expected_speedup": tps / expected_base if expected_base else None}
         rows.append(
             DraftRow(
                 k,
@@ -274,9 +301,10 @@ def speculate(
                 cost=cost,
                 speedup=cost.tokens_per_s / base if base else None,
                 simulated=play_acceptance(acceptance, passes, seed + k) if k else None,
+                **under,
             )
         )
-    return Speculation(method, batch, tuple(rows))
+    return Speculation(method, batch, tuple(rows), stack.name if stack is not None else None)
 
 
 def speculation_json(result: Speculation) -> dict[str, Any]:
@@ -303,12 +331,39 @@ def speculation_json(result: Speculation) -> dict[str, Any]:
             )
             if r.simulated is not None:
                 entry["simulated"] = attrs.asdict(r.simulated)
+            if result.stack is not None:
+                entry.update(_expected_entry(r))
         rows.append(entry)
-    return {
+    out: dict[str, Any] = {
         "method": result.method.name,
         "batch": result.batch,
         "best_tokens": result.best_tokens,
         "rows": rows,
+    }
+    if result.stack is not None:
+        out["stack"] = result.stack
+    return out
+
+
+def _expected_entry(r: DraftRow) -> dict[str, Any]:
+    """A row's expected price under the stack for ``--json``: ``expected`` (batch, tokens/s, pass seconds, binding
+    term, provenance, the ratio to the limit's tokens/s, the speedup over not drafting under the stack) or
+    ``expected_refusal`` (the refusal's object)."""
+    if r.expected_refusal is not None:
+        return {"expected": None, "expected_refusal": r.expected_refusal.to_json()}
+    e = r.expected.expected
+    return {
+        "expected": {
+            "batch": e.batch,
+            "tokens_per_s": e.tokens_per_s,
+            "ratio": r.expected.ratio,
+            "speedup": r.expected_speedup,
+            "pass_s": e.pass_s,
+            "fixed_s": r.expected.fixed_s,
+            "binds": e.binds.value,
+            "provenance": e.provenance.value,
+        },
+        "expected_refusal": None,
     }
 
 
@@ -375,6 +430,8 @@ def speculation_text(result: Speculation, title: str) -> str:
     for r in result.rows:
         if r.refusal is not None and r.tokens not in too_long:
             lines.append(f"  {r.tokens}: refused ({r.refusal.name}): {r.refusal}")
+    if result.stack is not None:
+        lines += ["", _expected_table(result)]
     simulated = [r.simulated for r in result.rows if r.simulated is not None]
     if simulated:
         lines.append(
@@ -382,3 +439,43 @@ def speculation_text(result: Speculation, title: str) -> str:
             "against emitted_per_pass = 1 + a1 + a1·a2 + …"
         )
     return "\n".join(lines)
+
+
+def _expected_table(result: Speculation) -> str:
+    """The rows under the serving stack (issue 14): each draft length's expected tokens/s, its ratio to the limit's,
+    its speedup over not drafting under the stack, batch, pass, bind and provenance, or the stack's refusal."""
+    from passprice.tables import si, text_table
+
+    rows = []
+    refusals: dict[tuple[str, str], list[int]] = {}  # one line a refusal, naming the draft lengths it refuses
+    for r in result.rows:
+        if r.cost is None:
+            continue
+        if r.expected is None:
+            name = r.expected_refusal.name if r.expected_refusal is not None else "refused"
+            rows.append([str(r.tokens), "–", "", "", "", "", f"refused: {name}", ""])
+            if r.expected_refusal is not None:
+                refusals.setdefault((name, str(r.expected_refusal)), []).append(r.tokens)
+            continue
+        e = r.expected.expected
+        rows.append(
+            [
+                str(r.tokens),
+                f"{e.tokens_per_s:,.1f}",
+                f"{r.expected.ratio:.4g}",
+                f"{r.expected_speedup:.3f}×" if r.expected_speedup is not None else "–",
+                f"{e.batch:,}",
+                si(e.pass_s, "s"),
+                e.binds.value,
+                e.provenance.value,
+            ]
+        )
+    table = text_table(
+        ["draft", "expected tokens/s", "× limit", "speedup", "batch", "pass", "binds", "provenance"],
+        rows,
+        right=(0, 1, 2, 3, 4, 5),
+    )
+    lines = [f"  {', '.join(map(str, ks))}: refused under the stack ({name}): {text}"
+             for (name, text), ks in refusals.items()]
+    return "\n".join([f"under stack {result.stack}: the expected price of each draft length beside the limit's", "",
+                      table, *lines])

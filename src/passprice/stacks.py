@@ -15,7 +15,11 @@ provenance and a citation (DESIGN.md, Stacks):
 - ``terms.serial`` (a share in [0, 1]): how much of the non-binding terms adds to the binding one (0: they overlap,
   the card's limit; 1: they run one after another);
 - ``memory.reserved`` (bytes): card memory the runtime keeps for itself (its context, workspaces, graphs), which a
-  serving cannot fill.
+  serving cannot fill;
+- ``range.rows.min``, ``range.rows.max`` (token-rows a pass: batch × (1 + draft tokens)) and ``range.position.min``,
+  ``range.position.max`` (cached positions): where its facts hold, the passes its measured runs covered. A stack's
+  facts hold only where they were measured: an expected price outside is refused (:class:`BeyondStack`), and a best
+  batch is sought only inside.
 
 Where its kernels run is the stack's, not a fact: ``integer_matrices = "array" | "vector"`` (llama.cpp's quantised
 mat-vec kernels run on the CUDA cores, not the tensor cores) and ``float_matrices = "tensor" | "vector"``. A fact may
@@ -23,7 +27,8 @@ differ by card (``[cards.NAME.share.read]``); the card's own value is used where
 
 The expected pass goes through the one cost formula (:mod:`passprice.cost`) at a :class:`~passprice.cost.Pricing`
 built here (:func:`expected_pricing`), so it is priced by the same arithmetic as the limit, and the limit is untouched.
-A stack that lacks a fact a serving needs refuses it by name (:class:`StackLacks`), never guesses.
+A stack that lacks a fact a serving needs refuses it by name (:class:`StackLacks`), never guesses; a serving outside
+where the facts hold is refused by name too (:class:`BeyondStack`).
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ from passprice.files import is_there
 from passprice.gguf_header import GGUFHeader
 from passprice.registry import Root, not_found
 from passprice.serving import (
+    ContextMix,
     PassShape,
     Serving,
     ServingCost,
@@ -64,7 +70,14 @@ STACK_PATHS: dict[str, str] = {
     "share.scale": "share",
     "terms.serial": "share",
     "memory.reserved": "bytes",
+    "range.rows.min": "rows",
+    "range.rows.max": "rows",
+    "range.position.min": "positions",
+    "range.position.max": "positions",
 }
+
+#: The facts that say where a stack's facts hold (issue 14): token-rows a pass, cached positions.
+RANGE_PATHS = ("range.rows.min", "range.rows.max", "range.position.min", "range.position.max")
 
 #: Where a stack's matrix kernels may run.
 INTEGER_ROUTES = ("array", "vector")
@@ -90,14 +103,121 @@ class StackLacks(ServingRefusal):
         )
 
     def fields(self) -> dict[str, Any]:
+        """The refusal's fields for ``--json`` (beside ``refusal`` and ``message``): ``stack`` (its name), ``path``
+        (the stack fact it lacks, ``share.rewrite``) and ``why`` (what in the serving needs it)."""
         return {"stack": self.stack, "path": self.path, "why": self.why}
+
+
+class BeyondStack(ServingRefusal):
+    """The price needs a pass outside where the stack's facts hold (its ``range.*`` facts, the passes its measured
+    runs covered): refused, not extrapolated. ``path``: ``range.rows`` (token-rows a pass) or ``range.position``
+    (a cached position); ``low`` … ``high``: the range; ``needs``: what the price needs; ``what``: that in words
+    (``batch 578``); ``fix``: what would calibrate the stack there (``runs at that batch``)."""
+
+    name = "BeyondStack"
+
+    def __init__(self, stack: str, path: str, low: float, high: float, needs: float, what: str, fix: str) -> None:
+        self.stack = stack
+        self.path = path
+        self.low = low
+        self.high = high
+        self.needs = needs
+        self.what = what
+        if path == "range.position":
+            span = f"cached positions {low:,.0f} … {high:,.0f}"
+        elif what.startswith("batch"):
+            span = f"batch {low:,.0f} … {high:,.0f}"  # its runs decode one token a sequence: a batch is its rows
+        else:
+            span = f"passes of {low:,.0f} … {high:,.0f} token-rows (batch × (1 + draft tokens))"
+        super().__init__(
+            f"{stack} was calibrated on {span}; this price needs {what}; price the limit (without --stack), or "
+            f"calibrate the stack on {fix}"
+        )
+
+    def fields(self) -> dict[str, Any]:
+        """The refusal's fields for ``--json``: ``stack``, ``path`` (``range.rows`` or ``range.position``), ``low``
+        and ``high`` (the range its facts hold on), ``needs`` (what the price needs) and ``what`` (that in words)."""
+        return {
+            "stack": self.stack,
+            "path": self.path,
+            "low": self.low,
+            "high": self.high,
+            "needs": self.needs,
+            "what": self.what,
+        }
+
+
+@attrs.frozen
+class Held:
+    """Where a stack's facts hold (its ``range.*`` facts): ``rows`` (token-rows a pass, lo … hi) and ``positions``
+    (cached positions, lo … hi), for the stack named ``stack``."""
+
+    stack: str
+    rows: tuple[int, int]
+    positions: tuple[float, float]
+
+    def batches(self, rows_per_sequence: int) -> tuple[int, int] | None:
+        """The batches whose passes of ``rows_per_sequence`` token-rows a sequence lie within ``rows``: (lo, hi), or
+        ``None`` when none does."""
+        lo = -(-self.rows[0] // rows_per_sequence)
+        hi = self.rows[1] // rows_per_sequence
+        return (max(lo, 1), hi) if max(lo, 1) <= hi else None
+
+    def check_rows(self, rows: float, what: str, fix: str = "runs at that batch") -> None:
+        """Raises :class:`BeyondStack` when a pass of ``rows`` token-rows (``what``, in words) lies outside."""
+        if not self.rows[0] <= rows <= self.rows[1]:
+            raise BeyondStack(self.stack, "range.rows", self.rows[0], self.rows[1], rows, what, fix)
+
+    def check_batch(self, batch: int, rows_per_sequence: int) -> None:
+        """Raises :class:`BeyondStack` when a pass of ``batch`` sequences of ``rows_per_sequence`` token-rows each
+        lies outside."""
+        if rows_per_sequence == 1:
+            self.check_rows(batch, f"batch {batch:,}")
+        else:
+            self.check_rows(
+                batch * rows_per_sequence,
+                f"{batch * rows_per_sequence:,} token-rows a pass (batch {batch:,}, {rows_per_sequence - 1} draft "
+                f"token{'s' if rows_per_sequence > 2 else ''} a sequence)",
+                "runs at that batch and draft length",
+            )
+
+    def check_position(self, position: float) -> None:
+        """Raises :class:`BeyondStack` when a token reading ``position`` cached positions lies outside."""
+        if not self.positions[0] <= position <= self.positions[1]:
+            raise BeyondStack(
+                self.stack, "range.position", self.positions[0], self.positions[1], position,
+                f"position {position:,.0f}", "runs at that context",
+            )
+
+    def check_contexts(self, contexts: ContextMix) -> None:
+        """Raises :class:`BeyondStack` for a context class whose position lies outside."""
+        for c in contexts.classes:
+            self.check_position(c.position)
+
+
+def held(stack: Stack, card: str) -> tuple[Held | None, tuple[tuple[str, Fact], ...]]:
+    """Where ``stack``'s facts hold on ``card``, and the ``range.*`` facts that say so (lock path, fact); ``(None,
+    ())`` for a stack pinned in a lock written before stacks had a range (its price is reproduced as it was made).
+    Raises :class:`StackLacks` for a stack that lacks one of them."""
+    if not stack.ranged:
+        return None, ()
+    found = []
+    for path in RANGE_PATHS:
+        fact = stack.fact(path, card)
+        if fact is None:
+            raise StackLacks(stack.name, path, "a stack's facts hold only where its runs were measured")
+        found.append(fact)
+    values = [f.value for _, f in found]
+    return Held(stack.name, (int(values[0]), int(values[1])), (values[2], values[3])), tuple(found)
 
 
 @attrs.frozen
 class Stack:
     """A serving stack: ``name`` (its file's stem), ``title``, where its matrix kernels run (``integer_matrices``:
     ``array`` or ``vector``; ``float_matrices``: ``tensor`` or ``vector``), its ``facts`` by path (the module's
-    paths), and per-card facts (``cards``: card name → path → fact) that replace the stack's own for that card."""
+    paths), and per-card facts (``cards``: card name → path → fact) that replace the stack's own for that card.
+    ``ranged``: whether it states where its facts hold (``range.*``, required of every stack file; ``False`` only
+    for a stack pinned in a lock written before stacks had a range)."""
 
     name: str
     title: str
@@ -106,6 +226,7 @@ class Stack:
     facts: Mapping[str, Fact] = attrs.field(factory=dict)
     cards: Mapping[str, Mapping[str, Fact]] = attrs.field(factory=dict)
     note: str | None = None
+    ranged: bool = True
 
     def fact(self, path: str, card: str) -> tuple[str, Fact] | None:
         """The fact at ``path`` for ``card`` and its lock path: the card's own (``stack.cards.CARD.PATH``) where
@@ -154,7 +275,8 @@ def stack_from_lock_facts(
             cards.setdefault(card, {})[sub] = fact
         else:
             own[rest] = fact
-    return Stack(name, title, routes["integer_matrices"], routes["float_matrices"], own, cards)
+    ranged = any(p in own for p in RANGE_PATHS)
+    return Stack(name, title, routes["integer_matrices"], routes["float_matrices"], own, cards, ranged=ranged)
 
 
 def _facts_at(node: Mapping[str, Any], source: str, prefix: str = "") -> dict[str, Fact]:
@@ -227,7 +349,9 @@ def expected_pricing(
     ``overhead.pass`` + layers × ``overhead.layer``; ``serial`` = ``terms.serial``.
 
     Raises :class:`StackLacks` for a fact the pass needs that the stack does not give (a term with work or bytes in
-    it needs its share; every pass needs the overheads, the serial share, the reserve and ``share.read``).
+    it needs its share; every pass needs the ``range.*`` facts, the overheads, the serial share, the reserve and
+    ``share.read``). The ``range.*`` facts are among those it rests on; whether a pass lies within them is the
+    caller's to check (:func:`held`), which knows the batch.
     """
     used: list[tuple[str, Fact]] = []
 
@@ -240,6 +364,9 @@ def expected_pricing(
         return found[1].value
 
     limit = Pricing.limit(card)
+    for found in held(stack, card.name)[1]:
+        if found not in used:
+            used.append(found)
     fixed = need("overhead.pass", "every pass pays it") + shape.layers * need(
         "overhead.layer", f"the pass runs through {shape.layers} blocks"
     )
@@ -307,12 +434,14 @@ def with_stack(cost: ServingCost, stack_facts: tuple[tuple[str, Fact], ...]) -> 
 class Expected:
     """A price beside its card's limit: ``limit`` (the seed's price, every term at the card's own rates), and
     ``expected`` (the same serving under ``stack``: its rates, fixed costs and serial terms; it rests on the
-    stack's facts too), with ``fixed_s``, the fixed seconds each of its passes pays."""
+    stack's facts too), with ``fixed_s``, the fixed seconds each of its passes pays, and ``held``, where the
+    stack's facts hold (``None`` for a stack pinned before stacks had a range)."""
 
     stack: Stack
     limit: ServingCost
     expected: ServingCost
     fixed_s: float
+    held: Held | None = None
 
     @property
     def ratio(self) -> float:
@@ -328,33 +457,51 @@ class Expected:
 def price_expected(header: GGUFHeader, card: Card, serving: Serving, stack: Stack, kind: str = "price") -> Expected:
     """The limit and the expected price of ``serving`` on ``card`` under ``stack``. ``kind``: ``price`` (the
     serving's batch, both) or ``best`` (each at its own best batch: the stack's may be smaller, its memory smaller by
-    ``memory.reserved``). Raises what :func:`~passprice.serving.pass_shape` and the pricers raise, and
-    :class:`StackLacks`."""
+    ``memory.reserved``; the stack's only among the batches where its facts hold). Raises what
+    :func:`~passprice.serving.pass_shape` and the pricers raise, :class:`StackLacks`, and :class:`BeyondStack` for a
+    batch (``price``) or a context position outside where the stack's facts hold, or a draft length whose passes
+    lie outside at every batch (``best``)."""
     shape = pass_shape(header, serving)
     pricing, used = expected_pricing(stack, card, shape, serving.host_memory)
+    bounds, _ = held(stack, card.name)
     if kind == "best":
         limit = shape.best(card, serving.host_memory)
-        expected = shape.best(card, serving.host_memory, pricing)
+        batches = None
+        if bounds is not None:
+            bounds.check_contexts(serving.contexts)
+            batches = bounds.batches(shape.rows_per_sequence)
+            if batches is None:  # even batch 1 carries more rows than the stack was measured on
+                bounds.check_batch(1, shape.rows_per_sequence)
+        expected = shape.best(card, serving.host_memory, pricing, batches)
     else:
         from passprice.serving import Empty
 
         if serving.batch == 0:
             raise Empty("batch")
         limit = shape.cost_split(card, serving.batch, serving.host_memory)
+        if bounds is not None:
+            bounds.check_contexts(serving.contexts)
+            bounds.check_batch(serving.batch, shape.rows_per_sequence)
         expected = shape.cost_split(card, serving.batch, serving.host_memory, pricing=pricing)
-    return Expected(stack, limit, with_stack(expected, used), pricing.fixed_s)
+    return Expected(stack, limit, with_stack(expected, used), pricing.fixed_s, bounds)
 
 
-def max_batch_expected(header: GGUFHeader, card: Card, serving: Serving, stack: Stack) -> tuple[int, int, float]:
-    """(the limit's largest batch, the stack's, the memory it reserves in bytes): the stack's serving fills the
-    card less ``memory.reserved``; a mixture of experts needs no routing record for it (what fits does not depend on
-    routing, :func:`~passprice.serving.fit_shape`). Raises as :func:`price_expected`."""
+def max_batch_expected(
+    header: GGUFHeader, card: Card, serving: Serving, stack: Stack
+) -> tuple[int, int, float, tuple[int, int] | None]:
+    """(the limit's largest batch, the stack's, the memory it reserves in bytes, the batches its facts hold on for
+    this serving's rows a sequence, or ``None``: none, or a stack pinned before ranges): the stack's serving fills
+    the card less ``memory.reserved``, whatever its range (what fits is memory's answer, not a price); a mixture of
+    experts needs no routing record for it (what fits does not depend on routing, :func:`~passprice.serving.fit_shape`).
+    Raises as :func:`price_expected`."""
     from passprice.serving import fit_shape
 
     shape = fit_shape(header, serving)
     pricing, _ = expected_pricing(stack, card, shape, serving.host_memory)
+    bounds, _ = held(stack, card.name)
     return (
         shape.max_batch(card, serving.host_memory),
         shape.max_batch(card, serving.host_memory, pricing),
         Pricing.limit(card).capacity - pricing.capacity,
+        bounds.batches(shape.rows_per_sequence) if bounds is not None else None,
     )

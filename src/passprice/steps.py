@@ -228,7 +228,9 @@ class StepPricer:
     ``groups``: the attention groups; ``head_bytes`` and ``head_array``, ``head_vector``, ``head_scale``: the
     verifying head's stream and one row's work through it (``head_floats``: its float-matrix MACs by type);
     ``state_bytes``: the recurrent state a prompt chunk writes back once (all recurrent layers); ``kv_page``
-    (``None``: contiguous) and ``limit`` (positions each sequence is allowed; a contiguous cache holds it all)."""
+    (``None``: contiguous) and ``limit`` (positions each sequence is allowed; a contiguous cache holds it all).
+    Under a serving stack (issue 14): ``pricing`` (its rates), ``stack_facts`` (its facts a step rests on) and
+    ``calibrated`` (where its facts hold, :class:`~passprice.stacks.Held`: a step outside is refused)."""
 
     card: Card
     shape: PassShape
@@ -245,6 +247,7 @@ class StepPricer:
     limit: int
     pricing: Pricing | None = None
     stack_facts: tuple[tuple[str, Fact], ...] = ()
+    calibrated: Any = None
 
     @classmethod
     def of(cls, header: GGUFHeader, card: Card, s: Serving, stack: Any = None) -> StepPricer:
@@ -290,10 +293,10 @@ class StepPricer:
     def _stack(stack: Any, card: Card, shape: PassShape) -> dict[str, Any]:
         if stack is None:
             return {}
-        from passprice.stacks import expected_pricing
+        from passprice.stacks import expected_pricing, held
 
         pricing, used = expected_pricing(stack, card, shape)
-        return {"pricing": pricing, "stack_facts": used}
+        return {"pricing": pricing, "stack_facts": used, "calibrated": held(stack, card.name)[0]}
 
     @property
     def capacity(self) -> float:
@@ -352,7 +355,9 @@ class StepPricer:
     def price(self, step: StepRows) -> StepCost:
         """The pass of ``step`` on the card: shared stream once, every sequence's own bytes, every row's work;
         the five terms as the seed's ``PassShape::cost`` computes them, with sums over sequences for its products
-        by the batch. Raises :class:`ValueError` for a step that carries nothing."""
+        by the batch. Raises :class:`ValueError` for a step that carries nothing, and under a serving stack
+        :class:`~passprice.stacks.BeyondStack` for a step outside where its facts hold (its token-rows, or a position
+        a row reads)."""
         sh, zero, pr = self.shape, self.zero, self.prompt
         pos = step.decode_positions
         d = float(len(pos))
@@ -362,6 +367,8 @@ class StepPricer:
             raise ValueError("a step carries at least one sequence")
         prompt_rows = float(rows.sum())
         lasts = float(step.prompt_last.sum())
+        if self.calibrated is not None:
+            self._within(step, d, prompt_rows)
 
         # Decoding sequences: their position-independent parts, then each attention group's positions.
         read = d * zero.read_bytes
@@ -460,6 +467,19 @@ class StepPricer:
             prompt_rows=int(prompt_rows),
             emitted=d * sh.emitted_per_sequence + lasts,
         )
+
+    def _within(self, step: StepRows, decoding: float, prompt_rows: float) -> None:
+        """Raises :class:`~passprice.stacks.BeyondStack` for a step outside where the stack's facts hold: its
+        token-rows (each decoding sequence's rows, every prompt row), or the last position a row reads."""
+        n = self.shape.rows_per_sequence
+        total = decoding * n + prompt_rows
+        bounds = self.calibrated
+        if not bounds.rows[0] <= total <= bounds.rows[1]:
+            what = f"{total:,.0f} token-rows a step ({decoding:,.0f} decoding × {n}, {prompt_rows:,.0f} prompt)"
+            bounds.check_rows(total, what, "runs of such steps")
+        ends = [*step.decode_positions.tolist(), *(step.prompt_starts + step.prompt_rows - 1.0).tolist()]
+        bounds.check_position(max(ends))
+        bounds.check_position(min([*step.decode_positions.tolist(), *step.prompt_starts.tolist()]))
 
     # --- what it rests on ------------------------------------------------------------------------------------------
 

@@ -728,12 +728,29 @@ class Sweeper:
         host_memory: bool,
         card: Card,
     ) -> Segment:
-        """``segment`` with the stack's columns (issue 14), or as it is without a stack."""
+        """``segment`` with the stack's columns (issue 14), or as it is without a stack. A row outside where the
+        stack's facts hold (its ``range.*``: token-rows a pass, the position) has no expected price:
+        ``BeyondStack``."""
         if self.stack is None or expected is None:
             return segment
         cells = _expected_cells(
             expected, index, segment.batches, segment.provenance, exact, host_memory, card, self.stack.name
         )
+        if expected.priced is not None:
+            from passprice.stacks import BeyondStack, held
+
+            bounds, _ = held(self.stack, card.name)
+            if bounds is not None:
+                rows_per_sequence = 1 + int(segment.common["draft_tokens"])
+                position = float(segment.common["position"])
+                for j, b in enumerate(segment.batches.tolist()):
+                    if cells[j]["expected_refusal"] is not None:
+                        continue
+                    try:
+                        bounds.check_position(position)
+                        bounds.check_batch(int(b), rows_per_sequence)
+                    except BeyondStack as e:
+                        cells[j] = {**dict.fromkeys(cells[j]), "stack": self.stack.name, "expected_refusal": e.name}
         return attrs.evolve(segment, expected=cells)
 
     def _exact(

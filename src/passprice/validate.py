@@ -111,7 +111,15 @@ def validate(root: Root, stack: str | None = None, runs: Sequence[Run] | None = 
                 continue
             priced = price_expected(header, card, serving, st)
         except ServingRefusal as e:
-            rows.append(Row(run, None, None, why=f"refused ({e.name}): {e}"))
+            # The stack refuses the run (outside where its facts hold, a fact it lacks): the limit still bounds it.
+            from passprice.serving import price_serving
+
+            try:
+                alone = price_serving(header, card, serving)
+            except ServingRefusal:
+                rows.append(Row(run, None, None, why=f"refused ({e.name}): {e}"))
+                continue
+            rows.append(Row(run, alone.tokens_per_s, alone.binds.value, why=f"refused ({e.name}): {e}"))
             continue
         rows.append(
             Row(
