@@ -55,11 +55,16 @@ def test_init_writes_a_registry(tmp_path: Path) -> None:
     assert sorted(p.name for p in (mine / "schema").glob("*.json")) == sorted(
         p.name for p in (REPO / "schema").glob("*.json")
     )
-    for own in ("registry/checkpoints", "registry/servings", "locks"):
+    for own in ("registry/servings", "locks"):
         assert [p.name for p in (mine / own).iterdir()] == [".gitkeep"]
-    # The measurements the reference stack is fitted from travel with it (check re-runs the fit from its runs).
+    # The measurements the reference stack is fitted from travel with it (check re-runs the fit from its runs), and
+    # so do the checkpoint entries those runs ran: the llama 2/3 family, not the r1 or Qwen entries nothing measured.
     measured = sorted(p.name for p in (REPO / "registry/measurements").glob("*.toml"))
-    assert measured and sorted(p.name for p in (mine / "registry/measurements").glob("*.toml")) == measured
+    assert measured == ["llamacpp-points.toml", "xiongjiedai-llama3-llamabench.toml"]
+    assert sorted(p.name for p in (mine / "registry/measurements").glob("*.toml")) == measured
+    ran = sorted(p.name for p in (mine / "registry/checkpoints").iterdir())
+    assert "llama3-70b-q4_k_m.toml" in ran and "llama2-7b-q4_0.toml" in ran
+    assert "deepseek-r1-distill-qwen-7b-q4_k_m.toml" not in ran and ".gitkeep" not in ran
     # Editors: every folder's files mapped to the schema their #:schema line names.
     taplo = tomllib.loads((mine / ".taplo.toml").read_text(encoding="utf-8"))
     rules = {r["include"][0]: r["schema"]["path"] for r in taplo["rule"]}

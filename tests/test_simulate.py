@@ -447,3 +447,39 @@ def test_the_command_is_deterministic_for_a_seed(tmp_path: Path) -> None:
     assert "throughput" in text and "continuous" in text and "prefix hits" in text
     other = runner.invoke(cli, [*args[:5], "4", *args[6:], "--json"])
     assert other.stdout_bytes != first.stdout_bytes
+
+
+@pytest.mark.parametrize(("name", "changes", "prefix"), [
+    ("r1-qwen7b-h200", {}, 0),
+    ("r1-qwen7b-h200", {"kv_page": 16, "prefix_read_once": True}, 300),
+    ("gemma3-270m-h100", {"kv_page": 16, "prefix_read_once": True}, 700),
+    ("qwen35-27b-h200-mtp", {}, 0),
+    ("qwen3-30b-a3b-h200", {}, 0),
+])
+def test_stretches_of_steps_give_the_step_by_step_outcome_bit_for_bit(name: str, changes: dict[str, Any],
+                                                                       prefix: int) -> None:
+    """Pricing the decode-only steps between events together (passprice.stretch) is an optimisation only: every
+    record, count, peak and second by bind equals the step-by-step run's exactly (``==`` on the doubles)."""
+    r = resolved(name, **changes)
+    pricer = StepPricer.of(r.header, r.card, r.serving)
+    trace = synthetic(Synthetic(60, 7, 400.0, prefix=prefix), pricer.limit)
+    for settings in (Settings(read_once=r.serving.prefix_read_once),
+                     Settings(chunk=256, max_batch=16, read_once=r.serving.prefix_read_once)):
+        for policy in (Policy.STATIC, Policy.CONTINUOUS):
+            alone = simulate(pricer, trace, policy, settings, stretches=False)
+            together = simulate(pricer, trace, policy, settings)
+            assert together == alone, (name, settings, policy)
+            assert together.steps > len(trace.requests)
+
+
+def test_simulate_under_a_stack_refuses_a_step_outside_its_range() -> None:
+    """A serving stack's facts hold on the passes it was measured on (llamacpp-cuda-2405: 1 token-row a pass, batch
+    1 decode): the first step of a synthetic trace prefills a 605-token prompt in one chunk, 605 token-rows, so the
+    run is refused by name rather than priced on the stack's rates outside their range (stretches, which skip the
+    per-step check, are off under a stack)."""
+    result = CliRunner().invoke(
+        cli, ["simulate", "r1-qwen7b-h200", "--stack", "llamacpp-cuda-2405", "--synthetic", "20", "--seed", "1"]
+    )
+    assert result.exit_code == 1, result.output
+    assert "refused: BeyondStack: llamacpp-cuda-2405 was calibrated on passes of 1 … 1 token-rows" in result.stderr
+    assert "this price needs 605 token-rows a step (0 decoding × 1, 605 prompt)" in result.stderr

@@ -157,6 +157,11 @@ def _non_finite(data: Any, path: str = "") -> tuple[str, float] | None:
 def _finite(data: Any) -> None:
     """Raise :class:`InputError` when a result holds a number that is not finite: the facts or options priced are out
     of any physical range (a bandwidth, rate or share so small that a pass never ends), and JSON cannot carry it."""
+    try:
+        json.dumps(data, allow_nan=False)  # the C encoder's walk; only a result that fails it is walked for the path
+        return
+    except (TypeError, ValueError):
+        pass
     found = _non_finite(data)
     if found is not None:
         raise InputError(
@@ -1991,7 +1996,7 @@ def simulate_command(
     if stack is not None:
         title += f" under stack {stack}"
     sim = Simulation(title, serving, trace.summary(), settings, pricer, tuple(outcomes))
-    data = {**simulation_json(sim), "lock": g.to_json()}
+    data = {**simulation_json(sim, with_requests=as_json), "lock": g.to_json()}
     _finite(data)  # the text shows the same figures: a TTFT of `inf s` is no latency
     if plot_path is not None:
         from passprice.plots import picture_format, simulation_picture, write_picture

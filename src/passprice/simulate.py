@@ -55,6 +55,7 @@ import numpy as np
 from passprice.errors import InputError
 from passprice.serving import NotResident, OnChipOverflow, ServingBind
 from passprice.steps import StepPricer, StepRows
+from passprice.stretch import BLOCK, Stretch, advance, stepwise_sums
 from passprice.tables import count, si, text_table
 from passprice.trace import Request, Trace
 
@@ -146,14 +147,15 @@ class Record:
         }
 
 
-def percentile(values: Sequence[float], q: float) -> float | None:
+def percentile(values: Sequence[float], q: float, ordered: bool = False) -> float | None:
     """The nearest-rank ``q``-th percentile: the smallest value with at least ``q`` % of ``values`` at or below it
-    (``None`` for no values, e.g. no request with a second output token)."""
+    (``None`` for no values, e.g. no request with a second output token); ``ordered``: ``values`` are sorted
+    already."""
     if not values:
         return None
-    ordered = sorted(values)
-    rank = max(math.ceil(q / 100.0 * len(ordered)), 1)
-    return ordered[rank - 1]
+    ranked = values if ordered else sorted(values)
+    rank = max(math.ceil(q / 100.0 * len(ranked)), 1)
+    return ranked[rank - 1]
 
 
 @attrs.frozen
@@ -197,9 +199,9 @@ class Outcome:
 
     def summary(self) -> dict[str, Any]:
         """The reported figures, base units (JSON-ready)."""
-        ttft = [r.ttft for r in self.records]
-        tpot = [t for r in self.records if (t := r.tpot) is not None]
-        e2e = [r.e2e for r in self.records]
+        ttft = sorted(r.ttft for r in self.records)
+        tpot = sorted(t for r in self.records if (t := r.tpot) is not None)
+        e2e = sorted(r.e2e for r in self.records)
         return {
             "policy": self.policy.value,
             "requests": len(self.records),
@@ -209,9 +211,9 @@ class Outcome:
             "steps": self.steps,
             "makespan_s": self.makespan,
             "throughput_tokens_per_s": self.throughput,
-            "ttft_s": {f"p{q}": percentile(ttft, q) for q in (50, 90, 99)},
-            "tpot_s": {f"p{q}": percentile(tpot, q) for q in (50, 90, 99)},
-            "e2e_s": {f"p{q}": percentile(e2e, q) for q in (50, 99)},
+            "ttft_s": {f"p{q}": percentile(ttft, q, ordered=True) for q in (50, 90, 99)},
+            "tpot_s": {f"p{q}": percentile(tpot, q, ordered=True) for q in (50, 90, 99)},
+            "e2e_s": {f"p{q}": percentile(e2e, q, ordered=True) for q in (50, 99)},
             "peak_held_bytes": self.peak_held,
             "peak_reserved_bytes": self.peak_reserved,
             "capacity_bytes": self.capacity,
@@ -268,9 +270,13 @@ def simulate(
     settings: Settings = Settings(),
     progress: Callable[[int], None] | None = None,
     max_steps: int | None = None,
+    stretches: bool = True,
 ) -> Outcome:
     """Serve ``trace`` with ``policy`` on the card ``pricer`` prices for; ``progress`` is called with the requests
-    finished by each step.
+    finished (by each step, or each stretch of steps). With ``stretches`` (the default) consecutive steps that carry
+    the same decoding sequences and nothing else are priced together (:mod:`passprice.stretch`); without, every step
+    alone (always under a serving stack, whose range every step is checked against). Both give the same outcome,
+    bit for bit (the tests compare them).
 
     Raises :class:`~passprice.serving.NotResident` when a request alone does not fit the card's memory beside the
     weights, :class:`~passprice.serving.OnChipOverflow` when not even one sequence's rows fit on chip, and
@@ -283,6 +289,10 @@ def simulate(
                 f"simulate: the trace needs at least {least:,} steps ({policy.value}), more than the {max_steps:,} "
                 "--max-steps allows (tens of microseconds a step); simulate part of the trace, or raise --max-steps"
             )
+    if pricer.calibrated is not None:
+        # Under a serving stack each step is checked to lie where the stack's facts hold (StepPricer.price raises
+        # BeyondStack); a stretch prices many steps at once without that check, so a stack's run goes step by step.
+        stretches = False
     reqs = sorted(trace.requests, key=lambda r: (r.arrival, r.index))
     n_req = len(reqs)
     shape = pricer.shape
@@ -369,6 +379,191 @@ def simulate(
                     length[j] = float(shared[j])
                 held_prefix.refs += 1
 
+    whole = float(emitted).is_integer()
+    bind_names = list(binds)
+    pace = [0.0]  # the last step's seconds: how many steps a stretch may run before the next arrival
+
+    def stretch(
+        dec: np.ndarray,
+        positions: np.ndarray,
+        dec_shared: np.ndarray,
+        chunks: tuple[list[int], list[int], list[bool], list[float]] | None = None,
+    ) -> None:
+        """Run the steps from this one that carry the decoding sequences ``dec`` and nothing else — or, with
+        ``chunks`` (requests, rows, last, prefix positions read once), this step also the prompt chunks that end
+        every prompt still prefilling, whose requests decode from the next: until a sequence finishes when
+        something could follow it (a prompt waits for rows, or a request for room), else until the last does; in
+        continuous batching with nobody waiting, until the next arrival; and no further than ``max_steps``. Every
+        step is the one the step-by-step loop prices, in the same order of additions."""
+        nonlocal t, steps, carried, peak_held, done
+        drained = not prefilling or chunks is not None  # no prompt waits for rows after this step
+        inside = whole and drained and (policy is Policy.STATIC or not waiting)
+        arrival = reqs[arrived].arrival if policy is Policy.CONTINUOUS and not waiting and arrived < n_req else None
+        end: float = max_steps - steps if max_steps is not None else math.inf
+        outs = out_tokens[dec]
+        gen = generated[dec]
+        members, fresh = dec, 0
+        if whole:
+            e = int(emitted)
+            start = np.zeros(len(dec), dtype=np.int64)
+            finish = -((gen - outs).astype(np.int64) // e)
+            first = None
+            own = dec_shared
+            if chunks is not None:
+                # Prompts that end in step 0 decode from step 1 (finish there with one output token).
+                chunk_j, chunk_rows, _, pre_shared = chunks
+                fresh = len(chunk_j)
+                new = np.array(chunk_j, dtype=np.int64)
+                members = np.concatenate((dec, new))
+                first = pricer.sums(StepRows(np.empty(0), np.empty(0),
+                                             np.array([prefilled[j] for j in chunk_j], dtype=float),
+                                             np.array(chunk_rows, dtype=float), np.ones(fresh, dtype=bool),
+                                             np.array(pre_shared, dtype=float)))
+                positions = np.concatenate((positions, [float(reqs[j].prompt) for j in chunk_j]))
+                gen = np.concatenate((gen, np.full(fresh, 1.0 - e)))
+                outs = out_tokens[members]
+                start = np.concatenate((start, np.ones(fresh, dtype=np.int64)))
+                finish = np.concatenate((finish, 1 - ((1.0 - out_tokens[new]).astype(np.int64) // e)))
+                own = np.concatenate((dec_shared, shared_arr[new] if read_once else np.zeros(fresh)))
+            end = min(end, int(finish.max() if inside else finish.min()))
+            once = codes_of = reads_from = None
+            if read_once:
+                codes_of = np.where(own > 0, code[members], -1)
+                once = own
+                reads_from = start.copy()
+                if chunks is not None:
+                    reads_from[len(dec):] = np.where(np.array(chunks[3]) > 0, 0, 1)
+            closed = Stretch(positions, own, start, finish, emitted, pricer.groups, once, codes_of, reads_from,
+                             first)
+        else:
+            rows_now, gen_now = positions, gen
+            reading = set(code[dec][dec_shared > 0].tolist()) if read_once else set()
+            once_now = float(sum(code_positions[c] for c in sorted(reading)))
+        costs: list[np.ndarray] = []
+        bound: list[np.ndarray] = []
+        ends: list[np.ndarray] = []
+        now = t
+        i0 = 0
+        size = 16
+        if arrival is not None and pace[0] > 0.0:
+            size = max(int((arrival - t) / pace[0] * 1.25) + 2, 4)
+        while i0 < end:
+            i1 = int(min(i0 + size, end))
+            if whole:
+                sums = closed.sums(np.arange(i0, i1))
+            else:
+                i1 = min(i1, i0 + max(BLOCK // len(dec), 1))
+                trail = advance(rows_now, emitted, i1 - i0)
+                gen_rows = advance(gen_now, emitted, i1 - i0)
+                over = (gen_rows[1:] >= outs).any(axis=1)
+                if over.any():
+                    i1 = end = i0 + int(np.argmax(over)) + 1
+                sums = stepwise_sums(trail[: i1 - i0], dec_shared, pricer.groups, once_now)
+            c, b = pricer.price_many(sums)
+            times = np.add.accumulate(np.concatenate(([now], c)))
+            if arrival is not None:
+                # Step i (i ≥ 1) runs only if the arrival is still ahead when it starts.
+                skip = max(1 - i0, 0)
+                late = np.flatnonzero(times[skip:-1] >= arrival)
+                if len(late):
+                    i1 = end = i0 + int(late[0]) + skip
+                    c, b, times = c[: i1 - i0], b[: i1 - i0], times[: i1 - i0 + 1]
+            if not whole:
+                rows_now, gen_now = trail[i1 - i0], gen_rows[i1 - i0]
+            costs.append(c)
+            bound.append(b)
+            ends.append(times[1:])
+            now = float(times[-1])
+            i0 = i1
+            size = min(size * 4, BLOCK)
+        k = i0
+        cost = np.concatenate(costs) if len(costs) > 1 else costs[0]
+        bind = np.concatenate(bound) if len(bound) > 1 else bound[0]
+        after = np.concatenate(ends) if len(ends) > 1 else ends[0]
+        pace[0] = float(cost[-1])
+        counts = np.bincount(bind, minlength=len(bind_names))
+        for index in np.flatnonzero(counts).tolist():
+            name = bind_names[index]
+            binds[name] += int(counts[index])
+            mine = cost[bind == index] if counts[index] < k else cost
+            bind_s[name] = float(np.add.accumulate(np.concatenate(([bind_s[name]], mine)))[-1])
+        t = now
+        steps += k
+        if whole:
+            taken = np.minimum(finish, k)
+            carried += int((taken - start).clip(0).sum()) + fresh
+            base = positions - start * emitted
+            final = base + taken * emitted
+            made_final = gen + taken * emitted
+        else:
+            carried += k * len(dec)
+            final, made_final = rows_now, gen_now
+            finish = np.where(made_final >= outs, k, k + 1)
+        if chunks is not None:
+            # Step 0 wrote every prompt's last rows: their first tokens, their prefixes now held.
+            for j, rows in zip(chunks[0], chunks[1], strict=True):
+                prefilled[j] += rows
+                rows_done[j] += rows
+                first_at[j] = float(after[0])
+                pid = reqs[j].prefix_id
+                if shared[j] and pid is not None and not hit[j]:
+                    prefixes[pid].ready = True
+                if reqs[j].output > 1:
+                    decoding.append(j)
+            prefilling.clear()
+        ending = np.flatnonzero(finish <= k)
+
+        def held_now() -> float:
+            held = weights + float(pricer.held(length[active], shared_arr[active]).sum())
+            return held + sum(p.bytes for p in prefixes.values())
+
+        # The peak held only grows between finishes, so it is reached at a finishing step or the last. Where
+        # finished sequences leave (continuous batching), at each finishing step — unless every sequence at its last
+        # position, none gone, stays below the peak.
+        continuous = policy is Policy.CONTINUOUS
+        length[members] = final
+        top = held_now()
+        check = continuous and len(ending) > 0 and top * (1.0 + 1e-9) > peak_held
+        if not continuous or not len(ending):
+            peak_held = max(peak_held, top)
+        if len(ending):
+            order = ending[np.argsort(finish[ending], kind="stable")]
+            at = (finish[order] - 1).tolist()
+            who = members[order].tolist()
+            x = 0
+            while x < len(who):
+                i = at[x]
+                y = x
+                while y < len(who) and at[y] == i:
+                    y += 1
+                ended = who[x:y]
+                x = y
+                if check:
+                    length[members] = base + np.minimum(finish, i + 1) * emitted if whole else final
+                    peak_held = max(peak_held, held_now())
+                when = float(after[i])
+                for j in ended:
+                    finished[j] = True
+                    finished_at[j] = when
+                done += len(ended)
+                if continuous:
+                    for j in [j for j in active if finished[j]]:
+                        retire(j)
+                    active[:] = [j for j in active if not finished[j]]
+                elif x == len(who) and all(finished[j] for j in active):  # only the last can end the batch
+                    for j in active:
+                        retire(j)
+                    active.clear()
+            gone = set(who)
+            decoding[:] = [j for j in decoding if j not in gone]
+            if check and at[-1] != k - 1 and active:
+                length[members] = final
+                peak_held = max(peak_held, held_now())
+        length[members] = final
+        generated[members] = made_final
+        if len(ending) and progress is not None:
+            progress(len(ending))
+
     def retire(j: int) -> None:
         nonlocal reserved
         reserved -= float(reserve[j])
@@ -403,9 +598,11 @@ def simulate(
         free = budget - n_rows * len(decoding)
         chunk_j: list[int] = []
         chunk_rows: list[int] = []
+        scanned = 0
         for j in prefilling:
             if free <= 0:
                 break
+            scanned += 1
             if hit[j] and not prefixes[reqs[j].prefix_id or ""].ready:
                 continue
             rows = min(free, reqs[j].prompt - prefilled[j])
@@ -414,21 +611,31 @@ def simulate(
             free -= rows
         if not len(dec) and not chunk_j:  # pragma: no cover - a prefix's first request always makes progress
             raise RuntimeError("a step with nothing to run")
+        if stretches and not chunk_j:
+            stretch(dec, length[dec], shared_arr[dec] if read_once else np.zeros(len(dec)))
+            continue
         starts = [prefilled[j] for j in chunk_j]
         last = [prefilled[j] + c == reqs[j].prompt for j, c in zip(chunk_j, chunk_rows, strict=True)]
         positions = length[dec]
         if read_once:
             dec_shared = shared_arr[dec]
             pre_shared = [float(shared[j]) if prefilled[j] >= shared[j] else 0.0 for j in chunk_j]
+        else:
+            dec_shared = np.zeros(len(dec))
+            pre_shared = [0.0] * len(chunk_j)
+        if stretches and whole and all(last) and len(chunk_j) == len(prefilling):
+            # Every prompt still prefilling ends in this step: the steps after it only decode.
+            stretch(dec, positions, dec_shared, (chunk_j, chunk_rows, last, pre_shared))
+            continue
+        if read_once:
             reading = set(code[dec][dec_shared > 0].tolist())
             reading |= {int(code[j]) for j, s in zip(chunk_j, pre_shared, strict=True) if s > 0}
             once = float(sum(code_positions[c] for c in sorted(reading)))
         else:
-            dec_shared = np.zeros(len(dec))
-            pre_shared = [0.0] * len(chunk_j)
             once = 0.0
         cost = pricer.price(
-            StepRows.build(positions, starts, chunk_rows, last, dec_shared, pre_shared, shared_once=once)
+            StepRows(positions, dec_shared, np.array(starts, dtype=float), np.array(chunk_rows, dtype=float),
+                     np.array(last, dtype=bool), np.array(pre_shared, dtype=float), once)
         )
         t += cost.pass_s
         steps += 1
@@ -466,8 +673,8 @@ def simulate(
                     newly += 1
                 else:
                     decoding.append(j)
-        if any(last):
-            prefilling[:] = [j for j in prefilling if prefilled[j] < reqs[j].prompt]
+        if any(last):  # only the prompts given rows can have ended
+            prefilling[:scanned] = [j for j in prefilling[:scanned] if prefilled[j] < reqs[j].prompt]
 
         held = weights + float(pricer.held(length[active], shared_arr[active]).sum())
         held += sum(p.bytes for p in prefixes.values())

@@ -41,14 +41,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
 
 from passprice import ggml
 from passprice.cards import Card
-from passprice.cost import Pricing, binding, pass_seconds, pass_terms
+from passprice.cost import Pricing, Terms, binding, binding_index, pass_seconds, pass_terms
 from passprice.decode import DecodeRefusal, Deployment, StageKind, decode_step
 from passprice.facts import Fact, Provenance
 from passprice.gguf_header import GGUFHeader
@@ -70,6 +70,9 @@ from passprice.serving import (
     pass_shape,
     rested_on,
 )
+
+if TYPE_CHECKING:
+    from passprice.routing import Router
 
 #: The card facts a step's price may rest on: those of a pass held in card memory (the simulator keeps every sequence
 #: in card memory); which of them it does is :func:`~passprice.serving.rested_on`'s to say.
@@ -176,6 +179,63 @@ class StepCost:
     emitted: float
 
 
+@attrs.frozen
+class StepSums:
+    """What a step's price reads of the rows it carries, summed over its sequences: floats for one step, or arrays
+    of one element a step (floats shared by every step) for many steps priced at once (:meth:`StepPricer.price_many`).
+
+    ``decode``: decoding sequences; ``chunks``: prompt chunks; ``prompt_rows``: their rows; ``lasts``: chunks that
+    end their prompt; ``shared_once``: positions of shared prefixes streamed once. ``groups``: per attention group
+    (:attr:`StepPricer.groups`, in order) the positions its decoding rows score (Σ position, or Σ min(position,
+    window)), those its decoding sequences read alone (less a prefix read with the batch), those its prompt rows score
+    (:func:`_window_sum` in a windowed group), and those its prompt chunks read."""
+
+    decode: Any
+    chunks: Any
+    prompt_rows: Any
+    lasts: Any
+    shared_once: Any
+    groups: tuple[tuple[Any, Any, Any, Any], ...]
+
+
+@attrs.frozen
+class _Totals:
+    """A step's totals (bytes, multiply-adds, cycles) and its five terms, floats or arrays."""
+
+    weight_bytes: Any
+    sequence_bytes: Any
+    rewrite_bytes: Any
+    array_macs: Any
+    vector_macs: Any
+    scale_cycles: Any
+    terms: Terms
+
+
+def _pick(condition: Any, yes: Any, no: Any) -> Any:
+    """``yes`` where ``condition`` holds, else ``no``: Python's conditional for a bool, ``numpy.where`` for an
+    array of them (either picks one of the two doubles, unchanged)."""
+    if isinstance(condition, np.ndarray):
+        if condition.all():
+            return yes
+        return np.where(condition, yes, no) if condition.any() else no
+    return yes if condition else no
+
+
+def _nothing(value: Any) -> bool:
+    """Whether ``value`` is the float 0.0 (not an array): a sum a step adds only as exact zeros."""
+    return isinstance(value, float) and value == 0.0
+
+
+def _distinct(router: Router, tokens: Any) -> Any:
+    """:meth:`Router.distinct` of ``tokens`` (a float, or an array of them): an array is evaluated one distinct value
+    at a time on Python floats, so every element is the double a single step gets (NumPy's ``power`` may round
+    differently from the C library's ``pow``)."""
+    if not isinstance(tokens, np.ndarray):
+        return router.distinct(tokens)
+    values, where = np.unique(tokens, return_inverse=True)
+    return np.array([router.distinct(float(v)) for v in values], dtype=float)[where]
+
+
 def _window_sum(starts: np.ndarray, rows: np.ndarray, window: int) -> np.ndarray:
     """Σ over t from ``starts`` to ``starts + rows − 1`` of min(t, window), elementwise, in closed form: the
     positions a windowed layer's prompt rows score."""
@@ -248,6 +308,11 @@ class StepPricer:
     pricing: Pricing | None = None
     stack_facts: tuple[tuple[str, Fact], ...] = ()
     calibrated: Any = None
+    _rates: Pricing = attrs.field(init=False, eq=False, repr=False,
+                                  default=attrs.Factory(lambda self: self._limit(), takes_self=True))
+
+    def _limit(self) -> Pricing:
+        return self.pricing if self.pricing is not None else Pricing.limit(self.card)
 
     @classmethod
     def of(cls, header: GGUFHeader, card: Card, s: Serving, stack: Any = None) -> StepPricer:
@@ -352,23 +417,102 @@ class StepPricer:
 
     # --- what a step costs -----------------------------------------------------------------------------------------
 
-    def price(self, step: StepRows) -> StepCost:
-        """The pass of ``step`` on the card: shared stream once, every sequence's own bytes, every row's work;
-        the five terms as the seed's ``PassShape::cost`` computes them, with sums over sequences for its products
-        by the batch. Raises :class:`ValueError` for a step that carries nothing, and under a serving stack
-        :class:`~passprice.stacks.BeyondStack` for a step outside where its facts hold (its token-rows, or a position
-        a row reads)."""
-        sh, zero, pr = self.shape, self.zero, self.prompt
+    @property
+    def rates(self) -> Pricing:
+        """What every step is priced against: a stack's :class:`~passprice.cost.Pricing`, else the card's limit
+        (computed once a pricer, not once a step)."""
+        return self._rates
+
+    def sums(self, step: StepRows) -> StepSums:
+        """What :meth:`price` reads of ``step``, summed over its sequences (floats). Raises :class:`ValueError` for
+        a step that carries nothing."""
         pos = step.decode_positions
         d = float(len(pos))
         starts, rows = step.prompt_starts, step.prompt_rows
         chunks = float(len(rows))
         if d == 0.0 and chunks == 0.0:
             raise ValueError("a step carries at least one sequence")
-        prompt_rows = float(rows.sum())
-        lasts = float(step.prompt_last.sum())
+        groups: list[tuple[float, float, float, float]] = []
+        for g in self.groups:
+            if g.window is None:
+                attended = float(pos.sum())
+                read_positions = float((pos - step.decode_shared).sum())
+                prompt_attended = float((rows * starts + rows * (rows - 1.0) / 2.0).sum())
+                prompt_read = float((starts - step.prompt_shared).sum())
+            else:
+                w = float(g.window)
+                attended = read_positions = float(np.minimum(pos, w).sum())
+                prompt_attended = float(_window_sum(starts, rows, g.window).sum())
+                prompt_read = float(np.minimum(starts, w).sum())
+            groups.append((attended, read_positions, prompt_attended, prompt_read))
+        return StepSums(d, chunks, float(rows.sum()), float(step.prompt_last.sum()), step.shared_once, tuple(groups))
+
+    def price(self, step: StepRows) -> StepCost:
+        """The pass of ``step`` on the card: shared stream once, every sequence's own bytes, every row's work;
+        the five terms as the seed's ``PassShape::cost`` computes them, with sums over sequences for its products
+        by the batch. Raises :class:`ValueError` for a step that carries nothing, and under a serving stack
+        :class:`~passprice.stacks.BeyondStack` for a step outside where its facts hold (its token-rows, or a position
+        a row reads)."""
+        sums = self.sums(step)
+        d, prompt_rows, lasts = sums.decode, sums.prompt_rows, sums.lasts
         if self.calibrated is not None:
             self._within(step, d, prompt_rows)
+        t = self._totals(sums)
+        terms = t.terms
+        memory_s, host_s, array_s, vector_s, scale_s = terms.as_tuple()
+        binding_s, binds = binding(
+            [
+                (memory_s, ServingBind.MEMORY),
+                (host_s, ServingBind.HOST),
+                (array_s, ServingBind.ARRAY),
+                (vector_s, ServingBind.VECTOR),
+                (scale_s, ServingBind.SCALE),
+            ]
+        )
+        pass_s = pass_seconds(self._rates, terms, binding_s)
+        return StepCost(
+            weight_bytes=t.weight_bytes,
+            sequence_bytes=t.sequence_bytes,
+            rewrite_bytes=t.rewrite_bytes,
+            array_macs=t.array_macs,
+            vector_macs=t.vector_macs,
+            scale_cycles=t.scale_cycles,
+            memory_s=memory_s,
+            host_s=host_s,
+            array_s=array_s,
+            vector_s=vector_s,
+            scale_s=scale_s,
+            pass_s=pass_s,
+            binds=binds,
+            decode_rows=int(d) * self.shape.rows_per_sequence,
+            prompt_rows=int(prompt_rows),
+            emitted=d * self.shape.emitted_per_sequence + lasts,
+        )
+
+    def price_many(self, sums: StepSums) -> tuple[np.ndarray, np.ndarray]:
+        """The seconds and binding terms of many steps at once, from their sums (arrays of one element a step, or
+        floats shared by every step; :mod:`passprice.stretch` makes them): ``(pass_s, bind)``, ``bind`` the index
+        into :data:`~passprice.cost.TERMS` of each step's binding term, the last of equal maxima as
+        :meth:`price` picks it. Each step's figures are :meth:`price`'s bit for bit: the same operations on the same
+        doubles, elementwise."""
+        t = self._totals(sums)
+        terms = t.terms.as_tuple()
+        steps = max(np.size(x) for x in terms)
+        stacked = np.empty((len(terms), steps))
+        for row, term in zip(stacked, terms, strict=True):
+            row[...] = term
+        binding_s = stacked.max(axis=0)
+        pass_s = pass_seconds(self._rates, t.terms, binding_s)
+        if np.shape(pass_s) != (steps,):  # a term shared by every step
+            pass_s = np.broadcast_to(pass_s, (steps,))
+        return pass_s, binding_index(stacked)
+
+    def _totals(self, sums: StepSums) -> _Totals:
+        """The step's totals and terms from its sums: the one formula :meth:`price` and :meth:`price_many` share,
+        written with ``+ - * /`` so a float and an array of steps give the same doubles."""
+        sh, zero, pr = self.shape, self.zero, self.prompt
+        d, chunks, prompt_rows, lasts = sums.decode, sums.chunks, sums.prompt_rows, sums.lasts
+        decoding = d > 0.0
 
         # Decoding sequences: their position-independent parts, then each attention group's positions.
         read = d * zero.read_bytes
@@ -378,54 +522,57 @@ class StepPricer:
         vector = d * zero.vector_macs
         scale = d * zero.scale_cycles
         # Prompt chunks: the state read, written back once, and rewritten once a chunk; everything else a row; the
-        # head for last rows only.
-        read += chunks * pr.read_bytes
-        write += (pr.write_bytes - self.state_bytes) * prompt_rows + self.state_bytes * chunks
-        rewrite += chunks * pr.rewrite_bytes
-        array += (pr.array_macs - self.head_array) * prompt_rows + self.head_array * lasts
-        vector += (pr.vector_macs - self.head_vector) * prompt_rows + self.head_vector * lasts
-        scale += (pr.scale_cycles - self.head_scale) * prompt_rows + self.head_scale * lasts
-        shared_once_bytes = 0.0
-        for g in self.groups:
-            if g.window is None:
-                attended = float(pos.sum())
-                read_positions = float((pos - step.decode_shared).sum())
-                prompt_attended = float((rows * starts + rows * (rows - 1.0) / 2.0).sum())
-                prompt_read = float((starts - step.prompt_shared).sum())
-                shared_once_bytes += (g.read if d > 0.0 else g.prompt_read) * step.shared_once
+        # head for last rows only. (A step without chunks adds exact zeros here, which are left out: x + 0.0 is x.)
+        prompts = not _nothing(chunks)
+        if prompts:
+            read += chunks * pr.read_bytes
+            write += (pr.write_bytes - self.state_bytes) * prompt_rows + self.state_bytes * chunks
+            rewrite += chunks * pr.rewrite_bytes
+            array += (pr.array_macs - self.head_array) * prompt_rows + self.head_array * lasts
+            vector += (pr.vector_macs - self.head_vector) * prompt_rows + self.head_vector * lasts
+            scale += (pr.scale_cycles - self.head_scale) * prompt_rows + self.head_scale * lasts
+        shared_once_bytes: Any = 0.0
+        for g, (attended, read_positions, prompt_attended, prompt_read) in zip(self.groups, sums.groups, strict=True):
+            if g.window is None and not _nothing(sums.shared_once):
+                shared_once_bytes += _pick(decoding, g.read, g.prompt_read) * sums.shared_once
+            if prompts:
+                read += g.read * read_positions + g.prompt_read * prompt_read
+                vector += g.vector * attended + g.prompt_vector * prompt_attended
+                array += g.array * attended + g.prompt_array * prompt_attended
+                scale += g.scale * attended + g.prompt_scale * prompt_attended
             else:
-                w = float(g.window)
-                attended = read_positions = float(np.minimum(pos, w).sum())
-                prompt_attended = float(_window_sum(starts, rows, g.window).sum())
-                prompt_read = float(np.minimum(starts, w).sum())
-            read += g.read * read_positions + g.prompt_read * prompt_read
-            vector += g.vector * attended + g.prompt_vector * prompt_attended
-            array += g.array * attended + g.prompt_array * prompt_attended
-            scale += g.scale * attended + g.prompt_scale * prompt_attended
+                read += g.read * read_positions
+                vector += g.vector * attended
+                array += g.array * attended
+                scale += g.scale * attended
 
         # The shared stream: the decode pass's when any sequence decodes, else the verifying model's once (its head
         # only when some chunk ends a prompt); embedding rows for every row; a prefix read once.
-        weights = sh.weight_bytes if d > 0.0 else pr.weight_bytes - (0.0 if lasts > 0.0 else self.head_bytes)
-        weight_bytes = weights + shared_once_bytes + d * sh.embed_bytes + prompt_rows * pr.embed_bytes
+        if decoding is True or (isinstance(decoding, np.ndarray) and decoding.all()):
+            weights = sh.weight_bytes  # what _pick picks when every step decodes (the other side is not needed)
+        else:
+            weights = _pick(decoding, sh.weight_bytes, pr.weight_bytes - _pick(lasts > 0.0, 0.0, self.head_bytes))
+        weight_bytes = weights + shared_once_bytes + d * sh.embed_bytes
+        if prompts:
+            weight_bytes += prompt_rows * pr.embed_bytes
         for e in sh.experts:
             # DESIGN.md extension (issue 15): a mixture of experts' main layers route every decoding row and every
             # prompt row of the step together; an MTP block each drafting step's one row a decoding sequence.
-            tokens = d * e.rows + (0.0 if e.draft else prompt_rows)
-            weight_bytes += e.bytes * e.reads * e.router.distinct(tokens)
+            tokens = d * e.rows + (0.0 if e.draft else prompt_rows) if prompts else d * e.rows
+            weight_bytes += e.bytes * e.reads * _distinct(e.router, tokens)
         sequence_bytes = read + write
         # Float matrices by type (issue 14), counted as the vector work above counts them.
         head_floats = dict(self.head_floats)
-        floats: dict[str, float] = {}
+        floats: dict[str, Any] = {}
         for ty, macs in zero.float_macs:
             floats[ty] = floats.get(ty, 0.0) + d * macs
-        for ty, macs in pr.float_macs:
+        for ty, macs in pr.float_macs if prompts else ():
             head = head_floats.get(ty, 0.0)
             floats[ty] = floats.get(ty, 0.0) + (macs - head) * prompt_rows + head * lasts
         # The one cost formula (passprice.cost) with the step's totals as one sequence's: every sequence is in card
         # memory, so the host link is idle.
-        pricing = self.pricing if self.pricing is not None else Pricing.limit(self.card)
         terms = pass_terms(
-            pricing,
+            self._rates,
             batch=1.0,
             card_sequences=1.0,
             host_sequences=0.0,
@@ -438,35 +585,7 @@ class StepPricer:
             scale_cycles=scale,
             float_macs=tuple(floats.items()),
         )
-        memory_s, host_s, array_s, vector_s, scale_s = terms.as_tuple()
-        binding_s, binds = binding(
-            [
-                (memory_s, ServingBind.MEMORY),
-                (host_s, ServingBind.HOST),
-                (array_s, ServingBind.ARRAY),
-                (vector_s, ServingBind.VECTOR),
-                (scale_s, ServingBind.SCALE),
-            ]
-        )
-        pass_s = pass_seconds(pricing, terms, binding_s)
-        return StepCost(
-            weight_bytes=weight_bytes,
-            sequence_bytes=sequence_bytes,
-            rewrite_bytes=rewrite,
-            array_macs=array,
-            vector_macs=vector,
-            scale_cycles=scale,
-            memory_s=memory_s,
-            host_s=host_s,
-            array_s=array_s,
-            vector_s=vector_s,
-            scale_s=scale_s,
-            pass_s=pass_s,
-            binds=binds,
-            decode_rows=int(d) * sh.rows_per_sequence,
-            prompt_rows=int(prompt_rows),
-            emitted=d * sh.emitted_per_sequence + lasts,
-        )
+        return _Totals(weight_bytes, sequence_bytes, rewrite, array, vector, scale, terms)
 
     def _within(self, step: StepRows, decoding: float, prompt_rows: float) -> None:
         """Raises :class:`~passprice.stacks.BeyondStack` for a step outside where the stack's facts hold: its

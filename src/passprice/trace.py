@@ -172,6 +172,18 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+#: One decoder for every line (``json.loads`` builds one a call): the same parse, duplicate keys refused.
+_DECODER = json.JSONDecoder(object_pairs_hook=_object)
+
+
+def _loads(text: str) -> Any:
+    """``json.loads(text, object_pairs_hook=_object)``, with a decoder made once (the same checks: a byte-order mark
+    is an error, as ``json.loads`` makes it)."""
+    if text.startswith("\ufeff"):
+        raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+    return _DECODER.decode(text)
+
+
 def parse_trace(lines: Iterable[str], source: str, limit: int, model: int | None = None) -> Trace:
     """The requests of a JSONL trace's ``lines``, each checked against the context ``limit`` (positions a request
     may reach) and the model's context ``model``.
@@ -194,7 +206,7 @@ def parse_trace(lines: Iterable[str], source: str, limit: int, model: int | None
                 "minutes; simulate a part of it"
             )
         try:
-            obj = json.loads(text, object_pairs_hook=_object)
+            obj = _loads(text)
         except json.JSONDecodeError as e:
             bad.append(f"{source}:{number}: not JSON: {e.msg} (column {e.colno})")
             continue

@@ -1,0 +1,191 @@
+"""Between two events of a served trace (an admission, a prompt chunk, a sequence finishing, an arrival that could be
+admitted) its steps repeat: the same decoding sequences, each one pass further. Such a stretch is priced whole — every
+step's sums at once, then every step's price at once — and each step gets the very double it gets priced alone.
+
+:class:`Stretch` gives a stretch's per-step sums (:class:`~passprice.steps.StepSums`, arrays of one element a step)
+for :meth:`~passprice.steps.StepPricer.price_many`. Two ways, both exact:
+
+- **closed form**, when a pass emits a whole number ``e`` of tokens (every serving without drafts): positions are
+  integers, so every sum is an exact integer in a double (below 2^53) whatever its order, and the sums of step ``i``
+  follow from the sequences' positions at the stretch's start sorted once — Σ over the sequences still decoding of
+  ``p + i·e``, of ``min(p + i·e, window)`` in a windowed group (a sequence reaches the window after
+  ⌈(window − p) / e⌉ steps), and of the prefixes read once. Sequences may finish inside the stretch (each at its own
+  step, ⌈(output − generated) / e⌉ steps on), so a stretch can run until its last sequence ends: O(sequences + steps)
+  arithmetic, not O(sequences × steps);
+- **step by step**, when ``e`` is fractional (a drafting serving's expected tokens a pass): each sequence's positions
+  are accumulated one pass at a time, as the simulator advances them (``numpy.add.accumulate`` adds in order), and a
+  step's sums are the rows of that matrix summed as the simulator sums one step's positions (a C-contiguous row sums
+  pairwise as a one-dimensional array does; the tests check it). Such a stretch ends at its first finish.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from passprice.steps import AttentionGroup, StepSums
+
+#: Elements of a step-by-step block (steps × sequences) computed at once.
+BLOCK = 1 << 16
+
+
+class _Counted:
+    """Integer ``keys`` (steps) with integer ``values``: how many keys are at or below a step, and the sum of their
+    values, for an array of steps (``numpy.searchsorted`` on the keys sorted once)."""
+
+    def __init__(self, keys: np.ndarray, values: np.ndarray) -> None:
+        order = np.argsort(keys, kind="stable")
+        self.keys = keys[order]
+        self.sums = np.zeros(len(keys) + 1, dtype=np.int64)
+        np.cumsum(values[order], out=self.sums[1:])
+
+    def count(self, steps: np.ndarray) -> np.ndarray:
+        """Keys at or below each of ``steps``."""
+        return np.searchsorted(self.keys, steps, side="right")
+
+    def at(self, steps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(keys at or below each of ``steps``, the sum of their values)."""
+        n = np.searchsorted(self.keys, steps, side="right")
+        return n, self.sums[n]
+
+
+class Stretch:
+    """The decoding sequences of a stretch, for the sums of its steps in closed form (the module's docstring).
+
+    One element a sequence: ``positions``, the cached positions its first pass in the stretch reads (whole
+    numbers); ``shared``, positions of a prefix it reads with the batch (0 for none); ``start``, the step of that
+    first pass (0, or 1 for a prompt that ends in the stretch's first step and decodes from the next); ``finish``,
+    the step after its last pass (it finishes in step ``finish − 1``; a prompt of one output token that ends in step
+    0 has ``start = finish = 1``: no pass). ``emitted``: tokens a pass emits, a whole number; ``groups``: the
+    pricer's attention groups. ``once`` and ``codes``: the positions of the shared prefix each sequence reads once a
+    step and which prefix it is (−1 for none), from step ``reads_from`` (0 or 1) until it finishes: a prefix is
+    streamed in the steps where any of its sequences reads it. ``first``: what the stretch's first step carries
+    besides (its prompt chunks' sums, :class:`~passprice.steps.StepSums` with ``decode`` 0 and no
+    ``shared_once``), or ``None``. Raises :class:`ValueError` for positions or a count of emitted tokens that are
+    not whole numbers."""
+
+    def __init__(
+        self,
+        positions: np.ndarray,
+        shared: np.ndarray,
+        start: np.ndarray,
+        finish: np.ndarray,
+        emitted: float,
+        groups: Sequence[AttentionGroup],
+        once: np.ndarray | None = None,
+        codes: np.ndarray | None = None,
+        reads_from: np.ndarray | None = None,
+        first: StepSums | None = None,
+    ) -> None:
+        whole = positions.astype(np.int64)
+        if not float(emitted).is_integer() or not (whole == positions).all():
+            raise ValueError("a stretch in closed form needs whole positions and a whole number of emitted tokens")
+        self.e = e = int(emitted)
+        self.groups = tuple(groups)
+        self.first = first
+        s = start.astype(np.int64)
+        f = finish.astype(np.int64)
+        q = whole - s * e  # where each sequence would be at step 0: p + (i − start)·e = q + i·e
+        own = shared.astype(np.int64)
+        self.begun = _Counted(s, q)
+        self.ended = _Counted(f, q)
+        self.begun_shared = _Counted(s, own) if own.any() else None
+        self.ended_shared = _Counted(f, own) if own.any() else None
+        # A windowed group: a sequence scores q + i·e from its start until it reaches the window (step c) or
+        # finishes, then the window until it finishes.
+        self.windows: dict[int, tuple[_Counted, _Counted, _Counted]] = {}
+        for g in self.groups:
+            if g.window is None or g.window in self.windows:
+                continue
+            c = np.maximum(-((q - g.window) // e), s)
+            self.windows[g.window] = (_Counted(np.minimum(c, f), q), _Counted(c, q), _Counted(np.maximum(c, f), q))
+        # Prefixes read once: streamed from the first step any of their sequences reads them to the last.
+        self.once: tuple[_Counted, _Counted] | None = None
+        if once is not None and codes is not None and (codes >= 0).any():
+            reading = codes >= 0
+            keys, where = np.unique(codes[reading], return_inverse=True)
+            begin = np.full(len(keys), np.iinfo(np.int64).max)
+            np.minimum.at(begin, where, (s if reads_from is None else reads_from.astype(np.int64))[reading])
+            last = np.zeros(len(keys), dtype=np.int64)
+            np.maximum.at(last, where, f[reading])
+            size = np.zeros(len(keys), dtype=np.int64)
+            size[where] = once[reading].astype(np.int64)
+            self.once = (_Counted(begin, size), _Counted(last, size))
+
+    def sums(self, steps: np.ndarray) -> StepSums:
+        """The sums of the stretch's steps ``steps`` (0-based indices from its start, an integer array)."""
+        i = steps.astype(np.int64)
+        ie = i * self.e
+        n_begun, q_begun = self.begun.at(i)
+        n_ended, q_ended = self.ended.at(i)
+        d = n_begun - n_ended
+        attended = ((q_begun - q_ended) + ie * d).astype(float)
+        alone = attended
+        if self.begun_shared is not None and self.ended_shared is not None:
+            alone = attended - (self.begun_shared.at(i)[1] - self.ended_shared.at(i)[1]).astype(float)
+        groups: list[tuple[Any, Any, Any, Any]] = []
+        for g in self.groups:
+            if g.window is None:
+                groups.append((attended, alone, 0.0, 0.0))
+                continue
+            below, reached, left = self.windows[g.window]
+            n_below, q_below = below.at(i)
+            scored = ((q_begun - q_below) + ie * (n_begun - n_below)
+                      + g.window * (reached.count(i) - left.count(i))).astype(float)
+            groups.append((scored, scored, 0.0, 0.0))
+        shared_once: Any = 0.0
+        if self.once is not None:
+            begin, last = self.once
+            shared_once = (begin.at(i)[1] - last.at(i)[1]).astype(float)
+        sums = StepSums(d.astype(float), 0.0, 0.0, 0.0, shared_once, tuple(groups))
+        if self.first is not None and len(i) and i[0] == 0:
+            sums = _with_first(sums, self.first, len(i))
+        return sums
+
+
+def _with_first(sums: StepSums, first: StepSums, steps: int) -> StepSums:
+    """``sums`` of ``steps`` steps from the stretch's first, with the first step's prompt chunks added: arrays zero
+    after the first element (x + 0.0 is x, so the later steps' doubles are unchanged)."""
+
+    def at_first(value: Any) -> np.ndarray:
+        out = np.zeros(steps)
+        out[0] = value
+        return out
+
+    groups = tuple(
+        (attended, alone, at_first(first.groups[n][2]), at_first(first.groups[n][3]))
+        for n, (attended, alone, _, _) in enumerate(sums.groups)
+    )
+    return StepSums(sums.decode, at_first(first.chunks), at_first(first.prompt_rows), at_first(first.lasts),
+                    sums.shared_once, groups)
+
+
+def stepwise_sums(
+    positions: np.ndarray, shared: np.ndarray, groups: Sequence[AttentionGroup], shared_once: float
+) -> StepSums:
+    """The sums of steps whose decoding sequences sit at ``positions`` (one row a step, one column a sequence,
+    C-contiguous; ``shared``: one element a sequence), as :meth:`~passprice.steps.StepPricer.price` sums one step's
+    row: the fractional positions of a drafting serving, whose sums depend on their order."""
+    rows = np.ascontiguousarray(positions)
+    attended = rows.sum(axis=1)
+    alone = (rows - shared).sum(axis=1)
+    out = []
+    for g in groups:
+        if g.window is None:
+            out.append((attended, alone, 0.0, 0.0))
+        else:
+            scored = np.minimum(rows, float(g.window)).sum(axis=1)
+            out.append((scored, scored, 0.0, 0.0))
+    return StepSums(float(rows.shape[1]), 0.0, 0.0, 0.0, shared_once, tuple(out))
+
+
+def advance(start: np.ndarray, emitted: float, steps: int) -> np.ndarray:
+    """``start`` and the ``steps`` values after it, ``emitted`` added one pass at a time as the simulator adds it:
+    row ``i`` is each sequence's value after ``i`` passes (``steps + 1`` rows, C-contiguous)."""
+    out = np.empty((steps + 1, len(start)))
+    out[0] = start
+    out[1:] = emitted
+    np.add.accumulate(out, axis=0, out=out)
+    return out
