@@ -38,7 +38,6 @@ from passprice.locks import (
     Lock,
     Verdict,
     compare_policies,
-    expected_moved,
     judge,
     read_lock,
 )
@@ -566,6 +565,8 @@ def _figures_differ(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) ->
     )
     if first is None:
         # Under a serving stack the expected price is locked too (a re-fit or an edited share moves it alone).
+        from passprice.reproduce import expected_moved
+
         expected = expected_moved(a, b)
         first = expected[0].field if expected else None
     return first
