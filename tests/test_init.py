@@ -333,7 +333,9 @@ def test_a_wheel_in_a_fresh_venv_outside_any_checkout(tmp_path: Path) -> None:
     requirement = (demo / "requirements.txt").read_text().splitlines()[-1]
     assert requirement == f"passprice @ {wheel.resolve().as_uri()}"
     first = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--dry-run", "--no-deps", "--no-index", "-r",
+        # --ignore-installed: the answer must not depend on whether this environment has passprice 0.1.0 already
+        # (CI installs it from the checkout, not editable, and pip then says "already installed").
+        [sys.executable, "-m", "pip", "install", "--dry-run", "--no-deps", "--no-index", "--ignore-installed", "-r",
          str(demo / "requirements.txt")],
         capture_output=True, text=True, timeout=120,
     )
