@@ -152,3 +152,29 @@ def test_fact_table() -> None:
     assert fact_table(b"[ a . b ]  # c\nx = 1\n", "a.b") == b"[ a . b ]  # c\nx = 1\n"
     assert fact_table(b"[a]\nb.x = 1\n", "a.b") is None  # not written as a table of its own: the whole file is read
     assert fact_table(b"[a]\nx = 1\n[a]\nx = 2\n", "a") is None  # twice (invalid TOML): the whole file is read
+
+
+def test_a_merged_branch_makes_no_phantom_version(tmp_path: Path) -> None:
+    """Read along the first-parent line (each commit against the one before it on the branch checked out): a side
+    branch's later commit that changed the card's file but not the fact, merged after the fact changed on main, was
+    listed as changing it back to 4.8, and the clean work tree as "uncommitted changes" bringing it to 4.9 again."""
+    root = registry(tmp_path)
+    card = root / CARD_FILE
+
+    def commit(message: str, when: str) -> None:
+        env = {**os.environ, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qam", message],
+                       cwd=root, check=True, capture_output=True, env=env)  # fmt: skip
+
+    git(root, "branch", "-M", "main")
+    git(root, "checkout", "-qb", "side")
+    text = card.read_text(encoding="utf-8")
+    card.write_text(text + "\n# a comment the side branch adds\n", encoding="utf-8")
+    commit("side: a comment", "2026-11-03T00:00:00")  # later than main's change below
+    git(root, "checkout", "-q", "main")
+    set_bandwidth(card, "4.9")
+    commit("main: raised", "2026-11-02T00:00:00")
+    git(root, "merge", "-q", "--no-edit", "side")
+    assert versions(root, CARD) == [("main: raised", 4.9), ("the registry", 4.8)]
+    result = invoke("fact", "show", CARD, "memory.bandwidth", "--history", root=root)
+    assert "uncommitted changes" not in result.stdout

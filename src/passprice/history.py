@@ -1,8 +1,11 @@
 """When a figure changed, and from what, is in git: a fact's history is read from the commits that changed its file,
 one version each time the fact itself (value, unit, provenance, source, locator, note or derivation) changed.
 
-Read through git itself (``git log --follow`` over the file, ``git cat-file --batch`` for its content at each
-commit), never by parsing ``.git``. A version written before facts named their sources shows its free-text cite.
+Read through git itself (``git log -m --first-parent --follow`` over the file, ``git cat-file --batch`` for its
+content at each commit), never by parsing ``.git``. The history is the checked-out branch's own line of commits, each
+against the one before it on that line (a merge against its first parent: the commit where a branch's change
+landed), so commits of merged branches, interleaved by date, never show a fact changing back and forth. A version
+written before facts named their sources shows its free-text cite.
 """
 
 from __future__ import annotations
@@ -239,8 +242,8 @@ def fact_history(root: Root, where: FactFile) -> list[Version]:
     try:
         out = _run_git(
             checkout.top,
-            ["log", "-z", "--follow", "--raw", "--no-abbrev", f"--max-count={MAX_COMMITS}", "--date=short",
-             "--format=%H%x00%ad%x00%an%x00%s", "--", rel],
+            ["log", "-z", "-m", "--first-parent", "--follow", "--raw", "--no-abbrev", f"--max-count={MAX_COMMITS}",
+             "--date=short", "--format=%H%x00%ad%x00%an%x00%s", "--", rel],
         )
     except subprocess.CalledProcessError as e:
         raise InputError(f"{where.file}: git log failed: {_git_says(e)}") from None
