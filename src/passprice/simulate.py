@@ -458,7 +458,7 @@ def simulate(
         while i0 < end:
             i1 = int(min(i0 + size, end))
             if whole:
-                sums = closed.sums(np.arange(i0, i1))
+                c, b = closed.priced(pricer, np.arange(i0, i1))
             else:
                 i1 = min(i1, i0 + max(BLOCK // len(dec), 1))
                 trail = advance(rows_now, emitted, i1 - i0)
@@ -466,8 +466,7 @@ def simulate(
                 over = (gen_rows[1:] >= outs).any(axis=1)
                 if over.any():
                     i1 = end = i0 + int(np.argmax(over)) + 1
-                sums = stepwise_sums(trail[: i1 - i0], dec_shared, pricer.groups, once_now)
-            c, b = pricer.price_many(sums)
+                c, b = pricer.price_many(stepwise_sums(trail[: i1 - i0], dec_shared, pricer.groups, once_now))
             times = _clock(now, c)
             if arrival is not None:
                 # Step i (i ≥ 1) runs only if the arrival is still ahead when it starts.

@@ -511,6 +511,13 @@ class StepPricer:
             pass_s = np.broadcast_to(pass_s, (steps,))
         return pass_s, binding_index(stacked)
 
+    def price_one(self, sums: StepSums) -> tuple[float, int]:
+        """The seconds and binding term of one step from its sums (floats): ``(pass_s, bind)`` as
+        :meth:`price_many` gives them for that step (the same formula on the same doubles), without NumPy."""
+        terms = self._totals(sums).terms
+        binding_s, bind = binding([(term, index) for index, term in enumerate(terms.as_tuple())])
+        return float(pass_seconds(self._rates, terms, binding_s)), bind
+
     def _totals(self, sums: StepSums) -> _Totals:
         """The step's totals and terms from its sums: the one formula :meth:`price` and :meth:`price_many` share,
         written with ``+ - * /`` so a float and an array of steps give the same doubles."""
