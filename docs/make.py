@@ -3,6 +3,8 @@
     python docs/make.py
 
 - the README's glossary section, from passprice.glossary (the text `passprice explain` prints);
+- .pre-commit-hooks.yaml, the hook this project publishes, from passprice.scaffold.published_hooks (it watches the
+  folders the hook `passprice init` writes does);
 - the gallery's pictures under docs/, each drawn by the passprice command the README shows beside it.
 
 Every picture is deterministic (no dates, fixed SVG ids), so a rerun on the same facts changes no byte.
@@ -46,6 +48,14 @@ def glossary() -> None:
     README.write_text(f"{head}{BEGIN}\n{markdown()}\n{END}{tail}", encoding="utf-8")
 
 
+def hooks() -> None:
+    """Rewrite .pre-commit-hooks.yaml from passprice.scaffold."""
+    sys.path.insert(0, str(TOP / "src"))
+    from passprice.scaffold import published_hooks
+
+    (TOP / ".pre-commit-hooks.yaml").write_text(published_hooks(), encoding="utf-8")
+
+
 def pictures() -> None:
     """Draw every gallery picture with the passprice the current Python runs."""
     for path, args in PICTURES:
@@ -57,4 +67,5 @@ def pictures() -> None:
 
 if __name__ == "__main__":
     glossary()
+    hooks()
     pictures()

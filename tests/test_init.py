@@ -18,7 +18,16 @@ import pytest
 
 from cli_helpers import REPO, bad, invoke
 from passprice.registry import Root, embedded_root, find_root
-from passprice.scaffold import plan, record_folders, write
+from passprice.scaffold import (
+    PLACEHOLDER,
+    hook_files,
+    installed_requirement,
+    plan,
+    published_hooks,
+    record_folders,
+    requirement_from_direct_url,
+    write,
+)
 
 HEADER = REPO / "tests/data/gemma3-270m-q4_k_m.header.gguf.xz"
 GIT_ENV = {
@@ -77,7 +86,12 @@ def test_init_writes_a_registry(tmp_path: Path) -> None:
     assert "entry: passprice check" in hook and "language: system" in hook
     assert "files: ^(facts|locks|registry|schema|sources)/" in hook
     assert "python -m pip install -r requirements.txt" in (mine / ".github/workflows/facts.yml").read_text()
-    assert (mine / "requirements.txt").read_text().splitlines()[-1] == "passprice==0.1.0"
+    # How this passprice was installed (the test environment's: a checkout, editable or not, or a wheel file).
+    installed = installed_requirement()
+    assert installed.origin == "local" and installed.line.startswith("passprice @ file:///")
+    assert (mine / "requirements.txt").read_text().splitlines()[-1] == installed.line
+    assert f"  requirements.txt: {installed.line}\nfirst: requirements.txt installs passprice from this machine (" \
+        in result.stdout
     # Every command works there: import, price, lock, check.
     assert invoke("import", str(HEADER), "--name", "mine", root=mine).exit_code == 0
     priced = invoke("price", "--checkpoint", "mine", "--card", "h100_sxm5_80gb", "--batch", "8", "--json", root=mine)
@@ -163,6 +177,90 @@ def test_the_project_hook_manifest_is_valid() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+@pytest.mark.parametrize(
+    ("direct_url", "line", "origin"),
+    [
+        # PEP 610's own examples, as pip records them.
+        ('{"url": "https://github.com/pypa/pip.git", "vcs_info": {"vcs": "git", "requested_revision": "1.3.1", '
+         '"commit_id": "7921be1537eac1e97bc40179a57f0349c2aee67d"}}',
+         "passprice @ git+https://github.com/pypa/pip.git@7921be1537eac1e97bc40179a57f0349c2aee67d", "vcs"),
+        ('{"url": "https://github.com/OWNER/mono.git", "subdirectory": "passprice", "vcs_info": {"vcs": "git", '
+         '"commit_id": "abc123"}}', "passprice @ git+https://github.com/OWNER/mono.git@abc123#subdirectory=passprice",
+         "vcs"),
+        ('{"url": "https://example.org/passprice-0.1.0-py3-none-any.whl", "archive_info": {"hashes": {"sha256": '
+         '"2dc6b5a470a1bde68946f263f1af1515a2574a150a30d6ce02c6ff742fcc0db9"}}}',
+         "passprice @ https://example.org/passprice-0.1.0-py3-none-any.whl", "archive"),
+        ('{"url": "file:///home/me/passprice-0.1.0-py3-none-any.whl", "archive_info": {}}',
+         "passprice @ file:///home/me/passprice-0.1.0-py3-none-any.whl", "local"),
+        ('{"url": "file:///home/me/passprice", "dir_info": {"editable": true}}', "passprice @ file:///home/me/passprice",
+         "local"),
+        # Installed from an index (no direct_url.json), or a record that does not read: the placeholder.
+        (None, PLACEHOLDER, "unknown"),
+        ("{not json", PLACEHOLDER, "unknown"),
+        ('{"url": "https://a b"}', PLACEHOLDER, "unknown"),
+    ],
+)
+def test_the_requirement_is_how_passprice_was_installed(direct_url: str | None, line: str, origin: str) -> None:
+    found = requirement_from_direct_url(direct_url)
+    assert (found.line, found.origin) == (line, origin)
+    assert (found.advice() is None) == (origin in ("vcs", "archive"))
+
+
+def test_an_unknown_install_leaves_a_placeholder_pip_refuses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``passprice==0.1.0`` is on no package index: where how passprice was installed is not known, init writes a
+    placeholder that pip refuses naming the line, and says on its ``first:`` line and in the README what to write."""
+    import importlib.metadata
+
+    class FromAnIndex:
+        def read_text(self, name: str) -> str | None:
+            return None
+
+    monkeypatch.setattr(importlib.metadata, "distribution", lambda name: FromAnIndex())
+    result = invoke("init", str(tmp_path / "mine"))
+    assert result.exit_code == 0, result.output
+    mine = tmp_path / "mine"
+    assert (mine / "requirements.txt").read_text().splitlines()[-1] == PLACEHOLDER
+    advice = ("requirements.txt holds a placeholder: passprice is on no package index, and how this one was installed "
+              "is not known; write the line CI installs passprice by (passprice @ git+https://…@COMMIT, a wheel's "
+              "URL), or run init again with --requirement SPEC")
+    assert f"\nfirst: {advice}\nnext: cd {mine} && git init" in result.stdout
+    readme = (mine / "README.md").read_text()
+    assert f"**First:** {advice}.\n\n```sh\npip install -r requirements.txt\n" in readme
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--dry-run", "--no-deps", "--no-index", "-r",
+         str(mine / "requirements.txt")],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode != 0 and "Invalid requirement: 'FILL IN: how this registry installs passprice" in done.stderr
+    # --requirement SPEC: the line given, and nothing to fill in.
+    spec = "passprice @ git+https://github.com/OWNER/passprice@0123abcd"
+    given = invoke("init", "--requirement", spec, str(tmp_path / "given"))
+    assert given.exit_code == 0 and "first:" not in given.stdout
+    assert (tmp_path / "given" / "requirements.txt").read_text().splitlines()[-1] == spec
+    assert "**First:**" not in (tmp_path / "given" / "README.md").read_text()
+    bad("init", "--requirement", "a\nb", str(tmp_path / "two"),
+        says="--requirement: 'a\\nb' is not one requirement line")
+
+
+def test_both_hooks_watch_the_same_folders(tmp_path: Path) -> None:
+    """The published hook watched facts|registry|locks, the one init writes facts|locks|registry|schema|sources: a
+    broken sources/ file was skipped by the first. Both now come from one list: Root's record folders and schema/."""
+    import yaml
+
+    published = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    assert (REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8") == published_hooks()  # python docs/make.py
+    written = yaml.safe_load(plan(find_root(REPO)).files[".pre-commit-config.yaml"].decode())
+    (hook,) = published
+    (local,) = written["repos"][0]["hooks"]
+    assert hook["files"] == local["files"] == hook_files() == "^(facts|locks|registry|schema|sources)/"
+    tops = {rel.split("/", 1)[0] for rel in record_folders(Root(tmp_path)).values()}
+    import re
+
+    for top in tops | {"schema"}:
+        assert re.match(hook["files"], f"{top}/x.toml")
+    assert not re.match(hook["files"], "src/passprice/cli.py")
+
+
 def _tracked_copy(dest: Path) -> Path:
     """The files git tracks in this checkout (as they are in the work tree), copied to ``dest``: the source a wheel
     is built from here, whatever else lies in the work tree."""
@@ -231,6 +329,15 @@ def test_a_wheel_in_a_fresh_venv_outside_any_checkout(tmp_path: Path) -> None:
     assert json.loads(price)["batch"] == 8 and json.loads(price)["card"] == "h100_sxm5_80gb"
     demo = work / "demo"
     assert (demo / "registry/checkpoints/my-gemma.toml").is_file()
+    # The README's first step: requirements.txt names the wheel this passprice was installed from, which pip takes.
+    requirement = (demo / "requirements.txt").read_text().splitlines()[-1]
+    assert requirement == f"passprice @ {wheel.resolve().as_uri()}"
+    first = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--dry-run", "--no-deps", "--no-index", "-r",
+         str(demo / "requirements.txt")],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert first.returncode == 0 and "Would install passprice-0.1.0" in first.stdout, first.stdout + first.stderr
     hook = sh("git init -q && git add -A && git commit -q --no-verify -m demo && "
               "python -m pre_commit run --all-files --verbose --color never", demo)
     # pre-commit itself is this environment's (run through the fresh python, which borrows it); the hook runs the

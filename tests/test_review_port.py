@@ -169,7 +169,9 @@ def test_key_length_present_is_used_even_when_zero() -> None:
     h = header(_llama_meta(**{"attention.key_length": 0}), _llama_tensors(1))
     with pytest.raises(InputError, match=r"attention\.key_length: 0 \(an attention head"):
         decode_step(h, Deployment(kv_bytes=2.0))
-    h = header(_llama_meta(**{"attention.key_length": 8}), _llama_tensors(1))
+    # attn_k 8 wide (1 KV head × 8): the header check refuses an attn_k whose width contradicts key_length.
+    tensors = [(n, (64, 8) if n == "blk.0.attn_k.weight" else d, t) for n, d, t in _llama_tensors(1)]
+    h = header(_llama_meta(**{"attention.key_length": 8}), tensors)
     step = decode_step(h, Deployment(kv_bytes=2.0))
     (att,) = [st for st in step.stages if st.kind is StageKind.ATTENTION]
     assert att.split is not None and att.split.key == 8

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from passprice.cost import Lines, Pricing, pass_terms
 from passprice.serving import U32_MAX, NotResident, OnChipOverflow, ServingCost, ServingRefusal
+from passprice.tables import count
 
 if TYPE_CHECKING:
     from passprice.cards import Card
@@ -65,7 +66,7 @@ class FlatCurve(ServingRefusal):
         self.top = top
         self.tokens_per_s = tokens_per_s
         super().__init__(
-            f"tokens/s levels off (toward {tokens_per_s:,.6g}) within a relative 1e-12 over so many of the batches "
+            f"tokens/s levels off (toward {count(tokens_per_s)}) within a relative 1e-12 over so many of the batches "
             f"up to {top:,} that which is best is a matter of rounding, and the seed's scan would price more than "
             f"{SCAN_LIMIT:,} of them: price a batch (--batch N), or give the sequences memory that bounds the batch"
         )

@@ -189,6 +189,9 @@ def check(root: Root) -> CheckReport:
         unreadable += found
     found, warnings = review(root)  # sources cited and registered, derived facts recomputed (passprice.lineage)
     problems += found
+    from passprice.sources import read_sources
+
+    unreadable += read_sources(root)[1]  # a source file that does not read is bad input too, as a card is
     from passprice.calibrate import review_stacks
 
     found, more = review_stacks(root)  # stack facts read off measured runs: runs still there, fits re-run (issue 14)

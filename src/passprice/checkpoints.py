@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 import sys
@@ -37,6 +38,7 @@ from passprice.gguf_header import (
     MetaValue,
     Shard,
     TensorInfo,
+    nonfinite_text,
     read_header,
 )
 from passprice.registry import Root, not_found
@@ -58,6 +60,7 @@ _INT_RANGES = {
     "int64": (_INT64_MIN, _INT64_MAX),
 }
 _FLOATS = ("float32", "float64")
+
 _FLOAT_MAX = sys.float_info.max
 #: A uint64 written as a decimal string (past int64, which TOML integers cannot hold).
 _DECIMAL = re.compile(r"[0-9]{1,20}")
@@ -104,9 +107,12 @@ converter.register_structure_hook(
 
 def _kept(value: MetaValue) -> Any:
     """A kept metadata value as TOML can hold it: a uint64 beyond int64 as its decimal string (TOML integers are
-    int64), a tuple as a list."""
+    int64), a NaN or an infinity as its name (:func:`nonfinite_text`), a tuple as a list."""
     if isinstance(value, bool):
         return value
+    if isinstance(value, float):
+        text = nonfinite_text(value)
+        return value if text is None else text
     if isinstance(value, int):
         return value if _INT64_MIN <= value <= _INT64_MAX else str(value)
     if isinstance(value, tuple):
@@ -287,6 +293,8 @@ def _meta_from(value: Any, descriptor: str, where: str) -> MetaValue:
             raise InputError(f"{where}: {schema.shown_value(value)} is not a {descriptor}")
         return value
     if descriptor in _FLOATS:
+        if isinstance(value, str) and value in schema.NONFINITE:
+            return float(value)  # a NaN or an infinity the header held (the schema allows only these three names)
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise InputError(f"{where}: {schema.shown_value(value)} is not a {descriptor}")
         if isinstance(value, int) and not -_FLOAT_MAX <= value <= _FLOAT_MAX:
@@ -310,6 +318,8 @@ def _any_meta(value: Any, where: str) -> MetaValue:
         return tuple(_any_meta(v, f"{where}[{i}]") for i, v in enumerate(value))
     if isinstance(value, int) and not isinstance(value, bool) and not _INT64_MIN <= value <= _INT_RANGES["uint64"][1]:
         raise InputError(f"{where}: {schema.shown_value(value)} is past every GGUF integer type")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InputError(f"{where}: {value!r} is not a finite number")
     if isinstance(value, bool | int | float | str):
         return value
     raise InputError(f"{where}: {schema.shown_value(value)} is not a metadata value")

@@ -12,6 +12,7 @@ import errno
 import json
 import math
 import re
+import shlex
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,7 +21,8 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from passprice import __version__
-from passprice.errors import InputError
+from passprice.errors import InputError, escaped
+from passprice.files import shown as shown_path
 
 #: The exit status of a command interrupted by Ctrl-C (SIGINT): 128 + 2, as a shell reports it.
 INTERRUPTED = 130
@@ -38,10 +40,16 @@ class Refused(Exception):
         self.payload = payload
 
 
+def _escaped_lines(text: str) -> str:
+    """``text`` with each of its lines :func:`~passprice.errors.escaped` (a name it quotes can neither add a line
+    nor reorder one)."""
+    return "\n".join(escaped(line) for line in text.split("\n"))
+
+
 def _usage(e: click.UsageError) -> NoReturn:
     """A usage error as one line on stderr (the problem, and where the command's help is), then exit 2."""
     where = f" (see '{e.ctx.command_path} --help')" if e.ctx is not None else ""
-    click.echo(f"passprice: error: {e.format_message()}{where}", err=True)
+    click.echo(f"passprice: error: {escaped(e.format_message())}{where}", err=True)
     raise click.exceptions.Exit(2)
 
 
@@ -71,15 +79,17 @@ class _Group(click.Group):
         except click.UsageError as e:
             _usage(e)
         except InputError as e:
-            for line in str(e).splitlines():
-                click.echo(f"passprice: error: {line}", err=True)
+            # One problem a line ("\n" only: splitlines would also split at a U+2028 or a \x1c a file name holds),
+            # each character that does not print escaped, so a name cannot split or reorder its line.
+            for line in str(e).split("\n"):
+                click.echo(f"passprice: error: {escaped(line)}", err=True)
             ctx.exit(2)
         except Refused as e:
             if ctx.meta.get("passprice.json"):
                 click.echo(json.dumps(e.payload, indent=2))
             name = e.payload.get("refusal")
             shown = f"{name}: {e.message}" if isinstance(name, str) and not e.message.startswith(name) else e.message
-            click.echo(f"passprice: refused: {shown}", err=True)
+            click.echo(f"passprice: refused: {_escaped_lines(shown)}", err=True)
             ctx.exit(1)
         except BrokenPipeError:  # pragma: no cover - e.g. `passprice header … | head`
             sys.stderr.close()
@@ -94,7 +104,7 @@ class _Group(click.Group):
             try:
                 look(e.filename)
             except InputError as named:
-                click.echo(f"passprice: error: {named}", err=True)
+                click.echo(f"passprice: error: {escaped(str(named))}", err=True)
                 ctx.exit(2)
             raise
         except KeyboardInterrupt:
@@ -111,7 +121,7 @@ class _Group(click.Group):
                 raise
             if ctx.meta.get("passprice.json"):
                 click.echo(json.dumps(e.to_json(), indent=2))
-            click.echo(f"passprice: refused: {e.name}: {e}", err=True)
+            click.echo(f"passprice: refused: {e.name}: {_escaped_lines(str(e))}", err=True)
             ctx.exit(1)
 
 
@@ -125,21 +135,30 @@ def _json_option(f: F) -> F:
     )(f)
 
 
-class _Finite(click.FloatRange):
-    """A float option that must be a finite number (``nan`` and ``inf`` are no quantity) in its range."""
+class _Bounded(click.ParamType):  # type: ignore[type-arg,unused-ignore]  # generic from click 8.2
+    """A numeric option bounded as :mod:`passprice.bounds` states for it: the bound a schema gives the same quantity
+    in a file (``--limit`` as a serving's ``contexts.limit``), read when the option is converted. A value out of
+    range, ``nan``, ``inf`` or 310 digits is one error line (exit 2)."""
 
-    name = "finite number"
+    def __init__(self, option: str, integer: bool) -> None:
+        self.option = option
+        self.name = "integer" if integer else "float"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        number = click.FLOAT.convert(value, param, ctx)
-        if not math.isfinite(number):
-            self.fail(f"{value!r} is not a finite number", param, ctx)
-        return super().convert(number, param, ctx)
+        from passprice.bounds import option_bound
+
+        try:
+            return option_bound(self.option).parse(str(value))
+        except InputError as e:
+            self.fail(str(e), param, ctx)
 
 
-#: The largest element size an option takes, in bytes (an f64 is 8; 64 is past any element format, and keeps a
-#: cache's bytes far from overflowing a double).
-_ELEMENT_BYTES = 64.0
+def _int(option: str) -> _Bounded:
+    return _Bounded(option, integer=True)
+
+
+def _float(option: str) -> _Bounded:
+    return _Bounded(option, integer=False)
 
 
 def _non_finite(data: Any, path: str = "") -> tuple[str, float] | None:
@@ -376,10 +395,10 @@ def checkpoints_command(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         _echo_json({"checkpoints": out})
         return
-    from passprice.tables import si, text_table
+    from passprice.tables import printable, si, text_table
 
     rows = [
-        [c["name"], str(c["architecture"]), f"{c['tensors']:,}", si(c["tensor_bytes"], "B"),
+        [c["name"], printable(str(c["architecture"])), f"{c['tensors']:,}", si(c["tensor_bytes"], "B"),
          f"{c['context_length']:,}" if c["context_length"] else "", c["sha256"][:16] + "…"]
         for c in out
     ]
@@ -413,8 +432,8 @@ def explain_command(term: str | None, as_json: bool) -> None:
 @click.argument("directory", default=".", type=click.Path(file_okay=False, path_type=Path))
 @click.option(
     "--requirement", metavar="SPEC",
-    help="The line of requirements.txt the hook and CI install passprice by (default: passprice==VERSION; a wheel "
-    "file or a git URL works too).",
+    help="The line of requirements.txt CI installs passprice by, e.g. 'passprice @ git+https://…@COMMIT' (default: "
+    "how this passprice was installed, when its direct URL is recorded; else a placeholder to fill in).",
 )
 @click.option("--examples", is_flag=True, help="Copy the registered checkpoints, servings and locks too (a registry "
               "to try things in; without it registry/ and locks/ start empty).")
@@ -435,7 +454,8 @@ def init_command(
     write(the_plan, directory)
     if as_json:
         _echo_json({"path": str(directory), "folders": list(the_plan.folders), "copied": list(the_plan.copied),
-                    "files": sorted(the_plan.files)})
+                    "files": sorted(the_plan.files), "requirement": the_plan.requirement.line,
+                    "requirement_origin": the_plan.requirement.origin, "advice": the_plan.requirement.advice()})
         return
     source = "the embedded facts" if the_plan.source.embedded else str(the_plan.source.path)
     click.echo(f"a passprice registry in {directory}:")
@@ -443,7 +463,12 @@ def init_command(
         click.echo(f"  {folder + '/':<24}{'copied from ' + source if folder in the_plan.copied else 'empty'}")
     click.echo("  schema/, .taplo.toml, .pre-commit-config.yaml, .github/workflows/facts.yml, requirements.txt, "
                "README.md")
-    click.echo(f"next: cd {directory} && git init && pre-commit install; passprice import MODEL.gguf --name NAME")
+    click.echo(f"  requirements.txt: {the_plan.requirement.line}")
+    advice = the_plan.requirement.advice()
+    if advice is not None:
+        click.echo(f"first: {advice}")
+    click.echo(f"next: cd {shlex.quote(str(directory))} && git init && pre-commit install; "
+               "passprice import MODEL.gguf --name NAME")
 
 
 # --- checkpoints --------------------------------------------------------------------------------------------------
@@ -457,7 +482,8 @@ def sources_command(ctx: click.Context, as_json: bool) -> None:
     supports."""
     from passprice.lineage import source_uses, sources_text
 
-    uses = source_uses(_root(ctx))
+    uses, problems = source_uses(_root(ctx))
+    _problems(problems)
     if as_json:
         _echo_json({"sources": [u.to_json() for u in uses]})
     else:
@@ -507,7 +533,8 @@ def import_command(ctx: click.Context, file: Path, name: str | None, origin: str
     if as_json:
         _echo_json({"entry": entry, "path": str(target), "sha256": header.sha256, "tensors": len(header.tensors)})
     else:
-        click.echo(f"imported {file} as {entry}: {target} ({len(header.tensors)} tensors, sha256 {header.sha256})")
+        click.echo(f"imported {shown_path(file)} as {entry}: {shown_path(target)} ({len(header.tensors)} tensors, "
+                   f"sha256 {header.sha256})")
 
 
 @cli.command("synth")
@@ -583,32 +610,32 @@ def _serving_options(with_batch: bool) -> Callable[[F], F]:
             click.argument("serving", required=False),
             click.option("--checkpoint", help="Checkpoint: registry entry name or a .gguf path."),
             click.option("--card", help="Card: registry name or a card .toml path."),
-            click.option("--position", type=_Finite(min=0), help="Mean position reached (positions)."),
-            click.option("--limit", type=click.IntRange(min=1), help="Context each sequence is allowed (positions)."),
-            click.option("--kv-page", type=click.IntRange(min=1), help="Page the KV cache, N positions a page."),
+            click.option("--position", type=_float("--position"), help="Mean position reached (positions)."),
+            click.option("--limit", type=_int("--limit"), help="Context each sequence is allowed (positions)."),
+            click.option("--kv-page", type=_int("--kv-page"), help="Page the KV cache, N positions a page."),
             click.option("--contiguous", is_flag=True, help="Contiguous KV cache (undo a serving's --kv-page)."),
             click.option(
-                "--kv-bytes", type=_Finite(min=0, min_open=True, max=_ELEMENT_BYTES), help="Bytes per KV element."
+                "--kv-bytes", type=_float("--kv-bytes"), help="Bytes per KV element."
             ),
             click.option(
-                "--state-bytes", type=_Finite(min=0, min_open=True, max=_ELEMENT_BYTES),
+                "--state-bytes", type=_float("--state-bytes"),
                 help="Bytes per recurrent-state element.",
             ),
             click.option(
-                "--activation-words", type=click.IntRange(0, 2), help="Words an activation crosses the array in."
+                "--activation-words", type=_int("--activation-words"), help="Words an activation crosses the array in."
             ),
             click.option("--scaling", type=click.Choice(["per-block", "sub32"]), help="Activation scaling."),
             click.option("--attention", type=click.Choice(["vector", "array"]), help="Where attention's products run."),
             click.option("--kv-rotated/--no-kv-rotated", default=None, help="Walsh–Hadamard-rotated KV cache."),
             click.option("--draft", "draft_method", help="Drafting method (facts/drafts name)."),
-            click.option("--draft-tokens", type=click.IntRange(0, 64), help="Drafted tokens per pass (0: no drafts)."),
+            click.option("--draft-tokens", type=_int("--draft-tokens"), help="Drafted tokens per pass (0: no drafts)."),
             click.option(
-                "--head-rows", type=click.IntRange(1, 4294967295), help="Vocabulary rows the drafting head reads."
+                "--head-rows", type=_int("--head-rows"), help="Vocabulary rows the drafting head reads."
             ),
             click.option("--flush", help="State flush: every-pass, every:N or trailing:N."),
             click.option("--host-memory/--no-host-memory", default=None, help="Let sequences live in host memory."),
             click.option(
-                "--shared-prefix", type=click.IntRange(min=0), metavar="N",
+                "--shared-prefix", type=_int("--shared-prefix"), metavar="N",
                 help="Positions every sequence shares (a system prompt), held once with a paged cache (0: none).",
             ),
             click.option(
@@ -620,7 +647,7 @@ def _serving_options(with_batch: bool) -> Callable[[F], F]:
             ),
         ]
         if with_batch:
-            options.insert(3, click.option("--batch", type=click.IntRange(min=0), help="Sequences per pass."))
+            options.insert(3, click.option("--batch", type=_int("--batch"), help="Sequences per pass."))
         for option in reversed(options):
             f = option(f)
         return f
@@ -1128,7 +1155,8 @@ def lock_command(
         locks = f"locks serving {lock.info.serving}" if lock.info.serving else "locks no registered serving"
         click.echo(
             f"locked {lock.name} ({kind}, {locks}): {lock.price['tokens_per_s']:,.1f} tokens/s at batch "
-            f"{lock.price['batch']}, binds on {lock.price['binds']}, weakest {lock.price['provenance']} -> {output}"
+            f"{lock.price['batch']}, binds on {lock.price['binds']}, weakest {lock.price['provenance']} "
+            f"-> {shown_path(output)}"
         )
 
 
@@ -1314,7 +1342,7 @@ def audit_command(
     if warning:
         click.echo(f"passprice: warning: lock {target} does not reproduce its recorded price", err=True)
     if plot_path is not None:
-        click.echo(f"plot -> {plot_path}", err=True)
+        click.echo(f"plot -> {shown_path(plot_path)}", err=True)
 
 
 # --- reviewing fact changes ------------------------------------------------------------------------------------------
@@ -1621,12 +1649,12 @@ def sweep_command(
 
             write_atomically(output, chunks, force=force)
     if output is not None:
-        click.echo(f"{total:,} prices -> {output}", err=True)
+        click.echo(f"{total:,} prices -> {shown_path(output)}", err=True)
     if plot_path is not None:
         from passprice.plots import picture_format, sweep_picture, write_picture
 
         write_picture(plot_path, sweep_picture(kept, picture_format(plot_path)), force)
-        click.echo(f"plot -> {plot_path}", err=True)
+        click.echo(f"plot -> {shown_path(plot_path)}", err=True)
     for line in under:
         click.echo(f"passprice: {line}", err=True)
 
@@ -1673,11 +1701,11 @@ def _sweep_locks(root: Any, servings: tuple[str, ...], lock_ref: str | None, no_
     help="Context sizes in positions (k = 1,024) [default: 4k, 32k, 128k below the model's context, and its own].",
 )
 @click.option(
-    "--kv-bytes", type=_Finite(min=0, min_open=True, max=_ELEMENT_BYTES), default=2.0, show_default=True,
+    "--kv-bytes", type=_float("--kv-bytes"), default=2.0, show_default=True,
     help="Bytes per KV-cache element: 2 (16-bit), 1 (8-bit), 0.5625 (4-bit codes with their scales).",
 )
 @click.option(
-    "--state-bytes", type=_Finite(min=0, min_open=True, max=_ELEMENT_BYTES), default=4.0, show_default=True,
+    "--state-bytes", type=_float("--state-bytes"), default=4.0, show_default=True,
     help="Bytes per recurrent-state element.",
 )
 @_json_option
@@ -1793,7 +1821,7 @@ def roofline_command(
             click.echo(stack_lines_text(under))
         click.echo(f"  lock: {g.line(verdicts)}")
     if plot_path is not None:
-        click.echo(f"plot -> {plot_path}", err=True)
+        click.echo(f"plot -> {shown_path(plot_path)}", err=True)
 
 
 @cli.command("speculate")
@@ -1802,11 +1830,11 @@ def roofline_command(
 @click.option("--tokens", "tokens_text", default="1..8", show_default=True, help="Draft lengths: 1..8, 1,2,4 or 3.")
 @click.option("--best", "at_best", is_flag=True, help="Price each draft length at its own best batch.")
 @click.option(
-    "--passes", type=click.IntRange(min=1), default=100_000, show_default=True,
+    "--passes", type=_int("--passes"), default=100_000, show_default=True,
     help="Passes of the Monte-Carlo accept/reject loop simulated for each draft length.",
 )
 @click.option(
-    "--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the Monte-Carlo loop."
+    "--seed", type=_int("--seed"), default=0, show_default=True, help="Seed of the Monte-Carlo loop."
 )
 @click.option("--stack", metavar="S", help=_STACK_HELP + " Each draft length's, with its speedup under the stack.")
 @_json_option
@@ -1868,24 +1896,24 @@ def speculate_command(
 @click.option("--trace", "trace_path", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE.jsonl",
               help="Requests, one JSON object a line: arrival_s, prompt_tokens, output_tokens[, prefix_id, "
               "prefix_tokens].")
-@click.option("--synthetic", type=click.IntRange(min=1), metavar="N", help="N synthetic heavy-tailed requests.")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the synthetic trace.")
-@click.option("--rate", type=click.FloatRange(min=0, min_open=True), help="Synthetic arrivals per second [50].")
-@click.option("--prefix", "synthetic_prefix", type=click.IntRange(min=0), default=0,
+@click.option("--synthetic", type=_int("--synthetic"), metavar="N", help="N synthetic heavy-tailed requests.")
+@click.option("--seed", type=_int("--seed"), default=0, show_default=True, help="Seed of the synthetic trace.")
+@click.option("--rate", type=_float("--rate"), help="Synthetic arrivals per second [50].")
+@click.option("--prefix", "synthetic_prefix", type=_int("--prefix"), default=0,
               help="Synthetic prompts all start with one shared prefix of this many tokens.")
 @click.option("--policy", type=click.Choice(["static", "continuous", "both"]), default="both", show_default=True)
-@click.option("--chunk", type=click.IntRange(min=1), default=2048, show_default=True,
+@click.option("--chunk", type=_int("--chunk"), default=2048, show_default=True,
               help="Token-rows a step carries (decode rows first, then prompt rows).")
-@click.option("--max-batch", type=click.IntRange(min=1), default=256, show_default=True,
+@click.option("--max-batch", type=_int("--max-batch"), default=256, show_default=True,
               help="Sequences admitted at once.")
 @click.option("--card", help="Card: registry name or a card .toml path (default: the serving's).")
-@click.option("--limit", type=click.IntRange(min=1), help="Context limit each request may reach (positions).")
-@click.option("--kv-page", type=click.IntRange(min=1), help="Page the KV cache, N positions a page.")
+@click.option("--limit", type=_int("--limit"), help="Context limit each request may reach (positions).")
+@click.option("--kv-page", type=_int("--kv-page"), help="Page the KV cache, N positions a page.")
 @click.option("--contiguous", is_flag=True, help="Contiguous KV cache (undo a serving's --kv-page).")
 @click.option("--prefix-read-once/--no-prefix-read-once", default=None,
               help="Stream each shared prefix once a step for all the sequences that read it.")
 @click.option("--no-prefix-caching", is_flag=True, help="Hold and prefill every prompt whole, shared prefix or not.")
-@click.option("--max-steps", type=click.IntRange(min=1), default=500_000, show_default=True,  # simulate.MAX_STEPS
+@click.option("--max-steps", type=_int("--max-steps"), default=500_000, show_default=True,  # simulate.MAX_STEPS
               help="Steps simulated at most, every policy together (tens of microseconds each); a longer run is "
               "refused.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here (default: stdout).")
@@ -1992,7 +2020,7 @@ def simulate_command(
         from passprice.plots import picture_format, simulation_picture, write_picture
 
         write_picture(plot_path, simulation_picture(sim, picture_format(plot_path)), force)
-        click.echo(f"plot -> {plot_path}", err=True)
+        click.echo(f"plot -> {shown_path(plot_path)}", err=True)
     report = f"{simulation_text(sim)}\n  lock        {g.line(verdicts)}\n"
     text = json.dumps(data, indent=2) + "\n" if as_json else report
     if output is None:
@@ -2002,7 +2030,7 @@ def simulate_command(
 
         write_atomically(output, text, force=force)
         click.echo(f"{len(trace.requests):,} requests x {len(policies)} polic{'ies' if len(policies) > 1 else 'y'} "
-                   f"-> {output}", err=True)
+                   f"-> {shown_path(output)}", err=True)
 
 
 # --- stacks and measured runs (issue 14) ----------------------------------------------------------------------------
@@ -2056,7 +2084,7 @@ def validate_command(
     else:
         click.echo(validation_text(v, stack))
     if plot_path is not None:
-        click.echo(f"plot -> {plot_path}", err=True)
+        click.echo(f"plot -> {shown_path(plot_path)}", err=True)
 
 
 def main() -> None:

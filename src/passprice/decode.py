@@ -595,13 +595,20 @@ def _block_problems(header: GGUFHeader, source: str, prefix: str, blocks: object
     head (a ``head_count_kv`` of 0: every cache would be priced as 0 bytes; one 0 in a per-layer array is a layer
     without attention, as DESIGN.md says, and stays allowed); a block with KV heads but no query heads
     (``head_count`` 0); KV heads outnumbering query heads (each query head reads one KV head: GQA and MQA have
-    fewer, never more)."""
+    fewer, never more); query heads that KV heads do not share evenly (GQA gives each KV head ``head_count /
+    head_count_kv`` query heads: 4 query heads over 3 KV heads is no attention a kernel runs); and an ``attn_k`` or
+    ``attn_v`` weight whose output width is not the KV heads × the head width the metadata gives
+    (``attention.key_length`` / ``value_length``, else ``embedding_length / head_count``, DESIGN.md): the cache is
+    priced from the metadata, so a tensor that says otherwise is a contradiction refused, not a width guessed."""
     out: list[str] = []
     bases: dict[int, set[str]] = {}
+    weights: dict[tuple[int, str], TensorInfo] = {}
     for t in header.tensors:
-        layer, base, _ = _split_name(t.name)
+        layer, base, suffix = _split_name(t.name)
         if layer is not None:
             bases.setdefault(layer, set()).add(base)
+            if suffix == "weight" and base in ("attn_k", "attn_v"):
+                weights[(layer, base)] = t
     if isinstance(blocks, int) and blocks > 0:
         empty = [i for i in range(blocks) if i not in bases]
         if empty:
@@ -617,6 +624,8 @@ def _block_problems(header: GGUFHeader, source: str, prefix: str, blocks: object
     ]
     no_query: int | None = None
     wider: int | None = None
+    uneven: list[int] = []
+    widths: list[tuple[int, TensorInfo, int, str]] = []
     with_kv = 0
     for i in attention:
         q = _per_layer(header, "attention.head_count", i)
@@ -628,6 +637,17 @@ def _block_problems(header: GGUFHeader, source: str, prefix: str, blocks: object
                 no_query = i
             if q and kv > q and wider is None:
                 wider = i
+            if q and kv <= q and q % kv and "attn_kv_a_mqa" not in bases[i]:
+                uneven.append(i)
+            if q and "attn_kv_a_mqa" not in bases[i]:
+                embd = _per_layer(header, "embedding_length", i) or 0
+                for base, key in (("attn_k", "attention.key_length"), ("attn_v", "attention.value_length")):
+                    weight = weights.get((i, base))
+                    given = header.meta_int(key)
+                    width = given if given is not None else embd // q
+                    how = key if given is not None else "embedding_length / head_count"
+                    if weight is not None and len(weight.dims) >= 2 and weight.dims[1] != kv * width:
+                        widths.append((i, weight, kv * width, f"{kv} KV heads × {width} ({how})"))
     if attention and not with_kv:
         value = header.meta("attention.head_count_kv")
         key = "attention.head_count_kv" if value is not None else "attention.head_count"
@@ -647,6 +667,23 @@ def _block_problems(header: GGUFHeader, source: str, prefix: str, blocks: object
         out.append(
             f"{source}: metadata {prefix}attention.head_count_kv: {kv} KV heads, more than the {q} query heads "
             f"(attention.head_count) of block {wider}: each query head reads one KV head"
+        )
+    if uneven:
+        i = uneven[0]
+        q, kv = _per_layer(header, "attention.head_count", i), _per_layer(header, "attention.head_count_kv", i)
+        more = f" (and {len(uneven) - 1:,} more blocks)" if len(uneven) > 1 else ""
+        out.append(
+            f"{source}: metadata {prefix}attention.head_count: {q} query heads do not share {kv} KV heads "
+            f"(attention.head_count_kv) evenly in block {i}{more}: GQA gives each KV head head_count / head_count_kv "
+            "query heads, a whole number"
+        )
+    if widths:
+        i, t, expected, how = widths[0]
+        more = f" (and {len(widths) - 1:,} more tensors)" if len(widths) > 1 else ""
+        out.append(
+            f"{source}: tensor {t.name!r}: dims {list(t.dims)} are {t.dims[1]:,} wide, but the metadata gives "
+            f"{how} = {expected:,}{more}: the header contradicts itself, and the KV cache would be priced from one "
+            "of the two"
         )
     return out
 

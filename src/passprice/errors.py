@@ -4,6 +4,17 @@ what was wrong, in one line a person can act on (the command line exits with sta
 from __future__ import annotations
 
 
+def escaped(text: str) -> str:
+    """``text`` for one line of a terminal: each character that does not print — a control character (a newline, a
+    tab, ESC, DEL, C1), a line or paragraph separator (U+2028, U+2029), a bidi control (U+202A–U+202E,
+    U+2066–U+2069), a lone surrogate (a byte of a file name that is not UTF-8) — written as its Python escape
+    (``\\n``, ``\\x1b``, ``\\u202e``, ``\\udcff``); every other character, spaces included, as it is. A file name with a
+    newline or a right-to-left override can then neither split an error line in two nor reorder it."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
+
+
 class InputError(Exception):
     """Input passprice cannot use: a file that does not parse, validate, or exist; a bad option value.
 

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO
 
-from passprice.errors import InputError, NotFound
+from passprice.errors import InputError, NotFound, escaped
 
 #: What a file that is not a regular one is, by its mode, in words.
 _KINDS = (
@@ -36,11 +36,13 @@ def kind(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
-def _shown(path: Path | str) -> str:
-    """``path`` for an error line, each component over 80 characters cut to its ends and its length (a name too long
-    for the file system would otherwise fill the screen)."""
+def shown(path: Path | str) -> str:
+    """``path`` for an error line: each character that does not print escaped (:func:`passprice.errors.escaped`: a
+    newline in a file name would split the line in two, a U+202E reorder it), each component over 80 characters cut
+    to its ends and its length (a name too long for the file system would otherwise fill the screen)."""
     parts = str(path).split(os.sep)
-    return os.sep.join(p if len(p) <= 80 else f"{p[:24]}…{p[-24:]} ({len(p):,} characters)" for p in parts)
+    cut = (p if len(p) <= 80 else f"{p[:24]}…{p[-24:]} ({len(p):,} characters)" for p in parts)
+    return escaped(os.sep.join(cut))
 
 
 def _why(error: OSError) -> str:
@@ -65,7 +67,7 @@ def look(path: Path | str) -> os.stat_result | None:
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as e:
-        raise InputError(f"{_shown(path)}: {_why(e)}") from None
+        raise InputError(f"{shown(path)}: {_why(e)}") from None
     except ValueError:  # "embedded null byte": a name from a TOML file may hold one
         raise InputError(f"{str(path)!r}: not a file name (it holds a NUL character)") from None
 
@@ -86,9 +88,9 @@ def is_there(path: Path | str) -> bool:
 
 def _require_regular(path: Path | str, mode: int) -> None:
     if stat.S_ISDIR(mode):
-        raise InputError(f"{path}: is a folder, not a file")
+        raise InputError(f"{shown(path)}: is a folder, not a file")
     if not stat.S_ISREG(mode):
-        raise InputError(f"{path}: is {kind(mode)}, not a regular file: passprice reads regular files only")
+        raise InputError(f"{shown(path)}: is {kind(mode)}, not a regular file: passprice reads regular files only")
 
 
 def open_regular(path: Path | str, buffering: int = -1) -> BinaryIO:
@@ -104,12 +106,12 @@ def open_regular(path: Path | str, buffering: int = -1) -> BinaryIO:
     it cannot be opened (permission, a name too long, a loop of symbolic links)."""
     found = look(path)
     if found is None:
-        raise NotFound(f"{path}: no such file")
+        raise NotFound(f"{shown(path)}: no such file")
     _require_regular(path, found.st_mode)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as e:
-        raise InputError(f"{path}: cannot read: {_why(e)}") from None
+        raise InputError(f"{shown(path)}: cannot read: {_why(e)}") from None
     try:
         _require_regular(path, os.fstat(fd).st_mode)
         os.set_blocking(fd, True)
@@ -126,9 +128,9 @@ def read_regular(path: Path | str, limit: int) -> bytes:
         try:
             data = handle.read(limit + 1)
         except OSError as e:
-            raise InputError(f"{path}: cannot read: {_why(e)}") from None
+            raise InputError(f"{shown(path)}: cannot read: {_why(e)}") from None
     if len(data) > limit:
-        raise InputError(f"{path}: larger than {limit:,} bytes: not a passprice file")
+        raise InputError(f"{shown(path)}: larger than {limit:,} bytes: not a passprice file")
     return data
 
 
@@ -163,14 +165,14 @@ def check_writable(path: Path, force: bool = False) -> None:
     found = look(end)
     if found is not None:
         if stat.S_ISDIR(found.st_mode):
-            raise InputError(f"{path}: is a folder; give a file to write")
+            raise InputError(f"{shown(path)}: is a folder; give a file to write")
         if not stat.S_ISREG(found.st_mode):
             what = kind(found.st_mode)
-            raise InputError(f"{path}: is {what}, not a regular file: passprice replaces regular files only")
+            raise InputError(f"{shown(path)}: is {what}, not a regular file: passprice replaces regular files only")
         if not force:
-            raise InputError(f"{path}: already exists; pass --force to overwrite it")
+            raise InputError(f"{shown(path)}: already exists; pass --force to overwrite it")
         if not found.st_mode & 0o222:
-            raise InputError(f"{path}: is read-only; passprice does not replace it (make it writable first)")
+            raise InputError(f"{shown(path)}: is read-only; passprice does not replace it (make it writable first)")
     folder = end.parent if str(end.parent) else Path(".")
     where = look(folder)
     if where is None:
@@ -178,10 +180,12 @@ def check_writable(path: Path, force: bool = False) -> None:
         while (found := look(above)) is None and above != above.parent:
             above = above.parent
         if found is not None and not stat.S_ISDIR(found.st_mode):
-            raise InputError(f"{path}: cannot write: {above} is not a folder")
-        raise InputError(f"{path}: cannot write: the folder {folder} does not exist (passprice does not create it)")
+            raise InputError(f"{shown(path)}: cannot write: {above} is not a folder")
+        raise InputError(
+            f"{shown(path)}: cannot write: the folder {shown(folder)} does not exist (passprice does not create it)"
+        )
     if not stat.S_ISDIR(where.st_mode):
-        raise InputError(f"{path}: cannot write: {folder} is not a folder")
+        raise InputError(f"{shown(path)}: cannot write: {folder} is not a folder")
 
 
 def make_folder(folder: Path) -> None:
@@ -193,9 +197,9 @@ def make_folder(folder: Path) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
-        raise InputError(f"{folder}: cannot create the folder: a file is in the way") from None
+        raise InputError(f"{shown(folder)}: cannot create the folder: a file is in the way") from None
     except OSError as e:
-        raise InputError(f"{folder}: cannot create the folder: {_why(e)}") from None
+        raise InputError(f"{shown(folder)}: cannot create the folder: {_why(e)}") from None
 
 
 def write_atomically(path: Path, text: str | bytes | Iterable[str], force: bool = False) -> None:
@@ -215,7 +219,7 @@ def write_atomically(path: Path, text: str | bytes | Iterable[str], force: bool 
     written, or when ``text`` is not Unicode (a name given on the command line in bytes that are not UTF-8)."""
     import tempfile  # here, not at the top: most runs write nothing, and tempfile imports shutil, random, bz2 …
 
-    exists = f"{path}: already exists; pass --force to overwrite it"
+    exists = f"{shown(path)}: already exists; pass --force to overwrite it"
     check_writable(path, force)
     chunks: Iterable[str] = ()
     try:
@@ -257,7 +261,7 @@ def write_atomically(path: Path, text: str | bytes | Iterable[str], force: bool 
         finally:
             Path(tmp).unlink(missing_ok=True)
     except OSError as e:
-        raise InputError(f"{path}: cannot write: {_why(e)}") from None
+        raise InputError(f"{shown(path)}: cannot write: {_why(e)}") from None
 
 
 def _not_unicode(path: Path, e: UnicodeEncodeError, text: str) -> InputError:

@@ -32,7 +32,7 @@ import attrs
 
 from passprice import ggml
 from passprice.errors import InputError
-from passprice.files import is_there, open_regular
+from passprice.files import is_there, open_regular, shown
 from passprice.ggml_types import VALUE_TYPES
 
 #: The GGUF versions the reader reads.
@@ -123,6 +123,15 @@ class HeaderError(InputError):
         """The error for a header cut short: ``FILE: header ends at byte N while reading WHAT``."""
         problem = f"header ends at byte {offset} while reading {what}"
         return cls(source, offset, problem, message=f"{source}: {problem}")
+
+
+def nonfinite_text(value: float) -> str | None:
+    """A NaN or an infinity a header holds, as a checkpoint entry and ``--json`` write it: ``"nan"``, ``"inf"``,
+    ``"-inf"`` (JSON has no such number, and the entry schema refuses TOML's own ``nan``/``inf`` as typos); ``None``
+    for a finite float."""
+    if value == value and value not in (float("inf"), float("-inf")):
+        return None
+    return "nan" if value != value else "inf" if value > 0 else "-inf"
 
 
 @attrs.frozen
@@ -824,11 +833,11 @@ def _parse_file(path: Path, extra: list[Any]) -> _Parsed:
             stream, size = _open(path, stack)
             return _parse(stream, str(path), size, extra)
     except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
+        raise InputError(f"{shown(path)}: no such file") from None
     except IsADirectoryError:
-        raise InputError(f"{path}: is a folder, not a file") from None
+        raise InputError(f"{shown(path)}: is a folder, not a file") from None
     except (lzma.LZMAError, zlib.error, EOFError) as e:
-        raise InputError(f"{path}: cannot decompress: {e}") from None
+        raise InputError(f"{shown(path)}: cannot decompress: {e}") from None
     except OSError as e:  # gzip's BadGzipFile is an OSError
         raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
 

@@ -12,6 +12,7 @@ import re
 import attrs
 
 from passprice.errors import InputError
+from passprice.schema import shown_value
 
 
 @attrs.frozen
@@ -50,7 +51,7 @@ _TERMS = (
         "The host term: with `--host-memory`, sequences that do not fit in card memory live in pinned host memory "
         "and are read and written over the host link each pass (`host.read`, `host.write`, at the DMA share "
         "`host.stream`). 0 s when every sequence is in card memory.",
-        ("host link", "host memory"),
+        ("host link", "host memory", "host held", "host memory allowed", "--host-memory"),
         tag="bytes over the host link",
     ),
     Term(
@@ -69,7 +70,7 @@ _TERMS = (
         "products over the KV cache (`--attention vector`), recurrences, and float matrices (F32, F16, BF16). A "
         "price says when float matrices are priced here: passprice has no tensor-core rate for float types, so "
         "such a model is priced as if its matrices ran on the vector units.",
-        ("vector units", "f32"),
+        ("vector units", "f32", "float", "float matrices", "F16", "BF16"),
         tag="f32 multiply-adds",
     ),
     Term(
@@ -201,7 +202,7 @@ _TERMS = (
         "a KV cache in pages of N positions, holding what a sequence reached (contiguous: its whole limit)",
         "`--kv-page N`: the KV cache is paged (as vLLM's PagedAttention), so a sequence holds the pages it reached, "
         "half a page wasted on average; a contiguous cache (the default) holds each sequence's whole limit.",
-        ("kv-page", "--kv-page", "paged"),
+        ("kv-page", "--kv-page", "paged", "contiguous KV", "contiguous", "--contiguous"),
     ),
     Term(
         "shared prefix",
@@ -269,8 +270,178 @@ _TERMS = (
         "A refusal names what passprice cannot price and what to change: `NotResident` (the batch does not fit), "
         "`Undecoded` (a tensor type neither the array nor the vector units read), `Routed` (a mixture of experts "
         "without a routing record: which experts a pass reads depends on routing), `ContextBeyondModel`, "
-        "`BadDraft`, `LockFloor` … Exit status 1.",
-        ("refused", "Routed", "NotResident", "Undecoded"),
+        "`BadDraft`, `LockFloor` … (each defined here too). Exit status 1.",
+        ("refused", "refusals"),
+    ),
+    Term(
+        "NotResident",
+        "refusal: what the serving holds does not fit card memory (nor host memory, if allowed)",
+        "A refusal: the weights once and every sequence's caches and states (held bytes) exceed `memory.capacity`, "
+        "and the host's too with `--host-memory`. Lower the batch or the context limit, page the KV cache "
+        "(`--kv-page`), allow host memory, or, when the weights alone do not fit, a smaller type mix or a larger "
+        "card.",
+    ),
+    Term(
+        "OnChipOverflow",
+        "refusal: the batch's token-rows do not fit on-chip memory",
+        "A refusal: the batch's token-rows (batch × (1 + drafts) rows of the widest layer) exceed "
+        "`on_chip.capacity`, which must hold them while they cross a layer. Lower the batch or the drafted tokens.",
+    ),
+    Term(
+        "Undecoded",
+        "refusal: a matrix in a type neither the array nor the vector units read",
+        "A refusal: a weight matrix's GGML type is one passprice's datapaths do not read (neither the integer "
+        "array's codes nor the vector units' floats). Requantize it to a K-quant, Q4_0…Q8_0, IQ4_NL/IQ4_XS, "
+        "MXFP4/NVFP4, or a float type.",
+    ),
+    Term(
+        "MissingTensor",
+        "refusal: a stage names a tensor the header does not hold",
+        "A refusal: the decode step needs a tensor (a head, an embedding table) that the checkpoint's tensor table "
+        "does not have.",
+    ),
+    Term(
+        "Step",
+        "refusal: the checkpoint's decode step cannot be read off its header (MissingMetadata …)",
+        "A refusal of the checkpoint itself: its decode step cannot be read off the header, for the reason it "
+        "carries: `MissingMetadata`, `UnclassifiedTensor` or `UnknownType`.",
+    ),
+    Term(
+        "MissingMetadata",
+        "refusal: a metadata key the decode step needs is absent",
+        "A refusal: the header lacks a key the decode step needs (a mixture of experts' `expert_count` and "
+        "`expert_used_count`, MLA's `attention.kv_lora_rank`, a recurrent layer's `ssm.*` shape), named with why.",
+    ),
+    Term(
+        "UnclassifiedTensor",
+        "refusal: a tensor no rule places in a decode stage",
+        "A refusal: a tensor whose name no rule of the decode step places (embedding, projection, norm, router, "
+        "attention, recurrence, head), so the step would be a guess.",
+    ),
+    Term(
+        "UnknownType",
+        "refusal: a tensor's GGML type id is unknown, so its bytes are",
+        "A refusal: a tensor's GGML type id is one the gguf package does not know, so its bytes cannot be counted.",
+    ),
+    Term(
+        "BadDraft",
+        "refusal: a draft without one acceptance figure in [0, 1] per drafted token",
+        "A refusal: the drafting method gives no acceptance figure for a drafted token (a draft longer than its "
+        "figures), or one outside [0, 1]; a longer draft would be priced on a guess.",
+    ),
+    Term(
+        "Empty",
+        "refusal: a serving of no sequences, or no activation words",
+        "A refusal: `--batch 0` prices no sequences, and `--activation-words 0` leaves the array nothing to read; "
+        "each must be at least 1.",
+    ),
+    Term(
+        "Routed",
+        "refusal: a mixture of experts priced without a routing record",
+        "A refusal: which experts a pass of a mixture of experts reads depends on how its rows route, a fact the "
+        "serving must name: `--routing NAME` or `routing = NAME` in the serving (`facts/routing/uniform.toml` "
+        "states uniform routing as an assumption).",
+    ),
+    Term(
+        "BadRouting",
+        "refusal: a routing record that does not describe the checkpoint's router",
+        "A refusal: the routing record names another expert count or experts a token than the checkpoint's router, "
+        "or shares no router of this size can take.",
+    ),
+    Term(
+        "NoHostLink",
+        "refusal: host memory asked for on a card without a host link",
+        "A refusal: `--host-memory` on a card that has no `host.*` facts; price it without `--host-memory`.",
+    ),
+    Term(
+        "BadContexts",
+        "refusal: context shares that do not sum to 1, or a position past its limit",
+        "A refusal: a serving's context classes' shares do not sum to 1, or a class's mean position is past its "
+        "limit (raise `--limit` or lower `--position`).",
+    ),
+    Term(
+        "ContextBeyondModel",
+        "refusal: a context limit past the checkpoint's own context length",
+        "A refusal: the context limit is past the positions the model was trained for (`context_length`); lower "
+        "`--limit`.",
+    ),
+    Term(
+        "WideCacheOnArray",
+        "refusal: attention on the array over a cache wider than 8-bit codes",
+        "A refusal: `--attention array` reads 8-bit codes of the KV cache, and the cache's elements are wider "
+        "(`--kv-bytes` above 1); give `--kv-bytes 1` or attention on the vector units.",
+    ),
+    Term(
+        "BadPrefix",
+        "refusal: a shared prefix the serving cannot share",
+        "A refusal: `--shared-prefix` with a contiguous cache (each sequence holds its own, nothing to share: page "
+        "the cache), or a prefix past a context class's position or limit.",
+    ),
+    Term(
+        "FlatCurve",
+        "refusal: tokens/s so flat over the batches that the best is a matter of rounding",
+        "A refusal of `best`: tokens/s levels off within a relative 1e-12 over so many batches (more than the "
+        "50,000 the search may price) that which is best is a matter of rounding, as for a serving whose sequences "
+        "hold no memory. Price a batch (`--batch N`), or give the sequences memory that bounds the batch.",
+    ),
+    Term(
+        "StackLacks",
+        "refusal: the serving stack has no value for a fact this serving needs",
+        "A refusal under `--stack S`: the stack has no figure for a fact the serving needs (a share of a card rate "
+        "its kernels reach, a fixed cost); add it to `facts/stacks/S.toml` with its citation, or run "
+        "`passprice calibrate --stack S`. Not guessed.",
+    ),
+    Term(
+        "BeyondStack",
+        "refusal: the price needs a pass outside where the serving stack's facts hold",
+        "A refusal under `--stack S`: the price needs a pass outside the stack's `range.*` facts (`range.rows`: "
+        "token-rows a pass; `range.position`: cached positions), where its measured runs cover it; not "
+        "extrapolated. Price the limit (without `--stack`), or calibrate the stack on runs there.",
+        ("range.rows", "range.position"),
+    ),
+    Term(
+        "OutOfScope",
+        "refusal: a drafting method or routing record used with a checkpoint it does not apply to",
+        "A refusal: the record (a drafting method's `[method] checkpoints`, a routing record's `[routing] "
+        "checkpoints`) lists the checkpoints it applies to, and this one is not among them (by name or by the same "
+        "header).",
+    ),
+    Term(
+        "LockFloor",
+        "refusal: a lock refuses the price: a fact it rests on is weaker than the lock's floor",
+        "A refusal by a lock: a fact the price rests on has a provenance below the floor the lock allows for it "
+        "(e.g. `estimated` where the lock requires `measured`), named with the fact. Strengthen the fact, or "
+        "re-lock on purpose (`passprice lock --update`).",
+    ),
+    Term(
+        "LockMismatch",
+        "refusal: --lock names a lock of another serving, card or checkpoint",
+        "A refusal: the lock given with `--lock` guards another serving, card or checkpoint than the one priced; a "
+        "lock guards only what it was made for.",
+    ),
+    Term(
+        "CheckpointChanged",
+        "refusal: the checkpoint a lock pinned now holds other content, or is nowhere in the registry",
+        "A refusal: the checkpoint entry a lock pinned now holds other content (an edited tensor table or metadata), "
+        "so the lock's floors and price are not this checkpoint's; a pricing command under the lock refuses it, and "
+        "`reproduce` does when the entry holds other content (`CheckpointChanged`) or does not read "
+        "(`CheckpointMissing`) and no other entry holds the header the lock pinned. Import it again, or re-lock "
+        "through review (`passprice lock --update`).",
+        ("CheckpointMissing",),
+    ),
+    Term(
+        "ServingChanged",
+        "refusal: the serving a lock locks now names another card or checkpoint",
+        "A refusal under a lock: the registered serving the lock locks now names another card or checkpoint than "
+        "the lock priced, so the lock's floors and price are not this serving's. Review the change and re-lock "
+        "(`passprice lock --update`), or price without the lock (`--no-lock`).",
+    ),
+    Term(
+        "LockRefusal",
+        "refusal by what a lock locks: LockMismatch, CheckpointChanged or ServingChanged",
+        "A refusal because of what a lock locks rather than a floor (`LockFloor`): the lock guards another serving, "
+        "card or checkpoint (`LockMismatch`), or the checkpoint (`CheckpointChanged`) or serving (`ServingChanged`) "
+        "it locks changed since. Exit status 1.",
     ),
     Term(
         "routing",
@@ -299,6 +470,99 @@ _TERMS = (
         "E4M3 scales in 36 bytes. passprice reads both on the integer array (each code an int8 table value, two "
         "passes) with their scales on the block-scale lanes.",
         ("nvfp4", "fp4"),
+    ),
+    Term(
+        "term",
+        "one of the five parts of a pass's time: memory, host, array, vector, scale",
+        "A pass's time has five terms, each the seconds one resource needs for the pass: `memory` (bytes through "
+        "card memory), `host` (bytes over the host link), `array` (integer multiply-adds), `vector` (f32 "
+        "multiply-adds) and `scale` (block-scale lane cycles). They run overlapped, so the pass takes the largest "
+        "(it *binds*). A price table's columns: `time` (the term's seconds), `of pass` (its share of the pass's "
+        "seconds), `bind` (the term the pass binds on).",
+        ("terms", "time", "of pass"),
+    ),
+    Term(
+        "MAC",
+        "one multiply-accumulate (a multiply-add): the unit of the array's and vector units' work",
+        "A multiply-accumulate: one product added to a running sum, the unit a matrix-vector product is counted in "
+        "(a matrix of R × C weights is R × C MACs a token-row). Rates are in MAC/s (`array`, `vector`, `tensor.*`, "
+        "with prefixes: GMAC, TMAC); `work/pass` gives the multiply-adds a pass does on the array and the vector "
+        "units, and the block-scale lane cycles. A datasheet's TOPS or TFLOPS count a MAC as two operations.",
+        ("MAC/s", "multiply-add", "multiply-adds", "multiply-accumulate", "GMAC", "TMAC", "MMAC", "work/pass",
+         "work"),
+    ),
+    Term(
+        "state",
+        "a recurrent layer's dense state: read and written back in place each pass",
+        "The recurrent state of a Gated-DeltaNet layer: heads × key width × value width elements of `--state-bytes` "
+        "each (4: f32), held once per sequence whatever its context, read and written back in place each pass "
+        "(`streams.rewrite`; \"rewritten in place\" in a price), unless `--flush` carries it for a few tokens in a "
+        "log. Beside it each recurrent layer holds a conv ring.",
+        ("recurrent state", "state bytes", "--state-bytes", "state-bytes", "rewritten in place", "Gated DeltaNet",
+         "recurrence", "recurrent"),
+    ),
+    Term(
+        "conv ring",
+        "the last conv_kernel − 1 inputs of a recurrent layer's short convolution, kept per sequence",
+        "A recurrent (Gated-DeltaNet) layer runs a short causal convolution over its inputs before the recurrence, "
+        "so each sequence keeps the last `ssm.conv_kernel` − 1 inputs of the channels it convolves: "
+        "(conv_kernel − 1) × channels × `--state-bytes` bytes a layer, whatever the context, read each pass and "
+        "appended to by one row a token (`streams.append`).",
+        ("ring", "conv", "convolution"),
+    ),
+    Term(
+        "windowed attention",
+        "attention over at most the last `window` positions (a sliding window); global attention reads them all",
+        "Sliding-window attention: a windowed layer (`attention.sliding_window`, by the architecture's layer "
+        "pattern: gemma3 has five windowed layers, then one global) reads and holds at most `window` positions of "
+        "its KV cache, however long the context; a global attention layer reads every position reached. `kv` "
+        "lists the two kinds apart.",
+        ("sliding window", "sliding-window attention", "window", "windowed", "global attention", "global"),
+    ),
+    Term(
+        "attention",
+        "where attention's products over the KV cache run: the vector units (default) or the array",
+        "`--attention vector|array`: where attention's scores (query · key) and weighted sums (weights · value) "
+        "over the cached positions run. On the vector units (the default, `attention on vector`) they are f32 "
+        "multiply-adds; on the integer array (`attention on array`) they read 8-bit codes of the cache, so the "
+        "cache's elements must be 1 byte (`--kv-bytes 1`, else `WideCacheOnArray`). The softmax stays on the vector "
+        "units.",
+        ("attention on vector", "attention on array", "--attention", "attention on"),
+    ),
+    Term(
+        "scaling",
+        "how activations are scaled against a weight block: per-block (default) or sub32 (per 32 elements)",
+        "`--scaling per-block|sub32`: activations quantized for the array carry a scale per weight block "
+        "(`per-block scaling`, the default), or one per 32 elements (`sub32`). A block-scale lane applies each "
+        "scale the integer sums need: under `sub32` a block larger than 32 elements (a K-quant's 256) costs a lane "
+        "cycle every 32 elements, so the `scale` term grows; per block, the block's own sub-block scales set it.",
+        ("per-block scaling", "per-block", "sub32", "sub32 scaling", "activation scaling", "--scaling"),
+    ),
+    Term(
+        "context",
+        "a sequence's positions: the limit it may reach and the mean position it has reached",
+        "A serving's contexts: each class of sequences (a share of the batch) has a `limit` (the positions a "
+        "sequence may reach: a contiguous cache holds it whole) and a mean `position` reached (what a pass reads of "
+        "the KV cache; default limit / 2). `contexts at mean position P of a L limit` in a price says which. A "
+        "limit past the model's context length is refused (`ContextBeyondModel`).",
+        ("contexts", "contexts at mean position", "mean position", "position", "context limit", "--position",
+         "context length"),
+    ),
+    Term(
+        "tokens/s",
+        "tokens the whole batch emits a second: tokens a pass over the pass's seconds",
+        "Throughput: the tokens the whole batch emits a pass (each sequence 1 + its accepted drafts) over the pass's "
+        "seconds. One sequence's wait for each token is the TPOT. `best` finds the batch with the most tokens/s.",
+        ("tokens per second", "throughput", "tokens_per_s"),
+    ),
+    Term(
+        "bytes/pass",
+        "bytes a pass reads: the weights once for the batch, and each sequence's own",
+        "The bytes a pass moves through card memory: the weights and embedding rows, read once and shared by the "
+        "batch (with `--prefix-read-once`, the shared prefix's KV too), and each sequence's own bytes (its KV "
+        "cache up to its position, recurrent state, log and conv ring), of which those rewritten in place (a "
+        "recurrent state) are shown apart.",
+        ("bytes", "weight bytes", "sequence bytes", "per sequence", "shared by the batch"),
     ),
     Term(
         "ridge",
@@ -350,9 +614,12 @@ def lookup(text: str) -> Term:
     found = _INDEX.get(_key(text))
     if found is not None:
         return found
-    close = difflib.get_close_matches(_key(text), list(_INDEX), n=3, cutoff=0.6)
-    hint = f"; did you mean {', '.join(_INDEX[c].name for c in close)}?" if close else ""
-    raise InputError(f"explain: {text!r} is not a term passprice defines{hint} (passprice explain lists them)")
+    close = difflib.get_close_matches(_key(text), list(_INDEX), n=6, cutoff=0.6)
+    names = list(dict.fromkeys(_INDEX[c].name for c in close))[:3]  # a term and its alias once, as one name
+    hint = f"; did you mean {', '.join(names)}?" if names else ""
+    raise InputError(
+        f"explain: {shown_value(text)} is not a term passprice defines{hint} (passprice explain lists them)"
+    )
 
 
 def text(term: Term) -> str:

@@ -696,16 +696,16 @@ class SourceUse:
         }
 
 
-def source_uses(root: Root) -> list[SourceUse]:
-    """Every registered source with how many facts cite it, the locks resting on them, and the provenances it
-    supports. Raises :class:`InputError` when a source, card, method or lock does not read."""
-    from passprice.sources import load_sources
+def source_uses(root: Root) -> tuple[list[SourceUse], list[str]]:
+    """Every registered source that reads, with how many facts cite it, the locks resting on them, and the
+    provenances it supports (counted over the cards, methods and locks that read); and one line per problem of
+    every source, card, method or lock file that does not read, as the other listings report them."""
+    from passprice.sources import read_sources
 
-    sources = load_sources(root)
-    records, problems = load_records(root)
+    sources, problems = read_sources(root)
+    records, record_problems = load_records(root)
     locks, lock_problems = registered_locks(root)
-    if problems or lock_problems:
-        raise InputError("\n".join(problems + lock_problems))
+    problems += record_problems + lock_problems
     out = []
     for source in sources.values():
         citing = citing_source(records, source.id)
@@ -721,7 +721,7 @@ def source_uses(root: Root) -> list[SourceUse]:
                 min(provenances) if provenances else None,
             )
         )
-    return out
+    return out, problems
 
 
 def sources_text(uses: Iterable[SourceUse]) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 import attrs
 
 from passprice.errors import InputError, NotFound
-from passprice.files import is_folder, is_there
+from passprice.files import is_folder, is_there, shown
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -131,11 +131,11 @@ def not_found(kind: str, ref: str, folder: Path, known: list[str]) -> InputError
     belongs, a file that is not a ``.toml`` one, a path to no file (``ref`` holds a path separator or ends in
     ``.toml``), else a name not in ``folder``, with the ``known`` names listed."""
     if ref and is_folder(ref):
-        return InputError(f"{ref}: is a folder, not a {kind} file")
+        return InputError(f"{shown(ref)}: is a folder, not a {kind} file")
     if ref and is_there(ref):
-        return InputError(f"{ref}: not a {kind} file (a {kind} file is TOML, named NAME.toml)")
+        return InputError(f"{shown(ref)}: not a {kind} file (a {kind} file is TOML, named NAME.toml)")
     if ref.endswith(".toml") or "/" in ref or os.sep in ref:
-        return NotFound(f"{ref}: no such {kind} file")
+        return NotFound(f"{shown(ref)}: no such {kind} file")
     listed = ", ".join(known) or "none"
     return NotFound(f"{kind} {ref!r}: not found in {folder} (registered: {listed})")
 
@@ -149,7 +149,7 @@ def find_root(explicit: Path | str | None = None, start: Path | None = None) -> 
     if explicit is not None:
         path = Path(explicit)
         if not _is_root(path):
-            raise InputError(f"{path}: not a passprice root (it needs facts/ and registry/ folders)")
+            raise InputError(f"{shown(path)}: not a passprice root (it needs facts/ and registry/ folders)")
         return Root(path.resolve())
     here = (start or Path.cwd()).resolve()
     for folder in (here, *here.parents):

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from passprice.gguf_header import LongArray, LongString
-from passprice.tables import count, percent, si, text_table
+from passprice.gguf_header import LongArray, LongString, nonfinite_text
+from passprice.tables import count, percent, printable, si, text_table
 
 if TYPE_CHECKING:  # types only: a price's JSON, or a header's, needs none of these modules imported
     from passprice.cards import Card
@@ -276,7 +276,10 @@ _SUMMARY_KEYS = (
 
 def metadata_json(value: Any) -> Any:
     """A metadata value for JSON: a long array as ``{"long_array": TYPE, "length": N}``, a long string as
-    ``{"long_string": true, "length": BYTES}``, tuples as lists."""
+    ``{"long_string": true, "length": BYTES}``, a NaN or an infinity as the string ``"nan"``, ``"inf"`` or ``"-inf"``
+    (JSON has neither; a checkpoint entry writes them so too), tuples as lists."""
+    if isinstance(value, float) and nonfinite_text(value) is not None:
+        return nonfinite_text(value)
     if isinstance(value, LongArray):
         return {"long_array": value.element_type, "length": value.length}
     if isinstance(value, LongString):
@@ -284,6 +287,19 @@ def metadata_json(value: Any) -> Any:
     if isinstance(value, tuple):
         return [metadata_json(v) for v in value]
     return value
+
+
+def metadata_text(value: Any) -> str:
+    """A metadata value for a table: a string as it is unless a character would not print (then quoted and escaped,
+    :func:`~passprice.tables.printable`), a float as Python writes it (``nan``, ``inf``), an array as ``[…]`` of
+    its items (strings quoted), a long array or string as its type and length."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, tuple):
+        return "[" + ", ".join(repr(v) if isinstance(v, str) else metadata_text(v) for v in value) + "]"
+    if isinstance(value, LongArray | LongString):
+        return str(metadata_json(value))
+    return repr(value) if isinstance(value, float) else str(value)
 
 
 def header_json(header: GGUFHeader, tensors: bool = True) -> dict[str, Any]:
@@ -330,9 +346,9 @@ def header_text(header: GGUFHeader, show_metadata: bool = False, show_tensors: b
         entry[0] += 1
         entry[1] += size
     total = sum(v[1] for v in by_type.values())
-    architecture = header.architecture or "(missing: no general.architecture key)"
+    architecture = printable(header.architecture) if header.architecture else "(missing: no general.architecture key)"
     lines = [
-        f"{header.source}",
+        printable(f"{header.source}"),
         f"  architecture  {architecture}   GGUF v{header.version}, {header.byte_order}-endian, "
         f"{len(header.shards)} file{'s' if len(header.shards) != 1 else ''}",
         f"  header        {header.header_bytes:,} bytes; tensor data at byte {header.data_offset:,} "
@@ -345,8 +361,7 @@ def header_text(header: GGUFHeader, show_metadata: bool = False, show_tensors: b
     for key in _SUMMARY_KEYS:
         value = header.meta(key)
         if value is not None:
-            shown = metadata_json(value)
-            shape_rows.append([f"{header.architecture}.{key}", str(shown)])
+            shape_rows.append([printable(f"{header.architecture}.{key}"), metadata_text(value)])
     lines.append(text_table(["shape", "value"], shape_rows))
     lines.append("")
     lines.append(
@@ -360,14 +375,15 @@ def header_text(header: GGUFHeader, show_metadata: bool = False, show_tensors: b
         lines.append("")
         rows = []
         for k, v in header.metadata.items():
-            shown = str(metadata_json(v))
-            rows.append([k, header.value_types.get(k, "?"), shown if len(shown) < 100 else shown[:97] + "..."])
+            shown = metadata_text(v)
+            shown = shown if len(shown) < 100 else shown[:97] + "..."
+            rows.append([printable(k), header.value_types.get(k, "?"), shown])
         lines.append(text_table(["key", "type", "value"], rows))
     if show_tensors:
         lines.append("")
         rows = [
             [
-                t.name,
+                printable(t.name),
                 t.type_name,
                 "×".join(str(d) for d in t.dims),
                 f"{ggml.tensor_bytes(t.type_id, t.dims):,}" if ggml.known(t.type_id) else "?",

@@ -16,7 +16,10 @@ has, the reference facts filled in, the user's own records empty, and the toolin
   the one ``requirements.txt`` installs);
 - ``.github/workflows/facts.yml``: the project's own review workflow (``passprice check``; ``passprice diff`` as the
   job summary and a sticky pull-request comment), installing ``requirements.txt``;
-- ``requirements.txt``: the passprice the registry is checked with; ``README.md``: what is where.
+- ``requirements.txt``: the passprice the registry is checked with, as this passprice was installed when that can be
+  known (PEP 610's ``direct_url.json``: a git URL at the commit installed, an archive's URL, a local file or folder),
+  as ``--requirement`` gives it, else a placeholder line that pip refuses until it is filled in (passprice is on no
+  package index: ``passprice==VERSION`` would fail); ``README.md``: what is where, and that line's state.
 
 Nothing is half-written: the files are written into a temporary folder beside ``DIR`` and moved into place only when
 all of them are, and an existing file is never replaced.
@@ -25,6 +28,7 @@ all of them are, and an existing file is never replaced.
 from __future__ import annotations
 
 import importlib.resources
+import json
 import os
 import shutil
 import stat
@@ -35,7 +39,7 @@ import attrs
 
 from passprice import __version__
 from passprice.errors import InputError
-from passprice.files import is_there, kind, look, read_regular
+from passprice.files import kind, look, read_regular, shown
 from passprice.registry import Root
 from passprice.schema import MAX_TOML_BYTES
 
@@ -119,15 +123,103 @@ def _schema_line(folder: Path) -> str | None:
     return None
 
 
+#: The requirement line written when how passprice was installed is not known: pip refuses it ("Invalid
+#: requirement: 'FILL IN: …'", naming the line), so a workflow cannot run on a passprice nobody chose.
+PLACEHOLDER = (
+    "FILL IN: how this registry installs passprice, e.g. passprice @ git+https://github.com/OWNER/passprice@COMMIT"
+)
+
+
+@attrs.frozen
+class Requirement:
+    """How a registry installs passprice: ``line``, the requirement ``requirements.txt`` holds, and ``origin``, where
+    it was read: ``given`` (``--requirement``), ``vcs`` (a git URL at the commit installed), ``archive`` (a wheel or
+    source archive's URL), ``local`` (a file or folder on this machine: CI cannot reach it) or ``unknown`` (no
+    ``direct_url.json``: :data:`PLACEHOLDER`, to fill in)."""
+
+    line: str
+    origin: str
+
+    @property
+    def placeholder(self) -> bool:
+        """Whether ``line`` is :data:`PLACEHOLDER`, which pip refuses until a person fills it in."""
+        return self.origin == "unknown"
+
+    def advice(self) -> str | None:
+        """What the user must do before CI can install passprice (``None`` when nothing): fill in the placeholder, or
+        replace a requirement naming a file on this machine."""
+        if self.origin == "unknown":
+            return (
+                "requirements.txt holds a placeholder: passprice is on no package index, and how this one was "
+                "installed is not known; write the line CI installs passprice by (passprice @ git+https://…@COMMIT, "
+                "a wheel's URL), or run init again with --requirement SPEC"
+            )
+        if self.origin == "local":
+            return (
+                f"requirements.txt installs passprice from this machine ({self.line.split(' @ ', 1)[-1]}): CI cannot "
+                "reach it; write a git or wheel URL there, or run init again with --requirement SPEC"
+            )
+        return None
+
+
+def requirement_from_direct_url(text: str | None) -> Requirement:
+    """The requirement that installs the passprice a ``direct_url.json`` (PEP 610; ``text``, ``None`` when the
+    distribution has none: installed from an index, or not by pip) says was installed: ``passprice @ git+URL@COMMIT``
+    for a VCS checkout (``#subdirectory=`` kept), ``passprice @ URL`` for an archive or a local file or folder
+    (``local`` when its URL is ``file:``), else :data:`PLACEHOLDER`. Data: packaging.python.org, "Recording the
+    Direct URL Origin of installed distributions"."""
+    try:
+        data = json.loads(text) if text is not None else None
+    except ValueError:
+        data = None
+    url = data.get("url") if isinstance(data, dict) else None
+    if not isinstance(url, str) or not url or any(ord(c) < 0x21 for c in url):
+        return Requirement(PLACEHOLDER, "unknown")
+    assert isinstance(data, dict)
+    sub = data.get("subdirectory")
+    fragment = f"#subdirectory={sub}" if isinstance(sub, str) and sub else ""
+    vcs = data.get("vcs_info")
+    if isinstance(vcs, dict) and isinstance(vcs.get("vcs"), str):
+        commit = vcs.get("commit_id")
+        at = f"@{commit}" if isinstance(commit, str) and commit else ""
+        origin = "local" if url.startswith("file:") else "vcs"
+        return Requirement(f"passprice @ {vcs['vcs']}+{url}{at}{fragment}", origin)
+    return Requirement(f"passprice @ {url}{fragment}", "local" if url.startswith("file:") else "archive")
+
+
+def installed_requirement() -> Requirement:
+    """:func:`requirement_from_direct_url` of the installed ``passprice`` distribution (its ``direct_url.json``)."""
+    import importlib.metadata
+
+    try:
+        text = importlib.metadata.distribution("passprice").read_text("direct_url.json")
+    except importlib.metadata.PackageNotFoundError:
+        text = None
+    return Requirement(PLACEHOLDER, "unknown") if text is None else requirement_from_direct_url(text)
+
+
+def given_requirement(spec: str) -> Requirement:
+    """``--requirement SPEC`` as the line of ``requirements.txt``. Raises :class:`InputError` for an empty one or one
+    holding a control character (a line break would write two lines)."""
+    if not spec.strip() or any(ord(c) < 0x20 or ord(c) == 0x7F for c in spec):
+        raise InputError(
+            f"--requirement: {spec!r} is not one requirement line (it is empty or holds a control character: a "
+            "newline, a tab …): give one line, e.g. passprice==1.0 or passprice @ git+https://…"
+        )
+    return Requirement(spec.strip(), "given")
+
+
 @attrs.frozen
 class Plan:
     """What ``init`` writes: ``files`` maps each path relative to the new folder to its bytes; ``folders`` the record
-    folders (relative) it creates; ``copied`` the reference folders filled from ``source``."""
+    folders (relative) it creates; ``copied`` the reference folders filled from ``source``; ``requirement`` the line
+    that installs passprice (:class:`Requirement`)."""
 
     source: Root
     folders: tuple[str, ...]
     copied: tuple[str, ...]
     files: dict[str, bytes]
+    requirement: Requirement
 
 
 def taplo_config(schemas: dict[str, str]) -> str:
@@ -145,11 +237,49 @@ def taplo_config(schemas: dict[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def pre_commit_config(top_folders: tuple[str, ...]) -> str:
+def watched_folders() -> tuple[str, ...]:
+    """The top-level folders whose files ``passprice check`` reads, sorted: every record folder :class:`Root` knows
+    (its first path part: ``facts``, ``locks``, ``registry``, ``sources``) and ``schema``. The one list both hooks
+    watch: the one ``init`` writes and the one this project publishes (``.pre-commit-hooks.yaml``)."""
+    folders = record_folders(Root(Path("/registry")))
+    return tuple(sorted({rel.split("/", 1)[0] for rel in folders.values()} | {"schema"}))
+
+
+def hook_files() -> str:
+    """The ``files:`` pattern of both pre-commit hooks: a path below one of :func:`watched_folders`
+    (``^(facts|locks|registry|schema|sources)/``)."""
+    return f"^({'|'.join(watched_folders())})/"
+
+
+def published_hooks() -> str:
+    """The text of this project's ``.pre-commit-hooks.yaml`` (the hook a registry kept in another repository uses,
+    ``language: python``: pre-commit installs passprice from this repository), watching :func:`hook_files`.
+    ``python docs/make.py`` writes it; a test compares the checked-in file with it."""
+    return (
+        "# pre-commit hooks for a repository of passprice facts (facts/, registry/, locks/, sources/, schema/ at its\n"
+        "# top), used the way projects use check-jsonschema. Written by `python docs/make.py` from\n"
+        "# passprice.scaffold.published_hooks (the same folders as the hook `passprice init` writes).\n"
+        "#\n"
+        "#   repos:\n"
+        "#     - repo: https://github.com/OWNER/passprice\n"
+        "#       rev: main   # better: a tag or commit sha of it\n"
+        "#       hooks:\n"
+        "#         - id: passprice-check\n"
+        "- id: passprice-check\n"
+        "  name: passprice check\n"
+        "  description: Validate every card, drafting method, routing record, stack, source, checkpoint, serving and "
+        "lock against its schema, and every lock against today's facts (reproduces, floors held).\n"
+        "  entry: passprice check\n"
+        "  language: python\n"
+        "  pass_filenames: false\n"
+        f"  files: {hook_files()}\n"
+    )
+
+
+def pre_commit_config() -> str:
     """``.pre-commit-config.yaml`` for a registry: ``passprice check`` as a local hook run when a file below one of
-    ``top_folders`` changes. ``language: system`` runs the ``passprice`` on PATH (pre-commit builds no environment
-    of its own, so the hook needs no network)."""
-    files = "|".join(sorted(top_folders))
+    :func:`watched_folders` changes. ``language: system`` runs the ``passprice`` on PATH (pre-commit builds no
+    environment of its own, so the hook needs no network)."""
     return (
         "# pre-commit runs `passprice check` before each commit (pre-commit install), and on every file\n"
         "# (pre-commit run --all-files): every file valid, every lock holding. Written by `passprice init`.\n"
@@ -162,7 +292,7 @@ def pre_commit_config(top_folders: tuple[str, ...]) -> str:
         "        entry: passprice check\n"
         "        language: system\n"
         "        pass_filenames: false\n"
-        f"        files: ^({files})/\n"
+        f"        files: {hook_files()}\n"
     )
 
 
@@ -181,7 +311,7 @@ def _what(folder: str, copied: tuple[str, ...]) -> str:
     return "your own (empty)"
 
 
-def _readme(plan_folders: tuple[str, ...], copied: tuple[str, ...], source: Root) -> str:
+def _readme(plan_folders: tuple[str, ...], copied: tuple[str, ...], source: Root, requirement: Requirement) -> str:
     rows = "\n".join(
         f"{folder + '/':<24}{_what(folder, copied)}"
         for folder in plan_folders
@@ -200,7 +330,7 @@ requirements.txt        the passprice this registry is checked with
 ```
 
 Start with:
-
+{_first_step(requirement)}
 ```sh
 pip install -r requirements.txt
 git init && git add . && git commit -m "A passprice registry"
@@ -214,20 +344,33 @@ The reference facts were copied from {"the facts embedded in passprice" if sourc
 """
 
 
+#: A comment line above the requirement, by its origin.
+_REQUIREMENT_NOTES = {
+    "vcs": "# Written by `passprice init` from how this passprice was installed.\n",
+    "archive": "# Written by `passprice init` from how this passprice was installed.\n",
+    "local": "# Written by `passprice init` from how this passprice was installed: a file on this machine, which CI\n"
+    "# cannot reach. Replace it with a URL.\n",
+    "unknown": "# How this passprice was installed is not known: replace the line below (pip refuses it as it is).\n",
+}
+
+
+def _first_step(requirement: Requirement) -> str:
+    advice = requirement.advice()
+    if advice is None:
+        return ""
+    return f"\n**First:** {advice}.\n"
+
+
 def plan(source: Root, requirement: str | None = None, examples: bool = False) -> Plan:
     """The files ``init`` writes for a registry seeded from ``source``: the reference folders' files copied (regular
     files only, at the folder's top; a nested folder is its own record folder), a ``.gitkeep`` in every empty one,
-    the schemas, and the tooling files. ``requirement`` is the line of ``requirements.txt`` (default
-    ``passprice==VERSION``). With ``examples`` the user's own folders are copied too (the source's checkpoints,
-    servings and locks: a registry to try every command in, as the README's tour does).
+    the schemas, and the tooling files. ``requirement`` is the line of ``requirements.txt`` (default: how this
+    passprice was installed, :func:`installed_requirement`). With ``examples`` the user's own folders are copied too
+    (the source's checkpoints, servings and locks: a registry to try every command in, as the README's tour does).
 
     Raises :class:`InputError` when ``source`` has no schemas, or ``requirement`` is not one line of text (a newline
     in it would write a second requirement)."""
-    if requirement is not None and (not requirement.strip() or any(ch < " " or ch == "\x7f" for ch in requirement)):
-        raise InputError(
-            f"--requirement: {requirement!r} is not one requirement line (it is empty or holds a control character: a "
-            "newline, a tab …): give one line, e.g. passprice==1.0 or passprice @ git+https://…"
-        )
+    install = installed_requirement() if requirement is None else given_requirement(requirement)
     folders = record_folders(Root(Path("/registry")))
     files: dict[str, bytes] = {}
     copied: list[str] = []
@@ -253,45 +396,54 @@ def plan(source: Root, requirement: str | None = None, examples: bool = False) -
         raise InputError(f"{schema_folder}: the JSON Schemas are missing; reinstall passprice")
     for p in sorted(schema_folder.glob("*.json")):
         files[f"schema/{p.name}"] = read_regular(p, MAX_TOML_BYTES)
-    top = tuple(sorted({rel.split("/", 1)[0] for rel in folders.values()} | {"schema"}))
     files[".taplo.toml"] = taplo_config(schemas).encode()
-    files[".pre-commit-config.yaml"] = pre_commit_config(top).encode()
+    files[".pre-commit-config.yaml"] = pre_commit_config().encode()
     files[".github/workflows/facts.yml"] = workflow("python -m pip install -r requirements.txt").encode()
     files["requirements.txt"] = (
-        "# The passprice this registry is checked with (pre-commit's hook and the CI workflow install it). Point it\n"
-        "# at wherever yours comes from: a version, a wheel file, or a git URL (passprice @ git+https://…).\n"
-        f"{requirement or f'passprice=={__version__}'}\n"
+        f"# The passprice this registry is checked with ({__version__}; the CI workflow installs it, and so do you:\n"
+        "# pip install -r requirements.txt). passprice is on no package index: name it by a git URL\n"
+        "# (passprice @ git+https://…@COMMIT), a wheel's URL or file, or a version your own index has.\n"
+        + _REQUIREMENT_NOTES.get(install.origin, "")
+        + f"{install.line}\n"
     ).encode()
-    files["README.md"] = _readme(tuple(folders.values()), tuple(copied), source).encode()
-    return Plan(source, tuple(folders.values()), tuple(copied), files)
+    files["README.md"] = _readme(tuple(folders.values()), tuple(copied), source, install).encode()
+    return Plan(source, tuple(folders.values()), tuple(copied), files, install)
 
 
 def write(the_plan: Plan, dest: Path) -> None:
     """Write ``the_plan`` below ``dest`` (created when missing): every file into a temporary folder beside ``dest``
     first, then each top-level entry moved into place; a failure on the way removes what was moved.
 
-    Raises :class:`InputError` when ``dest`` is a file, or any path the plan writes (or its top-level folder) already
-    exists below ``dest`` (nothing is replaced), or a file cannot be written."""
-    if is_there(dest):  # the one lookup: a name too long or a loop of links is one error line
-        raise InputError(f"{dest}: is a file; give a folder for the new registry")
+    Raises :class:`InputError` when ``dest`` holds a character that does not print (a newline, a tab, U+202E …: the
+    registry's path shows in every error line and in the ``cd`` init suggests), is a file (or a FIFO, a device …),
+    or any path the plan writes (or its top-level folder) already exists below ``dest`` (nothing is replaced), or a
+    file cannot be written."""
+    if not str(dest).isprintable():
+        raise InputError(
+            f"{shown(dest)}: the folder name holds a character that does not print (a newline, a tab, U+202E …); "
+            "name the registry with printing characters"
+        )
+    found = look(dest)  # the one lookup: a name too long or a loop of links is one error line
+    if found is not None and not stat.S_ISDIR(found.st_mode):
+        raise InputError(f"{shown(dest)}: is {kind(found.st_mode)}; give a folder for the new registry")
     tops = sorted({rel.split("/", 1)[0] for rel in the_plan.files})
     taken = [t for t in tops if look(dest / t) is not None or (dest / t).is_symlink()]
     if taken:
         raise InputError(
-            f"{dest}: already holds {', '.join(taken)}; init writes a registry into an empty folder (or one without "
-            "these), and replaces nothing"
+            f"{shown(dest)}: already holds {', '.join(taken)}; init writes a registry into an empty folder (or one "
+            "without these), and replaces nothing"
         )
     parent = dest.parent if str(dest.parent) else Path(".")
     above = parent
     while (found := look(above)) is None and above != above.parent:
         above = above.parent
     if found is not None and not stat.S_ISDIR(found.st_mode):
-        raise InputError(f"{dest}: cannot write: {above} is {kind(found.st_mode)}, not a folder")
+        raise InputError(f"{shown(dest)}: cannot write: {shown(above)} is {kind(found.st_mode)}, not a folder")
     try:
         parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{dest.name or 'registry'}.init.", dir=parent))
     except OSError as e:
-        raise InputError(f"{dest}: cannot write: {e.strerror or e}") from None
+        raise InputError(f"{shown(dest)}: cannot write: {e.strerror or e}") from None
     moved: list[Path] = []
     try:
         for rel, data in the_plan.files.items():
@@ -305,6 +457,6 @@ def write(the_plan: Plan, dest: Path) -> None:
     except OSError as e:
         for path in moved:
             shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
-        raise InputError(f"{dest}: cannot write: {e.strerror or e}") from None
+        raise InputError(f"{shown(dest)}: cannot write: {e.strerror or e}") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)

@@ -20,8 +20,16 @@ from passprice.errors import InputError, NotFound, SchemaError
 from passprice.files import read_regular
 from passprice.registry import schema_dir
 
-#: The pattern a schema gives a one-line text (a cite, a note): no control character (a newline, a tab, BEL …).
-ONE_LINE = "^[^\\x00-\\x1f\\x7f]*$"
+#: The names a checkpoint entry writes a NaN or an infinity by (JSON and the schemas have no such number).
+NONFINITE = ("nan", "inf", "-inf")
+
+#: The largest finite float32 (the bound the checkpoint schema gives a float32 value).
+FLOAT32_MAX = 3.4028234663852886e38
+
+#: The pattern a schema gives a one-line text (a locator, a note, a formula, a cite): no control character (a
+#: newline, a tab, BEL, DEL, C1), no line or paragraph separator (U+2028, U+2029) and no bidi control (U+202A–U+202E,
+#: U+2066–U+2069), each of which breaks or reorders a line in `fact show`, a terminal or the PR comment.
+ONE_LINE = "^[^\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]*$"
 
 
 def _finite_number(checker: Any, instance: Any) -> bool:
@@ -98,6 +106,15 @@ def _explain(error: Any) -> str:
         return f"{_key_path(where)}: {error.message}"
     if error.validator == "type" and isinstance(instance, float) and not math.isfinite(instance):
         return f"{_key_path(where)}: must be a finite number, not {instance!r}"
+    if error.validator == "enum" and error.validator_value == list(NONFINITE):
+        # A checkpoint entry's float: a finite number, or the name of a NaN or infinity the header held.
+        said = f"must be a finite number, not {instance!r}" if isinstance(instance, float) else (
+            f"{shown_value(instance)} is not a number"
+        )
+        hint = 'a NaN or an infinity a header holds is written "nan", "inf" or "-inf"'
+        return f"{_key_path(where)}: {said} ({hint})"
+    if error.validator in ("maximum", "minimum") and abs(error.validator_value) == FLOAT32_MAX:
+        return f"{_key_path(where)}: {shown_value(instance)} is past float32's range (±{FLOAT32_MAX!r})"
     if error.validator == "enum":
         allowed = ", ".join(repr(v) for v in error.validator_value)
         return f"{_key_path(where)}: {instance!r} is not allowed here (one of {allowed})"
@@ -105,7 +122,10 @@ def _explain(error: Any) -> str:
         return f"{_key_path(where)}: {instance!r} is too short (at least {error.validator_value} characters)"
     if error.validator == "pattern" and error.validator_value == ONE_LINE:
         shown = shown_value(instance)
-        return f"{_key_path(where)}: {shown} holds a control character (a newline, a tab …): write it on one line"
+        return (
+            f"{_key_path(where)}: {shown} holds a control character, a line separator or a bidi control (a newline, "
+            "a tab, U+2028, U+202E …): write it on one line"
+        )
     if error.validator in ("maximum", "minimum") and isinstance(instance, int) and abs(instance) > 10**30:
         bound = "at most" if error.validator == "maximum" else "at least"
         return f"{_key_path(where)}: {shown_value(instance)} is out of range ({bound} {error.validator_value})"

@@ -126,9 +126,9 @@ def load_source(root: Root, ref: str) -> Source:
     return source_from_document(path.name[: -len(".toml")], document, str(path))
 
 
-def load_sources(root: Root) -> dict[str, Source]:
-    """Every source registered in ``root``, by id. Raises :class:`InputError` with one line per problem of every
-    file that does not read."""
+def read_sources(root: Root) -> tuple[dict[str, Source], list[str]]:
+    """Every source of ``root`` that reads, by id, and one line per problem of every file that does not (a listing
+    shows the first and reports the second)."""
     out: dict[str, Source] = {}
     problems: list[str] = []
     for name in root.names(root.sources):
@@ -136,6 +136,13 @@ def load_sources(root: Root) -> dict[str, Source]:
             out[name] = load_source(root, name)
         except InputError as e:
             problems += str(e).splitlines()
+    return out, problems
+
+
+def load_sources(root: Root) -> dict[str, Source]:
+    """Every source registered in ``root``, by id. Raises :class:`InputError` with one line per problem of every
+    file that does not read."""
+    out, problems = read_sources(root)
     if problems:
         raise InputError("\n".join(problems))
     return out

@@ -37,6 +37,14 @@ def count(value: float) -> str:
     return f"{value:,.6g}"
 
 
+def printable(text: str) -> str:
+    """``text`` for a terminal: as it is when every character prints, else its Python ``repr`` — quoted, with each
+    control character (a NUL, a newline, ESC, DEL, C1), line or paragraph separator (U+2028, U+2029) and bidi control
+    (U+202A–U+202E, U+2066–U+2069) written as an escape — so a header's strings can neither hide in nor rewrite the
+    output around them."""
+    return text if text.isprintable() else repr(text)
+
+
 def percent(part: float, whole: float) -> str:
     """``part`` as a percentage of ``whole`` (``–`` when ``whole`` is 0)."""
     return "–" if whole == 0 else f"{100.0 * part / whole:.1f} %"

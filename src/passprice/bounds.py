@@ -1,0 +1,177 @@
+"""A number given on the command line is bounded where it comes in, by the same bounds a file giving the same
+quantity is: the JSON Schemas state each bound once (``schema/*.schema.json``), and the command line reads it from
+there; an option no file carries is bounded by the library constant that already limits it.
+
+So ``--batch`` takes what a sweep file's ``batches`` take, ``--limit`` what a serving's ``contexts.limit`` takes,
+``--kv-bytes`` what its ``kv_bytes`` takes, and a 310-digit ``--batch`` or a ``--kv-bytes 1e400`` is one error line
+(exit 2), never an ``OverflowError`` deep in the pricer.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import re
+from collections.abc import Callable
+
+import attrs
+
+from passprice.errors import InputError
+
+#: The largest value a u32 count holds (positions, pages, batches, rows): the bound the schemas give them.
+U32 = 4_294_967_295
+
+#: A seed's bound: any 64-bit unsigned whole number (NumPy's and Python's generators take more, but a seed past it is
+#: a typo, not a choice).
+U64 = 18_446_744_073_709_551_615
+
+#: The most arrivals a second ``simulate --rate`` takes: a nanosecond between requests, far past any serving.
+MAX_RATE = 1e9
+
+_DIGITS = re.compile(r"[+-]?[0-9]+")
+
+
+@attrs.frozen
+class Bound:
+    """The values a number may take: ``minimum`` … ``maximum`` (either ``None``: unbounded on that side; each
+    exclusive when its flag says so), whole numbers only when ``integer``; ``where`` says who states it (a schema
+    file and key, or a constant)."""
+
+    minimum: float | None
+    maximum: float | None
+    integer: bool = False
+    exclusive_minimum: bool = False
+    exclusive_maximum: bool = False
+    where: str = ""
+
+    def describe(self) -> str:
+        """The range in words: ``a whole number from 1 to 4,294,967,295``, ``a finite number above 0, at most 64``."""
+        kind = "a whole number" if self.integer else "a finite number"
+        low = None if self.minimum is None else _shown(self.minimum)
+        high = None if self.maximum is None else _shown(self.maximum)
+        if low is not None and high is not None and not self.exclusive_minimum and not self.exclusive_maximum:
+            return f"{kind} from {low} to {high}"
+        parts = []
+        if low is not None:
+            parts.append(f"above {low}" if self.exclusive_minimum else f"at least {low}")
+        if high is not None:
+            parts.append(f"below {high}" if self.exclusive_maximum else f"at most {high}")
+        return " ".join([kind, " and ".join(parts)]).strip()
+
+    def parse(self, text: str) -> int | float:
+        """``text`` as a number within the bound: ASCII digits for an integer (``int`` would take Arabic-Indic digits
+        and thousands of them), a finite float otherwise. Raises :class:`InputError` with a message that shows a long
+        value by its length."""
+        text = text.strip()
+        if self.integer:
+            if not _DIGITS.fullmatch(text):
+                raise InputError(f"{_cut(text)!r} is not a whole number ({self.describe()})")
+            digits = text.lstrip("+-").lstrip("0")
+            if len(digits) > 30:
+                sign = "a negative" if text.startswith("-") else "an"
+                raise InputError(f"{sign} integer of {len(digits)} digits is out of range ({self.describe()})")
+            return self.check(int(text))
+        try:
+            number = float(text)
+        except ValueError:
+            raise InputError(f"{_cut(text)!r} is not a number ({self.describe()})") from None
+        if not math.isfinite(number):
+            raise InputError(f"{_cut(text)!r} is not a finite number ({self.describe()})")
+        return self.check(number)
+
+    def check(self, value: int | float) -> int | float:
+        """``value`` when it lies within the bound; else :class:`InputError` saying which side it passed."""
+        low, high = self.minimum, self.maximum
+        below = low is not None and (value <= low if self.exclusive_minimum else value < low)
+        above = high is not None and (value >= high if self.exclusive_maximum else value > high)
+        if below or above:
+            raise InputError(f"{_shown(value)} is out of range ({self.describe()})")
+        return value
+
+
+def _shown(value: float | int) -> str:
+    if isinstance(value, int) or (float(value).is_integer() and abs(value) < 1e16):
+        return f"{int(value):,}"
+    return f"{value:g}"
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= 40 else f"{text[:30]}… ({len(text)} characters)"
+
+
+@functools.cache
+def schema_bound(kind: str, pointer: str) -> Bound:
+    """The bound ``schema/KIND.schema.json`` (the package's own copy) states at the JSON Pointer ``pointer`` (RFC 6901,
+    e.g. ``/properties/kv_page``): its ``type``, ``minimum``/``exclusiveMinimum`` and ``maximum``/
+    ``exclusiveMaximum``. Raises :class:`InputError` when the schema is missing or the pointer names no number."""
+    from passprice.registry import schema_dir
+
+    path = schema_dir() / f"{kind}.schema.json"
+    try:
+        node = json.loads(path.read_text(encoding="utf-8"))
+        for part in pointer.strip("/").split("/"):
+            node = node[int(part)] if isinstance(node, list) else node[part.replace("~1", "/").replace("~0", "~")]
+    except (OSError, ValueError, KeyError, IndexError, TypeError) as e:
+        raise InputError(f"{path}: {pointer}: no bound there ({e})") from None
+    if node.get("type") not in ("integer", "number"):
+        raise InputError(f"{path}: {pointer}: not a number's schema")
+    low = node.get("exclusiveMinimum", node.get("minimum"))
+    high = node.get("exclusiveMaximum", node.get("maximum"))
+    return Bound(
+        low, high, integer=node["type"] == "integer", exclusive_minimum="exclusiveMinimum" in node,
+        exclusive_maximum="exclusiveMaximum" in node, where=f"schema/{kind}.schema.json#{pointer}",
+    )
+
+
+def _trace_requests() -> Bound:
+    from passprice.trace import MAX_REQUESTS
+
+    return Bound(1, MAX_REQUESTS, integer=True, where="passprice.trace.MAX_REQUESTS")
+
+
+def _speculate_passes() -> Bound:
+    from passprice.speculate import MAX_PASSES
+
+    return Bound(1, MAX_PASSES, integer=True, where="passprice.speculate.MAX_PASSES")
+
+
+def _schema(kind: str, pointer: str) -> Callable[[], Bound]:
+    return lambda: schema_bound(kind, pointer)
+
+
+_SERVING = "/properties/"
+_CONTEXT = "/properties/contexts/items/properties/"
+
+#: Each numeric option's bound, by the option's name: where it is stated (read when the option is converted, so the
+#: command line's start reads no schema).
+OPTIONS: dict[str, Callable[[], Bound]] = {
+    # A serving's own keys: the serving schema.
+    "--position": _schema("serving", _CONTEXT + "position"),
+    "--limit": _schema("serving", _CONTEXT + "limit"),
+    "--kv-page": _schema("serving", _SERVING + "kv_page"),
+    "--kv-bytes": _schema("serving", _SERVING + "kv_bytes"),
+    "--state-bytes": _schema("serving", _SERVING + "state_bytes"),
+    "--activation-words": _schema("serving", _SERVING + "activation_words"),
+    "--head-rows": _schema("serving", _SERVING + "draft/properties/head_rows"),
+    "--shared-prefix": _schema("serving", _SERVING + "shared_prefix"),
+    # A batch and a draft length as a sweep's grid takes them: 0 is a value to price (the refusal Empty; no drafts).
+    "--batch": _schema("sweep", "/properties/batches/oneOf/0/items"),
+    "--draft-tokens": _schema("sweep", "/properties/draft_tokens/items"),
+    # simulate: a synthetic prefix is a shared prefix, a chunk a step's positions, a step's sequences a batch.
+    "--prefix": _schema("serving", _SERVING + "shared_prefix"),
+    "--chunk": _schema("serving", _CONTEXT + "limit"),
+    "--max-batch": _schema("serving", _SERVING + "batch"),
+    "--max-steps": lambda: Bound(1, U32, integer=True, where="passprice.bounds.U32"),
+    "--synthetic": _trace_requests,
+    "--rate": lambda: Bound(0, MAX_RATE, exclusive_minimum=True, where="passprice.bounds.MAX_RATE"),
+    "--seed": lambda: Bound(0, U64, integer=True, where="passprice.bounds.U64"),
+    # speculate
+    "--passes": _speculate_passes,
+}
+
+
+def option_bound(option: str) -> Bound:
+    """The bound of the numeric command-line option ``option`` (``--batch``). Raises :class:`KeyError` for an option
+    without one (a programming error: every numeric option is listed in :data:`OPTIONS`)."""
+    return OPTIONS[option]()
