@@ -497,14 +497,16 @@ class StepPricer:
         doubles, elementwise."""
         t = self._totals(sums)
         terms = t.terms.as_tuple()
-        if all(isinstance(x, np.ndarray) and x.ndim == 1 for x in terms) and len({len(x) for x in terms}) == 1:
-            stacked = np.stack(terms)  # one call where every term is an array of the steps (the usual case)
-            steps = stacked.shape[1]
-        else:
+        try:
+            stacked = np.array(terms, dtype=float)  # every term an array of the steps (the usual case)
+        except ValueError:  # some term a float shared by every step
+            stacked = np.empty(0)
+        if stacked.ndim != 2:
             steps = max(np.size(x) for x in terms)
             stacked = np.empty((len(terms), steps))
             for row, term in zip(stacked, terms, strict=True):
                 row[...] = term
+        steps = stacked.shape[1]
         binding_s = stacked.max(axis=0)
         pass_s = pass_seconds(self._rates, t.terms, binding_s)
         if np.shape(pass_s) != (steps,):  # a term shared by every step
