@@ -76,6 +76,9 @@ def _clock(start: float, seconds: np.ndarray) -> list[float]:
     """``start`` and the running sums after it of ``seconds`` (a float array), added one at a time in order, as
     the step-by-step loop adds each step's seconds: the doubles ``numpy.add.accumulate`` gives, as Python floats
     (cheaper than NumPy calls for the few steps between two arrivals)."""
+    if len(seconds) > 64:  # a long stretch (static batching): one NumPy call, then Python floats
+        clock: list[float] = np.add.accumulate(np.concatenate(([start], seconds))).tolist()
+        return clock
     return list(itertools.accumulate(seconds.tolist(), initial=start))
 
 
