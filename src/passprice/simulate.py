@@ -523,7 +523,8 @@ def simulate(
         ending = np.flatnonzero(finish <= k)
 
         def held_now() -> float:
-            held = weights + float(pricer.held(length[active], shared_arr[active]).sum())
+            live = np.array(active, dtype=np.intp)  # indexed twice: converted once
+            held = weights + float(pricer.held(length[live], shared_arr[live]).sum())
             return held + sum(p.bytes for p in prefixes.values())
 
         # The peak held only grows between finishes, so it is reached at a finishing step or the last. Where
