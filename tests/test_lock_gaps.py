@@ -76,6 +76,7 @@ def branch(repo: Path, request: pytest.FixtureRequest) -> Iterator[Path]:
         yield repo
     finally:
         git(repo, "reset", "-q", "--hard")
+        git(repo, "clean", "-q", "-f", "-d")
         git(repo, "checkout", "-q", "main")
 
 
@@ -380,3 +381,76 @@ def test_6_a_price_and_an_audit_resting_on_a_stale_derived_fact_say_so(tmp_path:
         "⚠️ **stale**: streams.read, streams.append are stale derived facts: input memory.bandwidth 4.8 TB/s when "
         "derived, 5.2 TB/s now"
     )
+
+
+# --- 7. a second auditor's findings: what a review let through ----------------------------------------------------
+
+STACK = "llamacpp-cuda-2405"
+RUNS = "registry/measurements/xiongjiedai-llama3-llamabench.toml"
+
+
+def _edit_run(root: Path, old: str, new: str) -> None:
+    path = root / RUNS
+    text = path.read_text(encoding="utf-8")
+    assert text.count(f"tokens_per_s = {old}\n") == 1
+    path.write_text(text.replace(f"tokens_per_s = {old}\n", f"tokens_per_s = {new}\n"), encoding="utf-8")
+
+
+def test_7_a_refit_that_moves_a_stack_lock_s_expected_price_fails_the_review(branch: Path) -> None:
+    """A lock made under a serving stack records the expected price beside the limit; a measured run edited and the
+    stack re-fitted moved it 237.4 → 261.5 tokens/s while the limit stayed 996.1, and the review said "records
+    HEAD's price" with exit 0 and the price under the lock "holds"."""
+    locked = invoke("lock", R1, "--stack", STACK, "-o", str(branch / "locks/r1-stack.lock.toml"), root=branch)
+    assert locked.exit_code == 0, locked.output
+    base = commit(branch, "lock r1 under the stack")
+    _edit_run(branch, "145.55", "245.55")
+    refit = invoke("calibrate", "--stack", STACK, root=branch)
+    assert refit.exit_code == 0, refit.output
+    head = commit(branch, "a run edited, the stack re-fitted")
+    d = diff(Root(branch), base, head)
+    lock = {x.name: x for x in d.locks}["r1-stack"]
+    assert lock.moved is not None and lock.moved.startswith("expected.") and lock.stale == lock.moved
+    assert lock.unreviewed and d.exit_status == 1
+    assert lock.before.tokens_per_s == lock.after.tokens_per_s  # the limit did not move
+    priced = run_json("price", R1, "--stack", STACK, root=branch)
+    moved = next(m for m in priced["lock"]["moved"] if m["lock"] == "r1-stack")
+    assert round(moved["recorded_tokens_per_s"], 1) == 237.4 and round(moved["tokens_per_s"], 1) == 261.5
+    assert moved["first_moved"].startswith("expected.")
+
+
+def test_7_a_checkpoint_edit_that_leaves_the_price_fails_the_review(branch: Path) -> None:
+    """The locks pin the checkpoint's content, not only its price: renaming the model in its entry moves no figure,
+    but price refuses CheckpointChanged and check fails the lock; the review said "records HEAD's price", exit 0."""
+    entry = branch / ENTRY
+    text = entry.read_text(encoding="utf-8")
+    assert text.count('value = "DeepSeek R1 Distill Qwen 7B"') == 1
+    entry.write_text(text.replace('value = "DeepSeek R1 Distill Qwen 7B"', 'value = "Renamed"'), encoding="utf-8")
+    head = commit(branch, "the model renamed in its entry")
+    d = diff(Root(branch), "main", head)
+    r1 = {x.name: x for x in d.locks}[R1]
+    assert r1.checkpoint_changed and r1 in d.broken and not r1.moved
+    assert r1.review() == "its checkpoint's content changed from the pinned one: re-lock it through review"
+    assert d.exit_status == 1
+
+
+def test_7_a_review_fails_where_check_fails_on_head(branch: Path) -> None:
+    """A measured run edited without re-fitting leaves the stack's fitted facts stale (check fails with 9 of them);
+    an added checkpoint entry whose name is not its file's does not read (check exits 2). The review passed both
+    with exit 0 ("no lock affected"; "added")."""
+    _edit_run(branch, "145.55", "245.55")
+    head = commit(branch, "a run edited, no re-fit")
+    d = diff(Root(branch), "main", head)
+    assert d.exit_status == 1 and d.check_beyond and all("llamacpp-cuda-2405.toml" in p for p in d.check_beyond)
+    assert len(d.check_beyond) == 1 and "HEAD fails passprice check (1 problem); 8 locks unaffected" in d.summary()
+    done = passprice_with(REPO, "diff", "main", head, cwd=branch)
+    assert done.returncode == 1 and "HEAD fails passprice check" in done.stderr
+    git(branch, "reset", "-q", "--hard", "main")
+    text = (branch / "registry/checkpoints/gemma3-270m-q4_k_m.toml").read_text(encoding="utf-8")
+    assert text.count('name = "gemma3-270m-q4_k_m"') == 1
+    (branch / "registry/checkpoints/aaa.toml").write_text(
+        text.replace('name = "gemma3-270m-q4_k_m"', 'name = "x"'), encoding="utf-8")
+    head = commit(branch, "an entry named for another file")
+    d = diff(Root(branch), "main", head)
+    assert d.exit_status == 2 and any("aaa.toml" in p and "entry.name" in p for p in d.head_unreadable)
+    done = passprice_with(REPO, "diff", "main", head, cwd=branch)
+    assert done.returncode == 2 and "passprice: error: on HEAD: registry/checkpoints/aaa.toml" in done.stderr

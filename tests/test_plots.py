@@ -89,3 +89,36 @@ def test_a_plot_file_is_checked_before_any_work(tmp_path: Path) -> None:
     (tmp_path / "x.png").write_bytes(b"keep")
     bad("sweep", "r1-qwen7b-h200", "--plot", str(tmp_path / "x.png"), says="already exists; pass --force")
     assert (tmp_path / "x.png").read_bytes() == b"keep"
+
+
+def test_a_sweep_whose_picture_cannot_be_drawn_writes_no_output(tmp_path: Path) -> None:
+    # Batch 0 only: every row refused (Empty), so there is nothing to draw: neither -o FILE nor the picture is
+    # written, and a file -o would replace (--force) is left as it was.
+    out, png = tmp_path / "x.csv", tmp_path / "x.png"
+    args = ("sweep", "r1-qwen7b-h200", "--batches", "0", "-o", str(out), "--plot", str(png))
+    bad(*args, says="every row of the sweep is refused; there is nothing to draw")
+    assert not out.exists() and not png.exists()
+    out.write_text("keep", encoding="utf-8")
+    bad(*args, "--force", says="every row of the sweep is refused")
+    assert out.read_text(encoding="utf-8") == "keep" and not png.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.csv"]  # no temporary file left either
+
+
+def test_a_line_of_many_batches_is_thinned_and_keeps_its_best_batch() -> None:
+    from passprice.plots import BINS_PER_OCTAVE, MAX_POINTS, SweepLines
+
+    # tokens/s = b / (1 + (b / 3000)^2): the best batch is 3000 (1,500 tokens/s), between two that tie below it.
+    batches = list(range(1, 20_001))
+    rates = [b / (1 + (b / 3000) ** 2) for b in batches]
+    lines = SweepLines()
+    for start in range(0, len(batches), 4096):  # a block at a time, as the sweep writes them
+        lines.add("s", "c", 512.0, 0, batches[start : start + 4096], rates[start : start + 4096])
+    (label, points), = lines.lines().items()
+    assert label == "s on c"
+    assert len(points) <= 15 * BINS_PER_OCTAVE < MAX_POINTS  # 2^14 < 20,000 < 2^15: 15 octaves of bins at most
+    assert max(points, key=lambda p: (p[1], -p[0])) == (3000, 1500.0)
+    assert points == sorted(points) and set(points) <= set(zip(batches, rates, strict=True))
+    # A line of at most MAX_POINTS points is drawn through every one of them, as before.
+    few = SweepLines()
+    few.add("s", "c", 512.0, 0, batches[:MAX_POINTS], rates[:MAX_POINTS])
+    assert few.lines() == {"s on c": list(zip(batches[:MAX_POINTS], rates[:MAX_POINTS], strict=True))}

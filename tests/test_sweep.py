@@ -13,7 +13,8 @@ from click.testing import CliRunner
 from passprice.cli import cli
 from passprice.errors import InputError
 from passprice.registry import find_root
-from passprice.sweep import COLUMNS, Grid, Sweeper, parse_numbers, scalar_rows
+from passprice.serving import U32_MAX
+from passprice.sweep import COLUMNS, Grid, Sweeper, parse_batches, parse_numbers, scalar_rows
 
 ROOT = find_root(Path(__file__).resolve().parent.parent)
 
@@ -146,3 +147,16 @@ def test_sweep_file_takes_all_cards_and_the_example_file(tmp_path: Path) -> None
     done = CliRunner().invoke(cli, ["--root", str(ROOT.path), "sweep", "--file", str(example)])
     assert done.exit_code == 0, done.output
     assert len(list(csv.DictReader(io.StringIO(done.stdout)))) == 2 * 3 * 4 * 13
+
+
+def test_parse_batches_keeps_a_plain_range_as_a_range() -> None:
+    # The batch axis as parse_numbers reads it, value for value; one plain range kept as a range (4,000,000 batches
+    # are not 4,000,000 Python integers), anything else as parse_numbers' tuple, with its errors.
+    for text in ("1-4000000", "3..6", " 0-0 ", "1,2,8", "1-20*2", "0,1-2,100", "+1-3", "7"):
+        assert list(parse_batches(text, "--batches")) == list(parse_numbers(text, int, "--batches", most=U32_MAX))
+    assert parse_batches("1-4000000", "--batches") == range(1, 4_000_001)
+    assert isinstance(parse_batches("1,2", "--batches"), tuple)
+    for bad, message in (("5-1", "is not a number"), ("1-4000001", "more than the 4,000,000 rows"),
+                         ("4294967295-4294967296", "out of range")):
+        with pytest.raises(InputError, match=message):
+            parse_batches(bad, "--batches")

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from passprice import sweep
 from passprice.errors import InputError
 from passprice.registry import find_root
 from passprice.sweep import EXACT_POSITIONS, Grid, Sweeper, scalar_rows, text_chunks, write_rows
@@ -87,3 +88,62 @@ def test_a_row_without_a_finite_price_stops_the_text(tmp_path: Path) -> None:
     segment.priced["memory_s"][1] = np.inf
     with pytest.raises(InputError, match=r"batch 3: memory_s is inf"):
         list(text_chunks(iter([segment]), "csv"))
+
+
+# --- blocks: a sweep long on any axis is priced a bounded block at a time ---------------------------------------------
+
+
+def test_blocks_cover_the_grid_in_order_each_at_most_block_cells() -> None:
+    for positions, batches, cells in ((7, 7, 10), (7, 7, 3), (3, 20, 64), (1, 1, 1), (70, 4, 9)):
+        got = list(sweep.blocks(positions, batches, cells))
+        # Grid order: every (position, batch) cell once, position by position, batches ascending.
+        order = [(p, b) for r, c in got for p in range(r.start, r.stop) for b in range(c.start, c.stop)]
+        assert order == [(p, b) for p in range(positions) for b in range(batches)]
+        assert all((rows.stop - rows.start) * (cols.stop - cols.start) <= cells for rows, cols in got)
+    # 7 positions of 7 batches in blocks of 10 cells: one position a block; of 3 cells: runs of 3, 3 and 1 batches.
+    runs = [(r.start, c.start, c.stop) for r, c in sweep.blocks(7, 7, 3)]
+    assert runs[:4] == [(0, 0, 3), (0, 3, 6), (0, 6, 7), (1, 0, 3)]
+    assert [(r.start, r.stop) for r, _ in sweep.blocks(7, 7, 10)] == [(p, p + 1) for p in range(7)]
+    assert [(r.start, r.stop) for r, _ in sweep.blocks(70, 4, 9)][:2] == [(0, 2), (2, 4)]
+
+
+MANY_POSITIONS = Grid(
+    servings=("gemma3-270m-h100", "qwen35-27b-h100-every8", "r1-qwen7b-mi300x-int8kv"),
+    batches=(0, 1, 5, 40, 300),
+    positions=tuple(float(p) for p in range(0, 70 * 600, 600)),  # 70 positions: one shape decomposed, past the limit
+)
+
+
+@pytest.mark.parametrize(("name", "cells"), [("positions", 10), ("positions", 3), ("drafts and host memory", 5),
+                                             ("many positions", 12), ("many positions", 2)])
+def test_small_blocks_give_the_same_rows_and_text(name: str, cells: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    grid = GRIDS.get(name, MANY_POSITIONS)
+    assert name != "many positions" or len(grid.positions or ()) > EXACT_POSITIONS
+    whole = list(Sweeper(ROOT).rows(grid))
+    text = "".join(text_chunks(Sweeper(ROOT).segments(grid), "csv"))
+    monkeypatch.setattr(sweep, "BLOCK_CELLS", cells)
+    done: list[int] = []
+    segments = list(Sweeper(ROOT).segments(grid, progress=done.append))
+    assert all(len(s.batches) <= cells for s in segments)
+    assert sum(done) == grid.size() == sum(len(s.batches) for s in segments)
+    rows = [row for s in segments for row in s.rows()]
+    assert rows == whole  # the same doubles, refusals and rows priced alone, in the same order
+    assert "".join(text_chunks(iter(segments), "csv")) == text
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_small_blocks_under_a_stack_give_the_same_text(fmt: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from passprice.stacks import load_stack
+
+    stack = load_stack(ROOT, "llamacpp-cuda-2405")
+    grid = Grid(
+        servings=("r1-qwen7b-h200", "qwen35-27b-h200-mtp"),
+        batches=(0, 1, 64, 300, 20_000),
+        cards=("h200_sxm_141gb", "rtx_3080"),
+        positions=(0.0, 2048.0),
+    )
+    text = "".join(text_chunks(Sweeper(ROOT, stack).segments(grid), fmt))
+    monkeypatch.setattr(sweep, "BLOCK_CELLS", 3)
+    segments = list(Sweeper(ROOT, stack).segments(grid))
+    assert max(len(s.batches) for s in segments) == 3
+    assert "".join(text_chunks(iter(segments), fmt)) == text

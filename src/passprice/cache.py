@@ -2,11 +2,12 @@
 cache folder under a key made of everything the document depends on, so a change to any of them can only miss.
 
 The key is the sha256 of: the cache's format, the passprice version (and the size and modification time of the
-code that parses and validates, so an edited source checkout misses too), the kind of file (``card``,
-``checkpoint`` …), the sha256 of its schema's bytes, and the sha256 of the file's own bytes. The file's *content*
-is hashed on every read, never trusted from its size or modification time, so an edit of the same size made within
-the same second still misses. Only a document that parsed and matched its schema is stored, so a hit is always a
-valid document; an invalid file is parsed and refused again on every run.
+package's modules, so an edited source checkout misses too), the kind of entry (``card``, ``checkpoint`` …,
+``lock+digests`` for a lock whose digests were checked too, ``checkpoint+summary`` for a checkpoint's listing row),
+the sha256 of its schema's bytes, and the sha256 of the file's own bytes. The file's *content* is hashed on every
+read, never trusted from its size or modification time, so an edit of the same size made within the same second
+still misses. Only a document that parsed, matched its schema and passed its kind's checks is stored, so a hit is
+always a valid document; an invalid file is parsed and refused again on every run.
 
 An entry is one file ``documents/KEY.json``: a first line holding the sha256 of the rest, then the document as JSON
 (``{"key": KEY, "document": …}``). An entry that is truncated, altered, unreadable or for another key is ignored
@@ -27,6 +28,7 @@ not an error either: the document is then built on every run.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -78,17 +80,21 @@ def cache_dir() -> Path:
     return base_dir / "passprice"
 
 
+@functools.cache
 def _code_stamp() -> str:
-    """Size and modification time of the modules whose code decides what a document is (this one and the schema
-    loader): a source checkout edited without a version change still misses."""
+    """Name, size and modification time of every module of the package, once a process: what a stored entry is
+    (a validated document, a lock whose digests were checked, a checkpoint's listing row) is decided by code, and a
+    source checkout edited without a version change must miss too."""
     parts = []
-    for module in ("cache.py", "schema.py"):
-        try:
-            st = (Path(__file__).parent / module).stat()
-            parts.append(f"{module}:{st.st_size}:{st.st_mtime_ns}")
-        except OSError:
-            parts.append(f"{module}:?")
-    return ",".join(parts)
+    try:
+        with os.scandir(Path(__file__).parent) as entries:
+            for entry in entries:
+                if entry.name.endswith(".py"):
+                    st = entry.stat()
+                    parts.append(f"{entry.name}:{st.st_size}:{st.st_mtime_ns}")
+    except OSError:
+        parts.append("?")
+    return ",".join(sorted(parts))
 
 
 def key(kind: str, schema_bytes: bytes, data: bytes) -> str:

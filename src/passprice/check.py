@@ -161,10 +161,23 @@ def _validate_folder(
     return count, problems
 
 
-def check(root: Root) -> CheckReport:
-    """Validate every file of ``root`` against its schema (cards, drafting methods, routing records, checkpoints,
-    servings, locks, sources), recompute every derived fact, resolve every serving, and judge every lock:
-    reproduction from its pinned facts, today's floors, drift."""
+@attrs.frozen
+class FileReview:
+    """What :func:`check` finds in a root's files before judging its locks: ``problems`` (lines naming file and key
+    path), ``unreadable`` (those that are files that do not read), ``warnings``, and how many files of each kind
+    (``kinds``)."""
+
+    problems: tuple[str, ...]
+    unreadable: tuple[str, ...]
+    warnings: tuple[str, ...]
+    kinds: tuple[tuple[str, int], ...]
+
+
+def review_files(root: Root) -> FileReview:
+    """Validate every record file of ``root`` against its schema (cards, drafting methods, routing records, stacks,
+    checkpoints, measurements, sources, servings), recompute every derived fact and stack fit, and resolve every
+    serving: all of :func:`check` but the locks (``passprice diff`` runs it on HEAD, so a review fails where
+    ``check`` would). File names in the lines are relative to ``root``."""
     from passprice.lineage import review
     from passprice.serving import ServingRefusal
     from passprice.servings import load_spec, resolve
@@ -208,6 +221,23 @@ def check(root: Root) -> CheckReport:
             unreadable += str(e).splitlines()
         except ServingRefusal as e:  # a drafting method out of its scope (passprice.scopes.OutOfScope)
             problems.append(f"{root.servings / f'{name}.toml'}: refused ({e.name}): {e}")
+    prefix = f"{root.path}{os.sep}"
+    return FileReview(
+        tuple(dict.fromkeys(p.removeprefix(prefix) for p in problems)),
+        tuple(dict.fromkeys(p.removeprefix(prefix) for p in unreadable)),
+        tuple(w.removeprefix(prefix) for w in warnings),
+        tuple(kinds.items()),
+    )
+
+
+def check(root: Root) -> CheckReport:
+    """Validate every file of ``root`` against its schema (cards, drafting methods, routing records, checkpoints,
+    servings, locks, sources), recompute every derived fact, resolve every serving (:func:`review_files`), and judge
+    every lock: reproduction from its pinned facts, today's floors, drift."""
+    files = review_files(root)
+    problems = list(files.problems)
+    unreadable = list(files.unreadable)
+    kinds = dict(files.kinds)
     statuses = []
     read: list[Any] = []
     kinds["locks"] = 0
@@ -227,7 +257,7 @@ def check(root: Root) -> CheckReport:
     # files relative to the root, as the lock lines do.
     prefix = f"{root.path}{os.sep}"
     unique = tuple(dict.fromkeys(p.removeprefix(prefix) for p in problems))
-    shown = tuple(w.removeprefix(prefix) for w in warnings)
+    shown = files.warnings
     unread = tuple(dict.fromkeys(p.removeprefix(prefix) for p in unreadable))
     return CheckReport(
         sum(kinds.values()), unique, tuple(statuses), tuple(kinds.items()), disagreements, shown, unread

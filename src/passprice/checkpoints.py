@@ -12,20 +12,17 @@ deterministically: the same header gives the same bytes, and every float round-t
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
 import os
 import re
 import sys
-import tomllib
 from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
-
-import cattrs
-from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+from typing import TYPE_CHECKING, Any
 
 from passprice import __version__, ggml, schema
 from passprice.errors import InputError
@@ -42,6 +39,9 @@ from passprice.gguf_header import (
     read_header,
 )
 from passprice.registry import Root, not_found
+
+if TYPE_CHECKING:
+    import cattrs
 
 #: The first line of every entry: the schema a TOML editor validates it against.
 SCHEMA_LINE = "#:schema ../../schema/checkpoint.schema.json"
@@ -73,7 +73,7 @@ _SCALARS = frozenset(VALUE_TYPE_NAMES.values()) - {"array"}
 def _unstructure_tensor(t: TensorInfo) -> dict[str, Any]:
     """A tensor-table row as the entry writes it: name, type (its GGML name, or the id of a type ``ggml`` does not
     know), dims, offset, shard."""
-    row = _tensor_fields(t)
+    row = _tensor_fields()(t)
     return {
         "name": row["name"],
         "type": t.type_name if ggml.known(t.type_id) else t.type_id,
@@ -90,19 +90,33 @@ def _structure_type(kind: Any, _: Any) -> int:
     return ggml.by_name(str(kind)).id
 
 
-#: Checkpoint entry rows ↔ the header's records, with cattrs: :class:`~passprice.gguf_header.Shard` field for field,
-#: :class:`~passprice.gguf_header.TensorInfo` with its type id as the ``type`` name.
-converter = cattrs.Converter(forbid_extra_keys=True)
-_tensor_fields = make_dict_unstructure_fn(TensorInfo, converter)
-converter.register_unstructure_hook(TensorInfo, _unstructure_tensor)
-converter.register_unstructure_hook(Shard, make_dict_unstructure_fn(Shard, converter))
-converter.register_structure_hook(
-    TensorInfo,
-    make_dict_structure_fn(
-        TensorInfo, converter, _cattrs_forbid_extra_keys=True,
-        type_id=override(rename="type", struct_hook=_structure_type),
-    ),
-)
+@functools.cache
+def converter() -> cattrs.Converter:
+    """Checkpoint entry rows ↔ the header's records, with cattrs: :class:`~passprice.gguf_header.Shard` field for
+    field, :class:`~passprice.gguf_header.TensorInfo` with its type id as the ``type`` name. Made on first use, each
+    hook generated when first needed, so reading a GGUF file (``passprice header``) does not import cattrs."""
+    import cattrs
+    from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+
+    c = cattrs.Converter(forbid_extra_keys=True)
+    c.register_unstructure_hook(TensorInfo, _unstructure_tensor)
+    c.register_unstructure_hook_factory(lambda t: t is Shard, lambda t: make_dict_unstructure_fn(Shard, c))
+    c.register_structure_hook_factory(
+        lambda t: t is TensorInfo,
+        lambda t: make_dict_structure_fn(
+            TensorInfo, c, _cattrs_forbid_extra_keys=True,
+            type_id=override(rename="type", struct_hook=_structure_type),
+        ),
+    )
+    return c
+
+
+@functools.cache
+def _tensor_fields() -> Any:
+    """:class:`~passprice.gguf_header.TensorInfo`'s fields unstructured one for one (cattrs)."""
+    from cattrs.gen import make_dict_unstructure_fn
+
+    return make_dict_unstructure_fn(TensorInfo, converter())
 
 
 def _kept(value: MetaValue) -> Any:
@@ -124,7 +138,7 @@ def _kept(value: MetaValue) -> Any:
 
 def entry_document(header: GGUFHeader, name: str, source_note: str) -> dict[str, Any]:
     """The entry ``registry/checkpoints/{name}.toml`` for ``header`` as data: ``entry`` (name, source file, origin,
-    importer), ``header`` (its figures, shards and tensor table, unstructured by :data:`converter`) and ``metadata``
+    importer), ``header`` (its figures, shards and tensor table, unstructured by :func:`converter`) and ``metadata``
     (each key as ``{type, value}``, or ``{type, length}`` for a long array)."""
     metadata: dict[str, Any] = {}
     for key, value in header.metadata.items():
@@ -147,8 +161,8 @@ def entry_document(header: GGUFHeader, name: str, source_note: str) -> dict[str,
             "alignment": header.alignment,
             "data_offset": header.data_offset,
             "sha256": header.sha256,
-            "shards": [converter.unstructure(s) for s in header.shards],
-            "tensors": [converter.unstructure(t) for t in header.tensors],
+            "shards": [converter().unstructure(s) for s in header.shards],
+            "tensors": [converter().unstructure(t) for t in header.tensors],
         },
         "metadata": metadata,
     }
@@ -219,6 +233,8 @@ def _check_reads_back(header: GGUFHeader, text: str, name: str, source_note: str
     the header held is lost or changed on the way. (The documents are compared as JSON, so a NaN equals a NaN; the
     text is not written twice, tomlkit being the slow part of an import.)"""
     source = header.source or header.shards[0].file
+    import tomllib  # here, not at the top: a price read from the cache parses no TOML
+
     where = f"{source}: cannot import: the entry would not read back"
     try:
         document = tomllib.loads(text)
@@ -352,11 +368,14 @@ def header_from_entry(document: Mapping[str, Any], source: str) -> GGUFHeader:
         else:
             metadata[key] = _meta_from(item["value"], descriptor, f"{where}.value")
         value_types[key] = descriptor
-    shards = tuple(converter.structure(s, Shard) for s in head["shards"])
+    import cattrs
+
+    c = converter()
+    shards = tuple(c.structure(s, Shard) for s in head["shards"])
     tensors = []
     for i, t in enumerate(head["tensors"]):
         try:
-            tensors.append(converter.structure(t, TensorInfo))
+            tensors.append(c.structure(t, TensorInfo))
         except cattrs.BaseValidationError as e:
             detail = "; ".join(str(x.args[0]) if isinstance(x, InputError) else str(x) for x in e.exceptions)
             raise InputError(f"{source}: header.tensors.{i}.type: {detail}") from None
@@ -454,6 +473,38 @@ def load_checkpoint(root: Root, ref: str) -> GGUFHeader:
     if is_there(candidate):
         return read_header(candidate)
     raise not_found("checkpoint", ref, root.checkpoints, root.names(root.checkpoints))
+
+
+def listing_row(name: str, header: GGUFHeader) -> dict[str, Any]:
+    """What ``passprice checkpoints`` lists of the checkpoint ``name``: ``name``, ``architecture``, ``tensors`` (their
+    count), ``tensor_bytes`` (the bytes of every tensor of a GGML type passprice knows,
+    :func:`passprice.ggml.tensor_bytes`), ``context_length`` (``None`` when the metadata has none) and ``sha256``
+    (the header's)."""
+    size = sum(ggml.tensor_bytes(t.type_id, t.dims) for t in header.tensors if ggml.known(t.type_id))
+    return {"name": name, "architecture": header.architecture, "tensors": len(header.tensors), "tensor_bytes": size,
+            "context_length": header.meta_int("context_length"), "sha256": header.sha256}
+
+
+def entry_row(root: Root, name: str) -> dict[str, Any]:
+    """:func:`listing_row` of the checkpoint ``name`` of ``root`` (as :func:`load_checkpoint` reads it). A registered
+    entry's row is kept in the cache of validated files (:mod:`passprice.cache`) under its file name and bytes, its
+    schema and passprice, stored only once the entry has read whole (:func:`header_from_entry`), so an unchanged
+    entry is listed without structuring its tensor table again, and an entry that does not read is refused on every
+    run.
+
+    Raises what :func:`load_checkpoint` raises."""
+    from passprice import cache
+
+    path = entry_path(root, name)
+    if name.endswith((*GGUF_SUFFIXES, ".toml")) or not path.is_file():
+        return listing_row(name, load_checkpoint(root, name))
+    data = schema.read_bytes(path)
+    return cache.validated(
+        "checkpoint+summary",
+        root.schema / "checkpoint.schema.json",
+        name.encode("utf-8") + b"\0" + data,
+        lambda: listing_row(name, _load_entry(path, root)),
+    )
 
 
 def write_entry(path: str | os.PathLike[str], text: str, force: bool = False) -> None:

@@ -383,15 +383,10 @@ def servings_command(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def checkpoints_command(ctx: click.Context, as_json: bool) -> None:
     """List the registered checkpoints: architecture, tensors, bytes, header sha256."""
-    from passprice import ggml
-    from passprice.checkpoints import load_checkpoint
+    from passprice.checkpoints import entry_row
 
     root = _root(ctx)
-    out: list[dict[str, Any]] = []
-    for name, h in _load_all(root.names(root.checkpoints), lambda name: load_checkpoint(root, name)):
-        size = sum(ggml.tensor_bytes(t.type_id, t.dims) for t in h.tensors if ggml.known(t.type_id))
-        out.append({"name": name, "architecture": h.architecture, "tensors": len(h.tensors), "tensor_bytes": size,
-                    "context_length": h.meta_int("context_length"), "sha256": h.sha256})
+    out = [row for _, row in _load_all(root.names(root.checkpoints), lambda name: entry_row(root, name))]
     if as_json:
         _echo_json({"checkpoints": out})
         return
@@ -1320,7 +1315,7 @@ def audit_command(
     extra: dict[str, Any] = {"title": title}
     if is_lock:
         # An audit of a lock is of the price it records: say so when its pinned inputs no longer give it.
-        from passprice.locks import moved
+        from passprice.reproduce import moved
 
         differ = moved(the_lock.price, cost_json(result.cost), the_lock.compared())
         extra["reproduces"] = not differ
@@ -1382,6 +1377,9 @@ def diff_command(
         for f in result.files:
             if f.head_errors:
                 click.echo(f"passprice: error: {f.path} does not read on HEAD: {f.head_errors[0]}", err=True)
+        if not any(f.head_errors for f in result.files):
+            for line in result.head_unreadable:
+                click.echo(f"passprice: error: on HEAD: {line}", err=True)
     elif result.exit_status == 1:
         reasons = []
         if result.unsound:
@@ -1413,6 +1411,9 @@ def diff_command(
             reasons.append(f"lock{'s' if len(behind) > 1 else ''} {', '.join(behind)} already out of date on BASE")
         for lock in result.dropping:
             reasons.append(f"it removes lock {lock.name}, dropping floors serving {lock.serving_name} is priced under")
+        beyond = result.check_beyond
+        if beyond:
+            reasons.append(f"{result.check_line()}; first: {beyond[0]}")
         click.echo(f"passprice: refused: {'; '.join(reasons)}", err=True)
     ctx.exit(result.exit_status)
 
@@ -1582,7 +1583,7 @@ def sweep_command(
     import numpy as np
 
     from passprice.serving import U32_MAX
-    from passprice.sweep import Grid, Sweeper, grid_from_file, parse_numbers, text_chunks
+    from passprice.sweep import Grid, Sweeper, grid_from_file, parse_batches, parse_numbers, text_chunks
 
     root = _root(ctx)
     _check_output(output, force)
@@ -1604,7 +1605,7 @@ def sweep_command(
             card_list = tuple(c.strip() for c in cards.split(",") if c.strip())
         grid = Grid(
             servings=tuple(names),
-            batches=parse_numbers(batches, int, "--batches", most=U32_MAX),
+            batches=parse_batches(batches, "--batches", most=U32_MAX),
             cards=card_list,
             positions=parse_numbers(positions, float, "--positions") if positions is not None else None,
             draft_tokens=(
@@ -1624,15 +1625,30 @@ def sweep_command(
     total = grid.size()
     # Rows are streamed a block at a time, never held whole: to stdout as they are priced, or to a temporary file
     # renamed into place at the end (so -o FILE is never half-written). A fact or element size far out of range
-    # overflows in the arrays; text_chunks refuses such a row (on stdout, after the blocks before it). Only a picture
-    # keeps the rows (it draws them all).
-    kept: list[dict[str, Any]] = []
+    # overflows in the arrays; text_chunks refuses such a row (on stdout, after the blocks before it). A picture
+    # gathers its lines' points as the blocks go (a line of many batches thinned: plots.SweepLines), and is drawn
+    # before -o FILE is put in place, so a picture that cannot be drawn leaves no file.
+    lines = None
+    if plot_path is not None:
+        from passprice.plots import SweepLines
+
+        lines = SweepLines()
 
     def keep(segments: Iterator[Any]) -> Iterator[Any]:
         for segment in segments:
-            if plot_path is not None:
-                kept.extend(segment.rows())
+            if lines is not None:
+                c = segment.common
+                lines.add(c["serving"], c["card"], c["position"], c["draft_tokens"], *segment.prices())
             yield segment
+
+    picture: list[bytes] = []
+
+    def drawn(chunks: Iterator[str]) -> Iterator[str]:
+        yield from chunks
+        if lines is not None and plot_path is not None:
+            from passprice.plots import draw_sweep, picture_format
+
+            picture.append(draw_sweep(lines.lines(), picture_format(plot_path)))
 
     with contextlib.ExitStack() as exits:
         exits.enter_context(np.errstate(all="ignore"))
@@ -1640,7 +1656,7 @@ def sweep_command(
         if total >= 20_000:
             bar: Any = exits.enter_context(click.progressbar(length=total, label="pricing", file=sys.stderr))
             progress = bar.update
-        chunks = text_chunks(keep(sweeper.segments(grid, progress=progress)), fmt)
+        chunks = drawn(text_chunks(keep(sweeper.segments(grid, progress=progress)), fmt))
         if output is None:
             for chunk in chunks:
                 click.echo(chunk, nl=False)
@@ -1651,9 +1667,9 @@ def sweep_command(
     if output is not None:
         click.echo(f"{total:,} prices -> {shown_path(output)}", err=True)
     if plot_path is not None:
-        from passprice.plots import picture_format, sweep_picture, write_picture
+        from passprice.plots import write_picture
 
-        write_picture(plot_path, sweep_picture(kept, picture_format(plot_path)), force)
+        write_picture(plot_path, picture[0], force)
         click.echo(f"plot -> {shown_path(plot_path)}", err=True)
     for line in under:
         click.echo(f"passprice: {line}", err=True)
@@ -2089,7 +2105,13 @@ def validate_command(
 
 def main() -> None:
     """The ``passprice`` console script. Exits 130 on Ctrl-C, wherever it comes (a command's own handler says so
-    while it runs; this one covers the start, before a command is chosen)."""
+    while it runs; this one covers the start, before a command is chosen). What is imported by now (click, the
+    interpreter's own modules) lives as long as the process: :func:`gc.freeze` moves it out of the collector's way,
+    so the collections a command's own imports and work trigger do not scan it again (about 3 % of a price's
+    instructions)."""
+    import gc
+
+    gc.freeze()
     reconfigure = getattr(sys.stdout, "reconfigure", None)
     if callable(reconfigure):
         # A file name whose bytes are not UTF-8 is printed as those bytes (as ls does), not refused with a traceback.

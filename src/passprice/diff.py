@@ -32,7 +32,15 @@ from passprice.errors import InputError
 from passprice.facts import Fact, Provenance, dimension
 from passprice.files import is_folder
 from passprice.lineage import Dependant, changed_dependants
-from passprice.locks import FIGURES, FloorChange, Lock, Verdict, compare_policies, judge, read_lock
+from passprice.locks import (
+    FIGURES,
+    FloorChange,
+    Lock,
+    Verdict,
+    compare_policies,
+    judge,
+    read_lock,
+)
 from passprice.pins import LOCK_FORMAT
 from passprice.registry import Root
 from passprice.report import fact_json
@@ -545,15 +553,23 @@ class PriceSide:
 
 
 def _figures_differ(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> str | None:
-    """The first of :data:`~passprice.locks.FIGURES` that differs between two prices (``None`` when none does or a
+    """The first of :data:`~passprice.locks.FIGURES` that differs between two prices, then (under a serving stack) of
+    the expected price's (:func:`~passprice.locks.expected_moved`; ``None`` when none does or a
     side has none). ``host_capacity_bytes`` only counts when a side holds sequences in host memory: the seed's record
     shows the card's host capacity either way, but a price without host sequences does not rest on it."""
     if a is None or b is None:
         return None
     host = bool(a.get("host_sequences")) or bool(b.get("host_sequences"))
-    return next(
+    first = next(
         (f for f in FIGURES if f in a and a.get(f) != b.get(f) and (host or f != "host_capacity_bytes")), None
     )
+    if first is None:
+        # Under a serving stack the expected price is locked too (a re-fit or an edited share moves it alone).
+        from passprice.reproduce import expected_moved
+
+        expected = expected_moved(a, b)
+        first = expected[0].field if expected else None
+    return first
 
 
 @attrs.frozen
@@ -596,6 +612,20 @@ class LockImpact:
     #: lock of its serving left on HEAD floors as strictly), and ``retired`` why none is dropped when none is.
     dropped: tuple[FloorChange, ...] = ()
     retired: str | None = None
+    #: The checkpoint content HEAD's lock pins (:func:`passprice.pins.checkpoint_digest`; ``None`` for a lock of a
+    #: format that pinned none, or a removed lock).
+    pinned_content: str | None = None
+
+    @property
+    def checkpoint_changed(self) -> bool:
+        """True when HEAD's checkpoint content is not the content HEAD's lock pins: the lock no longer applies
+        (``price`` refuses CheckpointChanged, ``check`` fails it), whether or not the price moved."""
+        return (
+            not self.removed
+            and self.pinned_content is not None
+            and self.after.checkpoint is not None
+            and self.after.checkpoint != self.pinned_content
+        )
 
     @property
     def removed(self) -> bool:
@@ -620,8 +650,9 @@ class LockImpact:
     @property
     def breaks(self) -> bool:
         """True when HEAD's lock is left unheld: a fact below its floor, a price HEAD refuses or cannot make, or the
-        registered serving it locks deleted on HEAD (``check`` fails it the same way)."""
-        return not self.removed and (not self.holds or self.after.gone)
+        registered serving it locks deleted on HEAD, or its checkpoint's content changed from the content it pins
+        (``check`` fails it the same way)."""
+        return not self.removed and (not self.holds or self.after.gone or self.checkpoint_changed)
 
     @property
     def drops_floors(self) -> bool:
@@ -715,6 +746,8 @@ class LockImpact:
             return "removed, dropping floors" if self.dropped else "removed"
         if self.after.gone:
             return "its serving is deleted"
+        if self.checkpoint_changed:
+            return "its checkpoint's content changed from the pinned one: re-lock it through review"
         unsound = self.rests_on_unsound()
         if unsound:
             unsound += "; "
@@ -989,6 +1022,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                 unsound=tuple(unsound),
                 dropped=dropped,
                 retired=retired,
+                pinned_content=new.checkpoint_pin.content if new is not None else None,
             )
         )
     return tuple(out)
@@ -1004,9 +1038,11 @@ class Diff:
     name, with errors), every lock reviewed (``reviews``), and the code each side was priced with.
 
     Exit status (:attr:`exit_status`): 2 when a file does not read on HEAD (bad input brought in by the change), else
-    1 when a change leaves a lock unheld (a fact below its floor, a price HEAD refuses), moves a locked price
-    without updating the lock, or leaves a derived fact of a changed file not following from its inputs (stale,
-    as ``passprice check`` fails it: the locks resting on it are marked), else 0."""
+    1 when a change leaves a lock unheld (a fact below its floor, a price HEAD refuses, a checkpoint whose content
+    is not the pinned one), moves a locked price (the limit, or the expected price under a serving stack) without
+    updating the lock, leaves a derived fact of a changed file not following from its inputs (stale, as ``passprice
+    check`` fails it: the locks resting on it are marked), or leaves HEAD failing ``passprice check`` in any other
+    way (:attr:`head_check`), else 0."""
 
     base: SideInfo
     head: SideInfo
@@ -1014,6 +1050,12 @@ class Diff:
     reviews: tuple[LockImpact, ...] = ()
     base_code: Code | None = None
     head_code: Code | None = None
+    #: What ``passprice check`` finds in HEAD's files (:func:`passprice.check.review_files`: schemas, derived facts,
+    #: stack fits re-run from their measured runs, servings resolved), and which of those are files that do not
+    #: read: a review fails wherever ``check`` on HEAD would (a measured run edited without a re-fit, an entry whose
+    #: name is not its file's), whichever lock the change reaches.
+    head_check: tuple[str, ...] = ()
+    head_unreadable: tuple[str, ...] = ()
 
     @property
     def locks(self) -> tuple[LockImpact, ...]:
@@ -1059,6 +1101,18 @@ class Diff:
         return tuple((f, x) for f in self.files for x in f.findings)
 
     @property
+    def check_beyond(self) -> tuple[str, ...]:
+        """The lines of :attr:`head_check` that :attr:`unsound` does not already list (its findings are check's
+        lines ``FILE: PATH …``): what else ``check`` fails on HEAD."""
+        listed = tuple(f"{f.path}: {x.message}" for f, x in self.unsound)
+        return tuple(p for p in self.head_check if p not in listed)
+
+    def check_line(self) -> str:
+        """``HEAD fails passprice check (2 problems)`` (``2 more problems`` beside derived facts listed already)."""
+        word = "more problem" if self.unsound else "problem"
+        return f"HEAD fails passprice check ({_n(len(self.check_beyond), word)})"
+
+    @property
     def resting_on_unsound(self) -> tuple[LockImpact, ...]:
         """The locks whose HEAD price rests on one of :attr:`unsound`."""
         return tuple(lock for lock in self.locks if lock.unsound and not lock.removed)
@@ -1094,9 +1148,9 @@ class Diff:
     def exit_status(self) -> int:
         """2 when a file does not read on HEAD, else 1 when a lock breaks (its serving deleted too), a locked price
         moves unreviewed, or a removed lock drops floors its still-registered serving was priced under, else 0."""
-        if any(f.head_errors for f in self.files):
+        if any(f.head_errors for f in self.files) or self.head_unreadable:
             return 2
-        if self.broken or self.stale or self.unsound or self.dropping:
+        if self.broken or self.stale or self.unsound or self.dropping or self.head_check:
             return 1
         return 0
 
@@ -1105,7 +1159,7 @@ class Diff:
         locks unaffected, the pricing model, files that do not read."""
         facts = self.fact_changes
         fact_files = {f.path for f, _ in facts}
-        if not self.files and not self.model_changed and not self.locks:
+        if not self.files and not self.model_changed and not self.locks and not self.head_check:
             quiet = "no changes to facts, registry, locks or the pricing model"
             return quiet + (f"; {_n(len(self.unaffected), 'lock')} unaffected" if self.unaffected else "")
         parts = [
@@ -1143,6 +1197,8 @@ class Diff:
         if flags:
             locks += ", " + ", ".join(flags)
         parts.append(locks)
+        if self.check_beyond:
+            parts.append(self.check_line())
         if self.unaffected:
             parts.append(f"{_n(len(self.unaffected), 'lock')} unaffected")
         if self.model_changed:
@@ -1168,6 +1224,8 @@ class Diff:
             "loosened": [lock.name for lock in self.loosened],
             "removed": [lock.name for lock in self.removed],
             "dropping": [lock.name for lock in self.dropping],
+            "head_check": list(self.head_check),
+            "head_unreadable": list(self.head_unreadable),
             "files": [f.to_json() for f in self.files],
             "locks": [lock.to_json() for lock in self.locks],
             "unaffected": [lock.name for lock in self.unaffected],
@@ -1192,7 +1250,11 @@ def compare(base: Side, head: Side) -> Diff:
     """The diff of two opened sides: every file that differs, compared, and every lock reviewed."""
     paths = sorted(p for p in {*base.files, *head.files} if base.files.get(p) != head.files.get(p))
     files = tuple(compare_file(base, head, p) for p in paths)
-    return Diff(base.info, head.info, files, lock_impacts(base, head, files), base.code, head.code)
+    from passprice.check import review_files
+
+    review = review_files(head.root)
+    return Diff(base.info, head.info, files, lock_impacts(base, head, files), base.code, head.code,
+                review.problems, review.unreadable)
 
 
 def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
@@ -1455,6 +1517,9 @@ def diff_text(d: Diff) -> str:
     if d.unaffected:
         lines.append("")
         lines.append(f"{_n(len(d.unaffected), 'lock')} unaffected: {', '.join(lock.name for lock in d.unaffected)}")
+    if d.check_beyond:
+        lines += ["", f"{d.check_line()}:"]
+        lines += [f"  {p}" for p in d.check_beyond]
     others = [
         f for f in d.files if not f.holds_facts and f.compared and f.kind not in ("checkpoint", "serving", "lock")
     ]
@@ -1646,6 +1711,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     if d.unaffected:
         names = ", ".join(markdown_code(x.name) for x in d.unaffected)
         out += ["", f"{_n(len(d.unaffected), 'lock')} unaffected: {names}"]
+    if d.check_beyond:
+        out += ["", f"#### ❌ {markdown_text(d.check_line())}", ""]
+        out += [f"- {markdown_text(p)}" for p in d.check_beyond]
     unread = [
         [markdown_code(f.path), which, markdown_text(e)]
         for f in d.files

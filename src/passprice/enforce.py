@@ -17,7 +17,8 @@ than the serving names step outside its locks.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import functools
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -164,10 +165,15 @@ def _same_entry(root: Root, lock: Lock, ref: str) -> bool:
     return portable(ref, root, root.checkpoints) == lock.checkpoint_pin.name
 
 
-def mismatch(lock: Lock, serving: str | None, resolved: Resolved, root: Root | None = None) -> LockRefusal | None:
+def mismatch(
+    lock: Lock, serving: str | None, resolved: Resolved, root: Root | None = None,
+    content: Callable[[], str] | None = None,
+) -> LockRefusal | None:
     """Why ``lock`` does not lock what ``resolved`` prices (the registered ``serving``, card, checkpoint content),
     or ``None`` when it does: a :class:`LockMismatch` naming what differs, or, when the checkpoint priced is the one
-    the lock pinned by name (``root`` given) but holds other content, :class:`CheckpointChanged`."""
+    the lock pinned by name (``root`` given) but holds other content, :class:`CheckpointChanged`. ``content`` gives
+    the priced checkpoint's content digest (:func:`passprice.pins.checkpoint_digest` of its header, computed when
+    not given), so a caller judging several locks digests the checkpoint once."""
     from passprice.pins import checkpoint_digest
 
     if lock.info.serving is not None and serving is not None and lock.info.serving != serving:
@@ -176,7 +182,10 @@ def mismatch(lock: Lock, serving: str | None, resolved: Resolved, root: Root | N
         return LockMismatch(lock.name, "card", lock.card, resolved.card.name)
     pin = lock.checkpoint_pin
     pinned, what = (pin.content, "content") if pin.content is not None else (pin.sha256, "header")
-    today = checkpoint_digest(resolved.header) if pin.content is not None else resolved.header.sha256
+    if pin.content is None:
+        today = resolved.header.sha256
+    else:
+        today = checkpoint_digest(resolved.header) if content is None else content()
     if today == pinned:
         return None
     if root is not None and _same_entry(root, lock, resolved.spec.checkpoint):
@@ -242,22 +251,35 @@ def price_moved(
     the price ``lock`` records, or ``None`` when the lock is of another kind or every figure (:data:`FIGURES
     <passprice.locks.FIGURES>`) is the recorded one. Floors are judged apart (:meth:`Guard.judge`); this says,
     beside a verdict that holds, that the price shown is not the locked one, and why."""
-    from passprice.locks import FIGURES, drift, moved, portable_spec
+    from passprice.locks import FIGURES, portable_spec
 
     if lock.kind != kind:
         return None
     fields = [f for f in FIGURES if f in lock.price or f in price]
-    differ = moved(lock.price, price, fields)
+    same_expected = (
+        "expected" not in lock.price
+        or "expected" not in price
+        or (lock.price["expected"] == price["expected"] and lock.price.get("fixed_s") == price.get("fixed_s"))
+    )
+    if same_expected and all(lock.price.get(f) == price.get(f) for f in fields):
+        return None  # the locked price: reproduce (what moved, what drifted) is imported only when one moved
+    from passprice.reproduce import drift, expected_moved, moved, serving_changes
+
+    differ = moved(lock.price, price, fields) + expected_moved(lock.price, price)
     if not differ:
         return None
-    from passprice.reproduce import serving_changes
 
     read = price.get("rests_on", {})
     drifted = tuple(d.describe() for d in drift(lock, resolved.facts(), read))
     serving = serving_changes(lock.spec, portable_spec(resolved.spec, root))
+    if differ[0].field.startswith("expected.") or differ[0].field == "fixed_s":
+        # Only the stack's expected price moved: show that one, recorded against today's.
+        was, now = lock.price["expected"], price["expected"]
+    else:
+        was, now = lock.price, price
     return PriceMoved(
-        lock.name, float(lock.price.get("tokens_per_s", 0.0)), float(price["tokens_per_s"]),
-        int(lock.price.get("batch", 0)), int(price.get("batch", 0)), differ[0].field, drifted, serving,
+        lock.name, float(was.get("tokens_per_s", 0.0)), float(now["tokens_per_s"]),
+        int(was.get("batch", 0)), int(now.get("batch", 0)), differ[0].field, drifted, serving,
     )
 
 
@@ -380,10 +402,13 @@ def guard(
     found = [(attrs.evolve(read_lock(p, root.schema), source=_shown(root, p)), p) for p in locks_of(root, serving)]
     if not found:
         return Guard()
+    from passprice.pins import checkpoint_digest
+
+    content = functools.cache(lambda: checkpoint_digest(resolved.header))  # once, whatever the number of locks
     own = _own_choices(root, serving)
     applies = []
     for lock, p in found:
-        wrong = mismatch(lock, None, resolved, root)
+        wrong = mismatch(lock, None, resolved, root, content)
         if wrong is None:
             applies.append((lock, _shown(root, p)))
         elif isinstance(wrong, CheckpointChanged):

@@ -192,7 +192,7 @@ class Fact:
         if entry.get("source") is None and entry.get("cite") is None:
             raise InputError(f"{where}: cites nothing: give source (a sources/ID) and locator")
         try:
-            fact: Fact = _fact_hooks()[1]({**entry, _BASE: base}, cls)
+            fact: Fact = _fact_structure()({**entry, _BASE: base}, cls)
         except (cattrs.BaseValidationError, ValueError, TypeError) as e:
             raise InputError(f"{where}: not a fact: {_cattrs_says(e)}") from None
         return fact
@@ -257,36 +257,50 @@ _ORDER = ("value", "unit", "provenance", "source", "locator", "cite", "note", "d
 
 
 @functools.cache
-def _fact_hooks() -> tuple[Any, Any]:
-    """The generated unstructure and structure functions of :class:`Fact`, made on first use (the derivation's type
-    lives in :mod:`passprice.derivations`, which imports this module)."""
+def _derivations() -> tuple[Any, Any]:
+    """:class:`~passprice.derivations.Derivation` and :class:`~passprice.fits.RunDerivation`, with :class:`Fact`'s
+    annotations resolved against them (they live in modules that import this one)."""
     from passprice.derivations import Derivation
     from passprice.fits import RunDerivation
 
     attrs.resolve_types(Fact, localns={"Derivation": Derivation, "RunDerivation": RunDerivation})
+    return Derivation, RunDerivation
+
+
+@functools.cache
+def _fact_unstructure() -> Any:
+    """The generated unstructure function of :class:`Fact`, made on first use (a price that writes and digests no
+    fact never makes it)."""
 
     def unstructure_derivation(d: Any) -> Any:
         return d if d is None or isinstance(d, str) else d.to_entry()
+
+    _derivations()
+    return make_dict_unstructure_fn(
+        Fact, converter, _cattrs_omit_if_default=True, value=override(omit=True), amount=override(rename="value"),
+        derivation=override(unstruct_hook=unstructure_derivation),
+    )
+
+
+@functools.cache
+def _fact_structure() -> Any:
+    """The generated structure function of :class:`Fact`, made on first use."""
+    derivation, run_derivation = _derivations()
 
     def structure_derivation(v: Any, _: Any) -> Any:
         if not isinstance(v, Mapping):
             return v
         # A table naming a method is read off measured runs (issue 14); one naming a formula computes from inputs.
-        return RunDerivation.from_entry(v) if "method" in v else Derivation.from_entry(v)
+        return run_derivation.from_entry(v) if "method" in v else derivation.from_entry(v)
 
-    unstructure = make_dict_unstructure_fn(
-        Fact, converter, _cattrs_omit_if_default=True, value=override(omit=True), amount=override(rename="value"),
-        derivation=override(unstruct_hook=unstructure_derivation),
-    )
-    structure = make_dict_structure_fn(
+    return make_dict_structure_fn(
         Fact, converter, _cattrs_forbid_extra_keys=True, value=override(rename=_BASE),
         amount=override(rename="value"), derivation=override(struct_hook=structure_derivation),
     )
-    return unstructure, structure
 
 
 def _unstructure_fact(fact: Fact) -> dict[str, Any]:
-    entry = _fact_hooks()[0](fact)
+    entry = _fact_unstructure()(fact)
     return {k: entry[k] for k in sorted(entry, key=lambda k: _ORDER.index(k) if k in _ORDER else len(_ORDER))}
 
 

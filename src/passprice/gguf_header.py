@@ -19,11 +19,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import lzma
 import os
 import re
 import struct
-import zlib
 from collections import OrderedDict
 from pathlib import Path
 from typing import IO, Any, TypeAlias, cast
@@ -818,12 +816,23 @@ def _open(path: Path, stack: contextlib.ExitStack) -> tuple[IO[bytes], int | Non
     head = raw.read(6)
     raw.seek(0)
     if head.startswith(_XZ_MAGIC):
+        import lzma
+
         return stack.enter_context(lzma.LZMAFile(raw, "rb")), None
     if head.startswith(_GZ_MAGIC):
         import gzip
 
         return cast(IO[bytes], stack.enter_context(gzip.GzipFile(fileobj=raw, mode="rb"))), None
     return raw, os.fstat(raw.fileno()).st_size
+
+
+def _decompression_errors() -> tuple[type[Exception], ...]:
+    """What decompressing a file can raise (an ``except`` clause evaluates this only when something was raised, so
+    an uncompressed file's reader never imports lzma or zlib)."""
+    import lzma
+    import zlib
+
+    return (lzma.LZMAError, zlib.error, EOFError)
 
 
 def _parse_file(path: Path, extra: list[Any]) -> _Parsed:
@@ -836,7 +845,7 @@ def _parse_file(path: Path, extra: list[Any]) -> _Parsed:
         raise InputError(f"{shown(path)}: no such file") from None
     except IsADirectoryError:
         raise InputError(f"{shown(path)}: is a folder, not a file") from None
-    except (lzma.LZMAError, zlib.error, EOFError) as e:
+    except _decompression_errors() as e:
         raise InputError(f"{shown(path)}: cannot decompress: {e}") from None
     except OSError as e:  # gzip's BadGzipFile is an OSError
         raise InputError(f"{path}: cannot read: {e.strerror or e}") from None

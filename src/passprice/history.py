@@ -4,7 +4,9 @@ one version each time the fact itself (value, unit, provenance, source, locator,
 Read through git itself (``git log -m --first-parent --follow`` over the file, ``git cat-file --batch`` for its
 content at each commit), never by parsing ``.git``. The history is the checked-out branch's own line of commits, each
 against the one before it on that line (a merge against its first parent: the commit where a branch's change
-landed), so commits of merged branches, interleaved by date, never show a fact changing back and forth. A version
+landed), so commits of merged branches, interleaved by date, never show a fact changing back and forth. A rename
+is followed when the files are at least 90 % alike (``--find-renames=90%``): git's default, 50 %, took a card deleted
+and restored for a copy of another card, whose figures it then showed as the card's first version. A version
 written before facts named their sources shows its free-text cite.
 """
 
@@ -242,8 +244,8 @@ def fact_history(root: Root, where: FactFile) -> list[Version]:
     try:
         out = _run_git(
             checkout.top,
-            ["log", "-z", "-m", "--first-parent", "--follow", "--raw", "--no-abbrev", f"--max-count={MAX_COMMITS}",
-             "--date=short", "--format=%H%x00%ad%x00%an%x00%s", "--", rel],
+            ["log", "-z", "-m", "--first-parent", "--follow", "--find-renames=90%", "--raw", "--no-abbrev",
+             f"--max-count={MAX_COMMITS}", "--date=short", "--format=%H%x00%ad%x00%an%x00%s", "--", rel],
         )
     except subprocess.CalledProcessError as e:
         raise InputError(f"{where.file}: git log failed: {_git_says(e)}") from None

@@ -7,7 +7,9 @@ registered serving it locks, the pricing model's digest), ``[policy]`` (a floor 
 (every parameter explicit), ``[checkpoint]`` (entry name or path, header sha256, content digest), ``[card]``,
 ``[facts]`` (every card fact and drafting figure, each with a digest) and ``[price]`` (the ``--json`` object). It is
 structured and unstructured with a cattrs converter, written deterministically (sorted keys, shortest round-trip
-floats, ``\\n`` newlines, no timestamp) and atomically, and read back only after its schema and every digest check.
+floats, ``\\n`` newlines, no timestamp) and atomically, and read back only after its schema and every digest check
+(an unchanged lock file's checks are kept in the cache of validated files, :mod:`passprice.cache`, with its
+document).
 
 Lock format 1 (the first locks: a hand-typed ``pricing_model``, ``tool_version``, no checkpoint content, no serving
 name, a fixed ``rests_on`` list) is still read; :func:`older_format` says what to do with one.
@@ -15,33 +17,31 @@ name, a fixed ``rests_on`` list) is still read; :func:`older_format` says what t
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
-import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
-import cattrs
-from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 from passprice import schema
 from passprice.cards import Card, card_from_facts, is_card_path
 from passprice.errors import InputError, SchemaError
 from passprice.facts import Fact, Provenance, weakest
-from passprice.facts import converter as fact_converter
-from passprice.files import is_folder, is_there, write_atomically
+from passprice.files import is_folder, is_there
 from passprice.gguf_header import GGUFHeader
 from passprice.pins import LOCK_FORMAT
 from passprice.registry import Root
-from passprice.report import cost_json
-from passprice.routing import ROUTING_PATHS, Routing
 from passprice.serving import COST_FIELDS, Serving, ServingCost, best_serving, price_serving
 from passprice.servings import Resolved, ServingSpec, spec_from_document, spec_to_document, to_serving
 
 if TYPE_CHECKING:
+    import cattrs
+
+    from passprice.routing import Routing
     from passprice.stacks import Stack
 
 _DRAFT_PATH = re.compile(r"draft\.acceptance\.[1-9][0-9]*")
@@ -59,6 +59,7 @@ def is_fact_path(path: str) -> bool:
     (``host.read``), a float-matrix rate (``tensor.f16``), a drafting figure (``draft.acceptance.1``), a routing
     figure (``routing.hot_share``) or a serving stack's fact (``stack.share.read``, issue 14), the names a lock's
     policy and pins use."""
+    from passprice.routing import ROUTING_PATHS
     from passprice.stacks import is_stack_path
 
     return (
@@ -84,6 +85,8 @@ def priced(
     a serving ``stack`` (issue 14), the limit's object with the stack's expected price in it (``expected``,
     ``ratio``, ``stack``, ``fixed_s``), resting on the expected price's facts (card, draft and stack). Raises what
     :func:`evaluate` and :func:`~passprice.stacks.price_expected` raise."""
+    from passprice.report import cost_json
+
     if stack is None:
         cost = evaluate(kind, header, card, serving)
         return cost_json(cost), cost.rests_on
@@ -396,6 +399,8 @@ class Lock:
 
     def pinned_routing(self) -> Routing | None:
         """The routing the lock priced with, from the pinned ``routing.*`` facts (``None`` when it names none)."""
+        from passprice.routing import ROUTING_PATHS, Routing
+
         if self.spec.routing is None or not all(p in self.facts for p in ROUTING_PATHS):
             return None
         hot, share = (self.facts[p] for p in ROUTING_PATHS)
@@ -434,29 +439,44 @@ def older_format(lock: Lock, where: str | None = None) -> str | None:
     )
 
 
-#: Lock ↔ its TOML document. Facts use :data:`passprice.facts.converter`'s hooks, the serving
-#: :func:`~passprice.servings.spec_to_document` / :func:`~passprice.servings.spec_from_document`; fields at their
-#: default (no serving, no content, not hypothetical, no per-path floors) are left out.
-converter = fact_converter.copy(forbid_extra_keys=True)
-converter.register_unstructure_hook(ServingSpec, spec_to_document)
-converter.register_structure_hook(ServingSpec, lambda d, _: spec_from_document(d, "lock: serving"))
-converter.register_structure_hook(Provenance, lambda v, _: Provenance(v))
-for _cls in (LockInfo, CheckpointPin, CardPin, Policy, StackPin):
-    converter.register_unstructure_hook(_cls, make_dict_unstructure_fn(_cls, converter, _cattrs_omit_if_default=True))
-converter.register_unstructure_hook(
-    Lock,
-    make_dict_unstructure_fn(
-        Lock, converter, info=override(rename="lock"), checkpoint_pin=override(rename="checkpoint"),
-        card_pin=override(rename="card"), source=override(omit=True), stack=override(omit_if_default=True),
-    ),
-)
-converter.register_structure_hook(
-    Lock,
-    make_dict_structure_fn(
-        Lock, converter, _cattrs_forbid_extra_keys=True, info=override(rename="lock"),
-        checkpoint_pin=override(rename="checkpoint"), card_pin=override(rename="card"), source=override(omit=True),
-    ),
-)
+#: The tables of a lock structured and unstructured field for field (fields at their default left out).
+_PLAIN_TABLES = (LockInfo, CheckpointPin, CardPin, Policy, StackPin)
+
+
+@functools.cache
+def converter() -> cattrs.Converter:
+    """Lock ↔ its TOML document, with cattrs. Facts use :data:`passprice.facts.converter`'s hooks, the serving
+    :func:`~passprice.servings.spec_to_document` / :func:`~passprice.servings.spec_from_document`; fields at their
+    default (no serving, no content, not hypothetical, no per-path floors) are left out. Made on first use, each
+    class's hooks generated when first needed (reading a lock never generates the writing ones), so a command that
+    reads no lock does not import cattrs for it."""
+    from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+
+    from passprice.facts import converter as fact_converter
+
+    c = fact_converter.copy(forbid_extra_keys=True)
+    c.register_unstructure_hook(ServingSpec, spec_to_document)
+    c.register_structure_hook(ServingSpec, lambda d, _: spec_from_document(d, "lock: serving"))
+    c.register_structure_hook(Provenance, lambda v, _: Provenance(v))
+    c.register_unstructure_hook_factory(
+        lambda t: t in _PLAIN_TABLES, lambda t: make_dict_unstructure_fn(t, c, _cattrs_omit_if_default=True)
+    )
+    c.register_unstructure_hook_factory(
+        lambda t: t is Lock,
+        lambda t: make_dict_unstructure_fn(
+            Lock, c, info=override(rename="lock"), checkpoint_pin=override(rename="checkpoint"),
+            card_pin=override(rename="card"), source=override(omit=True), stack=override(omit_if_default=True),
+        ),
+    )
+    c.register_structure_hook_factory(
+        lambda t: t is Lock,
+        lambda t: make_dict_structure_fn(
+            Lock, c, _cattrs_forbid_extra_keys=True, info=override(rename="lock"),
+            checkpoint_pin=override(rename="checkpoint"), card_pin=override(rename="card"),
+            source=override(omit=True),
+        ),
+    )
+    return c
 
 
 def _canonical(data: Any) -> str:
@@ -474,7 +494,7 @@ def _sorted(value: Any) -> Any:
 def lock_document(lock: Lock) -> dict[str, Any]:
     """The lock as a TOML-ready document with sorted keys, each pinned fact with its digest, and the lock's digest
     computed over everything but ``lock.digest``."""
-    body: dict[str, Any] = converter.unstructure(attrs.evolve(lock, info=attrs.evolve(lock.info, digest="")))
+    body: dict[str, Any] = converter().unstructure(attrs.evolve(lock, info=attrs.evolve(lock.info, digest="")))
     for path, entry in body["facts"].items():
         entry["digest"] = lock.facts[path].digest()
     body = _sorted(body)
@@ -499,23 +519,27 @@ def lock_text(lock: Lock) -> str:
 
 def write_lock(path: Path, lock: Lock, force: bool = False) -> None:
     """Write ``lock`` to ``path`` atomically; refuses to overwrite an existing file unless ``force``."""
+    from passprice.files import write_atomically
+
     write_atomically(path, lock_text(lock), force)
 
 
-def lock_from_document(document: Mapping[str, Any], source: str) -> Lock:
-    """The lock a schema-valid ``document`` describes, after checking every pinned fact's digest and the lock's own.
-
-    Raises :class:`InputError` naming the path of a fact whose digest fails (edited by hand), or the lock digest."""
+def _pinned_facts(document: Mapping[str, Any], source: str, check: bool) -> dict[str, Fact]:
+    """The pinned facts of a schema-valid lock ``document``, by path; with ``check``, each fact's digest and the
+    lock's own checked first. Raises :class:`InputError` naming a fact that does not read, or (``check``) the path
+    of a fact whose digest fails (edited by hand), or the lock digest."""
     facts: dict[str, Fact] = {}
     for path, entry in document["facts"].items():
         where = f"{source}: facts.{schema.key_part(path)}"
         fact = Fact.from_entry({k: v for k, v in entry.items() if k != "digest"}, where)
-        if fact.digest() != entry["digest"]:
+        if check and fact.digest() != entry["digest"]:
             raise InputError(
                 f"{where}: digest mismatch: the pinned fact {path} was edited by hand "
                 f"(its content hashes to {fact.digest()}, the lock says {entry['digest']}); re-lock it instead"
             )
         facts[path] = fact
+    if not check:
+        return facts
     body = _sorted(dict(document))
     stated = body["lock"].pop("digest")
     actual = "sha256:" + hashlib.sha256(_canonical(body).encode("utf-8")).hexdigest()
@@ -524,9 +548,27 @@ def lock_from_document(document: Mapping[str, Any], source: str) -> Lock:
             f"{source}: lock.digest: the lock's contents do not match its digest (edited by hand?): they hash to "
             f"{actual}, the lock says {stated}; re-lock it"
         )
+    return facts
+
+
+def check_digests(document: Mapping[str, Any], source: str) -> None:
+    """Check every pinned fact's digest and the lock's own in a schema-valid lock ``document`` read from
+    ``source``. Raises :class:`InputError` naming the path of a fact whose digest fails (edited by hand), or the
+    lock digest."""
+    _pinned_facts(document, source, check=True)
+
+
+def lock_from_document(document: Mapping[str, Any], source: str, *, checked: bool = False) -> Lock:
+    """The lock a schema-valid ``document`` describes, after checking every pinned fact's digest and the lock's own
+    (``checked``: the caller has, :func:`check_digests`, on these very bytes).
+
+    Raises :class:`InputError` naming the path of a fact whose digest fails (edited by hand), or the lock digest."""
+    import cattrs
+
+    facts = _pinned_facts(document, source, check=not checked)
     data = {**document, "facts": {}, "lock": dict(document["lock"])}
     try:
-        lock = converter.structure(data, Lock)
+        lock = converter().structure(data, Lock)
     except (cattrs.BaseValidationError, ValueError, TypeError) as e:
         detail = "; ".join(cattrs.transform_error(e)) if isinstance(e, cattrs.BaseValidationError) else str(e)
         raise InputError(f"{source}: not a lock: {detail}") from None
@@ -538,12 +580,14 @@ _TABLES = ("card", "checkpoint", "facts", "lock", "policy", "price", "serving")
 
 
 def read_lock(path: Path, schema_folder: Path | None = None) -> Lock:
-    """Read, validate and digest-check the lock at ``path``.
+    """Read, validate and digest-check the lock at ``path``. An unchanged lock file comes from the cache of validated
+    files with its digests checked when it was stored (:func:`check_digests`), so only its facts and tables are
+    built again.
 
     Raises :class:`InputError` (unreadable, not TOML, incomplete, a digest that fails: one line each) or
     :class:`~passprice.errors.SchemaError` (every schema problem)."""
     try:
-        document = schema.load(path, "lock", schema_folder)
+        document = schema.load(path, "lock", schema_folder, check=("digests", check_digests))
     except SchemaError as e:
         # A lock cut short (a truncated file, or a partial write by something other than passprice) lacks its last
         # tables and keys and nothing else is wrong with it: one line says so instead of a cascade of problems.
@@ -554,7 +598,7 @@ def read_lock(path: Path, schema_folder: Path | None = None) -> Lock:
         listed = [f"[{m}]" for m in missing if m in _TABLES] + [m for m in missing if m not in _TABLES]
         shown = ", ".join(listed[:6]) + (f" and {len(listed) - 6} more" if len(listed) > 6 else "")
         raise InputError(f"{path}: incomplete lock (truncated?): missing {shown}; re-lock it") from None
-    return lock_from_document(document, str(path))
+    return lock_from_document(document, str(path), checked=True)
 
 
 # --- making a lock ---------------------------------------------------------------------------------------------------
@@ -690,23 +734,47 @@ def locked_serving(document: Mapping[str, Any], file_stem: str) -> str | None:
 def locks_of(root: Root, serving: str) -> tuple[Path, ...]:
     """The lock files in ``root/locks`` that lock the registered serving ``serving``, by name, sorted. Only each
     file's ``[lock]`` table is looked at (the files are read whole, validated and digest-checked by who uses them);
-    a file that does not parse is left to ``passprice check``."""
-    out = []
+    a file that does not read or parse is left to ``passprice check``.
+
+    Which serving each file locks is kept in the cache (:mod:`passprice.cache`, kind ``locks+servings``) under the
+    names and bytes of every lock file of the folder, so a price under an unchanged folder of locks parses none of
+    them: a file added, removed, renamed or edited (its bytes are hashed on every run) misses."""
+    from passprice import cache
+
+    files: list[tuple[str, Path, bytes]] = []
     for name in root.names(root.locks, ".lock.toml"):
         path = root.locks / f"{name}.lock.toml"
         try:
-            text = path.read_text(encoding="utf-8")
-            # The [lock] table alone, as passprice writes it (a table of plain keys), is enough to say which serving
-            # a lock locks; a file laid out otherwise is parsed whole.
-            section = _LOCK_TABLE.search(text)
-            document = tomllib.loads(section.group(0) if section else text)
-            if "lock" not in document:
-                document = tomllib.loads(text)
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            files.append((name, path, schema.read_bytes(path)))
+        except InputError:
             continue
-        if locked_serving(document, name) == serving:
-            out.append(path)
-    return tuple(out)
+    folder = b"".join(b"%s\0%d\0%s" % (name.encode("utf-8"), len(data), data) for name, _, data in files)
+    entry_key = cache.key("locks+servings", b"", folder)
+    index = cache.read(entry_key)
+    servings = index.get("servings") if index is not None else None
+    if not isinstance(servings, dict):
+        servings = {name: _locks_serving(name, data) for name, _, data in files}
+        cache.store(entry_key, {"servings": servings})
+    return tuple(path for name, path, _ in files if servings.get(name) == serving)
+
+
+def _locks_serving(name: str, data: bytes) -> str | None:
+    """The registered serving the lock file ``name`` holding ``data`` locks (:func:`locked_serving`), or ``None``
+    when it does not decode or parse."""
+    import tomllib
+
+    try:
+        # Newlines read as a text file reads them (universal newlines), so the [lock] pattern sees \n only.
+        text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+        # The [lock] table alone, as passprice writes it (a table of plain keys), is enough to say which serving
+        # a lock locks; a file laid out otherwise is parsed whole.
+        section = _LOCK_TABLE.search(text)
+        document = tomllib.loads(section.group(0) if section else text)
+        if "lock" not in document:
+            document = tomllib.loads(text)
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, ValueError):
+        return None
+    return locked_serving(document, name)
 
 
 #: The ``[lock]`` table of a lock file as :func:`lock_text` writes it: its header line and its plain keys.
@@ -717,65 +785,6 @@ def pinned_serving(lock: Lock) -> Serving:
     """The seed's serving the lock priced, its draft and routing resting on the pinned figures."""
     tokens = lock.spec.draft.tokens if lock.spec.draft is not None else 0
     return to_serving(lock.spec, lock.pinned_acceptance()[:tokens], lock.pinned_routing())
-
-
-@attrs.frozen
-class Moved:
-    """A recorded field of a price that reproduces differently: its ``field``, the ``recorded`` and ``now`` values."""
-
-    field: str
-    recorded: Any
-    now: Any
-
-    def change(self) -> str:
-        """The relative change of a numeric field (``+1.25 %``), else ``changed``."""
-        if isinstance(self.recorded, int | float) and isinstance(self.now, int | float) and self.recorded:
-            return f"{100.0 * (self.now - self.recorded) / self.recorded:+.4g} %"
-        return "changed"
-
-
-def moved(
-    recorded: Mapping[str, Any], now: Mapping[str, Any], fields: Iterable[str] | None = None
-) -> tuple[Moved, ...]:
-    """The fields (default: every field of either) whose value differs between ``recorded`` and ``now``, in
-    ``recorded``'s order then ``now``'s."""
-    keys = list(dict.fromkeys([*recorded, *now])) if fields is None else list(fields)
-    return tuple(Moved(k, recorded.get(k), now.get(k)) for k in keys if recorded.get(k) != now.get(k))
-
-
-@attrs.frozen
-class Drift:
-    """A pinned fact the price rests on that differs from today's: ``path``, the ``pinned`` fact and today's
-    (``None`` when gone)."""
-
-    path: str
-    pinned: Fact
-    today: Fact | None
-
-    def describe(self) -> str:
-        """``streams.rewrite: 0.8333 (measured) → 0.8 (estimated)``, or ``… → gone``: values as written, with their
-        unit (a share without its unit ``1``)."""
-        old = f"{self.pinned.describe()} ({self.pinned.provenance.value})"
-        if self.today is None:
-            return f"{self.path}: {old} → gone"
-        new = f"{self.today.describe()} ({self.today.provenance.value})"
-        if old == new:
-            new += " (citation or note changed)"
-        return f"{self.path}: {old} → {new}"
-
-
-def drift(lock: Lock, today: Mapping[str, Fact], rests_on: Iterable[str] | None = None) -> tuple[Drift, ...]:
-    """Every pinned fact the price rests on (``rests_on``, default the recorded price's) whose digest differs from
-    today's fact at the same path, or which is gone today. A pinned fact the price does not read is no drift."""
-    read = set(lock.rests_on if rests_on is None else rests_on)
-    out = []
-    for path, pinned in lock.facts.items():
-        if path not in read:
-            continue
-        now = today.get(path)
-        if now is None or now.digest() != pinned.digest():
-            out.append(Drift(path, pinned, now))
-    return tuple(out)
 
 
 def judge_price(lock: Lock, cost: ServingCost) -> Verdict:

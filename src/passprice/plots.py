@@ -60,34 +60,110 @@ def write_picture(path: Path, data: bytes, force: bool = False) -> None:
 # --- sweep -----------------------------------------------------------------------------------------------------------
 
 
+#: Points a line of a sweep picture is drawn through as they are; a line with more (a sweep of many batches) is
+#: thinned to the fastest point of each of :data:`BINS_PER_OCTAVE` log-spaced bins an octave of batches, its best
+#: batch always among them.
+MAX_POINTS = 4096
+#: Bins an octave of batches a thinned line keeps a point of (on the picture's log axis, finer than a pixel).
+BINS_PER_OCTAVE = 64
+
+
+def _thinned(batches: Any, rates: Any) -> tuple[Any, Any]:
+    """The fastest point of each log-spaced batch bin (:data:`BINS_PER_OCTAVE` an octave), the smaller batch on a
+    tie: the line's best batch (the fastest, the smallest of equals) is always kept."""
+    import numpy as np
+
+    bins = np.floor(np.log2(np.maximum(batches, 1)) * BINS_PER_OCTAVE)
+    order = np.lexsort((batches, -rates, bins))
+    _, first = np.unique(bins[order], return_index=True)
+    kept = order[first]
+    return batches[kept], rates[kept]
+
+
+class SweepLines:
+    """The lines of a sweep picture, gathered as the sweep is written, a block of rows at a time, in bounded
+    memory: the priced points of each (serving, card, position, draft tokens), a line with more than
+    :data:`MAX_POINTS` thinned as it grows (:func:`_thinned`), so a sweep of millions of rows is drawn from at most
+    a few thousand points a line."""
+
+    def __init__(self) -> None:
+        self._points: dict[tuple[Any, Any, Any, Any], list[tuple[Any, Any]]] = {}
+        self._counts: dict[tuple[Any, Any, Any, Any], int] = {}
+
+    def add(self, serving: str, card: str, position: Any, draft_tokens: Any, batches: Any, rates: Any) -> None:
+        """The priced points of one block of rows of a line: ``batches`` (ints) and their tokens/s ``rates``."""
+        import numpy as np
+
+        if not len(batches):
+            return
+        key = (serving, card, position, draft_tokens)
+        chunks = self._points.setdefault(key, [])
+        chunks.append((np.asarray(batches, dtype=np.int64), np.asarray(rates, dtype=float)))
+        self._counts[key] = self._counts.get(key, 0) + len(batches)
+        if self._counts[key] > 2 * MAX_POINTS:
+            merged = _thinned(np.concatenate([b for b, _ in chunks]), np.concatenate([r for _, r in chunks]))
+            self._points[key] = [merged]
+            self._counts[key] = len(merged[0])
+
+    def add_row(self, row: Mapping[str, Any]) -> None:
+        """One row of the sweep (as :meth:`passprice.sweep.Sweeper.rows` gives it, or read back from its CSV); a
+        refused row has no price and is left out."""
+        if row.get("refusal") or row.get("tokens_per_s") in (None, ""):
+            return
+        self.add(row["serving"], row["card"], row["position"], row["draft_tokens"], [int(row["batch"])],
+                 [float(row["tokens_per_s"])])
+
+    def lines(self) -> dict[str, list[tuple[int, float]]]:
+        """A label (``serving on card``, with the position and draft tokens when the grid varies them) → (batch,
+        tokens/s) points in batch order. Raises :class:`InputError` when more than :data:`MAX_LINES` lines would be
+        drawn."""
+        import numpy as np
+
+        vary_position = len({position for _, _, position, _ in self._points}) > 1
+        vary_draft = len({tokens for _, _, _, tokens in self._points}) > 1
+        labelled: dict[str, list[tuple[Any, Any]]] = {}
+        for (serving, card, position, tokens), chunks in self._points.items():
+            label = f"{serving} on {card}"
+            if vary_position:
+                label += f", position {float(position):g}"
+            if vary_draft:
+                label += f", {tokens} drafts"
+            labelled.setdefault(label, []).extend(chunks)
+        if len(labelled) > MAX_LINES:
+            raise InputError(
+                f"--plot: the grid has {len(labelled):,} lines (servings × cards × positions × draft tokens); a "
+                f"picture shows at most {MAX_LINES}: sweep fewer"
+            )
+        out: dict[str, list[tuple[int, float]]] = {}
+        for label, chunks in labelled.items():
+            batches = np.concatenate([b for b, _ in chunks])
+            rates = np.concatenate([r for _, r in chunks])
+            if len(batches) > MAX_POINTS:
+                batches, rates = _thinned(batches, rates)
+            out[label] = sorted(zip(batches.tolist(), rates.tolist(), strict=True))
+        return out
+
+
 def sweep_lines(rows: Iterable[Mapping[str, Any]]) -> dict[str, list[tuple[int, float]]]:
-    """The sweep's priced rows as lines: a label (``serving on card``, with the position and draft tokens when the
-    grid varies them) → (batch, tokens/s) points in batch order. Refused rows are left out (they have no price).
-    Raises :class:`InputError` when more than :data:`MAX_LINES` lines would be drawn."""
-    priced = [r for r in rows if not r.get("refusal") and r.get("tokens_per_s") not in (None, "")]
-    vary_position = len({r["position"] for r in priced}) > 1
-    vary_draft = len({r["draft_tokens"] for r in priced}) > 1
-    lines: dict[str, list[tuple[int, float]]] = {}
-    for r in priced:
-        label = f"{r['serving']} on {r['card']}"
-        if vary_position:
-            label += f", position {float(r['position']):g}"
-        if vary_draft:
-            label += f", {r['draft_tokens']} drafts"
-        lines.setdefault(label, []).append((int(r["batch"]), float(r["tokens_per_s"])))
-    if len(lines) > MAX_LINES:
-        raise InputError(
-            f"--plot: the grid has {len(lines):,} lines (servings × cards × positions × draft tokens); a picture "
-            f"shows at most {MAX_LINES}: sweep fewer"
-        )
-    return {k: sorted(v) for k, v in lines.items()}
+    """The sweep's priced rows as lines (:class:`SweepLines`): a label (``serving on card``, with the position and
+    draft tokens when the grid varies them) → (batch, tokens/s) points in batch order. Refused rows are left out
+    (they have no price). Raises :class:`InputError` when more than :data:`MAX_LINES` lines would be drawn."""
+    gathered = SweepLines()
+    for row in rows:
+        gathered.add_row(row)
+    return gathered.lines()
 
 
 def sweep_picture(rows: Sequence[Mapping[str, Any]], fmt: str, title: str = "") -> bytes:
     """tokens/s against the batch (log axes), one line a serving on a card (and position, draft tokens), each
-    line's best batch marked with a dot and its batch. Raises :class:`InputError` when nothing was priced, for too
-    many lines, or when matplotlib is missing."""
-    lines = sweep_lines(rows)
+    line's best batch marked with a dot and its batch (:func:`draw_sweep` of :func:`sweep_lines`). Raises
+    :class:`InputError` when nothing was priced, for too many lines, or when matplotlib is missing."""
+    return draw_sweep(sweep_lines(rows), fmt, title)
+
+
+def draw_sweep(lines: Mapping[str, Sequence[tuple[int, float]]], fmt: str, title: str = "") -> bytes:
+    """The sweep picture of ``lines`` (:meth:`SweepLines.lines`) as ``fmt`` bytes. Raises :class:`InputError` when
+    there is no line (every row refused) or matplotlib is missing."""
     if not lines:
         raise InputError("--plot: every row of the sweep is refused; there is nothing to draw")
     plt = require_matplotlib()

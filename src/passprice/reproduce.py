@@ -10,7 +10,7 @@ says why. A lock of format 1 pinned no content: its header sha256 stands in.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -20,13 +20,10 @@ from passprice.facts import Fact
 from passprice.files import is_there
 from passprice.gguf_header import GGUFHeader
 from passprice.locks import (
-    Drift,
+    FIGURES,
     Lock,
-    Moved,
     Verdict,
-    drift,
     judge,
-    moved,
     pinned_serving,
     portable_spec,
     priced,
@@ -37,6 +34,84 @@ from passprice.pins import LOCK_FORMAT
 from passprice.registry import Root
 from passprice.serving import ServingRefusal
 from passprice.servings import Resolved, ServingSpec, load_spec, resolve, spec_to_document
+
+# --- what moved, what drifted ----------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Moved:
+    """A recorded field of a price that reproduces differently: its ``field``, the ``recorded`` and ``now`` values."""
+
+    field: str
+    recorded: Any
+    now: Any
+
+    def change(self) -> str:
+        """The relative change of a numeric field (``+1.25 %``), else ``changed``."""
+        if isinstance(self.recorded, int | float) and isinstance(self.now, int | float) and self.recorded:
+            return f"{100.0 * (self.now - self.recorded) / self.recorded:+.4g} %"
+        return "changed"
+
+
+def moved(
+    recorded: Mapping[str, Any], now: Mapping[str, Any], fields: Iterable[str] | None = None
+) -> tuple[Moved, ...]:
+    """The fields (default: every field of either) whose value differs between ``recorded`` and ``now``, in
+    ``recorded``'s order then ``now``'s."""
+    keys = list(dict.fromkeys([*recorded, *now])) if fields is None else list(fields)
+    return tuple(Moved(k, recorded.get(k), now.get(k)) for k in keys if recorded.get(k) != now.get(k))
+
+
+def expected_moved(recorded: Mapping[str, Any] | None, now: Mapping[str, Any] | None) -> tuple[Moved, ...]:
+    """Under a serving stack (issue 14), the expected price's :data:`~passprice.locks.FIGURES`
+    (``expected.tokens_per_s`` …) and its ``fixed_s`` that differ between a ``recorded`` price and ``now``'s, when
+    both are priced under a stack (a price without ``expected``, the limit alone, has none to compare). A lock made
+    under a stack guarantees its expected price as it guarantees the limit: a re-fit, a hand-edited share or a code
+    change that moves it is a moved price."""
+    if recorded is None or now is None or "expected" not in recorded or "expected" not in now:
+        return ()
+    was, is_ = recorded["expected"], now["expected"]
+    out = [Moved(f"expected.{f}", was.get(f), is_.get(f)) for f in FIGURES
+           if (f in was or f in is_) and was.get(f) != is_.get(f)]
+    if recorded.get("fixed_s") != now.get("fixed_s"):
+        out.append(Moved("fixed_s", recorded.get("fixed_s"), now.get("fixed_s")))
+    return tuple(out)
+
+
+@attrs.frozen
+class Drift:
+    """A pinned fact the price rests on that differs from today's: ``path``, the ``pinned`` fact and today's
+    (``None`` when gone)."""
+
+    path: str
+    pinned: Fact
+    today: Fact | None
+
+    def describe(self) -> str:
+        """``streams.rewrite: 0.8333 (measured) → 0.8 (estimated)``, or ``… → gone``: values as written, with their
+        unit (a share without its unit ``1``)."""
+        old = f"{self.pinned.describe()} ({self.pinned.provenance.value})"
+        if self.today is None:
+            return f"{self.path}: {old} → gone"
+        new = f"{self.today.describe()} ({self.today.provenance.value})"
+        if old == new:
+            new += " (citation or note changed)"
+        return f"{self.path}: {old} → {new}"
+
+
+def drift(lock: Lock, today: Mapping[str, Fact], rests_on: Iterable[str] | None = None) -> tuple[Drift, ...]:
+    """Every pinned fact the price rests on (``rests_on``, default the recorded price's) whose digest differs from
+    today's fact at the same path, or which is gone today. A pinned fact the price does not read is no drift."""
+    read = set(lock.rests_on if rests_on is None else rests_on)
+    out = []
+    for path, pinned in lock.facts.items():
+        if path not in read:
+            continue
+        now = today.get(path)
+        if now is None or now.digest() != pinned.digest():
+            out.append(Drift(path, pinned, now))
+    return tuple(out)
+
 
 # --- the pinned checkpoint -------------------------------------------------------------------------------------------
 

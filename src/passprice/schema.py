@@ -12,7 +12,7 @@ import functools
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -198,12 +198,22 @@ def read_toml(path: Path, text: str | None = None) -> dict[str, Any]:
         raise InputError(f"{path}: not valid TOML: {str(e).split(';')[0]}") from None
 
 
-def load(path: Path, kind: str, folder: Path | None = None, data: bytes | None = None) -> dict[str, Any]:
+def load(
+    path: Path,
+    kind: str,
+    folder: Path | None = None,
+    data: bytes | None = None,
+    check: tuple[str, Callable[[dict[str, Any], str], None]] | None = None,
+) -> dict[str, Any]:
     """Read the TOML file at ``path`` (whose bytes are ``data`` when the caller has read them) and validate it
     against the ``kind`` schema; the parsed document. An unchanged file (the same bytes, schema and passprice) comes
     from the validated-document cache (:mod:`passprice.cache`) without being parsed or validated again.
 
-    Raises :class:`InputError` (syntax) or :class:`SchemaError` (every schema problem)."""
+    ``check``, a ``(name, function)`` pair: a further check of the schema-valid document (called with it and the
+    file's path; it raises on a bad document), run when the file is parsed and held as passed by the cache entry,
+    which is then kept under the kind ``KIND+NAME`` (a document stored without the check never answers for one).
+
+    Raises :class:`InputError` (syntax, or what ``check`` raises) or :class:`SchemaError` (every schema problem)."""
     from passprice import cache
 
     if data is None:
@@ -218,6 +228,9 @@ def load(path: Path, kind: str, folder: Path | None = None, data: bytes | None =
             raise InputError(f"{path}: byte {e.start}: not UTF-8 text") from None
         document = read_toml(path, text)
         validate(document, kind, str(path), schema_folder)
+        if check is not None:
+            check[1](document, str(path))
         return document
 
-    return cache.validated(kind, Path(schema_folder) / f"{kind}.schema.json", data, build)
+    entry_kind = kind if check is None else f"{kind}+{check[0]}"
+    return cache.validated(entry_kind, Path(schema_folder) / f"{kind}.schema.json", data, build)

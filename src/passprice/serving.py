@@ -23,7 +23,7 @@ import math
 import re
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
@@ -43,7 +43,9 @@ from passprice.decode import (
 from passprice.errors import InputError
 from passprice.facts import Fact, Provenance, weakest
 from passprice.gguf_header import GGUFHeader
-from passprice.routing import Router, Routing, mismatch, router
+
+if TYPE_CHECKING:  # a mixture of experts' routing is read only when a serving names one
+    from passprice.routing import Router, Routing
 
 #: Rust's ``u32::MAX``: the seed counts sequences in ``u32`` and saturates there.
 U32_MAX = 2**32 - 1
@@ -1092,6 +1094,8 @@ def _check_serving(header: GGUFHeader, s: Serving, routing_free: bool = False) -
     if experts and used and s.routing is not None:
         # DESIGN.md extension (issue 15), after every seed refusal. (A header without expert_used_count is refused
         # by its decode step, MissingMetadata.)
+        from passprice.routing import mismatch
+
         problem = mismatch(s.routing, experts, used)
         if problem is not None:
             raise BadRouting(s.routing.name, problem)
@@ -1204,7 +1208,11 @@ def pass_shape(header: GGUFHeader, s: Serving, *, routing_free: bool = False) ->
     # DESIGN.md extension (issue 15): a mixture of experts' router, and one expert's bytes by (rows, reads) a pass.
     experts_total = header.meta_int("expert_count") or 0
     used = header.meta_int("expert_used_count") or 0
-    rtr = router(s.routing, experts_total, used) if s.routing is not None and experts_total > 0 else None
+    rtr = None
+    if s.routing is not None and experts_total > 0:
+        from passprice.routing import router
+
+        rtr = router(s.routing, experts_total, used)
     streams: dict[tuple[float, float, bool], float] = {}
     routed = False
     float_macs: dict[str, float] = {}

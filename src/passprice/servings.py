@@ -10,20 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 import cattrs
 
 from passprice import schema
 from passprice.cards import Card, load_card
-from passprice.drafts import DraftMethod, load_draft_method
 from passprice.errors import InputError, NotFound
 from passprice.facts import Fact
 from passprice.files import is_there
 from passprice.gguf_header import GGUFHeader
 from passprice.registry import Root, not_found
-from passprice.routing import Routing, load_routing
 from passprice.serving import (
     ActScaling,
     AttentionMath,
@@ -33,6 +31,10 @@ from passprice.serving import (
     Serving,
     StateFlush,
 )
+
+if TYPE_CHECKING:  # read only when a serving drafts or routes
+    from passprice.drafts import DraftMethod
+    from passprice.routing import Routing
 
 T = TypeVar("T")
 
@@ -308,10 +310,18 @@ def resolve(root: Root, spec: ServingSpec, method_ref: str | None = None) -> Res
     spec = complete(spec, header)
     check_head_rows(header, spec.draft.head_rows if spec.draft is not None else None)
     ref = spec.draft.method if spec.draft is not None else method_ref
-    method = _named(spec, "draft.method", lambda: load_draft_method(root, ref)) if ref is not None else None
+    method: DraftMethod | None = None
+    if ref is not None:  # drafting methods and routing records are imported only for a serving that names them
+        from passprice.drafts import load_draft_method
+
+        method = _named(spec, "draft.method", lambda: load_draft_method(root, ref))
     acceptance = method.first(spec.draft.tokens) if method is not None and spec.draft is not None else ()
     name = spec.routing
-    routing = _named(spec, "routing", lambda: load_routing(root, name)) if name is not None else None
+    routing: Routing | None = None
+    if name is not None:
+        from passprice.routing import load_routing
+
+        routing = _named(spec, "routing", lambda: load_routing(root, name))
     require_scopes(root, spec.checkpoint, header, (ref, method), (name, routing))
     return Resolved(spec, header, card, method, to_serving(spec, acceptance, routing))
 
@@ -326,6 +336,10 @@ def require_scopes(
     """The drafting method and routing record a serving prices ``checkpoint`` (read as ``header``) with, each given
     as (the name it was given by, the record), apply to it: :func:`~passprice.scopes.require_in_scope` for each
     (:func:`resolve` and the sweep's loader both call this). Raises :class:`~passprice.scopes.OutOfScope`."""
+    ref, the_method = method
+    name, the_routing = routing
+    if (ref is None or the_method is None) and (name is None or the_routing is None):
+        return  # nothing to hold to a scope: a plain serving imports neither drafts, routing nor scopes
     from passprice.drafts import draft_path
     from passprice.routing import routing_path
     from passprice.scopes import require_in_scope
@@ -333,11 +347,9 @@ def require_scopes(
     def shown(file: Path) -> str:
         return str(file.relative_to(root.path)) if file.is_relative_to(root.path) else str(file)
 
-    ref, the_method = method
     if ref is not None and the_method is not None:
         file = shown(draft_path(root, ref))
         require_in_scope(root, "drafting method", the_method.name, file, the_method.checkpoints, checkpoint, header)
-    name, the_routing = routing
     if name is not None and the_routing is not None:
         file = shown(routing_path(root, name))
         require_in_scope(root, "routing record", the_routing.name, file, the_routing.checkpoints, checkpoint, header)

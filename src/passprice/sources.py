@@ -9,19 +9,22 @@ optionally with the sha256 of that copy. What is not known is written ``unknown`
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
-import cattrs
 
 from passprice import schema
 from passprice.errors import InputError
 from passprice.facts import Fact
 from passprice.files import is_there
 from passprice.registry import Root, not_found
+
+if TYPE_CHECKING:
+    import cattrs
 
 #: A source id: the name of its file in ``sources/`` (``azure-ai-benchmarking-guide``), as facts cite it.
 SOURCE_ID = re.compile(r"[a-z0-9][a-z0-9.-]{0,79}")
@@ -79,7 +82,13 @@ class Source:
         return f"{self.title} ({self.by}{date})"
 
 
-_converter = cattrs.Converter(forbid_extra_keys=True)
+@functools.cache
+def _converter() -> cattrs.Converter:
+    """Source records ↔ their ``[source]`` tables (cattrs), made on first use: pricing only asks whether a cited
+    source is registered, and reads none."""
+    import cattrs
+
+    return cattrs.Converter(forbid_extra_keys=True)
 
 
 def source_from_document(source_id: str, document: Mapping[str, Any], where: str) -> Source:
@@ -88,8 +97,10 @@ def source_from_document(source_id: str, document: Mapping[str, Any], where: str
     Raises :class:`InputError` naming ``where`` when the id is not a valid source id."""
     if not SOURCE_ID.fullmatch(source_id):
         raise _not_an_id(where, source_id)
+    import cattrs
+
     try:
-        return _converter.structure({"id": source_id, **document["source"]}, Source)
+        return _converter().structure({"id": source_id, **document["source"]}, Source)
     except cattrs.BaseValidationError as e:  # pragma: no cover - the schema admits only what the class holds
         raise InputError(f"{where}: not a source: {'; '.join(cattrs.transform_error(e))}") from None
 

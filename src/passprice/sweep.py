@@ -16,6 +16,7 @@ import io
 import itertools
 import json
 import math
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -108,7 +109,7 @@ class Grid:
     and every batch in ``batches``."""
 
     servings: tuple[str, ...]
-    batches: tuple[int, ...]
+    batches: Sequence[int]
     cards: tuple[str, ...] | None = None
     positions: tuple[float, ...] | None = None
     draft_tokens: tuple[int, ...] | None = None
@@ -188,6 +189,28 @@ def parse_numbers(
     return tuple(out)
 
 
+_PLAIN_RANGE = re.compile(r"(\d+)-(\d+)")
+
+
+def parse_batches(text: str, what: str, most: int | None = U32_MAX) -> Sequence[int]:
+    """The batches of a sweep from the command line, as :func:`parse_numbers` reads integers from 0 to ``most``;
+    one plain range ``A-B`` (or ``A..B``) kept as a :class:`range`, not a tuple: a sweep's batch axis may hold
+    4,000,000 batches, which as Python integers would take 160 MB. Raises what :func:`parse_numbers` raises."""
+    match = _PLAIN_RANGE.fullmatch(text.strip().replace("..", "-", 1))
+    if match is not None:
+        lo, hi = int(match[1]), int(match[2])
+        if lo <= hi and (most is None or hi <= most) and hi - lo < MAX_ROWS:
+            return range(lo, hi + 1)
+    return parse_numbers(text, int, what, most=most)
+
+
+def batch_array(batches: Sequence[int]) -> np.ndarray:
+    """``batches`` as a NumPy ``int64`` array (a range without a Python integer a batch)."""
+    if isinstance(batches, range):
+        return np.arange(batches.start, batches.stop, batches.step, dtype=np.int64)
+    return np.array(batches, dtype=np.int64)
+
+
 def check_grid(grid: Grid) -> None:
     """Refuse a grid with no servings or more than :data:`MAX_ROWS` rows, before anything is priced. Raises
     :class:`InputError`."""
@@ -219,7 +242,11 @@ def grid_from_file(path: Path, root: Root) -> Grid:
         lo, hi, factor = int(raw["from"]), int(raw["to"]), int(raw.get("factor", 1))
         if lo > hi:
             raise InputError(f"{path}: batches: from {lo:,} is past to {hi:,}")
-        batches = parse_numbers(f"{lo}-{hi}" + (f"*{factor}" if factor > 1 else ""), int, f"{path}: batches")
+        text = f"{lo}-{hi}" + (f"*{factor}" if factor > 1 else "")
+        if factor == 1:
+            batches = parse_batches(text, f"{path}: batches", most=None)
+        else:
+            batches = parse_numbers(text, int, f"{path}: batches")
     else:
         batches = tuple(int(b) for b in raw)
 
@@ -423,6 +450,16 @@ class _ShapeByPosition:
         operations)."""
         return PassShape.shared_bytes(self, batch)  # type: ignore[arg-type]
 
+    def take(self, rows: np.ndarray) -> _ShapeByPosition:
+        """The shape at the positions ``rows`` (indices into its columns) only: every column cut to those rows, a
+        value every position shares kept as it is."""
+        cut = {
+            name: value[rows] if isinstance(value, np.ndarray) else value
+            for name in _SHAPE_COLUMNS
+            for value in (getattr(self, name),)
+        }
+        return attrs.evolve(self, **cut)
+
     @classmethod
     def stack(cls, shapes: Sequence[PassShape]) -> _ShapeByPosition:
         """The exact shapes of one serving at several positions as columns (every quantity a ``(P, 1)`` array).
@@ -555,7 +592,7 @@ class Sweeper:
         from passprice.checkpoints import load_checkpoint
 
         check_grid(grid)
-        if any(b < 0 or b > U32_MAX for b in grid.batches):
+        if grid.batches and (min(grid.batches) < 0 or max(grid.batches) > U32_MAX):
             raise InputError(f"batches: each must be from 0 to {U32_MAX:,} (the seed's batch is a u32)")
         for card in grid.cards or ():
             self.card(card)
@@ -599,14 +636,16 @@ class Sweeper:
             yield from segment.rows()
 
     def segments(self, grid: Grid, progress: Callable[[int], None] | None = None) -> Iterator[Segment]:
-        """The sweep as :class:`Segment` s, one a (serving, card, draft tokens, position), in grid order, each every
-        batch of the grid as columns; ``progress`` as for :meth:`rows`. Only one block's arrays are alive at a
-        time, so a sweep of any size is priced in bounded memory."""
+        """The sweep as :class:`Segment` s, in grid order: one a (serving, card, draft tokens, position), each the
+        grid's batches as columns, or, when they are more than :data:`BLOCK_CELLS`, one a run of at most that many of
+        them; ``progress`` as for :meth:`rows`. Positions × batches are priced a block of at most
+        :data:`BLOCK_CELLS` cells at a time (:func:`blocks`), and only one block's arrays are alive at a time, so a
+        sweep long on any axis is priced in bounded memory."""
         from passprice.checkpoints import load_checkpoint
 
         if grid is not self._checked:
             self.check(grid)
-        batches = np.array(grid.batches, dtype=np.int64)
+        batches = batch_array(grid.batches)
         for serving_name in grid.servings:
             base = load_spec(self.root, serving_name)
             header = load_checkpoint(self.root, base.checkpoint)
@@ -617,14 +656,12 @@ class Sweeper:
                 for tokens in grid.draft_tokens or ((base.draft.tokens if base.draft else 0),):
                     specs = [self._spec(base, tokens, p, serving_name) for p in grid.positions or (None,)]
                     if len(specs) > EXACT_POSITIONS and not base.shared_prefix:
-                        made = self._positions(grid, batches, header, card, serving_name, specs)
+                        made = self._positions(batches, header, card, serving_name, specs, progress)
                     else:
                         keys = [(tokens, p) for p in grid.positions or (None,)]
-                        made = self._exact(batches, header, card, serving_name, specs, keys, shapes)
+                        made = self._exact(batches, header, card, serving_name, specs, keys, shapes, progress)
                     for segment in made:
                         yield self._refused_under_stack(segment)
-                    if progress is not None:
-                        progress(len(batches) * len(specs))
 
     def _refused_under_stack(self, segment: Segment) -> Segment:
         """``segment``, and under a stack with no expected price (the serving itself is refused), its stack columns
@@ -725,55 +762,66 @@ class Sweeper:
         specs: list[ServingSpec],
         keys: list[tuple[int, float | None]],
         shapes: dict[tuple[int, float | None], PassShape | ServingRefusal],
+        progress: Callable[[int], None] | None = None,
     ) -> Iterator[Segment]:
         """The segments of one (card, serving, draft tokens): each position's exact pass shape (read once a
         serving, draft length and position, whatever the card: ``shapes`` keeps them), stacked as columns and
-        priced over positions × batches on arrays, so every row is the scalar pricer's bit for bit."""
-        found: list[tuple[int, PassShape]] = []
-        for n, (spec, key) in enumerate(zip(specs, keys, strict=True)):
+        priced over positions × batches on arrays, a block (:func:`blocks`) at a time, so every row is the scalar
+        pricer's bit for bit."""
+        for spec, key in zip(specs, keys, strict=True):
             if key not in shapes:
                 try:
                     shapes[key] = pass_shape(header, self._serving(spec))
                 except ServingRefusal as e:
                     shapes[key] = e
-            got = shapes[key]
-            if isinstance(got, PassShape):
-                found.append((n, got))
-        priced = None
-        if found:
-            stacked = _ShapeByPosition.stack([s for _, s in found])
-            grid2d = np.broadcast_to(batches, (len(found), len(batches))).copy()
-            priced = _Batches(stacked, card).cost_split(grid2d, specs[0].host_memory)
-        expected = (
-            self._expected(found[0][1], stacked, card, grid2d, specs[0].host_memory)
-            if self.stack is not None and found
-            else None
-        )
-        row_of = {n: i for i, (n, _) in enumerate(found)}
-        for n, (spec, key) in enumerate(zip(specs, keys, strict=True)):
-            common = self._common(card, serving_name, spec)
-            got = shapes[key]
-            if not isinstance(got, PassShape) or priced is None:
-                assert isinstance(got, ServingRefusal)
-                yield _refused(common, batches, got.name)
-                continue
-            exact = functools.partial(_itself, got)
-            segment = _emit(common, batches, priced, (row_of[n],), card, got, exact, spec.host_memory)
-            yield self._with_stack(segment, expected, (row_of[n],), exact, spec.host_memory, card)
+        # A stack's pricing comes from the first position's pass that prices (the facts it needs do not depend on
+        # the position), the same for every block.
+        first = next((s for s in (shapes[k] for k in keys) if isinstance(s, PassShape)), None)
+        for rows, cols in blocks(len(specs), len(batches)):
+            chunk = batches[cols]
+            found: list[tuple[int, PassShape]] = []
+            for n in range(rows.start, rows.stop):
+                got = shapes[keys[n]]
+                if isinstance(got, PassShape):
+                    found.append((n, got))
+            priced = None
+            if found:
+                stacked = _ShapeByPosition.stack([s for _, s in found])
+                grid2d = np.broadcast_to(chunk, (len(found), len(chunk))).copy()
+                priced = _Batches(stacked, card).cost_split(grid2d, specs[0].host_memory)
+            expected = (
+                self._expected(first, stacked, card, grid2d, specs[0].host_memory)
+                if self.stack is not None and found and first is not None
+                else None
+            )
+            row_of = {n: i for i, (n, _) in enumerate(found)}
+            for n in range(rows.start, rows.stop):
+                spec = specs[n]
+                common = self._common(card, serving_name, spec)
+                got = shapes[keys[n]]
+                if not isinstance(got, PassShape) or priced is None:
+                    assert isinstance(got, ServingRefusal)
+                    yield _refused(common, chunk, got.name)
+                    continue
+                exact = functools.partial(_itself, got)
+                segment = _emit(common, chunk, priced, (row_of[n],), card, got, exact, spec.host_memory)
+                yield self._with_stack(segment, expected, (row_of[n],), exact, spec.host_memory, card)
+            if progress is not None:
+                progress(len(chunk) * (rows.stop - rows.start))
 
     def _positions(
         self,
-        grid: Grid,
         batches: np.ndarray,
         header: Any,
         card: Card,
         serving_name: str,
         specs: list[ServingSpec],
+        progress: Callable[[int], None] | None = None,
     ) -> Iterator[Segment]:
         """The segments of one (card, serving, draft tokens) at more than :data:`EXACT_POSITIONS` positions: the
         pass's shape as a column of positions decomposed by attention group (:class:`_ShapeByPosition.of`: one
         shape read, not one a position; equal to the scalar pricer to 1e-12, not bit for bit), priced over
-        positions × batches on arrays."""
+        positions × batches on arrays, a block (:func:`blocks`) at a time."""
         positions = np.array([sum(c.share * (c.position or 0.0) for c in s.contexts or ()) for s in specs])
         serving = self._serving(specs[0])
         limit = serving.contexts.longest()
@@ -784,30 +832,42 @@ class Sweeper:
         except ServingRefusal as e:
             # The seed refuses these before it reads the contexts; the others after a bad context mix.
             early = isinstance(e, Empty | Routed | BadDraft)
-            for spec, ok in zip(specs, valid, strict=True):
-                name = e.name if early or ok else BadContexts.name
-                yield _refused(self._common(card, serving_name, spec), batches, name)
+            for rows, cols in blocks(len(specs), len(batches)):
+                for n in range(rows.start, rows.stop):
+                    name = e.name if early or valid[n] else BadContexts.name
+                    yield _refused(self._common(card, serving_name, specs[n]), batches[cols], name)
+                if progress is not None:
+                    progress(len(batches[cols]) * (rows.stop - rows.start))
             return
         kept = np.nonzero(valid)[0]
-        columns = _ShapeByPosition.of(header, probe, positions[kept]) if len(kept) else None
-        priced = None
-        if columns is not None:
-            grid2d = np.broadcast_to(batches, (len(kept), len(batches))).copy()
-            priced = _Batches(columns, card).cost_split(grid2d, serving.host_memory)
-        expected = (
-            self._expected(shape, columns, card, grid2d, serving.host_memory)
-            if self.stack is not None and columns is not None
-            else None
-        )
+        every = _ShapeByPosition.of(header, probe, positions[kept]) if len(kept) else None
         row_of = {int(k): i for i, k in enumerate(kept)}
-        for n, spec in enumerate(specs):
-            common = self._common(card, serving_name, spec)
-            if n not in row_of or priced is None:
-                yield _refused(common, batches, BadContexts.name)
-                continue
-            exact = functools.partial(pass_shape, header, self._serving(spec))
-            segment = _emit(common, batches, priced, (row_of[n],), card, shape, exact, serving.host_memory)
-            yield self._with_stack(segment, expected, (row_of[n],), exact, serving.host_memory, card)
+        for rows, cols in blocks(len(specs), len(batches)):
+            chunk = batches[cols]
+            inside = [n for n in range(rows.start, rows.stop) if n in row_of]
+            priced = columns = None
+            if every is not None and inside:
+                columns = every.take(np.array([row_of[n] for n in inside]))
+                grid2d = np.broadcast_to(chunk, (len(inside), len(chunk))).copy()
+                priced = _Batches(columns, card).cost_split(grid2d, serving.host_memory)
+            expected = (
+                self._expected(shape, columns, card, grid2d, serving.host_memory)
+                if self.stack is not None and columns is not None
+                else None
+            )
+            row_in_block = {n: i for i, n in enumerate(inside)}
+            for n in range(rows.start, rows.stop):
+                spec = specs[n]
+                common = self._common(card, serving_name, spec)
+                if n not in row_in_block or priced is None:
+                    yield _refused(common, chunk, BadContexts.name)
+                    continue
+                exact = functools.partial(pass_shape, header, self._serving(spec))
+                at = (row_in_block[n],)
+                segment = _emit(common, chunk, priced, at, card, shape, exact, serving.host_memory)
+                yield self._with_stack(segment, expected, at, exact, serving.host_memory, card)
+            if progress is not None:
+                progress(len(chunk) * (rows.stop - rows.start))
 
 
 @attrs.frozen
@@ -877,6 +937,26 @@ def _itself(shape: PassShape) -> PassShape:
     return shape
 
 
+#: Cells (positions × batches) priced at once: a sweep is priced, formatted and written a block of at most this
+#: many rows at a time, whichever of its axes is long (a few MB of arrays and text a block).
+BLOCK_CELLS = 1 << 14
+
+
+def blocks(positions: int, batches: int, cells: int | None = None) -> Iterator[tuple[slice, slice]]:
+    """The blocks ``positions`` × ``batches`` are priced in, in grid order (position, then batch), each at most
+    ``cells`` cells (default :data:`BLOCK_CELLS`): as many whole positions as fit when the batches do, else one
+    position at a time, its batches a run of ``cells`` at a time. Each is a (positions, batches) pair of slices."""
+    cells = cells or BLOCK_CELLS
+    if batches <= cells:
+        group = max(1, cells // max(batches, 1))
+        for p in range(0, positions, group):
+            yield slice(p, min(p + group, positions)), slice(0, batches)
+        return
+    for p in range(positions):
+        for b in range(0, batches, cells):
+            yield slice(p, p + 1), slice(b, min(b + cells, batches))
+
+
 #: Positions a block prices from each position's own pass shape (every row then the scalar pricer's bit for bit);
 #: a block of more positions reads one shape and decomposes it by attention group (to 1e-12).
 EXACT_POSITIONS = 64
@@ -905,6 +985,18 @@ class Segment:
     provenance: tuple[str, str]
     weakest: tuple[str, str]
     expected: dict[int, dict[str, Any]] | None = None
+
+    def prices(self) -> tuple[np.ndarray, np.ndarray]:
+        """The batches of the rows that have a price (priced on arrays or alone) and their tokens/s, in row order:
+        what a picture of the sweep draws, without a dictionary a row."""
+        rates = np.full(len(self.batches), np.nan)
+        if self.priced is not None:
+            ok = self.status == _PRICED
+            rates[ok] = self.priced["tokens_per_s"][ok]
+        for j, fields in self.alone.items():
+            rates[j] = fields["tokens_per_s"]
+        has = (self.status == _PRICED) | (self.status == _ALONE)
+        return self.batches[has], rates[has]
 
     def rows(self) -> Iterator[dict[str, Any]]:
         """The segment's rows as dictionaries (:data:`COLUMNS`; ``None`` for an empty cell)."""
