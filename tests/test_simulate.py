@@ -185,6 +185,30 @@ def test_prefill_binds_on_arithmetic_where_decode_binds_on_memory() -> None:
     assert pricer.provenance() is cost.provenance
 
 
+def test_one_step_from_its_sums_is_the_price_of_the_step() -> None:
+    """price_one (a stretch's first step, on floats) and price_many (its other steps, on arrays) give the seconds and
+    the binding term price gives the step: a decode-only step binds on memory, one with a 2,048-row chunk on the
+    array; a step of both sums its decoding and prompt rows."""
+    from passprice.cost import TERMS
+
+    r = resolved("r1-qwen7b-h200")
+    pricer = StepPricer.of(r.header, r.card, r.serving)
+    steps = [
+        StepRows.build([2048.0, 17.0, 300.0]),
+        StepRows.build(prompt_starts=[0], prompt_rows=[2048], prompt_last=[True]),
+        StepRows.build([512.0, 40.0], prompt_starts=[0, 100], prompt_rows=[700, 9], prompt_last=[True, False]),
+    ]
+    binds = []
+    for step in steps:
+        cost = pricer.price(step)
+        sums = pricer.sums(step)
+        assert pricer.price_one(sums) == (cost.pass_s, TERMS.index(cost.binds.value))
+        many, bind = pricer.price_many(sums)
+        assert (many.tolist(), bind.tolist()) == ([cost.pass_s], [TERMS.index(cost.binds.value)])
+        binds.append(cost.binds)
+    assert binds == [ServingBind.MEMORY, ServingBind.ARRAY, ServingBind.ARRAY]
+
+
 def test_a_contiguous_sequence_holds_what_the_seed_holds() -> None:
     for name in ("r1-qwen7b-h200", "qwen35-27b-h200-mtp"):
         r = resolved(name)

@@ -156,10 +156,12 @@ def pass_terms(
       scale = (batch × cycles) / scale rate. With no float matrix riding a matrix rate, this is the seed's formula to
       the bit (``x − 0.0`` and ``x + 0.0`` are ``x``).
     """
+    # A factor of the float 1.0, or a term of the float 0.0, is left out: 1.0 × x and x − 0.0 are x, and so is
+    # x + 0.0 for the x ≥ 0 these sums hold; the step pricer's arrays of steps pay a NumPy call less for each.
+    one = isinstance(card_sequences, float) and card_sequences == 1.0
     sequence_bytes = read_bytes + write_bytes
-    memory_s = shared_bytes / pricing.read + card_sequences * (
-        rewrite_bytes / pricing.rewrite + (sequence_bytes - rewrite_bytes) / pricing.append
-    )
+    own_s = rewrite_bytes / pricing.rewrite + (sequence_bytes - rewrite_bytes) / pricing.append
+    memory_s = shared_bytes / pricing.read + (own_s if one else card_sequences * own_s)
     host_s = maximum(
         host_sequences * read_bytes / pricing.host_read,
         host_sequences * write_bytes / pricing.host_write,
@@ -171,13 +173,21 @@ def pass_terms(
         if rate is not None:
             riding = riding + macs
             matrix_s = matrix_s + (batch * macs) / rate
+    unit = isinstance(batch, float) and batch == 1.0
+    array_s = (array_macs if unit else batch * array_macs) / pricing.array
+    vector = vector_macs if _nothing(riding) else vector_macs - riding
     return Terms(
         memory_s=memory_s,
         host_s=host_s,
-        array_s=(batch * array_macs) / pricing.array + matrix_s,
-        vector_s=(batch * (vector_macs - riding)) / pricing.vector,
-        scale_s=(batch * scale_cycles) / pricing.scale,
+        array_s=array_s if _nothing(matrix_s) else array_s + matrix_s,
+        vector_s=(vector if unit else batch * vector) / pricing.vector,
+        scale_s=(scale_cycles if unit else batch * scale_cycles) / pricing.scale,
     )
+
+
+def _nothing(value: Any) -> bool:
+    """Whether ``value`` is the float 0.0 (not an array)."""
+    return isinstance(value, float) and value == 0.0
 
 
 @attrs.frozen

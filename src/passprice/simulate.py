@@ -44,6 +44,7 @@ percentiles — peak memory held and reserved, peak sequences, requests that wai
 from __future__ import annotations
 
 import enum
+import itertools
 import math
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -69,6 +70,16 @@ MAX_BATCH = 256
 #: this bounds a run to about a minute; a longer trace is refused, before it runs when :func:`least_steps` already
 #: passes the cap.
 MAX_STEPS = 500_000
+
+
+def _clock(start: float, seconds: np.ndarray) -> list[float]:
+    """``start`` and the running sums after it of ``seconds`` (a float array), added one at a time in order, as
+    the step-by-step loop adds each step's seconds: the doubles ``numpy.add.accumulate`` gives, as Python floats
+    (cheaper than NumPy calls for the few steps between two arrivals)."""
+    if len(seconds) > 64:  # a long stretch (static batching): one NumPy call, then Python floats
+        clock: list[float] = np.add.accumulate(np.concatenate(([start], seconds))).tolist()
+        return clock
+    return list(itertools.accumulate(seconds.tolist(), initial=start))
 
 
 class Policy(enum.Enum):
@@ -441,7 +452,7 @@ def simulate(
             once_now = float(sum(code_positions[c] for c in sorted(reading)))
         costs: list[np.ndarray] = []
         bound: list[np.ndarray] = []
-        ends: list[np.ndarray] = []
+        after: list[float] = []  # when each step ends
         now = t
         i0 = 0
         size = 16
@@ -450,7 +461,7 @@ def simulate(
         while i0 < end:
             i1 = int(min(i0 + size, end))
             if whole:
-                sums = closed.sums(np.arange(i0, i1))
+                c, b = closed.priced(pricer, np.arange(i0, i1))
             else:
                 i1 = min(i1, i0 + max(BLOCK // len(dec), 1))
                 trail = advance(rows_now, emitted, i1 - i0)
@@ -458,40 +469,38 @@ def simulate(
                 over = (gen_rows[1:] >= outs).any(axis=1)
                 if over.any():
                     i1 = end = i0 + int(np.argmax(over)) + 1
-                sums = stepwise_sums(trail[: i1 - i0], dec_shared, pricer.groups, once_now)
-            c, b = pricer.price_many(sums)
-            times = np.add.accumulate(np.concatenate(([now], c)))
+                c, b = pricer.price_many(stepwise_sums(trail[: i1 - i0], dec_shared, pricer.groups, once_now))
+            times = _clock(now, c)
             if arrival is not None:
                 # Step i (i ≥ 1) runs only if the arrival is still ahead when it starts.
-                skip = max(1 - i0, 0)
-                late = np.flatnonzero(times[skip:-1] >= arrival)
-                if len(late):
-                    i1 = end = i0 + int(late[0]) + skip
-                    c, b, times = c[: i1 - i0], b[: i1 - i0], times[: i1 - i0 + 1]
+                for n in range(max(1 - i0, 0), len(times) - 1):
+                    if times[n] >= arrival:
+                        i1 = end = i0 + n
+                        c, b, times = c[:n], b[:n], times[: n + 1]
+                        break
             if not whole:
                 rows_now, gen_now = trail[i1 - i0], gen_rows[i1 - i0]
             costs.append(c)
             bound.append(b)
-            ends.append(times[1:])
-            now = float(times[-1])
+            after += times[1:]
+            now = times[-1]
             i0 = i1
             size = min(size * 4, BLOCK)
         k = i0
         cost = np.concatenate(costs) if len(costs) > 1 else costs[0]
         bind = np.concatenate(bound) if len(bound) > 1 else bound[0]
-        after = np.concatenate(ends) if len(ends) > 1 else ends[0]
         pace[0] = float(cost[-1])
         counts = np.bincount(bind, minlength=len(bind_names))
         for index in np.flatnonzero(counts).tolist():
             name = bind_names[index]
             binds[name] += int(counts[index])
             mine = cost[bind == index] if counts[index] < k else cost
-            bind_s[name] = float(np.add.accumulate(np.concatenate(([bind_s[name]], mine)))[-1])
+            bind_s[name] = _clock(bind_s[name], mine)[-1]
         t = now
         steps += k
         if whole:
             taken = np.minimum(finish, k)
-            carried += int((taken - start).clip(0).sum()) + fresh
+            carried += int(np.maximum(taken - start, 0).sum()) + fresh
             base = positions - start * emitted
             final = base + taken * emitted
             made_final = gen + taken * emitted
@@ -504,7 +513,7 @@ def simulate(
             for j, rows in zip(chunks[0], chunks[1], strict=True):
                 prefilled[j] += rows
                 rows_done[j] += rows
-                first_at[j] = float(after[0])
+                first_at[j] = after[0]
                 pid = reqs[j].prefix_id
                 if shared[j] and pid is not None and not hit[j]:
                     prefixes[pid].ready = True
@@ -514,7 +523,8 @@ def simulate(
         ending = np.flatnonzero(finish <= k)
 
         def held_now() -> float:
-            held = weights + float(pricer.held(length[active], shared_arr[active]).sum())
+            live = np.array(active, dtype=np.intp)  # indexed twice: converted once
+            held = weights + float(pricer.held(length[live], shared_arr[live]).sum())
             return held + sum(p.bytes for p in prefixes.values())
 
         # The peak held only grows between finishes, so it is reached at a finishing step or the last. Where
@@ -541,7 +551,7 @@ def simulate(
                 if check:
                     length[members] = base + np.minimum(finish, i + 1) * emitted if whole else final
                     peak_held = max(peak_held, held_now())
-                when = float(after[i])
+                when = after[i]
                 for j in ended:
                     finished[j] = True
                     finished_at[j] = when

@@ -497,15 +497,28 @@ class StepPricer:
         doubles, elementwise."""
         t = self._totals(sums)
         terms = t.terms.as_tuple()
-        steps = max(np.size(x) for x in terms)
-        stacked = np.empty((len(terms), steps))
-        for row, term in zip(stacked, terms, strict=True):
-            row[...] = term
+        try:
+            stacked = np.array(terms, dtype=float)  # every term an array of the steps (the usual case)
+        except ValueError:  # some term a float shared by every step
+            stacked = np.empty(0)
+        if stacked.ndim != 2:
+            steps = max(np.size(x) for x in terms)
+            stacked = np.empty((len(terms), steps))
+            for row, term in zip(stacked, terms, strict=True):
+                row[...] = term
+        steps = stacked.shape[1]
         binding_s = stacked.max(axis=0)
         pass_s = pass_seconds(self._rates, t.terms, binding_s)
         if np.shape(pass_s) != (steps,):  # a term shared by every step
             pass_s = np.broadcast_to(pass_s, (steps,))
         return pass_s, binding_index(stacked)
+
+    def price_one(self, sums: StepSums) -> tuple[float, int]:
+        """The seconds and binding term of one step from its sums (floats): ``(pass_s, bind)`` as
+        :meth:`price_many` gives them for that step (the same formula on the same doubles), without NumPy."""
+        terms = self._totals(sums).terms
+        binding_s, bind = binding([(term, index) for index, term in enumerate(terms.as_tuple())])
+        return float(pass_seconds(self._rates, terms, binding_s)), bind
 
     def _totals(self, sums: StepSums) -> _Totals:
         """The step's totals and terms from its sums: the one formula :meth:`price` and :meth:`price_many` share,

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from passprice.steps import AttentionGroup, StepSums
+from passprice.steps import AttentionGroup, StepPricer, StepSums
 
 #: Elements of a step-by-step block (steps × sequences) computed at once.
 BLOCK = 1 << 16
@@ -115,7 +115,8 @@ class Stretch:
             self.once = (_Counted(begin, size), _Counted(last, size))
 
     def sums(self, steps: np.ndarray) -> StepSums:
-        """The sums of the stretch's steps ``steps`` (0-based indices from its start, an integer array)."""
+        """The decoding sums of the stretch's steps ``steps`` (0-based indices from its start, an integer array):
+        without ``first``'s prompt chunks, which :meth:`priced` adds to the first step."""
         i = steps.astype(np.int64)
         ie = i * self.e
         n_begun, q_begun = self.begun.at(i)
@@ -139,27 +140,37 @@ class Stretch:
         if self.once is not None:
             begin, last = self.once
             shared_once = (begin.at(i)[1] - last.at(i)[1]).astype(float)
-        sums = StepSums(d.astype(float), 0.0, 0.0, 0.0, shared_once, tuple(groups))
-        if self.first is not None and len(i) and i[0] == 0:
-            sums = _with_first(sums, self.first, len(i))
-        return sums
+        return StepSums(d.astype(float), 0.0, 0.0, 0.0, shared_once, tuple(groups))
+
+    def priced(self, pricer: StepPricer, steps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The seconds and binding terms of the stretch's steps ``steps`` (consecutive indices from its start):
+        ``(pass_s, bind)`` as :meth:`~passprice.steps.StepPricer.price_many` gives them, one element a step. The
+        first step, when it carries prompt chunks, is priced apart on floats (its decoding sums and ``first``'s,
+        :meth:`~passprice.steps.StepPricer.price_one`), so the other steps' arrays skip the prompt terms (a prompt
+        term of 0.0 adds nothing: x + 0.0 is x); either way each step gets the double it gets alone."""
+        sums = self.sums(steps)
+        if self.first is None or not len(steps) or steps[0] != 0:
+            return pricer.price_many(sums)
+        first = self.first
+        head = StepSums(_at(sums.decode, 0), first.chunks, first.prompt_rows, first.lasts, _at(sums.shared_once, 0),
+                        tuple((_at(attended, 0), _at(alone, 0), prompt_attended, prompt_read)
+                              for (attended, alone, _, _), (_, _, prompt_attended, prompt_read)
+                              in zip(sums.groups, first.groups, strict=True)))
+        cost, bind = pricer.price_one(head)
+        if len(steps) == 1:
+            return np.array([cost]), np.array([bind])
+        rest = StepSums(_at(sums.decode, 1), 0.0, 0.0, 0.0, _at(sums.shared_once, 1),
+                        tuple((_at(attended, 1), _at(alone, 1), 0.0, 0.0) for attended, alone, _, _ in sums.groups))
+        more, more_bind = pricer.price_many(rest)
+        return np.concatenate(([cost], more)), np.concatenate(([bind], more_bind))
 
 
-def _with_first(sums: StepSums, first: StepSums, steps: int) -> StepSums:
-    """``sums`` of ``steps`` steps from the stretch's first, with the first step's prompt chunks added: arrays zero
-    after the first element (x + 0.0 is x, so the later steps' doubles are unchanged)."""
-
-    def at_first(value: Any) -> np.ndarray:
-        out = np.zeros(steps)
-        out[0] = value
-        return out
-
-    groups = tuple(
-        (attended, alone, at_first(first.groups[n][2]), at_first(first.groups[n][3]))
-        for n, (attended, alone, _, _) in enumerate(sums.groups)
-    )
-    return StepSums(sums.decode, at_first(first.chunks), at_first(first.prompt_rows), at_first(first.lasts),
-                    sums.shared_once, groups)
+def _at(value: Any, start: int) -> Any:
+    """A per-step array's element ``start`` as a float (``start`` 0), or its elements from ``start`` on (a view);
+    a float shared by every step as it is."""
+    if not isinstance(value, np.ndarray):
+        return value
+    return float(value[0]) if start == 0 else value[start:]
 
 
 def stepwise_sums(
