@@ -43,7 +43,9 @@ percentiles — peak memory held and reserved, peak sequences, requests that wai
 
 from __future__ import annotations
 
+import bisect
 import enum
+import heapq
 import itertools
 import math
 from collections import deque
@@ -55,7 +57,7 @@ import numpy as np
 
 from passprice.errors import InputError
 from passprice.serving import NotResident, OnChipOverflow, ServingBind
-from passprice.steps import StepPricer, StepRows
+from passprice.steps import StepPricer, StepRows, StepSums
 from passprice.stretch import BLOCK, Stretch, advance, stepwise_sums
 from passprice.tables import count, si, text_table
 from passprice.trace import Request, Trace
@@ -80,6 +82,13 @@ def _clock(start: float, seconds: np.ndarray) -> list[float]:
         clock: list[float] = np.add.accumulate(np.concatenate(([start], seconds))).tolist()
         return clock
     return list(itertools.accumulate(seconds.tolist(), initial=start))
+
+
+#: A continuous stretch prices at most this many arrivals ahead (:func:`simulate`'s ``ahead``), admitted before this
+#: many steps, in at most this many tries of predicting their steps.
+AHEAD = 48
+AHEAD_STEPS = 4096
+AHEAD_TRIES = 4
 
 
 class Policy(enum.Enum):
@@ -394,6 +403,187 @@ def simulate(
     bind_names = list(binds)
     pace = [0.0]  # the last step's seconds: how many steps a stretch may run before the next arrival
 
+    row_s = [0.0]  # a prompt row's seconds beyond a decode step's, as last measured: where arrivals will land
+
+    def predict(seconds: list[float] | None, extra: dict[int, float]) -> list[int]:
+        """The steps the next arrivals are predicted to be admitted at: from ``seconds``, each step's seconds
+        without the predicted prompt chunks (else the pace), each chunk's ``extra`` seconds (else its rows at
+        ``row_s``)."""
+        clock = [t, t + pace[0]] if seconds is None else list(itertools.accumulate(seconds, initial=t))
+        tail = pace[0] if seconds is None else seconds[-1]
+        out: list[int] = []
+        before = 0.0  # the extra seconds of the chunks in steps before the current one
+        here = 0.0  # and of those in it
+        cur = 0
+        for g in range(min(AHEAD + 1, n_req - arrived)):
+            j = arrived + g
+            a = reqs[j].arrival
+            if not (cur and (clock[cur] if cur < len(clock) else clock[-1] + (cur - len(clock) + 1) * tail)
+                    + before >= a):
+                before += here
+                here = 0.0
+                target = a - before
+                if target <= clock[-1]:
+                    nxt = bisect.bisect_left(clock, target, max(cur + 1, 1))
+                    if nxt >= len(clock):
+                        nxt = len(clock) - 1 + max(math.ceil((target - clock[-1]) / tail), 1)
+                else:
+                    nxt = len(clock) - 1 + max(math.ceil((target - clock[-1]) / tail), 1)
+                cur = max(nxt, cur + 1)
+            out.append(cur)
+            here += extra.get(j, reqs[j].prompt * row_s[0])
+        return out
+
+    def ahead(
+        members: np.ndarray,
+        positions: np.ndarray,
+        own: np.ndarray,
+        start: np.ndarray,
+        finish: np.ndarray,
+        gen: np.ndarray,
+        reads_from: np.ndarray | None,
+        first: StepSums | None,
+    ) -> tuple[Any, ...] | None:
+        """A continuous stretch's steps priced past the next arrivals (whole emitted tokens, nobody waiting, no
+        prompt left after step 0): each of the next arrivals is predicted to be admitted at a step (from the pace,
+        then from the clock the last prediction priced), its prompt one chunk of that step, its decode from the next
+        — only while it would be admitted there (the batch cap, the room left after the retirements before it, the
+        token budget, no shared prefix) and a step runs before it. Every step is priced at once; the clock then
+        confirms each prediction (the first step that starts at or after the arrival) and the stretch keeps its steps
+        up to the first wrong one, or the first arrival not predicted. ``None`` when no arrival can be predicted;
+        else the members, positions, starts, finishes and tokens generated (:class:`Stretch`'s arrays, the admitted
+        requests appended), the steps' seconds and binds, when each ends, the clock, the steps kept, and the admitted
+        requests with their steps."""
+        e = int(emitted)
+        most = max_steps - steps if max_steps is not None else math.inf
+        ids = members.tolist()
+        fin0 = dict(zip(ids, finish.tolist(), strict=True))
+        queue = sorted((fin0[m], q, m) for q, m in enumerate(active))
+        last_fin = queue[-1][0]
+        guess = predict(None, {})
+        for attempt in range(AHEAD_TRIES):
+            # The members by finish, then admission order (they are the active requests: nothing waits for rows
+            # after step 0), retired as the steps before each admission end.
+            by_finish = list(queue)
+            live = len(active)
+            order = live
+            here = 0  # admitted at the current step
+            fin: dict[int, int] = {}
+            room_used = reserved
+            top_fin = last_fin
+            adm: list[tuple[int, int]] = []
+            given: dict[int, int] = {}
+            cand = arrived
+            prev = 0
+            fence = math.inf
+            while cand < n_req:
+                g = cand - arrived
+                a = reqs[cand].arrival
+                s = guess[g] if g < len(guess) else guess[-1] + max(math.ceil((a - t) / pace[0]), 1)
+                s = max(s, prev, 1)
+                fence = s
+                if len(adm) >= AHEAD or shared[cand] or s >= most or s >= AHEAD_STEPS or s > top_fin:
+                    break
+                while by_finish and by_finish[0][0] <= s:
+                    room_used -= float(reserve[heapq.heappop(by_finish)[2]])
+                    live -= 1
+                if s != prev:
+                    here = 0
+                need = float(reserve[cand])
+                rows = reqs[cand].prompt
+                free = budget - n_rows * (live - here) - given.get(s, 0)
+                if live >= cap or room_used + need > room or rows < 1 or rows > free:
+                    break
+                live += 1
+                here += 1
+                room_used += need
+                fin[cand] = s + 1 - int(1.0 - float(reqs[cand].output)) // e
+                heapq.heappush(by_finish, (fin[cand], order, cand))
+                order += 1
+                top_fin = max(top_fin, fin[cand])
+                given[s] = given.get(s, 0) + rows
+                adm.append((cand, s))
+                prev = s
+                cand += 1
+            if cand >= n_req:
+                fence = math.inf
+            if not adm:
+                return None
+            n = int(min(most, top_fin, max(fence + fence // 8 + 2, adm[-1][1] + 1)))
+            new = np.array([j for j, _ in adm], dtype=np.int64)
+            at_new = np.array([s for _, s in adm], dtype=np.int64)
+            m2 = np.concatenate((members, new))
+            pos2 = np.concatenate((positions, [float(reqs[j].prompt) for j, _ in adm]))
+            st2 = np.concatenate((start, at_new + 1))
+            fin2 = np.concatenate((finish, [fin[j] for j, _ in adm]))
+            gen2 = np.concatenate((gen, 1.0 - (at_new + 1) * e))
+            own2 = np.concatenate((own, np.zeros(len(adm))))
+            once = codes_of = rf2 = None
+            if read_once:
+                codes_of = np.where(own2 > 0, code[m2], -1)
+                once = own2
+                rf2 = np.concatenate((reads_from if reads_from is not None else start, at_new + 1))
+            closed = Stretch(pos2, own2, st2, fin2, emitted, pricer.groups, once, codes_of, rf2)
+            # The chunk steps' prompt sums: a step of one chunk from the per-chunk sums, others as price sums them.
+            by_step: dict[int, list[int]] = {}
+            for j, s in adm:
+                by_step.setdefault(s, []).append(j)
+            lone = [js[0] for js in by_step.values() if len(js) == 1]
+            rows_lone = np.array([float(reqs[j].prompt) for j in lone])
+            per = [(pa.tolist(), pr.tolist()) for pa, pr in
+                   pricer.chunk_sums(np.zeros(len(lone)), rows_lone, np.zeros(len(lone)))]
+            heads: list[tuple[float, float, float, tuple[tuple[float, float], ...]]] = []
+            if first is not None:
+                heads.append((first.chunks, first.prompt_rows, first.lasts,
+                              tuple((pa, pr) for _, _, pa, pr in first.groups)))
+            x = 0
+            for js in by_step.values():
+                if len(js) == 1:
+                    heads.append((1.0, float(reqs[js[0]].prompt), 1.0, tuple((pa[x], pr[x]) for pa, pr in per)))
+                    x += 1
+                else:
+                    k_rows = np.array([float(reqs[j].prompt) for j in js])
+                    sm = pricer.sums(StepRows(np.empty(0), np.empty(0), np.zeros(len(js)), k_rows,
+                                              np.ones(len(js), dtype=bool), np.zeros(len(js))))
+                    heads.append((sm.chunks, sm.prompt_rows, sm.lasts,
+                                  tuple((pa, pr) for _, _, pa, pr in sm.groups)))
+            at = np.array(([0] if first is not None else []) + list(by_step), dtype=np.int64)
+            prompts = StepSums(0.0, np.array([h[0] for h in heads]), np.array([h[1] for h in heads]),
+                               np.array([h[2] for h in heads]), 0.0,
+                               tuple((0.0, 0.0, np.array([h[3][q][0] for h in heads]),
+                                      np.array([h[3][q][1] for h in heads]))
+                                     for q in range(len(pricer.groups))))
+            cost, bind = closed.priced_chunked(pricer, n, at, prompts)
+            times = _clock(t, cost)
+            # Confirm: each admitted request arrives after the start of the step before its own, by its own's.
+            bad = next((q for q, (j, s) in enumerate(adm) if bisect.bisect_left(times, reqs[j].arrival, 1) != s),
+                       None)
+            k = n
+            if cand < n_req:
+                k = min(k, bisect.bisect_left(times, reqs[cand].arrival, 1))
+
+            if bad is not None:
+                if attempt + 1 < AHEAD_TRIES:
+                    seconds = cost.tolist()
+                    extra: dict[int, float] = {}
+                    for j, s in adm:
+                        if s > 0 and s - 1 not in by_step and len(by_step[s]) == 1:
+                            extra[j] = seconds[s] - seconds[s - 1]
+                            seconds[s] = seconds[s - 1]
+                            row_s[0] = max(extra[j], 0.0) / reqs[j].prompt
+                        else:
+                            extra[j] = 0.0  # its seconds stay in its step's
+                    guess = predict(seconds, extra)
+                    continue
+                j, s = adm[bad]
+                k = min(k, s, bisect.bisect_left(times, reqs[j].arrival, 1))
+                adm = adm[:bad]
+            adm = [(j, s) for j, s in adm if s < k]
+            keep = len(members) + len(adm)
+            return (m2[:keep], pos2[:keep], st2[:keep], fin2[:keep], gen2[:keep], cost[:k], bind[:k], times[1:k + 1],
+                    times[k], k, adm)
+        return None  # pragma: no cover - the last try always returns
+
     def stretch(
         dec: np.ndarray,
         positions: np.ndarray,
@@ -406,7 +596,7 @@ def simulate(
         something could follow it (a prompt waits for rows, or a request for room), else until the last does; in
         continuous batching with nobody waiting, until the next arrival; and no further than ``max_steps``. Every
         step is the one the step-by-step loop prices, in the same order of additions."""
-        nonlocal t, steps, carried, peak_held, done
+        nonlocal t, steps, carried, peak_held, done, reserved, peak_sequences, peak_reserved, arrived
         drained = not prefilling or chunks is not None  # no prompt waits for rows after this step
         inside = whole and drained and (policy is Policy.STATIC or not waiting)
         arrival = reqs[arrived].arrival if policy is Policy.CONTINUOUS and not waiting and arrived < n_req else None
@@ -414,6 +604,8 @@ def simulate(
         outs = out_tokens[dec]
         gen = generated[dec]
         members, fresh = dec, 0
+        spec: tuple[Any, ...] | None = None
+        adm: list[tuple[int, int]] = []  # requests admitted inside the stretch (ahead), and the step of each
         if whole:
             e = int(emitted)
             start = np.zeros(len(dec), dtype=np.int64)
@@ -444,51 +636,57 @@ def simulate(
                 reads_from = start.copy()
                 if chunks is not None:
                     reads_from[len(dec):] = np.where(np.array(chunks[3]) > 0, 0, 1)
-            closed = Stretch(positions, own, start, finish, emitted, pricer.groups, once, codes_of, reads_from,
-                             first)
+            if inside and arrival is not None and pace[0] > 0.0:
+                spec = ahead(members, positions, own, start, finish, gen, reads_from, first)
+            if spec is None:
+                closed = Stretch(positions, own, start, finish, emitted, pricer.groups, once, codes_of, reads_from,
+                                 first)
         else:
             rows_now, gen_now = positions, gen
             reading = set(code[dec][dec_shared > 0].tolist()) if read_once else set()
             once_now = float(sum(code_positions[c] for c in sorted(reading)))
-        costs: list[np.ndarray] = []
-        bound: list[np.ndarray] = []
         after: list[float] = []  # when each step ends
-        now = t
-        i0 = 0
-        size = 16
-        if arrival is not None and pace[0] > 0.0:
-            size = max(int((arrival - t) / pace[0] * 1.25) + 2, 4)
-        while i0 < end:
-            i1 = int(min(i0 + size, end))
-            if whole:
-                c, b = closed.priced(pricer, np.arange(i0, i1))
-            else:
-                i1 = min(i1, i0 + max(BLOCK // len(dec), 1))
-                trail = advance(rows_now, emitted, i1 - i0)
-                gen_rows = advance(gen_now, emitted, i1 - i0)
-                over = (gen_rows[1:] >= outs).any(axis=1)
-                if over.any():
-                    i1 = end = i0 + int(np.argmax(over)) + 1
-                c, b = pricer.price_many(stepwise_sums(trail[: i1 - i0], dec_shared, pricer.groups, once_now))
-            times = _clock(now, c)
-            if arrival is not None:
-                # Step i (i ≥ 1) runs only if the arrival is still ahead when it starts.
-                for n in range(max(1 - i0, 0), len(times) - 1):
-                    if times[n] >= arrival:
-                        i1 = end = i0 + n
-                        c, b, times = c[:n], b[:n], times[: n + 1]
-                        break
-            if not whole:
-                rows_now, gen_now = trail[i1 - i0], gen_rows[i1 - i0]
-            costs.append(c)
-            bound.append(b)
-            after += times[1:]
-            now = times[-1]
-            i0 = i1
-            size = min(size * 4, BLOCK)
-        k = i0
-        cost = np.concatenate(costs) if len(costs) > 1 else costs[0]
-        bind = np.concatenate(bound) if len(bound) > 1 else bound[0]
+        if spec is not None:
+            members, positions, start, finish, gen, cost, bind, after, now, k, adm = spec
+        else:
+            costs: list[np.ndarray] = []
+            bound: list[np.ndarray] = []
+            now = t
+            i0 = 0
+            size = 16
+            if arrival is not None and pace[0] > 0.0:
+                size = max(int((arrival - t) / pace[0] * 1.25) + 2, 4)
+            while i0 < end:
+                i1 = int(min(i0 + size, end))
+                if whole:
+                    c, b = closed.priced(pricer, np.arange(i0, i1))
+                else:
+                    i1 = min(i1, i0 + max(BLOCK // len(dec), 1))
+                    trail = advance(rows_now, emitted, i1 - i0)
+                    gen_rows = advance(gen_now, emitted, i1 - i0)
+                    over = (gen_rows[1:] >= outs).any(axis=1)
+                    if over.any():
+                        i1 = end = i0 + int(np.argmax(over)) + 1
+                    c, b = pricer.price_many(stepwise_sums(trail[: i1 - i0], dec_shared, pricer.groups, once_now))
+                times = _clock(now, c)
+                if arrival is not None:
+                    # Step i (i ≥ 1) runs only if the arrival is still ahead when it starts.
+                    for n in range(max(1 - i0, 0), len(times) - 1):
+                        if times[n] >= arrival:
+                            i1 = end = i0 + n
+                            c, b, times = c[:n], b[:n], times[: n + 1]
+                            break
+                if not whole:
+                    rows_now, gen_now = trail[i1 - i0], gen_rows[i1 - i0]
+                costs.append(c)
+                bound.append(b)
+                after += times[1:]
+                now = times[-1]
+                i0 = i1
+                size = min(size * 4, BLOCK)
+            k = i0
+            cost = np.concatenate(costs) if len(costs) > 1 else costs[0]
+            bind = np.concatenate(bound) if len(bound) > 1 else bound[0]
         pace[0] = float(cost[-1])
         counts = np.bincount(bind, minlength=len(bind_names))
         for index in np.flatnonzero(counts).tolist():
@@ -500,7 +698,7 @@ def simulate(
         steps += k
         if whole:
             taken = np.minimum(finish, k)
-            carried += int(np.maximum(taken - start, 0).sum()) + fresh
+            carried += int(np.maximum(taken - start, 0).sum()) + fresh + len(adm)
             base = positions - start * emitted
             final = base + taken * emitted
             made_final = gen + taken * emitted
@@ -520,10 +718,34 @@ def simulate(
                 if reqs[j].output > 1:
                     decoding.append(j)
             prefilling.clear()
+        for j, s in adm:
+            # Admitted at the top of step s; its one chunk, its whole prompt, wrote its first token in step s.
+            rows = reqs[j].prompt
+            prefilled[j] += rows
+            rows_done[j] += rows
+            first_at[j] = after[s]
+            if reqs[j].output > 1:
+                decoding.append(j)
         ending = np.flatnonzero(finish <= k)
+        joined = 0
 
-        def held_now() -> float:
-            live = np.array(active, dtype=np.intp)  # indexed twice: converted once
+        def join(i: int) -> None:
+            """Admit the requests admitted at the tops of steps up to ``i``, as :func:`admit` does."""
+            nonlocal joined, reserved, peak_sequences, peak_reserved, arrived
+            while joined < len(adm) and adm[joined][1] <= i:
+                s = adm[joined][1]
+                while joined < len(adm) and adm[joined][1] == s:
+                    j = adm[joined][0]
+                    active.append(j)
+                    reserved += float(reserve[j])
+                    admitted_at[j] = after[s - 1]
+                    arrived += 1
+                    joined += 1
+                peak_sequences = max(peak_sequences, len(active))
+                peak_reserved = max(peak_reserved, weights + reserved)
+
+        def held_now(among: list[int] | None = None) -> float:
+            live = np.array(active if among is None else among, dtype=np.intp)  # indexed twice: converted once
             held = weights + float(pricer.held(length[live], shared_arr[live]).sum())
             return held + sum(p.bytes for p in prefixes.values())
 
@@ -532,7 +754,7 @@ def simulate(
         # position, none gone, stays below the peak.
         continuous = policy is Policy.CONTINUOUS
         length[members] = final
-        top = held_now()
+        top = held_now(active + [j for j, _ in adm]) if adm else held_now()
         check = continuous and len(ending) > 0 and top * (1.0 + 1e-9) > peak_held
         if not continuous or not len(ending):
             peak_held = max(peak_held, top)
@@ -543,6 +765,7 @@ def simulate(
             x = 0
             while x < len(who):
                 i = at[x]
+                join(i)
                 y = x
                 while y < len(who) and at[y] == i:
                     y += 1
@@ -566,9 +789,11 @@ def simulate(
                     active.clear()
             gone = set(who)
             decoding[:] = [j for j in decoding if j not in gone]
+            join(k)
             if check and at[-1] != k - 1 and active:
                 length[members] = final
                 peak_held = max(peak_held, held_now())
+        join(k)
         length[members] = final
         generated[members] = made_final
         if len(ending) and progress is not None:

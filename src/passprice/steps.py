@@ -433,19 +433,29 @@ class StepPricer:
         if d == 0.0 and chunks == 0.0:
             raise ValueError("a step carries at least one sequence")
         groups: list[tuple[float, float, float, float]] = []
-        for g in self.groups:
+        for g, (prompt_attended, prompt_read) in zip(self.groups, self.chunk_sums(starts, rows, step.prompt_shared),
+                                                     strict=True):
             if g.window is None:
                 attended = float(pos.sum())
                 read_positions = float((pos - step.decode_shared).sum())
-                prompt_attended = float((rows * starts + rows * (rows - 1.0) / 2.0).sum())
-                prompt_read = float((starts - step.prompt_shared).sum())
             else:
-                w = float(g.window)
-                attended = read_positions = float(np.minimum(pos, w).sum())
-                prompt_attended = float(_window_sum(starts, rows, g.window).sum())
-                prompt_read = float(np.minimum(starts, w).sum())
-            groups.append((attended, read_positions, prompt_attended, prompt_read))
+                attended = read_positions = float(np.minimum(pos, float(g.window)).sum())
+            groups.append((attended, read_positions, float(prompt_attended.sum()), float(prompt_read.sum())))
         return StepSums(d, chunks, float(rows.sum()), float(step.prompt_last.sum()), step.shared_once, tuple(groups))
+
+    def chunk_sums(
+        self, starts: np.ndarray, rows: np.ndarray, shared: np.ndarray
+    ) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+        """Per attention group, one element a prompt chunk (``starts``: positions cached before it, ``rows``, its
+        ``shared`` prefix positions read with the batch): the positions its rows score and those it reads —
+        what :meth:`sums` adds over a step's chunks (a step of one chunk gets the chunk's element itself)."""
+        out = []
+        for g in self.groups:
+            if g.window is None:
+                out.append((rows * starts + rows * (rows - 1.0) / 2.0, starts - shared))
+            else:
+                out.append((_window_sum(starts, rows, g.window), np.minimum(starts, float(g.window))))
+        return tuple(out)
 
     def price(self, step: StepRows) -> StepCost:
         """The pass of ``step`` on the card: shared stream once, every sequence's own bytes, every row's work;
