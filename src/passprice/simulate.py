@@ -403,14 +403,11 @@ def simulate(
     bind_names = list(binds)
     pace = [0.0]  # the last step's seconds: how many steps a stretch may run before the next arrival
 
-    row_s = [0.0]  # a prompt row's seconds beyond a decode step's, as last measured: where arrivals will land
-
-    def predict(seconds: list[float] | None, extra: dict[int, float]) -> list[int]:
-        """The steps the next arrivals are predicted to be admitted at: from ``seconds``, each step's seconds
-        without the predicted prompt chunks (else the pace), each chunk's ``extra`` seconds (else its rows at
-        ``row_s``)."""
-        clock = [t, t + pace[0]] if seconds is None else list(itertools.accumulate(seconds, initial=t))
-        tail = pace[0] if seconds is None else seconds[-1]
+    def predict(seconds: list[float], extra: dict[int, float]) -> list[int]:
+        """The steps the next arrivals are predicted to be admitted at, from ``seconds`` (the steps' seconds
+        without the predicted prompt chunks; the last one repeats) and each chunk's ``extra`` seconds."""
+        clock = list(itertools.accumulate(seconds, initial=t))
+        tail = seconds[-1]
         out: list[int] = []
         before = 0.0  # the extra seconds of the chunks in steps before the current one
         here = 0.0  # and of those in it
@@ -431,7 +428,7 @@ def simulate(
                     nxt = len(clock) - 1 + max(math.ceil((target - clock[-1]) / tail), 1)
                 cur = max(nxt, cur + 1)
             out.append(cur)
-            here += extra.get(j, reqs[j].prompt * row_s[0])
+            here += extra.get(j, 0.0)
         return out
 
     def ahead(
@@ -460,7 +457,35 @@ def simulate(
         fin0 = dict(zip(ids, finish.tolist(), strict=True))
         queue = sorted((fin0[m], q, m) for q, m in enumerate(active))
         last_fin = queue[-1][0]
-        guess = predict(None, {})
+        # For the predictions, priced beside the members as they are now (not exactly): a decode step, step 0 with
+        # its prompt chunks, and each arrival's chunk step (its seconds beyond a decode step's).
+        near = list(range(arrived, min(arrived + AHEAD + 1, n_req)))
+        Head = tuple[float, float, float, tuple[tuple[float, float], ...]]  # chunks, rows, lasts, per group sums
+        heads: list[Head] = [(0.0, 0.0, 0.0, tuple((0.0, 0.0) for _ in pricer.groups))]
+        if first is not None:
+            heads.append((first.chunks, first.prompt_rows, first.lasts,
+                          tuple((pa, pr) for _, _, pa, pr in first.groups)))
+        rows_near = np.array([float(reqs[j].prompt) for j in near])
+        per = [(pa.tolist(), pr.tolist()) for pa, pr in
+               pricer.chunk_sums(np.zeros(len(near)), rows_near, np.zeros(len(near)))]
+        heads += [(1.0, float(reqs[j].prompt), 1.0, tuple((pa[x], pr[x]) for pa, pr in per))
+                  for x, j in enumerate(near)]
+        ones = np.ones(len(heads))
+        sums_now = []
+        for q, g_ in enumerate(pricer.groups):
+            pa = np.array([h[3][q][0] for h in heads])
+            pr = np.array([h[3][q][1] for h in heads])
+            if g_.window is None:
+                sums_now.append((ones * float(positions.sum()), ones * float((positions - own).sum()), pa, pr))
+            else:
+                scored = ones * float(np.minimum(positions, float(g_.window)).sum())
+                sums_now.append((scored, scored, pa, pr))
+        now_s = pricer.price_many(StepSums(ones * float(len(members)), np.array([h[0] for h in heads]),
+                                           np.array([h[1] for h in heads]), np.array([h[2] for h in heads]), 0.0,
+                                           tuple(sums_now)))[0].tolist()
+        decode_s = now_s[0]
+        est = dict(zip(near, [c - decode_s for c in now_s[len(heads) - len(near):]], strict=True))
+        guess = predict([now_s[1] if first is not None else decode_s, decode_s], est)
         for attempt in range(AHEAD_TRIES):
             # The members by finish, then admission order (they are the active requests: nothing waits for rows
             # after step 0), retired as the steps before each admission end.
@@ -532,7 +557,7 @@ def simulate(
             rows_lone = np.array([float(reqs[j].prompt) for j in lone])
             per = [(pa.tolist(), pr.tolist()) for pa, pr in
                    pricer.chunk_sums(np.zeros(len(lone)), rows_lone, np.zeros(len(lone)))]
-            heads: list[tuple[float, float, float, tuple[tuple[float, float], ...]]] = []
+            heads = []
             if first is not None:
                 heads.append((first.chunks, first.prompt_rows, first.lasts,
                               tuple((pa, pr) for _, _, pa, pr in first.groups)))
@@ -565,12 +590,11 @@ def simulate(
             if bad is not None:
                 if attempt + 1 < AHEAD_TRIES:
                     seconds = cost.tolist()
-                    extra: dict[int, float] = {}
+                    extra = dict(est)
                     for j, s in adm:
                         if s > 0 and s - 1 not in by_step and len(by_step[s]) == 1:
                             extra[j] = seconds[s] - seconds[s - 1]
                             seconds[s] = seconds[s - 1]
-                            row_s[0] = max(extra[j], 0.0) / reqs[j].prompt
                         else:
                             extra[j] = 0.0  # its seconds stay in its step's
                     guess = predict(seconds, extra)
