@@ -86,7 +86,7 @@ def _clock(start: float, seconds: np.ndarray) -> list[float]:
 
 #: A continuous stretch prices at most this many arrivals ahead (:func:`simulate`'s ``ahead``), admitted before this
 #: many steps, in at most this many tries of predicting their steps.
-AHEAD = 48
+AHEAD = 16
 AHEAD_STEPS = 4096
 AHEAD_TRIES = 4
 
@@ -460,6 +460,10 @@ def simulate(
         # For the predictions, priced beside the members as they are now (not exactly): a decode step, step 0 with
         # its prompt chunks, and each arrival's chunk step (its seconds beyond a decode step's).
         near = list(range(arrived, min(arrived + AHEAD + 1, n_req)))
+        near_shared = [shared[j] for j in near]
+        near_need = reserve[near].tolist()
+        near_rows = [reqs[j].prompt for j in near]
+        near_off = [1 - int(1.0 - float(reqs[j].output)) // e for j in near]
         Head = tuple[float, float, float, tuple[tuple[float, float], ...]]  # chunks, rows, lasts, per group sums
         heads: list[Head] = [(0.0, 0.0, 0.0, tuple((0.0, 0.0) for _ in pricer.groups))]
         if first is not None:
@@ -498,38 +502,38 @@ def simulate(
             top_fin = last_fin
             adm: list[tuple[int, int]] = []
             given: dict[int, int] = {}
-            cand = arrived
-            prev = 0
+            prev = 1
             fence = math.inf
-            while cand < n_req:
-                g = cand - arrived
-                a = reqs[cand].arrival
-                s = guess[g] if g < len(guess) else guess[-1] + max(math.ceil((a - t) / pace[0]), 1)
-                s = max(s, prev, 1)
+            cand = arrived
+            for g, s in enumerate(guess):
+                if s < prev:
+                    s = prev
                 fence = s
-                if len(adm) >= AHEAD or shared[cand] or s >= most or s >= AHEAD_STEPS or s > top_fin:
+                if g >= AHEAD or near_shared[g] or s >= most or s >= AHEAD_STEPS or s > top_fin:
                     break
                 while by_finish and by_finish[0][0] <= s:
                     room_used -= float(reserve[heapq.heappop(by_finish)[2]])
                     live -= 1
                 if s != prev:
                     here = 0
-                need = float(reserve[cand])
-                rows = reqs[cand].prompt
+                need = near_need[g]
+                rows = near_rows[g]
                 free = budget - n_rows * (live - here) - given.get(s, 0)
                 if live >= cap or room_used + need > room or rows < 1 or rows > free:
                     break
                 live += 1
                 here += 1
                 room_used += need
-                fin[cand] = s + 1 - int(1.0 - float(reqs[cand].output)) // e
-                heapq.heappush(by_finish, (fin[cand], order, cand))
+                cand = arrived + g
+                f = fin[cand] = s + near_off[g]
+                heapq.heappush(by_finish, (f, order, cand))
                 order += 1
-                top_fin = max(top_fin, fin[cand])
+                if f > top_fin:
+                    top_fin = f
                 given[s] = given.get(s, 0) + rows
                 adm.append((cand, s))
                 prev = s
-                cand += 1
+            cand = arrived + len(adm)
             if cand >= n_req:
                 fence = math.inf
             if not adm:
