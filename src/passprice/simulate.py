@@ -622,8 +622,10 @@ def simulate(
         ``chunks`` (requests, rows, last, prefix positions read once), this step also the prompt chunks that end
         every prompt still prefilling, whose requests decode from the next: until a sequence finishes when
         something could follow it (a prompt waits for rows, or a request for room), else until the last does; in
-        continuous batching with nobody waiting, until the next arrival; and no further than ``max_steps``. Every
-        step is the one the step-by-step loop prices, in the same order of additions."""
+        continuous batching with nobody waiting, until the next arrival — or, when :func:`ahead` predicts them,
+        through the next arrivals that are admitted at once and prefill in one chunk each, until the first that is
+        not; and no further than ``max_steps``. Every step is the one the step-by-step loop prices, in the same order
+        of additions, and every admission, retirement and peak the one it records."""
         nonlocal t, steps, carried, peak_held, done, reserved, peak_sequences, peak_reserved, arrived
         drained = not prefilling or chunks is not None  # no prompt waits for rows after this step
         inside = whole and drained and (policy is Policy.STATIC or not waiting)
