@@ -124,6 +124,11 @@ class Terms:
         """The terms in the seed's order: memory, host, array, vector, scale."""
         return (self.memory_s, self.host_s, self.array_s, self.vector_s, self.scale_s)
 
+    def binding(self, labels: Sequence[Any]) -> tuple[float, Any]:
+        """The binding term of floats (the largest, the last of equal maxima: :func:`binding`) and its label, the
+        five ``labels`` given in the seed's order (``tuple(ServingBind)``, or ``range(5)`` for an index)."""
+        return binding(list(zip(self.as_tuple(), labels, strict=True)))
+
 
 def pass_terms(
     pricing: Pricing,

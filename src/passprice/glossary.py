@@ -68,8 +68,9 @@ _TERMS = (
         "seconds of f32 multiply-adds on the vector units",
         "The card's f32 vector units (CUDA cores, SIMD lanes), as multiply-adds a second (MAC/s): norms, attention's "
         "products over the KV cache (`--attention vector`), recurrences, and float matrices (F32, F16, BF16). A "
-        "price says when float matrices are priced here: passprice has no tensor-core rate for float types, so "
-        "such a model is priced as if its matrices ran on the vector units.",
+        "price says when float matrices are priced here: F16 and BF16 matrices ride the card's tensor cores where "
+        "it has a rate for their type (`tensor.f16`, `tensor.bf16`: their seconds join the array term), and F32 "
+        "matrices, or a type the card has no rate for, run on the vector units at its f32 rate.",
         ("vector units", "f32", "float", "float matrices", "F16", "BF16"),
         tag="f32 multiply-adds",
     ),
@@ -258,6 +259,14 @@ _TERMS = (
         ("locks", "floor", "floors"),
     ),
     Term(
+        "margin",
+        "rungs of the provenance ladder between a fact and its lock's floor",
+        "In `audit`, how far a fact's provenance stands above the floor its lock sets on it, in rungs of the ladder "
+        "published > measured > derived > estimated > assumed: `at floor`, `+2` (published over a derived floor), "
+        "or `-1 BELOW` (the lock breaks: price refuses LockFloor).",
+        ("margins",),
+    ),
+    Term(
         "elasticity",
         "% change of tokens/s for a +1 % change of a fact",
         "A fact's elasticity: the % change of tokens/s when the fact is 1 % higher, by re-pricing. A memory-bound "
@@ -388,8 +397,9 @@ _TERMS = (
         "StackLacks",
         "refusal: the serving stack has no value for a fact this serving needs",
         "A refusal under `--stack S`: the stack has no figure for a fact the serving needs (a share of a card rate "
-        "its kernels reach, a fixed cost); add it to `facts/stacks/S.toml` with its citation, or run "
-        "`passprice calibrate --stack S`. Not guessed.",
+        "its kernels reach, a fixed cost); add it to `facts/stacks/S.toml` with its citation, or add measured runs "
+        "under the stack that exercise it and run `passprice calibrate --stack S` (a fact no run exercises is not "
+        "fitted), or price the limit. Not guessed.",
     ),
     Term(
         "BeyondStack",

@@ -180,8 +180,9 @@ def cost_text(
     if floats:
         shown = ", ".join(f"{n} {name} ({si(size, 'B')})" for name, (n, size) in sorted(floats.items()))
         lines.append(
-            f"  float         {shown} matrices priced on the vector units at the card's f32 rate (no tensor-core "
-            "rate for this type on this card: tensor.f16 or tensor.bf16; passprice explain vector)"
+            f"  float         {shown} matrices priced on the vector units at the card's f32 rate (the card has no "
+            "tensor-core rate for their type; F16 and BF16 matrices ride tensor.f16 and tensor.bf16 where a card "
+            "has them: passprice explain vector)"
         )
     lines.append("")
     lines.append(f"  provenance    {cost.provenance.value} — weakest: {', '.join(cost.weakest)}")

@@ -29,7 +29,7 @@ import attrs
 
 from passprice import ggml
 from passprice.cards import TENSOR_FORMATS, Card
-from passprice.cost import Pricing, binding, pass_seconds, pass_terms
+from passprice.cost import Pricing, pass_seconds, pass_terms
 from passprice.decode import (
     DecodeRefusal,
     DecodeStep,
@@ -857,15 +857,7 @@ class PassShape:
             float_matrix_macs = b * sum(riding)
             vector_macs = b * (self.vector_macs - sum(riding))
         memory_s, host_s, array_s, vector_s, scale_s = terms.as_tuple()
-        binding_s, binds = binding(
-            [
-                (memory_s, ServingBind.MEMORY),
-                (host_s, ServingBind.HOST),
-                (array_s, ServingBind.ARRAY),
-                (vector_s, ServingBind.VECTOR),
-                (scale_s, ServingBind.SCALE),
-            ]
-        )
+        binding_s, binds = terms.binding(tuple(ServingBind))
         pass_s = pass_seconds(pricing, terms, binding_s)
         routed = None
         if self.experts:

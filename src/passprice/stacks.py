@@ -98,8 +98,9 @@ class StackLacks(ServingRefusal):
         self.why = why
         super().__init__(
             f"stack {stack!r} has no {path} fact, and this serving needs one ({why}): add it to "
-            f"facts/stacks/{stack}.toml (a measured, derived or estimated value with its citation), or run "
-            f"`passprice calibrate --stack {stack}`"
+            f"facts/stacks/{stack}.toml (a measured, derived or estimated value with its citation), or add measured "
+            f"runs under this stack that exercise it (registry/measurements/) and run `passprice calibrate --stack "
+            f"{stack}`; or price the limit (without --stack)"
         )
 
     def fields(self) -> dict[str, Any]:

@@ -48,7 +48,7 @@ import numpy as np
 
 from passprice import ggml
 from passprice.cards import Card
-from passprice.cost import Pricing, Terms, binding, binding_index, pass_seconds, pass_terms
+from passprice.cost import Pricing, Terms, binding_index, pass_seconds, pass_terms
 from passprice.decode import DecodeRefusal, Deployment, StageKind, decode_step
 from passprice.facts import Fact, Provenance
 from passprice.gguf_header import GGUFHeader
@@ -470,15 +470,7 @@ class StepPricer:
         t = self._totals(sums)
         terms = t.terms
         memory_s, host_s, array_s, vector_s, scale_s = terms.as_tuple()
-        binding_s, binds = binding(
-            [
-                (memory_s, ServingBind.MEMORY),
-                (host_s, ServingBind.HOST),
-                (array_s, ServingBind.ARRAY),
-                (vector_s, ServingBind.VECTOR),
-                (scale_s, ServingBind.SCALE),
-            ]
-        )
+        binding_s, binds = terms.binding(tuple(ServingBind))
         pass_s = pass_seconds(self._rates, terms, binding_s)
         return StepCost(
             weight_bytes=t.weight_bytes,
@@ -527,7 +519,7 @@ class StepPricer:
         """The seconds and binding term of one step from its sums (floats): ``(pass_s, bind)`` as
         :meth:`price_many` gives them for that step (the same formula on the same doubles), without NumPy."""
         terms = self._totals(sums).terms
-        binding_s, bind = binding([(term, index) for index, term in enumerate(terms.as_tuple())])
+        binding_s, bind = terms.binding(range(5))
         return float(pass_seconds(self._rates, terms, binding_s)), bind
 
     def _totals(self, sums: StepSums) -> _Totals:
