@@ -553,7 +553,8 @@ def calibration_text(cal: Calibration, written: Path | None = None) -> str:
     rows = []
     for p in (*cal.fit.fitted, "terms.serial"):
         v = cal.fit.serial if p == "terms.serial" else cal.fit.values[p]
-        shown = si(v, "s") if p in OVERHEADS else f"{v:.4g}" + (" (at its bound of 1)" if p in SHARES and v >= 1 - 1e-9 else "")
+        bound = " (at its bound of 1)" if p in SHARES and v >= 1 - 1e-9 else ""
+        shown = si(v, "s") if p in OVERHEADS else f"{v:.4g}" + bound
         before = cal.stack.facts.get(p)
         rows.append([p, shown, f"{before.describe()} ({before.provenance.value})" if before else "–"])
     lines.append(text_table(["fact", "fitted", "before"], rows))
