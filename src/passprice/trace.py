@@ -20,6 +20,7 @@ import codecs
 import json
 import math
 import random
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -184,6 +185,25 @@ def _loads(text: str) -> Any:
     return _DECODER.decode(text)
 
 
+#: A JSON number, as JSON's grammar gives it (RFC 8259 §6).
+_NUMBER = r"(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)"
+_WS = r"[ \t\n\r]*"
+
+#: A line of the common shape (the three keys in this order, numbers, JSON's whitespace): read without the JSON
+#: decoder, into the same values it gives (``int`` for a number without fraction or exponent, else ``float``, each
+#: from the same text); any other line goes through :func:`_loads`.
+_PLAIN = re.compile(
+    f'{_WS}\\{{{_WS}"arrival_s"{_WS}:{_WS}{_NUMBER}{_WS},{_WS}"prompt_tokens"{_WS}:{_WS}{_NUMBER}{_WS},{_WS}'
+    f'"output_tokens"{_WS}:{_WS}{_NUMBER}{_WS}}}{_WS}'
+)
+
+
+def _number(text: str) -> int | float:
+    """A JSON number's value as ``json.loads`` gives it (its scanner's rule: an integer unless a fraction or exponent
+    is written)."""
+    return float(text) if "." in text or "e" in text or "E" in text else int(text)
+
+
 def parse_trace(lines: Iterable[str], source: str, limit: int, model: int | None = None) -> Trace:
     """The requests of a JSONL trace's ``lines``, each checked against the context ``limit`` (positions a request
     may reach) and the model's context ``model``.
@@ -196,6 +216,7 @@ def parse_trace(lines: Iterable[str], source: str, limit: int, model: int | None
     requests: list[Request] = []
     prefixes: dict[str, tuple[int, int]] = {}
     given = 0  # request lines, good or bad
+    reach = limit if model is None else min(limit, model)  # positions a request may reach
     for number, text in enumerate(lines, start=1):
         if not text.strip():
             continue
@@ -206,7 +227,17 @@ def parse_trace(lines: Iterable[str], source: str, limit: int, model: int | None
                 "minutes; simulate a part of it"
             )
         try:
-            obj = _loads(text)
+            plain = _PLAIN.fullmatch(text)
+            if plain is None:
+                obj = _loads(text)
+            else:
+                arrival, prompt, output = _number(plain[1]), _number(plain[2]), _number(plain[3])
+                if (type(prompt) is int and type(output) is int and prompt >= 1 and output >= 1
+                        and 0 <= arrival <= MAX_ARRIVAL_S and prompt + output <= reach):
+                    # A good request (every check _check_line makes passes): taken without building its object.
+                    requests.append(Request(len(requests), number, float(arrival), prompt, output))
+                    continue
+                obj = {"arrival_s": arrival, "prompt_tokens": prompt, "output_tokens": output}
         except json.JSONDecodeError as e:
             bad.append(f"{source}:{number}: not JSON: {e.msg} (column {e.colno})")
             continue
