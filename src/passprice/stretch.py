@@ -170,35 +170,22 @@ class Stretch:
     ) -> tuple[np.ndarray, np.ndarray]:
         """The seconds and binding terms of the stretch's first ``n`` steps, where the steps ``at`` (sorted, distinct)
         carry prompt chunks besides: ``prompts`` their sums (arrays, one element each of ``at``; ``decode`` and
-        ``shared_once`` unused). Those steps are priced together with their decoding sums added, the others
-        without prompt terms (a prompt term of 0.0 adds nothing), each by
-        :meth:`~passprice.steps.StepPricer.price_many`: every step gets the double it gets alone."""
+        ``shared_once`` unused). Every step is priced in one :meth:`~passprice.steps.StepPricer.price_many` call,
+        the others with prompt sums of 0.0 (a prompt term of 0.0 adds nothing: x + 0.0 is x, and a decoding
+        step's weights do not depend on its last rows): every step gets the double it gets alone."""
         sums = self.sums(np.arange(n))
-        rest = np.ones(n, dtype=bool)
-        rest[at] = False
-        head = StepSums(sums.decode[at], prompts.chunks, prompts.prompt_rows, prompts.lasts,
-                        _pick_steps(sums.shared_once, at),
-                        tuple((attended[at], alone[at], prompt_attended, prompt_read)
-                              for (attended, alone, _, _), (_, _, prompt_attended, prompt_read)
-                              in zip(sums.groups, prompts.groups, strict=True)))
-        cost, bind = pricer.price_many(head)
-        if len(at) == n:
-            return np.asarray(cost, dtype=float), bind
-        more, more_bind = pricer.price_many(
-            StepSums(sums.decode[rest], 0.0, 0.0, 0.0, _pick_steps(sums.shared_once, rest),
-                     tuple((attended[rest], alone[rest], 0.0, 0.0) for attended, alone, _, _ in sums.groups)))
-        out = np.empty(n)
-        out[at] = cost
-        out[rest] = more
-        binds = np.empty(n, dtype=np.result_type(bind, more_bind))
-        binds[at] = bind
-        binds[rest] = more_bind
-        return out, binds
 
+        def spread(values: np.ndarray) -> np.ndarray:
+            out = np.zeros(n)
+            out[at] = values
+            return out
 
-def _pick_steps(value: Any, which: np.ndarray) -> Any:
-    """A per-step array's elements ``which``; a float shared by every step as it is."""
-    return value[which] if isinstance(value, np.ndarray) else value
+        return pricer.price_many(
+            StepSums(sums.decode, spread(prompts.chunks), spread(prompts.prompt_rows), spread(prompts.lasts),
+                     sums.shared_once,
+                     tuple((attended, alone, spread(prompt_attended), spread(prompt_read))
+                           for (attended, alone, _, _), (_, _, prompt_attended, prompt_read)
+                           in zip(sums.groups, prompts.groups, strict=True))))
 
 
 def _at(value: Any, start: int) -> Any:
