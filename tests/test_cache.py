@@ -132,6 +132,7 @@ def test_a_corrupted_entry_is_ignored_and_rebuilt(tmp_path: Path, cache_dir: Pat
     (entry,) = entries(cache_dir)
     raw = entry.read_bytes()
     entry.write_bytes(damage(raw))  # type: ignore[operator]
+    shutil.rmtree(cache_dir / "objects")  # the built card's entry gone too: the document is read again
     assert load_card(root, "h200_sxm_141gb") == good
     assert entry.read_bytes() == raw  # rebuilt whole
 
@@ -271,8 +272,9 @@ def test_invalid_toml_is_refused_on_every_run(tmp_path: Path, cache_dir: Path) -
 #: jsonschema ~100 ms (only a new or changed file is validated), tomlkit tens of ms (read-only paths use tomllib).
 HEAVY = ("numpy", "gguf", "yaml", "jsonschema", "tomlkit")
 #: Modules a price from a warm cache does not need either: no TOML is parsed (the cache holds the documents and
-#: which serving each lock locks), no compressed GGUF file is read.
-NOT_WHEN_WARM = ("tomllib", "lzma", "zlib")
+#: which serving each lock locks), no compressed GGUF file is read, and nothing is structured (the cache holds the
+#: built checkpoint, card, serving and locks), so neither cattrs nor what structures a derivation off measured runs.
+NOT_WHEN_WARM = ("tomllib", "lzma", "zlib", "cattrs", "passprice.fits", "passprice.measurements")
 
 #: Modules a plain price of a registered serving (dense, no drafts, no routing, no stack) does not use, so does not
 #: import: reading or drafting routes, drafting methods, stacks, reproducing, reviewing, sweeping.
@@ -440,3 +442,149 @@ def test_which_serving_a_lock_locks_is_cached_by_every_lock_files_bytes(
     for entry in entries(cache_dir):
         entry.write_bytes(b"garbage")
     assert locks.locks_of(root, "r1-qwen7b-h201") == (root.locks / "copy.lock.toml", both[0])
+
+
+# --- built objects: a checkpoint's header, a card, a serving, a lock, a decode step ----------------------------------
+
+
+def objects(folder: Path) -> list[Path]:
+    built = folder / "objects"
+    return sorted(built.glob("*.pickle")) if built.is_dir() else []
+
+
+def test_a_built_card_is_served_without_parsing_validating_or_structuring(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = Root(copy_root(tmp_path))
+    first = load_card(root, "h200_sxm_141gb")
+    assert len(objects(cache_dir)) == 1
+
+    def never(*_: object, **__: object) -> None:
+        raise AssertionError("read again on a hit")
+
+    from passprice import cards
+
+    with monkeypatch.context() as m:
+        m.setattr(schema, "load", never)
+        m.setattr(cards, "card_from_document", never)
+        again = load_card(root, "h200_sxm_141gb")
+    assert again == first and again is not first
+    assert again.memory.bandwidth.value == 4.8e12
+    assert again.memory.bandwidth.citation() == first.memory.bandwidth.citation()
+    # 4.8 → 4.9 TB/s within the same second, same size: another key, so the file is read, validated and built anew.
+    same_size_same_mtime(card_file(root.path), "value = 4.8\n", "value = 4.9\n")
+    assert load_card(root, "h200_sxm_141gb").memory.bandwidth.value == 4.9e12
+    # A schema-invalid edit of the same size and mtime is refused on every run, never answered by a built object.
+    same_size_same_mtime(card_file(root.path), 'unit = "TB/s"', 'unit = "TB/x"')
+    for _ in range(2):
+        with pytest.raises(SchemaError, match=r"memory\.bandwidth\.unit"):
+            load_card(root, "h200_sxm_141gb")
+    assert len(objects(cache_dir)) == 2
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda raw: raw[: len(raw) // 2],  # truncated
+        lambda raw: raw[:-3] + bytes([raw[-3] ^ 1]) + raw[-2:],  # altered, checksum no longer matches
+        lambda raw: b"not a cache entry",
+        lambda raw: b"",
+    ],
+    ids=["truncated", "altered", "garbage", "empty"],
+)
+def test_a_corrupted_object_entry_is_ignored_and_rebuilt(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch, damage: object
+) -> None:
+    root = Root(copy_root(tmp_path))
+    good = load_card(root, "h200_sxm_141gb")
+    (entry,) = objects(cache_dir)
+    raw = entry.read_bytes()
+    entry.write_bytes(damage(raw))  # type: ignore[operator]
+    assert load_card(root, "h200_sxm_141gb") == good
+    # Rebuilt whole (a pickle's bytes may differ run to run; what it loads may not): the next read is a hit.
+    from passprice import cards
+
+    with monkeypatch.context() as m:
+        m.setattr(cards, "card_from_document", lambda *_: pytest.fail("built again"))
+        assert load_card(root, "h200_sxm_141gb") == good
+
+
+class _Planted:
+    """What a foreign entry would run when unpickled, were its class looked up: it leaves a file behind."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[object, tuple[str, ...]]:
+        return (os.system, (f"touch {self.marker}",))
+
+
+def test_a_foreign_object_entry_is_a_miss_and_runs_nothing(tmp_path: Path, cache_dir: Path) -> None:
+    # A whole entry (its checksum holds) under the right key whose pickle names something other than passprice's own
+    # attrs classes and enumerations: never looked up, so never run; the card is built again.
+    import hashlib
+    import pickle
+
+    root = Root(copy_root(tmp_path))
+    good = load_card(root, "h200_sxm_141gb")
+    (entry,) = objects(cache_dir)
+    entry_key = entry.name[: -len(".pickle")]
+    marker = tmp_path / "ran"
+    for planted in (_Planted(marker), good.memory, ("another key", good), (entry_key, "not a card")):
+        body = pickle.dumps((entry_key, planted) if not isinstance(planted, tuple) else planted, protocol=5)
+        entry.write_bytes(hashlib.sha256(body).hexdigest().encode("ascii") + b"\n" + body)
+        assert load_card(root, "h200_sxm_141gb") == good
+        assert not marker.exists()
+    # A passprice class that is not an attrs class or an enumeration is refused by name too.
+    with pytest.raises(cache._Refused):
+        cache._allowed("passprice.cache", "_Refused")
+    with pytest.raises(cache._Refused):
+        cache._allowed("passprice.cache", "built")
+    assert cache._allowed("passprice.facts", "Provenance").__name__ == "Provenance"
+
+
+def test_a_decode_step_is_kept_for_an_unchanged_checkpoint_entry(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A price stores the checkpoint's header and its decode step; a new process (the in-process caches cleared)
+    # prices from both without rebuilding the step; an edit of the entry within the same second rebuilds it.
+    from passprice import serving
+
+    root = copy_root(tmp_path)
+    first = invoke("price", "r1-qwen7b-h200", "--json", root=root)
+    assert first.exit_code == 0, first.output
+
+    def as_a_new_process() -> None:
+        checkpoints._CACHE.clear()
+        serving._STEPS.clear()
+        serving._SHAPES.clear()
+
+    def no_step(*_: object, **__: object) -> None:
+        raise AssertionError("the decode step rebuilt on a hit")
+
+    as_a_new_process()
+    with monkeypatch.context() as m:
+        m.setattr(serving, "decode_step", no_step)
+        m.setattr(checkpoints, "header_from_entry", no_step)
+        again = invoke("price", "r1-qwen7b-h200", "--json", root=root)
+    assert again.exit_code == 0, again.output
+    assert again.stdout == first.stdout
+    # The entry's first tensor retyped Q4_K → Q8_0 (same size, same mtime): another header, so another step.
+    entry = root / "registry" / "checkpoints" / "deepseek-r1-distill-qwen-7b-q4_k_m.toml"
+    same_size_same_mtime(entry, 'name = "blk.0.attn_q.weight", type = "Q4_K"',
+                         'name = "blk.0.attn_q.weight", type = "Q8_0"')
+    as_a_new_process()
+    calls = []
+    real = serving.decode_step
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    with monkeypatch.context() as m:
+        m.setattr(serving, "decode_step", counted)
+        edited = invoke("price", "r1-qwen7b-h200", "--json", "--no-lock", root=root)
+    assert edited.exit_code == 0, edited.output
+    assert calls == [1]
+    # 3584 x 3584 weights now Q8_0: more bytes a pass, so a slower price than the unchanged entry's.
+    assert json.loads(edited.stdout)["tokens_per_s"] < json.loads(first.stdout)["tokens_per_s"]

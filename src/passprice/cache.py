@@ -35,7 +35,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from passprice import __version__
 
@@ -47,6 +47,8 @@ MAX_ENTRIES = 512
 MAX_ENTRY_BYTES = 128 << 20
 
 _enabled = True
+
+T = TypeVar("T")
 
 
 def configure(enabled: bool) -> None:
@@ -118,7 +120,11 @@ def read(entry_key: str) -> dict[str, Any] | None:
     whole and ours (a checksum or key that does not match, JSON that does not parse), which is then ignored."""
     if not enabled():
         return None
-    raw = _read_entry(entry_key)
+    try:
+        path = _entry_path(entry_key)
+    except RuntimeError:  # no home folder to find the cache in
+        return None
+    raw = _read_file(path)
     if raw is None:
         return None
     digest, newline, body = raw.partition(b"\n")
@@ -134,9 +140,9 @@ def read(entry_key: str) -> dict[str, Any] | None:
     return document
 
 
-def _read_entry(entry_key: str) -> bytes | None:
-    """The bytes of the entry file for ``entry_key``, or ``None`` (a miss): none there, no home folder to find the
-    cache in, not a regular file (refused by :func:`passprice.files.open_regular` before it is opened for reading:
+def _read_file(path: Path) -> bytes | None:
+    """The bytes of the entry file ``path``, or ``None`` (a miss): none there, not a regular file (refused by
+    :func:`passprice.files.open_regular` before it is opened for reading:
     a FIFO, a device, a link to either), larger than :data:`MAX_ENTRY_BYTES` (its size is read from the open
     descriptor before a byte of it), or unreadable."""
     import stat
@@ -145,12 +151,12 @@ def _read_entry(entry_key: str) -> bytes | None:
     from passprice.files import open_regular
 
     try:
-        with open_regular(_entry_path(entry_key)) as handle:
+        with open_regular(path) as handle:
             st = os.fstat(handle.fileno())
             if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_ENTRY_BYTES:
                 return None
             data = handle.read(MAX_ENTRY_BYTES + 1)
-    except (InputError, OSError, ValueError, RuntimeError):  # RuntimeError: no home folder to find the cache in
+    except (InputError, OSError, ValueError):
         return None
     return data if len(data) <= MAX_ENTRY_BYTES else None
 
@@ -184,7 +190,7 @@ def _prune(folder: Path) -> None:
     """Remove the older half of the entries when there are more than :data:`MAX_ENTRIES` (a concurrent run removing
     the same entries is harmless)."""
     try:
-        entries = [p for p in folder.iterdir() if p.name.endswith(".json")]
+        entries = [p for p in folder.iterdir() if p.name.endswith((".json", ".pickle"))]
         if len(entries) <= MAX_ENTRIES:
             return
         aged = []
@@ -222,3 +228,155 @@ def validated(
     document = build()
     store(entry_key, document)
     return document
+
+
+# --- built objects ---------------------------------------------------------------------------------------------------
+
+#: The pickle protocol of an object entry.
+_PROTOCOL = 5
+#: Classes of the standard library an object entry may name besides passprice's own.
+_STDLIB_CLASSES = {("builtins", "frozenset"), ("builtins", "set"), ("builtins", "complex")}
+#: Objects this process has built or read through :func:`built`, by ``id``: (the object, its entry key), the latest
+#: :data:`_IDENTITIES_KEPT`. The object is held so that its ``id`` is not reused while it is listed.
+_IDENTITIES: dict[int, tuple[object, str]] = {}
+_IDENTITIES_KEPT = 256
+
+
+@functools.cache
+def _library_stamp() -> str:
+    """What a pickled object's layout depends on besides passprice: the interpreter's version and the size and
+    modification time of attrs' class builder (its ``__getstate__``/``__setstate__`` write and read the state)."""
+    import attr._make
+
+    try:
+        st = os.stat(attr._make.__file__)
+        stamp = f"{st.st_size}:{st.st_mtime_ns}"
+    except (OSError, TypeError):
+        stamp = "?"
+    return f"{sys.version}|{stamp}|pickle-{_PROTOCOL}"
+
+
+class _Refused(Exception):
+    """An object entry names a class an entry may not hold."""
+
+
+def _allowed(module: str, name: str) -> Any:
+    """The class ``module.name`` when an object entry may hold one: an attrs class or an enumeration of passprice's
+    own modules, or one of :data:`_STDLIB_CLASSES`; else :class:`_Refused`. A pickle calls what it names, so
+    nothing else (no function, no class of another package) is ever looked up."""
+    import enum
+    import importlib
+
+    import attrs
+
+    if (module, name) in _STDLIB_CLASSES:
+        return getattr(importlib.import_module(module), name)
+    if (module != "passprice" and not module.startswith("passprice.")) or "." in name:
+        raise _Refused(f"{module}.{name}")
+    owner = sys.modules.get(module)
+    if owner is None:
+        try:
+            owner = importlib.import_module(module)
+        except ImportError:
+            raise _Refused(f"{module}.{name}") from None
+    found = getattr(owner, name, None)
+    if isinstance(found, type) and (attrs.has(found) or issubclass(found, enum.Enum)):
+        return found
+    raise _Refused(f"{module}.{name}")
+
+
+def _unpickle(body: bytes) -> Any:
+    """The ``(key, object)`` pair an object entry's body holds, read by an unpickler that looks up only
+    :func:`_allowed` classes."""
+    import io
+    import pickle
+
+    class Unpickler(pickle.Unpickler):
+        def find_class(self, module: str, name: str) -> Any:
+            return _allowed(module, name)
+
+    return Unpickler(io.BytesIO(body)).load()
+
+
+def identity(obj: object) -> str | None:
+    """The entry key ``obj`` was built or read under by :func:`built` in this process (``None`` for any other
+    object): what a further object computed from it alone (a checkpoint's decode step) is keyed by."""
+    held = _IDENTITIES.get(id(obj))
+    return held[1] if held is not None and held[0] is obj else None
+
+
+def built(kind: str, schema_path: Path | None, data: bytes, build: Callable[[], T], cls: type[T]) -> T:
+    """The ``cls`` object built from a ``kind`` file holding ``data`` (bytes; with whatever else the object depends
+    on, such as the file's path) validated against the schema at ``schema_path`` (``None``: no schema): from the
+    cache when an entry for the same bytes, schema, kind, passprice, attrs and interpreter exists, else
+    ``build()``'s, stored for the next run. The key is :func:`key`'s with the interpreter's version and attrs' class
+    builder (:func:`_library_stamp`), which lay out the pickled state, in its kind.
+
+    An object entry, ``objects/KEY.pickle``, holds ``(KEY, object)`` pickled, after the sha256 of the pickle, written
+    atomically. Only what ``build`` returned without raising is stored, so a hit is an object a whole build made. A
+    hit that is not whole and ours (a checksum or key that does not match, a pickle that does not load, a class an
+    entry may not hold: only passprice's attrs classes and enumerations and a few built-in containers are looked up,
+    so an entry runs no code but their constructors) or not a ``cls`` is ignored and overwritten, never an error.
+    With the cache bypassed, ``build()``. Raises what ``build`` raises."""
+    if not enabled():
+        return build()
+    from passprice.errors import InputError
+    from passprice.files import read_regular
+
+    try:
+        schema_bytes = b"" if schema_path is None else read_regular(schema_path, MAX_ENTRY_BYTES)
+    except InputError:
+        return build()
+    entry_key = key(f"{kind}+object\0{_library_stamp()}", schema_bytes, data)
+    path = _object_path(entry_key)
+    raw = _read_file(path) if path is not None else None
+    if raw is not None:
+        digest, newline, body = raw.partition(b"\n")
+        if newline and digest == hashlib.sha256(body).hexdigest().encode("ascii"):
+            try:
+                stored_key, obj = _unpickle(body)
+            except Exception:  # a damaged or foreign entry, whatever it raises, is a miss
+                stored_key, obj = None, None
+            if stored_key == entry_key and isinstance(obj, cls):
+                _identify(obj, entry_key)
+                return obj
+    obj = build()
+    _identify(obj, entry_key)
+    if path is not None:
+        _store_object(path, entry_key, obj)
+    return obj
+
+
+def _identify(obj: object, entry_key: str) -> None:
+    """List ``obj`` as built under ``entry_key`` (:func:`identity`), forgetting the oldest past
+    :data:`_IDENTITIES_KEPT` (an object no longer listed has no identity: what is computed from it is not kept)."""
+    _IDENTITIES[id(obj)] = (obj, entry_key)
+    while len(_IDENTITIES) > _IDENTITIES_KEPT:
+        del _IDENTITIES[next(iter(_IDENTITIES))]
+
+
+def _object_path(entry_key: str) -> Path | None:
+    try:
+        return cache_dir() / "objects" / f"{entry_key}.pickle"
+    except RuntimeError:  # no home folder to find the cache in
+        return None
+
+
+def _store_object(path: Path, entry_key: str, obj: object) -> None:
+    """Write ``(entry_key, obj)`` pickled to ``path`` atomically; silently nothing when it does not pickle or the
+    folder cannot be written."""
+    import pickle
+
+    from passprice.errors import InputError
+    from passprice.files import make_folder, write_atomically
+
+    try:
+        body = pickle.dumps((entry_key, obj), protocol=_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+        return
+    try:
+        make_folder(path.parent)
+        write_atomically(path, hashlib.sha256(body).hexdigest().encode("ascii") + b"\n" + body, force=True)
+    except (InputError, OSError):
+        return
+    _prune(path.parent)

@@ -231,12 +231,20 @@ def load_card(root: Root, ref: str) -> Card:
 
     Raises :class:`InputError` (unknown card, TOML syntax, unit dimension, a source that is not registered) or
     :class:`passprice.errors.SchemaError` (every schema problem of the file, with key paths)."""
+    from passprice import cache
     from passprice.sources import require_sources
 
     path = card_path(root, ref)
-    document = schema.load(path, "card", root.schema)
+    data = schema.read_bytes(path)
     name = path.name[: -len(".toml")]
-    card = card_from_document(name, document, str(path))
+
+    def build() -> Card:
+        return card_from_document(name, schema.load(path, "card", root.schema, data=data), str(path))
+
+    # An unchanged card file is neither parsed nor structured again (its object kept by passprice.cache); the
+    # sources it cites are looked up in the registry on every read, as they may change without it.
+    source = str(path).encode("utf-8", "surrogateescape")
+    card = cache.built("card", root.schema / "card.schema.json", source + b"\0" + data, build, Card)
     require_sources(root, card.facts(), str(path))
     return card
 

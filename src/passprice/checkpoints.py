@@ -435,22 +435,36 @@ def entry_path(root: Root, name: str) -> Path:
 
 def _load_entry(path: Path, root: Root) -> GGUFHeader:
     # Kept in this process by the entry's path, its bytes' sha256 and the schema folder (never by size and mtime,
-    # which an edit can keep); across processes, schema.load's cache of validated documents skips parsing.
+    # which an edit can keep); across processes, as an object in the cache of validated files (passprice.cache),
+    # keyed by the entry's path and bytes and its schema, so an unchanged entry is neither parsed nor structured.
+    from passprice import cache
+
     data = schema.read_bytes(path)
     key = (os.path.realpath(path), hashlib.sha256(data).hexdigest(), str(root.schema))
     if key in _CACHE:
         _CACHE.move_to_end(key)
         return _CACHE[key]
+    source = str(path).encode("utf-8", "surrogateescape")
+    header = cache.built(
+        "checkpoint", root.schema / "checkpoint.schema.json", source + b"\0" + data,
+        lambda: _header_of_entry(path, root, data), GGUFHeader,
+    )
+    _CACHE[key] = header
+    while len(_CACHE) > _CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return header
+
+
+def _header_of_entry(path: Path, root: Root, data: bytes) -> GGUFHeader:
+    """The header the entry at ``path`` (whose bytes are ``data``) describes, validated against ``root``'s schema.
+    Raises what :func:`header_from_entry` and :func:`passprice.schema.load` raise, and :class:`InputError` for an
+    entry whose ``entry.name`` is not its file name."""
     document = schema.load(path, "checkpoint", root.schema, data=data)
     stem = path.name[: -len(".toml")]
     named = document["entry"]["name"]
     if named != stem:
         raise InputError(f"{path}: entry.name: {named!r} does not match the file name {stem!r}")
-    header = header_from_entry(document, str(path))
-    _CACHE[key] = header
-    while len(_CACHE) > _CACHE_SIZE:
-        _CACHE.popitem(last=False)
-    return header
+    return header_from_entry(document, str(path))
 
 
 def load_checkpoint(root: Root, ref: str) -> GGUFHeader:

@@ -21,12 +21,12 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 import attrs
-import cattrs
-from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 from passprice.errors import InputError
 
 if TYPE_CHECKING:
+    import cattrs
+
     from passprice.derivations import Derivation
     from passprice.fits import RunDerivation
 
@@ -182,7 +182,7 @@ class Fact:
 
     @classmethod
     def from_entry(cls, entry: Mapping[str, Any], where: str) -> Fact:
-        """The fact a validated TOML table describes (structured by :data:`converter`); ``where`` names it
+        """The fact a validated TOML table describes (structured by :func:`converter`); ``where`` names it
         (``FILE: memory.bandwidth``) in errors.
 
         Raises :class:`InputError` for an unknown unit, provenance, or a non-finite value, and for a fact that cites
@@ -191,6 +191,8 @@ class Fact:
         Provenance.parse(entry["provenance"], f"{where}.provenance")
         if entry.get("source") is None and entry.get("cite") is None:
             raise InputError(f"{where}: cites nothing: give source (a sources/ID) and locator")
+        import cattrs
+
         try:
             fact: Fact = _fact_structure()({**entry, _BASE: base}, cls)
         except (cattrs.BaseValidationError, ValueError, TypeError) as e:
@@ -198,10 +200,10 @@ class Fact:
         return fact
 
     def to_entry(self) -> dict[str, Any]:
-        """The fact as its TOML table (unstructured by :data:`converter`): ``value`` and ``unit`` as written, then
+        """The fact as its TOML table (unstructured by :func:`converter`): ``value`` and ``unit`` as written, then
         provenance, source, locator (or the legacy cite), note, derivation; the keys it was written with, so its
         digest is the one it was pinned with."""
-        out: dict[str, Any] = converter.unstructure(self)
+        out: dict[str, Any] = converter().unstructure(self)
         return out
 
     def citation(self) -> str:
@@ -239,18 +241,32 @@ class Fact:
 
 def _cattrs_says(error: Exception) -> str:
     """What a cattrs (or attrs validator) error says, in one line."""
+    import cattrs
+
     if isinstance(error, cattrs.BaseValidationError):
         return "; ".join(str(x) for x in cattrs.transform_error(error))
     return str(error)
 
 
-#: Fact ↔ its TOML table, with cattrs: the file's ``value`` is the amount as written (:attr:`Fact.amount`); the base
-#: value is derived from it and its unit when read (:func:`to_base`) and never written; a derivation table becomes a
-#: :class:`~passprice.derivations.Derivation` (a legacy derivation stays text); fields at their default (no source,
-#: locator, cite, note or derivation) are left out; any other key is refused (the schema refuses it first). New
-#: optional fields of :class:`Fact` are carried without another line here.
-converter = cattrs.Converter(forbid_extra_keys=True)
-converter.register_structure_hook(int | float, lambda v, _: v)
+@functools.cache
+def converter() -> cattrs.Converter:
+    """Fact ↔ its TOML table, with cattrs: the file's ``value`` is the amount as written (:attr:`Fact.amount`); the
+    base value is derived from it and its unit when read (:func:`to_base`) and never written; a derivation table
+    becomes a :class:`~passprice.derivations.Derivation` (a legacy derivation stays text); fields at their default
+    (no source, locator, cite, note or derivation) are left out; any other key is refused (the schema refuses it
+    first). New optional fields of :class:`Fact` are carried without another line here. Made on first use: a
+    process that neither structures nor unstructures a fact (a price from the cache of built objects) does not
+    import cattrs."""
+    import cattrs
+
+    c = cattrs.Converter(forbid_extra_keys=True)
+    c.register_structure_hook(int | float, lambda v, _: v)
+    # Registered by predicate: registering by class would resolve Fact's annotations now, before Derivation exists.
+    c.register_unstructure_hook_func(lambda t: t is Fact, _unstructure_fact)
+    c.register_structure_hook_func(lambda t: t is Fact, lambda entry, cls: Fact.from_entry(entry, "fact"))
+    return c
+
+
 _BASE = "\0base"
 #: The order a fact's keys are written in.
 _ORDER = ("value", "unit", "provenance", "source", "locator", "cite", "note", "derivation")
@@ -272,12 +288,14 @@ def _fact_unstructure() -> Any:
     """The generated unstructure function of :class:`Fact`, made on first use (a price that writes and digests no
     fact never makes it)."""
 
+    from cattrs.gen import make_dict_unstructure_fn, override
+
     def unstructure_derivation(d: Any) -> Any:
         return d if d is None or isinstance(d, str) else d.to_entry()
 
     _derivations()
     return make_dict_unstructure_fn(
-        Fact, converter, _cattrs_omit_if_default=True, value=override(omit=True), amount=override(rename="value"),
+        Fact, converter(), _cattrs_omit_if_default=True, value=override(omit=True), amount=override(rename="value"),
         derivation=override(unstruct_hook=unstructure_derivation),
     )
 
@@ -285,6 +303,8 @@ def _fact_unstructure() -> Any:
 @functools.cache
 def _fact_structure() -> Any:
     """The generated structure function of :class:`Fact`, made on first use."""
+    from cattrs.gen import make_dict_structure_fn, override
+
     derivation, run_derivation = _derivations()
 
     def structure_derivation(v: Any, _: Any) -> Any:
@@ -294,7 +314,7 @@ def _fact_structure() -> Any:
         return run_derivation.from_entry(v) if "method" in v else derivation.from_entry(v)
 
     return make_dict_structure_fn(
-        Fact, converter, _cattrs_forbid_extra_keys=True, value=override(rename=_BASE),
+        Fact, converter(), _cattrs_forbid_extra_keys=True, value=override(rename=_BASE),
         amount=override(rename="value"), derivation=override(struct_hook=structure_derivation),
     )
 
@@ -303,7 +323,3 @@ def _unstructure_fact(fact: Fact) -> dict[str, Any]:
     entry = _fact_unstructure()(fact)
     return {k: entry[k] for k in sorted(entry, key=lambda k: _ORDER.index(k) if k in _ORDER else len(_ORDER))}
 
-
-# Registered by predicate: registering by class would resolve Fact's annotations now, before Derivation exists.
-converter.register_unstructure_hook_func(lambda t: t is Fact, _unstructure_fact)
-converter.register_structure_hook_func(lambda t: t is Fact, lambda entry, cls: Fact.from_entry(entry, "fact"))

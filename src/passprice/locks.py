@@ -445,7 +445,7 @@ _PLAIN_TABLES = (LockInfo, CheckpointPin, CardPin, Policy, StackPin)
 
 @functools.cache
 def converter() -> cattrs.Converter:
-    """Lock ↔ its TOML document, with cattrs. Facts use :data:`passprice.facts.converter`'s hooks, the serving
+    """Lock ↔ its TOML document, with cattrs. Facts use :func:`passprice.facts.converter`'s hooks, the serving
     :func:`~passprice.servings.spec_to_document` / :func:`~passprice.servings.spec_from_document`; fields at their
     default (no serving, no content, not hypothetical, no per-path floors) are left out. Made on first use, each
     class's hooks generated when first needed (reading a lock never generates the writing ones), so a command that
@@ -454,7 +454,7 @@ def converter() -> cattrs.Converter:
 
     from passprice.facts import converter as fact_converter
 
-    c = fact_converter.copy(forbid_extra_keys=True)
+    c = fact_converter().copy(forbid_extra_keys=True)
     c.register_unstructure_hook(ServingSpec, spec_to_document)
     c.register_structure_hook(ServingSpec, lambda d, _: spec_from_document(d, "lock: serving"))
     c.register_structure_hook(Provenance, lambda v, _: Provenance(v))
@@ -586,8 +586,22 @@ def read_lock(path: Path, schema_folder: Path | None = None) -> Lock:
 
     Raises :class:`InputError` (unreadable, not TOML, incomplete, a digest that fails: one line each) or
     :class:`~passprice.errors.SchemaError` (every schema problem)."""
+    from passprice import cache
+    from passprice.registry import schema_dir
+
+    data = schema.read_bytes(path)
+    folder = schema_folder or schema_dir()
+    return cache.built(
+        "lock", Path(folder) / "lock.schema.json", str(path).encode("utf-8", "surrogateescape") + b"\0" + data,
+        lambda: _lock_of_file(path, folder, data), Lock,
+    )
+
+
+def _lock_of_file(path: Path, schema_folder: Path, data: bytes) -> Lock:
+    """The lock in the file at ``path`` (whose bytes are ``data``), validated and digest-checked: what
+    :func:`read_lock` keeps. Raises what :func:`read_lock` raises."""
     try:
-        document = schema.load(path, "lock", schema_folder, check=("digests", check_digests))
+        document = schema.load(path, "lock", schema_folder, data=data, check=("digests", check_digests))
     except SchemaError as e:
         # A lock cut short (a truncated file, or a partial write by something other than passprice) lacks its last
         # tables and keys and nothing else is wrong with it: one line says so instead of a cascade of problems.

@@ -1488,11 +1488,27 @@ def _step_of(header: GGUFHeader, deployment: Deployment) -> DecodeStep:
     if hit is not None and hit[0] is header:
         _STEPS.move_to_end(key)
         return hit[1]
-    step = decode_step(header, deployment, defer_recurrence=True)
+    step = _stored_step(header, deployment)
     _STEPS[key] = (header, step)
     while len(_STEPS) > _SHAPES_KEPT:
         _STEPS.popitem(last=False)
     return step
+
+
+def _stored_step(header: GGUFHeader, deployment: Deployment) -> DecodeStep:
+    """``decode_step(header, deployment, defer_recurrence=True)``; for a header read from a registry entry through
+    the cache of validated files (:func:`passprice.cache.identity`), kept there too, keyed by the header's entry and
+    the deployment, so a process pricing an unchanged checkpoint does not rebuild its step from the tensor table.
+    Raises what :func:`~passprice.decode.decode_step` raises (a refusal is not kept)."""
+    from passprice import cache
+
+    origin = cache.identity(header)
+    if origin is None:
+        return decode_step(header, deployment, defer_recurrence=True)
+    return cache.built(
+        "decode-step", None, f"{origin}\0{deployment!r}\0deferred".encode(),
+        lambda: decode_step(header, deployment, defer_recurrence=True), DecodeStep,
+    )
 
 
 def shape_of(header: GGUFHeader, s: Serving) -> PassShape:

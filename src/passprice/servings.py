@@ -8,12 +8,12 @@ seed's :class:`~passprice.serving.Serving` from it.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
-import cattrs
 
 from passprice import schema
 from passprice.cards import Card, load_card
@@ -33,6 +33,8 @@ from passprice.serving import (
 )
 
 if TYPE_CHECKING:  # read only when a serving drafts or routes
+    import cattrs
+
     from passprice.drafts import DraftMethod
     from passprice.routing import Routing
 
@@ -101,18 +103,28 @@ class ServingSpec:
 #: serving that does not use them keeps its bytes (and its digest) when re-locked.
 _OPTIONAL_DEFAULTS: dict[str, Any] = {"shared_prefix": 0, "prefix_read_once": False}
 
-_converter = cattrs.Converter(forbid_extra_keys=True)
+
+
+@functools.cache
+def _converter() -> cattrs.Converter:
+    """The spec's cattrs converter (extra keys refused), made on first use: a process that reads its servings from
+    the cache of built objects neither makes it nor imports cattrs."""
+    import cattrs
+
+    return cattrs.Converter(forbid_extra_keys=True)
 
 
 def spec_from_document(document: Mapping[str, Any], source: str) -> ServingSpec:
     """The spec a validated ``serving`` document (or a lock's embedded serving) describes.
 
     Raises :class:`InputError` naming ``source`` for values the schema lets through but the spec cannot hold."""
+    import cattrs
+
     data = dict(document)
     if "contexts" in data:
         data["contexts"] = tuple(data["contexts"])
     try:
-        spec = attrs.evolve(_converter.structure(data, ServingSpec), source=source)
+        spec = attrs.evolve(_converter().structure(data, ServingSpec), source=source)
         StateFlush.parse(spec.flush)
         AttentionMath(spec.attention)
         ActScaling(spec.scaling)
@@ -145,7 +157,7 @@ def _check_contexts(spec: ServingSpec, source: str) -> None:
 def spec_to_document(spec: ServingSpec) -> dict[str, Any]:
     """The spec as a TOML-ready table: every field, ``None`` fields left out (TOML has no null), the fields added
     later (``shared_prefix``, ``prefix_read_once``) left out at their defaults, contexts as an array of tables."""
-    data: dict[str, Any] = _converter.unstructure(spec)
+    data: dict[str, Any] = _converter().unstructure(spec)
 
     def drop_none(value: Any) -> Any:
         if isinstance(value, dict):
@@ -178,9 +190,16 @@ def load_spec(root: Root, ref: str) -> ServingSpec:
     """The serving ``ref`` in ``root``, validated against ``schema/serving.schema.json``.
 
     Raises :class:`InputError` or :class:`passprice.errors.SchemaError`."""
+    from passprice import cache
+
     path = serving_path(root, ref)
-    document = schema.load(path, "serving", root.schema)
-    return spec_from_document(document, str(path))
+    data = schema.read_bytes(path)
+
+    def build() -> ServingSpec:
+        return spec_from_document(schema.load(path, "serving", root.schema, data=data), str(path))
+
+    source = str(path).encode("utf-8", "surrogateescape")
+    return cache.built("serving", root.schema / "serving.schema.json", source + b"\0" + data, build, ServingSpec)
 
 
 def override(spec: ServingSpec, position: float | None = None, limit: int | None = None, **fields: Any) -> ServingSpec:
