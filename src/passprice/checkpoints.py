@@ -63,7 +63,10 @@ _FLOATS = ("float32", "float64")
 
 _FLOAT_MAX = sys.float_info.max
 #: A uint64 written as a decimal string (past int64, which TOML integers cannot hold).
-_DECIMAL = re.compile(r"[0-9]{1,20}")
+@functools.cache
+def _decimal() -> re.Pattern[str]:
+    """A uint64 written as decimal text (compiled on first use, as every pattern here: not at import)."""
+    return re.compile(r"[0-9]{1,20}")
 _SCALARS = frozenset(VALUE_TYPE_NAMES.values()) - {"array"}
 
 
@@ -201,11 +204,14 @@ _PREAMBLE = (
     "# tensor table (dims in GGUF order) and the header's sha256. Re-import rather than edit.\n\n"
 )
 
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+@functools.cache
+def _name() -> re.Pattern[str]:
+    """An entry name."""
+    return re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
 def _check_name(name: str) -> None:
-    if not _NAME.match(name):
+    if not _name().match(name):
         raise InputError(f"checkpoint name {name!r}: use letters, digits, '.', '_' and '-' (first a letter or digit)")
 
 
@@ -302,7 +308,7 @@ def _meta_from(value: Any, descriptor: str, where: str) -> MetaValue:
             return tuple(_any_meta(v, f"{where}[{i}]") for i, v in enumerate(value))
         return tuple(_meta_from(v, inner, f"{where}[{i}]") for i, v in enumerate(value))
     if descriptor in _INT_RANGES:
-        if descriptor == "uint64" and isinstance(value, str) and _DECIMAL.fullmatch(value):
+        if descriptor == "uint64" and isinstance(value, str) and _decimal().fullmatch(value):
             value = int(value)  # ASCII digits only (str.isdigit takes "²" and Arabic-Indic digits), 20 at most
         low, high = _INT_RANGES[descriptor]
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
@@ -413,7 +419,10 @@ _CACHE: OrderedDict[tuple[str, str, str], GGUFHeader] = OrderedDict()
 _CACHE_SIZE = 32
 
 
-_SHARD_SUFFIX = re.compile(r"-\d{5}-of-\d{5}$")
+@functools.cache
+def _shard_suffix() -> re.Pattern[str]:
+    """A shard's suffix, ``-00001-of-00003``."""
+    return re.compile(r"-\d{5}-of-\d{5}$")
 
 
 def entry_name(path: str | os.PathLike[str]) -> str:
@@ -424,7 +433,7 @@ def entry_name(path: str | os.PathLike[str]) -> str:
     for suffix in (".xz", ".gz", ".gguf", ".header"):
         name = name.removesuffix(suffix)
         if suffix == ".gguf":
-            name = _SHARD_SUFFIX.sub("", name)
+            name = _shard_suffix().sub("", name)
     return name
 
 

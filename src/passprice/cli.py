@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import json
 import math
 import re
@@ -995,7 +996,10 @@ def _parse_requires(requires: tuple[str, ...]) -> dict[str, Any]:
 
 
 #: A lock name: a file stem in locks/ (no folders, no leading dot).
-_LOCK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+@functools.cache
+def _lock_name() -> re.Pattern[str]:
+    """A lock's name (compiled on first use: a command that names no lock never compiles it)."""
+    return re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
 def _given(o: dict[str, Any]) -> list[str]:
@@ -1045,7 +1049,7 @@ def lock_command(
     from passprice.serving import ServingRefusal
     from passprice.servings import resolve
 
-    if name is not None and not _LOCK_NAME.match(name):
+    if name is not None and not _lock_name().match(name):
         raise click.BadParameter(
             f"{name!r} is not a lock name: use letters, digits, '.', '_' and '-' (first a letter or digit)",
             param_hint="--name",

@@ -11,6 +11,7 @@ It is what the batch-one price and the serving pricer (:mod:`passprice.serving`)
 from __future__ import annotations
 
 import enum
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
@@ -242,7 +243,10 @@ class DecodeStep:
 #: ``full_attention``, … for openai/gpt-oss-20b and -120b).
 WINDOW_PERIODS: Mapping[str, int] = {"gemma3": 6, "gemma2": 2, "cohere2": 4, "gpt-oss": 2}
 
-_BLOCK = re.compile(r"^blk\.(\d+)\.(.+)$")
+@functools.cache
+def _block() -> re.Pattern[str]:
+    """A block's tensor name, ``blk.N.REST`` (compiled on first use: a step read from the cache needs none)."""
+    return re.compile(r"^blk\.(\d+)\.(.+)$")
 _PROJECTIONS = frozenset(
     {
         "attn_q",
@@ -285,7 +289,7 @@ def _split_name(name: str) -> tuple[int | None, str, str]:
     """``blk.3.attn_q.weight`` → (3, ``attn_q``, ``weight``); ``output.weight`` → (None, ``output``, ``weight``)."""
     layer: int | None = None
     rest = name
-    m = _BLOCK.match(name)
+    m = _block().match(name)
     if m:
         layer, rest = int(m.group(1)), m.group(2)
     base, dot, suffix = rest.rpartition(".")
@@ -497,7 +501,7 @@ def header_problems(header: GGUFHeader) -> list[str]:
     assert isinstance(layers, int)
     named = 0
     for t in header.tensors:
-        m = _BLOCK.match(t.name)
+        m = _block().match(t.name)
         if m is not None:
             if len(m.group(1)) > _MAX_INDEX_DIGITS:
                 shown = repr(t.name) if len(t.name) <= 60 else f"{t.name[:60]!r}…"

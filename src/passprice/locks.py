@@ -44,7 +44,10 @@ if TYPE_CHECKING:
     from passprice.routing import Routing
     from passprice.stacks import Stack
 
-_DRAFT_PATH = re.compile(r"draft\.acceptance\.[1-9][0-9]*")
+@functools.cache
+def _draft_path() -> re.Pattern[str]:
+    """A drafting method's acceptance fact path (compiled on first use)."""
+    return re.compile(r"draft\.acceptance\.[1-9][0-9]*")
 
 #: What a lock records: ``price`` the serving's batch, ``best`` the batch with the most tokens/s.
 KINDS = ("price", "best")
@@ -64,7 +67,7 @@ def is_fact_path(path: str) -> bool:
 
     return (
         is_card_path(path)
-        or _DRAFT_PATH.fullmatch(path) is not None
+        or _draft_path().fullmatch(path) is not None
         or path in ROUTING_PATHS
         or is_stack_path(path)
     )
@@ -782,7 +785,7 @@ def _locks_serving(name: str, data: bytes) -> str | None:
         text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
         # The [lock] table alone, as passprice writes it (a table of plain keys), is enough to say which serving
         # a lock locks; a file laid out otherwise is parsed whole.
-        section = _LOCK_TABLE.search(text)
+        section = _lock_table().search(text)
         document = tomllib.loads(section.group(0) if section else text)
         if "lock" not in document:
             document = tomllib.loads(text)
@@ -792,7 +795,10 @@ def _locks_serving(name: str, data: bytes) -> str | None:
 
 
 #: The ``[lock]`` table of a lock file as :func:`lock_text` writes it: its header line and its plain keys.
-_LOCK_TABLE = re.compile(r"(?m)^\[lock\]\n(?:[A-Za-z_]+ = .*\n)+")
+@functools.cache
+def _lock_table() -> re.Pattern[str]:
+    """A lock file's ``[lock]`` table (compiled on first use)."""
+    return re.compile(r"(?m)^\[lock\]\n(?:[A-Za-z_]+ = .*\n)+")
 
 
 def pinned_serving(lock: Lock) -> Serving:

@@ -59,14 +59,17 @@ def _validator(kind: str, folder: str) -> Any:
     return cls(schema, format_checker=base.FORMAT_CHECKER)
 
 
-_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+@functools.cache
+def _bare_key() -> re.Pattern[str]:
+    """A TOML bare key (compiled on first use)."""
+    return re.compile(r"[A-Za-z0-9_-]+")
 
 
 def key_part(part: Any) -> str:
     """One key of a TOML key path as TOML writes it: bare when it can be (``memory``, an array index ``0``), else
     quoted (``"streams.rewrite"``, a lock's dotted fact key), so ``facts."streams.rewrite".value`` is one path."""
     text = str(part)
-    return text if isinstance(part, int) or _BARE_KEY.fullmatch(text) else json.dumps(text, ensure_ascii=False)
+    return text if isinstance(part, int) or _bare_key().fullmatch(text) else json.dumps(text, ensure_ascii=False)
 
 
 def _key_path(parts: Any) -> str:

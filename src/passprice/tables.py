@@ -4,6 +4,7 @@ rounds a figure a program will read (``--json`` output is built elsewhere, from 
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Sequence
@@ -69,7 +70,10 @@ def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Seq
 #: The ASCII punctuation that opens Markdown inline markup (emphasis, links, images, code spans, strikethrough) or
 #: escapes it: each is written with a backslash in free text (CommonMark lets any ASCII punctuation be escaped). An
 #: underscore between two letters or digits (``memory_s``, ``Azure_Results``) opens no emphasis and stays as it is.
-_MARKUP = re.compile(r"[\\`*\[\]~]|(?<![^\W_])_|_(?![^\W_])")
+@functools.cache
+def _markup() -> re.Pattern[str]:
+    """What markdown would read as markup (compiled on first use)."""
+    return re.compile(r"[\\`*\[\]~]|(?<![^\W_])_|_(?![^\W_])")
 
 
 def _one_line(text: str) -> str:
@@ -84,7 +88,7 @@ def markdown_text(text: str) -> str:
     a link, an image, a code span or a strikethrough (``\\ ` * _ [ ] ~``) escaped with a backslash, control
     characters as U+FFFD, a line break as a space. A bare address stays text (GitHub may link it, showing where it
     goes)."""
-    out = _MARKUP.sub(lambda m: "\\" + m.group(0), _one_line(text))
+    out = _markup().sub(lambda m: "\\" + m.group(0), _one_line(text))
     return out.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
@@ -112,7 +116,10 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right:
     return "\n".join(lines)
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+@functools.cache
+def _surrogate() -> re.Pattern[str]:
+    """A lone surrogate (compiled on first use)."""
+    return re.compile("[\ud800-\udfff]")
 
 
 def json_text(data: Any, indent: int | None = 2) -> str:
@@ -122,4 +129,4 @@ def json_text(data: Any, indent: int | None = 2) -> str:
     import json
 
     text = json.dumps(data, indent=indent, ensure_ascii=False)
-    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+    return _surrogate().sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
