@@ -287,11 +287,16 @@ def _allowed(module: str, name: str) -> Any:
 
 def _unpickle(body: bytes) -> Any:
     """The ``(key, object)`` pair an object entry's body holds, read by an unpickler that looks up only
-    :func:`_allowed` classes."""
+    :func:`_allowed` classes. The unpickler is the C accelerator ``pickle`` itself uses (``_pickle.Unpickler``),
+    imported alone: the pure-Python ``pickle`` module around it costs a warm process more than the load."""
     import io
-    import pickle
 
-    class Unpickler(pickle.Unpickler):
+    try:
+        from _pickle import Unpickler as Base
+    except ImportError:  # pragma: no cover - an interpreter without the accelerator
+        from pickle import Unpickler as Base
+
+    class Unpickler(Base):
         def find_class(self, module: str, name: str) -> Any:
             return _allowed(module, name)
 
