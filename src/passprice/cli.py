@@ -1898,6 +1898,10 @@ def speculate_command(
     if all(r.refusal is not None for r in result.rows):
         names = ", ".join(sorted({r.refusal.name for r in result.rows if r.refusal is not None}))
         raise Refused(f"every draft length is refused ({names})", data)
+    if the_stack is not None and all(r.expected_refusal is not None for r in result.rows if r.refusal is None):
+        # as `price --stack`: a stack that prices none of the lengths is a refusal (exit 1), not a table of them
+        names = ", ".join(sorted({r.expected_refusal.name for r in result.rows if r.expected_refusal is not None}))
+        raise Refused(f"stack {the_stack.name} refuses every draft length ({names})", data)
     _finite(data)  # the table shows the same figures: a pass of `inf s` is no price
     if as_json:
         _echo_json(data)
