@@ -21,7 +21,7 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from passprice import __version__
-from passprice.errors import InputError, escaped
+from passprice.errors import InputError, escaped, problem_lines
 from passprice.files import shown as shown_path
 
 #: The exit status of a command interrupted by Ctrl-C (SIGINT): 128 + 2, as a shell reports it.
@@ -72,16 +72,16 @@ class _Group(click.Group):
             result = super().invoke(ctx)
             problems = ctx.meta.get("passprice.problems")
             if problems:
-                raise InputError("\n".join(problems))
+                raise InputError.of(problems)
             return result
         except click.exceptions.NoArgsIsHelpError:
             raise
         except click.UsageError as e:
             _usage(e)
         except InputError as e:
-            # One problem a line ("\n" only: splitlines would also split at a U+2028 or a \x1c a file name holds),
-            # each character that does not print escaped, so a name cannot split or reorder its line.
-            for line in str(e).split("\n"):
+            # One problem a line (the error's lines: a newline, a U+2028 or a \x1c a file name holds is data), each
+            # character that does not print escaped, so a name cannot split or reorder its line.
+            for line in e.lines:
                 click.echo(f"passprice: error: {escaped(line)}", err=True)
             ctx.exit(2)
         except Refused as e:
@@ -339,7 +339,7 @@ def _load_all(names: list[str], load: Callable[[str], T]) -> list[tuple[str, T]]
         try:
             loaded.append((name, load(name)))
         except InputError as e:
-            problems.extend(str(e).splitlines())
+            problems.extend(problem_lines(e))
     _problems(problems)
     return loaded
 

@@ -692,7 +692,7 @@ def check_header(header: GGUFHeader) -> None:
     """Raise :class:`~passprice.errors.InputError` listing every :func:`header_problems` of ``header``, if any."""
     found = header_problems(header)
     if found:
-        raise InputError("\n".join(found))
+        raise InputError.of(found)
 
 
 def decode_step(header: GGUFHeader, deployment: Deployment, *, defer_recurrence: bool = False) -> DecodeStep:

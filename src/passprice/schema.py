@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from passprice.errors import InputError, NotFound, SchemaError
+from passprice.errors import InputError, NotFound, SchemaError, problem_lines
 from passprice.files import read_regular
 from passprice.registry import schema_dir
 
@@ -52,7 +52,7 @@ def _validator(kind: str, folder: str) -> Any:
     except NotFound:
         raise InputError(f"{path}: schema for {kind} files not found") from None
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
-        raise InputError(f"{path}: not a JSON Schema passprice reads: {str(e).splitlines()[0]}") from None
+        raise InputError(f"{path}: not a JSON Schema passprice reads: {problem_lines(e)[0]}") from None
     base = jsonschema.Draft202012Validator
     checker = base.TYPE_CHECKER.redefine("number", _finite_number)
     cls = jsonschema.validators.extend(base, type_checker=checker)

@@ -100,7 +100,7 @@ def validate(root: Root, stack: str | None = None, runs: Sequence[Run] | None = 
             header = load_checkpoint(root, run.checkpoint)
             serving = to_serving(complete(run.spec(), header))
         except InputError as e:
-            raise InputError(f"run {run.id} ({run.source}): {e}") from None
+            raise InputError.of(f"run {run.id} ({run.source}): {line}" for line in e.lines) from None
         st = stacks[run.stack]
         try:
             if st is None:
