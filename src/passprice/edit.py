@@ -46,6 +46,8 @@ def parse_value(text: str) -> int | float:
     """The number ``text`` writes: an ``int`` for an integer literal (``141``), else a ``float`` (``4.8``, ``1e12``,
     and also ``nan`` or ``inf``, which validation then refuses). Raises :class:`InputError` for anything else."""
     cleaned = text.strip()
+    if not cleaned.isascii():  # float() would read Arabic-Indic and other Unicode digits as a number
+        raise InputError(f"--value: {text!r} is not a number in ASCII digits")
     try:
         return int(cleaned) if _INTEGER.match(cleaned) else float(cleaned)
     except ValueError:
