@@ -588,3 +588,31 @@ def test_a_decode_step_is_kept_for_an_unchanged_checkpoint_entry(
     assert calls == [1]
     # 3584 x 3584 weights now Q8_0: more bytes a pass, so a slower price than the unchanged entry's.
     assert json.loads(edited.stdout)["tokens_per_s"] < json.loads(first.stdout)["tokens_per_s"]
+
+
+def test_the_pricing_model_digest_kept_in_the_cache_follows_each_module_s_content(tmp_path: Path) -> None:
+    """The digest of a package folder is kept in the cache under the sha256 of every module's bytes: an edit of a
+    formula's constant that keeps the file's size and modification time still changes it, and undoing the edit
+    gives the first digest back (now from the cache)."""
+    import os
+    import shutil
+
+    from passprice import cache, pins
+
+    folder = tmp_path / "passprice"
+    shutil.copytree(pins.PACKAGE, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    assert cache.enabled()
+    first = pins.pricing_model_digest(folder)
+    assert first == pins.pricing_model_digest(folder) == pins._compute(str(folder))
+    module = folder / "serving.py"
+    text = module.read_text(encoding="utf-8")
+    stat = module.stat()
+    old = "SOFTMAX_MACS_PER_SCORE = 7.5"
+    assert old in text
+    module.write_text(text.replace(old, "SOFTMAX_MACS_PER_SCORE = 8.5"), encoding="utf-8")
+    os.utime(module, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert module.stat().st_size == stat.st_size and module.stat().st_mtime_ns == stat.st_mtime_ns
+    edited = pins.pricing_model_digest(folder)
+    assert edited != first and edited == pins._compute(str(folder))
+    module.write_text(text, encoding="utf-8")
+    assert pins.pricing_model_digest(folder) == first
