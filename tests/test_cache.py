@@ -543,11 +543,12 @@ def test_a_foreign_object_entry_is_a_miss_and_runs_nothing(tmp_path: Path, cache
     assert cache._allowed("passprice.facts", "Provenance").__name__ == "Provenance"
 
 
-def test_a_decode_step_is_kept_for_an_unchanged_checkpoint_entry(
+def test_a_pass_shape_and_decode_step_are_kept_for_an_unchanged_checkpoint_entry(
     tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A price stores the checkpoint's header and its decode step; a new process (the in-process caches cleared)
-    # prices from both without rebuilding the step; an edit of the entry within the same second rebuilds it.
+    # A price stores the checkpoint's header, its decode step and the pass's shape; a new process (the in-process
+    # caches cleared) prices from them without rebuilding either; another position of the same serving is another
+    # shape from the same step; an edit of the entry within the same second rebuilds both.
     from passprice import serving
 
     root = copy_root(tmp_path)
@@ -565,10 +566,27 @@ def test_a_decode_step_is_kept_for_an_unchanged_checkpoint_entry(
     as_a_new_process()
     with monkeypatch.context() as m:
         m.setattr(serving, "decode_step", no_step)
+        m.setattr(serving, "pass_shape", no_step)
         m.setattr(checkpoints, "header_from_entry", no_step)
         again = invoke("price", "r1-qwen7b-h200", "--json", root=root)
     assert again.exit_code == 0, again.output
     assert again.stdout == first.stdout
+    # Another mean position, the same limit: the same deployment, so the step is read back and a new shape built.
+    as_a_new_process()
+    shapes = []
+    real_shape = serving.pass_shape
+
+    def counted_shape(*args: object, **kwargs: object) -> object:
+        shapes.append(1)
+        return real_shape(*args, **kwargs)  # type: ignore[arg-type]
+
+    with monkeypatch.context() as m:
+        m.setattr(serving, "decode_step", no_step)
+        m.setattr(serving, "pass_shape", counted_shape)
+        moved = invoke("price", "r1-qwen7b-h200", "--json", "--no-lock", "--position", "1000", root=root)
+    assert moved.exit_code == 0, moved.output
+    assert shapes == [1]
+    assert json.loads(moved.stdout)["tokens_per_s"] != json.loads(first.stdout)["tokens_per_s"]
     # The entry's first tensor retyped Q4_K → Q8_0 (same size, same mtime): another header, so another step.
     entry = root / "registry" / "checkpoints" / "deepseek-r1-distill-qwen-7b-q4_k_m.toml"
     same_size_same_mtime(entry, 'name = "blk.0.attn_q.weight", type = "Q4_K"',

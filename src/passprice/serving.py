@@ -1511,11 +1511,29 @@ def _stored_step(header: GGUFHeader, deployment: Deployment) -> DecodeStep:
     )
 
 
+def _stored_shape(header: GGUFHeader, s: Serving, fields: tuple[Any, ...]) -> PassShape:
+    """``pass_shape(header, s)``; for a header read from a registry entry through the cache of validated files
+    (:func:`passprice.cache.identity`), kept there too, keyed by the header's entry, the pricing model's version and
+    the ``repr`` of ``fields`` (the serving's fields the shape reads: every value's exact ``repr``, floats included,
+    so two servings that differ anywhere differ in the key; equal ones written differently only miss). Raises what
+    :func:`pass_shape` raises (a refusal is not kept)."""
+    import passprice
+    from passprice import cache
+
+    origin = cache.identity(header)
+    if origin is None:
+        return pass_shape(header, s)
+    material = f"{origin}\0{passprice.PRICING_MODEL_VERSION}\0{fields!r}"
+    return cache.built("pass-shape", None, material.encode("utf-8", "surrogateescape"),
+                       lambda: pass_shape(header, s), PassShape)
+
+
 def shape_of(header: GGUFHeader, s: Serving) -> PassShape:
     """:func:`pass_shape` of ``header`` and ``s``, built once per header object and serving (``s.batch`` and
     ``s.host_memory`` apart, which the shape does not read) and then reused, so repeated prices of one serving
-    (a batch scan, an audit's elasticities, a lock's re-pricing) do not rebuild the pass from the tensor table.
-    A refusal is not kept: it is raised again on the next call. Raises what :func:`pass_shape` raises."""
+    (a batch scan, an audit's elasticities, a lock's re-pricing) do not rebuild the pass from the tensor table;
+    for a registry entry's header, across processes too (:func:`_stored_shape`). A refusal is not kept: it is
+    raised again on the next call. Raises what :func:`pass_shape` raises."""
     import passprice
 
     version = passprice.PRICING_MODEL_VERSION
@@ -1527,7 +1545,7 @@ def shape_of(header: GGUFHeader, s: Serving) -> PassShape:
     if hit is not None and hit[0] is header:
         _SHAPES.move_to_end(key)
         return hit[1]
-    shape = pass_shape(header, s)
+    shape = _stored_shape(header, s, key[2:])
     _SHAPES[key] = (header, shape)
     while len(_SHAPES) > _SHAPES_KEPT:
         _SHAPES.popitem(last=False)
