@@ -273,8 +273,9 @@ def test_invalid_toml_is_refused_on_every_run(tmp_path: Path, cache_dir: Path) -
 HEAVY = ("numpy", "gguf", "yaml", "jsonschema", "tomlkit")
 #: Modules a price from a warm cache does not need either: no TOML is parsed (the cache holds the documents and
 #: which serving each lock locks), no compressed GGUF file is read, and nothing is structured (the cache holds the
-#: built checkpoint, card, serving and locks), so neither cattrs nor what structures a derivation off measured runs.
-NOT_WHEN_WARM = ("tomllib", "lzma", "zlib", "cattrs", "passprice.fits", "passprice.measurements")
+#: built checkpoint, card, serving and locks), so neither cattrs nor what structures a derivation off measured runs;
+#: nor is a pass built from the tensor table (the cache holds its shape), so not the decode step's module.
+NOT_WHEN_WARM = ("tomllib", "lzma", "zlib", "cattrs", "passprice.fits", "passprice.measurements", "passprice.decode")
 
 #: Modules a plain price of a registered serving (dense, no drafts, no routing, no stack) does not use, so does not
 #: import: reading or drafting routes, drafting methods, stacks, reproducing, reviewing, sweeping.
@@ -549,7 +550,7 @@ def test_a_pass_shape_and_decode_step_are_kept_for_an_unchanged_checkpoint_entry
     # A price stores the checkpoint's header, its decode step and the pass's shape; a new process (the in-process
     # caches cleared) prices from them without rebuilding either; another position of the same serving is another
     # shape from the same step; an edit of the entry within the same second rebuilds both.
-    from passprice import serving
+    from passprice import decode, serving
 
     root = copy_root(tmp_path)
     first = invoke("price", "r1-qwen7b-h200", "--json", root=root)
@@ -565,7 +566,7 @@ def test_a_pass_shape_and_decode_step_are_kept_for_an_unchanged_checkpoint_entry
 
     as_a_new_process()
     with monkeypatch.context() as m:
-        m.setattr(serving, "decode_step", no_step)
+        m.setattr(decode, "decode_step", no_step)
         m.setattr(serving, "pass_shape", no_step)
         m.setattr(checkpoints, "header_from_entry", no_step)
         again = invoke("price", "r1-qwen7b-h200", "--json", root=root)
@@ -581,7 +582,7 @@ def test_a_pass_shape_and_decode_step_are_kept_for_an_unchanged_checkpoint_entry
         return real_shape(*args, **kwargs)  # type: ignore[arg-type]
 
     with monkeypatch.context() as m:
-        m.setattr(serving, "decode_step", no_step)
+        m.setattr(decode, "decode_step", no_step)
         m.setattr(serving, "pass_shape", counted_shape)
         moved = invoke("price", "r1-qwen7b-h200", "--json", "--no-lock", "--position", "1000", root=root)
     assert moved.exit_code == 0, moved.output
@@ -593,14 +594,14 @@ def test_a_pass_shape_and_decode_step_are_kept_for_an_unchanged_checkpoint_entry
                          'name = "blk.0.attn_q.weight", type = "Q8_0"')
     as_a_new_process()
     calls = []
-    real = serving.decode_step
+    real = decode.decode_step
 
     def counted(*args: object, **kwargs: object) -> object:
         calls.append(1)
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
     with monkeypatch.context() as m:
-        m.setattr(serving, "decode_step", counted)
+        m.setattr(decode, "decode_step", counted)
         edited = invoke("price", "r1-qwen7b-h200", "--json", "--no-lock", root=root)
     assert edited.exit_code == 0, edited.output
     assert calls == [1]

@@ -30,21 +30,12 @@ import attrs
 from passprice import ggml
 from passprice.cards import TENSOR_FORMATS, Card
 from passprice.cost import Pricing, pass_seconds, pass_terms
-from passprice.decode import (
-    DecodeRefusal,
-    DecodeStep,
-    Deployment,
-    HeldClass,
-    MissingMetadata,
-    StageKind,
-    UnknownType,
-    decode_step,
-)
 from passprice.errors import InputError
 from passprice.facts import Fact, Provenance, weakest
 from passprice.gguf_header import GGUFHeader
 
 if TYPE_CHECKING:  # a mixture of experts' routing is read only when a serving names one
+    from passprice.decode import DecodeRefusal, DecodeStep, Deployment
     from passprice.routing import Router, Routing
 
 #: Rust's ``u32::MAX``: the seed counts sequences in ``u32`` and saturates there.
@@ -1144,6 +1135,10 @@ def pass_shape(header: GGUFHeader, s: Serving, *, routing_free: bool = False) ->
     ``s.prefix_read_once`` each sequence reads ``position − shared`` and the pass streams ``shared`` once (in
     ``weight_bytes``, at ``streams.read``). The arithmetic is unchanged: every row still scores every position.
     """
+    # The decode step's module is imported here, not with this one: a warm process reads its pass shapes from the
+    # cache of built objects and never builds a step.
+    from passprice.decode import DecodeRefusal, Deployment, HeldClass, StageKind, UnknownType
+
     _check_serving(header, s, routing_free)
     k = s.draft.tokens if s.draft is not None else 0
     deployment = Deployment(
@@ -1456,7 +1451,7 @@ def _transform(n: float) -> float:
 
 def _missing_ssm(header: GGUFHeader) -> DecodeRefusal:
     """The refusal of a recurrence stage without its Gated-DeltaNet shape, naming each missing ``ssm.*`` key."""
-    from passprice.decode import recurrence_of
+    from passprice.decode import MissingMetadata, recurrence_of
 
     try:
         recurrence_of(header)
@@ -1501,6 +1496,7 @@ def _stored_step(header: GGUFHeader, deployment: Deployment) -> DecodeStep:
     the deployment, so a process pricing an unchanged checkpoint does not rebuild its step from the tensor table.
     Raises what :func:`~passprice.decode.decode_step` raises (a refusal is not kept)."""
     from passprice import cache
+    from passprice.decode import DecodeStep, decode_step
 
     origin = cache.identity(header)
     if origin is None:
