@@ -310,7 +310,9 @@ def identity(obj: object) -> str | None:
     return held[1] if held is not None and held[0] is obj else None
 
 
-def built(kind: str, schema_path: Path | None, data: bytes, build: Callable[[], T], cls: type[T]) -> T:
+def built(
+    kind: str, schema_path: Path | None, data: bytes, build: Callable[[], T], cls: type[T], *, store: bool = True
+) -> T:
     """The ``cls`` object built from a ``kind`` file holding ``data`` (bytes; with whatever else the object depends
     on, such as the file's path) validated against the schema at ``schema_path`` (``None``: no schema): from the
     cache when an entry for the same bytes, schema, kind, passprice, attrs and interpreter exists, else
@@ -322,7 +324,8 @@ def built(kind: str, schema_path: Path | None, data: bytes, build: Callable[[], 
     hit that is not whole and ours (a checksum or key that does not match, a pickle that does not load, a class an
     entry may not hold: only passprice's attrs classes and enumerations and a few built-in containers are looked up,
     so an entry runs no code but their constructors) or not a ``cls`` is ignored and overwritten, never an error.
-    With the cache bypassed, ``build()``. Raises what ``build`` raises."""
+    With the cache bypassed, ``build()``. ``store=False``: a miss is built and not stored (a caller that builds many
+    objects in one process bounds what it writes). Raises what ``build`` raises."""
     if not enabled():
         return build()
     from passprice.errors import InputError
@@ -347,7 +350,7 @@ def built(kind: str, schema_path: Path | None, data: bytes, build: Callable[[], 
                 return obj
     obj = build()
     _identify(obj, entry_key)
-    if path is not None:
+    if path is not None and store:
         _store_object(path, entry_key, obj)
     return obj
 

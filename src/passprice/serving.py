@@ -1507,21 +1507,29 @@ def _stored_step(header: GGUFHeader, deployment: Deployment) -> DecodeStep:
     )
 
 
+#: Pass shapes a process stores in the cache of built objects, at most: a command prices a serving or a few; a process
+#: pricing hundreds of servings in a loop keeps them in memory (:data:`_SHAPES`) and would only pay to write them.
+_SHAPES_STORED = 16
+_shapes_missed = 0
+
+
 def _stored_shape(header: GGUFHeader, s: Serving, fields: tuple[Any, ...]) -> PassShape:
     """``pass_shape(header, s)``; for a header read from a registry entry through the cache of validated files
-    (:func:`passprice.cache.identity`), kept there too, keyed by the header's entry, the pricing model's version and
-    the ``repr`` of ``fields`` (the serving's fields the shape reads: every value's exact ``repr``, floats included,
-    so two servings that differ anywhere differ in the key; equal ones written differently only miss). Raises what
-    :func:`pass_shape` raises (a refusal is not kept)."""
+    (:func:`passprice.cache.identity`), kept there too (the first :data:`_SHAPES_STORED` a process builds), keyed by
+    the header's entry, the pricing model's version and the ``repr`` of ``fields`` (the serving's fields the shape
+    reads: every value's exact ``repr``, floats included, so two servings that differ anywhere differ in the key;
+    equal ones written differently only miss). Raises what :func:`pass_shape` raises (a refusal is not kept)."""
     import passprice
     from passprice import cache
 
+    global _shapes_missed
     origin = cache.identity(header)
     if origin is None:
         return pass_shape(header, s)
+    _shapes_missed += 1
     material = f"{origin}\0{passprice.PRICING_MODEL_VERSION}\0{fields!r}"
     return cache.built("pass-shape", None, material.encode("utf-8", "surrogateescape"),
-                       lambda: pass_shape(header, s), PassShape)
+                       lambda: pass_shape(header, s), PassShape, store=_shapes_missed <= _SHAPES_STORED)
 
 
 def shape_of(header: GGUFHeader, s: Serving) -> PassShape:
