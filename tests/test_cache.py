@@ -552,14 +552,16 @@ def test_a_pass_shape_and_decode_step_are_kept_for_an_unchanged_checkpoint_entry
     # shape from the same step; an edit of the entry within the same second rebuilds both.
     from passprice import decode, serving
 
-    root = copy_root(tmp_path)
-    first = invoke("price", "r1-qwen7b-h200", "--json", root=root)
-    assert first.exit_code == 0, first.output
-
     def as_a_new_process() -> None:
         checkpoints._CACHE.clear()
         serving._STEPS.clear()
         serving._SHAPES.clear()
+        monkeypatch.setattr(serving, "_shapes_missed", 0)  # the shapes this process has stored: none yet
+
+    root = copy_root(tmp_path)
+    as_a_new_process()
+    first = invoke("price", "r1-qwen7b-h200", "--json", root=root)
+    assert first.exit_code == 0, first.output
 
     def no_step(*_: object, **__: object) -> None:
         raise AssertionError("the decode step rebuilt on a hit")
@@ -635,3 +637,24 @@ def test_the_pricing_model_digest_kept_in_the_cache_follows_each_module_s_conten
     assert edited != first and edited == pins._compute(str(folder))
     module.write_text(text, encoding="utf-8")
     assert pins.pricing_model_digest(folder) == first
+
+
+def test_a_process_stores_only_its_first_pass_shapes(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A loop over many servings in one process keeps its shapes in memory; only the first _SHAPES_STORED are written.
+    import attrs
+
+    from passprice import serving
+    from passprice.servings import load_spec, resolve
+
+    root = Root(copy_root(tmp_path))
+    r = resolve(root, load_spec(root, "r1-qwen7b-h200"))
+    monkeypatch.setattr(serving, "_shapes_missed", 0)
+    monkeypatch.setattr(serving, "_SHAPES_STORED", 3)
+    before = len(objects(cache_dir))
+    for position in range(100, 106):
+        s = attrs.evolve(r.serving, contexts=serving.ContextMix.uniform(float(position), 4096))
+        assert serving.price_serving(r.header, r.card, s).tokens_per_s > 0
+    # Three shapes and the one decode step they share (every position the same deployment).
+    assert len(objects(cache_dir)) - before == 3 + 1
