@@ -36,6 +36,7 @@ from passprice.serving import (
     price_serving,
 )
 from passprice.servings import Resolved, load_spec, override, resolve, spec_to_document
+from passprice import simulate as simulate_module
 from passprice.simulate import Policy, Settings, percentile, simulate
 from passprice.steps import StepCost, StepPricer, StepRows
 from passprice.stretch import Stretch
@@ -554,6 +555,8 @@ def _queue(n: int, seed: int, prompts: tuple[int, int], outputs: int, spread: fl
     ("r1-qwen7b-h200", {}, _queue(120, 4, (200, 1500), 120, spread=4.0), Settings(chunk=512, max_batch=64)),
     # Memory, not the cap, holds the queue (a whole 131,072-position limit reserved): waited for memory.
     ("r1-qwen7b-h200", {"limit": 131072}, _queue(120, 5, (100, 600), 150), Settings()),
+    # A burst of arrivals, each prefilled behind the others' chunks after the step it joined at (windowed layers).
+    ("gemma3-270m-h100", {}, synthetic(Synthetic(150, 7, 5000.0), 32768), Settings()),
     # Experts, and a queue refilled by arrivals while it drains.
     ("qwen3-30b-a3b-h200", {}, _queue(150, 6, (100, 700), 200, spread=1.0), Settings(chunk=384, max_batch=8)),
 ])
@@ -563,11 +566,17 @@ def test_requests_waiting_and_long_prompts_planned_ahead_give_the_step_by_step_o
     """Continuous batching also plans the admissions of the requests waiting (each at the first step where the cap
     and memory hold it after the retirements before it: no clock needed) and chunks every prompt admitted ahead over
     as many steps as the token budget takes: an optimisation only. The outcome equals the step-by-step run's, bit
-    for bit, and the stretches did plan ahead: fewer tries than half the requests, and prompts in several chunks
-    where the budget is small."""
+    for bit, and the stretches did plan ahead: few steps priced alone, and prompts in several chunks where the
+    budget is small."""
     calls: list[int] = []
     partial: list[bool] = []
+    alone_steps: list[int] = []
     real = Stretch.priced_chunked
+    real_price = StepPricer.price
+
+    def one(self: StepPricer, step: StepRows) -> StepCost:
+        alone_steps.append(1)
+        return real_price(self, step)
 
     def spy(self: Stretch, pricer: StepPricer, n: int, at: Any, prompts: Any, bare: bool = False) -> Any:
         calls.append(len(at))
@@ -578,13 +587,48 @@ def test_requests_waiting_and_long_prompts_planned_ahead_give_the_step_by_step_o
     r = resolved(name, **changes)
     pricer = StepPricer.of(r.header, r.card, r.serving)
     alone = simulate(pricer, trace, Policy.CONTINUOUS, settings, stretches=False)
+    static_alone = simulate(pricer, trace, Policy.STATIC, settings, stretches=False)
+    monkeypatch.setattr(StepPricer, "price", one)
     together = simulate(pricer, trace, Policy.CONTINUOUS, settings)
     assert together == alone
-    assert 0 < len(calls) < len(trace.requests) / 2, len(calls)
+    assert len(calls) > 0 and len(alone_steps) < len(trace.requests) / 4, (len(calls), len(alone_steps))
+    # Static batching: each batch's prompts chunked over the steps its token budget takes, planned likewise.
+    alone_steps.clear()
+    assert simulate(pricer, trace, Policy.STATIC, settings) == static_alone
+    assert len(alone_steps) < len(trace.requests) / 4
     if settings.chunk < 600:
         assert any(partial)
     if "limit" in changes:
         assert sum(record.waited_for_memory for record in together.records) > 0
+
+
+def test_the_work_a_run_does_is_bounded_and_refused_by_name() -> None:
+    """The steps a run takes do not bound its time (a stretch prices thousands of steps for the cost of a few alone),
+    so the work is counted (simulate.MAX_WORK's units): a run within the budget reports what it spent and gives the
+    same outcome as without a budget (the work is not part of the outcome); past the budget the run is refused by
+    name, saying where it stopped and how to go on. The command's default is MAX_WORK, shared by the policies."""
+    r = resolved("r1-qwen7b-h200")
+    pricer = StepPricer.of(r.header, r.card, r.serving)
+    trace = synthetic(Synthetic(120, 3, 50.0), pricer.limit)
+    free = simulate(pricer, trace, Policy.CONTINUOUS)
+    # Stepping alone costs WORK_ALONE a step and a little more for nothing else: the work of a run that prices
+    # every step alone is exactly WORK_ALONE times its steps.
+    alone = simulate(pricer, trace, Policy.CONTINUOUS, stretches=False)
+    assert alone.work == simulate_module.WORK_ALONE * alone.steps
+    assert 0 < free.work < alone.work  # stretches: far less work than stepping alone
+    assert simulate(pricer, trace, Policy.CONTINUOUS, max_work=free.work) == free
+    with pytest.raises(InputError, match=(
+            rf"^simulate: the continuous run passed the {free.work - 1:,} units of work --max-work allows after "
+            r"[0-9,]+ steps, [0-9.,]+ s into the trace with [0-9,]+ of 120 requests served \(a unit is about 10 µs "
+            r"of CPU: a step priced alone 12, a stretch of steps priced together 25 and more\); simulate part of the "
+            r"trace, or raise --max-work$")):
+        simulate(pricer, trace, Policy.CONTINUOUS, max_work=free.work - 1)
+    result = CliRunner().invoke(cli, ["simulate", "r1-qwen7b-h200", "--synthetic", "120", "--seed", "3",
+                                      "--max-work", "100"])
+    assert result.exit_code == 2, result.output
+    assert "simulate: the static run passed the 100 units of work --max-work allows" in result.stderr
+    assert "--max-work INTEGER" in CliRunner().invoke(cli, ["simulate", "--help"]).output
+    assert f"[default: {simulate_module.MAX_WORK}]" in CliRunner().invoke(cli, ["simulate", "--help"]).output
 
 
 def test_simulate_under_a_stack_refuses_a_step_outside_its_range() -> None:

@@ -1930,8 +1930,11 @@ def speculate_command(
               help="Stream each shared prefix once a step for all the sequences that read it.")
 @click.option("--no-prefix-caching", is_flag=True, help="Hold and prefill every prompt whole, shared prefix or not.")
 @click.option("--max-steps", type=_int("--max-steps"), default=500_000, show_default=True,  # simulate.MAX_STEPS
-              help="Steps simulated at most, every policy together (tens of microseconds each); a longer run is "
-              "refused.")
+              help="Steps simulated at most, every policy together; a longer run is refused.")
+@click.option("--max-work", type=_int("--max-work"), default=100_000, show_default=True,  # simulate.MAX_WORK
+              help="Work done at most, every policy together, in units of about 10 µs of CPU (a step priced alone "
+              "is 12, a stretch of steps priced together 25 and more): the default bounds a run to about 1 to 2 s; "
+              "a run past it is refused.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here (default: stdout).")
 @_plot_option("throughput and end-to-end latency over time, one colour a policy")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
@@ -1957,6 +1960,7 @@ def simulate_command(
     prefix_read_once: bool | None,
     no_prefix_caching: bool,
     max_steps: int,
+    max_work: int,
     output: Path | None,
     plot_path: Path | None,
     force: bool,
@@ -2023,7 +2027,9 @@ def simulate_command(
         with shown or contextlib.nullcontext() as bar:
             for p in policies:
                 left = max_steps - sum(o.steps for o in outcomes)
-                outcomes.append(simulate(pricer, trace, p, settings, bar.update if bar else None, max_steps=left))
+                work = max_work - sum(o.work for o in outcomes)
+                outcomes.append(simulate(pricer, trace, p, settings, bar.update if bar else None, max_steps=left,
+                                         max_work=work))
     except ServingRefusal as e:
         _refuse(e)
     title = f"simulate {serving}: {resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"

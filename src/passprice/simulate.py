@@ -73,6 +73,18 @@ MAX_BATCH = 256
 #: passes the cap.
 MAX_STEPS = 500_000
 
+#: Default cap on the work one command does, every policy together, in units of about :data:`WORK_UNIT_US` µs of
+#: CPU (fitted to 14 runs of 7 trace shapes on a shared 2-core machine: 8 to 19 µs a unit): a step priced alone
+#: costs :data:`WORK_ALONE` units; each call that prices many steps at once (a stretch, a try of planning its
+#: admissions ahead, a prediction, a block of drafting steps) :data:`WORK_CALL`; each request a try plans, each
+#: prompt chunk it plans, and each request finished in a stretch a unit; every 16 steps of a stretch a unit. The steps
+#: a trace takes do not bound its time (a stretch prices thousands of steps for the cost of a few alone): this cap
+#: does, to about 1 to 1.9 s, so that no trace under 1 MB runs a command past 2 s.
+MAX_WORK = 100_000
+WORK_ALONE = 12
+WORK_CALL = 25
+WORK_UNIT_US = 10
+
 
 def _clock(start: float, seconds: np.ndarray) -> list[float]:
     """``start`` and the running sums after it of ``seconds`` (a float array), added one at a time in order, as
@@ -86,7 +98,7 @@ def _clock(start: float, seconds: np.ndarray) -> list[float]:
 
 #: A continuous stretch prices at most this many arrivals ahead (:func:`simulate`'s ``ahead``), admitted before this
 #: many steps, in at most this many tries of predicting their steps.
-AHEAD = 16
+AHEAD = 32
 AHEAD_STEPS = 4096
 AHEAD_TRIES = 4
 #: ... and at most this many of the requests waiting.
@@ -197,6 +209,7 @@ class Outcome:
     mean_sequences: float
     capacity: float
     weights: float
+    work: int = attrs.field(default=0, eq=False)  # units of work the run took (MAX_WORK's); not part of the outcome
 
     @property
     def makespan(self) -> float:
@@ -304,6 +317,7 @@ def simulate(
     progress: Callable[[int], None] | None = None,
     max_steps: int | None = None,
     stretches: bool = True,
+    max_work: int | None = None,
 ) -> Outcome:
     """Serve ``trace`` with ``policy`` on the card ``pricer`` prices for; ``progress`` is called with the requests
     finished (by each step, or each stretch of steps). With ``stretches`` (the default) consecutive steps that carry
@@ -314,7 +328,7 @@ def simulate(
     Raises :class:`~passprice.serving.NotResident` when a request alone does not fit the card's memory beside the
     weights, :class:`~passprice.serving.OnChipOverflow` when not even one sequence's rows fit on chip, and
     :class:`~passprice.errors.InputError` when the run would take more than ``max_steps`` steps (checked first
-    against :func:`least_steps`, then as it runs)."""
+    against :func:`least_steps`, then as it runs) or more than ``max_work`` units of work (:data:`MAX_WORK`)."""
     if max_steps is not None:
         least = least_steps(pricer, trace, settings)
         if least > max_steps:
@@ -383,6 +397,19 @@ def simulate(
     peak_held = peak_reserved = weights
     peak_sequences = 0
     carried = 0
+    work = 0
+
+    def spend(units: int) -> None:
+        """Count ``units`` of work (:data:`MAX_WORK`); past ``max_work``, refuse the run by name."""
+        nonlocal work
+        work += units
+        if max_work is not None and work > max_work:
+            raise InputError(
+                f"simulate: the {policy.value} run passed the {max_work:,} units of work --max-work allows after "
+                f"{steps:,} steps, {t:,.1f} s into the trace with {done:,} of {n_req:,} requests served (a unit is "
+                f"about {WORK_UNIT_US} µs of CPU: a step priced alone {WORK_ALONE}, a stretch of steps priced together "
+                f"{WORK_CALL} and more); simulate part of the trace, or raise --max-work"
+            )
 
     def admit() -> None:
         nonlocal reserved
@@ -471,6 +498,8 @@ def simulate(
         reads_from: np.ndarray | None,
         first: StepSums | None,
         alone: Stretch,
+        pre: Sequence[int] = (),
+        static: bool = False,
     ) -> tuple[Any, ...] | None:
         """A continuous stretch's steps priced past the next admissions (whole emitted tokens, no prompt left after
         step 0). The candidates are the requests waiting, in queue order, then the next arrivals: each is admitted
@@ -483,18 +512,21 @@ def simulate(
         :data:`AHEAD_STEPS`), or where the batch would empty before an arrival. Every step is priced at once; the
         clock then confirms each arrival's step (the first step that starts at or after it), and the stretch keeps
         its steps up to the first wrong one, or the first candidate not planned, and no prompt left unfinished.
-        ``None`` when nobody is admitted; else the members, positions, starts, finishes and tokens generated
-        (:class:`Stretch`'s arrays, the admitted requests appended), the steps' seconds and binds, when each ends,
-        the clock, the steps kept, the admitted requests with their steps, their chunks (request → (step, rows
-        before, rows)), and the (request, step) pairs that waited for memory."""
+        With ``pre`` (the requests prefilling, in order, none with a shared prefix) step 0 is planned too: their
+        chunks from step 0, as the step loop gives them, before any admitted ahead; ``static``: nobody is admitted
+        (static batching runs its batch to its end). ``None`` when nothing is planned; else the members, positions,
+        starts, finishes and tokens generated (:class:`Stretch`'s arrays, the requests of ``pre`` prefilled and
+        those admitted appended), the steps' seconds and binds, when each ends, the clock, the steps kept, the
+        admitted requests with their steps, the chunks of those and of ``pre`` (request → (step, rows before,
+        rows)), and the (request, step) pairs that waited for memory."""
         e = int(emitted)
         most = max_steps - steps if max_steps is not None else math.inf
         horizon = int(min(most, AHEAD_STEPS))
         fin0 = dict(zip(members.tolist(), finish.tolist(), strict=True))
-        queue = sorted((fin0[m], q, m) for q, m in enumerate(active))
-        last_fin = queue[-1][0]
-        queued = list(waiting)[:AHEAD_QUEUED]
-        n_wait = len(waiting)
+        queue = sorted((fin0[m], q, m) for q, m in enumerate(active) if m in fin0)
+        last_fin = queue[-1][0] if queue else 0
+        queued = [] if static else list(waiting)[:AHEAD_QUEUED]
+        n_wait = 0 if static else len(waiting)
         guess: list[int] = []
         est: dict[int, float] = {}
 
@@ -502,6 +534,7 @@ def simulate(
             """The arrivals' first predicted steps, priced beside the members as they are now (not exactly): a
             decode step, step 0 with its prompt chunks, and each arrival's chunk step (its seconds beyond a decode
             step's)."""
+            spend(WORK_CALL)
             near = list(range(arrived, min(arrived + AHEAD + 1, n_req)))
             Head = tuple[float, float, float, tuple[tuple[float, float], ...]]  # chunks, rows, lasts, group sums
             heads: list[Head] = [(0.0, 0.0, 0.0, tuple((0.0, 0.0) for _ in pricer.groups))]
@@ -583,13 +616,17 @@ def simulate(
 
         for attempt in range(AHEAD_TRIES):
             by_finish[:] = queue  # sorted: a heap
-            pf.clear()
             pieces.clear()
             fin.clear()
-            live = order = len(active)
+            pf[:] = [[j, prefilled[j], reqs[j].prompt] for j in pre]
+            for j in pre:
+                pieces[j] = []
+            live = len(queue) + len(pre)  # decoding or prefilling (static batching keeps the finished as well)
+            order = len(active)
             room_used = reserved
             top_fin = last_fin
-            cur = prev = 1
+            cur = 0 if pre else 1
+            prev = 1
             adm: list[tuple[int, int]] = []  # (request, step admitted), in admission order
             checks: list[tuple[int, int, int]] = []  # per arrival admitted: (its place in adm, its step lo, prev)
             blocked: list[tuple[int, int, int]] = []  # (place in adm it would take, request, step): waited
@@ -597,6 +634,8 @@ def simulate(
             bound: float = math.inf  # the steps the first candidate not planned leaves (or the arrivals' fence)
             g = 0
             while True:
+                if static:
+                    break
                 if g < len(queued):
                     j, lo, arrival_of = queued[g], prev, False
                 elif g < n_wait:  # past the waiting requests planned at once
@@ -606,6 +645,9 @@ def simulate(
                     a_no = g - n_wait
                     j = arrived + a_no
                     if j >= n_req:
+                        break
+                    if not guess and (shared[j] or a_no >= AHEAD):  # not planned: no prediction needed
+                        stop, bound = (j, prev), (adm[-1][1] + 1 if adm else prev)
                         break
                     if not guess:
                         first_guess()
@@ -647,9 +689,10 @@ def simulate(
                 room_used += need
                 prev = s
                 g += 1
-            if not adm:
+            if not adm and not pre:
                 return None
             run_to(int(min(bound, horizon)))  # every prompt's chunks up to the steps priced (one unfinished is cut)
+            spend(WORK_CALL + len(adm) + len(pre) + sum(len(chunks) for chunks in pieces.values()))
             n = int(min(most, top_fin, bound))
 
             def cut(k: int, adm: list[tuple[int, int]]) -> int:
@@ -667,16 +710,18 @@ def simulate(
 
             n = cut(n, adm)
             kept = [(j, s) for j, s in adm if s < n]
-            if not kept:
+            if n < 1 or (not kept and not pre):
                 return None
-            new = np.array([j for j, _ in kept], dtype=np.int64)
-            ends = np.array([pieces[j][-1][0] for j, _ in kept], dtype=np.int64)  # each prompt's last chunk
+            # Those of pre prefilled before step n decode after; then those admitted, in order.
+            done_pre = [j for j in pre if j in fin and pieces[j][-1][0] < n]
+            new = np.array(done_pre + [j for j, _ in kept], dtype=np.int64)
+            ends = np.array([pieces[j][-1][0] for j in new.tolist()], dtype=np.int64)  # each prompt's last chunk
             m2 = np.concatenate((members, new))
-            pos2 = np.concatenate((positions, [float(reqs[j].prompt) for j, _ in kept]))
+            pos2 = np.concatenate((positions, np.array([float(reqs[j].prompt) for j in new.tolist()])))
             st2 = np.concatenate((start, ends + 1))
-            fin2 = np.concatenate((finish, [fin[j] for j, _ in kept]))
+            fin2 = np.concatenate((finish, np.array([fin[j] for j in new.tolist()], dtype=np.int64)))
             gen2 = np.concatenate((gen, 1.0 - (ends + 1) * e))
-            own2 = np.concatenate((own, np.zeros(len(kept))))
+            own2 = np.concatenate((own, np.zeros(len(new))))
             once = codes_of = rf2 = None
             if read_once:
                 codes_of = np.where(own2 > 0, code[m2], -1)
@@ -685,9 +730,10 @@ def simulate(
             closed = Stretch(pos2, own2, st2, fin2, emitted, pricer.groups, once, codes_of, rf2)
             # The chunk steps' prompt sums: a step of one chunk from the per-chunk sums, others as price sums them.
             by_step: dict[int, list[tuple[int, int, int]]] = {}  # step -> its chunks (request, rows before, rows)
-            for j, _ in kept:
+            for j in [*pre, *(j for j, _ in kept)]:
                 for y, before, rows in pieces[j]:
-                    by_step.setdefault(y, []).append((j, before, rows))
+                    if y < n:
+                        by_step.setdefault(y, []).append((j, before, rows))
             at_steps = sorted(by_step)
             lone = [by_step[y][0] for y in at_steps if len(by_step[y]) == 1]
             per = [(pa.tolist(), pr.tolist()) for pa, pr in
@@ -729,6 +775,9 @@ def simulate(
             k = n
             if stop is not None:
                 k = min(k, max(bisect.bisect_left(times, reqs[stop[0]].arrival, 1), stop[1]))
+            dropped = next(((adm[q][0], before) for q, _, before in checks if q >= len(kept)), None)
+            if dropped is not None:  # the first arrival planned past the steps priced: it may come before
+                k = min(k, max(bisect.bisect_left(times, reqs[dropped[0]].arrival, 1), dropped[1]))
             if bad is not None:
                 if attempt + 1 < AHEAD_TRIES:
                     # Re-predict from the clock priced, less the arrivals' chunks (each step's seconds beyond its
@@ -756,9 +805,12 @@ def simulate(
             k = cut(k, adm)
             kept = [(j, s) for j, s in kept if s < k]
             waits = [(j, x) for q, j, x in blocked if x < k and (bad is None or q < bad)]
-            keep = len(members) + len(kept)
-            return (m2[:keep], pos2[:keep], st2[:keep], fin2[:keep], gen2[:keep], cost[:k], bind[:k], times[1:k + 1],
-                    times[k], k, kept, {j: pieces[j] for j, _ in kept}, waits)
+            keep = np.zeros(len(m2), dtype=bool)
+            keep[:len(members)] = True
+            keep[len(members):len(members) + len(done_pre)] = ends[:len(done_pre)] < k
+            keep[len(members) + len(done_pre):len(members) + len(done_pre) + len(kept)] = True
+            return (m2[keep], pos2[keep], st2[keep], fin2[keep], gen2[keep], cost[:k], bind[:k], times[1:k + 1],
+                    times[k], k, kept, {j: pieces[j] for j in [*pre, *(j for j, _ in kept)]}, waits)
         return None  # pragma: no cover - the last try always returns
 
     def stretch(
@@ -766,16 +818,20 @@ def simulate(
         positions: np.ndarray,
         dec_shared: np.ndarray,
         chunks: tuple[list[int], list[int], list[bool], list[float]] | None = None,
-    ) -> None:
+        pre: list[int] | None = None,
+    ) -> bool:
         """Run the steps from this one that carry the decoding sequences ``dec`` and nothing else — or, with
         ``chunks`` (requests, rows, last, prefix positions read once), this step also the prompt chunks that end
         every prompt still prefilling, whose requests decode from the next: until a sequence finishes when
         something could follow it (a prompt waits for rows, or a request for room), else until the last does; in
         continuous batching with nobody waiting, until the next arrival — or, when :func:`ahead` predicts them,
         through the next arrivals that are admitted at once and prefill in one chunk each, until the first that is
-        not; and no further than ``max_steps``. Every step is the one the step-by-step loop prices, in the same order
-        of additions, and every admission, retirement and peak the one it records."""
+        not; and no further than ``max_steps``. With ``pre`` (the requests prefilling, none with a shared prefix, and
+        whole emitted tokens) this step's and the next steps' prompt chunks are planned as :func:`ahead` plans
+        them; ``False`` when nothing could be planned (nothing has run). Every step is the one the step-by-step loop
+        prices, in the same order of additions, and every admission, retirement and peak the one it records."""
         nonlocal t, steps, carried, peak_held, done, reserved, peak_sequences, peak_reserved, arrived
+        spend(WORK_CALL)
         drained = not prefilling or chunks is not None  # no prompt waits for rows after this step
         inside = whole and drained and (policy is Policy.STATIC or not waiting)
         arrival = reqs[arrived].arrival if policy is Policy.CONTINUOUS and not waiting and arrived < n_req else None
@@ -808,7 +864,8 @@ def simulate(
                 start = np.concatenate((start, np.ones(fresh, dtype=np.int64)))
                 finish = np.concatenate((finish, 1 - ((1.0 - out_tokens[new]).astype(np.int64) // e)))
                 own = np.concatenate((dec_shared, shared_arr[new] if read_once else np.zeros(fresh)))
-            end = min(end, int(finish.max() if inside else finish.min()))
+            if len(finish):
+                end = min(end, int(finish.max() if inside else finish.min()))
             once = codes_of = reads_from = None
             if read_once:
                 codes_of = np.where(own > 0, code[members], -1)
@@ -816,11 +873,14 @@ def simulate(
                 reads_from = start.copy()
                 if chunks is not None:
                     reads_from[len(dec):] = np.where(np.array(chunks[3]) > 0, 0, 1)
-            if (policy is Policy.CONTINUOUS and drained and (waiting or arrived < n_req)
-                    and (waiting or pace[0] > 0.0)):
+            if pre or (policy is Policy.CONTINUOUS and drained and (waiting or arrived < n_req)
+                       and (waiting or pace[0] > 0.0)):
                 closed = Stretch(positions, own, start, finish, emitted, pricer.groups, once, codes_of, reads_from,
                                  first)
-                spec = ahead(members, positions, own, start, finish, gen, reads_from, first, closed)
+                spec = ahead(members, positions, own, start, finish, gen, reads_from, first, closed, pre or (),
+                             policy is Policy.STATIC)
+                if spec is None and pre:
+                    return False
             elif spec is None:
                 closed = Stretch(positions, own, start, finish, emitted, pricer.groups, once, codes_of, reads_from,
                                  first)
@@ -842,6 +902,8 @@ def simulate(
             if arrival is not None and pace[0] > 0.0:
                 size = max(int((arrival - t) / pace[0] * 1.25) + 2, 4)
             while i0 < end:
+                if i0:
+                    spend(WORK_CALL)
                 i1 = int(min(i0 + size, end))
                 if whole:
                     c, b = closed.priced(pricer, np.arange(i0, i1))
@@ -884,6 +946,7 @@ def simulate(
         if whole:
             taken = np.minimum(finish, k)
             carried += int(np.maximum(taken - start, 0).sum()) + fresh + sum(len(pieces[j]) for j, _ in adm)
+            carried += sum(y < k for j in pre or () for y, _, _ in pieces[j])
             base = positions - start * emitted
             final = base + taken * emitted
             made_final = gen + taken * emitted
@@ -903,6 +966,19 @@ def simulate(
                 if reqs[j].output > 1:
                     decoding.append(j)
             prefilling.clear()
+        if pre:
+            # The prompts prefilling: their chunks before step k; a prompt done wrote its first token.
+            for j in pre:
+                rows = sum(r for y, _, r in pieces[j] if y < k)
+                prefilled[j] += rows
+                rows_done[j] += rows
+                if prefilled[j] == reqs[j].prompt:
+                    first_at[j] = after[pieces[j][-1][0]]
+                    if reqs[j].output > 1:
+                        decoding.append(j)
+                else:
+                    length[j] = float(prefilled[j])
+            prefilling[:] = [j for j in prefilling if prefilled[j] < reqs[j].prompt]
         for j, _ in adm:
             # Admitted at the top of a step; its last chunk wrote its first token.
             rows = reqs[j].prompt
@@ -913,7 +989,9 @@ def simulate(
                 decoding.append(j)
         ending = np.flatnonzero(finish <= k)
         joined = 0
-        split = [(j, s) for j, s in adm if len(pieces[j]) > 1]
+        # Prompts prefilled after the step they joined at (several chunks, or queued behind others' chunks; or from
+        # before step 0): their rows so far until their last chunk.
+        split = [(j, -1) for j in pre or () if pieces[j]] + [(j, s) for j, s in adm if pieces[j][-1][0] > s]
 
         def join(i: int) -> None:
             """Admit the requests admitted at the tops of steps up to ``i``, as :func:`admit` does."""
@@ -976,7 +1054,7 @@ def simulate(
         if not continuous or not len(ending):
             peak_held = max(peak_held, top)
         sums_at = held_sums(np.unique(finish[ending] - 1), members, base, finish, adm, split) if (
-            check and whole and len(ending) > 1) else {}
+            check and whole and len(ending) > 1 and not pre) else {}
         if len(ending):
             order = ending[np.argsort(finish[ending], kind="stable")]
             at = (finish[order] - 1).tolist()
@@ -994,9 +1072,9 @@ def simulate(
                     peak_held = max(peak_held, weights + sums_at[i] + sum(p.bytes for p in prefixes.values()))
                 elif check:
                     length[members] = base + np.minimum(finish, i + 1) * emitted if whole else final
-                    for j, s in split:  # a prompt in several chunks, admitted and not yet prefilled: its rows so far
+                    for j, s in split:  # a prompt admitted and not yet prefilled: its rows so far
                         if s <= i < pieces[j][-1][0]:
-                            length[j] = float(sum(rows for y, _, rows in pieces[j] if y <= i))
+                            length[j] = float(pieces[j][0][1] + sum(rows for y, _, rows in pieces[j] if y <= i))
                     peak_held = max(peak_held, held_now())
                 when = after[i]
                 for j in ended:
@@ -1022,6 +1100,8 @@ def simulate(
         generated[members] = made_final
         if len(ending) and progress is not None:
             progress(len(ending))
+        spend(k // 16 + len(ending))  # every step and every request finished costs some bookkeeping
+        return True
 
     def retire(j: int) -> None:
         nonlocal reserved
@@ -1086,12 +1166,16 @@ def simulate(
             # Every prompt still prefilling ends in this step: the steps after it only decode.
             stretch(dec, positions, dec_shared, (chunk_j, chunk_rows, last, pre_shared))
             continue
+        if stretches and whole and not any(shared[j] for j in prefilling) and stretch(
+                dec, positions, dec_shared, pre=list(prefilling)):
+            continue  # the prompts' chunks over the next steps, planned
         if read_once:
             reading = set(code[dec][dec_shared > 0].tolist())
             reading |= {int(code[j]) for j, s in zip(chunk_j, pre_shared, strict=True) if s > 0}
             once = float(sum(code_positions[c] for c in sorted(reading)))
         else:
             once = 0.0
+        spend(WORK_ALONE)
         cost = pricer.price(
             StepRows(positions, dec_shared, np.array(starts, dtype=float), np.array(chunk_rows, dtype=float),
                      np.array(last, dtype=bool), np.array(pre_shared, dtype=float), once)
@@ -1179,6 +1263,7 @@ def simulate(
         mean_sequences=carried / steps if steps else 0.0,
         capacity=capacity,
         weights=weights,
+        work=work,
     )
 
 
