@@ -22,6 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from passprice import schema
+from passprice import simulate as simulate_module
 from passprice.cli import cli
 from passprice.errors import InputError
 from passprice.registry import find_root
@@ -36,7 +37,6 @@ from passprice.serving import (
     price_serving,
 )
 from passprice.servings import Resolved, load_spec, override, resolve, spec_to_document
-from passprice import simulate as simulate_module
 from passprice.simulate import Policy, Settings, percentile, simulate
 from passprice.steps import StepCost, StepPricer, StepRows
 from passprice.stretch import Stretch
