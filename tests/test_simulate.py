@@ -618,7 +618,7 @@ def test_the_work_a_run_does_is_bounded_and_refused_by_name() -> None:
     assert 0 < free.work < alone.work  # stretches: far less work than stepping alone
     assert simulate(pricer, trace, Policy.CONTINUOUS, max_work=free.work) == free
     with pytest.raises(InputError, match=(
-            rf"^simulate: the continuous run passed the {free.work - 1:,} units of work --max-work allows after "
+            rf"^simulate: the continuous run passed the {free.work - 1:,} units of work left of --max-work after "
             r"[0-9,]+ steps, [0-9.,]+ s into the trace with [0-9,]+ of 120 requests served \(a unit is about 10 µs "
             r"of CPU: a step priced alone 12, a stretch of steps priced together 25 and more\); simulate part of the "
             r"trace, or raise --max-work$")):
@@ -626,7 +626,7 @@ def test_the_work_a_run_does_is_bounded_and_refused_by_name() -> None:
     result = CliRunner().invoke(cli, ["simulate", "r1-qwen7b-h200", "--synthetic", "120", "--seed", "3",
                                       "--max-work", "100"])
     assert result.exit_code == 2, result.output
-    assert "simulate: the static run passed the 100 units of work --max-work allows" in result.stderr
+    assert "simulate: the static run passed the 100 units of work left of --max-work after " in result.stderr
     assert "--max-work INTEGER" in CliRunner().invoke(cli, ["simulate", "--help"]).output
     assert f"[default: {simulate_module.MAX_WORK}]" in CliRunner().invoke(cli, ["simulate", "--help"]).output
 
