@@ -76,10 +76,11 @@ MAX_STEPS = 500_000
 #: Default cap on the work one command does, every policy together, in units of about :data:`WORK_UNIT_US` µs of
 #: CPU (fitted to 14 runs of 7 trace shapes on a shared, loaded 2-core machine: 8 to 19 µs a unit): a step priced
 #: alone costs :data:`WORK_ALONE` units; each call that prices many steps at once (a stretch, a try of planning its
-#: admissions ahead, a prediction, a block of drafting steps) :data:`WORK_CALL`; each request a try plans and each
-#: prompt chunk it plans half a unit; each request finished in a stretch 2; every 16 steps of a stretch a unit. The
-#: steps a trace takes do not bound its time (a stretch prices thousands of steps for the cost of a few alone): this
-#: cap does, to at most about 1.6 s (0.7 to 1.6 s), so that no trace under 1 MB runs a command past 2 s.
+#: admissions ahead, a prediction, a block of drafting steps) :data:`WORK_CALL`; each request a try plans, each
+#: prompt chunk it plans and each step it walks half a unit; each request finished in a stretch 2; every 16 steps of
+#: a stretch a unit. The steps a trace takes do not bound its time (a stretch prices thousands of steps for the cost
+#: of a few alone): this cap does, to at most about 1.6 s (0.7 to 1.6 s), so that no trace under 1 MB runs a command
+#: past 2 s.
 MAX_WORK = 85_000
 WORK_ALONE = 12
 WORK_CALL = 25
@@ -580,7 +581,7 @@ def simulate(
         pf: list[list[int]] = []  # requests admitted ahead still prefilling: [request, rows done, prompt]
         pieces: dict[int, list[tuple[int, int, int]]] = {}  # request -> its chunks: (step, rows before, rows)
         fin: dict[int, int] = {}
-        live = order = cur = 0
+        live = order = cur = walked = 0
         room_used = 0.0
         top_fin = last_fin
 
@@ -593,10 +594,14 @@ def simulate(
 
         def run_to(x: int) -> None:
             """Give the prompt chunks of the steps before ``x`` (their admissions done), as the step loop does."""
-            nonlocal cur, order, top_fin
+            nonlocal cur, order, top_fin, walked
             while pf and cur < x:
+                walked += 1
                 pop_to(cur)
                 free = budget - n_rows * (live - len(pf))
+                if free <= 0:  # no rows for prompts until a sequence finishes: skip to that step
+                    cur = max(cur + 1, min(x, by_finish[0][0])) if by_finish else x
+                    continue
                 while pf and free > 0:
                     item = pf[0]
                     j, done_rows, total = item
@@ -622,6 +627,7 @@ def simulate(
             for j in pre:
                 pieces[j] = []
             live = len(queue) + len(pre)  # decoding or prefilling (static batching keeps the finished as well)
+            walked = 0  # steps walked while planning
             order = len(active)
             room_used = reserved
             top_fin = last_fin
@@ -672,7 +678,13 @@ def simulate(
                         if not live:
                             break  # alone it does not fit: the step loop refuses it
                         blocked.append((len(adm), j, s))
-                    s = s + 1 if pf else (by_finish[0][0] if by_finish else horizon)
+                    walked += 1
+                    # The next step anything changes: a chunk given (prompts prefilling and rows for them), else a
+                    # sequence finishing.
+                    if pf and budget - n_rows * (live - len(pf)) > 0:
+                        s += 1
+                    else:
+                        s = by_finish[0][0] if by_finish else horizon
                 if not admitted:
                     if arrival_of:
                         stop = (j, prev)
@@ -692,7 +704,7 @@ def simulate(
             if not adm and not pre:
                 return None
             run_to(int(min(bound, horizon)))  # every prompt's chunks up to the steps priced (one unfinished is cut)
-            spend(WORK_CALL + (len(adm) + len(pre) + sum(len(chunks) for chunks in pieces.values())) // 2)
+            spend(WORK_CALL + (len(adm) + len(pre) + sum(len(chunks) for chunks in pieces.values()) + walked) // 2)
             n = int(min(most, top_fin, bound))
 
             def cut(k: int, adm: list[tuple[int, int]]) -> int:
