@@ -652,6 +652,7 @@ class Sweeper:
             header = load_checkpoint(self.root, base.checkpoint)
             base = complete(base, header)
             shapes: dict[tuple[int, float | None], PassShape | ServingRefusal] = {}
+            stacks: dict[tuple[tuple[int, float | None], ...], _ShapeByPosition] = {}
             for card_name in grid.cards or (base.card,):
                 card = self.card(card_name)
                 for tokens in grid.draft_tokens or ((base.draft.tokens if base.draft else 0),):
@@ -660,7 +661,9 @@ class Sweeper:
                         made = self._positions(batches, header, card, serving_name, specs, progress)
                     else:
                         keys = [(tokens, p) for p in grid.positions or (None,)]
-                        made = self._exact(batches, header, card, serving_name, specs, keys, shapes, progress)
+                        made = self._exact(
+                            batches, header, card, serving_name, specs, keys, shapes, progress, stacks
+                        )
                     for segment in made:
                         yield self._refused_under_stack(segment)
 
@@ -764,11 +767,13 @@ class Sweeper:
         keys: list[tuple[int, float | None]],
         shapes: dict[tuple[int, float | None], PassShape | ServingRefusal],
         progress: Callable[[int], None] | None = None,
+        stacks: dict[tuple[tuple[int, float | None], ...], _ShapeByPosition] | None = None,
     ) -> Iterator[Segment]:
         """The segments of one (card, serving, draft tokens): each position's exact pass shape (read once a
         serving, draft length and position, whatever the card: ``shapes`` keeps them), stacked as columns and
         priced over positions × batches on arrays, a block (:func:`blocks`) at a time, so every row is the scalar
-        pricer's bit for bit."""
+        pricer's bit for bit. When the batches fit one block, ``stacks`` keeps the stacked shapes for the serving's
+        other cards (with the routed experts' bytes of each batch, which do not depend on the card)."""
         for spec, key in zip(specs, keys, strict=True):
             if key not in shapes:
                 try:
@@ -787,7 +792,11 @@ class Sweeper:
                     found.append((n, got))
             priced = None
             if found:
-                stacked = _ShapeByPosition.stack([s for _, s in found])
+                which = tuple(keys[n] for n, _ in found)
+                kept = stacks.get(which) if stacks is not None else None
+                stacked = kept if kept is not None else _ShapeByPosition.stack([s for _, s in found])
+                if stacks is not None and kept is None and len(batches) <= BLOCK_CELLS:
+                    stacks[which] = stacked
                 grid2d = np.broadcast_to(chunk, (len(found), len(chunk))).copy()
                 priced = _Batches(stacked, card).cost_split(grid2d, specs[0].host_memory)
             expected = (
