@@ -452,3 +452,46 @@ def test_roofline_svg_is_deterministic(tmp_path: Path) -> None:
         assert invoke("roofline", H200, R1, "--limit", "1024", "--plot", str(target)).exit_code == 0
         pictures.append(target.read_bytes())
     assert pictures[0] == pictures[1]
+
+
+def test_a_serving_of_20000_context_classes_is_one_short_line(tmp_path: Path) -> None:
+    """Before: a serving of 20,000 ``[[contexts]]`` (851 KB) was locked in 4 s, and once the schema bounded it the
+    error line printed every one of the 20,000 classes. Now: 64 at most (as ``kv --contexts``), said in one line."""
+    serving = tmp_path / "many.toml"
+    head = (REPO / "registry" / "servings" / "r1-qwen7b-h200.toml").read_text(encoding="utf-8")
+    head = head[: head.index("[[contexts]]")]
+    classes = "".join(f"[[contexts]]\nshare = 0.00005\nlimit = {1000 + i}\n" for i in range(20_000))
+    serving.write_text(head + classes, encoding="utf-8")
+    result = invoke("lock", str(serving), "-o", str(tmp_path / "many.lock.toml"))
+    assert result.exit_code == 2
+    assert result.stderr == f"passprice: error: {serving}: contexts: 20,000 items (at most 64)\n"
+    assert not (tmp_path / "many.lock.toml").exists()
+
+
+def test_a_measurement_file_of_5000_runs_is_refused_before_each_run_is_validated(tmp_path: Path) -> None:
+    """Before: a measurement file of 5,000 runs (817 KB) took 13.7 s in ``validate`` and 31.7 s in ``calibrate``,
+    and ``check`` parsed and validated it three times. The schema allows 1,000 runs; a top-level array past its
+    ``maxItems`` is refused before the schema walks its items, and a file refused once is not re-read in the same
+    process."""
+    root = copy_root(tmp_path)
+    source = root / "registry" / "measurements" / "xiongjiedai-llama3-llamabench.toml"
+    text = source.read_text(encoding="utf-8")
+    first = text.index("\n[[run]]\n") + 1
+    second = text.index("\n[[run]]\n", first) + 1
+    run = text[first:second]
+    runs = "".join(run.replace('id = "', f'id = "n{i}-', 1) for i in range(1_001))
+    bad_file = root / "registry" / "measurements" / "zz.toml"
+    bad_file.write_text(text[:first] + runs, encoding="utf-8")
+    calls = []
+    real = schema_module.validate
+
+    def counted(*args: object, **kwargs: object) -> None:
+        calls.append(args[2])
+        real(*args, **kwargs)  # type: ignore[arg-type]
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(schema_module, "validate", counted)
+        result = invoke("check", root=root)
+    assert result.exit_code == 2
+    assert result.stderr == "passprice: error: registry/measurements/zz.toml: run: 1,001 items (at most 1,000)\n"
+    assert calls.count(str(bad_file)) == 1  # parsed and refused once, though check reads it for three reviews

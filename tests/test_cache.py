@@ -440,3 +440,31 @@ def test_which_serving_a_lock_locks_is_cached_by_every_lock_files_bytes(
     for entry in entries(cache_dir):
         entry.write_bytes(b"garbage")
     assert locks.locks_of(root, "r1-qwen7b-h201") == (root.locks / "copy.lock.toml", both[0])
+
+
+def test_the_pricing_model_digest_kept_in_the_cache_follows_each_module_s_content(tmp_path: Path) -> None:
+    """The digest of a package folder is kept in the cache under the sha256 of every module's bytes: an edit of a
+    formula's constant that keeps the file's size and modification time still changes it, and undoing the edit
+    gives the first digest back (now from the cache)."""
+    import os
+    import shutil
+
+    from passprice import cache, pins
+
+    folder = tmp_path / "passprice"
+    shutil.copytree(pins.PACKAGE, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    assert cache.enabled()
+    first = pins.pricing_model_digest(folder)
+    assert first == pins.pricing_model_digest(folder) == pins._compute(str(folder))
+    module = folder / "serving.py"
+    text = module.read_text(encoding="utf-8")
+    stat = module.stat()
+    old = "SOFTMAX_MACS_PER_SCORE = 7.5"
+    assert old in text
+    module.write_text(text.replace(old, "SOFTMAX_MACS_PER_SCORE = 8.5"), encoding="utf-8")
+    os.utime(module, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert module.stat().st_size == stat.st_size and module.stat().st_mtime_ns == stat.st_mtime_ns
+    edited = pins.pricing_model_digest(folder)
+    assert edited != first and edited == pins._compute(str(folder))
+    module.write_text(text, encoding="utf-8")
+    assert pins.pricing_model_digest(folder) == first

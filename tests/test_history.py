@@ -191,3 +191,32 @@ def test_a_card_deleted_and_restored_keeps_its_own_history(tmp_path: Path) -> No
     found = versions(root, CARD, "streams.rewrite")
     assert [subject for subject, _ in found] == ["restored", "deleted", "the registry"], found
     assert found[0][1] == found[2][1] == 0.8333
+
+
+def test_a_history_longer_than_the_bound_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: past ``MAX_COMMITS`` commits the history stopped silently and called its oldest version read "new"
+    (a false first citation in an audit). Now that version's change is unknown and the listing says older history
+    was not read. Bound lowered to 3 here; 5 commits each change the bandwidth."""
+    monkeypatch.setattr(history, "MAX_COMMITS", 3)
+    root = registry(tmp_path)
+    file = root / CARD_FILE
+    for i in range(5):
+        set_bandwidth(file, f"4.{81 + i}")
+        git(root, "commit", "-qam", f"b{i}")
+    result = invoke("fact", "show", CARD, "memory.bandwidth", "--history", "--json", root=root)
+    found = json.loads(result.stdout)["versions"]
+    assert [(v["subject"], v["fact"]["value"], v["changed"], v["older_not_read"]) for v in found] == [
+        ("b4", 4.85, ["value"], False),
+        ("b3", 4.84, ["value"], False),
+        ("b2", 4.83, [], True),  # it changed the value from b1's 4.82, but b1 was not read: unknown, not "new"
+    ]
+    text = invoke("fact", "show", CARD, "memory.bandwidth", "--history", root=root).stdout
+    assert text.splitlines()[0] == (
+        f"{CARD} memory.bandwidth ({CARD_FILE}): 3 versions in the newest 3 commits (older history not read)"
+    )
+    oldest = [line for line in text.splitlines() if line.startswith("  4.83 TB/s ")]
+    assert len(oldest) == 1 and oldest[0].endswith("   changed: unknown (older history not read)")
+    # Within the bound, nothing is cut: the first version is "new".
+    monkeypatch.setattr(history, "MAX_COMMITS", 10)
+    found = json.loads(invoke("fact", "show", CARD, "memory.bandwidth", "--history", "--json", root=root).stdout)
+    assert found["versions"][-1]["changed"] == ["new"] and not any(v["older_not_read"] for v in found["versions"])

@@ -240,6 +240,49 @@ def test_ctrl_c_during_sweep_exits_130(tmp_path: Path, monkeypatch: pytest.Monke
     assert list(tmp_path.iterdir()) == []
 
 
+_CHILD = "import sys; from passprice.cli import main; sys.argv[0] = 'passprice'; main()"
+
+
+def test_sigterm_during_sweep_exits_143_and_leaves_no_temporary_file(tmp_path: Path) -> None:
+    """A CI job cancelled or ``timeout`` sends SIGTERM: before, the command died at once, leaving its temporary
+    ``.grid.csv.*.tmp`` behind; now the signal is raised where the command runs, every ``finally`` cleans up, and the
+    status is the shell's 143. The child sends itself the signal after the first block is written (no timing)."""
+    code = (
+        "import os, signal, passprice.sweep as s\n"
+        "def chunks(*a, **k):\n"
+        "    yield 'serving,card,batch\\n'\n"
+        "    os.kill(os.getpid(), signal.SIGTERM)\n"
+        "    yield 'never\\n'\n"
+        "s.text_chunks = chunks\n" + _CHILD.replace("; ", "\n")
+    )
+    out = tmp_path / "out" / "grid.csv"
+    out.parent.mkdir()
+    result = subprocess.run([sys.executable, "-c", code, "sweep", R1, "--batches", "1-8", "-o", str(out)],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 143, result.stderr
+    assert result.stderr.endswith("passprice: terminated\n")
+    assert list(out.parent.iterdir()) == []
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_full_disk_on_standard_output_is_one_error_line() -> None:
+    """``passprice cards > /dev/full`` printed an ``OSError: [Errno 28]`` traceback and exited 1."""
+    for args in (["cards"], ["cards", "--json"], ["sweep", R1, "--batches", "1-4096"]):
+        with open("/dev/full", "w") as full:
+            result = subprocess.run([sys.executable, "-c", _CHILD, *args], stdout=full, stderr=subprocess.PIPE,
+                                    text=True, timeout=60)
+        assert result.returncode == 2, result.stderr
+        assert result.stderr == "passprice: error: standard output: No space left on device\n"
+
+
+def test_a_closed_standard_output_is_an_error_not_a_silent_success() -> None:
+    """``passprice cards >&-`` exited 0 with the listing lost."""
+    result = subprocess.run([sys.executable, "-c", _CHILD, "cards"], stdout=None, stderr=subprocess.PIPE, text=True,
+                            timeout=60, preexec_fn=lambda: os.close(1))
+    assert result.returncode == 2
+    assert result.stderr == "passprice: error: standard output is closed; nothing to print to\n"
+
+
 # --- 2. Every integer and number a schema allows is bounded ---------------------------------------------------------
 
 

@@ -140,3 +140,40 @@ def test_what_a_command_wrote_is_named_on_one_line(tmp_path: Path) -> None:
     (line,) = result.stdout.split("\n")[:-1]
     entry = root / "registry/checkpoints/odd.toml"
     assert line.startswith(f"imported {tmp_path}/new\\nline.gguf as odd: {entry} (1 tensors")
+
+
+def test_a_newline_in_the_name_of_a_file_that_does_not_read_stays_on_its_line(tmp_path: Path) -> None:
+    """Before: a header cut short, a card that is not TOML and a trace line that is not JSON, each in a file whose
+    name holds a newline, printed two ``passprice: error:`` lines (``…/bad``, then ``name.gguf: header ends …``):
+    the name's newline split the error. An error of one problem is one line whatever its text holds."""
+    header = tmp_path / "bad\nname.gguf"
+    header.write_bytes(b"GGUF\x03\x00\x00\x00\x01")
+    card = tmp_path / "bad\ncard.toml"
+    card.write_text("x = [")
+    trace = tmp_path / "t\nr.jsonl"
+    trace.write_text('{"arrival_s": 0,\n')
+    cases = [
+        (("header", str(header)), f"{tmp_path}/bad\\nname.gguf: header ends at byte 9 while reading the tensor count"),
+        (("price", R1, "--checkpoint", str(header)),
+         f"{tmp_path}/bad\\nname.gguf: header ends at byte 9 while reading the tensor count"),
+        (("price", R1, "--card", str(card)),
+         f"{tmp_path}/bad\\ncard.toml: not valid TOML: Invalid value (at end of document)"),
+        (("simulate", R1, "--trace", str(trace)),
+         f"{tmp_path}/t\\nr.jsonl:1: not JSON: Expecting property name enclosed in double quotes (column 17)"),
+    ]
+    for args, line in cases:
+        result = invoke(*args)
+        assert result.exit_code == 2, args
+        assert _one_error_line(result.stderr) == line
+
+
+def test_an_error_of_several_problems_prints_one_line_each() -> None:
+    """``InputError.of`` keeps its problems apart; ``InputError(text)`` is one problem even when ``text`` has a
+    newline."""
+    from passprice.errors import InputError, problem_lines
+
+    several = InputError.of(["a.toml: x: bad", "b\nc.toml: y: bad"])
+    assert several.lines == ("a.toml: x: bad", "b\nc.toml: y: bad")
+    assert str(several) == "a.toml: x: bad\nb\nc.toml: y: bad"
+    assert InputError("b\nc.toml: y: bad").lines == ("b\nc.toml: y: bad",)
+    assert problem_lines(ValueError("one\ntwo")) == ["one", "two"]

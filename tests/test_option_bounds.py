@@ -150,3 +150,27 @@ def test_text_grids_are_bounded_too() -> None:
     bad("sweep", R1, "--batches", "1", "--positions", "1e400", says="--positions: ")
     bad("sweep", R1, "--batches", "1", "--draft-tokens", HUGE, says="--draft-tokens: ")
     bad("kv", "gemma3-270m-q4_k_m", "--contexts", "1e400", says="--contexts: ")
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (("kv", "gemma3-270m-q4_k_m", "--contexts", "٣k"),
+         "--contexts: '٣k' is not a context size (positions: 4096, 4k, 128k, 1m)"),
+        (("sweep", "gemma3-270m-h100", "--batches", "١-٤"),
+         "--batches: '١-٤' is not ASCII digits (a number, a range A-B, or a doubling range A-B*2)"),
+        (("sweep", "gemma3-270m-h100", "--batches", "1", "--positions", "٥١٢"),
+         "--positions: '٥١٢' is not ASCII digits (a number, a range A-B, or a doubling range A-B*2)"),
+        (("speculate", "r1-qwen7b-h200", "--tokens", "٣"),
+         "--tokens: '٣' is not ASCII digits (a draft length or a range like 1..8)"),
+    ],
+    ids=["kv-contexts", "sweep-batches", "sweep-positions", "speculate-tokens"],
+)
+def test_unicode_digits_are_not_numbers_on_the_command_line(args: tuple[str, ...], line: str) -> None:
+    """Before, ``int()`` read Arabic-Indic digits as numbers: ``kv --contexts '٣k'`` priced 3k positions and
+    ``sweep --batches '١-٤'`` batches 1 to 4 (the same class as a checkpoint's ``"²"``, on the command line)."""
+    from cli_helpers import invoke
+
+    result = invoke(*args)
+    assert result.exit_code == 2, result.output
+    assert result.stderr == f"passprice: error: {line}\n"

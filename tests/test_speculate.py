@@ -260,3 +260,25 @@ def test_speculate_with_stack_from_the_command_line(tmp_path: Path) -> None:
                   root=root).stdout
     assert "under stack llamacpp-cuda-2405: the expected price of each draft length beside the limit's" in text
     assert "  1: refused under the stack (BeyondStack): llamacpp-cuda-2405 was calibrated on passes of" in text
+
+
+def test_speculate_under_a_stack_that_refuses_every_length_exits_1(tmp_path: Path) -> None:
+    """As ``price --stack``: a stack that prices none of the draft lengths is a refusal (exit 1), naming it."""
+    from cli_helpers import copy_root, invoke
+
+    root = copy_root(tmp_path)
+    path = root / "facts" / "stacks" / "llamacpp-cuda-2405.toml"
+    path.write_text(
+        path.read_text()
+        + '\n[share.rewrite]\nvalue = 0.5\nunit = "1"\nprovenance = "assumed"\nsource = "passprice-stack-calibration"\n'
+        'locator = "test: a placeholder for the recurrent state rewritten in place"\n'
+    )
+    # At batch 2 no drafting and draft lengths 1 and 2 need 2, 4 and 6 token-rows: beyond the stack's 1 … 1.
+    out = invoke("speculate", CHAT, "--tokens", "1..2", "--batch", "2", "--stack", "llamacpp-cuda-2405", "--json",
+                 root=root)
+    assert out.exit_code == 1, out.output
+    assert "stack llamacpp-cuda-2405 refuses every draft length (BeyondStack)" in out.stderr
+    data = json.loads(out.stdout)
+    assert [r["expected_refusal"]["refusal"] for r in data["rows"]] == ["BeyondStack"] * 3
+    assert [r["expected_refusal"]["needs"] for r in data["rows"]] == [2, 4, 6]
+    assert all(r["tokens_per_s"] > 0 for r in data["rows"])  # the limit's rows are still priced and shown

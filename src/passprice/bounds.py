@@ -73,6 +73,8 @@ class Bound:
                 raise InputError(f"{sign} integer of {len(digits)} digits is out of range ({self.describe()})")
             return self.check(int(text))
         try:
+            if not text.isascii():  # float() would read Arabic-Indic and other Unicode digits as a number
+                raise ValueError(text)
             number = float(text)
         except ValueError:
             raise InputError(f"{_cut(text)!r} is not a number ({self.describe()})") from None

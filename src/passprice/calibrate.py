@@ -41,9 +41,10 @@ from passprice.derivations import Finding
 from passprice.errors import InputError
 from passprice.facts import Fact, Provenance
 from passprice.fits import RunDerivation, RunInput, extreme, figure_of, rounded
+from passprice.gguf_header import GGUFHeader
 from passprice.measurements import Run, load_runs
 from passprice.registry import Root
-from passprice.serving import ServingRefusal, pass_shape
+from passprice.serving import ServingRefusal, shape_of
 from passprice.servings import complete, to_serving
 from passprice.stacks import Stack, expected_pricing, load_stack, stack_path
 
@@ -120,6 +121,7 @@ def model_runs(root: Root, stack: Stack, runs: Sequence[Run]) -> list[RunModel]:
     """Each run of ``runs`` read for the fit: its pass shape, and each share's component from the one cost formula.
     Raises :class:`InputError` naming a run whose card or checkpoint does not load, or that the pricer refuses."""
     cards: dict[str, Card] = {}
+    headers: dict[str, GGUFHeader] = {}  # one header object a checkpoint, so runs of one model share its decode step
     base_stack = probe_stack(stack)
     halves = {p: probe_stack(stack, {p: 0.5}) for p in SHARES}
     out = []
@@ -127,9 +129,10 @@ def model_runs(root: Root, stack: Stack, runs: Sequence[Run]) -> list[RunModel]:
         try:
             card = cards.get(run.card) or load_card(root, run.card)
             cards[run.card] = card
-            header = load_checkpoint(root, run.checkpoint)
+            header = headers.get(run.checkpoint) or load_checkpoint(root, run.checkpoint)
+            headers[run.checkpoint] = header
             serving = to_serving(complete(run.spec(), header))
-            shape = pass_shape(header, serving)
+            shape = shape_of(header, serving)  # built once for runs of one serving and position
             base_pricing, _ = expected_pricing(base_stack, card, shape)
             base = shape.cost(card, run.batch, 0, base_pricing).terms()
             base_terms = list(base.values())

@@ -209,7 +209,7 @@ def card_from_document(name: str, document: Mapping[str, object], source: str) -
     try:
         return card_from_facts(name, title, facts, hypothetical)
     except InputError as e:
-        raise InputError(f"{source}: {e}") from None
+        raise InputError.of(f"{source}: {line}" for line in e.lines) from None
 
 
 def card_path(root: Root, ref: str) -> Path:

@@ -14,7 +14,7 @@ import attrs
 from passprice import schema
 from passprice.cards import card_from_document
 from passprice.drafts import method_from_document
-from passprice.errors import InputError
+from passprice.errors import InputError, problem_lines
 from passprice.files import is_folder
 from passprice.registry import Root
 from passprice.routing import routing_from_document
@@ -157,7 +157,7 @@ def _validate_folder(
                 document = schema.load(path, kind, root.schema)
                 build(path.name[: -len(suffix)], document, str(path))
         except InputError as e:
-            problems += str(e).splitlines()
+            problems += problem_lines(e)
     return count, problems
 
 
@@ -217,8 +217,8 @@ def review_files(root: Root) -> FileReview:
         try:
             resolve(root, load_spec(root, name))
         except InputError as e:
-            problems += str(e).splitlines()
-            unreadable += str(e).splitlines()
+            problems += problem_lines(e)
+            unreadable += problem_lines(e)
         except ServingRefusal as e:  # a drafting method out of its scope (passprice.scopes.OutOfScope)
             problems.append(f"{root.servings / f'{name}.toml'}: refused ({e.name}): {e}")
     prefix = f"{root.path}{os.sep}"
@@ -247,8 +247,8 @@ def check(root: Root) -> CheckReport:
         try:
             status, lock = _judge_lock(root, path)
         except InputError as e:
-            problems += str(e).splitlines()
-            unreadable += str(e).splitlines()
+            problems += problem_lines(e)
+            unreadable += problem_lines(e)
             continue
         statuses.append(status)
         read.append(lock)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from passprice import __version__, ggml, schema
-from passprice.errors import InputError
+from passprice.errors import InputError, problem_lines
 from passprice.files import is_there, make_folder, write_atomically
 from passprice.gguf_header import (
     VALUE_TYPE_NAMES,
@@ -243,7 +243,7 @@ def _check_reads_back(header: GGUFHeader, text: str, name: str, source_note: str
     except tomllib.TOMLDecodeError as e:
         raise InputError(f"{where} (not valid TOML: {e})") from None
     except InputError as e:
-        raise InputError(f"{where} ({str(e).splitlines()[0]})") from None
+        raise InputError(f"{where} ({problem_lines(e)[0]})") from None
     before, after = entry_document(header, name, source_note), entry_document(back, name, source_note)
     for part in ("header", "metadata"):
         for key in before[part].keys() | after[part].keys():

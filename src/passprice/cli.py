@@ -11,6 +11,7 @@ import contextlib
 import errno
 import json
 import math
+import os
 import re
 import shlex
 import sys
@@ -21,11 +22,28 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from passprice import __version__
-from passprice.errors import InputError, escaped
+from passprice.errors import InputError, escaped, problem_lines
 from passprice.files import shown as shown_path
 
 #: The exit status of a command interrupted by Ctrl-C (SIGINT): 128 + 2, as a shell reports it.
 INTERRUPTED = 130
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP (a CI job cancelled, ``timeout``, a closed terminal), raised where the command runs so that
+    every ``finally`` runs — a temporary file is removed, nothing is half-written — as for Ctrl-C; ``status`` is the
+    shell's status for a command ended by that signal (128 + its number)."""
+
+    def __init__(self, signal_number: int) -> None:
+        super().__init__(signal_number)
+        self.status = 128 + signal_number
+
+
+def _stopped(e: KeyboardInterrupt) -> tuple[str, int]:
+    """The line and exit status of a command stopped by ``e``: Ctrl-C (130) or a :class:`Terminated` signal."""
+    if isinstance(e, Terminated):
+        return "passprice: terminated", e.status
+    return "passprice: interrupted", INTERRUPTED
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
@@ -72,16 +90,16 @@ class _Group(click.Group):
             result = super().invoke(ctx)
             problems = ctx.meta.get("passprice.problems")
             if problems:
-                raise InputError("\n".join(problems))
+                raise InputError.of(problems)
             return result
         except click.exceptions.NoArgsIsHelpError:
             raise
         except click.UsageError as e:
             _usage(e)
         except InputError as e:
-            # One problem a line ("\n" only: splitlines would also split at a U+2028 or a \x1c a file name holds),
-            # each character that does not print escaped, so a name cannot split or reorder its line.
-            for line in str(e).split("\n"):
+            # One problem a line (the error's lines: a newline, a U+2028 or a \x1c a file name holds is data), each
+            # character that does not print escaped, so a name cannot split or reorder its line.
+            for line in e.lines:
                 click.echo(f"passprice: error: {escaped(line)}", err=True)
             ctx.exit(2)
         except Refused as e:
@@ -107,11 +125,12 @@ class _Group(click.Group):
                 click.echo(f"passprice: error: {escaped(str(named))}", err=True)
                 ctx.exit(2)
             raise
-        except KeyboardInterrupt:
-            # Ctrl-C: nothing half-written (every output goes through a temporary file), and the shell's status for
-            # a command ended by SIGINT (128 + 2), not the refusal status click would give.
-            click.echo("passprice: interrupted", err=True)
-            ctx.exit(INTERRUPTED)
+        except KeyboardInterrupt as e:
+            # Ctrl-C (or SIGTERM, SIGHUP): nothing half-written (every output goes through a temporary file), and the
+            # shell's status for a command ended by the signal (128 + its number), not the refusal status click gives.
+            line, status = _stopped(e)
+            click.echo(line, err=True)
+            ctx.exit(status)
         except Exception as e:
             # A named refusal no command caught around its pricing: a drafting method out of its scope refuses while
             # the serving is resolved (passprice.scopes.OutOfScope). Exit 1 with the refusal, as a priced refusal.
@@ -339,7 +358,7 @@ def _load_all(names: list[str], load: Callable[[str], T]) -> list[tuple[str, T]]
         try:
             loaded.append((name, load(name)))
         except InputError as e:
-            problems.extend(str(e).splitlines())
+            problems.extend(problem_lines(e))
     _problems(problems)
     return loaded
 
@@ -1915,6 +1934,10 @@ def speculate_command(
     if all(r.refusal is not None for r in result.rows):
         names = ", ".join(sorted({r.refusal.name for r in result.rows if r.refusal is not None}))
         raise Refused(f"every draft length is refused ({names})", data)
+    if the_stack is not None and all(r.expected_refusal is not None for r in result.rows if r.refusal is None):
+        # as `price --stack`: a stack that prices none of the lengths is a refusal (exit 1), not a table of them
+        names = ", ".join(sorted({r.expected_refusal.name for r in result.rows if r.expected_refusal is not None}))
+        raise Refused(f"stack {the_stack.name} refuses every draft length ({names})", data)
     _finite(data)  # the table shows the same figures: a pass of `inf s` is no price
     if as_json:
         _echo_json(data)
@@ -2133,8 +2156,32 @@ def main() -> None:
     if callable(reconfigure):
         # A file name whose bytes are not UTF-8 is printed as those bytes (as ls does), not refused with a traceback.
         reconfigure(errors="surrogateescape")
+    import signal
+
+    def terminated(number: int, _frame: object) -> None:
+        raise Terminated(number)
+
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), terminated)
+    if sys.stdout is None:  # started with standard output closed (`>&-`): what the command prints would be lost
+        print("passprice: error: standard output is closed; nothing to print to", file=sys.stderr)
+        sys.exit(2)
     try:
-        cli(prog_name="passprice")
-    except KeyboardInterrupt:
-        click.echo("passprice: interrupted", err=True)
-        sys.exit(INTERRUPTED)
+        try:
+            cli(prog_name="passprice")
+        finally:
+            sys.stdout.flush()  # a full disk is met here, not as a traceback at the interpreter's exit
+    except KeyboardInterrupt as e:
+        line, status = _stopped(e)
+        click.echo(line, err=True)
+        sys.exit(status)
+    except OSError as e:
+        # The last resort for an error no command named (writing the output to a full disk, `> /dev/full`): one
+        # line, exit 2, and standard output pointed at /dev/null so the interpreter's own flush at exit is quiet.
+        where = shown_path(e.filename) if e.filename is not None else "standard output"
+        click.echo(f"passprice: error: {where}: {e.strerror or e}", err=True)
+        with contextlib.suppress(OSError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(2)

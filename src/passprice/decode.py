@@ -242,7 +242,7 @@ class DecodeStep:
 #: ``full_attention``, … for openai/gpt-oss-20b and -120b).
 WINDOW_PERIODS: Mapping[str, int] = {"gemma3": 6, "gemma2": 2, "cohere2": 4, "gpt-oss": 2}
 
-_BLOCK = re.compile(r"^blk\.(\d+)\.(.+)$")
+_BLOCK = re.compile(r"^blk\.([0-9]+)\.(.+)$")
 _PROJECTIONS = frozenset(
     {
         "attn_q",
@@ -692,7 +692,7 @@ def check_header(header: GGUFHeader) -> None:
     """Raise :class:`~passprice.errors.InputError` listing every :func:`header_problems` of ``header``, if any."""
     found = header_problems(header)
     if found:
-        raise InputError("\n".join(found))
+        raise InputError.of(found)
 
 
 def decode_step(header: GGUFHeader, deployment: Deployment, *, defer_recurrence: bool = False) -> DecodeStep:

@@ -28,7 +28,7 @@ from passprice import schema
 from passprice.cards import card_from_document
 from passprice.derivations import Finding, recheck_all
 from passprice.drafts import method_from_document
-from passprice.errors import InputError
+from passprice.errors import InputError, problem_lines
 from passprice.facts import Fact, Provenance, dimension
 from passprice.files import is_folder
 from passprice.lineage import Dependant, changed_dependants
@@ -460,7 +460,7 @@ def _read(side: Side, rel: str, kind: str, name: str) -> _Read:
             except (UnicodeDecodeError, ValueError) as e:
                 raise InputError(f"{path}: not valid JSON: {e}") from None
     except InputError as e:
-        return _Read(errors=tuple(side.local(line) for line in str(e).splitlines()))
+        return _Read(errors=tuple(side.local(line) for line in problem_lines(e)))
     return _Read()
 
 

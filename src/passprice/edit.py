@@ -27,7 +27,7 @@ from tomlkit.items import InlineTable, Table
 from passprice import schema
 from passprice.cards import CARD_PATHS, HOST_PATHS, TENSOR_PATHS, card_from_document, card_path, is_card_path
 from passprice.drafts import draft_path, method_from_document
-from passprice.errors import InputError
+from passprice.errors import InputError, problem_lines
 from passprice.facts import Fact
 from passprice.files import is_there, open_regular, read_regular, target, write_atomically
 from passprice.registry import Root
@@ -46,6 +46,8 @@ def parse_value(text: str) -> int | float:
     """The number ``text`` writes: an ``int`` for an integer literal (``141``), else a ``float`` (``4.8``, ``1e12``,
     and also ``nan`` or ``inf``, which validation then refuses). Raises :class:`InputError` for anything else."""
     cleaned = text.strip()
+    if not cleaned.isascii():  # float() would read Arabic-Indic and other Unicode digits as a number
+        raise InputError(f"--value: {text!r} is not a number in ASCII digits")
     try:
         return int(cleaned) if _INTEGER.match(cleaned) else float(cleaned)
     except ValueError:
@@ -180,14 +182,14 @@ def set_fact(
     try:
         new_facts = validate_text(where, after, schema_folder)
     except InputError as e:
-        problems += str(e).splitlines()
+        problems += problem_lines(e)
     if root is not None:
         from passprice.sources import missing_ids
 
         problems += missing_ids(root, entry_sources(where.path, entry), str(where.file))
     problems += derivation_problems(where, entry, new_facts if new_facts is not None else old_facts)
     if problems:
-        raise InputError("\n".join(dict.fromkeys(problems)))
+        raise InputError.of(dict.fromkeys(problems))
     assert new_facts is not None
     return FactEdit(where, old_facts.get(where.path), new_facts[where.path], before, after, new_facts)
 

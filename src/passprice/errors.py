@@ -3,6 +3,8 @@ what was wrong, in one line a person can act on (the command line exits with sta
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 
 def escaped(text: str) -> str:
     """``text`` for one line of a terminal: each character that does not print — a control character (a newline, a
@@ -20,11 +22,22 @@ class InputError(Exception):
 
     ``str(error)`` is the message to print: one line per problem, each naming the file and the key path or byte
     offset. The command line prints it on stderr and exits with status 2.
+
+    ``lines``: the problems, one a line. An error of one problem (``InputError(message)``) has one line whatever
+    its text holds — a newline in a file name it quotes is data, printed escaped, never a second line; an error of
+    several problems is built with :meth:`of`, and its lines are those problems.
     """
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, *, lines: Sequence[str] | None = None) -> None:
         super().__init__(message)
         self.message = message
+        self.lines: tuple[str, ...] = (message,) if lines is None else tuple(lines)
+
+    @classmethod
+    def of(cls, problems: Iterable[str]) -> InputError:
+        """One error listing ``problems``, one a line (each may hold any character: it stays one line)."""
+        lines = tuple(problems)
+        return InputError("\n".join(lines), lines=lines)
 
     def __str__(self) -> str:
         return self.message
@@ -42,4 +55,13 @@ class SchemaError(InputError):
     def __init__(self, source: str, problems: list[str]) -> None:
         self.source = source
         self.problems = problems
-        super().__init__("\n".join(f"{source}: {p}" for p in problems))
+        lines = [f"{source}: {p}" for p in problems]
+        super().__init__("\n".join(lines), lines=lines)
+
+
+def problem_lines(error: BaseException) -> list[str]:
+    """The problems ``error`` states, one a line: an :class:`InputError`'s :attr:`~InputError.lines` (a newline a
+    problem quotes stays inside its line), else the lines of its text."""
+    if isinstance(error, InputError):
+        return list(error.lines)
+    return str(error).splitlines()

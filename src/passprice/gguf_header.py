@@ -114,13 +114,13 @@ class HeaderError(InputError):
         self.source = source
         self.offset = offset
         self.problem = problem
-        super().__init__(message if message is not None else f"{source}: byte {offset}: {problem}")
+        super().__init__(message if message is not None else f"{shown(source)}: byte {offset}: {problem}")
 
     @classmethod
     def ends(cls, source: str, offset: int, what: str) -> HeaderError:
         """The error for a header cut short: ``FILE: header ends at byte N while reading WHAT``."""
         problem = f"header ends at byte {offset} while reading {what}"
-        return cls(source, offset, problem, message=f"{source}: {problem}")
+        return cls(source, offset, problem, message=f"{shown(source)}: {problem}")
 
 
 def nonfinite_text(value: float) -> str | None:
@@ -320,7 +320,7 @@ class _Reader:
             f"the header runs past {self.cap:,} bytes{' decompressed' if self.size is None else ''}, the most "
             f"passprice reads of a header (set {CAP_VARIABLE} to a larger number of bytes to read it)"
         )
-        return HeaderError(self.source, self.cap, problem, message=f"{self.source}: {problem}")
+        return HeaderError(self.source, self.cap, problem, message=f"{shown(self.source)}: {problem}")
 
     def _hash(self, data: bytes | memoryview) -> None:
         for h in self.hashers:

@@ -38,7 +38,7 @@ from passprice.serving import (
 
 #: Context sizes are counted in binary thousands, as model cards write them: 4K = 4,096 positions, 128K = 131,072.
 _SUFFIX = {"": 1, "k": 1024, "m": 1024 * 1024}
-_CONTEXT = re.compile(r"^\s*(\d+)\s*([kKmM]?)\s*$")
+_CONTEXT = re.compile(r"^\s*([0-9]+)\s*([kKmM]?)\s*$")
 
 #: The context sizes ``passprice kv`` shows by default, those below the model's own context (4K, 32K, 128K).
 STANDARD_CONTEXTS = (4096, 32768, 131072)

@@ -19,7 +19,7 @@ import attrs
 
 from passprice import schema
 from passprice.derivations import Derivation, Finding, dependants, recheck_all
-from passprice.errors import InputError
+from passprice.errors import InputError, problem_lines
 from passprice.facts import Fact, Provenance, weakest
 from passprice.files import is_there
 from passprice.registry import Root
@@ -83,7 +83,7 @@ def load_records(root: Root) -> tuple[list[Record], list[str]]:
                     routing = routing_from_document(name, document, str(path))
                     facts = {p.split(".", 1)[1]: f for p, f in routing.facts().items()}
             except InputError as e:
-                problems += str(e).splitlines()
+                problems += problem_lines(e)
                 continue
             records.append(Record(kind, name, path, facts))
     return records, problems
@@ -278,7 +278,7 @@ def serving_uses(root: Root) -> list[ServingUse]:
         try:
             spec = load_spec(root, name)
         except InputError as e:
-            out.append(ServingUse(name, "?", None, {}, refusal=str(e).splitlines()[0]))
+            out.append(ServingUse(name, "?", None, {}, refusal=problem_lines(e)[0]))
             continue
         method = _method_name(spec.draft.method if spec.draft is not None else None)
         routing = _method_name(spec.routing)
@@ -290,7 +290,7 @@ def serving_uses(root: Root) -> list[ServingUse]:
             out.append(ServingUse(name, card, method, {}, refusal=f"{e.name}: {e}", routing=routing))
             continue
         except InputError as e:
-            out.append(ServingUse(name, card, method, {}, refusal=str(e).splitlines()[0], routing=routing))
+            out.append(ServingUse(name, card, method, {}, refusal=problem_lines(e)[0], routing=routing))
             continue
         out.append(ServingUse(name, resolved.card.name, method, dict(cost.rests_on), cost.tokens_per_s, None, routing))
     return out
@@ -385,7 +385,7 @@ def registered_locks(root: Root) -> tuple[list[tuple[str, Any]], list[str]]:
         try:
             out.append((str(path.relative_to(root.path)), read_lock(path, root.schema)))
         except InputError as e:
-            problems += str(e).splitlines()
+            problems += problem_lines(e)
     return out, problems
 
 
@@ -485,7 +485,7 @@ def _lineage(
     demoted = {c.ref for c in citing} | {c.ref for c in derived}
     locks, problems = registered_locks(root)
     if problems:
-        raise InputError("\n".join(problems))
+        raise InputError.of(problems)
     impacts, pinned_only = lock_impacts(locks, demoted, source.id if source is not None else None)
     uses = serving_uses(root)
     return Lineage(
@@ -514,7 +514,7 @@ def source_lineage(root: Root, source_id: str) -> Lineage:
     source = load_source(root, source_id)
     records, problems = load_records(root)
     if problems:
-        raise InputError("\n".join(problems))
+        raise InputError.of(problems)
     return _lineage(root, f"source {source.id}", citing_source(records, source.id), source, None, records)
 
 
@@ -540,7 +540,7 @@ def fact_lineage(root: Root, ref: FactRef) -> Lineage:
     does not exist, or a card, method or lock that does not read."""
     records, problems = load_records(root)
     if problems:
-        raise InputError("\n".join(problems))
+        raise InputError.of(problems)
     record = next((r for r in records if r.kind == ref.kind and r.name == ref.record), None)
     if record is None or ref.path not in record.facts:
         raise InputError(f"--fact {ref}: no such fact")

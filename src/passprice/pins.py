@@ -9,8 +9,8 @@ its entry.
   reduced to its syntax tree without docstrings (comments never reach the tree), dumped in a form that does not
   depend on the Python version, and hashed together with the module names. A docstring or comment edit is not a
   model change; any change to a formula, a constant or a rule is. Computed from source files (the running package's,
-  or another checkout's ``src/passprice``), in about a tenth of a second, only when a lock is written, reproduced,
-  checked or diffed.
+  or another checkout's ``src/passprice``), in under a second, only when a lock is written, reproduced,
+  checked or diffed, and kept in passprice's cache under the sha256 of every module file's bytes.
 - :func:`checkpoint_digest`: the canonical JSON of the metadata (every key with its type and value, a long array as
   its element type and length) and the tensor table (name, GGML type id, dims, in table order): what
   :mod:`passprice.decode` and :mod:`passprice.serving` read. The header's sha256, byte counts, offsets, shard files
@@ -133,7 +133,30 @@ def _trees(folder: str) -> dict[str, ast.Module]:
     return seen
 
 
+def _sources(folder: str) -> bytes:
+    """Every module file of the package at ``folder``: its name and the sha256 of its bytes, sorted by name (a
+    superset of what :func:`_trees` reads, so a change to any module the digest covers changes these)."""
+    base = Path(folder)
+    parts = sorted((p.name, hashlib.sha256(p.read_bytes()).hexdigest()) for p in base.glob("*.py") if is_there(p))
+    return "\n".join(f"{name}:{digest}" for name, digest in parts).encode("utf-8")
+
+
 def _digest(folder: str) -> str:
+    """The digest of the package at ``folder``, kept in passprice's cache under the sha256 of every module's bytes
+    (and of this module's own, which decides how the digest is taken): the syntax trees are parsed and walked only
+    when some module's content changed, never trusted from a file's size or time."""
+    from passprice import cache
+
+    entry = cache.key("pricing-model", Path(__file__).read_bytes(), _sources(folder))
+    kept = cache.read(entry)
+    if kept is not None and isinstance(kept.get("digest"), str):
+        return str(kept["digest"])
+    digest = _compute(folder)
+    cache.store(entry, {"digest": digest})
+    return digest
+
+
+def _compute(folder: str) -> str:
     h = hashlib.sha256()
     for name, tree in sorted(_trees(folder).items()):
         _strip_docstrings(tree)

@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from passprice.errors import InputError
+from passprice.errors import InputError, problem_lines
 from passprice.facts import Fact
 from passprice.files import is_there
 from passprice.gguf_header import GGUFHeader
@@ -197,7 +197,7 @@ def find_checkpoint(root: Root, lock: Lock) -> tuple[GGUFHeader | None, Checkpoi
         if today == pinned:
             return named, CheckpointState("same", ref, pinned, ref, today)
     except InputError as e:
-        error = str(e).splitlines()[0].replace(f"{root.path}/", "")
+        error = problem_lines(e)[0].replace(f"{root.path}/", "")
     for name in root.names(root.checkpoints):
         if name == ref:
             continue
@@ -296,7 +296,7 @@ def price_today(root: Root, lock: Lock) -> Today:
         spec, gone = today_spec(root, lock)
         resolved: Resolved = resolve(root, spec)
     except InputError as e:
-        return Today(error=str(e).splitlines()[0].replace(f"{root.path}/", ""), gone=gone)
+        return Today(error=problem_lines(e)[0].replace(f"{root.path}/", ""), gone=gone)
     except ServingRefusal as e:  # today's drafting method out of its scope for the checkpoint
         return Today(refusal=e.to_json(), gone=gone)
     completed = portable_spec(resolved.spec, root)
@@ -313,7 +313,7 @@ def price_today(root: Root, lock: Lock) -> Today:
         try:
             stack = load_stack(root, lock.stack.name)
         except InputError as e:
-            return Today(error=str(e).splitlines()[0].replace(f"{root.path}/", ""), gone=gone)
+            return Today(error=problem_lines(e)[0].replace(f"{root.path}/", ""), gone=gone)
         facts.update(stack.lock_facts())
     try:
         price, rests_on = priced(lock.kind, resolved.header, resolved.card, resolved.serving, stack)
@@ -357,7 +357,7 @@ def side_json(root: Root, requests: list[Mapping[str, Any]]) -> dict[str, Any]:
                 spec = rooted_spec(spec_from_document(request["spec"], "lock: serving"), root)
             resolved = resolve(root, spec)
         except InputError as e:
-            out["error"] = " ".join(str(e).splitlines()).replace(f"{root.path}/", "")
+            out["error"] = " ".join(problem_lines(e)).replace(f"{root.path}/", "")
             results[request["key"]] = out
             continue
         except ServingRefusal as e:  # a drafting method out of its scope for the checkpoint
@@ -374,7 +374,7 @@ def side_json(root: Root, requests: list[Mapping[str, Any]]) -> dict[str, Any]:
             try:
                 stack = load_stack(root, request["stack"])
             except InputError as e:
-                out["error"] = " ".join(str(e).splitlines()).replace(f"{root.path}/", "")
+                out["error"] = " ".join(problem_lines(e)).replace(f"{root.path}/", "")
                 results[request["key"]] = out
                 continue
             facts.update(stack.lock_facts())

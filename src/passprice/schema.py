@@ -9,6 +9,7 @@ Schemas are JSON Schema draft 2020-12 files in ``schema/`` (``card``, ``draft``,
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import math
 import re
@@ -16,7 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from passprice.errors import InputError, NotFound, SchemaError
+from passprice.errors import InputError, NotFound, SchemaError, problem_lines
 from passprice.files import read_regular
 from passprice.registry import schema_dir
 
@@ -52,7 +53,7 @@ def _validator(kind: str, folder: str) -> Any:
     except NotFound:
         raise InputError(f"{path}: schema for {kind} files not found") from None
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
-        raise InputError(f"{path}: not a JSON Schema passprice reads: {str(e).splitlines()[0]}") from None
+        raise InputError(f"{path}: not a JSON Schema passprice reads: {problem_lines(e)[0]}") from None
     base = jsonschema.Draft202012Validator
     checker = base.TYPE_CHECKER.redefine("number", _finite_number)
     cls = jsonschema.validators.extend(base, type_checker=checker)
@@ -142,13 +143,43 @@ def _explain(error: Any) -> str:
         return f"{_key_path(where)}: {instance!r} is not {error.schema['description']}"
     if error.validator == "const":
         return f"{_key_path(where)}: {instance!r} is not allowed here (must be {error.validator_value!r})"
-    return f"{_key_path(where)}: {error.message}"
+    if error.validator in ("maxItems", "minItems") and isinstance(instance, list):
+        bound = "at most" if error.validator == "maxItems" else "at least"
+        return f"{_key_path(where)}: {len(instance):,} items ({bound} {error.validator_value:,})"
+    message = str(error.message)
+    text = repr(instance)
+    if len(text) > 120 and text in message:  # the value of 20,000 items would fill the screen: show it cut
+        message = message.replace(text, shown_value(instance))
+    return f"{_key_path(where)}: {message}"
+
+
+def _oversized(document: Mapping[str, Any], schema: Mapping[str, Any]) -> list[str]:
+    """The top-level arrays of ``document`` longer than the schema's ``maxItems`` for them, one line each, found
+    before the full validation walks every item: a measurement file of 5,000 runs (the schema allows 1,000) is
+    refused at once, not after seconds of checking each run against a schema it is refused by anyway. The bound is
+    the schema's own, read from it, not restated here."""
+    out = []
+    properties = schema.get("properties", {})
+    for key, value in document.items():
+        sub = properties.get(key) if isinstance(properties, Mapping) else None
+        if not isinstance(sub, Mapping) or not isinstance(value, list):
+            continue
+        ref = sub.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            sub = schema.get("$defs", {}).get(ref.removeprefix("#/$defs/"), sub)
+        most = sub.get("maxItems") if isinstance(sub, Mapping) else None
+        if isinstance(most, int) and len(value) > most:
+            out.append(f"{key_part(key)}: {len(value):,} items (at most {most:,})")
+    return out
 
 
 def problems(document: Mapping[str, Any], kind: str, folder: Path | None = None) -> list[str]:
     """Every way ``document`` fails the ``kind`` schema (from ``folder``, default the package's), one line each,
     ``KEY.PATH: what was wrong``, sorted by key path; empty when it matches."""
     validator = _validator(kind, str(folder or schema_dir()))
+    oversized = _oversized(document, validator.schema)
+    if oversized:
+        return oversized
     errors = sorted(validator.iter_errors(document), key=lambda e: (list(map(str, e.absolute_path)), e.message))
     return [_explain(e) for e in errors]
 
@@ -233,4 +264,21 @@ def load(
         return document
 
     entry_kind = kind if check is None else f"{kind}+{check[0]}"
-    return cache.validated(entry_kind, Path(schema_folder) / f"{kind}.schema.json", data, build)
+    if check is not None:  # a further check may read more than the file: nothing of it is remembered here
+        return cache.validated(entry_kind, Path(schema_folder) / f"{kind}.schema.json", data, build)
+    memo = (kind, str(path), str(schema_folder), hashlib.sha256(raw).digest())
+    refused = _REFUSED.get(memo)
+    if refused is not None:  # the same bad bytes of the same file read again in this process (check reads a file
+        raise refused  # once for each review): parsed and refused once a process, not once a read
+    try:
+        return cache.validated(entry_kind, Path(schema_folder) / f"{kind}.schema.json", data, build)
+    except InputError as e:
+        _REFUSED[memo] = e
+        while len(_REFUSED) > 64:
+            del _REFUSED[next(iter(_REFUSED))]
+        raise
+
+
+#: Files refused in this process, by kind, path, schema folder and the sha256 of their bytes (never across
+#: processes: an invalid file is parsed and refused again on every run, as :mod:`passprice.cache` says).
+_REFUSED: dict[tuple[str, str, str, bytes], InputError] = {}

@@ -50,7 +50,7 @@ except ImportError:
 if side_json is not None:
     print(json.dumps(side_json(root, request["locks"])))
     sys.exit(0)
-from passprice.errors import InputError
+from passprice.errors import InputError, problem_lines
 from passprice.locks import evaluate
 from passprice.report import cost_json
 from passprice.serving import ServingRefusal
@@ -67,7 +67,7 @@ for r in request["locks"]:
             spec = spec_from_document(r["spec"], "lock: serving")
         resolved = resolve(root, spec)
     except InputError as e:
-        out["error"] = " ".join(str(e).splitlines()).replace(str(root.path) + "/", "")
+        out["error"] = " ".join(problem_lines(e)).replace(str(root.path) + "/", "")
         results[r["key"]] = out
         continue
     out["spec"] = spec_to_document(resolved.spec)

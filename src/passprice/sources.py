@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from passprice import schema
-from passprice.errors import InputError
+from passprice.errors import InputError, problem_lines
 from passprice.facts import Fact
 from passprice.files import is_there
 from passprice.registry import Root, not_found
@@ -146,7 +146,7 @@ def read_sources(root: Root) -> tuple[dict[str, Source], list[str]]:
         try:
             out[name] = load_source(root, name)
         except InputError as e:
-            problems += str(e).splitlines()
+            problems += problem_lines(e)
     return out, problems
 
 
@@ -155,7 +155,7 @@ def load_sources(root: Root) -> dict[str, Source]:
     file that does not read."""
     out, problems = read_sources(root)
     if problems:
-        raise InputError("\n".join(problems))
+        raise InputError.of(problems)
     return out
 
 
@@ -203,7 +203,7 @@ def require_sources(root: Root, facts: Mapping[str, Fact], file: str) -> None:
     ``file`` cite a source ``root`` has no record of: a citation nobody can trace is not a citation."""
     lines = missing_sources(root, facts, file)
     if lines:
-        raise InputError("\n".join(lines))
+        raise InputError.of(lines)
 
 
 def check_sources(root: Root, cited: Iterable[str]) -> tuple[list[str], list[str]]:
@@ -216,7 +216,7 @@ def check_sources(root: Root, cited: Iterable[str]) -> tuple[list[str], list[str
         try:
             source = load_source(root, name)
         except InputError as e:
-            problems += str(e).splitlines()
+            problems += problem_lines(e)
             continue
         file = root.sources / f"{name}.toml"
         if source.path is not None and not is_there(root.path / source.path):

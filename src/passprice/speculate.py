@@ -57,6 +57,8 @@ def parse_tokens(text: str) -> tuple[int, ...]:
     """Draft lengths from the command line: ``1..8`` (inclusive), ``1-8``, ``1,2,4``, or one number; each from 1 to
     :data:`MAX_TOKENS`. Raises :class:`InputError` naming what is not a draft length."""
     out: list[int] = []
+    if not text.isascii():  # int() would read Arabic-Indic and other Unicode digits as numbers
+        raise InputError(f"--tokens: {text!r} is not ASCII digits (a draft length or a range like 1..8)")
     for part in text.split(","):
         part = part.strip()
         lo_text, sep, hi_text = part.partition("..")

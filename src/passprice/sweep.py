@@ -144,6 +144,8 @@ def parse_numbers(
     number from ``least`` to ``most``, at most :data:`MAX_ROWS` of them. Raises :class:`InputError` naming ``what``
     for anything else."""
     out: list[Any] = []
+    if not text.isascii():  # int() and float() would read Arabic-Indic and other Unicode digits as numbers
+        raise InputError(f"{what}: {text!r} is not ASCII digits (a number, a range A-B, or a doubling range A-B*2)")
     for part in text.split(","):
         part = part.strip()
         start = len(out)
@@ -190,7 +192,7 @@ def parse_numbers(
     return tuple(out)
 
 
-_PLAIN_RANGE = re.compile(r"(\d+)-(\d+)")
+_PLAIN_RANGE = re.compile(r"([0-9]+)-([0-9]+)")
 
 
 def parse_batches(text: str, what: str, most: int | None = U32_MAX) -> Sequence[int]:

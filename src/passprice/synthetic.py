@@ -562,7 +562,7 @@ def build(
     try:
         typed = assign(tensors, model, mix)
     except InputError as e:
-        raise InputError(f"{published.where}: {e}") from None
+        raise InputError.of(f"{published.where}: {line}" for line in e.lines) from None
     meta = metadata(c, mix, name or c.model_type, latent, mtp)
     built = Built(published, mix, latent, mtp, tuple(meta), tuple(typed))
     empty = next((t.name for t, _ in typed if 0 in t.dims), None)

@@ -160,7 +160,7 @@ def _refuse(source: str, bad: list[str]) -> InputError:
     shown = bad[:SHOWN]
     if len(bad) > SHOWN:
         shown.append(f"{source}: … and {len(bad) - SHOWN:,} more problems")
-    return InputError("\n".join(shown))
+    return InputError.of(shown)
 
 
 def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -21,7 +21,7 @@ import attrs
 from passprice.errors import InputError
 
 #: ``blk.N.`` at the start of a tensor name.
-_BLOCK = re.compile(r"^blk\.(\d+)\.")
+_BLOCK = re.compile(r"^blk\.([0-9]+)\.")
 
 
 class Mix(enum.Enum):

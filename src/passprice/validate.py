@@ -18,6 +18,7 @@ from passprice.cards import Card, load_card
 from passprice.checkpoints import load_checkpoint
 from passprice.errors import InputError
 from passprice.files import check_writable, is_there
+from passprice.gguf_header import GGUFHeader
 from passprice.measurements import Run, load_runs
 from passprice.registry import Root
 from passprice.serving import ServingRefusal
@@ -89,6 +90,7 @@ def validate(root: Root, stack: str | None = None, runs: Sequence[Run] | None = 
         load_stack(root, stack)  # an unknown stack is bad input, named with the registered ones
     runs = list(runs) if runs is not None else load_runs(root, stack)
     cards: dict[str, Card] = {}
+    headers: dict[str, GGUFHeader] = {}  # one header object a checkpoint, so runs of one model share its pass
     stacks: dict[str, Stack | None] = {}
     rows = []
     for run in runs:
@@ -97,10 +99,11 @@ def validate(root: Root, stack: str | None = None, runs: Sequence[Run] | None = 
         try:
             card = cards.get(run.card) or load_card(root, run.card)
             cards[run.card] = card
-            header = load_checkpoint(root, run.checkpoint)
+            header = headers.get(run.checkpoint) or load_checkpoint(root, run.checkpoint)
+            headers[run.checkpoint] = header
             serving = to_serving(complete(run.spec(), header))
         except InputError as e:
-            raise InputError(f"run {run.id} ({run.source}): {e}") from None
+            raise InputError.of(f"run {run.id} ({run.source}): {line}" for line in e.lines) from None
         st = stacks[run.stack]
         try:
             if st is None:
