@@ -495,3 +495,26 @@ def test_a_measurement_file_of_5000_runs_is_refused_before_each_run_is_validated
     assert result.exit_code == 2
     assert result.stderr == "passprice: error: registry/measurements/zz.toml: run: 1,001 items (at most 1,000)\n"
     assert calls.count(str(bad_file)) == 1  # parsed and refused once, though check reads it for three reviews
+
+
+@pytest.mark.parametrize(
+    ("body", "line"),
+    [
+        ('servings = ["gemma3-270m-h100", "r1-qwen7b-h200", "gemma3-270m-h100"]\nbatches = [1]\n',
+         "servings: 'gemma3-270m-h100' is listed more than once"),
+        ('servings = ["gemma3-270m-h100"]\ncards = ["b200", "h200_sxm_141gb", "b200"]\nbatches = [1]\n',
+         "cards: 'b200' is listed more than once"),
+        ('servings = ["gemma3-270m-h100"]\nbatches = [1, 2, 1]\n', "batches: 1 is listed more than once"),
+        ('servings = ["gemma3-270m-h100"]\nbatches = [1]\npositions = [512.0, 512.0]\n',
+         "positions: 512.0 is listed more than once"),
+    ],
+    ids=["servings", "cards", "batches", "positions"],
+)
+def test_a_sweep_file_listing_a_name_twice_is_bad_input(body: str, line: str, tmp_path: Path) -> None:
+    """Before: one serving listed 3,999 times (76 KB) priced for 29 s, one card 40,000 times for 22 s: each
+    repeat is the same row again. The schema says each list holds distinct items (``uniqueItems``)."""
+    grid = tmp_path / "grid.toml"
+    grid.write_text(body, encoding="utf-8")
+    result = invoke("sweep", "--file", str(grid))
+    assert result.exit_code == 2
+    assert result.stderr == f"passprice: error: {grid}: {line}\n"

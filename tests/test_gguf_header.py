@@ -548,6 +548,32 @@ def test_split_checkpoint_missing_shard(tmp_path: Path) -> None:
         read_header(paths[0])
 
 
+def test_the_header_cap_holds_for_the_shards_together(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: each shard was held to the cap on its own, so 40 xz shards of 188 KB, each a 30 MB string, read
+    1.2 GB (14 s). The cap is on the shards' header bytes together; it is refused at the shard that passes it."""
+    w = GGUFWriter(tmp_path / "model.gguf", "llama", split_max_tensors=2)
+    w.add_block_count(1)
+    w.add_description("x" * 400_000)  # a first shard of 400 kB: a cap that holds it holds the per-key budgets too
+    for i in range(5):
+        w.add_tensor(f"t{i}", np.full((i + 1, 4), i, dtype=np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    paths = [tmp_path / f"model-{i:05d}-of-00003.gguf" for i in (1, 2, 3)]
+    sizes = [stream_header(p).header_bytes for p in paths]
+    monkeypatch.setenv("PASSPRICE_MAX_HEADER_BYTES", str(sizes[0] + sizes[1]))  # two shards fit, not three
+    with pytest.raises(HeaderError) as info:
+        read_header(paths[0])
+    assert str(info.value) == (
+        f"{paths[2]}: byte {sizes[2]}: the 3 shards read so far hold {sum(sizes):,} header bytes, past the "
+        f"{sizes[0] + sizes[1]:,} bytes passprice reads of a header (set PASSPRICE_MAX_HEADER_BYTES to a larger "
+        "number of bytes to read it)"
+    )
+    monkeypatch.setenv("PASSPRICE_MAX_HEADER_BYTES", str(sum(sizes)))
+    assert read_header(paths[0]).header_bytes == sum(sizes)
+
+
 def test_split_tensor_count_must_match(tmp_path: Path) -> None:
     paths = write_split(tmp_path)
     raw = bytearray(paths[0].read_bytes())

@@ -308,3 +308,32 @@ def test_configurations_that_describe_no_tensor_are_refused() -> None:
     huge = config_from_document({**ds, "n_routed_experts": 65536, "moe_intermediate_size": 1 << 20}, "big.json")
     with pytest.raises(InputError, match="more than 1,125,899,906,842,624: not a checkpoint a card holds"):
         build(huge, Mix.Q4_K_M)
+
+
+def test_synth_writes_only_a_header_its_reader_reads(tmp_path: Path) -> None:
+    """Before: DeepSeek-V3's config with 4,096 layers made 73,738 tensors, and synth wrote a header that passprice
+    itself then refused (past the reader's 2,048-tensor bound). Now the bytes are read back before anything is
+    written, and the refusal names the configuration."""
+    document = json.loads((CONFIGS / "deepseek-v3.json").read_text(encoding="utf-8"))
+    document["config"]["num_hidden_layers"] = 4096
+    source = tmp_path / "deep.json"
+    source.write_text(json.dumps(document), encoding="utf-8")
+    out = tmp_path / "deep.gguf"
+    result = invoke("synth", str(source), "-o", str(out))
+    assert result.exit_code == 2
+    line = result.stderr.removeprefix("passprice: error: ")
+    assert line.startswith(f"{source}: config: the header it makes does not read back: byte 8: ")
+    assert "tensors is more than the 2,048 passprice reads of a header" in line
+    assert not out.exists() and list(tmp_path.iterdir()) == [source]
+
+
+def test_synth_refuses_a_config_with_a_repeated_key(tmp_path: Path) -> None:
+    """``json`` keeps the last of a repeated key: a config naming ``source`` twice was cited by the second."""
+    text = (CONFIGS / "deepseek-v3.json").read_text(encoding="utf-8")
+    assert text.lstrip().startswith("{")
+    source = tmp_path / "twice.json"
+    source.write_text('{"source": "https://example.com/a",' + text.lstrip()[1:], encoding="utf-8")
+    result = invoke("synth", str(source), "-o", str(tmp_path / "x.gguf"))
+    assert result.exit_code == 2
+    said = "not valid JSON: the key 'source' appears twice in one object"
+    assert result.stderr == f"passprice: error: {source}: {said}\n"

@@ -926,12 +926,20 @@ def _read_split(path: Path, first: _Parsed, combined: Any) -> tuple[GGUFHeader, 
     parsed: list[_Parsed] = []
     if given != 0:
         combined = hashlib.sha256()
+    cap = header_cap()
+    total = 0  # header bytes of the shards read so far: the cap holds for the shards together, not one at a time
     for no in range(count):
         shard = path if no == given else _shard_path(path.parent, stem, no + 1, count, suffix)
         if shard is None:
             wanted = f"{stem}-{no + 1:05d}-of-{count:05d}{suffix}"
             raise HeaderError(source, count_at, f"split.count is {count} but shard {no + 1} ({wanted}) is missing")
         one = first if (no == 0 and given == 0) else _parse_file(shard, [combined])
+        total += one.header_bytes
+        if total > cap:
+            raise HeaderError(str(shard), one.header_bytes, (
+                f"the {no + 1} shards read so far hold {total:,} header bytes, past the {cap:,} bytes passprice "
+                f"reads of a header (set {CAP_VARIABLE} to a larger number of bytes to read it)"
+            ))
         own_no = one.metadata.get("split.no")
         if own_no != no or _split_count(one) != count:
             at = one.offsets.get("split.no", one.offsets.get("split.count", 0))

@@ -124,10 +124,10 @@ def fact_table(text: bytes, path: str) -> bytes | None:
     starts: set[int] = set()
     at = text.find(last)
     while at != -1:
-        line = text.rfind(b"\n", 0, at) + 1
-        if line not in starts:
-            starts.add(line)
-            match = header.match(text, line)
+        line_at = text.rfind(b"\n", 0, at) + 1
+        if line_at not in starts:
+            starts.add(line_at)
+            match = header.match(text, line_at)
             if match is not None:
                 found.append(match)
         at = text.find(last, max(at + 1, text.find(b"\n", at) + 1 or len(text)))

@@ -143,6 +143,14 @@ def _explain(error: Any) -> str:
         return f"{_key_path(where)}: {instance!r} is not {error.schema['description']}"
     if error.validator == "const":
         return f"{_key_path(where)}: {instance!r} is not allowed here (must be {error.validator_value!r})"
+    if error.validator == "uniqueItems" and isinstance(instance, list):
+        seen: set[str] = set()
+        for item in instance:
+            mark = json.dumps(item, sort_keys=True)
+            if mark in seen:
+                return f"{_key_path(where)}: {shown_value(item)} is listed more than once"
+            seen.add(mark)
+        return f"{_key_path(where)}: an item is listed more than once"
     if error.validator in ("maxItems", "minItems") and isinstance(instance, list):
         bound = "at most" if error.validator == "maxItems" else "at least"
         return f"{_key_path(where)}: {len(instance):,} items ({bound} {error.validator_value:,})"

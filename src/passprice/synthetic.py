@@ -197,7 +197,7 @@ def read_config(path: Path, folder: Path | None = None) -> Published:
     raises."""
     data = read_regular(path, schema.MAX_TOML_BYTES)  # a FIFO or a device is refused before a byte is read
     try:
-        document = json.loads(data.decode("utf-8"), parse_constant=_no_constant)
+        document = json.loads(data.decode("utf-8"), parse_constant=_no_constant, object_pairs_hook=_no_repeats)
     except UnicodeDecodeError as e:
         raise InputError(f"{path}: byte {e.start}: not UTF-8 text") from None
     except json.JSONDecodeError as e:
@@ -207,6 +207,17 @@ def read_config(path: Path, folder: Path | None = None) -> Published:
     if not isinstance(document, dict):
         raise InputError(f"{path}: not a model configuration (a JSON object)")
     return config_from_document(document, str(path), folder)
+
+
+def _no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are distinct (``json`` keeps the last of a repeated key silently: a config naming
+    its ``source`` twice would be cited by whichever came second)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"the key {key!r} appears twice in one object")
+        out[key] = value
+    return out
 
 
 def _no_constant(name: str) -> Any:
@@ -605,11 +616,26 @@ def header_bytes(built: Built) -> bytes:
 
 
 def write_header(built: Built, path: Path, force: bool = False) -> Path:
-    """Write :func:`header_bytes` of ``built`` to ``path`` atomically (:func:`passprice.files.write_atomically`).
-    Returns ``path``. Raises :class:`InputError` when ``path`` exists and not ``force``, or cannot be written."""
-    from passprice.files import write_atomically
+    """Write :func:`header_bytes` of ``built`` to ``path`` atomically (:func:`passprice.files.write_atomically`),
+    once passprice's own reader has read the bytes back (what synth writes, passprice reads: a configuration of
+    4,096 layers made 73,738 tensors, past the reader's bound, and was written). Returns ``path``. Raises
+    :class:`InputError` when the reader refuses the header (naming the configuration), when ``path`` exists and not
+    ``force``, or cannot be written."""
+    import tempfile
 
-    write_atomically(path, header_bytes(built), force)
+    from passprice.files import write_atomically
+    from passprice.gguf_header import read_header
+
+    data = header_bytes(built)
+    with tempfile.TemporaryDirectory(prefix="passprice-synth-") as folder:
+        probe = Path(folder) / "header.gguf"
+        probe.write_bytes(data)
+        try:
+            read_header(probe, cache=False)
+        except InputError as e:
+            said = e.lines[0].removeprefix(f"{probe}: ")
+            raise InputError(f"{built.published.where}: the header it makes does not read back: {said}") from None
+    write_atomically(path, data, force)
     return path
 
 
@@ -627,7 +653,11 @@ def entry_text(built: Built, name: str, note: str = "") -> tuple[str, Any]:
     with tempfile.TemporaryDirectory(prefix="passprice-synth-") as folder:
         path = Path(folder) / "header.gguf"
         path.write_bytes(header_bytes(built))
-        header = read_header(path, cache=False)
+        try:
+            header = read_header(path, cache=False)
+        except InputError as e:
+            said = e.lines[0].removeprefix(f"{path}: ")
+            raise InputError(f"{built.published.where}: the header it makes does not read back: {said}") from None
     # The entry names the file the header would have been written to (a shard's file name is not its identity).
     shards = (attrs.evolve(header.shards[0], file=f"{name}.header.gguf"), *header.shards[1:])
     header = attrs.evolve(header, shards=shards, source=f"{name}.header.gguf")
