@@ -1674,7 +1674,7 @@ def sweep_command(
         progress: Callable[[int], None] | None = None
         if total >= 20_000:
             bar: Any = exits.enter_context(click.progressbar(length=total, label="pricing", file=sys.stderr))
-            progress = bar.update
+            progress = _every_percent(bar.update, total)
         chunks = drawn(text_chunks(keep(sweeper.segments(grid, progress=progress)), fmt))
         if output is None:
             for chunk in chunks:
@@ -1692,6 +1692,23 @@ def sweep_command(
         click.echo(f"plot -> {shown_path(plot_path)}", err=True)
     for line in under:
         click.echo(f"passprice: {line}", err=True)
+
+
+def _every_percent(update: Callable[[int], None], total: int) -> Callable[[int], None]:
+    """``update`` (a progress bar's) called with the rows done since its last call once they reach 1 % of
+    ``total``, or all of it, not after every block of rows: a bar drawn a hundred times, not a thousand."""
+    step = max(1, total // 100)
+    pending = done = 0
+
+    def progress(rows: int) -> None:
+        nonlocal pending, done
+        pending += rows
+        done += rows
+        if pending >= step or done >= total:
+            update(pending)
+            pending = 0
+
+    return progress
 
 
 def _sweep_locks(root: Any, servings: tuple[str, ...], lock_ref: str | None, no_lock: bool) -> list[str]:
