@@ -1,12 +1,19 @@
-"""Speed of the two commands issue 13 times on inputs under 1 MB: ``passprice simulate`` of a 1 MB trace and
+"""Speed of the commands issue 13 times on inputs under 1 MB: ``passprice simulate`` of two traces under 1 MB and
 ``passprice import`` of a header of 2,040 tensors (the most the header reader takes), each a whole process, its CPU
-time (user + sys) and wall time, medians, beside ``python -c pass`` timed in the same run.
+time (user + sys), wall time and peak RSS, medians, beside ``python -c pass`` timed in the same run.
 
-The trace: the synthetic generator's heavy-tailed requests (``passprice.trace.synthetic``, seed 1, Poisson arrivals
-at 50/s, lengths clipped to the serving's 4,096-position limit) written as JSON Lines, as many requests as fit in
-1,000,000 bytes (about 13,000), served by ``r1-qwen7b-h200`` under both policies. The header: the "tensors" case
-of ``benchmarks/hostile.py`` (1 token embedding and 2,040 8×8 F32 tensors), xz-compressed, imported into a private
-copy of the registry.
+The traces, both served under both policies:
+
+- **arrivals**: the synthetic generator's heavy-tailed requests (``passprice.trace.synthetic``, seed 1, Poisson
+  arrivals at 50/s, lengths clipped to the serving's 4,096-position limit) written as JSON Lines, as many requests as
+  fit in 1,000,000 bytes (12,998), served by ``r1-qwen7b-h200``: about 190,000 steps a policy, an arrival every 15;
+- **queue** (the attacker's shape): 15,000 requests all arriving at 0, prompts uniform in 100 … 600 tokens (seed
+  13), outputs 1 … 4,000 tokens in turn (request i asks for i mod 4,000 + 1), 925 kB, served by
+  ``gemma3-270m-h100 --max-batch 160``: about 180,000 steps a policy, a request finishing (and the next admitted)
+  every 12.
+
+The header: the "tensors" case of ``benchmarks/hostile.py`` (1 token embedding and 2,040 8×8 F32 tensors),
+xz-compressed, imported into a private copy of the registry.
 
 Run from a checkout: ``python benchmarks/simulate.py [--runs N]``. Nothing here is a test: the numbers depend on the
 machine (on a shared one, read them beside the yardstick); the README reports one run.
@@ -17,7 +24,7 @@ from __future__ import annotations
 import argparse
 import lzma
 import os
-import resource
+import random
 import statistics
 import subprocess
 import sys
@@ -36,6 +43,8 @@ from passprice.trace import Synthetic, synthetic, trace_lines  # noqa: E402
 
 MB = 1_000_000
 ENTRY = "from passprice.cli import main; main()"
+#: Both traces take more than simulate's default --max-work (100,000 units): lifted, to time the whole run.
+LIFT = "1000000"
 
 
 def trace_text(limit: int = 4096, budget: int = MB) -> tuple[str, int]:
@@ -49,6 +58,13 @@ def trace_text(limit: int = 4096, budget: int = MB) -> tuple[str, int]:
     return "".join(lines), len(lines)
 
 
+def queue_text(requests: int = 15_000, seed: int = 13) -> str:
+    """The attacker's queue: ``requests`` requests at 0, prompts uniform in 100 … 600, outputs i mod 4,000 + 1."""
+    rng = random.Random(seed)
+    return "".join(f'{{"arrival_s": 0, "prompt_tokens": {rng.randint(100, 600)}, "output_tokens": {i % 4000 + 1}}}\n'
+                   for i in range(requests))
+
+
 def header_xz() -> bytes:
     """The 2,040-tensor header, xz-compressed."""
     meta = [Meta("general.architecture", V.STRING, "llama"), Meta("llama.block_count", V.UINT32, 1),
@@ -58,16 +74,19 @@ def header_xz() -> bytes:
     return lzma.compress(encode(meta, tensors))
 
 
-def run_once(argv: list[str], cwd: Path) -> tuple[float, float]:
-    """(CPU seconds of the child, wall seconds) of one run; raises ``RuntimeError`` when it fails."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+def run_once(argv: list[str], cwd: Path) -> tuple[float, float, float]:
+    """(CPU seconds of the child, wall seconds, its peak RSS in MB) of one run; raises ``RuntimeError`` when it
+    fails."""
     start = time.perf_counter()
-    done = subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    child = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert child.stderr is not None
+    err = child.stderr.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
     wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv)}: exit {done.returncode}: {done.stderr.decode()[-300:]}")
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall
+    if child.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)}: exit {child.returncode}: {err.decode()[-300:]}")
+    return usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss / 1024
 
 
 def main() -> None:
@@ -80,21 +99,27 @@ def main() -> None:
         text, requests = trace_text()
         trace = base / "trace.jsonl"
         trace.write_text(text)
+        queue = base / "queue.jsonl"
+        queue.write_text(queue_text())
         header = base / "tensors.gguf.xz"
         header.write_bytes(header_xz())
         py = [sys.executable, "-c"]
         cases = [
             ("python -c pass (yardstick)", [*py, "pass"]),
-            (f"simulate r1-qwen7b-h200 --trace <{trace.stat().st_size:,} B, {requests:,} requests>",
-             [*py, ENTRY, "simulate", "r1-qwen7b-h200", "--trace", str(trace)]),
+            (f"simulate r1-qwen7b-h200 --trace <arrivals: {trace.stat().st_size:,} B, {requests:,} requests>",
+             [*py, ENTRY, "simulate", "r1-qwen7b-h200", "--trace", str(trace), "--max-work", LIFT]),
+            (f"simulate gemma3-270m-h100 --max-batch 160 --trace <queue: {queue.stat().st_size:,} B>",
+             [*py, ENTRY, "simulate", "gemma3-270m-h100", "--max-batch", "160", "--trace", str(queue), "--max-work",
+              LIFT]),
             (f"import <2,040-tensor header, {header.stat().st_size:,} B .xz>",
              [*py, ENTRY, "import", str(header), "--name", "bench", "--force"]),
         ]
         env_note = f"load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} CPUs"
         print(f"medians of {args.runs} runs ({env_note})")
         for label, argv in cases:
-            cpu, wall = zip(*(run_once(argv, root) for _ in range(args.runs)), strict=True)
-            print(f"  {label:<72} CPU {statistics.median(cpu):6.2f} s   wall {statistics.median(wall):6.2f} s")
+            cpu, wall, rss = zip(*(run_once(argv, root) for _ in range(args.runs)), strict=True)
+            print(f"  {label:<84} CPU {statistics.median(cpu):6.2f} s   wall {statistics.median(wall):6.2f} s   "
+                  f"RSS {statistics.median(rss):5.0f} MB")
 
 
 if __name__ == "__main__":

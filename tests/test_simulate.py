@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import random
 import statistics
 import tomllib
 from pathlib import Path
@@ -21,6 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from passprice import schema
+from passprice import simulate as simulate_module
 from passprice.cli import cli
 from passprice.errors import InputError
 from passprice.registry import find_root
@@ -516,9 +518,9 @@ def test_arrivals_priced_ahead_give_the_step_by_step_outcome_bit_for_bit(
     ahead: list[int] = []
     real = Stretch.priced_chunked
 
-    def spy(self: Stretch, pricer: StepPricer, n: int, at: Any, prompts: Any) -> Any:
+    def spy(self: Stretch, pricer: StepPricer, n: int, at: Any, prompts: Any, bare: bool = False) -> Any:
         ahead.append(len(at))
-        return real(self, pricer, n, at, prompts)
+        return real(self, pricer, n, at, prompts, bare)
 
     monkeypatch.setattr(Stretch, "priced_chunked", spy)
     r = resolved(name, **changes)
@@ -534,6 +536,99 @@ def test_arrivals_priced_ahead_give_the_step_by_step_outcome_bit_for_bit(
     assert sum(record.prefix_hit for record in together.records) > 0 or not prefix
     if "limit" in changes:
         assert sum(record.waited_for_memory for record in together.records) > 0
+
+
+def _queue(n: int, seed: int, prompts: tuple[int, int], outputs: int, spread: float = 0.0) -> Trace:
+    """``n`` requests arriving at 0 (or uniformly over ``spread`` seconds), prompts uniform in ``prompts``, outputs
+    cycling 1 … ``outputs``: a queue that drains one request at a time as each finishes (the attacker's shape)."""
+    rng = random.Random(seed)
+    return Trace(tuple(Request(i, i + 1, rng.random() * spread, rng.randint(*prompts), i % outputs + 1)
+                       for i in range(n)), "queue")
+
+
+@pytest.mark.parametrize(("name", "changes", "trace", "settings"), [
+    # Everyone waits from the start: each finish admits the head of the queue (the batch cap binds).
+    ("gemma3-270m-h100", {}, _queue(160, 1, (100, 600), 300), Settings(max_batch=16)),
+    ("r1-qwen7b-h200", {}, _queue(160, 2, (100, 600), 200), Settings(max_batch=12)),
+    # Prompts longer than a step's budget: chunked over several steps while others decode and join.
+    ("r1-qwen7b-h200", {}, _queue(120, 3, (50, 900), 150), Settings(chunk=256, max_batch=10)),
+    ("r1-qwen7b-h200", {}, _queue(120, 4, (200, 1500), 120, spread=4.0), Settings(chunk=512, max_batch=64)),
+    # Memory, not the cap, holds the queue (a whole 131,072-position limit reserved): waited for memory.
+    ("r1-qwen7b-h200", {"limit": 131072}, _queue(120, 5, (100, 600), 150), Settings()),
+    # A burst of arrivals, each prefilled behind the others' chunks after the step it joined at (windowed layers).
+    ("gemma3-270m-h100", {}, synthetic(Synthetic(150, 7, 5000.0), 32768), Settings()),
+    # Experts, and a queue refilled by arrivals while it drains.
+    ("qwen3-30b-a3b-h200", {}, _queue(150, 6, (100, 700), 200, spread=1.0), Settings(chunk=384, max_batch=8)),
+])
+def test_requests_waiting_and_long_prompts_planned_ahead_give_the_step_by_step_outcome(
+    monkeypatch: pytest.MonkeyPatch, name: str, changes: dict[str, Any], trace: Trace, settings: Settings
+) -> None:
+    """Continuous batching also plans the admissions of the requests waiting (each at the first step where the cap
+    and memory hold it after the retirements before it: no clock needed) and chunks every prompt admitted ahead over
+    as many steps as the token budget takes: an optimisation only. The outcome equals the step-by-step run's, bit
+    for bit, and the stretches did plan ahead: few steps priced alone, and prompts in several chunks where the
+    budget is small."""
+    calls: list[int] = []
+    partial: list[bool] = []
+    alone_steps: list[int] = []
+    real = Stretch.priced_chunked
+    real_price = StepPricer.price
+
+    def one(self: StepPricer, step: StepRows) -> StepCost:
+        alone_steps.append(1)
+        return real_price(self, step)
+
+    def spy(self: Stretch, pricer: StepPricer, n: int, at: Any, prompts: Any, bare: bool = False) -> Any:
+        calls.append(len(at))
+        partial.append(bool((prompts.lasts < prompts.chunks).any()))
+        return real(self, pricer, n, at, prompts, bare)
+
+    monkeypatch.setattr(Stretch, "priced_chunked", spy)
+    r = resolved(name, **changes)
+    pricer = StepPricer.of(r.header, r.card, r.serving)
+    alone = simulate(pricer, trace, Policy.CONTINUOUS, settings, stretches=False)
+    static_alone = simulate(pricer, trace, Policy.STATIC, settings, stretches=False)
+    monkeypatch.setattr(StepPricer, "price", one)
+    together = simulate(pricer, trace, Policy.CONTINUOUS, settings)
+    assert together == alone
+    assert len(calls) > 0 and len(alone_steps) < len(trace.requests) / 4, (len(calls), len(alone_steps))
+    # Static batching: each batch's prompts chunked over the steps its token budget takes, planned likewise.
+    alone_steps.clear()
+    assert simulate(pricer, trace, Policy.STATIC, settings) == static_alone
+    assert len(alone_steps) < len(trace.requests) / 4
+    if settings.chunk < 600:
+        assert any(partial)
+    if "limit" in changes:
+        assert sum(record.waited_for_memory for record in together.records) > 0
+
+
+def test_the_work_a_run_does_is_bounded_and_refused_by_name() -> None:
+    """The steps a run takes do not bound its time (a stretch prices thousands of steps for the cost of a few alone),
+    so the work is counted (simulate.MAX_WORK's units): a run within the budget reports what it spent and gives the
+    same outcome as without a budget (the work is not part of the outcome); past the budget the run is refused by
+    name, saying where it stopped and how to go on. The command's default is MAX_WORK, shared by the policies."""
+    r = resolved("r1-qwen7b-h200")
+    pricer = StepPricer.of(r.header, r.card, r.serving)
+    trace = synthetic(Synthetic(120, 3, 50.0), pricer.limit)
+    free = simulate(pricer, trace, Policy.CONTINUOUS)
+    # Stepping alone costs WORK_ALONE a step and a little more for nothing else: the work of a run that prices
+    # every step alone is exactly WORK_ALONE times its steps.
+    alone = simulate(pricer, trace, Policy.CONTINUOUS, stretches=False)
+    assert alone.work == simulate_module.WORK_ALONE * alone.steps
+    assert 0 < free.work < alone.work  # stretches: far less work than stepping alone
+    assert simulate(pricer, trace, Policy.CONTINUOUS, max_work=free.work) == free
+    with pytest.raises(InputError, match=(
+            rf"^simulate: the continuous run passed the {free.work - 1:,} units of work left of --max-work after "
+            r"[0-9,]+ steps, [0-9.,]+ s into the trace with [0-9,]+ of 120 requests served \(a unit is about 10 µs "
+            r"of CPU: a step priced alone 12, a stretch of steps priced together 25 and more\); simulate part of the "
+            r"trace, or raise --max-work$")):
+        simulate(pricer, trace, Policy.CONTINUOUS, max_work=free.work - 1)
+    result = CliRunner().invoke(cli, ["simulate", "r1-qwen7b-h200", "--synthetic", "120", "--seed", "3",
+                                      "--max-work", "100"])
+    assert result.exit_code == 2, result.output
+    assert "simulate: the static run passed the 100 units of work left of --max-work after " in result.stderr
+    assert "--max-work INTEGER" in CliRunner().invoke(cli, ["simulate", "--help"]).output
+    assert f"[default: {simulate_module.MAX_WORK}]" in CliRunner().invoke(cli, ["simulate", "--help"]).output
 
 
 def test_simulate_under_a_stack_refuses_a_step_outside_its_range() -> None:

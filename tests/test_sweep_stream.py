@@ -147,3 +147,49 @@ def test_small_blocks_under_a_stack_give_the_same_text(fmt: str, monkeypatch: py
     segments = list(Sweeper(ROOT, stack).segments(grid))
     assert max(len(s.batches) for s in segments) == 3
     assert "".join(text_chunks(iter(segments), fmt)) == text
+
+
+# --- the text: columns formatted once, runs joined in C ------------------------------------------------------------
+
+
+def test_float_texts_are_the_reprs_of_the_row_writer() -> None:
+    # Whole numbers take the integer's text and ".0" (byte counts), up to 10^16 exclusive: repr writes 1e+16 so.
+    cases = [
+        [2607997440.0, 2619032064.0, 0.0, 9999999999999998.0],
+        [1e16, 2.0],  # past the integers' range: repr of each
+        [-0.0, 5.0],  # a negative zero writes "-0.0"
+        [-3.0, 4.0],
+        [0.0016115429778522474, 132791.99062081752, 1e-05, 2.5e-07, 1.5],
+        [7.0, 7.0, 7.0],  # one value: one text
+    ]
+    for values in cases:
+        column, after = sweep._float_texts(np.array(values))
+        texts = [column + after] * len(values) if isinstance(column, str) else [t + after for t in column]
+        assert texts == [repr(v) for v in values]
+    assert sweep._float_texts(np.array([2607997440.0, 1.0]))[1] == ".0"
+    assert sweep._float_texts(np.array([1e16, 2.0]))[1] == ""
+
+
+def test_texts_kept_for_later_segments_are_the_same_values_texts() -> None:
+    kept = sweep._Texts()
+    a = np.array([0.1, 0.2, 0.30000000000000004])
+    assert kept.of_floats(a) == (["0.1", "0.2", "0.30000000000000004"], "")
+    assert kept.of_floats(a.copy()) is kept.of_floats(a)  # formatted once, by value
+    for i in range(sweep.KEPT_COLUMNS + 1):  # the oldest columns are forgotten: memory stays bounded
+        kept.of_floats(np.array([float(i), 0.5]))
+    assert len(kept.columns) == sweep.KEPT_COLUMNS and a.tobytes() not in kept.columns
+    assert kept.of_batches(np.array([1, 20, 300])) == ["1", "20", "300"]
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_rows_of_alternating_status_give_the_row_writers_text(fmt: str) -> None:
+    # Priced and refused rows interleaved one by one (every run a row long), and binds changing row by row.
+    grid = Grid(servings=("qwen35-27b-h200-mtp",), batches=tuple(range(1, 41)), cards=("h200_sxm_141gb",))
+    segment = next(Sweeper(ROOT).segments(grid))
+    assert segment.priced is not None and (segment.status == 0).all()
+    segment.status[1::2] = 3  # refused as names[2]
+    segment.status[2::6] = 2
+    assert len(set(segment.status.tolist())) == 3
+    expected = io.StringIO()
+    write_rows(segment.rows(), fmt, expected)
+    assert "".join(text_chunks(iter([segment]), fmt)) == expected.getvalue()

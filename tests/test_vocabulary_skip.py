@@ -15,7 +15,7 @@ import pytest
 from gguf import GGUFEndian, GGUFReader, GGUFWriter
 
 from passprice import gguf_header
-from passprice.gguf_header import CHUNK, SHORT_RUN, LongArray, _short_strings, read_header
+from passprice.gguf_header import CHUNK, SHORT_BYTES, SHORT_RUN, LongArray, _short_strings, read_header
 
 
 def vocabulary(count: int) -> list[str]:
@@ -54,8 +54,8 @@ def test_vocabulary_with_long_strings_is_skipped_exactly(
     runs: list[bool] = []
 
     class Counting:
-        def __init__(self, order: str) -> None:
-            self.pattern = _short_strings(order)
+        def __init__(self, order: str, run: int) -> None:
+            self.pattern = _short_strings(order, run)
 
         def match(self, data: bytes, pos: int) -> re.Match[bytes] | None:
             found = self.pattern.match(data, pos)
@@ -79,14 +79,14 @@ def test_vocabulary_with_long_strings_is_skipped_exactly(
 
 @pytest.mark.parametrize("order", ["<", ">"])
 def test_short_string_run_pattern(order: str) -> None:
-    # SHORT_RUN strings of lengths 0..255 match as one run ending exactly after the last; a string of 256 bytes, or
-    # a run cut short, does not match at all (the one-string-at-a-time path takes over).
-    pattern = _short_strings(order)
-    strings = [bytes([i % 251]) * (i % 256) for i in range(SHORT_RUN)]
+    # SHORT_RUN strings of lengths 0..SHORT_BYTES - 1 match as one run ending exactly after the last; a string of
+    # SHORT_BYTES bytes, or a run cut short, does not match at all (shorter runs, then one string at a time take over).
+    pattern = _short_strings(order, SHORT_RUN)
+    strings = [bytes([i % 251]) * (i % SHORT_BYTES) for i in range(SHORT_RUN)]
     data = b"".join(struct.pack(order + "Q", len(s)) + s for s in strings)
     matched = pattern.match(data + b"tail")
     assert matched is not None and matched.end() == len(data)
     assert pattern.match(data[:-1]) is None
-    strings[100] = b"z" * 256
+    strings[100] = b"z" * SHORT_BYTES
     longer = b"".join(struct.pack(order + "Q", len(s)) + s for s in strings)
     assert pattern.match(longer) is None

@@ -1678,7 +1678,7 @@ def sweep_command(
         progress: Callable[[int], None] | None = None
         if total >= 20_000:
             bar: Any = exits.enter_context(click.progressbar(length=total, label="pricing", file=sys.stderr))
-            progress = bar.update
+            progress = _every_percent(bar.update, total)
         chunks = drawn(text_chunks(keep(sweeper.segments(grid, progress=progress)), fmt))
         if output is None:
             for chunk in chunks:
@@ -1696,6 +1696,23 @@ def sweep_command(
         click.echo(f"plot -> {shown_path(plot_path)}", err=True)
     for line in under:
         click.echo(f"passprice: {line}", err=True)
+
+
+def _every_percent(update: Callable[[int], None], total: int) -> Callable[[int], None]:
+    """``update`` (a progress bar's) called with the rows done since its last call once they reach 1 % of
+    ``total``, or all of it, not after every block of rows: a bar drawn a hundred times, not a thousand."""
+    step = max(1, total // 100)
+    pending = done = 0
+
+    def progress(rows: int) -> None:
+        nonlocal pending, done
+        pending += rows
+        done += rows
+        if pending >= step or done >= total:
+            update(pending)
+            pending = 0
+
+    return progress
 
 
 def _sweep_locks(root: Any, servings: tuple[str, ...], lock_ref: str | None, no_lock: bool) -> list[str]:
@@ -1957,8 +1974,11 @@ def speculate_command(
               help="Stream each shared prefix once a step for all the sequences that read it.")
 @click.option("--no-prefix-caching", is_flag=True, help="Hold and prefill every prompt whole, shared prefix or not.")
 @click.option("--max-steps", type=_int("--max-steps"), default=500_000, show_default=True,  # simulate.MAX_STEPS
-              help="Steps simulated at most, every policy together (tens of microseconds each); a longer run is "
-              "refused.")
+              help="Steps simulated at most, every policy together; a longer run is refused.")
+@click.option("--max-work", type=_int("--max-work"), default=85_000, show_default=True,  # simulate.MAX_WORK
+              help="Work done at most, every policy together, in units of about 10 µs of CPU (a step priced alone "
+              "is 12, a stretch of steps priced together 25 and more): the default bounds a run to at most about "
+              "1.6 s, so that no trace under 1 MB runs past 2 s; a run past it is refused.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here (default: stdout).")
 @_plot_option("throughput and end-to-end latency over time, one colour a policy")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
@@ -1984,6 +2004,7 @@ def simulate_command(
     prefix_read_once: bool | None,
     no_prefix_caching: bool,
     max_steps: int,
+    max_work: int,
     output: Path | None,
     plot_path: Path | None,
     force: bool,
@@ -2050,7 +2071,9 @@ def simulate_command(
         with shown or contextlib.nullcontext() as bar:
             for p in policies:
                 left = max_steps - sum(o.steps for o in outcomes)
-                outcomes.append(simulate(pricer, trace, p, settings, bar.update if bar else None, max_steps=left))
+                work = max_work - sum(o.work for o in outcomes)
+                outcomes.append(simulate(pricer, trace, p, settings, bar.update if bar else None, max_steps=left,
+                                         max_work=work))
     except ServingRefusal as e:
         _refuse(e)
     title = f"simulate {serving}: {resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"

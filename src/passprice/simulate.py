@@ -73,6 +73,19 @@ MAX_BATCH = 256
 #: passes the cap.
 MAX_STEPS = 500_000
 
+#: Default cap on the work one command does, every policy together, in units of about :data:`WORK_UNIT_US` µs of
+#: CPU (fitted to 14 runs of 7 trace shapes on a shared, loaded 2-core machine: 8 to 19 µs a unit): a step priced
+#: alone costs :data:`WORK_ALONE` units; each call that prices many steps at once (a stretch, a try of planning its
+#: admissions ahead, a prediction, a block of drafting steps) :data:`WORK_CALL`; each request a try plans, each
+#: prompt chunk it plans and each step it walks half a unit; each request finished in a stretch 2; every 16 steps of
+#: a stretch a unit. The steps a trace takes do not bound its time (a stretch prices thousands of steps for the cost
+#: of a few alone): this cap does, to at most about 1.6 s (0.7 to 1.6 s), so that no trace under 1 MB runs a command
+#: past 2 s.
+MAX_WORK = 85_000
+WORK_ALONE = 12
+WORK_CALL = 25
+WORK_UNIT_US = 10
+
 
 def _clock(start: float, seconds: np.ndarray) -> list[float]:
     """``start`` and the running sums after it of ``seconds`` (a float array), added one at a time in order, as
@@ -86,9 +99,11 @@ def _clock(start: float, seconds: np.ndarray) -> list[float]:
 
 #: A continuous stretch prices at most this many arrivals ahead (:func:`simulate`'s ``ahead``), admitted before this
 #: many steps, in at most this many tries of predicting their steps.
-AHEAD = 16
+AHEAD = 32
 AHEAD_STEPS = 4096
 AHEAD_TRIES = 4
+#: ... and at most this many of the requests waiting.
+AHEAD_QUEUED = 1024
 
 
 class Policy(enum.Enum):
@@ -195,6 +210,7 @@ class Outcome:
     mean_sequences: float
     capacity: float
     weights: float
+    work: int = attrs.field(default=0, eq=False)  # units of work the run took (MAX_WORK's); not part of the outcome
 
     @property
     def makespan(self) -> float:
@@ -302,6 +318,7 @@ def simulate(
     progress: Callable[[int], None] | None = None,
     max_steps: int | None = None,
     stretches: bool = True,
+    max_work: int | None = None,
 ) -> Outcome:
     """Serve ``trace`` with ``policy`` on the card ``pricer`` prices for; ``progress`` is called with the requests
     finished (by each step, or each stretch of steps). With ``stretches`` (the default) consecutive steps that carry
@@ -312,7 +329,7 @@ def simulate(
     Raises :class:`~passprice.serving.NotResident` when a request alone does not fit the card's memory beside the
     weights, :class:`~passprice.serving.OnChipOverflow` when not even one sequence's rows fit on chip, and
     :class:`~passprice.errors.InputError` when the run would take more than ``max_steps`` steps (checked first
-    against :func:`least_steps`, then as it runs)."""
+    against :func:`least_steps`, then as it runs) or more than ``max_work`` units of work (:data:`MAX_WORK`)."""
     if max_steps is not None:
         least = least_steps(pricer, trace, settings)
         if least > max_steps:
@@ -381,6 +398,19 @@ def simulate(
     peak_held = peak_reserved = weights
     peak_sequences = 0
     carried = 0
+    work = 0
+
+    def spend(units: int) -> None:
+        """Count ``units`` of work (:data:`MAX_WORK`); past ``max_work``, refuse the run by name."""
+        nonlocal work
+        work += units
+        if max_work is not None and work > max_work:
+            raise InputError(
+                f"simulate: the {policy.value} run passed the {max_work:,} units of work left of --max-work after "
+                f"{steps:,} steps, {t:,.1f} s into the trace with {done:,} of {n_req:,} requests served (a unit is "
+                f"about {WORK_UNIT_US} µs of CPU: a step priced alone {WORK_ALONE}, a stretch of steps priced together "
+                f"{WORK_CALL} and more); simulate part of the trace, or raise --max-work"
+            )
 
     def admit() -> None:
         nonlocal reserved
@@ -414,32 +444,49 @@ def simulate(
     bind_names = list(binds)
     pace = [0.0]  # the last step's seconds: how many steps a stretch may run before the next arrival
 
-    def predict(seconds: list[float], extra: dict[int, float]) -> list[int]:
+    def predict(seconds: list[float], extra: dict[int, float], slope: dict[int, float] | None = None) -> list[int]:
         """The steps the next arrivals are predicted to be admitted at, from ``seconds`` (the steps' seconds
-        without the predicted prompt chunks; the last one repeats) and each chunk's ``extra`` seconds."""
+        without the predicted prompt chunks; the last one repeats), each chunk's ``extra`` seconds, and the
+        seconds each admitted request's decoding adds to every step after its chunk (``slope``)."""
         clock = list(itertools.accumulate(seconds, initial=t))
+        size = len(clock)
         tail = seconds[-1]
         out: list[int] = []
         before = 0.0  # the extra seconds of the chunks in steps before the current one
         here = 0.0  # and of those in it
+        lin = off = 0.0  # the requests admitted before the current step add lin · i − off to step i's start
+        here_lin = here_off = 0.0  # and those admitted in it
+        slopes = slope or {}
         cur = 0
+
+        def start_of(i: int) -> float:
+            return (clock[i] if i < size else clock[-1] + (i - size + 1) * tail) + before + lin * i - off
+
         for g in range(min(AHEAD + 1, n_req - arrived)):
             j = arrived + g
             a = reqs[j].arrival
-            if not (cur and (clock[cur] if cur < len(clock) else clock[-1] + (cur - len(clock) + 1) * tail)
-                    + before >= a):
+            if not (cur and start_of(cur) >= a):
                 before += here
-                here = 0.0
+                lin += here_lin
+                off += here_off
+                here = here_lin = here_off = 0.0
                 target = a - before
                 if target <= clock[-1]:
                     nxt = bisect.bisect_left(clock, target, max(cur + 1, 1))
-                    if nxt >= len(clock):
-                        nxt = len(clock) - 1 + max(math.ceil((target - clock[-1]) / tail), 1)
+                    if nxt >= size:
+                        nxt = size - 1 + max(math.ceil((target - clock[-1]) / tail), 1)
                 else:
-                    nxt = len(clock) - 1 + max(math.ceil((target - clock[-1]) / tail), 1)
-                cur = max(nxt, cur + 1)
+                    nxt = size - 1 + max(math.ceil((target - clock[-1]) / tail), 1)
+                nxt = max(nxt, cur + 1)
+                if lin:  # the decoding of those admitted makes the steps longer: an earlier step may reach it
+                    while nxt - 1 > cur and start_of(nxt - 1) >= a:
+                        nxt -= 1
+                cur = nxt
             out.append(cur)
             here += extra.get(j, 0.0)
+            d = slopes.get(j, 0.0)
+            here_lin += d
+            here_off += d * (cur + 1)
         return out
 
     def ahead(
@@ -451,176 +498,331 @@ def simulate(
         gen: np.ndarray,
         reads_from: np.ndarray | None,
         first: StepSums | None,
+        alone: Stretch,
+        pre: Sequence[int] = (),
+        static: bool = False,
     ) -> tuple[Any, ...] | None:
-        """A continuous stretch's steps priced past the next arrivals (whole emitted tokens, nobody waiting, no
-        prompt left after step 0): each of the next arrivals is predicted to be admitted at a step (from the pace,
-        then from the clock the last prediction priced), its prompt one chunk of that step, its decode from the next
-        — only while it would be admitted there (the batch cap, the room left after the retirements before it, the
-        token budget, no shared prefix) and a step runs before it. Every step is priced at once; the clock then
-        confirms each prediction (the first step that starts at or after the arrival) and the stretch keeps its steps
-        up to the first wrong one, or the first arrival not predicted. ``None`` when no arrival can be predicted;
-        else the members, positions, starts, finishes and tokens generated (:class:`Stretch`'s arrays, the admitted
-        requests appended), the steps' seconds and binds, when each ends, the clock, the steps kept, and the admitted
-        requests with their steps."""
+        """A continuous stretch's steps priced past the next admissions (whole emitted tokens, no prompt left after
+        step 0). The candidates are the requests waiting, in queue order, then the next arrivals: each is admitted
+        at the first step from the one before it (a waiting request), or from the step its arrival is predicted at
+        (from the pace, then from the clock the last try priced), where the batch cap and the room left after the
+        retirements before it hold it — a step where the cap does but memory does not marks it waited for memory,
+        as :func:`admit` does — and its prompt is chunked in admission order within each step's token budget, as the
+        step loop chunks it, its decode from the step after its last chunk. Planning stops at the first candidate
+        with a shared prefix, past the candidates and steps allowed (:data:`AHEAD`, :data:`AHEAD_QUEUED`,
+        :data:`AHEAD_STEPS`), or where the batch would empty before an arrival. Every step is priced at once; the
+        clock then confirms each arrival's step (the first step that starts at or after it), and the stretch keeps
+        its steps up to the first wrong one, or the first candidate not planned, and no prompt left unfinished.
+        With ``pre`` (the requests prefilling, in order, none with a shared prefix) step 0 is planned too: their
+        chunks from step 0, as the step loop gives them, before any admitted ahead; ``static``: nobody is admitted
+        (static batching runs its batch to its end). ``None`` when nothing is planned; else the members, positions,
+        starts, finishes and tokens generated (:class:`Stretch`'s arrays, the requests of ``pre`` prefilled and
+        those admitted appended), the steps' seconds and binds, when each ends, the clock, the steps kept, the
+        admitted requests with their steps, the chunks of those and of ``pre`` (request → (step, rows before,
+        rows)), and the (request, step) pairs that waited for memory."""
         e = int(emitted)
         most = max_steps - steps if max_steps is not None else math.inf
-        ids = members.tolist()
-        fin0 = dict(zip(ids, finish.tolist(), strict=True))
-        queue = sorted((fin0[m], q, m) for q, m in enumerate(active))
-        last_fin = queue[-1][0]
-        # For the predictions, priced beside the members as they are now (not exactly): a decode step, step 0 with
-        # its prompt chunks, and each arrival's chunk step (its seconds beyond a decode step's).
-        near = list(range(arrived, min(arrived + AHEAD + 1, n_req)))
-        near_shared = [shared[j] for j in near]
-        near_need = reserve[near].tolist()
-        near_rows = [reqs[j].prompt for j in near]
-        near_off = [1 - int(1.0 - float(reqs[j].output)) // e for j in near]
-        Head = tuple[float, float, float, tuple[tuple[float, float], ...]]  # chunks, rows, lasts, per group sums
-        heads: list[Head] = [(0.0, 0.0, 0.0, tuple((0.0, 0.0) for _ in pricer.groups))]
-        if first is not None:
-            heads.append((first.chunks, first.prompt_rows, first.lasts,
-                          tuple((pa, pr) for _, _, pa, pr in first.groups)))
-        rows_near = np.array([float(reqs[j].prompt) for j in near])
-        per = [(pa.tolist(), pr.tolist()) for pa, pr in
-               pricer.chunk_sums(np.zeros(len(near)), rows_near, np.zeros(len(near)))]
-        heads += [(1.0, float(reqs[j].prompt), 1.0, tuple((pa[x], pr[x]) for pa, pr in per))
-                  for x, j in enumerate(near)]
-        ones = np.ones(len(heads))
-        sums_now = []
-        for q, g_ in enumerate(pricer.groups):
-            pa = np.array([h[3][q][0] for h in heads])
-            pr = np.array([h[3][q][1] for h in heads])
-            if g_.window is None:
-                sums_now.append((ones * float(positions.sum()), ones * float((positions - own).sum()), pa, pr))
-            else:
-                scored = ones * float(np.minimum(positions, float(g_.window)).sum())
-                sums_now.append((scored, scored, pa, pr))
-        now_s = pricer.price_many(StepSums(ones * float(len(members)), np.array([h[0] for h in heads]),
-                                           np.array([h[1] for h in heads]), np.array([h[2] for h in heads]), 0.0,
-                                           tuple(sums_now)))[0].tolist()
-        decode_s = now_s[0]
-        est = dict(zip(near, [c - decode_s for c in now_s[len(heads) - len(near):]], strict=True))
-        guess = predict([now_s[1] if first is not None else decode_s, decode_s], est)
+        horizon = int(min(most, AHEAD_STEPS))
+        fin0 = dict(zip(members.tolist(), finish.tolist(), strict=True))
+        queue = sorted((fin0[m], q, m) for q, m in enumerate(active) if m in fin0)
+        last_fin = queue[-1][0] if queue else 0
+        queued = [] if static else list(waiting)[:AHEAD_QUEUED]
+        n_wait = 0 if static else len(waiting)
+        guess: list[int] = []
+        est: dict[int, float] = {}
+
+        def first_guess() -> None:
+            """The arrivals' first predicted steps, priced beside the members as they are now (not exactly): a
+            decode step, step 0 with its prompt chunks, and each arrival's chunk step (its seconds beyond a decode
+            step's)."""
+            spend(WORK_CALL)
+            near = list(range(arrived, min(arrived + AHEAD + 1, n_req)))
+            Head = tuple[float, float, float, tuple[tuple[float, float], ...]]  # chunks, rows, lasts, group sums
+            heads: list[Head] = [(0.0, 0.0, 0.0, tuple((0.0, 0.0) for _ in pricer.groups))]
+            if first is not None:
+                heads.append((first.chunks, first.prompt_rows, first.lasts,
+                              tuple((pa, pr) for _, _, pa, pr in first.groups)))
+            rows_near = np.array([float(reqs[j].prompt) for j in near])
+            per = [(pa.tolist(), pr.tolist()) for pa, pr in
+                   pricer.chunk_sums(np.zeros(len(near)), rows_near, np.zeros(len(near)))]
+            heads += [(1.0, float(reqs[j].prompt), 1.0, tuple((pa[x], pr[x]) for pa, pr in per))
+                      for x, j in enumerate(near)]
+            # Then a decode step with each arrival decoding besides (its seconds beyond a decode step's).
+            zeros = tuple((0.0, 0.0) for _ in pricer.groups)
+            heads += [(0.0, 0.0, 0.0, zeros) for _ in near]
+            more = np.concatenate((np.zeros(len(heads) - len(near)), np.ones(len(near))))
+            added = np.concatenate((np.zeros(len(heads) - len(near)), rows_near))
+            sums_now = []
+            for q, g_ in enumerate(pricer.groups):
+                pa = np.array([h[3][q][0] for h in heads])
+                pr = np.array([h[3][q][1] for h in heads])
+                if g_.window is None:
+                    sums_now.append((float(positions.sum()) + added, float((positions - own).sum()) + added, pa, pr))
+                else:
+                    scored = float(np.minimum(positions, float(g_.window)).sum()) + np.minimum(added, float(g_.window))
+                    sums_now.append((scored, scored, pa, pr))
+            now_s = pricer.price_many(StepSums(float(len(members)) + more, np.array([h[0] for h in heads]),
+                                               np.array([h[1] for h in heads]), np.array([h[2] for h in heads]),
+                                               0.0, tuple(sums_now)))[0].tolist()
+            decode_s = now_s[0]
+            m = len(near)
+            est.update(zip(near, [c - decode_s for c in now_s[len(heads) - 2 * m:len(heads) - m]], strict=True))
+            slope = dict(zip(near, [c - decode_s for c in now_s[len(heads) - m:]], strict=True))
+            # The clock of the members alone (their finishes, their growing positions), for as many steps as the
+            # arrivals predicted would take at the pace of step 0.
+            last_arrival = reqs[near[-1]].arrival if near else t
+            few = int(min(horizon, last_fin, (last_arrival - t) / decode_s * 1.25 + 8))
+            seconds = alone.priced(pricer, np.arange(few))[0].tolist() if few > 1 else []
+            if len(seconds) < 2:
+                seconds = [now_s[1] if first is not None else decode_s, decode_s]
+            guess[:] = predict(seconds, est, slope)
+
+        by_finish: list[tuple[int, int, int]] = []
+        pf: list[list[int]] = []  # requests admitted ahead still prefilling: [request, rows done, prompt]
+        pieces: dict[int, list[tuple[int, int, int]]] = {}  # request -> its chunks: (step, rows before, rows)
+        fin: dict[int, int] = {}
+        live = order = cur = walked = 0
+        room_used = 0.0
+        top_fin = last_fin
+
+        def pop_to(x: int) -> None:
+            """Retire the sequences that finished before step ``x``."""
+            nonlocal live, room_used
+            while by_finish and by_finish[0][0] <= x:
+                room_used -= float(reserve[heapq.heappop(by_finish)[2]])
+                live -= 1
+
+        def run_to(x: int) -> None:
+            """Give the prompt chunks of the steps before ``x`` (their admissions done), as the step loop does."""
+            nonlocal cur, order, top_fin, walked
+            while pf and cur < x:
+                walked += 1
+                pop_to(cur)
+                free = budget - n_rows * (live - len(pf))
+                if free <= 0:  # no rows for prompts until a sequence finishes: skip to that step
+                    cur = max(cur + 1, min(x, by_finish[0][0])) if by_finish else x
+                    continue
+                while pf and free > 0:
+                    item = pf[0]
+                    j, done_rows, total = item
+                    rows = min(free, total - done_rows)
+                    pieces[j].append((cur, done_rows, rows))
+                    free -= rows
+                    if done_rows + rows < total:
+                        item[1] = done_rows + rows
+                        break
+                    pf.pop(0)
+                    f = fin[j] = cur + 1 - int(1.0 - float(reqs[j].output)) // e
+                    heapq.heappush(by_finish, (f, order, j))
+                    order += 1
+                    top_fin = max(top_fin, f)
+                cur += 1
+            cur = max(cur, x)
+
         for attempt in range(AHEAD_TRIES):
-            # The members by finish, then admission order (they are the active requests: nothing waits for rows
-            # after step 0), retired as the steps before each admission end.
-            by_finish = list(queue)
-            live = len(active)
-            order = live
-            here = 0  # admitted at the current step
-            fin: dict[int, int] = {}
+            by_finish[:] = queue  # sorted: a heap
+            pieces.clear()
+            fin.clear()
+            pf[:] = [[j, prefilled[j], reqs[j].prompt] for j in pre]
+            for j in pre:
+                pieces[j] = []
+            live = len(queue) + len(pre)  # decoding or prefilling (static batching keeps the finished as well)
+            walked = 0  # steps walked while planning
+            order = len(active)
             room_used = reserved
             top_fin = last_fin
-            adm: list[tuple[int, int]] = []
-            given: dict[int, int] = {}
+            cur = 0 if pre else 1
             prev = 1
-            fence = math.inf
-            cand = arrived
-            for g, s in enumerate(guess):
-                if s < prev:
-                    s = prev
-                fence = s
-                if g >= AHEAD or near_shared[g] or s >= most or s >= AHEAD_STEPS or s > top_fin:
+            adm: list[tuple[int, int]] = []  # (request, step admitted), in admission order
+            checks: list[tuple[int, int, int]] = []  # per arrival admitted: (its place in adm, its step lo, prev)
+            blocked: list[tuple[int, int, int]] = []  # (place in adm it would take, request, step): waited
+            stop: tuple[int, int] | None = None  # the first arrival not planned: (request, prev)
+            bound: float = math.inf  # the steps the first candidate not planned leaves (or the arrivals' fence)
+            g = 0
+            while True:
+                if static:
                     break
-                while by_finish and by_finish[0][0] <= s:
-                    room_used -= float(reserve[heapq.heappop(by_finish)[2]])
-                    live -= 1
-                if s != prev:
-                    here = 0
-                need = near_need[g]
-                rows = near_rows[g]
-                free = budget - n_rows * (live - here) - given.get(s, 0)
-                if live >= cap or room_used + need > room or rows < 1 or rows > free:
+                if g < len(queued):
+                    j, lo, arrival_of = queued[g], prev, False
+                elif g < n_wait:  # past the waiting requests planned at once
+                    bound = prev
                     break
+                else:
+                    a_no = g - n_wait
+                    j = arrived + a_no
+                    if j >= n_req:
+                        break
+                    if not guess and (shared[j] or a_no >= AHEAD):  # not planned: no prediction needed
+                        stop, bound = (j, prev), (adm[-1][1] + 1 if adm else prev)
+                        break
+                    if not guess:
+                        first_guess()
+                    lo = max(guess[a_no], prev) if a_no < len(guess) else horizon
+                    arrival_of = True
+                    if a_no >= AHEAD or lo >= horizon or lo > top_fin or shared[j] or reqs[j].prompt < 1:
+                        stop = (j, prev)
+                        bound = max(lo + lo // 8 + 2, adm[-1][1] + 1 if adm else 0)
+                        break
+                s = lo
+                admitted = False
+                while s < horizon:
+                    run_to(s)
+                    pop_to(s)
+                    if live < cap:
+                        if shared[j] or reqs[j].prompt < 1:
+                            break  # considered here, not planned: the stretch stops at s
+                        need = float(reserve[j])
+                        if room_used + need <= room:
+                            admitted = True
+                            break
+                        if not live:
+                            break  # alone it does not fit: the step loop refuses it
+                        blocked.append((len(adm), j, s))
+                    walked += 1
+                    # The next step anything changes: a chunk given (prompts prefilling and rows for them), else a
+                    # sequence finishing.
+                    if pf and budget - n_rows * (live - len(pf)) > 0:
+                        s += 1
+                    else:
+                        s = by_finish[0][0] if by_finish else horizon
+                if not admitted:
+                    if arrival_of:
+                        stop = (j, prev)
+                        bound = min(s, max(lo + lo // 8 + 2, adm[-1][1] + 1 if adm else 0))
+                    else:
+                        bound = min(s, horizon)
+                    break
+                if arrival_of:
+                    checks.append((len(adm), lo, prev))
+                adm.append((j, s))
+                pieces[j] = []
+                pf.append([j, 0, reqs[j].prompt])
                 live += 1
-                here += 1
                 room_used += need
-                cand = arrived + g
-                f = fin[cand] = s + near_off[g]
-                heapq.heappush(by_finish, (f, order, cand))
-                order += 1
-                if f > top_fin:
-                    top_fin = f
-                given[s] = given.get(s, 0) + rows
-                adm.append((cand, s))
                 prev = s
-            cand = arrived + len(adm)
-            if cand >= n_req:
-                fence = math.inf
-            if not adm:
+                g += 1
+            if not adm and not pre:
                 return None
-            n = int(min(most, top_fin, max(fence + fence // 8 + 2, adm[-1][1] + 1)))
-            new = np.array([j for j, _ in adm], dtype=np.int64)
-            at_new = np.array([s for _, s in adm], dtype=np.int64)
+            run_to(int(min(bound, horizon)))  # every prompt's chunks up to the steps priced (one unfinished is cut)
+            spend(WORK_CALL + (len(adm) + len(pre) + sum(len(chunks) for chunks in pieces.values()) + walked) // 2)
+            n = int(min(most, top_fin, bound))
+
+            def cut(k: int, adm: list[tuple[int, int]]) -> int:
+                """The steps kept: at most ``k``, and none where a request of ``adm`` is still prefilling."""
+                again = True
+                while again:
+                    again = False
+                    for j, s in adm:
+                        if s >= k:
+                            break
+                        if pieces[j][-1][0] >= k if j in fin else True:
+                            k, again = s, True
+                            break
+                return k
+
+            n = cut(n, adm)
+            kept = [(j, s) for j, s in adm if s < n]
+            if n < 1 or (not kept and not pre):
+                return None
+            # Those of pre prefilled before step n decode after; then those admitted, in order.
+            done_pre = [j for j in pre if j in fin and pieces[j][-1][0] < n]
+            new = np.array(done_pre + [j for j, _ in kept], dtype=np.int64)
+            ends = np.array([pieces[j][-1][0] for j in new.tolist()], dtype=np.int64)  # each prompt's last chunk
             m2 = np.concatenate((members, new))
-            pos2 = np.concatenate((positions, [float(reqs[j].prompt) for j, _ in adm]))
-            st2 = np.concatenate((start, at_new + 1))
-            fin2 = np.concatenate((finish, [fin[j] for j, _ in adm]))
-            gen2 = np.concatenate((gen, 1.0 - (at_new + 1) * e))
-            own2 = np.concatenate((own, np.zeros(len(adm))))
+            pos2 = np.concatenate((positions, np.array([float(reqs[j].prompt) for j in new.tolist()])))
+            st2 = np.concatenate((start, ends + 1))
+            fin2 = np.concatenate((finish, np.array([fin[j] for j in new.tolist()], dtype=np.int64)))
+            gen2 = np.concatenate((gen, 1.0 - (ends + 1) * e))
+            own2 = np.concatenate((own, np.zeros(len(new))))
             once = codes_of = rf2 = None
             if read_once:
                 codes_of = np.where(own2 > 0, code[m2], -1)
                 once = own2
-                rf2 = np.concatenate((reads_from if reads_from is not None else start, at_new + 1))
+                rf2 = np.concatenate((reads_from if reads_from is not None else start, ends + 1))
             closed = Stretch(pos2, own2, st2, fin2, emitted, pricer.groups, once, codes_of, rf2)
             # The chunk steps' prompt sums: a step of one chunk from the per-chunk sums, others as price sums them.
-            by_step: dict[int, list[int]] = {}
-            for j, s in adm:
-                by_step.setdefault(s, []).append(j)
-            lone = [js[0] for js in by_step.values() if len(js) == 1]
-            rows_lone = np.array([float(reqs[j].prompt) for j in lone])
+            by_step: dict[int, list[tuple[int, int, int]]] = {}  # step -> its chunks (request, rows before, rows)
+            for j in [*pre, *(j for j, _ in kept)]:
+                for y, before, rows in pieces[j]:
+                    if y < n:
+                        by_step.setdefault(y, []).append((j, before, rows))
+            at_steps = sorted(by_step)
+            lone = [by_step[y][0] for y in at_steps if len(by_step[y]) == 1]
             per = [(pa.tolist(), pr.tolist()) for pa, pr in
-                   pricer.chunk_sums(np.zeros(len(lone)), rows_lone, np.zeros(len(lone)))]
+                   pricer.chunk_sums(np.array([float(b) for _, b, _ in lone]),
+                                     np.array([float(r) for _, _, r in lone]), np.zeros(len(lone)))]
             heads = []
             if first is not None:
                 heads.append((first.chunks, first.prompt_rows, first.lasts,
                               tuple((pa, pr) for _, _, pa, pr in first.groups)))
             x = 0
-            for js in by_step.values():
-                if len(js) == 1:
-                    heads.append((1.0, float(reqs[js[0]].prompt), 1.0, tuple((pa[x], pr[x]) for pa, pr in per)))
+            for y in at_steps:
+                cs = by_step[y]
+                if len(cs) == 1:
+                    j, before, rows = cs[0]
+                    heads.append((1.0, float(rows), 1.0 if before + rows == reqs[j].prompt else 0.0,
+                                  tuple((pa[x], pr[x]) for pa, pr in per)))
                     x += 1
                 else:
-                    k_rows = np.array([float(reqs[j].prompt) for j in js])
-                    sm = pricer.sums(StepRows(np.empty(0), np.empty(0), np.zeros(len(js)), k_rows,
-                                              np.ones(len(js), dtype=bool), np.zeros(len(js))))
+                    sm = pricer.sums(StepRows(np.empty(0), np.empty(0), np.array([float(b) for _, b, _ in cs]),
+                                              np.array([float(r) for _, _, r in cs]),
+                                              np.array([b + r == reqs[j].prompt for j, b, r in cs], dtype=bool),
+                                              np.zeros(len(cs))))
                     heads.append((sm.chunks, sm.prompt_rows, sm.lasts,
                                   tuple((pa, pr) for _, _, pa, pr in sm.groups)))
-            at = np.array(([0] if first is not None else []) + list(by_step), dtype=np.int64)
+            at = np.array(([0] if first is not None else []) + at_steps, dtype=np.int64)
             prompts = StepSums(0.0, np.array([h[0] for h in heads]), np.array([h[1] for h in heads]),
                                np.array([h[2] for h in heads]), 0.0,
                                tuple((0.0, 0.0, np.array([h[3][q][0] for h in heads]),
                                       np.array([h[3][q][1] for h in heads]))
                                      for q in range(len(pricer.groups))))
-            cost, bind = closed.priced_chunked(pricer, n, at, prompts)
+            cost, bind = closed.priced_chunked(pricer, n, at, prompts, bare=True)
+            bare, cost, bind = cost[n:], cost[:n], bind[:n]
             times = _clock(t, cost)
-            # Confirm: each admitted request arrives after the start of the step before its own, by its own's.
-            bad = next((q for q, (j, s) in enumerate(adm) if bisect.bisect_left(times, reqs[j].arrival, 1) != s),
+            # Confirm: an arrival is considered from the first step that starts at or after it, or from the step
+            # the request before it was admitted at, whichever is later: the step its admission was planned from.
+            bad = next((q for q, lo, before in checks
+                        if q < len(kept) and max(bisect.bisect_left(times, reqs[kept[q][0]].arrival, 1), before) != lo),
                        None)
             k = n
-            if cand < n_req:
-                k = min(k, bisect.bisect_left(times, reqs[cand].arrival, 1))
-
+            if stop is not None:
+                k = min(k, max(bisect.bisect_left(times, reqs[stop[0]].arrival, 1), stop[1]))
+            dropped = next(((adm[q][0], before) for q, _, before in checks if q >= len(kept)), None)
+            if dropped is not None:  # the first arrival planned past the steps priced: it may come before
+                k = min(k, max(bisect.bisect_left(times, reqs[dropped[0]].arrival, 1), dropped[1]))
             if bad is not None:
                 if attempt + 1 < AHEAD_TRIES:
+                    # Re-predict from the clock priced, less the arrivals' chunks (each step's seconds beyond its
+                    # decoding alone, shared by its chunks' rows), which predict adds back where each now falls.
                     seconds = cost.tolist()
                     extra = dict(est)
-                    for j, s in adm:
-                        if s > 0 and s - 1 not in by_step and len(by_step[s]) == 1:
-                            extra[j] = seconds[s] - seconds[s - 1]
-                            seconds[s] = seconds[s - 1]
-                        else:
-                            extra[j] = 0.0  # its seconds stay in its step's
-                    guess = predict(seconds, extra)
+                    for j, _ in kept:
+                        if j >= arrived:
+                            extra[j] = 0.0
+                    for y, decoding_s in zip(at.tolist(), bare.tolist(), strict=True):
+                        chunked = by_step.get(y)
+                        if not chunked or chunked[0][0] < arrived:
+                            continue  # step 0's chunks, or a waiting request's: they stay in the clock
+                        over = seconds[y] - decoding_s
+                        seconds[y] = decoding_s
+                        total = sum(rows for _, _, rows in chunked)
+                        for j, _, rows in chunked:
+                            extra[j] += over * rows / total
+                    guess[:] = predict(seconds, extra)
                     continue
-                j, s = adm[bad]
-                k = min(k, s, bisect.bisect_left(times, reqs[j].arrival, 1))
-                adm = adm[:bad]
-            adm = [(j, s) for j, s in adm if s < k]
-            keep = len(members) + len(adm)
-            return (m2[:keep], pos2[:keep], st2[:keep], fin2[:keep], gen2[:keep], cost[:k], bind[:k], times[1:k + 1],
-                    times[k], k, adm)
+                j, s = kept[bad]
+                lo_bad = next(before for q, _, before in checks if q == bad)
+                k = min(k, s, max(bisect.bisect_left(times, reqs[j].arrival, 1), lo_bad))
+                kept = kept[:bad]
+            k = cut(k, adm)
+            kept = [(j, s) for j, s in kept if s < k]
+            waits = [(j, x) for q, j, x in blocked if x < k and (bad is None or q < bad)]
+            keep = np.zeros(len(m2), dtype=bool)
+            keep[:len(members)] = True
+            keep[len(members):len(members) + len(done_pre)] = ends[:len(done_pre)] < k
+            keep[len(members) + len(done_pre):len(members) + len(done_pre) + len(kept)] = True
+            return (m2[keep], pos2[keep], st2[keep], fin2[keep], gen2[keep], cost[:k], bind[:k], times[1:k + 1],
+                    times[k], k, kept, {j: pieces[j] for j in [*pre, *(j for j, _ in kept)]}, waits)
         return None  # pragma: no cover - the last try always returns
 
     def stretch(
@@ -628,16 +830,20 @@ def simulate(
         positions: np.ndarray,
         dec_shared: np.ndarray,
         chunks: tuple[list[int], list[int], list[bool], list[float]] | None = None,
-    ) -> None:
+        pre: list[int] | None = None,
+    ) -> bool:
         """Run the steps from this one that carry the decoding sequences ``dec`` and nothing else — or, with
         ``chunks`` (requests, rows, last, prefix positions read once), this step also the prompt chunks that end
         every prompt still prefilling, whose requests decode from the next: until a sequence finishes when
         something could follow it (a prompt waits for rows, or a request for room), else until the last does; in
         continuous batching with nobody waiting, until the next arrival — or, when :func:`ahead` predicts them,
         through the next arrivals that are admitted at once and prefill in one chunk each, until the first that is
-        not; and no further than ``max_steps``. Every step is the one the step-by-step loop prices, in the same order
-        of additions, and every admission, retirement and peak the one it records."""
+        not; and no further than ``max_steps``. With ``pre`` (the requests prefilling, none with a shared prefix, and
+        whole emitted tokens) this step's and the next steps' prompt chunks are planned as :func:`ahead` plans
+        them; ``False`` when nothing could be planned (nothing has run). Every step is the one the step-by-step loop
+        prices, in the same order of additions, and every admission, retirement and peak the one it records."""
         nonlocal t, steps, carried, peak_held, done, reserved, peak_sequences, peak_reserved, arrived
+        spend(WORK_CALL)
         drained = not prefilling or chunks is not None  # no prompt waits for rows after this step
         inside = whole and drained and (policy is Policy.STATIC or not waiting)
         arrival = reqs[arrived].arrival if policy is Policy.CONTINUOUS and not waiting and arrived < n_req else None
@@ -647,6 +853,7 @@ def simulate(
         members, fresh = dec, 0
         spec: tuple[Any, ...] | None = None
         adm: list[tuple[int, int]] = []  # requests admitted inside the stretch (ahead), and the step of each
+        pieces: dict[int, list[tuple[int, int, int]]] = {}  # and their prompt chunks: (step, rows before, rows)
         if whole:
             e = int(emitted)
             start = np.zeros(len(dec), dtype=np.int64)
@@ -669,7 +876,8 @@ def simulate(
                 start = np.concatenate((start, np.ones(fresh, dtype=np.int64)))
                 finish = np.concatenate((finish, 1 - ((1.0 - out_tokens[new]).astype(np.int64) // e)))
                 own = np.concatenate((dec_shared, shared_arr[new] if read_once else np.zeros(fresh)))
-            end = min(end, int(finish.max() if inside else finish.min()))
+            if len(finish):
+                end = min(end, int(finish.max() if inside else finish.min()))
             once = codes_of = reads_from = None
             if read_once:
                 codes_of = np.where(own > 0, code[members], -1)
@@ -677,9 +885,15 @@ def simulate(
                 reads_from = start.copy()
                 if chunks is not None:
                     reads_from[len(dec):] = np.where(np.array(chunks[3]) > 0, 0, 1)
-            if inside and arrival is not None and pace[0] > 0.0:
-                spec = ahead(members, positions, own, start, finish, gen, reads_from, first)
-            if spec is None:
+            if pre or (policy is Policy.CONTINUOUS and drained and (waiting or arrived < n_req)
+                       and (waiting or pace[0] > 0.0)):
+                closed = Stretch(positions, own, start, finish, emitted, pricer.groups, once, codes_of, reads_from,
+                                 first)
+                spec = ahead(members, positions, own, start, finish, gen, reads_from, first, closed, pre or (),
+                             policy is Policy.STATIC)
+                if spec is None and pre:
+                    return False
+            elif spec is None:
                 closed = Stretch(positions, own, start, finish, emitted, pricer.groups, once, codes_of, reads_from,
                                  first)
         else:
@@ -688,7 +902,9 @@ def simulate(
             once_now = float(sum(code_positions[c] for c in sorted(reading)))
         after: list[float] = []  # when each step ends
         if spec is not None:
-            members, positions, start, finish, gen, cost, bind, after, now, k, adm = spec
+            members, positions, start, finish, gen, cost, bind, after, now, k, adm, pieces, waits = spec
+            for j, _ in waits:
+                waited[j] = True
         else:
             costs: list[np.ndarray] = []
             bound: list[np.ndarray] = []
@@ -698,6 +914,8 @@ def simulate(
             if arrival is not None and pace[0] > 0.0:
                 size = max(int((arrival - t) / pace[0] * 1.25) + 2, 4)
             while i0 < end:
+                if i0:
+                    spend(WORK_CALL)
                 i1 = int(min(i0 + size, end))
                 if whole:
                     c, b = closed.priced(pricer, np.arange(i0, i1))
@@ -739,7 +957,8 @@ def simulate(
         steps += k
         if whole:
             taken = np.minimum(finish, k)
-            carried += int(np.maximum(taken - start, 0).sum()) + fresh + len(adm)
+            carried += int(np.maximum(taken - start, 0).sum()) + fresh + sum(len(pieces[j]) for j, _ in adm)
+            carried += sum(y < k for j in pre or () for y, _, _ in pieces[j])
             base = positions - start * emitted
             final = base + taken * emitted
             made_final = gen + taken * emitted
@@ -759,16 +978,32 @@ def simulate(
                 if reqs[j].output > 1:
                     decoding.append(j)
             prefilling.clear()
-        for j, s in adm:
-            # Admitted at the top of step s; its one chunk, its whole prompt, wrote its first token in step s.
+        if pre:
+            # The prompts prefilling: their chunks before step k; a prompt done wrote its first token.
+            for j in pre:
+                rows = sum(r for y, _, r in pieces[j] if y < k)
+                prefilled[j] += rows
+                rows_done[j] += rows
+                if prefilled[j] == reqs[j].prompt:
+                    first_at[j] = after[pieces[j][-1][0]]
+                    if reqs[j].output > 1:
+                        decoding.append(j)
+                else:
+                    length[j] = float(prefilled[j])
+            prefilling[:] = [j for j in prefilling if prefilled[j] < reqs[j].prompt]
+        for j, _ in adm:
+            # Admitted at the top of a step; its last chunk wrote its first token.
             rows = reqs[j].prompt
             prefilled[j] += rows
             rows_done[j] += rows
-            first_at[j] = after[s]
+            first_at[j] = after[pieces[j][-1][0]]
             if reqs[j].output > 1:
                 decoding.append(j)
         ending = np.flatnonzero(finish <= k)
         joined = 0
+        # Prompts prefilled after the step they joined at (several chunks, or queued behind others' chunks; or from
+        # before step 0): their rows so far until their last chunk.
+        split = [(j, -1) for j in pre or () if pieces[j]] + [(j, s) for j, s in adm if pieces[j][-1][0] > s]
 
         def join(i: int) -> None:
             """Admit the requests admitted at the tops of steps up to ``i``, as :func:`admit` does."""
@@ -780,10 +1015,41 @@ def simulate(
                     active.append(j)
                     reserved += float(reserve[j])
                     admitted_at[j] = after[s - 1]
-                    arrived += 1
+                    if waiting and waiting[0] == j:
+                        waiting.popleft()
+                    else:
+                        arrived += 1
                     joined += 1
                 peak_sequences = max(peak_sequences, len(active))
                 peak_reserved = max(peak_reserved, weights + reserved)
+
+        def held_sums(at_steps: np.ndarray, members: np.ndarray, base: np.ndarray, finish: np.ndarray,
+                      adm: list[tuple[int, int]], split: list[tuple[int, int]]) -> dict[int, float]:
+            """What :func:`held_now` sums at the end of each of ``at_steps`` (before its retirements): the bytes the
+            active sequences hold, all steps at once — only where every sequence holds a whole number of bytes (a
+            sum of whole numbers below 2^53 is exact in any order, so each is the double held_now adds up); else
+            empty. ``members``, ``base`` and ``finish`` as the stretch's; ``adm`` (the last members) join at their
+            steps; ``split``: those prefilled over several steps, their rows so far until their last."""
+            if len(at_steps) * len(members) > 1 << 21:
+                return {}
+            inside_ = set(members.tolist())
+            others = np.array([j for j in active if j not in inside_], dtype=np.intp)
+            fixed = pricer.held(length[others], shared_arr[others])
+            steps_ = at_steps[:, None]
+            joined_at = np.full(len(members), -1, dtype=np.int64)
+            if adm:
+                joined_at[len(members) - len(adm):] = [s for _, s in adm]
+            lengths = base + np.minimum(finish, steps_ + 1) * emitted
+            column = {j: len(members) - len(adm) + q for q, (j, _) in enumerate(adm)}
+            for j, s in split:
+                for row, i in enumerate(at_steps.tolist()):
+                    if s <= i < pieces[j][-1][0]:
+                        lengths[row, column[j]] = float(sum(rows for y, _, rows in pieces[j] if y <= i))
+            held = pricer.held(lengths, shared_arr[members])
+            if not (np.array_equal(held, np.floor(held)) and np.array_equal(fixed, np.floor(fixed))):
+                return {}
+            total = np.where((joined_at <= steps_) & (finish > steps_), held, 0.0).sum(axis=1) + float(fixed.sum())
+            return dict(zip(at_steps.tolist(), total.tolist(), strict=True))
 
         def held_now(among: list[int] | None = None) -> float:
             live = np.array(active if among is None else among, dtype=np.intp)  # indexed twice: converted once
@@ -799,6 +1065,8 @@ def simulate(
         check = continuous and len(ending) > 0 and top * (1.0 + 1e-9) > peak_held
         if not continuous or not len(ending):
             peak_held = max(peak_held, top)
+        sums_at = held_sums(np.unique(finish[ending] - 1), members, base, finish, adm, split) if (
+            check and whole and len(ending) > 1 and not pre) else {}
         if len(ending):
             order = ending[np.argsort(finish[ending], kind="stable")]
             at = (finish[order] - 1).tolist()
@@ -812,18 +1080,23 @@ def simulate(
                     y += 1
                 ended = who[x:y]
                 x = y
-                if check:
+                if check and i in sums_at:
+                    peak_held = max(peak_held, weights + sums_at[i] + sum(p.bytes for p in prefixes.values()))
+                elif check:
                     length[members] = base + np.minimum(finish, i + 1) * emitted if whole else final
+                    for j, s in split:  # a prompt admitted and not yet prefilled: its rows so far
+                        if s <= i < pieces[j][-1][0]:
+                            length[j] = float(pieces[j][0][1] + sum(rows for y, _, rows in pieces[j] if y <= i))
                     peak_held = max(peak_held, held_now())
                 when = after[i]
                 for j in ended:
                     finished[j] = True
                     finished_at[j] = when
                 done += len(ended)
-                if continuous:
-                    for j in [j for j in active if finished[j]]:
+                if continuous:  # the sequences ended in this step are the finished ones still active
+                    for j in sorted(ended, key=active.index) if len(ended) > 1 else ended:
                         retire(j)
-                    active[:] = [j for j in active if not finished[j]]
+                        active.remove(j)
                 elif x == len(who) and all(finished[j] for j in active):  # only the last can end the batch
                     for j in active:
                         retire(j)
@@ -839,6 +1112,8 @@ def simulate(
         generated[members] = made_final
         if len(ending) and progress is not None:
             progress(len(ending))
+        spend(k // 16 + 2 * len(ending))  # every step and every request finished costs some bookkeeping
+        return True
 
     def retire(j: int) -> None:
         nonlocal reserved
@@ -903,12 +1178,16 @@ def simulate(
             # Every prompt still prefilling ends in this step: the steps after it only decode.
             stretch(dec, positions, dec_shared, (chunk_j, chunk_rows, last, pre_shared))
             continue
+        if stretches and whole and not any(shared[j] for j in prefilling) and stretch(
+                dec, positions, dec_shared, pre=list(prefilling)):
+            continue  # the prompts' chunks over the next steps, planned
         if read_once:
             reading = set(code[dec][dec_shared > 0].tolist())
             reading |= {int(code[j]) for j, s in zip(chunk_j, pre_shared, strict=True) if s > 0}
             once = float(sum(code_positions[c] for c in sorted(reading)))
         else:
             once = 0.0
+        spend(WORK_ALONE)
         cost = pricer.price(
             StepRows(positions, dec_shared, np.array(starts, dtype=float), np.array(chunk_rows, dtype=float),
                      np.array(last, dtype=bool), np.array(pre_shared, dtype=float), once)
@@ -996,6 +1275,7 @@ def simulate(
         mean_sequences=carried / steps if steps else 0.0,
         capacity=capacity,
         weights=weights,
+        work=work,
     )
 
 

@@ -166,17 +166,20 @@ class Stretch:
 
 
     def priced_chunked(
-        self, pricer: StepPricer, n: int, at: np.ndarray, prompts: StepSums
+        self, pricer: StepPricer, n: int, at: np.ndarray, prompts: StepSums, bare: bool = False
     ) -> tuple[np.ndarray, np.ndarray]:
         """The seconds and binding terms of the stretch's first ``n`` steps, where the steps ``at`` (sorted, distinct)
         carry prompt chunks besides: ``prompts`` their sums (arrays, one element each of ``at``; ``decode`` and
         ``shared_once`` unused). Every step is priced in one :meth:`~passprice.steps.StepPricer.price_many` call,
         the others with prompt sums of 0.0 (a prompt term of 0.0 adds nothing: x + 0.0 is x, and a decoding
-        step's weights do not depend on its last rows): every step gets the double it gets alone."""
-        sums = self.sums(np.arange(n))
+        step's weights do not depend on its last rows): every step gets the double it gets alone. With ``bare``,
+        the steps ``at`` follow, priced without their prompt chunks (``n + len(at)`` elements: what each chunk step
+        would take decoding alone)."""
+        steps = np.concatenate((np.arange(n), at)) if bare else np.arange(n)
+        sums = self.sums(steps)
 
         def spread(values: np.ndarray) -> np.ndarray:
-            out = np.zeros(n)
+            out = np.zeros(len(steps))
             out[at] = values
             return out
 

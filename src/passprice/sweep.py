@@ -17,6 +17,7 @@ import itertools
 import json
 import math
 import re
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -653,6 +654,7 @@ class Sweeper:
             header = load_checkpoint(self.root, base.checkpoint)
             base = complete(base, header)
             shapes: dict[tuple[int, float | None], PassShape | ServingRefusal] = {}
+            stacks: dict[tuple[tuple[int, float | None], ...], _ShapeByPosition] = {}
             for card_name in grid.cards or (base.card,):
                 card = self.card(card_name)
                 for tokens in grid.draft_tokens or ((base.draft.tokens if base.draft else 0),):
@@ -661,7 +663,9 @@ class Sweeper:
                         made = self._positions(batches, header, card, serving_name, specs, progress)
                     else:
                         keys = [(tokens, p) for p in grid.positions or (None,)]
-                        made = self._exact(batches, header, card, serving_name, specs, keys, shapes, progress)
+                        made = self._exact(
+                            batches, header, card, serving_name, specs, keys, shapes, progress, stacks
+                        )
                     for segment in made:
                         yield self._refused_under_stack(segment)
 
@@ -765,11 +769,13 @@ class Sweeper:
         keys: list[tuple[int, float | None]],
         shapes: dict[tuple[int, float | None], PassShape | ServingRefusal],
         progress: Callable[[int], None] | None = None,
+        stacks: dict[tuple[tuple[int, float | None], ...], _ShapeByPosition] | None = None,
     ) -> Iterator[Segment]:
         """The segments of one (card, serving, draft tokens): each position's exact pass shape (read once a
         serving, draft length and position, whatever the card: ``shapes`` keeps them), stacked as columns and
         priced over positions × batches on arrays, a block (:func:`blocks`) at a time, so every row is the scalar
-        pricer's bit for bit."""
+        pricer's bit for bit. When the batches fit one block, ``stacks`` keeps the stacked shapes for the serving's
+        other cards (with the routed experts' bytes of each batch, which do not depend on the card)."""
         for spec, key in zip(specs, keys, strict=True):
             if key not in shapes:
                 try:
@@ -788,7 +794,11 @@ class Sweeper:
                     found.append((n, got))
             priced = None
             if found:
-                stacked = _ShapeByPosition.stack([s for _, s in found])
+                which = tuple(keys[n] for n, _ in found)
+                kept = stacks.get(which) if stacks is not None else None
+                stacked = kept if kept is not None else _ShapeByPosition.stack([s for _, s in found])
+                if stacks is not None and kept is None and len(batches) <= BLOCK_CELLS:
+                    stacks[which] = stacked
                 grid2d = np.broadcast_to(chunk, (len(found), len(chunk))).copy()
                 priced = _Batches(stacked, card).cost_split(grid2d, specs[0].host_memory)
             expected = (
@@ -1155,23 +1165,28 @@ def write_rows(
 def text_chunks(segments: Iterable[Segment], fmt: str) -> Iterator[str]:
     """The text of a sweep, a segment at a time, exactly as :func:`write_rows` writes its rows (``fmt``: ``csv`` or
     ``json``): each column of a segment is formatted in one pass (``repr`` of every float, as the row writer does)
-    and the lines are joined in C, so a million rows do not cost a million dictionaries. Raises
-    :class:`InputError` at the first row holding a number that is not finite (the chunks before it are already
-    yielded: a caller writing a file writes them to a temporary file it then drops)."""
+    and each run of rows of one status joined in C (:func:`_segment_text`), so a million rows do not cost a million
+    dictionaries, nor a million lines. Raises :class:`InputError` at the first row holding a number that is not
+    finite (the chunks before it are already yielded: a caller writing a file writes them to a temporary file it
+    then drops)."""
     # The header goes out with the first segment's lines, so a sweep refused at its first row writes nothing.
     head = None if fmt == "csv" else "["
     first = True
+    kept = _Texts()
     for segment in segments:
         # A segment with a stack's expected prices (``--stack``) carries :data:`STACK_COLUMNS` too: its lines are
         # written a row at a time, as the row writer writes them.
         columns = COLUMNS + STACK_COLUMNS if segment.expected is not None else COLUMNS
         if head is None:
             head = ",".join(columns) + "\n"
-        lines = _segment_lines(segment, fmt) if segment.expected is None else _row_lines(segment, fmt, columns)
-        if fmt == "csv":
-            yield head + "\n".join(lines) + "\n"
+        if segment.expected is None:
+            text = _segment_text(segment, fmt, kept)
         else:
-            yield head + ("\n" if first else ",\n") + ",\n".join(lines)
+            lines = _row_lines(segment, fmt, columns)
+            text = "".join(line + "\n" for line in lines) if fmt == "csv" else "".join(",\n" + s for s in lines)
+        if fmt == "json" and first:
+            text = text[1:]  # the first object follows "[" on a line of its own: "\n", not ",\n"
+        yield head + text if head else text
         head, first = "", False
     if head is None:
         head = ",".join(COLUMNS) + "\n"
@@ -1201,9 +1216,53 @@ def _csv_line(values: Sequence[Any]) -> str:
 #: The columns after ``batch``, in order.
 _AFTER_BATCH = COLUMNS[COLUMNS.index("batch") + 1 :]
 
+#: A run of rows as pieces, each a text every row shares or a list of one text a row.
+_Pieces = list[str | list[str]]
 
-def _segment_lines(segment: Segment, fmt: str) -> list[str]:
-    """The lines of one segment (CSV lines, or JSON objects), in batch order."""
+
+class _Texts:
+    """Texts a sweep's next segments are likely to need again, kept while its text is made: the batches' (a sweep's
+    segments mostly share their batches: every card and position of a serving), and the float columns' of the
+    last :data:`KEPT_COLUMNS` columns formatted, by their values (a term that does not change with the position, or a
+    column two cards share, is formatted once: ``repr`` of a float is most of a row's cost)."""
+
+    def __init__(self) -> None:
+        self.batches: np.ndarray | None = None
+        self.batch_texts: list[str] = []
+        self.columns: OrderedDict[bytes, tuple[str | list[str], str]] = OrderedDict()
+
+    def of_batches(self, batches: np.ndarray) -> list[str]:
+        """``str`` of each of ``batches`` (``(B,)`` integers)."""
+        if self.batches is None or not np.array_equal(self.batches, batches):
+            self.batches, self.batch_texts = batches, list(map(str, batches.tolist()))
+        return self.batch_texts
+
+    def of_floats(self, values: np.ndarray) -> tuple[str | list[str], str]:
+        """:func:`_float_texts` of ``values`` (``(n,)`` float64), from the kept columns when the same values were
+        formatted lately (a column of one value is not kept: it is one text)."""
+        if (values == values[0]).all():
+            return repr(float(values[0])), ""
+        key = values.tobytes()
+        kept = self.columns.get(key)
+        if kept is not None:
+            self.columns.move_to_end(key)
+            return kept
+        made = self.columns[key] = _float_texts(values)
+        if len(self.columns) > KEPT_COLUMNS:
+            self.columns.popitem(last=False)
+        return made
+
+
+#: Float columns whose texts :class:`_Texts` keeps (each at most :data:`BLOCK_CELLS` texts: a few MB in all).
+KEPT_COLUMNS = 32
+
+
+def _segment_text(segment: Segment, fmt: str, kept: _Texts) -> str:
+    """The text of one segment's rows in batch order: for CSV each line followed by ``\\n``, for JSON each object
+    preceded by ``,\\n``; ``kept``: the texts of the segments before. The rows fall in runs of one status (the
+    batches a card holds, then those it cannot …); each run is written as one block (:func:`_block`): a column is
+    formatted once for the segment, and a run's text is its pieces laid out row by row in a list joined in C, never
+    a line object a row."""
     status = segment.status
     ok = np.nonzero(status == _PRICED)[0]
     if not _all_finite(segment, ok):
@@ -1211,40 +1270,54 @@ def _segment_lines(segment: Segment, fmt: str) -> list[str]:
             _check_finite(row)
     csv_format = fmt == "csv"
     head = [segment.common[k] for k in COLUMNS[: COLUMNS.index("batch")]]
-
-    def text(value: Any) -> str:
-        return str(_cell(value)) if csv_format else json.dumps(value)
-
     if csv_format:
-        prefix = _csv_line([_cell(v) for v in head]) + ","
+        start, prefix, end = "", _csv_line([_cell(v) for v in head]) + ",", "\n"
     else:
+        start, end = ",\n", ""
         prefix = "{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in zip(COLUMNS, head, strict=False))
         prefix += ', "batch": '
-    out = np.empty(len(segment.batches), dtype=object)
     batches = segment.batches
-    if len(ok):
-        out[ok] = _objects(_priced_lines(segment, ok, prefix, csv_format))
-    for code in np.unique(status[status > _PRICED]).tolist():
-        where = np.nonzero(status == code)[0]
-        name = segment.names[code - 1]
-        if csv_format:
-            suffix = "," * len(_AFTER_BATCH) + _csv_line([name])
+    batch_text = kept.of_batches(batches)
+    priced = _priced_pieces(segment, ok, start + prefix, end, csv_format, kept) if len(ok) else []
+    count = len(status)
+    cuts = [0, *(np.flatnonzero(status[1:] != status[:-1]) + 1).tolist(), count]
+    out: list[str] = []
+    done = 0  # priced rows already written: where the next priced run starts in ``ok``
+    for a, b in itertools.pairwise(cuts):
+        code = int(status[a])
+        if code == _PRICED:
+            out.append(_block([priced[0], batch_text[a:b], *priced[1:]], done, done + b - a, b - a))
+            done += b - a
+        elif code == _ALONE:
+            for j in range(a, b):
+                fields = segment.alone[j]
+                row = {**dict.fromkeys(COLUMNS, None), **segment.common, "batch": int(batches[j]), **fields}
+                if csv_format:
+                    out.append(_csv_line([_cell(row[k]) for k in COLUMNS]) + end)
+                else:
+                    out.append(start + json.dumps(row, allow_nan=False))
         else:
-            suffix = "".join(f", {json.dumps(k)}: null" for k in _AFTER_BATCH[:-1]) + f', "refusal": {text(name)}}}'
-        texts = map(prefix.__add__, map(str.__add__, map(str, batches[where].tolist()), itertools.repeat(suffix)))
-        out[where] = _objects(list(texts))
-    for j, fields in segment.alone.items():
-        row = {**dict.fromkeys(COLUMNS, None), **segment.common, "batch": int(batches[j]), **fields}
-        out[j] = _csv_line([_cell(row[k]) for k in COLUMNS]) if csv_format else json.dumps(row, allow_nan=False)
-    lines: list[str] = out.tolist()
-    return lines
+            name = segment.names[code - 1]
+            if csv_format:
+                suffix = "," * len(_AFTER_BATCH) + _csv_line([name]) + end
+            else:
+                nulls = "".join(f", {json.dumps(k)}: null" for k in _AFTER_BATCH[:-1])
+                suffix = f'{nulls}, "refusal": {json.dumps(name)}}}'
+            out.append(_block([start + prefix, batch_text[a:b], suffix], a, b, b - a))
+    return "".join(out)
 
 
-def _objects(texts: list[str]) -> np.ndarray:
-    """``texts`` as a NumPy array of Python strings (not NumPy's fixed-width ones)."""
-    out = np.empty(len(texts), dtype=object)
-    out[:] = texts
-    return out
+def _block(pieces: _Pieces, start: int, stop: int, rows: int) -> str:
+    """The text of ``rows`` rows laid out from ``pieces``: a text every row shares, or a list whose items
+    ``start`` … ``stop − 1`` are the rows' own (a list exactly ``rows`` long is taken whole). The list of every
+    piece of every row is made by repeating the shared ones and assigning each column to a slice of it, then joined
+    once: a few C loops, no object a row."""
+    width = len(pieces)
+    flat = [p if isinstance(p, str) else "" for p in pieces] * rows
+    for j, p in enumerate(pieces):
+        if not isinstance(p, str):
+            flat[j::width] = p if len(p) == rows else p[start:stop]
+    return "".join(flat)
 
 
 def _all_finite(segment: Segment, ok: np.ndarray) -> bool:
@@ -1258,46 +1331,78 @@ def _all_finite(segment: Segment, ok: np.ndarray) -> bool:
     )
 
 
-def _priced_lines(segment: Segment, ok: np.ndarray, prefix: str, csv_format: bool) -> list[str]:
-    """The lines of the segment's rows ``ok`` (priced on arrays), each column formatted in one pass."""
+def _float_texts(values: np.ndarray) -> tuple[str | list[str], str]:
+    """``repr`` of each float of ``values`` (finite, ``(n,)``), as the row writer writes it, and a text to add after
+    each: one text when every value is the same (a capacity, a term that is 0 for every batch); for whole numbers
+    from 0 to 10^16 (byte counts), the integers' texts and ``".0"`` (``repr`` writes such a float as its integer and
+    ``.0``; an integer's text is a few times cheaper than a float's); else every ``repr``."""
+    if (values == values[0]).all():
+        return repr(float(values[0])), ""
+    if (values >= 0).all() and (values < 1e16).all() and (values == np.floor(values)).all() and not (
+        np.signbit(values).any()
+    ):
+        return list(map(str, values.astype(np.int64).tolist())), ".0"
+    return list(map(repr, values.tolist())), ""
+
+
+def _priced_pieces(
+    segment: Segment, ok: np.ndarray, start: str, end: str, csv_format: bool, kept: _Texts
+) -> _Pieces:
+    """The pieces of the segment's rows ``ok`` (priced on arrays) after the batch, each column formatted in one
+    pass, the texts every row shares merged: ``[start, <the batch goes here>, text or column, …]``; ``start`` opens
+    each row (its separator and the columns before the batch), ``end`` closes it."""
     p = segment.priced
     assert p is not None
     count = len(ok)
-
-    def floats(key: str) -> list[str]:
-        values = p[key][ok]
-        if (values == values[0]).all():  # a capacity, or a term that is 0 for every batch
-            return [repr(float(values[0]))] * count
-        return list(map(repr, values.tolist()))
-
     terms = ("memory_s", "host_s", "array_s", "vector_s", "scale_s")
-    texts = {key: floats(key) for key in (*terms, "tokens_per_s", "held_bytes", "capacity_bytes")}
+    texts: dict[str, tuple[str | list[str], str]] = {
+        key: kept.of_floats(p[key][ok]) for key in (*terms, "tokens_per_s", "held_bytes", "capacity_bytes")
+    }
     binds = p["binds"][ok]
     stacked = np.stack([p[key][ok] for key in terms])
     chosen = np.take_along_axis(stacked, binds[None, :], axis=0)[0]
-    if np.array_equal(chosen, p["pass_s"][ok]):
+    one_bind = bool((binds == binds[0]).all())
+    if np.array_equal(chosen, p["pass_s"][ok]) and (one_bind or not any(texts[key][1] for key in terms)):
         # The pass takes its binding term (the card's limit): the same double, so the same text.
-        table = np.array([texts[key] for key in terms], dtype=object)
-        texts["pass_s"] = table[binds, np.arange(count)].tolist()
+        if one_bind:
+            texts["pass_s"] = texts[terms[int(binds[0])]]
+        else:
+            table = np.array([_each(texts[key][0], count) for key in terms], dtype=object)
+            texts["pass_s"] = (table[binds, np.arange(count)].tolist(), "")
     else:
-        texts["pass_s"] = floats("pass_s")
+        texts["pass_s"] = kept.of_floats(p["pass_s"][ok])
     host = p["host_sequences"][ok]
-    texts["host_sequences"] = list(map(str, host.tolist()))
+    one_host = bool((host == host[0]).all())
+    texts["host_sequences"] = (str(int(host[0])) if one_host else list(map(str, host.tolist())), "")
     labels = [b if csv_format else json.dumps(b) for b in _BINDS]
-    texts["binds"] = np.array(labels, dtype=object)[binds].tolist()
+    texts["binds"] = (labels[int(binds[0])] if one_bind else np.array(labels)[binds].tolist(), "")
     for key, values in (("provenance", segment.provenance), ("weakest", segment.weakest)):
         shown = [_csv_line([v]) if csv_format else json.dumps(v) for v in values]
-        texts[key] = [shown[1]] * count if (host > 0).all() else np.where(host > 0, shown[1], shown[0]).tolist()
-    batches = list(map(str, segment.batches[ok].tolist()))
-    columns = [texts[key] for key in _AFTER_BATCH[:-1]]
-    if csv_format:
-        return list(map(",".join, zip(map(prefix.__add__, batches), *columns, itertools.repeat(""), strict=False)))
-    keys = [f", {json.dumps(key)}: " for key in _AFTER_BATCH[:-1]]
-    pieces: list[Iterable[str]] = [map(prefix.__add__, batches)]
-    for key, column in zip(keys, columns, strict=True):
-        pieces.extend((itertools.repeat(key), column))
-    pieces.append(itertools.repeat(', "refusal": null}'))
-    return list(map("".join, zip(*pieces, strict=False)))
+        used = host > 0
+        if used.all() or not used.any():
+            texts[key] = (shown[int(used[0])], "")
+        else:
+            texts[key] = (np.where(used, shown[1], shown[0]).tolist(), "")
+    pieces: _Pieces = [start]
+    for key in _AFTER_BATCH[:-1]:
+        pieces.append("," if csv_format else f", {json.dumps(key)}: ")
+        column, after = texts[key]
+        pieces.extend((column, after))
+    pieces.append(("," if csv_format else ', "refusal": null}') + end)
+    merged: _Pieces = [pieces[0]]
+    for piece in pieces[1:]:
+        last = merged[-1]
+        if isinstance(piece, str) and isinstance(last, str) and len(merged) > 1:
+            merged[-1] = last + piece
+        else:
+            merged.append(piece)
+    # The first piece stays alone: the batch goes after it.
+    return merged
+
+
+def _each(text: str | list[str], count: int) -> list[str]:
+    """``text`` for each of ``count`` rows: a column as it is, a shared text repeated."""
+    return [text] * count if isinstance(text, str) else text
 
 
 def _cell(value: Any) -> Any:
