@@ -235,11 +235,29 @@ def test_a_schema_that_is_a_fifo_is_refused_not_waited_on(tmp_path: Path, cache_
 
 def test_old_entries_are_pruned(tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cache, "MAX_ENTRIES", 4)
+    monkeypatch.setattr(cache, "PRUNE_EVERY", 1)
     for i in range(9):
         cache.store(f"{i:064x}", {"n": i})
     kept = entries(cache_dir)
     assert 2 <= len(kept) <= 4
     assert cache.read(f"{8:064x}") == {"n": 8}  # the newest survives
+
+
+def test_the_folder_is_looked_at_once_every_prune_every_stores(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Listing the folder at every store made a sweep over 2,000 servings spend seconds listing it: it is looked at
+    on a process's first store and every PRUNE_EVERY-th after, so it passes MAX_ENTRIES by at most that many."""
+    monkeypatch.setattr(cache, "MAX_ENTRIES", 4)
+    monkeypatch.setattr(cache, "PRUNE_EVERY", 5)
+    monkeypatch.setattr(cache, "_stores", 0)
+    for i in range(9):
+        cache.store(f"{i:064x}", {"n": i})
+    assert len(entries(cache_dir)) == 5  # looked at the 1st store (1 entry) and at the 6th (6 -> 2), then 3 more
+    cache.store(f"{9:064x}", {"n": 9})
+    assert len(entries(cache_dir)) == 6  # the 10th store does not look
+    cache.store(f"{10:064x}", {"n": 10})
+    assert len(entries(cache_dir)) == 2  # the 11th does: 7 entries, the newest 2 kept
 
 
 def test_concurrent_runs_share_the_cache(tmp_path: Path, cache_dir: Path) -> None:
