@@ -31,6 +31,7 @@ from passprice.cost import Pricing, binding_index, pass_seconds, pass_terms
 from passprice.drafts import DraftMethod, load_draft_method
 from passprice.errors import InputError, NotFound
 from passprice.facts import weakest
+from passprice.floattext import float_reprs, int_texts
 from passprice.registry import Root
 from passprice.routing import Routing, load_routing
 from passprice.serving import (
@@ -1234,7 +1235,7 @@ class _Texts:
     def of_batches(self, batches: np.ndarray) -> list[str]:
         """``str`` of each of ``batches`` (``(B,)`` integers)."""
         if self.batches is None or not np.array_equal(self.batches, batches):
-            self.batches, self.batch_texts = batches, list(map(str, batches.tolist()))
+            self.batches, self.batch_texts = batches, int_texts(batches)
         return self.batch_texts
 
     def of_floats(self, values: np.ndarray) -> tuple[str | list[str], str]:
@@ -1341,8 +1342,8 @@ def _float_texts(values: np.ndarray) -> tuple[str | list[str], str]:
     if (values >= 0).all() and (values < 1e16).all() and (values == np.floor(values)).all() and not (
         np.signbit(values).any()
     ):
-        return list(map(str, values.astype(np.int64).tolist())), ".0"
-    return list(map(repr, values.tolist())), ""
+        return int_texts(values.astype(np.int64)), ".0"
+    return float_reprs(values), ""
 
 
 def _priced_pieces(

@@ -1,0 +1,103 @@
+"""A whole array's float texts are ``repr``'s, character for character: on random bit patterns, at every decade's
+edges, below 10^-4 (where ``repr``'s exponent layout differs from orjson's), for integers, and without orjson."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+from passprice import floattext
+from passprice.floattext import float_reprs, int_texts
+
+
+@pytest.fixture
+def without_orjson(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setattr(floattext, "_orjson", None)
+    floattext.fast.cache_clear()
+    yield
+    floattext.fast.cache_clear()
+
+
+def _edges() -> np.ndarray:
+    """Three doubles either side of every power of ten a double holds, both signs, and the extremes."""
+    out = [0.0, -0.0, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, 2.0**53, 2.0**53 + 2, 2.0**63]
+    for k in range(-323, 309):
+        x = float(f"1e{k}")
+        below = above = x
+        out.append(x)
+        for _ in range(3):
+            below, above = float(np.nextafter(below, -np.inf)), float(np.nextafter(above, np.inf))
+            out += [below, above]
+    values = np.array(out)
+    return np.concatenate([values, -values])
+
+
+def test_random_bit_patterns_are_written_as_repr() -> None:
+    rng = np.random.default_rng(16)
+    values = rng.integers(0, 2**64, 100_000, dtype=np.uint64).view(np.float64)
+    values = values[np.isfinite(values)]
+    assert floattext.fast()  # orjson is a dependency: the fast path is what is tested here
+    assert float_reprs(values) == list(map(repr, values.tolist()))
+
+
+def test_values_in_every_decade_a_sweep_writes_are_written_as_repr() -> None:
+    # Seconds, rates and byte counts: uniform within decades from 10^-12 to 10^12, where repr's layout changes at
+    # 10^-4 (an exponent of two digits) and 10^16 (an exponent).
+    rng = np.random.default_rng(17)
+    values = rng.random(100_000) * 10.0 ** rng.integers(-12, 18, 100_000)
+    texts = float_reprs(values)
+    assert texts == list(map(repr, values.tolist()))
+    assert {"e-0" in t for t in texts} == {True, False}  # both layouts below 10^-4 and above it were written
+
+
+def test_every_decades_edges_are_written_as_repr() -> None:
+    values = _edges()
+    assert float_reprs(values) == list(map(repr, values.tolist()))
+
+
+def test_small_values_are_repr_with_a_two_digit_exponent() -> None:
+    values = np.array([4.4e-05, 1e-05, 9.999999999999999e-05, 1.5e-07, 3e-300, 0.0001, 0.00012345, 1.0, 2.0, 3.0])
+    assert float_reprs(values) == [
+        "4.4e-05", "1e-05", "9.999999999999999e-05", "1.5e-07", "3e-300", "0.0001", "0.00012345", "1.0", "2.0", "3.0"
+    ]
+
+
+def test_integers_are_written_as_str() -> None:
+    rng = np.random.default_rng(18)
+    values = np.concatenate([rng.integers(-(2**63), 2**63 - 1, 10_000), [0, -1, 2**63 - 1, -(2**63)]])
+    assert int_texts(values) == list(map(str, values.tolist()))
+
+
+def test_without_orjson_every_text_is_repr(without_orjson: None) -> None:
+    values = _edges()
+    assert not floattext.fast()
+    assert float_reprs(values) == list(map(repr, values.tolist()))
+    assert int_texts(np.arange(-20, 20)) == [str(i) for i in range(-20, 20)]
+
+
+def test_an_orjson_that_writes_otherwise_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Other:
+        OPT_SERIALIZE_NUMPY = 0
+
+        @staticmethod
+        def dumps(values: Any, option: int = 0) -> bytes:  # writes 1e+16 as 1e16, as some JSON writers do
+            return ("[" + ",".join(repr(v).replace("e+", "e") for v in values.tolist()) + "]").encode()
+
+    monkeypatch.setattr(floattext, "_orjson", Other)
+    floattext.fast.cache_clear()
+    try:
+        assert not floattext.fast()
+        values = np.array([1e16, 2e16, 3.5, 4.5, 5.5, 6.5, 7.5, 8.5, 9.5])
+        assert float_reprs(values)[:2] == ["1e+16", "2e+16"]
+    finally:
+        floattext.fast.cache_clear()
+
+
+def test_an_array_that_is_not_one_dimensional_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"float_reprs: a 1-D array, not shape \(2, 2\)"):
+        float_reprs(np.zeros((2, 2)))
+    with pytest.raises(ValueError, match=r"int_texts: a 1-D array, not shape \(2, 2\)"):
+        int_texts(np.zeros((2, 2), dtype=np.int64))
