@@ -367,7 +367,7 @@ def bench_sweep(points: int, sample: int, runs: int) -> None:
     from passprice.registry import find_root
     from passprice.serving import ServingRefusal, price_serving
     from passprice.servings import complete, load_spec, override, to_serving
-    from passprice.sweep import Grid, Sweeper
+    from passprice.sweep import MAX_ROWS, Grid, Sweeper
 
     root = find_root(ROOT)
     servings, cards = root.names(root.servings), root.names(root.cards)
@@ -380,7 +380,8 @@ def bench_sweep(points: int, sample: int, runs: int) -> None:
     # In process: the rows priced (as columns), against price_serving in a Python loop on a random sample.
     with np.errstate(all="ignore"):
         priced = min(
-            _timed(lambda: sum(len(s.batches) for s in Sweeper(root).segments(grid)))[0] for _ in range(runs)
+            _timed(lambda: sum(len(s.batches) for s in Sweeper(root, max_rows=MAX_ROWS).segments(grid)))[0]
+            for _ in range(runs)
         )
     rng = random.Random(16)
     points_sampled = [(rng.choice(servings), rng.choice(cards), rng.choice(positions), rng.randint(1, batches))
@@ -417,7 +418,7 @@ def bench_sweep(points: int, sample: int, runs: int) -> None:
         out = Path(folder) / "grid.csv"
         command = [*passprice_command(), "sweep", *servings, "--cards", ",".join(cards),
                    "--positions", ",".join(f"{p:g}" for p in positions), "--batches", f"1-{batches}", "-o", str(out),
-                   "--force"]
+                   "--force", "--max-rows", str(MAX_ROWS)]
         best = None
         for _ in range(runs):
             cpu, rss = run_once(command)
@@ -429,6 +430,39 @@ def bench_sweep(points: int, sample: int, runs: int) -> None:
          f"{size / 1e6:.0f} MB of CSV)", f"peak RSS {best[1]:.0f} MB", "", ">= 1,000,000 prices/s, RSS < 500 MB")
     note(f"sweep rows against price_serving on a random sample of {sample}", f"{mismatches} differ",
          "tokens_per_s, pass_s, binds, refusal compared as text (bit for bit)", "", "0 differ")
+    _check_texts(root, grid)
+
+
+def _check_texts(root: Any, grid: Any) -> None:
+    """Every row of the sweep's text, CSV and JSON, written with orjson's float texts and again with ``repr`` of
+    every float (passprice.floattext without orjson): the same bytes, compared whole (sha256), not on a sample."""
+    import numpy as np
+
+    from passprice import floattext
+    from passprice.sweep import MAX_ROWS, Sweeper, text_chunks
+
+    def text(fmt: str) -> tuple[float, str]:
+        digest = hashlib.sha256()
+        segments = Sweeper(root, max_rows=MAX_ROWS).segments(grid)
+        start = time.process_time()
+        with np.errstate(all="ignore"):
+            for chunk in text_chunks(segments, fmt):
+                digest.update(chunk.encode())
+        return time.process_time() - start, digest.hexdigest()
+
+    for fmt in ("csv", "json"):
+        fast_s, fast = text(fmt)
+        kept = floattext._orjson
+        floattext._orjson = None
+        floattext.fast.cache_clear()
+        try:
+            repr_s, reference = text(fmt)
+        finally:
+            floattext._orjson = kept
+            floattext.fast.cache_clear()
+        note(f"sweep {fmt.upper()} text, every row: orjson's float texts against repr's",
+             "same bytes" if fast == reference else "DIFFER",
+             f"priced and formatted in {fast_s:.2f} s against {repr_s:.2f} s with repr", "", "the same bytes")
 
 
 def bench_sweep_memory(quick: bool) -> None:
@@ -444,7 +478,7 @@ def bench_sweep_memory(quick: bool) -> None:
         for n in sizes:
             for picture in (False, True) if plot else (False,):
                 command = [*passprice_command(), "sweep", R1, "--batches", f"1-{n}", "--positions", "512", "-o",
-                           str(out), "--force"]
+                           str(out), "--force", "--max-rows", "4000000"]
                 if picture:
                     command += ["--plot", str(Path(folder) / "x.png")]
                 cpu, rss = run_once(command)

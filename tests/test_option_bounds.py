@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "speculate": ("speculate", "qwen35-27b-h200-chat"),
     "simulate": ("simulate", R1, "--synthetic", "10"),
     "kv": ("kv", "gemma3-270m-q4_k_m"),
+    "sweep": ("sweep", R1, "--batches", "1"),
 }
 
 

@@ -1582,6 +1582,8 @@ def fact_set_command(
 @_plot_option("tokens/s against the batch, one line a serving on a card, the best batch marked")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
 @click.option("--stack", metavar="S", help="Add serving stack S's expected price to every row (issue 14).")
+@click.option("--max-rows", "max_rows", type=_int("--max-rows"), default=1 << 20, show_default=True,  # sweep.DEFAULT_MAX_ROWS
+              help="Refuse a grid of more rows (a row under --stack counts as 20, a pass shape read as 2,000).")
 @_lock_options
 @click.pass_context
 def sweep_command(
@@ -1598,6 +1600,7 @@ def sweep_command(
     plot_path: Path | None,
     force: bool,
     stack: str | None,
+    max_rows: int,
     lock_ref: str | None,
     no_lock: bool,
 ) -> None:
@@ -1642,7 +1645,7 @@ def sweep_command(
         from passprice.stacks import load_stack
 
         the_stack = load_stack(root, stack)
-    sweeper = Sweeper(root, the_stack)
+    sweeper = Sweeper(root, the_stack, max_rows)
     sweeper.check(grid)
     under = _sweep_locks(root, grid.servings, lock_ref, no_lock)
     total = grid.size()

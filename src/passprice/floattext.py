@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+_orjson: Any
 try:
     import orjson as _orjson
 except ImportError:  # pragma: no cover - orjson is a dependency; an old environment still writes the same text

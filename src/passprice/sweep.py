@@ -115,6 +115,8 @@ class Grid:
     cards: tuple[str, ...] | None = None
     positions: tuple[float, ...] | None = None
     draft_tokens: tuple[int, ...] | None = None
+    #: The sweep file the grid was read from (named in its refusals), or ``None``.
+    source: Path | None = attrs.field(default=None, eq=False)
 
     def size(self) -> int:
         """Points in the grid (rows of the sweep)."""
@@ -131,10 +133,22 @@ class Grid:
 #: minute).
 MAX_SHAPES = 4_000
 
-#: Rows a sweep prices at most (rows are streamed, so memory does not grow with them; 4,000,000 rows are about
-#: 800 MB of CSV and a few seconds to tens of seconds, mostly formatting): a larger grid is refused before anything
-#: is priced, not left to run for minutes.
+#: Rows a sweep prices at most whatever ``--max-rows`` says, and the values one axis holds at most (rows are
+#: streamed, so memory does not grow with them; 4,000,000 rows are about 650 MB of CSV and several seconds).
 MAX_ROWS = 4_000_000
+
+#: Rows a sweep prices by default (``--max-rows``; issue 13: no input under 1 MB keeps a command past 2 s). A plain
+#: row costs 1 to 2 µs of CPU whole process (priced, formatted, written; measured on this project's loaded 2-core
+#: machine with every row priced), so 2^20 rows are about 1 to 2 s; a larger grid is refused before anything is
+#: priced, saying how to lift the bound.
+DEFAULT_MAX_ROWS = 1 << 20
+
+#: Rows a row under ``--stack`` counts as (each is priced and written a row at a time: about 35 µs, measured the
+#: same way).
+STACK_ROW_ROWS = 20
+
+#: Rows a pass shape read counts as (one to seven milliseconds each; about 4 ms on the registry's servings).
+SHAPE_ROWS = 2_000
 
 
 def parse_numbers(
@@ -215,23 +229,42 @@ def batch_array(batches: Sequence[int]) -> np.ndarray:
     return np.array(batches, dtype=np.int64)
 
 
-def check_grid(grid: Grid) -> None:
-    """Refuse a grid with no servings or more than :data:`MAX_ROWS` rows, before anything is priced. Raises
-    :class:`InputError`."""
+def check_grid(grid: Grid, max_rows: int = DEFAULT_MAX_ROWS, stacked: bool = False, shapes: int = 0) -> None:
+    """Refuse, before anything is priced, a grid with no servings, or one that counts more than ``max_rows`` rows
+    (``--max-rows``, :data:`DEFAULT_MAX_ROWS`; at most :data:`MAX_ROWS`): each of its rows counts as one, or as
+    :data:`STACK_ROW_ROWS` when ``stacked`` (priced under a serving stack), and each of the ``shapes`` pass shapes it
+    reads as :data:`SHAPE_ROWS`. The refusal names the grid's file (``grid.source``) if it has one, and says how to
+    lift the bound. Raises :class:`InputError`."""
     if not grid.servings:
         raise InputError("sweep: no servings to price (none registered, and none given)")
     if grid.cards is not None and not grid.cards:
         raise InputError("--cards: no cards (give names, comma-separated, or 'all')")
+    if not 1 <= max_rows <= MAX_ROWS:
+        raise InputError(f"--max-rows: {max_rows:,} is out of range (from 1 to {MAX_ROWS:,})")
     size = grid.size()
-    if size > MAX_ROWS:
+    counted = size * (STACK_ROW_ROWS if stacked else 1) + shapes * SHAPE_ROWS
+    if counted > max_rows:
         axes = (
             f"{len(grid.servings):,} servings × {len(grid.cards) if grid.cards else 1:,} cards × "
             f"{len(grid.draft_tokens) if grid.draft_tokens else 1:,} draft lengths × "
             f"{len(grid.positions) if grid.positions else 1:,} positions × {len(grid.batches):,} batches"
         )
+        what = f"{size:,} rows ({axes})"
+        if stacked:
+            what += f" under --stack, each counting as {STACK_ROW_ROWS}"
+        if shapes:
+            what += f", and {shapes:,} pass shapes to read, each counting as {SHAPE_ROWS:,}"
+        if counted != size:
+            what += f": {counted:,} rows in all,"
+        where = f"{grid.source}: " if grid.source is not None else ""
+        lift = "split the grid, use a doubling range of batches (1-4096*2)"
+        if counted <= MAX_ROWS:
+            lift += f", or raise --max-rows (at most {MAX_ROWS:,})"
+        else:
+            lift += f" (--max-rows goes up to {MAX_ROWS:,})"
         raise InputError(
-            f"sweep: {size:,} rows ({axes}) is more than the {MAX_ROWS:,} a sweep prices; split the grid or use a "
-            "doubling range of batches (1-4096*2)"
+            f"{where}sweep: {what} is more than the {max_rows:,} rows --max-rows allows (about 2 s of CPU a million "
+            f"rows); {lift}"
         )
 
 
@@ -276,6 +309,7 @@ def grid_from_file(path: Path, root: Root) -> Grid:
         cards=cards,
         positions=opt("positions", float),
         draft_tokens=opt("draft_tokens", int),
+        source=path,
     )
 
 
@@ -557,9 +591,10 @@ def _row_refusal(code: int) -> str:
 class Sweeper:
     """Prices a :class:`Grid` from a root, loading each card, checkpoint and drafting method once."""
 
-    def __init__(self, root: Root, stack: Any = None) -> None:
+    def __init__(self, root: Root, stack: Any = None, max_rows: int = DEFAULT_MAX_ROWS) -> None:
         self.root = root
         self.stack = stack
+        self.max_rows = max_rows
         self._cards: dict[str, Card] = {}
         self._methods: dict[str, DraftMethod] = {}
         self._routings: dict[str, Routing] = {}
@@ -586,8 +621,9 @@ class Sweeper:
         return self._routings[name]
 
     def check(self, grid: Grid) -> None:
-        """Refuse, before anything is priced, a grid :func:`check_grid` refuses, a batch outside a u32, or one that
-        reads more than :data:`MAX_SHAPES` pass shapes: a shape is read once a (serving, draft tokens, position)
+        """Refuse, before anything is priced, a grid :func:`check_grid` refuses (its rows and the pass shapes it
+        reads counted against ``max_rows``), a batch outside a u32, or one that reads more than :data:`MAX_SHAPES`
+        pass shapes: a shape is read once a (serving, draft tokens, position)
         whatever the card, or, past :data:`EXACT_POSITIONS` positions, once a (serving, card, draft tokens) (but
         still once a position for a serving with a shared prefix: its positions are not decomposed). Raises
         :class:`InputError`, also for a serving, checkpoint, card or drafting method that does not load, and for
@@ -595,7 +631,8 @@ class Sweeper:
         :class:`~passprice.scopes.OutOfScope` for a drafting method or routing record out of its scope."""
         from passprice.checkpoints import load_checkpoint
 
-        check_grid(grid)
+        stacked = self.stack is not None
+        check_grid(grid, self.max_rows, stacked)  # the rows alone, before any file is read
         if grid.batches and (min(grid.batches) < 0 or max(grid.batches) > U32_MAX):
             raise InputError(f"batches: each must be from 0 to {U32_MAX:,} (the seed's batch is a u32)")
         for card in grid.cards or ():
@@ -629,6 +666,7 @@ class Sweeper:
                 raise InputError(
                     f"sweep: more than {MAX_SHAPES:,} pass shapes to read{why}, milliseconds each; split the grid"
                 )
+        check_grid(grid, self.max_rows, stacked, shapes)
         self._checked = grid
 
     def rows(self, grid: Grid, progress: Callable[[int], None] | None = None) -> Iterator[dict[str, Any]]:

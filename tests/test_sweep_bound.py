@@ -1,0 +1,100 @@
+"""A sweep's size is bounded before anything is priced (issue 13: no input under 1 MB keeps a command past 2 s):
+``--max-rows`` (2^20 by default) counts its rows, a row under ``--stack`` as 20, a pass shape read as 2,000; a grid
+that counts more is refused in one line (exit 2) that names the file it came from and says how to lift the bound."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import REPO, bad, invoke
+from passprice import sweep
+from passprice.bounds import option_bound
+from passprice.cli import cli
+from passprice.errors import InputError
+from passprice.registry import find_root
+from passprice.sweep import Grid, Sweeper, check_grid
+
+R1 = "r1-qwen7b-h200"
+ROOT = find_root(REPO)
+
+
+def _file(tmp_path: Path, positions: int, batches: int) -> Path:
+    """The reproducer of issue 13: a sweep file of a few KB that asks for ``positions`` × ``batches`` rows."""
+    path = tmp_path / "big.toml"
+    listed = ", ".join(str(p) for p in range(1, positions + 1))
+    path.write_text(f'servings = ["{R1}"]\npositions = [{listed}]\nbatches = {{ from = 1, to = {batches} }}\n')
+    return path
+
+
+def test_a_small_file_asking_for_millions_of_rows_is_refused_before_pricing(tmp_path: Path) -> None:
+    grid = _file(tmp_path, 1299, 3000)
+    assert grid.stat().st_size < 7_000  # under 1 MB by far
+    out = tmp_path / "out.csv"
+    lines = bad("sweep", "--file", str(grid), "-o", str(out), says=(
+        f"passprice: error: {grid}: sweep: 3,897,000 rows (1 servings × 1 cards × 1 draft lengths × 1,299 positions × "
+        "3,000 batches) is more than the 1,048,576 rows --max-rows allows (about 2 s of CPU a million rows); split "
+        "the grid, use a doubling range of batches (1-4096*2), or raise --max-rows (at most 4,000,000)"
+    ))
+    assert len(lines) == 1  # one line: no progress bar was drawn, nothing was priced
+    assert not out.exists()
+
+
+def test_a_grid_on_the_command_line_is_bounded_the_same_way() -> None:
+    bad("sweep", R1, "--positions", "1-1299", "--batches", "1-3000", says=(
+        "passprice: error: sweep: 3,897,000 rows (1 servings × 1 cards × 1 draft lengths × 1,299 positions × 3,000 "
+        "batches) is more than the 1,048,576 rows --max-rows allows"
+    ))
+    bad("sweep", R1, "--positions", "1-10", "--batches", "1-100", "--max-rows", "999", says=(
+        "sweep: 1,000 rows (1 servings × 1 cards × 1 draft lengths × 10 positions × 100 batches) is more than the 999 "
+        "rows --max-rows allows"
+    ))
+
+
+def test_past_the_most_rows_there_is_nothing_to_raise(tmp_path: Path) -> None:
+    bad("sweep", R1, "--positions", "1-2000", "--batches", "1-3000", says=(
+        "6,000,000 rows (1 servings × 1 cards × 1 draft lengths × 2,000 positions × 3,000 batches) is more than the "
+        "1,048,576 rows --max-rows allows (about 2 s of CPU a million rows); split the grid, use a doubling range of "
+        "batches (1-4096*2) (--max-rows goes up to 4,000,000)"
+    ))
+    bad("sweep", R1, "--batches", "1", "--max-rows", "4000001",
+        says="Invalid value for '--max-rows': 4,000,001 is out of range (a whole number from 1 to 4,000,000)")
+
+
+def test_raising_the_bound_admits_the_grid() -> None:
+    # 10 positions × 100 batches, and 10 pass shapes read: 21,000 rows counted.
+    result = invoke("sweep", R1, "--positions", "1-10", "--batches", "1-100", "--max-rows", "21000")
+    assert result.exit_code == 0, result.output
+    assert len(result.stdout.splitlines()) == 1 + 1000
+    # The issue's grid passes the check under a raised bound (and is not priced here: it takes several seconds).
+    grid = Grid((R1,), range(1, 3001), positions=tuple(float(p) for p in range(1, 1300)))
+    Sweeper(ROOT, max_rows=4_000_000).check(grid)  # past 64 positions one shape is read and decomposed: 3,899,000
+    with pytest.raises(InputError, match="3,897,000 rows"):
+        Sweeper(ROOT).check(grid)
+
+
+def test_pass_shapes_and_rows_under_a_stack_count_against_the_bound() -> None:
+    # 3 positions of one serving: 3 pass shapes read (2,000 rows each) and 3 × 300 rows.
+    grid = Grid((R1,), range(1, 301), positions=(512.0, 1024.0, 2048.0))
+    Sweeper(ROOT, max_rows=6_900).check(grid)
+    with pytest.raises(InputError) as e:
+        Sweeper(ROOT, max_rows=6_899).check(grid)
+    assert str(e.value) == (
+        "sweep: 900 rows (1 servings × 1 cards × 1 draft lengths × 3 positions × 300 batches), and 3 pass shapes to "
+        "read, each counting as 2,000: 6,900 rows in all, is more than the 6,899 rows --max-rows allows (about 2 s of "
+        "CPU a million rows); split the grid, use a doubling range of batches (1-4096*2), or raise --max-rows (at "
+        "most 4,000,000)"
+    )
+    with pytest.raises(InputError, match=r"900 rows \(.*\) under --stack, each counting as 20: 18,000 rows in all,"):
+        check_grid(grid, max_rows=17_999, stacked=True)
+    check_grid(grid, max_rows=18_000, stacked=True)
+
+
+def test_the_bound_is_the_one_the_library_states() -> None:
+    command = cli.commands["sweep"]
+    default = next(p.default for p in command.params if p.name == "max_rows")
+    assert default == sweep.DEFAULT_MAX_ROWS == 1_048_576
+    assert option_bound("--max-rows").maximum == sweep.MAX_ROWS
+    with pytest.raises(InputError, match=r"--max-rows: 4,000,001 is out of range \(from 1 to 4,000,000\)"):
+        check_grid(Grid((R1,), (1,)), max_rows=4_000_001)
