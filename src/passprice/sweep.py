@@ -815,12 +815,9 @@ class Sweeper:
         priced over positions × batches on arrays, a block (:func:`blocks`) at a time, so every row is the scalar
         pricer's bit for bit. When the batches fit one block, ``stacks`` keeps the stacked shapes for the serving's
         other cards (with the routed experts' bytes of each batch, which do not depend on the card)."""
-        for spec, key in zip(specs, keys, strict=True):
-            if key not in shapes:
-                try:
-                    shapes[key] = pass_shape(header, self._serving(spec))
-                except ServingRefusal as e:
-                    shapes[key] = e
+        missing = {key: self._serving(spec) for spec, key in zip(specs, keys, strict=True) if key not in shapes}
+        if missing:
+            shapes.update(zip(missing, _read_shapes(header, tuple(missing.values())), strict=True))
         # A stack's pricing comes from the first position's pass that prices (the facts it needs do not depend on
         # the position), the same for every block.
         first = next((s for s in (shapes[k] for k in keys) if isinstance(s, PassShape)), None)
@@ -986,6 +983,43 @@ def _expected_cells(
 
 def _itself(shape: PassShape) -> PassShape:
     return shape
+
+
+def _read_shapes(header: Any, servings: tuple[Serving, ...]) -> list[PassShape | ServingRefusal]:
+    """:func:`~passprice.serving.pass_shape` of ``header`` and each of ``servings`` (one serving at each of a
+    sweep's positions), or the refusal it raises. For a registry entry's header
+    (:func:`passprice.cache.identity`), the shapes are kept in the cache of built objects as one entry, keyed by the
+    entry, the pricing model's version and the ``repr`` of every serving (each float's exact text), so the next sweep
+    of the same servings and positions reads them (tens of µs each) instead of building each from the tensor table
+    (one to seven ms each). A refusal is not kept: it is raised again here (``None`` in the entry)."""
+    import passprice
+    from passprice import cache
+
+    def build() -> tuple[PassShape | None, ...]:
+        made: list[PassShape | None] = []
+        for serving in servings:
+            try:
+                made.append(pass_shape(header, serving))
+            except ServingRefusal:
+                made.append(None)
+        return tuple(made)
+
+    origin = cache.identity(header)
+    if origin is None:
+        kept = build()
+    else:
+        material = f"{origin}\0{passprice.PRICING_MODEL_VERSION}\0{servings!r}"
+        kept = cache.built("sweep-shapes", None, material.encode("utf-8", "surrogateescape"), build, tuple)
+    out: list[PassShape | ServingRefusal] = []
+    for serving, shape in zip(servings, kept, strict=True):
+        if shape is None:
+            try:
+                shape = pass_shape(header, serving)
+            except ServingRefusal as e:
+                out.append(e)
+                continue
+        out.append(shape)
+    return out
 
 
 #: Cells (positions × batches) priced at once: a sweep is priced, formatted and written a block of at most this
