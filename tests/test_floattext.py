@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from passprice import floattext
-from passprice.floattext import float_reprs, int_texts
+from passprice.floattext import float_reprs, float_rows, int_texts
 
 
 @pytest.fixture
@@ -63,6 +63,22 @@ def test_small_values_are_repr_with_a_two_digit_exponent() -> None:
     assert float_reprs(values) == [
         "4.4e-05", "1e-05", "9.999999999999999e-05", "1.5e-07", "3e-300", "0.0001", "0.00012345", "1.0", "2.0", "3.0"
     ]
+
+
+def test_rows_are_their_floats_reprs_joined_by_commas() -> None:
+    rng = np.random.default_rng(19)
+    values = (rng.random((3_000, 7)) * 10.0 ** rng.integers(-10, 18, (3_000, 7))) * rng.choice([-1.0, 1.0], (3_000, 7))
+    values[5] = [0.0, -0.0, 1e-05, 4e-05, 1.5e-07, 1e16, 2607997440.0]  # each layout in one row
+    expected = [",".join(map(repr, row)) for row in values.tolist()]
+    assert float_rows(values) == expected
+    assert float_rows(values[:1, :3]) == [expected[0].rsplit(",", 4)[0]]  # fewer values than FEW: repr's own
+    with pytest.raises(ValueError, match=r"float_rows: a 2-D array, not shape \(3,\)"):
+        float_rows(np.zeros(3))
+
+
+def test_without_orjson_rows_are_repr(without_orjson: None) -> None:
+    values = _edges()[:1_200].reshape(-1, 6)
+    assert float_rows(values) == [",".join(map(repr, row)) for row in values.tolist()]
 
 
 def test_integers_are_written_as_str() -> None:

@@ -31,7 +31,7 @@ from passprice.cost import Pricing, binding_index, pass_seconds, pass_terms
 from passprice.drafts import DraftMethod, load_draft_method
 from passprice.errors import InputError, NotFound
 from passprice.facts import weakest
-from passprice.floattext import float_reprs, int_texts
+from passprice.floattext import fast, float_reprs, float_rows, int_texts
 from passprice.registry import Root
 from passprice.routing import Routing, load_routing
 from passprice.serving import (
@@ -1107,6 +1107,9 @@ class Segment:
             yield row
 
 
+#: The float columns of a priced row from ``tokens_per_s`` to ``scale_s``: one run of cells in :data:`COLUMNS`.
+_ROW_FLOATS = ("tokens_per_s", "pass_s", "memory_s", "host_s", "array_s", "vector_s", "scale_s")
+
 #: The float columns of a priced row, in :data:`COLUMNS` order.
 _FLOATS = (
     "tokens_per_s",
@@ -1427,11 +1430,34 @@ def _priced_pieces(
     p = segment.priced
     assert p is not None
     count = len(ok)
-    terms = ("memory_s", "host_s", "array_s", "vector_s", "scale_s")
-    texts: dict[str, tuple[str | list[str], str]] = {
-        key: kept.of_floats(p[key][ok]) for key in (*terms, "tokens_per_s", "held_bytes", "capacity_bytes")
-    }
     binds = p["binds"][ok]
+    host = p["host_sequences"][ok]
+    one_bind = bool((binds == binds[0]).all())
+    texts: dict[str, tuple[str | list[str], str]] = {}
+    one_host = bool((host == host[0]).all())
+    texts["host_sequences"] = (str(int(host[0])) if one_host else int_texts(host), "")
+    labels = [b if csv_format else json.dumps(b) for b in _BINDS]
+    texts["binds"] = (labels[int(binds[0])] if one_bind else np.array(labels)[binds].tolist(), "")
+    for key, values in (("provenance", segment.provenance), ("weakest", segment.weakest)):
+        shown = [_csv_line([v]) if csv_format else json.dumps(v) for v in values]
+        used = host > 0
+        if used.all() or not used.any():
+            texts[key] = (shown[int(used[0])], "")
+        else:
+            texts[key] = (np.where(used, shown[1], shown[0]).tolist(), "")
+    if csv_format and fast():
+        # The seven floats from tokens_per_s to scale_s are one run of cells, and the two byte counts another: each
+        # written by orjson as one 2-D array (a row's run of texts joined by commas), no column formatted alone.
+        run = float_rows(np.stack([p[key][ok] for key in _ROW_FLOATS], axis=1))
+        counts = float_rows(np.stack([p["held_bytes"][ok], p["capacity_bytes"][ok]], axis=1))
+        pieces: _Pieces = [start, ",", texts["host_sequences"][0], ",", run, ",", texts["binds"][0], ",", counts]
+        for key in ("provenance", "weakest"):
+            pieces += [",", texts[key][0]]
+        return _merged([*pieces, "," + end])
+    terms = ("memory_s", "host_s", "array_s", "vector_s", "scale_s")
+    texts.update(
+        {key: kept.of_floats(p[key][ok]) for key in (*terms, "tokens_per_s", "held_bytes", "capacity_bytes")}
+    )
     stacked = np.stack([p[key][ok] for key in terms])
     chosen = np.take_along_axis(stacked, binds[None, :], axis=0)[0]
     one_bind = bool((binds == binds[0]).all())
@@ -1444,24 +1470,18 @@ def _priced_pieces(
             texts["pass_s"] = (table[binds, np.arange(count)].tolist(), "")
     else:
         texts["pass_s"] = kept.of_floats(p["pass_s"][ok])
-    host = p["host_sequences"][ok]
-    one_host = bool((host == host[0]).all())
-    texts["host_sequences"] = (str(int(host[0])) if one_host else list(map(str, host.tolist())), "")
-    labels = [b if csv_format else json.dumps(b) for b in _BINDS]
-    texts["binds"] = (labels[int(binds[0])] if one_bind else np.array(labels)[binds].tolist(), "")
-    for key, values in (("provenance", segment.provenance), ("weakest", segment.weakest)):
-        shown = [_csv_line([v]) if csv_format else json.dumps(v) for v in values]
-        used = host > 0
-        if used.all() or not used.any():
-            texts[key] = (shown[int(used[0])], "")
-        else:
-            texts[key] = (np.where(used, shown[1], shown[0]).tolist(), "")
-    pieces: _Pieces = [start]
+    pieces = [start]
     for key in _AFTER_BATCH[:-1]:
         pieces.append("," if csv_format else f", {json.dumps(key)}: ")
         column, after = texts[key]
         pieces.extend((column, after))
     pieces.append(("," if csv_format else ', "refusal": null}') + end)
+    return _merged(pieces)
+
+
+def _merged(pieces: _Pieces) -> _Pieces:
+    """``pieces`` with each run of shared texts after the first joined into one (the first stays alone: the batch
+    goes after it)."""
     merged: _Pieces = [pieces[0]]
     for piece in pieces[1:]:
         last = merged[-1]
@@ -1469,7 +1489,6 @@ def _priced_pieces(
             merged[-1] = last + piece
         else:
             merged.append(piece)
-    # The first piece stays alone: the batch goes after it.
     return merged
 
 
