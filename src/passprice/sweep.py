@@ -694,10 +694,14 @@ class Sweeper:
             base = complete(base, header)
             shapes: dict[tuple[int, float | None], PassShape | ServingRefusal] = {}
             stacks: dict[tuple[tuple[int, float | None], ...], _ShapeByPosition] = {}
+            made_specs: dict[int, list[ServingSpec]] = {}  # by draft tokens: the same for every card
             for card_name in grid.cards or (base.card,):
                 card = self.card(card_name)
                 for tokens in grid.draft_tokens or ((base.draft.tokens if base.draft else 0),):
-                    specs = [self._spec(base, tokens, p, serving_name) for p in grid.positions or (None,)]
+                    if tokens not in made_specs:
+                        positions = grid.positions or (None,)
+                        made_specs[tokens] = [self._spec(base, tokens, p, serving_name) for p in positions]
+                    specs = made_specs[tokens]
                     if len(specs) > EXACT_POSITIONS and not base.shared_prefix:
                         made = self._positions(batches, header, card, serving_name, specs, progress)
                     else:
