@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import struct
 import time
 from collections.abc import Sequence
@@ -739,3 +740,29 @@ def test_diff_refuses_a_name_that_is_both_folder_and_revision(tmp_path: Path, mo
     assert invoke("diff", "./main", root=root).exit_code == 2  # the folder, which is no root
     assert "not a passprice root" in invoke("diff", "./main", root=root).stderr
     assert invoke("diff", "heads/main", root=root).exit_code == 0  # the revision: nothing changed
+
+
+def test_a_root_schema_cannot_lift_the_package_bounds(tmp_path: Path) -> None:
+    """A registry made by an older passprice (or a pull request editing ``schema/``) whose serving schema has no
+    bound on context classes: the package's schema still holds, so 100 classes are refused as before; a rule the
+    root adds still applies on top."""
+    root = copy_root(tmp_path)
+    shutil.copytree(REPO / "schema", root / "schema")
+    schema_file = root / "schema/serving.schema.json"
+    document = json.loads(schema_file.read_text(encoding="utf-8"))
+    del document["properties"]["contexts"]["maxItems"]
+    schema_file.write_text(json.dumps(document), encoding="utf-8")
+    text = (root / "registry/servings/r1-qwen7b-h200.toml").read_text(encoding="utf-8")
+    head = text.split("[[contexts]]")[0]
+    many = head + "".join(f"[[contexts]]\nshare = 0.01\nposition = {i + 1}\nlimit = 4096\n\n" for i in range(100))
+    (root / "registry/servings/many.toml").write_text(many, encoding="utf-8")
+    bad("price", "many", root=root, says="many.toml: contexts: 100 items (at most 64)")
+    document["required"] = [*document["required"], "warranty"]  # stricter than the package: applies too
+    schema_file.write_text(json.dumps(document), encoding="utf-8")
+    from passprice import schema
+
+    schema._validator.cache_clear()
+    try:
+        bad("price", "r1-qwen7b-h200", "--no-lock", root=root, says="r1-qwen7b-h200.toml: warranty: missing (required)")
+    finally:
+        schema._validator.cache_clear()
