@@ -16,13 +16,13 @@ import subprocess
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from passprice import schema
 from passprice.errors import InputError
 from passprice.files import read_regular
-from passprice.schema import MAX_TOML_BYTES
 
 #: The most bytes one side of a diff may hold in the files passprice reads (each at most ``MAX_TOML_BYTES``): a
 #: registry is a few hundred KiB; past this a side is refused rather than held in memory.
-MAX_SIDE_BYTES = 4 * MAX_TOML_BYTES
+MAX_SIDE_BYTES = 4 * schema.MAX_TOML_BYTES
 
 
 def run_git(cwd: Path, args: Iterable[str], stdin: bytes | None = None) -> bytes:
@@ -67,7 +67,7 @@ def read_by_passprice(rel: str) -> bool:
 
 def too_large(where: str, size: int) -> str:
     """The line refusing the file at ``where`` (``revision:path`` or a path) of ``size`` bytes."""
-    return f"{where}: {size:,} bytes, past the {MAX_TOML_BYTES:,}-byte cap on a passprice file (not read)"
+    return f"{where}: {size:,} bytes, past the {schema.MAX_TOML_BYTES:,}-byte cap on a passprice file (not read)"
 
 
 def submodule(path: str, where: str = "") -> InputError:
@@ -156,15 +156,15 @@ def shallow_reason(commit: str) -> str:
 
 def read_sized(path: Path) -> bytes:
     """The bytes of the regular file ``path``, its size looked at (``stat``) before a byte is read. Raises
-    :class:`InputError` naming ``path``: past :data:`MAX_TOML_BYTES` (with its size), or as
+    :class:`InputError` naming ``path``: past :data:`~passprice.schema.MAX_TOML_BYTES` (with its size), or as
     :func:`passprice.files.read_regular` does."""
     try:
         found = os.stat(path)
     except (OSError, ValueError):
         found = None  # read_regular names what is wrong
-    if found is not None and stat.S_ISREG(found.st_mode) and found.st_size > MAX_TOML_BYTES:
+    if found is not None and stat.S_ISREG(found.st_mode) and found.st_size > schema.MAX_TOML_BYTES:
         raise InputError(too_large(str(path), found.st_size))
-    return read_regular(path, MAX_TOML_BYTES)
+    return read_regular(path, schema.MAX_TOML_BYTES)
 
 
 def work_tree_files(folder: Path, tops: Iterable[str]) -> dict[str, bytes]:
@@ -172,8 +172,9 @@ def work_tree_files(folder: Path, tops: Iterable[str]) -> dict[str, bytes]:
     relative to ``folder``; hidden files and folders, symbolic links and anything not a regular file left out, and
     every other file left unread. Each is sized (``lstat``) before it is read.
 
-    Raises :class:`InputError`: a file past :data:`MAX_TOML_BYTES` (naming it and its size), a folder holding its
-    own ``.git`` (a submodule or nested checkout, by name), the files adding up past :data:`MAX_SIDE_BYTES`."""
+    Raises :class:`InputError`: a file past :data:`~passprice.schema.MAX_TOML_BYTES` (naming it and its size), a
+    folder holding its own ``.git`` (a submodule or nested checkout, by name), the files adding up past
+    :data:`MAX_SIDE_BYTES`."""
     out: dict[str, bytes] = {}
     total = 0
     for top in tops:
