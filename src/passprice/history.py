@@ -275,7 +275,7 @@ def fact_history(root: Root, where: FactFile) -> list[Version]:
         raise InputError(f"{where.file}: git log failed: {_git_says(e)}") from None
     commits = _commits(out, rel)
     cut = len(commits) > MAX_COMMITS  # older commits exist: the oldest version read cannot say what it changed
-    cut_why = f"only the newest {MAX_COMMITS:,} commits are read" if cut else None
+    cut_why = _newest_only() if cut else None
     del commits[MAX_COMMITS:]
     if not cut and commits and gitread.is_shallow(checkout.top) and (
         gitread.at_shallow_boundary(checkout.top, commits[-1].sha)
@@ -389,11 +389,16 @@ def _read_versions(
     return out
 
 
+def _newest_only() -> str:
+    """Why a history longer than :data:`MAX_COMMITS` commits stops where it does."""
+    return f"only the newest {MAX_COMMITS:,} commits are read"
+
+
 def history_text(where: FactFile, versions: list[Version], shown: str) -> str:
     """A fact's history for people: one block a version, newest first."""
     count = f"{len(versions)} version{'s' if len(versions) != 1 else ''}"
     why = next((v.cut_why for v in versions if v.cut), None)
-    if why is not None and why.startswith("only the newest"):
+    if why is not None and why == _newest_only():
         count += f" in the newest {MAX_COMMITS:,} commits (older history not read)"
     elif why is not None:
         count += f" (older history not read: {why})"
