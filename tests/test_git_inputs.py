@@ -101,6 +101,13 @@ def test_work_tree_files_are_sized_by_stat_and_one_never_parsed_is_never_read(tm
     bad("diff", "main", root=root,
         says=f"{root / 'facts' / 'cards' / 'y.toml'}: 1,073,741,824 bytes, past the 67,108,864-byte cap on a "
              "passprice file (not read)")  # fmt: skip
+    (root / "facts" / "cards" / "y.toml").unlink()
+    # The side's own code: a module the pricing-model digest would hash is sized the same way.
+    (root / "src" / "passprice").mkdir(parents=True)
+    (root / "src" / "passprice" / "__init__.py").write_text("")
+    sparse(root / "src" / "passprice" / "big.py", 1 << 30)
+    bad("diff", "main", root=root,
+        says=f"{root / 'src' / 'passprice' / 'big.py'}: 1,073,741,824 bytes, past the 67,108,864-byte cap")
 
 
 def test_a_version_past_the_cap_in_history_is_shown_as_such_never_read(

@@ -1330,7 +1330,7 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
                 if not _is_root(folder):
                     raise InputError(f"{ref}: not a passprice root (it needs facts/ and registry/ folders)")
                 info = SideInfo(str(ref), folder=str(folder))
-                return Side(info, Root(folder), folder_files(folder), code_of(code_folder(folder)))
+                return Side(info, Root(folder), folder_files(folder), code_of(gitread.sized_code(code_folder(folder))))
             if ref is None and default == "work tree":
                 if root.embedded:
                     git()  # the embedded facts have no work tree: say so as a revision would
@@ -1339,7 +1339,7 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
                 if checkout:
                     checkout[0].submodules()  # one not checked out is an empty folder: refused by name, not read
                 info = SideInfo("work tree", folder=str(root.path))
-                return Side(info, root, folder_files(root.path), code_of(code_folder(root.path)))
+                return Side(info, root, folder_files(root.path), code_of(gitread.sized_code(code_folder(root.path))))
             if ref is None:
                 sha, label = git().default_base()
             else:

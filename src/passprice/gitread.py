@@ -167,6 +167,22 @@ def read_sized(path: Path) -> bytes:
     return read_regular(path, schema.MAX_TOML_BYTES)
 
 
+def sized_code(folder: Path | None) -> Path | None:
+    """``folder`` (a side's ``src/passprice``, or ``None``), once each module file in it (``*.py``, what the
+    pricing-model digest reads) is sized by ``stat`` within the cap. Raises :class:`InputError` naming the file and
+    its size."""
+    if folder is None:
+        return None
+    for path in sorted(folder.glob("*.py")):
+        try:
+            found = os.stat(path)
+        except (OSError, ValueError):
+            continue  # the digest's own read says what is wrong
+        if stat.S_ISREG(found.st_mode) and found.st_size > schema.MAX_TOML_BYTES:
+            raise InputError(too_large(str(path), found.st_size))
+    return folder
+
+
 def work_tree_files(folder: Path, tops: Iterable[str]) -> dict[str, bytes]:
     """The files passprice reads (:func:`read_by_passprice`) below ``folder``'s folders ``tops``, by POSIX path
     relative to ``folder``; hidden files and folders, symbolic links and anything not a regular file left out, and
