@@ -232,6 +232,8 @@ def test_a_commit_of_thousands_of_files_costs_one_cat_file_and_reads_none_of_the
     for i in range(1000):
         (many / f"f{i}.toml").write_text(f"x = {i}\n")
         (root / "facts" / "cards" / f"n{i}.txt").write_text(f"{i}\n")
+    (root / "facts" / "cards" / "bogus.toml").mkdir()  # a folder named like a card: only a deeper file in it
+    (root / "facts" / "cards" / "bogus.toml" / "inner").write_text("x\n")
     set_bandwidth(root / CARD_FILE, "4.9")
     git(root, "add", "-A")
     git(root, "commit", "-qm", "many")
@@ -251,10 +253,13 @@ def test_a_commit_of_thousands_of_files_costs_one_cat_file_and_reads_none_of_the
     assert [c[0] for c in calls] == ["ls-tree", "cat-file"] and calls[1][1] == "--batch"
     assert not any("many/" in rel or rel.endswith(".txt") for rel in files)
     assert len(spy) == 1 and 0 < len(spy[0]) <= len(files)
-    assert not (side / "facts" / "cards" / "many").exists() and not (side / "facts" / "cards" / "n0.txt").exists()
-    # The cards, and the README a source names by path: there, empty (a source's document is checked to exist).
+    assert not (side / "facts" / "cards" / "n0.txt").exists()
+    # The cards, the README a source names by path (there, empty: a source's document is checked to exist), and the
+    # folders holding unread files, empty (a folder named bogus.toml is still there for check to report).
     assert sorted(os.listdir(side / "facts" / "cards")) == sorted(
-        ["README.md", *(p.name for p in (root / "facts" / "cards").glob("*.toml"))])
+        ["README.md", "many", *(p.name for p in (root / "facts" / "cards").glob("*.toml"))])
+    assert os.listdir(side / "facts" / "cards" / "many") == [] == os.listdir(side / "facts" / "cards" / "bogus.toml")
     assert (side / "facts" / "cards" / "README.md").read_bytes() == b""
     result = invoke("diff", "main", "pr", root=root)
     assert result.stdout.splitlines()[1].startswith("1 fact changed in 1 file;"), result.output
+    assert result.exit_code == 2 and "facts/cards/bogus.toml: is a folder, not a file" in result.stderr

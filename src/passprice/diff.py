@@ -175,8 +175,9 @@ class Checkout:
     def materialize(self, commit: str, dest: Path, folders: Iterable[str] = FOLDERS) -> dict[str, bytes]:
         """Write the root's ``folders`` (default :data:`FOLDERS`; ``src/passprice`` for its code) as they are at
         ``commit`` into ``dest``; the files written, by path relative to the root. Only the files passprice reads
-        (:func:`passprice.gitread.read_by_passprice`) are read, each sized first (``git ls-tree -l``) and all in one
-        ``git cat-file --batch``; symbolic links and hidden files are left out.
+        (:func:`passprice.gitread.read_by_passprice`) are read (the folders holding the others are made, empty),
+        each sized first (``git ls-tree -l``) and all in one ``git cat-file --batch``; symbolic links and hidden
+        files are left out.
 
         Raises :class:`InputError` naming ``commit:path``: a file past :data:`~passprice.schema.MAX_TOML_BYTES`
         (with its size), a submodule, a blob missing from the repository; and when the files add up past
@@ -222,6 +223,8 @@ class Checkout:
             target = dest / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
+        for folder in {rel.rpartition("/")[0] for rel in unread}:
+            (dest / folder).mkdir(parents=True, exist_ok=True)  # the tree's shape: a folder named x.toml is one
         for rel in _named_by_sources(files) & unread:
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             (dest / rel).touch()  # a source's document kept in the registry: its existence is what is checked
