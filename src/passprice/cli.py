@@ -22,9 +22,11 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from passprice import __version__
+from passprice import __version__, generated
 from passprice.errors import InputError, escaped, problem_lines
 from passprice.files import shown as shown_path
+
+generated.install()  # the methods attrs generates for passprice's classes: compiled once, kept in the cache
 
 #: The exit status of a command interrupted by Ctrl-C (SIGINT): 128 + 2, as a shell reports it.
 INTERRUPTED = 130
