@@ -147,6 +147,39 @@ class _Group(click.Group):
             ctx.exit(1)
 
 
+class _Deferred:
+    """A click parameter built when it is first used, not when its command is defined: a run uses one command's
+    options, and building the ~280 options of every command took about a third of importing this module. Until
+    then it holds its arguments; the first attribute it is asked for builds it (click's own ``__init__``, so an
+    option that does not declare well fails at its command's first use, as every command's ``--help`` does in
+    the tests)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._deferred = (args, kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        deferred = self.__dict__.pop("_deferred", None)
+        if deferred is None:
+            raise AttributeError(name)
+        super().__init__(*deferred[0], **deferred[1])
+        return getattr(self, name)
+
+
+class _DeferredOption(_Deferred, click.Option):
+    pass
+
+
+class _DeferredArgument(_Deferred, click.Argument):
+    pass
+
+
+# The commands below are defined with deferred parameters: click.option and click.argument build the class
+# click.decorators names, restored to click's own once the last command is defined (above main()).
+_BUILT_AT_ONCE = (getattr(click.decorators, "Option"), getattr(click.decorators, "Argument"))  # noqa: B009
+setattr(click.decorators, "Option", _DeferredOption)  # noqa: B010
+setattr(click.decorators, "Argument", _DeferredArgument)  # noqa: B010
+
+
 def _json_option(f: F) -> F:
     def remember(ctx: click.Context, _: click.Parameter, value: bool) -> bool:
         ctx.meta["passprice.json"] = value
@@ -2153,6 +2186,10 @@ def validate_command(
         click.echo(validation_text(v, stack))
     if plot_path is not None:
         click.echo(f"plot -> {shown_path(plot_path)}", err=True)
+
+
+setattr(click.decorators, "Option", _BUILT_AT_ONCE[0])  # noqa: B010 - every command is defined: click as it was
+setattr(click.decorators, "Argument", _BUILT_AT_ONCE[1])  # noqa: B010
 
 
 def main() -> None:
