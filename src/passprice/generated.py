@@ -175,7 +175,7 @@ def _read(path: str, filename: str) -> CodeType | None:
             return None
         if hasattr(os, "getuid") and st.st_uid != os.getuid():
             return None
-        data = os.read(fd, MAX_BYTES + 1)
+        data = os.read(fd, st.st_size + 1)  # its size, not the limit: a 1 MB buffer a read costs more than the read
     except OSError:
         return None
     finally:
