@@ -155,7 +155,7 @@ def _cached(script: str, filename: str) -> CodeType | None:
 def _folder() -> str:
     from passprice import cache
 
-    return os.path.join(cache.cache_dir(), "code", sys.implementation.cache_tag)
+    return os.path.join(cache.cache_dir(), "code", sys.implementation.cache_tag or "python")
 
 
 def _read(path: str, filename: str) -> CodeType | None:
