@@ -80,26 +80,18 @@ class Root:
 
     def names(self, folder: Path, suffix: str = ".toml") -> list[str]:
         """The entry names (file names less ``suffix``) in ``folder``, sorted; none when it does not exist. Every
-        entry that is not a folder is named, a FIFO or a broken link included, so reading it reports what is wrong
-        with it rather than passing over it.
+        entry is named, whatever it is (a folder called ``x.toml``, a FIFO, a broken link), so reading it reports what
+        is wrong with it rather than passing over it.
 
         Raises :class:`InputError` when ``folder`` cannot be read."""
         if not is_folder(folder):
             return []
         try:
-            entries = [p for p in folder.iterdir() if p.name.endswith(suffix) and len(p.name) > len(suffix)]
+            return sorted(
+                name[: -len(suffix)] for name in os.listdir(folder) if name.endswith(suffix) and len(name) > len(suffix)
+            )
         except OSError as e:
             raise InputError(f"{folder}: cannot list: {e.strerror or e}") from None
-        return sorted(p.name[: -len(suffix)] for p in entries if not _folder_or_unreadable(p))
-
-
-def _folder_or_unreadable(path: Path) -> bool:
-    """Whether a folder entry is a folder; an entry that cannot be looked at (a link loop) is not one: it is listed,
-    and reading it says what is wrong."""
-    try:
-        return is_folder(path)
-    except InputError:
-        return False
 
 
 def _is_root(path: Path) -> bool:
@@ -128,10 +120,13 @@ def schema_dir() -> Path:
 
 def not_found(kind: str, ref: str, folder: Path, known: list[str]) -> InputError:
     """The error for ``ref``, a ``kind`` (card, serving, checkpoint …) that names nothing: a folder where a file
-    belongs, a file that is not a ``.toml`` one, a path to no file (``ref`` holds a path separator or ends in
-    ``.toml``), else a name not in ``folder``, with the ``known`` names listed."""
+    belongs (``ref`` itself, or ``folder/ref.toml``), a file that is not a ``.toml`` one, a path to no file (``ref``
+    holds a path separator or ends in ``.toml``), else a name not in ``folder``, with the ``known`` names listed."""
     if ref and is_folder(ref):
         return InputError(f"{shown(ref)}: is a folder, not a {kind} file")
+    entry = folder / f"{ref}.toml"
+    if ref and "/" not in ref and os.sep not in ref and is_folder(entry):  # registry/servings/x.toml/ for `x`
+        return InputError(f"{shown(entry)}: is a folder, not a {kind} file")
     if ref and is_there(ref):
         return InputError(f"{shown(ref)}: not a {kind} file (a {kind} file is TOML, named NAME.toml)")
     if ref.endswith(".toml") or "/" in ref or os.sep in ref:
