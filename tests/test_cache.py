@@ -720,12 +720,16 @@ def test_every_commands_options_build_as_declared() -> None:
             if isinstance(command, click.Group):
                 yield from commands(command)
 
-    seen = 0
+    seen = paths = 0
     for command in commands(cli):
         for param in command.params:
             assert isinstance(param.name, str) and param.opts, (command.name, param)
             seen += 1
-    assert seen > 250
+            if isinstance(param.type, click.Path):  # a deferred type too, built by click's constructor
+                assert param.type.name in ("file", "directory", "path") and param.type.type is Path, param
+                paths += 1
+    assert seen > 250 and paths >= 14
+    assert cli.commands["init"].params[0].type.dir_okay and not cli.commands["init"].params[0].type.file_okay
     price = cli.commands["price"]
     batch = next(p for p in price.params if p.name == "batch")
     assert isinstance(batch, click.Option) and batch.opts == ["--batch"] and batch.type.name == "integer"

@@ -173,11 +173,18 @@ class _DeferredArgument(_Deferred, click.Argument):
     pass
 
 
+class _DeferredPath(_Deferred, click.Path):
+    """A ``click.Path`` type built on first use: click's constructor looks up the translation of its name
+    (``gettext``, which imports ``locale`` and looks for catalogues on disk), 15 times at import."""
+
+
 # The commands below are defined with deferred parameters: click.option and click.argument build the class
-# click.decorators names, restored to click's own once the last command is defined (above main()).
-_BUILT_AT_ONCE = (getattr(click.decorators, "Option"), getattr(click.decorators, "Argument"))  # noqa: B009
+# click.decorators names, and click.Path is the deferred type, all restored to click's own once the last command is
+# defined (above main()).
+_BUILT_AT_ONCE = (getattr(click.decorators, "Option"), getattr(click.decorators, "Argument"), click.Path)  # noqa: B009
 setattr(click.decorators, "Option", _DeferredOption)  # noqa: B010
 setattr(click.decorators, "Argument", _DeferredArgument)  # noqa: B010
+setattr(click, "Path", _DeferredPath)  # noqa: B010
 
 
 def _json_option(f: F) -> F:
@@ -2207,6 +2214,7 @@ def validate_command(
 
 setattr(click.decorators, "Option", _BUILT_AT_ONCE[0])  # noqa: B010 - every command is defined: click as it was
 setattr(click.decorators, "Argument", _BUILT_AT_ONCE[1])  # noqa: B010
+setattr(click, "Path", _BUILT_AT_ONCE[2])  # noqa: B010
 
 
 def main() -> None:
