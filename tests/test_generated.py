@@ -234,3 +234,15 @@ def test_a_warm_price_compiles_none_of_passprices_methods(tmp_path: Path) -> Non
     cold, warm = (set(filter(None, line.removeprefix("compiled:").split(","))) for line in lines)
     assert "<attrs generated methods passprice.serving.Serving>" in cold  # the first run compiles them all
     assert warm == set()
+
+
+def test_pruning_removes_only_kept_code(code_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(generated, "MAX_SCRIPTS", 2)
+    code_dir.mkdir(parents=True)
+    mine = [code_dir / "notes.code", code_dir / f"{'g' * 40}.code", code_dir / "x.txt"]
+    for p in mine:
+        p.write_text("mine\n", encoding="utf-8")
+    probe_classes()
+    generated.flush()  # three kept, past the two allowed: the older half of the kept code removed
+    assert all(p.read_text(encoding="utf-8") == "mine\n" for p in mine)
+    assert 0 < len([p for p in code_dir.glob("*.code") if p not in mine]) <= 2

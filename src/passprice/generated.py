@@ -169,11 +169,11 @@ def _read(path: str, filename: str) -> CodeType | None:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except (OSError, ValueError):
         return None
+    from passprice.cache import _trusted
+
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES or st.st_mode & 0o022:
-            return None
-        if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES or not _trusted(st):
             return None
         data = os.read(fd, st.st_size + 1)  # its size, not the limit: a 1 MB buffer a read costs more than the read
     except OSError:
@@ -235,11 +235,18 @@ def flush() -> None:
         _prune(folder)
 
 
+def _is_code_name(name: str) -> bool:
+    """Whether ``name`` is one this module writes (a 40-digit hex key, ``.code``): only those are counted and
+    removed, never a file of the user's that found its way into the folder."""
+    key, dot, suffix = name.partition(".")
+    return bool(dot) and suffix == "code" and len(key) == 40 and all(c in "0123456789abcdef" for c in key)
+
+
 def _prune(folder: str) -> None:
     """Remove the older half of the kept code when the folder holds more than :data:`MAX_SCRIPTS` files."""
     try:
         with os.scandir(folder) as entries:
-            aged = [(e.stat().st_mtime_ns, e.path) for e in entries if e.name.endswith(".code")]
+            aged = [(e.stat().st_mtime_ns, e.path) for e in entries if _is_code_name(e.name)]
         if len(aged) <= MAX_SCRIPTS:
             return
         aged.sort()
