@@ -2158,6 +2158,7 @@ def validate_command(
     if plot_path is not None:
         _check_output(plot_path, force)
     v = validate(_root(ctx), stack)
+    _problems(v.problems)  # runs left out as bad input: reported after the good ones, exit 2
     data = to_json(v)
     _finite(data)
     if plot_path is not None:
