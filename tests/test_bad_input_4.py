@@ -3,7 +3,10 @@ or not at all. Each test builds its reproducer and asserts the exit status and t
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+import pytest
 
 from cli_helpers import bad, copy_root, invoke
 
@@ -51,3 +54,95 @@ def test_a_ratio_that_overflows_is_named_by_validate_and_calibrate(tmp_path: Pat
     assert result.stderr == f"passprice: error: {line}\n"
     assert "Infinity" not in result.stdout and "xd3.h100_pcie_80gb.8b-q4km.tg1024" in result.stdout
     bad("calibrate", "--stack", "llamacpp-cuda-2405", "--dry-run", root=root, says=line)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# 2. File problems were reported on stdout with exit 1: a derivation cycle, a source.path naming nothing, a serving
+# pairing its checkpoint with another model's routing record (and `price` of it refused it without naming the file).
+# Bad files are bad input: one line naming file and key on stderr, exit 2; check still reports the rest.
+
+
+def _check_fails_with(root: Path, lines: list[str]) -> str:
+    result = invoke("check", root=root)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [f"passprice: error: {line}" for line in lines]
+    assert "lock r1-qwen7b-h200 " in result.stdout  # the rest of the report is still shown
+    return result.stdout
+
+
+def test_a_cycle_of_derivations_is_bad_input(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    card = root / "facts" / "cards" / "rtx_4090.toml"
+    text = card.read_text()
+    for path, other in (("streams.rewrite", "streams.append"), ("streams.append", "streams.rewrite")):
+        start = text.index(f"[{path}]")
+        end = text.index("\n[", start + 1)
+        block = "".join(line + "\n" for line in text[start:end].splitlines() if not line.startswith("derivation."))
+        block += f'derivation.formula = "x"\nderivation.inputs.x = {{ fact = "{other}", value = 0.9145, unit = "1" }}'
+        text = text[:start] + block + text[end:]
+    card.write_text(text)
+    _check_fails_with(root, [
+        "facts/cards/rtx_4090.toml: streams.rewrite.derivation: a cycle of derivations: streams.rewrite -> "
+        "streams.append -> streams.rewrite (a fact cannot derive from itself: derive one of them from its source)",
+        "facts/cards/rtx_4090.toml: streams.append.derivation: a cycle of derivations: streams.append -> "
+        "streams.rewrite -> streams.append (a fact cannot derive from itself: derive one of them from its source)",
+    ])
+
+
+def test_a_serving_pairing_a_model_with_another_models_routing_is_bad_input(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    serving = root / "registry" / "servings" / "deepseek-v3-h200.toml"
+    serving.write_text(serving.read_text().replace('routing = "uniform"', 'routing = "qwen3-30b-a3b-measured"'))
+    why = (
+        "routing: routing record 'qwen3-30b-a3b-measured' applies to checkpoint qwen3-30b-a3b-q4_k_m only "
+        "(facts/routing/qwen3-30b-a3b-measured.toml: checkpoints), not 'deepseek-v3-q4_k_m'"
+    )
+    bad("price", "deepseek-v3-h200", root=root, says=f"{serving}: {why}")
+    result = invoke("check", root=root)
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"passprice: error: registry/servings/deepseek-v3-h200.toml: {why}")
+    assert len(result.stderr.splitlines()) == 1
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# 3. A source record's source.path must be a document of this registry: a regular file inside the root, every link
+# and `..` resolved. `../base/README.md`, a link to /etc/passwd, a FIFO and a link to /dev/zero passed check.
+
+
+def _source_path(root: Path, path: str) -> None:
+    record = root / "sources" / "passprice-card-review.toml"
+    old = 'path = "facts/cards/README.md"'
+    assert old in record.read_text()
+    record.write_text(record.read_text().replace(old, f'path = "{path}"'))
+
+
+@pytest.mark.parametrize(
+    ("path", "says"),
+    [
+        ("facts/cards/NOPE.md", "facts/cards/NOPE.md is not a file of this registry"),
+        ("../outside.md", "../outside.md lies outside the registry (a document of this registry is a file inside its "
+         "root)"),
+        ("passwd", "passwd lies outside the registry"),
+        ("zero", "zero lies outside the registry"),
+        ("fifo", "fifo is a FIFO (named pipe), not a regular file of this registry"),
+        ("facts", "facts is a folder, not a regular file of this registry"),
+    ],
+)
+def test_a_source_path_is_a_regular_file_inside_the_registry(tmp_path: Path, path: str, says: str) -> None:
+    root = copy_root(tmp_path)
+    (tmp_path / "outside.md").write_text("not of the registry\n")
+    (root / "passwd").symlink_to("/etc/passwd")
+    (root / "zero").symlink_to("/dev/zero")
+    os.mkfifo(root / "fifo")
+    _source_path(root, path)
+    line = "sources/passprice-card-review.toml: source.path: "
+    result = invoke("check", root=root)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"passprice: error: {line}{says}") and len(result.stderr.splitlines()) == 1
+
+
+def test_a_source_path_through_a_link_inside_the_registry_still_holds(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    (root / "review.md").symlink_to(root / "facts" / "cards" / "README.md")
+    _source_path(root, "review.md")
+    assert invoke("check", root=root).exit_code == 0

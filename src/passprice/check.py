@@ -200,7 +200,7 @@ def review_files(root: Root) -> FileReview:
         kinds[f"{kind}s"] = n
         problems += found
         unreadable += found
-    found, warnings = review(root)  # sources cited and registered, derived facts recomputed (passprice.lineage)
+    found, warnings = review(root, unreadable)  # sources cited and registered, derived facts recomputed (passprice.lineage)
     problems += found
     from passprice.sources import read_sources
 

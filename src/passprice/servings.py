@@ -341,7 +341,8 @@ def resolve(root: Root, spec: ServingSpec, method_ref: str | None = None) -> Res
         from passprice.routing import load_routing
 
         routing = _named(spec, "routing", lambda: load_routing(root, name))
-    require_scopes(root, spec.checkpoint, header, (ref, method), (name, routing))
+    require_scopes(root, spec.checkpoint, header, (ref, method), (name, routing), source=spec.source,
+                   method_from_file=spec.draft is not None)
     return Resolved(spec, header, card, method, to_serving(spec, acceptance, routing))
 
 
@@ -351,10 +352,35 @@ def require_scopes(
     header: GGUFHeader,
     method: tuple[str | None, DraftMethod | None] = (None, None),
     routing: tuple[str | None, Routing | None] = (None, None),
+    *,
+    source: str | None = None,
+    method_from_file: bool = True,
 ) -> None:
     """The drafting method and routing record a serving prices ``checkpoint`` (read as ``header``) with, each given
     as (the name it was given by, the record), apply to it: :func:`~passprice.scopes.require_in_scope` for each
-    (:func:`resolve` and the sweep's loader both call this). Raises :class:`~passprice.scopes.OutOfScope`."""
+    (:func:`resolve` and the sweep's loader both call this). Raises :class:`~passprice.scopes.OutOfScope` — or,
+    when the serving file ``source`` named the checkpoint and the record together (its ``routing``, its
+    ``draft.method`` unless ``method_from_file`` is false: a method the command line gave), :class:`InputError`
+    naming the file and key: a file that pairs a model with another model's record is bad input, not a serving
+    the model cannot price."""
+    from passprice.scopes import OutOfScope
+
+    try:
+        _require_scopes(root, checkpoint, header, method, routing)
+    except OutOfScope as e:
+        key = "routing" if e.kind == "routing record" else "draft.method"
+        if source is None or (key == "draft.method" and not method_from_file):
+            raise
+        raise InputError(f"{source}: {key}: {e}") from None
+
+
+def _require_scopes(
+    root: Root,
+    checkpoint: str,
+    header: GGUFHeader,
+    method: tuple[str | None, DraftMethod | None],
+    routing: tuple[str | None, Routing | None],
+) -> None:
     ref, the_method = method
     name, the_routing = routing
     if (ref is None or the_method is None) and (name is None or the_routing is None):

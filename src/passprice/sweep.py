@@ -611,7 +611,7 @@ class Sweeper:
             # The drafting method's and routing record's scopes, as every command's resolve checks them.
             require_scopes(
                 self.root, spec.checkpoint, header, (spec.draft.method if spec.draft else None, method),
-                (spec.routing, self.routing(spec.routing)),
+                (spec.routing, self.routing(spec.routing)), source=spec.source,
             )
             for tokens in grid.draft_tokens or ():
                 if tokens:
