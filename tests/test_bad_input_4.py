@@ -146,3 +146,65 @@ def test_a_source_path_through_a_link_inside_the_registry_still_holds(tmp_path: 
     (root / "review.md").symlink_to(root / "facts" / "cards" / "README.md")
     _source_path(root, "review.md")
     assert invoke("check", root=root).exit_code == 0
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# 4. A registry file naming a file outside the registry: a serving with card = "/any/file.toml" made check (CI) read
+# that file and quote its mistyped values ('SECRET-cap' is not of type 'object') in the PR comment. A name a registry
+# file gives that is a path resolves inside the root, or is refused by name; the command line may name any path.
+
+INSIDE = "a registry file names registry entries or files inside the registry"
+
+
+def _outside_card(tmp_path: Path) -> Path:
+    secret = tmp_path / "secret.toml"
+    secret.write_text('memory = "SECRET-cap"\n')
+    return secret
+
+
+def test_a_serving_naming_a_file_outside_the_registry_is_refused_unread(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    secret = _outside_card(tmp_path)
+    serving = root / "registry" / "servings" / "r1-qwen7b-h200.toml"
+    text = serving.read_text()
+    serving.write_text(text.replace('card = "h200_sxm_141gb"', f'card = "{secret}"'))
+    line = f"{serving}: card: {secret} lies outside the registry ({root}): {INSIDE}"
+    assert bad("price", "r1-qwen7b-h200", root=root, says=line) == [f"passprice: error: {line}"]
+    result = invoke("check", root=root)
+    assert result.exit_code == 2 and "SECRET" not in result.output
+    assert f"registry/servings/r1-qwen7b-h200.toml: card: {secret} lies outside the registry" in result.stderr
+    # The command line may name any file: the card is read (and refused as the card it is not).
+    bad("price", "r1-qwen7b-h200", "--card", str(secret), root=root, says=f"{secret}: ")
+    # A path inside the root still works, through .. or not.
+    serving.write_text(text.replace('card = "h200_sxm_141gb"', f'card = "{root}/facts/../facts/cards/h200_sxm_141gb.toml"'))
+    assert invoke("price", "r1-qwen7b-h200", root=root).exit_code == 0
+
+
+def test_a_sweep_file_measurement_file_and_lock_of_the_registry_name_files_inside_it(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    card = tmp_path / "h200.toml"
+    card.write_text((root / "facts" / "cards" / "h200_sxm_141gb.toml").read_text())
+    sweep = root / "grid.toml"
+    sweep.write_text(f'servings = ["r1-qwen7b-h200"]\ncards = ["{card}"]\nbatches = [1]\n')
+    bad("sweep", "--file", str(sweep), root=root,
+        says=f"{sweep}: cards.0: {card} lies outside the registry ({root}): {INSIDE}")
+    outside = tmp_path / "grid.toml"  # a sweep file of the user's own, outside the registry: any card it names
+    outside.write_text(sweep.read_text())
+    assert invoke("sweep", "--file", str(outside), root=root).exit_code == 0
+
+    measured = root / MEASURED
+    measured.write_text(measured.read_text().replace('card = "h100_pcie_80gb"', f'card = "{card}"', 1))
+    line = f"{measured}: run.0.card: {card} lies outside the registry ({root}): {INSIDE}"
+    bad("validate", root=root, says=line)
+    result = invoke("check", root=root)
+    assert result.exit_code == 2 and f"{MEASURED}: run.0.card: {card} lies outside" in result.stderr
+    measured.write_text(measured.read_text().replace(f'card = "{card}"', 'card = "h100_pcie_80gb"'))
+
+    # A lock made with a card outside the registry, kept in locks/: reproduce does not read that card for today's
+    # price (it still reproduces from the facts it pins).
+    assert invoke("lock", "r1-qwen7b-h200", "--card", str(card), "--name", "outside", root=root).exit_code == 0
+    card.write_text('memory = "SECRET-cap"\n')
+    result = invoke("reproduce", "outside", root=root)
+    assert result.exit_code == 0 and "SECRET" not in result.output
+    assert ("facts          today's files do not read: locks/outside.lock.toml: serving.card: "
+            f"{card} lies outside the registry") in result.stdout

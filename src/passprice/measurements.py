@@ -159,6 +159,18 @@ def load_file(
     return runs
 
 
+def require_inside_root(root: Root, runs: list[Run], where: str) -> list[Run]:
+    """``runs`` (of the measurement file ``where`` in ``root``), each naming its card and checkpoint by a registry
+    name or a path inside the root (:func:`passprice.registry.require_inside`). Raises :class:`InputError` naming
+    the file and key ``run.N.card`` or ``run.N.checkpoint``."""
+    from passprice.registry import require_inside
+
+    for run in runs:
+        require_inside(root, run.card, root.cards, f"{where}: run.{run.index}.card")
+        require_inside(root, run.checkpoint, root.checkpoints, f"{where}: run.{run.index}.checkpoint")
+    return runs
+
+
 def load_runs(root: Root, stack: str | None = None, problems: list[str] | None = None) -> list[Run]:
     """Every measured run in ``root`` (``registry/measurements/*.toml``, files by name, runs in file order), or only
     ``stack``'s; ``problems`` as :func:`runs_of_document`'s. Raises :class:`InputError` for a file that does not
@@ -167,7 +179,7 @@ def load_runs(root: Root, stack: str | None = None, problems: list[str] | None =
     seen: dict[str, str] = {}
     for name in root.names(root.measurements):
         path = root.measurements / f"{name}.toml"
-        for run in load_file(path, root.schema, root.sources, problems):
+        for run in require_inside_root(root, load_file(path, root.schema, root.sources, problems), str(path)):
             if run.id in seen:
                 raise InputError(f"{path}: run {run.id!r} is also in {seen[run.id]}: a run id names one run")
             seen[run.id] = str(path)

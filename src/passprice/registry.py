@@ -104,6 +104,27 @@ def within(root: Root, path: Path | str) -> bool:
         raise InputError(f"{shown(path)}: not a file name ({type(e).__name__})") from None
 
 
+#: What a name in a registry file may not do, said in every refusal of one naming a file outside the root.
+INSIDE = "a registry file names registry entries or files inside the registry"
+
+
+def require_inside(root: Root, ref: str, folder: Path, where: str) -> None:
+    """Refuse ``ref``, a name a registry file gives (``where``: the file and key, ``serving.toml: card``), when it
+    is a path — to a file that exists, which the loaders would read — that lies outside ``root`` once every link and
+    ``..`` is resolved; a registered entry's name (``folder/REF.toml``) and a path inside the root pass. So a
+    serving with ``card = "/any/file.toml"`` cannot make ``check`` (CI) read a file of the machine and quote it in a
+    pull-request comment. Names given on the command line are not held to this. Raises :class:`InputError`: one
+    line naming ``where``, the name, and the root."""
+    from passprice.files import look
+
+    if os.sep not in ref and "/" not in ref and not ref.endswith((".toml", ".gguf", ".xz", ".gz")):
+        if is_there(folder / f"{ref}.toml"):
+            return  # a registry name: its entry is read, whatever the working folder holds
+    if look(ref) is None or within(root, ref):
+        return
+    raise InputError(f"{where}: {shown(ref)} lies outside the registry ({shown(root.path)}): {INSIDE}")
+
+
 def document_problem(root: Root, path: str) -> str | None:
     """What is wrong with ``path`` (relative to ``root``) as *a document of this registry* (a source record's
     ``source.path``): ``None`` when it is a regular file inside the root once every link and ``..`` is resolved;

@@ -314,6 +314,25 @@ def _named(spec: ServingSpec, key: str, load: Callable[[], T]) -> T:
         raise InputError(f"{spec.source}: {key}: {e}") from None
 
 
+def require_inside_root(root: Root, spec: ServingSpec) -> None:
+    """Every name a serving file gives (``checkpoint``, ``card``, ``draft.method``, ``routing``) that is a path lies
+    inside the root (:func:`passprice.registry.require_inside`) when the file is the registry's; a spec from the
+    command line (no ``source``), or a serving file outside the root that the command line named, is not held to
+    it. Raises :class:`InputError` naming the file and key."""
+    from passprice.registry import require_inside, within
+
+    if spec.source is None or not within(root, spec.source):
+        return  # a serving file outside the registry, named on the command line, is the user's own
+
+    named = [("checkpoint", spec.checkpoint, root.checkpoints), ("card", spec.card, root.cards)]
+    if spec.draft is not None:
+        named.append(("draft.method", spec.draft.method, root.drafts))
+    if spec.routing is not None:
+        named.append(("routing", spec.routing, root.routing))
+    for key, ref, folder in named:
+        require_inside(root, ref, folder, f"{spec.source}: {key}")
+
+
 def resolve(root: Root, spec: ServingSpec, method_ref: str | None = None) -> Resolved:
     """Load the checkpoint, card and drafting method ``spec`` names from ``root``, complete its defaults, and build
     the seed's serving. ``method_ref`` names a drafting method to load (and hold to its scope) for a spec that does
@@ -324,6 +343,7 @@ def resolve(root: Root, spec: ServingSpec, method_ref: str | None = None) -> Res
     one priced."""
     from passprice.checkpoints import load_checkpoint
 
+    require_inside_root(root, spec)
     header = _named(spec, "checkpoint", lambda: load_checkpoint(root, spec.checkpoint))
     card = _named(spec, "card", lambda: load_card(root, spec.card))
     spec = complete(spec, header)

@@ -56,6 +56,7 @@ from passprice.servings import (
     complete,
     load_spec,
     override,
+    require_inside_root,
     require_scopes,
     serving_path,
     to_serving,
@@ -262,9 +263,15 @@ def grid_from_file(path: Path, root: Root) -> Grid:
     servings = tuple(document["servings"])
     if servings == ("all",):
         servings = tuple(root.names(root.servings))
-    # A name that names nothing is reported with this file and its key (the grid is priced later, from the names).
+    # A name that names nothing is reported with this file and its key (the grid is priced later, from the names);
+    # a path a sweep file of the registry gives lies inside it (passprice.registry.require_inside).
+    from passprice.registry import require_inside, within
+
+    ours = within(root, path)
     for key, names, lookup in (("servings", servings, serving_path), ("cards", cards or (), card_path)):
         for i, name in enumerate(names):
+            if ours:
+                require_inside(root, name, root.servings if key == "servings" else root.cards, f"{path}: {key}.{i}")
             try:
                 lookup(root, name)
             except NotFound as e:
@@ -604,6 +611,7 @@ class Sweeper:
         shapes = 0
         for name in grid.servings:
             spec = load_spec(self.root, name)
+            require_inside_root(self.root, spec)
             header = load_checkpoint(self.root, spec.checkpoint)
             if grid.cards is None:
                 self.card(spec.card)
