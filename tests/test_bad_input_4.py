@@ -3,6 +3,7 @@ or not at all. Each test builds its reproducer and asserts the exit status and t
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -208,3 +209,45 @@ def test_a_sweep_file_measurement_file_and_lock_of_the_registry_name_files_insid
     assert result.exit_code == 0 and "SECRET" not in result.output
     assert ("facts          today's files do not read: locks/outside.lock.toml: serving.card: "
             f"{card} lies outside the registry") in result.stdout
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# 5. synth ignored Qwen-MoE's dense-block keys (mlp_only_layers, decoder_sparse_step) and built an all-MoE header
+# with exit 0; 4,096 layers were built in full (1.3 s) before the header failed to read back.
+
+CONFIG = Path(__file__).resolve().parent.parent / "examples" / "configs" / "qwen3-30b-a3b.json"
+
+
+def _config(tmp_path: Path, **changes: object) -> Path:
+    document = json.loads(CONFIG.read_text())
+    document["config"].update(changes)
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(document))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("changes", "says"),
+    [
+        ({"mlp_only_layers": list(range(100_000))},
+         "mlp_only_layers [0, 1, 2 … (100,000 layers)]: passprice builds a routed FFN in every block; dense blocks "
+         "among routed ones are not built (give [])"),
+        ({"decoder_sparse_step": 0}, "decoder_sparse_step 0: passprice builds a routed FFN in every block"),
+        ({"decoder_sparse_step": 10**30},
+         f"decoder_sparse_step {10**30}: passprice builds a routed FFN in every block (a step of 1); a step other "
+         "than 1 makes blocks dense, which it does not build"),
+        ({"num_hidden_layers": 4096},
+         "num_hidden_layers 4096: 49,155 tensors is more than the 2,048 passprice reads of a header of at most "
+         "33,554,432 bytes"),
+    ],
+)
+def test_synth_refuses_what_it_would_not_build_as_given(tmp_path: Path, changes: dict[str, object], says: str) -> None:
+    path = _config(tmp_path, **changes)
+    out = tmp_path / "x.gguf"
+    bad("synth", str(path), "-o", str(out), says=f"{path}: config: {says}")
+    assert not out.exists()
+
+
+def test_synth_still_builds_the_published_qwen3_moe(tmp_path: Path) -> None:
+    path = _config(tmp_path, mlp_only_layers=[], decoder_sparse_step=1)
+    assert invoke("synth", str(path), "-o", str(tmp_path / "x.gguf")).exit_code == 0

@@ -265,6 +265,23 @@ def header_cap() -> int:
     return int(text)
 
 
+def _count_limit(count: int, per: int, what: str, cap: int) -> str | None:
+    most = cap // per
+    if count <= most:
+        return None
+    return (
+        f"{count:,} {what} is more than the {most:,} passprice reads of a header of at most {cap:,} bytes "
+        f"(set {CAP_VARIABLE} to a larger number of bytes to read more)"
+    )
+
+
+def tensor_limit(count: int, cap: int | None = None) -> str | None:
+    """Why a header of ``count`` tensors would not read (more than ``cap`` // :data:`BYTES_PER_TENSOR`, ``cap``
+    the reader's, :func:`header_cap`, by default), in the reader's own words; ``None`` when it would. ``synth``
+    asks before it builds a header. Raises :class:`InputError` as :func:`header_cap` does."""
+    return _count_limit(count, BYTES_PER_TENSOR, "tensors", header_cap() if cap is None else cap)
+
+
 class _Reader:
     """Reads a header from a binary stream a chunk at a time, hashing every byte it consumes.
 
@@ -768,16 +785,11 @@ def _parse(stream: IO[bytes], source: str, size: int | None, extra: list[Any]) -
     kv_count = r.read_u64("the metadata count")
     r.check_count(tensor_count, 24, 8, f"tensor count {tensor_count}")
     r.check_count(kv_count, 13, 16, f"metadata count {kv_count}")
-    for count, most, what, at in (
-        (tensor_count, r.cap // BYTES_PER_TENSOR, "tensors", 8),
-        (kv_count, r.cap // BYTES_PER_KEY, "metadata keys", 16),
-    ):
-        if count > most:
-            raise r.fail(
-                at,
-                f"{count:,} {what} is more than the {most:,} passprice reads of a header of at most {r.cap:,} bytes "
-                f"(set {CAP_VARIABLE} to a larger number of bytes to read more)",
-            )
+    for count, per, what, at in ((tensor_count, BYTES_PER_TENSOR, "tensors", 8), (kv_count, BYTES_PER_KEY,
+                                                                                "metadata keys", 16)):
+        problem = _count_limit(count, per, what, r.cap)
+        if problem is not None:
+            raise r.fail(at, problem)
 
     metadata: dict[str, MetaValue] = {}
     value_types: dict[str, str] = {}
