@@ -175,6 +175,7 @@ def test_a_serving_naming_a_file_outside_the_registry_is_refused_unread(tmp_path
     assert result.exit_code == 2 and "SECRET" not in result.output
     assert f"registry/servings/r1-qwen7b-h200.toml: card: {secret} lies outside the registry" in result.stderr
     # The command line may name any file: the card is read (and refused as the card it is not).
+    serving.write_text(text)
     bad("price", "r1-qwen7b-h200", "--card", str(secret), root=root, says=f"{secret}: ")
     # A path inside the root still works, through .. or not.
     serving.write_text(text.replace('card = "h200_sxm_141gb"', f'card = "{root}/facts/../facts/cards/h200_sxm_141gb.toml"'))

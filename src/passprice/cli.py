@@ -746,7 +746,7 @@ def _spec(ctx: click.Context, serving: str | None, base: Any = None, **o: Any) -
     if draft is not spec.draft:
         import attrs
 
-        spec = attrs.evolve(spec, draft=draft)
+        spec = attrs.evolve(spec, draft=draft, source=None)  # as servings.override: the option's, not the file's
     return root, spec
 
 

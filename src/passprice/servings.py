@@ -187,7 +187,8 @@ def serving_path(root: Root, ref: str) -> Path:
 
 
 def load_spec(root: Root, ref: str) -> ServingSpec:
-    """The serving ``ref`` in ``root``, validated against ``schema/serving.schema.json``.
+    """The serving ``ref`` in ``root``, validated against ``schema/serving.schema.json``; a serving file of the
+    registry names files inside it only (:func:`require_inside_root`).
 
     Raises :class:`InputError` or :class:`passprice.errors.SchemaError`."""
     from passprice import cache
@@ -199,7 +200,9 @@ def load_spec(root: Root, ref: str) -> ServingSpec:
         return spec_from_document(schema.load(path, "serving", root.schema, data=data), str(path))
 
     source = str(path).encode("utf-8", "surrogateescape")
-    return cache.built("serving", root.schema / "serving.schema.json", source + b"\0" + data, build, ServingSpec)
+    spec = cache.built("serving", root.schema / "serving.schema.json", source + b"\0" + data, build, ServingSpec)
+    require_inside_root(root, spec)  # on every read: what a path names changes without the file
+    return spec
 
 
 def override(spec: ServingSpec, position: float | None = None, limit: int | None = None, **fields: Any) -> ServingSpec:
@@ -333,17 +336,19 @@ def require_inside_root(root: Root, spec: ServingSpec) -> None:
         require_inside(root, ref, folder, f"{spec.source}: {key}")
 
 
-def resolve(root: Root, spec: ServingSpec, method_ref: str | None = None) -> Resolved:
+def resolve(
+    root: Root, spec: ServingSpec, method_ref: str | None = None, *, method_ref_from_file: bool = False
+) -> Resolved:
     """Load the checkpoint, card and drafting method ``spec`` names from ``root``, complete its defaults, and build
     the seed's serving. ``method_ref`` names a drafting method to load (and hold to its scope) for a spec that does
     not draft, as ``speculate`` prices each draft length itself: it is the resolved ``method``, the serving stays
-    undrafted. Every command resolves through here, so a record's scope is checked once for all. Raises
+    undrafted (``method_ref_from_file``: it is the serving file's own ``draft.method``). Every command resolves
+    through here, so a record's scope is checked once for all. Raises
     :class:`InputError` for anything it names that is missing or invalid, and
     :class:`~passprice.scopes.OutOfScope` for a drafting method or routing record whose checkpoints do not list the
     one priced."""
     from passprice.checkpoints import load_checkpoint
 
-    require_inside_root(root, spec)
     header = _named(spec, "checkpoint", lambda: load_checkpoint(root, spec.checkpoint))
     card = _named(spec, "card", lambda: load_card(root, spec.card))
     spec = complete(spec, header)
@@ -362,7 +367,7 @@ def resolve(root: Root, spec: ServingSpec, method_ref: str | None = None) -> Res
 
         routing = _named(spec, "routing", lambda: load_routing(root, name))
     require_scopes(root, spec.checkpoint, header, (ref, method), (name, routing), source=spec.source,
-                   method_from_file=spec.draft is not None)
+                   method_from_file=spec.draft is not None or method_ref_from_file)
     return Resolved(spec, header, card, method, to_serving(spec, acceptance, routing))
 
 
