@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import struct
 from pathlib import Path
 
 import pytest
@@ -252,3 +253,78 @@ def test_synth_refuses_what_it_would_not_build_as_given(tmp_path: Path, changes:
 def test_synth_still_builds_the_published_qwen3_moe(tmp_path: Path) -> None:
     path = _config(tmp_path, mlp_only_layers=[], decoder_sparse_step=1)
     assert invoke("synth", str(path), "-o", str(tmp_path / "x.gguf")).exit_code == 0
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# 6. Inconsistent files: a stack's range.rows.min of 1,000,000 above its max 1 only showed later ("calibrated on batch
+# 1,000,000 … 1"); a checkpoint entry's alignment 2^63-1, a tensor offset 2^63-1 or dims 2^63-1 passed header and
+# reproduce. The entry is now held to the binary reader's own limits (gguf_header.alignment_problem, dims_problem,
+# offset_problem: one place), and the reader to llama.cpp's (a uint32 power of two, elements and bytes in int64,
+# offsets aligned).
+
+
+def test_a_stack_range_whose_min_is_above_its_max_is_refused(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    stack = root / "facts" / "stacks" / "llamacpp-cuda-2405.toml"
+    text = stack.read_text()
+    at = text.index("value = 1", text.index("[range.rows.min]"))
+    stack.write_text(text[:at] + "value = 1000000" + text[at + len("value = 1"):])
+    line = f"{stack}: range.rows.min: 1,000,000 is above range.rows.max 1: a range runs from its least to its largest value"
+    bad("validate", "--stack", "llamacpp-cuda-2405", root=root, says=line)
+    result = invoke("check", root=root)
+    assert result.exit_code == 2
+    assert "facts/stacks/llamacpp-cuda-2405.toml: range.rows.min: 1,000,000 is above range.rows.max 1" in result.stderr
+
+
+ENTRY = "registry/checkpoints/gemma3-270m-q4_k_m.toml"
+BIG = str(2**63 - 1)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "says"),
+    [
+        ("alignment = 32", f"alignment = {BIG}",
+         f"header.alignment: {BIG} is not a power of two from 1 to 2,147,483,648 (a uint32)"),
+        ("dims = [640], offset = 0", f"dims = [640], offset = {BIG}",
+         "header.tensors.0.offset: data offset 9,223,372,036,854,775,807 is not a multiple of the alignment 32"),
+        ("dims = [640], offset = 0", f"dims = [{BIG}], offset = 0",
+         f"header.tensors.0.dims: dims [{BIG}] of F32 take 36,893,488,147,419,103,228 bytes, beyond int64"),
+        ("dims = [640], offset = 0", f"dims = [{2**32}, {2**31}], offset = 0",
+         f"header.tensors.0.dims: dims [{2**32}, {2**31}] hold 9,223,372,036,854,775,808 elements, beyond int64"),
+    ],
+)
+def test_a_checkpoint_entry_is_bounded_as_the_binary_header_is(tmp_path: Path, old: str, new: str, says: str) -> None:
+    root = copy_root(tmp_path)
+    entry = root / ENTRY
+    text = entry.read_text()
+    assert old in text
+    entry.write_text(text.replace(old, new, 1))
+    bad("header", "gemma3-270m-q4_k_m", root=root, says=f"{entry}: {says}")
+    result = invoke("reproduce", "gemma3-270m-h100", root=root)
+    assert result.exit_code == 1 and f"{ENTRY}: {says}" in result.stdout
+
+
+def test_the_binary_reader_refuses_the_same(tmp_path: Path) -> None:
+    from passprice.gguf_header import HeaderError, read_header
+
+    def header(dims: tuple[int, ...], offset: int, alignment: int | None = None) -> Path:
+        kv = b""
+        if alignment is not None:
+            kv = struct.pack("<Q", 17) + b"general.alignment" + struct.pack("<IQ", 10, alignment)  # uint64
+        raw = b"GGUF" + struct.pack("<IQQ", 3, 1, 1 if kv else 0) + kv
+        raw += struct.pack("<Q", 1) + b"t" + struct.pack("<I", len(dims)) + struct.pack(f"<{len(dims)}Q", *dims)
+        raw += struct.pack("<IQ", 0, offset)
+        path = tmp_path / f"t{len(list(tmp_path.iterdir()))}.gguf"
+        path.write_bytes(raw)
+        return path
+
+    for path, says in (
+        (header((4,), 0, 2**40), "general.alignment 1099511627776 is not a power of two from 1 to 2,147,483,648"),
+        (header((4,), 33), "tensor 't': data offset 33 is not a multiple of the alignment 32"),
+        (header((2**32, 2**31), 0), "tensor 't': dims [4294967296, 2147483648] hold 9,223,372,036,854,775,808 "
+         "elements, beyond int64"),
+    ):
+        with pytest.raises(HeaderError) as e:
+            read_header(path, cache=False)
+        assert says in str(e.value)
+    assert read_header(header((4,), 64), cache=False).tensors[0].offset == 64

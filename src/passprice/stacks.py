@@ -296,17 +296,30 @@ def _facts_at(node: Mapping[str, Any], source: str, prefix: str = "") -> dict[st
 
 def stack_from_document(name: str, document: Mapping[str, Any], source: str) -> Stack:
     """The stack a validated ``stack`` document describes. Raises :class:`InputError` for a unit of the wrong
-    dimension (the schema names each path's units; this is its check of the conversion)."""
+    dimension (the schema names each path's units; this is its check of the conversion), or a range whose
+    ``min`` is above its ``max`` (``range.rows``, ``range.position``, its own or a card's)."""
     meta = document["stack"]
     cards = {
         card: _facts_at(node, source, f"cards.{card}.") for card, node in document.get("cards", {}).items()
     }
+    own = _facts_at(document, source)
+    for prefix, facts in (("", own), *((f"cards.{c}.", f) for c, f in cards.items())):
+        for what in ("rows", "position"):
+            lo, hi = facts.get(f"range.{what}.min"), facts.get(f"range.{what}.max")
+            if lo is not None and hi is not None and lo.value > hi.value:
+                def shown(v: float) -> str:
+                    return f"{int(v):,}" if float(v).is_integer() and abs(v) < 1e15 else f"{v:g}"
+
+                raise InputError(
+                    f"{source}: {prefix}range.{what}.min: {shown(lo.value)} is above {prefix}range.{what}.max "
+                    f"{shown(hi.value)}: a range runs from its least to its largest value"
+                )
     return Stack(
         name=name,
         title=str(meta["name"]),
         integer_matrices=str(meta["integer_matrices"]),
         float_matrices=str(meta["float_matrices"]),
-        facts=_facts_at(document, source),
+        facts=own,
         cards=cards,
         note=meta.get("note"),
     )
