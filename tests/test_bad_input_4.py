@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import struct
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -328,3 +330,87 @@ def test_the_binary_reader_refuses_the_same(tmp_path: Path) -> None:
             read_header(path, cache=False)
         assert says in str(e.value)
     assert read_header(header((4,), 64), cache=False).tensors[0].offset == 64
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# 7. Messages that did not say what was wrong: a stack's memory.reserved above the card's capacity ("holds
+# -1,048,575,… bytes"), PASSPRICE_MAX_HEADER_BYTES of 29 digits ("is not a number of bytes"), a TOML file starting
+# with a byte-order mark ("Invalid statement (line 1, column 1)"), and init --requirement of 100 KB (accepted).
+
+
+def test_a_reserve_above_the_cards_capacity_is_named(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    stack = root / "facts" / "stacks" / "llamacpp-cuda-2405.toml"
+    text = stack.read_text()
+    old = 'value = 512\nunit = "MiB"'
+    assert old in text
+    stack.write_text(text.replace(old, 'value = 100\nunit = "GiB"', 1))
+    bad("price", "--checkpoint", "llama3-8b-q4_k_m", "--card", "h100_pcie_80gb", "--stack", "llamacpp-cuda-2405",
+        "--position", "256", root=root,
+        says="facts/stacks/llamacpp-cuda-2405.toml: memory.reserved: 107,374,182,400 bytes reserved exceeds card "
+        "h100_pcie_80gb's memory.capacity of 85,520,809,984 bytes")
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ("9" * 29, f"PASSPRICE_MAX_HEADER_BYTES: {'9' * 29} bytes is out of range: give a number of bytes from 24 to "
+         "9,223,372,036,854,775,807"),
+        ("12", "PASSPRICE_MAX_HEADER_BYTES: 12 bytes is out of range: give a number of bytes from 24 to"),
+        ("12k", "PASSPRICE_MAX_HEADER_BYTES: '12k' is not a number of bytes"),
+    ],
+)
+def test_the_header_cap_variable_says_its_range(monkeypatch: pytest.MonkeyPatch, value: str, says: str) -> None:
+    monkeypatch.setenv("PASSPRICE_MAX_HEADER_BYTES", value)
+    header = Path(__file__).resolve().parent / "data" / "gemma3-270m-q4_k_m.header.gguf.xz"
+    bad("header", str(header), says=says)
+
+
+def test_a_toml_file_with_a_byte_order_mark_is_named_as_such(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    card = root / "facts" / "cards" / "h200_sxm_141gb.toml"
+    before = b"\xef\xbb\xbf" + card.read_bytes()
+    card.write_bytes(before)
+    line = f"{card}: starts with a byte-order mark (U+FEFF): save it as UTF-8 without BOM"
+    bad("price", "r1-qwen7b-h200", root=root, says=line)
+    bad("fact", "set", "h200_sxm_141gb", "memory.bandwidth", "--value", "4.8", "--unit", "TB/s", "--provenance",
+        "published", "--source", "nvidia-h200-datasheet", "--locator", "x", root=root, says=line)
+    assert card.read_bytes() == before  # nothing written
+
+
+def test_init_bounds_the_requirement_line(tmp_path: Path) -> None:
+    bad("init", str(tmp_path / "r"), "--requirement", "passprice==1.0 " + "x" * 100_000,
+        says="--requirement: 100,015 characters: a requirement line is at most 4,096 characters")
+    assert not (tmp_path / "r").exists()
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# 8. Under an ASCII locale (PYTHONUTF8=0 LC_ALL=POSIX) Python hands UTF-8 arguments on as lone surrogates: lock -o
+# é.lock.toml, init 初始 and --locator "Table é" were refused as "not UTF-8 text". The check reads the bytes given.
+
+_CHILD = "import sys; from passprice.cli import main; sys.argv[0] = 'passprice'; main()"
+
+
+def test_utf8_arguments_under_an_ascii_locale(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    env = {**os.environ, "PYTHONUTF8": "0", "LC_ALL": "POSIX", "PYTHONIOENCODING": ""}
+    env.pop("LANG", None)
+
+    def run(*args: str) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run([sys.executable, "-c", _CHILD, "--root", str(root), *args], env=env, cwd=tmp_path,
+                              capture_output=True, timeout=120)
+
+    done = run("lock", "r1-qwen7b-h200", "-o", str(root / "locks" / "é.lock.toml"))
+    assert done.returncode == 0, done.stderr
+    assert 'name = "é"' in (root / "locks" / "é.lock.toml").read_text(encoding="utf-8")
+    done = run("fact", "set", "h200_sxm_141gb", "memory.bandwidth", "--value", "4.8", "--unit", "TB/s",
+               "--provenance", "published", "--source", "nvidia-h200-datasheet", "--locator", "Table é")
+    assert done.returncode == 0, done.stderr
+    assert 'locator = "Table é"' in (root / "facts" / "cards" / "h200_sxm_141gb.toml").read_text(encoding="utf-8")
+    done = run("init", "初始")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "初始" / "facts" / "cards").is_dir()
+    # Bytes that are not UTF-8 are still refused, by the same check.
+    done = subprocess.run([sys.executable, "-c", _CHILD, "--root", str(root), "init", os.fsdecode(b"bad\xff")],
+                          env=env, cwd=tmp_path, capture_output=True, timeout=120)
+    assert done.returncode == 2 and b"is not UTF-8 text" in done.stderr, done.stderr

@@ -256,13 +256,20 @@ class GGUFHeader:
 
 def header_cap() -> int:
     """The most header bytes the reader reads: :data:`CAP_VARIABLE` from the environment when set, else
-    :data:`MAX_HEADER_BYTES`. Raises :class:`InputError` when the variable is not a whole number of bytes ≥ 24."""
+    :data:`MAX_HEADER_BYTES`. Raises :class:`InputError` when the variable is not a whole number (ASCII digits),
+    or is one out of range (24 … 2^63 − 1 bytes), saying which."""
     text = os.environ.get(CAP_VARIABLE)
     if text is None:
         return MAX_HEADER_BYTES
-    if not re.fullmatch(r"[0-9]{1,19}", text.strip()) or int(text) < 24:
+    if not re.fullmatch(r"[0-9]+", text.strip(), flags=re.ASCII):
         raise InputError(f"{CAP_VARIABLE}: {text[:40]!r} is not a number of bytes (a whole number, at least 24)")
-    return int(text)
+    digits = text.strip().lstrip("0") or "0"
+    if len(digits) > 19 or not 24 <= int(digits) <= _INT64_MAX:
+        shown_value = digits if len(digits) <= 40 else f"a number of {len(digits):,} digits"
+        raise InputError(
+            f"{CAP_VARIABLE}: {shown_value} bytes is out of range: give a number of bytes from 24 to {_INT64_MAX:,}"
+        )
+    return int(digits)
 
 
 #: The largest ``general.alignment``: GGUF stores it as a uint32, and it is a power of two.

@@ -364,7 +364,7 @@ def expected_pricing(
 
     Raises :class:`StackLacks` for a fact the pass needs that the stack does not give (a term with work or bytes in
     it needs its share; every pass needs the ``range.*`` facts, the overheads, the serial share, the reserve and
-    ``share.read``). The ``range.*`` facts are among those it rests on; whether a pass lies within them is the
+    ``share.read``), and :class:`InputError` for a ``memory.reserved`` at or above the card's capacity. The ``range.*`` facts are among those it rests on; whether a pass lies within them is the
     caller's to check (:func:`held`), which knows the batch.
     """
     used: list[tuple[str, Fact]] = []
@@ -386,6 +386,15 @@ def expected_pricing(
     )
     serial = need("terms.serial", "whether the pass's terms overlap or add")
     reserved = need("memory.reserved", "the runtime's own memory sits beside the serving's")
+    if reserved >= limit.capacity:
+        # The card would hold less than nothing ("holds -1,048,575 bytes"): the stack's reserve and the card's
+        # capacity contradict each other, named by both.
+        path = next(p for p, f in used if p.endswith("memory.reserved"))
+        raise InputError(
+            f"facts/stacks/{stack.name}.toml: {path.removeprefix(LOCK_PREFIX)}: {reserved:,.0f} bytes reserved "
+            f"exceeds card {card.name}'s memory.capacity of {limit.capacity:,.0f} bytes: the runtime's reserve must "
+            "leave the card memory to hold a serving"
+        )
     read = limit.read * need("share.read", "every pass streams its weights")
     rewrite, append = limit.rewrite, limit.append
     if shape.rewrite_bytes > 0:
