@@ -414,3 +414,20 @@ def test_utf8_arguments_under_an_ascii_locale(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", _CHILD, "--root", str(root), "init", os.fsdecode(b"bad\xff")],
                           env=env, cwd=tmp_path, capture_output=True, timeout=120)
     assert done.returncode == 2 and b"is not UTF-8 text" in done.stderr, done.stderr
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# 9. With HOME unwritable, roofline --plot printed matplotlib's several-line warning on stderr ("mkdir -p failed …",
+# "Matplotlib created a temporary cache directory …"). passprice now points MPLCONFIGDIR at a temporary folder.
+
+
+def test_plot_with_an_unwritable_home_prints_no_matplotlib_warning(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    env = {k: v for k, v in os.environ.items() if k not in ("MPLCONFIGDIR", "XDG_CONFIG_HOME", "XDG_CACHE_HOME")}
+    env["HOME"] = "/dev/null"  # no folder can be made below it, even by root
+    out = tmp_path / "r.png"
+    done = subprocess.run([sys.executable, "-c", _CHILD, "roofline", "h200_sxm_141gb", "r1-qwen7b-h200", "--plot",
+                           str(out)], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == f"plot -> {out}\n"
+    assert out.read_bytes().startswith(b"\x89PNG")

@@ -8,7 +8,6 @@ expected price's error, |expected / measured − 1|, is what a stack's calibrati
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -189,18 +188,14 @@ def plot(v: Validation, path: Path, force: bool = False) -> None:
     """Draw measured against priced tokens/s, log-log, one colour per card (limits hollow, expected filled, the
     diagonal dashed), as PNG or SVG by ``path``'s suffix, written atomically. Raises :class:`InputError` when
     matplotlib is missing, the suffix is neither, or nothing was priced."""
-    from passprice.roofline import PLOT_INSTALL, _metadata
+    from passprice.roofline import _metadata
 
     if path.suffix.lower() not in (".png", ".svg"):
         raise InputError(f"--plot {path}: the file must end in .png or .svg")
     check_writable(path, force)  # the one writer's checks, before anything is priced or drawn
-    try:
-        import matplotlib
+    from passprice.roofline import require_matplotlib
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise InputError(f"--plot needs matplotlib: {PLOT_INSTALL}") from None
+    plt = require_matplotlib()
     import io
 
     from passprice.files import write_atomically
