@@ -747,27 +747,39 @@ def test_diff_refuses_a_name_that_is_both_folder_and_revision(tmp_path: Path, mo
     assert invoke("diff", "heads/main", root=root).exit_code == 0  # the revision: nothing changed
 
 
-def test_a_root_schema_cannot_lift_the_package_bounds(tmp_path: Path) -> None:
+def test_a_root_schema_is_never_validated_against(tmp_path: Path) -> None:
     """A registry made by an older passprice (or a pull request editing ``schema/``) whose serving schema has no
-    bound on context classes: the package's schema still holds, so 100 classes are refused as before; a rule the
-    root adds still applies on top."""
+    bound on context classes, a card schema whose pattern backtracks for ever, a ``$ref`` cycle, a schema that is
+    no schema: passprice validates against its own schemas only, so 100 classes are refused as before, the rest is
+    never read, and ``check`` warns about each file of the copy that differs."""
     root = copy_root(tmp_path)
     shutil.copytree(REPO / "schema", root / "schema")
-    schema_file = root / "schema/serving.schema.json"
-    document = json.loads(schema_file.read_text(encoding="utf-8"))
+    serving_schema = root / "schema/serving.schema.json"
+    document = json.loads(serving_schema.read_text(encoding="utf-8"))
     del document["properties"]["contexts"]["maxItems"]
-    schema_file.write_text(json.dumps(document), encoding="utf-8")
+    serving_schema.write_text(json.dumps(document), encoding="utf-8")
+    card_schema = root / "schema/card.schema.json"
+    card = json.loads(card_schema.read_text(encoding="utf-8"))
+    card["properties"]["card"]["properties"]["name"]["pattern"] = "^(a|a)*$"
+    card["$defs"] = {"loop": {"$ref": "#/$defs/loop"}}
+    card["properties"]["card"]["$ref"] = "#/$defs/loop"
+    card_schema.write_text(json.dumps(card), encoding="utf-8")
+    (root / "schema/lock.schema.json").write_text("[]", encoding="utf-8")
     text = (root / "registry/servings/r1-qwen7b-h200.toml").read_text(encoding="utf-8")
     head = text.split("[[contexts]]")[0]
     many = head + "".join(f"[[contexts]]\nshare = 0.01\nposition = {i + 1}\nlimit = 4096\n\n" for i in range(100))
     (root / "registry/servings/many.toml").write_text(many, encoding="utf-8")
     bad("price", "many", root=root, says="many.toml: contexts: 100 items (at most 64)")
-    document["required"] = [*document["required"], "warranty"]  # stricter than the package: applies too
-    schema_file.write_text(json.dumps(document), encoding="utf-8")
-    from passprice import schema
+    (root / "registry/servings/many.toml").unlink()
+    h200 = root / "facts/cards/h200_sxm_141gb.toml"
+    h200.write_text(h200.read_text(encoding="utf-8").replace('name = "', 'name = "' + "a" * 40 + "!", 1),
+                    encoding="utf-8")
+    assert invoke("price", "r1-qwen7b-h200", "--json", root=root).exit_code == 0  # the lock still holds: a title
+    result = invoke("check", root=root)
+    warned = [line for line in result.stdout.splitlines() if "warning: schema/" in line]
+    assert [line.split(":")[1].strip() for line in warned] == [
+        "schema/card.schema.json", "schema/lock.schema.json", "schema/serving.schema.json"
+    ]
+    assert "differs from this passprice's copy, which it validates against" in warned[0]
 
-    schema._validator.cache_clear()
-    try:
-        bad("price", "r1-qwen7b-h200", "--no-lock", root=root, says="r1-qwen7b-h200.toml: warranty: missing (required)")
-    finally:
-        schema._validator.cache_clear()
+

@@ -74,9 +74,12 @@ class Root:
 
     @property
     def schema(self) -> Path:
-        """``schema``: the JSON Schemas; the package's own copy when this root has none."""
-        own = self.path / "schema"
-        return own if own.is_dir() else schema_dir()
+        """The JSON Schemas every file of this root is validated against: always the package's (:func:`schema_dir`).
+        The code relies on what they state (every bound that keeps a hostile file from running long among it), so a
+        root's own ``schema/`` copy — which ``init`` writes for editors — is never read in their place: a registry
+        made by an older passprice, or a pull request editing ``schema/``, can neither lift a bound nor feed the
+        validator a pattern or reference of its own (:func:`schema_copy_drift` reports a copy that differs)."""
+        return schema_dir()
 
     def names(self, folder: Path, suffix: str = ".toml") -> list[str]:
         """The entry names (file names less ``suffix``) in ``folder``, sorted; none when it does not exist. Every
@@ -171,6 +174,35 @@ def schema_dir() -> Path:
         if candidate.is_dir():
             return candidate
     raise InputError(f"{_PACKAGE / '_data' / 'schema'}: the JSON Schemas are missing; reinstall passprice")
+
+
+def schema_copy_drift(root: Root) -> list[str]:
+    """The files of ``root``'s own ``schema/`` copy (the one editors validate against) that differ from the package's
+    schemas passprice validates against, one line each (``schema/card.schema.json: differs from …``); empty for a
+    root with no copy or an equal one. Never raises: a copy that cannot be read is one line too."""
+    from passprice.files import read_regular
+
+    own = root.path / "schema"
+    package = schema_dir()
+    try:
+        if not is_folder(own) or own.resolve() == package.resolve():
+            return []
+    except (InputError, OSError):
+        return []
+    lines = []
+    for ours in sorted(package.glob("*.schema.json")):
+        copy = own / ours.name
+        try:
+            same = read_regular(copy, 8 << 20) == ours.read_bytes()
+        except InputError as e:
+            lines.append(f"schema/{ours.name}: {str(e).removeprefix(f'{shown(copy)}: ')}")
+            continue
+        if not same:
+            lines.append(
+                f"schema/{ours.name}: differs from this passprice's copy, which it validates against (editors "
+                f"validate against this one): copy {shown(ours)} over it"
+            )
+    return lines
 
 
 def not_found(kind: str, ref: str, folder: Path, known: list[str]) -> InputError:

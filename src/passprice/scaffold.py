@@ -9,8 +9,7 @@ has, the reference facts filled in, the user's own records empty, and the toolin
   embedded default outside a checkout), the user's own records (``registry/…``, ``locks/``) empty, each holding a
   ``.gitkeep`` so git keeps it;
 - ``schema/``: a copy of the JSON Schemas the files name on their ``#:schema`` line, so an editor validates them;
-  ``passprice`` validates against the package's schemas and, where this copy differs (a rule the registry adds),
-  against it too (:func:`passprice.schema.problems`);
+  ``passprice`` itself always validates against the package's own (``check`` warns when this copy differs);
 - ``.taplo.toml``: the schema of every folder, so taplo (and Even Better TOML) validate a new file before it has its
   ``#:schema`` line;
 - ``.pre-commit-config.yaml``: ``passprice check`` as a local hook (``language: system``: the ``passprice`` on PATH,

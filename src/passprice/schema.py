@@ -186,27 +186,13 @@ def _oversized(document: Mapping[str, Any], schema: Mapping[str, Any]) -> list[s
 
 def problems(document: Mapping[str, Any], kind: str, folder: Path | None = None) -> list[str]:
     """Every way ``document`` fails the ``kind`` schema (from ``folder``, default the package's), one line each,
-    ``KEY.PATH: what was wrong``, sorted by key path; empty when it matches.
-
-    A root's own schema (``folder``) that differs from the package's is checked after the package's, never instead
-    of it: the code relies on what the package's schema states (its bounds on counts and sizes among them), and a
-    registry made by an older passprice — or a pull request that edits ``schema/`` — must not lift them. A root's
-    schema can only add rules."""
-    validators = [_validator(kind, str(schema_dir()))]
-    if folder is not None:
-        own = _validator(kind, str(folder))
-        if own.schema != validators[0].schema:
-            validators.append(own)
-    found: list[str] = []
-    for validator in validators:
-        oversized = _oversized(document, validator.schema)
-        if oversized:
-            return oversized
-        errors = sorted(validator.iter_errors(document), key=lambda e: (list(map(str, e.absolute_path)), e.message))
-        found += (line for line in map(_explain, errors) if line not in found)
-        if found:
-            return found  # the package's problems first; the root's own rules are asked of a file passing those
-    return found
+    ``KEY.PATH: what was wrong``, sorted by key path; empty when it matches."""
+    validator = _validator(kind, str(folder or schema_dir()))
+    oversized = _oversized(document, validator.schema)
+    if oversized:
+        return oversized
+    errors = sorted(validator.iter_errors(document), key=lambda e: (list(map(str, e.absolute_path)), e.message))
+    return [_explain(e) for e in errors]
 
 
 def validate(document: Mapping[str, Any], kind: str, source: str, folder: Path | None = None) -> None:
