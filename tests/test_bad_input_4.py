@@ -181,7 +181,8 @@ def test_a_serving_naming_a_file_outside_the_registry_is_refused_unread(tmp_path
     serving.write_text(text)
     bad("price", "r1-qwen7b-h200", "--card", str(secret), root=root, says=f"{secret}: ")
     # A path inside the root still works, through .. or not.
-    serving.write_text(text.replace('card = "h200_sxm_141gb"', f'card = "{root}/facts/../facts/cards/h200_sxm_141gb.toml"'))
+    inside = f"{root}/facts/../facts/cards/h200_sxm_141gb.toml"
+    serving.write_text(text.replace('card = "h200_sxm_141gb"', f'card = "{inside}"'))
     assert invoke("price", "r1-qwen7b-h200", root=root).exit_code == 0
 
 
@@ -271,7 +272,8 @@ def test_a_stack_range_whose_min_is_above_its_max_is_refused(tmp_path: Path) -> 
     text = stack.read_text()
     at = text.index("value = 1", text.index("[range.rows.min]"))
     stack.write_text(text[:at] + "value = 1000000" + text[at + len("value = 1"):])
-    line = f"{stack}: range.rows.min: 1,000,000 is above range.rows.max 1: a range runs from its least to its largest value"
+    line = (f"{stack}: range.rows.min: 1,000,000 is above range.rows.max 1: a range runs from its least to its largest "
+            "value")
     bad("validate", "--stack", "llamacpp-cuda-2405", root=root, says=line)
     result = invoke("check", root=root)
     assert result.exit_code == 2

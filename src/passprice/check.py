@@ -201,7 +201,8 @@ def review_files(root: Root) -> FileReview:
         kinds[f"{kind}s"] = n
         problems += found
         unreadable += found
-    found, warnings = review(root, unreadable)  # sources cited and registered, derived facts recomputed (passprice.lineage)
+    # sources cited and registered, derived facts recomputed (passprice.lineage)
+    found, warnings = review(root, unreadable)
     problems += found
     from passprice.sources import read_sources
 

@@ -120,9 +120,9 @@ def require_inside(root: Root, ref: str, folder: Path, where: str) -> None:
     line naming ``where``, the name, and the root."""
     from passprice.files import look
 
-    if os.sep not in ref and "/" not in ref and not ref.endswith((".toml", ".gguf", ".xz", ".gz")):
-        if is_there(folder / f"{ref}.toml"):
-            return  # a registry name: its entry is read, whatever the working folder holds
+    bare = os.sep not in ref and "/" not in ref and not ref.endswith((".toml", ".gguf", ".xz", ".gz"))
+    if bare and is_there(folder / f"{ref}.toml"):
+        return  # a registry name: its entry is read, whatever the working folder holds
     if look(ref) is None or within(root, ref):
         return
     raise InputError(f"{where}: {shown(ref)} lies outside the registry ({shown(root.path)}): {INSIDE}")

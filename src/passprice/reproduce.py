@@ -287,8 +287,8 @@ def today_spec(root: Root, lock: Lock) -> tuple[ServingSpec, bool]:
 
 def _require_inside(root: Root, lock: Lock, keys: tuple[str, ...] = ("checkpoint", "card")) -> None:
     """A lock of the registry (its file inside ``root``) names its checkpoint and card (``keys``) by registry names
-    or paths inside the root (:func:`passprice.registry.require_inside`). Raises :class:`InputError` naming the lock file
-    and key."""
+    or paths inside the root (:func:`passprice.registry.require_inside`). Raises :class:`InputError` naming the lock
+    file and key."""
     from passprice.registry import require_inside, within
 
     if not lock.source or not within(root, lock.source):

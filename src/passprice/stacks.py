@@ -364,8 +364,9 @@ def expected_pricing(
 
     Raises :class:`StackLacks` for a fact the pass needs that the stack does not give (a term with work or bytes in
     it needs its share; every pass needs the ``range.*`` facts, the overheads, the serial share, the reserve and
-    ``share.read``), and :class:`InputError` for a ``memory.reserved`` at or above the card's capacity. The ``range.*`` facts are among those it rests on; whether a pass lies within them is the
-    caller's to check (:func:`held`), which knows the batch.
+    ``share.read``), and :class:`InputError` for a ``memory.reserved`` at or above the card's capacity. The
+    ``range.*`` facts are among those it rests on; whether a pass lies within them is the caller's to check
+    (:func:`held`), which knows the batch.
     """
     used: list[tuple[str, Fact]] = []
 
