@@ -18,7 +18,7 @@ import shlex
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar, overload
 
 import click
 
@@ -258,14 +258,28 @@ def _echo_json(data: Any) -> None:
     click.echo(json_text(data))
 
 
-def _require_unicode(text: str | None, what: str) -> None:
-    """Raise :class:`InputError` when ``text`` (from the command line) holds bytes that are not UTF-8: Python passes
-    them on as lone surrogates, which no file passprice writes can hold."""
+@overload
+def _require_unicode(text: str, what: str) -> str: ...
+@overload
+def _require_unicode(text: None, what: str) -> None: ...
+@overload
+def _require_unicode(text: str | None, what: str) -> str | None: ...
+def _require_unicode(text: str | None, what: str) -> str | None:
+    """``text`` (from the command line) as the UTF-8 text the user typed; raise :class:`InputError` when its bytes
+    are not UTF-8. The check reads the bytes given (:func:`os.fsencode` undoes the locale's decoding): under an
+    ASCII locale (``LC_ALL=POSIX``, ``PYTHONUTF8=0``) Python passes ``é`` on as two lone surrogates, which are UTF-8
+    bytes all the same. Keep the original ``text`` for a path (the file system takes the surrogates back to the
+    bytes); write the returned text into a file."""
     if text is None:
-        return
+        return None
     try:
         text.encode("utf-8")
+        return text
     except UnicodeEncodeError:
+        pass
+    try:
+        return os.fsencode(text).decode("utf-8")
+    except (UnicodeError, ValueError):
         raise InputError(f"{what}: {text!r} is not UTF-8 text") from None
 
 
@@ -519,7 +533,7 @@ def init_command(
 
     _require_unicode(str(directory), "DIRECTORY")
     if requirement is not None:
-        _require_unicode(requirement, "--requirement")
+        requirement = _require_unicode(requirement, "--requirement")
     the_plan = plan(_root(ctx), requirement, examples)
     write(the_plan, directory)
     if as_json:
@@ -599,7 +613,7 @@ def import_command(ctx: click.Context, file: Path, name: str | None, origin: str
     # The entry records the file's name (its `source`): a name in bytes that are not UTF-8 cannot be written to
     # TOML; say so of FILE before reading it, not of the entry when it comes to be written.
     _require_unicode(file.name, "FILE's name (the entry records it; rename the file)")
-    _require_unicode(origin, "--origin")
+    origin = _require_unicode(origin, "--origin")
     header = read_header(file)
     entry = name if name is not None else entry_name(file)
     target = root.checkpoints / f"{entry}.toml"
@@ -634,7 +648,7 @@ def synth_command(
 
     if output is None and entry is None:
         raise click.UsageError("give -o FILE.gguf, --import NAME, or both")
-    _require_unicode(note, "--note")
+    note = _require_unicode(note, "--note")
     _check_output(output, force)
     root = _root(ctx)
     published = read_config(config, root.schema)
@@ -788,7 +802,7 @@ def _spec(ctx: click.Context, serving: str | None, base: Any = None, **o: Any) -
     if draft is not spec.draft:
         import attrs
 
-        spec = attrs.evolve(spec, draft=draft)
+        spec = attrs.evolve(spec, draft=draft, source=None)  # as servings.override: the option's, not the file's
     return root, spec
 
 
@@ -1178,7 +1192,7 @@ def lock_command(
         lock_name = output.name.removesuffix(".lock.toml")
     else:
         lock_name = Path(serving).stem
-    _require_unicode(lock_name, "lock name")
+    lock_name = _require_unicode(lock_name, "lock name")
     paths = _parse_requires(requires)
     # The registered serving the lock locks: SERVING as registered, without options overriding it.
     locked = None
@@ -1601,9 +1615,10 @@ def fact_set_command(
             f"{root.path}: the embedded facts are read-only; start a registry of your own with `passprice init DIR`, "
             "run inside one (or a checkout), or pass --root"
         )
-    for option, text in (("--value", value), ("--unit", unit), ("--provenance", provenance), ("--source", source_id),
-                         ("--locator", locator), ("--note", note), ("--derivation", derivation)):
-        _require_unicode(text, option)
+    value, unit = _require_unicode(value, "--value"), _require_unicode(unit, "--unit")
+    provenance, source_id = _require_unicode(provenance, "--provenance"), _require_unicode(source_id, "--source")
+    locator, note = _require_unicode(locator, "--locator"), _require_unicode(note, "--note")
+    derivation = _require_unicode(derivation, "--derivation")
     entry = {
         "value": parse_value(value),
         "unit": unit,
@@ -2200,6 +2215,7 @@ def validate_command(
     if plot_path is not None:
         _check_output(plot_path, force)
     v = validate(_root(ctx), stack)
+    _problems(v.problems)  # runs left out as bad input: reported after the good ones, exit 2
     data = to_json(v)
     _finite(data)
     if plot_path is not None:
