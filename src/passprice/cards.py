@@ -231,8 +231,8 @@ def load_card(root: Root, ref: str) -> Card:
 
     Raises :class:`InputError` (unknown card, TOML syntax, unit dimension, a source that is not registered) or
     :class:`passprice.errors.SchemaError` (every schema problem of the file, with key paths)."""
-    from passprice import cache
-    from passprice.sources import require_sources
+    from passprice import cache, snapshot
+    from passprice.sources import missing_sources
 
     path = card_path(root, ref)
     data = schema.read_bytes(path)
@@ -245,7 +245,12 @@ def load_card(root: Root, ref: str) -> Card:
     # sources it cites are looked up in the registry on every read, as they may change without it.
     source = str(path).encode("utf-8", "surrogateescape")
     card = cache.built("card", root.schema / "card.schema.json", source + b"\0" + data, build, Card)
-    require_sources(root, card.facts(), str(path))
+    # Inside a snapshot (passprice.snapshot: one read of the registry) the same card's sources are looked up once.
+    missing = snapshot.made(
+        ("card-sources", str(root.sources), source, data), lambda: missing_sources(root, card.facts(), str(path))
+    )
+    if missing:
+        raise InputError.of(missing)
     return card
 
 

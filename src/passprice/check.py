@@ -177,7 +177,15 @@ def review_files(root: Root) -> FileReview:
     """Validate every record file of ``root`` against its schema (cards, drafting methods, routing records, stacks,
     checkpoints, measurements, sources, servings), recompute every derived fact and stack fit, and resolve every
     serving: all of :func:`check` but the locks (``passprice diff`` runs it on HEAD, so a review fails where
-    ``check`` would). File names in the lines are relative to ``root``."""
+    ``check`` would). File names in the lines are relative to ``root``. The files are read as one snapshot
+    (:func:`passprice.snapshot.reading`): each once, whatever the number of servings naming it."""
+    from passprice import snapshot
+
+    with snapshot.reading():
+        return _review_files(root)
+
+
+def _review_files(root: Root) -> FileReview:
     from passprice.lineage import review
     from passprice.serving import ServingRefusal
     from passprice.servings import load_spec, resolve
@@ -233,7 +241,15 @@ def review_files(root: Root) -> FileReview:
 def check(root: Root) -> CheckReport:
     """Validate every file of ``root`` against its schema (cards, drafting methods, routing records, checkpoints,
     servings, locks, sources), recompute every derived fact, resolve every serving (:func:`review_files`), and judge
-    every lock: reproduction from its pinned facts, today's floors, drift."""
+    every lock: reproduction from its pinned facts, today's floors, drift. The files are read as one snapshot
+    (:func:`passprice.snapshot.reading`)."""
+    from passprice import snapshot
+
+    with snapshot.reading():
+        return _check(root)
+
+
+def _check(root: Root) -> CheckReport:
     files = review_files(root)
     problems = list(files.problems)
     unreadable = list(files.unreadable)
