@@ -147,7 +147,11 @@ def _validate_folder(
     for path in sorted(folder.glob(f"*{suffix}")):
         count += 1
         try:
-            if kind == "checkpoint":
+            if kind == "card":  # as load_card reads it (kept by passprice.cache); its sources are reviewed later
+                from passprice.cards import read_card
+
+                read_card(root, path)
+            elif kind == "checkpoint":
                 # Loaded as the pricer loads it (schema, entry name = file name, header), and kept in its cache for
                 # the servings and locks that name it.
                 from passprice.checkpoints import load_checkpoint

@@ -64,7 +64,7 @@ class Record:
 def load_records(root: Root) -> tuple[list[Record], list[str]]:
     """Every card, drafting method and routing record of ``root`` that reads (schema, then building it; its sources
     are not checked here), and one line per problem of each that does not."""
-    from passprice.cards import card_from_document
+    from passprice.cards import read_card
     from passprice.drafts import method_from_document
     from passprice.routing import routing_from_document
 
@@ -74,10 +74,12 @@ def load_records(root: Root) -> tuple[list[Record], list[str]]:
         for name in root.names(folder):
             path = folder / f"{name}.toml"
             try:
+                if kind == "card":  # as load_card reads it (kept by passprice.cache), its sources looked up below
+                    facts = dict(read_card(root, path).facts())
+                    records.append(Record(kind, name, path, facts))
+                    continue
                 document = schema.load(path, kind, root.schema)
-                if kind == "card":
-                    facts = dict(card_from_document(name, document, str(path)).facts())
-                elif kind == "draft":
+                if kind == "draft":
                     facts = method_from_document(name, document, str(path)).facts()
                 else:
                     routing = routing_from_document(name, document, str(path))
@@ -97,9 +99,14 @@ def review(root: Root) -> tuple[list[str], list[str]]:
     records, _ = load_records(root)  # a file that does not read is reported by check's own validation
     problems: list[str] = []
     cited: set[str] = set()
+    from passprice import snapshot
+
     for record in records:
         problems += missing_sources(root, record.facts, str(record.file))
-        problems += [f"{record.file}: {f.message}" for f in recheck_all(record.facts)]
+        # A record's derivations read its own facts alone: inside a snapshot (one read of the registry), records of
+        # the same kind and bytes (a card copied under another name) are rechecked once.
+        key = ("recheck", record.kind, schema.read_bytes(record.file))
+        problems += [f"{record.file}: {f.message}" for f in snapshot.made(key, lambda: recheck_all(record.facts))]
         for path, fact in record.facts.items():
             cited.update(source_id for _, source_id in cited_ids(path, fact))
     from passprice.stale import figure_quotes
