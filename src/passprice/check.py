@@ -301,8 +301,12 @@ def _judge_lock(root: Root, path: Path) -> tuple[LockStatus, Any]:
     from passprice.locks import older_format, read_lock
     from passprice.reproduce import reproduce
 
+    from passprice import snapshot
+
     lock = read_lock(path, root.schema)
-    rep = reproduce(root, lock)
+    # Inside a snapshot (one read of the registry) a lock of the same bytes (a copy under another file name) is
+    # reproduced once: what reproduce reads besides the lock (today's serving, card, checkpoint) is the snapshot's.
+    rep = snapshot.made(("reproduce", str(root.path), schema.read_bytes(path)), lambda: reproduce(root, lock))
     today = rep.today
     moved = tuple(f"{m.field}: {m.recorded!r} → {m.now!r} ({m.change()})" for m in rep.moved)
     if today.error is not None:
@@ -359,18 +363,29 @@ def _disagreements(locks: list[Any]) -> tuple[str, ...]:
     from passprice.locks import FIGURES
     from passprice.reproduce import serving_changes
 
+    # Only locks of one serving and kind can disagree, and only within a group whose recorded figures are not all
+    # the same: each pair of such a group is compared, in the order the locks were read (2,000 copies of a lock are
+    # 2,000 comparisons, not two million).
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, lock in enumerate(locks):
+        if lock.info.serving is not None:
+            groups.setdefault((lock.info.serving, lock.kind), []).append(i)
+    pairs = []
+    for members in groups.values():
+        first = locks[members[0]].price
+        if all(not any(locks[n].price.get(f) != first.get(f) for f in FIGURES) for n in members[1:]):
+            continue
+        pairs += [(i, j) for k, i in enumerate(members) for j in members[k + 1 :]]
     out = []
-    for i, a in enumerate(locks):
-        for b in locks[i + 1 :]:
-            if a.info.serving is None or a.info.serving != b.info.serving or a.kind != b.kind:
-                continue
-            if serving_changes(a.spec, b.spec):
-                continue
-            differ = [f for f in FIGURES if a.price.get(f) != b.price.get(f)]
-            if differ:
-                out.append(
-                    f"{a.name} and {b.name} both lock serving {a.info.serving} ({a.kind}) but record different "
-                    f"prices: {_figures(a.price)} against {_figures(b.price)} (first: {differ[0]}); re-lock one, or "
-                    "remove it"
-                )
+    for i, j in sorted(pairs):
+        a, b = locks[i], locks[j]
+        if serving_changes(a.spec, b.spec):
+            continue
+        differ = [f for f in FIGURES if a.price.get(f) != b.price.get(f)]
+        if differ:
+            out.append(
+                f"{a.name} and {b.name} both lock serving {a.info.serving} ({a.kind}) but record different "
+                f"prices: {_figures(a.price)} against {_figures(b.price)} (first: {differ[0]}); re-lock one, or "
+                "remove it"
+            )
     return tuple(out)
