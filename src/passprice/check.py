@@ -298,10 +298,9 @@ def _figures(price: Any) -> str:
 
 def _judge_lock(root: Root, path: Path) -> tuple[LockStatus, Any]:
     """One lock's status (and the lock read), from :func:`passprice.reproduce.reproduce`."""
+    from passprice import snapshot
     from passprice.locks import older_format, read_lock
     from passprice.reproduce import reproduce
-
-    from passprice import snapshot
 
     lock = read_lock(path, root.schema)
     # Inside a snapshot (one read of the registry) a lock of the same bytes (a copy under another file name) is

@@ -110,7 +110,7 @@ class Unit:
         prefixed symbol (``TB``, ``KiB``, ``GMAC``, ``Tcycle``, ``Gbit``, ``op``, ``FLOP``, ``s``) or a rate word
         (``TOPS``, ``PFLOPS``, ``GHz``). Raises :class:`InputError` naming the unit for anything else. A unit is
         parsed once a process (:func:`_unit`: a registry writes a few dozen, thousands of times)."""
-        return _unit(cls, text) if cls is Unit else cls._parse(text)
+        return _unit(text) if cls is Unit else cls._parse(text)
 
     @classmethod
     def _parse(cls, text: str) -> Unit:
@@ -133,9 +133,9 @@ class Unit:
 
 
 @functools.lru_cache(maxsize=1024)
-def _unit(cls: type[Unit], text: str) -> Unit:
+def _unit(text: str) -> Unit:
     """:meth:`Unit.parse` of ``text``, kept (a :class:`Unit` is frozen; a unit that does not parse raises again)."""
-    return cls._parse(text)
+    return Unit._parse(text)
 
 
 def dims_text(dims: Dims) -> str:
@@ -267,7 +267,8 @@ def _eval(node: ast.AST, env: Mapping[str, Quantity]) -> Quantity:
             return Quantity(product, _combine(a.dims, b.dims, 1))
         if b.value == 0:
             raise FormulaError("division by zero")
-        return Quantity(bounded(a.value / b.value, lambda: f"the result of {_source(node)}"), _combine(a.dims, b.dims, -1))
+        quotient = bounded(a.value / b.value, lambda: f"the result of {_source(node)}")
+        return Quantity(quotient, _combine(a.dims, b.dims, -1))
     if (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)

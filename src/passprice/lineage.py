@@ -11,6 +11,7 @@ happens to pin (every lock pins ``host.stream``; only a price with sequences in 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -106,7 +107,8 @@ def review(root: Root) -> tuple[list[str], list[str]]:
         # A record's derivations read its own facts alone: inside a snapshot (one read of the registry), records of
         # the same kind and bytes (a card copied under another name) are rechecked once.
         key = ("recheck", record.kind, schema.read_bytes(record.file))
-        problems += [f"{record.file}: {f.message}" for f in snapshot.made(key, lambda: recheck_all(record.facts))]
+        findings = snapshot.made(key, functools.partial(recheck_all, record.facts))
+        problems += [f"{record.file}: {f.message}" for f in findings]
         for path, fact in record.facts.items():
             cited.update(source_id for _, source_id in cited_ids(path, fact))
     from passprice.stale import figure_quotes
@@ -222,7 +224,7 @@ def citing_sources(records: Iterable[Record]) -> dict[str, list[Citing]]:
     out: dict[str, list[Citing]] = {}
     for record in records:
         for path, fact in record.facts.items():
-            named = [fact.source] if fact.source is not None else []
+            named: list[str | None] = [fact.source]
             if isinstance(fact.derivation, Derivation):
                 named += [i.source or fact.source for i in fact.derivation.inputs if i.kind == "figure"]
             for source_id in dict.fromkeys(s for s in named if s is not None):

@@ -192,7 +192,8 @@ def missing_ids(root: Root, named: Iterable[tuple[str, str]], file: str) -> list
         if not SOURCE_ID.fullmatch(source_id):
             continue
         # Inside a snapshot (one read of the registry) each source file is looked for once.
-        if snapshot.made(("source-there", folder, source_id), lambda: is_there(root.sources / f"{source_id}.toml")):
+        source_file = root.sources / f"{source_id}.toml"
+        if snapshot.made(("source-there", folder, source_id), functools.partial(is_there, source_file)):
             continue
         if known is None:
             known = root.names(root.sources)
