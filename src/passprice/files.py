@@ -202,9 +202,7 @@ def make_folder(folder: Path) -> None:
         raise InputError(f"{shown(folder)}: cannot create the folder: {_why(e)}") from None
 
 
-def write_atomically(
-    path: Path, text: str | bytes | Iterable[str], force: bool = False, *, durable: bool = True
-) -> None:
+def write_atomically(path: Path, text: str | bytes | Iterable[str], force: bool = False) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same folder (flushed to disk) and a rename, so a
     reader never sees a half-written file. A symbolic link at ``path`` is written through: its target is replaced and
     the link stays. The file gets the permission bits of the file it replaces, or those of a new file under the
@@ -215,10 +213,6 @@ def write_atomically(
     ``text`` may also be an iterable of strings (a sweep's rows, a block at a time): they are written as they come,
     so the whole text is never held; an error raised while iterating (or a chunk that is not Unicode) leaves no file
     and no temporary file behind.
-
-    ``durable=False`` skips flushing the temporary file to disk before the rename (a file whose reader checks it
-    whole, as :mod:`passprice.cache` checks an entry's checksum, and rebuilds it when a crash left it empty): the
-    rename still makes it appear whole to every other process.
 
     Raises :class:`InputError` before anything is written for every reason :func:`check_writable` gives (a folder,
     a special file, a read-only file, an existing file without ``force``, a missing folder), when ``path`` cannot be
@@ -253,8 +247,7 @@ def write_atomically(
                     except UnicodeEncodeError as e:
                         raise _not_unicode(path, e, chunk) from None
                 out.flush()
-                if durable:
-                    os.fsync(out.fileno())
+                os.fsync(out.fileno())
             os.chmod(tmp, mode)
             if force:
                 os.replace(tmp, end)
