@@ -20,7 +20,9 @@ records CPU time (user + sys of that child, from ``getrusage(RUSAGE_CHILDREN)``)
 ``python -c pass`` timed in the same run as a yardstick.
 
 Run from a checkout: ``python benchmarks/registry_scale.py [-n 2000] [--runs 3] [--shapes servings,cards]
-[--commands check,sweep] [--cold|--warm]``. Nothing here is a test: the numbers depend on the machine and its load.
+[--commands check,sweep] [--cold|--warm] [--no-cache] [--before SRC]`` (``--before``: each figure also with the
+passprice package found in ``SRC``, e.g. ``git archive main src | tar -x -C /tmp/before`` then ``--before
+/tmp/before/src``, the two run in turn). Nothing here is a test: the numbers depend on the machine and its load.
 """
 
 from __future__ import annotations
@@ -146,6 +148,9 @@ def main() -> None:
     parser.add_argument("--cold", action="store_true", help="cold cache only")
     parser.add_argument("--warm", action="store_true", help="warm cache only")
     parser.add_argument("--no-cache", action="store_true", help="also run each command with --no-cache")
+    parser.add_argument("--before", metavar="SRC", help="also run each command with another passprice (a folder "
+                        "holding the passprice package, e.g. from `git archive`), each pair in turn: a before/after "
+                        "table from one run")
     args = parser.parse_args()
     caches = ["cold", "warm"]
     if args.cold != args.warm:
@@ -158,8 +163,11 @@ def main() -> None:
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "src")], check=False,
                    stdout=subprocess.DEVNULL)
     print(f"load average {os.getloadavg()[0]:.2f}; n = {args.n}; median of {args.runs} runs; CPU = user + sys")
-    print(f"{'shape':9s} {'command':12s} {'cache':8s} {'exit':>4s} {'CPU s':>7s} {'wall s':>7s} {'peak MiB':>8s} "
-          f"{'pass CPU':>8s}")
+    sides = [("", {})] if args.before is None else [("before", {"PYTHONPATH": args.before}), ("after", {})]
+    if args.before is not None:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", args.before], check=False, stdout=subprocess.DEVNULL)
+    print(f"{'shape':9s} {'command':12s} {'cache':8s} {'side':6s} {'exit':>4s} {'CPU s':>7s} {'wall s':>7s} "
+          f"{'peak MiB':>8s} {'pass CPU':>8s}")
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         for shape in args.shapes.split(","):
@@ -170,24 +178,27 @@ def main() -> None:
             for command in args.commands.split(","):
                 argv = [a.replace("{tmp}", str(work)) for a in COMMANDS[command]]
                 for cache in caches:
-                    rows = []
-                    warm_dir = work / f"cache-{shape}-{command}"
+                    rows: dict[str, list[tuple[int, float, float, float, float]]] = {side: [] for side, _ in sides}
                     for run in range(args.runs + (cache == "warm")):
-                        cache_dir = warm_dir if cache == "warm" else work / f"cache-cold-{run}"
-                        extra = ["--no-cache"] if cache == "no-cache" else []
-                        full = [sys.executable, "-c", ENTRY, "--root", str(folder), *extra, *argv]
-                        _, yard, _, _ = measure([sys.executable, "-c", "pass"], folder, {})
-                        result = measure(full, folder, {"PASSPRICE_CACHE_DIR": str(cache_dir)})
-                        if cache == "cold":
-                            shutil.rmtree(cache_dir, ignore_errors=True)
-                        if cache == "warm" and run == 0:
-                            continue  # the run that fills the cache
-                        rows.append((*result, yard))
-                    code = rows[0][0]
-                    cpu, wall, peak, yard = (statistics.median(r[i] for r in rows) for i in (1, 2, 3, 4))
-                    print(f"{shape:9s} {command:12s} {cache:8s} {code:4d} {cpu:7.2f} {wall:7.2f} {peak:8.0f} "
-                          f"{yard:8.3f}", flush=True)
-                shutil.rmtree(work / f"cache-{shape}-{command}", ignore_errors=True)
+                        for side, side_env in sides:  # each side in turn, run by run
+                            warm_dir = work / f"cache-{shape}-{command}-{side}"
+                            cache_dir = warm_dir if cache == "warm" else work / f"cache-cold-{run}"
+                            extra = ["--no-cache"] if cache == "no-cache" else []
+                            full = [sys.executable, "-c", ENTRY, "--root", str(folder), *extra, *argv]
+                            _, yard, _, _ = measure([sys.executable, "-c", "pass"], folder, {})
+                            result = measure(full, folder, {"PASSPRICE_CACHE_DIR": str(cache_dir), **side_env})
+                            if cache == "cold":
+                                shutil.rmtree(cache_dir, ignore_errors=True)
+                            if cache == "warm" and run == 0:
+                                continue  # the run that fills the cache
+                            rows[side].append((*result, yard))
+                    for side, _ in sides:
+                        code = rows[side][0][0]
+                        cpu, wall, peak, yard = (statistics.median(r[i] for r in rows[side]) for i in (1, 2, 3, 4))
+                        print(f"{shape:9s} {command:12s} {cache:8s} {side:6s} {code:4d} {cpu:7.2f} {wall:7.2f} "
+                              f"{peak:8.0f} {yard:8.3f}", flush=True)
+                for side, _ in sides:
+                    shutil.rmtree(work / f"cache-{shape}-{command}-{side}", ignore_errors=True)
             shutil.rmtree(folder)
 
 
