@@ -22,9 +22,11 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from passprice import __version__
+from passprice import __version__, generated
 from passprice.errors import InputError, escaped, problem_lines
 from passprice.files import shown as shown_path
+
+generated.install()  # the methods attrs generates for passprice's classes: compiled once, kept in the cache
 
 #: The exit status of a command interrupted by Ctrl-C (SIGINT): 128 + 2, as a shell reports it.
 INTERRUPTED = 130
@@ -143,6 +145,46 @@ class _Group(click.Group):
                 click.echo(json.dumps(e.to_json(), indent=2))
             click.echo(f"passprice: refused: {e.name}: {_escaped_lines(str(e))}", err=True)
             ctx.exit(1)
+
+
+class _Deferred:
+    """A click parameter built when it is first used, not when its command is defined: a run uses one command's
+    options, and building the ~280 options of every command took about a third of importing this module. Until
+    then it holds its arguments; the first attribute it is asked for builds it (click's own ``__init__``, so an
+    option that does not declare well fails at its command's first use, as every command's ``--help`` does in
+    the tests)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._deferred = (args, kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        deferred = self.__dict__.pop("_deferred", None)
+        if deferred is None:
+            raise AttributeError(name)
+        super().__init__(*deferred[0], **deferred[1])
+        return getattr(self, name)
+
+
+class _DeferredOption(_Deferred, click.Option):
+    pass
+
+
+class _DeferredArgument(_Deferred, click.Argument):
+    pass
+
+
+class _DeferredPath(_Deferred, click.Path):
+    """A ``click.Path`` type built on first use: click's constructor looks up the translation of its name
+    (``gettext``, which imports ``locale`` and looks for catalogues on disk), 15 times at import."""
+
+
+# The commands below are defined with deferred parameters: click.option and click.argument build the class
+# click.decorators names, and click.Path is the deferred type, all restored to click's own once the last command is
+# defined (above main()).
+_BUILT_AT_ONCE = (getattr(click.decorators, "Option"), getattr(click.decorators, "Argument"), click.Path)  # noqa: B009
+setattr(click.decorators, "Option", _DeferredOption)  # noqa: B010
+setattr(click.decorators, "Argument", _DeferredArgument)  # noqa: B010
+setattr(click, "Path", _DeferredPath)  # noqa: B010
 
 
 def _json_option(f: F) -> F:
@@ -2179,6 +2221,11 @@ def validate_command(
         click.echo(f"plot -> {shown_path(plot_path)}", err=True)
 
 
+setattr(click.decorators, "Option", _BUILT_AT_ONCE[0])  # noqa: B010 - every command is defined: click as it was
+setattr(click.decorators, "Argument", _BUILT_AT_ONCE[1])  # noqa: B010
+setattr(click, "Path", _BUILT_AT_ONCE[2])  # noqa: B010
+
+
 def main() -> None:
     """The ``passprice`` console script. Exits 130 on Ctrl-C, wherever it comes (a command's own handler says so
     while it runs; this one covers the start, before a command is chosen). What is imported by now (click, the
@@ -2188,6 +2235,10 @@ def main() -> None:
     import gc
 
     gc.freeze()
+    # Most of what a command allocates lives until it exits (its modules, classes, the facts and pass it reads), so a
+    # collection every 700 allocations, the default, mostly scans survivors: every 50,000 finds as much garbage, the
+    # young generation still a few MB at most (about 1 % of a warm price's instructions).
+    gc.set_threshold(50_000, *gc.get_threshold()[1:])
     reconfigure = getattr(sys.stdout, "reconfigure", None)
     if callable(reconfigure):
         # A file name whose bytes are not UTF-8 is printed as those bytes (as ls does), not refused with a traceback.
