@@ -460,9 +460,21 @@ def _load_entry(path: Path, root: Root) -> GGUFHeader:
     # Kept in this process by the entry's path, its bytes' sha256 and the schema folder (never by size and mtime,
     # which an edit can keep); across processes, as an object in the cache of validated files (passprice.cache),
     # keyed by the entry's path and bytes and its schema, so an unchanged entry is neither parsed nor structured.
-    from passprice import cache
+    # Inside a snapshot (passprice.snapshot: one read of the registry), the same bytes give the same header without
+    # being hashed again (a bytes object keeps its hash).
+    from passprice import snapshot
 
     data = schema.read_bytes(path)
+    if snapshot.active():
+        key = ("checkpoint", os.fspath(path), str(root.schema), data)
+        return snapshot.made(key, lambda: _kept_entry(path, root, data))
+    return _kept_entry(path, root, data)
+
+
+def _kept_entry(path: Path, root: Root, data: bytes) -> GGUFHeader:
+    """:func:`_load_entry` of the entry at ``path`` holding ``data``, kept in this process (:data:`_CACHE`)."""
+    from passprice import cache
+
     key = (os.path.realpath(path), hashlib.sha256(data).hexdigest(), str(root.schema))
     if key in _CACHE:
         _CACHE.move_to_end(key)

@@ -357,11 +357,20 @@ def _root(ctx: click.Context) -> Any:
 @click.pass_context
 def cli(ctx: click.Context, root: Path | None, no_cache: bool) -> None:
     """Price one decode pass of an LLM on one accelerator card, from its GGUF header and the card's cited facts."""
-    from passprice import cache
+    from passprice import cache, snapshot
 
     cache.configure(enabled=not no_cache)
     ctx.ensure_object(dict)
     ctx.obj["root"] = root
+    if ctx.invoked_subcommand in _READING:  # one read of the registry: each file once, until the command ends
+        ctx.with_resource(snapshot.reading())
+
+
+#: The commands that read the registry as one snapshot (:mod:`passprice.snapshot`): those that write none of its files.
+_READING = frozenset({
+    "audit", "best", "cards", "check", "checkpoints", "diff", "facts", "max-batch", "price", "reproduce", "roofline",
+    "servings", "simulate", "sources", "speculate", "sweep", "validate",
+})
 
 
 # --- facts ------------------------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import functools
 import hashlib
 import json
 import math
+import os
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -213,8 +214,11 @@ MAX_TOML_BYTES = 64 << 20
 def read_bytes(path: Path) -> bytes:
     """The bytes of the regular file at ``path`` (:func:`passprice.files.read_regular`: a FIFO, a device or a folder
     is refused before a byte is read, so no read blocks or runs without end). Raises :class:`InputError` naming the
-    file when it is missing, not a regular file, cannot be read, or is larger than :data:`MAX_TOML_BYTES`."""
-    return read_regular(path, MAX_TOML_BYTES)
+    file when it is missing, not a regular file, cannot be read, or is larger than :data:`MAX_TOML_BYTES`. Inside a
+    snapshot (:func:`passprice.snapshot.reading`) a file is read once."""
+    from passprice import snapshot
+
+    return snapshot.file_bytes(path, lambda: read_regular(path, MAX_TOML_BYTES))
 
 
 def read_toml(path: Path, text: str | None = None) -> dict[str, Any]:
@@ -285,7 +289,13 @@ def load(
     if refused is not None:  # the same bad bytes of the same file read again in this process (check reads a file
         raise refused  # once for each review): parsed and refused once a process, not once a read
     try:
-        return cache.validated(entry_kind, Path(schema_folder) / f"{kind}.schema.json", data, build)
+        # Inside a snapshot (passprice.snapshot) the same bytes of the same file are parsed and validated once.
+        from passprice import snapshot
+
+        return snapshot.made(
+            ("document", kind, os.fspath(path), os.fspath(schema_folder), raw),
+            lambda: cache.validated(entry_kind, Path(schema_folder) / f"{kind}.schema.json", data, build),
+        )
     except InputError as e:
         _REFUSED[memo] = e
         while len(_REFUSED) > 64:

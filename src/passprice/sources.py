@@ -183,10 +183,17 @@ def missing_sources(root: Root, facts: Mapping[str, Fact], file: str) -> list[st
 def missing_ids(root: Root, named: Iterable[tuple[str, str]], file: str) -> list[str]:
     """One line per (key, source id) of ``named`` that ``root`` has no record of (:func:`missing_sources`); an id
     that is not a source id at all (``SOURCE_ID``: the schema names it) is skipped, so no lookup is made of it."""
+    from passprice import snapshot
+
     out = []
     known: list[str] | None = None
+    folder = str(root.sources)
     for key, source_id in named:
-        if not SOURCE_ID.fullmatch(source_id) or is_there(root.sources / f"{source_id}.toml"):
+        if not SOURCE_ID.fullmatch(source_id):
+            continue
+        # Inside a snapshot (one read of the registry) each source file is looked for once.
+        source_file = root.sources / f"{source_id}.toml"
+        if snapshot.made(("source-there", folder, source_id), functools.partial(is_there, source_file)):
             continue
         if known is None:
             known = root.names(root.sources)

@@ -49,6 +49,7 @@ from passprice.serving import (
     ServingRefusal,
     pass_shape,
     rested_on,
+    shape_of,
 )
 from passprice.servings import (
     DraftSpec,
@@ -785,7 +786,8 @@ class Sweeper:
         for spec, key in zip(specs, keys, strict=True):
             if key not in shapes:
                 try:
-                    shapes[key] = pass_shape(header, self._serving(spec))
+                    # shape_of: servings that share a checkpoint and a shape (a registry of many) read it once.
+                    shapes[key] = shape_of(header, self._serving(spec))
                 except ServingRefusal as e:
                     shapes[key] = e
         # A stack's pricing comes from the first position's pass that prices (the facts it needs do not depend on
