@@ -162,7 +162,7 @@ def _read_file(path: Path) -> bytes | None:
             st = os.fstat(handle.fileno())
             if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_ENTRY_BYTES or not _trusted(st):
                 return None
-            data = handle.read(MAX_ENTRY_BYTES + 1)
+            data = handle.read(st.st_size + 1)  # a buffer of the size read off the descriptor, not of the cap
     except (InputError, OSError, ValueError):
         return None
     return data if len(data) <= MAX_ENTRY_BYTES else None
@@ -262,10 +262,9 @@ def validated(
     if not enabled():
         return build()
     from passprice.errors import InputError
-    from passprice.files import read_regular
 
     try:
-        schema_bytes = read_regular(schema_path, MAX_ENTRY_BYTES)  # a FIFO where a schema belongs is refused
+        schema_bytes = _schema_bytes(schema_path)  # a FIFO where a schema belongs is refused
     except InputError:
         return build()
     entry_key = key(kind, schema_bytes, data)
@@ -357,6 +356,15 @@ def identity(obj: object) -> str | None:
     return held[1] if held is not None and held[0] is obj else None
 
 
+def _schema_bytes(schema_path: Path) -> bytes:
+    """The bytes of the schema at ``schema_path`` (read once a snapshot, :mod:`passprice.snapshot`). Raises
+    :class:`~passprice.errors.InputError` as :func:`~passprice.files.read_regular`."""
+    from passprice import snapshot
+    from passprice.files import read_regular
+
+    return snapshot.file_bytes(schema_path, lambda: read_regular(schema_path, MAX_ENTRY_BYTES))
+
+
 def built(
     kind: str, schema_path: Path | None, data: bytes, build: Callable[[], T], cls: type[T], *, store: bool = True
 ) -> T:
@@ -372,16 +380,33 @@ def built(
     entry may not hold: only passprice's attrs classes and enumerations and a few built-in containers are looked up,
     so an entry runs no code but their constructors) or not a ``cls`` is ignored and overwritten, never an error.
     With the cache bypassed, ``build()``. ``store=False``: a miss is built and not stored (a caller that builds many
-    objects in one process bounds what it writes). Raises what ``build`` raises."""
+    objects in one process bounds what it writes). Inside a snapshot (:mod:`passprice.snapshot`), an object of the
+    same kind, schema and ``data`` is looked up or built once, cache or no cache. Raises what ``build`` raises."""
+    from passprice import snapshot
+
+    if not snapshot.active():
+        return _built(kind, schema_path, data, build, cls, store)[1]
+    where = None if schema_path is None else os.fspath(schema_path)
+    entry_key, obj = snapshot.made(
+        ("built", kind, where, data), lambda: _built(kind, schema_path, data, build, cls, store)
+    )
+    if entry_key is not None:
+        _identify(obj, entry_key)  # listed again: what is computed from it is still kept
+    return obj
+
+
+def _built(
+    kind: str, schema_path: Path | None, data: bytes, build: Callable[[], T], cls: type[T], store: bool
+) -> tuple[str | None, T]:
+    """:func:`built`'s object, with the entry key it was built or read under (``None`` with the cache bypassed)."""
     if not enabled():
-        return build()
+        return None, build()
     from passprice.errors import InputError
-    from passprice.files import read_regular
 
     try:
-        schema_bytes = b"" if schema_path is None else read_regular(schema_path, MAX_ENTRY_BYTES)
+        schema_bytes = b"" if schema_path is None else _schema_bytes(schema_path)
     except InputError:
-        return build()
+        return None, build()
     entry_key = key(f"{kind}+object\0{_library_stamp()}", schema_bytes, data)
     path = _object_path(entry_key)
     raw = _read_file(path) if path is not None else None
@@ -394,12 +419,12 @@ def built(
                 stored_key, obj = None, None
             if stored_key == entry_key and isinstance(obj, cls):
                 _identify(obj, entry_key)
-                return obj
+                return entry_key, obj
     obj = build()
     _identify(obj, entry_key)
     if path is not None and store:
         _store_object(path, entry_key, obj)
-    return obj
+    return entry_key, obj
 
 
 def _identify(obj: object, entry_key: str) -> None:

@@ -231,22 +231,39 @@ def load_card(root: Root, ref: str) -> Card:
 
     Raises :class:`InputError` (unknown card, TOML syntax, unit dimension, a source that is not registered) or
     :class:`passprice.errors.SchemaError` (every schema problem of the file, with key paths)."""
-    from passprice import cache
-    from passprice.sources import require_sources
+    from passprice import snapshot
+    from passprice.sources import missing_sources
 
     path = card_path(root, ref)
     data = schema.read_bytes(path)
+    card = read_card(root, path, data)
+    # The sources it cites are looked up in the registry on every read, as they may change without the card.
+    source = str(path).encode("utf-8", "surrogateescape")
+    # Inside a snapshot (passprice.snapshot: one read of the registry) the same card's sources are looked up once.
+    missing = snapshot.made(
+        ("card-sources", str(root.sources), source, data), lambda: missing_sources(root, card.facts(), str(path))
+    )
+    if missing:
+        raise InputError.of(missing)
+    return card
+
+
+def read_card(root: Root, path: Path, data: bytes | None = None) -> Card:
+    """The card in the file ``path`` (whose bytes are ``data`` when the caller read them), validated against
+    ``root``'s card schema, its sources not looked up (:func:`load_card` does). An unchanged card file is neither
+    parsed nor structured again: its object is kept by :mod:`passprice.cache`.
+
+    Raises :class:`InputError` or :class:`passprice.errors.SchemaError` as :func:`load_card`."""
+    from passprice import cache
+
+    raw = schema.read_bytes(path) if data is None else data
     name = path.name[: -len(".toml")]
 
     def build() -> Card:
-        return card_from_document(name, schema.load(path, "card", root.schema, data=data), str(path))
+        return card_from_document(name, schema.load(path, "card", root.schema, data=raw), str(path))
 
-    # An unchanged card file is neither parsed nor structured again (its object kept by passprice.cache); the
-    # sources it cites are looked up in the registry on every read, as they may change without it.
     source = str(path).encode("utf-8", "surrogateescape")
-    card = cache.built("card", root.schema / "card.schema.json", source + b"\0" + data, build, Card)
-    require_sources(root, card.facts(), str(path))
-    return card
+    return cache.built("card", root.schema / "card.schema.json", source + b"\0" + raw, build, Card)
 
 
 def load_cards(root: Root) -> list[Card]:

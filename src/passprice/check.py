@@ -147,7 +147,11 @@ def _validate_folder(
     for path in sorted(folder.glob(f"*{suffix}")):
         count += 1
         try:
-            if kind == "checkpoint":
+            if kind == "card":  # as load_card reads it (kept by passprice.cache); its sources are reviewed later
+                from passprice.cards import read_card
+
+                read_card(root, path)
+            elif kind == "checkpoint":
                 # Loaded as the pricer loads it (schema, entry name = file name, header), and kept in its cache for
                 # the servings and locks that name it.
                 from passprice.checkpoints import load_checkpoint
@@ -177,7 +181,15 @@ def review_files(root: Root) -> FileReview:
     """Validate every record file of ``root`` against its schema (cards, drafting methods, routing records, stacks,
     checkpoints, measurements, sources, servings), recompute every derived fact and stack fit, and resolve every
     serving: all of :func:`check` but the locks (``passprice diff`` runs it on HEAD, so a review fails where
-    ``check`` would). File names in the lines are relative to ``root``."""
+    ``check`` would). File names in the lines are relative to ``root``. The files are read as one snapshot
+    (:func:`passprice.snapshot.reading`): each once, whatever the number of servings naming it."""
+    from passprice import snapshot
+
+    with snapshot.reading():
+        return _review_files(root)
+
+
+def _review_files(root: Root) -> FileReview:
     from passprice.lineage import review
     from passprice.serving import ServingRefusal
     from passprice.servings import load_spec, resolve
@@ -185,7 +197,7 @@ def review_files(root: Root) -> FileReview:
     problems: list[str] = []
     unreadable: list[str] = []  # the problems that are files that do not read (an InputError)
     kinds: dict[str, int] = {}
-    from passprice.measurements import runs_of_document
+    from passprice.measurements import require_inside_root, runs_of_document
     from passprice.stacks import stack_from_document
 
     for folder, kind, build in (
@@ -194,13 +206,15 @@ def review_files(root: Root) -> FileReview:
         (root.routing, "routing", routing_from_document),
         (root.stacks, "stack", stack_from_document),
         (root.checkpoints, "checkpoint", lambda name, doc, src: None),
-        (root.measurements, "measurement", runs_of_document),
+        (root.measurements, "measurement",
+         lambda name, doc, src: require_inside_root(root, runs_of_document(name, doc, src), src)),
     ):
         n, found = _validate_folder(root, folder, kind, build)
         kinds[f"{kind}s"] = n
         problems += found
         unreadable += found
-    found, warnings = review(root)  # sources cited and registered, derived facts recomputed (passprice.lineage)
+    # sources cited and registered, derived facts recomputed (passprice.lineage)
+    found, warnings = review(root, unreadable)
     problems += found
     from passprice.sources import read_sources
 
@@ -236,7 +250,15 @@ def review_files(root: Root) -> FileReview:
 def check(root: Root) -> CheckReport:
     """Validate every file of ``root`` against its schema (cards, drafting methods, routing records, checkpoints,
     servings, locks, sources), recompute every derived fact, resolve every serving (:func:`review_files`), and judge
-    every lock: reproduction from its pinned facts, today's floors, drift."""
+    every lock: reproduction from its pinned facts, today's floors, drift. The files are read as one snapshot
+    (:func:`passprice.snapshot.reading`)."""
+    from passprice import snapshot
+
+    with snapshot.reading():
+        return _check(root)
+
+
+def _check(root: Root) -> CheckReport:
     files = review_files(root)
     problems = list(files.problems)
     unreadable = list(files.unreadable)
@@ -281,11 +303,14 @@ def _figures(price: Any) -> str:
 
 def _judge_lock(root: Root, path: Path) -> tuple[LockStatus, Any]:
     """One lock's status (and the lock read), from :func:`passprice.reproduce.reproduce`."""
+    from passprice import snapshot
     from passprice.locks import older_format, read_lock
     from passprice.reproduce import reproduce
 
     lock = read_lock(path, root.schema)
-    rep = reproduce(root, lock)
+    # Inside a snapshot (one read of the registry) a lock of the same bytes (a copy under another file name) is
+    # reproduced once: what reproduce reads besides the lock (today's serving, card, checkpoint) is the snapshot's.
+    rep = snapshot.made(("reproduce", str(root.path), schema.read_bytes(path)), lambda: reproduce(root, lock))
     today = rep.today
     moved = tuple(f"{m.field}: {m.recorded!r} → {m.now!r} ({m.change()})" for m in rep.moved)
     if today.error is not None:
@@ -342,18 +367,29 @@ def _disagreements(locks: list[Any]) -> tuple[str, ...]:
     from passprice.locks import FIGURES
     from passprice.reproduce import serving_changes
 
+    # Only locks of one serving and kind can disagree, and only within a group whose recorded figures are not all
+    # the same: each pair of such a group is compared, in the order the locks were read (2,000 copies of a lock are
+    # 2,000 comparisons, not two million).
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, lock in enumerate(locks):
+        if lock.info.serving is not None:
+            groups.setdefault((lock.info.serving, lock.kind), []).append(i)
+    pairs = []
+    for members in groups.values():
+        first = locks[members[0]].price
+        if all(not any(locks[n].price.get(f) != first.get(f) for f in FIGURES) for n in members[1:]):
+            continue
+        pairs += [(i, j) for k, i in enumerate(members) for j in members[k + 1 :]]
     out = []
-    for i, a in enumerate(locks):
-        for b in locks[i + 1 :]:
-            if a.info.serving is None or a.info.serving != b.info.serving or a.kind != b.kind:
-                continue
-            if serving_changes(a.spec, b.spec):
-                continue
-            differ = [f for f in FIGURES if a.price.get(f) != b.price.get(f)]
-            if differ:
-                out.append(
-                    f"{a.name} and {b.name} both lock serving {a.info.serving} ({a.kind}) but record different "
-                    f"prices: {_figures(a.price)} against {_figures(b.price)} (first: {differ[0]}); re-lock one, or "
-                    "remove it"
-                )
+    for i, j in sorted(pairs):
+        a, b = locks[i], locks[j]
+        if serving_changes(a.spec, b.spec):
+            continue
+        differ = [f for f in FIGURES if a.price.get(f) != b.price.get(f)]
+        if differ:
+            out.append(
+                f"{a.name} and {b.name} both lock serving {a.info.serving} ({a.kind}) but record different "
+                f"prices: {_figures(a.price)} against {_figures(b.price)} (first: {differ[0]}); re-lock one, or "
+                "remove it"
+            )
     return tuple(out)

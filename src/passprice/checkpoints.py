@@ -353,7 +353,9 @@ def header_from_entry(document: Mapping[str, Any], source: str) -> GGUFHeader:
     imported from; its ``source`` is ``source``.
 
     Raises :class:`InputError` naming ``source`` and the key path for a value that does not fit its type, an
-    unknown tensor type name, or figures that disagree (tensor counts, shard indices, header bytes).
+    unknown tensor type name, figures that disagree (tensor counts, shard indices, header bytes), or an alignment,
+    dims or offset the binary reader would refuse (:func:`~passprice.gguf_header.alignment_problem`,
+    :func:`~passprice.gguf_header.dims_problem`, :func:`~passprice.gguf_header.offset_problem`).
     """
     head = document["header"]
     metadata: dict[str, MetaValue] = {}
@@ -385,6 +387,18 @@ def header_from_entry(document: Mapping[str, Any], source: str) -> GGUFHeader:
         except cattrs.BaseValidationError as e:
             detail = "; ".join(str(x.args[0]) if isinstance(x, InputError) else str(x) for x in e.exceptions)
             raise InputError(f"{source}: header.tensors.{i}.type: {detail}") from None
+    from passprice.gguf_header import alignment_problem, dims_problem, offset_problem
+
+    problem = alignment_problem(head["alignment"])
+    if problem is not None:
+        raise InputError(f"{source}: header.alignment: {problem}")
+    for i, t in enumerate(tensors):
+        problem = dims_problem(t.dims, t.type_id)
+        if problem is not None:
+            raise InputError(f"{source}: header.tensors.{i}.dims: {problem}")
+        problem = offset_problem(t.offset, head["alignment"])
+        if problem is not None:
+            raise InputError(f"{source}: header.tensors.{i}.offset: {problem}")
     for i, t in enumerate(tensors):
         if t.shard >= len(shards):
             raise InputError(f"{source}: header.tensors.{i}.shard: {t.shard} but the entry lists {len(shards)} shards")
@@ -446,9 +460,21 @@ def _load_entry(path: Path, root: Root) -> GGUFHeader:
     # Kept in this process by the entry's path, its bytes' sha256 and the schema folder (never by size and mtime,
     # which an edit can keep); across processes, as an object in the cache of validated files (passprice.cache),
     # keyed by the entry's path and bytes and its schema, so an unchanged entry is neither parsed nor structured.
-    from passprice import cache
+    # Inside a snapshot (passprice.snapshot: one read of the registry), the same bytes give the same header without
+    # being hashed again (a bytes object keeps its hash).
+    from passprice import snapshot
 
     data = schema.read_bytes(path)
+    if snapshot.active():
+        key = ("checkpoint", os.fspath(path), str(root.schema), data)
+        return snapshot.made(key, lambda: _kept_entry(path, root, data))
+    return _kept_entry(path, root, data)
+
+
+def _kept_entry(path: Path, root: Root, data: bytes) -> GGUFHeader:
+    """:func:`_load_entry` of the entry at ``path`` holding ``data``, kept in this process (:data:`_CACHE`)."""
+    from passprice import cache
+
     key = (os.path.realpath(path), hashlib.sha256(data).hexdigest(), str(root.schema))
     if key in _CACHE:
         _CACHE.move_to_end(key)

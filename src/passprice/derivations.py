@@ -20,8 +20,9 @@ unit is parsed into a multiplier and a dimension (``TOPS`` is 10^12 op/s, ``GHz`
 from __future__ import annotations
 
 import ast
+import functools
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
@@ -107,7 +108,12 @@ class Unit:
     def parse(cls, text: str) -> Unit:
         """The unit ``text`` writes: ``1`` (a count or share), or ``TERM`` or ``TERM/TERM`` where a term is a
         prefixed symbol (``TB``, ``KiB``, ``GMAC``, ``Tcycle``, ``Gbit``, ``op``, ``FLOP``, ``s``) or a rate word
-        (``TOPS``, ``PFLOPS``, ``GHz``). Raises :class:`InputError` naming the unit for anything else."""
+        (``TOPS``, ``PFLOPS``, ``GHz``). Raises :class:`InputError` naming the unit for anything else. A unit is
+        parsed once a process (:func:`_unit`: a registry writes a few dozen, thousands of times)."""
+        return _unit(text) if cls is Unit else cls._parse(text)
+
+    @classmethod
+    def _parse(cls, text: str) -> Unit:
         if text == "1":
             return cls(text, Fraction(1), ())
         parts = text.split("/")
@@ -124,6 +130,12 @@ class Unit:
     def dimension(self) -> str:
         """The dimension in words: ``B/s``, ``MAC/s``, ``1`` (dimensionless)."""
         return dims_text(self.dims)
+
+
+@functools.lru_cache(maxsize=1024)
+def _unit(text: str) -> Unit:
+    """:meth:`Unit.parse` of ``text``, kept (a :class:`Unit` is frozen; a unit that does not parse raises again)."""
+    return Unit._parse(text)
 
 
 def dims_text(dims: Dims) -> str:
@@ -143,7 +155,14 @@ class Quantity:
 
 
 def quantity(amount: int | float, unit: str) -> Quantity:
-    """``amount`` (as written: ``4.48`` is 448/100 exactly) in ``unit``, as a base-unit :class:`Quantity`."""
+    """``amount`` (as written: ``4.48`` is 448/100 exactly) in ``unit``, as a base-unit :class:`Quantity`. Kept
+    for the latest few thousand (amount, unit) pairs (a :class:`Quantity` is frozen; equal amounts, such as ``1`` and
+    ``1.0``, are the same exact value)."""
+    return _quantity(amount, unit)
+
+
+@functools.lru_cache(maxsize=4096)
+def _quantity(amount: int | float, unit: str) -> Quantity:
     parsed = Unit.parse(unit)
     exact = Fraction(amount) if isinstance(amount, int) else Fraction(repr(amount))
     return Quantity(exact * parsed.multiplier, parsed.dims)
@@ -154,13 +173,16 @@ class FormulaError(Exception):
     mismatched dimensions, a division by zero, a number out of range. ``str()`` says which."""
 
 
-def bounded(value: Fraction, what: str) -> Fraction:
+def bounded(value: Fraction, what: str | Callable[[], str]) -> Fraction:
     """``value`` when it is 0 or its binary exponent is within ±:data:`MAX_BINARY_EXPONENT` and its numerator and
     denominator hold at most :data:`MAX_BITS` bits together. Checked on exact integers' bit lengths, never through a
-    float. Raises :class:`FormulaError` naming ``what`` (``the result of dot * 1e200``, ``the input dot``)."""
+    float. Raises :class:`FormulaError` naming ``what`` (``the result of dot * 1e200``, ``the input dot``; a
+    function giving the text, called only to raise: a formula's text is not unparsed for every step that holds)."""
     if value == 0:
         return value
     numerator, denominator = abs(value.numerator).bit_length(), value.denominator.bit_length()
+    if abs(numerator - denominator) > MAX_BINARY_EXPONENT or numerator + denominator > MAX_BITS:
+        what = what() if callable(what) else what
     if abs(numerator - denominator) > MAX_BINARY_EXPONENT:
         raise FormulaError(
             f"{what} is {_decimal_e(value)} in base units, out of the range passprice computes with (10^-300 to "
@@ -191,18 +213,26 @@ def evaluate(formula: str, env: Mapping[str, Quantity]) -> Quantity:
         first = next(ch for ch in formula if not ch.isascii())
         raise FormulaError(f"{first!r} (U+{ord(first):04X}) is not ASCII: write numbers, input names and operators in "
                            "ASCII")
+    tree = _tree(formula.strip())
     try:
-        tree = ast.parse(formula.strip(), mode="eval")
+        return _eval(tree.body, env)
+    except (ArithmeticError, ValueError, MemoryError, RecursionError) as e:  # the last resort: one line, no traceback
+        raise FormulaError(f"cannot be evaluated: {type(e).__name__}: {e}") from None
+
+
+@functools.lru_cache(maxsize=1024)
+def _tree(formula: str) -> ast.Expression:
+    """The syntax tree of ``formula`` (an ASCII expression of at most :data:`MAX_FORMULA` characters), parsed once a
+    process (:func:`_eval` only reads it). Raises :class:`FormulaError` (not kept: raised again on the next call)."""
+    try:
+        tree = ast.parse(formula, mode="eval")
     except SyntaxError as e:
         raise FormulaError(f"not an expression: {e.msg}") from None
     except (ValueError, RecursionError, MemoryError):
         raise FormulaError("not an expression passprice evaluates") from None
     if sum(1 for _ in ast.walk(tree)) > MAX_NODES:
         raise FormulaError(f"more than {MAX_NODES} terms")
-    try:
-        return _eval(tree.body, env)
-    except (ArithmeticError, ValueError, MemoryError, RecursionError) as e:  # the last resort: one line, no traceback
-        raise FormulaError(f"cannot be evaluated: {type(e).__name__}: {e}") from None
+    return tree
 
 
 def _eval(node: ast.AST, env: Mapping[str, Quantity]) -> Quantity:
@@ -231,13 +261,14 @@ def _eval(node: ast.AST, env: Mapping[str, Quantity]) -> Quantity:
                 op = "+" if isinstance(node.op, ast.Add) else "-"
                 raise FormulaError(f"{dims_text(a.dims)} {op} {dims_text(b.dims)}: adds unlike quantities")
             total = a.value + b.value if isinstance(node.op, ast.Add) else a.value - b.value
-            return Quantity(bounded(total, f"the result of {_source(node)}"), a.dims)
+            return Quantity(bounded(total, lambda: f"the result of {_source(node)}"), a.dims)
         if isinstance(node.op, ast.Mult):
-            product = bounded(a.value * b.value, f"the result of {_source(node)}")
+            product = bounded(a.value * b.value, lambda: f"the result of {_source(node)}")
             return Quantity(product, _combine(a.dims, b.dims, 1))
         if b.value == 0:
             raise FormulaError("division by zero")
-        return Quantity(bounded(a.value / b.value, f"the result of {_source(node)}"), _combine(a.dims, b.dims, -1))
+        quotient = bounded(a.value / b.value, lambda: f"the result of {_source(node)}")
+        return Quantity(quotient, _combine(a.dims, b.dims, -1))
     if (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)

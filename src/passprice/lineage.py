@@ -11,6 +11,7 @@ happens to pin (every lock pins ``host.stream``; only a price with sequences in 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -64,7 +65,7 @@ class Record:
 def load_records(root: Root) -> tuple[list[Record], list[str]]:
     """Every card, drafting method and routing record of ``root`` that reads (schema, then building it; its sources
     are not checked here), and one line per problem of each that does not."""
-    from passprice.cards import card_from_document
+    from passprice.cards import read_card
     from passprice.drafts import method_from_document
     from passprice.routing import routing_from_document
 
@@ -74,10 +75,12 @@ def load_records(root: Root) -> tuple[list[Record], list[str]]:
         for name in root.names(folder):
             path = folder / f"{name}.toml"
             try:
+                if kind == "card":  # as load_card reads it (kept by passprice.cache), its sources looked up below
+                    facts = dict(read_card(root, path).facts())
+                    records.append(Record(kind, name, path, facts))
+                    continue
                 document = schema.load(path, kind, root.schema)
-                if kind == "card":
-                    facts = dict(card_from_document(name, document, str(path)).facts())
-                elif kind == "draft":
+                if kind == "draft":
                     facts = method_from_document(name, document, str(path)).facts()
                 else:
                     routing = routing_from_document(name, document, str(path))
@@ -89,17 +92,28 @@ def load_records(root: Root) -> tuple[list[Record], list[str]]:
     return records, problems
 
 
-def review(root: Root) -> tuple[list[str], list[str]]:
+def review(root: Root, unreadable: list[str] | None = None) -> tuple[list[str], list[str]]:
     """``passprice check``'s look at lineage: problems (a fact citing a source that is not registered, a derived fact
     that no longer follows from its inputs — naming each input that changed —, one source figure quoted with two
     values by two derivations (:func:`passprice.stale.figure_quotes`), a source file that does not read)
-    and warnings (a source nothing cites), one line each naming the file."""
+    and warnings (a source nothing cites), one line each naming the file. The problems that are bad files — a
+    derivation that is ``broken`` (a cycle, a formula that does not evaluate), a source whose ``path`` is no
+    document of the registry — are appended to ``unreadable`` too (``check`` reports them on stderr, exit 2)."""
     records, _ = load_records(root)  # a file that does not read is reported by check's own validation
     problems: list[str] = []
     cited: set[str] = set()
+    from passprice import snapshot
+
     for record in records:
         problems += missing_sources(root, record.facts, str(record.file))
-        problems += [f"{record.file}: {f.message}" for f in recheck_all(record.facts)]
+        # A record's derivations read its own facts alone: inside a snapshot (one read of the registry), records of
+        # the same kind and bytes (a card copied under another name) are rechecked once.
+        key = ("recheck", record.kind, schema.read_bytes(record.file))
+        findings = snapshot.made(key, functools.partial(recheck_all, record.facts))
+        for f in findings:
+            problems.append(f"{record.file}: {f.message}")
+            if f.kind == "broken" and unreadable is not None:
+                unreadable.append(problems[-1])
         for path, fact in record.facts.items():
             cited.update(source_id for _, source_id in cited_ids(path, fact))
     from passprice.stale import figure_quotes
@@ -109,7 +123,7 @@ def review(root: Root) -> tuple[list[str], list[str]]:
 
     problems += figure_quotes((shown(r.file), r.facts) for r in records)  # one figure quoted twice, two ways
     cited.update(_stack_and_run_sources(root))
-    found, warnings = check_sources(root, cited)
+    found, warnings = check_sources(root, cited, unreadable)
     return problems + found, warnings
 
 
@@ -209,16 +223,37 @@ def citing_source(records: Iterable[Record], source_id: str) -> list[Citing]:
     return out
 
 
+def citing_sources(records: Iterable[Record]) -> dict[str, list[Citing]]:
+    """:func:`citing_source` of every source id the ``records`` cite, by id, read in one pass over the facts (each
+    list in the order :func:`citing_source` gives it)."""
+    out: dict[str, list[Citing]] = {}
+    for record in records:
+        for path, fact in record.facts.items():
+            named: list[str | None] = [fact.source]
+            if isinstance(fact.derivation, Derivation):
+                named += [i.source or fact.source for i in fact.derivation.inputs if i.kind == "figure"]
+            for source_id in dict.fromkeys(s for s in named if s is not None):
+                how = ["source"] if fact.source == source_id else []
+                if isinstance(fact.derivation, Derivation) and fact.source != source_id:
+                    how += [f"figure {i.name}" for i in fact.derivation.inputs
+                            if i.kind == "figure" and (i.source or fact.source) == source_id]
+                if how:
+                    out.setdefault(source_id, []).append(Citing(record.ref(path), fact, tuple(how)))
+    return out
+
+
 def derived_closure(records: Iterable[Record], start: Iterable[FactRef]) -> list[Citing]:
     """The facts derived, directly or through other derived facts, from the facts ``start`` (within each fact's own
     record), each with the inputs it takes from the set; ``start`` itself left out."""
     by_record = {(r.kind, r.name): r for r in records}
     demoted = set(start)
+    # A derivation reads facts of its own record: only the records holding a fact of ``start`` can change.
+    touched = {(ref.kind, ref.record) for ref in demoted}
     out: list[Citing] = []
     changed = True
     while changed:
         changed = False
-        for record in by_record.values():
+        for record in (r for key, r in by_record.items() if key in touched):
             for path, fact in record.facts.items():
                 ref = record.ref(path)
                 if ref in demoted or not isinstance(fact.derivation, Derivation):
@@ -389,12 +424,21 @@ def registered_locks(root: Root) -> tuple[list[tuple[str, Any]], list[str]]:
     return out, problems
 
 
+def pinned_citations(lock: Any) -> dict[str, frozenset[str]]:
+    """The source ids each fact ``lock`` pins cites (:func:`~passprice.sources.cited_ids`), by path."""
+    return {p: frozenset(s for _, s in cited_ids(p, f)) for p, f in lock.facts.items()}
+
+
 def lock_impacts(
-    locks: Iterable[tuple[str, Any]], demoted: set[FactRef], source_id: str | None = None
+    locks: Iterable[tuple[str, Any]],
+    demoted: set[FactRef],
+    source_id: str | None = None,
+    cited: Mapping[str, Mapping[str, frozenset[str]]] | None = None,
 ) -> tuple[list[LockImpact], list[tuple[str, tuple[str, ...]]]]:
     """For each lock, the withdrawn facts its recorded price rests on (a fact of its card or drafting method in
     ``demoted``, or — for a source — a pinned fact citing ``source_id``), judged with those facts ``assumed``; and
-    the locks that only pin such facts, with the paths (grep would count them; their prices do not rest on them)."""
+    the locks that only pin such facts, with the paths (grep would count them; their prices do not rest on them).
+    ``cited``: each lock's :func:`pinned_citations` by its shown file, when the caller asks about many sources."""
     from passprice.locks import judge
 
     impacts = []
@@ -404,7 +448,8 @@ def lock_impacts(
         routing = _method_name(lock.spec.routing)
         paths = {ref.lock_path for ref in demoted if _matches(ref, lock.card, method, routing)}
         if source_id is not None:
-            paths |= {p for p, f in lock.facts.items() if any(s == source_id for _, s in cited_ids(p, f))}
+            citations = cited[shown] if cited is not None else pinned_citations(lock)
+            paths |= {p for p in lock.facts if source_id in citations[p]}
         pinned = [p for p in lock.facts if p in paths]
         resting = tuple(p for p in lock.rests_on if p in paths)
         only = tuple(p for p in pinned if p not in resting)
@@ -707,10 +752,12 @@ def source_uses(root: Root) -> tuple[list[SourceUse], list[str]]:
     locks, lock_problems = registered_locks(root)
     problems += record_problems + lock_problems
     out = []
+    index = citing_sources(records)  # one pass over the facts and the locks' pins, not one a source
+    cited = {shown: pinned_citations(lock) for shown, lock in locks}
     for source in sources.values():
-        citing = citing_source(records, source.id)
+        citing = index.get(source.id, [])
         demoted = {c.ref for c in citing} | {c.ref for c in derived_closure(records, [c.ref for c in citing])}
-        impacts, _ = lock_impacts(locks, demoted, source.id)
+        impacts, _ = lock_impacts(locks, demoted, source.id, cited)
         provenances = [c.fact.provenance for c in citing]
         out.append(
             SourceUse(

@@ -755,7 +755,17 @@ def locks_of(root: Root, serving: str) -> tuple[Path, ...]:
 
     Which serving each file locks is kept in the cache (:mod:`passprice.cache`, kind ``locks+servings``) under the
     names and bytes of every lock file of the folder, so a price under an unchanged folder of locks parses none of
-    them: a file added, removed, renamed or edited (its bytes are hashed on every run) misses."""
+    them: a file added, removed, renamed or edited (its bytes are hashed on every run) misses. Inside a snapshot
+    (:mod:`passprice.snapshot`: one read of the registry) the folder is looked at once, whatever the number of
+    servings asked about."""
+    from passprice import snapshot
+
+    index = snapshot.made(("locks-of", str(root.locks)), lambda: _lock_index(root))
+    return tuple(path for path, locked in index if locked == serving)
+
+
+def _lock_index(root: Root) -> tuple[tuple[Path, str | None], ...]:
+    """Each lock file of ``root/locks`` that reads, by name, with the serving it locks (:func:`locks_of`)."""
     from passprice import cache
 
     files: list[tuple[str, Path, bytes]] = []
@@ -772,7 +782,7 @@ def locks_of(root: Root, serving: str) -> tuple[Path, ...]:
     if not isinstance(servings, dict):
         servings = {name: _locks_serving(name, data) for name, _, data in files}
         cache.store(entry_key, {"servings": servings})
-    return tuple(path for name, path, _ in files if servings.get(name) == serving)
+    return tuple((path, servings.get(name)) for name, path, _ in files)
 
 
 def _locks_serving(name: str, data: bytes) -> str | None:

@@ -12,6 +12,7 @@ import functools
 import hashlib
 import json
 import math
+import os
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -213,15 +214,19 @@ MAX_TOML_BYTES = 64 << 20
 def read_bytes(path: Path) -> bytes:
     """The bytes of the regular file at ``path`` (:func:`passprice.files.read_regular`: a FIFO, a device or a folder
     is refused before a byte is read, so no read blocks or runs without end). Raises :class:`InputError` naming the
-    file when it is missing, not a regular file, cannot be read, or is larger than :data:`MAX_TOML_BYTES`."""
-    return read_regular(path, MAX_TOML_BYTES)
+    file when it is missing, not a regular file, cannot be read, or is larger than :data:`MAX_TOML_BYTES`. Inside a
+    snapshot (:func:`passprice.snapshot.reading`) a file is read once."""
+    from passprice import snapshot
+
+    return snapshot.file_bytes(path, lambda: read_regular(path, MAX_TOML_BYTES))
 
 
 def read_toml(path: Path, text: str | None = None) -> dict[str, Any]:
     """Parse the TOML file at ``path`` (or ``text`` read from it) with the standard library's ``tomllib``. Raises
     :class:`InputError` naming the file and the line and column of a syntax error, or that the file cannot be read,
-    is larger than :data:`MAX_TOML_BYTES`, nests too deeply or holds an integer of more digits than Python
-    converts."""
+    is larger than :data:`MAX_TOML_BYTES`, starts with a UTF-8 byte-order mark (refused, not skipped: TOML files
+    are UTF-8 without one, and passprice rewrites files it edits byte for byte), nests too deeply or holds an
+    integer of more digits than Python converts."""
     import tomllib  # here: a file served from the cache of validated files is never parsed
 
     if text is None:
@@ -230,6 +235,8 @@ def read_toml(path: Path, text: str | None = None) -> dict[str, Any]:
             text = data.decode("utf-8")
         except UnicodeDecodeError as e:
             raise InputError(f"{path}: byte {e.start}: not UTF-8 text") from None
+    if text.startswith("\ufeff"):  # tomllib's "Invalid statement (line 1, column 1)" would not say why
+        raise InputError(f"{path}: starts with a byte-order mark (U+FEFF): save it as UTF-8 without BOM")
     try:
         return tomllib.loads(text)
     except RecursionError:
@@ -282,7 +289,13 @@ def load(
     if refused is not None:  # the same bad bytes of the same file read again in this process (check reads a file
         raise refused  # once for each review): parsed and refused once a process, not once a read
     try:
-        return cache.validated(entry_kind, Path(schema_folder) / f"{kind}.schema.json", data, build)
+        # Inside a snapshot (passprice.snapshot) the same bytes of the same file are parsed and validated once.
+        from passprice import snapshot
+
+        return snapshot.made(
+            ("document", kind, os.fspath(path), os.fspath(schema_folder), raw),
+            lambda: cache.validated(entry_kind, Path(schema_folder) / f"{kind}.schema.json", data, build),
+        )
     except InputError as e:
         _REFUSED[memo] = e
         while len(_REFUSED) > 64:

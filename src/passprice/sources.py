@@ -21,7 +21,7 @@ from passprice import schema
 from passprice.errors import InputError, problem_lines
 from passprice.facts import Fact
 from passprice.files import is_there
-from passprice.registry import Root, not_found
+from passprice.registry import Root, document_problem, not_found
 
 if TYPE_CHECKING:
     import cattrs
@@ -183,10 +183,17 @@ def missing_sources(root: Root, facts: Mapping[str, Fact], file: str) -> list[st
 def missing_ids(root: Root, named: Iterable[tuple[str, str]], file: str) -> list[str]:
     """One line per (key, source id) of ``named`` that ``root`` has no record of (:func:`missing_sources`); an id
     that is not a source id at all (``SOURCE_ID``: the schema names it) is skipped, so no lookup is made of it."""
+    from passprice import snapshot
+
     out = []
     known: list[str] | None = None
+    folder = str(root.sources)
     for key, source_id in named:
-        if not SOURCE_ID.fullmatch(source_id) or is_there(root.sources / f"{source_id}.toml"):
+        if not SOURCE_ID.fullmatch(source_id):
+            continue
+        # Inside a snapshot (one read of the registry) each source file is looked for once.
+        source_file = root.sources / f"{source_id}.toml"
+        if snapshot.made(("source-there", folder, source_id), functools.partial(is_there, source_file)):
             continue
         if known is None:
             known = root.names(root.sources)
@@ -206,9 +213,12 @@ def require_sources(root: Root, facts: Mapping[str, Fact], file: str) -> None:
         raise InputError.of(lines)
 
 
-def check_sources(root: Root, cited: Iterable[str]) -> tuple[list[str], list[str]]:
+def check_sources(
+    root: Root, cited: Iterable[str], unreadable: list[str] | None = None
+) -> tuple[list[str], list[str]]:
     """``passprice check``'s look at ``sources/``: the problems (a file that does not read; a registry document
-    whose path does not exist) and the warnings (a source nothing in ``cited`` names), one line each."""
+    whose path is not a regular file inside the root, :func:`document_problem`) and the warnings (a source nothing
+    in ``cited`` names), one line each; the problems are appended to ``unreadable`` too (bad files)."""
     problems: list[str] = []
     warnings: list[str] = []
     named = set(cited)
@@ -219,8 +229,11 @@ def check_sources(root: Root, cited: Iterable[str]) -> tuple[list[str], list[str
             problems += problem_lines(e)
             continue
         file = root.sources / f"{name}.toml"
-        if source.path is not None and not is_there(root.path / source.path):
-            problems.append(f"{file}: source.path: {source.path} is not a file of this registry")
+        problem = document_problem(root, source.path) if source.path is not None else None
+        if problem is not None:
+            problems.append(f"{file}: source.path: {problem}")
         if name not in named:
             warnings.append(f"{file}: cited by no fact: cite it, or remove it")
+    if unreadable is not None:
+        unreadable += problems
     return problems, warnings

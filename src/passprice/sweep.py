@@ -50,6 +50,7 @@ from passprice.serving import (
     ServingRefusal,
     pass_shape,
     rested_on,
+    shape_of,
 )
 from passprice.servings import (
     DraftSpec,
@@ -296,9 +297,15 @@ def grid_from_file(path: Path, root: Root) -> Grid:
     servings = tuple(document["servings"])
     if servings == ("all",):
         servings = tuple(root.names(root.servings))
-    # A name that names nothing is reported with this file and its key (the grid is priced later, from the names).
+    # A name that names nothing is reported with this file and its key (the grid is priced later, from the names);
+    # a path a sweep file of the registry gives lies inside it (passprice.registry.require_inside).
+    from passprice.registry import require_inside, within
+
+    ours = within(root, path)
     for key, names, lookup in (("servings", servings, serving_path), ("cards", cards or (), card_path)):
         for i, name in enumerate(names):
+            if ours:
+                require_inside(root, name, root.servings if key == "servings" else root.cards, f"{path}: {key}.{i}")
             try:
                 lookup(root, name)
             except NotFound as e:
@@ -649,7 +656,7 @@ class Sweeper:
             # The drafting method's and routing record's scopes, as every command's resolve checks them.
             require_scopes(
                 self.root, spec.checkpoint, header, (spec.draft.method if spec.draft else None, method),
-                (spec.routing, self.routing(spec.routing)),
+                (spec.routing, self.routing(spec.routing)), source=spec.source,
             )
             for tokens in grid.draft_tokens or ():
                 if tokens:
@@ -1003,7 +1010,8 @@ def _read_shapes(header: Any, servings: tuple[Serving, ...]) -> list[PassShape |
         made: list[PassShape | None] = []
         for serving in servings:
             try:
-                made.append(pass_shape(header, serving))
+                # shape_of: servings that share a checkpoint and a shape (a registry of many) read it once.
+                made.append(shape_of(header, serving))
             except ServingRefusal:
                 made.append(None)
         return tuple(made)
@@ -1018,7 +1026,7 @@ def _read_shapes(header: Any, servings: tuple[Serving, ...]) -> list[PassShape |
     for serving, shape in zip(servings, kept, strict=True):
         if shape is None:
             try:
-                shape = pass_shape(header, serving)
+                shape = shape_of(header, serving)
             except ServingRefusal as e:
                 out.append(e)
                 continue

@@ -1,0 +1,206 @@
+"""Issue 13's promise for registries of many small files: no input under 1 MB (here the files a registry adds, each
+of a few dozen bytes to a few KB) makes a command run past 2 s or 1 GB of memory.
+
+Each *shape* is a registry built in a temporary folder from this checkout's own (``facts/``, ``registry/``,
+``locks/``, ``sources/``, ``schema/``, committed to a git repository of its own on ``main``), plus N small files:
+
+- ``base``: the checkout's registry alone (the yardstick every other shape is read against);
+- ``servings``: N serving files of about 60 bytes (``checkpoint`` and ``card`` only, every other field its default),
+  cycling through the registered servings' (checkpoint, card) pairs;
+- ``cards``: N card files, each a registered card copied under a new name;
+- ``locks``: N lock files, each a registered lock copied under a new name (every copy reproduces and holds).
+
+The added files are left uncommitted, so ``passprice diff`` (default BASE: the merge base with ``main``; HEAD: the
+work tree) reviews them as a pull request adding them would be reviewed.
+
+Every command runs in a fresh process (the console script's entry point) with ``--root`` the shape's folder; it
+records CPU time (user + sys of that child, from ``getrusage(RUSAGE_CHILDREN)``), wall time and peak resident memory
+(``VmHWM``, written by the child itself at exit). *cold*: each run gets an empty cache folder
+(``$PASSPRICE_CACHE_DIR``); *warm*: a cache folder the same command filled first. Medians of ``--runs`` runs, with
+``python -c pass`` timed in the same run as a yardstick.
+
+Run from a checkout: ``python benchmarks/registry_scale.py [-n 2000] [--runs 3] [--shapes servings,cards]
+[--commands check,sweep] [--cold|--warm] [--no-cache] [--before SRC]`` (``--before``: each figure also with the
+passprice package found in ``SRC``, e.g. ``git archive main src | tar -x -C /tmp/before`` then ``--before
+/tmp/before/src``, the two run in turn). Nothing here is a test: the numbers depend on the machine and its load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FOLDERS = ("facts", "registry", "locks", "sources", "schema")
+#: The console script's entry point, which writes its own peak resident memory (``VmHWM``, kB) where the parent asks.
+ENTRY = (
+    "import atexit, os\n"
+    "def _peak():\n"
+    "    with open('/proc/self/status') as status:\n"
+    "        kb = next(int(line.split()[1]) for line in status if line.startswith('VmHWM:'))\n"
+    "    with open(os.environ['PASSPRICE_BENCH_PEAK'], 'w') as out:\n"
+    "        out.write(str(kb))\n"
+    "atexit.register(_peak)\n"
+    "from passprice.cli import main\n"
+    "main()\n"
+)
+#: A serving every shape has (its locks and audit are measured on it).
+SERVING = "r1-qwen7b-h200"
+
+
+def _git(folder: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=folder, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   env={**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
+                        "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com"})
+
+
+def base_registry(folder: Path) -> Path:
+    """The checkout's registry copied into ``folder``, committed on ``main`` of a git repository of its own."""
+    folder.mkdir(parents=True)
+    for name in FOLDERS:
+        shutil.copytree(ROOT / name, folder / name)
+    _git(folder, "init", "-q", "-b", "main")
+    _git(folder, "add", "-A")
+    _git(folder, "commit", "-q", "-m", "base")
+    return folder
+
+
+def add_servings(folder: Path, n: int) -> None:
+    """``n`` serving files of about 60 bytes: checkpoint and card only."""
+    pairs = []
+    for path in sorted((folder / "registry" / "servings").glob("*.toml")):
+        doc = tomllib.loads(path.read_text())
+        pairs.append((doc["checkpoint"], doc["card"]))
+    for i in range(n):
+        checkpoint, card = pairs[i % len(pairs)]
+        (folder / "registry" / "servings" / f"s{i:05d}.toml").write_text(
+            f'checkpoint = "{checkpoint}"\ncard = "{card}"\n')
+
+
+def add_cards(folder: Path, n: int) -> None:
+    """``n`` card files, each a registered card's bytes under a new name."""
+    cards = sorted(p for p in (folder / "facts" / "cards").glob("*.toml"))
+    for i in range(n):
+        source = cards[i % len(cards)]
+        shutil.copyfile(source, source.with_name(f"c{i:05d}-{source.name}"))
+
+
+def add_locks(folder: Path, n: int) -> None:
+    """``n`` lock files, each a registered lock's bytes under a new name (its ``[lock] name`` is its own: the file
+    name does not enter the lock's digest)."""
+    locks = sorted((folder / "locks").glob("*.lock.toml"))
+    for i in range(n):
+        source = locks[i % len(locks)]
+        shutil.copyfile(source, source.with_name(f"l{i:05d}-{source.name}"))
+
+
+SHAPES: dict[str, Callable[[Path, int], None] | None] = {
+    "base": None, "servings": add_servings, "cards": add_cards, "locks": add_locks,
+}
+
+COMMANDS: dict[str, list[str]] = {
+    "check": ["check"],
+    "sweep": ["sweep", "--batches", "1"],
+    "diff": ["diff"],
+    "cards": ["cards"],
+    "servings": ["servings"],
+    "checkpoints": ["checkpoints"],
+    "sources": ["sources"],
+    "audit": ["audit", SERVING],
+    "price": ["price", SERVING],
+    "lock": ["lock", SERVING, "-o", "{tmp}/x.lock.toml", "--force"],
+}
+
+
+def measure(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, float, float, float]:
+    """Run ``ARGV`` (a ``python`` command line) in a child: (exit status, CPU seconds, wall seconds, peak MiB)."""
+    with tempfile.NamedTemporaryFile() as peak:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        done = subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False,
+                              env={**os.environ, **env, "PASSPRICE_BENCH_PEAK": peak.name})
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        text = Path(peak.name).read_text()
+    if done.returncode not in (0, 1):
+        sys.stderr.write(f"  {' '.join(argv[3:])}: exit {done.returncode}: "
+                         f"{done.stderr.decode(errors='replace').strip().splitlines()[-1:]}\n")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return done.returncode, cpu, wall, int(text or 0) / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-n", type=int, default=2000, help="files each shape adds (default 2000)")
+    parser.add_argument("--runs", type=int, default=3, help="runs a figure, the median shown (default 3)")
+    parser.add_argument("--shapes", default=",".join(SHAPES), help="comma-separated: " + ",".join(SHAPES))
+    parser.add_argument("--commands", default=",".join(COMMANDS), help="comma-separated: " + ",".join(COMMANDS))
+    parser.add_argument("--cold", action="store_true", help="cold cache only")
+    parser.add_argument("--warm", action="store_true", help="warm cache only")
+    parser.add_argument("--no-cache", action="store_true", help="also run each command with --no-cache")
+    parser.add_argument("--before", metavar="SRC", help="also run each command with another passprice (a folder "
+                        "holding the passprice package, e.g. from `git archive`), each pair in turn: a before/after "
+                        "table from one run")
+    args = parser.parse_args()
+    caches = ["cold", "warm"]
+    if args.cold != args.warm:
+        caches = ["cold"] if args.cold else ["warm"]
+    if args.no_cache:
+        caches.append("no-cache")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    os.environ.clear()
+    os.environ.update(env)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "src")], check=False,
+                   stdout=subprocess.DEVNULL)
+    print(f"load average {os.getloadavg()[0]:.2f}; n = {args.n}; median of {args.runs} runs; CPU = user + sys")
+    sides = [("", {})] if args.before is None else [("before", {"PYTHONPATH": args.before}), ("after", {})]
+    if args.before is not None:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", args.before], check=False, stdout=subprocess.DEVNULL)
+    print(f"{'shape':9s} {'command':12s} {'cache':8s} {'side':6s} {'exit':>4s} {'CPU s':>7s} {'wall s':>7s} "
+          f"{'peak MiB':>8s} {'pass CPU':>8s}")
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        for shape in args.shapes.split(","):
+            folder = base_registry(work / shape)
+            add = SHAPES[shape]
+            if add is not None:
+                add(folder, args.n)
+            for command in args.commands.split(","):
+                argv = [a.replace("{tmp}", str(work)) for a in COMMANDS[command]]
+                for cache in caches:
+                    rows: dict[str, list[tuple[int, float, float, float, float]]] = {side: [] for side, _ in sides}
+                    for run in range(args.runs + (cache == "warm")):
+                        for side, side_env in sides:  # each side in turn, run by run
+                            warm_dir = work / f"cache-{shape}-{command}-{side}"
+                            cache_dir = warm_dir if cache == "warm" else work / f"cache-cold-{run}"
+                            extra = ["--no-cache"] if cache == "no-cache" else []
+                            full = [sys.executable, "-c", ENTRY, "--root", str(folder), *extra, *argv]
+                            _, yard, _, _ = measure([sys.executable, "-c", "pass"], folder, {})
+                            result = measure(full, folder, {"PASSPRICE_CACHE_DIR": str(cache_dir), **side_env})
+                            if cache == "cold":
+                                shutil.rmtree(cache_dir, ignore_errors=True)
+                            if cache == "warm" and run == 0:
+                                continue  # the run that fills the cache
+                            rows[side].append((*result, yard))
+                    for side, _ in sides:
+                        code = rows[side][0][0]
+                        cpu, wall, peak, yard = (statistics.median(r[i] for r in rows[side]) for i in (1, 2, 3, 4))
+                        print(f"{shape:9s} {command:12s} {cache:8s} {side:6s} {code:4d} {cpu:7.2f} {wall:7.2f} "
+                              f"{peak:8.0f} {yard:8.3f}", flush=True)
+                for side, _ in sides:
+                    shutil.rmtree(work / f"cache-{shape}-{command}-{side}", ignore_errors=True)
+            shutil.rmtree(folder)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+"""A command that reads a whole registry reads it as one snapshot: inside :func:`reading`, each file is read once and
+what is made from the same bytes (a validated document, a built object, a lookup in a folder) is made once.
+
+``passprice check``, ``sweep``, ``diff`` and the listings meet the same card, checkpoint entry, schema and lock again
+for every serving that names it: over a registry of 2,000 small serving files, re-reading, re-hashing and
+re-unpickling them cost seconds. Inside :func:`reading` a file's bytes are read the first time its path is asked for
+and then served from memory, so the command sees one version of each file even while someone edits it; what is made
+from a file is keyed by everything it is made from (its kind, its schema's and its own bytes, with its path), as
+the cache of validated files (:mod:`passprice.cache`) keys it across processes, so a content-keyed memo can never
+answer for other bytes. A failure is never kept: a file that does not read, parse or validate is read and refused
+again by whoever asks next.
+
+Only commands that write no registry file open a snapshot (a command that edits a file and reads it back must see
+its own write); outside one, nothing is kept and every read goes to the file. Snapshots nest: an inner
+:func:`reading` shares the outer one. Nothing here outlives the outermost ``with``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Hashable, Iterator
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+class _Snapshot:
+    """What one snapshot keeps: ``files`` (path → bytes) and ``made`` (key → value)."""
+
+    __slots__ = ("files", "made")
+
+    def __init__(self) -> None:
+        self.files: dict[str, bytes] = {}
+        self.made: dict[Hashable, Any] = {}
+
+
+_current: _Snapshot | None = None
+
+
+@contextlib.contextmanager
+def reading() -> Iterator[None]:
+    """Read the registry as one snapshot until the ``with`` ends (the outermost one, when nested)."""
+    global _current
+    if _current is not None:
+        yield
+        return
+    _current = _Snapshot()
+    try:
+        yield
+    finally:
+        _current = None
+
+
+def active() -> bool:
+    """Whether a snapshot is open."""
+    return _current is not None
+
+
+def file_bytes(path: str | os.PathLike[str], read: Callable[[], bytes]) -> bytes:
+    """The bytes of the file at ``path``: ``read()`` outside a snapshot; inside one, ``read()``'s bytes the first
+    time ``path`` (as written: the same file under two spellings is read twice) is asked for, then the same bytes.
+    Raises what ``read`` raises (a failure is not kept)."""
+    if _current is None:
+        return read()
+    key = os.fspath(path)
+    data = _current.files.get(key)
+    if data is None:
+        data = read()
+        _current.files[key] = data
+    return data
+
+
+def made(key: Hashable, make: Callable[[], T]) -> T:
+    """``make()``; inside a snapshot, made once for each ``key`` (which must name everything ``make`` reads, such as
+    a file's kind, schema bytes and bytes) and then returned again (the same object). Raises what ``make`` raises
+    (a failure is not kept)."""
+    if _current is None:
+        return make()
+    try:
+        return _current.made[key]  # type: ignore[no-any-return]
+    except KeyError:
+        pass
+    value = make()
+    _current.made[key] = value
+    return value
