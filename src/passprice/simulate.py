@@ -444,32 +444,54 @@ def simulate(
     bind_names = list(binds)
     pace = [0.0]  # the last step's seconds: how many steps a stretch may run before the next arrival
 
-    def predict(seconds: list[float], extra: dict[int, float], slope: dict[int, float] | None = None) -> list[int]:
+    def predict(seconds: list[float], extra: dict[int, list[tuple[int, float]]],
+                slope: dict[int, tuple[int, float]] | None = None, pair: float = 0.0) -> list[int]:
         """The steps the next arrivals are predicted to be admitted at, from ``seconds`` (the steps' seconds
-        without the predicted prompt chunks; the last one repeats), each chunk's ``extra`` seconds, and the
-        seconds each admitted request's decoding adds to every step after its chunk (``slope``)."""
+        without the predicted prompt chunks; the last one repeats), each arrival's chunks' ``extra`` seconds
+        ((steps after its admission, seconds): a chunk queued behind others, or split, lands after it), and the
+        seconds each admitted request's decoding adds to every step from a step on (``slope``: (steps after its
+        admission, seconds a step)); ``pair``: the seconds a chunk adds to a step holding another's already, beyond
+        its own. A prediction only decides how many tries a stretch takes: the clock priced
+        confirms it."""
         clock = list(itertools.accumulate(seconds, initial=t))
         size = len(clock)
         tail = seconds[-1]
         out: list[int] = []
         before = 0.0  # the extra seconds of the chunks in steps before the current one
-        here = 0.0  # and of those in it
-        lin = off = 0.0  # the requests admitted before the current step add lin · i − off to step i's start
-        here_lin = here_off = 0.0  # and those admitted in it
+        lin = off = 0.0  # the decoding begun by the current step adds lin · i − off to step i's start
+        pending: list[tuple[int, float]] = []  # chunks in the current step or after: (step, seconds)
+        rising: list[tuple[int, float]] = []  # decoding begun after the current step: (first step, seconds)
         slopes = slope or {}
         cur = 0
+        passes = [math.ceil((reqs[j].output - 1) / emitted) for j in range(arrived, min(arrived + AHEAD + 1, n_req))]
 
         def start_of(i: int) -> float:
-            return (clock[i] if i < size else clock[-1] + (i - size + 1) * tail) + before + lin * i - off
+            s = (clock[i] if i < size else clock[-1] + (i - size + 1) * tail) + before + lin * i - off
+            for y, v in pending:
+                if y < i:
+                    s += v
+            for y, d in rising:
+                if y < i:
+                    s += d * (i - y)
+            return s
 
         for g in range(min(AHEAD + 1, n_req - arrived)):
             j = arrived + g
             a = reqs[j].arrival
             if not (cur and start_of(cur) >= a):
-                before += here
-                lin += here_lin
-                off += here_off
-                here = here_lin = here_off = 0.0
+                # Settle what lies before the next step for good (every later step's start holds it).
+                nxt = cur + 1
+                if pending:
+                    keep = [(y, v) for y, v in pending if y >= nxt]
+                    before += sum(v for y, v in pending if y < nxt)
+                    pending = keep
+                if rising:
+                    keep = [(y, d) for y, d in rising if y >= nxt]
+                    for y, d in rising:
+                        if y < nxt:
+                            lin += d
+                            off += d * y
+                    rising = keep
                 target = a - before
                 if target <= clock[-1]:
                     nxt = bisect.bisect_left(clock, target, max(cur + 1, 1))
@@ -478,15 +500,19 @@ def simulate(
                 else:
                     nxt = size - 1 + max(math.ceil((target - clock[-1]) / tail), 1)
                 nxt = max(nxt, cur + 1)
-                if lin:  # the decoding of those admitted makes the steps longer: an earlier step may reach it
+                if lin or pending or rising:  # the steps are longer than the clock: an earlier one may reach it
                     while nxt - 1 > cur and start_of(nxt - 1) >= a:
                         nxt -= 1
                 cur = nxt
             out.append(cur)
-            here += extra.get(j, 0.0)
-            d = slopes.get(j, 0.0)
-            here_lin += d
-            here_off += d * (cur + 1)
+            for y, v in extra.get(j, ()):
+                if pair and any(y_ == cur + y for y_, _ in pending):
+                    v += pair  # two chunks in one step cost less than apart (they share its decode's time)
+                pending.append((cur + y, v))
+            y_d = slopes.get(j)
+            if y_d is not None:  # its decoding passes, then it finishes
+                rising.append((cur + y_d[0], y_d[1]))
+                rising.append((cur + y_d[0] + passes[j - arrived], -y_d[1]))
         return out
 
     def ahead(
@@ -529,7 +555,7 @@ def simulate(
         queued = [] if static else list(waiting)[:AHEAD_QUEUED]
         n_wait = 0 if static else len(waiting)
         guess: list[int] = []
-        est: dict[int, float] = {}
+        est: dict[int, list[tuple[int, float]]] = {}  # each arrival's chunks: (steps after its admission, s)
 
         def first_guess() -> None:
             """The arrivals' first predicted steps, priced beside the members as they are now (not exactly): a
@@ -542,11 +568,44 @@ def simulate(
             if first is not None:
                 heads.append((first.chunks, first.prompt_rows, first.lasts,
                               tuple((pa, pr) for _, _, pa, pr in first.groups)))
+            # The prompts prefilling (``pre``) are chunked from step 0 as the members leave the rows (their
+            # finishes left out): each chunk priced alone beside the members, its seconds added to its step.
+            free0 = budget - n_rows * len(members)
+            pre_at: list[int] = []  # the step of each of pre's chunks
+            if pre and free0 > 0:
+                y, left = 0, free0
+                starts_: list[float] = []
+                rows_: list[float] = []
+                lasts_: list[float] = []
+                for j in pre:
+                    done_, total = prefilled[j], reqs[j].prompt
+                    while done_ < total and y < horizon:
+                        r = min(left, total - done_)
+                        pre_at.append(y)
+                        starts_.append(float(done_))
+                        rows_.append(float(r))
+                        lasts_.append(1.0 if done_ + r == total else 0.0)
+                        done_ += r
+                        left -= r
+                        if not left:
+                            y, left = y + 1, free0
+                sums_pre = [(pa.tolist(), pr.tolist()) for pa, pr in
+                            pricer.chunk_sums(np.array(starts_), np.array(rows_), np.zeros(len(rows_)))]
+                heads += [(1.0, rows_[x], lasts_[x], tuple((pa[x], pr[x]) for pa, pr in sums_pre))
+                          for x in range(len(rows_))]
             rows_near = np.array([float(reqs[j].prompt) for j in near])
             per = [(pa.tolist(), pr.tolist()) for pa, pr in
                    pricer.chunk_sums(np.zeros(len(near)), rows_near, np.zeros(len(near)))]
+            i_chunk = len(heads)
             heads += [(1.0, float(reqs[j].prompt), 1.0, tuple((pa[x], pr[x]) for pa, pr in per))
                       for x, j in enumerate(near)]
+            # A step of the first two arrivals' chunks (what two chunks in one step cost beyond each alone).
+            two = len(near) >= 2
+            if two:
+                both = pricer.sums(StepRows(np.empty(0), np.empty(0), np.zeros(2), rows_near[:2],
+                                            np.ones(2, dtype=bool), np.zeros(2)))
+                heads.append((both.chunks, both.prompt_rows, both.lasts,
+                              tuple((pa, pr) for _, _, pa, pr in both.groups)))
             # Then a decode step with each arrival decoding besides (its seconds beyond a decode step's).
             zeros = tuple((0.0, 0.0) for _ in pricer.groups)
             heads += [(0.0, 0.0, 0.0, zeros) for _ in near]
@@ -566,8 +625,19 @@ def simulate(
                                                0.0, tuple(sums_now)))[0].tolist()
             decode_s = now_s[0]
             m = len(near)
-            est.update(zip(near, [c - decode_s for c in now_s[len(heads) - 2 * m:len(heads) - m]], strict=True))
-            slope = dict(zip(near, [c - decode_s for c in now_s[len(heads) - m:]], strict=True))
+            # An arrival's prompt larger than the rows the members leave is chunked over several steps.
+            slope: dict[int, tuple[int, float]] = {}
+            for x, j in enumerate(near):
+                c = now_s[i_chunk + x] - decode_s
+                prompt = reqs[j].prompt
+                if 0 < free0 < prompt:
+                    parts = -(-prompt // free0)
+                    est[j] = [(y, c * min(free0, prompt - y * free0) / prompt) for y in range(parts)]
+                else:
+                    parts = 1
+                    est[j] = [(0, c)]
+                slope[j] = (parts, now_s[len(heads) - m + x] - decode_s)
+            pair = now_s[i_chunk + m] - now_s[i_chunk] - now_s[i_chunk + 1] + decode_s if two else 0.0
             # The clock of the members alone (their finishes, their growing positions), for as many steps as the
             # arrivals predicted would take at the pace of step 0.
             last_arrival = reqs[near[-1]].arrival if near else t
@@ -575,7 +645,11 @@ def simulate(
             seconds = alone.priced(pricer, np.arange(few))[0].tolist() if few > 1 else []
             if len(seconds) < 2:
                 seconds = [now_s[1] if first is not None else decode_s, decode_s]
-            guess[:] = predict(seconds, est, slope)
+            for x, y in enumerate(pre_at):
+                while len(seconds) <= y:
+                    seconds.append(seconds[-1])
+                seconds[y] += now_s[(2 if first is not None else 1) + x] - decode_s
+            guess[:] = predict(seconds, est, slope, pair)
 
         by_finish: list[tuple[int, int, int]] = []
         pf: list[list[int]] = []  # requests admitted ahead still prefilling: [request, rows done, prompt]
@@ -796,9 +870,9 @@ def simulate(
                     # decoding alone, shared by its chunks' rows), which predict adds back where each now falls.
                     seconds = cost.tolist()
                     extra = dict(est)
-                    for j, _ in kept:
-                        if j >= arrived:
-                            extra[j] = 0.0
+                    admitted_at_ = {j: s for j, s in kept if j >= arrived}
+                    for j in admitted_at_:
+                        extra[j] = []
                     for y, decoding_s in zip(at.tolist(), bare.tolist(), strict=True):
                         chunked = by_step.get(y)
                         if not chunked or chunked[0][0] < arrived:
@@ -806,8 +880,8 @@ def simulate(
                         over = seconds[y] - decoding_s
                         seconds[y] = decoding_s
                         total = sum(rows for _, _, rows in chunked)
-                        for j, _, rows in chunked:
-                            extra[j] += over * rows / total
+                        for j, _, rows in chunked:  # each where it fell, from its admission
+                            extra[j].append((y - admitted_at_[j], over * rows / total))
                     guess[:] = predict(seconds, extra)
                     continue
                 j, s = kept[bad]
