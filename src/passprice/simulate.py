@@ -74,16 +74,20 @@ MAX_BATCH = 256
 MAX_STEPS = 500_000
 
 #: Default cap on the work one command does, every policy together, in units of about :data:`WORK_UNIT_US` µs of
-#: CPU (fitted to 14 runs of 7 trace shapes on a shared, loaded 2-core machine: 8 to 19 µs a unit): a step priced
-#: alone costs :data:`WORK_ALONE` units; each call that prices many steps at once (a stretch, a try of planning its
-#: admissions ahead, a prediction, a block of drafting steps) :data:`WORK_CALL`; each request a try plans, each
-#: prompt chunk it plans and each step it walks half a unit; each request finished in a stretch 2; every 16 steps of
-#: a stretch a unit. The steps a trace takes do not bound its time (a stretch prices thousands of steps for the cost
-#: of a few alone): this cap does, to at most about 1.6 s (0.7 to 1.6 s), so that no trace under 1 MB runs a command
+#: CPU: a step priced alone costs :data:`WORK_ALONE` units; each call that prices many steps at once (a stretch, a
+#: prediction, a block of drafting steps) :data:`WORK_CALL`; each try of planning a stretch's admissions ahead (its
+#: planning, pricing and confirming) :data:`WORK_TRY`, and a third of a unit for each request it plans, each prompt
+#: chunk and each step it walks; each request finished in a stretch 1; every 64 steps of a stretch 1. Fitted to 10
+#: runs (5 trace shapes of about 1 MB, both policies: arrivals at 50/s, a queue of 15,000 at once, a drafting serving,
+#: shared prefixes, --chunk 256) on the 2-core development machine, quiet: 8.4 to 11.4 µs a unit. The steps a trace
+#: takes do not bound its time (a stretch prices thousands of steps for the cost of a few alone): this cap does, to
+#: about 1.0 s of simulating (at most 1.14 s at the slowest rate fitted), so that with the command's own 0.5 to
+#: 0.7 s (imports, the serving's decomposition, reading a 1 MB trace, the report) no trace under 1 MB runs a command
 #: past 2 s.
-MAX_WORK = 85_000
-WORK_ALONE = 12
-WORK_CALL = 25
+MAX_WORK = 100_000
+WORK_ALONE = 8
+WORK_CALL = 10
+WORK_TRY = 60
 WORK_UNIT_US = 10
 
 
@@ -409,7 +413,8 @@ def simulate(
                 f"simulate: the {policy.value} run passed the {max_work:,} units of work left of --max-work after "
                 f"{steps:,} steps, {t:,.1f} s into the trace with {done:,} of {n_req:,} requests served (a unit is "
                 f"about {WORK_UNIT_US} µs of CPU: a step priced alone {WORK_ALONE}, a stretch of steps priced together "
-                f"{WORK_CALL} and more); simulate part of the trace, or raise --max-work"
+                f"{WORK_CALL}, a try of planning admissions ahead {WORK_TRY} and more); simulate part of the trace, "
+                "or raise --max-work"
             )
 
     def admit() -> None:
@@ -778,7 +783,7 @@ def simulate(
             if not adm and not pre:
                 return None
             run_to(int(min(bound, horizon)))  # every prompt's chunks up to the steps priced (one unfinished is cut)
-            spend(WORK_CALL + (len(adm) + len(pre) + sum(len(chunks) for chunks in pieces.values()) + walked) // 2)
+            spend(WORK_TRY + (len(adm) + len(pre) + sum(len(chunks) for chunks in pieces.values()) + walked) // 3)
             n = int(min(most, top_fin, bound))
 
             def cut(k: int, adm: list[tuple[int, int]]) -> int:
@@ -1186,7 +1191,7 @@ def simulate(
         generated[members] = made_final
         if len(ending) and progress is not None:
             progress(len(ending))
-        spend(k // 16 + 2 * len(ending))  # every step and every request finished costs some bookkeeping
+        spend(k // 64 + len(ending))  # every step and every request finished costs some bookkeeping
         return True
 
     def retire(j: int) -> None:
