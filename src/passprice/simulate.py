@@ -108,6 +108,8 @@ AHEAD_STEPS = 4096
 AHEAD_TRIES = 4
 #: ... and at most this many of the requests waiting.
 AHEAD_QUEUED = 1024
+#: Positions further on at which a prediction prices an arrival's decoding again (how it grows a step).
+GROWTH = 1024
 
 
 class Policy(enum.Enum):
@@ -450,74 +452,115 @@ def simulate(
     pace = [0.0]  # the last step's seconds: how many steps a stretch may run before the next arrival
 
     def predict(seconds: list[float], extra: dict[int, list[tuple[int, float]]],
-                slope: dict[int, tuple[int, float]] | None = None, pair: float = 0.0) -> list[int]:
+                slope: dict[int, tuple[int, float, float]] | None = None, pair: float = 0.0,
+                place: tuple[int, dict[int, int], dict[int, int]] | None = None) -> list[int]:
         """The steps the next arrivals are predicted to be admitted at, from ``seconds`` (the steps' seconds
         without the predicted prompt chunks; the last one repeats), each arrival's chunks' ``extra`` seconds
         ((steps after its admission, seconds): a chunk queued behind others, or split, lands after it), and the
-        seconds each admitted request's decoding adds to every step from a step on (``slope``: (steps after its
-        admission, seconds a step)); ``pair``: the seconds a chunk adds to a step holding another's already, beyond
-        its own. A prediction only decides how many tries a stretch takes: the clock priced
-        confirms it."""
+        seconds each admitted request's decoding adds to the steps from a step on until it finishes (``slope``:
+        (steps after its admission, seconds a step, and how much more each step after as its positions grow));
+        ``pair``: the seconds a chunk adds to a step holding another's already, beyond its own. With ``place``
+        (rows a step leaves for prompts, rows already taken by step, each arrival's prompt rows), an arrival's
+        prompt rows are placed in the steps from its admission on as they leave room, its ``extra`` seconds spread
+        over them by rows, and its decoding starts after its last. A prediction only decides how many tries a
+        stretch takes: the clock priced confirms it."""
         clock = list(itertools.accumulate(seconds, initial=t))
         size = len(clock)
         tail = seconds[-1]
         out: list[int] = []
         before = 0.0  # the extra seconds of the chunks in steps before the current one
-        lin = off = 0.0  # the decoding begun by the current step adds lin · i − off to step i's start
+        # The decoding begun by the current step adds q2 · i² + q1 · i + q0 to step i's start.
+        q2 = q1 = q0 = 0.0
         pending: list[tuple[int, float]] = []  # chunks in the current step or after: (step, seconds)
-        rising: list[tuple[int, float]] = []  # decoding begun after the current step: (first step, seconds)
+        rising: list[tuple[int, float, float]] = []  # decoding begun after the current step: (first step, d, g)
         slopes = slope or {}
         cur = 0
-        passes = [math.ceil((reqs[j].output - 1) / emitted) for j in range(arrived, min(arrived + AHEAD + 1, n_req))]
+        last = min(arrived + AHEAD + 1, n_req)
+        passes = [math.ceil((reqs[j].output - 1) / emitted) for j in range(arrived, last)]
+        free, used, place_rows = place if place is not None else (0, {}, {})
+        used = dict(used)
+
+        def clock_at(i: int) -> float:
+            return clock[i] if i < size else clock[-1] + (i - size + 1) * tail
+
+        def first_clock(target: float, lo: int) -> int:
+            """The first step from ``lo`` (at least 1) whose start on the clock alone is at or after ``target``."""
+            lo = max(lo, 1)
+            if target <= clock[-1]:
+                i = bisect.bisect_left(clock, target, lo)
+                if i < size:
+                    return i
+            return max(size - 1 + max(math.ceil((target - clock[-1]) / tail), 1), lo)
 
         def start_of(i: int) -> float:
-            s = (clock[i] if i < size else clock[-1] + (i - size + 1) * tail) + before + lin * i - off
+            s = (clock[i] if i < size else clock[-1] + (i - size + 1) * tail) + before + (q2 * i + q1) * i + q0
             for y, v in pending:
                 if y < i:
                     s += v
-            for y, d in rising:
+            for y, d, g in rising:
                 if y < i:
-                    s += d * (i - y)
+                    s += (d + g * (i - y - 1) / 2) * (i - y)
             return s
 
-        for g in range(min(AHEAD + 1, n_req - arrived)):
-            j = arrived + g
+        for g_ in range(last - arrived):
+            j = arrived + g_
             a = reqs[j].arrival
             if not (cur and start_of(cur) >= a):
                 # Settle what lies before the next step for good (every later step's start holds it).
                 nxt = cur + 1
                 if pending:
-                    keep = [(y, v) for y, v in pending if y >= nxt]
                     before += sum(v for y, v in pending if y < nxt)
-                    pending = keep
+                    pending = [(y, v) for y, v in pending if y >= nxt]
                 if rising:
-                    keep = [(y, d) for y, d in rising if y >= nxt]
-                    for y, d in rising:
-                        if y < nxt:
-                            lin += d
-                            off += d * y
-                    rising = keep
-                target = a - before
-                if target <= clock[-1]:
-                    nxt = bisect.bisect_left(clock, target, max(cur + 1, 1))
-                    if nxt >= size:
-                        nxt = size - 1 + max(math.ceil((target - clock[-1]) / tail), 1)
-                else:
-                    nxt = size - 1 + max(math.ceil((target - clock[-1]) / tail), 1)
-                nxt = max(nxt, cur + 1)
-                if lin or pending or rising:  # the steps are longer than the clock: an earlier one may reach it
-                    while nxt - 1 > cur and start_of(nxt - 1) >= a:
-                        nxt -= 1
+                    for y, d, g in rising:
+                        if y < nxt:  # (d + g (i − y − 1) / 2)(i − y), expanded
+                            q2 += g / 2
+                            q1 += d - g * (2 * y + 1) / 2
+                            q0 += -d * y + g * y * (y + 1) / 2
+                    rising = [r for r in rising if r[0] >= nxt]
+                nxt = first_clock(a - before, cur + 1)
+                if q2 or q1 or q0 or pending or rising:
+                    # The steps are longer than the clock: an earlier one may reach it. What the chunks and the
+                    # decoding add grows from step to step, so what they add at nxt gives the earliest candidate;
+                    # then the first whose start is at or after the arrival, by bisection (starts only grow).
+                    lo = first_clock(a - (start_of(nxt) - clock_at(nxt)), cur + 1)
+                    while lo < nxt:
+                        mid = (lo + nxt) // 2
+                        if start_of(mid) >= a:
+                            nxt = mid
+                        else:
+                            lo = mid + 1
                 cur = nxt
             out.append(cur)
-            for y, v in extra.get(j, ()):
-                if pair and any(y_ == cur + y for y_, _ in pending):
-                    v += pair  # two chunks in one step cost less than apart (they share its decode's time)
-                pending.append((cur + y, v))
-            y_d = slopes.get(j)
-            if y_d is not None:  # its decoding passes, then it finishes
-                rising.append((cur + y_d[0], y_d[1]))
-                rising.append((cur + y_d[0] + passes[j - arrived], -y_d[1]))
+            chunks = extra.get(j, ())
+            begins = None
+            if place is not None and j in place_rows:
+                total = sum(v for _, v in chunks)
+                left = prompt = place_rows[j]
+                y = cur
+                while left > 0 and free > 0 and y < cur + 4 * AHEAD_STEPS:
+                    take = min(free - used.get(y, 0), left)
+                    if take > 0:
+                        v = total * take / prompt
+                        if pair and any(y_ == y for y_, _ in pending):
+                            v += pair  # two chunks in one step cost less than apart (they share its decode time)
+                        pending.append((y, v))
+                        used[y] = used.get(y, 0) + take
+                        left -= take
+                    y += 1
+                begins = y
+            else:
+                for y, v in chunks:
+                    if pair and any(y_ == cur + y for y_, _ in pending):
+                        v += pair
+                    pending.append((cur + y, v))
+            slope_j = slopes.get(j)
+            if slope_j is not None:  # its decoding passes, then it finishes
+                y0 = begins if begins is not None else cur + slope_j[0]
+                d, g = slope_j[1], slope_j[2]
+                z = y0 + passes[g_]
+                rising.append((y0, d, g))
+                rising.append((z, -(d + g * (z - y0)), -g))
         return out
 
     def ahead(
@@ -613,9 +656,11 @@ def simulate(
                               tuple((pa, pr) for _, _, pa, pr in both.groups)))
             # Then a decode step with each arrival decoding besides (its seconds beyond a decode step's).
             zeros = tuple((0.0, 0.0) for _ in pricer.groups)
-            heads += [(0.0, 0.0, 0.0, zeros) for _ in near]
-            more = np.concatenate((np.zeros(len(heads) - len(near)), np.ones(len(near))))
-            added = np.concatenate((np.zeros(len(heads) - len(near)), rows_near))
+            heads += [(0.0, 0.0, 0.0, zeros) for _ in range(len(near) + 1 if near else 0)]
+            more = np.concatenate((np.zeros(len(heads) - len(near) - 1), np.ones(len(near) + 1))) if near else (
+                np.zeros(len(heads)))
+            added = np.concatenate((np.zeros(len(heads) - len(near) - 1), rows_near, rows_near[:1] + GROWTH)) if (
+                near) else np.zeros(len(heads))
             sums_now = []
             for q, g_ in enumerate(pricer.groups):
                 pa = np.array([h[3][q][0] for h in heads])
@@ -630,19 +675,17 @@ def simulate(
                                                0.0, tuple(sums_now)))[0].tolist()
             decode_s = now_s[0]
             m = len(near)
-            # An arrival's prompt larger than the rows the members leave is chunked over several steps.
-            slope: dict[int, tuple[int, float]] = {}
+            # Each arrival's chunk and decoding (the latter growing a step as its positions do: the first
+            # arrival's decoding priced again further on).
+            grow = (now_s[-1] - now_s[len(heads) - m - 1]) / GROWTH * emitted if m else 0.0
+            slope: dict[int, tuple[int, float, float]] = {}
             for x, j in enumerate(near):
-                c = now_s[i_chunk + x] - decode_s
-                prompt = reqs[j].prompt
-                if 0 < free0 < prompt:
-                    parts = -(-prompt // free0)
-                    est[j] = [(y, c * min(free0, prompt - y * free0) / prompt) for y in range(parts)]
-                else:
-                    parts = 1
-                    est[j] = [(0, c)]
-                slope[j] = (parts, now_s[len(heads) - m + x] - decode_s)
+                est[j] = [(0, now_s[i_chunk + x] - decode_s)]
+                slope[j] = (1, now_s[len(heads) - m - 1 + x] - decode_s, grow)
             pair = now_s[i_chunk + m] - now_s[i_chunk] - now_s[i_chunk + 1] + decode_s if two else 0.0
+            used: dict[int, int] = {}
+            for y, taken in zip(pre_at, rows_ if pre_at else [], strict=True):
+                used[y] = used.get(y, 0) + int(taken)
             # The clock of the members alone (their finishes, their growing positions), for as many steps as the
             # arrivals predicted would take at the pace of step 0.
             last_arrival = reqs[near[-1]].arrival if near else t
@@ -654,7 +697,7 @@ def simulate(
                 while len(seconds) <= y:
                     seconds.append(seconds[-1])
                 seconds[y] += now_s[(2 if first is not None else 1) + x] - decode_s
-            guess[:] = predict(seconds, est, slope, pair)
+            guess[:] = predict(seconds, est, slope, pair, (max(free0, 0), used, {j: reqs[j].prompt for j in near}))
 
         by_finish: list[tuple[int, int, int]] = []
         pf: list[list[int]] = []  # requests admitted ahead still prefilling: [request, rows done, prompt]
@@ -933,6 +976,7 @@ def simulate(
         spec: tuple[Any, ...] | None = None
         adm: list[tuple[int, int]] = []  # requests admitted inside the stretch (ahead), and the step of each
         pieces: dict[int, list[tuple[int, int, int]]] = {}  # and their prompt chunks: (step, rows before, rows)
+        through = False  # a drafting stretch run through its finishes (below)
         if whole:
             e = int(emitted)
             start = np.zeros(len(dec), dtype=np.int64)
@@ -979,6 +1023,74 @@ def simulate(
             rows_now, gen_now = positions, gen
             reading = set(code[dec][dec_shared > 0].tolist()) if read_once else set()
             once_now = float(sum(code_positions[c] for c in sorted(reading)))
+            # Static batching with no prompt left runs its batch through its finishes (nothing joins): each
+            # sequence's positions advanced one pass at a time, a step's sums over the sequences still decoding, in
+            # their order (a C-contiguous copy of their columns: each row sums as that step's positions alone).
+            # Continuous batching likewise while nobody waits: a finish retires its sequence, nothing joins before
+            # the next arrival (the stretch ends at it).
+            through = drained and not read_once and len(dec) > 1 and (policy is Policy.STATIC or not waiting)
+            snaps: dict[int, np.ndarray] = {}  # continuous: every sequence's positions after each finishing step
+            alive = np.arange(len(dec))
+            ended_at = np.full(len(dec), -1, dtype=np.int64)  # the step after each one's last pass
+            pos_end = np.array(positions, dtype=float)
+            gen_end = np.array(gen, dtype=float)
+
+            def through_block(i0: int, i1: int) -> tuple[np.ndarray, np.ndarray, int]:
+                """Price steps ``i0`` … ``i1`` − 1 of the batch (fewer: up to the last finish, and no more than
+                :data:`BLOCK` positions); the sequences that finish in them leave the steps after."""
+                nonlocal alive
+                i1 = min(i1, i0 + max(BLOCK // len(alive), 1))
+                trail = advance(pos_end[alive], emitted, i1 - i0)
+                gen_rows = advance(gen_end[alive], emitted, i1 - i0)
+                done_ = gen_rows[1:] >= outs[alive]  # row r: after step i0 + r
+                over = done_.any(axis=0)
+                last_r = np.where(over, np.argmax(done_, axis=0), i1 - i0 - 1)  # the row of each one's last pass
+                if over.all():
+                    i1 = i0 + int(last_r.max()) + 1
+                # Segments of steps with the same sequences decoding: split after each step a sequence ends in.
+                finishing = set((last_r[over] + 1).tolist())
+                cuts = sorted(finishing | {i1 - i0})
+                parts: list[StepSums] = []
+                sizes: list[int] = []
+                lo = 0
+                keep = np.ones(len(alive), dtype=bool)
+                for hi in cuts:
+                    if hi > i1 - i0:
+                        break
+                    if policy is Policy.CONTINUOUS and hi in finishing:
+                        ends_ = np.minimum(np.where(over, last_r + 1, hi), hi)
+                        snap = pos_end.copy()
+                        snap[alive] = trail[ends_, np.arange(len(alive))]
+                        snaps[i0 + hi - 1] = snap
+                    cols = np.flatnonzero(keep)
+                    rows = np.ascontiguousarray(trail[lo:hi][:, cols]) if len(cols) < len(alive) else trail[lo:hi]
+                    parts.append(stepwise_sums(rows, dec_shared[alive[cols]], pricer.groups, 0.0))
+                    sizes.append(hi - lo)
+                    keep &= ~(over & (last_r + 1 == hi))
+                    lo = hi
+                n_ = np.concatenate([np.full(size_, part.decode) for size_, part in zip(sizes, parts, strict=True)])
+                groups_ = tuple((np.concatenate([part.groups[q][0] for part in parts]),
+                                 np.concatenate([part.groups[q][1] for part in parts]), 0.0, 0.0)
+                                for q in range(len(pricer.groups)))
+                c_, b_ = pricer.price_many(StepSums(n_, 0.0, 0.0, 0.0, 0.0, groups_))
+                block[:] = [trail, gen_rows, over, last_r]
+                return c_, b_, i1
+
+            block: list[np.ndarray] = []
+
+            def through_keep(n: int) -> None:
+                """Keep the block's first ``n`` steps (an arrival may cut it): those that ended in them at their
+                last pass, the others after step ``n``."""
+                nonlocal alive
+                trail, gen_rows, over, last_r = block
+                fin_cols = np.flatnonzero(over & (last_r < n))
+                ended_at[alive[fin_cols]] = i0 + last_r[fin_cols] + 1
+                pos_end[alive[fin_cols]] = trail[last_r[fin_cols] + 1, fin_cols]
+                gen_end[alive[fin_cols]] = gen_rows[last_r[fin_cols] + 1, fin_cols]
+                still = np.flatnonzero(~over | (last_r >= n))
+                pos_end[alive[still]] = trail[n, still]
+                gen_end[alive[still]] = gen_rows[n, still]
+                alive = alive[still]
         after: list[float] = []  # when each step ends
         if spec is not None:
             members, positions, start, finish, gen, cost, bind, after, now, k, adm, pieces, waits = spec
@@ -998,6 +1110,8 @@ def simulate(
                 i1 = int(min(i0 + size, end))
                 if whole:
                     c, b = closed.priced(pricer, np.arange(i0, i1))
+                elif through:
+                    c, b, i1 = through_block(i0, i1)
                 else:
                     i1 = min(i1, i0 + max(BLOCK // len(dec), 1))
                     trail = advance(rows_now, emitted, i1 - i0)
@@ -1014,7 +1128,11 @@ def simulate(
                             i1 = end = i0 + n
                             c, b, times = c[:n], b[:n], times[: n + 1]
                             break
-                if not whole:
+                if through:
+                    through_keep(i1 - i0)
+                    if not alive.size:
+                        end = i1
+                elif not whole:
                     rows_now, gen_now = trail[i1 - i0], gen_rows[i1 - i0]
                 costs.append(c)
                 bound.append(b)
@@ -1041,6 +1159,10 @@ def simulate(
             base = positions - start * emitted
             final = base + taken * emitted
             made_final = gen + taken * emitted
+        elif through:
+            finish = np.where(ended_at >= 0, ended_at, k + 1)
+            carried += int(np.minimum(finish, k).sum())
+            final, made_final = pos_end, gen_end
         else:
             carried += k * len(dec)
             final, made_final = rows_now, gen_now
@@ -1162,7 +1284,8 @@ def simulate(
                 if check and i in sums_at:
                     peak_held = max(peak_held, weights + sums_at[i] + sum(p.bytes for p in prefixes.values()))
                 elif check:
-                    length[members] = base + np.minimum(finish, i + 1) * emitted if whole else final
+                    length[members] = base + np.minimum(finish, i + 1) * emitted if whole else (
+                        snaps[i] if through else final)
                     for j, s in split:  # a prompt admitted and not yet prefilled: its rows so far
                         if s <= i < pieces[j][-1][0]:
                             length[j] = float(pieces[j][0][1] + sum(rows for y, _, rows in pieces[j] if y <= i))
