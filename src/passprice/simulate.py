@@ -471,8 +471,8 @@ def simulate(
         before = 0.0  # the extra seconds of the chunks in steps before the current one
         # The decoding begun by the current step adds q2 · i² + q1 · i + q0 to step i's start.
         q2 = q1 = q0 = 0.0
-        pending: list[tuple[int, float]] = []  # chunks in the current step or after: (step, seconds)
-        rising: list[tuple[int, float, float]] = []  # decoding begun after the current step: (first step, d, g)
+        pending: dict[int, float] = {}  # chunks in the current step or after: step -> seconds
+        rising: dict[int, list[float]] = {}  # decoding begun after the current step: first step -> [d, g]
         slopes = slope or {}
         cur = 0
         last = min(arrived + AHEAD + 1, n_req)
@@ -494,10 +494,10 @@ def simulate(
 
         def start_of(i: int) -> float:
             s = (clock[i] if i < size else clock[-1] + (i - size + 1) * tail) + before + (q2 * i + q1) * i + q0
-            for y, v in pending:
+            for y, v in pending.items():
                 if y < i:
                     s += v
-            for y, d, g in rising:
+            for y, (d, g) in rising.items():
                 if y < i:
                     s += (d + g * (i - y - 1) / 2) * (i - y)
             return s
@@ -508,16 +508,13 @@ def simulate(
             if not (cur and start_of(cur) >= a):
                 # Settle what lies before the next step for good (every later step's start holds it).
                 nxt = cur + 1
-                if pending:
-                    before += sum(v for y, v in pending if y < nxt)
-                    pending = [(y, v) for y, v in pending if y >= nxt]
-                if rising:
-                    for y, d, g in rising:
-                        if y < nxt:  # (d + g (i − y − 1) / 2)(i − y), expanded
-                            q2 += g / 2
-                            q1 += d - g * (2 * y + 1) / 2
-                            q0 += -d * y + g * y * (y + 1) / 2
-                    rising = [r for r in rising if r[0] >= nxt]
+                for y in [y for y in pending if y < nxt]:
+                    before += pending.pop(y)
+                for y in [y for y in rising if y < nxt]:
+                    d, g = rising.pop(y)  # (d + g (i − y − 1) / 2)(i − y), expanded
+                    q2 += g / 2
+                    q1 += d - g * (2 * y + 1) / 2
+                    q0 += -d * y + g * y * (y + 1) / 2
                 nxt = first_clock(a - before, cur + 1)
                 if q2 or q1 or q0 or pending or rising:
                     # The steps are longer than the clock: an earlier one may reach it. What the chunks and the
@@ -542,25 +539,27 @@ def simulate(
                     take = min(free - used.get(y, 0), left)
                     if take > 0:
                         v = total * take / prompt
-                        if pair and any(y_ == y for y_, _ in pending):
+                        if y in pending:
                             v += pair  # two chunks in one step cost less than apart (they share its decode time)
-                        pending.append((y, v))
+                        pending[y] = pending.get(y, 0.0) + v
                         used[y] = used.get(y, 0) + take
                         left -= take
                     y += 1
                 begins = y
             else:
                 for y, v in chunks:
-                    if pair and any(y_ == cur + y for y_, _ in pending):
+                    if cur + y in pending:
                         v += pair
-                    pending.append((cur + y, v))
+                    pending[cur + y] = pending.get(cur + y, 0.0) + v
             slope_j = slopes.get(j)
             if slope_j is not None:  # its decoding passes, then it finishes
                 y0 = begins if begins is not None else cur + slope_j[0]
                 d, g = slope_j[1], slope_j[2]
                 z = y0 + passes[g_]
-                rising.append((y0, d, g))
-                rising.append((z, -(d + g * (z - y0)), -g))
+                for y, d_, g__ in ((y0, d, g), (z, -(d + g * (z - y0)), -g)):
+                    both = rising.setdefault(y, [0.0, 0.0])
+                    both[0] += d_
+                    both[1] += g__
         return out
 
     def ahead(
