@@ -77,17 +77,21 @@ MAX_STEPS = 500_000
 #: CPU: a step priced alone costs :data:`WORK_ALONE` units; each call that prices many steps at once (a stretch, a
 #: prediction, a block of drafting steps) :data:`WORK_CALL`; each try of planning a stretch's admissions ahead (its
 #: planning, pricing and confirming) :data:`WORK_TRY`, and a third of a unit for each request it plans, each prompt
-#: chunk and each step it walks; each request finished in a stretch 1; every 64 steps of a stretch 1. Fitted to 10
-#: runs (5 trace shapes of about 1 MB, both policies: arrivals at 50/s, a queue of 15,000 at once, a drafting serving,
-#: shared prefixes, --chunk 256) on the 2-core development machine, quiet: 8.4 to 11.4 µs a unit. The steps a trace
-#: takes do not bound its time (a stretch prices thousands of steps for the cost of a few alone): this cap does, to
-#: about 1.0 s of simulating (at most 1.14 s at the slowest rate fitted), so that with the command's own 0.5 to
-#: 0.7 s (imports, the serving's decomposition, reading a 1 MB trace, the report) no trace under 1 MB runs a command
-#: past 2 s.
-MAX_WORK = 100_000
+#: chunk and each step it walks; each request finished in a stretch 1; every 64 steps of a stretch 1; each run of a
+#: drafting stretch's steps with the same sequences :data:`WORK_SEGMENT` (its sums taken apart). A least-squares fit
+#: of CPU time to these counts over 10 runs (5 trace shapes of about 1 MB, both policies: arrivals at 50/s, a queue of
+#: 15,000 at once, a drafting serving, shared prefixes, --chunk 256) on the 2-core development machine, quiet: 8.4 to
+#: 11.4 µs a unit; measured again once drafting stretches ran through their finishes, as ratios to the arrivals'
+#: static run in the same process (loaded machine): 0.99 to 1.45 times it, about 8.3 to 12.2 µs a unit quiet. The
+#: steps a trace takes do not bound its time (a stretch prices thousands of steps for the cost of a few alone): this
+#: cap does, to about 0.9 s of simulating (at most 1.1 s at the slowest rate measured), so that with the command's
+#: own 0.5 to 0.7 s (imports, the serving's decomposition, reading a 1 MB trace, the report) no trace under 1 MB runs
+#: a command past 2 s on a quiet machine.
+MAX_WORK = 90_000
 WORK_ALONE = 8
 WORK_CALL = 10
 WORK_TRY = 60
+WORK_SEGMENT = 2
 WORK_UNIT_US = 10
 
 
@@ -1071,6 +1075,7 @@ def simulate(
                 groups_ = tuple((np.concatenate([part.groups[q][0] for part in parts]),
                                  np.concatenate([part.groups[q][1] for part in parts]), 0.0, 0.0)
                                 for q in range(len(pricer.groups)))
+                spend(WORK_SEGMENT * len(parts))
                 c_, b_ = pricer.price_many(StepSums(n_, 0.0, 0.0, 0.0, 0.0, groups_))
                 block[:] = [trail, gen_rows, over, last_r]
                 return c_, b_, i1
