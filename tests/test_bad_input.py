@@ -7,6 +7,8 @@ exit status 2 (or a named refusal, exit 1, where the pricing model refuses), no 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import struct
 import time
 from collections.abc import Sequence
@@ -664,3 +666,115 @@ def test_fact_commands(tmp_path: Path) -> None:
 
 def test_diff_of_nothing(tmp_path: Path) -> None:
     bad("diff", str(tmp_path / "nowhere"), str(REPO), says="neither a folder nor a revision")
+
+
+# --- session 4: odd names the earlier rounds passed over ----------------------------------------------------------
+
+
+def test_a_folder_named_like_an_entry_is_reported_not_skipped(tmp_path: Path) -> None:
+    """A folder called ``x.toml`` among the cards or servings was skipped by the listings (``cards`` exited 0
+    without it) and reported as "not found" by a lookup: it is named as what it is."""
+    root = copy_root(tmp_path)
+    (root / "facts/cards/bogus.toml").mkdir()
+    (root / "registry/servings/odd.toml").mkdir()
+    card, serving = root / "facts/cards/bogus.toml", root / "registry/servings/odd.toml"
+    bad("facts", "bogus", root=root, says=f"{card}: is a folder, not a card file")
+    bad("price", "odd", root=root, says=f"{serving}: is a folder, not a serving file")
+    result = invoke("cards", root=root)
+    assert result.exit_code == 2 and "h200_sxm_141gb" in result.stdout  # the good cards are still listed
+    assert f"{card}: is a folder, not a card file" in result.stderr
+    result = invoke("servings", root=root)
+    assert result.exit_code == 2 and "r1-qwen7b-h200" in result.stdout
+    assert f"{serving}: is a folder, not a serving file" in result.stderr
+
+
+@pytest.mark.parametrize("option", ["-o", "--plot"])
+def test_an_output_name_ending_in_a_slash_is_refused(option: str, tmp_path: Path) -> None:
+    """``-o x.csv/`` names a folder: click's path dropped the slash and the sweep wrote ``x.csv``."""
+    out = tmp_path / "x.csv"
+    bad("sweep", "r1-qwen7b-h200", "--batches", "1", option, f"{out}/",
+        says=f"'{out}/' ends in '/': it names a folder, not a file")
+    assert not out.exists()
+
+
+def test_import_of_a_file_whose_name_is_not_utf8(tmp_path: Path) -> None:
+    """The entry records the file's name: a name in bytes that are not UTF-8 is refused as FILE's, before the header
+    is read (it blamed the entry it could not write)."""
+    root = copy_root(tmp_path)
+    odd = tmp_path / os.fsdecode(b"bad\xffname.gguf")
+    odd.write_bytes((REPO / "tests/data/qwen35-27b-like.header.gguf").read_bytes())
+    bad("import", str(odd), "--name", "ok1", "--origin", "hf:x/y", root=root,
+        says="FILE's name (the entry records it; rename the file): 'bad\\udcffname.gguf' is not UTF-8 text")
+    assert not (root / "registry/checkpoints/ok1.toml").exists()
+
+
+def test_bad_magic_shows_no_bytes_of_an_unknown_file(tmp_path: Path) -> None:
+    """A serving may name any file as its checkpoint; the error line (a CI log) shows the start of a file only when
+    it is a format the line can name."""
+    secret = tmp_path / "key.pem"
+    secret.write_bytes(b"SECRETKEY" * 8)
+    root = copy_root(tmp_path)
+    text = (root / "registry/servings/r1-qwen7b-h200.toml").read_text(encoding="utf-8")
+    (root / "registry/servings/evil.toml").write_text(
+        text.replace('checkpoint = "deepseek-r1-distill-qwen-7b-q4_k_m"', f'checkpoint = "{secret}"'), encoding="utf-8"
+    )
+    lines = bad("price", "evil", root=root, says=f"{secret}: byte 0: bad magic: a GGUF file starts with b'GGUF'")
+    assert "SECR" not in "".join(lines)
+    old = tmp_path / "old.gguf"
+    old.write_bytes(b"GGJT" + bytes(60))
+    bad("header", str(old), says=f"{old}: byte 0: bad magic b'GGJT' (the GGJT format GGUF replaced)")
+
+
+def test_diff_refuses_a_name_that_is_both_folder_and_revision(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``diff main`` with a folder ``main`` here: git calls that ambiguous; passprice took the folder silently."""
+    import subprocess
+
+    root = copy_root(tmp_path)
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t.invalid", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t.invalid"}
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "--no-verify", "-m", "facts"]):
+        subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
+    (root / "main").mkdir()
+    monkeypatch.chdir(root)
+    bad("diff", "main", root=root, says="main: names both a folder here and the revision ")
+    assert invoke("diff", "./main", root=root).exit_code == 2  # the folder, which is no root
+    assert "not a passprice root" in invoke("diff", "./main", root=root).stderr
+    assert invoke("diff", "heads/main", root=root).exit_code == 0  # the revision: nothing changed
+
+
+def test_a_root_schema_is_never_validated_against(tmp_path: Path) -> None:
+    """A registry made by an older passprice (or a pull request editing ``schema/``) whose serving schema has no
+    bound on context classes, a card schema whose pattern backtracks for ever, a ``$ref`` cycle, a schema that is
+    no schema: passprice validates against its own schemas only, so 100 classes are refused as before, the rest is
+    never read, and ``check`` warns about each file of the copy that differs."""
+    root = copy_root(tmp_path)
+    shutil.copytree(REPO / "schema", root / "schema")
+    serving_schema = root / "schema/serving.schema.json"
+    document = json.loads(serving_schema.read_text(encoding="utf-8"))
+    del document["properties"]["contexts"]["maxItems"]
+    serving_schema.write_text(json.dumps(document), encoding="utf-8")
+    card_schema = root / "schema/card.schema.json"
+    card = json.loads(card_schema.read_text(encoding="utf-8"))
+    card["properties"]["card"]["properties"]["name"]["pattern"] = "^(a|a)*$"
+    card["$defs"] = {"loop": {"$ref": "#/$defs/loop"}}
+    card["properties"]["card"]["$ref"] = "#/$defs/loop"
+    card_schema.write_text(json.dumps(card), encoding="utf-8")
+    (root / "schema/lock.schema.json").write_text("[]", encoding="utf-8")
+    text = (root / "registry/servings/r1-qwen7b-h200.toml").read_text(encoding="utf-8")
+    head = text.split("[[contexts]]")[0]
+    many = head + "".join(f"[[contexts]]\nshare = 0.01\nposition = {i + 1}\nlimit = 4096\n\n" for i in range(100))
+    (root / "registry/servings/many.toml").write_text(many, encoding="utf-8")
+    bad("price", "many", root=root, says="many.toml: contexts: 100 items (at most 64)")
+    (root / "registry/servings/many.toml").unlink()
+    h200 = root / "facts/cards/h200_sxm_141gb.toml"
+    h200.write_text(h200.read_text(encoding="utf-8").replace('name = "', 'name = "' + "a" * 40 + "!", 1),
+                    encoding="utf-8")
+    assert invoke("price", "r1-qwen7b-h200", "--json", root=root).exit_code == 0  # the lock still holds: a title
+    result = invoke("check", root=root)
+    warned = [line for line in result.stdout.splitlines() if "warning: schema/" in line]
+    assert [line.split(":")[1].strip() for line in warned] == [
+        "schema/card.schema.json", "schema/lock.schema.json", "schema/serving.schema.json"
+    ]
+    assert "differs from this passprice's copy, which it validates against" in warned[0]
+
+

@@ -88,13 +88,19 @@ def test_a_valid_edit_of_the_same_size_and_mtime_is_read_anew(tmp_path: Path, ca
     assert len(entries(cache_dir)) == 2
 
 
-def test_a_schema_change_misses(tmp_path: Path, cache_dir: Path) -> None:
-    root_path = copy_root(tmp_path)
-    shutil.copytree(REPO / "schema", root_path / "schema")
-    root = Root(root_path)
+def test_a_schema_change_misses(tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The package's schema changes (a source checkout edited, no version change): a document validated under the
+    old one is not served."""
+    from passprice import registry
+
+    package = tmp_path / "package-schema"
+    shutil.copytree(REPO / "schema", package)
+    monkeypatch.setattr(registry, "schema_dir", lambda: package)
+    monkeypatch.setattr(schema, "schema_dir", lambda: package)
+    root = Root(copy_root(tmp_path))
     load_card(root, "h200_sxm_141gb")
-    # The root's own schema now requires a key no card has: the cached document must not be served.
-    card_schema = root_path / "schema" / "card.schema.json"
+    # The schema now requires a key no card has: the cached document must not be served.
+    card_schema = package / "card.schema.json"
     document = json.loads(card_schema.read_text(encoding="utf-8"))
     document["required"] = [*document.get("required", []), "warranty"]
     card_schema.write_text(json.dumps(document), encoding="utf-8")
@@ -220,17 +226,15 @@ def test_an_entry_that_is_not_a_small_regular_file_is_a_miss(
     assert again.exit_code == 0 and json.loads(again.stdout) == json.loads(first.stdout)
 
 
-def test_a_schema_that_is_a_fifo_is_refused_not_waited_on(tmp_path: Path, cache_dir: Path) -> None:
+def test_a_schema_copy_that_is_a_fifo_is_not_waited_on(tmp_path: Path, cache_dir: Path) -> None:
+    """The root's own schema copy is never validated against; check only compares it, and a FIFO there is one
+    warning, never a read that blocks."""
     root = copy_root(tmp_path)
     shutil.copytree(REPO / "schema", root / "schema")
     (root / "schema" / "card.schema.json").unlink()
     os.mkfifo(root / "schema" / "card.schema.json")
-    schema._validator.cache_clear()
-    try:
-        lines = [line for line in invoke("check", root=root).output.splitlines() if "card.schema.json" in line]
-    finally:
-        schema._validator.cache_clear()
-    assert lines and "is a FIFO (named pipe), not a regular file" in lines[0]
+    lines = [line for line in invoke("check", root=root).output.splitlines() if "card.schema.json" in line]
+    assert lines and "is a FIFO (named pipe), not a regular file" in lines[0] and "warning:" in lines[0]
 
 
 def test_old_entries_are_pruned(tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -676,3 +680,49 @@ def test_a_process_stores_only_its_first_pass_shapes(
         assert serving.price_serving(r.header, r.card, s).tokens_per_s > 0
     # Three shapes and the one decode step they share (every position the same deployment).
     assert len(objects(cache_dir)) - before == 3 + 1
+
+
+def test_an_entry_that_is_a_link_is_replaced_not_written_through(tmp_path: Path, cache_dir: Path) -> None:
+    """Attacker round 4: every entry replaced by a link to the user's notes; the next run wrote its entry through
+    the link, over the notes."""
+    root = copy_root(tmp_path)
+    assert invoke("cards", root=root).exit_code == 0
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n", encoding="utf-8")
+    linked = [p for p in cache_dir.rglob("*") if p.is_file()]
+    assert linked
+    for p in linked:
+        p.unlink()
+        p.symlink_to(notes)
+    assert invoke("cards", root=root).exit_code == 0
+    assert notes.read_text(encoding="utf-8") == "my notes\n"
+    assert any(not p.is_symlink() for p in linked)  # entries written again, as files of their own
+
+
+def test_pruning_removes_only_entries(tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Attacker round 4: 4,100 files of the user's in the cache's folder, and a price deleted 2,053 of them."""
+    monkeypatch.setattr(cache, "MAX_ENTRIES", 4)
+    monkeypatch.setattr(cache, "PRUNE_EVERY", 1)
+    folder = cache_dir / "documents"
+    folder.mkdir(parents=True)
+    mine = [folder / f"report-{i}.json" for i in range(10)] + [folder / f"{'g' * 64}.json", folder / "x.pickle"]
+    for p in mine:
+        p.write_text("{}", encoding="utf-8")
+    for i in range(9):
+        cache.store(f"{i:064x}", {"n": i})
+    assert all(p.exists() for p in mine)
+    assert 0 < len([p for p in folder.iterdir() if cache._is_entry_name(p.name)]) <= 4  # entries were pruned
+
+
+def test_an_entry_others_may_write_is_a_miss(tmp_path: Path, cache_dir: Path) -> None:
+    """The cache is trusted as the user's own files are: an entry file that others may write (or that another user
+    owns) is not read."""
+    key = f"{7:064x}"
+    cache.store(key, {"n": 7})
+    assert cache.read(key) == {"n": 7}
+    path = cache_dir / "documents" / f"{key}.json"
+    assert path.stat().st_mode & 0o777 == 0o600
+    path.chmod(0o666)
+    assert cache.read(key) is None
+    path.chmod(0o644)
+    assert cache.read(key) == {"n": 7}

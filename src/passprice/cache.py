@@ -160,12 +160,20 @@ def _read_file(path: Path) -> bytes | None:
     try:
         with open_regular(path) as handle:
             st = os.fstat(handle.fileno())
-            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_ENTRY_BYTES:
+            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_ENTRY_BYTES or not _trusted(st):
                 return None
             data = handle.read(MAX_ENTRY_BYTES + 1)
     except (InputError, OSError, ValueError):
         return None
     return data if len(data) <= MAX_ENTRY_BYTES else None
+
+
+def _trusted(st: os.stat_result) -> bool:
+    """Whether an entry file of status ``st`` is one this user's passprice wrote: owned by the user and writable by
+    no one else. The cache is trusted as the user's own files are (whoever can write it can change what a run
+    prints, as whoever can write the registry can); a file another user could have put or changed there is a miss."""
+    uid = getattr(os, "geteuid", None)
+    return (uid is None or st.st_uid == uid()) and not st.st_mode & 0o022
 
 
 def store(entry_key: str, document: dict[str, Any]) -> None:
@@ -174,7 +182,7 @@ def store(entry_key: str, document: dict[str, Any]) -> None:
     if not enabled():
         return
     from passprice.errors import InputError
-    from passprice.files import make_folder, write_atomically
+    from passprice.files import make_folder
 
     try:
         body = json.dumps({"key": entry_key, "document": document}, ensure_ascii=False, separators=(",", ":"))
@@ -187,10 +195,36 @@ def store(entry_key: str, document: dict[str, Any]) -> None:
         return
     try:
         make_folder(path.parent)  # the cache's own folder (a writer never creates a folder a user named)
-        write_atomically(path, hashlib.sha256(data).hexdigest().encode("ascii") + b"\n" + data, force=True)
+        _write_entry(path, hashlib.sha256(data).hexdigest().encode("ascii") + b"\n" + data)
     except (InputError, OSError):
         return
     _prune(path.parent)
+
+
+def _write_entry(path: Path, data: bytes) -> None:
+    """Write the entry file ``path``: a private (``0o600``) temporary file in its folder, renamed over ``path``. The
+    rename replaces whatever is there — a symbolic link is replaced, never written through (unlike a user's file, for
+    which :func:`passprice.files.write_atomically` keeps the link: a link in the cache is nobody's file to keep, and
+    writing through one let a cache entry overwrite the file it pointed at). A torn entry fails its checksum when
+    read, so nothing is flushed to disk. Raises :class:`OSError` (the caller skips the entry)."""
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+_HEX = frozenset("0123456789abcdef")
+
+
+def _is_entry_name(name: str) -> bool:
+    """Whether ``name`` is that of an entry file: its key (a sha256 hex digest) and the suffix of its kind."""
+    key, dot, suffix = name.partition(".")
+    return bool(dot) and suffix in ("json", "pickle") and len(key) == 64 and _HEX.issuperset(key)
 
 
 def _prune(folder: Path) -> None:
@@ -201,7 +235,9 @@ def _prune(folder: Path) -> None:
     if (_stores - 1) % PRUNE_EVERY:
         return
     try:
-        entries = [p for p in folder.iterdir() if p.name.endswith((".json", ".pickle"))]
+        # Only names this module writes (a sha256 key and its suffix): a file of the user's that found its way into
+        # the folder is not an entry, and is never removed.
+        entries = [p for p in folder.iterdir() if _is_entry_name(p.name)]
         if len(entries) <= MAX_ENTRIES:
             return
         aged = []
@@ -387,7 +423,7 @@ def _store_object(path: Path, entry_key: str, obj: object) -> None:
     import pickle
 
     from passprice.errors import InputError
-    from passprice.files import make_folder, write_atomically
+    from passprice.files import make_folder
 
     try:
         body = pickle.dumps((entry_key, obj), protocol=_PROTOCOL)
@@ -395,7 +431,7 @@ def _store_object(path: Path, entry_key: str, obj: object) -> None:
         return
     try:
         make_folder(path.parent)
-        write_atomically(path, hashlib.sha256(body).hexdigest().encode("ascii") + b"\n" + body, force=True)
+        _write_entry(path, hashlib.sha256(body).hexdigest().encode("ascii") + b"\n" + body)
     except (InputError, OSError):
         return
     _prune(path.parent)

@@ -210,6 +210,9 @@ def review_files(root: Root) -> FileReview:
     found, more = review_stacks(root)  # stack facts read off measured runs: runs still there, fits re-run (issue 14)
     problems += found
     warnings += more
+    from passprice.registry import schema_copy_drift
+
+    warnings += schema_copy_drift(root)  # the editors' copy of the schemas, never validated against
     kinds["sources"] = len(root.names(root.sources))
     kinds["servings"] = 0
     for name in root.names(root.servings):

@@ -227,6 +227,19 @@ def _require_unicode(text: str | None, what: str) -> None:
         raise InputError(f"{what}: {text!r} is not UTF-8 text") from None
 
 
+class _FilePath(click.Path):
+    """A file name option or argument, as a :class:`~pathlib.Path`: ``click.Path(dir_okay=False)`` that also refuses
+    a name ending in a slash (``-o x.csv/`` names a folder; the path would drop the slash and write ``x.csv``)."""
+
+    def __init__(self) -> None:
+        super().__init__(dir_okay=False, path_type=Path)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value.endswith(("/", os.sep)):
+            self.fail(f"{value!r} ends in '/': it names a folder, not a file", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 def _check_output(path: Path | None, force: bool) -> None:
     """Refuse an output file before any work is done (a sweep or a simulation can take seconds, and used to fail
     only when it came to write), for every reason the writer would (:func:`passprice.files.check_writable`: a
@@ -249,7 +262,7 @@ def _relative(root: Any, path: Path) -> str:
 def _plot_option(what: str) -> Callable[[F], F]:
     """``--plot FILE.png|svg``: draw ``what`` (matplotlib, the plot extra)."""
     return click.option(
-        "--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE.png|svg",
+        "--plot", "plot_path", type=_FilePath(), metavar="FILE.png|svg",
         help=f"Draw {what} (needs matplotlib: pip install 'passprice[plot]'); --force overwrites.",
     )
 
@@ -524,7 +537,7 @@ def header_command(ctx: click.Context, file: str, show_metadata: bool, show_tens
 
 
 @cli.command("import")
-@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("file", type=_FilePath())
 @click.option("--name", help="Entry name (default: the file name without .gguf and compression suffixes).")
 @click.option("--origin", default="", help="Where the checkpoint came from (recorded in the entry).")
 @click.option("--force", is_flag=True, help="Overwrite an existing entry.")
@@ -541,6 +554,10 @@ def import_command(ctx: click.Context, file: Path, name: str | None, origin: str
             f"{root.path}: the embedded facts are read-only; start a registry of your own with `passprice init DIR`, "
             "run inside one (or a checkout), or pass --root"
         )
+    # The entry records the file's name (its `source`): a name in bytes that are not UTF-8 cannot be written to
+    # TOML; say so of FILE before reading it, not of the entry when it comes to be written.
+    _require_unicode(file.name, "FILE's name (the entry records it; rename the file)")
+    _require_unicode(origin, "--origin")
     header = read_header(file)
     entry = name if name is not None else entry_name(file)
     target = root.checkpoints / f"{entry}.toml"
@@ -553,10 +570,10 @@ def import_command(ctx: click.Context, file: Path, name: str | None, origin: str
 
 
 @cli.command("synth")
-@click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("config", type=_FilePath())
 @click.option("--mix", default="Q4_K_M", show_default=True,
               help="Type mix, by llama.cpp's rules: Q4_K_M, Q4_0, Q8_0, F16, BF16, MXFP4 (MXFP4_MOE), NVFP4.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Header-only .gguf to write.")
+@click.option("-o", "--output", type=_FilePath(), help="Header-only .gguf to write.")
 @click.option("--import", "entry", metavar="NAME", help="Import it as registry/checkpoints/NAME.toml.")
 @click.option("--mla", type=click.Choice(["split", "joined"]), default="split", show_default=True,
               help="DeepSeek's latent attention as llama.cpp stores it since April 2025 (split) or before (joined).")
@@ -1028,7 +1045,7 @@ def _given(o: dict[str, Any]) -> list[str]:
 
 @cli.command("lock")
 @_serving_options(with_batch=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Lock file to write.")
+@click.option("-o", "--output", type=_FilePath(), help="Lock file to write.")
 @click.option("--name", help="Lock name (default: NAME of -o NAME.lock.toml, else the serving's name).")
 @click.option("--best", "kind", flag_value="best", help="Lock the best batch's price instead of the serving's batch.")
 @click.option("--floor", type=click.Choice(["published", "measured", "derived", "estimated", "assumed"]),
@@ -1571,14 +1588,14 @@ def fact_set_command(
 
 @cli.command("sweep")
 @click.argument("servings", nargs=-1)
-@click.option("--file", "sweep_file", type=click.Path(dir_okay=False, path_type=Path), help="A sweep TOML file.")
+@click.option("--file", "sweep_file", type=_FilePath(), help="A sweep TOML file.")
 @click.option("--cards", help="Cards, comma-separated, or 'all' (default: each serving's own card).")
 @click.option("--batches", default="1-4096*2", show_default=True, help="Batches: 1,2,8 or 1-64 or 1-4096*2.")
 @click.option("--positions", help="Mean context positions (default: each serving's own contexts).")
 @click.option("--draft-tokens", "draft_tokens", help="Drafted tokens per pass, e.g. 0,1,2,3 (default: the serving's).")
 @click.option("--format", "fmt", type=click.Choice(["csv", "json"]), default="csv", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="The same as --format json.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here (default: stdout).")
+@click.option("-o", "--output", type=_FilePath(), help="Write here (default: stdout).")
 @_plot_option("tokens/s against the batch, one line a serving on a card, the best batch marked")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
 @click.option("--stack", metavar="S", help="Add serving stack S's expected price to every row (issue 14).")
@@ -1799,7 +1816,7 @@ def kv_command(
 @_serving_options(with_batch=False)
 @_lock_options
 @click.option(
-    "--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE.png|svg",
+    "--plot", "plot_path", type=_FilePath(), metavar="FILE.png|svg",
     help="Draw tokens/s and pass time against the batch (needs matplotlib: pip install 'passprice[plot]').",
 )
 @click.option("--force", is_flag=True, help="Overwrite an existing --plot file.")
@@ -1953,7 +1970,7 @@ def speculate_command(
 
 @cli.command("simulate")
 @click.argument("serving")
-@click.option("--trace", "trace_path", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE.jsonl",
+@click.option("--trace", "trace_path", type=_FilePath(), metavar="FILE.jsonl",
               help="Requests, one JSON object a line: arrival_s, prompt_tokens, output_tokens[, prefix_id, "
               "prefix_tokens].")
 @click.option("--synthetic", type=_int("--synthetic"), metavar="N", help="N synthetic heavy-tailed requests.")
@@ -1980,7 +1997,7 @@ def speculate_command(
               "is 8, a stretch of steps priced together 10, a try of planning admissions ahead 60 and more; "
               "8 to 12 µs a unit, fitted): the default bounds simulating to about 1 s, so that no trace under 1 MB "
               "runs the command past 2 s; a run past it is refused by name, saying where it stopped.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here (default: stdout).")
+@click.option("-o", "--output", type=_FilePath(), help="Write here (default: stdout).")
 @_plot_option("throughput and end-to-end latency over time, one colour a policy")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
 @click.option("--stack", metavar="S", help="Price every step under serving stack S (its rates, fixed costs, reserve).")
@@ -2128,7 +2145,7 @@ def calibrate_command(ctx: click.Context, stack: str, dry_run: bool, as_json: bo
 
 @cli.command("validate")
 @click.option("--stack", "stack", metavar="S", help="Only stack S's runs (default: every measured run).")
-@click.option("--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+@click.option("--plot", "plot_path", type=_FilePath(), metavar="FILE",
               help="Draw measured vs priced tokens/s, log-log, one colour per card (.png or .svg; needs matplotlib).")
 @click.option("--force", is_flag=True, help="Overwrite an existing --plot file.")
 @_json_option

@@ -1279,6 +1279,7 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
 
         def open_side(ref: str | None, default: str | None) -> Side:
             if ref is not None and is_folder(ref):
+                _not_also_a_revision(ref, root, git)
                 folder = Path(ref).resolve()
                 if not _is_root(folder):
                     raise InputError(f"{ref}: not a passprice root (it needs facts/ and registry/ folders)")
@@ -1302,6 +1303,22 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
         base_side = open_side(base, None)
         head_side = open_side(head, "work tree")
         return compare(base_side, head_side)
+
+
+def _not_also_a_revision(ref: str, root: Root, git: Callable[[], Checkout]) -> None:
+    """Refuse a bare name (``main``) that is both a folder here and a revision of the checkout, as git refuses an
+    ambiguous argument: which side was meant decides what the review shows. A name written as a path (``./main``,
+    ``/x/main``, ``a/b``) is a folder. Raises :class:`InputError`."""
+    if os.sep in ref or "/" in ref or root.embedded:
+        return
+    try:
+        sha = git().commit(ref)
+    except InputError:
+        return  # no revision of that name (or no checkout here): the folder it is
+    raise InputError(
+        f"{ref}: names both a folder here and the revision {sha[:12]} of the git checkout; write ./{ref} for the "
+        f"folder, or heads/{ref} (or the commit id) for the revision"
+    )
 
 
 # --- rendering -----------------------------------------------------------------------------------------------------

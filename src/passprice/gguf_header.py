@@ -726,12 +726,33 @@ class _Parsed:
     hasher: Any = attrs.field(eq=False, repr=False)  # the sha256 of the header bytes, to hash further shards into
 
 
+#: The first bytes of formats a file given as a GGUF file is often in fact, named in the bad-magic error. The bytes of
+#: any other file are not shown: a registry file may name any file as its checkpoint, and its error line (in a CI log)
+#: must not print the start of, say, a key file.
+_KNOWN_MAGIC = {
+    b"GGML": "b'GGML' (the GGML format GGUF replaced)",
+    b"GGMF": "b'GGMF' (the GGMF format GGUF replaced)",
+    b"GGJT": "b'GGJT' (the GGJT format GGUF replaced)",
+    b"\xfd7zX": "of an xz file (name it .gguf.xz)",
+    b"PK\x03\x04": "of a zip file",
+    b"\x28\xb5\x2f\xfd": "of a zstd file (not read: decompress it)",
+}
+
+
+def _known_magic(magic: bytes) -> str:
+    """`` b'GGML' (…)`` for a format :data:`_KNOWN_MAGIC` names (a gzip file by its 2-byte signature), else ``""``."""
+    if magic[:2] == b"\x1f\x8b":
+        return " of a gzip file (name it .gguf.gz)"
+    known = _KNOWN_MAGIC.get(magic)
+    return f" {known}" if known else ""
+
+
 def _parse(stream: IO[bytes], source: str, size: int | None, extra: list[Any]) -> _Parsed:
     own = hashlib.sha256()
     r = _Reader(stream, source, size, [own, *extra], header_cap())
     magic = r.take(4, "the magic")
     if magic != _MAGIC:
-        raise r.fail(0, f"bad magic {magic!r} (a GGUF file starts with b'GGUF')")
+        raise r.fail(0, f"bad magic{_known_magic(magic)}: a GGUF file starts with b'GGUF'")
     raw_version = r.take(4, "the version")
     little = struct.unpack("<I", raw_version)[0]
     big = struct.unpack(">I", raw_version)[0]

@@ -74,32 +74,27 @@ class Root:
 
     @property
     def schema(self) -> Path:
-        """``schema``: the JSON Schemas; the package's own copy when this root has none."""
-        own = self.path / "schema"
-        return own if own.is_dir() else schema_dir()
+        """The JSON Schemas every file of this root is validated against: always the package's (:func:`schema_dir`).
+        The code relies on what they state (every bound that keeps a hostile file from running long among it), so a
+        root's own ``schema/`` copy — which ``init`` writes for editors — is never read in their place: a registry
+        made by an older passprice, or a pull request editing ``schema/``, can neither lift a bound nor feed the
+        validator a pattern or reference of its own (:func:`schema_copy_drift` reports a copy that differs)."""
+        return schema_dir()
 
     def names(self, folder: Path, suffix: str = ".toml") -> list[str]:
         """The entry names (file names less ``suffix``) in ``folder``, sorted; none when it does not exist. Every
-        entry that is not a folder is named, a FIFO or a broken link included, so reading it reports what is wrong
-        with it rather than passing over it.
+        entry is named, whatever it is (a folder called ``x.toml``, a FIFO, a broken link), so reading it reports what
+        is wrong with it rather than passing over it.
 
         Raises :class:`InputError` when ``folder`` cannot be read."""
         if not is_folder(folder):
             return []
         try:
-            entries = [p for p in folder.iterdir() if p.name.endswith(suffix) and len(p.name) > len(suffix)]
+            return sorted(
+                name[: -len(suffix)] for name in os.listdir(folder) if name.endswith(suffix) and len(name) > len(suffix)
+            )
         except OSError as e:
             raise InputError(f"{folder}: cannot list: {e.strerror or e}") from None
-        return sorted(p.name[: -len(suffix)] for p in entries if not _folder_or_unreadable(p))
-
-
-def _folder_or_unreadable(path: Path) -> bool:
-    """Whether a folder entry is a folder; an entry that cannot be looked at (a link loop) is not one: it is listed,
-    and reading it says what is wrong."""
-    try:
-        return is_folder(path)
-    except InputError:
-        return False
 
 
 def _is_root(path: Path) -> bool:
@@ -126,12 +121,44 @@ def schema_dir() -> Path:
     raise InputError(f"{_PACKAGE / '_data' / 'schema'}: the JSON Schemas are missing; reinstall passprice")
 
 
+def schema_copy_drift(root: Root) -> list[str]:
+    """The files of ``root``'s own ``schema/`` copy (the one editors validate against) that differ from the package's
+    schemas passprice validates against, one line each (``schema/card.schema.json: differs from …``); empty for a
+    root with no copy or an equal one. Never raises: a copy that cannot be read is one line too."""
+    from passprice.files import read_regular
+
+    own = root.path / "schema"
+    package = schema_dir()
+    try:
+        if not is_folder(own) or own.resolve() == package.resolve():
+            return []
+    except (InputError, OSError):
+        return []
+    lines = []
+    for ours in sorted(package.glob("*.schema.json")):
+        copy = own / ours.name
+        try:
+            same = read_regular(copy, 8 << 20) == ours.read_bytes()
+        except InputError as e:
+            lines.append(f"schema/{ours.name}: {str(e).removeprefix(f'{shown(copy)}: ')}")
+            continue
+        if not same:
+            lines.append(
+                f"schema/{ours.name}: differs from this passprice's copy, which it validates against (editors "
+                f"validate against this one): copy {shown(ours)} over it"
+            )
+    return lines
+
+
 def not_found(kind: str, ref: str, folder: Path, known: list[str]) -> InputError:
     """The error for ``ref``, a ``kind`` (card, serving, checkpoint …) that names nothing: a folder where a file
-    belongs, a file that is not a ``.toml`` one, a path to no file (``ref`` holds a path separator or ends in
-    ``.toml``), else a name not in ``folder``, with the ``known`` names listed."""
+    belongs (``ref`` itself, or ``folder/ref.toml``), a file that is not a ``.toml`` one, a path to no file (``ref``
+    holds a path separator or ends in ``.toml``), else a name not in ``folder``, with the ``known`` names listed."""
     if ref and is_folder(ref):
         return InputError(f"{shown(ref)}: is a folder, not a {kind} file")
+    entry = folder / f"{ref}.toml"
+    if ref and "/" not in ref and os.sep not in ref and is_folder(entry):  # registry/servings/x.toml/ for `x`
+        return InputError(f"{shown(entry)}: is a folder, not a {kind} file")
     if ref and is_there(ref):
         return InputError(f"{shown(ref)}: not a {kind} file (a {kind} file is TOML, named NAME.toml)")
     if ref.endswith(".toml") or "/" in ref or os.sep in ref:

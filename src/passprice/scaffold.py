@@ -8,8 +8,8 @@ has, the reference facts filled in, the user's own records empty, and the toolin
   and ``locks/``, and the measurements the reference stacks are fitted from) copied from the root in effect (the
   embedded default outside a checkout), the user's own records (``registry/…``, ``locks/``) empty, each holding a
   ``.gitkeep`` so git keeps it;
-- ``schema/``: a copy of the JSON Schemas the files name on their ``#:schema`` line, so an editor validates them and
-  ``passprice`` validates against the schemas the facts were written for;
+- ``schema/``: a copy of the JSON Schemas the files name on their ``#:schema`` line, so an editor validates them;
+  ``passprice`` itself always validates against the package's own (``check`` warns when this copy differs);
 - ``.taplo.toml``: the schema of every folder, so taplo (and Even Better TOML) validate a new file before it has its
   ``#:schema`` line;
 - ``.pre-commit-config.yaml``: ``passprice check`` as a local hook (``language: system``: the ``passprice`` on PATH,
