@@ -18,13 +18,14 @@ import json
 import os
 import subprocess
 import tempfile
+import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from passprice import schema
+from passprice import gitread, schema
 from passprice.cards import card_from_document
 from passprice.derivations import Finding, recheck_all
 from passprice.drafts import method_from_document
@@ -93,25 +94,9 @@ class Side:
         return message.replace(f"{self.root.path}{os.sep}", "")
 
 
-def _run_git(cwd: Path, args: Iterable[str], stdin: bytes | None = None) -> bytes:
-    """The standard output of ``git ARGS`` run in ``cwd``. Raises :class:`subprocess.CalledProcessError` when git
-    fails and :class:`InputError` when git is not installed."""
-    try:
-        done = subprocess.run(
-            ["git", "-c", "core.quotepath=off", *args],
-            cwd=cwd,
-            input=stdin,
-            capture_output=True,
-            check=True,
-        )
-    except FileNotFoundError:
-        raise InputError("git: not found on PATH; comparing revisions needs git (or give two folders)") from None
-    return done.stdout
-
-
-def _git_says(error: subprocess.CalledProcessError) -> str:
-    text = (error.stderr or b"").decode("utf-8", "replace").strip().splitlines()
-    return text[-1] if text else f"exit status {error.returncode}"
+#: git is run, and its failure worded, in one place (:mod:`passprice.gitread`); the names stay for older callers.
+_run_git = gitread.run_git
+_git_says = gitread.git_says
 
 
 @attrs.frozen
@@ -138,26 +123,49 @@ class Checkout:
         return cls(Path(top), prefix)
 
     def commit(self, revision: str) -> str:
-        """The full commit id ``revision`` names. Raises :class:`InputError` when it names none."""
+        """The full commit id ``revision`` names. Raises :class:`InputError` when it names none (saying so when the
+        checkout is a shallow clone, whose older commits are not there)."""
         try:
             out = _run_git(self.top, ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{revision}^{{commit}}"])
         except subprocess.CalledProcessError:
-            raise InputError(f"{revision}: neither a folder nor a revision of the git checkout at {self.top}") from None
+            cut = " (this is a shallow clone: older commits are not here; git fetch --unshallow)" if (
+                gitread.is_shallow(self.top)) else ""
+            raise InputError(
+                f"{revision}: neither a folder nor a revision of the git checkout at {self.top}{cut}"
+            ) from None
         return out.decode("ascii", "replace").strip()
 
     def default_base(self) -> tuple[str, str]:
         """The default BASE: the merge base of ``HEAD`` with the first of :data:`DEFAULT_BRANCHES` that exists,
         else ``HEAD`` itself (the work tree's uncommitted changes). Returns (commit id, label).
 
-        Raises :class:`InputError` when the checkout has no commit yet."""
+        Raises :class:`InputError` when the checkout has no commit yet, and in a shallow clone (a CI checkout) when
+        the merge base is not there or no such branch is: a review against ``HEAD`` instead would pass a pull
+        request's own commits unreviewed."""
+        shallow = gitread.is_shallow(self.top)
         for branch in DEFAULT_BRANCHES:
             try:
                 _run_git(self.top, ["rev-parse", "--verify", "--quiet", f"{branch}^{{commit}}"])
+            except subprocess.CalledProcessError:
+                continue
+            try:
                 out = _run_git(self.top, ["merge-base", branch, "HEAD"])
             except subprocess.CalledProcessError:
+                if shallow:
+                    raise InputError(
+                        f"{branch}: no merge base with HEAD in this shallow clone (the commits that join them are "
+                        "not here); fetch the history (git fetch --unshallow, or fetch-depth: 0 in "
+                        "actions/checkout), or name BASE"
+                    ) from None
                 continue
             sha = out.decode("ascii", "replace").strip()
             return sha, f"merge base with {branch} ({sha[:12]})"
+        if shallow:
+            raise InputError(
+                f"{self.top}: a shallow clone with no {', '.join(DEFAULT_BRANCHES)} branch: the default BASE (the "
+                "merge base with main) is not here; fetch it (git fetch origin main, or fetch-depth: 0 in "
+                "actions/checkout), or name BASE"
+            )
         try:
             sha = self.commit("HEAD")
         except InputError:
@@ -166,52 +174,93 @@ class Checkout:
 
     def materialize(self, commit: str, dest: Path, folders: Iterable[str] = FOLDERS) -> dict[str, bytes]:
         """Write the root's ``folders`` (default :data:`FOLDERS`; ``src/passprice`` for its code) as they are at
-        ``commit`` into ``dest`` (read with ``git ls-tree`` and ``git cat-file --batch``); the files written, by path
-        relative to the root. Symbolic links, submodules and hidden files are left out."""
+        ``commit`` into ``dest``; the files written, by path relative to the root. Only the files passprice reads
+        (:func:`passprice.gitread.read_by_passprice`) are read (the folders holding the others are made, empty),
+        each sized first (``git ls-tree -l``) and all in one ``git cat-file --batch``; symbolic links and hidden
+        files are left out.
+
+        Raises :class:`InputError` naming ``commit:path``: a file past :data:`~passprice.schema.MAX_TOML_BYTES`
+        (with its size), a submodule, a blob missing from the repository; and when the files add up past
+        :data:`~passprice.gitread.MAX_SIDE_BYTES`."""
         specs = [f"{self.prefix}{folder}" for folder in folders]
-        listing = _run_git(self.top, ["ls-tree", "-r", "-z", "--full-tree", commit, "--", *specs])
-        wanted: list[tuple[str, str]] = []
+        listing = _run_git(self.top, ["ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--", *specs])
+        wanted: dict[str, int] = {}
+        names: list[tuple[str, str]] = []
+        unread: set[str] = set()
+        total = 0
         for record in os.fsdecode(listing).split("\0"):
             if not record:
                 continue
             meta, _, name = record.partition("\t")
-            mode, kind, obj = meta.split(" ")
-            if kind != "blob" or mode == "120000" or not name.startswith(self.prefix):
+            mode, kind, obj, size = meta.split()
+            if not name.startswith(self.prefix):
                 continue
             rel = name[len(self.prefix) :]
-            if any(part.startswith(".") for part in rel.split("/")):
+            if kind == "commit":
+                raise gitread.submodule(name, f"at {commit[:12]}")
+            if kind != "blob" or mode == "120000" or any(part.startswith(".") for part in rel.split("/")):
                 continue
-            wanted.append((rel, obj))
+            if not gitread.read_by_passprice(rel):
+                unread.add(rel)  # a file passprice never reads is not read here either (a .bin, a README)
+                continue
+            if int(size) > schema.MAX_TOML_BYTES:
+                raise InputError(gitread.too_large(f"{commit[:12]}:{name}", int(size)))
+            if obj not in wanted:
+                total += int(size)
+                if total > gitread.MAX_SIDE_BYTES:
+                    raise gitread.side_too_large(commit[:12], total)
+            wanted[obj] = int(size)
+            names.append((rel, obj))
+        contents = gitread.read_blobs(self.top, wanted)
         files: dict[str, bytes] = {}
-        if wanted:
-            out = _run_git(self.top, ["cat-file", "--batch"], "".join(f"{obj}\n" for _, obj in wanted).encode())
-            at = 0
-            for rel, _ in wanted:
-                eol = out.index(b"\n", at)
-                size = int(out[at:eol].split(b" ")[2])
-                files[rel] = out[eol + 1 : eol + 1 + size]
-                at = eol + 1 + size + 1
+        for rel, obj in names:
+            if obj not in contents:
+                raise InputError(f"{commit[:12]}:{self.prefix}{rel}: object {obj} is missing from the repository")
+            files[rel] = contents[obj]
         for folder in ("facts", "registry"):
             (dest / folder).mkdir(parents=True, exist_ok=True)
         for rel, data in files.items():
             target = dest / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
+        for folder in {rel.rpartition("/")[0] for rel in unread}:
+            (dest / folder).mkdir(parents=True, exist_ok=True)  # the tree's shape: a folder named x.toml is one
+        for rel in _named_by_sources(files) & unread:
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            (dest / rel).touch()  # a source's document kept in the registry: its existence is what is checked
         return files
+
+    def submodules(self) -> None:
+        """Refuse a submodule the index holds inside the compared folders (``git ls-files --stage``: mode
+        ``160000``), checked out or not. Raises :class:`InputError` naming it."""
+        specs = [f"{self.prefix}{folder}" for folder in FOLDERS]
+        listing = _run_git(self.top, ["ls-files", "--stage", "-z", "--", *specs])
+        for record in os.fsdecode(listing).split("\0"):
+            if record.startswith("160000 "):
+                raise gitread.submodule(record.partition("\t")[2])
+
+
+def _named_by_sources(files: Mapping[str, bytes]) -> set[str]:
+    """The ``source.path`` each source file of ``files`` names (a document of the registry itself), as written."""
+    named: set[str] = set()
+    for rel, data in files.items():
+        if not rel.startswith("sources/"):
+            continue
+        try:
+            document = tomllib.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, ValueError):
+            continue  # the source's own read reports it
+        source = document.get("source")
+        if isinstance(source, dict) and isinstance(source.get("path"), str):
+            named.add(source["path"])
+    return named
 
 
 def folder_files(folder: Path) -> dict[str, bytes]:
-    """The files below ``folder``'s :data:`FOLDERS`, by POSIX path relative to ``folder``, hidden files left out."""
-    out: dict[str, bytes] = {}
-    for top in FOLDERS:
-        base = folder / top
-        if not base.is_dir():
-            continue
-        for path in sorted(base.rglob("*")):
-            rel = path.relative_to(folder).as_posix()
-            if path.is_file() and not path.is_symlink() and not any(p.startswith(".") for p in rel.split("/")):
-                out[rel] = path.read_bytes()
-    return out
+    """The files passprice reads below ``folder``'s :data:`FOLDERS`, by POSIX path relative to ``folder``, hidden
+    files left out (:func:`passprice.gitread.work_tree_files`: each sized before it is read, nothing else read).
+    Raises :class:`InputError` for a file past the cap or a submodule."""
+    return gitread.work_tree_files(folder, FOLDERS)
 
 
 def _is_root(folder: Path) -> bool:
@@ -1284,12 +1333,16 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
                 if not _is_root(folder):
                     raise InputError(f"{ref}: not a passprice root (it needs facts/ and registry/ folders)")
                 info = SideInfo(str(ref), folder=str(folder))
-                return Side(info, Root(folder), folder_files(folder), code_of(code_folder(folder)))
+                return Side(info, Root(folder), folder_files(folder), code_of(gitread.sized_code(code_folder(folder))))
             if ref is None and default == "work tree":
                 if root.embedded:
                     git()  # the embedded facts have no work tree: say so as a revision would
+                with contextlib.suppress(InputError):  # a work tree outside git has no index to look in
+                    git()
+                if checkout:
+                    checkout[0].submodules()  # one not checked out is an empty folder: refused by name, not read
                 info = SideInfo("work tree", folder=str(root.path))
-                return Side(info, root, folder_files(root.path), code_of(code_folder(root.path)))
+                return Side(info, root, folder_files(root.path), code_of(gitread.sized_code(code_folder(root.path))))
             if ref is None:
                 sha, label = git().default_base()
             else:

@@ -21,12 +21,11 @@ from typing import Any
 
 import attrs
 
-from passprice import schema
+from passprice import gitread, schema
 from passprice.diff import Checkout, _git_says, _run_git
 from passprice.edit import FactFile
 from passprice.errors import InputError
 from passprice.facts import Fact
-from passprice.files import read_regular
 from passprice.registry import Root
 
 #: The most commits a history reads (a fact file changes a few times a year; the bound keeps a long-lived registry's
@@ -39,8 +38,9 @@ class Version:
     """The fact as one commit left it: ``commit`` (full id; ``None`` for uncommitted changes in the work tree), its
     ``date``, ``author`` and ``subject``; the ``fact`` (``None`` when the file had no such fact), or the ``error``
     that kept the file from reading; ``changed``, the fields that differ from the version before (``new`` for the
-    first). ``cut``: the oldest version read from a history longer than :data:`MAX_COMMITS` commits, whose ``changed``
-    is then unknown (empty), not ``new``: older commits were not read."""
+    first). ``cut``: the oldest version read from a history longer than :data:`MAX_COMMITS` commits, or at the
+    boundary of a shallow clone, whose ``changed`` is then unknown (empty), not ``new``: older commits were not read;
+    ``cut_why`` says which."""
 
     commit: str | None
     date: str
@@ -50,6 +50,7 @@ class Version:
     error: str | None = None
     changed: tuple[str, ...] = ()
     cut: bool = False
+    cut_why: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The version for ``--json``."""
@@ -64,6 +65,7 @@ class Version:
             "error": self.error,
             "changed": list(self.changed),
             "older_not_read": self.cut,
+            "older_not_read_why": self.cut_why,
         }
 
 
@@ -239,8 +241,13 @@ def fact_history(root: Root, where: FactFile) -> list[Version]:
     when the file writes it as one, once per distinct table (:func:`fact_table`), so a long history of a large file
     costs git's time, not a parse of every version.
 
-    Raises :class:`InputError` (one line) when ``root`` is the embedded copy or not in a git checkout, or the file is
-    outside the checkout."""
+    Each version's content is sized first (``git cat-file --batch-check``): one past
+    :data:`~passprice.schema.MAX_TOML_BYTES` is a version that does not read, naming ``commit:path`` and its size,
+    never read; the rest are read in batches of at most that many bytes. A history that reaches a shallow clone's
+    boundary is cut there, and says so, as one longer than :data:`MAX_COMMITS` is.
+
+    Raises :class:`InputError` (one line) when ``root`` is the embedded copy or not in a git checkout, the file is
+    outside the checkout, or in a submodule (a folder with its own ``.git``, or a ``commit`` entry of ``HEAD``)."""
     if root.embedded:
         raise InputError(
             f"{root.path}: the embedded facts have no history; run inside a git checkout of the registry or pass "
@@ -257,6 +264,7 @@ def fact_history(root: Root, where: FactFile) -> list[Version]:
         rel = where.file.resolve().relative_to(checkout.top.resolve()).as_posix()
     except ValueError:
         raise InputError(f"{where.file}: not in the git checkout at {checkout.top}") from None
+    _no_submodule(checkout, rel)
     try:
         out = _run_git(
             checkout.top,
@@ -267,7 +275,12 @@ def fact_history(root: Root, where: FactFile) -> list[Version]:
         raise InputError(f"{where.file}: git log failed: {_git_says(e)}") from None
     commits = _commits(out, rel)
     cut = len(commits) > MAX_COMMITS  # older commits exist: the oldest version read cannot say what it changed
+    cut_why = _newest_only() if cut else None
     del commits[MAX_COMMITS:]
+    if not cut and commits and gitread.is_shallow(checkout.top) and (
+        gitread.at_shallow_boundary(checkout.top, commits[-1].sha)
+    ):
+        cut, cut_why = True, gitread.shallow_reason(commits[-1].sha)
     commits.reverse()  # oldest first
     for k, c in enumerate(commits):
         if c.blob is None and c.name:  # a merge git showed no change of: its content at that commit
@@ -278,31 +291,11 @@ def fact_history(root: Root, where: FactFile) -> list[Version]:
             fields = listing.split(b"\t", 1)[0].split()
             if len(fields) == 3 and fields[1] == b"blob":
                 commits[k] = attrs.evolve(c, blob=fields[2].decode("ascii"))
-    blobs = list(dict.fromkeys(c.blob for c in commits if c.blob is not None))
-    contents: dict[str, bytes] = {}
-    if blobs:
-        data = _run_git(checkout.top, ["cat-file", "--batch"], "".join(f"{b}\n" for b in blobs).encode("ascii"))
-        at = 0
-        for blob in blobs:
-            eol = data.index(b"\n", at)
-            header = data[at:eol].split(b" ")
-            at = eol + 1
-            if len(header) < 3 or header[-1] == b"missing":
-                continue
-            size = int(header[2])
-            contents[blob] = data[at : at + size]
-            at += size + 1
-    reader = _Reader(where.path)
+    read = _read_versions(checkout, commits, _Reader(where.path))
     versions: list[Version] = []
     last: Fact | None = None
-    for c in commits:
-        text = contents.get(c.blob) if c.blob is not None else None
-        fact, error = None, None
-        if text is not None:
-            try:
-                fact = reader.read(text, f"{c.name} at {c.sha[:12]}")
-            except InputError as e:
-                error = str(e)
+    for k, c in enumerate(commits):
+        fact, error = read.get(k, (None, None))
         previous_error = bool(versions) and versions[-1].error is not None
         if error is None and not previous_error and (fact is None) == (last is None) and (
             fact is None or last is None or fact.digest() == last.digest()
@@ -316,11 +309,12 @@ def fact_history(root: Root, where: FactFile) -> list[Version]:
         oldest_read = cut and not versions
         if oldest_read:
             changed = ()
-        versions.append(Version(c.sha, c.date, c.author, c.subject, fact, error, changed, cut=oldest_read))
+        versions.append(Version(c.sha, c.date, c.author, c.subject, fact, error, changed, cut=oldest_read,
+                                cut_why=cut_why if oldest_read else None))  # fmt: skip
         if error is None:
             last = fact
     try:
-        now = _fact_in(read_regular(where.file, schema.MAX_TOML_BYTES), where.path, str(where.file))
+        now = _fact_in(gitread.read_sized(where.file), where.path, str(where.file))
     except (InputError, OSError) as e:
         versions.append(Version(None, "", "", "uncommitted changes", None, str(e)))
     else:
@@ -330,11 +324,84 @@ def fact_history(root: Root, where: FactFile) -> list[Version]:
     return versions
 
 
+def _no_submodule(checkout: Checkout, rel: str) -> None:
+    """Refuse a file inside a submodule of the checkout: a folder between the checkout's top and the file holding its
+    own ``.git`` (checked out), or a ``commit`` entry of ``HEAD``'s tree on the way (``git ls-tree``). Raises
+    :class:`InputError` naming the folder."""
+    parts = rel.split("/")[:-1]
+    folders = ["/".join(parts[: i + 1]) for i in range(len(parts))]
+    for folder in folders:
+        if os.path.lexists(checkout.top / folder / ".git"):
+            raise gitread.submodule(folder)
+    if not folders:
+        return
+    try:
+        listing = _run_git(checkout.top, ["ls-tree", "-z", "--full-tree", "HEAD", "--", *folders])
+    except subprocess.CalledProcessError:
+        return  # no commit yet: nothing in git to be a submodule
+    for record in os.fsdecode(listing).split("\0"):
+        meta, _, name = record.partition("\t")
+        if meta.split(" ")[1:2] == ["commit"]:
+            raise gitread.submodule(name, "at HEAD")
+
+
+def _read_versions(
+    checkout: Checkout, commits: list[_Commit], reader: _Reader
+) -> dict[int, tuple[Fact | None, str | None]]:
+    """The fact (or the error) of each commit's version, by its index in ``commits``; a commit whose content git
+    does not have is left out. Every distinct blob is sized first (one ``git cat-file --batch-check``): one past
+    :data:`~passprice.schema.MAX_TOML_BYTES` is an error naming ``commit:path`` and its size, never read; the others
+    are read by one ``git cat-file --batch`` per batch of at most that many bytes, so memory holds one batch."""
+    by_blob: dict[str, list[int]] = {}
+    for k, c in enumerate(commits):
+        if c.blob is not None:
+            by_blob.setdefault(c.blob, []).append(k)
+    sizes = gitread.blob_sizes(checkout.top, by_blob)
+    out: dict[int, tuple[Fact | None, str | None]] = {}
+
+    def parse(batch: dict[str, int]) -> None:
+        contents = gitread.read_blobs(checkout.top, batch)
+        for blob, text in contents.items():
+            for k in by_blob[blob]:
+                c = commits[k]
+                try:
+                    out[k] = (reader.read(text, f"{c.name} at {c.sha[:12]}"), None)
+                except InputError as e:
+                    out[k] = (None, str(e))
+
+    batch: dict[str, int] = {}
+    held = 0
+    for blob, ks in by_blob.items():
+        size = sizes.get(blob)
+        if size is None:
+            continue
+        if size > schema.MAX_TOML_BYTES:
+            for k in ks:
+                out[k] = (None, gitread.too_large(f"{commits[k].sha[:12]}:{commits[k].name}", size))
+            continue
+        if batch and held + size > schema.MAX_TOML_BYTES:
+            parse(batch)
+            batch, held = {}, 0
+        batch[blob] = size
+        held += size
+    if batch:
+        parse(batch)
+    return out
+
+
+def _newest_only() -> str:
+    """Why a history longer than :data:`MAX_COMMITS` commits stops where it does."""
+    return f"only the newest {MAX_COMMITS:,} commits are read"
+
+
 def history_text(where: FactFile, versions: list[Version], shown: str) -> str:
     """A fact's history for people: one block a version, newest first."""
     count = f"{len(versions)} version{'s' if len(versions) != 1 else ''}"
-    if any(v.cut for v in versions):
+    why = next((v.cut_why for v in versions if v.cut), None)
+    if why is not None and why == _newest_only():
         count += f" in the newest {MAX_COMMITS:,} commits (older history not read)"
+    elif why is not None:
+        count += f" (older history not read: {why})"
     lines = [f"{where.name} {where.path} ({shown}): {count}"]
     for v in versions:
         lines.append("")

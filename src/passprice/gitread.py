@@ -1,0 +1,222 @@
+"""A file is sized before it is read: every git object and work-tree file that ``diff`` and ``fact show --history``
+read is looked at first (its size from ``git ls-tree -l`` or ``git cat-file --batch-check``, a work-tree file's from
+``stat``), refused past :data:`passprice.schema.MAX_TOML_BYTES` in one line naming ``revision:path`` and the size,
+and only what passprice parses is read at all, in one ``git cat-file --batch`` process; a submodule (a tree entry of
+type ``commit``, or a folder holding its own ``.git``) is refused by name, not read as an empty folder; and a history
+or a default BASE cut off by a shallow clone's boundary says so instead of passing for the whole story.
+
+Read through git itself (``git ls-tree``, ``git cat-file``, ``git rev-list``), never by parsing ``.git``.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from passprice import schema
+from passprice.errors import InputError
+from passprice.files import read_regular
+
+#: The most bytes one side of a diff may hold in the files passprice reads (each at most ``MAX_TOML_BYTES``): a
+#: registry is a few hundred KiB; past this a side is refused rather than held in memory.
+MAX_SIDE_BYTES = 4 * schema.MAX_TOML_BYTES
+
+
+def run_git(cwd: Path, args: Iterable[str], stdin: bytes | None = None) -> bytes:
+    """The standard output of ``git ARGS`` run in ``cwd``. Raises :class:`subprocess.CalledProcessError` when git
+    fails and :class:`InputError` when git is not installed."""
+    try:
+        done = subprocess.run(
+            ["git", "-c", "core.quotepath=off", *args],
+            cwd=cwd,
+            input=stdin,
+            capture_output=True,
+            check=True,
+        )
+    except FileNotFoundError:
+        raise InputError("git: not found on PATH; comparing revisions needs git (or give two folders)") from None
+    return done.stdout
+
+
+def git_says(error: subprocess.CalledProcessError) -> str:
+    """The last line git wrote on stderr (what went wrong), or its exit status."""
+    text = (error.stderr or b"").decode("utf-8", "replace").strip().splitlines()
+    return text[-1] if text else f"exit status {error.returncode}"
+
+
+def read_by_passprice(rel: str) -> bool:
+    """Whether passprice reads the file at ``rel`` (a POSIX path relative to a root) when it compares two sides:
+    a ``.toml`` file directly in a folder of ``facts/`` or ``registry/`` (cards, drafting methods, routing records,
+    stacks, checkpoints, servings, measured runs), a ``.toml`` file of ``locks/`` or ``sources/``, a ``.json`` file
+    of ``schema/``, and a ``.py`` file of the code (``src/passprice``). Nothing else is read: a ``.bin``, a README, a
+    file in a deeper folder."""
+    parts = rel.split("/")
+    if parts[0] == "src":
+        return rel.endswith(".py")
+    if parts[0] in ("facts", "registry"):
+        return len(parts) == 3 and rel.endswith(".toml")
+    if parts[0] in ("locks", "sources"):
+        return len(parts) == 2 and rel.endswith(".toml")
+    if parts[0] == "schema":
+        return len(parts) == 2 and rel.endswith(".json")
+    return False
+
+
+def too_large(where: str, size: int) -> str:
+    """The line refusing the file at ``where`` (``revision:path`` or a path) of ``size`` bytes."""
+    return f"{where}: {size:,} bytes, past the {schema.MAX_TOML_BYTES:,}-byte cap on a passprice file (not read)"
+
+
+def submodule(path: str, where: str = "") -> InputError:
+    """The refusal of the submodule (or nested checkout) at ``path`` (``facts/cards``), seen ``where`` (``at
+    REVISION``, or empty for the work tree)."""
+    at = f" {where}" if where else ""
+    return InputError(
+        f"{path}: a git submodule{at}; passprice reads no submodules (keep the files in this repository: "
+        f"git rm --cached {path}, then add the folder's files and commit)"
+    )
+
+
+def side_too_large(label: str, total: int) -> InputError:
+    """The refusal of a side whose files add up to ``total`` bytes."""
+    return InputError(
+        f"{label}: the files passprice reads add up to {total:,} bytes, past {MAX_SIDE_BYTES:,} (a registry is a "
+        "few hundred KiB)"
+    )
+
+
+def blob_sizes(top: Path, blobs: Iterable[str]) -> dict[str, int | None]:
+    """Each blob's size in bytes, ``None`` when it is missing, from one ``git cat-file --batch-check``; nothing of
+    the blobs is read."""
+    wanted = list(dict.fromkeys(blobs))
+    if not wanted:
+        return {}
+    out = run_git(top, ["cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)"],
+                  "".join(f"{b}\n" for b in wanted).encode("ascii"))  # fmt: skip
+    sizes: dict[str, int | None] = {}
+    for blob, line in zip(wanted, out.splitlines(), strict=False):
+        fields = line.split(b" ")
+        sizes[blob] = int(fields[2]) if len(fields) == 3 and fields[1] == b"blob" else None
+    return sizes
+
+
+def read_blobs(top: Path, sizes: Mapping[str, int]) -> dict[str, bytes]:
+    """The content of each blob of ``sizes`` (its id → its size, known beforehand and within the caller's cap), from
+    one ``git cat-file --batch``. A blob git no longer finds is left out."""
+    wanted = list(sizes)
+    if not wanted:
+        return {}
+    data = run_git(top, ["cat-file", "--batch"], "".join(f"{b}\n" for b in wanted).encode("ascii"))
+    contents: dict[str, bytes] = {}
+    at = 0
+    for blob in wanted:
+        eol = data.find(b"\n", at)
+        if eol < 0:
+            break
+        header = data[at:eol].split(b" ")
+        at = eol + 1
+        if len(header) < 3 or header[-1] == b"missing":
+            continue
+        size = int(header[2])
+        contents[blob] = data[at : at + size]
+        at += size + 1
+    return contents
+
+
+def is_shallow(top: Path) -> bool:
+    """Whether the checkout at ``top`` is a shallow clone (``git rev-parse --is-shallow-repository``)."""
+    try:
+        return run_git(top, ["rev-parse", "--is-shallow-repository"]).strip() == b"true"
+    except subprocess.CalledProcessError:
+        return False
+
+
+def at_shallow_boundary(top: Path, commit: str) -> bool:
+    """Whether ``commit`` is a boundary of a shallow clone: its object names a parent that git, in this clone, does
+    not walk to (``git cat-file commit`` against ``git rev-list --parents``)."""
+    try:
+        raw = run_git(top, ["cat-file", "commit", commit])
+        walked = run_git(top, ["rev-list", "--parents", "-n", "1", commit]).split()
+    except subprocess.CalledProcessError:
+        return False
+    head = raw.split(b"\n\n", 1)[0]
+    return any(line.startswith(b"parent ") for line in head.split(b"\n")) and len(walked) == 1
+
+
+def shallow_reason(commit: str) -> str:
+    """Why a history stops at ``commit`` in a shallow clone, and how to read the rest."""
+    return (
+        f"a shallow clone: history cut at {commit[:12]}; git fetch --unshallow (or fetch-depth: 0 in "
+        "actions/checkout) reads the rest"
+    )
+
+
+def read_sized(path: Path) -> bytes:
+    """The bytes of the regular file ``path``, its size looked at (``stat``) before a byte is read. Raises
+    :class:`InputError` naming ``path``: past :data:`~passprice.schema.MAX_TOML_BYTES` (with its size), or as
+    :func:`passprice.files.read_regular` does."""
+    try:
+        found = os.stat(path)
+    except (OSError, ValueError):
+        found = None  # read_regular names what is wrong
+    if found is not None and stat.S_ISREG(found.st_mode) and found.st_size > schema.MAX_TOML_BYTES:
+        raise InputError(too_large(str(path), found.st_size))
+    return read_regular(path, schema.MAX_TOML_BYTES)
+
+
+def sized_code(folder: Path | None) -> Path | None:
+    """``folder`` (a side's ``src/passprice``, or ``None``), once each module file in it (``*.py``, what the
+    pricing-model digest reads) is sized by ``stat`` within the cap. Raises :class:`InputError` naming the file and
+    its size."""
+    if folder is None:
+        return None
+    for path in sorted(folder.glob("*.py")):
+        try:
+            found = os.stat(path)
+        except (OSError, ValueError):
+            continue  # the digest's own read says what is wrong
+        if stat.S_ISREG(found.st_mode) and found.st_size > schema.MAX_TOML_BYTES:
+            raise InputError(too_large(str(path), found.st_size))
+    return folder
+
+
+def work_tree_files(folder: Path, tops: Iterable[str]) -> dict[str, bytes]:
+    """The files passprice reads (:func:`read_by_passprice`) below ``folder``'s folders ``tops``, by POSIX path
+    relative to ``folder``; hidden files and folders, symbolic links and anything not a regular file left out, and
+    every other file left unread. Each is sized (``lstat``) before it is read.
+
+    Raises :class:`InputError`: a file past :data:`~passprice.schema.MAX_TOML_BYTES` (naming it and its size), a
+    folder holding its own ``.git`` (a submodule or nested checkout, by name), the files adding up past
+    :data:`MAX_SIDE_BYTES`."""
+    out: dict[str, bytes] = {}
+    total = 0
+    for top in tops:
+        base = folder / top
+        if not os.path.isdir(base):
+            continue
+        for dirpath, dirnames, filenames in os.walk(base):
+            here = Path(dirpath)
+            rel_dir = here.relative_to(folder).as_posix()
+            if ".git" in dirnames or ".git" in filenames:
+                raise submodule(rel_dir)
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            for name in sorted(filenames):
+                rel = f"{rel_dir}/{name}"
+                if name.startswith(".") or not read_by_passprice(rel):
+                    continue
+                path = here / name
+                try:
+                    found = os.lstat(path)
+                except OSError:
+                    continue
+                if not stat.S_ISREG(found.st_mode):
+                    continue
+                data = read_sized(path)
+                total += len(data)
+                if total > MAX_SIDE_BYTES:
+                    raise side_too_large(str(folder), total)
+                out[rel] = data
+    return dict(sorted(out.items()))
