@@ -718,7 +718,12 @@ def test_bad_magic_shows_no_bytes_of_an_unknown_file(tmp_path: Path) -> None:
     (root / "registry/servings/evil.toml").write_text(
         text.replace('checkpoint = "deepseek-r1-distill-qwen-7b-q4_k_m"', f'checkpoint = "{secret}"'), encoding="utf-8"
     )
-    lines = bad("price", "evil", root=root, says=f"{secret}: byte 0: bad magic: a GGUF file starts with b'GGUF'")
+    # A serving of the registry may not name a file outside it (issue 13, round 5): refused unread.
+    lines = bad("price", "evil", root=root, says=f"checkpoint: {secret} lies outside the registry")
+    assert "SECR" not in "".join(lines)
+    # The command line may: the file is read, and its start not shown.
+    lines = bad("price", "--checkpoint", str(secret), "--card", "h200_sxm_141gb", root=root,
+                says=f"{secret}: byte 0: bad magic: a GGUF file starts with b'GGUF'")
     assert "SECR" not in "".join(lines)
     old = tmp_path / "old.gguf"
     old.write_bytes(b"GGJT" + bytes(60))

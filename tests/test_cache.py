@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -726,3 +727,64 @@ def test_an_entry_others_may_write_is_a_miss(tmp_path: Path, cache_dir: Path) ->
     assert cache.read(key) is None
     path.chmod(0o644)
     assert cache.read(key) == {"n": 7}
+
+
+_OPTIONS_PROBE = """
+import sys
+import click
+from passprice.cli import cli
+def commands(group):
+    for name, command in group.commands.items():
+        yield name, command
+        if isinstance(command, click.Group):
+            yield from commands(command)
+try:
+    cli({args!r}, prog_name="passprice")
+except SystemExit as e:
+    assert e.code == 0, e.code
+built = {{name for name, c in commands(cli) for p in c.params if "_deferred" not in vars(p)}}
+print("built:" + ",".join(sorted(built)))
+"""
+
+
+def test_a_price_builds_only_its_own_commands_options(cache_dir: Path) -> None:
+    # The ~280 options of every command are built when their command is first used, not when passprice.cli is
+    # imported: a price builds the price command's alone.
+    env = {**os.environ, "PASSPRICE_CACHE_DIR": str(cache_dir)}
+    probe = _OPTIONS_PROBE.format(args=["price", "r1-qwen7b-h200", "--json"])
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "built:price"
+
+
+def test_every_commands_options_build_as_declared() -> None:
+    # A deferred option is built by click's own constructor on its first use: every command's, here, with the
+    # names, flags and defaults its declaration gives.
+    import click
+
+    from passprice.cli import cli
+
+    def commands(group: click.Group) -> Iterator[click.Command]:
+        for command in group.commands.values():
+            yield command
+            if isinstance(command, click.Group):
+                yield from commands(command)
+
+    seen = paths = 0
+    for command in commands(cli):
+        for param in command.params:
+            assert isinstance(param.name, str) and param.opts, (command.name, param)
+            seen += 1
+            if isinstance(param.type, click.Path):  # a deferred type too, built by click's constructor
+                assert param.type.name in ("file", "directory", "path") and param.type.type is Path, param
+                paths += 1
+    assert seen > 250 and paths >= 14
+    assert cli.commands["init"].params[0].type.dir_okay and not cli.commands["init"].params[0].type.file_okay
+    price = cli.commands["price"]
+    batch = next(p for p in price.params if p.name == "batch")
+    assert isinstance(batch, click.Option) and batch.opts == ["--batch"] and batch.type.name == "integer"
+    flag = next(p for p in price.params if p.name == "kv_rotated")
+    assert isinstance(flag, click.Option) and flag.secondary_opts == ["--no-kv-rotated"]
+    simulate = cli.commands["simulate"]
+    steps = next(p for p in simulate.params if p.name == "max_steps")
+    assert steps.default == 500_000 and isinstance(steps, click.Option) and steps.show_default

@@ -117,9 +117,9 @@ def test_check_reports_an_out_of_range_derivation_in_one_line(tmp_path: Path, ol
     root = copy_root(tmp_path)
     edit_card(root, old, new)
     result = invoke("check", root=root)
-    assert result.exit_code == 1  # check fails, as for a stale or broken derivation
-    lines = [line for line in result.output.splitlines() if "streams.read.derivation" in line]
-    assert len(lines) == 1 and f"facts/cards/{CARD}.toml: {says}" in lines[0], result.output
+    assert result.exit_code == 2  # a broken derivation is a bad file: on stderr, exit 2 (issue 13, round 5)
+    lines = [line for line in result.stderr.splitlines() if "streams.read.derivation" in line]
+    assert len(lines) == 1 and f"passprice: error: facts/cards/{CARD}.toml: {says}" in lines[0], result.output
 
 
 def git(root: Path, *args: str) -> None:
@@ -134,7 +134,7 @@ def test_diff_reports_an_out_of_range_derivation_without_a_traceback(tmp_path: P
     git(root, "commit", "-qm", "base")
     edit_card(root, SHARE, 'derivation.formula = "dot / bandwidth * 1e200 * 1e200"\n')
     result = invoke("diff", "--format", "json", root=root)
-    assert result.exit_code == 1, result.output  # a broken derivation fails the diff, as it fails check
+    assert result.exit_code == 2, result.output  # a broken derivation is a bad file, in diff as in check
     assert "out of the range passprice computes with" in result.stdout
     assert "Traceback" not in result.output
 

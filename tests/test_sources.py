@@ -418,10 +418,13 @@ def test_a_sweep_of_a_serving_drafting_out_of_scope_is_refused_before_pricing(tm
     )
     for args in (("sweep", "r1-mtp", "--batches", "1"), ("sweep", "r1-mtp", "--batches", "1", "--no-lock"),
                  ("speculate", "r1-mtp", "--tokens", "1")):
+        # The serving file pairs its checkpoint with another model's method: bad input naming file and key (exit 2).
         result = invoke(*args, root=root)
-        assert result.exit_code == 1 and result.stdout == "", args
-        assert result.stderr.startswith("passprice: refused: OutOfScope: drafting method 'qwen35-mtp' applies to "
-                                        "checkpoint qwen35-27b-like only (facts/drafts/qwen35-mtp.toml: "), args
+        assert result.exit_code == 2 and result.stdout == "", args
+        assert result.stderr.startswith(
+            f"passprice: error: {root / 'registry' / 'servings' / 'r1-mtp.toml'}: draft.method: drafting method "
+            "'qwen35-mtp' applies to checkpoint qwen35-27b-like only (facts/drafts/qwen35-mtp.toml: "
+        ), args
 
 
 # --- (d) a fact citing a missing source names the file and the key --------------------------------------------------

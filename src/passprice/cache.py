@@ -162,7 +162,7 @@ def _read_file(path: Path) -> bytes | None:
             st = os.fstat(handle.fileno())
             if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_ENTRY_BYTES or not _trusted(st):
                 return None
-            data = handle.read(MAX_ENTRY_BYTES + 1)
+            data = handle.read(st.st_size + 1)  # a buffer of the size read off the descriptor, not of the cap
     except (InputError, OSError, ValueError):
         return None
     return data if len(data) <= MAX_ENTRY_BYTES else None

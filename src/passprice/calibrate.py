@@ -42,7 +42,7 @@ from passprice.errors import InputError
 from passprice.facts import Fact, Provenance
 from passprice.fits import RunDerivation, RunInput, extreme, figure_of, rounded
 from passprice.gguf_header import GGUFHeader
-from passprice.measurements import Run, load_runs
+from passprice.measurements import Run, load_runs, ratio_too_large
 from passprice.registry import Root
 from passprice.serving import ServingRefusal, shape_of
 from passprice.servings import complete, to_serving
@@ -144,6 +144,10 @@ def model_runs(root: Root, stack: Stack, runs: Sequence[Run]) -> list[RunModel]:
         except (InputError, ServingRefusal) as e:
             raise InputError(f"run {run.id} ({run.source}): {e}") from None
         measured = run.batch * shape.emitted_per_sequence / run.tokens_per_s
+        # The fit divides the measured pass by the priced one (at share 1, the fastest the stack may price it).
+        small = ratio_too_large(root.measurements, run, 1.0 / max(base_terms)) if max(base_terms) > 0 else None
+        if small is not None:
+            raise InputError(small)
         out.append(RunModel(run, float(shape.layers), measured, float(run.batch), np.array(components)))
     return out
 

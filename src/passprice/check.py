@@ -185,7 +185,7 @@ def review_files(root: Root) -> FileReview:
     problems: list[str] = []
     unreadable: list[str] = []  # the problems that are files that do not read (an InputError)
     kinds: dict[str, int] = {}
-    from passprice.measurements import runs_of_document
+    from passprice.measurements import require_inside_root, runs_of_document
     from passprice.stacks import stack_from_document
 
     for folder, kind, build in (
@@ -194,13 +194,15 @@ def review_files(root: Root) -> FileReview:
         (root.routing, "routing", routing_from_document),
         (root.stacks, "stack", stack_from_document),
         (root.checkpoints, "checkpoint", lambda name, doc, src: None),
-        (root.measurements, "measurement", runs_of_document),
+        (root.measurements, "measurement",
+         lambda name, doc, src: require_inside_root(root, runs_of_document(name, doc, src), src)),
     ):
         n, found = _validate_folder(root, folder, kind, build)
         kinds[f"{kind}s"] = n
         problems += found
         unreadable += found
-    found, warnings = review(root)  # sources cited and registered, derived facts recomputed (passprice.lineage)
+    # sources cited and registered, derived facts recomputed (passprice.lineage)
+    found, warnings = review(root, unreadable)
     problems += found
     from passprice.sources import read_sources
 

@@ -353,7 +353,9 @@ def header_from_entry(document: Mapping[str, Any], source: str) -> GGUFHeader:
     imported from; its ``source`` is ``source``.
 
     Raises :class:`InputError` naming ``source`` and the key path for a value that does not fit its type, an
-    unknown tensor type name, or figures that disagree (tensor counts, shard indices, header bytes).
+    unknown tensor type name, figures that disagree (tensor counts, shard indices, header bytes), or an alignment,
+    dims or offset the binary reader would refuse (:func:`~passprice.gguf_header.alignment_problem`,
+    :func:`~passprice.gguf_header.dims_problem`, :func:`~passprice.gguf_header.offset_problem`).
     """
     head = document["header"]
     metadata: dict[str, MetaValue] = {}
@@ -385,6 +387,18 @@ def header_from_entry(document: Mapping[str, Any], source: str) -> GGUFHeader:
         except cattrs.BaseValidationError as e:
             detail = "; ".join(str(x.args[0]) if isinstance(x, InputError) else str(x) for x in e.exceptions)
             raise InputError(f"{source}: header.tensors.{i}.type: {detail}") from None
+    from passprice.gguf_header import alignment_problem, dims_problem, offset_problem
+
+    problem = alignment_problem(head["alignment"])
+    if problem is not None:
+        raise InputError(f"{source}: header.alignment: {problem}")
+    for i, t in enumerate(tensors):
+        problem = dims_problem(t.dims, t.type_id)
+        if problem is not None:
+            raise InputError(f"{source}: header.tensors.{i}.dims: {problem}")
+        problem = offset_problem(t.offset, head["alignment"])
+        if problem is not None:
+            raise InputError(f"{source}: header.tensors.{i}.offset: {problem}")
     for i, t in enumerate(tensors):
         if t.shard >= len(shards):
             raise InputError(f"{source}: header.tensors.{i}.shard: {t.shard} but the entry lists {len(shards)} shards")

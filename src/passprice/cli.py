@@ -18,13 +18,15 @@ import shlex
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar, overload
 
 import click
 
-from passprice import __version__
+from passprice import __version__, generated
 from passprice.errors import InputError, escaped, problem_lines
 from passprice.files import shown as shown_path
+
+generated.install()  # the methods attrs generates for passprice's classes: compiled once, kept in the cache
 
 #: The exit status of a command interrupted by Ctrl-C (SIGINT): 128 + 2, as a shell reports it.
 INTERRUPTED = 130
@@ -145,6 +147,46 @@ class _Group(click.Group):
             ctx.exit(1)
 
 
+class _Deferred:
+    """A click parameter built when it is first used, not when its command is defined: a run uses one command's
+    options, and building the ~280 options of every command took about a third of importing this module. Until
+    then it holds its arguments; the first attribute it is asked for builds it (click's own ``__init__``, so an
+    option that does not declare well fails at its command's first use, as every command's ``--help`` does in
+    the tests)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._deferred = (args, kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        deferred = self.__dict__.pop("_deferred", None)
+        if deferred is None:
+            raise AttributeError(name)
+        super().__init__(*deferred[0], **deferred[1])
+        return getattr(self, name)
+
+
+class _DeferredOption(_Deferred, click.Option):
+    pass
+
+
+class _DeferredArgument(_Deferred, click.Argument):
+    pass
+
+
+class _DeferredPath(_Deferred, click.Path):
+    """A ``click.Path`` type built on first use: click's constructor looks up the translation of its name
+    (``gettext``, which imports ``locale`` and looks for catalogues on disk), 15 times at import."""
+
+
+# The commands below are defined with deferred parameters: click.option and click.argument build the class
+# click.decorators names, and click.Path is the deferred type, all restored to click's own once the last command is
+# defined (above main()).
+_BUILT_AT_ONCE = (getattr(click.decorators, "Option"), getattr(click.decorators, "Argument"), click.Path)  # noqa: B009
+setattr(click.decorators, "Option", _DeferredOption)  # noqa: B010
+setattr(click.decorators, "Argument", _DeferredArgument)  # noqa: B010
+setattr(click, "Path", _DeferredPath)  # noqa: B010
+
+
 def _json_option(f: F) -> F:
     def remember(ctx: click.Context, _: click.Parameter, value: bool) -> bool:
         ctx.meta["passprice.json"] = value
@@ -216,14 +258,28 @@ def _echo_json(data: Any) -> None:
     click.echo(json_text(data))
 
 
-def _require_unicode(text: str | None, what: str) -> None:
-    """Raise :class:`InputError` when ``text`` (from the command line) holds bytes that are not UTF-8: Python passes
-    them on as lone surrogates, which no file passprice writes can hold."""
+@overload
+def _require_unicode(text: str, what: str) -> str: ...
+@overload
+def _require_unicode(text: None, what: str) -> None: ...
+@overload
+def _require_unicode(text: str | None, what: str) -> str | None: ...
+def _require_unicode(text: str | None, what: str) -> str | None:
+    """``text`` (from the command line) as the UTF-8 text the user typed; raise :class:`InputError` when its bytes
+    are not UTF-8. The check reads the bytes given (:func:`os.fsencode` undoes the locale's decoding): under an
+    ASCII locale (``LC_ALL=POSIX``, ``PYTHONUTF8=0``) Python passes ``é`` on as two lone surrogates, which are UTF-8
+    bytes all the same. Keep the original ``text`` for a path (the file system takes the surrogates back to the
+    bytes); write the returned text into a file."""
     if text is None:
-        return
+        return None
     try:
         text.encode("utf-8")
+        return text
     except UnicodeEncodeError:
+        pass
+    try:
+        return os.fsencode(text).decode("utf-8")
+    except (UnicodeError, ValueError):
         raise InputError(f"{what}: {text!r} is not UTF-8 text") from None
 
 
@@ -477,7 +533,7 @@ def init_command(
 
     _require_unicode(str(directory), "DIRECTORY")
     if requirement is not None:
-        _require_unicode(requirement, "--requirement")
+        requirement = _require_unicode(requirement, "--requirement")
     the_plan = plan(_root(ctx), requirement, examples)
     write(the_plan, directory)
     if as_json:
@@ -557,7 +613,7 @@ def import_command(ctx: click.Context, file: Path, name: str | None, origin: str
     # The entry records the file's name (its `source`): a name in bytes that are not UTF-8 cannot be written to
     # TOML; say so of FILE before reading it, not of the entry when it comes to be written.
     _require_unicode(file.name, "FILE's name (the entry records it; rename the file)")
-    _require_unicode(origin, "--origin")
+    origin = _require_unicode(origin, "--origin")
     header = read_header(file)
     entry = name if name is not None else entry_name(file)
     target = root.checkpoints / f"{entry}.toml"
@@ -592,7 +648,7 @@ def synth_command(
 
     if output is None and entry is None:
         raise click.UsageError("give -o FILE.gguf, --import NAME, or both")
-    _require_unicode(note, "--note")
+    note = _require_unicode(note, "--note")
     _check_output(output, force)
     root = _root(ctx)
     published = read_config(config, root.schema)
@@ -746,7 +802,7 @@ def _spec(ctx: click.Context, serving: str | None, base: Any = None, **o: Any) -
     if draft is not spec.draft:
         import attrs
 
-        spec = attrs.evolve(spec, draft=draft)
+        spec = attrs.evolve(spec, draft=draft, source=None)  # as servings.override: the option's, not the file's
     return root, spec
 
 
@@ -1136,7 +1192,7 @@ def lock_command(
         lock_name = output.name.removesuffix(".lock.toml")
     else:
         lock_name = Path(serving).stem
-    _require_unicode(lock_name, "lock name")
+    lock_name = _require_unicode(lock_name, "lock name")
     paths = _parse_requires(requires)
     # The registered serving the lock locks: SERVING as registered, without options overriding it.
     locked = None
@@ -1559,9 +1615,10 @@ def fact_set_command(
             f"{root.path}: the embedded facts are read-only; start a registry of your own with `passprice init DIR`, "
             "run inside one (or a checkout), or pass --root"
         )
-    for option, text in (("--value", value), ("--unit", unit), ("--provenance", provenance), ("--source", source_id),
-                         ("--locator", locator), ("--note", note), ("--derivation", derivation)):
-        _require_unicode(text, option)
+    value, unit = _require_unicode(value, "--value"), _require_unicode(unit, "--unit")
+    provenance, source_id = _require_unicode(provenance, "--provenance"), _require_unicode(source_id, "--source")
+    locator, note = _require_unicode(locator, "--locator"), _require_unicode(note, "--note")
+    derivation = _require_unicode(derivation, "--derivation")
     entry = {
         "value": parse_value(value),
         "unit": unit,
@@ -2159,6 +2216,7 @@ def validate_command(
     if plot_path is not None:
         _check_output(plot_path, force)
     v = validate(_root(ctx), stack)
+    _problems(v.problems)  # runs left out as bad input: reported after the good ones, exit 2
     data = to_json(v)
     _finite(data)
     if plot_path is not None:
@@ -2171,6 +2229,11 @@ def validate_command(
         click.echo(f"plot -> {shown_path(plot_path)}", err=True)
 
 
+setattr(click.decorators, "Option", _BUILT_AT_ONCE[0])  # noqa: B010 - every command is defined: click as it was
+setattr(click.decorators, "Argument", _BUILT_AT_ONCE[1])  # noqa: B010
+setattr(click, "Path", _BUILT_AT_ONCE[2])  # noqa: B010
+
+
 def main() -> None:
     """The ``passprice`` console script. Exits 130 on Ctrl-C, wherever it comes (a command's own handler says so
     while it runs; this one covers the start, before a command is chosen). What is imported by now (click, the
@@ -2180,6 +2243,10 @@ def main() -> None:
     import gc
 
     gc.freeze()
+    # Most of what a command allocates lives until it exits (its modules, classes, the facts and pass it reads), so a
+    # collection every 700 allocations, the default, mostly scans survivors: every 50,000 finds as much garbage, the
+    # young generation still a few MB at most (about 1 % of a warm price's instructions).
+    gc.set_threshold(50_000, *gc.get_threshold()[1:])
     reconfigure = getattr(sys.stdout, "reconfigure", None)
     if callable(reconfigure):
         # A file name whose bytes are not UTF-8 is printed as those bytes (as ls does), not refused with a traceback.

@@ -126,7 +126,13 @@ def read_regular(path: Path | str, limit: int) -> bytes:
     further. Raises :class:`InputError` naming ``path``."""
     with open_regular(path) as handle:
         try:
-            data = handle.read(limit + 1)
+            size = os.fstat(handle.fileno()).st_size
+            # A buffer of the file's size, not of the limit (tens of MB allocated and given back on every read cost
+            # more than reading a small file); read on to the limit when the file holds more than it said (it grew,
+            # or it reports no size, as /proc's files do).
+            data = handle.read(min(size, limit) + 1)
+            if size < len(data) <= limit:
+                data += handle.read(limit + 1 - len(data))
         except OSError as e:
             raise InputError(f"{shown(path)}: cannot read: {_why(e)}") from None
     if len(data) > limit:

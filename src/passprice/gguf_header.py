@@ -256,13 +256,82 @@ class GGUFHeader:
 
 def header_cap() -> int:
     """The most header bytes the reader reads: :data:`CAP_VARIABLE` from the environment when set, else
-    :data:`MAX_HEADER_BYTES`. Raises :class:`InputError` when the variable is not a whole number of bytes ≥ 24."""
+    :data:`MAX_HEADER_BYTES`. Raises :class:`InputError` when the variable is not a whole number (ASCII digits),
+    or is one out of range (24 … 2^63 − 1 bytes), saying which."""
     text = os.environ.get(CAP_VARIABLE)
     if text is None:
         return MAX_HEADER_BYTES
-    if not re.fullmatch(r"[0-9]{1,19}", text.strip()) or int(text) < 24:
+    if not re.fullmatch(r"[0-9]+", text.strip(), flags=re.ASCII):
         raise InputError(f"{CAP_VARIABLE}: {text[:40]!r} is not a number of bytes (a whole number, at least 24)")
-    return int(text)
+    digits = text.strip().lstrip("0") or "0"
+    if len(digits) > 19 or not 24 <= int(digits) <= _INT64_MAX:
+        shown_value = digits if len(digits) <= 40 else f"a number of {len(digits):,} digits"
+        raise InputError(
+            f"{CAP_VARIABLE}: {shown_value} bytes is out of range: give a number of bytes from 24 to {_INT64_MAX:,}"
+        )
+    return int(digits)
+
+
+#: The largest ``general.alignment``: GGUF stores it as a uint32, and it is a power of two.
+MAX_ALIGNMENT = 1 << 31
+
+
+def alignment_problem(alignment: object) -> str | None:
+    """What is wrong with a ``general.alignment`` (as a header or a checkpoint entry states it): not a power of two
+    from 1 to :data:`MAX_ALIGNMENT` (GGUF: a uint32 power of two; llama.cpp's gguf.cpp refuses any other);
+    ``None`` when it is one. The one check the binary reader and :func:`passprice.checkpoints.header_from_entry`
+    both make."""
+    a = alignment
+    if isinstance(a, bool) or not isinstance(a, int) or a <= 0 or a & (a - 1) or a > MAX_ALIGNMENT:
+        return f"{a!r} is not a power of two from 1 to {MAX_ALIGNMENT:,} (a uint32)"
+    return None
+
+
+def dims_problem(dims: tuple[int, ...], type_id: int | None = None) -> str | None:
+    """What is wrong with a tensor's ``dims`` (of GGML type ``type_id``, when given and known): a dimension below
+    0 or past int64, elements (their product) or bytes past int64 (ggml counts elements in an int64 and bytes in a
+    size_t; llama.cpp's gguf.cpp refuses a tensor whose count or size overflows); ``None`` when they hold. One
+    check for the binary reader and checkpoint entries."""
+    if any(d < 0 or d > _INT64_MAX for d in dims):
+        return f"dimension {max(dims, key=lambda d: abs(d))} is beyond int64"
+    elements = 1
+    for d in dims:
+        elements *= d
+    if elements > _INT64_MAX:
+        return f"dims {list(dims)} hold {elements:,} elements, beyond int64"
+    if type_id is not None and ggml.known(type_id):
+        size = ggml.tensor_bytes(type_id, dims)
+        if size > _INT64_MAX:
+            return f"dims {list(dims)} of {ggml.type_name(type_id)} take {size:,} bytes, beyond int64"
+    return None
+
+
+def offset_problem(offset: int, alignment: int) -> str | None:
+    """What is wrong with a tensor's data ``offset`` (bytes from the start of the data section): past int64, or
+    not a multiple of ``alignment`` (gguf.cpp lays tensors out at aligned offsets and refuses any other); ``None``
+    when it is one. One check for the binary reader and checkpoint entries."""
+    if offset < 0 or offset > _INT64_MAX:
+        return f"data offset {offset} is beyond int64"
+    if offset % alignment:
+        return f"data offset {offset:,} is not a multiple of the alignment {alignment:,}"
+    return None
+
+
+def _count_limit(count: int, per: int, what: str, cap: int) -> str | None:
+    most = cap // per
+    if count <= most:
+        return None
+    return (
+        f"{count:,} {what} is more than the {most:,} passprice reads of a header of at most {cap:,} bytes "
+        f"(set {CAP_VARIABLE} to a larger number of bytes to read more)"
+    )
+
+
+def tensor_limit(count: int, cap: int | None = None) -> str | None:
+    """Why a header of ``count`` tensors would not read (more than ``cap`` // :data:`BYTES_PER_TENSOR`, ``cap``
+    the reader's, :func:`header_cap`, by default), in the reader's own words; ``None`` when it would. ``synth``
+    asks before it builds a header. Raises :class:`InputError` as :func:`header_cap` does."""
+    return _count_limit(count, BYTES_PER_TENSOR, "tensors", header_cap() if cap is None else cap)
 
 
 class _Reader:
@@ -768,16 +837,11 @@ def _parse(stream: IO[bytes], source: str, size: int | None, extra: list[Any]) -
     kv_count = r.read_u64("the metadata count")
     r.check_count(tensor_count, 24, 8, f"tensor count {tensor_count}")
     r.check_count(kv_count, 13, 16, f"metadata count {kv_count}")
-    for count, most, what, at in (
-        (tensor_count, r.cap // BYTES_PER_TENSOR, "tensors", 8),
-        (kv_count, r.cap // BYTES_PER_KEY, "metadata keys", 16),
-    ):
-        if count > most:
-            raise r.fail(
-                at,
-                f"{count:,} {what} is more than the {most:,} passprice reads of a header of at most {r.cap:,} bytes "
-                f"(set {CAP_VARIABLE} to a larger number of bytes to read more)",
-            )
+    for count, per, what, at in ((tensor_count, BYTES_PER_TENSOR, "tensors", 8), (kv_count, BYTES_PER_KEY,
+                                                                                "metadata keys", 16)):
+        problem = _count_limit(count, per, what, r.cap)
+        if problem is not None:
+            raise r.fail(at, problem)
 
     metadata: dict[str, MetaValue] = {}
     value_types: dict[str, str] = {}
@@ -801,6 +865,7 @@ def _parse(stream: IO[bytes], source: str, size: int | None, extra: list[Any]) -
     tensors: list[TensorInfo] = []
     names: set[str] = set()
     u64s = {n: struct.Struct(f"{r.order}{n}Q") for n in range(MAX_DIMS + 1)}
+    offset_ats: list[int] = []
     for i in range(tensor_count):
         at = r.offset
         name = r.read_string(f"tensor {i} name", strict=True)
@@ -812,22 +877,30 @@ def _parse(stream: IO[bytes], source: str, size: int | None, extra: list[Any]) -
         if n_dims > MAX_DIMS:
             raise r.fail(dims_at, f"tensor {name!r} has {n_dims} dimensions (GGUF allows at most {MAX_DIMS})")
         dims: tuple[int, ...] = u64s[n_dims].unpack(r.take(8 * n_dims, f"tensor {name!r} dimensions"))
-        if any(d > _INT64_MAX for d in dims):
-            raise r.fail(dims_at + 4, f"tensor {name!r}: dimension {max(dims)} is beyond int64")
+        problem = dims_problem(dims)
+        if problem is not None:
+            raise r.fail(dims_at + 4, f"tensor {name!r}: {problem}")
         type_id = r.read_u32(f"tensor {name!r} type")
-        offset_at = r.offset
+        problem = dims_problem(dims, type_id)
+        if problem is not None:
+            raise r.fail(dims_at + 4, f"tensor {name!r}: {problem}")
+        offset_ats.append(r.offset)
         offset = r.read_u64(f"tensor {name!r} offset")
-        if offset > _INT64_MAX:
-            raise r.fail(offset_at, f"tensor {name!r}: data offset {offset} is beyond int64")
         tensors.append(TensorInfo(name, dims, type_id, offset))
     header_bytes = r.finish()
 
     alignment = DEFAULT_ALIGNMENT
     if "general.alignment" in metadata:
         align = metadata["general.alignment"]
-        if isinstance(align, bool) or not isinstance(align, int) or align <= 0 or align & (align - 1):
-            raise r.fail(offsets["general.alignment"], f"general.alignment {align!r} is not a power of two")
+        problem = alignment_problem(align)
+        if problem is not None:
+            raise r.fail(offsets["general.alignment"], f"general.alignment {problem}")
+        assert isinstance(align, int)
         alignment = align
+    for t, at in zip(tensors, offset_ats, strict=True):
+        problem = offset_problem(t.offset, alignment)
+        if problem is not None:
+            raise r.fail(at, f"tensor {t.name!r}: {problem}")
     data_offset = -(-header_bytes // alignment) * alignment
     return _Parsed(
         version=version,

@@ -89,17 +89,22 @@ def load_records(root: Root) -> tuple[list[Record], list[str]]:
     return records, problems
 
 
-def review(root: Root) -> tuple[list[str], list[str]]:
+def review(root: Root, unreadable: list[str] | None = None) -> tuple[list[str], list[str]]:
     """``passprice check``'s look at lineage: problems (a fact citing a source that is not registered, a derived fact
     that no longer follows from its inputs — naming each input that changed —, one source figure quoted with two
     values by two derivations (:func:`passprice.stale.figure_quotes`), a source file that does not read)
-    and warnings (a source nothing cites), one line each naming the file."""
+    and warnings (a source nothing cites), one line each naming the file. The problems that are bad files — a
+    derivation that is ``broken`` (a cycle, a formula that does not evaluate), a source whose ``path`` is no
+    document of the registry — are appended to ``unreadable`` too (``check`` reports them on stderr, exit 2)."""
     records, _ = load_records(root)  # a file that does not read is reported by check's own validation
     problems: list[str] = []
     cited: set[str] = set()
     for record in records:
         problems += missing_sources(root, record.facts, str(record.file))
-        problems += [f"{record.file}: {f.message}" for f in recheck_all(record.facts)]
+        for f in recheck_all(record.facts):
+            problems.append(f"{record.file}: {f.message}")
+            if f.kind == "broken" and unreadable is not None:
+                unreadable.append(problems[-1])
         for path, fact in record.facts.items():
             cited.update(source_id for _, source_id in cited_ids(path, fact))
     from passprice.stale import figure_quotes
@@ -109,7 +114,7 @@ def review(root: Root) -> tuple[list[str], list[str]]:
 
     problems += figure_quotes((shown(r.file), r.facts) for r in records)  # one figure quoted twice, two ways
     cited.update(_stack_and_run_sources(root))
-    found, warnings = check_sources(root, cited)
+    found, warnings = check_sources(root, cited, unreadable)
     return problems + found, warnings
 
 

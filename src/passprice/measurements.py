@@ -12,6 +12,7 @@ context: positions 0 to N).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -31,8 +32,8 @@ class Run:
     ``checkpoint`` (registry names), ``batch`` (sequences a pass carries), ``first`` and ``last`` (the cached
     positions its tokens ran from and to), ``tokens_per_s`` (measured, all sequences together), ``source`` (the
     measurement file's stem), ``source_id`` (the source record it comes from: the run's own or its file's,
-    ``sources/ID.toml``), ``locator`` (where in the source), and ``note``, ``build``, ``date``, ``test`` as
-    published."""
+    ``sources/ID.toml``), ``locator`` (where in the source), ``note``, ``build``, ``date``, ``test`` as
+    published, and ``index`` (its place in its file: key ``run.INDEX``)."""
 
     id: str
     stack: str
@@ -49,6 +50,13 @@ class Run:
     build: str | None = None
     date: str | None = None
     test: str | None = None
+    index: int = 0
+
+    @property
+    def key(self) -> str:
+        """Where the run stands: its file (``registry/measurements/SOURCE.toml``, relative to the root) and its
+        key, ``run.INDEX``."""
+        return f"registry/measurements/{self.source}.toml: run.{self.index}"
 
     @property
     def position(self) -> float:
@@ -66,15 +74,50 @@ class Run:
         )
 
 
-def runs_of_document(name: str, document: Mapping[str, Any], where: str) -> list[Run]:
+def too_small(where: str, index: int, tokens_per_s: float, batch: int) -> str | None:
+    """The problem of a run's measured ``tokens_per_s`` too small to divide by (``batch`` / tokens/s, the seconds a
+    pass took, overflows to ``inf``: 5e-324 tokens/s is schema-valid, > 0), naming ``where`` (the file) and the key
+    ``run.INDEX.tokens_per_s``; ``None`` when it divides."""
+    if math.isfinite(batch / tokens_per_s):
+        return None
+    return (
+        f"{where}: run.{index}.tokens_per_s: {tokens_per_s!r} tokens/s is too small to divide by (a pass of "
+        f"{batch} sequences would take no finite time)"
+    )
+
+
+def ratio_too_large(folder: Path, run: Run, priced: float | None) -> str | None:
+    """The problem of a run whose ``priced`` figure over its measured one overflows (a tokens/s over a measured
+    tokens/s, a measured pass's seconds over a priced pass's: a tokens/s of 1e-306 divides, but a price over it
+    does not), naming the run's file in ``folder`` and its key ``run.INDEX.tokens_per_s``; ``None`` when the ratio
+    is finite (or nothing was priced). ``validate`` leaves such a run out and names it; ``calibrate`` refuses it."""
+    if priced is None or math.isfinite(priced / run.tokens_per_s):
+        return None
+    return (
+        f"{folder / f'{run.source}.toml'}: run.{run.index}.tokens_per_s: {run.tokens_per_s!r} tokens/s is too small "
+        "to divide by (a price over it overflows)"
+    )
+
+
+def runs_of_document(
+    name: str, document: Mapping[str, Any], where: str, problems: list[str] | None = None
+) -> list[Run]:
     """The runs of a validated ``measurement`` document named ``name``. Raises :class:`InputError` for a run whose
-    first position is past its last."""
+    first position is past its last, or whose tokens/s is too small to divide by (:func:`too_small`); with
+    ``problems``, a run of the latter kind is left out and its line appended there instead (``validate`` still
+    shows the good runs)."""
     source = document["source"]
     out = []
     for i, entry in enumerate(document["run"]):
         first, last = entry["positions"]
         if first > last:
             raise InputError(f"{where}: run.{i}.positions: first {first} is past last {last}")
+        small = too_small(where, i, float(entry["tokens_per_s"]), entry["batch"])
+        if small is not None:
+            if problems is None:
+                raise InputError(small)
+            problems.append(small)
+            continue
         out.append(
             Run(
                 id=entry["id"],
@@ -92,17 +135,20 @@ def runs_of_document(name: str, document: Mapping[str, Any], where: str) -> list
                 build=entry.get("build"),
                 date=entry.get("date"),
                 test=entry.get("test"),
+                index=i,
             )
         )
     return out
 
 
-def load_file(path: Path, schema_folder: Path | None = None, sources: Path | None = None) -> list[Run]:
+def load_file(
+    path: Path, schema_folder: Path | None = None, sources: Path | None = None, problems: list[str] | None = None
+) -> list[Run]:
     """The runs of one measurement file, validated; with ``sources`` (a root's ``sources/`` folder), every source id
-    they name must have its record there. Raises :class:`InputError` (naming the file and the ids) or
-    :class:`~passprice.errors.SchemaError`."""
+    they name must have its record there; ``problems`` as :func:`runs_of_document`'s. Raises :class:`InputError`
+    (naming the file and the ids) or :class:`~passprice.errors.SchemaError`."""
     document = schema.load(path, "measurement", schema_folder)
-    runs = runs_of_document(path.name[: -len(".toml")], document, str(path))
+    runs = runs_of_document(path.name[: -len(".toml")], document, str(path), problems)
     if sources is not None:
         missing = sorted({r.source_id for r in runs if not is_there(sources / f"{r.source_id}.toml")})
         if missing:
@@ -113,15 +159,27 @@ def load_file(path: Path, schema_folder: Path | None = None, sources: Path | Non
     return runs
 
 
-def load_runs(root: Root, stack: str | None = None) -> list[Run]:
+def require_inside_root(root: Root, runs: list[Run], where: str) -> list[Run]:
+    """``runs`` (of the measurement file ``where`` in ``root``), each naming its card and checkpoint by a registry
+    name or a path inside the root (:func:`passprice.registry.require_inside`). Raises :class:`InputError` naming
+    the file and key ``run.N.card`` or ``run.N.checkpoint``."""
+    from passprice.registry import require_inside
+
+    for run in runs:
+        require_inside(root, run.card, root.cards, f"{where}: run.{run.index}.card")
+        require_inside(root, run.checkpoint, root.checkpoints, f"{where}: run.{run.index}.checkpoint")
+    return runs
+
+
+def load_runs(root: Root, stack: str | None = None, problems: list[str] | None = None) -> list[Run]:
     """Every measured run in ``root`` (``registry/measurements/*.toml``, files by name, runs in file order), or only
-    ``stack``'s. Raises :class:`InputError` for a file that does not read or an id given twice (naming both
-    files)."""
+    ``stack``'s; ``problems`` as :func:`runs_of_document`'s. Raises :class:`InputError` for a file that does not
+    read or an id given twice (naming both files)."""
     out: list[Run] = []
     seen: dict[str, str] = {}
     for name in root.names(root.measurements):
         path = root.measurements / f"{name}.toml"
-        for run in load_file(path, root.schema, root.sources):
+        for run in require_inside_root(root, load_file(path, root.schema, root.sources, problems), str(path)):
             if run.id in seen:
                 raise InputError(f"{path}: run {run.id!r} is also in {seen[run.id]}: a run id names one run")
             seen[run.id] = str(path)

@@ -97,6 +97,61 @@ class Root:
             raise InputError(f"{folder}: cannot list: {e.strerror or e}") from None
 
 
+def within(root: Root, path: Path | str) -> bool:
+    """Whether ``path`` (relative to the working folder, or absolute), every symbolic link and ``..`` resolved, lies
+    inside ``root``'s folder (also resolved). Raises :class:`InputError` as :func:`passprice.files.look` does (a
+    name too long, a loop of links)."""
+    try:
+        return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(root.path))
+    except (OSError, ValueError, RuntimeError) as e:  # a loop of links; a NUL in a name from a file
+        raise InputError(f"{shown(path)}: not a file name ({type(e).__name__})") from None
+
+
+#: What a name in a registry file may not do, said in every refusal of one naming a file outside the root.
+INSIDE = "a registry file names registry entries or files inside the registry"
+
+
+def require_inside(root: Root, ref: str, folder: Path, where: str) -> None:
+    """Refuse ``ref``, a name a registry file gives (``where``: the file and key, ``serving.toml: card``), when it
+    is a path — to a file that exists, which the loaders would read — that lies outside ``root`` once every link and
+    ``..`` is resolved; a registered entry's name (``folder/REF.toml``) and a path inside the root pass. So a
+    serving with ``card = "/any/file.toml"`` cannot make ``check`` (CI) read a file of the machine and quote it in a
+    pull-request comment. Names given on the command line are not held to this. Raises :class:`InputError`: one
+    line naming ``where``, the name, and the root."""
+    from passprice.files import look
+
+    bare = os.sep not in ref and "/" not in ref and not ref.endswith((".toml", ".gguf", ".xz", ".gz"))
+    if bare and is_there(folder / f"{ref}.toml"):
+        return  # a registry name: its entry is read, whatever the working folder holds
+    if look(ref) is None or within(root, ref):
+        return
+    raise InputError(f"{where}: {shown(ref)} lies outside the registry ({shown(root.path)}): {INSIDE}")
+
+
+def document_problem(root: Root, path: str) -> str | None:
+    """What is wrong with ``path`` (relative to ``root``) as *a document of this registry* (a source record's
+    ``source.path``): ``None`` when it is a regular file inside the root once every link and ``..`` is resolved;
+    else the problem in words (nothing there, outside the registry, a FIFO, a device, a folder). Nothing is
+    opened: a FIFO or ``/dev/zero`` is named by its mode. Raises nothing for a hostile name: a name too long or a
+    loop of links is its problem."""
+    from passprice.files import kind, look
+
+    full = root.path / path
+    try:
+        found = look(full)
+        if found is None:
+            return f"{path} is not a file of this registry"
+        if not within(root, full):
+            return f"{path} lies outside the registry (a document of this registry is a file inside its root)"
+    except InputError as e:
+        return f"{path}: {e}"
+    import stat
+
+    if not stat.S_ISREG(found.st_mode):
+        return f"{path} is {kind(found.st_mode)}, not a regular file of this registry"
+    return None
+
+
 def _is_root(path: Path) -> bool:
     return is_folder(path / "facts") and is_folder(path / "registry")
 

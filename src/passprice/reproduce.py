@@ -192,6 +192,7 @@ def find_checkpoint(root: Root, lock: Lock) -> tuple[GGUFHeader | None, Checkpoi
     pinned = lock.checkpoint_pin.content or lock.checkpoint_pin.sha256
     today = error = None
     try:
+        _require_inside(root, lock, ("checkpoint",))
         named = load_checkpoint(root, rooted(ref, root))
         today = _identity(lock, named)
         if today == pinned:
@@ -278,11 +279,25 @@ def today_spec(root: Root, lock: Lock) -> tuple[ServingSpec, bool]:
 
     Raises :class:`InputError` when the registered serving does not read."""
     name = lock.info.serving
-    if name is not None:
-        if is_there(root.servings / f"{name}.toml"):
-            return load_spec(root, name), False
-        return rooted_spec(lock.spec, root), True
-    return rooted_spec(lock.spec, root), False
+    if name is not None and is_there(root.servings / f"{name}.toml"):
+        return load_spec(root, name), False
+    _require_inside(root, lock)
+    return rooted_spec(lock.spec, root), name is not None
+
+
+def _require_inside(root: Root, lock: Lock, keys: tuple[str, ...] = ("checkpoint", "card")) -> None:
+    """A lock of the registry (its file inside ``root``) names its checkpoint and card (``keys``) by registry names
+    or paths inside the root (:func:`passprice.registry.require_inside`). Raises :class:`InputError` naming the lock
+    file and key."""
+    from passprice.registry import require_inside, within
+
+    if not lock.source or not within(root, lock.source):
+        return
+    spec = lock.spec
+    if "checkpoint" in keys:
+        require_inside(root, rooted(spec.checkpoint, root), root.checkpoints, f"{lock.source}: serving.checkpoint")
+    if "card" in keys:
+        require_inside(root, rooted(spec.card, root), root.cards, f"{lock.source}: serving.card")
 
 
 def price_today(root: Root, lock: Lock) -> Today:

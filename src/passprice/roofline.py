@@ -19,6 +19,7 @@ from __future__ import annotations
 import io
 import itertools
 import math
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -540,9 +541,42 @@ COLOURS = {
 }
 
 
+def _writable_folder(path: str) -> bool:
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError:
+        return False
+    return os.path.isdir(path) and os.access(path, os.W_OK)
+
+
+def _matplotlib_folder() -> None:
+    """Point ``MPLCONFIGDIR`` at a temporary folder (removed at exit) when it is unset and matplotlib's default
+    config or cache folder (``$XDG_CONFIG_HOME/matplotlib``, ``$XDG_CACHE_HOME/matplotlib``, under ``~/.config``
+    and ``~/.cache`` by default) cannot be written — a read-only or missing HOME in CI — so matplotlib does not
+    print its several-line warning on stderr (passprice's stderr holds one line a problem)."""
+    if os.environ.get("MPLCONFIGDIR"):
+        return
+    home = os.path.expanduser("~")
+    folders = (
+        os.path.join(os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config"), "matplotlib"),
+        os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(home, ".cache"), "matplotlib"),
+    )
+    if all(_writable_folder(f) for f in folders):
+        return
+    import atexit
+    import shutil
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="passprice-matplotlib-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    os.environ["MPLCONFIGDIR"] = folder
+
+
 def require_matplotlib() -> Any:
-    """The ``matplotlib.pyplot`` module with the file-only Agg backend. Raises :class:`InputError` saying how to
-    install it (:data:`PLOT_INSTALL`) when matplotlib is missing."""
+    """The ``matplotlib.pyplot`` module with the file-only Agg backend, its config folder writable
+    (:func:`_matplotlib_folder`). Raises :class:`InputError` saying how to install it (:data:`PLOT_INSTALL`) when
+    matplotlib is missing."""
+    _matplotlib_folder()
     try:
         import matplotlib
     except ImportError:

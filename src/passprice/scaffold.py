@@ -198,9 +198,19 @@ def installed_requirement() -> Requirement:
     return Requirement(PLACEHOLDER, "unknown") if text is None else requirement_from_direct_url(text)
 
 
+#: The longest ``--requirement`` line, in characters: a URL with a commit fits in a few hundred; pip's own
+#: requirement files hold one requirement a line, and a 100 KB line is no requirement anyone meant.
+MAX_REQUIREMENT = 4096
+
+
 def given_requirement(spec: str) -> Requirement:
-    """``--requirement SPEC`` as the line of ``requirements.txt``. Raises :class:`InputError` for an empty one or one
-    holding a control character (a line break would write two lines)."""
+    """``--requirement SPEC`` as the line of ``requirements.txt``. Raises :class:`InputError` for an empty one, one
+    longer than :data:`MAX_REQUIREMENT` characters, or one holding a control character (a line break would write
+    two lines)."""
+    if len(spec) > MAX_REQUIREMENT:
+        raise InputError(
+            f"--requirement: {len(spec):,} characters: a requirement line is at most {MAX_REQUIREMENT:,} characters"
+        )
     if not spec.strip() or any(ord(c) < 0x20 or ord(c) == 0x7F for c in spec):
         raise InputError(
             f"--requirement: {spec!r} is not one requirement line (it is empty or holds a control character: a "
@@ -418,7 +428,11 @@ def write(the_plan: Plan, dest: Path) -> None:
     registry's path shows in every error line and in the ``cd`` init suggests), is a file (or a FIFO, a device …),
     or any path the plan writes (or its top-level folder) already exists below ``dest`` (nothing is replaced), or a
     file cannot be written."""
-    if not str(dest).isprintable():
+    try:  # the name as typed: under an ASCII locale Python holds a UTF-8 name as lone surrogates
+        typed = os.fsencode(dest).decode("utf-8")
+    except UnicodeDecodeError:
+        typed = str(dest)  # bytes that are not UTF-8: refused below, as a character that does not print
+    if not typed.isprintable():
         raise InputError(
             f"{shown(dest)}: the folder name holds a character that does not print (a newline, a tab, U+202E …); "
             "name the registry with printing characters"

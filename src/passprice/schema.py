@@ -220,8 +220,9 @@ def read_bytes(path: Path) -> bytes:
 def read_toml(path: Path, text: str | None = None) -> dict[str, Any]:
     """Parse the TOML file at ``path`` (or ``text`` read from it) with the standard library's ``tomllib``. Raises
     :class:`InputError` naming the file and the line and column of a syntax error, or that the file cannot be read,
-    is larger than :data:`MAX_TOML_BYTES`, nests too deeply or holds an integer of more digits than Python
-    converts."""
+    is larger than :data:`MAX_TOML_BYTES`, starts with a UTF-8 byte-order mark (refused, not skipped: TOML files
+    are UTF-8 without one, and passprice rewrites files it edits byte for byte), nests too deeply or holds an
+    integer of more digits than Python converts."""
     import tomllib  # here: a file served from the cache of validated files is never parsed
 
     if text is None:
@@ -230,6 +231,8 @@ def read_toml(path: Path, text: str | None = None) -> dict[str, Any]:
             text = data.decode("utf-8")
         except UnicodeDecodeError as e:
             raise InputError(f"{path}: byte {e.start}: not UTF-8 text") from None
+    if text.startswith("\ufeff"):  # tomllib's "Invalid statement (line 1, column 1)" would not say why
+        raise InputError(f"{path}: starts with a byte-order mark (U+FEFF): save it as UTF-8 without BOM")
     try:
         return tomllib.loads(text)
     except RecursionError:

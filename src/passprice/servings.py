@@ -187,7 +187,8 @@ def serving_path(root: Root, ref: str) -> Path:
 
 
 def load_spec(root: Root, ref: str) -> ServingSpec:
-    """The serving ``ref`` in ``root``, validated against ``schema/serving.schema.json``.
+    """The serving ``ref`` in ``root``, validated against ``schema/serving.schema.json``; a serving file of the
+    registry names files inside it only (:func:`require_inside_root`).
 
     Raises :class:`InputError` or :class:`passprice.errors.SchemaError`."""
     from passprice import cache
@@ -199,7 +200,9 @@ def load_spec(root: Root, ref: str) -> ServingSpec:
         return spec_from_document(schema.load(path, "serving", root.schema, data=data), str(path))
 
     source = str(path).encode("utf-8", "surrogateescape")
-    return cache.built("serving", root.schema / "serving.schema.json", source + b"\0" + data, build, ServingSpec)
+    spec = cache.built("serving", root.schema / "serving.schema.json", source + b"\0" + data, build, ServingSpec)
+    require_inside_root(root, spec)  # on every read: what a path names changes without the file
+    return spec
 
 
 def override(spec: ServingSpec, position: float | None = None, limit: int | None = None, **fields: Any) -> ServingSpec:
@@ -314,11 +317,33 @@ def _named(spec: ServingSpec, key: str, load: Callable[[], T]) -> T:
         raise InputError(f"{spec.source}: {key}: {e}") from None
 
 
-def resolve(root: Root, spec: ServingSpec, method_ref: str | None = None) -> Resolved:
+def require_inside_root(root: Root, spec: ServingSpec) -> None:
+    """Every name a serving file gives (``checkpoint``, ``card``, ``draft.method``, ``routing``) that is a path lies
+    inside the root (:func:`passprice.registry.require_inside`) when the file is the registry's; a spec from the
+    command line (no ``source``), or a serving file outside the root that the command line named, is not held to
+    it. Raises :class:`InputError` naming the file and key."""
+    from passprice.registry import require_inside, within
+
+    if spec.source is None or not within(root, spec.source):
+        return  # a serving file outside the registry, named on the command line, is the user's own
+
+    named = [("checkpoint", spec.checkpoint, root.checkpoints), ("card", spec.card, root.cards)]
+    if spec.draft is not None:
+        named.append(("draft.method", spec.draft.method, root.drafts))
+    if spec.routing is not None:
+        named.append(("routing", spec.routing, root.routing))
+    for key, ref, folder in named:
+        require_inside(root, ref, folder, f"{spec.source}: {key}")
+
+
+def resolve(
+    root: Root, spec: ServingSpec, method_ref: str | None = None, *, method_ref_from_file: bool = False
+) -> Resolved:
     """Load the checkpoint, card and drafting method ``spec`` names from ``root``, complete its defaults, and build
     the seed's serving. ``method_ref`` names a drafting method to load (and hold to its scope) for a spec that does
     not draft, as ``speculate`` prices each draft length itself: it is the resolved ``method``, the serving stays
-    undrafted. Every command resolves through here, so a record's scope is checked once for all. Raises
+    undrafted (``method_ref_from_file``: it is the serving file's own ``draft.method``). Every command resolves
+    through here, so a record's scope is checked once for all. Raises
     :class:`InputError` for anything it names that is missing or invalid, and
     :class:`~passprice.scopes.OutOfScope` for a drafting method or routing record whose checkpoints do not list the
     one priced."""
@@ -341,7 +366,8 @@ def resolve(root: Root, spec: ServingSpec, method_ref: str | None = None) -> Res
         from passprice.routing import load_routing
 
         routing = _named(spec, "routing", lambda: load_routing(root, name))
-    require_scopes(root, spec.checkpoint, header, (ref, method), (name, routing))
+    require_scopes(root, spec.checkpoint, header, (ref, method), (name, routing), source=spec.source,
+                   method_from_file=spec.draft is not None or method_ref_from_file)
     return Resolved(spec, header, card, method, to_serving(spec, acceptance, routing))
 
 
@@ -351,10 +377,35 @@ def require_scopes(
     header: GGUFHeader,
     method: tuple[str | None, DraftMethod | None] = (None, None),
     routing: tuple[str | None, Routing | None] = (None, None),
+    *,
+    source: str | None = None,
+    method_from_file: bool = True,
 ) -> None:
     """The drafting method and routing record a serving prices ``checkpoint`` (read as ``header``) with, each given
     as (the name it was given by, the record), apply to it: :func:`~passprice.scopes.require_in_scope` for each
-    (:func:`resolve` and the sweep's loader both call this). Raises :class:`~passprice.scopes.OutOfScope`."""
+    (:func:`resolve` and the sweep's loader both call this). Raises :class:`~passprice.scopes.OutOfScope` — or,
+    when the serving file ``source`` named the checkpoint and the record together (its ``routing``, its
+    ``draft.method`` unless ``method_from_file`` is false: a method the command line gave), :class:`InputError`
+    naming the file and key: a file that pairs a model with another model's record is bad input, not a serving
+    the model cannot price."""
+    from passprice.scopes import OutOfScope
+
+    try:
+        _require_scopes(root, checkpoint, header, method, routing)
+    except OutOfScope as e:
+        key = "routing" if e.kind == "routing record" else "draft.method"
+        if source is None or (key == "draft.method" and not method_from_file):
+            raise
+        raise InputError(f"{source}: {key}: {e}") from None
+
+
+def _require_scopes(
+    root: Root,
+    checkpoint: str,
+    header: GGUFHeader,
+    method: tuple[str | None, DraftMethod | None],
+    routing: tuple[str | None, Routing | None],
+) -> None:
     ref, the_method = method
     name, the_routing = routing
     if (ref is None or the_method is None) and (name is None or the_routing is None):

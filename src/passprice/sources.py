@@ -21,7 +21,7 @@ from passprice import schema
 from passprice.errors import InputError, problem_lines
 from passprice.facts import Fact
 from passprice.files import is_there
-from passprice.registry import Root, not_found
+from passprice.registry import Root, document_problem, not_found
 
 if TYPE_CHECKING:
     import cattrs
@@ -206,9 +206,12 @@ def require_sources(root: Root, facts: Mapping[str, Fact], file: str) -> None:
         raise InputError.of(lines)
 
 
-def check_sources(root: Root, cited: Iterable[str]) -> tuple[list[str], list[str]]:
+def check_sources(
+    root: Root, cited: Iterable[str], unreadable: list[str] | None = None
+) -> tuple[list[str], list[str]]:
     """``passprice check``'s look at ``sources/``: the problems (a file that does not read; a registry document
-    whose path does not exist) and the warnings (a source nothing in ``cited`` names), one line each."""
+    whose path is not a regular file inside the root, :func:`document_problem`) and the warnings (a source nothing
+    in ``cited`` names), one line each; the problems are appended to ``unreadable`` too (bad files)."""
     problems: list[str] = []
     warnings: list[str] = []
     named = set(cited)
@@ -219,8 +222,11 @@ def check_sources(root: Root, cited: Iterable[str]) -> tuple[list[str], list[str
             problems += problem_lines(e)
             continue
         file = root.sources / f"{name}.toml"
-        if source.path is not None and not is_there(root.path / source.path):
-            problems.append(f"{file}: source.path: {source.path} is not a file of this registry")
+        problem = document_problem(root, source.path) if source.path is not None else None
+        if problem is not None:
+            problems.append(f"{file}: source.path: {problem}")
         if name not in named:
             warnings.append(f"{file}: cited by no fact: cite it, or remove it")
+    if unreadable is not None:
+        unreadable += problems
     return problems, warnings

@@ -211,6 +211,7 @@ def resolve_speculation(
     list the one priced."""
     from passprice.servings import check_head_rows, resolve
 
+    from_file = method is None and spec.draft is not None  # the serving file's own draft.method
     if method is None and spec.draft is not None:
         method = spec.draft.method
     if head_rows is None and spec.draft is not None:
@@ -218,7 +219,7 @@ def resolve_speculation(
     if method is None:
         known = ", ".join(root.names(root.drafts)) or "none"
         raise InputError(f"{label} names no drafting method: give --draft METHOD ({known})")
-    resolved = resolve(root, attrs.evolve(spec, draft=None), method_ref=method)
+    resolved = resolve(root, attrs.evolve(spec, draft=None), method_ref=method, method_ref_from_file=from_file)
     assert resolved.method is not None
     check_head_rows(resolved.header, head_rows)
     return resolved, resolved.method, head_rows

@@ -296,17 +296,30 @@ def _facts_at(node: Mapping[str, Any], source: str, prefix: str = "") -> dict[st
 
 def stack_from_document(name: str, document: Mapping[str, Any], source: str) -> Stack:
     """The stack a validated ``stack`` document describes. Raises :class:`InputError` for a unit of the wrong
-    dimension (the schema names each path's units; this is its check of the conversion)."""
+    dimension (the schema names each path's units; this is its check of the conversion), or a range whose
+    ``min`` is above its ``max`` (``range.rows``, ``range.position``, its own or a card's)."""
     meta = document["stack"]
     cards = {
         card: _facts_at(node, source, f"cards.{card}.") for card, node in document.get("cards", {}).items()
     }
+    own = _facts_at(document, source)
+    for prefix, facts in (("", own), *((f"cards.{c}.", f) for c, f in cards.items())):
+        for what in ("rows", "position"):
+            lo, hi = facts.get(f"range.{what}.min"), facts.get(f"range.{what}.max")
+            if lo is not None and hi is not None and lo.value > hi.value:
+                def shown(v: float) -> str:
+                    return f"{int(v):,}" if float(v).is_integer() and abs(v) < 1e15 else f"{v:g}"
+
+                raise InputError(
+                    f"{source}: {prefix}range.{what}.min: {shown(lo.value)} is above {prefix}range.{what}.max "
+                    f"{shown(hi.value)}: a range runs from its least to its largest value"
+                )
     return Stack(
         name=name,
         title=str(meta["name"]),
         integer_matrices=str(meta["integer_matrices"]),
         float_matrices=str(meta["float_matrices"]),
-        facts=_facts_at(document, source),
+        facts=own,
         cards=cards,
         note=meta.get("note"),
     )
@@ -351,8 +364,9 @@ def expected_pricing(
 
     Raises :class:`StackLacks` for a fact the pass needs that the stack does not give (a term with work or bytes in
     it needs its share; every pass needs the ``range.*`` facts, the overheads, the serial share, the reserve and
-    ``share.read``). The ``range.*`` facts are among those it rests on; whether a pass lies within them is the
-    caller's to check (:func:`held`), which knows the batch.
+    ``share.read``), and :class:`InputError` for a ``memory.reserved`` at or above the card's capacity. The
+    ``range.*`` facts are among those it rests on; whether a pass lies within them is the caller's to check
+    (:func:`held`), which knows the batch.
     """
     used: list[tuple[str, Fact]] = []
 
@@ -373,6 +387,15 @@ def expected_pricing(
     )
     serial = need("terms.serial", "whether the pass's terms overlap or add")
     reserved = need("memory.reserved", "the runtime's own memory sits beside the serving's")
+    if reserved >= limit.capacity:
+        # The card would hold less than nothing ("holds -1,048,575 bytes"): the stack's reserve and the card's
+        # capacity contradict each other, named by both.
+        path = next(p for p, f in used if p.endswith("memory.reserved"))
+        raise InputError(
+            f"facts/stacks/{stack.name}.toml: {path.removeprefix(LOCK_PREFIX)}: {reserved:,.0f} bytes reserved "
+            f"exceeds card {card.name}'s memory.capacity of {limit.capacity:,.0f} bytes: the runtime's reserve must "
+            "leave the card memory to hold a serving"
+        )
     read = limit.read * need("share.read", "every pass streams its weights")
     rewrite, append = limit.rewrite, limit.append
     if shape.rewrite_bytes > 0:

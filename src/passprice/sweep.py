@@ -262,9 +262,15 @@ def grid_from_file(path: Path, root: Root) -> Grid:
     servings = tuple(document["servings"])
     if servings == ("all",):
         servings = tuple(root.names(root.servings))
-    # A name that names nothing is reported with this file and its key (the grid is priced later, from the names).
+    # A name that names nothing is reported with this file and its key (the grid is priced later, from the names);
+    # a path a sweep file of the registry gives lies inside it (passprice.registry.require_inside).
+    from passprice.registry import require_inside, within
+
+    ours = within(root, path)
     for key, names, lookup in (("servings", servings, serving_path), ("cards", cards or (), card_path)):
         for i, name in enumerate(names):
+            if ours:
+                require_inside(root, name, root.servings if key == "servings" else root.cards, f"{path}: {key}.{i}")
             try:
                 lookup(root, name)
             except NotFound as e:
@@ -611,7 +617,7 @@ class Sweeper:
             # The drafting method's and routing record's scopes, as every command's resolve checks them.
             require_scopes(
                 self.root, spec.checkpoint, header, (spec.draft.method if spec.draft else None, method),
-                (spec.routing, self.routing(spec.routing)),
+                (spec.routing, self.routing(spec.routing)), source=spec.source,
             )
             for tokens in grid.draft_tokens or ():
                 if tokens:

@@ -109,6 +109,9 @@ class ModelConfig:
     linear_conv_kernel_dim: int | None = None
     full_attention_interval: int | None = None
     partial_rotary_factor: float | None = None
+    # Qwen-MoE's dense blocks among the routed ones (config keys read only to refuse them: see config_from_document).
+    decoder_sparse_step: int | None = None
+    mlp_only_layers: tuple[int, ...] = ()
 
     @property
     def arch(self) -> str:
@@ -161,7 +164,8 @@ def config_from_document(document: Mapping[str, Any], source: str, folder: Path 
 
     Raises :class:`passprice.errors.SchemaError` listing every problem (key path and what was wrong), and
     :class:`InputError` for keys that agree with the schema but not with each other (query heads not a multiple of
-    KV heads, no head width, more dense leading layers than layers, more experts a token than experts)."""
+    KV heads, no head width, more dense leading layers than layers, more experts a token than experts, dense
+    blocks among routed ones: ``decoder_sparse_step`` other than 1, ``mlp_only_layers`` not empty)."""
     schema.validate(document, "model-config", source, folder)
     body = document.get("config", document)
     where = source
@@ -183,6 +187,23 @@ def config_from_document(document: Mapping[str, Any], source: str, folder: Path 
         raise InputError(
             f"{where}: first_k_dense_replace {config.first_k_dense_replace} is past num_hidden_layers "
             f"{config.num_hidden_layers}"
+        )
+    # Qwen-MoE makes block i dense when i is in mlp_only_layers or (i + 1) is no multiple of decoder_sparse_step;
+    # passprice builds a routed FFN in every block (as llama.cpp's qwen3moe header has one in every block), so a
+    # configuration with dense blocks is refused by the key, never built as all-MoE.
+    if config.decoder_sparse_step not in (None, 1):
+        digits = len(str(abs(config.decoder_sparse_step)))
+        shown = f"{config.decoder_sparse_step}" if digits <= 40 else f"of {digits:,} digits"
+        raise InputError(
+            f"{where}: decoder_sparse_step {shown}: passprice builds a routed FFN in every block (a step of 1); a "
+            "step other than 1 makes blocks dense, which it does not build"
+        )
+    if config.mlp_only_layers:
+        first = ", ".join(str(i) for i in config.mlp_only_layers[:3])
+        more = f" … ({len(config.mlp_only_layers):,} layers)" if len(config.mlp_only_layers) > 3 else ""
+        raise InputError(
+            f"{where}: mlp_only_layers [{first}{more}]: passprice builds a routed FFN in every block; dense blocks "
+            "among routed ones are not built (give [])"
         )
     if config.num_experts_per_tok is not None and config.num_experts_per_tok > config.experts:
         raise InputError(
@@ -563,10 +584,16 @@ def build(
     :func:`passprice.typemix.assign`); ``name`` for ``general.name`` (default: the model type).
 
     Raises :class:`InputError` when a tensor's rows fit no block of its type (:func:`passprice.typemix.assign`), a
-    tensor would have a dimension of 0 (a DeepSeek config without ``qk_rope_head_dim`` …), or the tensors would
-    take more than :data:`MAX_MODEL_BYTES`."""
+    tensor would have a dimension of 0 (a DeepSeek config without ``qk_rope_head_dim`` …), the tensors would
+    take more than :data:`MAX_MODEL_BYTES`, or there would be more tensors than the reader reads
+    (:func:`passprice.gguf_header.tensor_limit`)."""
+    from passprice.gguf_header import tensor_limit
+
     c = published.config
     tensors = plan(c, latent, mtp)
+    problem = tensor_limit(len(tensors))
+    if problem is not None:  # refused before types are assigned or bytes written (4,096 layers took 1.3 s)
+        raise InputError(f"{published.where}: num_hidden_layers {c.num_hidden_layers}: {problem}")
     layers = blocks(c, mtp)
     large = c.model_type in ("llama", "qwen2") and layers == 80 and c.kv_heads < c.num_attention_heads
     model = Model(c.arch, layers, c.experts, large=large, tied=c.tie_word_embeddings)

@@ -129,4 +129,8 @@ def json_text(data: Any, indent: int | None = 2) -> str:
     import json
 
     text = json.dumps(data, indent=indent, ensure_ascii=False)
-    return _surrogate().sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+    try:
+        text.encode("utf-8")  # no lone surrogate (the common case): the pattern is not even compiled
+    except UnicodeEncodeError:
+        return _surrogate().sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+    return text

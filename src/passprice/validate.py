@@ -19,7 +19,7 @@ from passprice.checkpoints import load_checkpoint
 from passprice.errors import InputError
 from passprice.files import check_writable, is_there
 from passprice.gguf_header import GGUFHeader
-from passprice.measurements import Run, load_runs
+from passprice.measurements import Run, load_runs, ratio_too_large
 from passprice.registry import Root
 from passprice.serving import ServingRefusal
 from passprice.servings import complete, to_serving
@@ -58,10 +58,13 @@ class Row:
 
 @attrs.frozen
 class Validation:
-    """Every run priced (``rows``), with the stacks named (``stacks``: name → registered stack or ``None``)."""
+    """Every run priced (``rows``), with the stacks named (``stacks``: name → registered stack or ``None``), and
+    ``problems``: one line a run left out as bad input (its file and key: a tokens/s too small to divide by, a
+    limit or expected price over it that overflows), for the command to report after showing the good runs."""
 
     rows: tuple[Row, ...]
     stacks: dict[str, Stack | None]
+    problems: tuple[str, ...] = ()
 
     def errors(self) -> list[float]:
         """The absolute relative errors of every expected price."""
@@ -84,11 +87,14 @@ class Validation:
 
 def validate(root: Root, stack: str | None = None, runs: Sequence[Run] | None = None) -> Validation:
     """Price every measured run (or ``stack``'s, or ``runs``) as limit and as expected. A run whose stack is not
-    registered gets its limit only. Raises :class:`InputError` for a run whose card or checkpoint does not load, or
-    a ``stack`` that is not registered."""
+    registered gets its limit only; a run whose figures do not divide (:func:`passprice.measurements.too_small`, or
+    a limit or expected tokens/s over measured that overflows) is left out, its line in
+    :attr:`Validation.problems`. Raises :class:`InputError` for a run whose card or checkpoint does not load, or a
+    ``stack`` that is not registered."""
     if stack is not None:
         load_stack(root, stack)  # an unknown stack is bad input, named with the registered ones
-    runs = list(runs) if runs is not None else load_runs(root, stack)
+    problems: list[str] = []
+    runs = list(runs) if runs is not None else load_runs(root, stack, problems)
     cards: dict[str, Card] = {}
     headers: dict[str, GGUFHeader] = {}  # one header object a checkpoint, so runs of one model share its pass
     stacks: dict[str, Stack | None] = {}
@@ -134,7 +140,16 @@ def validate(root: Root, stack: str | None = None, runs: Sequence[Run] | None = 
                 priced.provenance.value,
             )
         )
-    return Validation(tuple(rows), stacks)
+    kept = []
+    for row in rows:
+        small = ratio_too_large(root.measurements, row.run, row.limit) or ratio_too_large(
+            root.measurements, row.run, row.expected
+        )
+        if small is None:
+            kept.append(row)
+        else:
+            problems.append(small)
+    return Validation(tuple(kept), stacks, tuple(problems))
 
 
 def to_json(v: Validation) -> dict[str, Any]:
@@ -173,18 +188,14 @@ def plot(v: Validation, path: Path, force: bool = False) -> None:
     """Draw measured against priced tokens/s, log-log, one colour per card (limits hollow, expected filled, the
     diagonal dashed), as PNG or SVG by ``path``'s suffix, written atomically. Raises :class:`InputError` when
     matplotlib is missing, the suffix is neither, or nothing was priced."""
-    from passprice.roofline import PLOT_INSTALL, _metadata
+    from passprice.roofline import _metadata
 
     if path.suffix.lower() not in (".png", ".svg"):
         raise InputError(f"--plot {path}: the file must end in .png or .svg")
     check_writable(path, force)  # the one writer's checks, before anything is priced or drawn
-    try:
-        import matplotlib
+    from passprice.roofline import require_matplotlib
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise InputError(f"--plot needs matplotlib: {PLOT_INSTALL}") from None
+    plt = require_matplotlib()
     import io
 
     from passprice.files import write_atomically

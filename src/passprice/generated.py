@@ -1,0 +1,261 @@
+"""The methods attrs generates for passprice's classes are compiled once per script text, not once per process: the
+code ``compile`` makes of a script is kept in the user's cache folder, as Python keeps a module's ``.pyc``.
+
+Why: attrs writes the source of each class's ``__init__``, ``__eq__``, ``__hash__``, ``__repr__`` … as text and
+compiles it when the class is defined, in every process. A warm ``passprice price`` defines about 50 classes, and
+compiling their methods was about a quarter of its CPU time (issue 16). The same text always compiles to the same
+code, so the code is kept, marshalled, keyed by the text, the name attrs compiles it under and the interpreter's
+version; any other text (another attrs version, an edited class) is a miss, compiled as ever and kept for the next run.
+
+One part of the text differs from process to process: ``__hash__`` starts its tuple with a number attrs derives from
+the class's name by ``hash()`` of a string, which changes with the interpreter's hash seed. Before keying, that number
+is replaced by a stand-in of the same width (so every line and column stays where it was); the code kept is compiled
+from that text, and the stand-in is put back to this process's number in the constants of the code loaded, so the
+code run equals what ``compile`` makes of attrs' own text (``tests/test_generated.py`` compares them). A text whose
+number cannot be found exactly once is not kept (compiled every time).
+
+This replaces a private function of attrs (``attr._make._compile_and_eval``, which compiles and runs each class's
+script); there is no public hook. :func:`install` checks that the function is there with the signature it wraps, and
+does nothing otherwise, so another attrs version only falls back to compiling. Only the scripts attrs names
+``<attrs generated methods passprice.…>`` (passprice's own classes) go through the cache.
+
+Each script's code is one file, ``code/TAG/KEY.code`` in :func:`passprice.cache.cache_dir` (TAG: the interpreter's,
+as in ``__pycache__``): the sha256 of the rest, then the marshalled code. It is code that is run, as a ``.pyc`` is,
+so it is read only when it is a regular file owned by the user and writable by no one else (each is written
+``0o600``, in a folder made ``0o700``); one that is not, that is damaged, or that does not load is ignored and
+replaced. What a process compiled is written when it exits, each file through a temporary file and a rename, so a
+concurrent run sees a whole file or none; past :data:`MAX_SCRIPTS` files, the older half is removed.
+``PASSPRICE_NO_CACHE=1`` and ``passprice --no-cache`` bypass it as they bypass the rest of the cache.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import marshal
+import os
+import sys
+from types import CodeType
+from typing import Any
+
+#: The name attrs compiles one of passprice's classes' methods under (``_generate_unique_filename``).
+_PREFIX = "<attrs generated methods passprice."
+_METHODS = "<attrs generated methods "
+#: Scripts kept (a few KB each): every command's classes together are a few hundred, each in up to four variants
+#: (the width of the number its ``__hash__`` starts from).
+MAX_SCRIPTS = 2048
+#: The largest file read.
+MAX_BYTES = 1 << 20
+
+#: Code compiled by this process, by the path it is to be kept at: written when the process exits.
+_pending: dict[str, bytes] = {}
+_original: Any = None
+
+
+def install() -> bool:
+    """Route the compilation of the methods attrs generates for passprice's classes through the cache; ``True`` when
+    it does (or already did), ``False`` when this attrs has no ``_compile_and_eval(script, globs, locs, filename)``
+    to wrap (then attrs compiles as ever)."""
+    global _original
+    try:
+        import attr._make as make
+    except ImportError:  # pragma: no cover - attrs is a dependency
+        return False
+    current = getattr(make, "_compile_and_eval", None)
+    if current is _compile_and_eval:
+        return True
+    code = getattr(current, "__code__", None)
+    if code is None or code.co_varnames[: code.co_argcount] != ("script", "globs", "locs", "filename"):
+        return False
+    _original = current
+    make._compile_and_eval = _compile_and_eval
+    return True
+
+
+def uninstall() -> None:
+    """Undo :func:`install` (the tests use it)."""
+    import attr._make as make
+
+    if _original is not None and make._compile_and_eval is _compile_and_eval:
+        make._compile_and_eval = _original
+
+
+def _compile_and_eval(
+    script: str, globs: dict[str, Any] | None, locs: Any = None, filename: str = ""
+) -> None:
+    """attrs' ``_compile_and_eval``: run the code of ``script`` in ``globs`` and ``locs``, the code taken from the
+    cache when ``filename`` names a method script of a passprice class and the cache holds its text."""
+    code = _cached(script, filename) if filename.startswith(_PREFIX) else None
+    if code is None:
+        code = compile(script, filename, "exec")
+    eval(code, globs, locs)  # what attrs' own function does with the code it compiled
+
+
+def _stand_in(script: str, filename: str) -> tuple[str, int | None, int] | None:
+    """``script`` with the number its ``__hash__`` starts from replaced by a stand-in of the same width, that number
+    and the stand-in; ``(script, None, 0)`` for a script without ``__hash__``; ``None`` when the number is not found
+    exactly once or the stand-in is in the script already (the script is then not kept)."""
+    if "def __hash__(self" not in script:
+        return script, None, 0
+    name = filename[len(_METHODS) : -1]
+    head, dash, count = name.rpartition("-")
+    if dash and count.isdigit():  # attrs' linecache appends -N to a name already taken
+        name = head
+    number = hash(f"<attrs generated hash {name}>")  # attrs' _make_hash_script
+    text = str(number)
+    stand_in = int("7" * len(text))
+    if script.count(text) != 1 or f" {text},\n" not in script or str(stand_in) in script:
+        return None
+    return script.replace(text, str(stand_in)), number, stand_in
+
+
+def _replaced(code: CodeType, old: int, new: int) -> CodeType:
+    """``code`` (a script's) with the constant ``old`` replaced by ``new`` in its ``__hash__`` function's constants
+    (a constant of its own, or in a tuple the compiler folded)."""
+
+    def swap(value: Any) -> Any:
+        if type(value) is int and value == old:
+            return new
+        if type(value) is tuple:
+            return tuple(swap(v) for v in value)
+        if type(value) is CodeType:
+            return value.replace(co_consts=tuple(swap(c) for c in value.co_consts))
+        return value
+
+    return code.replace(
+        co_consts=tuple(swap(c) if type(c) is CodeType and c.co_name == "__hash__" else c for c in code.co_consts)
+    )
+
+
+def _cached(script: str, filename: str) -> CodeType | None:
+    """The code of ``script`` (compiled under ``filename``), from the cache or compiled and kept for the next run;
+    ``None`` when the cache is bypassed or the script is not one to keep."""
+    from passprice import cache
+
+    if not cache.enabled():
+        return None
+    found = _stand_in(script, filename)
+    if found is None:
+        return None
+    text, number, stand_in = found
+    import hashlib
+
+    key = hashlib.sha256(f"{sys.version}\0{filename}\0{text}".encode()).hexdigest()[:40]
+    try:
+        folder = _folder()
+    except RuntimeError:  # no home folder to find the cache in
+        return None
+    path = os.path.join(folder, f"{key}.code")
+    code = _read(path, filename)
+    if code is None:
+        code = compile(text, filename, "exec")
+        _keep(path, marshal.dumps(code))
+    return code if number is None else _replaced(code, stand_in, number)
+
+
+def _folder() -> str:
+    from passprice import cache
+
+    return os.path.join(cache.cache_dir(), "code", sys.implementation.cache_tag or "python")
+
+
+def _read(path: str, filename: str) -> CodeType | None:
+    """The code kept at ``path`` for the script named ``filename``, or ``None``: none there, not a regular file owned
+    by the user and writable by no one else (opened without following a link, without waiting on a FIFO), larger
+    than :data:`MAX_BYTES`, a checksum that does not match, or not code of that name."""
+    import hashlib
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except (OSError, ValueError):
+        return None
+    from passprice.cache import _trusted
+
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES or not _trusted(st):
+            return None
+        data = os.read(fd, st.st_size + 1)  # its size, not the limit: a 1 MB buffer a read costs more than the read
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    digest, body = data[:32], data[32:]
+    if hashlib.sha256(body).digest() != digest:
+        return None
+    try:
+        code = marshal.loads(body)
+    except (EOFError, ValueError, TypeError):
+        return None
+    return code if type(code) is CodeType and code.co_filename == filename else None
+
+
+def _keep(path: str, body: bytes) -> None:
+    """Queue ``body`` (marshalled code) to be written to ``path`` when the process exits."""
+    import hashlib
+
+    if not _pending:
+        import atexit
+
+        atexit.register(flush)
+    _pending[path] = hashlib.sha256(body).digest() + body
+
+
+def flush() -> None:
+    """Write the code this process compiled to the cache folder, each file ``0o600`` through a temporary file and a
+    rename (not flushed to disk: a file a crash cuts short fails its checksum and is compiled again); then, past
+    :data:`MAX_SCRIPTS` files, remove the older half. Silently nothing when the folder cannot be written."""
+    if not _pending:
+        return
+    pending = dict(_pending)
+    _pending.clear()
+    folders = set()
+    for path, data in pending.items():
+        folder = os.path.dirname(path)
+        if folder not in folders:
+            try:
+                os.makedirs(folder, mode=0o700, exist_ok=True)
+            except OSError:
+                continue
+            folders.add(folder)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+            finally:
+                os.close(fd)
+            os.replace(tmp, path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+    for folder in folders:
+        _prune(folder)
+
+
+def _is_code_name(name: str) -> bool:
+    """Whether ``name`` is one this module writes (a 40-digit hex key, ``.code``): only those are counted and
+    removed, never a file of the user's that found its way into the folder."""
+    key, dot, suffix = name.partition(".")
+    return bool(dot) and suffix == "code" and len(key) == 40 and all(c in "0123456789abcdef" for c in key)
+
+
+def _prune(folder: str) -> None:
+    """Remove the older half of the kept code when the folder holds more than :data:`MAX_SCRIPTS` files."""
+    try:
+        with os.scandir(folder) as entries:
+            aged = [(e.stat().st_mtime_ns, e.path) for e in entries if _is_code_name(e.name)]
+        if len(aged) <= MAX_SCRIPTS:
+            return
+        aged.sort()
+        for _, path in aged[: len(aged) - MAX_SCRIPTS // 2]:
+            os.unlink(path)
+    except OSError:
+        return
+
+
+def forget() -> None:
+    """Drop what this process has compiled and not yet written (the tests use it)."""
+    _pending.clear()
