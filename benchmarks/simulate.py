@@ -10,7 +10,14 @@ The traces, both served under both policies:
 - **queue** (the attacker's shape): 15,000 requests all arriving at 0, prompts uniform in 100 … 600 tokens (seed
   13), outputs 1 … 4,000 tokens in turn (request i asks for i mod 4,000 + 1), 925 kB, served by
   ``gemma3-270m-h100 --max-batch 160``: about 180,000 steps a policy, a request finishing (and the next admitted)
-  every 12.
+  every 12;
+- the arrivals trace served three more ways: by a **drafting** serving (``qwen35-27b-h200-mtp``, 2 tokens drafted a
+  pass: fractional tokens a pass, so no stretch is planned in closed form), with **--chunk 256** (most prompts
+  chunked over several steps), and, as **prefix**, with every second prompt over 600 tokens naming one of 3 shared
+  512-token prefixes (cut to whole lines under 1 MB, 11,592 requests) on the paged ``r1-qwen7b-mi300x-int8kv``.
+
+Each simulate runs with ``--max-work`` lifted (to time the whole run) and once more under the default budget, whose
+outcome (ran, or refused by name) is printed beside it.
 
 The header: the "tensors" case of ``benchmarks/hostile.py`` (1 token embedding and 2,040 8×8 F32 tensors),
 xz-compressed, imported into a private copy of the registry.
@@ -22,6 +29,7 @@ machine (on a shared one, read them beside the yardstick); the README reports on
 from __future__ import annotations
 
 import argparse
+import json
 import lzma
 import os
 import random
@@ -43,8 +51,8 @@ from passprice.trace import Synthetic, synthetic, trace_lines  # noqa: E402
 
 MB = 1_000_000
 ENTRY = "from passprice.cli import main; main()"
-#: Both traces take more than simulate's default --max-work (100,000 units): lifted, to time the whole run.
-LIFT = "1000000"
+#: Some traces take more than simulate's default --max-work (100,000 units): lifted, to time the whole run.
+LIFT = "10000000"
 
 
 def trace_text(limit: int = 4096, budget: int = MB) -> tuple[str, int]:
@@ -65,6 +73,24 @@ def queue_text(requests: int = 15_000, seed: int = 13) -> str:
                    for i in range(requests))
 
 
+def prefix_text(text: str, budget: int = MB) -> str:
+    """The arrivals trace with every second prompt over 600 tokens naming one of 3 shared 512-token prefixes, cut to
+    whole lines under ``budget`` bytes."""
+    out: list[str] = []
+    size = 0
+    for i, line in enumerate(text.splitlines()):
+        request = json.loads(line)
+        if i % 2 == 0 and request["prompt_tokens"] > 600:
+            request["prefix_id"] = f"sys{i % 3}"
+            request["prefix_tokens"] = 512
+        row = json.dumps(request) + "\n"
+        size += len(row.encode())
+        if size > budget:
+            break
+        out.append(row)
+    return "".join(out)
+
+
 def header_xz() -> bytes:
     """The 2,040-tensor header, xz-compressed."""
     meta = [Meta("general.architecture", V.STRING, "llama"), Meta("llama.block_count", V.UINT32, 1),
@@ -74,9 +100,9 @@ def header_xz() -> bytes:
     return lzma.compress(encode(meta, tensors))
 
 
-def run_once(argv: list[str], cwd: Path) -> tuple[float, float, float]:
-    """(CPU seconds of the child, wall seconds, its peak RSS in MB) of one run; raises ``RuntimeError`` when it
-    fails."""
+def run_once(argv: list[str], cwd: Path, refusable: bool = False) -> tuple[float, float, float, str]:
+    """(CPU seconds of the child, wall seconds, its peak RSS in MB, "ran" or "refused") of one run; raises
+    ``RuntimeError`` when it fails (``refusable``: a refusal by --max-work, exit 2, is an outcome)."""
     start = time.perf_counter()
     child = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     assert child.stderr is not None
@@ -84,9 +110,12 @@ def run_once(argv: list[str], cwd: Path) -> tuple[float, float, float]:
     _, status, usage = os.wait4(child.pid, 0)
     child.returncode = os.waitstatus_to_exitcode(status)
     wall = time.perf_counter() - start
-    if child.returncode != 0:
+    outcome = "ran"
+    if refusable and child.returncode == 2 and b"--max-work" in err:
+        outcome = "refused"
+    elif child.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)}: exit {child.returncode}: {err.decode()[-300:]}")
-    return usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss / 1024
+    return usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss / 1024, outcome
 
 
 def main() -> None:
@@ -101,25 +130,36 @@ def main() -> None:
         trace.write_text(text)
         queue = base / "queue.jsonl"
         queue.write_text(queue_text())
+        prefix = base / "prefix.jsonl"
+        prefix.write_text(prefix_text(text))
         header = base / "tensors.gguf.xz"
         header.write_bytes(header_xz())
         py = [sys.executable, "-c"]
-        cases = [
-            ("python -c pass (yardstick)", [*py, "pass"]),
-            (f"simulate r1-qwen7b-h200 --trace <arrivals: {trace.stat().st_size:,} B, {requests:,} requests>",
-             [*py, ENTRY, "simulate", "r1-qwen7b-h200", "--trace", str(trace), "--max-work", LIFT]),
-            (f"simulate gemma3-270m-h100 --max-batch 160 --trace <queue: {queue.stat().st_size:,} B>",
-             [*py, ENTRY, "simulate", "gemma3-270m-h100", "--max-batch", "160", "--trace", str(queue), "--max-work",
-              LIFT]),
-            (f"import <2,040-tensor header, {header.stat().st_size:,} B .xz>",
-             [*py, ENTRY, "import", str(header), "--name", "bench", "--force"]),
+        sim = [*py, ENTRY, "simulate"]
+        arrivals = f"<arrivals: {trace.stat().st_size:,} B, {requests:,} requests>"
+        simulations = [
+            (f"r1-qwen7b-h200 --trace {arrivals}", ["r1-qwen7b-h200", "--trace", str(trace)]),
+            (f"gemma3-270m-h100 --max-batch 160 --trace <queue: {queue.stat().st_size:,} B>",
+             ["gemma3-270m-h100", "--max-batch", "160", "--trace", str(queue)]),
+            ("qwen35-27b-h200-mtp --trace <arrivals> (drafting)", ["qwen35-27b-h200-mtp", "--trace", str(trace)]),
+            ("r1-qwen7b-h200 --chunk 256 --trace <arrivals>", ["r1-qwen7b-h200", "--chunk", "256", "--trace",
+                                                                str(trace)]),
+            (f"r1-qwen7b-mi300x-int8kv --trace <prefix: {prefix.stat().st_size:,} B>",
+             ["r1-qwen7b-mi300x-int8kv", "--trace", str(prefix)]),
         ]
+        cases = [("python -c pass (yardstick)", [*py, "pass"], False)]
+        for label, argv in simulations:
+            cases += [(f"simulate {label}", [*sim, *argv, "--max-work", LIFT], False),
+                      ("  the same under the default --max-work", [*sim, *argv], True)]
+        cases.append((f"import <2,040-tensor header, {header.stat().st_size:,} B .xz>",
+                      [*py, ENTRY, "import", str(header), "--name", "bench", "--force"], False))
         env_note = f"load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} CPUs"
         print(f"medians of {args.runs} runs ({env_note})")
-        for label, argv in cases:
-            cpu, wall, rss = zip(*(run_once(argv, root) for _ in range(args.runs)), strict=True)
-            print(f"  {label:<84} CPU {statistics.median(cpu):6.2f} s   wall {statistics.median(wall):6.2f} s   "
-                  f"RSS {statistics.median(rss):5.0f} MB")
+        for label, argv, refusable in cases:
+            cpu, wall, rss, outcome = zip(*(run_once(argv, root, refusable) for _ in range(args.runs)), strict=True)
+            said = f"   {'/'.join(sorted(set(outcome)))}" if refusable else ""
+            print(f"  {label:<76} CPU {statistics.median(cpu):6.2f} s   wall {statistics.median(wall):6.2f} s   "
+                  f"RSS {statistics.median(rss):5.0f} MB{said}")
 
 
 if __name__ == "__main__":

@@ -602,6 +602,36 @@ def test_requests_waiting_and_long_prompts_planned_ahead_give_the_step_by_step_o
         assert sum(record.waited_for_memory for record in together.records) > 0
 
 
+@pytest.mark.parametrize(("name", "trace", "settings"), [
+    # Drafting (2 tokens a pass: fractional tokens, positions summed step by step): a queue served in batches of 24.
+    ("qwen35-27b-h200-mtp", _queue(72, 8, (100, 600), 90), Settings(max_batch=24)),
+    # Three drafted tokens on a paged cache, arrivals spread out, a small token budget.
+    ("qwen35-27b-h200-chat", _queue(60, 9, (50, 400), 70, spread=0.5), Settings(chunk=256, max_batch=20)),
+])
+def test_a_static_drafting_batch_runs_through_its_finishes_bit_for_bit(
+    monkeypatch: pytest.MonkeyPatch, name: str, trace: Trace, settings: Settings
+) -> None:
+    """Static batching admits nobody until its batch ends, so once its prompts are prefilled a drafting batch's
+    steps are priced through every finish at once (each step's sums over the sequences still decoding, in their
+    order): an optimisation only. The outcome equals the step-by-step run's bit for bit, and the decode phase took
+    far fewer pricing calls than the batch has finishing steps (one stretch a finish before)."""
+    r = resolved(name)
+    pricer = StepPricer.of(r.header, r.card, r.serving)
+    alone = simulate(pricer, trace, Policy.STATIC, settings, stretches=False)
+    calls: list[int] = []
+    real = StepPricer.price_many
+
+    def spy(self: StepPricer, sums: Any) -> Any:
+        calls.append(1)
+        return real(self, sums)
+
+    monkeypatch.setattr(StepPricer, "price_many", spy)
+    together = simulate(pricer, trace, Policy.STATIC, settings)
+    assert together == alone
+    finishing = len({record.finished for record in alone.records})
+    assert len(calls) < finishing / 3, (len(calls), finishing)
+
+
 def test_the_work_a_run_does_is_bounded_and_refused_by_name() -> None:
     """The steps a run takes do not bound its time (a stretch prices thousands of steps for the cost of a few alone),
     so the work is counted (simulate.MAX_WORK's units): a run within the budget reports what it spent and gives the
@@ -620,8 +650,8 @@ def test_the_work_a_run_does_is_bounded_and_refused_by_name() -> None:
     with pytest.raises(InputError, match=(
             rf"^simulate: the continuous run passed the {free.work - 1:,} units of work left of --max-work after "
             r"[0-9,]+ steps, [0-9.,]+ s into the trace with [0-9,]+ of 120 requests served \(a unit is about 10 µs "
-            r"of CPU: a step priced alone 12, a stretch of steps priced together 25 and more\); simulate part of the "
-            r"trace, or raise --max-work$")):
+            r"of CPU: a step priced alone 8, a stretch of steps priced together 10, a try of planning admissions "
+            r"ahead 60 and more\); simulate part of the trace, or raise --max-work$")):
         simulate(pricer, trace, Policy.CONTINUOUS, max_work=free.work - 1)
     result = CliRunner().invoke(cli, ["simulate", "r1-qwen7b-h200", "--synthetic", "120", "--seed", "3",
                                       "--max-work", "100"])

@@ -2061,10 +2061,11 @@ def speculate_command(
 @click.option("--no-prefix-caching", is_flag=True, help="Hold and prefill every prompt whole, shared prefix or not.")
 @click.option("--max-steps", type=_int("--max-steps"), default=500_000, show_default=True,  # simulate.MAX_STEPS
               help="Steps simulated at most, every policy together; a longer run is refused.")
-@click.option("--max-work", type=_int("--max-work"), default=85_000, show_default=True,  # simulate.MAX_WORK
+@click.option("--max-work", type=_int("--max-work"), default=90_000, show_default=True,  # simulate.MAX_WORK
               help="Work done at most, every policy together, in units of about 10 µs of CPU (a step priced alone "
-              "is 12, a stretch of steps priced together 25 and more): the default bounds a run to at most about "
-              "1.6 s, so that no trace under 1 MB runs past 2 s; a run past it is refused.")
+              "is 8, a stretch of steps priced together 10, a try of planning admissions ahead 60 and more; "
+              "8 to 12 µs a unit, fitted): the default bounds simulating to about 1 s, so that no trace under 1 MB "
+              "runs the command past 2 s; a run past it is refused by name, saying where it stopped.")
 @click.option("-o", "--output", type=_FilePath(), help="Write here (default: stdout).")
 @_plot_option("throughput and end-to-end latency over time, one colour a policy")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")

@@ -74,16 +74,24 @@ MAX_BATCH = 256
 MAX_STEPS = 500_000
 
 #: Default cap on the work one command does, every policy together, in units of about :data:`WORK_UNIT_US` µs of
-#: CPU (fitted to 14 runs of 7 trace shapes on a shared, loaded 2-core machine: 8 to 19 µs a unit): a step priced
-#: alone costs :data:`WORK_ALONE` units; each call that prices many steps at once (a stretch, a try of planning its
-#: admissions ahead, a prediction, a block of drafting steps) :data:`WORK_CALL`; each request a try plans, each
-#: prompt chunk it plans and each step it walks half a unit; each request finished in a stretch 2; every 16 steps of
-#: a stretch a unit. The steps a trace takes do not bound its time (a stretch prices thousands of steps for the cost
-#: of a few alone): this cap does, to at most about 1.6 s (0.7 to 1.6 s), so that no trace under 1 MB runs a command
-#: past 2 s.
-MAX_WORK = 85_000
-WORK_ALONE = 12
-WORK_CALL = 25
+#: CPU: a step priced alone costs :data:`WORK_ALONE` units; each call that prices many steps at once (a stretch, a
+#: prediction, a block of drafting steps) :data:`WORK_CALL`; each try of planning a stretch's admissions ahead (its
+#: planning, pricing and confirming) :data:`WORK_TRY`, and a third of a unit for each request it plans, each prompt
+#: chunk and each step it walks; each request finished in a stretch 1; every 64 steps of a stretch 1; each run of a
+#: drafting stretch's steps with the same sequences :data:`WORK_SEGMENT` (its sums taken apart). A least-squares fit
+#: of CPU time to these counts over 10 runs (5 trace shapes of about 1 MB, both policies: arrivals at 50/s, a queue of
+#: 15,000 at once, a drafting serving, shared prefixes, --chunk 256) on the 2-core development machine, quiet: 8.4 to
+#: 11.4 µs a unit; measured again once drafting stretches ran through their finishes, as ratios to the arrivals'
+#: static run in the same process (loaded machine): 0.99 to 1.45 times it, about 8.3 to 12.2 µs a unit quiet. The
+#: steps a trace takes do not bound its time (a stretch prices thousands of steps for the cost of a few alone): this
+#: cap does, to about 0.9 s of simulating (at most 1.1 s at the slowest rate measured), so that with the command's
+#: own 0.5 to 0.7 s (imports, the serving's decomposition, reading a 1 MB trace, the report) no trace under 1 MB runs
+#: a command past 2 s on a quiet machine.
+MAX_WORK = 90_000
+WORK_ALONE = 8
+WORK_CALL = 10
+WORK_TRY = 60
+WORK_SEGMENT = 2
 WORK_UNIT_US = 10
 
 
@@ -104,6 +112,8 @@ AHEAD_STEPS = 4096
 AHEAD_TRIES = 4
 #: ... and at most this many of the requests waiting.
 AHEAD_QUEUED = 1024
+#: Positions further on at which a prediction prices an arrival's decoding again (how it grows a step).
+GROWTH = 1024
 
 
 class Policy(enum.Enum):
@@ -409,7 +419,8 @@ def simulate(
                 f"simulate: the {policy.value} run passed the {max_work:,} units of work left of --max-work after "
                 f"{steps:,} steps, {t:,.1f} s into the trace with {done:,} of {n_req:,} requests served (a unit is "
                 f"about {WORK_UNIT_US} µs of CPU: a step priced alone {WORK_ALONE}, a stretch of steps priced together "
-                f"{WORK_CALL} and more); simulate part of the trace, or raise --max-work"
+                f"{WORK_CALL}, a try of planning admissions ahead {WORK_TRY} and more); simulate part of the trace, "
+                "or raise --max-work"
             )
 
     def admit() -> None:
@@ -444,49 +455,115 @@ def simulate(
     bind_names = list(binds)
     pace = [0.0]  # the last step's seconds: how many steps a stretch may run before the next arrival
 
-    def predict(seconds: list[float], extra: dict[int, float], slope: dict[int, float] | None = None) -> list[int]:
+    def predict(seconds: list[float], extra: dict[int, list[tuple[int, float]]],
+                slope: dict[int, tuple[int, float, float]] | None = None, pair: float = 0.0,
+                place: tuple[int, dict[int, int], dict[int, int]] | None = None) -> list[int]:
         """The steps the next arrivals are predicted to be admitted at, from ``seconds`` (the steps' seconds
-        without the predicted prompt chunks; the last one repeats), each chunk's ``extra`` seconds, and the
-        seconds each admitted request's decoding adds to every step after its chunk (``slope``)."""
+        without the predicted prompt chunks; the last one repeats), each arrival's chunks' ``extra`` seconds
+        ((steps after its admission, seconds): a chunk queued behind others, or split, lands after it), and the
+        seconds each admitted request's decoding adds to the steps from a step on until it finishes (``slope``:
+        (steps after its admission, seconds a step, and how much more each step after as its positions grow));
+        ``pair``: the seconds a chunk adds to a step holding another's already, beyond its own. With ``place``
+        (rows a step leaves for prompts, rows already taken by step, each arrival's prompt rows), an arrival's
+        prompt rows are placed in the steps from its admission on as they leave room, its ``extra`` seconds spread
+        over them by rows, and its decoding starts after its last. A prediction only decides how many tries a
+        stretch takes: the clock priced confirms it."""
         clock = list(itertools.accumulate(seconds, initial=t))
         size = len(clock)
         tail = seconds[-1]
         out: list[int] = []
         before = 0.0  # the extra seconds of the chunks in steps before the current one
-        here = 0.0  # and of those in it
-        lin = off = 0.0  # the requests admitted before the current step add lin · i − off to step i's start
-        here_lin = here_off = 0.0  # and those admitted in it
+        # The decoding begun by the current step adds q2 · i² + q1 · i + q0 to step i's start.
+        q2 = q1 = q0 = 0.0
+        pending: dict[int, float] = {}  # chunks in the current step or after: step -> seconds
+        rising: dict[int, list[float]] = {}  # decoding begun after the current step: first step -> [d, g]
         slopes = slope or {}
         cur = 0
+        last = min(arrived + AHEAD + 1, n_req)
+        passes = [math.ceil((reqs[j].output - 1) / emitted) for j in range(arrived, last)]
+        free, used, place_rows = place if place is not None else (0, {}, {})
+        used = dict(used)
+
+        def clock_at(i: int) -> float:
+            return clock[i] if i < size else clock[-1] + (i - size + 1) * tail
+
+        def first_clock(target: float, lo: int) -> int:
+            """The first step from ``lo`` (at least 1) whose start on the clock alone is at or after ``target``."""
+            lo = max(lo, 1)
+            if target <= clock[-1]:
+                i = bisect.bisect_left(clock, target, lo)
+                if i < size:
+                    return i
+            return max(size - 1 + max(math.ceil((target - clock[-1]) / tail), 1), lo)
 
         def start_of(i: int) -> float:
-            return (clock[i] if i < size else clock[-1] + (i - size + 1) * tail) + before + lin * i - off
+            s = (clock[i] if i < size else clock[-1] + (i - size + 1) * tail) + before + (q2 * i + q1) * i + q0
+            for y, v in pending.items():
+                if y < i:
+                    s += v
+            for y, (d, g) in rising.items():
+                if y < i:
+                    s += (d + g * (i - y - 1) / 2) * (i - y)
+            return s
 
-        for g in range(min(AHEAD + 1, n_req - arrived)):
-            j = arrived + g
+        for g_ in range(last - arrived):
+            j = arrived + g_
             a = reqs[j].arrival
             if not (cur and start_of(cur) >= a):
-                before += here
-                lin += here_lin
-                off += here_off
-                here = here_lin = here_off = 0.0
-                target = a - before
-                if target <= clock[-1]:
-                    nxt = bisect.bisect_left(clock, target, max(cur + 1, 1))
-                    if nxt >= size:
-                        nxt = size - 1 + max(math.ceil((target - clock[-1]) / tail), 1)
-                else:
-                    nxt = size - 1 + max(math.ceil((target - clock[-1]) / tail), 1)
-                nxt = max(nxt, cur + 1)
-                if lin:  # the decoding of those admitted makes the steps longer: an earlier step may reach it
-                    while nxt - 1 > cur and start_of(nxt - 1) >= a:
-                        nxt -= 1
+                # Settle what lies before the next step for good (every later step's start holds it).
+                nxt = cur + 1
+                for y in [y for y in pending if y < nxt]:
+                    before += pending.pop(y)
+                for y in [y for y in rising if y < nxt]:
+                    d, g = rising.pop(y)  # (d + g (i − y − 1) / 2)(i − y), expanded
+                    q2 += g / 2
+                    q1 += d - g * (2 * y + 1) / 2
+                    q0 += -d * y + g * y * (y + 1) / 2
+                nxt = first_clock(a - before, cur + 1)
+                if q2 or q1 or q0 or pending or rising:
+                    # The steps are longer than the clock: an earlier one may reach it. What the chunks and the
+                    # decoding add grows from step to step, so what they add at nxt gives the earliest candidate;
+                    # then the first whose start is at or after the arrival, by bisection (starts only grow).
+                    lo = first_clock(a - (start_of(nxt) - clock_at(nxt)), cur + 1)
+                    while lo < nxt:
+                        mid = (lo + nxt) // 2
+                        if start_of(mid) >= a:
+                            nxt = mid
+                        else:
+                            lo = mid + 1
                 cur = nxt
             out.append(cur)
-            here += extra.get(j, 0.0)
-            d = slopes.get(j, 0.0)
-            here_lin += d
-            here_off += d * (cur + 1)
+            chunks = extra.get(j, ())
+            begins = None
+            if place is not None and j in place_rows:
+                total = sum(v for _, v in chunks)
+                left = prompt = place_rows[j]
+                y = cur
+                while left > 0 and free > 0 and y < cur + 4 * AHEAD_STEPS:
+                    take = min(free - used.get(y, 0), left)
+                    if take > 0:
+                        v = total * take / prompt
+                        if y in pending:
+                            v += pair  # two chunks in one step cost less than apart (they share its decode time)
+                        pending[y] = pending.get(y, 0.0) + v
+                        used[y] = used.get(y, 0) + take
+                        left -= take
+                    y += 1
+                begins = y
+            else:
+                for y, v in chunks:
+                    if cur + y in pending:
+                        v += pair
+                    pending[cur + y] = pending.get(cur + y, 0.0) + v
+            slope_j = slopes.get(j)
+            if slope_j is not None:  # its decoding passes, then it finishes
+                y0 = begins if begins is not None else cur + slope_j[0]
+                d, g = slope_j[1], slope_j[2]
+                z = y0 + passes[g_]
+                for y, d_, g__ in ((y0, d, g), (z, -(d + g * (z - y0)), -g)):
+                    both = rising.setdefault(y, [0.0, 0.0])
+                    both[0] += d_
+                    both[1] += g__
         return out
 
     def ahead(
@@ -529,7 +606,7 @@ def simulate(
         queued = [] if static else list(waiting)[:AHEAD_QUEUED]
         n_wait = 0 if static else len(waiting)
         guess: list[int] = []
-        est: dict[int, float] = {}
+        est: dict[int, list[tuple[int, float]]] = {}  # each arrival's chunks: (steps after its admission, s)
 
         def first_guess() -> None:
             """The arrivals' first predicted steps, priced beside the members as they are now (not exactly): a
@@ -542,16 +619,51 @@ def simulate(
             if first is not None:
                 heads.append((first.chunks, first.prompt_rows, first.lasts,
                               tuple((pa, pr) for _, _, pa, pr in first.groups)))
+            # The prompts prefilling (``pre``) are chunked from step 0 as the members leave the rows (their
+            # finishes left out): each chunk priced alone beside the members, its seconds added to its step.
+            free0 = budget - n_rows * len(members)
+            pre_at: list[int] = []  # the step of each of pre's chunks
+            if pre and free0 > 0:
+                y, left = 0, free0
+                starts_: list[float] = []
+                rows_: list[float] = []
+                lasts_: list[float] = []
+                for j in pre:
+                    done_, total = prefilled[j], reqs[j].prompt
+                    while done_ < total and y < horizon:
+                        r = min(left, total - done_)
+                        pre_at.append(y)
+                        starts_.append(float(done_))
+                        rows_.append(float(r))
+                        lasts_.append(1.0 if done_ + r == total else 0.0)
+                        done_ += r
+                        left -= r
+                        if not left:
+                            y, left = y + 1, free0
+                sums_pre = [(pa.tolist(), pr.tolist()) for pa, pr in
+                            pricer.chunk_sums(np.array(starts_), np.array(rows_), np.zeros(len(rows_)))]
+                heads += [(1.0, rows_[x], lasts_[x], tuple((pa[x], pr[x]) for pa, pr in sums_pre))
+                          for x in range(len(rows_))]
             rows_near = np.array([float(reqs[j].prompt) for j in near])
             per = [(pa.tolist(), pr.tolist()) for pa, pr in
                    pricer.chunk_sums(np.zeros(len(near)), rows_near, np.zeros(len(near)))]
+            i_chunk = len(heads)
             heads += [(1.0, float(reqs[j].prompt), 1.0, tuple((pa[x], pr[x]) for pa, pr in per))
                       for x, j in enumerate(near)]
+            # A step of the first two arrivals' chunks (what two chunks in one step cost beyond each alone).
+            two = len(near) >= 2
+            if two:
+                both = pricer.sums(StepRows(np.empty(0), np.empty(0), np.zeros(2), rows_near[:2],
+                                            np.ones(2, dtype=bool), np.zeros(2)))
+                heads.append((both.chunks, both.prompt_rows, both.lasts,
+                              tuple((pa, pr) for _, _, pa, pr in both.groups)))
             # Then a decode step with each arrival decoding besides (its seconds beyond a decode step's).
             zeros = tuple((0.0, 0.0) for _ in pricer.groups)
-            heads += [(0.0, 0.0, 0.0, zeros) for _ in near]
-            more = np.concatenate((np.zeros(len(heads) - len(near)), np.ones(len(near))))
-            added = np.concatenate((np.zeros(len(heads) - len(near)), rows_near))
+            heads += [(0.0, 0.0, 0.0, zeros) for _ in range(len(near) + 1 if near else 0)]
+            more = np.concatenate((np.zeros(len(heads) - len(near) - 1), np.ones(len(near) + 1))) if near else (
+                np.zeros(len(heads)))
+            added = np.concatenate((np.zeros(len(heads) - len(near) - 1), rows_near, rows_near[:1] + GROWTH)) if (
+                near) else np.zeros(len(heads))
             sums_now = []
             for q, g_ in enumerate(pricer.groups):
                 pa = np.array([h[3][q][0] for h in heads])
@@ -566,8 +678,17 @@ def simulate(
                                                0.0, tuple(sums_now)))[0].tolist()
             decode_s = now_s[0]
             m = len(near)
-            est.update(zip(near, [c - decode_s for c in now_s[len(heads) - 2 * m:len(heads) - m]], strict=True))
-            slope = dict(zip(near, [c - decode_s for c in now_s[len(heads) - m:]], strict=True))
+            # Each arrival's chunk and decoding (the latter growing a step as its positions do: the first
+            # arrival's decoding priced again further on).
+            grow = (now_s[-1] - now_s[len(heads) - m - 1]) / GROWTH * emitted if m else 0.0
+            slope: dict[int, tuple[int, float, float]] = {}
+            for x, j in enumerate(near):
+                est[j] = [(0, now_s[i_chunk + x] - decode_s)]
+                slope[j] = (1, now_s[len(heads) - m - 1 + x] - decode_s, grow)
+            pair = now_s[i_chunk + m] - now_s[i_chunk] - now_s[i_chunk + 1] + decode_s if two else 0.0
+            used: dict[int, int] = {}
+            for y, taken in zip(pre_at, rows_ if pre_at else [], strict=True):
+                used[y] = used.get(y, 0) + int(taken)
             # The clock of the members alone (their finishes, their growing positions), for as many steps as the
             # arrivals predicted would take at the pace of step 0.
             last_arrival = reqs[near[-1]].arrival if near else t
@@ -575,7 +696,11 @@ def simulate(
             seconds = alone.priced(pricer, np.arange(few))[0].tolist() if few > 1 else []
             if len(seconds) < 2:
                 seconds = [now_s[1] if first is not None else decode_s, decode_s]
-            guess[:] = predict(seconds, est, slope)
+            for x, y in enumerate(pre_at):
+                while len(seconds) <= y:
+                    seconds.append(seconds[-1])
+                seconds[y] += now_s[(2 if first is not None else 1) + x] - decode_s
+            guess[:] = predict(seconds, est, slope, pair, (max(free0, 0), used, {j: reqs[j].prompt for j in near}))
 
         by_finish: list[tuple[int, int, int]] = []
         pf: list[list[int]] = []  # requests admitted ahead still prefilling: [request, rows done, prompt]
@@ -704,7 +829,7 @@ def simulate(
             if not adm and not pre:
                 return None
             run_to(int(min(bound, horizon)))  # every prompt's chunks up to the steps priced (one unfinished is cut)
-            spend(WORK_CALL + (len(adm) + len(pre) + sum(len(chunks) for chunks in pieces.values()) + walked) // 2)
+            spend(WORK_TRY + (len(adm) + len(pre) + sum(len(chunks) for chunks in pieces.values()) + walked) // 3)
             n = int(min(most, top_fin, bound))
 
             def cut(k: int, adm: list[tuple[int, int]]) -> int:
@@ -796,9 +921,9 @@ def simulate(
                     # decoding alone, shared by its chunks' rows), which predict adds back where each now falls.
                     seconds = cost.tolist()
                     extra = dict(est)
-                    for j, _ in kept:
-                        if j >= arrived:
-                            extra[j] = 0.0
+                    admitted_at_ = {j: s for j, s in kept if j >= arrived}
+                    for j in admitted_at_:
+                        extra[j] = []
                     for y, decoding_s in zip(at.tolist(), bare.tolist(), strict=True):
                         chunked = by_step.get(y)
                         if not chunked or chunked[0][0] < arrived:
@@ -806,8 +931,8 @@ def simulate(
                         over = seconds[y] - decoding_s
                         seconds[y] = decoding_s
                         total = sum(rows for _, _, rows in chunked)
-                        for j, _, rows in chunked:
-                            extra[j] += over * rows / total
+                        for j, _, rows in chunked:  # each where it fell, from its admission
+                            extra[j].append((y - admitted_at_[j], over * rows / total))
                     guess[:] = predict(seconds, extra)
                     continue
                 j, s = kept[bad]
@@ -854,6 +979,7 @@ def simulate(
         spec: tuple[Any, ...] | None = None
         adm: list[tuple[int, int]] = []  # requests admitted inside the stretch (ahead), and the step of each
         pieces: dict[int, list[tuple[int, int, int]]] = {}  # and their prompt chunks: (step, rows before, rows)
+        through = False  # a drafting stretch run through its finishes (below)
         if whole:
             e = int(emitted)
             start = np.zeros(len(dec), dtype=np.int64)
@@ -900,6 +1026,75 @@ def simulate(
             rows_now, gen_now = positions, gen
             reading = set(code[dec][dec_shared > 0].tolist()) if read_once else set()
             once_now = float(sum(code_positions[c] for c in sorted(reading)))
+            # Static batching with no prompt left runs its batch through its finishes (nothing joins): each
+            # sequence's positions advanced one pass at a time, a step's sums over the sequences still decoding, in
+            # their order (a C-contiguous copy of their columns: each row sums as that step's positions alone).
+            # Continuous batching likewise while nobody waits: a finish retires its sequence, nothing joins before
+            # the next arrival (the stretch ends at it).
+            through = drained and not read_once and len(dec) > 1 and (policy is Policy.STATIC or not waiting)
+            snaps: dict[int, np.ndarray] = {}  # continuous: every sequence's positions after each finishing step
+            alive = np.arange(len(dec))
+            ended_at = np.full(len(dec), -1, dtype=np.int64)  # the step after each one's last pass
+            pos_end = np.array(positions, dtype=float)
+            gen_end = np.array(gen, dtype=float)
+
+            def through_block(i0: int, i1: int) -> tuple[np.ndarray, np.ndarray, int]:
+                """Price steps ``i0`` … ``i1`` − 1 of the batch (fewer: up to the last finish, and no more than
+                :data:`BLOCK` positions); the sequences that finish in them leave the steps after."""
+                nonlocal alive
+                i1 = min(i1, i0 + max(BLOCK // len(alive), 1))
+                trail = advance(pos_end[alive], emitted, i1 - i0)
+                gen_rows = advance(gen_end[alive], emitted, i1 - i0)
+                done_ = gen_rows[1:] >= outs[alive]  # row r: after step i0 + r
+                over = done_.any(axis=0)
+                last_r = np.where(over, np.argmax(done_, axis=0), i1 - i0 - 1)  # the row of each one's last pass
+                if over.all():
+                    i1 = i0 + int(last_r.max()) + 1
+                # Segments of steps with the same sequences decoding: split after each step a sequence ends in.
+                finishing = set((last_r[over] + 1).tolist())
+                cuts = sorted(finishing | {i1 - i0})
+                parts: list[StepSums] = []
+                sizes: list[int] = []
+                lo = 0
+                keep = np.ones(len(alive), dtype=bool)
+                for hi in cuts:
+                    if hi > i1 - i0:
+                        break
+                    if policy is Policy.CONTINUOUS and hi in finishing:
+                        ends_ = np.minimum(np.where(over, last_r + 1, hi), hi)
+                        snap = pos_end.copy()
+                        snap[alive] = trail[ends_, np.arange(len(alive))]
+                        snaps[i0 + hi - 1] = snap
+                    cols = np.flatnonzero(keep)
+                    rows = np.ascontiguousarray(trail[lo:hi][:, cols]) if len(cols) < len(alive) else trail[lo:hi]
+                    parts.append(stepwise_sums(rows, dec_shared[alive[cols]], pricer.groups, 0.0))
+                    sizes.append(hi - lo)
+                    keep &= ~(over & (last_r + 1 == hi))
+                    lo = hi
+                n_ = np.concatenate([np.full(size_, part.decode) for size_, part in zip(sizes, parts, strict=True)])
+                groups_ = tuple((np.concatenate([part.groups[q][0] for part in parts]),
+                                 np.concatenate([part.groups[q][1] for part in parts]), 0.0, 0.0)
+                                for q in range(len(pricer.groups)))
+                spend(WORK_SEGMENT * len(parts))
+                c_, b_ = pricer.price_many(StepSums(n_, 0.0, 0.0, 0.0, 0.0, groups_))
+                block[:] = [trail, gen_rows, over, last_r]
+                return c_, b_, i1
+
+            block: list[np.ndarray] = []
+
+            def through_keep(n: int) -> None:
+                """Keep the block's first ``n`` steps (an arrival may cut it): those that ended in them at their
+                last pass, the others after step ``n``."""
+                nonlocal alive
+                trail, gen_rows, over, last_r = block
+                fin_cols = np.flatnonzero(over & (last_r < n))
+                ended_at[alive[fin_cols]] = i0 + last_r[fin_cols] + 1
+                pos_end[alive[fin_cols]] = trail[last_r[fin_cols] + 1, fin_cols]
+                gen_end[alive[fin_cols]] = gen_rows[last_r[fin_cols] + 1, fin_cols]
+                still = np.flatnonzero(~over | (last_r >= n))
+                pos_end[alive[still]] = trail[n, still]
+                gen_end[alive[still]] = gen_rows[n, still]
+                alive = alive[still]
         after: list[float] = []  # when each step ends
         if spec is not None:
             members, positions, start, finish, gen, cost, bind, after, now, k, adm, pieces, waits = spec
@@ -919,6 +1114,8 @@ def simulate(
                 i1 = int(min(i0 + size, end))
                 if whole:
                     c, b = closed.priced(pricer, np.arange(i0, i1))
+                elif through:
+                    c, b, i1 = through_block(i0, i1)
                 else:
                     i1 = min(i1, i0 + max(BLOCK // len(dec), 1))
                     trail = advance(rows_now, emitted, i1 - i0)
@@ -935,7 +1132,11 @@ def simulate(
                             i1 = end = i0 + n
                             c, b, times = c[:n], b[:n], times[: n + 1]
                             break
-                if not whole:
+                if through:
+                    through_keep(i1 - i0)
+                    if not alive.size:
+                        end = i1
+                elif not whole:
                     rows_now, gen_now = trail[i1 - i0], gen_rows[i1 - i0]
                 costs.append(c)
                 bound.append(b)
@@ -962,6 +1163,10 @@ def simulate(
             base = positions - start * emitted
             final = base + taken * emitted
             made_final = gen + taken * emitted
+        elif through:
+            finish = np.where(ended_at >= 0, ended_at, k + 1)
+            carried += int(np.minimum(finish, k).sum())
+            final, made_final = pos_end, gen_end
         else:
             carried += k * len(dec)
             final, made_final = rows_now, gen_now
@@ -1083,7 +1288,8 @@ def simulate(
                 if check and i in sums_at:
                     peak_held = max(peak_held, weights + sums_at[i] + sum(p.bytes for p in prefixes.values()))
                 elif check:
-                    length[members] = base + np.minimum(finish, i + 1) * emitted if whole else final
+                    length[members] = base + np.minimum(finish, i + 1) * emitted if whole else (
+                        snaps[i] if through else final)
                     for j, s in split:  # a prompt admitted and not yet prefilled: its rows so far
                         if s <= i < pieces[j][-1][0]:
                             length[j] = float(pieces[j][0][1] + sum(rows for y, _, rows in pieces[j] if y <= i))
@@ -1112,7 +1318,7 @@ def simulate(
         generated[members] = made_final
         if len(ending) and progress is not None:
             progress(len(ending))
-        spend(k // 16 + 2 * len(ending))  # every step and every request finished costs some bookkeeping
+        spend(k // 64 + len(ending))  # every step and every request finished costs some bookkeeping
         return True
 
     def retire(j: int) -> None:
