@@ -311,7 +311,7 @@ def test_least_steps_is_a_lower_bound() -> None:
         (("--batches", "1", "--positions", ""), "--positions: '' is not a number"),
         (("--batches", "1", "--cards", ","), "--cards: no cards"),
         (("--batches", "0-10000000"), "--batches: '0-10000000' gives 10,000,001 values, more than the 4,000,000"),
-        (("--batches", "1-999999", "--cards", "all"), "is more than the 1,048,576 rows --max-rows allows"),
+        (("--batches", "1-999999", "--cards", "all"), "the 4,000,000 rows a sweep prices whatever --max-rows says"),
         (("--batches", "1", "--draft-tokens", "2"), "r1-qwen7b-h200 draws no drafts"),
     ],
 )

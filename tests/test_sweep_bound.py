@@ -35,7 +35,7 @@ def test_a_small_file_asking_for_millions_of_rows_is_refused_before_pricing(tmp_
     lines = bad("sweep", "--file", str(grid), "-o", str(out), says=(
         f"passprice: error: {grid}: sweep: 3,897,000 rows (1 servings × 1 cards × 1 draft lengths × 1,299 positions × "
         "3,000 batches) is more than the 1,048,576 rows --max-rows allows (about 2 s of CPU a million rows); split "
-        "the grid, use a doubling range of batches (1-4096*2), or raise --max-rows (at most 4,000,000)"
+        "the grid, use a doubling range of batches (1-4096*2), or raise --max-rows (at most 88,000,000)"
     ))
     assert len(lines) == 1  # one line: no progress bar was drawn, nothing was priced
     assert not out.exists()
@@ -53,13 +53,23 @@ def test_a_grid_on_the_command_line_is_bounded_the_same_way() -> None:
 
 
 def test_past_the_most_rows_there_is_nothing_to_raise(tmp_path: Path) -> None:
-    bad("sweep", R1, "--positions", "1-2000", "--batches", "1-3000", says=(
-        "6,000,000 rows (1 servings × 1 cards × 1 draft lengths × 2,000 positions × 3,000 batches) is more than the "
-        "1,048,576 rows --max-rows allows (about 2 s of CPU a million rows); split the grid, use a doubling range of "
-        "batches (1-4096*2) (--max-rows goes up to 4,000,000)"
-    ))
-    bad("sweep", R1, "--batches", "1", "--max-rows", "4000001",
-        says="Invalid value for '--max-rows': 4,000,001 is out of range (a whole number from 1 to 4,000,000)")
+    for raised in ((), ("--max-rows", "88000000")):
+        bad("sweep", R1, "--positions", "1-2000", "--batches", "1-3000", *raised, says=(
+            "6,000,000 rows (1 servings × 1 cards × 1 draft lengths × 2,000 positions × 3,000 batches) is more than "
+            "the 4,000,000 rows a sweep prices whatever --max-rows says; split the grid, use a doubling range of "
+            "batches (1-4096*2)"
+        ))
+    bad("sweep", R1, "--batches", "1", "--max-rows", "88000001",
+        says="Invalid value for '--max-rows': 88,000,001 is out of range (a whole number from 1 to 88,000,000)")
+
+
+def test_a_registry_of_thousands_of_servings_can_be_swept_when_asked() -> None:
+    """2,015 servings at one batch count 4,032,015 (each pass shape as 2,000): refused by default, and, when the
+    ceiling of --max-rows was the 4,000,000 rows a sweep prices, refused whatever the user asked."""
+    grid = Grid(tuple(f"s{i}" for i in range(2015)), (1,))
+    with pytest.raises(InputError, match=r"4,032,015 rows in all, is more than the 1,048,576 rows --max-rows allows"):
+        check_grid(grid, shapes=2015)
+    check_grid(grid, max_rows=4_032_015, shapes=2015)
 
 
 def test_raising_the_bound_admits_the_grid() -> None:
@@ -84,7 +94,7 @@ def test_pass_shapes_and_rows_under_a_stack_count_against_the_bound() -> None:
         "sweep: 900 rows (1 servings × 1 cards × 1 draft lengths × 3 positions × 300 batches), and 3 pass shapes to "
         "read, each counting as 2,000: 6,900 rows in all, is more than the 6,899 rows --max-rows allows (about 2 s of "
         "CPU a million rows); split the grid, use a doubling range of batches (1-4096*2), or raise --max-rows (at "
-        "most 4,000,000)"
+        "most 88,000,000)"
     )
     with pytest.raises(InputError, match=r"900 rows \(.*\) under --stack, each counting as 20: 18,000 rows in all,"):
         check_grid(grid, max_rows=17_999, stacked=True)
@@ -95,6 +105,6 @@ def test_the_bound_is_the_one_the_library_states() -> None:
     command = cli.commands["sweep"]
     default = next(p.default for p in command.params if p.name == "max_rows")
     assert default == sweep.DEFAULT_MAX_ROWS == 1_048_576
-    assert option_bound("--max-rows").maximum == sweep.MAX_ROWS
-    with pytest.raises(InputError, match=r"--max-rows: 4,000,001 is out of range \(from 1 to 4,000,000\)"):
-        check_grid(Grid((R1,), (1,)), max_rows=4_000_001)
+    assert option_bound("--max-rows").maximum == sweep.MAX_COUNTED == 88_000_000
+    with pytest.raises(InputError, match=r"--max-rows: 88,000,001 is out of range \(from 1 to 88,000,000\)"):
+        check_grid(Grid((R1,), (1,)), max_rows=88_000_001)

@@ -151,6 +151,12 @@ STACK_ROW_ROWS = 20
 #: Rows a pass shape read counts as (one to seven milliseconds each; about 4 ms on the registry's servings).
 SHAPE_ROWS = 2_000
 
+#: The most ``--max-rows`` may be raised to: every grid within the absolute limits (:data:`MAX_ROWS` rows, each
+#: under a stack, and :data:`MAX_SHAPES` pass shapes) can be allowed by the user who asks for it — a registry of
+#: 2,015 servings swept at one batch counts 4,032,015 and was refused whatever --max-rows said when the ceiling was
+#: :data:`MAX_ROWS`.
+MAX_COUNTED = MAX_ROWS * STACK_ROW_ROWS + MAX_SHAPES * SHAPE_ROWS
+
 
 def parse_numbers(
     text: str, kind: Callable[[str], Any], what: str, least: float = 0, most: float | None = None
@@ -232,7 +238,7 @@ def batch_array(batches: Sequence[int]) -> np.ndarray:
 
 def check_grid(grid: Grid, max_rows: int = DEFAULT_MAX_ROWS, stacked: bool = False, shapes: int = 0) -> None:
     """Refuse, before anything is priced, a grid with no servings, or one that counts more than ``max_rows`` rows
-    (``--max-rows``, :data:`DEFAULT_MAX_ROWS`; at most :data:`MAX_ROWS`): each of its rows counts as one, or as
+    (``--max-rows``, :data:`DEFAULT_MAX_ROWS`; at most :data:`MAX_COUNTED`): each of its rows counts as one, or as
     :data:`STACK_ROW_ROWS` when ``stacked`` (priced under a serving stack), and each of the ``shapes`` pass shapes it
     reads as :data:`SHAPE_ROWS`. The refusal names the grid's file (``grid.source``) if it has one, and says how to
     lift the bound. Raises :class:`InputError`."""
@@ -240,11 +246,11 @@ def check_grid(grid: Grid, max_rows: int = DEFAULT_MAX_ROWS, stacked: bool = Fal
         raise InputError("sweep: no servings to price (none registered, and none given)")
     if grid.cards is not None and not grid.cards:
         raise InputError("--cards: no cards (give names, comma-separated, or 'all')")
-    if not 1 <= max_rows <= MAX_ROWS:
-        raise InputError(f"--max-rows: {max_rows:,} is out of range (from 1 to {MAX_ROWS:,})")
+    if not 1 <= max_rows <= MAX_COUNTED:
+        raise InputError(f"--max-rows: {max_rows:,} is out of range (from 1 to {MAX_COUNTED:,})")
     size = grid.size()
     counted = size * (STACK_ROW_ROWS if stacked else 1) + shapes * SHAPE_ROWS
-    if counted > max_rows:
+    if counted > max_rows or size > MAX_ROWS:
         axes = (
             f"{len(grid.servings):,} servings × {len(grid.cards) if grid.cards else 1:,} cards × "
             f"{len(grid.draft_tokens) if grid.draft_tokens else 1:,} draft lengths × "
@@ -259,10 +265,15 @@ def check_grid(grid: Grid, max_rows: int = DEFAULT_MAX_ROWS, stacked: bool = Fal
             what += f": {counted:,} rows in all,"
         where = f"{grid.source}: " if grid.source is not None else ""
         lift = "split the grid, use a doubling range of batches (1-4096*2)"
-        if counted <= MAX_ROWS:
-            lift += f", or raise --max-rows (at most {MAX_ROWS:,})"
+        if size > MAX_ROWS:
+            raise InputError(
+                f"{where}sweep: {what} is more than the {MAX_ROWS:,} rows a sweep prices whatever --max-rows says; "
+                f"{lift}"
+            )
+        if counted <= MAX_COUNTED:
+            lift += f", or raise --max-rows (at most {MAX_COUNTED:,})"
         else:
-            lift += f" (--max-rows goes up to {MAX_ROWS:,})"
+            lift += f" (--max-rows goes up to {MAX_COUNTED:,})"
         raise InputError(
             f"{where}sweep: {what} is more than the {max_rows:,} rows --max-rows allows (about 2 s of CPU a million "
             f"rows); {lift}"
