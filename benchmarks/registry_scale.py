@@ -110,7 +110,7 @@ SHAPES: dict[str, Callable[[Path, int], None] | None] = {
 
 COMMANDS: dict[str, list[str]] = {
     "check": ["check"],
-    "sweep": ["sweep", "--batches", "1"],
+    "sweep": ["sweep", "--batches", "1", "--max-rows", "88000000"],  # a registry of 2,000 servings counts 4 M (shapes)
     "diff": ["diff"],
     "cards": ["cards"],
     "servings": ["servings"],
