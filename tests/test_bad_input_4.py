@@ -433,3 +433,18 @@ def test_plot_with_an_unwritable_home_prints_no_matplotlib_warning(tmp_path: Pat
     assert done.returncode == 0, done.stderr
     assert done.stderr == f"plot -> {out}\n"
     assert out.read_bytes().startswith(b"\x89PNG")
+
+
+def test_check_reports_a_fit_that_cannot_be_re_run_as_a_bad_file(tmp_path: Path) -> None:
+    """A run of 1e-306 tokens/s divides, but the stack's fit over it cannot be re-run: ``check`` said so on stdout
+    with exit 1 (the last of round 4's file problems reported as a failed check); it is bad input, on stderr."""
+    root = copy_root(tmp_path)
+    path = _first_tokens_per_s(root, "1e-306")
+    result = invoke("check", root=root)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [
+        "passprice: error: facts/stacks/llamacpp-cuda-2405.toml: overhead.pass, overhead.layer, share.read, "
+        "share.append, share.array, share.float, share.vector, share.scale, terms.serial: their fit cannot be re-run: "
+        f"{path}: run.0.tokens_per_s: 1e-306 tokens/s is too small to divide by (a price over it overflows)"
+    ]
+    assert "lock r1-qwen7b-h200 " in result.stdout  # the rest of the report is still shown

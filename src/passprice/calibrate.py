@@ -726,10 +726,12 @@ def unfitted_runs(stack: Stack, runs: Sequence[Run]) -> tuple[str, ...]:
     return tuple(r.id for r in runs if r.stack == stack.name and r.id not in named)
 
 
-def review_stacks(root: Root) -> tuple[list[str], list[str]]:
+def review_stacks(root: Root, unreadable: list[str] | None = None) -> tuple[list[str], list[str]]:
     """``passprice check``'s look at the stacks: problems (:func:`verify_stack`'s findings, one line each naming
     the stack's file) and warnings (runs of a stack its fit does not name). A stack or measurement file that does
-    not read is reported by check's own validation, not here."""
+    not read is reported by check's own validation, not here. A fit that is ``broken`` (its runs gone, or a run it
+    names too small to divide by) is a bad file, as a broken derivation is in :func:`passprice.lineage.review`: its
+    line is appended to ``unreadable`` too (``check`` reports it on stderr, exit 2)."""
     try:
         runs = load_runs(root)
     except InputError:
@@ -742,7 +744,10 @@ def review_stacks(root: Root) -> tuple[list[str], list[str]]:
             stack = load_stack(root, str(path))
         except InputError:
             continue  # reported by check's validation
-        problems += [f"{path}: {f.message}" for f in verify_stack(root, stack, runs)]
+        for f in verify_stack(root, stack, runs):
+            problems.append(f"{path}: {f.message}")
+            if f.kind == "broken" and unreadable is not None:
+                unreadable.append(problems[-1])
         extra = unfitted_runs(stack, runs)
         if extra:
             shown = ", ".join(extra[:5]) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")

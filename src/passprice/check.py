@@ -221,7 +221,8 @@ def _review_files(root: Root) -> FileReview:
     unreadable += read_sources(root)[1]  # a source file that does not read is bad input too, as a card is
     from passprice.calibrate import review_stacks
 
-    found, more = review_stacks(root)  # stack facts read off measured runs: runs still there, fits re-run (issue 14)
+    # stack facts read off measured runs: runs still there, fits re-run (issue 14); a broken fit is a bad file
+    found, more = review_stacks(root, unreadable)
     problems += found
     warnings += more
     from passprice.registry import schema_copy_drift
