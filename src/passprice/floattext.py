@@ -147,6 +147,18 @@ def float_rows(values: Any) -> list[str]:
     return _json(values)[2:-2].split("],[")
 
 
+def float_cells(values: Any) -> list[str]:
+    """``repr`` of each element of ``values`` (a 2-D float64 array, ``(n, k)``, every element finite), row by row:
+    exactly ``list(map(repr, values.ravel().tolist()))``, the ``n × k`` texts from one orjson call. Raises
+    ``ValueError`` for an array that is not 2-D."""
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    if values.ndim != 2:
+        raise ValueError(f"float_cells: a 2-D array, not shape {values.shape}")
+    if values.size < FEW or not fast():
+        return list(map(repr, values.ravel().tolist()))
+    return _json(values)[2:-2].replace("],[", ",").split(",")
+
+
 def int_texts(values: Any) -> list[str]:
     """``str`` of each element of ``values`` (a 1-D integer array, ``(n,)``), in order: exactly
     ``list(map(str, values.tolist()))``. Raises ``ValueError`` for an array that is not 1-D."""

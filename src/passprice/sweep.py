@@ -31,7 +31,7 @@ from passprice.cost import Pricing, binding_index, pass_seconds, pass_terms
 from passprice.drafts import DraftMethod, load_draft_method
 from passprice.errors import InputError, NotFound
 from passprice.facts import weakest
-from passprice.floattext import fast, float_reprs, float_rows, int_texts
+from passprice.floattext import fast, float_cells, float_reprs, float_rows, int_texts
 from passprice.registry import Root
 from passprice.routing import Routing, load_routing
 from passprice.serving import (
@@ -1262,35 +1262,67 @@ def write_rows(
 
 
 def text_chunks(segments: Iterable[Segment], fmt: str) -> Iterator[str]:
-    """The text of a sweep, a segment at a time, exactly as :func:`write_rows` writes its rows (``fmt``: ``csv`` or
-    ``json``): each column of a segment is formatted in one pass (``repr`` of every float, as the row writer does)
-    and each run of rows of one status joined in C (:func:`_segment_text`), so a million rows do not cost a million
-    dictionaries, nor a million lines. Raises :class:`InputError` at the first row holding a number that is not
-    finite (the chunks before it are already yielded: a caller writing a file writes them to a temporary file it
-    then drops)."""
-    # The header goes out with the first segment's lines, so a sweep refused at its first row writes nothing.
+    """The text of a sweep, a group of segments at a time, exactly as :func:`write_rows` writes its rows (``fmt``:
+    ``csv`` or ``json``): consecutive segments are gathered until they hold :data:`GROUP_ROWS` rows, each column of
+    the group's priced rows is formatted in one call (orjson's texts of ``repr``, :mod:`passprice.floattext`) and
+    the group's rows laid out run by run in one list joined in C (:func:`_group_text`), so a million rows do not
+    cost a million dictionaries, nor a million lines, nor a thousand calls a column. Raises :class:`InputError` at
+    the first row holding a number that is not finite (the chunks before it are already yielded: a caller writing
+    a file writes them to a temporary file it then drops)."""
+    # The header goes out with the first chunk, so a sweep refused at its first row writes nothing.
     head = None if fmt == "csv" else "["
     first = True
     kept = _Texts()
+    group: list[Segment] = []
+    rows = 0
+
+    def texts(segments: list[Segment]) -> Iterator[str]:
+        if all(s.expected is None for s in segments):
+            text = _group_text(segments, fmt, kept)
+            if text is not None:
+                yield text
+                return
+        for segment in segments:  # a stack's columns, or a row that is not finite: a segment at a time
+            if segment.expected is None:
+                yield _segment_text(segment, fmt, kept)
+            else:
+                # A segment with a stack's expected prices (``--stack``) carries :data:`STACK_COLUMNS` too: its lines
+                # are written a row at a time, as the row writer writes them.
+                lines = _row_lines(segment, fmt, COLUMNS + STACK_COLUMNS)
+                yield "".join(line + "\n" for line in lines) if fmt == "csv" else "".join(",\n" + s for s in lines)
+
+    def chunks(segments: list[Segment]) -> Iterator[str]:
+        nonlocal head, first
+        for text in texts(segments):
+            if head is None:
+                columns = COLUMNS + STACK_COLUMNS if segments[0].expected is not None else COLUMNS
+                head = ",".join(columns) + "\n"
+            if fmt == "json" and first:
+                text = text[1:]  # the first object follows "[" on a line of its own: "\n", not ",\n"
+            yield head + text if head else text
+            head, first = "", False
+
     for segment in segments:
-        # A segment with a stack's expected prices (``--stack``) carries :data:`STACK_COLUMNS` too: its lines are
-        # written a row at a time, as the row writer writes them.
-        columns = COLUMNS + STACK_COLUMNS if segment.expected is not None else COLUMNS
-        if head is None:
-            head = ",".join(columns) + "\n"
-        if segment.expected is None:
-            text = _segment_text(segment, fmt, kept)
-        else:
-            lines = _row_lines(segment, fmt, columns)
-            text = "".join(line + "\n" for line in lines) if fmt == "csv" else "".join(",\n" + s for s in lines)
-        if fmt == "json" and first:
-            text = text[1:]  # the first object follows "[" on a line of its own: "\n", not ",\n"
-        yield head + text if head else text
-        head, first = "", False
+        stacked = segment.expected is not None
+        if group and (stacked or group[0].expected is not None):
+            yield from chunks(group)
+            group, rows = [], 0
+        group.append(segment)
+        rows += len(segment.batches)
+        if stacked or rows >= GROUP_ROWS:
+            yield from chunks(group)
+            group, rows = [], 0
+    if group:
+        yield from chunks(group)
     if head is None:
         head = ",".join(COLUMNS) + "\n"
     if head or fmt != "csv":
         yield head + ("" if fmt == "csv" else "\n]\n")
+
+
+#: Rows :func:`text_chunks` formats together: consecutive segments are gathered until they hold this many (a few MB
+#: of arrays and text; one orjson call a column run for all of them instead of one a segment).
+GROUP_ROWS = 1 << 14
 
 
 def _row_lines(segment: Segment, fmt: str, columns: Sequence[str]) -> list[str]:
@@ -1417,6 +1449,125 @@ def _block(pieces: _Pieces, start: int, stop: int, rows: int) -> str:
         if not isinstance(p, str):
             flat[j::width] = p if len(p) == rows else p[start:stop]
     return "".join(flat)
+
+
+def _group_text(segments: Sequence[Segment], fmt: str, kept: _Texts) -> str | None:
+    """The text of ``segments`` (none under a stack) as :func:`_segment_text` writes each in turn, made for all of
+    them at once: their priced rows' floats gathered into one array a run of cells and formatted in one call
+    (:func:`~passprice.floattext.float_rows`, :func:`~passprice.floattext.float_cells`), then every run of rows of
+    one status, bind and host use (within which every text but the batch's, the host sequences' and the floats' is
+    the same) laid out in one list of pieces, joined once. ``None`` when a float is not finite (the caller then
+    writes a segment at a time, up to the row that stops the text) or orjson is not there."""
+    if not fast():
+        return None
+    csv_format = fmt == "csv"
+    floats: dict[str, list[np.ndarray]] = {key: [] for key in (*_FLOATS, "host_sequences", "binds")}
+    keys: list[np.ndarray | None] = []
+    for segment in segments:
+        status, p = segment.status, segment.priced
+        mask = status == _PRICED
+        count = int(np.count_nonzero(mask))
+        if p is None or not count:
+            keys.append(None)
+            continue
+        chosen = slice(None) if count == len(status) else np.flatnonzero(mask)
+        for key, found in floats.items():
+            found.append(p[key][chosen])
+        # A run is a stretch of rows of one status, and for priced rows one bind and host use (64 + 2 bind + use).
+        keys.append(np.where(mask, 64 + 2 * p["binds"] + (p["host_sequences"] > 0), status))
+    columns = {key: np.concatenate(found) if found else None for key, found in floats.items()}
+    priced = columns["tokens_per_s"] is not None
+    for fields in (f for segment in segments for f in segment.alone.values()):
+        if not all(not isinstance(v, float) or math.isfinite(v) for v in fields.values()):
+            return None
+    if priced:
+        every = np.stack([columns[key] for key in _FLOATS], axis=1)
+        if not np.isfinite(every).all():
+            return None
+        host = columns["host_sequences"]
+        assert host is not None
+        host_texts = int_texts(host) if host.any() else []
+        if csv_format:
+            # The seven floats from tokens_per_s to scale_s are one run of cells, the two byte counts another.
+            cells = [float_rows(every[:, : len(_ROW_FLOATS)]), float_rows(every[:, len(_ROW_FLOATS) :])]
+        else:
+            flat = float_cells(every)
+            cells = [flat[j :: len(_FLOATS)] for j in range(len(_FLOATS))]
+    else:
+        host_texts, cells = [], []
+    labels = [b if csv_format else json.dumps(b) for b in _BINDS]
+    parts: list[str] = []
+    done = 0  # the group's priced rows already laid out
+    for segment, key in zip(segments, keys, strict=True):
+        head = [segment.common[k] for k in COLUMNS[: COLUMNS.index("batch")]]
+        if csv_format:
+            start = _csv_line([_cell(v) for v in head]) + ","
+            shown = [_csv_line([v]) for v in (*segment.provenance, *segment.weakest)]
+        else:
+            start = ",\n{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in zip(COLUMNS, head, strict=False))
+            start += ', "batch": '
+            shown = [json.dumps(v) for v in (*segment.provenance, *segment.weakest)]
+        batches = segment.batches
+        batch_text = kept.of_batches(batches)
+        status = segment.status if key is None else key
+        count = len(status)
+        cuts = [0, *(np.flatnonzero(status[1:] != status[:-1]) + 1).tolist(), count]
+        for a, b in itertools.pairwise(cuts):
+            code = int(status[a])
+            rows = batch_text if b - a == len(batch_text) else batch_text[a:b]
+            if code >= 64:
+                bind, used = divmod(code - 64, 2)
+                p0, p1 = done, done + b - a
+                done = p1
+                host_cell: str | list[str] = host_texts[p0:p1] if used else "0"
+                prov, weak = shown[used], shown[2 + used]
+                if csv_format:
+                    pieces: _Pieces = [start, rows, ",", host_cell, ",", cells[0][p0:p1], f",{labels[bind]},",
+                                       cells[1][p0:p1], f",{prov},{weak},\n"]
+                else:
+                    pieces = [start, rows, ', "host_sequences": ', host_cell]
+                    for j, name in enumerate(_FLOATS):
+                        if name == "held_bytes":
+                            pieces.append(f', "binds": {labels[bind]}')
+                        pieces += [f", {json.dumps(name)}: ", cells[j][p0:p1]]
+                    pieces.append(f', "provenance": {prov}, "weakest": {weak}, "refusal": null}}')
+                _lay(parts, pieces, b - a)
+            elif code == _ALONE:
+                for j in range(a, b):
+                    fields = segment.alone[j]
+                    row = {**dict.fromkeys(COLUMNS, None), **segment.common, "batch": int(batches[j]), **fields}
+                    if csv_format:
+                        parts.append(_csv_line([_cell(row[k]) for k in COLUMNS]) + "\n")
+                    else:
+                        parts.append(",\n" + json.dumps(row, allow_nan=False))
+            else:
+                name = segment.names[code - 1]
+                if csv_format:
+                    suffix = "," * len(_AFTER_BATCH) + _csv_line([name]) + "\n"
+                else:
+                    nulls = "".join(f", {json.dumps(k)}: null" for k in _AFTER_BATCH[:-1])
+                    suffix = f'{nulls}, "refusal": {json.dumps(name)}}}'
+                _lay(parts, [start, rows, suffix], b - a)
+    return "".join(parts)
+
+
+def _lay(parts: list[str], pieces: _Pieces, rows: int) -> None:
+    """Add to ``parts`` the pieces of ``rows`` rows, in row order: ``pieces`` holds, in a row's order, texts every
+    row shares and lists of one text a row (each exactly ``rows`` long); adjacent shared texts are merged first. The
+    list of every piece of every row is made by repeating the shared ones and assigning each column to a slice of it:
+    a few C loops, no object a row."""
+    merged: _Pieces = []
+    for piece in pieces:
+        if isinstance(piece, str) and merged and isinstance(merged[-1], str):
+            merged[-1] += piece
+        else:
+            merged.append(piece)
+    width = len(merged)
+    flat = [p if isinstance(p, str) else "" for p in merged] * rows
+    for j, p in enumerate(merged):
+        if not isinstance(p, str):
+            flat[j::width] = p
+    parts += flat
 
 
 def _all_finite(segment: Segment, ok: np.ndarray) -> bool:
