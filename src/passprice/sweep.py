@@ -1167,11 +1167,7 @@ def _emit(
     """The segment of one block row from its priced arrays (``priced[key][index]``: the batches). ``shape`` gives
     the facts the price rests on; ``exact`` the row's exact :class:`PassShape`, for batches whose split search met
     a refusal (the scalar pricer then says what the seed would)."""
-    # The facts the price rests on, in the scalar pricer's order: the card's, the host link's when the batch uses
-    # host memory, the drafting figures.
-    rests = {flag: rested_on(shape, card, flag) for flag in (False, True)}
-    provenance = {flag: max(weakest(f.provenance for _, f in rests[flag]), shape.provenance) for flag in rests}
-    carriers = {flag: ";".join(p for p, f in rests[flag] if f.provenance is provenance[flag]) for flag in rests}
+    shown, weakest_paths = _rests(shape, card)
     fields = {key: value[index] for key, value in priced.items()}
     codes = fields.pop("refusal")
     # Refusal codes of the vectorized cost (1 …) become names 2 …; 1 is Empty.
@@ -1202,9 +1198,59 @@ def _emit(
         names,
         fields,
         alone,
-        (provenance[False].value, provenance[True].value),
-        (carriers[False], carriers[True]),
+        shown,
+        weakest_paths,
     )
+
+
+def _rests(shape: PassShape, card: Card) -> tuple[tuple[str, str], tuple[str, str]]:
+    """The weakest provenance of a price of ``shape`` on ``card`` and the facts carrying it (their paths joined by
+    ``;``), without and with sequences in host memory: from the facts the price rests on, in the scalar pricer's
+    order (:func:`~passprice.serving.rested_on`: the card's, the host link's when the batch uses host memory, the
+    drafting figures). Kept for the next shape that rests on the same facts (a sweep's every position on a card),
+    by what :func:`~passprice.serving.rested_on` reads of the shape."""
+    known = _READS.get(id(shape))
+    if known is None or known[0] is not shape:
+        reads = (
+            shape.weight_bytes + shape.embed_bytes > 0,
+            shape.rewrite_bytes > 0,
+            shape.read_bytes + shape.write_bytes - shape.rewrite_bytes > 0,
+            shape.array_macs > 0,
+            shape.vector_macs > 0,
+            shape.scale_cycles > 0,
+            tuple(ty for ty, _ in shape.float_macs),
+            shape.provenance,
+            shape.facts,
+        )
+        if len(_READS) >= 4096:
+            _READS.clear()
+        known = _READS[id(shape)] = (shape, _KINDS.setdefault(reads, len(_KINDS)))
+    key = (id(card), known[1])
+    kept = _RESTS.get(key)
+    if kept is not None and kept[0] is card:
+        return kept[1], kept[2]
+    rests = {flag: rested_on(shape, card, flag) for flag in (False, True)}
+    provenance = {flag: max(weakest(f.provenance for _, f in rests[flag]), shape.provenance) for flag in rests}
+    carriers = {flag: ";".join(p for p, f in rests[flag] if f.provenance is provenance[flag]) for flag in rests}
+    made = (provenance[False].value, provenance[True].value), (carriers[False], carriers[True])
+    if len(_RESTS) >= 4096:
+        _RESTS.clear()
+        _KINDS.clear()
+        _READS.clear()
+    _RESTS[key] = (card, *made)
+    return made
+
+
+#: :func:`_rests` kept, by the card's identity (the card itself kept beside, and checked) and the number
+#: :data:`_KINDS` gives what the price reads of the shape.
+_RESTS: dict[tuple[int, int], tuple[Card, tuple[str, str], tuple[str, str]]] = {}
+
+#: What a price reads of a shape (whether each kind of traffic and work is there, its float matrices' types, its
+#: drafting and routing facts and their weakest provenance), numbered: shapes that read the same share a number.
+_KINDS: dict[tuple[Any, ...], int] = {}
+
+#: The :data:`_KINDS` number of a shape, by its identity (the shape kept beside, and checked).
+_READS: dict[int, tuple[PassShape, int]] = {}
 
 
 def _scalar_row(c: Any) -> dict[str, Any]:
@@ -1489,7 +1535,7 @@ def _group_text(segments: Sequence[Segment], fmt: str, kept: _Texts) -> str | No
         host_texts = int_texts(host) if host.any() else []
         if csv_format:
             # The seven floats from tokens_per_s to scale_s are one run of cells, the two byte counts another.
-            cells = [float_rows(every[:, : len(_ROW_FLOATS)]), float_rows(every[:, len(_ROW_FLOATS) :])]
+            cells = [float_rows(every[:, : len(_ROW_FLOATS)], ","), float_rows(every[:, len(_ROW_FLOATS) :], ",")]
         else:
             flat = float_cells(every)
             cells = [flat[j :: len(_FLOATS)] for j in range(len(_FLOATS))]
@@ -1522,7 +1568,7 @@ def _group_text(segments: Sequence[Segment], fmt: str, kept: _Texts) -> str | No
                 host_cell: str | list[str] = host_texts[p0:p1] if used else "0"
                 prov, weak = shown[used], shown[2 + used]
                 if csv_format:
-                    pieces: _Pieces = [start, rows, ",", host_cell, ",", cells[0][p0:p1], f",{labels[bind]},",
+                    pieces: _Pieces = [start, rows, ",", host_cell, cells[0][p0:p1], f",{labels[bind]}",
                                        cells[1][p0:p1], f",{prov},{weak},\n"]
                 else:
                     pieces = [start, rows, ', "host_sequences": ', host_cell]
