@@ -49,14 +49,14 @@ def _json(values: np.ndarray) -> bytes:
     bytes. The values below 10^-4 are written apart (:func:`_repr_layout` on their own JSON) and put back where
     orjson wrote ``null`` for them (the text of NaN, which no finite value has): the rewriting reads only their
     bytes. The text is cut at the nulls on one byte (``u`` and ``l`` deleted first: no number has them), which
-    bytes.split finds with memchr, not a search for a four-byte pattern at every character."""
+    bytes.split and bytes.replace find with memchr, not a search for a four-byte pattern at every character."""
     assert _orjson is not None
     small = (np.abs(values) < SMALL) & (values != 0.0)
     if not small.any():
         return _orjson.dumps(values, option=_orjson.OPT_SERIALIZE_NUMPY)  # type: ignore[no-any-return]
     text = _orjson.dumps(np.where(small, np.nan, values), option=_orjson.OPT_SERIALIZE_NUMPY)
     tiny = np.frombuffer(_orjson.dumps(values[small], option=_orjson.OPT_SERIALIZE_NUMPY), dtype=np.uint8)
-    out = text.translate(None, b"ul").split(b"n")
+    out = text.replace(b"u", b"").replace(b"l", b"").split(b"n")
     joined: list[bytes] = [b""] * (2 * len(out) - 1)
     joined[0::2] = out
     joined[1::2] = _repr_layout(tiny)[1:-1].tobytes().split(b",")
@@ -143,7 +143,7 @@ def float_rows(values: Any, lead: str = "") -> list[str]:
     if values.size < FEW or not fast() or lead not in ("", ","):
         return [lead + ",".join(map(repr, row)) for row in values.tolist()]
     # [[a,b],[c,d]] without its "[": a,b],c,d]] — cut at "]" (one byte: memchr): a,b  ,c,d  ""  "".
-    rows = _json(values).translate(None, b"[").decode("ascii").split("]")[:-2]
+    rows = _json(values).replace(b"[", b"").decode("ascii").split("]")[:-2]
     if lead:
         rows[0] = "," + rows[0]
     else:
@@ -160,7 +160,7 @@ def float_cells(values: Any) -> list[str]:
         raise ValueError(f"float_cells: a 2-D array, not shape {values.shape}")
     if values.size < FEW or not fast():
         return list(map(repr, values.ravel().tolist()))
-    return _json(values).translate(None, b"[]").decode("ascii").split(",")
+    return _json(values.ravel())[1:-1].decode("ascii").split(",")
 
 
 def int_texts(values: Any) -> list[str]:

@@ -1180,6 +1180,11 @@ def _refused(common: Mapping[str, Any], batches: np.ndarray, name: str) -> Segme
     return Segment(dict(common), batches, status, ("Empty", name), None, {}, ("", ""), ("", ""))
 
 
+#: A segment's refusal names, by status code: 1 Empty (batch 0), then the vectorized cost's refusal codes 1 … 4
+#: (:data:`_NO_HOST` …) as 2 … 5; a row priced alone may add its own.
+_NAMES = ("Empty", *(_row_refusal(code) for code in (_NO_HOST, _CARD_FULL, _HOST_FULL, _ON_CHIP)))
+
+
 def _emit(
     common: Mapping[str, Any],
     batches: np.ndarray,
@@ -1197,7 +1202,7 @@ def _emit(
     fields = {key: value[index] for key, value in priced.items()}
     codes = fields.pop("refusal")
     # Refusal codes of the vectorized cost (1 …) become names 2 …; 1 is Empty.
-    names = ("Empty", *(_row_refusal(code) for code in (_NO_HOST, _CARD_FULL, _HOST_FULL, _ON_CHIP)))
+    names = _NAMES
     status = np.where(codes == _OK, _PRICED, codes + 1)
     status = np.where(batches == 0, 1, status)
     alone: dict[int, dict[str, Any]] = {}
@@ -1547,7 +1552,7 @@ def _group_text(segments: Sequence[Segment], fmt: str, kept: _Texts) -> str | No
             found.append(p[key][chosen])
         # A run is a stretch of rows of one status, and for priced rows one bind and host use (64 + 2 bind + use).
         keys.append(np.where(mask, 64 + 2 * p["binds"] + (p["host_sequences"] > 0), status))
-    columns = {key: np.concatenate(found) if found else None for key, found in floats.items()}
+    columns: dict[str, Any] = {name: np.concatenate(found) if found else None for name, found in floats.items()}
     priced = columns["tokens_per_s"] is not None
     for fields in (f for segment in segments for f in segment.alone.values()):
         if not all(not isinstance(v, float) or math.isfinite(v) for v in fields.values()):
@@ -1563,14 +1568,13 @@ def _group_text(segments: Sequence[Segment], fmt: str, kept: _Texts) -> str | No
             # The seven floats from tokens_per_s to scale_s are one run of cells, the two byte counts another.
             cells = [float_rows(every[:, : len(_ROW_FLOATS)], ","), float_rows(every[:, len(_ROW_FLOATS) :], ",")]
         else:
-            flat = float_cells(every)
-            cells = [flat[j :: len(_FLOATS)] for j in range(len(_FLOATS))]
+            cells = _json_cells(every, columns["binds"])
     else:
         host_texts, cells = [], []
     labels = [b if csv_format else json.dumps(b) for b in _BINDS]
     parts: list[str] = []
     done = 0  # the group's priced rows already laid out
-    for segment, key in zip(segments, keys, strict=True):
+    for segment, runs in zip(segments, keys, strict=True):
         head = [segment.common[k] for k in COLUMNS[: COLUMNS.index("batch")]]
         if csv_format:
             start = _csv_line([_cell(v) for v in head]) + ","
@@ -1581,7 +1585,7 @@ def _group_text(segments: Sequence[Segment], fmt: str, kept: _Texts) -> str | No
             shown = [json.dumps(v) for v in (*segment.provenance, *segment.weakest)]
         batches = segment.batches
         batch_text = kept.of_batches(batches)
-        status = segment.status if key is None else key
+        status = segment.status if runs is None else runs
         count = len(status)
         cuts = [0, *(np.flatnonzero(status[1:] != status[:-1]) + 1).tolist(), count]
         for a, b in itertools.pairwise(cuts):
@@ -1601,7 +1605,8 @@ def _group_text(segments: Sequence[Segment], fmt: str, kept: _Texts) -> str | No
                     for j, name in enumerate(_FLOATS):
                         if name == "held_bytes":
                             pieces.append(f', "binds": {labels[bind]}')
-                        pieces += [f", {json.dumps(name)}: ", cells[j][p0:p1]]
+                        cell = cells[j]
+                        pieces += [f", {json.dumps(name)}: ", cell if isinstance(cell, str) else cell[p0:p1]]
                     pieces.append(f', "provenance": {prov}, "weakest": {weak}, "refusal": null}}')
                 _lay(parts, pieces, b - a)
             elif code == _ALONE:
@@ -1617,10 +1622,37 @@ def _group_text(segments: Sequence[Segment], fmt: str, kept: _Texts) -> str | No
                 if csv_format:
                     suffix = "," * len(_AFTER_BATCH) + _csv_line([name]) + "\n"
                 else:
-                    nulls = "".join(f", {json.dumps(k)}: null" for k in _AFTER_BATCH[:-1])
-                    suffix = f'{nulls}, "refusal": {json.dumps(name)}}}'
+                    suffix = f'{_JSON_NULLS}, "refusal": {json.dumps(name)}}}'
                 _lay(parts, [start, rows, suffix], b - a)
     return "".join(parts)
+
+
+#: A refused row's JSON after its batch, up to its refusal: every column null.
+_JSON_NULLS = "".join(f", {json.dumps(k)}: null" for k in _AFTER_BATCH[:-1])
+
+
+def _json_cells(every: np.ndarray, binds: Any) -> list[Any]:
+    """The texts of the :data:`_FLOATS` columns of ``every`` (``(n, 9)``, finite), ``repr`` of each value: for
+    each column a list of ``n`` texts, or one text when every value is the same (a card's capacity; a term that is
+    0 for every batch). ``pass_s``, when it is each row's binding term (``binds``: the term's index) as it is for
+    the card's limit, takes that term's text; the other columns are written by one orjson call."""
+    count = len(every)
+    same = (every == every[0]).all(axis=0)
+    terms = [_FLOATS.index(key) for key in ("memory_s", "host_s", "array_s", "vector_s", "scale_s")]
+    pass_column = _FLOATS.index("pass_s")
+    chosen = every[np.arange(count), np.asarray(terms)[binds]]
+    borrow = not same[pass_column] and bool(np.array_equal(chosen, every[:, pass_column]))
+    varying = [j for j in range(len(_FLOATS)) if not same[j] and not (borrow and j == pass_column)]
+    flat = float_cells(every[:, varying]) if varying else []
+    cells: list[Any] = [repr(float(every[0, j])) if same[j] else None for j in range(len(_FLOATS))]
+    for k, j in enumerate(varying):
+        cells[j] = flat[k :: len(varying)]
+    if borrow:
+        table = np.empty((len(terms), count), dtype=object)
+        for row, j in enumerate(terms):
+            table[row] = cells[j]  # a text shared by every row is repeated
+        cells[pass_column] = table[binds, np.arange(count)].tolist()
+    return cells
 
 
 def _lay(parts: list[str], pieces: _Pieces, rows: int) -> None:
