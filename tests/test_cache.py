@@ -105,12 +105,15 @@ def test_a_schema_change_misses(tmp_path: Path, cache_dir: Path, monkeypatch: py
     document = json.loads(card_schema.read_text(encoding="utf-8"))
     document["required"] = [*document.get("required", []), "warranty"]
     card_schema.write_text(json.dumps(document), encoding="utf-8")
-    schema._validator.cache_clear()
+    forget = (schema._schema_document, schema._validator, schema._fast_validator)
+    for cached in forget:
+        cached.cache_clear()
     try:
         with pytest.raises(SchemaError, match="warranty"):
             load_card(root, "h200_sxm_141gb")
     finally:
-        schema._validator.cache_clear()
+        for cached in forget:
+            cached.cache_clear()
 
 
 def test_a_version_change_misses(tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
