@@ -28,12 +28,13 @@ not an error either: the document is then built on every run.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -422,9 +423,44 @@ def _built(
                 return entry_key, obj
     obj = build()
     _identify(obj, entry_key)
-    if path is not None and store:
+    if not _kept(data):
+        _UNKEPT_KEYS.add(entry_key.encode("ascii"))
+    elif path is not None and store:
         _store_object(path, entry_key, obj)
     return entry_key, obj
+
+
+#: Folders (as bytes, ending in a separator) whose files' objects are not stored: a revision ``diff`` copies into a
+#: temporary folder lives one process, and objects keyed by its paths would never be asked for again, only fill the
+#: cache until the oldest half — the registry's own, still wanted — is pruned.
+_UNKEPT: list[bytes] = []
+#: The entry keys of objects built from files under :data:`_UNKEPT` folders (:func:`identity`): an object computed from
+#: one alone (a pass shape, a decode step: its key's data starts with that identity) is not stored either.
+_UNKEPT_KEYS: set[bytes] = set()
+
+
+@contextlib.contextmanager
+def unkept(folder: Path) -> Iterator[None]:
+    """Until the ``with`` ends, an object built from a file under ``folder`` (whose key starts with its path, as a
+    serving's, card's, checkpoint's or lock's does), or computed from such an object alone (keyed by its
+    :func:`identity`), is built and used but not stored."""
+    prefix = os.fsencode(os.path.join(folder, ""))
+    _UNKEPT.append(prefix)
+    try:
+        yield
+    finally:
+        _UNKEPT.remove(prefix)
+        if not _UNKEPT:
+            _UNKEPT_KEYS.clear()
+
+
+def _kept(data: bytes) -> bool:
+    """Whether an object whose key covers ``data`` may be stored (:func:`unkept`)."""
+    if not _UNKEPT:
+        return True
+    if any(data.startswith(prefix) for prefix in _UNKEPT):
+        return False
+    return data.partition(b"\0")[0] not in _UNKEPT_KEYS
 
 
 def _identify(obj: object, entry_key: str) -> None:
