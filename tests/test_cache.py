@@ -179,9 +179,9 @@ def test_no_cache_option_and_environment(tmp_path: Path, cache_dir: Path, monkey
         monkeypatch.delenv("PASSPRICE_NO_CACHE")
         checkpoints._CACHE.clear()  # as a new process: this one keeps the header it built
         cached = invoke("price", "r1-qwen7b-h200", "--json", root=root)
-        # The serving, its checkpoint, its card, its two locks (a registered serving is priced under them), and
-        # which serving each lock file locks.
-        assert len(entries(cache_dir)) == 6
+        # Its checkpoint, its card, its two locks (a registered serving is priced under them), and which serving
+        # each lock file locks; not the serving file's document: its spec is kept as a built object instead.
+        assert len(entries(cache_dir)) == 5
         assert json.loads(cached.stdout) == json.loads(result.stdout)
     finally:
         cache.configure(enabled=True)

@@ -297,6 +297,7 @@ def load(
     folder: Path | None = None,
     data: bytes | None = None,
     check: tuple[str, Callable[[dict[str, Any], str], None]] | None = None,
+    kept: bool = True,
 ) -> dict[str, Any]:
     """Read the TOML file at ``path`` (whose bytes are ``data`` when the caller has read them) and validate it
     against the ``kind`` schema; the parsed document. An unchanged file (the same bytes, schema and passprice) comes
@@ -305,6 +306,10 @@ def load(
     ``check``, a ``(name, function)`` pair: a further check of the schema-valid document (called with it and the
     file's path; it raises on a bad document), run when the file is parsed and held as passed by the cache entry,
     which is then kept under the kind ``KIND+NAME`` (a document stored without the check never answers for one).
+
+    ``kept=False``: the document is neither looked up in nor stored to that cache, for a caller that keeps the object
+    it builds from it instead (a serving file's :class:`~passprice.servings.ServingSpec`): one entry a file, not two,
+    which halves what a first read of a registry of thousands of small files writes.
 
     Raises :class:`InputError` (syntax, or what ``check`` raises) or :class:`SchemaError` (every schema problem)."""
     from passprice import cache
@@ -338,7 +343,8 @@ def load(
 
         return snapshot.made(
             ("document", kind, os.fspath(path), os.fspath(schema_folder), raw),
-            lambda: cache.validated(entry_kind, Path(schema_folder) / f"{kind}.schema.json", data, build),
+            (lambda: cache.validated(entry_kind, Path(schema_folder) / f"{kind}.schema.json", data, build))
+            if kept else build,
         )
     except InputError as e:
         _REFUSED[memo] = e
