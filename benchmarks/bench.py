@@ -482,6 +482,8 @@ def bench_sweep_memory(quick: bool) -> None:
     prices), to a CSV file, and with a picture: memory must not grow with the grid."""
     import importlib.util
 
+    from passprice.sweep import MAX_COUNTED  # a grid's pass shapes count too: 4,000,000 rows need more than 4 M
+
     print("sweep memory: one serving, one position, many batches, whole process")
     sizes = (1_000_000,) if quick else (1_000_000, 4_000_000)
     plot = importlib.util.find_spec("matplotlib") is not None
@@ -490,7 +492,7 @@ def bench_sweep_memory(quick: bool) -> None:
         for n in sizes:
             for picture in (False, True) if plot else (False,):
                 command = [*passprice_command(), "sweep", R1, "--batches", f"1-{n}", "--positions", "512", "-o",
-                           str(out), "--force", "--max-rows", "4000000"]
+                           str(out), "--force", "--max-rows", str(MAX_COUNTED)]
                 if picture:
                     command += ["--plot", str(Path(folder) / "x.png")]
                 cpu, rss = run_once(command)
