@@ -1567,8 +1567,14 @@ def _group_text(segments: Sequence[Segment], fmt: str, kept: _Texts) -> str | No
         assert host is not None
         host_texts = int_texts(host) if host.any() else []
         if csv_format:
-            # The seven floats from tokens_per_s to scale_s are one run of cells, the two byte counts another.
-            cells = [float_rows(every[:, : len(_ROW_FLOATS)], ","), float_rows(every[:, len(_ROW_FLOATS) :], ",")]
+            # The seven floats from tokens_per_s to scale_s are one run of cells, the two byte counts another (or,
+            # when every row's card has the same capacity, the held bytes alone and the capacity's one text).
+            cells: list[Any] = [float_rows(every[:, : len(_ROW_FLOATS)], ",")]
+            capacity = every[:, -1]
+            if (capacity == capacity[0]).all():
+                cells += [float_reprs(every[:, -2]), f",{float(capacity[0])!r}"]
+            else:
+                cells += [float_rows(every[:, len(_ROW_FLOATS) :], ","), ""]
         else:
             cells = _json_cells(every, columns["binds"])
     else:
@@ -1600,8 +1606,10 @@ def _group_text(segments: Sequence[Segment], fmt: str, kept: _Texts) -> str | No
                 host_cell: str | list[str] = host_texts[p0:p1] if used else "0"
                 prov, weak = shown[used], shown[2 + used]
                 if csv_format:
-                    pieces: _Pieces = [start, rows, ",", host_cell, cells[0][p0:p1], f",{labels[bind]}",
-                                       cells[1][p0:p1], f",{prov},{weak},\n"]
+                    counts = cells[1][p0:p1]
+                    pieces: _Pieces = [start, rows, ",", host_cell, cells[0][p0:p1],
+                                       f",{labels[bind]}" + ("," if cells[2] else ""), counts,
+                                       f"{cells[2]},{prov},{weak},\n"]
                 else:
                     pieces = [start, rows, ', "host_sequences": ', host_cell]
                     for j, name in enumerate(_FLOATS):
