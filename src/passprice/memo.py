@@ -37,6 +37,7 @@ of each file recorded.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import marshal
 import os
@@ -132,7 +133,7 @@ def _root_option(argv: list[str]) -> str | None:
 
 def _sha256(data: bytes = b"") -> Any:
     try:
-        from _sha256 import sha256  # the interpreter's own: loads in a fraction of OpenSSL's time
+        from _sha256 import sha256  # type: ignore[import-not-found]  # the interpreter's own: loads faster than OpenSSL
     except ImportError:  # pragma: no cover - an interpreter built without it
         from hashlib import sha256
     return sha256(data)
@@ -252,7 +253,7 @@ def _holds(item: tuple[Any, ...]) -> bool:
     """Whether a world stamp's ``item`` (path, kind, status, racy, what) still holds: see the module's docstring."""
     path, kind, recorded, racy, what = item
     if kind == "p":
-        return _kind(path) == what
+        return bool(_kind(path) == what)
     try:
         st = os.lstat(path) if kind == "l" else os.stat(path)
     except (OSError, ValueError):
@@ -293,10 +294,8 @@ def _replay(entry: dict[str, Any]) -> int:
                 view = view[os.write(fd, view) :]
         except OSError as e:
             if fd == 1:
-                try:
+                with contextlib.suppress(OSError):
                     os.write(2, f"passprice: error: standard output: {e.strerror or e}\n".encode())
-                except OSError:
-                    pass
             return 2
     status: int = entry["status"]
     return status
@@ -502,7 +501,7 @@ class _Recorder:
         self.streams = [_tee(sys.stdout, 1, self), _tee(sys.stderr, 2, self)]
         sys.stdout, sys.stderr = self.streams
         if sys.stdin is not None:
-            sys.stdin = _Stdin(sys.stdin, self)  # type: ignore[assignment]
+            sys.stdin = _Stdin(sys.stdin, self)
         return True
 
     def stop(self) -> None:
@@ -754,7 +753,7 @@ def _record(argv: list[str], key: str, path: str, since: int, cwd: str, cache: s
                 items = world(since, recorder, argv, probes, old)
                 if items is not None:
                     _store(path, {"key": key, "since": since, "items": items, "out": recorder.out, "status": 0})
-            except Exception:  # noqa: S110 - the memo never fails a command: a run it cannot keep is not kept
+            except Exception:
                 pass
         if os.environ.get("PASSPRICE_MEMO_DEBUG"):
             os.write(2, f"memo: {recorder.spoiled or 'kept'} (status {status})\n".encode())
