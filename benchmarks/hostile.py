@@ -48,7 +48,7 @@ ENTRY = (
     "    with open(os.environ['PASSPRICE_BENCH_PEAK'], 'w') as out:\n"
     "        out.write(str(kb))\n"
     "atexit.register(_peak)\n"
-    "from passprice.cli import main\n"
+    "from passprice.entry import main\n"
     "main()\n"
 )
 MB = 1 << 20

@@ -51,7 +51,7 @@ ENTRY = (
     "    with open(os.environ['PASSPRICE_BENCH_PEAK'], 'w') as out:\n"
     "        out.write(str(kb))\n"
     "atexit.register(_peak)\n"
-    "from passprice.cli import main\n"
+    "from passprice.entry import main\n"
     "main()\n"
 )
 #: A serving every shape has (its locks and audit are measured on it).

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.cli_helpers import REPO, copy_root
 
-from passprice import cachefolder, memo
+from passprice import cachefolder, memo, memorecord
 
 CHILD = (
     "import sys\n"
@@ -302,22 +302,22 @@ def test_a_refusal_is_not_kept(world: dict[str, Any]) -> None:
     assert entries(world) == []
 
 
-def recorder(tmp_path: Path) -> memo._Recorder:
+def recorder(tmp_path: Path) -> memorecord.Recorder:
     cache = tmp_path / "cache"
     cache.mkdir(exist_ok=True)
-    return memo._Recorder(str(tmp_path), str(cache))
+    return memorecord.Recorder(str(tmp_path), str(cache))
 
 
-def watched(r: memo._Recorder, action: Any) -> None:
+def watched(r: memorecord.Recorder, action: Any) -> None:
     """Run ``action`` with ``r`` receiving this process's audit events (the hook stays, idle, after)."""
-    if not memo._Recorder.hooked:
-        sys.addaudithook(memo._audit)
-        memo._Recorder.hooked = True
-    memo._Recorder.current = r
+    if not memorecord.Recorder.hooked:
+        sys.addaudithook(memorecord._audit)
+        memorecord.Recorder.hooked = True
+    memorecord.Recorder.current = r
     try:
         action()
     finally:
-        memo._Recorder.current = None
+        memorecord.Recorder.current = None
 
 
 def test_a_run_that_starts_a_process_is_spoiled(tmp_path: Path) -> None:
@@ -343,7 +343,7 @@ def test_a_run_that_removes_a_file_is_spoiled(tmp_path: Path) -> None:
 
 def test_a_run_that_reads_standard_input_is_spoiled(tmp_path: Path) -> None:
     r = recorder(tmp_path)
-    guard = memo._Stdin(sys.stdin, r)
+    guard = memorecord.Stdin(sys.stdin, r)
     assert r.spoiled is None
     guard.encoding  # noqa: B018 - any use of standard input
     assert r.spoiled == "standard input was used"
