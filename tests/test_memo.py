@@ -437,3 +437,9 @@ def test_random_card_edits_never_replay(kept: dict[str, Any], edits: list[tuple[
     finally:
         card.write_bytes(original)
     assert memo.still(kept["entry"])
+
+
+def test_a_root_too_large_to_stamp_is_not_kept(world: dict[str, Any]) -> None:
+    done = run(world, "cards", patch="from passprice import memorecord\nmemorecord.MAX_TREE_ITEMS = 5")
+    assert done.returncode == 0 and done.stdout
+    assert entries(world) == []

@@ -120,7 +120,7 @@ class Recorder:
 
     def __init__(self, cwd: str, cache: str) -> None:
         self.cwd = cwd
-        self.cache = cache
+        self.caches = {cache, os.path.realpath(cache)}
         self.opened: dict[str, tuple[int, ...] | None] = {}
         self.listed: dict[str, tuple[int, ...] | None] = {}
         self.out: list[tuple[int, bytes]] = []
@@ -154,7 +154,8 @@ class Recorder:
         return os.path.normpath(os.path.join(self.cwd, p))
 
     def _cached(self, p: str) -> bool:
-        return p == self.cache or p.startswith(self.cache + os.sep)
+        """Whether ``p`` (absolute) lies in the cache folder, named as given or with its links resolved."""
+        return any(p == c or p.startswith(c + os.sep) for c in self.caches)
 
     def hook(self, event: str, args: tuple[Any, ...]) -> None:
         if event == "open":
@@ -279,6 +280,13 @@ def _probes(argv: list[str], cwd: str) -> list[tuple[str, str]]:
     return sorted((n, _kind(n)) for n in names)
 
 
+#: The most files and folders a run's world stamp holds, and the most bytes hashed to make it: a registry root inside
+#: a large folder (a home folder holding ``facts/`` and ``registry/``) is not stamped (its runs are not kept), so a
+#: first run never spends long hashing, and a lookup stats at most this many paths.
+MAX_TREE_ITEMS = 10_000
+MAX_HASHED = 128 << 20
+
+
 class _World:
     """The world stamp of a finished run: its items, or why it cannot be known."""
 
@@ -287,6 +295,7 @@ class _World:
         self.recorder = recorder
         self.items: list[tuple[Any, ...]] = []
         self.trees: list[str] = []
+        self.hashed = 0
         self.known: dict[str, tuple[Any, ...]] = {}
         if old is not None:
             try:
@@ -311,6 +320,7 @@ class _World:
             digest = known[4]  # the previous entry's digest, for a file unchanged since before it was recorded
         else:
             digest = _digest(path, st) if st[3] <= BIG else None
+            self.hashed += st[3] if st[3] <= BIG else 0
             if digest is None and st[3] <= BIG:
                 self.recorder.spoil(f"{path} changed while it was read")
         self.items.append((path, "f", st, self.racy(st), digest))
@@ -327,6 +337,9 @@ class _World:
         """Every folder, file and link below ``top`` (``.git`` and the cache folder named, not entered)."""
         stack = [top]
         while stack:
+            if len(self.items) > MAX_TREE_ITEMS or self.hashed > MAX_HASHED:
+                self.recorder.spoil(f"{top} holds more than the memo stamps")
+                return
             here = stack.pop()
             try:
                 st = _stamp(os.stat(here))
@@ -407,7 +420,9 @@ def world(since: int, recorder: Recorder, argv: list[str], probes: list[tuple[st
                 continue
             recorder.spoil(f"{p} went away")
             continue
-        if before is not None and before != st:
+        if before is None and p in recorder.opened:
+            recorder.spoil(f"{p} appeared during the run")
+        elif before is not None and before != st:
             recorder.spoil(f"{p} changed during the run")
         w.kept(st, p)
         real = os.path.realpath(p)
