@@ -13,11 +13,13 @@ What a replay rests on, each checked before a byte is replayed:
   the run opened elsewhere (recorded by an audit hook, :func:`sys.addaudithook`: the libraries' modules too, and each
   module's source), the folder of each, every folder it listed, the working folder, each folder of ``sys.path``,
   and what each argument names in the working folder, as a probe (a file, a folder, nothing). A file is known by its
-  status — device, inode, size, modification and change times (``ctime``, which no user can set) — and the sha256 of
-  its bytes; a folder by its status and the names and kinds of its entries. At lookup, a file whose status is the
+  status — device, inode, size, modification and change times (``ctime``, which no user can set) — and, when the run
+  read it (or it changed just before), the sha256 of its bytes; a folder by its status and the names and kinds of
+  its entries. At lookup, a file whose status is the
   one recorded, and was already older than the run when it was recorded, is unchanged (any write since would have
   moved its ``ctime``: the racy-clean rule git applies to its index); any other is hashed again (so a card edited to
-  the same size within the same second misses on its content), a folder listed again, and one difference is a miss.
+  the same size within the same second misses on its content; a file the run did not read, and so has no digest,
+  misses), a folder listed again, and one difference is a miss.
 - **What is never kept**: a command not in :data:`COMMANDS`, or given an option that writes (``-o``, ``--plot``,
   ``--force``, ``--update``) or reads git (``--history``) or standard input (``-``), ``--no-cache`` or
   ``PASSPRICE_NO_CACHE``; a run that started a process, opened a socket, changed folder, read standard input, opened

@@ -296,6 +296,8 @@ class _World:
         self.items: list[tuple[Any, ...]] = []
         self.trees: list[str] = []
         self.hashed = 0
+        #: (device, inode) of every file the run opened.
+        self.read = {(st[1], st[2]) for st in recorder.opened.values() if st is not None}
         self.known: dict[str, tuple[Any, ...]] = {}
         if old is not None:
             try:
@@ -314,16 +316,23 @@ class _World:
     def inside(self, path: str) -> bool:
         return any(path == t or path.startswith(t + os.sep) for t in self.trees)
 
-    def file(self, path: str, st: tuple[int, ...]) -> None:
+    def file(self, path: str, st: tuple[int, ...], read: bool) -> None:
+        """Stamp the file ``path`` of status ``st``: its sha256 when the run ``read`` it or it changed lately (its
+        status proves nothing then), else its status alone (a later change to it is a miss; its bytes were no
+        input). A digest of the previous entry serves a file whose status has not changed since."""
+        racy = self.racy(st)
+        need = (read or racy) and st[3] <= BIG
         known = self.known.get(path)
-        if known is not None and known[2] == st:
-            digest = known[4]  # the previous entry's digest, for a file unchanged since before it was recorded
-        else:
-            digest = _digest(path, st) if st[3] <= BIG else None
-            self.hashed += st[3] if st[3] <= BIG else 0
-            if digest is None and st[3] <= BIG:
+        if known is not None and known[2] == st and (known[4] is not None or not need):
+            digest = known[4]
+        elif need:
+            digest = _digest(path, st)
+            self.hashed += st[3]
+            if digest is None:
                 self.recorder.spoil(f"{path} changed while it was read")
-        self.items.append((path, "f", st, self.racy(st), digest))
+        else:
+            digest = None
+        self.items.append((path, "f", st, racy, digest))
 
     def folder(self, path: str, st: tuple[int, ...]) -> None:
         try:
@@ -362,7 +371,8 @@ class _World:
                             stack.append(e.path)
                     elif e.is_file():
                         listing.append((e.name, "f"))
-                        self.file(e.path, _stamp(e.stat()))
+                        stamp = _stamp(e.stat())
+                        self.file(e.path, stamp, (stamp[1], stamp[2]) in self.read)
                     else:
                         listing.append((e.name, "o"))
                 except OSError:
@@ -428,7 +438,7 @@ def world(since: int, recorder: Recorder, argv: list[str], probes: list[tuple[st
         real = os.path.realpath(p)
         folders.setdefault(os.path.dirname(real), None)
         if not w.inside(real):
-            w.file(p, st)
+            w.file(p, st, p in recorder.opened)
     for p, before in recorder.listed.items():
         folders[p] = before
     for entry in sys.path:
