@@ -216,6 +216,8 @@ def instructions(command: Sequence[str], mode: str = "") -> float | None:
     env = child_env()
     if mode == MEMO_BYPASSED:
         env["PASSPRICE_NO_MEMO"] = "1"
+    elif mode == MEMO_MISS:
+        shutil.rmtree(CACHE / "validated" / "memo", ignore_errors=True)
     done = subprocess.run(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
         cwd=ROOT, env=env, capture_output=True, text=True,
@@ -243,6 +245,7 @@ def bench_instructions(gemma: Path | None) -> None:
     if gemma is not None:
         cases.append(("passprice header <complete gemma3 GGUF>", [*pp, "header", str(gemma)], ""))
     cases.append((f"passprice price {R1} --json, the memo bypassed", [*pp, "price", R1, "--json"], MEMO_BYPASSED))
+    cases.append((f"passprice price {R1} --json, a memo miss", [*pp, "price", R1, "--json"], MEMO_MISS))
     for label, command, mode in cases:
         run_once(command, mode)
         # valgrind's environment is not the plain run's (the memo keys on the environment): the first run under it
