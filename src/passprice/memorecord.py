@@ -5,6 +5,7 @@ cache folder, a file that changed while it ran). Imported only on a miss: a repl
 
 from __future__ import annotations
 
+import contextlib
 import io
 import marshal
 import os
@@ -419,6 +420,15 @@ def world(since: int, recorder: Recorder, argv: list[str], probes: list[tuple[st
         source = getattr(module, "__file__", None)
         if isinstance(source, str) and os.path.isabs(source):
             files.setdefault(os.path.normpath(source), None)
+    for entry in sys.path:
+        if entry and os.path.isabs(entry):
+            folder = os.path.normpath(entry)
+            folders.setdefault(folder, None)
+            # Its .pth files were read when the interpreter started, before the hook: stamped by status.
+            with contextlib.suppress(OSError):
+                for name in os.listdir(folder):
+                    if name.endswith(".pth"):
+                        files.setdefault(os.path.join(folder, name), None)
     for p, before in files.items():
         if not ours(p):
             continue
@@ -441,9 +451,6 @@ def world(since: int, recorder: Recorder, argv: list[str], probes: list[tuple[st
             w.file(p, st, p in recorder.opened)
     for p, before in recorder.listed.items():
         folders[p] = before
-    for entry in sys.path:
-        if entry and os.path.isabs(entry):
-            folders.setdefault(os.path.normpath(entry), None)
     for p, before in folders.items():
         if not ours(p) or w.inside(os.path.realpath(p)):
             continue
