@@ -445,3 +445,16 @@ def test_a_root_too_large_to_stamp_is_not_kept(world: dict[str, Any]) -> None:
     done = run(world, "cards", patch="from passprice import memorecord\nmemorecord.MAX_TREE_ITEMS = 5")
     assert done.returncode == 0 and done.stdout
     assert entries(world) == []
+
+
+def test_a_name_in_bytes_that_are_not_utf8_is_keyed_and_replayed(world: dict[str, Any]) -> None:
+    # An argument in bytes that are not UTF-8 (a file name): keyed as those bytes, and the output replayed byte for
+    # byte (header prints the name escaped).
+    import lzma
+
+    name = os.fsdecode(b"m\xff\xfe.gguf")
+    gguf = world["tmp"] / name
+    gguf.write_bytes(lzma.decompress((REPO / "tests" / "data" / GGUF).read_bytes()))
+    first = recorded(world, "header", str(gguf))
+    assert b"m\\udcff\\udcfe.gguf" in first.stdout
+    assert missed(world, "header", str(world["tmp"] / os.fsdecode(b"m\xff\xfd.gguf")))

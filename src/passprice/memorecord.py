@@ -496,6 +496,10 @@ def record(argv: list[str], key: str, path: str, since: int, cwd: str, cache: st
     """Run ``fallback`` (the command: passprice's CLI) for ``argv`` (``sys.argv[1:]``), started at ``since`` (ns)
     in ``cwd``, watched and teed; keep what it printed at ``path`` under ``key`` when it may be kept (``old``: the
     entry found there, whose digests serve files unchanged since). Raises what the command raises."""
+    # The entry's folder is made before the run, not when the entry is stored: made then, it would change the
+    # listing of a folder the stamp holds (the cache folder's parent, when the run read a file beside it).
+    with contextlib.suppress(OSError):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
     probes = _probes(argv, cwd)
     recorder = Recorder(cwd, cache)
     if not recorder.start():
