@@ -348,8 +348,11 @@ def main(fallback: Callable[[], object]) -> None:
     finally:
         gc.enable()
     if entry is not None and held:
+        status = _replay(entry)
+        if os.environ.get("PASSPRICE_MEMO_DEBUG"):
+            os.write(2, b"memo: replayed\n")
         # Nothing else was imported, opened or buffered: the process ends here, without the interpreter's teardown.
-        os._exit(_replay(entry))
+        os._exit(status)
     from passprice import memorecord
 
     memorecord.record(argv, key, path, since, cwd, cache, entry, fallback)
