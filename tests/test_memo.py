@@ -458,3 +458,27 @@ def test_a_name_in_bytes_that_are_not_utf8_is_keyed_and_replayed(world: dict[str
     first = recorded(world, "header", str(gguf))
     assert b"m\\udcff\\udcfe.gguf" in first.stdout
     assert missed(world, "header", str(world["tmp"] / os.fsdecode(b"m\xff\xfd.gguf")))
+
+
+def test_a_file_changed_during_the_run_is_not_kept(tmp_path: Path) -> None:
+    # The stamp is taken after the run: a file it read whose status moved since it was opened (or that changed within
+    # KEEP_NS before the run) cannot vouch for what the run read, so the run is not kept.
+    root = copy_root(tmp_path)
+    card = root / CARD
+    since = memo.time.time_ns()
+    r = recorder(tmp_path)
+    r.opened[str(card)] = memo._stamp(os.stat(card))
+    argv = ["--root", str(root), "cards"]
+    probes = memorecord._probes(argv, str(tmp_path))
+    assert memorecord.world(since, r, argv, probes, None) is None  # changed just before the run (KEEP_NS)
+    assert r.spoiled is not None and "changed during or just before the run" in r.spoiled
+    r = recorder(tmp_path)
+    r.opened[str(card)] = memo._stamp(os.stat(card))
+    card.write_bytes(card.read_bytes() + b"\n")
+    keep = memo.KEEP_NS
+    try:
+        memo.KEEP_NS = (-(10**18), -(10**18))
+        assert memorecord.world(since, r, argv, probes, None) is None
+    finally:
+        memo.KEEP_NS = keep
+    assert r.spoiled == f"{card} changed during the run"
