@@ -128,7 +128,9 @@ def measure(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, float
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         done = subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False,
-                              env={**os.environ, **env, "PASSPRICE_BENCH_PEAK": peak.name})
+                              env={**os.environ, **env, "PASSPRICE_BENCH_PEAK": peak.name,
+                                   # what a run computes is measured, never a replay of it (DESIGN: the result memo)
+                                   "PASSPRICE_NO_MEMO": "1"})
         wall = time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         text = Path(peak.name).read_text()
