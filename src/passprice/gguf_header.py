@@ -338,10 +338,12 @@ class _Reader:
     """Reads a header from a binary stream a chunk at a time, hashing every byte it consumes.
 
     ``buf[pos:]`` is read but not consumed; ``buf[:pos]`` is consumed but not yet hashed; every byte before ``base``
-    (the file offset of ``buf[0]``) is hashed. ``size`` is the stream's length when known (a plain file), else
-    ``None`` (a compressed one); every count is checked against the smaller of ``size`` and ``cap`` (the most
-    header bytes read, :func:`header_cap`) before anything is read or allocated for it, and no chunk is read
-    from past ``cap``.
+    (the file offset of ``buf[0]``) is hashed; the stream stands at ``base + len(buf)``. ``size`` is the stream's
+    length when known (a plain file), else ``None`` (a compressed one); every count is checked against the smaller
+    of ``size`` and ``cap`` (the most header bytes read, :func:`header_cap`) before anything is read or allocated for
+    it, and no chunk is read from past ``cap``. When more bytes are needed than ``buf[pos:]`` holds, a plain file is
+    read again from ``pos`` (a seek back over the few bytes not consumed, so each chunk comes from the file straight
+    into the buffer), a compressed stream's rest is joined to the next chunk.
     """
 
     def __init__(
@@ -362,6 +364,7 @@ class _Reader:
         self.order = "<"
         self.u32 = struct.Struct("<I")
         self.u64 = struct.Struct("<Q")
+        self.rewinds = size is not None and stream.seekable()
 
     def set_order(self, order: str) -> None:
         self.order = order
@@ -403,23 +406,32 @@ class _Reader:
             raise HeaderError.ends(self.source, self.base + have, what)
         return chunk
 
+    def _consume(self) -> None:
+        """Hash the consumed bytes ``buf[:pos]`` and drop them: a plain file is read again from ``pos`` (a seek
+        back), a compressed stream keeps ``buf[pos:]`` to be joined to its next chunk."""
+        if self.pos:
+            self._hash(memoryview(self.buf)[: self.pos])
+            self.base += self.pos
+            if self.rewinds:
+                self.stream.seek(self.base)
+                self.buf = b""
+            else:
+                self.buf = self.buf[self.pos :]
+            self.pos = 0
+
     def more(self, n: int, what: str) -> None:
         """Make ``n`` bytes available at ``pos``, reading chunk by chunk (so a length the stream cannot back is
         never allocated); :class:`HeaderError` when the stream ends first."""
         if len(self.buf) - self.pos >= n:
             return
-        if self.pos:
-            self._hash(memoryview(self.buf)[: self.pos])
-            self.base += self.pos
-            self.buf = self.buf[self.pos :]
-            self.pos = 0
-        parts = [self.buf]
+        self._consume()
+        parts = [self.buf] if self.buf else []
         have = len(self.buf)
         while have < n:
             chunk = self._read(what, have)
             parts.append(chunk)
             have += len(chunk)
-        self.buf = b"".join(parts)
+        self.buf = parts[0] if len(parts) == 1 else b"".join(parts)  # a lone chunk as it came, not copied
 
     def top_up(self, n: int) -> None:
         """Make up to ``n`` bytes available at ``pos`` where the stream has them, reading whole chunks; never an
@@ -427,12 +439,8 @@ class _Reader:
         want = min(n, self.left())
         if len(self.buf) - self.pos >= want:
             return
-        if self.pos:
-            self._hash(memoryview(self.buf)[: self.pos])
-            self.base += self.pos
-            self.buf = self.buf[self.pos :]
-            self.pos = 0
-        parts = [self.buf]
+        self._consume()
+        parts = [self.buf] if self.buf else []
         have = len(self.buf)
         while have < want:
             chunk = self.stream.read(CHUNK)
@@ -440,7 +448,7 @@ class _Reader:
                 break
             parts.append(chunk)
             have += len(chunk)
-        self.buf = b"".join(parts)
+        self.buf = parts[0] if len(parts) == 1 else b"".join(parts)  # a lone chunk as it came, not copied
 
     def take(self, n: int, what: str) -> bytes:
         """The next ``n`` bytes."""
@@ -606,9 +614,7 @@ class _Reader:
 
     def finish(self) -> int:
         """Hash what is consumed; the header's length in bytes."""
-        self._hash(memoryview(self.buf)[: self.pos])
-        self.base += self.pos
-        self.buf, self.pos = self.buf[self.pos :], 0
+        self._consume()
         return self.base
 
 
