@@ -109,15 +109,18 @@ def realistic_vocabulary(count: int) -> list[str]:
     return out
 
 
+@pytest.mark.parametrize("chunk", [CHUNK, 20_000], ids=["chunk", "small-chunks"])
 @pytest.mark.parametrize("endian", [GGUFEndian.LITTLE, GGUFEndian.BIG], ids=["little", "big"])
 def test_header_with_long_string_arrays_equals_gguf_reader(
-    endian: GGUFEndian, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    endian: GGUFEndian, chunk: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A header shaped like a real one (vocabulary, scores, token types, merges, each long and skipped; short keys
     # and arrays before and after them; a tensor table): what read_header keeps equals what GGUFReader reads, field
     # by field, the long arrays as their element type and GGUFReader's length, and the header's bytes end where
     # GGUFReader's last tensor info ends. Most strings are skipped by the fast path (a pattern that stops matching
-    # leaves them to the slow one, and the header would still be right: the runs matched are counted).
+    # leaves them to the slow one, and the header would still be right: the runs matched are counted). Read in
+    # chunks of 20,000 bytes too (a run's most bytes and a little more), so the buffer is refilled a few times
+    # inside the vocabulary: from the file again (a seek back), and, for the same bytes compressed, by joining.
     tokens = realistic_vocabulary(5 * SHORT_RUN + 39)
     merges = [f"{t[:5]} {t[-5:]}" for t in tokens[: 4 * SHORT_RUN + 100]]
     path = tmp_path / "vocab.gguf"
@@ -150,8 +153,12 @@ def test_header_with_long_string_arrays_equals_gguf_reader(
             return found
 
     monkeypatch.setattr(gguf_header, "_short_strings", Counting)
+    monkeypatch.setattr(gguf_header, "CHUNK", chunk)
     header = read_header(path, cache=False)
     assert sum(matched) >= (len(tokens) + len(merges)) * 3 // 4
+    packed = tmp_path / "vocab.gguf.xz"
+    packed.write_bytes(lzma.compress(path.read_bytes()[: header.header_bytes]))
+    assert read_header(packed, cache=False) == header
     reader = GGUFReader(path)
     fields = {k: f for k, f in reader.fields.items() if not k.startswith("GGUF.")}
     assert list(header.metadata) == list(fields)
