@@ -292,7 +292,7 @@ def dims_problem(dims: tuple[int, ...], type_id: int | None = None) -> str | Non
     0 or past int64, elements (their product) or bytes past int64 (ggml counts elements in an int64 and bytes in a
     size_t; llama.cpp's gguf.cpp refuses a tensor whose count or size overflows); ``None`` when they hold. One
     check for the binary reader and checkpoint entries."""
-    if any(d < 0 or d > _INT64_MAX for d in dims):
+    if dims and (min(dims) < 0 or max(dims) > _INT64_MAX):
         return f"dimension {max(dims, key=lambda d: abs(d))} is beyond int64"
     elements = 1
     for d in dims:
@@ -503,13 +503,49 @@ class _Reader:
                 raise self.fail(at, f"{what} runs past the end of the file ({left} bytes left)")
             raise self.fail(at, f"{what} needs at least {count * unit} bytes; the file has {left} left")
 
+    def _length(self, what: str, at: int) -> int:
+        """A string's u64 length (``what``'s, read at ``at``), refused as :meth:`check_count` refuses a length the
+        rest of the file or of the cap cannot hold. Its descriptions are formatted only when they are needed (the
+        buffer runs short, or the length is refused), not for every key, name and value."""
+        if len(self.buf) - self.pos < 8:
+            self.more(8, f"{what} length")
+        n: int = self.u64.unpack_from(self.buf, self.pos)[0]
+        self.pos += 8
+        if n > self.limit - self.base - self.pos:  # check_count refuses exactly these
+            self.check_count(n, 1, at, f"{what}: string length {n}")
+        return n
+
+    def read_u32_of(self, what: str, name: str) -> int:
+        """:meth:`read_u32` of ``what.format(name)`` (``"tensor {!r} type"``), formatted only if the buffer runs
+        short: a tensor's fields are read without a ``repr`` of its name each."""
+        if len(self.buf) - self.pos < 4:
+            self.more(4, what.format(name))
+        value: int = self.u32.unpack_from(self.buf, self.pos)[0]
+        self.pos += 4
+        return value
+
+    def read_u64_of(self, what: str, name: str) -> int:
+        """:meth:`read_u64` of ``what.format(name)``, formatted only if the buffer runs short."""
+        if len(self.buf) - self.pos < 8:
+            self.more(8, what.format(name))
+        value: int = self.u64.unpack_from(self.buf, self.pos)[0]
+        self.pos += 8
+        return value
+
+    def take_of(self, n: int, what: str, name: str) -> bytes:
+        """:meth:`take` of ``what.format(name)``, formatted only if the buffer runs short."""
+        if len(self.buf) - self.pos < n:
+            self.more(n, what.format(name))
+        start = self.pos
+        self.pos = start + n
+        return self.buf[start : self.pos]
+
     def read_string(self, what: str, strict: bool) -> str:
         """A GGUF string (u64 length, UTF-8 bytes). ``strict``: refuse bytes that are not UTF-8 (keys, names);
         else decode with replacement characters (values). A key or name is refused past 65,535 bytes (GGUF's own
         limit) or past the budget of kept text."""
-        at = self.offset
-        n = self.read_u64(f"{what} length")
-        self.check_count(n, 1, at, f"{what}: string length {n}")
+        at = self.base + self.pos
+        n = self._length(what, at)
         if strict:
             if n > 0xFFFF:
                 raise self.fail(at, f"{what}: string length {n:,} is past GGUF's 65,535 bytes for a key or name")
@@ -532,9 +568,7 @@ class _Reader:
     def read_text(self, what: str) -> str | LongString:
         """A string value: kept (decoded, bytes that are not UTF-8 replaced) when at most :data:`KEEP_STRING_LIMIT`
         bytes and within the budget of kept text, else skipped and returned as its :class:`LongString` length."""
-        at = self.offset
-        n = self.read_u64(f"{what} length")
-        self.check_count(n, 1, at, f"{what}: string length {n}")
+        n = self._length(what, self.base + self.pos)
         if n > KEEP_STRING_LIMIT or n > self.text_budget:
             self.skip(n, what)
             return LongString(n)
@@ -887,19 +921,19 @@ def _parse(stream: IO[bytes], source: str, size: int | None, extra: list[Any]) -
             raise r.fail(at, f"tensor {name!r} appears twice")
         names.add(name)
         dims_at = r.offset
-        n_dims = r.read_u32(f"tensor {name!r} dimension count")
+        n_dims = r.read_u32_of("tensor {!r} dimension count", name)
         if n_dims > MAX_DIMS:
             raise r.fail(dims_at, f"tensor {name!r} has {n_dims} dimensions (GGUF allows at most {MAX_DIMS})")
-        dims: tuple[int, ...] = u64s[n_dims].unpack(r.take(8 * n_dims, f"tensor {name!r} dimensions"))
+        dims: tuple[int, ...] = u64s[n_dims].unpack(r.take_of(8 * n_dims, "tensor {!r} dimensions", name))
         problem = dims_problem(dims)
         if problem is not None:
             raise r.fail(dims_at + 4, f"tensor {name!r}: {problem}")
-        type_id = r.read_u32(f"tensor {name!r} type")
+        type_id = r.read_u32_of("tensor {!r} type", name)
         problem = dims_problem(dims, type_id)
         if problem is not None:
             raise r.fail(dims_at + 4, f"tensor {name!r}: {problem}")
         offset_ats.append(r.offset)
-        offset = r.read_u64(f"tensor {name!r} offset")
+        offset = r.read_u64_of("tensor {!r} offset", name)
         tensors.append(TensorInfo(name, dims, type_id, offset))
     header_bytes = r.finish()
 
