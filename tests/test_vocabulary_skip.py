@@ -6,6 +6,7 @@ the tail shorter than a run, big-endian lengths, and a compressed stream whose s
 from __future__ import annotations
 
 import hashlib
+import io
 import lzma
 import re
 import struct
@@ -17,7 +18,15 @@ import pytest
 from gguf import GGUFEndian, GGUFReader, GGUFValueType, GGUFWriter
 
 from passprice import gguf_header
-from passprice.gguf_header import CHUNK, SHORT_BYTES, SHORT_RUN, LongArray, _short_strings, read_header
+from passprice.gguf_header import (
+    CHUNK,
+    SHORT_BYTES,
+    SHORT_RUN,
+    LongArray,
+    _short_strings,
+    read_header,
+    read_stream,
+)
 
 
 def vocabulary(count: int) -> list[str]:
@@ -159,6 +168,10 @@ def test_header_with_long_string_arrays_equals_gguf_reader(
     packed = tmp_path / "vocab.gguf.xz"
     packed.write_bytes(lzma.compress(path.read_bytes()[: header.header_bytes]))
     assert read_header(packed, cache=False) == header
+    # A seekable stream of known size is read from where it stands, whatever comes before.
+    stream = io.BytesIO(b"junk" + path.read_bytes())
+    stream.seek(4)
+    assert read_stream(stream, "stream", path.stat().st_size) == header
     reader = GGUFReader(path)
     fields = {k: f for k, f in reader.fields.items() if not k.startswith("GGUF.")}
     assert list(header.metadata) == list(fields)

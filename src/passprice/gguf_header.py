@@ -338,12 +338,13 @@ class _Reader:
     """Reads a header from a binary stream a chunk at a time, hashing every byte it consumes.
 
     ``buf[pos:]`` is read but not consumed; ``buf[:pos]`` is consumed but not yet hashed; every byte before ``base``
-    (the file offset of ``buf[0]``) is hashed; the stream stands at ``base + len(buf)``. ``size`` is the stream's
-    length when known (a plain file), else ``None`` (a compressed one); every count is checked against the smaller
-    of ``size`` and ``cap`` (the most header bytes read, :func:`header_cap`) before anything is read or allocated for
-    it, and no chunk is read from past ``cap``. When more bytes are needed than ``buf[pos:]`` holds, a plain file is
-    read again from ``pos`` (a seek back over the few bytes not consumed, so each chunk comes from the file straight
-    into the buffer), a compressed stream's rest is joined to the next chunk.
+    (the offset of ``buf[0]`` from where the stream stood when the reader began, ``start``) is hashed; the stream stands
+    at ``start + base + len(buf)``. ``size`` is the stream's length when known (a plain file), else ``None`` (a
+    compressed one); every count is checked against the smaller of ``size`` and ``cap`` (the most header bytes read,
+    :func:`header_cap`) before anything is read or allocated for it, and no chunk is read from past ``cap``. When more
+    bytes are needed than ``buf[pos:]`` holds, a plain file is read again from ``pos`` (a seek back over the few bytes
+    not consumed, so each chunk comes from the file straight into the buffer), a compressed stream's rest is joined to
+    the next chunk.
     """
 
     def __init__(
@@ -365,6 +366,7 @@ class _Reader:
         self.u32 = struct.Struct("<I")
         self.u64 = struct.Struct("<Q")
         self.rewinds = size is not None and stream.seekable()
+        self.start = stream.tell() if self.rewinds else 0  # a stream is read from where it stands
 
     def set_order(self, order: str) -> None:
         self.order = order
@@ -413,7 +415,7 @@ class _Reader:
             self._hash(memoryview(self.buf)[: self.pos])
             self.base += self.pos
             if self.rewinds:
-                self.stream.seek(self.base)
+                self.stream.seek(self.start + self.base)
                 self.buf = b""
             else:
                 self.buf = self.buf[self.pos :]
