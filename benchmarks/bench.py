@@ -96,7 +96,7 @@ def child_env() -> dict[str, str]:
 
 def passprice_command() -> list[str]:
     exe = Path(sys.executable).with_name("passprice")
-    return [str(exe)] if exe.exists() else [sys.executable, "-c", "from passprice.cli import main; main()"]
+    return [str(exe)] if exe.exists() else [sys.executable, "-c", "from passprice.entry import main; main()"]
 
 
 #: Runs a command and reports, from the kernel's accounting of that process alone (``wait4``), its exit status, CPU
@@ -110,10 +110,25 @@ print(os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime, usage.
 """
 
 
-def run_once(command: Sequence[str]) -> tuple[float, float]:
+#: Ways to run a passprice command besides the plain one: ``memo-bypassed`` runs it with ``PASSPRICE_NO_MEMO=1`` (the
+#: result memo neither looked up nor kept: the run as it was before the memo); ``memo-miss`` empties the memo's folder
+#: first, so the run looks up, misses, runs the command watched and keeps its output (the first run's cost).
+MEMO_BYPASSED = "memo-bypassed"
+MEMO_MISS = "memo-miss"
+
+
+def run_once(command: Sequence[str], mode: str = "") -> tuple[float, float]:
     """One whole run of ``command`` from the checkout: its CPU seconds (user + sys, the process and its threads)
-    and peak resident memory (MB), from the kernel's accounting of that process alone."""
-    done = subprocess.run([sys.executable, "-c", _LAUNCHER, *command], cwd=ROOT, env=child_env(),
+    and peak resident memory (MB), from the kernel's accounting of that process alone. ``mode``: "",
+    :data:`MEMO_BYPASSED` or :data:`MEMO_MISS`."""
+    env = child_env()
+    if mode == MEMO_BYPASSED:
+        env["PASSPRICE_NO_MEMO"] = "1"
+    elif mode == MEMO_MISS:
+        import shutil
+
+        shutil.rmtree(CACHE / "validated" / "memo", ignore_errors=True)
+    done = subprocess.run([sys.executable, "-c", _LAUNCHER, *command], cwd=ROOT, env=env,
                           capture_output=True, text=True)
     status, cpu, rss = done.stdout.split()
     if done.returncode != 0 or status != "0":
@@ -127,17 +142,18 @@ PASS = [sys.executable, "-c", "pass"]
 FLOOR = [sys.executable, "-c", "import click, attrs, cattrs"]
 
 
-def paired(command: Sequence[str], runs: int) -> dict[str, float]:
+def paired(command: Sequence[str], runs: int, mode: str = "") -> dict[str, float]:
     """``command``, ``python -c pass`` and the libraries' floor in turn, ``runs`` rounds after a warm-up of each:
     the medians of their CPU seconds (``ours``, ``pass``, ``floor``), the medians of the ratios round by round
     (``ratio``: against ``python -c pass``; ``over_floor``: against the floor), and the command's largest peak RSS
     (``rss``, MB)."""
     for _ in range(2):
-        for c in (command, PASS, FLOOR):
+        run_once(command, mode)
+        for c in (PASS, FLOOR):
             run_once(c)
     ours, base, floor, ratios, over, rss = [], [], [], [], [], 0.0
     for _ in range(runs):
-        a, peak = run_once(command)
+        a, peak = run_once(command, mode)
         b, _ = run_once(PASS)
         c, _ = run_once(FLOOR)
         ours.append(a)
@@ -154,18 +170,28 @@ def bench_processes(runs: int, gemma: Path | None) -> None:
     print(f"whole processes: CPU (user + sys) medians of {runs} runs, each run beside `python -c pass` and "
           "`python -c 'import click, attrs, cattrs'` (the libraries' floor)")
     pp = passprice_command()
-    cases: list[tuple[str, list[str], float, float]] = [
-        (f"passprice price {R1} --json", [*pp, "price", R1, "--json"], 0.100, 5.5),
-        (f"passprice best {R1} --json", [*pp, "best", R1, "--json"], 0.100, 5.5),
-        ("passprice checkpoints", [*pp, "checkpoints"], 0.150, 0.0),
+    # A command run again with nothing it depends on changed is replayed by the result memo (passprice.memo): the
+    # plain rows are that replay; the memo's own cost is in the rows run with it bypassed and with a miss.
+    price, best = [*pp, "price", R1, "--json"], [*pp, "best", R1, "--json"]
+    cases: list[tuple[str, list[str], float, float, str]] = [
+        (f"passprice price {R1} --json", price, 0.100, 5.5, ""),
+        (f"passprice best {R1} --json", best, 0.100, 5.5, ""),
+        ("passprice checkpoints", [*pp, "checkpoints"], 0.150, 0.0, ""),
     ]
     if gemma is not None:
-        cases.append(("passprice header <complete gemma3 GGUF>", [*pp, "header", str(gemma)], 0.150, 0.0))
+        cases.append(("passprice header <complete gemma3 GGUF>", [*pp, "header", str(gemma)], 0.150, 0.0, ""))
+    cases += [
+        (f"passprice price {R1} --json, the memo bypassed (PASSPRICE_NO_MEMO=1: the run before the memo)", price,
+         0.0, 0.0, MEMO_BYPASSED),
+        (f"passprice best {R1} --json, the memo bypassed", best, 0.0, 0.0, MEMO_BYPASSED),
+        (f"passprice price {R1} --json, a memo miss (looked up, run watched, kept)", price, 0.0, 0.0, MEMO_MISS),
+        (f"passprice best {R1} --json, a memo miss", best, 0.0, 0.0, MEMO_MISS),
+    ]
     cases.append((f"passprice --no-cache price {R1} --json (a cold cache)", [*pp, "--no-cache", "price", R1, "--json"],
-                  0.0, 0.0))
+                  0.0, 0.0, ""))
     floors = []
-    for label, command, limit, ratio_limit in cases:
-        m = paired(command, runs)
+    for label, command, limit, ratio_limit, mode in cases:
+        m = paired(command, runs, mode)
         floors.append((m["floor"], m["floor"] / m["pass"]))
         target = f"<= {limit * 1e3:.0f} ms" if limit else "(informational)"
         if ratio_limit:
@@ -180,16 +206,22 @@ def bench_processes(runs: int, gemma: Path | None) -> None:
          "python -c pass", f"{statistics.median(r for _, r in floors):.2f} x pass", "(informational)")
 
 
-def instructions(command: Sequence[str]) -> float | None:
+def instructions(command: Sequence[str], mode: str = "") -> float | None:
     """The instructions (millions) ``command`` executes as a whole process, counted by valgrind's callgrind: unlike
-    CPU time, not disturbed by whatever else the machine runs. ``None`` without valgrind."""
+    CPU time, not disturbed by whatever else the machine runs. ``None`` without valgrind. ``mode`` as
+    :func:`run_once`'s."""
     import shutil
 
     if shutil.which("valgrind") is None:
         return None
+    env = child_env()
+    if mode == MEMO_BYPASSED:
+        env["PASSPRICE_NO_MEMO"] = "1"
+    elif mode == MEMO_MISS:
+        shutil.rmtree(CACHE / "validated" / "memo", ignore_errors=True)
     done = subprocess.run(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
-        cwd=ROOT, env=child_env(), capture_output=True, text=True,
+        cwd=ROOT, env=env, capture_output=True, text=True,
     )
     for line in done.stderr.splitlines():
         if "Collected" in line:
@@ -208,14 +240,19 @@ def bench_instructions(gemma: Path | None) -> None:
     floor = instructions(FLOOR)
     assert floor is not None
     print("whole processes: instructions (valgrind callgrind), each command once")
-    cases = [(f"passprice price {R1} --json", [*pp, "price", R1, "--json"]),
-             (f"passprice best {R1} --json", [*pp, "best", R1, "--json"]),
-             ("passprice checkpoints", [*pp, "checkpoints"])]
+    cases = [(f"passprice price {R1} --json", [*pp, "price", R1, "--json"], ""),
+             (f"passprice best {R1} --json", [*pp, "best", R1, "--json"], ""),
+             ("passprice checkpoints", [*pp, "checkpoints"], "")]
     if gemma is not None:
-        cases.append(("passprice header <complete gemma3 GGUF>", [*pp, "header", str(gemma)]))
-    for label, command in cases:
-        run_once(command)
-        ours = instructions(command)
+        cases.append(("passprice header <complete gemma3 GGUF>", [*pp, "header", str(gemma)], ""))
+    cases.append((f"passprice price {R1} --json, the memo bypassed", [*pp, "price", R1, "--json"], MEMO_BYPASSED))
+    cases.append((f"passprice price {R1} --json, a memo miss", [*pp, "price", R1, "--json"], MEMO_MISS))
+    for label, command, mode in cases:
+        run_once(command, mode)
+        # valgrind's environment is not the plain run's (the memo keys on the environment): the first run under it
+        # is the memo's miss, the second its replay.
+        instructions(command, mode)
+        ours = instructions(command, mode)
         assert ours is not None
         yardsticks = f"python -c pass {base:,.0f} M; click+attrs+cattrs {floor:,.0f} M"
         note(f"{label} (instructions)", f"{ours:,.0f} M", yardsticks,
