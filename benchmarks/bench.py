@@ -13,7 +13,8 @@ machine's other load does not move.
 
 In process: ``price_serving`` on a cached pass (against the pass rebuilt from the tensor table); the best batch of
 every registered serving on every card, host memory off and on (against the seed's scan on one); the header reader
-(against a plain read of the header's bytes, that read plus its sha256, and ``gguf.GGUFReader``); the sweep's
+(against a plain read of the header's bytes, that read plus its sha256, and ``gguf.GGUFReader``; with
+``--baseline-reader FILE``, a ``gguf_header.py`` of another revision too, all timed a round at a time); the sweep's
 pricing (against ``price_serving`` in a Python loop).
 
 ``--compare`` also times llm-analysis's one-shot estimate for a 7B model on an H100 as a whole process, paired with
@@ -358,10 +359,24 @@ def assemble_gemma() -> Path | None:
     return GEMMA
 
 
-def bench_header(repeat: int, path: Path, with_reader: bool) -> None:
+def load_reader(path: Path) -> Any:
+    """The ``read_header`` of a ``gguf_header.py`` from another revision (``git show REV:src/passprice/gguf_header.py
+    > FILE``), loaded beside the running passprice (whose other modules it imports)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("passprice._baseline_gguf_header", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # attrs resolves the classes' annotations through it
+    spec.loader.exec_module(module)
+    return module.read_header
+
+
+def bench_header(repeat: int, path: Path, with_reader: bool, baseline: Path | None = None) -> None:
     from passprice.gguf_header import LongArray, read_header
 
-    print("GGUF header reader in process, the complete gemma3 270M file")
+    print("GGUF header reader in process, the complete gemma3 270M file: each figure timed once a round, "
+          f"{3 * repeat} rounds, each ratio the median of the rounds' ratios")
     header = read_header(path, cache=False)
     size = header.header_bytes
 
@@ -372,13 +387,35 @@ def bench_header(repeat: int, path: Path, with_reader: bool) -> None:
     def plain_hashed() -> str:
         return hashlib.sha256(plain()).hexdigest()
 
-    ours = cpu_median(lambda: read_header(path, cache=False), repeat)
-    read_s = cpu_median(plain, repeat)
-    hashed_s = cpu_median(plain_hashed, repeat)
+    timed: dict[str, Callable[[], Any]] = {"ours": lambda: read_header(path, cache=False), "plain": plain,
+                                           "hashed": plain_hashed}
+    if baseline is not None:
+        theirs_read = load_reader(baseline)
+        # Its classes are its own: compared by their repr (class names, every field), not attrs' __eq__.
+        assert repr(theirs_read(path, cache=False)) == repr(header), f"{baseline}: reads another header"
+        timed["baseline"] = lambda: theirs_read(path, cache=False)
+    # Side by side, a round at a time (the machine's load drifts less within a round than across a section).
+    rounds: dict[str, list[float]] = {k: [] for k in timed}
+    for _ in range(3 * repeat):
+        for key, run in timed.items():
+            start = time.process_time()
+            run()
+            rounds[key].append(time.process_time() - start)
+
+    def ratio(a: str, b: str) -> float:
+        return statistics.median(x / y for x, y in zip(rounds[a], rounds[b], strict=True))
+
+    ours, read_s, hashed_s = (statistics.median(rounds[k]) for k in ("ours", "plain", "hashed"))
     note(f"read_header ({size:,} header bytes)", f"{ours * 1e3:.2f} ms", f"a plain read of them {read_s * 1e3:.2f} ms",
-         f"{ours / read_s:.1f} x", "<= 10 x")
+         f"{ratio('ours', 'plain'):.1f} x", "<= 10 x")
     note("read_header against the plain read and its sha256 (the header's identity)", f"{ours * 1e3:.2f} ms",
-         f"read + sha256 {hashed_s * 1e3:.2f} ms", f"{ours / hashed_s:.1f} x", "(informational)")
+         f"read + sha256 {hashed_s * 1e3:.2f} ms", f"{ratio('ours', 'hashed'):.1f} x", "(informational)")
+    if baseline is not None:
+        base_s = statistics.median(rounds["baseline"])
+        note(f"read_header against {baseline.name}'s (the same header)", f"{ours * 1e3:.2f} ms",
+             f"{base_s * 1e3:.2f} ms; {ratio('baseline', 'plain'):.1f} x the plain read, "
+             f"{ratio('baseline', 'hashed'):.1f} x read + sha256", f"{ratio('ours', 'baseline'):.2f} x",
+             "(informational)")
     if with_reader:
         from gguf import GGUFReader
 
@@ -597,6 +634,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer runs, a smaller sample, no GGUFReader")
     parser.add_argument("--compare", action="store_true", help="also time llm-analysis's estimate, if installed")
     parser.add_argument("--points", type=int, default=1_000_000, help="points of the sweep's grid (>= 10^6)")
+    parser.add_argument("--baseline-reader", type=Path, metavar="FILE",
+                        help="a gguf_header.py of another revision, timed beside the header reader")
     parser.add_argument("--only", nargs="+", choices=SECTIONS, metavar="SECTION",
                         help=f"run only these sections ({', '.join(SECTIONS)}); default all")
     args = parser.parse_args()
@@ -620,7 +659,7 @@ def main() -> None:
     if "best" in only:
         bench_best(runs, args.quick)
     if gemma is not None and "header" in only:
-        bench_header(runs, gemma, with_reader=not args.quick)
+        bench_header(runs, gemma, with_reader=not args.quick, baseline=args.baseline_reader)
     if "sweep" in only:
         bench_sweep(args.points, 200 if args.quick else 1000, 1 if args.quick else 3)
     if "sweep-memory" in only:
