@@ -340,9 +340,10 @@ class _Batches:
         self.card = card
         self.pricing = pricing if pricing is not None else Pricing.limit(card)
 
-    def cost(self, batch: np.ndarray, host_sequences: np.ndarray) -> dict[str, np.ndarray]:
+    def cost(self, batch: np.ndarray, host_sequences: np.ndarray, search: bool = False) -> dict[str, np.ndarray]:
         """Every field of the pass for each (batch, host sequences) pair, and ``refusal``: the code of the first
-        capacity check it fails (0 when it fits)."""
+        capacity check it fails (0 when it fits). ``search``: only what a step of the host-split search reads
+        (``memory_s``, ``host_s``, ``refusal``), the same values, without the binding term and the rest."""
         sh, card, pricing = self.shape, self.card, self.pricing
         host_sequences = np.minimum(host_sequences, batch)
         b = batch.astype(float)
@@ -377,6 +378,8 @@ class _Batches:
             scale_cycles=sh.scale_cycles,
             float_macs=sh.float_macs,
         )
+        if search:
+            return {"memory_s": terms.memory_s, "host_s": terms.host_s, "refusal": refusal}
         stacked = np.stack(np.broadcast_arrays(*terms.as_tuple()))
         memory_s, host_s, array_s, vector_s, scale_s = stacked
         # The last of equal maxima binds, as Rust's max_by does.
@@ -420,8 +423,8 @@ class _Batches:
                 break
             m1 = a + (z - a) // 3
             m2 = z - (z - a) // 3
-            c1 = self.cost(batch, batch - m1)
-            c2 = self.cost(batch, batch - m2)
+            c1 = self.cost(batch, batch - m1, search=True)
+            c2 = self.cost(batch, batch - m2, search=True)
             t1 = np.maximum(c1["memory_s"], c1["host_s"])
             t2 = np.maximum(c2["memory_s"], c2["host_s"])
             trouble |= active & ((c1["refusal"] != _OK) | (c2["refusal"] != _OK))
