@@ -1,0 +1,141 @@
+"""Escapes of attack round 5 (issue 13), each with its reproducer built in the test, asserting the exit status and
+the error line: files left unshown beside a bad one, a lock pinning what the registry cannot trace, names under an
+ASCII locale, and the rest listed in the test's own comment."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from cli_helpers import bad, copy_root, invoke
+
+MEASURED = "registry/measurements/xiongjiedai-llama3-llamabench.toml"
+INSIDE = "a registry file names registry entries or files inside the registry"
+_CHILD = "import sys; from passprice.cli import main; sys.argv[0] = 'passprice'; main()"
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# (a) One schema-invalid measurement file made `validate` show no run at all (exit 2, one line): the other files'
+# runs are shown, the bad file named on stderr, exit 2. So is a run naming a card that is not there, and a stack file
+# that does not read (its runs left out, the file named once).
+
+
+def test_validate_shows_the_other_files_runs_beside_a_schema_invalid_one(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    path = root / MEASURED
+    text = path.read_text()
+    path.write_text(text.replace("tokens_per_s = ", 'tokens_per_s = "abc" # ', 1))
+    result = invoke("validate", root=root)
+    assert result.exit_code == 2, result.output
+    assert result.stderr == f"passprice: error: {path}: run.0.tokens_per_s: 'abc' is not of type 'number'\n"
+    assert "pr15131.rtx_4090.l31-8b-q4_0.ub16 " in result.stdout  # llamacpp-points.toml's runs are shown
+    assert "xd3.h100_pcie_80gb" not in result.stdout  # no run of the bad file
+    # calibrate still refuses to fit while a file of runs does not read (a fit over some of them is no fit).
+    bad("calibrate", "--stack", "llamacpp-cuda-2405", "--dry-run", root=root, says=f"{path}: run.0.tokens_per_s")
+
+
+def test_validate_names_a_run_whose_card_is_gone_and_shows_the_rest(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    path = root / MEASURED
+    text = path.read_text()
+    assert 'card = "h100_pcie_80gb"' in text
+    path.write_text(text.replace('card = "h100_pcie_80gb"', 'card = "no_such_card"', 1))
+    result = invoke("validate", root=root)
+    assert result.exit_code == 2, result.output
+    [line] = result.stderr.splitlines()
+    assert line.startswith("passprice: error: run xd3.h100_pcie_80gb.8b-q4km.tg512 (xiongjiedai-llama3-llamabench): ")
+    assert "card 'no_such_card': not found" in line
+    assert "xd3.h100_pcie_80gb.8b-q4km.tg1024 " in result.stdout
+
+
+def test_validate_names_a_stack_file_that_does_not_read_once(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    stack = root / "facts" / "stacks" / "llamacpp-cuda-2405.toml"
+    stack.write_text(stack.read_text() + "\nshare.read = 5\n")
+    result = invoke("validate", root=root)
+    assert result.exit_code == 2, result.output
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"passprice: error: {stack}: ")
+    assert "pr15131.rtx_4090.l31-8b-q4_0.ub16 " in result.stdout  # runs of no registered stack: still shown
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# (b) `lock --card /outside.toml -o locks/x.lock.toml` wrote a lock that `check` then failed ("serving.card: …
+# lies outside the registry"): a lock of the registry pinned a card nobody can trace back from it. Refused by name,
+# nothing written; a lock written outside the registry (the user's own) may name any card.
+
+
+def test_a_lock_of_the_registry_may_not_pin_a_card_outside_it(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    outside = tmp_path / "outside.toml"
+    shutil.copy(root / "facts" / "cards" / "h200_sxm_141gb.toml", outside)
+    out = root / "locks" / "out.lock.toml"
+    line = (
+        f"{out}: card: {outside} lies outside the registry ({root}): {INSIDE}; a lock written there could not be "
+        "traced back to the registry: copy the file into the registry (passprice import, facts/…), or write the lock "
+        "outside the registry (-o FILE)"
+    )
+    assert bad("lock", "r1-qwen7b-h200", "--card", str(outside), "-o", str(out), root=root) == [
+        f"passprice: error: {line}"
+    ]
+    assert not out.exists()
+    bad("lock", "r1-qwen7b-h200", "--card", str(outside), "--name", "out", root=root, says="lies outside the registry")
+    assert not out.exists()
+    mine = tmp_path / "mine.lock.toml"
+    assert invoke("lock", "r1-qwen7b-h200", "--card", str(outside), "-o", str(mine), root=root).exit_code == 0
+    assert 'card = "outside"' in mine.read_text()
+    inside = root / "facts" / "cards" / "h200_sxm_141gb.toml"
+    assert invoke("lock", "r1-qwen7b-h200", "--card", str(inside), "-o", str(out), root=root).exit_code == 0
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# (c) Under LC_ALL=POSIX PYTHONUTF8=0 Python's file system encoding is ASCII: a registered card é.toml was listed as
+# "??", named '\udcc3\udca9' in error lines, `lock --card é` was a UnicodeEncodeError traceback, and a serving file
+# naming card = "é" was refused as "not a file name (it holds a NUL character)". passprice runs itself again in
+# Python's UTF-8 mode. A card file whose name is not UTF-8 at all cannot be pinned: refused by name, not a traceback.
+
+
+def _ascii_locale() -> dict[str, str]:
+    env = {**os.environ, "PYTHONUTF8": "0", "LC_ALL": "POSIX", "PYTHONIOENCODING": ""}
+    env.pop("LANG", None)
+    return env
+
+
+def test_utf8_file_names_under_an_ascii_locale(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    shutil.copy(root / "facts" / "cards" / "h200_sxm_141gb.toml", root / "facts" / "cards" / "é.toml")
+    serving = root / "registry" / "servings" / "r1-qwen7b-h200.toml"
+    serving.write_text(serving.read_text().replace('card = "h200_sxm_141gb"', 'card = "é"'), encoding="utf-8")
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-c", _CHILD, "--root", str(root), *args], env=_ascii_locale(),
+                              cwd=tmp_path, capture_output=True, timeout=120, encoding="utf-8")
+
+    done = run("cards")
+    assert done.returncode == 0, done.stderr
+    assert "\né   " in done.stdout and "??" not in done.stdout
+    done = run("facts", "nope-é")
+    assert done.returncode == 2
+    assert done.stderr.startswith("passprice: error: card 'nope-é': not found in ") and "udc" not in done.stderr
+    assert done.stderr.rstrip().endswith("ws1_hypothetical, é)")
+    done = run("lock", "r1-qwen7b-h200", "--card", "é", "-o", str(root / "locks" / "é.lock.toml"))
+    assert done.returncode == 0, done.stderr
+    assert "[card]\nname = \"é\"" in (root / "locks" / "é.lock.toml").read_text("utf-8")
+    done = run("price", "r1-qwen7b-h200", "--no-lock")
+    assert done.returncode == 0, done.stderr
+    assert " on é (NVIDIA H200 SXM 141GB)" in done.stdout
+
+
+def test_a_card_file_name_that_is_not_utf8_is_not_pinned(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    card = os.fsdecode(b"\xff")
+    shutil.copy(root / "facts" / "cards" / "h200_sxm_141gb.toml", root / "facts" / "cards" / f"{card}.toml")
+    out = tmp_path / "ff.lock.toml"
+    assert bad("lock", "r1-qwen7b-h200", "--card", card, "-o", str(out), root=root) == [
+        "passprice: error: lock ff: card.name: \\udcff is not UTF-8 text (a name taken from a file name whose bytes "
+        "are not UTF-8): a lock records names as UTF-8; rename the file"
+    ]
+    assert not out.exists()
