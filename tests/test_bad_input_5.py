@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from cli_helpers import bad, copy_root, invoke
 
 MEASURED = "registry/measurements/xiongjiedai-llama3-llamabench.toml"
@@ -139,3 +141,65 @@ def test_a_card_file_name_that_is_not_utf8_is_not_pinned(tmp_path: Path) -> None
         "are not UTF-8): a lock records names as UTF-8; rename the file"
     ]
     assert not out.exists()
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# A registry folder replaced by something else: `locks` as a regular file, a FIFO or a link to nothing was read as an
+# empty folder, so `price` priced with every lock silently off and `check` said "all holds" (exit 0); `sources` as a
+# file listed no source (exit 0). Each is one line naming the folder and what is there, exit 2.
+
+
+def test_a_registry_folder_that_is_not_a_folder_is_named(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    locks = root / "locks"
+    shutil.rmtree(locks)
+    for make, what in ((lambda: os.mkfifo(locks), "is a FIFO (named pipe), not a folder"),
+                       (lambda: locks.write_text("x\n"), "is a regular file, not a folder"),
+                       (lambda: locks.symlink_to("nowhere"), "a symbolic link to nothing, where the registry keeps")):
+        make()
+        line = f"passprice: error: {locks}: {what}"
+        for args in (("price", "r1-qwen7b-h200"), ("check",), ("reproduce", "r1-qwen7b-h200")):
+            result = invoke(*args, root=root)
+            assert result.exit_code == 2, (args, result.output)
+            assert result.stderr.startswith(line), (args, result.stderr)
+        locks.unlink()
+    sources = root / "sources"
+    shutil.rmtree(sources)
+    sources.write_text("x\n")
+    bad("sources", root=root, says=f"{sources}: is a regular file, not a folder")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Ctrl-C in the first 0.25-0.9 s (a loaded machine) printed the interpreter's KeyboardInterrupt traceback of whatever
+# module the script was importing (status: killed by SIGINT), and one while click built a command's options said
+# "Aborted!" with exit 1. Both exit 130 with "passprice: interrupted" now. The child below interrupts itself while
+# passprice.cli is being imported, so the test needs no timing.
+
+_INTERRUPTED_IMPORT = """
+import os, signal, sys
+class Interrupt:
+    def find_spec(self, name, path=None, target=None):
+        if name == "passprice.cli":
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+sys.meta_path.insert(0, Interrupt())
+sys.argv[1:] = ["cards"]
+from passprice.entry import main
+main()
+"""
+
+
+def test_ctrl_c_while_the_command_line_is_imported_exits_130() -> None:
+    done = subprocess.run([sys.executable, "-c", _INTERRUPTED_IMPORT], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stderr, done.stdout) == (130, "passprice: interrupted\n", "")
+
+
+def test_ctrl_c_while_click_parses_exits_130(monkeypatch: pytest.MonkeyPatch) -> None:
+    import click
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(click.Group, "make_context", interrupted)
+    result = invoke("cards")
+    assert (result.exit_code, result.stderr) == (130, "passprice: interrupted\n")

@@ -142,6 +142,11 @@ def _validate_folder(
 ) -> tuple[int, list[str]]:
     problems: list[str] = []
     count = 0
+    from passprice.registry import folder_problem
+
+    problem = folder_problem(folder)
+    if problem is not None:
+        return 0, [problem]
     if not is_folder(folder):
         return 0, []
     for path in sorted(folder.glob(f"*{suffix}")):

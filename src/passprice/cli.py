@@ -87,6 +87,12 @@ class _Group(click.Group):
             raise
         except click.UsageError as e:
             _usage(e)
+        except KeyboardInterrupt as e:
+            # Ctrl-C while click parses the command line (building a command's options): click would say "Aborted!"
+            # and exit 1, the refusal status; it is the interrupted status, as during the command.
+            line, status = _stopped(e)
+            click.echo(line, err=True)
+            raise click.exceptions.Exit(status) from None
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -2297,6 +2303,10 @@ def main() -> None:
         print("passprice: error: standard output is closed; nothing to print to", file=sys.stderr)
         sys.exit(2)
     try:
+        from passprice.entry import _interrupted
+
+        if signal.getsignal(signal.SIGINT) is _interrupted:  # started by passprice.entry: Python's handler again
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         try:
             cli(prog_name="passprice")
         finally:

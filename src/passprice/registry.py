@@ -86,7 +86,12 @@ class Root:
         entry is named, whatever it is (a folder called ``x.toml``, a FIFO, a broken link), so reading it reports what
         is wrong with it rather than passing over it.
 
-        Raises :class:`InputError` when ``folder`` cannot be read."""
+        Raises :class:`InputError` when ``folder`` cannot be read, or is there as something other than a folder
+        (:func:`folder_problem`: a file, a FIFO or a dangling link called ``locks`` is no empty registry folder; read
+        as one, every lock was silently off)."""
+        problem = folder_problem(folder)
+        if problem is not None:
+            raise InputError(problem)
         if not is_folder(folder):
             return []
         try:
@@ -95,6 +100,25 @@ class Root:
             )
         except OSError as e:
             raise InputError(f"{folder}: cannot list: {e.strerror or e}") from None
+
+
+def folder_problem(folder: Path) -> str | None:
+    """What is wrong with ``folder``, a folder of the registry (``locks/``, ``facts/cards/`` …), when something other
+    than a folder is there: a regular file, a FIFO, a device, a socket, or a symbolic link to nothing; ``None`` when
+    it is a folder or nothing is there (a registry may lack a kind of record). Nothing is opened. Raises
+    :class:`InputError` as :func:`passprice.files.look` does (a loop of links, a name too long)."""
+    import stat
+
+    from passprice.files import kind, look
+
+    found = look(folder)
+    if found is None:
+        if os.path.islink(folder):
+            return f"{shown(folder)}: a symbolic link to nothing, where the registry keeps a folder"
+        return None
+    if stat.S_ISDIR(found.st_mode):
+        return None
+    return f"{shown(folder)}: is {kind(found.st_mode)}, not a folder: the registry keeps its files of this kind in one"
 
 
 def within(root: Root, path: Path | str) -> bool:
