@@ -203,3 +203,39 @@ def test_ctrl_c_while_click_parses_exits_130(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(click.Group, "make_context", interrupted)
     result = invoke("cards")
     assert (result.exit_code, result.stderr) == (130, "passprice: interrupted\n")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# A sweep file of 129 KB — positions = ["a", 0, 1, …, 19999] — ran past 60 s of CPU: jsonschema's uniqueItems sorts
+# the items, and when they do not sort (a string among numbers) compares every pair (2 × 10^8 comparisons). The sweep
+# schema now checks uniqueness only of items of the one type (if/then), and bounds each list (maxItems: servings,
+# cards and positions 4,000, each at least a pass shape of the 4,000 a sweep reads; draft lengths 65; an explicit
+# list of batches 16,384, a range for more), so a 690 KB list of 100,000 batches is refused before its items are
+# walked (it took 2 to 3 s of CPU to validate).
+
+
+def _sweep_file(root: Path, lines: list[str]) -> Path:
+    path = root / "grid.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_sweep_list_that_does_not_sort_is_named_not_compared_pair_by_pair(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    numbers = ", ".join(str(i) for i in range(3999))
+    path = _sweep_file(root, ['servings = ["r1-qwen7b-h200"]', f'positions = ["a", {numbers}]', "batches = [1, 1]"])
+    assert bad("sweep", "--file", str(path), "--no-lock", root=root) == [
+        f"passprice: error: {path}: batches: 1 is listed more than once",
+        f"passprice: error: {path}: positions.0: 'a' is not of type 'number'",
+    ]
+    many = ", ".join(str(i) for i in range(20000))
+    path = _sweep_file(root, ['servings = ["r1-qwen7b-h200"]', f'positions = ["a", {many}]', "batches = [1]"])
+    assert bad("sweep", "--file", str(path), "--no-lock", root=root) == [
+        f"passprice: error: {path}: positions: 20,001 items (at most 4,000)"
+    ]
+    batches = ", ".join(str(i) for i in range(1, 100_001))
+    path = _sweep_file(root, ['servings = ["r1-qwen7b-h200"]', f"batches = [{batches}]"])
+    assert path.stat().st_size < 1_000_000
+    assert bad("sweep", "--file", str(path), "--no-lock", root=root) == [
+        f"passprice: error: {path}: batches: 100,000 items (at most 16,384)"
+    ]
