@@ -239,3 +239,55 @@ def test_a_sweep_list_that_does_not_sort_is_named_not_compared_pair_by_pair(tmp_
     assert bad("sweep", "--file", str(path), "--no-lock", root=root) == [
         f"passprice: error: {path}: batches: 100,000 items (at most 16,384)"
     ]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# A checkpoint entry's metadata value may be an array of any length: one of 120,000 float32s (1.1 MB) took 5 s of CPU
+# to validate (each item through the float32 $ref) and was accepted, though the header reader keeps at most 1,024
+# elements of an array (a longer one is written as its type and length). The schema bounds a value's array at 1,024
+# and walks a float array's items only within it; the elements counted through nested arrays are checked against the
+# same limit when the entry is read.
+
+ENTRY = "registry/checkpoints/gemma3-270m-q4_k_m.toml"
+SCORES = '"tokenizer.ggml.scores" = { type = "array[float32]", length = 262144 }'
+
+
+def _entry_value(root: Path, value: str) -> Path:
+    path = root / ENTRY
+    text = path.read_text()
+    assert SCORES in text
+    path.write_text(text.replace(SCORES, f'"tokenizer.ggml.scores" = {value}'))
+    return path
+
+
+def test_a_checkpoint_entrys_array_is_bounded_as_the_reader_keeps_it(tmp_path: Path) -> None:
+    import json
+
+    from passprice.gguf_header import KEEP_ARRAY_LIMIT
+
+    schema = json.loads((Path(__file__).resolve().parent.parent / "schema" / "checkpoint.schema.json").read_text())
+    assert schema["$defs"]["value"]["oneOf"][0]["properties"]["value"]["maxItems"] == KEEP_ARRAY_LIMIT
+    root = copy_root(tmp_path)
+    floats = ", ".join(f"{i}.5" for i in range(120_000))
+    path = _entry_value(root, f'{{ type = "array[float32]", value = [{floats}] }}')
+    assert bad("header", "gemma3-270m-q4_k_m", root=root) == [
+        f'passprice: error: {path}: metadata."tokenizer.ggml.scores".value: 120,000 items (at most 1,024)'
+    ]
+    root = copy_root(tmp_path / "nested")
+    inner = ", ".join(["[1, 2]"] * 600)  # 600 arrays (within 1,024) of 1,200 elements in all
+    path = _entry_value(root, f'{{ type = "array[array[uint32]]", value = [{inner}] }}')
+    assert bad("header", "gemma3-270m-q4_k_m", root=root) == [
+        f'passprice: error: {path}: metadata."tokenizer.ggml.scores".value: 1,200 elements counted through its '
+        "arrays: the header reader keeps at most 1,024 of an array (a longer one is written as its type and length)"
+    ]
+
+
+def test_a_routing_records_checkpoints_are_bounded(tmp_path: Path) -> None:
+    # 990 KB: 100,000 names took 3.2 s of CPU (each item walked, then the OutOfScope line listing every one of them).
+    root = copy_root(tmp_path)
+    path = root / "facts" / "routing" / "uniform.toml"
+    names = ", ".join(f'"c{i}"' for i in range(100_000))
+    path.write_text(path.read_text().replace("[routing]\n", f"[routing]\ncheckpoints = [{names}]\n", 1))
+    assert path.stat().st_size < 1_000_000
+    bad("price", "qwen3-30b-a3b-h200", "--routing", "uniform", "--no-lock", root=root,
+        says=f"{path}: routing.checkpoints: 100,000 items (at most 1,024)")
