@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import bad, copy_root, invoke
+from passprice.errors import InputError
 
 MEASURED = "registry/measurements/xiongjiedai-llama3-llamabench.toml"
 INSIDE = "a registry file names registry entries or files inside the registry"
@@ -132,15 +133,55 @@ def test_utf8_file_names_under_an_ascii_locale(tmp_path: Path) -> None:
 
 
 def test_a_card_file_name_that_is_not_utf8_is_not_pinned(tmp_path: Path) -> None:
+    # Was a UnicodeEncodeError traceback in lock; the card's name is now refused where it is read (see the test of
+    # names that do not print below), and a lock document holding such a text is one line too.
     root = copy_root(tmp_path)
     card = os.fsdecode(b"\xff")
-    shutil.copy(root / "facts" / "cards" / "h200_sxm_141gb.toml", root / "facts" / "cards" / f"{card}.toml")
+    path = root / "facts" / "cards" / f"{card}.toml"
+    shutil.copy(root / "facts" / "cards" / "h200_sxm_141gb.toml", path)
     out = tmp_path / "ff.lock.toml"
-    assert bad("lock", "r1-qwen7b-h200", "--card", card, "-o", str(out), root=root) == [
-        "passprice: error: lock ff: card.name: \\udcff is not UTF-8 text (a name taken from a file name whose bytes "
-        "are not UTF-8): a lock records names as UTF-8; rename the file"
-    ]
+    bad("lock", "r1-qwen7b-h200", "--card", card, "-o", str(out), root=root,
+        says="/facts/cards/\\udcff.toml: the name \\udcff holds a character that does not print")
     assert not out.exists()
+    import attrs
+
+    from passprice.locks import lock_text, read_lock
+
+    lock = read_lock(root / "locks" / "r1-qwen7b-h200.lock.toml")
+    with pytest.raises(InputError) as e:
+        lock_text(attrs.evolve(lock, card_pin=attrs.evolve(lock.card_pin, name=card)))
+    assert str(e.value) == (
+        "lock r1-qwen7b-h200: card.name: \\udcff is not UTF-8 text (a name taken from a file name whose bytes are "
+        "not UTF-8): a lock records names as UTF-8; rename the file"
+    )
+
+
+# A registry file whose name does not print (a newline, ESC, U+202E) was shown raw: `cards` split a row in two,
+# `facts`, `price --card`, `roofline`, `lock` and `fact show` printed the bidi control, reordering their lines. Its
+# name is refused where the record is read (the listing still shows the good ones), and every table cell is escaped.
+
+
+def test_a_registry_name_that_does_not_print_is_named_not_shown(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    cards = root / "facts" / "cards"
+    for name in ("ev\u202eil", "nl\nx", "esc\x1b[31m"):
+        shutil.copy(cards / "h200_sxm_141gb.toml", cards / f"{name}.toml")
+    result = invoke("cards", root=root)
+    assert result.exit_code == 2
+    assert "h200_sxm_141gb  " in result.stdout and "\u202e" not in result.stdout and "\x1b" not in result.stdout
+    what = ("holds a character that does not print (a control character, a bidi control or a byte that is not "
+            "UTF-8): it would be shown on every line naming the record; rename the file")
+    assert result.stderr.splitlines() == [
+        f"passprice: error: {cards}/esc\\x1b[31m.toml: the name esc\\x1b[31m {what}",
+        f"passprice: error: {cards}/ev\\u202eil.toml: the name ev\\u202eil {what}",
+        f"passprice: error: {cards}/nl\\nx.toml: the name nl\\nx {what}",
+    ]
+    for args in (("facts", "ev\u202eil"), ("price", "r1-qwen7b-h200", "--card", "ev\u202eil", "--no-lock"),
+                 ("fact", "show", "ev\u202eil", "memory.bandwidth")):
+        bad(*args, root=root, says=f"{cards}/ev\\u202eil.toml: the name ev\\u202eil {what}")
+    servings = root / "registry" / "servings"
+    shutil.copy(servings / "r1-qwen7b-h200.toml", servings / "sv\u202e.toml")
+    bad("price", "sv\u202e", root=root, says=f"{servings}/sv\\u202e.toml: the name sv\\u202e {what}")
 
 
 # ---------------------------------------------------------------------------------------------------------------------

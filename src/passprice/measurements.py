@@ -22,7 +22,7 @@ import attrs
 from passprice import schema
 from passprice.errors import InputError
 from passprice.files import is_there
-from passprice.registry import Root
+from passprice.registry import Root, entry_name
 from passprice.servings import ContextSpec, ServingSpec
 
 
@@ -148,7 +148,7 @@ def load_file(
     they name must have its record there; ``problems`` as :func:`runs_of_document`'s. Raises :class:`InputError`
     (naming the file and the ids) or :class:`~passprice.errors.SchemaError`."""
     document = schema.load(path, "measurement", schema_folder)
-    runs = runs_of_document(path.name[: -len(".toml")], document, str(path), problems)
+    runs = runs_of_document(entry_name(path), document, str(path), problems)
     if sources is not None:
         missing = sorted({r.source_id for r in runs if not is_there(sources / f"{r.source_id}.toml")})
         if missing:

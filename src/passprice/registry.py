@@ -102,6 +102,24 @@ class Root:
             raise InputError(f"{folder}: cannot list: {e.strerror or e}") from None
 
 
+def entry_name(path: Path, suffix: str = ".toml") -> str:
+    """The registry name of the record file ``path`` (its file name less ``suffix``): the name every table, price and
+    refusal line shows for it. Raises :class:`InputError` naming the file when the name holds a character that does
+    not print (a newline, ESC, a bidi control such as U+202E, a byte that is not UTF-8): a card file
+    ``ev\u202eil.toml`` was shown raw in ``facts``, ``price --card``, ``roofline`` and ``lock`` output, reordering
+    each line it was on, and one named ``nl\nx.toml`` split a row of ``cards`` in two."""
+    name = path.name[: -len(suffix)]
+    if not name.isprintable():
+        from passprice.errors import escaped
+
+        raise InputError(
+            f"{shown(path)}: the name {escaped(name)} holds a character that does not print (a control character, a "
+            "bidi control or a byte that is not UTF-8): it would be shown on every line naming the record; rename "
+            "the file"
+        )
+    return name
+
+
 def folder_problem(folder: Path) -> str | None:
     """What is wrong with ``folder``, a folder of the registry (``locks/``, ``facts/cards/`` …), when something other
     than a folder is there: a regular file, a FIFO, a device, a socket, or a symbolic link to nothing; ``None`` when

@@ -194,6 +194,9 @@ def load_spec(root: Root, ref: str) -> ServingSpec:
     from passprice import cache
 
     path = serving_path(root, ref)
+    from passprice.registry import entry_name
+
+    entry_name(path)  # a name that does not print is refused, not shown
     data = schema.read_bytes(path)
 
     def build() -> ServingSpec:

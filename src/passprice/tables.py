@@ -53,7 +53,11 @@ def percent(part: float, whole: float) -> str:
 
 def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> str:
     """A plain-text table: columns padded to their widest cell, the columns in ``right`` right-aligned, a rule under
-    the header."""
+    the header. Each cell is shown, never obeyed (:func:`passprice.errors.escaped`): a registry name is a file name,
+    and one holding a newline, ESC or U+202E split a row of ``cards`` in two, coloured or reordered it."""
+    from passprice.errors import escaped
+
+    rows = [[escaped(c) for c in row] for row in rows]
     widths = [len(h) for h in headers]
     for row in rows:
         for i, cell in enumerate(row):
