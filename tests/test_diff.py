@@ -525,3 +525,26 @@ def test_a_stale_derived_fact_marks_the_locks_resting_on_it(tmp_path: Path) -> N
     lock = {x.name: x for x in d.locks}[LOCK]
     assert lock.unsound == () and lock.review() == "re-locked"
     assert lock.relative is not None and abs(lock.relative) < 1e-4  # 4.48 TB/s read either way, to 4 digits
+
+
+def test_a_revisions_temporary_copy_leaves_no_objects_in_the_cache(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both sides of ``diff A B`` are copied into temporary folders that live one process: objects keyed by their
+    paths would never be asked for again, only fill the cache until its oldest half (the registry's own entries,
+    still wanted) is pruned. Two diffs of two revisions store no object at all; the validated documents (keyed by
+    content, not path) are stored once and serve the second run."""
+    cache_dir = tmp_path / "cache"
+    monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(cache_dir))
+
+    def stored(kind: str) -> set[str]:
+        folder = cache_dir / kind
+        return {p.name for p in folder.iterdir()} if folder.is_dir() else set()
+
+    first = diff(Root(repo.path), repo.locked, repo.faster)
+    assert stored("objects") == set()
+    documents = stored("documents")
+    assert len(documents) > 20  # every file of both revisions, by content
+    again = diff(Root(repo.path), repo.locked, repo.faster)
+    assert stored("objects") == set() and stored("documents") == documents
+    assert [f.path for f in again.files] == [f.path for f in first.files] == [CARD_FILE]

@@ -28,12 +28,13 @@ not an error either: the document is then built on every run.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -202,11 +203,30 @@ def store(entry_key: str, document: dict[str, Any]) -> None:
 
 
 def _write_entry(path: Path, data: bytes) -> None:
-    """Write the entry file ``path``: a private (``0o600``) temporary file in its folder, renamed over ``path``. The
-    rename replaces whatever is there — a symbolic link is replaced, never written through (unlike a user's file, for
-    which :func:`passprice.files.write_atomically` keeps the link: a link in the cache is nobody's file to keep, and
-    writing through one let a cache entry overwrite the file it pointed at). A torn entry fails its checksum when
-    read, so nothing is flushed to disk. Raises :class:`OSError` (the caller skips the entry)."""
+    """Write the entry file ``path``, private (``0o600``). A new entry is created in place (``O_EXCL``: one file
+    made, half the cost of a temporary file renamed, which a cold read of a registry of thousands of files pays for
+    each); where anything is already there — an older entry, a torn one, a symbolic link — a private temporary file
+    in the folder is renamed over it, which replaces it, never writes through it (unlike a user's file, for which
+    :func:`passprice.files.write_atomically` keeps the link: a link in the cache is nobody's file to keep, and writing
+    through one let a cache entry overwrite the file it pointed at). A torn entry (a crash, or a reader racing the
+    writer) fails its checksum when read and is rewritten, so nothing is flushed to disk. Raises :class:`OSError`
+    (the caller skips the entry)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, 0o600)
+    except FileExistsError:
+        pass
+    else:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        except BaseException:
+            os.close(fd)
+            Path(path).unlink(missing_ok=True)
+            raise
+        os.close(fd)
+        return
     import tempfile
 
     fd, tmp = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=path.parent)
@@ -422,9 +442,44 @@ def _built(
                 return entry_key, obj
     obj = build()
     _identify(obj, entry_key)
-    if path is not None and store:
+    if not _kept(data):
+        _UNKEPT_KEYS.add(entry_key.encode("ascii"))
+    elif path is not None and store:
         _store_object(path, entry_key, obj)
     return entry_key, obj
+
+
+#: Folders (as bytes, ending in a separator) whose files' objects are not stored: a revision ``diff`` copies into a
+#: temporary folder lives one process, and objects keyed by its paths would never be asked for again, only fill the
+#: cache until the oldest half — the registry's own, still wanted — is pruned.
+_UNKEPT: list[bytes] = []
+#: The entry keys of objects built from files under :data:`_UNKEPT` folders (:func:`identity`): an object computed from
+#: one alone (a pass shape, a decode step: its key's data starts with that identity) is not stored either.
+_UNKEPT_KEYS: set[bytes] = set()
+
+
+@contextlib.contextmanager
+def unkept(folder: Path) -> Iterator[None]:
+    """Until the ``with`` ends, an object built from a file under ``folder`` (whose key starts with its path, as a
+    serving's, card's, checkpoint's or lock's does), or computed from such an object alone (keyed by its
+    :func:`identity`), is built and used but not stored."""
+    prefix = os.fsencode(os.path.join(folder, ""))
+    _UNKEPT.append(prefix)
+    try:
+        yield
+    finally:
+        _UNKEPT.remove(prefix)
+        if not _UNKEPT:
+            _UNKEPT_KEYS.clear()
+
+
+def _kept(data: bytes) -> bool:
+    """Whether an object whose key covers ``data`` may be stored (:func:`unkept`)."""
+    if not _UNKEPT:
+        return True
+    if any(data.startswith(prefix) for prefix in _UNKEPT):
+        return False
+    return data.partition(b"\0")[0] not in _UNKEPT_KEYS
 
 
 def _identify(obj: object, entry_key: str) -> None:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from passprice import gitread, schema
+from passprice import cache, gitread, schema
 from passprice.cards import card_from_document
 from passprice.derivations import Finding, recheck_all
 from passprice.drafts import method_from_document
@@ -1349,6 +1349,7 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
                 sha = git().commit(ref)
                 label = sha[:12] if sha.startswith(ref.lower()) else f"{ref} ({sha[:12]})"
             tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="passprice-diff-")))
+            stack.enter_context(cache.unkept(tmp))
             files = git().materialize(sha, tmp)
             code = {p: d for p, d in git().materialize(sha, tmp, (CODE,)).items() if p.endswith(".py")}
             return Side(SideInfo(label, revision=sha), Root(tmp), files, code_of(code_folder(tmp) if code else None))

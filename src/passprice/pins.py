@@ -56,50 +56,57 @@ NOT_PRICING = frozenset({"__init__", "errors", "registry", "schema", "files", "t
 PACKAGE = Path(__file__).resolve().parent
 
 
-def _imports(tree: ast.Module) -> set[str]:
-    """The package modules (``serving``, ``decode`` …) a module's tree imports, at top level or inside functions."""
-    out: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module is not None and node.level == 0:
-            parts = node.module.split(".")
-            if parts[0] != "passprice":
-                continue
-            if len(parts) == 1:
-                out.update(a.name for a in node.names)  # from passprice import ggml
-                out.add("__init__")
-            else:
-                out.add(parts[1])
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                parts = alias.name.split(".")
-                if parts[0] == "passprice" and len(parts) > 1:
-                    out.add(parts[1])
-    return out
+def _note_import(node: ast.Import | ast.ImportFrom, out: set[str]) -> None:
+    """Add to ``out`` the package modules (``serving``, ``decode`` …) one import statement names."""
+    if isinstance(node, ast.ImportFrom):
+        if node.module is None or node.level != 0:
+            return
+        parts = node.module.split(".")
+        if parts[0] != "passprice":
+            return
+        if len(parts) == 1:
+            out.update(a.name for a in node.names)  # from passprice import ggml
+            out.add("__init__")
+        else:
+            out.add(parts[1])
+        return
+    for alias in node.names:
+        parts = alias.name.split(".")
+        if parts[0] == "passprice" and len(parts) > 1:
+            out.add(parts[1])
 
 
-def _strip_docstrings(tree: ast.AST) -> None:
-    """Drop the docstring (a leading string statement) of the module and of every class and function, in place."""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            body = node.body
-            first = body[0].value if body and isinstance(body[0], ast.Expr) else None
-            if isinstance(first, ast.Constant) and isinstance(first.value, str):
-                node.body = body[1:] or [ast.Pass()]
+#: The nodes whose body may open with a docstring (a leading string statement), which the digest drops.
+_WITH_DOCSTRING = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-def _canonical(node: Any) -> Any:
+def _without_docstring(body: list[Any]) -> list[Any]:
+    first = body[0].value if body and isinstance(body[0], ast.Expr) else None
+    if isinstance(first, ast.Constant) and isinstance(first.value, str):
+        return body[1:] or [ast.Pass()]
+    return body
+
+
+def _canonical(node: Any, imports: set[str]) -> Any:
     """A syntax tree as nested lists: each node's class name and its fields, skipping positions and fields that are
-    ``None`` or empty (so a newer Python's extra empty fields, such as ``type_params``, leave it unchanged)."""
+    ``None`` or empty (so a newer Python's extra empty fields, such as ``type_params``, leave it unchanged), and the
+    docstring of the module and of every class and function. The package modules its import statements name (at
+    top level or inside functions) are added to ``imports`` on the way: the tree is walked once."""
     if isinstance(node, ast.AST):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            _note_import(node, imports)
         out: list[Any] = [type(node).__name__]
+        strip = isinstance(node, _WITH_DOCSTRING)
         for name in node._fields:
             value = getattr(node, name, None)
             if value is None or value == []:
                 continue
-            out.append([name, _canonical(value)])
+            if strip and name == "body":
+                value = _without_docstring(value)
+            out.append([name, _canonical(value, imports)])
         return out
     if isinstance(node, list):
-        return [_canonical(v) for v in node]
+        return [_canonical(v, imports) for v in node]
     if isinstance(node, bytes | complex):
         return repr(node)
     if isinstance(node, float):
@@ -116,9 +123,10 @@ def pricing_modules(folder: Path = PACKAGE) -> tuple[str, ...]:
     return tuple(sorted(_trees(str(folder))))
 
 
-def _trees(folder: str) -> dict[str, ast.Module]:
+def _trees(folder: str) -> dict[str, Any]:
+    """The canonical trees (:func:`_canonical`) of the modules :func:`pricing_modules` names, by module name."""
     base = Path(folder)
-    seen: dict[str, ast.Module] = {}
+    seen: dict[str, Any] = {}
     todo = list(PRICING_ROOTS)
     while todo:
         name = todo.pop()
@@ -127,9 +135,9 @@ def _trees(folder: str) -> dict[str, ast.Module]:
         path = base / f"{name}.py"
         if not is_there(path):
             continue
-        tree = ast.parse(path.read_bytes(), filename=str(path))
-        seen[name] = tree
-        todo.extend(_imports(tree))
+        imports: set[str] = set()
+        seen[name] = _canonical(ast.parse(path.read_bytes(), filename=str(path)), imports)
+        todo.extend(imports)
     return seen
 
 
@@ -159,8 +167,7 @@ def _digest(folder: str) -> str:
 def _compute(folder: str) -> str:
     h = hashlib.sha256()
     for name, tree in sorted(_trees(folder).items()):
-        _strip_docstrings(tree)
-        text = json.dumps([name, _canonical(tree)], separators=(",", ":"), ensure_ascii=False)
+        text = json.dumps([name, tree], separators=(",", ":"), ensure_ascii=False)
         h.update(text.encode("utf-8"))
         h.update(b"\n")
     return "sha256:" + h.hexdigest()

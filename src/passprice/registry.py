@@ -7,6 +7,7 @@ carries (``passprice/_data``), so ``passprice`` works from any folder.
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -144,9 +145,23 @@ def within(root: Root, path: Path | str) -> bool:
     inside ``root``'s folder (also resolved). Raises :class:`InputError` as :func:`passprice.files.look` does (a
     name too long, a loop of links)."""
     try:
-        return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(root.path))
+        text = os.fspath(path)
+        head, tail = os.path.split(text)
+        if os.path.isabs(head) and tail not in ("", ".", "..") and ".." not in head.split(os.sep):
+            # A file in a folder already resolved (every serving of a registry's folder): its folder's resolved path
+            # once a process, then the name itself, unless it is a link.
+            real = os.path.realpath(text) if os.path.islink(text) else os.path.join(_real(head), tail)
+        else:
+            real = os.path.realpath(text)
+        return Path(real).is_relative_to(_real(root.path))
     except (OSError, ValueError, RuntimeError) as e:  # a loop of links; a NUL in a name from a file
         raise InputError(f"{shown(path)}: not a file name ({type(e).__name__})") from None
+
+
+@functools.lru_cache(maxsize=64)
+def _real(folder: Path | str) -> str:
+    """``folder`` with every link and ``..`` resolved, once a process (a root is looked up for each file read)."""
+    return os.path.realpath(folder)
 
 
 #: What a name in a registry file may not do, said in every refusal of one naming a file outside the root.
@@ -211,7 +226,13 @@ def embedded_root() -> Root:
 
 
 def schema_dir() -> Path:
-    """The JSON Schemas the package was built with (the embedded copy, or the source checkout's ``schema/``)."""
+    """The JSON Schemas the package was built with (the embedded copy, or the source checkout's ``schema/``), found
+    once a process (every file read asks for it)."""
+    return _schema_dir()
+
+
+@functools.cache
+def _schema_dir() -> Path:
     for candidate in (_PACKAGE / "_data" / "schema", _PACKAGE.parent.parent / "schema"):
         if candidate.is_dir():
             return candidate

@@ -200,7 +200,8 @@ def load_spec(root: Root, ref: str) -> ServingSpec:
     data = schema.read_bytes(path)
 
     def build() -> ServingSpec:
-        return spec_from_document(schema.load(path, "serving", root.schema, data=data), str(path))
+        # The spec is kept in the cache of built objects: its document need not be kept too.
+        return spec_from_document(schema.load(path, "serving", root.schema, data=data, kept=False), str(path))
 
     source = str(path).encode("utf-8", "surrogateescape")
     spec = cache.built("serving", root.schema / "serving.schema.json", source + b"\0" + data, build, ServingSpec)
