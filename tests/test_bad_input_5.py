@@ -332,3 +332,16 @@ def test_a_routing_records_checkpoints_are_bounded(tmp_path: Path) -> None:
     assert path.stat().st_size < 1_000_000
     bad("price", "qwen3-30b-a3b-h200", "--routing", "uniform", "--no-lock", root=root,
         says=f"{path}: routing.checkpoints: 100,000 items (at most 1,024)")
+
+
+def test_an_error_line_naming_80000_stray_keys_is_cut(tmp_path: Path) -> None:
+    # jsonschema names every unexpected key of a table in one message: 80,000 stray keys under memory.capacity
+    # (1.2 MB) printed one error line of 789 KB. A line past 4,000 characters keeps its head and its tail.
+    root = copy_root(tmp_path)
+    card = root / "facts" / "cards" / "h200_sxm_141gb.toml"
+    stray = "".join(f"k{i} = {i}\n" for i in range(80_000))
+    card.write_text(card.read_text().replace("[memory.capacity]\n", f"[memory.capacity]\n{stray}", 1))
+    [line] = bad("facts", "h200_sxm_141gb", root=root)
+    assert line.startswith(f"passprice: error: {card}: memory.capacity: Unevaluated properties are not allowed ('k0', ")
+    assert " characters left out) … " in line and line.endswith("'k9998', 'k9999' were unexpected)")
+    assert len(line) < 4000

@@ -74,6 +74,19 @@ def _usage(e: click.UsageError) -> NoReturn:
     raise click.exceptions.Exit(2)
 
 
+#: Characters an error line shows at most: past it, its head and tail with how much was left out between them.
+LONGEST_LINE = 4000
+
+
+def _cut(line: str) -> str:
+    """``line`` as printed: whole when it has at most :data:`LONGEST_LINE` characters, else its first 3,000 and last
+    500 characters around ``… (N characters left out) …``. jsonschema names every unexpected key of a table in one
+    message: a card table of 80,000 stray keys (1.2 MB) printed a 789 KB line."""
+    if len(line) <= LONGEST_LINE:
+        return line
+    return f"{line[:3000]} … ({len(line) - 3500:,} characters left out) … {line[-500:]}"
+
+
 class _Group(click.Group):
     """The ``passprice`` group: turns :class:`InputError` and a usage error into one line on stderr and exit 2, and
     a refusal into exit 1, whichever command raised it."""
@@ -109,7 +122,7 @@ class _Group(click.Group):
             # One problem a line (the error's lines: a newline, a U+2028 or a \x1c a file name holds is data), each
             # character that does not print escaped, so a name cannot split or reorder its line.
             for line in e.lines:
-                click.echo(f"passprice: error: {escaped(line)}", err=True)
+                click.echo(f"passprice: error: {_cut(escaped(line))}", err=True)
             ctx.exit(2)
         except Refused as e:
             if ctx.meta.get("passprice.json"):
