@@ -345,3 +345,18 @@ def test_an_error_line_naming_80000_stray_keys_is_cut(tmp_path: Path) -> None:
     assert line.startswith(f"passprice: error: {card}: memory.capacity: Unevaluated properties are not allowed ('k0', ")
     assert " characters left out) … " in line and line.endswith("'k9998', 'k9999' were unexpected)")
     assert len(line) < 4000
+
+
+def test_diff_shows_a_name_that_does_not_print_escaped(tmp_path: Path) -> None:
+    # diff of two folders, HEAD adding a card file ev\u202eil.toml: the text and the markdown review printed the bidi
+    # control raw (reordering the line in a terminal and in the pull-request comment); HEAD's file is named as bad.
+    base = copy_root(tmp_path / "base")
+    head = copy_root(tmp_path / "head")
+    cards = head / "facts" / "cards"
+    shutil.copy(cards / "h200_sxm_141gb.toml", cards / "ev\u202eil.toml")
+    text = invoke("diff", str(base), str(head), root=base)
+    assert text.exit_code == 2
+    assert "facts/cards/ev\\u202eil.toml (card ev\\u202eil): added" in text.stdout and "\u202e" not in text.stdout
+    assert "facts/cards/ev\\u202eil.toml: the name ev\\u202eil holds a character that does not print" in text.stderr
+    markdown = invoke("diff", str(base), str(head), "--format", "markdown", root=base)
+    assert "ev\ufffdil" in markdown.stdout and "\u202e" not in markdown.stdout
