@@ -360,3 +360,25 @@ def test_diff_shows_a_name_that_does_not_print_escaped(tmp_path: Path) -> None:
     assert "facts/cards/ev\\u202eil.toml: the name ev\\u202eil holds a character that does not print" in text.stderr
     markdown = invoke("diff", str(base), str(head), "--format", "markdown", root=base)
     assert "ev\ufffdil" in markdown.stdout and "\u202e" not in markdown.stdout
+
+
+def test_check_names_files_whose_names_differ_only_by_case_or_normalization(tmp_path: Path) -> None:
+    # A card é.toml written as U+00E9 and another as e + U+0301 listed as two cards both shown "é" (a review cannot
+    # tell which one a serving names), and H200_SXM_141GB.toml beside h200_sxm_141gb.toml: both pairs are one file on
+    # macOS and Windows. check (and so a review) names each set, exit 2, and still shows the rest.
+    root = copy_root(tmp_path)
+    cards = root / "facts" / "cards"
+    for name in ("\u00e9", "e\u0301", "H200_SXM_141GB"):
+        shutil.copy(cards / "h200_sxm_141gb.toml", cards / f"{name}.toml")
+    servings = root / "registry" / "servings"
+    shutil.copy(servings / "r1-qwen7b-h200.toml", servings / "R1-qwen7b-h200.toml")
+    result = invoke("check", root=root)
+    assert result.exit_code == 2
+    what = ("names that differ only by case or Unicode normalization (they show alike, and are one file on macOS and "
+            "Windows): rename all but one")
+    assert result.stderr.splitlines() == [
+        f"passprice: error: facts/cards: 'H200_SXM_141GB.toml', 'h200_sxm_141gb.toml': {what}",
+        f"passprice: error: facts/cards: 'e\\u0301.toml', '\\xe9.toml': {what}",
+        f"passprice: error: registry/servings: 'R1-qwen7b-h200.toml', 'r1-qwen7b-h200.toml': {what}",
+    ]
+    assert "lock r1-qwen7b-h200 " in result.stdout
