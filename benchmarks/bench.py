@@ -13,7 +13,8 @@ machine's other load does not move.
 
 In process: ``price_serving`` on a cached pass (against the pass rebuilt from the tensor table); the best batch of
 every registered serving on every card, host memory off and on (against the seed's scan on one); the header reader
-(against a plain read of the header's bytes, that read plus its sha256, and ``gguf.GGUFReader``); the sweep's
+(against a plain read of the header's bytes, that read plus its sha256, and ``gguf.GGUFReader``; with
+``--baseline-reader FILE``, a ``gguf_header.py`` of another revision too, all timed a round at a time); the sweep's
 pricing (against ``price_serving`` in a Python loop).
 
 ``--compare`` also times llm-analysis's one-shot estimate for a 7B model on an H100 as a whole process, paired with
@@ -95,7 +96,7 @@ def child_env() -> dict[str, str]:
 
 def passprice_command() -> list[str]:
     exe = Path(sys.executable).with_name("passprice")
-    return [str(exe)] if exe.exists() else [sys.executable, "-c", "from passprice.cli import main; main()"]
+    return [str(exe)] if exe.exists() else [sys.executable, "-c", "from passprice.entry import main; main()"]
 
 
 #: Runs a command and reports, from the kernel's accounting of that process alone (``wait4``), its exit status, CPU
@@ -109,10 +110,25 @@ print(os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime, usage.
 """
 
 
-def run_once(command: Sequence[str]) -> tuple[float, float]:
+#: Ways to run a passprice command besides the plain one: ``memo-bypassed`` runs it with ``PASSPRICE_NO_MEMO=1`` (the
+#: result memo neither looked up nor kept: the run as it was before the memo); ``memo-miss`` empties the memo's folder
+#: first, so the run looks up, misses, runs the command watched and keeps its output (the first run's cost).
+MEMO_BYPASSED = "memo-bypassed"
+MEMO_MISS = "memo-miss"
+
+
+def run_once(command: Sequence[str], mode: str = "") -> tuple[float, float]:
     """One whole run of ``command`` from the checkout: its CPU seconds (user + sys, the process and its threads)
-    and peak resident memory (MB), from the kernel's accounting of that process alone."""
-    done = subprocess.run([sys.executable, "-c", _LAUNCHER, *command], cwd=ROOT, env=child_env(),
+    and peak resident memory (MB), from the kernel's accounting of that process alone. ``mode``: "",
+    :data:`MEMO_BYPASSED` or :data:`MEMO_MISS`."""
+    env = child_env()
+    if mode == MEMO_BYPASSED:
+        env["PASSPRICE_NO_MEMO"] = "1"
+    elif mode == MEMO_MISS:
+        import shutil
+
+        shutil.rmtree(CACHE / "validated" / "memo", ignore_errors=True)
+    done = subprocess.run([sys.executable, "-c", _LAUNCHER, *command], cwd=ROOT, env=env,
                           capture_output=True, text=True)
     status, cpu, rss = done.stdout.split()
     if done.returncode != 0 or status != "0":
@@ -126,17 +142,18 @@ PASS = [sys.executable, "-c", "pass"]
 FLOOR = [sys.executable, "-c", "import click, attrs, cattrs"]
 
 
-def paired(command: Sequence[str], runs: int) -> dict[str, float]:
+def paired(command: Sequence[str], runs: int, mode: str = "") -> dict[str, float]:
     """``command``, ``python -c pass`` and the libraries' floor in turn, ``runs`` rounds after a warm-up of each:
     the medians of their CPU seconds (``ours``, ``pass``, ``floor``), the medians of the ratios round by round
     (``ratio``: against ``python -c pass``; ``over_floor``: against the floor), and the command's largest peak RSS
     (``rss``, MB)."""
     for _ in range(2):
-        for c in (command, PASS, FLOOR):
+        run_once(command, mode)
+        for c in (PASS, FLOOR):
             run_once(c)
     ours, base, floor, ratios, over, rss = [], [], [], [], [], 0.0
     for _ in range(runs):
-        a, peak = run_once(command)
+        a, peak = run_once(command, mode)
         b, _ = run_once(PASS)
         c, _ = run_once(FLOOR)
         ours.append(a)
@@ -153,18 +170,28 @@ def bench_processes(runs: int, gemma: Path | None) -> None:
     print(f"whole processes: CPU (user + sys) medians of {runs} runs, each run beside `python -c pass` and "
           "`python -c 'import click, attrs, cattrs'` (the libraries' floor)")
     pp = passprice_command()
-    cases: list[tuple[str, list[str], float, float]] = [
-        (f"passprice price {R1} --json", [*pp, "price", R1, "--json"], 0.100, 5.5),
-        (f"passprice best {R1} --json", [*pp, "best", R1, "--json"], 0.100, 5.5),
-        ("passprice checkpoints", [*pp, "checkpoints"], 0.150, 0.0),
+    # A command run again with nothing it depends on changed is replayed by the result memo (passprice.memo): the
+    # plain rows are that replay; the memo's own cost is in the rows run with it bypassed and with a miss.
+    price, best = [*pp, "price", R1, "--json"], [*pp, "best", R1, "--json"]
+    cases: list[tuple[str, list[str], float, float, str]] = [
+        (f"passprice price {R1} --json", price, 0.100, 5.5, ""),
+        (f"passprice best {R1} --json", best, 0.100, 5.5, ""),
+        ("passprice checkpoints", [*pp, "checkpoints"], 0.150, 0.0, ""),
     ]
     if gemma is not None:
-        cases.append(("passprice header <complete gemma3 GGUF>", [*pp, "header", str(gemma)], 0.150, 0.0))
+        cases.append(("passprice header <complete gemma3 GGUF>", [*pp, "header", str(gemma)], 0.150, 0.0, ""))
+    cases += [
+        (f"passprice price {R1} --json, the memo bypassed (PASSPRICE_NO_MEMO=1: the run before the memo)", price,
+         0.0, 0.0, MEMO_BYPASSED),
+        (f"passprice best {R1} --json, the memo bypassed", best, 0.0, 0.0, MEMO_BYPASSED),
+        (f"passprice price {R1} --json, a memo miss (looked up, run watched, kept)", price, 0.0, 0.0, MEMO_MISS),
+        (f"passprice best {R1} --json, a memo miss", best, 0.0, 0.0, MEMO_MISS),
+    ]
     cases.append((f"passprice --no-cache price {R1} --json (a cold cache)", [*pp, "--no-cache", "price", R1, "--json"],
-                  0.0, 0.0))
+                  0.0, 0.0, ""))
     floors = []
-    for label, command, limit, ratio_limit in cases:
-        m = paired(command, runs)
+    for label, command, limit, ratio_limit, mode in cases:
+        m = paired(command, runs, mode)
         floors.append((m["floor"], m["floor"] / m["pass"]))
         target = f"<= {limit * 1e3:.0f} ms" if limit else "(informational)"
         if ratio_limit:
@@ -179,16 +206,22 @@ def bench_processes(runs: int, gemma: Path | None) -> None:
          "python -c pass", f"{statistics.median(r for _, r in floors):.2f} x pass", "(informational)")
 
 
-def instructions(command: Sequence[str]) -> float | None:
+def instructions(command: Sequence[str], mode: str = "") -> float | None:
     """The instructions (millions) ``command`` executes as a whole process, counted by valgrind's callgrind: unlike
-    CPU time, not disturbed by whatever else the machine runs. ``None`` without valgrind."""
+    CPU time, not disturbed by whatever else the machine runs. ``None`` without valgrind. ``mode`` as
+    :func:`run_once`'s."""
     import shutil
 
     if shutil.which("valgrind") is None:
         return None
+    env = child_env()
+    if mode == MEMO_BYPASSED:
+        env["PASSPRICE_NO_MEMO"] = "1"
+    elif mode == MEMO_MISS:
+        shutil.rmtree(CACHE / "validated" / "memo", ignore_errors=True)
     done = subprocess.run(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
-        cwd=ROOT, env=child_env(), capture_output=True, text=True,
+        cwd=ROOT, env=env, capture_output=True, text=True,
     )
     for line in done.stderr.splitlines():
         if "Collected" in line:
@@ -207,14 +240,19 @@ def bench_instructions(gemma: Path | None) -> None:
     floor = instructions(FLOOR)
     assert floor is not None
     print("whole processes: instructions (valgrind callgrind), each command once")
-    cases = [(f"passprice price {R1} --json", [*pp, "price", R1, "--json"]),
-             (f"passprice best {R1} --json", [*pp, "best", R1, "--json"]),
-             ("passprice checkpoints", [*pp, "checkpoints"])]
+    cases = [(f"passprice price {R1} --json", [*pp, "price", R1, "--json"], ""),
+             (f"passprice best {R1} --json", [*pp, "best", R1, "--json"], ""),
+             ("passprice checkpoints", [*pp, "checkpoints"], "")]
     if gemma is not None:
-        cases.append(("passprice header <complete gemma3 GGUF>", [*pp, "header", str(gemma)]))
-    for label, command in cases:
-        run_once(command)
-        ours = instructions(command)
+        cases.append(("passprice header <complete gemma3 GGUF>", [*pp, "header", str(gemma)], ""))
+    cases.append((f"passprice price {R1} --json, the memo bypassed", [*pp, "price", R1, "--json"], MEMO_BYPASSED))
+    cases.append((f"passprice price {R1} --json, a memo miss", [*pp, "price", R1, "--json"], MEMO_MISS))
+    for label, command, mode in cases:
+        run_once(command, mode)
+        # valgrind's environment is not the plain run's (the memo keys on the environment): the first run under it
+        # is the memo's miss, the second its replay.
+        instructions(command, mode)
+        ours = instructions(command, mode)
         assert ours is not None
         yardsticks = f"python -c pass {base:,.0f} M; click+attrs+cattrs {floor:,.0f} M"
         note(f"{label} (instructions)", f"{ours:,.0f} M", yardsticks,
@@ -321,10 +359,24 @@ def assemble_gemma() -> Path | None:
     return GEMMA
 
 
-def bench_header(repeat: int, path: Path, with_reader: bool) -> None:
+def load_reader(path: Path) -> Any:
+    """The ``read_header`` of a ``gguf_header.py`` from another revision (``git show REV:src/passprice/gguf_header.py
+    > FILE``), loaded beside the running passprice (whose other modules it imports)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("passprice._baseline_gguf_header", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # attrs resolves the classes' annotations through it
+    spec.loader.exec_module(module)
+    return module.read_header
+
+
+def bench_header(repeat: int, path: Path, with_reader: bool, baseline: Path | None = None) -> None:
     from passprice.gguf_header import LongArray, read_header
 
-    print("GGUF header reader in process, the complete gemma3 270M file")
+    print("GGUF header reader in process, the complete gemma3 270M file: each figure timed once a round, "
+          f"{3 * repeat} rounds, each ratio the median of the rounds' ratios")
     header = read_header(path, cache=False)
     size = header.header_bytes
 
@@ -335,13 +387,35 @@ def bench_header(repeat: int, path: Path, with_reader: bool) -> None:
     def plain_hashed() -> str:
         return hashlib.sha256(plain()).hexdigest()
 
-    ours = cpu_median(lambda: read_header(path, cache=False), repeat)
-    read_s = cpu_median(plain, repeat)
-    hashed_s = cpu_median(plain_hashed, repeat)
+    timed: dict[str, Callable[[], Any]] = {"ours": lambda: read_header(path, cache=False), "plain": plain,
+                                           "hashed": plain_hashed}
+    if baseline is not None:
+        theirs_read = load_reader(baseline)
+        # Its classes are its own: compared by their repr (class names, every field), not attrs' __eq__.
+        assert repr(theirs_read(path, cache=False)) == repr(header), f"{baseline}: reads another header"
+        timed["baseline"] = lambda: theirs_read(path, cache=False)
+    # Side by side, a round at a time (the machine's load drifts less within a round than across a section).
+    rounds: dict[str, list[float]] = {k: [] for k in timed}
+    for _ in range(3 * repeat):
+        for key, run in timed.items():
+            start = time.process_time()
+            run()
+            rounds[key].append(time.process_time() - start)
+
+    def ratio(a: str, b: str) -> float:
+        return statistics.median(x / y for x, y in zip(rounds[a], rounds[b], strict=True))
+
+    ours, read_s, hashed_s = (statistics.median(rounds[k]) for k in ("ours", "plain", "hashed"))
     note(f"read_header ({size:,} header bytes)", f"{ours * 1e3:.2f} ms", f"a plain read of them {read_s * 1e3:.2f} ms",
-         f"{ours / read_s:.1f} x", "<= 10 x")
+         f"{ratio('ours', 'plain'):.1f} x", "<= 10 x")
     note("read_header against the plain read and its sha256 (the header's identity)", f"{ours * 1e3:.2f} ms",
-         f"read + sha256 {hashed_s * 1e3:.2f} ms", f"{ours / hashed_s:.1f} x", "(informational)")
+         f"read + sha256 {hashed_s * 1e3:.2f} ms", f"{ratio('ours', 'hashed'):.1f} x", "(informational)")
+    if baseline is not None:
+        base_s = statistics.median(rounds["baseline"])
+        note(f"read_header against {baseline.name}'s (the same header)", f"{ours * 1e3:.2f} ms",
+             f"{base_s * 1e3:.2f} ms; {ratio('baseline', 'plain'):.1f} x the plain read, "
+             f"{ratio('baseline', 'hashed'):.1f} x read + sha256", f"{ratio('ours', 'baseline'):.2f} x",
+             "(informational)")
     if with_reader:
         from gguf import GGUFReader
 
@@ -550,6 +624,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer runs, a smaller sample, no GGUFReader")
     parser.add_argument("--compare", action="store_true", help="also time llm-analysis's estimate, if installed")
     parser.add_argument("--points", type=int, default=1_000_000, help="points of the sweep's grid (>= 10^6)")
+    parser.add_argument("--baseline-reader", type=Path, metavar="FILE",
+                        help="a gguf_header.py of another revision, timed beside the header reader")
     parser.add_argument("--only", nargs="+", choices=SECTIONS, metavar="SECTION",
                         help=f"run only these sections ({', '.join(SECTIONS)}); default all")
     args = parser.parse_args()
@@ -573,7 +649,7 @@ def main() -> None:
     if "best" in only:
         bench_best(runs, args.quick)
     if gemma is not None and "header" in only:
-        bench_header(runs, gemma, with_reader=not args.quick)
+        bench_header(runs, gemma, with_reader=not args.quick, baseline=args.baseline_reader)
     if "sweep" in only:
         bench_sweep(args.points, 200 if args.quick else 1000, 1 if args.quick else 3)
     if "sweep-memory" in only:

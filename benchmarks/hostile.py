@@ -48,7 +48,7 @@ ENTRY = (
     "    with open(os.environ['PASSPRICE_BENCH_PEAK'], 'w') as out:\n"
     "        out.write(str(kb))\n"
     "atexit.register(_peak)\n"
-    "from passprice.cli import main\n"
+    "from passprice.entry import main\n"
     "main()\n"
 )
 MB = 1 << 20
@@ -62,7 +62,7 @@ def measure(argv: list[str], env: dict[str, str] | None = None) -> tuple[int, fl
         start = time.perf_counter()
         done = subprocess.run(
             [sys.executable, "-c", ENTRY, *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False,
-            env={**os.environ, **(env or {}), "PASSPRICE_BENCH_PEAK": peak.name},
+            env={**os.environ, **(env or {}), "PASSPRICE_BENCH_PEAK": peak.name, "PASSPRICE_NO_MEMO": "1"},
         )
         wall = time.perf_counter() - start
         kb = int(Path(peak.name).read_text() or 0)

@@ -51,7 +51,7 @@ ENTRY = (
     "    with open(os.environ['PASSPRICE_BENCH_PEAK'], 'w') as out:\n"
     "        out.write(str(kb))\n"
     "atexit.register(_peak)\n"
-    "from passprice.cli import main\n"
+    "from passprice.entry import main\n"
     "main()\n"
 )
 #: A serving every shape has (its locks and audit are measured on it).
@@ -128,7 +128,9 @@ def measure(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, float
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         done = subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False,
-                              env={**os.environ, **env, "PASSPRICE_BENCH_PEAK": peak.name})
+                              env={**os.environ, **env, "PASSPRICE_BENCH_PEAK": peak.name,
+                                   # what a run computes is measured, never a replay of it (DESIGN: the result memo)
+                                   "PASSPRICE_NO_MEMO": "1"})
         wall = time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         text = Path(peak.name).read_text()

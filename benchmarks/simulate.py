@@ -50,7 +50,7 @@ from hostile import prepare  # noqa: E402
 from passprice.trace import Synthetic, synthetic, trace_lines  # noqa: E402
 
 MB = 1_000_000
-ENTRY = "from passprice.cli import main; main()"
+ENTRY = "from passprice.entry import main; main()"
 #: Some traces take more than simulate's default --max-work (100,000 units): lifted, to time the whole run.
 LIFT = "10000000"
 
@@ -104,7 +104,9 @@ def run_once(argv: list[str], cwd: Path, refusable: bool = False) -> tuple[float
     """(CPU seconds of the child, wall seconds, its peak RSS in MB, "ran" or "refused") of one run; raises
     ``RuntimeError`` when it fails (``refusable``: a refusal by --max-work, exit 2, is an outcome)."""
     start = time.perf_counter()
-    child = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # What a run computes is measured, never a replay of it (DESIGN: the result memo).
+    env = {**os.environ, "PASSPRICE_NO_MEMO": "1"}
+    child = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     assert child.stderr is not None
     err = child.stderr.read()
     _, status, usage = os.wait4(child.pid, 0)

@@ -231,7 +231,9 @@ main()
 
 
 def test_ctrl_c_while_the_command_line_is_imported_exits_130() -> None:
-    done = subprocess.run([sys.executable, "-c", _INTERRUPTED_IMPORT], capture_output=True, text=True, timeout=60)
+    env = {**os.environ, "PASSPRICE_NO_MEMO": "1"}  # no replay of a kept `cards`: the command line is imported
+    done = subprocess.run([sys.executable, "-c", _INTERRUPTED_IMPORT], capture_output=True, text=True, timeout=60,
+                          env=env)
     assert (done.returncode, done.stderr, done.stdout) == (130, "passprice: interrupted\n", "")
 
 

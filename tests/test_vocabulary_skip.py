@@ -5,17 +5,28 @@ the tail shorter than a run, big-endian lengths, and a compressed stream whose s
 
 from __future__ import annotations
 
+import hashlib
+import io
 import lzma
 import re
 import struct
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import pytest
-from gguf import GGUFEndian, GGUFReader, GGUFWriter
+from gguf import GGUFEndian, GGUFReader, GGUFValueType, GGUFWriter
 
 from passprice import gguf_header
-from passprice.gguf_header import CHUNK, SHORT_BYTES, SHORT_RUN, LongArray, _short_strings, read_header
+from passprice.gguf_header import (
+    CHUNK,
+    SHORT_BYTES,
+    SHORT_RUN,
+    LongArray,
+    _short_strings,
+    read_header,
+    read_stream,
+)
 
 
 def vocabulary(count: int) -> list[str]:
@@ -90,3 +101,101 @@ def test_short_string_run_pattern(order: str) -> None:
     strings[100] = b"z" * SHORT_BYTES
     longer = b"".join(struct.pack(order + "Q", len(s)) + s for s in strings)
     assert pattern.match(longer) is None
+
+
+def realistic_vocabulary(count: int) -> list[str]:
+    """``count`` tokens with a real vocabulary's spread of byte lengths: empty, 1 to 63 bytes (every length the fast
+    path's pattern has an alternative for, multi-byte UTF-8 among them), and now and then 64 to 300 bytes."""
+    out = []
+    for i in range(count):
+        if i % 997 == 500:
+            out.append("▁" * (22 + i % 80))  # 66 to 300 bytes: 3 bytes a character
+        elif i % 331 == 7:
+            out.append("")
+        else:
+            width = (i * 7919) % 64  # every length from 0 to 63 bytes comes up
+            out.append(("é" * (width // 2) + "a" * (width % 2)) if i % 3 == 0 else "t" * width)
+    return out
+
+
+@pytest.mark.parametrize("chunk", [CHUNK, 20_000], ids=["chunk", "small-chunks"])
+@pytest.mark.parametrize("endian", [GGUFEndian.LITTLE, GGUFEndian.BIG], ids=["little", "big"])
+def test_header_with_long_string_arrays_equals_gguf_reader(
+    endian: GGUFEndian, chunk: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A header shaped like a real one (vocabulary, scores, token types, merges, each long and skipped; short keys
+    # and arrays before and after them; a tensor table): what read_header keeps equals what GGUFReader reads, field
+    # by field, the long arrays as their element type and GGUFReader's length, and the header's bytes end where
+    # GGUFReader's last tensor info ends. Most strings are skipped by the fast path (a pattern that stops matching
+    # leaves them to the slow one, and the header would still be right: the runs matched are counted). Read in
+    # chunks of 20,000 bytes too (a run's most bytes and a little more), so the buffer is refilled a few times
+    # inside the vocabulary: from the file again (a seek back), and, for the same bytes compressed, by joining.
+    tokens = realistic_vocabulary(5 * SHORT_RUN + 39)
+    merges = [f"{t[:5]} {t[-5:]}" for t in tokens[: 4 * SHORT_RUN + 100]]
+    path = tmp_path / "vocab.gguf"
+    w = GGUFWriter(path, "llama", endianess=endian)
+    w.add_uint32("llama.block_count", 2)
+    w.add_array("general.tags", ["a", "bb", ""])
+    w.add_string("tokenizer.ggml.model", "gpt2")
+    w.add_array("tokenizer.ggml.tokens", tokens)
+    w.add_array("tokenizer.ggml.scores", [float(i) / 7 for i in range(len(tokens))])
+    w.add_array("tokenizer.ggml.token_type", [i % 6 for i in range(len(tokens))])
+    w.add_array("tokenizer.ggml.merges", merges)
+    w.add_uint32("tokenizer.ggml.eos_token_id", 2)
+    w.add_string("t.after", "é still in step")
+    w.add_tensor("token_embd.weight", np.zeros((4, 8), dtype=np.float32))
+    w.add_tensor("output_norm.weight", np.ones(8, dtype=np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+    matched: list[int] = []
+
+    class Counting:
+        def __init__(self, order: str, run: int) -> None:
+            self.pattern, self.run = _short_strings(order, run), run
+
+        def match(self, data: bytes, pos: int) -> re.Match[bytes] | None:
+            found = self.pattern.match(data, pos)
+            matched.extend([self.run] if found is not None else [])
+            return found
+
+    monkeypatch.setattr(gguf_header, "_short_strings", Counting)
+    monkeypatch.setattr(gguf_header, "CHUNK", chunk)
+    header = read_header(path, cache=False)
+    assert sum(matched) >= (len(tokens) + len(merges)) * 3 // 4
+    packed = tmp_path / "vocab.gguf.xz"
+    packed.write_bytes(lzma.compress(path.read_bytes()[: header.header_bytes]))
+    assert read_header(packed, cache=False) == header
+    # A seekable stream of known size is read from where it stands, whatever comes before.
+    stream = io.BytesIO(b"junk" + path.read_bytes())
+    stream.seek(4)
+    assert read_stream(stream, "stream", path.stat().st_size) == header
+    reader = GGUFReader(path)
+    fields = {k: f for k, f in reader.fields.items() if not k.startswith("GGUF.")}
+    assert list(header.metadata) == list(fields)
+    for key, field in fields.items():
+        ours = header.metadata[key]
+        element = field.types[-1].name.lower()
+        if field.types[0] == GGUFValueType.ARRAY:
+            assert header.value_types[key] == f"array[{element}]", key
+            if len(field.data) > gguf_header.KEEP_ARRAY_LIMIT:
+                assert ours == LongArray(element, len(field.data)), key
+            else:
+                assert list(cast(tuple, ours)) == field.contents(), key
+        else:
+            assert header.value_types[key] == element, key
+            assert ours == field.contents(), key
+    assert header.metadata["tokenizer.ggml.tokens"] == LongArray("string", len(tokens))
+    assert header.metadata["tokenizer.ggml.merges"] == LongArray("string", len(merges))
+    assert fields["tokenizer.ggml.tokens"].contents() == tokens  # the file holds the vocabulary asked for
+    assert [(t.name, t.dims, t.type_id) for t in header.tensors] == [
+        (t.name, tuple(int(d) for d in t.shape), int(t.tensor_type)) for t in reader.tensors
+    ]
+    assert [header.data_offset + t.offset for t in header.tensors] == [t.data_offset for t in reader.tensors]
+    last = reader.tensors[-1].field
+    assert header.header_bytes == last.offset + sum(part.nbytes for part in last.parts)
+    assert (header.data_offset, header.alignment) == (reader.data_offset, reader.alignment)
+    raw = path.read_bytes()
+    assert header.sha256 == hashlib.sha256(raw[: header.header_bytes]).hexdigest()

@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from passprice import __version__
+from passprice import __version__, cachefolder
 
 #: The layout of an entry; bump it when the entry's format or the meaning of a document changes.
 FORMAT = "passprice-cache-1"
@@ -68,26 +68,16 @@ def configure(enabled: bool) -> None:
 def enabled() -> bool:
     """Whether documents are read from and stored in the cache: not after ``configure(False)``, nor when the
     environment sets ``PASSPRICE_NO_CACHE`` to anything but ``""`` or ``0``."""
-    return _enabled and os.environ.get("PASSPRICE_NO_CACHE", "") in ("", "0")
+    return _enabled and not cachefolder.bypassed()
 
 
 def cache_dir() -> Path:
     """The folder of passprice's cache: ``$PASSPRICE_CACHE_DIR`` (when absolute), else the user cache folder of the
     platform (XDG
     Base Directory specification on Linux and other POSIX systems; ``~/Library/Caches`` on macOS;
-    ``%LOCALAPPDATA%`` on Windows), then ``passprice``."""
-    explicit = os.environ.get("PASSPRICE_CACHE_DIR")
-    if explicit and os.path.isabs(explicit):
-        return Path(explicit)
-    if sys.platform == "win32":
-        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
-        return Path(base) / "passprice" / "Cache"
-    if sys.platform == "darwin":
-        return Path.home() / "Library" / "Caches" / "passprice"
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    # The specification: a relative path in $XDG_CACHE_HOME is invalid and is ignored.
-    base_dir = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
-    return base_dir / "passprice"
+    ``%LOCALAPPDATA%`` on Windows), then ``passprice`` (:func:`passprice.cachefolder.folder`: the rule, in a module
+    the result memo reads before anything else is imported). Raises :class:`RuntimeError` without a home folder."""
+    return Path(cachefolder.folder(lambda: str(Path.home())))
 
 
 @functools.cache
@@ -150,31 +140,17 @@ def read(entry_key: str) -> dict[str, Any] | None:
 
 def _read_file(path: Path) -> bytes | None:
     """The bytes of the entry file ``path``, or ``None`` (a miss): none there, not a regular file (refused by
-    :func:`passprice.files.open_regular` before it is opened for reading:
+    :func:`passprice.cachefolder.read` before it is opened for reading:
     a FIFO, a device, a link to either), larger than :data:`MAX_ENTRY_BYTES` (its size is read from the open
-    descriptor before a byte of it), or unreadable."""
-    import stat
-
-    from passprice.errors import InputError
-    from passprice.files import open_regular
-
-    try:
-        with open_regular(path) as handle:
-            st = os.fstat(handle.fileno())
-            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_ENTRY_BYTES or not _trusted(st):
-                return None
-            data = handle.read(st.st_size + 1)  # a buffer of the size read off the descriptor, not of the cap
-    except (InputError, OSError, ValueError):
-        return None
-    return data if len(data) <= MAX_ENTRY_BYTES else None
+    descriptor before a byte of it), not :func:`_trusted`, or unreadable (:func:`passprice.cachefolder.read`)."""
+    return cachefolder.read(os.fspath(path), MAX_ENTRY_BYTES)
 
 
 def _trusted(st: os.stat_result) -> bool:
     """Whether an entry file of status ``st`` is one this user's passprice wrote: owned by the user and writable by
     no one else. The cache is trusted as the user's own files are (whoever can write it can change what a run
     prints, as whoever can write the registry can); a file another user could have put or changed there is a miss."""
-    uid = getattr(os, "geteuid", None)
-    return (uid is None or st.st_uid == uid()) and not st.st_mode & 0o022
+    return cachefolder.trusted(st)
 
 
 def store(entry_key: str, document: dict[str, Any]) -> None:
@@ -244,21 +220,25 @@ _HEX = frozenset("0123456789abcdef")
 def _is_entry_name(name: str) -> bool:
     """Whether ``name`` is that of an entry file: its key (a sha256 hex digest) and the suffix of its kind."""
     key, dot, suffix = name.partition(".")
-    return bool(dot) and suffix in ("json", "pickle") and len(key) == 64 and _HEX.issuperset(key)
+    return bool(dot) and suffix in ("json", "pickle", "memo") and len(key) == 64 and _HEX.issuperset(key)
 
 
-def _prune(folder: Path) -> None:
+def _prune(folder: Path, limit: int | None = None) -> None:
     """Remove the older half of the entries when there are more than :data:`MAX_ENTRIES` (a concurrent run removing
-    the same entries is harmless); looked at on the first store of a process and every :data:`PRUNE_EVERY`-th."""
+    the same entries is harmless); looked at on the first store of a process and every :data:`PRUNE_EVERY`-th.
+    With ``limit`` (the result memo's, which stores one entry a process): looked at now, the older half removed past
+    ``limit`` entries."""
     global _stores
-    _stores += 1
-    if (_stores - 1) % PRUNE_EVERY:
-        return
+    if limit is None:
+        _stores += 1
+        if (_stores - 1) % PRUNE_EVERY:
+            return
+    most = MAX_ENTRIES if limit is None else limit
     try:
         # Only names this module writes (a sha256 key and its suffix): a file of the user's that found its way into
         # the folder is not an entry, and is never removed.
         entries = [p for p in folder.iterdir() if _is_entry_name(p.name)]
-        if len(entries) <= MAX_ENTRIES:
+        if len(entries) <= most:
             return
         aged = []
         for p in entries:
@@ -267,7 +247,7 @@ def _prune(folder: Path) -> None:
             except OSError:
                 continue
         aged.sort()
-        for _, p in aged[: len(aged) - MAX_ENTRIES // 2]:
+        for _, p in aged[: len(aged) - most // 2]:
             p.unlink(missing_ok=True)
     except OSError:
         return

@@ -2268,31 +2268,15 @@ setattr(click.decorators, "Argument", _BUILT_AT_ONCE[1])  # noqa: B010
 setattr(click, "Path", _BUILT_AT_ONCE[2])  # noqa: B010
 
 
-def _utf8_names() -> None:
-    """Run again in Python's UTF-8 mode (``-X utf8``) when the interpreter started with another file system encoding
-    (an ASCII locale with UTF-8 mode turned off: ``LC_ALL=POSIX PYTHONUTF8=0``). passprice's files are UTF-8 and name
-    one another in UTF-8 (``card = "é"``), so a name must reach the file system as UTF-8 bytes and come back from it
-    as text: under ASCII a registered ``é.toml`` was listed as ``??``, named ``\\udcc3\\udca9`` in error lines,
-    broke ``lock`` (a lone surrogate cannot be hashed as UTF-8) and could not be opened from a serving file. The
-    process is replaced (``os.execv`` with the interpreter's own arguments, ``sys.orig_argv``), so its exit status,
-    signals and standard streams are the command's; nothing is read or printed before. Where that cannot be done
-    (no ``orig_argv``, not POSIX, ``execv`` fails) the command runs on in the locale's encoding."""
-    if os.name != "posix" or sys.flags.utf8_mode or sys.getfilesystemencoding().lower().replace("-", "") == "utf8":
-        return
-    argv = getattr(sys, "orig_argv", None)
-    if not argv or not sys.executable:
-        return
-    with contextlib.suppress(OSError):
-        os.execv(sys.executable, [sys.executable, "-X", "utf8", *argv[1:]])
-
-
 def main() -> None:
     """The ``passprice`` console script. Exits 130 on Ctrl-C, wherever it comes (a command's own handler says so
     while it runs; this one covers the start, before a command is chosen). What is imported by now (click, the
     interpreter's own modules) lives as long as the process: :func:`gc.freeze` moves it out of the collector's way,
     so the collections a command's own imports and work trigger do not scan it again (about 3 % of a price's
     instructions)."""
-    _utf8_names()
+    from passprice.entry import utf8_names
+
+    utf8_names()  # for a caller of this function itself (benchmarks, python -c); the console script did it first
     import gc
 
     gc.freeze()

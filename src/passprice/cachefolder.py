@@ -1,0 +1,86 @@
+"""Where passprice's cache lives, whether it is bypassed, and which of its files are read: the rules of
+:mod:`passprice.cache`, in a module that imports nothing beyond ``os`` and ``sys`` (both loaded before any Python
+program runs), so that the result memo (:mod:`passprice.memo`) can look an entry up before anything else of passprice
+is imported. :mod:`passprice.cache` asks this module too: one place for each rule.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+
+def _home() -> str:
+    """The user's home folder (``os.path.expanduser``, as :meth:`pathlib.Path.home`). Raises :class:`RuntimeError`
+    when there is none (no ``$HOME`` and no password entry), as :meth:`pathlib.Path.home` does."""
+    home = os.path.expanduser("~")
+    if home.startswith("~"):
+        raise RuntimeError("Could not determine home directory.")
+    return home
+
+
+def folder(home: Callable[[], str] = _home) -> str:
+    """The folder of passprice's cache: ``$PASSPRICE_CACHE_DIR`` when it is an absolute path (a relative one is
+    ignored, as the XDG Base Directory specification ignores a relative ``$XDG_CACHE_HOME``, so no cache is made
+    inside whatever folder a command runs in); else ``%LOCALAPPDATA%\\passprice\\Cache`` on Windows,
+    ``~/Library/Caches/passprice`` on macOS, ``$XDG_CACHE_HOME/passprice`` or ``~/.cache/passprice`` elsewhere.
+    ``home`` gives the home folder when one is needed (:meth:`pathlib.Path.home` for :mod:`passprice.cache`).
+    Raises :class:`RuntimeError` when a home folder is needed and there is none."""
+    explicit = os.environ.get("PASSPRICE_CACHE_DIR")
+    if explicit and os.path.isabs(explicit):
+        return explicit
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or os.path.join(home(), "AppData", "Local")
+        return os.path.join(base, "passprice", "Cache")
+    if sys.platform == "darwin":
+        return os.path.join(home(), "Library", "Caches", "passprice")
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    # The specification: a relative path in $XDG_CACHE_HOME is invalid and is ignored.
+    base = xdg if xdg and os.path.isabs(xdg) else os.path.join(home(), ".cache")
+    return os.path.join(base, "passprice")
+
+
+def bypassed() -> bool:
+    """Whether the environment bypasses the cache: ``PASSPRICE_NO_CACHE`` set to anything but ``""`` or ``"0"``."""
+    return os.environ.get("PASSPRICE_NO_CACHE", "") not in ("", "0")
+
+
+def trusted(st: os.stat_result) -> bool:
+    """Whether an entry file of status ``st`` is one this user's passprice wrote: owned by the user and writable by
+    no one else. The cache is trusted as the user's own files are (whoever can write it can change what a run
+    prints, as whoever can write the registry can); a file another user could have put or changed there is a miss."""
+    uid = getattr(os, "geteuid", None)
+    return (uid is None or st.st_uid == uid()) and not st.st_mode & 0o022
+
+
+def read(path: str, limit: int) -> bytes | None:
+    """The bytes of the entry file ``path``, or ``None`` (a miss): none there, not a regular file (a FIFO would
+    block the read, ``/dev/zero`` has no end: the path is ``stat``-ed before it is opened, then opened with
+    ``O_NONBLOCK`` and the descriptor checked again), larger than ``limit`` bytes (read off the descriptor before a
+    byte of it), not :func:`trusted`, or unreadable."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError):
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > limit or not trusted(st):
+            return None
+        data = b""
+        while len(data) <= limit:
+            chunk = os.read(fd, max(st.st_size + 1 - len(data), 1 << 16))
+            if not chunk:
+                break
+            data += chunk
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return data if len(data) <= limit else None

@@ -1,0 +1,359 @@
+"""A read-only command's output is a function of its arguments, its environment, passprice's code and the bytes of
+what it read: when none of these changed, the output it printed is replayed, never recomputed — and a run whose
+dependencies cannot all be known is not kept.
+
+What a replay rests on, each checked before a byte is replayed:
+
+- **The key** (the entry's name): the sha256 of the memo's format, passprice's version and folder, the arguments,
+  the working folder, the whole environment, whether standard input, output and error are terminals (and their
+  sizes), the output streams' encodings, the interpreter (version, executable, ``sys.path``, flags, ``-X``
+  options) and the user and group ids.
+- **The world stamp** (in the entry): every file and folder of the registry root the command read (found again as
+  the run found it) and of the installed package (its modules, schemas, templates, embedded registry), every file
+  the run opened elsewhere (recorded by an audit hook, :func:`sys.addaudithook`: the libraries' modules too, and each
+  module's source), the folder of each, every folder it listed, the working folder, each folder of ``sys.path``,
+  and what each argument names in the working folder, as a probe (a file, a folder, nothing). A file is known by its
+  status — device, inode, size, modification and change times (``ctime``, which no user can set) — and, when the run
+  read it (or it changed just before), the sha256 of its bytes; a folder by its status and the names and kinds of
+  its entries. At lookup, a file whose status is the
+  one recorded, and was already older than the run when it was recorded, is unchanged (any write since would have
+  moved its ``ctime``: the racy-clean rule git applies to its index); any other is hashed again (so a card edited to
+  the same size within the same second misses on its content; a file the run did not read, and so has no digest,
+  misses), a folder listed again, and one difference is a miss.
+- **What is never kept**: a command not in :data:`COMMANDS`, or given an option that writes (``-o``, ``--plot``,
+  ``--force``, ``--update``) or reads git (``--history``) or standard input (``-``), ``--no-cache`` or
+  ``PASSPRICE_NO_CACHE``; a run that started a process, opened a socket, changed folder, read standard input, opened
+  anything but a regular file or folder, wrote anywhere but the cache folder, exited with a status other than 0,
+  printed more than :data:`MAX_OUTPUT` bytes or failed to print; a run during which, or shortly before which
+  (:data:`KEEP_NS`), a file it read or a folder it listed changed, since what it read then cannot be told from what is
+  there after. No command of passprice reads the clock (the memo's own window aside).
+
+An entry is ``memo/KEY.memo`` in passprice's cache folder (:mod:`passprice.cachefolder`): the sha256 of the rest,
+then the entry marshalled. It is written and read by :mod:`passprice.cache`'s rules: a private file written
+through a temporary file and a rename, read only when it is a regular file of the user's that no one else may
+write; a truncated, altered, foreign or unreadable entry is a miss and is overwritten; past :data:`MAX_ENTRIES`
+entries the older half is removed. The lookup imports nothing but this module and :mod:`passprice.cachefolder`
+(no click, attrs, or the rest of passprice): a hit costs the interpreter's start, one entry's read and a ``stat``
+of each file recorded.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import stat
+import sys
+import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+#: The layout of an entry and the meaning of its key; bump it when either changes.
+FORMAT = "passprice-memo-1"
+#: The commands whose output is kept: each reads the registry and prints, and writes nothing (checked one by one in
+#: ``tests/test_memo.py``). ``fact show`` is ``fact`` then ``show``.
+COMMANDS = frozenset({
+    "audit", "best", "cards", "check", "checkpoints", "explain", "fact show", "facts", "header", "kv", "max-batch",
+    "price", "reproduce", "roofline", "servings", "simulate", "sources", "speculate", "sweep", "validate",
+})
+#: Commands that draw a progress bar on a terminal (its text moves with the clock): kept only when standard error
+#: is not one.
+_PROGRESS = frozenset({"sweep", "simulate"})
+#: Options that write a file, read git or standard input: a command given one is never kept.
+_NEVER = frozenset({"--output", "--plot", "--force", "--update", "--history", "--no-cache", "-"})
+#: The most output (standard output and error together, bytes) a kept run may have printed.
+MAX_OUTPUT = 1 << 20
+#: A file larger than this is known by its status alone (the 253 MB GGUF file ``header`` reads): never hashed, so
+#: any change to its status is a miss.
+BIG = 16 << 20
+#: The largest entry read (bytes).
+MAX_ENTRY_BYTES = 64 << 20
+#: Entries kept before the older half is removed.
+MAX_ENTRIES = 1024
+#: How long (ns) before a run a file or folder must have last changed (``ctime``) for its status to vouch for it at
+#: a later lookup: the first figure for a file system that keeps nanoseconds (its clock moves a tick of at most
+#: 10 ms at a time), the second for one that keeps whole seconds (``ctime`` a whole number of seconds: ext3, FAT).
+TRUST_NS = (100_000_000, 3_000_000_000)
+#: How long (ns) before a run a file it read or a folder it listed must have last changed for the run to be kept
+#: (the same rule: a change between the run's read and the stamp taken after it would move the ``ctime``).
+KEEP_NS = (100_000_000, 3_000_000_000)
+
+_hashlib: Any = None
+
+
+def _recent(ctime_ns: int, since_ns: int, window: tuple[int, int]) -> bool:
+    """Whether a change time ``ctime_ns`` falls within ``window`` (fine, whole-second) before ``since_ns``, or
+    after it."""
+    return ctime_ns >= since_ns - window[ctime_ns % 1_000_000_000 == 0]
+
+
+def command_of(argv: list[str]) -> str | None:
+    """The command ``argv`` (``sys.argv[1:]``) runs when its output may be kept (one of :data:`COMMANDS`), else
+    ``None``: options before the command other than ``--root`` (``--no-cache``, ``--version``, ``--help``), an
+    unknown command, or an argument in :data:`_NEVER` (or ``-o…``, ``--output=…``, ``--plot=…``)."""
+    i = 0
+    while i < len(argv) and argv[i].startswith("-"):
+        if argv[i] == "--root":
+            i += 2
+        elif argv[i].startswith("--root="):
+            i += 1
+        else:
+            return None
+    if i >= len(argv):
+        return None
+    name, rest = argv[i], argv[i + 1 :]
+    if name == "fact":
+        if not rest or rest[0] != "show":
+            return None
+        name, rest = "fact show", rest[1:]
+    if name not in COMMANDS:
+        return None
+    for token in rest:
+        head = token.split("=", 1)[0]
+        if head in _NEVER or (token.startswith("-o") and not token.startswith("--")):
+            return None
+    if name in _PROGRESS and os.isatty(2):
+        return None
+    return name
+
+
+def _root_option(argv: list[str]) -> str | None:
+    """The value of ``--root`` before the command, if given."""
+    for i, token in enumerate(argv):
+        if not token.startswith("-"):
+            return None
+        if token == "--root":
+            return argv[i + 1] if i + 1 < len(argv) else None
+        if token.startswith("--root="):
+            return token[len("--root=") :]
+    return None
+
+
+def _checksum(body: bytes) -> bytes:
+    """The checksum that opens an entry: the BLAKE2b digest (hex) of the rest, which tells a torn or altered entry
+    from a whole one (an entry is trusted as the user's own files are, :mod:`passprice.cachefolder`; the checksum
+    guards against damage, not against its owner). BLAKE2b, not sha256: hashed on every replay, an entry of ~150 KB
+    costs the interpreter's own sha256 more than the rest of the lookup."""
+    try:
+        from _blake2 import blake2b
+    except ImportError:  # pragma: no cover - an interpreter built without it
+        from hashlib import blake2b
+    return blake2b(body, digest_size=32).hexdigest().encode("ascii")
+
+
+def _sha256(data: bytes = b"") -> Any:
+    try:
+        from _sha256 import sha256  # type: ignore[import-not-found]  # the interpreter's own: loads faster than OpenSSL
+    except ImportError:  # pragma: no cover - an interpreter built without it
+        from hashlib import sha256
+    return sha256(data)
+
+
+def _package() -> str:
+    import passprice
+
+    return os.path.dirname(os.path.realpath(passprice.__file__))
+
+
+def material(argv: list[str]) -> bytes:
+    """The bytes the key is the sha256 of (marshal's version 2, which writes equal values as equal bytes): see the
+    module's docstring. Raises :class:`OSError` (no working folder)."""
+    import passprice
+
+    streams = []
+    for fd, stream in ((0, sys.stdin), (1, sys.stdout), (2, sys.stderr)):
+        tty = os.isatty(fd)
+        size: tuple[int, int] | None = None
+        if tty:
+            try:
+                size = tuple(os.get_terminal_size(fd))  # type: ignore[assignment]
+            except OSError:
+                size = None
+        streams.append((tty, size, str(getattr(stream, "encoding", None)), str(getattr(stream, "errors", None))))
+    ids = tuple(getattr(os, name, lambda: -1)() for name in ("geteuid", "getegid"))
+    parts = (
+        FORMAT, passprice.__version__, _package(), tuple(argv), os.getcwd(), tuple(sorted(os.environ.items())),
+        tuple(streams), sys.version, sys.executable, tuple(sys.path), tuple(sys.flags),
+        tuple(sorted((str(k), str(v)) for k, v in sys._xoptions.items())), sys.platform, ids,
+    )
+    return marshal.dumps(parts, 2)
+
+
+def _stamp(st: os.stat_result) -> tuple[int, int, int, int, int, int]:
+    return (st.st_mode, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _kind(path: str) -> str:
+    """What ``path`` names, links followed: ``f`` a regular file, ``d`` a folder, ``o`` anything else, ``-``
+    nothing, ``e`` an error (a loop of links, a name too long)."""
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return "-"
+    except (OSError, ValueError):
+        return "e"
+    return "f" if stat.S_ISREG(mode) else "d" if stat.S_ISDIR(mode) else "o"
+
+
+def _listing(path: str) -> tuple[tuple[str, str], ...]:
+    """The names in folder ``path`` with their kinds (``f``, ``d``, ``l`` a link, ``o``), sorted. Raises
+    :class:`OSError`."""
+    out = []
+    with os.scandir(path) as entries:
+        for e in entries:
+            kind = "l" if e.is_symlink() else "d" if e.is_dir() else "f" if e.is_file() else "o"
+            out.append((e.name, kind))
+    out.sort()
+    return tuple(out)
+
+
+def _digest(path: str, expected: tuple[int, ...] | None = None) -> bytes | None:
+    """The sha256 of regular file ``path``'s bytes; ``None`` when it is not one, is larger than :data:`BIG`,
+    cannot be read, or (``expected``) its status before or after the read is not ``expected``."""
+    global _hashlib
+    if _hashlib is None:
+        import hashlib
+
+        _hashlib = hashlib
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError):
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > BIG or (expected is not None and _stamp(st) != expected):
+            return None
+        h = _hashlib.sha256()
+        while chunk := os.read(fd, 1 << 20):
+            h.update(chunk)
+        if expected is not None and _stamp(os.fstat(fd)) != expected:
+            return None
+        digest: bytes = h.digest()
+        return digest
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+# --- lookup ----------------------------------------------------------------------------------------------------------
+
+
+def _load(path: str, key: str) -> dict[str, Any] | None:
+    """The entry at ``path`` for ``key``, or ``None``: none there, not the user's own (:mod:`passprice.cachefolder`),
+    or not whole (its checksum, its marshalled body or its key do not hold)."""
+    from passprice import cachefolder
+
+    raw = cachefolder.read(path, MAX_ENTRY_BYTES)
+    if raw is None:
+        return None
+    digest, newline, body = raw.partition(b"\n")
+    if not newline or digest != _checksum(body):
+        return None
+    try:
+        entry = marshal.loads(body)
+    except (ValueError, EOFError, TypeError):
+        return None
+    if not isinstance(entry, dict) or entry.get("key") != key:
+        return None
+    return entry
+
+
+def _holds(item: tuple[Any, ...]) -> bool:
+    """Whether a world stamp's ``item`` (path, kind, status, racy, what) still holds: see the module's docstring."""
+    path, kind, recorded, racy, what = item
+    if kind == "p":
+        return bool(_kind(path) == what)
+    try:
+        st = os.lstat(path) if kind == "l" else os.stat(path)
+    except (OSError, ValueError):
+        return False
+    if not racy and _stamp(st) == recorded:
+        return True
+    if kind == "f":
+        return what is not None and stat.S_ISREG(st.st_mode) and _digest(path) == what
+    if kind == "d":
+        try:
+            return stat.S_ISDIR(st.st_mode) and _listing(path) == what
+        except OSError:
+            return False
+    if kind == "l":
+        try:
+            return stat.S_ISLNK(st.st_mode) and os.readlink(path) == what
+        except OSError:
+            return False
+    return False
+
+
+def still(entry: dict[str, Any]) -> bool:
+    """Whether everything ``entry`` was recorded from is as it was: every item of its world stamp holds. A damaged
+    entry (any shape but the one :func:`passprice.memorecord.record` writes) does not."""
+    try:
+        return all(_holds(item) for item in entry["items"]) and entry["status"] == 0
+    except Exception:  # an entry of another shape, whatever it raises, is a miss
+        return False
+
+
+def _replay(entry: dict[str, Any]) -> int:
+    """Write ``entry``'s output, chunk by chunk to the descriptor each went to, and return its exit status. A write
+    that fails ends the replay as passprice's last resort does: one line on standard error, status 2."""
+    for fd, chunk in entry["out"]:
+        view = memoryview(chunk)
+        try:
+            while view:
+                view = view[os.write(fd, view) :]
+        except OSError as e:
+            if fd == 1:
+                # Not contextlib.suppress: importing contextlib costs a replay more than its whole lookup.
+                try:  # noqa: SIM105
+                    os.write(2, f"passprice: error: standard output: {e.strerror or e}\n".encode())
+                except OSError:
+                    pass
+            return 2
+    status: int = entry["status"]
+    return status
+
+
+def main(fallback: Callable[[], object]) -> None:
+    """The console script's memo: replay the output of ``sys.argv``'s command when an entry for its key holds,
+    else run ``fallback`` (passprice's CLI) and keep what it printed when the run may be kept. Raises what the
+    command raises (``SystemExit``)."""
+    argv = sys.argv[1:]
+    from passprice import cachefolder
+
+    if (
+        command_of(argv) is None
+        or cachefolder.bypassed()
+        or os.environ.get("PASSPRICE_NO_MEMO", "") not in ("", "0")
+    ):
+        fallback()
+        return
+    since = time.time_ns()
+    try:
+        key = _sha256(material(argv)).hexdigest()
+        cwd = os.getcwd()
+        cache = os.path.abspath(cachefolder.folder())
+    except (OSError, RuntimeError, ValueError):
+        fallback()
+        return
+    path = os.path.join(cache, "memo", f"{key}.memo")
+    import gc
+
+    gc.disable()  # an entry is thousands of small tuples: no collection finds garbage among them
+    try:
+        entry = _load(path, key)
+        held = entry is not None and still(entry)
+    finally:
+        gc.enable()
+    if entry is not None and held:
+        status = _replay(entry)
+        if os.environ.get("PASSPRICE_MEMO_DEBUG"):
+            os.write(2, b"memo: replayed\n")
+        # Nothing else was imported, opened or buffered: the process ends here, without the interpreter's teardown.
+        os._exit(status)
+    from passprice import memorecord
+
+    memorecord.record(argv, key, path, since, cwd, cache, entry, fallback)
+
