@@ -44,21 +44,23 @@ _E, _MINUS, _DOT, _ZERO, _COMMA, _CLOSE, _OPEN = (ord(c) for c in "e-.0,][")
 _EXPONENT = np.frombuffer(b"e-05", dtype=np.uint8)
 
 
-def _json(values: np.ndarray) -> str:
-    """orjson's JSON of ``values`` (a float array of any shape, every element finite) in ``repr``'s layout. The
-    values below 10^-4 are written apart (:func:`_repr_layout` on their own JSON) and put back where orjson wrote
-    ``null`` for them (the text of NaN, which no finite value has): the rewriting reads only their bytes."""
+def _json(values: np.ndarray) -> bytes:
+    """orjson's JSON of ``values`` (a float array of any shape, every element finite) in ``repr``'s layout, as ASCII
+    bytes. The values below 10^-4 are written apart (:func:`_repr_layout` on their own JSON) and put back where
+    orjson wrote ``null`` for them (the text of NaN, which no finite value has): the rewriting reads only their
+    bytes. The text is cut at the nulls on one byte (``u`` and ``l`` deleted first: no number has them), which
+    bytes.split and bytes.replace find with memchr, not a search for a four-byte pattern at every character."""
     assert _orjson is not None
     small = (np.abs(values) < SMALL) & (values != 0.0)
     if not small.any():
-        return str(_orjson.dumps(values, option=_orjson.OPT_SERIALIZE_NUMPY), "ascii")
-    text = str(_orjson.dumps(np.where(small, np.nan, values), option=_orjson.OPT_SERIALIZE_NUMPY), "ascii")
+        return _orjson.dumps(values, option=_orjson.OPT_SERIALIZE_NUMPY)  # type: ignore[no-any-return]
+    text = _orjson.dumps(np.where(small, np.nan, values), option=_orjson.OPT_SERIALIZE_NUMPY)
     tiny = np.frombuffer(_orjson.dumps(values[small], option=_orjson.OPT_SERIALIZE_NUMPY), dtype=np.uint8)
-    out = text.split("null")
-    joined: list[str] = [""] * (2 * len(out) - 1)
+    out = text.replace(b"u", b"").replace(b"l", b"").split(b"n")
+    joined: list[bytes] = [b""] * (2 * len(out) - 1)
     joined[0::2] = out
-    joined[1::2] = _split(_repr_layout(tiny))
-    return "".join(joined)
+    joined[1::2] = _repr_layout(tiny)[1:-1].tobytes().split(b",")
+    return b"".join(joined)
 
 
 #: Below this magnitude ``repr``'s exponent layout differs from orjson's (:func:`_repr_layout`).
@@ -111,16 +113,11 @@ def fast() -> bool:
         return False
     ints = (0, -1, 7, 10**15, -(2**63), 2**63 - 1)
     try:
-        floats = _json(np.array(PROBES, dtype=np.float64))[1:-1].split(",")
+        floats = _json(np.array(PROBES, dtype=np.float64)).decode()[1:-1].split(",")
         integers = str(_orjson.dumps(np.array(ints), option=_orjson.OPT_SERIALIZE_NUMPY), "ascii")[1:-1].split(",")
         return floats == list(map(repr, PROBES)) and integers == list(map(str, ints))
     except Exception:  # pragma: no cover - an orjson that cannot write arrays: repr writes everything
         return False
-
-
-def _split(a: np.ndarray) -> list[str]:
-    """The numbers of a flat JSON array's bytes, as texts."""
-    return a[1:-1].tobytes().decode("ascii").split(",")
 
 
 def float_reprs(values: Any) -> list[str]:
@@ -132,19 +129,38 @@ def float_reprs(values: Any) -> list[str]:
         raise ValueError(f"float_reprs: a 1-D array, not shape {values.shape}")
     if len(values) < FEW or not fast():
         return list(map(repr, values.tolist()))
-    return _json(values)[1:-1].split(",")
+    return _json(values)[1:-1].decode("ascii").split(",")
 
 
-def float_rows(values: Any) -> list[str]:
-    """Each row of ``values`` (a 2-D float64 array, ``(n, k)``, every element finite) as the ``repr`` of its ``k``
-    floats joined by commas, in order: exactly ``[",".join(map(repr, row)) for row in values.tolist()]`` (a CSV
-    line's run of float cells). Raises ``ValueError`` for an array that is not 2-D."""
+def float_rows(values: Any, lead: str = "") -> list[str]:
+    """Each row of ``values`` (a 2-D float64 array, ``(n, k)``, every element finite) as ``lead`` and the ``repr``
+    of its ``k`` floats joined by commas, in order: exactly ``[lead + ",".join(map(repr, row)) for row in
+    values.tolist()]`` (a CSV line's run of float cells; ``lead=","`` gives each its separator too). Raises
+    ``ValueError`` for an array that is not 2-D."""
     values = np.ascontiguousarray(values, dtype=np.float64)
     if values.ndim != 2:
         raise ValueError(f"float_rows: a 2-D array, not shape {values.shape}")
+    if values.size < FEW or not fast() or lead not in ("", ","):
+        return [lead + ",".join(map(repr, row)) for row in values.tolist()]
+    # [[a,b],[c,d]] without its "[": a,b],c,d]] — cut at "]" (one byte: memchr): a,b  ,c,d  ""  "".
+    rows = _json(values).replace(b"[", b"").decode("ascii").split("]")[:-2]
+    if lead:
+        rows[0] = "," + rows[0]
+    else:
+        rows[1:] = [row[1:] for row in rows[1:]]
+    return rows
+
+
+def float_cells(values: Any) -> list[str]:
+    """``repr`` of each element of ``values`` (a 2-D float64 array, ``(n, k)``, every element finite), row by row:
+    exactly ``list(map(repr, values.ravel().tolist()))``, the ``n × k`` texts from one orjson call. Raises
+    ``ValueError`` for an array that is not 2-D."""
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    if values.ndim != 2:
+        raise ValueError(f"float_cells: a 2-D array, not shape {values.shape}")
     if values.size < FEW or not fast():
-        return [",".join(map(repr, row)) for row in values.tolist()]
-    return _json(values)[2:-2].split("],[")
+        return list(map(repr, values.ravel().tolist()))
+    return _json(values.ravel())[1:-1].decode("ascii").split(",")
 
 
 def int_texts(values: Any) -> list[str]:

@@ -27,11 +27,11 @@ import numpy as np
 
 from passprice import schema
 from passprice.cards import Card, card_path, load_card
-from passprice.cost import Pricing, binding_index, pass_seconds, pass_terms
+from passprice.cost import Pricing, pass_seconds, pass_terms
 from passprice.drafts import DraftMethod, load_draft_method
 from passprice.errors import InputError, NotFound
 from passprice.facts import weakest
-from passprice.floattext import fast, float_reprs, float_rows, int_texts
+from passprice.floattext import fast, float_cells, float_reprs, float_rows, int_texts
 from passprice.registry import Root
 from passprice.routing import Routing, load_routing
 from passprice.serving import (
@@ -340,9 +340,10 @@ class _Batches:
         self.card = card
         self.pricing = pricing if pricing is not None else Pricing.limit(card)
 
-    def cost(self, batch: np.ndarray, host_sequences: np.ndarray) -> dict[str, np.ndarray]:
+    def cost(self, batch: np.ndarray, host_sequences: np.ndarray, search: bool = False) -> dict[str, np.ndarray]:
         """Every field of the pass for each (batch, host sequences) pair, and ``refusal``: the code of the first
-        capacity check it fails (0 when it fits)."""
+        capacity check it fails (0 when it fits). ``search``: only what a step of the host-split search reads
+        (``memory_s``, ``host_s``, ``refusal``), the same values, without the binding term and the rest."""
         sh, card, pricing = self.shape, self.card, self.pricing
         host_sequences = np.minimum(host_sequences, batch)
         b = batch.astype(float)
@@ -377,11 +378,13 @@ class _Batches:
             scale_cycles=sh.scale_cycles,
             float_macs=sh.float_macs,
         )
+        if search:
+            return {"memory_s": terms.memory_s, "host_s": terms.host_s, "refusal": refusal}
         stacked = np.stack(np.broadcast_arrays(*terms.as_tuple()))
         memory_s, host_s, array_s, vector_s, scale_s = stacked
         # The last of equal maxima binds, as Rust's max_by does.
-        binds = binding_index(stacked)
-        pass_s = pass_seconds(pricing, terms, np.take_along_axis(stacked, binds[None, ...], axis=0)[0])
+        binds, binding_s = _binding(stacked)
+        pass_s = pass_seconds(pricing, terms, binding_s)
         return {
             "batch": batch,
             "host_sequences": host_sequences,
@@ -420,8 +423,8 @@ class _Batches:
                 break
             m1 = a + (z - a) // 3
             m2 = z - (z - a) // 3
-            c1 = self.cost(batch, batch - m1)
-            c2 = self.cost(batch, batch - m2)
+            c1 = self.cost(batch, batch - m1, search=True)
+            c2 = self.cost(batch, batch - m2, search=True)
             t1 = np.maximum(c1["memory_s"], c1["host_s"])
             t2 = np.maximum(c2["memory_s"], c2["host_s"])
             trouble |= active & ((c1["refusal"] != _OK) | (c2["refusal"] != _OK))
@@ -443,6 +446,22 @@ class _Batches:
                 best[key] = np.where(take, other[key], best[key])
         best["trouble"] = trouble
         return best
+
+
+def _binding(stacked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For the five terms stacked along a first axis (memory, host, array, vector, scale): the index of each
+    element's binding term and its value, exactly :func:`~passprice.cost.binding_index` and the term it picks (the
+    last of equal maxima; a NaN, which ``argmax`` takes for the largest, the last NaN). A chain of elementwise
+    comparisons: ``argmax`` along the short first axis of a reversed view loops in C once an element, about ten
+    times the cost of these five passes."""
+    best = stacked[0]
+    index = np.zeros(best.shape, dtype=np.intp)
+    for k in range(1, len(stacked)):
+        term = stacked[k]
+        take = (term >= best) | np.isnan(term)
+        best = np.where(take, term, best)
+        index[take] = k
+    return index, best
 
 
 def _rooms(shape: Any, card: Card) -> tuple[Any, Any]:
@@ -484,6 +503,7 @@ class _ShapeByPosition:
     experts: tuple[Any, ...] = ()
     float_macs: tuple[tuple[str, float], ...] = ()
     _streamed: dict[float, float] = attrs.field(factory=dict, init=False, eq=False, repr=False)
+    _last_batches: list[Any] = attrs.field(factory=list, init=False, eq=False, repr=False)
 
     def expert_bytes(self, batch: Any) -> Any:
         """The routed experts a pass streams (:meth:`~passprice.serving.PassShape.expert_bytes`): they depend on
@@ -493,13 +513,22 @@ class _ShapeByPosition:
         scalar pricer's bit for bit."""
         if not isinstance(batch, np.ndarray):
             return PassShape.expert_bytes(self, batch)  # type: ignore[arg-type]
+        # A block's every call (its host-split search) and the serving's other cards price the same batches: the
+        # last array's bytes kept with it.
+        key = (batch.shape, batch.dtype.str, batch.tobytes())
+        last = self._last_batches
+        if last and last[0] == key:
+            return last[1]
         values, inverse = np.unique(batch, return_inverse=True)
         kept = self._streamed
         for value in values.tolist():
             if value not in kept:
                 kept[value] = PassShape.expert_bytes(self, float(value))  # type: ignore[arg-type]
         exact = np.array([kept[value] for value in values.tolist()], dtype=float)
-        return exact[inverse].reshape(batch.shape)
+        made = exact[inverse].reshape(batch.shape)
+        made.flags.writeable = False
+        last[:] = [key, made]
+        return made
 
     def shared_bytes(self, batch: Any) -> Any:
         """Bytes streamed once for the batch (:meth:`~passprice.serving.PassShape.shared_bytes`, the same
@@ -1154,6 +1183,11 @@ def _refused(common: Mapping[str, Any], batches: np.ndarray, name: str) -> Segme
     return Segment(dict(common), batches, status, ("Empty", name), None, {}, ("", ""), ("", ""))
 
 
+#: A segment's refusal names, by status code: 1 Empty (batch 0), then the vectorized cost's refusal codes 1 … 4
+#: (:data:`_NO_HOST` …) as 2 … 5; a row priced alone may add its own.
+_NAMES = ("Empty", *(_row_refusal(code) for code in (_NO_HOST, _CARD_FULL, _HOST_FULL, _ON_CHIP)))
+
+
 def _emit(
     common: Mapping[str, Any],
     batches: np.ndarray,
@@ -1167,15 +1201,11 @@ def _emit(
     """The segment of one block row from its priced arrays (``priced[key][index]``: the batches). ``shape`` gives
     the facts the price rests on; ``exact`` the row's exact :class:`PassShape`, for batches whose split search met
     a refusal (the scalar pricer then says what the seed would)."""
-    # The facts the price rests on, in the scalar pricer's order: the card's, the host link's when the batch uses
-    # host memory, the drafting figures.
-    rests = {flag: rested_on(shape, card, flag) for flag in (False, True)}
-    provenance = {flag: max(weakest(f.provenance for _, f in rests[flag]), shape.provenance) for flag in rests}
-    carriers = {flag: ";".join(p for p, f in rests[flag] if f.provenance is provenance[flag]) for flag in rests}
+    shown, weakest_paths = _rests(shape, card)
     fields = {key: value[index] for key, value in priced.items()}
     codes = fields.pop("refusal")
     # Refusal codes of the vectorized cost (1 …) become names 2 …; 1 is Empty.
-    names = ("Empty", *(_row_refusal(code) for code in (_NO_HOST, _CARD_FULL, _HOST_FULL, _ON_CHIP)))
+    names = _NAMES
     status = np.where(codes == _OK, _PRICED, codes + 1)
     status = np.where(batches == 0, 1, status)
     alone: dict[int, dict[str, Any]] = {}
@@ -1202,9 +1232,59 @@ def _emit(
         names,
         fields,
         alone,
-        (provenance[False].value, provenance[True].value),
-        (carriers[False], carriers[True]),
+        shown,
+        weakest_paths,
     )
+
+
+def _rests(shape: PassShape, card: Card) -> tuple[tuple[str, str], tuple[str, str]]:
+    """The weakest provenance of a price of ``shape`` on ``card`` and the facts carrying it (their paths joined by
+    ``;``), without and with sequences in host memory: from the facts the price rests on, in the scalar pricer's
+    order (:func:`~passprice.serving.rested_on`: the card's, the host link's when the batch uses host memory, the
+    drafting figures). Kept for the next shape that rests on the same facts (a sweep's every position on a card),
+    by what :func:`~passprice.serving.rested_on` reads of the shape."""
+    known = _READS.get(id(shape))
+    if known is None or known[0] is not shape:
+        reads = (
+            shape.weight_bytes + shape.embed_bytes > 0,
+            shape.rewrite_bytes > 0,
+            shape.read_bytes + shape.write_bytes - shape.rewrite_bytes > 0,
+            shape.array_macs > 0,
+            shape.vector_macs > 0,
+            shape.scale_cycles > 0,
+            tuple(ty for ty, _ in shape.float_macs),
+            shape.provenance,
+            shape.facts,
+        )
+        if len(_READS) >= 4096:
+            _READS.clear()
+        known = _READS[id(shape)] = (shape, _KINDS.setdefault(reads, len(_KINDS)))
+    key = (id(card), known[1])
+    kept = _RESTS.get(key)
+    if kept is not None and kept[0] is card:
+        return kept[1], kept[2]
+    rests = {flag: rested_on(shape, card, flag) for flag in (False, True)}
+    provenance = {flag: max(weakest(f.provenance for _, f in rests[flag]), shape.provenance) for flag in rests}
+    carriers = {flag: ";".join(p for p, f in rests[flag] if f.provenance is provenance[flag]) for flag in rests}
+    made = (provenance[False].value, provenance[True].value), (carriers[False], carriers[True])
+    if len(_RESTS) >= 4096:
+        _RESTS.clear()
+        _KINDS.clear()
+        _READS.clear()
+    _RESTS[key] = (card, *made)
+    return made
+
+
+#: :func:`_rests` kept, by the card's identity (the card itself kept beside, and checked) and the number
+#: :data:`_KINDS` gives what the price reads of the shape.
+_RESTS: dict[tuple[int, int], tuple[Card, tuple[str, str], tuple[str, str]]] = {}
+
+#: What a price reads of a shape (whether each kind of traffic and work is there, its float matrices' types, its
+#: drafting and routing facts and their weakest provenance), numbered: shapes that read the same share a number.
+_KINDS: dict[tuple[Any, ...], int] = {}
+
+#: The :data:`_KINDS` number of a shape, by its identity (the shape kept beside, and checked).
+_READS: dict[int, tuple[PassShape, int]] = {}
 
 
 def _scalar_row(c: Any) -> dict[str, Any]:
@@ -1262,35 +1342,69 @@ def write_rows(
 
 
 def text_chunks(segments: Iterable[Segment], fmt: str) -> Iterator[str]:
-    """The text of a sweep, a segment at a time, exactly as :func:`write_rows` writes its rows (``fmt``: ``csv`` or
-    ``json``): each column of a segment is formatted in one pass (``repr`` of every float, as the row writer does)
-    and each run of rows of one status joined in C (:func:`_segment_text`), so a million rows do not cost a million
-    dictionaries, nor a million lines. Raises :class:`InputError` at the first row holding a number that is not
-    finite (the chunks before it are already yielded: a caller writing a file writes them to a temporary file it
-    then drops)."""
-    # The header goes out with the first segment's lines, so a sweep refused at its first row writes nothing.
+    """The text of a sweep, a group of segments at a time, exactly as :func:`write_rows` writes its rows (``fmt``:
+    ``csv`` or ``json``): consecutive segments are gathered until they hold :data:`GROUP_ROWS` rows, each column of
+    the group's priced rows is formatted in one call (orjson's texts of ``repr``, :mod:`passprice.floattext`) and
+    the group's rows laid out run by run in one list joined in C (:func:`_group_text`), so a million rows do not
+    cost a million dictionaries, nor a million lines, nor a thousand calls a column. Raises :class:`InputError` at
+    the first row holding a number that is not finite (the chunks before it are already yielded: a caller writing
+    a file writes them to a temporary file it then drops)."""
+    # The header goes out with the first chunk, so a sweep refused at its first row writes nothing.
     head = None if fmt == "csv" else "["
     first = True
     kept = _Texts()
+    group: list[Segment] = []
+    rows = 0
+
+    def texts(segments: list[Segment]) -> Iterator[str]:
+        if all(s.expected is None for s in segments):
+            text = _group_text(segments, fmt, kept)
+            if text is not None:
+                yield text
+                return
+        for segment in segments:  # a stack's columns, or a row that is not finite: a segment at a time
+            if segment.expected is None:
+                yield _segment_text(segment, fmt, kept)
+            else:
+                # A segment with a stack's expected prices (``--stack``) carries :data:`STACK_COLUMNS` too: its lines
+                # are written a row at a time, as the row writer writes them.
+                lines = _row_lines(segment, fmt, COLUMNS + STACK_COLUMNS)
+                yield "".join(line + "\n" for line in lines) if fmt == "csv" else "".join(",\n" + s for s in lines)
+
+    def chunks(segments: list[Segment]) -> Iterator[str]:
+        nonlocal head, first
+        for text in texts(segments):
+            if head is None:
+                columns = COLUMNS + STACK_COLUMNS if segments[0].expected is not None else COLUMNS
+                head = ",".join(columns) + "\n"
+            if fmt == "json" and first:
+                text = text[1:]  # the first object follows "[" on a line of its own: "\n", not ",\n"
+            yield head + text if head else text
+            head, first = "", False
+
     for segment in segments:
-        # A segment with a stack's expected prices (``--stack``) carries :data:`STACK_COLUMNS` too: its lines are
-        # written a row at a time, as the row writer writes them.
-        columns = COLUMNS + STACK_COLUMNS if segment.expected is not None else COLUMNS
-        if head is None:
-            head = ",".join(columns) + "\n"
-        if segment.expected is None:
-            text = _segment_text(segment, fmt, kept)
-        else:
-            lines = _row_lines(segment, fmt, columns)
-            text = "".join(line + "\n" for line in lines) if fmt == "csv" else "".join(",\n" + s for s in lines)
-        if fmt == "json" and first:
-            text = text[1:]  # the first object follows "[" on a line of its own: "\n", not ",\n"
-        yield head + text if head else text
-        head, first = "", False
+        stacked = segment.expected is not None
+        if group and (stacked or group[0].expected is not None):
+            yield from chunks(group)
+            group, rows = [], 0
+        group.append(segment)
+        rows += len(segment.batches)
+        if stacked or rows >= GROUP_ROWS:
+            yield from chunks(group)
+            group, rows = [], 0
+    if group:
+        yield from chunks(group)
     if head is None:
         head = ",".join(COLUMNS) + "\n"
     if head or fmt != "csv":
         yield head + ("" if fmt == "csv" else "\n]\n")
+
+
+#: Rows :func:`text_chunks` formats together: consecutive segments are gathered until they hold this many (one
+#: orjson call a column run for all of them instead of one a segment). About a megabyte of CSV: on this project's
+#: machine groups of 2^12 to 2^13 rows made the bench grid's text fastest, 2^14 and more slower again (the group's
+#: texts no longer in the processor's cache), and memory stays that of a few groups.
+GROUP_ROWS = 1 << 12
 
 
 def _row_lines(segment: Segment, fmt: str, columns: Sequence[str]) -> list[str]:
@@ -1417,6 +1531,160 @@ def _block(pieces: _Pieces, start: int, stop: int, rows: int) -> str:
         if not isinstance(p, str):
             flat[j::width] = p if len(p) == rows else p[start:stop]
     return "".join(flat)
+
+
+def _group_text(segments: Sequence[Segment], fmt: str, kept: _Texts) -> str | None:
+    """The text of ``segments`` (none under a stack) as :func:`_segment_text` writes each in turn, made for all of
+    them at once: their priced rows' floats gathered into one array a run of cells and formatted in one call
+    (:func:`~passprice.floattext.float_rows`, :func:`~passprice.floattext.float_cells`), then every run of rows of
+    one status, bind and host use (within which every text but the batch's, the host sequences' and the floats' is
+    the same) laid out in one list of pieces, joined once. ``None`` when a float is not finite (the caller then
+    writes a segment at a time, up to the row that stops the text) or orjson is not there."""
+    if not fast():
+        return None
+    csv_format = fmt == "csv"
+    floats: dict[str, list[np.ndarray]] = {key: [] for key in (*_FLOATS, "host_sequences", "binds")}
+    keys: list[np.ndarray | None] = []
+    for segment in segments:
+        status, p = segment.status, segment.priced
+        mask = status == _PRICED
+        count = int(np.count_nonzero(mask))
+        if p is None or not count:
+            keys.append(None)
+            continue
+        chosen = slice(None) if count == len(status) else np.flatnonzero(mask)
+        for key, found in floats.items():
+            found.append(p[key][chosen])
+        # A run is a stretch of rows of one status, and for priced rows one bind and host use (64 + 2 bind + use).
+        keys.append(np.where(mask, 64 + 2 * p["binds"] + (p["host_sequences"] > 0), status))
+    columns: dict[str, Any] = {name: np.concatenate(found) if found else None for name, found in floats.items()}
+    priced = columns["tokens_per_s"] is not None
+    for fields in (f for segment in segments for f in segment.alone.values()):
+        if not all(not isinstance(v, float) or math.isfinite(v) for v in fields.values()):
+            return None
+    if priced:
+        every = np.stack([columns[key] for key in _FLOATS], axis=1)
+        if not np.isfinite(every).all():
+            return None
+        host = columns["host_sequences"]
+        assert host is not None
+        host_texts = int_texts(host) if host.any() else []
+        if csv_format:
+            # The seven floats from tokens_per_s to scale_s are one run of cells, the two byte counts another (or,
+            # when every row's card has the same capacity, the held bytes alone and the capacity's one text).
+            cells: list[Any] = [float_rows(every[:, : len(_ROW_FLOATS)], ",")]
+            capacity = every[:, -1]
+            if (capacity == capacity[0]).all():
+                cells += [float_reprs(every[:, -2]), f",{float(capacity[0])!r}"]
+            else:
+                cells += [float_rows(every[:, len(_ROW_FLOATS) :], ","), ""]
+        else:
+            cells = _json_cells(every, columns["binds"])
+    else:
+        host_texts, cells = [], []
+    labels = [b if csv_format else json.dumps(b) for b in _BINDS]
+    parts: list[str] = []
+    done = 0  # the group's priced rows already laid out
+    for segment, runs in zip(segments, keys, strict=True):
+        head = [segment.common[k] for k in COLUMNS[: COLUMNS.index("batch")]]
+        if csv_format:
+            start = _csv_line([_cell(v) for v in head]) + ","
+            shown = [_csv_line([v]) for v in (*segment.provenance, *segment.weakest)]
+        else:
+            start = ",\n{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in zip(COLUMNS, head, strict=False))
+            start += ', "batch": '
+            shown = [json.dumps(v) for v in (*segment.provenance, *segment.weakest)]
+        batches = segment.batches
+        batch_text = kept.of_batches(batches)
+        status = segment.status if runs is None else runs
+        count = len(status)
+        cuts = [0, *(np.flatnonzero(status[1:] != status[:-1]) + 1).tolist(), count]
+        for a, b in itertools.pairwise(cuts):
+            code = int(status[a])
+            rows = batch_text if b - a == len(batch_text) else batch_text[a:b]
+            if code >= 64:
+                bind, used = divmod(code - 64, 2)
+                p0, p1 = done, done + b - a
+                done = p1
+                host_cell: str | list[str] = host_texts[p0:p1] if used else "0"
+                prov, weak = shown[used], shown[2 + used]
+                if csv_format:
+                    counts = cells[1][p0:p1]
+                    pieces: _Pieces = [start, rows, ",", host_cell, cells[0][p0:p1],
+                                       f",{labels[bind]}" + ("," if cells[2] else ""), counts,
+                                       f"{cells[2]},{prov},{weak},\n"]
+                else:
+                    pieces = [start, rows, ', "host_sequences": ', host_cell]
+                    for j, name in enumerate(_FLOATS):
+                        if name == "held_bytes":
+                            pieces.append(f', "binds": {labels[bind]}')
+                        cell = cells[j]
+                        pieces += [f", {json.dumps(name)}: ", cell if isinstance(cell, str) else cell[p0:p1]]
+                    pieces.append(f', "provenance": {prov}, "weakest": {weak}, "refusal": null}}')
+                _lay(parts, pieces, b - a)
+            elif code == _ALONE:
+                for j in range(a, b):
+                    fields = segment.alone[j]
+                    row = {**dict.fromkeys(COLUMNS, None), **segment.common, "batch": int(batches[j]), **fields}
+                    if csv_format:
+                        parts.append(_csv_line([_cell(row[k]) for k in COLUMNS]) + "\n")
+                    else:
+                        parts.append(",\n" + json.dumps(row, allow_nan=False))
+            else:
+                name = segment.names[code - 1]
+                if csv_format:
+                    suffix = "," * len(_AFTER_BATCH) + _csv_line([name]) + "\n"
+                else:
+                    suffix = f'{_JSON_NULLS}, "refusal": {json.dumps(name)}}}'
+                _lay(parts, [start, rows, suffix], b - a)
+    return "".join(parts)
+
+
+#: A refused row's JSON after its batch, up to its refusal: every column null.
+_JSON_NULLS = "".join(f", {json.dumps(k)}: null" for k in _AFTER_BATCH[:-1])
+
+
+def _json_cells(every: np.ndarray, binds: Any) -> list[Any]:
+    """The texts of the :data:`_FLOATS` columns of ``every`` (``(n, 9)``, finite), ``repr`` of each value: for
+    each column a list of ``n`` texts, or one text when every value is the same (a card's capacity; a term that is
+    0 for every batch). ``pass_s``, when it is each row's binding term (``binds``: the term's index) as it is for
+    the card's limit, takes that term's text; the other columns are written by one orjson call."""
+    count = len(every)
+    same = (every == every[0]).all(axis=0)
+    terms = [_FLOATS.index(key) for key in ("memory_s", "host_s", "array_s", "vector_s", "scale_s")]
+    pass_column = _FLOATS.index("pass_s")
+    chosen = every[np.arange(count), np.asarray(terms)[binds]]
+    borrow = not same[pass_column] and bool(np.array_equal(chosen, every[:, pass_column]))
+    varying = [j for j in range(len(_FLOATS)) if not same[j] and not (borrow and j == pass_column)]
+    flat = float_cells(every[:, varying]) if varying else []
+    cells: list[Any] = [repr(float(every[0, j])) if same[j] else None for j in range(len(_FLOATS))]
+    for k, j in enumerate(varying):
+        cells[j] = flat[k :: len(varying)]
+    if borrow:
+        table = np.empty((len(terms), count), dtype=object)
+        for row, j in enumerate(terms):
+            table[row] = cells[j]  # a text shared by every row is repeated
+        cells[pass_column] = table[binds, np.arange(count)].tolist()
+    return cells
+
+
+def _lay(parts: list[str], pieces: _Pieces, rows: int) -> None:
+    """Add to ``parts`` the pieces of ``rows`` rows, in row order: ``pieces`` holds, in a row's order, texts every
+    row shares and lists of one text a row (each exactly ``rows`` long); adjacent shared texts are merged first. The
+    list of every piece of every row is made by repeating the shared ones and assigning each column to a slice of it:
+    a few C loops, no object a row."""
+    merged: _Pieces = []
+    for piece in pieces:
+        if isinstance(piece, str) and merged and isinstance(merged[-1], str):
+            merged[-1] += piece
+        else:
+            merged.append(piece)
+    width = len(merged)
+    flat = [p if isinstance(p, str) else "" for p in merged] * rows
+    for j, p in enumerate(merged):
+        if not isinstance(p, str):
+            flat[j::width] = p
+    parts += flat
 
 
 def _all_finite(segment: Segment, ok: np.ndarray) -> bool:

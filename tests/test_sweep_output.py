@@ -1,0 +1,91 @@
+"""What ``passprice sweep -o FILE`` writes, byte for byte: the text the standard library's writers (``csv`` and
+``json``, a row at a time, every float as its ``repr``) give for the rows the scalar pricer prices one point at a
+time — whatever groups of segments the fast writer makes the text in."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from passprice import sweep
+from passprice.cli import cli
+from passprice.registry import find_root
+from passprice.sweep import COLUMNS, Grid, Sweeper, scalar_rows, write_rows
+
+ROOT = find_root(Path(__file__).resolve().parent.parent)
+
+SERVINGS = ("gemma3-270m-h100", "r1-qwen7b-h200", "qwen3-30b-a3b-h200", "qwen35-27b-h200-mtp")
+BATCHES = (0, 1, 2, 7, 64, 300, 581, 5000)
+POSITIONS = (0.0, 511.5, 2048.0, 200_000.0)
+
+#: (command-line arguments, the same grid): cards given (every position and refusal), and each serving on its own
+#: card at its own contexts (drafts, and host memory where the serving allows it).
+CASES = {
+    "cards and positions": (
+        ["--cards", "h200_sxm_141gb,sn40l,rtx_3080", "--positions", "0,511.5,2048,200000"],
+        Grid(SERVINGS, BATCHES, ("h200_sxm_141gb", "sn40l", "rtx_3080"), POSITIONS),
+    ),
+    "own cards": (
+        [],
+        Grid(("qwen35-27b-h200-mtp", "qwen35-27b-h100-every8", "qwen35-27b-ws1-trailing"), BATCHES),
+    ),
+}
+
+
+def reference(grid: Grid, fmt: str) -> str:
+    """The grid's text from the row writer, every priced cell the scalar pricer's (``price_serving`` a point at a
+    time); only the cells that say where a row is (card, serving, checkpoint, draft tokens, position, limit) come
+    from the sweep's rows."""
+    where = COLUMNS[: COLUMNS.index("batch")]
+    rows = []
+    for mine, theirs in zip(Sweeper(ROOT).rows(grid), scalar_rows(ROOT, grid), strict=True):
+        assert mine["batch"] == theirs["batch"]
+        rows.append({**dict.fromkeys(COLUMNS), **{k: mine[k] for k in where}, **theirs})
+    out = io.StringIO()
+    assert write_rows(iter(rows), fmt, out) == grid.size()
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("group", [sweep.GROUP_ROWS, 5])
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_the_file_is_the_row_writers_text_of_the_scalar_prices(
+    case: str, fmt: str, group: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    args, grid = CASES[case]
+    monkeypatch.setattr(sweep, "GROUP_ROWS", group)  # 5: a group of one or two segments, cut between segments
+    out = tmp_path / f"grid.{fmt}"
+    servings = list(grid.servings)
+    batches = ",".join(map(str, grid.batches))
+    command = ["--root", str(ROOT.path), "sweep", *servings, *args, "--batches", batches, "-o", str(out)]
+    result = CliRunner().invoke(cli, [*command, "--format", fmt])
+    assert result.exit_code == 0, result.output
+    expected = reference(grid, fmt)
+    assert out.read_bytes() == expected.encode()
+    # The grid holds what the writer treats apart: refusals, floats below 10^-4 (repr's exponent layout), and for
+    # the servings on their own cards, sequences in host memory.
+    assert "NotResident" in expected and "e-0" in expected
+    if case == "own cards":
+        host = [line.split(",")[7] for line in expected.splitlines()[1:]] if fmt == "csv" else []
+        assert fmt == "json" or any(h not in ("", "0") for h in host)
+
+
+def test_the_binding_term_is_the_scalar_pricers_pick() -> None:
+    # Every combination of five terms from values with ties, zeros of both signs, infinities and NaNs: the index
+    # and the value are cost.binding_index's and the term it points at (the last of equal maxima; the last NaN).
+    import itertools
+
+    import numpy as np
+
+    from passprice.cost import binding_index
+
+    values = np.array([0.0, -0.0, 1.0, 2.0, -1.0, np.inf, np.nan])
+    terms = np.array(list(itertools.product(values, repeat=5))).T
+    index, value = sweep._binding(terms)
+    expected = binding_index(terms)
+    assert (index == expected).all()
+    picked = np.take_along_axis(terms, expected[None], axis=0)[0]
+    assert np.array_equal(value, picked, equal_nan=True) and (np.signbit(value) == np.signbit(picked)).all()
