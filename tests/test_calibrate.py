@@ -219,11 +219,19 @@ def test_a_measurement_file_with_a_run_given_twice_or_backwards_is_refused(tmp_p
     folder = root / "registry" / "measurements"
     text = (folder / "xiongjiedai-llama3-llamabench.toml").read_text()
     (folder / "copy.toml").write_text(text)
-    bad("validate", "--stack", STACK, root=root, says="is also in")
+    # validate names the file on stderr (exit 2) and still shows the other files' runs; calibrate fits on none.
+    result = invoke("validate", "--stack", STACK, root=root)
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"passprice: error: {folder / 'xiongjiedai-llama3-llamabench.toml'}: run ")
+    assert "is also in" in result.stderr and "xd3.h100_pcie_80gb.8b-q4km.tg512 " in result.stdout  # copy.toml's
+    bad("calibrate", "--stack", STACK, "--dry-run", root=root, says="is also in")
     (folder / "copy.toml").unlink()
     backwards = text.replace("positions = [0, 512]", "positions = [600, 512]", 1)
     (folder / "xiongjiedai-llama3-llamabench.toml").write_text(backwards)
-    bad("validate", root=root, says="positions: first 600 is past last 512")
+    result = invoke("validate", root=root)
+    assert result.exit_code == 2 and "positions: first 600 is past last 512" in result.stderr
+    assert "pr15131.rtx_4090.l31-8b-q4_0.ub16 " in result.stdout
+    bad("calibrate", "--stack", STACK, "--dry-run", root=root, says="positions: first 600 is past last 512")
 
 
 def test_every_run_names_a_registered_card_and_checkpoint() -> None:

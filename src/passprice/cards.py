@@ -16,7 +16,7 @@ from passprice import schema
 from passprice.errors import InputError
 from passprice.facts import Fact, Provenance, dimension
 from passprice.files import is_there
-from passprice.registry import Root, not_found
+from passprice.registry import Root, entry_name, not_found
 
 #: Every path a card fact may have, with the dimension its unit must have, in the seed's ``Card::facts`` order.
 CARD_PATHS: dict[str, str] = {
@@ -257,7 +257,7 @@ def read_card(root: Root, path: Path, data: bytes | None = None) -> Card:
     from passprice import cache
 
     raw = schema.read_bytes(path) if data is None else data
-    name = path.name[: -len(".toml")]
+    name = entry_name(path)
 
     def build() -> Card:
         return card_from_document(name, schema.load(path, "card", root.schema, data=raw), str(path))

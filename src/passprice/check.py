@@ -142,6 +142,11 @@ def _validate_folder(
 ) -> tuple[int, list[str]]:
     problems: list[str] = []
     count = 0
+    from passprice.registry import folder_problem
+
+    problem = folder_problem(folder)
+    if problem is not None:
+        return 0, [problem]
     if not is_folder(folder):
         return 0, []
     for path in sorted(folder.glob(f"*{suffix}")):
@@ -158,11 +163,32 @@ def _validate_folder(
 
                 load_checkpoint(root, str(path))
             else:
+                from passprice.registry import entry_name
+
+                name = entry_name(path, suffix)
                 document = schema.load(path, kind, root.schema)
-                build(path.name[: -len(suffix)], document, str(path))
+                build(name, document, str(path))
         except InputError as e:
             problems += problem_lines(e)
-    return count, problems
+    return count, problems + lookalikes(folder, suffix)
+
+
+def lookalikes(folder: Path, suffix: str = ".toml") -> list[str]:
+    """One line for each set of files in ``folder`` whose names differ only by case or by Unicode normalization
+    (``é.toml`` written as one code point and as ``e`` + U+0301): they show as the same name in every listing and
+    price, so a review cannot tell which one a serving names, and they are one file on macOS and Windows, where the
+    checkout cannot hold both. Names are compared as NFC, case-folded."""
+    import unicodedata
+
+    groups: dict[str, list[str]] = {}
+    for path in sorted(folder.glob(f"*{suffix}")):
+        groups.setdefault(unicodedata.normalize("NFC", path.name).casefold(), []).append(path.name)
+    return [
+        f"{folder}: {', '.join(ascii(n) for n in names)}: names that differ only by case or Unicode normalization "
+        "(they show alike, and are one file on macOS and Windows): rename all but one"
+        for names in groups.values()
+        if len(names) > 1
+    ]
 
 
 @attrs.frozen
@@ -211,6 +237,12 @@ def _review_files(root: Root) -> FileReview:
     ):
         n, found = _validate_folder(root, folder, kind, build)
         kinds[f"{kind}s"] = n
+        problems += found
+        unreadable += found
+    from passprice.registry import folder_problem
+
+    for folder, suffix in ((root.servings, ".toml"), (root.sources, ".toml"), (root.locks, ".lock.toml")):
+        found = [] if folder_problem(folder) is not None else lookalikes(folder, suffix)
         problems += found
         unreadable += found
     # sources cited and registered, derived facts recomputed (passprice.lineage)

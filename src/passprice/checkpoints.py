@@ -28,6 +28,7 @@ from passprice import __version__, ggml, schema
 from passprice.errors import InputError, problem_lines
 from passprice.files import is_there, make_folder, write_atomically
 from passprice.gguf_header import (
+    KEEP_ARRAY_LIMIT,
     VALUE_TYPE_NAMES,
     GGUFHeader,
     LongArray,
@@ -347,6 +348,26 @@ def _any_meta(value: Any, where: str) -> MetaValue:
     raise InputError(f"{where}: {schema.shown_value(value)} is not a metadata value")
 
 
+def _leaves(value: Any) -> int:
+    """Elements of a metadata ``value`` counted through its nested arrays, as the header reader counts them before it
+    keeps an array (an empty inner array counts as one; a scalar is 0): at most ``KEEP_ARRAY_LIMIT`` in an entry
+    ``import`` writes. Walked without recursion."""
+    if not isinstance(value, list):
+        return 0
+    count = 0
+    pending = [value]
+    while pending:
+        items = pending.pop()
+        if not items:
+            count += 1
+        for item in items:
+            if isinstance(item, list):
+                pending.append(item)
+            else:
+                count += 1
+    return count
+
+
 def header_from_entry(document: Mapping[str, Any], source: str) -> GGUFHeader:
     """The header a checkpoint entry (a parsed, schema-valid ``checkpoint`` document read from ``source``)
     describes: equal (``==``) to what :func:`~passprice.gguf_header.read_header` returns for the file it was
@@ -374,6 +395,12 @@ def header_from_entry(document: Mapping[str, Any], source: str) -> GGUFHeader:
             else:
                 metadata[key] = LongArray(inner, int(item["length"]))
         else:
+            leaves = _leaves(item["value"])
+            if leaves > KEEP_ARRAY_LIMIT:
+                raise InputError(
+                    f"{where}.value: {leaves:,} elements counted through its arrays: the header reader keeps at most "
+                    f"{KEEP_ARRAY_LIMIT:,} of an array (a longer one is written as its type and length)"
+                )
             metadata[key] = _meta_from(item["value"], descriptor, f"{where}.value")
         value_types[key] = descriptor
     import cattrs

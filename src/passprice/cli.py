@@ -74,6 +74,19 @@ def _usage(e: click.UsageError) -> NoReturn:
     raise click.exceptions.Exit(2)
 
 
+#: Characters an error line shows at most: past it, its head and tail with how much was left out between them.
+LONGEST_LINE = 4000
+
+
+def _cut(line: str) -> str:
+    """``line`` as printed: whole when it has at most :data:`LONGEST_LINE` characters, else its first 3,000 and last
+    500 characters around ``… (N characters left out) …``. jsonschema names every unexpected key of a table in one
+    message: a card table of 80,000 stray keys (1.2 MB) printed a 789 KB line."""
+    if len(line) <= LONGEST_LINE:
+        return line
+    return f"{line[:3000]} … ({len(line) - 3500:,} characters left out) … {line[-500:]}"
+
+
 class _Group(click.Group):
     """The ``passprice`` group: turns :class:`InputError` and a usage error into one line on stderr and exit 2, and
     a refusal into exit 1, whichever command raised it."""
@@ -87,6 +100,12 @@ class _Group(click.Group):
             raise
         except click.UsageError as e:
             _usage(e)
+        except KeyboardInterrupt as e:
+            # Ctrl-C while click parses the command line (building a command's options): click would say "Aborted!"
+            # and exit 1, the refusal status; it is the interrupted status, as during the command.
+            line, status = _stopped(e)
+            click.echo(line, err=True)
+            raise click.exceptions.Exit(status) from None
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -103,7 +122,7 @@ class _Group(click.Group):
             # One problem a line (the error's lines: a newline, a U+2028 or a \x1c a file name holds is data), each
             # character that does not print escaped, so a name cannot split or reorder its line.
             for line in e.lines:
-                click.echo(f"passprice: error: {escaped(line)}", err=True)
+                click.echo(f"passprice: error: {_cut(escaped(line))}", err=True)
             ctx.exit(2)
         except Refused as e:
             if ctx.meta.get("passprice.json"):
@@ -1212,6 +1231,9 @@ def lock_command(
             locked = old.name
     if serving is not None and not _given({k: v for k, v in o.items() if k != "serving"}):
         locked = serving_name(root, serving)
+    from passprice.servings import require_lockable
+
+    require_lockable(root, spec, output)  # a lock of the registry pins only what the registry holds
     resolved = resolve(root, spec)
     kind = kind or "price"
     if stack is None and update and old is not None and old.stack is not None:
@@ -2252,6 +2274,9 @@ def main() -> None:
     interpreter's own modules) lives as long as the process: :func:`gc.freeze` moves it out of the collector's way,
     so the collections a command's own imports and work trigger do not scan it again (about 3 % of a price's
     instructions)."""
+    from passprice.entry import utf8_names
+
+    utf8_names()  # for a caller of this function itself (benchmarks, python -c); the console script did it first
     import gc
 
     gc.freeze()
@@ -2275,6 +2300,10 @@ def main() -> None:
         print("passprice: error: standard output is closed; nothing to print to", file=sys.stderr)
         sys.exit(2)
     try:
+        from passprice.entry import _interrupted
+
+        if signal.getsignal(signal.SIGINT) is _interrupted:  # started by passprice.entry: Python's handler again
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         try:
             cli(prog_name="passprice")
         finally:

@@ -29,7 +29,7 @@ from passprice import cache, gitread, schema
 from passprice.cards import card_from_document
 from passprice.derivations import Finding, recheck_all
 from passprice.drafts import method_from_document
-from passprice.errors import InputError, problem_lines
+from passprice.errors import InputError, escaped, problem_lines
 from passprice.facts import Fact, Provenance, dimension
 from passprice.files import is_folder
 from passprice.lineage import Dependant, changed_dependants
@@ -1598,7 +1598,8 @@ def diff_text(d: Diff) -> str:
         lines.append("")
         lines.append("other files changed")
         lines += [f"  {f.path} ({f.status})" for f in others]
-    return "\n".join(lines)
+    # A file's path and name are shown, never obeyed: a card file ev\u202eil.toml added on HEAD was printed raw.
+    return "\n".join(escaped(line) for line in lines)
 
 
 def _content(f: FileChange) -> str:

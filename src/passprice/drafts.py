@@ -17,7 +17,7 @@ from passprice import schema
 from passprice.errors import InputError
 from passprice.facts import Fact
 from passprice.files import is_there
-from passprice.registry import Root, not_found
+from passprice.registry import Root, entry_name, not_found
 
 
 @attrs.frozen
@@ -77,6 +77,6 @@ def load_draft_method(root: Root, ref: str) -> DraftMethod:
 
     path = draft_path(root, ref)
     document = schema.load(path, "draft", root.schema)
-    method = method_from_document(path.name[: -len(".toml")], document, str(path))
+    method = method_from_document(entry_name(path), document, str(path))
     require_sources(root, method.facts(), str(path))
     return method

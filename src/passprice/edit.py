@@ -30,7 +30,7 @@ from passprice.drafts import draft_path, method_from_document
 from passprice.errors import InputError, problem_lines
 from passprice.facts import Fact
 from passprice.files import is_there, open_regular, read_regular, target, write_atomically
-from passprice.registry import Root
+from passprice.registry import Root, entry_name
 
 if TYPE_CHECKING:
     from passprice.derivations import Finding
@@ -79,12 +79,12 @@ def locate(root: Root, name: str, path: str | None, draft: bool = False) -> Fact
         if path is not None and match is None:
             raise InputError(f"{file}: {path}: not a drafting-method fact path (acceptance.1, acceptance.2, …)")
         fact = f"acceptance.{match.group(1)}" if match is not None else ""
-        return FactFile(file, "draft", file.name[: -len(".toml")], fact)
+        return FactFile(file, "draft", entry_name(file), fact)
     file = card_path(root, name)
     if path is not None and not is_card_path(path):
         known = ", ".join([*CARD_PATHS, *HOST_PATHS, *TENSOR_PATHS])
         raise InputError(f"{file}: {path}: not a card fact path (one of {known})")
-    return FactFile(file, "card", file.name[: -len(".toml")], path or "")
+    return FactFile(file, "card", entry_name(file), path or "")
 
 
 def read_facts(where: FactFile, schema_folder: Path | None = None) -> dict[str, Fact]:

@@ -1,12 +1,58 @@
 """The ``passprice`` console script: a command whose output the memo kept (:mod:`passprice.memo`) is answered
-before click, attrs or the rest of passprice is imported; every other run is :func:`passprice.cli.main`'s."""
+before click, attrs or the rest of passprice is imported; every other run is :func:`passprice.cli.main`'s.
+
+Two things happen before either (attack round 5, issue 13). A process started with a file system encoding other than
+UTF-8 (``LC_ALL=POSIX PYTHONUTF8=0``) runs itself again in Python's UTF-8 mode (:func:`utf8_names`). And a Ctrl-C
+that comes while the command line is still being imported exits 130 with one line (:func:`_interrupted`), as one
+during a command does: importing :mod:`passprice.cli` takes 0.1 to 0.9 s, depending on the machine's load and
+whether bytecode is cached, and a Ctrl-C in that time printed the interpreter's ``KeyboardInterrupt`` traceback of
+whatever module was being imported. Nothing is written before :func:`passprice.cli.main` starts, so that Ctrl-C ends
+the process at once (``os._exit``); :func:`passprice.cli.main` puts Python's own handler back where its reporting of
+a Ctrl-C begins.
+"""
 
 from __future__ import annotations
+
+import os
+import signal
+import sys
+from types import FrameType
+
+
+def _interrupted(number: int, frame: FrameType | None) -> None:
+    """Ctrl-C before the command line runs: one line on stderr, exit 130 (128 + SIGINT), nothing to clean up."""
+    os.write(2, b"passprice: interrupted\n")
+    os._exit(128 + number)
+
+
+def utf8_names() -> None:
+    """Run again in Python's UTF-8 mode (``-X utf8``) when the interpreter started with another file system encoding
+    (an ASCII locale with UTF-8 mode turned off: ``LC_ALL=POSIX PYTHONUTF8=0``). passprice's files are UTF-8 and name
+    one another in UTF-8 (``card = "é"``), so a name must reach the file system as UTF-8 bytes and come back from it
+    as text: under ASCII a registered ``é.toml`` was listed as ``??``, named ``\\\\udcc3\\\\udca9`` in error lines,
+    broke ``lock`` (a lone surrogate cannot be hashed as UTF-8) and could not be opened from a serving file. The
+    process is replaced (``os.execv`` with the interpreter's own arguments, ``sys.orig_argv``), so its exit status,
+    signals and standard streams are the command's; nothing is read or printed before. Where that cannot be done
+    (no ``orig_argv``, not POSIX, ``execv`` fails) the command runs on in the locale's encoding."""
+    if os.name != "posix" or sys.flags.utf8_mode or sys.getfilesystemencoding().lower().replace("-", "") == "utf8":
+        return
+    argv = getattr(sys, "orig_argv", None)
+    if not argv or not sys.executable:
+        return
+    try:
+        os.execv(sys.executable, [sys.executable, "-X", "utf8", *argv[1:]])
+    except OSError:
+        return
 
 
 def main() -> None:
     """Run ``passprice`` with ``sys.argv``: the memo's replay when one holds, else the command line
-    (:func:`passprice.cli.main`), watched by the memo when its output may be kept. Exits as the command exits."""
+    (:func:`passprice.cli.main`), watched by the memo when its output may be kept. Exits as the command exits.
+    :func:`_interrupted` handles Ctrl-C until the command line takes over (left as it is when SIGINT is ignored, as
+    a shell's background job has it)."""
+    utf8_names()
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _interrupted)
     from passprice import memo
 
     memo.main(_command_line)

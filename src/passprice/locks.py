@@ -494,6 +494,29 @@ def _sorted(value: Any) -> Any:
     return value
 
 
+def _require_utf8(value: Any, name: str, where: str = "") -> None:
+    """Refuse a lock document holding a text that is not UTF-8: a lone surrogate, which is how Python holds a byte
+    of a file name that is not UTF-8 (a card file ``\\xff.toml`` names its card ``\\udcff``). A lock is UTF-8
+    TOML and its digest hashes UTF-8 bytes, so such a name cannot be pinned (it was a ``UnicodeEncodeError``
+    traceback). Raises :class:`InputError` naming the lock and the key."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            from passprice.errors import escaped
+
+            raise InputError(
+                f"lock {escaped(name)}: {where}: {escaped(value)} is not UTF-8 text (a name taken from a file name "
+                "whose bytes are not UTF-8): a lock records names as UTF-8; rename the file"
+            ) from None
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            _require_utf8(item, name, f"{where}.{key}" if where else str(key))
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            _require_utf8(item, name, f"{where}.{i}")
+
+
 def lock_document(lock: Lock) -> dict[str, Any]:
     """The lock as a TOML-ready document with sorted keys, each pinned fact with its digest, and the lock's digest
     computed over everything but ``lock.digest``."""
@@ -501,6 +524,7 @@ def lock_document(lock: Lock) -> dict[str, Any]:
     for path, entry in body["facts"].items():
         entry["digest"] = lock.facts[path].digest()
     body = _sorted(body)
+    _require_utf8(body, lock.name)
     body["lock"]["digest"] = "sha256:" + hashlib.sha256(_canonical(body).encode("utf-8")).hexdigest()
     out: dict[str, Any] = _sorted(body)
     return out

@@ -22,7 +22,7 @@ import attrs
 from passprice import schema
 from passprice.errors import InputError
 from passprice.files import is_there
-from passprice.registry import Root
+from passprice.registry import Root, entry_name
 from passprice.servings import ContextSpec, ServingSpec
 
 
@@ -148,7 +148,7 @@ def load_file(
     they name must have its record there; ``problems`` as :func:`runs_of_document`'s. Raises :class:`InputError`
     (naming the file and the ids) or :class:`~passprice.errors.SchemaError`."""
     document = schema.load(path, "measurement", schema_folder)
-    runs = runs_of_document(path.name[: -len(".toml")], document, str(path), problems)
+    runs = runs_of_document(entry_name(path), document, str(path), problems)
     if sources is not None:
         missing = sorted({r.source_id for r in runs if not is_there(sources / f"{r.source_id}.toml")})
         if missing:
@@ -174,14 +174,25 @@ def require_inside_root(root: Root, runs: list[Run], where: str) -> list[Run]:
 def load_runs(root: Root, stack: str | None = None, problems: list[str] | None = None) -> list[Run]:
     """Every measured run in ``root`` (``registry/measurements/*.toml``, files by name, runs in file order), or only
     ``stack``'s; ``problems`` as :func:`runs_of_document`'s. Raises :class:`InputError` for a file that does not
-    read or an id given twice (naming both files)."""
+    read or an id given twice (naming both files); with ``problems``, such a file is left out whole and its lines
+    appended there instead (``validate`` still shows the other files' runs)."""
     out: list[Run] = []
     seen: dict[str, str] = {}
     for name in root.names(root.measurements):
         path = root.measurements / f"{name}.toml"
-        for run in require_inside_root(root, load_file(path, root.schema, root.sources, problems), str(path)):
-            if run.id in seen:
-                raise InputError(f"{path}: run {run.id!r} is also in {seen[run.id]}: a run id names one run")
-            seen[run.id] = str(path)
-            out.append(run)
+        try:
+            runs = require_inside_root(root, load_file(path, root.schema, root.sources, problems), str(path))
+            mine: dict[str, str] = {}
+            for run in runs:
+                if run.id in seen or run.id in mine:
+                    other = seen.get(run.id, mine.get(run.id))
+                    raise InputError(f"{path}: run {run.id!r} is also in {other}: a run id names one run")
+                mine[run.id] = str(path)
+        except InputError as e:
+            if problems is None:
+                raise
+            problems.extend(e.lines)
+            continue
+        seen.update(mine)
+        out.extend(runs)
     return [r for r in out if stack is None or r.stack == stack]

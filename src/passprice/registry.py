@@ -87,7 +87,12 @@ class Root:
         entry is named, whatever it is (a folder called ``x.toml``, a FIFO, a broken link), so reading it reports what
         is wrong with it rather than passing over it.
 
-        Raises :class:`InputError` when ``folder`` cannot be read."""
+        Raises :class:`InputError` when ``folder`` cannot be read, or is there as something other than a folder
+        (:func:`folder_problem`: a file, a FIFO or a dangling link called ``locks`` is no empty registry folder; read
+        as one, every lock was silently off)."""
+        problem = folder_problem(folder)
+        if problem is not None:
+            raise InputError(problem)
         if not is_folder(folder):
             return []
         try:
@@ -96,6 +101,43 @@ class Root:
             )
         except OSError as e:
             raise InputError(f"{folder}: cannot list: {e.strerror or e}") from None
+
+
+def entry_name(path: Path, suffix: str = ".toml") -> str:
+    """The registry name of the record file ``path`` (its file name less ``suffix``): the name every table, price and
+    refusal line shows for it. Raises :class:`InputError` naming the file when the name holds a character that does
+    not print (a newline, ESC, a bidi control such as U+202E, a byte that is not UTF-8): a card file
+    ``ev\u202eil.toml`` was shown raw in ``facts``, ``price --card``, ``roofline`` and ``lock`` output, reordering
+    each line it was on, and one named ``nl\nx.toml`` split a row of ``cards`` in two."""
+    name = path.name[: -len(suffix)]
+    if not name.isprintable():
+        from passprice.errors import escaped
+
+        raise InputError(
+            f"{shown(path)}: the name {escaped(name)} holds a character that does not print (a control character, a "
+            "bidi control or a byte that is not UTF-8): it would be shown on every line naming the record; rename "
+            "the file"
+        )
+    return name
+
+
+def folder_problem(folder: Path) -> str | None:
+    """What is wrong with ``folder``, a folder of the registry (``locks/``, ``facts/cards/`` …), when something other
+    than a folder is there: a regular file, a FIFO, a device, a socket, or a symbolic link to nothing; ``None`` when
+    it is a folder or nothing is there (a registry may lack a kind of record). Nothing is opened. Raises
+    :class:`InputError` as :func:`passprice.files.look` does (a loop of links, a name too long)."""
+    import stat
+
+    from passprice.files import kind, look
+
+    found = look(folder)
+    if found is None:
+        if os.path.islink(folder):
+            return f"{shown(folder)}: a symbolic link to nothing, where the registry keeps a folder"
+        return None
+    if stat.S_ISDIR(found.st_mode):
+        return None
+    return f"{shown(folder)}: is {kind(found.st_mode)}, not a folder: the registry keeps its files of this kind in one"
 
 
 def within(root: Root, path: Path | str) -> bool:

@@ -30,7 +30,7 @@ import attrs
 from passprice import schema
 from passprice.facts import Fact
 from passprice.files import is_there
-from passprice.registry import Root, not_found
+from passprice.registry import Root, entry_name, not_found
 
 #: The lock paths of a routing record's facts.
 ROUTING_PATHS = ("routing.hot_experts", "routing.hot_share")
@@ -125,7 +125,7 @@ def load_routing(root: Root, ref: str) -> Routing:
 
     path = routing_path(root, ref)
     document = schema.load(path, "routing", root.schema)
-    routing = routing_from_document(path.name[: -len(".toml")], document, str(path))
+    routing = routing_from_document(entry_name(path), document, str(path))
     require_sources(root, {p.split(".", 1)[1]: f for p, f in routing.facts().items()}, str(path))
     return routing
 

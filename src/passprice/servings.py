@@ -194,6 +194,9 @@ def load_spec(root: Root, ref: str) -> ServingSpec:
     from passprice import cache
 
     path = serving_path(root, ref)
+    from passprice.registry import entry_name
+
+    entry_name(path)  # a name that does not print is refused, not shown
     data = schema.read_bytes(path)
 
     def build() -> ServingSpec:
@@ -335,6 +338,25 @@ def require_inside_root(root: Root, spec: ServingSpec) -> None:
         named.append(("routing", spec.routing, root.routing))
     for key, ref, folder in named:
         require_inside(root, ref, folder, f"{spec.source}: {key}")
+
+
+def require_lockable(root: Root, spec: ServingSpec, output: Path) -> None:
+    """A lock written to ``output`` inside ``root`` is a registry file, held to :func:`require_inside_root` as
+    ``check``, ``price`` and ``reproduce`` will read it: a ``--card``, ``--checkpoint``, ``--draft-method`` or
+    ``--routing`` path outside the root would pin a file nobody can trace back from the registry (and the lock would
+    fail ``check`` once written). A lock written outside the root is the user's own and may name any path. Raises
+    :class:`InputError`: one line naming the lock file, the key and what to do."""
+    from passprice.registry import within
+
+    if not within(root, output):
+        return
+    try:
+        require_inside_root(root, attrs.evolve(spec, source=str(output)))
+    except InputError as e:
+        raise InputError(
+            f"{e}; a lock written there could not be traced back to the registry: copy the file into the registry "
+            "(passprice import, facts/…), or write the lock outside the registry (-o FILE)"
+        ) from None
 
 
 def resolve(

@@ -21,7 +21,7 @@ from passprice import schema
 from passprice.errors import InputError, problem_lines
 from passprice.facts import Fact
 from passprice.files import is_there
-from passprice.registry import Root, document_problem, not_found
+from passprice.registry import Root, document_problem, entry_name, not_found
 
 if TYPE_CHECKING:
     import cattrs
@@ -134,7 +134,7 @@ def load_source(root: Root, ref: str) -> Source:
     Raises :class:`InputError` or :class:`~passprice.errors.SchemaError`."""
     path = source_path(root, ref)
     document = schema.load(path, "source", root.schema)
-    return source_from_document(path.name[: -len(".toml")], document, str(path))
+    return source_from_document(entry_name(path), document, str(path))
 
 
 def read_sources(root: Root) -> tuple[dict[str, Source], list[str]]:

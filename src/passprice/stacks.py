@@ -46,7 +46,7 @@ from passprice.errors import InputError
 from passprice.facts import Fact, Provenance, dimension, weakest
 from passprice.files import is_there
 from passprice.gguf_header import GGUFHeader
-from passprice.registry import Root, not_found
+from passprice.registry import Root, entry_name, not_found
 from passprice.serving import (
     ContextMix,
     PassShape,
@@ -345,7 +345,7 @@ def load_stack(root: Root, ref: str) -> Stack:
 
     path = stack_path(root, ref)
     document = schema.load(path, "stack", root.schema)
-    stack = stack_from_document(path.name[: -len(".toml")], document, str(path))
+    stack = stack_from_document(entry_name(path), document, str(path))
     require_sources(root, stack.lock_facts(), str(path))
     return stack
 

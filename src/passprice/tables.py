@@ -53,7 +53,11 @@ def percent(part: float, whole: float) -> str:
 
 def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> str:
     """A plain-text table: columns padded to their widest cell, the columns in ``right`` right-aligned, a rule under
-    the header."""
+    the header. Each cell is shown, never obeyed (:func:`passprice.errors.escaped`): a registry name is a file name,
+    and one holding a newline, ESC or U+202E split a row of ``cards`` in two, coloured or reordered it."""
+    from passprice.errors import escaped
+
+    rows = [[escaped(c) for c in row] for row in rows]
     widths = [len(h) for h in headers]
     for row in rows:
         for i, cell in enumerate(row):
@@ -77,9 +81,13 @@ def _markup() -> re.Pattern[str]:
 
 
 def _one_line(text: str) -> str:
-    """``text`` on one line: a line break as a space, any other control character as U+FFFD."""
+    """``text`` on one line: a line break as a space, any other character that does not print as U+FFFD — a control
+    character (C0, DEL, C1), U+2028/U+2029, a bidi control (U+202A–U+202E, U+2066–U+2069: a card file
+    ``ev\u202eil.toml`` added in a pull request reordered its line of the review comment), a lone surrogate."""
     out = text.replace("\r\n", " ").replace("\n", " ")
-    return "".join("\ufffd" if ch < " " or ch == "\x7f" else ch for ch in out)
+    if out.isprintable():
+        return out
+    return "".join(ch if ch.isprintable() or ch == " " else "\ufffd" for ch in out)
 
 
 def markdown_text(text: str) -> str:

@@ -89,8 +89,8 @@ def validate(root: Root, stack: str | None = None, runs: Sequence[Run] | None = 
     """Price every measured run (or ``stack``'s, or ``runs``) as limit and as expected. A run whose stack is not
     registered gets its limit only; a run whose figures do not divide (:func:`passprice.measurements.too_small`, or
     a limit or expected tokens/s over measured that overflows) is left out, its line in
-    :attr:`Validation.problems`. Raises :class:`InputError` for a run whose card or checkpoint does not load, or a
-    ``stack`` that is not registered."""
+    :attr:`Validation.problems`, as is a measurement file that does not read (every run of it) and a run whose card
+    or checkpoint does not load. Raises :class:`InputError` for a ``stack`` that is not registered."""
     if stack is not None:
         load_stack(root, stack)  # an unknown stack is bad input, named with the registered ones
     problems: list[str] = []
@@ -98,18 +98,27 @@ def validate(root: Root, stack: str | None = None, runs: Sequence[Run] | None = 
     cards: dict[str, Card] = {}
     headers: dict[str, GGUFHeader] = {}  # one header object a checkpoint, so runs of one model share its pass
     stacks: dict[str, Stack | None] = {}
+    unread: set[str] = set()  # stacks whose file does not read: their runs are left out, the file named once
     rows = []
     for run in runs:
-        if run.stack not in stacks:
-            stacks[run.stack] = load_stack(root, run.stack) if is_there(root.stacks / f"{run.stack}.toml") else None
+        if run.stack not in stacks and run.stack not in unread:
+            try:
+                there = is_there(root.stacks / f"{run.stack}.toml")
+                stacks[run.stack] = load_stack(root, run.stack) if there else None
+            except InputError as e:
+                unread.add(run.stack)
+                problems.extend(e.lines)
+        if run.stack in unread:
+            continue
         try:
             card = cards.get(run.card) or load_card(root, run.card)
             cards[run.card] = card
             header = headers.get(run.checkpoint) or load_checkpoint(root, run.checkpoint)
             headers[run.checkpoint] = header
             serving = to_serving(complete(run.spec(), header))
-        except InputError as e:
-            raise InputError.of(f"run {run.id} ({run.source}): {line}" for line in e.lines) from None
+        except InputError as e:  # its file names what does not load: left out, its lines kept, the rest shown
+            problems.extend(f"run {run.id} ({run.source}): {line}" for line in e.lines)
+            continue
         st = stacks[run.stack]
         try:
             if st is None:
