@@ -149,3 +149,30 @@ def test_without_the_compiled_validator_jsonschema_decides_alone(monkeypatch: py
     finally:
         monkeypatch.undo()
         schema._fast_validator.cache_clear()
+
+
+def test_an_invalid_document_too_large_for_jsonschema_is_explained_by_the_compiled_validator() -> None:
+    """Attacker round 5: a checkpoint entry whose metadata value nests 1,000 arrays of 300 floats (629 KB of TOML)
+    and whose ``header.version`` is 99 made jsonschema walk 300,000 values (11.5 s) before saying so. Past
+    MAX_EXPLAINED values, jsonschema is not asked: the problems are jsonschema-rs's, by key path."""
+    entry = copy.deepcopy(_BASE["checkpoint"])
+    entry["header"]["version"] = 99
+    entry["metadata"]["general.architecture"] = {"type": "array", "value": [[1.0] * 300 for _ in range(1000)]}
+
+    def walked(*_: Any) -> Any:
+        raise AssertionError("jsonschema asked to walk 300,000 values")
+
+    with mock.patch.object(schema, "_validator", walked):
+        found = schema.problems(entry, "checkpoint")
+    assert found == ["header.version: 99 is not one of 2 or 3"]
+    entry["header"]["sha256"] = datetime.date(2026, 1, 1)  # no JSON value: jsonschema-rs cannot take it
+    with mock.patch.object(schema, "_validator", walked):
+        found = schema.problems(entry, "checkpoint")
+    assert found == [
+        "header.sha256: datetime.date(2026, 1, 1) is a TOML date or time, which no passprice file holds here "
+        "(write it as a string)"
+    ]
+    # One value under the bound, jsonschema explains it, in its own words.
+    small = copy.deepcopy(_BASE["checkpoint"])
+    small["header"]["version"] = 99
+    assert schema.problems(small, "checkpoint") == ["header.version: 99 is not allowed here (one of 2, 3)"]

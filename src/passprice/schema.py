@@ -235,9 +235,74 @@ def problems(document: Mapping[str, Any], kind: str, folder: Path | None = None)
         return oversized
     if _surely_valid(document, kind, where):
         return []
+    if _values_past(document, MAX_EXPLAINED):
+        return _compiled_problems(document, kind, where)
     validator = _validator(kind, where)
     errors = sorted(validator.iter_errors(document), key=lambda e: (list(map(str, e.absolute_path)), e.message))
     return [_explain(e) for e in errors]
+
+
+#: The most values (every table, array and scalar, nested) of an invalid document ``jsonschema`` is asked to explain:
+#: it walks about 25,000 a second, so an invalid file of 300,000 (a checkpoint entry's metadata value nested 1,000 ×
+#: 300 deep, 629 KB, with a wrong ``header.version``) took 12 s. The largest shipped file, deepseek-v3's entry, holds
+#: 8,978. A larger invalid document is explained in ``jsonschema-rs``'s words instead (:func:`_compiled_problems`).
+MAX_EXPLAINED = 32_768
+#: The most problems listed for a document too large for ``jsonschema`` (:data:`MAX_EXPLAINED`).
+MAX_COMPILED_PROBLEMS = 20
+
+
+def _values_past(document: Any, limit: int) -> bool:
+    """Whether ``document`` holds more than ``limit`` values (tables, arrays and scalars, nested), counted without
+    recursion and stopping at ``limit``."""
+    todo = [document]
+    seen = 0
+    while todo:
+        value = todo.pop()
+        seen += 1
+        if seen > limit:
+            return True
+        if isinstance(value, dict):
+            todo.extend(value.values())
+        elif isinstance(value, list):
+            todo.extend(value)
+    return False
+
+
+def _compiled_problems(document: Any, kind: str, folder: str) -> list[str]:
+    """The problems of a document too large for ``jsonschema`` to walk in time (:data:`MAX_EXPLAINED`), one line
+    each, ``KEY.PATH: what was wrong`` in ``jsonschema-rs``'s words (a value in them cut to 100 characters), the
+    first :data:`MAX_COMPILED_PROBLEMS` by key path, then how many more; a TOML date or time (no JSON value, which
+    ``jsonschema-rs`` cannot take) is named by its key path. Never empty for an invalid document."""
+    import datetime
+    import itertools
+
+    todo: list[tuple[tuple[Any, ...], Any]] = [((), document)]
+    while todo:  # a date, time or datetime anywhere: no schema of passprice's holds one
+        where, value = todo.pop()
+        if isinstance(value, datetime.date | datetime.time):
+            return [f"{_key_path(where)}: {value!r} is a TOML date or time, which no passprice file holds here "
+                    "(write it as a string)"]
+        if isinstance(value, dict):
+            todo.extend(((*where, k), v) for k, v in value.items())
+        elif isinstance(value, list):
+            todo.extend(((*where, i), v) for i, v in enumerate(value))
+    fast = _fast_validator(kind, folder)
+    lines: list[str] = []
+    if fast is not None:
+        try:
+            found = list(itertools.islice(fast.iter_errors(document), 10 * MAX_COMPILED_PROBLEMS))
+        except Exception:
+            found = []
+        for error in found:
+            message = str(error.message)
+            if len(message) > 200:
+                message = f"{message[:100]}…"
+            lines.append(f"{_key_path(list(error.instance_path))}: {message}")
+    lines = sorted(set(lines))
+    if not lines:
+        return [f"(top level): more than {MAX_EXPLAINED:,} values, and not valid: make it smaller"]
+    more = len(lines) - MAX_COMPILED_PROBLEMS
+    return lines[:MAX_COMPILED_PROBLEMS] + ([f"(top level): and {more} more problems"] if more > 0 else [])
 
 
 def validate(document: Mapping[str, Any], kind: str, source: str, folder: Path | None = None) -> None:
