@@ -331,7 +331,8 @@ def test_a_run_that_starts_a_process_is_spoiled(tmp_path: Path) -> None:
 
 def test_a_run_that_writes_outside_the_cache_is_spoiled(tmp_path: Path) -> None:
     r = recorder(tmp_path)
-    watched(r, lambda: (tmp_path / "cache" / "ok.json").write_text("x"))
+    (tmp_path / "cache" / "documents").mkdir()
+    watched(r, lambda: (tmp_path / "cache" / "documents" / "ok.json").write_text("x"))
     assert r.spoiled is None
     watched(r, lambda: (tmp_path / "out.csv").write_text("x"))
     assert r.spoiled is not None and "out.csv" in r.spoiled
@@ -485,3 +486,109 @@ def test_a_file_changed_during_the_run_is_not_kept(tmp_path: Path) -> None:
     finally:
         memo.KEEP_NS = keep
     assert r.spoiled == f"{card} changed during the run"
+
+
+# --- attack round (memo-breaker): links, `..` and a cache folder holding the registry --------------------------------
+
+
+def _edited_copy(w: dict[str, Any], name: str) -> Path:
+    """A second registry beside ``w``'s root whose card's memory bandwidth is 4.7 TB/s (the root's says 4.8)."""
+    other = w["tmp"] / name
+    for folder in ("facts", "registry", "locks", "sources"):
+        shutil.copytree(w["root"] / folder, other / folder)
+    card = other / CARD
+    card.write_bytes(card.read_bytes().replace(b"value = 4.8\n", b"value = 4.7\n", 1))
+    return other
+
+
+def _retarget(link: Path, target: Path) -> None:
+    """Point ``link`` at ``target`` by a rename over it (as ``ln -sfn`` does)."""
+    tmp = link.with_name(link.name + ".new")
+    tmp.symlink_to(target)
+    tmp.replace(link)
+
+
+def test_a_root_given_through_a_link_that_is_retargeted_misses(world: dict[str, Any]) -> None:
+    # `--root /deploy/current`, a link to one release's registry, retargeted to another release's: the tree stamped
+    # under the first release's real path is unchanged, but the root the command names is another. The link lies
+    # outside the working folder, so no listing the run stamped changes either.
+    other = _edited_copy(world, "release2")
+    links, work = world["tmp"] / "deploy", world["tmp"] / "work"
+    links.mkdir()
+    work.mkdir()
+    (links / "current").symlink_to(world["root"])
+    args = ("--root", str(links / "current"), "price", R1, "--no-lock", "--json")
+    first = recorded(world, *args, cwd=work)
+    _retarget(links / "current", other)
+    assert missed(world, *args, cwd=work)
+    second = run(world, *args, cwd=work)
+    assert second.stdout != first.stdout
+    assert second.stdout == fresh(world, *args, cwd=work).stdout
+
+
+def test_a_card_path_through_a_link_into_the_root_misses_when_retargeted(world: dict[str, Any]) -> None:
+    # `--card /elsewhere/cards/x.toml` where /elsewhere/cards links to the root's facts/cards: the file it resolves to
+    # lies in the root's stamped tree, which stays as it was when the link is pointed at another folder of cards.
+    other = _edited_copy(world, "other")
+    links = world["tmp"] / "links"
+    links.mkdir()
+    (links / "cards").symlink_to(world["root"] / "facts" / "cards")
+    args = ("price", R1, "--no-lock", "--json", "--card", str(links / "cards" / "h200_sxm_141gb.toml"))
+    first = recorded(world, *args)
+    _retarget(links / "cards", other / "facts" / "cards")
+    assert missed(world, *args)
+    assert run(world, *args).stdout != first.stdout
+
+
+def test_a_path_with_dotdot_after_a_link_is_the_file_it_names(world: dict[str, Any]) -> None:
+    # `header sub/../m.gguf` with `sub` a link to a folder elsewhere names the m.gguf beside that folder, not one in
+    # the working folder: the run's reads were once recorded under the lexically normalised name (a file that is not
+    # there), so an edit to the file the run read replayed.
+    import lzma
+
+    elsewhere = world["tmp"] / "elsewhere"
+    (elsewhere / "dir").mkdir(parents=True)
+    gguf = elsewhere / "m.gguf"
+    gguf.write_bytes(lzma.decompress((REPO / "tests" / "data" / GGUF).read_bytes()))
+    work = world["tmp"] / "work"
+    work.mkdir()
+    (work / "sub").symlink_to(elsewhere / "dir")
+    first = recorded(world, "header", "sub/../m.gguf", cwd=work)
+    same_size_edit(gguf, b"gemma", b"gemmb")
+    assert missed(world, "header", "sub/../m.gguf", cwd=work)
+    assert run(world, "header", "sub/../m.gguf", cwd=work).stdout != first.stdout
+
+
+@pytest.mark.parametrize("where", ["root", "parent", "documents"])
+def test_a_cache_folder_holding_the_root_still_stamps_it(world: dict[str, Any], where: str) -> None:
+    # PASSPRICE_CACHE_DIR set to the registry itself, or to a folder above it (a home folder; one whose registry
+    # lies in a folder named as one of the cache's own, `documents/`): every file under the cache folder was taken for
+    # the cache's own, keyed by content, and left out of the stamp, so a card edited there replayed the old price.
+    root = world["root"]
+    if where == "documents":
+        moved = world["tmp"] / "documents" / "reg"
+        moved.parent.mkdir()
+        root.rename(moved)
+        root = moved
+    cache = {"root": root, "parent": root.parent, "documents": root.parent.parent}[where]
+    w = {**world, "root": root, "cache": cache, "env": {**world["env"], "PASSPRICE_CACHE_DIR": str(cache)}}
+    # The first run makes the cache's folders (its compiled code's at exit, after the stamp) in a folder the stamp
+    # holds: that run is not kept or does not replay; the next is and does.
+    assert run(w, "price", R1, "--no-lock", "--json").returncode == 0
+    first = recorded(w, "price", R1, "--no-lock", "--json")
+    same_size_edit(root / CARD, b"value = 4.8\n", b"value = 4.7\n")
+    assert missed(w, "price", R1, "--no-lock", "--json")
+    second = run(w, "price", R1, "--no-lock", "--json")
+    assert second.stdout != first.stdout
+    assert second.stdout == fresh(w, "price", R1, "--no-lock", "--json").stdout
+
+
+def test_only_the_cache_own_files_are_the_cache(tmp_path: Path) -> None:
+    r = recorder(tmp_path)
+    cache = tmp_path / "cache"
+    assert r._cached(str(cache / "memo" / ("0" * 64 + ".memo")))
+    assert r._cached(str(cache / "documents" / ".x1y2.tmp"))
+    assert r._cached(str(cache / "documents"))
+    assert not r._cached(str(cache / "facts" / "cards" / "x.toml"))
+    assert not r._cached(str(cache / "documents" / "reg" / "facts"))
+    assert not r._cached(str(cache / "memo" / ".." / "x.toml"))

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 #: The layout of an entry and the meaning of its key; bump it when either changes.
-FORMAT = "passprice-memo-1"
+FORMAT = "passprice-memo-2"
 #: The commands whose output is kept: each reads the registry and prints, and writes nothing (checked one by one in
 #: ``tests/test_memo.py``). ``fact show`` is ``fact`` then ``show``.
 COMMANDS = frozenset({
@@ -266,6 +266,11 @@ def _holds(item: tuple[Any, ...]) -> bool:
     path, kind, recorded, racy, what = item
     if kind == "p":
         return bool(_kind(path) == what)
+    if kind == "r":
+        try:
+            return bool(os.path.realpath(path) == what)
+        except (OSError, ValueError):
+            return False
     try:
         st = os.lstat(path) if kind == "l" else os.stat(path)
     except (OSError, ValueError):

@@ -50,6 +50,10 @@ _SPOILS = frozenset({
     "webbrowser.open", "sqlite3.connect",
 })
 _LISTS = frozenset({"os.listdir", "os.scandir"})
+#: The cache folder's own folders (``code`` holds one folder a cache tag) and the endings of the files in them:
+#: entries, and the temporary files entries are written through.
+_ENTRY_FOLDERS = ("documents", "objects", "memo")
+_ENTRY_SUFFIXES = (".json", ".pickle", ".memo", ".code", ".tmp")
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 
 
@@ -122,6 +126,13 @@ class Recorder:
     def __init__(self, cwd: str, cache: str) -> None:
         self.cwd = cwd
         self.caches = {cache, os.path.realpath(cache)}
+        tag = sys.implementation.cache_tag or "python"
+        #: The cache's own folders (the parents of its entries): only these, and the entries in them, are the
+        #: cache's; the rest of the cache folder is a folder like any other (a registry root, or an argument's file,
+        #: may lie in it: ``PASSPRICE_CACHE_DIR`` set to a root or to a home folder).
+        self.entry_folders = {os.path.join(c, sub) for c in self.caches for sub in _ENTRY_FOLDERS}
+        self.entry_folders |= {os.path.join(c, "code", tag) for c in self.caches}
+        self.cache_folders = self.entry_folders | {os.path.join(c, "code") for c in self.caches}
         self.opened: dict[str, tuple[int, ...] | None] = {}
         self.listed: dict[str, tuple[int, ...] | None] = {}
         self.out: list[tuple[int, bytes]] = []
@@ -147,16 +158,23 @@ class Recorder:
             self.out.append((fd, data))
 
     def _path(self, path: Any) -> str | None:
-        """``path`` (str, bytes, path-like) made absolute against the working folder the run started in."""
+        """``path`` (str, bytes, path-like) made absolute against the working folder the run started in, and not
+        normalised: ``link/../x`` names the ``x`` beside the link's target, not the one in the working folder, and
+        the status of the path as given is that of the file the run opened."""
         try:
             p = os.fsdecode(os.fspath(path))
         except TypeError:
             return None
-        return os.path.normpath(os.path.join(self.cwd, p))
+        return os.path.join(self.cwd, p)
 
     def _cached(self, p: str) -> bool:
-        """Whether ``p`` (absolute) lies in the cache folder, named as given or with its links resolved."""
-        return any(p == c or p.startswith(c + os.sep) for c in self.caches)
+        """Whether ``p`` (absolute) is one of the cache's own folders or an entry in one (named as given or with its
+        links resolved): a file whose name ends as an entry's or a temporary file's does (:data:`_ENTRY_SUFFIXES`).
+        Nothing else in the cache folder is the cache's."""
+        p = os.path.realpath(p) if ".." in p.split(os.sep) else os.path.normpath(p)
+        if p in self.cache_folders:
+            return True
+        return os.path.dirname(p) in self.entry_folders and p.endswith(_ENTRY_SUFFIXES)
 
     def hook(self, event: str, args: tuple[Any, ...]) -> None:
         if event == "open":
@@ -317,6 +335,15 @@ class _World:
     def inside(self, path: str) -> bool:
         return any(path == t or path.startswith(t + os.sep) for t in self.trees)
 
+    def resolved(self, path: str) -> str:
+        """``path`` with every link and ``..`` resolved; when that is not ``path`` itself, an item that holds while
+        ``path`` still resolves so (a link on the way retargeted is a miss: the file or folder stamped under its
+        resolved name, as a root's tree is, may be unchanged while the one ``path`` now names is another)."""
+        real = os.path.realpath(path)
+        if real != path:
+            self.items.append((path, "r", None, True, real))
+        return real
+
     def file(self, path: str, st: tuple[int, ...], read: bool) -> None:
         """Stamp the file ``path`` of status ``st``: its sha256 when the run ``read`` it or it changed lately (its
         status proves nothing then), else its status alone (a later change to it is a miss; its bytes were no
@@ -361,6 +388,9 @@ class _World:
             self.kept(st, here)
             listing = []
             for e in entries:
+                if len(self.items) > MAX_TREE_ITEMS or self.hashed > MAX_HASHED:
+                    self.recorder.spoil(f"{top} holds more than the memo stamps")
+                    return
                 try:
                     if e.is_symlink():
                         listing.append((e.name, "l"))
@@ -391,11 +421,15 @@ def world(since: int, recorder: Recorder, argv: list[str], probes: list[tuple[st
     from passprice.registry import find_root
 
     w = _World(since, recorder, old)
+    option = _root_option(argv)
     try:
-        root = os.path.realpath(find_root(_root_option(argv)).path)
+        root = os.path.realpath(find_root(option).path)
     except (InputError, OSError):
         recorder.spoil("no registry root")
         return None
+    if option is not None:
+        # The root as given (``--root current`` a link to a release's folder): retargeted, a miss.
+        w.items.append((os.path.join(recorder.cwd, option), "r", None, True, root))
     w.trees = [root]
     package = _package()
     if not w.inside(package):
@@ -445,14 +479,14 @@ def world(since: int, recorder: Recorder, argv: list[str], probes: list[tuple[st
         elif before is not None and before != st:
             recorder.spoil(f"{p} changed during the run")
         w.kept(st, p)
-        real = os.path.realpath(p)
+        real = w.resolved(p)
         folders.setdefault(os.path.dirname(real), None)
         if not w.inside(real):
             w.file(p, st, p in recorder.opened)
     for p, before in recorder.listed.items():
         folders[p] = before
     for p, before in folders.items():
-        if not ours(p) or w.inside(os.path.realpath(p)):
+        if not ours(p) or w.inside(w.resolved(p)):
             continue
         try:
             st = _stamp(os.stat(p))
@@ -473,8 +507,9 @@ def world(since: int, recorder: Recorder, argv: list[str], probes: list[tuple[st
     return None if recorder.spoiled else w.items
 
 
-def _store(path: str, entry: dict[str, Any]) -> None:
-    """Write ``entry`` to ``path`` as :mod:`passprice.cache` writes its entries; silently nothing when it cannot."""
+def _store(path: str, entry: dict[str, Any]) -> bool:
+    """Write ``entry`` to ``path`` as :mod:`passprice.cache` writes its entries; whether it was written (``False``,
+    silently, when it cannot be)."""
     from pathlib import Path
 
     from passprice import cache
@@ -487,8 +522,9 @@ def _store(path: str, entry: dict[str, Any]) -> None:
         make_folder(target.parent)
         cache._write_entry(target, _checksum(body) + b"\n" + body)
     except (InputError, OSError):
-        return
+        return False
     cache._prune(target.parent, memo.MAX_ENTRIES)
+    return True
 
 
 def record(argv: list[str], key: str, path: str, since: int, cwd: str, cache: str, old: dict[str, Any] | None,
@@ -514,13 +550,17 @@ def record(argv: list[str], key: str, path: str, since: int, cwd: str, cache: st
         raise
     finally:
         recorder.stop()
-        if status == 0 and recorder.spoiled is None:
+        if status != 0:
+            recorder.spoil("exited with a status other than 0")
+        if recorder.spoiled is None:
             try:
                 items = world(since, recorder, argv, probes, old)
-                if items is not None:
-                    _store(path, {"key": key, "since": since, "items": items, "out": recorder.out, "status": 0})
-            except Exception:
-                pass
+                if items is not None and not _store(
+                    path, {"key": key, "since": since, "items": items, "out": recorder.out, "status": 0}
+                ):
+                    recorder.spoil("the entry could not be written")
+            except Exception as e:
+                recorder.spoil(f"the stamp failed: {type(e).__name__}")
         if os.environ.get("PASSPRICE_MEMO_DEBUG"):
             os.write(2, f"memo: {recorder.spoiled or 'kept'} (status {status})\n".encode())
 
