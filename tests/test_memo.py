@@ -592,3 +592,18 @@ def test_only_the_cache_own_files_are_the_cache(tmp_path: Path) -> None:
     assert not r._cached(str(cache / "facts" / "cards" / "x.toml"))
     assert not r._cached(str(cache / "documents" / "reg" / "facts"))
     assert not r._cached(str(cache / "memo" / ".." / "x.toml"))
+
+
+def test_a_file_removed_beyond_a_link_in_the_root_misses(world: dict[str, Any]) -> None:
+    # The root's sources/ a link to a shared folder: a price looks each cited source up by its status alone (is
+    # sources/ID.toml there?), and the tree held the link's text, not what lies beyond it, so a source removed from
+    # the shared folder replayed a price that a fresh run refuses.
+    root = world["root"]
+    shared = world["tmp"] / "shared"
+    (root / "sources").rename(shared)
+    (root / "sources").symlink_to(shared)
+    recorded(world, "price", R1, "--no-lock", "--json")
+    (shared / "nvidia-hopper-whitepaper.toml").unlink()
+    assert missed(world, "price", R1, "--no-lock", "--json")
+    done = run(world, "price", R1, "--no-lock", "--json")
+    assert done.returncode == 2 and b"no source 'nvidia-hopper-whitepaper'" in done.stderr

@@ -358,6 +358,9 @@ def main(fallback: Callable[[], object]) -> None:
             os.write(2, b"memo: replayed\n")
         # Nothing else was imported, opened or buffered: the process ends here, without the interpreter's teardown.
         os._exit(status)
+    if entry is not None and os.environ.get("PASSPRICE_MEMO_DEBUG"):
+        failed = next((item[0] for item in entry.get("items", ()) if not _holds(item)), "the status")
+        os.write(2, f"memo: missed: {failed!r} changed\n".encode(errors="backslashreplace"))
     from passprice import memorecord
 
     memorecord.record(argv, key, path, since, cwd, cache, entry, fallback)

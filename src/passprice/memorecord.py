@@ -370,6 +370,28 @@ class _World:
             return
         self.items.append((path, "d", st, self.racy(st), listing))
 
+    def through(self, link: str, stack: list[str]) -> None:
+        """Stamp what the link ``link`` (in a tree) resolves to, when that lies outside every tree: a folder is walked
+        as a tree of its own (pushed on ``stack``), a file stamped, anything else (nothing: a dangling link) known by
+        its kind; and what it resolves to, so a link retargeted is a miss. A command looks a file up through a link
+        by its status alone (whether ``sources/ID.toml`` is there, with ``sources`` a link to a shared folder): the
+        tree must hold what is on the far side of its links, not only their text."""
+        real = self.resolved(link)
+        if self.inside(real):
+            return
+        try:
+            st = _stamp(os.stat(real))
+        except (OSError, ValueError):
+            self.items.append((real, "p", None, True, _kind(real)))
+            return
+        if stat.S_ISDIR(st[0]):
+            self.trees.append(real)
+            stack.append(real)
+        elif stat.S_ISREG(st[0]):
+            self.file(real, st, (st[1], st[2]) in self.read)
+        else:
+            self.items.append((real, "p", None, True, _kind(real)))
+
     def tree(self, top: str) -> None:
         """Every folder, file and link below ``top`` (``.git`` and the cache folder named, not entered)."""
         stack = [top]
@@ -396,9 +418,10 @@ class _World:
                         listing.append((e.name, "l"))
                         self.items.append((e.path, "l", _stamp(e.stat(follow_symlinks=False)), True,
                                            os.readlink(e.path)))
+                        self.through(e.path, stack)
                     elif e.is_dir():
                         listing.append((e.name, "d"))
-                        if e.name != ".git" and not self.recorder._cached(e.path):
+                        if e.name != ".git" and not self.recorder._cached(e.path) and e.path not in self.trees:
                             stack.append(e.path)
                     elif e.is_file():
                         listing.append((e.name, "f"))
@@ -434,7 +457,7 @@ def world(since: int, recorder: Recorder, argv: list[str], probes: list[tuple[st
     package = _package()
     if not w.inside(package):
         w.trees.append(package)
-    for top in w.trees:
+    for top in list(w.trees):
         w.tree(top)
     stdlib = _stdlib()
 
