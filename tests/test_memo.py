@@ -287,6 +287,8 @@ def test_an_entry_for_another_key_is_a_miss(world: dict[str, Any]) -> None:
     ["roofline", "h200_sxm_141gb", R1, "--plot", "x.png"], ["sweep", R1, "-o", "x.csv"], ["sweep", R1, "-ox.csv"],
     ["sweep", R1, "--output=x.csv"], ["audit", R1, "--plot=x.png", "--force"], ["--no-cache", "price", R1],
     ["--version"], ["price", "--checkpoint", "-"], ["calibrate", "--stack", "x", "--dry-run"], [],
+    # click takes the last --root, the stamp was of the first: a source removed from the second replayed.
+    ["--root", "a", "--root", "b", "cards"], ["--root=a", "--root", "b", "price", R1],
 ])
 def test_writing_and_git_commands_are_never_kept(argv: list[str]) -> None:
     assert memo.command_of(argv) is None
@@ -607,3 +609,15 @@ def test_a_file_removed_beyond_a_link_in_the_root_misses(world: dict[str, Any]) 
     assert missed(world, "price", R1, "--no-lock", "--json")
     done = run(world, "price", R1, "--no-lock", "--json")
     assert done.returncode == 2 and b"no source 'nvidia-hopper-whitepaper'" in done.stderr
+
+
+def test_a_second_root_option_is_not_kept(world: dict[str, Any]) -> None:
+    # `--root A --root B`: click reads B; the stamp was A's tree (and B's opened files only), so a source removed
+    # from B (looked up by its status alone) replayed a price a fresh run refuses.
+    other = _edited_copy(world, "second")
+    args = ("--root", str(world["root"]), "--root", str(other), "price", R1, "--no-lock", "--json")
+    for _ in range(2):
+        assert run(world, *args).returncode == 0
+    assert entries(world) == []
+    (other / "sources" / "nvidia-hopper-whitepaper.toml").unlink()
+    assert run(world, *args).returncode == 2

@@ -91,16 +91,22 @@ def _recent(ctime_ns: int, since_ns: int, window: tuple[int, int]) -> bool:
 
 def command_of(argv: list[str]) -> str | None:
     """The command ``argv`` (``sys.argv[1:]``) runs when its output may be kept (one of :data:`COMMANDS`), else
-    ``None``: options before the command other than ``--root`` (``--no-cache``, ``--version``, ``--help``), an
-    unknown command, or an argument in :data:`_NEVER` (or ``-o…``, ``--output=…``, ``--plot=…``)."""
+    ``None``: options before the command other than one ``--root`` (``--no-cache``, ``--version``, ``--help``, a
+    second ``--root``), an unknown command, or an argument in :data:`_NEVER` (or ``-o…``, ``--output=…``,
+    ``--plot=…``)."""
     i = 0
+    roots = 0
     while i < len(argv) and argv[i].startswith("-"):
+        roots += 1
         if argv[i] == "--root":
             i += 2
         elif argv[i].startswith("--root="):
             i += 1
         else:
             return None
+    if roots > 1:
+        # click takes the last --root; the stamp would be of the first (a registry the run never read).
+        return None
     if i >= len(argv):
         return None
     name, rest = argv[i], argv[i + 1 :]
