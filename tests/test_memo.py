@@ -621,3 +621,22 @@ def test_a_second_root_option_is_not_kept(world: dict[str, Any]) -> None:
     assert entries(world) == []
     (other / "sources" / "nvidia-hopper-whitepaper.toml").unlink()
     assert run(world, *args).returncode == 2
+
+
+def test_ctrl_c_while_the_stamp_is_taken_is_one_line_and_130(world: dict[str, Any]) -> None:
+    # The command has printed; Ctrl-C comes while the memo stamps what it read (a first run hashes its files): once
+    # the interpreter's KeyboardInterrupt traceback, status 130 by accident. Now one line, 130, and nothing kept.
+    patch = (
+        "import os, signal\n"
+        "from passprice import memorecord\n"
+        "real = memorecord.world\n"
+        "def interrupted(*a, **k):\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n"
+        "    return real(*a, **k)\n"
+        "memorecord.world = interrupted\n"
+    )
+    done = run(world, "cards", patch=patch)
+    assert done.returncode == 130
+    assert done.stdout == fresh(world, "cards").stdout
+    assert done.stderr == b"passprice: interrupted\n"
+    assert entries(world) == []
