@@ -640,3 +640,10 @@ def test_ctrl_c_while_the_stamp_is_taken_is_one_line_and_130(world: dict[str, An
     assert done.stdout == fresh(world, "cards").stdout
     assert done.stderr == b"passprice: interrupted\n"
     assert entries(world) == []
+
+
+def test_a_warning_option_is_in_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    # `python -W error passprice …` turns a warning a run prints into an exception: another run, another key.
+    before = memo.material(["cards"])
+    monkeypatch.setattr(sys, "warnoptions", ["error"])
+    assert memo.material(["cards"]) != before

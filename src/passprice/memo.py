@@ -7,7 +7,7 @@ What a replay rests on, each checked before a byte is replayed:
 - **The key** (the entry's name): the sha256 of the memo's format, passprice's version and folder, the arguments,
   the working folder, the whole environment, whether standard input, output and error are terminals (and their
   sizes), the output streams' encodings, the interpreter (version, executable, ``sys.path``, flags, ``-X``
-  options) and the user and group ids.
+  and ``-W`` options) and the user and group ids.
 - **The world stamp** (in the entry): every file and folder of the registry root the command read (found again as
   the run found it) and of the installed package (its modules, schemas, templates, embedded registry), every file
   the run opened elsewhere (recorded by an audit hook, :func:`sys.addaudithook`: the libraries' modules too, and each
@@ -182,7 +182,7 @@ def material(argv: list[str]) -> bytes:
     parts = (
         FORMAT, passprice.__version__, _package(), tuple(argv), os.getcwd(), tuple(sorted(os.environ.items())),
         tuple(streams), sys.version, sys.executable, tuple(sys.path), tuple(sys.flags),
-        tuple(sorted((str(k), str(v)) for k, v in sys._xoptions.items())), sys.platform, ids,
+        tuple(sorted((str(k), str(v)) for k, v in sys._xoptions.items())), tuple(sys.warnoptions), sys.platform, ids,
     )
     return marshal.dumps(parts, 2)
 
