@@ -647,3 +647,22 @@ def test_a_warning_option_is_in_the_key(monkeypatch: pytest.MonkeyPatch) -> None
     before = memo.material(["cards"])
     monkeypatch.setattr(sys, "warnoptions", ["error"])
     assert memo.material(["cards"]) != before
+
+
+def test_a_replay_into_a_closed_pipe_ends_quietly_as_a_run_does() -> None:
+    # `passprice sweep … | head`: a fresh run whose reader goes away stops quietly with status 0 (the command line's
+    # BrokenPipeError handling); a replay said "passprice: error: standard output: Broken pipe" and exited 2.
+    child = (
+        "import os, sys\n"
+        "from passprice import memo\n"
+        "r, w = os.pipe()\n"
+        "os.close(r)\n"
+        "os.dup2(w, 1)\n"
+        "sys.exit(memo._replay({'out': [(2, b'before\\n'), (1, b'x' * 10), (2, b'after\\n')], 'status': 0}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, timeout=60)
+    assert (done.returncode, done.stderr) == (0, b"before\n")
+    full = child.replace("os.close(r)\n", "").replace("r, w = os.pipe()", "w = os.open('/dev/full', os.O_WRONLY)")
+    done = subprocess.run([sys.executable, "-c", full], capture_output=True, timeout=60)
+    full_disk = b"before\npassprice: error: standard output: No space left on device\n"
+    assert (done.returncode, done.stderr) == (2, full_disk)

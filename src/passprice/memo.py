@@ -309,12 +309,15 @@ def still(entry: dict[str, Any]) -> bool:
 
 def _replay(entry: dict[str, Any]) -> int:
     """Write ``entry``'s output, chunk by chunk to the descriptor each went to, and return its exit status. A write
-    that fails ends the replay as passprice's last resort does: one line on standard error, status 2."""
+    that fails ends the replay as a command's does: a reader gone from the pipe (``| head``, ``EPIPE``) quietly, status
+    0, nothing more written; any other failure as passprice's last resort, one line on standard error, status 2."""
     for fd, chunk in entry["out"]:
         view = memoryview(chunk)
         try:
             while view:
                 view = view[os.write(fd, view) :]
+        except BrokenPipeError:
+            return 0
         except OSError as e:
             if fd == 1:
                 # Not contextlib.suppress: importing contextlib costs a replay more than its whole lookup.
