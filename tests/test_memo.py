@@ -334,7 +334,7 @@ def test_a_run_that_starts_a_process_is_spoiled(tmp_path: Path) -> None:
 def test_a_run_that_writes_outside_the_cache_is_spoiled(tmp_path: Path) -> None:
     r = recorder(tmp_path)
     (tmp_path / "cache" / "documents").mkdir()
-    watched(r, lambda: (tmp_path / "cache" / "documents" / "ok.json").write_text("x"))
+    watched(r, lambda: (tmp_path / "cache" / "documents" / ("0" * 64 + ".json")).write_text("x"))
     assert r.spoiled is None
     watched(r, lambda: (tmp_path / "out.csv").write_text("x"))
     assert r.spoiled is not None and "out.csv" in r.spoiled
@@ -590,6 +590,8 @@ def test_only_the_cache_own_files_are_the_cache(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     assert r._cached(str(cache / "memo" / ("0" * 64 + ".memo")))
     assert r._cached(str(cache / "documents" / ".x1y2.tmp"))
+    assert r._cached(str(cache / "code" / str(sys.implementation.cache_tag) / ("a" * 40 + ".code.123.tmp")))
+    assert not r._cached(str(cache / "documents" / "grid.json"))  # a user's file, with cache = a home folder
     assert r._cached(str(cache / "documents"))
     assert not r._cached(str(cache / "facts" / "cards" / "x.toml"))
     assert not r._cached(str(cache / "documents" / "reg" / "facts"))

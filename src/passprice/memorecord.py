@@ -53,7 +53,20 @@ _LISTS = frozenset({"os.listdir", "os.scandir"})
 #: The cache folder's own folders (``code`` holds one folder a cache tag) and the endings of the files in them:
 #: entries, and the temporary files entries are written through.
 _ENTRY_FOLDERS = ("documents", "objects", "memo")
-_ENTRY_SUFFIXES = (".json", ".pickle", ".memo", ".code", ".tmp")
+_ENTRY_SUFFIXES = {64: ("json", "pickle", "memo"), 40: ("code",)}
+_HEX = frozenset("0123456789abcdef")
+
+
+def _entry_name(name: str) -> bool:
+    """Whether ``name`` is that of a cache entry (its key in hex, then its kind's suffix: ``KEY.json``, ``.pickle``,
+    ``.memo``, ``.code``) or of a temporary file one is written through (``.XXXX.tmp``, ``KEY.code.PID.tmp``): a
+    user's ``grid.json`` in a folder the cache shares a name with (``PASSPRICE_CACHE_DIR=$HOME``, ``~/documents``) is
+    not the cache's."""
+    if name.startswith(".") and name.endswith(".tmp"):
+        return True
+    key, _, rest = name.partition(".")
+    suffix = rest.split(".", 1)[0]
+    return suffix in _ENTRY_SUFFIXES.get(len(key), ()) and _HEX.issuperset(key)
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 
 
@@ -169,12 +182,13 @@ class Recorder:
 
     def _cached(self, p: str) -> bool:
         """Whether ``p`` (absolute) is one of the cache's own folders or an entry in one (named as given or with its
-        links resolved): a file whose name ends as an entry's or a temporary file's does (:data:`_ENTRY_SUFFIXES`).
-        Nothing else in the cache folder is the cache's."""
+        links resolved): a file in one named as an entry or a temporary file is (:func:`_entry_name`). Nothing else
+        in the cache folder is the cache's."""
         p = os.path.realpath(p) if ".." in p.split(os.sep) else os.path.normpath(p)
         if p in self.cache_folders:
             return True
-        return os.path.dirname(p) in self.entry_folders and p.endswith(_ENTRY_SUFFIXES)
+        head, name = os.path.split(p)
+        return head in self.entry_folders and _entry_name(name)
 
     def hook(self, event: str, args: tuple[Any, ...]) -> None:
         if event == "open":
