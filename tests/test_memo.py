@@ -642,6 +642,9 @@ def test_ctrl_c_while_the_stamp_is_taken_is_one_line_and_130(world: dict[str, An
     assert done.stdout == fresh(world, "cards").stdout
     assert done.stderr == b"passprice: interrupted\n"
     assert entries(world) == []
+    done = run(world, "cards", patch=patch.replace("SIGINT", "SIGTERM"))  # the command line's SIGTERM handler
+    assert (done.returncode, done.stderr) == (143, b"passprice: terminated\n")
+    assert entries(world) == []
 
 
 def test_a_warning_option_is_in_the_key(monkeypatch: pytest.MonkeyPatch) -> None:

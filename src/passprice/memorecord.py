@@ -596,12 +596,15 @@ def record(argv: list[str], key: str, path: str, since: int, cwd: str, cache: st
                     path, {"key": key, "since": since, "items": items, "out": recorder.out, "status": 0}
                 ):
                     recorder.spoil("the entry could not be written")
-            except KeyboardInterrupt:
+            except KeyboardInterrupt as e:
                 # Ctrl-C while the stamp is taken (a first run hashes what it read) or the entry written (a torn
                 # entry fails its checksum): nothing is kept, and the command ends as one interrupted does — one
-                # line, status 130 — not with the interpreter's traceback.
-                os.write(2, b"passprice: interrupted\n")
-                raise SystemExit(130) from None
+                # line, status 130 — not with the interpreter's traceback. SIGTERM and SIGHUP arrive as the command
+                # line's Terminated (a KeyboardInterrupt carrying its status: 143, 129), ended as the command line
+                # ends them.
+                stopped = getattr(e, "status", 130)
+                os.write(2, b"passprice: interrupted\n" if stopped == 130 else b"passprice: terminated\n")
+                raise SystemExit(stopped) from None
             except Exception as e:
                 recorder.spoil(f"the stamp failed: {type(e).__name__}")
         if os.environ.get("PASSPRICE_MEMO_DEBUG"):
