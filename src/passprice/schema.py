@@ -252,8 +252,11 @@ MAX_COMPILED_PROBLEMS = 20
 
 
 def _values_past(document: Any, limit: int) -> bool:
-    """Whether ``document`` holds more than ``limit`` values (tables, arrays and scalars, nested), counted without
-    recursion and stopping at ``limit``."""
+    """Whether ``document`` holds more than ``limit`` values jsonschema would walk (tables, arrays and scalars,
+    nested), counted without recursion and stopping at ``limit``. An array longer than :data:`WALKED_ITEMS` counts
+    as one value: every schema bounds its arrays and walks their items only within the bound (``if``/``then``), so
+    jsonschema refuses such an array by its length without walking it (a checkpoint entry's 120,000 float32s, a
+    routing record's 100,000 names: about 1 s in all)."""
     todo = [document]
     seen = 0
     while todo:
@@ -263,14 +266,31 @@ def _values_past(document: Any, limit: int) -> bool:
             return True
         if isinstance(value, dict):
             todo.extend(value.values())
-        elif isinstance(value, list):
+        elif isinstance(value, list) and len(value) <= WALKED_ITEMS:
             todo.extend(value)
     return False
 
 
+#: The longest array the schemas walk item by item (:func:`_values_past`): the bound of a checkpoint entry's arrays
+#: (the header reader's ``KEEP_ARRAY_LIMIT``), the tightest the schemas give.
+WALKED_ITEMS = 1024
+
+
+def _short_instance(message: str) -> str:
+    """``message`` (``jsonschema-rs``'s) with the JSON value it opens with (``{"type": …} is not valid under …``, the
+    whole value, perhaps megabytes of it) cut to its first 100 characters."""
+    if message[:1] not in ('{', '[', '"'):
+        return message
+    try:
+        _, end = json.JSONDecoder().raw_decode(message)
+    except ValueError:
+        return message
+    return message if end <= 100 else f"{message[:100]}…{message[end:]}"
+
+
 def _compiled_problems(document: Any, kind: str, folder: str) -> list[str]:
     """The problems of a document too large for ``jsonschema`` to walk in time (:data:`MAX_EXPLAINED`), one line
-    each, ``KEY.PATH: what was wrong`` in ``jsonschema-rs``'s words (a value in them cut to 100 characters), the
+    each, ``KEY.PATH: what was wrong`` in ``jsonschema-rs``'s words (the value it opens with cut to 100 characters), the
     first :data:`MAX_COMPILED_PROBLEMS` by key path, then how many more; a TOML date or time (no JSON value, which
     ``jsonschema-rs`` cannot take) is named by its key path. Never empty for an invalid document."""
     import datetime
@@ -294,10 +314,7 @@ def _compiled_problems(document: Any, kind: str, folder: str) -> list[str]:
         except Exception:
             found = []
         for error in found:
-            message = str(error.message)
-            if len(message) > 200:
-                message = f"{message[:100]}…"
-            lines.append(f"{_key_path(list(error.instance_path))}: {message}")
+            lines.append(f"{_key_path(list(error.instance_path))}: {_short_instance(str(error.message))}")
     lines = sorted(set(lines))
     if not lines:
         return [f"(top level): more than {MAX_EXPLAINED:,} values, and not valid: make it smaller"]
