@@ -186,7 +186,11 @@ def bench_processes(runs: int, gemma: Path | None) -> None:
         (f"passprice best {R1} --json, the memo bypassed", best, 0.0, 0.0, MEMO_BYPASSED),
         (f"passprice price {R1} --json, a memo miss (looked up, run watched, kept)", price, 0.0, 0.0, MEMO_MISS),
         (f"passprice best {R1} --json, a memo miss", best, 0.0, 0.0, MEMO_MISS),
+        ("passprice checkpoints, the memo bypassed", [*pp, "checkpoints"], 0.150, 0.0, MEMO_BYPASSED),
     ]
+    if gemma is not None:
+        cases.append(("passprice header <complete gemma3 GGUF>, the memo bypassed", [*pp, "header", str(gemma)],
+                      0.150, 0.0, MEMO_BYPASSED))
     cases.append((f"passprice --no-cache price {R1} --json (a cold cache)", [*pp, "--no-cache", "price", R1, "--json"],
                   0.0, 0.0, ""))
     floors = []
