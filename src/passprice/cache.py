@@ -237,11 +237,12 @@ def _prune(folder: Path, limit: int | None = None) -> None:
     try:
         # Only names this module writes (a sha256 key and its suffix): a file of the user's that found its way into
         # the folder is not an entry, and is never removed.
-        entries = [p for p in folder.iterdir() if _is_entry_name(p.name)]
-        if len(entries) <= most:
+        # Names first (no path object each): a folder of thousands of entries is listed every PRUNE_EVERY stores.
+        names = [name for name in os.listdir(folder) if _is_entry_name(name)]
+        if len(names) <= most:
             return
         aged = []
-        for p in entries:
+        for p in (folder / name for name in names):
             try:
                 aged.append((p.stat().st_mtime_ns, p))
             except OSError:
