@@ -671,3 +671,23 @@ def test_a_replay_into_a_closed_pipe_ends_quietly_as_a_run_does() -> None:
     done = subprocess.run([sys.executable, "-c", full], capture_output=True, timeout=60)
     full_disk = b"before\npassprice: error: standard output: No space left on device\n"
     assert (done.returncode, done.stderr) == (2, full_disk)
+
+
+@pytest.mark.parametrize("memo_off", [False, True], ids=["memo", "no-memo"])
+def test_a_reader_gone_from_the_pipe_ends_a_run_quietly(world: dict[str, Any], memo_off: bool) -> None:
+    """Newcomer walkthrough: ``passprice price r1-qwen7b-h200 --batch 12 | head -1`` printed three chained tracebacks
+    (BrokenPipeError in the memo's recording stream, then ValueError writing the error line to a closed standard
+    error) about half the time, exit 1. A run whose standard output's reader has left (the pipe's read end closed
+    before it writes: EPIPE for certain) exits 0 with nothing on standard error, recorded or not, and keeps nothing."""
+    read, write = os.pipe()
+    os.close(read)
+    env = {**world["env"], **({"PASSPRICE_NO_MEMO": "1"} if memo_off else {})}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", CHILD.format(patch=""), "price", R1, "--batch", "12"], cwd=world["root"], env=env,
+            stdout=write, stderr=subprocess.PIPE, timeout=300, check=False,
+        )
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr.decode()) == (0, "")
+    assert entries(world) == []

@@ -2314,10 +2314,15 @@ def main() -> None:
         sys.exit(status)
     except OSError as e:
         # The last resort for an error no command named (writing the output to a full disk, `> /dev/full`): one
-        # line, exit 2, and standard output pointed at /dev/null so the interpreter's own flush at exit is quiet.
-        where = shown_path(e.filename) if e.filename is not None else "standard output"
-        click.echo(f"passprice: error: {where}: {e.strerror or e}", err=True)
+        # line, exit 2, and standard output pointed at /dev/null so the interpreter's own flush at exit is quiet. A
+        # reader that left the pipe (`| head`: EPIPE, met here when the output was still buffered) is no error: exit
+        # 0 quietly, as a command's own handler does.
         with contextlib.suppress(OSError):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
+        if isinstance(e, BrokenPipeError):
+            sys.exit(0)
+        where = shown_path(e.filename) if e.filename is not None else "standard output"
+        with contextlib.suppress(OSError, ValueError):  # standard error closed or gone too: nothing to say it on
+            click.echo(f"passprice: error: {where}: {e.strerror or e}", err=True)
         sys.exit(2)
