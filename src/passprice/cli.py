@@ -338,7 +338,7 @@ def _plot_option(what: str) -> Callable[[F], F]:
     """``--plot FILE.png|svg``: draw ``what`` (matplotlib, the plot extra)."""
     return click.option(
         "--plot", "plot_path", type=_FilePath(), metavar="FILE.png|svg",
-        help=f"Draw {what} (needs matplotlib: pip install 'passprice[plot]'); --force overwrites.",
+        help=f"Draw {what} (needs matplotlib: pip install '.[plot]' in a checkout); --force overwrites.",
     )
 
 
@@ -1908,7 +1908,7 @@ def kv_command(
 @_lock_options
 @click.option(
     "--plot", "plot_path", type=_FilePath(), metavar="FILE.png|svg",
-    help="Draw tokens/s and pass time against the batch (needs matplotlib: pip install 'passprice[plot]').",
+    help="Draw tokens/s and pass time against the batch (needs matplotlib: pip install '.[plot]' in a checkout).",
 )
 @click.option("--force", is_flag=True, help="Overwrite an existing --plot file.")
 @click.option("--stack", metavar="S", help="Also the lines, crossing and best batch under serving stack S.")

@@ -40,7 +40,7 @@ from passprice.serving import (
 )
 
 #: What ``--plot`` needs, and how to get it (printed, exit 2, when matplotlib is missing).
-PLOT_INSTALL = "pip install 'passprice[plot]'"
+PLOT_INSTALL = "pip install '.[plot]' in a checkout of passprice ('passprice[plot]' from a package index)"
 
 
 #: Distinct batches the plot prices at most, log-spaced between 1 and the largest batch that fits (every batch when
