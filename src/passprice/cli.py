@@ -874,25 +874,16 @@ def _under_locks(
     rests_on: Any = (),
     stack_facts: Any = None,
 ) -> tuple[Any, Any]:
-    """The locks a result is priced under (:func:`passprice.enforce.guard`) and their verdicts on today's facts
-    (``stack_facts``: a serving stack's, by lock path, when the result has an expected price: a lock made under the
-    stack floors them); raises :class:`Refused` (exit 1) for a lock of something else or a floor breached."""
-    from passprice.enforce import LockRefusal, guard, serving_name
+    """:func:`passprice.enforce.priced_under` (the locks a result is priced under, and their verdicts on today's
+    facts); a lock of something else or a floor breached exits 1 (:class:`Refused`)."""
+    from passprice.enforce import LockFloor, LockRefusal, priced_under
 
     if lock_ref is not None and no_lock:
         raise click.UsageError("give --lock L or --no-lock, not both")
     try:
-        g = guard(root, serving_name(root, serving), resolved, lock_ref, no_lock)
-    except LockRefusal as e:  # a lock of something else, or a checkpoint or serving changed under its lock
+        return priced_under(root, serving, resolved, lock_ref, no_lock, rests_on, stack_facts)
+    except (LockRefusal, LockFloor) as e:
         _refuse(e)
-    facts = resolved.facts()
-    if stack_facts:
-        facts.update(stack_facts)
-    verdicts = g.judge(facts, rests_on)
-    for v in verdicts:
-        if not v.holds:
-            raise Refused(v.message(), {**v.to_json(), "locks": g.names()})
-    return g, verdicts
 
 
 def _stale(resolved: Any, data: dict[str, Any], expected: Any = None) -> Any:
@@ -1824,35 +1815,16 @@ def _every_percent(update: Callable[[int], None], total: int) -> Callable[[int],
 
 
 def _sweep_locks(root: Any, servings: tuple[str, ...], lock_ref: str | None, no_lock: bool) -> list[str]:
-    """Each registered serving of a sweep judged under its locks (or under ``--lock L`` alone, which must lock one
-    of them); raises :class:`Refused` on a floor breached. The lines naming the locks each is priced under."""
-    from passprice.enforce import LockMismatch, LockRefusal, guard, serving_name
-    from passprice.servings import load_spec, resolve
+    """:func:`passprice.enforce.sweep_under` (each registered serving of a sweep judged under its locks): the lines
+    naming the locks each is priced under; a floor breached, or ``--lock L`` locking none of them, exits 1."""
+    from passprice.enforce import LockFloor, LockRefusal, sweep_under
 
     if lock_ref is not None and no_lock:
         raise click.UsageError("give --lock L or --no-lock, not both")
-    lines = []
-    mismatches = []
-    for ref in servings:
-        name = serving_name(root, ref)
-        if name is None:
-            continue
-        resolved = resolve(root, load_spec(root, ref))
-        try:
-            g = guard(root, name, resolved, lock_ref, no_lock)
-        except LockMismatch as e:
-            mismatches.append(e)
-            continue
-        except LockRefusal as e:  # a checkpoint or serving changed under its lock
-            _refuse(e)
-        for v in g.judge(resolved.facts()):
-            if not v.holds:
-                raise Refused(v.message(), {**v.to_json(), "serving": name})
-        if g.locks:
-            lines.append(f"{name}: {g.line([])}")
-    if lock_ref is not None and not lines and mismatches:
-        _refuse(mismatches[0])
-    return lines
+    try:
+        return sweep_under(root, servings, lock_ref, no_lock)
+    except (LockRefusal, LockFloor) as e:
+        _refuse(e)
 
 
 # --- the sketch's questions: KV memory by context, ops:byte, speculative decoding ----------------------------------
