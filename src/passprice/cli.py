@@ -1341,9 +1341,8 @@ def audit_command(
     """Audit the facts a price rests on: TARGET is a SERVING (today's facts, options apply) or a lock (its pinned
     facts): a lock file, NAME.lock.toml, or a name in locks/ that names no serving. With --source ID or --fact
     CARD:PATH, audit backwards: what rests on that source or fact."""
-    from passprice.audit import audit, audit_json, audit_markdown, audit_text
-    from passprice.locks import evaluate, pinned_serving, read_lock
-    from passprice.reproduce import CheckpointGone, pinned_header
+    from passprice.audit import audit_json, audit_markdown, audit_text
+    from passprice.reproduce import CheckpointGone
     from passprice.serving import ServingRefusal
     from passprice.servings import resolve
 
@@ -1369,90 +1368,50 @@ def audit_command(
         else:
             click.echo(render(lineage, fmt))
         return
-    # A name that is both a registered serving and a lock (locks are often named after their serving) is the serving,
-    # priced with today's facts; a lock is audited by its file or by NAME.lock.toml, or by a name only a lock has.
-    from passprice.files import is_there
+    from passprice.audit import audit_subject, lock_subject, names_lock, serving_subject
 
-    is_lock = target is not None and (
-        target.endswith(".lock.toml")
-        or (
-            not is_there(root.servings / f"{target}.toml")
-            and not (target.endswith(".toml") and is_there(target))
-            and is_there(root.locks / f"{target}.lock.toml")
-        )
-    )
-    if is_lock and target is not None:
-        from passprice.locks import lock_path
-
+    if target is not None and names_lock(root, target):
         given = sorted(f"--{k.replace('_', '-')}" for k, v in o.items() if v is not None and v is not False)
         if given:
             raise click.UsageError(
                 f"{target} is a lock: its serving and facts are pinned, so {', '.join(given)} cannot change them "
                 "(audit a SERVING to try other choices)"
             )
-        the_lock = read_lock(lock_path(root, target), root.schema)
         try:
-            header = pinned_header(root, the_lock)
+            subject = lock_subject(root, target)
         except CheckpointGone as e:
             raise Refused(str(e), e.to_json()) from None
-        card, serving, kind = the_lock.pinned_card(), pinned_serving(the_lock), the_lock.kind
-        title = f"audit of lock {the_lock.name} (pinned facts): {the_lock.checkpoint} on {the_lock.card}"
-        policy: Any = the_lock.policy
     else:
-        from passprice.enforce import LockRefusal, guard, serving_name
+        from passprice.enforce import LockRefusal
 
         root, spec = _spec(ctx, target, **o)
-        resolved = resolve(root, spec)
-        header, card, serving, kind = resolved.header, resolved.card, resolved.serving, "price"
-        title = f"audit of {target or spec.checkpoint} (today's facts): {spec.checkpoint} on {card.name}"
-        try:  # the serving's locks give each fact its floor (the strictest of theirs), as its price is judged
-            under = guard(root, serving_name(root, target), resolved)
+        try:
+            subject = serving_subject(root, target, resolve(root, spec))
         except LockRefusal as e:
             _refuse(e)
-        policy = under.policy()
-        if under.locks:
-            title += f", floors of lock{'s' if len(under.locks) > 1 else ''} {', '.join(under.names())}"
-    try:
-        from passprice.report import cost_json
+    from passprice.report import cost_json
 
-        _finite(cost_json(evaluate(kind, header, card, serving)))  # elasticities need a finite, nonzero price
-        result = audit(card, serving, lambda c, s: evaluate(kind, header, c, s), policy)
+    try:
+        report = audit_subject(subject, lambda cost: _finite(cost_json(cost)))
     except ServingRefusal as e:
         _refuse(e)
     from passprice.sources import load_sources
-    from passprice.stale import stale_rested_on
 
     sources = load_sources(root)
-    pinned = the_lock.facts if is_lock else resolved.facts()
-    stale = stale_rested_on(pinned, (r.path for r in result.rows))  # a derived fact whose inputs moved
+    result, stale, title = report.audit, report.stale, subject.title
     if plot_path is not None:
         from passprice.plots import audit_picture, picture_format, write_picture
 
         write_picture(plot_path, audit_picture(result, title, picture_format(plot_path)), force)
-    warning = None
-    extra: dict[str, Any] = {"title": title}
-    if is_lock:
-        # An audit of a lock is of the price it records: say so when its pinned inputs no longer give it.
-        from passprice.reproduce import moved
-
-        differ = moved(the_lock.price, cost_json(result.cost), the_lock.compared())
-        extra["reproduces"] = not differ
-        extra["recorded_tokens_per_s"] = the_lock.price.get("tokens_per_s")
-        if differ:
-            warning = (
-                f"WARNING: the lock records {the_lock.price.get('tokens_per_s')!r} tokens/s, its pinned inputs give "
-                f"{result.cost.tokens_per_s!r} with today's code (first: {differ[0].field}); `passprice reproduce "
-                f"{target}` says why"
-            )
     if fmt == "json":
-        _echo_json(audit_json(result, extra, stale))
+        _echo_json(audit_json(result, report.extra(), stale))
     elif fmt == "markdown":
         click.echo(audit_markdown(result, title, sources, stale))
     else:
         click.echo(audit_text(result, title, sources, stale))
-    if warning and fmt != "json":
-        click.echo(f"\n{warning}")
-    if warning:
+    if report.warning and fmt != "json":
+        click.echo(f"\n{report.warning}")
+    if report.warning:
         click.echo(f"passprice: warning: lock {target} does not reproduce its recorded price", err=True)
     if plot_path is not None:
         click.echo(f"plot -> {shown_path(plot_path)}", err=True)
