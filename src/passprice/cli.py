@@ -9,11 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import functools
 import json
-import math
 import os
-import re
 import shlex
 import sys
 from collections.abc import Callable, Iterator
@@ -242,32 +239,11 @@ def _float(option: str) -> _Bounded:
     return _Bounded(option, integer=False)
 
 
-def _non_finite(data: Any, path: str = "") -> tuple[str, float] | None:
-    """The key path and value of the first number in ``data`` that is not finite (``inf``, ``nan``), if any."""
-    if isinstance(data, float):
-        return None if math.isfinite(data) else (path or "(top level)", data)
-    items: Any = data.items() if isinstance(data, dict) else enumerate(data) if isinstance(data, list | tuple) else ()
-    for key, value in items:
-        found = _non_finite(value, f"{path}.{key}" if path else str(key))
-        if found is not None:
-            return found
-    return None
-
-
 def _finite(data: Any) -> None:
-    """Raise :class:`InputError` when a result holds a number that is not finite: the facts or options priced are out
-    of any physical range (a bandwidth, rate or share so small that a pass never ends), and JSON cannot carry it."""
-    try:
-        json.dumps(data, allow_nan=False)  # the C encoder's walk; only a result that fails it is walked for the path
-        return
-    except (TypeError, ValueError):
-        pass
-    found = _non_finite(data)
-    if found is not None:
-        raise InputError(
-            f"the result's {found[0]} is {found[1]!r}: a fact or option is out of range (a bandwidth, rate or share so "
-            "small, or a figure so large, that the pass takes no finite time)"
-        )
+    """:func:`passprice.report.require_finite`: a result holding a number that is not finite is bad input (exit 2)."""
+    from passprice.report import require_finite
+
+    require_finite(data)
 
 
 def _echo_json(data: Any) -> None:
@@ -1106,13 +1082,6 @@ def _parse_requires(requires: tuple[str, ...]) -> dict[str, Any]:
     return out
 
 
-#: A lock name: a file stem in locks/ (no folders, no leading dot).
-@functools.cache
-def _lock_name() -> re.Pattern[str]:
-    """A lock's name (compiled on first use: a command that names no lock never compiles it)."""
-    return re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-
-
 def _given(o: dict[str, Any]) -> list[str]:
     """The serving options given on the command line (``--batch`` …), by name."""
     return sorted(f"--{k.replace('_', '-')}" for k, v in o.items() if v is not None and v is not False)
@@ -1154,13 +1123,11 @@ def lock_command(
 ) -> None:
     """Price SERVING and write a lock pinning everything the price is a function of: the facts it rests on, the
     checkpoint's content, the serving, the policy and the pricing model's code."""
-    from passprice.enforce import serving_name
+    from passprice import locking
     from passprice.facts import Provenance
-    from passprice.locks import compare_policies, judge, make_lock, read_lock, write_lock
     from passprice.serving import ServingRefusal
-    from passprice.servings import resolve
 
-    if name is not None and not _lock_name().match(name):
+    if name is not None and not locking.LOCK_NAME.match(name):
         raise click.BadParameter(
             f"{name!r} is not a lock name: use letters, digits, '.', '_' and '-' (first a letter or digit)",
             param_hint="--name",
@@ -1169,90 +1136,36 @@ def lock_command(
         raise click.UsageError(
             "--update keeps the lock's kind and policy: give --force (with --floor/--require/--best) to change them"
         )
-    if update and _given({k: v for k, v in o.items() if k != "serving"}):
+    overridden = bool(_given({k: v for k, v in o.items() if k != "serving"}))
+    if update and overridden:
         raise click.UsageError("--update re-locks the lock's own serving as it is today: give no serving options")
     root = _root(ctx)
     if output is None:
         if serving is None and name is None:
             raise click.UsageError("give -o FILE (or a SERVING or --name to write locks/NAME.lock.toml)")
-        if root.embedded:
-            raise InputError(
-                f"{root.path}: the embedded facts are read-only; give -o FILE, or run in a registry of your own "
-                "(passprice init DIR)"
-            )
-        output = root.locks / f"{name or Path(serving or '').stem}.lock.toml"
-        from passprice.files import make_folder
-
-        make_folder(root.locks)  # the root's own folder (a -o FILE's folder is never created)
-    from passprice.files import is_there
-
-    old = None
-    if is_there(output) and (update or force):
-        try:
-            old = read_lock(output, root.schema)
-        except InputError:
-            if update:
-                raise
-    base = None
-    if update:
-        if old is None:
-            raise InputError(f"{output}: no lock to update (write one without --update)")
-        from passprice.reproduce import today_spec
-
-        if serving is None:
-            base = today_spec(root, old)[0]
-        name = name or old.name
-        kind = old.kind
+        output = locking.default_output(root, name or Path(serving or "").stem)
+    old = locking.previous(root, output, update, force)
+    base = locking.update_base(root, old) if update and old is not None and serving is None else None
     root, spec = _spec(ctx, serving, base=base, **o)
-    # The lock is named after its file (locks/NAME.lock.toml), so `reproduce NAME` and check's report agree with it.
-    if name is not None:
-        lock_name = name
-    elif output.name.endswith(".lock.toml") or not serving:
-        lock_name = output.name.removesuffix(".lock.toml")
-    else:
-        lock_name = Path(serving).stem
-    lock_name = _require_unicode(lock_name, "lock name")
-    paths = _parse_requires(requires)
-    # The registered serving the lock locks: SERVING as registered, without options overriding it.
-    locked = None
-    if update and old is not None and serving is None:
-        # A lock of the first format named no serving; it locked the serving of its own name, when there is one.
-        locked = old.info.serving
-        if locked is None and old.info.format < 2 and is_there(root.servings / f"{old.name}.toml"):
-            locked = old.name
-    if serving is not None and not _given({k: v for k, v in o.items() if k != "serving"}):
-        locked = serving_name(root, serving)
-    from passprice.servings import require_lockable
-
-    require_lockable(root, spec, output)  # a lock of the registry pins only what the registry holds
-    resolved = resolve(root, spec)
-    kind = kind or "price"
-    if stack is None and update and old is not None and old.stack is not None:
-        stack = old.stack.name  # --update keeps the stack the lock was made under
-    the_stack = None
-    if stack is not None:
-        from passprice.stacks import load_stack
-
-        the_stack = load_stack(root, stack)
+    lock_name = _require_unicode(
+        locking.lock_name(output, serving, name, old if update else None), "lock name"
+    )
     try:
-        lock = make_lock(
-            lock_name, kind, resolved, root,
-            policy=old.policy if update and old is not None else None,
-            serving=locked,
+        written = locking.write(
+            root, output, spec, lock_name,
+            kind=kind,
+            locked=locking.locked_serving(root, serving, overridden, old if update else None),
+            old=old,
+            update=update,
+            force=force,
             floor=Provenance(floor) if floor is not None else None,
-            requires=paths,
-            stack=the_stack,
+            requires=_parse_requires(requires),
+            stack=stack,
         )
-    except ServingRefusal as e:
+    except (ServingRefusal, locking.LockNotWritten) as e:
         _refuse(e)
-    verdict = judge(lock.name, lock.policy, tuple((p, lock.facts[p]) for p in lock.rests_on))
-    if not verdict.holds:
-        payload = {**verdict.to_json(), "path": str(output), "written": False}
-        raise Refused(f"{verdict.message()}; {output} not written", payload)
-    _finite(lock.price)
-    loosened = [c for c in compare_policies(old.policy, lock.policy) if c.loosens] if old is not None else []
-    write_lock(output, lock, force=force or update)
-    for change in loosened:
+    lock = written.lock
+    for change in written.loosened:
         click.echo(f"passprice: warning: lock {lock.name}: {change.describe()}", err=True)
     if as_json:
         _echo_json(
@@ -1261,13 +1174,13 @@ def lock_command(
                 "path": str(output),
                 "serving": lock.info.serving,
                 "price": lock.price,
-                "loosened": [c.describe() for c in loosened],
+                "loosened": [c.describe() for c in written.loosened],
             }
         )
     else:
         locks = f"locks serving {lock.info.serving}" if lock.info.serving else "locks no registered serving"
         click.echo(
-            f"locked {lock.name} ({kind}, {locks}): {lock.price['tokens_per_s']:,.1f} tokens/s at batch "
+            f"locked {lock.name} ({lock.kind}, {locks}): {lock.price['tokens_per_s']:,.1f} tokens/s at batch "
             f"{lock.price['batch']}, binds on {lock.price['binds']}, weakest {lock.price['provenance']} "
             f"-> {shown_path(output)}"
         )
