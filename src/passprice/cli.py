@@ -1974,8 +1974,8 @@ def simulate_command(
         Policy,
         Settings,
         Simulation,
-        least_steps,
-        simulate,
+        require_steps,
+        serve,
         simulation_json,
         simulation_text,
     )
@@ -2010,23 +2010,12 @@ def simulate_command(
         trace = make_synthetic(Synthetic(synthetic, seed, rate or 50.0, prefix=synthetic_prefix), pricer.limit)
     settings = Settings(chunk, max_batch, not no_prefix_caching, resolved.serving.prefix_read_once)
     policies = [Policy.STATIC, Policy.CONTINUOUS] if policy == "both" else [Policy(policy)]
-    least = least_steps(pricer, trace, settings) * len(policies)
-    if least > max_steps:
-        raise InputError(
-            f"simulate: the trace needs at least {least:,} steps ({', '.join(p.value for p in policies)}), more than "
-            f"the {max_steps:,} --max-steps allows (tens of microseconds a step); simulate part of the trace, or "
-            "raise --max-steps"
-        )
-    outcomes: list[Any] = []
+    require_steps(pricer, trace, policies, settings, max_steps)  # before the bar: a refusal is its one line
     total = len(trace.requests) * len(policies)
     try:
         shown = click.progressbar(length=total, label="simulating", file=sys.stderr) if total >= 4000 else None
         with shown or contextlib.nullcontext() as bar:
-            for p in policies:
-                left = max_steps - sum(o.steps for o in outcomes)
-                work = max_work - sum(o.work for o in outcomes)
-                outcomes.append(simulate(pricer, trace, p, settings, bar.update if bar else None, max_steps=left,
-                                         max_work=work))
+            outcomes = serve(pricer, trace, policies, settings, bar.update if bar else None, max_steps, max_work)
     except ServingRefusal as e:
         _refuse(e)
     title = f"simulate {serving}: {resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
