@@ -1384,47 +1384,10 @@ def diff_command(
     result = diff(_root(ctx), base, head)
     click.echo(render(result, "json" if as_json else fmt, links))
     if result.exit_status == 2:
-        for f in result.files:
-            if f.head_errors:
-                click.echo(f"passprice: error: {f.path} does not read on HEAD: {f.head_errors[0]}", err=True)
-        if not any(f.head_errors for f in result.files):
-            for line in result.head_unreadable:
-                click.echo(f"passprice: error: on HEAD: {line}", err=True)
+        for line in result.head_error_lines():
+            click.echo(f"passprice: error: {line}", err=True)
     elif result.exit_status == 1:
-        reasons = []
-        if result.unsound:
-            facts = ", ".join(f"{f.name}:{x.path} ({x.kind})" for f, x in result.unsound)
-            resting = [lock.name for lock in result.resting_on_unsound]
-            on = f"; the prices of {', '.join(resting)} rest on them" if resting else ""
-            reasons.append(f"derived facts do not follow from their inputs: {facts}{on} (recompute them: passprice "
-                           "check names each input that moved)")
-        broken = [lock for lock in result.broken if not lock.after.gone]
-        if broken:
-            names = ", ".join(lock.name for lock in broken)
-            reasons.append(f"the change breaks lock{'s' if len(broken) > 1 else ''} {names}")
-        gone: dict[str, list[str]] = {}
-        for lock in result.broken:
-            if lock.after.gone:
-                gone.setdefault(str(lock.serving_name), []).append(lock.name)
-        for name, locking in gone.items():
-            many = len(locking) > 1
-            reasons.append(f"it deletes serving {name}, which lock{'s' if many else ''} {', '.join(sorted(locking))} "
-                           f"lock{'' if many else 's'}")
-        moved = [lock.name for lock in result.stale if lock.unreviewed]
-        if moved:
-            reasons.append(
-                f"it moves the locked price{'s' if len(moved) > 1 else ''} of {', '.join(moved)} without re-locking "
-                "(review the move, then `passprice lock --update -o LOCK`)"
-            )
-        behind = [lock.name for lock in result.stale if not lock.unreviewed]
-        if behind:
-            reasons.append(f"lock{'s' if len(behind) > 1 else ''} {', '.join(behind)} already out of date on BASE")
-        for lock in result.dropping:
-            reasons.append(f"it removes lock {lock.name}, dropping floors serving {lock.serving_name} is priced under")
-        beyond = result.check_beyond
-        if beyond:
-            reasons.append(f"{result.check_line()}; first: {beyond[0]}")
-        click.echo(f"passprice: refused: {'; '.join(reasons)}", err=True)
+        click.echo(f"passprice: refused: {'; '.join(result.refusal_reasons())}", err=True)
     ctx.exit(result.exit_status)
 
 
