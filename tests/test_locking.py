@@ -58,7 +58,9 @@ def test_update_needs_a_lock_that_reads_and_force_ignores_one_that_does_not(tmp_
     garbage = root.locks / "garbage.lock.toml"
     garbage.write_text("not = [toml\n", encoding="utf-8")
     assert locking.previous(root, garbage, update=False, force=True) is None
-    assert locking.previous(root, root.locks / f"{R1}.lock.toml", update=False, force=False) is None
+    with pytest.raises(InputError, match="already exists: `--update` re-locks it"):  # neither flag: refused early
+        locking.previous(root, root.locks / f"{R1}.lock.toml", update=False, force=False)
+    assert locking.previous(root, root.locks / "new.lock.toml", update=False, force=False) is None
     assert locking.previous(root, root.locks / f"{R1}.lock.toml", update=True, force=False).name == R1  # type: ignore[union-attr]
 
 
