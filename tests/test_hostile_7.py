@@ -1,0 +1,52 @@
+"""Attack round 7 (issue 13) on the result memo, the compiled-validation gate, the sweep writer and the header reader:
+each test builds the input that broke the landed main and asserts what passprice now does with it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import bad, copy_root
+from passprice import schema
+
+# --- the validation gate: a pattern's "$" is the end of the text ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "line", "new", "says"),
+    [
+        (
+            "facts/cards/h200_sxm_141gb.toml", 14, 'locator = "GPU Memory 141GB\\n"',
+            "h200_sxm_141gb.toml: memory.capacity.locator: 'GPU Memory 141GB\\n' holds a control character",
+        ),
+        (
+            "registry/servings/qwen35-27b-h100-every8.toml", 9, 'flush = "every:8\\n"',
+            "qwen35-27b-h100-every8.toml: flush: 'every:8\\n'",
+        ),
+    ],
+    ids=["one-line-text", "flush"],
+)
+def test_a_value_ending_in_a_newline_breaks_its_pattern(
+    tmp_path: Path, path: str, line: int, new: str, says: str
+) -> None:
+    """``jsonschema`` searches a pattern with Python's ``re``, whose ``$`` also matches before a final newline: a
+    locator, a cite or a flush rule ending in "\\n" passed the schema (``check`` exit 0, ``fact show`` printed a
+    broken line), where ``jsonschema-rs`` (ECMA-262: ``$`` is the end) refused it."""
+    root = copy_root(tmp_path)
+    target = root / path
+    lines = target.read_text(encoding="utf-8").splitlines()
+    assert lines[line - 1].split("=")[0] == new.split("=")[0]
+    lines[line - 1] = new
+    target.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    serving = "qwen35-27b-h100-every8" if "every8" in path else "r1-qwen7b-h200"
+    bad("price", serving, "--no-lock", root=root, says=says)
+
+
+def test_ecma_pattern_ends_at_the_end_of_the_text() -> None:
+    one_line = re.compile(schema.ecma_pattern(schema.ONE_LINE))
+    assert one_line.search("a cite") and not one_line.search("a cite\n")
+    assert schema.ecma_pattern(r"^a\$[$]$") == r"^a\$[$]\Z"
+    assert schema.ecma_pattern(r"[]$]$") == r"[]$]\Z"
+    assert not re.search(schema.ecma_pattern("^sha256:[0-9a-f]{64}$"), "sha256:" + "0" * 64 + "\n")
