@@ -4,12 +4,18 @@ each test builds the input that broke the landed main and asserts what passprice
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
+from tests.test_memo import missed, recorded, run, world
 
-from cli_helpers import bad, copy_root
+from cli_helpers import REPO, bad, copy_root
 from passprice import schema
+
+DATA = REPO / "tests" / "data"
+__all__ = ["world"]  # the result memo's fixture, used here
 
 # --- the validation gate: a pattern's "$" is the end of the text ------------------------------------------------------
 
@@ -50,3 +56,30 @@ def test_ecma_pattern_ends_at_the_end_of_the_text() -> None:
     assert schema.ecma_pattern(r"^a\$[$]$") == r"^a\$[$]\Z"
     assert schema.ecma_pattern(r"[]$]$") == r"[]$]\Z"
     assert not re.search(schema.ecma_pattern("^sha256:[0-9a-f]{64}$"), "sha256:" + "0" * 64 + "\n")
+
+
+# --- the result memo: no stale replay ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("folder", [".git", "cache/memo"])
+def test_a_file_read_in_a_folder_the_stamp_does_not_walk_misses_when_replaced(
+    world: dict[str, Any], folder: str
+) -> None:
+    """The world stamp walks the root's tree but not its ``.git`` nor the cache's own folders, and took every file
+    under the root for walked: ``header .git/h.gguf.xz`` replayed the first header's output after the file was
+    replaced by another header (and so did a header kept in a cache folder inside the root)."""
+    if folder.startswith("cache"):
+        env = {**world["env"], "PASSPRICE_CACHE_DIR": str(world["root"] / "cache")}
+        world = {**world, "env": env, "cache": world["root"] / "cache"}
+    place = world["root"] / folder
+    place.mkdir(parents=True, exist_ok=True)
+    header = place / "h.gguf.xz"
+    shutil.copyfile(DATA / "gemma3-270m-q4_k_m.header.gguf.xz", header)
+    # A first run makes the cache's folders (in the root, for a cache there): the next is kept and replays.
+    assert run(world, "header", f"{folder}/h.gguf.xz").returncode == 0
+    first = recorded(world, "header", f"{folder}/h.gguf.xz")
+    assert b"gemma3" in first.stdout
+    shutil.copyfile(DATA / "deepseek-r1-distill-qwen-7b-q4_k_m.header.gguf.xz", header)
+    assert missed(world, "header", f"{folder}/h.gguf.xz")
+    again = run(world, "header", f"{folder}/h.gguf.xz")
+    assert again.returncode == 0 and b"qwen2" in again.stdout and b"gemma3" not in again.stdout
