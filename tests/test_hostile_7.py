@@ -3,8 +3,11 @@ each test builds the input that broke the landed main and asserts what passprice
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -83,3 +86,33 @@ def test_a_file_read_in_a_folder_the_stamp_does_not_walk_misses_when_replaced(
     assert missed(world, "header", f"{folder}/h.gguf.xz")
     again = run(world, "header", f"{folder}/h.gguf.xz")
     assert again.returncode == 0 and b"qwen2" in again.stdout and b"gemma3" not in again.stdout
+
+
+# --- Ctrl-C at any moment: the UTF-8 re-exec and the first imports ---------------------------------------------------
+
+_SITE_INTERRUPT = """
+import os, signal, sys
+if sys.flags.utf8_mode:  # the interpreter passprice.entry started again in UTF-8 mode, while its site.py runs
+    os.kill(os.getpid(), signal.SIGINT)
+"""
+
+
+def test_ctrl_c_while_the_utf8_interpreter_starts_exits_130(tmp_path: Path) -> None:
+    """Under an ASCII locale with UTF-8 mode off, passprice runs itself again in UTF-8 mode: a Ctrl-C during the
+    second interpreter's start (its site.py, its first imports: 0.1 s and more) printed the interpreter's
+    KeyboardInterrupt traceback. SIGINT is now blocked across the exec until passprice's handler is in place."""
+    (tmp_path / "sitecustomize.py").write_text(_SITE_INTERRUPT)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PASSPRICE_", "LC_", "PYTHON"))}
+    env.update(LC_ALL="POSIX", PYTHONUTF8="0", PYTHONPATH=str(tmp_path), PASSPRICE_NO_MEMO="1")
+    code = "import sys; sys.argv[1:] = ['cards']; from passprice.entry import main; main()"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env,
+                          cwd=REPO)
+    assert (done.returncode, done.stderr, done.stdout) == (130, "passprice: interrupted\n", "")
+
+
+def test_the_ctrl_c_handler_is_in_place_before_enum_is_imported() -> None:
+    """Importing :mod:`signal` imports enum, functools and collections (about 15 ms): the console script now sets
+    its Ctrl-C handler through ``_signal`` before any of them, so that window no longer prints a traceback."""
+    code = "import sys, passprice.entry; print(sorted({'signal', 'enum', 'functools'} & set(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert (done.returncode, done.stdout) == (0, "[]\n")
