@@ -3,6 +3,7 @@ each test builds the input that broke the landed main and asserts what passprice
 
 from __future__ import annotations
 
+import marshal
 import os
 import re
 import shutil
@@ -12,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.test_memo import missed, recorded, run, world
+from tests.test_memo import entries, missed, recorded, run, world
 
 from cli_helpers import REPO, bad, copy_root
-from passprice import schema
+from passprice import memo, schema
 
 DATA = REPO / "tests" / "data"
 __all__ = ["world"]  # the result memo's fixture, used here
@@ -116,3 +117,32 @@ def test_the_ctrl_c_handler_is_in_place_before_enum_is_imported() -> None:
     code = "import sys, passprice.entry; print(sorted({'signal', 'enum', 'functools'} & set(sys.modules)))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=REPO)
     assert (done.returncode, done.stdout) == (0, "[]\n")
+
+
+@pytest.mark.parametrize(
+    "forged",
+    [
+        {"out": [(1, "text")]},  # a text where bytes belong
+        {"out": [(9, b"x")]},  # a descriptor that is not standard output or error
+        {"out": [(2**70, b"x")]},
+        {"out": 5},
+        {"out": None},
+    ],
+    ids=["text", "fd-9", "fd-2**70", "int", "none"],
+)
+def test_an_entry_of_another_shape_with_a_checksum_that_holds_is_a_miss(
+    world: dict[str, Any], forged: dict[str, Any]
+) -> None:
+    """An entry is checked by its checksum, which says it is whole, not that it is of the shape passprice writes: one
+    whose output was a text, a descriptor 9 or 2**70, or not a list printed a TypeError, KeyError or OverflowError
+    traceback at replay (exit 1), or wrote to descriptor 9. It is a miss now, rebuilt by the run."""
+    first = recorded(world, "cards")
+    [path] = entries(world)
+    body = path.read_bytes().partition(b"\n")[2]
+    entry = marshal.loads(body)
+    entry.update(forged)
+    body = marshal.dumps(entry)
+    path.write_bytes(memo._checksum(body) + b"\n" + body)
+    again = run(world, "cards")
+    assert (again.returncode, again.stdout, again.stderr) == (0, first.stdout, b""), again.stderr.decode()
+    assert not missed(world, "cards")  # rebuilt: the next run replays
