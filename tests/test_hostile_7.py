@@ -146,3 +146,27 @@ def test_an_entry_of_another_shape_with_a_checksum_that_holds_is_a_miss(
     again = run(world, "cards")
     assert (again.returncode, again.stdout, again.stderr) == (0, first.stdout, b""), again.stderr.decode()
     assert not missed(world, "cards")  # rebuilt: the next run replays
+
+
+@pytest.mark.parametrize(
+    ("key", "text", "shown"),
+    [
+        ("url", "https://a\\u001b[31mb", "'https://a\\x1b[31mb'"),
+        ("url", "https://a\\u202eb", "'https://a\\u202eb'"),
+        ("copies", "https://a\\u0007b", "'https://a\\x07b'"),
+    ],
+    ids=["url-ESC", "url-RLO", "copies-BEL"],
+)
+def test_an_address_with_a_control_character_is_refused(tmp_path: Path, key: str, text: str, shown: str) -> None:
+    """A source's address was any ``https://`` text without whitespace: an escape sequence (ESC [31m) or a
+    right-to-left override passed ``check`` and reached the terminal raw in ``audit --source``. It is refused as
+    every one-line text of the schemas is."""
+    root = copy_root(tmp_path)
+    path = root / "sources" / "nvidia-h200-datasheet.toml"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith(f"{key} = "))
+    lines[at] = f'{key} = "{text}"' if key == "url" else f'{key} = ["{text}"]'
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    where = "source.url" if key == "url" else "source.copies.0"
+    bad("audit", "--source", "nvidia-h200-datasheet", root=root,
+        says=f"nvidia-h200-datasheet.toml: {where}: {shown}")
