@@ -73,8 +73,9 @@ def main() -> None:
     utf8_names()
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _interrupted)
-    if sys.flags.utf8_mode and hasattr(signal, "pthread_sigmask"):
-        # Blocked by the process this one replaced (:func:`utf8_names`): a Ctrl-C that came meanwhile arrives now.
+    if getattr(sys, "orig_argv", [])[1:3] == ["-X", "utf8"] and hasattr(signal, "pthread_sigmask"):
+        # Started by :func:`utf8_names` (its "-X utf8" first), which blocked SIGINT across the exec: a Ctrl-C that
+        # came meanwhile arrives now. A mask the process was started with otherwise is left as it is.
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     from passprice import memo
 
