@@ -203,3 +203,46 @@ def test_both_validators_agree_on_every_text_ending_in_a_newline(kind: str) -> N
             parent = parent[part]
         parent[path[-1]] += "\n"
         assert fast.is_valid(document) == (_slow(document, kind) == []), path
+
+
+_BROKEN = "two\x1b[31m \u202eoperations\nand more"
+
+
+def test_a_derivation_constant_holding_a_control_character_is_refused(tmp_path: Path) -> None:
+    """A derivation input's ``constant`` had no one-line rule: ESC, a right-to-left override and a newline passed
+    ``check`` (exit 0), and ``fact show`` printed the line broken in two, reordered and coloured."""
+    root = copy_root(tmp_path)
+    path = root / "facts" / "cards" / "a100_pcie_80gb.toml"
+    text = path.read_text(encoding="utf-8")
+    old = 'constant = "two operations, a multiply and an add, a multiply-add"'
+    assert old in text
+    path.write_text(text.replace(old, 'constant = "two\\u001b[31m \\u202eoperations\\nand more"', 1), encoding="utf-8")
+    bad("fact", "show", "a100_pcie_80gb", "array", root=root, says=(
+        "a100_pcie_80gb.toml: array.derivation.inputs.ops_per_mac.constant: 'two\\x1b[31m \\u202eoperations\\nand "
+        "more' holds a control character"
+    ))
+
+
+def test_a_lock_pinning_a_derivation_text_holding_a_control_character_is_refused(tmp_path: Path) -> None:
+    """A lock's pinned derivation was any object: a lock re-digested as an attacker who knows the digest rule would
+    write it, its ``array`` derivation's constant holding ESC, U+202E and a newline, passed ``check`` and
+    ``audit LOCK`` printed it raw, the line broken in two."""
+    import attrs
+
+    from passprice.locks import lock_text, read_lock
+
+    root = copy_root(tmp_path)
+    file = root / "locks" / "r1-qwen7b-h200.lock.toml"
+    lock = read_lock(file)
+    fact = lock.facts["array"]
+    inputs = tuple(
+        attrs.evolve(i, constant=_BROKEN) if i.name == "ops_per_mac" else i for i in fact.derivation.inputs
+    )
+    derivation = attrs.evolve(fact.derivation, inputs=inputs)
+    facts = {**lock.facts, "array": attrs.evolve(fact, derivation=derivation)}
+    forged = root / "forged.lock.toml"
+    forged.write_text(lock_text(attrs.evolve(lock, facts=facts)), encoding="utf-8")
+    bad("audit", str(forged), root=root, says=(
+        "forged.lock.toml: facts.array.derivation.inputs.ops_per_mac.constant: 'two\\x1b[31m \\u202eoperations\\nand "
+        "more' holds a control character"
+    ))
