@@ -810,6 +810,22 @@ def _spec(ctx: click.Context, serving: str | None, base: Any = None, **o: Any) -
     return root, spec
 
 
+def _warn_code(root: Any) -> None:
+    """A warning line on stderr when ``root`` is a checkout of passprice whose code prices with another pricing
+    model than the passprice running (:func:`passprice.pins.checkout_model`)."""
+    from passprice.pins import checkout_model
+
+    differs = None if root.embedded else checkout_model(root.path)
+    if differs is not None:
+        theirs, ours = differs
+        click.echo(
+            f"passprice: warning: this checkout's src/passprice prices with pricing model {theirs[:19]}…, the "
+            f"passprice running with {ours[:19]}… (installed from another copy): locks are written, checked and "
+            "reproduced by the running code; `pip install -e .` here to use the checkout's",
+            err=True,
+        )
+
+
 def _refuse(e: Any) -> NoReturn:
     raise Refused(str(e), e.to_json())
 
@@ -1144,6 +1160,7 @@ def lock_command(
         if serving is None and name is None:
             raise click.UsageError("give -o FILE (or a SERVING or --name to write locks/NAME.lock.toml)")
         output = locking.default_output(root, name or Path(serving or "").stem)
+    _warn_code(root)
     old = locking.previous(root, output, update, force)
     base = locking.update_base(root, old) if update and old is not None and serving is None else None
     root, spec = _spec(ctx, serving, base=base, **o)
@@ -1198,6 +1215,7 @@ def reproduce_command(ctx: click.Context, lock: str, as_json: bool) -> None:
     from passprice.reproduce import reproduce, reproduction_json, reproduction_text
 
     root = _root(ctx)
+    _warn_code(root)
     path = lock_path(root, lock)
     the_lock = read_lock(path, root.schema)
     rep = reproduce(root, the_lock)
@@ -1220,7 +1238,9 @@ def check_command(ctx: click.Context, frozen: bool, as_json: bool) -> None:
     """Validate every file against its schema and judge every lock against today's facts."""
     from passprice.check import check
 
-    report = check(_root(ctx))
+    root = _root(ctx)
+    _warn_code(root)
+    report = check(root)
     if as_json:
         _echo_json(report.to_json(frozen))
     else:
