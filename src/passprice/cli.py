@@ -1629,7 +1629,7 @@ def sweep_command(
     with contextlib.ExitStack() as exits:
         exits.enter_context(np.errstate(all="ignore"))
         progress: Callable[[int], None] | None = None
-        if total >= 20_000:
+        if total >= 20_000 and _terminal():
             bar: Any = exits.enter_context(click.progressbar(length=total, label="pricing", file=sys.stderr))
             progress = _every_percent(bar.update, total)
         chunks = drawn(text_chunks(keep(sweeper.segments(grid, progress=progress)), fmt))
@@ -1649,6 +1649,15 @@ def sweep_command(
         click.echo(f"plot -> {shown_path(plot_path)}", err=True)
     for line in under:
         click.echo(f"passprice: {line}", err=True)
+
+
+def _terminal() -> bool:
+    """Whether standard error is a terminal: a progress bar is drawn there only (in a log or a pipe, click's bar
+    printed a bare ``pricing`` line and nothing else)."""
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def _every_percent(update: Callable[[int], None], total: int) -> Callable[[int], None]:
@@ -1995,7 +2004,10 @@ def simulate_command(
     require_steps(pricer, trace, policies, settings, max_steps)  # before the bar: a refusal is its one line
     total = len(trace.requests) * len(policies)
     try:
-        shown = click.progressbar(length=total, label="simulating", file=sys.stderr) if total >= 4000 else None
+        shown = (
+            click.progressbar(length=total, label="simulating", file=sys.stderr)
+            if total >= 4000 and _terminal() else None
+        )
         with shown or contextlib.nullcontext() as bar:
             outcomes = serve(pricer, trace, policies, settings, bar.update if bar else None, max_steps, max_work)
     except ServingRefusal as e:

@@ -243,8 +243,11 @@ def serving_changes(pinned: ServingSpec, today: ServingSpec) -> tuple[str, ...]:
 
 
 def _show(value: Any) -> str:
+    """A serving field's value as its file writes it: ``true``/``false`` (TOML), lists and tables spelled out."""
     if value is None:
         return "(none)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, list):
         return "; ".join(_show(v) for v in value)
     if isinstance(value, dict):
