@@ -12,10 +12,11 @@ from typing import Any
 import attrs
 import pytest
 
-from cli_helpers import REPO, bad, copy_root
+from cli_helpers import REPO, bad, copy_root, invoke
 from passprice.locks import Lock, lock_text, read_lock
 
 R1 = "r1-qwen7b-h200"
+HEADER = REPO / "tests" / "data" / "gemma3-270m-q4_k_m.header.gguf.xz"
 EMPTY = 'is empty (""): give the text, or leave the key out if it is optional'
 
 
@@ -81,3 +82,17 @@ def test_an_empty_note_in_a_card_is_refused_so_no_lock_pins_one(tmp_path: Path) 
     out = tmp_path / "x.lock.toml"
     bad("lock", R1, "-o", str(out), root=root, says=f"{card}: memory.bandwidth.note: {EMPTY}")
     assert not out.exists()
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# (2) PASSPRICE_MAX_HEADER_BYTES set but empty was "'' is not a number of bytes": an empty variable is unset, as most
+# tools read one; a bad value that is not empty stays one line naming the variable.
+
+
+def test_an_empty_header_cap_variable_is_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PASSPRICE_MAX_HEADER_BYTES", "")
+    result = invoke("header", str(HEADER), "--json")
+    assert result.exit_code == 0, result.output
+    assert '"architecture": "gemma3"' in result.stdout
+    monkeypatch.setenv("PASSPRICE_MAX_HEADER_BYTES", " ")
+    bad("header", str(HEADER), says="PASSPRICE_MAX_HEADER_BYTES: ' ' is not a number of bytes")
