@@ -5,6 +5,7 @@ leftovers listed above their tests."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -96,3 +97,45 @@ def test_an_empty_header_cap_variable_is_unset(monkeypatch: pytest.MonkeyPatch) 
     assert '"architecture": "gemma3"' in result.stdout
     monkeypatch.setenv("PASSPRICE_MAX_HEADER_BYTES", " ")
     bad("header", str(HEADER), says="PASSPRICE_MAX_HEADER_BYTES: ' ' is not a number of bytes")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# (3) Counts written ' 5', '+5' or '1_000' were read as 5 and 1,000 (Python's int and float take them) in options,
+# lists and ranges; `--batches 5-1` said "not a range". Each is one line naming the option and the text, exit 2.
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("price", R1, "--batch", " 5"), "Invalid value for '--batch': ' 5' holds a space: write the number in digits "
+         "alone (a whole number from"),
+        (("price", R1, "--batch", "+5"), "Invalid value for '--batch': '+5' holds a '+' sign"),
+        (("price", R1, "--limit", "4_096"), "Invalid value for '--limit': '4_096' holds an underscore"),
+        (("price", R1, "--head-rows", "5 "), "Invalid value for '--head-rows': '5 ' holds a space"),
+        (("price", R1, "--position", "+5"), "Invalid value for '--position': '+5' holds a '+' sign"),
+        (("sweep", R1, "--batches", " 5"), "--batches: ' 5' holds a space: write numbers in digits alone, "
+         "comma-separated (1,2,8 or 1-64 or 1-4096*2)"),
+        (("sweep", R1, "--batches", "1,+5"), "--batches: '+5' holds a '+' sign"),
+        (("sweep", R1, "--batches", "1-+64"), "--batches: '1-+64' holds a '+' sign"),
+        (("sweep", R1, "--batches", "1, 2"), "--batches: ' 2' holds a space"),
+        (("sweep", R1, "--batches", "5-1"), "--batches: '5-1' runs from high to low: write 1-5"),
+        (("sweep", R1, "--batches", "64..1*2"), "--batches: '64-1*2' runs from high to low: write 1-64*2"),
+        (("sweep", R1, "--batches", "1", "--positions", " 512"), "--positions: ' 512' holds a space"),
+        (("sweep", R1, "--batches", "1", "--draft-tokens", "+1"), "--draft-tokens: '+1' holds a '+' sign"),
+        (("kv", "gemma3-270m-q4_k_m", "--contexts", "4k, 32k"), "--contexts: ' 32k' holds a space: write sizes in "
+         "digits alone"),
+        (("speculate", "qwen35-27b-h200-mtp", "--tokens", "+2"), "--tokens: '+2' holds a '+' sign: write draft "
+         "lengths"),
+        (("speculate", "qwen35-27b-h200-mtp", "--tokens", "8..1"), "--tokens: '8..1' runs from high to low: write "
+         "1..8"),
+    ],
+)
+def test_a_count_with_a_space_sign_or_underscore_is_refused(args: tuple[str, ...], says: str) -> None:
+    [line] = bad(*args)
+    assert says in line
+
+
+def test_counts_in_digits_alone_still_read() -> None:
+    result = invoke("sweep", R1, "--batches", "0008,1-2", "--json")
+    assert result.exit_code == 0, result.output
+    assert [row["batch"] for row in json.loads(result.stdout)] == [8, 1, 2]

@@ -111,7 +111,7 @@ def test_out_of_range_is_one_error_line(command: str, option: str, value: str, k
          "Invalid value for '--passes': 10,000,001 is out of range (a whole number from 1 to 10,000,000)"),
         # int() takes Arabic-Indic digits and underscores; a count on the command line is ASCII digits.
         (("price", R1, "--batch", "٣"), "Invalid value for '--batch': '٣' is not a whole number"),
-        (("price", R1, "--batch", "1_000"), "Invalid value for '--batch': '1_000' is not a whole number"),
+        (("price", R1, "--batch", "1_000"), "Invalid value for '--batch': '1_000' holds an underscore"),
         (("price", R1, "--batch", "2.5"), "Invalid value for '--batch': '2.5' is not a whole number"),
     ],
 )
@@ -141,7 +141,7 @@ def test_in_range_values_still_price() -> None:
     assert refused.exit_code == 1 and json.loads(refused.stdout)["refusal"] == "NotResident"
     empty = invoke("price", R1, "--batch", "0", "--json")
     assert empty.exit_code == 1 and json.loads(empty.stdout)["refusal"] == "Empty"
-    priced = invoke("price", R1, "--batch", "+0002", "--kv-bytes", "1", "--json")
+    priced = invoke("price", R1, "--batch", "0002", "--kv-bytes", "1", "--json")
     assert priced.exit_code == 0 and json.loads(priced.stdout)["batch"] == 2
 
 
