@@ -139,3 +139,37 @@ def test_counts_in_digits_alone_still_read() -> None:
     result = invoke("sweep", R1, "--batches", "0008,1-2", "--json")
     assert result.exit_code == 0, result.output
     assert [row["batch"] for row in json.loads(result.stdout)] == [8, 1, 2]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# (4) A JSONL trace starting with a UTF-8 byte-order mark: accepted, as JSON allows a parser to (RFC 8259 §8.1) and
+# Windows tools write one, and read exactly as the same trace without it; one starting a later line (files joined
+# together) is refused naming the line.
+
+TRACE = (
+    '{"arrival_s": 0, "prompt_tokens": 100, "output_tokens": 8}\n'
+    '{"arrival_s": 0.5, "prompt_tokens": 200, "output_tokens": 4}\n'
+)
+
+
+def test_a_trace_starting_with_a_byte_order_mark_reads_as_without_one(tmp_path: Path) -> None:
+    plain, marked = tmp_path / "plain.jsonl", tmp_path / "marked.jsonl"
+    plain.write_text(TRACE, encoding="utf-8")
+    marked.write_bytes(b"\xef\xbb\xbf" + TRACE.encode())
+    runs = [invoke("simulate", R1, "--trace", str(path), "--json") for path in (plain, marked)]
+    assert [r.exit_code for r in runs] == [0, 0], runs[1].output
+    outputs = [json.loads(r.stdout) for r in runs]
+    for out, path in zip(outputs, (plain, marked), strict=True):
+        assert out["trace"].pop("source") == str(path)
+    assert outputs[0] == outputs[1]
+
+
+def test_a_byte_order_mark_past_the_first_line_is_refused_naming_the_line(tmp_path: Path) -> None:
+    joined = tmp_path / "joined.jsonl"
+    first, second = TRACE.splitlines(keepends=True)
+    joined.write_bytes(b"\xef\xbb\xbf" + first.encode() + b"\xef\xbb\xbf" + second.encode())
+    [line] = bad("simulate", R1, "--trace", str(joined))
+    assert line == (
+        f"passprice: error: {joined}:2: starts with a byte-order mark (U+FEFF): only the file's first line may (files "
+        "joined together?)"
+    )
