@@ -6,6 +6,7 @@ leftovers listed above their tests."""
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -173,3 +174,34 @@ def test_a_byte_order_mark_past_the_first_line_is_refused_naming_the_line(tmp_pa
         f"passprice: error: {joined}:2: starts with a byte-order mark (U+FEFF): only the file's first line may (files "
         "joined together?)"
     )
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# (6) `check` stopped at a registry folder replaced by a regular file (registry/servings, sources, …): one line and
+# nothing else checked. Now that one line is on stderr (exit 2) and every other file and lock is still checked and
+# shown, as for one bad card.
+
+FOLDER_IS_A_FILE = "is a regular file, not a folder: the registry keeps its files of this kind in one"
+
+
+@pytest.mark.parametrize(
+    ("folder", "shown"),
+    [
+        ("registry/servings", "0 servings, 8 locks"),
+        ("facts/cards", "0 cards, 2 drafts"),
+        ("registry/checkpoints", "0 checkpoints"),
+        ("sources", "0 sources, 15 servings, 8 locks"),
+    ],
+)
+def test_check_names_a_folder_that_is_a_file_and_checks_the_rest(tmp_path: Path, folder: str, shown: str) -> None:
+    root = copy_root(tmp_path)
+    shutil.rmtree(root / folder)
+    (root / folder).write_text("x\n", encoding="utf-8")
+    result = invoke("check", root=root)
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.splitlines()
+    assert lines[0] == f"passprice: error: {folder}: {FOLDER_IS_A_FILE}"
+    assert all(line.startswith("passprice: error: ") for line in lines)
+    assert shown in result.stdout.splitlines()[0]
+    assert result.stdout.count("\nlock ") == 8  # every lock still judged and shown
+    assert result.stdout.endswith("check FAILED\n")
