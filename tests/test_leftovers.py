@@ -6,12 +6,14 @@ leftovers listed above their tests."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import attrs
+import click
 import pytest
 
 from cli_helpers import REPO, bad, copy_root, invoke
@@ -205,3 +207,31 @@ def test_check_names_a_folder_that_is_a_file_and_checks_the_rest(tmp_path: Path,
     assert shown in result.stdout.splitlines()[0]
     assert result.stdout.count("\nlock ") == 8  # every lock still judged and shown
     assert result.stdout.endswith("check FAILED\n")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# (7) The newcomer's leftovers.
+
+# `sweep --help` said "(issue 14)": the project's issue numbers mean nothing to a user. No help text and no schema
+# description (an editor shows them) carries one.
+
+
+def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    out = [prefix]
+    for name, command in group.commands.items():
+        if isinstance(command, click.Group):
+            out += _commands(command, (*prefix, name))
+        else:
+            out.append((*prefix, name))
+    return out
+
+
+def test_no_help_text_or_schema_description_names_an_internal_issue() -> None:
+    from passprice.cli import cli
+
+    for command in _commands(cli):
+        result = invoke(*command, "--help")
+        assert result.exit_code == 0, (command, result.output)
+        assert not re.search(r"\bissues? \d", result.stdout, re.IGNORECASE), (command, result.stdout)
+    for path in sorted((REPO / "schema").glob("*.schema.json")):
+        assert not re.search(r"\bissues? \d", path.read_text(encoding="utf-8"), re.IGNORECASE), path

@@ -1686,7 +1686,7 @@ def fact_set_command(
 @click.option("-o", "--output", type=_FilePath(), help="Write here (default: stdout).")
 @_plot_option("tokens/s against the batch, one line a serving on a card, the best batch marked")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
-@click.option("--stack", metavar="S", help="Add serving stack S's expected price to every row (issue 14).")
+@click.option("--stack", metavar="S", help="Add serving stack S's expected price (facts/stacks) to every row.")
 @click.option("--max-rows", "max_rows", type=_int("--max-rows"), default=1 << 20,  # sweep.DEFAULT_MAX_ROWS
               show_default=True, help="Refuse a larger grid (a row under --stack counts as 20, a pass shape as 2,000).")
 @_lock_options
