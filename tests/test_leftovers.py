@@ -235,3 +235,16 @@ def test_no_help_text_or_schema_description_names_an_internal_issue() -> None:
         assert not re.search(r"\bissues?\s+\d", result.stdout, re.IGNORECASE), (command, result.stdout)
     for path in sorted((REPO / "schema").glob("*.schema.json")):
         assert not re.search(r"\bissues?\s+\d", path.read_text(encoding="utf-8"), re.IGNORECASE), path
+
+
+# The `checkpoints` listing showed a sha256 while a lock pins a content digest, and nothing said why they differ.
+
+
+def test_the_checkpoints_listing_says_which_digest_it_shows() -> None:
+    result = invoke("checkpoints")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[0].endswith("  sha256")
+    assert result.stdout.splitlines()[-1] == (
+        "  sha256: of the header file as imported; a lock pins its content digest instead (of the metadata and tensor "
+        "table priced: the same for any copy or name of the header)"
+    )

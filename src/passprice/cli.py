@@ -385,6 +385,13 @@ def cli(ctx: click.Context, root: Path | None, no_cache: bool) -> None:
         ctx.with_resource(snapshot.reading())
 
 
+#: The line under ``passprice checkpoints``: which digest the table shows, and which one a lock pins
+#: (:func:`passprice.pins.checkpoint_digest`).
+CHECKPOINT_DIGESTS = (
+    "sha256: of the header file as imported; a lock pins its content digest instead (of the metadata and tensor "
+    "table priced: the same for any copy or name of the header)"
+)
+
 #: The commands that read the registry as one snapshot (:mod:`passprice.snapshot`): those that write none of its files.
 _READING = frozenset({
     "audit", "best", "cards", "check", "checkpoints", "diff", "facts", "max-batch", "price", "reproduce", "roofline",
@@ -499,7 +506,8 @@ def servings_command(ctx: click.Context, as_json: bool) -> None:
 @_json_option
 @click.pass_context
 def checkpoints_command(ctx: click.Context, as_json: bool) -> None:
-    """List the registered checkpoints: architecture, tensors, bytes, header sha256."""
+    """List the registered checkpoints: architecture, tensors, bytes, header sha256 (of the file; a lock pins a
+    content digest instead, of what is priced)."""
     from passprice.checkpoints import entry_row
 
     root = _root(ctx)
@@ -516,6 +524,7 @@ def checkpoints_command(ctx: click.Context, as_json: bool) -> None:
     ]
     headers = ["checkpoint", "architecture", "tensors", "bytes", "context", "sha256"]
     click.echo(text_table(headers, rows, right=(2, 3, 4)))
+    click.echo(f"\n  {CHECKPOINT_DIGESTS}")
 
 
 @cli.command("explain", context_settings={"ignore_unknown_options": True})
