@@ -248,3 +248,34 @@ def test_the_checkpoints_listing_says_which_digest_it_shows() -> None:
         "  sha256: of the header file as imported; a lock pins its content digest instead (of the metadata and tensor "
         "table priced: the same for any copy or name of the header)"
     )
+
+
+# `--batch 0` was refused as Empty (exit 1) while the option's range said 0 was allowed. --batch now takes what a
+# serving file's batch takes (at least 1; a serving file with batch = 0 was already bad input, exit 2), and its help
+# says so; a sweep's --batches may still list 0, whose row is refused as Empty.
+
+
+def test_batch_0_is_out_of_the_options_range_as_in_a_serving_file() -> None:
+    for command in ("price", "lock", "speculate"):
+        [line] = bad(command, R1, "--batch", "0")
+        assert "Invalid value for '--batch': 0 is out of range (a whole number from 1 to 4,294,967,295)" in line
+    assert "Sequences per pass (at least 1)." in invoke("price", "--help").stdout
+    result = invoke("sweep", R1, "--batches", "0", "--json")  # a grid's refused row is a row: exit 0
+    assert result.exit_code == 0, result.output
+    assert [row["refusal"] for row in json.loads(result.stdout)] == ["Empty"]
+
+
+# `price --limit N` on a locked serving exits 0: not a bug. A lock's policy is its floors (the provenance a price may
+# rest on), and they hold; a price of the serving changed by an option is a what-if the library flags as not the
+# locked price (passprice.enforce), in the table and in --json, beside the recorded price.
+
+
+def test_an_option_changing_a_locked_serving_is_priced_and_flagged_not_the_locked_price() -> None:
+    result = invoke("price", R1, "--limit", "1024", "--json")
+    assert result.exit_code == 0, result.output
+    lock = json.loads(result.stdout)["lock"]
+    [moved] = lock["moved"]
+    assert moved["lock"] == R1 and moved["recorded_batch"] == 1
+    assert moved["serving"] == [
+        "contexts: share 1.0, position 2048.0, limit 4096 → share 1.0, position 512.0, limit 1024"
+    ]

@@ -177,8 +177,9 @@ OPTIONS: dict[str, Callable[[], Bound]] = {
     "--activation-words": _schema("serving", _SERVING + "activation_words"),
     "--head-rows": _schema("serving", _SERVING + "draft/properties/head_rows"),
     "--shared-prefix": _schema("serving", _SERVING + "shared_prefix"),
-    # A batch and a draft length as a sweep's grid takes them: 0 is a value to price (the refusal Empty; no drafts).
-    "--batch": _schema("sweep", "/properties/batches/oneOf/0/items"),
+    # A batch as a serving file's: at least 1 (0 would only ever be refused, as Empty; a sweep's --batches may list 0
+    # to show that row's refusal). A draft length as a sweep's grid takes it: 0 is a value to price (no drafts).
+    "--batch": _schema("serving", _SERVING + "batch"),
     "--draft-tokens": _schema("sweep", "/properties/draft_tokens/items"),
     # simulate: a synthetic prefix is a shared prefix, a chunk a step's positions, a step's sequences a batch.
     "--prefix": _schema("serving", _SERVING + "shared_prefix"),

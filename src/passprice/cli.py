@@ -772,7 +772,7 @@ def _serving_options(with_batch: bool) -> Callable[[F], F]:
             ),
         ]
         if with_batch:
-            options.insert(3, click.option("--batch", type=_int("--batch"), help="Sequences per pass."))
+            options.insert(3, click.option("--batch", type=_int("--batch"), help="Sequences per pass (at least 1)."))
         for option in reversed(options):
             f = option(f)
         return f
