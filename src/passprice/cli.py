@@ -42,6 +42,23 @@ class Terminated(KeyboardInterrupt):
         self.status = 128 + signal_number
 
 
+#: The SIGINT handler of the console script once a command has run (:func:`passprice.entry._interrupted`: one line,
+#: exit 130 at once), set by :func:`main` when :mod:`passprice.entry` started it; empty otherwise (a test's runner, a
+#: caller of :func:`main` keeps Python's handler).
+_AFTER_COMMAND: list[Callable[[int, Any], None]] = []
+
+
+def _command_ended() -> None:
+    """Past a command's body, Ctrl-C ends the console script at once with status 130 (:data:`_AFTER_COMMAND`): no
+    ``KeyboardInterrupt`` is raised where nothing is left to clean up, because one raised there reached click's own
+    handler ("Aborted!", exit 1) or, past :func:`main`, the interpreter's (killed by SIGINT, status -2, in 4 of 40
+    runs interrupted near their end). Left as it is when the handler is not Python's (SIGINT ignored)."""
+    import signal
+
+    if _AFTER_COMMAND and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _AFTER_COMMAND[0])
+
+
 def _stopped(e: KeyboardInterrupt) -> tuple[str, int]:
     """The line and exit status of a command stopped by ``e``: Ctrl-C (130) or a :class:`Terminated` signal."""
     if isinstance(e, Terminated):
@@ -109,7 +126,10 @@ class _Group(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            result = super().invoke(ctx)
+            try:
+                result = super().invoke(ctx)
+            finally:
+                _command_ended()
             problems = ctx.meta.get("passprice.problems")
             if problems:
                 raise InputError.of(problems)
@@ -2313,6 +2333,7 @@ def main() -> None:
 
         if signal.getsignal(signal.SIGINT) is _interrupted:  # started by passprice.entry: Python's handler again
             signal.signal(signal.SIGINT, signal.default_int_handler)
+            _AFTER_COMMAND[:] = [_interrupted]  # until the command ends (_command_ended)
         try:
             cli(prog_name="passprice")
         finally:
