@@ -323,3 +323,18 @@ def test_ctrl_c_after_the_command_exits_130_never_by_the_signal(moment: str, sta
     )
     assert (done.returncode, done.stderr) == (status, stderr)
     assert done.stdout.startswith("card ")  # the listing itself was printed whole before
+
+
+def test_an_empty_text_in_a_pinned_derivation_input_is_refused(tmp_path: Path) -> None:
+    # The lock schema left a derivation's inputs untyped: an input's locator of "" was reproduced without a word.
+    lock = read_lock(REPO / "locks" / "r1-qwen7b-mi300x-int8kv.lock.toml")
+    facts = dict(lock.facts)
+    derivation: Any = facts["array"].derivation
+    inputs = list(derivation.inputs)
+    [at] = [i for i, item in enumerate(inputs) if item.locator]
+    inputs[at] = attrs.evolve(inputs[at], locator="")
+    facts["array"] = attrs.evolve(facts["array"], derivation=attrs.evolve(derivation, inputs=tuple(inputs)))
+    file = tmp_path / "bad.lock.toml"
+    file.write_text(lock_text(attrs.evolve(lock, facts=facts)), encoding="utf-8")
+    [line] = bad("reproduce", str(file))
+    assert line == f"passprice: error: {file}: facts.array.derivation.inputs.{inputs[at].name}.locator: {EMPTY}"
