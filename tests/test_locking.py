@@ -58,7 +58,9 @@ def test_update_needs_a_lock_that_reads_and_force_ignores_one_that_does_not(tmp_
     garbage = root.locks / "garbage.lock.toml"
     garbage.write_text("not = [toml\n", encoding="utf-8")
     assert locking.previous(root, garbage, update=False, force=True) is None
-    assert locking.previous(root, root.locks / f"{R1}.lock.toml", update=False, force=False) is None
+    with pytest.raises(InputError, match="already exists: `--update` re-locks it"):  # neither flag: refused early
+        locking.previous(root, root.locks / f"{R1}.lock.toml", update=False, force=False)
+    assert locking.previous(root, root.locks / "new.lock.toml", update=False, force=False) is None
     assert locking.previous(root, root.locks / f"{R1}.lock.toml", update=True, force=False).name == R1  # type: ignore[union-attr]
 
 
@@ -93,3 +95,32 @@ def test_a_lock_its_own_floors_breach_is_refused_and_not_written(tmp_path: Path)
     out = caught.value.to_json()
     assert (out["refusal"], out["written"], out["path"]) == ("LockFloor", False, str(output))
     assert not output.exists()
+
+
+def test_a_checkout_whose_code_is_not_the_running_code_is_named_by_check_lock_and_reproduce(tmp_path: Path) -> None:
+    """The newcomer walkthrough: after `pip install .` (not editable), an edit to the checkout's formulas moved its
+    pricing model, but `lock --update` rewrote the lock with the installed code, byte for byte, and `check` said
+    "pricing model: same". Each now says, on one stderr line, that the running code is not the checkout's."""
+    import shutil
+
+    from cli_helpers import invoke
+    from passprice.pins import checkout_model, pricing_model_digest
+
+    root = copy_root(tmp_path)
+    source = root / "src" / "passprice"
+    shutil.copytree(REPO / "src" / "passprice", source, ignore=shutil.ignore_patterns("__pycache__"))
+    assert checkout_model(root) is None  # the same code as the running package's
+    serving = source / "serving.py"
+    text = serving.read_text(encoding="utf-8")
+    assert "SOFTMAX_MACS_PER_SCORE = 7.5" in text
+    serving.write_text(text.replace("SOFTMAX_MACS_PER_SCORE = 7.5", "SOFTMAX_MACS_PER_SCORE = 8.5"), encoding="utf-8")
+    theirs, ours = checkout_model(root) or ("", "")
+    assert ours == pricing_model_digest() and theirs == pricing_model_digest(source) != ours
+    warning = (
+        f"passprice: warning: this checkout's src/passprice prices with pricing model {theirs[:19]}…, the passprice "
+        f"running with {ours[:19]}… (installed from another copy): locks are written, checked and reproduced by the "
+        "running code; `pip install -e .` here to use the checkout's\n"
+    )
+    for args in (("check",), ("reproduce", R1), ("lock", R1, "--update", "-o", f"locks/{R1}.lock.toml")):
+        result = invoke(*args, root=root)
+        assert result.stderr.startswith(warning), (args, result.stderr)

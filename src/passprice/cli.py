@@ -839,6 +839,22 @@ def _spec(ctx: click.Context, serving: str | None, base: Any = None, **o: Any) -
     return root, spec
 
 
+def _warn_code(root: Any) -> None:
+    """A warning line on stderr when ``root`` is a checkout of passprice whose code prices with another pricing
+    model than the passprice running (:func:`passprice.pins.checkout_model`)."""
+    from passprice.pins import checkout_model
+
+    differs = None if root.embedded else checkout_model(root.path)
+    if differs is not None:
+        theirs, ours = differs
+        click.echo(
+            f"passprice: warning: this checkout's src/passprice prices with pricing model {theirs[:19]}…, the "
+            f"passprice running with {ours[:19]}… (installed from another copy): locks are written, checked and "
+            "reproduced by the running code; `pip install -e .` here to use the checkout's",
+            err=True,
+        )
+
+
 def _refuse(e: Any) -> NoReturn:
     raise Refused(str(e), e.to_json())
 
@@ -1173,6 +1189,7 @@ def lock_command(
         if serving is None and name is None:
             raise click.UsageError("give -o FILE (or a SERVING or --name to write locks/NAME.lock.toml)")
         output = locking.default_output(root, name or Path(serving or "").stem)
+    _warn_code(root)
     old = locking.previous(root, output, update, force)
     base = locking.update_base(root, old) if update and old is not None and serving is None else None
     root, spec = _spec(ctx, serving, base=base, **o)
@@ -1227,6 +1244,7 @@ def reproduce_command(ctx: click.Context, lock: str, as_json: bool) -> None:
     from passprice.reproduce import reproduce, reproduction_json, reproduction_text
 
     root = _root(ctx)
+    _warn_code(root)
     path = lock_path(root, lock)
     the_lock = read_lock(path, root.schema)
     rep = reproduce(root, the_lock)
@@ -1249,7 +1267,9 @@ def check_command(ctx: click.Context, frozen: bool, as_json: bool) -> None:
     """Validate every file against its schema and judge every lock against today's facts."""
     from passprice.check import check
 
-    report = check(_root(ctx))
+    root = _root(ctx)
+    _warn_code(root)
+    report = check(root)
     if as_json:
         _echo_json(report.to_json(frozen))
     else:
@@ -1393,47 +1413,10 @@ def diff_command(
     result = diff(_root(ctx), base, head)
     click.echo(render(result, "json" if as_json else fmt, links))
     if result.exit_status == 2:
-        for f in result.files:
-            if f.head_errors:
-                click.echo(f"passprice: error: {f.path} does not read on HEAD: {f.head_errors[0]}", err=True)
-        if not any(f.head_errors for f in result.files):
-            for line in result.head_unreadable:
-                click.echo(f"passprice: error: on HEAD: {line}", err=True)
+        for line in result.head_error_lines():
+            click.echo(f"passprice: error: {line}", err=True)
     elif result.exit_status == 1:
-        reasons = []
-        if result.unsound:
-            facts = ", ".join(f"{f.name}:{x.path} ({x.kind})" for f, x in result.unsound)
-            resting = [lock.name for lock in result.resting_on_unsound]
-            on = f"; the prices of {', '.join(resting)} rest on them" if resting else ""
-            reasons.append(f"derived facts do not follow from their inputs: {facts}{on} (recompute them: passprice "
-                           "check names each input that moved)")
-        broken = [lock for lock in result.broken if not lock.after.gone]
-        if broken:
-            names = ", ".join(lock.name for lock in broken)
-            reasons.append(f"the change breaks lock{'s' if len(broken) > 1 else ''} {names}")
-        gone: dict[str, list[str]] = {}
-        for lock in result.broken:
-            if lock.after.gone:
-                gone.setdefault(str(lock.serving_name), []).append(lock.name)
-        for name, locking in gone.items():
-            many = len(locking) > 1
-            reasons.append(f"it deletes serving {name}, which lock{'s' if many else ''} {', '.join(sorted(locking))} "
-                           f"lock{'' if many else 's'}")
-        moved = [lock.name for lock in result.stale if lock.unreviewed]
-        if moved:
-            reasons.append(
-                f"it moves the locked price{'s' if len(moved) > 1 else ''} of {', '.join(moved)} without re-locking "
-                "(review the move, then `passprice lock --update -o LOCK`)"
-            )
-        behind = [lock.name for lock in result.stale if not lock.unreviewed]
-        if behind:
-            reasons.append(f"lock{'s' if len(behind) > 1 else ''} {', '.join(behind)} already out of date on BASE")
-        for lock in result.dropping:
-            reasons.append(f"it removes lock {lock.name}, dropping floors serving {lock.serving_name} is priced under")
-        beyond = result.check_beyond
-        if beyond:
-            reasons.append(f"{result.check_line()}; first: {beyond[0]}")
-        click.echo(f"passprice: refused: {'; '.join(reasons)}", err=True)
+        click.echo(f"passprice: refused: {'; '.join(result.refusal_reasons())}", err=True)
     ctx.exit(result.exit_status)
 
 

@@ -12,6 +12,7 @@ for the command to print.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -48,9 +49,16 @@ def default_output(root: Root, stem: str) -> Path:
 def previous(root: Root, output: Path, update: bool, force: bool) -> Lock | None:
     """The lock ``output`` holds now, when it is to be replaced (``update`` or ``force``): its policy is kept
     (``update``) or compared with the new one (``force``). ``None`` when there is none, or (``force`` alone) when
-    the file there is no lock that reads. Raises :class:`InputError` for ``update`` with no lock that reads."""
+    the file there is no lock that reads. Raises :class:`InputError` for ``update`` with no lock that reads, and for
+    a file already there without ``update`` or ``force`` (naming both), before anything is priced."""
+    from passprice.files import shown
     from passprice.locks import read_lock
 
+    if not (update or force) and os.path.lexists(output):
+        raise InputError(
+            f"{shown(output)}: already exists: `--update` re-locks it with today's facts, checkpoint and code, keeping "
+            "its floors; `--force` replaces it, its policy rebuilt from the flags"
+        )
     old = None
     if is_there(output) and (update or force):
         try:
