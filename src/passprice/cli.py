@@ -574,18 +574,17 @@ def init_command(
                     "files": sorted(the_plan.files), "requirement": the_plan.requirement.line,
                     "requirement_origin": the_plan.requirement.origin, "advice": the_plan.requirement.advice()})
         return
-    source = "the embedded facts" if the_plan.source.embedded else str(the_plan.source.path)
     click.echo(f"a passprice registry in {directory}:")
     for folder in the_plan.folders:
-        click.echo(f"  {folder + '/':<24}{'copied from ' + source if folder in the_plan.copied else 'empty'}")
+        click.echo(f"  {folder + '/':<24}{the_plan.filled(folder)}")
     click.echo("  schema/, .taplo.toml, .pre-commit-config.yaml, .github/workflows/facts.yml, requirements.txt, "
                "README.md")
     click.echo(f"  requirements.txt: {the_plan.requirement.line}")
     advice = the_plan.requirement.advice()
     if advice is not None:
         click.echo(f"first: {advice}")
-    click.echo(f"next: cd {shlex.quote(str(directory))} && git init && pre-commit install; "
-               "passprice import MODEL.gguf --name NAME")
+    into = "" if directory.resolve() == Path.cwd().resolve() else f"cd {shlex.quote(str(directory))} && "
+    click.echo(f"next: {into}git init && pre-commit install; passprice import MODEL.gguf --name NAME")
 
 
 # --- checkpoints --------------------------------------------------------------------------------------------------
