@@ -120,7 +120,6 @@ def test_root_that_is_no_root(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "name"),
     [
-        (("price", "r1-qwen7b-h200", "--batch", "0"), "Empty"),
         (("price", "r1-qwen7b-h200", "--activation-words", "0"), "Empty"),
         (("best", "r1-qwen7b-h200", "--activation-words", "0"), "Empty"),
         # The largest values the options take (the schemas' u32; past them is bad input, tests/test_option_bounds.py).
@@ -146,7 +145,7 @@ def test_model_refusals_are_named(args: tuple[str, ...], name: str) -> None:
 
 def test_lock_refused_writes_nothing(tmp_path: Path) -> None:
     out = tmp_path / "x.lock.toml"
-    refused("lock", "r1-qwen7b-h200", "-o", str(out), "--batch", "0", name="Empty")
+    refused("lock", "r1-qwen7b-h200", "-o", str(out), "--activation-words", "0", name="Empty")
     assert not out.exists() and list(tmp_path.iterdir()) == []
 
 

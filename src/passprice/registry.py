@@ -102,6 +102,15 @@ class Root:
         except OSError as e:
             raise InputError(f"{folder}: cannot list: {e.strerror or e}") from None
 
+    def scan(self, folder: Path, suffix: str = ".toml") -> list[str]:
+        """:meth:`names`, for a look over the whole registry that another step has already validated folder by
+        folder (``passprice check``'s review, which reports a folder that is not one, :func:`folder_problem`, in one
+        line): none when ``folder`` is not a folder, so everything else is still checked and shown. Raises
+        :class:`InputError` when a folder cannot be listed."""
+        if folder_problem(folder) is not None:
+            return []
+        return self.names(folder, suffix)
+
 
 def entry_name(path: Path, suffix: str = ".toml") -> str:
     """The registry name of the record file ``path`` (its file name less ``suffix``): the name every table, price and

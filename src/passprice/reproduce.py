@@ -199,7 +199,7 @@ def find_checkpoint(root: Root, lock: Lock) -> tuple[GGUFHeader | None, Checkpoi
             return named, CheckpointState("same", ref, pinned, ref, today)
     except InputError as e:
         error = problem_lines(e)[0].replace(f"{root.path}/", "")
-    for name in root.names(root.checkpoints):
+    for name in root.scan(root.checkpoints):
         if name == ref:
             continue
         try:
