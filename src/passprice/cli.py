@@ -1472,6 +1472,45 @@ def fact_show_command(ctx: click.Context, name: str, path: str | None, draft: bo
         click.echo(facts_text(f"{where.name} ({where.file})", facts))
 
 
+@fact_group.command("recompute")
+@click.argument("name")
+@click.argument("path", required=False)
+@click.option("--draft", is_flag=True, help="NAME is a drafting method (facts/drafts), not a card.")
+@_json_option
+@click.pass_context
+def fact_recompute_command(ctx: click.Context, name: str, path: str | None, draft: bool, as_json: bool) -> None:
+    """Recompute derived fact PATH of card NAME from today's facts, in place (without PATH: every derived fact
+    of NAME that no longer follows from its inputs, inputs first): its value from its formula, its fact inputs'
+    recorded values today's; provenance, source, locator and note kept. What `check` and `diff` name stale."""
+    from passprice.edit import recompute_fact, recompute_record
+    from passprice.report import fact_json
+
+    root, where = _fact_file(ctx, name, path, draft)
+    if root.embedded:
+        raise InputError(
+            f"{root.path}: the embedded facts are read-only; start a registry of your own with `passprice init DIR`, "
+            "run inside one (or a checkout), or pass --root"
+        )
+    if path is not None:
+        one = recompute_fact(where, root.schema, root)
+        edits = [one] if one is not None else []
+    else:
+        edits = recompute_record(where, root.schema, root)
+    shown = where.file.relative_to(root.path) if where.file.is_relative_to(root.path) else where.file
+    if as_json:
+        _echo_json({"file": str(where.file), "recomputed": [
+            {"path": e.where.path, "old": fact_json(e.old) if e.old is not None else None, "new": fact_json(e.new)}
+            for e in edits
+        ]})
+        return
+    for e in edits:
+        old = e.old.describe() if e.old is not None else "(new)"
+        click.echo(f"{shown}: {e.where.path}: {old} -> {e.new.describe()} (recomputed from today's inputs)")
+    if not edits:
+        what = f"{path} follows" if path is not None else "every derived fact follows"
+        click.echo(f"{shown}: nothing to recompute: {what} from its inputs")
+
+
 @fact_group.command("set")
 @click.argument("name")
 @click.argument("path")
