@@ -100,7 +100,7 @@ def test_out_of_range_is_one_error_line(command: str, option: str, value: str, k
         (("best", R1, "--kv-page", "4294967296"),
          "Invalid value for '--kv-page': 4,294,967,296 is out of range (a whole number from 1 to 4,294,967,295)"),
         (("price", R1, "--kv-bytes", "1e400"),
-         "Invalid value for '--kv-bytes': '1e400' is not a finite number (a finite number above 0 and at most 64)"),
+         "Invalid value for '--kv-bytes': '1e400' is not a finite number (a finite number above 0 and at most 8)"),
         (("price", R1, "--position", "nan"),
          "Invalid value for '--position': 'nan' is not a finite number (a finite number from 0 to 4,294,967,295)"),
         (("simulate", R1, "--synthetic", "10", "--rate", "inf"),

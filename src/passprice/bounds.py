@@ -63,7 +63,7 @@ class Bound:
     where: str = ""
 
     def describe(self) -> str:
-        """The range in words: ``a whole number from 1 to 4,294,967,295``, ``a finite number above 0, at most 64``."""
+        """The range in words: ``a whole number from 1 to 4,294,967,295``, ``a finite number above 0, at most 8``."""
         kind = "a whole number" if self.integer else "a finite number"
         low = None if self.minimum is None else _shown(self.minimum)
         high = None if self.maximum is None else _shown(self.maximum)
