@@ -9,6 +9,7 @@ seed's :class:`~passprice.serving.Serving` from it.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -204,7 +205,8 @@ def load_spec(root: Root, ref: str) -> ServingSpec:
         return spec_from_document(schema.load(path, "serving", root.schema, data=data, kept=False), str(path))
 
     source = str(path).encode("utf-8", "surrogateescape")
-    spec = cache.built("serving", root.schema / "serving.schema.json", source + b"\0" + data, build, ServingSpec)
+    spec = cache.built("serving", root.schema / "serving.schema.json", source + b"\0" + data, build, ServingSpec,
+                       batch=os.fspath(path.parent))  # a registry of thousands of serving files: one entry for all
     require_inside_root(root, spec)  # on every read: what a path names changes without the file
     return spec
 
