@@ -23,52 +23,53 @@ _PACKAGE = Path(__file__).resolve().parent
 class Root:
     """A folder of passprice files: ``facts/cards``, ``facts/drafts``, ``facts/routing``, ``facts/stacks``,
     ``registry/checkpoints``, ``registry/servings``, ``registry/measurements``, ``locks``, ``sources`` and ``schema``
-    below ``path``. ``embedded`` is true for the package's copy."""
+    below ``path``. ``embedded`` is true for the package's copy. Each folder's path is made once a root (a registry
+    of thousands of servings asks for ``cards`` and ``checkpoints`` several times a serving)."""
 
     path: Path
     embedded: bool = False
 
-    @property
+    @functools.cached_property
     def cards(self) -> Path:
         """``facts/cards``: one TOML file a card."""
         return self.path / "facts" / "cards"
 
-    @property
+    @functools.cached_property
     def drafts(self) -> Path:
         """``facts/drafts``: one TOML file a drafting method."""
         return self.path / "facts" / "drafts"
 
-    @property
+    @functools.cached_property
     def routing(self) -> Path:
         """``facts/routing``: one TOML file a routing record (how a mixture of experts' tokens route)."""
         return self.path / "facts" / "routing"
 
-    @property
+    @functools.cached_property
     def stacks(self) -> Path:
         """``facts/stacks``: one TOML file a serving stack (issue 14)."""
         return self.path / "facts" / "stacks"
 
-    @property
+    @functools.cached_property
     def measurements(self) -> Path:
         """``registry/measurements``: measured runs, one TOML file a source (issue 14)."""
         return self.path / "registry" / "measurements"
 
-    @property
+    @functools.cached_property
     def checkpoints(self) -> Path:
         """``registry/checkpoints``: checkpoint entries imported from GGUF headers."""
         return self.path / "registry" / "checkpoints"
 
-    @property
+    @functools.cached_property
     def servings(self) -> Path:
         """``registry/servings``: named serving configurations."""
         return self.path / "registry" / "servings"
 
-    @property
+    @functools.cached_property
     def sources(self) -> Path:
         """``sources``: one TOML file a source (a document facts cite), named by its id."""
         return self.path / "sources"
 
-    @property
+    @functools.cached_property
     def locks(self) -> Path:
         """``locks``: lock files."""
         return self.path / "locks"

@@ -191,13 +191,32 @@ def load_spec(root: Root, ref: str) -> ServingSpec:
     """The serving ``ref`` in ``root``, validated against ``schema/serving.schema.json``; a serving file of the
     registry names files inside it only (:func:`require_inside_root`).
 
-    Raises :class:`InputError` or :class:`passprice.errors.SchemaError`."""
-    from passprice import cache
+    Inside a snapshot (:mod:`passprice.snapshot`) the spec of one ``ref`` is looked up, read and held to the root
+    once (``sweep`` asks for each serving twice: to count its rows, then to price them).
 
+    Raises :class:`InputError` or :class:`passprice.errors.SchemaError`."""
+    from passprice import snapshot
+
+    return snapshot.made(("serving-spec", root, ref), lambda: _load_spec(root, ref))
+
+
+def _load_spec(root: Root, ref: str) -> ServingSpec:
     path = serving_path(root, ref)
     from passprice.registry import entry_name
 
     entry_name(path)  # a name that does not print is refused, not shown
+    spec = spec_of_file(root, path)
+    require_inside_root(root, spec)  # on every read: what a path names changes without the file
+    return spec
+
+
+def spec_of_file(root: Root, path: Path) -> ServingSpec:
+    """The spec the serving file at ``path`` holds, validated against ``root``'s serving schema (nothing it names is
+    looked at): kept in the cache of built objects, a folder of many serving files as one batch
+    (:func:`passprice.cache.built`), so ``diff`` reading a file and ``check`` resolving it build it once. Raises
+    :class:`InputError` or :class:`passprice.errors.SchemaError`."""
+    from passprice import cache
+
     data = schema.read_bytes(path)
 
     def build() -> ServingSpec:
@@ -205,10 +224,8 @@ def load_spec(root: Root, ref: str) -> ServingSpec:
         return spec_from_document(schema.load(path, "serving", root.schema, data=data, kept=False), str(path))
 
     source = str(path).encode("utf-8", "surrogateescape")
-    spec = cache.built("serving", root.schema / "serving.schema.json", source + b"\0" + data, build, ServingSpec,
+    return cache.built("serving", root.schema / "serving.schema.json", source + b"\0" + data, build, ServingSpec,
                        batch=os.fspath(path.parent))  # a registry of thousands of serving files: one entry for all
-    require_inside_root(root, spec)  # on every read: what a path names changes without the file
-    return spec
 
 
 def override(spec: ServingSpec, position: float | None = None, limit: int | None = None, **fields: Any) -> ServingSpec:
