@@ -404,12 +404,11 @@ def built(
         folder = snapshot.made(("batch", kind, where, batch), lambda: _Batch(kind, schema_path, batch))
         folder.seen += 1
         if folder.seen > BATCH_AFTER:
-            entry_key, obj = snapshot.made(
-                ("built", kind, where, data), lambda: folder.built(data, build, cls, store)
-            )
-            if entry_key is not None:
-                _identify(obj, entry_key)
-            return obj
+            # (None, the object): a batched object has no identity (:meth:`_Batch.built`); the same memo as below,
+            # which a file read before the batch began answers.
+            return snapshot.made(
+                ("built", kind, where, data), lambda: (None, folder.built(data, build, cls, store))
+            )[1]
     entry_key, obj = snapshot.made(
         ("built", kind, where, data), lambda: _built(kind, schema_path, data, build, cls, store)
     )
@@ -518,10 +517,12 @@ class _Batch:
         snapshot.at_close(self._write)
         return True
 
-    def built(self, data: bytes, build: Callable[[], T], cls: type[T], store: bool) -> tuple[str | None, T]:
-        """:func:`_built`'s pair for a file of the folder holding ``data``, from the batch when it holds it."""
+    def built(self, data: bytes, build: Callable[[], T], cls: type[T], store: bool) -> T:
+        """:func:`built`'s object for a file of the folder holding ``data``, from the batch when it holds it. It is
+        given no :func:`identity`: nothing is computed from a batched object alone, and thousands of them listed
+        would push out the checkpoint headers whose identities key the pass shapes and decode steps."""
         if not self._open():
-            return None, build()
+            return build()
         assert self.loaded is not None
         entry_key = key(self.prefix or "", self.schema_bytes, data)
         obj = self.loaded.get(entry_key)
@@ -531,13 +532,10 @@ class _Batch:
             obj = _stored_object(_object_path(entry_key), entry_key, cls)
             if obj is None:
                 obj = build()
-            if not _kept(data):
-                _UNKEPT_KEYS.add(entry_key.encode("ascii"))
-            elif store:
+            if store and _kept(data):
                 self.used[entry_key] = obj
                 self.missed = True
-        _identify(obj, entry_key)
-        return entry_key, obj
+        return obj
 
     def _write(self) -> None:
         """Write the batch of the objects used, when one was missing from it; silently nothing when it cannot."""

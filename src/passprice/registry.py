@@ -19,60 +19,66 @@ from passprice.files import is_folder, is_there, shown
 _PACKAGE = Path(__file__).resolve().parent
 
 
+@functools.lru_cache(maxsize=256)
+def _below(path: Path, *parts: str) -> Path:
+    """``path / part / …``, made once for each root and folder."""
+    return path.joinpath(*parts)
+
+
 @attrs.frozen
 class Root:
     """A folder of passprice files: ``facts/cards``, ``facts/drafts``, ``facts/routing``, ``facts/stacks``,
     ``registry/checkpoints``, ``registry/servings``, ``registry/measurements``, ``locks``, ``sources`` and ``schema``
     below ``path``. ``embedded`` is true for the package's copy. Each folder's path is made once a root (a registry
-    of thousands of servings asks for ``cards`` and ``checkpoints`` several times a serving)."""
+    of thousands of servings asks for ``cards`` and ``checkpoints`` several times a serving: :func:`_below`)."""
 
     path: Path
     embedded: bool = False
 
-    @functools.cached_property
+    @property
     def cards(self) -> Path:
         """``facts/cards``: one TOML file a card."""
-        return self.path / "facts" / "cards"
+        return _below(self.path, "facts", "cards")
 
-    @functools.cached_property
+    @property
     def drafts(self) -> Path:
         """``facts/drafts``: one TOML file a drafting method."""
-        return self.path / "facts" / "drafts"
+        return _below(self.path, "facts", "drafts")
 
-    @functools.cached_property
+    @property
     def routing(self) -> Path:
         """``facts/routing``: one TOML file a routing record (how a mixture of experts' tokens route)."""
-        return self.path / "facts" / "routing"
+        return _below(self.path, "facts", "routing")
 
-    @functools.cached_property
+    @property
     def stacks(self) -> Path:
         """``facts/stacks``: one TOML file a serving stack (issue 14)."""
-        return self.path / "facts" / "stacks"
+        return _below(self.path, "facts", "stacks")
 
-    @functools.cached_property
+    @property
     def measurements(self) -> Path:
         """``registry/measurements``: measured runs, one TOML file a source (issue 14)."""
-        return self.path / "registry" / "measurements"
+        return _below(self.path, "registry", "measurements")
 
-    @functools.cached_property
+    @property
     def checkpoints(self) -> Path:
         """``registry/checkpoints``: checkpoint entries imported from GGUF headers."""
-        return self.path / "registry" / "checkpoints"
+        return _below(self.path, "registry", "checkpoints")
 
-    @functools.cached_property
+    @property
     def servings(self) -> Path:
         """``registry/servings``: named serving configurations."""
-        return self.path / "registry" / "servings"
+        return _below(self.path, "registry", "servings")
 
-    @functools.cached_property
+    @property
     def sources(self) -> Path:
         """``sources``: one TOML file a source (a document facts cite), named by its id."""
-        return self.path / "sources"
+        return _below(self.path, "sources")
 
-    @functools.cached_property
+    @property
     def locks(self) -> Path:
         """``locks``: lock files."""
-        return self.path / "locks"
+        return _below(self.path, "locks")
 
     @property
     def schema(self) -> Path:
@@ -175,7 +181,14 @@ def require_inside(root: Root, ref: str, folder: Path, where: str) -> None:
     ``..`` is resolved; a registered entry's name (``folder/REF.toml``) and a path inside the root pass. So a
     serving with ``card = "/any/file.toml"`` cannot make ``check`` (CI) read a file of the machine and quote it in a
     pull-request comment. Names given on the command line are not held to this. Raises :class:`InputError`: one
-    line naming ``where``, the name, and the root."""
+    line naming ``where``, the name, and the root. Inside a snapshot (:mod:`passprice.snapshot`) a name that passed
+    is looked up once (a registry of thousands of servings names a few cards and checkpoints)."""
+    from passprice import snapshot
+
+    snapshot.made(("inside", root, ref, folder), lambda: _require_inside(root, ref, folder, where))
+
+
+def _require_inside(root: Root, ref: str, folder: Path, where: str) -> None:
     from passprice.files import look
 
     bare = os.sep not in ref and "/" not in ref and not ref.endswith((".toml", ".gguf", ".xz", ".gz"))
