@@ -33,6 +33,12 @@ H200 = "h200_sxm_141gb"
 
 
 
+def lock_exists(path: object) -> str:
+    """``lock``'s line for a lock file already there, without --update or --force."""
+    return (f"{path}: already exists: `--update` re-locks it with today's facts, checkpoint and code, keeping its "
+            "floors; `--force` replaces it, its policy rebuilt from the flags")
+
+
 def files_under(folder: Path) -> list[str]:
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
 
@@ -191,7 +197,7 @@ def test_lock_output_under_a_file(tmp_path: Path) -> None:
 def test_lock_existing_file_untouched(tmp_path: Path) -> None:
     out = tmp_path / "x.lock.toml"
     out.write_text("mine\n")
-    bad("lock", "r1-qwen7b-h200", "-o", str(out), says=f"{out}: already exists; pass --force to overwrite it")
+    bad("lock", "r1-qwen7b-h200", "-o", str(out), says=lock_exists(out))
     assert out.read_text() == "mine\n" and files_under(tmp_path) == ["x.lock.toml"]
 
 

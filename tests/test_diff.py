@@ -242,8 +242,10 @@ def test_both_commits_through_the_command_line(repo: Repo) -> None:
     code, out, err = cli_run(["--root", str(repo.path), "diff", "main", "pr", "--format", "json"])
     assert code == 1, err
     assert err == (
-        f"passprice: refused: the change breaks lock {MTP}; it moves the locked prices of {MTP}, {LOCK} without "
-        "re-locking (review the move, then `passprice lock --update -o LOCK`)\n"
+        f"passprice: refused: the change breaks lock {MTP} (a fact below a floor: restore it, or re-lock with the "
+        "floor loosened, `passprice lock SERVING -o LOCK --force --require streams.rewrite=estimated`, which the "
+        f"review shows as a loosened floor; `--update` keeps the floors and refuses); it moves the locked price of "
+        f"{LOCK} without re-locking (review the move, then `passprice lock --update -o LOCK`)\n"
     )
     data = json.loads(out)
     assert data["exit_status"] == 1 and data["weakened"] == [f"{CARD}:streams.rewrite"] and data["broken"] == [MTP]

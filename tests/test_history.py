@@ -236,3 +236,35 @@ def test_a_name_that_does_not_print_is_refused_before_its_history_is_read(tmp_pa
     assert result.exit_code == 2
     shown = name.encode("unicode_escape").decode("ascii")
     assert f"the name {shown} holds a character that does not print" in result.stderr
+
+
+def test_the_versions_of_a_merged_branch_come_before_its_merge_marked_so(tmp_path: Path) -> None:
+    """The newcomer walkthrough's finding: a branch that replaced a measured figure by an estimate, then merged,
+    showed as one version at the merge; the step down in provenance was hidden. The branch's versions now come
+    before the merge, each against the one before it on the branch, marked with the merge."""
+    root = registry(tmp_path)
+    card = root / CARD_FILE
+    git(root, "branch", "-M", "main")
+    git(root, "checkout", "-qb", "side")
+    set_bandwidth(card, "4.0")
+    git(root, "commit", "-qam", "side: measured")
+    set_bandwidth(card, "4.5")
+    git(root, "commit", "-qam", "side: estimated")
+    git(root, "checkout", "-q", "main")
+    (root / "notes.txt").write_text("another change on main\n", encoding="utf-8")
+    git(root, "add", "notes.txt")
+    git(root, "commit", "-qm", "main: notes")
+    git(root, "merge", "-q", "--no-ff", "-m", "merge side", "side")
+    result = invoke("fact", "show", CARD, "memory.bandwidth", "--history", "--json", root=root)
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.stdout)["versions"]
+    merge = found[0]["commit"]
+    assert [(v["subject"], v["fact"]["value"], v["changed"], v["merged_by"]) for v in found] == [
+        ("merge side", 4.5, ["value"], None),
+        ("side: estimated", 4.5, ["value"], merge),
+        ("side: measured", 4.0, ["value"], merge),
+        ("the registry", 4.8, ["new"], None),
+    ]
+    text = invoke("fact", "show", CARD, "memory.bandwidth", "--history", root=root).stdout
+    assert text.startswith(f"{CARD} memory.bandwidth ({CARD_FILE}): 4 versions\n")
+    assert f"side: estimated\n  (on a branch merged by {merge[:12]})\n  4.5 TB/s" in text

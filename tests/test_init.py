@@ -409,3 +409,26 @@ def test_a_wheel_refuses_untracked_facts(tmp_path: Path) -> None:
     said = "a wheel bundles facts/, locks/, registry/, schema/ and sources/ as git tracks them"
     assert said in done.stdout + done.stderr
     assert not (tmp_path / "wheels").exists() or not list((tmp_path / "wheels").glob("*.whl"))
+
+
+def test_the_summary_names_the_checkpoint_entries_init_carries_and_says_no_cd_into_here(tmp_path: Path) -> None:
+    """The newcomer walkthrough: init copied 10 checkpoint entries (those the reference stacks' measured runs name)
+    and its summary said `registry/checkpoints/   empty`; run without a folder it printed `next: cd . && …`."""
+    result = invoke("init", str(tmp_path / "mine"))
+    assert result.exit_code == 0, result.output
+    carried = sorted(p.name for p in (tmp_path / "mine" / "registry" / "checkpoints").glob("*.toml"))
+    assert len(carried) == 10
+    assert (
+        f"  registry/checkpoints/   {len(carried)} entries the reference stacks' measured runs name, copied from "
+    ) in result.stdout
+    assert "  registry/servings/      empty\n" in result.stdout
+    here = tmp_path / "here"
+    here.mkdir()
+    cwd = os.getcwd()
+    os.chdir(here)
+    try:
+        result = invoke("init")
+    finally:
+        os.chdir(cwd)
+    assert result.exit_code == 0, result.output
+    assert "\nnext: git init && pre-commit install; passprice import MODEL.gguf --name NAME\n" in result.stdout

@@ -50,6 +50,12 @@ FLOOR_REFUSAL = (
 )
 
 
+def lock_exists(path: object) -> str:
+    """``lock``'s line for a lock file already there, without --update or --force."""
+    return (f"{path}: already exists: `--update` re-locks it with today's facts, checkpoint and code, keeping its "
+            "floors; `--force` replaces it, its policy rebuilt from the flags")
+
+
 def make_root(path: Path, with_locks: bool = False) -> Path:
     """A root at ``path`` holding copies of the repository's facts, registry and schemas (and locks)."""
     folders = ("facts", "registry", "schema", "sources", *(("locks",) if with_locks else ()))
@@ -320,7 +326,7 @@ def test_an_existing_lock_is_replaced_only_with_force_and_atomically(root: Path)
     path = lock(root, "l", R1)
     before = path.read_bytes()
     result = run(root, "lock", MTP, "-o", str(path))
-    assert one_error(result) == f"{path}: already exists; pass --force to overwrite it"
+    assert one_error(result) == lock_exists(path)
     assert path.read_bytes() == before
     path.chmod(0o640)
 
@@ -357,7 +363,7 @@ def _still_refused_and_untouched(root: Path, path: Path, message: str) -> None:
     before = path.read_bytes()
     for args in (("reproduce", str(path)), ("price", "--lock", str(path)), ("audit", str(path))):
         assert one_error(run(root, *args)) == message, args
-    assert one_error(run(root, "lock", R1, "-o", str(path))) == f"{path}: already exists; pass --force to overwrite it"
+    assert one_error(run(root, "lock", R1, "-o", str(path))) == lock_exists(path)
     assert path.read_bytes() == before
 
 

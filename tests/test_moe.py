@@ -426,3 +426,23 @@ def test_diff_of_a_routing_record_reaches_its_lock(tmp_path: Path) -> None:
     (lock,) = d.locks
     assert lock.name == "qwen3-30b-a3b-h200" and lock.breaks
     assert d.exit_status == 1
+
+
+def test_a_mixtral_header_prices_two_of_eight_experts_of_the_dense_ffn_width(tmp_path: Path) -> None:
+    """Mixtral (arch llama) carries no expert_feed_forward_length: its experts are feed_forward_length wide, as
+    llama.cpp sizes them, so a routed row's widest activations are its two experts' 2 × 14,336."""
+    from passprice.gguf_header import read_header
+    from passprice.synthetic import build, header_bytes, read_config
+    from passprice.typemix import Mix
+
+    built = build(read_config(REPO / "examples" / "configs" / "mixtral-8x7b.json"), Mix.Q4_K_M)
+    path = tmp_path / "mixtral.gguf"
+    path.write_bytes(header_bytes(built))
+    h = read_header(path)
+    assert h.meta_int("expert_feed_forward_length") is None and h.meta_int("feed_forward_length") == 14336
+    s = Serving(contexts=ContextMix.uniform(1024.0, 2048), routing=load_routing(ROOT, "uniform"))
+    cost = price_serving(h, card(), s)
+    # One row: its f32 residual (4 × 4096 B) and its widest activations, one word each: 2 experts × 14,336 + 4096.
+    assert cost.on_chip_bytes == 4 * 4096 + (2 * 14336 + 4096) == 49_152
+    experts = sum(ggml.tensor_bytes(t.type_id, t.dims) for t in h.tensors if "_exps." in t.name)
+    assert cost.routed is not None and (cost.routed.distinct, cost.routed.bytes) == (2.0, experts / 8 * 2)

@@ -672,3 +672,25 @@ def test_simulate_under_a_stack_refuses_a_step_outside_its_range() -> None:
     assert result.exit_code == 1, result.output
     assert "refused: BeyondStack: llamacpp-cuda-2405 was calibrated on passes of 1 … 1 token-rows" in result.stderr
     assert "this price needs 605 token-rows a step (0 decoding × 1, 605 prompt)" in result.stderr
+
+
+def test_serving_both_policies_shares_one_step_budget_and_is_each_policy_alone() -> None:
+    r = resolved("r1-qwen7b-h200")
+    pricer = StepPricer.of(r.header, r.card, r.serving)
+    trace = synthetic(Synthetic(40, 3, rate=100.0), pricer.limit)
+    both = (Policy.STATIC, Policy.CONTINUOUS)
+    alone = [simulate(pricer, trace, p) for p in both]
+    served = simulate_module.serve(pricer, trace, both, max_steps=10**6)
+    assert [o.summary() for o in served] == [o.summary() for o in alone]
+    # The bound counts both policies: a budget one policy's bound fits, but not both, is refused before any step.
+    least = simulate_module.least_steps(pricer, trace)
+    with pytest.raises(InputError) as caught:
+        simulate_module.serve(pricer, trace, both, max_steps=2 * least - 1)
+    assert str(caught.value).startswith(
+        f"simulate: the trace needs at least {2 * least:,} steps (static, continuous), more than the "
+        f"{2 * least - 1:,} --max-steps allows"
+    )
+    # The steps the first policy took are not the second's to take.
+    first = alone[0].steps
+    with pytest.raises(InputError, match="more than"):
+        simulate_module.serve(pricer, trace, both, max_steps=first + least - 1 if least <= first else first)

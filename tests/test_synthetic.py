@@ -338,3 +338,53 @@ def test_synth_refuses_a_config_with_a_repeated_key(tmp_path: Path) -> None:
     assert result.exit_code == 2
     said = "not valid JSON: the key 'source' appears twice in one object"
     assert result.stderr == f"passprice: error: {source}: {said}\n"
+
+
+# --- Mixtral: llama's architecture with routed experts ----------------------------------------------------------------
+
+
+def test_mixtral_8x7b_is_llama_with_eight_experts_of_the_dense_width() -> None:
+    b = build(config("mixtral-8x7b"), Mix.Q4_K_M)
+    t = table(b)
+    assert b.published.config.arch == "llama"
+    # llama.cpp's tensors for MixtralForCausalLM: each layer's router and three stacks of 8 experts 14,336 wide.
+    assert t["blk.0.ffn_gate_inp.weight"] == ((4096, 8), "F32")
+    assert t["blk.0.ffn_gate_exps.weight"][0] == (4096, 14336, 8)
+    assert t["blk.0.ffn_up_exps.weight"][0] == (4096, 14336, 8)
+    assert t["blk.31.ffn_down_exps.weight"][0] == (14336, 4096, 8)
+    assert "blk.0.ffn_gate.weight" not in t and "blk.0.ffn_norm.weight" in t
+    # With 8 experts, llama.cpp's Q4_K_M keeps attention K and V at Q8_0 and the attention output at Q5_K.
+    assert (t["blk.0.attn_k.weight"][1], t["blk.0.attn_v.weight"][1], t["blk.0.attn_output.weight"][1]) == (
+        "Q8_0", "Q8_0", "Q5_K")
+    # 46.7B parameters, as the model card and the GGUF hub page say: 32 layers of attention (4096² × 2 + 4096 × 1024
+    # × 2), 8 experts (3 × 4096 × 14336), the router (4096 × 8) and two norms; the embedding and head (32000 × 4096).
+    layer = 2 * 4096 * 4096 + 2 * 4096 * 1024 + 8 * 3 * 4096 * 14336 + 4096 * 8 + 2 * 4096
+    params = 32 * layer + 2 * 32000 * 4096 + 4096
+    assert sum(math.prod(tn.dims) for tn, _ in b.tensors) == params == 46_702_792_704
+    meta = {key: value for key, value, _ in b.metadata}
+    assert (meta["llama.expert_count"], meta["llama.expert_used_count"], meta["llama.feed_forward_length"]) == (
+        8, 2, 14336)
+    assert "llama.expert_feed_forward_length" not in meta  # llama.cpp writes none for Mixtral: the pricer reads 14336
+
+
+def test_mixtral_8x22b_q4_k_m_is_the_published_file_size() -> None:
+    # bartowski/Mixtral-8x22B-v0.1-GGUF (llama.cpp b2636, experts stacked): Mixtral-8x22B-v0.1-Q4_K_M.gguf, 85.58 GB.
+    # The weights built here are 85,591,511,040 bytes: 0.013 % more, with no vocabulary in the header.
+    b = build(config("mixtral-8x22b"), Mix.Q4_K_M)
+    assert b.tensor_bytes() == 85_591_511_040
+    assert abs(b.tensor_bytes() / 85.58e9 - 1) < 0.0005
+
+
+def test_llama_with_local_experts_is_built_as_mixtral_and_a_dense_only_type_with_experts_is_refused() -> None:
+    mixtral = json.loads((CONFIGS / "mixtral-8x7b.json").read_text(encoding="utf-8"))
+    as_llama = {**mixtral["config"], "model_type": "llama"}
+    built = build(config_from_document(as_llama, "as-llama.json"), Mix.Q4_K_M)
+    assert table(built) == table(build(config("mixtral-8x7b"), Mix.Q4_K_M))
+    qwen3 = {"model_type": "qwen3", "hidden_size": 64, "num_hidden_layers": 1, "num_attention_heads": 4,
+             "vocab_size": 256, "intermediate_size": 128, "num_experts": 8, "num_experts_per_tok": 2}
+    with pytest.raises(InputError) as caught:
+        config_from_document(qwen3, "q3.json")
+    assert str(caught.value) == (
+        "q3.json: num_experts 8: a qwen3 configuration is dense in llama.cpp, which would write its expert count but "
+        "no expert (give model_type qwen3_moe for its mixture of experts)"
+    )

@@ -22,7 +22,10 @@ from passprice.serving import Draft, Serving, ServingBind, ServingCost, ServingR
 from passprice.tables import markdown_code, markdown_table, markdown_text, text_table
 
 if TYPE_CHECKING:
-    from passprice.locks import Policy
+    from passprice.gguf_header import GGUFHeader
+    from passprice.locks import Lock, Policy
+    from passprice.registry import Root
+    from passprice.servings import Resolved
     from passprice.sources import Source
     from passprice.stale import Stale
 
@@ -133,6 +136,129 @@ def audit(card: Card, serving: Serving, pricer: Pricer, policy: Policy | None = 
         floor = policy.allowed(path) if policy is not None else None
         rows.append(AuditRow(path, fact, path in binding, fact.provenance is cost.provenance, elasticity, used, floor))
     return Audit(cost, tuple(rows))
+
+
+def names_lock(root: Root, target: str) -> bool:
+    """Whether ``target`` (an audit's TARGET) names a lock rather than a serving: a lock file (``*.lock.toml``), or
+    a name only a lock has (``locks/NAME.lock.toml`` and neither ``servings/NAME.toml`` nor a serving file of that
+    path). A name that is both (locks are often named after their serving) is the serving, priced with today's
+    facts: ``NAME.lock.toml`` audits its lock."""
+    from passprice.files import is_there
+
+    return target.endswith(".lock.toml") or (
+        not is_there(root.servings / f"{target}.toml")
+        and not (target.endswith(".toml") and is_there(target))
+        and is_there(root.locks / f"{target}.lock.toml")
+    )
+
+
+@attrs.frozen
+class Subject:
+    """What an audit prices and judges: a lock's pinned ``header``, ``card`` and ``serving`` (``lock`` set: its
+    recorded price is checked against them), or a serving's today (``lock`` ``None``); the price's ``kind``
+    (``price`` or ``best``); the ``policy`` whose floors each fact is shown against (the lock's own, or the strictest
+    of the serving's locks', ``None`` without one); ``facts``, every fact by lock path (what a stale derivation is
+    looked for in); and the report's ``title``."""
+
+    header: GGUFHeader
+    card: Card
+    serving: Serving
+    kind: str
+    policy: Policy | None
+    facts: Mapping[str, Fact]
+    title: str
+    lock: Lock | None = None
+    reference: str | None = None
+
+
+def lock_subject(root: Root, target: str) -> Subject:
+    """The subject of an audit of the lock ``target`` (a lock file, or a name in ``locks/``): its pinned facts,
+    checkpoint content and serving, its kind and policy.
+
+    Raises :class:`~passprice.reproduce.CheckpointGone` when no registered entry holds the content it pinned (a
+    refusal, exit 1), :class:`~passprice.errors.InputError` for a lock that does not read."""
+    from passprice.locks import lock_path, pinned_serving, read_lock
+    from passprice.reproduce import pinned_header
+
+    the_lock = read_lock(lock_path(root, target), root.schema)
+    header = pinned_header(root, the_lock)
+    title = f"audit of lock {the_lock.name} (pinned facts): {the_lock.checkpoint} on {the_lock.card}"
+    return Subject(header, the_lock.pinned_card(), pinned_serving(the_lock), the_lock.kind, the_lock.policy,
+                   the_lock.facts, title, the_lock, target)
+
+
+def serving_subject(root: Root, target: str | None, resolved: Resolved) -> Subject:
+    """The subject of an audit of a serving (``resolved``: ``target`` as the command line named it, with its
+    options applied; ``None`` for ``--checkpoint``/``--card`` alone) with today's facts, each shown against the
+    floors its locks set together (:meth:`passprice.enforce.Guard.policy`: the strictest of theirs), as its price
+    is judged.
+
+    Raises :class:`~passprice.enforce.LockRefusal` when what a lock of the serving locks changed under it."""
+    from passprice.enforce import guard, serving_name
+
+    spec = resolved.spec
+    title = f"audit of {target or spec.checkpoint} (today's facts): {spec.checkpoint} on {resolved.card.name}"
+    under = guard(root, serving_name(root, target), resolved)
+    if under.locks:
+        title += f", floors of lock{'s' if len(under.locks) > 1 else ''} {', '.join(under.names())}"
+    return Subject(resolved.header, resolved.card, resolved.serving, "price", under.policy(), resolved.facts(), title)
+
+
+@attrs.frozen
+class Report:
+    """An audit of a :class:`Subject`: the ``audit`` itself, the derived facts it rests on that no longer follow
+    from their inputs (``stale``), and for a lock whether its pinned inputs still give the price it records
+    (``reproduces``, ``None`` for a serving) with the ``warning`` line saying which field moved when they do not."""
+
+    subject: Subject
+    audit: Audit
+    stale: Stale
+    reproduces: bool | None = None
+    warning: str | None = None
+
+    def extra(self) -> dict[str, Any]:
+        """The fields :func:`audit_json` adds to the audit's JSON: the title, and a lock's ``reproduces`` and
+        ``recorded_tokens_per_s``."""
+        out: dict[str, Any] = {"title": self.subject.title}
+        lock = self.subject.lock
+        if lock is not None:
+            out["reproduces"] = self.reproduces
+            out["recorded_tokens_per_s"] = lock.price.get("tokens_per_s")
+        return out
+
+
+def audit_subject(subject: Subject, check: Callable[[ServingCost], None] | None = None) -> Report:
+    """Price ``subject`` (its kind: :func:`passprice.locks.evaluate`), ``check`` the price first when given (the
+    command line refuses one that is not finite: elasticities need a finite, nonzero price), then audit it
+    (:func:`audit`), find its stale derived facts (:func:`passprice.stale.stale_rested_on`) and, for a lock, compare
+    the price with the one it records (:func:`passprice.reproduce.moved`).
+
+    Raises :class:`~passprice.serving.ServingRefusal` when the price itself is refused, and what ``check`` raises."""
+    from passprice.locks import evaluate
+    from passprice.report import cost_json
+    from passprice.reproduce import moved
+    from passprice.stale import stale_rested_on
+
+    s = subject
+
+    def pricer(c: Card, v: Serving) -> ServingCost:
+        return evaluate(s.kind, s.header, c, v)
+
+    if check is not None:
+        check(pricer(s.card, s.serving))
+    result = audit(s.card, s.serving, pricer, s.policy)
+    stale = stale_rested_on(s.facts, (r.path for r in result.rows))
+    if s.lock is None:
+        return Report(s, result, stale)
+    differ = moved(s.lock.price, cost_json(result.cost), s.lock.compared())
+    warning = None
+    if differ:
+        warning = (
+            f"WARNING: the lock records {s.lock.price.get('tokens_per_s')!r} tokens/s, its pinned inputs give "
+            f"{result.cost.tokens_per_s!r} with today's code (first: {differ[0].field}); `passprice reproduce "
+            f"{s.reference or s.lock.name}` says why"
+        )
+    return Report(s, result, stale, not differ, warning)
 
 
 def _stale_by_path(stale: Stale | None) -> dict[str, str]:

@@ -9,11 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import functools
 import json
-import math
 import os
-import re
 import shlex
 import sys
 from collections.abc import Callable, Iterator
@@ -242,32 +239,11 @@ def _float(option: str) -> _Bounded:
     return _Bounded(option, integer=False)
 
 
-def _non_finite(data: Any, path: str = "") -> tuple[str, float] | None:
-    """The key path and value of the first number in ``data`` that is not finite (``inf``, ``nan``), if any."""
-    if isinstance(data, float):
-        return None if math.isfinite(data) else (path or "(top level)", data)
-    items: Any = data.items() if isinstance(data, dict) else enumerate(data) if isinstance(data, list | tuple) else ()
-    for key, value in items:
-        found = _non_finite(value, f"{path}.{key}" if path else str(key))
-        if found is not None:
-            return found
-    return None
-
-
 def _finite(data: Any) -> None:
-    """Raise :class:`InputError` when a result holds a number that is not finite: the facts or options priced are out
-    of any physical range (a bandwidth, rate or share so small that a pass never ends), and JSON cannot carry it."""
-    try:
-        json.dumps(data, allow_nan=False)  # the C encoder's walk; only a result that fails it is walked for the path
-        return
-    except (TypeError, ValueError):
-        pass
-    found = _non_finite(data)
-    if found is not None:
-        raise InputError(
-            f"the result's {found[0]} is {found[1]!r}: a fact or option is out of range (a bandwidth, rate or share so "
-            "small, or a figure so large, that the pass takes no finite time)"
-        )
+    """:func:`passprice.report.require_finite`: a result holding a number that is not finite is bad input (exit 2)."""
+    from passprice.report import require_finite
+
+    require_finite(data)
 
 
 def _echo_json(data: Any) -> None:
@@ -569,18 +545,17 @@ def init_command(
                     "files": sorted(the_plan.files), "requirement": the_plan.requirement.line,
                     "requirement_origin": the_plan.requirement.origin, "advice": the_plan.requirement.advice()})
         return
-    source = "the embedded facts" if the_plan.source.embedded else str(the_plan.source.path)
     click.echo(f"a passprice registry in {directory}:")
     for folder in the_plan.folders:
-        click.echo(f"  {folder + '/':<24}{'copied from ' + source if folder in the_plan.copied else 'empty'}")
+        click.echo(f"  {folder + '/':<24}{the_plan.filled(folder)}")
     click.echo("  schema/, .taplo.toml, .pre-commit-config.yaml, .github/workflows/facts.yml, requirements.txt, "
                "README.md")
     click.echo(f"  requirements.txt: {the_plan.requirement.line}")
     advice = the_plan.requirement.advice()
     if advice is not None:
         click.echo(f"first: {advice}")
-    click.echo(f"next: cd {shlex.quote(str(directory))} && git init && pre-commit install; "
-               "passprice import MODEL.gguf --name NAME")
+    into = "" if directory.resolve() == Path.cwd().resolve() else f"cd {shlex.quote(str(directory))} && "
+    click.echo(f"next: {into}git init && pre-commit install; passprice import MODEL.gguf --name NAME")
 
 
 # --- checkpoints --------------------------------------------------------------------------------------------------
@@ -834,6 +809,22 @@ def _spec(ctx: click.Context, serving: str | None, base: Any = None, **o: Any) -
     return root, spec
 
 
+def _warn_code(root: Any) -> None:
+    """A warning line on stderr when ``root`` is a checkout of passprice whose code prices with another pricing
+    model than the passprice running (:func:`passprice.pins.checkout_model`)."""
+    from passprice.pins import checkout_model
+
+    differs = None if root.embedded else checkout_model(root.path)
+    if differs is not None:
+        theirs, ours = differs
+        click.echo(
+            f"passprice: warning: this checkout's src/passprice prices with pricing model {theirs[:19]}…, the "
+            f"passprice running with {ours[:19]}… (installed from another copy): locks are written, checked and "
+            "reproduced by the running code; `pip install -e .` here to use the checkout's",
+            err=True,
+        )
+
+
 def _refuse(e: Any) -> NoReturn:
     raise Refused(str(e), e.to_json())
 
@@ -874,25 +865,16 @@ def _under_locks(
     rests_on: Any = (),
     stack_facts: Any = None,
 ) -> tuple[Any, Any]:
-    """The locks a result is priced under (:func:`passprice.enforce.guard`) and their verdicts on today's facts
-    (``stack_facts``: a serving stack's, by lock path, when the result has an expected price: a lock made under the
-    stack floors them); raises :class:`Refused` (exit 1) for a lock of something else or a floor breached."""
-    from passprice.enforce import LockRefusal, guard, serving_name
+    """:func:`passprice.enforce.priced_under` (the locks a result is priced under, and their verdicts on today's
+    facts); a lock of something else or a floor breached exits 1 (:class:`Refused`)."""
+    from passprice.enforce import LockFloor, LockRefusal, priced_under
 
     if lock_ref is not None and no_lock:
         raise click.UsageError("give --lock L or --no-lock, not both")
     try:
-        g = guard(root, serving_name(root, serving), resolved, lock_ref, no_lock)
-    except LockRefusal as e:  # a lock of something else, or a checkpoint or serving changed under its lock
+        return priced_under(root, serving, resolved, lock_ref, no_lock, rests_on, stack_facts)
+    except (LockRefusal, LockFloor) as e:
         _refuse(e)
-    facts = resolved.facts()
-    if stack_facts:
-        facts.update(stack_facts)
-    verdicts = g.judge(facts, rests_on)
-    for v in verdicts:
-        if not v.holds:
-            raise Refused(v.message(), {**v.to_json(), "locks": g.names()})
-    return g, verdicts
 
 
 def _stale(resolved: Any, data: dict[str, Any], expected: Any = None) -> Any:
@@ -1115,13 +1097,6 @@ def _parse_requires(requires: tuple[str, ...]) -> dict[str, Any]:
     return out
 
 
-#: A lock name: a file stem in locks/ (no folders, no leading dot).
-@functools.cache
-def _lock_name() -> re.Pattern[str]:
-    """A lock's name (compiled on first use: a command that names no lock never compiles it)."""
-    return re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-
-
 def _given(o: dict[str, Any]) -> list[str]:
     """The serving options given on the command line (``--batch`` …), by name."""
     return sorted(f"--{k.replace('_', '-')}" for k, v in o.items() if v is not None and v is not False)
@@ -1163,13 +1138,11 @@ def lock_command(
 ) -> None:
     """Price SERVING and write a lock pinning everything the price is a function of: the facts it rests on, the
     checkpoint's content, the serving, the policy and the pricing model's code."""
-    from passprice.enforce import serving_name
+    from passprice import locking
     from passprice.facts import Provenance
-    from passprice.locks import compare_policies, judge, make_lock, read_lock, write_lock
     from passprice.serving import ServingRefusal
-    from passprice.servings import resolve
 
-    if name is not None and not _lock_name().match(name):
+    if name is not None and not locking.LOCK_NAME.match(name):
         raise click.BadParameter(
             f"{name!r} is not a lock name: use letters, digits, '.', '_' and '-' (first a letter or digit)",
             param_hint="--name",
@@ -1178,90 +1151,37 @@ def lock_command(
         raise click.UsageError(
             "--update keeps the lock's kind and policy: give --force (with --floor/--require/--best) to change them"
         )
-    if update and _given({k: v for k, v in o.items() if k != "serving"}):
+    overridden = bool(_given({k: v for k, v in o.items() if k != "serving"}))
+    if update and overridden:
         raise click.UsageError("--update re-locks the lock's own serving as it is today: give no serving options")
     root = _root(ctx)
     if output is None:
         if serving is None and name is None:
             raise click.UsageError("give -o FILE (or a SERVING or --name to write locks/NAME.lock.toml)")
-        if root.embedded:
-            raise InputError(
-                f"{root.path}: the embedded facts are read-only; give -o FILE, or run in a registry of your own "
-                "(passprice init DIR)"
-            )
-        output = root.locks / f"{name or Path(serving or '').stem}.lock.toml"
-        from passprice.files import make_folder
-
-        make_folder(root.locks)  # the root's own folder (a -o FILE's folder is never created)
-    from passprice.files import is_there
-
-    old = None
-    if is_there(output) and (update or force):
-        try:
-            old = read_lock(output, root.schema)
-        except InputError:
-            if update:
-                raise
-    base = None
-    if update:
-        if old is None:
-            raise InputError(f"{output}: no lock to update (write one without --update)")
-        from passprice.reproduce import today_spec
-
-        if serving is None:
-            base = today_spec(root, old)[0]
-        name = name or old.name
-        kind = old.kind
+        output = locking.default_output(root, name or Path(serving or "").stem)
+    _warn_code(root)
+    old = locking.previous(root, output, update, force)
+    base = locking.update_base(root, old) if update and old is not None and serving is None else None
     root, spec = _spec(ctx, serving, base=base, **o)
-    # The lock is named after its file (locks/NAME.lock.toml), so `reproduce NAME` and check's report agree with it.
-    if name is not None:
-        lock_name = name
-    elif output.name.endswith(".lock.toml") or not serving:
-        lock_name = output.name.removesuffix(".lock.toml")
-    else:
-        lock_name = Path(serving).stem
-    lock_name = _require_unicode(lock_name, "lock name")
-    paths = _parse_requires(requires)
-    # The registered serving the lock locks: SERVING as registered, without options overriding it.
-    locked = None
-    if update and old is not None and serving is None:
-        # A lock of the first format named no serving; it locked the serving of its own name, when there is one.
-        locked = old.info.serving
-        if locked is None and old.info.format < 2 and is_there(root.servings / f"{old.name}.toml"):
-            locked = old.name
-    if serving is not None and not _given({k: v for k, v in o.items() if k != "serving"}):
-        locked = serving_name(root, serving)
-    from passprice.servings import require_lockable
-
-    require_lockable(root, spec, output)  # a lock of the registry pins only what the registry holds
-    resolved = resolve(root, spec)
-    kind = kind or "price"
-    if stack is None and update and old is not None and old.stack is not None:
-        stack = old.stack.name  # --update keeps the stack the lock was made under
-    the_stack = None
-    if stack is not None:
-        from passprice.stacks import load_stack
-
-        the_stack = load_stack(root, stack)
+    lock_name = _require_unicode(
+        locking.lock_name(output, serving, name, old if update else None), "lock name"
+    )
     try:
-        lock = make_lock(
-            lock_name, kind, resolved, root,
-            policy=old.policy if update and old is not None else None,
-            serving=locked,
+        written = locking.write(
+            root, output, spec, lock_name,
+            kind=kind,
+            locked=locking.locked_serving(root, serving, overridden, old if update else None),
+            old=old,
+            update=update,
+            force=force,
             floor=Provenance(floor) if floor is not None else None,
-            requires=paths,
-            stack=the_stack,
+            requires=_parse_requires(requires),
+            stack=stack,
         )
-    except ServingRefusal as e:
+    except (ServingRefusal, locking.LockNotWritten) as e:
         _refuse(e)
-    verdict = judge(lock.name, lock.policy, tuple((p, lock.facts[p]) for p in lock.rests_on))
-    if not verdict.holds:
-        payload = {**verdict.to_json(), "path": str(output), "written": False}
-        raise Refused(f"{verdict.message()}; {output} not written", payload)
-    _finite(lock.price)
-    loosened = [c for c in compare_policies(old.policy, lock.policy) if c.loosens] if old is not None else []
-    write_lock(output, lock, force=force or update)
-    for change in loosened:
+    lock = written.lock
+    for change in written.loosened:
         click.echo(f"passprice: warning: lock {lock.name}: {change.describe()}", err=True)
     if as_json:
         _echo_json(
@@ -1270,13 +1190,13 @@ def lock_command(
                 "path": str(output),
                 "serving": lock.info.serving,
                 "price": lock.price,
-                "loosened": [c.describe() for c in loosened],
+                "loosened": [c.describe() for c in written.loosened],
             }
         )
     else:
         locks = f"locks serving {lock.info.serving}" if lock.info.serving else "locks no registered serving"
         click.echo(
-            f"locked {lock.name} ({kind}, {locks}): {lock.price['tokens_per_s']:,.1f} tokens/s at batch "
+            f"locked {lock.name} ({lock.kind}, {locks}): {lock.price['tokens_per_s']:,.1f} tokens/s at batch "
             f"{lock.price['batch']}, binds on {lock.price['binds']}, weakest {lock.price['provenance']} "
             f"-> {shown_path(output)}"
         )
@@ -1294,6 +1214,7 @@ def reproduce_command(ctx: click.Context, lock: str, as_json: bool) -> None:
     from passprice.reproduce import reproduce, reproduction_json, reproduction_text
 
     root = _root(ctx)
+    _warn_code(root)
     path = lock_path(root, lock)
     the_lock = read_lock(path, root.schema)
     rep = reproduce(root, the_lock)
@@ -1316,7 +1237,9 @@ def check_command(ctx: click.Context, frozen: bool, as_json: bool) -> None:
     """Validate every file against its schema and judge every lock against today's facts."""
     from passprice.check import check
 
-    report = check(_root(ctx))
+    root = _root(ctx)
+    _warn_code(root)
+    report = check(root)
     if as_json:
         _echo_json(report.to_json(frozen))
     else:
@@ -1350,9 +1273,8 @@ def audit_command(
     """Audit the facts a price rests on: TARGET is a SERVING (today's facts, options apply) or a lock (its pinned
     facts): a lock file, NAME.lock.toml, or a name in locks/ that names no serving. With --source ID or --fact
     CARD:PATH, audit backwards: what rests on that source or fact."""
-    from passprice.audit import audit, audit_json, audit_markdown, audit_text
-    from passprice.locks import evaluate, pinned_serving, read_lock
-    from passprice.reproduce import CheckpointGone, pinned_header
+    from passprice.audit import audit_json, audit_markdown, audit_text
+    from passprice.reproduce import CheckpointGone
     from passprice.serving import ServingRefusal
     from passprice.servings import resolve
 
@@ -1378,90 +1300,50 @@ def audit_command(
         else:
             click.echo(render(lineage, fmt))
         return
-    # A name that is both a registered serving and a lock (locks are often named after their serving) is the serving,
-    # priced with today's facts; a lock is audited by its file or by NAME.lock.toml, or by a name only a lock has.
-    from passprice.files import is_there
+    from passprice.audit import audit_subject, lock_subject, names_lock, serving_subject
 
-    is_lock = target is not None and (
-        target.endswith(".lock.toml")
-        or (
-            not is_there(root.servings / f"{target}.toml")
-            and not (target.endswith(".toml") and is_there(target))
-            and is_there(root.locks / f"{target}.lock.toml")
-        )
-    )
-    if is_lock and target is not None:
-        from passprice.locks import lock_path
-
+    if target is not None and names_lock(root, target):
         given = sorted(f"--{k.replace('_', '-')}" for k, v in o.items() if v is not None and v is not False)
         if given:
             raise click.UsageError(
                 f"{target} is a lock: its serving and facts are pinned, so {', '.join(given)} cannot change them "
                 "(audit a SERVING to try other choices)"
             )
-        the_lock = read_lock(lock_path(root, target), root.schema)
         try:
-            header = pinned_header(root, the_lock)
+            subject = lock_subject(root, target)
         except CheckpointGone as e:
             raise Refused(str(e), e.to_json()) from None
-        card, serving, kind = the_lock.pinned_card(), pinned_serving(the_lock), the_lock.kind
-        title = f"audit of lock {the_lock.name} (pinned facts): {the_lock.checkpoint} on {the_lock.card}"
-        policy: Any = the_lock.policy
     else:
-        from passprice.enforce import LockRefusal, guard, serving_name
+        from passprice.enforce import LockRefusal
 
         root, spec = _spec(ctx, target, **o)
-        resolved = resolve(root, spec)
-        header, card, serving, kind = resolved.header, resolved.card, resolved.serving, "price"
-        title = f"audit of {target or spec.checkpoint} (today's facts): {spec.checkpoint} on {card.name}"
-        try:  # the serving's locks give each fact its floor (the strictest of theirs), as its price is judged
-            under = guard(root, serving_name(root, target), resolved)
+        try:
+            subject = serving_subject(root, target, resolve(root, spec))
         except LockRefusal as e:
             _refuse(e)
-        policy = under.policy()
-        if under.locks:
-            title += f", floors of lock{'s' if len(under.locks) > 1 else ''} {', '.join(under.names())}"
-    try:
-        from passprice.report import cost_json
+    from passprice.report import cost_json
 
-        _finite(cost_json(evaluate(kind, header, card, serving)))  # elasticities need a finite, nonzero price
-        result = audit(card, serving, lambda c, s: evaluate(kind, header, c, s), policy)
+    try:
+        report = audit_subject(subject, lambda cost: _finite(cost_json(cost)))
     except ServingRefusal as e:
         _refuse(e)
     from passprice.sources import load_sources
-    from passprice.stale import stale_rested_on
 
     sources = load_sources(root)
-    pinned = the_lock.facts if is_lock else resolved.facts()
-    stale = stale_rested_on(pinned, (r.path for r in result.rows))  # a derived fact whose inputs moved
+    result, stale, title = report.audit, report.stale, subject.title
     if plot_path is not None:
         from passprice.plots import audit_picture, picture_format, write_picture
 
         write_picture(plot_path, audit_picture(result, title, picture_format(plot_path)), force)
-    warning = None
-    extra: dict[str, Any] = {"title": title}
-    if is_lock:
-        # An audit of a lock is of the price it records: say so when its pinned inputs no longer give it.
-        from passprice.reproduce import moved
-
-        differ = moved(the_lock.price, cost_json(result.cost), the_lock.compared())
-        extra["reproduces"] = not differ
-        extra["recorded_tokens_per_s"] = the_lock.price.get("tokens_per_s")
-        if differ:
-            warning = (
-                f"WARNING: the lock records {the_lock.price.get('tokens_per_s')!r} tokens/s, its pinned inputs give "
-                f"{result.cost.tokens_per_s!r} with today's code (first: {differ[0].field}); `passprice reproduce "
-                f"{target}` says why"
-            )
     if fmt == "json":
-        _echo_json(audit_json(result, extra, stale))
+        _echo_json(audit_json(result, report.extra(), stale))
     elif fmt == "markdown":
         click.echo(audit_markdown(result, title, sources, stale))
     else:
         click.echo(audit_text(result, title, sources, stale))
-    if warning and fmt != "json":
-        click.echo(f"\n{warning}")
-    if warning:
+    if report.warning and fmt != "json":
+        click.echo(f"\n{report.warning}")
+    if report.warning:
         click.echo(f"passprice: warning: lock {target} does not reproduce its recorded price", err=True)
     if plot_path is not None:
         click.echo(f"plot -> {shown_path(plot_path)}", err=True)
@@ -1501,47 +1383,10 @@ def diff_command(
     result = diff(_root(ctx), base, head)
     click.echo(render(result, "json" if as_json else fmt, links))
     if result.exit_status == 2:
-        for f in result.files:
-            if f.head_errors:
-                click.echo(f"passprice: error: {f.path} does not read on HEAD: {f.head_errors[0]}", err=True)
-        if not any(f.head_errors for f in result.files):
-            for line in result.head_unreadable:
-                click.echo(f"passprice: error: on HEAD: {line}", err=True)
+        for line in result.head_error_lines():
+            click.echo(f"passprice: error: {line}", err=True)
     elif result.exit_status == 1:
-        reasons = []
-        if result.unsound:
-            facts = ", ".join(f"{f.name}:{x.path} ({x.kind})" for f, x in result.unsound)
-            resting = [lock.name for lock in result.resting_on_unsound]
-            on = f"; the prices of {', '.join(resting)} rest on them" if resting else ""
-            reasons.append(f"derived facts do not follow from their inputs: {facts}{on} (recompute them: passprice "
-                           "check names each input that moved)")
-        broken = [lock for lock in result.broken if not lock.after.gone]
-        if broken:
-            names = ", ".join(lock.name for lock in broken)
-            reasons.append(f"the change breaks lock{'s' if len(broken) > 1 else ''} {names}")
-        gone: dict[str, list[str]] = {}
-        for lock in result.broken:
-            if lock.after.gone:
-                gone.setdefault(str(lock.serving_name), []).append(lock.name)
-        for name, locking in gone.items():
-            many = len(locking) > 1
-            reasons.append(f"it deletes serving {name}, which lock{'s' if many else ''} {', '.join(sorted(locking))} "
-                           f"lock{'' if many else 's'}")
-        moved = [lock.name for lock in result.stale if lock.unreviewed]
-        if moved:
-            reasons.append(
-                f"it moves the locked price{'s' if len(moved) > 1 else ''} of {', '.join(moved)} without re-locking "
-                "(review the move, then `passprice lock --update -o LOCK`)"
-            )
-        behind = [lock.name for lock in result.stale if not lock.unreviewed]
-        if behind:
-            reasons.append(f"lock{'s' if len(behind) > 1 else ''} {', '.join(behind)} already out of date on BASE")
-        for lock in result.dropping:
-            reasons.append(f"it removes lock {lock.name}, dropping floors serving {lock.serving_name} is priced under")
-        beyond = result.check_beyond
-        if beyond:
-            reasons.append(f"{result.check_line()}; first: {beyond[0]}")
-        click.echo(f"passprice: refused: {'; '.join(reasons)}", err=True)
+        click.echo(f"passprice: refused: {'; '.join(result.refusal_reasons())}", err=True)
     ctx.exit(result.exit_status)
 
 
@@ -1824,35 +1669,16 @@ def _every_percent(update: Callable[[int], None], total: int) -> Callable[[int],
 
 
 def _sweep_locks(root: Any, servings: tuple[str, ...], lock_ref: str | None, no_lock: bool) -> list[str]:
-    """Each registered serving of a sweep judged under its locks (or under ``--lock L`` alone, which must lock one
-    of them); raises :class:`Refused` on a floor breached. The lines naming the locks each is priced under."""
-    from passprice.enforce import LockMismatch, LockRefusal, guard, serving_name
-    from passprice.servings import load_spec, resolve
+    """:func:`passprice.enforce.sweep_under` (each registered serving of a sweep judged under its locks): the lines
+    naming the locks each is priced under; a floor breached, or ``--lock L`` locking none of them, exits 1."""
+    from passprice.enforce import LockFloor, LockRefusal, sweep_under
 
     if lock_ref is not None and no_lock:
         raise click.UsageError("give --lock L or --no-lock, not both")
-    lines = []
-    mismatches = []
-    for ref in servings:
-        name = serving_name(root, ref)
-        if name is None:
-            continue
-        resolved = resolve(root, load_spec(root, ref))
-        try:
-            g = guard(root, name, resolved, lock_ref, no_lock)
-        except LockMismatch as e:
-            mismatches.append(e)
-            continue
-        except LockRefusal as e:  # a checkpoint or serving changed under its lock
-            _refuse(e)
-        for v in g.judge(resolved.facts()):
-            if not v.holds:
-                raise Refused(v.message(), {**v.to_json(), "serving": name})
-        if g.locks:
-            lines.append(f"{name}: {g.line([])}")
-    if lock_ref is not None and not lines and mismatches:
-        _refuse(mismatches[0])
-    return lines
+    try:
+        return sweep_under(root, servings, lock_ref, no_lock)
+    except (LockRefusal, LockFloor) as e:
+        _refuse(e)
 
 
 # --- the sketch's questions: KV memory by context, ops:byte, speculative decoding ----------------------------------
@@ -2130,8 +1956,8 @@ def simulate_command(
         Policy,
         Settings,
         Simulation,
-        least_steps,
-        simulate,
+        require_steps,
+        serve,
         simulation_json,
         simulation_text,
     )
@@ -2166,23 +1992,12 @@ def simulate_command(
         trace = make_synthetic(Synthetic(synthetic, seed, rate or 50.0, prefix=synthetic_prefix), pricer.limit)
     settings = Settings(chunk, max_batch, not no_prefix_caching, resolved.serving.prefix_read_once)
     policies = [Policy.STATIC, Policy.CONTINUOUS] if policy == "both" else [Policy(policy)]
-    least = least_steps(pricer, trace, settings) * len(policies)
-    if least > max_steps:
-        raise InputError(
-            f"simulate: the trace needs at least {least:,} steps ({', '.join(p.value for p in policies)}), more than "
-            f"the {max_steps:,} --max-steps allows (tens of microseconds a step); simulate part of the trace, or "
-            "raise --max-steps"
-        )
-    outcomes: list[Any] = []
+    require_steps(pricer, trace, policies, settings, max_steps)  # before the bar: a refusal is its one line
     total = len(trace.requests) * len(policies)
     try:
         shown = click.progressbar(length=total, label="simulating", file=sys.stderr) if total >= 4000 else None
         with shown or contextlib.nullcontext() as bar:
-            for p in policies:
-                left = max_steps - sum(o.steps for o in outcomes)
-                work = max_work - sum(o.work for o in outcomes)
-                outcomes.append(simulate(pricer, trace, p, settings, bar.update if bar else None, max_steps=left,
-                                         max_work=work))
+            outcomes = serve(pricer, trace, policies, settings, bar.update if bar else None, max_steps, max_work)
     except ServingRefusal as e:
         _refuse(e)
     title = f"simulate {serving}: {resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"

@@ -1203,6 +1203,65 @@ class Diff:
             return 1
         return 0
 
+    def head_error_lines(self) -> list[str]:
+        """The error lines of a review that cannot be made (exit 2): each changed file that does not read on HEAD
+        (its first problem), else each of HEAD's files that does not read."""
+        lines = [f"{f.path} does not read on HEAD: {f.head_errors[0]}" for f in self.files if f.head_errors]
+        return lines or [f"on HEAD: {line}" for line in self.head_unreadable]
+
+    def refusal_reasons(self) -> list[str]:
+        """Why the review fails (exit 1), each with what to do: derived facts that no longer follow from their inputs
+        (and the locks resting on them), locks the change breaks (a floor breached: restore the fact, or re-lock
+        with the floor loosened, which the review then shows; or what a lock locks changed or is deleted), locked
+        prices moved without re-locking, locks already out of date on BASE, removed locks that drop floors, and what
+        else HEAD fails ``check`` on. Empty when the review passes."""
+        reasons = []
+        if self.unsound:
+            facts = ", ".join(f"{f.name}:{x.path} ({x.kind})" for f, x in self.unsound)
+            resting = [lock.name for lock in self.resting_on_unsound]
+            on = f"; the prices of {', '.join(resting)} rest on them" if resting else ""
+            reasons.append(f"derived facts do not follow from their inputs: {facts}{on} (recompute them: passprice "
+                           "check names each input that moved)")
+        broken = [lock for lock in self.broken if not lock.after.gone]
+        floors = [lock for lock in broken if lock.verdict is not None and not lock.verdict.holds]
+        if broken:
+            names = ", ".join(lock.name for lock in broken)
+            advice = ""
+            if floors:
+                offences = sorted(
+                    {f"{o.path}={o.provenance.value}" for lock in floors if lock.verdict for o in lock.verdict.offences}
+                )
+                advice = (
+                    f" (a fact below a floor: restore it, or re-lock with the floor loosened, `passprice lock SERVING "
+                    f"-o LOCK --force {' '.join('--require ' + o for o in offences)}`, which the review shows as a "
+                    "loosened floor; `--update` keeps the floors and refuses)"
+                )
+            reasons.append(f"the change breaks lock{'s' if len(broken) > 1 else ''} {names}{advice}")
+        gone: dict[str, list[str]] = {}
+        for lock in self.broken:
+            if lock.after.gone:
+                gone.setdefault(str(lock.serving_name), []).append(lock.name)
+        for name, locking in gone.items():
+            many = len(locking) > 1
+            reasons.append(f"it deletes serving {name}, which lock{'s' if many else ''} {', '.join(sorted(locking))} "
+                           f"lock{'' if many else 's'}")
+        below = {lock.name for lock in floors}  # re-locked with a loosened floor, as said above, not --update
+        moved = [lock.name for lock in self.stale if lock.unreviewed and lock.name not in below]
+        if moved:
+            reasons.append(
+                f"it moves the locked price{'s' if len(moved) > 1 else ''} of {', '.join(moved)} without re-locking "
+                "(review the move, then `passprice lock --update -o LOCK`)"
+            )
+        behind = [lock.name for lock in self.stale if not lock.unreviewed]
+        if behind:
+            reasons.append(f"lock{'s' if len(behind) > 1 else ''} {', '.join(behind)} already out of date on BASE")
+        for lock in self.dropping:
+            reasons.append(f"it removes lock {lock.name}, dropping floors serving {lock.serving_name} is priced under")
+        beyond = self.check_beyond
+        if beyond:
+            reasons.append(f"{self.check_line()}; first: {beyond[0]}")
+        return reasons
+
     def summary(self) -> str:
         """One line: facts changed (and weakened), locks affected (broken, moved unreviewed, floors loosened),
         locks unaffected, the pricing model, files that do not read."""

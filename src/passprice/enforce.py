@@ -420,3 +420,84 @@ def guard(
         others = ", ".join(f"{lock.name} ({lock.card}, {lock.checkpoint})" for lock, _ in found)
         return Guard(note=f"not under a lock: the locks of {serving} ({others}) lock another card or checkpoint")
     return Guard(tuple(applies))
+
+
+class LockFloor(Exception):
+    """A result refused because a fact it rests on is weaker than a lock's floor allows (exit 1): ``verdict`` is
+    the lock's (:class:`~passprice.locks.Verdict`, not holding), ``context`` what the refusal adds to its JSON (the
+    locks priced under, the serving judged). ``str(e)`` is the verdict's one line; ``to_json`` gives
+    ``{"refusal": "LockFloor", "lock": ..., "offending": [...], ...}``."""
+
+    name = "LockFloor"
+
+    def __init__(self, verdict: Verdict, context: Mapping[str, Any]) -> None:
+        super().__init__(verdict.message())
+        self.verdict = verdict
+        self.context = dict(context)
+
+    def to_json(self) -> dict[str, Any]:
+        """The verdict's JSON and the context."""
+        return {**self.verdict.to_json(), **self.context}
+
+
+def priced_under(
+    root: Root,
+    serving: str | None,
+    resolved: Resolved,
+    explicit: str | None = None,
+    no_lock: bool = False,
+    rests_on: Iterable[tuple[str, Fact]] = (),
+    stack_facts: Mapping[str, Fact] | None = None,
+) -> tuple[Guard, tuple[Verdict, ...]]:
+    """The policy every pricing command (``price``, ``best``, ``max-batch``, ``roofline``, ``speculate``,
+    ``simulate``) applies before it shows a result: the locks ``resolved`` (of ``serving``, a registered serving's
+    reference or ``None``) is priced under (:func:`guard`: ``explicit`` alone, else the serving's own; none with
+    ``no_lock``) and each one's verdict on today's facts, ``stack_facts`` included (a serving stack's facts by lock
+    path, when the result has an expected price: a lock made under the stack floors them), at the paths its
+    recorded price rests on and at ``rests_on`` (the facts the command's own result rests on).
+
+    Raises :class:`LockFloor` for the first verdict that does not hold (its JSON names the locks applied),
+    :class:`LockMismatch`, :class:`CheckpointChanged` or :class:`ServingChanged` as :func:`guard` does, and
+    :class:`~passprice.errors.InputError` for a lock that does not read."""
+    g = guard(root, serving_name(root, serving), resolved, explicit, no_lock)
+    facts = dict(resolved.facts())
+    facts.update(stack_facts or {})
+    verdicts = g.judge(facts, rests_on)
+    for v in verdicts:
+        if not v.holds:
+            raise LockFloor(v, {"locks": g.names()})
+    return g, verdicts
+
+
+def sweep_under(root: Root, servings: Iterable[str], explicit: str | None = None, no_lock: bool = False) -> list[str]:
+    """The policy ``sweep`` applies: each registered serving of ``servings`` (references as the command line gives
+    them; an unregistered one has no lock) judged on today's facts under its locks, or under ``explicit`` alone,
+    which must lock at least one of them (the others are swept without it). Returns one line a serving priced under
+    a lock: ``"NAME: under lock L (locks/L.lock.toml): holds"``.
+
+    Raises :class:`LockFloor` at the first floor breached (its JSON names the serving), the first
+    :class:`LockMismatch` when ``explicit`` locks none of ``servings``, :class:`CheckpointChanged` or
+    :class:`ServingChanged` when what a lock locks changed under it, and
+    :class:`~passprice.errors.InputError` for a serving or lock that does not read."""
+    from passprice.servings import load_spec, resolve
+
+    lines = []
+    mismatches = []
+    for ref in servings:
+        name = serving_name(root, ref)
+        if name is None:
+            continue
+        resolved = resolve(root, load_spec(root, ref))
+        try:
+            g = guard(root, name, resolved, explicit, no_lock)
+        except LockMismatch as e:
+            mismatches.append(e)
+            continue
+        for v in g.judge(resolved.facts()):
+            if not v.holds:
+                raise LockFloor(v, {"serving": name})
+        if g.locks:
+            lines.append(f"{name}: {g.line([])}")
+    if explicit is not None and not lines and mismatches:
+        raise mismatches[0]
+    return lines

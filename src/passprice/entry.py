@@ -14,9 +14,19 @@ a Ctrl-C begins.
 from __future__ import annotations
 
 import os
-import signal
 import sys
-from types import FrameType
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import signal
+    from types import FrameType
+else:
+    try:
+        # The C module behind :mod:`signal`, which imports enum, functools and collections (about 15 ms, in which a
+        # Ctrl-C still printed the interpreter's traceback of the module being imported) before a handler is in place.
+        import _signal as signal
+    except ImportError:  # pragma: no cover - an interpreter without it
+        import signal
 
 
 def _interrupted(number: int, frame: FrameType | None) -> None:
@@ -32,16 +42,26 @@ def utf8_names() -> None:
     as text: under ASCII a registered ``é.toml`` was listed as ``??``, named ``\\\\udcc3\\\\udca9`` in error lines,
     broke ``lock`` (a lone surrogate cannot be hashed as UTF-8) and could not be opened from a serving file. The
     process is replaced (``os.execv`` with the interpreter's own arguments, ``sys.orig_argv``), so its exit status,
-    signals and standard streams are the command's; nothing is read or printed before. Where that cannot be done
+    signals and standard streams are the command's; nothing is read or printed before; SIGINT is blocked across the
+    exec, and :func:`main` unblocks it once its handler is in place. Where that cannot be done
     (no ``orig_argv``, not POSIX, ``execv`` fails) the command runs on in the locale's encoding."""
     if os.name != "posix" or sys.flags.utf8_mode or sys.getfilesystemencoding().lower().replace("-", "") == "utf8":
         return
     argv = getattr(sys, "orig_argv", None)
     if not argv or not sys.executable:
         return
+    # SIGINT is blocked across the exec (a signal mask, and a signal pending, outlive execve) until :func:`main`
+    # has put :func:`_interrupted` in place: a Ctrl-C during the second interpreter's start (0.1 s and more, which
+    # doubled the window in which it printed the interpreter's KeyboardInterrupt traceback of site.py or of a module
+    # being imported) then waits, and ends the command as one during it does.
+    mask = getattr(signal, "pthread_sigmask", None)
     try:
+        if mask is not None:
+            mask(signal.SIG_BLOCK, {signal.SIGINT})
         os.execv(sys.executable, [sys.executable, "-X", "utf8", *argv[1:]])
     except OSError:
+        if mask is not None:
+            mask(signal.SIG_UNBLOCK, {signal.SIGINT})
         return
 
 
@@ -53,6 +73,10 @@ def main() -> None:
     utf8_names()
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _interrupted)
+    if getattr(sys, "orig_argv", [])[1:3] == ["-X", "utf8"] and hasattr(signal, "pthread_sigmask"):
+        # Started by :func:`utf8_names` (its "-X utf8" first), which blocked SIGINT across the exec: a Ctrl-C that
+        # came meanwhile arrives now. A mask the process was started with otherwise is left as it is.
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     from passprice import memo
 
     memo.main(_command_line)

@@ -4,7 +4,9 @@ one version each time the fact itself (value, unit, provenance, source, locator,
 Read through git itself (``git log -m --first-parent --follow`` over the file, ``git cat-file --batch`` for its
 content at each commit), never by parsing ``.git``. The history is the checked-out branch's own line of commits, each
 against the one before it on that line (a merge against its first parent: the commit where a branch's change
-landed), so commits of merged branches, interleaved by date, never show a fact changing back and forth. A rename
+landed), so commits of merged branches, interleaved by date, never show a fact changing back and forth; before a
+merge that changed the fact come the versions of the branch it merged, marked so, each against the one before it on
+that branch (a step down in provenance made on a branch is not hidden by the merge). A rename
 is followed when the files are at least 90 % alike (``--find-renames=90%``): git's default, 50 %, took a card deleted
 and restored for a copy of another card, whose figures it then showed as the card's first version. A version
 written before facts named their sources shows its free-text cite.
@@ -40,7 +42,8 @@ class Version:
     that kept the file from reading; ``changed``, the fields that differ from the version before (``new`` for the
     first). ``cut``: the oldest version read from a history longer than :data:`MAX_COMMITS` commits, or at the
     boundary of a shallow clone, whose ``changed`` is then unknown (empty), not ``new``: older commits were not read;
-    ``cut_why`` says which."""
+    ``cut_why`` says which. ``merged_by``: for a version made on a branch merged into the checked-out line, the merge
+    commit that brought it (its ``changed`` is against the version before it on that branch)."""
 
     commit: str | None
     date: str
@@ -51,6 +54,7 @@ class Version:
     changed: tuple[str, ...] = ()
     cut: bool = False
     cut_why: str | None = None
+    merged_by: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The version for ``--json``."""
@@ -66,6 +70,7 @@ class Version:
             "changed": list(self.changed),
             "older_not_read": self.cut,
             "older_not_read_why": self.cut_why,
+            "merged_by": self.merged_by,
         }
 
 
@@ -291,8 +296,10 @@ def fact_history(root: Root, where: FactFile) -> list[Version]:
             fields = listing.split(b"\t", 1)[0].split()
             if len(fields) == 3 and fields[1] == b"blob":
                 commits[k] = attrs.evolve(c, blob=fields[2].decode("ascii"))
-    read = _read_versions(checkout, commits, _Reader(where.path))
+    reader = _Reader(where.path)
+    read = _read_versions(checkout, commits, reader)
     versions: list[Version] = []
+    before: list[Fact | None] = []  # the fact on the line before each version
     last: Fact | None = None
     for k, c in enumerate(commits):
         fact, error = read.get(k, (None, None))
@@ -311,8 +318,10 @@ def fact_history(root: Root, where: FactFile) -> list[Version]:
             changed = ()
         versions.append(Version(c.sha, c.date, c.author, c.subject, fact, error, changed, cut=oldest_read,
                                 cut_why=cut_why if oldest_read else None))  # fmt: skip
+        before.append(last)
         if error is None:
             last = fact
+    versions = _with_merged(checkout, versions, before, reader, {c.sha: c.name for c in commits})
     try:
         now = _fact_in(gitread.read_sized(where.file), where.path, str(where.file))
     except (InputError, OSError) as e:
@@ -322,6 +331,66 @@ def fact_history(root: Root, where: FactFile) -> list[Version]:
             versions.append(Version(None, "", "", "uncommitted changes", now, None, _changed(last, now)))
     versions.reverse()
     return versions
+
+
+def _with_merged(
+    checkout: Checkout, versions: list[Version], before: list[Fact | None], reader: _Reader, names: Mapping[str, str]
+) -> list[Version]:
+    """``versions`` (oldest first, the checked-out line's) with, before each one a merge commit made, the versions
+    of the branch it merged (``MERGE^1..MERGE^2``, in git's topological order: a branch's commits together, never
+    interleaved with the line's), each against the one before it on the branch, the first against the line's fact
+    before the merge (``before``). A merge that only shows a branch's last version would hide what the branch did
+    on the way: a measured figure replaced by an estimate on a branch that was then merged showed as one new
+    estimate. ``names``: the file's name at each commit of the line (it may have been renamed since)."""
+    shas = [v.commit for v in versions if v.commit is not None]
+    if not shas:
+        return versions
+    try:
+        listing = _run_git(checkout.top, ["log", "--no-walk=unsorted", "--format=%H %P", *shas])
+    except subprocess.CalledProcessError:
+        return versions
+    parents = {line.split()[0]: line.split()[1:] for line in listing.decode("ascii", "replace").splitlines() if line}
+    out: list[Version] = []
+    for version, fact_before in zip(versions, before, strict=True):
+        merged = parents.get(version.commit or "", [])
+        if len(merged) >= 2 and not version.cut:
+            out += _branch_versions(checkout, version, merged[0], merged[1], fact_before, reader,
+                                    names.get(version.commit or "", ""))
+        out.append(version)
+    return out
+
+
+def _branch_versions(
+    checkout: Checkout, merge: Version, first: str, second: str, last: Fact | None, reader: _Reader, name: str
+) -> list[Version]:
+    """The versions of the fact on the branch ``merge`` merged (commits reachable from ``second`` and not from
+    ``first`` that changed the file ``name``), oldest first, each against the one before it; ``last``: the fact
+    before them."""
+    try:
+        out = _run_git(
+            checkout.top,
+            ["log", "-z", "--topo-order", "--raw", "--no-abbrev", f"--max-count={MAX_COMMITS}", "--date=short",
+             "--format=%H%x00%ad%x00%an%x00%s", f"{first}..{second}", "--", name],
+        )
+    except subprocess.CalledProcessError:
+        return []
+    commits = _commits(out, name)
+    commits.reverse()
+    read = _read_versions(checkout, commits, reader)
+    found: list[Version] = []
+    for k, c in enumerate(commits):
+        if k not in read:
+            continue
+        fact, error = read[k]
+        if error is None and (fact is None) == (last is None) and (
+            fact is None or last is None or fact.digest() == last.digest()
+        ):
+            continue
+        changed = _changed(last, fact) if error is None else ()
+        found.append(Version(c.sha, c.date, c.author, c.subject, fact, error, changed, merged_by=merge.commit))
+        if error is None:
+            last = fact
+    return found
 
 
 def _no_submodule(checkout: Checkout, rel: str) -> None:
@@ -407,6 +476,8 @@ def history_text(where: FactFile, versions: list[Version], shown: str) -> str:
         lines.append("")
         commit = "work tree" if v.commit is None else f"{v.commit[:12]}  {v.date}  {v.author}"
         lines.append(f"{commit}  {v.subject}".rstrip())
+        if v.merged_by is not None:
+            lines.append(f"  (on a branch merged by {v.merged_by[:12]})")
         if v.error is not None:
             lines.append(f"  does not read: {v.error}")
             continue

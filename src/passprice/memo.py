@@ -302,6 +302,13 @@ def still(entry: dict[str, Any]) -> bool:
     """Whether everything ``entry`` was recorded from is as it was: every item of its world stamp holds. A damaged
     entry (any shape but the one :func:`passprice.memorecord.record` writes) does not."""
     try:
+        out = entry["out"]
+        # The output's shape first (a list of (1 or 2, bytes) chunks): an entry whose checksum holds but whose output
+        # is of another shape (a text, a descriptor 9 or 2**70, none at all) made the replay raise a traceback.
+        if type(out) is not list or not all(
+            type(chunk) is tuple and len(chunk) == 2 and chunk[0] in (1, 2) and type(chunk[1]) is bytes for chunk in out
+        ):
+            return False
         return all(_holds(item) for item in entry["items"]) and entry["status"] == 0
     except Exception:  # an entry of another shape, whatever it raises, is a miss
         return False
@@ -368,7 +375,10 @@ def main(fallback: Callable[[], object]) -> None:
         # Nothing else was imported, opened or buffered: the process ends here, without the interpreter's teardown.
         os._exit(status)
     if entry is not None and os.environ.get("PASSPRICE_MEMO_DEBUG"):
-        failed = next((item[0] for item in entry.get("items", ()) if not _holds(item)), "the status")
+        try:
+            failed = next((item[0] for item in entry.get("items", ()) if not _holds(item)), "the status")
+        except Exception:  # an entry of another shape (:func:`still`)
+            failed = "the entry's shape"
         os.write(2, f"memo: missed: {failed!r} changed\n".encode(errors="backslashreplace"))
     from passprice import memorecord
 

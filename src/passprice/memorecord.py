@@ -328,6 +328,8 @@ class _World:
         self.recorder = recorder
         self.items: list[tuple[Any, ...]] = []
         self.trees: list[str] = []
+        #: Folders in a tree the walk named and did not enter (:meth:`inside`).
+        self.skipped: list[str] = []
         self.hashed = 0
         #: (device, inode) of every file the run opened.
         self.read = {(st[1], st[2]) for st in recorder.opened.values() if st is not None}
@@ -347,6 +349,11 @@ class _World:
             self.recorder.spoil(f"{what} changed during or just before the run")
 
     def inside(self, path: str) -> bool:
+        """Whether the tree walks stamped ``path``: it lies in a tree and not in a folder the walk names without
+        entering (a ``.git``, the cache's own folders). A file the run read in one of those is stamped on its own:
+        before, ``header .git/h.gguf`` in the root replayed the old header's output after the file was replaced."""
+        if any(path == s or path.startswith(s + os.sep) for s in self.skipped):
+            return False
         return any(path == t or path.startswith(t + os.sep) for t in self.trees)
 
     def resolved(self, path: str) -> str:
@@ -435,7 +442,9 @@ class _World:
                         self.through(e.path, stack)
                     elif e.is_dir():
                         listing.append((e.name, "d"))
-                        if e.name != ".git" and not self.recorder._cached(e.path) and e.path not in self.trees:
+                        if e.name == ".git" or self.recorder._cached(e.path):
+                            self.skipped.append(e.path)
+                        elif e.path not in self.trees:
                             stack.append(e.path)
                     elif e.is_file():
                         listing.append((e.name, "f"))

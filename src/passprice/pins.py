@@ -247,3 +247,22 @@ def checkpoint_digest(header: GGUFHeader) -> str:
     text = json.dumps(checkpoint_content(header), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
+
+
+def checkout_model(root: Path) -> tuple[str, str] | None:
+    """When ``root`` is a checkout of passprice itself (it holds ``src/passprice/pins.py``) other than the running
+    package, and its code prices with another pricing model: the checkout's digest and the running package's
+    (:func:`pricing_model_digest`), else ``None``. A registry in a checkout is locked, checked and reproduced by the
+    running code: after ``pip install .`` (not editable), an edit to the checkout's formulas moved its digest but
+    ``lock --update`` rewrote the lock byte for byte with the old code and ``check`` said "pricing model: same"
+    (the newcomer walkthrough). Cached as :func:`pricing_model_digest` is (a few ms once computed); a checkout whose
+    code does not parse is ``None`` (``check`` of that code is a developer's own)."""
+    source = root / "src" / "passprice"
+    if not is_there(source / "pins.py") or source.resolve() == PACKAGE:
+        return None
+    try:
+        theirs = pricing_model_digest(source)
+    except (SyntaxError, ValueError, OSError):
+        return None
+    ours = pricing_model_digest()
+    return None if theirs == ours else (theirs, ours)

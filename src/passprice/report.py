@@ -4,9 +4,12 @@ weakest provenance with the facts that carry it. Text for people, JSON (exact ba
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from passprice.errors import InputError
 from passprice.gguf_header import LongArray, LongString, nonfinite_text
 from passprice.tables import count, percent, printable, si, text_table
 
@@ -434,3 +437,33 @@ def expected_text(expected: Any) -> str:
         lines.insert(-1, f"  holds on      {rows}, cached positions {h.positions[0]:,.0f} … {h.positions[1]:,.0f} "
                          "(range.*: where its runs were measured)")
     return "\n".join(lines)
+
+
+def non_finite(data: Any, path: str = "") -> tuple[str, float] | None:
+    """The key path and value of the first number in ``data`` that is not finite (``inf``, ``nan``), if any."""
+    if isinstance(data, float):
+        return None if math.isfinite(data) else (path or "(top level)", data)
+    items: Any = data.items() if isinstance(data, dict) else enumerate(data) if isinstance(data, list | tuple) else ()
+    for key, value in items:
+        found = non_finite(value, f"{path}.{key}" if path else str(key))
+        if found is not None:
+            return found
+    return None
+
+
+def require_finite(data: Any) -> None:
+    """Raise :class:`~passprice.errors.InputError` (one line naming the key path and the value) when a result (the
+    JSON-able ``data`` of a price, a lock's recorded price …) holds a number that is not finite: the facts or options
+    priced are out of any physical range (a bandwidth, rate or share so small that a pass never ends), and JSON
+    cannot carry it."""
+    try:
+        json.dumps(data, allow_nan=False)  # the C encoder's walk; only a result that fails it is walked for the path
+        return
+    except (TypeError, ValueError):
+        pass
+    found = non_finite(data)
+    if found is not None:
+        raise InputError(
+            f"the result's {found[0]} is {found[1]!r}: a fact or option is out of range (a bandwidth, rate or share so "
+            "small, or a figure so large, that the pass takes no finite time)"
+        )

@@ -537,9 +537,10 @@ def reproduction_text(rep: Reproduction, shown: str, older: str | None = None) -
     lines.append(f"  rests on {len(rests)} of its {len(lock.facts)} pinned facts: {', '.join(rests)}")
     if others:
         lines.append(
-            f"  also pinned, not read by this price ({len(others)}): {', '.join(others)} — a lock pins the card's "
-            "every fact (and every drafting figure), so it rebuilds the card exactly; a change to one the price does "
-            "not read is no drift"
+            f"  also pinned, not read by this price ({len(others)}): {', '.join(others)} — a lock pins every fact "
+            "of the card (its float-matrix rates, tensor.*, only where the price reads them) and every drafting "
+            "figure, so it rebuilds the card the price was made on; a change to one the price does not read is no "
+            "drift"
         )
     if older:
         lines.append(f"  {older}")

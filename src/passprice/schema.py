@@ -60,14 +60,67 @@ def _schema_document(kind: str, folder: str) -> dict[str, Any]:
     return schema
 
 
+def ecma_pattern(pattern: str) -> str:
+    """``pattern`` (a JSON Schema ``pattern``: an ECMA-262 regular expression) for Python's :mod:`re`, where a ``$``
+    outside a character class means the end of the text, as in ECMA-262, not also "before a final newline", as in
+    Python: ``re.search("^[a-z]*$", "abc\\n")`` matches, so ``jsonschema`` (which searches with :mod:`re`) let a
+    cite, a locator or a name end with a newline past the one-line rule (:data:`ONE_LINE`), where ``jsonschema-rs``
+    refused it. Each such ``$`` becomes ``\\Z``; an escaped ``\\$`` and a ``$`` in ``[...]`` are left alone."""
+    out = []
+    i = 0
+    in_class = False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+            opening = "[^" if pattern[i + 1 : i + 2] == "^" else "["
+            out.append(opening)
+            i += len(opening)
+            if pattern[i : i + 1] == "]":  # a "]" first in a class is a member of it in Python
+                out.append("]")
+                i += 1
+            continue
+        elif c == "$":
+            c = "\\Z"
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def _ecma_schema(node: Any) -> Any:
+    """A copy of the schema ``node`` with every ``pattern`` and ``patternProperties`` key made
+    :func:`ecma_pattern`'s."""
+    if isinstance(node, list):
+        return [_ecma_schema(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "pattern" and isinstance(value, str):
+            out[key] = ecma_pattern(value)
+        elif key == "patternProperties" and isinstance(value, dict):
+            out[key] = {ecma_pattern(k): _ecma_schema(v) for k, v in value.items()}
+        else:
+            out[key] = _ecma_schema(value)
+    return out
+
+
 @functools.cache
 def _validator(kind: str, folder: str) -> Any:
+    """``jsonschema``'s validator of the ``kind`` schema in ``folder``: numbers finite (:func:`_finite_number`),
+    formats checked, patterns read as ECMA-262 reads them (:func:`ecma_pattern`)."""
     import jsonschema
 
     base = jsonschema.Draft202012Validator
     checker = base.TYPE_CHECKER.redefine("number", _finite_number)
     cls = jsonschema.validators.extend(base, type_checker=checker)
-    return cls(_schema_document(kind, folder), format_checker=base.FORMAT_CHECKER)
+    return cls(_ecma_schema(_schema_document(kind, folder)), format_checker=base.FORMAT_CHECKER)
 
 
 @functools.cache
@@ -138,7 +191,7 @@ def _explain(error: Any) -> str:
         return f"{_key_path([*where, missing])}: missing (required)"
     if error.validator == "additionalProperties":
         extra = [k for k in error.instance if k not in error.schema.get("properties", {})]
-        patterns = [re.compile(p) for p in error.schema.get("patternProperties", {})]
+        patterns = [re.compile(p) for p in error.schema.get("patternProperties", {})]  # ecma_pattern's already
         extra = [k for k in extra if not any(p.search(k) for p in patterns)]
         if extra:  # each key shown short: a key of 5,000 digits would fill the screen
             more = f" and {len(extra) - 5} more" if len(extra) > 5 else ""
@@ -162,7 +215,7 @@ def _explain(error: Any) -> str:
         return f"{_key_path(where)}: {instance!r} is not allowed here (one of {allowed})"
     if error.validator == "minLength":
         return f"{_key_path(where)}: {instance!r} is too short (at least {error.validator_value} characters)"
-    if error.validator == "pattern" and error.validator_value == ONE_LINE:
+    if error.validator == "pattern" and error.validator_value == ecma_pattern(ONE_LINE):
         shown = shown_value(instance)
         return (
             f"{_key_path(where)}: {shown} holds a control character, a line separator or a bidi control (a newline, "
@@ -182,6 +235,10 @@ def _explain(error: Any) -> str:
     if error.validator == "pattern" and isinstance(error.schema, dict) and error.schema.get("description"):
         # A pattern says what it wants in its description ("YYYY-MM-DD, or \"unknown\""), in words a person reads.
         return f"{_key_path(where)}: {instance!r} is not {error.schema['description']}"
+    if error.validator == "pattern" and isinstance(error.validator_value, str):
+        # The pattern as the schema writes it (ecma_pattern's "\\Z" back to "$").
+        shown_pattern = error.validator_value.replace("\\Z", "$")
+        return f"{_key_path(where)}: {shown_value(instance)} does not match {shown_pattern!r}"
     if error.validator == "const":
         return f"{_key_path(where)}: {instance!r} is not allowed here (must be {error.validator_value!r})"
     if error.validator == "uniqueItems" and isinstance(instance, list):

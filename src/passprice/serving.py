@@ -1369,7 +1369,10 @@ def pass_shape(header: GGUFHeader, s: Serving, *, routing_free: bool = False) ->
     ffn = float(_widest(header, "feed_forward_length"))
     if routed:
         # DESIGN.md extension (issue 15): a routed row's FFN activations are its k experts' and the shared experts'.
-        expert_ffn = float(_widest(header, "expert_feed_forward_length"))
+        # An expert is expert_feed_forward_length wide; a Mixtral header (arch llama) has no such key and its
+        # experts are feed_forward_length wide, as llama.cpp sizes them (src/llama-model.cpp, LLM_ARCH_LLAMA:
+        # ffn_{gate,up}_exps {n_embd, n_ff, n_expert}).
+        expert_ffn = float(_widest(header, "expert_feed_forward_length") or _widest(header, "feed_forward_length"))
         shared_ffn = float(_widest(header, "expert_shared_feed_forward_length")) or float(
             header.meta_int("expert_shared_count") or 0
         ) * expert_ffn

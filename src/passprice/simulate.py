@@ -320,6 +320,46 @@ def least_steps(pricer: StepPricer, trace: Trace, settings: Settings = Settings(
     )
 
 
+def require_steps(
+    pricer: StepPricer, trace: Trace, policies: Sequence[Policy], settings: Settings, max_steps: int
+) -> None:
+    """Raise :class:`~passprice.errors.InputError` when serving ``trace`` with each of ``policies`` needs more than
+    ``max_steps`` steps in all by :func:`least_steps` (a lower bound: a trace refused here is refused before any
+    step is priced)."""
+    least = least_steps(pricer, trace, settings) * len(policies)
+    if least > max_steps:
+        raise InputError(
+            f"simulate: the trace needs at least {least:,} steps ({', '.join(p.value for p in policies)}), more "
+            f"than the {max_steps:,} --max-steps allows (tens of microseconds a step); simulate part of the "
+            "trace, or raise --max-steps"
+        )
+
+
+def serve(
+    pricer: StepPricer,
+    trace: Trace,
+    policies: Sequence[Policy],
+    settings: Settings = Settings(),
+    progress: Callable[[int], None] | None = None,
+    max_steps: int | None = None,
+    max_work: int | None = None,
+) -> tuple[Outcome, ...]:
+    """Serve ``trace`` with each of ``policies`` in turn (:func:`simulate`), the budgets shared: ``max_steps`` steps
+    and ``max_work`` units of work (:data:`MAX_WORK`) in all, each policy given what the ones before it left.
+    ``progress`` as for :func:`simulate`.
+
+    Raises :class:`~passprice.errors.InputError` first when the policies together need more than ``max_steps``
+    steps (:func:`require_steps`), and as :func:`simulate` does."""
+    if max_steps is not None:
+        require_steps(pricer, trace, policies, settings, max_steps)
+    outcomes: list[Outcome] = []
+    for policy in policies:
+        steps = None if max_steps is None else max_steps - sum(o.steps for o in outcomes)
+        work = None if max_work is None else max_work - sum(o.work for o in outcomes)
+        outcomes.append(simulate(pricer, trace, policy, settings, progress, max_steps=steps, max_work=work))
+    return tuple(outcomes)
+
+
 def simulate(
     pricer: StepPricer,
     trace: Trace,

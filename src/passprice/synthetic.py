@@ -5,7 +5,8 @@ architecture and the types ``llama-quantize`` would choose, and no weights.
 :func:`read_config` reads a published configuration (Hugging Face ``config.json`` keys, optionally wrapped as
 ``{"source": URL, "config": {...}}``), validated against ``schema/model-config.schema.json``. :func:`plan` lays out its
 tensor table (names and GGUF dims of llama.cpp's ``convert_hf_to_gguf.py`` for ``llama``, ``qwen2``, ``qwen3``,
-``qwen3_moe``, ``qwen3_next``, ``gpt_oss`` and ``deepseek_v2``/``deepseek_v3``, including DeepSeek's multi-head latent
+``qwen3_moe``, ``qwen3_next``, ``gpt_oss``, ``mixtral`` (and ``llama`` with routed experts) and
+``deepseek_v2``/``deepseek_v3``, including DeepSeek's multi-head latent
 attention in both header generations), :func:`metadata` its GGUF keys, :mod:`passprice.typemix` its types, and
 :func:`write_header` writes the header with ``gguf.GGUFWriter`` (metadata and tensor-info table; tensor offsets laid
 out as if the data followed). ``passprice synth`` runs it from the command line.
@@ -34,6 +35,10 @@ from passprice.typemix import Mix, Model, Planned, assign
 #: Hugging Face ``model_type`` → GGUF ``general.architecture`` (llama.cpp's ``MODEL_ARCH_NAMES``).
 ARCHITECTURES: Mapping[str, str] = {
     "llama": "llama",
+    # Mixtral is llama's architecture with routed experts (llama.cpp's convert_hf_to_gguf.py converts
+    # MixtralForCausalLM as LlamaModel: arch llama, expert_count and expert_used_count, the experts stacked in
+    # ffn_{gate,up,down}_exps).
+    "mixtral": "llama",
     "qwen2": "qwen2",
     "qwen3": "qwen3",
     "qwen3_moe": "qwen3moe",
@@ -42,6 +47,11 @@ ARCHITECTURES: Mapping[str, str] = {
     "deepseek_v2": "deepseek2",
     "deepseek_v3": "deepseek2",
 }
+
+#: Model types llama.cpp builds dense whatever their configuration says of experts, and the type of their mixture
+#: of experts: a configuration of these declaring routed experts is refused (built dense, its header would carry an
+#: expert count and no expert, and be priced as a dense model).
+DENSE_ONLY: Mapping[str, str] = {"qwen2": "qwen2_moe (not built here)", "qwen3": "qwen3_moe"}
 
 #: The most bytes a built checkpoint's tensors may take (1 PiB): past it the configuration is no model a card holds,
 #: and offsets would near the 64-bit range GGUF stores them in.
@@ -204,6 +214,14 @@ def config_from_document(document: Mapping[str, Any], source: str, folder: Path 
         raise InputError(
             f"{where}: mlp_only_layers [{first}{more}]: passprice builds a routed FFN in every block; dense blocks "
             "among routed ones are not built (give [])"
+        )
+    if config.experts and config.model_type in DENSE_ONLY:
+        key = "num_experts" if config.num_experts else "num_local_experts" if config.num_local_experts else (
+            "n_routed_experts")
+        raise InputError(
+            f"{where}: {key} {config.experts}: a {config.model_type} configuration is dense in llama.cpp, which would "
+            f"write its expert count but no expert (give model_type {DENSE_ONLY[config.model_type]} for its mixture "
+            "of experts)"
         )
     if config.num_experts_per_tok is not None and config.num_experts_per_tok > config.experts:
         raise InputError(
@@ -420,7 +438,7 @@ def plan(c: ModelConfig, latent: Latent = Latent.SPLIT, mtp: bool = True) -> lis
             out += _qwen3next_block(c, i)
         elif c.model_type == "gpt_oss":
             out += [*_standard_attention(c, b), _p(f"{b}.post_attention_norm.weight", e), *_routed(c, b)]
-        elif c.model_type == "qwen3_moe":
+        elif c.model_type == "qwen3_moe" or (c.model_type in ("llama", "mixtral") and c.experts):
             out += [*_standard_attention(c, b), _p(f"{b}.ffn_norm.weight", e), *_routed(c, b)]
         else:
             out += [*_standard_attention(c, b), *_dense_ffn(c, b, c.intermediate_size)]
@@ -501,11 +519,11 @@ def metadata(c: ModelConfig, mix: Mix, name: str, latent: Latent = Latent.SPLIT,
     if c.sliding_window and c.model_type == "gpt_oss":
         out.append((f"{a}.attention.sliding_window", c.sliding_window, u))
     if c.experts:
-        out += [
-            (f"{a}.expert_count", c.experts, u),
-            (f"{a}.expert_used_count", c.num_experts_per_tok or 1, u),
-            (f"{a}.expert_feed_forward_length", c.expert_ffn, u),
-        ]
+        out += [(f"{a}.expert_count", c.experts, u), (f"{a}.expert_used_count", c.num_experts_per_tok or 1, u)]
+        if c.arch != "llama":
+            # llama.cpp writes it from moe_intermediate_size, which a Mixtral configuration has not: its experts
+            # are feed_forward_length wide (the pricer reads that when the key is absent).
+            out.append((f"{a}.expert_feed_forward_length", c.expert_ffn, u))
         if c.shared_expert_intermediate_size:
             out.append((f"{a}.expert_shared_feed_forward_length", c.shared_expert_intermediate_size, u))
         if deepseek:

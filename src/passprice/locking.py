@@ -1,0 +1,195 @@
+"""Writing a lock is a decision about what it locks, and a lock its own floors refuse is never written.
+
+``passprice lock`` prices a serving and writes a lock pinning everything the price is a function of
+(:func:`passprice.locks.make_lock`). What the lock then guards is decided here, in one place: its name (``--name``,
+else the stem of ``NAME.lock.toml``, else the serving's), the registered serving it locks (the SERVING named, when no
+option overrides it; none for a serving changed by options or priced from ``--checkpoint``/``--card``), and, for
+``--update``, the lock's own name, kind, serving, policy and stack kept while its facts, checkpoint content, serving
+and code are today's. A lock whose price breaches its own floors is refused before anything is written
+(:class:`LockNotWritten`); the floors a ``--force`` or ``--update`` loosens against the lock it replaces are returned
+for the command to print.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from passprice.errors import InputError
+from passprice.facts import Provenance
+from passprice.files import is_there
+from passprice.locks import FloorChange, Lock, Verdict
+from passprice.registry import Root
+from passprice.servings import ServingSpec
+
+#: A lock's name: a file stem in ``locks/`` (letters, digits, ``.``, ``_``, ``-``; first a letter or digit).
+LOCK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def default_output(root: Root, stem: str) -> Path:
+    """Where a lock is written when no ``-o FILE`` is given: ``locks/STEM.lock.toml`` in the root (``stem``: the
+    lock's ``--name``, else the serving's stem), the root's ``locks/`` made when missing (a ``-o FILE``'s folder is
+    never made). Raises :class:`InputError` for the embedded default (read-only) or a folder that cannot be made."""
+    from passprice.files import make_folder
+
+    if root.embedded:
+        raise InputError(
+            f"{root.path}: the embedded facts are read-only; give -o FILE, or run in a registry of your own "
+            "(passprice init DIR)"
+        )
+    make_folder(root.locks)
+    return root.locks / f"{stem}.lock.toml"
+
+
+def previous(root: Root, output: Path, update: bool, force: bool) -> Lock | None:
+    """The lock ``output`` holds now, when it is to be replaced (``update`` or ``force``): its policy is kept
+    (``update``) or compared with the new one (``force``). ``None`` when there is none, or (``force`` alone) when
+    the file there is no lock that reads. Raises :class:`InputError` for ``update`` with no lock that reads, and for
+    a file already there without ``update`` or ``force`` (naming both), before anything is priced."""
+    from passprice.files import shown
+    from passprice.locks import read_lock
+
+    if not (update or force) and os.path.lexists(output):
+        raise InputError(
+            f"{shown(output)}: already exists: `--update` re-locks it with today's facts, checkpoint and code, keeping "
+            "its floors; `--force` replaces it, its policy rebuilt from the flags"
+        )
+    old = None
+    if is_there(output) and (update or force):
+        try:
+            old = read_lock(output, root.schema)
+        except InputError:
+            if update:
+                raise
+    if update and old is None:
+        raise InputError(f"{output}: no lock to update (write one without --update)")
+    return old
+
+
+def update_base(root: Root, old: Lock) -> ServingSpec:
+    """The serving ``--update`` re-locks: the registered serving ``old`` locks, as its file is now, or the lock's
+    own embedded serving (:func:`passprice.reproduce.today_spec`). Raises :class:`InputError` when it does not
+    read."""
+    from passprice.reproduce import today_spec
+
+    return today_spec(root, old)[0]
+
+
+def lock_name(output: Path, serving: str | None, name: str | None, old: Lock | None = None) -> str:
+    """The name a lock written to ``output`` gets: ``name``; else (``--update``) the old lock's; else the stem of
+    ``NAME.lock.toml`` (or of any file when no SERVING is named); else the serving's stem. A lock is named after
+    its file, so that ``reproduce NAME`` and ``check`` agree with it."""
+    if name is not None:
+        return name
+    if old is not None:
+        return old.name
+    if output.name.endswith(".lock.toml") or not serving:
+        return output.name.removesuffix(".lock.toml")
+    return Path(serving).stem
+
+
+def locked_serving(root: Root, serving: str | None, overridden: bool, old: Lock | None = None) -> str | None:
+    """The registered serving a lock locks (priced under it by every command): ``serving`` as registered when no
+    option overrides it (``overridden``: some serving option was given); none for an unregistered or overridden
+    one. With ``--update`` and no SERVING (``old``: the lock updated), the serving ``old`` locks; a lock of the
+    first format named none, and locked the serving of its own name when there is one."""
+    from passprice.enforce import serving_name
+
+    if old is not None and serving is None:
+        locked = old.info.serving
+        if locked is None and old.info.format < 2 and is_there(root.servings / f"{old.name}.toml"):
+            locked = old.name
+        return locked
+    if serving is not None and not overridden:
+        return serving_name(root, serving)
+    return None
+
+
+class LockNotWritten(Exception):
+    """A lock whose own price breaches its floors (exit 1): never written. ``str(e)`` is the verdict's line and says
+    the file was not written; ``to_json`` gives the verdict's JSON (``{"refusal": "LockFloor", ...}``), the path
+    and ``"written": false``."""
+
+    name = "LockFloor"
+
+    def __init__(self, verdict: Verdict, output: Path) -> None:
+        super().__init__(f"{verdict.message()}; {output} not written")
+        self.verdict = verdict
+        self.output = output
+
+    def to_json(self) -> dict[str, Any]:
+        """The verdict's JSON, the lock file's path and ``"written": false``."""
+        return {**self.verdict.to_json(), "path": str(self.output), "written": False}
+
+
+@attrs.frozen
+class Written:
+    """A lock written: the ``lock`` and the floors of the lock it replaced that it loosens or removes
+    (``loosened``: each a :class:`~passprice.locks.FloorChange` to print as a warning)."""
+
+    lock: Lock
+    loosened: tuple[FloorChange, ...] = ()
+
+
+def write(
+    root: Root,
+    output: Path,
+    spec: ServingSpec,
+    name: str,
+    *,
+    kind: str | None = None,
+    locked: str | None = None,
+    old: Lock | None = None,
+    update: bool = False,
+    force: bool = False,
+    floor: Provenance | None = None,
+    requires: Mapping[str, Provenance] | None = None,
+    stack: str | None = None,
+) -> Written:
+    """Price ``spec`` and write the lock ``name`` of it to ``output``
+    (:func:`passprice.locks.make_lock`, :func:`passprice.locks.write_lock`): ``kind`` ``price`` (default) or
+    ``best``; ``locked``, the registered serving it locks (:func:`locked_serving`); ``floor`` and ``requires``,
+    its policy (default: each fact the price rests on floored at its provenance today); ``stack``, a serving
+    stack whose expected price it locks too. ``update`` keeps ``old``'s kind, policy and stack; ``force``
+    (or ``update``) replaces the file there.
+
+    Raises :class:`InputError` for a spec a lock of the registry cannot pin (a path outside the root,
+    :func:`passprice.servings.require_lockable`), a card, checkpoint, stack or file that does not read or cannot be
+    written; :class:`~passprice.serving.ServingRefusal` when the serving itself is refused; :class:`LockNotWritten`
+    when the new lock's price breaches its own floors, and :class:`InputError` when it is not finite
+    (:func:`passprice.report.require_finite`)."""
+    from passprice.locks import compare_policies, judge, make_lock, write_lock
+    from passprice.report import require_finite
+    from passprice.servings import require_lockable, resolve
+
+    require_lockable(root, spec, output)  # a lock of the registry pins only what the registry holds
+    resolved = resolve(root, spec)
+    if update and old is not None:
+        kind = old.kind
+        if stack is None and old.stack is not None:
+            stack = old.stack.name  # --update keeps the stack the lock was made under
+    the_stack = None
+    if stack is not None:
+        from passprice.stacks import load_stack
+
+        the_stack = load_stack(root, stack)
+    lock = make_lock(
+        name, kind or "price", resolved, root,
+        policy=old.policy if update and old is not None else None,
+        serving=locked,
+        floor=floor,
+        requires=dict(requires or {}),
+        stack=the_stack,
+    )
+    verdict = judge(lock.name, lock.policy, tuple((p, lock.facts[p]) for p in lock.rests_on))
+    if not verdict.holds:
+        raise LockNotWritten(verdict, output)
+    require_finite(lock.price)
+    loosened = tuple(c for c in compare_policies(old.policy, lock.policy) if c.loosens) if old is not None else ()
+    write_lock(output, lock, force=force or update)
+    return Written(lock, loosened)
