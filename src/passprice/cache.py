@@ -101,12 +101,21 @@ def key(kind: str, schema_bytes: bytes, data: bytes) -> str:
     """The cache key of a ``kind`` file holding ``data`` (bytes), validated against a schema of ``schema_bytes``:
     a sha256 hex digest over the cache format, passprice's version and code stamp, the kind, and the sha256 digests
     of the schema's and the file's bytes."""
-    h = hashlib.sha256()
-    for part in (FORMAT, __version__, _code_stamp(), kind):
-        h.update(part.encode("utf-8") + b"\0")
+    h = _key_start(FORMAT, __version__, _code_stamp(), kind).copy()
     h.update(hashlib.sha256(schema_bytes).digest())
     h.update(hashlib.sha256(data).digest())
-    return h.hexdigest()
+    digest: str = h.hexdigest()
+    return digest
+
+
+@functools.lru_cache(maxsize=64)
+def _key_start(*parts: str) -> Any:
+    """The sha256 of :func:`key` fed its first ``parts`` (format, version, code stamp, kind), each then a NUL: copied
+    for each key (the code stamp, a few KB, is hashed once a kind, not once a file)."""
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part.encode("utf-8") + b"\0")
+    return h
 
 
 def _entry_path(entry_key: str) -> Path:
@@ -138,7 +147,7 @@ def read(entry_key: str) -> dict[str, Any] | None:
     return document
 
 
-def _read_file(path: Path) -> bytes | None:
+def _read_file(path: Path | str) -> bytes | None:
     """The bytes of the entry file ``path``, or ``None`` (a miss): none there, not a regular file (refused by
     :func:`passprice.cachefolder.read` before it is opened for reading:
     a FIFO, a device, a link to either), larger than :data:`MAX_ENTRY_BYTES` (its size is read from the open
@@ -444,7 +453,7 @@ def _built(
     return entry_key, obj
 
 
-def _stored_object(path: Path | None, entry_key: str, cls: type[T]) -> T | None:
+def _stored_object(path: Path | str | None, entry_key: str, cls: type[T]) -> T | None:
     """The ``cls`` object the entry file ``path`` holds under ``entry_key``, or ``None`` (a miss): no file, or one
     that is not whole and ours (checksum, pickle, allowed classes, key) or not a ``cls``."""
     raw = _read_file(path) if path is not None else None
@@ -529,7 +538,8 @@ class _Batch:
         if isinstance(obj, cls):
             self.used[entry_key] = obj
         else:
-            obj = _stored_object(_object_path(entry_key), entry_key, cls)
+            own = None if self.path is None else os.path.join(self.path.parent, f"{entry_key}.pickle")
+            obj = _stored_object(own, entry_key, cls)
             if obj is None:
                 obj = build()
             if store and _kept(data):

@@ -22,7 +22,7 @@ from passprice.errors import InputError, NotFound
 from passprice.facts import Fact
 from passprice.files import is_there
 from passprice.gguf_header import GGUFHeader
-from passprice.registry import Root, not_found
+from passprice.registry import Root, below, not_found
 from passprice.serving import (
     ActScaling,
     AttentionMath,
@@ -178,9 +178,8 @@ def spec_to_document(spec: ServingSpec) -> dict[str, Any]:
 def serving_path(root: Root, ref: str) -> Path:
     """The file of the serving ``ref`` (a registry name or a ``.toml`` path). Raises :class:`InputError` listing the
     registered servings when ``ref`` names none."""
-    candidate = Path(ref)
-    if ref.endswith(".toml") and is_there(candidate):
-        return candidate
+    if ref.endswith(".toml") and is_there(ref):
+        return Path(ref)
     path = root.servings / f"{ref}.toml"
     if not is_there(path):
         raise not_found("serving", ref, root.servings, root.names(root.servings))
@@ -224,7 +223,7 @@ def spec_of_file(root: Root, path: Path) -> ServingSpec:
         return spec_from_document(schema.load(path, "serving", root.schema, data=data, kept=False), str(path))
 
     source = str(path).encode("utf-8", "surrogateescape")
-    return cache.built("serving", root.schema / "serving.schema.json", source + b"\0" + data, build, ServingSpec,
+    return cache.built("serving", below(root.schema, "serving.schema.json"), source + b"\0" + data, build, ServingSpec,
                        batch=os.fspath(path.parent))  # a registry of thousands of serving files: one entry for all
 
 
