@@ -199,7 +199,7 @@ def find_checkpoint(root: Root, lock: Lock) -> tuple[GGUFHeader | None, Checkpoi
             return named, CheckpointState("same", ref, pinned, ref, today)
     except InputError as e:
         error = problem_lines(e)[0].replace(f"{root.path}/", "")
-    for name in root.names(root.checkpoints):
+    for name in root.scan(root.checkpoints):
         if name == ref:
             continue
         try:
@@ -243,8 +243,11 @@ def serving_changes(pinned: ServingSpec, today: ServingSpec) -> tuple[str, ...]:
 
 
 def _show(value: Any) -> str:
+    """A serving field's value as its file writes it: ``true``/``false`` (TOML), lists and tables spelled out."""
     if value is None:
         return "(none)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, list):
         return "; ".join(_show(v) for v in value)
     if isinstance(value, dict):
