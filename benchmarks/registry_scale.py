@@ -14,8 +14,8 @@ The added files are left uncommitted, so ``passprice diff`` (default BASE: the m
 work tree) reviews them as a pull request adding them would be reviewed.
 
 Every command runs in a fresh process (the console script's entry point) with ``--root`` the shape's folder; it
-records CPU time (user + sys of that child, from ``getrusage(RUSAGE_CHILDREN)``), wall time and peak resident memory
-(``VmHWM``, written by the child itself at exit). *cold*: each run gets an empty cache folder
+records CPU time (user + sys of that child and what it waited for, such as git), wall time and peak resident memory
+(``ru_maxrss``), both from the child's own ``wait4``. *cold*: each run gets an empty cache folder
 (``$PASSPRICE_CACHE_DIR``); *warm*: a cache folder the same command filled first. Medians of ``--runs`` runs, with
 ``python -c pass`` timed in the same run as a yardstick.
 
@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -42,18 +41,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = ("facts", "registry", "locks", "sources", "schema")
-#: The console script's entry point, which writes its own peak resident memory (``VmHWM``, kB) where the parent asks.
-ENTRY = (
-    "import atexit, os\n"
-    "def _peak():\n"
-    "    with open('/proc/self/status') as status:\n"
-    "        kb = next(int(line.split()[1]) for line in status if line.startswith('VmHWM:'))\n"
-    "    with open(os.environ['PASSPRICE_BENCH_PEAK'], 'w') as out:\n"
-    "        out.write(str(kb))\n"
-    "atexit.register(_peak)\n"
-    "from passprice.entry import main\n"
-    "main()\n"
-)
+#: The console script's entry point. Its CPU time and peak resident memory are read off the child's own resource usage
+#: (``wait4``): the entry point ends the process with ``os._exit`` from its last exit handler, so a handler of the
+#: benchmark's, registered before it, would never run.
+ENTRY = "from passprice.entry import main\nmain()\n"
 #: A serving every shape has (its locks and audit are measured on it).
 SERVING = "r1-qwen7b-h200"
 
@@ -123,22 +114,24 @@ COMMANDS: dict[str, list[str]] = {
 
 
 def measure(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, float, float, float]:
-    """Run ``ARGV`` (a ``python`` command line) in a child: (exit status, CPU seconds, wall seconds, peak MiB)."""
-    with tempfile.NamedTemporaryFile() as peak:
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        done = subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False,
-                              env={**os.environ, **env, "PASSPRICE_BENCH_PEAK": peak.name,
-                                   # what a run computes is measured, never a replay of it (DESIGN: the result memo)
-                                   "PASSPRICE_NO_MEMO": "1"})
-        wall = time.perf_counter() - start
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        text = Path(peak.name).read_text()
-    if done.returncode not in (0, 1):
-        sys.stderr.write(f"  {' '.join(argv[3:])}: exit {done.returncode}: "
-                         f"{done.stderr.decode(errors='replace').strip().splitlines()[-1:]}\n")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return done.returncode, cpu, wall, int(text or 0) / 1024
+    """Run ``ARGV`` (a ``python`` command line) in a child: (exit status, CPU seconds, wall seconds, peak MiB), the
+    CPU time (user + sys) and peak resident memory (``ru_maxrss``) of the child and what it waited for, from
+    ``os.wait4``."""
+    start = time.perf_counter()
+    child = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             env={**os.environ, **env,
+                                  # what a run computes is measured, never a replay of it (DESIGN: the result memo)
+                                  "PASSPRICE_NO_MEMO": "1"})
+    assert child.stderr is not None
+    err = child.stderr.read()
+    child.stderr.close()
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = code = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - start
+    if code not in (0, 1):
+        sys.stderr.write(f"  {' '.join(argv[3:])}: exit {code}: "
+                         f"{err.decode(errors='replace').strip().splitlines()[-1:]}\n")
+    return code, usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss / 1024
 
 
 def main() -> None:

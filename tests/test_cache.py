@@ -791,3 +791,82 @@ def test_every_commands_options_build_as_declared() -> None:
     simulate = cli.commands["simulate"]
     steps = next(p for p in simulate.params if p.name == "max_steps")
     assert steps.default == 500_000 and isinstance(steps, click.Option) and steps.show_default
+
+
+def _many_servings(root: Path, n: int) -> list[str]:
+    """``n`` serving files of the smallest kind (checkpoint, card and a batch of 100 + its index) in ``root``."""
+    names = []
+    for i in range(n):
+        name = f"s{i:03d}"
+        (root / "registry" / "servings" / f"{name}.toml").write_text(
+            f'checkpoint = "deepseek-r1-distill-qwen-7b-q4_k_m"\ncard = "h200_sxm_141gb"\nbatch = {100 + i}\n'
+        )
+        names.append(name)
+    return names
+
+
+def test_a_folder_of_many_servings_is_kept_as_one_batch_that_never_answers_for_other_bytes(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import hashlib
+    import pickle
+
+    import attrs
+
+    from passprice import servings, snapshot
+    from passprice.servings import load_spec
+
+    root = Root(copy_root(tmp_path))
+    names = _many_servings(root.path, 40)
+    before = {p.name for p in objects(cache_dir)}
+
+    def read_all() -> list[int]:
+        with snapshot.reading():
+            first = [load_spec(root, name).batch for name in names]
+            # Read again in the same snapshot (diff reads each serving file, then check's review resolves it): the
+            # first 16, read before the batch began, are the same objects, as are the others.
+            assert [load_spec(root, name).batch for name in names] == first
+            from passprice.servings import spec_of_file
+
+            assert [spec_of_file(root, root.servings / f"{name}.toml").batch for name in names] == first
+            return first
+
+    assert read_all() == list(range(100, 140))
+    # The first BATCH_AFTER files of the folder have an entry each; the other 24 one entry for all.
+    assert len({p.name for p in objects(cache_dir)} - before) == cache.BATCH_AFTER + 1
+    with monkeypatch.context() as m:  # a second run neither parses nor builds any of the 40
+        m.setattr(schema, "load", lambda *_, **__: pytest.fail("read again on a hit"))
+        m.setattr(servings, "spec_from_document", lambda *_: pytest.fail("built again"))
+        stamps = {p: p.stat().st_mtime_ns for p in objects(cache_dir)}
+        assert read_all() == list(range(100, 140))
+        assert {p: p.stat().st_mtime_ns for p in objects(cache_dir)} == stamps  # nothing missed: nothing written
+    # An edit of the same size within the same second of a file past the first 16: another key, read anew.
+    same_size_same_mtime(root.servings / "s030.toml", "batch = 130", "batch = 730")
+    assert read_all()[30] == 730
+    # A schema-invalid edit of the same size is refused on every run, never answered by the batch.
+    same_size_same_mtime(root.servings / "s030.toml", "batch = 730", "batch = -30")
+    for _ in range(2):
+        with pytest.raises(SchemaError, match="batch"):
+            read_all()
+    same_size_same_mtime(root.servings / "s030.toml", "batch = -30", "batch = 130")
+    smallest = min(q.stat().st_size for q in objects(cache_dir))
+    (batch,) = [p for p in objects(cache_dir) if p.stat().st_size > 4 * smallest]  # 24 servings' worth
+    # A damaged batch is a miss: every file is read anew, and the batch rewritten whole.
+    batch.write_bytes(batch.read_bytes()[:-7])
+    assert read_all() == list(range(100, 140))
+    with monkeypatch.context() as m:
+        m.setattr(servings, "spec_from_document", lambda *_: pytest.fail("built again"))
+        assert read_all() == list(range(100, 140))
+    # A whole batch under its key naming a foreign class, or a batch for another key: runs nothing, serves nothing.
+    batch_key = batch.name[: -len(".pickle")]
+    _, held = cache._unpickle(batch.read_bytes().partition(b"\n")[2])
+    assert len(held) == 40 - cache.BATCH_AFTER
+    marker = tmp_path / "ran"
+    wrong = {k: attrs.evolve(v, batch=1) for k, v in held.items()}
+    for key, planted in ((batch_key, {k: _Planted(marker) for k in held}), ("another key", wrong)):
+        body = pickle.dumps((key, planted), protocol=5)
+        batch.write_bytes(hashlib.sha256(body).hexdigest().encode("ascii") + b"\n" + body)
+        assert read_all() == list(range(100, 140))
+        assert not marker.exists()
+    # Outside a snapshot (a command that edits the registry), no batch: each file its own entry.
+    assert [load_spec(root, name).batch for name in names[:3]] == [100, 101, 102]

@@ -177,6 +177,30 @@ def test_bad_routing_is_refused_by_name() -> None:
     assert (out["record"], out["checkpoint"]) == ("qwen3-30b-a3b-measured", "gpt-oss-20b-mxfp4")
 
 
+def test_a_refused_shape_is_refused_again_from_memory_with_the_same_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A sweep of a registry of thousands of servings meets the same refusal for every serving of a mixture of experts
+    # naming no routing: the first is worked out, the rest raised again, by name and with the same words, and a
+    # serving that differs in a field the shape reads is worked out anew.
+    from passprice import serving
+
+    h = load_checkpoint(ROOT, "qwen3-30b-a3b-q4_k_m")
+    s = Serving(contexts=ContextMix.uniform(10.0, 100))
+    with pytest.raises(Routed) as first:
+        serving.shape_of(h, s)
+    calls = []
+    real = serving._stored_shape
+    monkeypatch.setattr(serving, "_stored_shape", lambda *a: calls.append(a) or real(*a))
+    for batch in (1, 7):  # the batch is not read by the shape
+        with pytest.raises(Routed) as again:
+            serving.shape_of(h, attrs.evolve(s, batch=batch))
+        assert str(again.value) == str(first.value) and again.value.fields() == {"expert_count": 128}
+        assert len(again.traceback) <= 2  # no frames of the first refusal's build kept
+    assert calls == []
+    with pytest.raises(Routed):
+        serving.shape_of(h, Serving(contexts=ContextMix.uniform(20.0, 100)))
+    assert len(calls) == 1
+
+
 def test_a_dense_price_does_not_rest_on_routing() -> None:
     plain = json.loads(invoke("price", "r1-qwen7b-h200", "--json").output)
     assert "routing" not in plain and not any(p.startswith("routing.") for p in plain["rests_on"])

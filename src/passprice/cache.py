@@ -101,12 +101,21 @@ def key(kind: str, schema_bytes: bytes, data: bytes) -> str:
     """The cache key of a ``kind`` file holding ``data`` (bytes), validated against a schema of ``schema_bytes``:
     a sha256 hex digest over the cache format, passprice's version and code stamp, the kind, and the sha256 digests
     of the schema's and the file's bytes."""
-    h = hashlib.sha256()
-    for part in (FORMAT, __version__, _code_stamp(), kind):
-        h.update(part.encode("utf-8") + b"\0")
+    h = _key_start(FORMAT, __version__, _code_stamp(), kind).copy()
     h.update(hashlib.sha256(schema_bytes).digest())
     h.update(hashlib.sha256(data).digest())
-    return h.hexdigest()
+    digest: str = h.hexdigest()
+    return digest
+
+
+@functools.lru_cache(maxsize=64)
+def _key_start(*parts: str) -> Any:
+    """The sha256 of :func:`key` fed its first ``parts`` (format, version, code stamp, kind), each then a NUL: copied
+    for each key (the code stamp, a few KB, is hashed once a kind, not once a file)."""
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part.encode("utf-8") + b"\0")
+    return h
 
 
 def _entry_path(entry_key: str) -> Path:
@@ -138,7 +147,7 @@ def read(entry_key: str) -> dict[str, Any] | None:
     return document
 
 
-def _read_file(path: Path) -> bytes | None:
+def _read_file(path: Path | str) -> bytes | None:
     """The bytes of the entry file ``path``, or ``None`` (a miss): none there, not a regular file (refused by
     :func:`passprice.cachefolder.read` before it is opened for reading:
     a FIFO, a device, a link to either), larger than :data:`MAX_ENTRY_BYTES` (its size is read from the open
@@ -367,7 +376,14 @@ def _schema_bytes(schema_path: Path) -> bytes:
 
 
 def built(
-    kind: str, schema_path: Path | None, data: bytes, build: Callable[[], T], cls: type[T], *, store: bool = True
+    kind: str,
+    schema_path: Path | None,
+    data: bytes,
+    build: Callable[[], T],
+    cls: type[T],
+    *,
+    store: bool = True,
+    batch: str | None = None,
 ) -> T:
     """The ``cls`` object built from a ``kind`` file holding ``data`` (bytes; with whatever else the object depends
     on, such as the file's path) validated against the schema at ``schema_path`` (``None``: no schema): from the
@@ -382,12 +398,26 @@ def built(
     so an entry runs no code but their constructors) or not a ``cls`` is ignored and overwritten, never an error.
     With the cache bypassed, ``build()``. ``store=False``: a miss is built and not stored (a caller that builds many
     objects in one process bounds what it writes). Inside a snapshot (:mod:`passprice.snapshot`), an object of the
-    same kind, schema and ``data`` is looked up or built once, cache or no cache. Raises what ``build`` raises."""
+    same kind, schema and ``data`` is looked up or built once, cache or no cache.
+
+    ``batch``: the folder the file lies in, for a kind a command may read thousands of from one folder (serving
+    files): inside a snapshot, past the first :data:`BATCH_AFTER` of the folder, the objects are kept in one entry for
+    the folder (:class:`_Batch`), read once and written once a snapshot, not one file each. Raises what ``build``
+    raises."""
     from passprice import snapshot
 
     if not snapshot.active():
         return _built(kind, schema_path, data, build, cls, store)[1]
     where = None if schema_path is None else os.fspath(schema_path)
+    if batch is not None:
+        folder = snapshot.made(("batch", kind, where, batch), lambda: _Batch(kind, schema_path, batch))
+        folder.seen += 1
+        if folder.seen > BATCH_AFTER:
+            # (None, the object): a batched object has no identity (:meth:`_Batch.built`); the same memo as below,
+            # which a file read before the batch began answers.
+            return snapshot.made(
+                ("built", kind, where, data), lambda: (None, folder.built(data, build, cls, store))
+            )[1]
     entry_key, obj = snapshot.made(
         ("built", kind, where, data), lambda: _built(kind, schema_path, data, build, cls, store)
     )
@@ -410,17 +440,10 @@ def _built(
         return None, build()
     entry_key = key(f"{kind}+object\0{_library_stamp()}", schema_bytes, data)
     path = _object_path(entry_key)
-    raw = _read_file(path) if path is not None else None
-    if raw is not None:
-        digest, newline, body = raw.partition(b"\n")
-        if newline and digest == hashlib.sha256(body).hexdigest().encode("ascii"):
-            try:
-                stored_key, obj = _unpickle(body)
-            except Exception:  # a damaged or foreign entry, whatever it raises, is a miss
-                stored_key, obj = None, None
-            if stored_key == entry_key and isinstance(obj, cls):
-                _identify(obj, entry_key)
-                return entry_key, obj
+    found = _stored_object(path, entry_key, cls)
+    if found is not None:
+        _identify(found, entry_key)
+        return entry_key, found
     obj = build()
     _identify(obj, entry_key)
     if not _kept(data):
@@ -428,6 +451,121 @@ def _built(
     elif path is not None and store:
         _store_object(path, entry_key, obj)
     return entry_key, obj
+
+
+def _stored_object(path: Path | str | None, entry_key: str, cls: type[T]) -> T | None:
+    """The ``cls`` object the entry file ``path`` holds under ``entry_key``, or ``None`` (a miss): no file, or one
+    that is not whole and ours (checksum, pickle, allowed classes, key) or not a ``cls``."""
+    raw = _read_file(path) if path is not None else None
+    if raw is None:
+        return None
+    digest, newline, body = raw.partition(b"\n")
+    if not newline or digest != hashlib.sha256(body).hexdigest().encode("ascii"):
+        return None
+    try:
+        stored_key, obj = _unpickle(body)
+    except Exception:  # a damaged or foreign entry, whatever it raises, is a miss
+        return None
+    if stored_key == entry_key and isinstance(obj, cls):
+        return obj
+    return None
+
+
+#: Objects of a batched kind (:func:`built`'s ``batch``) a snapshot reads from one folder through their own entry
+#: files before the rest go to the folder's batch entry: a command that reads a serving or a few keeps one small entry
+#: each and never reads a batch of thousands.
+BATCH_AFTER = 16
+
+
+class _Batch:
+    """The objects of one ``kind`` built from the files of one folder (``folder``) in one snapshot, past the first
+    :data:`BATCH_AFTER`: kept in one entry, ``objects/KEY.pickle``, whose key is :func:`key`'s over the kind (with
+    the library stamp), the schema and the folder's path. It holds ``(KEY, {entry key: object})`` pickled, after the
+    sha256 of the pickle, as an object entry does; each object under the very key its own entry would have (the
+    file's path and bytes, schema, kind, passprice, attrs and interpreter), so a changed file can only miss and a
+    batch can answer for nothing its own entry could not. The batch is read at the first object asked of it, and
+    written when the snapshot ends (:func:`passprice.snapshot.at_close`), only when something was missing from it:
+    then with the objects this snapshot used, a file gone or changed since dropping out. An object missing from it
+    is read from its own entry when one is there, else built (and not written to an entry of its own). A batch that
+    is not whole and ours is ignored and rewritten, never an error; nothing is written for an object built from a
+    file of an :func:`unkept` folder, or with ``store=False``."""
+
+    def __init__(self, kind: str, schema_path: Path | None, folder: str) -> None:
+        self.kind = kind
+        self.schema_path = schema_path
+        self.folder = folder
+        self.seen = 0
+        self.loaded: dict[str, Any] | None = None
+        self.used: dict[str, Any] = {}
+        self.missed = False
+        self.prefix: str | None = None
+        self.schema_bytes = b""
+        self.batch_key = ""
+        self.path: Path | None = None
+
+    def _open(self) -> bool:
+        """Read the batch entry (once); ``False`` when the cache is bypassed or its schema does not read."""
+        if self.prefix is not None:
+            return True
+        if not enabled():
+            return False
+        from passprice import snapshot
+        from passprice.errors import InputError
+
+        try:
+            schema_bytes = b"" if self.schema_path is None else _schema_bytes(self.schema_path)
+        except InputError:
+            return False
+        self.prefix = f"{self.kind}+object\0{_library_stamp()}"
+        self.schema_bytes = schema_bytes
+        batch_key = key(f"{self.prefix}\0batch", schema_bytes, os.fsencode(self.folder))
+        self.path = _object_path(batch_key)
+        self.batch_key = batch_key
+        stored = _stored_object(self.path, batch_key, dict)
+        self.loaded = stored if stored is not None else {}
+        snapshot.at_close(self._write)
+        return True
+
+    def built(self, data: bytes, build: Callable[[], T], cls: type[T], store: bool) -> T:
+        """:func:`built`'s object for a file of the folder holding ``data``, from the batch when it holds it. It is
+        given no :func:`identity`: nothing is computed from a batched object alone, and thousands of them listed
+        would push out the checkpoint headers whose identities key the pass shapes and decode steps."""
+        if not self._open():
+            return build()
+        assert self.loaded is not None
+        entry_key = key(self.prefix or "", self.schema_bytes, data)
+        obj = self.loaded.get(entry_key)
+        if isinstance(obj, cls):
+            self.used[entry_key] = obj
+        else:
+            own = None if self.path is None else os.path.join(self.path.parent, f"{entry_key}.pickle")
+            obj = _stored_object(own, entry_key, cls)
+            if obj is None:
+                obj = build()
+            if store and _kept(data):
+                self.used[entry_key] = obj
+                self.missed = True
+        return obj
+
+    def _write(self) -> None:
+        """Write the batch of the objects used, when one was missing from it; silently nothing when it cannot."""
+        if not self.missed or self.path is None:
+            return
+        import pickle
+
+        from passprice.errors import InputError
+        from passprice.files import make_folder
+
+        try:
+            body = pickle.dumps((self.batch_key, self.used), protocol=_PROTOCOL)
+        except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+            return
+        try:
+            make_folder(self.path.parent)
+            _write_entry(self.path, hashlib.sha256(body).hexdigest().encode("ascii") + b"\n" + body)
+        except (InputError, OSError):
+            return
+        _prune(self.path.parent)
 
 
 #: Folders (as bytes, ending in a separator) whose files' objects are not stored: a revision ``diff`` copies into a

@@ -230,7 +230,15 @@ def load_card(root: Root, ref: str) -> Card:
     every source its facts cite registered in ``root``'s ``sources/``.
 
     Raises :class:`InputError` (unknown card, TOML syntax, unit dimension, a source that is not registered) or
-    :class:`passprice.errors.SchemaError` (every schema problem of the file, with key paths)."""
+    :class:`passprice.errors.SchemaError` (every schema problem of the file, with key paths). Inside a snapshot
+    (:mod:`passprice.snapshot`) the card ``ref`` names is looked up and read once, whatever the number of servings
+    naming it."""
+    from passprice import snapshot
+
+    return snapshot.made(("card", root, ref), lambda: _load_card(root, ref))
+
+
+def _load_card(root: Root, ref: str) -> Card:
     from passprice import snapshot
     from passprice.sources import missing_sources
 

@@ -536,8 +536,16 @@ def load_checkpoint(root: Root, ref: str) -> GGUFHeader:
 
     Raises :class:`InputError` listing the registered names when ``ref`` names none,
     :class:`passprice.errors.SchemaError` (every schema problem, with key paths) for an invalid entry, and
-    :class:`~passprice.gguf_header.HeaderError` for a GGUF file that does not read.
+    :class:`~passprice.gguf_header.HeaderError` for a GGUF file that does not read. Inside a snapshot
+    (:mod:`passprice.snapshot`) the checkpoint ``ref`` names is looked up and read once, whatever the number of
+    servings naming it.
     """
+    from passprice import snapshot
+
+    return snapshot.made(("checkpoint-ref", root, ref), lambda: _load_checkpoint(root, ref))
+
+
+def _load_checkpoint(root: Root, ref: str) -> GGUFHeader:
     candidate = Path(ref)
     if ref.endswith(GGUF_SUFFIXES):
         return read_header(candidate)

@@ -494,9 +494,9 @@ def _read(side: Side, rel: str, kind: str, name: str) -> _Read:
             header = header_from_entry(schema.load(path, "checkpoint", side.root.schema), str(path))
             return _Read(content=checkpoint_digest(header))
         elif kind == "serving":
-            from passprice.servings import spec_from_document
+            from passprice.servings import spec_of_file
 
-            return _Read(spec=spec_from_document(schema.load(path, "serving", side.root.schema), str(path)))
+            return _Read(spec=spec_of_file(side.root, path))  # as check reads it: built once for both
         elif kind == "lock":
             read_lock(path, side.root.schema)
         elif kind == "source":

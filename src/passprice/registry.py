@@ -19,11 +19,19 @@ from passprice.files import is_folder, is_there, shown
 _PACKAGE = Path(__file__).resolve().parent
 
 
+@functools.lru_cache(maxsize=256)
+def below(path: Path, *parts: str) -> Path:
+    """``path / part / …`` (a root's folder, a schema file), made once a process for each ``path`` and ``parts``:
+    a registry of thousands of servings asks for the same few several times a serving. Raises nothing."""
+    return path.joinpath(*parts)
+
+
 @attrs.frozen
 class Root:
     """A folder of passprice files: ``facts/cards``, ``facts/drafts``, ``facts/routing``, ``facts/stacks``,
     ``registry/checkpoints``, ``registry/servings``, ``registry/measurements``, ``locks``, ``sources`` and ``schema``
-    below ``path``. ``embedded`` is true for the package's copy."""
+    below ``path``. ``embedded`` is true for the package's copy. Each folder's path is made once a root (a registry
+    of thousands of servings asks for ``cards`` and ``checkpoints`` several times a serving: :func:`below`)."""
 
     path: Path
     embedded: bool = False
@@ -31,47 +39,47 @@ class Root:
     @property
     def cards(self) -> Path:
         """``facts/cards``: one TOML file a card."""
-        return self.path / "facts" / "cards"
+        return below(self.path, "facts", "cards")
 
     @property
     def drafts(self) -> Path:
         """``facts/drafts``: one TOML file a drafting method."""
-        return self.path / "facts" / "drafts"
+        return below(self.path, "facts", "drafts")
 
     @property
     def routing(self) -> Path:
         """``facts/routing``: one TOML file a routing record (how a mixture of experts' tokens route)."""
-        return self.path / "facts" / "routing"
+        return below(self.path, "facts", "routing")
 
     @property
     def stacks(self) -> Path:
         """``facts/stacks``: one TOML file a serving stack (issue 14)."""
-        return self.path / "facts" / "stacks"
+        return below(self.path, "facts", "stacks")
 
     @property
     def measurements(self) -> Path:
         """``registry/measurements``: measured runs, one TOML file a source (issue 14)."""
-        return self.path / "registry" / "measurements"
+        return below(self.path, "registry", "measurements")
 
     @property
     def checkpoints(self) -> Path:
         """``registry/checkpoints``: checkpoint entries imported from GGUF headers."""
-        return self.path / "registry" / "checkpoints"
+        return below(self.path, "registry", "checkpoints")
 
     @property
     def servings(self) -> Path:
         """``registry/servings``: named serving configurations."""
-        return self.path / "registry" / "servings"
+        return below(self.path, "registry", "servings")
 
     @property
     def sources(self) -> Path:
         """``sources``: one TOML file a source (a document facts cite), named by its id."""
-        return self.path / "sources"
+        return below(self.path, "sources")
 
     @property
     def locks(self) -> Path:
         """``locks``: lock files."""
-        return self.path / "locks"
+        return below(self.path, "locks")
 
     @property
     def schema(self) -> Path:
@@ -162,7 +170,10 @@ def within(root: Root, path: Path | str) -> bool:
             real = os.path.realpath(text) if os.path.islink(text) else os.path.join(_real(head), tail)
         else:
             real = os.path.realpath(text)
-        return Path(real).is_relative_to(_real(root.path))
+        # As Path(real).is_relative_to(the root's), on the two strings (both absolute, resolved and normalised).
+        top = os.path.normcase(_real(root.path))
+        real = os.path.normcase(real)
+        return real == top or real.startswith(top if top.endswith(os.sep) else top + os.sep)
     except (OSError, ValueError, RuntimeError) as e:  # a loop of links; a NUL in a name from a file
         raise InputError(f"{shown(path)}: not a file name ({type(e).__name__})") from None
 
@@ -183,7 +194,14 @@ def require_inside(root: Root, ref: str, folder: Path, where: str) -> None:
     ``..`` is resolved; a registered entry's name (``folder/REF.toml``) and a path inside the root pass. So a
     serving with ``card = "/any/file.toml"`` cannot make ``check`` (CI) read a file of the machine and quote it in a
     pull-request comment. Names given on the command line are not held to this. Raises :class:`InputError`: one
-    line naming ``where``, the name, and the root."""
+    line naming ``where``, the name, and the root. Inside a snapshot (:mod:`passprice.snapshot`) a name that passed
+    is looked up once (a registry of thousands of servings names a few cards and checkpoints)."""
+    from passprice import snapshot
+
+    snapshot.made(("inside", root, ref, folder), lambda: _require_inside(root, ref, folder, where))
+
+
+def _require_inside(root: Root, ref: str, folder: Path, where: str) -> None:
     from passprice.files import look
 
     bare = os.sep not in ref and "/" not in ref and not ref.endswith((".toml", ".gguf", ".xz", ".gz"))

@@ -1466,8 +1466,9 @@ def _missing_ssm(header: GGUFHeader) -> DecodeRefusal:
 
 #: Pass shapes already built, most recently used last: (pricing-model version, id of the header, the serving's fields
 #: but its batch and host memory) → (the header, its shape). The header is kept so that its id cannot be reused while
-#: it is cached; the version, so that a shape is never served across a change of the pricing model.
-_SHAPES: OrderedDict[tuple[Any, ...], tuple[GGUFHeader, PassShape]] = OrderedDict()
+#: it is cached; the version, so that a shape is never served across a change of the pricing model. A refusal is kept
+#: in its place (without its traceback), and raised again.
+_SHAPES: OrderedDict[tuple[Any, ...], tuple[GGUFHeader, PassShape | ServingRefusal]] = OrderedDict()
 _SHAPES_KEPT = 64
 #: Fields of :class:`Serving` the shape does not read: the batch and whether host memory may be used.
 _NOT_SHAPE = frozenset({"batch", "host_memory"})
@@ -1539,8 +1540,10 @@ def shape_of(header: GGUFHeader, s: Serving) -> PassShape:
     """:func:`pass_shape` of ``header`` and ``s``, built once per header object and serving (``s.batch`` and
     ``s.host_memory`` apart, which the shape does not read) and then reused, so repeated prices of one serving
     (a batch scan, an audit's elasticities, a lock's re-pricing) do not rebuild the pass from the tensor table;
-    for a registry entry's header, across processes too (:func:`_stored_shape`). A refusal is not kept: it is
-    raised again on the next call. Raises what :func:`pass_shape` raises."""
+    for a registry entry's header, across processes too (:func:`_stored_shape`). A refusal is kept in this process
+    only (a sweep of a registry of thousands of servings meets the same refusal for every serving of a mixture of
+    experts that names no routing): the same refusal object is raised again, its traceback dropped. Raises what
+    :func:`pass_shape` raises."""
     import passprice
 
     version = passprice.PRICING_MODEL_VERSION
@@ -1551,12 +1554,20 @@ def shape_of(header: GGUFHeader, s: Serving) -> PassShape:
         return pass_shape(header, s)
     if hit is not None and hit[0] is header:
         _SHAPES.move_to_end(key)
+        if isinstance(hit[1], ServingRefusal):
+            raise hit[1].with_traceback(None)
         return hit[1]
-    shape = _stored_shape(header, s, key[2:])
-    _SHAPES[key] = (header, shape)
+    made: PassShape | ServingRefusal
+    try:
+        made = _stored_shape(header, s, key[2:])
+    except ServingRefusal as e:
+        made = e.with_traceback(None)
+    _SHAPES[key] = (header, made)
     while len(_SHAPES) > _SHAPES_KEPT:
         _SHAPES.popitem(last=False)
-    return shape
+    if isinstance(made, ServingRefusal):
+        raise made
+    return made
 
 
 def price_serving(header: GGUFHeader, card: Card, s: Serving) -> ServingCost:

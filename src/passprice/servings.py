@@ -9,6 +9,7 @@ seed's :class:`~passprice.serving.Serving` from it.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -21,7 +22,7 @@ from passprice.errors import InputError, NotFound
 from passprice.facts import Fact
 from passprice.files import is_there
 from passprice.gguf_header import GGUFHeader
-from passprice.registry import Root, not_found
+from passprice.registry import Root, below, not_found
 from passprice.serving import (
     ActScaling,
     AttentionMath,
@@ -177,9 +178,8 @@ def spec_to_document(spec: ServingSpec) -> dict[str, Any]:
 def serving_path(root: Root, ref: str) -> Path:
     """The file of the serving ``ref`` (a registry name or a ``.toml`` path). Raises :class:`InputError` listing the
     registered servings when ``ref`` names none."""
-    candidate = Path(ref)
-    if ref.endswith(".toml") and is_there(candidate):
-        return candidate
+    if ref.endswith(".toml") and is_there(ref):
+        return Path(ref)
     path = root.servings / f"{ref}.toml"
     if not is_there(path):
         raise not_found("serving", ref, root.servings, root.names(root.servings))
@@ -190,13 +190,32 @@ def load_spec(root: Root, ref: str) -> ServingSpec:
     """The serving ``ref`` in ``root``, validated against ``schema/serving.schema.json``; a serving file of the
     registry names files inside it only (:func:`require_inside_root`).
 
-    Raises :class:`InputError` or :class:`passprice.errors.SchemaError`."""
-    from passprice import cache
+    Inside a snapshot (:mod:`passprice.snapshot`) the spec of one ``ref`` is looked up, read and held to the root
+    once (``sweep`` asks for each serving twice: to count its rows, then to price them).
 
+    Raises :class:`InputError` or :class:`passprice.errors.SchemaError`."""
+    from passprice import snapshot
+
+    return snapshot.made(("serving-spec", root, ref), lambda: _load_spec(root, ref))
+
+
+def _load_spec(root: Root, ref: str) -> ServingSpec:
     path = serving_path(root, ref)
     from passprice.registry import entry_name
 
     entry_name(path)  # a name that does not print is refused, not shown
+    spec = spec_of_file(root, path)
+    require_inside_root(root, spec)  # on every read: what a path names changes without the file
+    return spec
+
+
+def spec_of_file(root: Root, path: Path) -> ServingSpec:
+    """The spec the serving file at ``path`` holds, validated against ``root``'s serving schema (nothing it names is
+    looked at): kept in the cache of built objects, a folder of many serving files as one batch
+    (:func:`passprice.cache.built`), so ``diff`` reading a file and ``check`` resolving it build it once. Raises
+    :class:`InputError` or :class:`passprice.errors.SchemaError`."""
+    from passprice import cache
+
     data = schema.read_bytes(path)
 
     def build() -> ServingSpec:
@@ -204,9 +223,8 @@ def load_spec(root: Root, ref: str) -> ServingSpec:
         return spec_from_document(schema.load(path, "serving", root.schema, data=data, kept=False), str(path))
 
     source = str(path).encode("utf-8", "surrogateescape")
-    spec = cache.built("serving", root.schema / "serving.schema.json", source + b"\0" + data, build, ServingSpec)
-    require_inside_root(root, spec)  # on every read: what a path names changes without the file
-    return spec
+    return cache.built("serving", below(root.schema, "serving.schema.json"), source + b"\0" + data, build, ServingSpec,
+                       batch=os.fspath(path.parent))  # a registry of thousands of serving files: one entry for all
 
 
 def override(spec: ServingSpec, position: float | None = None, limit: int | None = None, **fields: Any) -> ServingSpec:

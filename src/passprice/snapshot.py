@@ -26,13 +26,15 @@ T = TypeVar("T")
 
 
 class _Snapshot:
-    """What one snapshot keeps: ``files`` (path → bytes) and ``made`` (key → value)."""
+    """What one snapshot keeps: ``files`` (path → bytes), ``made`` (key → value) and ``closing`` (what to do at its
+    end: :func:`at_close`)."""
 
-    __slots__ = ("files", "made")
+    __slots__ = ("closing", "files", "made")
 
     def __init__(self) -> None:
         self.files: dict[str, bytes] = {}
         self.made: dict[Hashable, Any] = {}
+        self.closing: list[Callable[[], None]] = []
 
 
 _current: _Snapshot | None = None
@@ -45,11 +47,34 @@ def reading() -> Iterator[None]:
     if _current is not None:
         yield
         return
-    _current = _Snapshot()
+    _current = snap = _Snapshot()
     try:
         yield
-    finally:
+    except KeyboardInterrupt:  # an interrupt: nothing more is done on the way out
         _current = None
+        raise
+    except BaseException:
+        _close(snap)
+        raise
+    else:
+        _close(snap)
+
+
+def _close(snap: _Snapshot) -> None:
+    """End ``snap``: its :func:`at_close` callbacks run in the order given, after it is no longer current (what they
+    read goes to the files)."""
+    global _current
+    _current = None
+    for done in snap.closing:
+        done()
+
+
+def at_close(done: Callable[[], None]) -> None:
+    """Call ``done()`` when the outermost snapshot ends (normally or by an exception; not by an interrupt): what a
+    reader collected over the whole snapshot is written once (the cache's batch of a folder's objects). Outside a
+    snapshot, nothing. ``done`` must raise nothing."""
+    if _current is not None:
+        _current.closing.append(done)
 
 
 def active() -> bool:
