@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import bad, copy_root
+from cli_helpers import bad, copy_root, invoke
 
 # --- the one-line rule: the bidi marks U+061C, U+200E, U+200F -----------------------------------------------------
 
@@ -26,3 +26,51 @@ def test_a_bidi_mark_in_a_locator_is_refused(tmp_path: Path, mark: str, shown: s
         "estimated", "--source", "azure-ai-benchmarking-guide", "--locator", f"a{mark}b", root=root,
         says=f"streams.rewrite.locator: 'a{shown}b' holds a control character")
     assert card.read_bytes() == before
+
+
+# --- the names a lock carries: one line ----------------------------------------------------------------------------
+
+_NAME = "r1\x1b[31m\u202ex"
+
+
+def _forged(root: Path, change: str) -> Path:
+    """The registry's r1-qwen7b-h200 lock, re-digested as an attacker who knows the digest rule would write it, with
+    the name-like text ``change`` names set to :data:`_NAME`."""
+    import attrs
+
+    from passprice.locks import lock_text, read_lock
+
+    lock = read_lock(root / "locks" / "r1-qwen7b-h200.lock.toml")
+    if change == "lock.name":
+        lock = attrs.evolve(lock, info=attrs.evolve(lock.info, name=_NAME))
+    elif change == "lock.serving":
+        lock = attrs.evolve(lock, info=attrs.evolve(lock.info, serving=_NAME))
+    elif change == "checkpoint.name":
+        lock = attrs.evolve(lock, checkpoint_pin=attrs.evolve(lock.checkpoint_pin, name=_NAME))
+    elif change == "serving.card":
+        lock = attrs.evolve(lock, serving=attrs.evolve(lock.serving, card=_NAME))
+    forged = root / "forged.lock.toml"
+    forged.write_text(lock_text(lock), encoding="utf-8")
+    return forged
+
+
+@pytest.mark.parametrize("change", ["lock.name", "lock.serving", "checkpoint.name", "serving.card"])
+@pytest.mark.parametrize("command", ["check", "price", "audit", "reproduce"])
+def test_a_lock_name_holding_a_control_character_is_refused(tmp_path: Path, change: str, command: str) -> None:
+    """A lock's name (and the serving, checkpoint and card names it carries) had no one-line rule: a lock re-digested
+    with ``lock.name = "r1\\x1b[31m\\u202ex"`` passed ``check``, ``audit``, ``reproduce`` and ``price`` and was
+    printed raw, colouring and reordering the terminal's line."""
+    root = copy_root(tmp_path)
+    forged = _forged(root, change)
+    says = f"forged.lock.toml: {change}: 'r1\\x1b[31m\\u202ex' holds a control character"
+    if command in ("audit", "reproduce"):
+        bad(command, str(forged), root=root, says=says)
+        return
+    if command == "price" and change == "lock.serving":
+        return  # a lock of another serving is not read by price r1-qwen7b-h200 (check reads it)
+    forged.rename(root / "locks" / forged.name)
+    result = invoke(*(("check",) if command == "check" else ("price", "r1-qwen7b-h200")), root=root)
+    assert result.exit_code == 2, result.output
+    assert f"passprice: error: locks/{says}" in result.stderr.splitlines() or any(
+        line.startswith("passprice: error: ") and says in line for line in result.stderr.splitlines()
+    ), result.stderr
