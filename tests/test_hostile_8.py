@@ -5,6 +5,7 @@ asserts what passprice now does with it."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -74,3 +75,45 @@ def test_a_lock_name_holding_a_control_character_is_refused(tmp_path: Path, chan
     assert f"passprice: error: locks/{says}" in result.stderr.splitlines() or any(
         line.startswith("passprice: error: ") and says in line for line in result.stderr.splitlines()
     ), result.stderr
+
+
+# --- -o and --plot: a picture that cannot be written leaves no -o file -----------------------------------------------
+
+
+def test_a_plot_that_cannot_be_written_leaves_no_sweep_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``sweep -o x.csv --plot ro/x.png`` wrote the whole CSV, then failed on the picture (exit 2), leaving x.csv:
+    the picture was written after -o was put in place. It is now written before -o's rename, so a write that fails
+    however it fails (here as a read-only file system fails it, which no check before the run can always foresee)
+    leaves neither file."""
+    pytest.importorskip("matplotlib")
+    from passprice import plots
+    from passprice.errors import InputError
+
+    def refuse(path: Path, data: bytes, force: bool = False) -> None:
+        raise InputError(f"{path}: cannot write: Read-only file system")
+
+    monkeypatch.setattr(plots, "write_picture", refuse)
+    out, picture = tmp_path / "x.csv", tmp_path / "x.png"
+    bad("sweep", "r1-qwen7b-h200", "--batches", "1,2", "-o", str(out), "--plot", str(picture),
+        says=f"{picture}: cannot write: Read-only file system")
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder")
+@pytest.mark.parametrize("command", [("sweep", "r1-qwen7b-h200", "--batches", "1,2"),
+                                     ("simulate", "r1-qwen7b-h200", "--synthetic", "20")])
+def test_a_plot_into_a_read_only_folder_is_refused_before_anything_is_written(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    """A ``--plot`` path in a read-only folder is refused before the run, naming the folder; no -o file is written."""
+    pytest.importorskip("matplotlib")
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o555)
+    out = tmp_path / "x.out"
+    try:
+        bad(*command, "-o", str(out), "--plot", str(folder / "x.png"),
+            says=f"{folder / 'x.png'}: cannot write: the folder {folder} is not writable")
+    finally:
+        folder.chmod(0o755)
+    assert not out.exists() and list(folder.iterdir()) == []
