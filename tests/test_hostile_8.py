@@ -117,3 +117,71 @@ def test_a_plot_into_a_read_only_folder_is_refused_before_anything_is_written(
     finally:
         folder.chmod(0o755)
     assert not out.exists() and list(folder.iterdir()) == []
+
+
+# --- pins.checkout_model: a root's src/passprice that is not plain module files ------------------------------------
+
+
+def _checkout(tmp_path: Path, **modules: str) -> Path:
+    """A root holding ``src/passprice`` with ``pins.py`` and ``modules`` (name → text)."""
+    package = tmp_path / "src" / "passprice"
+    package.mkdir(parents=True)
+    (package / "pins.py").write_text("LOCK_FORMAT = 2\n", encoding="utf-8")
+    for name, text in modules.items():
+        (package / f"{name}.py").write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+def test_a_checkout_module_that_is_a_fifo_does_not_block(tmp_path: Path) -> None:
+    """A root whose ``src/passprice`` held a FIFO named ``*.py`` blocked ``check``, ``lock`` and ``reproduce``
+    forever (the module files were read with ``read_bytes``); it is now no checkout of passprice (no line)."""
+    import subprocess
+    import sys
+
+    root = _checkout(tmp_path, locks="X = 1\n")
+    os.mkfifo(root / "src" / "passprice" / "zz.py")
+    code = "import sys; from pathlib import Path; from passprice.pins import checkout_model; " \
+        "print(checkout_model(Path(sys.argv[1])))"
+    env = {**os.environ, "PASSPRICE_CACHE_DIR": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, timeout=60, env=env)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "None\n", "")
+
+
+@pytest.mark.parametrize("nesting", ["-" * 200_000 + "1", "[" * 90 + "]" * 90 + "\ny = " + "+".join("a" * 100_000)])
+def test_a_checkout_module_nested_past_the_parser_is_no_traceback(tmp_path: Path, nesting: str) -> None:
+    """A module nested deeper than the parser goes raised ``MemoryError`` or ``RecursionError`` out of ``check``
+    (a traceback, exit 1): such a checkout is one whose code does not parse."""
+    from passprice import pins
+
+    root = _checkout(copy_root(tmp_path), locks=f"x = {nesting}\n")
+    assert pins.checkout_model(root) is None
+    result = invoke("check", root=root)
+    assert result.exit_code == 0 and "all holds" in result.stdout, result.output
+
+
+def test_a_checkout_module_over_the_size_bound_is_not_read(tmp_path: Path) -> None:
+    """A module file past :data:`passprice.pins.MODULE_BYTES` (here a sparse 4 MiB + 1) is refused unread."""
+    from passprice import pins
+
+    root = _checkout(tmp_path, locks="X = 1\n")
+    with open(root / "src" / "passprice" / "serving.py", "wb") as f:
+        f.truncate(pins.MODULE_BYTES + 1)
+    assert pins.checkout_model(root) is None
+
+
+@pytest.mark.parametrize("shape", ["file", "loop", "pins-loop"])
+def test_a_checkout_package_that_is_a_file_or_a_link_loop_is_no_checkout(tmp_path: Path, shape: str) -> None:
+    """``src/passprice`` a link loop, or its ``pins.py`` one, stopped ``check`` with 'a loop of symbolic links'
+    (exit 2) for a folder check does not read."""
+    from passprice import pins
+
+    src = tmp_path / "src"
+    src.mkdir()
+    if shape == "file":
+        (src / "passprice").write_text("x\n", encoding="utf-8")
+    elif shape == "loop":
+        (src / "passprice").symlink_to("passprice")
+    else:
+        (src / "passprice").mkdir()
+        (src / "passprice" / "pins.py").symlink_to("pins.py")
+    assert pins.checkout_model(tmp_path) is None
