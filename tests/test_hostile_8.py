@@ -185,3 +185,103 @@ def test_a_checkout_package_that_is_a_file_or_a_link_loop_is_no_checkout(tmp_pat
         (src / "passprice").mkdir()
         (src / "passprice" / "pins.py").symlink_to("pins.py")
     assert pins.checkout_model(tmp_path) is None
+
+
+# --- fact show --history: the versions of merged branches ----------------------------------------------------------
+
+
+def _merged_history(root: Path) -> list[tuple[str, object, list[str], bool]]:
+    import json
+
+    from tests.test_history import CARD
+
+    result = invoke("fact", "show", CARD, "memory.bandwidth", "--history", "--json", root=root)
+    assert result.exit_code == 0, result.output
+    return [(v["subject"], v["fact"]["value"] if v["fact"] else None, v["changed"], v["merged_by"] is not None)
+            for v in json.loads(result.stdout)["versions"]]
+
+
+def _side_file(root: Path, name: str) -> None:
+    from tests.test_history import git
+
+    (root / f"{name}.txt").write_text(name, encoding="utf-8")
+    git(root, "add", f"{name}.txt")
+    git(root, "commit", "-qm", f"{name}: another file")
+
+
+def test_the_versions_on_an_octopus_merges_third_branch_are_shown(tmp_path: Path) -> None:
+    """Only a merge's second parent was walked: a measured figure replaced by an estimate on the third branch of an
+    octopus merge showed as one new estimate at the merge."""
+    from tests.test_history import CARD_FILE, git, registry, set_bandwidth
+
+    root = registry(tmp_path)
+    git(root, "branch", "-M", "main")
+    for name in ("b1", "b2"):
+        git(root, "checkout", "-qb", name, "main")
+        _side_file(root, name)
+    git(root, "checkout", "-qb", "b3", "main")
+    set_bandwidth(root / CARD_FILE, "4.0")
+    git(root, "commit", "-qam", "b3: measured")
+    set_bandwidth(root / CARD_FILE, "4.5")
+    git(root, "commit", "-qam", "b3: estimated")
+    git(root, "checkout", "-q", "main")
+    git(root, "merge", "-q", "--no-ff", "-m", "octopus", "b1", "b2", "b3")
+    assert _merged_history(root) == [
+        ("octopus", 4.5, ["value"], False),
+        ("b3: estimated", 4.5, ["value"], True),
+        ("b3: measured", 4.0, ["value"], True),
+        ("the registry", 4.8, ["new"], False),
+    ]
+
+
+def test_the_versions_before_a_rename_on_a_branch_are_shown(tmp_path: Path) -> None:
+    """A branch that changed the fact, then renamed the card's file: its versions were looked up under the new name
+    only, and the measured step showed as one change at the rename."""
+    from tests.test_history import CARD_FILE, git, registry, set_bandwidth
+
+    root = registry(tmp_path)
+    git(root, "branch", "-M", "main")
+    git(root, "checkout", "-qb", "side")
+    set_bandwidth(root / CARD_FILE, "4.0")
+    git(root, "commit", "-qam", "side: measured")
+    set_bandwidth(root / CARD_FILE, "4.5")
+    git(root, "commit", "-qam", "side: estimated")
+    git(root, "mv", CARD_FILE, "facts/cards/h200_renamed.toml")
+    git(root, "commit", "-qm", "side: renamed")
+    git(root, "checkout", "-q", "main")
+    _side_file(root, "main")
+    git(root, "merge", "-q", "--no-ff", "-m", "merge side", "side")
+    import json
+
+    result = invoke("fact", "show", "h200_renamed", "memory.bandwidth", "--history", "--json", root=root)
+    assert result.exit_code == 0, result.output
+    assert [(v["subject"], v["fact"]["value"], v["merged_by"] is not None)
+            for v in json.loads(result.stdout)["versions"]] == [
+        ("merge side", 4.5, False), ("side: estimated", 4.5, True), ("side: measured", 4.0, True),
+        ("the registry", 4.8, False),
+    ]
+
+
+def test_a_branch_that_removed_the_card_shows_the_removal(tmp_path: Path) -> None:
+    """A branch that deleted the card's file and restored it with another figure: the deletion was left out (only
+    commits whose content read were versions), so the figure seemed edited in place."""
+    from tests.test_history import CARD_FILE, git, registry, set_bandwidth
+
+    root = registry(tmp_path)
+    git(root, "branch", "-M", "main")
+    git(root, "checkout", "-qb", "side")
+    git(root, "rm", "-q", CARD_FILE)
+    git(root, "commit", "-qm", "side: removed")
+    git(root, "checkout", "-q", "HEAD~1", "--", CARD_FILE)
+    set_bandwidth(root / CARD_FILE, "4.0")
+    git(root, "add", CARD_FILE)
+    git(root, "commit", "-qm", "side: restored")
+    git(root, "checkout", "-q", "main")
+    _side_file(root, "main")
+    git(root, "merge", "-q", "--no-ff", "-m", "merge side", "side")
+    assert _merged_history(root) == [
+        ("merge side", 4.0, ["value"], False),
+        ("side: restored", 4.0, ["new"], True),
+        ("side: removed", None, ["removed"], True),
+        ("the registry", 4.8, ["new"], False),
+    ]
