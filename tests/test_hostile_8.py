@@ -285,3 +285,40 @@ def test_a_branch_that_removed_the_card_shows_the_removal(tmp_path: Path) -> Non
         ("side: removed", None, ["removed"], True),
         ("the registry", 4.8, ["new"], False),
     ]
+
+
+# --- synth: Mixtral configurations a llama header cannot carry -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("changes", "says"),
+    [
+        ({"moe_intermediate_size": 1024}, "config: moe_intermediate_size 1024: a mixtral mixture's experts are "
+         "intermediate_size (14336) wide in llama.cpp"),
+        ({"model_type": "llama", "moe_intermediate_size": 1024}, "config: moe_intermediate_size 1024: a llama "
+         "mixture's experts are intermediate_size (14336) wide"),
+        ({"shared_expert_intermediate_size": 4096}, "config: shared_expert_intermediate_size 4096: a mixtral mixture "
+         "has no shared expert in llama.cpp"),
+        ({"n_shared_experts": 1}, "config: n_shared_experts 1: a mixtral mixture has no shared expert"),
+        ({"num_experts": 4}, "config: num_experts 4 and num_local_experts 8 disagree: give the routed experts once"),
+    ],
+    ids=["expert-width", "llama-expert-width", "shared-width", "shared-count", "two-counts"],
+)
+def test_a_mixtral_configuration_a_llama_header_cannot_carry_is_refused(
+    tmp_path: Path, changes: dict[str, object], says: str
+) -> None:
+    """synth built each of these (exit 0): experts 1,024 wide in tensors under a header whose only width is
+    feed_forward_length 14,336 (a header llama.cpp's llama loader refuses: it sizes experts by n_ff; priced at 2.82 GB
+    of weights a pass against 25.64 GB); a shared expert declared and left out (priced as the plain 8x7B); and
+    ``num_experts`` 4 beside ``num_local_experts`` 8, built with 4 (half the weights) without a word."""
+    import json
+
+    from cli_helpers import REPO
+
+    document = json.loads((REPO / "examples" / "configs" / "mixtral-8x7b.json").read_text(encoding="utf-8"))
+    document["config"].update(changes)
+    config = tmp_path / "mixtral.json"
+    config.write_text(json.dumps(document), encoding="utf-8")
+    out = tmp_path / "m.gguf"
+    bad("synth", str(config), "-o", str(out), says=f"mixtral.json: {says}")
+    assert not out.exists()
