@@ -322,3 +322,20 @@ def test_a_mixtral_configuration_a_llama_header_cannot_carry_is_refused(
     out = tmp_path / "m.gguf"
     bad("synth", str(config), "-o", str(out), says=f"mixtral.json: {says}")
     assert not out.exists()
+
+
+# --- lock: a name taken from a file name ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("stem", "shown"), [("a\nb", "a\\nb"), ("r1\x1b[31m", "r1\\x1b[31m"), ("x\u202ey", "x\\u202ey")]
+)
+def test_a_lock_named_after_a_file_name_that_is_no_lock_name_is_refused(tmp_path: Path, stem: str, shown: str) -> None:
+    """``lock SERVING -o $'a\\nb.lock.toml'`` named the lock after its file: "a", newline, "b", printed on two lines
+    ('locked a' / 'b (price …'), and a lock the one-line rule does not read back. ``--name`` was held to the lock
+    name rule; a name taken from a file name now is too, before anything is priced or written."""
+    root = copy_root(tmp_path)
+    out = tmp_path / f"{stem}.lock.toml"
+    bad("lock", "r1-qwen7b-h200", "-o", str(out), root=root,
+        says=f"{shown}.lock.toml: the lock would be named '{shown}' after it, which is not a lock name")
+    assert not out.exists()

@@ -22,7 +22,7 @@ import attrs
 
 from passprice.errors import InputError
 from passprice.facts import Provenance
-from passprice.files import is_there
+from passprice.files import is_there, shown
 from passprice.locks import FloorChange, Lock, Verdict
 from passprice.registry import Root
 from passprice.servings import ServingSpec
@@ -83,14 +83,25 @@ def update_base(root: Root, old: Lock) -> ServingSpec:
 def lock_name(output: Path, serving: str | None, name: str | None, old: Lock | None = None) -> str:
     """The name a lock written to ``output`` gets: ``name``; else (``--update``) the old lock's; else the stem of
     ``NAME.lock.toml`` (or of any file when no SERVING is named); else the serving's stem. A lock is named after
-    its file, so that ``reproduce NAME`` and ``check`` agree with it."""
+    its file, so that ``reproduce NAME`` and ``check`` agree with it.
+
+    Raises :class:`InputError` when a name taken from a file name is no lock name (:data:`LOCK_NAME`, the rule
+    ``--name`` is held to): ``-o $'a\\nb.lock.toml'`` wrote a lock named "a", newline, "b", printed on two lines,
+    which the lock schema's one-line rule then refused to read back."""
     if name is not None:
         return name
     if old is not None:
         return old.name
     if output.name.endswith(".lock.toml") or not serving:
-        return output.name.removesuffix(".lock.toml")
-    return Path(serving).stem
+        derived, source = output.name.removesuffix(".lock.toml"), output
+    else:
+        derived, source = Path(serving).stem, Path(serving)
+    if not LOCK_NAME.match(derived):
+        raise InputError(
+            f"{shown(source)}: the lock would be named {derived!r} after it, which is not a lock name "
+            "(letters, digits, '.', '_' and '-', first a letter or digit): give --name"
+        )
+    return derived
 
 
 def locked_serving(root: Root, serving: str | None, overridden: bool, old: Lock | None = None) -> str | None:
