@@ -339,3 +339,16 @@ def test_a_lock_named_after_a_file_name_that_is_no_lock_name_is_refused(tmp_path
     bad("lock", "r1-qwen7b-h200", "-o", str(out), root=root,
         says=f"{shown}.lock.toml: the lock would be named '{shown}' after it, which is not a lock name")
     assert not out.exists()
+
+
+def test_update_with_another_serving_is_refused(tmp_path: Path) -> None:
+    """``lock qwen3-30b-a3b-h200 --update -o locks/r1-qwen7b-h200.lock.toml`` re-locked the r1 lock's file for the
+    qwen3 serving (exit 0), keeping the name r1-qwen7b-h200 and r1's floors: the r1 serving was left with no lock,
+    and nothing said so. ``--update`` re-locks the serving the lock locks."""
+    root = copy_root(tmp_path)
+    file = root / "locks" / "r1-qwen7b-h200.lock.toml"
+    before = file.read_bytes()
+    bad("lock", "qwen3-30b-a3b-h200", "--update", "-o", str(file), root=root,
+        says="r1-qwen7b-h200.lock.toml: locks serving r1-qwen7b-h200, not qwen3-30b-a3b-h200: --update re-locks "
+        "the serving a lock locks")
+    assert file.read_bytes() == before

@@ -108,9 +108,20 @@ def locked_serving(root: Root, serving: str | None, overridden: bool, old: Lock 
     """The registered serving a lock locks (priced under it by every command): ``serving`` as registered when no
     option overrides it (``overridden``: some serving option was given); none for an unregistered or overridden
     one. With ``--update`` and no SERVING (``old``: the lock updated), the serving ``old`` locks; a lock of the
-    first format named none, and locked the serving of its own name when there is one."""
+    first format named none, and locked the serving of its own name when there is one.
+
+    Raises :class:`InputError` for ``--update`` (``old``) given a SERVING other than the one ``old`` locks: it
+    re-locked the file for that serving, under the old lock's name and floors, and the serving it locked was left
+    with no lock, without a word."""
     from passprice.enforce import serving_name
 
+    if old is not None and serving is not None and old.info.serving is not None:
+        named = serving_name(root, serving) if not overridden else None
+        if named != old.info.serving:
+            raise InputError(
+                f"{shown(old.source or '')}: locks serving {old.info.serving}, not {shown(serving)}: --update re-locks "
+                "the serving a lock locks (give no SERVING, or the same); --force makes it a lock of another"
+            )
     if old is not None and serving is None:
         locked = old.info.serving
         if locked is None and old.info.format < 2 and is_there(root.servings / f"{old.name}.toml"):
