@@ -352,3 +352,25 @@ def test_update_with_another_serving_is_refused(tmp_path: Path) -> None:
         says="r1-qwen7b-h200.lock.toml: locks serving r1-qwen7b-h200, not qwen3-30b-a3b-h200: --update re-locks "
         "the serving a lock locks")
     assert file.read_bytes() == before
+
+
+# --- sweep --lock L: the servings L does not lock keep their own locks -----------------------------------------------
+
+
+def test_sweep_with_a_lock_of_one_serving_keeps_the_others_locks(tmp_path: Path) -> None:
+    """``sweep A B --lock LOCK_OF_A`` swept B under no lock at all: with the H100's bandwidth made an estimate,
+    below the published floor gemma3-270m-h100's lock sets, ``sweep gemma3-270m-h100 r1-qwen7b-h200 --lock
+    r1-qwen7b-h200`` priced it (exit 0), where ``sweep gemma3-270m-h100`` is refused LockFloor: naming another
+    serving's lock slipped past this one's."""
+    root = copy_root(tmp_path)
+    result = invoke("fact", "set", "h100_sxm5_80gb", "memory.bandwidth", "--value", "3.0", "--unit", "TB/s",
+                    "--provenance", "estimated", "--source", "nvidia-h100-datasheet", "--locator",
+                    "engineering estimate for this test", root=root)
+    assert result.exit_code == 0, result.output
+    result = invoke("sweep", "gemma3-270m-h100", "r1-qwen7b-h200", "--batches", "1", "--lock", "r1-qwen7b-h200",
+                    root=root)
+    assert (result.exit_code, result.stdout) == (1, ""), result.output
+    assert result.stderr.splitlines()[-1].startswith(
+        "passprice: refused: LockFloor: lock gemma3-270m-h100 refuses this price: memory.bandwidth is estimated, "
+        "below the floor published"
+    )
