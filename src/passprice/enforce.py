@@ -482,7 +482,7 @@ def sweep_under(root: Root, servings: Iterable[str], explicit: str | None = None
     :class:`~passprice.errors.InputError` for a serving or lock that does not read."""
     from passprice.servings import load_spec, resolve
 
-    guarded = []
+    guarded: list[tuple[str, Resolved, Guard | None]] = []
     mismatches = []
     for ref in servings:
         name = serving_name(root, ref)
