@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
@@ -44,13 +45,27 @@ class TrackedData(BuildHookInterface):  # type: ignore[misc]
         untracked = _git(root, "ls-files", "-z", "--others", "--", *folders) or []
         modified = _git(root, "diff", "-z", "--name-only", "HEAD", "--", *folders) or []
         if untracked or modified:
-            shown = [f"{p} (not tracked by git)" for p in untracked] + [f"{p} (changed since HEAD)" for p in modified]
-            listed = "\n  ".join(shown[:20]) + ("\n  …" if len(shown) > 20 else "")
-            raise RuntimeError(
-                f"passprice: a wheel bundles {_listed(folders)} as git tracks them, and these differ:\n  {listed}\n"
-                "commit them, or undo them (git restore / git clean), or set PASSPRICE_BUILD_UNTRACKED=1 to bundle "
-                "them anyway"
-            )
+            _refuse(refusal(folders, untracked, modified))
+
+
+def refusal(folders: list[str], untracked: list[str], modified: list[str]) -> str:
+    """The one line a refused build prints: the folders, the files that differ (five at most, then how many more),
+    and the three ways out."""
+    shown = [f"{p} (not tracked by git)" for p in untracked] + [f"{p} (changed since HEAD)" for p in modified]
+    listed = ", ".join(shown[:5]) + (f" and {len(shown) - 5:,} more" if len(shown) > 5 else "")
+    return (
+        f"passprice: error: a wheel bundles {_listed(folders)} as git tracks them, and {len(shown):,} "
+        f"file{'s' if len(shown) != 1 else ''} differ{'s' if len(shown) == 1 else ''}: {listed}; commit them, or undo "
+        "them (git restore / git clean), or set PASSPRICE_BUILD_UNTRACKED=1 to bundle them anyway"
+    )
+
+
+def _refuse(line: str) -> NoReturn:
+    """End the build with ``line`` on stderr and exit status 1, no traceback: the hook runs inside the build
+    backend's process (pip's, build's or hatch's), where an exception is printed as a traceback around the line, and
+    ``SystemExit`` ends the process as the line says."""
+    print(line, file=sys.stderr, flush=True)
+    raise SystemExit(1)
 
 
 def _listed(folders: list[str]) -> str:

@@ -59,8 +59,10 @@ COMMANDS = [("price",), ("best",), ("max-batch",), ("audit",), ("lock", "-o", "O
         ("--state-bytes", "nan", "Invalid value for '--state-bytes': 'nan' is not a finite number"),
         ("--position", "inf", "Invalid value for '--position': 'inf' is not a finite number"),
         ("--position", "nan", "Invalid value for '--position': 'nan' is not a finite number"),
-        ("--kv-bytes", "0", "'--kv-bytes': 0 is out of range (a finite number above 0 and at most 64)"),
+        ("--kv-bytes", "0", "'--kv-bytes': 0 is out of range (a finite number above 0 and at most 8)"),
         ("--kv-bytes", "-2", "Invalid value for '--kv-bytes'"),
+        # 16 bytes an element is no KV cache's (a 64-bit float is 8): 16 bits typed as bytes, found by a newcomer.
+        ("--kv-bytes", "16", "'--kv-bytes': 16 is out of range (a finite number above 0 and at most 8)"),
         ("--position", "-1", "Invalid value for '--position'"),
         ("--limit", "0", "Invalid value for '--limit'"),
         ("--kv-page", "0", "Invalid value for '--kv-page'"),
@@ -120,7 +122,6 @@ def test_root_that_is_no_root(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "name"),
     [
-        (("price", "r1-qwen7b-h200", "--batch", "0"), "Empty"),
         (("price", "r1-qwen7b-h200", "--activation-words", "0"), "Empty"),
         (("best", "r1-qwen7b-h200", "--activation-words", "0"), "Empty"),
         # The largest values the options take (the schemas' u32; past them is bad input, tests/test_option_bounds.py).
@@ -146,7 +147,7 @@ def test_model_refusals_are_named(args: tuple[str, ...], name: str) -> None:
 
 def test_lock_refused_writes_nothing(tmp_path: Path) -> None:
     out = tmp_path / "x.lock.toml"
-    refused("lock", "r1-qwen7b-h200", "-o", str(out), "--batch", "0", name="Empty")
+    refused("lock", "r1-qwen7b-h200", "-o", str(out), "--activation-words", "0", name="Empty")
     assert not out.exists() and list(tmp_path.iterdir()) == []
 
 

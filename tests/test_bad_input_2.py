@@ -56,7 +56,7 @@ REQUEST = {"arrival_s": 0, "prompt_tokens": 10, "output_tokens": 5}
 # ---------------------------------------------------------------------------------------------------------------------
 # Element sizes. Found: `kv qwen35-27b-like --state-bytes 1e308`, `best` and `max-batch` of a hybrid with it, were
 # tracebacks (ValueError: cannot convert float NaN to integer, from inf − inf in the pass's bytes); a serving file
-# with `kv_bytes = 1e300` priced a refusal of 10^308 bytes. Element sizes now stop at 64 bytes, and a pass whose
+# with `kv_bytes = 1e300` priced a refusal of 10^308 bytes. Element sizes now stop at 8 bytes, and a pass whose
 # bytes are not finite is refused as bad input.
 
 
@@ -84,7 +84,7 @@ def test_serving_file_with_a_huge_element_size(tmp_path: Path) -> None:
     root = copy_root(tmp_path)
     serving = root / "registry" / "servings" / "huge.toml"
     serving.write_text(f'checkpoint = "deepseek-r1-distill-qwen-7b-q4_k_m"\ncard = "{H200}"\nkv_bytes = 1e300\n')
-    bad("price", "huge", root=root, says=f"{serving}: kv_bytes: 1e+300 is greater than the maximum of 64")
+    bad("price", "huge", root=root, says=f"{serving}: kv_bytes: 1e+300 is greater than the maximum of 8")
 
 
 def test_a_pass_whose_bytes_overflow_is_bad_input() -> None:

@@ -317,7 +317,7 @@ def test_bad_card_in_a_root(tmp_path: Path) -> None:
 
 def test_exit_0_1_2() -> None:
     assert invoke("price", "r1-qwen7b-h200").exit_code == 0
-    refused = invoke("price", "r1-qwen7b-h200", "--batch", "0", "--json")
+    refused = invoke("price", "r1-qwen7b-h200", "--activation-words", "0", "--json")
     assert refused.exit_code == 1 and json.loads(refused.stdout)["refusal"] == "Empty"
     assert invoke("price", "--checkpoint", "qwen3next-80b-a3b-like", "--card", "mi300x").exit_code == 1  # Routed
 

@@ -509,7 +509,8 @@ def test_a_stale_derived_fact_marks_the_locks_resting_on_it(tmp_path: Path) -> N
     assert err == (
         "passprice: refused: derived facts do not follow from their inputs: h200_sxm_141gb:streams.read (stale), "
         "h200_sxm_141gb:streams.rewrite (stale), h200_sxm_141gb:streams.append (stale); the prices of "
-        f"{LOCK} rest on them (recompute them: passprice check names each input that moved)\n"
+        f"{LOCK} rest on them (recompute them: `passprice fact recompute NAME` for each of h200_sxm_141gb; "
+        "passprice check names each input that moved)\n"
     )
     # Recomputed (each share's bandwidth input recorded at 5.2 TB/s, the value it now gives) and re-locked, the
     # change passes: the price barely moves, as the same measured rates over a higher peak are lower shares.
@@ -520,7 +521,10 @@ def test_a_stale_derived_fact_marks_the_locks_resting_on_it(tmp_path: Path) -> N
     )
     for old, new in (("0.9333", "0.8615"), ("0.8333", "0.7692"), ("0.8646", "0.7981")):
         text = text.replace(f"value = {old}\n", f"value = {new}\n", 1)
-    card.write_text(text, encoding="utf-8")
+    # What the command the refusal names writes: exactly those figures, the rest of the file as it was.
+    code, _, err = cli_run(["--root", str(path), "fact", "recompute", CARD], cwd=path)
+    assert code == 0, err
+    assert card.read_text(encoding="utf-8") == text
     make_lock_file(path, LOCK, LOCK)
     d = diff(Root(path))
     assert d.exit_status == 0 and d.unsound == ()

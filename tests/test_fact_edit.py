@@ -276,3 +276,42 @@ def test_a_crlf_file_stays_crlf(root: Path) -> None:
         'locator = "placeholder for the tests"\n', 'locator = "placeholder for the tests"\nnote = "added"\n'
     )
     assert file.read_bytes() == expected.replace("\n", "\r\n").encode()
+
+
+def test_recompute_rewrites_only_the_figures_that_moved_and_reads_back_clean(root: Path) -> None:
+    """The newcomer walkthrough: raising memory.bandwidth left three stream shares stale, `diff` said to recompute
+    them, and no command did; `fact set --derivation` retyped each whole entry. `fact recompute` gives each share
+    today's quotient, to its four digits, and records today's bandwidth as its input; nothing else of the file
+    moves. 4.48 / 5.2 = 0.86154 → 0.8615; 4.0 / 5.2 = 0.76923 → 0.7692; 4.15 / 5.2 = 0.79808 → 0.7981."""
+    code, _, err = run(["--root", str(root), "fact", "set", CARD, "memory.bandwidth", "--value", "5.2", "--unit",
+                        "TB/s", "--provenance", "published", "--source", "nvidia-h200-datasheet", "--locator",
+                        "a test: raised"])
+    assert code == 0 and err.count("is stale") == 3, err
+    before = card_file(root).read_text(encoding="utf-8")
+    code, out, err = run(["--root", str(root), "fact", "recompute", CARD])
+    assert code == 0, err
+    shown = f"facts/cards/{CARD}.toml"
+    assert out == (
+        f"{shown}: streams.append: 0.8646 -> 0.7981 (recomputed from today's inputs)\n"
+        f"{shown}: streams.read: 0.9333 -> 0.8615 (recomputed from today's inputs)\n"
+        f"{shown}: streams.rewrite: 0.8333 -> 0.7692 (recomputed from today's inputs)\n"
+    )
+    after = card_file(root).read_text(encoding="utf-8")
+    changed = [(a, b) for a, b in zip(before.splitlines(), after.splitlines(), strict=True) if a != b]
+    assert changed == [
+        ("value = 0.9333", "value = 0.8615"),
+        ('derivation.inputs.bandwidth = { fact = "memory.bandwidth", value = 4.8, unit = "TB/s" }',
+         'derivation.inputs.bandwidth = { fact = "memory.bandwidth", value = 5.2, unit = "TB/s" }'),
+        ("value = 0.8333  # Mul", "value = 0.7692  # Mul"),  # the fixture's comment stays
+        ('derivation.inputs.bandwidth = { fact = "memory.bandwidth", value = 4.8, unit = "TB/s" }',
+         'derivation.inputs.bandwidth = { fact = "memory.bandwidth", value = 5.2, unit = "TB/s" }'),
+        ("value = 0.8646", "value = 0.7981"),
+        ('derivation.inputs.bandwidth = { fact = "memory.bandwidth", value = 4.8, unit = "TB/s" }',
+         'derivation.inputs.bandwidth = { fact = "memory.bandwidth", value = 5.2, unit = "TB/s" }'),
+    ]
+    code, out, _ = run(["--root", str(root), "fact", "recompute", CARD, "streams.read"])
+    assert (code, out) == (0, f"{shown}: nothing to recompute: streams.read follows from its inputs\n")
+    code, _, err = run(["--root", str(root), "fact", "recompute", CARD, "memory.bandwidth"])
+    assert code == 2 and err == (
+        f"passprice: error: {card_file(root)}: memory.bandwidth: has no derivation to recompute it from\n"
+    )

@@ -242,8 +242,8 @@ def test_per_layer_kv_head_arrays() -> None:
 
 def test_parse_contexts() -> None:
     assert parse_contexts("4k,32k,128k") == (4096, 32_768, 131_072)
-    assert parse_contexts("4096, 1m,4K,4096") == (4096, 1_048_576)
-    for bad in ("", "0", "4x", "-4k", "1.5k"):
+    assert parse_contexts("4096,1m,4K,4096") == (4096, 1_048_576)
+    for bad in ("", "0", "4x", "-4k", "1.5k", "4096, 1m", " 4k", "+4k", "4_096"):
         with pytest.raises(InputError):
             parse_contexts(bad)
     code, _, err = run("kv", QWEN2, "--contexts", "4kb")

@@ -454,3 +454,14 @@ def test_7_a_review_fails_where_check_fails_on_head(branch: Path) -> None:
     assert d.exit_status == 2 and any("aaa.toml" in p and "entry.name" in p for p in d.head_unreadable)
     done = passprice_with(REPO, "diff", "main", head, cwd=branch)
     assert done.returncode == 2 and "passprice: error: on HEAD: registry/checkpoints/aaa.toml" in done.stderr
+
+
+def test_a_serving_field_that_changed_since_the_lock_is_shown_as_its_file_writes_it(tmp_path: Path) -> None:
+    """The newcomer walkthrough read `host_memory: False → True` (Python's words) where the serving file says
+    `host_memory = true`."""
+    root = copy_root(tmp_path)
+    serving = root / "registry" / "servings" / "r1-qwen7b-h200.toml"
+    serving.write_text(serving.read_text(encoding="utf-8").replace("host_memory = false", "host_memory = true"),
+                       encoding="utf-8")
+    result = invoke("reproduce", "r1-qwen7b-h200", root=root)
+    assert "    serving        host_memory: false → true\n" in result.stdout

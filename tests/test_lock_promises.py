@@ -409,8 +409,9 @@ def test_an_older_lock_is_read_reproduced_and_named_as_older(tmp_path: Path) -> 
         "  rests on 9 of its 14 pinned facts: array, memory.bandwidth, memory.capacity, on_chip.capacity, scale, "
         "streams.append, streams.read, streams.rewrite, vector",
         "  also pinned, not read by this price (5): host.capacity, host.read, host.stream, host.write, "
-        "on_chip.bandwidth — a lock pins the card's every fact (and every drafting figure), so it rebuilds the card "
-        "exactly; a change to one the price does not read is no drift",
+        "on_chip.bandwidth — a lock pins every fact of the card (its float-matrix rates, tensor.*, only where the "
+        "price reads them) and every drafting figure, so it rebuilds the card the price was made on; a change to one "
+        "the price does not read is no drift",
         "  lock format 1, older than 2: it pins no pricing-model digest and no checkpoint content, and its rests_on "
         "is the first format's fixed list, so it is reproduced on its figures only; re-lock it: `passprice lock "
         "--update -o locks/old.lock.toml` keeps its policy, `passprice lock SERVING --force -o locks/old.lock.toml` "

@@ -121,6 +121,7 @@ def test_a_checkout_whose_code_is_not_the_running_code_is_named_by_check_lock_an
         f"running with {ours[:19]}… (installed from another copy): locks are written, checked and reproduced by the "
         "running code; `pip install -e .` here to use the checkout's\n"
     )
-    for args in (("check",), ("reproduce", R1), ("lock", R1, "--update", "-o", f"locks/{R1}.lock.toml")):
+    own = str(root / "locks" / f"{R1}.lock.toml")  # the copy's lock: "-o locks/…" named the checkout's, from its folder
+    for args in (("check",), ("reproduce", R1), ("lock", R1, "--update", "-o", own)):
         result = invoke(*args, root=root)
         assert result.stderr.startswith(warning), (args, result.stderr)

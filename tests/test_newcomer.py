@@ -143,3 +143,23 @@ def test_header_says_when_the_architecture_is_missing() -> None:
     text = header_text(attrs.evolve(header, metadata=meta))
     assert "  architecture  (missing: no general.architecture key)   GGUF v3" in text
     assert "None" not in text
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        # A serving where a checkpoint belongs (kv CHECKPOINT), a card where a serving does (roofline CARD [SERVING]).
+        (("kv", "r1-qwen7b-h200"), "r1-qwen7b-h200 is a registered serving, not a checkpoint"),
+        (("roofline", "r1-qwen7b-h200", "h200_sxm_141gb"), "h200_sxm_141gb is a registered card, not a serving"),
+        # A typo, and a name's first part, suggest the registered names closest to it.
+        (("price", "r1-qwen7-h200"), "; did you mean r1-qwen7b-h200 or "),
+        (("price", "r1-qwen7b-h200", "--card", "h200"), "; did you mean h200_sxm_141gb or b200?"),
+        # A registered name given as its file name.
+        (("price", "r1-qwen7b-h200.toml"), "the registered serving is named r1-qwen7b-h200 (no .toml)"),
+        (("price", "r1-qwen7b-h200", "--card", "h200_sxm_141gb.toml"),
+         "the registered card is named h200_sxm_141gb (no .toml)"),
+    ],
+)
+def test_a_name_not_found_says_what_it_likely_meant(args: tuple[str, ...], says: str) -> None:
+    """The newcomer walkthrough: each of these listed every registered name and nothing more."""
+    bad(*args, says=says)

@@ -91,7 +91,7 @@ def test_out_of_range_is_one_error_line(command: str, option: str, value: str, k
     [
         # The reproducers of the report, word for word.
         (("price", R1, "--batch", HUGE),
-         "'--batch': an integer of 310 digits is out of range (a whole number from 0 to 4,294,967,295)"),
+         "'--batch': an integer of 310 digits is out of range (a whole number from 1 to 4,294,967,295)"),
         (("price", R1, "--limit", str(10**309)),
          "'--limit': an integer of 310 digits is out of range (a whole number from 1 to 4,294,967,295)"),
         (("price", R1, "--shared-prefix", HUGE, "--kv-page", "16"),
@@ -100,7 +100,7 @@ def test_out_of_range_is_one_error_line(command: str, option: str, value: str, k
         (("best", R1, "--kv-page", "4294967296"),
          "Invalid value for '--kv-page': 4,294,967,296 is out of range (a whole number from 1 to 4,294,967,295)"),
         (("price", R1, "--kv-bytes", "1e400"),
-         "Invalid value for '--kv-bytes': '1e400' is not a finite number (a finite number above 0 and at most 64)"),
+         "Invalid value for '--kv-bytes': '1e400' is not a finite number (a finite number above 0 and at most 8)"),
         (("price", R1, "--position", "nan"),
          "Invalid value for '--position': 'nan' is not a finite number (a finite number from 0 to 4,294,967,295)"),
         (("simulate", R1, "--synthetic", "10", "--rate", "inf"),
@@ -111,7 +111,7 @@ def test_out_of_range_is_one_error_line(command: str, option: str, value: str, k
          "Invalid value for '--passes': 10,000,001 is out of range (a whole number from 1 to 10,000,000)"),
         # int() takes Arabic-Indic digits and underscores; a count on the command line is ASCII digits.
         (("price", R1, "--batch", "٣"), "Invalid value for '--batch': '٣' is not a whole number"),
-        (("price", R1, "--batch", "1_000"), "Invalid value for '--batch': '1_000' is not a whole number"),
+        (("price", R1, "--batch", "1_000"), "Invalid value for '--batch': '1_000' holds an underscore"),
         (("price", R1, "--batch", "2.5"), "Invalid value for '--batch': '2.5' is not a whole number"),
     ],
 )
@@ -130,18 +130,18 @@ def test_a_bound_is_the_schemas() -> None:
     assert (kv_bytes.minimum, kv_bytes.exclusive_minimum, kv_bytes.maximum) == (
         serving["properties"]["kv_bytes"]["exclusiveMinimum"], True, serving["properties"]["kv_bytes"]["maximum"],
     )
-    # 0 is a batch to price (refused by name, Empty), as a sweep file's batches take it.
-    assert option_bound("--batch") == schema_bound("sweep", "/properties/batches/oneOf/0/items")
-    assert option_bound("--batch").minimum == 0
+    # --batch takes what a serving file's batch takes: at least 1 (a batch of 0 could only be refused, Empty).
+    assert option_bound("--batch") == schema_bound("serving", "/properties/batch")
+    assert option_bound("--batch").minimum == 1
 
 
 def test_in_range_values_still_price() -> None:
     # The bounds' edges are values, priced or refused by name: the largest batch does not fit the card.
     refused = invoke("price", R1, "--batch", "4294967295", "--json")
     assert refused.exit_code == 1 and json.loads(refused.stdout)["refusal"] == "NotResident"
-    empty = invoke("price", R1, "--batch", "0", "--json")
+    empty = invoke("price", R1, "--activation-words", "0", "--json")
     assert empty.exit_code == 1 and json.loads(empty.stdout)["refusal"] == "Empty"
-    priced = invoke("price", R1, "--batch", "+0002", "--kv-bytes", "1", "--json")
+    priced = invoke("price", R1, "--batch", "0002", "--kv-bytes", "1", "--json")
     assert priced.exit_code == 0 and json.loads(priced.stdout)["batch"] == 2
 
 

@@ -381,7 +381,7 @@ def test_a_routing_record_refuses_another_checkpoint_and_audits_backwards() -> N
     assert lock["holds_withdrawn"] == (floor == "assumed")
 
 
-def test_the_mtp_method_refuses_another_checkpoint_by_name() -> None:
+def test_the_mtp_method_refuses_another_checkpoint_by_name(tmp_path: Path) -> None:
     out = refused("price", "r1-qwen7b-h200", "--draft", "qwen35-mtp", "--draft-tokens", "2", name="OutOfScope")
     assert (out["record"], out["checkpoint"], out["applies_to"]) == (
         "qwen35-mtp",
@@ -390,8 +390,11 @@ def test_the_mtp_method_refuses_another_checkpoint_by_name() -> None:
     )
     assert out["file"] == "facts/drafts/qwen35-mtp.toml"
     assert "use a drafting method whose checkpoints list 'deepseek-r1-distill-qwen-7b-q4_k_m'" in out["message"]
-    for command in ("best", "max-batch", "audit", "lock"):
+    for command in ("best", "max-batch", "audit"):
         refused(command, "r1-qwen7b-h200", "--draft", "qwen35-mtp", "--draft-tokens", "1", name="OutOfScope")
+    # (lock to a new file: the registered lock's file is there, and lock refuses a file there before it prices)
+    new = str(tmp_path / "x.lock.toml")
+    refused("lock", "r1-qwen7b-h200", "--draft", "qwen35-mtp", "--draft-tokens", "1", "-o", new, name="OutOfScope")
     # speculate resolves through the same path (it once loaded the method itself and priced 2,066.8 tokens/s).
     out = refused("speculate", "r1-qwen7b-h200", "--draft", "qwen35-mtp", name="OutOfScope")
     assert (out["record"], out["checkpoint"]) == ("qwen35-mtp", "deepseek-r1-distill-qwen-7b-q4_k_m")

@@ -29,7 +29,24 @@ U64 = 18_446_744_073_709_551_615
 #: The most arrivals a second ``simulate --rate`` takes: a nanosecond between requests, far past any serving.
 MAX_RATE = 1e9
 
-_DIGITS = re.compile(r"[+-]?[0-9]+")
+_DIGITS = re.compile(r"-?[0-9]+")
+
+#: What Python's ``int`` and ``float`` take but a number typed for passprice may not hold: a space (``' 5'``), a
+#: ``+`` sign (``+5``, ``1-+64``; an exponent's, ``1e+3``, is a float's own) or an underscore (``1_000``). Each is
+#: refused by name rather than read as the number.
+_MISSPELT = re.compile(r"\s|_|(?<![eE])\+")
+
+
+def misspelt(text: str) -> str | None:
+    """What is wrong with a number written as ``text`` besides its digits: ``"holds a space"``, ``"holds a '+'
+    sign"`` or ``"holds an underscore"``; ``None`` when it has none of them. The one rule for every count and number
+    passprice reads from its command line (options, lists and ranges): digits as written, nothing around them."""
+    found = _MISSPELT.search(text)
+    if found is None:
+        return None
+    if found[0] == "+":
+        return "holds a '+' sign"
+    return "holds an underscore" if found[0] == "_" else "holds a space"
 
 
 @attrs.frozen
@@ -46,7 +63,7 @@ class Bound:
     where: str = ""
 
     def describe(self) -> str:
-        """The range in words: ``a whole number from 1 to 4,294,967,295``, ``a finite number above 0, at most 64``."""
+        """The range in words: ``a whole number from 1 to 4,294,967,295``, ``a finite number above 0, at most 8``."""
         kind = "a whole number" if self.integer else "a finite number"
         low = None if self.minimum is None else _shown(self.minimum)
         high = None if self.maximum is None else _shown(self.maximum)
@@ -61,9 +78,12 @@ class Bound:
 
     def parse(self, text: str) -> int | float:
         """``text`` as a number within the bound: ASCII digits for an integer (``int`` would take Arabic-Indic digits
-        and thousands of them), a finite float otherwise. Raises :class:`InputError` with a message that shows a long
+        and thousands of them), a finite float otherwise; nothing around them (:func:`misspelt`: ``' 5'``, ``+5`` and
+        ``1_000`` are refused, not read as 5 and 1,000). Raises :class:`InputError` with a message that shows a long
         value by its length."""
-        text = text.strip()
+        problem = misspelt(text)
+        if problem is not None:
+            raise InputError(f"{_cut(text)!r} {problem}: write the number in digits alone ({self.describe()})")
         if self.integer:
             if not _DIGITS.fullmatch(text):
                 raise InputError(f"{_cut(text)!r} is not a whole number ({self.describe()})")
@@ -157,8 +177,9 @@ OPTIONS: dict[str, Callable[[], Bound]] = {
     "--activation-words": _schema("serving", _SERVING + "activation_words"),
     "--head-rows": _schema("serving", _SERVING + "draft/properties/head_rows"),
     "--shared-prefix": _schema("serving", _SERVING + "shared_prefix"),
-    # A batch and a draft length as a sweep's grid takes them: 0 is a value to price (the refusal Empty; no drafts).
-    "--batch": _schema("sweep", "/properties/batches/oneOf/0/items"),
+    # A batch as a serving file's: at least 1 (0 would only ever be refused, as Empty; a sweep's --batches may list 0
+    # to show that row's refusal). A draft length as a sweep's grid takes it: 0 is a value to price (no drafts).
+    "--batch": _schema("serving", _SERVING + "batch"),
     "--draft-tokens": _schema("sweep", "/properties/draft_tokens/items"),
     # simulate: a synthetic prefix is a shared prefix, a chunk a step's positions, a step's sequences a batch.
     "--prefix": _schema("serving", _SERVING + "shared_prefix"),

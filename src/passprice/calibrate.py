@@ -738,7 +738,7 @@ def review_stacks(root: Root, unreadable: list[str] | None = None) -> tuple[list
         return [], []  # a measurement file that does not read: reported by check's validation
     problems: list[str] = []
     warnings: list[str] = []
-    for name in root.names(root.stacks):
+    for name in root.scan(root.stacks):
         path = root.stacks / f"{name}.toml"
         try:
             stack = load_stack(root, str(path))

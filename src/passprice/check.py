@@ -242,7 +242,8 @@ def _review_files(root: Root) -> FileReview:
     from passprice.registry import folder_problem
 
     for folder, suffix in ((root.servings, ".toml"), (root.sources, ".toml"), (root.locks, ".lock.toml")):
-        found = [] if folder_problem(folder) is not None else lookalikes(folder, suffix)
+        problem = folder_problem(folder)  # a file where the folder should be: one line, the rest still checked
+        found = [problem] if problem is not None else lookalikes(folder, suffix)
         problems += found
         unreadable += found
     # sources cited and registered, derived facts recomputed (passprice.lineage)
@@ -250,7 +251,8 @@ def _review_files(root: Root) -> FileReview:
     problems += found
     from passprice.sources import read_sources
 
-    unreadable += read_sources(root)[1]  # a source file that does not read is bad input too, as a card is
+    if folder_problem(root.sources) is None:  # else said once above
+        unreadable += read_sources(root)[1]  # a source file that does not read is bad input too, as a card is
     from passprice.calibrate import review_stacks
 
     # stack facts read off measured runs: runs still there, fits re-run (issue 14); a broken fit is a bad file
@@ -260,9 +262,9 @@ def _review_files(root: Root) -> FileReview:
     from passprice.registry import schema_copy_drift
 
     warnings += schema_copy_drift(root)  # the editors' copy of the schemas, never validated against
-    kinds["sources"] = len(root.names(root.sources))
+    kinds["sources"] = len(root.scan(root.sources))
     kinds["servings"] = 0
-    for name in root.names(root.servings):
+    for name in root.scan(root.servings):
         kinds["servings"] += 1
         try:
             resolve(root, load_spec(root, name))
@@ -299,7 +301,7 @@ def _check(root: Root) -> CheckReport:
     statuses = []
     read: list[Any] = []
     kinds["locks"] = 0
-    for name in root.names(root.locks, ".lock.toml"):
+    for name in root.scan(root.locks, ".lock.toml"):
         kinds["locks"] += 1
         path = root.locks / f"{name}.lock.toml"
         try:

@@ -39,6 +39,23 @@ class Terminated(KeyboardInterrupt):
         self.status = 128 + signal_number
 
 
+#: The SIGINT handler of the console script once a command has run (:func:`passprice.entry._interrupted`: one line,
+#: exit 130 at once), set by :func:`main` when :mod:`passprice.entry` started it; empty otherwise (a test's runner, a
+#: caller of :func:`main` keeps Python's handler).
+_AFTER_COMMAND: list[Callable[[int, Any], None]] = []
+
+
+def _command_ended() -> None:
+    """Past a command's body, Ctrl-C ends the console script at once with status 130 (:data:`_AFTER_COMMAND`): no
+    ``KeyboardInterrupt`` is raised where nothing is left to clean up, because one raised there reached click's own
+    handler ("Aborted!", exit 1) or, past :func:`main`, the interpreter's (killed by SIGINT, status -2, in 4 of 40
+    runs interrupted near their end). Left as it is when the handler is not Python's (SIGINT ignored)."""
+    import signal
+
+    if _AFTER_COMMAND and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _AFTER_COMMAND[0])
+
+
 def _stopped(e: KeyboardInterrupt) -> tuple[str, int]:
     """The line and exit status of a command stopped by ``e``: Ctrl-C (130) or a :class:`Terminated` signal."""
     if isinstance(e, Terminated):
@@ -106,7 +123,10 @@ class _Group(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            result = super().invoke(ctx)
+            try:
+                result = super().invoke(ctx)
+            finally:
+                _command_ended()
             problems = ctx.meta.get("passprice.problems")
             if problems:
                 raise InputError.of(problems)
@@ -361,6 +381,13 @@ def cli(ctx: click.Context, root: Path | None, no_cache: bool) -> None:
         ctx.with_resource(snapshot.reading())
 
 
+#: The line under ``passprice checkpoints``: which digest the table shows, and which one a lock pins
+#: (:func:`passprice.pins.checkpoint_digest`).
+CHECKPOINT_DIGESTS = (
+    "sha256: of the header file as imported; a lock pins its content digest instead (of the metadata and tensor "
+    "table priced: the same for any copy or name of the header)"
+)
+
 #: The commands that read the registry as one snapshot (:mod:`passprice.snapshot`): those that write none of its files.
 _READING = frozenset({
     "audit", "best", "cards", "check", "checkpoints", "diff", "facts", "max-batch", "price", "reproduce", "roofline",
@@ -475,7 +502,8 @@ def servings_command(ctx: click.Context, as_json: bool) -> None:
 @_json_option
 @click.pass_context
 def checkpoints_command(ctx: click.Context, as_json: bool) -> None:
-    """List the registered checkpoints: architecture, tensors, bytes, header sha256."""
+    """List the registered checkpoints: architecture, tensors, bytes, header sha256 (of the file; a lock pins a
+    content digest instead, of what is priced)."""
     from passprice.checkpoints import entry_row
 
     root = _root(ctx)
@@ -492,6 +520,7 @@ def checkpoints_command(ctx: click.Context, as_json: bool) -> None:
     ]
     headers = ["checkpoint", "architecture", "tensors", "bytes", "context", "sha256"]
     click.echo(text_table(headers, rows, right=(2, 3, 4)))
+    click.echo(f"\n  {CHECKPOINT_DIGESTS}")
 
 
 @cli.command("explain", context_settings={"ignore_unknown_options": True})
@@ -545,18 +574,17 @@ def init_command(
                     "files": sorted(the_plan.files), "requirement": the_plan.requirement.line,
                     "requirement_origin": the_plan.requirement.origin, "advice": the_plan.requirement.advice()})
         return
-    source = "the embedded facts" if the_plan.source.embedded else str(the_plan.source.path)
     click.echo(f"a passprice registry in {directory}:")
     for folder in the_plan.folders:
-        click.echo(f"  {folder + '/':<24}{'copied from ' + source if folder in the_plan.copied else 'empty'}")
+        click.echo(f"  {folder + '/':<24}{the_plan.filled(folder)}")
     click.echo("  schema/, .taplo.toml, .pre-commit-config.yaml, .github/workflows/facts.yml, requirements.txt, "
                "README.md")
     click.echo(f"  requirements.txt: {the_plan.requirement.line}")
     advice = the_plan.requirement.advice()
     if advice is not None:
         click.echo(f"first: {advice}")
-    click.echo(f"next: cd {shlex.quote(str(directory))} && git init && pre-commit install; "
-               "passprice import MODEL.gguf --name NAME")
+    into = "" if directory.resolve() == Path.cwd().resolve() else f"cd {shlex.quote(str(directory))} && "
+    click.echo(f"next: {into}git init && pre-commit install; passprice import MODEL.gguf --name NAME")
 
 
 # --- checkpoints --------------------------------------------------------------------------------------------------
@@ -739,7 +767,7 @@ def _serving_options(with_batch: bool) -> Callable[[F], F]:
             ),
         ]
         if with_batch:
-            options.insert(3, click.option("--batch", type=_int("--batch"), help="Sequences per pass."))
+            options.insert(3, click.option("--batch", type=_int("--batch"), help="Sequences per pass (at least 1)."))
         for option in reversed(options):
             f = option(f)
         return f
@@ -1444,6 +1472,45 @@ def fact_show_command(ctx: click.Context, name: str, path: str | None, draft: bo
         click.echo(facts_text(f"{where.name} ({where.file})", facts))
 
 
+@fact_group.command("recompute")
+@click.argument("name")
+@click.argument("path", required=False)
+@click.option("--draft", is_flag=True, help="NAME is a drafting method (facts/drafts), not a card.")
+@_json_option
+@click.pass_context
+def fact_recompute_command(ctx: click.Context, name: str, path: str | None, draft: bool, as_json: bool) -> None:
+    """Recompute derived fact PATH of card NAME from today's facts, in place (without PATH: every derived fact
+    of NAME that no longer follows from its inputs, inputs first): its value from its formula, its fact inputs'
+    recorded values today's; provenance, source, locator and note kept. What `check` and `diff` name stale."""
+    from passprice.edit import recompute_fact, recompute_record
+    from passprice.report import fact_json
+
+    root, where = _fact_file(ctx, name, path, draft)
+    if root.embedded:
+        raise InputError(
+            f"{root.path}: the embedded facts are read-only; start a registry of your own with `passprice init DIR`, "
+            "run inside one (or a checkout), or pass --root"
+        )
+    if path is not None:
+        one = recompute_fact(where, root.schema, root)
+        edits = [one] if one is not None else []
+    else:
+        edits = recompute_record(where, root.schema, root)
+    shown = where.file.relative_to(root.path) if where.file.is_relative_to(root.path) else where.file
+    if as_json:
+        _echo_json({"file": str(where.file), "recomputed": [
+            {"path": e.where.path, "old": fact_json(e.old) if e.old is not None else None, "new": fact_json(e.new)}
+            for e in edits
+        ]})
+        return
+    for e in edits:
+        old = e.old.describe() if e.old is not None else "(new)"
+        click.echo(f"{shown}: {e.where.path}: {old} -> {e.new.describe()} (recomputed from today's inputs)")
+    if not edits:
+        what = f"{path} follows" if path is not None else "every derived fact follows"
+        click.echo(f"{shown}: nothing to recompute: {what} from its inputs")
+
+
 @fact_group.command("set")
 @click.argument("name")
 @click.argument("path")
@@ -1532,7 +1599,7 @@ def fact_set_command(
 @click.option("-o", "--output", type=_FilePath(), help="Write here (default: stdout).")
 @_plot_option("tokens/s against the batch, one line a serving on a card, the best batch marked")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
-@click.option("--stack", metavar="S", help="Add serving stack S's expected price to every row (issue 14).")
+@click.option("--stack", metavar="S", help="Add serving stack S's expected price (facts/stacks) to every row.")
 @click.option("--max-rows", "max_rows", type=_int("--max-rows"), default=1 << 20,  # sweep.DEFAULT_MAX_ROWS
               show_default=True, help="Refuse a larger grid (a row under --stack counts as 20, a pass shape as 2,000).")
 @_lock_options
@@ -1628,7 +1695,7 @@ def sweep_command(
     with contextlib.ExitStack() as exits:
         exits.enter_context(np.errstate(all="ignore"))
         progress: Callable[[int], None] | None = None
-        if total >= 20_000:
+        if total >= 20_000 and _terminal():
             bar: Any = exits.enter_context(click.progressbar(length=total, label="pricing", file=sys.stderr))
             progress = _every_percent(bar.update, total)
         chunks = drawn(text_chunks(keep(sweeper.segments(grid, progress=progress)), fmt))
@@ -1645,6 +1712,15 @@ def sweep_command(
         click.echo(f"plot -> {shown_path(plot_path)}", err=True)
     for line in under:
         click.echo(f"passprice: {line}", err=True)
+
+
+def _terminal() -> bool:
+    """Whether standard error is a terminal: a progress bar is drawn there only (in a log or a pipe, click's bar
+    printed a bare ``pricing`` line and nothing else)."""
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def _every_percent(update: Callable[[int], None], total: int) -> Callable[[int], None]:
@@ -1991,7 +2067,10 @@ def simulate_command(
     require_steps(pricer, trace, policies, settings, max_steps)  # before the bar: a refusal is its one line
     total = len(trace.requests) * len(policies)
     try:
-        shown = click.progressbar(length=total, label="simulating", file=sys.stderr) if total >= 4000 else None
+        shown = (
+            click.progressbar(length=total, label="simulating", file=sys.stderr)
+            if total >= 4000 and _terminal() else None
+        )
         with shown or contextlib.nullcontext() as bar:
             outcomes = serve(pricer, trace, policies, settings, bar.update if bar else None, max_steps, max_work)
     except ServingRefusal as e:
@@ -2115,6 +2194,7 @@ def main() -> None:
 
         if signal.getsignal(signal.SIGINT) is _interrupted:  # started by passprice.entry: Python's handler again
             signal.signal(signal.SIGINT, signal.default_int_handler)
+            _AFTER_COMMAND[:] = [_interrupted]  # until the command ends (_command_ended)
         try:
             cli(prog_name="passprice")
         finally:

@@ -1220,8 +1220,9 @@ class Diff:
             facts = ", ".join(f"{f.name}:{x.path} ({x.kind})" for f, x in self.unsound)
             resting = [lock.name for lock in self.resting_on_unsound]
             on = f"; the prices of {', '.join(resting)} rest on them" if resting else ""
-            reasons.append(f"derived facts do not follow from their inputs: {facts}{on} (recompute them: passprice "
-                           "check names each input that moved)")
+            names = " ".join(dict.fromkeys(f.name for f, _ in self.unsound))
+            reasons.append(f"derived facts do not follow from their inputs: {facts}{on} (recompute them: `passprice "
+                           f"fact recompute NAME` for each of {names}; passprice check names each input that moved)")
         broken = [lock for lock in self.broken if not lock.after.gone]
         floors = [lock for lock in broken if lock.verdict is not None and not lock.verdict.holds]
         if broken:

@@ -267,6 +267,8 @@ def _set(table: Any, key: str, value: Any) -> None:
     if key != "derivation" or not isinstance(value, Mapping) or isinstance(table, InlineTable):
         table[key] = value
         return
+    if key in table and _update_derivation(table[key], value):
+        return
     if key in table:
         del table[key]
     for k, v in value.items():
@@ -277,6 +279,34 @@ def _set(table: Any, key: str, value: Any) -> None:
                 table.add(tomlkit.key(["derivation", "inputs", str(name)]), inline)
         else:
             table.add(tomlkit.key(["derivation", k]), v)
+
+
+def _update_derivation(current: Any, value: Mapping[str, Any]) -> bool:
+    """Update the derivation written in ``current`` to ``value`` in place, item by item: each figure that changed
+    is set where it is written (an input's inline table keeps its keys' order and spacing), so a recomputed value
+    or a moved input changes only those characters (a review's diff shows the figures that moved). False, with
+    nothing changed, when ``current`` is not the registry's dotted layout or the keys, inputs or input keys differ
+    (the caller then writes the derivation anew)."""
+    inputs = value.get("inputs")
+    written = current.get("inputs") if hasattr(current, "get") else None
+    if not isinstance(inputs, Mapping) or written is None or isinstance(current, InlineTable):
+        return False
+    # Only figures move in place: the same keys, inputs and input keys (tomlkit's view of dotted keys spread over a
+    # table does not take a key removed or added reliably; such an edit is written anew).
+    if set(current) != set(value) or set(written) != set(inputs):
+        return False
+    if not all(isinstance(written[n], InlineTable) and isinstance(inputs[n], Mapping) and set(written[n]) == set(
+            inputs[n]) for n in written):
+        return False
+    for k, v in value.items():
+        if k != "inputs" and not _same(current[k], v):
+            current[k] = v
+    for name, spec in inputs.items():
+        item = written[name]
+        for k, v in spec.items():
+            if not _same(item[k], v):
+                item[k] = v
+    return True
 
 
 def parse_derivation(text: str, facts: Mapping[str, Fact]) -> dict[str, Any]:
@@ -409,3 +439,63 @@ def edit_fact(
         edit = set_fact(where, entry, schema_folder, root)
         apply_edit(edit)
     return edit
+
+
+def recompute_fact(where: FactFile, schema_folder: Path | None = None, root: Root | None = None) -> FactEdit | None:
+    """Recompute derived fact ``where.path`` from today's facts of its record and write it in place: its value
+    becomes what its formula gives (in its unit, to its digits: :func:`passprice.derivations.recheck`'s
+    ``expected``) and each fact input records today's value and unit; provenance, source, locator, note and the
+    other inputs are kept. ``None`` when the fact follows from its inputs already (nothing written). Read, edited
+    and replaced under :func:`locked`, as ``fact set`` is.
+
+    Raises :class:`InputError` for a fact that is not there or has no derivation, and for a derivation that cannot
+    be evaluated (``broken``: the line ``check`` gives), and as :func:`set_fact` does."""
+    from passprice.derivations import Derivation, recheck
+
+    with locked(where.file):
+        facts = read_facts(where, schema_folder)
+        fact = facts.get(where.path)
+        if fact is None:
+            raise InputError(f"{where.file}: {where.path}: no such fact to recompute")
+        if not isinstance(fact.derivation, Derivation):
+            raise InputError(f"{where.file}: {where.path}: has no derivation to recompute it from")
+        finding = recheck(where.path, fact, facts)
+        if finding is None:
+            return None
+        if finding.kind == "broken" or finding.expected is None:
+            raise InputError(f"{where.file}: {finding.message}")
+        entry = fact.to_entry()
+        entry["value"] = parse_value(finding.expected)
+        inputs = entry["derivation"]["inputs"]
+        for item in inputs.values():
+            today = facts.get(item.get("fact", ""))
+            if today is not None:
+                item["value"], item["unit"] = today.amount, today.unit
+        edit = set_fact(where, entry, schema_folder, root)
+        apply_edit(edit)
+    return edit
+
+
+def recompute_record(where: FactFile, schema_folder: Path | None = None, root: Root | None = None) -> list[FactEdit]:
+    """:func:`recompute_fact` for every derived fact of the record at ``where.file`` that does not follow from its
+    inputs (stale or a mismatch), inputs first (a share derived from a rate derived in turn is recomputed after
+    it): the edits made, in order. Raises :class:`InputError` at the first derivation that cannot be evaluated."""
+    from passprice.derivations import Derivation, recheck
+
+    edits: list[FactEdit] = []
+    done: set[str] = set()
+    while True:
+        facts = read_facts(where, schema_folder)
+        due = {
+            p: f for p, f in facts.items()
+            if p not in done and isinstance(f.derivation, Derivation) and recheck(p, f, facts) is not None
+        }
+        if not due:
+            return edits
+        # One whose fact inputs are not themselves due (a cycle, which check refuses, takes them in path order).
+        ready = [p for p, f in sorted(due.items()) if not set(f.derivation.facts()) & set(due)]  # type: ignore[union-attr]
+        path = (ready or sorted(due))[0]
+        done.add(path)
+        edit = recompute_fact(attrs.evolve(where, path=path), schema_folder, root)
+        if edit is not None:
+            edits.append(edit)

@@ -65,21 +65,58 @@ def utf8_names() -> None:
         return
 
 
+#: The exit status the command ended with (its ``SystemExit`` code), for :func:`_end`.
+_STATUS: list[int] = []
+
+
+def _end() -> None:
+    """The last of the interpreter's exit handlers (registered first, :mod:`atexit` runs them in reverse): flush the
+    standard streams and end the process with the command's status (``os._exit``), as the memo's replay does,
+    without the interpreter's teardown. During that teardown Python puts the default SIGINT action back
+    (``_PySignal_Fini``), so a Ctrl-C there killed the process by the signal (status -2 to a caller, 130 + nothing
+    said to a shell) instead of the promised 130 with its line; up to here, :func:`_interrupted` answers it."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):  # a closed or broken stream: what it held cannot be written anyway
+            pass
+    os._exit(_STATUS[0] if _STATUS else 0)
+
+
+def _status(code: object) -> int:
+    """The exit status of ``SystemExit(code)`` as the interpreter gives it: 0 for ``None``, an integer as it is
+    (taken modulo 256 by the system), 1 for anything else (whose text the interpreter has printed)."""
+    if code is None:
+        return 0
+    return code if isinstance(code, int) else 1
+
+
 def main() -> None:
     """Run ``passprice`` with ``sys.argv``: the memo's replay when one holds, else the command line
     (:func:`passprice.cli.main`), watched by the memo when its output may be kept. Exits as the command exits.
-    :func:`_interrupted` handles Ctrl-C until the command line takes over (left as it is when SIGINT is ignored, as
-    a shell's background job has it)."""
+    :func:`_interrupted` handles Ctrl-C until the command line takes over and again once its command has ended
+    (:func:`passprice.cli._command_ended`), to the end of the process (:func:`_end`); all left as they are when SIGINT
+    is ignored, as a shell's background job has it."""
     utf8_names()
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _interrupted)
+        import atexit
+
+        atexit.register(_end)
     if getattr(sys, "orig_argv", [])[1:3] == ["-X", "utf8"] and hasattr(signal, "pthread_sigmask"):
         # Started by :func:`utf8_names` (its "-X utf8" first), which blocked SIGINT across the exec: a Ctrl-C that
         # came meanwhile arrives now. A mask the process was started with otherwise is left as it is.
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     from passprice import memo
 
-    memo.main(_command_line)
+    try:
+        memo.main(_command_line)
+    except SystemExit as e:
+        _STATUS[:] = [_status(e.code)]
+        raise
+    except KeyboardInterrupt:  # past the command line's own handling (the memo keeping its output): as anywhere
+        _interrupted(signal.SIGINT, None)
 
 
 def _command_line() -> None:

@@ -256,10 +256,11 @@ class GGUFHeader:
 
 def header_cap() -> int:
     """The most header bytes the reader reads: :data:`CAP_VARIABLE` from the environment when set, else
-    :data:`MAX_HEADER_BYTES`. Raises :class:`InputError` when the variable is not a whole number (ASCII digits),
-    or is one out of range (24 … 2^63 − 1 bytes), saying which."""
+    :data:`MAX_HEADER_BYTES`; set but empty (``PASSPRICE_MAX_HEADER_BYTES=``) is unset, as POSIX tools read an
+    empty variable. Raises :class:`InputError` when the variable is not a whole number (ASCII digits), or is one out
+    of range (24 … 2^63 − 1 bytes), saying which."""
     text = os.environ.get(CAP_VARIABLE)
-    if text is None:
+    if not text:
         return MAX_HEADER_BYTES
     if not re.fullmatch(r"[0-9]+", text.strip(), flags=re.ASCII):
         raise InputError(f"{CAP_VARIABLE}: {text[:40]!r} is not a number of bytes (a whole number, at least 24)")

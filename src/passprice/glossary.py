@@ -341,8 +341,8 @@ _TERMS = (
     Term(
         "Empty",
         "refusal: a serving of no sequences, or no activation words",
-        "A refusal: `--batch 0` prices no sequences, and `--activation-words 0` leaves the array nothing to read; "
-        "each must be at least 1.",
+        "A refusal: a batch of 0 (a sweep's `--batches 0`) prices no sequences, and `--activation-words 0` leaves the "
+        "array nothing to read; each must be at least 1.",
     ),
     Term(
         "Routed",

@@ -20,6 +20,7 @@ from typing import Any
 
 import attrs
 
+from passprice.bounds import misspelt
 from passprice.cards import Card
 from passprice.decode import DecodeRefusal, Deployment, HeldClass, LayerKind, StageKind, decode_step
 from passprice.errors import InputError
@@ -38,7 +39,7 @@ from passprice.serving import (
 
 #: Context sizes are counted in binary thousands, as model cards write them: 4K = 4,096 positions, 128K = 131,072.
 _SUFFIX = {"": 1, "k": 1024, "m": 1024 * 1024}
-_CONTEXT = re.compile(r"^\s*([0-9]+)\s*([kKmM]?)\s*$")
+_CONTEXT = re.compile(r"([0-9]+)([kKmM]?)")
 
 #: The context sizes ``passprice kv`` shows by default, those below the model's own context (4K, 32K, 128K).
 STANDARD_CONTEXTS = (4096, 32768, 131072)
@@ -75,9 +76,11 @@ def parse_contexts(text: str) -> tuple[int, ...]:
     if len(items) > MAX_CONTEXTS:
         raise InputError(f"--contexts: {len(items):,} sizes; a report shows at most {MAX_CONTEXTS}")
     for item in items:
-        m = _CONTEXT.match(item)
+        m = _CONTEXT.fullmatch(item)
         if m is None or int(m.group(1)) == 0:
-            raise InputError(f"--contexts: {item.strip()!r} is not a context size (positions: 4096, 4k, 128k, 1m)")
+            problem = misspelt(item)
+            said = f"{problem}: write sizes in digits alone" if problem is not None else "is not a context size"
+            raise InputError(f"--contexts: {item!r} {said} (positions: 4096, 4k, 128k, 1m)")
         value = int(m.group(1)) * _SUFFIX[m.group(2).lower()]
         if value not in out:
             out.append(value)

@@ -23,7 +23,7 @@ from passprice.derivations import Derivation, Finding, dependants, recheck_all
 from passprice.errors import InputError, problem_lines
 from passprice.facts import Fact, Provenance, weakest
 from passprice.files import is_there
-from passprice.registry import Root
+from passprice.registry import Root, folder_problem
 from passprice.sources import Source, check_sources, cited_ids, load_source, missing_sources
 from passprice.tables import markdown_code, markdown_table, markdown_text, text_table
 
@@ -72,6 +72,10 @@ def load_records(root: Root) -> tuple[list[Record], list[str]]:
     records: list[Record] = []
     problems: list[str] = []
     for kind, folder in (("card", root.cards), ("draft", root.drafts), ("routing", root.routing)):
+        problem = folder_problem(folder)
+        if problem is not None:  # a file where the folder should be: one line, the other kinds still read
+            problems.append(problem)
+            continue
         for name in root.names(folder):
             path = folder / f"{name}.toml"
             try:
@@ -104,8 +108,10 @@ def review(root: Root, unreadable: list[str] | None = None) -> tuple[list[str], 
     cited: set[str] = set()
     from passprice import snapshot
 
+    sources_there = folder_problem(root.sources) is None  # else every citation is missing: said once, by check
     for record in records:
-        problems += missing_sources(root, record.facts, str(record.file))
+        if sources_there:
+            problems += missing_sources(root, record.facts, str(record.file))
         # A record's derivations read its own facts alone: inside a snapshot (one read of the registry), records of
         # the same kind and bytes (a card copied under another name) are rechecked once.
         key = ("recheck", record.kind, schema.read_bytes(record.file))
@@ -309,7 +315,7 @@ def serving_uses(root: Root) -> list[ServingUse]:
     from passprice.servings import load_spec, resolve
 
     out = []
-    for name in root.names(root.servings):
+    for name in root.scan(root.servings):
         try:
             spec = load_spec(root, name)
         except InputError as e:
@@ -413,8 +419,11 @@ def registered_locks(root: Root) -> tuple[list[tuple[str, Any]], list[str]]:
     not."""
     from passprice.locks import read_lock
 
-    out = []
-    problems = []
+    out: list[tuple[str, Any]] = []
+    problems: list[str] = []
+    problem = folder_problem(root.locks)
+    if problem is not None:
+        return out, [problem]
     for name in root.names(root.locks, ".lock.toml"):
         path = root.locks / f"{name}.lock.toml"
         try:
@@ -799,7 +808,7 @@ def _stack_and_run_sources(root: Root) -> set[str]:
     from passprice.stacks import stack_from_document
 
     out: set[str] = set()
-    for name in root.names(root.stacks):
+    for name in root.scan(root.stacks):
         path = root.stacks / f"{name}.toml"
         try:
             stack = stack_from_document(name, schema.load(path, "stack", root.schema), str(path))
@@ -808,7 +817,7 @@ def _stack_and_run_sources(root: Root) -> set[str]:
         for fact in stack.lock_facts().values():
             if fact.source is not None:
                 out.add(fact.source)
-    for name in root.names(root.measurements):
+    for name in root.scan(root.measurements):
         try:
             out.update(r.source_id for r in load_file(root.measurements / f"{name}.toml", root.schema))
         except InputError:

@@ -102,6 +102,15 @@ class Root:
         except OSError as e:
             raise InputError(f"{folder}: cannot list: {e.strerror or e}") from None
 
+    def scan(self, folder: Path, suffix: str = ".toml") -> list[str]:
+        """:meth:`names`, for a look over the whole registry that another step has already validated folder by
+        folder (``passprice check``'s review, which reports a folder that is not one, :func:`folder_problem`, in one
+        line): none when ``folder`` is not a folder, so everything else is still checked and shown. Raises
+        :class:`InputError` when a folder cannot be listed."""
+        if folder_problem(folder) is not None:
+            return []
+        return self.names(folder, suffix)
+
 
 def entry_name(path: Path, suffix: str = ".toml") -> str:
     """The registry name of the record file ``path`` (its file name less ``suffix``): the name every table, price and
@@ -280,9 +289,33 @@ def not_found(kind: str, ref: str, folder: Path, known: list[str]) -> InputError
     if ref and is_there(ref):
         return InputError(f"{shown(ref)}: not a {kind} file (a {kind} file is TOML, named NAME.toml)")
     if ref.endswith(".toml") or "/" in ref or os.sep in ref:
+        stem = ref.removesuffix(".toml")
+        if "/" not in ref and os.sep not in ref and stem in known:
+            return NotFound(f"{shown(ref)}: no such {kind} file; the registered {kind} is named {stem} (no .toml)")
         return NotFound(f"{shown(ref)}: no such {kind} file")
     listed = ", ".join(known) or "none"
-    return NotFound(f"{kind} {ref!r}: not found in {folder} (registered: {listed})")
+    return NotFound(f"{kind} {ref!r}: not found in {folder}{_hint(kind, ref, folder, known)} (registered: {listed})")
+
+
+#: The record folders, relative to a root, a name given for one kind may be registered in instead.
+_KINDS = {"card": "facts/cards", "serving": "registry/servings", "checkpoint": "registry/checkpoints",
+          "drafting method": "facts/drafts", "routing record": "facts/routing", "serving stack": "facts/stacks"}
+
+
+def _hint(kind: str, ref: str, folder: Path, known: list[str]) -> str:
+    """What a name not found is likely meant as: a record of another kind of the same root (a serving given where a
+    checkpoint belongs, a card where a serving does), else the registered names closest to it (:mod:`difflib`)."""
+    import difflib
+
+    top = folder.parent.parent
+    for other, rel in _KINDS.items():
+        place = top / rel
+        if other != kind and place != folder and is_there(place / f"{ref}.toml"):
+            return f"; {ref} is a registered {other}, not a {kind}"
+    lowered = ref.lower()
+    holding = [name for name in known if lowered and lowered in name.lower()]  # `h200` for h200_sxm_141gb
+    close = [*holding, *(n for n in difflib.get_close_matches(ref, known, n=3, cutoff=0.6) if n not in holding)][:3]
+    return f"; did you mean {' or '.join(close)}?" if close else ""
 
 
 def find_root(explicit: Path | str | None = None, start: Path | None = None) -> Root:

@@ -199,7 +199,7 @@ def find_checkpoint(root: Root, lock: Lock) -> tuple[GGUFHeader | None, Checkpoi
             return named, CheckpointState("same", ref, pinned, ref, today)
     except InputError as e:
         error = problem_lines(e)[0].replace(f"{root.path}/", "")
-    for name in root.names(root.checkpoints):
+    for name in root.scan(root.checkpoints):
         if name == ref:
             continue
         try:
@@ -243,8 +243,11 @@ def serving_changes(pinned: ServingSpec, today: ServingSpec) -> tuple[str, ...]:
 
 
 def _show(value: Any) -> str:
+    """A serving field's value as its file writes it: ``true``/``false`` (TOML), lists and tables spelled out."""
     if value is None:
         return "(none)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, list):
         return "; ".join(_show(v) for v in value)
     if isinstance(value, dict):
@@ -537,9 +540,10 @@ def reproduction_text(rep: Reproduction, shown: str, older: str | None = None) -
     lines.append(f"  rests on {len(rests)} of its {len(lock.facts)} pinned facts: {', '.join(rests)}")
     if others:
         lines.append(
-            f"  also pinned, not read by this price ({len(others)}): {', '.join(others)} — a lock pins the card's "
-            "every fact (and every drafting figure), so it rebuilds the card exactly; a change to one the price does "
-            "not read is no drift"
+            f"  also pinned, not read by this price ({len(others)}): {', '.join(others)} — a lock pins every fact "
+            "of the card (its float-matrix rates, tensor.*, only where the price reads them) and every drafting "
+            "figure, so it rebuilds the card the price was made on; a change to one the price does not read is no "
+            "drift"
         )
     if older:
         lines.append(f"  {older}")

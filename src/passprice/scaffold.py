@@ -231,6 +231,20 @@ class Plan:
     files: dict[str, bytes]
     requirement: Requirement
 
+    def filled(self, folder: str) -> str:
+        """What ``init`` puts in record folder ``folder``, for its summary: ``copied from SOURCE`` for a reference
+        folder; for one of the user's own, the files it carries all the same (the checkpoint entries the reference
+        stacks' measured runs name, :func:`fit_checkpoints`) or ``empty``."""
+        source = "the embedded facts" if self.source.embedded else str(self.source.path)
+        if folder in self.copied:
+            return f"copied from {source}"
+        carried = [p for p in self.files if p.startswith(folder + "/") and not p.endswith("/.gitkeep")]
+        if carried:
+            n = len(carried)
+            return (f"{n} entr{'ies' if n > 1 else 'y'} the reference stacks' measured runs name, copied from "
+                    f"{source}")
+        return "empty"
+
 
 def taplo_config(schemas: dict[str, str]) -> str:
     """``.taplo.toml`` for a registry: one ``[[rule]]`` a folder, mapping its ``*.toml`` files to

@@ -214,6 +214,8 @@ def _explain(error: Any) -> str:
     if error.validator == "enum":
         allowed = ", ".join(repr(v) for v in error.validator_value)
         return f"{_key_path(where)}: {instance!r} is not allowed here (one of {allowed})"
+    if error.validator == "minLength" and instance == "":
+        return f"{_key_path(where)}: is empty (\"\"): give the text, or leave the key out if it is optional"
     if error.validator == "minLength":
         return f"{_key_path(where)}: {instance!r} is too short (at least {error.validator_value} characters)"
     if error.validator == "pattern" and error.validator_value == ecma_pattern(ONE_LINE):

@@ -222,7 +222,7 @@ def check_sources(
     problems: list[str] = []
     warnings: list[str] = []
     named = set(cited)
-    for name in root.names(root.sources):
+    for name in root.scan(root.sources):
         try:
             source = load_source(root, name)
         except InputError as e:

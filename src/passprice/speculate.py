@@ -24,6 +24,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from passprice.bounds import misspelt
 from passprice.cards import Card
 from passprice.drafts import DraftMethod
 from passprice.errors import InputError
@@ -55,12 +56,15 @@ MAX_DRAWS = 1_000_000_000
 
 def parse_tokens(text: str) -> tuple[int, ...]:
     """Draft lengths from the command line: ``1..8`` (inclusive), ``1-8``, ``1,2,4``, or one number; each from 1 to
-    :data:`MAX_TOKENS`. Raises :class:`InputError` naming what is not a draft length."""
+    :data:`MAX_TOKENS`, in digits alone (:func:`passprice.bounds.misspelt`). Raises :class:`InputError` naming what
+    is not a draft length."""
     out: list[int] = []
     if not text.isascii():  # int() would read Arabic-Indic and other Unicode digits as numbers
         raise InputError(f"--tokens: {text!r} is not ASCII digits (a draft length or a range like 1..8)")
     for part in text.split(","):
-        part = part.strip()
+        problem = misspelt(part)
+        if problem is not None:
+            raise InputError(f"--tokens: {part!r} {problem}: write draft lengths in digits alone (1..8, 1,2,4 or 3)")
         lo_text, sep, hi_text = part.partition("..")
         if not sep:
             lo_text, sep, hi_text = part.partition("-")
@@ -69,6 +73,8 @@ def parse_tokens(text: str) -> tuple[int, ...]:
             hi = int(hi_text) if sep else lo
         except ValueError:
             raise InputError(f"--tokens: {part!r} is not a draft length or a range like 1..8") from None
+        if 1 <= hi < lo <= MAX_TOKENS:
+            raise InputError(f"--tokens: {part!r} runs from high to low: write {hi}..{lo}")
         if lo < 1 or hi < lo or hi > MAX_TOKENS:
             raise InputError(f"--tokens: {part!r}: draft lengths run from 1 to {MAX_TOKENS}, low to high")
         out.extend(k for k in range(lo, hi + 1) if k not in out)

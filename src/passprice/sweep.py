@@ -26,6 +26,7 @@ import attrs
 import numpy as np
 
 from passprice import schema
+from passprice.bounds import misspelt
 from passprice.cards import Card, card_path, load_card
 from passprice.cost import Pricing, pass_seconds, pass_terms
 from passprice.drafts import DraftMethod, load_draft_method
@@ -163,14 +164,20 @@ def parse_numbers(
 ) -> tuple[Any, ...]:
     """A list of numbers from the command line: ``1,2,8``, ranges ``1-64`` or ``1..64`` (every integer, as
     ``speculate --tokens`` reads them), doubling ranges ``1-4096*2`` (1, 2, 4 … 4096), or a mix; each a finite
-    number from ``least`` to ``most``, at most :data:`MAX_ROWS` of them. Raises :class:`InputError` naming ``what``
-    for anything else."""
+    number from ``least`` to ``most``, at most :data:`MAX_ROWS` of them, written in digits alone
+    (:func:`passprice.bounds.misspelt`: no space, leading ``+`` or underscore), a range low to high. Raises
+    :class:`InputError` naming ``what`` and the text for anything else."""
     out: list[Any] = []
     if not text.isascii():  # int() and float() would read Arabic-Indic and other Unicode digits as numbers
         raise InputError(f"{what}: {text!r} is not ASCII digits (a number, a range A-B, or a doubling range A-B*2)")
     for part in text.split(","):
-        part = part.strip()
         start = len(out)
+        problem = misspelt(part)
+        if problem is not None:
+            raise InputError(
+                f"{what}: {part!r} {problem}: write numbers in digits alone, comma-separated (1,2,8 or 1-64 or "
+                "1-4096*2)"
+            )
         if ".." in part:
             part = part.replace("..", "-", 1)
         try:
@@ -178,7 +185,10 @@ def parse_numbers(
                 first, _, rest = part.partition("-") if not part.startswith("-") else ("", "", part)
                 last, _, factor = rest.partition("*")
                 lo, hi = int(first), int(last)
-                if lo < 0 or hi < lo:
+                if lo >= 0 and hi < lo:
+                    raise InputError(f"{what}: {part!r} runs from high to low: write {hi}-{lo}{'*' if factor else ''}"
+                                     f"{factor}")
+                if lo < 0:
                     raise ValueError
                 if factor:
                     f = int(factor)
@@ -221,7 +231,7 @@ def parse_batches(text: str, what: str, most: int | None = U32_MAX) -> Sequence[
     """The batches of a sweep from the command line, as :func:`parse_numbers` reads integers from 0 to ``most``;
     one plain range ``A-B`` (or ``A..B``) kept as a :class:`range`, not a tuple: a sweep's batch axis may hold
     4,000,000 batches, which as Python integers would take 160 MB. Raises what :func:`parse_numbers` raises."""
-    match = _PLAIN_RANGE.fullmatch(text.strip().replace("..", "-", 1))
+    match = _PLAIN_RANGE.fullmatch(text.replace("..", "-", 1))
     if match is not None:
         lo, hi = int(match[1]), int(match[2])
         if lo <= hi and (most is None or hi <= most) and hi - lo < MAX_ROWS:

@@ -275,16 +275,21 @@ def parse_trace(lines: Iterable[str], source: str, limit: int, model: int | None
 
 
 def _lines(path: Path, handle: BinaryIO) -> Iterator[str]:
-    """The lines of a trace file as text, one at a time (a leading UTF-8 byte-order mark dropped). Raises
-    :class:`InputError` at a line that is not UTF-8 or longer than :data:`MAX_LINE` bytes (binary garbage, not a
-    request), naming it."""
+    """The lines of a trace file as text, one at a time (a UTF-8 byte-order mark at byte 0 dropped: the file is read
+    as ``utf-8-sig``). Raises :class:`InputError` at a line that is not UTF-8, longer than :data:`MAX_LINE` bytes
+    (binary garbage, not a request) or starting with a byte-order mark past the first line, naming it."""
     number = 0
     while raw := handle.readline(MAX_LINE + 1):
         number += 1
         if len(raw) > MAX_LINE:
             raise InputError(f"{path}:{number}: longer than {MAX_LINE:,} bytes: not a request (is this a trace?)")
         if number == 1:
-            raw = raw.removeprefix(codecs.BOM_UTF8)
+            raw = raw.removeprefix(codecs.BOM_UTF8)  # RFC 8259 §8.1: a parser may ignore one (Windows tools write it)
+        elif raw.startswith(codecs.BOM_UTF8):
+            raise InputError(
+                f"{path}:{number}: starts with a byte-order mark (U+FEFF): only the file's first line may (files "
+                "joined together?)"
+            )
         try:
             yield raw.decode("utf-8").removesuffix("\n").removesuffix("\r")
         except UnicodeDecodeError as e:
