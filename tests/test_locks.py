@@ -155,8 +155,9 @@ def test_a_lock_reproduces_after_its_card_changed_while_check_and_price_lock_see
         "  rests on 11 of its 16 pinned facts: array, draft.acceptance.1, draft.acceptance.2, memory.bandwidth, "
         "memory.capacity, on_chip.capacity, scale, streams.append, streams.read, streams.rewrite, vector",
         "  also pinned, not read by this price (5): host.capacity, host.read, host.stream, host.write, "
-        "on_chip.bandwidth — a lock pins the card's every fact (and every drafting figure), so it rebuilds the card "
-        "exactly; a change to one the price does not read is no drift",
+        "on_chip.bandwidth — a lock pins every fact of the card (its float-matrix rates, tensor.*, only where the "
+        "price reads them) and every drafting figure, so it rebuilds the card the price was made on; a change to one "
+        "the price does not read is no drift",
         "  since the lock:",
         "    facts          1 drifted: streams.rewrite: 0.8333 (measured) → 0.75 (estimated)",
         f"    checkpoint     qwen35-27b-like: content {out['checkpoint']['pinned'][7:19]}… as pinned",
