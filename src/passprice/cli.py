@@ -1671,7 +1671,7 @@ def sweep_command(
     # renamed into place at the end (so -o FILE is never half-written). A fact or element size far out of range
     # overflows in the arrays; text_chunks refuses such a row (on stdout, after the blocks before it). A picture
     # gathers its lines' points as the blocks go (a line of many batches thinned: plots.SweepLines), and is drawn
-    # before -o FILE is put in place, so a picture that cannot be drawn leaves no file.
+    # and written before -o FILE is put in place, so a picture that cannot be drawn or written leaves no file.
     lines = None
     if plot_path is not None:
         from passprice.plots import SweepLines
@@ -1685,14 +1685,12 @@ def sweep_command(
                 lines.add(c["serving"], c["card"], c["position"], c["draft_tokens"], *segment.prices())
             yield segment
 
-    picture: list[bytes] = []
-
     def drawn(chunks: Iterator[str]) -> Iterator[str]:
         yield from chunks
-        if lines is not None and plot_path is not None:
-            from passprice.plots import draw_sweep, picture_format
+        if lines is not None and plot_path is not None:  # written before -o's rename: a failed picture leaves no -o
+            from passprice.plots import draw_sweep, picture_format, write_picture
 
-            picture.append(draw_sweep(lines.lines(), picture_format(plot_path)))
+            write_picture(plot_path, draw_sweep(lines.lines(), picture_format(plot_path)), force)
 
     with contextlib.ExitStack() as exits:
         exits.enter_context(np.errstate(all="ignore"))
@@ -1711,9 +1709,6 @@ def sweep_command(
     if output is not None:
         click.echo(f"{total:,} prices -> {shown_path(output)}", err=True)
     if plot_path is not None:
-        from passprice.plots import write_picture
-
-        write_picture(plot_path, picture[0], force)
         click.echo(f"plot -> {shown_path(plot_path)}", err=True)
     for line in under:
         click.echo(f"passprice: {line}", err=True)

@@ -472,8 +472,9 @@ def priced_under(
 def sweep_under(root: Root, servings: Iterable[str], explicit: str | None = None, no_lock: bool = False) -> list[str]:
     """The policy ``sweep`` applies: each registered serving of ``servings`` (references as the command line gives
     them; an unregistered one has no lock) judged on today's facts under its locks, or under ``explicit`` alone,
-    which must lock at least one of them (the others are swept without it). Returns one line a serving priced under
-    a lock: ``"NAME: under lock L (locks/L.lock.toml): holds"``.
+    which must lock at least one of them (the others are swept under their own locks: ``sweep A B --lock A`` swept
+    B under none, so a fact below B's floors slipped past its lock). Returns one line a serving priced under a
+    lock: ``"NAME: under lock L (locks/L.lock.toml): holds"``.
 
     Raises :class:`LockFloor` at the first floor breached (its JSON names the serving), the first
     :class:`LockMismatch` when ``explicit`` locks none of ``servings``, :class:`CheckpointChanged` or
@@ -481,7 +482,7 @@ def sweep_under(root: Root, servings: Iterable[str], explicit: str | None = None
     :class:`~passprice.errors.InputError` for a serving or lock that does not read."""
     from passprice.servings import load_spec, resolve
 
-    lines = []
+    guarded: list[tuple[str, Resolved, Guard | None]] = []
     mismatches = []
     for ref in servings:
         name = serving_name(root, ref)
@@ -489,15 +490,19 @@ def sweep_under(root: Root, servings: Iterable[str], explicit: str | None = None
             continue
         resolved = resolve(root, load_spec(root, ref))
         try:
-            g = guard(root, name, resolved, explicit, no_lock)
+            guarded.append((name, resolved, guard(root, name, resolved, explicit, no_lock)))
         except LockMismatch as e:
             mismatches.append(e)
-            continue
+            guarded.append((name, resolved, None))
+    if explicit is not None and len(mismatches) == len(guarded) and mismatches:
+        raise mismatches[0]
+    lines = []
+    for name, resolved, under in guarded:
+        # a serving the explicit lock does not lock: under its own locks
+        g = under if under is not None else guard(root, name, resolved)
         for v in g.judge(resolved.facts()):
             if not v.holds:
                 raise LockFloor(v, {"serving": name})
         if g.locks:
             lines.append(f"{name}: {g.line([])}")
-    if explicit is not None and not lines and mismatches:
-        raise mismatches[0]
     return lines

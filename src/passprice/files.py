@@ -164,7 +164,8 @@ def check_writable(path: Path, force: bool = False) -> None:
     :func:`write_atomically` would: ``path`` (or the file a link at ``path`` points to) is a folder, a device, FIFO or
     socket (a rename would replace the device itself: ``-o /dev/null --force`` once did), exists without ``force``,
     or is read-only (no write permission bit: refused even for a user who could override it); its folder does not
-    exist (it is not created) or is not a folder.
+    exist (it is not created), is not a folder, or is not writable by this process (``os.access``: a read-only
+    folder for a user, a read-only file system for anyone).
 
     Raises :class:`InputError` naming ``path``."""
     end = target(path)
@@ -192,6 +193,8 @@ def check_writable(path: Path, force: bool = False) -> None:
         )
     if not stat.S_ISDIR(where.st_mode):
         raise InputError(f"{shown(path)}: cannot write: {folder} is not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):  # a read-only folder (or file system): no file can be put there
+        raise InputError(f"{shown(path)}: cannot write: the folder {shown(folder)} is not writable")
 
 
 def make_folder(folder: Path) -> None:

@@ -189,7 +189,7 @@ class _Reader:
 class _Commit:
     """One commit that changed the file, as ``git log`` gives it: its ``sha``, ``date``, ``author``, ``subject``,
     the file's ``name`` then (it may have been renamed since) and its ``blob`` (``None``: deleted, or a merge git
-    shows no change of)."""
+    shows no change of); ``deleted``: the commit removed the file."""
 
     sha: str
     date: str
@@ -197,6 +197,7 @@ class _Commit:
     subject: str
     name: str
     blob: str | None
+    deleted: bool = False
 
 
 _ZERO = "0" * 40
@@ -223,7 +224,7 @@ def _commits(out: bytes, rel: str) -> list[_Commit]:
             continue
         date, author, subject = (_shown(tokens[i + k]) for k in (1, 2, 3))
         i += 4
-        name, blob = rel, None
+        name, blob, deleted = rel, None, False
         if i < len(tokens) and tokens[i].lstrip(b"\n").startswith(b":"):
             fields = tokens[i].lstrip(b"\n").decode("ascii", "replace").split()
             status = fields[-1] if fields else ""
@@ -233,7 +234,8 @@ def _commits(out: bytes, rel: str) -> list[_Commit]:
             name = os.fsdecode(names[-1]) if names else rel
             new = fields[3] if len(fields) > 3 else _ZERO
             blob = None if new == _ZERO or status.startswith("D") else new
-        commits.append(_Commit(sha.decode("ascii"), date, author, subject, name, blob))
+            deleted = status.startswith("D")
+        commits.append(_Commit(sha.decode("ascii"), date, author, subject, name, blob, deleted))
     return commits
 
 
@@ -354,23 +356,27 @@ def _with_merged(
     for version, fact_before in zip(versions, before, strict=True):
         merged = parents.get(version.commit or "", [])
         if len(merged) >= 2 and not version.cut:
-            out += _branch_versions(checkout, version, merged[0], merged[1], fact_before, reader,
-                                    names.get(version.commit or "", ""))
+            name = names.get(version.commit or "", "")
+            out += _branch_versions(checkout, version, merged[0], fact_before, reader, name)
         out.append(version)
     return out
 
 
 def _branch_versions(
-    checkout: Checkout, merge: Version, first: str, second: str, last: Fact | None, reader: _Reader, name: str
+    checkout: Checkout, merge: Version, first: str, last: Fact | None, reader: _Reader, name: str
 ) -> list[Version]:
-    """The versions of the fact on the branch ``merge`` merged (commits reachable from ``second`` and not from
-    ``first`` that changed the file ``name``), oldest first, each against the one before it; ``last``: the fact
-    before them."""
+    """The versions of the fact on the branches ``merge`` merged (commits reachable from the merge and not from its
+    first parent ``first`` that changed the file ``name``: every parent of an octopus merge, not only the second),
+    oldest first, each against the one before it, a commit that removed the file as a version without the fact;
+    the file followed back through a rename on a branch (``--follow``, at :func:`fact_history`'s 90 %), so the
+    branch's versions under its old name are not hidden behind the rename; ``last``: the fact before them."""
+    assert merge.commit is not None
     try:
         out = _run_git(
             checkout.top,
-            ["log", "-z", "--topo-order", "--raw", "--no-abbrev", f"--max-count={MAX_COMMITS}", "--date=short",
-             "--format=%H%x00%ad%x00%an%x00%s", f"{first}..{second}", "--", name],
+            ["log", "-z", "--topo-order", "--follow", "--find-renames=90%", "--raw", "--no-abbrev",
+             f"--max-count={MAX_COMMITS}", "--date=short", "--format=%H%x00%ad%x00%an%x00%s", f"^{first}",
+             merge.commit, "--", name],
         )
     except subprocess.CalledProcessError:
         return []
@@ -379,9 +385,9 @@ def _branch_versions(
     read = _read_versions(checkout, commits, reader)
     found: list[Version] = []
     for k, c in enumerate(commits):
-        if k not in read:
-            continue
-        fact, error = read[k]
+        if k not in read and not c.deleted:
+            continue  # a merge on the branch (git shows no change of one), or a content git does not have
+        fact, error = read.get(k, (None, None))
         if error is None and (fact is None) == (last is None) and (
             fact is None or last is None or fact.digest() == last.digest()
         ):

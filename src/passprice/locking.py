@@ -22,7 +22,7 @@ import attrs
 
 from passprice.errors import InputError
 from passprice.facts import Provenance
-from passprice.files import is_there
+from passprice.files import is_there, shown
 from passprice.locks import FloorChange, Lock, Verdict
 from passprice.registry import Root
 from passprice.servings import ServingSpec
@@ -83,23 +83,45 @@ def update_base(root: Root, old: Lock) -> ServingSpec:
 def lock_name(output: Path, serving: str | None, name: str | None, old: Lock | None = None) -> str:
     """The name a lock written to ``output`` gets: ``name``; else (``--update``) the old lock's; else the stem of
     ``NAME.lock.toml`` (or of any file when no SERVING is named); else the serving's stem. A lock is named after
-    its file, so that ``reproduce NAME`` and ``check`` agree with it."""
+    its file, so that ``reproduce NAME`` and ``check`` agree with it.
+
+    Raises :class:`InputError` when a name taken from a file name is no lock name (:data:`LOCK_NAME`, the rule
+    ``--name`` is held to): ``-o $'a\\nb.lock.toml'`` wrote a lock named "a", newline, "b", printed on two lines,
+    which the lock schema's one-line rule then refused to read back."""
     if name is not None:
         return name
     if old is not None:
         return old.name
     if output.name.endswith(".lock.toml") or not serving:
-        return output.name.removesuffix(".lock.toml")
-    return Path(serving).stem
+        derived, source = output.name.removesuffix(".lock.toml"), output
+    else:
+        derived, source = Path(serving).stem, Path(serving)
+    if not LOCK_NAME.match(derived):
+        raise InputError(
+            f"{shown(source)}: the lock would be named {derived!r} after it, which is not a lock name "
+            "(letters, digits, '.', '_' and '-', first a letter or digit): give --name"
+        )
+    return derived
 
 
 def locked_serving(root: Root, serving: str | None, overridden: bool, old: Lock | None = None) -> str | None:
     """The registered serving a lock locks (priced under it by every command): ``serving`` as registered when no
     option overrides it (``overridden``: some serving option was given); none for an unregistered or overridden
     one. With ``--update`` and no SERVING (``old``: the lock updated), the serving ``old`` locks; a lock of the
-    first format named none, and locked the serving of its own name when there is one."""
+    first format named none, and locked the serving of its own name when there is one.
+
+    Raises :class:`InputError` for ``--update`` (``old``) given a SERVING other than the one ``old`` locks: it
+    re-locked the file for that serving, under the old lock's name and floors, and the serving it locked was left
+    with no lock, without a word."""
     from passprice.enforce import serving_name
 
+    if old is not None and serving is not None and old.info.serving is not None:
+        named = serving_name(root, serving) if not overridden else None
+        if named != old.info.serving:
+            raise InputError(
+                f"{shown(old.source or '')}: locks serving {old.info.serving}, not {shown(serving)}: --update re-locks "
+                "the serving a lock locks (give no SERVING, or the same); --force makes it a lock of another"
+            )
     if old is not None and serving is None:
         locked = old.info.serving
         if locked is None and old.info.format < 2 and is_there(root.servings / f"{old.name}.toml"):

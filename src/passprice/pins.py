@@ -30,7 +30,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from passprice.files import is_there
+from passprice.errors import InputError
+from passprice.files import is_there, read_regular
 from passprice.gguf_header import GGUFHeader, LongArray, MetaValue
 
 #: The lock file format this code writes. 1: the first locks (``tool_version`` and a hand-typed ``pricing_model``,
@@ -54,6 +55,11 @@ NOT_PRICING = frozenset({"__init__", "errors", "registry", "schema", "files", "t
 
 #: The folder of the running package's source modules.
 PACKAGE = Path(__file__).resolve().parent
+
+#: The most bytes a module file of a package whose digest is taken may hold (the largest of passprice's is about
+#: 100 KB): a larger one is refused unread, as a FIFO or a device named ``*.py`` is
+#: (:func:`passprice.files.read_regular`).
+MODULE_BYTES = 4 * 1024 * 1024
 
 
 def _note_import(node: ast.Import | ast.ImportFrom, out: set[str]) -> None:
@@ -159,7 +165,7 @@ def _trees(folder: str) -> dict[str, Any]:
         if not is_there(path):
             continue
         imports: set[str] = set()
-        seen[name] = _canonical(ast.parse(path.read_bytes(), filename=str(path)), imports)
+        seen[name] = _canonical(ast.parse(read_regular(path, MODULE_BYTES), filename=str(path)), imports)
         todo.extend(imports)
     return seen
 
@@ -168,7 +174,9 @@ def _sources(folder: str) -> bytes:
     """Every module file of the package at ``folder``: its name and the sha256 of its bytes, sorted by name (a
     superset of what :func:`_trees` reads, so a change to any module the digest covers changes these)."""
     base = Path(folder)
-    parts = sorted((p.name, hashlib.sha256(p.read_bytes()).hexdigest()) for p in base.glob("*.py") if is_there(p))
+    parts = sorted(
+        (p.name, hashlib.sha256(read_regular(p, MODULE_BYTES)).hexdigest()) for p in base.glob("*.py") if is_there(p)
+    )
     return "\n".join(f"{name}:{digest}" for name, digest in parts).encode("utf-8")
 
 
@@ -215,7 +223,10 @@ def pricing_model_digest(folder: Path | None = None) -> str:
     """``sha256:`` + the digest of the pricing model's code in the ``passprice`` source folder ``folder`` (default:
     the running package, computed once a process): the syntax trees of :func:`pricing_modules`, docstrings dropped.
 
-    Raises :class:`SyntaxError` for a module that does not parse (not in an installed package)."""
+    Raises :class:`SyntaxError` for a module that does not parse (not in an installed package);
+    :class:`~passprice.errors.InputError` for a module file that is not a regular file (a FIFO, a device, a link
+    loop) or holds more than :data:`MODULE_BYTES`, never read; :class:`RecursionError` or :class:`MemoryError` for a
+    module nested deeper than the parser goes."""
     if folder is None:
         return _running()
     return _digest(str(folder.resolve()))
@@ -256,13 +267,15 @@ def checkout_model(root: Path) -> tuple[str, str] | None:
     running code: after ``pip install .`` (not editable), an edit to the checkout's formulas moved its digest but
     ``lock --update`` rewrote the lock byte for byte with the old code and ``check`` said "pricing model: same"
     (the newcomer walkthrough). Cached as :func:`pricing_model_digest` is (a few ms once computed); a checkout whose
-    code does not parse is ``None`` (``check`` of that code is a developer's own)."""
+    code does not parse is ``None`` (``check`` of that code is a developer's own), and so is one that cannot be read
+    as plain module files (a ``src/passprice`` that is a file or a link loop, a module that is a FIFO — it blocked
+    ``check`` forever —, over :data:`MODULE_BYTES`, or nested past the parser's depth: a traceback)."""
     source = root / "src" / "passprice"
-    if not is_there(source / "pins.py") or source.resolve() == PACKAGE:
-        return None
     try:
+        if not is_there(source / "pins.py") or source.resolve() == PACKAGE:
+            return None
         theirs = pricing_model_digest(source)
-    except (SyntaxError, ValueError, OSError):
-        return None
+    except (SyntaxError, ValueError, OSError, RuntimeError, InputError, MemoryError):
+        return None  # RecursionError is a RuntimeError; ValueError a source that is not UTF-8 or holds a NUL
     ours = pricing_model_digest()
     return None if theirs == ours else (theirs, ours)

@@ -29,9 +29,10 @@ NONFINITE = ("nan", "inf", "-inf")
 FLOAT32_MAX = 3.4028234663852886e38
 
 #: The pattern a schema gives a one-line text (a locator, a note, a formula, a cite): no control character (a
-#: newline, a tab, BEL, DEL, C1), no line or paragraph separator (U+2028, U+2029) and no bidi control (U+202A–U+202E,
-#: U+2066–U+2069), each of which breaks or reorders a line in `fact show`, a terminal or the PR comment.
-ONE_LINE = "^[^\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]*$"
+#: newline, a tab, BEL, DEL, C1), no line or paragraph separator (U+2028, U+2029) and no bidi control (the marks
+#: U+061C, U+200E, U+200F; U+202A–U+202E, U+2066–U+2069), each of which breaks or reorders a line in `fact show`,
+#: a terminal or the PR comment.
+ONE_LINE = "^[^\\x00-\\x1f\\x7f-\\x9f\\u061c\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]*$"
 
 
 def _finite_number(checker: Any, instance: Any) -> bool:

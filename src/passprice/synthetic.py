@@ -223,6 +223,29 @@ def config_from_document(document: Mapping[str, Any], source: str, folder: Path 
             f"write its expert count but no expert (give model_type {DENSE_ONLY[config.model_type]} for its mixture "
             "of experts)"
         )
+    counts = {k: getattr(config, k) for k in ("num_experts", "num_local_experts", "n_routed_experts")}
+    given = {k: v for k, v in counts.items() if v is not None}
+    if len(set(given.values())) > 1:
+        raise InputError(
+            f"{where}: " + " and ".join(f"{k} {v}" for k, v in given.items()) + " disagree: give the routed experts "
+            "once"
+        )
+    if config.experts and config.arch == "llama":
+        # llama.cpp's llama architecture (Mixtral's) sizes an expert by feed_forward_length and has no shared
+        # expert: a width or a shared expert the header cannot carry would be built into tensors the pricer then
+        # reads against another width, or left out.
+        if config.moe_intermediate_size not in (None, config.intermediate_size):
+            raise InputError(
+                f"{where}: moe_intermediate_size {config.moe_intermediate_size}: a {config.model_type} mixture's "
+                f"experts are intermediate_size ({config.intermediate_size}) wide in llama.cpp, which writes no "
+                "expert width (give intermediate_size the expert width, or leave moe_intermediate_size out)"
+            )
+        shared = [k for k in ("shared_expert_intermediate_size", "n_shared_experts") if getattr(config, k)]
+        if shared:
+            raise InputError(
+                f"{where}: {shared[0]} {getattr(config, shared[0])}: a {config.model_type} mixture has no shared "
+                "expert in llama.cpp (a model with one is another architecture: qwen2_moe, deepseek)"
+            )
     if config.num_experts_per_tok is not None and config.num_experts_per_tok > config.experts:
         raise InputError(
             f"{where}: num_experts_per_tok {config.num_experts_per_tok} is more than the {config.experts} experts"
