@@ -25,6 +25,7 @@ from passprice.facts import Provenance
 from passprice.files import is_there, shown
 from passprice.locks import FloorChange, Lock, Verdict
 from passprice.registry import Root
+from passprice.schema import ONE_LINE
 from passprice.servings import ServingSpec
 
 #: A lock's name: a file stem in ``locks/`` (letters, digits, ``.``, ``_``, ``-``; first a letter or digit).
@@ -85,8 +86,8 @@ def lock_name(output: Path, serving: str | None, name: str | None, old: Lock | N
     ``NAME.lock.toml`` (or of any file when no SERVING is named); else the serving's stem. A lock is named after
     its file, so that ``reproduce NAME`` and ``check`` agree with it.
 
-    Raises :class:`InputError` when a name taken from a file name is no lock name (:data:`LOCK_NAME`, the rule
-    ``--name`` is held to): ``-o $'a\\nb.lock.toml'`` wrote a lock named "a", newline, "b", printed on two lines,
+    Raises :class:`InputError` when a name taken from a file name is not one line of printable text (the lock
+    schema's rule for names): ``-o $'a\\nb.lock.toml'`` wrote a lock named "a", newline, "b", printed on two lines,
     which the lock schema's one-line rule then refused to read back."""
     if name is not None:
         return name
@@ -96,12 +97,19 @@ def lock_name(output: Path, serving: str | None, name: str | None, old: Lock | N
         derived, source = output.name.removesuffix(".lock.toml"), output
     else:
         derived, source = Path(serving).stem, Path(serving)
-    if not LOCK_NAME.match(derived):
+    # A file's name may be any printable text (é.lock.toml names a lock é); a line break, a control character or a
+    # bidi control in it is no name (a name not UTF-8 is the command line's to refuse, as for any name it gives).
+    if not _ONE_LINE.match(derived) and not any("\udc80" <= ch <= "\udcff" for ch in derived):
         raise InputError(
-            f"{shown(source)}: the lock would be named {derived!r} after it, which is not a lock name "
-            "(letters, digits, '.', '_' and '-', first a letter or digit): give --name"
+            f"{shown(source)}: the lock would be named {derived!r} after it, which holds a line break, a control "
+            "character or a bidi control: give --name"
         )
     return derived
+
+
+#: What a lock name taken from a file name may hold: one line of printable text (:data:`passprice.schema.ONE_LINE`,
+#: the lock schema's rule for its names, ``$`` read as the end of the text).
+_ONE_LINE = re.compile(ONE_LINE.removesuffix("$") + r"\Z")
 
 
 def locked_serving(root: Root, serving: str | None, overridden: bool, old: Lock | None = None) -> str | None:
