@@ -301,8 +301,10 @@ def test_a_branch_that_removed_the_card_shows_the_removal(tmp_path: Path) -> Non
          "has no shared expert in llama.cpp"),
         ({"n_shared_experts": 1}, "config: n_shared_experts 1: a mixtral mixture has no shared expert"),
         ({"num_experts": 4}, "config: num_experts 4 and num_local_experts 8 disagree: give the routed experts once"),
+        # Round 8 left it: leading dense blocks were ignored, every block built routed.
+        ({"first_k_dense_replace": 1}, "config: first_k_dense_replace 1: a mixtral mixture routes every block"),
     ],
-    ids=["expert-width", "llama-expert-width", "shared-width", "shared-count", "two-counts"],
+    ids=["expert-width", "llama-expert-width", "shared-width", "shared-count", "two-counts", "dense-blocks"],
 )
 def test_a_mixtral_configuration_a_llama_header_cannot_carry_is_refused(
     tmp_path: Path, changes: dict[str, object], says: str

@@ -240,6 +240,12 @@ def config_from_document(document: Mapping[str, Any], source: str, folder: Path 
                 f"experts are intermediate_size ({config.intermediate_size}) wide in llama.cpp, which writes no "
                 "expert width (give intermediate_size the expert width, or leave moe_intermediate_size out)"
             )
+        if config.first_k_dense_replace:
+            raise InputError(
+                f"{where}: first_k_dense_replace {config.first_k_dense_replace}: a {config.model_type} mixture routes "
+                "every block in llama.cpp (no leading dense blocks; a model with them is another architecture: "
+                "deepseek)"
+            )
         shared = [k for k in ("shared_expert_intermediate_size", "n_shared_experts") if getattr(config, k)]
         if shared:
             raise InputError(
