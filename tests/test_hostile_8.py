@@ -378,3 +378,12 @@ def test_sweep_with_a_lock_of_one_serving_keeps_the_others_locks(tmp_path: Path)
         "passprice: refused: LockFloor: lock gemma3-270m-h100 refuses this price: memory.bandwidth is estimated, "
         "below the floor published"
     )
+
+
+def test_a_lock_not_found_lists_lock_files_only(tmp_path: Path) -> None:
+    """Round 8: the 'locks:' list of a lock not found named a folder and a FIFO called NAME.lock.toml too."""
+    root = copy_root(tmp_path)
+    (root / "locks" / "afolder.lock.toml").mkdir()
+    os.mkfifo(root / "locks" / "afifo.lock.toml")
+    lines = bad("reproduce", "nope", root=root, says="lock 'nope': no such file")
+    assert "afolder" not in lines[0] and "afifo" not in lines[0] and "r1-qwen7b-h200-best" in lines[0]

@@ -742,6 +742,17 @@ def make_lock(
 # --- finding locks ---------------------------------------------------------------------------------------------------
 
 
+def _regular(path: Path) -> bool:
+    """Whether ``path`` is a regular file (links followed). Raises :class:`InputError` as :func:`~passprice.files.look`
+    does."""
+    import stat
+
+    from passprice.files import look
+
+    found = look(path)
+    return found is not None and stat.S_ISREG(found.st_mode)
+
+
 def lock_path(root: Root, ref: str) -> Path:
     """The lock ``ref``: a path to a file, or a name in ``root/locks`` (``NAME`` or ``NAME.lock.toml``).
 
@@ -755,7 +766,9 @@ def lock_path(root: Root, ref: str) -> Path:
             return path
     if ref and is_folder(candidate):
         raise InputError(f"{ref}: is a folder, not a lock file")
-    known = ", ".join(root.names(root.locks, ".lock.toml")) or "none"
+    # The lock files: a folder or a FIFO named NAME.lock.toml is listed by check as what is wrong, not offered here.
+    files = [n for n in root.names(root.locks, ".lock.toml") if _regular(root.locks / f"{n}.lock.toml")]
+    known = ", ".join(files) or "none"
     raise InputError(f"lock {ref!r}: no such file, and not in {root.locks} (locks: {known})")
 
 
