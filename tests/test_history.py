@@ -299,3 +299,28 @@ def test_past_the_newest_merges_read_a_merge_says_its_branch_was_not_read(
     text = invoke("fact", "show", CARD, "memory.bandwidth", "--history", root=root).stdout
     assert "merge side0\n  (a merge: the versions on the branch it merged are not read, past the newest 1 merges" in (
         text)
+
+
+def test_a_merged_branch_longer_than_the_bound_marks_its_oldest_version_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Round 8: a branch past the commits a history reads was cut without a word."""
+    monkeypatch.setattr(history, "MAX_BRANCH_COMMITS", 1)
+    root = registry(tmp_path)
+    card = root / CARD_FILE
+    git(root, "branch", "-M", "main")
+    git(root, "checkout", "-qb", "side")
+    for value in ("4.0", "4.5"):
+        set_bandwidth(card, value)
+        git(root, "commit", "-qam", f"side: {value}")
+    git(root, "checkout", "-q", "main")
+    (root / "n.txt").write_text("x\n", encoding="utf-8")
+    git(root, "add", "n.txt")
+    git(root, "commit", "-qm", "main: n")
+    git(root, "merge", "-q", "--no-ff", "-m", "merge side", "side")
+    found = json.loads(invoke("fact", "show", CARD, "memory.bandwidth", "--history", "--json", root=root).stdout)
+    assert [(v["subject"], v["older_not_read"], v["older_not_read_why"]) for v in found["versions"]] == [
+        ("merge side", False, None),
+        ("side: 4.5", True, "only the newest 1 commits of the branch are read"),
+        ("the registry", False, None),
+    ]

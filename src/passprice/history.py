@@ -372,6 +372,9 @@ def _with_merged(
 #: The merges whose branches a history reads, the newest first (one ``git log`` each).
 MAX_MERGES = 32
 
+#: The commits of one merged branch a history reads (the newest; the oldest version read is marked as cut).
+MAX_BRANCH_COMMITS = MAX_COMMITS
+
 
 def _branch_versions(
     checkout: Checkout, merge: Version, first: str, last: Fact | None, reader: _Reader, name: str
@@ -386,12 +389,14 @@ def _branch_versions(
         out = _run_git(
             checkout.top,
             ["log", "-z", "--topo-order", "--follow", "--find-renames=90%", "--raw", "--no-abbrev",
-             f"--max-count={MAX_COMMITS}", "--date=short", "--format=%H%x00%ad%x00%an%x00%s", f"^{first}",
+             f"--max-count={MAX_BRANCH_COMMITS + 1}", "--date=short", "--format=%H%x00%ad%x00%an%x00%s", f"^{first}",
              merge.commit, "--", name],
         )
     except subprocess.CalledProcessError:
         return []
     commits = _commits(out, name)
+    cut = len(commits) > MAX_BRANCH_COMMITS  # a branch longer than the bound: its oldest version read is marked so
+    del commits[MAX_BRANCH_COMMITS:]
     commits.reverse()
     read = _read_versions(checkout, commits, reader)
     found: list[Version] = []
@@ -403,8 +408,11 @@ def _branch_versions(
             fact is None or last is None or fact.digest() == last.digest()
         ):
             continue
-        changed = _changed(last, fact) if error is None else ()
-        found.append(Version(c.sha, c.date, c.author, c.subject, fact, error, changed, merged_by=merge.commit))
+        oldest_read = cut and not found
+        changed = () if oldest_read else _changed(last, fact) if error is None else ()
+        found.append(Version(c.sha, c.date, c.author, c.subject, fact, error, changed, cut=oldest_read,
+                             cut_why=f"only the newest {MAX_BRANCH_COMMITS:,} commits of the branch are read"
+                             if oldest_read else None, merged_by=merge.commit))
         if error is None:
             last = fact
     return found
@@ -483,7 +491,7 @@ def _newest_only() -> str:
 def history_text(where: FactFile, versions: list[Version], shown: str) -> str:
     """A fact's history for people: one block a version, newest first."""
     count = f"{len(versions)} version{'s' if len(versions) != 1 else ''}"
-    why = next((v.cut_why for v in versions if v.cut), None)
+    why = next((v.cut_why for v in versions if v.cut and v.merged_by is None), None)
     if why is not None and why == _newest_only():
         count += f" in the newest {MAX_COMMITS:,} commits (older history not read)"
     elif why is not None:
