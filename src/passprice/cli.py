@@ -1400,7 +1400,8 @@ def diff_command(
 ) -> None:
     """Compare BASE and HEAD: each changed fact (old and new value, provenance, citation), checkpoint, serving, lock
     policy and the pricing model, and every lock re-priced with each side's inputs and code. BASE and HEAD are git
-    revisions or folders (default: the merge base with main, and the work tree). Exit 1 when a change breaks a
+    revisions or folders (default: the merge base with main, else origin/main, master or origin/master, and the
+    work tree). Exit 1 when a change breaks a
     lock's floors, moves a locked price without re-locking it, or leaves a derived fact stale (the locks resting on
     it are marked), 2 when a file does not read on HEAD."""
     from passprice.comment import Links
