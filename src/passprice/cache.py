@@ -131,11 +131,8 @@ def read(entry_key: str) -> dict[str, Any] | None:
         path = _entry_path(entry_key)
     except RuntimeError:  # no home folder to find the cache in
         return None
-    raw = _read_file(path)
-    if raw is None:
-        return None
-    digest, newline, body = raw.partition(b"\n")
-    if not newline or digest != hashlib.sha256(body).hexdigest().encode("ascii"):
+    body = _whole(_read_file(path))
+    if body is None:
         return None
     try:
         entry = json.loads(body)
@@ -453,14 +450,22 @@ def _built(
     return entry_key, obj
 
 
-def _stored_object(path: Path | str | None, entry_key: str, cls: type[T]) -> T | None:
-    """The ``cls`` object the entry file ``path`` holds under ``entry_key``, or ``None`` (a miss): no file, or one
-    that is not whole and ours (checksum, pickle, allowed classes, key) or not a ``cls``."""
-    raw = _read_file(path) if path is not None else None
+def _whole(raw: bytes | None) -> bytes | None:
+    """The body of an entry file's bytes ``raw`` (its first line the sha256 of the rest), or ``None`` when there is
+    none or the checksum does not hold (a torn or foreign file: a miss)."""
     if raw is None:
         return None
     digest, newline, body = raw.partition(b"\n")
     if not newline or digest != hashlib.sha256(body).hexdigest().encode("ascii"):
+        return None
+    return body
+
+
+def _stored_object(path: Path | str | None, entry_key: str, cls: type[T]) -> T | None:
+    """The ``cls`` object the entry file ``path`` holds under ``entry_key``, or ``None`` (a miss): no file, or one
+    that is not whole and ours (checksum, pickle, allowed classes, key) or not a ``cls``."""
+    body = _whole(_read_file(path) if path is not None else None)
+    if body is None:
         return None
     try:
         stored_key, obj = _unpickle(body)
