@@ -38,3 +38,58 @@ def test_a_mistyped_name_in_a_registry_of_many_long_names_scores_a_bounded_numbe
     lines = bad("price", typo, root=root, says=f"serving '{typo}': not found in ")
     assert len(lines) == 1 and f"/registry/servings; did you mean {names[17]} or " in lines[0]
     assert 0 < len(full) <= registry.MAX_HINT_SCORED < len(names)
+
+
+# --- fact recompute: a derivation without digits -------------------------------------------------------------------
+
+_READ = (
+    'derivation.formula = "dot / bandwidth"\nderivation.digits = 4\n'
+    'derivation.inputs.dot = { value = 4.48, unit = "TB/s", locator = "Azure_Results/ND_H200_v5_results.md, HBM '
+    'Bandwidth table (BabelStream): Dot" }\n'
+)
+
+
+def _exact_read(root: Path, dot: str, bandwidth: str) -> Path:
+    """The H200 card with ``streams.read`` derived exactly (no digits) from a Dot rate of ``dot`` TB/s, and the
+    card's memory.bandwidth (recorded in the derivation as 4.8 TB/s) moved to ``bandwidth``."""
+    card = root / "facts" / "cards" / "h200_sxm_141gb.toml"
+    text = card.read_text(encoding="utf-8")
+    assert _READ in text
+    text = text.replace(_READ, _READ.replace("derivation.digits = 4\n", "").replace("4.48", dot))
+    text = text.replace('value = 0.9333\n', 'value = 0.9\n', 1)
+    text = text.replace("[memory.bandwidth]\nvalue = 4.8\n", f"[memory.bandwidth]\nvalue = {bandwidth}\n", 1)
+    card.write_text(text, encoding="utf-8")
+    return card
+
+
+def test_recompute_writes_an_exact_derivation_to_every_digit(tmp_path: Path) -> None:
+    """A derivation without ``digits`` holds its fact to exactly the formula's result, but ``fact recompute`` wrote
+    the result rounded to 10 significant digits (the text ``check`` shows people) and then refused its own edit: a
+    Dot of 4.1234567891 TB/s over a bandwidth of 5 TB/s gave ``streams.read: 0.824691 does not follow from its
+    derivation: dot / bandwidth gives 0.8246913578``, exit 2, though 0.82469135782 is the exact result."""
+    from cli_helpers import invoke
+
+    root = copy_root(tmp_path)
+    card = _exact_read(root, "4.1234567891", "5")
+    result = invoke("fact", "recompute", "h200_sxm_141gb", "streams.read", root=root)
+    assert result.exit_code == 0, result.output
+    assert result.stdout == (
+        "facts/cards/h200_sxm_141gb.toml: streams.read: 0.9 -> 0.82469135782 (recomputed from today's inputs)\n"
+    )
+    assert "[streams.read]\nvalue = 0.82469135782\n" in card.read_text(encoding="utf-8")
+    assert 'derivation.inputs.bandwidth = { fact = "memory.bandwidth", value = 5, unit = "TB/s" }' in card.read_text(
+        encoding="utf-8")
+
+
+def test_recompute_refuses_an_exact_derivation_no_decimal_writes(tmp_path: Path) -> None:
+    """4.48 / 4.9 repeats: no decimal is the exact result, so the derivation needs digits; the refusal said
+    ``streams.read: 0.914286 does not follow from its derivation`` (a figure it did not write). It now names the
+    result and the key to add, and leaves the file as it was."""
+    root = copy_root(tmp_path)
+    card = _exact_read(root, "4.48", "4.9")
+    before = card.read_bytes()
+    bad("fact", "recompute", "h200_sxm_141gb", "streams.read", root=root,
+        says="h200_sxm_141gb.toml: streams.read: dot / bandwidth gives 0.9142857143… from today's inputs, which no "
+        "decimal of at most 15 digits writes exactly, and its derivation has no digits: add "
+        "streams.read.derivation.digits (the significant digits it is rounded to), then recompute")
+    assert card.read_bytes() == before

@@ -465,15 +465,50 @@ def recompute_fact(where: FactFile, schema_folder: Path | None = None, root: Roo
         if finding.kind == "broken" or finding.expected is None:
             raise InputError(f"{where.file}: {finding.message}")
         entry = fact.to_entry()
-        entry["value"] = parse_value(finding.expected)
         inputs = entry["derivation"]["inputs"]
         for item in inputs.values():
             today = facts.get(item.get("fact", ""))
             if today is not None:
                 item["value"], item["unit"] = today.amount, today.unit
+        entry["value"] = parse_value(finding.expected)
+        if fact.derivation.digits is None:  # exactly the result: finding.expected is rounded to 10 digits for people
+            entry["value"] = _exact_value(where, fact, Derivation.from_entry(entry["derivation"]))
         edit = set_fact(where, entry, schema_folder, root)
         apply_edit(edit)
     return edit
+
+
+#: The most significant digits :func:`_exact_value` writes: a double holds 15 decimal digits exactly, so a value
+#: of at most 15 reads back as the same decimal (passprice reads a written float by its shortest repr).
+EXACT_DIGITS = 15
+
+
+def _exact_value(where: FactFile, fact: Fact, derivation: Any) -> int | float:
+    """The value a derivation without ``digits`` gives from ``derivation``'s inputs (today's), written exactly in the
+    fact's unit: an ``int`` or a ``float`` whose shortest decimal is the result. Raises :class:`InputError` naming
+    the file and fact when no decimal of at most :data:`EXACT_DIGITS` significant digits is the result (``4 / 4.9``
+    repeats): the derivation then needs ``digits`` to say how it is rounded."""
+    from decimal import Decimal, localcontext
+
+    from passprice.derivations import Unit, decimal_text
+
+    exact = derivation.result().value / Unit.parse(fact.unit).multiplier
+    rest = exact.denominator
+    for factor in (2, 5):
+        while rest % factor == 0:
+            rest //= factor
+    if rest == 1:  # a terminating decimal: written exactly when short enough
+        with localcontext() as context:
+            context.prec = 400
+            text = format(Decimal(exact.numerator) / Decimal(exact.denominator), "f")
+        digits = text.replace("-", "").replace(".", "").strip("0")
+        if len(digits) <= EXACT_DIGITS:
+            return parse_value(text.rstrip("0").rstrip(".") if "." in text else text)
+    raise InputError(
+        f"{where.file}: {where.path}: {derivation.formula} gives {decimal_text(exact, None)}… from today's inputs, "
+        f"which no decimal of at most {EXACT_DIGITS} digits writes exactly, and its derivation has no digits: add "
+        f"{where.path}.derivation.digits (the significant digits it is rounded to), then recompute"
+    )
 
 
 def recompute_record(where: FactFile, schema_folder: Path | None = None, root: Root | None = None) -> list[FactEdit]:
