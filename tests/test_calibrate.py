@@ -344,3 +344,13 @@ def test_check_fails_naming_a_run_whose_figure_moved_and_warns_of_a_run_not_fitt
         f"  warning: facts/stacks/{STACK}.toml: 1 measured run of stack {STACK} is not in its fit "
         f"(xd3.l40s.8b-q4km.tg16): run passprice calibrate --stack {STACK}"
     ) in result.stdout
+
+
+def test_the_fitted_overheads_are_shown_in_the_unit_their_facts_are_written_in() -> None:
+    """The newcomer walkthrough: `96.63 µs` in the fitted column beside `96.63 us` in the column before it."""
+    from cli_helpers import invoke
+
+    result = invoke("calibrate", "--stack", "llamacpp-cuda-2405", "--dry-run")
+    assert result.exit_code == 0, result.output
+    overhead = next(line for line in result.stdout.splitlines() if line.startswith("overhead.layer"))
+    assert overhead.split()[1:3] == ["96.63", "us"] and "µs" not in overhead

@@ -563,6 +563,8 @@ def calibration_text(cal: Calibration, written: Path | None = None) -> str:
         bound = " (at its bound of 1)" if p in SHARES and v >= 1 - 1e-9 else ""
         shown = si(v, "s") if p in OVERHEADS else f"{v:.4g}" + bound
         before = cal.stack.facts.get(p)
+        if p in OVERHEADS and before is not None:
+            shown = _in_unit(before, v)  # in the unit the fact is written in, as the column beside it
         rows.append([p, shown, f"{before.describe()} ({before.provenance.value})" if before else "–"])
     lines.append(text_table(["fact", "fitted", "before"], rows))
     skipped = [p for p in PARAMETERS if p not in cal.fit.fitted]
