@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import bad, copy_root
+from cli_helpers import bad, copy_root, invoke
 
 
 def test_a_mistyped_name_in_a_registry_of_many_long_names_scores_a_bounded_number(
@@ -159,3 +159,23 @@ def test_recompute_of_a_chain_that_leaves_the_range_writes_nothing(tmp_path: Pat
     bad("fact", "recompute", "chain", "--draft", root=root,
         says="facts/drafts/chain.toml: acceptance.10.value: -0.004 is less than the minimum of 0")
     assert file.read_text(encoding="utf-8") == text
+
+
+def test_a_lock_made_when_servings_took_16_bytes_a_kv_element_still_reproduces(tmp_path: Path) -> None:
+    """Round 9: serving files now take at most 8 bytes a KV element, and a lock made before with 16 stopped reading
+    ('serving.kv_bytes: 16.0 is greater than the maximum of 8'): a historic price no longer reproduced. A lock keeps
+    what it was made with (up to 64); a new serving file is held to 8."""
+    from passprice.locks import lock_text, make_lock
+    from passprice.registry import find_root
+    from passprice.servings import load_spec, override, resolve
+
+    root_path = copy_root(tmp_path)
+    root = find_root(root_path)
+    lock = make_lock("old16", "price", resolve(root, override(load_spec(root, "r1-qwen7b-h200"), kv_bytes=16.0)),
+                     root)
+    file = root_path / "old16.lock.toml"
+    file.write_text(lock_text(lock), encoding="utf-8")
+    result = invoke("reproduce", str(file), root=root_path)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[1].startswith(
+        f"  reproduces exactly: {lock.price['tokens_per_s']!r} tokens/s at batch 1, binds on memory")
