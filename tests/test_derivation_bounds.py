@@ -93,6 +93,21 @@ def test_a_cycle_of_derivations_is_broken() -> None:
     assert "a cycle of derivations: streams.read -> streams.rewrite -> streams.read" in found[0].message
 
 
+def test_a_cycle_whose_facts_are_stale_is_named_as_a_cycle() -> None:
+    """Round 9: read ↔ rewrite recording inputs that moved were reported as two stale facts ('recompute them'),
+    which `fact recompute` then refused as a cycle; check now names the cycle."""
+    one = Derivation("x", (Input("x", 0.7, "1", fact="streams.rewrite"),))  # recorded 0.7; streams.rewrite is 0.8
+    other = Derivation("x", (Input("x", 0.8, "1", fact="streams.read"),))
+    facts = {"streams.read": fact(0.8, "1", one), "streams.rewrite": fact(0.8, "1", other)}
+    assert recheck("streams.read", facts["streams.read"], facts).kind == "stale"  # type: ignore[union-attr]
+    found = recheck_all(facts)
+    assert [(f.path, f.kind) for f in found] == [("streams.read", "broken"), ("streams.rewrite", "broken")]
+    assert found[0].message == (
+        "streams.read.derivation: a cycle of derivations: streams.read -> streams.rewrite -> streams.read (a fact "
+        "cannot derive from itself: derive one of them from its source)"
+    )
+
+
 def edit_card(root: Path, old: str, new: str) -> Path:
     card = root / "facts" / "cards" / f"{CARD}.toml"
     text = card.read_text(encoding="utf-8")

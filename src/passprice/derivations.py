@@ -587,11 +587,12 @@ def recheck(path: str, fact: Any, facts: Mapping[str, Any]) -> Finding | None:
 
 def recheck_all(facts: Mapping[str, Any]) -> list[Finding]:
     """:func:`recheck` of every fact of a record (path → fact) that has a derivation, in path order; a fact that
-    follows from its inputs but derives, through them, from itself is ``broken`` (:func:`cycle_through`)."""
+    derives, through its inputs, from itself is ``broken`` (:func:`cycle_through`), whether or not its value follows:
+    a cycle reported as two stale facts sent the user to recompute them, which ``fact recompute`` then refused."""
     out = []
     for path, fact in facts.items():
         found = recheck(path, fact, facts)
-        if found is None:
+        if found is None or found.kind == "stale":
             cycle = cycle_through(facts, path)
             if cycle:
                 found = Finding(path, "broken", f"{path}.derivation: a cycle of derivations: {' -> '.join(cycle)} "
