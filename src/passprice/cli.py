@@ -13,7 +13,7 @@ import json
 import os
 import shlex
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar, overload
 
@@ -1603,6 +1603,9 @@ def fact_set_command(
 @click.option("--stack", metavar="S", help="Add serving stack S's expected price (facts/stacks) to every row.")
 @click.option("--max-rows", "max_rows", type=_int("--max-rows"), default=1 << 20,  # sweep.DEFAULT_MAX_ROWS
               show_default=True, help="Refuse a larger grid (a row under --stack counts as 20, a pass shape as 2,000).")
+@click.option("--jobs", "jobs", type=_int("--jobs"), default=None,
+              help="Processes pricing the grid, the same text whatever their number (default: the CPUs, at most 4, "
+                   "for 131,072 rows or more; 1 with --plot).")
 @_lock_options
 @click.pass_context
 def sweep_command(
@@ -1620,6 +1623,7 @@ def sweep_command(
     force: bool,
     stack: str | None,
     max_rows: int,
+    jobs: int | None,
     lock_ref: str | None,
     no_lock: bool,
 ) -> None:
@@ -1629,6 +1633,7 @@ def sweep_command(
 
     from passprice.serving import U32_MAX
     from passprice.sweep import Grid, Sweeper, grid_from_file, parse_batches, parse_numbers, text_chunks
+    from passprice.sweepjobs import default_jobs, shared_chunks
 
     root = _root(ctx)
     _check_output(output, force)
@@ -1686,7 +1691,7 @@ def sweep_command(
                 lines.add(c["serving"], c["card"], c["position"], c["draft_tokens"], *segment.prices())
             yield segment
 
-    def drawn(chunks: Iterator[str]) -> Iterator[str]:
+    def drawn(chunks: Iterator[Any]) -> Generator[Any, None, None]:
         yield from chunks
         if lines is not None and plot_path is not None:  # written before -o's rename: a failed picture leaves no -o
             from passprice.plots import draw_sweep, picture_format, write_picture
@@ -1699,7 +1704,17 @@ def sweep_command(
         if total >= 20_000 and _terminal():
             bar: Any = exits.enter_context(click.progressbar(length=total, label="pricing", file=sys.stderr))
             progress = _every_percent(bar.update, total)
-        chunks = drawn(text_chunks(keep(sweeper.segments(grid, progress=progress)), fmt))
+        # The grid shared among processes (passprice.sweepjobs), the same text; a picture's lines are gathered from
+        # every segment here, so a sweep with --plot is one process.
+        jobs = 1 if lines is not None else jobs or default_jobs(grid)
+        if jobs > 1:
+            from passprice.files import target
+
+            folder = target(output).parent if output is not None else None
+            made: Iterator[Any] = shared_chunks(sweeper, grid, fmt, jobs, progress, folder, output is not None)
+        else:
+            made = text_chunks(keep(sweeper.segments(grid, progress=progress)), fmt)
+        chunks = exits.enter_context(contextlib.closing(drawn(made)))  # closed (workers reaped) on any way out
         if output is None:
             for chunk in chunks:
                 click.echo(chunk, nl=False)

@@ -14,7 +14,7 @@ import os
 import stat
 from collections.abc import Iterable
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 from passprice.errors import InputError, NotFound, escaped
 
@@ -211,7 +211,52 @@ def make_folder(folder: Path) -> None:
         raise InputError(f"{shown(folder)}: cannot create the folder: {_why(e)}") from None
 
 
-def write_atomically(path: Path, text: str | bytes | Iterable[str], force: bool = False) -> None:
+class Appended(NamedTuple):
+    """A chunk of :func:`write_atomically`'s text that is the whole content of the open file ``fd`` (bytes 0 to its
+    end; a part of a sweep another process wrote, :mod:`passprice.sweepjobs`), copied into the output in the kernel
+    (:func:`append_file`), never read into memory."""
+
+    fd: int
+
+
+def append_file(source: int, out: int) -> int:
+    """Copy the bytes of the open file ``source`` from its start to its end onto the open file ``out`` at ``out``'s
+    offset (which moves past them), without reading them into Python: ``os.copy_file_range`` (Linux; one copy in
+    the kernel, a shared extent where the file system can), else ``os.sendfile``, else reads and writes of 1 MiB.
+    Returns the bytes copied. Raises :class:`OSError` when ``out`` cannot be written."""
+    offset = 0
+    for copy in (_copy_file_range, _sendfile, _read_write):
+        try:
+            while (done := copy(source, out, offset)) > 0:
+                offset += done
+            return offset
+        except OSError as e:
+            if e.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.ENOTSUP):
+                raise
+    raise AssertionError("unreachable: reads and writes copy any file")  # pragma: no cover
+
+
+def _copy_file_range(source: int, out: int, offset: int) -> int:
+    if not hasattr(os, "copy_file_range"):
+        raise OSError(errno.ENOSYS, "no copy_file_range")
+    return os.copy_file_range(source, out, 1 << 30, offset_src=offset)
+
+
+def _sendfile(source: int, out: int, offset: int) -> int:
+    if not hasattr(os, "sendfile"):  # pragma: no cover - every POSIX system passprice runs on has it
+        raise OSError(errno.ENOSYS, "no sendfile")
+    return os.sendfile(out, source, offset, 1 << 30)
+
+
+def _read_write(source: int, out: int, offset: int) -> int:
+    data = os.pread(source, 1 << 20, offset)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(out, view) :]
+    return len(data)
+
+
+def write_atomically(path: Path, text: str | bytes | Iterable[str | bytes | Appended], force: bool = False) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same folder (flushed to disk) and a rename, so a
     reader never sees a half-written file. A symbolic link at ``path`` is written through: its target is replaced and
     the link stays. The file gets the permission bits of the file it replaces, or those of a new file under the
@@ -219,9 +264,9 @@ def write_atomically(path: Path, text: str | bytes | Iterable[str], force: bool 
     even one created while the text was being written (the temporary file is hard-linked into place, which fails
     when ``path`` exists). No temporary file is left behind.
 
-    ``text`` may also be an iterable of strings (a sweep's rows, a block at a time): they are written as they come,
-    so the whole text is never held; an error raised while iterating (or a chunk that is not Unicode) leaves no file
-    and no temporary file behind.
+    ``text`` may also be an iterable of strings (a sweep's rows, a block at a time; or bytes, written as they are,
+    or :class:`Appended` files, copied in): they are written as they come, so the whole text is never held; an error
+    raised while iterating (or a chunk that is not Unicode) leaves no file and no temporary file behind.
 
     Raises :class:`InputError` before anything is written for every reason :func:`check_writable` gives (a folder,
     a special file, a read-only file, an existing file without ``force``, a missing folder), when ``path`` cannot be
@@ -230,7 +275,7 @@ def write_atomically(path: Path, text: str | bytes | Iterable[str], force: bool 
 
     exists = f"{shown(path)}: already exists; pass --force to overwrite it"
     check_writable(path, force)
-    chunks: Iterable[str] = ()
+    chunks: Iterable[str | bytes | Appended] = ()
     try:
         if isinstance(text, str | bytes):
             data = text if isinstance(text, bytes) else text.encode("utf-8")
@@ -251,10 +296,16 @@ def write_atomically(path: Path, text: str | bytes | Iterable[str], force: bool 
             with os.fdopen(fd, "wb") as out:
                 out.write(data)
                 for chunk in chunks:
-                    try:
-                        out.write(chunk.encode("utf-8"))
-                    except UnicodeEncodeError as e:
-                        raise _not_unicode(path, e, chunk) from None
+                    if isinstance(chunk, bytes):
+                        out.write(chunk)
+                    elif isinstance(chunk, Appended):
+                        out.flush()
+                        append_file(chunk.fd, out.fileno())
+                    else:
+                        try:
+                            out.write(chunk.encode("utf-8"))
+                        except UnicodeEncodeError as e:
+                            raise _not_unicode(path, e, chunk) from None
                 out.flush()
                 os.fsync(out.fileno())
             os.chmod(tmp, mode)

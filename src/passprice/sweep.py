@@ -734,25 +734,35 @@ class Sweeper:
         for segment in self.segments(grid, progress):
             yield from segment.rows()
 
-    def segments(self, grid: Grid, progress: Callable[[int], None] | None = None) -> Iterator[Segment]:
+    def segments(
+        self, grid: Grid, progress: Callable[[int], None] | None = None, units: range | None = None
+    ) -> Iterator[Segment]:
         """The sweep as :class:`Segment` s, in grid order: one a (serving, card, draft tokens, position), each the
         grid's batches as columns, or, when they are more than :data:`BLOCK_CELLS`, one a run of at most that many of
         them; ``progress`` as for :meth:`rows`. Positions × batches are priced a block of at most
         :data:`BLOCK_CELLS` cells at a time (:func:`blocks`), and only one block's arrays are alive at a time, so a
-        sweep long on any axis is priced in bounded memory."""
+        sweep long on any axis is priced in bounded memory. ``units``: only the (serving, card) pairs numbered so in
+        grid order (serving × the grid's cards + card, :func:`units_of`; ``None``: all), each priced exactly as in the
+        whole grid (a part of the sweep another process prices: :mod:`passprice.sweepjobs`)."""
         from passprice.checkpoints import load_checkpoint
 
         if grid is not self._checked:
             self.check(grid)
         batches = batch_array(grid.batches)
-        for serving_name in grid.servings:
+        per_serving = len(grid.cards) if grid.cards else 1
+        for index, serving_name in enumerate(grid.servings):
+            first = index * per_serving
+            if units is not None and (first + per_serving <= units.start or first >= units.stop):
+                continue
             base = load_spec(self.root, serving_name)
             header = load_checkpoint(self.root, base.checkpoint)
             base = complete(base, header)
             shapes: dict[tuple[int, float | None], PassShape | ServingRefusal] = {}
             stacks: dict[tuple[tuple[int, float | None], ...], _ShapeByPosition] = {}
             made_specs: dict[int, list[ServingSpec]] = {}  # by draft tokens: the same for every card
-            for card_name in grid.cards or (base.card,):
+            for unit, card_name in enumerate(grid.cards or (base.card,), first):
+                if units is not None and unit not in units:
+                    continue
                 card = self.card(card_name)
                 for tokens in grid.draft_tokens or ((base.draft.tokens if base.draft else 0),):
                     if tokens not in made_specs:
@@ -1108,6 +1118,12 @@ def blocks(positions: int, batches: int, cells: int | None = None) -> Iterator[t
 #: a block of more positions reads one shape and decomposes it by attention group (to 1e-12).
 EXACT_POSITIONS = 64
 
+def units_of(grid: Grid) -> int:
+    """The (serving, card) pairs of ``grid`` (each serving on its own card when the grid names none): the parts
+    :meth:`Sweeper.segments` can price apart, each ``grid.size() / units_of(grid)`` rows."""
+    return len(grid.servings) * (len(grid.cards) if grid.cards else 1)
+
+
 #: A segment's row status: priced on arrays; priced alone by the scalar pricer (its split search met a refusal).
 _PRICED, _ALONE = 0, -1
 
@@ -1351,17 +1367,23 @@ def write_rows(
     return n
 
 
-def text_chunks(segments: Iterable[Segment], fmt: str) -> Iterator[str]:
+def text_chunks(
+    segments: Iterable[Segment], fmt: str, opens: bool = True, closes: bool = True
+) -> Iterator[str]:
     """The text of a sweep, a group of segments at a time, exactly as :func:`write_rows` writes its rows (``fmt``:
     ``csv`` or ``json``): consecutive segments are gathered until they hold :data:`GROUP_ROWS` rows, each column of
     the group's priced rows is formatted in one call (orjson's texts of ``repr``, :mod:`passprice.floattext`) and
     the group's rows laid out run by run in one list joined in C (:func:`_group_text`), so a million rows do not
     cost a million dictionaries, nor a million lines, nor a thousand calls a column. Raises :class:`InputError` at
     the first row holding a number that is not finite (the chunks before it are already yielded: a caller writing
-    a file writes them to a temporary file it then drops)."""
+    a file writes them to a temporary file it then drops).
+
+    ``opens=False``: the segments' text continues one written before it (a later part of the grid): no CSV header,
+    no ``[``, the first JSON object after ``,``; ``closes=False``: a later part follows (no closing ``]``). The parts'
+    texts joined are the whole grid's."""
     # The header goes out with the first chunk, so a sweep refused at its first row writes nothing.
-    head = None if fmt == "csv" else "["
-    first = True
+    head = (None if fmt == "csv" else "[") if opens else ""
+    first = opens
     kept = _Texts()
     group: list[Segment] = []
     rows = 0
@@ -1404,6 +1426,8 @@ def text_chunks(segments: Iterable[Segment], fmt: str) -> Iterator[str]:
             group, rows = [], 0
     if group:
         yield from chunks(group)
+    if not closes:
+        return
     if head is None:
         head = ",".join(COLUMNS) + "\n"
     if head or fmt != "csv":

@@ -1,0 +1,203 @@
+"""A sweep shared among processes (``--jobs N``, passprice.sweepjobs) writes the one-process sweep's text byte for
+byte, reports the first row without a finite price in grid order whichever process priced it, counts every row once
+on the progress bar, and leaves no file, temporary file or process behind when it fails or is interrupted."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from passprice import sweep, sweepjobs
+from passprice.cli import cli
+from passprice.files import Appended
+from passprice.registry import find_root
+from passprice.sweep import Grid, Sweeper, text_chunks
+
+ROOT = find_root(Path(__file__).resolve().parent.parent)
+REPO = Path(__file__).resolve().parent.parent
+
+SERVINGS = ("gemma3-270m-h100", "qwen3-30b-a3b-h200", "qwen35-27b-h200-mtp")
+CARDS = ("h200_sxm_141gb", "sn40l", "rtx_3080")
+BATCHES = "0,1,2,7,64,300,581,5000"
+POSITIONS = "0,511.5,2048,200000"
+#: Every serving on three cards at four positions: refusals (Empty, NotResident, BadContexts), a mixture of experts,
+#: drafts, floats below 10^-4; 9 (serving, card) pairs, so 2 and 4 jobs cut a serving's cards apart.
+ARGS = [*SERVINGS, "--cards", ",".join(CARDS), "--positions", POSITIONS, "--batches", BATCHES]
+
+
+def run(tmp_path: Path, args: list[str], name: str) -> tuple[int, str, bytes | None]:
+    out = tmp_path / name
+    result = CliRunner().invoke(cli, ["--root", str(ROOT.path), "sweep", *args, "-o", str(out)])
+    return result.exit_code, result.output, out.read_bytes() if out.exists() else None
+
+
+def leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+
+
+def test_parts_are_contiguous_runs_of_pairs_in_grid_order() -> None:
+    grid = Grid(SERVINGS, (1, 2), CARDS)
+    assert sweep.units_of(grid) == 9
+    assert sweepjobs.parts(grid, 1) == [range(0, 9)]
+    assert sweepjobs.parts(grid, 2) == [range(0, 4), range(4, 9)]
+    assert sweepjobs.parts(grid, 4) == [range(0, 2), range(2, 4), range(4, 6), range(6, 9)]
+    assert sweepjobs.parts(grid, 64) == [range(k, k + 1) for k in range(9)]  # never more parts than pairs
+    own = Grid(SERVINGS[:1], (1,))  # one serving on its own card: one pair, one process
+    assert sweepjobs.parts(own, 4) == [range(0, 1)]
+    # The parts' segments are the whole grid's, in order.
+    whole = [(s.common["serving"], s.common["card"], s.common["position"]) for s in Sweeper(ROOT).segments(grid)]
+    sweeper = Sweeper(ROOT)
+    cut = [(s.common["serving"], s.common["card"], s.common["position"])
+           for units in sweepjobs.parts(grid, 4) for s in sweeper.segments(grid, units=units)]
+    assert cut == whole
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_jobs_write_the_one_process_text_byte_for_byte(fmt: str, tmp_path: Path) -> None:
+    status, output, one = run(tmp_path, [*ARGS, "--format", fmt, "--jobs", "1"], f"one.{fmt}")
+    assert status == 0, output
+    assert one is not None and b"NotResident" in one and b"Empty" in one and b"e-0" in one
+    for jobs in ("2", "4"):
+        status, output, many = run(tmp_path, [*ARGS, "--format", fmt, "--jobs", jobs], f"jobs{jobs}.{fmt}")
+        assert status == 0, output
+        assert many == one
+    assert leftovers(tmp_path) == []  # no temporary file left in the output's folder
+
+
+def test_jobs_on_standard_output_write_the_same_text() -> None:
+    base = ["--root", str(ROOT.path), "sweep", *ARGS, "--format", "json"]
+    one = CliRunner().invoke(cli, [*base, "--jobs", "1"])
+    two = CliRunner().invoke(cli, [*base, "--jobs", "2"])
+    assert one.exit_code == two.exit_code == 0
+    assert two.stdout_bytes == one.stdout_bytes and one.stdout_bytes.startswith(b"[\n{")
+
+
+def test_every_row_is_counted_once_on_the_progress_bar(monkeypatch: pytest.MonkeyPatch) -> None:
+    grid = Grid(SERVINGS, (0, 1, 5, 300), CARDS, (512.0, 2048.0))
+    sweeper = Sweeper(ROOT)
+    sweeper.check(grid)
+    done: list[int] = []
+    with np.errstate(all="ignore"):
+        chunks = list(sweepjobs.shared_chunks(sweeper, grid, "csv", 3, done.append, appended=False))
+    assert sum(done) == grid.size()
+    assert b"".join(c if isinstance(c, bytes) else c.encode() for c in chunks).decode() == "".join(
+        text_chunks(Sweeper(ROOT).segments(grid), "csv")
+    )
+    # Workers that fail after they reported every row: their parts are priced again here, not counted twice.
+    parent, made = os.getpid(), sweepjobs.text_chunks
+
+    def failing(*args: Any, **kwargs: Any) -> Any:
+        yield from made(*args, **kwargs)
+        if os.getpid() != parent:
+            raise RuntimeError("a worker fails at its end")
+
+    monkeypatch.setattr(sweepjobs, "text_chunks", failing)
+    done.clear()
+    with np.errstate(all="ignore"):
+        again = list(sweepjobs.shared_chunks(sweeper, grid, "csv", 3, done.append))
+    assert sum(done) == grid.size()
+    assert not any(isinstance(c, Appended) for c in again)  # both workers' parts made again here
+    assert "".join(c for c in again if isinstance(c, str)) == b"".join(
+        c if isinstance(c, bytes) else c.encode() for c in chunks
+    ).decode()
+
+
+def _poison(monkeypatch: pytest.MonkeyPatch, where: set[tuple[str, str]]) -> None:
+    """Give the first segment of each (serving, card) in ``where`` a row whose memory_s is not finite, in every
+    process (the forked workers inherit the patch)."""
+    made = Sweeper._refused_under_stack
+
+    def poisoned(self: Sweeper, segment: Any) -> Any:
+        key = (segment.common["serving"], segment.common["card"])
+        rows = np.flatnonzero(segment.status == 0)
+        if key in where and segment.priced is not None and len(rows):
+            where.discard(key)
+            segment.priced["memory_s"][rows[0]] = np.inf
+        return made(self, segment)
+
+    monkeypatch.setattr(Sweeper, "_refused_under_stack", poisoned)
+
+
+@pytest.mark.parametrize(
+    "poisoned",
+    [
+        [("qwen3-30b-a3b-h200", "sn40l"), ("qwen35-27b-h200-mtp", "sn40l")],  # both in workers' parts
+        [("qwen35-27b-h200-mtp", "h200_sxm_141gb")],  # the last worker's alone
+        [("gemma3-270m-h100", "sn40l"), ("qwen3-30b-a3b-h200", "h200_sxm_141gb")],  # this process's first
+    ],
+)
+def test_the_first_row_without_a_finite_price_in_grid_order_is_the_error(
+    poisoned: list[tuple[str, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with monkeypatch.context() as patch:
+        _poison(patch, set(poisoned))
+        status, one, _ = run(tmp_path, [*ARGS, "--jobs", "1"], "one.csv")
+    assert status == 2
+    serving, card = poisoned[0]
+    assert f"passprice: error: sweep: {serving} on {card}, batch" in one and "memory_s is inf" in one
+    with monkeypatch.context() as patch:
+        _poison(patch, set(poisoned))
+        status, three, written = run(tmp_path, [*ARGS, "--jobs", "3"], "three.csv")
+    assert (status, three, written) == (2, one, None)
+    assert list(tmp_path.iterdir()) == []  # nothing written, no temporary file left
+
+
+def test_a_worker_killed_leaves_the_same_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _, _, one = run(tmp_path, [*ARGS, "--jobs", "1"], "one.csv")
+    start = sweepjobs._start
+
+    def killed(*args: Any, **kwargs: Any) -> Any:
+        worker = start(*args, **kwargs)
+        os.kill(worker.pid, signal.SIGKILL)
+        return worker
+
+    monkeypatch.setattr(sweepjobs, "_start", killed)
+    status, output, two = run(tmp_path, [*ARGS, "--jobs", "2"], "two.csv")
+    assert status == 0, output
+    assert two == one
+
+
+#: Run in the sweep's process before passprice starts (a sitecustomize): once the workers are forked, Ctrl-C is
+#: pressed (SIGINT to the whole process group, as a terminal sends it) and each worker's pid is noted.
+_SITE = """
+import os, signal
+import passprice.sweepjobs as jobs
+start = jobs._start
+def pressed(*args, **kwargs):
+    worker = start(*args, **kwargs)
+    with open(os.environ["WORKERS"], "a") as f:
+        f.write(f"{worker.pid}\\n")
+    os.killpg(0, signal.SIGINT)
+    return worker
+jobs._start = pressed
+"""
+
+
+def test_ctrl_c_exits_130_leaving_no_file_and_no_worker(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(_SITE)
+    out = tmp_path / "out"
+    out.mkdir()
+    workers = tmp_path / "workers"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PASSPRICE_", "PYTHONPATH"))}
+    env.update(PYTHONPATH=str(site), WORKERS=str(workers), PASSPRICE_NO_MEMO="1")
+    code = "from passprice.entry import main; main()"
+    args = ["--root", str(ROOT.path), "sweep", *ARGS, "--jobs", "3", "-o", str(out / "grid.csv")]
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120, env=env,
+                          cwd=REPO, start_new_session=True)  # its own process group: the SIGINT reaches it alone
+    assert (done.returncode, done.stderr, done.stdout) == (130, "passprice: interrupted\n", "")
+    assert list(out.iterdir()) == []
+    pids = [int(line) for line in workers.read_text().split()]
+    assert len(pids) >= 1
+    for pid in pids:  # reaped by the sweep: no such process any more (not even a zombie)
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
