@@ -117,18 +117,3 @@ def test_an_array_that_is_not_one_dimensional_is_refused() -> None:
         float_reprs(np.zeros((2, 2)))
     with pytest.raises(ValueError, match=r"int_texts: a 1-D array, not shape \(2, 2\)"):
         int_texts(np.zeros((2, 2), dtype=np.int64))
-
-
-def test_the_bytes_are_the_texts_encoded() -> None:
-    # What the sweep's writer joins as bytes: the same texts as the str functions', encoded, orjson's and repr's
-    # (fewer than FEW values) alike, every layout of PROBES included.
-    rng = np.random.default_rng(7)
-    spread = rng.random(50) * 10.0 ** rng.integers(-12, 12, 50)
-    for values in (np.array(floattext.PROBES), spread, np.array([1.5, 2e-7])):
-        assert floattext.float_repr_bytes(values) == [t.encode() for t in float_reprs(values)]
-        table = np.resize(values, (len(values) // 2, 2))
-        assert floattext.float_row_bytes(table) == [t.encode() for t in float_rows(table, ",")]
-        assert floattext.float_cell_bytes(table) == [t.encode() for t in floattext.float_cells(table)]
-    integers = np.array([0, -1, 7, 10**15, 2**63 - 1, 3, 4, 5, 6])
-    for ints in (integers, integers[:3]):
-        assert floattext.int_text_bytes(ints) == [t.encode() for t in int_texts(ints)]

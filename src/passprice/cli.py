@@ -1713,7 +1713,7 @@ def sweep_command(
             folder = target(output).parent if output is not None else None
             made: Iterator[Any] = shared_chunks(sweeper, grid, fmt, jobs, progress, folder, output is not None)
         else:
-            made = text_chunks(keep(sweeper.segments(grid, progress=progress)), fmt, encoded=True)
+            made = text_chunks(keep(sweeper.segments(grid, progress=progress)), fmt)
         chunks = exits.enter_context(contextlib.closing(drawn(made)))  # closed (workers reaped) on any way out
         if output is None:
             for chunk in chunks:

@@ -132,16 +132,6 @@ def float_reprs(values: Any) -> list[str]:
     return _json(values)[1:-1].decode("ascii").split(",")
 
 
-def float_repr_bytes(values: Any) -> list[bytes]:
-    """:func:`float_reprs` as ASCII bytes (what a writer of bytes joins without decoding and encoding again)."""
-    values = np.ascontiguousarray(values, dtype=np.float64)
-    if values.ndim != 1:
-        raise ValueError(f"float_reprs: a 1-D array, not shape {values.shape}")
-    if len(values) < FEW or not fast():
-        return [repr(x).encode("ascii") for x in values.tolist()]
-    return _json(values)[1:-1].split(b",")
-
-
 def float_rows(values: Any, lead: str = "") -> list[str]:
     """Each row of ``values`` (a 2-D float64 array, ``(n, k)``, every element finite) as ``lead`` and the ``repr``
     of its ``k`` floats joined by commas, in order: exactly ``[lead + ",".join(map(repr, row)) for row in
@@ -161,19 +151,6 @@ def float_rows(values: Any, lead: str = "") -> list[str]:
     return rows
 
 
-def float_row_bytes(values: Any) -> list[bytes]:
-    """:func:`float_rows` with ``lead=","`` as ASCII bytes: each row of ``values`` (``(n, k)`` float64, finite) as
-    ``,`` and its ``k`` floats' ``repr`` joined by commas."""
-    values = np.ascontiguousarray(values, dtype=np.float64)
-    if values.ndim != 2:
-        raise ValueError(f"float_rows: a 2-D array, not shape {values.shape}")
-    if values.size < FEW or not fast():
-        return ["".join("," + repr(x) for x in row).encode("ascii") for row in values.tolist()]
-    rows = _json(values).replace(b"[", b"").split(b"]")[:-2]
-    rows[0] = b"," + rows[0]
-    return rows
-
-
 def float_cells(values: Any) -> list[str]:
     """``repr`` of each element of ``values`` (a 2-D float64 array, ``(n, k)``, every element finite), row by row:
     exactly ``list(map(repr, values.ravel().tolist()))``, the ``n × k`` texts from one orjson call. Raises
@@ -186,16 +163,6 @@ def float_cells(values: Any) -> list[str]:
     return _json(values.ravel())[1:-1].decode("ascii").split(",")
 
 
-def float_cell_bytes(values: Any) -> list[bytes]:
-    """:func:`float_cells` as ASCII bytes."""
-    values = np.ascontiguousarray(values, dtype=np.float64)
-    if values.ndim != 2:
-        raise ValueError(f"float_cells: a 2-D array, not shape {values.shape}")
-    if values.size < FEW or not fast():
-        return [repr(x).encode("ascii") for x in values.ravel().tolist()]
-    return _json(values.ravel())[1:-1].split(b",")
-
-
 def int_texts(values: Any) -> list[str]:
     """``str`` of each element of ``values`` (a 1-D integer array, ``(n,)``), in order: exactly
     ``list(map(str, values.tolist()))``. Raises ``ValueError`` for an array that is not 1-D."""
@@ -205,13 +172,3 @@ def int_texts(values: Any) -> list[str]:
     if len(values) < FEW or not fast():
         return list(map(str, values.tolist()))
     return str(_orjson.dumps(values, option=_orjson.OPT_SERIALIZE_NUMPY), "ascii")[1:-1].split(",")
-
-
-def int_text_bytes(values: Any) -> list[bytes]:
-    """:func:`int_texts` as ASCII bytes."""
-    values = np.ascontiguousarray(values, dtype=np.int64)
-    if values.ndim != 1:
-        raise ValueError(f"int_texts: a 1-D array, not shape {values.shape}")
-    if len(values) < FEW or not fast():
-        return [b"%d" % x for x in values.tolist()]
-    return _orjson.dumps(values, option=_orjson.OPT_SERIALIZE_NUMPY)[1:-1].split(b",")  # type: ignore[no-any-return]

@@ -32,16 +32,7 @@ from passprice.cost import Pricing, pass_seconds, pass_terms
 from passprice.drafts import DraftMethod, load_draft_method
 from passprice.errors import InputError, NotFound
 from passprice.facts import weakest
-from passprice.floattext import (
-    fast,
-    float_cell_bytes,
-    float_repr_bytes,
-    float_reprs,
-    float_row_bytes,
-    float_rows,
-    int_text_bytes,
-    int_texts,
-)
+from passprice.floattext import fast, float_cells, float_reprs, float_rows, int_texts
 from passprice.registry import Root
 from passprice.routing import Routing, load_routing
 from passprice.serving import (
@@ -1377,8 +1368,8 @@ def write_rows(
 
 
 def text_chunks(
-    segments: Iterable[Segment], fmt: str, opens: bool = True, closes: bool = True, encoded: bool = False
-) -> Iterator[Any]:
+    segments: Iterable[Segment], fmt: str, opens: bool = True, closes: bool = True
+) -> Iterator[str]:
     """The text of a sweep, a group of segments at a time, exactly as :func:`write_rows` writes its rows (``fmt``:
     ``csv`` or ``json``): consecutive segments are gathered until they hold :data:`GROUP_ROWS` rows, each column of
     the group's priced rows is formatted in one call (orjson's texts of ``repr``, :mod:`passprice.floattext`) and
@@ -1389,9 +1380,7 @@ def text_chunks(
 
     ``opens=False``: the segments' text continues one written before it (a later part of the grid): no CSV header,
     no ``[``, the first JSON object after ``,``; ``closes=False``: a later part follows (no closing ``]``). The parts'
-    texts joined are the whole grid's. ``encoded``: each chunk as UTF-8 ``bytes`` (what a file or a stream is
-    written; the text is made as bytes, not encoded again), else ``str``; a chunk holding a name that is not
-    Unicode stays a ``str`` (its writer says so)."""
+    texts joined are the whole grid's."""
     # The header goes out with the first chunk, so a sweep refused at its first row writes nothing.
     head = (None if fmt == "csv" else "[") if opens else ""
     first = opens
@@ -1399,7 +1388,7 @@ def text_chunks(
     group: list[Segment] = []
     rows = 0
 
-    def texts(segments: list[Segment]) -> Iterator[str | bytes]:
+    def texts(segments: list[Segment]) -> Iterator[str]:
         if all(s.expected is None for s in segments):
             text = _group_text(segments, fmt, kept)
             if text is not None:
@@ -1414,7 +1403,7 @@ def text_chunks(
                 lines = _row_lines(segment, fmt, COLUMNS + STACK_COLUMNS)
                 yield "".join(line + "\n" for line in lines) if fmt == "csv" else "".join(",\n" + s for s in lines)
 
-    def chunks(segments: list[Segment]) -> Iterator[str | bytes]:
+    def chunks(segments: list[Segment]) -> Iterator[str]:
         nonlocal head, first
         for text in texts(segments):
             if head is None:
@@ -1422,7 +1411,7 @@ def text_chunks(
                 head = ",".join(columns) + "\n"
             if fmt == "json" and first:
                 text = text[1:]  # the first object follows "[" on a line of its own: "\n", not ",\n"
-            yield _as(head, text, encoded)
+            yield head + text if head else text
             head, first = "", False
 
     for segment in segments:
@@ -1442,22 +1431,7 @@ def text_chunks(
     if head is None:
         head = ",".join(COLUMNS) + "\n"
     if head or fmt != "csv":
-        yield _as(head, "" if fmt == "csv" else "\n]\n", encoded)
-
-
-def _as(head: str, text: str | bytes, encoded: bool) -> str | bytes:
-    """``head`` (ASCII) and ``text`` as one chunk: UTF-8 bytes when ``encoded`` (a text that is not Unicode stays
-    ``str``), else ``str``."""
-    if isinstance(text, bytes):
-        if not encoded:
-            return head + text.decode()
-        return head.encode() + text if head else text
-    if not encoded:
-        return head + text
-    try:
-        return (head + text).encode()
-    except UnicodeEncodeError:
-        return head + text
+        yield head + ("" if fmt == "csv" else "\n]\n")
 
 
 #: Rows :func:`text_chunks` formats together: consecutive segments are gathered until they hold this many (one
@@ -1502,15 +1476,7 @@ class _Texts:
     def __init__(self) -> None:
         self.batches: np.ndarray | None = None
         self.batch_texts: list[str] = []
-        self.byte_batches: np.ndarray | None = None
-        self.batch_bytes: list[bytes] = []
         self.columns: OrderedDict[bytes, tuple[str | list[str], str]] = OrderedDict()
-
-    def of_batch_bytes(self, batches: np.ndarray) -> list[bytes]:
-        """:meth:`of_batches` as ASCII bytes."""
-        if self.byte_batches is None or not np.array_equal(self.byte_batches, batches):
-            self.byte_batches, self.batch_bytes = batches, int_text_bytes(batches)
-        return self.batch_bytes
 
     def of_batches(self, batches: np.ndarray) -> list[str]:
         """``str`` of each of ``batches`` (``(B,)`` integers)."""
@@ -1601,25 +1567,15 @@ def _block(pieces: _Pieces, start: int, stop: int, rows: int) -> str:
     return "".join(flat)
 
 
-def _group_text(segments: Sequence[Segment], fmt: str, kept: _Texts) -> bytes | None:
+def _group_text(segments: Sequence[Segment], fmt: str, kept: _Texts) -> str | None:
     """The text of ``segments`` (none under a stack) as :func:`_segment_text` writes each in turn, made for all of
     them at once: their priced rows' floats gathered into one array a run of cells and formatted in one call
     (:func:`~passprice.floattext.float_rows`, :func:`~passprice.floattext.float_cells`), then every run of rows of
     one status, bind and host use (within which every text but the batch's, the host sequences' and the floats' is
-    the same) laid out in one list of pieces, joined once, as UTF-8 bytes (the floats' texts are never decoded from
-    orjson's bytes nor the text encoded again). ``None`` when a float is not finite (the caller then writes a segment
-    at a time, up to the row that stops the text), orjson is not there, or a name is not Unicode (the caller's
-    writer says so)."""
+    the same) laid out in one list of pieces, joined once. ``None`` when a float is not finite (the caller then
+    writes a segment at a time, up to the row that stops the text) or orjson is not there."""
     if not fast():
         return None
-    try:
-        return _group_bytes(segments, fmt, kept)
-    except UnicodeEncodeError:
-        return None
-
-
-def _group_bytes(segments: Sequence[Segment], fmt: str, kept: _Texts) -> bytes | None:
-    """:func:`_group_text`, which see; raises ``UnicodeEncodeError`` for a name that is not Unicode."""
     csv_format = fmt == "csv"
     floats: dict[str, list[np.ndarray]] = {key: [] for key in (*_FLOATS, "host_sequences", "binds")}
     keys: list[np.ndarray | None] = []
@@ -1646,22 +1602,22 @@ def _group_bytes(segments: Sequence[Segment], fmt: str, kept: _Texts) -> bytes |
             return None
         host = columns["host_sequences"]
         assert host is not None
-        host_texts = int_text_bytes(host) if host.any() else []
+        host_texts = int_texts(host) if host.any() else []
         if csv_format:
             # The seven floats from tokens_per_s to scale_s are one run of cells, the two byte counts another (or,
             # when every row's card has the same capacity, the held bytes alone and the capacity's one text).
-            cells: list[Any] = [float_row_bytes(every[:, : len(_ROW_FLOATS)])]
+            cells: list[Any] = [float_rows(every[:, : len(_ROW_FLOATS)], ",")]
             capacity = every[:, -1]
             if (capacity == capacity[0]).all():
-                cells += [float_repr_bytes(every[:, -2]), f",{float(capacity[0])!r}"]
+                cells += [float_reprs(every[:, -2]), f",{float(capacity[0])!r}"]
             else:
-                cells += [float_row_bytes(every[:, len(_ROW_FLOATS) :]), ""]
+                cells += [float_rows(every[:, len(_ROW_FLOATS) :], ","), ""]
         else:
             cells = _json_cells(every, columns["binds"])
     else:
         host_texts, cells = [], []
     labels = [b if csv_format else json.dumps(b) for b in _BINDS]
-    parts: list[bytes] = []
+    parts: list[str] = []
     done = 0  # the group's priced rows already laid out
     for segment, runs in zip(segments, keys, strict=True):
         head = [segment.common[k] for k in COLUMNS[: COLUMNS.index("batch")]]
@@ -1673,7 +1629,7 @@ def _group_bytes(segments: Sequence[Segment], fmt: str, kept: _Texts) -> bytes |
             start += ', "batch": '
             shown = [json.dumps(v) for v in (*segment.provenance, *segment.weakest)]
         batches = segment.batches
-        batch_text = kept.of_batch_bytes(batches)
+        batch_text = kept.of_batches(batches)
         status = segment.status if runs is None else runs
         count = len(status)
         cuts = [0, *(np.flatnonzero(status[1:] != status[:-1]) + 1).tolist(), count]
@@ -1684,11 +1640,11 @@ def _group_bytes(segments: Sequence[Segment], fmt: str, kept: _Texts) -> bytes |
                 bind, used = divmod(code - 64, 2)
                 p0, p1 = done, done + b - a
                 done = p1
-                host_cell: str | list[bytes] = host_texts[p0:p1] if used else "0"
+                host_cell: str | list[str] = host_texts[p0:p1] if used else "0"
                 prov, weak = shown[used], shown[2 + used]
                 if csv_format:
                     counts = cells[1][p0:p1]
-                    pieces: list[Any] = [start, rows, ",", host_cell, cells[0][p0:p1],
+                    pieces: _Pieces = [start, rows, ",", host_cell, cells[0][p0:p1],
                                        f",{labels[bind]}" + ("," if cells[2] else ""), counts,
                                        f"{cells[2]},{prov},{weak},\n"]
                 else:
@@ -1705,9 +1661,9 @@ def _group_bytes(segments: Sequence[Segment], fmt: str, kept: _Texts) -> bytes |
                     fields = segment.alone[j]
                     row = {**dict.fromkeys(COLUMNS, None), **segment.common, "batch": int(batches[j]), **fields}
                     if csv_format:
-                        parts.append((_csv_line([_cell(row[k]) for k in COLUMNS]) + "\n").encode())
+                        parts.append(_csv_line([_cell(row[k]) for k in COLUMNS]) + "\n")
                     else:
-                        parts.append((",\n" + json.dumps(row, allow_nan=False)).encode())
+                        parts.append(",\n" + json.dumps(row, allow_nan=False))
             else:
                 name = segment.names[code - 1]
                 if csv_format:
@@ -1715,7 +1671,7 @@ def _group_bytes(segments: Sequence[Segment], fmt: str, kept: _Texts) -> bytes |
                 else:
                     suffix = f'{_JSON_NULLS}, "refusal": {json.dumps(name)}}}'
                 _lay(parts, [start, rows, suffix], b - a)
-    return b"".join(parts)
+    return "".join(parts)
 
 
 #: A refused row's JSON after its batch, up to its refusal: every column null.
@@ -1734,35 +1690,33 @@ def _json_cells(every: np.ndarray, binds: Any) -> list[Any]:
     chosen = every[np.arange(count), np.asarray(terms)[binds]]
     borrow = not same[pass_column] and bool(np.array_equal(chosen, every[:, pass_column]))
     varying = [j for j in range(len(_FLOATS)) if not same[j] and not (borrow and j == pass_column)]
-    flat = float_cell_bytes(every[:, varying]) if varying else []
+    flat = float_cells(every[:, varying]) if varying else []
     cells: list[Any] = [repr(float(every[0, j])) if same[j] else None for j in range(len(_FLOATS))]
     for k, j in enumerate(varying):
         cells[j] = flat[k :: len(varying)]
     if borrow:
         table = np.empty((len(terms), count), dtype=object)
         for row, j in enumerate(terms):
-            table[row] = cells[j].encode() if isinstance(cells[j], str) else cells[j]  # a shared text repeated
+            table[row] = cells[j]  # a text shared by every row is repeated
         cells[pass_column] = table[binds, np.arange(count)].tolist()
     return cells
 
 
-def _lay(parts: list[bytes], pieces: list[Any], rows: int) -> None:
-    """Add to ``parts`` the pieces of ``rows`` rows as UTF-8 bytes, in row order: ``pieces`` holds, in a row's
-    order, texts every row shares (``str``) and lists of one text a row (``bytes``, each exactly ``rows`` long);
-    adjacent shared texts are merged and encoded first. The list of every piece of every row is made by repeating
-    the shared ones and assigning each column to a slice of it: a few C loops, no object a row. Raises
-    ``UnicodeEncodeError`` for a shared text that is not Unicode."""
-    merged: list[Any] = []
+def _lay(parts: list[str], pieces: _Pieces, rows: int) -> None:
+    """Add to ``parts`` the pieces of ``rows`` rows, in row order: ``pieces`` holds, in a row's order, texts every
+    row shares and lists of one text a row (each exactly ``rows`` long); adjacent shared texts are merged first. The
+    list of every piece of every row is made by repeating the shared ones and assigning each column to a slice of it:
+    a few C loops, no object a row."""
+    merged: _Pieces = []
     for piece in pieces:
         if isinstance(piece, str) and merged and isinstance(merged[-1], str):
             merged[-1] += piece
         else:
             merged.append(piece)
-    merged = [p.encode() if isinstance(p, str) else p for p in merged]
     width = len(merged)
-    flat = [p if isinstance(p, bytes) else b"" for p in merged] * rows
+    flat = [p if isinstance(p, str) else "" for p in merged] * rows
     for j, p in enumerate(merged):
-        if not isinstance(p, bytes):
+        if not isinstance(p, str):
             flat[j::width] = p
     parts += flat
 

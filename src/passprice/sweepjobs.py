@@ -164,9 +164,8 @@ def _start(
                 if write is not None:
                     os.write(write, b"%d\n" % rows)
 
-            text = text_chunks(sweeper.segments(grid, report, units), fmt, opens=False, closes=closes, encoded=True)
-            for chunk in text:
-                data = memoryview(chunk if isinstance(chunk, bytes) else chunk.encode("utf-8"))
+            for chunk in text_chunks(sweeper.segments(grid, report, units), fmt, opens=False, closes=closes):
+                data = memoryview(chunk.encode("utf-8"))
                 while data:
                     data = data[os.write(fd, data) :]
             status = 0
@@ -200,16 +199,15 @@ def shared_chunks(
     appended: bool = True,
 ) -> Iterator[str | bytes | Appended]:
     """The text of the sweep of ``grid`` (checked by ``sweeper``), exactly :func:`~passprice.sweep.text_chunks` of
-    :meth:`~passprice.sweep.Sweeper.segments` with ``encoded`` (UTF-8 bytes; a chunk holding a name that is not
-    Unicode a ``str``), made by ``jobs`` processes (:func:`parts`): this one's part as such chunks, then each
-    worker's as an :class:`~passprice.files.Appended` file (``appended``; for
+    :meth:`~passprice.sweep.Sweeper.segments`, made by ``jobs`` processes (:func:`parts`): this one's part as text
+    chunks, then each worker's as an :class:`~passprice.files.Appended` file (``appended``; for
     :func:`~passprice.files.write_atomically`) or as bytes read from it (a megabyte at a time: for a stream).
     ``progress`` gets every process's priced rows; ``folder``: where the workers' anonymous files are made (the
     output's folder). Raises :class:`~passprice.errors.InputError` at the first row in grid order that
     :func:`~passprice.sweep.text_chunks` refuses; when the generator ends, early or not, no worker is left."""
     runs = parts(grid, jobs)
     if len(runs) == 1:
-        yield from text_chunks(sweeper.segments(grid, progress), fmt, encoded=True)
+        yield from text_chunks(sweeper.segments(grid, progress), fmt)
         return
     workers: list[_Worker] = []
     try:
@@ -225,8 +223,7 @@ def shared_chunks(
             for worker in workers:
                 worker.drain(progress, wait=False)
 
-        mine_only = sweeper.segments(grid, mine if progress else None, runs[0])
-        yield from text_chunks(mine_only, fmt, closes=False, encoded=True)
+        yield from text_chunks(sweeper.segments(grid, mine if progress else None, runs[0]), fmt, closes=False)
         for k, units in enumerate(runs[1:], 2):
             worker = workers[k - 2] if k - 2 < len(workers) else None
             if worker is not None and worker.finish(progress):
@@ -240,8 +237,8 @@ def shared_chunks(
                 continue
             # The worker failed (or none was started): this process prices its part (rows reported not counted twice).
             counted = worker.rows if worker is not None else 0
-            again = sweeper.segments(grid, _less(progress, counted), units)
-            yield from text_chunks(again, fmt, opens=False, closes=k == len(runs), encoded=True)
+            again = text_chunks(sweeper.segments(grid, _less(progress, counted), units), fmt, False, k == len(runs))
+            yield from again
     finally:
         for worker in workers:
             worker.stop()
