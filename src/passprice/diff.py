@@ -1362,8 +1362,34 @@ def compare(base: Side, head: Side) -> Diff:
     from passprice.check import review_files
 
     review = review_files(head.root)
+    problems = review.problems + unreproduced(head, [p for p in paths if p in head.files])
     return Diff(base.info, head.info, files, lock_impacts(base, head, files), base.code, head.code,
-                review.problems, review.unreadable)
+                problems, review.unreadable)
+
+
+def unreproduced(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
+    """The lines ``passprice check`` would fail HEAD on for its added or changed lock files (``changed``: paths
+    relative to the root) that do not reproduce from their own pinned inputs with HEAD's code
+    (:func:`passprice.reproduce.reproduce`): a lock whose recorded price, ``rests_on`` or floors were edited by hand
+    and its digest recomputed reads, and priced with HEAD's inputs it may even agree with HEAD's facts, but its
+    pinned facts do not give what it records. Only when HEAD is priced with the running code (its pricing model is
+    this passprice's); a lock that does not read is already a problem of :func:`passprice.check.review_files`."""
+    if not head.code.running and head.code.folder is not None:
+        return ()
+    from passprice.reproduce import reproduce
+
+    out = []
+    for rel in changed:
+        if file_kind(rel)[0] != "lock":
+            continue
+        try:
+            lock = read_lock(head.root.path / rel, head.root.schema)
+        except InputError:
+            continue
+        rep = reproduce(head.root, lock, with_today=False)
+        if not rep.equals:
+            out.append(f"{rel}: {rep.verdict()}")
+    return tuple(out)
 
 
 def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:

@@ -572,8 +572,9 @@ def _pinned_facts(document: Mapping[str, Any], source: str, check: bool) -> dict
     actual = "sha256:" + hashlib.sha256(_canonical(body).encode("utf-8")).hexdigest()
     if stated != actual:
         raise InputError(
-            f"{source}: lock.digest: the lock's contents do not match its digest (edited by hand?): they hash to "
-            f"{actual}, the lock says {stated}; re-lock it"
+            f"{source}: lock.digest: the lock's contents do not match its digest {stated} (edited by hand?): a lock "
+            "is written by passprice only; restore it (`git checkout -- FILE`) or write it anew (`passprice lock "
+            "SERVING -o FILE --force`, which the review shows)"
         )
     return facts
 
