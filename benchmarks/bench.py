@@ -6,7 +6,9 @@ libraries the project's rules require: the floor under any passprice command), A
 by run):
 ``passprice price r1-qwen7b-h200 --json``, ``passprice best r1-qwen7b-h200 --json``, ``passprice checkpoints``,
 ``passprice header`` on the complete gemma3 270M GGUF (253 MB, 262,144-token vocabulary), and a sweep of >= 10^6
-points written to a CSV file (its peak RSS too, and a sample of its rows checked against the scalar pricer).
+points written to a CSV file and to a JSON file (its peak RSS too, and a sample of its rows checked against the
+scalar pricer), in one process (``--jobs 1``: CPU time) and as a user runs it (the default ``--jobs``, the CPUs:
+wall-clock time and the CPU time of every process, each round beside ``--jobs 1`` and the imports alone).
 
 With valgrind installed, the same processes' instructions (callgrind) against the same two yardsticks: a measure the
 machine's other load does not move.

@@ -4,6 +4,7 @@ on the progress bar, and leaves no file, temporary file or process behind when i
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import subprocess
@@ -201,3 +202,26 @@ def test_ctrl_c_exits_130_leaving_no_file_and_no_worker(tmp_path: Path) -> None:
     for pid in pids:  # reaped by the sweep: no such process any more (not even a zombie)
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+@pytest.mark.parametrize("missing", [(), ("_copy_file_range",), ("_copy_file_range", "_sendfile")])
+def test_a_file_is_appended_whole_whichever_copy_the_system_has(
+    missing: tuple[str, ...], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from passprice import files
+
+    def absent(*args: Any) -> int:
+        raise OSError(errno.ENOSYS, "not here")
+
+    for name in missing:
+        monkeypatch.setattr(files, name, absent)
+    data = bytes(range(256)) * 9000  # 2.3 MB: more than one read of 1 MiB
+    source = os.open(tmp_path / "source", os.O_RDWR | os.O_CREAT)
+    os.write(source, data)  # its offset left at the end: the copy reads from byte 0 all the same
+    with open(tmp_path / "out", "wb") as out:
+        out.write(b"head,")
+        out.flush()
+        assert files.append_file(source, out.fileno()) == len(data)
+        out.write(b",tail")
+    os.close(source)
+    assert (tmp_path / "out").read_bytes() == b"head," + data + b",tail"
