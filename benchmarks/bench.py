@@ -112,6 +112,28 @@ print(os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime, usage.
 """
 
 
+#: :data:`_LAUNCHER`, and the wall-clock seconds from the command's start to its end.
+_LAUNCHER_WALL = """
+import os, subprocess, sys, time
+start = time.perf_counter()
+child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
+_, status, usage = os.wait4(child.pid, 0)
+wall = time.perf_counter() - start
+print(os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime, usage.ru_maxrss, wall)
+"""
+
+
+def run_walled(command: Sequence[str]) -> tuple[float, float, float]:
+    """One whole run of ``command`` from the checkout: its CPU seconds (user + sys, of the process and of every
+    process it waited for: a sweep's workers), its peak RSS (MB, the largest of them) and its wall-clock seconds."""
+    done = subprocess.run([sys.executable, "-c", _LAUNCHER_WALL, *command], cwd=ROOT, env=child_env(),
+                          capture_output=True, text=True)
+    status, cpu, rss, wall = done.stdout.split()
+    if done.returncode != 0 or status != "0":
+        raise RuntimeError(f"{' '.join(command)} exited {status}: {done.stderr[-500:]}")
+    return float(cpu), int(rss) / 1024, float(wall)
+
+
 #: Ways to run a passprice command besides the plain one: ``memo-bypassed`` runs it with ``PASSPRICE_NO_MEMO=1`` (the
 #: result memo neither looked up nor kept: the run as it was before the memo); ``memo-miss`` empties the memo's folder
 #: first, so the run looks up, misses, runs the command watched and keeps its output (the first run's cost).
@@ -494,9 +516,15 @@ def bench_sweep(points: int, sample: int, runs: int) -> None:
     note(f"sweep pricing in process ({total:,} points)", f"{rate:,.0f} prices/s",
          f"price_serving in a loop {loop:,.0f} prices/s", f"{rate / loop:.0f} x", ">= 1,000,000 prices/s")
     # Whole process: the rows streamed to a CSV file, then a JSON file; peak RSS; the sample checked against the
-    # CSV's lines. Each run is paired with a process that only imports what the sweep imports (Python, NumPy,
-    # orjson, click, attrs, passprice's CLI and sweep modules: the part of the time that does not grow with the
-    # grid), the ratio taken pair by pair.
+    # CSV's lines. Each round runs a process that only imports what the sweep imports (Python, NumPy, orjson,
+    # click, attrs, passprice's CLI and sweep modules: the part of the time that does not grow with the grid), the
+    # sweep in one process (--jobs 1) and the sweep as a user runs it (its default --jobs: the CPUs, at most 4),
+    # in turn; ratios are taken round by round. CPU time is every process's (user + sys, the workers' included);
+    # wall-clock time is what a user waits, and on a shared machine it moves with the others' load: read it
+    # against the yardstick's wall time in the same round.
+    from passprice.sweepjobs import default_jobs
+
+    jobs = default_jobs(grid)
     floor_command = [sys.executable, "-c", "import numpy, orjson, passprice.cli, passprice.sweep, passprice.files"]
     with tempfile.TemporaryDirectory() as folder:
         for fmt in ("csv", "json"):
@@ -505,19 +533,37 @@ def bench_sweep(points: int, sample: int, runs: int) -> None:
                        "--positions", ",".join(f"{p:g}" for p in positions), "--batches", f"1-{batches}", "-o",
                        str(out), "--force", "--max-rows", str(MAX_ROWS), "--format", fmt]
             cold = run_once(command)[0]  # the first run after a change of code fills the bench's cache: not timed
-            pairs = [(run_once(floor_command)[0], *run_once(command)) for _ in range(max(runs, 3))]
-            cpu = min(c for _, c, _ in pairs)
-            rss = max(r for _, _, r in pairs)
-            floor = statistics.median(f for f, _, _ in pairs)
-            beyond = statistics.median(c - f for f, c, _ in pairs)
+            rounds = [(run_walled(floor_command), run_walled([*command, "--jobs", "1"]),
+                       run_walled([*command, "--jobs", str(jobs)])) for _ in range(max(runs, 3))]
+            one = [r[1] for r in rounds]
+            cpu = min(c for c, _, _ in one)
+            rss = max(r for _, r, _ in one)
+            floor = statistics.median(f[0] for f, _, _ in rounds)
+            beyond = statistics.median(c[0] - f[0] for f, c, _ in rounds)
             if fmt == "csv":
                 mismatches = _check_sample(out, reference)
             size = out.stat().st_size
-            note(f"passprice sweep -o grid.{fmt}, whole process", f"{total / cpu:,.0f} prices/s ({cpu:.2f} s CPU, "
-                 f"{size / 1e6:.0f} MB of {fmt.upper()}; peak RSS {rss:.0f} MB)",
-                 f"the imports alone {floor:.2f} s; the run before it {cold:.2f} s",
-                 f"{statistics.median(c / f for f, c, _ in pairs):.1f} x the imports; {total / beyond:,.0f} prices/s "
-                 "beyond them", ">= 1,000,000 prices/s, RSS < 500 MB")
+            note(f"passprice sweep -o grid.{fmt} --jobs 1, whole process, CPU time",
+                 f"{total / cpu:,.0f} prices/s ({cpu:.2f} s CPU, {size / 1e6:.0f} MB of {fmt.upper()}; peak RSS "
+                 f"{rss:.0f} MB)", f"the imports alone {floor:.2f} s; the run before it {cold:.2f} s",
+                 f"{statistics.median(c[0] / f[0] for f, c, _ in rounds):.1f} x the imports; {total / beyond:,.0f} "
+                 "prices/s beyond them", ">= 1,000,000 prices/s, RSS < 500 MB")
+            if jobs == 1:
+                print(f"  (one CPU here: --jobs {jobs} is the default; no run with workers)")
+                continue
+            shared = [r[2] for r in rounds]
+            cpu_n = statistics.median(c for c, _, _ in shared)
+            rss_n = max(r for _, r, _ in shared)
+            wall_1 = statistics.median(w for _, _, w in one)
+            wall_n = statistics.median(w for _, _, w in shared)
+            floor_wall = statistics.median(f[2] for f, _, _ in rounds)
+            note(f"passprice sweep -o grid.{fmt} (default --jobs {jobs}), whole process, wall clock",
+                 f"{total / wall_n:,.0f} prices/s ({wall_n:.2f} s wall; {cpu_n:.2f} s CPU of all {jobs} processes, "
+                 f"{total / cpu_n:,.0f} prices/s of CPU; peak RSS {rss_n:.0f} MB a process)",
+                 f"--jobs 1 {wall_1:.2f} s wall ({total / wall_1:,.0f} prices/s); the imports alone {floor_wall:.2f} s "
+                 "wall", f"{statistics.median(o[2] / n[2] for _, o, n in rounds):.2f} x faster than --jobs 1 (wall); "
+                 f"{statistics.median(n[0] / o[0] for _, o, n in rounds):.2f} x its CPU",
+                 ">= 1,000,000 prices/s, RSS < 500 MB")
     note(f"sweep rows against price_serving on a random sample of {sample}", f"{mismatches} differ",
          "tokens_per_s, pass_s, binds, refusal compared as text (bit for bit)", "", "0 differ")
     _check_texts(root, grid)

@@ -73,6 +73,17 @@ def test_jobs_write_the_one_process_text_byte_for_byte(fmt: str, tmp_path: Path)
     assert leftovers(tmp_path) == []  # no temporary file left in the output's folder
 
 
+def test_jobs_under_a_stack_write_the_same_text(tmp_path: Path) -> None:
+    # A stack's rows are written a row at a time, with its columns: a later part carries no header either.
+    args = ["gemma3-270m-h100", "r1-qwen7b-h200", "--cards", "h200_sxm_141gb,sn40l,b200", "--positions", "512,4096",
+            "--batches", "0,1,64,5000", "--stack", "llamacpp-cuda-2405"]
+    status, output, one = run(tmp_path, [*args, "--jobs", "1"], "one.csv")
+    assert status == 0, output
+    assert one is not None and one.count(b"expected_tokens_per_s") == 1
+    status, output, three = run(tmp_path, [*args, "--jobs", "3"], "three.csv")
+    assert (status, three) == (0, one), output
+
+
 def test_jobs_on_standard_output_write_the_same_text() -> None:
     base = ["--root", str(ROOT.path), "sweep", *ARGS, "--format", "json"]
     one = CliRunner().invoke(cli, [*base, "--jobs", "1"])
