@@ -7,8 +7,9 @@ by run):
 ``passprice price r1-qwen7b-h200 --json``, ``passprice best r1-qwen7b-h200 --json``, ``passprice checkpoints``,
 ``passprice header`` on the complete gemma3 270M GGUF (253 MB, 262,144-token vocabulary), and a sweep of >= 10^6
 points written to a CSV file and to a JSON file (its peak RSS too, and a sample of its rows checked against the
-scalar pricer), in one process (``--jobs 1``: CPU time) and as a user runs it (the default ``--jobs``, the CPUs:
-wall-clock time and the CPU time of every process, each round beside ``--jobs 1`` and the imports alone).
+scalar pricer), in one process (``--jobs 1``: CPU time) and with a worker a CPU (``--jobs N``, the default on an
+idle machine: wall-clock time and the CPU time of every process, each round beside ``--jobs 1`` and the imports
+alone).
 
 With valgrind installed, the same processes' instructions (callgrind) against the same two yardsticks: a measure the
 machine's other load does not move.
@@ -518,13 +519,14 @@ def bench_sweep(points: int, sample: int, runs: int) -> None:
     # Whole process: the rows streamed to a CSV file, then a JSON file; peak RSS; the sample checked against the
     # CSV's lines. Each round runs a process that only imports what the sweep imports (Python, NumPy, orjson,
     # click, attrs, passprice's CLI and sweep modules: the part of the time that does not grow with the grid), the
-    # sweep in one process (--jobs 1) and the sweep as a user runs it (its default --jobs: the CPUs, at most 4),
-    # in turn; ratios are taken round by round. CPU time is every process's (user + sys, the workers' included);
+    # sweep in one process (--jobs 1) and the sweep with a worker a CPU (--jobs N: the CPUs, at most 4, its default
+    # on an idle machine; on a loaded one the default leaves out the CPUs the load average says are busy), in
+    # turn; ratios are taken round by round. CPU time is every process's (user + sys, the workers' included);
     # wall-clock time is what a user waits, and on a shared machine it moves with the others' load: read it
     # against the yardstick's wall time in the same round.
-    from passprice.sweepjobs import default_jobs
+    from passprice.sweepjobs import MOST_JOBS
 
-    jobs = default_jobs(grid)
+    jobs = max(1, min(len(os.sched_getaffinity(0)), MOST_JOBS))
     floor_command = [sys.executable, "-c", "import numpy, orjson, passprice.cli, passprice.sweep, passprice.files"]
     with tempfile.TemporaryDirectory() as folder:
         for fmt in ("csv", "json"):
@@ -549,7 +551,7 @@ def bench_sweep(points: int, sample: int, runs: int) -> None:
                  f"{statistics.median(c[0] / f[0] for f, c, _ in rounds):.1f} x the imports; {total / beyond:,.0f} "
                  "prices/s beyond them", ">= 1,000,000 prices/s, RSS < 500 MB")
             if jobs == 1:
-                print(f"  (one CPU here: --jobs {jobs} is the default; no run with workers)")
+                print("  (one CPU here: no run with workers)")
                 continue
             shared = [r[2] for r in rounds]
             cpu_n = statistics.median(c for c, _, _ in shared)
@@ -557,7 +559,8 @@ def bench_sweep(points: int, sample: int, runs: int) -> None:
             wall_1 = statistics.median(w for _, _, w in one)
             wall_n = statistics.median(w for _, _, w in shared)
             floor_wall = statistics.median(f[2] for f, _, _ in rounds)
-            note(f"passprice sweep -o grid.{fmt} (default --jobs {jobs}), whole process, wall clock",
+            note(f"passprice sweep -o grid.{fmt} --jobs {jobs} (the default on an idle machine), whole process, "
+                 "wall clock",
                  f"{total / wall_n:,.0f} prices/s ({wall_n:.2f} s wall; {cpu_n:.2f} s CPU of all {jobs} processes, "
                  f"{total / cpu_n:,.0f} prices/s of CPU; peak RSS {rss_n:.0f} MB a process)",
                  f"--jobs 1 {wall_1:.2f} s wall ({total / wall_1:,.0f} prices/s); the imports alone {floor_wall:.2f} s "

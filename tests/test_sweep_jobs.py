@@ -61,6 +61,18 @@ def test_parts_are_contiguous_runs_of_pairs_in_grid_order() -> None:
     assert cut == whole
 
 
+@pytest.mark.parametrize(("cpus", "load", "jobs"), [(2, 0.6, 2), (2, 1.2, 1), (2, 5.0, 1), (8, 2.9, 4), (16, 0.0, 4)])
+def test_by_default_a_large_sweep_uses_the_idle_cpus(
+    cpus: int, load: float, jobs: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cpus)))
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+    large = Grid(SERVINGS, tuple(range(1, 8000)), CARDS, (512.0, 2048.0))
+    assert large.size() >= sweepjobs.PARALLEL_ROWS
+    assert sweepjobs.default_jobs(large) == jobs
+    assert sweepjobs.default_jobs(Grid(SERVINGS, tuple(range(1, 100)), CARDS)) == 1  # a small grid: one process
+
+
 @pytest.mark.parametrize("fmt", ["csv", "json"])
 def test_jobs_write_the_one_process_text_byte_for_byte(fmt: str, tmp_path: Path) -> None:
     status, output, one = run(tmp_path, [*ARGS, "--format", fmt, "--jobs", "1"], f"one.{fmt}")
