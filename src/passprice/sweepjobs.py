@@ -214,7 +214,7 @@ def shared_chunks(
     output's folder). Raises :class:`~passprice.errors.InputError` at the first row in grid order that
     :func:`~passprice.sweep.text_chunks` refuses; when the generator ends, early or not, no worker is left."""
     runs = parts(grid, jobs)
-    if len(runs) == 1:
+    if len(runs) == 1 or not hasattr(os, "fork"):  # one part, or a system without fork: one process
         yield from text_chunks(sweeper.segments(grid, progress), fmt)
         return
     workers: list[_Worker] = []
