@@ -1282,13 +1282,14 @@ class Diff:
             names = ", ".join(lock.name for lock in broken)
             advice = ""
             if floors:
-                offences = sorted(
-                    {f"{o.path}={o.provenance.value}" for lock in floors if lock.verdict for o in lock.verdict.offences}
+                commands = "; ".join(
+                    f"`passprice lock {lock.serving_name or 'SERVING'} -o {lock.path} --force "
+                    + " ".join(f"--require {o.path}={o.provenance.value}" for o in lock.verdict.offences) + "`"
+                    for lock in floors if lock.verdict
                 )
                 advice = (
-                    f" (a fact below a floor: restore it, or re-lock with the floor loosened, `passprice lock SERVING "
-                    f"-o LOCK --force {' '.join('--require ' + o for o in offences)}`, which the review shows as a "
-                    "loosened floor; `--update` keeps the floors and refuses)"
+                    f" (a fact below a floor: restore it, or re-lock with the floor loosened, {commands}, which the "
+                    "review shows as a loosened floor; `--update` keeps the floors and refuses)"
                 )
             reasons.append(f"the change breaks lock{'s' if len(broken) > 1 else ''} {names}{advice}")
         gone: dict[str, list[str]] = {}
