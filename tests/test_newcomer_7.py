@@ -21,3 +21,11 @@ def test_a_lock_named_by_its_path_in_the_registry_is_found_from_any_folder(
     # Only a path below locks/ is read that way: another relative path is still a file of the working folder.
     bad("reproduce", "registry/servings/r1-qwen7b-h200.toml", root=REPO,
         says="lock 'registry/servings/r1-qwen7b-h200.toml': no such file")
+
+
+def test_a_drafting_method_mistyped_on_the_command_line_is_not_blamed_on_the_serving_file() -> None:
+    lines = bad("speculate", "r1-qwen7b-h200", "--draft", "eagle")
+    assert lines == [
+        "passprice: error: drafting method 'eagle': not found in "
+        f"{REPO / 'facts' / 'drafts'} (registered: deepseek-v3-mtp, qwen35-mtp)"
+    ]
