@@ -29,3 +29,17 @@ def test_a_drafting_method_mistyped_on_the_command_line_is_not_blamed_on_the_ser
         "passprice: error: drafting method 'eagle': not found in "
         f"{REPO / 'facts' / 'drafts'} (registered: deepseek-v3-mtp, qwen35-mtp)"
     ]
+
+
+def test_a_model_type_synth_does_not_build_says_what_to_do(tmp_path: Path) -> None:
+    config = tmp_path / "phi3.json"
+    config.write_text('{"model_type": "phi3", "hidden_size": 64, "num_hidden_layers": 1, "num_attention_heads": 4, '
+                      '"vocab_size": 256}', encoding="utf-8")
+    lines = bad("synth", str(config), "-o", str(tmp_path / "x.gguf"))
+    assert lines == [
+        f"passprice: error: {config}: model_type: 'phi3' is not allowed here (one of 'llama', 'mixtral', 'mistral', "
+        "'qwen2', 'qwen3', 'qwen3_moe', 'qwen3_next', 'gpt_oss', 'deepseek_v2', 'deepseek_v3') — synth builds no "
+        "other; for another architecture import a real GGUF header of the model (`passprice import FILE.gguf`: the "
+        "header alone is enough, e.g. the first megabytes of the file)"
+    ]
+    assert not (tmp_path / "x.gguf").exists()
