@@ -270,7 +270,9 @@ _TERMS = (
         "elasticity",
         "% change of tokens/s for a +1 % change of a fact",
         "A fact's elasticity: the % change of tokens/s when the fact is 1 % higher, by re-pricing. A memory-bound "
-        "price has ≈ +1 in `memory.bandwidth`; 0 means the price does not depend on the fact.",
+        "price has ≈ +1 in `memory.bandwidth`; 0 means a 1 % change does not move it, though the price may still "
+        "rest on the fact: `memory.capacity` decides whether the batch fits (a smaller card refuses it) and moves no "
+        "price that fits, and a term that does not bind moves nothing until it does.",
         ("elasticities",),
     ),
     Term(
