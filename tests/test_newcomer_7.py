@@ -43,3 +43,18 @@ def test_a_model_type_synth_does_not_build_says_what_to_do(tmp_path: Path) -> No
         "header alone is enough, e.g. the first megabytes of the file)"
     ]
     assert not (tmp_path / "x.gguf").exists()
+
+
+def test_a_stack_price_on_a_card_its_runs_never_measured_says_it_extrapolates() -> None:
+    result = invoke("price", "r1-qwen7b-h200", "--stack", "llamacpp-cuda-2405", "--no-lock")
+    assert result.exit_code == 0, result.output
+    assert result.stderr == (
+        "passprice: warning: stack llamacpp-cuda-2405 was fitted on runs on 11 cards (a100_pcie_80gb, a100_sxm4_80gb, "
+        "a40, h100_pcie_80gb, l40s, rtx_3080, rtx_3090, rtx_4080, rtx_4090, rtx_6000_ada, rtx_a6000), not "
+        "h200_sxm_141gb: its expected price here extrapolates across cards (with a card held out of the fit, its "
+        "error was 6.9 % on average, 20.4 % at most)\n"
+    )
+    # A card the runs measured: no warning.
+    measured = invoke("price", "--checkpoint", "llama3-8b-q4_k_m", "--card", "rtx_4090", "--limit", "512",
+                      "--position", "256", "--stack", "llamacpp-cuda-2405")
+    assert measured.exit_code == 0 and measured.stderr == "", measured.output
