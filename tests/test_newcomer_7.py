@@ -58,3 +58,31 @@ def test_a_stack_price_on_a_card_its_runs_never_measured_says_it_extrapolates() 
     measured = invoke("price", "--checkpoint", "llama3-8b-q4_k_m", "--card", "rtx_4090", "--limit", "512",
                       "--position", "256", "--stack", "llamacpp-cuda-2405")
     assert measured.exit_code == 0 and measured.stderr == "", measured.output
+
+
+@pytest.mark.parametrize(
+    ("kind", "says"),
+    [
+        ("other", "its header carries no drafting blocks (nextn_predict_layers 0)"),
+        ("draft-model", "it drafts with a separate draft model, whose weights and passes are not in this checkpoint's "
+                        "header"),
+    ],
+)
+def test_drafting_without_its_drafter_in_the_header_is_refused(tmp_path: Path, kind: str, says: str) -> None:
+    # A method of the newcomer's own (kind other) for a checkpoint with no MTP block was priced at a 2.0x speedup:
+    # each drafted token cost only the head's rows, its drafter priced as free.
+    from cli_helpers import copy_root, refused
+
+    root = copy_root(tmp_path)
+    text = (root / "facts" / "drafts" / "qwen35-mtp.toml").read_text(encoding="utf-8")
+    text = text.replace('kind = "mtp"\ncheckpoints = ["qwen35-27b-like"]\n', f'kind = "{kind}"\n')
+    (root / "facts" / "drafts" / "eagle.toml").write_text(text, encoding="utf-8")
+    out = refused("price", "r1-qwen7b-h200", "--draft", "eagle", "--draft-tokens", "1", "--no-lock", root=root,
+                  name="NoDrafter")
+    assert out["method"] == "eagle" and out["why"] == says
+    assert out["message"].endswith(
+        "so its drafted tokens would be priced as if drafting cost nothing but the head's rows; price without drafts, "
+        "or a checkpoint that carries its drafter (MTP blocks: nextn_predict_layers)"
+    )
+    # The hybrid carries its MTP block: its own method prices, as registered.
+    assert invoke("price", "qwen35-27b-h200-mtp", "--no-lock", root=root).exit_code == 0

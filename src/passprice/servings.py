@@ -430,8 +430,9 @@ def require_scopes(
     when the serving file ``source`` named the checkpoint and the record together (its ``routing``, its
     ``draft.method`` unless ``method_from_file`` is false: a method the command line gave), :class:`InputError`
     naming the file and key: a file that pairs a model with another model's record is bad input, not a serving
-    the model cannot price."""
-    from passprice.scopes import OutOfScope
+    the model cannot price. Then :func:`~passprice.scopes.require_drafter`: a method in scope that drafts with a
+    separate draft model is refused (:class:`~passprice.serving.NoDrafter`)."""
+    from passprice.scopes import OutOfScope, require_drafter
 
     try:
         _require_scopes(root, checkpoint, header, method, routing)
@@ -440,6 +441,9 @@ def require_scopes(
         if source is None or (key == "draft.method" and not method_from_file):
             raise
         raise InputError(f"{source}: {key}: {e}") from None
+    ref, the_method = method
+    if ref is not None and the_method is not None:  # in scope: now, does the header carry what it drafts with?
+        require_drafter(ref, the_method.kind, checkpoint)
 
 
 def _require_scopes(
