@@ -42,3 +42,37 @@ def test_a_registered_serving_named_by_a_path_is_priced_under_its_lock(tmp_path:
         "passprice: refused: LockFloor: lock r1-qwen7b-h200 refuses this price: memory.bandwidth is assumed, below "
         "the floor published (the price's weakest provenance is assumed, carried by memory.bandwidth)\n"
     )
+
+
+# --- fact show --history: texts of old versions and of commits ----------------------------------------------------
+
+
+def test_history_shows_no_bidi_control_or_line_break_of_an_old_version_or_commit(tmp_path: Path) -> None:
+    """``fact show --history`` reads each old version as it was committed (never held to today's schema) and printed
+    its locator raw: a locator ``ev\\u202eil\\nline2 \\x1b[31m`` split the version's block in two, reordered the line
+    and sent ESC to the terminal; an author or subject holding U+202E was printed raw too (only C0 controls were
+    replaced). The locator is now shown escaped, the author and subject with U+FFFD."""
+    import subprocess
+
+    def git(*args: str, name: str = "t") -> None:
+        subprocess.run(["git", "-c", f"user.name={name}", "-c", "user.email=t@example.com", *args], cwd=root,
+                       check=True, capture_output=True)  # fmt: skip
+
+    root = copy_root(tmp_path)
+    card = root / "facts" / "cards" / "h200_sxm_141gb.toml"
+    text = card.read_text(encoding="utf-8")
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-qm", "the registry")
+    locator = "locator = \"Technical Specifications table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s'\""
+    assert locator in text
+    card.write_text(text.replace(locator, 'locator = "ev\\u202eil\\nline2 \\u001b[31m red"', 1), encoding="utf-8")
+    git("commit", "-qam", "sub\u202eject", name="ev\u202eil")
+    card.write_text(text, encoding="utf-8")
+    git("commit", "-qam", "fixed")
+    result = invoke("fact", "show", "h200_sxm_141gb", "memory.bandwidth", "--history", root=root)
+    assert result.exit_code == 0, result.output
+    assert "\u202e" not in result.stdout and "\x1b" not in result.stdout
+    assert "  ev\ufffdil  sub\ufffdject\n" in result.stdout
+    assert "  source: nvidia-h200-datasheet — ev\\u202eil\\nline2 \\x1b[31m red\n" in result.stdout
+    assert len(result.stdout.split("\n\n")) == 4  # the heading and three versions, one block each
