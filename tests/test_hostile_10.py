@@ -103,3 +103,60 @@ def test_a_fits_objective_is_every_runs_prediction_to_the_bit() -> None:
             for i in range(len(comp))
         ]
         assert c._predicted(comp, layers, values, serial).tolist() == one_by_one
+
+
+# --- a name a registry file gives that holds a NUL or a bidi control ----------------------------------------------
+
+_ONE_LINE = "holds a control character, a line separator or a bidi control (a newline, a tab, U+2028, U+202E …): " \
+    "write it on one line"
+
+
+def _replaced(file: Path, old: str, new: str) -> None:
+    text = file.read_text(encoding="utf-8")
+    assert old in text
+    file.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+@pytest.mark.parametrize(("key", "old", "new", "shown"), [
+    ("card", 'card = "h200_sxm_141gb"', 'card = "a\\u0000b"', "'a\\x00b'"),
+    ("checkpoint", 'checkpoint = "deepseek-r1-distill-qwen-7b-q4_k_m"', 'checkpoint = "a\\u0000b.gguf"',
+     "'a\\x00b.gguf'"),
+    ("card", 'card = "h200_sxm_141gb"', 'card = "h200\\u202e"', "'h200\\u202e'"),
+])
+def test_a_serving_file_naming_a_record_by_a_text_that_does_not_print_names_the_file_and_key(
+    tmp_path: Path, key: str, old: str, new: str, shown: str
+) -> None:
+    """The serving schema held ``card``, ``checkpoint``, ``draft.method`` and ``routing`` to no one-line rule: a
+    serving file with ``card = "a\\u0000b"`` failed ``price`` and ``check`` with ``'…/facts/cards/a\\x00b.toml': not a
+    file name (it holds a NUL character)``, naming neither the serving file nor its key (in a registry of many
+    servings, no way to find it), and ``"h200\\u202e"`` was looked up as a name. The schema now refuses each by the
+    one-line rule, naming the file and key."""
+    from cli_helpers import bad
+
+    root = copy_root(tmp_path)
+    serving = root / "registry" / "servings" / "r1-qwen7b-h200.toml"
+    _replaced(serving, old, new)
+    bad("price", "r1-qwen7b-h200", root=root, says=f"{serving}: {key}: {shown} {_ONE_LINE}")
+    result = invoke("check", root=root)
+    assert result.exit_code == 2
+    assert f"passprice: error: registry/servings/r1-qwen7b-h200.toml: {key}: {shown} {_ONE_LINE}\n" in result.stderr
+
+
+def test_a_sweep_file_or_a_measured_run_naming_a_record_by_a_nul_names_the_file_and_key(tmp_path: Path) -> None:
+    """As for a serving file: a sweep file's ``servings`` item and a measured run's ``card`` holding a NUL were
+    reported by the file name they made (``'…/registry/servings/a\\x00b.toml': not a file name``), not by the file
+    and key that gave them."""
+    from cli_helpers import bad
+
+    root = copy_root(tmp_path)
+    sweep = tmp_path / "sweep.toml"
+    sweep.write_text('servings = ["r1-qwen7b-h200", "a\\u0000b"]\nbatches = [1]\npositions = [5]\n', encoding="utf-8")
+    bad("sweep", "--file", str(sweep), "-o", str(tmp_path / "out.csv"), root=root,
+        says=f"{sweep}: servings.1: 'a\\x00b' {_ONE_LINE}")
+    assert not (tmp_path / "out.csv").exists()
+    _replaced(root / "registry" / "measurements" / "llamacpp-points.toml", 'card = "h100_pcie_80gb"',
+              'card = "h100\\u0000pcie"')
+    result = invoke("check", root=root)
+    assert result.exit_code == 2
+    assert result.stderr.startswith(
+        f"passprice: error: registry/measurements/llamacpp-points.toml: run.0.card: 'h100\\x00pcie' {_ONE_LINE}\n")
