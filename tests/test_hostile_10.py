@@ -160,3 +160,23 @@ def test_a_sweep_file_or_a_measured_run_naming_a_record_by_a_nul_names_the_file_
     assert result.exit_code == 2
     assert result.stderr.startswith(
         f"passprice: error: registry/measurements/llamacpp-points.toml: run.0.card: 'h100\\x00pcie' {_ONE_LINE}\n")
+
+
+# --- the closest-name hint among names its bound ties -------------------------------------------------------------
+
+
+def test_the_hint_names_the_closest_of_many_names_the_bound_ties(tmp_path: Path) -> None:
+    """Round 9 scored in full only the 40 names with the highest ``quick_ratio`` (the characters shared in any
+    order), so among names of the same characters (every order of the digits 1 to 6) the 40 scored were the last in
+    sort order, and ``price s123456y`` hinted ``did you mean s651234x?`` though ``s123456x`` is one letter away
+    (difflib's own get_close_matches gives it first). The names the bound ties are now ranked by the characters
+    they share in place."""
+    import itertools
+
+    from cli_helpers import bad
+
+    root = copy_root(tmp_path)
+    for digits in itertools.permutations("123456"):
+        (root / "registry" / "servings" / f"s{''.join(digits)}x.toml").write_text("x = 1\n", encoding="utf-8")
+    lines = bad("price", "s123456y", root=root, says="serving 's123456y': not found in ")
+    assert "/registry/servings; did you mean s123456x or " in lines[0], lines[0][:200]
