@@ -180,3 +180,57 @@ def test_the_hint_names_the_closest_of_many_names_the_bound_ties(tmp_path: Path)
         (root / "registry" / "servings" / f"s{''.join(digits)}x.toml").write_text("x = 1\n", encoding="utf-8")
     lines = bad("price", "s123456y", root=root, says="serving 's123456y': not found in ")
     assert "/registry/servings; did you mean s123456x or " in lines[0], lines[0][:200]
+
+
+# --- a serving file whose shared prefix it cannot hold --------------------------------------------------------------
+
+
+def test_new_serving_writes_no_shared_prefix_a_file_cannot_hold(tmp_path: Path) -> None:
+    """``new-serving n r1-qwen7b-h200 --shared-prefix 4096`` wrote a serving file with no ``kv_page`` (exit 0, 'price
+    it with passprice price n'); ``price n`` was then refused ``BadPrefix`` (exit 1, naming neither the file nor the
+    key) and ``check`` passed it. A shared prefix needs the file's paged cache, and no class of the file may stop short
+    of it: bad input naming the file and key, read or written."""
+    from cli_helpers import bad
+
+    root = copy_root(tmp_path)
+    servings = root / "registry" / "servings"
+    bad("new-serving", "n", "r1-qwen7b-h200", "--shared-prefix", "4096", root=root,
+        says=f"{servings / 'n.toml'}: shared_prefix: 4096 positions shared need a paged KV cache (a contiguous cache "
+        "shares no page): give kv_page, or remove shared_prefix (nothing written)")
+    bad("new-serving", "n", "r1-qwen7b-h200", "--shared-prefix", "4000", "--kv-page", "16", root=root,
+        says=f"{servings / 'n.toml'}: contexts.0.position: 2048 stops short of the shared prefix (shared_prefix "
+        "4000): every sequence holds the whole prefix (nothing written)")
+    assert not (servings / "n.toml").exists()
+    text = (servings / "r1-qwen7b-h200.toml").read_text(encoding="utf-8")
+    (servings / "n.toml").write_text(text.replace("host_memory = false\n", "host_memory = false\nshared_prefix = 16\n"),
+                                     encoding="utf-8")
+    bad("price", "n", root=root,
+        says=f"{servings / 'n.toml'}: shared_prefix: 16 positions shared need a paged KV cache")
+    result = invoke("check", root=root)
+    assert result.exit_code == 2
+    assert "passprice: error: registry/servings/n.toml: shared_prefix: 16 positions shared need a paged KV cache" in \
+        result.stderr
+
+
+# --- a lock written inside the registry where no command reads it -------------------------------------------------
+
+
+@pytest.mark.parametrize("place", ["locks/x.lock", "registry/servings/y.lock.toml", "locks/.lock.toml"])
+def test_a_lock_written_inside_the_registry_where_no_command_reads_it_is_refused(tmp_path: Path, place: str) -> None:
+    """``lock r1-qwen7b-h200 --force -o locks/x.lock`` printed ``locked r1-qwen7b-h200 …`` and wrote a lock into the
+    registry that ``check``, ``price`` and ``diff`` never read (they read ``locks/NAME.lock.toml``): its floors
+    guarded nothing, without a word. Refused now, before anything is priced; a lock outside the registry is the
+    user's own and still written."""
+    from cli_helpers import bad
+
+    root = copy_root(tmp_path)
+    output = root / place
+    bad("lock", "r1-qwen7b-h200", "--force", "-o", str(output), root=root,
+        says=f"{output}: inside the registry, locks are read from {root / 'locks'}/NAME.lock.toml only: a lock written "
+        "here would guard nothing (check, price and diff never read it); write it there (the default), or outside "
+        "the registry")
+    assert not output.exists()
+    outside = tmp_path / "mine.lock.toml"
+    result = invoke("lock", "r1-qwen7b-h200", "-o", str(outside), root=root)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("locked mine (price, locks serving r1-qwen7b-h200): 996.1 tokens/s")
