@@ -260,7 +260,10 @@ def _predicted(comp: np.ndarray, layers: np.ndarray, values: dict[str, float], s
         terms[:, term] += parts[:, j]
     top = terms.max(axis=1)
     total = terms[:, 0] + terms[:, 1] + terms[:, 2] + terms[:, 3] + terms[:, 4]
-    return values.get("overhead.pass", 0.0) + layers * values.get("overhead.layer", 0.0) + top + serial * (total - top)
+    predicted: np.ndarray = (
+        values.get("overhead.pass", 0.0) + layers * values.get("overhead.layer", 0.0) + top + serial * (total - top)
+    )
+    return predicted
 
 
 def exercised(models: Sequence[RunModel]) -> tuple[str, ...]:
