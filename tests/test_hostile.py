@@ -202,7 +202,7 @@ def test_an_edit_held_too_long_is_refused_not_waited_for(tmp_path: Path) -> None
 def test_fact_set_writes_through_a_link_and_keeps_the_mode(tmp_path: Path) -> None:
     root = prepare(tmp_path)
     card = root / "facts" / "cards" / f"{H200}.toml"
-    real = tmp_path / "elsewhere" / "h200.toml"
+    real = root / "elsewhere" / "h200.toml"  # inside the registry: a link out of it is refused (round 10)
     real.parent.mkdir()
     card.rename(real)
     card.symlink_to(real)

@@ -234,3 +234,32 @@ def test_a_lock_written_inside_the_registry_where_no_command_reads_it_is_refused
     result = invoke("lock", "r1-qwen7b-h200", "-o", str(outside), root=root)
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith("locked mine (price, locks serving r1-qwen7b-h200): 996.1 tokens/s")
+
+
+# --- a registry file that is a link to a file outside the registry ------------------------------------------------
+
+
+def test_a_record_file_linked_outside_the_registry_is_not_read_or_quoted(tmp_path: Path) -> None:
+    """A pull request adding ``facts/cards/x.toml`` as a symbolic link to a TOML file of the CI machine made
+    ``check`` (and ``diff --format comment``, in the PR comment) read it and quote its values in their error lines:
+    ``facts/cards/x.toml: memory.bandwidth.value: 'hunter2-password' is not of type 'number'`` — what a name inside a
+    registry file naming a path outside it may not do. Such a link is refused unread; a link to a file inside the
+    registry still reads."""
+    from cli_helpers import bad
+
+    root = copy_root(tmp_path)
+    secret = tmp_path / "secret.toml"
+    secret.write_text('[card]\nname = "x"\n[memory.bandwidth]\nvalue = "hunter2-password"\nunit = "TB/s"\n',
+                      encoding="utf-8")
+    link = root / "facts" / "cards" / "x.toml"
+    link.symlink_to(secret)
+    result = invoke("check", root=root)
+    assert result.exit_code == 2 and "hunter2" not in result.output
+    line = (f"x.toml: a symbolic link to {secret}, outside the registry ({root}): a registry's files lie inside it "
+            "(copy the file in, or link to one inside)")
+    assert f"passprice: error: facts/cards/{line}\n" in result.stderr
+    bad("fact", "show", "x", root=root, says=f"{root}/facts/cards/{line}")
+    link.unlink()
+    link.symlink_to(root / "facts" / "cards" / "h200_sxm_141gb.toml")
+    shown = invoke("fact", "show", "x", "memory.bandwidth", root=root)
+    assert shown.exit_code == 0 and "4.8 TB/s" in shown.stdout, shown.output
