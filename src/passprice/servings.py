@@ -416,7 +416,9 @@ def resolve(
     if ref is not None:  # drafting methods and routing records are imported only for a serving that names them
         from passprice.drafts import load_draft_method
 
-        method = _named(spec, "draft.method", lambda: load_draft_method(root, ref))
+        # A method the command line named (speculate --draft) is not the serving file's to answer for.
+        named_by = spec if spec.draft is not None or method_ref_from_file else attrs.evolve(spec, source=None)
+        method = _named(named_by, "draft.method", lambda: load_draft_method(root, ref))
     acceptance = method.first(spec.draft.tokens) if method is not None and spec.draft is not None else ()
     name = spec.routing
     routing: Routing | None = None
