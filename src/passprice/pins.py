@@ -10,7 +10,8 @@ its entry.
   depend on the Python version, and hashed together with the module names. A docstring or comment edit is not a
   model change; any change to a formula, a constant or a rule is. Computed from source files (the running package's,
   or another checkout's ``src/passprice``), in under a second, only when a lock is written, reproduced,
-  checked or diffed, and kept in passprice's cache under the sha256 of every module file's bytes.
+  checked or diffed, and kept in passprice's cache under the sha256 of every module file's bytes; a build records
+  it beside the modules (:func:`record`), which answers only for the very bytes it records.
 - :func:`checkpoint_digest`: the canonical JSON of the metadata (every key with its type and value, a long array as
   its element type and length) and the tensor table (name, GGML type id, dims, in table order): what
   :mod:`passprice.decode` and :mod:`passprice.serving` read. The header's sha256, byte counts, offsets, shard files
