@@ -16,6 +16,7 @@ made (the code does not parse) is left out, and the digest is computed at run ti
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -69,9 +70,16 @@ class TrackedData(BuildHookInterface):  # type: ignore[misc]
             (source / "passprice" / "pricing_model.json").write_text(text, encoding="utf-8")
             return
         folder = Path(tempfile.mkdtemp(prefix="passprice-build-"))
+        self._made = folder
         made = folder / "pricing_model.json"
         made.write_text(text, encoding="utf-8")
         build_data.setdefault("force_include", {})[str(made)] = "passprice/pricing_model.json"
+
+    def finalize(self, version: str, build_data: dict[str, Any], artifact_path: str) -> None:
+        """Remove the record's temporary folder once the wheel holds it."""
+        made = getattr(self, "_made", None)
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
 
 
 def pricing_model_record(source: Path) -> str | None:
