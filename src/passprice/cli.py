@@ -934,6 +934,38 @@ def _own_serving(root: Any, lock_ref: str | None, serving: str | None, o: dict[s
     return today_spec(root, the_lock)[0], the_lock
 
 
+@cli.command("new-serving")
+@click.argument("name")
+@_serving_options(with_batch=True)
+@click.option(
+    "--description", help="What the serving is for (one line; shown by `passprice servings`; not copied from SERVING)."
+)
+@click.option("--force", is_flag=True, help="Overwrite an existing serving file.")
+@_json_option
+@click.pass_context
+def new_serving_command(
+    ctx: click.Context, /, name: str, serving: str | None, description: str | None, force: bool, as_json: bool,
+    **o: Any,
+) -> None:
+    """Write registry/servings/NAME.toml: the serving the options describe (SERVING with them applied, or
+    --checkpoint on --card), every default made explicit, validated as every serving file is. Price it with
+    `passprice price NAME`."""
+    from passprice.servingfile import write_serving
+
+    description = _require_unicode(description, "--description")
+    root, spec = _spec(ctx, serving, **o)
+    written = write_serving(root, name, spec, description=description, force=force)
+    if as_json:
+        from passprice.servings import spec_to_document
+
+        _echo_json({"serving": written.name, "path": str(written.path), "document": spec_to_document(written.spec)})
+        return
+    spec = written.spec
+    contexts = ", ".join(f"{c.share:g} at position {c.position:g} of {c.limit}" for c in spec.contexts or ())
+    click.echo(f"wrote {shown_path(written.path)}: {spec.checkpoint} on {spec.card}, batch {spec.batch}, contexts "
+               f"{contexts}; price it with `passprice price {written.name}`")
+
+
 @cli.command("price")
 @_serving_options(with_batch=True)
 @_lock_options

@@ -430,14 +430,32 @@ class LockFloor(Exception):
 
     name = "LockFloor"
 
-    def __init__(self, verdict: Verdict, context: Mapping[str, Any]) -> None:
-        super().__init__(verdict.message())
+    def __init__(self, verdict: Verdict, context: Mapping[str, Any], advice: str = "") -> None:
+        super().__init__(verdict.message() + (f"; {advice}" if advice else ""))
         self.verdict = verdict
         self.context = dict(context)
+        self.advice = advice
 
     def to_json(self) -> dict[str, Any]:
-        """The verdict's JSON and the context."""
-        return {**self.verdict.to_json(), **self.context}
+        """The verdict's JSON and the context (and ``advice``: what to do, when there is any)."""
+        out = {**self.verdict.to_json(), **self.context}
+        if self.advice:
+            out["advice"] = self.advice
+            out["message"] = str(self)
+        return out
+
+
+def floor_advice(verdict: Verdict, serving: str | None, path: str | None) -> str:
+    """What to do about a lock's floor refusing a price (``verdict``, not holding), for the lock at ``path`` of
+    ``serving`` (either ``None`` when unknown): price without the lock for a what-if, or accept the weaker fact on
+    purpose by strengthening it or re-locking with the floor loosened (``lock --force --require``, which a review
+    shows as a loosened floor; ``lock --update`` keeps the floors and refuses)."""
+    requires = " ".join(f"--require {o.path}={o.provenance.value}" for o in verdict.offences)
+    command = f"passprice lock {serving or 'SERVING'} -o {path or 'LOCK'} --force {requires}"
+    return (
+        "for a what-if, price without the lock (--no-lock); to rest on the weaker fact, strengthen it, or loosen the "
+        f"floor on purpose through review (`{command}`)"
+    )
 
 
 def priced_under(
@@ -465,7 +483,9 @@ def priced_under(
     verdicts = g.judge(facts, rests_on)
     for v in verdicts:
         if not v.holds:
-            raise LockFloor(v, {"locks": g.names()})
+            at = next(((lock, shown) for lock, shown in g.locks if lock.name == v.lock), None)
+            locked = serving_name(root, serving) or (at[0].info.serving if at is not None else None)
+            raise LockFloor(v, {"locks": g.names()}, floor_advice(v, locked, at[1] if at is not None else None))
     return g, verdicts
 
 
@@ -502,7 +522,8 @@ def sweep_under(root: Root, servings: Iterable[str], explicit: str | None = None
         g = under if under is not None else guard(root, name, resolved)
         for v in g.judge(resolved.facts()):
             if not v.holds:
-                raise LockFloor(v, {"serving": name})
+                at = next((shown for lock, shown in g.locks if lock.name == v.lock), None)
+                raise LockFloor(v, {"serving": name}, floor_advice(v, name, at))
         if g.locks:
             lines.append(f"{name}: {g.line([])}")
     return lines

@@ -420,8 +420,10 @@ _TERMS = (
         "LockFloor",
         "refusal: a lock refuses the price: a fact it rests on is weaker than the lock's floor",
         "A refusal by a lock: a fact the price rests on has a provenance below the floor the lock allows for it "
-        "(e.g. `estimated` where the lock requires `measured`), named with the fact. Strengthen the fact, or "
-        "re-lock on purpose (`passprice lock --update`).",
+        "(e.g. `estimated` where the lock requires `measured`), named with the fact. For a what-if, price without "
+        "the lock (`--no-lock`); to rest on the weaker fact, strengthen it, or loosen the floor on purpose through "
+        "review (`passprice lock SERVING -o LOCK --force --require PATH=PROVENANCE`, which the review shows as a "
+        "loosened floor; `lock --update` keeps the floors and refuses).",
     ),
     Term(
         "LockMismatch",

@@ -120,6 +120,26 @@ class Root:
         return self.names(folder, suffix)
 
 
+#: A record's name, the stem of its file in a registry folder: letters, digits, ``.``, ``_`` and ``-``, first a letter
+#: or digit (no path, no hidden file, nothing a shell or a table would read otherwise).
+RECORD_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+
+#: The longest record name: its file name (``NAME.toml``) must fit the 255 bytes file systems allow.
+MAX_RECORD_NAME = 200
+
+
+def require_record_name(kind: str, name: str) -> None:
+    """Refuse ``name`` as the name of a new ``kind`` record (``"checkpoint"``, ``"serving"`` …) unless it matches
+    :data:`RECORD_NAME` and has at most :data:`MAX_RECORD_NAME` characters. Raises :class:`InputError`: one line
+    naming the kind, the name (escaped) and the rule."""
+    import re
+
+    if re.fullmatch(RECORD_NAME, name) is None:
+        raise InputError(f"{kind} name {name!r}: use letters, digits, '.', '_' and '-' (first a letter or digit)")
+    if len(name) > MAX_RECORD_NAME:
+        raise InputError(f"{kind} name {name[:40]!r}…: {len(name):,} characters; at most {MAX_RECORD_NAME}")
+
+
 def entry_name(path: Path, suffix: str = ".toml") -> str:
     """The registry name of the record file ``path`` (its file name less ``suffix``): the name every table, price and
     refusal line shows for it. Raises :class:`InputError` naming the file when the name holds a character that does
