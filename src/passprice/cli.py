@@ -864,13 +864,18 @@ _STACK_HELP = "Also price the pass under serving stack S (facts/stacks): its exp
 def _expected(ctx: click.Context, stack: str, resolved: Any, kind: str) -> Any:
     """The limit and the expected price under ``stack`` (issue 14); a refusal exits 1."""
     from passprice.serving import ServingRefusal
+    from passprice.stackreach import card_reach
     from passprice.stacks import load_stack, price_expected
 
     the_stack = load_stack(_root(ctx), stack)
     try:
-        return price_expected(resolved.header, resolved.card, resolved.serving, the_stack, kind)
+        expected = price_expected(resolved.header, resolved.card, resolved.serving, the_stack, kind)
     except ServingRefusal as e:
         _refuse(e)
+    warning = card_reach(_root(ctx), the_stack, resolved.card.name).warning()
+    if warning is not None:
+        click.echo(f"passprice: warning: {warning}", err=True)
+    return expected
 
 
 def _lock_options(f: F) -> F:
@@ -1221,6 +1226,7 @@ def lock_command(
             raise click.UsageError("give -o FILE (or a SERVING or --name to write locks/NAME.lock.toml)")
         output = locking.default_output(root, name or Path(serving or "").stem)
     _warn_code(root)
+    locking.require_place(root, output)
     old = locking.previous(root, output, update, force)
     base = locking.update_base(root, old) if update and old is not None and serving is None else None
     root, spec = _spec(ctx, serving, base=base, **o)

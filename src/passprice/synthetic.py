@@ -28,7 +28,7 @@ import attrs
 import cattrs
 
 from passprice import schema
-from passprice.errors import InputError
+from passprice.errors import InputError, SchemaError
 from passprice.files import read_regular
 from passprice.typemix import Mix, Model, Planned, assign
 
@@ -180,7 +180,15 @@ def config_from_document(document: Mapping[str, Any], source: str, folder: Path 
     :class:`InputError` for keys that agree with the schema but not with each other (query heads not a multiple of
     KV heads, no head width, more dense leading layers than layers, more experts a token than experts, dense
     blocks among routed ones: ``decoder_sparse_step`` other than 1, ``mlp_only_layers`` not empty)."""
-    schema.validate(document, "model-config", source, folder)
+    try:
+        schema.validate(document, "model-config", source, folder)
+    except SchemaError as e:  # a model type synth does not build: say what does instead
+        hint = (" — synth builds no other; for another architecture import a real GGUF header of the model "
+                "(`passprice import FILE.gguf`: the header alone is enough, e.g. the first megabytes of the file)")
+        raise SchemaError(e.source, [
+            p + hint if p.startswith(("model_type:", "config.model_type:")) and "is not allowed here" in p else p
+            for p in e.problems
+        ]) from None
     body = document.get("config", document)
     where = source
     if "config" in document:
