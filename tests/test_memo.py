@@ -691,3 +691,29 @@ def test_a_reader_gone_from_the_pipe_ends_a_run_quietly(world: dict[str, Any], m
         os.close(write)
     assert (done.returncode, done.stderr.decode()) == (0, "")
     assert entries(world) == []
+
+
+def test_the_stamp_resolves_paths_as_realpath_does(tmp_path: Path) -> None:
+    """The world stamp resolves each file's folder once (``_World._realpath``, issue 16: an ``lstat`` of every
+    component of every path was a third of a miss's stamp); it must give what :func:`os.path.realpath` gives for a
+    path through a linked folder, a file that is itself a link (to one in another folder), a dangling link, ``..``
+    after a link, ``.``, a trailing separator and a path that is not there."""
+    real = tmp_path / "real"
+    (real / "sub").mkdir(parents=True)
+    (real / "sub" / "m.gguf").write_bytes(b"x")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "target.toml").write_bytes(b"y")
+    (tmp_path / "linked").symlink_to(real / "sub")
+    (real / "sub" / "file-link.toml").symlink_to(tmp_path / "elsewhere" / "target.toml")
+    (real / "sub" / "dangling").symlink_to(tmp_path / "nowhere")
+    w = memorecord._World(0, memorecord.Recorder(str(tmp_path), str(tmp_path / "cache")), None)
+    paths = [
+        tmp_path / "linked" / "m.gguf", tmp_path / "linked" / "file-link.toml", tmp_path / "linked" / "dangling",
+        tmp_path / "linked" / ".." / "sub" / "m.gguf", tmp_path / "linked" / "..", tmp_path / "linked" / ".",
+        real / "sub" / "m.gguf", tmp_path / "linked" / "absent.toml", tmp_path / "absent" / "m.gguf",
+    ]
+    for path in [*map(str, paths), str(tmp_path / "linked") + os.sep, "relative/m.gguf"]:
+        assert w._realpath(path) == os.path.realpath(path), path
+    # Asked twice, the folder is resolved once and the answer is the same.
+    again = str(tmp_path / "linked" / "m.gguf")
+    assert w._realpath(again) == os.path.realpath(again) == str(real / "sub" / "m.gguf")
