@@ -195,9 +195,10 @@ def test_raised_bandwidth_moves_the_locked_prices_and_fails_until_they_are_re_lo
     assert d.exit_status == 0 and d.stale == () and [x.review() for x in d.locks] == ["re-locked", "re-locked"]
     lock = {x.name: x for x in d.locks}[LOCK]
     assert lock.recorded_before == recorded.price and lock.recorded == lock.after.price
-    assert d.summary() == "1 fact changed in 1 file; 2 locks affected, 2 re-locked"
+    assert d.summary() == "1 fact changed in 1 file, 1 to verify in its source; 2 locks affected, 2 re-locked"
     markdown = diff_markdown(d)
-    assert markdown.splitlines()[0].startswith("✅ **passprice diff**")
+    # Passes, but not green: the bandwidth moved to 5.2 TB/s under a locator that still quotes 4.8TB/s.
+    assert markdown.splitlines()[0].startswith("⚠️ **passprice diff**")
     assert f"| `{LOCK}` | `memory.bandwidth` | held → still holds | 996.1 → 1,079.1 | 996.1 | 1,079.1 | +8.333 % | " \
         "memory | re-locked |" in markdown
 
@@ -243,7 +244,7 @@ def test_both_commits_through_the_command_line(repo: Repo) -> None:
     assert code == 1, err
     assert err == (
         f"passprice: refused: the change breaks lock {MTP} (a fact below a floor: restore it, or re-lock with the "
-        "floor loosened, `passprice lock SERVING -o LOCK --force --require streams.rewrite=estimated`, which the "
+        f"floor loosened, `passprice lock {MTP} -o {MTP_FILE} --force --require streams.rewrite=estimated`, which the "
         f"review shows as a loosened floor; `--update` keeps the floors and refuses); it moves the locked price of "
         f"{LOCK} without re-locking (review the move, then `passprice lock --update -o LOCK`)\n"
     )
@@ -284,7 +285,8 @@ def test_default_base_is_the_merge_base_with_main_and_head_the_work_tree(repo: R
     assert out.splitlines()[0] == f"passprice diff: merge base with main ({repo.locked[:12]}) → work tree"
     # 0.86 does not follow from its derivation (Triad over the bandwidth), which fails the diff as it fails check.
     assert (
-        "3 facts changed in 1 file, 1 weakened; 1 derived fact not following; 2 locks affected, 1 breaks its floors, "
+        "3 facts changed in 1 file, 1 weakened, 1 to verify in its source; 1 derived fact not following; 2 locks "
+        "affected, 1 breaks its floors, "
         "2 prices moved unreviewed, 2 rest on derived facts that do not follow"
     ) in out
     assert "rests on streams.append, not following from its derivation: correct it" in out
@@ -315,7 +317,8 @@ def test_markdown_is_a_pull_request_comment(repo: Repo) -> None:
     lines = text.splitlines()
     assert lines[0].startswith("❌ **passprice diff** `main (")
     assert lines[0].endswith(
-        "2 facts changed in 1 file, 1 weakened; 2 locks affected, 1 breaks its floors, 2 prices moved unreviewed"
+        "2 facts changed in 1 file, 1 weakened, 1 to verify in its source; 2 locks affected, 1 breaks its floors, "
+        "2 prices moved unreviewed"
     )
     assert "| file | fact | before | after | change | provenance | cite |" in lines
     row = next(line for line in lines if "`streams.rewrite` | 0.8333 | 0.8 |" in line)
@@ -491,8 +494,8 @@ def test_a_stale_derived_fact_marks_the_locks_resting_on_it(tmp_path: Path) -> N
     assert lock.relative == pytest.approx(5.2 / 4.8 - 1, rel=1e-9)  # the move a recomputation would cancel
     assert d.exit_status == 1 and d.resting_on_unsound == (lock,) and not d.stale and not d.broken
     assert d.summary() == (
-        "1 fact changed in 1 file; 3 derived facts stale; 1 lock affected, 1 rests on derived facts that do not "
-        "follow, 1 re-locked"
+        "1 fact changed in 1 file, 1 to verify in its source; 3 derived facts stale; 1 lock affected, 1 rests on "
+        "derived facts that do not follow, 1 re-locked"
     )
     # The same three findings are what check reports on HEAD (the review fails wherever check would), listed once.
     assert len(d.head_check) == 3 and all("is stale" in p for p in d.head_check), d.head_check

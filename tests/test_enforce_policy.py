@@ -23,6 +23,12 @@ WEAKENED = (
     "price's weakest provenance is estimated, carried by memory.bandwidth, scale, on_chip.capacity)"
 )
 
+ADVICE = (
+    "; for a what-if, price without the lock (--no-lock); to rest on the weaker fact, strengthen it, or loosen the "
+    f"floor on purpose through review (`passprice lock {R1} -o locks/{R1}.lock.toml --force --require "
+    "memory.bandwidth=estimated`)"
+)
+
 
 def weaken_bandwidth(root: Path) -> None:
     """memory.bandwidth of the H200 set to an estimate: below the published floor R1's locks set."""
@@ -50,7 +56,7 @@ def test_a_weakened_fact_is_refused_by_name_with_the_locks_in_its_json(tmp_path:
     with pytest.raises(LockFloor) as caught:
         priced_under(root, R1, resolved)
     # Without the result's own facts (rests_on), the weakest are named in the order the lock's price rests on them.
-    assert str(caught.value) == WEAKENED.replace("scale, on_chip.capacity", "on_chip.capacity, scale")
+    assert str(caught.value) == WEAKENED.replace("scale, on_chip.capacity", "on_chip.capacity, scale") + ADVICE
     out = caught.value.to_json()
     assert out["refusal"] == "LockFloor" and out["locks"] == [R1, "r1-qwen7b-h200-best"]
     assert out["offending"] == [{"path": "memory.bandwidth", "provenance": "estimated", "floor": "published"}]
@@ -90,5 +96,5 @@ def test_a_sweep_names_the_locks_of_each_locked_serving_and_refuses_a_breach_nam
     root = find_root(copied)
     with pytest.raises(LockFloor) as caught:
         sweep_under(root, (UNLOCKED, R1))
-    assert str(caught.value) == WEAKENED.replace("scale, on_chip.capacity", "on_chip.capacity, scale")
+    assert str(caught.value) == WEAKENED.replace("scale, on_chip.capacity", "on_chip.capacity, scale") + ADVICE
     assert caught.value.to_json()["serving"] == R1

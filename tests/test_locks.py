@@ -48,6 +48,11 @@ FLOOR_REFUSAL = (
     "lock mtp refuses this price: streams.rewrite is estimated, below the floor measured "
     "(the price's weakest provenance is assumed, carried by draft.acceptance.2)"
 )
+FLOOR_ADVICE = (
+    "for a what-if, price without the lock (--no-lock); to rest on the weaker fact, strengthen it, or loosen the floor "
+    "on purpose through review (`passprice lock qwen35-27b-h200-mtp -o locks/mtp.lock.toml --force --require "
+    "streams.rewrite=estimated`)"
+)
 
 
 def lock_exists(path: object) -> str:
@@ -195,7 +200,7 @@ def test_a_lock_reproduces_after_its_card_changed_while_check_and_price_lock_see
         result = run(root, "price", *args)
         assert result.exit_code == 1
         assert result.stdout == ""
-        assert result.stderr == f"passprice: refused: LockFloor: {FLOOR_REFUSAL}\n"
+        assert result.stderr == f"passprice: refused: LockFloor: {FLOOR_REFUSAL}; {FLOOR_ADVICE}\n"
     result = run(root, "price", "--lock", str(path), "--json")
     assert result.exit_code == 1
     assert json.loads(result.stdout) == {
@@ -204,7 +209,8 @@ def test_a_lock_reproduces_after_its_card_changed_while_check_and_price_lock_see
         "offending": [{"path": "streams.rewrite", "provenance": "estimated", "floor": "measured"}],
         "provenance": "assumed",
         "weakest": ["draft.acceptance.2"],
-        "message": FLOOR_REFUSAL,
+        "message": f"{FLOOR_REFUSAL}; {FLOOR_ADVICE}",
+        "advice": FLOOR_ADVICE,
         "locks": ["mtp"],
     }
 
@@ -386,8 +392,9 @@ def test_a_tampered_price_fails_the_lock_digest(root: Path, r1_lock: Path) -> No
     _edit(r1_lock, f"tokens_per_s = {recorded!r}\n", "tokens_per_s = 1200.0\n")
     message = one_error(run(root, "reproduce", str(r1_lock)))
     assert re.fullmatch(
-        rf"{re.escape(str(r1_lock))}: lock\.digest: the lock's contents do not match its digest \(edited by hand\?\): "
-        r"they hash to sha256:[0-9a-f]{64}, the lock says sha256:[0-9a-f]{64}; re-lock it",
+        rf"{re.escape(str(r1_lock))}: lock\.digest: the lock's contents do not match its digest sha256:[0-9a-f]{{64}} "
+        r"\(edited by hand\?\): a lock is written by passprice only; restore it \(`git checkout -- FILE`\) or write "
+        r"it anew \(`passprice lock SERVING -o FILE --force`, which the review shows\)",
         message,
     )
     _still_refused_and_untouched(root, r1_lock, message)
@@ -698,7 +705,9 @@ def test_floor_and_require_policies(root: Path) -> None:
     assert result.exit_code == 1
     assert result.stderr == (
         "passprice: refused: LockFloor: lock loose refuses this price: array is estimated, below the floor derived "
-        "(the price's weakest provenance is assumed, carried by on_chip.capacity)\n"
+        "(the price's weakest provenance is assumed, carried by on_chip.capacity); for a what-if, price without the "
+        "lock (--no-lock); to rest on the weaker fact, strengthen it, or loosen the floor on purpose through review "
+        f"(`passprice lock {R1} -o locks/loose.lock.toml --force --require array=estimated`)\n"
     )
 
     # Bad policies are bad input.

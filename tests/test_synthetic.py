@@ -388,3 +388,31 @@ def test_llama_with_local_experts_is_built_as_mixtral_and_a_dense_only_type_with
         "q3.json: num_experts 8: a qwen3 configuration is dense in llama.cpp, which would write its expert count but "
         "no expert (give model_type qwen3_moe for its mixture of experts)"
     )
+
+
+# --- Mistral: llama's architecture, its sliding window not written ---------------------------------------------------
+
+
+def test_mistral_7b_is_llama_and_its_sliding_window_is_said_not_written() -> None:
+    b = build(config("mistral-7b-v0.1"), Mix.Q4_K_M)
+    assert b.published.config.arch == "llama"
+    t = table(b)
+    assert t["blk.0.attn_k.weight"][0] == (4096, 1024) and t["blk.31.ffn_down.weight"][0] == (14336, 4096)
+    # 7,241,732,096 parameters, the figure Mistral AI publishes as 7.24B: 32 layers of attention (4096² × 2 + 4096 ×
+    # 1024 × 2), a 14,336-wide SwiGLU FFN (3 × 4096 × 14336) and two norms; embedding and head 32000 × 4096 each.
+    layer = 2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14336 + 2 * 4096
+    assert sum(math.prod(tn.dims) for tn, _ in b.tensors) == 32 * layer + 2 * 32000 * 4096 + 4096 == 7_241_732_096
+    meta = {key: value for key, value, _ in b.metadata}
+    assert meta["llama.context_length"] == 32768 and not any("sliding_window" in key for key in meta)
+    assert "the configuration's sliding_window 4096 not written (llama.cpp's llama architecture attends to the " \
+        "whole context)" in b.origin()
+
+
+def test_a_mistral_configuration_with_experts_is_refused_toward_mixtral() -> None:
+    mistral = json.loads((CONFIGS / "mistral-7b-v0.1.json").read_text(encoding="utf-8"))["config"]
+    with pytest.raises(InputError) as caught:
+        config_from_document({**mistral, "num_local_experts": 8, "num_experts_per_tok": 2}, "m.json")
+    assert str(caught.value) == (
+        "m.json: num_local_experts 8: a mistral configuration is dense in llama.cpp, which would write its expert "
+        "count but no expert (give model_type mixtral for its mixture of experts)"
+    )

@@ -865,13 +865,18 @@ _STACK_HELP = "Also price the pass under serving stack S (facts/stacks): its exp
 def _expected(ctx: click.Context, stack: str, resolved: Any, kind: str) -> Any:
     """The limit and the expected price under ``stack`` (issue 14); a refusal exits 1."""
     from passprice.serving import ServingRefusal
+    from passprice.stackreach import card_reach
     from passprice.stacks import load_stack, price_expected
 
     the_stack = load_stack(_root(ctx), stack)
     try:
-        return price_expected(resolved.header, resolved.card, resolved.serving, the_stack, kind)
+        expected = price_expected(resolved.header, resolved.card, resolved.serving, the_stack, kind)
     except ServingRefusal as e:
         _refuse(e)
+    warning = card_reach(_root(ctx), the_stack, resolved.card.name).warning()
+    if warning is not None:
+        click.echo(f"passprice: warning: {warning}", err=True)
+    return expected
 
 
 def _lock_options(f: F) -> F:
@@ -933,6 +938,38 @@ def _own_serving(root: Any, lock_ref: str | None, serving: str | None, o: dict[s
 
     the_lock = read_lock(lock_path(root, lock_ref), root.schema)
     return today_spec(root, the_lock)[0], the_lock
+
+
+@cli.command("new-serving")
+@click.argument("name")
+@_serving_options(with_batch=True)
+@click.option(
+    "--description", help="What the serving is for (one line; shown by `passprice servings`; not copied from SERVING)."
+)
+@click.option("--force", is_flag=True, help="Overwrite an existing serving file.")
+@_json_option
+@click.pass_context
+def new_serving_command(
+    ctx: click.Context, /, name: str, serving: str | None, description: str | None, force: bool, as_json: bool,
+    **o: Any,
+) -> None:
+    """Write registry/servings/NAME.toml: the serving the options describe (SERVING with them applied, or
+    --checkpoint on --card), every default made explicit, validated as every serving file is. Price it with
+    `passprice price NAME`."""
+    from passprice.servingfile import write_serving
+
+    description = _require_unicode(description, "--description")
+    root, spec = _spec(ctx, serving, **o)
+    written = write_serving(root, name, spec, description=description, force=force)
+    if as_json:
+        from passprice.servings import spec_to_document
+
+        _echo_json({"serving": written.name, "path": str(written.path), "document": spec_to_document(written.spec)})
+        return
+    spec = written.spec
+    contexts = ", ".join(f"{c.share:g} at position {c.position:g} of {c.limit}" for c in spec.contexts or ())
+    click.echo(f"wrote {shown_path(written.path)}: {spec.checkpoint} on {spec.card}, batch {spec.batch}, contexts "
+               f"{contexts}; price it with `passprice price {written.name}`")
 
 
 @cli.command("price")
@@ -1190,6 +1227,7 @@ def lock_command(
             raise click.UsageError("give -o FILE (or a SERVING or --name to write locks/NAME.lock.toml)")
         output = locking.default_output(root, name or Path(serving or "").stem)
     _warn_code(root)
+    locking.require_place(root, output)
     old = locking.previous(root, output, update, force)
     base = locking.update_base(root, old) if update and old is not None and serving is None else None
     root, spec = _spec(ctx, serving, base=base, **o)

@@ -346,9 +346,35 @@ class FactChange:
         """True when the new provenance sits higher on the ladder than the old."""
         return self.old is not None and self.new is not None and self.old.provenance.weaker_than(self.new.provenance)
 
+    @property
+    def to_verify(self) -> str | None:
+        """What a reviewer must check in the cited source for this change, which passprice cannot (it does not read
+        the source): a provenance made stronger (does the new citation state the figure, as measured or
+        published?), or a value that moved while its citation (source and locator) did not (does the cited place
+        say the new figure? said more firmly when the locator quotes the old figure and not the new one). ``None``
+        for an added or removed fact, a derived one (its value follows from its inputs, which ``check``
+        recomputes), or a change nothing in the source need confirm."""
+        old, new = self.old, self.new
+        if old is None or new is None or new.derivation is not None:
+            return None
+        where = f"{new.source}: {new.locator}" if new.source is not None else f"{new.cite}"
+        if self.strengthened:
+            return (f"the provenance is stronger ({old.provenance.value} → {new.provenance.value}): does {where} "
+                    f"state {new.describe()}, {new.provenance.value}?")
+        same_cite = (old.source, old.locator, old.cite) == (new.source, new.locator, new.cite)
+        if "value" in self.fields and same_cite:
+            quoted = _quoted_figures(new.locator or new.cite or "")
+            if _figure(old.amount) in quoted and _figure(new.amount) not in quoted:
+                return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not, and the "
+                        f"locator quotes {old.amount:g}: {where}")
+            return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not: does {where} "
+                    f"say {new.describe()}?")
+        return None
+
     def to_json(self) -> dict[str, Any]:
         """The change for ``--format json``: path, lock path, change, fields, old and new (as ``fact_json``, or
-        ``null``), relative change, weakened, strengthened."""
+        ``null``), relative change, weakened, strengthened, and what a reviewer must verify in the source
+        (:attr:`to_verify`, or ``null``)."""
         return {
             "path": self.path,
             "lock_path": self.lock_path,
@@ -359,7 +385,28 @@ class FactChange:
             "relative_change": self.relative,
             "weakened": self.weakened,
             "strengthened": self.strengthened,
+            "to_verify": self.to_verify,
         }
+
+
+def _figure(amount: float) -> float:
+    """A figure as compared with those a locator quotes: rounded to 12 significant digits (``4.8`` and
+    ``4.800000000001`` are one figure)."""
+    return float(f"{amount:.12g}")
+
+
+def _quoted_figures(text: str) -> set[float]:
+    """The figures a locator's text quotes (``'GPU Memory Bandwidth 4.8TB/s'`` → {4.8}; ``16,896`` → {16896}),
+    for :attr:`FactChange.to_verify`."""
+    import re
+
+    out = set()
+    for match in re.findall(r"\d[\d,]*(?:\.\d+)?", text[:10_000]):
+        try:
+            out.add(_figure(float(match.replace(",", ""))))
+        except (ValueError, OverflowError):
+            continue
+    return out
 
 
 _FIELDS = ("value", "unit", "provenance", "source", "locator", "cite", "note", "derivation")
@@ -1128,6 +1175,12 @@ class Diff:
         return tuple((f, c) for f, c in self.fact_changes if c.weakened)
 
     @property
+    def to_verify(self) -> tuple[tuple[FileChange, FactChange], ...]:
+        """The fact changes a reviewer must check in their source (:attr:`FactChange.to_verify`): they do not fail
+        the review, they are listed for the person approving it."""
+        return tuple((f, c) for f, c in self.fact_changes if c.to_verify is not None)
+
+    @property
     def unreadable(self) -> tuple[FileChange, ...]:
         """The changed files that do not read on a side."""
         return tuple(f for f in self.files if not f.compared)
@@ -1229,13 +1282,14 @@ class Diff:
             names = ", ".join(lock.name for lock in broken)
             advice = ""
             if floors:
-                offences = sorted(
-                    {f"{o.path}={o.provenance.value}" for lock in floors if lock.verdict for o in lock.verdict.offences}
+                commands = "; ".join(
+                    f"`passprice lock {lock.serving_name or 'SERVING'} -o {lock.path} --force "
+                    + " ".join(f"--require {o.path}={o.provenance.value}" for o in lock.verdict.offences) + "`"
+                    for lock in floors if lock.verdict
                 )
                 advice = (
-                    f" (a fact below a floor: restore it, or re-lock with the floor loosened, `passprice lock SERVING "
-                    f"-o LOCK --force {' '.join('--require ' + o for o in offences)}`, which the review shows as a "
-                    "loosened floor; `--update` keeps the floors and refuses)"
+                    f" (a fact below a floor: restore it, or re-lock with the floor loosened, {commands}, which the "
+                    "review shows as a loosened floor; `--update` keeps the floors and refuses)"
                 )
             reasons.append(f"the change breaks lock{'s' if len(broken) > 1 else ''} {names}{advice}")
         gone: dict[str, list[str]] = {}
@@ -1274,6 +1328,7 @@ class Diff:
         parts = [
             f"{_n(len(facts), 'fact')} changed in {_n(len(fact_files), 'file')}"
             + (f", {len(self.weakened)} weakened" if self.weakened else "")
+            + (f", {len(self.to_verify)} to verify in its source" if self.to_verify else "")
             if facts
             else "no fact changed"
         ]
@@ -1326,6 +1381,7 @@ class Diff:
             "summary": self.summary(),
             "exit_status": self.exit_status,
             "weakened": [f"{f.name}:{c.path}" for f, c in self.weakened],
+            "to_verify": [f"{f.name}:{c.path}" for f, c in self.to_verify],
             "broken": [lock.name for lock in self.broken],
             "stale": [lock.name for lock in self.stale],
             "unsound": [f"{f.name}:{x.path}" for f, x in self.unsound],
@@ -1362,8 +1418,34 @@ def compare(base: Side, head: Side) -> Diff:
     from passprice.check import review_files
 
     review = review_files(head.root)
+    problems = review.problems + unreproduced(head, [p for p in paths if p in head.files])
     return Diff(base.info, head.info, files, lock_impacts(base, head, files), base.code, head.code,
-                review.problems, review.unreadable)
+                problems, review.unreadable)
+
+
+def unreproduced(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
+    """The lines ``passprice check`` would fail HEAD on for its added or changed lock files (``changed``: paths
+    relative to the root) that do not reproduce from their own pinned inputs with HEAD's code
+    (:func:`passprice.reproduce.reproduce`): a lock whose recorded price, ``rests_on`` or floors were edited by hand
+    and its digest recomputed reads, and priced with HEAD's inputs it may even agree with HEAD's facts, but its
+    pinned facts do not give what it records. Only when HEAD is priced with the running code (its pricing model is
+    this passprice's); a lock that does not read is already a problem of :func:`passprice.check.review_files`."""
+    if not head.code.running and head.code.folder is not None:
+        return ()
+    from passprice.reproduce import reproduce
+
+    out = []
+    for rel in changed:
+        if file_kind(rel)[0] != "lock":
+            continue
+        try:
+            lock = read_lock(head.root.path / rel, head.root.schema)
+        except InputError:
+            continue
+        rep = reproduce(head.root, lock, with_today=False)
+        if not rep.equals:
+            out.append(f"{rel}: {rep.verdict()}")
+    return tuple(out)
 
 
 def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
@@ -1590,6 +1672,8 @@ def diff_text(d: Diff) -> str:
             what = _what(c)
             lines.append(f"{head}  ({what})  {_provenance(c)}")
             lines.append(f"  {'':{width}}  cite: {_cite(c)}")
+            if c.to_verify is not None:
+                lines.append(f"  {'':{width}}  to verify: {c.to_verify}")
             for key in ("note", "derivation"):
                 if key in c.fields and c.change == "changed":
                     old = c.old.derivation_text() if key == "derivation" and c.old else getattr(c.old, key)
@@ -1679,7 +1763,8 @@ def _cite_cell(c: FactChange) -> str:
 
 def _fact_details(d: Diff, links: Links | None) -> list[str]:
     """Below the facts table, one item a changed fact: where it is (a link to its lines on HEAD when the repository
-    is known), the new citation on its own line (and the old one when it changed), and the note."""
+    is known), the new citation on its own line (and the old one when it changed), what the reviewer must verify in
+    the source (:attr:`FactChange.to_verify`), and the note."""
     out = []
     for f, c in d.fact_changes:
         where = markdown_code(f.path)
@@ -1691,6 +1776,8 @@ def _fact_details(d: Diff, links: Links | None) -> list[str]:
             out.append(f"  - **{label}**: {markdown_text(c.new.citation())}")
         if c.old is not None and (c.new is None or c.old.citation() != c.new.citation()):
             out.append(f"  - **cite (was)**: {markdown_text(c.old.citation())}")
+        if c.to_verify is not None:
+            out.append(f"  - ⚠️ **to verify**: {markdown_text(c.to_verify)}")
         note = c.new.note if c.new is not None else None
         if note:
             out.append(f"  - **note**: {markdown_text(note)}")
@@ -1706,7 +1793,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     re-priced tokens/s, change, bind, review; each lock linked to its file), and sections for floors loosened or
     tightened, locks added or removed, checkpoint entries, servings, schemas, the pricing model, the locks
     unaffected and the files that do not read."""
-    mark = "❌" if d.exit_status else ("⚠️" if d.weakened or d.loosened or d.removed else "✅")
+    mark = "❌" if d.exit_status else ("⚠️" if d.weakened or d.loosened or d.removed or d.to_verify else "✅")
     out = [f"{mark} **passprice diff** {markdown_code(d.base.label)} → {markdown_code(d.head.label)}: {d.summary()}"]
     facts = d.fact_changes
     if facts:

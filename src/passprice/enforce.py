@@ -146,15 +146,32 @@ class LockMismatch(LockRefusal):
 
 
 def serving_name(root: Root, ref: str | None) -> str | None:
-    """The registered serving a command's SERVING argument names: a registry name, or the path of a file in
-    ``registry/servings``; ``None`` for none or a serving file kept elsewhere."""
+    """The registered serving a command's SERVING argument names: a registry name, or the file in
+    ``registry/servings`` the argument reaches as :func:`passprice.servings.serving_path` looks it up (a path to
+    one, ``./NAME`` or ``../servings/NAME`` below the servings folder, or a link to one kept elsewhere: the name of
+    the file it links to); ``None`` for none or a serving file kept elsewhere. ``price ./r1-qwen7b-h200`` priced
+    the registered serving as none, under no lock, where ``price r1-qwen7b-h200`` was refused by its lock's floor.
+    Raises :class:`~passprice.errors.InputError` as :func:`passprice.files.look` does."""
+    import os
+
     if ref is None:
         return None
-    if is_there(root.servings / f"{ref}.toml") and "/" not in ref:
+    entry = root.servings / f"{ref}.toml"
+    bare = "/" not in ref and os.sep not in ref
+    if bare and is_there(entry):
         return ref
-    path = Path(ref)
-    if path.suffix == ".toml" and is_there(path) and path.resolve().parent == root.servings.resolve():
+    if ref.endswith(".toml") and is_there(ref):
+        path = Path(ref)
+    elif is_there(entry):
+        path = entry
+    else:
+        return None
+    folder = Path(os.path.realpath(root.servings))
+    if path.suffix == ".toml" and Path(os.path.realpath(path.parent)) == folder:
         return path.name[: -len(".toml")]
+    real = Path(os.path.realpath(path))
+    if real.suffix == ".toml" and real.parent == folder:
+        return real.name[: -len(".toml")]
     return None
 
 
@@ -430,14 +447,32 @@ class LockFloor(Exception):
 
     name = "LockFloor"
 
-    def __init__(self, verdict: Verdict, context: Mapping[str, Any]) -> None:
-        super().__init__(verdict.message())
+    def __init__(self, verdict: Verdict, context: Mapping[str, Any], advice: str = "") -> None:
+        super().__init__(verdict.message() + (f"; {advice}" if advice else ""))
         self.verdict = verdict
         self.context = dict(context)
+        self.advice = advice
 
     def to_json(self) -> dict[str, Any]:
-        """The verdict's JSON and the context."""
-        return {**self.verdict.to_json(), **self.context}
+        """The verdict's JSON and the context (and ``advice``: what to do, when there is any)."""
+        out = {**self.verdict.to_json(), **self.context}
+        if self.advice:
+            out["advice"] = self.advice
+            out["message"] = str(self)
+        return out
+
+
+def floor_advice(verdict: Verdict, serving: str | None, path: str | None) -> str:
+    """What to do about a lock's floor refusing a price (``verdict``, not holding), for the lock at ``path`` of
+    ``serving`` (either ``None`` when unknown): price without the lock for a what-if, or accept the weaker fact on
+    purpose by strengthening it or re-locking with the floor loosened (``lock --force --require``, which a review
+    shows as a loosened floor; ``lock --update`` keeps the floors and refuses)."""
+    requires = " ".join(f"--require {o.path}={o.provenance.value}" for o in verdict.offences)
+    command = f"passprice lock {serving or 'SERVING'} -o {path or 'LOCK'} --force {requires}"
+    return (
+        "for a what-if, price without the lock (--no-lock); to rest on the weaker fact, strengthen it, or loosen the "
+        f"floor on purpose through review (`{command}`)"
+    )
 
 
 def priced_under(
@@ -465,7 +500,9 @@ def priced_under(
     verdicts = g.judge(facts, rests_on)
     for v in verdicts:
         if not v.holds:
-            raise LockFloor(v, {"locks": g.names()})
+            at = next(((lock, shown) for lock, shown in g.locks if lock.name == v.lock), None)
+            locked = serving_name(root, serving) or (at[0].info.serving if at is not None else None)
+            raise LockFloor(v, {"locks": g.names()}, floor_advice(v, locked, at[1] if at is not None else None))
     return g, verdicts
 
 
@@ -502,7 +539,8 @@ def sweep_under(root: Root, servings: Iterable[str], explicit: str | None = None
         g = under if under is not None else guard(root, name, resolved)
         for v in g.judge(resolved.facts()):
             if not v.holds:
-                raise LockFloor(v, {"serving": name})
+                at = next((shown for lock, shown in g.locks if lock.name == v.lock), None)
+                raise LockFloor(v, {"serving": name}, floor_advice(v, name, at))
         if g.locks:
             lines.append(f"{name}: {g.line([])}")
     return lines

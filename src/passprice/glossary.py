@@ -270,7 +270,9 @@ _TERMS = (
         "elasticity",
         "% change of tokens/s for a +1 % change of a fact",
         "A fact's elasticity: the % change of tokens/s when the fact is 1 % higher, by re-pricing. A memory-bound "
-        "price has ≈ +1 in `memory.bandwidth`; 0 means the price does not depend on the fact.",
+        "price has ≈ +1 in `memory.bandwidth`; 0 means a 1 % change does not move it, though the price may still "
+        "rest on the fact: `memory.capacity` decides whether the batch fits (a smaller card refuses it) and moves no "
+        "price that fits, and a term that does not bind moves nothing until it does.",
         ("elasticities",),
     ),
     Term(
@@ -337,6 +339,14 @@ _TERMS = (
         "refusal: a draft without one acceptance figure in [0, 1] per drafted token",
         "A refusal: the drafting method gives no acceptance figure for a drafted token (a draft longer than its "
         "figures), or one outside [0, 1]; a longer draft would be priced on a guess.",
+    ),
+    Term(
+        "NoDrafter",
+        "refusal: drafting without the drafter in the checkpoint's header",
+        "A refusal: passprice prices each drafting step through the checkpoint's own drafting (MTP) blocks "
+        "(`nextn_predict_layers`); a checkpoint without them, or a drafting method of kind `draft-model` (a separate "
+        "draft model), would have its drafted tokens cost only the head's rows, a speedup bought with a drafter priced "
+        "as free. Price without drafts, or a checkpoint that carries its drafter.",
     ),
     Term(
         "Empty",
@@ -420,8 +430,10 @@ _TERMS = (
         "LockFloor",
         "refusal: a lock refuses the price: a fact it rests on is weaker than the lock's floor",
         "A refusal by a lock: a fact the price rests on has a provenance below the floor the lock allows for it "
-        "(e.g. `estimated` where the lock requires `measured`), named with the fact. Strengthen the fact, or "
-        "re-lock on purpose (`passprice lock --update`).",
+        "(e.g. `estimated` where the lock requires `measured`), named with the fact. For a what-if, price without "
+        "the lock (`--no-lock`); to rest on the weaker fact, strengthen it, or loosen the floor on purpose through "
+        "review (`passprice lock SERVING -o LOCK --force --require PATH=PROVENANCE`, which the review shows as a "
+        "loosened floor; `lock --update` keeps the floors and refuses).",
     ),
     Term(
         "LockMismatch",

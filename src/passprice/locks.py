@@ -572,8 +572,9 @@ def _pinned_facts(document: Mapping[str, Any], source: str, check: bool) -> dict
     actual = "sha256:" + hashlib.sha256(_canonical(body).encode("utf-8")).hexdigest()
     if stated != actual:
         raise InputError(
-            f"{source}: lock.digest: the lock's contents do not match its digest (edited by hand?): they hash to "
-            f"{actual}, the lock says {stated}; re-lock it"
+            f"{source}: lock.digest: the lock's contents do not match its digest {stated} (edited by hand?): a lock "
+            "is written by passprice only; restore it (`git checkout -- FILE`) or write it anew (`passprice lock "
+            "SERVING -o FILE --force`, which the review shows)"
         )
     return facts
 
@@ -754,7 +755,8 @@ def _regular(path: Path) -> bool:
 
 
 def lock_path(root: Root, ref: str) -> Path:
-    """The lock ``ref``: a path to a file, or a name in ``root/locks`` (``NAME`` or ``NAME.lock.toml``).
+    """The lock ``ref``: a path to a file, a name in ``root/locks`` (``NAME`` or ``NAME.lock.toml``), or a path
+    relative to the root (``locks/NAME.lock.toml``, as the README writes it, from any working folder).
 
     Raises :class:`InputError` listing the locks when ``ref`` names none."""
     candidate = Path(ref)
@@ -764,6 +766,8 @@ def lock_path(root: Root, ref: str) -> Path:
         path = root.locks / name
         if is_there(path):
             return path
+    if not candidate.is_absolute() and candidate.parts[:1] == ("locks",) and is_there(root.path / candidate):
+        return root.path / candidate
     if ref and is_folder(candidate):
         raise InputError(f"{ref}: is a folder, not a lock file")
     # The lock files: a folder or a FIFO named NAME.lock.toml is listed by check as what is wrong, not offered here.

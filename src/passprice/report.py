@@ -169,7 +169,8 @@ def cost_text(
         left = 1.0 - cost.held_bytes / cost.capacity_bytes
         lines.append(
             f"  headroom      {100.0 * left:.1f} % of card memory left: passprice counts no runtime workspace, "
-            "activations or fragmentation, so leave room (a smaller --batch or --limit) before serving this"
+            "activations or fragmentation, so leave room (a smaller --batch or --limit) before serving this, or "
+            "price it under a serving stack (--stack S), whose memory.reserved is what its runtime keeps"
         )
     if cost.host_sequences or (spec is not None and spec.host_memory):
         lines.append(

@@ -467,8 +467,10 @@ class Reproduction:
         if self.model_changed or self.lock.info.format < LOCK_FORMAT:
             return f"does NOT reproduce: the pricing model changed and moves the price (first: {self.first_moved})"
         return (
-            f"does NOT reproduce, although the pricing model's code is the lock's (first: {self.first_moved}): "
-            "something outside the digested modules (Python, a library) prices differently"
+            f"does NOT reproduce, although the pricing model's code is the lock's (first: {self.first_moved}): its "
+            "pinned inputs do not give what it records: the lock was edited by hand (its digest recomputed), or "
+            "something outside the digested modules (Python, a library) prices differently; re-lock it "
+            "(`passprice lock --update -o LOCK`) and review the change"
         )
 
 

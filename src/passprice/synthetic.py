@@ -5,7 +5,7 @@ architecture and the types ``llama-quantize`` would choose, and no weights.
 :func:`read_config` reads a published configuration (Hugging Face ``config.json`` keys, optionally wrapped as
 ``{"source": URL, "config": {...}}``), validated against ``schema/model-config.schema.json``. :func:`plan` lays out its
 tensor table (names and GGUF dims of llama.cpp's ``convert_hf_to_gguf.py`` for ``llama``, ``qwen2``, ``qwen3``,
-``qwen3_moe``, ``qwen3_next``, ``gpt_oss``, ``mixtral`` (and ``llama`` with routed experts) and
+``qwen3_moe``, ``qwen3_next``, ``gpt_oss``, ``mixtral`` (and ``llama`` with routed experts), ``mistral`` and
 ``deepseek_v2``/``deepseek_v3``, including DeepSeek's multi-head latent
 attention in both header generations), :func:`metadata` its GGUF keys, :mod:`passprice.typemix` its types, and
 :func:`write_header` writes the header with ``gguf.GGUFWriter`` (metadata and tensor-info table; tensor offsets laid
@@ -28,7 +28,7 @@ import attrs
 import cattrs
 
 from passprice import schema
-from passprice.errors import InputError
+from passprice.errors import InputError, SchemaError
 from passprice.files import read_regular
 from passprice.typemix import Mix, Model, Planned, assign
 
@@ -39,6 +39,10 @@ ARCHITECTURES: Mapping[str, str] = {
     # MixtralForCausalLM as LlamaModel: arch llama, expert_count and expert_used_count, the experts stacked in
     # ffn_{gate,up,down}_exps).
     "mixtral": "llama",
+    # Mistral too: convert_hf_to_gguf.py registers MistralForCausalLM with LlamaModel (arch llama). llama.cpp's llama
+    # architecture has no sliding window, so a configuration's sliding_window (Mistral-7B-v0.1's 4,096) is not
+    # written and every position attends to the whole context, as llama.cpp serves it (Built.origin says so).
+    "mistral": "llama",
     "qwen2": "qwen2",
     "qwen3": "qwen3",
     "qwen3_moe": "qwen3moe",
@@ -51,7 +55,7 @@ ARCHITECTURES: Mapping[str, str] = {
 #: Model types llama.cpp builds dense whatever their configuration says of experts, and the type of their mixture
 #: of experts: a configuration of these declaring routed experts is refused (built dense, its header would carry an
 #: expert count and no expert, and be priced as a dense model).
-DENSE_ONLY: Mapping[str, str] = {"qwen2": "qwen2_moe (not built here)", "qwen3": "qwen3_moe"}
+DENSE_ONLY: Mapping[str, str] = {"qwen2": "qwen2_moe (not built here)", "qwen3": "qwen3_moe", "mistral": "mixtral"}
 
 #: The most bytes a built checkpoint's tensors may take (1 PiB): past it the configuration is no model a card holds,
 #: and offsets would near the 64-bit range GGUF stores them in.
@@ -176,7 +180,15 @@ def config_from_document(document: Mapping[str, Any], source: str, folder: Path 
     :class:`InputError` for keys that agree with the schema but not with each other (query heads not a multiple of
     KV heads, no head width, more dense leading layers than layers, more experts a token than experts, dense
     blocks among routed ones: ``decoder_sparse_step`` other than 1, ``mlp_only_layers`` not empty)."""
-    schema.validate(document, "model-config", source, folder)
+    try:
+        schema.validate(document, "model-config", source, folder)
+    except SchemaError as e:  # a model type synth does not build: say what does instead
+        hint = (" — synth builds no other; for another architecture import a real GGUF header of the model "
+                "(`passprice import FILE.gguf`: the header alone is enough, e.g. the first megabytes of the file)")
+        raise SchemaError(e.source, [
+            p + hint if p.startswith(("model_type:", "config.model_type:")) and "is not allowed here" in p else p
+            for p in e.problems
+        ]) from None
     body = document.get("config", document)
     where = source
     if "config" in document:
@@ -616,6 +628,11 @@ class Built:
             parts.append(f", MLA stored {self.latent.value} ({stored})")
             if self.mtp and c.num_nextn_predict_layers:
                 parts.append(f", {c.num_nextn_predict_layers} MTP block(s) sharing the embedding and head")
+        if c.model_type == "mistral" and c.sliding_window:
+            parts.append(
+                f", the configuration's sliding_window {c.sliding_window} not written (llama.cpp's llama architecture "
+                "attends to the whole context)"
+            )
         parts.append(
             f"; types: the {self.mix.value} mix by llama.cpp's rules (src/llama-quant.cpp, llama_tensor_get_type)."
         )

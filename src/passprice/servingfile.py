@@ -1,0 +1,131 @@
+"""A serving file passprice writes reads back as the very serving the command line described, every default made
+explicit, or it is not written.
+
+``passprice new-serving NAME`` turns the options every pricing command takes (``--checkpoint``, ``--card``,
+``--batch``, ``--position`` …, or a registered serving they override) into ``registry/servings/NAME.toml``: the names
+it gives are loaded (so a typo is refused with the registry's hints before anything is written), its contexts are
+completed against the checkpoint (limit min(4096, the model's context), position limit / 2, :func:`complete`), the
+text is parsed back and validated against ``schema/serving.schema.json`` exactly as every serving file is read, and
+the file is written atomically (:func:`passprice.files.write_atomically`), never over an existing one without
+``force``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from passprice.errors import InputError, SchemaError
+from passprice.files import make_folder, write_atomically
+from passprice.registry import Root, require_record_name
+from passprice.servings import ServingSpec, require_inside_root, resolve, spec_from_document, spec_to_document
+
+#: The first line of every serving file: the schema an editor (taplo, Even Better TOML) validates it against, relative
+#: to ``registry/servings/``.
+SCHEMA_LINE = "#:schema ../../schema/serving.schema.json"
+
+#: The order a serving file's keys are written in: what it is, what it prices, then the serving's choices, as the
+#: registered servings are laid out; a table (``draft``) and the array of tables (``contexts``) come last.
+_ORDER = (
+    "description", "checkpoint", "card", "batch", "kv_page", "kv_bytes", "state_bytes", "attention",
+    "activation_words", "scaling", "kv_rotated", "flush", "host_memory", "shared_prefix", "prefix_read_once",
+    "routing",
+)
+
+
+def serving_text(spec: ServingSpec) -> str:
+    """The text of the serving file holding ``spec``: :data:`SCHEMA_LINE`, the top-level keys of
+    :func:`~passprice.servings.spec_to_document` in :data:`_ORDER`, then ``[draft]`` and one ``[[contexts]]`` table a
+    context class, written with tomlkit (quoting and escaping as TOML requires). ``spec`` should be completed
+    (:func:`~passprice.servings.complete`) for the file to state its contexts."""
+    import tomlkit
+
+    document = spec_to_document(spec)
+    out = tomlkit.document()
+    for key in _ORDER:
+        if key in document:
+            out.add(key, document[key])
+    draft = document.get("draft")
+    if draft is not None:
+        table = tomlkit.table()
+        for key, value in draft.items():
+            table.add(key, value)
+        out.add(tomlkit.nl())
+        out.add("draft", table)
+    contexts = document.get("contexts")
+    if contexts:
+        array = tomlkit.aot()
+        for context in contexts:
+            table = tomlkit.table()
+            for key, value in context.items():
+                table.add(key, value)
+            array.append(table)
+        out.add(tomlkit.nl())
+        out.add("contexts", array)
+    return f"{SCHEMA_LINE}\n{tomlkit.dumps(out).rstrip()}\n"
+
+
+@attrs.frozen
+class Written:
+    """A serving file :func:`write_serving` wrote: its registry ``name``, its ``path`` and the completed ``spec`` it
+    holds (what ``passprice price NAME`` prices)."""
+
+    name: str
+    path: Path
+    spec: ServingSpec
+
+
+def write_serving(
+    root: Root, name: str, spec: ServingSpec, *, description: str | None = None, force: bool = False
+) -> Written:
+    """Write ``spec`` (a serving as the command line describes it: names not yet loaded, contexts possibly open) to
+    ``registry/servings/{name}.toml`` of ``root``, with ``description`` (a serving derived from another does not
+    inherit its description: the old one would describe another serving).
+
+    Every name the spec gives is loaded and held to its scope (:func:`~passprice.servings.resolve`); the contexts are
+    completed against the checkpoint; a name that is a path must lie inside the registry (a registry file names
+    nothing outside it, :func:`~passprice.servings.require_inside_root`); the text is parsed back and validated
+    against the serving schema and must describe the same spec before the file is written.
+
+    Raises :class:`InputError` (one line) when ``root`` is the read-only embedded registry, ``name`` is not a record
+    name (letters, digits, ``.``, ``_``, ``-``), a name the spec gives names nothing or lies outside the registry,
+    the file exists and not ``force``, or it cannot be written; :class:`InputError` also for a value the serving
+    schema refuses (a description with a newline), naming the key. Scope refusals
+    (:class:`~passprice.scopes.OutOfScope`) propagate."""
+    if root.embedded:
+        raise InputError(
+            f"{root.path}: the embedded facts are read-only; start a registry of your own with `passprice init DIR`, "
+            "run inside one (or a checkout), or pass --root"
+        )
+    require_record_name("serving", name)
+    path = root.servings / f"{name}.toml"
+    spec = attrs.evolve(spec, description=description)
+    try:
+        require_inside_root(root, attrs.evolve(spec, source=str(path)))
+    except InputError as e:
+        raise InputError(
+            f"{e}: bring it in first (`passprice import FILE --name NAME` for a checkpoint, a card's file into "
+            "facts/cards/) and give its name"
+        ) from None
+    completed = attrs.evolve(resolve(root, attrs.evolve(spec, source=None)).spec, source=None)
+    text = serving_text(completed)
+    _read_back(root, path, text, completed)
+    make_folder(root.servings)
+    write_atomically(path, text, force)
+    return Written(name, path, completed)
+
+
+def _read_back(root: Root, path: Path, text: str, spec: ServingSpec) -> None:
+    """Parse ``text`` and validate it as the serving file ``path`` would be read; raise :class:`InputError` when the
+    schema refuses it or it reads back as another spec (nothing has been written yet)."""
+    from passprice import schema
+
+    try:
+        document: dict[str, Any] = schema.load(path, "serving", root.schema, data=text.encode("utf-8"), kept=False)
+        back = spec_from_document(document, str(path))
+    except (InputError, SchemaError) as e:
+        raise InputError(f"{e} (nothing written)") from None
+    if back != spec:  # a value TOML cannot carry as given: refuse rather than write another serving
+        raise InputError(f"{path}: the serving would read back differently from the one described (nothing written)")
