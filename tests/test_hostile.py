@@ -73,7 +73,10 @@ def test_root_too_long_and_a_nul_in_a_serving_file(tmp_path: Path) -> None:
     (root / "registry" / "servings" / "nul.toml").write_text(f'checkpoint = "a\\u0000b"\ncard = "{H200}"\n')
     result = CliRunner().invoke(cli, ["--root", str(root), "price", "nul"])
     assert result.exit_code == 2
-    assert result.stderr.endswith("checkpoints/a\\x00b.toml': not a file name (it holds a NUL character)\n")
+    # The serving schema's one-line rule names the file and key (round 10; it was the checkpoint file name it made).
+    assert result.stderr.endswith(
+        "servings/nul.toml: checkpoint: 'a\\x00b' holds a control character, a line separator or a bidi control (a "
+        "newline, a tab, U+2028, U+202E …): write it on one line\n")
 
 
 def test_a_name_that_escaped_the_lookup_is_still_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -199,7 +202,7 @@ def test_an_edit_held_too_long_is_refused_not_waited_for(tmp_path: Path) -> None
 def test_fact_set_writes_through_a_link_and_keeps_the_mode(tmp_path: Path) -> None:
     root = prepare(tmp_path)
     card = root / "facts" / "cards" / f"{H200}.toml"
-    real = tmp_path / "elsewhere" / "h200.toml"
+    real = root / "elsewhere" / "h200.toml"  # inside the registry: a link out of it is refused (round 10)
     real.parent.mkdir()
     card.rename(real)
     card.symlink_to(real)

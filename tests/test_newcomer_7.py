@@ -43,3 +43,46 @@ def test_a_model_type_synth_does_not_build_says_what_to_do(tmp_path: Path) -> No
         "header alone is enough, e.g. the first megabytes of the file)"
     ]
     assert not (tmp_path / "x.gguf").exists()
+
+
+def test_a_stack_price_on_a_card_its_runs_never_measured_says_it_extrapolates() -> None:
+    result = invoke("price", "r1-qwen7b-h200", "--stack", "llamacpp-cuda-2405", "--no-lock")
+    assert result.exit_code == 0, result.output
+    assert result.stderr == (
+        "passprice: warning: stack llamacpp-cuda-2405 was fitted on runs on 11 cards (a100_pcie_80gb, a100_sxm4_80gb, "
+        "a40, h100_pcie_80gb, l40s, rtx_3080, rtx_3090, rtx_4080, rtx_4090, rtx_6000_ada, rtx_a6000), not "
+        "h200_sxm_141gb: its expected price here extrapolates across cards (with a card held out of the fit, its "
+        "error was 6.9 % on average, 20.4 % at most)\n"
+    )
+    # A card the runs measured: no warning.
+    measured = invoke("price", "--checkpoint", "llama3-8b-q4_k_m", "--card", "rtx_4090", "--limit", "512",
+                      "--position", "256", "--stack", "llamacpp-cuda-2405")
+    assert measured.exit_code == 0 and measured.stderr == "", measured.output
+
+
+@pytest.mark.parametrize(
+    ("kind", "says"),
+    [
+        ("other", "its header carries no drafting blocks (nextn_predict_layers 0)"),
+        ("draft-model", "it drafts with a separate draft model, whose weights and passes are not in this checkpoint's "
+                        "header"),
+    ],
+)
+def test_drafting_without_its_drafter_in_the_header_is_refused(tmp_path: Path, kind: str, says: str) -> None:
+    # A method of the newcomer's own (kind other) for a checkpoint with no MTP block was priced at a 2.0x speedup:
+    # each drafted token cost only the head's rows, its drafter priced as free.
+    from cli_helpers import copy_root, refused
+
+    root = copy_root(tmp_path)
+    text = (root / "facts" / "drafts" / "qwen35-mtp.toml").read_text(encoding="utf-8")
+    text = text.replace('kind = "mtp"\ncheckpoints = ["qwen35-27b-like"]\n', f'kind = "{kind}"\n')
+    (root / "facts" / "drafts" / "eagle.toml").write_text(text, encoding="utf-8")
+    out = refused("price", "r1-qwen7b-h200", "--draft", "eagle", "--draft-tokens", "1", "--no-lock", root=root,
+                  name="NoDrafter")
+    assert out["method"] == "eagle" and out["why"] == says
+    assert out["message"].endswith(
+        "so its drafted tokens would be priced as if drafting cost nothing but the head's rows; price without drafts, "
+        "or a checkpoint that carries its drafter (MTP blocks: nextn_predict_layers)"
+    )
+    # The hybrid carries its MTP block: its own method prices, as registered.
+    assert invoke("price", "qwen35-27b-h200-mtp", "--no-lock", root=root).exit_code == 0

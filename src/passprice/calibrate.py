@@ -246,8 +246,24 @@ def _solve(
         x = nnls(a / norms, b) / norms
         for k, p in enumerate(fitted):
             values[p] = float(x[k]) if p in OVERHEADS else 1.0 / (1.0 + float(x[k]))
-    predicted = np.array([_predict(m, values, serial) for m in models])
+    predicted = _predicted(comp, np.array([m.layers for m in models]), values, serial)
     return values, float(np.sum((predicted / t - 1.0) ** 2))
+
+
+def _predicted(comp: np.ndarray, layers: np.ndarray, values: dict[str, float], serial: float) -> np.ndarray:
+    """:func:`_predict` of every run at once (``comp``: (runs, shares) components, ``layers``: (runs,)), the same
+    operations in the same order, so each figure is the same double: a fit evaluates its objective about 40 times,
+    and 1,000 runs (a 240 KB measurement file) made the per-run Python loop 8.6 s of a 17 s calibrate."""
+    parts = comp / np.array([values.get(p, 1.0) for p in SHARES])
+    terms = np.zeros((len(comp), 5))
+    for j, term in enumerate(_TERM_INDEX.tolist()):  # in SHARES order, as _predict adds them
+        terms[:, term] += parts[:, j]
+    top = terms.max(axis=1)
+    total = terms[:, 0] + terms[:, 1] + terms[:, 2] + terms[:, 3] + terms[:, 4]
+    predicted: np.ndarray = (
+        values.get("overhead.pass", 0.0) + layers * values.get("overhead.layer", 0.0) + top + serial * (total - top)
+    )
+    return predicted
 
 
 def exercised(models: Sequence[RunModel]) -> tuple[str, ...]:

@@ -11,7 +11,6 @@ import contextlib
 import errno
 import json
 import os
-import shlex
 import sys
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
@@ -583,6 +582,8 @@ def init_command(
     advice = the_plan.requirement.advice()
     if advice is not None:
         click.echo(f"first: {advice}")
+    import shlex  # here, not at the top: only init quotes a folder (issue 16: nothing a price does not use)
+
     into = "" if directory.resolve() == Path.cwd().resolve() else f"cd {shlex.quote(str(directory))} && "
     click.echo(f"next: {into}git init && pre-commit install; passprice import MODEL.gguf --name NAME")
 
@@ -864,13 +865,18 @@ _STACK_HELP = "Also price the pass under serving stack S (facts/stacks): its exp
 def _expected(ctx: click.Context, stack: str, resolved: Any, kind: str) -> Any:
     """The limit and the expected price under ``stack`` (issue 14); a refusal exits 1."""
     from passprice.serving import ServingRefusal
+    from passprice.stackreach import card_reach
     from passprice.stacks import load_stack, price_expected
 
     the_stack = load_stack(_root(ctx), stack)
     try:
-        return price_expected(resolved.header, resolved.card, resolved.serving, the_stack, kind)
+        expected = price_expected(resolved.header, resolved.card, resolved.serving, the_stack, kind)
     except ServingRefusal as e:
         _refuse(e)
+    warning = card_reach(_root(ctx), the_stack, resolved.card.name).warning()
+    if warning is not None:
+        click.echo(f"passprice: warning: {warning}", err=True)
+    return expected
 
 
 def _lock_options(f: F) -> F:
@@ -1221,6 +1227,7 @@ def lock_command(
             raise click.UsageError("give -o FILE (or a SERVING or --name to write locks/NAME.lock.toml)")
         output = locking.default_output(root, name or Path(serving or "").stem)
     _warn_code(root)
+    locking.require_place(root, output)
     old = locking.previous(root, output, update, force)
     base = locking.update_base(root, old) if update and old is not None and serving is None else None
     root, spec = _spec(ctx, serving, base=base, **o)

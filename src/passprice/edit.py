@@ -144,7 +144,7 @@ def set_fact(
     ``B/s`` belongs), an unknown provenance, a ``derived`` fact without a derivation, a source ``root`` has no record
     of."""
     try:
-        before = read_regular(where.file, schema.MAX_TOML_BYTES).decode("utf-8")
+        before = schema.read_bytes(where.file).decode("utf-8")
     except UnicodeDecodeError as e:
         raise InputError(f"{where.file}: byte {e.start}: not UTF-8 text") from None
     old_facts = read_facts(where, schema_folder)
@@ -580,7 +580,7 @@ def recompute_record(where: FactFile, schema_folder: Path | None = None, root: R
     entries: list[tuple[str, Mapping[str, Any]]] = []
     with locked(where.file):
         try:
-            before = read_regular(where.file, schema.MAX_TOML_BYTES).decode("utf-8")
+            before = schema.read_bytes(where.file).decode("utf-8")
         except UnicodeDecodeError as e:
             raise InputError(f"{where.file}: byte {e.start}: not UTF-8 text") from None
         old_facts = validate_text(where, before, schema_folder)

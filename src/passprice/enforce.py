@@ -146,15 +146,32 @@ class LockMismatch(LockRefusal):
 
 
 def serving_name(root: Root, ref: str | None) -> str | None:
-    """The registered serving a command's SERVING argument names: a registry name, or the path of a file in
-    ``registry/servings``; ``None`` for none or a serving file kept elsewhere."""
+    """The registered serving a command's SERVING argument names: a registry name, or the file in
+    ``registry/servings`` the argument reaches as :func:`passprice.servings.serving_path` looks it up (a path to
+    one, ``./NAME`` or ``../servings/NAME`` below the servings folder, or a link to one kept elsewhere: the name of
+    the file it links to); ``None`` for none or a serving file kept elsewhere. ``price ./r1-qwen7b-h200`` priced
+    the registered serving as none, under no lock, where ``price r1-qwen7b-h200`` was refused by its lock's floor.
+    Raises :class:`~passprice.errors.InputError` as :func:`passprice.files.look` does."""
+    import os
+
     if ref is None:
         return None
-    if is_there(root.servings / f"{ref}.toml") and "/" not in ref:
+    entry = root.servings / f"{ref}.toml"
+    bare = "/" not in ref and os.sep not in ref
+    if bare and is_there(entry):
         return ref
-    path = Path(ref)
-    if path.suffix == ".toml" and is_there(path) and path.resolve().parent == root.servings.resolve():
+    if ref.endswith(".toml") and is_there(ref):
+        path = Path(ref)
+    elif is_there(entry):
+        path = entry
+    else:
+        return None
+    folder = Path(os.path.realpath(root.servings))
+    if path.suffix == ".toml" and Path(os.path.realpath(path.parent)) == folder:
         return path.name[: -len(".toml")]
+    real = Path(os.path.realpath(path))
+    if real.suffix == ".toml" and real.parent == folder:
+        return real.name[: -len(".toml")]
     return None
 
 

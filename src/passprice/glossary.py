@@ -341,6 +341,14 @@ _TERMS = (
         "figures), or one outside [0, 1]; a longer draft would be priced on a guess.",
     ),
     Term(
+        "NoDrafter",
+        "refusal: drafting without the drafter in the checkpoint's header",
+        "A refusal: passprice prices each drafting step through the checkpoint's own drafting (MTP) blocks "
+        "(`nextn_predict_layers`); a checkpoint without them, or a drafting method of kind `draft-model` (a separate "
+        "draft model), would have its drafted tokens cost only the head's rows, a speedup bought with a drafter priced "
+        "as free. Price without drafts, or a checkpoint that carries its drafter.",
+    ),
+    Term(
         "Empty",
         "refusal: a serving of no sequences, or no activation words",
         "A refusal: a batch of 0 (a sweep's `--batches 0`) prices no sequences, and `--activation-words 0` leaves the "

@@ -26,7 +26,7 @@ import attrs
 from passprice import gitread, schema
 from passprice.diff import Checkout, _git_says, _run_git
 from passprice.edit import FactFile
-from passprice.errors import InputError
+from passprice.errors import InputError, escaped
 from passprice.facts import Fact
 from passprice.registry import Root
 
@@ -208,9 +208,16 @@ _SHA = re.compile(rb"^[0-9a-f]{40}$")
 
 
 def _shown(field: bytes) -> str:
-    """A commit's date, author or subject as text: UTF-8 (an undecodable byte as U+FFFD), a control character as
-    U+FFFD (a subject may hold any byte but NUL; none is printed to a terminal)."""
-    return "".join("\ufffd" if ch < " " or ch == "\x7f" else ch for ch in field.decode("utf-8", "replace"))
+    """A commit's date, author or subject as text: UTF-8 (an undecodable byte as U+FFFD), a character that does not
+    print as U+FFFD: a control character, a line separator, a bidi control (U+202E reordered the rest of the line an
+    author named with it was shown on); a subject may hold any byte but NUL, none of which is printed to a
+    terminal. Spaces (U+00A0 …) stay."""
+    import unicodedata
+
+    text = field.decode("utf-8", "replace")
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() or unicodedata.category(ch) == "Zs" else "\ufffd" for ch in text)
 
 
 def _commits(out: bytes, rel: str) -> list[_Commit]:
@@ -513,9 +520,11 @@ def history_text(where: FactFile, versions: list[Version], shown: str) -> str:
             lines.append("  (no such fact)")
             continue
         what = "unknown (older history not read)" if v.cut else ", ".join(v.changed)
-        lines.append(f"  {v.fact.describe()} ({v.fact.provenance.value})   changed: {what}")
+        # An old version is read as it was committed, never held to today's schema: its texts may hold a newline or
+        # a bidi control (a locator of "ev\u202eil\nline2" split its block and reordered the line), shown escaped.
+        lines.append(f"  {escaped(v.fact.describe())} ({v.fact.provenance.value})   changed: {what}")
         if v.fact.source is not None:
-            lines.append(f"  source: {v.fact.source} — {v.fact.locator}")
+            lines.append(f"  source: {escaped(v.fact.source)} — {escaped(str(v.fact.locator))}")
         else:
-            lines.append(f"  cite: {v.fact.cite}")
+            lines.append(f"  cite: {escaped(str(v.fact.cite))}")
     return "\n".join(lines)

@@ -47,6 +47,27 @@ def default_output(root: Root, stem: str) -> Path:
     return root.locks / f"{stem}.lock.toml"
 
 
+def require_place(root: Root, output: Path) -> None:
+    """A lock written inside ``root`` is one ``check``, ``price``, ``diff`` and ``reproduce`` read: a file
+    ``NAME.lock.toml`` in the root's ``locks/`` (links and ``..`` resolved). ``lock r1-qwen7b-h200 --force -o
+    locks/x.lock`` (or ``-o registry/servings/y.lock.toml``) printed ``locked …`` and wrote a lock inside the
+    registry that no command ever reads, its floors guarding nothing. A lock written outside the root is the user's
+    own. Raises :class:`InputError` naming the file and where locks are read, before anything is priced."""
+    from passprice.registry import within
+
+    if not within(root, output):
+        return
+    folder = os.path.realpath(os.path.dirname(os.path.abspath(output)))
+    name = output.name
+    if folder == os.path.realpath(root.locks) and name.endswith(".lock.toml") and len(name) > len(".lock.toml"):
+        return
+    raise InputError(
+        f"{shown(output)}: inside the registry, locks are read from {shown(root.locks)}/NAME.lock.toml only: a lock "
+        "written here would guard nothing (check, price and diff never read it); write it there (the default), or "
+        "outside the registry"
+    )
+
+
 def previous(root: Root, output: Path, update: bool, force: bool) -> Lock | None:
     """The lock ``output`` holds now, when it is to be replaced (``update`` or ``force``): its policy is kept
     (``update``) or compared with the new one (``force``). ``None`` when there is none, or (``force`` alone) when

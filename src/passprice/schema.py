@@ -404,7 +404,29 @@ def read_bytes(path: Path) -> bytes:
     snapshot (:func:`passprice.snapshot.reading`) a file is read once."""
     from passprice import snapshot
 
-    return snapshot.file_bytes(path, lambda: read_regular(path, MAX_TOML_BYTES))
+    return snapshot.file_bytes(path, lambda: _read_record(path))
+
+
+def _read_record(path: Path) -> bytes:
+    """:func:`read_regular` of ``path``, refusing a symbolic link inside a registry to a file outside it (the
+    root: the nearest folder at or above the link's own holding ``facts/`` and ``registry/``): a pull request adding
+    ``facts/cards/x.toml`` linked to a TOML file of the CI machine made ``check`` and ``diff --format comment`` quote
+    its values in their error lines (``memory.bandwidth.value: 'hunter2-password' is not of type 'number'``), as a
+    name inside a registry file naming a path outside it may not (:func:`passprice.registry.require_inside`). Only
+    a link costs the walk up; a folder of the registry that is itself a link is not looked at."""
+    if os.path.islink(path):
+        from passprice.registry import Root, _is_root, within
+
+        here = Path(os.path.abspath(path)).parent
+        for folder in (here, *here.parents):
+            if _is_root(folder):
+                if not within(Root(folder), path):
+                    raise InputError(
+                        f"{path}: a symbolic link to {os.path.realpath(path)}, outside the registry ({folder}): a "
+                        "registry's files lie inside it (copy the file in, or link to one inside)"
+                    )
+                break
+    return read_regular(path, MAX_TOML_BYTES)
 
 
 def read_toml(path: Path, text: str | None = None) -> dict[str, Any]:

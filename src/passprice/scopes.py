@@ -48,6 +48,17 @@ class OutOfScope(ServingRefusal):
         }
 
 
+def require_drafter(method: str, kind: str | None, checkpoint: str) -> None:
+    """Raise :class:`~passprice.serving.NoDrafter` for a drafting method of kind ``draft-model``: a separate draft
+    model's weights and passes are in no header passprice reads (a method drafting with the checkpoint's own MTP
+    blocks is held to the header when the pass is shaped, :func:`~passprice.serving.pass_shape`)."""
+    from passprice.serving import NoDrafter
+
+    if kind == "draft-model":
+        why = "it drafts with a separate draft model, whose weights and passes are not in this checkpoint's header"
+        raise NoDrafter(method, checkpoint, why)
+
+
 def in_scope(root: Root, declared: Sequence[str], checkpoint: str, header: GGUFHeader) -> bool:
     """Whether ``checkpoint`` (a registry name or a ``.gguf`` path, read as ``header``) is one of the ``declared``
     registry checkpoints: by name, or by the header sha256 of a declared entry. An empty list declares no scope."""

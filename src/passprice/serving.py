@@ -383,6 +383,29 @@ class BadDraft(ServingRefusal):
         return {"detail": self.detail}
 
 
+class NoDrafter(ServingRefusal):
+    """Drafting with ``method`` on ``checkpoint`` without its drafter in the header: the checkpoint carries no
+    drafting (MTP) blocks (``nextn_predict_layers`` 0), or the method drafts with a separate draft model. The seed
+    prices each drafting step through the checkpoint's own MTP blocks; without them a drafted token would cost
+    only the head's rows, a speedup bought with a drafter priced as free. Refused, not priced on a guess."""
+
+    name = "NoDrafter"
+
+    def __init__(self, method: str | None, checkpoint: str | None, why: str) -> None:
+        self.method = method
+        self.checkpoint = checkpoint
+        self.why = why
+        what = f"drafting method {method!r}" if method else "drafting"
+        on = f" on {checkpoint!r}" if checkpoint else ""
+        super().__init__(
+            f"{what}{on}: {why}, so its drafted tokens would be priced as if drafting cost nothing but the head's "
+            "rows; price without drafts, or a checkpoint that carries its drafter (MTP blocks: nextn_predict_layers)"
+        )
+
+    def fields(self) -> dict[str, Any]:
+        return {"method": self.method, "checkpoint": self.checkpoint, "why": self.why}
+
+
 class Empty(ServingRefusal):
     """A serving of no sequences, or no activation words."""
 
@@ -1152,6 +1175,10 @@ def pass_shape(header: GGUFHeader, s: Serving, *, routing_free: bool = False) ->
         raise Step(e) from None
     blocks = header.meta_int("block_count") or 0
     drafts = header.meta_int("nextn_predict_layers") or 0
+    if k > 0 and drafts < 1 and s.draft is not None and s.draft.method is not None:
+        # A registry drafting method drafts with the checkpoint's own blocks; a bare Draft (the seed's own, with no
+        # method: its tests) prices as the seed does, the drafting steps through the head alone.
+        raise NoDrafter(s.draft.method, None, "its header carries no drafting blocks (nextn_predict_layers 0)")
 
     def is_draft(layer: int | None) -> bool:
         return layer is not None and layer >= max(blocks - drafts, 0)

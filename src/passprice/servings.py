@@ -144,11 +144,28 @@ def _check_contexts(spec: ServingSpec, source: str) -> None:
     file is read, so a bad file is bad input naming its key, not a refusal): the shares sum to 1 (within 1e-9, the
     seed's tolerance) and no class's position is past its own limit.
 
+    A shared prefix likewise (the seed's extension's ``BadPrefix``): it needs the file's paged cache (``kv_page``),
+    and no class whose position the file gives may stop short of it. ``new-serving --shared-prefix 4096`` wrote a
+    file without ``kv_page`` (exit 0) that ``price`` then refused (``BadPrefix``, exit 1, naming neither file nor
+    key) and ``check`` passed.
+
     Raises :class:`InputError` naming ``source`` and the key path."""
     classes = spec.contexts or ()
     for i, c in enumerate(classes):
         if c.position is not None and c.limit is not None and c.position > c.limit:
             raise InputError(f"{source}: contexts.{i}.position: {c.position:g} is past the class's limit {c.limit}")
+    if spec.shared_prefix > 0:
+        if spec.kv_page is None:
+            raise InputError(
+                f"{source}: shared_prefix: {spec.shared_prefix} positions shared need a paged KV cache (a contiguous "
+                "cache shares no page): give kv_page, or remove shared_prefix"
+            )
+        for i, c in enumerate(classes):
+            if c.position is not None and c.position < spec.shared_prefix:
+                raise InputError(
+                    f"{source}: contexts.{i}.position: {c.position:g} stops short of the shared prefix "
+                    f"(shared_prefix {spec.shared_prefix}): every sequence holds the whole prefix"
+                )
     if classes:
         shares = sum(c.share for c in classes)  # as the seed sums them
         if abs(shares - 1.0) > 1e-9:
@@ -430,8 +447,9 @@ def require_scopes(
     when the serving file ``source`` named the checkpoint and the record together (its ``routing``, its
     ``draft.method`` unless ``method_from_file`` is false: a method the command line gave), :class:`InputError`
     naming the file and key: a file that pairs a model with another model's record is bad input, not a serving
-    the model cannot price."""
-    from passprice.scopes import OutOfScope
+    the model cannot price. Then :func:`~passprice.scopes.require_drafter`: a method in scope that drafts with a
+    separate draft model is refused (:class:`~passprice.serving.NoDrafter`)."""
+    from passprice.scopes import OutOfScope, require_drafter
 
     try:
         _require_scopes(root, checkpoint, header, method, routing)
@@ -440,6 +458,9 @@ def require_scopes(
         if source is None or (key == "draft.method" and not method_from_file):
             raise
         raise InputError(f"{source}: {key}: {e}") from None
+    ref, the_method = method
+    if ref is not None and the_method is not None:  # in scope: now, does the header carry what it drafts with?
+        require_drafter(ref, the_method.kind, checkpoint)
 
 
 def _require_scopes(
