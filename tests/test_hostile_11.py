@@ -3,6 +3,7 @@ what passprice now does with it."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -96,3 +97,77 @@ def test_init_onto_a_dangling_link_names_the_link_and_its_target(tmp_path: Path,
         "not exist; init creates no folder through a link: create that folder first, or give another name")  # fmt: skip
     assert sorted(os.listdir(tmp_path)) == ["reg"]
 
+
+# --- calibrate: the fit's solves, and the runs a stack is fitted from -----------------------------------------------
+
+
+def _more_runs(root: Path, count: int) -> Path:
+    """A measurement file of ``count`` more runs of llamacpp-cuda-2405: the registered runs again, under new ids."""
+    import tomllib
+
+    registered = root / "registry" / "measurements" / "xiongjiedai-llama3-llamabench.toml"
+    runs = tomllib.loads(registered.read_text(encoding="utf-8"))["run"]
+    out = ['[source]', 'name = "the registered runs again"', 'note = "new ids, the same figures"',
+           'source = "xiongjiedai-gpu-benchmarks"', '']
+    for i in range(count):
+        run = dict(runs[i % len(runs)], id=f"again{i}.{runs[i % len(runs)]['id']}")
+        out.append("[[run]]")
+        out += [f"{key} = {json.dumps(value)}" for key, value in run.items()]
+    more = root / "registry" / "measurements" / "again.toml"
+    more.write_text("\n".join(out) + "\n", encoding="utf-8")
+    return more
+
+
+def test_calibrate_refuses_more_runs_than_a_stack_is_fitted_from(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """1,000 more runs of the registered stack (one 240 KB file, within the schema's 1,000 a file) made calibrate
+    price each ten times and fit them 15 times: 5.3 s of CPU when their positions differ (6.6 s before the fit's
+    solves were shared). A stack is now fitted from at most 250 runs (calibrate.MAX_RUNS), refused in one line
+    before any is priced, and the cap is raised by PASSPRICE_MAX_FIT_RUNS."""
+    from passprice import calibrate
+
+    monkeypatch.delenv(calibrate.RUNS_VARIABLE, raising=False)
+    root = copy_root(tmp_path)
+    _more_runs(root, 140)  # 111 + 140 = 251
+    bad("calibrate", "--stack", "llamacpp-cuda-2405", "--dry-run", root=root,
+        says="registry/measurements/again.toml, registry/measurements/xiongjiedai-llama3-llamabench.toml: 251 runs of "
+        "stack llamacpp-cuda-2405, past the 250 a stack is fitted from (a calibrate fits them 15 times: all, and "
+        "without each card and each checkpoint); keep fewer runs of the stack, or set PASSPRICE_MAX_FIT_RUNS to "
+        "allow more")  # fmt: skip
+    monkeypatch.setenv(calibrate.RUNS_VARIABLE, "1e3")
+    bad("calibrate", "--stack", "llamacpp-cuda-2405", "--dry-run", root=root,
+        says="PASSPRICE_MAX_FIT_RUNS: '1e3' is not a number of runs (a whole number from 1 to 10^9)")
+    monkeypatch.setenv(calibrate.RUNS_VARIABLE, "100")
+    bad("calibrate", "--stack", "llamacpp-cuda-2405", "--dry-run",
+        says="registry/measurements/xiongjiedai-llama3-llamabench.toml: 111 runs of stack llamacpp-cuda-2405, past "
+        "the 100 a stack is fitted from")  # fmt: skip
+
+
+def test_the_fit_solves_each_least_squares_problem_once_and_gives_the_same_doubles(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A fit sought each serial share's fixed point from two starts, and both met the same binding terms: the
+    registered stack's calibrate solved 3,485 NNLS problems, 1,136 of them distinct. Each (serial share, binding)
+    step is now solved once a fit, and the fit is the same to the last bit: every value of the whole fit and of the
+    hold-out fits equals the one a fit solving every step afresh gives."""
+    from passprice import calibrate as c
+    from passprice.measurements import load_runs
+    from passprice.registry import find_root
+
+    root = find_root(REPO)
+    stack = c.load_stack(root, "llamacpp-cuda-2405")
+    models = c.model_runs(root, stack, load_runs(root, stack.name))
+    solved: list[int] = []
+    nnls, solve = c.nnls, c._solve
+    monkeypatch.setattr(c, "nnls", lambda a, b: solved.append(1) or nnls(a, b))
+    for runs in (models, [m for m in models if m.run.card != "a40"]):  # the whole fit, and a held-out card's
+        solved.clear()
+        shared = c.fit(runs)
+        assert 0 < len(solved) < 150, len(solved)  # 78 for the whole fit, 83 without the A40
+        monkeypatch.setattr(c, "_solve", lambda runs, fitted, serial, start=None, steps=None:
+                            solve(runs, fitted, serial, start, None))  # fmt: skip
+        solved.clear()
+        afresh = c.fit(runs)
+        monkeypatch.setattr(c, "_solve", solve)
+        assert len(solved) > 200, len(solved)  # 213 and 221 solved afresh
+        assert (shared.values, shared.serial) == (afresh.values, afresh.serial)
