@@ -171,3 +171,57 @@ def test_the_fit_solves_each_least_squares_problem_once_and_gives_the_same_doubl
         monkeypatch.setattr(c, "_solve", solve)
         assert len(solved) > 200, len(solved)  # 213 and 221 solved afresh
         assert (shared.values, shared.serial) == (afresh.values, afresh.serial)
+
+
+# --- another checkout's pricing-model code: bounded before it is parsed ---------------------------------------------
+
+
+def _dense_checkout(root: Path) -> Path:
+    """``root`` made a checkout of passprice whose ``src/passprice/locks.py`` is ``x = [a,a,…]``: 480,000 names in
+    960,007 bytes (under 1 MB)."""
+    package = root / "src" / "passprice"
+    package.mkdir(parents=True)
+    (package / "pins.py").write_text("LOCK_FORMAT = 2\n", encoding="utf-8")
+    (package / "locks.py").write_bytes(b"x = [" + b"a," * 480_000 + b"]\n")
+    return package
+
+
+_NOT_JUDGED = ("src/passprice/locks.py: 960,007 bytes; the pricing model's modules reach 960,004 tokens with it, "
+               "past the 250,000 passprice parses of another checkout's code (its own is about 156,000)")  # fmt: skip
+
+
+def test_a_checkout_whose_pricing_code_is_past_the_token_cap_is_not_parsed(tmp_path: Path) -> None:
+    """The checkout's pricing-model digest (for ``check``'s "this checkout prices with another pricing model"
+    warning) parsed a 960 KB ``locks.py`` of 480,000 names: ``check`` took 4.1–5.1 s and 833 MB (``ast.parse``
+    alone 3.3 s, 668 MB). Its tokens are now counted before anything is parsed, and past
+    :data:`passprice.pins.MODEL_TOKENS` the warning says the code was not judged, naming the module and its size;
+    the running package's own digest is taken as before (never capped)."""
+    from passprice import pins
+
+    root = copy_root(tmp_path)
+    _dense_checkout(root)
+    ours = pins.pricing_model_digest()
+    assert pins.checkout_model(root) == (f"not judged: {_NOT_JUDGED}", ours)
+    assert ours == pins._compute(str(pins.PACKAGE))  # the running package: parsed whole, no cap
+    result = invoke("check", root=root)
+    assert result.exit_code == 0 and "all holds" in result.stdout, result.output
+    assert result.stderr == (
+        f"passprice: warning: this checkout's src/passprice was not judged ({_NOT_JUDGED}): whether it prices with "
+        "the running passprice's pricing model is unknown; locks are written, checked and reproduced by the running "
+        "code\n"
+    )
+
+
+def test_a_review_side_whose_code_is_past_the_token_cap_is_not_priced(tmp_path: Path) -> None:
+    """diff's BASE/HEAD code: a side's ``src/passprice`` past the cap is neither parsed for its digest nor imported
+    by a process of its own (960 KB of names there costs the same 3 s and 700 MB); the review says the side's code
+    was not judged, and each of its locks is an error saying why."""
+    from passprice.registry import find_root
+    from passprice.sidecode import code_of, price_locks
+
+    code = code_of(_dense_checkout(tmp_path))
+    assert code.not_judged == _NOT_JUDGED and not code.running
+    said = code.describe("HEAD")
+    assert said == f"HEAD: its own src/passprice was not judged ({_NOT_JUDGED}); its locks are not priced"
+    answered = price_locks(find_root(REPO), code, [{"key": "r1-qwen7b-h200"}])
+    assert answered == {"r1-qwen7b-h200": {"error": f"its own code was not judged: {_NOT_JUDGED}"}}

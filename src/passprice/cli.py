@@ -867,7 +867,14 @@ def _warn_code(root: Any) -> None:
     from passprice.pins import checkout_model
 
     differs = None if root.embedded else checkout_model(root.path)
-    if differs is not None:
+    if differs is not None and differs[0].startswith("not judged: "):
+        click.echo(
+            f"passprice: warning: this checkout's src/passprice was not judged ({differs[0].split(': ', 1)[1]}): "
+            "whether it prices with the running passprice's pricing model is unknown; locks are written, checked "
+            "and reproduced by the running code",
+            err=True,
+        )
+    elif differs is not None:
         theirs, ours = differs
         click.echo(
             f"passprice: warning: this checkout's src/passprice prices with pricing model {theirs[:19]}…, the "
