@@ -4,13 +4,22 @@ ignored or modified, so an edit made while trying passprice out (``fact set``, `
 
 Outside a git checkout (a build from an sdist) the folders are taken as they are. ``PASSPRICE_BUILD_UNTRACKED=1``
 builds anyway, for a wheel of deliberately local facts.
+
+Every build (a wheel, or an editable install) also records the pricing model's digest of the code it packages
+(``passprice.pins.record``: the digest and the sha256 of each module file it is a function of) as
+``passprice/pricing_model.json``, so the first ``check``, ``diff`` or ``lock`` of a fresh install (a CI machine, its
+cache empty) hashes the module files instead of parsing them. The record is only a shortcut: passprice uses it only
+when every module it names still holds the recorded bytes, and computes the digest otherwise. A record that cannot be
+made (the code does not parse) is left out, and the digest is computed at run time as before.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -33,6 +42,8 @@ class TrackedData(BuildHookInterface):  # type: ignore[misc]
     PLUGIN_NAME = "custom"
 
     def initialize(self, version: str, build_data: dict[str, Any]) -> None:
+        if self.target_name == "wheel":
+            self._record_pricing_model(version, build_data)
         if self.target_name != "wheel" or version == "editable" or os.environ.get("PASSPRICE_BUILD_UNTRACKED"):
             return
         root = Path(self.root)
@@ -46,6 +57,46 @@ class TrackedData(BuildHookInterface):  # type: ignore[misc]
         modified = _git(root, "diff", "-z", "--name-only", "HEAD", "--", *folders) or []
         if untracked or modified:
             _refuse(refusal(folders, untracked, modified))
+
+
+    def _record_pricing_model(self, version: str, build_data: dict[str, Any]) -> None:
+        """Write the pricing model's record (see the module's docstring): beside the modules for an editable install
+        (git ignores it), into the wheel otherwise."""
+        source = Path(self.root) / "src"
+        text = pricing_model_record(source)
+        if text is None:
+            return
+        if version == "editable":
+            (source / "passprice" / "pricing_model.json").write_text(text, encoding="utf-8")
+            return
+        folder = Path(tempfile.mkdtemp(prefix="passprice-build-"))
+        self._made = folder
+        made = folder / "pricing_model.json"
+        made.write_text(text, encoding="utf-8")
+        build_data.setdefault("force_include", {})[str(made)] = "passprice/pricing_model.json"
+
+    def finalize(self, version: str, build_data: dict[str, Any], artifact_path: str) -> None:
+        """Remove the record's temporary folder once the wheel holds it."""
+        made = getattr(self, "_made", None)
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
+
+
+def pricing_model_record(source: Path) -> str | None:
+    """``passprice.pins.record()`` of the package in ``source`` (a ``src`` folder) as JSON text, computed in a child
+    interpreter (the build backend's own, whose environment need not hold passprice's dependencies: ``pins`` imports
+    only the standard library and passprice's ``errors`` and ``files``), or ``None`` when it cannot be made."""
+    script = (
+        "import json, sys\n"
+        f"sys.path.insert(0, {str(source)!r})\n"
+        "from passprice.pins import record\n"
+        "sys.stdout.write(json.dumps(record(), indent=1, sort_keys=True) + '\\n')\n"
+    )
+    try:
+        done = subprocess.run([sys.executable, "-I", "-B", "-c", script], capture_output=True, check=True, timeout=120)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.decode("utf-8")
 
 
 def refusal(folders: list[str], untracked: list[str], modified: list[str]) -> str:

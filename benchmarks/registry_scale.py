@@ -5,6 +5,9 @@ Each *shape* is a registry built in a temporary folder from this checkout's own 
 ``locks/``, ``sources/``, ``schema/``, committed to a git repository of its own on ``main``), plus N small files:
 
 - ``base``: the checkout's registry alone (the yardstick every other shape is read against);
+- ``checkout``: the registry with the checkout's code (``src/``) committed beside it, as a CI job's clone of
+  passprice has it: ``check`` then also compares the checkout's pricing model with the running package's, and
+  ``diff`` prices each side with its own code (each side's digest taken);
 - ``servings``: N serving files of about 60 bytes (``checkpoint`` and ``card`` only, every other field its default),
   cycling through the registered servings' (checkpoint, card) pairs;
 - ``cards``: N card files, each a registered card copied under a new name;
@@ -55,11 +58,14 @@ def _git(folder: Path, *args: str) -> None:
                         "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com"})
 
 
-def base_registry(folder: Path) -> Path:
-    """The checkout's registry copied into ``folder``, committed on ``main`` of a git repository of its own."""
+def base_registry(folder: Path, code: bool = False) -> Path:
+    """The checkout's registry copied into ``folder`` (with its ``src/`` when ``code``), committed on ``main`` of a
+    git repository of its own."""
     folder.mkdir(parents=True)
-    for name in FOLDERS:
-        shutil.copytree(ROOT / name, folder / name)
+    for name in FOLDERS + (("src",) if code else ()):
+        # as git has it: no bytecode, no build's record of the pricing model (git ignores both)
+        shutil.copytree(ROOT / name, folder / name,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "pricing_model.json"))
     _git(folder, "init", "-q", "-b", "main")
     _git(folder, "add", "-A")
     _git(folder, "commit", "-q", "-m", "base")
@@ -96,7 +102,7 @@ def add_locks(folder: Path, n: int) -> None:
 
 
 SHAPES: dict[str, Callable[[Path, int], None] | None] = {
-    "base": None, "servings": add_servings, "cards": add_cards, "locks": add_locks,
+    "base": None, "checkout": None, "servings": add_servings, "cards": add_cards, "locks": add_locks,
 }
 
 COMMANDS: dict[str, list[str]] = {
@@ -166,7 +172,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         for shape in args.shapes.split(","):
-            folder = base_registry(work / shape)
+            folder = base_registry(work / shape, code=shape == "checkout")
             add = SHAPES[shape]
             if add is not None:
                 add(folder, args.n)

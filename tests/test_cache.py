@@ -308,6 +308,7 @@ NOT_WHEN_WARM = ("tomllib", "lzma", "zlib", "cattrs", "passprice.fits", "passpri
 NOT_FOR_A_PRICE = (
     "passprice.routing", "passprice.drafts", "passprice.stacks", "passprice.reproduce", "passprice.diff",
     "passprice.lineage", "passprice.sweep", "passprice.check", "passprice.audit",
+    "shlex",  # only `init` quotes a folder with it
 )
 
 _PROBE = """

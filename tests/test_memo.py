@@ -691,3 +691,56 @@ def test_a_reader_gone_from_the_pipe_ends_a_run_quietly(world: dict[str, Any], m
         os.close(write)
     assert (done.returncode, done.stderr.decode()) == (0, "")
     assert entries(world) == []
+
+
+def test_the_stamp_resolves_paths_as_realpath_does(tmp_path: Path) -> None:
+    """The world stamp resolves each file's folder once (``_World._realpath``, issue 16: an ``lstat`` of every
+    component of every path was a third of a miss's stamp); it must give what :func:`os.path.realpath` gives for a
+    path through a linked folder, a file that is itself a link (to one in another folder), a dangling link, ``..``
+    after a link, ``.``, a trailing separator and a path that is not there."""
+    real = tmp_path / "real"
+    (real / "sub").mkdir(parents=True)
+    (real / "sub" / "m.gguf").write_bytes(b"x")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "target.toml").write_bytes(b"y")
+    (tmp_path / "linked").symlink_to(real / "sub")
+    (real / "sub" / "file-link.toml").symlink_to(tmp_path / "elsewhere" / "target.toml")
+    (real / "sub" / "dangling").symlink_to(tmp_path / "nowhere")
+    w = memorecord._World(0, memorecord.Recorder(str(tmp_path), str(tmp_path / "cache")), None)
+    paths = [
+        tmp_path / "linked" / "m.gguf", tmp_path / "linked" / "file-link.toml", tmp_path / "linked" / "dangling",
+        tmp_path / "linked" / ".." / "sub" / "m.gguf", tmp_path / "linked" / "..", tmp_path / "linked" / ".",
+        real / "sub" / "m.gguf", tmp_path / "linked" / "absent.toml", tmp_path / "absent" / "m.gguf",
+    ]
+    for path in [*map(str, paths), str(tmp_path / "linked") + os.sep, "relative/m.gguf"]:
+        assert w._realpath(path) == os.path.realpath(path), path
+    # Asked twice, the folder is resolved once and the answer is the same.
+    again = str(tmp_path / "linked" / "m.gguf")
+    assert w._realpath(again) == os.path.realpath(again) == str(real / "sub" / "m.gguf")
+
+
+def test_bytecode_read_is_stamped_by_its_status_and_a_source_by_its_bytes(tmp_path: Path) -> None:
+    """A ``.pyc`` the run opened (every import opens one) is stamped by its status alone when that is proof, so a
+    miss does not hash megabytes of bytecode; a registry file the run read is stamped with its sha256 (rewritten
+    with the same bytes, it still replays); a ``.pyc`` that changed lately (racy) is hashed too. At lookup a ``.pyc``
+    whose status moved is a miss, whatever its bytes."""
+    pyc = tmp_path / "m.cpython-311.pyc"
+    card = tmp_path / "card.toml"
+    pyc.write_bytes(b"bytecode")
+    card.write_bytes(b"[memory]\n")
+    later = int(os.stat(pyc).st_ctime_ns) + 10**10  # a run that started 10 s after both were written
+    w = memorecord._World(later, memorecord.Recorder(str(tmp_path), str(tmp_path / "cache")), None)
+    for path in (pyc, card):
+        w.file(str(path), memo._stamp(os.stat(path)), True)
+    digests = {Path(item[0]).name: item[4] for item in w.items}
+    assert digests["m.cpython-311.pyc"] is None
+    assert digests["card.toml"] == memo._digest(str(card))
+    racy = memorecord._World(int(os.stat(pyc).st_ctime_ns), memorecord.Recorder(str(tmp_path), str(tmp_path)), None)
+    racy.file(str(pyc), memo._stamp(os.stat(pyc)), True)
+    assert racy.items[0][4] == memo._digest(str(pyc))
+    # The status stamp holds while the file is untouched, and a rewrite with the same bytes is a miss.
+    item = next(i for i in w.items if i[0] == str(pyc))
+    assert memo._holds(item)
+    pyc.write_bytes(b"bytecode")
+    os.utime(pyc, ns=(10**9, 10**9))  # its status moved for certain (two writes may share a clock tick)
+    assert not memo._holds(item)

@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "simulate": ("simulate", R1, "--synthetic", "10"),
     "kv": ("kv", "gemma3-270m-q4_k_m"),
     "sweep": ("sweep", R1, "--batches", "1"),
+    "new-serving": ("new-serving", "never-written", R1),
 }
 
 
@@ -84,6 +85,7 @@ def test_out_of_range_is_one_error_line(command: str, option: str, value: str, k
         says = f"Invalid value for '{option}': '{value}' is not a finite number ({bound.describe()})"
     bad(*COMMANDS[command], option, value, says=says)
     assert not (REPO / "never-written.lock.toml").exists()
+    assert not (REPO / "registry" / "servings" / "never-written.toml").exists()
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,6 @@ import contextlib
 import errno
 import json
 import os
-import shlex
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -606,6 +605,8 @@ def init_command(
     advice = the_plan.requirement.advice()
     if advice is not None:
         click.echo(f"first: {advice}")
+    import shlex  # here, not at the top: only init quotes a folder (issue 16: nothing a price does not use)
+
     into = "" if directory.resolve() == Path.cwd().resolve() else f"cd {shlex.quote(str(directory))} && "
     click.echo(f"next: {into}git init && pre-commit install; passprice import MODEL.gguf --name NAME")
 

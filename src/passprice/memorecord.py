@@ -334,6 +334,8 @@ class _World:
         #: (device, inode) of every file the run opened.
         self.read = {(st[1], st[2]) for st in recorder.opened.values() if st is not None}
         self.known: dict[str, tuple[Any, ...]] = {}
+        #: Folders resolved by :meth:`_realpath`, by the path they were named by.
+        self.folders_real: dict[str, str] = {}
         if old is not None:
             try:
                 self.known = {item[0]: item for item in old["items"] if item[1] == "f" and not item[3]}
@@ -360,16 +362,39 @@ class _World:
         """``path`` with every link and ``..`` resolved; when that is not ``path`` itself, an item that holds while
         ``path`` still resolves so (a link on the way retargeted is a miss: the file or folder stamped under its
         resolved name, as a root's tree is, may be unchanged while the one ``path`` now names is another)."""
-        real = os.path.realpath(path)
+        real = self._realpath(path)
         if real != path:
             self.items.append((path, "r", None, True, real))
         return real
+
+    def _realpath(self, path: str) -> str:
+        """``os.path.realpath(path)``, its folder resolved once for every file in it: :func:`os.path.realpath` takes
+        an ``lstat`` of each component of each path (some 1,100 of them for the 160 modules and files of a price,
+        about a third of the stamp's cost). A last component that is a link, ``.``, ``..``, or not there is resolved
+        by :func:`os.path.realpath` itself."""
+        head, tail = os.path.split(path)
+        if tail in ("", ".", "..") or not os.path.isabs(path):
+            return os.path.realpath(path)
+        try:
+            if stat.S_ISLNK(os.lstat(path).st_mode):
+                return os.path.realpath(path)
+        except (OSError, ValueError):
+            return os.path.realpath(path)
+        folder = self.folders_real.get(head)
+        if folder is None:
+            folder = self.folders_real[head] = os.path.realpath(head)
+        return os.path.join(folder, tail)
 
     def file(self, path: str, st: tuple[int, ...], read: bool) -> None:
         """Stamp the file ``path`` of status ``st``: its sha256 when the run ``read`` it or it changed lately (its
         status proves nothing then), else its status alone (a later change to it is a miss; its bytes were no
         input). A digest of the previous entry serves a file whose status has not changed since."""
         racy = self.racy(st)
+        # A module's bytecode (``.pyc``), which the interpreter opens for every import, is stamped by its status alone
+        # when that is proof (not racy): its source is stamped beside it, and a rewrite of either moves its status,
+        # a miss (never a stale replay). Hashing them was most of a miss's sha256 (about 1.6 MB of click's, attrs'
+        # and passprice's bytecode for a price: 50 M instructions under callgrind).
+        read = read and not path.endswith(".pyc")
         need = (read or racy) and st[3] <= BIG
         known = self.known.get(path)
         if known is not None and known[2] == st and (known[4] is not None or not need):

@@ -10,7 +10,8 @@ its entry.
   depend on the Python version, and hashed together with the module names. A docstring or comment edit is not a
   model change; any change to a formula, a constant or a rule is. Computed from source files (the running package's,
   or another checkout's ``src/passprice``), in under a second, only when a lock is written, reproduced,
-  checked or diffed, and kept in passprice's cache under the sha256 of every module file's bytes.
+  checked or diffed, and kept in passprice's cache under the sha256 of every module file's bytes; a build records
+  it beside the modules (:func:`record`), which answers only for the very bytes it records.
 - :func:`checkpoint_digest`: the canonical JSON of the metadata (every key with its type and value, a long array as
   its element type and length) and the tensor table (name, GGML type id, dims, in table order): what
   :mod:`passprice.decode` and :mod:`passprice.serving` read. The header's sha256, byte counts, offsets, shard files
@@ -33,7 +34,10 @@ from typing import Any
 
 from passprice.errors import InputError
 from passprice.files import is_there, read_regular
-from passprice.gguf_header import GGUFHeader, LongArray, MetaValue
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from passprice.gguf_header import GGUFHeader, MetaValue
 
 #: The lock file format this code writes. 1: the first locks (``tool_version`` and a hand-typed ``pricing_model``,
 #: the checkpoint pinned by name and header sha256, a fixed list of facts a price rests on). 2: the pricing model and
@@ -175,10 +179,12 @@ def pricing_modules(folder: Path = PACKAGE) -> tuple[str, ...]:
     return tuple(sorted(_trees(str(folder))))
 
 
-def _trees(folder: str, capped: bool = False) -> dict[str, Any]:
-    """The canonical trees (:func:`_canonical`) of the modules :func:`pricing_modules` names, by module name.
-    ``capped`` (another checkout's code): each module's tokens are counted before it is parsed, and the closure past
-    :data:`MODEL_TOKENS` raises :class:`CodeNotJudged`."""
+def _trees(folder: str, files: dict[str, str | None] | None = None, capped: bool = False) -> dict[str, Any]:
+    """The canonical trees (:func:`_canonical`) of the modules :func:`pricing_modules` names, by module name. When
+    ``files`` is given, every module name the walk looked up is added to it with the sha256 of its file's bytes, or
+    ``None`` when it has no file (what :func:`record` pins). ``capped`` (another checkout's code): each module's
+    tokens are counted before it is parsed, and the closure past :data:`MODEL_TOKENS` raises
+    :class:`CodeNotJudged`."""
     base = Path(folder)
     seen: dict[str, Any] = {}
     todo = list(PRICING_ROOTS)
@@ -189,6 +195,8 @@ def _trees(folder: str, capped: bool = False) -> dict[str, Any]:
             continue
         path = base / f"{name}.py"
         if not is_there(path):
+            if files is not None:
+                files[name] = None
             continue
         imports: set[str] = set()
         data = read_regular(path, MODULE_BYTES)
@@ -196,6 +204,8 @@ def _trees(folder: str, capped: bool = False) -> dict[str, Any]:
             tokens += sum(1 for _ in _TOKEN.finditer(data))
             if tokens > MODEL_TOKENS:
                 raise CodeNotJudged(path, len(data), tokens)
+        if files is not None:
+            files[name] = hashlib.sha256(data).hexdigest()
         seen[name] = _canonical(ast.parse(data, filename=str(path)), imports)
         todo.extend(imports)
     return seen
@@ -217,16 +227,93 @@ def _digest(folder: str, capped: bool = False) -> str:
     when some module's content changed, never trusted from a file's size or time."""
     from passprice import cache
 
+    recorded = _recorded(folder)
+    if recorded is not None:
+        return recorded
     entry = cache.key("pricing-model", Path(__file__).read_bytes(), _sources(folder))
     kept = cache.read(entry)
     if kept is not None and isinstance(kept.get("digest"), str):
         return str(kept["digest"])
-    digest = _compute(folder, capped)
+    digest = _compute(folder, capped=capped)
     cache.store(entry, {"digest": digest})
     return digest
 
 
-def _compute(folder: str, capped: bool = False) -> str:
+#: The running package's record of its own digest (:func:`record`), written beside its modules when the package is
+#: built (``hatch_build.py``: into the wheel, or into ``src/passprice`` for an editable install; git ignores it).
+RECORD = PACKAGE / "pricing_model.json"
+
+#: The most bytes :data:`RECORD` may hold (it holds some 40 module names and digests, about 3 KB).
+RECORD_BYTES = 256 * 1024
+
+
+def _python() -> str:
+    import sys
+
+    return f"{sys.implementation.name}-{sys.version_info[0]}.{sys.version_info[1]}"
+
+
+def record(folder: Path = PACKAGE) -> dict[str, Any]:
+    """The pricing model's digest of the package at ``folder``, with what it is a function of, as JSON-ready data:
+    ``digest`` (:func:`pricing_model_digest`'s), ``modules`` (every module name the walk of :func:`_trees` looked
+    up: the sha256 of its file's bytes, or ``None`` for a name with no file), ``algorithm`` (the sha256 of this
+    module's own bytes, which decide how the digest is taken: roots, the modules left out, the tree's form) and
+    ``python`` (the interpreter that parsed them). The walk's result depends on nothing else: the same bytes under
+    the same names visit the same modules in the same order and give the same trees.
+
+    Written into the package when it is built (``hatch_build.py``), so a first ``check``, ``diff`` or ``lock`` with
+    an empty cache (a fresh CI machine) takes the running package's digest by hashing its module files (a few ms)
+    instead of parsing and walking them (about 0.2 s). Raises what :func:`pricing_model_digest` raises."""
+    files: dict[str, str | None] = {}
+    digest = _compute(str(folder), files)
+    return {
+        "format": 1,
+        "python": _python(),
+        "algorithm": hashlib.sha256(Path(__file__).read_bytes()).hexdigest(),
+        "modules": dict(sorted(files.items())),
+        "digest": digest,
+    }
+
+
+def _recorded(folder: str) -> str | None:
+    """The digest :data:`RECORD` (the running package's own, never a record found elsewhere) gives the package at
+    ``folder``, when every module it names holds, in ``folder``, the very bytes it records (or is still absent), and
+    this module and the interpreter are the ones that made it; else ``None`` (no record, a damaged one, one byte of
+    one module different, another algorithm or Python): the digest is then computed from the trees. So an edited
+    module can never be given a stale record's digest: the record is a shortcut to a result, checked against the
+    bytes that result is a function of, as the cache's entries are."""
+    try:
+        kept = json.loads(read_regular(RECORD, RECORD_BYTES))
+    except (InputError, OSError, ValueError):
+        return None
+    if not isinstance(kept, dict) or kept.get("format") != 1 or kept.get("python") != _python():
+        return None
+    digest, modules = kept.get("digest"), kept.get("modules")
+    if not isinstance(digest, str) or not digest.startswith("sha256:") or not isinstance(modules, dict):
+        return None
+    if not modules or not set(PRICING_ROOTS) <= modules.keys():
+        return None
+    try:
+        if kept.get("algorithm") != hashlib.sha256(Path(__file__).read_bytes()).hexdigest():
+            return None
+        base = Path(folder)
+        for name, sha in modules.items():
+            if not isinstance(name, str) or not name.isidentifier():
+                return None
+            path = base / f"{name}.py"
+            if sha is None:
+                if is_there(path):
+                    return None
+            elif not is_there(path) or hashlib.sha256(read_regular(path, MODULE_BYTES)).hexdigest() != sha:
+                return None
+    except (InputError, OSError):
+        return None  # the walk meets it again and raises it
+    return digest
+
+
+def _compute(folder: str, files: dict[str, str | None] | None = None, capped: bool = False) -> str:
+    """``sha256:`` + the hash of the canonical trees of the package at ``folder`` (:func:`_trees`, which fills
+    ``files`` when given), dumped as JSON in module name order."""
     import gc
 
     # Hundreds of thousands of nested lists, none in a cycle, all dropped at the end: a collection finds no garbage
@@ -235,7 +322,7 @@ def _compute(folder: str, capped: bool = False) -> str:
     gc.disable()
     try:
         h = hashlib.sha256()
-        for name, tree in sorted(_trees(folder, capped).items()):
+        for name, tree in sorted(_trees(folder, files, capped).items()):
             text = json.dumps([name, tree], separators=(",", ":"), ensure_ascii=False)
             h.update(text.encode("utf-8"))
             h.update(b"\n")
@@ -265,6 +352,8 @@ def pricing_model_digest(folder: Path | None = None) -> str:
 
 
 def _meta(value: MetaValue) -> Any:
+    from passprice.gguf_header import LongArray
+
     if isinstance(value, LongArray):
         return {"element_type": value.element_type, "length": value.length}
     if isinstance(value, tuple):
