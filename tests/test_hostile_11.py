@@ -131,16 +131,37 @@ def test_calibrate_refuses_more_runs_than_a_stack_is_fitted_from(tmp_path: Path,
     _more_runs(root, 140)  # 111 + 140 = 251
     bad("calibrate", "--stack", "llamacpp-cuda-2405", "--dry-run", root=root,
         says="registry/measurements/again.toml, registry/measurements/xiongjiedai-llama3-llamabench.toml: 251 runs of "
-        "stack llamacpp-cuda-2405, past the 250 a stack is fitted from (a calibrate fits them 15 times: all, and "
-        "without each card and each checkpoint); keep fewer runs of the stack, or set PASSPRICE_MAX_FIT_RUNS to "
-        "allow more")  # fmt: skip
+        "stack llamacpp-cuda-2405, past the 250 a stack is fitted from when a calibrate fits them 15 times (all, and "
+        "without each card and each checkpoint: runs × fits at most 4,000, runs at most 250); keep fewer runs of "
+        "the stack, or set PASSPRICE_MAX_FIT_RUNS to allow more")  # fmt: skip
     monkeypatch.setenv(calibrate.RUNS_VARIABLE, "1e3")
     bad("calibrate", "--stack", "llamacpp-cuda-2405", "--dry-run", root=root,
         says="PASSPRICE_MAX_FIT_RUNS: '1e3' is not a number of runs (a whole number from 1 to 10^9)")
     monkeypatch.setenv(calibrate.RUNS_VARIABLE, "100")
     bad("calibrate", "--stack", "llamacpp-cuda-2405", "--dry-run",
         says="registry/measurements/xiongjiedai-llama3-llamabench.toml: 111 runs of stack llamacpp-cuda-2405, past "
-        "the 100 a stack is fitted from")  # fmt: skip
+        "the 100 a stack is fitted from when a calibrate fits them 15 times")  # fmt: skip
+
+
+def test_calibrate_bounds_its_runs_times_its_fits(tmp_path: Path) -> None:
+    """A calibrate fits its runs once and once without each card and each checkpoint: 250 runs over 15 cards and 11
+    checkpoints were fitted 27 times, 2.1 to 2.5 s. Runs × fits are bounded at 16 × 250: 148 runs fitted 27 times
+    (1.2 to 1.4 s), not 149."""
+    root = copy_root(tmp_path)
+    cards = ["b200", "h100_sxm5_80gb", "h200_sxm_141gb", "mi300x"]
+    checkpoints = ["codellama-7b-f16", "codellama-7b-q8_0", "llama2-7b-f16", "llama2-7b-q4_0", "llama2-7b-q4_k_m",
+                   "llama31-8b-bf16", "llama31-8b-q4_0", "deepseek-r1-distill-qwen-7b-q4_k_m"]  # fmt: skip
+    out = ['[source]', 'name = "wide"', 'note = "more cards and checkpoints"', 'source = "xiongjiedai-gpu-benchmarks"']
+    for i in range(38):  # 111 + 38 = 149 runs on 15 cards and 11 checkpoints
+        out += ["", "[[run]]", f'id = "w{i}"', 'stack = "llamacpp-cuda-2405"', f'card = "{cards[i % 4]}"',
+                f'checkpoint = "{checkpoints[i % 8]}"', "batch = 1", f"positions = [0, {400 + i}]",
+                "tokens_per_s = 90.5", 'locator = "llama-bench row"', 'build = "b1"', 'date = "2024-05-01"',
+                'test = "tg128"', 'source = "xiongjiedai-gpu-benchmarks"']  # fmt: skip
+    (root / "registry" / "measurements" / "wide.toml").write_text("\n".join(out) + "\n", encoding="utf-8")
+    bad("calibrate", "--stack", "llamacpp-cuda-2405", "--dry-run", root=root,
+        says="registry/measurements/wide.toml, registry/measurements/xiongjiedai-llama3-llamabench.toml: 149 runs of "
+        "stack llamacpp-cuda-2405, past the 148 a stack is fitted from when a calibrate fits them 27 times (all, and "
+        "without each card and each checkpoint: runs × fits at most 4,000, runs at most 250)")  # fmt: skip
 
 
 def test_the_fit_solves_each_least_squares_problem_once_and_gives_the_same_doubles(

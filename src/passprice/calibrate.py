@@ -395,10 +395,15 @@ class Calibration:
 
 #: The most runs a stack is fitted from unless :data:`RUNS_VARIABLE` says otherwise: 250, more than twice the largest
 #: published set (111 llama-bench runs). A calibrate prices each run ten times (one pass shape a run: about 4 ms when
-#: the runs' positions differ) and fits them 1 + cards + checkpoints times (the hold-out fits): 250 runs keep it
-#: under 2 s, where the 1,000 runs one measurement file may hold (schema/measurement.schema.json) took 5 s.
+#: the runs' positions differ) and fits them 1 + cards + checkpoints times (the hold-out fits), so the runs times the
+#: fits are bounded too, at :data:`FITS_PER_RUN` times the runs' bound (4,000: 250 runs on up to 15 cards and
+#: checkpoints, fewer on more): 250 runs fitted 27 times took 2.1 to 2.5 s, 250 fitted 15 times 1.5 s, the
+#: registered 111 fitted 15 times 1.1 s; the 1,000 runs one measurement file may hold (schema/measurement.schema.json)
+#: took 5.3 s fitted 15 times.
 MAX_RUNS = 250
-#: The environment variable that raises (or lowers) :data:`MAX_RUNS`: a number of runs.
+#: Fits a calibrate may make per run of its bound (:data:`MAX_RUNS`): runs × (1 + cards + checkpoints) ≤ 16 × 250.
+FITS_PER_RUN = 16
+#: The environment variable that raises (or lowers) :data:`MAX_RUNS`, and with it the runs × fits bound.
 RUNS_VARIABLE = "PASSPRICE_MAX_FIT_RUNS"
 
 
@@ -423,12 +428,14 @@ def calibrate(root: Root, stack_name: str, runs: Sequence[Run] | None = None) ->
     if not runs:
         raise InputError(f"calibrate: no measured runs of stack {stack.name!r} in {root.measurements}")
     cap = runs_cap()
-    if len(runs) > cap:
+    fits = 1 + len({r.card for r in runs}) + len({r.checkpoint for r in runs})
+    if len(runs) > cap or len(runs) * fits > FITS_PER_RUN * cap:
+        most = min(cap, FITS_PER_RUN * cap // fits)
         raise InputError(
-            f"{_files(runs)}: {len(runs):,} runs of stack {stack.name}, past the {cap:,} a stack is fitted from "
-            f"(a calibrate fits them {len({r.card for r in runs}) + len({r.checkpoint for r in runs}) + 1} times: "
-            f"all, and without each card and each checkpoint); keep fewer runs of the stack, or set {RUNS_VARIABLE} "
-            "to allow more"
+            f"{_files(runs)}: {len(runs):,} runs of stack {stack.name}, past the {most:,} a stack is fitted from "
+            f"when a calibrate fits them {fits} times (all, and without each card and each checkpoint: runs × fits "
+            f"at most {FITS_PER_RUN * cap:,}, runs at most {cap:,}); keep fewer runs of the stack, or set "
+            f"{RUNS_VARIABLE} to allow more"
         )
     models = model_runs(root, stack, runs)
     whole = fit(models)
