@@ -59,10 +59,10 @@ COMMANDS = [("price",), ("best",), ("max-batch",), ("audit",), ("lock", "-o", "O
         ("--state-bytes", "nan", "Invalid value for '--state-bytes': 'nan' is not a finite number"),
         ("--position", "inf", "Invalid value for '--position': 'inf' is not a finite number"),
         ("--position", "nan", "Invalid value for '--position': 'nan' is not a finite number"),
-        ("--kv-bytes", "0", "'--kv-bytes': 0 is out of range (a finite number above 0 and at most 8)"),
+        ("--kv-bytes", "0", "'--kv-bytes': 0 is out of range (a finite number from 0.125 to 8)"),
         ("--kv-bytes", "-2", "Invalid value for '--kv-bytes'"),
         # 16 bytes an element is no KV cache's (a 64-bit float is 8): 16 bits typed as bytes, found by a newcomer.
-        ("--kv-bytes", "16", "'--kv-bytes': 16 is out of range (a finite number above 0 and at most 8)"),
+        ("--kv-bytes", "16", "'--kv-bytes': 16 is out of range (a finite number from 0.125 to 8)"),
         ("--position", "-1", "Invalid value for '--position'"),
         ("--limit", "0", "Invalid value for '--limit'"),
         ("--kv-page", "0", "Invalid value for '--kv-page'"),

@@ -102,7 +102,7 @@ def test_out_of_range_is_one_error_line(command: str, option: str, value: str, k
         (("best", R1, "--kv-page", "4294967296"),
          "Invalid value for '--kv-page': 4,294,967,296 is out of range (a whole number from 1 to 4,294,967,295)"),
         (("price", R1, "--kv-bytes", "1e400"),
-         "Invalid value for '--kv-bytes': '1e400' is not a finite number (a finite number above 0 and at most 8)"),
+         "Invalid value for '--kv-bytes': '1e400' is not a finite number (a finite number from 0.125 to 8)"),
         (("price", R1, "--position", "nan"),
          "Invalid value for '--position': 'nan' is not a finite number (a finite number from 0 to 4,294,967,295)"),
         (("simulate", R1, "--synthetic", "10", "--rate", "inf"),
@@ -130,7 +130,7 @@ def test_a_bound_is_the_schemas() -> None:
     )
     kv_bytes = option_bound("--kv-bytes")
     assert (kv_bytes.minimum, kv_bytes.exclusive_minimum, kv_bytes.maximum) == (
-        serving["properties"]["kv_bytes"]["exclusiveMinimum"], True, serving["properties"]["kv_bytes"]["maximum"],
+        serving["properties"]["kv_bytes"]["minimum"], False, serving["properties"]["kv_bytes"]["maximum"],
     )
     # --batch takes what a serving file's batch takes: at least 1 (a batch of 0 could only be refused, Empty).
     assert option_bound("--batch") == schema_bound("serving", "/properties/batch")

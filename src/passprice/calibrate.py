@@ -28,6 +28,8 @@ host memory) are not fitted and not written: a serving that needs them is refuse
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -211,31 +213,66 @@ def _predict(model: RunModel, values: dict[str, float], serial: float) -> float:
     )
 
 
+@attrs.frozen
+class _Runs:
+    """The arrays every solve of one fit reads, built once a fit (not once a solve: a fit solves about 40 times, and
+    building them from 1,000 runs each time was a tenth of a calibrate): ``t`` (runs,) measured seconds, ``comp``
+    (runs, shares) components, ``layers`` (runs,)."""
+
+    t: np.ndarray
+    comp: np.ndarray
+    layers: np.ndarray
+
+    @classmethod
+    def of(cls, models: Sequence[RunModel]) -> _Runs:
+        return cls(
+            np.array([m.measured_s for m in models]),
+            np.array([m.components for m in models]),
+            np.array([m.layers for m in models]),
+        )
+
+
+#: A fit's solved steps: (serial share, the binding term of each run) → the fitted parameters' values the NNLS step
+#: gives (the step reads nothing else of the runs: the same key is the same least-squares problem, the same doubles).
+_Steps = dict[tuple[float, bytes], dict[str, float]]
+
+
 def _solve(
-    models: Sequence[RunModel], fitted: tuple[str, ...], serial: float, start: dict[str, float] | None = None
+    runs: _Runs,
+    fitted: tuple[str, ...],
+    serial: float,
+    start: dict[str, float] | None = None,
+    steps: _Steps | None = None,
 ) -> tuple[dict[str, float], float]:
     """The NNLS fit at one serial share, the binding terms iterated to a fixed point from ``start`` (default: every
-    share 1); (values, objective)."""
-    t = np.array([m.measured_s for m in models])
-    comp = np.array([m.components for m in models])  # (runs, shares)
+    share 1); (values, objective). ``steps``: the NNLS steps this fit has already solved, by serial share and binding
+    terms (the fixed points sought from two starts, and the hold-out fits' many serial shares, meet the same
+    bindings: two of three steps of a calibrate were solved before), read and added to."""
+    t, comp = runs.t, runs.comp
     share_cols = [SHARES.index(p) for p in fitted if p in SHARES]
     values = dict(start) if start is not None else {p: (1.0 if p in SHARES else 0.0) for p in fitted}
     binding: np.ndarray | None = None
     for _ in range(12):
         u = np.array([1.0 / values.get(p, 1.0) for p in SHARES])
-        terms = np.zeros((len(models), 5))
-        np.add.at(terms.T, _TERM_INDEX, (comp * u).T)
+        parts = comp * u
+        terms = np.zeros((len(t), 5))
+        for j, term in enumerate(_TERM_INDEX.tolist()):  # in SHARES order: the sums np.add.at made, a tenth the time
+            terms[:, term] += parts[:, j]
         now = np.argmax(terms, axis=1)
         if binding is not None and (now == binding).all():
             break
         binding = now
+        key = (serial, binding.tobytes())
+        if steps is not None and key in steps:
+            values.update(steps[key])
+            continue
         weight = np.where(np.arange(5)[None, :] == binding[:, None], 1.0, serial)  # (runs, 5)
         weighted = comp * weight[:, _TERM_INDEX]
         columns = []
         if "overhead.pass" in fitted:
-            columns.append(np.ones(len(models)))
+            columns.append(np.ones(len(t)))
         if "overhead.layer" in fitted:
-            columns.append(np.array([m.layers for m in models]))
+            columns.append(runs.layers)
         columns += [weighted[:, j] for j in share_cols]
         a = np.stack(columns, axis=1) / t[:, None]
         b = 1.0 - weighted.sum(axis=1) / t  # every share starts at u = 1: v = u − 1 ≥ 0
@@ -244,9 +281,11 @@ def _solve(
         norms = np.linalg.norm(a, axis=0)
         norms[norms == 0] = 1.0
         x = nnls(a / norms, b) / norms
-        for k, p in enumerate(fitted):
-            values[p] = float(x[k]) if p in OVERHEADS else 1.0 / (1.0 + float(x[k]))
-    predicted = _predicted(comp, np.array([m.layers for m in models]), values, serial)
+        step = {p: float(x[k]) if p in OVERHEADS else 1.0 / (1.0 + float(x[k])) for k, p in enumerate(fitted)}
+        values.update(step)
+        if steps is not None:
+            steps[key] = step
+    predicted = _predicted(comp, runs.layers, values, serial)
     return values, float(np.sum((predicted / t - 1.0) ** 2))
 
 
@@ -283,13 +322,15 @@ def fit(models: Sequence[RunModel], fitted: tuple[str, ...] | None = None) -> Fi
     if not models:
         raise InputError("calibrate: no runs to fit")
     fitted = fitted if fitted is not None else exercised(models)
+    runs = _Runs.of(models)
+    steps: _Steps = {}
     best: tuple[float, dict[str, float], float] | None = None
     for serial in SERIAL_GRID:
         # Which term binds a run depends on the values, so the fixed point may be a local one: it is sought from
         # every share at 1 and from the best values found so far, and the better kept.
         starts: list[dict[str, float] | None] = [None] if best is None else [None, best[1]]
         for start in starts:
-            values, objective = _solve(models, fitted, serial, start)
+            values, objective = _solve(runs, fitted, serial, start, steps)
             if best is None or objective < best[0] - 1e-15:
                 best = (objective, values, serial)
     assert best is not None
@@ -352,13 +393,50 @@ class Calibration:
     models: tuple[RunModel, ...] = attrs.field(repr=False)
 
 
+#: The most runs a stack is fitted from unless :data:`RUNS_VARIABLE` says otherwise: 250, more than twice the largest
+#: published set (111 llama-bench runs). A calibrate prices each run ten times (one pass shape a run: about 4 ms when
+#: the runs' positions differ) and fits them 1 + cards + checkpoints times (the hold-out fits), so the runs times the
+#: fits are bounded too, at :data:`FITS_PER_RUN` times the runs' bound (4,000: 250 runs on up to 15 cards and
+#: checkpoints, fewer on more): 250 runs fitted 27 times took 2.1 to 2.5 s, 250 fitted 15 times 1.5 s, the
+#: registered 111 fitted 15 times 1.1 s; the 1,000 runs one measurement file may hold (schema/measurement.schema.json)
+#: took 5.3 s fitted 15 times.
+MAX_RUNS = 250
+#: Fits a calibrate may make per run of its bound (:data:`MAX_RUNS`): runs × (1 + cards + checkpoints) ≤ 16 × 250.
+FITS_PER_RUN = 16
+#: The environment variable that raises (or lowers) :data:`MAX_RUNS`, and with it the runs × fits bound.
+RUNS_VARIABLE = "PASSPRICE_MAX_FIT_RUNS"
+
+
+def runs_cap() -> int:
+    """The most runs a stack is fitted from: :data:`RUNS_VARIABLE` from the environment when set (and not empty),
+    else :data:`MAX_RUNS`. Raises :class:`InputError` when the variable is not a whole number from 1 to 10^9."""
+    text = os.environ.get(RUNS_VARIABLE)
+    if not text:
+        return MAX_RUNS
+    digits = text.strip()
+    if not re.fullmatch(r"[0-9]{1,10}", digits, flags=re.ASCII) or not 1 <= int(digits) <= 10**9:
+        raise InputError(f"{RUNS_VARIABLE}: {text[:40]!r} is not a number of runs (a whole number from 1 to 10^9)")
+    return int(digits)
+
+
 def calibrate(root: Root, stack_name: str, runs: Sequence[Run] | None = None) -> Calibration:
     """Fit stack ``stack_name`` to its measured runs (``runs``, default every run of the stack in ``root``), with
-    both hold-out errors. Raises :class:`InputError` (no runs, a run that does not price)."""
+    both hold-out errors. Raises :class:`InputError` (no runs, more runs than :func:`runs_cap`, a run that does not
+    price)."""
     stack = load_stack(root, stack_name)
     runs = list(runs) if runs is not None else load_runs(root, stack.name)
     if not runs:
         raise InputError(f"calibrate: no measured runs of stack {stack.name!r} in {root.measurements}")
+    cap = runs_cap()
+    fits = 1 + len({r.card for r in runs}) + len({r.checkpoint for r in runs})
+    if len(runs) > cap or len(runs) * fits > FITS_PER_RUN * cap:
+        most = min(cap, FITS_PER_RUN * cap // fits)
+        raise InputError(
+            f"{_files(runs)}: {len(runs):,} runs of stack {stack.name}, past the {most:,} a stack is fitted from "
+            f"when a calibrate fits them {fits} times (all, and without each card and each checkpoint: runs × fits "
+            f"at most {FITS_PER_RUN * cap:,}, runs at most {cap:,}); keep fewer runs of the stack, or set "
+            f"{RUNS_VARIABLE} to allow more"
+        )
     models = model_runs(root, stack, runs)
     whole = fit(models)
     errors = {m.run.id: error(whole, m) for m in models}
@@ -704,6 +782,9 @@ def verify_stack(root: Root, stack: Stack, runs: Sequence[Run] | None = None) ->
                                f"({_named(moved, first.figure)})"))
             continue
         try:
+            if len(present) > runs_cap():  # as calibrate refuses them: a fit of more takes past 2 s
+                raise InputError(f"{len(present):,} runs, past the {runs_cap():,} a stack is fitted from (set "
+                                 f"{RUNS_VARIABLE} to allow more)")
             refit = fit(model_runs(root, stack, present))
         except InputError as e:
             out.append(Finding(members[0][0], "broken", f"{paths}: their fit cannot be re-run: {e}"))

@@ -310,6 +310,29 @@ class _FilePath(click.Path):
         return super().convert(value, param, ctx)
 
 
+# Names that mean this process's standard output: ``-`` (click's and most tools' convention), and the file-system
+# names of descriptor 1 (``/dev/stdout`` cannot be written as a file: on a pipe it names ``pipe:[123]``).
+_STDOUT_NAMES = frozenset({"-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"})
+
+
+class _OutputPath(_FilePath):
+    """An output file option (``-o``, ``--plot``): ``-`` or ``/dev/stdout`` means standard output where the command
+    can write its text there (``stdout=True``: the value is then ``None``, the command's own stdout writer, with its
+    guarantees), and is refused by name where it writes a file only (a lock, a header, a picture), instead of a file
+    named ``-`` in the working folder or a write to a pipe's name that fails."""
+
+    def __init__(self, stdout: bool) -> None:
+        super().__init__()
+        self.stdout = stdout
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value in _STDOUT_NAMES:
+            if self.stdout:
+                return None
+            self.fail(f"{value!r} would be standard output; this option writes a file: give its name", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 def _check_output(path: Path | None, force: bool) -> None:
     """Refuse an output file before any work is done (a sweep or a simulation can take seconds, and used to fail
     only when it came to write), for every reason the writer would (:func:`passprice.files.check_writable`: a
@@ -332,7 +355,7 @@ def _relative(root: Any, path: Path) -> str:
 def _plot_option(what: str) -> Callable[[F], F]:
     """``--plot FILE.png|svg``: draw ``what`` (matplotlib, the plot extra)."""
     return click.option(
-        "--plot", "plot_path", type=_FilePath(), metavar="FILE.png|svg",
+        "--plot", "plot_path", type=_OutputPath(stdout=False), metavar="FILE.png|svg",
         help=f"Draw {what} (needs matplotlib: pip install '.[plot]' in a checkout); --force overwrites.",
     )
 
@@ -662,7 +685,7 @@ def import_command(ctx: click.Context, file: Path, name: str | None, origin: str
 @click.argument("config", type=_FilePath())
 @click.option("--mix", default="Q4_K_M", show_default=True,
               help="Type mix, by llama.cpp's rules: Q4_K_M, Q4_0, Q8_0, F16, BF16, MXFP4 (MXFP4_MOE), NVFP4.")
-@click.option("-o", "--output", type=_FilePath(), help="Header-only .gguf to write.")
+@click.option("-o", "--output", type=_OutputPath(stdout=False), help="Header-only .gguf to write.")
 @click.option("--import", "entry", metavar="NAME", help="Import it as registry/checkpoints/NAME.toml.")
 @click.option("--mla", type=click.Choice(["split", "joined"]), default="split", show_default=True,
               help="DeepSeek's latent attention as llama.cpp stores it since April 2025 (split) or before (joined).")
@@ -845,7 +868,14 @@ def _warn_code(root: Any) -> None:
     from passprice.pins import checkout_model
 
     differs = None if root.embedded else checkout_model(root.path)
-    if differs is not None:
+    if differs is not None and differs[0].startswith("not judged: "):
+        click.echo(
+            f"passprice: warning: this checkout's src/passprice was not judged ({differs[0].split(': ', 1)[1]}): "
+            "whether it prices with the running passprice's pricing model is unknown; locks are written, checked "
+            "and reproduced by the running code",
+            err=True,
+        )
+    elif differs is not None:
         theirs, ours = differs
         click.echo(
             f"passprice: warning: this checkout's src/passprice prices with pricing model {theirs[:19]}…, the "
@@ -1171,7 +1201,7 @@ def _given(o: dict[str, Any]) -> list[str]:
 
 @cli.command("lock")
 @_serving_options(with_batch=True)
-@click.option("-o", "--output", type=_FilePath(), help="Lock file to write.")
+@click.option("-o", "--output", type=_OutputPath(stdout=False), help="Lock file to write.")
 @click.option("--name", help="Lock name (default: NAME of -o NAME.lock.toml, else the serving's name).")
 @click.option("--best", "kind", flag_value="best", help="Lock the best batch's price instead of the serving's batch.")
 @click.option("--floor", type=click.Choice(["published", "measured", "derived", "estimated", "assumed"]),
@@ -1636,7 +1666,7 @@ def fact_set_command(
 @click.option("--draft-tokens", "draft_tokens", help="Drafted tokens per pass, e.g. 0,1,2,3 (default: the serving's).")
 @click.option("--format", "fmt", type=click.Choice(["csv", "json"]), default="csv", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="The same as --format json.")
-@click.option("-o", "--output", type=_FilePath(), help="Write here (default: stdout).")
+@click.option("-o", "--output", type=_OutputPath(stdout=True), help="Write here (default or '-': stdout).")
 @_plot_option("tokens/s against the batch, one line a serving on a card, the best batch marked")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
 @click.option("--stack", metavar="S", help="Add serving stack S's expected price (facts/stacks) to every row.")
@@ -1860,7 +1890,7 @@ def kv_command(
 @_serving_options(with_batch=False)
 @_lock_options
 @click.option(
-    "--plot", "plot_path", type=_FilePath(), metavar="FILE.png|svg",
+    "--plot", "plot_path", type=_OutputPath(stdout=False), metavar="FILE.png|svg",
     help="Draw tokens/s and pass time against the batch (needs matplotlib: pip install '.[plot]' in a checkout).",
 )
 @click.option("--force", is_flag=True, help="Overwrite an existing --plot file.")
@@ -2041,7 +2071,7 @@ def speculate_command(
               "is 8, a stretch of steps priced together 10, a try of planning admissions ahead 60 and more; "
               "8 to 12 µs a unit, fitted): the default bounds simulating to about 1 s, so that no trace under 1 MB "
               "runs the command past 2 s; a run past it is refused by name, saying where it stopped.")
-@click.option("-o", "--output", type=_FilePath(), help="Write here (default: stdout).")
+@click.option("-o", "--output", type=_OutputPath(stdout=True), help="Write here (default or '-': stdout).")
 @_plot_option("throughput and end-to-end latency over time, one colour a policy")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
 @click.option("--stack", metavar="S", help="Price every step under serving stack S (its rates, fixed costs, reserve).")
@@ -2181,7 +2211,7 @@ def calibrate_command(ctx: click.Context, stack: str, dry_run: bool, as_json: bo
 
 @cli.command("validate")
 @click.option("--stack", "stack", metavar="S", help="Only stack S's runs (default: every measured run).")
-@click.option("--plot", "plot_path", type=_FilePath(), metavar="FILE",
+@click.option("--plot", "plot_path", type=_OutputPath(stdout=False), metavar="FILE",
               help="Draw measured vs priced tokens/s, log-log, one colour per card (.png or .svg; needs matplotlib).")
 @click.option("--force", is_flag=True, help="Overwrite an existing --plot file.")
 @_json_option

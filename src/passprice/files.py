@@ -149,14 +149,19 @@ def _new_file_mode() -> int:
 
 def target(path: Path) -> Path:
     """Where writing ``path`` lands: ``path`` itself, or, when it is a symbolic link, the file the link points to
-    (followed to its end), so a write replaces the target and keeps the link. Raises :class:`InputError` as
-    :func:`look` does."""
+    (followed to its end), so a write replaces the target and keeps the link. A link whose end has no name in the
+    file system (``/dev/stdout`` is ``/proc/self/fd/1``, which names a pipe as ``pipe:[123]``) is ``path`` itself,
+    so what it opens is judged (a FIFO, a terminal) rather than a folder that cannot be written. Raises
+    :class:`InputError` as :func:`look` does."""
     try:
         if not os.path.islink(path):
             return path
     except ValueError:
         raise InputError(f"{str(path)!r}: not a file name (it holds a NUL character)") from None
-    return Path(os.path.realpath(path))
+    end = Path(os.path.realpath(path))
+    if look(end) is None and look(path) is not None:
+        return path
+    return end
 
 
 def check_writable(path: Path, force: bool = False) -> None:

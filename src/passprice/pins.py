@@ -28,6 +28,7 @@ import ast
 import functools
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,28 @@ PACKAGE = Path(__file__).resolve().parent
 #: 100 KB): a larger one is refused unread, as a FIFO or a device named ``*.py`` is
 #: (:func:`passprice.files.read_regular`).
 MODULE_BYTES = 4 * 1024 * 1024
+
+#: The most tokens (:data:`_TOKEN`: a run of word characters, or one other non-blank character, counted at C speed
+#: before anything is parsed) the pricing model's modules of *another* checkout may hold together: about 1.6 times
+#: this package's own (156,403 in 29 modules, 595 KB). Parsing is the cost, not bytes: a 960 KB module
+#: ``x = [a,a,…]`` (480,000 names, 960,004 tokens) took ``ast.parse`` 3.3 s and 668 MB, and ``check`` 4.1–5.1 s
+#: and 833 MB; at this cap such code parses and is digested in about a second. The running package's own digest is
+#: never capped.
+MODEL_TOKENS = 250_000
+_TOKEN = re.compile(rb"\w+|[^\w\s]")
+
+
+class CodeNotJudged(InputError):
+    """Another checkout's pricing-model code past :data:`MODEL_TOKENS`: its digest is not taken (``path``: the
+    module that passed the cap, named in the message as ``src/passprice/NAME.py``, the side's own path whatever
+    folder it was read from; ``size``: its bytes; ``tokens``: the closure's tokens up to it)."""
+
+    def __init__(self, path: Path, size: int, tokens: int) -> None:
+        super().__init__(
+            f"src/passprice/{path.name}: {size:,} bytes; the pricing model's modules reach {tokens:,} tokens with "
+            f"it, past the {MODEL_TOKENS:,} passprice parses of another checkout's code (its own is about 156,000)"
+        )
+        self.path, self.size, self.tokens = path, size, tokens
 
 
 def _note_import(node: ast.Import | ast.ImportFrom, out: set[str]) -> None:
@@ -156,13 +179,16 @@ def pricing_modules(folder: Path = PACKAGE) -> tuple[str, ...]:
     return tuple(sorted(_trees(str(folder))))
 
 
-def _trees(folder: str, files: dict[str, str | None] | None = None) -> dict[str, Any]:
+def _trees(folder: str, files: dict[str, str | None] | None = None, capped: bool = False) -> dict[str, Any]:
     """The canonical trees (:func:`_canonical`) of the modules :func:`pricing_modules` names, by module name. When
     ``files`` is given, every module name the walk looked up is added to it with the sha256 of its file's bytes, or
-    ``None`` when it has no file (what :func:`record` pins)."""
+    ``None`` when it has no file (what :func:`record` pins). ``capped`` (another checkout's code): each module's
+    tokens are counted before it is parsed, and the closure past :data:`MODEL_TOKENS` raises
+    :class:`CodeNotJudged`."""
     base = Path(folder)
     seen: dict[str, Any] = {}
     todo = list(PRICING_ROOTS)
+    tokens = 0
     while todo:
         name = todo.pop()
         if name in seen or name in NOT_PRICING:
@@ -174,6 +200,10 @@ def _trees(folder: str, files: dict[str, str | None] | None = None) -> dict[str,
             continue
         imports: set[str] = set()
         data = read_regular(path, MODULE_BYTES)
+        if capped:
+            tokens += sum(1 for _ in _TOKEN.finditer(data))
+            if tokens > MODEL_TOKENS:
+                raise CodeNotJudged(path, len(data), tokens)
         if files is not None:
             files[name] = hashlib.sha256(data).hexdigest()
         seen[name] = _canonical(ast.parse(data, filename=str(path)), imports)
@@ -191,7 +221,7 @@ def _sources(folder: str) -> bytes:
     return "\n".join(f"{name}:{digest}" for name, digest in parts).encode("utf-8")
 
 
-def _digest(folder: str) -> str:
+def _digest(folder: str, capped: bool = False) -> str:
     """The digest of the package at ``folder``, kept in passprice's cache under the sha256 of every module's bytes
     (and of this module's own, which decides how the digest is taken): the syntax trees are parsed and walked only
     when some module's content changed, never trusted from a file's size or time."""
@@ -204,7 +234,7 @@ def _digest(folder: str) -> str:
     kept = cache.read(entry)
     if kept is not None and isinstance(kept.get("digest"), str):
         return str(kept["digest"])
-    digest = _compute(folder)
+    digest = _compute(folder, capped=capped)
     cache.store(entry, {"digest": digest})
     return digest
 
@@ -281,7 +311,7 @@ def _recorded(folder: str) -> str | None:
     return digest
 
 
-def _compute(folder: str, files: dict[str, str | None] | None = None) -> str:
+def _compute(folder: str, files: dict[str, str | None] | None = None, capped: bool = False) -> str:
     """``sha256:`` + the hash of the canonical trees of the package at ``folder`` (:func:`_trees`, which fills
     ``files`` when given), dumped as JSON in module name order."""
     import gc
@@ -292,7 +322,7 @@ def _compute(folder: str, files: dict[str, str | None] | None = None) -> str:
     gc.disable()
     try:
         h = hashlib.sha256()
-        for name, tree in sorted(_trees(folder, files).items()):
+        for name, tree in sorted(_trees(folder, files, capped).items()):
             text = json.dumps([name, tree], separators=(",", ":"), ensure_ascii=False)
             h.update(text.encode("utf-8"))
             h.update(b"\n")
@@ -313,11 +343,12 @@ def pricing_model_digest(folder: Path | None = None) -> str:
 
     Raises :class:`SyntaxError` for a module that does not parse (not in an installed package);
     :class:`~passprice.errors.InputError` for a module file that is not a regular file (a FIFO, a device, a link
-    loop) or holds more than :data:`MODULE_BYTES`, never read; :class:`RecursionError` or :class:`MemoryError` for a
-    module nested deeper than the parser goes."""
+    loop) or holds more than :data:`MODULE_BYTES`, never read; :class:`CodeNotJudged` (an ``InputError``) for
+    another folder's modules past :data:`MODEL_TOKENS`, never parsed; :class:`RecursionError` or
+    :class:`MemoryError` for a module nested deeper than the parser goes."""
     if folder is None:
         return _running()
-    return _digest(str(folder.resolve()))
+    return _digest(str(folder.resolve()), capped=folder.resolve() != PACKAGE)
 
 
 def _meta(value: MetaValue) -> Any:
@@ -359,12 +390,16 @@ def checkout_model(root: Path) -> tuple[str, str] | None:
     (the newcomer walkthrough). Cached as :func:`pricing_model_digest` is (a few ms once computed); a checkout whose
     code does not parse is ``None`` (``check`` of that code is a developer's own), and so is one that cannot be read
     as plain module files (a ``src/passprice`` that is a file or a link loop, a module that is a FIFO — it blocked
-    ``check`` forever —, over :data:`MODULE_BYTES`, or nested past the parser's depth: a traceback)."""
+    ``check`` forever —, over :data:`MODULE_BYTES`, or nested past the parser's depth: a traceback). A checkout
+    whose pricing-model modules are past :data:`MODEL_TOKENS` is not parsed: its "digest" is then ``not judged:``
+    and why (the module, its bytes), for the warning to say so."""
     source = root / "src" / "passprice"
     try:
         if not is_there(source / "pins.py") or source.resolve() == PACKAGE:
             return None
         theirs = pricing_model_digest(source)
+    except CodeNotJudged as e:
+        return f"not judged: {e}", pricing_model_digest()
     except (SyntaxError, ValueError, OSError, RuntimeError, InputError, MemoryError):
         return None  # RecursionError is a RuntimeError; ValueError a source that is not UTF-8 or holds a NUL
     ours = pricing_model_digest()

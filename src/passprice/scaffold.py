@@ -439,7 +439,8 @@ def write(the_plan: Plan, dest: Path) -> None:
     first, then each top-level entry moved into place; a failure on the way removes what was moved.
 
     Raises :class:`InputError` when ``dest`` holds a character that does not print (a newline, a tab, U+202E …: the
-    registry's path shows in every error line and in the ``cd`` init suggests), is a file (or a FIFO, a device …),
+    registry's path shows in every error line and in the ``cd`` init suggests), is a file (or a FIFO, a device …)
+    or a symbolic link to nothing,
     or any path the plan writes (or its top-level folder) already exists below ``dest`` (nothing is replaced), or a
     file cannot be written."""
     try:  # the name as typed: under an ASCII locale Python holds a UTF-8 name as lone surrogates
@@ -454,6 +455,14 @@ def write(the_plan: Plan, dest: Path) -> None:
     found = look(dest)  # the one lookup: a name too long or a loop of links is one error line
     if found is not None and not stat.S_ISDIR(found.st_mode):
         raise InputError(f"{shown(dest)}: is {kind(found.st_mode)}; give a folder for the new registry")
+    for at in (dest, *dest.parents):  # a dangling link on the way: mkdir would say only "File exists"
+        if look(at) is not None:
+            break
+        if os.path.islink(at):
+            raise InputError(
+                f"{shown(dest)}: cannot write: {shown(at)} is a symbolic link to {shown(os.readlink(at))}, which "
+                "does not exist; init creates no folder through a link: create that folder first, or give another name"
+            )
     tops = sorted({rel.split("/", 1)[0] for rel in the_plan.files})
     taken = [t for t in tops if look(dest / t) is not None or (dest / t).is_symlink()]
     if taken:

@@ -98,9 +98,14 @@ class Code:
     model: str
     own: bool
     running: bool
+    #: Why the side's code was not judged (:class:`passprice.pins.CodeNotJudged`: past the tokens passprice parses of
+    #: another checkout's code); its locks are then not priced.
+    not_judged: str | None = None
 
     def describe(self, side: str) -> str:
         """Which code priced ``side`` (``BASE``/``HEAD``), in words."""
+        if self.not_judged is not None:
+            return f"{side}: its own src/passprice was not judged ({self.not_judged}); its locks are not priced"
         short = self.model.removeprefix("sha256:")[:12]
         if not self.own:
             return f"{side}: this passprice's code ({short}…; {side} has no src/passprice)"
@@ -110,13 +115,15 @@ class Code:
 
 def code_of(folder: Path | None) -> Code:
     """The :class:`Code` of a side whose ``src/passprice`` is ``folder`` (``None``: the side has none)."""
-    from passprice.pins import pricing_model_digest
+    from passprice.pins import CodeNotJudged, pricing_model_digest
 
     running = pricing_model_digest()
     if folder is None:
         return Code(None, running, False, True)
     try:
         model = pricing_model_digest(folder)
+    except CodeNotJudged as e:  # not parsed, and not imported by a side's process either
+        return Code(folder, "not judged", True, False, str(e))
     except (SyntaxError, ValueError, OSError) as e:
         model = f"unreadable ({type(e).__name__})"
     return Code(folder, model, True, model == running)
@@ -128,6 +135,8 @@ def price_locks(root: Root, code: Code, requests: Sequence[Mapping[str, Any]]) -
     is ``{"error": why}``."""
     if not requests:
         return {}
+    if code.not_judged is not None:
+        return {str(r["key"]): {"error": f"its own code was not judged: {code.not_judged}"} for r in requests}
     if code.running or code.folder is None:
         from passprice.reproduce import side_json
 
