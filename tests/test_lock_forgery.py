@@ -54,6 +54,12 @@ def test_a_hand_edited_lock_with_its_digest_recomputed_fails_the_review(tmp_path
         f"{LOCK_FILE}: does NOT reproduce, although the pricing model's code is the lock's (first: rests_on): its "
         "pinned inputs do not give what it records: the lock was edited by hand" in r for r in reasons
     ), reasons
+    from passprice.diff import diff_markdown, diff_text
+
+    row = next(line for line in diff_markdown(d).splitlines() if line.startswith(f"| `{LOCK}` |"))
+    assert row.endswith("| ❌ does NOT reproduce from its own pinned inputs (edited by hand?): see HEAD fails "
+                        "passprice check |"), row  # not "re-locked, floors loosened"
+    assert f"{LOCK} ({LOCK_FILE}, card h200_sxm_141gb, price): does NOT reproduce" in diff_text(d)
     result = CliRunner().invoke(cli, ["--root", str(path), "diff", "main", "--json"])
     assert result.exit_code == 1, result.output
     assert any("does NOT reproduce" in p for p in json.loads(result.stdout)["head_check"])

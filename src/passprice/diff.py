@@ -1696,7 +1696,7 @@ def diff_text(d: Diff) -> str:
         lines.append("")
         lines.append("locks affected")
         for lock in d.locks:
-            lines.append(f"  {lock.name} ({lock.path}, card {lock.card}, {lock.kind}): {lock.review()}")
+            lines.append(f"  {lock.name} ({lock.path}, card {lock.card}, {lock.kind}): {_review(d, lock)}")
             lines.append(f"    changed   {_inputs(lock) or '–'}")
             lines.append(f"    floors    {_held(lock)} → {lock.floors()}")
             rel = f"  ({_pct(lock.relative)})" if lock.relative is not None else ""
@@ -1789,6 +1789,14 @@ def _fact_details(d: Diff, links: Links | None) -> list[str]:
     return out
 
 
+def _review(d: Diff, lock: LockImpact) -> str:
+    """A lock's review verdict, or, for a lock file of HEAD that does not reproduce from its own pinned inputs
+    (:func:`unreproduced`: edited by hand), that, whatever its price says."""
+    if any(line.startswith(f"{lock.path}: does NOT reproduce") for line in d.head_check):
+        return "does NOT reproduce from its own pinned inputs (edited by hand?): see HEAD fails passprice check"
+    return lock.review()
+
+
 def diff_markdown(d: Diff, links: Links | None = None) -> str:
     """The diff as a pull-request comment: a summary line, then a table of fact changes with, below it, each fact's
     new citation and note on their own lines (linked to the changed lines when ``links`` knows the repository), a
@@ -1840,8 +1848,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         for lock in d.locks:
             floors = markdown_text(lock.floors())
             floors = f"❌ {floors}" if lock.breaks else floors
-            review = markdown_text(lock.review())
-            if lock.stale or lock.unsound:
+            review = markdown_text(_review(d, lock))
+            if lock.stale or lock.unsound or review.startswith("does NOT reproduce"):
                 review = f"❌ {review}"
             elif lock.loosened:
                 review = f"⚠️ {review}"

@@ -573,8 +573,8 @@ def _pinned_facts(document: Mapping[str, Any], source: str, check: bool) -> dict
     if stated != actual:
         raise InputError(
             f"{source}: lock.digest: the lock's contents do not match its digest {stated} (edited by hand?): a lock "
-            "is written by passprice only; restore it (`git checkout -- FILE`) or write it anew (`passprice lock "
-            "SERVING -o FILE --force`, which the review shows)"
+            "is written by passprice only; restore it from the last commit that holds it as written (`git checkout "
+            "REV -- FILE`) or write it anew (`passprice lock SERVING -o FILE --force`, which the review shows)"
         )
     return facts
 
