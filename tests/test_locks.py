@@ -241,7 +241,8 @@ def test_drift_that_keeps_the_floors_passes_check_and_fails_check_frozen(root: P
     assert "lock mtp (locks/mtp.lock.toml, locks serving qwen35-27b-h200-mtp): FAILS\n" in result.stdout
     drifted = "  drift (an error with --frozen):\n    streams.rewrite: 0.8333 (measured) → 0.8 (measured)\n"
     assert drifted in result.stdout
-    assert result.stdout.endswith("check FAILED\n")
+    assert result.stdout.endswith("check FAILED (--frozen: the inputs of mtp drifted since they were locked; review "
+                                  "the change, then re-lock each: `passprice lock --update -o LOCK`)\n")
     report = json.loads(run(root, "check", "--frozen", "--json").stdout)
     assert report["ok"] is False and report["frozen"] is True
     status = lock_status(report, "mtp")

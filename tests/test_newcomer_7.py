@@ -117,3 +117,20 @@ def test_a_failing_check_keeps_its_status_when_the_reader_leaves_the_pipe(tmp_pa
     assert done.returncode == 1, done
     if not both:
         assert b"Traceback" not in done.stderr
+
+
+def test_check_frozen_says_how_to_bring_drifted_locks_up_to_date(tmp_path: Path) -> None:
+    from cli_helpers import copy_root
+
+    root = copy_root(tmp_path)
+    routing = root / "facts" / "routing" / "qwen3-30b-a3b-measured.toml"
+    text = routing.read_text(encoding="utf-8")
+    assert "\nvalue = 0.9\n" in text
+    routing.write_text(text.replace("\nvalue = 0.9\n", "\nvalue = 0.8\n"), encoding="utf-8")
+    assert invoke("check", root=root).exit_code == 0  # drift alone fails only --frozen
+    result = invoke("check", "--frozen", root=root)
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[-1] == (
+        "check FAILED (--frozen: the inputs of qwen3-30b-a3b-h200 drifted since they were locked; review the change, "
+        "then re-lock each: `passprice lock --update -o LOCK`)"
+    )

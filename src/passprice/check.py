@@ -134,6 +134,12 @@ class CheckReport:
         for d in self.disagreements:
             lines.append(f"locks disagree: {d}")
         lines.append("all holds" if self.ok(frozen) else "check FAILED")
+        drifted = [s for s in self.locks if frozen and s.reproduces and s.holds and s.drifted]
+        if drifted:  # failed by --frozen alone: say how to bring the locks up to date
+            lines[-1] += (
+                " (--frozen: the inputs of " + ", ".join(s.name for s in drifted) + " drifted since they were locked; "
+                "review the change, then re-lock each: `passprice lock --update -o LOCK`)"
+            )
         return "\n".join(lines)
 
 
