@@ -221,7 +221,8 @@ def test_fact_set_reports_every_problem_of_the_edit_together(tmp_path: Path) -> 
     assert lines == [
         f"passprice: error: {file}: streams.read.locator: 'x' is too short (at least 3 characters)",
         f"passprice: error: {file}: streams.read.source: no source 'no-such-source' "
-        f"({root}/sources/no-such-source.toml does not exist; registered: {registered})",
+        f"({root}/sources/no-such-source.toml does not exist: write it (a [source] table, schema/source.schema.json), "
+        f"or cite a registered one: {registered})",
         f"passprice: error: {file}: streams.read.derivation.formula: not an expression: '(' was never closed",
     ]
     assert card.read_bytes() == before

@@ -457,9 +457,11 @@ def test_a_fact_citing_a_missing_source_is_refused_naming_file_and_key(tmp_path:
     registered = ", ".join(sorted(load_sources(Root(REPO))))
     assert relative == [
         f"{H200_FILE}: memory.bandwidth.source: no source 'nvidia-h200-datasheet-2099' ({root / 'sources'}/"
-        f"nvidia-h200-datasheet-2099.toml does not exist; registered: {registered})",
+        f"nvidia-h200-datasheet-2099.toml does not exist: write it (a [source] table, schema/source.schema.json), "
+        f"or cite a registered one: {registered})",
         f"{H200_FILE}: on_chip.bandwidth.derivation.inputs.sms.source: no source 'hopper' ({root / 'sources'}/"
-        f"hopper.toml does not exist; registered: {registered})",
+        f"hopper.toml does not exist: write it (a [source] table, schema/source.schema.json), "
+        f"or cite a registered one: {registered})",
     ]
     # The old free-text cite is refused by the schema with what to write instead.
     card.write_text(

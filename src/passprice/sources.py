@@ -176,7 +176,7 @@ def cited_ids(path: str, fact: Fact) -> list[tuple[str, str]]:
 
 def missing_sources(root: Root, facts: Mapping[str, Fact], file: str) -> list[str]:
     """One line per source id the ``facts`` of ``file`` name that ``root`` has no record of:
-    ``FILE: KEY: no source 'ID' (sources/ID.toml does not exist; registered: …)``."""
+    ``FILE: KEY: no source 'ID' (sources/ID.toml does not exist: write it …, or cite a registered one: …)``."""
     return missing_ids(root, [pair for path, fact in facts.items() for pair in cited_ids(path, fact)], file)
 
 
@@ -199,8 +199,8 @@ def missing_ids(root: Root, named: Iterable[tuple[str, str]], file: str) -> list
             known = root.names(root.sources)
         listed = ", ".join(known) or "none"
         out.append(
-            f"{file}: {key}: no source {source_id!r} ({root.sources / f'{source_id}.toml'} does not exist; "
-            f"registered: {listed})"
+            f"{file}: {key}: no source {source_id!r} ({root.sources / f'{source_id}.toml'} does not exist: write it "
+            f"(a [source] table, schema/source.schema.json), or cite a registered one: {listed})"
         )
     return out
 
