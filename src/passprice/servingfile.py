@@ -112,6 +112,9 @@ def write_serving(
     completed = attrs.evolve(resolve(root, attrs.evolve(spec, source=None)).spec, source=None)
     text = serving_text(completed)
     _read_back(root, path, text, completed)
+    from passprice.schema import require_link_inside
+
+    require_link_inside(path)  # --force over a link to a file outside the registry: it would not read back
     make_folder(root.servings)
     write_atomically(path, text, force)
     return Written(name, path, completed)
