@@ -38,3 +38,54 @@ def test_a_record_link_to_a_file_outside_the_registry_is_not_written_through(tmp
     bad(*args, root=root, says=f"{link}: a symbolic link to {outside}, outside the registry ({root}): a registry's "
         "files lie inside it (copy the file in, or link to one inside)")  # fmt: skip
     assert outside.read_text(encoding="utf-8") == "kept = 1\n" and link.is_symlink()
+
+
+# --- the pricing model's digest: relative imports, and a record in a source tree ------------------------------------
+
+
+def test_a_module_imported_relatively_is_in_the_pricing_model(tmp_path: Path) -> None:
+    """The walk followed ``from passprice.cost import …`` but not ``from .cost import …`` or ``from . import
+    serving``: a package importing its modules so had a closure of its two roots (``locks``, ``reproduce``), and
+    an edit to ``cost.py`` (``np.maximum`` → ``np.minimum`` in the pass's time) left the digest as it was."""
+    from passprice import pins
+
+    folder = tmp_path / "passprice"
+    folder.mkdir()
+    (folder / "locks.py").write_text("from .cost import limit\nfrom . import serving\n", encoding="utf-8")
+    (folder / "reproduce.py").write_text("from ..other import x\n", encoding="utf-8")  # above the package: not one
+    (folder / "cost.py").write_text("def limit(a, b):\n    return max(a, b)\n", encoding="utf-8")
+    (folder / "serving.py").write_text("K = 2\n", encoding="utf-8")
+    assert pins.pricing_modules(folder) == ("cost", "locks", "reproduce", "serving")
+    first = pins.pricing_model_digest(folder)
+    (folder / "cost.py").write_text("def limit(a, b):\n    return min(a, b)\n", encoding="utf-8")
+    edited = pins.pricing_model_digest(folder)
+    (folder / "serving.py").write_text("K = 3\n", encoding="utf-8")
+    assert len({first, edited, pins.pricing_model_digest(folder)}) == 3
+
+
+def test_a_record_in_a_source_tree_is_never_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In an editable install the running package's record is a file of the checkout, which a branch can carry
+    (``git add -f``) and ``git checkout`` puts in place without a build: a record naming the two roots with their
+    true bytes and the digest an old lock pinned made ``check`` say "pricing model: same" of edited code. A record
+    in a source tree (``pyproject.toml``, ``setup.py`` or ``.git`` beside the package or above it) is not read;
+    the same record in an installed package still is."""
+    import hashlib
+    import json
+    import shutil
+
+    from passprice import pins
+
+    monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(tmp_path / "cache"))
+    forged = "sha256:" + "5" * 64
+    for tree, marker in (("checkout", "pyproject.toml"), ("worktree", ".git"), ("installed", None)):
+        package = tmp_path / tree / "src" / "passprice"
+        shutil.copytree(pins.PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__", "pricing_model.json"))
+        if marker is not None:
+            (tmp_path / tree / marker).write_text("", encoding="utf-8")
+        roots = {n: hashlib.sha256((package / f"{n}.py").read_bytes()).hexdigest() for n in pins.PRICING_ROOTS}
+        record = package / "pricing_model.json"
+        record.write_text(json.dumps({"format": 1, "python": pins._python(), "digest": forged, "modules": roots,
+                                      "algorithm": hashlib.sha256(Path(pins.__file__).read_bytes()).hexdigest()}),
+                          encoding="utf-8")  # fmt: skip
+        monkeypatch.setattr(pins, "RECORD", record)
+        assert pins._recorded(str(package)) == (None if marker else forged), tree
