@@ -10,8 +10,8 @@ and the sha256 of each module file it is a function of) as ``passprice/pricing_m
 ``diff`` or ``lock`` of a fresh install (a CI machine, its cache empty) hashes the module files instead of parsing
 them. An editable install gets none: its package is the checkout's own folder, where a record is a file a branch can
 carry, and passprice never uses a record in a source tree (``pins._recorded``). The record is only a shortcut:
-passprice uses it only when every module it names still holds the recorded bytes, and computes the digest otherwise. A record that cannot be
-made (the code does not parse) is left out, and the digest is computed at run time as before.
+passprice uses it only when every module it names still holds the recorded bytes, and computes the digest otherwise.
+A record that cannot be made (the code does not parse) is left out, and the digest is computed at run time as before.
 """
 
 from __future__ import annotations
