@@ -89,3 +89,28 @@ def test_a_record_in_a_source_tree_is_never_used(tmp_path: Path, monkeypatch: py
                           encoding="utf-8")  # fmt: skip
         monkeypatch.setattr(pins, "RECORD", record)
         assert pins._recorded(str(package)) == (None if marker else forged), tree
+
+
+# --- the LockFloor advice: a lock file's name in the command it prints ----------------------------------------------
+
+
+def test_the_floor_advice_quotes_a_lock_file_name_for_the_shell_and_the_code_span(tmp_path: Path) -> None:
+    """A lock file named ``locks/a b;`touch PWN`$(id).lock.toml`` (a pull request may add one) whose floor refuses a
+    price: the advice printed ``passprice lock … -o locks/a b;`touch PWN`$(id).lock.toml --force …`` inside
+    backticks, so pasting it ran ``touch PWN`` and ``id``, and its backticks ended the code span. Each word is now
+    quoted for the shell and the span fenced by more backticks than the command holds in a row."""
+    from cli_helpers import invoke
+
+    root = copy_root(tmp_path)
+    weakened = invoke("fact", "set", "h200_sxm_141gb", "memory.bandwidth", "--value", "3.0", "--unit", "TB/s",
+                      "--provenance", "estimated", "--source", "nvidia-h200-datasheet", "--locator",
+                      "engineering estimate for this test: the datasheet figure derated by a guess", root=root)  # fmt: skip
+    assert weakened.exit_code == 0, weakened.output
+    odd = "a b;`touch PWN`$(id).lock.toml"
+    (root / "locks" / "r1-qwen7b-h200.lock.toml").rename(root / "locks" / odd)
+    result = invoke("price", "r1-qwen7b-h200", root=root)
+    assert result.exit_code == 1
+    assert result.stderr.endswith(
+        "loosen the floor on purpose through review (`` passprice lock r1-qwen7b-h200 -o 'locks/a b;`touch PWN`$(id)"
+        ".lock.toml' --force --require memory.bandwidth=estimated ``)\n"
+    ), result.stderr
