@@ -102,9 +102,10 @@ def test_the_floor_advice_quotes_a_lock_file_name_for_the_shell_and_the_code_spa
     from cli_helpers import invoke
 
     root = copy_root(tmp_path)
-    weakened = invoke("fact", "set", "h200_sxm_141gb", "memory.bandwidth", "--value", "3.0", "--unit", "TB/s",
-                      "--provenance", "estimated", "--source", "nvidia-h200-datasheet", "--locator",
-                      "engineering estimate for this test: the datasheet figure derated by a guess", root=root)  # fmt: skip
+    weakened = invoke(
+        "fact", "set", "h200_sxm_141gb", "memory.bandwidth", "--value", "3.0", "--unit", "TB/s", "--provenance",
+        "estimated", "--source", "nvidia-h200-datasheet", "--locator", "an estimate for this test", root=root,
+    )  # fmt: skip
     assert weakened.exit_code == 0, weakened.output
     odd = "a b;`touch PWN`$(id).lock.toml"
     (root / "locks" / "r1-qwen7b-h200.lock.toml").rename(root / "locks" / odd)
