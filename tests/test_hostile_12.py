@@ -115,3 +115,23 @@ def test_the_floor_advice_quotes_a_lock_file_name_for_the_shell_and_the_code_spa
         "loosen the floor on purpose through review (`` passprice lock r1-qwen7b-h200 -o 'locks/a b;`touch PWN`$(id)"
         ".lock.toml' --force --require memory.bandwidth=estimated ``)\n"
     ), result.stderr
+
+
+# --- standard output however its name is spelled --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["//dev/stdout", "/dev/../dev/stdout", "/proc/self/fd/./1"])
+def test_standard_output_spelled_otherwise_is_still_standard_output(tmp_path: Path, name: str) -> None:
+    """``-o /dev/stdout`` is refused by name for a lock, but ``-o //dev/stdout`` (or ``/dev/../dev/stdout``) slipped
+    past the list of names: with standard output redirected to a file, ``lock -o //dev/stdout --force`` replaced
+    that file with the lock. Any spelling of the folder is now the same name: refused for a lock, the rows on
+    standard output for a sweep."""
+    from cli_helpers import invoke
+
+    root = copy_root(tmp_path)
+    bad("lock", "gemma3-270m-h100", "--name", "q", "-o", name, "--force", root=root,
+        says=f"Invalid value for '-o' / '--output': '{name}' would be standard output; this option writes a file: "
+        "give its name")  # fmt: skip
+    result = invoke("sweep", "gemma3-270m-h100", "--batches", "1,2", "-o", name, root=root)
+    assert result.exit_code == 0, result.output
+    assert [row.split(",")[6] for row in result.stdout.splitlines()] == ["batch", "1", "2"]

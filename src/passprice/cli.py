@@ -315,6 +315,23 @@ class _FilePath(click.Path):
 _STDOUT_NAMES = frozenset({"-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"})
 
 
+def _is_stdout_name(value: str) -> bool:
+    """Whether the output name ``value`` means standard output: ``-``, or ``stdout`` in ``/dev`` or ``1`` in this
+    process's ``fd`` folder however the folder is spelled (``//dev/stdout``, ``/dev/../dev/stdout`` and
+    ``/proc/self/fd/./1`` slipped past a list of names: ``lock -o //dev/stdout --force`` replaced the file standard
+    output was redirected to with the lock)."""
+    if value in _STDOUT_NAMES:
+        return True
+    name = os.path.basename(value)
+    if name not in ("stdout", "1"):
+        return False
+    try:
+        folder = os.path.realpath(os.path.dirname(value) or ".")
+    except (ValueError, OSError):
+        return False
+    return (folder, name) in (("/dev", "stdout"), (f"/proc/{os.getpid()}/fd", "1"))
+
+
 class _OutputPath(_FilePath):
     """An output file option (``-o``, ``--plot``): ``-`` or ``/dev/stdout`` means standard output where the command
     can write its text there (``stdout=True``: the value is then ``None``, the command's own stdout writer, with its
@@ -326,7 +343,7 @@ class _OutputPath(_FilePath):
         self.stdout = stdout
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if isinstance(value, str) and value in _STDOUT_NAMES:
+        if isinstance(value, str) and _is_stdout_name(value):
             if self.stdout:
                 return None
             self.fail(f"{value!r} would be standard output; this option writes a file: give its name", param, ctx)
