@@ -172,3 +172,35 @@ def test_sweep_jobs_64_forks_no_more_processes_than_cpus(tmp_path: Path, monkeyp
     one = invoke(*args, "--jobs", "1", "-o", str(tmp_path / "one.csv"))
     assert one.exit_code == 0 and started == [1], one.output
     assert (tmp_path / "many.csv").read_bytes() == (tmp_path / "one.csv").read_bytes()
+
+
+# --- new-serving: a name that is a relative path ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("key", "option", "ref"), [
+    ("checkpoint", "--checkpoint", "registry/q.gguf"),
+    ("card", "--card", "facts/cards/h200_sxm_141gb.toml"),
+])  # fmt: skip
+def test_new_serving_refuses_a_relative_path_that_reads_back_from_one_folder_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: str, option: str, ref: str
+) -> None:
+    """``new-serving x --checkpoint registry/q.gguf`` (run in the registry) wrote ``checkpoint = "registry/q.gguf"``,
+    which read back there (the check before writing passed) but a serving file's paths are looked up from the
+    reader's working folder: ``price x`` anywhere else said "checkpoint: registry/q.gguf: no such file". A relative
+    path is refused, nothing written; an absolute one inside the registry, or a registry name, is written."""
+    root = copy_root(tmp_path)
+    header = Path(__file__).parent / "data" / "qwen35-27b-like.header.gguf"
+    (root / "registry" / "q.gguf").write_bytes(header.read_bytes())
+    monkeypatch.chdir(root)
+    names = {"--checkpoint": "deepseek-r1-distill-qwen-7b-q4_k_m", "--card": "h200_sxm_141gb", option: ref}
+    args = [a for pair in names.items() for a in pair]
+    written = root / "registry" / "servings" / "x.toml"
+    bad("new-serving", "x", *args, root=root,
+        says=f"{written}: {key}: '{ref}' is a path relative to the working folder, which a serving file read from "
+        "another folder does not find (nothing written)")  # fmt: skip
+    assert not written.exists()
+    names[option] = str(root / ref)
+    from cli_helpers import invoke
+
+    made = invoke("new-serving", "x", *[a for pair in names.items() for a in pair], root=root)
+    assert made.exit_code == 0 and written.exists(), made.output
