@@ -174,7 +174,7 @@ def test_sweep_jobs_64_forks_no_more_processes_than_cpus(tmp_path: Path, monkeyp
     assert (tmp_path / "many.csv").read_bytes() == (tmp_path / "one.csv").read_bytes()
 
 
-# --- new-serving: a name that is a relative path ---------------------------------------------------------------------------------
+# --- new-serving: a name that is a relative path ----------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(("key", "option", "ref"), [
