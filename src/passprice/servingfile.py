@@ -109,7 +109,7 @@ def write_serving(
             f"{e}: bring it in first (`passprice import FILE --name NAME` for a checkpoint, a card's file into "
             "facts/cards/) and give its name"
         ) from None
-    _require_not_relative(path, spec)
+    _require_not_relative(root, path, spec)
     completed = attrs.evolve(resolve(root, attrs.evolve(spec, source=None)).spec, source=None)
     text = serving_text(completed)
     _read_back(root, path, text, completed)
@@ -121,7 +121,7 @@ def write_serving(
     return Written(name, path, completed)
 
 
-def _require_not_relative(path: Path, spec: ServingSpec) -> None:
+def _require_not_relative(root: Root, path: Path, spec: ServingSpec) -> None:
     """Refuse a name of ``spec`` (``checkpoint``, ``card``, ``draft.method``, ``routing``) that is a relative path
     (``registry/q.gguf``, ``facts/cards/x.toml``, ``q.gguf``): a serving file's paths are looked up from the working
     folder of whoever reads it, so the file read back where it was written and nowhere else (``price NAME`` from
@@ -129,12 +129,17 @@ def _require_not_relative(path: Path, spec: ServingSpec) -> None:
     Raises :class:`InputError` naming the file and key (nothing written)."""
     import os
 
-    named = [("checkpoint", spec.checkpoint), ("card", spec.card), ("routing", spec.routing)]
+    from passprice.files import is_there
+
+    named = [("checkpoint", spec.checkpoint, root.checkpoints), ("card", spec.card, root.cards),
+             ("routing", spec.routing, root.routing)]  # fmt: skip
     if spec.draft is not None:
-        named.append(("draft.method", spec.draft.method))
-    for key, ref in named:
+        named.append(("draft.method", spec.draft.method, root.drafts))
+    for key, ref, folder in named:
         if not ref or os.path.isabs(ref):
             continue
+        if "/" not in ref and os.sep not in ref and is_there(folder / f"{ref}.toml"):
+            continue  # a registry name (a record may be named x.gguf)
         if "/" in ref or os.sep in ref or ref.endswith((".toml", ".gguf", ".xz", ".gz")):
             raise InputError(
                 f"{path}: {key}: {ref!r} is a path relative to the working folder, which a serving file read from "
