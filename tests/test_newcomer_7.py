@@ -86,3 +86,34 @@ def test_drafting_without_its_drafter_in_the_header_is_refused(tmp_path: Path, k
     )
     # The hybrid carries its MTP block: its own method prices, as registered.
     assert invoke("price", "qwen35-27b-h200-mtp", "--no-lock", root=root).exit_code == 0
+
+
+@pytest.mark.parametrize("both", [False, True])
+def test_a_failing_check_keeps_its_status_when_the_reader_leaves_the_pipe(tmp_path: Path, both: bool) -> None:
+    # `passprice diff --format markdown 2>&1 | head -1` exited 0 on a review that breaks a lock (1 when read in
+    # full): a reader gone from the pipe ended the command "quietly, status 0", so CI with pipefail passed it.
+    import os
+    import subprocess
+    import sys
+
+    from cli_helpers import copy_root
+
+    root = copy_root(tmp_path)
+    weakened = invoke("fact", "set", "h200_sxm_141gb", "memory.bandwidth", "--value", "3.0", "--unit", "TB/s",
+                      "--provenance", "estimated", "--source", "nvidia-h200-datasheet", "--locator",
+                      "engineering estimate for this test", root=root)
+    assert weakened.exit_code == 0, weakened.output
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first byte
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", "import sys; from passprice.entry import main; sys.exit(main())", "--root",
+             str(root), "check"],
+            stdout=write, stderr=write if both else subprocess.PIPE,
+            env={**os.environ, "PASSPRICE_NO_MEMO": "1"}, timeout=120, check=False,
+        )
+    finally:
+        os.close(write)
+    assert done.returncode == 1, done
+    if not both:
+        assert b"Traceback" not in done.stderr

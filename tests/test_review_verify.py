@@ -45,9 +45,12 @@ def test_a_stronger_provenance_asks_whether_the_source_states_it() -> None:
 
 def test_nothing_to_verify() -> None:
     old = _fact(4.8, "TB/s", "published")
-    # The value moved and the locator moved with it (it quotes the new figure): the reviewer reads the new cite.
+    # The value moved and the locator moved with it: the new locator is a claim a reviewer still checks.
     moved = _fact(5.2, "TB/s", "published", "Technical Specifications table: 'GPU Memory Bandwidth 5.2TB/s'")
-    assert FactChange("memory.bandwidth", "memory.bandwidth", old, moved).to_verify is None
+    assert FactChange("memory.bandwidth", "memory.bandwidth", old, moved).to_verify == (
+        "the citation changed: does nvidia-h200-datasheet: Technical Specifications table: 'GPU Memory Bandwidth "
+        "5.2TB/s' state 5.2 TB/s, published?"
+    )
     # A weaker provenance is flagged as weaker (and judged by the locks' floors), not as something to verify.
     weaker = _fact(4.8, "TB/s", "estimated")
     assert FactChange("memory.bandwidth", "memory.bandwidth", old, weaker).to_verify is None
@@ -61,3 +64,16 @@ def test_nothing_to_verify() -> None:
     share = _fact(0.9333, "1", "measured", "Dot 4.48 TB/s", derivation=derived)
     assert FactChange("streams.read", "streams.read", share, _fact(
         0.8615, "1", "measured", "Dot 4.48 TB/s", derivation=derived)).to_verify is None
+
+
+def test_a_published_figure_cited_anew_asks_whether_the_new_place_states_it() -> None:
+    # The newcomer re-cited the H100's datasheet bandwidth to a benchmark repository, locator "somewhere": green.
+    old = _fact(3.35, "TB/s", "published")
+    moved = Fact.from_entry({"value": 3.35, "unit": "TB/s", "provenance": "published", "source": "xytpai-nvbench",
+                             "locator": "somewhere"}, "card.toml: memory.bandwidth")
+    c = FactChange("memory.bandwidth", "memory.bandwidth", old, moved)
+    assert c.to_verify == "the citation changed: does xytpai-nvbench: somewhere state 3.35 TB/s, published?"
+    # An estimate cited anew is the estimate's own reasoning: nothing for the source to confirm.
+    guess = _fact(3.0, "TB/s", "estimated", "engineering estimate: 0.9 x the datasheet")
+    assert FactChange("memory.bandwidth", "memory.bandwidth", _fact(3.0, "TB/s", "estimated", "older estimate"),
+                      guess).to_verify is None

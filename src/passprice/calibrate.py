@@ -809,7 +809,10 @@ def verify_stack(root: Root, stack: Stack, runs: Sequence[Run] | None = None) ->
             elif not agrees(fact.value, value, tolerance):
                 out.append(Finding(path, "mismatch", f"{path}: re-fitted from its {len(ids)} runs (as registered "
                                    f"today, on today's cards and checkpoints) it is {_in_unit(fact, value)}, not "
-                                   f"{fact.describe()}: more than the {100 * tolerance:g} % its derivation allows"))
+                                   f"{fact.describe()}: more than the {100 * tolerance:g} % its derivation allows (a "
+                                   "fact of a card or checkpoint its runs price changed: review the re-fit with "
+                                   f"`passprice calibrate --stack {stack.name} --dry-run`, then run it without "
+                                   "--dry-run)"))
     return out
 
 

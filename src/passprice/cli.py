@@ -80,6 +80,31 @@ def _escaped_lines(text: str) -> str:
     return "\n".join(escaped(line) for line in text.split("\n"))
 
 
+#: ``ctx.meta`` key: the exit status a command has decided on before it prints (``diff`` and ``check`` print their
+#: report, then exit 1 or 2): a reader that leaves the pipe early (``| head``) does not turn it into 0.
+STATUS = "passprice.status"
+
+
+def _quiet_outputs() -> None:
+    """Point standard output and error at /dev/null (their reader is gone), so nothing more is written to them and
+    the interpreter's flush at exit is quiet."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                os.dup2(devnull, stream.fileno())
+
+
+@contextlib.contextmanager
+def _reader_gone() -> Iterator[None]:
+    """Write an error or refusal whose reader may have left (``2>&1 | head``): a broken pipe ends the writing, not
+    the status the caller exits with."""
+    try:
+        yield
+    except BrokenPipeError:
+        _quiet_outputs()
+
+
 def _usage(e: click.UsageError) -> NoReturn:
     """A usage error as one line on stderr (the problem, and where the command's help is), then exit 2."""
     where = f" (see '{e.ctx.command_path} --help')" if e.ctx is not None else ""
@@ -137,19 +162,22 @@ class _Group(click.Group):
         except InputError as e:
             # One problem a line (the error's lines: a newline, a U+2028 or a \x1c a file name holds is data), each
             # character that does not print escaped, so a name cannot split or reorder its line.
-            for line in e.lines:
-                click.echo(f"passprice: error: {_cut(escaped(line))}", err=True)
+            with _reader_gone():
+                for line in e.lines:
+                    click.echo(f"passprice: error: {_cut(escaped(line))}", err=True)
             ctx.exit(2)
         except Refused as e:
-            if ctx.meta.get("passprice.json"):
-                click.echo(json.dumps(e.payload, indent=2))
-            name = e.payload.get("refusal")
-            shown = f"{name}: {e.message}" if isinstance(name, str) and not e.message.startswith(name) else e.message
-            click.echo(f"passprice: refused: {_escaped_lines(shown)}", err=True)
+            with _reader_gone():
+                if ctx.meta.get("passprice.json"):
+                    click.echo(json.dumps(e.payload, indent=2))
+                name = e.payload.get("refusal")
+                shown = (f"{name}: {e.message}" if isinstance(name, str) and not e.message.startswith(name)
+                         else e.message)
+                click.echo(f"passprice: refused: {_escaped_lines(shown)}", err=True)
             ctx.exit(1)
-        except BrokenPipeError:  # pragma: no cover - e.g. `passprice header … | head`
-            sys.stderr.close()
-            ctx.exit(0)
+        except BrokenPipeError:  # e.g. `passprice header … | head`: the reader left; the status stands
+            _quiet_outputs()
+            ctx.exit(ctx.meta.get(STATUS, 0))
         except OSError as e:
             # A last resort for a lookup that did not go through passprice.files.look (a name over 255 bytes or a
             # loop of symbolic links in a path some code stat-ed itself): one line, not a traceback.
@@ -1355,6 +1383,7 @@ def check_command(ctx: click.Context, frozen: bool, as_json: bool) -> None:
     root = _root(ctx)
     _warn_code(root)
     report = check(root)
+    ctx.meta[STATUS] = 2 if report.unreadable else 0 if report.ok(frozen) else 1  # stands if the reader leaves
     if as_json:
         _echo_json(report.to_json(frozen))
     else:
@@ -1497,6 +1526,7 @@ def diff_command(
         raise click.UsageError("give --repository-url and --ref together")
     links = Links.of(repository_url, ref)
     result = diff(_root(ctx), base, head)
+    ctx.meta[STATUS] = result.exit_status  # the review's verdict stands if the reader leaves mid-report
     click.echo(render(result, "json" if as_json else fmt, links))
     if result.exit_status == 2:
         for line in result.head_error_lines():
@@ -2299,8 +2329,17 @@ def main() -> None:
             _AFTER_COMMAND[:] = [_interrupted]  # until the command ends (_command_ended)
         try:
             cli(prog_name="passprice")
-        finally:
-            sys.stdout.flush()  # a full disk is met here, not as a traceback at the interpreter's exit
+        except SystemExit as done:
+            # A full disk is met here, not as a traceback at the interpreter's exit; a reader gone from the pipe
+            # (`| head`) while a failure's output was still buffered leaves the failure's status, not 0.
+            try:
+                sys.stdout.flush()
+            except BrokenPipeError:
+                if done.code in (0, None):
+                    raise
+                _quiet_outputs()
+            raise
+        sys.stdout.flush()
     except KeyboardInterrupt as e:
         line, status = _stopped(e)
         click.echo(line, err=True)

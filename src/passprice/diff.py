@@ -350,8 +350,9 @@ class FactChange:
     def to_verify(self) -> str | None:
         """What a reviewer must check in the cited source for this change, which passprice cannot (it does not read
         the source): a provenance made stronger (does the new citation state the figure, as measured or
-        published?), or a value that moved while its citation (source and locator) did not (does the cited place
-        say the new figure? said more firmly when the locator quotes the old figure and not the new one). ``None``
+        published?), a value that moved while its citation (source and locator) did not (does the cited place
+        say the new figure? said more firmly when the locator quotes the old figure and not the new one), or a
+        published or measured figure cited anew (does the new place state it?). ``None``
         for an added or removed fact, a derived one (its value follows from its inputs, which ``check``
         recomputes), or a change nothing in the source need confirm."""
         old, new = self.old, self.new
@@ -369,6 +370,8 @@ class FactChange:
                         f"locator quotes {old.amount:g}: {where}")
             return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not: does {where} "
                     f"say {new.describe()}?")
+        if not same_cite and new.provenance in (Provenance.PUBLISHED, Provenance.MEASURED):
+            return f"the citation changed: does {where} state {new.describe()}, {new.provenance.value}?"
         return None
 
     def to_json(self) -> dict[str, Any]:
