@@ -5,12 +5,13 @@ ignored or modified, so an edit made while trying passprice out (``fact set``, `
 Outside a git checkout (a build from an sdist) the folders are taken as they are. ``PASSPRICE_BUILD_UNTRACKED=1``
 builds anyway, for a wheel of deliberately local facts.
 
-Every build (a wheel, or an editable install) also records the pricing model's digest of the code it packages
-(``passprice.pins.record``: the digest and the sha256 of each module file it is a function of) as
-``passprice/pricing_model.json``, so the first ``check``, ``diff`` or ``lock`` of a fresh install (a CI machine, its
-cache empty) hashes the module files instead of parsing them. The record is only a shortcut: passprice uses it only
-when every module it names still holds the recorded bytes, and computes the digest otherwise. A record that cannot be
-made (the code does not parse) is left out, and the digest is computed at run time as before.
+Every wheel also records the pricing model's digest of the code it packages (``passprice.pins.record``: the digest
+and the sha256 of each module file it is a function of) as ``passprice/pricing_model.json``, so the first ``check``,
+``diff`` or ``lock`` of a fresh install (a CI machine, its cache empty) hashes the module files instead of parsing
+them. An editable install gets none: its package is the checkout's own folder, where a record is a file a branch can
+carry, and passprice never uses a record in a source tree (``pins._recorded``). The record is only a shortcut:
+passprice uses it only when every module it names still holds the recorded bytes, and computes the digest otherwise.
+A record that cannot be made (the code does not parse) is left out, and the digest is computed at run time as before.
 """
 
 from __future__ import annotations
@@ -60,14 +61,13 @@ class TrackedData(BuildHookInterface):  # type: ignore[misc]
 
 
     def _record_pricing_model(self, version: str, build_data: dict[str, Any]) -> None:
-        """Write the pricing model's record (see the module's docstring): beside the modules for an editable install
-        (git ignores it), into the wheel otherwise."""
+        """Write the pricing model's record (see the module's docstring) into the wheel; an editable install gets
+        none (a record in the source tree is never used)."""
+        if version == "editable":
+            return
         source = Path(self.root) / "src"
         text = pricing_model_record(source)
         if text is None:
-            return
-        if version == "editable":
-            (source / "passprice" / "pricing_model.json").write_text(text, encoding="utf-8")
             return
         folder = Path(tempfile.mkdtemp(prefix="passprice-build-"))
         self._made = folder

@@ -595,7 +595,11 @@ def write_entry(path: str | os.PathLike[str], text: str, force: bool = False) ->
     """Write the entry ``text`` to ``path`` atomically, creating the folder, the registry's own
     ``registry/checkpoints`` (:func:`passprice.files.write_atomically`).
 
-    Raises :class:`InputError` when ``path`` exists and not ``force``, or the folder cannot be written.
+    Raises :class:`InputError` when ``path`` exists and not ``force``, is a link in a registry to a file outside it
+    (:func:`passprice.schema.require_link_inside`: the entry would not read back), or the folder cannot be written.
     """
+    from passprice.schema import require_link_inside
+
+    require_link_inside(Path(path))
     make_folder(Path(path).parent)
     write_atomically(Path(path), text, force)

@@ -343,6 +343,23 @@ class _FilePath(click.Path):
 _STDOUT_NAMES = frozenset({"-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"})
 
 
+def _is_stdout_name(value: str) -> bool:
+    """Whether the output name ``value`` means standard output: ``-``, or ``stdout`` in ``/dev`` or ``1`` in this
+    process's ``fd`` folder however the folder is spelled (``//dev/stdout``, ``/dev/../dev/stdout`` and
+    ``/proc/self/fd/./1`` slipped past a list of names: ``lock -o //dev/stdout --force`` replaced the file standard
+    output was redirected to with the lock)."""
+    if value in _STDOUT_NAMES:
+        return True
+    name = os.path.basename(value)
+    if name not in ("stdout", "1"):
+        return False
+    try:
+        folder = os.path.realpath(os.path.dirname(value) or ".")
+    except (ValueError, OSError):
+        return False
+    return (folder, name) in (("/dev", "stdout"), (f"/proc/{os.getpid()}/fd", "1"))
+
+
 class _OutputPath(_FilePath):
     """An output file option (``-o``, ``--plot``): ``-`` or ``/dev/stdout`` means standard output where the command
     can write its text there (``stdout=True``: the value is then ``None``, the command's own stdout writer, with its
@@ -354,7 +371,7 @@ class _OutputPath(_FilePath):
         self.stdout = stdout
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if isinstance(value, str) and value in _STDOUT_NAMES:
+        if isinstance(value, str) and _is_stdout_name(value):
             if self.stdout:
                 return None
             self.fail(f"{value!r} would be standard output; this option writes a file: give its name", param, ctx)
@@ -1703,8 +1720,8 @@ def fact_set_command(
 @click.option("--max-rows", "max_rows", type=_int("--max-rows"), default=1 << 20,  # sweep.DEFAULT_MAX_ROWS
               show_default=True, help="Refuse a larger grid (a row under --stack counts as 20, a pass shape as 2,000).")
 @click.option("--jobs", "jobs", type=_int("--jobs"), default=None,
-              help="Processes pricing the grid, the same text whatever their number (default: the idle CPUs, at "
-                   "most 4, for 131,072 rows or more; 1 with --plot).")
+              help="Processes pricing the grid, the same text whatever their number (at most the CPUs, 2 at least; "
+                   "default: the idle CPUs, at most 4, for 131,072 rows or more; 1 with --plot).")
 @_lock_options
 @click.pass_context
 def sweep_command(

@@ -1285,10 +1285,10 @@ class Diff:
             names = ", ".join(lock.name for lock in broken)
             advice = ""
             if floors:
+                from passprice.enforce import relock_command
+
                 commands = "; ".join(
-                    f"`passprice lock {lock.serving_name or 'SERVING'} -o {lock.path} --force "
-                    + " ".join(f"--require {o.path}={o.provenance.value}" for o in lock.verdict.offences) + "`"
-                    for lock in floors if lock.verdict
+                    relock_command(lock.verdict, lock.serving_name, lock.path) for lock in floors if lock.verdict
                 )
                 advice = (
                     f" (a fact below a floor: restore it, or re-lock with the floor loosened, {commands}, which the "

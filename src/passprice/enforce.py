@@ -467,12 +467,28 @@ def floor_advice(verdict: Verdict, serving: str | None, path: str | None) -> str
     ``serving`` (either ``None`` when unknown): price without the lock for a what-if, or accept the weaker fact on
     purpose by strengthening it or re-locking with the floor loosened (``lock --force --require``, which a review
     shows as a loosened floor; ``lock --update`` keeps the floors and refuses)."""
-    requires = " ".join(f"--require {o.path}={o.provenance.value}" for o in verdict.offences)
-    command = f"passprice lock {serving or 'SERVING'} -o {path or 'LOCK'} --force {requires}"
     return (
         "for a what-if, price without the lock (--no-lock); to rest on the weaker fact, strengthen it, or loosen the "
-        f"floor on purpose through review (`{command}`)"
+        f"floor on purpose through review ({relock_command(verdict, serving, path)})"
     )
+
+
+def relock_command(verdict: Verdict, serving: str | None, path: str | None) -> str:
+    """The command re-locking the lock at ``path`` of ``serving`` with its floor loosened for ``verdict``'s offences
+    (``lock SERVING -o LOCK --force --require PATH=PROVENANCE …``), as a code span to paste: each word quoted for a
+    POSIX shell (:func:`shlex.quote`) and the span fenced by more backticks than the command holds in a row. A lock
+    file's name comes from the registry (a pull request may add ``locks/a;`touch x`$(id).lock.toml``): printed
+    bare, pasting the advice ran what the name held, and its backticks ended the code span of the PR comment."""
+    import re
+    import shlex
+
+    words = ["passprice", "lock", serving or "SERVING", "-o", path or "LOCK", "--force"]
+    for o in verdict.offences:
+        words += ["--require", f"{o.path}={o.provenance.value}"]
+    command = " ".join(shlex.quote(w) if w not in ("SERVING", "LOCK") else w for w in words)
+    fence = "`" * (max((len(run) for run in re.findall("`+", command)), default=0) + 1)
+    pad = " " if fence != "`" else ""
+    return f"{fence}{pad}{command}{pad}{fence}"
 
 
 def priced_under(

@@ -28,6 +28,7 @@ import ast
 import functools
 import hashlib
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -90,11 +91,19 @@ class CodeNotJudged(InputError):
 
 
 def _note_import(node: ast.Import | ast.ImportFrom, out: set[str]) -> None:
-    """Add to ``out`` the package modules (``serving``, ``decode`` …) one import statement names."""
+    """Add to ``out`` the package modules (``serving``, ``decode`` …) one import statement names, absolute
+    (``from passprice.serving import …``) or relative to the package (``from .serving import …``, ``from . import
+    serving``: once left out, a package importing its modules so had a closure of its two roots, and an edit to
+    ``cost.py`` left the digest as it was)."""
     if isinstance(node, ast.ImportFrom):
-        if node.module is None or node.level != 0:
+        module = node.module
+        if node.level == 1:  # the package's own folder (a level of 2 or more is above the package)
+            module = f"passprice.{module}" if module else "passprice"
+        elif node.level != 0:
             return
-        parts = node.module.split(".")
+        if module is None:
+            return
+        parts = module.split(".")
         if parts[0] != "passprice":
             return
         if len(parts) == 1:
@@ -281,7 +290,14 @@ def _recorded(folder: str) -> str | None:
     this module and the interpreter are the ones that made it; else ``None`` (no record, a damaged one, one byte of
     one module different, another algorithm or Python): the digest is then computed from the trees. So an edited
     module can never be given a stale record's digest: the record is a shortcut to a result, checked against the
-    bytes that result is a function of, as the cache's entries are."""
+    bytes that result is a function of, as the cache's entries are.
+
+    A record in a source tree (an editable install: :func:`_in_source_tree`) is never used: there it is a file of
+    the checkout, which a branch can carry (``git add -f``) and ``git checkout`` puts in place without a build, and a
+    record stating the closure's roots alone with their true bytes and an old digest made ``check`` say "pricing
+    model: same" of edited code; its digest cannot be checked without computing it."""
+    if _in_source_tree(RECORD.parent):
+        return None
     try:
         kept = json.loads(read_regular(RECORD, RECORD_BYTES))
     except (InputError, OSError, ValueError):
@@ -309,6 +325,16 @@ def _recorded(folder: str) -> str | None:
     except (InputError, OSError):
         return None  # the walk meets it again and raises it
     return digest
+
+
+def _in_source_tree(package: Path) -> bool:
+    """Whether the package folder ``package`` lies in a project's source tree (its folder or the one above, as in a
+    ``src`` layout, holds ``pyproject.toml``, ``setup.py`` or ``.git``) rather than in an installed package."""
+    return any(
+        os.path.lexists(folder / name)
+        for folder in (package.parent, package.parent.parent)
+        for name in ("pyproject.toml", "setup.py", ".git")
+    )
 
 
 def _compute(folder: str, files: dict[str, str | None] | None = None, capped: bool = False) -> str:

@@ -414,6 +414,15 @@ def _read_record(path: Path) -> bytes:
     its values in their error lines (``memory.bandwidth.value: 'hunter2-password' is not of type 'number'``), as a
     name inside a registry file naming a path outside it may not (:func:`passprice.registry.require_inside`). Only
     a link costs the walk up; a folder of the registry that is itself a link is not looked at."""
+    require_link_inside(path)
+    return read_regular(path, MAX_TOML_BYTES)
+
+
+def require_link_inside(path: Path) -> None:
+    """Raise :class:`InputError` naming ``path`` when it is a symbolic link inside a registry (the nearest folder at
+    or above the link's own holding ``facts/`` and ``registry/``) to a file outside it: such a file is neither read
+    (:func:`read_bytes`) nor written through (``new-serving --force`` over such a link wrote the serving onto the
+    file outside, which then did not read back). Anything else passes; only a link costs the walk up."""
     if os.path.islink(path):
         from passprice.registry import Root, _is_root, within
 
@@ -426,7 +435,6 @@ def _read_record(path: Path) -> bytes:
                         "registry's files lie inside it (copy the file in, or link to one inside)"
                     )
                 break
-    return read_regular(path, MAX_TOML_BYTES)
 
 
 def read_toml(path: Path, text: str | None = None) -> dict[str, Any]:

@@ -109,12 +109,43 @@ def write_serving(
             f"{e}: bring it in first (`passprice import FILE --name NAME` for a checkpoint, a card's file into "
             "facts/cards/) and give its name"
         ) from None
+    _require_not_relative(root, path, spec)
     completed = attrs.evolve(resolve(root, attrs.evolve(spec, source=None)).spec, source=None)
     text = serving_text(completed)
     _read_back(root, path, text, completed)
+    from passprice.schema import require_link_inside
+
+    require_link_inside(path)  # --force over a link to a file outside the registry: it would not read back
     make_folder(root.servings)
     write_atomically(path, text, force)
     return Written(name, path, completed)
+
+
+def _require_not_relative(root: Root, path: Path, spec: ServingSpec) -> None:
+    """Refuse a name of ``spec`` (``checkpoint``, ``card``, ``draft.method``, ``routing``) that is a relative path
+    (``registry/q.gguf``, ``facts/cards/x.toml``, ``q.gguf``): a serving file's paths are looked up from the working
+    folder of whoever reads it, so the file read back where it was written and nowhere else (``price NAME`` from
+    another folder: "checkpoint: registry/q.gguf: no such file"). A registry name or an absolute path passes.
+    Raises :class:`InputError` naming the file and key (nothing written)."""
+    import os
+
+    from passprice.files import is_there
+
+    named = [("checkpoint", spec.checkpoint, root.checkpoints), ("card", spec.card, root.cards),
+             ("routing", spec.routing, root.routing)]  # fmt: skip
+    if spec.draft is not None:
+        named.append(("draft.method", spec.draft.method, root.drafts))
+    for key, ref, folder in named:
+        if not ref or os.path.isabs(ref):
+            continue
+        if "/" not in ref and os.sep not in ref and is_there(folder / f"{ref}.toml"):
+            continue  # a registry name (a record may be named x.gguf)
+        if "/" in ref or os.sep in ref or ref.endswith((".toml", ".gguf", ".xz", ".gz")):
+            raise InputError(
+                f"{path}: {key}: {ref!r} is a path relative to the working folder, which a serving file read from "
+                "another folder does not find (nothing written): give its registry name (`passprice import FILE "
+                "--name NAME` for a checkpoint, a card's file into facts/cards/) or an absolute path"
+            )
 
 
 def _read_back(root: Root, path: Path, text: str, spec: ServingSpec) -> None:
