@@ -3,9 +3,12 @@ set's source check, and what an editable install outside a registry says to do."
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pytest
 
-from cli_helpers import bad, invoke
+from cli_helpers import REPO, bad, copy_root, invoke
 
 
 def test_validate_refuses_more_runs_than_it_prices(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -38,3 +41,34 @@ def test_validate_refuses_more_runs_than_it_prices(monkeypatch: pytest.MonkeyPat
     result = invoke("validate", "--stack", "llamacpp-cuda-2405")
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[0] == "validate: 111 measured runs (stack llamacpp-cuda-2405)"
+
+
+def test_a_floor_refusal_under_a_lock_outside_locks_never_advises_overwriting_it(tmp_path: Path) -> None:
+    """A historic lock given by path (``git show … > ../old.lock.toml``) refused by its floor advised
+    ``passprice lock R1 -o ../old.lock.toml --force …``, overwriting the historic file. The advice re-locks the
+    registry's lock of the serving, or (when it has none) writes a new one into locks/, and says the file given is
+    left as it is."""
+    from test_enforce_policy import R1, weaken_bandwidth
+
+    root = copy_root(tmp_path)
+    old = tmp_path / "old.lock.toml"
+    shutil.copyfile(root / "locks" / f"{R1}.lock.toml", old)
+    weaken_bandwidth(root)
+    advice = ("passprice: refused: LockFloor: lock r1-qwen7b-h200 refuses this price: memory.bandwidth is estimated, "
+              "below the floor published (the price's weakest provenance is estimated, carried by memory.bandwidth, "
+              "scale, on_chip.capacity); for a what-if, price without the lock (--no-lock); to rest on the weaker "
+              "fact, strengthen it, or loosen the floor on purpose through review (`passprice lock r1-qwen7b-h200 -o ")
+    result = invoke("price", R1, "--lock", str(old), root=root)
+    assert result.exit_code == 1, result.output
+    assert result.stderr.splitlines() == [
+        advice + f"locks/{R1}.lock.toml --force --require memory.bandwidth=estimated`; {old} lies outside locks/ "
+        "and is left as it is)"
+    ]
+    (root / "locks" / f"{R1}.lock.toml").unlink()
+    result = invoke("price", R1, "--lock", str(old), root=root)
+    assert result.exit_code == 1, result.output
+    assert result.stderr.splitlines() == [
+        advice + f"locks/{R1}.lock.toml --require memory.bandwidth=estimated`; {old} lies outside locks/ and is "
+        "left as it is: write a new lock into locks/)"
+    ]
+    assert old.read_bytes() == (REPO / "locks" / f"{R1}.lock.toml").read_bytes()

@@ -462,27 +462,40 @@ class LockFloor(Exception):
         return out
 
 
-def floor_advice(verdict: Verdict, serving: str | None, path: str | None) -> str:
+def floor_advice(verdict: Verdict, serving: str | None, path: str | None, root: Root | None = None) -> str:
     """What to do about a lock's floor refusing a price (``verdict``, not holding), for the lock at ``path`` of
     ``serving`` (either ``None`` when unknown): price without the lock for a what-if, or accept the weaker fact on
     purpose by strengthening it or re-locking with the floor loosened (``lock --force --require``, which a review
-    shows as a loosened floor; ``lock --update`` keeps the floors and refuses)."""
+    shows as a loosened floor; ``lock --update`` keeps the floors and refuses).
+
+    A lock file outside ``root``'s ``locks/`` (a historic lock from ``git show``, given by path) is never the one to
+    overwrite: the advice re-locks the registry's lock of the serving (``locks/SERVING.lock.toml``) when it has one,
+    else writes a new lock into ``locks/``, and says the file given is left as it is."""
+    target, force, note = path, True, ""
+    if root is not None and path is not None and not (root.path / path).resolve().is_relative_to(root.locks.resolve()):
+        own = root.locks / f"{serving}.lock.toml" if serving else None
+        if own is not None and is_there(own):
+            target, note = _shown(root, own), f"; {path} lies outside locks/ and is left as it is"
+        else:
+            target, force = (f"locks/{serving}.lock.toml" if serving else None), False
+            note = f"; {path} lies outside locks/ and is left as it is: write a new lock into locks/"
     return (
         "for a what-if, price without the lock (--no-lock); to rest on the weaker fact, strengthen it, or loosen the "
-        f"floor on purpose through review ({relock_command(verdict, serving, path)})"
+        f"floor on purpose through review ({relock_command(verdict, serving, target, force)}{note})"
     )
 
 
-def relock_command(verdict: Verdict, serving: str | None, path: str | None) -> str:
+def relock_command(verdict: Verdict, serving: str | None, path: str | None, force: bool = True) -> str:
     """The command re-locking the lock at ``path`` of ``serving`` with its floor loosened for ``verdict``'s offences
-    (``lock SERVING -o LOCK --force --require PATH=PROVENANCE …``), as a code span to paste: each word quoted for a
+    (``lock SERVING -o LOCK --force --require PATH=PROVENANCE …``; without ``--force`` when ``force`` is false, a
+    new lock), as a code span to paste: each word quoted for a
     POSIX shell (:func:`shlex.quote`) and the span fenced by more backticks than the command holds in a row. A lock
     file's name comes from the registry (a pull request may add ``locks/a;`touch x`$(id).lock.toml``): printed
     bare, pasting the advice ran what the name held, and its backticks ended the code span of the PR comment."""
     import re
     import shlex
 
-    words = ["passprice", "lock", serving or "SERVING", "-o", path or "LOCK", "--force"]
+    words = ["passprice", "lock", serving or "SERVING", "-o", path or "LOCK"] + (["--force"] if force else [])
     for o in verdict.offences:
         words += ["--require", f"{o.path}={o.provenance.value}"]
     command = " ".join(shlex.quote(w) if w not in ("SERVING", "LOCK") else w for w in words)
@@ -518,7 +531,7 @@ def priced_under(
         if not v.holds:
             at = next(((lock, shown) for lock, shown in g.locks if lock.name == v.lock), None)
             locked = serving_name(root, serving) or (at[0].info.serving if at is not None else None)
-            raise LockFloor(v, {"locks": g.names()}, floor_advice(v, locked, at[1] if at is not None else None))
+            raise LockFloor(v, {"locks": g.names()}, floor_advice(v, locked, at[1] if at is not None else None, root))
     return g, verdicts
 
 
@@ -556,7 +569,7 @@ def sweep_under(root: Root, servings: Iterable[str], explicit: str | None = None
         for v in g.judge(resolved.facts()):
             if not v.holds:
                 at = next((shown for lock, shown in g.locks if lock.name == v.lock), None)
-                raise LockFloor(v, {"serving": name}, floor_advice(v, name, at))
+                raise LockFloor(v, {"serving": name}, floor_advice(v, name, at, root))
         if g.locks:
             lines.append(f"{name}: {g.line([])}")
     return lines
