@@ -72,3 +72,23 @@ def test_a_floor_refusal_under_a_lock_outside_locks_never_advises_overwriting_it
         "left as it is: write a new lock into locks/)"
     ]
     assert old.read_bytes() == (REPO / "locks" / f"{R1}.lock.toml").read_bytes()
+
+
+def test_the_explain_listing_shows_each_summary_whole() -> None:
+    """``passprice explain`` listed UnknownType as "refusal: a tensor's GGML type id is unknown, so its bytes are":
+    its own one line was written cut. It now ends its sentence; every one line fits the listing's width, and one that
+    did not would be cut at a word boundary with "…", never mid-word."""
+    from passprice import glossary
+
+    result = invoke("explain")
+    assert result.exit_code == 0, result.output
+    assert "UnknownType         refusal: a tensor's GGML type id is unknown, so its bytes cannot be counted" in (
+        result.stdout.splitlines()
+    )
+    for term in glossary.TERMS.values():
+        assert len(term.short) <= glossary.SHORT_WIDTH, term.name
+        assert f"{term.name.ljust(18)}  {term.short}" in result.stdout.splitlines(), term.name
+    assert glossary.whole_words("a tensor's type id is unknown, so its bytes cannot be counted", 40) == (
+        "a tensor's type id is unknown, so its…"
+    )
+    assert glossary.whole_words("short enough", 12) == "short enough"

@@ -331,7 +331,7 @@ _TERMS = (
     ),
     Term(
         "UnknownType",
-        "refusal: a tensor's GGML type id is unknown, so its bytes are",
+        "refusal: a tensor's GGML type id is unknown, so its bytes cannot be counted",
         "A refusal: a tensor's GGML type id is one the gguf package does not know, so its bytes cannot be counted.",
     ),
     Term(
@@ -650,10 +650,23 @@ def text(term: Term) -> str:
     return f"{term.name}: {term.short}{also}\n\n{term.long}"
 
 
+#: The most characters a term's one line shows in ``explain``'s listing (the longest written is 103).
+SHORT_WIDTH = 104
+
+
+def whole_words(text: str, width: int = SHORT_WIDTH) -> str:
+    """``text`` as it is when it fits ``width`` characters, else cut at the last word boundary that leaves room for
+    "…" (a one-line summary is never cut mid-word: UnknownType's read "so its bytes are" when its own text was)."""
+    if len(text) <= width:
+        return text
+    cut = text[: width - 1].rsplit(" ", 1)[0].rstrip(" ,;:")
+    return f"{cut}…"
+
+
 def listing() -> str:
-    """Every term with its one line, for ``passprice explain`` without a term."""
+    """Every term with its one line (:func:`whole_words`), for ``passprice explain`` without a term."""
     width = max(len(t.name) for t in _TERMS)
-    return "\n".join(f"{t.name.ljust(width)}  {t.short}" for t in _TERMS)
+    return "\n".join(f"{t.name.ljust(width)}  {whole_words(t.short)}" for t in _TERMS)
 
 
 def markdown() -> str:
