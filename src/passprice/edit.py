@@ -223,9 +223,10 @@ def _checked(
     for path, entry in entries:
         one = attrs.evolve(where, path=path)
         if root is not None:
-            from passprice.sources import missing_ids
+            from passprice.sources import invalid_ids, missing_ids
 
-            problems += missing_ids(root, entry_sources(path, entry), str(where.file))
+            named = entry_sources(path, entry)
+            problems += missing_ids(root, named, str(where.file)) + invalid_ids(root, named, str(where.file))
         problems += derivation_problems(one, entry, new_facts if new_facts is not None else old_facts)
     if problems:
         raise InputError.of(dict.fromkeys(problems))

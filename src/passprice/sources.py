@@ -205,6 +205,27 @@ def missing_ids(root: Root, named: Iterable[tuple[str, str]], file: str) -> list
     return out
 
 
+def invalid_ids(root: Root, named: Iterable[tuple[str, str]], file: str) -> list[str]:
+    """One line per schema problem of each registered source file a (key, source id) of ``named`` names that does
+    not validate against ``schema/source.schema.json`` (:func:`passprice.schema.load`: a ``[source]`` table without
+    its ``url``, ``publisher`` or ``retrieved``): ``FILE: KEY: source 'ID' does not validate: PROBLEM``. An id with no
+    file is :func:`missing_ids`'s; each file is read once."""
+    out = []
+    seen: set[str] = set()
+    for key, source_id in named:
+        if not SOURCE_ID.fullmatch(source_id) or source_id in seen:
+            continue
+        seen.add(source_id)
+        source_file = root.sources / f"{source_id}.toml"
+        if not is_there(source_file):
+            continue
+        try:
+            schema.load(source_file, "source", root.schema)
+        except InputError as e:
+            out += [f"{file}: {key}: source {source_id!r} does not validate: {line}" for line in problem_lines(e)]
+    return out
+
+
 def require_sources(root: Root, facts: Mapping[str, Fact], file: str) -> None:
     """Raise :class:`InputError` (one line a missing source, naming the file and key) when the ``facts`` of
     ``file`` cite a source ``root`` has no record of: a citation nobody can trace is not a citation."""
