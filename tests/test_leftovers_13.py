@@ -113,3 +113,32 @@ def test_fact_set_refuses_a_source_whose_file_does_not_validate(tmp_path: Path) 
         for key in ("retrieved", "url", "publisher")
     ]
     assert card.read_bytes() == before
+
+
+def test_outside_any_registry_the_commands_needing_one_say_what_to_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run outside any registry (no --root), an editable install's facts are its source checkout, itself a git
+    checkout: ``fact show --history``, ``diff`` and ``synth --import`` said "run inside a checkout or pass --root",
+    as if that path were none. Each now says it is not in a registry and what to do: run inside your registry,
+    ``passprice init DIR`` to start one, or ``--root PATH``."""
+    from click.testing import CliRunner
+
+    from passprice.cli import cli
+    from passprice.registry import embedded_root
+
+    monkeypatch.chdir(tmp_path)
+    here = f"passprice: error: {embedded_root().path}: not in a registry (these are the facts passprice ships): "
+    todo = "; run inside your registry, start one with `passprice init DIR`, or pass --root PATH"
+    config = REPO / "examples" / "configs" / "qwen3-30b-a3b.json"
+    for args, why in [
+        (["fact", "show", "h200_sxm_141gb", "memory.bandwidth", "--history"],
+         "a fact's history is read from the git history of your registry"),
+        (["diff"], "diff compares revisions of your registry's git checkout (or two folders given: diff A B)"),
+        (["synth", str(config), "--import", "qwen3-moe"],
+         "--import writes into registry/checkpoints/, and they are read-only"),
+    ]:  # fmt: skip
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 2, (args, result.output)
+        assert result.stderr.splitlines() == [here + why + todo], args
+    assert not (REPO / "registry" / "checkpoints" / "qwen3-moe.toml").exists()

@@ -759,7 +759,9 @@ def synth_command(
         from passprice.checkpoints import write_entry
 
         if root.embedded:
-            raise InputError(f"{root.path}: the embedded facts are read-only; run inside a checkout or pass --root")
+            from passprice.registry import outside_registry
+
+            raise outside_registry(root, "--import writes into registry/checkpoints/, and they are read-only")
         text, _ = entry_text(built, entry, note)
         target = root.checkpoints / f"{entry}.toml"
         write_entry(target, text, force=force)

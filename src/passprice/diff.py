@@ -1463,9 +1463,10 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
 
         def git() -> Checkout:
             if root.embedded:
-                raise InputError(
-                    f"{root.path}: the embedded facts are not a checkout; run inside one, pass --root, or give two "
-                    "folders"
+                from passprice.registry import outside_registry
+
+                raise outside_registry(
+                    root, "diff compares revisions of your registry's git checkout (or two folders given: diff A B)"
                 )
             if not checkout:
                 checkout.append(Checkout.of(root.path))

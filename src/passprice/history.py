@@ -266,10 +266,9 @@ def fact_history(root: Root, where: FactFile) -> list[Version]:
     Raises :class:`InputError` (one line) when ``root`` is the embedded copy or not in a git checkout, the file is
     outside the checkout, or in a submodule (a folder with its own ``.git``, or a ``commit`` entry of ``HEAD``)."""
     if root.embedded:
-        raise InputError(
-            f"{root.path}: the embedded facts have no history; run inside a git checkout of the registry or pass "
-            "--root"
-        )
+        from passprice.registry import outside_registry
+
+        raise outside_registry(root, "a fact's history is read from the git history of your registry")
     try:
         checkout = Checkout.of(root.path)
     except InputError:

@@ -272,6 +272,17 @@ def embedded_root() -> Root:
     raise InputError(f"{data}: the embedded facts are missing; reinstall passprice or pass --root")
 
 
+def outside_registry(root: Root, why: str) -> InputError:
+    """The one line a command that needs a registry of the user's own gives when ``root`` is the embedded default
+    (passprice run outside any registry): ``why`` the facts passprice ships will not serve (they are read-only,
+    their history is not the user's), then what to do. Its path may itself be a git checkout (an editable install's
+    source), so the line does not say it is none."""
+    return InputError(
+        f"{root.path}: not in a registry (these are the facts passprice ships): {why}; run inside your registry, start "
+        "one with `passprice init DIR`, or pass --root PATH"
+    )
+
+
 def schema_dir() -> Path:
     """The JSON Schemas the package was built with (the embedded copy, or the source checkout's ``schema/``), found
     once a process (every file read asks for it)."""
