@@ -134,3 +134,15 @@ def test_check_frozen_says_how_to_bring_drifted_locks_up_to_date(tmp_path: Path)
         "check FAILED (--frozen: the inputs of qwen3-30b-a3b-h200 drifted since they were locked; review the change, "
         "then re-lock each: `passprice lock --update -o LOCK`)"
     )
+
+
+def test_best_under_a_stack_says_each_figure_is_at_its_own_best_batch() -> None:
+    # "expected 237.4 tokens/s at batch 1 (the limit's: 580) … 0.007122 × the limit's 33,339.2" read as a comparison
+    # at one batch; it sets the stack's best (batch 1: its facts hold there only) against the limit's best.
+    result = invoke("best", "r1-qwen7b-h200", "--stack", "llamacpp-cuda-2405", "--no-lock")
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.stdout.splitlines() if x.startswith("  expected "))
+    assert line == (
+        "  expected      237.4 tokens/s at batch 1, its best where its facts hold (TPOT 4.211 ms per sequence): "
+        "0.007122 × the limit's 33,339.2 at its own best batch, 580"
+    )

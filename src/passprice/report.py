@@ -417,14 +417,15 @@ def expected_text(expected: Any) -> str:
     runtime reserves, and the expected price's provenance."""
     e, limit, stack = expected.expected, expected.limit, expected.stack
     tpot = e.pass_s / e.emitted_per_sequence
-    batch = "" if e.batch == limit.batch else f" at batch {e.batch:,} (the limit's: {limit.batch:,})"
+    batch = "" if e.batch == limit.batch else f" at batch {e.batch:,}, its best where its facts hold"
     terms = " · ".join(f"{b.value} {si(s, 's')}" for b, s in e.terms().items() if s > 0)
     reserved = limit.capacity_bytes - e.capacity_bytes
     lines = [
         "",
         f"  stack         {stack.name} ({stack.title})",
         f"  expected      {count(round(e.tokens_per_s, 1))} tokens/s{batch} (TPOT {si(tpot, 's')} per sequence): "
-        f"{expected.ratio:.4g} × the limit's {count(round(limit.tokens_per_s, 1))}",
+        f"{expected.ratio:.4g} × the limit's {count(round(limit.tokens_per_s, 1))}"
+        + ("" if e.batch == limit.batch else f" at its own best batch, {limit.batch:,}"),
         f"  pass          {si(e.pass_s, 's')}: fixed {si(expected.fixed_s, 's')}, terms at the stack's shares "
         f"{terms} (binds on {e.binds.value})",
         f"  held          {si(e.held_bytes, 'B')} of {si(e.capacity_bytes, 'B')} card memory the runtime leaves "
