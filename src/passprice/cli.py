@@ -836,6 +836,11 @@ def _serving_options(with_batch: bool) -> Callable[[F], F]:
             click.option(
                 "--routing", help="Routing record (facts/routing name) a mixture of experts is priced with.",
             ),
+            click.option(
+                "--max-tpot", type=_float("--max-tpot"), metavar="SECONDS",
+                help="TPOT cap: the best batch is sought only among batches whose time per output token is at most "
+                "this (seconds, e.g. 0.05).",
+            ),
         ]
         if with_batch:
             options.insert(3, click.option("--batch", type=_int("--batch"), help="Sequences per pass (at least 1)."))
@@ -897,6 +902,7 @@ def _spec(ctx: click.Context, serving: str | None, base: Any = None, **o: Any) -
         shared_prefix=o.get("shared_prefix"),
         prefix_read_once=o.get("prefix_read_once"),
         routing=o.get("routing"),
+        max_tpot=o.get("max_tpot"),
     )
     if o.get("contiguous"):
         import attrs

@@ -70,6 +70,8 @@ def spec_summary(spec: ServingSpec) -> str:
     if spec.shared_prefix:
         once = ", read once a pass" if spec.prefix_read_once else ""
         bits.append(f"shared prefix {spec.shared_prefix:,} positions{once}")
+    if spec.max_tpot is not None:
+        bits.append(f"best batch within TPOT {si(spec.max_tpot, 's')}")
     return " · ".join(bits)
 
 
