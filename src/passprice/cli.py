@@ -14,9 +14,19 @@ import os
 import sys
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar, overload
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
 
 import click
+
+if TYPE_CHECKING:
+    import signal
+else:
+    try:
+        # The C module behind :mod:`signal` (what the command line asks of it is there): :mod:`signal` itself turns
+        # every signal number into an enumeration when imported, about 1 % of a price's instructions.
+        import _signal as signal
+    except ImportError:  # pragma: no cover - an interpreter without it
+        import signal
 
 from passprice import __version__, generated
 from passprice.errors import InputError, escaped, problem_lines
@@ -49,8 +59,6 @@ def _command_ended() -> None:
     ``KeyboardInterrupt`` is raised where nothing is left to clean up, because one raised there reached click's own
     handler ("Aborted!", exit 1) or, past :func:`main`, the interpreter's (killed by SIGINT, status -2, in 4 of 40
     runs interrupted near their end). Left as it is when the handler is not Python's (SIGINT ignored)."""
-    import signal
-
     if _AFTER_COMMAND and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _AFTER_COMMAND[0])
 
@@ -2318,7 +2326,6 @@ def main() -> None:
     if callable(reconfigure):
         # A file name whose bytes are not UTF-8 is printed as those bytes (as ls does), not refused with a traceback.
         reconfigure(errors="surrogateescape")
-    import signal
 
     def terminated(number: int, _frame: object) -> None:
         raise Terminated(number)
