@@ -246,3 +246,38 @@ def test_pruning_removes_only_kept_code(code_dir: Path, monkeypatch: pytest.Monk
     generated.flush()  # three kept, past the two allowed: the older half of the kept code removed
     assert all(p.read_text(encoding="utf-8") == "mine\n" for p in mine)
     assert 0 < len([p for p in code_dir.glob("*.code") if p not in mine]) <= 2
+
+
+_EARLY = """
+import builtins, sys
+compiled = []
+real = builtins.compile
+def counting(source, filename, *a, **k):
+    compiled.append(str(filename))
+    return real(source, filename, *a, **k)
+builtins.compile = counting
+from passprice import generated
+generated.install_early()
+import attrs
+assert not any(f is generated._AfterAttrsBuilder for f in sys.meta_path)  # gone once attr._make was found
+v = attrs.validators.instance_of(int)
+v2 = attrs.validators.instance_of(int)
+print(v == v2, hash(v) == hash(v2), repr(v).startswith("<instance_of validator for type <class 'int'>"))
+print("compiled:" + ",".join(n for n in compiled if n.startswith("<attrs generated methods attr.validators.")))
+"""
+
+
+def test_the_console_script_keeps_attrs_own_validators_methods_too(tmp_path: Path) -> None:
+    # passprice.entry puts the hook in place before attrs is imported: attrs' validators (defined with attrs itself
+    # at its import) are compiled once, then read from the cache, and behave as attrs' own.
+    env = {**os.environ, "PASSPRICE_CACHE_DIR": str(tmp_path / "cache"), "PYTHONHASHSEED": "0"}
+    env.pop("PASSPRICE_NO_CACHE", None)
+    lines = []
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-c", _EARLY], capture_output=True, text=True, cwd=REPO, env=env)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.splitlines()[0] == "True True True"
+        lines.append(done.stdout.splitlines()[-1])
+    cold, warm = (set(filter(None, line.removeprefix("compiled:").split(","))) for line in lines)
+    assert "<attrs generated methods attr.validators._InstanceOfValidator>" in cold
+    assert warm == set()

@@ -127,6 +127,10 @@ def _command_line() -> None:
     # collection every 700 allocations (the default) scanned them over and over while they were imported (about 3 %
     # of a price run afresh: 413 M instructions against 401 M under callgrind).
     gc.set_threshold(50_000, *gc.get_threshold()[1:])
+    if "--no-cache" not in sys.argv[1:]:
+        from passprice import generated
+
+        generated.install_early()  # attrs' own classes' methods from the cache too, as passprice's are
     from passprice.cli import main as cli_main
 
     cli_main()

@@ -39,6 +39,9 @@ from typing import Any
 
 #: The name attrs compiles one of passprice's classes' methods under (``_generate_unique_filename``).
 _PREFIX = "<attrs generated methods passprice."
+#: The name attrs compiles the methods of its own classes under (its validators, converters, ``VersionInfo``):
+#: defined whenever attrs is imported, they are kept too when :func:`install_early` put the hook in place first.
+_ATTRS_OWN = "<attrs generated methods attr."
 _METHODS = "<attrs generated methods "
 #: Scripts kept (a few KB each): every command's classes together are a few hundred, each in up to four variants
 #: (the width of the number its ``__hash__`` starts from).
@@ -55,11 +58,55 @@ def install() -> bool:
     """Route the compilation of the methods attrs generates for passprice's classes through the cache; ``True`` when
     it does (or already did), ``False`` when this attrs has no ``_compile_and_eval(script, globs, locs, filename)``
     to wrap (then attrs compiles as ever)."""
-    global _original
     try:
         import attr._make as make
     except ImportError:  # pragma: no cover - attrs is a dependency
         return False
+    return _install_into(make)
+
+
+def install_early() -> None:
+    """:func:`install` as soon as attrs' class builder (``attr._make``) is defined, before attrs defines its own
+    validators and converters with it when ``attr`` is first imported, so their methods are kept too (about 15
+    scripts, some 2 % of a price's instructions to compile in every process); at once when attrs is imported
+    already. The console script calls it before it imports anything of attrs (:mod:`passprice.entry`). Until then a
+    finder on :data:`sys.meta_path` waits for ``attr._make``: it finds the module as the interpreter's own
+    path finder does, and its loader runs the module, then :func:`install`; the finder removes itself at once,
+    whatever it finds."""
+    if "attr._make" in sys.modules:
+        install()
+    elif _AfterAttrsBuilder not in sys.meta_path:
+        sys.meta_path.insert(0, _AfterAttrsBuilder)
+
+
+class _AfterAttrsBuilder:
+    """The finder :func:`install_early` puts first on :data:`sys.meta_path`: it answers only for ``attr._make``."""
+
+    @staticmethod
+    def find_spec(name: str, path: Any = None, target: Any = None) -> Any:
+        if name != "attr._make":
+            return None
+        with contextlib.suppress(ValueError):
+            sys.meta_path.remove(_AfterAttrsBuilder)
+        from importlib.machinery import PathFinder
+
+        spec = PathFinder.find_spec(name, path, target)
+        loader = getattr(spec, "loader", None)
+        run = getattr(loader, "exec_module", None)
+        if run is None:  # not found there, or another kind of loader: imported as ever (install() comes later)
+            return spec
+
+        def exec_module(module: Any) -> None:
+            run(module)
+            _install_into(module)
+
+        loader.exec_module = exec_module  # type: ignore[union-attr]  # this spec's own loader
+        return spec
+
+
+def _install_into(make: Any) -> bool:
+    """:func:`install` on the module ``make`` (``attr._make``)."""
+    global _original
     current = getattr(make, "_compile_and_eval", None)
     if current is _compile_and_eval:
         return True
@@ -84,7 +131,7 @@ def _compile_and_eval(
 ) -> None:
     """attrs' ``_compile_and_eval``: run the code of ``script`` in ``globs`` and ``locs``, the code taken from the
     cache when ``filename`` names a method script of a passprice class and the cache holds its text."""
-    code = _cached(script, filename) if filename.startswith(_PREFIX) else None
+    code = _cached(script, filename) if filename.startswith((_PREFIX, _ATTRS_OWN)) else None
     if code is None:
         code = compile(script, filename, "exec")
     eval(code, globs, locs)  # what attrs' own function does with the code it compiled
