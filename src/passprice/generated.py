@@ -200,9 +200,11 @@ def _cached(script: str, filename: str) -> CodeType | None:
 
 
 def _folder() -> str:
-    from passprice import cache
+    """``code/TAG`` in the cache folder (:func:`passprice.cache.cache_dir`'s, as text: no :class:`~pathlib.Path` is
+    made for each script). Raises :class:`RuntimeError` without a home folder."""
+    from passprice import cachefolder
 
-    return os.path.join(cache.cache_dir(), "code", sys.implementation.cache_tag or "python")
+    return os.path.join(cachefolder.folder(), "code", sys.implementation.cache_tag or "python")
 
 
 def _read(path: str, filename: str) -> CodeType | None:

@@ -74,7 +74,15 @@ _MAGIC = b"GGUF"
 _INT64_MAX = (1 << 63) - 1
 _XZ_MAGIC = b"\xfd7zXZ\x00"
 _GZ_MAGIC = b"\x1f\x8b"
-_SHARD_NAME = re.compile(r"^(?P<stem>.+)-(?P<no>\d{5})-of-(?P<count>\d{5})(?P<suffix>\.gguf(?:\.xz|\.gz)?)$")
+
+
+@functools.cache
+def _shard_name() -> re.Pattern[str]:
+    """The name of one shard of a split checkpoint: compiled when a split file is read, not when the module is
+    imported (a price that reads no GGUF file never needs it)."""
+    return re.compile(r"^(?P<stem>.+)-(?P<no>\d{5})-of-(?P<count>\d{5})(?P<suffix>\.gguf(?:\.xz|\.gz)?)$")
+
+
 _SUFFIXES = (".gguf", ".gguf.xz", ".gguf.gz")
 
 # struct format of each fixed-size value type (a GGUF bool is one byte, 0 or 1), by GGUFValueType name.
@@ -1059,7 +1067,7 @@ def _read_split(path: Path, first: _Parsed, combined: Any) -> tuple[GGUFHeader, 
     source = str(path)
     count = _split_count(first)
     count_at = first.offsets["split.count"]
-    match = _SHARD_NAME.match(path.name)
+    match = _shard_name().match(path.name)
     if match is None:
         problem = f"split.count is {count} but the file name is not NAME-0000N-of-{count:05d}.gguf"
         raise HeaderError(source, count_at, problem)

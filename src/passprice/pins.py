@@ -67,14 +67,19 @@ PACKAGE = Path(__file__).resolve().parent
 #: (:func:`passprice.files.read_regular`).
 MODULE_BYTES = 4 * 1024 * 1024
 
-#: The most tokens (:data:`_TOKEN`: a run of word characters, or one other non-blank character, counted at C speed
+#: The most tokens (:func:`_token`: a run of word characters, or one other non-blank character, counted at C speed
 #: before anything is parsed) the pricing model's modules of *another* checkout may hold together: about 1.6 times
 #: this package's own (156,403 in 29 modules, 595 KB). Parsing is the cost, not bytes: a 960 KB module
 #: ``x = [a,a,…]`` (480,000 names, 960,004 tokens) took ``ast.parse`` 3.3 s and 668 MB, and ``check`` 4.1–5.1 s
 #: and 833 MB; at this cap such code parses and is digested in about a second. The running package's own digest is
 #: never capped.
 MODEL_TOKENS = 250_000
-_TOKEN = re.compile(rb"\w+|[^\w\s]")
+
+
+@functools.cache
+def _token() -> re.Pattern[bytes]:
+    """A token (:data:`MODEL_TOKENS`), compiled when another checkout's modules are counted, not on every import."""
+    return re.compile(rb"\w+|[^\w\s]")
 
 
 class CodeNotJudged(InputError):
@@ -210,7 +215,7 @@ def _trees(folder: str, files: dict[str, str | None] | None = None, capped: bool
         imports: set[str] = set()
         data = read_regular(path, MODULE_BYTES)
         if capped:
-            tokens += sum(1 for _ in _TOKEN.finditer(data))
+            tokens += sum(1 for _ in _token().finditer(data))
             if tokens > MODEL_TOKENS:
                 raise CodeNotJudged(path, len(data), tokens)
         if files is not None:
