@@ -18,6 +18,7 @@ import pytest
 from cli_helpers import REPO, copy_root, invoke
 from passprice import cache, checkpoints, locks, schema
 from passprice.cards import load_card
+from passprice.digests import blake2b
 from passprice.errors import InputError, SchemaError
 from passprice.registry import Root
 
@@ -300,8 +301,12 @@ HEAVY = ("numpy", "gguf", "yaml", "jsonschema", "tomlkit")
 #: Modules a price from a warm cache does not need either: no TOML is parsed (the cache holds the documents and
 #: which serving each lock locks), no compressed GGUF file is read, and nothing is structured (the cache holds the
 #: built checkpoint, card, serving and locks), so neither cattrs nor what structures a derivation off measured runs;
-#: nor is a pass built from the tensor table (the cache holds its shape), so not the decode step's module.
-NOT_WHEN_WARM = ("tomllib", "lzma", "zlib", "cattrs", "passprice.fits", "passprice.measurements", "passprice.decode")
+#: nor is a pass built from the tensor table (the cache holds its shape), so not the decode step's module; nor is
+#: OpenSSL loaded (``hashlib``: about 3 ms), the few hundred KB a warm price hashes being hashed by the interpreter's
+#: own BLAKE2b and sha256 (passprice.digests).
+NOT_WHEN_WARM = (
+    "tomllib", "lzma", "zlib", "cattrs", "passprice.fits", "passprice.measurements", "passprice.decode", "hashlib",
+)
 
 #: Modules a plain price of a registered serving (dense, no drafts, no routing, no stack) does not use, so does not
 #: import: reading or drafting routes, drafting methods, stacks, reproducing, reviewing, sweeping.
@@ -550,7 +555,6 @@ class _Planted:
 def test_a_foreign_object_entry_is_a_miss_and_runs_nothing(tmp_path: Path, cache_dir: Path) -> None:
     # A whole entry (its checksum holds) under the right key whose pickle names something other than passprice's own
     # attrs classes and enumerations: never looked up, so never run; the card is built again.
-    import hashlib
     import pickle
 
     root = Root(copy_root(tmp_path))
@@ -560,7 +564,7 @@ def test_a_foreign_object_entry_is_a_miss_and_runs_nothing(tmp_path: Path, cache
     marker = tmp_path / "ran"
     for planted in (_Planted(marker), good.memory, ("another key", good), (entry_key, "not a card")):
         body = pickle.dumps((entry_key, planted) if not isinstance(planted, tuple) else planted, protocol=5)
-        entry.write_bytes(hashlib.sha256(body).hexdigest().encode("ascii") + b"\n" + body)
+        entry.write_bytes(blake2b(body).hexdigest().encode("ascii") + b"\n" + body)
         assert load_card(root, "h200_sxm_141gb") == good
         assert not marker.exists()
     # A passprice class that is not an attrs class or an enumeration is refused by name too.
@@ -809,7 +813,6 @@ def _many_servings(root: Path, n: int) -> list[str]:
 def test_a_folder_of_many_servings_is_kept_as_one_batch_that_never_answers_for_other_bytes(
     tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import hashlib
     import pickle
 
     import attrs
@@ -866,7 +869,7 @@ def test_a_folder_of_many_servings_is_kept_as_one_batch_that_never_answers_for_o
     wrong = {k: attrs.evolve(v, batch=1) for k, v in held.items()}
     for key, planted in ((batch_key, {k: _Planted(marker) for k in held}), ("another key", wrong)):
         body = pickle.dumps((key, planted), protocol=5)
-        batch.write_bytes(hashlib.sha256(body).hexdigest().encode("ascii") + b"\n" + body)
+        batch.write_bytes(blake2b(body).hexdigest().encode("ascii") + b"\n" + body)
         assert read_all() == list(range(100, 140))
         assert not marker.exists()
     # Outside a snapshot (a command that edits the registry), no batch: each file its own entry.

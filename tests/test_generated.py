@@ -120,11 +120,12 @@ def test_a_damaged_or_shared_file_is_ignored_and_replaced(code_dir: Path, monkey
     damaged.write_bytes(damaged.read_bytes()[:-5] + b"\x00" * 5)  # fails its checksum
     shared.chmod(0o620)  # writable by the group: not read
     body = foreign.read_bytes()[32:]  # another script's code under this file's name, checksum and all
-    import hashlib
     import marshal
 
+    from passprice.digests import blake2b
+
     other = marshal.dumps(compile("x = 1", "<attrs generated methods passprice._other>", "exec"))
-    foreign.write_bytes(hashlib.sha256(other).digest() + other)
+    foreign.write_bytes(blake2b(other).digest() + other)
     assert body
     names = compiled_scripts(monkeypatch)
     probe_classes()

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import json
 import os
 import sys
@@ -39,9 +38,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from passprice import __version__, cachefolder
+from passprice.digests import blake2b
 
 #: The layout of an entry; bump it when the entry's format or the meaning of a document changes.
-FORMAT = "passprice-cache-1"
+FORMAT = "passprice-cache-2"
 #: Entries kept before the oldest half is removed (each kind's folder: a few KB an entry, the largest a checkpoint
 #: entry's document of about 100 KB): a registry of thousands of servings stays warm run after run.
 MAX_ENTRIES = 4096
@@ -102,8 +102,8 @@ def key(kind: str, schema_bytes: bytes, data: bytes) -> str:
     a sha256 hex digest over the cache format, passprice's version and code stamp, the kind, and the sha256 digests
     of the schema's and the file's bytes."""
     h = _key_start(FORMAT, __version__, _code_stamp(), kind).copy()
-    h.update(hashlib.sha256(schema_bytes).digest())
-    h.update(hashlib.sha256(data).digest())
+    h.update(blake2b(schema_bytes).digest())
+    h.update(blake2b(data).digest())
     digest: str = h.hexdigest()
     return digest
 
@@ -112,7 +112,7 @@ def key(kind: str, schema_bytes: bytes, data: bytes) -> str:
 def _key_start(*parts: str) -> Any:
     """The sha256 of :func:`key` fed its first ``parts`` (format, version, code stamp, kind), each then a NUL: copied
     for each key (the code stamp, a few KB, is hashed once a kind, not once a file)."""
-    h = hashlib.sha256()
+    h = blake2b()
     for part in parts:
         h.update(part.encode("utf-8") + b"\0")
     return h
@@ -178,7 +178,7 @@ def store(entry_key: str, document: dict[str, Any]) -> None:
         return
     try:
         make_folder(path.parent)  # the cache's own folder (a writer never creates a folder a user named)
-        _write_entry(path, hashlib.sha256(data).hexdigest().encode("ascii") + b"\n" + data)
+        _write_entry(path, blake2b(data).hexdigest().encode("ascii") + b"\n" + data)
     except (InputError, OSError):
         return
     _prune(path.parent)
@@ -456,7 +456,7 @@ def _whole(raw: bytes | None) -> bytes | None:
     if raw is None:
         return None
     digest, newline, body = raw.partition(b"\n")
-    if not newline or digest != hashlib.sha256(body).hexdigest().encode("ascii"):
+    if not newline or digest != blake2b(body).hexdigest().encode("ascii"):
         return None
     return body
 
@@ -567,7 +567,7 @@ class _Batch:
             return
         try:
             make_folder(self.path.parent)
-            _write_entry(self.path, hashlib.sha256(body).hexdigest().encode("ascii") + b"\n" + body)
+            _write_entry(self.path, blake2b(body).hexdigest().encode("ascii") + b"\n" + body)
         except (InputError, OSError):
             return
         _prune(self.path.parent)
@@ -635,7 +635,7 @@ def _store_object(path: Path, entry_key: str, obj: object) -> None:
         return
     try:
         make_folder(path.parent)
-        _write_entry(path, hashlib.sha256(body).hexdigest().encode("ascii") + b"\n" + body)
+        _write_entry(path, blake2b(body).hexdigest().encode("ascii") + b"\n" + body)
     except (InputError, OSError):
         return
     _prune(path.parent)

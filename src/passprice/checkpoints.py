@@ -13,7 +13,6 @@ deterministically: the same header gives the same bytes, and every float round-t
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import math
 import os
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from passprice import __version__, ggml, schema
+from passprice.digests import blake2b
 from passprice.errors import InputError, problem_lines
 from passprice.files import is_there, make_folder, write_atomically
 from passprice.gguf_header import (
@@ -502,7 +502,7 @@ def _kept_entry(path: Path, root: Root, data: bytes) -> GGUFHeader:
     """:func:`_load_entry` of the entry at ``path`` holding ``data``, kept in this process (:data:`_CACHE`)."""
     from passprice import cache
 
-    key = (os.path.realpath(path), hashlib.sha256(data).hexdigest(), str(root.schema))
+    key = (os.path.realpath(path), blake2b(data).hexdigest(), str(root.schema))
     if key in _CACHE:
         _CACHE.move_to_end(key)
         return _CACHE[key]

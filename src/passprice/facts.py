@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import enum
 import functools
-import hashlib
 import json
 import math
 from collections.abc import Iterable, Mapping
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from passprice.digests import sha256
 from passprice.errors import InputError
 
 if TYPE_CHECKING:
@@ -226,7 +226,7 @@ class Fact:
         """``sha256:`` + the hex digest of the fact's canonical JSON (sorted keys, shortest round-trip floats):
         any change of value, unit, provenance, source, locator (or cite), note or derivation changes it."""
         canonical = json.dumps(self.to_entry(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+        return "sha256:" + sha256(canonical.encode("utf-8")).hexdigest()
 
     def scaled(self, factor: float) -> Fact:
         """The same fact with its value multiplied by ``factor`` (used to measure elasticities by re-pricing)."""

@@ -20,7 +20,8 @@ does nothing otherwise, so another attrs version only falls back to compiling. O
 ``<attrs generated methods passprice.…>`` (passprice's own classes) go through the cache.
 
 Each script's code is one file, ``code/TAG/KEY.code`` in :func:`passprice.cache.cache_dir` (TAG: the interpreter's,
-as in ``__pycache__``): the sha256 of the rest, then the marshalled code. It is code that is run, as a ``.pyc`` is,
+as in ``__pycache__``): the BLAKE2b digest of the rest (32 bytes, :func:`passprice.digests.blake2b`), then the
+marshalled code. It is code that is run, as a ``.pyc`` is,
 so it is read only when it is a regular file owned by the user and writable by no one else (each is written
 ``0o600``, in a folder made ``0o700``); one that is not, that is damaged, or that does not load is ignored and
 replaced. What a process compiled is written when it exits, each file through a temporary file and a rename, so a
@@ -184,9 +185,9 @@ def _cached(script: str, filename: str) -> CodeType | None:
     if found is None:
         return None
     text, number, stand_in = found
-    import hashlib
+    from passprice.digests import blake2b
 
-    key = hashlib.sha256(f"{sys.version}\0{filename}\0{text}".encode()).hexdigest()[:40]
+    key = blake2b(f"{sys.version}\0{filename}\0{text}".encode()).hexdigest()[:40]
     try:
         folder = _folder()
     except RuntimeError:  # no home folder to find the cache in
@@ -211,8 +212,9 @@ def _read(path: str, filename: str) -> CodeType | None:
     """The code kept at ``path`` for the script named ``filename``, or ``None``: none there, not a regular file owned
     by the user and writable by no one else (opened without following a link, without waiting on a FIFO), larger
     than :data:`MAX_BYTES`, a checksum that does not match, or not code of that name."""
-    import hashlib
     import stat
+
+    from passprice.digests import blake2b
 
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
@@ -230,7 +232,7 @@ def _read(path: str, filename: str) -> CodeType | None:
     finally:
         os.close(fd)
     digest, body = data[:32], data[32:]
-    if hashlib.sha256(body).digest() != digest:
+    if blake2b(body).digest() != digest:
         return None
     try:
         code = marshal.loads(body)
@@ -241,13 +243,13 @@ def _read(path: str, filename: str) -> CodeType | None:
 
 def _keep(path: str, body: bytes) -> None:
     """Queue ``body`` (marshalled code) to be written to ``path`` when the process exits."""
-    import hashlib
+    from passprice.digests import blake2b
 
     if not _pending:
         import atexit
 
         atexit.register(flush)
-    _pending[path] = hashlib.sha256(body).digest() + body
+    _pending[path] = blake2b(body).digest() + body
 
 
 def flush() -> None:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import os
 import re
 import struct
@@ -876,6 +875,8 @@ def _known_magic(magic: bytes) -> str:
 
 
 def _parse(stream: IO[bytes], source: str, size: int | None, extra: list[Any]) -> _Parsed:
+    import hashlib  # OpenSSL's sha256, loaded where a header (megabytes) is read, not by every import
+
     own = hashlib.sha256()
     r = _Reader(stream, source, size, [own, *extra], header_cap())
     magic = r.take(4, "the magic")
@@ -1078,6 +1079,8 @@ def _read_split(path: Path, first: _Parsed, combined: Any) -> tuple[GGUFHeader, 
     paths: list[Path] = []
     parsed: list[_Parsed] = []
     if given != 0:
+        import hashlib
+
         combined = hashlib.sha256()
     cap = header_cap()
     total = 0  # header bytes of the shards read so far: the cap holds for the shards together, not one at a time

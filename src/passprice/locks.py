@@ -18,7 +18,6 @@ name, a fixed ``rests_on`` list) is still read; :func:`older_format` says what t
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -29,6 +28,7 @@ import attrs
 
 from passprice import schema
 from passprice.cards import Card, card_from_facts, is_card_path
+from passprice.digests import sha256
 from passprice.errors import InputError, SchemaError
 from passprice.facts import Fact, Provenance, weakest
 from passprice.files import is_folder, is_there
@@ -525,7 +525,7 @@ def lock_document(lock: Lock) -> dict[str, Any]:
         entry["digest"] = lock.facts[path].digest()
     body = _sorted(body)
     _require_utf8(body, lock.name)
-    body["lock"]["digest"] = "sha256:" + hashlib.sha256(_canonical(body).encode("utf-8")).hexdigest()
+    body["lock"]["digest"] = "sha256:" + sha256(_canonical(body).encode("utf-8")).hexdigest()
     out: dict[str, Any] = _sorted(body)
     return out
 
@@ -573,7 +573,7 @@ def _pinned_facts(document: Mapping[str, Any], source: str, check: bool) -> dict
         return facts
     body = _sorted(dict(document))
     stated = body["lock"].pop("digest")
-    actual = "sha256:" + hashlib.sha256(_canonical(body).encode("utf-8")).hexdigest()
+    actual = "sha256:" + sha256(_canonical(body).encode("utf-8")).hexdigest()
     if stated != actual:
         raise InputError(
             f"{source}: lock.digest: the lock's contents do not match its digest {stated} (edited by hand?): a lock "

@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import ast
 import functools
-import hashlib
 import json
 import os
 import re
 from pathlib import Path
 from typing import Any
 
+from passprice.digests import sha256
 from passprice.errors import InputError
 from passprice.files import is_there, read_regular
 
@@ -219,7 +219,7 @@ def _trees(folder: str, files: dict[str, str | None] | None = None, capped: bool
             if tokens > MODEL_TOKENS:
                 raise CodeNotJudged(path, len(data), tokens)
         if files is not None:
-            files[name] = hashlib.sha256(data).hexdigest()
+            files[name] = sha256(data).hexdigest()
         seen[name] = _canonical(ast.parse(data, filename=str(path)), imports)
         todo.extend(imports)
     return seen
@@ -230,7 +230,7 @@ def _sources(folder: str) -> bytes:
     superset of what :func:`_trees` reads, so a change to any module the digest covers changes these)."""
     base = Path(folder)
     parts = sorted(
-        (p.name, hashlib.sha256(read_regular(p, MODULE_BYTES)).hexdigest()) for p in base.glob("*.py") if is_there(p)
+        (p.name, sha256(read_regular(p, MODULE_BYTES)).hexdigest()) for p in base.glob("*.py") if is_there(p)
     )
     return "\n".join(f"{name}:{digest}" for name, digest in parts).encode("utf-8")
 
@@ -283,7 +283,7 @@ def record(folder: Path = PACKAGE) -> dict[str, Any]:
     return {
         "format": 1,
         "python": _python(),
-        "algorithm": hashlib.sha256(Path(__file__).read_bytes()).hexdigest(),
+        "algorithm": sha256(Path(__file__).read_bytes()).hexdigest(),
         "modules": dict(sorted(files.items())),
         "digest": digest,
     }
@@ -315,7 +315,7 @@ def _recorded(folder: str) -> str | None:
     if not modules or not set(PRICING_ROOTS) <= modules.keys():
         return None
     try:
-        if kept.get("algorithm") != hashlib.sha256(Path(__file__).read_bytes()).hexdigest():
+        if kept.get("algorithm") != sha256(Path(__file__).read_bytes()).hexdigest():
             return None
         base = Path(folder)
         for name, sha in modules.items():
@@ -325,7 +325,7 @@ def _recorded(folder: str) -> str | None:
             if sha is None:
                 if is_there(path):
                     return None
-            elif not is_there(path) or hashlib.sha256(read_regular(path, MODULE_BYTES)).hexdigest() != sha:
+            elif not is_there(path) or sha256(read_regular(path, MODULE_BYTES)).hexdigest() != sha:
                 return None
     except (InputError, OSError):
         return None  # the walk meets it again and raises it
@@ -346,6 +346,7 @@ def _compute(folder: str, files: dict[str, str | None] | None = None, capped: bo
     """``sha256:`` + the hash of the canonical trees of the package at ``folder`` (:func:`_trees`, which fills
     ``files`` when given), dumped as JSON in module name order."""
     import gc
+    import hashlib  # OpenSSL's: the trees of every module, hundreds of KB
 
     # Hundreds of thousands of nested lists, none in a cycle, all dropped at the end: a collection finds no garbage
     # among them, and the young generation they fill made each one scan tens of thousands (0.07 s of a cold check).
@@ -408,7 +409,7 @@ def checkpoint_digest(header: GGUFHeader) -> str:
     to a metadata value or type, a tensor's name, type or dims, or the tensors' order changes it; the entry's name,
     the header's sha256 and the file it came from do not."""
     text = json.dumps(checkpoint_content(header), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return "sha256:" + sha256(text.encode("utf-8")).hexdigest()
 
 
 

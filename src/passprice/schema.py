@@ -9,7 +9,6 @@ Schemas are JSON Schema draft 2020-12 files in ``schema/`` (``card``, ``draft``,
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import math
 import os
@@ -18,6 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from passprice.digests import blake2b
 from passprice.errors import InputError, NotFound, SchemaError, problem_lines
 from passprice.files import read_regular
 from passprice.registry import schema_dir
@@ -505,7 +505,7 @@ def load(
     entry_kind = kind if check is None else f"{kind}+{check[0]}"
     if check is not None:  # a further check may read more than the file: nothing of it is remembered here
         return cache.validated(entry_kind, Path(schema_folder) / f"{kind}.schema.json", data, build)
-    memo = (kind, str(path), str(schema_folder), hashlib.sha256(raw).digest())
+    memo = (kind, str(path), str(schema_folder), blake2b(raw).digest())
     refused = _REFUSED.get(memo)
     if refused is not None:  # the same bad bytes of the same file read again in this process (check reads a file
         raise refused  # once for each review): parsed and refused once a process, not once a read

@@ -1,0 +1,55 @@
+"""A hash object is made without loading OpenSSL where the bytes are few: OpenSSL's sha256 hashes a megabyte in
+about 0.8 ms on the project's machine but costs about 3 ms to load (``import hashlib`` initialises the library and
+asks it for every algorithm), more than a warm price hashes with the interpreter's own implementations.
+
+- :func:`sha256` is the digest locks and entries record (the same bytes whoever computes it): the interpreter's own
+  ``_sha256`` (about 4.4 ns a byte) unless OpenSSL is loaded already or the data is large.
+- :func:`blake2b` is what the cache keys and checks its own entries with (:mod:`passprice.cache`,
+  :mod:`passprice.generated`): never recorded anywhere a user reads, so it need not be sha256; the interpreter's
+  ``_blake2`` hashes about 1 GB/s, OpenSSL or not.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Protocol, cast
+
+
+class Hash(Protocol):
+    """A hash object, as :mod:`hashlib`'s: fed bytes, then read as bytes or hex."""
+
+    def update(self, data: bytes, /) -> None: ...
+    def digest(self) -> bytes: ...
+    def hexdigest(self) -> str: ...
+    def copy(self) -> Hash: ...
+
+#: Bytes past which :func:`sha256` loads OpenSSL: at about 3.6 ns a byte more than OpenSSL's, the interpreter's own
+#: sha256 costs more than loading OpenSSL past about a megabyte.
+LARGE = 1 << 20
+
+
+def sha256(data: bytes = b"") -> Hash:
+    """A sha256 hash object (``update``, ``digest``, ``hexdigest``, ``copy``) over ``data`` (bytes): OpenSSL's
+    (:func:`hashlib.sha256`) when :mod:`hashlib` is imported already or ``data`` holds more than :data:`LARGE` bytes
+    (a caller hashing much more later should use :mod:`hashlib` itself), else the interpreter's own ``_sha256``. The
+    digest is FIPS 180-4's either way."""
+    if "hashlib" not in sys.modules and len(data) <= LARGE:
+        try:
+            from _sha256 import sha256 as own  # type: ignore[import-not-found]
+        except ImportError:  # pragma: no cover - an interpreter built without it
+            pass
+        else:
+            return cast(Hash, own(data))
+    import hashlib
+
+    return hashlib.sha256(data)
+
+
+def blake2b(data: bytes = b"") -> Hash:
+    """A BLAKE2b hash object of a 32-byte digest (RFC 7693) over ``data`` (bytes): the interpreter's ``_blake2``,
+    which needs no OpenSSL (:func:`hashlib.blake2b` where it is missing)."""
+    try:
+        from _blake2 import blake2b as own
+    except ImportError:  # pragma: no cover - an interpreter built without it
+        from hashlib import blake2b as own
+    return cast(Hash, own(data, digest_size=32))
