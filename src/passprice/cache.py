@@ -1,20 +1,21 @@
 """A file that has not changed is neither parsed nor validated again: its validated document is kept in the user's
 cache folder under a key made of everything the document depends on, so a change to any of them can only miss.
 
-The key is the sha256 of: the cache's format, the passprice version (and the size and modification time of the
-package's modules, so an edited source checkout misses too), the kind of entry (``card``, ``checkpoint`` …,
-``lock+digests`` for a lock whose digests were checked too, ``checkpoint+summary`` for a checkpoint's listing row),
-the sha256 of its schema's bytes, and the sha256 of the file's own bytes. The file's *content* is hashed on every
+The key is the BLAKE2b digest (32 bytes, :func:`passprice.digests.blake2b`: no OpenSSL loaded) of: the cache's
+format, the passprice version (and the size and modification time of the package's modules, so an edited source
+checkout misses too), the kind of entry (``card``, ``checkpoint`` …, ``lock+digests`` for a lock whose digests were
+checked too, ``checkpoint+summary`` for a checkpoint's listing row), the BLAKE2b digest of its schema's bytes, and
+that of the file's own bytes. The file's *content* is hashed on every
 read, never trusted from its size or modification time, so an edit of the same size made within the same second
 still misses. Only a document that parsed, matched its schema and passed its kind's checks is stored, so a hit is
 always a valid document; an invalid file is parsed and refused again on every run.
 
-An entry is one file ``documents/KEY.json``: a first line holding the sha256 of the rest, then the document as JSON
-(``{"key": KEY, "document": …}``). An entry that is truncated, altered, unreadable or for another key is ignored
-(and overwritten when the document is stored again), never an error; so is one that is not a regular file (a FIFO,
-which would block the read, or a link to ``/dev/zero``, which has no end) or is larger than
-:data:`MAX_ENTRY_BYTES`: it is checked before a byte is read, as every file passprice reads. Entries are written
-through a temporary file and a rename (:func:`passprice.files.write_atomically`), so concurrent runs see a whole entry
+An entry is one file ``documents/KEY.json``: a first line holding the BLAKE2b digest (hex) of the rest, then the
+document as JSON (``{"key": KEY, "document": …}``). An entry that is truncated, altered, unreadable or for another key
+is ignored (and overwritten when the document is stored again), never an error; so is one that is not a regular file (a
+FIFO, which would block the read, or a link to ``/dev/zero``, which has no end) or is larger than
+:data:`MAX_ENTRY_BYTES`: it is checked before a byte is read, as every file passprice reads. Entries are written through
+a temporary file and a rename (:func:`passprice.files.write_atomically`), so concurrent runs see a whole entry
 or none. Past :data:`MAX_ENTRIES` entries, the oldest half is removed.
 
 Where: ``$PASSPRICE_CACHE_DIR`` when set to an absolute path (the tests point it at a temporary folder; a relative
@@ -99,7 +100,7 @@ def _code_stamp() -> str:
 
 def key(kind: str, schema_bytes: bytes, data: bytes) -> str:
     """The cache key of a ``kind`` file holding ``data`` (bytes), validated against a schema of ``schema_bytes``:
-    a sha256 hex digest over the cache format, passprice's version and code stamp, the kind, and the sha256 digests
+    a BLAKE2b hex digest over the cache format, passprice's version and code stamp, the kind, and the BLAKE2b digests
     of the schema's and the file's bytes."""
     h = _key_start(FORMAT, __version__, _code_stamp(), kind).copy()
     h.update(blake2b(schema_bytes).digest())
@@ -110,8 +111,8 @@ def key(kind: str, schema_bytes: bytes, data: bytes) -> str:
 
 @functools.lru_cache(maxsize=64)
 def _key_start(*parts: str) -> Any:
-    """The sha256 of :func:`key` fed its first ``parts`` (format, version, code stamp, kind), each then a NUL: copied
-    for each key (the code stamp, a few KB, is hashed once a kind, not once a file)."""
+    """The BLAKE2b hash of :func:`key` fed its first ``parts`` (format, version, code stamp, kind), each then a
+    NUL: copied for each key (the code stamp, a few KB, is hashed once a kind, not once a file)."""
     h = blake2b()
     for part in parts:
         h.update(part.encode("utf-8") + b"\0")
@@ -224,7 +225,7 @@ _HEX = frozenset("0123456789abcdef")
 
 
 def _is_entry_name(name: str) -> bool:
-    """Whether ``name`` is that of an entry file: its key (a sha256 hex digest) and the suffix of its kind."""
+    """Whether ``name`` is that of an entry file: its key (a 32-byte BLAKE2b hex digest) and the suffix of its kind."""
     key, dot, suffix = name.partition(".")
     return bool(dot) and suffix in ("json", "pickle", "memo") and len(key) == 64 and _HEX.issuperset(key)
 
@@ -241,7 +242,7 @@ def _prune(folder: Path, limit: int | None = None) -> None:
             return
     most = MAX_ENTRIES if limit is None else limit
     try:
-        # Only names this module writes (a sha256 key and its suffix): a file of the user's that found its way into
+        # Only names this module writes (a BLAKE2b key and its suffix): a file of the user's that found its way into
         # the folder is not an entry, and is never removed.
         # Names first (no path object each): a folder of thousands of entries is listed every PRUNE_EVERY stores.
         names = [name for name in os.listdir(folder) if _is_entry_name(name)]
@@ -388,12 +389,12 @@ def built(
     ``build()``'s, stored for the next run. The key is :func:`key`'s with the interpreter's version and attrs' class
     builder (:func:`_library_stamp`), which lay out the pickled state, in its kind.
 
-    An object entry, ``objects/KEY.pickle``, holds ``(KEY, object)`` pickled, after the sha256 of the pickle, written
-    atomically. Only what ``build`` returned without raising is stored, so a hit is an object a whole build made. A
-    hit that is not whole and ours (a checksum or key that does not match, a pickle that does not load, a class an
-    entry may not hold: only passprice's attrs classes and enumerations and a few built-in containers are looked up,
-    so an entry runs no code but their constructors) or not a ``cls`` is ignored and overwritten, never an error.
-    With the cache bypassed, ``build()``. ``store=False``: a miss is built and not stored (a caller that builds many
+    An object entry, ``objects/KEY.pickle``, holds ``(KEY, object)`` pickled, after the BLAKE2b digest of the pickle,
+    written atomically. Only what ``build`` returned without raising is stored, so a hit is an object a whole build
+    made. A hit that is not whole and ours (a checksum or key that does not match, a pickle that does not load, a class
+    an entry may not hold: only passprice's attrs classes and enumerations and a few built-in containers are looked up,
+    so an entry runs no code but their constructors) or not a ``cls`` is ignored and overwritten, never an error. With
+    the cache bypassed, ``build()``. ``store=False``: a miss is built and not stored (a caller that builds many
     objects in one process bounds what it writes). Inside a snapshot (:mod:`passprice.snapshot`), an object of the
     same kind, schema and ``data`` is looked up or built once, cache or no cache.
 
@@ -451,8 +452,8 @@ def _built(
 
 
 def _whole(raw: bytes | None) -> bytes | None:
-    """The body of an entry file's bytes ``raw`` (its first line the sha256 of the rest), or ``None`` when there is
-    none or the checksum does not hold (a torn or foreign file: a miss)."""
+    """The body of an entry file's bytes ``raw`` (its first line the BLAKE2b digest of the rest), or ``None``
+    when there is none or the checksum does not hold (a torn or foreign file: a miss)."""
     if raw is None:
         return None
     digest, newline, body = raw.partition(b"\n")
@@ -486,7 +487,7 @@ class _Batch:
     """The objects of one ``kind`` built from the files of one folder (``folder``) in one snapshot, past the first
     :data:`BATCH_AFTER`: kept in one entry, ``objects/KEY.pickle``, whose key is :func:`key`'s over the kind (with
     the library stamp), the schema and the folder's path. It holds ``(KEY, {entry key: object})`` pickled, after the
-    sha256 of the pickle, as an object entry does; each object under the very key its own entry would have (the
+    BLAKE2b digest of the pickle, as an object entry does; each object under the very key its own entry would have (the
     file's path and bytes, schema, kind, passprice, attrs and interpreter), so a changed file can only miss and a
     batch can answer for nothing its own entry could not. The batch is read at the first object asked of it, and
     written when the snapshot ends (:func:`passprice.snapshot.at_close`), only when something was missing from it:
