@@ -54,6 +54,8 @@ if TYPE_CHECKING:
 
 #: The folders of a root a diff compares.
 FOLDERS = ("facts", "registry", "locks", "schema", "sources")
+#: The most symbolic links followed from one file of a revision (as a system's ``MAXSYMLINKS`` bounds a path's).
+MAX_LINKS = 40
 #: Where a root's own code lies, when it is a checkout of passprice itself (:mod:`passprice.sidecode`).
 CODE = "src/passprice"
 #: The branches whose merge base with ``HEAD`` is the default BASE, in the order tried.
@@ -176,8 +178,9 @@ class Checkout:
         """Write the root's ``folders`` (default :data:`FOLDERS`; ``src/passprice`` for its code) as they are at
         ``commit`` into ``dest``; the files written, by path relative to the root. Only the files passprice reads
         (:func:`passprice.gitread.read_by_passprice`) are read (the folders holding the others are made, empty),
-        each sized first (``git ls-tree -l``) and all in one ``git cat-file --batch``; symbolic links and hidden
-        files are left out.
+        each sized first (``git ls-tree -l``) and all in one ``git cat-file --batch``, as ``check`` reads a checkout
+        of ``commit``: a hidden file's name too, a symbolic link as the file it names inside the root
+        (:meth:`_followed`); hidden folders are left out.
 
         Raises :class:`InputError` naming ``commit:path``: a file past :data:`~passprice.schema.MAX_TOML_BYTES`
         (with its size), a submodule, a blob missing from the repository; and when the files add up past
@@ -188,6 +191,7 @@ class Checkout:
         names: list[tuple[str, str]] = []
         unread: set[str] = set()
         total = 0
+        links: dict[str, tuple[str, int]] = {}
         for record in os.fsdecode(listing).split("\0"):
             if not record:
                 continue
@@ -198,10 +202,15 @@ class Checkout:
             rel = name[len(self.prefix) :]
             if kind == "commit":
                 raise gitread.submodule(name, f"at {commit[:12]}")
-            if kind != "blob" or mode == "120000" or any(part.startswith(".") for part in rel.split("/")):
+            # A hidden file's name is read as check and price read it (locks/.x.lock.toml is a lock to them); a
+            # hidden folder is no folder of the registry.
+            if kind != "blob" or any(part.startswith(".") for part in rel.split("/")[:-1]):
                 continue
             if not gitread.read_by_passprice(rel):
                 unread.add(rel)  # a file passprice never reads is not read here either (a .bin, a README)
+                continue
+            if mode == "120000":
+                links[rel] = (obj, int(size))  # read as the file it names, below
                 continue
             if int(size) > schema.MAX_TOML_BYTES:
                 raise InputError(gitread.too_large(f"{commit[:12]}:{name}", int(size)))
@@ -211,6 +220,13 @@ class Checkout:
                     raise gitread.side_too_large(commit[:12], total)
             wanted[obj] = int(size)
             names.append((rel, obj))
+        for rel, (blob, length) in self._followed(commit, links).items():
+            if blob not in wanted:
+                total += length
+                if total > gitread.MAX_SIDE_BYTES:
+                    raise gitread.side_too_large(commit[:12], total)
+            wanted[blob] = length
+            names.append((rel, blob))
         contents = gitread.read_blobs(self.top, wanted)
         files: dict[str, bytes] = {}
         for rel, obj in names:
@@ -229,6 +245,50 @@ class Checkout:
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             (dest / rel).touch()  # a source's document kept in the registry: its existence is what is checked
         return files
+
+    def _followed(self, commit: str, links: Mapping[str, tuple[str, int]]) -> dict[str, tuple[str, int]]:
+        """The blob (id, size) each symbolic link of ``links`` (path relative to the root → its own blob and size)
+        names at ``commit``, followed as ``check`` follows it in a checkout of ``commit``: a link to a file inside the
+        root is read as that file (``locks/x.lock.toml`` → ``../extra/x.lock.toml`` guards the serving it locks, so
+        the review prices it); one to a file outside the root, to nothing, or through more than
+        :data:`MAX_LINKS` links is refused by name, as ``check`` refuses it.
+
+        Raises :class:`InputError` naming ``commit:path``."""
+        import posixpath
+
+        out: dict[str, tuple[str, int]] = {}
+        for rel, (obj, size) in links.items():
+            shown = f"{commit[:12]}:{self.prefix}{rel}"
+            at = f"{self.prefix}{rel}"
+            for _ in range(MAX_LINKS):
+                if size > 4096:
+                    raise InputError(f"{shown}: a symbolic link of {size:,} bytes (no file name is that long)")
+                target = os.fsdecode(gitread.read_blobs(self.top, {obj: size}).get(obj, b""))
+                joined = posixpath.normpath(posixpath.join(posixpath.dirname(at), target))
+                root = self.prefix.rstrip("/")
+                if posixpath.isabs(target) or joined.startswith("../") or joined == ".." or (
+                        root and not joined.startswith(f"{root}/")):
+                    raise InputError(
+                        f"{shown}: a symbolic link to {target}, outside the registry: a registry's files lie inside it "
+                        "(copy the file in, or link to one inside)"
+                    )
+                entry = _run_git(self.top, ["ls-tree", "-l", "-z", "--full-tree", commit, "--", joined])
+                meta, _, name = os.fsdecode(entry).partition("\0")[0].partition("\t")
+                if name != joined or len(meta.split()) != 4:
+                    raise InputError(f"{shown}: a symbolic link to {target}, which names no file at {commit[:12]}")
+                mode, kind, obj, found = meta.split()
+                if kind != "blob":
+                    raise InputError(f"{shown}: a symbolic link to {target}, which is no file at {commit[:12]}")
+                size = int(found)
+                if size > schema.MAX_TOML_BYTES:
+                    raise InputError(gitread.too_large(f"{commit[:12]}:{joined}", size))
+                if mode != "120000":
+                    out[rel] = (obj, size)
+                    break
+                at = joined
+            else:
+                raise InputError(f"{shown}: more than {MAX_LINKS} symbolic links to follow")
+        return out
 
     def submodules(self) -> None:
         """Refuse a submodule the index holds inside the compared folders (``git ls-files --stage``: mode

@@ -185,12 +185,14 @@ def sized_code(folder: Path | None) -> Path | None:
 
 def work_tree_files(folder: Path, tops: Iterable[str]) -> dict[str, bytes]:
     """The files passprice reads (:func:`read_by_passprice`) below ``folder``'s folders ``tops``, by POSIX path
-    relative to ``folder``; hidden files and folders, symbolic links and anything not a regular file left out, and
-    every other file left unread. Each is sized (``lstat``) before it is read.
+    relative to ``folder``, as ``check`` and ``price`` read them: a hidden file's name too (``locks/.x.lock.toml``
+    is a lock to them), and a symbolic link as the file it names inside the registry
+    (:func:`passprice.schema.require_link_inside`); hidden folders and anything not a regular file left out, and
+    every other file left unread. Each is sized before it is read.
 
     Raises :class:`InputError`: a file past :data:`~passprice.schema.MAX_TOML_BYTES` (naming it and its size), a
-    folder holding its own ``.git`` (a submodule or nested checkout, by name), the files adding up past
-    :data:`MAX_SIDE_BYTES`."""
+    folder holding its own ``.git`` (a submodule or nested checkout, by name), a link to a file outside the registry
+    or to nothing (``check`` refuses it too), the files adding up past :data:`MAX_SIDE_BYTES`."""
     out: dict[str, bytes] = {}
     total = 0
     for top in tops:
@@ -205,14 +207,18 @@ def work_tree_files(folder: Path, tops: Iterable[str]) -> dict[str, bytes]:
             dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
             for name in sorted(filenames):
                 rel = f"{rel_dir}/{name}"
-                if name.startswith(".") or not read_by_passprice(rel):
+                if not read_by_passprice(rel):
                     continue
                 path = here / name
                 try:
                     found = os.lstat(path)
                 except OSError:
                     continue
-                if not stat.S_ISREG(found.st_mode):
+                if stat.S_ISLNK(found.st_mode):
+                    # check and price read through a link inside the registry (a hidden file's name too): so does
+                    # the review, or a lock kept as a link guarded every price while no review saw it.
+                    schema.require_link_inside(path)
+                elif not stat.S_ISREG(found.st_mode):
                     continue
                 data = read_sized(path)
                 total += len(data)

@@ -1,0 +1,91 @@
+"""Slip round 9: pull requests that moved what a locked price is, or made a citation untraceable, while ``passprice
+diff`` exited 0 and ``passprice check`` passed. Each test builds the git history in a temporary folder and asserts
+the review's exit status and its words.
+
+- A lock kept as a symbolic link (``locks/x.lock.toml`` → ``../extra/x.lock.toml``) or under a hidden name
+  (``locks/.x.lock.toml``) guards its serving in ``price`` and ``check``, which read through links and hidden names,
+  but the review left both out: a change moving its price was "no lock affected", exit 0.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from passprice.cli import cli
+from passprice.registry import Root
+from test_diff import REPO, commit_all, git, make_lock_file
+
+SERVING = "r1-qwen7b-h200"
+SERVING_FILE = f"registry/servings/{SERVING}.toml"
+MOVED = f"it moves the locked price of {SERVING} without re-locking"
+
+
+def _base(path: Path) -> Path:
+    """A registry (the shipped facts, checkpoints, servings and sources; no locks) committed on ``main``."""
+    path.mkdir()
+    for folder in ("facts", "registry", "schema", "sources"):
+        shutil.copytree(REPO / folder, path / folder)
+    (path / "locks").mkdir()
+    git(path, "init", "-q", "-b", "main")
+    return path
+
+
+def _move_the_price(path: Path) -> None:
+    """Halve the serving's context position: its price moves (fewer KV-cache bytes a pass)."""
+    serving = path / SERVING_FILE
+    text = serving.read_text(encoding="utf-8")
+    assert "position = 2048" in text
+    serving.write_text(text.replace("position = 2048", "position = 1024"), encoding="utf-8")
+
+
+def _diff(path: Path, *args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, ["--root", str(path), "diff", *args])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.mark.parametrize("kept", ["link", "hidden"])
+def test_a_lock_kept_as_a_link_or_under_a_hidden_name_is_reviewed(tmp_path: Path, kept: str) -> None:
+    path = _base(tmp_path / "registry")
+    make_lock_file(path, SERVING, SERVING)
+    written = path / "locks" / f"{SERVING}.lock.toml"
+    if kept == "link":
+        (path / "extra").mkdir()
+        written.rename(path / "extra" / "r1.lock.toml")
+        written.symlink_to("../extra/r1.lock.toml")
+    else:
+        written.rename(path / "locks" / ".r1.lock.toml")
+    commit_all(path, "a lock")
+    checked = CliRunner().invoke(cli, ["--root", str(path), "check"])
+    assert checked.exit_code == 0 and f"lock {SERVING} (locks/" in checked.stdout  # check reads it
+    git(path, "checkout", "-q", "-b", "pr")
+    _move_the_price(path)
+    commit_all(path, "move the price")
+
+    status, out, err = _diff(path, "main", "HEAD")
+    assert status == 1, out
+    assert f"passprice: refused: {MOVED}" in err
+    assert f"{SERVING} (locks/" in out and "price moved, lock not updated (sequence_bytes)" in out
+    if kept == "link":  # the work tree reads the link too
+        status, out, err = _diff(path, "main")
+        assert status == 1 and MOVED in err, out
+
+
+def test_a_link_out_of_the_registry_is_refused_by_the_review_as_check_refuses_it(tmp_path: Path) -> None:
+    path = _base(tmp_path / "registry")
+    commit_all(path, "facts")
+    make_lock_file(path, SERVING, SERVING)
+    outside = tmp_path / "outside.lock.toml"
+    (path / "locks" / f"{SERVING}.lock.toml").rename(outside)
+    (path / "locks" / "x.lock.toml").symlink_to(outside)
+    commit_all(path, "a lock out of the registry")
+    status, out, err = _diff(path, "main~1", "HEAD")
+    assert status == 2, out
+    assert f"locks/x.lock.toml: a symbolic link to {outside}, outside the registry" in err
+    status, out, err = _diff(path, "main~1")
+    assert status == 2 and "locks/x.lock.toml: a symbolic link to" in err and "outside the registry" in err
+    assert Root(path).locks.is_dir()
