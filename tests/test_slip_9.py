@@ -5,6 +5,9 @@ the review's exit status and its words.
 - A lock kept as a symbolic link (``locks/x.lock.toml`` → ``../extra/x.lock.toml``) or under a hidden name
   (``locks/.x.lock.toml``) guards its serving in ``price`` and ``check``, which read through links and hidden names,
   but the review left both out: a change moving its price was "no lock affected", exit 0.
+- A pull request adding ``src/passprice`` to a registry kept apart from its code (BASE has none), its
+  ``reproduce.side_json`` pricing each lock's embedded serving instead of the registered one, was priced by that code:
+  a serving change moving a locked price read "every locked price is re-priced the same", exit 0.
 """
 
 from __future__ import annotations
@@ -89,3 +92,31 @@ def test_a_link_out_of_the_registry_is_refused_by_the_review_as_check_refuses_it
     status, out, err = _diff(path, "main~1")
     assert status == 2 and "locks/x.lock.toml: a symbolic link to" in err and "outside the registry" in err
     assert Root(path).locks.is_dir()
+
+
+def test_code_a_pull_request_brings_into_a_registry_kept_apart_does_not_price_its_review(tmp_path: Path) -> None:
+    path = _base(tmp_path / "registry")
+    make_lock_file(path, SERVING, SERVING)
+    commit_all(path, "a registry kept apart from its code")
+    git(path, "checkout", "-q", "-b", "pr")
+    shutil.copytree(REPO / "src" / "passprice", path / "src" / "passprice",
+                    ignore=shutil.ignore_patterns("__pycache__", "pricing_model.json"))
+    module = path / "src" / "passprice" / "reproduce.py"
+    text = module.read_text(encoding="utf-8")
+    embedded = '            spec = rooted_spec(spec_from_document(request["spec"], "lock: serving"), root)'
+    registered = (
+        '            if name is not None and not out["gone"]:\n                spec = load_spec(root, name)\n'
+        f'            else:\n    {embedded}'
+    )
+    assert registered in text
+    module.write_text(text.replace(registered, embedded), encoding="utf-8")  # each lock's own serving, not today's
+    _move_the_price(path)
+    commit_all(path, "bring a pricer along; move the price")
+
+    status, out, err = _diff(path, "main", "HEAD")
+    assert status == 1, out
+    assert f"passprice: refused: {MOVED}" in err
+    assert "every locked price is re-priced the same" not in out
+    assert "priced with HEAD: this passprice's code (" in out
+    assert ("not the src/passprice HEAD brings (" in out and "which BASE lacks: a registry kept apart from its code "
+            "is checked with the passprice it installs, so its locks are reviewed with that") in out

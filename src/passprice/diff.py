@@ -46,7 +46,7 @@ from passprice.pins import LOCK_FORMAT
 from passprice.registry import Root
 from passprice.report import fact_json
 from passprice.servings import spec_to_document
-from passprice.sidecode import Code, code_folder, code_of, price_locks
+from passprice.sidecode import Code, code_folder, code_of, kept_apart, price_locks
 from passprice.tables import json_text, markdown_code, markdown_table, markdown_text, si
 
 if TYPE_CHECKING:
@@ -1562,6 +1562,7 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
 
         base_side = open_side(base, None)
         head_side = open_side(head, "work tree")
+        head_side = attrs.evolve(head_side, code=kept_apart(base_side.code, head_side.code))
         return compare(base_side, head_side)
 
 
