@@ -8,6 +8,10 @@ the review's exit status and its words.
 - A pull request adding ``src/passprice`` to a registry kept apart from its code (BASE has none), its
   ``reproduce.side_json`` pricing each lock's embedded serving instead of the registered one, was priced by that code:
   a serving change moving a locked price read "every locked price is re-priced the same", exit 0.
+- Citations that led elsewhere with nothing to verify (exit 0, ✅ or no word): a source record re-pointed to another
+  document (title and address rewritten, the id kept); the registry document a source names
+  (``facts/cards/README.md``) rewritten; a derived fact's figure input moved 3958 → 7958 TOPS under a locator still
+  quoting '3,958 TOPS', or turned into a constant.
 """
 
 from __future__ import annotations
@@ -120,3 +124,70 @@ def test_code_a_pull_request_brings_into_a_registry_kept_apart_does_not_price_it
     assert "priced with HEAD: this passprice's code (" in out
     assert ("not the src/passprice HEAD brings (" in out and "which BASE lacks: a registry kept apart from its code "
             "is checked with the passprice it installs, so its locks are reviewed with that") in out
+
+
+ARRAY_INPUT = ('derivation.inputs.sparse = { value = 3958, unit = "TOPS", locator = "Technical Specifications table, '
+               "H200 SXM column: 'INT8 Tensor Core 3,958 TOPS' (with sparsity)\" }")
+
+
+def test_citations_that_lead_elsewhere_are_to_verify(tmp_path: Path) -> None:
+    path = _base(tmp_path / "registry")
+    make_lock_file(path, SERVING, SERVING)
+    commit_all(path, "a lock")
+    git(path, "checkout", "-q", "-b", "pr")
+    source = path / "sources" / "nvidia-h200-datasheet.toml"
+    text = source.read_text(encoding="utf-8")
+    source.write_text(text.replace('url = "https://nvdam.widen.net/s/nb5zzzsjdf/hpc-datasheet-sc23-h200-datasheet-'
+                                   '3002446"', 'url = "https://example.com/another-document.pdf"'), encoding="utf-8")
+    with (path / "facts" / "cards" / "README.md").open("a", encoding="utf-8") as review:
+        review.write("\nReview decision: every real card's pinned host memory is 64 GiB.\n")
+    card = path / "facts" / "cards" / "h200_sxm_141gb.toml"
+    text = card.read_text(encoding="utf-8")
+    assert text.count(ARRAY_INPUT) == 1 and text.count("[array]\nvalue = 989.5\n") == 1
+    card.write_text(text.replace(ARRAY_INPUT, ARRAY_INPUT.replace("3958,", "7958,"))
+                    .replace("[array]\nvalue = 989.5\n", "[array]\nvalue = 1989.5\n"), encoding="utf-8")
+    make_lock_file(path, SERVING, SERVING)  # re-locked: array_s moved
+    commit_all(path, "re-point a source, rewrite the card review, raise array with its input, re-lock")
+
+    status, out, err = _diff(path, "main", "HEAD")
+    assert status == 0, out + err  # nothing is failed: each is asked
+    summary = out.splitlines()[1]
+    assert summary.startswith("1 fact changed in 1 file, 1 to verify in its source; 1 other file changed; 2 sources "
+                              "whose document changed, to verify; 1 lock affected, 1 re-locked"), summary
+    assert ("to verify: its input sparse moved (3958 TOPS → 7958 TOPS) but its citation did not, and the locator "
+            "quotes 3958: nvidia-h200-datasheet: Technical Specifications table, H200 SXM column: 'INT8 Tensor Core "
+            "3,958 TOPS' (with sparsity)") in out
+    assert ("  nvidia-h200-datasheet: to verify: the document source nvidia-h200-datasheet names changed (url: "
+            "https://nvdam.widen.net/s/nb5zzzsjdf/hpc-datasheet-sc23-h200-datasheet-3002446 → "
+            "https://example.com/another-document.pdf): does it state each of h200_sxm_141gb:memory.capacity, ") in out
+    assert ("  passprice-card-review: to verify: the document source passprice-card-review names changed "
+            "(facts/cards/README.md rewritten): does it state each of ") in out
+    status, markdown, _ = _diff(path, "main", "HEAD", "--format", "markdown")
+    assert status == 0 and markdown.startswith("⚠️ **passprice diff**")
+    assert "#### Sources" in markdown and "- ⚠️ `passprice-card-review` **to verify**: the document source" in markdown
+    # The work tree reads the registry document where it lies: the same question.
+    git(path, "reset", "-q", "--soft", "main")
+    status, out, _ = _diff(path, "main")
+    assert status == 0 and "passprice-card-review: to verify: the document source" in out
+
+
+def test_a_figure_input_turned_into_a_constant_is_to_verify() -> None:
+    from passprice.diff import FactChange
+    from passprice.facts import Fact
+
+    def array(sparse: dict[str, object]) -> Fact:
+        return Fact.from_entry({"value": 989.5, "unit": "TMAC/s", "provenance": "derived",
+                                "source": "nvidia-h200-datasheet", "locator": "INT8 Tensor Core 3,958 TOPS",
+                                "derivation": {"formula": "sparse / two", "inputs": {
+                                    "sparse": sparse, "two": {"value": 4, "unit": "op/MAC", "constant": "2 x 2"}}}},
+                               "card.toml: array")
+
+    figure = array({"value": 3958, "unit": "TOPS", "locator": "INT8 Tensor Core 3,958 TOPS"})
+    guess = array({"value": 3958, "unit": "TOPS", "constant": "what we think"})
+    assert FactChange("array", "array", figure, guess).to_verify == (
+        "its input sparse was a figure of nvidia-h200-datasheet: INT8 Tensor Core 3,958 TOPS, now a constant ('what "
+        "we think', 3958 TOPS): is it one, or an assumption?")
+    cited = array({"value": 3958, "unit": "TOPS", "locator": "Table 2, INT8 row"})
+    assert FactChange("array", "array", figure, cited).to_verify == (
+        "its input sparse is cited anew: does nvidia-h200-datasheet: Table 2, INT8 row state 3958 TOPS?")
+    assert FactChange("array", "array", figure, figure).to_verify is None

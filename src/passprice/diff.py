@@ -47,6 +47,7 @@ from passprice.registry import Root
 from passprice.report import fact_json
 from passprice.servings import spec_to_document
 from passprice.sidecode import Code, code_folder, code_of, kept_apart, price_locks
+from passprice.sourcechange import SourceChange, source_changes
 from passprice.tables import json_text, markdown_code, markdown_table, markdown_text, si
 
 if TYPE_CHECKING:
@@ -89,6 +90,20 @@ class Side:
     root: Root
     files: Mapping[str, bytes]
     code: Code = attrs.field(factory=lambda: code_of(None))
+    #: For a revision: the identity (:func:`passprice.sourcechange.document_digest`) of each registry document a
+    #: source names (``source.path``), which is written empty into ``root``; a folder's are read where they lie.
+    documents: Mapping[str, str] = attrs.field(factory=dict)
+
+    def document(self, rel: str) -> str | None:
+        """The identity of the registry document at ``rel`` on this side (``None``: not there, or not readable)."""
+        from passprice.sourcechange import document_digest
+
+        if self.info.revision is not None:
+            return self.documents.get(rel)
+        try:
+            return document_digest(gitread.read_sized(self.root.path / rel))
+        except InputError:
+            return None
 
     def local(self, message: str) -> str:
         """``message`` with this side's root folder taken out of the file names it mentions, so a temporary folder
@@ -290,6 +305,28 @@ class Checkout:
                 raise InputError(f"{shown}: more than {MAX_LINKS} symbolic links to follow")
         return out
 
+    def documents(self, commit: str, names: Iterable[str]) -> dict[str, str]:
+        """The identity (:func:`passprice.sourcechange.document_digest`) of each registry document of ``names``
+        (paths relative to the root) at ``commit``: its bytes' digest, read within the cap on a passprice file
+        (past it, its blob id); a link's own target text; none for a path that names no file there."""
+        from passprice.sourcechange import document_digest
+
+        wanted = sorted(set(names))
+        if not wanted:
+            return {}
+        listing = _run_git(self.top, ["ls-tree", "-l", "-z", "--full-tree", commit, "--",
+                                      *(f"{self.prefix}{n}" for n in wanted)])
+        blobs: dict[str, tuple[str, int]] = {}
+        for record in os.fsdecode(listing).split("\0"):
+            meta, _, name = record.partition("\t")
+            fields = meta.split()
+            if len(fields) == 4 and fields[1] == "blob" and name.startswith(self.prefix):
+                blobs[name[len(self.prefix):]] = (fields[2], int(fields[3]))
+        small = {obj: size for obj, size in blobs.values() if size <= schema.MAX_TOML_BYTES}
+        contents = gitread.read_blobs(self.top, small)
+        return {rel: document_digest(contents[obj]) if obj in contents else f"blob:{obj}"
+                for rel, (obj, _) in blobs.items()}
+
     def submodules(self) -> None:
         """Refuse a submodule the index holds inside the compared folders (``git ls-files --stage``: mode
         ``160000``), checked out or not. Raises :class:`InputError` naming it."""
@@ -414,10 +451,14 @@ class FactChange:
         say the new figure? said more firmly when the locator quotes the old figure and not the new one), or a
         published or measured figure cited anew (does the new place state it?). ``None``
         for an added or removed fact, a derived one (its value follows from its inputs, which ``check``
-        recomputes), or a change nothing in the source need confirm."""
+        recomputes), or a change nothing in the source need confirm. A derived fact's value is not asked about, but
+        the figures its derivation reads from sources are, as a cited fact's value is (:func:`_inputs_to_verify`):
+        one moved under an unchanged locator, one cited anew, one turned into a constant."""
         old, new = self.old, self.new
-        if old is None or new is None or new.derivation is not None:
+        if old is None or new is None:
             return None
+        if new.derivation is not None:
+            return _inputs_to_verify(old, new)
         where = f"{new.source}: {new.locator}" if new.source is not None else f"{new.cite}"
         if self.strengthened:
             return (f"the provenance is stronger ({old.provenance.value} → {new.provenance.value}): does {where} "
@@ -450,6 +491,42 @@ class FactChange:
             "strengthened": self.strengthened,
             "to_verify": self.to_verify,
         }
+
+
+def _inputs_to_verify(old: Fact, new: Fact) -> str | None:
+    """What a reviewer must check in the sources of a derived fact's figure inputs (``None`` when nothing): each
+    figure whose amount or unit moved while its source and locator did not (more firmly when the locator quotes the
+    old amount and not the new), each figure cited anew (a new input, or a new source or locator), and each figure
+    of ``old`` that ``new`` makes a constant. ``check`` recomputes the formula, never what the source says: the
+    H200's ``array`` raised with its input ``sparse`` moved 3958 → 7958 TOPS under the locator ``'INT8 Tensor Core
+    3,958 TOPS'`` passed the review without a word."""
+    from passprice.derivations import Derivation
+
+    if not isinstance(new.derivation, Derivation):
+        return None
+    before = {i.name: i for i in old.derivation.inputs} if isinstance(old.derivation, Derivation) else {}
+    asks = []
+    for i in new.derivation.inputs:
+        was = before.get(i.name)
+        where = f"{i.source or new.source}: {i.locator}"
+        if i.kind == "figure":
+            if was is not None and was.kind == "figure" and (was.source or old.source, was.locator) == (
+                    i.source or new.source, i.locator):
+                if (was.amount, was.unit) == (i.amount, i.unit):
+                    continue
+                quoted = _quoted_figures(i.locator or "")
+                if _figure(was.amount) in quoted and _figure(i.amount) not in quoted:
+                    asks.append(f"its input {i.name} moved ({was.shown()} → {i.shown()}) but its citation did not, "
+                                f"and the locator quotes {was.amount:g}: {where}")
+                else:
+                    asks.append(f"its input {i.name} moved ({was.shown()} → {i.shown()}) but its citation did not: "
+                                f"does {where} say {i.shown()}?")
+            else:
+                asks.append(f"its input {i.name} is cited anew: does {where} state {i.shown()}?")
+        elif i.kind == "constant" and was is not None and was.kind == "figure":
+            asks.append(f"its input {i.name} was a figure of {was.source or old.source}: {was.locator}, now a "
+                        f"constant ('{i.constant}', {i.shown()}): is it one, or an assumption?")
+    return "; ".join(asks) or None
 
 
 def _figure(amount: float) -> float:
@@ -1215,6 +1292,8 @@ class Diff:
     #: name is not its file's), whichever lock the change reaches.
     head_check: tuple[str, ...] = ()
     head_unreadable: tuple[str, ...] = ()
+    #: Sources whose id leads to another document on HEAD (:mod:`passprice.sourcechange`): to verify, never failed.
+    sources: tuple[SourceChange, ...] = ()
 
     @property
     def locks(self) -> tuple[LockImpact, ...]:
@@ -1385,7 +1464,7 @@ class Diff:
         locks unaffected, the pricing model, files that do not read."""
         facts = self.fact_changes
         fact_files = {f.path for f, _ in facts}
-        if not self.files and not self.model_changed and not self.locks and not self.head_check:
+        if not self.files and not self.model_changed and not self.locks and not self.head_check and not self.sources:
             quiet = "no changes to facts, registry, locks or the pricing model"
             return quiet + (f"; {_n(len(self.unaffected), 'lock')} unaffected" if self.unaffected else "")
         parts = [
@@ -1402,6 +1481,8 @@ class Diff:
         others = [f for f in self.files if not f.holds_facts and f.kind != "lock"]
         if others:
             parts.append(f"{_n(len(others), 'other file')} changed")
+        if self.sources:
+            parts.append(f"{_n(len(self.sources), 'source')} whose document changed, to verify")
         locks = f"{_n(len(self.locks), 'lock')} affected" if self.locks else "no lock affected"
         flags = []
         if self.broken:
@@ -1445,6 +1526,7 @@ class Diff:
             "exit_status": self.exit_status,
             "weakened": [f"{f.name}:{c.path}" for f, c in self.weakened],
             "to_verify": [f"{f.name}:{c.path}" for f, c in self.to_verify],
+            "sources_changed": [s.to_json() for s in self.sources],
             "broken": [lock.name for lock in self.broken],
             "stale": [lock.name for lock in self.stale],
             "unsound": [f"{f.name}:{x.path}" for f, x in self.unsound],
@@ -1482,8 +1564,12 @@ def compare(base: Side, head: Side) -> Diff:
 
     review = review_files(head.root)
     problems = review.problems + unreproduced(head, [p for p in paths if p in head.files])
+    # A source leads elsewhere when its record changed, or the registry document it names did (its file unchanged).
+    ids = [file_kind(p)[1] for p in head.files if file_kind(p)[0] == "source" and p in base.files
+           and (base.files[p] != head.files[p] or b"path" in head.files[p])]
+    sources = source_changes(base.root, head.root, ids, (base.document, head.document))
     return Diff(base.info, head.info, files, lock_impacts(base, head, files), base.code, head.code,
-                problems, review.unreadable)
+                problems, review.unreadable, sources)
 
 
 def unreproduced(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
@@ -1558,7 +1644,8 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
             stack.enter_context(cache.unkept(tmp))
             files = git().materialize(sha, tmp)
             code = {p: d for p, d in git().materialize(sha, tmp, (CODE,)).items() if p.endswith(".py")}
-            return Side(SideInfo(label, revision=sha), Root(tmp), files, code_of(code_folder(tmp) if code else None))
+            return Side(SideInfo(label, revision=sha), Root(tmp), files, code_of(code_folder(tmp) if code else None),
+                        git().documents(sha, _named_by_sources(files)))
 
         base_side = open_side(base, None)
         head_side = open_side(head, "work tree")
@@ -1807,6 +1894,9 @@ def diff_text(d: Diff) -> str:
         lines.append("")
         lines.append("other files changed")
         lines += [f"  {f.path} ({f.status})" for f in others]
+    if d.sources:
+        lines += ["", "sources whose document changed"]
+        lines += [f"  {s.id}: to verify: {s.to_verify}" for s in d.sources]
     # A file's path and name are shown, never obeyed: a card file ev\u202eil.toml added on HEAD was printed raw.
     return "\n".join(escaped(line) for line in lines)
 
@@ -1866,7 +1956,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     re-priced tokens/s, change, bind, review; each lock linked to its file), and sections for floors loosened or
     tightened, locks added or removed, checkpoint entries, servings, schemas, the pricing model, the locks
     unaffected and the files that do not read."""
-    mark = "❌" if d.exit_status else ("⚠️" if d.weakened or d.loosened or d.removed or d.to_verify else "✅")
+    mark = "❌" if d.exit_status else (
+        "⚠️" if d.weakened or d.loosened or d.removed or d.to_verify or d.sources else "✅")
     out = [f"{mark} **passprice diff** {markdown_code(d.base.label)} → {markdown_code(d.head.label)}: {d.summary()}"]
     facts = d.fact_changes
     if facts:
@@ -1988,6 +2079,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             + (": " + markdown_text("; ".join(f.serving)) if f.serving else "")
             for f in servings
         ]
+    if d.sources:
+        out += ["", "#### Sources", ""]
+        out += [f"- ⚠️ {markdown_code(s.id)} **to verify**: {markdown_text(s.to_verify)}" for s in d.sources]
     schemas = [f for f in d.files if f.kind == "schema"]
     if schemas:
         out += ["", "#### Schemas", ""]
