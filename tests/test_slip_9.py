@@ -12,6 +12,9 @@ the review's exit status and its words.
   document (title and address rewritten, the id kept); the registry document a source names
   (``facts/cards/README.md``) rewritten; a derived fact's figure input moved 3958 → 7958 TOPS under a locator still
   quoting '3,958 TOPS', or turned into a constant.
+- A source record renamed and the card re-cited to the new id: the locks' pinned facts (what ``audit LOCK`` shows)
+  still cite the old id, which ``sources/`` no longer held ("not registered"), and both ``check`` and the review
+  passed.
 """
 
 from __future__ import annotations
@@ -191,3 +194,31 @@ def test_a_figure_input_turned_into_a_constant_is_to_verify() -> None:
     assert FactChange("array", "array", figure, cited).to_verify == (
         "its input sparse is cited anew: does nvidia-h200-datasheet: Table 2, INT8 row state 3958 TOPS?")
     assert FactChange("array", "array", figure, figure).to_verify is None
+
+
+def test_a_lock_whose_pinned_citation_leads_to_no_source_fails_check_and_the_review(tmp_path: Path) -> None:
+    path = _base(tmp_path / "registry")
+    make_lock_file(path, SERVING, SERVING)
+    commit_all(path, "a lock")
+    git(path, "checkout", "-q", "-b", "pr")
+    git(path, "mv", "sources/nvidia-h200-datasheet.toml", "sources/nvidia-h200-ds.toml")
+    card = path / "facts" / "cards" / "h200_sxm_141gb.toml"
+    card.write_text(card.read_text(encoding="utf-8").replace('"nvidia-h200-datasheet"', '"nvidia-h200-ds"'),
+                    encoding="utf-8")
+    commit_all(path, "rename the H200 datasheet's record")
+    problem = (f"locks/{SERVING}.lock.toml: facts.array.source, facts.host.read.source, facts.host.write.source, "
+               "facts.memory.bandwidth.source, facts.memory.capacity.source, facts.vector.source: pins a citation of "
+               "source 'nvidia-h200-datasheet', which sources/ no longer holds: the locked price cannot be traced to "
+               "its documents (restore sources/nvidia-h200-datasheet.toml, or re-lock on today's citations: passprice "
+               f"lock --update -o locks/{SERVING}.lock.toml)")
+    checked = CliRunner().invoke(cli, ["--root", str(path), "check"])
+    assert checked.exit_code == 1 and f"  {problem}\n" in checked.stdout, checked.output
+    status, out, err = _diff(path, "main", "HEAD")
+    assert status == 1, out
+    assert f"passprice: refused: HEAD fails passprice check (1 problem); first: {problem}" in err
+    # Re-locked on today's citations, both pass.
+    make_lock_file(path, SERVING, SERVING)
+    commit_all(path, "re-lock")
+    assert CliRunner().invoke(cli, ["--root", str(path), "check"]).exit_code == 0
+    status, out, err = _diff(path, "main", "HEAD")
+    assert status == 0, out + err

@@ -129,8 +129,39 @@ def review(root: Root, unreadable: list[str] | None = None) -> tuple[list[str], 
 
     problems += figure_quotes((shown(r.file), r.facts) for r in records)  # one figure quoted twice, two ways
     cited.update(_stack_and_run_sources(root))
+    if sources_there:
+        pinned, more = pinned_sources(root)
+        problems += more
+        cited.update(pinned)
     found, warnings = check_sources(root, cited, unreadable)
     return problems + found, warnings
+
+
+def pinned_sources(root: Root) -> tuple[set[str], list[str]]:
+    """The source ids the facts pinned by ``root``'s locks cite (a source a lock alone cites is cited: removing it
+    would leave the lock's citation untraced), and one problem line per pinned citation of a source ``sources/`` no
+    longer holds. A pull request re-citing a card to a renamed source record and deleting the old one passed
+    ``check`` and the review while every lock's pinned facts (what ``audit LOCK`` and ``reproduce`` show) named a
+    source "not registered": a citation nobody can trace. A lock that does not read is ``check``'s own problem."""
+    from passprice.sources import SOURCE_ID
+
+    ids: set[str] = set()
+    problems: list[str] = []
+    locks, _ = registered_locks(root)
+    for file, lock in locks:
+        missing: dict[str, list[str]] = {}
+        for path, fact in lock.facts.items():
+            for key, source_id in cited_ids(path, fact):
+                ids.add(source_id)
+                if SOURCE_ID.fullmatch(source_id) and not is_there(root.sources / f"{source_id}.toml"):
+                    missing.setdefault(source_id, []).append(f"facts.{key}")
+        for source_id, keys in missing.items():
+            problems.append(
+                f"{file}: {', '.join(keys)}: pins a citation of source {source_id!r}, which sources/ no longer holds: "
+                f"the locked price cannot be traced to its documents (restore sources/{source_id}.toml, or re-lock "
+                f"on today's citations: passprice lock --update -o {file})"
+            )
+    return ids, problems
 
 
 def stale_after(facts: Mapping[str, Fact], path: str) -> list[Finding]:
