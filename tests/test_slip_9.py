@@ -15,6 +15,8 @@ the review's exit status and its words.
 - A source record renamed and the card re-cited to the new id: the locks' pinned facts (what ``audit LOCK`` shows)
   still cite the old id, which ``sources/`` no longer held ("not registered"), and both ``check`` and the review
   passed.
+- A locator that names nothing (three spaces, ``...``) passed the schema's three-character minimum: on a derived fact
+  and its figure input the review had nothing to ask (exit 0) and ``check`` passed.
 """
 
 from __future__ import annotations
@@ -222,3 +224,28 @@ def test_a_lock_whose_pinned_citation_leads_to_no_source_fails_check_and_the_rev
     assert CliRunner().invoke(cli, ["--root", str(path), "check"]).exit_code == 0
     status, out, err = _diff(path, "main", "HEAD")
     assert status == 0, out + err
+
+
+def test_a_locator_that_names_nothing_does_not_read(tmp_path: Path) -> None:
+    path = _base(tmp_path / "registry")
+    make_lock_file(path, SERVING, SERVING)
+    commit_all(path, "a lock")
+    git(path, "checkout", "-q", "-b", "pr")
+    card = path / "facts" / "cards" / "h200_sxm_141gb.toml"
+    text = card.read_text(encoding="utf-8")
+    place = "Technical Specifications table, H200 SXM column: 'INT8 Tensor Core 3,958 TOPS' (with sparsity)"
+    array = f'locator = "{place}"\n'
+    assert text.count(array) == 1 and text.count(ARRAY_INPUT) == 1
+    card.write_text(text.replace(array, 'locator = "   "\n').replace(
+        ARRAY_INPUT, ARRAY_INPUT.replace(f'locator = "{place}"', 'locator = "..."')), encoding="utf-8")
+    commit_all(path, "locators naming nothing")
+    names = ("is not a place in the source named by a word or a figure (a locator of spaces or punctuation alone "
+             "names nothing)")
+    status, out, err = _diff(path, "main", "HEAD")
+    assert status == 2, out
+    card_file = "facts/cards/h200_sxm_141gb.toml"
+    assert (f"passprice: error: {card_file} does not read on HEAD: {card_file}: "
+            f"array.derivation.inputs.sparse.locator: '...' {names}") in err
+    checked = CliRunner().invoke(cli, ["--root", str(path), "check"])
+    assert checked.exit_code == 2
+    assert f"passprice: error: facts/cards/h200_sxm_141gb.toml: array.locator: '   ' {names}\n" in checked.stderr
