@@ -15,6 +15,8 @@ the review's exit status and its words.
 - A source record renamed and the card re-cited to the new id: the locks' pinned facts (what ``audit LOCK`` shows)
   still cite the old id, which ``sources/`` no longer held ("not registered"), and both ``check`` and the review
   passed.
+- A serving renamed (every field the same) with its locks removed and one re-made at ``--floor assumed``: the old locks
+  read as "retired with their serving" and the new one as "added", exit 0, no floor shown loosened.
 - A locator that names nothing (three spaces, ``...``) passed the schema's three-character minimum: on a derived fact
   and its figure input the review had nothing to ask (exit 0) and ``check`` passed.
 """
@@ -249,3 +251,23 @@ def test_a_locator_that_names_nothing_does_not_read(tmp_path: Path) -> None:
     checked = CliRunner().invoke(cli, ["--root", str(path), "check"])
     assert checked.exit_code == 2
     assert f"passprice: error: facts/cards/h200_sxm_141gb.toml: array.locator: '   ' {names}\n" in checked.stderr
+
+
+def test_a_serving_renamed_and_relocked_with_weaker_floors_drops_them(tmp_path: Path) -> None:
+    path = _base(tmp_path / "registry")
+    make_lock_file(path, SERVING, SERVING)
+    commit_all(path, "a lock")
+    git(path, "checkout", "-q", "-b", "pr")
+    git(path, "mv", SERVING_FILE, "registry/servings/r1-v2.toml")
+    git(path, "rm", "-q", f"locks/{SERVING}.lock.toml")
+    (path / "locks").mkdir(exist_ok=True)
+    relocked = CliRunner().invoke(cli, ["--root", str(path), "lock", "r1-v2", "--floor", "assumed", "-o",
+                                        str(path / "locks" / "r1-v2.lock.toml")])
+    assert relocked.exit_code == 0, relocked.output
+    commit_all(path, "rename the serving; re-lock it at the assumed floor")
+    status, out, err = _diff(path, "main", "HEAD")
+    assert status == 1, out
+    assert (f"passprice: refused: it removes lock {SERVING}, dropping floors serving {SERVING} is priced under") in err
+    assert (f"its removal drops 8 floors of serving {SERVING}: serving {SERVING} is r1-v2 on HEAD (the same serving, "
+            "renamed); lock it there at the floors it had") in out
+    assert "    dropped   floor on memory.bandwidth: published → assumed (the strictest floor left)" in out

@@ -845,7 +845,8 @@ class LockImpact:
     #: ``streams.read`` after ``memory.bandwidth`` moved): the price shown for HEAD rests on figures nobody computed.
     unsound: tuple[Finding, ...] = ()
     #: For a removed lock: the floors its removal drops (:func:`dropped_floors`: each path the lock floored that no
-    #: lock of its serving left on HEAD floors as strictly), and ``retired`` why none is dropped when none is.
+    #: lock of its serving left on HEAD floors as strictly), and ``retired`` why none is dropped when none is (and
+    #: the serving's new name when HEAD renamed it, :func:`renamed_serving`).
     dropped: tuple[FloorChange, ...] = ()
     retired: str | None = None
     #: The checkpoint content HEAD's lock pins (:func:`passprice.pins.checkpoint_digest`; ``None`` for a lock of a
@@ -1118,8 +1119,35 @@ def _request(rel: str, lock: Lock) -> dict[str, Any]:
     return request
 
 
+def renamed_serving(base: Side, head: Side, name: str) -> str | None:
+    """The serving HEAD adds that is BASE's serving ``name`` under another name (every field the same, its
+    description aside), or ``None``. A pull request renaming a serving and re-locking it with weaker floors read as
+    its locks retired with their serving and a new lock added: exit 0, no floor shown loosened."""
+    from passprice.reproduce import serving_changes
+    from passprice.servings import spec_of_file
+
+    rel = f"registry/servings/{name}.toml"
+    if rel not in base.files:
+        return None
+    try:
+        before = spec_of_file(base.root, base.root.path / rel)
+    except InputError:
+        return None
+    for other in sorted(head.files):
+        kind, new = file_kind(other)
+        if kind != "serving" or other in base.files:
+            continue
+        try:
+            after = spec_of_file(head.root, head.root.path / other)
+        except InputError:
+            continue
+        if not serving_changes(before, after):
+            return new
+    return None
+
+
 def dropped_floors(
-    removed: Lock, head: Side, head_locks: Mapping[str, Lock | None]
+    removed: Lock, head: Side, head_locks: Mapping[str, Lock | None], base: Side | None = None
 ) -> tuple[tuple[FloorChange, ...], str | None]:
     """What removing ``removed`` on HEAD does to the floors its registered serving is priced under, as cargo judges
     a removed lockfile entry against the manifest: nothing when the serving is deleted with it (nothing is left to
@@ -1130,9 +1158,12 @@ def dropped_floors(
     name = removed.info.serving
     if name is None:
         return (), "it locked no registered serving (its floors applied only under --lock)"
+    renamed = None
     if not (head.root.servings / f"{name}.toml").is_file():
-        return (), f"serving {name} is deleted with it"
-    left = [lock for lock in head_locks.values() if lock is not None and lock.info.serving == name]
+        renamed = renamed_serving(base, head, name) if base is not None else None
+        if renamed is None:
+            return (), f"serving {name} is deleted with it"
+    left = [lock for lock in head_locks.values() if lock is not None and lock.info.serving == (renamed or name)]
     out = []
     for path in sorted(removed.rests_on):
         was = removed.policy.allowed(path)
@@ -1140,10 +1171,11 @@ def dropped_floors(
         now = strictest or Provenance.ASSUMED
         if now.weaker_than(was):
             out.append(FloorChange(path, removed.policy.paths.get(path), strictest, was, now))
+    moved = f"serving {name} is {renamed} on HEAD (the same serving, renamed)" if renamed else None
     if out:
-        return tuple(out), None
+        return tuple(out), moved
     kept = ", ".join(sorted(lock.name for lock in left))
-    return (), f"every floor it set is kept by {kept}"
+    return (), f"{moved}, and " * bool(moved) + f"every floor it set is kept by {kept}"
 
 
 def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[LockImpact, ...]:
@@ -1233,7 +1265,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
         dropped: tuple[FloorChange, ...] = ()
         retired = None
         if status == "removed":
-            dropped, retired = dropped_floors(lock, head, head_locks)
+            dropped, retired = dropped_floors(lock, head, head_locks, base)
         out.append(
             LockImpact(
                 name=lock.name,
@@ -1764,6 +1796,9 @@ def _removal(lock: LockImpact, code: Callable[[str], str] = str) -> str:
         "tokens/s)"
     )
     if lock.dropped:
+        if lock.retired:  # renamed on HEAD
+            return (f"{head}: its removal drops {_n(len(lock.dropped), 'floor')} of serving "
+                    f"{code(lock.serving_name or '')}: {lock.retired}; lock it there at the floors it had")
         return (
             f"{head}: its removal drops {_n(len(lock.dropped), 'floor')} of serving {code(lock.serving_name or '')}, "
             "which is still registered; keep a lock of the serving, or remove the serving with it"
