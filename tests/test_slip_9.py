@@ -2,9 +2,9 @@
 diff`` exited 0 and ``passprice check`` passed. Each test builds the git history in a temporary folder and asserts
 the review's exit status and its words.
 
-- A lock kept as a symbolic link (``locks/x.lock.toml`` → ``../extra/x.lock.toml``) or under a hidden name
-  (``locks/.x.lock.toml``) guards its serving in ``price`` and ``check``, which read through links and hidden names,
-  but the review left both out: a change moving its price was "no lock affected", exit 0.
+- A lock kept as a symbolic link (``locks/x.lock.toml`` → ``../extra/x.lock.toml``, or ``locks`` → ``lockstore``) or
+  under a hidden name (``locks/.x.lock.toml``) guards its serving in ``price`` and ``check``, which read through links
+  and hidden names, but the review left them out: a change moving its price was "no lock affected", exit 0.
 - A pull request adding ``src/passprice`` to a registry kept apart from its code (BASE has none), its
   ``reproduce.side_json`` pricing each lock's embedded serving instead of the registered one, was priced by that code:
   a serving change moving a locked price read "every locked price is re-priced the same", exit 0.
@@ -62,7 +62,7 @@ def _diff(path: Path, *args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-@pytest.mark.parametrize("kept", ["link", "hidden"])
+@pytest.mark.parametrize("kept", ["link", "hidden", "folder"])
 def test_a_lock_kept_as_a_link_or_under_a_hidden_name_is_reviewed(tmp_path: Path, kept: str) -> None:
     path = _base(tmp_path / "registry")
     make_lock_file(path, SERVING, SERVING)
@@ -71,8 +71,11 @@ def test_a_lock_kept_as_a_link_or_under_a_hidden_name_is_reviewed(tmp_path: Path
         (path / "extra").mkdir()
         written.rename(path / "extra" / "r1.lock.toml")
         written.symlink_to("../extra/r1.lock.toml")
-    else:
+    elif kept == "hidden":
         written.rename(path / "locks" / ".r1.lock.toml")
+    else:  # the whole folder kept as a link
+        (path / "locks").rename(path / "lockstore")
+        (path / "locks").symlink_to("lockstore")
     commit_all(path, "a lock")
     checked = CliRunner().invoke(cli, ["--root", str(path), "check"])
     assert checked.exit_code == 0 and f"lock {SERVING} (locks/" in checked.stdout  # check reads it
@@ -84,7 +87,7 @@ def test_a_lock_kept_as_a_link_or_under_a_hidden_name_is_reviewed(tmp_path: Path
     assert status == 1, out
     assert f"passprice: refused: {MOVED}" in err
     assert f"{SERVING} (locks/" in out and "price moved, lock not updated (sequence_bytes)" in out
-    if kept == "link":  # the work tree reads the link too
+    if kept != "hidden":  # the work tree reads the link too
         status, out, err = _diff(path, "main")
         assert status == 1 and MOVED in err, out
 

@@ -207,14 +207,21 @@ class Checkout:
         unread: set[str] = set()
         total = 0
         links: dict[str, tuple[str, int]] = {}
-        for record in os.fsdecode(listing).split("\0"):
-            if not record:
-                continue
-            meta, _, name = record.partition("\t")
+        records = [r for r in os.fsdecode(listing).split("\0") if r]
+        expanded = 0
+        while records:
+            meta, _, name = records.pop(0).partition("\t")
             mode, kind, obj, size = meta.split()
             if not name.startswith(self.prefix):
                 continue
             rel = name[len(self.prefix) :]
+            if mode == "120000" and gitread.reads_below(rel):
+                # A folder kept as a link (locks → lockstore): its files, read as check reads them through it.
+                expanded += 1
+                if expanded > MAX_LINKS:
+                    raise InputError(f"{commit[:12]}:{name}: more than {MAX_LINKS} folders kept as links")
+                records[:0] = self._linked_folder(commit, name, obj, int(size))
+                continue
             if kind == "commit":
                 raise gitread.submodule(name, f"at {commit[:12]}")
             # A hidden file's name is read as check and price read it (locks/.x.lock.toml is a lock to them); a
@@ -261,6 +268,42 @@ class Checkout:
             (dest / rel).touch()  # a source's document kept in the registry: its existence is what is checked
         return files
 
+    def _target(self, commit: str, at: str, obj: str, size: int) -> tuple[str, str]:
+        """Where the symbolic link at ``at`` (a path of the repository, its blob ``obj`` of ``size`` bytes) leads at
+        ``commit``: (its target as written, the repository path it names). Raises :class:`InputError` when it leads
+        out of the root (or is too long to be a name)."""
+        import posixpath
+
+        shown = f"{commit[:12]}:{at}"
+        if size > 4096:
+            raise InputError(f"{shown}: a symbolic link of {size:,} bytes (no file name is that long)")
+        target = os.fsdecode(gitread.read_blobs(self.top, {obj: size}).get(obj, b""))
+        joined = posixpath.normpath(posixpath.join(posixpath.dirname(at), target))
+        root = self.prefix.rstrip("/")
+        if posixpath.isabs(target) or joined.startswith("../") or joined == ".." or (
+                root and not joined.startswith(f"{root}/")):
+            raise InputError(
+                f"{shown}: a symbolic link to {target}, outside the registry: a registry's files lie inside it "
+                "(copy the file in, or link to one inside)"
+            )
+        return target, joined
+
+    def _linked_folder(self, commit: str, name: str, obj: str, size: int) -> list[str]:
+        """The ``ls-tree -r -l`` records of the folder the link ``name`` stands for at ``commit``, each renamed as if
+        it lay below ``name``. Raises :class:`InputError` when the link leads out of the root or to no folder."""
+        target, joined = self._target(commit, name, obj, size)
+        found = _run_git(self.top, ["ls-tree", "-z", "--full-tree", commit, "--", joined])
+        meta = os.fsdecode(found).partition("\0")[0].partition("\t")[0].split()
+        if len(meta) != 3 or meta[1] != "tree":
+            raise InputError(f"{commit[:12]}:{name}: a symbolic link to {target}, which is no folder at {commit[:12]}")
+        listing = _run_git(self.top, ["ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--", f"{joined}/"])
+        out = []
+        for record in os.fsdecode(listing).split("\0"):
+            meta_text, _, inner = record.partition("\t")
+            if record and inner.startswith(f"{joined}/"):
+                out.append(f"{meta_text}\t{name}{inner[len(joined):]}")
+        return out
+
     def _followed(self, commit: str, links: Mapping[str, tuple[str, int]]) -> dict[str, tuple[str, int]]:
         """The blob (id, size) each symbolic link of ``links`` (path relative to the root → its own blob and size)
         names at ``commit``, followed as ``check`` follows it in a checkout of ``commit``: a link to a file inside the
@@ -269,24 +312,12 @@ class Checkout:
         :data:`MAX_LINKS` links is refused by name, as ``check`` refuses it.
 
         Raises :class:`InputError` naming ``commit:path``."""
-        import posixpath
-
         out: dict[str, tuple[str, int]] = {}
         for rel, (obj, size) in links.items():
             shown = f"{commit[:12]}:{self.prefix}{rel}"
             at = f"{self.prefix}{rel}"
             for _ in range(MAX_LINKS):
-                if size > 4096:
-                    raise InputError(f"{shown}: a symbolic link of {size:,} bytes (no file name is that long)")
-                target = os.fsdecode(gitread.read_blobs(self.top, {obj: size}).get(obj, b""))
-                joined = posixpath.normpath(posixpath.join(posixpath.dirname(at), target))
-                root = self.prefix.rstrip("/")
-                if posixpath.isabs(target) or joined.startswith("../") or joined == ".." or (
-                        root and not joined.startswith(f"{root}/")):
-                    raise InputError(
-                        f"{shown}: a symbolic link to {target}, outside the registry: a registry's files lie inside it "
-                        "(copy the file in, or link to one inside)"
-                    )
+                target, joined = self._target(commit, at, obj, size)
                 entry = _run_git(self.top, ["ls-tree", "-l", "-z", "--full-tree", commit, "--", joined])
                 meta, _, name = os.fsdecode(entry).partition("\0")[0].partition("\t")
                 if name != joined or len(meta.split()) != 4:

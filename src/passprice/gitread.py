@@ -65,6 +65,15 @@ def read_by_passprice(rel: str) -> bool:
     return False
 
 
+def reads_below(rel: str) -> bool:
+    """Whether passprice reads files below the folder at ``rel`` (relative to a root): a folder it compares
+    (``facts``, ``locks`` …, ``src``) or one whose files it reads (``facts/cards``, ``src/passprice``). A link standing
+    for such a folder is read through, as ``check`` reads it."""
+    if rel in ("facts", "registry", "locks", "sources", "schema", "src"):
+        return True
+    return any(read_by_passprice(f"{rel}/x.{suffix}") for suffix in ("toml", "json", "py"))
+
+
 def too_large(where: str, size: int) -> str:
     """The line refusing the file at ``where`` (``revision:path`` or a path) of ``size`` bytes."""
     return f"{where}: {size:,} bytes, past the {schema.MAX_TOML_BYTES:,}-byte cap on a passprice file (not read)"
@@ -199,12 +208,15 @@ def work_tree_files(folder: Path, tops: Iterable[str]) -> dict[str, bytes]:
         base = folder / top
         if not os.path.isdir(base):
             continue
-        for dirpath, dirnames, filenames in os.walk(base):
+        # A folder kept as a link (facts/cards → elsewhere) is read through, as check reads it; only a folder whose
+        # files passprice reads is followed, so no link below it (a loop) is walked.
+        for dirpath, dirnames, filenames in os.walk(base, followlinks=True):
             here = Path(dirpath)
             rel_dir = here.relative_to(folder).as_posix()
             if ".git" in dirnames or ".git" in filenames:
                 raise submodule(rel_dir)
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and (
+                not os.path.islink(here / d) or reads_below(f"{rel_dir}/{d}")))
             for name in sorted(filenames):
                 rel = f"{rel_dir}/{name}"
                 if not read_by_passprice(rel):
