@@ -657,7 +657,8 @@ def calibration_text(cal: Calibration, written: Path | None = None) -> str:
     checkpoints = sorted({r.checkpoint for r in runs})
     sources = ", ".join(sorted({f"registry/measurements/{r.source}.toml" for r in runs}))
     lines = [
-        f"calibrate {cal.stack.name}: {len(runs)} runs, {len(cards)} cards, {len(checkpoints)} checkpoints ({sources})",
+        f"calibrate {cal.stack.name}: {len(runs)} runs, {len(cards)} card{'s' * (len(cards) != 1)}, "
+        f"{len(checkpoints)} checkpoint{'s' * (len(checkpoints) != 1)} ({sources})",
         "  least squares on the relative error of the pass time: overheads >= 0 and shares <= 1 (NNLS),",
         "  terms.serial on a 0.05 grid; shares the runs never exercise are not fitted",
         "",
