@@ -50,7 +50,7 @@ FLOOR_REFUSAL = (
 )
 FLOOR_ADVICE = (
     "for a what-if, price without the lock (--no-lock); to rest on the weaker fact, strengthen it, or loosen the floor "
-    "on purpose through review (`passprice lock qwen35-27b-h200-mtp -o locks/mtp.lock.toml --force --require "
+    "on purpose through review (`passprice lock --update -o locks/mtp.lock.toml --force --require "
     "streams.rewrite=estimated`)"
 )
 
@@ -709,7 +709,7 @@ def test_floor_and_require_policies(root: Path) -> None:
         "passprice: refused: LockFloor: lock loose refuses this price: array is estimated, below the floor derived "
         "(the price's weakest provenance is assumed, carried by on_chip.capacity); for a what-if, price without the "
         "lock (--no-lock); to rest on the weaker fact, strengthen it, or loosen the floor on purpose through review "
-        f"(`passprice lock {R1} -o locks/loose.lock.toml --force --require array=estimated`)\n"
+        "(`passprice lock --update -o locks/loose.lock.toml --force --require array=estimated`)\n"
     )
 
     # Bad policies are bad input.
