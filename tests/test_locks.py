@@ -187,7 +187,9 @@ def test_a_lock_reproduces_after_its_card_changed_while_check_and_price_lock_see
         "  reproduces exactly\n"
         "  pricing model: same\n"
         f"  checkpoint: qwen35-27b-like: content {out['checkpoint']['pinned'][7:19]}… as pinned\n"
-        f"  floors: {FLOOR_REFUSAL}\n"
+        f"  floors: {FLOOR_REFUSAL}; to rest on the weaker fact, strengthen it, or loosen the floor on purpose "
+        "through review (`passprice lock --update -o locks/mtp.lock.toml --force --require "
+        "streams.rewrite=estimated`)\n"
         "  drift:\n"
         "    streams.rewrite: 0.8333 (measured) → 0.75 (estimated)\n" + today_line
     ) in result.stdout

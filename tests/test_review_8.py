@@ -122,6 +122,11 @@ def test_1a_pasting_the_advice_re_locks_each_lock_as_it_was_with_only_the_floor_
         f"passprice lock --update -o locks/{stem}.lock.toml --force --require streams.read=estimated"
         for stem in LOCKS
     )
+    # check gives each lock's command beside its floors
+    code, out, _ = run(repo, "check")
+    assert code == 1
+    for command in commands:
+        assert f"through review (`{command}`)" in out
     for command in commands:
         code, _, err = run(repo, *shlex.split(command)[1:])
         assert code == 0, err

@@ -1061,11 +1061,12 @@ def dropped_floors(
 def question_changes(old: Lock, new: Lock) -> tuple[str, ...]:
     """What ``new`` answers that ``old``, the same lock file on BASE, did not: ``kind best → price``, the registered
     serving it locks, the serving stack its expected price is under, its name (each ``what: BASE → HEAD``, ``none``
-    for absent); empty when it is the same question, re-priced."""
+    for absent); empty when it is the same question, re-priced. A lock of the first format recorded no serving
+    (``lock --update`` names the one it locked), so its serving is not compared."""
     out = []
     for what, a, b in (
         ("kind", old.kind, new.kind),
-        ("serving", old.info.serving, new.info.serving),
+        ("serving", old.info.serving if old.info.format >= 2 else new.info.serving, new.info.serving),
         ("stack", old.stack.name if old.stack else None, new.stack.name if new.stack else None),
         ("name", old.name, new.name),
     ):
