@@ -933,7 +933,9 @@ def _warn_code(root: Any) -> None:
         click.echo(
             f"passprice: warning: this checkout's src/passprice prices with pricing model {theirs[:19]}…, the "
             f"passprice running with {ours[:19]}… (installed from another copy): locks are written, checked and "
-            "reproduced by the running code; `pip install -e .` here to use the checkout's",
+            "reproduced by the running code; `pip install -e .` here to use the checkout's (the checkout's digest "
+            "is taken by the running passprice's rules, which an older passprice did not share: it matches the "
+            "pricing_model its own locks record only when both passprices digest alike)",
             err=True,
         )
 
@@ -948,7 +950,7 @@ _STACK_HELP = "Also price the pass under serving stack S (facts/stacks): its exp
 def _expected(ctx: click.Context, stack: str, resolved: Any, kind: str) -> Any:
     """The limit and the expected price under ``stack`` (issue 14); a refusal exits 1."""
     from passprice.serving import ServingRefusal
-    from passprice.stackreach import card_reach
+    from passprice.stackreach import card_reach, model_reach
     from passprice.stacks import load_stack, price_expected
 
     the_stack = load_stack(_root(ctx), stack)
@@ -956,9 +958,10 @@ def _expected(ctx: click.Context, stack: str, resolved: Any, kind: str) -> Any:
         expected = price_expected(resolved.header, resolved.card, resolved.serving, the_stack, kind)
     except ServingRefusal as e:
         _refuse(e)
-    warning = card_reach(_root(ctx), the_stack, resolved.card.name).warning()
-    if warning is not None:
-        click.echo(f"passprice: warning: {warning}", err=True)
+    for warning in (card_reach(_root(ctx), the_stack, resolved.card.name).warning(),
+                    model_reach(_root(ctx), the_stack, resolved.header).warning()):
+        if warning is not None:
+            click.echo(f"passprice: warning: {warning}", err=True)
     return expected
 
 
@@ -1106,7 +1109,8 @@ def price_command(
         _echo_json({**data, "stale": stale.to_json(), "lock": g.to_json(moved)})
     else:
         title = f"{resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
-        click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card)))
+        click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card),
+                             under_stack=expected is not None))
         if expected is not None:
             click.echo(expected_text(expected))
         if stale:
@@ -1158,7 +1162,8 @@ def best_command(
         _echo_json({**data, "stale": stale.to_json(), "lock": g.to_json(moved)})
     else:
         title = f"best batch: {resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
-        click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card)))
+        click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card),
+                             under_stack=expected is not None))
         if expected is not None:
             click.echo(expected_text(expected))
         if stale:
@@ -1489,7 +1494,7 @@ def audit_command(
 
         write_picture(plot_path, audit_picture(result, title, picture_format(plot_path)), force)
     if fmt == "json":
-        _echo_json(audit_json(result, report.extra(), stale))
+        _echo_json(audit_json(result, report.extra(), stale, sources))
     elif fmt == "markdown":
         click.echo(audit_markdown(result, title, sources, stale))
     else:
@@ -2099,7 +2104,8 @@ def speculate_command(
 
 
 @cli.command("simulate")
-@click.argument("serving")
+@click.argument("serving", required=False)
+@click.option("--checkpoint", help="Checkpoint: registry entry name or a .gguf path (without SERVING: with --card).")
 @click.option("--trace", "trace_path", type=_FilePath(), metavar="FILE.jsonl",
               help="Requests, one JSON object a line: arrival_s, prompt_tokens, output_tokens[, prefix_id, "
               "prefix_tokens].")
@@ -2136,7 +2142,8 @@ def speculate_command(
 @click.pass_context
 def simulate_command(
     ctx: click.Context,
-    serving: str,
+    serving: str | None,
+    checkpoint: str | None,
     trace_path: Path | None,
     synthetic: int | None,
     seed: int,
@@ -2161,8 +2168,9 @@ def simulate_command(
     no_lock: bool,
     as_json: bool,
 ) -> None:
-    """Serve a request trace on SERVING, every step priced as the pass of the rows it carries: static against
-    continuous batching, chunked prefill, shared prefixes. Give --trace FILE.jsonl or --synthetic N --seed S."""
+    """Serve a request trace on SERVING (or on --checkpoint with --card), every step priced as the pass of the rows
+    it carries: static against continuous batching, chunked prefill, shared prefixes. Give --trace FILE.jsonl or
+    --synthetic N --seed S."""
     from passprice.serving import ServingRefusal
     from passprice.servings import resolve
     from passprice.simulate import (
@@ -2184,8 +2192,8 @@ def simulate_command(
         raise click.UsageError("--rate and --prefix shape a --synthetic trace; a --trace file has its own")
     _check_output(output, force)
     _check_plot(plot_path, force)
-    root, spec = _spec(ctx, serving, card=card, limit=limit, kv_page=kv_page, contiguous=contiguous,
-                       prefix_read_once=prefix_read_once)
+    root, spec = _spec(ctx, serving, checkpoint=checkpoint, card=card, limit=limit, kv_page=kv_page,
+                       contiguous=contiguous, prefix_read_once=prefix_read_once)
     resolved = resolve(root, spec)
     the_stack = None
     if stack is not None:
@@ -2216,7 +2224,8 @@ def simulate_command(
             outcomes = serve(pricer, trace, policies, settings, bar.update if bar else None, max_steps, max_work)
     except ServingRefusal as e:
         _refuse(e)
-    title = f"simulate {serving}: {resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
+    title = (f"simulate {serving}: " if serving is not None else "simulate: ") + (
+        f"{resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})")
     if stack is not None:
         title += f" under stack {stack}"
     sim = Simulation(title, serving, trace.summary(), settings, pricer, tuple(outcomes))
