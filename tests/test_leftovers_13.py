@@ -58,18 +58,20 @@ def test_a_floor_refusal_under_a_lock_outside_locks_never_advises_overwriting_it
     advice = ("passprice: refused: LockFloor: lock r1-qwen7b-h200 refuses this price: memory.bandwidth is estimated, "
               "below the floor published (the price's weakest provenance is estimated, carried by memory.bandwidth, "
               "scale, on_chip.capacity); for a what-if, price without the lock (--no-lock); to rest on the weaker "
-              "fact, strengthen it, or loosen the floor on purpose through review (`passprice lock r1-qwen7b-h200 -o ")
+              "fact, strengthen it, or loosen the floor on purpose through review (`passprice lock ")
     result = invoke("price", R1, "--lock", str(old), root=root)
     assert result.exit_code == 1, result.output
     assert result.stderr.splitlines() == [
-        advice + f"locks/{R1}.lock.toml --force --require memory.bandwidth=estimated`; {old} lies outside locks/ "
+        advice + f"--update -o locks/{R1}.lock.toml --force --require memory.bandwidth=estimated`; {old} lies "
+        "outside locks/ "
         "and is left as it is)"
     ]
     (root / "locks" / f"{R1}.lock.toml").unlink()
     result = invoke("price", R1, "--lock", str(old), root=root)
     assert result.exit_code == 1, result.output
     assert result.stderr.splitlines() == [
-        advice + f"locks/{R1}.lock.toml --require memory.bandwidth=estimated`; {old} lies outside locks/ and is "
+        advice + f"{R1} -o locks/{R1}.lock.toml --require memory.bandwidth=estimated`; {old} lies outside locks/ "
+        "and is "
         "left as it is: write a new lock into locks/)"
     ]
     assert old.read_bytes() == (REPO / "locks" / f"{R1}.lock.toml").read_bytes()
