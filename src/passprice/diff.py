@@ -100,6 +100,10 @@ class Side:
 
         if self.info.revision is not None:
             return self.documents.get(rel)
+        from passprice.registry import document_problem
+
+        if document_problem(self.root, rel) is not None:
+            return None  # outside the registry, or no regular file: check names it, nothing is read
         try:
             return document_digest(gitread.read_sized(self.root.path / rel))
         except InputError:
@@ -340,13 +344,20 @@ class Checkout:
         """The identity (:func:`passprice.sourcechange.document_digest`) of each registry document of ``names``
         (paths relative to the root) at ``commit``: its bytes' digest, read within the cap on a passprice file
         (past it, its blob id); a link's own target text; none for a path that names no file there."""
+        import posixpath
+
         from passprice.sourcechange import document_digest
 
-        wanted = sorted(set(names))
+        # Only a plain path inside the root is looked up (one leading out is check's problem, never read).
+        wanted = sorted({n for n in names if n and not posixpath.isabs(n) and n == posixpath.normpath(n)
+                         and not n.startswith("../") and n != ".."})
         if not wanted:
             return {}
-        listing = _run_git(self.top, ["ls-tree", "-l", "-z", "--full-tree", commit, "--",
-                                      *(f"{self.prefix}{n}" for n in wanted)])
+        try:
+            listing = _run_git(self.top, ["ls-tree", "-l", "-z", "--full-tree", commit, "--",
+                                          *(f"{self.prefix}{n}" for n in wanted)])
+        except subprocess.CalledProcessError:
+            return {}
         blobs: dict[str, tuple[str, int]] = {}
         for record in os.fsdecode(listing).split("\0"):
             meta, _, name = record.partition("\t")
