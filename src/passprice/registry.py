@@ -224,9 +224,9 @@ def require_inside(root: Root, ref: str, folder: Path, where: str) -> None:
 def _require_inside(root: Root, ref: str, folder: Path, where: str) -> None:
     from passprice.files import look
 
-    bare = os.sep not in ref and "/" not in ref and not ref.endswith((".toml", ".gguf", ".xz", ".gz"))
+    bare = os.sep not in ref and "/" not in ref and not ref.endswith(".toml")
     if bare and is_there(folder / f"{ref}.toml"):
-        return  # a registry name: its entry is read, whatever the working folder holds
+        return  # a registry name (also one like x.gguf): its entry is read, whatever the working folder holds
     if look(ref) is None or within(root, ref):
         return
     raise InputError(f"{where}: {shown(ref)} lies outside the registry ({shown(root.path)}): {INSIDE}")

@@ -1,0 +1,65 @@
+"""Attack round 14 (issue 13) on the newest code: each test builds the input that broke it and asserts what
+passprice now does with it (exit status and the error line)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import bad, copy_root, invoke
+
+# --- a checkpoint entry named like a GGUF file ------------------------------------------------------------------------
+
+
+def _entry_named(root: Path, name: str) -> None:
+    """``registry/checkpoints/NAME.toml``: gemma3-270m's entry under ``name`` (what ``import --name NAME`` writes)."""
+    source = (root / "registry" / "checkpoints" / "gemma3-270m-q4_k_m.toml").read_text(encoding="utf-8")
+    assert source.count('name = "gemma3-270m-q4_k_m"') == 1
+    (root / "registry" / "checkpoints" / f"{name}.toml").write_text(
+        source.replace('name = "gemma3-270m-q4_k_m"', f'name = "{name}"'), encoding="utf-8"
+    )
+
+
+def test_a_checkpoint_entry_named_like_a_gguf_file_is_used_by_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``import FILE --name x.gguf`` writes ``registry/checkpoints/x.gguf.toml``, and then every use of the name was
+    read as a file of the working folder: ``price --checkpoint x.gguf``, ``header x.gguf``, a serving naming it,
+    ``checkpoints`` (which listed nothing) and ``check`` all said ``x.gguf: no such file`` (exit 2). A name with no
+    folder in it that is a registered entry is the entry, whatever the working folder holds (a file of that name is
+    ``./x.gguf``), as a registry file's names are judged."""
+    root = copy_root(tmp_path)
+    _entry_named(root, "x.gguf")
+    serving = (root / "registry" / "servings" / "gemma3-270m-h100.toml").read_text(encoding="utf-8")
+    assert 'checkpoint = "gemma3-270m-q4_k_m"' in serving
+    (root / "registry" / "servings" / "xg.toml").write_text(
+        serving.replace('checkpoint = "gemma3-270m-q4_k_m"', 'checkpoint = "x.gguf"'), encoding="utf-8"
+    )
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "x.gguf").write_bytes(b"not a GGUF file at all")  # a file of the same name where the command runs
+    monkeypatch.chdir(work)
+
+    listed = invoke("checkpoints", "--json", root=root)
+    assert listed.exit_code == 0, listed.output
+    rows = {row["name"]: row for row in json.loads(listed.stdout)["checkpoints"]}
+    assert rows["x.gguf"]["sha256"] == rows["gemma3-270m-q4_k_m"]["sha256"]
+    assert rows["x.gguf"]["tensors"] == 236
+
+    named = invoke("price", "--checkpoint", "x.gguf", "--card", "h100_sxm5_80gb", "--json", root=root)
+    original = invoke("price", "--checkpoint", "gemma3-270m-q4_k_m", "--card", "h100_sxm5_80gb", "--json", root=root)
+    assert named.exit_code == 0 and original.exit_code == 0, named.output
+    assert json.loads(named.stdout)["tokens_per_s"] == json.loads(original.stdout)["tokens_per_s"]
+
+    by_serving = invoke("price", "xg", "--json", root=root)
+    assert by_serving.exit_code == 0, by_serving.output
+    assert json.loads(by_serving.stdout)["tokens_per_s"] == pytest.approx(11733.689253828574, rel=1e-12)
+
+    header = invoke("header", "x.gguf", root=root)
+    assert header.exit_code == 0 and "236" in header.stdout, header.output
+    # the working folder's file is still there to read, by a path
+    bad("header", "./x.gguf", root=root, says="x.gguf")
+    checked = invoke("check", root=root)
+    assert "no such file" not in checked.output and checked.exit_code == 0, checked.output
