@@ -63,3 +63,42 @@ def test_a_checkpoint_entry_named_like_a_gguf_file_is_used_by_name(
     bad("header", "./x.gguf", root=root, says="x.gguf")
     checked = invoke("check", root=root)
     assert "no such file" not in checked.output and checked.exit_code == 0, checked.output
+
+
+# --- a registry folder that is a link to a folder outside the registry ----------------------------------------------
+
+
+def test_a_registry_folder_linked_outside_the_registry_is_not_read(tmp_path: Path) -> None:
+    """A single record linked to a file outside the registry was refused unread (round 10), but a whole folder of
+    the registry linked outside was not looked at: with ``facts/cards`` a link to a folder of the machine, ``check``
+    validated and quoted its files, ``fact show`` and ``price`` read them. The folder is named on one line (exit 2)
+    and each file read through it is refused by the line a linked file gets; a root reached through a link, and a
+    link inside the registry, still read."""
+    root = copy_root(tmp_path)
+    outside = tmp_path / "outside" / "cards"
+    outside.parent.mkdir()
+    (root / "facts" / "cards").rename(outside)
+    (root / "facts" / "cards").symlink_to(outside)
+    checked = invoke("check", root=root)
+    assert checked.exit_code == 2, checked.output
+    assert (f"passprice: error: facts/cards: a symbolic link (or a folder reached through one) to {outside}, outside "
+            f"the registry ({root}): a registry's files lie inside it (copy the files in, or link to ones inside)\n"
+            ) in checked.stderr
+    bad("cards", root=root, says=f"{root}/facts/cards: a symbolic link (or a folder reached through one) to {outside}")
+    line = (f"{root}/facts/cards/h100_sxm5_80gb.toml: lies in {outside}, outside the registry ({root}), through a "
+            "symbolic link")
+    bad("fact", "show", "h100_sxm5_80gb", "memory.bandwidth", root=root, says=line)
+    bad("price", "gemma3-270m-h100", root=root, says=line)
+
+    root = copy_root(tmp_path / "second")  # a fresh root: a resolved folder is kept for the process
+    inside = root / "registry" / "cards-kept-here"
+    (root / "facts" / "cards").rename(inside)
+    (root / "facts" / "cards").symlink_to(inside)
+    linked_root = tmp_path / "linked-root"
+    linked_root.symlink_to(root)
+    shown = invoke("fact", "show", "h100_sxm5_80gb", "memory.bandwidth", root=linked_root)
+    assert shown.exit_code == 0 and "3.35 TB/s" in shown.stdout, shown.output
+    priced = invoke("price", "gemma3-270m-h100", "--json", root=linked_root)
+    assert priced.exit_code == 0, priced.output
+    assert json.loads(priced.stdout)["tokens_per_s"] == pytest.approx(11733.689253828574, rel=1e-12)
+
