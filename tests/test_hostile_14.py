@@ -102,3 +102,52 @@ def test_a_registry_folder_linked_outside_the_registry_is_not_read(tmp_path: Pat
     assert priced.exit_code == 0, priced.output
     assert json.loads(priced.stdout)["tokens_per_s"] == pytest.approx(11733.689253828574, rel=1e-12)
 
+
+# --- a lock file that does not read ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (b"garbage = [\n", "not valid TOML"),
+        (b"\xff\xfe[lock]\n", "UTF-8"),
+        (b'title = "no lock table"\n', "lock"),
+        (None, "FIFO"),
+        ("folder", "folder"),
+    ],
+)
+def test_a_lock_file_that_does_not_read_stops_the_price_it_may_lock(
+    tmp_path: Path, content: bytes | str | None, says: str
+) -> None:
+    """The lock index looked only at lock files whose ``[lock]`` table read and left the others to ``check``: a
+    damaged ``locks/gemma3-270m-h100.lock.toml`` (bad TOML, bytes that are not UTF-8, no ``[lock]`` table, a FIFO,
+    a folder) turned the lock off, and ``price`` of its serving, with a card fact changed under it, said "no lock
+    of this serving in locks/" and exited 0. A lock file that does not read may lock any serving: every price under
+    the registry's locks is refused by its first line (exit 2), and ``check`` still names it."""
+    import os
+
+    root = copy_root(tmp_path)
+    card = root / "facts" / "cards" / "h100_sxm5_80gb.toml"
+    text = card.read_text(encoding="utf-8")
+    assert text.count("value = 3.35\n") == 1
+    card.write_text(text.replace("value = 3.35\n", "value = 4.35\n"), encoding="utf-8")  # a change under the lock
+    lock = root / "locks" / "gemma3-270m-h100.lock.toml"
+    lock.unlink()
+    if content is None:
+        os.mkfifo(lock)
+    elif content == "folder":
+        lock.mkdir()
+    else:
+        assert isinstance(content, bytes)
+        lock.write_bytes(content)
+    why = "(a lock file that does not read may lock gemma3-270m-h100: fix it (passprice check says what is wrong) or"
+    lines = bad("price", "gemma3-270m-h100", root=root, says=f"{lock}")
+    assert len(lines) == 1 and why in lines[0] and says in lines[0], lines
+    # any serving: the file may lock it as well
+    other = bad("best", "r1-qwen7b-h200", root=root, says=f"{lock}")
+    assert "may lock r1-qwen7b-h200" in other[0]
+    checked = invoke("check", root=root)
+    assert checked.exit_code == 2 and "locks/gemma3-270m-h100.lock.toml" in checked.stderr, checked.output
+    # an unregistered serving is under no lock, and still priced
+    free = invoke("price", "--checkpoint", "gemma3-270m-q4_k_m", "--card", "h100_sxm5_80gb", root=root)
+    assert free.exit_code == 0, free.output
