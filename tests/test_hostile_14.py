@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cli_helpers import bad, copy_root, invoke
 
@@ -151,3 +153,131 @@ def test_a_lock_file_that_does_not_read_stops_the_price_it_may_lock(
     # an unregistered serving is under no lock, and still priced
     free = invoke("price", "--checkpoint", "gemma3-270m-q4_k_m", "--card", "h100_sxm5_80gb", root=root)
     assert free.exit_code == 0, free.output
+
+
+# --- diff: copies of a card packed in a few bytes each; records that are symbolic links ------------------------------
+
+
+def _git(repo: Path, *args: str, stdin: str | None = None) -> str:
+    import subprocess
+
+    done = subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=repo,
+                          check=True, capture_output=True, input=None if stdin is None else stdin.encode())  # fmt: skip
+    return done.stdout.decode().strip()
+
+
+def _repository(tmp_path: Path) -> Path:
+    root = copy_root(tmp_path)
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "the registry")
+    return root
+
+
+def test_a_commit_of_thousands_of_copies_of_a_card_is_refused_before_any_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """git stores a copy of a file as one more tree entry (20,000 copies of a card: a 48 KB tree object, 780 KB
+    listed), and each costs ``diff`` about 3.5 ms of CPU to read, validate, recheck and compare: ``diff main pr`` over
+    such a commit ran past a minute (2,000 copies: 13.5 s of CPU). A side holding more than
+    ``gitread.MAX_SIDE_FILES`` (4,000) files passprice reads is refused in one line before a byte of them is read,
+    the count raised by ``PASSPRICE_MAX_SIDE_FILES``; the work tree's side is counted the same way."""
+    from passprice import gitread
+
+    root = _repository(tmp_path)
+    blob = _git(root, "hash-object", "-w", "facts/cards/h100_sxm5_80gb.toml")
+    copies = "".join(f"100644 {blob}\tfacts/cards/c{i:05d}.toml\n" for i in range(gitread.MAX_SIDE_FILES))
+    _git(root, "update-index", "--index-info", stdin=copies)
+    _git(root, "commit", "-qm", "copies")
+    read: list[int] = []
+    real = gitread.read_blobs
+    monkeypatch.setattr(gitread, "read_blobs", lambda top, sizes: read.append(len(sizes)) or real(top, sizes))
+    head = _git(root, "rev-parse", "HEAD")[:12]
+    monkeypatch.chdir(root)
+    lines = bad("diff", "main~1", "main", root=root,
+                says=f"{head}: more than 4,000 files passprice reads, the most a side of a diff may hold")  # fmt: skip
+    assert len(lines) == 1 and lines[0].endswith("set PASSPRICE_MAX_SIDE_FILES to allow more"), lines
+    assert max(read) < 200, read  # BASE's files only: none of HEAD's 4,000 copies
+    monkeypatch.setenv("PASSPRICE_MAX_SIDE_FILES", "50")
+    bad("diff", "main~1", "main~1", root=root, says="more than 50 files passprice reads")
+    monkeypatch.setenv("PASSPRICE_MAX_SIDE_FILES", "nan")
+    bad("diff", "main~1", "main~1", root=root,
+        says="PASSPRICE_MAX_SIDE_FILES: 'nan' is not a number of files (a whole number from 1 to 10^9)")  # fmt: skip
+    monkeypatch.setenv("PASSPRICE_MAX_SIDE_FILES", "120")
+    ok = invoke("diff", "main~1", "main~1", root=root)  # the registry alone: about 100 files
+    assert ok.exit_code == 0 and "no changes to facts" in ok.stdout, ok.output
+    _git(root, "checkout", "-q", "main~1")
+    for i in range(25):
+        (root / "facts" / "cards" / f"c{i}.toml").write_bytes((root / "facts" / "cards" / "a40.toml").read_bytes())
+    bad("diff", "HEAD", root=root, says=f"{root}: more than 120 files passprice reads")
+
+
+@pytest.mark.parametrize("target", ["h200_sxm_141gb.toml", "/outside.toml"])
+def test_a_record_that_is_a_symbolic_link_is_named_by_diff(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           target: str) -> None:  # fmt: skip
+    """``diff`` left symbolic links out of both sides, where ``check`` and ``price`` in that checkout read a link
+    inside the registry: a card added as a link reviewed as "no changes to facts" (exit 0), and a card turned into a
+    link to another card's file as "removed". A link where passprice reads a file is named, at the revision or in
+    the work tree (exit 2)."""
+    root = _repository(tmp_path)
+    card = root / "facts" / "cards" / "h100_sxm5_80gb.toml"
+    card.unlink()
+    card.symlink_to(target)
+    monkeypatch.chdir(root)
+    says = "facts/cards/h100_sxm5_80gb.toml: a symbolic link"
+    bad("diff", "main", root=root, says=f"{says}; passprice diff compares the files themselves (commit the file in "
+        "place of the link)")  # fmt: skip
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "a link")
+    head = _git(root, "rev-parse", "HEAD")[:12]
+    bad("diff", "main~1", "main", root=root, says=f"{says} at {head}; passprice diff compares the files themselves")
+
+
+# --- simulate --json of a trace under 1 MB ----------------------------------------------------------------------------
+
+_SCALAR = st.one_of(st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),
+                    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=6))  # fmt: skip
+_FLAT = st.dictionaries(st.text(max_size=4), _SCALAR, max_size=4)
+_DOCUMENT = st.recursive(
+    _SCALAR | st.lists(_FLAT, max_size=4),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    | st.tuples(inner, inner),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(_DOCUMENT)
+def test_jsontext_writes_what_json_dumps_writes(data: object) -> None:
+    """``simulate --json`` of a 900 KB trace (15,000 requests arriving at once) printed 19 MB through ``json``'s
+    pure-Python indented encoder and encoded it a second time to check it finite: 2.86 s of CPU against 1.31 s for
+    its text (issue 13: 2 s). ``jsontext.dumps`` writes its lists of flat records with the C encoder and checks
+    finiteness as it encodes; its text is ``json.dumps(data, indent=2)``'s, whatever the document."""
+    import json
+
+    from passprice import jsontext
+
+    assert jsontext.dumps(data) == json.dumps(data, indent=2)
+    try:
+        expected = json.dumps(data, indent=2, allow_nan=False)
+    except ValueError:
+        with pytest.raises(ValueError):
+            jsontext.dumps(data, allow_nan=False)
+    else:
+        assert jsontext.dumps(data, allow_nan=False) == expected
+
+
+def test_simulate_json_of_many_requests_is_json_dumps_text(tmp_path: Path) -> None:
+    """The 15,000-request document, cut to 400 requests here: every record as the indented encoder writes it."""
+    import json
+
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("".join(f'{{"arrival_s": {i / 1000}, "prompt_tokens": {1 + i % 7}, "output_tokens": 3}}\n'
+                             for i in range(400)), encoding="utf-8")  # fmt: skip
+    result = invoke("simulate", "gemma3-270m-h100", "--trace", str(trace), "--json")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert len(document["policies"]["static"]["records"]) == 400
+    assert document["policies"]["continuous"]["records"][399]["output_tokens"] == 3
+    assert result.stdout == json.dumps(document, indent=2) + "\n"
+
