@@ -281,3 +281,30 @@ def test_simulate_json_of_many_requests_is_json_dumps_text(tmp_path: Path) -> No
     assert document["policies"]["continuous"]["records"][399]["output_tokens"] == 3
     assert result.stdout == json.dumps(document, indent=2) + "\n"
 
+
+# --- a working folder that no longer exists ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args", [("cards",), ("price", "gemma3-270m-h100"), ("init", "reg")])
+def test_a_removed_working_folder_is_said_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            args: tuple[str, ...]) -> None:  # fmt: skip
+    """In a shell standing in a folder that was removed, ``os.getcwd`` fails, and the command line's last resort
+    for an error no command named said ``passprice: error: standard output: No such file or directory`` (exit 2):
+    the wrong thing. The root lookup says what is wrong; ``--root`` given as an absolute path still works."""
+    from click.testing import CliRunner
+
+    from passprice.cli import cli
+
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    here.rmdir()
+    result = CliRunner().invoke(cli, list(args))
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert result.exit_code == 2 and result.stdout == "", result.output
+    assert result.stderr == ("passprice: error: the working folder no longer exists (it was removed while the shell "
+                             "stood in it): cd to a folder that exists, or give --root and absolute paths\n")
+    root = copy_root(tmp_path)
+    priced = CliRunner().invoke(cli, ["--root", str(root), "price", "gemma3-270m-h100", "--json"])
+    assert priced.exit_code == 0, priced.output
+    assert json.loads(priced.stdout)["tokens_per_s"] == pytest.approx(11733.689253828574, rel=1e-12)

@@ -415,18 +415,31 @@ def _aligned(ref: str, name: str) -> int:
     return ahead + sum(a == b for a, b in zip(reversed(ref), reversed(name), strict=False))
 
 
+def gone_folder() -> str:
+    """The line saying the working folder no longer exists (``os.getcwd`` fails: it was removed)."""
+    return ("the working folder no longer exists (it was removed while the shell stood in it): cd to a folder "
+            "that exists, or give --root and absolute paths")
+
+
 def find_root(explicit: Path | str | None = None, start: Path | None = None) -> Root:
     """The root to read: ``explicit`` when given (it must hold ``facts/`` and ``registry/``), else the nearest folder
     at or above ``start`` (default: the working folder) that does, else the embedded default.
 
-    Raises :class:`InputError` when ``explicit`` is not a root.
-    """
+    Raises :class:`InputError` when ``explicit`` is not a root, and when the working folder is needed and no longer
+    exists (removed while a shell stood in it: ``os.getcwd`` fails, which the command line's last resort reported as
+    "standard output: No such file or directory")."""
     if explicit is not None:
         path = Path(explicit)
         if not _is_root(path):
             raise InputError(f"{shown(path)}: not a passprice root (it needs facts/ and registry/ folders)")
-        return Root(path.resolve())
-    here = (start or Path.cwd()).resolve()
+        try:
+            return Root(path.resolve())
+        except FileNotFoundError:
+            raise InputError(gone_folder()) from None
+    try:
+        here = (start or Path.cwd()).resolve()
+    except FileNotFoundError:
+        raise InputError(gone_folder()) from None
     for folder in (here, *here.parents):
         if _is_root(folder):
             return Root(folder)
