@@ -308,3 +308,26 @@ def test_a_removed_working_folder_is_said_so(tmp_path: Path, monkeypatch: pytest
     priced = CliRunner().invoke(cli, ["--root", str(root), "price", "gemma3-270m-h100", "--json"])
     assert priced.exit_code == 0, priced.output
     assert json.loads(priced.stdout)["tokens_per_s"] == pytest.approx(11733.689253828574, rel=1e-12)
+
+
+def test_the_history_of_a_card_turned_into_a_link_is_its_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``fact show CARD PATH --history`` resolved the card's file before asking git for its log: for a card a commit
+    turned into a symbolic link to another card's file it showed that other card's history under this card's name
+    (h100_sxm5_80gb's memory.bandwidth "4.8 TB/s since the first commit, nvidia-h200-datasheet", where the h100's own
+    file said 3.35 TB/s from the H100 datasheet until the link). The history is the file's own: the commit that made
+    it a link is a version that does not read, saying so, and the work tree's link adds nothing."""
+    root = _repository(tmp_path)
+    card = root / "facts" / "cards" / "h100_sxm5_80gb.toml"
+    card.unlink()
+    card.symlink_to("h200_sxm_141gb.toml")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "h100 is an h200 now")
+    monkeypatch.chdir(root)
+    result = invoke("fact", "show", "h100_sxm5_80gb", "memory.bandwidth", "--history", "--json", root=root)
+    assert result.exit_code == 0, result.output
+    versions = json.loads(result.stdout)["versions"]
+    assert [v["subject"] for v in versions] == ["h100 is an h200 now", "the registry"]
+    assert versions[0]["error"] == (f"facts/cards/h100_sxm5_80gb.toml at {_git(root, 'rev-parse', 'HEAD')[:12]}: a "
+                                    "symbolic link, not the file itself (its figures are another file's)")
+    assert versions[1]["fact"]["value"] == 3.35 and versions[1]["fact"]["source"] == "nvidia-h100-datasheet"
+    assert "nvidia-h200-datasheet" not in result.stdout
