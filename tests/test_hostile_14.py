@@ -225,13 +225,32 @@ def test_a_record_that_is_a_symbolic_link_is_named_by_diff(tmp_path: Path, monke
     card.symlink_to(target)
     monkeypatch.chdir(root)
     says = "facts/cards/h100_sxm5_80gb.toml: a symbolic link"
-    bad("diff", "main", root=root, says=f"{says}; passprice diff compares the files themselves (commit the file in "
-        "place of the link)")  # fmt: skip
+    bad("diff", "main", root=root, says=f"{says}; passprice diff compares the files themselves (commit the file, or "
+        "the folder's files, in place of the link)")  # fmt: skip
     _git(root, "add", "-A")
     _git(root, "commit", "-qm", "a link")
     head = _git(root, "rev-parse", "HEAD")[:12]
     bad("diff", "main~1", "main", root=root, says=f"{says} at {head}; passprice diff compares the files themselves")
 
+
+
+def test_a_registry_folder_that_is_a_symbolic_link_is_named_by_diff(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With ``facts/cards`` a link to a folder inside the registry (``check``: all holds), ``diff`` of the work tree
+    did not walk the link: every card "removed", the cards "added" as other files, and the eight locks priced from
+    the cards all the same, exit 0. At a revision the link was left out as well. It is named, exit 2."""
+    root = _repository(tmp_path)
+    (root / "facts" / "cards").rename(root / "registry" / "cards-here")
+    (root / "facts" / "cards").symlink_to("../registry/cards-here")
+    monkeypatch.chdir(root)
+    assert invoke("check", root=root).exit_code == 0
+    lines = bad("diff", "main", root=root, says="facts/cards: a symbolic link; passprice diff compares the files")
+    assert len(lines) == 1, lines
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "cards moved behind a link")
+    head = _git(root, "rev-parse", "HEAD")[:12]
+    bad("diff", "main~1", "main", root=root, says=f"facts/cards: a symbolic link at {head}; passprice diff compares")
 
 # --- simulate --json of a trace under 1 MB ----------------------------------------------------------------------------
 

@@ -202,7 +202,7 @@ class Checkout:
             if kind != "blob" or any(part.startswith(".") for part in rel.split("/")):
                 continue
             if mode == "120000":
-                if gitread.read_by_passprice(rel):
+                if gitread.read_by_passprice(rel) or gitread.registry_folder(rel):
                     raise gitread.linked(name, f"at {commit[:12]}")
                 continue
             if not gitread.read_by_passprice(rel):

@@ -111,15 +111,27 @@ def submodule(path: str, where: str = "") -> InputError:
     )
 
 
+def registry_folder(rel: str) -> bool:
+    """Whether ``rel`` (a POSIX path relative to a root) is a folder whose files passprice reads: ``facts``,
+    ``registry``, ``locks``, ``sources``, ``schema``, or a folder directly in ``facts`` or ``registry``
+    (``facts/cards``)."""
+    parts = rel.split("/")
+    return (len(parts) == 1 and parts[0] in ("facts", "registry", "locks", "sources", "schema")) or (
+        len(parts) == 2 and parts[0] in ("facts", "registry")
+    )
+
+
 def linked(path: str, where: str = "") -> InputError:
-    """The refusal of a symbolic link at ``path`` (``facts/cards/x.toml``), seen ``where`` (``at REVISION``, or empty
-    for the work tree), where passprice reads a file (:func:`read_by_passprice`). Left out, as it was, a review said
-    "no changes" for a card added as a link and "removed" for a card turned into a link to another card's file, while
-    ``check`` and ``price`` in that checkout read the file the link names."""
+    """The refusal of a symbolic link at ``path`` (``facts/cards/x.toml``, or a folder: ``facts/cards``), seen
+    ``where`` (``at REVISION``, or empty for the work tree), where passprice reads a file (:func:`read_by_passprice`)
+    or a folder of them (:func:`registry_folder`). Left out, as it was, a review said "no changes" for a card added
+    as a link, "removed" for a card turned into a link to another card's file, and every card "removed" (while the
+    locks priced them unchanged) for ``facts/cards`` linked to a folder inside the registry, where ``check`` and
+    ``price`` in that checkout read what the link names."""
     at = f" {where}" if where else ""
     return InputError(
-        f"{path}: a symbolic link{at}; passprice diff compares the files themselves (commit the file in place of the "
-        "link)"
+        f"{path}: a symbolic link{at}; passprice diff compares the files themselves (commit the file, or the "
+        "folder's files, in place of the link)"
     )
 
 
@@ -239,6 +251,8 @@ def work_tree_files(folder: Path, tops: Iterable[str]) -> dict[str, bytes]:
     cap = side_files_cap()
     for top in tops:
         base = folder / top
+        if os.path.islink(base) and registry_folder(top):
+            raise linked(top)  # read through, its files were compared while `check` judged them (or refused them)
         if not os.path.isdir(base):
             continue
         for dirpath, dirnames, filenames in os.walk(base):
@@ -247,6 +261,9 @@ def work_tree_files(folder: Path, tops: Iterable[str]) -> dict[str, bytes]:
             if ".git" in dirnames or ".git" in filenames:
                 raise submodule(rel_dir)
             dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            for d in dirnames:  # a linked folder is not walked: its cards were shown removed, yet priced
+                if registry_folder(f"{rel_dir}/{d}") and os.path.islink(here / d):
+                    raise linked(f"{rel_dir}/{d}")
             for name in sorted(filenames):
                 rel = f"{rel_dir}/{name}"
                 if name.startswith(".") or not read_by_passprice(rel):
