@@ -350,3 +350,24 @@ def test_the_history_of_a_card_turned_into_a_link_is_its_own(tmp_path: Path, mon
                                     "symbolic link, not the file itself (its figures are another file's)")
     assert versions[1]["fact"]["value"] == 3.35 and versions[1]["fact"]["source"] == "nvidia-h100-datasheet"
     assert "nvidia-h200-datasheet" not in result.stdout
+
+
+# --- a stack's per-card facts --------------------------------------------------------------------------------
+
+
+def test_a_stack_giving_facts_for_more_cards_than_the_bound_is_refused(tmp_path: Path) -> None:
+    """A stack's ``[cards.NAME]`` tables were unbounded: a 1.04 MB stack file giving ``share.read`` for 6,772 cards
+    that do not exist took ``check --no-cache`` 3.5 s of CPU (1.55 s without it) and ``best --stack`` 1.3 s (0.5 s).
+    The schema bounds them at 1,024 cards; one more is refused naming the file and key."""
+    root = copy_root(tmp_path)
+    stack = root / "facts" / "stacks" / "llamacpp-cuda-2405.toml"
+    table = ('\n[cards.c{}.share.read]\nvalue = 0.5\nunit = "1"\nprovenance = "estimated"\n'
+             'source = "xiongjiedai-gpu-benchmarks"\nlocator = "somewhere in it"\n')  # fmt: skip
+    text = stack.read_text(encoding="utf-8")
+    stack.write_text(text + "".join(table.format(i) for i in range(1024)), encoding="utf-8")
+    held = invoke("price", "r1-qwen7b-h200", "--stack", "llamacpp-cuda-2405", "--json", root=root)
+    assert held.exit_code == 0, held.output
+    stack.write_text(text + "".join(table.format(i) for i in range(1025)), encoding="utf-8")
+    lines = bad("price", "r1-qwen7b-h200", "--stack", "llamacpp-cuda-2405", root=root,
+                says=f"{stack}: cards: ")  # fmt: skip
+    assert lines[0].endswith("has too many properties"), lines
