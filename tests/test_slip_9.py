@@ -2,9 +2,10 @@
 diff`` exited 0 and ``passprice check`` passed. Each test builds the git history in a temporary folder and asserts
 the review's exit status and its words.
 
-- A lock kept as a symbolic link (``locks/x.lock.toml`` → ``../extra/x.lock.toml``, or ``locks`` → ``lockstore``) or
-  under a hidden name (``locks/.x.lock.toml``) guards its serving in ``price`` and ``check``, which read through links
-  and hidden names, but the review left them out: a change moving its price was "no lock affected", exit 0.
+- A lock kept under a hidden name (``locks/.x.lock.toml``) or as a symbolic link (``locks/x.lock.toml`` →
+  ``../extra/x.lock.toml``, or ``locks`` → ``lockstore``) guards its serving in ``price`` and ``check``, which read
+  hidden names and through links, but the review left it out: a change moving its price was "no lock affected",
+  exit 0. A hidden name is now read as check reads it; a link is refused by name (round 14's rule, on main).
 - A pull request adding ``src/passprice`` to a registry kept apart from its code (BASE has none), its
   ``reproduce.side_json`` pricing each lock's embedded serving instead of the registered one, was priced by that code:
   a serving change moving a locked price read "every locked price is re-priced the same", exit 0.
@@ -30,7 +31,6 @@ import pytest
 from click.testing import CliRunner
 
 from passprice.cli import cli
-from passprice.registry import Root
 from test_diff import REPO, commit_all, git, make_lock_file
 
 SERVING = "r1-qwen7b-h200"
@@ -84,15 +84,21 @@ def test_a_lock_kept_as_a_link_or_under_a_hidden_name_is_reviewed(tmp_path: Path
     commit_all(path, "move the price")
 
     status, out, err = _diff(path, "main", "HEAD")
-    assert status == 1, out
-    assert f"passprice: refused: {MOVED}" in err
-    assert f"{SERVING} (locks/" in out and "price moved, lock not updated (sequence_bytes)" in out
-    if kept != "hidden":  # the work tree reads the link too
-        status, out, err = _diff(path, "main")
-        assert status == 1 and MOVED in err, out
+    if kept == "hidden":
+        assert status == 1, out
+        assert f"passprice: refused: {MOVED}" in err
+        assert f"{SERVING} (locks/.r1.lock.toml" in out and "price moved, lock not updated (sequence_bytes)" in out
+        return
+    # A link is refused by name (round 14's rule): the review never passes over what check and price read through it.
+    link = f"locks/{SERVING}.lock.toml" if kept == "link" else "locks"
+    tail = "passprice diff compares the files themselves (commit the file, or the folder's files, in place of the link)"
+    assert status == 2, out
+    assert f"{link}: a symbolic link at " in err and tail in err
+    status, out, err = _diff(path, "main")  # against the work tree too (BASE holds the link already)
+    assert status == 2 and f"passprice: error: {link}: a symbolic link" in err and tail in err, err
 
 
-def test_a_link_out_of_the_registry_is_refused_by_the_review_as_check_refuses_it(tmp_path: Path) -> None:
+def test_a_link_out_of_the_registry_is_refused_by_the_review(tmp_path: Path) -> None:
     path = _base(tmp_path / "registry")
     commit_all(path, "facts")
     make_lock_file(path, SERVING, SERVING)
@@ -101,11 +107,11 @@ def test_a_link_out_of_the_registry_is_refused_by_the_review_as_check_refuses_it
     (path / "locks" / "x.lock.toml").symlink_to(outside)
     commit_all(path, "a lock out of the registry")
     status, out, err = _diff(path, "main~1", "HEAD")
-    assert status == 2, out
-    assert f"locks/x.lock.toml: a symbolic link to {outside}, outside the registry" in err
-    status, out, err = _diff(path, "main~1")
-    assert status == 2 and "locks/x.lock.toml: a symbolic link to" in err and "outside the registry" in err
-    assert Root(path).locks.is_dir()
+    assert status == 2 and "locks/x.lock.toml: a symbolic link at " in err, out
+    status, out, err = _diff(path, "main~1")  # the work tree holds the link
+    assert status == 2 and "passprice: error: locks/x.lock.toml: a symbolic link; " in err, out
+    checked = CliRunner().invoke(cli, ["--root", str(path), "check"])
+    assert checked.exit_code == 2 and f"a symbolic link to {outside}, outside the registry" in checked.stderr
 
 
 def test_code_a_pull_request_brings_into_a_registry_kept_apart_does_not_price_its_review(tmp_path: Path) -> None:

@@ -55,8 +55,6 @@ if TYPE_CHECKING:
 
 #: The folders of a root a diff compares.
 FOLDERS = ("facts", "registry", "locks", "schema", "sources")
-#: The most symbolic links followed from one file of a revision (as a system's ``MAXSYMLINKS`` bounds a path's).
-MAX_LINKS = 40
 #: Where a root's own code lies, when it is a checkout of passprice itself (:mod:`passprice.sidecode`).
 CODE = "src/passprice"
 #: The branches whose merge base with ``HEAD`` is the default BASE, in the order tried.
@@ -197,46 +195,40 @@ class Checkout:
         """Write the root's ``folders`` (default :data:`FOLDERS`; ``src/passprice`` for its code) as they are at
         ``commit`` into ``dest``; the files written, by path relative to the root. Only the files passprice reads
         (:func:`passprice.gitread.read_by_passprice`) are read (the folders holding the others are made, empty),
-        each sized first (``git ls-tree -l``) and all in one ``git cat-file --batch``, as ``check`` reads a checkout
-        of ``commit``: a hidden file's name too, a symbolic link as the file it names inside the root
-        (:meth:`_followed`); hidden folders are left out.
+        each sized first (``git ls-tree -l``) and all in one ``git cat-file --batch``; a hidden file's name is read as
+        ``check`` reads it (``locks/.x.lock.toml`` is a lock), hidden folders are left out.
 
         Raises :class:`InputError` naming ``commit:path``: a file past :data:`~passprice.schema.MAX_TOML_BYTES`
-        (with its size), a submodule, a blob missing from the repository; and when the files add up past
-        :data:`~passprice.gitread.MAX_SIDE_BYTES`."""
+        (with its size), a submodule, a symbolic link where passprice reads a file (:func:`passprice.gitread.linked`),
+        a blob missing from the repository; and when the files add up past :data:`~passprice.gitread.MAX_SIDE_BYTES`
+        or their count past :data:`~passprice.gitread.MAX_SIDE_FILES`."""
         specs = [f"{self.prefix}{folder}" for folder in folders]
         listing = _run_git(self.top, ["ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--", *specs])
         wanted: dict[str, int] = {}
         names: list[tuple[str, str]] = []
         unread: set[str] = set()
         total = 0
-        links: dict[str, tuple[str, int]] = {}
-        records = [r for r in os.fsdecode(listing).split("\0") if r]
-        expanded = 0
-        while records:
-            meta, _, name = records.pop(0).partition("\t")
+        cap = gitread.side_files_cap()
+        for record in os.fsdecode(listing).split("\0"):
+            if not record:
+                continue
+            meta, _, name = record.partition("\t")
             mode, kind, obj, size = meta.split()
             if not name.startswith(self.prefix):
                 continue
             rel = name[len(self.prefix) :]
-            if mode == "120000" and gitread.reads_below(rel):
-                # A folder kept as a link (locks → lockstore): its files, read as check reads them through it.
-                expanded += 1
-                if expanded > MAX_LINKS:
-                    raise InputError(f"{commit[:12]}:{name}: more than {MAX_LINKS} folders kept as links")
-                records[:0] = self._linked_folder(commit, name, obj, int(size))
-                continue
             if kind == "commit":
                 raise gitread.submodule(name, f"at {commit[:12]}")
             # A hidden file's name is read as check and price read it (locks/.x.lock.toml is a lock to them); a
             # hidden folder is no folder of the registry.
             if kind != "blob" or any(part.startswith(".") for part in rel.split("/")[:-1]):
                 continue
+            if mode == "120000":
+                if gitread.read_by_passprice(rel) or gitread.registry_folder(rel):
+                    raise gitread.linked(name, f"at {commit[:12]}")
+                continue
             if not gitread.read_by_passprice(rel):
                 unread.add(rel)  # a file passprice never reads is not read here either (a .bin, a README)
-                continue
-            if mode == "120000":
-                links[rel] = (obj, int(size))  # read as the file it names, below
                 continue
             if int(size) > schema.MAX_TOML_BYTES:
                 raise InputError(gitread.too_large(f"{commit[:12]}:{name}", int(size)))
@@ -246,13 +238,8 @@ class Checkout:
                     raise gitread.side_too_large(commit[:12], total)
             wanted[obj] = int(size)
             names.append((rel, obj))
-        for rel, (blob, length) in self._followed(commit, links).items():
-            if blob not in wanted:
-                total += length
-                if total > gitread.MAX_SIDE_BYTES:
-                    raise gitread.side_too_large(commit[:12], total)
-            wanted[blob] = length
-            names.append((rel, blob))
+            if len(names) > cap:  # before a byte of them is read
+                raise gitread.side_too_many(commit[:12], cap)
         contents = gitread.read_blobs(self.top, wanted)
         files: dict[str, bytes] = {}
         for rel, obj in names:
@@ -271,74 +258,6 @@ class Checkout:
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             (dest / rel).touch()  # a source's document kept in the registry: its existence is what is checked
         return files
-
-    def _target(self, commit: str, at: str, obj: str, size: int) -> tuple[str, str]:
-        """Where the symbolic link at ``at`` (a path of the repository, its blob ``obj`` of ``size`` bytes) leads at
-        ``commit``: (its target as written, the repository path it names). Raises :class:`InputError` when it leads
-        out of the root (or is too long to be a name)."""
-        import posixpath
-
-        shown = f"{commit[:12]}:{at}"
-        if size > 4096:
-            raise InputError(f"{shown}: a symbolic link of {size:,} bytes (no file name is that long)")
-        target = os.fsdecode(gitread.read_blobs(self.top, {obj: size}).get(obj, b""))
-        joined = posixpath.normpath(posixpath.join(posixpath.dirname(at), target))
-        root = self.prefix.rstrip("/")
-        if posixpath.isabs(target) or joined.startswith("../") or joined == ".." or (
-                root and not joined.startswith(f"{root}/")):
-            raise InputError(
-                f"{shown}: a symbolic link to {target}, outside the registry: a registry's files lie inside it "
-                "(copy the file in, or link to one inside)"
-            )
-        return target, joined
-
-    def _linked_folder(self, commit: str, name: str, obj: str, size: int) -> list[str]:
-        """The ``ls-tree -r -l`` records of the folder the link ``name`` stands for at ``commit``, each renamed as if
-        it lay below ``name``. Raises :class:`InputError` when the link leads out of the root or to no folder."""
-        target, joined = self._target(commit, name, obj, size)
-        found = _run_git(self.top, ["ls-tree", "-z", "--full-tree", commit, "--", joined])
-        meta = os.fsdecode(found).partition("\0")[0].partition("\t")[0].split()
-        if len(meta) != 3 or meta[1] != "tree":
-            raise InputError(f"{commit[:12]}:{name}: a symbolic link to {target}, which is no folder at {commit[:12]}")
-        listing = _run_git(self.top, ["ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--", f"{joined}/"])
-        out = []
-        for record in os.fsdecode(listing).split("\0"):
-            meta_text, _, inner = record.partition("\t")
-            if record and inner.startswith(f"{joined}/"):
-                out.append(f"{meta_text}\t{name}{inner[len(joined):]}")
-        return out
-
-    def _followed(self, commit: str, links: Mapping[str, tuple[str, int]]) -> dict[str, tuple[str, int]]:
-        """The blob (id, size) each symbolic link of ``links`` (path relative to the root → its own blob and size)
-        names at ``commit``, followed as ``check`` follows it in a checkout of ``commit``: a link to a file inside the
-        root is read as that file (``locks/x.lock.toml`` → ``../extra/x.lock.toml`` guards the serving it locks, so
-        the review prices it); one to a file outside the root, to nothing, or through more than
-        :data:`MAX_LINKS` links is refused by name, as ``check`` refuses it.
-
-        Raises :class:`InputError` naming ``commit:path``."""
-        out: dict[str, tuple[str, int]] = {}
-        for rel, (obj, size) in links.items():
-            shown = f"{commit[:12]}:{self.prefix}{rel}"
-            at = f"{self.prefix}{rel}"
-            for _ in range(MAX_LINKS):
-                target, joined = self._target(commit, at, obj, size)
-                entry = _run_git(self.top, ["ls-tree", "-l", "-z", "--full-tree", commit, "--", joined])
-                meta, _, name = os.fsdecode(entry).partition("\0")[0].partition("\t")
-                if name != joined or len(meta.split()) != 4:
-                    raise InputError(f"{shown}: a symbolic link to {target}, which names no file at {commit[:12]}")
-                mode, kind, obj, found = meta.split()
-                if kind != "blob":
-                    raise InputError(f"{shown}: a symbolic link to {target}, which is no file at {commit[:12]}")
-                size = int(found)
-                if size > schema.MAX_TOML_BYTES:
-                    raise InputError(gitread.too_large(f"{commit[:12]}:{joined}", size))
-                if mode != "120000":
-                    out[rel] = (obj, size)
-                    break
-                at = joined
-            else:
-                raise InputError(f"{shown}: more than {MAX_LINKS} symbolic links to follow")
-        return out
 
     def documents(self, commit: str, names: Iterable[str]) -> dict[str, str]:
         """The identity (:func:`passprice.sourcechange.document_digest`) of each registry document of ``names``
