@@ -524,7 +524,11 @@ def test_reproduce_names_the_pricing_model_when_it_moves_the_price(
     result = run(root, "reproduce", str(r1_lock))
     assert result.exit_code == 1
     lines = result.stdout.splitlines()
-    assert lines[1] == "  does NOT reproduce: the pricing model changed and moves the price (first: vector_macs)"
+    assert lines[1].startswith(
+        "  does NOT reproduce: the pricing model changed and moves the price (first: vector_macs); the lock's own "
+        "price comes from the code that wrote it: the passprice of the commit that last changed the lock (`git log -1 "
+        "--format=%H -- "
+    )
     assert f"    pricing model  changed ({document['lock']['pricing_model'][7:19]} → {'ab' * 6})" in lines
     rows = {line.split()[0]: line.split()[1:] for line in lines if line.startswith(("vector_macs", "vector_s"))}
     assert rows == {
@@ -571,7 +575,8 @@ def test_reproduce_names_the_pricing_model_when_it_moves_the_price(
 def test_audit_of_a_memory_bound_price(root: Path) -> None:
     result = ok(run(root, "audit", R1, "--batch", "1", "--json"))
     a = json.loads(result.stdout)
-    assert list(a) == ["title", "tokens_per_s", "binds", "provenance", "weakest", "facts"]
+    assert list(a) == ["title", "tokens_per_s", "binds", "provenance", "weakest", "facts", "sources"]
+    assert sorted(a["sources"]) == sorted({f["source"] for f in a["facts"] if f["source"] is not None})
     assert a["title"].startswith(f"audit of {R1} (today's facts)")
     rows = {f["path"]: f for f in a["facts"]}
     for f in a["facts"]:
@@ -793,7 +798,7 @@ def test_check_reports_a_broken_file_of_every_kind_with_file_and_key_path(tmp_pa
     result = run(root, "check")
     assert result.exit_code == 2  # bad files are bad input: named on stderr, the rest of the report on stdout
     lines = result.stdout.splitlines()
-    assert lines[0].endswith(": 5 problems (5 on stderr)")
+    assert lines[0].endswith(": 5 problems (5 on stderr); 2 of 7 locks FAIL")  # 7 locks read; 2 fail
     problems = [line.removeprefix("passprice: error: ") for line in result.stderr.splitlines()]
     assert problems == [
         "facts/cards/b200.toml: memory.bandwidth.unit: 'GB' is not allowed here (one of 'B/s', 'kB/s', 'MB/s', "

@@ -96,6 +96,12 @@ class CheckReport:
             "disagreements": list(self.disagreements),
         }
 
+    def _locks_failing(self, frozen: bool) -> str:
+        """The headline's word on the locks when any fails (``; 2 of 8 locks FAIL``): the file count alone read as
+        a pass over a check that fails on its locks."""
+        failing = sum(1 for s in self.locks if not s.ok(frozen))
+        return f"; {failing} of {len(self.locks)} lock{'s' if len(self.locks) != 1 else ''} FAIL" if failing else ""
+
     def text(self, frozen: bool) -> str:
         """The report for people: the findings in files that read, line by line; the files that do not read only
         counted (the command line prints them on stderr, one ``passprice: error:`` line each, as any bad input)."""
@@ -105,6 +111,7 @@ class CheckReport:
             f"checked {self.files} files{f' ({kinds})' if kinds else ''}: "
             f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''}"
             f"{f' ({len(unread)} on stderr)' if unread else ''}"
+            + self._locks_failing(frozen)
         ]
         lines += [f"  {p}" for p in self.problems if p not in unread]
         lines += [f"  warning: {w}" for w in self.warnings]

@@ -232,9 +232,11 @@ class PriceMoved:
     def lines(self) -> list[str]:
         """The recorded price beside today's, then what drifted, one line each (no indent)."""
         change = 100.0 * (self.today / self.recorded - 1.0) if self.recorded else 0.0
+        # A change too small for two decimals is shown in its own digits, never as "-0.00 %" (which reads as none).
+        shown = f"{change:+.2f}" if change == 0 or abs(change) >= 0.005 else f"{change:+.2g}"
         out = [
             f"recorded {self.recorded:,.1f} tokens/s at batch {self.recorded_batch:,} by lock {self.lock}; today "
-            f"{self.today:,.1f} tokens/s at batch {self.today_batch:,} ({change:+.2f} %, first moved: {self.first}) "
+            f"{self.today:,.1f} tokens/s at batch {self.today_batch:,} ({shown} %, first moved: {self.first}) "
             "— not the locked price"
         ]
         out += [f"drifted since the lock: {d}" for d in self.drifted]

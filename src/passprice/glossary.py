@@ -103,8 +103,11 @@ _TERMS = (
         "TPOT",
         "time per output token of one sequence: pass time over tokens emitted a pass",
         "Time per output token: how long one sequence waits for each of its tokens, the pass's seconds over the "
-        "tokens a sequence emits a pass (1 without drafts). Throughput (tokens/s) is the whole batch's.",
-        ("time per output token",),
+        "tokens a sequence emits a pass (1 without drafts). Throughput (tokens/s) is the whole batch's. A serving's "
+        "TPOT cap (`max_tpot` in its file, `--max-tpot SECONDS`) bounds the best-batch search: `best` (and a best "
+        "lock) then seeks the most tokens/s only among batches whose TPOT is at most the cap (refused `OverTPOT` "
+        "when none is); it is part of the serving a lock pins.",
+        ("time per output token", "max_tpot", "max-tpot", "TPOT cap"),
     ),
     Term(
         "activation word",
@@ -402,6 +405,14 @@ _TERMS = (
         "A refusal of `best`: tokens/s levels off within a relative 1e-12 over so many batches (more than the "
         "50,000 the search may price) that which is best is a matter of rounding, as for a serving whose sequences "
         "hold no memory. Price a batch (`--batch N`), or give the sequences memory that bounds the batch.",
+    ),
+    Term(
+        "OverTPOT",
+        "refusal: the serving's TPOT cap is below even the smallest batch's TPOT",
+        "A refusal of `best` (and of a best lock, `roofline`, `speculate`'s best column) for a serving with a TPOT "
+        "cap (`max_tpot` in its file, `--max-tpot SECONDS`): the best batch is sought only among batches whose "
+        "time per output token is at most the cap, and even the smallest batch is slower. Raise the cap, or price "
+        "a smaller model, a shorter context or a faster card.",
     ),
     Term(
         "StackLacks",

@@ -635,6 +635,7 @@ def _lock_of_file(path: Path, schema_folder: Path, data: bytes) -> Lock:
     try:
         document = schema.load(path, "lock", schema_folder, data=data, check=("digests", check_digests))
     except SchemaError as e:
+        _not_a_lock(path, data)
         # A lock cut short (a truncated file, or a partial write by something other than passprice) lacks its last
         # tables and keys and nothing else is wrong with it: one line says so instead of a cascade of problems.
         suffix = ": missing (required)"
@@ -645,6 +646,27 @@ def _lock_of_file(path: Path, schema_folder: Path, data: bytes) -> Lock:
         shown = ", ".join(listed[:6]) + (f" and {len(listed) - 6} more" if len(listed) > 6 else "")
         raise InputError(f"{path}: incomplete lock (truncated?): missing {shown}; re-lock it") from None
     return lock_from_document(document, str(path), checked=True)
+
+
+def _not_a_lock(path: Path, data: bytes) -> None:
+    """Raise one :class:`InputError` line for a file that is not a lock at all (no ``[lock]`` table), naming the
+    kind its ``#:schema`` line declares (a serving, a card …), instead of every lock key it lacks."""
+    import re
+    import tomllib
+
+    try:
+        document = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return
+    declared = re.match(rb"#:schema [^\n]*?([a-z-]+)\.schema\.json", data)
+    kind = declared[1].decode("ascii") if declared is not None else None
+    if "lock" in document or kind == "lock" or (kind is None and (not document or set(document) & set(_TABLES))):
+        return  # a lock, perhaps cut short (said so by the caller), or nothing to tell it by
+    what = f"a {kind} file" if kind is not None else "some other file"
+    raise InputError(
+        f"{path}: not a lock file (no [lock] table; it is {what}): a lock is locks/NAME.lock.toml, written by "
+        "`passprice lock SERVING`"
+    ) from None
 
 
 # --- making a lock ---------------------------------------------------------------------------------------------------
