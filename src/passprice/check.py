@@ -371,6 +371,13 @@ def _judge_lock(root: Root, path: Path) -> tuple[LockStatus, Any]:
     else:
         assert today.verdict is not None
         holds, text, refusal = today.verdict.holds, today.verdict.message(), None
+        if not holds:  # the next step, as every floor refusal gives it: the same lock, only the floor loosened
+            from passprice.enforce import relock_command
+
+            text += (
+                "; to rest on the weaker fact, strengthen it, or loosen the floor on purpose through review ("
+                f"{relock_command(today.verdict, lock.info.serving, _shown(root, path))})"
+            )
     if today.gone:
         holds = False
         text = f"serving {lock.info.serving}, which the lock locks, is not registered; restore it or remove the lock"

@@ -1269,7 +1269,7 @@ def _given(o: dict[str, Any]) -> list[str]:
               help="A per-path floor, e.g. streams.rewrite=measured (repeatable); the price must rest on PATH.")
 @click.option("--update", is_flag=True,
               help="Re-lock the existing lock with today's facts, checkpoint, serving and code, keeping its name, "
-              "kind, serving and policy.")
+              "kind, serving, stack and policy (with --force --require PATH=PROVENANCE: PATH's floor set as given).")
 @click.option("--force", is_flag=True,
               help="Overwrite an existing lock (its policy rebuilt from the flags; every floor loosened or removed is "
               "printed).")
@@ -1302,9 +1302,10 @@ def lock_command(
             f"{name!r} is not a lock name: use letters, digits, '.', '_' and '-' (first a letter or digit)",
             param_hint="--name",
         )
-    if update and (floor is not None or requires or force or kind is not None):
+    if update and (floor is not None or kind is not None or (requires and not force)):
         raise click.UsageError(
-            "--update keeps the lock's kind and policy: give --force (with --floor/--require/--best) to change them"
+            "--update keeps the lock's kind and policy: give --force (with --floor/--require/--best) to change them; "
+            "--update --force --require PATH=PROVENANCE changes PATH's floor alone, keeping the rest"
         )
     overridden = bool(_given({k: v for k, v in o.items() if k != "serving"}))
     if update and overridden:

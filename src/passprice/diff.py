@@ -714,6 +714,18 @@ class LockImpact:
     #: The checkpoint content HEAD's lock pins (:func:`passprice.pins.checkpoint_digest`; ``None`` for a lock of a
     #: format that pinned none, or a removed lock).
     pinned_content: str | None = None
+    #: What the lock file answers that HEAD changed under the same file (:func:`question_changes`: its kind, the
+    #: registered serving it locks, its stack, its name): a lock answers one question, and a file rewritten to
+    #: answer another (``lock SERVING -o LOCK --force`` over a best lock writes a batch-1 price lock) is a lock
+    #: removed and another added, which the review must not pass as a re-lock.
+    question: tuple[str, ...] = ()
+    #: HEAD's lock file does not read (edited by hand: its digest no longer matches; not TOML; not the schema): it
+    #: is judged on BASE's lock for want of another, and is neither re-locked nor broken by the change.
+    head_unread: bool = False
+    #: The changed facts HEAD's price rests on that HEAD's lock pins as they were before the change (its file not
+    #: re-locked on them): a provenance made stronger, a citation or note moved, with no figure moved. The review
+    #: passes, but ``check --frozen`` fails on that drift until ``lock --update`` re-pins them.
+    drifted: tuple[str, ...] = ()
 
     @property
     def checkpoint_changed(self) -> bool:
@@ -751,7 +763,25 @@ class LockImpact:
         """True when HEAD's lock is left unheld: a fact below its floor, a price HEAD refuses or cannot make, or the
         registered serving it locks deleted on HEAD, or its checkpoint's content changed from the content it pins
         (``check`` fails it the same way)."""
-        return not self.removed and (not self.holds or self.after.gone or self.checkpoint_changed)
+        return not self.removed and not self.head_unread and (
+            not self.holds or self.after.gone or self.checkpoint_changed
+        )
+
+    @property
+    def why_broken(self) -> str | None:
+        """How the lock :attr:`breaks`, as the summary counts it and its row shows it: ``gone`` (its serving
+        deleted), ``checkpoint`` (content not the pinned one), ``not judged`` (HEAD's inputs do not read, so no
+        verdict), ``refused`` (the floors hold but HEAD refuses the price), ``floors`` (a fact below a floor);
+        ``None`` when it does not break."""
+        if not self.breaks:
+            return None
+        if self.after.gone:
+            return "gone"
+        if self.checkpoint_changed:
+            return "checkpoint"
+        if self.verdict is None:
+            return "not judged"
+        return "floors" if not self.verdict.holds else "refused"
 
     @property
     def drops_floors(self) -> bool:
@@ -806,6 +836,8 @@ class LockImpact:
         floor."""
         if self.removed:
             return "lock removed"
+        if self.head_unread:
+            return "not judged: HEAD's lock file does not read"
         if self.after.gone:
             return (
                 f"BROKEN: serving {self.serving_name}, which the lock locks, is not registered on HEAD; restore it or "
@@ -840,9 +872,16 @@ class LockImpact:
 
     def review(self) -> str:
         """What the change does to this lock, in a few words: ``re-locked``, ``price moved, lock not updated``,
-        ``out of date already on BASE``, ``added``, ``removed``, ``floors loosened`` …"""
+        ``out of date already on BASE``, ``added``, ``removed``, ``floors loosened``, ``asks another question`` …"""
         if self.removed:
             return "removed, dropping floors" if self.dropped else "removed"
+        if self.head_unread:
+            return "HEAD's lock file does not read (edited by hand?): restore it, or re-lock it with passprice lock"
+        if self.question:
+            return (
+                f"asks another question ({'; '.join(self.question)}): a lock answers one; restore it, or keep it "
+                "and add the new lock under another name"
+            )
         if self.after.gone:
             return "its serving is deleted"
         if self.checkpoint_changed:
@@ -854,7 +893,14 @@ class LockImpact:
             return f"{unsound}out of date already on BASE ({self.stale}): re-lock it"
         if self.stale:
             return f"{unsound}price moved, lock not updated ({self.stale})"
+        if self.after.price is None and not self.unsound:
+            # no price on HEAD: nothing recorded can be HEAD's price
+            why = "HEAD refuses the price" if self.after.refusal is not None else "not priced on HEAD"
+            return f"{why} (see below)" if self.after.refusal is not None or self.after.error else why
         bits = []
+        if self.drifted:
+            bits.append(f"pins {', '.join(self.drifted)} as before the change: re-pin (passprice lock --update -o "
+                        f"{self.path}; check --frozen fails until then)")
         if self.added:
             bits.append("added")
         elif self.status == "changed":
@@ -920,6 +966,9 @@ class LockImpact:
                 {"path": c.path, "change": c.change, "before": c.was.value, "after": c.now.value} for c in self.dropped
             ],
             "retired": self.retired,
+            "question": list(self.question),
+            "head_unread": self.head_unread,
+            "drifted": list(self.drifted),
         }
 
 
@@ -1009,6 +1058,23 @@ def dropped_floors(
     return (), f"every floor it set is kept by {kept}"
 
 
+def question_changes(old: Lock, new: Lock) -> tuple[str, ...]:
+    """What ``new`` answers that ``old``, the same lock file on BASE, did not: ``kind best → price``, the registered
+    serving it locks, the serving stack its expected price is under, its name (each ``what: BASE → HEAD``, ``none``
+    for absent); empty when it is the same question, re-priced. A lock of the first format recorded no serving
+    (``lock --update`` names the one it locked), so its serving is not compared."""
+    out = []
+    for what, a, b in (
+        ("kind", old.kind, new.kind),
+        ("serving", old.info.serving if old.info.format >= 2 else new.info.serving, new.info.serving),
+        ("stack", old.stack.name if old.stack else None, new.stack.name if new.stack else None),
+        ("name", old.name, new.name),
+    ):
+        if a != b:
+            out.append(f"{what} {a or 'none'} → {b or 'none'}")
+    return tuple(out)
+
+
 def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[LockImpact, ...]:
     """Every lock of either side, re-priced with BASE's inputs and code (BASE's lock) and with HEAD's (HEAD's lock),
     and judged with each side's own policy."""
@@ -1059,6 +1125,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
         if lock.stack is not None:
             touched.append(by_file.get(("stack", lock.stack.name)))
         changed: list[str] = []
+        drifted: list[str] = []
         unreadable = []
         unsound: list[Finding] = []
         after_rests = set(after.rests_on()) if after.price is not None else set(lock.rests_on)
@@ -1066,6 +1133,9 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
             if f is None:
                 continue
             changed += [c.lock_path for c in f.facts if c.lock_path in rests]
+            if new is not None and status != "removed":
+                drifted += [c.lock_path for c in f.facts if c.new is not None and c.lock_path in after_rests
+                            and c.lock_path in new.facts and new.facts[c.lock_path].digest() != c.new.digest()]
             if status != "removed":
                 unsound += [attrs.evolve(x, path=f.lock_path(x.path)) for x in f.findings
                             if f.lock_path(x.path) in after_rests]
@@ -1122,6 +1192,9 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                 dropped=dropped,
                 retired=retired,
                 pinned_content=new.checkpoint_pin.content if new is not None else None,
+                question=question_changes(old, new) if old is not None and new is not None else (),
+                head_unread=rel in head_locks and new is None,
+                drifted=tuple(dict.fromkeys(drifted)),
             )
         )
     return tuple(out)
@@ -1224,8 +1297,25 @@ class Diff:
 
     @property
     def relocked(self) -> tuple[LockImpact, ...]:
-        """The locks whose file the change rewrote (re-locked), that record HEAD's price."""
-        return tuple(lock for lock in self.locks if lock.status == "changed" and not lock.stale)
+        """The locks whose file the change rewrote (re-locked), that record HEAD's price, answer the question they
+        answered on BASE and read on both sides (a file that does not read was edited, not re-locked)."""
+        return tuple(
+            lock for lock in self.locks
+            if lock.status == "changed" and not lock.stale and not lock.question and lock.note is None
+        )
+
+    @property
+    def drifting(self) -> tuple[LockImpact, ...]:
+        """The locks whose HEAD price is the one they record but which pin a changed fact as it was on BASE
+        (:attr:`LockImpact.drifted`): the review passes them, ``check --frozen`` does not until they are re-pinned
+        (``lock --update``)."""
+        return tuple(lock for lock in self.locks if lock.drifted and not lock.breaks and not lock.stale)
+
+    @property
+    def requestioned(self) -> tuple[LockImpact, ...]:
+        """The lock files HEAD rewrote to answer another question (:attr:`LockImpact.question`): a kind, serving,
+        stack or name changed under the same file. Each fails the review."""
+        return tuple(lock for lock in self.locks if lock.question)
 
     @property
     def loosened(self) -> tuple[LockImpact, ...]:
@@ -1255,7 +1345,7 @@ class Diff:
         moves unreviewed, or a removed lock drops floors its still-registered serving was priced under, else 0."""
         if any(f.head_errors for f in self.files) or self.head_unreadable:
             return 2
-        if self.broken or self.stale or self.unsound or self.dropping or self.head_check:
+        if self.broken or self.stale or self.unsound or self.dropping or self.head_check or self.requestioned:
             return 1
         return 0
 
@@ -1292,7 +1382,7 @@ class Diff:
                 )
                 advice = (
                     f" (a fact below a floor: restore it, or re-lock with the floor loosened, {commands}, which the "
-                    "review shows as a loosened floor; `--update` keeps the floors and refuses)"
+                    "review shows as a loosened floor; `--update` alone keeps the floors and refuses)"
                 )
             reasons.append(f"the change breaks lock{'s' if len(broken) > 1 else ''} {names}{advice}")
         gone: dict[str, list[str]] = {}
@@ -1315,6 +1405,12 @@ class Diff:
             reasons.append(f"lock{'s' if len(behind) > 1 else ''} {', '.join(behind)} already out of date on BASE")
         for lock in self.dropping:
             reasons.append(f"it removes lock {lock.name}, dropping floors serving {lock.serving_name} is priced under")
+        for lock in self.requestioned:
+            reasons.append(
+                f"it rewrites {lock.path} to answer another question ({'; '.join(lock.question)}): a lock answers "
+                "one; restore BASE's file and re-lock it with `passprice lock --update -o LOCK` (which keeps its kind, "
+                "serving and stack), or keep it and add the new lock under another name"
+            )
         beyond = self.check_beyond
         if beyond:
             reasons.append(f"{self.check_line()}; first: {beyond[0]}")
@@ -1344,8 +1440,21 @@ class Diff:
             parts.append(f"{_n(len(others), 'other file')} changed")
         locks = f"{_n(len(self.locks), 'lock')} affected" if self.locks else "no lock affected"
         flags = []
-        if self.broken:
-            flags.append(f"{len(self.broken)} {'breaks its' if len(self.broken) == 1 else 'break their'} floors")
+        # each lock counted as its row shows it (a lock not judged is not counted as breaking its floors)
+        why = [lock.why_broken for lock in self.broken]
+        for kind, one, many in (
+            ("floors", "breaks its floors", "break their floors"),
+            ("not judged", "not judged", "not judged"),
+            ("refused", "refused on HEAD", "refused on HEAD"),
+            ("checkpoint", "with its checkpoint's content changed", "with their checkpoint's content changed"),
+            ("gone", "with its serving deleted", "with their serving deleted"),
+        ):
+            n = why.count(kind)
+            if n:
+                flags.append(f"{n} {one if n == 1 else many}")
+        unread = [lock for lock in self.locks if lock.head_unread]
+        if unread:
+            flags.append(f"{len(unread)} {'does' if len(unread) == 1 else 'do'} not read on HEAD")
         moved = [lock for lock in self.stale if lock.unreviewed]
         if moved:
             flags.append(f"{len(moved)} price{'s' if len(moved) > 1 else ''} moved unreviewed")
@@ -1354,10 +1463,17 @@ class Diff:
         if self.resting_on_unsound:
             n = len(self.resting_on_unsound)
             flags.append(f"{n} rest{'s' if n == 1 else ''} on derived facts that do not follow")
+        if self.requestioned:
+            flags.append(f"{len(self.requestioned)} asking another question")
+        if self.drifting:
+            flags.append(f"{len(self.drifting)} to re-pin (lock --update) for check --frozen")
         if self.relocked:
             flags.append(f"{len(self.relocked)} re-locked")
         if self.loosened:
             flags.append(f"{len(self.loosened)} with floors loosened")
+        added = [lock for lock in self.locks if lock.added]
+        if added:
+            flags.append(f"{len(added)} added")
         if self.removed:
             dropping = f", {len(self.dropping)} dropping floors" if self.dropping else ""
             flags.append(f"{len(self.removed)} removed{dropping}")
@@ -1392,6 +1508,8 @@ class Diff:
             "loosened": [lock.name for lock in self.loosened],
             "removed": [lock.name for lock in self.removed],
             "dropping": [lock.name for lock in self.dropping],
+            "requestioned": [lock.name for lock in self.requestioned],
+            "drifted": [lock.name for lock in self.drifting],
             "head_check": list(self.head_check),
             "head_unreadable": list(self.head_unreadable),
             "files": [f.to_json() for f in self.files],
@@ -1814,7 +1932,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     re-priced tokens/s, change, bind, review; each lock linked to its file), and sections for floors loosened or
     tightened, locks added or removed, checkpoint entries, servings, schemas, the pricing model, the locks
     unaffected and the files that do not read."""
-    mark = "❌" if d.exit_status else ("⚠️" if d.weakened or d.loosened or d.removed or d.to_verify else "✅")
+    mark = "❌" if d.exit_status else (
+        "⚠️" if d.weakened or d.loosened or d.removed or d.to_verify or d.drifting else "✅"
+    )
     out = [f"{mark} **passprice diff** {markdown_code(d.base.label)} → {markdown_code(d.head.label)}: {d.summary()}"]
     facts = d.fact_changes
     if facts:
@@ -1859,9 +1979,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             floors = markdown_text(lock.floors())
             floors = f"❌ {floors}" if lock.breaks else floors
             review = markdown_text(_review(d, lock))
-            if lock.stale or lock.unsound or review.startswith("does NOT reproduce"):
+            if lock.stale or lock.unsound or lock.question or review.startswith("does NOT reproduce"):
                 review = f"❌ {review}"
-            elif lock.loosened:
+            elif lock.loosened or lock.drifted:
                 review = f"⚠️ {review}"
             rows.append(
                 [

@@ -196,13 +196,15 @@ class FloorChange:
 
 
 def compare_policies(old: Policy, new: Policy) -> tuple[FloorChange, ...]:
-    """Every floor that differs between ``old`` and ``new``: the lock's floor, then each path, sorted."""
+    """Every floor that differs between ``old`` and ``new``: the lock's floor, then each path whose allowed
+    provenance differs, sorted. A path's own floor dropped for a lock's floor that allows the same (``assumed``
+    written per path, then ``--floor assumed``) is no change, and was shown as ``removed: assumed → assumed``."""
     out = []
     if old.floor is not new.floor:
         out.append(FloorChange("*", old.floor, new.floor, old.floor, new.floor))
     for path in sorted({*old.paths, *new.paths}):
         before, after = old.paths.get(path), new.paths.get(path)
-        if before is not after:
+        if before is not after and old.allowed(path) is not new.allowed(path):
             out.append(FloorChange(path, before, after, old.allowed(path), new.allowed(path)))
     return tuple(out)
 
