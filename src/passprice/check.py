@@ -157,7 +157,7 @@ def _validate_folder(
     count = 0
     from passprice.registry import folder_problem
 
-    problem = folder_problem(folder)
+    problem = folder_problem(folder, root)
     if problem is not None:
         return 0, [problem]
     if not is_folder(folder):
@@ -257,7 +257,7 @@ def _review_files(root: Root) -> FileReview:
     from passprice.registry import folder_problem
 
     for folder, suffix in ((root.servings, ".toml"), (root.sources, ".toml"), (root.locks, ".lock.toml")):
-        problem = folder_problem(folder)  # a file where the folder should be: one line, the rest still checked
+        problem = folder_problem(folder, root)  # a file where the folder should be: one line, the rest still checked
         found = [problem] if problem is not None else lookalikes(folder, suffix)
         problems += found
         unreadable += found
@@ -266,7 +266,7 @@ def _review_files(root: Root) -> FileReview:
     problems += found
     from passprice.sources import read_sources
 
-    if folder_problem(root.sources) is None:  # else said once above
+    if folder_problem(root.sources, root) is None:  # else said once above
         unreadable += read_sources(root)[1]  # a source file that does not read is bad input too, as a card is
     from passprice.calibrate import review_stacks
 

@@ -2230,14 +2230,22 @@ def simulate_command(
         title += f" under stack {stack}"
     sim = Simulation(title, serving, trace.summary(), settings, pricer, tuple(outcomes))
     data = {**simulation_json(sim, with_requests=as_json), "lock": g.to_json()}
-    _finite(data)  # the text shows the same figures: a TTFT of `inf s` is no latency
+    from passprice import jsontext  # json.dumps(data, indent=2)'s text, its request records joined in C
+
+    text = ""
+    if as_json:
+        with contextlib.suppress(ValueError):  # a figure that is not finite: named below
+            text = jsontext.dumps(data, allow_nan=False) + "\n"
+    if not text:  # the text shows the same figures: a TTFT of `inf s` is no latency
+        _finite(data)  # the line naming the figure (encoding a --json document checked it already)
+        text = jsontext.dumps(data) + "\n" if as_json else ""
     if plot_path is not None:
         from passprice.plots import picture_format, simulation_picture, write_picture
 
         write_picture(plot_path, simulation_picture(sim, picture_format(plot_path)), force)
         click.echo(f"plot -> {shown_path(plot_path)}", err=True)
-    report = f"{simulation_text(sim)}\n  lock        {g.line(verdicts)}\n"
-    text = json.dumps(data, indent=2) + "\n" if as_json else report
+    if not as_json:
+        text = f"{simulation_text(sim)}\n  lock        {g.line(verdicts)}\n"
     if output is None:
         click.echo(text, nl=False)
     else:

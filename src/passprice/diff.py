@@ -176,18 +176,19 @@ class Checkout:
         """Write the root's ``folders`` (default :data:`FOLDERS`; ``src/passprice`` for its code) as they are at
         ``commit`` into ``dest``; the files written, by path relative to the root. Only the files passprice reads
         (:func:`passprice.gitread.read_by_passprice`) are read (the folders holding the others are made, empty),
-        each sized first (``git ls-tree -l``) and all in one ``git cat-file --batch``; symbolic links and hidden
-        files are left out.
+        each sized first (``git ls-tree -l``) and all in one ``git cat-file --batch``; hidden files are left out.
 
         Raises :class:`InputError` naming ``commit:path``: a file past :data:`~passprice.schema.MAX_TOML_BYTES`
-        (with its size), a submodule, a blob missing from the repository; and when the files add up past
-        :data:`~passprice.gitread.MAX_SIDE_BYTES`."""
+        (with its size), a submodule, a symbolic link where passprice reads a file (:func:`passprice.gitread.linked`),
+        a blob missing from the repository; and when the files add up past :data:`~passprice.gitread.MAX_SIDE_BYTES`
+        or their count past :data:`~passprice.gitread.MAX_SIDE_FILES`."""
         specs = [f"{self.prefix}{folder}" for folder in folders]
         listing = _run_git(self.top, ["ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--", *specs])
         wanted: dict[str, int] = {}
         names: list[tuple[str, str]] = []
         unread: set[str] = set()
         total = 0
+        cap = gitread.side_files_cap()
         for record in os.fsdecode(listing).split("\0"):
             if not record:
                 continue
@@ -198,7 +199,11 @@ class Checkout:
             rel = name[len(self.prefix) :]
             if kind == "commit":
                 raise gitread.submodule(name, f"at {commit[:12]}")
-            if kind != "blob" or mode == "120000" or any(part.startswith(".") for part in rel.split("/")):
+            if kind != "blob" or any(part.startswith(".") for part in rel.split("/")):
+                continue
+            if mode == "120000":
+                if gitread.read_by_passprice(rel) or gitread.registry_folder(rel):
+                    raise gitread.linked(name, f"at {commit[:12]}")
                 continue
             if not gitread.read_by_passprice(rel):
                 unread.add(rel)  # a file passprice never reads is not read here either (a .bin, a README)
@@ -211,6 +216,8 @@ class Checkout:
                     raise gitread.side_too_large(commit[:12], total)
             wanted[obj] = int(size)
             names.append((rel, obj))
+            if len(names) > cap:  # before a byte of them is read
+                raise gitread.side_too_many(commit[:12], cap)
         contents = gitread.read_blobs(self.top, wanted)
         files: dict[str, bytes] = {}
         for rel, obj in names:

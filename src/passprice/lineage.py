@@ -76,7 +76,7 @@ def load_records(root: Root, stacks: bool = False) -> tuple[list[Record], list[s
     records: list[Record] = []
     problems: list[str] = []
     for kind, folder in (("card", root.cards), ("draft", root.drafts), ("routing", root.routing)):
-        problem = folder_problem(folder)
+        problem = folder_problem(folder, root)
         if problem is not None:  # a file where the folder should be: one line, the other kinds still read
             problems.append(problem)
             continue
@@ -133,7 +133,7 @@ def review(root: Root, unreadable: list[str] | None = None) -> tuple[list[str], 
     cited: set[str] = set()
     from passprice import snapshot
 
-    sources_there = folder_problem(root.sources) is None  # else every citation is missing: said once, by check
+    sources_there = folder_problem(root.sources, root) is None  # else every citation is missing: said once, by check
     for record in records:
         if sources_there:
             problems += missing_sources(root, record.facts, str(record.file))
@@ -449,7 +449,7 @@ def registered_locks(root: Root) -> tuple[list[tuple[str, Any]], list[str]]:
 
     out: list[tuple[str, Any]] = []
     problems: list[str] = []
-    problem = folder_problem(root.locks)
+    problem = folder_problem(root.locks, root)
     if problem is not None:
         return out, [problem]
     for name in root.names(root.locks, ".lock.toml"):
