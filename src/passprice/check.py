@@ -162,7 +162,9 @@ def _validate_folder(
         return 0, [problem]
     if not is_folder(folder):
         return 0, []
-    for path in sorted(folder.glob(f"*{suffix}")):
+    # Sorted by name (the order of the paths themselves, one folder's): pathlib compares two paths in Python, which
+    # for a folder of 2,000 files was 20,000 calls.
+    for path in sorted(folder.glob(f"*{suffix}"), key=lambda p: p.name):
         count += 1
         try:
             if kind == "card":  # as load_card reads it (kept by passprice.cache); its sources are reviewed later
@@ -194,8 +196,8 @@ def lookalikes(folder: Path, suffix: str = ".toml") -> list[str]:
     import unicodedata
 
     groups: dict[str, list[str]] = {}
-    for path in sorted(folder.glob(f"*{suffix}")):
-        groups.setdefault(unicodedata.normalize("NFC", path.name).casefold(), []).append(path.name)
+    for name in sorted(path.name for path in folder.glob(f"*{suffix}")):  # strings: C compares them
+        groups.setdefault(unicodedata.normalize("NFC", name).casefold(), []).append(name)
     return [
         f"{folder}: {', '.join(ascii(n) for n in names)}: names that differ only by case or Unicode normalization "
         "(they show alike, and are one file on macOS and Windows): rename all but one"
