@@ -182,9 +182,11 @@ def test_2_every_pricing_command_refuses_a_locked_serving_on_a_weakened_fact(tmp
         assert result.stdout == "", args
         assert result.stderr.startswith("passprice: refused: LockFloor: lock "), args
     assert invoke("price", R1, root=root).stderr == (
-        f"passprice: refused: LockFloor: {message}; for a what-if, price without the lock (--no-lock); to rest on the "
-        f"weaker fact, strengthen it, or loosen the floor on purpose through review (`passprice lock {R1} -o "
-        f"locks/{R1}.lock.toml --force --require memory.bandwidth=estimated`)\n"
+        f"passprice: refused: LockFloor: {message}; lock r1-qwen7b-h200-best refuses it too: memory.bandwidth is "
+        "estimated, below the floor published; for a what-if, price without the lock (--no-lock); to rest on the "
+        "weaker fact, strengthen it, or loosen the floor on purpose through review (`passprice lock --update -o "
+        f"locks/{R1}.lock.toml --force --require memory.bandwidth=estimated`; `passprice lock --update -o "
+        "locks/r1-qwen7b-h200-best.lock.toml --force --require memory.bandwidth=estimated`)\n"
     )
     # The best lock refuses its own way (its recorded price rests on the same fact).
     refused = run_json("best", R1, root=root, code=1)

@@ -133,3 +133,22 @@ def test_simulate_takes_a_checkpoint_and_card_as_the_pricing_commands_do() -> No
     b.pop("lock", None)
     assert a == b  # the same serving: the same run, figure for figure
     bad("simulate", "--synthetic", "20", says="give a SERVING, or both --checkpoint and --card")
+
+
+def test_a_stacks_facts_are_counted_as_citing_their_sources(tmp_path: Path) -> None:
+    # The batched stack's memory.reserved cites LMDeploy's benchmark document; `sources` counted 0 facts citing it
+    # and `audit --source` listed none (the stacks' facts were not read), so the citation could not be traced back.
+    out = json.loads(invoke("audit", "--source", "lmdeploy-a100-fp16-benchmark", "--json").stdout)
+    assert [(f["kind"], f["record"], f["path"], f["lock_path"]) for f in out["facts"]] == [
+        ("stack", "lmdeploy-turbomind-2312", "memory.reserved", "stack.memory.reserved")]
+    listing = {s["id"]: s for s in json.loads(invoke("sources", "--json").stdout)["sources"]}
+    assert listing["lmdeploy-a100-fp16-benchmark"]["facts"] == 1
+    # A lock made under a stack rests on its fitted facts: withdrawing the calibration's source reaches it.
+    root = copy_root(tmp_path)
+    lock = root / "locks" / "r1-4090-stack.lock.toml"
+    result = invoke("lock", "--checkpoint", "deepseek-r1-distill-qwen-7b-q4_k_m", "--card", "rtx_4090",
+                    "--stack", STACK, "-o", str(lock), root=root)
+    assert result.exit_code == 0, result.output
+    out = json.loads(invoke("audit", "--source", "passprice-stack-calibration", "--json", root=root).stdout)
+    assert [x["name"] for x in out["locks"]] == ["r1-4090-stack"]
+    assert out["locks"][0]["rests_on"] and all(p.startswith("stack.") for p in out["locks"][0]["rests_on"])

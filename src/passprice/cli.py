@@ -1277,7 +1277,7 @@ def _given(o: dict[str, Any]) -> list[str]:
               help="A per-path floor, e.g. streams.rewrite=measured (repeatable); the price must rest on PATH.")
 @click.option("--update", is_flag=True,
               help="Re-lock the existing lock with today's facts, checkpoint, serving and code, keeping its name, "
-              "kind, serving and policy.")
+              "kind, serving, stack and policy (with --force --require PATH=PROVENANCE: PATH's floor set as given).")
 @click.option("--force", is_flag=True,
               help="Overwrite an existing lock (its policy rebuilt from the flags; every floor loosened or removed is "
               "printed).")
@@ -1310,9 +1310,10 @@ def lock_command(
             f"{name!r} is not a lock name: use letters, digits, '.', '_' and '-' (first a letter or digit)",
             param_hint="--name",
         )
-    if update and (floor is not None or requires or force or kind is not None):
+    if update and (floor is not None or kind is not None or (requires and not force)):
         raise click.UsageError(
-            "--update keeps the lock's kind and policy: give --force (with --floor/--require/--best) to change them"
+            "--update keeps the lock's kind and policy: give --force (with --floor/--require/--best) to change them; "
+            "--update --force --require PATH=PROVENANCE changes PATH's floor alone, keeping the rest"
         )
     overridden = bool(_given({k: v for k, v in o.items() if k != "serving"}))
     if update and overridden:
@@ -2237,14 +2238,22 @@ def simulate_command(
         title += f" under stack {stack}"
     sim = Simulation(title, serving, trace.summary(), settings, pricer, tuple(outcomes))
     data = {**simulation_json(sim, with_requests=as_json), "lock": g.to_json()}
-    _finite(data)  # the text shows the same figures: a TTFT of `inf s` is no latency
+    from passprice import jsontext  # json.dumps(data, indent=2)'s text, its request records joined in C
+
+    text = ""
+    if as_json:
+        with contextlib.suppress(ValueError):  # a figure that is not finite: named below
+            text = jsontext.dumps(data, allow_nan=False) + "\n"
+    if not text:  # the text shows the same figures: a TTFT of `inf s` is no latency
+        _finite(data)  # the line naming the figure (encoding a --json document checked it already)
+        text = jsontext.dumps(data) + "\n" if as_json else ""
     if plot_path is not None:
         from passprice.plots import picture_format, simulation_picture, write_picture
 
         write_picture(plot_path, simulation_picture(sim, picture_format(plot_path)), force)
         click.echo(f"plot -> {shown_path(plot_path)}", err=True)
-    report = f"{simulation_text(sim)}\n  lock        {g.line(verdicts)}\n"
-    text = json.dumps(data, indent=2) + "\n" if as_json else report
+    if not as_json:
+        text = f"{simulation_text(sim)}\n  lock        {g.line(verdicts)}\n"
     if output is None:
         click.echo(text, nl=False)
     else:

@@ -443,8 +443,9 @@ _TERMS = (
         "A refusal by a lock: a fact the price rests on has a provenance below the floor the lock allows for it "
         "(e.g. `estimated` where the lock requires `measured`), named with the fact. For a what-if, price without "
         "the lock (`--no-lock`); to rest on the weaker fact, strengthen it, or loosen the floor on purpose through "
-        "review (`passprice lock SERVING -o LOCK --force --require PATH=PROVENANCE`, which the review shows as a "
-        "loosened floor; `lock --update` keeps the floors and refuses).",
+        "review (`passprice lock --update -o LOCK --force --require PATH=PROVENANCE`: the same lock, its kind, "
+        "serving and stack kept, only that floor loosened, which the review shows as a loosened floor; "
+        "`lock --update` alone keeps the floors and refuses).",
     ),
     Term(
         "LockMismatch",

@@ -126,8 +126,9 @@ def spec_from_document(document: Mapping[str, Any], source: str) -> ServingSpec:
     data = dict(document)
     if "contexts" in data:
         data["contexts"] = tuple(data["contexts"])
+    data["source"] = source  # structured with the rest: one object made, not one made and evolved
     try:
-        spec = attrs.evolve(_converter().structure(data, ServingSpec), source=source)
+        spec = _converter().structure(data, ServingSpec)
         StateFlush.parse(spec.flush)
         AttentionMath(spec.attention)
         ActScaling(spec.scaling)

@@ -45,12 +45,14 @@ class CardReach:
         held-out-card error the fit reported."""
         if self.measured:
             return None
-        errors = ""
         if self.card_out_mean is not None and self.card_out_max is not None:
             errors = (f" (with a card held out of the fit, its error was {100 * self.card_out_mean:.3g} % on average, "
                       f"{100 * self.card_out_max:.3g} % at most)")
-        return (f"stack {self.stack} was fitted on runs on {len(self.fitted)} cards ({', '.join(self.fitted)}), not "
-                f"{self.card}: its expected price here extrapolates across cards{errors}")
+        else:  # runs on one card: none could be held out, so no error across cards was ever measured
+            errors = " (no card could be held out of its fit: its error on another card was never measured)"
+        cards = "card" if len(self.fitted) == 1 else "cards"
+        return (f"stack {self.stack} was fitted on runs on {len(self.fitted)} {cards} ({', '.join(self.fitted)}), "
+                f"not {self.card}: its expected price here extrapolates across cards{errors}")
 
 
 def card_reach(root: Root, stack: Stack, card: str) -> CardReach:
