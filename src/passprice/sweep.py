@@ -1476,13 +1476,24 @@ class _Texts:
     def __init__(self) -> None:
         self.batches: np.ndarray | None = None
         self.batch_texts: list[str] = []
+        self.then: dict[str, list[str]] = {}
         self.columns: OrderedDict[bytes, tuple[str | list[str], str]] = OrderedDict()
 
     def of_batches(self, batches: np.ndarray) -> list[str]:
         """``str`` of each of ``batches`` (``(B,)`` integers)."""
         if self.batches is None or not np.array_equal(self.batches, batches):
             self.batches, self.batch_texts = batches, int_texts(batches)
+            self.then = {}
         return self.batch_texts
+
+    def of_batches_then(self, batches: np.ndarray, after: str) -> list[str]:
+        """``str`` of each of ``batches`` followed by ``after`` (a CSV row's batch and the cells after it that
+        every row of a run shares: one text a row where two items were)."""
+        texts = self.of_batches(batches)
+        made = self.then.get(after)
+        if made is None:
+            made = self.then[after] = [t + after for t in texts]
+        return made
 
     def of_floats(self, values: np.ndarray) -> tuple[str | list[str], str]:
         """:func:`_float_texts` of ``values`` (``(n,)`` float64), from the kept columns when the same values were
@@ -1606,12 +1617,12 @@ def _group_text(segments: Sequence[Segment], fmt: str, kept: _Texts) -> str | No
         if csv_format:
             # The seven floats from tokens_per_s to scale_s are one run of cells, the two byte counts another (or,
             # when every row's card has the same capacity, the held bytes alone and the capacity's one text).
-            cells: list[Any] = [float_rows(every[:, : len(_ROW_FLOATS)], ",")]
+            cells: list[Any] = [float_rows(every[:, : len(_ROW_FLOATS)])]
             capacity = every[:, -1]
             if (capacity == capacity[0]).all():
                 cells += [float_reprs(every[:, -2]), f",{float(capacity[0])!r}"]
             else:
-                cells += [float_rows(every[:, len(_ROW_FLOATS) :], ","), ""]
+                cells += [float_rows(every[:, len(_ROW_FLOATS) :]), ""]
         else:
             cells = _json_cells(every, columns["binds"])
     else:
@@ -1640,14 +1651,16 @@ def _group_text(segments: Sequence[Segment], fmt: str, kept: _Texts) -> str | No
                 bind, used = divmod(code - 64, 2)
                 p0, p1 = done, done + b - a
                 done = p1
-                host_cell: str | list[str] = host_texts[p0:p1] if used else "0"
                 prov, weak = shown[used], shown[2 + used]
                 if csv_format:
-                    counts = cells[1][p0:p1]
-                    pieces: _Pieces = [start, rows, ",", host_cell, cells[0][p0:p1],
-                                       f",{labels[bind]}" + ("," if cells[2] else ""), counts,
-                                       f"{cells[2]},{prov},{weak},\n"]
+                    if used:
+                        pieces: _Pieces = [start, rows, ",", host_texts[p0:p1], ","]
+                    else:
+                        zero = kept.of_batches_then(batches, ",0,")
+                        pieces = [start, zero if b - a == len(zero) else zero[a:b]]
+                    pieces += [cells[0][p0:p1], f",{labels[bind]},", cells[1][p0:p1], f"{cells[2]},{prov},{weak},\n"]
                 else:
+                    host_cell: str | list[str] = host_texts[p0:p1] if used else "0"
                     pieces = [start, rows, ', "host_sequences": ', host_cell]
                     for j, name in enumerate(_FLOATS):
                         if name == "held_bytes":
@@ -1704,15 +1717,29 @@ def _json_cells(every: np.ndarray, binds: Any) -> list[Any]:
 
 def _lay(parts: list[str], pieces: _Pieces, rows: int) -> None:
     """Add to ``parts`` the pieces of ``rows`` rows, in row order: ``pieces`` holds, in a row's order, texts every
-    row shares and lists of one text a row (each exactly ``rows`` long); adjacent shared texts are merged first. The
-    list of every piece of every row is made by repeating the shared ones and assigning each column to a slice of it:
-    a few C loops, no object a row."""
+    row shares and lists of one text a row (each exactly ``rows`` long); adjacent shared texts are merged first, and
+    a row's last shared text with the next row's first (one item, not two, between two rows). The list of every
+    piece of every row is made by repeating the shared ones and assigning each column to a slice of it: a few C
+    loops, no object a row."""
     merged: _Pieces = []
     for piece in pieces:
         if isinstance(piece, str) and merged and isinstance(merged[-1], str):
             merged[-1] += piece
         else:
             merged.append(piece)
+    first, last = merged[0], merged[-1]
+    if len(merged) > 2 and isinstance(first, str) and isinstance(last, str):
+        # first (A, B, … last+first) × rows, the very last item the row's end alone
+        body = merged[1:-1]
+        width = len(body) + 1
+        flat = [*(p if isinstance(p, str) else "" for p in body), last + first] * rows
+        for j, p in enumerate(body):
+            if not isinstance(p, str):
+                flat[j::width] = p
+        flat[-1] = last
+        parts.append(first)
+        parts += flat
+        return
     width = len(merged)
     flat = [p if isinstance(p, str) else "" for p in merged] * rows
     for j, p in enumerate(merged):
