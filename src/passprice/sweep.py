@@ -1477,6 +1477,8 @@ class _Texts:
         self.batches: np.ndarray | None = None
         self.batch_texts: list[str] = []
         self.then: dict[str, list[str]] = {}
+        self.openings: dict[tuple[Any, ...], tuple[str, list[str]]] = {}
+        self.refusals: dict[tuple[bool, str], str] = {}
         self.columns: OrderedDict[bytes, tuple[str | list[str], str]] = OrderedDict()
 
     def of_batches(self, batches: np.ndarray) -> list[str]:
@@ -1485,6 +1487,38 @@ class _Texts:
             self.batches, self.batch_texts = batches, int_texts(batches)
             self.then = {}
         return self.batch_texts
+
+    def opening(self, segment: Segment, csv_format: bool) -> tuple[str, list[str]]:
+        """The text of a row of ``segment`` up to its batch (CSV: its cells and the comma; JSON: ``,``, a new line
+        and the object's keys and values), and the texts of its weakest provenance and of the facts carrying it,
+        without and with host memory (a CSV cell or a JSON string): kept by their values and types (a sweep's
+        segments share servings, cards and provenances; ``256.0`` and ``256`` are told apart)."""
+        head = tuple(segment.common[k] for k in COLUMNS[: COLUMNS.index("batch")])
+        key = (csv_format, tuple((type(v), v) for v in head), segment.provenance, segment.weakest)
+        made = self.openings.get(key)
+        if made is None:
+            if len(self.openings) >= 4096:
+                self.openings.clear()
+            if csv_format:
+                start = _csv_line([_cell(v) for v in head]) + ","
+                shown = [_csv_line([v]) for v in (*segment.provenance, *segment.weakest)]
+            else:
+                pairs = zip(COLUMNS, head, strict=False)
+                start = ",\n{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in pairs) + ', "batch": '
+                shown = [json.dumps(v) for v in (*segment.provenance, *segment.weakest)]
+            made = self.openings[key] = (start, shown)
+        return made
+
+    def refused(self, name: str, csv_format: bool) -> str:
+        """A refused row's text after its batch: its empty cells (null values) and the refusal's name."""
+        made = self.refusals.get((csv_format, name))
+        if made is None:
+            if csv_format:
+                made = "," * len(_AFTER_BATCH) + _csv_line([name]) + "\n"
+            else:
+                made = f'{_JSON_NULLS}, "refusal": {json.dumps(name)}}}'
+            self.refusals[(csv_format, name)] = made
+        return made
 
     def of_batches_then(self, batches: np.ndarray, after: str) -> list[str]:
         """``str`` of each of ``batches`` followed by ``after`` (a CSV row's batch and the cells after it that
@@ -1631,14 +1665,7 @@ def _group_text(segments: Sequence[Segment], fmt: str, kept: _Texts) -> str | No
     parts: list[str] = []
     done = 0  # the group's priced rows already laid out
     for segment, runs in zip(segments, keys, strict=True):
-        head = [segment.common[k] for k in COLUMNS[: COLUMNS.index("batch")]]
-        if csv_format:
-            start = _csv_line([_cell(v) for v in head]) + ","
-            shown = [_csv_line([v]) for v in (*segment.provenance, *segment.weakest)]
-        else:
-            start = ",\n{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in zip(COLUMNS, head, strict=False))
-            start += ', "batch": '
-            shown = [json.dumps(v) for v in (*segment.provenance, *segment.weakest)]
+        start, shown = kept.opening(segment, csv_format)
         batches = segment.batches
         batch_text = kept.of_batches(batches)
         status = segment.status if runs is None else runs
@@ -1678,12 +1705,7 @@ def _group_text(segments: Sequence[Segment], fmt: str, kept: _Texts) -> str | No
                     else:
                         parts.append(",\n" + json.dumps(row, allow_nan=False))
             else:
-                name = segment.names[code - 1]
-                if csv_format:
-                    suffix = "," * len(_AFTER_BATCH) + _csv_line([name]) + "\n"
-                else:
-                    suffix = f'{_JSON_NULLS}, "refusal": {json.dumps(name)}}}'
-                _lay(parts, [start, rows, suffix], b - a)
+                _lay(parts, [start, rows, kept.refused(segment.names[code - 1], csv_format)], b - a)
     return "".join(parts)
 
 
