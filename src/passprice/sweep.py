@@ -350,10 +350,15 @@ class _Batches:
         self.card = card
         self.pricing = pricing if pricing is not None else Pricing.limit(card)
 
-    def cost(self, batch: np.ndarray, host_sequences: np.ndarray, search: bool = False) -> dict[str, np.ndarray]:
+    def cost(
+        self, batch: np.ndarray, host_sequences: np.ndarray, search: bool = False, trim: bool = False
+    ) -> dict[str, np.ndarray]:
         """Every field of the pass for each (batch, host sequences) pair, and ``refusal``: the code of the first
         capacity check it fails (0 when it fits). ``search``: only what a step of the host-split search reads
-        (``memory_s``, ``host_s``, ``refusal``), the same values, without the binding term and the rest."""
+        (``memory_s``, ``host_s``, ``refusal``), the same values, without the binding term and the rest.
+        ``trim``: the terms of a batch every position refuses (the batches a card cannot hold) are not computed:
+        its time fields are NaN, its bind 0 (a caller that reads only the fields of the pairs that fit; every other
+        field, and every pair that fits, the same values)."""
         sh, card, pricing = self.shape, self.card, self.pricing
         host_sequences = np.minimum(host_sequences, batch)
         b = batch.astype(float)
@@ -374,12 +379,20 @@ class _Batches:
         ]
         for failed, code in reversed(checks):
             refusal = np.where(failed, code, refusal)
+        cut: Any = ...
+        if trim and not search:
+            fits = refusal == _OK
+            fitting = fits.any(axis=0) if fits.ndim > 1 else fits
+            kept = np.flatnonzero(fitting)
+            if 4 * len(kept) <= 3 * len(fitting):  # a quarter of the batches or more refused at every position
+                cut = (..., kept)
+        bc, bhc, bdc = (b, bh, bd) if cut is ... else (b[cut], bh[cut], bd[cut])
         terms = pass_terms(
             pricing,
-            batch=b,
-            card_sequences=bd,
-            host_sequences=bh,
-            shared_bytes=sh.shared_bytes(b),
+            batch=bc,
+            card_sequences=bdc,
+            host_sequences=bhc,
+            shared_bytes=sh.shared_bytes(bc),
             read_bytes=sh.read_bytes,
             write_bytes=sh.write_bytes,
             rewrite_bytes=sh.rewrite_bytes,
@@ -395,9 +408,7 @@ class _Batches:
         # The last of equal maxima binds, as Rust's max_by does.
         binds, binding_s = _binding(stacked)
         pass_s = pass_seconds(pricing, terms, binding_s)
-        return {
-            "batch": batch,
-            "host_sequences": host_sequences,
+        timed = {
             "memory_s": memory_s,
             "host_s": host_s,
             "array_s": array_s,
@@ -405,9 +416,19 @@ class _Batches:
             "scale_s": scale_s,
             "pass_s": pass_s,
             "binds": binds,
+            "tokens_per_s": bc * sh.emitted_per_sequence / pass_s,
+        }
+        if cut is not ...:
+            for key, value in timed.items():
+                whole = np.zeros(batch.shape, dtype=value.dtype) if key == "binds" else np.full(batch.shape, np.nan)
+                whole[cut] = value
+                timed[key] = whole
+        return {
+            "batch": batch,
+            "host_sequences": host_sequences,
+            **timed,
             "held_bytes": held_bytes,
             "capacity_bytes": np.full(batch.shape, capacity_bytes),
-            "tokens_per_s": b * sh.emitted_per_sequence / pass_s,
             "refusal": refusal,
         }
 
@@ -417,9 +438,9 @@ class _Batches:
         (ties to fewer held on the card). Batches whose search meets a refusal are marked with it."""
         zero = np.zeros(batch.shape, dtype=np.int64)
         if not host_memory:
-            return self.cost(batch, zero)
+            return self.cost(batch, zero, trim=True)
         if self.card.host is None:
-            out = self.cost(batch, zero)
+            out = self.cost(batch, zero, trim=True)
             out["refusal"] = np.full(batch.shape, _NO_HOST)
             return out
         card_room, host_room = _rooms(self.shape, self.card)
