@@ -1642,7 +1642,9 @@ def _group_text(segments: Sequence[Segment], fmt: str, kept: _Texts) -> str | No
     writes a segment at a time, up to the row that stops the text) or orjson is not there."""
     if not fast():
         return None
-    csv_format = fmt == "csv"
+    if fmt == "csv":
+        return _csv_group_text(segments, kept)
+    csv_format = False
     floats: dict[str, list[np.ndarray]] = {key: [] for key in (*_FLOATS, "host_sequences", "binds")}
     keys: list[np.ndarray | None] = []
     for segment in segments:
@@ -1727,6 +1729,92 @@ def _group_text(segments: Sequence[Segment], fmt: str, kept: _Texts) -> str | No
                         parts.append(",\n" + json.dumps(row, allow_nan=False))
             else:
                 _lay(parts, [start, rows, kept.refused(segment.names[code - 1], csv_format)], b - a)
+    return "".join(parts)
+
+
+def _csv_group_text(segments: Sequence[Segment], kept: _Texts) -> str | None:
+    """:func:`_group_text` for CSV. The priced rows' seven floats from ``tokens_per_s`` to ``scale_s`` are one
+    array for the group, written by one orjson call and cut into one text a row
+    (:func:`~passprice.floattext.float_rows`); every other text a priced row has is one every row of its run shares
+    or one kept for the batch axis: the batch's (with ``,0,`` after it when no sequence is in host memory) and the
+    held bytes' (a serving's position holds the same bytes at a batch on every card: the column's texts are kept by
+    its values, :meth:`_Texts.of_floats`). A run of priced rows is then five items a row in the list joined once,
+    one of them made for the row; a run of refused rows is the batches' texts joined by the text between two of
+    them (one item a row, none made)."""
+    floats: list[np.ndarray] = []
+    keys: list[np.ndarray | None] = []
+    for segment in segments:
+        status, p = segment.status, segment.priced
+        mask = status == _PRICED
+        count = int(np.count_nonzero(mask))
+        if p is None or not count:
+            keys.append(None)
+            continue
+        chosen: Any = slice(None) if count == len(status) else np.flatnonzero(mask)
+        for key in ("held_bytes", "capacity_bytes"):
+            if not np.isfinite(p[key][chosen]).all():
+                return None
+        floats.append(np.stack([p[key][chosen] for key in _ROW_FLOATS], axis=1))
+        # A run is a stretch of rows of one status, and for priced rows one bind and host use (64 + 2 bind + use).
+        keys.append(np.where(mask, 64 + 2 * p["binds"] + (p["host_sequences"] > 0), status))
+    for fields in (f for segment in segments for f in segment.alone.values()):
+        if not all(not isinstance(v, float) or math.isfinite(v) for v in fields.values()):
+            return None
+    runs_of_floats: list[str] = []
+    if floats:
+        every = np.concatenate(floats) if len(floats) > 1 else floats[0]
+        if not np.isfinite(every).all():
+            return None
+        runs_of_floats = float_rows(every)
+    parts: list[str] = []
+    done = 0  # the group's priced rows already laid out
+    for segment, runs in zip(segments, keys, strict=True):
+        start, shown = kept.opening(segment, True)
+        batches = segment.batches
+        batch_text = kept.of_batches(batches)
+        status = segment.status if runs is None else runs
+        count = len(status)
+        cuts = [0, *(np.flatnonzero(status[1:] != status[:-1]) + 1).tolist(), count]
+        held: tuple[str | list[str], str] | None = None
+        capacity: tuple[str | list[str], str] | None = None
+        for a, b in itertools.pairwise(cuts):
+            code = int(status[a])
+            rows = batch_text if b - a == count else batch_text[a:b]
+            if code >= 64:
+                p = segment.priced
+                assert p is not None
+                bind, used = divmod(code - 64, 2)
+                if held is None:
+                    held = kept.of_floats(p["held_bytes"])
+                    capacity = kept.of_floats(p["capacity_bytes"])
+                assert capacity is not None
+                held_text, held_after = held
+                capacity_text, capacity_after = capacity
+                held_rows = held_text if isinstance(held_text, str) or b - a == count else held_text[a:b]
+                capacity_rows = (
+                    capacity_text if isinstance(capacity_text, str) or b - a == count else capacity_text[a:b]
+                )
+                p0, p1 = done, done + b - a
+                done = p1
+                if used:
+                    pieces: _Pieces = [start, rows, ",", int_texts(p["host_sequences"][a:b]), ","]
+                else:
+                    zero = kept.of_batches_then(batches, ",0,")
+                    pieces = [start, zero if b - a == count else zero[a:b]]
+                pieces += [
+                    runs_of_floats[p0:p1], f",{_BINDS[bind]},", held_rows, f"{held_after},", capacity_rows,
+                    f"{capacity_after},{shown[used]},{shown[2 + used]},\n",
+                ]
+                _lay(parts, pieces, b - a)
+            elif code == _ALONE:
+                for j in range(a, b):
+                    fields = segment.alone[j]
+                    row = {**dict.fromkeys(COLUMNS, None), **segment.common, "batch": int(batches[j]), **fields}
+                    parts.append(_csv_line([_cell(row[k]) for k in COLUMNS]) + "\n")
+            else:
+                # start b1 end start b2 end …: the batches joined by "end start", in C, no list a row.
+                end = kept.refused(segment.names[code - 1], True)
+                parts += [start, (end + start).join(rows), end]
     return "".join(parts)
 
 
