@@ -370,15 +370,18 @@ class _Batches:
         host_capacity_bytes = pricing.host_capacity
         on_chip_bytes = b * sh.on_chip_per_sequence
         on_chip_capacity = pricing.on_chip
-        refusal = np.full(batch.shape, _OK)
-        checks = [
-            ((host_sequences > 0) & (card.host is None), _NO_HOST),
-            (held_bytes > capacity_bytes, _CARD_FULL),
-            (host_held_bytes > host_capacity_bytes, _HOST_FULL),
+        # The first check a pair fails, in the seed's order (no host link, card memory, host memory, on-chip
+        # memory): the later checks' codes written first, an earlier one over them; a check no pair fails (most of
+        # them, most of the time) writes nothing.
+        refusal = np.zeros(batch.shape, dtype=np.int64)
+        for failed, code in (
             (on_chip_bytes > on_chip_capacity, _ON_CHIP),
-        ]
-        for failed, code in reversed(checks):
-            refusal = np.where(failed, code, refusal)
+            (host_held_bytes > host_capacity_bytes, _HOST_FULL),
+            (held_bytes > capacity_bytes, _CARD_FULL),
+            ((host_sequences > 0) if card.host is None else False, _NO_HOST),
+        ):
+            if np.any(failed):
+                refusal[np.broadcast_to(failed, batch.shape)] = code
         cut: Any = ...
         if trim and not search:
             fits = refusal == _OK
@@ -473,6 +476,8 @@ class _Batches:
             other = self.cost(batch, batch - np.minimum(held, z))
             trouble |= inside & (other["refusal"] != _OK)
             take = inside & (other["pass_s"] < best["pass_s"])
+            if not take.any():
+                continue
             for key in best:
                 best[key] = np.where(take, other[key], best[key])
         best["trouble"] = trouble
