@@ -22,10 +22,19 @@ records CPU time (user + sys of that child and what it waited for, such as git),
 (``$PASSPRICE_CACHE_DIR``); *warm*: a cache folder the same command filled first. Medians of ``--runs`` runs, with
 ``python -c pass`` timed in the same run as a yardstick.
 
+``--instructions``: each figure is also counted, once, in instructions executed by the command's own process under
+valgrind's callgrind (what a subprocess it starts, git or another side's code, executes is not counted), a measure
+the machine's load does not move: on a shared machine CPU times of one command wander by a third from run to run, so
+compare changes by these (about 3 minutes a figure of the shipped registry, 5 with 2,000 servings).
+
 Run from a checkout: ``python benchmarks/registry_scale.py [-n 2000] [--runs 3] [--shapes servings,cards]
-[--commands check,sweep] [--cold|--warm] [--no-cache] [--before SRC]`` (``--before``: each figure also with the
-passprice package found in ``SRC``, e.g. ``git archive main src | tar -x -C /tmp/before`` then ``--before
-/tmp/before/src``, the two run in turn). Nothing here is a test: the numbers depend on the machine and its load.
+[--commands check,sweep] [--cold|--warm] [--no-cache] [--before SRC] [--instructions]`` (``--before``: each figure
+also with the passprice package found in ``SRC``, e.g. ``pip install --no-deps --target /tmp/before .`` in a
+checkout of the revision, or ``git archive main src | tar -x -C /tmp/before`` then ``--before /tmp/before/src``, the
+two run in turn; an installed package finds its schemas in its own ``_data``, a source tree beside ``src``, and only
+an installed one trusts the pricing model's digest recorded when it was built). Run it with the interpreter of the
+environment to measure (``/path/to/venv/bin/python benchmarks/registry_scale.py``: a ``pip install .`` and a ``pip
+install -e .`` differ). Nothing here is a test: the numbers depend on the machine and its load.
 """
 
 from __future__ import annotations
@@ -140,6 +149,21 @@ def measure(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, float
     return code, usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss / 1024
 
 
+def instructions(argv: list[str], cwd: Path, env: dict[str, str]) -> float | None:
+    """The instructions (millions) the ``python`` command line ``argv`` executes in its own process under valgrind's
+    callgrind (its children not followed), or ``None`` without valgrind."""
+    if shutil.which("valgrind") is None:
+        return None
+    done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv], cwd=cwd,
+                          env={**os.environ, **env, "PASSPRICE_NO_MEMO": "1"}, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True, check=False)
+    for line in done.stderr.splitlines():
+        if "Collected" in line:
+            return int(line.split()[-1]) / 1e6
+    sys.stderr.write(f"  {' '.join(argv[3:])}: no instruction count: {done.stderr[-300:]}\n")
+    return None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=2000, help="files each shape adds (default 2000)")
@@ -152,6 +176,8 @@ def main() -> None:
     parser.add_argument("--before", metavar="SRC", help="also run each command with another passprice (a folder "
                         "holding the passprice package, e.g. from `git archive`), each pair in turn: a before/after "
                         "table from one run")
+    parser.add_argument("--instructions", action="store_true", help="also count each figure's instructions, once, "
+                        "under valgrind's callgrind (load-free; minutes a figure)")
     args = parser.parse_args()
     caches = ["cold", "warm"]
     if args.cold != args.warm:
@@ -168,7 +194,7 @@ def main() -> None:
     if args.before is not None:
         subprocess.run([sys.executable, "-m", "compileall", "-q", args.before], check=False, stdout=subprocess.DEVNULL)
     print(f"{'shape':9s} {'command':12s} {'cache':8s} {'side':6s} {'exit':>4s} {'CPU s':>7s} {'wall s':>7s} "
-          f"{'peak MiB':>8s} {'pass CPU':>8s}")
+          f"{'peak MiB':>8s} {'pass CPU':>8s}" + (f" {'G instr':>8s}" if args.instructions else ""))
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         for shape in args.shapes.split(","):
@@ -193,11 +219,20 @@ def main() -> None:
                             if cache == "warm" and run == 0:
                                 continue  # the run that fills the cache
                             rows[side].append((*result, yard))
-                    for side, _ in sides:
+                    for side, side_env in sides:
                         code = rows[side][0][0]
                         cpu, wall, peak, yard = (statistics.median(r[i] for r in rows[side]) for i in (1, 2, 3, 4))
+                        counted = ""
+                        if args.instructions:
+                            cache_dir = work / (f"cache-{shape}-{command}-{side}" if cache == "warm" else "cache-cg")
+                            extra = ["--no-cache"] if cache == "no-cache" else []
+                            got = instructions([sys.executable, "-c", ENTRY, "--root", str(folder), *extra, *argv],
+                                               folder, {"PASSPRICE_CACHE_DIR": str(cache_dir), **side_env})
+                            counted = f" {got / 1000:8.3f}" if got is not None else f" {'-':>8s}"
+                            if cache != "warm":
+                                shutil.rmtree(cache_dir, ignore_errors=True)
                         print(f"{shape:9s} {command:12s} {cache:8s} {side:6s} {code:4d} {cpu:7.2f} {wall:7.2f} "
-                              f"{peak:8.0f} {yard:8.3f}", flush=True)
+                              f"{peak:8.0f} {yard:8.3f}{counted}", flush=True)
                 for side, _ in sides:
                     shutil.rmtree(work / f"cache-{shape}-{command}-{side}", ignore_errors=True)
             shutil.rmtree(folder)

@@ -10,6 +10,7 @@ each entry of ``registry/checkpoints/`` listed here is exactly what the command 
     passprice synth examples/configs/meta-llama-3-8b.json --mix Q4_K_M --import llama3-8b-q4_k_m --note ... --force
     passprice synth examples/configs/meta-llama-3-8b.json --mix F16 --import llama3-8b-f16 --note ... --force
     passprice synth examples/configs/meta-llama-3-70b.json --mix Q4_K_M --import llama3-70b-q4_k_m --note ... --force
+    passprice synth examples/configs/llama-2-13b.json --mix F16 --import llama2-13b-f16 --note ... --force
 """
 
 from __future__ import annotations
@@ -95,6 +96,15 @@ SYNTHESIZED: dict[str, tuple[str, str, str]] = {
         "Q8_0",
         "The CodeLlama-7B Q8_0 file of ggml-org/llama.cpp#4766's llama-bench table: 7,160,487,936 bytes = 6.67 GiB, "
         "as printed ('llama 7B Q8_0 | 6.67 GiB').",
+    ),
+    # Issue 11: the checkpoint of LMDeploy's TurboMind static-inference runs (registry/measurements/
+    # lmdeploy-turbomind-a100.toml), FP16 as TurboMind ran it from the Hugging Face weights.
+    "llama2-13b-f16": (
+        "llama-2-13b.json",
+        "F16",
+        "The Llama-2-13B FP16 weights of LMDeploy's TurboMind benchmark (docs/en/benchmark/a100_fp16.md, lmdeploy "
+        "v0.1.0): no GGUF file was run; the F16 mix stores every matrix at 2 bytes an element, as TurboMind's FP16 "
+        "weights are: 26,032,558,080 bytes.",
     ),
     "llama31-8b-bf16": (
         "llama-3.1-8b.json",

@@ -179,9 +179,10 @@ def test_no_cache_option_and_environment(tmp_path: Path, cache_dir: Path, monkey
         monkeypatch.delenv("PASSPRICE_NO_CACHE")
         checkpoints._CACHE.clear()  # as a new process: this one keeps the header it built
         cached = invoke("price", "r1-qwen7b-h200", "--json", root=root)
-        # Its checkpoint, its card, its two locks (a registered serving is priced under them), and which serving
-        # each lock file locks; not the serving file's document: its spec is kept as a built object instead.
-        assert len(entries(cache_dir)) == 5
+        # Its card, its two locks (a registered serving is priced under them), and which serving each lock file
+        # locks; not the checkpoint's or the serving file's document: its header and its spec are kept as built
+        # objects instead.
+        assert len(entries(cache_dir)) == 4
         assert json.loads(cached.stdout) == json.loads(result.stdout)
     finally:
         cache.configure(enabled=True)
@@ -279,8 +280,8 @@ def test_concurrent_runs_share_the_cache(tmp_path: Path, cache_dir: Path) -> Non
     outputs = [run.communicate(timeout=120) for run in runs]
     assert all(run.returncode == 0 for run in runs), [err for _, err in outputs]
     assert len({out for out, _ in outputs}) == 1
-    # Two each: the entry's validated document and its listing row (checkpoints.entry_row).
-    assert len(entries(cache_dir)) == 2 * len(list((root / "registry" / "checkpoints").glob("*.toml")))
+    # One each: the entry's listing row (checkpoints.entry_row); its header is kept as an object, not its document.
+    assert len(entries(cache_dir)) == len(list((root / "registry" / "checkpoints").glob("*.toml")))
     for entry in entries(cache_dir):
         assert cache.read(entry.name[: -len(".json")]) is not None
 

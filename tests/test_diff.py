@@ -244,8 +244,9 @@ def test_both_commits_through_the_command_line(repo: Repo) -> None:
     assert code == 1, err
     assert err == (
         f"passprice: refused: the change breaks lock {MTP} (a fact below a floor: restore it, or re-lock with the "
-        f"floor loosened, `passprice lock {MTP} -o {MTP_FILE} --force --require streams.rewrite=estimated`, which the "
-        f"review shows as a loosened floor; `--update` keeps the floors and refuses); it moves the locked price of "
+        f"floor loosened, `passprice lock --update -o {MTP_FILE} --force --require streams.rewrite=estimated`, which "
+        f"the review shows as a loosened floor; `--update` alone keeps the floors and refuses); it moves the locked "
+        "price of "
         f"{LOCK} without re-locking (review the move, then `passprice lock --update -o LOCK`)\n"
     )
     data = json.loads(out)

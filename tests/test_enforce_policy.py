@@ -24,8 +24,12 @@ WEAKENED = (
 )
 
 ADVICE = (
+    # every lock the price breaks is named (the serving's best lock too), each with the command that re-locks it as
+    # it is (--update: its kind, serving and stack kept) with only the breached floor loosened
+    "; lock r1-qwen7b-h200-best refuses it too: memory.bandwidth is estimated, below the floor published"
     "; for a what-if, price without the lock (--no-lock); to rest on the weaker fact, strengthen it, or loosen the "
-    f"floor on purpose through review (`passprice lock {R1} -o locks/{R1}.lock.toml --force --require "
+    f"floor on purpose through review (`passprice lock --update -o locks/{R1}.lock.toml --force --require "
+    "memory.bandwidth=estimated`; `passprice lock --update -o locks/r1-qwen7b-h200-best.lock.toml --force --require "
     "memory.bandwidth=estimated`)"
 )
 

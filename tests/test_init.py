@@ -69,7 +69,7 @@ def test_init_writes_a_registry(tmp_path: Path) -> None:
     # The measurements the reference stack is fitted from travel with it (check re-runs the fit from its runs), and
     # so do the checkpoint entries those runs ran: the llama 2/3 family, not the r1 or Qwen entries nothing measured.
     measured = sorted(p.name for p in (REPO / "registry/measurements").glob("*.toml"))
-    assert measured == ["llamacpp-points.toml", "xiongjiedai-llama3-llamabench.toml"]
+    assert measured == ["llamacpp-points.toml", "lmdeploy-turbomind-a100.toml", "xiongjiedai-llama3-llamabench.toml"]
     assert sorted(p.name for p in (mine / "registry/measurements").glob("*.toml")) == measured
     ran = sorted(p.name for p in (mine / "registry/checkpoints").iterdir())
     assert "llama3-70b-q4_k_m.toml" in ran and "llama2-7b-q4_0.toml" in ran
@@ -346,7 +346,7 @@ def test_a_wheel_in_a_fresh_venv_outside_any_checkout(tmp_path: Path) -> None:
     # fresh environment's passprice console script.
     assert hook.returncode == 0, hook.stdout + hook.stderr
     assert "passprice check" in hook.stdout and "Passed" in hook.stdout
-    assert "1 checkpoints" in hook.stdout and "all holds" in hook.stdout
+    assert "12 checkpoints" in hook.stdout and "all holds" in hook.stdout  # the 11 init carries, and my-gemma
 
 
 def test_init_with_examples_copies_the_registry_too(tmp_path: Path) -> None:
@@ -417,12 +417,12 @@ def test_a_wheel_refuses_untracked_facts(tmp_path: Path) -> None:
 
 
 def test_the_summary_names_the_checkpoint_entries_init_carries_and_says_no_cd_into_here(tmp_path: Path) -> None:
-    """The newcomer walkthrough: init copied 10 checkpoint entries (those the reference stacks' measured runs name)
+    """The newcomer walkthrough: init copied 11 checkpoint entries (those the reference stacks' measured runs name)
     and its summary said `registry/checkpoints/   empty`; run without a folder it printed `next: cd . && …`."""
     result = invoke("init", str(tmp_path / "mine"))
     assert result.exit_code == 0, result.output
     carried = sorted(p.name for p in (tmp_path / "mine" / "registry" / "checkpoints").glob("*.toml"))
-    assert len(carried) == 10
+    assert len(carried) == 11  # 10 the llama.cpp runs ran, and llama2-13b-f16 of the LMDeploy runs (issue 11)
     assert (
         f"  registry/checkpoints/   {len(carried)} entries the reference stacks' measured runs name, copied from "
     ) in result.stdout

@@ -15,15 +15,16 @@ def test_validate_refuses_more_runs_than_it_prices(monkeypatch: pytest.MonkeyPat
     """1,111 runs (a 469 KB measurement file beside the registered ones) made validate run 2.4 s of CPU (issue 13:
     2 s). A validate prices at most 600 runs (validate.MAX_RUNS), refused in one line naming the measurement files
     before any is priced; PASSPRICE_MAX_VALIDATE_RUNS moves the bound. Here it is lowered, to refuse the registry's
-    127 runs without pricing a thousand."""
+    144 runs (127 llama.cpp runs, 17 LMDeploy ones: issue 11) without pricing a thousand."""
     from passprice import validate
 
     assert validate.MAX_RUNS == 600
-    monkeypatch.setenv(validate.RUNS_VARIABLE, "126")
+    monkeypatch.setenv(validate.RUNS_VARIABLE, "143")
     lines = bad("validate")
     assert lines == [
         "passprice: error: registry/measurements/llamacpp-points.toml, "
-        "registry/measurements/xiongjiedai-llama3-llamabench.toml: 127 measured runs (every stack), past the 126 a "
+        "registry/measurements/lmdeploy-turbomind-a100.toml, "
+        "registry/measurements/xiongjiedai-llama3-llamabench.toml: 144 measured runs (every stack), past the 143 a "
         "validate prices (about 2 ms of CPU each); validate one stack (--stack S), or set "
         "PASSPRICE_MAX_VALIDATE_RUNS to allow more"
     ]
@@ -57,18 +58,20 @@ def test_a_floor_refusal_under_a_lock_outside_locks_never_advises_overwriting_it
     advice = ("passprice: refused: LockFloor: lock r1-qwen7b-h200 refuses this price: memory.bandwidth is estimated, "
               "below the floor published (the price's weakest provenance is estimated, carried by memory.bandwidth, "
               "scale, on_chip.capacity); for a what-if, price without the lock (--no-lock); to rest on the weaker "
-              "fact, strengthen it, or loosen the floor on purpose through review (`passprice lock r1-qwen7b-h200 -o ")
+              "fact, strengthen it, or loosen the floor on purpose through review (`passprice lock ")
     result = invoke("price", R1, "--lock", str(old), root=root)
     assert result.exit_code == 1, result.output
     assert result.stderr.splitlines() == [
-        advice + f"locks/{R1}.lock.toml --force --require memory.bandwidth=estimated`; {old} lies outside locks/ "
+        advice + f"--update -o locks/{R1}.lock.toml --force --require memory.bandwidth=estimated`; {old} lies "
+        "outside locks/ "
         "and is left as it is)"
     ]
     (root / "locks" / f"{R1}.lock.toml").unlink()
     result = invoke("price", R1, "--lock", str(old), root=root)
     assert result.exit_code == 1, result.output
     assert result.stderr.splitlines() == [
-        advice + f"locks/{R1}.lock.toml --require memory.bandwidth=estimated`; {old} lies outside locks/ and is "
+        advice + f"{R1} -o locks/{R1}.lock.toml --require memory.bandwidth=estimated`; {old} lies outside locks/ "
+        "and is "
         "left as it is: write a new lock into locks/)"
     ]
     assert old.read_bytes() == (REPO / "locks" / f"{R1}.lock.toml").read_bytes()

@@ -108,7 +108,10 @@ def test_1_a_changed_formula_is_a_changed_pricing_model_in_reproduce_and_a_faile
     )
     assert done.returncode == 1, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[1] == "  does NOT reproduce: the pricing model changed and moves the price (first: vector_macs)"
+    assert lines[1].startswith(
+        "  does NOT reproduce: the pricing model changed and moves the price (first: vector_macs); the lock's own "
+        "price comes from the code that wrote it"
+    )
     recorded = tomllib.loads((branch / R1_LOCK).read_text(encoding="utf-8"))["lock"]["pricing_model"]
     assert f"    pricing model  changed ({recorded[7:19]} → {edited[7:19]})" in lines
     assert "  first term that moved (pinned inputs, today's code): vector_macs" in lines
@@ -179,9 +182,11 @@ def test_2_every_pricing_command_refuses_a_locked_serving_on_a_weakened_fact(tmp
         assert result.stdout == "", args
         assert result.stderr.startswith("passprice: refused: LockFloor: lock "), args
     assert invoke("price", R1, root=root).stderr == (
-        f"passprice: refused: LockFloor: {message}; for a what-if, price without the lock (--no-lock); to rest on the "
-        f"weaker fact, strengthen it, or loosen the floor on purpose through review (`passprice lock {R1} -o "
-        f"locks/{R1}.lock.toml --force --require memory.bandwidth=estimated`)\n"
+        f"passprice: refused: LockFloor: {message}; lock r1-qwen7b-h200-best refuses it too: memory.bandwidth is "
+        "estimated, below the floor published; for a what-if, price without the lock (--no-lock); to rest on the "
+        "weaker fact, strengthen it, or loosen the floor on purpose through review (`passprice lock --update -o "
+        f"locks/{R1}.lock.toml --force --require memory.bandwidth=estimated`; `passprice lock --update -o "
+        "locks/r1-qwen7b-h200-best.lock.toml --force --require memory.bandwidth=estimated`)\n"
     )
     # The best lock refuses its own way (its recorded price rests on the same fact).
     refused = run_json("best", R1, root=root, code=1)

@@ -119,7 +119,9 @@ def test_a_checkout_whose_code_is_not_the_running_code_is_named_by_check_lock_an
     warning = (
         f"passprice: warning: this checkout's src/passprice prices with pricing model {theirs[:19]}…, the passprice "
         f"running with {ours[:19]}… (installed from another copy): locks are written, checked and reproduced by the "
-        "running code; `pip install -e .` here to use the checkout's\n"
+        "running code; `pip install -e .` here to use the checkout's (the checkout's digest is taken by the running "
+        "passprice's rules, which an older passprice did not share: it matches the pricing_model its own locks "
+        "record only when both passprices digest alike)\n"
     )
     own = str(root / "locks" / f"{R1}.lock.toml")  # the copy's lock: "-o locks/…" named the checkout's, from its folder
     for args in (("check",), ("reproduce", R1), ("lock", R1, "--update", "-o", own)):

@@ -50,7 +50,7 @@ FLOOR_REFUSAL = (
 )
 FLOOR_ADVICE = (
     "for a what-if, price without the lock (--no-lock); to rest on the weaker fact, strengthen it, or loosen the floor "
-    "on purpose through review (`passprice lock qwen35-27b-h200-mtp -o locks/mtp.lock.toml --force --require "
+    "on purpose through review (`passprice lock --update -o locks/mtp.lock.toml --force --require "
     "streams.rewrite=estimated`)"
 )
 
@@ -187,7 +187,9 @@ def test_a_lock_reproduces_after_its_card_changed_while_check_and_price_lock_see
         "  reproduces exactly\n"
         "  pricing model: same\n"
         f"  checkpoint: qwen35-27b-like: content {out['checkpoint']['pinned'][7:19]}… as pinned\n"
-        f"  floors: {FLOOR_REFUSAL}\n"
+        f"  floors: {FLOOR_REFUSAL}; to rest on the weaker fact, strengthen it, or loosen the floor on purpose "
+        "through review (`passprice lock --update -o locks/mtp.lock.toml --force --require "
+        "streams.rewrite=estimated`)\n"
         "  drift:\n"
         "    streams.rewrite: 0.8333 (measured) → 0.75 (estimated)\n" + today_line
     ) in result.stdout
@@ -524,7 +526,11 @@ def test_reproduce_names_the_pricing_model_when_it_moves_the_price(
     result = run(root, "reproduce", str(r1_lock))
     assert result.exit_code == 1
     lines = result.stdout.splitlines()
-    assert lines[1] == "  does NOT reproduce: the pricing model changed and moves the price (first: vector_macs)"
+    assert lines[1].startswith(
+        "  does NOT reproduce: the pricing model changed and moves the price (first: vector_macs); the lock's own "
+        "price comes from the code that wrote it: the passprice of the commit that last changed the lock (`git log -1 "
+        "--format=%H -- "
+    )
     assert f"    pricing model  changed ({document['lock']['pricing_model'][7:19]} → {'ab' * 6})" in lines
     rows = {line.split()[0]: line.split()[1:] for line in lines if line.startswith(("vector_macs", "vector_s"))}
     assert rows == {
@@ -571,7 +577,8 @@ def test_reproduce_names_the_pricing_model_when_it_moves_the_price(
 def test_audit_of_a_memory_bound_price(root: Path) -> None:
     result = ok(run(root, "audit", R1, "--batch", "1", "--json"))
     a = json.loads(result.stdout)
-    assert list(a) == ["title", "tokens_per_s", "binds", "provenance", "weakest", "facts"]
+    assert list(a) == ["title", "tokens_per_s", "binds", "provenance", "weakest", "facts", "sources"]
+    assert sorted(a["sources"]) == sorted({f["source"] for f in a["facts"] if f["source"] is not None})
     assert a["title"].startswith(f"audit of {R1} (today's facts)")
     rows = {f["path"]: f for f in a["facts"]}
     for f in a["facts"]:
@@ -709,7 +716,7 @@ def test_floor_and_require_policies(root: Path) -> None:
         "passprice: refused: LockFloor: lock loose refuses this price: array is estimated, below the floor derived "
         "(the price's weakest provenance is assumed, carried by on_chip.capacity); for a what-if, price without the "
         "lock (--no-lock); to rest on the weaker fact, strengthen it, or loosen the floor on purpose through review "
-        f"(`passprice lock {R1} -o locks/loose.lock.toml --force --require array=estimated`)\n"
+        "(`passprice lock --update -o locks/loose.lock.toml --force --require array=estimated`)\n"
     )
 
     # Bad policies are bad input.
@@ -793,7 +800,7 @@ def test_check_reports_a_broken_file_of_every_kind_with_file_and_key_path(tmp_pa
     result = run(root, "check")
     assert result.exit_code == 2  # bad files are bad input: named on stderr, the rest of the report on stdout
     lines = result.stdout.splitlines()
-    assert lines[0].endswith(": 5 problems (5 on stderr)")
+    assert lines[0].endswith(": 5 problems (5 on stderr); 2 of 7 locks FAIL")  # 7 locks read; 2 fail
     problems = [line.removeprefix("passprice: error: ") for line in result.stderr.splitlines()]
     assert problems == [
         "facts/cards/b200.toml: memory.bandwidth.unit: 'GB' is not allowed here (one of 'B/s', 'kB/s', 'MB/s', "

@@ -610,7 +610,9 @@ def test_a_file_removed_beyond_a_link_in_the_root_misses(world: dict[str, Any]) 
     (shared / "nvidia-hopper-whitepaper.toml").unlink()
     assert missed(world, "price", R1, "--no-lock", "--json")
     done = run(world, "price", R1, "--no-lock", "--json")
-    assert done.returncode == 2 and b"no source 'nvidia-hopper-whitepaper'" in done.stderr
+    # A fresh run refuses: the missing source, listed from a registry folder linked outside the registry, which
+    # round 14 names (a registry's files lie inside it).
+    assert done.returncode == 2 and b"root/sources: a symbolic link (or a folder reached through one)" in done.stderr
 
 
 def test_a_second_root_option_is_not_kept(world: dict[str, Any]) -> None:

@@ -30,18 +30,18 @@ def ok(*args: str, root: Path = REPO) -> Any:
 
 
 def fact_tables(root: Path) -> dict[tuple[str, str], dict[str, Any]]:
-    """Every fact of every card, drafting method and routing record, read straight from the TOML: (record, path) →
-    table."""
+    """Every fact of every card, drafting method, routing record and serving stack, read straight from the TOML:
+    (record, path) → table."""
     out: dict[tuple[str, str], dict[str, Any]] = {}
 
     def walk(record: str, table: dict[str, Any], prefix: str) -> None:
         for key, value in table.items():
             if isinstance(value, dict) and "value" in value:
                 out[(record, prefix + key)] = value
-            elif isinstance(value, dict) and key not in ("card", "method", "routing"):
+            elif isinstance(value, dict) and key not in ("card", "method", "routing", "stack"):
                 walk(record, value, f"{prefix}{key}.")
 
-    for folder in ("cards", "drafts", "routing"):
+    for folder in ("cards", "drafts", "routing", "stacks"):
         for file in sorted((root / "facts" / folder).glob("*.toml")):
             walk(file.stem, tomllib.loads(file.read_text(encoding="utf-8")), "")
     return out
@@ -60,8 +60,9 @@ def test_every_registered_fact_carries_a_registered_source() -> None:
     sources = load_sources(Root(REPO))
     tables = fact_tables(REPO)
     # seven cards with a host link (14 facts each) and their 15 float-matrix rates; the ten cards of the measured runs
-    # (issue 14: 10 facts and 2 or 3 tensor.* rates each, 25 in all); four acceptance figures; two routings
-    assert len(tables) == 7 * 14 + 15 + 10 * 10 + 25 + 4 + 2 * 2
+    # (issue 14: 10 facts and 2 or 3 tensor.* rates each, 25 in all); four acceptance figures; two routings; the two
+    # serving stacks' facts (14 of llama.cpp's, 12 of LMDeploy's)
+    assert len(tables) == 7 * 14 + 15 + 10 * 10 + 25 + 4 + 2 * 2 + 14 + 12
     for key, table in tables.items():
         assert table["source"] in sources, key
         assert len(table["locator"]) >= 3 and "cite" not in table, key

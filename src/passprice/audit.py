@@ -265,13 +265,25 @@ def _stale_by_path(stale: Stale | None) -> dict[str, str]:
     return {p: f.message for p, f, _ in stale.findings} if stale is not None else {}
 
 
-def audit_json(a: Audit, extra: Mapping[str, Any] | None = None, stale: Stale | None = None) -> dict[str, Any]:
+def audit_json(
+    a: Audit,
+    extra: Mapping[str, Any] | None = None,
+    stale: Stale | None = None,
+    sources: Mapping[str, Source] | None = None,
+) -> dict[str, Any]:
     """The audit for ``--json``: the price's tokens/s, bind and provenance, the weakest paths, and one object per
     fact (path, value and unit as written, base value, provenance, source, locator, cite (the citation in one line),
     note, derivation (its table, and as text), ``stale`` (what recomputing its derivation found, when it does not
     follow from today's inputs: :mod:`passprice.stale`; else ``null``), floor and margin (``null`` without a lock),
-    binding, weakest, elasticity, step)."""
+    binding, weakest, elasticity, step); with ``sources``, a ``sources`` object: for each registered source a fact
+    cites, its title, publisher, date, where it is (``where``, one line; ``url``) and how it was read (``read``)."""
     found = _stale_by_path(stale)
+    cited = {r.fact.source for r in a.rows if r.fact.source is not None}
+    documents = {
+        sid: {"title": record.title, "by": record.by, "date": record.date, "where": record.where(),
+              "url": record.url, "read": record.read}
+        for sid, record in (sources or {}).items() if sid in cited
+    }
     return {
         **(extra or {}),
         "tokens_per_s": a.cost.tokens_per_s,
@@ -301,6 +313,7 @@ def audit_json(a: Audit, extra: Mapping[str, Any] | None = None, stale: Stale | 
             }
             for r in a.rows
         ],
+        **({"sources": documents} if sources is not None else {}),
     }
 
 
@@ -367,6 +380,9 @@ def audit_text(
             continue
         record = (sources or {}).get(source_id)
         lines.append(f"  {source_id}" + (f" — {record.describe()}" if record is not None else " (not registered)"))
+        if record is not None:  # where to open it, and how it was read (what a reviewer checks a locator against)
+            lines.append(f"    at: {record.where()}")
+            lines.append(f"    read: {record.read}")
         lines += [f"    {r.path}: {r.fact.locator}" for r in group]
     derived = [r for r in a.rows if r.fact.derivation is not None]
     if derived:
@@ -407,4 +423,10 @@ def audit_markdown(
         ["fact", "value", "provenance", "floor (margin)", "elasticity", "", "source: locator"], rows, right=(1, 4)
     )
     warning = f"\n\n⚠️ **stale**: {markdown_text(stale.line())}" if stale else ""
-    return f"{head}\n\n{table}{warning}"
+    cited = list(dict.fromkeys(r.fact.source for r in a.rows if r.fact.source is not None))
+    documents = [
+        f"- {markdown_code(sid)}: {markdown_text(record.where())}. Read: {markdown_text(record.read)}"
+        for sid in cited if (record := (sources or {}).get(sid)) is not None
+    ]
+    listing = "\n\nSources:\n" + "\n".join(documents) if documents else ""
+    return f"{head}\n\n{table}{listing}{warning}"

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from passprice.cost import Lines, Pricing, pass_terms
 from passprice.serving import U32_MAX, NotResident, OnChipOverflow, ServingCost, ServingRefusal
-from passprice.tables import count
+from passprice.tables import count, si
 
 if TYPE_CHECKING:
     from passprice.cards import Card
@@ -73,6 +73,31 @@ class FlatCurve(ServingRefusal):
 
     def fields(self) -> dict[str, Any]:
         return {"top": self.top, "tokens_per_s": self.tokens_per_s}
+
+
+class OverTPOT(ServingRefusal):
+    """The serving's TPOT cap (``max_tpot``, seconds) is below the TPOT of the smallest batch searched: no batch
+    meets it, so there is no best batch within it (a service-level cap, not the seed's)."""
+
+    name = "OverTPOT"
+
+    def __init__(self, batch: int, tpot_s: float, max_tpot_s: float) -> None:
+        self.batch = batch
+        self.tpot_s = tpot_s
+        self.max_tpot_s = max_tpot_s
+        super().__init__(
+            f"batch {batch:,} already takes {si(tpot_s, 's')} per output token, over the serving's TPOT cap of "
+            f"{si(max_tpot_s, 's')} (max_tpot): no batch meets it; raise the cap (--max-tpot SECONDS), or price a "
+            "smaller model, a shorter context or a faster card"
+        )
+
+    def fields(self) -> dict[str, Any]:
+        return {"batch": self.batch, "tpot_s": self.tpot_s, "max_tpot_s": self.max_tpot_s}
+
+
+def _tpot(cost: ServingCost) -> float:
+    """Seconds per output token a sequence sees: the pass over the tokens each sequence emits a pass."""
+    return cost.pass_s / cost.emitted_per_sequence
 
 
 class _Curve:
@@ -264,22 +289,32 @@ def best(
     host_memory: bool,
     pricing: Pricing | None = None,
     batches: tuple[int, int] | None = None,
+    max_tpot: float | None = None,
 ) -> ServingCost:
     """The batch that makes ``card`` emit the most tokens per second, and its pass, identical to the seed's scan
     (``PassShape::best``: ties within a relative 1e-12 go to the smaller batch), found by branch and bound.
     ``pricing``: the rates and capacities (default: the card's limit; a serving stack's expected pricing gives the
     stack's best batch). ``batches``: (lo, hi), search only those batches (a serving stack's facts hold on the
     batches its runs covered, issue 14), as the seed's scan would from ``lo`` to the last that fits up to ``hi``;
-    ``None``: every batch from 1, the seed's.
+    ``None``: every batch from 1, the seed's. ``max_tpot``: only batches whose TPOT (``pass_s`` over the tokens a
+    sequence emits a pass, seconds) is at most it (a service-level cap): the pass grows with the batch (every term
+    is a sum of nonnegative per-sequence parts), so they are a prefix of the batches, found by bisection, and the
+    search runs on that prefix (the seed's scan, :meth:`PassShape.best_by_scan`, stopped at the first slower batch).
 
-    Raises what batch 1 raises when no batch fits (or batch 1's other refusals), and :class:`FlatCurve` when the
-    bounds cannot settle the answer and the seed's scan would price more than :data:`SCAN_LIMIT` batches: the time
-    is bounded for every input (at most :data:`BUDGET` exact prices, or a scan of at most :data:`SCAN_LIMIT`)."""
+    Raises :class:`OverTPOT` when the first batch searched is already slower than ``max_tpot``; what batch 1 raises
+    when no batch fits (or batch 1's other refusals), and :class:`FlatCurve` when the bounds cannot settle the
+    answer and the seed's scan would price more than :data:`SCAN_LIMIT` batches: the time is bounded for every input
+    (at most :data:`BUDGET` exact prices, or a scan of at most :data:`SCAN_LIMIT`)."""
     lo, hi = batches if batches is not None else (1, U32_MAX)
     curve = _Curve(shape, card, host_memory, pricing)
     first = curve.cost(lo)
     upper = min(max(shape.most(card, host_memory, curve.pricing), 1), hi)
     top = _last_fitting(shape, card, host_memory, upper, curve.basis) if upper >= lo else lo
+    if max_tpot is not None:
+        if _tpot(first) > max_tpot:
+            raise OverTPOT(lo, _tpot(first), max_tpot)
+        if top > lo:
+            top = _last_within(curve, lo, top, max_tpot)
     if top <= lo:
         return first
     try:
@@ -287,7 +322,22 @@ def best(
     except _Undecided:
         if top - lo + 1 > SCAN_LIMIT:
             raise FlatCurve(top, max(c.tokens_per_s for c in curve.priced.values())) from None
-        return shape.best_by_scan(card, host_memory, pricing, batches)
+        return shape.best_by_scan(card, host_memory, pricing, (lo, top))
+
+
+def _last_within(curve: _Curve, lo: int, top: int, max_tpot: float) -> int:
+    """The largest batch in ``lo``…``top`` (every one fitting) whose TPOT is at most ``max_tpot`` seconds, ``lo``'s
+    known to be: bisection, as the TPOT does not fall as the batch grows."""
+    if _tpot(curve.cost(top)) <= max_tpot:
+        return top
+    good, bad = lo, top
+    while bad - good > 1:
+        mid = (good + bad) // 2
+        if _tpot(curve.cost(mid)) <= max_tpot:
+            good = mid
+        else:
+            bad = mid
+    return good
 
 
 def _maximum(curve: _Curve, top: int, high: float, bottom: int = 1) -> float:

@@ -357,8 +357,17 @@ class HoldOut:
         return float(np.mean([abs(e) for e in self.errors.values()])) if self.errors else 0.0
 
     @property
+    def possible(self) -> bool:
+        """Whether any run was held out: not when every run is of one group (the runs measured one card, or one
+        checkpoint), for a fit without that group has no run left."""
+        return bool(self.errors)
+
+    @property
     def worst(self) -> tuple[str, float]:
-        """The run with the largest absolute error, and its error."""
+        """The run with the largest absolute error, and its error. Raises :class:`ValueError` when no run was held
+        out (:attr:`possible` false)."""
+        if not self.errors:
+            raise ValueError(f"no run was held out by {self.by}: every run is of one {self.by}")
         run = max(self.errors, key=lambda r: abs(self.errors[r]))
         return run, self.errors[run]
 
@@ -507,14 +516,13 @@ def derived_facts(cal: Calibration) -> dict[str, dict[str, Any]]:
         f"derivation), fitted by passprice calibrate --stack {cal.stack.name}"
     )
     mean, most = summary(cal.errors.values())
-    errors = {
-        "in_sample_mean": round(mean, 4),
-        "in_sample_max": round(most, 4),
-        "card_out_mean": round(cal.by_card.mean, 4),
-        "card_out_max": round(abs(cal.by_card.worst[1]), 4),
-        "checkpoint_out_mean": round(cal.by_checkpoint.mean, 4),
-        "checkpoint_out_max": round(abs(cal.by_checkpoint.worst[1]), 4),
-    }
+    errors = {"in_sample_mean": round(mean, 4), "in_sample_max": round(most, 4)}
+    # A hold-out that was not possible (every run on one card, or of one checkpoint) writes no error: an absent
+    # card_out_* is what stackreach reads as "no measured error across cards", never a 0.
+    for h, key in ((cal.by_card, "card_out"), (cal.by_checkpoint, "checkpoint_out")):
+        if h.possible:
+            errors[f"{key}_mean"] = round(h.mean, 4)
+            errors[f"{key}_max"] = round(abs(h.worst[1]), 4)
     derivation = RunDerivation(
         METHOD,
         "tokens_per_s",
@@ -619,7 +627,9 @@ def calibration_json(cal: Calibration) -> dict[str, Any]:
     """The calibration for ``--json``: the stack, the runs, the fitted values (base units), ``terms.serial``, the
     in-sample and hold-out errors (mean, max, and each run's), and the parameters not fitted."""
 
-    def holdout(h: HoldOut) -> dict[str, Any]:
+    def holdout(h: HoldOut) -> dict[str, Any] | None:
+        if not h.possible:
+            return None  # every run of one group: nothing could be held out
         run, worst = h.worst
         return {"by": h.by, "mean": h.mean, "max": abs(worst), "worst": run, "errors": h.errors}
 
@@ -647,7 +657,8 @@ def calibration_text(cal: Calibration, written: Path | None = None) -> str:
     checkpoints = sorted({r.checkpoint for r in runs})
     sources = ", ".join(sorted({f"registry/measurements/{r.source}.toml" for r in runs}))
     lines = [
-        f"calibrate {cal.stack.name}: {len(runs)} runs, {len(cards)} cards, {len(checkpoints)} checkpoints ({sources})",
+        f"calibrate {cal.stack.name}: {len(runs)} runs, {len(cards)} card{'s' * (len(cards) != 1)}, "
+        f"{len(checkpoints)} checkpoint{'s' * (len(checkpoints) != 1)} ({sources})",
         "  least squares on the relative error of the pass time: overheads >= 0 and shares <= 1 (NNLS),",
         "  terms.serial on a 0.05 grid; shares the runs never exercise are not fitted",
         "",
@@ -670,10 +681,15 @@ def calibration_text(cal: Calibration, written: Path | None = None) -> str:
     worst_in = max(cal.errors, key=lambda r: abs(cal.errors[r]))
     err_rows = [["in sample", f"{100 * mean:.1f} %", f"{100 * most:.1f} %", worst_in]]
     for h, label in ((cal.by_card, "leave one card out"), (cal.by_checkpoint, "leave one checkpoint out")):
+        if not h.possible:
+            err_rows.append([label, "–", "–", f"not possible: every run is of one {h.by}"])
+            continue
         run, worst = h.worst
         err_rows.append([label, f"{100 * h.mean:.1f} %", f"{100 * abs(worst):.1f} %", run])
     lines.append(text_table(["|error| of tokens/s", "mean", "max", "worst run"], err_rows, right=(1, 2)))
     for h in (cal.by_card, cal.by_checkpoint):
+        if not h.possible:
+            continue
         lines.append("")
         lines.append(f"  held out by {h.by}:")
         rows = []

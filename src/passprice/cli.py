@@ -836,6 +836,11 @@ def _serving_options(with_batch: bool) -> Callable[[F], F]:
             click.option(
                 "--routing", help="Routing record (facts/routing name) a mixture of experts is priced with.",
             ),
+            click.option(
+                "--max-tpot", type=_float("--max-tpot"), metavar="SECONDS",
+                help="TPOT cap: the best batch is sought only among batches whose time per output token is at most "
+                "this (seconds, e.g. 0.05).",
+            ),
         ]
         if with_batch:
             options.insert(3, click.option("--batch", type=_int("--batch"), help="Sequences per pass (at least 1)."))
@@ -897,6 +902,7 @@ def _spec(ctx: click.Context, serving: str | None, base: Any = None, **o: Any) -
         shared_prefix=o.get("shared_prefix"),
         prefix_read_once=o.get("prefix_read_once"),
         routing=o.get("routing"),
+        max_tpot=o.get("max_tpot"),
     )
     if o.get("contiguous"):
         import attrs
@@ -927,7 +933,9 @@ def _warn_code(root: Any) -> None:
         click.echo(
             f"passprice: warning: this checkout's src/passprice prices with pricing model {theirs[:19]}…, the "
             f"passprice running with {ours[:19]}… (installed from another copy): locks are written, checked and "
-            "reproduced by the running code; `pip install -e .` here to use the checkout's",
+            "reproduced by the running code; `pip install -e .` here to use the checkout's (the checkout's digest "
+            "is taken by the running passprice's rules, which an older passprice did not share: it matches the "
+            "pricing_model its own locks record only when both passprices digest alike)",
             err=True,
         )
 
@@ -942,7 +950,7 @@ _STACK_HELP = "Also price the pass under serving stack S (facts/stacks): its exp
 def _expected(ctx: click.Context, stack: str, resolved: Any, kind: str) -> Any:
     """The limit and the expected price under ``stack`` (issue 14); a refusal exits 1."""
     from passprice.serving import ServingRefusal
-    from passprice.stackreach import card_reach
+    from passprice.stackreach import card_reach, model_reach
     from passprice.stacks import load_stack, price_expected
 
     the_stack = load_stack(_root(ctx), stack)
@@ -950,9 +958,10 @@ def _expected(ctx: click.Context, stack: str, resolved: Any, kind: str) -> Any:
         expected = price_expected(resolved.header, resolved.card, resolved.serving, the_stack, kind)
     except ServingRefusal as e:
         _refuse(e)
-    warning = card_reach(_root(ctx), the_stack, resolved.card.name).warning()
-    if warning is not None:
-        click.echo(f"passprice: warning: {warning}", err=True)
+    for warning in (card_reach(_root(ctx), the_stack, resolved.card.name).warning(),
+                    model_reach(_root(ctx), the_stack, resolved.header).warning()):
+        if warning is not None:
+            click.echo(f"passprice: warning: {warning}", err=True)
     return expected
 
 
@@ -1100,7 +1109,8 @@ def price_command(
         _echo_json({**data, "stale": stale.to_json(), "lock": g.to_json(moved)})
     else:
         title = f"{resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
-        click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card)))
+        click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card),
+                             under_stack=expected is not None))
         if expected is not None:
             click.echo(expected_text(expected))
         if stale:
@@ -1152,7 +1162,8 @@ def best_command(
         _echo_json({**data, "stale": stale.to_json(), "lock": g.to_json(moved)})
     else:
         title = f"best batch: {resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
-        click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card)))
+        click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card),
+                             under_stack=expected is not None))
         if expected is not None:
             click.echo(expected_text(expected))
         if stale:
@@ -1258,7 +1269,7 @@ def _given(o: dict[str, Any]) -> list[str]:
               help="A per-path floor, e.g. streams.rewrite=measured (repeatable); the price must rest on PATH.")
 @click.option("--update", is_flag=True,
               help="Re-lock the existing lock with today's facts, checkpoint, serving and code, keeping its name, "
-              "kind, serving and policy.")
+              "kind, serving, stack and policy (with --force --require PATH=PROVENANCE: PATH's floor set as given).")
 @click.option("--force", is_flag=True,
               help="Overwrite an existing lock (its policy rebuilt from the flags; every floor loosened or removed is "
               "printed).")
@@ -1291,9 +1302,10 @@ def lock_command(
             f"{name!r} is not a lock name: use letters, digits, '.', '_' and '-' (first a letter or digit)",
             param_hint="--name",
         )
-    if update and (floor is not None or requires or force or kind is not None):
+    if update and (floor is not None or kind is not None or (requires and not force)):
         raise click.UsageError(
-            "--update keeps the lock's kind and policy: give --force (with --floor/--require/--best) to change them"
+            "--update keeps the lock's kind and policy: give --force (with --floor/--require/--best) to change them; "
+            "--update --force --require PATH=PROVENANCE changes PATH's floor alone, keeping the rest"
         )
     overridden = bool(_given({k: v for k, v in o.items() if k != "serving"}))
     if update and overridden:
@@ -1482,7 +1494,7 @@ def audit_command(
 
         write_picture(plot_path, audit_picture(result, title, picture_format(plot_path)), force)
     if fmt == "json":
-        _echo_json(audit_json(result, report.extra(), stale))
+        _echo_json(audit_json(result, report.extra(), stale, sources))
     elif fmt == "markdown":
         click.echo(audit_markdown(result, title, sources, stale))
     else:
@@ -2092,7 +2104,8 @@ def speculate_command(
 
 
 @cli.command("simulate")
-@click.argument("serving")
+@click.argument("serving", required=False)
+@click.option("--checkpoint", help="Checkpoint: registry entry name or a .gguf path (without SERVING: with --card).")
 @click.option("--trace", "trace_path", type=_FilePath(), metavar="FILE.jsonl",
               help="Requests, one JSON object a line: arrival_s, prompt_tokens, output_tokens[, prefix_id, "
               "prefix_tokens].")
@@ -2129,7 +2142,8 @@ def speculate_command(
 @click.pass_context
 def simulate_command(
     ctx: click.Context,
-    serving: str,
+    serving: str | None,
+    checkpoint: str | None,
     trace_path: Path | None,
     synthetic: int | None,
     seed: int,
@@ -2154,8 +2168,9 @@ def simulate_command(
     no_lock: bool,
     as_json: bool,
 ) -> None:
-    """Serve a request trace on SERVING, every step priced as the pass of the rows it carries: static against
-    continuous batching, chunked prefill, shared prefixes. Give --trace FILE.jsonl or --synthetic N --seed S."""
+    """Serve a request trace on SERVING (or on --checkpoint with --card), every step priced as the pass of the rows
+    it carries: static against continuous batching, chunked prefill, shared prefixes. Give --trace FILE.jsonl or
+    --synthetic N --seed S."""
     from passprice.serving import ServingRefusal
     from passprice.servings import resolve
     from passprice.simulate import (
@@ -2177,8 +2192,8 @@ def simulate_command(
         raise click.UsageError("--rate and --prefix shape a --synthetic trace; a --trace file has its own")
     _check_output(output, force)
     _check_plot(plot_path, force)
-    root, spec = _spec(ctx, serving, card=card, limit=limit, kv_page=kv_page, contiguous=contiguous,
-                       prefix_read_once=prefix_read_once)
+    root, spec = _spec(ctx, serving, checkpoint=checkpoint, card=card, limit=limit, kv_page=kv_page,
+                       contiguous=contiguous, prefix_read_once=prefix_read_once)
     resolved = resolve(root, spec)
     the_stack = None
     if stack is not None:
@@ -2209,19 +2224,28 @@ def simulate_command(
             outcomes = serve(pricer, trace, policies, settings, bar.update if bar else None, max_steps, max_work)
     except ServingRefusal as e:
         _refuse(e)
-    title = f"simulate {serving}: {resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
+    title = (f"simulate {serving}: " if serving is not None else "simulate: ") + (
+        f"{resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})")
     if stack is not None:
         title += f" under stack {stack}"
     sim = Simulation(title, serving, trace.summary(), settings, pricer, tuple(outcomes))
     data = {**simulation_json(sim, with_requests=as_json), "lock": g.to_json()}
-    _finite(data)  # the text shows the same figures: a TTFT of `inf s` is no latency
+    from passprice import jsontext  # json.dumps(data, indent=2)'s text, its request records joined in C
+
+    text = ""
+    if as_json:
+        with contextlib.suppress(ValueError):  # a figure that is not finite: named below
+            text = jsontext.dumps(data, allow_nan=False) + "\n"
+    if not text:  # the text shows the same figures: a TTFT of `inf s` is no latency
+        _finite(data)  # the line naming the figure (encoding a --json document checked it already)
+        text = jsontext.dumps(data) + "\n" if as_json else ""
     if plot_path is not None:
         from passprice.plots import picture_format, simulation_picture, write_picture
 
         write_picture(plot_path, simulation_picture(sim, picture_format(plot_path)), force)
         click.echo(f"plot -> {shown_path(plot_path)}", err=True)
-    report = f"{simulation_text(sim)}\n  lock        {g.line(verdicts)}\n"
-    text = json.dumps(data, indent=2) + "\n" if as_json else report
+    if not as_json:
+        text = f"{simulation_text(sim)}\n  lock        {g.line(verdicts)}\n"
     if output is None:
         click.echo(text, nl=False)
     else:

@@ -46,7 +46,8 @@ from passprice.pins import LOCK_FORMAT
 from passprice.registry import Root
 from passprice.report import fact_json
 from passprice.servings import spec_to_document
-from passprice.sidecode import Code, code_folder, code_of, price_locks
+from passprice.sidecode import Code, code_folder, code_of, kept_apart, price_locks
+from passprice.sourcechange import SourceChange, source_changes
 from passprice.tables import json_text, markdown_code, markdown_table, markdown_text, si
 
 if TYPE_CHECKING:
@@ -87,6 +88,24 @@ class Side:
     root: Root
     files: Mapping[str, bytes]
     code: Code = attrs.field(factory=lambda: code_of(None))
+    #: For a revision: the identity (:func:`passprice.sourcechange.document_digest`) of each registry document a
+    #: source names (``source.path``), which is written empty into ``root``; a folder's are read where they lie.
+    documents: Mapping[str, str] = attrs.field(factory=dict)
+
+    def document(self, rel: str) -> str | None:
+        """The identity of the registry document at ``rel`` on this side (``None``: not there, or not readable)."""
+        from passprice.sourcechange import document_digest
+
+        if self.info.revision is not None:
+            return self.documents.get(rel)
+        from passprice.registry import document_problem
+
+        if document_problem(self.root, rel) is not None:
+            return None  # outside the registry, or no regular file: check names it, nothing is read
+        try:
+            return document_digest(gitread.read_sized(self.root.path / rel))
+        except InputError:
+            return None
 
     def local(self, message: str) -> str:
         """``message`` with this side's root folder taken out of the file names it mentions, so a temporary folder
@@ -176,18 +195,20 @@ class Checkout:
         """Write the root's ``folders`` (default :data:`FOLDERS`; ``src/passprice`` for its code) as they are at
         ``commit`` into ``dest``; the files written, by path relative to the root. Only the files passprice reads
         (:func:`passprice.gitread.read_by_passprice`) are read (the folders holding the others are made, empty),
-        each sized first (``git ls-tree -l``) and all in one ``git cat-file --batch``; symbolic links and hidden
-        files are left out.
+        each sized first (``git ls-tree -l``) and all in one ``git cat-file --batch``; a hidden file's name is read as
+        ``check`` reads it (``locks/.x.lock.toml`` is a lock), hidden folders are left out.
 
         Raises :class:`InputError` naming ``commit:path``: a file past :data:`~passprice.schema.MAX_TOML_BYTES`
-        (with its size), a submodule, a blob missing from the repository; and when the files add up past
-        :data:`~passprice.gitread.MAX_SIDE_BYTES`."""
+        (with its size), a submodule, a symbolic link where passprice reads a file (:func:`passprice.gitread.linked`),
+        a blob missing from the repository; and when the files add up past :data:`~passprice.gitread.MAX_SIDE_BYTES`
+        or their count past :data:`~passprice.gitread.MAX_SIDE_FILES`."""
         specs = [f"{self.prefix}{folder}" for folder in folders]
         listing = _run_git(self.top, ["ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--", *specs])
         wanted: dict[str, int] = {}
         names: list[tuple[str, str]] = []
         unread: set[str] = set()
         total = 0
+        cap = gitread.side_files_cap()
         for record in os.fsdecode(listing).split("\0"):
             if not record:
                 continue
@@ -198,7 +219,13 @@ class Checkout:
             rel = name[len(self.prefix) :]
             if kind == "commit":
                 raise gitread.submodule(name, f"at {commit[:12]}")
-            if kind != "blob" or mode == "120000" or any(part.startswith(".") for part in rel.split("/")):
+            # A hidden file's name is read as check and price read it (locks/.x.lock.toml is a lock to them); a
+            # hidden folder is no folder of the registry.
+            if kind != "blob" or any(part.startswith(".") for part in rel.split("/")[:-1]):
+                continue
+            if mode == "120000":
+                if gitread.read_by_passprice(rel) or gitread.registry_folder(rel):
+                    raise gitread.linked(name, f"at {commit[:12]}")
                 continue
             if not gitread.read_by_passprice(rel):
                 unread.add(rel)  # a file passprice never reads is not read here either (a .bin, a README)
@@ -211,6 +238,8 @@ class Checkout:
                     raise gitread.side_too_large(commit[:12], total)
             wanted[obj] = int(size)
             names.append((rel, obj))
+            if len(names) > cap:  # before a byte of them is read
+                raise gitread.side_too_many(commit[:12], cap)
         contents = gitread.read_blobs(self.top, wanted)
         files: dict[str, bytes] = {}
         for rel, obj in names:
@@ -229,6 +258,35 @@ class Checkout:
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             (dest / rel).touch()  # a source's document kept in the registry: its existence is what is checked
         return files
+
+    def documents(self, commit: str, names: Iterable[str]) -> dict[str, str]:
+        """The identity (:func:`passprice.sourcechange.document_digest`) of each registry document of ``names``
+        (paths relative to the root) at ``commit``: its bytes' digest, read within the cap on a passprice file
+        (past it, its blob id); a link's own target text; none for a path that names no file there."""
+        import posixpath
+
+        from passprice.sourcechange import document_digest
+
+        # Only a plain path inside the root is looked up (one leading out is check's problem, never read).
+        wanted = sorted({n for n in names if n and not posixpath.isabs(n) and n == posixpath.normpath(n)
+                         and not n.startswith("../") and n != ".."})
+        if not wanted:
+            return {}
+        try:
+            listing = _run_git(self.top, ["ls-tree", "-l", "-z", "--full-tree", commit, "--",
+                                          *(f"{self.prefix}{n}" for n in wanted)])
+        except subprocess.CalledProcessError:
+            return {}
+        blobs: dict[str, tuple[str, int]] = {}
+        for record in os.fsdecode(listing).split("\0"):
+            meta, _, name = record.partition("\t")
+            fields = meta.split()
+            if len(fields) == 4 and fields[1] == "blob" and name.startswith(self.prefix):
+                blobs[name[len(self.prefix):]] = (fields[2], int(fields[3]))
+        small = {obj: size for obj, size in blobs.values() if size <= schema.MAX_TOML_BYTES}
+        contents = gitread.read_blobs(self.top, small)
+        return {rel: document_digest(contents[obj]) if obj in contents else f"blob:{obj}"
+                for rel, (obj, _) in blobs.items()}
 
     def submodules(self) -> None:
         """Refuse a submodule the index holds inside the compared folders (``git ls-files --stage``: mode
@@ -354,10 +412,14 @@ class FactChange:
         say the new figure? said more firmly when the locator quotes the old figure and not the new one), or a
         published or measured figure cited anew (does the new place state it?). ``None``
         for an added or removed fact, a derived one (its value follows from its inputs, which ``check``
-        recomputes), or a change nothing in the source need confirm."""
+        recomputes), or a change nothing in the source need confirm. A derived fact's value is not asked about, but
+        the figures its derivation reads from sources are, as a cited fact's value is (:func:`_inputs_to_verify`):
+        one moved under an unchanged locator, one cited anew, one turned into a constant."""
         old, new = self.old, self.new
-        if old is None or new is None or new.derivation is not None:
+        if old is None or new is None:
             return None
+        if new.derivation is not None:
+            return _inputs_to_verify(old, new)
         where = f"{new.source}: {new.locator}" if new.source is not None else f"{new.cite}"
         if self.strengthened:
             return (f"the provenance is stronger ({old.provenance.value} → {new.provenance.value}): does {where} "
@@ -390,6 +452,42 @@ class FactChange:
             "strengthened": self.strengthened,
             "to_verify": self.to_verify,
         }
+
+
+def _inputs_to_verify(old: Fact, new: Fact) -> str | None:
+    """What a reviewer must check in the sources of a derived fact's figure inputs (``None`` when nothing): each
+    figure whose amount or unit moved while its source and locator did not (more firmly when the locator quotes the
+    old amount and not the new), each figure cited anew (a new input, or a new source or locator), and each figure
+    of ``old`` that ``new`` makes a constant. ``check`` recomputes the formula, never what the source says: the
+    H200's ``array`` raised with its input ``sparse`` moved 3958 → 7958 TOPS under the locator ``'INT8 Tensor Core
+    3,958 TOPS'`` passed the review without a word."""
+    from passprice.derivations import Derivation
+
+    if not isinstance(new.derivation, Derivation):
+        return None
+    before = {i.name: i for i in old.derivation.inputs} if isinstance(old.derivation, Derivation) else {}
+    asks = []
+    for i in new.derivation.inputs:
+        was = before.get(i.name)
+        where = f"{i.source or new.source}: {i.locator}"
+        if i.kind == "figure":
+            if was is not None and was.kind == "figure" and (was.source or old.source, was.locator) == (
+                    i.source or new.source, i.locator):
+                if (was.amount, was.unit) == (i.amount, i.unit):
+                    continue
+                quoted = _quoted_figures(i.locator or "")
+                if _figure(was.amount) in quoted and _figure(i.amount) not in quoted:
+                    asks.append(f"its input {i.name} moved ({was.shown()} → {i.shown()}) but its citation did not, "
+                                f"and the locator quotes {was.amount:g}: {where}")
+                else:
+                    asks.append(f"its input {i.name} moved ({was.shown()} → {i.shown()}) but its citation did not: "
+                                f"does {where} say {i.shown()}?")
+            else:
+                asks.append(f"its input {i.name} is cited anew: does {where} state {i.shown()}?")
+        elif i.kind == "constant" and was is not None and was.kind == "figure":
+            asks.append(f"its input {i.name} was a figure of {was.source or old.source}: {was.locator}, now a "
+                        f"constant ('{i.constant}', {i.shown()}): is it one, or an assumption?")
+    return "; ".join(asks) or None
 
 
 def _figure(amount: float) -> float:
@@ -708,12 +806,25 @@ class LockImpact:
     #: ``streams.read`` after ``memory.bandwidth`` moved): the price shown for HEAD rests on figures nobody computed.
     unsound: tuple[Finding, ...] = ()
     #: For a removed lock: the floors its removal drops (:func:`dropped_floors`: each path the lock floored that no
-    #: lock of its serving left on HEAD floors as strictly), and ``retired`` why none is dropped when none is.
+    #: lock of its serving left on HEAD floors as strictly), and ``retired`` why none is dropped when none is (and
+    #: the serving's new name when HEAD renamed it, :func:`renamed_serving`).
     dropped: tuple[FloorChange, ...] = ()
     retired: str | None = None
     #: The checkpoint content HEAD's lock pins (:func:`passprice.pins.checkpoint_digest`; ``None`` for a lock of a
     #: format that pinned none, or a removed lock).
     pinned_content: str | None = None
+    #: What the lock file answers that HEAD changed under the same file (:func:`question_changes`: its kind, the
+    #: registered serving it locks, its stack, its name): a lock answers one question, and a file rewritten to
+    #: answer another (``lock SERVING -o LOCK --force`` over a best lock writes a batch-1 price lock) is a lock
+    #: removed and another added, which the review must not pass as a re-lock.
+    question: tuple[str, ...] = ()
+    #: HEAD's lock file does not read (edited by hand: its digest no longer matches; not TOML; not the schema): it
+    #: is judged on BASE's lock for want of another, and is neither re-locked nor broken by the change.
+    head_unread: bool = False
+    #: The changed facts HEAD's price rests on that HEAD's lock pins as they were before the change (its file not
+    #: re-locked on them): a provenance made stronger, a citation or note moved, with no figure moved. The review
+    #: passes, but ``check --frozen`` fails on that drift until ``lock --update`` re-pins them.
+    drifted: tuple[str, ...] = ()
 
     @property
     def checkpoint_changed(self) -> bool:
@@ -751,7 +862,25 @@ class LockImpact:
         """True when HEAD's lock is left unheld: a fact below its floor, a price HEAD refuses or cannot make, or the
         registered serving it locks deleted on HEAD, or its checkpoint's content changed from the content it pins
         (``check`` fails it the same way)."""
-        return not self.removed and (not self.holds or self.after.gone or self.checkpoint_changed)
+        return not self.removed and not self.head_unread and (
+            not self.holds or self.after.gone or self.checkpoint_changed
+        )
+
+    @property
+    def why_broken(self) -> str | None:
+        """How the lock :attr:`breaks`, as the summary counts it and its row shows it: ``gone`` (its serving
+        deleted), ``checkpoint`` (content not the pinned one), ``not judged`` (HEAD's inputs do not read, so no
+        verdict), ``refused`` (the floors hold but HEAD refuses the price), ``floors`` (a fact below a floor);
+        ``None`` when it does not break."""
+        if not self.breaks:
+            return None
+        if self.after.gone:
+            return "gone"
+        if self.checkpoint_changed:
+            return "checkpoint"
+        if self.verdict is None:
+            return "not judged"
+        return "floors" if not self.verdict.holds else "refused"
 
     @property
     def drops_floors(self) -> bool:
@@ -806,6 +935,8 @@ class LockImpact:
         floor."""
         if self.removed:
             return "lock removed"
+        if self.head_unread:
+            return "not judged: HEAD's lock file does not read"
         if self.after.gone:
             return (
                 f"BROKEN: serving {self.serving_name}, which the lock locks, is not registered on HEAD; restore it or "
@@ -840,9 +971,16 @@ class LockImpact:
 
     def review(self) -> str:
         """What the change does to this lock, in a few words: ``re-locked``, ``price moved, lock not updated``,
-        ``out of date already on BASE``, ``added``, ``removed``, ``floors loosened`` …"""
+        ``out of date already on BASE``, ``added``, ``removed``, ``floors loosened``, ``asks another question`` …"""
         if self.removed:
             return "removed, dropping floors" if self.dropped else "removed"
+        if self.head_unread:
+            return "HEAD's lock file does not read (edited by hand?): restore it, or re-lock it with passprice lock"
+        if self.question:
+            return (
+                f"asks another question ({'; '.join(self.question)}): a lock answers one; restore it, or keep it "
+                "and add the new lock under another name"
+            )
         if self.after.gone:
             return "its serving is deleted"
         if self.checkpoint_changed:
@@ -854,7 +992,14 @@ class LockImpact:
             return f"{unsound}out of date already on BASE ({self.stale}): re-lock it"
         if self.stale:
             return f"{unsound}price moved, lock not updated ({self.stale})"
+        if self.after.price is None and not self.unsound:
+            # no price on HEAD: nothing recorded can be HEAD's price
+            why = "HEAD refuses the price" if self.after.refusal is not None else "not priced on HEAD"
+            return f"{why} (see below)" if self.after.refusal is not None or self.after.error else why
         bits = []
+        if self.drifted:
+            bits.append(f"pins {', '.join(self.drifted)} as before the change: re-pin (passprice lock --update -o "
+                        f"{self.path}; check --frozen fails until then)")
         if self.added:
             bits.append("added")
         elif self.status == "changed":
@@ -920,6 +1065,9 @@ class LockImpact:
                 {"path": c.path, "change": c.change, "before": c.was.value, "after": c.now.value} for c in self.dropped
             ],
             "retired": self.retired,
+            "question": list(self.question),
+            "head_unread": self.head_unread,
+            "drifted": list(self.drifted),
         }
 
 
@@ -981,8 +1129,35 @@ def _request(rel: str, lock: Lock) -> dict[str, Any]:
     return request
 
 
+def renamed_serving(base: Side, head: Side, name: str) -> str | None:
+    """The serving HEAD adds that is BASE's serving ``name`` under another name (every field the same, its
+    description aside), or ``None``. A pull request renaming a serving and re-locking it with weaker floors read as
+    its locks retired with their serving and a new lock added: exit 0, no floor shown loosened."""
+    from passprice.reproduce import serving_changes
+    from passprice.servings import spec_of_file
+
+    rel = f"registry/servings/{name}.toml"
+    if rel not in base.files:
+        return None
+    try:
+        before = spec_of_file(base.root, base.root.path / rel)
+    except InputError:
+        return None
+    for other in sorted(head.files):
+        kind, new = file_kind(other)
+        if kind != "serving" or other in base.files:
+            continue
+        try:
+            after = spec_of_file(head.root, head.root.path / other)
+        except InputError:
+            continue
+        if not serving_changes(before, after):
+            return new
+    return None
+
+
 def dropped_floors(
-    removed: Lock, head: Side, head_locks: Mapping[str, Lock | None]
+    removed: Lock, head: Side, head_locks: Mapping[str, Lock | None], base: Side | None = None
 ) -> tuple[tuple[FloorChange, ...], str | None]:
     """What removing ``removed`` on HEAD does to the floors its registered serving is priced under, as cargo judges
     a removed lockfile entry against the manifest: nothing when the serving is deleted with it (nothing is left to
@@ -993,9 +1168,12 @@ def dropped_floors(
     name = removed.info.serving
     if name is None:
         return (), "it locked no registered serving (its floors applied only under --lock)"
+    renamed = None
     if not (head.root.servings / f"{name}.toml").is_file():
-        return (), f"serving {name} is deleted with it"
-    left = [lock for lock in head_locks.values() if lock is not None and lock.info.serving == name]
+        renamed = renamed_serving(base, head, name) if base is not None else None
+        if renamed is None:
+            return (), f"serving {name} is deleted with it"
+    left = [lock for lock in head_locks.values() if lock is not None and lock.info.serving == (renamed or name)]
     out = []
     for path in sorted(removed.rests_on):
         was = removed.policy.allowed(path)
@@ -1003,10 +1181,28 @@ def dropped_floors(
         now = strictest or Provenance.ASSUMED
         if now.weaker_than(was):
             out.append(FloorChange(path, removed.policy.paths.get(path), strictest, was, now))
+    moved = f"serving {name} is {renamed} on HEAD (the same serving, renamed)" if renamed else None
     if out:
-        return tuple(out), None
+        return tuple(out), moved
     kept = ", ".join(sorted(lock.name for lock in left))
-    return (), f"every floor it set is kept by {kept}"
+    return (), f"{moved}, and " * bool(moved) + f"every floor it set is kept by {kept}"
+
+
+def question_changes(old: Lock, new: Lock) -> tuple[str, ...]:
+    """What ``new`` answers that ``old``, the same lock file on BASE, did not: ``kind best → price``, the registered
+    serving it locks, the serving stack its expected price is under, its name (each ``what: BASE → HEAD``, ``none``
+    for absent); empty when it is the same question, re-priced. A lock of the first format recorded no serving
+    (``lock --update`` names the one it locked), so its serving is not compared."""
+    out = []
+    for what, a, b in (
+        ("kind", old.kind, new.kind),
+        ("serving", old.info.serving if old.info.format >= 2 else new.info.serving, new.info.serving),
+        ("stack", old.stack.name if old.stack else None, new.stack.name if new.stack else None),
+        ("name", old.name, new.name),
+    ):
+        if a != b:
+            out.append(f"{what} {a or 'none'} → {b or 'none'}")
+    return tuple(out)
 
 
 def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[LockImpact, ...]:
@@ -1059,6 +1255,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
         if lock.stack is not None:
             touched.append(by_file.get(("stack", lock.stack.name)))
         changed: list[str] = []
+        drifted: list[str] = []
         unreadable = []
         unsound: list[Finding] = []
         after_rests = set(after.rests_on()) if after.price is not None else set(lock.rests_on)
@@ -1066,6 +1263,9 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
             if f is None:
                 continue
             changed += [c.lock_path for c in f.facts if c.lock_path in rests]
+            if new is not None and status != "removed":
+                drifted += [c.lock_path for c in f.facts if c.new is not None and c.lock_path in after_rests
+                            and c.lock_path in new.facts and new.facts[c.lock_path].digest() != c.new.digest()]
             if status != "removed":
                 unsound += [attrs.evolve(x, path=f.lock_path(x.path)) for x in f.findings
                             if f.lock_path(x.path) in after_rests]
@@ -1096,7 +1296,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
         dropped: tuple[FloorChange, ...] = ()
         retired = None
         if status == "removed":
-            dropped, retired = dropped_floors(lock, head, head_locks)
+            dropped, retired = dropped_floors(lock, head, head_locks, base)
         out.append(
             LockImpact(
                 name=lock.name,
@@ -1122,6 +1322,9 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                 dropped=dropped,
                 retired=retired,
                 pinned_content=new.checkpoint_pin.content if new is not None else None,
+                question=question_changes(old, new) if old is not None and new is not None else (),
+                head_unread=rel in head_locks and new is None,
+                drifted=tuple(dict.fromkeys(drifted)),
             )
         )
     return tuple(out)
@@ -1155,6 +1358,8 @@ class Diff:
     #: name is not its file's), whichever lock the change reaches.
     head_check: tuple[str, ...] = ()
     head_unreadable: tuple[str, ...] = ()
+    #: Sources whose id leads to another document on HEAD (:mod:`passprice.sourcechange`): to verify, never failed.
+    sources: tuple[SourceChange, ...] = ()
 
     @property
     def locks(self) -> tuple[LockImpact, ...]:
@@ -1224,8 +1429,25 @@ class Diff:
 
     @property
     def relocked(self) -> tuple[LockImpact, ...]:
-        """The locks whose file the change rewrote (re-locked), that record HEAD's price."""
-        return tuple(lock for lock in self.locks if lock.status == "changed" and not lock.stale)
+        """The locks whose file the change rewrote (re-locked), that record HEAD's price, answer the question they
+        answered on BASE and read on both sides (a file that does not read was edited, not re-locked)."""
+        return tuple(
+            lock for lock in self.locks
+            if lock.status == "changed" and not lock.stale and not lock.question and lock.note is None
+        )
+
+    @property
+    def drifting(self) -> tuple[LockImpact, ...]:
+        """The locks whose HEAD price is the one they record but which pin a changed fact as it was on BASE
+        (:attr:`LockImpact.drifted`): the review passes them, ``check --frozen`` does not until they are re-pinned
+        (``lock --update``)."""
+        return tuple(lock for lock in self.locks if lock.drifted and not lock.breaks and not lock.stale)
+
+    @property
+    def requestioned(self) -> tuple[LockImpact, ...]:
+        """The lock files HEAD rewrote to answer another question (:attr:`LockImpact.question`): a kind, serving,
+        stack or name changed under the same file. Each fails the review."""
+        return tuple(lock for lock in self.locks if lock.question)
 
     @property
     def loosened(self) -> tuple[LockImpact, ...]:
@@ -1255,7 +1477,7 @@ class Diff:
         moves unreviewed, or a removed lock drops floors its still-registered serving was priced under, else 0."""
         if any(f.head_errors for f in self.files) or self.head_unreadable:
             return 2
-        if self.broken or self.stale or self.unsound or self.dropping or self.head_check:
+        if self.broken or self.stale or self.unsound or self.dropping or self.head_check or self.requestioned:
             return 1
         return 0
 
@@ -1292,7 +1514,7 @@ class Diff:
                 )
                 advice = (
                     f" (a fact below a floor: restore it, or re-lock with the floor loosened, {commands}, which the "
-                    "review shows as a loosened floor; `--update` keeps the floors and refuses)"
+                    "review shows as a loosened floor; `--update` alone keeps the floors and refuses)"
                 )
             reasons.append(f"the change breaks lock{'s' if len(broken) > 1 else ''} {names}{advice}")
         gone: dict[str, list[str]] = {}
@@ -1315,6 +1537,12 @@ class Diff:
             reasons.append(f"lock{'s' if len(behind) > 1 else ''} {', '.join(behind)} already out of date on BASE")
         for lock in self.dropping:
             reasons.append(f"it removes lock {lock.name}, dropping floors serving {lock.serving_name} is priced under")
+        for lock in self.requestioned:
+            reasons.append(
+                f"it rewrites {lock.path} to answer another question ({'; '.join(lock.question)}): a lock answers "
+                "one; restore BASE's file and re-lock it with `passprice lock --update -o LOCK` (which keeps its kind, "
+                "serving and stack), or keep it and add the new lock under another name"
+            )
         beyond = self.check_beyond
         if beyond:
             reasons.append(f"{self.check_line()}; first: {beyond[0]}")
@@ -1325,7 +1553,7 @@ class Diff:
         locks unaffected, the pricing model, files that do not read."""
         facts = self.fact_changes
         fact_files = {f.path for f, _ in facts}
-        if not self.files and not self.model_changed and not self.locks and not self.head_check:
+        if not self.files and not self.model_changed and not self.locks and not self.head_check and not self.sources:
             quiet = "no changes to facts, registry, locks or the pricing model"
             return quiet + (f"; {_n(len(self.unaffected), 'lock')} unaffected" if self.unaffected else "")
         parts = [
@@ -1342,10 +1570,25 @@ class Diff:
         others = [f for f in self.files if not f.holds_facts and f.kind != "lock"]
         if others:
             parts.append(f"{_n(len(others), 'other file')} changed")
+        if self.sources:
+            parts.append(f"{_n(len(self.sources), 'source')} whose document changed, to verify")
         locks = f"{_n(len(self.locks), 'lock')} affected" if self.locks else "no lock affected"
         flags = []
-        if self.broken:
-            flags.append(f"{len(self.broken)} {'breaks its' if len(self.broken) == 1 else 'break their'} floors")
+        # each lock counted as its row shows it (a lock not judged is not counted as breaking its floors)
+        why = [lock.why_broken for lock in self.broken]
+        for kind, one, many in (
+            ("floors", "breaks its floors", "break their floors"),
+            ("not judged", "not judged", "not judged"),
+            ("refused", "refused on HEAD", "refused on HEAD"),
+            ("checkpoint", "with its checkpoint's content changed", "with their checkpoint's content changed"),
+            ("gone", "with its serving deleted", "with their serving deleted"),
+        ):
+            n = why.count(kind)
+            if n:
+                flags.append(f"{n} {one if n == 1 else many}")
+        unread = [lock for lock in self.locks if lock.head_unread]
+        if unread:
+            flags.append(f"{len(unread)} {'does' if len(unread) == 1 else 'do'} not read on HEAD")
         moved = [lock for lock in self.stale if lock.unreviewed]
         if moved:
             flags.append(f"{len(moved)} price{'s' if len(moved) > 1 else ''} moved unreviewed")
@@ -1354,10 +1597,17 @@ class Diff:
         if self.resting_on_unsound:
             n = len(self.resting_on_unsound)
             flags.append(f"{n} rest{'s' if n == 1 else ''} on derived facts that do not follow")
+        if self.requestioned:
+            flags.append(f"{len(self.requestioned)} asking another question")
+        if self.drifting:
+            flags.append(f"{len(self.drifting)} to re-pin (lock --update) for check --frozen")
         if self.relocked:
             flags.append(f"{len(self.relocked)} re-locked")
         if self.loosened:
             flags.append(f"{len(self.loosened)} with floors loosened")
+        added = [lock for lock in self.locks if lock.added]
+        if added:
+            flags.append(f"{len(added)} added")
         if self.removed:
             dropping = f", {len(self.dropping)} dropping floors" if self.dropping else ""
             flags.append(f"{len(self.removed)} removed{dropping}")
@@ -1385,6 +1635,7 @@ class Diff:
             "exit_status": self.exit_status,
             "weakened": [f"{f.name}:{c.path}" for f, c in self.weakened],
             "to_verify": [f"{f.name}:{c.path}" for f, c in self.to_verify],
+            "sources_changed": [s.to_json() for s in self.sources],
             "broken": [lock.name for lock in self.broken],
             "stale": [lock.name for lock in self.stale],
             "unsound": [f"{f.name}:{x.path}" for f, x in self.unsound],
@@ -1392,6 +1643,8 @@ class Diff:
             "loosened": [lock.name for lock in self.loosened],
             "removed": [lock.name for lock in self.removed],
             "dropping": [lock.name for lock in self.dropping],
+            "requestioned": [lock.name for lock in self.requestioned],
+            "drifted": [lock.name for lock in self.drifting],
             "head_check": list(self.head_check),
             "head_unreadable": list(self.head_unreadable),
             "files": [f.to_json() for f in self.files],
@@ -1415,15 +1668,28 @@ def _n(count: int, noun: str) -> str:
 
 
 def compare(base: Side, head: Side) -> Diff:
-    """The diff of two opened sides: every file that differs, compared, and every lock reviewed."""
+    """The diff of two opened sides: every file that differs, compared, and every lock reviewed. Both sides are read
+    as one snapshot (:func:`passprice.snapshot.reading`): a file the comparison reads (each of 2,000 added serving
+    files) is read, validated and built once for the comparison, HEAD's review and the locks' prices."""
+    from passprice import snapshot
+
+    with snapshot.reading():
+        return _compare(base, head)
+
+
+def _compare(base: Side, head: Side) -> Diff:
     paths = sorted(p for p in {*base.files, *head.files} if base.files.get(p) != head.files.get(p))
     files = tuple(compare_file(base, head, p) for p in paths)
     from passprice.check import review_files
 
     review = review_files(head.root)
     problems = review.problems + unreproduced(head, [p for p in paths if p in head.files])
+    # A source leads elsewhere when its record changed, or the registry document it names did (its file unchanged).
+    ids = [file_kind(p)[1] for p in head.files if file_kind(p)[0] == "source" and p in base.files
+           and (base.files[p] != head.files[p] or b"path" in head.files[p])]
+    sources = source_changes(base.root, head.root, ids, (base.document, head.document))
     return Diff(base.info, head.info, files, lock_impacts(base, head, files), base.code, head.code,
-                problems, review.unreadable)
+                problems, review.unreadable, sources)
 
 
 def unreproduced(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
@@ -1498,10 +1764,12 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
             stack.enter_context(cache.unkept(tmp))
             files = git().materialize(sha, tmp)
             code = {p: d for p, d in git().materialize(sha, tmp, (CODE,)).items() if p.endswith(".py")}
-            return Side(SideInfo(label, revision=sha), Root(tmp), files, code_of(code_folder(tmp) if code else None))
+            return Side(SideInfo(label, revision=sha), Root(tmp), files, code_of(code_folder(tmp) if code else None),
+                        git().documents(sha, _named_by_sources(files)))
 
         base_side = open_side(base, None)
         head_side = open_side(head, "work tree")
+        head_side = attrs.evolve(head_side, code=kept_apart(base_side.code, head_side.code))
         return compare(base_side, head_side)
 
 
@@ -1616,6 +1884,9 @@ def _removal(lock: LockImpact, code: Callable[[str], str] = str) -> str:
         "tokens/s)"
     )
     if lock.dropped:
+        if lock.retired:  # renamed on HEAD
+            return (f"{head}: its removal drops {_n(len(lock.dropped), 'floor')} of serving "
+                    f"{code(lock.serving_name or '')}: {lock.retired}; lock it there at the floors it had")
         return (
             f"{head}: its removal drops {_n(len(lock.dropped), 'floor')} of serving {code(lock.serving_name or '')}, "
             "which is still registered; keep a lock of the serving, or remove the serving with it"
@@ -1746,6 +2017,9 @@ def diff_text(d: Diff) -> str:
         lines.append("")
         lines.append("other files changed")
         lines += [f"  {f.path} ({f.status})" for f in others]
+    if d.sources:
+        lines += ["", "sources whose document changed"]
+        lines += [f"  {s.id}: to verify: {s.to_verify}" for s in d.sources]
     # A file's path and name are shown, never obeyed: a card file ev\u202eil.toml added on HEAD was printed raw.
     return "\n".join(escaped(line) for line in lines)
 
@@ -1805,7 +2079,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     re-priced tokens/s, change, bind, review; each lock linked to its file), and sections for floors loosened or
     tightened, locks added or removed, checkpoint entries, servings, schemas, the pricing model, the locks
     unaffected and the files that do not read."""
-    mark = "❌" if d.exit_status else ("⚠️" if d.weakened or d.loosened or d.removed or d.to_verify else "✅")
+    mark = "❌" if d.exit_status else (
+        "⚠️" if d.weakened or d.loosened or d.removed or d.to_verify or d.drifting or d.sources else "✅"
+    )
     out = [f"{mark} **passprice diff** {markdown_code(d.base.label)} → {markdown_code(d.head.label)}: {d.summary()}"]
     facts = d.fact_changes
     if facts:
@@ -1850,9 +2126,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             floors = markdown_text(lock.floors())
             floors = f"❌ {floors}" if lock.breaks else floors
             review = markdown_text(_review(d, lock))
-            if lock.stale or lock.unsound or review.startswith("does NOT reproduce"):
+            if lock.stale or lock.unsound or lock.question or review.startswith("does NOT reproduce"):
                 review = f"❌ {review}"
-            elif lock.loosened:
+            elif lock.loosened or lock.drifted:
                 review = f"⚠️ {review}"
             rows.append(
                 [
@@ -1927,6 +2203,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             + (": " + markdown_text("; ".join(f.serving)) if f.serving else "")
             for f in servings
         ]
+    if d.sources:
+        out += ["", "#### Sources", ""]
+        out += [f"- ⚠️ {markdown_code(s.id)} **to verify**: {markdown_text(s.to_verify)}" for s in d.sources]
     schemas = [f for f in d.files if f.kind == "schema"]
     if schemas:
         out += ["", "#### Schemas", ""]

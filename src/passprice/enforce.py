@@ -232,9 +232,11 @@ class PriceMoved:
     def lines(self) -> list[str]:
         """The recorded price beside today's, then what drifted, one line each (no indent)."""
         change = 100.0 * (self.today / self.recorded - 1.0) if self.recorded else 0.0
+        # A change too small for two decimals is shown in its own digits, never as "-0.00 %" (which reads as none).
+        shown = f"{change:+.2f}" if change == 0 or abs(change) >= 0.005 else f"{change:+.2g}"
         out = [
             f"recorded {self.recorded:,.1f} tokens/s at batch {self.recorded_batch:,} by lock {self.lock}; today "
-            f"{self.today:,.1f} tokens/s at batch {self.today_batch:,} ({change:+.2f} %, first moved: {self.first}) "
+            f"{self.today:,.1f} tokens/s at batch {self.today_batch:,} ({shown} %, first moved: {self.first}) "
             "— not the locked price"
         ]
         out += [f"drifted since the lock: {d}" for d in self.drifted]
@@ -447,30 +449,56 @@ class LockFloor(Exception):
 
     name = "LockFloor"
 
-    def __init__(self, verdict: Verdict, context: Mapping[str, Any], advice: str = "") -> None:
-        super().__init__(verdict.message() + (f"; {advice}" if advice else ""))
+    def __init__(
+        self, verdict: Verdict, context: Mapping[str, Any], advice: str = "", also: tuple[Verdict, ...] = ()
+    ) -> None:
+        lines = verdict.message() + "".join(
+            f"; lock {v.lock} refuses it too: "
+            + ", ".join(f"{o.path} is {o.provenance.value}, below the floor {o.floor.value}" for o in v.offences)
+            for v in also
+        )
+        super().__init__(lines + (f"; {advice}" if advice else ""))
         self.verdict = verdict
         self.context = dict(context)
         self.advice = advice
+        self.also = also
 
     def to_json(self) -> dict[str, Any]:
-        """The verdict's JSON and the context (and ``advice``: what to do, when there is any)."""
+        """The verdict's JSON and the context (and ``advice``: what to do, when there is any; ``also``: the
+        verdicts of the other locks the same price breaks, when there are any)."""
         out = {**self.verdict.to_json(), **self.context}
+        if self.also:
+            out["also"] = [v.to_json() for v in self.also]
+            out["message"] = str(self)
         if self.advice:
             out["advice"] = self.advice
             out["message"] = str(self)
         return out
 
 
-def floor_advice(verdict: Verdict, serving: str | None, path: str | None, root: Root | None = None) -> str:
+def floor_advice(
+    verdict: Verdict, serving: str | None, path: str | None, root: Root | None = None, lock: Lock | None = None,
+    more: Iterable[tuple[Verdict, str | None, str | None, Lock | None]] = (),
+) -> str:
     """What to do about a lock's floor refusing a price (``verdict``, not holding), for the lock at ``path`` of
-    ``serving`` (either ``None`` when unknown): price without the lock for a what-if, or accept the weaker fact on
-    purpose by strengthening it or re-locking with the floor loosened (``lock --force --require``, which a review
-    shows as a loosened floor; ``lock --update`` keeps the floors and refuses).
+    ``serving`` (either ``None`` when unknown; ``lock``, the lock itself when known): price without the lock for a
+    what-if, or accept the weaker fact on purpose by strengthening it or re-locking with the floor loosened
+    (:func:`relock_command`, which a review shows as a loosened floor; ``lock --update`` alone keeps the floors and
+    refuses). ``more``: the other locks the same price breaks (verdict, serving, path, lock), each with its command.
 
     A lock file outside ``root``'s ``locks/`` (a historic lock from ``git show``, given by path) is never the one to
     overwrite: the advice re-locks the registry's lock of the serving (``locks/SERVING.lock.toml``) when it has one,
-    else writes a new lock into ``locks/``, and says the file given is left as it is."""
+    else writes a new lock of the same kind and stack into ``locks/``, and says the file given is left as it is."""
+    commands = [_relock_at(root, *each) for each in ((verdict, serving, path, lock), *more)]
+    return (
+        "for a what-if, price without the lock (--no-lock); to rest on the weaker fact, strengthen it, or loosen the "
+        f"floor on purpose through review ({'; '.join(commands)})"
+    )
+
+
+def _relock_at(root: Root | None, verdict: Verdict, serving: str | None, path: str | None, lock: Lock | None) -> str:
+    """:func:`relock_command` for the lock at ``path``, re-aimed into ``root``'s ``locks/`` (with a note saying so)
+    when ``path`` lies outside it (:func:`floor_advice`)."""
     target, force, note = path, True, ""
     if root is not None and path is not None and not (root.path / path).resolve().is_relative_to(root.locks.resolve()):
         own = root.locks / f"{serving}.lock.toml" if serving else None
@@ -479,23 +507,34 @@ def floor_advice(verdict: Verdict, serving: str | None, path: str | None, root: 
         else:
             target, force = (f"locks/{serving}.lock.toml" if serving else None), False
             note = f"; {path} lies outside locks/ and is left as it is: write a new lock into locks/"
-    return (
-        "for a what-if, price without the lock (--no-lock); to rest on the weaker fact, strengthen it, or loosen the "
-        f"floor on purpose through review ({relock_command(verdict, serving, target, force)}{note})"
-    )
+    return relock_command(verdict, serving, target, force, lock) + note
 
 
-def relock_command(verdict: Verdict, serving: str | None, path: str | None, force: bool = True) -> str:
-    """The command re-locking the lock at ``path`` of ``serving`` with its floor loosened for ``verdict``'s offences
-    (``lock SERVING -o LOCK --force --require PATH=PROVENANCE …``; without ``--force`` when ``force`` is false, a
-    new lock), as a code span to paste: each word quoted for a
-    POSIX shell (:func:`shlex.quote`) and the span fenced by more backticks than the command holds in a row. A lock
-    file's name comes from the registry (a pull request may add ``locks/a;`touch x`$(id).lock.toml``): printed
-    bare, pasting the advice ran what the name held, and its backticks ended the code span of the PR comment."""
+def relock_command(
+    verdict: Verdict, serving: str | None, path: str | None, force: bool = True, lock: Lock | None = None
+) -> str:
+    """The command re-locking the lock at ``path`` with its floors loosened for ``verdict``'s offences and nothing
+    else changed: ``lock --update -o LOCK --force --require PATH=PROVENANCE …`` (``--update`` keeps the lock's name,
+    kind, serving, serving options and stack; ``--force --require`` sets only the named paths' floors). Pasting the
+    former advice, ``lock SERVING -o LOCK --force --require …``, turned a ``best`` lock into a batch-1 ``price``
+    lock, dropped the stack a lock was made under and its serving options, and rebuilt every other floor. When
+    ``force`` is false there is no lock at ``path`` to update: a new lock of ``serving`` is written there
+    (``lock SERVING -o LOCK --require …``, with ``--best`` and ``--stack S`` of ``lock``, the lock it stands for,
+    when given). As a code span to paste: each word quoted for a POSIX shell (:func:`shlex.quote`) and the span
+    fenced by more backticks than the command holds in a row. A lock file's name comes from the registry (a pull
+    request may add ``locks/a;`touch x`$(id).lock.toml``): printed bare, pasting the advice ran what the name held,
+    and its backticks ended the code span of the PR comment."""
     import re
     import shlex
 
-    words = ["passprice", "lock", serving or "SERVING", "-o", path or "LOCK"] + (["--force"] if force else [])
+    if force:
+        words = ["passprice", "lock", "--update", "-o", path or "LOCK", "--force"]
+    else:
+        words = ["passprice", "lock", serving or "SERVING", "-o", path or "LOCK"]
+        if lock is not None and lock.kind == "best":
+            words.append("--best")
+        if lock is not None and lock.stack is not None:
+            words += ["--stack", lock.stack.name]
     for o in verdict.offences:
         words += ["--require", f"{o.path}={o.provenance.value}"]
     command = " ".join(shlex.quote(w) if w not in ("SERVING", "LOCK") else w for w in words)
@@ -520,18 +559,24 @@ def priced_under(
     path, when the result has an expected price: a lock made under the stack floors them), at the paths its
     recorded price rests on and at ``rests_on`` (the facts the command's own result rests on).
 
-    Raises :class:`LockFloor` for the first verdict that does not hold (its JSON names the locks applied),
+    Raises :class:`LockFloor` when a verdict does not hold, naming every lock that breaks with the command that
+    re-locks each (its JSON names the locks applied; ``also``: the verdicts after the first),
     :class:`LockMismatch`, :class:`CheckpointChanged` or :class:`ServingChanged` as :func:`guard` does, and
     :class:`~passprice.errors.InputError` for a lock that does not read."""
     g = guard(root, serving_name(root, serving), resolved, explicit, no_lock)
     facts = dict(resolved.facts())
     facts.update(stack_facts or {})
     verdicts = g.judge(facts, rests_on)
-    for v in verdicts:
-        if not v.holds:
+    refused = [v for v in verdicts if not v.holds]
+    if refused:
+        # every lock the price breaks is named, each with its command (best under a price and a best lock)
+        each = []
+        for v in refused:
             at = next(((lock, shown) for lock, shown in g.locks if lock.name == v.lock), None)
             locked = serving_name(root, serving) or (at[0].info.serving if at is not None else None)
-            raise LockFloor(v, {"locks": g.names()}, floor_advice(v, locked, at[1] if at is not None else None, root))
+            each.append((v, locked, at[1] if at is not None else None, at[0] if at is not None else None))
+        advice = floor_advice(*each[0][:3], root, each[0][3], more=each[1:])
+        raise LockFloor(refused[0], {"locks": g.names()}, advice, tuple(refused[1:]))
     return g, verdicts
 
 
@@ -542,7 +587,8 @@ def sweep_under(root: Root, servings: Iterable[str], explicit: str | None = None
     B under none, so a fact below B's floors slipped past its lock). Returns one line a serving priced under a
     lock: ``"NAME: under lock L (locks/L.lock.toml): holds"``.
 
-    Raises :class:`LockFloor` at the first floor breached (its JSON names the serving), the first
+    Raises :class:`LockFloor` at the first serving whose floors are breached (naming every lock of it that
+    breaks; its JSON names the serving), the first
     :class:`LockMismatch` when ``explicit`` locks none of ``servings``, :class:`CheckpointChanged` or
     :class:`ServingChanged` when what a lock locks changed under it, and
     :class:`~passprice.errors.InputError` for a serving or lock that does not read."""
@@ -566,10 +612,14 @@ def sweep_under(root: Root, servings: Iterable[str], explicit: str | None = None
     for name, resolved, under in guarded:
         # a serving the explicit lock does not lock: under its own locks
         g = under if under is not None else guard(root, name, resolved)
-        for v in g.judge(resolved.facts()):
-            if not v.holds:
-                at = next((shown for lock, shown in g.locks if lock.name == v.lock), None)
-                raise LockFloor(v, {"serving": name}, floor_advice(v, name, at, root))
+        refused = [v for v in g.judge(resolved.facts()) if not v.holds]
+        if refused:  # every lock of the serving the facts break, each with its command
+            each = []
+            for v in refused:
+                at = next(((lock, shown) for lock, shown in g.locks if lock.name == v.lock), None)
+                each.append((v, name, at[1] if at is not None else None, at[0] if at is not None else None))
+            advice = floor_advice(*each[0][:3], root, each[0][3], more=each[1:])
+            raise LockFloor(refused[0], {"serving": name}, advice, tuple(refused[1:]))
         if g.locks:
             lines.append(f"{name}: {g.line([])}")
     return lines

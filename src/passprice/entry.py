@@ -127,6 +127,11 @@ def _command_line() -> None:
     # collection every 700 allocations (the default) scanned them over and over while they were imported (about 3 %
     # of a price run afresh: 413 M instructions against 401 M under callgrind).
     gc.set_threshold(50_000, *gc.get_threshold()[1:])
+    # NumPy's OpenBLAS starts a thread a CPU when it is imported, and its idle threads spin after each call: on a
+    # 2-core machine the import cost 0.03 to 0.04 s more CPU (0.172 -> 0.131 s of user time with one thread, median
+    # of 7 runs), and a cold check, whose stack fit makes 441 small least-squares solves, 0.2 s more (1.96 -> 1.75 s,
+    # medians of 5 in turn, load 3), for linear algebra one thread does as fast: one, unless the user chose.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from passprice.cli import main as cli_main
 
     cli_main()

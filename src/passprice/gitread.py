@@ -24,6 +24,37 @@ from passprice.files import read_regular
 #: registry is a few hundred KiB; past this a side is refused rather than held in memory.
 MAX_SIDE_BYTES = 4 * schema.MAX_TOML_BYTES
 
+#: The most files passprice reads that one side of a diff may hold, unless :data:`FILES_VARIABLE` says otherwise.
+#: Each costs about 0.3 to 4 ms of CPU to read, validate, build and compare (a serving file the least, a card with
+#: derivations the most), and git packs copies of a file in a few bytes each: a commit adding 20,000 copies of a
+#: card (a 48 KB tree object) ran ``diff`` past a minute. The registry holds about 100; the benchmark's largest
+#: (``benchmarks/registry_scale.py``) about 2,100; a sweep file names at most 4,000 servings or cards.
+MAX_SIDE_FILES = 4000
+#: The environment variable that raises (or lowers) :data:`MAX_SIDE_FILES`.
+FILES_VARIABLE = "PASSPRICE_MAX_SIDE_FILES"
+
+
+def side_files_cap() -> int:
+    """The most files a side of a diff may hold: :data:`FILES_VARIABLE` when set (and not empty), else
+    :data:`MAX_SIDE_FILES`. Raises :class:`InputError` when the variable is not a whole number from 1 to 10^9."""
+    import re
+
+    text = os.environ.get(FILES_VARIABLE)
+    if not text:
+        return MAX_SIDE_FILES
+    digits = text.strip()
+    if not re.fullmatch(r"[0-9]{1,10}", digits, flags=re.ASCII) or not 1 <= int(digits) <= 10**9:
+        raise InputError(f"{FILES_VARIABLE}: {text[:40]!r} is not a number of files (a whole number from 1 to 10^9)")
+    return int(digits)
+
+
+def side_too_many(label: str, cap: int) -> InputError:
+    """The refusal of a side holding more than ``cap`` files passprice reads (counted before any is read)."""
+    return InputError(
+        f"{label}: more than {cap:,} files passprice reads, the most a side of a diff may hold (each costs "
+        f"milliseconds to compare; the registry holds about 100); set {FILES_VARIABLE} to allow more"
+    )
+
 
 def run_git(cwd: Path, args: Iterable[str], stdin: bytes | None = None) -> bytes:
     """The standard output of ``git ARGS`` run in ``cwd``. Raises :class:`subprocess.CalledProcessError` when git
@@ -77,6 +108,30 @@ def submodule(path: str, where: str = "") -> InputError:
     return InputError(
         f"{path}: a git submodule{at}; passprice reads no submodules (keep the files in this repository: "
         f"git rm --cached {path}, then add the folder's files and commit)"
+    )
+
+
+def registry_folder(rel: str) -> bool:
+    """Whether ``rel`` (a POSIX path relative to a root) is a folder whose files passprice reads: ``facts``,
+    ``registry``, ``locks``, ``sources``, ``schema``, or a folder directly in ``facts`` or ``registry``
+    (``facts/cards``)."""
+    parts = rel.split("/")
+    return (len(parts) == 1 and parts[0] in ("facts", "registry", "locks", "sources", "schema")) or (
+        len(parts) == 2 and parts[0] in ("facts", "registry")
+    )
+
+
+def linked(path: str, where: str = "") -> InputError:
+    """The refusal of a symbolic link at ``path`` (``facts/cards/x.toml``, or a folder: ``facts/cards``), seen
+    ``where`` (``at REVISION``, or empty for the work tree), where passprice reads a file (:func:`read_by_passprice`)
+    or a folder of them (:func:`registry_folder`). Left out, as it was, a review said "no changes" for a card added
+    as a link, "removed" for a card turned into a link to another card's file, and every card "removed" (while the
+    locks priced them unchanged) for ``facts/cards`` linked to a folder inside the registry, where ``check`` and
+    ``price`` in that checkout read what the link names."""
+    at = f" {where}" if where else ""
+    return InputError(
+        f"{path}: a symbolic link{at}; passprice diff compares the files themselves (commit the file, or the "
+        "folder's files, in place of the link)"
     )
 
 
@@ -185,16 +240,20 @@ def sized_code(folder: Path | None) -> Path | None:
 
 def work_tree_files(folder: Path, tops: Iterable[str]) -> dict[str, bytes]:
     """The files passprice reads (:func:`read_by_passprice`) below ``folder``'s folders ``tops``, by POSIX path
-    relative to ``folder``; hidden files and folders, symbolic links and anything not a regular file left out, and
-    every other file left unread. Each is sized (``lstat``) before it is read.
+    relative to ``folder``, as ``check`` and ``price`` name them: a hidden file's name too (``locks/.x.lock.toml``
+    is a lock to them); hidden folders and anything not a regular file left out, and every other file left unread.
+    Each is sized (``lstat``) before it is read.
 
     Raises :class:`InputError`: a file past :data:`~passprice.schema.MAX_TOML_BYTES` (naming it and its size), a
-    folder holding its own ``.git`` (a submodule or nested checkout, by name), the files adding up past
-    :data:`MAX_SIDE_BYTES`."""
+    folder holding its own ``.git`` (a submodule or nested checkout, by name), a symbolic link where passprice reads
+    a file (:func:`linked`), the files adding up past :data:`MAX_SIDE_BYTES` or more than :func:`side_files_cap`."""
     out: dict[str, bytes] = {}
     total = 0
+    cap = side_files_cap()
     for top in tops:
         base = folder / top
+        if os.path.islink(base) and registry_folder(top):
+            raise linked(top)  # read through, its files were compared while `check` judged them (or refused them)
         if not os.path.isdir(base):
             continue
         for dirpath, dirnames, filenames in os.walk(base):
@@ -203,17 +262,24 @@ def work_tree_files(folder: Path, tops: Iterable[str]) -> dict[str, bytes]:
             if ".git" in dirnames or ".git" in filenames:
                 raise submodule(rel_dir)
             dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            for d in dirnames:  # a linked folder is not walked: its cards were shown removed, yet priced
+                if registry_folder(f"{rel_dir}/{d}") and os.path.islink(here / d):
+                    raise linked(f"{rel_dir}/{d}")
             for name in sorted(filenames):
                 rel = f"{rel_dir}/{name}"
-                if name.startswith(".") or not read_by_passprice(rel):
+                if not read_by_passprice(rel):
                     continue
                 path = here / name
                 try:
                     found = os.lstat(path)
                 except OSError:
                     continue
+                if stat.S_ISLNK(found.st_mode):
+                    raise linked(rel)
                 if not stat.S_ISREG(found.st_mode):
                     continue
+                if len(out) >= cap:
+                    raise side_too_many(str(folder), cap)
                 data = read_sized(path)
                 total += len(data)
                 if total > MAX_SIDE_BYTES:

@@ -103,8 +103,11 @@ _TERMS = (
         "TPOT",
         "time per output token of one sequence: pass time over tokens emitted a pass",
         "Time per output token: how long one sequence waits for each of its tokens, the pass's seconds over the "
-        "tokens a sequence emits a pass (1 without drafts). Throughput (tokens/s) is the whole batch's.",
-        ("time per output token",),
+        "tokens a sequence emits a pass (1 without drafts). Throughput (tokens/s) is the whole batch's. A serving's "
+        "TPOT cap (`max_tpot` in its file, `--max-tpot SECONDS`) bounds the best-batch search: `best` (and a best "
+        "lock) then seeks the most tokens/s only among batches whose TPOT is at most the cap (refused `OverTPOT` "
+        "when none is); it is part of the serving a lock pins.",
+        ("time per output token", "max_tpot", "max-tpot", "TPOT cap"),
     ),
     Term(
         "activation word",
@@ -404,6 +407,14 @@ _TERMS = (
         "hold no memory. Price a batch (`--batch N`), or give the sequences memory that bounds the batch.",
     ),
     Term(
+        "OverTPOT",
+        "refusal: the serving's TPOT cap is below even the smallest batch's TPOT",
+        "A refusal of `best` (and of a best lock, `roofline`, `speculate`'s best column) for a serving with a TPOT "
+        "cap (`max_tpot` in its file, `--max-tpot SECONDS`): the best batch is sought only among batches whose "
+        "time per output token is at most the cap, and even the smallest batch is slower. Raise the cap, or price "
+        "a smaller model, a shorter context or a faster card.",
+    ),
+    Term(
         "StackLacks",
         "refusal: the serving stack has no value for a fact this serving needs",
         "A refusal under `--stack S`: the stack has no figure for a fact the serving needs (a share of a card rate "
@@ -432,8 +443,9 @@ _TERMS = (
         "A refusal by a lock: a fact the price rests on has a provenance below the floor the lock allows for it "
         "(e.g. `estimated` where the lock requires `measured`), named with the fact. For a what-if, price without "
         "the lock (`--no-lock`); to rest on the weaker fact, strengthen it, or loosen the floor on purpose through "
-        "review (`passprice lock SERVING -o LOCK --force --require PATH=PROVENANCE`, which the review shows as a "
-        "loosened floor; `lock --update` keeps the floors and refuses).",
+        "review (`passprice lock --update -o LOCK --force --require PATH=PROVENANCE`: the same lock, its kind, "
+        "serving and stack kept, only that floor loosened, which the review shows as a loosened floor; "
+        "`lock --update` alone keeps the floors and refuses).",
     ),
     Term(
         "LockMismatch",

@@ -201,6 +201,7 @@ class _Commit:
     name: str
     blob: str | None
     deleted: bool = False
+    linked: bool = False  # the file was a symbolic link at this commit (mode 120000): its blob is the link's text
 
 
 _ZERO = "0" * 40
@@ -234,7 +235,7 @@ def _commits(out: bytes, rel: str) -> list[_Commit]:
             continue
         date, author, subject = (_shown(tokens[i + k]) for k in (1, 2, 3))
         i += 4
-        name, blob, deleted = rel, None, False
+        name, blob, deleted, linked = rel, None, False, False
         if i < len(tokens) and tokens[i].lstrip(b"\n").startswith(b":"):
             fields = tokens[i].lstrip(b"\n").decode("ascii", "replace").split()
             status = fields[-1] if fields else ""
@@ -245,7 +246,8 @@ def _commits(out: bytes, rel: str) -> list[_Commit]:
             new = fields[3] if len(fields) > 3 else _ZERO
             blob = None if new == _ZERO or status.startswith("D") else new
             deleted = status.startswith("D")
-        commits.append(_Commit(sha.decode("ascii"), date, author, subject, name, blob, deleted))
+            linked = len(fields) > 1 and fields[1] == "120000"
+        commits.append(_Commit(sha.decode("ascii"), date, author, subject, name, blob, deleted, linked))
     return commits
 
 
@@ -277,7 +279,9 @@ def fact_history(root: Root, where: FactFile) -> list[Version]:
             "registry (or pass --root one)"
         ) from None
     try:
-        rel = where.file.resolve().relative_to(checkout.top.resolve()).as_posix()
+        # The file's own path, its folder resolved: resolving a card that is a symbolic link showed the history of
+        # the file it links to (another card's figures and citations) under this card's name.
+        rel = (where.file.parent.resolve() / where.file.name).relative_to(checkout.top.resolve()).as_posix()
     except ValueError:
         raise InputError(f"{where.file}: not in the git checkout at {checkout.top}") from None
     _no_submodule(checkout, rel)
@@ -333,6 +337,13 @@ def fact_history(root: Root, where: FactFile) -> list[Version]:
         if error is None:
             last = fact
     versions = _with_merged(checkout, versions, before, reader, {c.sha: c.name for c in commits})
+    if os.path.islink(where.file):  # the work tree's file is a link: the file it names is another file's history
+        if not (commits and commits[-1].linked):
+            versions.append(Version(None, "", "", "uncommitted changes", None,
+                                    f"{where.file}: a symbolic link, not the file itself (its figures are another "
+                                    "file's)"))  # fmt: skip
+        versions.reverse()
+        return versions
     try:
         now = _fact_in(gitread.read_sized(where.file), where.path, str(where.file))
     except (InputError, OSError) as e:
@@ -453,11 +464,14 @@ def _read_versions(
     :data:`~passprice.schema.MAX_TOML_BYTES` is an error naming ``commit:path`` and its size, never read; the others
     are read by one ``git cat-file --batch`` per batch of at most that many bytes, so memory holds one batch."""
     by_blob: dict[str, list[int]] = {}
+    out: dict[int, tuple[Fact | None, str | None]] = {}
     for k, c in enumerate(commits):
-        if c.blob is not None:
+        if c.linked:  # its blob is a link's text, not a version of the file
+            out[k] = (None, f"{c.name} at {c.sha[:12]}: a symbolic link, not the file itself (its figures are "
+                            "another file's)")
+        elif c.blob is not None:
             by_blob.setdefault(c.blob, []).append(k)
     sizes = gitread.blob_sizes(checkout.top, by_blob)
-    out: dict[int, tuple[Fact | None, str | None]] = {}
 
     def parse(batch: dict[str, int]) -> None:
         contents = gitread.read_blobs(checkout.top, batch)

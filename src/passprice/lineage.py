@@ -32,8 +32,9 @@ from passprice.tables import markdown_code, markdown_table, markdown_text, text_
 
 @attrs.frozen
 class FactRef:
-    """A registered fact: the ``kind`` of record holding it (``card``, ``draft`` or ``routing``), the record's
-    ``name`` and the fact's ``path`` in its file (``streams.read``, ``acceptance.1``, ``hot_share``)."""
+    """A registered fact: the ``kind`` of record holding it (``card``, ``draft``, ``routing`` or ``stack``), the
+    record's ``name`` and the fact's ``path`` in its file (``streams.read``, ``acceptance.1``, ``hot_share``,
+    ``share.read``)."""
 
     kind: str
     record: str
@@ -41,8 +42,9 @@ class FactRef:
 
     @property
     def lock_path(self) -> str:
-        """The path a lock and a price name it by: the card path, ``draft.acceptance.N`` or ``routing.hot_share``."""
-        return f"{self.kind}.{self.path}" if self.kind in ("draft", "routing") else self.path
+        """The path a lock and a price name it by: the card path, ``draft.acceptance.N``, ``routing.hot_share`` or
+        ``stack.share.read``."""
+        return f"{self.kind}.{self.path}" if self.kind in ("draft", "routing", "stack") else self.path
 
     def __str__(self) -> str:
         return f"{self.record}:{self.path}"
@@ -62,9 +64,11 @@ class Record:
         return FactRef(self.kind, self.name, path)
 
 
-def load_records(root: Root) -> tuple[list[Record], list[str]]:
+def load_records(root: Root, stacks: bool = False) -> tuple[list[Record], list[str]]:
     """Every card, drafting method and routing record of ``root`` that reads (schema, then building it; its sources
-    are not checked here), and one line per problem of each that does not."""
+    are not checked here), and one line per problem of each that does not; with ``stacks``, every serving stack's
+    facts too (by their paths in the stack file, each card's as ``cards.CARD.PATH``: what an audit of a source
+    cites, :func:`source_lineage`; ``check``'s own look at stacks is :mod:`passprice.stacks`')."""
     from passprice.cards import read_card
     from passprice.drafts import method_from_document
     from passprice.routing import routing_from_document
@@ -72,7 +76,7 @@ def load_records(root: Root) -> tuple[list[Record], list[str]]:
     records: list[Record] = []
     problems: list[str] = []
     for kind, folder in (("card", root.cards), ("draft", root.drafts), ("routing", root.routing)):
-        problem = folder_problem(folder)
+        problem = folder_problem(folder, root)
         if problem is not None:  # a file where the folder should be: one line, the other kinds still read
             problems.append(problem)
             continue
@@ -93,7 +97,28 @@ def load_records(root: Root) -> tuple[list[Record], list[str]]:
                 problems += problem_lines(e)
                 continue
             records.append(Record(kind, name, path, facts))
+    if stacks:
+        records += _stack_records(root, problems)
     return records, problems
+
+
+def _stack_records(root: Root, problems: list[str]) -> list[Record]:
+    """Each serving stack of ``root`` that reads as a :class:`Record` of kind ``stack`` (its facts by their paths
+    in its file); one line in ``problems`` per stack that does not."""
+    from passprice.stacks import LOCK_PREFIX, stack_from_document
+
+    out: list[Record] = []
+    if folder_problem(root.stacks) is not None:
+        return out
+    for name in root.names(root.stacks):
+        path = root.stacks / f"{name}.toml"
+        try:
+            stack = stack_from_document(name, schema.load(path, "stack", root.schema), str(path))
+        except InputError as e:
+            problems += problem_lines(e)
+            continue
+        out.append(Record("stack", name, path, {p.removeprefix(LOCK_PREFIX): f for p, f in stack.lock_facts().items()}))
+    return out
 
 
 def review(root: Root, unreadable: list[str] | None = None) -> tuple[list[str], list[str]]:
@@ -108,7 +133,7 @@ def review(root: Root, unreadable: list[str] | None = None) -> tuple[list[str], 
     cited: set[str] = set()
     from passprice import snapshot
 
-    sources_there = folder_problem(root.sources) is None  # else every citation is missing: said once, by check
+    sources_there = folder_problem(root.sources, root) is None  # else every citation is missing: said once, by check
     for record in records:
         if sources_there:
             problems += missing_sources(root, record.facts, str(record.file))
@@ -129,8 +154,39 @@ def review(root: Root, unreadable: list[str] | None = None) -> tuple[list[str], 
 
     problems += figure_quotes((shown(r.file), r.facts) for r in records)  # one figure quoted twice, two ways
     cited.update(_stack_and_run_sources(root))
+    if sources_there:
+        pinned, more = pinned_sources(root)
+        problems += more
+        cited.update(pinned)
     found, warnings = check_sources(root, cited, unreadable)
     return problems + found, warnings
+
+
+def pinned_sources(root: Root) -> tuple[set[str], list[str]]:
+    """The source ids the facts pinned by ``root``'s locks cite (a source a lock alone cites is cited: removing it
+    would leave the lock's citation untraced), and one problem line per pinned citation of a source ``sources/`` no
+    longer holds. A pull request re-citing a card to a renamed source record and deleting the old one passed
+    ``check`` and the review while every lock's pinned facts (what ``audit LOCK`` and ``reproduce`` show) named a
+    source "not registered": a citation nobody can trace. A lock that does not read is ``check``'s own problem."""
+    from passprice.sources import SOURCE_ID
+
+    ids: set[str] = set()
+    problems: list[str] = []
+    locks, _ = registered_locks(root)
+    for file, lock in locks:
+        missing: dict[str, list[str]] = {}
+        for path, fact in lock.facts.items():
+            for key, source_id in cited_ids(path, fact):
+                ids.add(source_id)
+                if SOURCE_ID.fullmatch(source_id) and not is_there(root.sources / f"{source_id}.toml"):
+                    missing.setdefault(source_id, []).append(f"facts.{key}")
+        for source_id, keys in missing.items():
+            problems.append(
+                f"{file}: {', '.join(keys)}: pins a citation of source {source_id!r}, which sources/ no longer holds: "
+                f"the locked price cannot be traced to its documents (restore sources/{source_id}.toml, or re-lock "
+                f"on today's citations: passprice lock --update -o {file})"
+            )
+    return ids, problems
 
 
 def stale_after(facts: Mapping[str, Fact], path: str) -> list[Finding]:
@@ -279,11 +335,14 @@ def _withdrawn(fact: Fact) -> Fact:
     return attrs.evolve(fact, provenance=Provenance.ASSUMED)
 
 
-def _matches(ref: FactRef, card: str, method: str | None, routing: str | None = None) -> bool:
+def _matches(
+    ref: FactRef, card: str, method: str | None, routing: str | None = None, stack: str | None = None
+) -> bool:
     return (
         (ref.kind == "card" and ref.record == card)
         or (ref.kind == "draft" and ref.record == method)
         or (ref.kind == "routing" and ref.record == routing)
+        or (ref.kind == "stack" and ref.record == stack)
     )
 
 
@@ -421,7 +480,7 @@ def registered_locks(root: Root) -> tuple[list[tuple[str, Any]], list[str]]:
 
     out: list[tuple[str, Any]] = []
     problems: list[str] = []
-    problem = folder_problem(root.locks)
+    problem = folder_problem(root.locks, root)
     if problem is not None:
         return out, [problem]
     for name in root.names(root.locks, ".lock.toml"):
@@ -455,7 +514,8 @@ def lock_impacts(
     for shown, lock in locks:
         method = _method_name(lock.spec.draft.method if lock.spec.draft is not None else None)
         routing = _method_name(lock.spec.routing)
-        paths = {ref.lock_path for ref in demoted if _matches(ref, lock.card, method, routing)}
+        stack = lock.stack.name if lock.stack is not None else None
+        paths = {ref.lock_path for ref in demoted if _matches(ref, lock.card, method, routing, stack)}
         if source_id is not None:
             citations = cited[shown] if cited is not None else pinned_citations(lock)
             paths |= {p for p in lock.facts if source_id in citations[p]}
@@ -566,7 +626,7 @@ def source_lineage(root: Root, source_id: str) -> Lineage:
     """What rests on source ``source_id`` of ``root`` (:class:`Lineage`). Raises :class:`InputError` for a source
     that is not registered, or a card, method or lock that does not read."""
     source = load_source(root, source_id)
-    records, problems = load_records(root)
+    records, problems = load_records(root, stacks=True)
     if problems:
         raise InputError.of(problems)
     return _lineage(root, f"source {source.id}", citing_source(records, source.id), source, None, records)
@@ -757,7 +817,7 @@ def source_uses(root: Root) -> tuple[list[SourceUse], list[str]]:
     from passprice.sources import read_sources
 
     sources, problems = read_sources(root)
-    records, record_problems = load_records(root)
+    records, record_problems = load_records(root, stacks=True)
     locks, lock_problems = registered_locks(root)
     problems += record_problems + lock_problems
     out = []

@@ -23,7 +23,7 @@ import attrs
 from passprice.errors import InputError
 from passprice.facts import Provenance
 from passprice.files import is_there, shown
-from passprice.locks import FloorChange, Lock, Verdict
+from passprice.locks import FloorChange, Lock, Policy, Verdict
 from passprice.registry import Root
 from passprice.schema import ONE_LINE
 from passprice.servings import ServingSpec
@@ -168,14 +168,20 @@ class LockNotWritten(Exception):
 
     name = "LockFloor"
 
-    def __init__(self, verdict: Verdict, output: Path) -> None:
-        super().__init__(f"{verdict.message()}; {output} not written")
+    def __init__(self, verdict: Verdict, output: Path, advice: str = "") -> None:
+        super().__init__(f"{verdict.message()}; {output} not written" + (f" ({advice})" if advice else ""))
         self.verdict = verdict
         self.output = output
+        self.advice = advice
 
     def to_json(self) -> dict[str, Any]:
-        """The verdict's JSON, the lock file's path and ``"written": false``."""
-        return {**self.verdict.to_json(), "path": str(self.output), "written": False}
+        """The verdict's JSON, the lock file's path and ``"written": false`` (and ``advice``, what to do, for a
+        ``--update`` its kept floors refuse)."""
+        out = {**self.verdict.to_json(), "path": str(self.output), "written": False}
+        if self.advice:
+            out["advice"] = self.advice
+            out["message"] = str(self)
+        return out
 
 
 @attrs.frozen
@@ -206,8 +212,9 @@ def write(
     (:func:`passprice.locks.make_lock`, :func:`passprice.locks.write_lock`): ``kind`` ``price`` (default) or
     ``best``; ``locked``, the registered serving it locks (:func:`locked_serving`); ``floor`` and ``requires``,
     its policy (default: each fact the price rests on floored at its provenance today); ``stack``, a serving
-    stack whose expected price it locks too. ``update`` keeps ``old``'s kind, policy and stack; ``force``
-    (or ``update``) replaces the file there.
+    stack whose expected price it locks too. ``update`` keeps ``old``'s kind, policy and stack (with ``requires``:
+    the policy with those paths' floors set as given, the rest kept); ``force`` (or ``update``) replaces the file
+    there.
 
     Raises :class:`InputError` for a spec a lock of the registry cannot pin (a path outside the root,
     :func:`passprice.servings.require_lockable`), a card, checkpoint, stack or file that does not read or cannot be
@@ -229,9 +236,13 @@ def write(
         from passprice.stacks import load_stack
 
         the_stack = load_stack(root, stack)
+    policy = None
+    if update and old is not None:
+        # --update keeps the policy; --update --force --require sets the named paths' floors alone
+        policy = Policy(old.policy.floor, {**old.policy.paths, **(requires or {})}) if requires else old.policy
     lock = make_lock(
         name, kind or "price", resolved, root,
-        policy=old.policy if update and old is not None else None,
+        policy=policy,
         serving=locked,
         floor=floor,
         requires=dict(requires or {}),
@@ -239,7 +250,15 @@ def write(
     )
     verdict = judge(lock.name, lock.policy, tuple((p, lock.facts[p]) for p in lock.rests_on))
     if not verdict.holds:
-        raise LockNotWritten(verdict, output)
+        advice = ""
+        if update:
+            from passprice.enforce import relock_command
+
+            advice = (
+                "--update keeps the floors; to rest on the weaker fact, strengthen it, or loosen the floor on purpose "
+                f"through review: {relock_command(verdict, locked, shown(output))}"
+            )
+        raise LockNotWritten(verdict, output, advice)
     require_finite(lock.price)
     loosened = tuple(c for c in compare_policies(old.policy, lock.policy) if c.loosens) if old is not None else ()
     write_lock(output, lock, force=force or update)

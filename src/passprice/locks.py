@@ -196,13 +196,15 @@ class FloorChange:
 
 
 def compare_policies(old: Policy, new: Policy) -> tuple[FloorChange, ...]:
-    """Every floor that differs between ``old`` and ``new``: the lock's floor, then each path, sorted."""
+    """Every floor that differs between ``old`` and ``new``: the lock's floor, then each path whose allowed
+    provenance differs, sorted. A path's own floor dropped for a lock's floor that allows the same (``assumed``
+    written per path, then ``--floor assumed``) is no change, and was shown as ``removed: assumed → assumed``."""
     out = []
     if old.floor is not new.floor:
         out.append(FloorChange("*", old.floor, new.floor, old.floor, new.floor))
     for path in sorted({*old.paths, *new.paths}):
         before, after = old.paths.get(path), new.paths.get(path)
-        if before is not after:
+        if before is not after and old.allowed(path) is not new.allowed(path):
             out.append(FloorChange(path, before, after, old.allowed(path), new.allowed(path)))
     return tuple(out)
 
@@ -635,6 +637,7 @@ def _lock_of_file(path: Path, schema_folder: Path, data: bytes) -> Lock:
     try:
         document = schema.load(path, "lock", schema_folder, data=data, check=("digests", check_digests))
     except SchemaError as e:
+        _not_a_lock(path, data)
         # A lock cut short (a truncated file, or a partial write by something other than passprice) lacks its last
         # tables and keys and nothing else is wrong with it: one line says so instead of a cascade of problems.
         suffix = ": missing (required)"
@@ -645,6 +648,27 @@ def _lock_of_file(path: Path, schema_folder: Path, data: bytes) -> Lock:
         shown = ", ".join(listed[:6]) + (f" and {len(listed) - 6} more" if len(listed) > 6 else "")
         raise InputError(f"{path}: incomplete lock (truncated?): missing {shown}; re-lock it") from None
     return lock_from_document(document, str(path), checked=True)
+
+
+def _not_a_lock(path: Path, data: bytes) -> None:
+    """Raise one :class:`InputError` line for a file that is not a lock at all (no ``[lock]`` table), naming the
+    kind its ``#:schema`` line declares (a serving, a card …), instead of every lock key it lacks."""
+    import re
+    import tomllib
+
+    try:
+        document = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return
+    declared = re.match(rb"#:schema [^\n]*?([a-z-]+)\.schema\.json", data)
+    kind = declared[1].decode("ascii") if declared is not None else None
+    if "lock" in document or kind == "lock" or (kind is None and (not document or set(document) & set(_TABLES))):
+        return  # a lock, perhaps cut short (said so by the caller), or nothing to tell it by
+    what = f"a {kind} file" if kind is not None else "some other file"
+    raise InputError(
+        f"{path}: not a lock file (no [lock] table; it is {what}): a lock is locks/NAME.lock.toml, written by "
+        "`passprice lock SERVING`"
+    ) from None
 
 
 # --- making a lock ---------------------------------------------------------------------------------------------------
@@ -795,8 +819,14 @@ def locked_serving(document: Mapping[str, Any], file_stem: str) -> str | None:
 
 def locks_of(root: Root, serving: str) -> tuple[Path, ...]:
     """The lock files in ``root/locks`` that lock the registered serving ``serving``, by name, sorted. Only each
-    file's ``[lock]`` table is looked at (the files are read whole, validated and digest-checked by who uses them);
-    a file that does not read or parse is left to ``passprice check``.
+    file's ``[lock]`` table is looked at (the files are read whole, validated and digest-checked by who uses them).
+
+    A lock file whose ``[lock]`` table cannot be read — a file that is not a regular file or cannot be read, does not
+    decode or parse, or has no ``[lock]`` table — may lock ``serving`` as well as any other: it is refused
+    (:class:`InputError`, the first line reading it whole gives, exit 2) rather than left out. Left out, a damaged
+    ``locks/SERVING.lock.toml`` (a bad merge, a FIFO, a stray byte) turned its lock off: ``price`` said "no lock of
+    this serving in locks/" and priced a changed card with exit 0. A file whose table reads but that fails its
+    schema is read whole, and refused, by whoever uses it (a pricing command, for the locks of its serving; ``check``).
 
     Which serving each file locks is kept in the cache (:mod:`passprice.cache`, kind ``locks+servings``) under the
     names and bytes of every lock file of the folder, so a price under an unchanged folder of locks parses none of
@@ -805,34 +835,54 @@ def locks_of(root: Root, serving: str) -> tuple[Path, ...]:
     servings asked about."""
     from passprice import snapshot
 
-    index = snapshot.made(("locks-of", str(root.locks)), lambda: _lock_index(root))
+    index, unread = snapshot.made(("locks-of", str(root.locks)), lambda: _lock_index(root))
+    if unread:
+        raise _unread_lock(root, unread[0], serving)
     return tuple(path for path, locked in index if locked == serving)
 
 
-def _lock_index(root: Root) -> tuple[tuple[Path, str | None], ...]:
-    """Each lock file of ``root/locks`` that reads, by name, with the serving it locks (:func:`locks_of`)."""
+def _unread_lock(root: Root, path: Path, serving: str) -> InputError:
+    """The refusal of a price of ``serving`` while the lock file at ``path`` does not read (:func:`locks_of`): the
+    first line reading it whole gives, and why it stops the price."""
+    why = (f"a lock file that does not read may lock {serving}: fix it (passprice check says what is wrong) or "
+           "remove it")
+    try:
+        read_lock(path, root.schema)
+    except InputError as e:
+        return InputError(f"{e.lines[0]} ({why})")
+    return InputError(f"{path}: its [lock] table does not read ({why})")
+
+
+def _lock_index(root: Root) -> tuple[tuple[tuple[Path, str | None], ...], tuple[Path, ...]]:
+    """Each lock file of ``root/locks`` whose ``[lock]`` table reads, by name, with the serving it locks (``None``:
+    no registered serving), and the files whose ``[lock]`` table does not read (:func:`locks_of`)."""
     from passprice import cache
 
     files: list[tuple[str, Path, bytes]] = []
+    unread: list[Path] = []
     for name in root.names(root.locks, ".lock.toml"):
         path = root.locks / f"{name}.lock.toml"
         try:
             files.append((name, path, schema.read_bytes(path)))
         except InputError:
-            continue
+            unread.append(path)
     folder = b"".join(b"%s\0%d\0%s" % (name.encode("utf-8"), len(data), data) for name, _, data in files)
     entry_key = cache.key("locks+servings", b"", folder)
     index = cache.read(entry_key)
     servings = index.get("servings") if index is not None else None
-    if not isinstance(servings, dict):
-        servings = {name: _locks_serving(name, data) for name, _, data in files}
-        cache.store(entry_key, {"servings": servings})
-    return tuple((path, servings.get(name)) for name, path, _ in files)
+    broken = index.get("unread") if index is not None else None
+    if not isinstance(servings, dict) or not isinstance(broken, list):
+        read = {name: _locks_serving(name, data) for name, _, data in files}
+        servings = {name: serving for name, (ok, serving) in read.items() if ok}
+        broken = [name for name, (ok, _) in read.items() if not ok]
+        cache.store(entry_key, {"servings": servings, "unread": broken})
+    unread += [path for name, path, _ in files if name in broken]
+    return tuple((path, servings.get(name)) for name, path, _ in files if name not in broken), tuple(sorted(unread))
 
 
-def _locks_serving(name: str, data: bytes) -> str | None:
-    """The registered serving the lock file ``name`` holding ``data`` locks (:func:`locked_serving`), or ``None``
-    when it does not decode or parse."""
+def _locks_serving(name: str, data: bytes) -> tuple[bool, str | None]:
+    """Whether the ``[lock]`` table of the lock file ``name`` holding ``data`` reads (it decodes, parses and is a
+    table), and the registered serving the file locks (:func:`locked_serving`)."""
     import tomllib
 
     try:
@@ -845,8 +895,10 @@ def _locks_serving(name: str, data: bytes) -> str | None:
         if "lock" not in document:
             document = tomllib.loads(text)
     except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, ValueError):
-        return None
-    return locked_serving(document, name)
+        return False, None
+    if not isinstance(document.get("lock"), Mapping):
+        return False, None
+    return True, locked_serving(document, name)
 
 
 #: The ``[lock]`` table of a lock file as :func:`lock_text` writes it: its header line and its plain keys.

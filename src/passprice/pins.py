@@ -30,6 +30,7 @@ import hashlib
 import json
 import os
 import re
+from json.encoder import encode_basestring as _json_string  # what json.dumps(ensure_ascii=False) writes a str as
 from pathlib import Path
 from typing import Any
 
@@ -129,56 +130,96 @@ def _without_docstring(body: list[Any]) -> list[Any]:
     return body
 
 
-#: Each syntax-tree class's name, fields, whether its body may open with a docstring and whether it is an import
-#: statement: looked up once a class, not tested node by node (the walk visits some 100,000 nodes).
-_LAYOUTS: dict[type, tuple[str, tuple[str, ...], bool, bool]] = {}
+#: Each syntax-tree class's layout as :func:`_emit` writes it: the text opening its list (``["Name"``), each field's
+#: name with the text opening its pair (``,["field",``), whether its body may open with a docstring and whether it is
+#: an import statement: looked up once a class, not tested node by node (the walk visits some 100,000 nodes).
+_LAYOUTS: dict[type, tuple[str, tuple[tuple[str, str], ...], bool, bool]] = {}
 
 
-def _layout(cls: type) -> tuple[str, tuple[str, ...], bool, bool]:
+def _layout(cls: type) -> tuple[str, tuple[tuple[str, str], ...], bool, bool]:
+    # A class's and a field's names are ASCII identifiers: JSON strings as they are.
     found = _LAYOUTS[cls] = (
-        cls.__name__,
-        tuple(getattr(cls, "_fields", ())),
+        f'["{cls.__name__}"',
+        tuple((field, f',["{field}",') for field in getattr(cls, "_fields", ())),
         issubclass(cls, _WITH_DOCSTRING),
         issubclass(cls, ast.Import | ast.ImportFrom),
     )
     return found
 
 
-def _canonical(node: Any, imports: set[str]) -> Any:
-    """A syntax tree as nested lists: each node's class name and its fields, skipping positions and fields that are
-    ``None`` or empty (so a newer Python's extra empty fields, such as ``type_params``, leave it unchanged), and the
-    docstring of the module and of every class and function. The package modules its import statements name (at
-    top level or inside functions) are added to ``imports`` on the way: the tree is walked once. (A string or an
-    integer field is its own form, written as is without a call; the form is what it always was.)"""
-    if isinstance(node, ast.AST):
-        cls = type(node)
-        name, fields, strip, noted = _LAYOUTS.get(cls) or _layout(cls)
-        if noted:
-            _note_import(node, imports)  # type: ignore[arg-type]
-        out: list[Any] = [name]
-        for field in fields:
-            value = getattr(node, field, None)
-            kind = type(value)
-            if kind is str or kind is int:
-                out.append([field, value])
-            elif kind is list:
-                if not value:
-                    continue
-                if strip and field == "body":
-                    value = _without_docstring(value)
-                out.append([field, [_canonical(v, imports) for v in value]])
-            elif value is not None:
-                out.append([field, _canonical(value, imports)])
-        return out
-    if isinstance(node, list):
-        return [_canonical(v, imports) for v in node]
-    if isinstance(node, bytes | complex):
-        return repr(node)
-    if isinstance(node, float):
-        return float.hex(node)
-    if node is Ellipsis:
-        return "..."
-    return node
+def _emit(node: ast.AST, imports: set[str], out: list[str]) -> None:
+    """Append to ``out`` the canonical form of the syntax tree ``node`` as JSON text (``json.dumps`` with
+    ``separators=(",", ":")`` and ``ensure_ascii=False``, piece by piece): each node a list of its class name and its
+    fields, each field a ``[name, value]`` pair, skipping positions and fields that are ``None`` or empty (so a newer
+    Python's extra empty fields, such as ``type_params``, leave it unchanged), and the docstring of the module and of
+    every class and function. The package modules its import statements name (at top level or inside functions) are
+    added to ``imports`` on the way: the tree is walked once. The form is what it always was (nested lists dumped by
+    ``json.dumps``, which ``tests/test_digest_text.py`` holds it to on every module of the package and a dozen of
+    the standard library's); written straight as text it takes a fifth of the time, which an editable install's first
+    ``check`` pays in full."""
+    opening, fields, strip, noted = _LAYOUTS.get(type(node)) or _layout(type(node))
+    if noted:
+        _note_import(node, imports)  # type: ignore[arg-type]
+    out.append(opening)
+    for field, head in fields:
+        value = getattr(node, field, None)
+        kind = type(value)
+        if kind is str:
+            out.append(head + _json_string(str(value)) + "]")
+        elif kind is int:
+            out.append(head + int.__repr__(value) + "]")
+        elif kind is list:
+            if not value:
+                continue
+            if strip and field == "body":
+                value = _without_docstring(value)
+            out.append(head + "[")
+            first = True
+            for item in value:
+                if first:
+                    first = False
+                else:
+                    out.append(",")
+                if isinstance(item, ast.AST):
+                    _emit(item, imports, out)
+                else:
+                    _emit_value(item, imports, out)
+            out.append("]]")
+        elif value is not None:
+            out.append(head)
+            _emit_value(value, imports, out)
+            out.append("]")
+    out.append("]")
+
+
+def _emit_value(value: Any, imports: set[str], out: list[str]) -> None:
+    """:func:`_emit` of a field's value or a list's item that may be other than a node: a list, a constant (bytes
+    and complex numbers as their ``repr``, a float as ``float.hex``, ``...`` as ``"..."``, anything else as JSON
+    writes it: a string, an integer, ``true``, ``false``, ``null``)."""
+    if isinstance(value, ast.AST):
+        _emit(value, imports, out)
+    elif isinstance(value, list):
+        out.append("[")
+        for i, item in enumerate(value):
+            if i:
+                out.append(",")
+            _emit_value(item, imports, out)
+        out.append("]")
+    elif isinstance(value, bytes | complex):
+        out.append(_json_string(repr(value)))
+    elif isinstance(value, float):
+        out.append(_json_string(float.hex(value)))
+    elif value is Ellipsis:
+        out.append('"..."')
+    else:
+        out.append(json.dumps(value, ensure_ascii=False))
+
+
+def _tree_text(tree: ast.AST, imports: set[str]) -> str:
+    """The canonical form of ``tree`` as JSON text (:func:`_emit`)."""
+    out: list[str] = []
+    _emit(tree, imports, out)
+    return "".join(out)
 
 
 def pricing_modules(folder: Path = PACKAGE) -> tuple[str, ...]:
@@ -188,14 +229,14 @@ def pricing_modules(folder: Path = PACKAGE) -> tuple[str, ...]:
     return tuple(sorted(_trees(str(folder))))
 
 
-def _trees(folder: str, files: dict[str, str | None] | None = None, capped: bool = False) -> dict[str, Any]:
-    """The canonical trees (:func:`_canonical`) of the modules :func:`pricing_modules` names, by module name. When
-    ``files`` is given, every module name the walk looked up is added to it with the sha256 of its file's bytes, or
-    ``None`` when it has no file (what :func:`record` pins). ``capped`` (another checkout's code): each module's
-    tokens are counted before it is parsed, and the closure past :data:`MODEL_TOKENS` raises
+def _trees(folder: str, files: dict[str, str | None] | None = None, capped: bool = False) -> dict[str, str]:
+    """The canonical trees, as JSON text (:func:`_tree_text`), of the modules :func:`pricing_modules` names, by module
+    name. When ``files`` is given, every module name the walk looked up is added to it with the sha256 of its file's
+    bytes, or ``None`` when it has no file (what :func:`record` pins). ``capped`` (another checkout's code): each
+    module's tokens are counted before it is parsed, and the closure past :data:`MODEL_TOKENS` raises
     :class:`CodeNotJudged`."""
     base = Path(folder)
-    seen: dict[str, Any] = {}
+    seen: dict[str, str] = {}
     todo = list(PRICING_ROOTS)
     tokens = 0
     while todo:
@@ -215,7 +256,7 @@ def _trees(folder: str, files: dict[str, str | None] | None = None, capped: bool
                 raise CodeNotJudged(path, len(data), tokens)
         if files is not None:
             files[name] = hashlib.sha256(data).hexdigest()
-        seen[name] = _canonical(ast.parse(data, filename=str(path)), imports)
+        seen[name] = _tree_text(ast.parse(data, filename=str(path)), imports)
         todo.extend(imports)
     return seen
 
@@ -342,14 +383,15 @@ def _compute(folder: str, files: dict[str, str | None] | None = None, capped: bo
     ``files`` when given), dumped as JSON in module name order."""
     import gc
 
-    # Hundreds of thousands of nested lists, none in a cycle, all dropped at the end: a collection finds no garbage
-    # among them, and the young generation they fill made each one scan tens of thousands (0.07 s of a cold check).
+    # Hundreds of thousands of syntax-tree nodes, none in a cycle, all dropped at the end: a collection finds no
+    # garbage among them, and the young generation they fill made each one scan tens of thousands (0.07 s of a cold
+    # check, when the trees were also nested lists).
     collecting = gc.isenabled()
     gc.disable()
     try:
         h = hashlib.sha256()
         for name, tree in sorted(_trees(folder, files, capped).items()):
-            text = json.dumps([name, tree], separators=(",", ":"), ensure_ascii=False)
+            text = f"[{_json_string(name)},{tree}]"  # json.dumps([name, tree]) of the tree's nested lists
             h.update(text.encode("utf-8"))
             h.update(b"\n")
     finally:

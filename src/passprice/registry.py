@@ -98,7 +98,7 @@ class Root:
         Raises :class:`InputError` when ``folder`` cannot be read, or is there as something other than a folder
         (:func:`folder_problem`: a file, a FIFO or a dangling link called ``locks`` is no empty registry folder; read
         as one, every lock was silently off)."""
-        problem = folder_problem(folder)
+        problem = folder_problem(folder, self)
         if problem is not None:
             raise InputError(problem)
         if not is_folder(folder):
@@ -115,7 +115,7 @@ class Root:
         folder (``passprice check``'s review, which reports a folder that is not one, :func:`folder_problem`, in one
         line): none when ``folder`` is not a folder, so everything else is still checked and shown. Raises
         :class:`InputError` when a folder cannot be listed."""
-        if folder_problem(folder) is not None:
+        if folder_problem(folder, self) is not None:
             return []
         return self.names(folder, suffix)
 
@@ -158,10 +158,13 @@ def entry_name(path: Path, suffix: str = ".toml") -> str:
     return name
 
 
-def folder_problem(folder: Path) -> str | None:
+def folder_problem(folder: Path, root: Root | None = None) -> str | None:
     """What is wrong with ``folder``, a folder of the registry (``locks/``, ``facts/cards/`` …), when something other
-    than a folder is there: a regular file, a FIFO, a device, a socket, or a symbolic link to nothing; ``None`` when
-    it is a folder or nothing is there (a registry may lack a kind of record). Nothing is opened. Raises
+    than a folder is there: a regular file, a FIFO, a device, a socket, or a symbolic link to nothing; and, given the
+    ``root`` it lies in, a folder that is (or is reached through) a symbolic link to a folder outside that root, whose
+    files a registry's files may not be (``facts/cards`` linked to a folder of the CI machine was read and quoted
+    where a single linked file was refused: :func:`passprice.schema.require_link_inside`); ``None`` when it is a
+    folder or nothing is there (a registry may lack a kind of record). Nothing is opened. Raises
     :class:`InputError` as :func:`passprice.files.look` does (a loop of links, a name too long)."""
     import stat
 
@@ -172,9 +175,17 @@ def folder_problem(folder: Path) -> str | None:
         if os.path.islink(folder):
             return f"{shown(folder)}: a symbolic link to nothing, where the registry keeps a folder"
         return None
-    if stat.S_ISDIR(found.st_mode):
-        return None
-    return f"{shown(folder)}: is {kind(found.st_mode)}, not a folder: the registry keeps its files of this kind in one"
+    if not stat.S_ISDIR(found.st_mode):
+        return (f"{shown(folder)}: is {kind(found.st_mode)}, not a folder: the registry keeps its files of this kind "
+                "in one")
+    if root is not None and not within(root, folder):
+        return (f"{shown(folder)}: a symbolic link (or a folder reached through one) to {shown(_real(folder))}, "
+                f"outside the registry ({shown(root.path)}): {LINKED_OUT}")
+    return None
+
+
+#: What to do about a registry folder or file that lies outside the registry through a symbolic link.
+LINKED_OUT = "a registry's files lie inside it (copy the files in, or link to ones inside)"
 
 
 def within(root: Root, path: Path | str) -> bool:
@@ -224,9 +235,9 @@ def require_inside(root: Root, ref: str, folder: Path, where: str) -> None:
 def _require_inside(root: Root, ref: str, folder: Path, where: str) -> None:
     from passprice.files import look
 
-    bare = os.sep not in ref and "/" not in ref and not ref.endswith((".toml", ".gguf", ".xz", ".gz"))
+    bare = os.sep not in ref and "/" not in ref and not ref.endswith(".toml")
     if bare and is_there(folder / f"{ref}.toml"):
-        return  # a registry name: its entry is read, whatever the working folder holds
+        return  # a registry name (also one like x.gguf): its entry is read, whatever the working folder holds
     if look(ref) is None or within(root, ref):
         return
     raise InputError(f"{where}: {shown(ref)} lies outside the registry ({shown(root.path)}): {INSIDE}")
@@ -404,18 +415,31 @@ def _aligned(ref: str, name: str) -> int:
     return ahead + sum(a == b for a, b in zip(reversed(ref), reversed(name), strict=False))
 
 
+def gone_folder() -> str:
+    """The line saying the working folder no longer exists (``os.getcwd`` fails: it was removed)."""
+    return ("the working folder no longer exists (it was removed while the shell stood in it): cd to a folder "
+            "that exists, or give --root and absolute paths")
+
+
 def find_root(explicit: Path | str | None = None, start: Path | None = None) -> Root:
     """The root to read: ``explicit`` when given (it must hold ``facts/`` and ``registry/``), else the nearest folder
     at or above ``start`` (default: the working folder) that does, else the embedded default.
 
-    Raises :class:`InputError` when ``explicit`` is not a root.
-    """
+    Raises :class:`InputError` when ``explicit`` is not a root, and when the working folder is needed and no longer
+    exists (removed while a shell stood in it: ``os.getcwd`` fails, which the command line's last resort reported as
+    "standard output: No such file or directory")."""
     if explicit is not None:
         path = Path(explicit)
         if not _is_root(path):
             raise InputError(f"{shown(path)}: not a passprice root (it needs facts/ and registry/ folders)")
-        return Root(path.resolve())
-    here = (start or Path.cwd()).resolve()
+        try:
+            return Root(path.resolve())
+        except FileNotFoundError:
+            raise InputError(gone_folder()) from None
+    try:
+        here = (start or Path.cwd()).resolve()
+    except FileNotFoundError:
+        raise InputError(gone_folder()) from None
     for folder in (here, *here.parents):
         if _is_root(folder):
             return Root(folder)

@@ -70,6 +70,8 @@ def spec_summary(spec: ServingSpec) -> str:
     if spec.shared_prefix:
         once = ", read once a pass" if spec.prefix_read_once else ""
         bits.append(f"shared prefix {spec.shared_prefix:,} positions{once}")
+    if spec.max_tpot is not None:
+        bits.append(f"best batch within TPOT {si(spec.max_tpot, 's')}")
     return " · ".join(bits)
 
 
@@ -105,11 +107,13 @@ def cost_text(
     title: str,
     spec: ServingSpec | None = None,
     floats: Mapping[str, tuple[int, int]] | None = None,
+    under_stack: bool = False,
 ) -> str:
     """A priced pass for people: the five terms with the bind marked and a one-line legend (from
     :mod:`passprice.glossary`), tokens/s and time per output token (TPOT), bytes and work per pass, held bytes
-    against capacity (with a word about headroom above :data:`HEADROOM_WARNING`), the float matrices priced on the
-    vector units (``floats``, :func:`float_matrices`), and the provenance it rests on."""
+    against capacity (with a word about headroom above :data:`HEADROOM_WARNING`, pointing at a serving stack unless
+    ``under_stack``: the command already prices under one), the float matrices priced on the vector units
+    (``floats``, :func:`float_matrices`), and the provenance it rests on."""
     from passprice.glossary import legend
 
     lines = [title]
@@ -167,10 +171,11 @@ def cost_text(
     )
     if cost.capacity_bytes > 0 and cost.held_bytes > HEADROOM_WARNING * cost.capacity_bytes:
         left = 1.0 - cost.held_bytes / cost.capacity_bytes
+        stack = ("or read the expected price below, which keeps the stack's memory.reserved free" if under_stack else
+                 "or price it under a serving stack (--stack S), whose memory.reserved is what its runtime keeps")
         lines.append(
             f"  headroom      {100.0 * left:.1f} % of card memory left: passprice counts no runtime workspace, "
-            "activations or fragmentation, so leave room (a smaller --batch or --limit) before serving this, or "
-            "price it under a serving stack (--stack S), whose memory.reserved is what its runtime keeps"
+            f"activations or fragmentation, so leave room (a smaller --batch or --limit) before serving this, {stack}"
         )
     if cost.host_sequences or (spec is not None and spec.host_memory):
         lines.append(

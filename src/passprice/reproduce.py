@@ -465,7 +465,15 @@ class Reproduction:
                 return "reproduces: the pricing model changed since the lock; every recorded field reproduces"
             return "reproduces exactly"
         if self.model_changed or self.lock.info.format < LOCK_FORMAT:
-            return f"does NOT reproduce: the pricing model changed and moves the price (first: {self.first_moved})"
+            import shlex
+
+            return (
+                f"does NOT reproduce: the pricing model changed and moves the price (first: {self.first_moved}); the "
+                "lock's own price comes from the code that wrote it: the passprice of the commit that last changed "
+                f"the lock (`git log -1 --format=%H -- {shlex.quote(self.lock.source or 'LOCK')}`), installed in a "
+                "virtual environment of its own; or re-lock it with today's code (`passprice lock --update -o "
+                "LOCK`) and review the change"
+            )
         return (
             f"does NOT reproduce, although the pricing model's code is the lock's (first: {self.first_moved}): its "
             "pinned inputs do not give what it records: the lock was edited by hand (its digest recomputed), or "

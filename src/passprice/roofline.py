@@ -282,7 +282,7 @@ def roofline(header: GGUFHeader, card: Card, serving: Serving, title: str = "") 
     """
     shape = pass_shape(header, serving)
     top = shape.max_batch(card, serving.host_memory)  # raises batch 1's refusal when nothing fits
-    best = shape.best(card, serving.host_memory)
+    best = shape.best(card, serving.host_memory, max_tpot=serving.max_tpot)
     coefficients = Coefficients.of(shape, card)
     priced: dict[int, ServingCost] = {}
 

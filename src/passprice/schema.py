@@ -420,19 +420,34 @@ def _read_record(path: Path) -> bytes:
 
 def require_link_inside(path: Path) -> None:
     """Raise :class:`InputError` naming ``path`` when it is a symbolic link inside a registry (the nearest folder at
-    or above the link's own holding ``facts/`` and ``registry/``) to a file outside it: such a file is neither read
-    (:func:`read_bytes`) nor written through (``new-serving --force`` over such a link wrote the serving onto the
-    file outside, which then did not read back). Anything else passes; only a link costs the walk up."""
-    if os.path.islink(path):
+    or above the link's own holding ``facts/`` and ``registry/``) to a file outside it, or lies in a folder of the
+    registry that is a link (or is reached through one) to a folder outside it (``facts/cards`` linked to a folder
+    of the CI machine): such a file is neither read (:func:`read_bytes`) nor written through (``new-serving --force``
+    over such a link wrote the serving onto the file outside, which then did not read back). Anything else passes;
+    only a link on the way (its folder's resolved path, once a process, differs from its own) costs the walk up."""
+    from passprice.registry import LINKED_OUT, _real
+
+    here_text = os.path.dirname(os.path.abspath(path))
+    linked = os.path.islink(path)
+    try:
+        folder_linked = _real(here_text) != os.path.normpath(here_text)
+    except (OSError, ValueError):
+        folder_linked = False  # a name the lookups refuse on their own
+    if linked or folder_linked:
         from passprice.registry import Root, _is_root, within
 
-        here = Path(os.path.abspath(path)).parent
+        here = Path(here_text)
         for folder in (here, *here.parents):
             if _is_root(folder):
                 if not within(Root(folder), path):
+                    if linked:
+                        raise InputError(
+                            f"{path}: a symbolic link to {os.path.realpath(path)}, outside the registry ({folder}): "
+                            "a registry's files lie inside it (copy the file in, or link to one inside)"
+                        )
                     raise InputError(
-                        f"{path}: a symbolic link to {os.path.realpath(path)}, outside the registry ({folder}): a "
-                        "registry's files lie inside it (copy the file in, or link to one inside)"
+                        f"{path}: lies in {_real(here_text)}, outside the registry ({folder}), through a symbolic "
+                        f"link: {LINKED_OUT}"
                     )
                 break
 

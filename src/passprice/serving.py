@@ -193,6 +193,11 @@ class Serving:
 
     DESIGN.md extension (issue 15, mixtures of experts): ``routing``: how the checkpoint's tokens route (a routing
     record's facts), which the pricer needs for a mixture of experts and refuses it (:class:`Routed`) without.
+
+    Extension (a service-level cap): ``max_tpot``: the slowest time per output token a sequence may see, in
+    seconds; the best-batch search (:meth:`PassShape.best`) looks only at batches whose TPOT (the pass over the
+    tokens each sequence emits) is at most it, and refuses :class:`~passprice.batching.OverTPOT` when batch 1 is
+    already slower. ``None`` (the default): no cap, the seed's search. A price at a given batch does not read it.
     """
 
     batch: int = 1
@@ -210,6 +215,7 @@ class Serving:
     shared_prefix: int = 0
     prefix_read_once: bool = False
     routing: Routing | None = None
+    max_tpot: float | None = None
 
 
 _ONE_PASS = frozenset({"Q2_K", "Q3_K", "Q4_0", "Q4_1", "Q4_K"})
@@ -994,14 +1000,15 @@ class PassShape:
         host_memory: bool,
         pricing: Pricing | None = None,
         batches: tuple[int, int] | None = None,
+        max_tpot: float | None = None,
     ) -> ServingCost:
         """The batch that makes ``card`` emit the most tokens per second, and its pass: the seed's answer
         (:meth:`best_by_scan`), found without pricing every batch (:func:`passprice.batching.best`); at
         ``pricing`` (default: the card's limit; a serving stack's, issue 14), among ``batches`` (lo, hi; default
-        every batch)."""
+        every batch) whose TPOT is at most ``max_tpot`` seconds (default: no cap)."""
         from passprice.batching import best
 
-        return best(self, card, host_memory, pricing, batches)
+        return best(self, card, host_memory, pricing, batches, max_tpot)
 
     def max_batch(self, card: Card, host_memory: bool, pricing: Pricing | None = None) -> int:
         """The most sequences the serving carries on ``card``: the seed's answer (:meth:`max_batch_by_scan`),
@@ -1016,6 +1023,7 @@ class PassShape:
         host_memory: bool,
         pricing: Pricing | None = None,
         batches: tuple[int, int] | None = None,
+        max_tpot: float | None = None,
     ) -> ServingCost:
         """The batch that makes ``card`` emit the most tokens per second, and its pass (seed ``PassShape::best``):
         every batch from 1 up to what memory holds is priced; a batch replaces the best only when it is faster by
@@ -1024,7 +1032,9 @@ class PassShape:
 
         This is the seed's scanning algorithm, kept as the reference the closed form is tested against and as its
         fallback for near-ties it cannot settle. ``batches`` (lo, hi): scan from ``lo`` to at most ``hi`` (a
-        serving stack's calibrated batches, issue 14); default from 1, the seed's.
+        serving stack's calibrated batches, issue 14); default from 1, the seed's. ``max_tpot``: the scan also
+        stops at the first batch whose TPOT (``pass_s / emitted_per_sequence``, seconds) exceeds it, and raises
+        :class:`~passprice.batching.OverTPOT` when that is the first batch scanned.
         """
         best: ServingCost | None = None
         basis = self.basis(card, pricing)
@@ -1033,6 +1043,12 @@ class PassShape:
             try:
                 c = self.cost_split(card, batch, host_memory, basis)
             except (NotResident, OnChipOverflow):
+                break
+            if max_tpot is not None and c.pass_s / c.emitted_per_sequence > max_tpot:
+                if best is None:
+                    from passprice.batching import OverTPOT
+
+                    raise OverTPOT(batch, c.pass_s / c.emitted_per_sequence, max_tpot)
                 break
             if best is None or c.tokens_per_s > best.tokens_per_s * (1.0 + 1e-12):
                 best = c
@@ -1629,5 +1645,5 @@ def best_serving(header: GGUFHeader, card: Card, s: Serving) -> ServingCost:
     """The batch at which ``s`` emits the most tokens per second on ``card``, and its pass (seed ``best_serving``;
     ``s.batch`` is ignored; ties go to the smaller batch). Raises what :func:`pass_shape` raises, or batch 1's
     refusal when no batch fits."""
-    return shape_of(header, s).best(card, s.host_memory)
+    return shape_of(header, s).best(card, s.host_memory, max_tpot=s.max_tpot)
 

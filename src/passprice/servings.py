@@ -75,6 +75,7 @@ class ServingSpec:
     (``per-block``/``sub32``), ``flush`` (``every-pass``/``every:N``/``trailing:N``), ``shared_prefix`` (positions
     every sequence shares, held once with a paged cache) and ``prefix_read_once`` (the prefix read once a pass).
     ``routing``: the routing record (a ``facts/routing`` name or path) a mixture of experts is priced with.
+    ``max_tpot``: the TPOT cap (seconds) the best-batch search keeps to (``None``: none).
     """
 
     checkpoint: str
@@ -95,6 +96,7 @@ class ServingSpec:
     shared_prefix: int = 0
     prefix_read_once: bool = False
     routing: str | None = None
+    max_tpot: float | None = None
     #: The file the spec was read from (a serving or a lock), so a name in it that names nothing is reported with
     #: the file and key; not part of the spec's identity or of its document.
     source: str | None = attrs.field(default=None, eq=False, kw_only=True)
@@ -124,8 +126,9 @@ def spec_from_document(document: Mapping[str, Any], source: str) -> ServingSpec:
     data = dict(document)
     if "contexts" in data:
         data["contexts"] = tuple(data["contexts"])
+    data["source"] = source  # structured with the rest: one object made, not one made and evolved
     try:
-        spec = attrs.evolve(_converter().structure(data, ServingSpec), source=source)
+        spec = _converter().structure(data, ServingSpec)
         StateFlush.parse(spec.flush)
         AttentionMath(spec.attention)
         ActScaling(spec.scaling)
@@ -305,6 +308,7 @@ def to_serving(spec: ServingSpec, acceptance: tuple[Fact, ...] = (), routing: Ro
         shared_prefix=spec.shared_prefix,
         prefix_read_once=spec.prefix_read_once,
         routing=routing,
+        max_tpot=spec.max_tpot,
     )
 
 

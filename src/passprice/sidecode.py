@@ -101,12 +101,20 @@ class Code:
     #: Why the side's code was not judged (:class:`passprice.pins.CodeNotJudged`: past the tokens passprice parses of
     #: another checkout's code); its locks are then not priced.
     not_judged: str | None = None
+    #: The side's own ``src/passprice`` left aside (its pricing-model digest), though it has one: HEAD brings it into
+    #: a registry whose BASE has none (:func:`kept_apart`).
+    set_aside: str | None = None
 
     def describe(self, side: str) -> str:
         """Which code priced ``side`` (``BASE``/``HEAD``), in words."""
         if self.not_judged is not None:
             return f"{side}: its own src/passprice was not judged ({self.not_judged}); its locks are not priced"
         short = self.model.removeprefix("sha256:")[:12]
+        if self.set_aside is not None:
+            theirs = self.set_aside.removeprefix("sha256:")[:12]
+            return (f"{side}: this passprice's code ({short}…), not the src/passprice {side} brings ({theirs}…), "
+                    "which BASE lacks: a registry kept apart from its code is checked with the passprice it "
+                    "installs, so its locks are reviewed with that")
         if not self.own:
             return f"{side}: this passprice's code ({short}…; {side} has no src/passprice)"
         how = "in this process (same pricing model as the running code)" if self.running else "in its own process"
@@ -127,6 +135,18 @@ def code_of(folder: Path | None) -> Code:
     except (SyntaxError, ValueError, OSError) as e:
         model = f"unreadable ({type(e).__name__})"
     return Code(folder, model, True, model == running)
+
+
+def kept_apart(base: Code, head: Code) -> Code:
+    """The code HEAD is priced with, given ``base``'s and ``head``'s own: ``head`` itself, unless BASE has no
+    ``src/passprice`` (a registry kept apart from its code, checked by the passprice it installs) and HEAD brings one
+    that prices otherwise than the running code — then the running code, with HEAD's own digest kept as
+    ``set_aside``. A pull request adding ``src/passprice`` to such a registry, its ``side_json`` pricing each lock's
+    embedded serving rather than the registered one, moved a locked price while the review said "every locked price
+    is re-priced the same" (exit 0), and ``check`` (the installed passprice) only noted the serving's change."""
+    if base.own or not head.own or head.running:
+        return head
+    return attrs.evolve(code_of(None), set_aside=head.model)
 
 
 def price_locks(root: Root, code: Code, requests: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

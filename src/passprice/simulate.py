@@ -1527,11 +1527,12 @@ def simulate(
 
 @attrs.frozen
 class Simulation:
-    """Every policy's run of one trace on one serving: ``title`` (serving, checkpoint, card), the trace's
+    """Every policy's run of one trace on one serving: ``title`` (serving, checkpoint, card), ``serving`` (its
+    registered name; ``None`` for a checkpoint and card given on the command line), the trace's
     ``summary``, the ``settings``, the ``pricer`` (its facts) and the ``outcomes`` in policy order."""
 
     title: str
-    serving: str
+    serving: str | None
     trace: dict[str, Any]
     settings: Settings
     pricer: StepPricer

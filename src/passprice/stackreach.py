@@ -6,6 +6,11 @@ and the errors of the fit, in sample and with each card left out in turn: ``card
 The stack's ``range.*`` facts bound the batches and positions it holds on, and a price outside them is refused
 (:class:`~passprice.stacks.BeyondStack`); the cards are not bounded, since the leave-one-card-out error is the
 fit's own measure of how it carries to a card it did not see. :func:`card_reach` says which case a price is in.
+
+So for the kind of model: a stack fitted only on dense checkpoints has a fixed cost a layer and shares of the card's
+rates that dense layers reached; a mixture of experts (its routed expert reads and gating) or a recurrent hybrid
+(its state rewritten in place) runs other kernels. :func:`model_reach` says when a price is of a kind of model none
+of the stack's runs measured, with the error its fit reported for a checkpoint held out.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import attrs
 
 from passprice.fits import RunDerivation
+from passprice.gguf_header import GGUFHeader
 from passprice.registry import Root
 from passprice.stacks import Stack
 
@@ -39,12 +45,14 @@ class CardReach:
         held-out-card error the fit reported."""
         if self.measured:
             return None
-        errors = ""
         if self.card_out_mean is not None and self.card_out_max is not None:
             errors = (f" (with a card held out of the fit, its error was {100 * self.card_out_mean:.3g} % on average, "
                       f"{100 * self.card_out_max:.3g} % at most)")
-        return (f"stack {self.stack} was fitted on runs on {len(self.fitted)} cards ({', '.join(self.fitted)}), not "
-                f"{self.card}: its expected price here extrapolates across cards{errors}")
+        else:  # runs on one card: none could be held out, so no error across cards was ever measured
+            errors = " (no card could be held out of its fit: its error on another card was never measured)"
+        cards = "card" if len(self.fitted) == 1 else "cards"
+        return (f"stack {self.stack} was fitted on runs on {len(self.fitted)} {cards} ({', '.join(self.fitted)}), "
+                f"not {self.card}: its expected price here extrapolates across cards{errors}")
 
 
 def card_reach(root: Root, stack: Stack, card: str) -> CardReach:
@@ -63,3 +71,69 @@ def card_reach(root: Root, stack: Stack, card: str) -> CardReach:
     cards = {run.card for run in load_runs(root, stack.name) if run.id in named} if named else set()
     cards.update(stack.cards)
     return CardReach(stack.name, card, tuple(sorted(cards)), errors.get("card_out_mean"), errors.get("card_out_max"))
+
+
+def model_kind(header: GGUFHeader) -> str:
+    """The kind of model ``header`` holds, as far as a serving stack's kernels differ: ``mixture of experts`` (an
+    ``expert_count`` above 0), ``recurrent hybrid`` (``ssm.*`` metadata: Gated-DeltaNet or Mamba layers) or
+    ``dense``."""
+    if (header.meta_int("expert_count") or 0) > 0:
+        return "mixture of experts"
+    if header.meta_int("ssm.state_size") is not None or header.meta_int("ssm.inner_size") is not None:
+        return "recurrent hybrid"
+    return "dense"
+
+
+@attrs.frozen
+class ModelReach:
+    """Where a stack's expected price of a checkpoint of kind ``kind`` (:func:`model_kind`) stands: ``fitted``
+    (the kinds of the checkpoints its runs measured, sorted), and ``checkpoint_out_mean``/``checkpoint_out_max``
+    (the fit's relative error on a checkpoint held out, as it reported them; ``None`` when it reported none)."""
+
+    stack: str
+    kind: str
+    fitted: tuple[str, ...]
+    checkpoint_out_mean: float | None = None
+    checkpoint_out_max: float | None = None
+
+    @property
+    def measured(self) -> bool:
+        """True when the stack's runs measured a checkpoint of this kind (or when the fit named no runs)."""
+        return not self.fitted or self.kind in self.fitted
+
+    def warning(self) -> str | None:
+        """One line for a kind of model the stack's runs never measured (``None`` otherwise)."""
+        if self.measured:
+            return None
+        errors = ""
+        if self.checkpoint_out_mean is not None and self.checkpoint_out_max is not None:
+            errors = (f" (with a checkpoint held out of the fit, its error was {100 * self.checkpoint_out_mean:.3g} % "
+                      f"on average, {100 * self.checkpoint_out_max:.3g} % at most, on the kinds it saw)")
+        return (f"stack {self.stack} was fitted on runs of {' and '.join(self.fitted)} checkpoints only, not a "
+                f"{self.kind}: its fixed costs and shares here are extrapolated from other kernels{errors}")
+
+
+def model_reach(root: Root, stack: Stack, header: GGUFHeader) -> ModelReach:
+    """The kinds of model (:func:`model_kind`) the checkpoints of ``stack``'s fitted runs are, against ``header``'s,
+    and the held-out-checkpoint errors its fit reported. A run's checkpoint the registry no longer holds, or one that
+    does not read, is skipped (``check`` reports it). Raises :class:`~passprice.errors.InputError` for a
+    measurement file that does not read."""
+    from passprice.checkpoints import load_checkpoint
+    from passprice.errors import InputError
+    from passprice.measurements import load_runs
+
+    named: set[str] = set()
+    errors: dict[str, float] = {}
+    for fact in stack.facts.values():
+        if isinstance(fact.derivation, RunDerivation):
+            named.update(r.run for r in fact.derivation.runs)
+            errors.update(fact.derivation.errors or {})
+    checkpoints = {run.checkpoint for run in load_runs(root, stack.name) if run.id in named} if named else set()
+    kinds: set[str] = set()
+    for name in sorted(checkpoints):
+        try:
+            kinds.add(model_kind(load_checkpoint(root, name)))
+        except InputError:
+            continue
+    return ModelReach(stack.name, model_kind(header), tuple(sorted(kinds)), errors.get("checkpoint_out_mean"),
+                      errors.get("checkpoint_out_max"))

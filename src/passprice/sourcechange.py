@@ -1,0 +1,119 @@
+"""A source record names a document; when a change makes the same id name another document — its address, title,
+repository, commit or arXiv id rewritten, or the registry document it points at (``source.path``) rewritten — every
+fact citing the id now traces to that document, and the review asks its reviewer to verify that it states them.
+
+passprice does not read sources, so it cannot say whether the new document agrees; what it can say is that the
+citation now leads elsewhere, and which facts follow it there. A source's record is not pinned in locks (a
+correction of its title or address is no drift), so this is asked, never failed: a "to verify" like a value moved
+under an unchanged locator (:attr:`passprice.diff.FactChange.to_verify`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import attrs
+
+from passprice.errors import InputError
+from passprice.registry import Root
+
+#: The fields of a ``[source]`` table that say which document it is (and how it was read): a change to any of them
+#: makes the id lead to another document, or to the same one read otherwise. ``note`` and ``retrieved`` do not.
+DOCUMENT_FIELDS = (
+    "title", "kind", "publisher", "authors", "date", "url", "copies", "repository", "commit", "arxiv", "path",
+    "sha256", "read",
+)
+
+#: The citing facts named in a line at most; the rest are counted.
+SHOWN = 6
+
+
+@attrs.frozen
+class SourceChange:
+    """A source ``id`` that leads to another document on HEAD than on BASE: ``changed`` says what moved (one
+    ``field: before → after`` a record field, or that the registry document it names was rewritten), ``citing``
+    the facts of HEAD citing it (``card:path``, as their source or through a figure of their derivation)."""
+
+    id: str
+    changed: tuple[str, ...]
+    citing: tuple[str, ...]
+
+    @property
+    def to_verify(self) -> str:
+        """What the reviewer must check: that the document the id now leads to states each citing fact."""
+        what = f"the document source {self.id} names changed ({'; '.join(self.changed)})"
+        if not self.citing:
+            return f"{what}; no fact cites it"
+        names = ", ".join(self.citing[:SHOWN]) + (
+            f" and {len(self.citing) - SHOWN} more" if len(self.citing) > SHOWN else "")
+        if len(self.citing) == 1:
+            return f"{what}: does it state {names}, which cites it?"
+        return f"{what}: does it state each of {names}, which cite it?"
+
+    def to_json(self) -> dict[str, Any]:
+        """The change for ``--format json``."""
+        return {"id": self.id, "changed": list(self.changed), "citing": list(self.citing),
+                "to_verify": self.to_verify}
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "(none)"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value) or "(none)"
+    return str(value)
+
+
+def _table(root: Root, source_id: str) -> dict[str, Any] | None:
+    """The ``[source]`` table of ``sources/ID.toml`` in ``root`` as validated, or ``None`` when it does not read
+    (the review reports that file as it reports any)."""
+    from passprice.sources import load_source
+
+    try:
+        source = load_source(root, source_id)
+    except InputError:
+        return None
+    return {name: getattr(source, name) for name in DOCUMENT_FIELDS}
+
+
+def document_digest(data: bytes) -> str:
+    """The identity of a registry document's bytes (``sha256:…``)."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def source_changes(
+    base: Root,
+    head: Root,
+    ids: Iterable[str],
+    documents: tuple[Callable[[str], str | None], Callable[[str], str | None]],
+) -> tuple[SourceChange, ...]:
+    """Each source of ``ids`` (registered on both sides) that leads to another document on ``head`` than on
+    ``base``: a field of :data:`DOCUMENT_FIELDS` that differs, or the registry document it names (the same
+    ``source.path`` on both sides) whose bytes differ — ``documents`` gives each side's identity of a document by
+    its path relative to the root (:func:`document_digest`; ``None`` when it cannot be read). Cited by HEAD's facts
+    as :func:`passprice.lineage.citing_sources` finds them."""
+    from passprice.lineage import citing_sources, load_records
+
+    found = []
+    for source_id in sorted(set(ids)):
+        old, new = _table(base, source_id), _table(head, source_id)
+        if old is None or new is None:
+            continue
+        changed = [f"{k}: {_shown(old[k])} → {_shown(new[k])}" for k in DOCUMENT_FIELDS if old[k] != new[k]]
+        path = new.get("path")
+        if path is not None and path == old.get("path"):
+            before, after = documents[0](path), documents[1](path)
+            if before != after:
+                changed.append(f"{path} rewritten")
+        if changed:
+            found.append((source_id, tuple(changed)))
+    if not found:
+        return ()
+    citing = citing_sources(load_records(head)[0])
+    return tuple(
+        SourceChange(source_id, changed, tuple(str(c.ref) for c in citing.get(source_id, ())))
+        for source_id, changed in found
+    )
+
