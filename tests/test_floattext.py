@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from passprice import floattext
 from passprice.floattext import float_reprs, float_rows, int_texts
@@ -74,6 +76,26 @@ def test_rows_are_their_floats_reprs_joined_by_commas() -> None:
     assert float_rows(values[:1, :3]) == [expected[0].rsplit(",", 4)[0]]  # fewer values than FEW: repr's own
     with pytest.raises(ValueError, match=r"float_rows: a 2-D array, not shape \(3,\)"):
         float_rows(np.zeros(3))
+
+
+#: Finite doubles, most of them below 10^-4 (where repr's layout and orjson's differ and the rows' texts are cut
+#: and put back together) and the rest anywhere.
+_SMALL_OR_ANY = st.one_of(
+    st.floats(min_value=-1e-4, max_value=1e-4, allow_nan=False, allow_infinity=False, allow_subnormal=True),
+    st.floats(allow_nan=False, allow_infinity=False),
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(_SMALL_OR_ANY, min_size=9, max_size=60), st.integers(1, 4))
+def test_rows_with_values_below_1e4_are_repr_whatever_the_values(values: list[float], width: int) -> None:
+    # float_rows cuts orjson's text of the rows at "],[" and at the nulls put where the small values go; each row's
+    # text, with and without a leading comma, is repr's.
+    rows = np.array(values[: len(values) // width * width]).reshape(-1, width)
+    expected = [",".join(map(repr, row)) for row in rows.tolist()]
+    assert float_rows(rows) == expected
+    assert float_rows(rows, ",") == ["," + line for line in expected]
+    assert float_reprs(np.array(values)) == list(map(repr, values))
 
 
 def test_without_orjson_rows_are_repr(without_orjson: None) -> None:

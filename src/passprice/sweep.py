@@ -350,10 +350,15 @@ class _Batches:
         self.card = card
         self.pricing = pricing if pricing is not None else Pricing.limit(card)
 
-    def cost(self, batch: np.ndarray, host_sequences: np.ndarray, search: bool = False) -> dict[str, np.ndarray]:
+    def cost(
+        self, batch: np.ndarray, host_sequences: np.ndarray, search: bool = False, trim: bool = False
+    ) -> dict[str, np.ndarray]:
         """Every field of the pass for each (batch, host sequences) pair, and ``refusal``: the code of the first
         capacity check it fails (0 when it fits). ``search``: only what a step of the host-split search reads
-        (``memory_s``, ``host_s``, ``refusal``), the same values, without the binding term and the rest."""
+        (``memory_s``, ``host_s``, ``refusal``), the same values, without the binding term and the rest.
+        ``trim``: the terms of a batch every position refuses (the batches a card cannot hold) are not computed:
+        its time fields are NaN, its bind 0 (a caller that reads only the fields of the pairs that fit; every other
+        field, and every pair that fits, the same values)."""
         sh, card, pricing = self.shape, self.card, self.pricing
         host_sequences = np.minimum(host_sequences, batch)
         b = batch.astype(float)
@@ -365,21 +370,32 @@ class _Batches:
         host_capacity_bytes = pricing.host_capacity
         on_chip_bytes = b * sh.on_chip_per_sequence
         on_chip_capacity = pricing.on_chip
-        refusal = np.full(batch.shape, _OK)
-        checks = [
-            ((host_sequences > 0) & (card.host is None), _NO_HOST),
-            (held_bytes > capacity_bytes, _CARD_FULL),
-            (host_held_bytes > host_capacity_bytes, _HOST_FULL),
+        # The first check a pair fails, in the seed's order (no host link, card memory, host memory, on-chip
+        # memory): the later checks' codes written first, an earlier one over them; a check no pair fails (most of
+        # them, most of the time) writes nothing.
+        refusal = np.zeros(batch.shape, dtype=np.int64)
+        for failed, code in (
             (on_chip_bytes > on_chip_capacity, _ON_CHIP),
-        ]
-        for failed, code in reversed(checks):
-            refusal = np.where(failed, code, refusal)
+            (host_held_bytes > host_capacity_bytes, _HOST_FULL),
+            (held_bytes > capacity_bytes, _CARD_FULL),
+            ((host_sequences > 0) if card.host is None else False, _NO_HOST),
+        ):
+            if np.any(failed):
+                refusal[np.broadcast_to(failed, batch.shape)] = code
+        cut: Any = ...
+        if trim and not search:
+            fits = refusal == _OK
+            fitting = fits.any(axis=0) if fits.ndim > 1 else fits
+            kept = np.flatnonzero(fitting)
+            if 4 * len(kept) <= 3 * len(fitting):  # a quarter of the batches or more refused at every position
+                cut = (..., kept)
+        bc, bhc, bdc = (b, bh, bd) if cut is ... else (b[cut], bh[cut], bd[cut])
         terms = pass_terms(
             pricing,
-            batch=b,
-            card_sequences=bd,
-            host_sequences=bh,
-            shared_bytes=sh.shared_bytes(b),
+            batch=bc,
+            card_sequences=bdc,
+            host_sequences=bhc,
+            shared_bytes=sh.shared_bytes(bc),
             read_bytes=sh.read_bytes,
             write_bytes=sh.write_bytes,
             rewrite_bytes=sh.rewrite_bytes,
@@ -395,9 +411,7 @@ class _Batches:
         # The last of equal maxima binds, as Rust's max_by does.
         binds, binding_s = _binding(stacked)
         pass_s = pass_seconds(pricing, terms, binding_s)
-        return {
-            "batch": batch,
-            "host_sequences": host_sequences,
+        timed = {
             "memory_s": memory_s,
             "host_s": host_s,
             "array_s": array_s,
@@ -405,9 +419,19 @@ class _Batches:
             "scale_s": scale_s,
             "pass_s": pass_s,
             "binds": binds,
+            "tokens_per_s": bc * sh.emitted_per_sequence / pass_s,
+        }
+        if cut is not ...:
+            for key, value in timed.items():
+                whole = np.zeros(batch.shape, dtype=value.dtype) if key == "binds" else np.full(batch.shape, np.nan)
+                whole[cut] = value
+                timed[key] = whole
+        return {
+            "batch": batch,
+            "host_sequences": host_sequences,
+            **timed,
             "held_bytes": held_bytes,
             "capacity_bytes": np.full(batch.shape, capacity_bytes),
-            "tokens_per_s": b * sh.emitted_per_sequence / pass_s,
             "refusal": refusal,
         }
 
@@ -417,9 +441,9 @@ class _Batches:
         (ties to fewer held on the card). Batches whose search meets a refusal are marked with it."""
         zero = np.zeros(batch.shape, dtype=np.int64)
         if not host_memory:
-            return self.cost(batch, zero)
+            return self.cost(batch, zero, trim=True)
         if self.card.host is None:
-            out = self.cost(batch, zero)
+            out = self.cost(batch, zero, trim=True)
             out["refusal"] = np.full(batch.shape, _NO_HOST)
             return out
         card_room, host_room = _rooms(self.shape, self.card)
@@ -452,6 +476,8 @@ class _Batches:
             other = self.cost(batch, batch - np.minimum(held, z))
             trouble |= inside & (other["refusal"] != _OK)
             take = inside & (other["pass_s"] < best["pass_s"])
+            if not take.any():
+                continue
             for key in best:
                 best[key] = np.where(take, other[key], best[key])
         best["trouble"] = trouble
@@ -1476,13 +1502,58 @@ class _Texts:
     def __init__(self) -> None:
         self.batches: np.ndarray | None = None
         self.batch_texts: list[str] = []
+        self.then: dict[str, list[str]] = {}
+        self.openings: dict[tuple[Any, ...], tuple[str, list[str]]] = {}
+        self.refusals: dict[tuple[bool, str], str] = {}
         self.columns: OrderedDict[bytes, tuple[str | list[str], str]] = OrderedDict()
 
     def of_batches(self, batches: np.ndarray) -> list[str]:
         """``str`` of each of ``batches`` (``(B,)`` integers)."""
         if self.batches is None or not np.array_equal(self.batches, batches):
             self.batches, self.batch_texts = batches, int_texts(batches)
+            self.then = {}
         return self.batch_texts
+
+    def opening(self, segment: Segment, csv_format: bool) -> tuple[str, list[str]]:
+        """The text of a row of ``segment`` up to its batch (CSV: its cells and the comma; JSON: ``,``, a new line
+        and the object's keys and values), and the texts of its weakest provenance and of the facts carrying it,
+        without and with host memory (a CSV cell or a JSON string): kept by their values and types (a sweep's
+        segments share servings, cards and provenances; ``256.0`` and ``256`` are told apart)."""
+        head = tuple(segment.common[k] for k in COLUMNS[: COLUMNS.index("batch")])
+        key = (csv_format, tuple((type(v), v) for v in head), segment.provenance, segment.weakest)
+        made = self.openings.get(key)
+        if made is None:
+            if len(self.openings) >= 4096:
+                self.openings.clear()
+            if csv_format:
+                start = _csv_line([_cell(v) for v in head]) + ","
+                shown = [_csv_line([v]) for v in (*segment.provenance, *segment.weakest)]
+            else:
+                pairs = zip(COLUMNS, head, strict=False)
+                start = ",\n{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in pairs) + ', "batch": '
+                shown = [json.dumps(v) for v in (*segment.provenance, *segment.weakest)]
+            made = self.openings[key] = (start, shown)
+        return made
+
+    def refused(self, name: str, csv_format: bool) -> str:
+        """A refused row's text after its batch: its empty cells (null values) and the refusal's name."""
+        made = self.refusals.get((csv_format, name))
+        if made is None:
+            if csv_format:
+                made = "," * len(_AFTER_BATCH) + _csv_line([name]) + "\n"
+            else:
+                made = f'{_JSON_NULLS}, "refusal": {json.dumps(name)}}}'
+            self.refusals[(csv_format, name)] = made
+        return made
+
+    def of_batches_then(self, batches: np.ndarray, after: str) -> list[str]:
+        """``str`` of each of ``batches`` followed by ``after`` (a CSV row's batch and the cells after it that
+        every row of a run shares: one text a row where two items were)."""
+        texts = self.of_batches(batches)
+        made = self.then.get(after)
+        if made is None:
+            made = self.then[after] = [t + after for t in texts]
+        return made
 
     def of_floats(self, values: np.ndarray) -> tuple[str | list[str], str]:
         """:func:`_float_texts` of ``values`` (``(n,)`` float64), from the kept columns when the same values were
@@ -1576,7 +1647,9 @@ def _group_text(segments: Sequence[Segment], fmt: str, kept: _Texts) -> str | No
     writes a segment at a time, up to the row that stops the text) or orjson is not there."""
     if not fast():
         return None
-    csv_format = fmt == "csv"
+    if fmt == "csv":
+        return _csv_group_text(segments, kept)
+    csv_format = False
     floats: dict[str, list[np.ndarray]] = {key: [] for key in (*_FLOATS, "host_sequences", "binds")}
     keys: list[np.ndarray | None] = []
     for segment in segments:
@@ -1606,12 +1679,12 @@ def _group_text(segments: Sequence[Segment], fmt: str, kept: _Texts) -> str | No
         if csv_format:
             # The seven floats from tokens_per_s to scale_s are one run of cells, the two byte counts another (or,
             # when every row's card has the same capacity, the held bytes alone and the capacity's one text).
-            cells: list[Any] = [float_rows(every[:, : len(_ROW_FLOATS)], ",")]
+            cells: list[Any] = [float_rows(every[:, : len(_ROW_FLOATS)])]
             capacity = every[:, -1]
             if (capacity == capacity[0]).all():
                 cells += [float_reprs(every[:, -2]), f",{float(capacity[0])!r}"]
             else:
-                cells += [float_rows(every[:, len(_ROW_FLOATS) :], ","), ""]
+                cells += [float_rows(every[:, len(_ROW_FLOATS) :]), ""]
         else:
             cells = _json_cells(every, columns["binds"])
     else:
@@ -1620,14 +1693,7 @@ def _group_text(segments: Sequence[Segment], fmt: str, kept: _Texts) -> str | No
     parts: list[str] = []
     done = 0  # the group's priced rows already laid out
     for segment, runs in zip(segments, keys, strict=True):
-        head = [segment.common[k] for k in COLUMNS[: COLUMNS.index("batch")]]
-        if csv_format:
-            start = _csv_line([_cell(v) for v in head]) + ","
-            shown = [_csv_line([v]) for v in (*segment.provenance, *segment.weakest)]
-        else:
-            start = ",\n{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in zip(COLUMNS, head, strict=False))
-            start += ', "batch": '
-            shown = [json.dumps(v) for v in (*segment.provenance, *segment.weakest)]
+        start, shown = kept.opening(segment, csv_format)
         batches = segment.batches
         batch_text = kept.of_batches(batches)
         status = segment.status if runs is None else runs
@@ -1640,14 +1706,16 @@ def _group_text(segments: Sequence[Segment], fmt: str, kept: _Texts) -> str | No
                 bind, used = divmod(code - 64, 2)
                 p0, p1 = done, done + b - a
                 done = p1
-                host_cell: str | list[str] = host_texts[p0:p1] if used else "0"
                 prov, weak = shown[used], shown[2 + used]
                 if csv_format:
-                    counts = cells[1][p0:p1]
-                    pieces: _Pieces = [start, rows, ",", host_cell, cells[0][p0:p1],
-                                       f",{labels[bind]}" + ("," if cells[2] else ""), counts,
-                                       f"{cells[2]},{prov},{weak},\n"]
+                    if used:
+                        pieces: _Pieces = [start, rows, ",", host_texts[p0:p1], ","]
+                    else:
+                        zero = kept.of_batches_then(batches, ",0,")
+                        pieces = [start, zero if b - a == len(zero) else zero[a:b]]
+                    pieces += [cells[0][p0:p1], f",{labels[bind]},", cells[1][p0:p1], f"{cells[2]},{prov},{weak},\n"]
                 else:
+                    host_cell: str | list[str] = host_texts[p0:p1] if used else "0"
                     pieces = [start, rows, ', "host_sequences": ', host_cell]
                     for j, name in enumerate(_FLOATS):
                         if name == "held_bytes":
@@ -1665,12 +1733,93 @@ def _group_text(segments: Sequence[Segment], fmt: str, kept: _Texts) -> str | No
                     else:
                         parts.append(",\n" + json.dumps(row, allow_nan=False))
             else:
-                name = segment.names[code - 1]
-                if csv_format:
-                    suffix = "," * len(_AFTER_BATCH) + _csv_line([name]) + "\n"
+                _lay(parts, [start, rows, kept.refused(segment.names[code - 1], csv_format)], b - a)
+    return "".join(parts)
+
+
+def _csv_group_text(segments: Sequence[Segment], kept: _Texts) -> str | None:
+    """:func:`_group_text` for CSV. The priced rows' seven floats from ``tokens_per_s`` to ``scale_s`` are one
+    array for the group, written by one orjson call and cut into one text a row
+    (:func:`~passprice.floattext.float_rows`); every other text a priced row has is one every row of its run shares
+    or one kept for the batch axis: the batch's (with ``,0,`` after it when no sequence is in host memory) and the
+    held bytes' (a serving's position holds the same bytes at a batch on every card: the column's texts are kept by
+    its values, :meth:`_Texts.of_floats`). A run of priced rows is then five items a row in the list joined once,
+    one of them made for the row; a run of refused rows is the batches' texts joined by the text between two of
+    them (one item a row, none made)."""
+    floats: list[np.ndarray] = []
+    keys: list[np.ndarray | None] = []
+    for segment in segments:
+        status, p = segment.status, segment.priced
+        mask = status == _PRICED
+        count = int(np.count_nonzero(mask))
+        if p is None or not count:
+            keys.append(None)
+            continue
+        chosen: Any = slice(None) if count == len(status) else np.flatnonzero(mask)
+        for key in ("held_bytes", "capacity_bytes"):
+            if not np.isfinite(p[key][chosen]).all():
+                return None
+        floats.append(np.stack([p[key][chosen] for key in _ROW_FLOATS], axis=1))
+        # A run is a stretch of rows of one status, and for priced rows one bind and host use (64 + 2 bind + use).
+        keys.append(np.where(mask, 64 + 2 * p["binds"] + (p["host_sequences"] > 0), status))
+    for fields in (f for segment in segments for f in segment.alone.values()):
+        if not all(not isinstance(v, float) or math.isfinite(v) for v in fields.values()):
+            return None
+    runs_of_floats: list[str] = []
+    if floats:
+        every = np.concatenate(floats) if len(floats) > 1 else floats[0]
+        if not np.isfinite(every).all():
+            return None
+        runs_of_floats = float_rows(every)
+    parts: list[str] = []
+    done = 0  # the group's priced rows already laid out
+    for segment, runs in zip(segments, keys, strict=True):
+        start, shown = kept.opening(segment, True)
+        batches = segment.batches
+        batch_text = kept.of_batches(batches)
+        status = segment.status if runs is None else runs
+        count = len(status)
+        cuts = [0, *(np.flatnonzero(status[1:] != status[:-1]) + 1).tolist(), count]
+        held: tuple[str | list[str], str] | None = None
+        capacity: tuple[str | list[str], str] | None = None
+        for a, b in itertools.pairwise(cuts):
+            code = int(status[a])
+            rows = batch_text if b - a == count else batch_text[a:b]
+            if code >= 64:
+                p = segment.priced
+                assert p is not None
+                bind, used = divmod(code - 64, 2)
+                if held is None:
+                    held = kept.of_floats(p["held_bytes"])
+                    capacity = kept.of_floats(p["capacity_bytes"])
+                assert capacity is not None
+                held_text, held_after = held
+                capacity_text, capacity_after = capacity
+                held_rows = held_text if isinstance(held_text, str) or b - a == count else held_text[a:b]
+                capacity_rows = (
+                    capacity_text if isinstance(capacity_text, str) or b - a == count else capacity_text[a:b]
+                )
+                p0, p1 = done, done + b - a
+                done = p1
+                if used:
+                    pieces: _Pieces = [start, rows, ",", int_texts(p["host_sequences"][a:b]), ","]
                 else:
-                    suffix = f'{_JSON_NULLS}, "refusal": {json.dumps(name)}}}'
-                _lay(parts, [start, rows, suffix], b - a)
+                    zero = kept.of_batches_then(batches, ",0,")
+                    pieces = [start, zero if b - a == count else zero[a:b]]
+                pieces += [
+                    runs_of_floats[p0:p1], f",{_BINDS[bind]},", held_rows, f"{held_after},", capacity_rows,
+                    f"{capacity_after},{shown[used]},{shown[2 + used]},\n",
+                ]
+                _lay(parts, pieces, b - a)
+            elif code == _ALONE:
+                for j in range(a, b):
+                    fields = segment.alone[j]
+                    row = {**dict.fromkeys(COLUMNS, None), **segment.common, "batch": int(batches[j]), **fields}
+                    parts.append(_csv_line([_cell(row[k]) for k in COLUMNS]) + "\n")
+            else:
+                # start b1 end start b2 end …: the batches joined by "end start", in C, no list a row.
+                end = kept.refused(segment.names[code - 1], True)
+                parts += [start, (end + start).join(rows), end]
     return "".join(parts)
 
 
@@ -1704,15 +1853,29 @@ def _json_cells(every: np.ndarray, binds: Any) -> list[Any]:
 
 def _lay(parts: list[str], pieces: _Pieces, rows: int) -> None:
     """Add to ``parts`` the pieces of ``rows`` rows, in row order: ``pieces`` holds, in a row's order, texts every
-    row shares and lists of one text a row (each exactly ``rows`` long); adjacent shared texts are merged first. The
-    list of every piece of every row is made by repeating the shared ones and assigning each column to a slice of it:
-    a few C loops, no object a row."""
+    row shares and lists of one text a row (each exactly ``rows`` long); adjacent shared texts are merged first, and
+    a row's last shared text with the next row's first (one item, not two, between two rows). The list of every
+    piece of every row is made by repeating the shared ones and assigning each column to a slice of it: a few C
+    loops, no object a row."""
     merged: _Pieces = []
     for piece in pieces:
         if isinstance(piece, str) and merged and isinstance(merged[-1], str):
             merged[-1] += piece
         else:
             merged.append(piece)
+    first, last = merged[0], merged[-1]
+    if len(merged) > 2 and isinstance(first, str) and isinstance(last, str):
+        # first (A, B, … last+first) × rows, the very last item the row's end alone
+        body = merged[1:-1]
+        width = len(body) + 1
+        flat = [*(p if isinstance(p, str) else "" for p in body), last + first] * rows
+        for j, p in enumerate(body):
+            if not isinstance(p, str):
+                flat[j::width] = p
+        flat[-1] = last
+        parts.append(first)
+        parts += flat
+        return
     width = len(merged)
     flat = [p if isinstance(p, str) else "" for p in merged] * rows
     for j, p in enumerate(merged):
