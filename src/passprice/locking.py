@@ -220,7 +220,7 @@ def write(
     :func:`passprice.servings.require_lockable`), a card, checkpoint, stack or file that does not read or cannot be
     written; :class:`~passprice.serving.ServingRefusal` when the serving itself is refused; :class:`LockNotWritten`
     when the new lock's price breaches its own floors, and :class:`InputError` when it is not finite
-    (:func:`passprice.report.require_finite`)."""
+    (:func:`passprice.report.require_finite`), or (``update``) when ``stack`` or ``name`` is not ``old``'s."""
     from passprice.locks import compare_policies, judge, make_lock, write_lock
     from passprice.report import require_finite
     from passprice.servings import require_lockable, resolve
@@ -229,8 +229,20 @@ def write(
     resolved = resolve(root, spec)
     if update and old is not None:
         kind = old.kind
-        if stack is None and old.stack is not None:
-            stack = old.stack.name  # --update keeps the stack the lock was made under
+        kept = old.stack.name if old.stack is not None else None
+        if stack is not None and stack != kept:
+            # --update keeps the stack: `lock --update --stack S` rewrote a limit's lock as a lock under S (and a
+            # stack's lock under another), a lock asking another question that only the review then refused
+            raise InputError(
+                f"{shown(old.source or output)}: --update keeps the lock's stack ({kept or 'none'}), not {stack}: "
+                "give no --stack, or write a new lock under another name (--stack S -o NEW.lock.toml)"
+            )
+        stack = kept  # --update keeps the stack the lock was made under
+    if update and old is not None and name != old.name:
+        raise InputError(
+            f"{shown(old.source or output)}: --update keeps the lock's name ({old.name}), not {name}: give no "
+            "--name (a lock is named after its file), or write a new lock under another name"
+        )
     the_stack = None
     if stack is not None:
         from passprice.stacks import load_stack

@@ -1,0 +1,37 @@
+"""Attack round 15 (issue 13) on this session's code (the TPOT cap, lock --update --force --require, the LMDeploy
+stack, the review's "asks another question" rule): each test builds the input that broke it and asserts what
+passprice now does with it (exit status and the error line)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import bad, copy_root
+
+# --- lock --update keeps the lock's stack and name ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("extra", "says"),
+    [
+        (("--stack", "llamacpp-cuda-2405"), "--update keeps the lock's stack (none), not llamacpp-cuda-2405"),
+        (("--name", "zz"), "--update keeps the lock's name (r1-qwen7b-h200-best), not zz"),
+        (
+            ("--force", "--require", "memory.bandwidth=assumed", "--name", "zz"),
+            "--update keeps the lock's name (r1-qwen7b-h200-best), not zz",
+        ),
+    ],
+)
+def test_lock_update_refuses_another_stack_or_name(tmp_path: Path, extra: tuple[str, ...], says: str) -> None:
+    """``lock --update -o locks/r1-qwen7b-h200-best.lock.toml --stack llamacpp-cuda-2405`` rewrote the limit's best
+    lock as a lock under the stack (6,090 lines added), and ``--name zz`` renamed the lock inside its file, both
+    exit 0, though --update promises to keep the lock's name, kind, serving, stack and policy (only the review then
+    refused the lock as asking another question). Both are bad input now, and the file is left as it was."""
+    root = copy_root(tmp_path)
+    lock = root / "locks" / "r1-qwen7b-h200-best.lock.toml"
+    before = lock.read_bytes()
+    lines = bad("lock", "--update", "-o", str(lock), *extra, root=root, says=f"{lock}: {says}")
+    assert len(lines) == 1
+    assert lock.read_bytes() == before
