@@ -4,13 +4,15 @@ passprice now does with it (exit status and the error line)."""
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import pytest
 
-from cli_helpers import bad, copy_root
+from cli_helpers import bad, copy_root, invoke
 
-# --- lock --update keeps the lock's stack and name ---------------------------------------------------------------------
+# --- lock --update keeps the lock's stack and name ----------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -35,3 +37,23 @@ def test_lock_update_refuses_another_stack_or_name(tmp_path: Path, extra: tuple[
     lines = bad("lock", "--update", "-o", str(lock), *extra, root=root, says=f"{lock}: {says}")
     assert len(lines) == 1
     assert lock.read_bytes() == before
+
+
+# --- a lock file whose name is not UTF-8 ---------------------------------------------------------------------------
+
+
+def test_a_lock_file_named_in_bytes_not_utf8_does_not_stop_every_price(tmp_path: Path) -> None:
+    """A copy of gemma3-270m-h100's lock saved as ``locks/\\xff\\xfe.lock.toml`` (a name in another encoding) made
+    every price of every serving a ``UnicodeEncodeError`` traceback: the lock index encoded the folder's names as
+    strict UTF-8 for its cache key, and the cache encoded the index the same way. The file is a lock like another
+    (its name kept as the bytes it has): the price runs under both and says so."""
+    root = copy_root(tmp_path)
+    lock = root / "locks" / "gemma3-270m-h100.lock.toml"
+    (root / "locks" / os.fsdecode(b"\xff\xfe.lock.toml")).write_bytes(lock.read_bytes())
+    for serving in ("gemma3-270m-h100", "r1-qwen7b-h200"):
+        result = invoke("price", serving, "--json", root=root)
+        assert result.exit_code == 0, result.output
+    priced = invoke("price", "gemma3-270m-h100", "--json", root=root)
+    assert json.loads(priced.stdout)["lock"]["locks"] == ["gemma3-270m-h100", "gemma3-270m-h100"]
+    checked = invoke("check", "--json", root=root)
+    assert checked.exit_code == 0, checked.output

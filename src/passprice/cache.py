@@ -162,7 +162,8 @@ def _trusted(st: os.stat_result) -> bool:
 
 def store(entry_key: str, document: dict[str, Any]) -> None:
     """Keep ``document`` under ``entry_key``, written atomically; silently nothing when the cache is bypassed, the
-    document does not convert to JSON exactly (a TOML date), or the folder cannot be written."""
+    document does not convert to JSON exactly (a TOML date, a text holding a lone surrogate), or the folder cannot
+    be written."""
     if not enabled():
         return
     from passprice.errors import InputError
@@ -170,9 +171,9 @@ def store(entry_key: str, document: dict[str, Any]) -> None:
 
     try:
         body = json.dumps({"key": entry_key, "document": document}, ensure_ascii=False, separators=(",", ":"))
+        data = body.encode("utf-8")  # a name not UTF-8 (a lock file's, read with surrogates) does not encode
     except (TypeError, ValueError, RecursionError):
         return
-    data = body.encode("utf-8")
     try:
         path = _entry_path(entry_key)
     except RuntimeError:  # no home folder to put the cache in

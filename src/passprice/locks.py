@@ -866,7 +866,10 @@ def _lock_index(root: Root) -> tuple[tuple[tuple[Path, str | None], ...], tuple[
             files.append((name, path, schema.read_bytes(path)))
         except InputError:
             unread.append(path)
-    folder = b"".join(b"%s\0%d\0%s" % (name.encode("utf-8"), len(data), data) for name, _, data in files)
+    # a name not UTF-8 (\xff.lock.toml) is its bytes: strict UTF-8 made every price a traceback
+    folder = b"".join(
+        b"%s\0%d\0%s" % (name.encode("utf-8", "surrogateescape"), len(data), data) for name, _, data in files
+    )
     entry_key = cache.key("locks+servings", b"", folder)
     index = cache.read(entry_key)
     servings = index.get("servings") if index is not None else None
