@@ -57,3 +57,30 @@ def test_a_lock_file_named_in_bytes_not_utf8_does_not_stop_every_price(tmp_path:
     assert json.loads(priced.stdout)["lock"]["locks"] == ["gemma3-270m-h100", "gemma3-270m-h100"]
     checked = invoke("check", "--json", root=root)
     assert checked.exit_code == 0, checked.output
+
+
+# --- a source record's read note on one line ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "bad_text", ["Read it.\\n## a heading of its own", "Read it \\u202eevil\\u202c", "Read it\\u0007."]
+)
+def test_a_source_records_read_note_is_one_line_of_text(tmp_path: Path, bad_text: str) -> None:
+    """A source record's ``read`` (how the document was read) was the one text of the record the schema left without
+    its one-line rule: a newline, a bidi control or a BEL passed check (exit 0) and audit printed them raw in its
+    ``read:`` line, a new line starting a heading of its own under the listing. It is refused as the record's other
+    texts are: one line naming the file and key."""
+    root = copy_root(tmp_path)
+    record = root / "sources" / "nvidia-h200-datasheet.toml"
+    lines = record.read_text(encoding="utf-8").split("\n")
+    assert sum(line.startswith("read = ") for line in lines) == 1
+    record.write_text(
+        "\n".join(f'read = "{bad_text}"' if line.startswith("read = ") else line for line in lines), encoding="utf-8"
+    )
+    checked = invoke("check", root=root)
+    assert checked.exit_code == 2, checked.output
+    assert checked.stderr.splitlines() == [line for line in checked.stderr.splitlines() if "source.read: " in line]
+    assert "sources/nvidia-h200-datasheet.toml: source.read: " in checked.stderr
+    assert "write it on one line" in checked.stderr
+    bad("audit", "r1-qwen7b-h200", root=root,
+        says="sources/nvidia-h200-datasheet.toml: source.read: ")
