@@ -464,6 +464,19 @@ class Reproduction:
             if self.model_changed:
                 return "reproduces: the pricing model changed since the lock; every recorded field reproduces"
             return "reproduces exactly"
+        if "refusal" in self.price:
+            # A refusal is no price to compare field by field: a best lock pinning a TPOT cap no batch meets read as
+            # 'the pricing model moves the price (first: card)', card 'h200_sxm_141gb' → None, batch 580 → 1
+            cause = (
+                "the pricing model changed since the lock" if self.model_changed
+                else "the lock was edited by hand (its digest recomputed), or something outside the digested "
+                "modules refuses differently"
+            )
+            return (
+                f"does NOT reproduce: its pinned inputs are refused ({self.price['refusal']}: "
+                f"{self.price.get('message', '')}): {cause}; re-lock it (`passprice lock --update -o LOCK`) and "
+                "review the change"
+            )
         if self.model_changed or self.lock.info.format < LOCK_FORMAT:
             import shlex
 
