@@ -110,3 +110,25 @@ def test_a_best_lock_whose_pinned_cap_is_refused_says_so(tmp_path: Path) -> None
     assert "moves the price (first: card)" not in checked.stdout
     reproduced = invoke("reproduce", str(file), root=root)
     assert reproduced.exit_code == 1, reproduced.output
+
+
+# --- a run id given twice -----------------------------------------------------------------------------------------------
+
+
+def test_check_refuses_a_run_id_given_twice(tmp_path: Path) -> None:
+    """The LMDeploy measurement file with its first run given a second time: calibrate, best --stack and validate
+    refused it (exit 2, 'a run id names one run'), while check passed it (exit 0, '0 problems'), so a pull request
+    adding it passed the review. check judges the ids as load_runs does."""
+    root = copy_root(tmp_path)
+    file = root / "registry" / "measurements" / "lmdeploy-turbomind-a100.toml"
+    text = file.read_text(encoding="utf-8")
+    first = text.split("\n[[run]]\n")[1]
+    assert 'id = "lmd1.a100_sxm4_80gb.l2-7b.b1.p1-o128"' in first
+    file.write_text(text + "\n[[run]]\n" + first, encoding="utf-8")
+    checked = invoke("check", root=root)
+    assert checked.exit_code == 2, checked.output
+    assert checked.stderr.splitlines() == [
+        "passprice: error: registry/measurements/lmdeploy-turbomind-a100.toml: run "
+        f"'lmd1.a100_sxm4_80gb.l2-7b.b1.p1-o128' is also in {file}: a run id names one run"
+    ]
+    bad("calibrate", "--stack", "lmdeploy-turbomind-2312", "--dry-run", root=root, says="a run id names one run")

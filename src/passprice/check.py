@@ -238,8 +238,15 @@ def _review_files(root: Root) -> FileReview:
     problems: list[str] = []
     unreadable: list[str] = []  # the problems that are files that do not read (an InputError)
     kinds: dict[str, int] = {}
-    from passprice.measurements import require_inside_root, runs_of_document
+    from passprice.measurements import Run, new_ids, require_inside_root, runs_of_document
     from passprice.stacks import stack_from_document
+
+    run_ids: dict[str, str] = {}  # a run id names one run: given twice, calibrate and best refused while check passed
+
+    def measured(name: str, document: dict[str, Any], where: str) -> list[Run]:
+        runs = require_inside_root(root, runs_of_document(name, document, where), where)
+        run_ids.update(new_ids(runs, where, run_ids))
+        return runs
 
     for folder, kind, build in (
         (root.cards, "card", card_from_document),
@@ -247,8 +254,7 @@ def _review_files(root: Root) -> FileReview:
         (root.routing, "routing", routing_from_document),
         (root.stacks, "stack", stack_from_document),
         (root.checkpoints, "checkpoint", lambda name, doc, src: None),
-        (root.measurements, "measurement",
-         lambda name, doc, src: require_inside_root(root, runs_of_document(name, doc, src), src)),
+        (root.measurements, "measurement", measured),
     ):
         n, found = _validate_folder(root, folder, kind, build)
         kinds[f"{kind}s"] = n

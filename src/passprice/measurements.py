@@ -171,6 +171,19 @@ def require_inside_root(root: Root, runs: list[Run], where: str) -> list[Run]:
     return runs
 
 
+def new_ids(runs: list[Run], where: str, seen: Mapping[str, str]) -> dict[str, str]:
+    """The ids of ``runs`` (of the measurement file ``where``), each mapped to ``where``, when none is in ``seen``
+    (id → the file holding it) nor given twice in the file. Raises :class:`InputError` naming the file, the id and
+    the other file holding it: a run id names one run (``load_runs`` and ``check`` judge alike)."""
+    mine: dict[str, str] = {}
+    for run in runs:
+        if run.id in seen or run.id in mine:
+            other = seen.get(run.id, mine.get(run.id))
+            raise InputError(f"{where}: run {run.id!r} is also in {other}: a run id names one run")
+        mine[run.id] = where
+    return mine
+
+
 def load_runs(root: Root, stack: str | None = None, problems: list[str] | None = None) -> list[Run]:
     """Every measured run in ``root`` (``registry/measurements/*.toml``, files by name, runs in file order), or only
     ``stack``'s; ``problems`` as :func:`runs_of_document`'s. Raises :class:`InputError` for a file that does not
@@ -182,12 +195,7 @@ def load_runs(root: Root, stack: str | None = None, problems: list[str] | None =
         path = root.measurements / f"{name}.toml"
         try:
             runs = require_inside_root(root, load_file(path, root.schema, root.sources, problems), str(path))
-            mine: dict[str, str] = {}
-            for run in runs:
-                if run.id in seen or run.id in mine:
-                    other = seen.get(run.id, mine.get(run.id))
-                    raise InputError(f"{path}: run {run.id!r} is also in {other}: a run id names one run")
-                mine[run.id] = str(path)
+            mine = new_ids(runs, str(path), seen)
         except InputError as e:
             if problems is None:
                 raise
