@@ -112,7 +112,7 @@ def test_a_best_lock_whose_pinned_cap_is_refused_says_so(tmp_path: Path) -> None
     assert reproduced.exit_code == 1, reproduced.output
 
 
-# --- a run id given twice -----------------------------------------------------------------------------------------------
+# --- a run id given twice ---------------------------------------------------------------------------------------------
 
 
 def test_check_refuses_a_run_id_given_twice(tmp_path: Path) -> None:
