@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import bad, copy_root, invoke
+from cli_helpers import bad, copy_root, invoke, refused
 
 # --- lock --update keeps the lock's stack and name ----------------------------------------------------------------
 
@@ -132,3 +132,24 @@ def test_check_refuses_a_run_id_given_twice(tmp_path: Path) -> None:
         f"'lmd1.a100_sxm4_80gb.l2-7b.b1.p1-o128' is also in {file}: a run id names one run"
     ]
     bad("calibrate", "--stack", "lmdeploy-turbomind-2312", "--dry-run", root=root, says="a run id names one run")
+
+
+# --- a TPOT cap the limit meets and the stack's expected price does not ----------------------------------------------
+
+
+def test_a_cap_only_the_stacks_expected_price_misses_is_refused_under_the_stack(tmp_path: Path) -> None:
+    """``best --checkpoint llama2-13b-f16 --card a100_sxm4_80gb --stack lmdeploy-turbomind-2312 --max-tpot 0.016``:
+    the limit's batch 1 takes 15.68 ms a token (within the cap), the stack's expected 18.52 ms; the refusal said
+    'batch 1 already takes 18.52 ms' as if of the limit, and sent the user to a faster card. It names the stack."""
+    root = copy_root(tmp_path)
+    common = ("--checkpoint", "llama2-13b-f16", "--card", "a100_sxm4_80gb", "--max-tpot", "0.016")
+    limit = invoke("best", *common, "--json", root=root)
+    assert limit.exit_code == 0, limit.output
+    assert json.loads(limit.stdout)["batch"] >= 1
+    under = refused("best", *common, "--stack", "lmdeploy-turbomind-2312", root=root, name="OverTPOT")
+    assert under["stack"] == "lmdeploy-turbomind-2312" and under["batch"] == 1 and under["max_tpot_s"] == 0.016
+    assert under["tpot_s"] == pytest.approx(0.018517040579820458, rel=1e-9)
+    assert under["message"].startswith(
+        "under stack lmdeploy-turbomind-2312, batch 1 is expected to take 18.52 ms per output token, over the "
+        "serving's TPOT cap of 16 ms (max_tpot)"
+    )

@@ -496,7 +496,12 @@ def price_expected(header: GGUFHeader, card: Card, serving: Serving, stack: Stac
             batches = bounds.batches(shape.rows_per_sequence)
             if batches is None:  # even batch 1 carries more rows than the stack was measured on
                 bounds.check_batch(1, shape.rows_per_sequence)
-        expected = shape.best(card, serving.host_memory, pricing, batches, serving.max_tpot)
+        from passprice.batching import OverTPOT
+
+        try:
+            expected = shape.best(card, serving.host_memory, pricing, batches, serving.max_tpot)
+        except OverTPOT as e:
+            raise OverTPOT(e.batch, e.tpot_s, e.max_tpot_s, stack.name) from None
     else:
         from passprice.serving import Empty
 
