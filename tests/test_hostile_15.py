@@ -153,3 +153,36 @@ def test_a_cap_only_the_stacks_expected_price_misses_is_refused_under_the_stack(
         "under stack lmdeploy-turbomind-2312, batch 1 is expected to take 18.52 ms per output token, over the "
         "serving's TPOT cap of 16 ms (max_tpot)"
     )
+
+
+# --- a serving renamed with one field changed, its locks re-made weaker ----------------------------------------------
+
+
+def test_a_serving_renamed_and_changed_then_relocked_weaker_drops_its_floors(tmp_path: Path) -> None:
+    """slip 9's rule judged a removed lock against the locks of its serving's new name only when the renamed file
+    was the same serving field for field: renaming r1-qwen7b-h200 to r1-v2 while adding ``max_tpot = 3600`` (which
+    moves no price), removing both its locks and locking r1-v2 at ``--floor assumed`` read as 'no floor dropped,
+    serving r1-qwen7b-h200 is deleted with it', exit 0. An added serving on the same checkpoint and card is the
+    serving renamed: the eight dropped floors fail the review."""
+    from test_diff import commit_all, git, make_lock_file
+    from test_slip_9 import SERVING, SERVING_FILE, _base, _diff
+
+    path = _base(tmp_path / "registry")
+    make_lock_file(path, SERVING, SERVING)
+    commit_all(path, "a lock")
+    git(path, "checkout", "-q", "-b", "pr")
+    git(path, "mv", SERVING_FILE, "registry/servings/r1-v2.toml")
+    moved = path / "registry" / "servings" / "r1-v2.toml"
+    text = moved.read_text(encoding="utf-8")
+    assert text.count("host_memory = false\n") == 1
+    moved.write_text(text.replace("host_memory = false\n", "host_memory = false\nmax_tpot = 3600\n"), encoding="utf-8")
+    git(path, "rm", "-q", f"locks/{SERVING}.lock.toml")
+    (path / "locks").mkdir(exist_ok=True)
+    relocked = invoke("lock", "r1-v2", "--floor", "assumed", "-o", str(path / "locks" / "r1-v2.lock.toml"), root=path)
+    assert relocked.exit_code == 0, relocked.output
+    commit_all(path, "rename the serving with a cap; re-lock it at the assumed floor")
+    status, out, err = _diff(path, "main", "HEAD")
+    assert status == 1, out
+    assert f"passprice: refused: it removes lock {SERVING}, dropping floors serving {SERVING} is priced under" in err
+    assert (f"its removal drops 8 floors of serving {SERVING}: serving {SERVING} is r1-v2 on HEAD (renamed and "
+            "changed: the same checkpoint on the same card); lock it there at the floors it had") in out

@@ -1129,10 +1129,13 @@ def _request(rel: str, lock: Lock) -> dict[str, Any]:
     return request
 
 
-def renamed_serving(base: Side, head: Side, name: str) -> str | None:
+def renamed_serving(base: Side, head: Side, name: str) -> tuple[str, bool] | None:
     """The serving HEAD adds that is BASE's serving ``name`` under another name (every field the same, its
-    description aside), or ``None``. A pull request renaming a serving and re-locking it with weaker floors read as
-    its locks retired with their serving and a new lock added: exit 0, no floor shown loosened."""
+    description aside), or else one HEAD adds on the same checkpoint and card (the same model served on the same
+    card, some field changed on the way), each with whether it is the same serving, or ``None``. A pull request
+    renaming a serving and re-locking it with weaker floors read as its locks retired with their serving and a new
+    lock added: exit 0, no floor shown loosened; and so it still did with one field changed in the rename
+    (``max_tpot = 3600``, which moves no price)."""
     from passprice.reproduce import serving_changes
     from passprice.servings import spec_of_file
 
@@ -1143,6 +1146,7 @@ def renamed_serving(base: Side, head: Side, name: str) -> str | None:
         before = spec_of_file(base.root, base.root.path / rel)
     except InputError:
         return None
+    alike = None
     for other in sorted(head.files):
         kind, new = file_kind(other)
         if kind != "serving" or other in base.files:
@@ -1152,8 +1156,10 @@ def renamed_serving(base: Side, head: Side, name: str) -> str | None:
         except InputError:
             continue
         if not serving_changes(before, after):
-            return new
-    return None
+            return new, True
+        if alike is None and (after.checkpoint, after.card) == (before.checkpoint, before.card):
+            alike = new
+    return (alike, False) if alike is not None else None
 
 
 def dropped_floors(
@@ -1168,11 +1174,12 @@ def dropped_floors(
     name = removed.info.serving
     if name is None:
         return (), "it locked no registered serving (its floors applied only under --lock)"
-    renamed = None
+    renamed, same = None, True
     if not (head.root.servings / f"{name}.toml").is_file():
-        renamed = renamed_serving(base, head, name) if base is not None else None
-        if renamed is None:
+        found = renamed_serving(base, head, name) if base is not None else None
+        if found is None:
             return (), f"serving {name} is deleted with it"
+        renamed, same = found
     left = [lock for lock in head_locks.values() if lock is not None and lock.info.serving == (renamed or name)]
     out = []
     for path in sorted(removed.rests_on):
@@ -1181,7 +1188,8 @@ def dropped_floors(
         now = strictest or Provenance.ASSUMED
         if now.weaker_than(was):
             out.append(FloorChange(path, removed.policy.paths.get(path), strictest, was, now))
-    moved = f"serving {name} is {renamed} on HEAD (the same serving, renamed)" if renamed else None
+    how = "the same serving, renamed" if same else "renamed and changed: the same checkpoint on the same card"
+    moved = f"serving {name} is {renamed} on HEAD ({how})" if renamed else None
     if out:
         return tuple(out), moved
     kept = ", ".join(sorted(lock.name for lock in left))
