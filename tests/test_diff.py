@@ -247,7 +247,7 @@ def test_both_commits_through_the_command_line(repo: Repo) -> None:
         f"floor loosened, `passprice lock --update -o {MTP_FILE} --force --require streams.rewrite=estimated`, which "
         f"the review shows as a loosened floor; `--update` alone keeps the floors and refuses); it moves the locked "
         "price of "
-        f"{LOCK} without re-locking (review the move, then `passprice lock --update -o LOCK`)\n"
+        f"{LOCK} without re-locking (review the move, then `passprice lock --update -o {LOCK_FILE}`)\n"
     )
     data = json.loads(out)
     assert data["exit_status"] == 1 and data["weakened"] == [f"{CARD}:streams.rewrite"] and data["broken"] == [MTP]
@@ -513,7 +513,7 @@ def test_a_stale_derived_fact_marks_the_locks_resting_on_it(tmp_path: Path) -> N
     assert err == (
         "passprice: refused: derived facts do not follow from their inputs: h200_sxm_141gb:streams.read (stale), "
         "h200_sxm_141gb:streams.rewrite (stale), h200_sxm_141gb:streams.append (stale); the prices of "
-        f"{LOCK} rest on them (recompute them: `passprice fact recompute NAME` for each of h200_sxm_141gb; "
+        f"{LOCK} rest on them (recompute them: `passprice fact recompute h200_sxm_141gb`; "
         "passprice check names each input that moved)\n"
     )
     # Recomputed (each share's bandwidth input recorded at 5.2 TB/s, the value it now gives) and re-locked, the

@@ -244,7 +244,7 @@ def test_drift_that_keeps_the_floors_passes_check_and_fails_check_frozen(root: P
     drifted = "  drift (an error with --frozen):\n    streams.rewrite: 0.8333 (measured) → 0.8 (measured)\n"
     assert drifted in result.stdout
     assert result.stdout.endswith("check FAILED (--frozen: the inputs of mtp drifted since they were locked; review "
-                                  "the change, then re-lock each: `passprice lock --update -o LOCK`)\n")
+                                  "the change, then re-lock each: `passprice lock --update -o locks/mtp.lock.toml`)\n")
     report = json.loads(run(root, "check", "--frozen", "--json").stdout)
     assert report["ok"] is False and report["frozen"] is True
     status = lock_status(report, "mtp")

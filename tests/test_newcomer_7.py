@@ -132,7 +132,7 @@ def test_check_frozen_says_how_to_bring_drifted_locks_up_to_date(tmp_path: Path)
     assert result.exit_code == 1
     assert result.stdout.splitlines()[-1] == (
         "check FAILED (--frozen: the inputs of qwen3-30b-a3b-h200 drifted since they were locked; review the change, "
-        "then re-lock each: `passprice lock --update -o LOCK`)"
+        "then re-lock each: `passprice lock --update -o locks/qwen3-30b-a3b-h200.lock.toml`)"
     )
 
 

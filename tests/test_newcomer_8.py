@@ -152,3 +152,38 @@ def test_a_stacks_facts_are_counted_as_citing_their_sources(tmp_path: Path) -> N
     out = json.loads(invoke("audit", "--source", "passprice-stack-calibration", "--json", root=root).stdout)
     assert [x["name"] for x in out["locks"]] == ["r1-4090-stack"]
     assert out["locks"][0]["rests_on"] and all(p.startswith("stack.") for p in out["locks"][0]["rests_on"])
+
+
+# --- the ninth walkthrough's findings (same session) -----------------------------------------------------------------
+
+
+def test_a_sweep_on_other_cards_says_their_rows_are_under_no_lock() -> None:
+    result = invoke("sweep", "r1-qwen7b-h200", "--batches", "1", "--cards", "b200,h200_sxm_141gb")
+    assert result.exit_code == 0, result.output
+    assert result.stderr.endswith(
+        ": holds; its rows on b200 are under no lock (the locks lock h200_sxm_141gb)\n"), result.stderr
+    own = invoke("sweep", "r1-qwen7b-h200", "--batches", "1")
+    assert own.stderr.endswith(".lock.toml): holds\n"), own.stderr  # its own card only: nothing to add
+
+
+def test_max_batch_and_sweep_under_a_stack_warn_of_an_unmeasured_card() -> None:
+    line = ("passprice: warning: stack llamacpp-cuda-2405 was fitted on runs on 11 cards (a100_pcie_80gb, "
+            "a100_sxm4_80gb, a40, h100_pcie_80gb, l40s, rtx_3080, rtx_3090, rtx_4080, rtx_4090, rtx_6000_ada, "
+            "rtx_a6000), not h200_sxm_141gb: its expected price here extrapolates across cards (with a card held out "
+            "of the fit, its error was 6.9 % on average, 20.4 % at most)\n")
+    result = invoke("max-batch", "r1-qwen7b-h200", "--stack", STACK)
+    assert result.exit_code == 0 and result.stderr == line, result.output
+    swept = invoke("sweep", "r1-qwen7b-h200", "--batches", "1", "--cards", "h200_sxm_141gb,b200,rtx_4090",
+                   "--stack", STACK)
+    assert swept.exit_code == 0, swept.output
+    assert ("not h200_sxm_141gb, b200: its expected prices there extrapolate across cards (with a card held out of "
+            "the fit") in swept.stderr
+
+
+def test_review_advice_names_the_commands_to_paste(tmp_path: Path) -> None:
+    from passprice.enforce import command_span
+
+    assert command_span(["passprice", "fact", "recompute", "h200_sxm_141gb"]) == (
+        "`passprice fact recompute h200_sxm_141gb`")
+    assert command_span(["passprice", "lock", "--update", "-o", "locks/a`b$(id).lock.toml"]) == (
+        "`` passprice lock --update -o 'locks/a`b$(id).lock.toml' ``")

@@ -143,9 +143,12 @@ class CheckReport:
         lines.append("all holds" if self.ok(frozen) else "check FAILED")
         drifted = [s for s in self.locks if frozen and s.reproduces and s.holds and s.drifted]
         if drifted:  # failed by --frozen alone: say how to bring the locks up to date
+            from passprice.enforce import command_span
+
+            commands = ", ".join(command_span(["passprice", "lock", "--update", "-o", s.path]) for s in drifted)
             lines[-1] += (
                 " (--frozen: the inputs of " + ", ".join(s.name for s in drifted) + " drifted since they were locked; "
-                "review the change, then re-lock each: `passprice lock --update -o LOCK`)"
+                f"review the change, then re-lock each: {commands})"
             )
         return "\n".join(lines)
 

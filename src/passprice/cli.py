@@ -958,7 +958,6 @@ _STACK_HELP = "Also price the pass under serving stack S (facts/stacks): its exp
 def _expected(ctx: click.Context, stack: str, resolved: Any, kind: str) -> Any:
     """The limit and the expected price under ``stack`` (issue 14); a refusal exits 1."""
     from passprice.serving import ServingRefusal
-    from passprice.stackreach import card_reach, model_reach
     from passprice.stacks import load_stack, price_expected
 
     the_stack = load_stack(_root(ctx), stack)
@@ -966,11 +965,24 @@ def _expected(ctx: click.Context, stack: str, resolved: Any, kind: str) -> Any:
         expected = price_expected(resolved.header, resolved.card, resolved.serving, the_stack, kind)
     except ServingRefusal as e:
         _refuse(e)
-    for warning in (card_reach(_root(ctx), the_stack, resolved.card.name).warning(),
-                    model_reach(_root(ctx), the_stack, resolved.header).warning()):
+    _stack_warnings(_root(ctx), the_stack, [resolved.card.name], resolved.header)
+    return expected
+
+
+def _stack_warnings(root: Any, the_stack: Any, cards: list[str], header: Any = None) -> None:
+    """The warnings on stderr of a price under ``the_stack`` on ``cards`` (of a checkpoint ``header``) that its
+    runs never measured (:func:`passprice.stackreach.card_reach`, :func:`~passprice.stackreach.model_reach`): one
+    line for the cards, one for the kind of model."""
+    from passprice.stackreach import card_reach, model_reach
+
+    reaches = [card_reach(root, the_stack, card) for card in dict.fromkeys(cards)]
+    unmeasured = [r for r in reaches if not r.measured]
+    warnings = [unmeasured[0].warning(others=[r.card for r in unmeasured[1:]])] if unmeasured else []
+    if header is not None:
+        warnings.append(model_reach(root, the_stack, header).warning())
+    for warning in warnings:
         if warning is not None:
             click.echo(f"passprice: warning: {warning}", err=True)
-    return expected
 
 
 def _lock_options(f: F) -> F:
@@ -1212,6 +1224,7 @@ def max_batch_command(
             n, under, reserved, held = max_batch_expected(
                 resolved.header, resolved.card, resolved.serving, the_stack
             )
+            _stack_warnings(root, the_stack, [resolved.card.name], resolved.header)
         else:
             n = max_batch(resolved.header, resolved.card, resolved.serving)
     except ServingRefusal as e:
@@ -1809,7 +1822,12 @@ def sweep_command(
         the_stack = load_stack(root, stack)
     sweeper = Sweeper(root, the_stack, max_rows)
     sweeper.check(grid)
-    under = _sweep_locks(root, grid.servings, lock_ref, no_lock)
+    if the_stack is not None:  # the cards swept that its runs never measured, in one line
+        from passprice.servings import load_spec
+
+        own = [load_spec(root, ref).card for ref in grid.servings] if grid.cards is None else list(grid.cards)
+        _stack_warnings(root, the_stack, [Path(c).name.removesuffix(".toml") for c in own])
+    under = _sweep_locks(root, grid.servings, lock_ref, no_lock, grid.cards)
     total = grid.size()
     # Rows are streamed a block at a time, never held whole: to stdout as they are priced, or to a temporary file
     # renamed into place at the end (so -o FILE is never half-written). A fact or element size far out of range
@@ -1894,7 +1912,9 @@ def _every_percent(update: Callable[[int], None], total: int) -> Callable[[int],
     return progress
 
 
-def _sweep_locks(root: Any, servings: tuple[str, ...], lock_ref: str | None, no_lock: bool) -> list[str]:
+def _sweep_locks(
+    root: Any, servings: tuple[str, ...], lock_ref: str | None, no_lock: bool, cards: tuple[str, ...] | None = None
+) -> list[str]:
     """:func:`passprice.enforce.sweep_under` (each registered serving of a sweep judged under its locks): the lines
     naming the locks each is priced under; a floor breached, or ``--lock L`` locking none of them, exits 1."""
     from passprice.enforce import LockFloor, LockRefusal, sweep_under
@@ -1902,7 +1922,7 @@ def _sweep_locks(root: Any, servings: tuple[str, ...], lock_ref: str | None, no_
     if lock_ref is not None and no_lock:
         raise click.UsageError("give --lock L or --no-lock, not both")
     try:
-        return sweep_under(root, servings, lock_ref, no_lock)
+        return sweep_under(root, servings, lock_ref, no_lock, cards)
     except (LockRefusal, LockFloor) as e:
         _refuse(e)
 

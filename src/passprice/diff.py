@@ -1506,9 +1506,12 @@ class Diff:
             facts = ", ".join(f"{f.name}:{x.path} ({x.kind})" for f, x in self.unsound)
             resting = [lock.name for lock in self.resting_on_unsound]
             on = f"; the prices of {', '.join(resting)} rest on them" if resting else ""
-            names = " ".join(dict.fromkeys(f.name for f, _ in self.unsound))
-            reasons.append(f"derived facts do not follow from their inputs: {facts}{on} (recompute them: `passprice "
-                           f"fact recompute NAME` for each of {names}; passprice check names each input that moved)")
+            from passprice.enforce import command_span
+
+            commands = ", ".join(command_span(["passprice", "fact", "recompute", name])
+                                 for name in dict.fromkeys(f.name for f, _ in self.unsound))
+            reasons.append(f"derived facts do not follow from their inputs: {facts}{on} (recompute them: {commands}; "
+                           "passprice check names each input that moved)")
         broken = [lock for lock in self.broken if not lock.after.gone]
         floors = [lock for lock in broken if lock.verdict is not None and not lock.verdict.holds]
         if broken:
@@ -1534,11 +1537,15 @@ class Diff:
             reasons.append(f"it deletes serving {name}, which lock{'s' if many else ''} {', '.join(sorted(locking))} "
                            f"lock{'' if many else 's'}")
         below = {lock.name for lock in floors}  # re-locked with a loosened floor, as said above, not --update
-        moved = [lock.name for lock in self.stale if lock.unreviewed and lock.name not in below]
+        unlocked = [lock for lock in self.stale if lock.unreviewed and lock.name not in below]
+        moved = [lock.name for lock in unlocked]
         if moved:
+            from passprice.enforce import command_span
+
+            commands = ", ".join(command_span(["passprice", "lock", "--update", "-o", lock.path]) for lock in unlocked)
             reasons.append(
                 f"it moves the locked price{'s' if len(moved) > 1 else ''} of {', '.join(moved)} without re-locking "
-                "(review the move, then `passprice lock --update -o LOCK`)"
+                f"(review the move, then {commands})"
             )
         behind = [lock.name for lock in self.stale if not lock.unreviewed]
         if behind:

@@ -524,9 +524,6 @@ def relock_command(
     fenced by more backticks than the command holds in a row. A lock file's name comes from the registry (a pull
     request may add ``locks/a;`touch x`$(id).lock.toml``): printed bare, pasting the advice ran what the name held,
     and its backticks ended the code span of the PR comment."""
-    import re
-    import shlex
-
     if force:
         words = ["passprice", "lock", "--update", "-o", path or "LOCK", "--force"]
     else:
@@ -537,6 +534,16 @@ def relock_command(
             words += ["--stack", lock.stack.name]
     for o in verdict.offences:
         words += ["--require", f"{o.path}={o.provenance.value}"]
+    return command_span(words)
+
+
+def command_span(words: list[str]) -> str:
+    """A command to paste, as a markdown code span: each word quoted for a POSIX shell (:func:`shlex.quote`; the
+    placeholders ``SERVING`` and ``LOCK`` left bare) and the span fenced by more backticks than the command holds in
+    a row, so a registry name holding ``$(…)`` or backticks neither runs when pasted nor ends the span."""
+    import re
+    import shlex
+
     command = " ".join(shlex.quote(w) if w not in ("SERVING", "LOCK") else w for w in words)
     fence = "`" * (max((len(run) for run in re.findall("`+", command)), default=0) + 1)
     pad = " " if fence != "`" else ""
@@ -580,12 +587,20 @@ def priced_under(
     return g, verdicts
 
 
-def sweep_under(root: Root, servings: Iterable[str], explicit: str | None = None, no_lock: bool = False) -> list[str]:
+def sweep_under(
+    root: Root,
+    servings: Iterable[str],
+    explicit: str | None = None,
+    no_lock: bool = False,
+    cards: Iterable[str] | None = None,
+) -> list[str]:
     """The policy ``sweep`` applies: each registered serving of ``servings`` (references as the command line gives
     them; an unregistered one has no lock) judged on today's facts under its locks, or under ``explicit`` alone,
     which must lock at least one of them (the others are swept under their own locks: ``sweep A B --lock A`` swept
     B under none, so a fact below B's floors slipped past its lock). Returns one line a serving priced under a
-    lock: ``"NAME: under lock L (locks/L.lock.toml): holds"``.
+    lock: ``"NAME: under lock L (locks/L.lock.toml): holds"``; when the sweep's ``cards`` (references, ``None``:
+    each serving's own) hold others than the serving's, the line says its rows on them are under no lock (a lock
+    judges the facts of the card it locks; ``sweep --cards all`` said "holds" of every card).
 
     Raises :class:`LockFloor` at the first serving whose floors are breached (naming every lock of it that
     breaks; its JSON names the serving), the first
@@ -621,5 +636,9 @@ def sweep_under(root: Root, servings: Iterable[str], explicit: str | None = None
             advice = floor_advice(*each[0][:3], root, each[0][3], more=each[1:])
             raise LockFloor(refused[0], {"serving": name}, advice, tuple(refused[1:]))
         if g.locks:
-            lines.append(f"{name}: {g.line([])}")
+            own = resolved.card.name
+            others = sorted({c for c in (cards or ()) if c != own and Path(c).name.removesuffix(".toml") != own})
+            shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+            tail = (f"; its rows on {shown} are under no lock (the locks lock {own})" if others else "")
+            lines.append(f"{name}: {g.line([])}{tail}")
     return lines

@@ -71,7 +71,7 @@ def spec_summary(spec: ServingSpec) -> str:
         once = ", read once a pass" if spec.prefix_read_once else ""
         bits.append(f"shared prefix {spec.shared_prefix:,} positions{once}")
     if spec.max_tpot is not None:
-        bits.append(f"best batch within TPOT {si(spec.max_tpot, 's')}")
+        bits.append(f"TPOT cap {si(spec.max_tpot, 's')} on the best batch")
     return " · ".join(bits)
 
 
@@ -141,6 +141,11 @@ def cost_text(
     if spec is not None and spec.shared_prefix and spec.prefix_read_once:
         shared_what = "weights, embedding rows and the shared prefix's KV (read once a pass)"
     lines.append(f"  tokens/s      {count(round(cost.tokens_per_s, 1))}  (TPOT {si(tpot, 's')} per sequence)")
+    if spec is not None and spec.max_tpot is not None and tpot > spec.max_tpot:
+        lines.append(
+            f"  TPOT cap      over it: {si(tpot, 's')} against the serving's cap of {si(spec.max_tpot, 's')} "
+            "(max_tpot bounds the best batch's search, `passprice best`; a price at a batch given is not held to it)"
+        )
     lines.append(
         f"  bytes/pass    {si(cost.weight_bytes, 'B')} of {shared_what}, shared by the batch; "
         f"{si(cost.sequence_bytes, 'B')} per sequence ({si(cost.rewrite_bytes, 'B')} rewritten in place)"

@@ -40,9 +40,9 @@ class CardReach:
         """True when the stack's runs measured ``card`` (or when the fit named no runs to judge by)."""
         return not self.fitted or self.card in self.fitted
 
-    def warning(self) -> str | None:
+    def warning(self, others: list[str] | None = None) -> str | None:
         """One line for a card the stack's runs never measured (``None`` otherwise): the cards they did, and the
-        held-out-card error the fit reported."""
+        held-out-card error the fit reported; ``others``: more unmeasured cards the same line names (a sweep's)."""
         if self.measured:
             return None
         if self.card_out_mean is not None and self.card_out_max is not None:
@@ -51,8 +51,13 @@ class CardReach:
         else:  # runs on one card: none could be held out, so no error across cards was ever measured
             errors = " (no card could be held out of its fit: its error on another card was never measured)"
         cards = "card" if len(self.fitted) == 1 else "cards"
+        named = [self.card, *(others or [])]
+        shown = ", ".join(named[:4]) + (f" and {len(named) - 4} more" if len(named) > 4 else "")
+        where = "here" if len(named) == 1 else "there"
+        price = "price" if len(named) == 1 else "prices"
         return (f"stack {self.stack} was fitted on runs on {len(self.fitted)} {cards} ({', '.join(self.fitted)}), "
-                f"not {self.card}: its expected price here extrapolates across cards{errors}")
+                f"not {shown}: its expected {price} {where} extrapolate{'s' if len(named) == 1 else ''} across "
+                f"cards{errors}")
 
 
 def card_reach(root: Root, stack: Stack, card: str) -> CardReach:
