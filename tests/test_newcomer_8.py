@@ -187,3 +187,20 @@ def test_review_advice_names_the_commands_to_paste(tmp_path: Path) -> None:
         "`passprice fact recompute h200_sxm_141gb`")
     assert command_span(["passprice", "lock", "--update", "-o", "locks/a`b$(id).lock.toml"]) == (
         "`` passprice lock --update -o 'locks/a`b$(id).lock.toml' ``")
+
+
+def test_an_editors_lock_file_is_no_registry_file(tmp_path: Path) -> None:
+    # Emacs links .#FILE to user@host.pid beside a file whose buffer is modified; read as a lock that does not read,
+    # it stopped every price of the registry (attacker round 15), and check failed on it.
+    root = copy_root(tmp_path)
+    (root / "locks" / ".#r1-qwen7b-h200.lock.toml").symlink_to("someone@host.4242:1700000000")
+    (root / "facts" / "cards" / ".#h200_sxm_141gb.toml").symlink_to("someone@host.4242:1700000000")
+    result = invoke("price", "r1-qwen7b-h200", "--json", root=root)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["lock"]["locks"] == ["r1-qwen7b-h200", "r1-qwen7b-h200-best"]
+    checked = invoke("check", root=root)
+    assert checked.exit_code == 0 and checked.stdout.endswith("all holds\n"), checked.output
+    from passprice.gitread import read_by_passprice
+
+    assert not read_by_passprice("locks/.#r1-qwen7b-h200.lock.toml")
+    assert read_by_passprice("locks/.r1.lock.toml")  # a hidden lock is still a lock (slip 9)

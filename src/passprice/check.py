@@ -167,7 +167,11 @@ def _validate_folder(
         return 0, []
     # Sorted by name (the order of the paths themselves, one folder's): pathlib compares two paths in Python, which
     # for a folder of 2,000 files was 20,000 calls.
+    from passprice.registry import editor_lock
+
     for path in sorted(folder.glob(f"*{suffix}"), key=lambda p: p.name):
+        if editor_lock(path.name):
+            continue  # Emacs's .#FILE while a buffer is modified: no registry file, as the listings pass over it
         count += 1
         try:
             if kind == "card":  # as load_card reads it (kept by passprice.cache); its sources are reviewed later

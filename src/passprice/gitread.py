@@ -83,8 +83,12 @@ def read_by_passprice(rel: str) -> bool:
     a ``.toml`` file directly in a folder of ``facts/`` or ``registry/`` (cards, drafting methods, routing records,
     stacks, checkpoints, servings, measured runs), a ``.toml`` file of ``locks/`` or ``sources/``, a ``.json`` file
     of ``schema/``, and a ``.py`` file of the code (``src/passprice``). Nothing else is read: a ``.bin``, a README, a
-    file in a deeper folder."""
+    file in a deeper folder, an editor's lock file (:func:`passprice.registry.editor_lock`)."""
+    from passprice.registry import editor_lock
+
     parts = rel.split("/")
+    if editor_lock(parts[-1]):
+        return False  # an editor's lock file (Emacs's .#FILE), as the registry's listing passes over it
     if parts[0] == "src":
         return rel.endswith(".py")
     if parts[0] in ("facts", "registry"):

@@ -93,7 +93,8 @@ class Root:
     def names(self, folder: Path, suffix: str = ".toml") -> list[str]:
         """The entry names (file names less ``suffix``) in ``folder``, sorted; none when it does not exist. Every
         entry is named, whatever it is (a folder called ``x.toml``, a FIFO, a broken link), so reading it reports what
-        is wrong with it rather than passing over it.
+        is wrong with it rather than passing over it — except an editor's lock file (:func:`editor_lock`: Emacs's
+        ``.#NAME.lock.toml`` link while a buffer is modified), which is no entry: named, it stopped every price.
 
         Raises :class:`InputError` when ``folder`` cannot be read, or is there as something other than a folder
         (:func:`folder_problem`: a file, a FIFO or a dangling link called ``locks`` is no empty registry folder; read
@@ -105,7 +106,9 @@ class Root:
             return []
         try:
             return sorted(
-                name[: -len(suffix)] for name in os.listdir(folder) if name.endswith(suffix) and len(name) > len(suffix)
+                name[: -len(suffix)]
+                for name in os.listdir(folder)
+                if name.endswith(suffix) and len(name) > len(suffix) and not editor_lock(name)
             )
         except OSError as e:
             raise InputError(f"{folder}: cannot list: {e.strerror or e}") from None
@@ -118,6 +121,13 @@ class Root:
         if folder_problem(folder, self) is not None:
             return []
         return self.names(folder, suffix)
+
+
+def editor_lock(name: str) -> bool:
+    """Whether the file name ``name`` is an editor's lock file, not a registry file: Emacs makes ``.#FILE`` (a link
+    to ``user@host.pid``) beside a file whose buffer is modified. Every reader passes over it alike (the registry's
+    listing, :meth:`Root.names`, and the review's, :func:`passprice.gitread.read_by_passprice`)."""
+    return name.startswith(".#")
 
 
 #: A record's name, the stem of its file in a registry folder: letters, digits, ``.``, ``_`` and ``-``, first a letter
