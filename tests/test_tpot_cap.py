@@ -149,3 +149,18 @@ def test_a_best_lock_pins_the_cap_and_reproduces_it(root: Path) -> None:
     for registered in (root / "locks").glob("*.lock.toml"):
         if registered != path:
             assert "max_tpot" not in tomllib.loads(registered.read_text(encoding="utf-8"))["serving"]
+
+
+def test_a_cap_given_to_a_command_that_does_not_search_says_it_has_no_effect() -> None:
+    # --max-tpot was accepted and silently ignored by max-batch and by speculate at a given batch (round 15).
+    result = invoke("max-batch", R1, "--max-tpot", "0.01", "--no-lock")
+    assert result.exit_code == 0 and "at most 580 sequences a pass" in result.stdout
+    assert result.stderr == ("passprice: warning: --max-tpot bounds the best batch's search (best, lock --best); it "
+                             "does not change this result: max-batch is what memory holds, whatever each sequence "
+                             "waits\n")
+    speculate = invoke("speculate", "qwen35-27b-h200-chat", "--tokens", "1..2", "--batch", "1", "--max-tpot", "0.01",
+                       "--no-lock")
+    assert speculate.exit_code == 0 and "add --best to search within it" in speculate.stderr
+    searched = invoke("speculate", "qwen35-27b-h200-chat", "--tokens", "1..2", "--best", "--max-tpot", "0.05",
+                      "--no-lock")
+    assert searched.exit_code == 0 and "--max-tpot" not in searched.stderr

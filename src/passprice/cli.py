@@ -969,6 +969,15 @@ def _expected(ctx: click.Context, stack: str, resolved: Any, kind: str) -> Any:
     return expected
 
 
+def _cap_unused(options: dict[str, Any], why: str) -> None:
+    """A warning on stderr when ``--max-tpot`` was given to a command that does not search for the best batch: the
+    cap bounds that search only, so the option was accepted and had no effect (``why`` says what the command does
+    instead)."""
+    if options.get("max_tpot") is not None:
+        click.echo(f"passprice: warning: --max-tpot bounds the best batch's search (best, lock --best); it does not "
+                   f"change this result: {why}", err=True)
+
+
 def _stack_warnings(root: Any, the_stack: Any, cards: list[str], header: Any = None) -> None:
     """The warnings on stderr of a price under ``the_stack`` on ``cards`` (of a checkpoint ``header``) that its
     runs never measured (:func:`passprice.stackreach.card_reach`, :func:`~passprice.stackreach.model_reach`): one
@@ -1215,6 +1224,7 @@ def max_batch_command(
     base, the_lock = _own_serving(_root(ctx), lock_ref, serving, o)
     root, spec = _spec(ctx, serving, base=base, **o)
     resolved = resolve(root, spec)
+    _cap_unused(o, "max-batch is what memory holds, whatever each sequence waits")
     under = None
     try:
         if stack is not None:
@@ -2100,6 +2110,8 @@ def speculate_command(
     root, spec = _spec(ctx, serving, **o)
     resolved, method, head_rows = resolve_speculation(root, spec, method_name, head_rows, serving or spec.checkpoint)
     batch = None if at_best else resolved.spec.batch
+    if not at_best:
+        _cap_unused(o, "speculate prices each draft length at the serving's batch (add --best to search within it)")
     the_stack = None
     if stack is not None:
         from passprice.stacks import load_stack
