@@ -1,0 +1,109 @@
+"""Attack round 16 (issue 13) on this session's code (the TPOT cap, serving stacks and calibrate, audit's sources,
+editor lock files, the diff's rename rule, reproduce, the result memo and its cache folder) and three leftovers of
+round 15: each test builds the input that broke it and asserts what passprice now does with it (exit status and the
+error line)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import bad, copy_root, invoke
+
+LMDEPLOY = "registry/measurements/lmdeploy-turbomind-a100.toml"
+
+# --- (a) a measured tokens/s too small to be a measurement ---------------------------------------------------------
+
+
+def test_a_measured_tokens_per_s_of_1e_300_is_bad_input(tmp_path: Path) -> None:
+    """A run measured at 1e-300 tokens/s was schema-valid (> 0): validate printed its miss as a 300-digit
+    percentage (exit 0) and check called three stack facts stale. The schema floors a measured tokens/s at 0.01 (one
+    token in 100 s): one line naming the file and the run's key."""
+    root = copy_root(tmp_path)
+    path = root / LMDEPLOY
+    text = path.read_text(encoding="utf-8")
+    assert text.count("tokens_per_s = 100.02\n") == 1
+    path.write_text(text.replace("tokens_per_s = 100.02\n", "tokens_per_s = 1e-300\n"), encoding="utf-8")
+    line = f"{path}: run.0.tokens_per_s: 1e-300 is less than the minimum of 0.01"
+    assert bad("calibrate", "--stack", "lmdeploy-turbomind-2312", "--dry-run", root=root, says=line) == [
+        f"passprice: error: {line}"
+    ]
+    validated = invoke("validate", root=root)  # the other files' runs still shown, no 300-digit percentage
+    assert validated.exit_code == 2 and validated.stderr == f"passprice: error: {line}\n"
+    assert "xd3.rtx_3080.8b-q4km.tg512 " in validated.stdout and "lmd1." not in validated.stdout
+    checked = invoke("check", root=root)
+    assert checked.exit_code == 2
+    assert checked.stderr == f"passprice: error: {line.replace(f'{root}/', '')}\n"
+
+
+# --- (b) a serving naming its card by a path relative to the working folder ----------------------------------------
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True,
+                   capture_output=True)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "ref", ["facts/cards/h100_sxm5_80gb.toml", "h100_sxm5_80gb.toml", "./facts/cards/h100_sxm5_80gb.toml"]
+)
+def test_a_serving_naming_its_card_by_a_relative_path_fails_check_as_it_fails_diff(
+    tmp_path: Path, ref: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``card = "facts/cards/h100_sxm5_80gb.toml"`` was looked up from the working folder: check run from the root
+    said "all holds", but diff of the commit said "lies outside the registry (/tmp/passprice-diff-…)" (exit 2), since
+    the revision's snapshot is another folder. Both refuse it now with one line saying how to name the card."""
+    root = copy_root(tmp_path)
+    monkeypatch.chdir(root)
+    serving = root / "registry" / "servings" / "gemma3-270m-h100.toml"
+    text = serving.read_text(encoding="utf-8")
+    _git(root, "init", "-q", ".")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "base")
+    serving.write_text(text.replace('card = "h100_sxm5_80gb"', f'card = "{ref}"'), encoding="utf-8")
+    why = (
+        f"card: '{ref}' is a path relative to the working folder, which a registry file read from another folder (or "
+        "by diff, from another revision) does not find: give its registry name (`passprice import FILE --name NAME` "
+        "for a checkpoint, a card's file into facts/cards/)"
+    )
+    checked = invoke("check", root=root)
+    assert checked.exit_code == 2
+    assert checked.stderr == f"passprice: error: registry/servings/gemma3-270m-h100.toml: {why}\n"
+    bad("price", "gemma3-270m-h100", root=root, says=f"{serving}: {why}")
+    _git(root, "commit", "-qam", "relative")
+    diffed = invoke("diff", "HEAD~1", "HEAD", root=root)
+    assert diffed.exit_code == 2
+    last = diffed.stderr.splitlines()[-1]
+    assert last == f"passprice: error: on HEAD: registry/servings/gemma3-270m-h100.toml: {why}"
+
+
+# --- (c) a card renamed under a lock ---------------------------------------------------------------------------------
+
+
+def test_check_fails_a_lock_whose_serving_names_a_renamed_card_as_price_refuses_it(tmp_path: Path) -> None:
+    """``git mv facts/cards/h100_sxm5_80gb.toml facts/cards/h100_sxm.toml`` with its servings renamed to match: price
+    refused ``ServingChanged`` (the lock locks the card by its old name), but check said "all holds" (exit 0). Check
+    fails the lock with the refusal's own text."""
+    root = copy_root(tmp_path)
+    cards = root / "facts" / "cards"
+    (cards / "h100_sxm5_80gb.toml").rename(cards / "h100_sxm.toml")
+    for serving in (root / "registry" / "servings").glob("*.toml"):
+        text = serving.read_text(encoding="utf-8")
+        serving.write_text(text.replace('card = "h100_sxm5_80gb"', 'card = "h100_sxm"'), encoding="utf-8")
+    priced = invoke("price", "gemma3-270m-h100", "--json", root=root)
+    assert priced.exit_code == 1 and json.loads(priced.stdout)["refusal"] == "ServingChanged"
+    checked = invoke("check", "--json", root=root)
+    assert checked.exit_code == 1, checked.output
+    locks = {lock["name"]: lock for lock in json.loads(checked.stdout)["locks"]}
+    failing = sorted(name for name, lock in locks.items() if not lock["holds"])
+    assert failing == ["gemma3-270m-h100", "qwen35-27b-h100-every8"]
+    assert locks["gemma3-270m-h100"]["refusal"] == "ServingChanged"
+    text = invoke("check", root=root).stdout
+    assert (
+        "  floors: today's inputs refuse the price: lock gemma3-270m-h100 locks serving gemma3-270m-h100 on card "
+        "h100_sxm5_80gb, and the serving now names card h100_sxm: the serving changed since the lock"
+    ) in text
+    assert "all holds" not in text
