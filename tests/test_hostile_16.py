@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import bad, copy_root, invoke
+from cli_helpers import bad, copy_root, invoke, refused
 
 LMDEPLOY = "registry/measurements/lmdeploy-turbomind-a100.toml"
 
@@ -107,3 +107,81 @@ def test_check_fails_a_lock_whose_serving_names_a_renamed_card_as_price_refuses_
         "h100_sxm5_80gb, and the serving now names card h100_sxm: the serving changed since the lock"
     ) in text
     assert "all holds" not in text
+
+
+# --- a registry file that is a symbolic link to nothing --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("folder", "name", "command"),
+    [
+        ("facts/cards", "h200_sxm_141gb", ("facts", "h200_sxm_141gb")),
+        ("facts/stacks", "llamacpp-cuda-2405", ("price", "r1-qwen7b-h200", "--stack", "llamacpp-cuda-2405")),
+        ("sources", "nvidia-h200-datasheet", ("audit", "locks/r1-qwen7b-h200.lock.toml")),
+    ],
+)
+def test_a_registry_file_linking_to_nothing_is_named_as_such(
+    tmp_path: Path, folder: str, name: str, command: tuple[str, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``facts/cards/h200_sxm_141gb.toml`` a symbolic link to a file that is gone: every lookup said "card
+    'h200_sxm_141gb': not found …; did you mean h200_sxm_141gb or …?" (the name is listed as registered, so the
+    advice named the very name asked for). The line names the link and where it points."""
+    root = copy_root(tmp_path)
+    monkeypatch.chdir(root)
+    path = root / folder / f"{name}.toml"
+    path.unlink()
+    path.symlink_to(tmp_path / "gone.toml")
+    kind = {"facts/cards": "card", "facts/stacks": "stack", "sources": "source"}[folder]
+    why = (
+        f"a symbolic link to {tmp_path / 'gone.toml'}, which names no file (restore the {kind} file it links to, or "
+        "remove the link)"
+    )
+    lines = bad(*command, root=root, says=f"{path}: {why}")
+    assert len(lines) == 1 and "did you mean" not in lines[0]
+
+
+# --- the diff's rename rule: a renamed serving naming its card by the path to it ------------------------------------
+
+
+def test_a_serving_renamed_with_its_card_named_by_path_is_a_rename_dropping_floors(tmp_path: Path) -> None:
+    """A pull request removing serving r1-qwen7b-mi300x-int8kv and its lock, and adding r1-mi (the same serving, its
+    card given as the absolute path to facts/cards/mi300x.toml) locked at ``--floor assumed``: diff said "no floor
+    dropped, serving r1-qwen7b-mi300x-int8kv is deleted with it" (exit 0), where the same rename naming the card
+    ``mi300x`` is refused for dropping 8 floors. The rename rule compares cards and checkpoints as a lock records
+    them."""
+    base = copy_root(tmp_path / "base")
+    head = copy_root(tmp_path / "head")
+    old = head / "registry" / "servings" / "r1-qwen7b-mi300x-int8kv.toml"
+    card = head / "facts" / ".." / "facts" / "cards" / "mi300x.toml"
+    (head / "registry" / "servings" / "r1-mi.toml").write_text(
+        old.read_text(encoding="utf-8").replace('card = "mi300x"', f'card = "{card}"'), encoding="utf-8"
+    )
+    old.unlink()
+    (head / "locks" / "r1-qwen7b-mi300x-int8kv.lock.toml").unlink()
+    out = head / "locks" / "r1-mi.lock.toml"
+    locked = invoke("lock", "r1-mi", "--name", "r1-mi", "--floor", "assumed", "-o", str(out), root=head)
+    assert locked.exit_code == 0, locked.output
+    diffed = invoke("diff", str(base), str(head), root=head)
+    assert diffed.exit_code == 1, diffed.output
+    assert "serving r1-qwen7b-mi300x-int8kv is r1-mi on HEAD (the same serving, renamed)" in diffed.stdout
+    assert "    dropped   floor on memory.bandwidth: published → assumed (the strictest floor left)" in diffed.stdout
+    assert diffed.stderr == (
+        "passprice: refused: it removes lock r1-qwen7b-mi300x-int8kv, dropping floors serving "
+        "r1-qwen7b-mi300x-int8kv is priced under\n"
+    )
+
+
+# --- simulate --checkpoint/--card of a mixture of experts ------------------------------------------------------------
+
+
+def test_simulate_of_a_mixture_of_experts_by_checkpoint_and_card_takes_the_routing_its_refusal_asks_for() -> None:
+    """``simulate --checkpoint qwen3-30b-a3b-q4_k_m --card h100_sxm5_80gb`` is refused ``Routed`` ("name a routing
+    record … with --routing NAME"), but simulate had no --routing: following the advice was "No such option" (exit
+    2), and a mixture of experts could be simulated only through a registered serving. It takes --routing now."""
+    args = ("simulate", "--checkpoint", "qwen3-30b-a3b-q4_k_m", "--card", "h100_sxm5_80gb", "--synthetic", "5")
+    out = refused(*args, name="Routed")
+    assert "with --routing NAME" in out["message"]
+    routed = invoke(*args, "--routing", "uniform", "--json")
+    assert routed.exit_code == 0, routed.output
+    assert json.loads(routed.stdout)["trace"]["requests"] == 5
+    bad(*args, "--routing", "nope", says="routing record 'nope': not found in")

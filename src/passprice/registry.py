@@ -362,7 +362,9 @@ def schema_copy_drift(root: Root) -> list[str]:
 def not_found(kind: str, ref: str, folder: Path, known: list[str]) -> InputError:
     """The error for ``ref``, a ``kind`` (card, serving, checkpoint …) that names nothing: a folder where a file
     belongs (``ref`` itself, or ``folder/ref.toml``), a file that is not a ``.toml`` one, a path to no file (``ref``
-    holds a path separator or ends in ``.toml``), else a name not in ``folder``, with the ``known`` names listed."""
+    holds a path separator or ends in ``.toml``), a symbolic link to no file (``ref`` or ``folder/ref.toml``: the
+    name is listed as registered, so "not found; did you mean REF?" named the very name), else a name not in
+    ``folder``, with the ``known`` names listed."""
     if ref and is_folder(ref):
         return InputError(f"{shown(ref)}: is a folder, not a {kind} file")
     entry = folder / f"{ref}.toml"
@@ -370,6 +372,12 @@ def not_found(kind: str, ref: str, folder: Path, known: list[str]) -> InputError
         return InputError(f"{shown(entry)}: is a folder, not a {kind} file")
     if ref and is_there(ref):
         return InputError(f"{shown(ref)}: not a {kind} file (a {kind} file is TOML, named NAME.toml)")
+    for link in (entry, ref) if ref and "/" not in ref and os.sep not in ref else (ref,):
+        if ref and os.path.islink(link):  # a link to nothing: its name is registered, its file is gone
+            return NotFound(
+                f"{shown(link)}: a symbolic link to {shown(os.readlink(link))}, which names no file (restore the "
+                f"{kind} file it links to, or remove the link)"
+            )
     if ref.endswith(".toml") or "/" in ref or os.sep in ref:
         stem = ref.removesuffix(".toml")
         if "/" not in ref and os.sep not in ref and stem in known:
