@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import bad, copy_root, invoke, refused
+from cli_helpers import REPO, bad, copy_root, invoke, refused
 
 LMDEPLOY = "registry/measurements/lmdeploy-turbomind-a100.toml"
+REPO_DRAFT = REPO / "facts" / "drafts" / "qwen35-mtp.toml"
 
 # --- (a) a measured tokens/s too small to be a measurement ---------------------------------------------------------
 
@@ -185,3 +186,45 @@ def test_simulate_of_a_mixture_of_experts_by_checkpoint_and_card_takes_the_routi
     assert routed.exit_code == 0, routed.output
     assert json.loads(routed.stdout)["trace"]["requests"] == 5
     bad(*args, "--routing", "nope", says="routing record 'nope': not found in")
+
+
+# --- calibrate keeps a stack file's line endings ---------------------------------------------------------------------
+
+
+def test_calibrate_keeps_a_crlf_stack_file_in_crlf(tmp_path: Path) -> None:
+    """``calibrate --stack lmdeploy-turbomind-2312`` on its stack file saved with CRLF line endings (an editor on
+    Windows) rewrote every line in LF (exit 0, the same 11 facts re-fitted: a pull request diff of the whole file),
+    though ``fact set`` keeps a card's CRLF. The file is read without newline translation and written back in its
+    own line endings: re-fitting the same runs leaves it byte for byte as it was."""
+    root = copy_root(tmp_path)
+    stack = root / "facts" / "stacks" / "lmdeploy-turbomind-2312.toml"
+    crlf = stack.read_bytes().replace(b"\n", b"\r\n")
+    stack.write_bytes(crlf)
+    result = invoke("calibrate", "--stack", "lmdeploy-turbomind-2312", root=root)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[-1] == "wrote 11 derived facts to facts/stacks/lmdeploy-turbomind-2312.toml"
+    assert stack.read_bytes() == crlf
+
+
+# --- audit --fact: a card path with a colon, a drafting method's path out of range ----------------------------------
+
+
+def test_audit_fact_of_a_card_named_by_a_path_holding_a_colon(tmp_path: Path) -> None:
+    """``audit --fact /reg:2024/facts/cards/h200_sxm_141gb.toml:memory.bandwidth`` (a registry in a folder whose
+    name holds a colon; a card may be named by its file) split at the first colon: "/…/reg: no such card file"
+    (exit 2). A fact path holds no colon, so the last one splits CARD from PATH."""
+    root = copy_root(tmp_path / "reg:2024")
+    card = root / "facts" / "cards" / "h200_sxm_141gb.toml"
+    result = invoke("audit", "--fact", f"{card}:memory.bandwidth", root=root)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[0] == "audit of fact h200_sxm_141gb:memory.bandwidth"
+
+
+@pytest.mark.parametrize("path", ["acceptance.0", "acceptance.01", "memory.bandwidth"])
+def test_a_drafting_methods_fact_path_it_has_not_is_refused_by_the_method(path: str) -> None:
+    """``audit --fact qwen35-mtp:acceptance.0`` and ``fact show qwen35-mtp acceptance.0`` said "card 'qwen35-mtp':
+    not found …; qwen35-mtp is a registered drafting method, not a card": a path no drafting method has was taken
+    for a card's. The method's file refuses the path by name."""
+    line = f"{REPO_DRAFT}: {path}: not a drafting-method fact path (acceptance.1, acceptance.2, …)"
+    assert bad("audit", "--fact", f"qwen35-mtp:{path}", says=line) == [f"passprice: error: {line}"]
+    assert bad("fact", "show", "qwen35-mtp", path, says=line) == [f"passprice: error: {line}"]

@@ -549,11 +549,14 @@ def derived_facts(cal: Calibration) -> dict[str, dict[str, Any]]:
 
 
 def stack_text_with(path: Path, entries: dict[str, dict[str, Any]]) -> str:
-    """The stack file's text with each entry set at its path (tomlkit: the rest of the file, its comments and key
-    order, stay as written; an existing table is replaced whole, a new one appended)."""
+    """The stack file's text with each entry set at its path (tomlkit: the rest of the file, its comments, key
+    order and line endings, stay as written; an existing table is replaced whole, a new one appended)."""
     import tomlkit
 
-    document = tomlkit.parse(path.read_text(encoding="utf-8"))
+    from passprice.edit import in_line_endings
+
+    before = path.read_bytes().decode("utf-8")  # no newline translation: a CRLF file stays CRLF
+    document = tomlkit.parse(before)
     for key, entry in entries.items():
         parent: Any = document
         parts = key.split(".")
@@ -571,7 +574,7 @@ def stack_text_with(path: Path, entries: dict[str, dict[str, Any]]) -> str:
         else:
             table.add(tomlkit.nl())
         parent[parts[-1]] = table
-    return tomlkit.dumps(document).rstrip("\n") + "\n"
+    return in_line_endings(tomlkit.dumps(document).rstrip("\r\n") + "\n", before)
 
 
 def _derivation_table(derivation: Any) -> Any:
