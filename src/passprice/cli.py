@@ -948,6 +948,20 @@ def _warn_code(root: Any) -> None:
         )
 
 
+def _reasons(refusals: list[Any]) -> str:
+    """The refusals of several rows in one line: each refusal named once, as ``Name: its first message`` (and how
+    many rows it refused with other figures), joined by ``; ``."""
+    by_name: dict[str, list[str]] = {}
+    for e in refusals:
+        if e is not None:
+            by_name.setdefault(e.name, []).append(str(e))
+    said = []
+    for name, messages in by_name.items():
+        others = len(dict.fromkeys(messages)) - 1  # the same refusal with other figures (BeyondStack's needs …)
+        said.append(f"{name}: {messages[0]}" + (f" (and {others} more draft lengths alike)" if others else ""))
+    return "; ".join(said)
+
+
 def _refuse(e: Any) -> NoReturn:
     raise Refused(str(e), e.to_json())
 
@@ -1346,6 +1360,10 @@ def lock_command(
         if serving is None and name is None:
             raise click.UsageError("give -o FILE (or a SERVING or --name to write locks/NAME.lock.toml)")
         output = locking.default_output(root, name or Path(serving or "").stem)
+    if not root.embedded:
+        from passprice.pins import require_checkout_code
+
+        require_checkout_code(root.path)  # a lock of the running code, not this checkout's: refused (exit 2)
     _warn_code(root)
     locking.require_place(root, output)
     old = locking.previous(root, output, update, force)
@@ -2128,12 +2146,12 @@ def speculate_command(
     g, verdicts = _under_locks(root, serving, resolved, lock_ref, no_lock, stack_facts=stack_facts)
     data = {**speculation_json(result), "lock": g.to_json()}
     if all(r.refusal is not None for r in result.rows):
-        names = ", ".join(sorted({r.refusal.name for r in result.rows if r.refusal is not None}))
-        raise Refused(f"every draft length is refused ({names})", data)
+        raise Refused(f"every draft length is refused: {_reasons([r.refusal for r in result.rows])}", data)
     if the_stack is not None and all(r.expected_refusal is not None for r in result.rows if r.refusal is None):
-        # as `price --stack`: a stack that prices none of the lengths is a refusal (exit 1), not a table of them
-        names = ", ".join(sorted({r.expected_refusal.name for r in result.rows if r.expected_refusal is not None}))
-        raise Refused(f"stack {the_stack.name} refuses every draft length ({names})", data)
+        # as `price --stack`: a stack that prices none of the lengths is a refusal (exit 1), not a table of them;
+        # its line says why and how to fix it, as price --stack's does (session 9's walkthrough: only the name)
+        reasons = _reasons([r.expected_refusal for r in result.rows if r.refusal is None])
+        raise Refused(f"stack {the_stack.name} refuses every draft length: {reasons}", data)
     _finite(data)  # the table shows the same figures: a pass of `inf s` is no price
     if as_json:
         _echo_json(data)
