@@ -1214,6 +1214,45 @@ def best_command(
         click.echo(f"\n  lock          {g.line(verdicts, moved)}")
 
 
+@cli.command("compare")
+@_serving_options(with_batch=False)
+@click.option("--cards", default="all", show_default=True, help="Cards to compare, comma-separated, or 'all'.")
+@_json_option
+@click.pass_context
+def compare_command(ctx: click.Context, /, serving: str | None, cards: str, as_json: bool, **o: Any) -> None:
+    """The serving's best batch on each card, fastest first: which card serves it best. A what-if across cards,
+    judged under no lock (the serving's locks lock its own card: `best SERVING` prices it under them)."""
+    from passprice.compare import compare_cards, comparison_json, comparison_text
+    from passprice.report import spec_summary
+
+    root = _root(ctx)
+    if o.get("card"):
+        raise click.UsageError("give the cards with --cards (comma-separated, or 'all'), not --card")
+    if serving is None and not o.get("checkpoint"):
+        raise click.UsageError("give a SERVING, or --checkpoint (with the serving options it is priced with)")
+    if cards.strip() == "all":
+        card_list = tuple(root.names(root.cards))
+    else:
+        card_list = tuple(c.strip() for c in cards.split(",") if c.strip())
+    if not card_list:
+        raise click.UsageError("--cards: give at least one card, or 'all'")
+    if serving is None:
+        o["card"] = card_list[0]  # a serving needs a card to be built; each row replaces it
+    root, spec = _spec(ctx, serving, **o)
+    rows = compare_cards(root, spec, card_list)
+    data = {"serving": serving, "checkpoint": spec.checkpoint,
+            "own_card": spec.card if serving is not None else None, "cards": comparison_json(rows)}
+    if all(r.cost is None for r in rows):  # as speculate: nothing priced is a refusal (exit 1), not a table
+        first = next(r.refusal for r in rows if r.refusal is not None)
+        raise Refused(f"no card of the {len(rows)} compared prices it: {first.name}: {first}"
+                      + (f" (on {rows[0].card}; the others likewise)" if len(rows) > 1 else ""), data)
+    if as_json:
+        _echo_json(data)
+        return
+    what = f"{serving + ': ' if serving else ''}{spec.checkpoint}"
+    click.echo(comparison_text(rows, what, spec_summary(spec), spec.card if serving is not None else None, serving))
+
+
 @cli.command("max-batch")
 @_serving_options(with_batch=False)
 @_lock_options
