@@ -1812,6 +1812,21 @@ def show(fact: Fact | None) -> str:
     return "–" if fact is None else fact.describe()
 
 
+
+def _shorts(lock: Any) -> tuple[str, str]:
+    """A lock's tokens/s before and after, as :meth:`PriceSide.short` gives them, with more decimals when one decimal
+    shows two different prices alike (a fact recomputed moved 10,354.4 by +4.0e-05 %: the row read "10,354.4 →
+    10,354.4 ❌ price moved", session 9's walkthrough): the fewest decimals, up to 17, that tell them apart."""
+    b, a = lock.before, lock.after
+    if b.price is not None and a.price is not None:
+        x, y = float(b.price["tokens_per_s"]), float(a.price["tokens_per_s"])
+        if x != y and f"{x:,.1f}" == f"{y:,.1f}":
+            for digits in range(2, 18):
+                shown = f"{x:,.{digits}f}", f"{y:,.{digits}f}"
+                if shown[0] != shown[1]:
+                    return shown
+    return b.short(), a.short()
+
 def _pct(x: float | None) -> str:
     return "" if x is None else f"{100.0 * x:+.4g} %"
 
@@ -1989,7 +2004,8 @@ def diff_text(d: Diff) -> str:
             rel = f"  ({_pct(lock.relative)})" if lock.relative is not None else ""
             if lock.unsound:
                 rel += "  HEAD's price rests on derived facts that do not follow: not a price to publish"
-            lines.append(f"    tokens/s  {lock.before.short()} → {lock.after.short()}{rel}")
+            before, after = _shorts(lock)
+            lines.append(f"    tokens/s  {before} → {after}{rel}")
             lines.append(f"    recorded  {_recorded(lock)}")
             lines.append(f"    pass      {_seconds(lock.before)} → {_seconds(lock.after)}")
             lines.append(f"    binds     {_binds(lock)}")
@@ -2152,8 +2168,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
                     ", ".join(markdown_code(p) for p in _inputs(lock).split(", ") if p) or "–",
                     f"{_held(lock)} → {floors}",
                     _recorded(lock),
-                    lock.before.short() if not lock.added else "–",
-                    (f"❌ {lock.after.short()} (on stale facts)" if lock.unsound else lock.after.short())
+                    _shorts(lock)[0] if not lock.added else "–",
+                    (f"❌ {_shorts(lock)[1]} (on stale facts)" if lock.unsound else _shorts(lock)[1])
                     if not lock.removed else "–",
                     _pct(lock.relative) or "–",
                     _binds(lock),
