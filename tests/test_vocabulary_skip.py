@@ -106,8 +106,8 @@ def test_short_string_run_pattern(order: str) -> None:
 @pytest.mark.parametrize("run", [16, 17, 2, 1])
 @pytest.mark.parametrize("order", ["<", ">"])
 def test_a_run_pattern_matches_exactly_its_strings(order: str, run: int) -> None:
-    # An even run is matched two strings a repetition, an odd one a string at a time: either way exactly `run`
-    # strings, the last one's bytes included, and never fewer (a string too long, at either place of a pair, fails it).
+    # A run pattern matches exactly `run` strings, the last one's bytes included, and never fewer (a string too long,
+    # first or last, fails it).
     pattern = _short_strings(order, run)
     strings = [bytes([65 + i]) * ((7 * i + 3) % SHORT_BYTES) for i in range(run + 3)]
     packed = [struct.pack(order + "Q", len(s)) + s for s in strings]

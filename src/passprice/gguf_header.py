@@ -697,12 +697,7 @@ def _short_strings(order: str, run: int) -> re.Pattern[bytes]:
         size = re.escape(bytes([length])) + (b"" if order == ">" else zeros)
         alternatives.append(size + (b".{%d}+" % length if length else b""))
     one = (zeros if order == ">" else b"") + b"(?:" + b"|".join(alternatives) + b")"
-    # Possessive: a run that fails is not retried with fewer strings (nothing to save for backtracking). Two strings a
-    # repetition (an even run): the repeat's own step, a context pushed and popped in the engine, is taken once for two
-    # strings (gemma3's vocabulary: 327 instructions a string in the engine's match against 362, callgrind, for
-    # 2.6 M more to compile; four a repetition saved 5 M more a read and cost 18 M to compile).
-    if run % 2 == 0:
-        return re.compile(b"(?:" + one + one + b"){%d}+" % (run // 2), re.DOTALL)
+    # Possessive: a run that fails is not retried with fewer strings (nothing to save for backtracking).
     return re.compile(b"(?:" + one + b"){%d}+" % run, re.DOTALL)
 
 
