@@ -162,7 +162,7 @@ def forget_kept_header(path: str) -> None:
 def run_once(command: Sequence[str], mode: str = "") -> tuple[float, float]:
     """One whole run of ``command`` from the checkout: its CPU seconds (user + sys, the process and its threads)
     and peak resident memory (MB), from the kernel's accounting of that process alone. ``mode``: "",
-    :data:`MEMO_BYPASSED` or :data:`MEMO_MISS`."""
+    :data:`MEMO_BYPASSED`, :data:`MEMO_MISS` or :data:`HEADER_FIRST`."""
     env = child_env()
     if mode in (MEMO_BYPASSED, HEADER_FIRST):
         env["PASSPRICE_NO_MEMO"] = "1"
