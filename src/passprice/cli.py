@@ -1762,6 +1762,9 @@ def fact_set_command(
 @_plot_option("tokens/s against the batch, one line a serving on a card, the best batch marked")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
 @click.option("--stack", metavar="S", help="Add serving stack S's expected price (facts/stacks) to every row.")
+@click.option("--max-tpot", "max_tpot", type=_float("--max-tpot"), metavar="SECONDS",
+              help="TPOT cap: add each row's tpot_s and within_max_tpot, mark each line's best batch within the cap "
+                   "(--plot, and a summary on stderr); rows keep their prices.")
 @click.option("--max-rows", "max_rows", type=_int("--max-rows"), default=1 << 20,  # sweep.DEFAULT_MAX_ROWS
               show_default=True, help="Refuse a larger grid (a row under --stack counts as 20, a pass shape as 2,000).")
 @click.option("--jobs", "jobs", type=_int("--jobs"), default=None,
@@ -1783,6 +1786,7 @@ def sweep_command(
     plot_path: Path | None,
     force: bool,
     stack: str | None,
+    max_tpot: float | None,
     max_rows: int,
     jobs: int | None,
     lock_ref: str | None,
@@ -1799,6 +1803,9 @@ def sweep_command(
     root = _root(ctx)
     _check_output(output, force)
     _check_plot(plot_path, force)
+    if max_tpot is not None and stack is not None:
+        raise click.UsageError("--max-tpot caps the limit's TPOT, not a stack's expected price: give --max-tpot or "
+                               "--stack, not both (best SERVING --stack S --max-tpot T caps the expected best)")
     if sweep_file is not None:
         # The file describes the whole grid: an axis given on the command line too would be silently ignored.
         given = [f"--{name.replace('_', '-')}" for name in ("cards", "batches", "positions", "draft_tokens")
@@ -1849,12 +1856,19 @@ def sweep_command(
         from passprice.plots import SweepLines
 
         lines = SweepLines()
+    best = None
+    if max_tpot is not None:  # each line's best batch within the cap (passprice.sweepcap)
+        from passprice.sweepcap import BestWithin
+
+        best = BestWithin(max_tpot)
 
     def keep(segments: Iterator[Any]) -> Iterator[Any]:
         for segment in segments:
             if lines is not None:
                 c = segment.common
                 lines.add(c["serving"], c["card"], c["position"], c["draft_tokens"], *segment.prices())
+            if best is not None:
+                best.add(segment)
             yield segment
 
     def drawn(chunks: Iterator[Any]) -> Generator[Any, None, None]:
@@ -1862,7 +1876,8 @@ def sweep_command(
         if lines is not None and plot_path is not None:  # written before -o's rename: a failed picture leaves no -o
             from passprice.plots import draw_sweep, picture_format, write_picture
 
-            write_picture(plot_path, draw_sweep(lines.lines(), picture_format(plot_path)), force)
+            capped, cap = (best.capped(), best.cap) if best is not None else (None, "")
+            write_picture(plot_path, draw_sweep(lines.lines(), picture_format(plot_path), "", capped, cap), force)
 
     with contextlib.ExitStack() as exits:
         exits.enter_context(np.errstate(all="ignore"))
@@ -1872,12 +1887,16 @@ def sweep_command(
             progress = _every_percent(bar.update, total)
         # The grid shared among processes (passprice.sweepjobs), the same text; a picture's lines are gathered from
         # every segment here, so a sweep with --plot is one process.
-        jobs = 1 if lines is not None else jobs or default_jobs(grid)
-        if jobs > 1:
+        jobs = 1 if lines is not None or best is not None else jobs or default_jobs(grid)
+        if best is not None:
+            from passprice.sweepcap import capped_chunks
+
+            made: Iterator[Any] = capped_chunks(keep(sweeper.segments(grid, progress=progress)), fmt, best.max_tpot)
+        elif jobs > 1:
             from passprice.files import target
 
             folder = target(output).parent if output is not None else None
-            made: Iterator[Any] = shared_chunks(sweeper, grid, fmt, jobs, progress, folder, output is not None)
+            made = shared_chunks(sweeper, grid, fmt, jobs, progress, folder, output is not None)
         else:
             made = text_chunks(keep(sweeper.segments(grid, progress=progress)), fmt)
         chunks = exits.enter_context(contextlib.closing(drawn(made)))  # closed (workers reaped) on any way out
@@ -1892,6 +1911,8 @@ def sweep_command(
         click.echo(f"{total:,} prices -> {shown_path(output)}", err=True)
     if plot_path is not None:
         click.echo(f"plot -> {shown_path(plot_path)}", err=True)
+    for line in best.summary() if best is not None else ():
+        click.echo(f"passprice: {line}", err=True)
     for line in under:
         click.echo(f"passprice: {line}", err=True)
 
