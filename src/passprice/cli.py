@@ -1447,6 +1447,9 @@ def check_command(ctx: click.Context, frozen: bool, as_json: bool) -> None:
               "locks break if it is withdrawn.")
 @click.option("--fact", "fact_ref", metavar="CARD:PATH",
               help="The same for one fact (CARD:PATH, or METHOD:acceptance.N).")
+@click.option("--stack", "stack_ref", metavar="S",
+              help="Audit SERVING's expected price under serving stack S (facts/stacks), as price --stack S makes it: "
+                   "the stack's fitted facts and their sources with the card's.")
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True,
     help="text for people, markdown for a pull-request comment, json for programs.",
@@ -1456,8 +1459,8 @@ def check_command(ctx: click.Context, frozen: bool, as_json: bool) -> None:
 @_json_option
 @click.pass_context
 def audit_command(
-    ctx: click.Context, /, target: str | None, source_id: str | None, fact_ref: str | None, fmt: str,
-    plot_path: Path | None, force: bool, as_json: bool, **o: Any,
+    ctx: click.Context, /, target: str | None, source_id: str | None, fact_ref: str | None, stack_ref: str | None,
+    fmt: str, plot_path: Path | None, force: bool, as_json: bool, **o: Any,
 ) -> None:
     """Audit the facts a price rests on: TARGET is a SERVING (today's facts, options apply) or a lock (its pinned
     facts): a lock file, NAME.lock.toml, or a name in locks/ that names no serving. With --source ID or --fact
@@ -1475,9 +1478,10 @@ def audit_command(
     root = _root(ctx)
     if source_id is not None or fact_ref is not None:
         given = sorted(f"--{k.replace('_', '-')}" for k, v in o.items() if v is not None and v is not False)
-        if target is not None or given or (source_id is not None and fact_ref is not None) or plot_path is not None:
+        if (target is not None or given or (source_id is not None and fact_ref is not None) or plot_path is not None
+                or stack_ref is not None):
             raise click.UsageError("--source and --fact audit the registry: give one of them, and no TARGET, "
-                                   "serving option or --plot")
+                                   "serving option, --stack or --plot")
         from passprice.lineage import fact_lineage, parse_fact_ref, render, source_lineage
 
         lineage = (
@@ -1493,6 +1497,8 @@ def audit_command(
 
     if target is not None and names_lock(root, target):
         given = sorted(f"--{k.replace('_', '-')}" for k, v in o.items() if v is not None and v is not False)
+        if stack_ref is not None:
+            given.append("--stack")
         if given:
             raise click.UsageError(
                 f"{target} is a lock: its serving and facts are pinned, so {', '.join(given)} cannot change them "
@@ -1506,8 +1512,15 @@ def audit_command(
         from passprice.enforce import LockRefusal
 
         root, spec = _spec(ctx, target, **o)
+        resolved = resolve(root, spec)
+        the_stack = None
+        if stack_ref is not None:
+            from passprice.stacks import load_stack
+
+            the_stack = load_stack(root, stack_ref)
+            _stack_warnings(root, the_stack, [resolved.card.name], resolved.header)
         try:
-            subject = serving_subject(root, target, resolve(root, spec))
+            subject = serving_subject(root, target, resolved, the_stack)
         except LockRefusal as e:
             _refuse(e)
     from passprice.report import cost_json
@@ -1524,12 +1537,13 @@ def audit_command(
         from passprice.plots import audit_picture, picture_format, write_picture
 
         write_picture(plot_path, audit_picture(result, title, picture_format(plot_path)), force)
+    calibration = subject.calibration
     if fmt == "json":
         _echo_json(audit_json(result, report.extra(), stale, sources))
     elif fmt == "markdown":
-        click.echo(audit_markdown(result, title, sources, stale))
+        click.echo(audit_markdown(result, title, sources, stale, calibration))
     else:
-        click.echo(audit_text(result, title, sources, stale))
+        click.echo(audit_text(result, title, sources, stale, calibration))
     if report.warning and fmt != "json":
         click.echo(f"\n{report.warning}")
     if report.warning:
