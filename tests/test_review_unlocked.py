@@ -164,6 +164,23 @@ def test_unlocked_moves_alone_pass_the_review(tmp_path: Path) -> None:
     assert "no lock affected" in result.stdout.splitlines()[0]
 
 
+def test_a_review_re_prices_at_most_so_many_unlocked_servings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Four unlocked servings on the H200 are reached; with a bound of 2 the first two by name are re-priced (neither
+    # rests on streams.rewrite, so neither moves) and the other two are counted, not priced.
+    from passprice import unlocked
+
+    monkeypatch.setattr(unlocked, "MAX_REPRICED", 2)
+    base, head = make_sides(tmp_path)
+    d = diff(Root(head), str(base), str(head))
+    assert d.unlocked == () and d.unlocked_left_out == 2 and d.to_json()["unlocked_left_out"] == 2
+    line = ("2 more servings no lock pins are reached by the change and were not re-priced (a review re-prices at "
+            "most 2)")
+    assert diff_text(d).splitlines()[-1] == line
+    assert f"ℹ️ {line}." in diff_markdown(d).splitlines()
+
+
 def _side(tokens: float | None = None, refusal: str | None = None, message: str = "m") -> PriceSide:
     if tokens is not None:
         return PriceSide(price={"tokens_per_s": tokens, "pass_s": 1 / tokens, "binds": "memory"})

@@ -1372,6 +1372,9 @@ class Diff:
     #: The registered servings no lock names whose price (or refusal) the change moves (:mod:`passprice.unlocked`):
     #: shown, marked not locked; nothing pins them, so they never fail the review.
     unlocked: tuple[ServingMove, ...] = ()
+    #: How many more unlocked servings the change reaches than a review re-prices
+    #: (:data:`~passprice.unlocked.MAX_REPRICED`): named in one line, not priced.
+    unlocked_left_out: int = 0
 
     @property
     def locks(self) -> tuple[LockImpact, ...]:
@@ -1673,6 +1676,7 @@ class Diff:
             "locks": [lock.to_json() for lock in self.locks],
             "unaffected": [lock.name for lock in self.unaffected],
             "unlocked": [m.to_json() for m in self.unlocked],
+            "unlocked_left_out": self.unlocked_left_out,
             "pricing_model": {
                 "base": self.base_code.model if self.base_code else None,
                 "head": self.head_code.model if self.head_code else None,
@@ -1714,8 +1718,9 @@ def _compare(base: Side, head: Side) -> Diff:
     from passprice.unlocked import unlocked_moves
 
     reviews = lock_impacts(base, head, files)
+    moves, left_out = unlocked_moves(base, head, files, reviews)
     return Diff(base.info, head.info, files, reviews, base.code, head.code,
-                problems, review.unreadable, sources, unlocked_moves(base, head, files, reviews))
+                problems, review.unreadable, sources, moves, left_out)
 
 
 def unreproduced(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
@@ -2033,10 +2038,10 @@ def diff_text(d: Diff) -> str:
     if d.unaffected:
         lines.append("")
         lines.append(f"{_n(len(d.unaffected), 'lock')} unaffected: {', '.join(lock.name for lock in d.unaffected)}")
-    if d.unlocked:
+    if d.unlocked or d.unlocked_left_out:
         from passprice.unlocked import text_lines
 
-        lines += text_lines(d.unlocked)
+        lines += text_lines(d.unlocked, d.unlocked_left_out)
     if d.check_beyond:
         lines += ["", f"{d.check_line()}:"]
         lines += [f"  {p}" for p in d.check_beyond]
@@ -2248,10 +2253,10 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             for code, label in ((d.base_code, "BASE"), (d.head_code, "HEAD"))
             if code is not None
         ]
-    if d.unlocked:
+    if d.unlocked or d.unlocked_left_out:
         from passprice.unlocked import markdown_lines
 
-        out += markdown_lines(d.unlocked)
+        out += markdown_lines(d.unlocked, d.unlocked_left_out)
     if d.unaffected:
         names = ", ".join(markdown_code(x.name) for x in d.unaffected)
         out += ["", f"{_n(len(d.unaffected), 'lock')} unaffected: {names}"]

@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 
 #: Where a root keeps its registered servings (relative to the root, POSIX).
 SERVINGS = "registry/servings"
+#: The most unlocked servings a review re-prices (each on both sides): a pull request reaching more (a card shared by
+#: thousands of registered servings) names how many it left out, so no review runs past its time bound for them.
+MAX_REPRICED = 200
 #: The keys of a serving file that name another file a price reads, with the kind of that file
 #: (:func:`passprice.diff.file_kind`).
 NAMED = (("card", "card"), ("checkpoint", "checkpoint"), ("routing", "routing"))
@@ -150,11 +153,13 @@ def named_files(data: bytes) -> set[tuple[str, str]]:
 
 
 def unlocked_moves(
-    base: Side, head: Side, files: Iterable[FileChange], reviews: Iterable[LockImpact]
-) -> tuple[ServingMove, ...]:
+    base: Side, head: Side, files: Iterable[FileChange], reviews: Iterable[LockImpact], most: int | None = None
+) -> tuple[tuple[ServingMove, ...], int]:
     """Every serving registered on both sides that no lock of either side names (``reviews``: every lock
     reviewed), re-priced on both sides when the change reaches it (its serving file, a file it names among
-    ``files``, or the pricing model changed), kept when its price or refusal moved; by name."""
+    ``files``, or the pricing model changed), kept when its price or refusal moved; by name. Returns them, and how
+    many servings the change reaches past the first ``most`` (by name; :data:`MAX_REPRICED` by default), which are
+    not re-priced."""
     from passprice.diff import PriceSide
     from passprice.sidecode import price_locks
 
@@ -170,8 +175,11 @@ def unlocked_moves(
         touched = [by_file[k] for k in sorted(named) if k in by_file]
         if model or rel in paths or touched:
             reach[name] = touched
+    most = MAX_REPRICED if most is None else most
+    left_out = max(0, len(reach) - most)
+    reach = dict(list(reach.items())[:most])
     if not reach:
-        return ()
+        return (), left_out
     requests = [{"key": name, "kind": "price", "serving": name, "spec": None} for name in reach]
     before = price_locks(base.root, base.code, requests)
     after = price_locks(head.root, head.code, requests)
@@ -192,7 +200,7 @@ def unlocked_moves(
         move = ServingMove(name, card, b, a, tuple(dict.fromkeys(changed)), tuple(inputs))
         if move.moved is not None:
             out.append(move)
-    return tuple(out)
+    return tuple(out), left_out
 
 
 def _card(side: PriceSide) -> str | None:
@@ -205,14 +213,23 @@ def _card(side: PriceSide) -> str | None:
 NOTE = "informational: nothing pins them, so they cannot fail the review; lock one to have reviews judge it"
 
 
-def text_lines(moves: Iterable[ServingMove]) -> list[str]:
+def left_out_line(left_out: int) -> str:
+    """``12 more servings no lock pins are reached by the change and were not re-priced (a review re-prices at most
+    200)``."""
+    return (f"{left_out:,} more serving{'s' if left_out != 1 else ''} no lock pins "
+            f"{'are' if left_out != 1 else 'is'} reached by the change and "
+            f"{'were' if left_out != 1 else 'was'} not re-priced (a review re-prices at most {MAX_REPRICED:,})")
+
+
+def text_lines(moves: Iterable[ServingMove], left_out: int = 0) -> list[str]:
     """The unlocked servings for ``diff``'s text: a heading with :data:`NOTE`, then each serving's changed inputs,
-    tokens/s before → after (with the relative change), pass time, bind, and the command that locks it."""
+    tokens/s before → after (with the relative change), pass time, bind, and the command that locks it; and how
+    many the review left out (:data:`MAX_REPRICED`)."""
     from passprice.diff import _pct
 
     moves = tuple(moves)
     if not moves:
-        return []
+        return ["", left_out_line(left_out)] if left_out else []
     lines = ["", f"servings no lock pins whose price moves ({NOTE})"]
     for m in moves:
         rel = f"  ({_pct(m.relative)})" if m.relative is not None else ""
@@ -227,17 +244,20 @@ def text_lines(moves: Iterable[ServingMove]) -> list[str]:
             if side.error is not None:
                 lines.append(f"    {label} cannot price: {side.error}")
         lines.append(f"    lock it   {m.lock_command}")
+    if left_out:
+        lines.append(f"  {left_out_line(left_out)}")
     return lines
 
 
-def markdown_lines(moves: Iterable[ServingMove]) -> list[str]:
+def markdown_lines(moves: Iterable[ServingMove], left_out: int = 0) -> list[str]:
     """The unlocked servings for the pull-request comment: a section saying they cannot fail it, a table (serving,
-    changed, tokens/s BASE and HEAD, change, binds, lock it) and each side's refusal below it."""
+    changed, tokens/s BASE and HEAD, change, binds, lock it), each side's refusal below it, and how many the review
+    left out."""
     from passprice.diff import _pct
 
     moves = tuple(moves)
     if not moves:
-        return []
+        return ["", f"ℹ️ {left_out_line(left_out)}."] if left_out else []
     rows = [
         [
             f"{markdown_code(m.name)} (not locked)",
@@ -271,4 +291,6 @@ def markdown_lines(moves: Iterable[ServingMove]) -> list[str]:
                              f"{markdown_text(side.refusal.get('message', ''))}")
             if side.error is not None:
                 notes.append(f"- {markdown_code(m.name)}: {label} cannot price: {markdown_text(side.error)}")
+    if left_out:
+        notes.append(f"- ℹ️ {left_out_line(left_out)}")
     return out + (["", *notes] if notes else [])
