@@ -1783,7 +1783,7 @@ def fact_set_command(
               show_default=True, help="Refuse a larger grid (a row under --stack counts as 20, a pass shape as 2,000).")
 @click.option("--jobs", "jobs", type=_int("--jobs"), default=None,
               help="Processes pricing the grid, the same text whatever their number (at most the CPUs, 2 at least; "
-                   "default: the idle CPUs, at most 4, for 131,072 rows or more; 1 with --plot).")
+                   "default: the idle CPUs, at most 4, for 131,072 rows or more; 1 with --plot or --max-tpot).")
 @_lock_options
 @click.pass_context
 def sweep_command(
