@@ -13,7 +13,7 @@ import pytest
 from cli_helpers import REPO, invoke
 from passprice.registry import Root
 from passprice.sweep import COLUMNS, Grid, Sweeper
-from passprice.sweepcap import BestWithin, capped_rows
+from passprice.sweepcap import BestWithin, capped_chunks, capped_rows, reference_chunks
 
 R1 = "r1-qwen7b-h200"
 CHAT = "qwen35-27b-h200-chat"
@@ -109,3 +109,20 @@ def test_best_within_by_line_for_the_picture() -> None:
     point = capped[f"{R1} on h200_sxm_141gb"][0]
     assert point is not None and point[0] == 256 and point[1] == pytest.approx(256 / 8.224e-3, rel=1e-3)
     assert capped[f"{R1} on rtx_3090"][0] is not None and capped[f"{R1} on rtx_3090"][0][0] == 1  # type: ignore[index]
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_the_capped_text_is_the_row_at_a_time_text_byte_for_byte(fmt: str) -> None:
+    # Two servings (one drafting 3 tokens), two cards, two positions, batches from 0 (refused Empty) past what fits
+    # (refused NotResident): the text made on arrays with two cells added equals the reference made a row at a time.
+    sweeper = Sweeper(Root(REPO))
+    grid = Grid(servings=(R1, CHAT), batches=(0, 1, 3, 64, 700, 5000, 100000), cards=("h200_sxm_141gb", "rtx_3090"),
+                positions=(512.0, 1500.0))
+    fast = "".join(capped_chunks(sweeper.segments(grid), fmt, 0.005))
+    slow = "".join(reference_chunks(sweeper.segments(grid), fmt, 0.005))
+    assert fast == slow
+    if fmt == "json":
+        rows = json.loads(fast)
+        assert len(rows) == 2 * 2 * 2 * 7
+        assert {(r["refusal"] is None, r["within_max_tpot"] is None) for r in rows} == {(True, False), (False, True)}
+        assert any(r["within_max_tpot"] is True for r in rows) and any(r["within_max_tpot"] is False for r in rows)

@@ -61,24 +61,77 @@ def _csv_cell(value: Any) -> Any:
 
 
 def capped_chunks(segments: Iterable[Segment], fmt: str, max_tpot: float) -> Iterator[str]:
-    """The text of a sweep with :data:`TPOT_COLUMNS` (``fmt``: ``csv`` or ``json``), a segment at a time, as
-    :func:`passprice.sweep.write_rows` writes its rows (CSV: a header, then a line a row, ``true``/``false`` in the
-    last column; JSON: an array of objects, one a line). Raises :class:`~passprice.errors.InputError` at a row
-    holding a number that is not finite, as the sweep does."""
-    columns = (*COLUMNS, *TPOT_COLUMNS)
+    """The text of a sweep with :data:`TPOT_COLUMNS` (``fmt``: ``csv`` or ``json``), a segment at a time: each
+    segment's text as the sweep writes it (:func:`passprice.sweep.text_chunks`, its columns formatted on arrays) with
+    the two cells added to each row (CSV: ``,TPOT,true``; JSON: ``"tpot_s"`` and ``"within_max_tpot"`` before the
+    closing brace), the same bytes :func:`reference_chunks` writes a row at a time. Raises
+    :class:`~passprice.errors.InputError` at a row holding a number that is not finite, as the sweep does."""
+    from passprice.sweep import text_chunks
+
+    csv_format = fmt == "csv"
+    yield ",".join((*COLUMNS, *TPOT_COLUMNS)) + "\n" if csv_format else "["
     first = True
-    yield ",".join(columns) + "\n" if fmt == "csv" else "["
     for segment in segments:
-        lines = []
-        for row in capped_rows(segment, max_tpot):
-            _check_finite(row)
-            if fmt == "csv":
-                lines.append(_csv_line([_csv_cell(row.get(k)) for k in columns]) + "\n")
-            else:
-                lines.append(("\n" if first else ",\n") + json.dumps(row, allow_nan=False))
-                first = False
-        yield "".join(lines)
-    if fmt == "json":
+        text = "".join(text_chunks([segment], fmt, opens=False, closes=False))
+        count = len(segment.batches)
+        values, rows = tpots(segment)
+        tpot: list[float | None] = [None] * count
+        for j, v in zip(rows.tolist(), values.tolist(), strict=True):
+            tpot[j] = v
+        # One line a row (JSON escapes every newline inside a string; a CSV cell never holds one here): else the
+        # segment is written a row at a time.
+        lines = text.split("\n")[:-1] if csv_format else text[2:].split(",\n")
+        if len(lines) != count or not text:
+            made = "".join(_reference_lines(segment, fmt, max_tpot))
+            if not csv_format and first and made:
+                made = made[1:]
+            first = first and not made
+            yield made
+            continue
+        if csv_format:
+            yield "".join(f"{line},{_csv_tpot(t, max_tpot)}\n" for line, t in zip(lines, tpot, strict=True))
+        else:
+            out = [f"{line[:-1]}, {_json_tpot(t, max_tpot)}}}" for line, t in zip(lines, tpot, strict=True)]
+            yield ("\n" if first else ",\n") + ",\n".join(out)
+            first = False
+    if not csv_format:
+        yield "\n]\n"
+
+
+def _csv_tpot(tpot: float | None, cap: float) -> str:
+    return "," if tpot is None else f"{tpot!r},{'true' if tpot <= cap else 'false'}"
+
+
+def _json_tpot(tpot: float | None, cap: float) -> str:
+    if tpot is None:
+        return '"tpot_s": null, "within_max_tpot": null'
+    return f'"tpot_s": {json.dumps(tpot)}, "within_max_tpot": {"true" if tpot <= cap else "false"}'
+
+
+def _reference_lines(segment: Segment, fmt: str, max_tpot: float) -> Iterator[str]:
+    """The lines of ``segment`` with :data:`TPOT_COLUMNS`, a row at a time, as :func:`passprice.sweep.write_rows`
+    writes a row (CSV: each line ending ``\\n``; JSON: each object after ``,\\n``)."""
+    columns = (*COLUMNS, *TPOT_COLUMNS)
+    for row in capped_rows(segment, max_tpot):
+        _check_finite(row)
+        if fmt == "csv":
+            yield _csv_line([_csv_cell(row.get(k)) for k in columns]) + "\n"
+        else:
+            yield ",\n" + json.dumps(row, allow_nan=False)
+
+
+def reference_chunks(segments: Iterable[Segment], fmt: str, max_tpot: float) -> Iterator[str]:
+    """:func:`capped_chunks`'s text made a row at a time (:meth:`~passprice.sweep.Segment.rows` and ``json`` /
+    ``csv``), the reference it is tested against."""
+    yield ",".join((*COLUMNS, *TPOT_COLUMNS)) + "\n" if fmt == "csv" else "["
+    first = True
+    for segment in segments:
+        made = "".join(_reference_lines(segment, fmt, max_tpot))
+        if fmt != "csv" and first and made:
+            made = "\n" + made[2:]
+            first = False
+        yield made
+    if fmt != "csv":
         yield "\n]\n"
 
 
