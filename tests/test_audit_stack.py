@@ -6,10 +6,11 @@ runs they were fitted to, with the source those runs cite."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
-from cli_helpers import invoke
+from cli_helpers import copy_root, invoke
 
 R1 = "r1-qwen7b-h200"
 STACK = "llamacpp-cuda-2405"
@@ -37,9 +38,10 @@ def test_the_expected_price_is_audited_with_the_stack_s_facts(audited: dict) -> 
     assert list(expected["rests_on"]) == CARD_PATHS + STACK_PATHS  # the very facts the price rests on
     assert audited["stack"] == STACK and audited["weakest"] == ["scale", "on_chip.capacity", "stack.memory.reserved"]
     read = next(f for f in audited["facts"] if f["path"] == "stack.share.read")
-    assert (read["value"], read["unit"], read["provenance"], read["source"]) == (
-        0.9883, "1", "derived", "passprice-stack-calibration"
+    assert (read["value"], read["unit"], read["provenance"], read["source"], read["floor"]) == (
+        0.9883, "1", "derived", "passprice-stack-calibration", None
     )
+    assert next(f for f in audited["facts"] if f["path"] == "streams.read")["floor"] == "measured"
     assert read["locator"].startswith(f"the 111 runs of stack {STACK} in registry/measurements/")
     assert read["derivation"]["method"] == "nnls-relative-pass-time" and len(read["derivation"]["runs"]) == 111
     # Memory binds the pass, so the read share scales a binding term; an overhead is a fixed cost, no term.
@@ -90,7 +92,8 @@ def test_text_and_markdown_list_them() -> None:
     assert lines[1] == ("  237.4 tokens/s at batch 1, binds on memory; weakest provenance estimated (scale, "
                         "on_chip.capacity, stack.memory.reserved)")
     row = next(line for line in lines if " stack.share.read " in line)
-    assert row.split() == ["*", "stack.share.read", "0.9883", "derived", "estimated", "+1", "+0.233"]
+    # The serving's locks lock its limit: they judge the card's facts, not the stack's, so no floor is shown there.
+    assert row.split() == ["*", "stack.share.read", "0.9883", "derived", "–", "–", "+0.233"]
     at = lines.index("calibrated on (the measured runs the stack's fitted facts were fitted to):")
     assert lines[at + 1] == (
         "  registry/measurements/xiongjiedai-llama3-llamabench.toml: 111 runs on 11 cards (a100_pcie_80gb, "
@@ -100,7 +103,7 @@ def test_text_and_markdown_list_them() -> None:
     # The card the stack was never measured on is said, as price --stack says it.
     assert "not h200_sxm_141gb" in text.stderr
     markdown = invoke("audit", R1, "--batch", "1", "--stack", STACK, "--format", "markdown").stdout
-    assert "| `stack.share.read` | 0.9883 | derived | estimated (+1) | +0.233 | **binds** |" in markdown
+    assert "| `stack.share.read` | 0.9883 | derived | – | +0.233 | **binds** |" in markdown
     assert "Calibrated on (the measured runs the stack's fitted facts were fitted to):\n- registry/measurements/" \
         in markdown
 
@@ -110,6 +113,17 @@ def test_without_a_stack_the_audit_is_the_limit_s() -> None:
     out = json.loads(result.stdout)
     assert [f["path"] for f in out["facts"]] == CARD_PATHS and "calibration" not in out and "stack" not in out
     assert out["tokens_per_s"] == pytest.approx(996.0966, rel=1e-6)
+
+
+def test_a_lock_made_under_the_stack_floors_its_facts(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    made = invoke("lock", R1, "--stack", STACK, "-o", str(root / "locks" / "r1-stack.lock.toml"), root=root)
+    assert made.exit_code == 0, made.output
+    out = json.loads(invoke("audit", R1, "--stack", STACK, "--json", root=root).stdout)
+    floors = {f["path"]: (f["floor"], f["margin"]) for f in out["facts"]}
+    # Locked without --require, each fact is floored at its provenance when locked: at floor.
+    assert floors["stack.share.read"] == ("derived", 0) and floors["stack.memory.reserved"] == ("estimated", 0)
+    assert out["title"].endswith("floors of locks r1-qwen7b-h200, r1-qwen7b-h200-best, r1-stack")
 
 
 def test_stack_refusals_and_misuse() -> None:

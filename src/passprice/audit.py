@@ -256,6 +256,9 @@ class Subject:
     #: stack facts with the card's (``None``: the card's limit); ``calibration`` the measured runs it was fitted to.
     stack: Stack | None = None
     calibration: tuple[Calibration, ...] = ()
+    #: Under a stack, the stack facts a lock of the serving judges (those its recorded price rests on: a lock made
+    #: under the stack); the others are floored by none (a lock of the limit judges the limit's facts only).
+    judged: frozenset[str] = frozenset()
 
 
 def lock_subject(root: Root, target: str) -> Subject:
@@ -293,8 +296,11 @@ def serving_subject(root: Root, target: str | None, resolved: Resolved, stack: S
     facts = resolved.facts()
     if stack is not None:
         facts.update(stack.lock_facts())
+    if stack is None:
+        return Subject(resolved.header, resolved.card, resolved.serving, "price", under.policy(), facts, title)
+    judged = frozenset(p for lock, _ in under.locks for p in lock.rests_on)
     return Subject(resolved.header, resolved.card, resolved.serving, "price", under.policy(), facts, title,
-                   stack=stack, calibration=calibrated_on(root, stack) if stack is not None else ())
+                   stack=stack, calibration=calibrated_on(root, stack), judged=judged)
 
 
 @attrs.frozen
@@ -357,6 +363,12 @@ def audit_subject(subject: Subject, check: Callable[[ServingCost], None] | None 
     if check is not None:
         check(pricer(s.card, s.serving))
     result = audit(s.card, s.serving, pricer, s.policy, restack)
+    if s.stack is not None:  # a stack fact no lock's price rests on is floored by none (enforce.Guard.judge)
+        from passprice.stacks import is_stack_path
+
+        rows = (attrs.evolve(r, floor=None) if is_stack_path(r.path) and r.path not in s.judged else r
+                for r in result.rows)
+        result = attrs.evolve(result, rows=tuple(rows))
     stale = stale_rested_on(s.facts, (r.path for r in result.rows))
     if s.lock is None:
         return Report(s, result, stale)
