@@ -518,6 +518,10 @@ def test_a_stale_derived_fact_marks_the_locks_resting_on_it(tmp_path: Path) -> N
     assert [m.name for m in d.unlocked] == [
         "gpt-oss-20b-h200", "qwen3-30b-a3b-h200", "qwen35-27b-h200-chat", MTP, "qwen3next-80b-a3b-h200"
     ]
+    # Each rests on the stale read share (and those with sequences appending rows, on the stale append share).
+    assert {m.name: m.unsound for m in d.unlocked}["gpt-oss-20b-h200"][0] == "streams.read"
+    assert all("streams.read" in m.unsound for m in d.unlocked)
+    assert "HEAD's price rests on streams.read" in diff_text(d)
     # The same three findings are what check reports on HEAD (the review fails wherever check would), listed once.
     assert len(d.head_check) == 3 and all("is stale" in p for p in d.head_check), d.head_check
     assert d.check_beyond == ()

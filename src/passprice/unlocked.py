@@ -48,6 +48,9 @@ class ServingMove:
     after: PriceSide
     changed: tuple[str, ...] = ()
     inputs: tuple[str, ...] = ()
+    #: HEAD's derived facts its HEAD price rests on that do not follow from their inputs (lock paths): that price
+    #: rests on figures nobody computed (the review fails on them already, as ``check`` does).
+    unsound: tuple[str, ...] = ()
 
     @property
     def moved(self) -> str | None:
@@ -123,6 +126,7 @@ class ServingMove:
             "before": self.before.to_json(),
             "after": self.after.to_json(),
             "relative_change": self.relative,
+            "unsound": list(self.unsound),
             "lock_command": shlex.join(self.lock_words),
         }
 
@@ -197,7 +201,10 @@ def unlocked_moves(
         if model:
             inputs.append("pricing model")
         card = _card(a) or _card(b) or "?"
-        move = ServingMove(name, card, b, a, tuple(dict.fromkeys(changed)), tuple(inputs))
+        after_rests = set(a.rests_on())
+        unsound = [f.lock_path(x.path) for f in touched for x in f.findings if f.lock_path(x.path) in after_rests]
+        move = ServingMove(name, card, b, a, tuple(dict.fromkeys(changed)), tuple(inputs),
+                           tuple(dict.fromkeys(unsound)))
         if move.moved is not None:
             out.append(move)
     return tuple(out), left_out
@@ -235,6 +242,8 @@ def text_lines(moves: Iterable[ServingMove], left_out: int = 0) -> list[str]:
         rel = f"  ({_pct(m.relative)})" if m.relative is not None else ""
         lines.append(f"  {m.name} (card {m.card}): NOT LOCKED, {m.how()}")
         lines.append(f"    changed   {m.what_changed()}")
+        if m.unsound:
+            rel += f"  HEAD's price rests on {', '.join(m.unsound)}, which do not follow: not a price to publish"
         lines.append(f"    tokens/s  {m.before.short()} → {m.after.short()}{rel}")
         lines.append(f"    pass      {m.seconds()}")
         lines.append(f"    binds     {m.binds()}")
@@ -263,7 +272,7 @@ def markdown_lines(moves: Iterable[ServingMove], left_out: int = 0) -> list[str]
             f"{markdown_code(m.name)} (not locked)",
             ", ".join(markdown_code(p) for p in m.what_changed().split(", ") if p != "–") or "–",
             m.before.short(),
-            m.after.short(),
+            f"⚠️ {m.after.short()} (on stale facts)" if m.unsound else m.after.short(),
             (_pct(m.relative) + ("" if m.after.tokens_per_s != m.before.tokens_per_s else f" ({m.how()})"))
             if m.relative is not None else markdown_text(m.how()),
             m.binds(),
