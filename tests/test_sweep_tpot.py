@@ -126,3 +126,24 @@ def test_the_capped_text_is_the_row_at_a_time_text_byte_for_byte(fmt: str) -> No
         assert len(rows) == 2 * 2 * 2 * 7
         assert {(r["refusal"] is None, r["within_max_tpot"] is None) for r in rows} == {(True, False), (False, True)}
         assert any(r["within_max_tpot"] is True for r in rows) and any(r["within_max_tpot"] is False for r in rows)
+
+
+def test_a_sweep_of_every_batch_names_the_best_compare_finds_on_each_card() -> None:
+    # compare prices the best batch within the cap on each card by the batch search itself (serving.best_serving);
+    # a sweep of every batch 1 … 600 finds the same batch at the same tokens/s, by scanning its rows. Without the
+    # cap the B200's best is past the grid's end: its last batch, 600 sequences a pass of 10.91 ms (600 / 10.91 ms
+    # = 55,000 tokens/s).
+    cards = "h200_sxm_141gb,b200"
+    compared = invoke("compare", R1, "--cards", cards, "--max-tpot", "0.01", "--json")
+    assert compared.exit_code == 0, compared.output
+    best = {c["card"]: (c["batch"], c["tokens_per_s"]) for c in json.loads(compared.stdout)["cards"]}
+    assert {card: batch for card, (batch, _) in best.items()} == {"b200": 547, "h200_sxm_141gb": 318}
+    swept = invoke("sweep", R1, "--cards", cards, "--batches", "1-600", "--max-tpot", "0.01", "--no-lock")
+    assert swept.exit_code == 0, swept.output
+    said = [line for line in swept.stderr.splitlines() if "within TPOT" in line]
+    assert said == [
+        f"passprice: {R1} on {card}: best batch within TPOT ≤ 10 ms: {batch}, {rate:,.1f} tokens/s at "
+        + ("9.979 ms (without the cap: 580, 33,339.2 tokens/s at 17.4 ms)" if card == "h200_sxm_141gb"
+           else "9.996 ms (without the cap: 600, 55,013.3 tokens/s at 10.91 ms)")
+        for card, (batch, rate) in sorted(best.items(), key=lambda kv: kv[0] != "h200_sxm_141gb")
+    ]
