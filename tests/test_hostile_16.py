@@ -228,3 +228,17 @@ def test_a_drafting_methods_fact_path_it_has_not_is_refused_by_the_method(path: 
     line = f"{REPO_DRAFT}: {path}: not a drafting-method fact path (acceptance.1, acceptance.2, …)"
     assert bad("audit", "--fact", f"qwen35-mtp:{path}", says=line) == [f"passprice: error: {line}"]
     assert bad("fact", "show", "qwen35-mtp", path, says=line) == [f"passprice: error: {line}"]
+
+
+def test_a_source_record_that_is_a_folder_is_not_said_to_not_exist(tmp_path: Path) -> None:
+    """``sources/nvidia-h200-datasheet.toml`` a folder: ``audit r1-qwen7b-h200`` said "… nvidia-h200-datasheet.toml
+    does not exist: write it" (while check said "is a folder, not a source file"). It says what is there."""
+    root = copy_root(tmp_path)
+    record = root / "sources" / "nvidia-h200-datasheet.toml"
+    record.unlink()
+    record.mkdir()
+    lines = bad("audit", "r1-qwen7b-h200", root=root, says=(
+        f"{root}/facts/cards/h200_sxm_141gb.toml: memory.capacity.source: no source 'nvidia-h200-datasheet' ({record} "
+        "is not a source file (a folder, or a link to no file): write it"
+    ))
+    assert not any("does not exist" in line for line in lines)
