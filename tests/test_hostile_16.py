@@ -242,3 +242,12 @@ def test_a_source_record_that_is_a_folder_is_not_said_to_not_exist(tmp_path: Pat
         "is not a source file (a folder, or a link to no file): write it"
     ))
     assert not any("does not exist" in line for line in lines)
+
+
+def test_an_at_name_in_free_text_never_mentions_anyone_in_a_pr_comment() -> None:
+    """Round 16, found and left: a source title or locator holding ``@octocat`` reached the markdown PR comment as
+    a mention (GitHub notifies the user). Free text now carries a zero-width space after each ``@``."""
+    from passprice.tables import markdown_text
+
+    assert markdown_text("ping @octocat & <b>") == "ping @&#8203;octocat &amp; &lt;b&gt;"
+    assert "@octocat" not in markdown_text("cc @octocat")
