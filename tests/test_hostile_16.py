@@ -251,3 +251,38 @@ def test_an_at_name_in_free_text_never_mentions_anyone_in_a_pr_comment() -> None
 
     assert markdown_text("ping @octocat & <b>") == "ping @&#8203;octocat &amp; &lt;b&gt;"
     assert "@octocat" not in markdown_text("cc @octocat")
+
+
+def test_calibrate_writes_the_stack_file_under_its_edit_lock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Round 16, found and left: `calibrate` rewrote a stack file without the lock `fact set` holds for its
+    read-modify-write, so a concurrent edit of the file could be lost. The file is now read again and replaced
+    inside :func:`passprice.edit.locked` (the write observed while the lock is held)."""
+    import contextlib
+    from collections.abc import Iterator
+
+    from cli_helpers import copy_root
+    from passprice import edit, files
+    from passprice.calibrate import calibrate, write_calibration
+    from passprice.registry import Root
+
+    root = Root(copy_root(tmp_path))
+    held: list[Path] = []
+    writes: list[tuple[Path, bool]] = []
+    real_write = files.write_atomically
+
+    @contextlib.contextmanager
+    def recording(file: Path, wait_s: float = 10.0) -> Iterator[None]:
+        held.append(file)
+        try:
+            yield
+        finally:
+            held.remove(file)
+
+    def write(path: Path, text: str, force: bool = False) -> None:
+        writes.append((path, path in held))
+        real_write(path, text, force=force)
+
+    monkeypatch.setattr(edit, "locked", recording)
+    monkeypatch.setattr(files, "write_atomically", write)
+    path = write_calibration(root, calibrate(root, "llamacpp-cuda-2405"))
+    assert writes == [(path, True)]

@@ -603,20 +603,26 @@ def _derivation_table(derivation: Any) -> Any:
 
 
 def write_calibration(root: Root, cal: Calibration) -> Path:
-    """Write the fitted facts into the stack's file (validated first, then atomically). Returns its path. Raises
-    :class:`InputError` when the result would not validate."""
+    """Write the fitted facts into the stack's file (read again and validated under the file's lock,
+    :func:`passprice.edit.locked`, then written atomically). Returns its path. Raises :class:`InputError` when the
+    result would not validate, or another edit holds the file past the lock's wait."""
     from passprice import schema
     from passprice.files import write_atomically
     from passprice.stacks import stack_from_document
 
     path = stack_path(root, cal.stack.name)
-    text = stack_text_with(path, derived_facts(cal))
     import tomllib
 
-    document = tomllib.loads(text)
-    schema.validate(document, "stack", str(path), root.schema)
-    stack_from_document(cal.stack.name, document, str(path))
-    write_atomically(path, text, force=True)
+    from passprice.edit import locked
+
+    # The read-modify-write holds the file's lock, as `fact set` does (attacker round 16: two writers of one stack
+    # file, a calibrate and an edit, could lose one): the file is read again under it, its fitted facts replaced.
+    with locked(path):
+        text = stack_text_with(path, derived_facts(cal))
+        document = tomllib.loads(text)
+        schema.validate(document, "stack", str(path), root.schema)
+        stack_from_document(cal.stack.name, document, str(path))
+        write_atomically(path, text, force=True)
     return path
 
 
