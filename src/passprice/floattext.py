@@ -92,10 +92,7 @@ def _patched(values: np.ndarray, small: np.ndarray, stand_ins: np.ndarray) -> by
     (:func:`_small_texts`), with one NumPy scatter: no cut of the whole text and no join of its pieces (which took
     about as long as orjson's writing of the array). ``None`` if the text holds another ``-`` than the stand-ins'."""
     assert _orjson is not None
-    texts = np.frombuffer(_small_texts(values[small]), dtype=np.uint8)
-    commas = texts == _COMMA
-    ends = np.flatnonzero(commas)
-    lengths = np.diff(ends, prepend=-1, append=len(texts)) - 1  # each text's bytes, its comma not counted
+    texts, lengths = _small_runs(values[small], separated=False)
     filled = values.copy()
     filled[small] = stand_ins[np.minimum(lengths, _LONGEST)]
     out = np.frombuffer(_orjson.dumps(filled, option=_orjson.OPT_SERIALIZE_NUMPY), dtype=np.uint8).copy()
@@ -103,7 +100,7 @@ def _patched(values: np.ndarray, small: np.ndarray, stand_ins: np.ndarray) -> by
     if len(starts) != len(lengths) or lengths.max() > _LONGEST:
         return None
     offsets = np.cumsum(lengths) - lengths
-    out[np.repeat(starts - offsets, lengths) + np.arange(int(lengths.sum()))] = texts[~commas]
+    out[np.repeat(starts - offsets, lengths) + np.arange(len(texts))] = texts
     return out.tobytes()
 
 _MINUS, _ZERO, _COMMA, _CLOSE = (ord(c) for c in "-0,]")
@@ -119,6 +116,12 @@ def _small_texts(values: np.ndarray) -> bytes:
     digits are orjson's. Each output value is cut from at most six runs of bytes (of orjson's text or of
     :data:`_ADDED`), gathered with one ``repeat`` and one ``take``: a few NumPy passes, no Python object a
     value."""
+    return _small_runs(values, separated=True)[0].tobytes()
+
+
+def _small_runs(values: np.ndarray, separated: bool) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_small_texts`'s bytes (``separated``: with the commas between them; else the texts back to back) and
+    each text's length (``(n,)``, its comma not counted)."""
     assert _orjson is not None
     a = np.frombuffer(_orjson.dumps(values, option=_orjson.OPT_SERIALIZE_NUMPY), dtype=np.uint8)
     n = len(a)
@@ -147,10 +150,11 @@ def _small_texts(values: np.ndarray) -> bytes:
     source[:, 4] = n + 2
     length[:, 4] = fixed * 4
     source[:, 5] = ends
-    length[:, 5] = 1
+    length[:, 5] = separated
     runs = length.ravel()
     index = np.repeat(source.ravel() - (np.cumsum(runs) - runs), runs) + np.arange(int(runs.sum()))
-    return np.concatenate([a, _ADDED])[index[:-1]].tobytes()
+    texts = np.concatenate([a, _ADDED])[index[:-1] if separated else index]
+    return texts, length[:, :5].sum(axis=1)
 
 
 @functools.cache

@@ -231,16 +231,22 @@ def shared_chunks(
     progress: Callable[[int], None] | None = None,
     folder: Path | None = None,
     appended: bool = True,
+    ready: Callable[[], None] | None = None,
 ) -> Iterator[str | bytes | Appended]:
     """The text of the sweep of ``grid`` (checked by ``sweeper``), exactly :func:`~passprice.sweep.text_chunks` of
     :meth:`~passprice.sweep.Sweeper.segments`, made by ``jobs`` processes (:func:`parts`): this one's part as text
     chunks, then each worker's as an :class:`~passprice.files.Appended` file (``appended``; for
     :func:`~passprice.files.write_atomically`) or as bytes read from it (a megabyte at a time: for a stream).
     ``progress`` gets every process's priced rows; ``folder``: where the workers' anonymous files are made (the
-    output's folder). Raises :class:`~passprice.errors.InputError` at the first row in grid order that
+    output's folder); ``ready``: called once the workers are forked, before this process prices its part and
+    before any text is given (``passprice sweep`` judges the grid's servings under their locks there, while the
+    workers price: about 50 ms of the bench grid's time taken off the wall clock; what it raises ends the sweep and
+    its workers). Raises :class:`~passprice.errors.InputError` at the first row in grid order that
     :func:`~passprice.sweep.text_chunks` refuses; when the generator ends, early or not, no worker is left."""
     runs = parts(grid, usable_jobs(jobs))
     if len(runs) == 1 or not hasattr(os, "fork"):  # one part, or a system without fork: one process
+        if ready is not None:
+            ready()
         yield from text_chunks(sweeper.segments(grid, progress), fmt)
         return
     workers: list[_Worker] = []
@@ -251,6 +257,8 @@ def shared_chunks(
                 _start(workers, sweeper, grid, fmt, units, k == len(runs), folder, progress is not None)
             except OSError:  # no process or file to be had: the parts left are priced here, in turn
                 break
+        if ready is not None:
+            ready()
 
         def mine(rows: int) -> None:
             assert progress is not None
