@@ -948,6 +948,20 @@ def _warn_code(root: Any) -> None:
         )
 
 
+def _reasons(refusals: list[Any]) -> str:
+    """The refusals of several rows in one line: each refusal named once, as ``Name: its first message`` (and how
+    many rows it refused with other figures), joined by ``; ``."""
+    by_name: dict[str, list[str]] = {}
+    for e in refusals:
+        if e is not None:
+            by_name.setdefault(e.name, []).append(str(e))
+    said = []
+    for name, messages in by_name.items():
+        others = len(dict.fromkeys(messages)) - 1  # the same refusal with other figures (BeyondStack's needs …)
+        said.append(f"{name}: {messages[0]}" + (f" (and {others} more draft lengths alike)" if others else ""))
+    return "; ".join(said)
+
+
 def _refuse(e: Any) -> NoReturn:
     raise Refused(str(e), e.to_json())
 
@@ -1200,6 +1214,45 @@ def best_command(
         click.echo(f"\n  lock          {g.line(verdicts, moved)}")
 
 
+@cli.command("compare")
+@_serving_options(with_batch=False)
+@click.option("--cards", default="all", show_default=True, help="Cards to compare, comma-separated, or 'all'.")
+@_json_option
+@click.pass_context
+def compare_command(ctx: click.Context, /, serving: str | None, cards: str, as_json: bool, **o: Any) -> None:
+    """The serving's best batch on each card, fastest first: which card serves it best. A what-if across cards,
+    judged under no lock (the serving's locks lock its own card: `best SERVING` prices it under them)."""
+    from passprice.compare import compare_cards, comparison_json, comparison_text
+    from passprice.report import spec_summary
+
+    root = _root(ctx)
+    if o.get("card"):
+        raise click.UsageError("give the cards with --cards (comma-separated, or 'all'), not --card")
+    if serving is None and not o.get("checkpoint"):
+        raise click.UsageError("give a SERVING, or --checkpoint (with the serving options it is priced with)")
+    if cards.strip() == "all":
+        card_list = tuple(root.names(root.cards))
+    else:
+        card_list = tuple(c.strip() for c in cards.split(",") if c.strip())
+    if not card_list:
+        raise click.UsageError("--cards: give at least one card, or 'all'")
+    if serving is None:
+        o["card"] = card_list[0]  # a serving needs a card to be built; each row replaces it
+    root, spec = _spec(ctx, serving, **o)
+    rows = compare_cards(root, spec, card_list)
+    data = {"serving": serving, "checkpoint": spec.checkpoint,
+            "own_card": spec.card if serving is not None else None, "cards": comparison_json(rows)}
+    if all(r.cost is None for r in rows):  # as speculate: nothing priced is a refusal (exit 1), not a table
+        first = next(r.refusal for r in rows if r.refusal is not None)
+        raise Refused(f"no card of the {len(rows)} compared prices it: {first.name}: {first}"
+                      + (f" (on {rows[0].card}; the others likewise)" if len(rows) > 1 else ""), data)
+    if as_json:
+        _echo_json(data)
+        return
+    what = f"{serving + ': ' if serving else ''}{spec.checkpoint}"
+    click.echo(comparison_text(rows, what, spec_summary(spec), spec.card if serving is not None else None, serving))
+
+
 @cli.command("max-batch")
 @_serving_options(with_batch=False)
 @_lock_options
@@ -1346,6 +1399,10 @@ def lock_command(
         if serving is None and name is None:
             raise click.UsageError("give -o FILE (or a SERVING or --name to write locks/NAME.lock.toml)")
         output = locking.default_output(root, name or Path(serving or "").stem)
+    if not root.embedded:
+        from passprice.pins import require_checkout_code
+
+        require_checkout_code(root.path)  # a lock of the running code, not this checkout's: refused (exit 2)
     _warn_code(root)
     locking.require_place(root, output)
     old = locking.previous(root, output, update, force)
@@ -2137,12 +2194,12 @@ def speculate_command(
     g, verdicts = _under_locks(root, serving, resolved, lock_ref, no_lock, stack_facts=stack_facts)
     data = {**speculation_json(result), "lock": g.to_json()}
     if all(r.refusal is not None for r in result.rows):
-        names = ", ".join(sorted({r.refusal.name for r in result.rows if r.refusal is not None}))
-        raise Refused(f"every draft length is refused ({names})", data)
+        raise Refused(f"every draft length is refused: {_reasons([r.refusal for r in result.rows])}", data)
     if the_stack is not None and all(r.expected_refusal is not None for r in result.rows if r.refusal is None):
-        # as `price --stack`: a stack that prices none of the lengths is a refusal (exit 1), not a table of them
-        names = ", ".join(sorted({r.expected_refusal.name for r in result.rows if r.expected_refusal is not None}))
-        raise Refused(f"stack {the_stack.name} refuses every draft length ({names})", data)
+        # as `price --stack`: a stack that prices none of the lengths is a refusal (exit 1), not a table of them;
+        # its line says why and how to fix it, as price --stack's does (session 9's walkthrough: only the name)
+        reasons = _reasons([r.expected_refusal for r in result.rows if r.refusal is None])
+        raise Refused(f"stack {the_stack.name} refuses every draft length: {reasons}", data)
     _finite(data)  # the table shows the same figures: a pass of `inf s` is no price
     if as_json:
         _echo_json(data)
