@@ -120,7 +120,7 @@ def test_positive_rows_with_small_values_are_patched_in_place_as_repr(values: li
     if small.any():
         patched = floattext._patched(rows, small, stand_ins)
         assert patched is not None
-        assert patched.decode()[1:-1].replace("[", "").replace("]", "").split(",") == list(map(repr, values))
+        assert patched.tobytes().decode()[1:-1].replace("[", "").replace("]", "").split(",") == list(map(repr, values))
     assert float_rows(rows) == list(map(repr, values))
     assert float_reprs(np.array(values)) == list(map(repr, values))
 

@@ -40,7 +40,7 @@ PROBES = (
     2.2250738585072014e-308, 5e-324,
 )
 
-def _json(values: np.ndarray) -> bytes:
+def _json(values: np.ndarray) -> bytes | np.ndarray:
     """orjson's JSON of ``values`` (a float array of any shape, every element finite) in ``repr``'s layout, as ASCII
     bytes. The values below 10^-4 are written apart (:func:`_small_texts`); where no value has its sign bit set (a
     sweep's prices, times and byte counts) they are put in place of stand-ins of their lengths (:func:`_patched`),
@@ -85,7 +85,7 @@ def _stand_ins() -> np.ndarray | None:
     return table if [len(t) for t in texts] == list(range(5, _LONGEST + 1)) else None
 
 
-def _patched(values: np.ndarray, small: np.ndarray, stand_ins: np.ndarray) -> bytes | None:
+def _patched(values: np.ndarray, small: np.ndarray, stand_ins: np.ndarray) -> np.ndarray | None:
     """:func:`_json`'s text of ``values`` (no sign bit set anywhere) made in place: each value of ``small`` is
     replaced by the stand-in of its ``repr``'s length (a negative double, :func:`_stand_ins`), orjson writes the
     array once, and each stand-in's bytes — the only ``-`` in the text — are overwritten by that ``repr``
@@ -101,7 +101,7 @@ def _patched(values: np.ndarray, small: np.ndarray, stand_ins: np.ndarray) -> by
         return None
     offsets = np.cumsum(lengths) - lengths
     out[np.repeat(starts - offsets, lengths) + np.arange(len(texts))] = texts
-    return out.tobytes()
+    return out  # its bytes are decoded where they lie (:func:`_inner`), not copied into a bytes object first
 
 _MINUS, _ZERO, _COMMA, _CLOSE = (ord(c) for c in "-0,]")
 
@@ -157,6 +157,13 @@ def _small_runs(values: np.ndarray, separated: bool) -> tuple[np.ndarray, np.nda
     return texts, length[:, :5].sum(axis=1)
 
 
+def _inner(text: bytes | np.ndarray, brackets: int) -> str:
+    """The ASCII ``text`` (:func:`_json`'s) without its first and last ``brackets`` bytes, decoded in one copy (a
+    slice of the bytes, then their decoding, and a slice of the string were three copies of the whole text)."""
+    view = memoryview(text) if isinstance(text, bytes) else text.data
+    return str(view[brackets:-brackets], "ascii")
+
+
 @functools.cache
 def fast() -> bool:
     """Whether orjson is installed and writes :data:`PROBES` (floats, in ``repr``'s layout once rewritten) and a few
@@ -165,7 +172,7 @@ def fast() -> bool:
         return False
     ints = (0, -1, 7, 10**15, -(2**63), 2**63 - 1)
     try:
-        floats = _json(np.array(PROBES, dtype=np.float64)).decode()[1:-1].split(",")
+        floats = _inner(_json(np.array(PROBES, dtype=np.float64)), 1).split(",")
         integers = str(_orjson.dumps(np.array(ints), option=_orjson.OPT_SERIALIZE_NUMPY), "ascii")[1:-1].split(",")
         return floats == list(map(repr, PROBES)) and integers == list(map(str, ints))
     except Exception:  # pragma: no cover - an orjson that cannot write arrays: repr writes everything
@@ -181,7 +188,7 @@ def float_reprs(values: Any) -> list[str]:
         raise ValueError(f"float_reprs: a 1-D array, not shape {values.shape}")
     if len(values) < FEW or not fast():
         return list(map(repr, values.tolist()))
-    return _json(values)[1:-1].decode("ascii").split(",")
+    return _inner(_json(values), 1).split(",")
 
 
 def float_rows(values: Any, lead: str = "") -> list[str]:
@@ -196,12 +203,12 @@ def float_rows(values: Any, lead: str = "") -> list[str]:
         return [lead + ",".join(map(repr, row)) for row in values.tolist()]
     if lead:
         # [[a,b],[c,d]] without its "[": a,b],c,d]] — cut at "]": a,b  ,c,d  ""  "".
-        rows = _json(values).replace(b"[", b"").decode("ascii").split("]")[:-2]
+        rows = bytes(_json(values)).replace(b"[", b"").decode("ascii").split("]")[:-2]
         rows[0] = "," + rows[0]
         return rows
     # [[a,b],[c,d]] cut at "],[" inside its outer brackets: a,b  c,d (CPython's search for the three bytes skips
     # ahead on the rare "[", fewer instructions than a cut at one byte, which it steps through a byte at a time).
-    return _json(values).decode("ascii")[2:-2].split("],[")
+    return _inner(_json(values), 2).split("],[")
 
 
 def float_cells(values: Any) -> list[str]:
@@ -213,7 +220,7 @@ def float_cells(values: Any) -> list[str]:
         raise ValueError(f"float_cells: a 2-D array, not shape {values.shape}")
     if values.size < FEW or not fast():
         return list(map(repr, values.ravel().tolist()))
-    return _json(values.ravel())[1:-1].decode("ascii").split(",")
+    return _inner(_json(values.ravel()), 1).split(",")
 
 
 def int_texts(values: Any) -> list[str]:

@@ -159,10 +159,7 @@ def _start(
     """Fork a worker writing the text of ``grid``'s pairs ``units`` (``closes``: the last part, with the text's
     end) into a new anonymous file in ``folder`` (``None``: the system's temporary folder), and add it to
     ``workers`` before any signal that stops the sweep is let through."""
-    import tempfile
-
-    with tempfile.TemporaryFile(dir=folder) as made:
-        fd = os.dup(made.fileno())
+    fd = _anonymous(folder)
     read, write = os.pipe() if reports else (None, None)
     parent = os.getpid()
     held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
@@ -198,6 +195,24 @@ def _start(
     if write is not None:
         os.close(write)
     return worker
+
+
+def _anonymous(folder: Path | None) -> int:
+    """A new file without a name in ``folder`` (``None``: the system's temporary folder), open for reading and
+    writing: ``O_TMPFILE`` where the system and the folder's file system have it, as :func:`tempfile.TemporaryFile`
+    makes it, without importing :mod:`tempfile` (shutil, random, bz2, lzma: about 6.5 ms before the first fork);
+    else :func:`tempfile.TemporaryFile`'s (a named file removed at once). Raises :class:`OSError`."""
+    tmpfile = getattr(os, "O_TMPFILE", 0)
+    if folder is not None and tmpfile:
+        flags = os.O_RDWR | os.O_EXCL | tmpfile | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        try:
+            return os.open(folder, flags, 0o600)
+        except OSError:
+            pass  # a file system without O_TMPFILE (EOPNOTSUPP, EISDIR on old kernels): tempfile's way below
+    import tempfile
+
+    with tempfile.TemporaryFile(dir=folder) as made:
+        return os.dup(made.fileno())
 
 
 def _die_with(parent: int) -> None:  # pragma: no cover - runs in the forked worker
