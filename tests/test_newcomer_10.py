@@ -29,3 +29,22 @@ def test_a_floor_broken_by_an_option_says_the_serving_holds_and_to_change_its_fi
         "below the floor measured; routing.hot_share is assumed, below the floor measured"
     )
     assert invoke("price", MOE, "--routing", "uniform", "--no-lock").exit_code == 0  # the what-if it points to
+
+
+def test_a_review_row_shows_enough_decimals_to_tell_two_prices_apart() -> None:
+    """A fact recompute moved a price by +4.021e-05 %: the review's row read ``10,354.4 | 10,354.4 | … ❌ price
+    moved``. The two prices are now shown with the fewest decimals that tell them apart; equal or far-apart prices
+    keep one decimal."""
+    from types import SimpleNamespace
+
+    from passprice.diff import _shorts
+
+    def lock(before: float, after: float) -> SimpleNamespace:
+        def side(x: float) -> SimpleNamespace:
+            return SimpleNamespace(price={"tokens_per_s": x}, short=lambda: f"{x:,.1f}")
+
+        return SimpleNamespace(before=side(before), after=side(after))
+
+    assert _shorts(lock(10354.4, 10354.4 * (1 + 4.021e-07))) == ("10,354.400", "10,354.404")
+    assert _shorts(lock(33339.2, 33337.2)) == ("33,339.2", "33,337.2")
+    assert _shorts(lock(996.1, 996.1)) == ("996.1", "996.1")
