@@ -98,6 +98,41 @@ def test_rows_with_values_below_1e4_are_repr_whatever_the_values(values: list[fl
     assert float_reprs(np.array(values)) == list(map(repr, values))
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.floats(min_value=0.0, max_value=1e-4, allow_nan=False, allow_subnormal=True),
+            st.floats(min_value=0.0, allow_nan=False, allow_infinity=False),
+            st.sampled_from([1e-05, 9.999999999999999e-05, 1.5e-07, 5e-324, 1.2345678901234567e-100, 0.0001]),
+        ),
+        min_size=9,
+        max_size=60,
+    )
+)
+def test_positive_rows_with_small_values_are_patched_in_place_as_repr(values: list[float]) -> None:
+    # Without a sign bit anywhere, each value below 10^-4 is written as a stand-in of its repr's length (a negative
+    # double: the only "-" of orjson's text) and overwritten by its repr in place; the text is repr's.
+    rows = np.array(values).reshape(-1, 1)
+    small = (np.abs(rows) < floattext.SMALL) & (rows != 0.0)
+    stand_ins = floattext._stand_ins()
+    assert stand_ins is not None
+    if small.any():
+        patched = floattext._patched(rows, small, stand_ins)
+        assert patched is not None
+        assert patched.tobytes().decode()[1:-1].replace("[", "").replace("]", "").split(",") == list(map(repr, values))
+    assert float_rows(rows) == list(map(repr, values))
+    assert float_reprs(np.array(values)) == list(map(repr, values))
+
+
+def test_stand_ins_are_written_at_their_length() -> None:
+    stand_ins = floattext._stand_ins()
+    assert stand_ins is not None
+    for length in range(5, floattext._LONGEST + 1):
+        assert stand_ins[length] < 0
+        assert len(repr(float(stand_ins[length]))) == length
+
+
 def test_without_orjson_rows_are_repr(without_orjson: None) -> None:
     values = _edges()[:1_200].reshape(-1, 6)
     assert float_rows(values) == [",".join(map(repr, row)) for row in values.tolist()]

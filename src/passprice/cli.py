@@ -1915,7 +1915,13 @@ def sweep_command(
 
         own = [load_spec(root, ref).card for ref in grid.servings] if grid.cards is None else list(grid.cards)
         _stack_warnings(root, the_stack, [Path(c).name.removesuffix(".toml") for c in own])
-    under = _sweep_locks(root, grid.servings, lock_ref, no_lock, grid.cards)
+    under: list[str] = []
+
+    def judged() -> None:
+        # The servings judged under their locks (a floor breached exits 1 before a row is written): done once the
+        # grid's workers are forked, while they price their parts (passprice.sweepjobs), else before pricing.
+        under.extend(_sweep_locks(root, grid.servings, lock_ref, no_lock, grid.cards))
+
     total = grid.size()
     # Rows are streamed a block at a time, never held whole: to stdout as they are priced, or to a temporary file
     # renamed into place at the end (so -o FILE is never half-written). A fact or element size far out of range
@@ -1962,13 +1968,15 @@ def sweep_command(
         if best is not None:
             from passprice.sweepcap import capped_chunks
 
+            judged()
             made: Iterator[Any] = capped_chunks(keep(sweeper.segments(grid, progress=progress)), fmt, best.max_tpot)
         elif jobs > 1:
             from passprice.files import target
 
             folder = target(output).parent if output is not None else None
-            made = shared_chunks(sweeper, grid, fmt, jobs, progress, folder, output is not None)
+            made = shared_chunks(sweeper, grid, fmt, jobs, progress, folder, output is not None, ready=judged)
         else:
+            judged()
             made = text_chunks(keep(sweeper.segments(grid, progress=progress)), fmt)
         chunks = exits.enter_context(contextlib.closing(drawn(made)))  # closed (workers reaped) on any way out
         if output is None:

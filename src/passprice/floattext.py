@@ -40,16 +40,23 @@ PROBES = (
     2.2250738585072014e-308, 5e-324,
 )
 
-def _json(values: np.ndarray) -> bytes:
+def _json(values: np.ndarray) -> bytes | np.ndarray:
     """orjson's JSON of ``values`` (a float array of any shape, every element finite) in ``repr``'s layout, as ASCII
-    bytes. The values below 10^-4 are written apart (:func:`_small_texts`) and put back where orjson wrote ``null``
-    for them (the text of NaN, which no finite value has): the text is cut at its nulls (one ``split``, whose
-    search skips ahead on the rare ``l``; deleting ``u`` and ``l`` and cutting at ``n``, one byte, took 1.5 ×
-    the instructions: three passes over the text, and CPython cuts at one character a character at a time)."""
+    bytes. The values below 10^-4 are written apart (:func:`_small_texts`); where no value has its sign bit set (a
+    sweep's prices, times and byte counts) they are put in place of stand-ins of their lengths (:func:`_patched`),
+    else back where orjson wrote ``null`` for them (the text of NaN, which no finite value has): the text is cut at
+    its nulls (one ``split``, whose search skips ahead on the rare ``l``; deleting ``u`` and ``l`` and cutting at
+    ``n``, one byte, took 1.5 × the instructions: three passes over the text, and CPython cuts at one character a
+    character at a time)."""
     assert _orjson is not None
     small = (np.abs(values) < SMALL) & (values != 0.0)
     if not small.any():
         return _orjson.dumps(values, option=_orjson.OPT_SERIALIZE_NUMPY)  # type: ignore[no-any-return]
+    stand_ins = _stand_ins()
+    if stand_ins is not None and not np.signbit(values).any():
+        patched = _patched(values, small, stand_ins)
+        if patched is not None:
+            return patched
     text = _orjson.dumps(np.where(small, np.nan, values), option=_orjson.OPT_SERIALIZE_NUMPY)
     out = text.split(b"null")
     joined: list[bytes] = [b""] * (2 * len(out) - 1)
@@ -60,6 +67,41 @@ def _json(values: np.ndarray) -> bytes:
 
 #: Below this magnitude ``repr``'s exponent layout differs from orjson's (:func:`_small_texts`).
 SMALL = 1e-4
+
+#: The longest ``repr`` of a double: ``-1.2345678901234567e-100``.
+_LONGEST = 24
+
+
+@functools.cache
+def _stand_ins() -> np.ndarray | None:
+    """For each length ``L`` from 5 to :data:`_LONGEST`, a negative double whose orjson text is ``L`` bytes long
+    (``-10.0`` … ``-1000000000000000.0``, then ``-1.1…1e+300``), at index ``L``; ``None`` when orjson writes any of
+    them at another length (then :func:`_json` cuts its text at its nulls instead)."""
+    assert _orjson is not None
+    table = np.zeros(_LONGEST + 1, dtype=np.float64)
+    for length in range(5, _LONGEST + 1):
+        table[length] = -float(10 ** (length - 4)) if length <= 19 else float(f"-1.{'1' * (length - 8)}e+300")
+    texts = _orjson.dumps(table[5:], option=_orjson.OPT_SERIALIZE_NUMPY)[1:-1].split(b",")
+    return table if [len(t) for t in texts] == list(range(5, _LONGEST + 1)) else None
+
+
+def _patched(values: np.ndarray, small: np.ndarray, stand_ins: np.ndarray) -> np.ndarray | None:
+    """:func:`_json`'s text of ``values`` (no sign bit set anywhere) made in place: each value of ``small`` is
+    replaced by the stand-in of its ``repr``'s length (a negative double, :func:`_stand_ins`), orjson writes the
+    array once, and each stand-in's bytes — the only ``-`` in the text — are overwritten by that ``repr``
+    (:func:`_small_texts`), with one NumPy scatter: no cut of the whole text and no join of its pieces (which took
+    about as long as orjson's writing of the array). ``None`` if the text holds another ``-`` than the stand-ins'."""
+    assert _orjson is not None
+    texts, lengths = _small_runs(values[small], separated=False)
+    filled = values.copy()
+    filled[small] = stand_ins[np.minimum(lengths, _LONGEST)]
+    out = np.frombuffer(_orjson.dumps(filled, option=_orjson.OPT_SERIALIZE_NUMPY), dtype=np.uint8).copy()
+    starts = np.flatnonzero(out == _MINUS)
+    if len(starts) != len(lengths) or lengths.max() > _LONGEST:
+        return None
+    offsets = np.cumsum(lengths) - lengths
+    out[np.repeat(starts - offsets, lengths) + np.arange(len(texts))] = texts
+    return out  # its bytes are decoded where they lie (:func:`_inner`), not copied into a bytes object first
 
 _MINUS, _ZERO, _COMMA, _CLOSE = (ord(c) for c in "-0,]")
 
@@ -74,6 +116,12 @@ def _small_texts(values: np.ndarray) -> bytes:
     digits are orjson's. Each output value is cut from at most six runs of bytes (of orjson's text or of
     :data:`_ADDED`), gathered with one ``repeat`` and one ``take``: a few NumPy passes, no Python object a
     value."""
+    return _small_runs(values, separated=True)[0].tobytes()
+
+
+def _small_runs(values: np.ndarray, separated: bool) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_small_texts`'s bytes (``separated``: with the commas between them; else the texts back to back) and
+    each text's length (``(n,)``, its comma not counted)."""
     assert _orjson is not None
     a = np.frombuffer(_orjson.dumps(values, option=_orjson.OPT_SERIALIZE_NUMPY), dtype=np.uint8)
     n = len(a)
@@ -102,10 +150,18 @@ def _small_texts(values: np.ndarray) -> bytes:
     source[:, 4] = n + 2
     length[:, 4] = fixed * 4
     source[:, 5] = ends
-    length[:, 5] = 1
+    length[:, 5] = separated
     runs = length.ravel()
     index = np.repeat(source.ravel() - (np.cumsum(runs) - runs), runs) + np.arange(int(runs.sum()))
-    return np.concatenate([a, _ADDED])[index[:-1]].tobytes()
+    texts = np.concatenate([a, _ADDED])[index[:-1] if separated else index]
+    return texts, length[:, :5].sum(axis=1)
+
+
+def _inner(text: bytes | np.ndarray, brackets: int) -> str:
+    """The ASCII ``text`` (:func:`_json`'s) without its first and last ``brackets`` bytes, decoded in one copy (a
+    slice of the bytes, then their decoding, and a slice of the string were three copies of the whole text)."""
+    view = memoryview(text) if isinstance(text, bytes) else text.data
+    return str(view[brackets:-brackets], "ascii")
 
 
 @functools.cache
@@ -116,7 +172,7 @@ def fast() -> bool:
         return False
     ints = (0, -1, 7, 10**15, -(2**63), 2**63 - 1)
     try:
-        floats = _json(np.array(PROBES, dtype=np.float64)).decode()[1:-1].split(",")
+        floats = _inner(_json(np.array(PROBES, dtype=np.float64)), 1).split(",")
         integers = str(_orjson.dumps(np.array(ints), option=_orjson.OPT_SERIALIZE_NUMPY), "ascii")[1:-1].split(",")
         return floats == list(map(repr, PROBES)) and integers == list(map(str, ints))
     except Exception:  # pragma: no cover - an orjson that cannot write arrays: repr writes everything
@@ -132,7 +188,7 @@ def float_reprs(values: Any) -> list[str]:
         raise ValueError(f"float_reprs: a 1-D array, not shape {values.shape}")
     if len(values) < FEW or not fast():
         return list(map(repr, values.tolist()))
-    return _json(values)[1:-1].decode("ascii").split(",")
+    return _inner(_json(values), 1).split(",")
 
 
 def float_rows(values: Any, lead: str = "") -> list[str]:
@@ -147,12 +203,12 @@ def float_rows(values: Any, lead: str = "") -> list[str]:
         return [lead + ",".join(map(repr, row)) for row in values.tolist()]
     if lead:
         # [[a,b],[c,d]] without its "[": a,b],c,d]] — cut at "]": a,b  ,c,d  ""  "".
-        rows = _json(values).replace(b"[", b"").decode("ascii").split("]")[:-2]
+        rows = bytes(_json(values)).replace(b"[", b"").decode("ascii").split("]")[:-2]
         rows[0] = "," + rows[0]
         return rows
     # [[a,b],[c,d]] cut at "],[" inside its outer brackets: a,b  c,d (CPython's search for the three bytes skips
     # ahead on the rare "[", fewer instructions than a cut at one byte, which it steps through a byte at a time).
-    return _json(values).decode("ascii")[2:-2].split("],[")
+    return _inner(_json(values), 2).split("],[")
 
 
 def float_cells(values: Any) -> list[str]:
@@ -164,7 +220,7 @@ def float_cells(values: Any) -> list[str]:
         raise ValueError(f"float_cells: a 2-D array, not shape {values.shape}")
     if values.size < FEW or not fast():
         return list(map(repr, values.ravel().tolist()))
-    return _json(values.ravel())[1:-1].decode("ascii").split(",")
+    return _inner(_json(values.ravel()), 1).split(",")
 
 
 def int_texts(values: Any) -> list[str]:

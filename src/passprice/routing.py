@@ -120,12 +120,21 @@ def routing_path(root: Root, ref: str) -> Path:
 def load_routing(root: Root, ref: str) -> Routing:
     """The routing record ``ref`` in ``root``, validated against ``schema/routing.schema.json``.
 
+    An unchanged file is neither parsed nor structured again: its object is kept by :mod:`passprice.cache`, as a
+    card's is (structuring its two facts imports cattrs and builds its converter: tens of ms of a sweep's CPU time).
+
     Raises :class:`~passprice.errors.InputError` or :class:`~passprice.errors.SchemaError`."""
+    from passprice import cache
     from passprice.sources import require_sources
 
     path = routing_path(root, ref)
-    document = schema.load(path, "routing", root.schema)
-    routing = routing_from_document(entry_name(path), document, str(path))
+    raw = schema.read_bytes(path)
+
+    def build() -> Routing:
+        return routing_from_document(entry_name(path), schema.load(path, "routing", root.schema, data=raw), str(path))
+
+    source = str(path).encode("utf-8", "surrogateescape")
+    routing = cache.built("routing", root.schema / "routing.schema.json", source + b"\0" + raw, build, Routing)
     require_sources(root, {p.split(".", 1)[1]: f for p, f in routing.facts().items()}, str(path))
     return routing
 

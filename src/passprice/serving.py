@@ -1174,11 +1174,12 @@ def pass_shape(header: GGUFHeader, s: Serving, *, routing_free: bool = False) ->
     ``s.prefix_read_once`` each sequence reads ``position − shared`` and the pass streams ``shared`` once (in
     ``weight_bytes``, at ``streams.read``). The arithmetic is unchanged: every row still scores every position.
     """
-    # The decode step's module is imported here, not with this one: a warm process reads its pass shapes from the
-    # cache of built objects and never builds a step.
+    _check_serving(header, s, routing_free)
+    # The decode step's module is imported here, not with this one, and after the serving's own checks: a warm
+    # process reads its pass shapes from the cache of built objects and never builds a step, and a shape refused
+    # before any step (a sweep's position past a serving's limit, never cached: rebuilt every run) costs no import.
     from passprice.decode import DecodeRefusal, Deployment, HeldClass, StageKind, UnknownType
 
-    _check_serving(header, s, routing_free)
     k = s.draft.tokens if s.draft is not None else 0
     deployment = Deployment(
         ctx=1, kv_bytes=s.kv_bytes, state_bytes=s.state_bytes, activation_bytes=2.0, speculative=k > 0

@@ -1509,6 +1509,7 @@ class _Texts:
         self.then: dict[str, list[str]] = {}
         self.openings: dict[tuple[Any, ...], tuple[str, list[str]]] = {}
         self.refusals: dict[tuple[bool, str], str] = {}
+        self.shown: dict[tuple[bool, tuple[str, str], tuple[str, str]], list[str]] = {}
         self.columns: OrderedDict[bytes, tuple[str | list[str], str]] = OrderedDict()
 
     def of_batches(self, batches: np.ndarray) -> list[str]:
@@ -1531,11 +1532,16 @@ class _Texts:
                 self.openings.clear()
             if csv_format:
                 start = _csv_line([_cell(v) for v in head]) + ","
-                shown = [_csv_line([v]) for v in (*segment.provenance, *segment.weakest)]
             else:
                 pairs = zip(COLUMNS, head, strict=False)
                 start = ",\n{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in pairs) + ', "batch": '
-                shown = [json.dumps(v) for v in (*segment.provenance, *segment.weakest)]
+            # A provenance's texts are the same on every card and position: made once a sweep.
+            rests = (csv_format, segment.provenance, segment.weakest)
+            shown = self.shown.get(rests)
+            if shown is None:
+                values = (*segment.provenance, *segment.weakest)
+                shown = [_csv_line([v]) for v in values] if csv_format else [json.dumps(v) for v in values]
+                self.shown[rests] = shown
             made = self.openings[key] = (start, shown)
         return made
 
