@@ -123,3 +123,37 @@ def test_a_side_of_more_fact_files_than_the_bound_is_refused_before_any_is_read(
     for i in range(15):
         (root / "facts" / "cards" / f"c{i}.toml").write_bytes((root / "facts" / "cards" / "a40.toml").read_bytes())
     bad("diff", "HEAD", root=root, says=f"{root}: more than 30 files of facts/")
+
+
+def test_copies_of_a_serving_file_are_validated_once_and_each_is_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pull request of 2,000 small serving files cycling through a few (checkpoint, card) pairs: inside a snapshot
+    a serving file's bytes are parsed and validated once, and each file's spec still records its own file. Copies of
+    bytes the schema refuses are refused one by one, each line naming its own file."""
+    from passprice import schema, snapshot
+    from passprice.errors import InputError
+    from passprice.registry import Root
+    from passprice.servings import spec_of_file
+
+    monkeypatch.setenv("PASSPRICE_NO_CACHE", "1")
+    root = copy_root(tmp_path)
+    folder = root / "registry" / "servings"
+    data = (folder / "gemma3-270m-h100.toml").read_bytes()
+    for i in range(3):
+        (folder / f"s{i}.toml").write_bytes(data)
+        (folder / f"bad{i}.toml").write_bytes(data.replace(b"kv_page = 16", b"kv_page = -16"))
+    validated: list[str] = []
+    real = schema.validate
+    monkeypatch.setattr(schema, "validate", lambda document, kind, source, folder=None:
+                        validated.append(source) or real(document, kind, source, folder))  # fmt: skip
+    registry = Root(root)
+    with snapshot.reading():
+        specs = [spec_of_file(registry, folder / f"s{i}.toml") for i in range(3)]
+        for i in range(3):
+            with pytest.raises(InputError) as refused:
+                spec_of_file(registry, folder / f"bad{i}.toml")
+            assert str(refused.value).startswith(f"{folder / f'bad{i}.toml'}: kv_page"), str(refused.value)
+    assert validated == [str(folder / "s0.toml"), *(str(folder / f"bad{i}.toml") for i in range(3))]
+    assert [spec.source for spec in specs] == [str(folder / f"s{i}.toml") for i in range(3)]
+    assert specs[0] == specs[2] and specs[0].kv_page == 16 and specs[0].checkpoint == "gemma3-270m-q4_k_m"
