@@ -11,6 +11,8 @@ import json
 from typing import Any
 
 _SCALARS = (str, int, float, bool, type(None))
+_SCALAR_TYPES = frozenset(_SCALARS)
+_TEXT = frozenset((str,))
 
 
 def _scalar(value: Any, allow_nan: bool) -> str:
@@ -23,11 +25,12 @@ def _scalar(value: Any, allow_nan: bool) -> str:
 def _flat(record: Any) -> bool:
     """Whether ``record`` is a non-empty dict of ``str`` keys and scalar values of exactly the JSON types (a
     subclass, an ``IntEnum``, is left to ``json``, which writes it its own way)."""
+    # set.issuperset(map(type, …)) runs in C: 15,000 requests' records are 570,000 keys and values to look at.
     return (
         type(record) is dict
         and bool(record)
-        and all(type(k) is str for k in record)
-        and all(type(v) in _SCALARS for v in record.values())
+        and _TEXT.issuperset(map(type, record))
+        and _SCALAR_TYPES.issuperset(map(type, record.values()))
     )
 
 
