@@ -35,15 +35,18 @@ def _flat(record: Any) -> bool:
 
 
 def _records(records: list[dict[str, Any]], pad: str, allow_nan: bool) -> str:
-    """The list ``records`` of flat records (:func:`_flat`) indented at ``pad``: each record by the standard library's
-    compact (C) encoder with ``",\\n" + indent`` between its items, then its braces put on lines of their own, which
-    is the text the indented encoder writes for a record holding no list or dict."""
+    """The list ``records`` of flat records (:func:`_flat`) indented at ``pad``: the list by the standard library's
+    compact (C) encoder with ``",\\n" + indent`` between its items, then each record's braces put on lines of their
+    own, which is the text the indented encoder writes for records holding no list or dict."""
     inner = pad + "  "
     deeper = inner + "  "
-    encode = json.JSONEncoder(separators=(",\n" + deeper, ": "), allow_nan=allow_nan).encode
-    opening, closing = "{\n" + deeper, "\n" + inner + "}"
-    return ("[\n" + ",\n".join(inner + opening + encode(item)[1:-1] + closing for item in records) + "\n" + pad
-            + "]")
+    # The whole list in one call of the C encoder, every item separated by ",\n" + deeper; the text between two
+    # records, "}" ",\n" + deeper "{", is then put on the indented encoder's lines. It can stand nowhere else: a
+    # record holds no list or dict, and an encoded string holds no raw newline (json writes it "\n").
+    text = json.JSONEncoder(separators=(",\n" + deeper, ": "), allow_nan=allow_nan).encode(records)
+    between = "\n" + inner + "},\n" + inner + "{\n" + deeper
+    return ("[\n" + inner + "{\n" + deeper + text[2:-2].replace("},\n" + deeper + "{", between) + "\n" + inner
+            + "}\n" + pad + "]")
 
 
 def _encode(data: Any, pad: str, allow_nan: bool) -> str:
