@@ -90,7 +90,7 @@ def test_a_side_of_more_fact_files_than_the_bound_is_refused_before_any_is_read(
 ) -> None:
     """A commit of 401 copies of a card (git stores each copy as one tree entry) is refused in one line before a
     byte of them is read: past ``gitread.MAX_SIDE_FACT_FILES`` (400) files of ``facts/`` a side would take ``diff``
-    past 2 s (4,000 copies took 14 s, 5.2 s once a content is read once). The count is raised or lowered by
+    past 2 s (3,850 copies took 20.1 s of CPU, 5.5 s once a content is read once). The count is raised or lowered by
     ``PASSPRICE_MAX_SIDE_FACT_FILES``, and the work tree's side is counted the same way."""
     from passprice import gitread
 
