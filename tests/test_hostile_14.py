@@ -185,8 +185,9 @@ def test_a_commit_of_thousands_of_copies_of_a_card_is_refused_before_any_is_read
     from passprice import gitread
 
     root = _repository(tmp_path)
-    blob = _git(root, "hash-object", "-w", "facts/cards/h100_sxm5_80gb.toml")
-    copies = "".join(f"100644 {blob}\tfacts/cards/c{i:05d}.toml\n" for i in range(gitread.MAX_SIDE_FILES))
+    # (serving files: past gitread.MAX_SIDE_FACT_FILES, cards are refused by their own count, test_cold_4.py)
+    blob = _git(root, "hash-object", "-w", "registry/servings/gemma3-270m-h100.toml")
+    copies = "".join(f"100644 {blob}\tregistry/servings/c{i:05d}.toml\n" for i in range(gitread.MAX_SIDE_FILES))
     _git(root, "update-index", "--index-info", stdin=copies)
     _git(root, "commit", "-qm", "copies")
     read: list[int] = []

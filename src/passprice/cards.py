@@ -7,8 +7,10 @@ live in ``facts/cards/NAME.toml``, validated by ``schema/card.schema.json``.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -199,17 +201,50 @@ def facts_of_document(document: Mapping[str, object], source: str) -> dict[str, 
     return out
 
 
-def card_from_document(name: str, document: Mapping[str, object], source: str) -> Card:
-    """The card a validated ``card`` document describes. Raises :class:`InputError` as :func:`card_from_facts`."""
+def card_from_document(
+    name: str, document: Mapping[str, object], source: str, facts: Mapping[str, Fact] | None = None
+) -> Card:
+    """The card a validated ``card`` document describes (``facts``: its :func:`facts_of_document`, when the caller
+    has them). Raises :class:`InputError` as :func:`card_from_facts`."""
     meta = document.get("card")
     meta = meta if isinstance(meta, Mapping) else {}
     title = str(meta.get("name", name))
     hypothetical = bool(meta.get("hypothetical", False))
-    facts = facts_of_document(document, source)  # its errors name the file already
+    if facts is None:
+        facts = facts_of_document(document, source)  # its errors name the file already
     try:
         return card_from_facts(name, title, facts, hypothetical)
     except InputError as e:
         raise InputError.of(f"{source}: {line}" for line in e.lines) from None
+
+
+def document_and_facts(
+    path: Path, schema_folder: Path, data: bytes | None = None
+) -> tuple[dict[str, Any], dict[str, Fact]]:
+    """The validated document of the card file ``path`` (whose bytes are ``data`` when the caller read them) and its
+    facts (:func:`facts_of_document`), by path.
+
+    Inside a snapshot (:mod:`passprice.snapshot`) files of the same bytes, such as copies of one card under other
+    names, are parsed, validated and structured once (:data:`PARSED` counts the times): neither the document nor a
+    fact depends on the file's name, which only the error lines carry, and a failure is never kept, so each bad copy
+    is read again and refused naming its own file. Raises :class:`InputError` or
+    :class:`passprice.errors.SchemaError` as :func:`schema.load <passprice.schema.load>` and
+    :func:`facts_of_document`."""
+    from passprice import snapshot
+
+    raw = schema.read_bytes(path) if data is None else data
+
+    def make() -> tuple[dict[str, Any], dict[str, Fact]]:
+        global PARSED
+        PARSED += 1
+        document = schema.load(path, "card", schema_folder, data=raw)
+        return document, facts_of_document(document, str(path))
+
+    return snapshot.made(("card-parts", str(schema_folder), raw), make)
+
+
+#: How many times :func:`document_and_facts` parsed and structured a card file in this process (what its tests count).
+PARSED = 0
 
 
 def card_path(root: Root, ref: str) -> Path:
@@ -268,10 +303,14 @@ def read_card(root: Root, path: Path, data: bytes | None = None) -> Card:
     name = entry_name(path)
 
     def build() -> Card:
-        return card_from_document(name, schema.load(path, "card", root.schema, data=raw), str(path))
+        document, facts = document_and_facts(path, root.schema, raw)
+        return card_from_document(name, document, str(path), facts)
 
     source = str(path).encode("utf-8", "surrogateescape")
-    return cache.built("card", root.schema / "card.schema.json", source + b"\0" + raw, build, Card)
+    # A registry (or a pull request) of thousands of card files: past the first few, one cache entry for the folder.
+    return cache.built(
+        "card", root.schema / "card.schema.json", source + b"\0" + raw, build, Card, batch=os.fspath(path.parent)
+    )
 
 
 def load_cards(root: Root) -> list[Card]:

@@ -588,7 +588,31 @@ def recheck(path: str, fact: Any, facts: Mapping[str, Any]) -> Finding | None:
 def recheck_all(facts: Mapping[str, Any]) -> list[Finding]:
     """:func:`recheck` of every fact of a record (path → fact) that has a derivation, in path order; a fact that
     derives, through its inputs, from itself is ``broken`` (:func:`cycle_through`), whether or not its value follows:
-    a cycle reported as two stale facts sent the user to recompute them, which ``fact recompute`` then refused."""
+    a cycle reported as two stale facts sent the user to recompute them, which ``fact recompute`` then refused.
+
+    Inside a snapshot (:mod:`passprice.snapshot`) the same fact objects at the same paths are rechecked once
+    (:data:`RECHECKED` counts the records rechecked): a review meets each record's facts several times, and copies of
+    one card file share their fact objects (:func:`passprice.cards.document_and_facts`). The key is the objects
+    themselves (held by the memo, so no other object takes their place), never an equality that would let ``2`` and
+    ``2.0`` answer for each other."""
+    from passprice import snapshot
+
+    if not snapshot.active():
+        return _recheck_all(facts)
+    items = tuple(facts.items())
+    _held, found = snapshot.made(
+        ("recheck", tuple((path, id(fact)) for path, fact in items)), lambda: (items, tuple(_recheck_all(facts)))
+    )
+    return list(found)
+
+
+#: How many records :func:`recheck_all` rechecked in this process (what its tests count).
+RECHECKED = 0
+
+
+def _recheck_all(facts: Mapping[str, Any]) -> list[Finding]:
+    global RECHECKED
+    RECHECKED += 1
     out = []
     for path, fact in facts.items():
         found = recheck(path, fact, facts)

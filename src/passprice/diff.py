@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from passprice import cache, gitread, schema
-from passprice.cards import card_from_document
+from passprice.cards import card_from_document, document_and_facts
 from passprice.derivations import Finding, recheck_all
 from passprice.drafts import method_from_document
 from passprice.errors import InputError, escaped, problem_lines
@@ -202,7 +202,8 @@ class Checkout:
         Raises :class:`InputError` naming ``commit:path``: a file past :data:`~passprice.schema.MAX_TOML_BYTES`
         (with its size), a submodule, a symbolic link where passprice reads a file (:func:`passprice.gitread.linked`),
         a blob missing from the repository; and when the files add up past :data:`~passprice.gitread.MAX_SIDE_BYTES`
-        or their count past :data:`~passprice.gitread.MAX_SIDE_FILES`."""
+        or their count past :data:`~passprice.gitread.MAX_SIDE_FILES` (of ``facts/`` files, past
+        :data:`~passprice.gitread.MAX_SIDE_FACT_FILES`)."""
         specs = [f"{self.prefix}{folder}" for folder in folders]
         listing = _run_git(self.top, ["ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--", *specs])
         wanted: dict[str, int] = {}
@@ -210,6 +211,7 @@ class Checkout:
         unread: set[str] = set()
         total = 0
         cap = gitread.side_files_cap()
+        fact_cap, facts = gitread.side_fact_files_cap(), 0
         for record in os.fsdecode(listing).split("\0"):
             if not record:
                 continue
@@ -241,6 +243,10 @@ class Checkout:
             names.append((rel, obj))
             if len(names) > cap:  # before a byte of them is read
                 raise gitread.side_too_many(commit[:12], cap)
+            if gitread.holds_facts(rel):
+                facts += 1
+                if facts > fact_cap:
+                    raise gitread.side_too_many_facts(commit[:12], fact_cap)
         contents = gitread.read_blobs(self.top, wanted)
         files: dict[str, bytes] = {}
         for rel, obj in names:
@@ -613,8 +619,8 @@ def _read(side: Side, rel: str, kind: str, name: str) -> _Read:
     path = side.root.path / rel
     try:
         if kind == "card":
-            document = schema.load(path, "card", side.root.schema)
-            card = card_from_document(name, document, str(path))
+            document, facts = document_and_facts(path, side.root.schema)  # copies of one card: read once
+            card = card_from_document(name, document, str(path), facts)
             return _Read(card.facts(), dict(document.get("card", {})))
         if kind == "draft":
             document = schema.load(path, "draft", side.root.schema)

@@ -34,18 +34,56 @@ MAX_SIDE_FILES = 4000
 FILES_VARIABLE = "PASSPRICE_MAX_SIDE_FILES"
 
 
+#: The most files of ``facts/`` (cards, drafting methods, routing records, stacks) one side of a diff may hold, unless
+#: :data:`FACT_FILES_VARIABLE` says otherwise: a card file costs ``diff`` about 1 ms of CPU after the first copy of
+#: its bytes (it is read, validated, rechecked and priced once a content, :func:`passprice.cards.document_and_facts`,
+#: but compared, checked for its sources and printed once a file, some 3 KB of text each), on top of the 1.3 to 1.5 s
+#: the registry alone takes: 3,850 copies of a card ran 5.5 s (20.1 s before). The registry holds about 20.
+MAX_SIDE_FACT_FILES = 400
+#: The environment variable that raises (or lowers) :data:`MAX_SIDE_FACT_FILES`.
+FACT_FILES_VARIABLE = "PASSPRICE_MAX_SIDE_FACT_FILES"
+
+
+def _cap(variable: str, default: int) -> int:
+    """The whole number the environment variable ``variable`` gives (when set and not empty), else ``default``.
+    Raises :class:`InputError` when it is not a whole number from 1 to 10^9."""
+    import re
+
+    text = os.environ.get(variable)
+    if not text:
+        return default
+    digits = text.strip()
+    if not re.fullmatch(r"[0-9]{1,10}", digits, flags=re.ASCII) or not 1 <= int(digits) <= 10**9:
+        raise InputError(f"{variable}: {text[:40]!r} is not a number of files (a whole number from 1 to 10^9)")
+    return int(digits)
+
+
 def side_files_cap() -> int:
     """The most files a side of a diff may hold: :data:`FILES_VARIABLE` when set (and not empty), else
     :data:`MAX_SIDE_FILES`. Raises :class:`InputError` when the variable is not a whole number from 1 to 10^9."""
-    import re
+    return _cap(FILES_VARIABLE, MAX_SIDE_FILES)
 
-    text = os.environ.get(FILES_VARIABLE)
-    if not text:
-        return MAX_SIDE_FILES
-    digits = text.strip()
-    if not re.fullmatch(r"[0-9]{1,10}", digits, flags=re.ASCII) or not 1 <= int(digits) <= 10**9:
-        raise InputError(f"{FILES_VARIABLE}: {text[:40]!r} is not a number of files (a whole number from 1 to 10^9)")
-    return int(digits)
+
+def side_fact_files_cap() -> int:
+    """The most files of ``facts/`` a side of a diff may hold (:func:`holds_facts`): :data:`FACT_FILES_VARIABLE`
+    when set (and not empty), else :data:`MAX_SIDE_FACT_FILES`. Raises :class:`InputError` as
+    :func:`side_files_cap`."""
+    return _cap(FACT_FILES_VARIABLE, MAX_SIDE_FACT_FILES)
+
+
+def holds_facts(rel: str) -> bool:
+    """Whether the file passprice reads at ``rel`` (:func:`read_by_passprice`) is a record of facts: a card, drafting
+    method, routing record or stack (``facts/FOLDER/NAME.toml``)."""
+    return rel.startswith("facts/")
+
+
+def side_too_many_facts(label: str, cap: int) -> InputError:
+    """The refusal of a side holding more than ``cap`` files of ``facts/`` (counted before any is read)."""
+    return InputError(
+        f"{label}: more than {cap:,} files of facts/ (cards, drafting methods, routing records, stacks), the most a "
+        f"side of a diff may hold (each costs about a millisecond to compare and print, and a diff stays under 2 s; "
+        f"the registry holds about 20); set {FACT_FILES_VARIABLE} to allow more"
+    )
 
 
 def side_too_many(label: str, cap: int) -> InputError:
@@ -250,10 +288,12 @@ def work_tree_files(folder: Path, tops: Iterable[str]) -> dict[str, bytes]:
 
     Raises :class:`InputError`: a file past :data:`~passprice.schema.MAX_TOML_BYTES` (naming it and its size), a
     folder holding its own ``.git`` (a submodule or nested checkout, by name), a symbolic link where passprice reads
-    a file (:func:`linked`), the files adding up past :data:`MAX_SIDE_BYTES` or more than :func:`side_files_cap`."""
+    a file (:func:`linked`), the files adding up past :data:`MAX_SIDE_BYTES`, more than :func:`side_files_cap`, or
+    more files of ``facts/`` than :func:`side_fact_files_cap`."""
     out: dict[str, bytes] = {}
     total = 0
     cap = side_files_cap()
+    fact_cap, facts = side_fact_files_cap(), 0
     for top in tops:
         base = folder / top
         if os.path.islink(base) and registry_folder(top):
@@ -284,6 +324,10 @@ def work_tree_files(folder: Path, tops: Iterable[str]) -> dict[str, bytes]:
                     continue
                 if len(out) >= cap:
                     raise side_too_many(str(folder), cap)
+                if holds_facts(rel):
+                    facts += 1
+                    if facts > fact_cap:
+                        raise side_too_many_facts(str(folder), fact_cap)
                 data = read_sized(path)
                 total += len(data)
                 if total > MAX_SIDE_BYTES:

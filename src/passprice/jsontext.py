@@ -8,9 +8,13 @@ finiteness as it encodes (``allow_nan=False``). Anything but such a list is hand
 from __future__ import annotations
 
 import json
+from itertools import chain
 from typing import Any
 
 _SCALARS = (str, int, float, bool, type(None))
+_SCALAR_TYPES = frozenset(_SCALARS)
+_TEXT = frozenset((str,))
+_DICT = frozenset((dict,))
 
 
 def _scalar(value: Any, allow_nan: bool) -> str:
@@ -20,31 +24,36 @@ def _scalar(value: Any, allow_nan: bool) -> str:
     return json.dumps(value, allow_nan=allow_nan)
 
 
-def _flat(record: Any) -> bool:
-    """Whether ``record`` is a non-empty dict of ``str`` keys and scalar values of exactly the JSON types (a
-    subclass, an ``IntEnum``, is left to ``json``, which writes it its own way)."""
+def _all_flat(records: list[Any]) -> bool:
+    """Whether every item of ``records`` is a non-empty dict of ``str`` keys and scalar values of exactly the JSON
+    types (a subclass, an ``IntEnum``, is left to ``json``, which writes it its own way)."""
+    # Asked of all the records' types at once, in C (set.issuperset over map and chain): 15,000 requests' records are
+    # 30,000 dicts and 570,000 keys and values to look at, which a function call a record cost 0.3 s.
     return (
-        type(record) is dict
-        and bool(record)
-        and all(type(k) is str for k in record)
-        and all(type(v) in _SCALARS for v in record.values())
+        _DICT.issuperset(map(type, records))
+        and all(records)
+        and _TEXT.issuperset(map(type, chain.from_iterable(records)))
+        and _SCALAR_TYPES.issuperset(map(type, chain.from_iterable(map(dict.values, records))))
     )
 
 
 def _records(records: list[dict[str, Any]], pad: str, allow_nan: bool) -> str:
-    """The list ``records`` of flat records (:func:`_flat`) indented at ``pad``: each record by the standard library's
-    compact (C) encoder with ``",\\n" + indent`` between its items, then its braces put on lines of their own, which
-    is the text the indented encoder writes for a record holding no list or dict."""
+    """The list ``records`` of flat records (:func:`_all_flat`) indented at ``pad``: the list by the standard library's
+    compact (C) encoder with ``",\\n" + indent`` between its items, then each record's braces put on lines of their
+    own, which is the text the indented encoder writes for records holding no list or dict."""
     inner = pad + "  "
     deeper = inner + "  "
-    encode = json.JSONEncoder(separators=(",\n" + deeper, ": "), allow_nan=allow_nan).encode
-    opening, closing = "{\n" + deeper, "\n" + inner + "}"
-    return ("[\n" + ",\n".join(inner + opening + encode(item)[1:-1] + closing for item in records) + "\n" + pad
-            + "]")
+    # The whole list in one call of the C encoder, every item separated by ",\n" + deeper; the text between two
+    # records, "}" ",\n" + deeper "{", is then put on the indented encoder's lines. It can stand nowhere else: a
+    # record holds no list or dict, and an encoded string holds no raw newline (json writes it "\n").
+    text = json.JSONEncoder(separators=(",\n" + deeper, ": "), allow_nan=allow_nan).encode(records)
+    between = "\n" + inner + "},\n" + inner + "{\n" + deeper
+    return ("[\n" + inner + "{\n" + deeper + text[2:-2].replace("},\n" + deeper + "{", between) + "\n" + inner
+            + "}\n" + pad + "]")
 
 
 def _encode(data: Any, pad: str, allow_nan: bool) -> str:
-    if type(data) is list and len(data) > 1 and all(_flat(item) for item in data):
+    if type(data) is list and len(data) > 1 and _all_flat(data):
         return _records(data, pad, allow_nan)
     if type(data) is dict and data and all(type(k) is str for k in data):
         inner = pad + "  "

@@ -227,7 +227,23 @@ class Dependant:
 
 def changed_dependants(facts: Mapping[str, Fact], changed: Iterable[str]) -> list[Dependant]:
     """For each path in ``changed``, the facts of the record (``facts``, after the change) derived from it, and
-    whether each still follows from its inputs (``passprice diff`` shows them under the change)."""
+    whether each still follows from its inputs (``passprice diff`` shows them under the change). Inside a snapshot
+    (:mod:`passprice.snapshot`) the same fact objects and changed paths are answered once (copies of one card file
+    share their fact objects, :func:`passprice.cards.document_and_facts`); the key is the objects themselves, held by
+    the memo, as :func:`~passprice.derivations.recheck_all` keys its own."""
+    from passprice import snapshot
+
+    if not snapshot.active():
+        return _changed_dependants(facts, changed)
+    items, paths = tuple(facts.items()), tuple(changed)
+    _held, found = snapshot.made(
+        ("dependants", tuple((path, id(fact)) for path, fact in items), paths),
+        lambda: (items, tuple(_changed_dependants(facts, paths))),
+    )
+    return list(found)
+
+
+def _changed_dependants(facts: Mapping[str, Fact], changed: Iterable[str]) -> list[Dependant]:
     findings = {f.path: f for f in recheck_all(facts)}
     out = []
     for path in changed:

@@ -239,8 +239,17 @@ def spec_of_file(root: Root, path: Path) -> ServingSpec:
     data = schema.read_bytes(path)
 
     def build() -> ServingSpec:
-        # The spec is kept in the cache of built objects: its document need not be kept too.
-        return spec_from_document(schema.load(path, "serving", root.schema, data=data, kept=False), str(path))
+        from passprice import snapshot
+
+        # The spec is kept in the cache of built objects: its document need not be kept too. Inside a snapshot the
+        # same bytes under another name (a pull request of many serving files alike) are parsed and validated once:
+        # a valid document is a function of the bytes and the schema alone (a refusal, which names the file, is
+        # never kept); the spec, which records its file, is made for each.
+        document = snapshot.made(
+            ("serving-document", str(root.schema), data),
+            lambda: schema.load(path, "serving", root.schema, data=data, kept=False),
+        )
+        return spec_from_document(document, str(path))
 
     source = str(path).encode("utf-8", "surrogateescape")
     return cache.built("serving", below(root.schema, "serving.schema.json"), source + b"\0" + data, build, ServingSpec,

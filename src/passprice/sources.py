@@ -181,6 +181,10 @@ def missing_sources(root: Root, facts: Mapping[str, Fact], file: str) -> list[st
     return missing_ids(root, [pair for path, fact in facts.items() for pair in cited_ids(path, fact)], file)
 
 
+def _source_there(root: Root, source_id: str) -> bool:
+    return is_there(root.sources / f"{source_id}.toml")
+
+
 def missing_ids(root: Root, named: Iterable[tuple[str, str]], file: str) -> list[str]:
     """One line per (key, source id) of ``named`` that ``root`` has no record of (:func:`missing_sources`); an id
     that is not a source id at all (``SOURCE_ID``: the schema names it) is skipped, so no lookup is made of it."""
@@ -193,8 +197,8 @@ def missing_ids(root: Root, named: Iterable[tuple[str, str]], file: str) -> list
         if not SOURCE_ID.fullmatch(source_id):
             continue
         # Inside a snapshot (one read of the registry) each source file is looked for once.
-        source_file = root.sources / f"{source_id}.toml"
-        if snapshot.made(("source-there", folder, source_id), functools.partial(is_there, source_file)):
+        # (The path is made only when the memo misses: a card cites a dozen ids, and a copy of it as many again.)
+        if snapshot.made(("source-there", folder, source_id), functools.partial(_source_there, root, source_id)):
             continue
         if known is None:
             known = root.names(root.sources)
