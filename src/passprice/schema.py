@@ -468,10 +468,8 @@ def read_toml(path: Path, text: str | None = None) -> dict[str, Any]:
             raise InputError(f"{path}: byte {e.start}: not UTF-8 text") from None
     if text.startswith("\ufeff"):  # tomllib's "Invalid statement (line 1, column 1)" would not say why
         raise InputError(f"{path}: starts with a byte-order mark (U+FEFF): save it as UTF-8 without BOM")
-    from passprice.entrytext import loads  # tomllib's document; a checkpoint entry's tensor lines read apart
-
     try:
-        return loads(text)
+        return tomllib.loads(text)
     except RecursionError:
         raise InputError(f"{path}: not valid TOML: arrays or tables nested too deeply") from None
     except tomllib.TOMLDecodeError as e:
