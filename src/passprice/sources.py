@@ -204,10 +204,11 @@ def missing_ids(root: Root, named: Iterable[tuple[str, str]], file: str) -> list
             known = root.names(root.sources)
         listed = ", ".join(known) or "none"
         # a folder or a link to no file there is something, not nothing: "does not exist" sent the user looking
+        source_file = root.sources / f"{source_id}.toml"
         state = "is not a source file (a folder, or a link to no file)" if os.path.lexists(source_file) else (
             "does not exist")
         out.append(
-            f"{file}: {key}: no source {source_id!r} ({root.sources / f'{source_id}.toml'} {state}: write it "
+            f"{file}: {key}: no source {source_id!r} ({source_file} {state}: write it "
             f"(a [source] table, schema/source.schema.json), or cite a registered one: {listed})"
         )
     return out
