@@ -1,0 +1,96 @@
+"""Findings of the tenth README-only walkthrough, each kept as a reproducer: commands that said a lock "holds" of
+the same override one said was not the locked price, a work line that hid an F16 checkpoint's float matrix
+products, three weight sizes of one checkpoint, one error line for two wrong names, an option an error did not
+name, a lock's reproduction that contradicted itself, and a stack lock whose expected price was never shown."""
+
+from __future__ import annotations
+
+from cli_helpers import invoke
+
+R1 = "r1-qwen7b-h200"
+LOCKS = (f"under locks {R1} (locks/{R1}.lock.toml), {R1}-best (locks/{R1}-best.lock.toml): ")
+CHANGED = ("serving differs from the locked one: contexts: share 1.0, position 2048.0, limit 4096 → share 1.0, "
+           "position 512.0, limit 1024")
+
+
+def test_every_command_says_the_same_of_an_override_the_locks_did_not_price() -> None:
+    roofline = invoke("roofline", "h200_sxm_141gb", R1, "--limit", "1024")
+    assert roofline.exit_code == 0, roofline.output
+    assert roofline.stdout.endswith(
+        f"  lock: {LOCKS}floors hold, but the prices shown are NOT the locked ones (below)\n"
+        f"                {CHANGED}\n"
+    ), roofline.stdout
+    best = invoke("best", R1, "--limit", "1024")
+    assert best.exit_code == 0, best.output
+    assert (f"  lock          {LOCKS}floors hold, but the price is NOT the one {R1}-best records (below)\n"
+            in best.stdout)
+    assert best.stdout.endswith(f"                {CHANGED}\n"), best.stdout
+    # the registered serving unchanged: price and best compare and say so; max-batch's figure is no price
+    assert invoke("price", R1).stdout.endswith(f"  lock          {LOCKS}floors hold, and the price is the one {R1} "
+                                               "records\n")
+    assert invoke("best", R1).stdout.endswith(f"  lock          {LOCKS}floors hold, and the price is the one {R1}-best "
+                                              "records\n")
+    assert invoke("max-batch", R1).stdout.endswith(
+        f"  lock  {LOCKS}floors hold; the serving is the locked one, its prices not compared with the locked ones "
+        f"(`passprice reproduce {R1}` compares them)\n")
+
+
+def test_a_sweep_at_other_positions_says_its_rows_there_are_not_the_locked_serving() -> None:
+    result = invoke("sweep", R1, "--positions", "512,4096", "--batches", "1")
+    assert result.exit_code == 0, result.output
+    assert result.stderr == (
+        f"passprice: {R1}: {LOCKS}floors hold; the serving is the locked one, its prices not compared with the "
+        f"locked ones (`passprice reproduce {R1}` compares them); its rows at position 512, 4096 are not the locked "
+        "serving's (position 2048)\n"
+    )
+    at_own = invoke("sweep", R1, "--positions", "2048", "--batches", "1")
+    assert "its rows at position" not in at_own.stderr, at_own.stderr
+
+
+def test_the_work_line_shows_the_float_matrix_macs_the_array_term_carries() -> None:
+    # llama2-13b's matrices a token-row: 40 layers × (4 × 5120² attention + 3 × 5120 × 13824 FFN) + the 5120 × 32000
+    # output head = 12,851,609,600 F16 MACs, riding the A100's tensor.f16 rate (the array term), none integer.
+    macs = 40 * (4 * 5120 * 5120 + 3 * 5120 * 13824) + 5120 * 32000
+    assert macs == 12_851_609_600
+    result = invoke("price", "--checkpoint", "llama2-13b-f16", "--card", "a100_sxm4_80gb", "--limit", "2176",
+                    "--position", "1152")
+    assert result.exit_code == 0, result.output
+    assert ("\n  work/pass     array 0 MAC integer + 12.85 GMAC float matrices (float_matrix_macs, on tensor.f16) · "
+            "vector 486.5 MMAC · scale 0 cycle\n") in result.stdout
+    best = invoke("best", "--checkpoint", "llama2-13b-f16", "--card", "a100_sxm4_80gb", "--limit", "2176",
+                  "--position", "1152", "--stack", "lmdeploy-turbomind-2312")
+    assert best.exit_code == 0, best.output
+    assert round(33 * macs / 1e8) == 4241  # batch 33: 424.1 GMAC
+    assert ("\n  work/pass     array 0 MAC integer + 424.1 GMAC float matrices (float_matrix_macs, on tensor.f16) · "
+            "vector 16.05 GMAC · scale 0 cycle\n") in best.stdout
+    # a quantized checkpoint's line is as it was: no float matrices ride
+    q4 = invoke("price", R1)
+    assert "\n  work/pass     array 8.592 GMAC · vector" in q4.stdout, q4.stdout
+
+
+def test_each_weight_size_of_deepseek_v3_says_what_it_counts() -> None:
+    # 411,026,998,272 bytes of tensors = 403,516,178,432 held without drafts (weights + embedding table) + the MTP
+    # draft block's 7,510,819,840: one checkpoint, three figures, each now saying which it is.
+    assert 403_516_178_432 + 7_510_819_840 == 411_026_998_272
+    kv = invoke("kv", "deepseek-v3-q4_k_m")
+    assert kv.exit_code == 0, kv.output
+    lines = kv.stdout.splitlines()
+    assert lines[1] == ("  held once: weights 403 GB (375.3 GiB) + embedding table 521.3 MB (497.1 MiB), without the "
+                        "7.511 GB (6.995 GiB) draft (MTP) block, held only when drafting with it")
+    assert any(line.startswith("sequences that fit beside the weights (403.5 GB held once, without the 7.511 GB draft "
+                               "(MTP) block, held only when drafting with it): ") for line in lines)
+    listed = invoke("checkpoints")
+    assert ("\n  deepseek-v3-q4_k_m: 411 GB of tensors, with the 7.511 GB draft (MTP) block, held only when drafting "
+            "with it; 403.5 GB without drafts (passprice kv's held once)\n") in listed.stdout
+    priced = invoke("price", "deepseek-v3-h200")  # drafts one token with the MTP block: holds it
+    assert priced.exit_code == 1
+    assert priced.stderr == (
+        "passprice: refused: NotResident: the card memory must hold 411,173,846,016 bytes but holds 141,000,000,000: "
+        "the weights and embedding table alone take 411,026,998,272 bytes (with the 7,510,819,840-byte draft (MTP) "
+        "block the serving drafts with): no batch fits; a smaller type mix or a larger card\n"
+    )
+    alone = invoke("price", "--checkpoint", "deepseek-v3-q4_k_m", "--card", "h200_sxm_141gb", "--routing", "uniform")
+    assert alone.stderr.startswith("passprice: refused: NotResident: the card memory must hold 403,804,012,544 bytes "
+                                   "but holds 141,000,000,000: the weights and embedding table alone take "
+                                   "403,516,178,432 bytes (without the 7,510,819,840-byte draft (MTP) block, held only "
+                                   "when drafting with it): "), alone.stderr
