@@ -5,7 +5,10 @@ name, a lock's reproduction that contradicted itself, and a stack lock whose exp
 
 from __future__ import annotations
 
-from cli_helpers import invoke
+import shutil
+from pathlib import Path
+
+from cli_helpers import REPO, copy_root, invoke
 
 R1 = "r1-qwen7b-h200"
 LOCKS = (f"under locks {R1} (locks/{R1}.lock.toml), {R1}-best (locks/{R1}-best.lock.toml): ")
@@ -94,3 +97,49 @@ def test_each_weight_size_of_deepseek_v3_says_what_it_counts() -> None:
                                    "but holds 141,000,000,000: the weights and embedding table alone take "
                                    "403,516,178,432 bytes (without the 7,510,819,840-byte draft (MTP) block, held only "
                                    "when drafting with it): "), alone.stderr
+
+
+def test_a_wrong_checkpoint_and_a_wrong_card_are_two_error_lines() -> None:
+    result = invoke("price", "--checkpoint", "llama3-8b-q4km", "--card", "h200")
+    assert result.exit_code == 2
+    lines = result.stderr.splitlines()
+    assert len(lines) == 2, result.stderr
+    assert lines[0].startswith(
+        f"passprice: error: checkpoint 'llama3-8b-q4km': not found in {REPO / 'registry' / 'checkpoints'}; did you "
+        "mean llama3-8b-q4_k_m or llama3-70b-q4_k_m or llama31-8b-q4_0? (registered: codellama-7b-f16, "), lines[0]
+    assert lines[1].startswith(
+        f"passprice: error: card 'h200': not found in {REPO / 'facts' / 'cards'}; did you mean h200_sxm_141gb or b200? "
+        "(registered: a100_pcie_80gb, "), lines[1]
+    # one wrong name: its one line, as before
+    one = invoke("price", "--checkpoint", "llama3-8b-q4_k_m", "--card", "h200")
+    assert one.exit_code == 2 and len(one.stderr.splitlines()) == 1
+    assert one.stderr.startswith("passprice: error: card 'h200': not found in "), one.stderr
+
+
+def test_a_derived_fact_without_a_derivation_is_told_the_option(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    card = root / "facts" / "cards" / "h200_sxm_141gb.toml"
+    before = card.read_bytes()
+    result = invoke("fact", "set", "h200_sxm_141gb", "memory.bandwidth", "--value", "5", "--unit", "TB/s",
+                    "--provenance", "derived", "--source", "nvidia-h200-datasheet", "--locator", "a test's figure",
+                    root=root)
+    assert result.exit_code == 2 and card.read_bytes() == before
+    assert result.stderr == (
+        f"passprice: error: {card}: memory.bandwidth.derivation: missing (required): a derived fact says how it is "
+        "computed: give --derivation TABLE, e.g. for streams.read: '{formula = \"dot / bandwidth\", digits = 4, "
+        "inputs = {dot = {value = 4.48, unit = \"TB/s\", locator = \"...\"}, bandwidth = {fact = "
+        "\"memory.bandwidth\"}}}' (passprice explain derivation), or another --provenance\n"
+    )
+
+
+def test_reproducing_a_first_format_lock_does_not_call_its_missing_digest_a_change(tmp_path: Path) -> None:
+    from passprice.pins import pricing_model_digest
+
+    root = copy_root(tmp_path)
+    shutil.copy(REPO / "tests" / "data" / "locks-v1" / f"{R1}.lock.toml", root / "locks" / "old.lock.toml")
+    result = invoke("reproduce", "old", root=root)
+    assert result.exit_code == 0, result.output
+    today = pricing_model_digest().removeprefix("sha256:")[:12]
+    assert (f"\n    pricing model  none pinned (the lock predates pricing-model digests); today's is {today}\n"
+            in result.stdout), result.stdout
+    assert "pricing model changed (1 →" not in result.stdout and "changed (1 →" not in result.stdout

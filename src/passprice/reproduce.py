@@ -577,7 +577,10 @@ def reproduction_text(rep: Reproduction, shown: str, older: str | None = None) -
     if today.error is not None:
         facts = f"today's files do not read: {today.error}"
     model = "unchanged"
-    if rep.model_changed:
+    if lock.info.format < LOCK_FORMAT:  # its pricing_model is a placeholder, no digest: nothing to compare with
+        model = (f"none pinned (the lock predates pricing-model digests); today's is "
+                 f"{rep.pricing_model.removeprefix('sha256:')[:12]}")
+    elif rep.model_changed:
         model = f"changed ({lock.info.pricing_model.removeprefix('sha256:')[:12]} → "
         model += f"{rep.pricing_model.removeprefix('sha256:')[:12]})"
     lines += [
