@@ -6,6 +6,7 @@ name, a lock's reproduction that contradicted itself, and a stack lock whose exp
 from __future__ import annotations
 
 import shutil
+import tomllib
 from pathlib import Path
 
 from cli_helpers import REPO, copy_root, invoke
@@ -143,3 +144,23 @@ def test_reproducing_a_first_format_lock_does_not_call_its_missing_digest_a_chan
     assert (f"\n    pricing model  none pinned (the lock predates pricing-model digests); today's is {today}\n"
             in result.stdout), result.stdout
     assert "pricing model changed (1 →" not in result.stdout and "changed (1 →" not in result.stdout
+
+
+def test_a_lock_made_under_a_stack_shows_its_expected_price(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    out = root / "locks" / "st.lock.toml"
+    made = invoke("lock", R1, "--stack", "llamacpp-cuda-2405", "-o", str(out), root=root)
+    assert made.exit_code == 0, made.output
+    expected = tomllib.loads(out.read_text(encoding="utf-8"))["price"]
+    # 237.4 tokens/s is the recorded [price.expected], 0.2384 its ratio to the limit's 996.1
+    assert round(expected["expected"]["tokens_per_s"], 1) == 237.4 and round(expected["ratio"], 4) == 0.2384
+    assert round(expected["expected"]["tokens_per_s"] / expected["tokens_per_s"], 4) == 0.2384
+    line = ("expected under stack llamacpp-cuda-2405: 237.4 tokens/s at batch 1, binds on memory, weakest estimated "
+            "(0.2384 × the limit's 996.1)")
+    assert made.stdout.splitlines()[1] == f"  {line}"
+    shown = invoke("reproduce", "st", root=root)
+    assert shown.exit_code == 0, shown.output
+    lines = shown.stdout.splitlines()
+    assert lines[2] == f"  recorded {line}"
+    assert "expected.tokens_per_s  237.44787516369843     237.44787516369843          237.44787516369843" in lines
+    assert "expected.batch         1                      1                           1" in lines

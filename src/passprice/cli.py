@@ -1394,6 +1394,11 @@ def lock_command(
             f"{lock.price['batch']}, binds on {lock.price['binds']}, weakest {lock.price['provenance']} "
             f"-> {shown_path(output)}"
         )
+        from passprice.locks import expected_line
+
+        expected = expected_line(lock.price)
+        if expected is not None:
+            click.echo(f"  {expected}")
 
 
 @cli.command("reproduce")
