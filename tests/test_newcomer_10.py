@@ -164,3 +164,17 @@ def test_a_lock_made_under_a_stack_shows_its_expected_price(tmp_path: Path) -> N
     assert lines[2] == f"  recorded {line}"
     assert "expected.tokens_per_s  237.44787516369843     237.44787516369843          237.44787516369843" in lines
     assert "expected.batch         1                      1                           1" in lines
+
+
+def test_the_sweep_plot_labels_the_best_of_the_grids_batches_not_the_best_batch() -> None:
+    import csv
+    import io
+
+    from passprice.plots import sweep_label, sweep_lines
+
+    result = invoke("sweep", R1, "--batches", "1-4096*2")
+    assert result.exit_code == 0, result.output
+    (label, points), = sweep_lines(list(csv.DictReader(io.StringIO(result.stdout)))).items()
+    # the grid's batches are powers of two, and 1,024 does not fit (max-batch 580): its fastest is 512
+    assert sweep_label(label, points) == f"{label} (best of the grid's batches: 512, 33,093 tokens/s)"
+    assert "batch 580 sequences" in invoke("best", R1).stdout  # best searches every batch
