@@ -15,9 +15,11 @@ With valgrind installed, the same processes' instructions (callgrind) against th
 machine's other load does not move.
 
 In process: ``price_serving`` on a cached pass (against the pass rebuilt from the tensor table); the best batch of
-every registered serving on every card, host memory off and on (against the seed's scan on one); the header reader
-(against a plain read of the header's bytes, that read plus its sha256, and ``gguf.GGUFReader``; with
-``--baseline-reader FILE``, a ``gguf_header.py`` of another revision too, all timed a round at a time); the sweep's
+every registered serving on every card, host memory off and on (against the seed's scan on one); the header reader,
+a first read (parsed, then kept in a private cache folder), one without the cache, and a header seen before (read from
+that folder once its bytes hash to the kept sha256: never counted as a first read), each against a plain read of the
+header's bytes, that read plus its sha256, and ``gguf.GGUFReader``; with ``--baseline-reader FILE``, a
+``gguf_header.py`` of another revision too, all timed a round at a time); the sweep's
 pricing (against ``price_serving`` in a Python loop).
 
 ``--compare`` also times llm-analysis's one-shot estimate for a 7B model on an H100 as a whole process, paired with
@@ -48,7 +50,7 @@ import sys
 import tempfile
 import time
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -140,19 +142,36 @@ def run_walled(command: Sequence[str]) -> tuple[float, float, float]:
 #: first, so the run looks up, misses, runs the command watched and keeps its output (the first run's cost).
 MEMO_BYPASSED = "memo-bypassed"
 MEMO_MISS = "memo-miss"
+#: ``header-first``: :data:`MEMO_BYPASSED`, and the entry the cache folder keeps of the header of the file the command
+#: names last removed first (:func:`forget_kept_header`), so ``passprice header FILE`` parses it: a first read.
+HEADER_FIRST = "header-first"
+
+
+def forget_kept_header(path: str) -> None:
+    """Remove the timed processes' cache entry of the header of the GGUF file ``path`` (``gguf_header._keep``'s, at
+    the key the same passprice computes), so the next read of it parses it."""
+    with _env("PASSPRICE_CACHE_DIR", str(CACHE / "validated")):
+        from passprice import cache, gguf_header
+
+        data = gguf_header._kept_data(os.path.realpath(path), gguf_header.header_cap())
+        entry = cache._object_path(cache._object_key(gguf_header._KEPT_KIND, data))
+        if entry is not None:
+            entry.unlink(missing_ok=True)
 
 
 def run_once(command: Sequence[str], mode: str = "") -> tuple[float, float]:
     """One whole run of ``command`` from the checkout: its CPU seconds (user + sys, the process and its threads)
     and peak resident memory (MB), from the kernel's accounting of that process alone. ``mode``: "",
-    :data:`MEMO_BYPASSED` or :data:`MEMO_MISS`."""
+    :data:`MEMO_BYPASSED`, :data:`MEMO_MISS` or :data:`HEADER_FIRST`."""
     env = child_env()
-    if mode == MEMO_BYPASSED:
+    if mode in (MEMO_BYPASSED, HEADER_FIRST):
         env["PASSPRICE_NO_MEMO"] = "1"
     elif mode == MEMO_MISS:
         import shutil
 
         shutil.rmtree(CACHE / "validated" / "memo", ignore_errors=True)
+    if mode == HEADER_FIRST:
+        forget_kept_header(command[-1])
     done = subprocess.run([sys.executable, "-c", _LAUNCHER, *command], cwd=ROOT, env=env,
                           capture_output=True, text=True)
     status, cpu, rss = done.stdout.split()
@@ -214,8 +233,10 @@ def bench_processes(runs: int, gemma: Path | None) -> None:
         ("passprice checkpoints, the memo bypassed", [*pp, "checkpoints"], 0.150, 0.0, MEMO_BYPASSED),
     ]
     if gemma is not None:
-        cases.append(("passprice header <complete gemma3 GGUF>, the memo bypassed", [*pp, "header", str(gemma)],
-                      0.150, 0.0, MEMO_BYPASSED))
+        cases.append(("passprice header <complete gemma3 GGUF>, the memo bypassed (its header seen before: read from "
+                      "the cache folder)", [*pp, "header", str(gemma)], 0.150, 0.0, MEMO_BYPASSED))
+        cases.append(("passprice header <complete gemma3 GGUF>, the memo bypassed and its header not kept (parsed: a "
+                      "first read)", [*pp, "header", str(gemma)], 0.150, 0.0, HEADER_FIRST))
     cases.append((f"passprice --no-cache price {R1} --json (a cold cache)", [*pp, "--no-cache", "price", R1, "--json"],
                   0.0, 0.0, ""))
     floors = []
@@ -244,10 +265,12 @@ def instructions(command: Sequence[str], mode: str = "") -> float | None:
     if shutil.which("valgrind") is None:
         return None
     env = child_env()
-    if mode == MEMO_BYPASSED:
+    if mode in (MEMO_BYPASSED, HEADER_FIRST):
         env["PASSPRICE_NO_MEMO"] = "1"
     elif mode == MEMO_MISS:
         shutil.rmtree(CACHE / "validated" / "memo", ignore_errors=True)
+    if mode == HEADER_FIRST:
+        forget_kept_header(command[-1])
     done = subprocess.run(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
         cwd=ROOT, env=env, capture_output=True, text=True,
@@ -276,6 +299,12 @@ def bench_instructions(gemma: Path | None) -> None:
         cases.append(("passprice header <complete gemma3 GGUF>", [*pp, "header", str(gemma)], ""))
     cases.append((f"passprice price {R1} --json, the memo bypassed", [*pp, "price", R1, "--json"], MEMO_BYPASSED))
     cases.append((f"passprice price {R1} --json, a memo miss", [*pp, "price", R1, "--json"], MEMO_MISS))
+    if gemma is not None:
+        # valgrind runs no SHA-NI: the header's sha256 counts about 28 instructions a byte (182 M of 6.5 MB) here.
+        cases.append(("passprice header <complete gemma3 GGUF>, the memo bypassed (its header seen before)",
+                      [*pp, "header", str(gemma)], MEMO_BYPASSED))
+        cases.append(("passprice header <complete gemma3 GGUF>, the memo bypassed and its header not kept (a first "
+                      "read)", [*pp, "header", str(gemma)], HEADER_FIRST))
     for label, command, mode in cases:
         run_once(command, mode)
         # valgrind's environment is not the plain run's (the memo keys on the environment): the first run under it
@@ -401,11 +430,25 @@ def load_reader(path: Path) -> Any:
     return module.read_header
 
 
+@contextlib.contextmanager
+def _env(name: str, value: str) -> Iterator[None]:
+    """The environment variable ``name`` set to ``value`` in this process until the ``with`` ends."""
+    before = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[name]
+        else:
+            os.environ[name] = before
+
+
 def bench_header(repeat: int, path: Path, with_reader: bool, baseline: Path | None = None) -> None:
-    from passprice.gguf_header import LongArray, read_header
+    from passprice.gguf_header import LongArray, clear_cache, read_header
 
     print("GGUF header reader in process, the complete gemma3 270M file: each figure timed once a round, "
-          f"{3 * repeat} rounds, each ratio the median of the rounds' ratios")
+          f"{3 * repeat} rounds, each ratio the median of the rounds' ratios; the cache folder a private, empty one")
     header = read_header(path, cache=False)
     size = header.header_bytes
 
@@ -416,34 +459,64 @@ def bench_header(repeat: int, path: Path, with_reader: bool, baseline: Path | No
     def plain_hashed() -> str:
         return hashlib.sha256(plain()).hexdigest()
 
-    timed: dict[str, Callable[[], Any]] = {"ours": lambda: read_header(path, cache=False), "plain": plain,
-                                           "hashed": plain_hashed}
-    if baseline is not None:
-        theirs_read = load_reader(baseline)
-        # Its classes are its own: compared by their repr (class names, every field), not attrs' __eq__.
-        assert repr(theirs_read(path, cache=False)) == repr(header), f"{baseline}: reads another header"
-        timed["baseline"] = lambda: theirs_read(path, cache=False)
-    # Side by side, a round at a time (the machine's load drifts less within a round than across a section).
-    rounds: dict[str, list[float]] = {k: [] for k in timed}
-    for _ in range(3 * repeat):
-        for key, run in timed.items():
-            start = time.process_time()
-            run()
-            rounds[key].append(time.process_time() - start)
+    with tempfile.TemporaryDirectory() as folder, _env("PASSPRICE_CACHE_DIR", folder):
+        kept = Path(folder) / "objects"
+
+        def forget() -> None:  # untimed: nothing of this file kept, in the process or the cache folder
+            clear_cache()
+            for entry in kept.glob("*.pickle") if kept.is_dir() else ():
+                entry.unlink()
+
+        def seen_before() -> Any:
+            again = read_header(path)
+            assert again == header and again is not header, "not read from the cache folder"
+            return again
+
+        # (untimed setup, timed run) of each figure.
+        timed: dict[str, tuple[Callable[[], Any], Callable[[], Any]]] = {
+            "first": (forget, lambda: read_header(path)),
+            "seen": (clear_cache, seen_before),
+            "parse": (clear_cache, lambda: read_header(path, cache=False)),
+            "plain": (clear_cache, plain),
+            "hashed": (clear_cache, plain_hashed),
+        }
+        if baseline is not None:
+            theirs_read = load_reader(baseline)
+            # Its classes are its own: compared by their repr (class names, every field), not attrs' __eq__.
+            assert repr(theirs_read(path, cache=False)) == repr(header), f"{baseline}: reads another header"
+            timed["baseline"] = (clear_cache, lambda: theirs_read(path, cache=False))
+        # Side by side, a round at a time (the machine's load drifts less within a round than across a section).
+        rounds: dict[str, list[float]] = {k: [] for k in timed}
+        for _ in range(3 * repeat):
+            for key, (setup, run) in timed.items():
+                setup()
+                start = time.process_time()
+                run()
+                rounds[key].append(time.process_time() - start)
+        clear_cache()
 
     def ratio(a: str, b: str) -> float:
         return statistics.median(x / y for x, y in zip(rounds[a], rounds[b], strict=True))
 
-    ours, read_s, hashed_s = (statistics.median(rounds[k]) for k in ("ours", "plain", "hashed"))
-    note(f"read_header ({size:,} header bytes)", f"{ours * 1e3:.2f} ms", f"a plain read of them {read_s * 1e3:.2f} ms",
-         f"{ratio('ours', 'plain'):.1f} x", "<= 10 x")
-    note("read_header against the plain read and its sha256 (the header's identity)", f"{ours * 1e3:.2f} ms",
-         f"read + sha256 {hashed_s * 1e3:.2f} ms", f"{ratio('ours', 'hashed'):.1f} x", "(informational)")
+    first, seen, parse, read_s, hashed_s = (statistics.median(rounds[k]) for k in
+                                            ("first", "seen", "parse", "plain", "hashed"))
+    note(f"read_header, a first read ({size:,} header bytes; parsed, then kept in the cache folder)",
+         f"{first * 1e3:.2f} ms", f"a plain read of them {read_s * 1e3:.2f} ms", f"{ratio('first', 'plain'):.1f} x",
+         "<= 10 x")
+    note("read_header, a first read without the cache (parsed only)", f"{parse * 1e3:.2f} ms",
+         f"a plain read {read_s * 1e3:.2f} ms", f"{ratio('parse', 'plain'):.1f} x", "(informational)")
+    note("read_header, a header seen before (its bytes read and hashed, the parse read from the cache folder; "
+         "not a first read)", f"{seen * 1e3:.2f} ms", f"a plain read {read_s * 1e3:.2f} ms",
+         f"{ratio('seen', 'plain'):.1f} x", "<= 10 x")
+    note("read_header against the plain read and its sha256 (the header's identity): first read; seen before",
+         f"{first * 1e3:.2f} ms; {seen * 1e3:.2f} ms", f"read + sha256 {hashed_s * 1e3:.2f} ms",
+         f"{ratio('first', 'hashed'):.1f} x; {ratio('seen', 'hashed'):.2f} x", "(informational)")
+    ours = parse
     if baseline is not None:
         base_s = statistics.median(rounds["baseline"])
-        note(f"read_header against {baseline.name}'s (the same header)", f"{ours * 1e3:.2f} ms",
+        note(f"read_header without the cache against {baseline.name}'s (the same header)", f"{parse * 1e3:.2f} ms",
              f"{base_s * 1e3:.2f} ms; {ratio('baseline', 'plain'):.1f} x the plain read, "
-             f"{ratio('baseline', 'hashed'):.1f} x read + sha256", f"{ratio('ours', 'baseline'):.2f} x",
+             f"{ratio('baseline', 'hashed'):.1f} x read + sha256", f"{ratio('parse', 'baseline'):.2f} x",
              "(informational)")
     if with_reader:
         from gguf import GGUFReader

@@ -195,7 +195,19 @@ def test_raised_bandwidth_moves_the_locked_prices_and_fails_until_they_are_re_lo
     assert d.exit_status == 0 and d.stale == () and [x.review() for x in d.locks] == ["re-locked", "re-locked"]
     lock = {x.name: x for x in d.locks}[LOCK]
     assert lock.recorded_before == recorded.price and lock.recorded == lock.after.price
-    assert d.summary() == "1 fact changed in 1 file, 1 to verify in its source; 2 locks affected, 2 re-locked"
+    assert d.summary() == (
+        "1 fact changed in 1 file, 1 to verify in its source; 2 locks affected, 2 re-locked; 4 servings no lock pins "
+        "move (not locked, informational)"
+    )
+    # The registered servings on the card that no lock names move too: shown, never failing the review. Every
+    # stream share is a share of memory.bandwidth, so each one's memory time moves by the bandwidth ratio.
+    assert [m.name for m in d.unlocked] == [
+        "gpt-oss-20b-h200", "qwen3-30b-a3b-h200", "qwen35-27b-h200-chat", "qwen3next-80b-a3b-h200"
+    ]
+    assert d.to_json()["unlocked"][0]["serving"] == "gpt-oss-20b-h200"
+    for m in d.unlocked:
+        assert m.before.price is not None and m.after.price is not None and m.changed == ("memory.bandwidth",)
+        assert m.after.price["memory_s"] / m.before.price["memory_s"] == pytest.approx(4.8 / 5.2, rel=1e-12)
     markdown = diff_markdown(d)
     # Passes, but not green: the bandwidth moved to 5.2 TB/s under a locator that still quotes 4.8TB/s.
     assert markdown.splitlines()[0].startswith("⚠️ **passprice diff**")
@@ -232,8 +244,12 @@ def test_weakened_rewrite_breaks_the_lock_that_rests_on_it_only(repo: Repo) -> N
     assert d.exit_status == 1 and d.weakened and d.broken == (mtp,)
     assert d.summary() == (
         "1 fact changed in 1 file, 1 weakened; 2 locks affected, 1 breaks its floors, 1 price moved unreviewed, "
-        "1 out of date already on BASE"
+        "1 out of date already on BASE; 2 servings no lock pins move (not locked, informational)"
     )
+    assert [(m.name, m.changed, m.moved) for m in d.unlocked] == [
+        ("qwen35-27b-h200-chat", ("streams.rewrite",), "memory_s"),
+        ("qwen3next-80b-a3b-h200", ("streams.rewrite",), "memory_s"),
+    ]
     # From the re-locked commit, the weakening alone: the dense lock is unaffected, and summarised as such.
     d = diff(Root(repo.path), repo.relocked, repo.weaker)
     assert [x.name for x in d.locks] == [MTP, LOCK]  # the lock files differ (HEAD's are the un-relocked ones)
@@ -319,7 +335,7 @@ def test_markdown_is_a_pull_request_comment(repo: Repo) -> None:
     assert lines[0].startswith("❌ **passprice diff** `main (")
     assert lines[0].endswith(
         "2 facts changed in 1 file, 1 weakened, 1 to verify in its source; 2 locks affected, 1 breaks its floors, "
-        "2 prices moved unreviewed"
+        "2 prices moved unreviewed; 4 servings no lock pins move (not locked, informational)"
     )
     assert "| file | fact | before | after | change | provenance | cite |" in lines
     row = next(line for line in lines if "`streams.rewrite` | 0.8333 | 0.8 |" in line)
@@ -496,8 +512,16 @@ def test_a_stale_derived_fact_marks_the_locks_resting_on_it(tmp_path: Path) -> N
     assert d.exit_status == 1 and d.resting_on_unsound == (lock,) and not d.stale and not d.broken
     assert d.summary() == (
         "1 fact changed in 1 file, 1 to verify in its source; 3 derived facts stale; 1 lock affected, 1 rests on "
-        "derived facts that do not follow, 1 re-locked"
+        "derived facts that do not follow, 1 re-locked; 5 servings no lock pins move (not locked, informational)"
     )
+    # The unlocked servings on the card move too (the hybrid's serving is unlocked here), on the same stale shares.
+    assert [m.name for m in d.unlocked] == [
+        "gpt-oss-20b-h200", "qwen3-30b-a3b-h200", "qwen35-27b-h200-chat", MTP, "qwen3next-80b-a3b-h200"
+    ]
+    # Each rests on the stale read share (and those with sequences appending rows, on the stale append share).
+    assert {m.name: m.unsound for m in d.unlocked}["gpt-oss-20b-h200"][0] == "streams.read"
+    assert all("streams.read" in m.unsound for m in d.unlocked)
+    assert "HEAD's price rests on streams.read" in diff_text(d)
     # The same three findings are what check reports on HEAD (the review fails wherever check would), listed once.
     assert len(d.head_check) == 3 and all("is stale" in p for p in d.head_check), d.head_check
     assert d.check_beyond == ()

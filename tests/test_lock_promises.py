@@ -129,9 +129,12 @@ def test_1_a_changed_formula_is_a_changed_pricing_model_in_reproduce_and_a_faile
         assert lock.review() == "price moved, lock not updated (vector_macs)"
     markdown = diff_markdown(d)
     assert markdown.splitlines()[0].endswith(
-        f"no fact changed; {len(names)} locks affected, {len(names)} prices moved unreviewed; pricing model "
-        f"changed, moving {len(names)} locked prices"
+        f"no fact changed; {len(names)} locks affected, {len(names)} prices moved unreviewed; 6 servings no lock "
+        f"pins move (not locked, informational); pricing model changed, moving {len(names)} locked prices"
     )
+    # The registered servings no lock names are priced by both codes too: shown, never failing the review.
+    assert len(d.unlocked) == 6 and all(m.inputs == ("pricing model",) for m in d.unlocked)
+    assert all(m.moved == "vector_macs" for m in d.unlocked)
     assert "#### Pricing model" in markdown
     assert f"pricing model changed: BASE {d.base_code.model[7:19]}… → HEAD {edited[7:19]}…; it moves" in markdown
     assert f"- priced with HEAD: its own src/passprice ({edited[7:19]}…), in its own process" in markdown

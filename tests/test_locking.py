@@ -124,6 +124,18 @@ def test_a_checkout_whose_code_is_not_the_running_code_is_named_by_check_lock_an
         "record only when both passprices digest alike)\n"
     )
     own = str(root / "locks" / f"{R1}.lock.toml")  # the copy's lock: "-o locks/…" named the checkout's, from its folder
-    for args in (("check",), ("reproduce", R1), ("lock", R1, "--update", "-o", own)):
+    for args in (("check",), ("reproduce", R1)):
         result = invoke(*args, root=root)
         assert result.stderr.startswith(warning), (args, result.stderr)
+    # writing a lock with the running code into this checkout is refused (session 9's walkthrough: it printed
+    # "locked …", exit 0, wrote the same bytes, and the review still failed)
+    before = Path(own).read_bytes()
+    result = invoke("lock", R1, "--update", "-o", own, root=root)
+    assert result.exit_code == 2, result.stderr
+    assert result.stderr == (
+        f"passprice: error: {source}: this checkout's code prices with pricing model {theirs[:19]}…, the passprice "
+        f"running with {ours[:19]}… (installed from another copy): a lock written now would record the running "
+        "code's prices, which this checkout's review does not use; run `pip install -e .` in this checkout, then "
+        "run the same command again\n"
+    )
+    assert Path(own).read_bytes() == before

@@ -106,6 +106,7 @@ COMMANDS = [
     ("price", R1, "--json"),
     ("price", R1, "--no-lock"),
     ("best", R1, "--json"),
+    ("compare", R1, "--cards", "h200_sxm_141gb,rtx_4090"),
     ("max-batch", R1),
     ("cards",),
     ("facts", "h200_sxm_141gb"),

@@ -277,8 +277,25 @@ def test_speculate_under_a_stack_that_refuses_every_length_exits_1(tmp_path: Pat
     out = invoke("speculate", CHAT, "--tokens", "1..2", "--batch", "2", "--stack", "llamacpp-cuda-2405", "--json",
                  root=root)
     assert out.exit_code == 1, out.output
-    assert "stack llamacpp-cuda-2405 refuses every draft length (BeyondStack)" in out.stderr
+    assert out.stderr == (
+        "passprice: refused: stack llamacpp-cuda-2405 refuses every draft length: BeyondStack: llamacpp-cuda-2405 was "
+        "calibrated on batch 1 … 1; this price needs batch 2; price the limit (without --stack), or calibrate the "
+        "stack on runs at that batch (and 2 more draft lengths alike)\n"
+    )
     data = json.loads(out.stdout)
     assert [r["expected_refusal"]["refusal"] for r in data["rows"]] == ["BeyondStack"] * 3
     assert [r["expected_refusal"]["needs"] for r in data["rows"]] == [2, 4, 6]
     assert all(r["tokens_per_s"] > 0 for r in data["rows"])  # the limit's rows are still priced and shown
+
+
+def test_speculate_under_a_stack_lacking_a_fact_says_which_and_how_to_add_it() -> None:
+    """Session 9's walkthrough: the text refusal named only ``(StackLacks)``, no fact and no fix, where ``--json``
+    and ``price --stack`` say both. The line now carries the refusal's own message."""
+    code, out, err = run("speculate", CHAT, "--tokens", "1..3", "--batch", "1", "--stack", "llamacpp-cuda-2405")
+    assert code == 1 and out == ""
+    assert err.startswith(
+        "passprice: refused: stack llamacpp-cuda-2405 refuses every draft length: StackLacks: stack "
+        "'llamacpp-cuda-2405' has no share.rewrite fact, and this serving needs one (the pass rewrites a recurrent "
+        "state in place): add it to facts/stacks/llamacpp-cuda-2405.toml"
+    )
+    assert "more draft lengths alike" not in err  # one message, said once

@@ -103,6 +103,24 @@ def test_short_string_run_pattern(order: str) -> None:
     assert pattern.match(longer) is None
 
 
+@pytest.mark.parametrize("run", [16, 17, 2, 1])
+@pytest.mark.parametrize("order", ["<", ">"])
+def test_a_run_pattern_matches_exactly_its_strings(order: str, run: int) -> None:
+    # A run pattern matches exactly `run` strings, the last one's bytes included, and never fewer (a string too long,
+    # first or last, fails it).
+    pattern = _short_strings(order, run)
+    strings = [bytes([65 + i]) * ((7 * i + 3) % SHORT_BYTES) for i in range(run + 3)]
+    packed = [struct.pack(order + "Q", len(s)) + s for s in strings]
+    data = b"".join(packed)
+    matched = pattern.match(data)
+    assert matched is not None and matched.end() == len(b"".join(packed[:run]))
+    assert pattern.match(b"".join(packed[: run - 1]) + packed[run - 1][:-1]) is None
+    for at in {0, run - 1}:
+        bad = list(strings)
+        bad[at] = b"z" * SHORT_BYTES
+        assert pattern.match(b"".join(struct.pack(order + "Q", len(s)) + s for s in bad)) is None
+
+
 def realistic_vocabulary(count: int) -> list[str]:
     """``count`` tokens with a real vocabulary's spread of byte lengths: empty, 1 to 63 bytes (every length the fast
     path's pattern has an alternative for, multi-byte UTF-8 among them), and now and then 64 to 300 bytes."""

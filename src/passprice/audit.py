@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from passprice.registry import Root
     from passprice.servings import Resolved
     from passprice.sources import Source
+    from passprice.stacks import Stack
     from passprice.stale import Stale
 
 #: The relative change of a fact an elasticity is measured over.
@@ -69,6 +70,30 @@ class Audit:
 
 
 Pricer = Callable[[Card, Serving], ServingCost]
+#: The pricer of a price made under a serving stack with one of the stack's facts replaced (its lock path, the fact).
+Restack = Callable[[str, Fact], Pricer]
+
+#: The card facts whose term a serving stack's share scales (``stack.share.read`` → ``streams.read``): a share is
+#: a fact of the binding term when its card fact is.
+SHARE_OF = {
+    "share.read": ("streams.read",),
+    "share.rewrite": ("streams.rewrite",),
+    "share.append": ("streams.append",),
+    "share.host": ("host.read", "host.write", "host.stream"),
+    "share.array": ("array",),
+    "share.vector": ("vector",),
+    "share.scale": ("scale",),
+    "share.float": ("tensor.f16", "tensor.bf16", "tensor.f8"),
+}
+
+
+def stack_binding(path: str, binding: set[str]) -> bool:
+    """Whether the stack fact at lock ``path`` (``stack.share.read``, ``stack.cards.CARD.share.read``) scales a
+    term of ``binding`` (:func:`binding_paths`): its share of a binding card fact (:data:`SHARE_OF`)."""
+    rest = path.removeprefix("stack.")
+    if rest.startswith("cards."):
+        rest = rest.split(".", 2)[2] if rest.count(".") >= 2 else rest
+    return any(p in binding for p in SHARE_OF.get(rest, ()))
 
 
 def binding_paths(cost: ServingCost) -> set[str]:
@@ -111,12 +136,18 @@ def _with_fact(card: Card, serving: Serving, path: str, fact: Fact) -> tuple[Car
     return card_from_facts(card.name, card.title, facts, card.hypothetical), serving
 
 
-def audit(card: Card, serving: Serving, pricer: Pricer, policy: Policy | None = None) -> Audit:
+def audit(
+    card: Card, serving: Serving, pricer: Pricer, policy: Policy | None = None, restack: Restack | None = None
+) -> Audit:
     """Price ``serving`` on ``card`` with ``pricer`` and audit it: every fact it rests on, the binding ones, the
     weakest, each fact's floor under ``policy`` (a lock's), and each fact's elasticity by re-pricing with that fact
-    1 % higher (1 % lower when a higher value is refused, e.g. an acceptance of 1).
+    1 % higher (1 % lower when a higher value is refused, e.g. an acceptance of 1). A price made under a serving
+    stack rests on the stack's facts too (``stack.share.read`` …): ``restack`` gives its pricer with one of them
+    replaced, and a share is binding when the card fact it scales is (:func:`stack_binding`).
 
     Raises :class:`~passprice.serving.ServingRefusal` when the price itself is refused."""
+    from passprice.stacks import is_stack_path
+
     cost = pricer(card, serving)
     base = cost.tokens_per_s
     binding = binding_paths(cost)
@@ -124,18 +155,70 @@ def audit(card: Card, serving: Serving, pricer: Pricer, policy: Policy | None = 
     for path, fact in cost.rests_on:
         elasticity: float | None = None
         used = STEP
+        stacked = restack is not None and is_stack_path(path)
         for step in (STEP, -STEP):
-            c2, s2 = _with_fact(card, serving, path, fact.scaled(1.0 + step))
             try:
-                moved = pricer(c2, s2).tokens_per_s
+                if stacked:
+                    assert restack is not None
+                    moved = restack(path, fact.scaled(1.0 + step))(card, serving).tokens_per_s
+                else:
+                    c2, s2 = _with_fact(card, serving, path, fact.scaled(1.0 + step))
+                    moved = pricer(c2, s2).tokens_per_s
             except ServingRefusal:
                 continue
             elasticity = (moved / base - 1.0) / step
             used = step
             break
         floor = policy.allowed(path) if policy is not None else None
-        rows.append(AuditRow(path, fact, path in binding, fact.provenance is cost.provenance, elasticity, used, floor))
+        binds = path in binding or (stacked and stack_binding(path, binding))
+        rows.append(AuditRow(path, fact, binds, fact.provenance is cost.provenance, elasticity, used, floor))
     return Audit(cost, tuple(rows))
+
+
+@attrs.frozen
+class Calibration:
+    """The measured runs of one measurement ``file`` (``registry/measurements/NAME.toml``) a serving stack's fitted
+    facts were fitted to: how many (``runs``), on which ``cards``, and the ``source`` they cite (its id)."""
+
+    file: str
+    source: str
+    runs: int
+    cards: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"file", "source", "runs", "cards"}``."""
+        return {"file": self.file, "source": self.source, "runs": self.runs, "cards": list(self.cards)}
+
+    def describe(self) -> str:
+        """``registry/measurements/x.toml: 111 runs on 11 cards (a100_pcie_80gb, a40 …), citing SOURCE``."""
+        cards = ", ".join(self.cards[:4]) + (" …" if len(self.cards) > 4 else "")
+        n = len(self.cards)
+        return (f"{self.file}: {self.runs:,} run{'' if self.runs == 1 else 's'} on {n} card{'' if n == 1 else 's'} "
+                f"({cards}), citing {self.source}")
+
+
+def calibrated_on(root: Root, stack: Stack) -> tuple[Calibration, ...]:
+    """The measured runs ``stack``'s fitted facts name in their derivations (:class:`~passprice.fits.RunDerivation`),
+    as registered today (:func:`~passprice.measurements.load_runs`), by measurement file and the source they cite: what
+    a price under the stack rests on beyond its facts. A run the derivations name that is not registered is
+    ``check``'s to report (a re-fit is due); a measurement file that does not read leaves its runs out.
+
+    Raises nothing: an audit still lists the stack's own facts and their sources."""
+    from passprice.fits import RunDerivation
+    from passprice.measurements import load_runs
+
+    named: set[str] = set()
+    for fact in stack.lock_facts().values():
+        if isinstance(fact.derivation, RunDerivation):
+            named.update(fact.derivation.ids())
+    groups: dict[tuple[str, str], list[Any]] = {}
+    for run in load_runs(root, stack.name, problems=[]):
+        if run.id in named:
+            groups.setdefault((f"registry/measurements/{run.source}.toml", run.source_id), []).append(run)
+    return tuple(
+        Calibration(file, source, len(runs), tuple(sorted({r.card for r in runs})))
+        for (file, source), runs in groups.items()
+    )
 
 
 def names_lock(root: Root, target: str) -> bool:
@@ -169,6 +252,13 @@ class Subject:
     title: str
     lock: Lock | None = None
     reference: str | None = None
+    #: The serving stack the price is made under (``audit SERVING --stack S``): the expected price is audited, its
+    #: stack facts with the card's (``None``: the card's limit); ``calibration`` the measured runs it was fitted to.
+    stack: Stack | None = None
+    calibration: tuple[Calibration, ...] = ()
+    #: Under a stack, the stack facts a lock of the serving judges (those its recorded price rests on: a lock made
+    #: under the stack); the others are floored by none (a lock of the limit judges the limit's facts only).
+    judged: frozenset[str] = frozenset()
 
 
 def lock_subject(root: Root, target: str) -> Subject:
@@ -187,21 +277,30 @@ def lock_subject(root: Root, target: str) -> Subject:
                    the_lock.facts, title, the_lock, target)
 
 
-def serving_subject(root: Root, target: str | None, resolved: Resolved) -> Subject:
+def serving_subject(root: Root, target: str | None, resolved: Resolved, stack: Stack | None = None) -> Subject:
     """The subject of an audit of a serving (``resolved``: ``target`` as the command line named it, with its
     options applied; ``None`` for ``--checkpoint``/``--card`` alone) with today's facts, each shown against the
     floors its locks set together (:meth:`passprice.enforce.Guard.policy`: the strictest of theirs), as its price
-    is judged.
+    is judged; under ``stack`` (``price --stack S``'s expected price), resting on the stack's facts too.
 
     Raises :class:`~passprice.enforce.LockRefusal` when what a lock of the serving locks changed under it."""
     from passprice.enforce import guard, serving_name
 
     spec = resolved.spec
     title = f"audit of {target or spec.checkpoint} (today's facts): {spec.checkpoint} on {resolved.card.name}"
+    if stack is not None:
+        title += f", expected under stack {stack.name}"
     under = guard(root, serving_name(root, target), resolved)
     if under.locks:
         title += f", floors of lock{'s' if len(under.locks) > 1 else ''} {', '.join(under.names())}"
-    return Subject(resolved.header, resolved.card, resolved.serving, "price", under.policy(), resolved.facts(), title)
+    facts = resolved.facts()
+    if stack is not None:
+        facts.update(stack.lock_facts())
+    if stack is None:
+        return Subject(resolved.header, resolved.card, resolved.serving, "price", under.policy(), facts, title)
+    judged = frozenset(p for lock, _ in under.locks for p in lock.rests_on)
+    return Subject(resolved.header, resolved.card, resolved.serving, "price", under.policy(), facts, title,
+                   stack=stack, calibration=calibrated_on(root, stack), judged=judged)
 
 
 @attrs.frozen
@@ -220,6 +319,9 @@ class Report:
         """The fields :func:`audit_json` adds to the audit's JSON: the title, and a lock's ``reproduces`` and
         ``recorded_tokens_per_s``."""
         out: dict[str, Any] = {"title": self.subject.title}
+        if self.subject.stack is not None:
+            out["stack"] = self.subject.stack.name
+            out["calibration"] = [c.to_json() for c in self.subject.calibration]
         lock = self.subject.lock
         if lock is not None:
             out["reproduces"] = self.reproduces
@@ -241,12 +343,32 @@ def audit_subject(subject: Subject, check: Callable[[ServingCost], None] | None 
 
     s = subject
 
-    def pricer(c: Card, v: Serving) -> ServingCost:
+    def limit(c: Card, v: Serving) -> ServingCost:
         return evaluate(s.kind, s.header, c, v)
 
+    pricer: Pricer = limit
+    restack: Restack | None = None
+    if s.stack is not None:
+        from passprice.stacks import price_expected, stack_from_lock_facts
+
+        def under(stack: Stack) -> Pricer:
+            return lambda c, v: price_expected(s.header, c, v, stack, s.kind).expected
+
+        def replaced(path: str, fact: Fact) -> Pricer:
+            assert s.stack is not None
+            facts = {**s.stack.lock_facts(), path: fact}
+            return under(stack_from_lock_facts(s.stack.name, s.stack.title, s.stack.routes(), facts))
+
+        pricer, restack = under(s.stack), replaced
     if check is not None:
         check(pricer(s.card, s.serving))
-    result = audit(s.card, s.serving, pricer, s.policy)
+    result = audit(s.card, s.serving, pricer, s.policy, restack)
+    if s.stack is not None:  # a stack fact no lock's price rests on is floored by none (enforce.Guard.judge)
+        from passprice.stacks import is_stack_path
+
+        rows = (attrs.evolve(r, floor=None) if is_stack_path(r.path) and r.path not in s.judged else r
+                for r in result.rows)
+        result = attrs.evolve(result, rows=tuple(rows))
     stale = stale_rested_on(s.facts, (r.path for r in result.rows))
     if s.lock is None:
         return Report(s, result, stale)
@@ -279,6 +401,7 @@ def audit_json(
     cites, its title, publisher, date, where it is (``where``, one line; ``url``) and how it was read (``read``)."""
     found = _stale_by_path(stale)
     cited = {r.fact.source for r in a.rows if r.fact.source is not None}
+    cited.update(c["source"] for c in (extra or {}).get("calibration", ()))
     documents = {
         sid: {"title": record.title, "by": record.by, "date": record.date, "where": record.where(),
               "url": record.url, "read": record.read}
@@ -339,7 +462,11 @@ def by_source(a: Audit) -> dict[str | None, list[AuditRow]]:
 
 
 def audit_text(
-    a: Audit, title: str, sources: Mapping[str, Source] | None = None, stale: Stale | None = None
+    a: Audit,
+    title: str,
+    sources: Mapping[str, Source] | None = None,
+    stale: Stale | None = None,
+    calibration: tuple[Calibration, ...] = (),
 ) -> str:
     """The audit for people: a table of the facts (binding ones marked ``*``, the weakest ``!``) with their floors and
     margins (a lock's, or the serving's locks') and elasticities; a line naming the ``stale`` derived facts it rests
@@ -384,6 +511,14 @@ def audit_text(
             lines.append(f"    at: {record.where()}")
             lines.append(f"    read: {record.read}")
         lines += [f"    {r.path}: {r.fact.locator}" for r in group]
+    if calibration:
+        lines += ["", "calibrated on (the measured runs the stack's fitted facts were fitted to):"]
+        for c in calibration:
+            lines.append(f"  {c.describe()}")
+            record = (sources or {}).get(c.source)
+            if record is not None:
+                lines.append(f"    {c.source} — {record.describe()}")
+                lines.append(f"    at: {record.where()}")
     derived = [r for r in a.rows if r.fact.derivation is not None]
     if derived:
         lines += ["", "derivations:"]
@@ -399,7 +534,11 @@ def audit_text(
 
 
 def audit_markdown(
-    a: Audit, title: str, sources: Mapping[str, Source] | None = None, stale: Stale | None = None
+    a: Audit,
+    title: str,
+    sources: Mapping[str, Source] | None = None,
+    stale: Stale | None = None,
+    calibration: tuple[Calibration, ...] = (),
 ) -> str:
     """The audit as a pull-request comment: a summary line, a table of the facts (value, provenance, floor and
     margin, elasticity, source and locator), and a warning naming the ``stale`` derived facts it rests on."""
@@ -429,4 +568,8 @@ def audit_markdown(
         for sid in cited if (record := (sources or {}).get(sid)) is not None
     ]
     listing = "\n\nSources:\n" + "\n".join(documents) if documents else ""
+    if calibration:
+        listing += "\n\nCalibrated on (the measured runs the stack's fitted facts were fitted to):\n" + "\n".join(
+            f"- {markdown_text(c.describe())}" for c in calibration
+        )
     return f"{head}\n\n{table}{listing}{warning}"

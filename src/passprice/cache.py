@@ -452,6 +452,35 @@ def _built(
     return entry_key, obj
 
 
+def _object_key(kind: str, data: bytes) -> str:
+    """The entry key of a ``kind`` object keyed by ``data`` alone (no schema): :func:`built`'s key form."""
+    return key(f"{kind}+object\0{_library_stamp()}", b"", data)
+
+
+def kept_object(kind: str, data: bytes, cls: type[T]) -> T | None:
+    """The ``cls`` object :func:`keep_object` kept under ``kind`` and ``data`` (bytes: whatever the object depends
+    on), or ``None``: a bypassed cache, no entry, or one that is not whole and ours or not a ``cls`` (as
+    :func:`built`'s entries). For an object whose key is known only once it is built (a GGUF header: its length and
+    sha256 are read off the file's bytes), where :func:`built` cannot be used; the caller checks the object still
+    holds for what it reads now."""
+    if not enabled():
+        return None
+    entry_key = _object_key(kind, data)
+    return _stored_object(_object_path(entry_key), entry_key, cls)
+
+
+def keep_object(kind: str, data: bytes, obj: object) -> None:
+    """Keep ``obj`` under ``kind`` and ``data`` for :func:`kept_object` (``objects/KEY.pickle``, as :func:`built`
+    writes it); silently nothing when the cache is bypassed, ``data`` names a folder kept out (:func:`unkept`), the
+    object does not pickle or the folder cannot be written."""
+    if not enabled() or not _kept(data):
+        return
+    entry_key = _object_key(kind, data)
+    path = _object_path(entry_key)
+    if path is not None:
+        _store_object(path, entry_key, obj)
+
+
 def _whole(raw: bytes | None) -> bytes | None:
     """The body of an entry file's bytes ``raw`` (its first line the BLAKE2b digest of the rest), or ``None``
     when there is none or the checksum does not hold (a torn or foreign file: a miss)."""

@@ -827,7 +827,8 @@ def verify_stack(root: Root, stack: Stack, runs: Sequence[Run] | None = None) ->
                 out.append(Finding(path, "mismatch", f"{path}: re-fitted from its {len(ids)} runs (as registered "
                                    f"today, on today's cards and checkpoints) it is {_in_unit(fact, value)}, not "
                                    f"{fact.describe()}: more than the {100 * tolerance:g} % its derivation allows (a "
-                                   "fact of a card or checkpoint its runs price changed: review the re-fit with "
+                                   "fact of a card or checkpoint its runs price changed, or passprice's pricing code "
+                                   "did: review the re-fit with "
                                    f"`passprice calibrate --stack {stack.name} --dry-run`, then run it without "
                                    "--dry-run)"))
     return out

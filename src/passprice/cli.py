@@ -954,6 +954,20 @@ def _warn_code(root: Any) -> None:
         )
 
 
+def _reasons(refusals: list[Any]) -> str:
+    """The refusals of several rows in one line: each refusal named once, as ``Name: its first message`` (and how
+    many rows it refused with other figures), joined by ``; ``."""
+    by_name: dict[str, list[str]] = {}
+    for e in refusals:
+        if e is not None:
+            by_name.setdefault(e.name, []).append(str(e))
+    said = []
+    for name, messages in by_name.items():
+        others = len(dict.fromkeys(messages)) - 1  # the same refusal with other figures (BeyondStack's needs …)
+        said.append(f"{name}: {messages[0]}" + (f" (and {others} more draft lengths alike)" if others else ""))
+    return "; ".join(said)
+
+
 def _refuse(e: Any) -> NoReturn:
     raise Refused(str(e), e.to_json())
 
@@ -1206,6 +1220,45 @@ def best_command(
         click.echo(f"\n  lock          {g.line(verdicts, moved, 'best')}")
 
 
+@cli.command("compare")
+@_serving_options(with_batch=False)
+@click.option("--cards", default="all", show_default=True, help="Cards to compare, comma-separated, or 'all'.")
+@_json_option
+@click.pass_context
+def compare_command(ctx: click.Context, /, serving: str | None, cards: str, as_json: bool, **o: Any) -> None:
+    """The serving's best batch on each card, fastest first: which card serves it best. A what-if across cards,
+    judged under no lock (the serving's locks lock its own card: `best SERVING` prices it under them)."""
+    from passprice.compare import compare_cards, comparison_json, comparison_text
+    from passprice.report import spec_summary
+
+    root = _root(ctx)
+    if o.get("card"):
+        raise click.UsageError("give the cards with --cards (comma-separated, or 'all'), not --card")
+    if serving is None and not o.get("checkpoint"):
+        raise click.UsageError("give a SERVING, or --checkpoint (with the serving options it is priced with)")
+    if cards.strip() == "all":
+        card_list = tuple(root.names(root.cards))
+    else:
+        card_list = tuple(c.strip() for c in cards.split(",") if c.strip())
+    if not card_list:
+        raise click.UsageError("--cards: give at least one card, or 'all'")
+    if serving is None:
+        o["card"] = card_list[0]  # a serving needs a card to be built; each row replaces it
+    root, spec = _spec(ctx, serving, **o)
+    rows = compare_cards(root, spec, card_list)
+    data = {"serving": serving, "checkpoint": spec.checkpoint,
+            "own_card": spec.card if serving is not None else None, "cards": comparison_json(rows)}
+    if all(r.cost is None for r in rows):  # as speculate: nothing priced is a refusal (exit 1), not a table
+        first = next(r.refusal for r in rows if r.refusal is not None)
+        raise Refused(f"no card of the {len(rows)} compared prices it: {first.name}: {first}"
+                      + (f" (on {rows[0].card}; the others likewise)" if len(rows) > 1 else ""), data)
+    if as_json:
+        _echo_json(data)
+        return
+    what = f"{serving + ': ' if serving else ''}{spec.checkpoint}"
+    click.echo(comparison_text(rows, what, spec_summary(spec), spec.card if serving is not None else None, serving))
+
+
 @cli.command("max-batch")
 @_serving_options(with_batch=False)
 @_lock_options
@@ -1352,6 +1405,10 @@ def lock_command(
         if serving is None and name is None:
             raise click.UsageError("give -o FILE (or a SERVING or --name to write locks/NAME.lock.toml)")
         output = locking.default_output(root, name or Path(serving or "").stem)
+    if not root.embedded:
+        from passprice.pins import require_checkout_code
+
+        require_checkout_code(root.path)  # a lock of the running code, not this checkout's: refused (exit 2)
     _warn_code(root)
     locking.require_place(root, output)
     old = locking.previous(root, output, update, force)
@@ -1458,6 +1515,9 @@ def check_command(ctx: click.Context, frozen: bool, as_json: bool) -> None:
               "locks break if it is withdrawn.")
 @click.option("--fact", "fact_ref", metavar="CARD:PATH",
               help="The same for one fact (CARD:PATH, or METHOD:acceptance.N).")
+@click.option("--stack", "stack_ref", metavar="S",
+              help="Audit SERVING's expected price under serving stack S (facts/stacks), as price --stack S makes it: "
+                   "the stack's fitted facts and their sources with the card's.")
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True,
     help="text for people, markdown for a pull-request comment, json for programs.",
@@ -1467,8 +1527,8 @@ def check_command(ctx: click.Context, frozen: bool, as_json: bool) -> None:
 @_json_option
 @click.pass_context
 def audit_command(
-    ctx: click.Context, /, target: str | None, source_id: str | None, fact_ref: str | None, fmt: str,
-    plot_path: Path | None, force: bool, as_json: bool, **o: Any,
+    ctx: click.Context, /, target: str | None, source_id: str | None, fact_ref: str | None, stack_ref: str | None,
+    fmt: str, plot_path: Path | None, force: bool, as_json: bool, **o: Any,
 ) -> None:
     """Audit the facts a price rests on: TARGET is a SERVING (today's facts, options apply) or a lock (its pinned
     facts): a lock file, NAME.lock.toml, or a name in locks/ that names no serving. With --source ID or --fact
@@ -1486,9 +1546,10 @@ def audit_command(
     root = _root(ctx)
     if source_id is not None or fact_ref is not None:
         given = sorted(f"--{k.replace('_', '-')}" for k, v in o.items() if v is not None and v is not False)
-        if target is not None or given or (source_id is not None and fact_ref is not None) or plot_path is not None:
+        if (target is not None or given or (source_id is not None and fact_ref is not None) or plot_path is not None
+                or stack_ref is not None):
             raise click.UsageError("--source and --fact audit the registry: give one of them, and no TARGET, "
-                                   "serving option or --plot")
+                                   "serving option, --stack or --plot")
         from passprice.lineage import fact_lineage, parse_fact_ref, render, source_lineage
 
         lineage = (
@@ -1504,6 +1565,8 @@ def audit_command(
 
     if target is not None and names_lock(root, target):
         given = sorted(f"--{k.replace('_', '-')}" for k, v in o.items() if v is not None and v is not False)
+        if stack_ref is not None:
+            given.append("--stack")
         if given:
             raise click.UsageError(
                 f"{target} is a lock: its serving and facts are pinned, so {', '.join(given)} cannot change them "
@@ -1517,8 +1580,15 @@ def audit_command(
         from passprice.enforce import LockRefusal
 
         root, spec = _spec(ctx, target, **o)
+        resolved = resolve(root, spec)
+        the_stack = None
+        if stack_ref is not None:
+            from passprice.stacks import load_stack
+
+            the_stack = load_stack(root, stack_ref)
+            _stack_warnings(root, the_stack, [resolved.card.name], resolved.header)
         try:
-            subject = serving_subject(root, target, resolve(root, spec))
+            subject = serving_subject(root, target, resolved, the_stack)
         except LockRefusal as e:
             _refuse(e)
     from passprice.report import cost_json
@@ -1535,12 +1605,13 @@ def audit_command(
         from passprice.plots import audit_picture, picture_format, write_picture
 
         write_picture(plot_path, audit_picture(result, title, picture_format(plot_path)), force)
+    calibration = subject.calibration
     if fmt == "json":
         _echo_json(audit_json(result, report.extra(), stale, sources))
     elif fmt == "markdown":
-        click.echo(audit_markdown(result, title, sources, stale))
+        click.echo(audit_markdown(result, title, sources, stale, calibration))
     else:
-        click.echo(audit_text(result, title, sources, stale))
+        click.echo(audit_text(result, title, sources, stale, calibration))
     if report.warning and fmt != "json":
         click.echo(f"\n{report.warning}")
     if report.warning:
@@ -1773,11 +1844,14 @@ def fact_set_command(
 @_plot_option("tokens/s against the batch, one line a serving on a card, the best batch marked")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
 @click.option("--stack", metavar="S", help="Add serving stack S's expected price (facts/stacks) to every row.")
+@click.option("--max-tpot", "max_tpot", type=_float("--max-tpot"), metavar="SECONDS",
+              help="TPOT cap: add each row's tpot_s and within_max_tpot, mark each line's best batch within the cap "
+                   "(--plot, and a summary on stderr); rows keep their prices.")
 @click.option("--max-rows", "max_rows", type=_int("--max-rows"), default=1 << 20,  # sweep.DEFAULT_MAX_ROWS
               show_default=True, help="Refuse a larger grid (a row under --stack counts as 20, a pass shape as 2,000).")
 @click.option("--jobs", "jobs", type=_int("--jobs"), default=None,
               help="Processes pricing the grid, the same text whatever their number (at most the CPUs, 2 at least; "
-                   "default: the idle CPUs, at most 4, for 131,072 rows or more; 1 with --plot).")
+                   "default: the idle CPUs, at most 4, for 131,072 rows or more; 1 with --plot or --max-tpot).")
 @_lock_options
 @click.pass_context
 def sweep_command(
@@ -1794,6 +1868,7 @@ def sweep_command(
     plot_path: Path | None,
     force: bool,
     stack: str | None,
+    max_tpot: float | None,
     max_rows: int,
     jobs: int | None,
     lock_ref: str | None,
@@ -1810,6 +1885,9 @@ def sweep_command(
     root = _root(ctx)
     _check_output(output, force)
     _check_plot(plot_path, force)
+    if max_tpot is not None and stack is not None:
+        raise click.UsageError("--max-tpot caps the limit's TPOT, not a stack's expected price: give --max-tpot or "
+                               "--stack, not both (best SERVING --stack S --max-tpot T caps the expected best)")
     if sweep_file is not None:
         # The file describes the whole grid: an axis given on the command line too would be silently ignored.
         given = [f"--{name.replace('_', '-')}" for name in ("cards", "batches", "positions", "draft_tokens")
@@ -1860,12 +1938,19 @@ def sweep_command(
         from passprice.plots import SweepLines
 
         lines = SweepLines()
+    best = None
+    if max_tpot is not None:  # each line's best batch within the cap (passprice.sweepcap)
+        from passprice.sweepcap import BestWithin
+
+        best = BestWithin(max_tpot)
 
     def keep(segments: Iterator[Any]) -> Iterator[Any]:
         for segment in segments:
             if lines is not None:
                 c = segment.common
                 lines.add(c["serving"], c["card"], c["position"], c["draft_tokens"], *segment.prices())
+            if best is not None:
+                best.add(segment)
             yield segment
 
     def drawn(chunks: Iterator[Any]) -> Generator[Any, None, None]:
@@ -1873,7 +1958,8 @@ def sweep_command(
         if lines is not None and plot_path is not None:  # written before -o's rename: a failed picture leaves no -o
             from passprice.plots import draw_sweep, picture_format, write_picture
 
-            write_picture(plot_path, draw_sweep(lines.lines(), picture_format(plot_path)), force)
+            capped, cap = (best.capped(), best.cap) if best is not None else (None, "")
+            write_picture(plot_path, draw_sweep(lines.lines(), picture_format(plot_path), "", capped, cap), force)
 
     with contextlib.ExitStack() as exits:
         exits.enter_context(np.errstate(all="ignore"))
@@ -1883,12 +1969,16 @@ def sweep_command(
             progress = _every_percent(bar.update, total)
         # The grid shared among processes (passprice.sweepjobs), the same text; a picture's lines are gathered from
         # every segment here, so a sweep with --plot is one process.
-        jobs = 1 if lines is not None else jobs or default_jobs(grid)
-        if jobs > 1:
+        jobs = 1 if lines is not None or best is not None else jobs or default_jobs(grid)
+        if best is not None:
+            from passprice.sweepcap import capped_chunks
+
+            made: Iterator[Any] = capped_chunks(keep(sweeper.segments(grid, progress=progress)), fmt, best.max_tpot)
+        elif jobs > 1:
             from passprice.files import target
 
             folder = target(output).parent if output is not None else None
-            made: Iterator[Any] = shared_chunks(sweeper, grid, fmt, jobs, progress, folder, output is not None)
+            made = shared_chunks(sweeper, grid, fmt, jobs, progress, folder, output is not None)
         else:
             made = text_chunks(keep(sweeper.segments(grid, progress=progress)), fmt)
         chunks = exits.enter_context(contextlib.closing(drawn(made)))  # closed (workers reaped) on any way out
@@ -1903,6 +1993,8 @@ def sweep_command(
         click.echo(f"{total:,} prices -> {shown_path(output)}", err=True)
     if plot_path is not None:
         click.echo(f"plot -> {shown_path(plot_path)}", err=True)
+    for line in best.summary() if best is not None else ():
+        click.echo(f"passprice: {line}", err=True)
     for line in under:
         click.echo(f"passprice: {line}", err=True)
 
@@ -2140,12 +2232,12 @@ def speculate_command(
     g, verdicts = _under_locks(root, serving, resolved, lock_ref, no_lock, stack_facts=stack_facts)
     data = {**speculation_json(result), "lock": g.to_json()}
     if all(r.refusal is not None for r in result.rows):
-        names = ", ".join(sorted({r.refusal.name for r in result.rows if r.refusal is not None}))
-        raise Refused(f"every draft length is refused ({names})", data)
+        raise Refused(f"every draft length is refused: {_reasons([r.refusal for r in result.rows])}", data)
     if the_stack is not None and all(r.expected_refusal is not None for r in result.rows if r.refusal is None):
-        # as `price --stack`: a stack that prices none of the lengths is a refusal (exit 1), not a table of them
-        names = ", ".join(sorted({r.expected_refusal.name for r in result.rows if r.expected_refusal is not None}))
-        raise Refused(f"stack {the_stack.name} refuses every draft length ({names})", data)
+        # as `price --stack`: a stack that prices none of the lengths is a refusal (exit 1), not a table of them;
+        # its line says why and how to fix it, as price --stack's does (session 9's walkthrough: only the name)
+        reasons = _reasons([r.expected_refusal for r in result.rows if r.refusal is None])
+        raise Refused(f"stack {the_stack.name} refuses every draft length: {reasons}", data)
     _finite(data)  # the table shows the same figures: a pass of `inf s` is no price
     if as_json:
         _echo_json(data)

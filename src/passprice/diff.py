@@ -52,6 +52,7 @@ from passprice.tables import json_text, markdown_code, markdown_table, markdown_
 
 if TYPE_CHECKING:
     from passprice.comment import Links
+    from passprice.unlocked import ServingMove
 
 #: The folders of a root a diff compares.
 FOLDERS = ("facts", "registry", "locks", "schema", "sources")
@@ -1368,6 +1369,12 @@ class Diff:
     head_unreadable: tuple[str, ...] = ()
     #: Sources whose id leads to another document on HEAD (:mod:`passprice.sourcechange`): to verify, never failed.
     sources: tuple[SourceChange, ...] = ()
+    #: The registered servings no lock names whose price (or refusal) the change moves (:mod:`passprice.unlocked`):
+    #: shown, marked not locked; nothing pins them, so they never fail the review.
+    unlocked: tuple[ServingMove, ...] = ()
+    #: How many more unlocked servings the change reaches than a review re-prices
+    #: (:data:`~passprice.unlocked.MAX_REPRICED`): named in one line, not priced.
+    unlocked_left_out: int = 0
 
     @property
     def locks(self) -> tuple[LockImpact, ...]:
@@ -1568,7 +1575,7 @@ class Diff:
         locks unaffected, the pricing model, files that do not read."""
         facts = self.fact_changes
         fact_files = {f.path for f, _ in facts}
-        if not self.files and not self.model_changed and not self.locks and not self.head_check and not self.sources:
+        if not (self.files or self.model_changed or self.locks or self.head_check or self.sources or self.unlocked):
             quiet = "no changes to facts, registry, locks or the pricing model"
             return quiet + (f"; {_n(len(self.unaffected), 'lock')} unaffected" if self.unaffected else "")
         parts = [
@@ -1633,6 +1640,9 @@ class Diff:
             parts.append(self.check_line())
         if self.unaffected:
             parts.append(f"{_n(len(self.unaffected), 'lock')} unaffected")
+        if self.unlocked:
+            n = len(self.unlocked)
+            parts.append(f"{_n(n, 'serving')} no lock pins {'moves' if n == 1 else 'move'} (not locked, informational)")
         if self.model_changed:
             moved = [lock for lock in self.reviews if lock.moved and "pricing model" in lock.inputs]
             parts.append("pricing model changed" + (f", moving {_n(len(moved), 'locked price')}" if moved else ""))
@@ -1665,6 +1675,8 @@ class Diff:
             "files": [f.to_json() for f in self.files],
             "locks": [lock.to_json() for lock in self.locks],
             "unaffected": [lock.name for lock in self.unaffected],
+            "unlocked": [m.to_json() for m in self.unlocked],
+            "unlocked_left_out": self.unlocked_left_out,
             "pricing_model": {
                 "base": self.base_code.model if self.base_code else None,
                 "head": self.head_code.model if self.head_code else None,
@@ -1703,8 +1715,12 @@ def _compare(base: Side, head: Side) -> Diff:
     ids = [file_kind(p)[1] for p in head.files if file_kind(p)[0] == "source" and p in base.files
            and (base.files[p] != head.files[p] or b"path" in head.files[p])]
     sources = source_changes(base.root, head.root, ids, (base.document, head.document))
-    return Diff(base.info, head.info, files, lock_impacts(base, head, files), base.code, head.code,
-                problems, review.unreadable, sources)
+    from passprice.unlocked import unlocked_moves
+
+    reviews = lock_impacts(base, head, files)
+    moves, left_out = unlocked_moves(base, head, files, reviews)
+    return Diff(base.info, head.info, files, reviews, base.code, head.code,
+                problems, review.unreadable, sources, moves, left_out)
 
 
 def unreproduced(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
@@ -1811,6 +1827,21 @@ def show(fact: Fact | None) -> str:
     """A fact's value as written with its unit (:meth:`Fact.describe`), ``–`` for none."""
     return "–" if fact is None else fact.describe()
 
+
+
+def _shorts(lock: Any) -> tuple[str, str]:
+    """A lock's tokens/s before and after, as :meth:`PriceSide.short` gives them, with more decimals when one decimal
+    shows two different prices alike (a fact recomputed moved 10,354.4 by +4.0e-05 %: the row read "10,354.4 →
+    10,354.4 ❌ price moved", session 9's walkthrough): the fewest decimals, up to 17, that tell them apart."""
+    b, a = lock.before, lock.after
+    if b.price is not None and a.price is not None:
+        x, y = float(b.price["tokens_per_s"]), float(a.price["tokens_per_s"])
+        if x != y and f"{x:,.1f}" == f"{y:,.1f}":
+            for digits in range(2, 18):
+                shown = f"{x:,.{digits}f}", f"{y:,.{digits}f}"
+                if shown[0] != shown[1]:
+                    return shown
+    return b.short(), a.short()
 
 def _pct(x: float | None) -> str:
     return "" if x is None else f"{100.0 * x:+.4g} %"
@@ -1989,7 +2020,8 @@ def diff_text(d: Diff) -> str:
             rel = f"  ({_pct(lock.relative)})" if lock.relative is not None else ""
             if lock.unsound:
                 rel += "  HEAD's price rests on derived facts that do not follow: not a price to publish"
-            lines.append(f"    tokens/s  {lock.before.short()} → {lock.after.short()}{rel}")
+            before, after = _shorts(lock)
+            lines.append(f"    tokens/s  {before} → {after}{rel}")
             lines.append(f"    recorded  {_recorded(lock)}")
             lines.append(f"    pass      {_seconds(lock.before)} → {_seconds(lock.after)}")
             lines.append(f"    binds     {_binds(lock)}")
@@ -2022,6 +2054,10 @@ def diff_text(d: Diff) -> str:
     if d.unaffected:
         lines.append("")
         lines.append(f"{_n(len(d.unaffected), 'lock')} unaffected: {', '.join(lock.name for lock in d.unaffected)}")
+    if d.unlocked or d.unlocked_left_out:
+        from passprice.unlocked import text_lines
+
+        lines += text_lines(d.unlocked, d.unlocked_left_out)
     if d.check_beyond:
         lines += ["", f"{d.check_line()}:"]
         lines += [f"  {p}" for p in d.check_beyond]
@@ -2152,8 +2188,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
                     ", ".join(markdown_code(p) for p in _inputs(lock).split(", ") if p) or "–",
                     f"{_held(lock)} → {floors}",
                     _recorded(lock),
-                    lock.before.short() if not lock.added else "–",
-                    (f"❌ {lock.after.short()} (on stale facts)" if lock.unsound else lock.after.short())
+                    _shorts(lock)[0] if not lock.added else "–",
+                    (f"❌ {_shorts(lock)[1]} (on stale facts)" if lock.unsound else _shorts(lock)[1])
                     if not lock.removed else "–",
                     _pct(lock.relative) or "–",
                     _binds(lock),
@@ -2233,6 +2269,10 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             for code, label in ((d.base_code, "BASE"), (d.head_code, "HEAD"))
             if code is not None
         ]
+    if d.unlocked or d.unlocked_left_out:
+        from passprice.unlocked import markdown_lines
+
+        out += markdown_lines(d.unlocked, d.unlocked_left_out)
     if d.unaffected:
         names = ", ".join(markdown_code(x.name) for x in d.unaffected)
         out += ["", f"{_n(len(d.unaffected), 'lock')} unaffected: {names}"]

@@ -519,7 +519,7 @@ class LockFloor(Exception):
 
 def floor_advice(
     verdict: Verdict, serving: str | None, path: str | None, root: Root | None = None, lock: Lock | None = None,
-    more: Iterable[tuple[Verdict, str | None, str | None, Lock | None]] = (),
+    more: Iterable[tuple[Verdict, str | None, str | None, Lock | None]] = (), from_option: bool = False,
 ) -> str:
     """What to do about a lock's floor refusing a price (``verdict``, not holding), for the lock at ``path`` of
     ``serving`` (either ``None`` when unknown; ``lock``, the lock itself when known): price without the lock for a
@@ -529,8 +529,18 @@ def floor_advice(
 
     A lock file outside ``root``'s ``locks/`` (a historic lock from ``git show``, given by path) is never the one to
     overwrite: the advice re-locks the registry's lock of the serving (``locks/SERVING.lock.toml``) when it has one,
-    else writes a new lock of the same kind and stack into ``locks/``, and says the file given is left as it is."""
+    else writes a new lock of the same kind and stack into ``locks/``, and says the file given is left as it is.
+
+    ``from_option``: the serving as registered holds, so the weaker fact came from a command-line option; the advice
+    then says so and that serving this way for good means changing the serving file before re-locking (loosening
+    the lock alone would not make the option's price the locked one)."""
     commands = [_relock_at(root, *each) for each in ((verdict, serving, path, lock), *more)]
+    if from_option:
+        return (
+            "for a what-if, price without the lock (--no-lock): the serving as registered holds, the weaker fact "
+            f"comes from an option given here; to serve this way for good, change {serving}'s serving file, then "
+            f"loosen the floor on purpose through review ({'; '.join(commands)})"
+        )
     return (
         "for a what-if, price without the lock (--no-lock); to rest on the weaker fact, strengthen it, or loosen the "
         f"floor on purpose through review ({'; '.join(commands)})"
@@ -623,9 +633,32 @@ def priced_under(
             at = next(((lock, shown) for lock, shown in g.locks if lock.name == v.lock), None)
             locked = serving_name(root, serving) or (at[0].info.serving if at is not None else None)
             each.append((v, locked, at[1] if at is not None else None, at[0] if at is not None else None))
-        advice = floor_advice(*each[0][:3], root, each[0][3], more=each[1:])
+        advice = floor_advice(*each[0][:3], root, each[0][3], more=each[1:],
+                              from_option=_holds_as_registered(root, serving, g, stack_facts))
         raise LockFloor(refused[0], {"locks": g.names()}, advice, tuple(refused[1:]))
     return g, verdicts
+
+
+def _holds_as_registered(
+    root: Root, serving: str | None, g: Guard, stack_facts: Mapping[str, Fact] | None
+) -> bool:
+    """Whether the registered serving ``serving``, priced as its file says (no command-line option), holds under
+    every lock of ``g``: then a refused price's weaker fact came from an option given on the command line (``price
+    qwen3-30b-a3b-h200 --routing uniform``), and loosening the lock is no fix (session 9's walkthrough: pasted, the
+    advice loosened the floors of a lock whose serving still rests on the measured routing)."""
+    from passprice.serving import ServingRefusal
+    from passprice.servings import load_spec, resolve
+
+    name = serving_name(root, serving)
+    if name is None:
+        return False
+    try:
+        own = resolve(root, load_spec(root, name))
+    except ServingRefusal:
+        return False
+    facts = dict(own.facts())
+    facts.update(stack_facts or {})
+    return all(v.holds for v in g.judge(facts))  # at the paths each lock's price rests on: the option's are not
 
 
 def sweep_under(

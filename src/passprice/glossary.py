@@ -106,7 +106,8 @@ _TERMS = (
         "tokens a sequence emits a pass (1 without drafts). Throughput (tokens/s) is the whole batch's. A serving's "
         "TPOT cap (`max_tpot` in its file, `--max-tpot SECONDS`) bounds the best-batch search: `best` (and a best "
         "lock) then seeks the most tokens/s only among batches whose TPOT is at most the cap (refused `OverTPOT` "
-        "when none is); it is part of the serving a lock pins.",
+        "when none is); it is part of the serving a lock pins. `compare` finds that capped best batch on each "
+        "card; `sweep --max-tpot` adds each row's `tpot_s` and `within_max_tpot` and marks the best within it.",
         ("time per output token", "max_tpot", "max-tpot", "TPOT cap"),
     ),
     Term(

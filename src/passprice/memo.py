@@ -55,8 +55,8 @@ FORMAT = "passprice-memo-2"
 #: The commands whose output is kept: each reads the registry and prints, and writes nothing (checked one by one in
 #: ``tests/test_memo.py``). ``fact show`` is ``fact`` then ``show``.
 COMMANDS = frozenset({
-    "audit", "best", "cards", "check", "checkpoints", "explain", "fact show", "facts", "header", "kv", "max-batch",
-    "price", "reproduce", "roofline", "servings", "simulate", "sources", "speculate", "sweep", "validate",
+    "audit", "best", "cards", "check", "checkpoints", "compare", "explain", "fact show", "facts", "header", "kv",
+    "max-batch", "price", "reproduce", "roofline", "servings", "simulate", "sources", "speculate", "sweep", "validate",
 })
 #: Commands that draw a progress bar on a terminal (its text moves with the clock): kept only when standard error
 #: is not one.

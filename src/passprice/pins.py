@@ -478,3 +478,24 @@ def checkout_model(root: Path) -> tuple[str, str] | None:
         return None  # RecursionError is a RuntimeError; ValueError a source that is not UTF-8 or holds a NUL
     ours = pricing_model_digest()
     return None if theirs == ours else (theirs, ours)
+
+
+def require_checkout_code(root: Path) -> None:
+    """Refuse to write a lock into ``root`` when ``root`` is a checkout of passprice whose code prices with another
+    pricing model than the running package (:func:`checkout_model`): the lock would record the running code's
+    ``pricing_model`` and prices, which this checkout's own review (``diff``, CI's ``check`` after ``pip install .``
+    of this checkout) does not use. The newcomer walkthrough of session 9: after ``pip install .`` (not editable), a
+    code change's re-lock advice (``lock --update -o …``) printed "locked …", exit 0, and wrote the same bytes, and
+    ``diff`` still failed. A checkout whose code cannot be judged is let through (the warning says so).
+
+    Raises :class:`~passprice.errors.InputError` (exit 2) naming both digests and the fix (``pip install -e .``)."""
+    differs = checkout_model(root)
+    if differs is None or differs[0].startswith("not judged: "):
+        return
+    theirs, ours = differs
+    raise InputError(
+        f"{root / 'src' / 'passprice'}: this checkout's code prices with pricing model {theirs[:19]}…, the "
+        f"passprice running with {ours[:19]}… (installed from another copy): a lock written now would record the "
+        "running code's prices, which this checkout's review does not use; run `pip install -e .` in this checkout, "
+        "then run the same command again"
+    )

@@ -80,6 +80,26 @@ def _thinned(batches: Any, rates: Any) -> tuple[Any, Any]:
     return batches[kept], rates[kept]
 
 
+def line_label(key: tuple[Any, Any, Any, Any], vary_position: bool, vary_draft: bool) -> str:
+    """A sweep line's label: ``serving on card``, with the position and draft tokens when the grid varies them
+    (``key``: serving, card, position, draft tokens)."""
+    serving, card, position, tokens = key
+    label = f"{serving} on {card}"
+    if vary_position:
+        label += f", position {float(position):g}"
+    if vary_draft:
+        label += f", {tokens} drafts"
+    return label
+
+
+def line_labels(keys: Iterable[tuple[Any, Any, Any, Any]]) -> dict[tuple[Any, Any, Any, Any], str]:
+    """Each line's :func:`line_label` among ``keys`` (the position and draft tokens named when they vary)."""
+    keys = list(keys)
+    vary_position = len({k[2] for k in keys}) > 1
+    vary_draft = len({k[3] for k in keys}) > 1
+    return {k: line_label(k, vary_position, vary_draft) for k in keys}
+
+
 class SweepLines:
     """The lines of a sweep picture, gathered as the sweep is written, a block of rows at a time, in bounded
     memory: the priced points of each (serving, card, position, draft tokens), a line with more than
@@ -113,22 +133,20 @@ class SweepLines:
         self.add(row["serving"], row["card"], row["position"], row["draft_tokens"], [int(row["batch"])],
                  [float(row["tokens_per_s"])])
 
+    def labels(self) -> dict[tuple[Any, Any, Any, Any], str]:
+        """Each line's label by its (serving, card, position, draft tokens) (:func:`line_labels`)."""
+        return line_labels(self._points)
+
     def lines(self) -> dict[str, list[tuple[int, float]]]:
         """A label (``serving on card``, with the position and draft tokens when the grid varies them) → (batch,
         tokens/s) points in batch order. Raises :class:`InputError` when more than :data:`MAX_LINES` lines would be
         drawn."""
         import numpy as np
 
-        vary_position = len({position for _, _, position, _ in self._points}) > 1
-        vary_draft = len({tokens for _, _, _, tokens in self._points}) > 1
+        labels = self.labels()
         labelled: dict[str, list[tuple[Any, Any]]] = {}
-        for (serving, card, position, tokens), chunks in self._points.items():
-            label = f"{serving} on {card}"
-            if vary_position:
-                label += f", position {float(position):g}"
-            if vary_draft:
-                label += f", {tokens} drafts"
-            labelled.setdefault(label, []).extend(chunks)
+        for key, chunks in self._points.items():
+            labelled.setdefault(labels[key], []).extend(chunks)
         if len(labelled) > MAX_LINES:
             raise InputError(
                 f"--plot: the grid has {len(labelled):,} lines (servings × cards × positions × draft tokens); a "
@@ -170,9 +188,18 @@ def sweep_label(label: str, points: Sequence[tuple[int, float]]) -> str:
     return f"{label} (best of the grid's batches: {batch:,}, {rate:,.0f} tokens/s)"
 
 
-def draw_sweep(lines: Mapping[str, Sequence[tuple[int, float]]], fmt: str, title: str = "") -> bytes:
-    """The sweep picture of ``lines`` (:meth:`SweepLines.lines`) as ``fmt`` bytes. Raises :class:`InputError` when
-    there is no line (every row refused) or matplotlib is missing."""
+def draw_sweep(
+    lines: Mapping[str, Sequence[tuple[int, float]]],
+    fmt: str,
+    title: str = "",
+    capped: Mapping[str, tuple[tuple[int, float] | None, int | None]] | None = None,
+    cap: str = "",
+) -> bytes:
+    """The sweep picture of ``lines`` (:meth:`SweepLines.lines`) as ``fmt`` bytes. With a TPOT cap (``sweep
+    --max-tpot``; ``cap`` its text, ``20 ms``), ``capped`` gives each line's best (batch, tokens/s) within it and its
+    last batch within it (:meth:`passprice.sweepcap.BestWithin.capped`; ``None``: no batch within): the dot marks
+    that best, and the line is dotted past the cap. Raises :class:`InputError` when there is no line (every row
+    refused) or matplotlib is missing."""
     if not lines:
         raise InputError("--plot: every row of the sweep is refused; there is nothing to draw")
     plt = require_matplotlib()
@@ -181,16 +208,29 @@ def draw_sweep(lines: Mapping[str, Sequence[tuple[int, float]]], fmt: str, title
         colour = PALETTE[i % len(PALETTE)]
         batches = [b for b, _ in points]
         rates = [t for _, t in points]
-        ax.plot(batches, rates, color=colour, linewidth=1.5, marker="." if len(points) < 30 else None,
-                label=sweep_label(label, points))
-        best = max(range(len(points)), key=lambda j: (rates[j], -batches[j]))
-        ax.plot([batches[best]], [rates[best]], marker="o", markersize=8, color=colour, markeredgecolor="black")
+        marker = "." if len(points) < 30 else None
+        if capped is None:
+            best = max(range(len(points)), key=lambda j: (rates[j], -batches[j]))
+            ax.plot(batches, rates, color=colour, linewidth=1.5, marker=marker, label=sweep_label(label, points))
+            ax.plot([batches[best]], [rates[best]], marker="o", markersize=8, color=colour, markeredgecolor="black")
+            continue
+        top, last = capped.get(label, (None, None))
+        ax.plot(batches, rates, color=colour, linewidth=1.0, linestyle=":", marker=marker)
+        inside = [j for j in range(len(points)) if last is not None and batches[j] <= last]
+        said = (f"best batch within TPOT ≤ {cap}: {top[0]:,}: {top[1]:,.0f} tokens/s" if top is not None
+                else f"no batch within TPOT ≤ {cap}")
+        ax.plot([batches[j] for j in inside], [rates[j] for j in inside], color=colour, linewidth=1.5,
+                marker=marker, label=f"{label} ({said})")
+        if top is not None:
+            ax.plot([top[0]], [top[1]], marker="o", markersize=8, color=colour, markeredgecolor="black")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.grid(True, which="major", alpha=0.3)
     ax.set_xlabel("batch (sequences per pass)")
     ax.set_ylabel("throughput (tokens/s)")
-    ax.set_title(title or "passprice sweep: tokens/s by batch (● the best of the grid's batches)", fontsize=10)
+    default = ("passprice sweep: tokens/s by batch (● the best of the grid's batches)" if capped is None else
+               f"passprice sweep: tokens/s by batch (● the best batch within TPOT ≤ {cap}; dotted: over it)")
+    ax.set_title(title or default, fontsize=10)
     ax.legend(loc="best", fontsize=7)
     return _save(fig, plt, fmt)
 

@@ -1174,6 +1174,9 @@ class Segment:
     provenance: tuple[str, str]
     weakest: tuple[str, str]
     expected: dict[int, dict[str, Any]] | None = None
+    #: Tokens a sequence emits a pass (the pass's ``emitted_per_sequence``; 1 without drafts): a row's TPOT is its
+    #: ``pass_s`` over it (``sweep --max-tpot``, :mod:`passprice.sweepcap`).
+    emitted: float = 1.0
 
     def prices(self) -> tuple[np.ndarray, np.ndarray]:
         """The batches of the rows that have a price (priced on arrays or alone) and their tokens/s, in row order:
@@ -1286,6 +1289,7 @@ def _emit(
         alone,
         shown,
         weakest_paths,
+        emitted=shape.emitted_per_sequence,
     )
 
 

@@ -1,0 +1,130 @@
+"""Cards compared for one serving: each card's best batch, priced by the one best-batch search every command uses.
+
+A comparison across cards is a what-if: a serving's locks lock its own card, so no row is judged under them (the
+table says so, and names the command that prices the serving's own card under its locks). A card the serving does
+not fit on, or cannot be priced on, is a row carrying its refusal by name, never a guess.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+if TYPE_CHECKING:
+    from passprice.registry import Root
+    from passprice.serving import ServingCost, ServingRefusal
+    from passprice.servings import ServingSpec
+
+
+@attrs.frozen
+class CardBest:
+    """One card's row: ``card`` (its registry name) and ``title``; ``cost``, the best batch's priced pass
+    (:func:`passprice.serving.best_serving`: tokens/s, seconds, bytes) or ``None`` when refused; ``refusal``, the
+    :class:`~passprice.serving.ServingRefusal` that refused it (``NotResident``, ``OverTPOT`` …) or ``None``."""
+
+    card: str
+    title: str
+    cost: ServingCost | None = attrs.field(default=None, eq=False)
+    refusal: ServingRefusal | None = attrs.field(default=None, eq=False)
+
+    @property
+    def tpot(self) -> float | None:
+        """Time per output token of a sequence at the best batch, seconds: the pass over the tokens a sequence
+        emits in it (``None`` when refused)."""
+        return None if self.cost is None else self.cost.pass_s / self.cost.emitted_per_sequence
+
+
+def compare_cards(root: Root, spec: ServingSpec, cards: Iterable[str]) -> list[CardBest]:
+    """``spec`` (a serving's choices: checkpoint, contexts, cache, drafts, ``max_tpot`` …) priced at its best batch
+    on each card of ``cards`` (registry names or card files), fastest first; refused cards last, in the order given.
+
+    The best batch is :func:`passprice.serving.best_serving`'s (the seed's ``best_serving``, bounded by the serving's
+    TPOT cap when it has one). Raises :class:`~passprice.errors.InputError` for a card or checkpoint that does not
+    read (exit 2, as every command); a card the price refuses is a row with its refusal."""
+    from passprice.cards import card_path
+    from passprice.errors import InputError
+    from passprice.serving import ServingRefusal, best_serving
+    from passprice.servings import resolve
+
+    cards = tuple(dict.fromkeys(cards))
+    for card in cards:  # a name the registry lacks is the option's error, not the serving file's card key's
+        try:
+            card_path(root, card)
+        except InputError as e:
+            raise InputError(f"--cards: {e}") from None
+    priced: list[CardBest] = []
+    refused: list[CardBest] = []
+    for card in cards:
+        resolved = resolve(root, attrs.evolve(spec, card=card))
+        title = resolved.card.title
+        try:
+            cost = best_serving(resolved.header, resolved.card, resolved.serving)
+        except ServingRefusal as e:
+            refused.append(CardBest(resolved.card.name, title, refusal=e))
+            continue
+        priced.append(CardBest(resolved.card.name, title, cost=cost))
+    priced.sort(key=lambda row: -row.cost.tokens_per_s if row.cost is not None else 0.0)
+    return priced + refused
+
+
+def comparison_json(rows: list[CardBest]) -> list[dict[str, Any]]:
+    """The rows for ``--json``: ``card``, ``title``, then the best batch's price as ``best --json`` gives it
+    (:func:`passprice.report.cost_json`) with ``tpot_s``, or ``refusal`` (the refusal's own JSON)."""
+    from passprice.report import cost_json
+
+    out: list[dict[str, Any]] = []
+    for row in rows:
+        if row.cost is not None:
+            out.append({"card": row.card, "title": row.title, **cost_json(row.cost), "tpot_s": row.tpot})
+        elif row.refusal is not None:
+            out.append({"card": row.card, "title": row.title, **row.refusal.to_json()})
+    return out
+
+
+HEADROOM = 0.95
+"""The share of card memory past which a best batch is said to leave no room (as ``best``'s headroom line)."""
+
+
+def _first(paths: tuple[str, ...], most: int = 3) -> str:
+    """The first ``most`` fact paths, and how many more."""
+    return ", ".join(paths[:most]) + (f" +{len(paths) - most} more" if len(paths) > most else "")
+
+
+def comparison_text(
+    rows: list[CardBest], what: str, summary: str, own_card: str | None, serving: str | None = None
+) -> str:
+    """The table for people, under ``what`` (the serving and checkpoint) and ``summary`` (its choices,
+    :func:`passprice.report.spec_summary`): one line a card (best batch, tokens/s, TPOT, the binding term, card
+    memory held, the weakest provenance and the facts carrying it), refused cards with their refusal's name and
+    first clause, and a closing note that the comparison is under no lock (``own_card``: the serving ``serving``'s
+    own card, whose locks ``passprice best SERVING`` prices under; ``None`` for a serving given by checkpoint and
+    card), and a headroom line when best batches fill over :data:`HEADROOM` of card memory."""
+    from passprice.tables import count, percent, si, text_table
+
+    table = []
+    for row in rows:
+        if row.cost is not None and row.tpot is not None:
+            c = row.cost
+            table.append([
+                row.card, f"{c.batch:,}", count(round(c.tokens_per_s, 1)), si(row.tpot, "s"), c.binds.value,
+                percent(c.held_bytes, c.capacity_bytes), f"{c.provenance.value} ({_first(c.weakest)})",
+            ])
+        elif row.refusal is not None:
+            reason = str(row.refusal).split(";")[0]
+            table.append([row.card, "—", "—", "—", "—", "—", f"refused: {row.refusal.name}: {reason}"])
+    lines = [f"best batch on each card, fastest first: {what}", f"  {summary}", ""]
+    lines.append(text_table(["card", "batch", "tokens/s", "TPOT", "binds", "held", "weakest provenance"], table,
+                            right=(1, 2, 3, 5)))
+    full = [r.card for r in rows if r.cost is not None and r.cost.held_bytes > HEADROOM * r.cost.capacity_bytes]
+    if full:
+        lines.append(f"\n  headroom      the best batch holds over {HEADROOM:.0%} of card memory on {len(full)} of "
+                     f"{len(rows)} cards: passprice counts no runtime workspace, activations or fragmentation, so "
+                     "leave room (a smaller --limit, or --max-tpot) before serving one of these")
+    if own_card is not None and serving is not None:
+        lines.append(f"\n  lock          none: a comparison across cards is a what-if (the serving's locks lock "
+                     f"{own_card}; `passprice best {serving}` prices it under them)")
+    else:
+        lines.append("\n  lock          none: a comparison across cards is a what-if")
+    return "\n".join(lines)

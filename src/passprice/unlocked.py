@@ -1,0 +1,305 @@
+"""A fact change moves every price resting on the fact, locked or not: a pull-request review re-prices each registered
+serving that no lock names, on both sides, and shows those whose price (or refusal) moves, marked as not locked.
+They are informational: nothing pins them, so they cannot fail the review; locking one (``passprice lock``) puts it
+under review.
+
+A serving is *unlocked* when no lock of either side names it (a lock's ``serving``, whatever its kind or stack). It
+is re-priced as ``passprice price SERVING`` prices it (the seed's limit at its own batch, no stack), on each side
+with that side's inputs and code (:func:`passprice.sidecode.price_locks`, as a lock is), and only when the change
+reaches it: its serving file changed, a card, drafting method, routing record or checkpoint entry it names changed,
+or the pricing model did. A serving registered on one side only is listed with the servings changed, not here.
+"""
+
+from __future__ import annotations
+
+import shlex
+import tomllib
+from collections.abc import Iterable
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from passprice.tables import markdown_code, markdown_table, markdown_text, si
+
+if TYPE_CHECKING:
+    from passprice.diff import FileChange, LockImpact, PriceSide, Side
+
+#: Where a root keeps its registered servings (relative to the root, POSIX).
+SERVINGS = "registry/servings"
+#: The most unlocked servings a review re-prices (each on both sides): a pull request reaching more (a card shared by
+#: thousands of registered servings) names how many it left out, so no review runs past its time bound for them.
+MAX_REPRICED = 200
+#: The keys of a serving file that name another file a price reads, with the kind of that file
+#: (:func:`passprice.diff.file_kind`).
+NAMED = (("card", "card"), ("checkpoint", "checkpoint"), ("routing", "routing"))
+
+
+@attrs.frozen
+class ServingMove:
+    """A registered serving no lock names, re-priced on both sides: its ``name``, ``card`` (the card file's name),
+    the price ``before`` (BASE's inputs and code) and ``after`` (HEAD's), the changed facts its price rests on
+    (``changed``, lock paths such as ``streams.rewrite``) and which of its inputs differ (``inputs``: ``facts``,
+    ``serving``, ``checkpoint entry``, ``pricing model``)."""
+
+    name: str
+    card: str
+    before: PriceSide
+    after: PriceSide
+    changed: tuple[str, ...] = ()
+    inputs: tuple[str, ...] = ()
+    #: HEAD's derived facts its HEAD price rests on that do not follow from their inputs (lock paths): that price
+    #: rests on figures nobody computed (the review fails on them already, as ``check`` does).
+    unsound: tuple[str, ...] = ()
+
+    @property
+    def moved(self) -> str | None:
+        """How the price moved: the first figure of :data:`passprice.locks.FIGURES` the sides price differently
+        (``memory_s``), ``refused on HEAD``, ``priced on HEAD``, ``refusal changed``, ``not priced on HEAD``; ``None``
+        when both sides give the same."""
+        from passprice.diff import _figures_differ
+
+        b, a = self.before, self.after
+        if b.price is not None and a.price is not None:
+            return _figures_differ(b.price, a.price)
+        if b.price is not None:
+            return "refused on HEAD" if a.refusal is not None else "not priced on HEAD"
+        if a.price is not None:
+            return "priced on HEAD"
+        if b.refusal is not None and a.refusal is not None:
+            return None if dict(b.refusal) == dict(a.refusal) else "refusal changed"
+        return None if (b.refusal, b.error) == (a.refusal, a.error) else "not priced on HEAD"
+
+    def how(self) -> str:
+        """:attr:`moved` in words: ``memory_s moved`` for a figure, else as it is (``refused on HEAD``)."""
+        moved = self.moved or "nothing moved"
+        return f"{moved} moved" if " " not in moved else moved
+
+    @property
+    def relative(self) -> float | None:
+        """The relative change of tokens/s, after / before − 1; ``None`` unless both sides priced."""
+        b, a = self.before.tokens_per_s, self.after.tokens_per_s
+        if b is None or a is None or b == 0:
+            return None
+        return a / b - 1.0
+
+    @property
+    def lock_words(self) -> list[str]:
+        """The command that locks the serving, so a later review judges it: ``passprice lock NAME -o
+        locks/NAME.lock.toml``, word by word."""
+        return ["passprice", "lock", self.name, "-o", f"locks/{self.name}.lock.toml"]
+
+    @property
+    def lock_command(self) -> str:
+        """:attr:`lock_words` as a markdown code span to paste (:func:`passprice.enforce.command_span`)."""
+        from passprice.enforce import command_span
+
+        return command_span(self.lock_words)
+
+    def binds(self) -> str:
+        """What binds the pass on each side: ``memory``, or ``memory → compute``; ``–`` for a side without a price."""
+        b = self.before.price["binds"] if self.before.price is not None else "–"
+        a = self.after.price["binds"] if self.after.price is not None else "–"
+        return str(a) if a == b else f"{b} → {a}"
+
+    def seconds(self) -> str:
+        """The pass time on each side: ``10.92 ms → 11.19 ms``."""
+        return " → ".join(
+            si(float(s.price["pass_s"]), "s") if s.price is not None else "–" for s in (self.before, self.after)
+        )
+
+    def what_changed(self) -> str:
+        """The changed facts it rests on, then its other changed inputs, comma-separated (``–`` for none)."""
+        return ", ".join([*self.changed, *(i for i in self.inputs if i != "facts")]) or "–"
+
+    def to_json(self) -> dict[str, Any]:
+        """The serving for ``--format json``: ``serving``, ``card``, ``locked`` (always false), ``moved``,
+        ``changed``, ``inputs``, ``before``, ``after`` (price objects, refusals or errors), ``relative_change``
+        (after / before − 1 of tokens/s) and ``lock_command``."""
+        return {
+            "serving": self.name,
+            "card": self.card,
+            "locked": False,
+            "moved": self.moved,
+            "changed": list(self.changed),
+            "inputs": list(self.inputs),
+            "before": self.before.to_json(),
+            "after": self.after.to_json(),
+            "relative_change": self.relative,
+            "unsound": list(self.unsound),
+            "lock_command": shlex.join(self.lock_words),
+        }
+
+
+def _names(side: Side) -> set[str]:
+    """The registered servings of ``side``: the entry names of its ``registry/servings/*.toml`` files."""
+    out = set()
+    for rel in side.files:
+        p = PurePosixPath(rel)
+        if str(p.parent) == SERVINGS and p.suffix == ".toml":
+            out.add(p.stem)
+    return out
+
+
+def named_files(data: bytes) -> set[tuple[str, str]]:
+    """The files a serving file names, as ``(kind, entry name)``: its ``card``, ``checkpoint``, ``routing`` and
+    ``draft.method`` (a name, or a path whose file name less ``.toml`` is the entry's). A file that does not parse
+    names nothing (the review reports it where it reads the file)."""
+    try:
+        doc = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return set()
+    refs = [(kind, doc.get(key)) for key, kind in NAMED]
+    draft = doc.get("draft")
+    if isinstance(draft, dict):
+        refs.append(("draft", draft.get("method")))
+    return {(kind, PurePosixPath(ref).name.removesuffix(".toml")) for kind, ref in refs if isinstance(ref, str)}
+
+
+def unlocked_moves(
+    base: Side, head: Side, files: Iterable[FileChange], reviews: Iterable[LockImpact], most: int | None = None
+) -> tuple[tuple[ServingMove, ...], int]:
+    """Every serving registered on both sides that no lock of either side names (``reviews``: every lock
+    reviewed), re-priced on both sides when the change reaches it (its serving file, a file it names among
+    ``files``, or the pricing model changed), kept when its price or refusal moved; by name. Returns them, and how
+    many servings the change reaches past the first ``most`` (by name; :data:`MAX_REPRICED` by default), which are
+    not re-priced."""
+    from passprice.diff import PriceSide
+    from passprice.sidecode import price_locks
+
+    files = tuple(files)
+    locked = {lock.serving_name for lock in reviews}
+    by_file = {(f.kind, f.name): f for f in files}
+    paths = {f.path for f in files}
+    model = base.code.model != head.code.model
+    reach: dict[str, list[FileChange]] = {}
+    for name in sorted((_names(base) & _names(head)) - locked):
+        rel = f"{SERVINGS}/{name}.toml"
+        named = named_files(base.files[rel]) | named_files(head.files[rel])
+        touched = [by_file[k] for k in sorted(named) if k in by_file]
+        if model or rel in paths or touched:
+            reach[name] = touched
+    most = MAX_REPRICED if most is None else most
+    left_out = max(0, len(reach) - most)
+    reach = dict(list(reach.items())[:most])
+    if not reach:
+        return (), left_out
+    requests = [{"key": name, "kind": "price", "serving": name, "spec": None} for name in reach]
+    before = price_locks(base.root, base.code, requests)
+    after = price_locks(head.root, head.code, requests)
+    out = []
+    for name, touched in reach.items():
+        b = PriceSide.of(before.get(name, {"error": "not priced on BASE"}))
+        a = PriceSide.of(after.get(name, {"error": "not priced on HEAD"}))
+        rests = {*b.rests_on(), *a.rests_on()}
+        changed = [c.lock_path for f in touched if f.holds_facts for c in f.facts if c.lock_path in rests]
+        inputs = ["facts"] if changed else []
+        if f"{SERVINGS}/{name}.toml" in paths:
+            inputs.append("serving")
+        if any(f.kind == "checkpoint" for f in touched):
+            inputs.append("checkpoint entry")
+        if model:
+            inputs.append("pricing model")
+        card = _card(a) or _card(b) or "?"
+        after_rests = set(a.rests_on())
+        unsound = [f.lock_path(x.path) for f in touched for x in f.findings if f.lock_path(x.path) in after_rests]
+        move = ServingMove(name, card, b, a, tuple(dict.fromkeys(changed)), tuple(inputs),
+                           tuple(dict.fromkeys(unsound)))
+        if move.moved is not None:
+            out.append(move)
+    return tuple(out), left_out
+
+
+def _card(side: PriceSide) -> str | None:
+    """The card a side priced on (its serving document's ``card``, as a name)."""
+    card = side.spec.get("card") if side.spec is not None else None
+    return PurePosixPath(card).name.removesuffix(".toml") if isinstance(card, str) else None
+
+
+#: What the review says of the unlocked servings, once, above them.
+NOTE = "informational: nothing pins them, so they cannot fail the review; lock one to have reviews judge it"
+
+
+def left_out_line(left_out: int) -> str:
+    """``12 more servings no lock pins are reached by the change and were not re-priced (a review re-prices at most
+    200)``."""
+    return (f"{left_out:,} more serving{'s' if left_out != 1 else ''} no lock pins "
+            f"{'are' if left_out != 1 else 'is'} reached by the change and "
+            f"{'were' if left_out != 1 else 'was'} not re-priced (a review re-prices at most {MAX_REPRICED:,})")
+
+
+def text_lines(moves: Iterable[ServingMove], left_out: int = 0) -> list[str]:
+    """The unlocked servings for ``diff``'s text: a heading with :data:`NOTE`, then each serving's changed inputs,
+    tokens/s before → after (with the relative change), pass time, bind, and the command that locks it; and how
+    many the review left out (:data:`MAX_REPRICED`)."""
+    from passprice.diff import _pct
+
+    moves = tuple(moves)
+    if not moves:
+        return ["", left_out_line(left_out)] if left_out else []
+    lines = ["", f"servings no lock pins whose price moves ({NOTE})"]
+    for m in moves:
+        rel = f"  ({_pct(m.relative)})" if m.relative is not None else ""
+        lines.append(f"  {m.name} (card {m.card}): NOT LOCKED, {m.how()}")
+        lines.append(f"    changed   {m.what_changed()}")
+        if m.unsound:
+            rel += f"  HEAD's price rests on {', '.join(m.unsound)}, which do not follow: not a price to publish"
+        lines.append(f"    tokens/s  {m.before.short()} → {m.after.short()}{rel}")
+        lines.append(f"    pass      {m.seconds()}")
+        lines.append(f"    binds     {m.binds()}")
+        for label, side in (("BASE", m.before), ("HEAD", m.after)):
+            if side.refusal is not None:
+                lines.append(f"    {label} refuses: {side.refusal.get('message', side.refusal.get('refusal'))}")
+            if side.error is not None:
+                lines.append(f"    {label} cannot price: {side.error}")
+        lines.append(f"    lock it   {m.lock_command}")
+    if left_out:
+        lines.append(f"  {left_out_line(left_out)}")
+    return lines
+
+
+def markdown_lines(moves: Iterable[ServingMove], left_out: int = 0) -> list[str]:
+    """The unlocked servings for the pull-request comment: a section saying they cannot fail it, a table (serving,
+    changed, tokens/s BASE and HEAD, change, binds, lock it), each side's refusal below it, and how many the review
+    left out."""
+    from passprice.diff import _pct
+
+    moves = tuple(moves)
+    if not moves:
+        return ["", f"ℹ️ {left_out_line(left_out)}."] if left_out else []
+    rows = [
+        [
+            f"{markdown_code(m.name)} (not locked)",
+            ", ".join(markdown_code(p) for p in m.what_changed().split(", ") if p != "–") or "–",
+            m.before.short(),
+            f"⚠️ {m.after.short()} (on stale facts)" if m.unsound else m.after.short(),
+            (_pct(m.relative) + ("" if m.after.tokens_per_s != m.before.tokens_per_s else f" ({m.how()})"))
+            if m.relative is not None else markdown_text(m.how()),
+            m.binds(),
+            m.lock_command,
+        ]
+        for m in moves
+    ]
+    out = [
+        "",
+        "#### Servings no lock pins",
+        "",
+        "ℹ️ These registered servings are not locked: their prices move, but nothing pins them, so they cannot fail "
+        "this review (informational). Lock one (the command in the last column) to have reviews judge it.",
+        "",
+        markdown_table(
+            ["serving", "changed", "tokens/s BASE", "tokens/s HEAD", "change", "binds", "lock it"], rows,
+            right=(2, 3, 4),
+        ),
+    ]
+    notes = []
+    for m in moves:
+        for label, side in (("BASE", m.before), ("HEAD", m.after)):
+            if side.refusal is not None:
+                notes.append(f"- {markdown_code(m.name)}: {label} refuses: "
+                             f"{markdown_text(side.refusal.get('message', ''))}")
+            if side.error is not None:
+                notes.append(f"- {markdown_code(m.name)}: {label} cannot price: {markdown_text(side.error)}")
+    if left_out:
+        notes.append(f"- ℹ️ {left_out_line(left_out)}")
+    return out + (["", *notes] if notes else [])
