@@ -40,6 +40,17 @@ def test_every_command_says_the_same_of_an_override_the_locks_did_not_price() ->
         f"(`passprice reproduce {R1}` compares them)\n")
 
 
+def test_a_price_under_only_a_best_lock_says_there_is_no_price_lock_to_compare_with(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    (root / "locks" / f"{R1}.lock.toml").unlink()
+    result = invoke("price", R1, root=root)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.endswith(
+        f"  lock          under lock {R1}-best (locks/{R1}-best.lock.toml): floors hold; {R1}-best is no price lock "
+        f"to compare the price with (`passprice reproduce {R1}-best` compares its own)\n"
+    ), result.stdout
+
+
 def test_a_sweep_at_other_positions_says_its_rows_there_are_not_the_locked_serving() -> None:
     result = invoke("sweep", R1, "--positions", "512,4096", "--batches", "1")
     assert result.exit_code == 0, result.output

@@ -372,9 +372,11 @@ class Guard:
             below = [line for m in moves for line in m.lines()]
         elif kind is not None:
             same = [lock.name for lock, _ in self.locks if lock.kind == kind]
+            names = ", ".join(self.names())
             verdict = (
                 f"floors hold, and the price is the one {', '.join(same)} records" if same
-                else f"floors hold; none of them records a {kind} price (`passprice reproduce "
+                else f"floors hold; {names} {'is no' if len(self.locks) == 1 else 'are no'} {kind} lock"
+                f"{'' if len(self.locks) == 1 else 's'} to compare the price with (`passprice reproduce "
                 f"{self.locks[0][0].name}` compares its own)"
             )
         elif changes:
