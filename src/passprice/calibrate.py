@@ -549,11 +549,14 @@ def derived_facts(cal: Calibration) -> dict[str, dict[str, Any]]:
 
 
 def stack_text_with(path: Path, entries: dict[str, dict[str, Any]]) -> str:
-    """The stack file's text with each entry set at its path (tomlkit: the rest of the file, its comments and key
-    order, stay as written; an existing table is replaced whole, a new one appended)."""
+    """The stack file's text with each entry set at its path (tomlkit: the rest of the file, its comments, key
+    order and line endings, stay as written; an existing table is replaced whole, a new one appended)."""
     import tomlkit
 
-    document = tomlkit.parse(path.read_text(encoding="utf-8"))
+    from passprice.edit import in_line_endings
+
+    before = path.read_bytes().decode("utf-8")  # no newline translation: a CRLF file stays CRLF
+    document = tomlkit.parse(before)
     for key, entry in entries.items():
         parent: Any = document
         parts = key.split(".")
@@ -571,7 +574,7 @@ def stack_text_with(path: Path, entries: dict[str, dict[str, Any]]) -> str:
         else:
             table.add(tomlkit.nl())
         parent[parts[-1]] = table
-    return tomlkit.dumps(document).rstrip("\n") + "\n"
+    return in_line_endings(tomlkit.dumps(document).rstrip("\r\n") + "\n", before)
 
 
 def _derivation_table(derivation: Any) -> Any:
@@ -600,20 +603,26 @@ def _derivation_table(derivation: Any) -> Any:
 
 
 def write_calibration(root: Root, cal: Calibration) -> Path:
-    """Write the fitted facts into the stack's file (validated first, then atomically). Returns its path. Raises
-    :class:`InputError` when the result would not validate."""
+    """Write the fitted facts into the stack's file (read again and validated under the file's lock,
+    :func:`passprice.edit.locked`, then written atomically). Returns its path. Raises :class:`InputError` when the
+    result would not validate, or another edit holds the file past the lock's wait."""
     from passprice import schema
     from passprice.files import write_atomically
     from passprice.stacks import stack_from_document
 
     path = stack_path(root, cal.stack.name)
-    text = stack_text_with(path, derived_facts(cal))
     import tomllib
 
-    document = tomllib.loads(text)
-    schema.validate(document, "stack", str(path), root.schema)
-    stack_from_document(cal.stack.name, document, str(path))
-    write_atomically(path, text, force=True)
+    from passprice.edit import locked
+
+    # The read-modify-write holds the file's lock, as `fact set` does (attacker round 16: two writers of one stack
+    # file, a calibrate and an edit, could lose one): the file is read again under it, its fitted facts replaced.
+    with locked(path):
+        text = stack_text_with(path, derived_facts(cal))
+        document = tomllib.loads(text)
+        schema.validate(document, "stack", str(path), root.schema)
+        stack_from_document(cal.stack.name, document, str(path))
+        write_atomically(path, text, force=True)
     return path
 
 

@@ -2280,6 +2280,7 @@ def speculate_command(
 @click.option("-o", "--output", type=_OutputPath(stdout=True), help="Write here (default or '-': stdout).")
 @_plot_option("throughput and end-to-end latency over time, one colour a policy")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
+@click.option("--routing", help="Routing record (facts/routing name) a mixture of experts is priced with.")
 @click.option("--stack", metavar="S", help="Price every step under serving stack S (its rates, fixed costs, reserve).")
 @_lock_options
 @_json_option
@@ -2307,6 +2308,7 @@ def simulate_command(
     output: Path | None,
     plot_path: Path | None,
     force: bool,
+    routing: str | None,
     stack: str | None,
     lock_ref: str | None,
     no_lock: bool,
@@ -2337,7 +2339,7 @@ def simulate_command(
     _check_output(output, force)
     _check_plot(plot_path, force)
     root, spec = _spec(ctx, serving, checkpoint=checkpoint, card=card, limit=limit, kv_page=kv_page,
-                       contiguous=contiguous, prefix_read_once=prefix_read_once)
+                       contiguous=contiguous, prefix_read_once=prefix_read_once, routing=routing)
     resolved = resolve(root, spec)
     the_stack = None
     if stack is not None:

@@ -1137,6 +1137,7 @@ def renamed_serving(base: Side, head: Side, name: str) -> tuple[str, bool] | Non
     renaming a serving and re-locking it with weaker floors read as its locks retired with their serving and a new
     lock added: exit 0, no floor shown loosened; and so it still did with one field changed in the rename
     (``max_tpot = 3600``, which moves no price)."""
+    from passprice.locks import portable_spec
     from passprice.reproduce import serving_changes
     from passprice.servings import spec_of_file
 
@@ -1144,7 +1145,9 @@ def renamed_serving(base: Side, head: Side, name: str) -> tuple[str, bool] | Non
     if rel not in base.files:
         return None
     try:
-        before = spec_of_file(base.root, base.root.path / rel)
+        # Each side's card and checkpoint as a lock records them (a path to a registry entry as its name): a renamed
+        # serving naming its card by the path to it read as another card, and its locks as "deleted with it".
+        before = portable_spec(spec_of_file(base.root, base.root.path / rel), base.root)
     except InputError:
         return None
     alike = None
@@ -1153,7 +1156,7 @@ def renamed_serving(base: Side, head: Side, name: str) -> tuple[str, bool] | Non
         if kind != "serving" or other in base.files:
             continue
         try:
-            after = spec_of_file(head.root, head.root.path / other)
+            after = portable_spec(spec_of_file(head.root, head.root.path / other), head.root)
         except InputError:
             continue
         if not serving_changes(before, after):

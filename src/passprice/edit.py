@@ -67,13 +67,15 @@ class FactFile:
 
 def locate(root: Root, name: str, path: str | None, draft: bool = False) -> FactFile:
     """The file holding fact ``path`` of ``name``: a drafting method when ``draft``, when ``path`` is
-    ``acceptance.N`` (or ``draft.acceptance.N``), or when no ``path`` is given and only a drafting method has that
-    name; else a card. ``name`` is a registry name or a ``.toml`` path.
+    ``acceptance.N`` (or ``draft.acceptance.N``), or when only a drafting method has that name (no ``path``, or one
+    a drafting method refuses by name); else a card. ``name`` is a registry name or a ``.toml`` path.
 
     Raises :class:`InputError` for an unknown card or method, or a path no such file has."""
     match = _ACCEPTANCE.match(path) if path is not None else None
-    if path is None and not draft and not is_there(root.cards / f"{name}.toml"):
-        draft = is_there(root.drafts / f"{name}.toml")  # a name only a drafting method has
+    if not draft and match is None and not is_there(root.cards / f"{name}.toml"):
+        # a name only a drafting method has: with no path, its facts; with a path not acceptance.N (acceptance.0),
+        # the method's own refusal of that path, not "card NAME: not found; NAME is a drafting method"
+        draft = is_there(root.drafts / f"{name}.toml")
     if draft or match is not None:
         file = draft_path(root, name)
         if path is not None and match is None:
@@ -196,9 +198,15 @@ def _place(document: Any, path: str, entry: Mapping[str, Any]) -> None:
 
 def _dumped(document: Any, before: str) -> str:
     """The text of the edited ``document`` of a file whose text was ``before``, in its line endings."""
-    after = tomlkit.dumps(document)
+    return in_line_endings(tomlkit.dumps(document), before)
+
+
+def in_line_endings(after: str, before: str) -> str:
+    """``after`` (a file's text as tomlkit writes it) in the line endings of ``before`` (the file's text as read,
+    bytes decoded, no newline translation): every line ended by CRLF when every line of ``before`` was, else as
+    given (the keys tomlkit adds end in LF alone, so a CRLF file edited would mix the two)."""
     if "\r\n" in before and "\n" not in before.replace("\r\n", ""):
-        after = after.replace("\r\n", "\n").replace("\n", "\r\n")  # keys tomlkit adds end in \n alone
+        return after.replace("\r\n", "\n").replace("\n", "\r\n")
     return after
 
 

@@ -638,7 +638,7 @@ def parse_fact_ref(root: Root, text: str) -> FactRef:
     path that does not exist."""
     from passprice.edit import locate
 
-    name, sep, path = text.partition(":")
+    name, sep, path = text.rpartition(":")  # a fact path holds no colon; a card's file name may
     if not sep or not name or not path:
         raise InputError(f"--fact {text!r}: write CARD:PATH (h200_sxm_141gb:memory.bandwidth) or METHOD:acceptance.N")
     routing_path = path.removeprefix("routing.")
@@ -656,7 +656,9 @@ def fact_lineage(root: Root, ref: FactRef) -> Lineage:
     if problems:
         raise InputError.of(problems)
     record = next((r for r in records if r.kind == ref.kind and r.name == ref.record), None)
-    if record is None or ref.path not in record.facts:
+    if record is None:  # a card file outside the registry (`--fact /elsewhere/x.toml:PATH`): nothing rests on it
+        raise InputError(f"--fact {ref}: no such fact ({ref.record} is no {ref.kind} record of this registry)")
+    if ref.path not in record.facts:
         raise InputError(f"--fact {ref}: no such fact")
     citing = [Citing(ref, record.facts[ref.path], ("the fact itself",))]
     return _lineage(root, f"fact {ref}", citing, None, ref, records)

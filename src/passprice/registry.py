@@ -229,13 +229,23 @@ def _real(folder: Path | str) -> str:
 INSIDE = "a registry file names registry entries or files inside the registry"
 
 
+#: Why a registry file may not name a file by a path relative to the working folder, and how to name it instead.
+RELATIVE = (
+    "is a path relative to the working folder, which a registry file read from another folder (or by diff, from "
+    "another revision) does not find: give its registry name (`passprice import FILE --name NAME` for a checkpoint, "
+    "a card's file into facts/cards/)"
+)
+
+
 def require_inside(root: Root, ref: str, folder: Path, where: str) -> None:
     """Refuse ``ref``, a name a registry file gives (``where``: the file and key, ``serving.toml: card``), when it
     is a path — to a file that exists, which the loaders would read — that lies outside ``root`` once every link and
     ``..`` is resolved; a registered entry's name (``folder/REF.toml``) and a path inside the root pass. So a
     serving with ``card = "/any/file.toml"`` cannot make ``check`` (CI) read a file of the machine and quote it in a
-    pull-request comment. Names given on the command line are not held to this. Raises :class:`InputError`: one
-    line naming ``where``, the name, and the root. Inside a snapshot (:mod:`passprice.snapshot`) a name that passed
+    pull-request comment. A path relative to the working folder is refused whatever it names (:data:`RELATIVE`):
+    ``check`` run from the root found it, ``diff``'s snapshot of a revision did not. Names given on the command line
+    are not held to this. Raises :class:`InputError`: one line naming ``where``, the name, and the root (or what to
+    name instead). Inside a snapshot (:mod:`passprice.snapshot`) a name that passed
     is looked up once (a registry of thousands of servings names a few cards and checkpoints)."""
     from passprice import snapshot
 
@@ -248,6 +258,8 @@ def _require_inside(root: Root, ref: str, folder: Path, where: str) -> None:
     bare = os.sep not in ref and "/" not in ref and not ref.endswith(".toml")
     if bare and is_there(folder / f"{ref}.toml"):
         return  # a registry name (also one like x.gguf): its entry is read, whatever the working folder holds
+    if not os.path.isabs(ref) and (not bare or ref.endswith((".gguf", ".xz", ".gz"))):
+        raise InputError(f"{where}: {ref!r} {RELATIVE}")
     if look(ref) is None or within(root, ref):
         return
     raise InputError(f"{where}: {shown(ref)} lies outside the registry ({shown(root.path)}): {INSIDE}")
@@ -350,7 +362,9 @@ def schema_copy_drift(root: Root) -> list[str]:
 def not_found(kind: str, ref: str, folder: Path, known: list[str]) -> InputError:
     """The error for ``ref``, a ``kind`` (card, serving, checkpoint …) that names nothing: a folder where a file
     belongs (``ref`` itself, or ``folder/ref.toml``), a file that is not a ``.toml`` one, a path to no file (``ref``
-    holds a path separator or ends in ``.toml``), else a name not in ``folder``, with the ``known`` names listed."""
+    holds a path separator or ends in ``.toml``), a symbolic link to no file (``ref`` or ``folder/ref.toml``: the
+    name is listed as registered, so "not found; did you mean REF?" named the very name), else a name not in
+    ``folder``, with the ``known`` names listed."""
     if ref and is_folder(ref):
         return InputError(f"{shown(ref)}: is a folder, not a {kind} file")
     entry = folder / f"{ref}.toml"
@@ -358,6 +372,12 @@ def not_found(kind: str, ref: str, folder: Path, known: list[str]) -> InputError
         return InputError(f"{shown(entry)}: is a folder, not a {kind} file")
     if ref and is_there(ref):
         return InputError(f"{shown(ref)}: not a {kind} file (a {kind} file is TOML, named NAME.toml)")
+    for link in (entry, ref) if ref and "/" not in ref and os.sep not in ref else (ref,):
+        if ref and os.path.islink(link):  # a link to nothing: its name is registered, its file is gone
+            return NotFound(
+                f"{shown(link)}: a symbolic link to {shown(os.readlink(link))}, which names no file (restore the "
+                f"{kind} file it links to, or remove the link)"
+            )
     if ref.endswith(".toml") or "/" in ref or os.sep in ref:
         stem = ref.removesuffix(".toml")
         if "/" not in ref and os.sep not in ref and stem in known:

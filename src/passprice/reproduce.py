@@ -323,6 +323,17 @@ def price_today(root: Root, lock: Lock) -> Today:
         changes = (f"serving {lock.info.serving} is no longer registered (priced as the lock embeds it)", *changes)
     facts = resolved.facts()
     content = checkpoint_digest(resolved.header) if lock.checkpoint_pin.content is not None else resolved.header.sha256
+    if named is not None and not gone:
+        # The registered serving now names another card or checkpoint than its lock: ``price`` refuses it
+        # (ServingChanged, enforce.guard), so today's price under the lock is that refusal, not a verdict (check
+        # said "all holds" of a lock whose serving's card had been renamed).
+        from passprice.enforce import LockMismatch, ServingChanged, mismatch
+
+        wrong = mismatch(lock, None, resolved, root, lambda: content)
+        if isinstance(wrong, LockMismatch):
+            refusal = ServingChanged(lock, named, wrong.what, wrong.locked, wrong.priced)
+            return Today(completed, changes, gone, refusal=refusal.to_json(), drift=drift(lock, facts),
+                         checkpoint=content, facts=facts)  # fmt: skip
     stack = None
     if lock.stack is not None:
         # Issue 14: a lock made under a serving stack is priced with today's stack facts too.

@@ -102,6 +102,7 @@ def write_serving(
     require_record_name("serving", name)
     path = root.servings / f"{name}.toml"
     spec = attrs.evolve(spec, description=description)
+    _require_not_relative(root, path, spec)
     try:
         require_inside_root(root, attrs.evolve(spec, source=str(path)))
     except InputError as e:
@@ -109,7 +110,6 @@ def write_serving(
             f"{e}: bring it in first (`passprice import FILE --name NAME` for a checkpoint, a card's file into "
             "facts/cards/) and give its name"
         ) from None
-    _require_not_relative(root, path, spec)
     completed = attrs.evolve(resolve(root, attrs.evolve(spec, source=None)).spec, source=None)
     text = serving_text(completed)
     _read_back(root, path, text, completed)

@@ -10,6 +10,7 @@ optionally with the sha256 of that copy. What is not known is written ``unknown`
 from __future__ import annotations
 
 import functools
+import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -198,8 +199,11 @@ def missing_ids(root: Root, named: Iterable[tuple[str, str]], file: str) -> list
         if known is None:
             known = root.names(root.sources)
         listed = ", ".join(known) or "none"
+        # a folder or a link to no file there is something, not nothing: "does not exist" sent the user looking
+        state = "is not a source file (a folder, or a link to no file)" if os.path.lexists(source_file) else (
+            "does not exist")
         out.append(
-            f"{file}: {key}: no source {source_id!r} ({root.sources / f'{source_id}.toml'} does not exist: write it "
+            f"{file}: {key}: no source {source_id!r} ({root.sources / f'{source_id}.toml'} {state}: write it "
             f"(a [source] table, schema/source.schema.json), or cite a registered one: {listed})"
         )
     return out

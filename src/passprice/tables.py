@@ -95,9 +95,11 @@ def markdown_text(text: str) -> str:
     markup: ``&``, ``<`` and ``>`` as entities (no raw HTML reaches the page), the punctuation that opens emphasis,
     a link, an image, a code span or a strikethrough (``\\ ` * _ [ ] ~``) escaped with a backslash, control
     characters as U+FFFD, a line break as a space. A bare address stays text (GitHub may link it, showing where it
-    goes)."""
+    goes). An ``@`` is followed by a zero-width space (``&#8203;``, as Renovate writes it), so a name in a cite or a
+    locator (``@octocat``) is shown but never mentions, and so notifies, anyone from a pull request's comment
+    (attacker round 16)."""
     out = _markup().sub(lambda m: "\\" + m.group(0), _one_line(text))
-    return out.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return out.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("@", "@&#8203;")
 
 
 def markdown_code(text: str) -> str:
