@@ -432,7 +432,7 @@ def test_a_checkpoint_listing_row_is_stored_once_the_entry_reads_whole(
     name = "deepseek-r1-distill-qwen-7b-q4_k_m"
     row = checkpoints.entry_row(root, name)
     assert row == {"name": name, "architecture": "qwen2", "tensors": 339, "tensor_bytes": 4_677_120_000,
-                   "context_length": 131_072, "sha256": row["sha256"]}
+                   "context_length": 131_072, "sha256": row["sha256"], "draft_tensor_bytes": 0}
     assert row["sha256"].startswith("d9383567865a226b")
 
     def no_structuring(*_: object) -> None:

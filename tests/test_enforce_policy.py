@@ -88,10 +88,14 @@ def test_a_sweep_names_the_locks_of_each_locked_serving_and_refuses_a_breach_nam
     lines = sweep_under(root, (R1, UNLOCKED))
     assert lines == [
         f"{R1}: under locks {R1} (locks/{R1}.lock.toml), r1-qwen7b-h200-best (locks/r1-qwen7b-h200-best.lock.toml): "
-        "holds"
+        "floors hold; the serving is the locked one, its prices not compared with the locked ones (`passprice "
+        f"reproduce {R1}` compares them)"
     ]
     # --lock L sweeps the servings it locks under it, and the others under their own locks (this one has none).
-    assert sweep_under(root, (R1, UNLOCKED), explicit=R1) == [f"{R1}: under lock {R1} (locks/{R1}.lock.toml): holds"]
+    assert sweep_under(root, (R1, UNLOCKED), explicit=R1) == [
+        f"{R1}: under lock {R1} (locks/{R1}.lock.toml): floors hold; the serving is the locked one, its prices not "
+        f"compared with the locked ones (`passprice reproduce {R1}` compares them)"
+    ]
     # ... and is refused when it locks none of them.
     with pytest.raises(LockMismatch):
         sweep_under(root, (UNLOCKED,), explicit=R1)

@@ -284,7 +284,8 @@ def test_5_a_moved_price_is_shown_beside_the_recorded_one_with_what_drifted(tmp_
     root = copy_root(tmp_path)
     head = "  lock          under locks r1-qwen7b-h200 (locks/r1-qwen7b-h200.lock.toml), r1-qwen7b-h200-best (locks/" \
         "r1-qwen7b-h200-best.lock.toml): "
-    assert invoke("price", R1, root=root).stdout.endswith(f"\n{head}holds\n")
+    assert invoke("price", R1, root=root).stdout.endswith(
+        f"\n{head}floors hold, and the price is the one r1-qwen7b-h200 records\n")
     assert run_json("price", R1, root=root)["lock"]["moved"] == []
 
     # A serving change moves the price; the floors still hold, and the lock line says this is not the locked price.

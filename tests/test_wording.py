@@ -15,8 +15,10 @@ def test_kv_names_a_draft_blocks_index_and_shows_held_bytes_in_gb_first() -> Non
     # "draft (MTP) block 61  1  1  1,152" read as 61 blocks; it is the block whose index is 61 (blk.61).
     assert "draft (MTP): block index 61                     1         1        1,152" in lines
     # Held once: decimal first, as the fit's header line and the card memory column are, binary beside it.
-    assert lines[1] == "  held once: weights 403 GB (375.3 GiB) + embedding table 521.3 MB (497.1 MiB)"
-    assert any(line.startswith("sequences that fit beside the weights (403.5 GB held once)") for line in lines)
+    assert lines[1] == ("  held once: weights 403 GB (375.3 GiB) + embedding table 521.3 MB (497.1 MiB), without the "
+                        "7.511 GB (6.995 GiB) draft (MTP) block, held only when drafting with it")
+    assert any(line.startswith("sequences that fit beside the weights (403.5 GB held once, without the 7.511 GB "
+                               "draft (MTP) block, held only when drafting with it)") for line in lines)
 
 
 def test_a_routings_hot_set_is_counted_in_experts() -> None:

@@ -585,10 +585,29 @@ def listing_row(name: str, header: GGUFHeader) -> dict[str, Any]:
     """What ``passprice checkpoints`` lists of the checkpoint ``name``: ``name``, ``architecture``, ``tensors`` (their
     count), ``tensor_bytes`` (the bytes of every tensor of a GGML type passprice knows,
     :func:`passprice.ggml.tensor_bytes`), ``context_length`` (``None`` when the metadata has none) and ``sha256``
-    (the header's)."""
+    (the header's), ``draft_tensor_bytes`` (those of ``tensor_bytes`` in draft (MTP) blocks,
+    :func:`passprice.decode.draft_bytes`: held only by a serving that drafts with them)."""
+    from passprice.decode import draft_bytes
+
     size = sum(ggml.tensor_bytes(t.type_id, t.dims) for t in header.tensors if ggml.known(t.type_id))
     return {"name": name, "architecture": header.architecture, "tensors": len(header.tensors), "tensor_bytes": size,
-            "context_length": header.meta_int("context_length"), "sha256": header.sha256}
+            "context_length": header.meta_int("context_length"), "sha256": header.sha256,
+            "draft_tensor_bytes": draft_bytes(header)}
+
+
+def draft_note(row: dict[str, Any]) -> str | None:
+    """What a :func:`listing_row`'s ``tensor_bytes`` counts when the checkpoint has draft (MTP) blocks, in the words
+    ``kv`` and a NotResident refusal use (:func:`passprice.serving.held_once_counts`): ``"NAME: 411 GB of tensors,
+    with the 7.511 GB draft (MTP) block, held only when drafting with it; 403.5 GB without drafts (passprice kv's
+    held once)"``; ``None`` without draft blocks."""
+    from passprice.tables import si
+
+    draft = row.get("draft_tensor_bytes") or 0
+    if not draft:
+        return None
+    total = row["tensor_bytes"]
+    return (f"{row['name']}: {si(total, 'B')} of tensors, with the {si(draft, 'B')} draft (MTP) block, held only when "
+            f"drafting with it; {si(total - draft, 'B')} without drafts (passprice kv's held once)")
 
 
 def entry_row(root: Root, name: str) -> dict[str, Any]:

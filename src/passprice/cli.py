@@ -596,6 +596,12 @@ def checkpoints_command(ctx: click.Context, as_json: bool) -> None:
     headers = ["checkpoint", "architecture", "tensors", "bytes", "context", "sha256"]
     click.echo(text_table(headers, rows, right=(2, 3, 4)))
     click.echo(f"\n  {CHECKPOINT_DIGESTS}")
+    from passprice.checkpoints import draft_note
+
+    for c in out:  # a checkpoint's bytes a serving without drafts does not hold
+        note = draft_note(c)
+        if note is not None:
+            click.echo(f"  {note}")
 
 
 @cli.command("explain", context_settings={"ignore_unknown_options": True})
@@ -1158,7 +1164,7 @@ def price_command(
             click.echo(expected_text(expected))
         if stale:
             click.echo(f"\n  stale         {stale.line()}")
-        click.echo(f"\n  lock          {g.line(verdicts, moved)}")
+        click.echo(f"\n  lock          {g.line(verdicts, moved, kind)}")
 
 
 @cli.command("best")
@@ -1211,7 +1217,7 @@ def best_command(
             click.echo(expected_text(expected))
         if stale:
             click.echo(f"\n  stale         {stale.line()}")
-        click.echo(f"\n  lock          {g.line(verdicts, moved)}")
+        click.echo(f"\n  lock          {g.line(verdicts, moved, 'best')}")
 
 
 @cli.command("compare")
@@ -1311,7 +1317,7 @@ def max_batch_command(
                            "another is refused (BeyondStack)")
             else:
                 click.echo("  its facts hold at no batch of this serving (range.rows): every price is refused")
-        click.echo(f"  lock  {g.line(verdicts)}")
+        click.echo(f"  lock  {g.line(verdicts, differs=g.differs(root, resolved))}")
 
 
 # --- locks -----------------------------------------------------------------------------------------------------------
@@ -1445,6 +1451,11 @@ def lock_command(
             f"{lock.price['batch']}, binds on {lock.price['binds']}, weakest {lock.price['provenance']} "
             f"-> {shown_path(output)}"
         )
+        from passprice.locks import expected_line
+
+        expected = expected_line(lock.price)
+        if expected is not None:
+            click.echo(f"  {expected}")
 
 
 @cli.command("reproduce")
@@ -1920,7 +1931,7 @@ def sweep_command(
     def judged() -> None:
         # The servings judged under their locks (a floor breached exits 1 before a row is written): done once the
         # grid's workers are forked, while they price their parts (passprice.sweepjobs), else before pricing.
-        under.extend(_sweep_locks(root, grid.servings, lock_ref, no_lock, grid.cards))
+        under.extend(_sweep_locks(root, grid.servings, lock_ref, no_lock, grid.cards, grid.positions))
 
     total = grid.size()
     # Rows are streamed a block at a time, never held whole: to stdout as they are priced, or to a temporary file
@@ -2023,7 +2034,8 @@ def _every_percent(update: Callable[[int], None], total: int) -> Callable[[int],
 
 
 def _sweep_locks(
-    root: Any, servings: tuple[str, ...], lock_ref: str | None, no_lock: bool, cards: tuple[str, ...] | None = None
+    root: Any, servings: tuple[str, ...], lock_ref: str | None, no_lock: bool, cards: tuple[str, ...] | None = None,
+    positions: tuple[float, ...] | None = None,
 ) -> list[str]:
     """:func:`passprice.enforce.sweep_under` (each registered serving of a sweep judged under its locks): the lines
     naming the locks each is priced under; a floor breached, or ``--lock L`` locking none of them, exits 1."""
@@ -2032,7 +2044,7 @@ def _sweep_locks(
     if lock_ref is not None and no_lock:
         raise click.UsageError("give --lock L or --no-lock, not both")
     try:
-        return sweep_under(root, servings, lock_ref, no_lock, cards)
+        return sweep_under(root, servings, lock_ref, no_lock, cards, positions)
     except (LockRefusal, LockFloor) as e:
         _refuse(e)
 
@@ -2165,7 +2177,7 @@ def roofline_command(
             from passprice.roofline import stack_lines_text
 
             click.echo(stack_lines_text(under))
-        click.echo(f"  lock: {g.line(verdicts)}")
+        click.echo(f"  lock: {g.line(verdicts, differs=g.differs(root, resolved))}")
     if plot_path is not None:
         click.echo(f"plot -> {shown_path(plot_path)}", err=True)
 
@@ -2240,7 +2252,7 @@ def speculate_command(
     else:
         click.echo(speculation_text(result, f"{serving or spec.checkpoint}: {resolved.spec.checkpoint} on "
                                     f"{resolved.card.name}"))
-        click.echo(f"  lock: {g.line(verdicts)}")
+        click.echo(f"  lock: {g.line(verdicts, differs=g.differs(root, resolved))}")
 
 
 @cli.command("simulate")
@@ -2387,7 +2399,7 @@ def simulate_command(
         write_picture(plot_path, simulation_picture(sim, picture_format(plot_path)), force)
         click.echo(f"plot -> {shown_path(plot_path)}", err=True)
     if not as_json:
-        text = f"{simulation_text(sim)}\n  lock        {g.line(verdicts)}\n"
+        text = f"{simulation_text(sim)}\n  lock        {g.line(verdicts, differs=g.differs(root, resolved))}\n"
     if output is None:
         click.echo(text, nl=False)
     else:

@@ -231,6 +231,10 @@ class DecodeStep:
     held: tuple[Held, ...]
     layers: tuple[Layer, ...]
     recurrence: Recurrence | None
+    #: Bytes of the checkpoint's draft (MTP) blocks' tensors, whether or not the deployment drafts: among the
+    #: ``WEIGHTS`` held when it does (``speculative``), held by none when it does not (0 without draft blocks).
+    draft_weights: float = 0.0
+    drafting: bool = False
 
     def held_bytes(self, *classes: HeldClass) -> float:
         """Bytes held of ``classes`` (all classes when none is named)."""
@@ -908,7 +912,24 @@ def decode_step(header: GGUFHeader, deployment: Deployment, *, defer_recurrence:
         Held(HeldClass.RECURRENT_STATE, state_bytes),
         Held(HeldClass.CONV_RING, ring_bytes),
     )
-    return DecodeStep(tuple(stages), held, tuple(layers), rec)
+    return DecodeStep(tuple(stages), held, tuple(layers), rec, float(draft_bytes(header)), deployment.speculative)
+
+
+def draft_bytes(header: GGUFHeader) -> int:
+    """Bytes of the tensors of the checkpoint's draft (MTP) blocks, ``blk.N.*`` with ``N ≥ block_count −
+    nextn_predict_layers`` (the rule :func:`decode_step` marks draft layers by); 0 without draft blocks. A tensor of
+    a GGML type ``gguf`` does not know counts 0 (:func:`decode_step` refuses it). What ``kv``, ``checkpoints`` and a
+    NotResident refusal say their held bytes count (:func:`passprice.serving.held_once_counts`)."""
+    drafts = header.meta_int("nextn_predict_layers") or 0
+    if drafts <= 0:
+        return 0
+    first = max((header.meta_int("block_count") or 0) - drafts, 0)
+    total = 0
+    for t in header.tensors:
+        m = _block().match(t.name)
+        if m is not None and int(m.group(1)) >= first and ggml.known(t.type_id):
+            total += ggml.tensor_bytes(t.type_id, t.dims)
+    return total
 
 
 def _with_tensors(

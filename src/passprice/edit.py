@@ -210,6 +210,15 @@ def in_line_endings(after: str, before: str) -> str:
     return after
 
 
+#: What a ``derived`` fact set without a derivation is told to give (the schema says only that it is missing): the
+#: option, with an example a user can edit (``passprice fact set --help`` has the same).
+DERIVATION_HINT = (
+    ": a derived fact says how it is computed: give --derivation TABLE, e.g. for streams.read: "
+    "'{formula = \"dot / bandwidth\", digits = 4, inputs = {dot = {value = 4.48, unit = \"TB/s\", locator = "
+    "\"...\"}, bandwidth = {fact = \"memory.bandwidth\"}}}' (passprice explain derivation), or another --provenance"
+)
+
+
 def _checked(
     where: FactFile,
     entries: list[tuple[str, Mapping[str, Any]]],
@@ -227,7 +236,8 @@ def _checked(
     try:
         new_facts = validate_text(where, after, schema_folder)
     except InputError as e:
-        problems += problem_lines(e)
+        problems += [line + DERIVATION_HINT if line.endswith(".derivation: missing (required)") else line
+                     for line in problem_lines(e)]
     for path, entry in entries:
         one = attrs.evolve(where, path=path)
         if root is not None:

@@ -337,24 +337,67 @@ class Guard:
             out.append(judge(lock.name, lock.policy, tuple(pairs.items())))
         return tuple(out)
 
-    def line(self, verdicts: Iterable[Verdict] = (), moved: Iterable[PriceMoved] = ()) -> str:
-        """One line naming the locks priced under and that they hold, or why none applies; with ``moved`` (a lock
-        whose recorded price today's is not), ``floors hold`` and, on lines of their own (indented to sit under a
-        table's ``lock`` row), the recorded price beside today's and what drifted."""
+    def line(
+        self,
+        verdicts: Iterable[Verdict] = (),
+        moved: Iterable[PriceMoved] = (),
+        kind: str | None = None,
+        differs: Iterable[str] = (),
+    ) -> str:
+        """One line naming the locks priced under and what they say of the result, or why none applies. Every
+        command says the same thing of the same situation: ``REFUSED`` when a floor breaks, else ``floors hold``
+        and whether the price shown is the locked one:
+
+        * with ``moved`` (a lock whose recorded price today's is not, :meth:`moved`): ``but the price is NOT the
+          one L records (below)``, and on lines of their own (indented to sit under a table's ``lock`` row) the
+          recorded price beside today's and what drifted;
+        * with ``kind`` (the command compared its ``kind`` of price with the locks' and none moved): ``and the
+          price is the one L records`` (the locks of that kind), or that none of them records that kind;
+        * without ``kind`` (a command whose figures are not a lock's price: roofline, sweep, max-batch, …):
+          ``differs`` (:meth:`differs`, the serving's changes from the locked one) makes it ``but the prices shown
+          are NOT the locked ones`` with those changes below; else the serving is the locked one, and the prices
+          are not compared (``passprice reproduce L`` compares them)."""
         if not self.locks:
             return self.note or "no lock of this serving in locks/"
         shown = ", ".join(f"{lock.name} ({path})" for lock, path in self.locks)
         held = all(v.holds for v in verdicts)
         moves = list(moved)
+        changes = list(differs)
+        below: list[str] = []
         if not held:
             verdict = "REFUSED"
         elif moves:
             names = ", ".join(m.lock for m in moves)
             verdict = f"floors hold, but the price is NOT the one {names} records (below)"
+            below = [line for m in moves for line in m.lines()]
+        elif kind is not None:
+            same = [lock.name for lock, _ in self.locks if lock.kind == kind]
+            names = ", ".join(self.names())
+            verdict = (
+                f"floors hold, and the price is the one {', '.join(same)} records" if same
+                else f"floors hold; {names} {'is no' if len(self.locks) == 1 else 'are no'} {kind} lock"
+                f"{'' if len(self.locks) == 1 else 's'} to compare the price with (`passprice reproduce "
+                f"{self.locks[0][0].name}` compares its own)"
+            )
+        elif changes:
+            verdict = "floors hold, but the prices shown are NOT the locked ones (below)"
+            below = [f"serving differs from the locked one: {c}" for c in changes]
         else:
-            verdict = "holds"
+            verdict = (
+                "floors hold; the serving is the locked one, its prices not compared with the locked ones "
+                f"(`passprice reproduce {self.locks[0][0].name}` compares them)"
+            )
         head = f"under lock{'s' if len(self.locks) > 1 else ''} {shown}: {verdict}"
-        return "\n".join([head, *(f"                {line}" for m in moves for line in m.lines())])
+        return "\n".join([head, *(f"                {line}" for line in below)])
+
+    def differs(self, root: Root, resolved: Resolved) -> tuple[str, ...]:
+        """How the serving ``resolved`` prices differs from the one the locks lock, one ``field: locked → today``
+        line each (:func:`passprice.reproduce.serving_changes`, each change once whichever lock pinned it)."""
+        from passprice.locks import portable_spec
+        from passprice.reproduce import serving_changes
+
+        today = portable_spec(resolved.spec, root)
+        return tuple(dict.fromkeys(c for lock, _ in self.locks for c in serving_changes(lock.spec, today)))
 
     def moved(self, root: Root, kind: str, price: Mapping[str, Any], resolved: Resolved) -> tuple[PriceMoved, ...]:
         """Each applied lock of ``kind`` whose recorded price today's ``price`` is not (:func:`price_moved`)."""
@@ -626,6 +669,7 @@ def sweep_under(
     explicit: str | None = None,
     no_lock: bool = False,
     cards: Iterable[str] | None = None,
+    positions: Iterable[float] | None = None,
 ) -> list[str]:
     """The policy ``sweep`` applies: each registered serving of ``servings`` (references as the command line gives
     them; an unregistered one has no lock) judged on today's facts under its locks, or under ``explicit`` alone,
@@ -633,7 +677,9 @@ def sweep_under(
     B under none, so a fact below B's floors slipped past its lock). Returns one line a serving priced under a
     lock: ``"NAME: under lock L (locks/L.lock.toml): holds"``; when the sweep's ``cards`` (references, ``None``:
     each serving's own) hold others than the serving's, the line says its rows on them are under no lock (a lock
-    judges the facts of the card it locks; ``sweep --cards all`` said "holds" of every card).
+    judges the facts of the card it locks; ``sweep --cards all`` said "holds" of every card); when its
+    ``positions`` (``None``: the serving's own) are others than the locked serving's mean position, that its rows
+    at them are not the locked serving's (:meth:`Guard.line` says the rest, as every command does).
 
     Raises :class:`LockFloor` at the first serving whose floors are breached (naming every lock of it that
     breaks; its JSON names the serving), the first
@@ -669,9 +715,16 @@ def sweep_under(
             advice = floor_advice(*each[0][:3], root, each[0][3], more=each[1:])
             raise LockFloor(refused[0], {"serving": name}, advice, tuple(refused[1:]))
         if g.locks:
+            verdicts = g.judge(resolved.facts())
             own = resolved.card.name
             others = sorted({c for c in (cards or ()) if c != own and Path(c).name.removesuffix(".toml") != own})
             shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
             tail = (f"; its rows on {shown} are under no lock (the locks lock {own})" if others else "")
-            lines.append(f"{name}: {g.line([])}{tail}")
+            locked = [c.position for c in resolved.spec.contexts or () if c.position is not None]
+            away = [p for p in positions or () if p not in locked]
+            if away:
+                where = ", ".join(f"{p:g}" for p in away[:3]) + (f" and {len(away) - 3} more" if len(away) > 3 else "")
+                tail += (f"; its rows at position {where} are not the locked serving's (position "
+                         f"{', '.join(f'{p:g}' for p in locked)})")
+            lines.append(f"{name}: {g.line(verdicts, differs=g.differs(root, resolved))}{tail}")
     return lines

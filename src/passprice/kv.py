@@ -194,7 +194,8 @@ class KVReport:
     ``output.weight``, the head reads the table). ``state_per_layer`` and ``ring_per_layer``: bytes of one recurrent
     block's dense state (heads × key × value × state bytes) and conv ring ((conv_kernel − 1) × channels × state
     bytes), 0 without recurrence. ``model_context``: the checkpoint's ``context_length`` (``None`` when absent).
-    ``contexts``: one :class:`ContextKV` per requested context."""
+    ``contexts``: one :class:`ContextKV` per requested context. ``draft_weights``: bytes of the draft (MTP) blocks'
+    weights, not among ``weights`` (held once without drafts; a serving that drafts with them holds them too)."""
 
     checkpoint: str
     architecture: str
@@ -208,6 +209,7 @@ class KVReport:
     ring_per_layer: float
     model_context: int | None
     contexts: tuple[ContextKV, ...]
+    draft_weights: float = 0.0
 
     def bytes_per_token(self, kind: LayerKind | None = None, draft: bool = False) -> float:
         """Bytes one cached position adds across the main blocks (draft blocks with ``draft``), of ``kind`` when
@@ -372,6 +374,7 @@ def kv_report(
         ring_per_layer=float(ring_per_layer),
         model_context=model,
         contexts=tuple(out),
+        draft_weights=base.draft_weights,
     )
 
 
@@ -424,7 +427,8 @@ def kv_json(report: KVReport) -> dict[str, Any]:
         "model_context": report.model_context,
         "kv_bytes_per_element": report.kv_bytes_per_element,
         "state_bytes_per_element": report.state_bytes_per_element,
-        "held_once": {"weights": report.weights, "embedding_table": report.embedding_table, "tied": report.tied},
+        "held_once": {"weights": report.weights, "embedding_table": report.embedding_table, "tied": report.tied,
+                      "draft_weights_not_held": report.draft_weights},
         "recurrence": {"state_per_layer": report.state_per_layer, "ring_per_layer": report.ring_per_layer},
         "per_token": per_token,
         "per_token_total": report.bytes_per_token(),
@@ -448,6 +452,7 @@ def kv_json(report: KVReport) -> dict[str, Any]:
 def kv_text(report: KVReport) -> str:
     """``passprice kv`` for people: what is held once, bytes per cached position by layer kind, bytes per sequence
     at each context (positions each kind holds), and the sequences each card fits beside the weights."""
+    from passprice.serving import held_once_counts
     from passprice.tables import si, text_table
 
     main = [x for x in report.layers if not x.draft]
@@ -458,7 +463,8 @@ def kv_text(report: KVReport) -> str:
         # Decimal first, as card memory is written (GB) on the lines below, and binary beside it.
         f"  held once: weights {si(report.weights, 'B')} ({binary(report.weights)}) + embedding table "
         f"{si(report.embedding_table, 'B')} ({binary(report.embedding_table)})"
-        + (" (tied: the head reads the table)" if report.tied else ""),
+        + (" (tied: the head reads the table)" if report.tied else "")
+        + held_once_counts(report.draft_weights, False, lambda b: f"{si(b, 'B')} ({binary(b)})", bracket=False),
         "",
     ]
     rows = []
@@ -539,7 +545,8 @@ def kv_text(report: KVReport) -> str:
                 row.append(f"{f.max_batch:,}{note}" if f.refusal is None else f"0 ({f.refusal})")
             rows.append(row)
         lines.append(
-            f"sequences that fit beside the weights ({si(priced[0].fits[0].held_shared, 'B')} held once): the seed's "
+            f"sequences that fit beside the weights ({si(priced[0].fits[0].held_shared, 'B')} held once"
+            f"{held_once_counts(report.draft_weights, False, lambda b: si(b, 'B'), bracket=False)}): the seed's "
             "card_room, ⌊(memory − held once) / held per sequence⌋,\n  = max-batch with a contiguous cache at "
             "limit = context (on-chip room checked; marked where it binds first)"
         )

@@ -430,6 +430,22 @@ class Lock:
         return tuple(f for f in FIGURES if f in self.price)
 
 
+def expected_line(price: Mapping[str, Any]) -> str | None:
+    """What a lock made under a serving stack records beside the card's limit (``price["expected"]``, the
+    ``[price.expected]`` table): ``"expected under stack S: 237.4 tokens/s at batch 1, binds on memory, weakest
+    estimated (0.2384 × the limit's 996.1)"``; ``None`` for a lock made without a stack. ``lock`` and ``reproduce``
+    print it, so the locked expected price is shown where the limit is."""
+    expected = price.get("expected")
+    if not isinstance(expected, Mapping) or "tokens_per_s" not in expected:
+        return None
+    ratio = price.get("ratio")
+    of_limit = (f" ({ratio:.4g} × the limit's {price['tokens_per_s']:,.1f})"
+                if isinstance(ratio, int | float) and "tokens_per_s" in price else "")
+    return (f"expected under stack {price.get('stack', '?')}: {expected['tokens_per_s']:,.1f} tokens/s at batch "
+            f"{expected.get('batch', '?')}, binds on {expected.get('binds', '?')}, weakest "
+            f"{expected.get('provenance', '?')}{of_limit}")
+
+
 def older_format(lock: Lock, where: str | None = None) -> str | None:
     """What to say of a lock of an older format (``None`` for the current one): which format, what it lacks, and
     the commands that re-lock it (``where``: the lock's path as the user names it; default its source)."""

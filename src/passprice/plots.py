@@ -179,6 +179,15 @@ def sweep_picture(rows: Sequence[Mapping[str, Any]], fmt: str, title: str = "") 
     return draw_sweep(sweep_lines(rows), fmt, title)
 
 
+def sweep_label(label: str, points: Sequence[tuple[int, float]]) -> str:
+    """The legend entry of one sweep line (``points``: (batch, tokens/s), at least one): its ``label`` and the
+    fastest of the batches the grid priced (the smallest of equals), named as such, since ``best`` searches every
+    batch and may find one the grid skips (r1-qwen7b-h200's best is 580; a grid of powers of two stops at 512):
+    ``"r1-qwen7b-h200 on h200_sxm_141gb (best of the grid's batches: 512, 33,093 tokens/s)"``."""
+    batch, rate = max(points, key=lambda p: (p[1], -p[0]))
+    return f"{label} (best of the grid's batches: {batch:,}, {rate:,.0f} tokens/s)"
+
+
 def draw_sweep(
     lines: Mapping[str, Sequence[tuple[int, float]]],
     fmt: str,
@@ -202,8 +211,7 @@ def draw_sweep(
         marker = "." if len(points) < 30 else None
         if capped is None:
             best = max(range(len(points)), key=lambda j: (rates[j], -batches[j]))
-            ax.plot(batches, rates, color=colour, linewidth=1.5, marker=marker,
-                    label=f"{label} (best batch {batches[best]:,}: {rates[best]:,.0f} tokens/s)")
+            ax.plot(batches, rates, color=colour, linewidth=1.5, marker=marker, label=sweep_label(label, points))
             ax.plot([batches[best]], [rates[best]], marker="o", markersize=8, color=colour, markeredgecolor="black")
             continue
         top, last = capped.get(label, (None, None))
@@ -220,7 +228,7 @@ def draw_sweep(
     ax.grid(True, which="major", alpha=0.3)
     ax.set_xlabel("batch (sequences per pass)")
     ax.set_ylabel("throughput (tokens/s)")
-    default = ("passprice sweep: tokens/s by batch (● the best batch)" if capped is None else
+    default = ("passprice sweep: tokens/s by batch (● the best of the grid's batches)" if capped is None else
                f"passprice sweep: tokens/s by batch (● the best batch within TPOT ≤ {cap}; dotted: over it)")
     ax.set_title(title or default, fontsize=10)
     ax.legend(loc="best", fontsize=7)

@@ -166,9 +166,13 @@ def cost_text(
             lines.append(f"  routing       {description(r.routing, hot, share, r.experts)}")
         else:
             lines.append(f"  routing       {r.description}")
+    array = f"array {si(cost.array_macs, 'MAC')}"
+    if cost.float_matrix_macs:  # the float matrices riding a tensor.* rate are the array term's too (DESIGN.md)
+        rates = ", ".join(p for p, _ in cost.rests_on if p.startswith("tensor.")) or "tensor.*"
+        array = (f"array {si(cost.array_macs, 'MAC')} integer + {si(cost.float_matrix_macs, 'MAC')} float matrices "
+                 f"(float_matrix_macs, on {rates})")
     lines.append(
-        f"  work/pass     array {si(cost.array_macs, 'MAC')} · vector {si(cost.vector_macs, 'MAC')} · "
-        f"scale {si(cost.scale_cycles, 'cycle')}"
+        f"  work/pass     {array} · vector {si(cost.vector_macs, 'MAC')} · scale {si(cost.scale_cycles, 'cycle')}"
     )
     lines.append(
         f"  held          {si(cost.held_bytes, 'B')} of {si(cost.capacity_bytes, 'B')} card memory "

@@ -545,6 +545,12 @@ def side_by_side(rep: Reproduction) -> list[tuple[str, Any, Any, Any]]:
     now = rep.price or {}
     today = rep.today.price or {}
     fields = ["tokens_per_s", "pass_s", "binds"]
+    rows = []
+    if isinstance(recorded.get("expected"), Mapping):  # a lock made under a stack: its expected price too
+        for key in ("tokens_per_s", "batch"):
+            rows.append((f"expected.{key}", recorded["expected"].get(key),
+                         now.get("expected", {}).get(key) if now else None,
+                         today.get("expected", {}).get(key) if today else None))
     for key in rep.lock.compared():
         if key in ("rests_on", "weakest"):
             continue  # shown as the facts that drifted, and by the provenance row
@@ -552,7 +558,8 @@ def side_by_side(rep: Reproduction) -> list[tuple[str, Any, Any, Any]]:
             (now and now.get(key) != recorded[key]) or (today and today.get(key) != recorded[key])
         ):
             fields.append(key)
-    return [(f, recorded.get(f), now.get(f) if now else None, today.get(f) if today else None) for f in fields]
+    out = [(f, recorded.get(f), now.get(f) if now else None, today.get(f) if today else None) for f in fields]
+    return out[:3] + rows + out[3:]
 
 
 def reproduction_text(rep: Reproduction, shown: str, older: str | None = None) -> str:
@@ -569,6 +576,11 @@ def reproduction_text(rep: Reproduction, shown: str, older: str | None = None) -
             f"from its {len(lock.facts)} pinned facts"
         )
     lines = [f"{lock.name} ({shown}): {locks}, format {lock.info.format}", f"  {verdict}"]
+    from passprice.locks import expected_line
+
+    expected = expected_line(lock.price)
+    if expected is not None:
+        lines.append(f"  recorded {expected}")
     rests = sorted(p for p in lock.rests_on if p in lock.facts)
     others = sorted(p for p in lock.facts if p not in rests)
     lines.append(f"  rests on {len(rests)} of its {len(lock.facts)} pinned facts: {', '.join(rests)}")
@@ -588,7 +600,10 @@ def reproduction_text(rep: Reproduction, shown: str, older: str | None = None) -
     if today.error is not None:
         facts = f"today's files do not read: {today.error}"
     model = "unchanged"
-    if rep.model_changed:
+    if lock.info.format < LOCK_FORMAT:  # its pricing_model is a placeholder, no digest: nothing to compare with
+        model = (f"none pinned (the lock predates pricing-model digests); today's is "
+                 f"{rep.pricing_model.removeprefix('sha256:')[:12]}")
+    elif rep.model_changed:
         model = f"changed ({lock.info.pricing_model.removeprefix('sha256:')[:12]} → "
         model += f"{rep.pricing_model.removeprefix('sha256:')[:12]})"
     lines += [

@@ -22,7 +22,7 @@ import enum
 import math
 import re
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
@@ -337,12 +337,34 @@ class MissingTensor(ServingRefusal):
         return {"tensor": self.tensor}
 
 
+def held_once_counts(
+    draft: float, drafting: bool, unit: Callable[[float], str] | None = None, bracket: bool = True
+) -> str:
+    """What a figure of bytes held once (weights and embedding table, :attr:`PassShape.held_shared`) counts of a
+    checkpoint with ``draft`` bytes of draft (MTP) blocks (:attr:`passprice.decode.DecodeStep.draft_weights`):
+    ``""`` without any, else a parenthesis saying whether they are in it (``drafting``: the serving drafts with
+    them, so it holds them) or not (a deployment that does not draft never reads them). ``unit`` writes the bytes
+    (default: every digit, as a refusal writes bytes); without ``bracket``, a clause after a comma instead. The one
+    wording ``price``, ``kv`` and ``checkpoints`` use."""
+    if draft <= 0:
+        return ""
+    shown = unit(draft) if unit is not None else f"{draft:,.0f}-byte"
+    if drafting:
+        said = f"with the {shown} draft (MTP) block the serving drafts with"
+    else:
+        said = f"without the {shown} draft (MTP) block, held only when drafting with it"
+    return f" ({said})" if bracket else f", {said}"
+
+
 class NotResident(ServingRefusal):
     """What the serving holds (bytes) exceeds the card's memory, and the host's if it may use it."""
 
     name = "NotResident"
 
-    def __init__(self, needed: float, capacity: float, memory: str = "card", weights: float = 0.0) -> None:
+    def __init__(
+        self, needed: float, capacity: float, memory: str = "card", weights: float = 0.0, draft: float = 0.0,
+        drafting: bool = False,
+    ) -> None:
         self.needed = needed
         self.capacity = capacity
         self.memory = memory
@@ -352,7 +374,8 @@ class NotResident(ServingRefusal):
         )
         if weights > capacity:
             # What is held once (weights, embedding table) alone does not fit: no batch or cache choice helps.
-            advice = f"the weights alone take {weights:,.0f} bytes: no batch fits; a smaller type mix or a larger card"
+            advice = (f"the weights and embedding table alone take {weights:,.0f} bytes"
+                      f"{held_once_counts(draft, drafting)}: no batch fits; a smaller type mix or a larger card")
         super().__init__(f"the {memory} memory must hold {needed:,.0f} bytes but holds {capacity:,.0f}: {advice}")
 
     def fields(self) -> dict[str, Any]:
@@ -757,6 +780,8 @@ class PassShape:
     DESIGN.md extensions (issue 14): ``layers``, the blocks a pass runs through (each draft block once per drafting
     step), which a serving stack's fixed cost per layer multiplies; ``float_macs``, (GGML type name, multiply-adds
     per sequence) of the float matrices among ``vector_macs``, which ride a card's float-matrix rate where it has one.
+    ``held_draft``: bytes of the checkpoint's draft (MTP) blocks, among ``held_shared`` when ``drafting`` (the serving
+    drafts), else held by no one: what a refusal says the held bytes count (:func:`held_once_counts`).
     """
 
     rows_per_sequence: int
@@ -779,6 +804,8 @@ class PassShape:
     routing_description: str = ""
     layers: int = 0
     float_macs: tuple[tuple[str, float], ...] = ()
+    held_draft: float = 0.0
+    drafting: bool = False
 
     def expert_bytes(self, batch: Any) -> Any:
         """Bytes of routed experts a pass of ``batch`` sequences streams, expected (Σ :meth:`ExpertStream.streamed`;
@@ -845,7 +872,7 @@ class PassShape:
         if host_sequences > 0 and card.host is None:
             raise NoHostLink(card.name)
         if held_bytes > capacity_bytes:
-            raise NotResident(held_bytes, capacity_bytes, "card", self.held_shared)
+            raise NotResident(held_bytes, capacity_bytes, "card", self.held_shared, self.held_draft, self.drafting)
         if host_held_bytes > host_capacity_bytes:
             raise NotResident(host_held_bytes, host_capacity_bytes, "host")
         on_chip_bytes = b * self.on_chip_per_sequence
@@ -1457,6 +1484,8 @@ def pass_shape(header: GGUFHeader, s: Serving, *, routing_free: bool = False) ->
         routing_description=s.routing.describe() if routed and s.routing is not None else "",
         layers=layers,
         float_macs=tuple(float_macs.items()),
+        held_draft=step.draft_weights,
+        drafting=step.drafting,
     )
     _check_finite(shape)
     return shape

@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # read only when a serving drafts or routes
     from passprice.routing import Routing
 
 T = TypeVar("T")
+U = TypeVar("U")
 
 #: The context limit a serving gets when it names none: min(this, the model's context length) (DESIGN.md).
 DEFAULT_LIMIT = 4096
@@ -369,6 +370,25 @@ def _named(spec: ServingSpec, key: str, load: Callable[[], T]) -> T:
         raise InputError(f"{spec.source}: {key}: {e}") from None
 
 
+def _both(first: Callable[[], T], second: Callable[[], U]) -> tuple[T, U]:
+    """``(first(), second())``, each tried whatever the other did: when both raise
+    :class:`~passprice.errors.InputError`, one error with both problems' lines (a wrong checkpoint and a wrong card
+    are two ``passprice: error:`` lines, not the first alone); when one does, that error as it was."""
+    out: list[Any] = []
+    errors: list[InputError] = []
+    for load in (first, second):
+        try:
+            out.append(load())
+        except InputError as e:
+            errors.append(e)
+            out.append(None)
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise InputError.of(line for e in errors for line in e.lines)
+    return out[0], out[1]
+
+
 def require_inside_root(root: Root, spec: ServingSpec) -> None:
     """Every name a serving file gives (``checkpoint``, ``card``, ``draft.method``, ``routing``) that is a path lies
     inside the root (:func:`passprice.registry.require_inside`) when the file is the registry's; a spec from the
@@ -420,8 +440,10 @@ def resolve(
     one priced."""
     from passprice.checkpoints import load_checkpoint
 
-    header = _named(spec, "checkpoint", lambda: load_checkpoint(root, spec.checkpoint))
-    card = _named(spec, "card", lambda: load_card(root, spec.card))
+    header, card = _both(
+        lambda: _named(spec, "checkpoint", lambda: load_checkpoint(root, spec.checkpoint)),
+        lambda: _named(spec, "card", lambda: load_card(root, spec.card)),
+    )
     spec = complete(spec, header)
     check_head_rows(header, spec.draft.head_rows if spec.draft is not None else None)
     ref = spec.draft.method if spec.draft is not None else method_ref
