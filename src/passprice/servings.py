@@ -418,8 +418,16 @@ def require_lockable(root: Root, spec: ServingSpec, output: Path) -> None:
 
     if not within(root, output):
         return
+
+    def absolute(ref: str) -> str:
+        # A path given on the command line is relative to the working folder; the lock records it relative to the
+        # root (locks.portable) and reads it back from there (locks.rooted), so it is judged where it lies.
+        bare = "/" not in ref and os.sep not in ref and not ref.endswith((".toml", ".gguf", ".xz", ".gz"))
+        return ref if bare or os.path.isabs(ref) or not is_there(Path(ref)) else os.path.abspath(ref)
+
     try:
-        require_inside_root(root, attrs.evolve(spec, source=str(output)))
+        judged = attrs.evolve(spec, source=str(output), checkpoint=absolute(spec.checkpoint), card=absolute(spec.card))
+        require_inside_root(root, judged)
     except InputError as e:
         raise InputError(
             f"{e}; a lock written there could not be traced back to the registry: copy the file into the registry "
