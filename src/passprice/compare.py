@@ -7,6 +7,7 @@ not fit on, or cannot be priced on, is a row carrying its refusal by name, never
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -48,12 +49,13 @@ def compare_cards(root: Root, spec: ServingSpec, cards: Iterable[str]) -> list[C
     from passprice.serving import ServingRefusal, best_serving
     from passprice.servings import resolve
 
-    cards = tuple(dict.fromkeys(cards))
+    files: dict[str, str] = {}  # one row a card file: its name and its path (or a link to it) name it once
     for card in cards:  # a name the registry lacks is the option's error, not the serving file's card key's
         try:
-            card_path(root, card)
+            files.setdefault(os.path.realpath(card_path(root, card)), card)
         except InputError as e:
             raise InputError(f"--cards: {e}") from None
+    cards = tuple(files.values())
     priced: list[CardBest] = []
     refused: list[CardBest] = []
     for card in cards:
