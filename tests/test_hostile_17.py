@@ -9,7 +9,7 @@ from pathlib import Path
 
 from cli_helpers import copy_root, invoke
 
-# --- (a) compare --cards naming one card twice (its name and its file's path) -----------------------------------------
+# --- (a) compare --cards naming one card twice (its name and its file's path) ----------------------------------------
 
 
 def test_compare_lists_a_card_named_by_its_name_and_by_its_path_once(tmp_path: Path) -> None:
@@ -26,3 +26,34 @@ def test_compare_lists_a_card_named_by_its_name_and_by_its_path_once(tmp_path: P
                     root=root)  # fmt: skip
     assert result.exit_code == 0, result.output
     assert [row["card"] for row in json.loads(result.stdout)["cards"]] == ["h100_sxm5_80gb", "h100copy"]
+
+
+# --- (b) lock -o outside a checkout whose code differs ----------------------------------------------------------------
+
+
+def test_a_lock_written_outside_a_checkout_whose_code_differs_is_written(tmp_path: Path) -> None:
+    """``lock SERVING -o /elsewhere/x.lock.toml`` with ``--root`` a checkout whose formulas differ was refused (exit
+    2: "a lock written now would record the running code's prices, which this checkout's review does not use"),
+    though a lock outside the root is the user's own, which no review of the checkout reads. It is written now,
+    under the warning check gives; a lock into the checkout's locks/ is still refused."""
+    import shutil
+
+    from cli_helpers import REPO
+
+    root = copy_root(tmp_path)
+    source = root / "src" / "passprice"
+    shutil.copytree(REPO / "src" / "passprice", source, ignore=shutil.ignore_patterns("__pycache__", "*.json"))
+    serving = source / "serving.py"
+    text = serving.read_text(encoding="utf-8")
+    assert "SOFTMAX_MACS_PER_SCORE = 7.5" in text
+    serving.write_text(text.replace("SOFTMAX_MACS_PER_SCORE = 7.5", "SOFTMAX_MACS_PER_SCORE = 8.5"), encoding="utf-8")
+    outside = tmp_path / "mine.lock.toml"
+    result = invoke("lock", "gemma3-270m-h100", "-o", str(outside), root=root)
+    assert result.exit_code == 0, result.output
+    assert result.stderr.startswith("passprice: warning: this checkout's src/passprice prices with pricing model ")
+    assert result.stdout.startswith("locked mine (price, locks serving gemma3-270m-h100): 11,733.7 tokens/s")
+    assert outside.is_file()
+    inside = root / "locks" / "mine.lock.toml"
+    result = invoke("lock", "gemma3-270m-h100", "-o", str(inside), root=root)
+    assert result.exit_code == 2 and not inside.exists()
+    assert result.stderr.startswith(f"passprice: error: {source}: this checkout's code prices with pricing model ")

@@ -1405,7 +1405,9 @@ def lock_command(
         if serving is None and name is None:
             raise click.UsageError("give -o FILE (or a SERVING or --name to write locks/NAME.lock.toml)")
         output = locking.default_output(root, name or Path(serving or "").stem)
-    if not root.embedded:
+    from passprice.registry import within
+
+    if not root.embedded and within(root, output):  # a lock outside the checkout is the user's own (round 17)
         from passprice.pins import require_checkout_code
 
         require_checkout_code(root.path)  # a lock of the running code, not this checkout's: refused (exit 2)
