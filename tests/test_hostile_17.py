@@ -57,3 +57,21 @@ def test_a_lock_written_outside_a_checkout_whose_code_differs_is_written(tmp_pat
     result = invoke("lock", "gemma3-270m-h100", "-o", str(inside), root=root)
     assert result.exit_code == 2 and not inside.exists()
     assert result.stderr.startswith(f"passprice: error: {source}: this checkout's code prices with pricing model ")
+
+
+# --- (c) compare --cards all with a broken card among good ones -------------------------------------------------------
+
+
+def test_compare_all_with_one_broken_card_still_compares_the_good_ones(tmp_path: Path) -> None:
+    """One card file that is not TOML in facts/cards/ made ``compare SERVING`` (``--cards all``) print only that
+    card's error (exit 2) and compare none of the 17 good cards: the listing class of issue 13 (``cards`` shows the
+    good ones, then the bad one's line). Now the good cards are compared and the bad one is its error line, exit 2."""
+    root = copy_root(tmp_path)
+    broken = root / "facts" / "cards" / "zz_broken.toml"
+    broken.write_text("garbage = [\n", encoding="utf-8")
+    result = invoke("compare", "gemma3-270m-h100", "--json", root=root)
+    assert result.exit_code == 2, result.output
+    assert result.stderr == f"passprice: error: {broken}: not valid TOML: Invalid value (at end of document)\n"
+    rows = json.loads(result.stdout)["cards"]
+    assert len(rows) == 17 and "zz_broken" not in {row["card"] for row in rows}
+    assert rows[0]["card"] == "b200" and rows[0]["batch"] == 7873

@@ -1236,8 +1236,12 @@ def compare_command(ctx: click.Context, /, serving: str | None, cards: str, as_j
         raise click.UsageError("give the cards with --cards (comma-separated, or 'all'), not --card")
     if serving is None and not o.get("checkpoint"):
         raise click.UsageError("give a SERVING, or --checkpoint (with the serving options it is priced with)")
-    if cards.strip() == "all":
-        card_list = tuple(root.names(root.cards))
+    if cards.strip() == "all":  # as `cards`: the good ones compared, each bad card file one error line (exit 2)
+        from passprice.cards import load_card
+
+        card_list = tuple(name for name, _ in _load_all(root.names(root.cards), lambda name: load_card(root, name)))
+        if not card_list and root.names(root.cards):
+            return  # no card reads: their problems are all there is to say
     else:
         card_list = tuple(c.strip() for c in cards.split(",") if c.strip())
     if not card_list:
