@@ -75,3 +75,25 @@ def test_compare_all_with_one_broken_card_still_compares_the_good_ones(tmp_path:
     rows = json.loads(result.stdout)["cards"]
     assert len(rows) == 17 and "zz_broken" not in {row["card"] for row in rows}
     assert rows[0]["card"] == "b200" and rows[0]["batch"] == 7873
+
+
+# --- (d) compare refused on every card, by different refusals --------------------------------------------------------
+
+
+def test_compare_refused_on_every_card_names_each_refusal() -> None:
+    """``compare deepseek-v3-h200 --host-memory`` is refused on all 17 cards: NoHostLink on the 10 without a host
+    link, NotResident on the 7 with one. The refusal line said "NoHostLink … (on a100_pcie_80gb; the others
+    likewise)", hiding that seven cards have the link and still cannot hold the model. It names each refusal with
+    its cards now."""
+    result = invoke("compare", "deepseek-v3-h200", "--host-memory", "--json")
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "passprice: refused: no card of the 17 compared prices it: NoHostLink: card 'a100_pcie_80gb' has no host link "
+        "(host.* facts): price it without --host-memory (on a100_pcie_80gb; 9 others likewise); refused otherwise: "
+        "NotResident on 7 cards (a100_sxm4_80gb, b200, h100_sxm5_80gb +4 more)\n"
+    )
+    rows = json.loads(result.stdout)["cards"]
+    assert [r["refusal"] for r in rows].count("NotResident") == 7
+    one = invoke("compare", "deepseek-v3-h200", "--host-memory", "--cards", "a100_pcie_80gb,b200")
+    assert one.exit_code == 1
+    assert one.stderr.rstrip().endswith("(on a100_pcie_80gb); refused otherwise: NotResident on 1 card (b200)")

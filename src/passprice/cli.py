@@ -1228,7 +1228,7 @@ def best_command(
 def compare_command(ctx: click.Context, /, serving: str | None, cards: str, as_json: bool, **o: Any) -> None:
     """The serving's best batch on each card, fastest first: which card serves it best. A what-if across cards,
     judged under no lock (the serving's locks lock its own card: `best SERVING` prices it under them)."""
-    from passprice.compare import compare_cards, comparison_json, comparison_text
+    from passprice.compare import compare_cards, comparison_json, comparison_text, refused_line
     from passprice.report import spec_summary
 
     root = _root(ctx)
@@ -1253,9 +1253,7 @@ def compare_command(ctx: click.Context, /, serving: str | None, cards: str, as_j
     data = {"serving": serving, "checkpoint": spec.checkpoint,
             "own_card": spec.card if serving is not None else None, "cards": comparison_json(rows)}
     if all(r.cost is None for r in rows):  # as speculate: nothing priced is a refusal (exit 1), not a table
-        first = next(r.refusal for r in rows if r.refusal is not None)
-        raise Refused(f"no card of the {len(rows)} compared prices it: {first.name}: {first}"
-                      + (f" (on {rows[0].card}; the others likewise)" if len(rows) > 1 else ""), data)
+        raise Refused(refused_line(rows), data)
     if as_json:
         _echo_json(data)
         return

@@ -85,6 +85,29 @@ def comparison_json(rows: list[CardBest]) -> list[dict[str, Any]]:
     return out
 
 
+def refused_line(rows: list[CardBest]) -> str:
+    """What ``compare`` says when no card of ``rows`` (every one refused, at least one) prices the serving: the
+    first card's refusal in full, and on which card; ``the others likewise`` when every other card is refused by
+    the same refusal, else how many are and each other refusal by name with its cards (``NotResident on 7 cards
+    (a100_sxm4_80gb, b200, h100_sxm5_80gb +4 more)``), since one card's refusal said of all misleads (``--host-memory``
+    is refused ``NoHostLink`` by a card without a host link, ``NotResident`` by one with)."""
+    by_name: dict[str, list[str]] = {}
+    for row in rows:
+        if row.refusal is not None:
+            by_name.setdefault(row.refusal.name, []).append(row.card)
+    first = next(r.refusal for r in rows if r.refusal is not None)
+    line = f"no card of the {len(rows)} compared prices it: {first.name}: {first}"
+    if len(rows) == 1:
+        return line
+    if len(by_name) == 1:
+        return line + f" (on {rows[0].card}; the others likewise)"
+    alike = len(by_name[first.name]) - 1
+    line += f" (on {rows[0].card}" + (f"; {alike:,} other{'s' if alike != 1 else ''} likewise)" if alike else ")")
+    others = [f"{name} on {len(cards):,} card{'s' if len(cards) != 1 else ''} ({_first(tuple(cards))})"
+              for name, cards in by_name.items() if name != first.name]
+    return line + "; refused otherwise: " + "; ".join(others)
+
+
 HEADROOM = 0.95
 """The share of card memory past which a best batch is said to leave no room (as ``best``'s headroom line)."""
 
