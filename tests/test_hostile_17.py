@@ -97,3 +97,24 @@ def test_compare_refused_on_every_card_names_each_refusal() -> None:
     one = invoke("compare", "deepseek-v3-h200", "--host-memory", "--cards", "a100_pcie_80gb,b200")
     assert one.exit_code == 1
     assert one.stderr.rstrip().endswith("(on a100_pcie_80gb); refused otherwise: NotResident on 1 card (b200)")
+
+
+# --- (e) compare of a serving whose file names no card ---------------------------------------------------------------
+
+
+def test_compare_of_a_serving_whose_card_names_nothing_is_bad_input(tmp_path: Path) -> None:
+    """A serving file with ``card = "nope"`` was compared (exit 0) and the table closed with "the serving's locks
+    lock nope", though its lock locks h100_sxm5_80gb and ``price``/``check`` refuse the file. It is bad input now,
+    one line naming the file and key, as ``price`` words it."""
+    from cli_helpers import bad
+
+    root = copy_root(tmp_path)
+    serving = root / "registry" / "servings" / "gemma3-270m-h100.toml"
+    text = serving.read_text(encoding="utf-8")
+    assert text.count('card = "h100_sxm5_80gb"') == 1
+    serving.write_text(text.replace('card = "h100_sxm5_80gb"', 'card = "nope"'), encoding="utf-8")
+    said = f"{serving}: card: card 'nope': not found in {root / 'facts' / 'cards'} (registered: a100_pcie_80gb, "
+    assert bad("compare", "gemma3-270m-h100", "--cards", "h100_sxm5_80gb", root=root, says=said)[0].startswith(
+        f"passprice: error: {said}"
+    )
+    assert bad("price", "gemma3-270m-h100", root=root, says=said)

@@ -43,12 +43,18 @@ def compare_cards(root: Root, spec: ServingSpec, cards: Iterable[str]) -> list[C
 
     The best batch is :func:`passprice.serving.best_serving`'s (the seed's ``best_serving``, bounded by the serving's
     TPOT cap when it has one). Raises :class:`~passprice.errors.InputError` for a card or checkpoint that does not
-    read (exit 2, as every command); a card the price refuses is a row with its refusal."""
+    read, and for a serving file whose own ``card`` names no card (exit 2, as every command); a card the price
+    refuses is a row with its refusal."""
     from passprice.cards import card_path
-    from passprice.errors import InputError
+    from passprice.errors import InputError, NotFound
     from passprice.serving import ServingRefusal, best_serving
     from passprice.servings import resolve
 
+    if spec.source is not None:  # the serving file's own card, which its locks lock (the table's closing note)
+        try:
+            card_path(root, spec.card)
+        except NotFound as e:
+            raise InputError(f"{spec.source}: card: {e}") from None
     files: dict[str, str] = {}  # one row a card file: its name and its path (or a link to it) name it once
     for card in cards:  # a name the registry lacks is the option's error, not the serving file's card key's
         try:
