@@ -118,3 +118,28 @@ def test_compare_of_a_serving_whose_card_names_nothing_is_bad_input(tmp_path: Pa
         f"passprice: error: {said}"
     )
     assert bad("price", "gemma3-270m-h100", root=root, says=said)
+
+
+# --- (f) --max-tpot given to audit SERVING and to a price lock -------------------------------------------------------
+
+CAP_UNUSED = (
+    "passprice: warning: --max-tpot bounds the best batch's search (best, lock --best); it does not change this "
+)
+
+
+def test_max_tpot_on_audit_and_on_a_price_lock_says_it_changes_nothing(tmp_path: Path) -> None:
+    """``audit r1-qwen7b-h200 --max-tpot 0.001`` audited batch 1 (1.004 ms a token, over the cap) and said nothing
+    of the cap; ``lock r1-qwen7b-h200 --max-tpot 0.001 -o FILE`` wrote a price lock at batch 1 recording the cap,
+    exit 0, not a word (max-batch and speculate warn: the cap bounds the best batch's search only). Both warn now;
+    ``lock --best`` (which searches within the cap) does not."""
+    audited = invoke("audit", "r1-qwen7b-h200", "--max-tpot", "0.001")
+    assert audited.exit_code == 0
+    assert audited.stderr == CAP_UNUSED + "result: audit prices the serving's batch, as price does\n"
+    locked = invoke("lock", "r1-qwen7b-h200", "--max-tpot", "0.001", "-o", str(tmp_path / "p.lock.toml"))
+    assert locked.exit_code == 0 and locked.stdout.startswith("locked p (price, locks no registered serving): 996.1")
+    assert locked.stderr == CAP_UNUSED + (
+        "result: a price lock records the price at the serving's batch, whatever its TPOT (lock --best records the "
+        "best batch within the cap)\n"
+    )
+    best = invoke("lock", "r1-qwen7b-h200", "--best", "--max-tpot", "0.01", "-o", str(tmp_path / "b.lock.toml"))
+    assert best.exit_code == 0 and best.stderr == "" and "at batch 318" in best.stdout

@@ -1436,6 +1436,9 @@ def lock_command(
     except (ServingRefusal, locking.LockNotWritten) as e:
         _refuse(e)
     lock = written.lock
+    if lock.kind != "best":
+        _cap_unused(o, f"a {lock.kind} lock records the price at the serving's batch, whatever its TPOT (lock --best "
+                       "records the best batch within the cap)")
     for change in written.loosened:
         click.echo(f"passprice: warning: lock {lock.name}: {change.describe()}", err=True)
     if as_json:
@@ -1585,6 +1588,7 @@ def audit_command(
 
         root, spec = _spec(ctx, target, **o)
         resolved = resolve(root, spec)
+        _cap_unused(o, "audit prices the serving's batch, as price does")
         the_stack = None
         if stack_ref is not None:
             from passprice.stacks import load_stack
