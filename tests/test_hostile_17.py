@@ -143,3 +143,24 @@ def test_max_tpot_on_audit_and_on_a_price_lock_says_it_changes_nothing(tmp_path:
     )
     best = invoke("lock", "r1-qwen7b-h200", "--best", "--max-tpot", "0.01", "-o", str(tmp_path / "b.lock.toml"))
     assert best.exit_code == 0 and best.stderr == "" and "at batch 318" in best.stdout
+
+
+# --- (g) an MTP checkpoint whose every block is a draft block --------------------------------------------------------
+
+
+def test_as_many_draft_layers_as_blocks_is_bad_input(tmp_path: Path) -> None:
+    """``qwen35.nextn_predict_layers = 65`` with ``block_count = 65`` made every block a draft (MTP) block: kv said
+    "weights 1.043 GB … without the 15.45 GB draft (MTP) block" and ``price`` priced a main model of no block
+    (exit 0); 66 was refused as "more than block_count". As many is refused now, naming the entry and key."""
+    from cli_helpers import bad
+
+    root = copy_root(tmp_path)
+    entry = root / "registry" / "checkpoints" / "qwen35-27b-like.toml"
+    text = entry.read_text(encoding="utf-8")
+    said = '"qwen35.nextn_predict_layers" = { type = "uint32", value = 1 }'
+    assert text.count(said) == 1 and '"qwen35.block_count" = { type = "uint32", value = 65 }' in text
+    entry.write_text(text.replace(said, said.replace("value = 1", "value = 65")), encoding="utf-8")
+    line = (f"{entry}: metadata qwen35.nextn_predict_layers: 65 draft layers, as many as block_count (65): the main "
+            "model would have no block")
+    assert bad("price", "qwen35-27b-h200-mtp", "--no-lock", root=root, says=line) == [f"passprice: error: {line}"]
+    assert bad("kv", "qwen35-27b-like", root=root, says=line) == [f"passprice: error: {line}"]

@@ -550,8 +550,12 @@ def header_problems(header: GGUFHeader) -> list[str]:
     if _whole(experts) and _whole(used) and isinstance(used, int) and isinstance(experts, int) and used > experts:
         out.append(f"{source}: metadata {prefix}expert_used_count: {used:,} experts a token, more than expert_count")
     drafts = header.metadata.get(f"{prefix}nextn_predict_layers")
-    if isinstance(drafts, int) and isinstance(blocks, int) and _whole(drafts) and _whole(blocks) and drafts > blocks:
-        out.append(f"{source}: metadata {prefix}nextn_predict_layers: {drafts:,} draft layers, more than block_count")
+    if isinstance(drafts, int) and isinstance(blocks, int) and _whole(drafts) and _whole(blocks) and drafts >= blocks:
+        # The draft layers are the last nextn_predict_layers of block_count: as many as block_count leaves the main
+        # model no block (it was priced as a 1 GB model drafting with a 15 GB block).
+        out.append(f"{source}: metadata {prefix}nextn_predict_layers: {drafts:,} draft layers, "
+                   f"{'as many as' if drafts == blocks else 'more than'} block_count ({blocks:,}): the main model "
+                   "would have no block")
     if not out:
         out += _block_problems(header, source, prefix, blocks if _whole(blocks) else None)
     if not out:
