@@ -164,3 +164,21 @@ def test_as_many_draft_layers_as_blocks_is_bad_input(tmp_path: Path) -> None:
             "model would have no block")
     assert bad("price", "qwen35-27b-h200-mtp", "--no-lock", root=root, says=line) == [f"passprice: error: {line}"]
     assert bad("kv", "qwen35-27b-like", root=root, says=line) == [f"passprice: error: {line}"]
+
+
+def test_checkpoints_lists_a_contradicting_header_as_its_error_line(tmp_path: Path) -> None:
+    """``checkpoints`` listed an entry whose header ``check`` and every price refuse (``nextn_predict_layers`` 66 of
+    65 blocks), exit 0, with "15.45 GB draft (MTP) block … 1.758 GB without drafts" read off it. It lists the good
+    entries and reports that one on its error line, exit 2, as ``cards`` does a bad card."""
+    root = copy_root(tmp_path)
+    entry = root / "registry" / "checkpoints" / "qwen35-27b-like.toml"
+    text = entry.read_text(encoding="utf-8")
+    said = '"qwen35.nextn_predict_layers" = { type = "uint32", value = 1 }'
+    entry.write_text(text.replace(said, said.replace("value = 1", "value = 66")), encoding="utf-8")
+    result = invoke("checkpoints", root=root)
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"passprice: error: {entry}: metadata qwen35.nextn_predict_layers: 66 draft layers, more than block_count "
+        "(65): the main model would have no block\n"
+    )
+    assert "qwen35-27b-like" not in result.stdout and "gemma3-270m-q4_k_m " in result.stdout

@@ -586,9 +586,15 @@ def listing_row(name: str, header: GGUFHeader) -> dict[str, Any]:
     count), ``tensor_bytes`` (the bytes of every tensor of a GGML type passprice knows,
     :func:`passprice.ggml.tensor_bytes`), ``context_length`` (``None`` when the metadata has none) and ``sha256``
     (the header's), ``draft_tensor_bytes`` (those of ``tensor_bytes`` in draft (MTP) blocks,
-    :func:`passprice.decode.draft_bytes`: held only by a serving that drafts with them)."""
-    from passprice.decode import draft_bytes
+    :func:`passprice.decode.draft_bytes`: held only by a serving that drafts with them).
 
+    Raises :class:`InputError` with every contradiction of the header (:func:`passprice.decode.header_problems`, as
+    ``check`` and every price report them): its figures, such as the draft block's bytes, would be nonsense."""
+    from passprice.decode import draft_bytes, header_problems
+
+    problems = header_problems(header)
+    if problems:
+        raise InputError.of(problems)
     size = sum(ggml.tensor_bytes(t.type_id, t.dims) for t in header.tensors if ggml.known(t.type_id))
     return {"name": name, "architecture": header.architecture, "tensors": len(header.tensors), "tensor_bytes": size,
             "context_length": header.meta_int("context_length"), "sha256": header.sha256,
