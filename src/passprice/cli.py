@@ -1228,8 +1228,11 @@ def best_command(
 def compare_command(ctx: click.Context, /, serving: str | None, cards: str, as_json: bool, **o: Any) -> None:
     """The serving's best batch on each card, fastest first: which card serves it best. A what-if across cards,
     judged under no lock (the serving's locks lock its own card: `best SERVING` prices it under them)."""
-    from passprice.compare import compare_cards, comparison_json, comparison_text
+    import attrs
+
+    from passprice.compare import compare_cards, comparison_json, comparison_text, lock_note
     from passprice.report import spec_summary
+    from passprice.servings import resolve
 
     root = _root(ctx)
     if o.get("card"):
@@ -1246,8 +1249,9 @@ def compare_command(ctx: click.Context, /, serving: str | None, cards: str, as_j
         o["card"] = card_list[0]  # a serving needs a card to be built; each row replaces it
     root, spec = _spec(ctx, serving, **o)
     rows = compare_cards(root, spec, card_list)
+    note = lock_note(root, serving, spec.card)
     data = {"serving": serving, "checkpoint": spec.checkpoint,
-            "own_card": spec.card if serving is not None else None, "cards": comparison_json(rows)}
+            "own_card": spec.card if serving is not None else None, "cards": comparison_json(rows), "lock": note}
     if all(r.cost is None for r in rows):  # as speculate: nothing priced is a refusal (exit 1), not a table
         first = next(r.refusal for r in rows if r.refusal is not None)
         raise Refused(f"no card of the {len(rows)} compared prices it: {first.name}: {first}"
@@ -1256,7 +1260,9 @@ def compare_command(ctx: click.Context, /, serving: str | None, cards: str, as_j
         _echo_json(data)
         return
     what = f"{serving + ': ' if serving else ''}{spec.checkpoint}"
-    click.echo(comparison_text(rows, what, spec_summary(spec), spec.card if serving is not None else None, serving))
+    # the serving as completed against its checkpoint (contexts filled in for a --checkpoint alone)
+    shown = resolve(root, attrs.evolve(spec, card=card_list[0])).spec
+    click.echo(comparison_text(rows, what, spec_summary(shown), note))
 
 
 @cli.command("max-batch")
