@@ -32,3 +32,20 @@ def test_audit_of_a_lock_made_under_a_stack_audits_its_expected_price_on_the_pin
     assert share.split()[-1] == "+0.233"  # 0.987 ms of a 4.211 ms pass read at the stack's share, by hand 0.2326
     data = json.loads(invoke("audit", lock, "--json", root=root).stdout)
     assert data["reproduces"] is True
+
+
+def test_a_stack_fact_that_drifted_is_named_as_the_cause_of_a_moved_price(tmp_path: Path) -> None:
+    """`price --lock L` of a lock made under a stack, after the stack's `memory.reserved` went 512 → 1024 MiB, said
+    "no pinned fact or serving choice drifted: the pricing model (code) or the checkpoint moved it", while
+    `reproduce` named the drifted stack fact. The price's lock line now names it."""
+    root = copy_root(tmp_path)
+    lock = str(root / "locks" / "r1-stack.lock.toml")
+    assert invoke("lock", R1, "--stack", STACK, "-o", lock, root=root).exit_code == 0
+    stack = root / "facts" / "stacks" / f"{STACK}.toml"
+    text = stack.read_text(encoding="utf-8")
+    head, tail = text.split("[memory.reserved]\nvalue = 512\n", 1)
+    stack.write_text(f"{head}[memory.reserved]\nvalue = 1024\n{tail}", encoding="utf-8")
+    out = invoke("price", "--lock", lock, root=root)
+    assert out.exit_code == 0, out.stderr
+    assert "drifted since the lock: stack.memory.reserved: 512 MiB (estimated) → 1024 MiB (estimated)" in out.stdout
+    assert "no pinned fact or serving choice drifted" not in out.stdout

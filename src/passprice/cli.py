@@ -1152,7 +1152,8 @@ def price_command(
     )
     data = cost_json(cost) if expected is None else expected_json(expected)
     _finite(data)
-    moved = g.moved(root, kind, data, resolved)  # a lock whose recorded price this is not, and why
+    # a lock whose recorded price this is not, and why
+    moved = g.moved(root, kind, data, resolved, _stack_facts(expected))
     stale = _stale(resolved, data, expected)  # a derived fact it rests on whose inputs moved
     if as_json:
         _echo_json({**data, "stale": stale.to_json(), "lock": g.to_json(moved)})
@@ -1205,7 +1206,8 @@ def best_command(
     )
     data = cost_json(cost) if expected is None else expected_json(expected)
     _finite(data)
-    moved = g.moved(root, "best", data, resolved)  # a best lock whose recorded price this is not, and why
+    # a best lock whose recorded price this is not, and why
+    moved = g.moved(root, "best", data, resolved, _stack_facts(expected))
     stale = _stale(resolved, data, expected)  # a derived fact it rests on whose inputs moved
     if as_json:
         _echo_json({**data, "stale": stale.to_json(), "lock": g.to_json(moved)})
