@@ -2006,7 +2006,7 @@ def sweep_command(
 
             write_atomically(output, chunks, force=force)
     if output is not None:
-        click.echo(f"{total:,} prices -> {shown_path(output)}", err=True)
+        click.echo(f"{total:,} row{'' if total == 1 else 's'} -> {shown_path(output)}", err=True)
     if plot_path is not None:
         click.echo(f"plot -> {shown_path(plot_path)}", err=True)
     for line in best.summary() if best is not None else ():
