@@ -382,7 +382,8 @@ class Guard:
             same = [lock.name for lock, _ in self.locks if lock.kind == kind]
             names = ", ".join(self.names())
             verdict = (
-                f"floors hold, and the price is the one {', '.join(same)} records" if same
+                (f"floors hold, and the price is the one {same[0]} records" if len(same) == 1
+                 else f"floors hold, and the price is the one {', '.join(same[:-1])} and {same[-1]} record") if same
                 else f"floors hold; {names} {'is no' if len(self.locks) == 1 else 'are no'} {kind} lock"
                 f"{'' if len(self.locks) == 1 else 's'} to compare the price with (`passprice reproduce "
                 f"{self.locks[0][0].name}` compares its own)"
