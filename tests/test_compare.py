@@ -39,9 +39,22 @@ def test_the_table_the_tpot_cap_and_the_lock_line() -> None:
     h200 = next(line for line in lines if line.startswith("h200_sxm_141gb"))
     assert h200.split()[:5] == ["h200_sxm_141gb", "318", "31,866.8", "9.979", "ms"]  # the capped best, as best's
     assert lines[-1] == (
-        "  lock          none: a comparison across cards is a what-if (the serving's locks lock h200_sxm_141gb; "
-        f"`passprice best {R1}` prices it under them)"
+        "  lock          none: a comparison across cards is a what-if (the serving's locks, r1-qwen7b-h200, "
+        f"r1-qwen7b-h200-best, lock h200_sxm_141gb; `passprice best {R1}` prices it under them)"
     )
+
+
+def test_the_lock_line_names_only_locks_there_are_and_a_checkpoint_alone_shows_its_contexts() -> None:
+    """Walkthrough 11: `compare qwen35-27b-h200-chat` spoke of "the serving's locks" of a serving with none, and
+    `compare --checkpoint C` showed a blank where the contexts go."""
+    chat = invoke("compare", "qwen35-27b-h200-chat", "--cards", "h200_sxm_141gb")
+    assert chat.stdout.splitlines()[-1] == (
+        "  lock          none: a comparison across cards is a what-if (no lock of qwen35-27b-h200-chat in locks/)"
+    )
+    alone = invoke("compare", "--checkpoint", "gemma3-270m-q4_k_m", "--cards", "b200", "--json")
+    assert json.loads(alone.stdout)["lock"] == "none: a comparison across cards is a what-if"
+    text = invoke("compare", "--checkpoint", "gemma3-270m-q4_k_m", "--cards", "b200").stdout.splitlines()
+    assert text[1].startswith("  contexts at mean position ")
 
 
 def test_refused_cards_are_rows_and_nothing_priced_is_a_refusal() -> None:

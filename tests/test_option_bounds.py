@@ -21,6 +21,7 @@ HUGE = str(10**309)  # 310 digits
 COMMANDS: dict[str, tuple[str, ...]] = {
     "price": ("price", R1),
     "best": ("best", R1),
+    "compare": ("compare", R1, "--cards", "h200_sxm_141gb"),
     "max-batch": ("max-batch", R1),
     "lock": ("lock", R1, "-o", "never-written.lock.toml"),
     "audit": ("audit", R1),

@@ -207,3 +207,19 @@ def test_a_serving_names_the_files_its_price_reads() -> None:
     }
     assert named_files(b'card = "facts/cards/x.toml"\nrouting = "uniform"\n') == {("card", "x"), ("routing", "uniform")}
     assert named_files(b"not toml [") == set()
+
+
+def test_a_serving_head_refuses_gets_no_lock_advice() -> None:
+    """Walkthrough 11: under "Servings no lock pins", a serving refused ``NotResident`` on HEAD was advised
+    ``passprice lock NAME -o …``, which, pasted, exits 1 (a refused price cannot be locked). Only a serving HEAD
+    prices gets the command."""
+    from passprice.diff import PriceSide
+    from passprice.unlocked import ServingMove
+
+    refused = {"refusal": "NotResident", "message": "the card memory must hold more"}
+    gone = ServingMove("deepseek-v3-mi300x", "mi300x", PriceSide(refusal=refused), PriceSide(refusal=refused))
+    assert gone.lock_words is None
+    assert gone.lock_command == "– (HEAD does not price it: no price to lock)"
+    assert gone.to_json()["lock_command"] is None
+    priced = ServingMove("x", "mi300x", PriceSide(refusal=refused), PriceSide(price={"tokens_per_s": 1.0}))
+    assert priced.lock_command == "`passprice lock x -o locks/x.lock.toml`"

@@ -273,8 +273,16 @@ def lock_subject(root: Root, target: str) -> Subject:
     the_lock = read_lock(lock_path(root, target), root.schema)
     header = pinned_header(root, the_lock)
     title = f"audit of lock {the_lock.name} (pinned facts): {the_lock.checkpoint} on {the_lock.card}"
+    stack = the_lock.pinned_stack()
+    if stack is None:
+        return Subject(header, the_lock.pinned_card(), pinned_serving(the_lock), the_lock.kind, the_lock.policy,
+                       the_lock.facts, title, the_lock, target)
+    # A lock made under a serving stack records its expected price beside the limit: the audit is of that price, on
+    # the stack facts it pinned (walkthrough 11: the audit left them out and said the lock did not reproduce).
+    title += f", expected under stack {stack.name} (pinned)"
     return Subject(header, the_lock.pinned_card(), pinned_serving(the_lock), the_lock.kind, the_lock.policy,
-                   the_lock.facts, title, the_lock, target)
+                   the_lock.facts, title, the_lock, target, stack=stack, calibration=calibrated_on(root, stack),
+                   judged=frozenset(the_lock.rests_on))
 
 
 def serving_subject(root: Root, target: str | None, resolved: Resolved, stack: Stack | None = None) -> Subject:
@@ -372,11 +380,16 @@ def audit_subject(subject: Subject, check: Callable[[ServingCost], None] | None 
     stale = stale_rested_on(s.facts, (r.path for r in result.rows))
     if s.lock is None:
         return Report(s, result, stale)
-    differ = moved(s.lock.price, cost_json(result.cost), s.lock.compared())
+    recorded = s.lock.price
+    if s.stack is not None and isinstance(recorded.get("expected"), Mapping):
+        recorded = recorded["expected"]  # the expected price audited, against the one the lock records
+        differ = moved(recorded, cost_json(result.cost), tuple(recorded))
+    else:
+        differ = moved(recorded, cost_json(result.cost), s.lock.compared())
     warning = None
     if differ:
         warning = (
-            f"WARNING: the lock records {s.lock.price.get('tokens_per_s')!r} tokens/s, its pinned inputs give "
+            f"WARNING: the lock records {recorded.get('tokens_per_s')!r} tokens/s, its pinned inputs give "
             f"{result.cost.tokens_per_s!r} with today's code (first: {differ[0].field}); `passprice reproduce "
             f"{s.reference or s.lock.name}` says why"
         )

@@ -1152,7 +1152,8 @@ def price_command(
     )
     data = cost_json(cost) if expected is None else expected_json(expected)
     _finite(data)
-    moved = g.moved(root, kind, data, resolved)  # a lock whose recorded price this is not, and why
+    # a lock whose recorded price this is not, and why
+    moved = g.moved(root, kind, data, resolved, _stack_facts(expected))
     stale = _stale(resolved, data, expected)  # a derived fact it rests on whose inputs moved
     if as_json:
         _echo_json({**data, "stale": stale.to_json(), "lock": g.to_json(moved)})
@@ -1205,7 +1206,8 @@ def best_command(
     )
     data = cost_json(cost) if expected is None else expected_json(expected)
     _finite(data)
-    moved = g.moved(root, "best", data, resolved)  # a best lock whose recorded price this is not, and why
+    # a best lock whose recorded price this is not, and why
+    moved = g.moved(root, "best", data, resolved, _stack_facts(expected))
     stale = _stale(resolved, data, expected)  # a derived fact it rests on whose inputs moved
     if as_json:
         _echo_json({**data, "stale": stale.to_json(), "lock": g.to_json(moved)})
@@ -1228,8 +1230,11 @@ def best_command(
 def compare_command(ctx: click.Context, /, serving: str | None, cards: str, as_json: bool, **o: Any) -> None:
     """The serving's best batch on each card, fastest first: which card serves it best. A what-if across cards,
     judged under no lock (the serving's locks lock its own card: `best SERVING` prices it under them)."""
-    from passprice.compare import compare_cards, comparison_json, comparison_text, refused_line
+    import attrs
+
+    from passprice.compare import compare_cards, comparison_json, comparison_text, lock_note, refused_line
     from passprice.report import spec_summary
+    from passprice.servings import resolve
 
     root = _root(ctx)
     if o.get("card"):
@@ -1250,15 +1255,18 @@ def compare_command(ctx: click.Context, /, serving: str | None, cards: str, as_j
         o["card"] = card_list[0]  # a serving needs a card to be built; each row replaces it
     root, spec = _spec(ctx, serving, **o)
     rows = compare_cards(root, spec, card_list)
+    note = lock_note(root, serving, spec.card)
     data = {"serving": serving, "checkpoint": spec.checkpoint,
-            "own_card": spec.card if serving is not None else None, "cards": comparison_json(rows)}
+            "own_card": spec.card if serving is not None else None, "cards": comparison_json(rows), "lock": note}
     if all(r.cost is None for r in rows):  # as speculate: nothing priced is a refusal (exit 1), not a table
         raise Refused(refused_line(rows), data)
     if as_json:
         _echo_json(data)
         return
     what = f"{serving + ': ' if serving else ''}{spec.checkpoint}"
-    click.echo(comparison_text(rows, what, spec_summary(spec), spec.card if serving is not None else None, serving))
+    # the serving as completed against its checkpoint (contexts filled in for a --checkpoint alone)
+    shown = resolve(root, attrs.evolve(spec, card=card_list[0])).spec
+    click.echo(comparison_text(rows, what, spec_summary(shown), note))
 
 
 @cli.command("max-batch")
@@ -2006,7 +2014,7 @@ def sweep_command(
 
             write_atomically(output, chunks, force=force)
     if output is not None:
-        click.echo(f"{total:,} prices -> {shown_path(output)}", err=True)
+        click.echo(f"{total:,} row{'' if total == 1 else 's'} -> {shown_path(output)}", err=True)
     if plot_path is not None:
         click.echo(f"plot -> {shown_path(plot_path)}", err=True)
     for line in best.summary() if best is not None else ():

@@ -114,6 +114,8 @@ def refused_line(rows: list[CardBest]) -> str:
     return line + "; refused otherwise: " + "; ".join(others)
 
 
+REASON_CHARS = 100
+"""The most characters of a refusal's first clause a row shows (walkthrough 11: a row ~240 characters wide)."""
 HEADROOM = 0.95
 """The share of card memory past which a best batch is said to leave no room (as ``best``'s headroom line)."""
 
@@ -123,15 +125,12 @@ def _first(paths: tuple[str, ...], most: int = 3) -> str:
     return ", ".join(paths[:most]) + (f" +{len(paths) - most} more" if len(paths) > most else "")
 
 
-def comparison_text(
-    rows: list[CardBest], what: str, summary: str, own_card: str | None, serving: str | None = None
-) -> str:
+def comparison_text(rows: list[CardBest], what: str, summary: str, note: str) -> str:
     """The table for people, under ``what`` (the serving and checkpoint) and ``summary`` (its choices,
     :func:`passprice.report.spec_summary`): one line a card (best batch, tokens/s, TPOT, the binding term, card
     memory held, the weakest provenance and the facts carrying it), refused cards with their refusal's name and
-    first clause, and a closing note that the comparison is under no lock (``own_card``: the serving ``serving``'s
-    own card, whose locks ``passprice best SERVING`` prices under; ``None`` for a serving given by checkpoint and
-    card), and a headroom line when best batches fill over :data:`HEADROOM` of card memory."""
+    first clause, a headroom line when best batches fill over :data:`HEADROOM` of card memory, and ``note``
+    (:func:`lock_note`) on the lock line."""
     from passprice.tables import count, percent, si, text_table
 
     table = []
@@ -144,6 +143,8 @@ def comparison_text(
             ])
         elif row.refusal is not None:
             reason = str(row.refusal).split(";")[0]
+            if len(reason) > REASON_CHARS:  # the whole line is in --json and in `best --card CARD`
+                reason = reason[: REASON_CHARS - 1].rstrip() + "…"
             table.append([row.card, "—", "—", "—", "—", "—", f"refused: {row.refusal.name}: {reason}"])
     lines = [f"best batch on each card, fastest first: {what}", f"  {summary}", ""]
     lines.append(text_table(["card", "batch", "tokens/s", "TPOT", "binds", "held", "weakest provenance"], table,
@@ -153,9 +154,24 @@ def comparison_text(
         lines.append(f"\n  headroom      the best batch holds over {HEADROOM:.0%} of card memory on {len(full)} of "
                      f"{len(rows)} cards: passprice counts no runtime workspace, activations or fragmentation, so "
                      "leave room (a smaller --limit, or --max-tpot) before serving one of these")
-    if own_card is not None and serving is not None:
-        lines.append(f"\n  lock          none: a comparison across cards is a what-if (the serving's locks lock "
-                     f"{own_card}; `passprice best {serving}` prices it under them)")
-    else:
-        lines.append("\n  lock          none: a comparison across cards is a what-if")
+    lines.append(f"\n  lock          {note}")
     return "\n".join(lines)
+
+
+def lock_note(root: Root, serving: str | None, own_card: str) -> str:
+    """What the comparison says about locks: none applies (a what-if across cards); for a registered serving with
+    locks in ``locks/``, which (by file name) and that they lock ``own_card`` (``best SERVING`` prices under them),
+    else that the serving has none (walkthrough 11: the line named locks of a serving that had none). Raises
+    :class:`~passprice.errors.InputError` for a lock file that does not read (as every pricing command)."""
+    from passprice.enforce import serving_name
+    from passprice.locks import locks_of
+
+    head = "none: a comparison across cards is a what-if"
+    name = serving_name(root, serving) if serving is not None else None
+    if name is None:
+        return head
+    locks = locks_of(root, name)
+    if not locks:
+        return f"{head} (no lock of {name} in locks/)"
+    names = ", ".join(p.name.removesuffix(".lock.toml") for p in locks)
+    return f"{head} (the serving's locks, {names}, lock {own_card}; `passprice best {serving}` prices it under them)"

@@ -264,12 +264,15 @@ class PriceMoved:
 
 
 def price_moved(
-    root: Root, lock: Lock, kind: str, price: Mapping[str, Any], resolved: Resolved
+    root: Root, lock: Lock, kind: str, price: Mapping[str, Any], resolved: Resolved,
+    stack_facts: Mapping[str, Fact] | None = None,
 ) -> PriceMoved | None:
     """How today's ``price`` (a ``--json`` object of ``kind``: ``price`` or ``best``) of ``resolved`` differs from
     the price ``lock`` records, or ``None`` when the lock is of another kind or every figure (:data:`FIGURES
     <passprice.locks.FIGURES>`) is the recorded one. Floors are judged apart (:meth:`Guard.judge`); this says,
-    beside a verdict that holds, that the price shown is not the locked one, and why."""
+    beside a verdict that holds, that the price shown is not the locked one, and why. Under a serving stack
+    (``stack_facts``, today's stack facts by lock path), a stack fact that drifted is named too (walkthrough 11: a
+    changed ``stack.memory.reserved`` was put down to "the pricing model (code) or the checkpoint")."""
     from passprice.locks import FIGURES, portable_spec
 
     if lock.kind != kind:
@@ -288,8 +291,13 @@ def price_moved(
     if not differ:
         return None
 
-    read = price.get("rests_on", {})
-    drifted = tuple(d.describe() for d in drift(lock, resolved.facts(), read))
+    read = dict(price.get("rests_on", {}))
+    expected = price.get("expected")
+    if isinstance(expected, Mapping):
+        read.update(expected.get("rests_on", {}))
+    today = dict(resolved.facts())
+    today.update(stack_facts or {})
+    drifted = tuple(d.describe() for d in drift(lock, today, read))
     serving = serving_changes(lock.spec, portable_spec(resolved.spec, root))
     if differ[0].field.startswith("expected.") or differ[0].field == "fixed_s":
         # Only the stack's expected price moved: show that one, recorded against today's.
@@ -374,7 +382,8 @@ class Guard:
             same = [lock.name for lock, _ in self.locks if lock.kind == kind]
             names = ", ".join(self.names())
             verdict = (
-                f"floors hold, and the price is the one {', '.join(same)} records" if same
+                (f"floors hold, and the price is the one {same[0]} records" if len(same) == 1
+                 else f"floors hold, and the price is the one {', '.join(same[:-1])} and {same[-1]} record") if same
                 else f"floors hold; {names} {'is no' if len(self.locks) == 1 else 'are no'} {kind} lock"
                 f"{'' if len(self.locks) == 1 else 's'} to compare the price with (`passprice reproduce "
                 f"{self.locks[0][0].name}` compares its own)"
@@ -399,9 +408,13 @@ class Guard:
         today = portable_spec(resolved.spec, root)
         return tuple(dict.fromkeys(c for lock, _ in self.locks for c in serving_changes(lock.spec, today)))
 
-    def moved(self, root: Root, kind: str, price: Mapping[str, Any], resolved: Resolved) -> tuple[PriceMoved, ...]:
-        """Each applied lock of ``kind`` whose recorded price today's ``price`` is not (:func:`price_moved`)."""
-        out = (price_moved(root, lock, kind, price, resolved) for lock, _ in self.locks)
+    def moved(
+        self, root: Root, kind: str, price: Mapping[str, Any], resolved: Resolved,
+        stack_facts: Mapping[str, Fact] | None = None,
+    ) -> tuple[PriceMoved, ...]:
+        """Each applied lock of ``kind`` whose recorded price today's ``price`` is not (:func:`price_moved`;
+        ``stack_facts``: today's facts of the stack the price is made under, by lock path)."""
+        out = (price_moved(root, lock, kind, price, resolved, stack_facts) for lock, _ in self.locks)
         return tuple(m for m in out if m is not None)
 
     def to_json(self, moved: Iterable[PriceMoved] = ()) -> dict[str, Any]:

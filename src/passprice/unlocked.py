@@ -84,17 +84,22 @@ class ServingMove:
         return a / b - 1.0
 
     @property
-    def lock_words(self) -> list[str]:
+    def lock_words(self) -> list[str] | None:
         """The command that locks the serving, so a later review judges it: ``passprice lock NAME -o
-        locks/NAME.lock.toml``, word by word."""
+        locks/NAME.lock.toml``, word by word; ``None`` when HEAD does not price it (a lock of a refused price is
+        refused: walkthrough 11 pasted the advice under a ``NotResident`` row and got exit 1)."""
+        if self.after.price is None:
+            return None
         return ["passprice", "lock", self.name, "-o", f"locks/{self.name}.lock.toml"]
 
     @property
     def lock_command(self) -> str:
-        """:attr:`lock_words` as a markdown code span to paste (:func:`passprice.enforce.command_span`)."""
+        """:attr:`lock_words` as a markdown code span to paste (:func:`passprice.enforce.command_span`), or what
+        stands in its place when HEAD does not price the serving."""
         from passprice.enforce import command_span
 
-        return command_span(self.lock_words)
+        words = self.lock_words
+        return command_span(words) if words is not None else "– (HEAD does not price it: no price to lock)"
 
     def binds(self) -> str:
         """What binds the pass on each side: ``memory``, or ``memory → compute``; ``–`` for a side without a price."""
@@ -127,7 +132,7 @@ class ServingMove:
             "after": self.after.to_json(),
             "relative_change": self.relative,
             "unsound": list(self.unsound),
-            "lock_command": shlex.join(self.lock_words),
+            "lock_command": shlex.join(self.lock_words) if self.lock_words is not None else None,
         }
 
 
