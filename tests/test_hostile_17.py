@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from cli_helpers import copy_root, invoke
 
 # --- (a) compare --cards naming one card twice (its name and its file's path) ----------------------------------------
@@ -184,14 +186,16 @@ def test_checkpoints_lists_a_contradicting_header_as_its_error_line(tmp_path: Pa
     assert "qwen35-27b-like" not in result.stdout and "gemma3-270m-q4_k_m " in result.stdout
 
 
-# --- (h) sweep --max-tpot's CSV cells made on arrays ------------------------------------------------------------------
+# --- (h) sweep --max-tpot's cells made on arrays ----------------------------------------------------------------------
 
 
-def test_the_capped_csv_of_long_segments_is_the_row_at_a_time_text() -> None:
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_the_capped_text_of_long_segments_is_the_row_at_a_time_text(fmt: str) -> None:
     """``sweep --cards all --batches 1-3900 --max-tpot 0.01 -o FILE`` (994,500 rows) ran 2.08-2.22 s (1.3 s without
     the cap): each row's two cells were an f-string with the TPOT's ``repr``, 1.1 s a million rows. They are made
-    from arrays now (1.58-1.82 s, the same load). Segments past floattext.FEW rows (its fast path), with refused
-    rows among them (batch 0, and past what fits) and a drafting serving, give the reference text byte for byte."""
+    from arrays now (1.37-2.03 s, the same load; JSON likewise). Segments past floattext.FEW rows (its fast path),
+    with refused rows among them (batch 0, and past what fits) and a drafting serving, give the reference text byte
+    for byte."""
     from cli_helpers import REPO
     from passprice.registry import Root
     from passprice.sweep import Grid, Sweeper
@@ -200,8 +204,11 @@ def test_the_capped_csv_of_long_segments_is_the_row_at_a_time_text() -> None:
     sweeper = Sweeper(Root(REPO))
     grid = Grid(servings=("r1-qwen7b-h200", "qwen35-27b-h200-mtp"), batches=(0, *range(1, 40), 5000, 100000),
                 cards=("h200_sxm_141gb", "rtx_3090"), positions=(512.0,))
-    fast = "".join(capped_chunks(sweeper.segments(grid), "csv", 0.005))
-    assert fast == "".join(reference_chunks(sweeper.segments(grid), "csv", 0.005))
-    lines = fast.splitlines()
-    assert len(lines) == 1 + 2 * 2 * 42
-    assert {line.rsplit(",", 1)[1] for line in lines[1:]} == {"true", "false", ""}
+    fast = "".join(capped_chunks(sweeper.segments(grid), fmt, 0.005))
+    assert fast == "".join(reference_chunks(sweeper.segments(grid), fmt, 0.005))
+    if fmt == "csv":
+        lines = fast.splitlines()
+        assert len(lines) == 1 + 2 * 2 * 42
+        assert {line.rsplit(",", 1)[1] for line in lines[1:]} == {"true", "false", ""}
+    else:
+        assert {row["within_max_tpot"] for row in json.loads(fast)} == {True, False, None}

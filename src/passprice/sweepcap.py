@@ -96,20 +96,18 @@ def capped_chunks(segments: Iterable[Segment], fmt: str, max_tpot: float) -> Ite
                     cells[j] = cell
             yield "\n".join(map(",".join, zip(lines, cells, strict=True))) + "\n"
         else:
-            tpot: list[float | None] = [None] * count
-            for j, v in zip(rows.tolist(), values.tolist(), strict=True):
-                tpot[j] = v
-            out = [f"{line[:-1]}, {_json_tpot(t, max_tpot)}}}" for line, t in zip(lines, tpot, strict=True)]
+            # As the CSV's: each object less its "}" and the two fields (json.dumps of a finite float is its repr).
+            cells = [', "tpot_s": null, "within_max_tpot": null}'] * count
+            if len(rows):
+                flags = np.where(values <= max_tpot, ', "within_max_tpot": true}', ', "within_max_tpot": false}')
+                texts = map(', "tpot_s": '.__add__, float_reprs(values))
+                for j, cell in zip(rows.tolist(), map(str.__add__, texts, flags.tolist()), strict=True):
+                    cells[j] = cell
+            out = list(map(str.__add__, [line[:-1] for line in lines], cells))
             yield ("\n" if first else ",\n") + ",\n".join(out)
             first = False
     if not csv_format:
         yield "\n]\n"
-
-
-def _json_tpot(tpot: float | None, cap: float) -> str:
-    if tpot is None:
-        return '"tpot_s": null, "within_max_tpot": null'
-    return f'"tpot_s": {json.dumps(tpot)}, "within_max_tpot": {"true" if tpot <= cap else "false"}'
 
 
 def _reference_lines(segment: Segment, fmt: str, max_tpot: float) -> Iterator[str]:
