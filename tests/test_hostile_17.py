@@ -212,3 +212,26 @@ def test_the_capped_text_of_long_segments_is_the_row_at_a_time_text(fmt: str) ->
         assert {line.rsplit(",", 1)[1] for line in lines[1:]} == {"true", "false", ""}
     else:
         assert {row["within_max_tpot"] for row in json.loads(fast)} == {True, False, None}
+
+
+# --- (i) a name holding "$" in a picture ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["d$\\nosuchcommand$", "c$\\frac{1}{0}$"])
+def test_a_serving_name_holding_dollars_is_drawn_as_written(tmp_path: Path, name: str) -> None:
+    """A serving registered as ``d$\\nosuchcommand$`` (check: "all holds") made ``sweep NAME --plot`` print
+    matplotlib's mathtext traceback ("ParseFatalException: Unknown symbol: \\nosuchcommand") and write no picture;
+    ``c$\\frac{1}{0}$`` was drawn as a fraction. Titles, legend entries and annotations are drawn as written now
+    (tick labels keep mathtext): the picture is written, exit 0, for sweep (with and without --max-tpot), roofline
+    and audit."""
+    pytest.importorskip("matplotlib")
+    root = copy_root(tmp_path)
+    servings = root / "registry" / "servings"
+    (servings / f"{name}.toml").write_bytes((servings / "r1-qwen7b-h200.toml").read_bytes())
+    for i, args in enumerate([("sweep", name, "--batches", "1,2,4"), ("sweep", name, "--batches", "1,2,4",
+                                                                       "--max-tpot", "0.01"),
+                              ("roofline", "h200_sxm_141gb", name), ("audit", name)]):
+        picture = tmp_path / f"p{i}.png"
+        result = invoke(*args, "--plot", str(picture), root=root)
+        assert result.exit_code == 0, result.output
+        assert picture.read_bytes().startswith(b"\x89PNG")

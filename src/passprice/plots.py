@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from passprice.errors import InputError
 from passprice.files import write_atomically
-from passprice.roofline import require_matplotlib
+from passprice.roofline import literal_texts, require_matplotlib
 
 if TYPE_CHECKING:
     from passprice.audit import Audit
@@ -43,6 +43,7 @@ def _save(fig: Any, plt: Any, fmt: str) -> bytes:
     """The figure as ``fmt`` bytes, without a date and with fixed SVG ids, then closed."""
     buffer = io.BytesIO()
     try:
+        literal_texts(fig)  # a name holding "$" is drawn as written, not parsed as mathtext
         fig.tight_layout()
         metadata = {"Date": None} if fmt == "svg" else {"Software": "passprice (matplotlib)"}
         with plt.rc_context({"svg.hashsalt": "passprice"}):

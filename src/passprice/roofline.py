@@ -587,6 +587,20 @@ def require_matplotlib() -> Any:
     return plt
 
 
+def literal_texts(fig: Any) -> None:
+    """Draw every title, legend entry and annotation of ``fig`` as written, not as mathtext: a registry name holding
+    ``$`` (a serving ``c$\\frac{1}{0}$``) was drawn as a formula, and one mathtext cannot parse (``d$\\nosuch$``)
+    raised from matplotlib (a traceback, exit 0, no picture). Tick labels keep theirs (a log axis's 2^n). Call it
+    before the figure is laid out or saved."""
+    for ax in fig.axes:
+        texts = [ax.title, *ax.texts]
+        legend = ax.get_legend()
+        if legend is not None:
+            texts += legend.get_texts()
+        for text in texts:
+            text.set_parse_math(False)
+
+
 def render(line: Roofline, fmt: str) -> bytes:
     """The roofline's picture as ``png`` or ``svg`` bytes: tokens/s (top) and pass time (bottom) against the batch,
     on log axes, each bind's region shaded, the best batch and the largest that fits marked.
@@ -643,6 +657,7 @@ def render(line: Roofline, fmt: str) -> bytes:
         top.plot([last.batch], [last.tokens_per_s], marker="s", color="#0072B2")
         top.legend(loc="best", fontsize=8)
         top.set_title(line.title or f"decode roofline on {line.card.name}", fontsize=10)
+        literal_texts(fig)
         fig.tight_layout()
         buffer = io.BytesIO()
         # A fixed salt for the SVG's element ids (random by default), so the same roofline writes the same bytes.

@@ -222,7 +222,7 @@ def plot(v: Validation, path: Path, force: bool = False) -> None:
     if path.suffix.lower() not in (".png", ".svg"):
         raise InputError(f"--plot {path}: the file must end in .png or .svg")
     check_writable(path, force)  # the one writer's checks, before anything is priced or drawn
-    from passprice.roofline import require_matplotlib
+    from passprice.roofline import literal_texts, require_matplotlib
 
     plt = require_matplotlib()
     import io
@@ -260,6 +260,7 @@ def plot(v: Validation, path: Path, force: bool = False) -> None:
         title += f" — expected: mean |error| {100 * mean:.1f} %, max {100 * (v.max_error() or 0):.1f} %"
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=6, ncol=2, loc="upper left")
+    literal_texts(fig)  # a card name holding "$" is drawn as written, not parsed as mathtext
     fig.tight_layout()
     buffer = io.BytesIO()
     fmt = path.suffix.lower()[1:]
