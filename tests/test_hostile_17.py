@@ -235,3 +235,31 @@ def test_a_serving_name_holding_dollars_is_drawn_as_written(tmp_path: Path, name
         result = invoke(*args, "--plot", str(picture), root=root)
         assert result.exit_code == 0, result.output
         assert picture.read_bytes().startswith(b"\x89PNG")
+
+
+# --- (j) an exception no command catches ----------------------------------------------------------------------------
+
+
+def test_an_uncaught_exception_exits_1_not_0(tmp_path: Path) -> None:
+    """The console script ended every process through its last exit handler (``entry._end``, ``os._exit`` with the
+    command's status), which knew only ``SystemExit``: an exception passprice did not catch (the mathtext one of
+    (i)) printed its traceback and exited 0, a crash a script took for success. It exits 1, as Python does."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import passprice.memo as m\n"
+        "def boom(command_line):\n"
+        "    raise RuntimeError('boom')\n"
+        "m.main = boom\n"
+        "import sys\n"
+        "sys.argv = ['passprice', 'check']\n"
+        "from passprice.entry import main\n"
+        "main()\n"
+    )
+    env = {**os.environ, "PYTHONUTF8": "1"}
+    done = subprocess.run([sys.executable, "-X", "utf8", "-c", code], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=60, check=False)  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.splitlines()[-1] == "RuntimeError: boom"

@@ -117,6 +117,11 @@ def main() -> None:
         raise
     except KeyboardInterrupt:  # past the command line's own handling (the memo keeping its output): as anywhere
         _interrupted(signal.SIGINT, None)
+    except BaseException:
+        # Any other exception: the interpreter prints its traceback and exits 1, and so must _end (it ended such a
+        # process with status 0, a crash a script took for success: round 17).
+        _STATUS[:] = [1]
+        raise
 
 
 def _command_line() -> None:
