@@ -263,3 +263,14 @@ def test_an_uncaught_exception_exits_1_not_0(tmp_path: Path) -> None:
                           cwd=tmp_path, timeout=60, check=False)  # fmt: skip
     assert done.returncode == 1, done.stderr
     assert done.stderr.splitlines()[-1] == "RuntimeError: boom"
+
+
+# --- (k) GitHub's math in free text of the review --------------------------------------------------------------------
+
+
+def test_markdown_free_text_never_renders_as_math() -> None:
+    """A note or locator holding ``$x^2$`` (or ``$$…$$``) was passed to the pull-request comment as it is, and GitHub
+    renders ``$…$`` as LaTeX math: the text shown was not the text written. Each ``$`` is escaped now."""
+    from passprice.tables import markdown_text
+
+    assert markdown_text("about $x^2$, $$\\frac{a}{b}$$ and $5") == r"about \$x^2\$, \$\$\\frac{a}{b}\$\$ and \$5"

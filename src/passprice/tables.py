@@ -77,7 +77,7 @@ def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Seq
 @functools.cache
 def _markup() -> re.Pattern[str]:
     """What markdown would read as markup (compiled on first use)."""
-    return re.compile(r"[\\`*\[\]~]|(?<![^\W_])_|_(?![^\W_])")
+    return re.compile(r"[\\`*\[\]~$]|(?<![^\W_])_|_(?![^\W_])")  # "$": GitHub's math ($x$, $$x$$)
 
 
 def _one_line(text: str) -> str:
@@ -93,11 +93,11 @@ def _one_line(text: str) -> str:
 def markdown_text(text: str) -> str:
     """Free text (a cite, a locator, a note, an error line) for a Markdown page, shown as written and never as
     markup: ``&``, ``<`` and ``>`` as entities (no raw HTML reaches the page), the punctuation that opens emphasis,
-    a link, an image, a code span or a strikethrough (``\\ ` * _ [ ] ~``) escaped with a backslash, control
-    characters as U+FFFD, a line break as a space. A bare address stays text (GitHub may link it, showing where it
-    goes). An ``@`` is followed by a zero-width space (``&#8203;``, as Renovate writes it), so a name in a cite or a
-    locator (``@octocat``) is shown but never mentions, and so notifies, anyone from a pull request's comment
-    (attacker round 16)."""
+    a link, an image, a code span, a strikethrough or GitHub's math (``\\ ` * _ [ ] ~ $``) escaped with a
+    backslash, control characters as U+FFFD, a line break as a space. A bare address stays text (GitHub may link
+    it, showing where it goes). An ``@`` is followed by a zero-width space (``&#8203;``, as Renovate writes it), so
+    a name in a cite or a locator (``@octocat``) is shown but never mentions, and so notifies, anyone from a pull
+    request's comment (attacker round 16)."""
     out = _markup().sub(lambda m: "\\" + m.group(0), _one_line(text))
     return out.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("@", "@&#8203;")
 
