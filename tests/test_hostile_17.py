@@ -274,3 +274,23 @@ def test_markdown_free_text_never_renders_as_math() -> None:
     from passprice.tables import markdown_text
 
     assert markdown_text("about $x^2$, $$\\frac{a}{b}$$ and $5") == r"about \$x^2\$, \$\$\\frac{a}{b}\$\$ and \$5"
+
+
+# --- (l) a record named like an option ------------------------------------------------------------------------------
+
+
+def test_a_serving_named_like_an_option_is_refused_by_name(tmp_path: Path) -> None:
+    """A serving file ``registry/servings/-x.toml`` was listed by ``servings`` and passed ``check`` ("all holds"),
+    while ``passprice price -x`` (and each ``passprice lock -x -o …`` the review advises) said "No such option:
+    -x". Its name is refused where every record's name is read (registry.entry_name), one line naming the file."""
+    root = copy_root(tmp_path)
+    servings = root / "registry" / "servings"
+    (servings / "-x.toml").write_bytes((servings / "gpt-oss-20b-h200.toml").read_bytes())
+    why = ("the name -x starts with '-', which a command line reads as an option (`passprice price -x` says no such "
+           "option, as does every command passprice advises with it); rename the file")
+    listed = invoke("servings", root=root)
+    assert listed.exit_code == 2 and listed.stderr == f"passprice: error: {servings / '-x.toml'}: {why}\n"
+    assert "gpt-oss-20b-h200 " in listed.stdout
+    checked = invoke("check", root=root)
+    assert checked.exit_code == 2
+    assert checked.stderr == f"passprice: error: registry/servings/-x.toml: {why}\n"

@@ -155,7 +155,9 @@ def entry_name(path: Path, suffix: str = ".toml") -> str:
     refusal line shows for it. Raises :class:`InputError` naming the file when the name holds a character that does
     not print (a newline, ESC, a bidi control such as U+202E, a byte that is not UTF-8): a card file
     ``ev\u202eil.toml`` was shown raw in ``facts``, ``price --card``, ``roofline`` and ``lock`` output, reordering
-    each line it was on, and one named ``nl\nx.toml`` split a row of ``cards`` in two."""
+    each line it was on, and one named ``nl\nx.toml`` split a row of ``cards`` in two; and when it starts with ``-``,
+    which a command line reads as an option (round 17: ``servings`` listed ``-x``, ``check`` said "all holds", and
+    ``price -x`` and every ``lock -x …`` passprice advised said "No such option")."""
     name = path.name[: -len(suffix)]
     if not name.isprintable():
         from passprice.errors import escaped
@@ -164,6 +166,11 @@ def entry_name(path: Path, suffix: str = ".toml") -> str:
             f"{shown(path)}: the name {escaped(name)} holds a character that does not print (a control character, a "
             "bidi control or a byte that is not UTF-8): it would be shown on every line naming the record; rename "
             "the file"
+        )
+    if name.startswith("-"):
+        raise InputError(
+            f"{shown(path)}: the name {name} starts with '-', which a command line reads as an option (`passprice "
+            f"price {name}` says no such option, as does every command passprice advises with it); rename the file"
         )
     return name
 
