@@ -49,3 +49,18 @@ def test_a_stack_fact_that_drifted_is_named_as_the_cause_of_a_moved_price(tmp_pa
     assert out.exit_code == 0, out.stderr
     assert "drifted since the lock: stack.memory.reserved: 512 MiB (estimated) → 1024 MiB (estimated)" in out.stdout
     assert "no pinned fact or serving choice drifted" not in out.stdout
+
+
+def test_sweep_max_tpot_says_when_the_grid_not_the_cap_bounds_the_best_batch(tmp_path: Path) -> None:
+    """`sweep … --batches 1-100 --max-tpot 0.01` said the best batch within 10 ms was 100 (at 3.807 ms), where
+    `best --max-tpot 0.01` finds 318: the grid stopped it. The line now says so; on the RTX 3080 the best (25) is
+    where memory stops the batch, below the grid's largest, and gets no such note."""
+    out = invoke("sweep", R1, "--cards", "h200_sxm_141gb,rtx_3080", "--batches", "1-100", "--max-tpot", "0.01",
+                 "--no-lock", "-o", str(tmp_path / "x.csv"))
+    assert out.exit_code == 0, out.stderr
+    lines = out.stderr.splitlines()
+    h200 = next(line for line in lines if "on h200_sxm_141gb: best batch" in line)
+    assert h200.endswith(": 100, 26,268.3 tokens/s at 3.807 ms — the grid's largest batch: the grid, not the cap, "
+                         "bounds it (`passprice best --max-tpot` searches every batch)")
+    rtx = next(line for line in lines if "on rtx_3080: best batch" in line)
+    assert rtx.endswith(": 25, 2,505.7 tokens/s at 9.977 ms")

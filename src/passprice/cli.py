@@ -964,7 +964,8 @@ def _reasons(refusals: list[Any]) -> str:
     said = []
     for name, messages in by_name.items():
         others = len(dict.fromkeys(messages)) - 1  # the same refusal with other figures (BeyondStack's needs …)
-        said.append(f"{name}: {messages[0]}" + (f" (and {others} more draft lengths alike)" if others else ""))
+        more = f" (and {others} more draft length{'s' if others > 1 else ''} alike)" if others else ""
+        said.append(f"{name}: {messages[0]}{more}")
     return "; ".join(said)
 
 

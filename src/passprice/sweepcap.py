@@ -140,12 +140,13 @@ def reference_chunks(segments: Iterable[Segment], fmt: str, max_tpot: float) -> 
 @attrs.define
 class _Line:
     """One line's bests so far: within the cap (tokens/s, batch, TPOT) and over all; the smallest batch priced (batch,
-    TPOT); the largest batch within the cap."""
+    TPOT); the largest batch within the cap; the grid's largest batch (refused rows included)."""
 
     within: tuple[float, int, float] | None = None
     best: tuple[float, int, float] | None = None
     first: tuple[int, float] | None = None
     last: int | None = None
+    largest: int | None = None
 
 
 def _better(a: tuple[float, int, float] | None, b: tuple[float, int, float]) -> tuple[float, int, float]:
@@ -171,10 +172,13 @@ class BestWithin:
     def add(self, segment: Segment) -> None:
         """The priced rows of ``segment`` (one block of a line's batches)."""
         values, rows = tpots(segment)
-        if not len(rows):
-            return
         c = segment.common
-        line = self._lines.setdefault((c["serving"], c["card"], c["position"], c["draft_tokens"]), _Line())
+        key = (c["serving"], c["card"], c["position"], c["draft_tokens"])
+        if not len(rows):
+            if key in self._lines and len(segment.batches):  # a block refused whole still widens the grid
+                self._lines[key].largest = max(self._lines[key].largest or 0, int(segment.batches.max()))
+            return
+        line = self._lines.setdefault(key, _Line())
         batches, rates = segment.prices()
         order = np.lexsort((batches, -rates))  # fastest first, the smaller batch of equals
         top = int(order[0])
@@ -184,6 +188,7 @@ class BestWithin:
             k = int(inside[np.lexsort((batches[inside], -rates[inside]))[0]])
             line.within = _better(line.within, (float(rates[k]), int(batches[k]), float(values[k])))
             line.last = max(line.last or 0, int(batches[inside].max()))
+        line.largest = max(line.largest or 0, int(segment.batches.max()))  # of the grid, refused rows included
         low = int(np.argmin(batches))
         if line.first is None or int(batches[low]) < line.first[0]:
             line.first = (int(batches[low]), float(values[low]))
@@ -223,6 +228,9 @@ class BestWithin:
             if line.best is not None and line.best[1] != batch:
                 text += (f" (without the cap: {line.best[1]:,}, {line.best[0]:,.1f} tokens/s at "
                          f"{si(line.best[2], 's')})")
+            if batch == line.largest:  # walkthrough 11: 100 read as the cap's answer where `best` finds 318
+                text += (" — the grid's largest batch: the grid, not the cap, bounds it (`passprice best --max-tpot` "
+                         "searches every batch)")
             out.append(text)
         more = len(self._lines) - SUMMARY_LINES
         if more > 0:
