@@ -294,3 +294,19 @@ def test_a_serving_named_like_an_option_is_refused_by_name(tmp_path: Path) -> No
     checked = invoke("check", root=root)
     assert checked.exit_code == 2
     assert checked.stderr == f"passprice: error: registry/servings/-x.toml: {why}\n"
+
+
+def test_a_tpot_cap_below_a_microsecond_is_out_of_range(tmp_path: Path) -> None:
+    """Round 17, found and left: `max_tpot = 5e-324` (the schema's exclusiveMinimum 0) was accepted and shown as a
+    cap of "4.941e-315 ns". A cap is now at least 1 µs, in a serving file, a lock and `--max-tpot`."""
+    from cli_helpers import bad, copy_root
+
+    [line] = bad("best", "r1-qwen7b-h200", "--max-tpot", "5e-324")
+    assert "Invalid value for '--max-tpot': 4.94066e-324 is out of range (a finite number from 1e-06 to 3,600)" in line
+    root = copy_root(tmp_path)
+    serving = root / "registry" / "servings" / "r1-qwen7b-h200.toml"
+    text = serving.read_text(encoding="utf-8")
+    at = text.index("\n[") + 1  # a top-level key, before the first table
+    serving.write_text(text[:at] + "max_tpot = 5e-324\n" + text[at:], encoding="utf-8")
+    [line] = bad("best", "r1-qwen7b-h200", root=root)
+    assert line.startswith(f"passprice: error: {serving}: max_tpot: 5e-324 is less than the minimum of 1e-06")
