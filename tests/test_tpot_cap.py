@@ -133,7 +133,7 @@ def test_the_cap_is_written_read_and_left_out_when_unset(root: Path) -> None:
     assert out["batch"] == 318
     path = root / "registry" / "servings" / "r1-capped.toml"
     path.write_text(text.replace("max_tpot = 0.01", "max_tpot = 0"), encoding="utf-8")
-    bad("best", "r1-capped", root=root, says="r1-capped.toml: max_tpot: 0 is less than or equal to the minimum of 0")
+    bad("best", "r1-capped", root=root, says="r1-capped.toml: max_tpot: 0 is less than the minimum of 1e-06")
     path.write_text(text, encoding="utf-8")
 
 
