@@ -179,6 +179,8 @@ def test_a_review_re_prices_at_most_so_many_unlocked_servings(
             "most 2)")
     assert diff_text(d).splitlines()[-1] == line
     assert f"ℹ️ {line}." in diff_markdown(d).splitlines()
+    # the summary says it too (round 17: a review of 205 servings said "199 … move" and nothing of the rest)
+    assert "0 servings no lock pins move, 2 more not re-priced (not locked, informational)" in diff_text(d)
 
 
 def _side(tokens: float | None = None, refusal: str | None = None, message: str = "m") -> PriceSide:

@@ -1649,9 +1649,11 @@ class Diff:
             parts.append(self.check_line())
         if self.unaffected:
             parts.append(f"{_n(len(self.unaffected), 'lock')} unaffected")
-        if self.unlocked:
+        if self.unlocked or self.unlocked_left_out:
             n = len(self.unlocked)
-            parts.append(f"{_n(n, 'serving')} no lock pins {'moves' if n == 1 else 'move'} (not locked, informational)")
+            more = f", {self.unlocked_left_out:,} more not re-priced" if self.unlocked_left_out else ""
+            parts.append(f"{_n(n, 'serving')} no lock pins {'moves' if n == 1 else 'move'}{more} (not locked, "
+                         "informational)")
         if self.model_changed:
             moved = [lock for lock in self.reviews if lock.moved and "pricing model" in lock.inputs]
             parts.append("pricing model changed" + (f", moving {_n(len(moved), 'locked price')}" if moved else ""))
