@@ -310,3 +310,12 @@ def test_a_tpot_cap_below_a_microsecond_is_out_of_range(tmp_path: Path) -> None:
     serving.write_text(text[:at] + "max_tpot = 5e-324\n" + text[at:], encoding="utf-8")
     [line] = bad("best", "r1-qwen7b-h200", root=root)
     assert line.startswith(f"passprice: error: {serving}: max_tpot: 5e-324 is less than the minimum of 1e-06")
+
+
+def test_an_empty_checkpoint_or_card_name_is_named() -> None:
+    """Round 17, found and left: `price --checkpoint '' --card C` said "give a SERVING, or both --checkpoint and
+    --card", as if none was given."""
+    from cli_helpers import bad
+
+    [line] = bad("price", "--checkpoint", "", "--card", "h200_sxm_141gb")
+    assert "Invalid value for '--checkpoint': an empty name: give a registry name or a file" in line

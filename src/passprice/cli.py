@@ -877,6 +877,9 @@ def _spec(ctx: click.Context, serving: str | None, base: Any = None, **o: Any) -
     elif serving is not None:
         spec = load_spec(root, serving)
     else:
+        for key in ("checkpoint", "card"):
+            if o.get(key) == "":  # round 17: `--checkpoint ''` was told to give both --checkpoint and --card
+                raise click.BadParameter("an empty name: give a registry name or a file", param_hint=f"--{key}")
         if not o.get("checkpoint") or not o.get("card"):
             raise click.UsageError("give a SERVING, or both --checkpoint and --card")
         spec = ServingSpec(checkpoint=o["checkpoint"], card=o["card"])
