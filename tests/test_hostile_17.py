@@ -318,4 +318,4 @@ def test_an_empty_checkpoint_or_card_name_is_named() -> None:
     from cli_helpers import bad
 
     [line] = bad("price", "--checkpoint", "", "--card", "h200_sxm_141gb")
-    assert "Invalid value for '--checkpoint': an empty name: give a registry name or a file" in line
+    assert "Invalid value for --checkpoint: an empty name: give a registry name or a file" in line
