@@ -181,7 +181,7 @@ def test_paths_to_nothing_or_the_wrong_kind(tmp_path: Path) -> None:
     bad("price", "--checkpoint", R1, "--card", notes, says=f"{notes}: not a card file")
     bad("price", "--checkpoint", notes, "--card", H200, says=f"{notes}: byte 0: bad magic")
     bad("reproduce", missing, says=f"lock {missing!r}: no such file")
-    bad("price", "--checkpoint", "", "--card", H200, says="give a SERVING, or both --checkpoint and --card")
+    bad("price", "--checkpoint", "", "--card", H200, says="Invalid value for --checkpoint: an empty name")
     bad("price", "r1-qwen7b-h200", "--card", "", says="card '': not found in")
     bad("facts", "", says="card '': not found in")
 
