@@ -90,7 +90,7 @@ def test_a_source_records_read_note_is_one_line_of_text(tmp_path: Path, bad_text
 
 
 def test_a_best_lock_whose_pinned_cap_is_refused_says_so(tmp_path: Path) -> None:
-    """``locks/r1-qwen7b-h200-best.lock.toml`` with ``serving.max_tpot = 1e-9`` and its digest recomputed (as an
+    """``locks/r1-qwen7b-h200-best.lock.toml`` with ``serving.max_tpot = 1e-6`` (the least a cap may be) and its digest recomputed (as an
     attacker who knows the digest rule writes it): check failed it, but as a price that moved ('the pricing model
     changed and moves the price (first: card)', card h200_sxm_141gb → None, batch 580 → 1), the OverTPOT refusal its
     pinned inputs meet said nowhere in its verdict. The verdict names the refusal."""
@@ -102,11 +102,11 @@ def test_a_best_lock_whose_pinned_cap_is_refused_says_so(tmp_path: Path) -> None
     file = root / "locks" / "r1-qwen7b-h200-best.lock.toml"
     lock = read_lock(file)
     assert lock.kind == "best" and lock.serving.max_tpot is None and lock.price["batch"] == 580
-    file.write_text(lock_text(attrs.evolve(lock, serving=attrs.evolve(lock.serving, max_tpot=1e-9))), encoding="utf-8")
+    file.write_text(lock_text(attrs.evolve(lock, serving=attrs.evolve(lock.serving, max_tpot=1e-6))), encoding="utf-8")
     checked = invoke("check", root=root)
     assert checked.exit_code == 1, checked.output
     assert "does NOT reproduce: its pinned inputs are refused (OverTPOT: batch 1 already takes 1.004 ms per output " \
-        "token, over the serving's TPOT cap of 1 ns (max_tpot)" in checked.stdout
+        "token, over the serving's TPOT cap of 1 µs (max_tpot)" in checked.stdout
     assert "moves the price (first: card)" not in checked.stdout
     reproduced = invoke("reproduce", str(file), root=root)
     assert reproduced.exit_code == 1, reproduced.output
