@@ -90,10 +90,10 @@ def test_a_source_records_read_note_is_one_line_of_text(tmp_path: Path, bad_text
 
 
 def test_a_best_lock_whose_pinned_cap_is_refused_says_so(tmp_path: Path) -> None:
-    """``locks/r1-qwen7b-h200-best.lock.toml`` with ``serving.max_tpot = 1e-6`` (the least a cap may be) and its digest recomputed (as an
-    attacker who knows the digest rule writes it): check failed it, but as a price that moved ('the pricing model
-    changed and moves the price (first: card)', card h200_sxm_141gb → None, batch 580 → 1), the OverTPOT refusal its
-    pinned inputs meet said nowhere in its verdict. The verdict names the refusal."""
+    """``locks/r1-qwen7b-h200-best.lock.toml`` with ``serving.max_tpot = 1e-6`` (the least a cap may be) and its digest
+    recomputed (as an attacker who knows the digest rule writes it): check failed it, but as a price that moved
+    ('the pricing model changed and moves the price (first: card)', card h200_sxm_141gb → None, batch 580 → 1), the
+    OverTPOT refusal its pinned inputs meet said nowhere in its verdict. The verdict names the refusal."""
     import attrs
 
     from passprice.locks import lock_text, read_lock
