@@ -945,6 +945,12 @@ def _warn_code(root: Any) -> None:
             "and reproduced by the running code",
             err=True,
         )
+    elif differs is not None and differs[0].startswith("not read: "):
+        click.echo(
+            f"passprice: warning: this checkout's src/passprice cannot be read ({differs[0].split(': ', 1)[1]}): it "
+            "does not price as the running passprice; locks are written, checked and reproduced by the running code",
+            err=True,
+        )
     elif differs is not None:
         theirs, ours = differs
         click.echo(
@@ -977,6 +983,26 @@ def _refuse(e: Any) -> NoReturn:
 
 
 _STACK_HELP = "Also price the pass under serving stack S (facts/stacks): its expected price beside the card's limit."
+
+
+def _resolve(root: Any, spec: Any, stack: str | None = None) -> Any:
+    """:func:`passprice.servings.resolve` of ``spec``; when it fails on bad input and a ``--stack`` was given too, the
+    stack's own problem (a name that names nothing) is said with the serving's (round 18: three wrong names, two
+    lines)."""
+    from passprice.servings import resolve
+
+    try:
+        return resolve(root, spec)
+    except InputError as e:
+        if stack is None:
+            raise
+        from passprice.stacks import load_stack
+
+        try:
+            load_stack(root, stack)
+        except InputError as s:
+            raise InputError.of([*e.lines, *s.lines]) from None
+        raise
 
 
 def _expected(ctx: click.Context, stack: str, resolved: Any, kind: str) -> Any:
@@ -1133,11 +1159,10 @@ def price_command(
     from passprice.locks import evaluate
     from passprice.report import cost_json, cost_text, expected_json, expected_text, float_matrices
     from passprice.serving import ServingRefusal
-    from passprice.servings import resolve
 
     base, the_lock = _own_serving(_root(ctx), lock_ref, serving, o)
     root, spec = _spec(ctx, serving, base=base, **o)
-    resolved = resolve(root, spec)
+    resolved = _resolve(root, spec, stack)
     kind = the_lock.kind if the_lock is not None else "price"
     if stack is None and the_lock is not None and the_lock.stack is not None:
         stack = the_lock.stack.name
@@ -1191,11 +1216,10 @@ def best_command(
     """The batch that emits the most tokens per second, and its pass, under the serving's locks."""
     from passprice.report import cost_json, cost_text, expected_json, expected_text, float_matrices
     from passprice.serving import ServingRefusal, best_serving
-    from passprice.servings import resolve
 
     base, the_lock = _own_serving(_root(ctx), lock_ref, serving, o)
     root, spec = _spec(ctx, serving, base=base, **o)
-    resolved = resolve(root, spec)
+    resolved = _resolve(root, spec, stack)
     expected = _expected(ctx, stack, resolved, "best") if stack is not None else None
     if expected is not None:
         cost = expected.limit
@@ -1292,11 +1316,10 @@ def max_batch_command(
     """The most sequences the card carries: every larger batch is refused for capacity (under the serving's
     locks)."""
     from passprice.serving import ServingRefusal, max_batch
-    from passprice.servings import resolve
 
     base, the_lock = _own_serving(_root(ctx), lock_ref, serving, o)
     root, spec = _spec(ctx, serving, base=base, **o)
-    resolved = resolve(root, spec)
+    resolved = _resolve(root, spec, stack)
     _cap_unused(o, "max-batch is what memory holds, whatever each sequence waits")
     under = None
     try:
@@ -2146,7 +2169,6 @@ def roofline_command(
         roofline_text,
     )
     from passprice.serving import ServingRefusal
-    from passprice.servings import resolve
 
     if o.get("card"):
         raise click.UsageError("give the card as CARD, not --card")
@@ -2167,7 +2189,7 @@ def roofline_command(
             click.echo(ridges_text(card))
         return
     root, spec = _spec(ctx, serving, **{**o, "card": card_name})
-    resolved = resolve(root, spec)
+    resolved = _resolve(root, spec, stack)
     from passprice.report import spec_summary
 
     summary = " · ".join(spec_summary(resolved.spec).split(" · ")[:2])
@@ -2346,7 +2368,6 @@ def simulate_command(
     it carries: static against continuous batching, chunked prefill, shared prefixes. Give --trace FILE.jsonl or
     --synthetic N --seed S."""
     from passprice.serving import ServingRefusal
-    from passprice.servings import resolve
     from passprice.simulate import (
         Policy,
         Settings,
@@ -2368,7 +2389,7 @@ def simulate_command(
     _check_plot(plot_path, force)
     root, spec = _spec(ctx, serving, checkpoint=checkpoint, card=card, limit=limit, kv_page=kv_page,
                        contiguous=contiguous, prefix_read_once=prefix_read_once, routing=routing)
-    resolved = resolve(root, spec)
+    resolved = _resolve(root, spec, stack)
     the_stack = None
     if stack is not None:
         from passprice.stacks import load_stack
