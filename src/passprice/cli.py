@@ -2177,7 +2177,9 @@ def roofline_command(
             raise click.BadParameter(f"{plot_path}: the file must end in .png or .svg", param_hint="--plot")
         _check_output(plot_path, force)
         require_matplotlib()
-    if serving is None and not o.get("checkpoint"):
+    # --lock L alone: L's own serving on CARD (round 18: the lock was ignored, the card's ridges shown, exit 0)
+    base, the_lock = _own_serving(_root(ctx), lock_ref, serving, o)
+    if serving is None and not o.get("checkpoint") and base is None:
         if plot_path is not None:
             raise click.UsageError("--plot draws a serving: give a SERVING or --checkpoint")
         card = load_card(_root(ctx), card_name)
@@ -2188,12 +2190,13 @@ def roofline_command(
         else:
             click.echo(ridges_text(card))
         return
-    root, spec = _spec(ctx, serving, **{**o, "card": card_name})
+    root, spec = _spec(ctx, serving, base=base, **{**o, "card": card_name})
     resolved = _resolve(root, spec, stack)
     from passprice.report import spec_summary
 
     summary = " · ".join(spec_summary(resolved.spec).split(" · ")[:2])
-    title = f"{serving or spec.checkpoint}: {resolved.spec.checkpoint} on {resolved.card.title}\n{summary}"
+    named = serving or (the_lock.info.serving if the_lock is not None else None)
+    title = f"{named or spec.checkpoint}: {resolved.spec.checkpoint} on {resolved.card.title}\n{summary}"
     under = None
     try:
         line = roofline(resolved.header, resolved.card, resolved.serving, title)
@@ -2204,7 +2207,7 @@ def roofline_command(
             under = stack_lines(resolved.header, resolved.card, resolved.serving, load_stack(root, stack))
     except ServingRefusal as e:
         _refuse(e)
-    g, verdicts = _under_locks(root, serving, resolved, lock_ref, no_lock)
+    g, verdicts = _under_locks(root, named, resolved, lock_ref, no_lock)
     data = roofline_json(line)
     if under is not None:
         data["stack"] = under

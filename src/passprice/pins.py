@@ -471,6 +471,9 @@ def checkout_model(root: Path) -> tuple[str, str] | None:
     try:
         if not is_there(source / "pins.py") or source.resolve() == PACKAGE:
             return None
+    except (OSError, RuntimeError, InputError):
+        return None  # no package there to read: a file, a loop of links
+    try:
         theirs = pricing_model_digest(source)
     except CodeNotJudged as e:
         return f"not judged: {e}", pricing_model_digest()
