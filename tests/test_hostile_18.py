@@ -214,3 +214,70 @@ def test_planted_and_damaged_cache_entries_are_misses(tmp_path: Path) -> None:
         data = path.read_bytes()
         path.write_bytes(data[: len(data) // 2])
     assert run() == want and not marker.exists()
+
+
+# --- round 18's new breaks --------------------------------------------------------------------------------------------
+
+
+def test_a_position_in_exponent_notation_is_a_number_not_a_range() -> None:
+    """``sweep --positions 1e-5`` was refused as "'1e-5' is not a number, a range A-B …": the exponent's '-' was
+    read as a range 1e … 5. It is the number 0.00001 (as ``price --position 1e-5`` reads it); ranges still read."""
+    from passprice.sweep import parse_numbers
+
+    assert parse_numbers("1e-5,2-4", float, "--positions") == (1e-5, 2.0, 3.0, 4.0)
+    result = invoke("sweep", "gemma3-270m-h100", "--positions", "1e-5", "--batches", "1", "--no-lock")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[1].split(",")[4] == "1e-05"
+    bad("sweep", "gemma3-270m-h100", "--batches", "1e-5",
+        says="--batches: '1e-5' is not a number, a range A-B, or a doubling range A-B*2")  # fmt: skip
+
+
+@pytest.mark.parametrize(("value", "problem"), [("8_0", "holds an underscore"), (" 8", "holds a space"),
+                                                 ("+8", "holds a '+' sign")])  # fmt: skip
+def test_fact_set_reads_a_value_as_written(tmp_path: Path, value: str, problem: str) -> None:
+    """``fact set … --value 8_0`` wrote 80 (Python's ``float`` reads an underscore between digits) and ``' 8'``
+    wrote 8: a typo became a figure, exit 0. The value is digits alone, as every number of the command line."""
+    root = copy_root(tmp_path)
+    card = root / "facts" / "cards" / "b200.toml"
+    before = card.read_bytes()
+    assert bad("fact", "set", "b200", "memory.bandwidth", "--value", value, "--unit", "TB/s", "--provenance",
+               "published", "--source", "glennklockwood-b200", "--locator", "table row x", root=root) == [
+        f"passprice: error: --value: {value!r} {problem}: write the number in digits alone"
+    ]  # fmt: skip
+    assert card.read_bytes() == before
+
+
+def test_fact_set_refuses_a_card_file_too_large_to_edit_in_time(tmp_path: Path) -> None:
+    """A card file of 1 MB (a long comment) took ``fact set`` 5.6 s, one of 5 MB past 20 s (tomlkit, which keeps the
+    layout, parses about 8 µs a byte, twice an edit). Past :data:`passprice.edit.MAX_EDITED_BYTES` (128 KiB, eight
+    times the largest card) it is refused before it is parsed, the file untouched."""
+    from passprice.edit import MAX_EDITED_BYTES
+
+    root = copy_root(tmp_path)
+    card = root / "facts" / "cards" / "b200.toml"
+    card.write_text(card.read_text(encoding="utf-8") + "#" + "c" * MAX_EDITED_BYTES + "\n", encoding="utf-8")
+    before = card.read_bytes()
+    assert bad("fact", "set", "b200", "memory.bandwidth", "--value", "7.9", "--unit", "TB/s", "--provenance",
+               "published", "--source", "glennklockwood-b200", "--locator", "table row x", root=root) == [
+        f"passprice: error: {card}: {len(before):,} bytes, past the 131,072 passprice edits in place (keeping a "
+        "file's layout costs about 8 µs a byte): edit it by hand, or make it smaller"
+    ]  # fmt: skip
+    assert card.read_bytes() == before
+
+
+def test_calibrate_refuses_a_read_only_stack_before_fitting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``calibrate --stack S`` with S's file read-only fitted its 111 runs (about 7 s) and only then refused to
+    write. The file is judged first now: the fit never runs."""
+    from passprice import calibrate
+
+    root = copy_root(tmp_path)
+    stack = root / "facts" / "stacks" / "llamacpp-cuda-2405.toml"
+    stack.chmod(0o444)
+
+    def no_fit(*args: object, **kwargs: object) -> None:
+        raise AssertionError("fitted before the file was judged")
+
+    monkeypatch.setattr(calibrate, "calibrate", no_fit)
+    assert bad("calibrate", "--stack", "llamacpp-cuda-2405", root=root) == [
+        f"passprice: error: {stack}: is read-only; passprice does not replace it (make it writable first)"
+    ]
