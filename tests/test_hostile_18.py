@@ -304,5 +304,8 @@ def test_a_ctrl_c_during_site_import_is_one_line_and_130(tmp_path: Path) -> None
     env = {**os.environ, "PYTHONPATH": str(custom)}
     done = subprocess.run([str(script), "--version"], capture_output=True, text=True, env=env, timeout=60)
     assert (done.returncode, done.stdout, done.stderr) == (130, "", "passprice: interrupted\n")
+    done = subprocess.run([sys.executable, "-m", "passprice", "--version"], capture_output=True, text=True, env=env,
+                          timeout=60)  # fmt: skip
+    assert (done.returncode, done.stdout, done.stderr) == (130, "", "passprice: interrupted\n")
     other = subprocess.run([sys.executable, "-c", "print(1)"], capture_output=True, text=True, env=env, timeout=60)
     assert other.returncode != 130 and "KeyboardInterrupt" in other.stderr
