@@ -96,6 +96,10 @@ def test_three_wrong_names_are_three_lines() -> None:
     lines = bad("price", "gemma3-270m-h100", "--card", "x2", "--draft", "x5", "--draft-tokens", "2",
                 says=["card 'x2'", "drafting method 'x5'"])  # fmt: skip
     assert len(lines) == 2
+    # compare --checkpoint x1 --cards x2,b200,x3 said x2 alone
+    lines = bad("compare", "--checkpoint", "x1", "--cards", "x2,b200,x3",
+                says=["checkpoint 'x1': not found", "--cards: card 'x2': not found", "--cards: card 'x3': not found"])
+    assert len(lines) == 3
 
 
 # --- (d) a comma in a card's name ------------------------------------------------------------------------------------

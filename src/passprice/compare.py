@@ -56,11 +56,21 @@ def compare_cards(root: Root, spec: ServingSpec, cards: Iterable[str]) -> list[C
         except NotFound as e:
             raise InputError(f"{spec.source}: card: {e}") from None
     files: dict[str, str] = {}  # one row a card file: its name and its path (or a link to it) name it once
+    problems: list[str] = []
     for card in cards:  # a name the registry lacks is the option's error, not the serving file's card key's
         try:
             files.setdefault(os.path.realpath(card_path(root, card)), card)
         except InputError as e:
-            raise InputError(f"--cards: {e}") from None
+            problems.append(f"--cards: {e}")
+    if problems:  # every wrong card said, and a wrong checkpoint with them (round 18: the first card alone)
+        from passprice.checkpoints import load_checkpoint
+
+        try:
+            load_checkpoint(root, spec.checkpoint)
+        except InputError as e:
+            where = f"{spec.source}: checkpoint: " if spec.source is not None and isinstance(e, NotFound) else ""
+            problems[:0] = [f"{where}{line}" for line in e.lines]
+        raise InputError.of(problems)
     cards = tuple(files.values())
     priced: list[CardBest] = []
     refused: list[CardBest] = []
