@@ -357,8 +357,9 @@ class Guard:
         and whether the price shown is the locked one:
 
         * with ``moved`` (a lock whose recorded price today's is not, :meth:`moved`): ``but the price is NOT the
-          one L records (below)``, and on lines of their own (indented to sit under a table's ``lock`` row) the
-          recorded price beside today's and what drifted;
+          one L records`` (``; it is the one M records`` when another lock of ``kind`` records it: one made with the
+          options that made this serving), ``(below)``, and on lines of their own (indented to sit under a table's
+          ``lock`` row) the recorded price beside today's and what drifted;
         * with ``kind`` (the command compared its ``kind`` of price with the locks' and none moved): ``and the
           price is the one L records`` (the locks of that kind), or that none of them records that kind;
         * without ``kind`` (a command whose figures are not a lock's price: roofline, sweep, max-batch, …):
@@ -377,6 +378,10 @@ class Guard:
         elif moves:
             names = ", ".join(m.lock for m in moves)
             verdict = f"floors hold, but the price is NOT the one {names} records (below)"
+            unmoved = [lock.name for lock, _ in self.locks if lock.name not in {m.lock for m in moves}]
+            kept = [name for name in unmoved if any(lk.name == name and lk.kind == kind for lk, _ in self.locks)]
+            if kind is not None and kept:  # a lock of the serving as the options make it (made with them)
+                verdict = verdict.replace(" (below)", f"; it is the one {', '.join(kept)} records (below)")
             below = [line for m in moves for line in m.lines()]
         elif kind is not None:
             same = [lock.name for lock, _ in self.locks if lock.kind == kind]
@@ -472,11 +477,14 @@ def guard(
         if wrong is not None:
             raise wrong
         return Guard(((lock, _shown(root, path)),))
-    if no_lock or serving is None:
-        return Guard(note="not under a lock (--no-lock)" if no_lock else "not a registered serving: no lock applies")
+    if no_lock:
+        return Guard(note="not under a lock (--no-lock)")
+    alike = _option_locks(root, resolved)
+    if serving is None:
+        return Guard(alike) if alike else Guard(note="not a registered serving: no lock applies")
     found = [(attrs.evolve(read_lock(p, root.schema), source=_shown(root, p)), p) for p in locks_of(root, serving)]
     if not found:
-        return Guard()
+        return Guard(alike)
     from passprice.pins import checkpoint_digest
 
     content = functools.cache(lambda: checkpoint_digest(resolved.header))  # once, whatever the number of locks
@@ -491,10 +499,34 @@ def guard(
         elif own is not None and isinstance(wrong, LockMismatch) and own == _choices(root, resolved):
             # No option moved the card or checkpoint: the registered serving itself names another than its lock.
             raise ServingChanged(lock, serving, wrong.what, wrong.locked, wrong.priced)
-    if not applies:
+    if not applies and not alike:
         others = ", ".join(f"{lock.name} ({lock.card}, {lock.checkpoint})" for lock, _ in found)
         return Guard(note=f"not under a lock: the locks of {serving} ({others}) lock another card or checkpoint")
-    return Guard(tuple(applies))
+    return Guard((*applies, *alike))
+
+
+def _option_locks(root: Root, resolved: Resolved) -> tuple[tuple[Lock, str], ...]:
+    """The locks of no registered serving (:func:`passprice.locks.locks_of_none`: made with options, ``lock
+    r1-qwen7b-h200 --limit 1024 -o locks/r1-1k.lock.toml``) whose pinned serving, card and checkpoint are the ones
+    ``resolved`` prices, each with the path it was read from: the same command run again prices under them
+    (walkthrough 9: such a lock was never found again). A lock that does not read is left to ``check``."""
+    from passprice.errors import InputError
+    from passprice.locks import locks_of_none, portable_spec
+    from passprice.reproduce import serving_changes
+
+    paths = locks_of_none(root)
+    if not paths:
+        return ()
+    today = portable_spec(resolved.spec, root)
+    out = []
+    for p in paths:
+        try:
+            lock = attrs.evolve(read_lock(p, root.schema), source=_shown(root, p))
+        except InputError:
+            continue
+        if not serving_changes(lock.spec, today) and mismatch(lock, None, resolved, root) is None:
+            out.append((lock, _shown(root, p)))
+    return tuple(out)
 
 
 class LockFloor(Exception):
@@ -683,6 +715,7 @@ def sweep_under(
     no_lock: bool = False,
     cards: Iterable[str] | None = None,
     positions: Iterable[float] | None = None,
+    max_tpot: float | None = None,
 ) -> list[str]:
     """The policy ``sweep`` applies: each registered serving of ``servings`` (references as the command line gives
     them; an unregistered one has no lock) judged on today's facts under its locks, or under ``explicit`` alone,
@@ -692,7 +725,8 @@ def sweep_under(
     each serving's own) hold others than the serving's, the line says its rows on them are under no lock (a lock
     judges the facts of the card it locks; ``sweep --cards all`` said "holds" of every card); when its
     ``positions`` (``None``: the serving's own) are others than the locked serving's mean position, that its rows
-    at them are not the locked serving's (:meth:`Guard.line` says the rest, as every command does).
+    at them are not the locked serving's (:meth:`Guard.line` says the rest, as every command does: a ``max_tpot``
+    given on the command line is a change of the serving, as ``best``/``roofline --max-tpot`` say it is).
 
     Raises :class:`LockFloor` at the first serving whose floors are breached (naming every lock of it that
     breaks; its JSON names the serving), the first
@@ -739,5 +773,10 @@ def sweep_under(
                 where = ", ".join(f"{p:g}" for p in away[:3]) + (f" and {len(away) - 3} more" if len(away) > 3 else "")
                 tail += (f"; its rows at position {where} are not the locked serving's (position "
                          f"{', '.join(f'{p:g}' for p in locked)})")
-            lines.append(f"{name}: {g.line(verdicts, differs=g.differs(root, resolved))}{tail}")
+            # the serving as the command line makes it: --max-tpot overrides its file's cap (walkthrough 9: sweep
+            # said "the serving is the locked one" where best and roofline said it differs by max_tpot)
+            swept = resolved if max_tpot is None else attrs.evolve(
+                resolved, spec=attrs.evolve(resolved.spec, max_tpot=max_tpot)
+            )
+            lines.append(f"{name}: {g.line(verdicts, differs=g.differs(root, swept))}{tail}")
     return lines

@@ -1,0 +1,120 @@
+"""Session 9's walkthrough leftovers: a lock made under a stack priced under it by every command given it, a lock
+made with options found again by the same command, one lock wording for sweep --max-tpot, compare --stack, a stack
+lock's expected price in diff, BeyondStack's batch advice in audit, locator figures, the card-reach warning of lock
+--stack, what moved in a capacity change, one byte unit style."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import copy_root, invoke
+
+R1 = "r1-qwen7b-h200"
+STACK = "llamacpp-cuda-2405"
+H200_REACH = (f"passprice: warning: stack {STACK} was fitted on runs on 11 cards (a100_pcie_80gb, a100_sxm4_80gb, a40, "
+              "h100_pcie_80gb, l40s, rtx_3080, rtx_3090, rtx_4080, rtx_4090, rtx_6000_ada, rtx_a6000), not "
+              "h200_sxm_141gb: its expected price here extrapolates across cards (with a card held out of the fit, "
+              "its error was 6.9 % on average, 20.4 % at most)")
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the registry with two more locks: ``s`` (R1 at batch 1 under the llama.cpp stack) and ``r1-1k``
+    (R1 with --limit 1024: a lock of no registered serving)."""
+    made = copy_root(tmp_path_factory.mktemp("leftovers18"))
+    result = invoke("lock", R1, "--batch", "1", "--stack", STACK, "-o", str(made / "locks" / "s.lock.toml"),
+                    root=made)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        "locked s (price, locks no registered serving): 996.1 tokens/s at batch 1, binds on memory, weakest "
+        f"estimated -> {made / 'locks' / 's.lock.toml'}",
+        f"  expected under stack {STACK}: 237.4 tokens/s at batch 1, binds on memory, weakest estimated (0.2384 × "
+        "the limit's 996.1)",
+    ]
+    # item 8: lock --stack warns of the cards its runs never measured, as price --stack does
+    assert result.stderr.splitlines() == [H200_REACH]
+    result = invoke("lock", R1, "--limit", "1024", "-o", str(made / "locks" / "r1-1k.lock.toml"), root=made)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("locked r1-1k (price, locks no registered serving): 1,017.6 tokens/s at batch 1")
+    return made
+
+
+def test_best_sweep_roofline_and_max_batch_price_under_a_stack_locks_stack(root: Path) -> None:
+    """``best``/``sweep``/``roofline``/``max-batch --lock L`` of a lock made under a stack printed the limit alone
+    (only ``price --lock`` priced the stack's expected price); each prices under L's stack now."""
+    result = invoke("best", "--lock", "s", root=root)
+    assert result.exit_code == 0, result.output
+    assert ("  expected      237.4 tokens/s at batch 1, its best where its facts hold (TPOT 4.211 ms per sequence): "
+            "0.007122 × the limit's 33,339.2 at its own best batch, 580") in result.stdout.splitlines()
+    assert result.stderr.splitlines() == [H200_REACH]
+    result = invoke("sweep", R1, "--lock", "s", "--batches", "1,2", root=root)
+    assert result.exit_code == 0, result.output
+    rows = result.stdout.splitlines()
+    assert rows[0].endswith(",stack,expected_tokens_per_s,expected_pass_s,expected_binds,expected_provenance,"
+                            "expected_refusal")
+    assert rows[1].endswith(f",{STACK},237.44787516369843,0.004211450615469152,memory,estimated,")
+    assert rows[2].endswith(f",{STACK},,,,,BeyondStack")  # batch 2: outside the stack's measured range
+    # --max-tpot caps the limit, not an expected price: said in one line, not silently the limit
+    result = invoke("sweep", R1, "--lock", "s", "--batches", "1,2", "--max-tpot", "0.1", root=root)
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines()[0] == (
+        f"passprice: warning: lock s was made under stack {STACK}, but --max-tpot caps the limit's TPOT: these rows "
+        f"are the card's limit, without {STACK}'s expected price"
+    )
+    assert ",stack," not in result.stdout.splitlines()[0]
+    # roofline CARD --lock L without a serving: L's serving (it printed the ridges alone, ignoring the lock)
+    result = invoke("roofline", "h200_sxm_141gb", "--lock", "s", root=root)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert "deepseek-r1-distill-qwen-7b-q4_k_m: deepseek-r1-distill-qwen-7b-q4_k_m on NVIDIA H200 SXM 141GB" in lines
+    assert ("  expected best batch 1 (237.4 tokens/s, binds on memory): 0.007122 × the limit's best (580, 33,339.2 "
+            "tokens/s)") in lines
+    assert lines[-1].startswith("  lock: under lock s (locks/s.lock.toml): floors hold")
+    result = invoke("max-batch", "--lock", "s", root=root)
+    assert result.exit_code == 0, result.output
+    assert f"  under stack {STACK}: at most 578 (its runtime reserves 536.9 MB)" in result.stdout.splitlines()
+    # and --stack given still wins; without a stack lock nothing changes
+    result = invoke("best", R1, "--json", root=root)
+    assert "expected" not in json.loads(result.stdout)
+
+
+def test_a_lock_made_with_options_is_found_by_the_same_command(root: Path) -> None:
+    """``lock R1 --limit 1024 -o locks/r1-1k.lock.toml`` ("locks no registered serving") was never found again:
+    ``price R1 --limit 1024`` said NOT the one R1 records and did not name r1-1k. A lock of no registered serving
+    whose pinned serving, card and checkpoint are the priced ones applies now, beside the serving's own."""
+    result = invoke("price", R1, "--limit", "1024", root=root)
+    assert result.exit_code == 0, result.output
+    lock = [line for line in result.stdout.splitlines() if line.startswith("  lock ")]
+    assert lock == [
+        f"  lock          under locks {R1} (locks/{R1}.lock.toml), {R1}-best (locks/{R1}-best.lock.toml), r1-1k "
+        f"(locks/r1-1k.lock.toml): floors hold, but the price is NOT the one {R1} records; it is the one r1-1k "
+        "records (below)"
+    ]
+    # the same serving from --checkpoint/--card: under r1-1k alone
+    result = invoke("price", "--checkpoint", "deepseek-r1-distill-qwen-7b-q4_k_m", "--card", "h200_sxm_141gb",
+                    "--limit", "1024", "--position", "512", root=root)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[-1] == (
+        "  lock          under lock r1-1k (locks/r1-1k.lock.toml): floors hold, and the price is the one r1-1k records"
+    )
+    # another limit is not r1-1k's serving
+    result = invoke("price", R1, "--limit", "2048", "--json", root=root)
+    assert json.loads(result.stdout)["lock"]["locks"] == [R1, f"{R1}-best"]
+
+
+def test_sweep_max_tpot_says_the_serving_differs_as_best_does(root: Path) -> None:
+    """``sweep --max-tpot`` said "the serving is the locked one" where ``best``/``roofline`` said the serving
+    differs by max_tpot: one wording (Guard.line) for all. (Lock ``s``, made with ``--batch 1``, pins R1 as its
+    file is: it applies to R1 too.)"""
+    result = invoke("sweep", R1, "--max-tpot", "0.01", "--batches", "1,2", root=root)
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines()[-2:] == [
+        f"passprice: {R1}: under locks {R1} (locks/{R1}.lock.toml), {R1}-best (locks/{R1}-best.lock.toml), s "
+        "(locks/s.lock.toml): floors hold, but the prices shown are NOT the locked ones (below)",
+        "                serving differs from the locked one: max_tpot: (none) → 0.01",
+    ]
+    result = invoke("roofline", "h200_sxm_141gb", R1, "--max-tpot", "0.01", root=root)
+    assert result.stdout.splitlines()[-1] == " " * 16 + "serving differs from the locked one: max_tpot: (none) → 0.01"
