@@ -118,3 +118,42 @@ def test_sweep_max_tpot_says_the_serving_differs_as_best_does(root: Path) -> Non
     ]
     result = invoke("roofline", "h200_sxm_141gb", R1, "--max-tpot", "0.01", root=root)
     assert result.stdout.splitlines()[-1] == " " * 16 + "serving differs from the locked one: max_tpot: (none) → 0.01"
+
+
+def test_compare_prices_each_card_under_a_stack(root: Path) -> None:
+    """``compare`` had no ``--stack``: each card is priced at the stack's best batch (as ``best --stack``), fastest
+    by its expected tokens/s, with its ratio to the limit's best; a card the stack cannot price, or that the model
+    does not fit, is refused by name; the cards its runs never measured are named in one warning."""
+    result = invoke("compare", R1, "--cards", "h200_sxm_141gb,rtx_4090,a100_sxm4_80gb", "--stack", STACK,
+                    root=root)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == (f"best batch under stack {STACK} on each card, fastest first: {R1}: "
+                        "deepseek-r1-distill-qwen-7b-q4_k_m")
+    assert lines[3].split() == ["card", "batch", "tokens/s", "×", "limit", "TPOT", "binds", "held", "weakest",
+                                "provenance"]
+    rows = [line.split()[:5] for line in lines[5:8]]
+    assert rows == [["h200_sxm_141gb", "1", "237.4", "0.007122", "4.211"], ["a100_sxm4_80gb", "1", "143.3", "0.01094",
+                    "6.978"], ["rtx_4090", "1", "130.7", "0.02302", "7.652"]]
+    assert result.stderr.splitlines() == [H200_REACH]
+    data = json.loads(invoke("compare", R1, "--cards", "h200_sxm_141gb", "--stack", STACK, "--json",
+                             root=root).stdout)
+    row = data["cards"][0]
+    assert (data["stack"], row["stack"], row["batch"], row["expected"]["batch"]) == (STACK, STACK, 580, 1)
+    assert row["expected"]["tokens_per_s"] == pytest.approx(237.44787516369843, rel=1e-12)
+    assert row["tpot_s"] == pytest.approx(0.004211450615469152, rel=1e-12)
+    # a card the model does not fit: a refused row, by name
+    result = invoke("compare", "--checkpoint", "llama3-70b-q4_k_m", "--limit", "512", "--position", "256",
+                    "--stack", STACK, "--cards", "h100_sxm5_80gb,rtx_4090", root=root)
+    assert result.exit_code == 0, result.output
+    assert [line.split()[:3] for line in result.stdout.splitlines()[5:7]] == [
+        ["h100_sxm5_80gb", "1", "41"], ["rtx_4090", "—", "—"]
+    ]
+    assert "refused: NotResident: the card memory must hold 42,680,303,616 bytes" in result.stdout
+    # a stack that cannot price the serving anywhere: refused (exit 1) by name
+    result = invoke("compare", R1, "--cards", "h200_sxm_141gb,mi300x", "--stack", "lmdeploy-turbomind-2312",
+                    root=root)
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith("passprice: refused: no card of the 2 compared prices it: StackLacks: stack "
+                                    "'lmdeploy-turbomind-2312' has no share.array fact")
+    assert result.stderr.rstrip().endswith("(on h200_sxm_141gb; the others likewise)")

@@ -1242,9 +1242,13 @@ def best_command(
 @cli.command("compare")
 @_serving_options(with_batch=False)
 @click.option("--cards", default="all", show_default=True, help="Cards to compare, comma-separated, or 'all'.")
+@click.option("--stack", metavar="S", help="Compare the best batch under serving stack S on each card (its expected "
+              "price, as best --stack); a card the stack cannot price is refused by name.")
 @_json_option
 @click.pass_context
-def compare_command(ctx: click.Context, /, serving: str | None, cards: str, as_json: bool, **o: Any) -> None:
+def compare_command(
+    ctx: click.Context, /, serving: str | None, cards: str, stack: str | None, as_json: bool, **o: Any
+) -> None:
     """The serving's best batch on each card, fastest first: which card serves it best. A what-if across cards,
     judged under no lock (the serving's locks lock its own card: `best SERVING` prices it under them)."""
     import attrs
@@ -1271,19 +1275,28 @@ def compare_command(ctx: click.Context, /, serving: str | None, cards: str, as_j
     if serving is None:
         o["card"] = card_list[0]  # a serving needs a card to be built; each row replaces it
     root, spec = _spec(ctx, serving, **o)
-    rows = compare_cards(root, spec, card_list)
+    the_stack = None
+    if stack is not None:
+        from passprice.stacks import load_stack
+
+        the_stack = load_stack(root, stack)
+    rows = compare_cards(root, spec, card_list, the_stack)
     note = lock_note(root, serving, spec.card)
     data = {"serving": serving, "checkpoint": spec.checkpoint,
             "own_card": spec.card if serving is not None else None, "cards": comparison_json(rows), "lock": note}
+    if stack is not None:
+        data["stack"] = stack
     if all(r.cost is None for r in rows):  # as speculate: nothing priced is a refusal (exit 1), not a table
         raise Refused(refused_line(rows), data)
+    # the serving as completed against its checkpoint (contexts filled in for a --checkpoint alone)
+    first = resolve(root, attrs.evolve(spec, card=card_list[0]))
+    if the_stack is not None:  # the cards priced that its runs never measured, in one line (as sweep --stack)
+        _stack_warnings(root, the_stack, [r.card for r in rows if r.cost is not None], first.header)
     if as_json:
         _echo_json(data)
         return
     what = f"{serving + ': ' if serving else ''}{spec.checkpoint}"
-    # the serving as completed against its checkpoint (contexts filled in for a --checkpoint alone)
-    shown = resolve(root, attrs.evolve(spec, card=card_list[0])).spec
-    click.echo(comparison_text(rows, what, spec_summary(shown), note))
+    click.echo(comparison_text(rows, what, spec_summary(first.spec), note, stack))
 
 
 @cli.command("max-batch")
