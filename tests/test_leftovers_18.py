@@ -157,3 +157,93 @@ def test_compare_prices_each_card_under_a_stack(root: Path) -> None:
     assert result.stderr.startswith("passprice: refused: no card of the 2 compared prices it: StackLacks: stack "
                                     "'lmdeploy-turbomind-2312' has no share.array fact")
     assert result.stderr.rstrip().endswith("(on h200_sxm_141gb; the others likewise)")
+
+
+def _git(repo: Path, *args: str) -> None:
+    import os
+    import subprocess
+
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+    subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, check=True)
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1, old
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def reviewed(root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A git repository of the registry with lock ``s`` (made under the stack) and the MI300X lock; commit ``stack``
+    moves the stack's ``overhead.layer`` and ``memory.reserved`` (whose locator says ``n_ctx 512``), commit
+    ``capacity`` (on the first) the MI300X's memory.capacity."""
+    import shutil
+
+    repo = tmp_path_factory.mktemp("review") / "repo"
+    repo.mkdir()
+    for folder in ("facts", "registry", "schema", "sources"):
+        shutil.copytree(root / folder if (root / folder).exists() else Path(__file__).parent.parent / folder,
+                        repo / folder)
+    (repo / "locks").mkdir()
+    for name in ("s", "r1-qwen7b-mi300x-int8kv"):
+        shutil.copyfile(root / "locks" / f"{name}.lock.toml", repo / "locks" / f"{name}.lock.toml")
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "--no-verify", "-m", "base")
+    stack = repo / "facts" / "stacks" / f"{STACK}.toml"
+    _edit(stack, "value = 96.63\n", "value = 90\n")
+    _edit(stack, "[memory.reserved]\nvalue = 512\n", "[memory.reserved]\nvalue = 600\n")
+    _git(repo, "commit", "-q", "--no-verify", "-am", "stack")
+    _git(repo, "checkout", "-q", "-b", "capacity", "main~1")
+    _edit(repo / "facts" / "cards" / "mi300x.toml", "[memory.capacity]\nvalue = 192\n",
+          "[memory.capacity]\nvalue = 200\n")
+    _git(repo, "commit", "-q", "--no-verify", "-am", "capacity")
+    return repo
+
+
+def test_diff_shows_a_stack_locks_expected_price_and_no_setting_as_the_figure(reviewed: Path) -> None:
+    """A change moving a stack lock's expected price showed the limit alone ("996.1 → 996.1 (+0 %)"); the expected
+    tokens/s before → after, and what the lock records, are shown (text and markdown). And the ``to verify`` line
+    of ``memory.reserved`` 512 → 600 MiB said "the locator quotes 512" of its locator's ``n_ctx 512``: a setting's
+    number is not the figure a locator quotes."""
+    result = invoke("diff", "main~1", "main", root=reviewed)
+    assert result.exit_code == 1, result.output  # the locked expected price moved, the lock not updated
+    lines = result.stdout.splitlines()
+    at = lines.index("  s (locks/s.lock.toml, card h200_sxm_141gb, price): price moved, lock not updated "
+                     "(expected.pass_s)")
+    assert lines[at + 3: at + 6] == [
+        "    tokens/s  996.1 → 996.1  (+0 %)",
+        "    recorded  996.1",
+        f"    expected  237.4 → 248.4  (+4.611 %) under stack {STACK}, recorded 237.4",
+    ]
+    verify = next(line.strip() for line in lines if line.strip().startswith("to verify: the value moved (512 MiB"))
+    assert verify.startswith("to verify: the value moved (512 MiB → 600 MiB) but its citation did not: does "
+                             "xiongjiedai-gpu-benchmarks: ")
+    assert verify.endswith(" say 600 MiB?")
+    markdown = invoke("diff", "main~1", "main", "--format", "markdown", root=reviewed).stdout
+    assert (f"- `s`: expected tokens/s 237.4 → 248.4  (+4.611 %) under stack {STACK}, recorded 237.4"
+            in markdown.splitlines())
+
+
+def test_quoted_figures_leave_settings_and_names_out() -> None:
+    from passprice.diff import _quoted_figures
+
+    assert _quoted_figures("'GPU Memory Bandwidth 4.8TB/s'") == {4.8}
+    assert _quoted_figures("'INT8 Tensor Core 3,958 TOPS'") == {3958.0}
+    assert _quoted_figures("'VRAM scratch buffer: 70.50 MiB' (Llama 7B, n_ctx 512)") == {70.5, 7.0}
+    assert _quoted_figures("llama-bench pp512 tg128, build b2824, -c 4096, --ctx-size=8192, n_gpu_layers=99") == set()
+
+
+def test_a_capacity_change_says_what_moved(reviewed: Path) -> None:
+    """After an MI300X capacity change the review read "+0 %" and "❌ price moved, lock not updated
+    (capacity_bytes)": it says the figure that moved, recorded → today, and that tokens/s did not."""
+    review = ("price moved, lock not updated (capacity_bytes 192 GB → 200 GB (+4.167 %); tokens/s did not move)")
+    result = invoke("diff", "main~1", "capacity", root=reviewed)
+    assert result.exit_code == 1, result.output
+    assert ("  r1-qwen7b-mi300x-int8kv (locks/r1-qwen7b-mi300x-int8kv.lock.toml, card mi300x, price): " + review
+            in result.stdout.splitlines())
+    markdown = invoke("diff", "main~1", "capacity", "--format", "markdown", root=reviewed).stdout
+    assert (f"| `r1-qwen7b-mi300x-int8kv` | `memory.capacity` | held → still holds | 842.6 | 842.6 | 842.6 | +0 % | "
+            f"memory | ❌ {review} |") in markdown.splitlines()
