@@ -247,3 +247,41 @@ def test_a_capacity_change_says_what_moved(reviewed: Path) -> None:
     markdown = invoke("diff", "main~1", "capacity", "--format", "markdown", root=reviewed).stdout
     assert (f"| `r1-qwen7b-mi300x-int8kv` | `memory.capacity` | held → still holds | 842.6 | 842.6 | 842.6 | +0 % | "
             f"memory | ❌ {review} |") in markdown.splitlines()
+
+
+def test_audit_under_a_stack_beyond_its_batches_names_the_batch_to_price_at(root: Path) -> None:
+    """``audit SERVING --stack S`` refused BeyondStack at batch 64 without suggesting ``--batch 1``: the refusal
+    names the nearest batch the stack's runs reach (the llama.cpp stack's 1; LMDeploy's 64 past it)."""
+    result = invoke("audit", R1, "--stack", STACK, "--batch", "64", root=root)
+    assert result.exit_code == 1, result.output
+    assert result.stderr.splitlines()[-1] == (
+        f"passprice: refused: BeyondStack: {STACK} was calibrated on batch 1 … 1; this price needs batch 64; price at "
+        "batch 1 (--batch 1, the largest its runs reach), price the limit (without --stack), or calibrate the stack "
+        "on runs at that batch"
+    )
+    result = invoke("audit", R1, "--stack", STACK, "--batch", "1", root=root)
+    assert result.exit_code == 0, result.output
+    # a drafted pass whose rows lie outside at every batch names no batch
+    from passprice.stacks import BeyondStack, Held
+
+    held = Held(STACK, (1, 1), (0.0, 8192.0))
+    with pytest.raises(BeyondStack) as e:
+        held.check_batch(1, 2)
+    assert "price at batch" not in str(e.value)
+    with pytest.raises(BeyondStack) as e:
+        Held(STACK, (4, 12), (0.0, 8192.0)).check_batch(3, 1)
+    assert "; price at batch 4 (--batch 4, the smallest its runs reach), " in str(e.value)
+
+
+def test_audit_shows_a_binary_byte_figure_as_price_does(root: Path) -> None:
+    """``audit`` printed ``115088 KiB`` where ``price`` prints ``117.9 MB``: the value as written, and beside it the
+    figure in price's decimal units (115,088 × 1,024 B = 117.85 MB)."""
+    price = invoke("price", R1, root=root).stdout
+    assert "  on chip       36.86 kB of 117.9 MB (0.0 %)" in price.splitlines()
+    text = invoke("audit", R1, root=root).stdout
+    row = next(line for line in text.splitlines() if line.startswith("!  on_chip.capacity"))
+    assert row.split("  estimated")[0].split(None, 2)[2].strip() == "115088 KiB (117.9 MB)"
+    markdown = invoke("audit", R1, "--format", "markdown", root=root).stdout
+    assert "| `on_chip.capacity` | 115088 KiB (117.9 MB) |" in markdown
+    # decimal units are shown as written only
+    assert "4.8 TB/s  published" in text and "(4.8 TB/s)" not in text

@@ -439,8 +439,8 @@ def test_attention_is_no_key_of_a_stack_and_the_schema_says_why(tmp_path: object
 def test_a_price_outside_the_batches_a_stack_was_calibrated_on_is_refused_by_name() -> None:
     out = refused("price", "r1-qwen7b-h200", "--stack", STACK, "--batch", "578", name="BeyondStack")
     assert out["message"] == (
-        "llamacpp-cuda-2405 was calibrated on batch 1 … 1; this price needs batch 578; price the limit (without "
-        "--stack), or calibrate the stack on runs at that batch"
+        "llamacpp-cuda-2405 was calibrated on batch 1 … 1; this price needs batch 578; price at batch 1 (--batch 1, "
+        "the largest its runs reach), price the limit (without --stack), or calibrate the stack on runs at that batch"
     )
     assert (out["stack"], out["path"], out["low"], out["high"], out["needs"]) == (STACK, "range.rows", 1, 1, 578)
     # The limit alone is priced as ever.
