@@ -527,8 +527,8 @@ def test_a_stack_held_on_some_batches_and_a_drafting_serving_count_token_rows() 
         bounds.check_batch(5, 3)
     assert str(e.value) == (
         "test-stack was calibrated on passes of 4 … 12 token-rows (batch × (1 + draft tokens)); this price needs 15 "
-        "token-rows a pass (batch 5, 2 draft tokens a sequence); price the limit (without --stack), or calibrate the "
-        "stack on runs at that batch and draft length"
+        "token-rows a pass (batch 5, 2 draft tokens a sequence); price at batch 4 (--batch 4, the largest its runs "
+        "reach), price the limit (without --stack), or calibrate the stack on runs at that batch and draft length"
     )
     # A position past the stack's: refused before any batch is priced.
     shallow = attrs.evolve(narrow, facts={**narrow.facts, **ranged((4, 12), (0, 50))})
