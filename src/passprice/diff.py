@@ -1884,8 +1884,9 @@ def _stale_figure(lock: Any) -> str | None:
         return None
     if not isinstance(was, int | float) or not isinstance(now, int | float) or isinstance(was, bool):
         return f"{lock.stale} {was} → {now}; tokens/s did not move"
-    unit = "B" if field.endswith("_bytes") else "s" if field.endswith("_s") else ""
-    shown = [si(float(v), unit) if unit else f"{v:,}" for v in (was, now)]
+    units = {"_bytes": "B", "_s": "s", "_macs": "MAC", "_cycles": "cycle"}
+    unit = next((u for end, u in units.items() if field.endswith(end)), "")
+    shown = [si(float(v), unit) if unit else f"{v:,.6g}" for v in (was, now)]
     rel = f" ({_pct(now / was - 1.0)})" if was else ""
     return f"{lock.stale} {shown[0]} → {shown[1]}{rel}; tokens/s did not move"
 
