@@ -376,10 +376,13 @@ class Guard:
         if not held:
             verdict = "REFUSED"
         elif moves:
-            names = ", ".join(m.lock for m in moves)
-            verdict = f"floors hold, but the price is NOT the one {names} records (below)"
-            unmoved = [lock.name for lock, _ in self.locks if lock.name not in {m.lock for m in moves}]
-            kept = [name for name in unmoved if any(lk.name == name and lk.kind == kind for lk, _ in self.locks)]
+            movers = [m.lock for m in moves]
+            verdict = (
+                f"floors hold, but the price is NOT the one {movers[0]} records (below)" if len(movers) == 1
+                else f"floors hold, but the price is NOT the one {', '.join(movers[:-1])} and {movers[-1]} record "
+                "(below)"
+            )
+            kept = [lock.name for lock, _ in self.locks if lock.kind == kind and lock.name not in movers]
             if kind is not None and kept:  # a lock of the serving as the options make it (made with them)
                 verdict = verdict.replace(" (below)", f"; it is the one {', '.join(kept)} records (below)")
             below = [line for m in moves for line in m.lines()]
