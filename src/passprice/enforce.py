@@ -228,15 +228,22 @@ class PriceMoved:
     first: str
     drifted: tuple[str, ...] = ()
     serving: tuple[str, ...] = ()
+    stack: str | None = None
 
     def lines(self) -> list[str]:
-        """The recorded price beside today's, then what drifted, one line each (no indent)."""
+        """The recorded price beside today's, then what drifted, one line each (no indent). Of a lock made under a
+        serving ``stack``, the prices are the expected ones under it (the question the lock answers), said so."""
         change = 100.0 * (self.today / self.recorded - 1.0) if self.recorded else 0.0
-        # A change too small for two decimals is shown in its own digits, never as "-0.00 %" (which reads as none).
-        shown = f"{change:+.2f}" if change == 0 or abs(change) >= 0.005 else f"{change:+.2g}"
+        # A change too small for two decimals is shown in its own digits, never as "-0.00 %" (which reads as none);
+        # none at all says that tokens/s did not move (a figure beside it did: batch, bind, MACs …).
+        shown = (
+            f"{change:+.2f} %" if change != 0 and abs(change) >= 0.005 else f"{change:+.2g} %" if change
+            else "tokens/s did not move"
+        )
+        what = f" expected under stack {self.stack}" if self.stack else ""
         out = [
-            f"recorded {self.recorded:,.1f} tokens/s at batch {self.recorded_batch:,} by lock {self.lock}; today "
-            f"{self.today:,.1f} tokens/s at batch {self.today_batch:,} ({shown} %, first moved: {self.first}) "
+            f"recorded {self.recorded:,.1f} tokens/s{what} at batch {self.recorded_batch:,} by lock {self.lock}; "
+            f"today {self.today:,.1f} tokens/s at batch {self.today_batch:,} ({shown}, first moved: {self.first}) "
             "— not the locked price"
         ]
         out += [f"drifted since the lock: {d}" for d in self.drifted]
@@ -299,14 +306,18 @@ def price_moved(
     today.update(stack_facts or {})
     drifted = tuple(d.describe() for d in drift(lock, today, read))
     serving = serving_changes(lock.spec, portable_spec(resolved.spec, root))
-    if differ[0].field.startswith("expected.") or differ[0].field == "fixed_s":
-        # Only the stack's expected price moved: show that one, recorded against today's.
-        was, now = lock.price["expected"], price["expected"]
+    stack = None
+    if isinstance(lock.price.get("expected"), Mapping) and isinstance(expected, Mapping):
+        # A lock made under a serving stack records the expected price under it, the question it answers: that
+        # one is shown, recorded against today's, whichever figure moved first (walkthrough 12: a card's scale
+        # moved the expected price 237.4 -> 236.1 tokens/s, and the line showed the limit's 996.1 -> 996.1).
+        was, now = lock.price["expected"], expected
+        stack = lock.stack.name if lock.stack is not None else str(price.get("stack") or "")
     else:
         was, now = lock.price, price
     return PriceMoved(
         lock.name, float(was.get("tokens_per_s", 0.0)), float(now["tokens_per_s"]),
-        int(was.get("batch", 0)), int(now.get("batch", 0)), differ[0].field, drifted, serving,
+        int(was.get("batch", 0)), int(now.get("batch", 0)), differ[0].field, drifted, serving, stack or None,
     )
 
 
