@@ -285,3 +285,10 @@ def test_calibrate_refuses_a_read_only_stack_before_fitting(tmp_path: Path, monk
     assert bad("calibrate", "--stack", "llamacpp-cuda-2405", root=root) == [
         f"passprice: error: {stack}: is read-only; passprice does not replace it (make it writable first)"
     ]
+
+
+def test_compare_says_a_wrong_serving_and_every_wrong_card_at_once() -> None:
+    """`compare x1 --cards x2,b200` named the missing serving alone (round 18, left open by the attacker): the wrong
+    card is said with it, the good one not."""
+    lines = bad("compare", "x1", "--cards", "x2,b200", says=["serving 'x1': not found in ", "--cards: card 'x2': "])
+    assert len(lines) == 2, lines

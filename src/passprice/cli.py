@@ -29,7 +29,7 @@ else:
         import signal
 
 from passprice import __version__, generated
-from passprice.errors import InputError, escaped, problem_lines
+from passprice.errors import InputError, NotFound, escaped, problem_lines
 from passprice.files import shown as shown_path
 
 generated.install()  # the methods attrs generates for passprice's classes: compiled once, kept in the cache
@@ -1298,7 +1298,12 @@ def compare_command(
         raise click.UsageError("--cards: give at least one card, or 'all'")
     if serving is None:
         o["card"] = card_list[0]  # a serving needs a card to be built; each row replaces it
-    root, spec = _spec(ctx, serving, **o)
+    try:
+        root, spec = _spec(ctx, serving, **o)
+    except NotFound as e:  # a wrong serving said with every wrong --cards name (round 18: the serving alone)
+        from passprice.compare import missing_cards
+
+        raise InputError.of([*e.lines, *missing_cards(root, card_list)]) from None
     the_stack = None
     if stack is not None:
         from passprice.stacks import load_stack

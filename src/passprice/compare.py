@@ -8,7 +8,7 @@ not fit on, or cannot be priced on, is a row carrying its refusal by name, never
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -39,6 +39,22 @@ class CardBest:
         """Time per output token of a sequence at the best batch, seconds: the pass over the tokens a sequence
         emits in it (``None`` when refused)."""
         return None if self.cost is None else self.cost.pass_s / self.cost.emitted_per_sequence
+
+
+def missing_cards(root: Root, cards: Sequence[str]) -> list[str]:
+    """One ``--cards: …`` line for each of ``cards`` (registry names or card files) that names no card file: what
+    :func:`compare_cards` says of them, for a command that stops before it (a wrong serving said with them). Raises
+    nothing."""
+    from passprice.cards import card_path
+    from passprice.errors import InputError
+
+    problems: list[str] = []
+    for card in cards:
+        try:
+            card_path(root, card)
+        except InputError as e:
+            problems.append(f"--cards: {e}")
+    return problems
 
 
 def compare_cards(
