@@ -58,6 +58,9 @@ if TYPE_CHECKING:
 FOLDERS = ("facts", "registry", "locks", "schema", "sources")
 #: Where a root's own code lies, when it is a checkout of passprice itself (:mod:`passprice.sidecode`).
 CODE = "src/passprice"
+#: What a review says when HEAD changes passprice's own code (:attr:`Diff.code_files`).
+CODE_WARNING = ("the verdict is sound only from BASE's passprice (the CI workflow installs the base branch's to "
+                "review): HEAD's code could pass its own change")
 #: The branches whose merge base with ``HEAD`` is the default BASE, in the order tried.
 DEFAULT_BRANCHES = ("main", "origin/main", "master", "origin/master")
 
@@ -1384,6 +1387,10 @@ class Diff:
     #: How many more unlocked servings the change reaches than a review re-prices
     #: (:data:`~passprice.unlocked.MAX_REPRICED`): named in one line, not priced.
     unlocked_left_out: int = 0
+    #: The files of ``src/passprice`` HEAD changes (:func:`passprice.sidecode.code_changes`): the code that makes
+    #: this verdict, when HEAD's passprice runs it. Shown, never failed (a change to passprice itself is reviewed by
+    #: people, with the verdict of BASE's passprice).
+    code_files: tuple[str, ...] = ()
 
     @property
     def locks(self) -> tuple[LockImpact, ...]:
@@ -1584,7 +1591,8 @@ class Diff:
         locks unaffected, the pricing model, files that do not read."""
         facts = self.fact_changes
         fact_files = {f.path for f, _ in facts}
-        if not (self.files or self.model_changed or self.locks or self.head_check or self.sources or self.unlocked):
+        if not (self.files or self.model_changed or self.locks or self.head_check or self.sources or self.unlocked
+                or self.code_files):
             quiet = "no changes to facts, registry, locks or the pricing model"
             return quiet + (f"; {_n(len(self.unaffected), 'lock')} unaffected" if self.unaffected else "")
         parts = [
@@ -1657,6 +1665,8 @@ class Diff:
         if self.model_changed:
             moved = [lock for lock in self.reviews if lock.moved and "pricing model" in lock.inputs]
             parts.append("pricing model changed" + (f", moving {_n(len(moved), 'locked price')}" if moved else ""))
+        if self.code_files:
+            parts.append(f"passprice's own code changed ({_n(len(self.code_files), 'file')})")
         if self.unreadable:
             parts.append(f"{_n(len(self.unreadable), 'file')} {'does' if len(self.unreadable) == 1 else 'do'} not read")
         return "; ".join(parts)
@@ -1688,6 +1698,7 @@ class Diff:
             "unaffected": [lock.name for lock in self.unaffected],
             "unlocked": [m.to_json() for m in self.unlocked],
             "unlocked_left_out": self.unlocked_left_out,
+            "code_changed": list(self.code_files),
             "pricing_model": {
                 "base": self.base_code.model if self.base_code else None,
                 "head": self.head_code.model if self.head_code else None,
@@ -1730,8 +1741,10 @@ def _compare(base: Side, head: Side) -> Diff:
 
     reviews = lock_impacts(base, head, files)
     moves, left_out = unlocked_moves(base, head, files, reviews)
+    from passprice.sidecode import code_changes
+
     return Diff(base.info, head.info, files, reviews, base.code, head.code,
-                problems, review.unreadable, sources, moves, left_out)
+                problems, review.unreadable, sources, moves, left_out, code_changes(base.code, head.code))
 
 
 def unreproduced(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
@@ -2052,6 +2065,9 @@ def diff_text(d: Diff) -> str:
                     lines.append(f"    {label} cannot price: {side.error}")
             if lock.note:
                 lines.append(f"    note      {lock.note}")
+    if d.code_files:
+        lines += ["", f"passprice's own code changed: {CODE_WARNING}"]
+        lines += [f"  {path}" for path in d.code_files]
     model = _model_line(d)
     if model or any(code is not None and not code.own for code in (d.base_code, d.head_code)):
         lines.append("")
@@ -2272,6 +2288,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     if schemas:
         out += ["", "#### Schemas", ""]
         out += [f"- {markdown_code(f.path)} ({f.status})" for f in schemas]
+    if d.code_files:
+        out += ["", "#### passprice's own code", "", f"⚠️ {markdown_text(CODE_WARNING)}", ""]
+        out += [f"- {markdown_code(path)}" for path in d.code_files]
     model = _model_line(d)
     if model:
         out += ["", "#### Pricing model", "", markdown_text(model)]

@@ -1,0 +1,84 @@
+"""Slip round 10: pull requests that moved what a locked price is while the review passed them.
+
+- The review's verdict is made by the running passprice, and the CI workflow installed the pull request's own
+  (``pip install .``): a pull request that rewrote ``diff.py``'s exit status (outside the pricing model's digest, so
+  no price moved for that reason) and moved a locked price in the same commit passed ``passprice diff`` run with its
+  code (exit 0), and no line of the review named the code change (``src/`` is not a registry folder). The workflow
+  now installs the base branch's passprice and runs the verdict with it before any of the pull request's code runs,
+  and the review names every file of ``src/passprice`` HEAD changes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from passprice.cli import cli
+from test_diff import REPO, commit_all, git, make_lock_file
+
+SERVING = "r1-qwen7b-h200"
+SERVING_FILE = f"registry/servings/{SERVING}.toml"
+EXIT = "        if self.broken or self.stale or self.unsound or self.dropping or self.head_check or self.requestioned:\n"
+
+
+def _base(path: Path) -> Path:
+    """A registry with its own ``src/passprice`` (as this repository is), one lock, committed on ``main``."""
+    path.mkdir()
+    for folder in ("facts", "registry", "schema", "sources"):
+        shutil.copytree(REPO / folder, path / folder)
+    shutil.copytree(REPO / "src" / "passprice", path / "src" / "passprice",
+                    ignore=shutil.ignore_patterns("__pycache__", "pricing_model.json"))
+    (path / "locks").mkdir()
+    git(path, "init", "-q", "-b", "main")
+    make_lock_file(path, SERVING, SERVING)
+    commit_all(path, "a registry with its code and a lock")
+    return path
+
+
+def test_a_pull_request_rewriting_the_review_s_verdict_is_named_and_judged_by_base_s_code(tmp_path: Path) -> None:
+    path = _base(tmp_path / "registry")
+    git(path, "checkout", "-q", "-b", "pr")
+    module = path / "src" / "passprice" / "diff.py"
+    text = module.read_text(encoding="utf-8")
+    assert text.count(EXIT) == 1
+    module.write_text(text.replace(EXIT, "        if False:\n"), encoding="utf-8")  # never 1
+    serving = path / SERVING_FILE
+    serving.write_text(serving.read_text(encoding="utf-8").replace("position = 2048", "position = 1024"),
+                       encoding="utf-8")
+    commit_all(path, "a quieter review; half the context")
+
+    # Run by HEAD's own code (what `pip install .` of the pull request gave the workflow): the slip.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env["PYTHONPATH"] = str(path / "src")
+    own = subprocess.run([sys.executable, "-B", "-m", "passprice", "--root", str(path), "diff", "main", "HEAD",
+                          "--json"], cwd=path, env=env, capture_output=True, text=True, timeout=120)
+    assert own.returncode == 0, own.stderr
+    assert json.loads(own.stdout)["code_changed"] == ["src/passprice/diff.py"]  # named, but passed
+
+    # Run by BASE's code (this passprice: the workflow's reviewer): refused, and the code change named.
+    result = CliRunner().invoke(cli, ["--root", str(path), "diff", "main", "HEAD"])
+    assert result.exit_code == 1, result.output
+    assert f"passprice: refused: it moves the locked price of {SERVING} without re-locking" in result.stderr
+    summary = result.stdout.splitlines()[1]
+    assert summary.endswith("; passprice's own code changed (1 file)"), summary
+    assert ("\npassprice's own code changed: the verdict is sound only from BASE's passprice (the CI workflow "
+            "installs the base branch's to review): HEAD's code could pass its own change\n"
+            "  src/passprice/diff.py\n") in result.stdout
+    markdown = CliRunner().invoke(cli, ["--root", str(path), "diff", "main", "HEAD", "--format", "markdown"])
+    assert "#### passprice's own code" in markdown.stdout and "- `src/passprice/diff.py`" in markdown.stdout
+
+
+def test_the_workflow_reviews_with_the_base_branch_s_passprice_before_the_pull_request_s_code_runs() -> None:
+    workflow = (REPO / ".github" / "workflows" / "facts.yml").read_text(encoding="utf-8")
+    reviewer = workflow.index('"$RUNNER_TEMP/reviewer/bin/python" -m pip install "$RUNNER_TEMP/reviewer-src"')
+    verdict = workflow.index('"$RUNNER_TEMP/reviewer/bin/passprice" diff "origin/$BASE_REF"')
+    own = workflow.index("run: python -m pip install .")
+    assert 'git worktree add --detach "$RUNNER_TEMP/reviewer-src" "origin/$BASE_REF"' in workflow
+    assert reviewer < verdict < own
+    assert "          passprice diff" not in workflow  # no verdict from the pull request's own install
