@@ -24,7 +24,8 @@ from test_diff import REPO, commit_all, git, make_lock_file
 
 SERVING = "r1-qwen7b-h200"
 SERVING_FILE = f"registry/servings/{SERVING}.toml"
-EXIT = "        if self.broken or self.stale or self.unsound or self.dropping or self.head_check or self.requestioned:\n"
+EXIT = ("        if self.broken or self.stale or self.unsound or self.dropping or self.head_check or "
+        "self.requestioned:\n")
 
 
 def _base(path: Path) -> Path:
@@ -82,3 +83,34 @@ def test_the_workflow_reviews_with_the_base_branch_s_passprice_before_the_pull_r
     assert 'git worktree add --detach "$RUNNER_TEMP/reviewer-src" "origin/$BASE_REF"' in workflow
     assert reviewer < verdict < own
     assert "          passprice diff" not in workflow  # no verdict from the pull request's own install
+
+
+def test_a_lock_moved_into_a_subfolder_with_its_serving_s_edit_fails_the_review_and_check(tmp_path: Path) -> None:
+    """A lock moved to ``locks/sub/`` in the commit that moved its serving's price read "removed" (no floor dropped:
+    another lock of the serving kept them), its price never compared with the one it still records; ``check`` counted
+    one lock fewer and said "all holds" (exit 0)."""
+    path = tmp_path / "registry"
+    path.mkdir()
+    for folder in ("facts", "registry", "schema", "sources"):
+        shutil.copytree(REPO / folder, path / folder)
+    (path / "locks").mkdir()
+    git(path, "init", "-q", "-b", "main")
+    make_lock_file(path, SERVING, SERVING)
+    make_lock_file(path, "r1-twin", SERVING)  # keeps every floor the moved lock set
+    commit_all(path, "two locks of one serving")
+    git(path, "checkout", "-q", "-b", "pr")
+    (path / "locks" / "sub").mkdir()
+    git(path, "mv", f"locks/{SERVING}.lock.toml", f"locks/sub/{SERVING}.lock.toml")
+    serving = path / SERVING_FILE
+    serving.write_text(serving.read_text(encoding="utf-8").replace("position = 2048", "position = 1024"),
+                       encoding="utf-8")
+    make_lock_file(path, "r1-twin", SERVING)  # the twin re-locked: only the moved lock is left behind
+    commit_all(path, "move a lock aside; half the context")
+    line = ("locks/sub: not a folder passprice reads: its 1 .toml file is neither checked nor priced (passprice reads "
+            "locks/ itself, not the folders in it: move them to locks/)")
+    checked = CliRunner().invoke(cli, ["--root", str(path), "check"])
+    assert checked.exit_code == 2 and f"passprice: error: {line}\n" in checked.stderr, checked.output
+    result = CliRunner().invoke(cli, ["--root", str(path), "diff", "main", "HEAD"])
+    assert result.exit_code == 2, result.output
+    assert result.stderr == f"passprice: error: on HEAD: {line}\n"
+    assert "HEAD fails passprice check (1 problem)" in result.stdout.splitlines()[1]
