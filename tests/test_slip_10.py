@@ -77,12 +77,17 @@ def test_a_pull_request_rewriting_the_review_s_verdict_is_named_and_judged_by_ba
 
 def test_the_workflow_reviews_with_the_base_branch_s_passprice_before_the_pull_request_s_code_runs() -> None:
     workflow = (REPO / ".github" / "workflows" / "facts.yml").read_text(encoding="utf-8")
-    reviewer = workflow.index('"$RUNNER_TEMP/reviewer/bin/python" -m pip install "$RUNNER_TEMP/reviewer-src"')
+    reviewer = workflow.index('. "$RUNNER_TEMP/reviewer/bin/activate"\n          python -m pip install .\n')
     verdict = workflow.index('"$RUNNER_TEMP/reviewer/bin/passprice" diff "origin/$BASE_REF"')
     own = workflow.index("run: python -m pip install .")
     assert 'git worktree add --detach "$RUNNER_TEMP/reviewer-src" "origin/$BASE_REF"' in workflow
     assert reviewer < verdict < own
     assert "          passprice diff" not in workflow  # no verdict from the pull request's own install
+    from passprice.scaffold import workflow as template
+
+    registry = template("python -m pip install -r requirements.txt")  # a registry `init` makes: its base's pins
+    assert registry.count("python -m pip install -r requirements.txt") == 2
+    assert registry.index('cd "$RUNNER_TEMP/reviewer-src"') < registry.index("pip install -r requirements.txt")
 
 
 def test_a_lock_moved_into_a_subfolder_with_its_serving_s_edit_fails_the_review_and_check(tmp_path: Path) -> None:
@@ -114,3 +119,62 @@ def test_a_lock_moved_into_a_subfolder_with_its_serving_s_edit_fails_the_review_
     assert result.exit_code == 2, result.output
     assert result.stderr == f"passprice: error: on HEAD: {line}\n"
     assert "HEAD fails passprice check (1 problem)" in result.stdout.splitlines()[1]
+
+
+DATASHEET = ("locator = \"Technical Specifications table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s'\"\n"
+             "provenance = \"published\"\nsource = \"nvidia-h200-datasheet\"")
+WHITEPAPER = ("locator = \"Table 3, H100 SXM5 column: memory bandwidth 4.8 TB/s\"\nprovenance = \"published\"\n"
+              "source = \"nvidia-hopper-whitepaper\"")
+
+
+def _recite(lock: Path) -> None:
+    """Re-cite the lock's pinned memory.bandwidth to another registered source (same value) and recompute the pinned
+    fact's digest and the lock's, as someone reading passprice's code would."""
+    import hashlib
+    import tomllib
+
+    from passprice.facts import Fact
+    from passprice.locks import _canonical, _sorted
+
+    text = lock.read_text(encoding="utf-8")
+    assert text.count(DATASHEET) == 1
+    text = text.replace(DATASHEET, WHITEPAPER)
+    entry = dict(tomllib.loads(text)["facts"]["memory.bandwidth"])
+    stated = entry.pop("digest")
+    text = text.replace(stated, Fact.from_entry(entry, "memory.bandwidth").digest())
+    body = _sorted(tomllib.loads(text))
+    stated = body["lock"].pop("digest")
+    lock.write_text(text.replace(stated, "sha256:" + hashlib.sha256(_canonical(body).encode("utf-8")).hexdigest()),
+                    encoding="utf-8")
+
+
+def test_a_lock_s_pinned_citation_rewritten_by_hand_fails_the_review(tmp_path: Path) -> None:
+    """The lock priced as it records and cited a registered source, so ``check`` passed and the review said
+    "re-locked" (exit 0); ``audit LOCK`` traced the locked price to a document no card ever cited for it."""
+    path = tmp_path / "registry"
+    path.mkdir()
+    for folder in ("facts", "registry", "schema", "sources"):
+        shutil.copytree(REPO / folder, path / folder)
+    (path / "locks").mkdir()
+    git(path, "init", "-q", "-b", "main")
+    make_lock_file(path, SERVING, SERVING)
+    commit_all(path, "a lock")
+    git(path, "checkout", "-q", "-b", "pr")
+    _recite(path / "locks" / f"{SERVING}.lock.toml")
+    commit_all(path, "re-cite the lock's memory bandwidth")
+    audit = CliRunner().invoke(cli, ["--root", str(path), "audit", f"locks/{SERVING}.lock.toml"])
+    assert "nvidia-hopper-whitepaper" in audit.stdout  # what an auditor would be shown
+
+    result = CliRunner().invoke(cli, ["--root", str(path), "diff", "main", "HEAD"])
+    assert result.exit_code == 1, result.output
+    line = (f"locks/{SERVING}.lock.toml: facts.memory.bandwidth: pins 4.8 TB/s (published) cited "
+            "nvidia-hopper-whitepaper: Table 3, H100 SXM5 column: memory bandwidth 4.8 TB/s, a fact no side of the "
+            "change holds (HEAD's today: 4.8 TB/s (published) cited nvidia-h200-datasheet: Technical Specifications "
+            "table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s') and BASE's lock did not pin: a lock's facts are "
+            f"pinned by passprice lock, never written by hand; re-lock it: passprice lock --update -o "
+            f"locks/{SERVING}.lock.toml")
+    assert f"passprice: refused: HEAD fails passprice check (1 problem); first: {line}" in result.stderr
+    # Re-locked by passprice on today's facts, the same file passes.
+    make_lock_file(path, SERVING, SERVING)
+    commit_all(path, "re-lock")
+    assert CliRunner().invoke(cli, ["--root", str(path), "diff", "main", "HEAD"]).exit_code == 0

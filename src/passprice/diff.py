@@ -1738,6 +1738,10 @@ def _compare(base: Side, head: Side) -> Diff:
 
     review = review_files(head.root)
     problems = review.problems + unreproduced(head, [p for p in paths if p in head.files])
+    if head.code.running or head.code.folder is None:  # HEAD's and BASE's facts read with the running code
+        from passprice.pinforgery import forged_pins
+
+        problems += forged_pins(base.root, head.root, base.files, [p for p in paths if p in head.files])
     # A source leads elsewhere when its record changed, or the registry document it names did (its file unchanged).
     ids = [file_kind(p)[1] for p in head.files if file_kind(p)[0] == "source" and p in base.files
            and (base.files[p] != head.files[p] or b"path" in head.files[p])]
