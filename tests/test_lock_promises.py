@@ -137,7 +137,8 @@ def test_1_a_changed_formula_is_a_changed_pricing_model_in_reproduce_and_a_faile
     markdown = diff_markdown(d)
     assert markdown.splitlines()[0].endswith(
         f"no fact changed; {len(names)} locks affected, {len(names)} prices moved unreviewed; 6 servings no lock "
-        f"pins move (not locked, informational); pricing model changed, moving {len(names)} locked prices"
+        f"pins move (not locked, informational); pricing model changed, moving {len(names)} locked prices; "
+        "passprice's own code changed (1 file)"
     )
     # The registered servings no lock names are priced by both codes too: shown, never failing the review.
     assert len(d.unlocked) == 6 and all(m.inputs == ("pricing model",) for m in d.unlocked)

@@ -524,13 +524,15 @@ def _option_locks(root: Root, resolved: Resolved) -> tuple[tuple[Lock, str], ...
     r1-qwen7b-h200 --limit 1024 -o locks/r1-1k.lock.toml``) whose pinned serving, card and checkpoint are the ones
     ``resolved`` prices, each with the path it was read from: the same command run again prices under them
     (walkthrough 9: such a lock was never found again). A lock that does not read is left to ``check``."""
-    from passprice.errors import InputError
-    from passprice.locks import locks_of_none, portable_spec
-    from passprice.reproduce import serving_changes
+    from passprice.locks import locks_of_none
 
     paths = locks_of_none(root)
     if not paths:
-        return ()
+        return ()  # the usual case: nothing more imported (issue 16: reproduce pulls cattrs, decode, fits …)
+    from passprice.errors import InputError
+    from passprice.locks import portable_spec
+    from passprice.reproduce import serving_changes
+
     today = portable_spec(resolved.spec, root)
     out = []
     for p in paths:
