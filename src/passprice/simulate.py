@@ -58,7 +58,7 @@ import numpy as np
 from passprice.errors import InputError
 from passprice.serving import NotResident, OnChipOverflow, ServingBind
 from passprice.steps import StepPricer, StepRows, StepSums
-from passprice.stretch import BLOCK, Stretch, advance, stepwise_sums
+from passprice.stretch import BLOCK, Stretch, advance, held_totals, stepwise_sums
 from passprice.tables import count, si, text_table
 from passprice.trace import Request, Trace
 
@@ -114,6 +114,8 @@ AHEAD_TRIES = 4
 AHEAD_QUEUED = 1024
 #: Positions further on at which a prediction prices an arrival's decoding again (how it grows a step).
 GROWTH = 1024
+#: A step no stretch reaches (the end of a sequence that is not retired in it).
+_ALWAYS = 1 << 62
 
 
 class Policy(enum.Enum):
@@ -1296,6 +1298,51 @@ def simulate(
             total = np.where((joined_at <= steps_) & (finish > steps_), held, 0.0).sum(axis=1) + float(fixed.sum())
             return dict(zip(at_steps.tolist(), total.tolist(), strict=True))
 
+        def held_peak(at_steps: np.ndarray, members: np.ndarray, base: np.ndarray, finish: np.ndarray,
+                      adm: list[tuple[int, int]], split: list[tuple[int, int]]) -> float | None:
+            """The most :func:`held_now` sums (less the weights) at the end of any of ``at_steps`` (sorted; before
+            each one's retirements), every step at once: the members' bytes in closed form
+            (:func:`~passprice.stretch.held_totals`), those of the prompts still prefilling (``split``: their rows
+            so far) and of the other active sequences summed step by step. Only where no sequence holds a shared
+            prefix, and every sequence a whole number of bytes (a sum of whole numbers below 2^53 is exact in any
+            order, so each total is the double held_now adds up); else ``None``. Arguments as :func:`held_sums`'."""
+            inside_ = set(members.tolist())
+            others = np.array([j for j in active if j not in inside_], dtype=np.intp)
+            if shared_arr[members].any() or shared_arr[others].any():
+                return None
+            joined_at = np.full(len(members), -1, dtype=np.int64)
+            if adm:
+                joined_at[len(members) - len(adm):] = [s for _, s in adm]
+            cut_at = dict(split)  # request -> the step from which its rows so far count (its admission, or -1)
+            cut = np.array([j in cut_at for j in members.tolist()], dtype=bool)
+            totals = held_totals(pricer, base[~cut], emitted, joined_at[~cut], finish[~cut], at_steps)
+            if totals is None:
+                return None
+            # The prompts prefilling (members, and others not decoding yet): each one's positions at each step.
+            rows_ = [(int(members[q]), joined_at[q], int(finish[q]), float(base[q]))
+                     for q in np.flatnonzero(cut).tolist()]
+            rows_ += [(j, -1, _ALWAYS, math.nan) for j in others.tolist()]  # never retired here
+            if rows_:
+                lengths = np.empty((len(rows_), len(at_steps)))
+                live = np.empty((len(rows_), len(at_steps)), dtype=bool)
+                for q, (j, begin_, end_, base_) in enumerate(rows_):
+                    lengths[q] = base_ + (at_steps + 1) * emitted if not math.isnan(base_) else length[j]
+                    live[q] = (begin_ <= at_steps) & (at_steps < end_)
+                    s = cut_at.get(j)
+                    if s is not None and pieces[j]:
+                        ys = np.array([y for y, _, _ in pieces[j]], dtype=np.int64)
+                        so_far = np.concatenate(([0], np.cumsum([rows for _, _, rows in pieces[j]])))
+                        during = (s <= at_steps) & (at_steps < ys[-1])
+                        counted = so_far[np.searchsorted(ys, at_steps, side="right")] + pieces[j][0][1]
+                        lengths[q] = np.where(during, counted.astype(float), lengths[q])
+                held = pricer.held(lengths, shared_arr[[j for j, _, _, _ in rows_]][:, None])
+                if not np.array_equal(held, np.floor(held)):
+                    return None
+                totals = totals + np.where(live, held, 0.0).sum(axis=0)
+            if float(totals.max()) >= 2.0 ** 53:
+                return None
+            return float(totals.max())
+
         def held_now(among: list[int] | None = None) -> float:
             live = np.array(active if among is None else among, dtype=np.intp)  # indexed twice: converted once
             held = weights + float(pricer.held(length[live], shared_arr[live]).sum())
@@ -1308,8 +1355,16 @@ def simulate(
         length[members] = final
         top = held_now(active + [j for j, _ in adm]) if adm else held_now()
         check = continuous and len(ending) > 0 and top * (1.0 + 1e-9) > peak_held
+        last_check = check  # the stretch's last step, when no sequence finishes in it
         if not continuous or not len(ending):
             peak_held = max(peak_held, top)
+        if check and whole and not prefixes:
+            # The peak over the finishing steps at once (no prefix held: none is admitted or retired in a stretch,
+            # so each step's check adds 0 bytes of prefixes): the largest of weights + sum is weights + the largest sum.
+            most_held = held_peak(np.unique(finish[ending] - 1), members, base, finish, adm, split)
+            if most_held is not None:
+                peak_held = max(peak_held, weights + most_held)
+                check = False
         sums_at = held_sums(np.unique(finish[ending] - 1), members, base, finish, adm, split) if (
             check and whole and len(ending) > 1 and not pre) else {}
         if len(ending):
@@ -1350,7 +1405,7 @@ def simulate(
             gone = set(who)
             decoding[:] = [j for j in decoding if j not in gone]
             join(k)
-            if check and at[-1] != k - 1 and active:
+            if last_check and at[-1] != k - 1 and active:
                 length[members] = final
                 peak_held = max(peak_held, held_now())
         join(k)
