@@ -914,35 +914,30 @@ def simulate(
                     if y < n:
                         by_step.setdefault(y, []).append((j, before, rows))
             at_steps = sorted(by_step)
-            lone = [by_step[y][0] for y in at_steps if len(by_step[y]) == 1]
-            per = [(pa.tolist(), pr.tolist()) for pa, pr in
-                   pricer.chunk_sums(np.array([float(b) for _, b, _ in lone]),
-                                     np.array([float(r) for _, _, r in lone]), np.zeros(len(lone)))]
-            heads = []
+            # Every chunk's sums at once, then each step's summed over its chunks (whole numbers: exact in any
+            # order, so each step's are the doubles price sums alone; a step of one chunk gets the chunk's own).
+            flat = [(x, j, before, rows) for x, y in enumerate(at_steps) for j, before, rows in by_step[y]]
+            where_ = np.array([x for x, _, _, _ in flat], dtype=np.intp)
+            befores = np.array([float(b) for _, _, b, _ in flat])
+            chunk_rows_ = np.array([float(r) for _, _, _, r in flat])
+            ending_ = np.array([1.0 if b + r == reqs[j].prompt else 0.0 for _, j, b, r in flat])
+            per = pricer.chunk_sums(befores, chunk_rows_, np.zeros(len(flat)))
+            n_at = len(at_steps)
+
+            def by_at(values: np.ndarray, where_: np.ndarray = where_, n_at: int = n_at) -> np.ndarray:
+                summed: np.ndarray = np.bincount(where_, weights=values, minlength=n_at)
+                return summed
+
+            columns_ = [by_at(np.ones(len(flat))), by_at(chunk_rows_), by_at(ending_)]
+            group_sums = [(by_at(pa), by_at(pr)) for pa, pr in per]
             if first is not None:
-                heads.append((first.chunks, first.prompt_rows, first.lasts,
-                              tuple((pa, pr) for _, _, pa, pr in first.groups)))
-            x = 0
-            for y in at_steps:
-                cs = by_step[y]
-                if len(cs) == 1:
-                    j, before, rows = cs[0]
-                    heads.append((1.0, float(rows), 1.0 if before + rows == reqs[j].prompt else 0.0,
-                                  tuple((pa[x], pr[x]) for pa, pr in per)))
-                    x += 1
-                else:
-                    sm = pricer.sums(StepRows(np.empty(0), np.empty(0), np.array([float(b) for _, b, _ in cs]),
-                                              np.array([float(r) for _, _, r in cs]),
-                                              np.array([b + r == reqs[j].prompt for j, b, r in cs], dtype=bool),
-                                              np.zeros(len(cs))))
-                    heads.append((sm.chunks, sm.prompt_rows, sm.lasts,
-                                  tuple((pa, pr) for _, _, pa, pr in sm.groups)))
+                columns_ = [np.concatenate(([v], c)) for v, c in
+                            zip((first.chunks, first.prompt_rows, first.lasts), columns_, strict=True)]
+                group_sums = [(np.concatenate(([pa0], pa)), np.concatenate(([pr0], pr)))
+                              for (_, _, pa0, pr0), (pa, pr) in zip(first.groups, group_sums, strict=True)]
             at = np.array(([0] if first is not None else []) + at_steps, dtype=np.int64)
-            prompts = StepSums(0.0, np.array([h[0] for h in heads]), np.array([h[1] for h in heads]),
-                               np.array([h[2] for h in heads]), 0.0,
-                               tuple((0.0, 0.0, np.array([h[3][q][0] for h in heads]),
-                                      np.array([h[3][q][1] for h in heads]))
-                                     for q in range(len(pricer.groups))))
+            prompts = StepSums(0.0, columns_[0], columns_[1], columns_[2], 0.0,
+                               tuple((0.0, 0.0, pa, pr) for pa, pr in group_sums))
             cost, bind = closed.priced_chunked(pricer, n, at, prompts, bare=True)
             bare, cost, bind = cost[n:], cost[:n], bind[:n]
             times = _clock(t, cost)
