@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import attrs
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -110,3 +111,38 @@ def test_stretches_give_the_step_by_step_outcome_on_drawn_traces(kind: str, trac
     for policy in (Policy.STATIC, Policy.CONTINUOUS):
         alone = simulate(pricer, trace, policy, chosen, stretches=False)
         assert simulate(pricer, trace, policy, chosen) == alone, (policy, chunk, max_batch)
+
+
+def _record_json(record: Any) -> dict[str, Any]:
+    """A request's record as ``--json`` wrote it one record at a time (the straightforward reference)."""
+    r = record.request
+    return {
+        "index": r.index, "line": r.line, "arrival_s": r.arrival, "prompt_tokens": r.prompt,
+        "output_tokens": r.output, "prefix_id": r.prefix_id, "prefix_tokens": r.prefix,
+        "shared_positions": record.shared, "prefix_hit": record.prefix_hit, "prompt_rows": record.prompt_rows,
+        "admitted_s": record.admitted, "first_token_s": record.first_token, "finished_s": record.finished,
+        "queue_s": record.admitted - r.arrival, "ttft_s": record.ttft, "tpot_s": record.tpot, "e2e_s": record.e2e,
+        "waited_for_memory": record.waited_for_memory,
+    }
+
+
+@settings(max_examples=10, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(trace=_trace(), max_batch=st.integers(1, 8))
+def test_records_written_column_by_column_are_each_records_figures(trace: Trace, max_batch: int) -> None:
+    """``--json``'s request records are made column by column (``records_table``) and written from the columns
+    (``jsontext``): the dicts they stand for are each record's own figures, of the same types, and the text is
+    ``json.dumps``' of those dicts (arrivals given as whole numbers stay whole numbers)."""
+    import json
+
+    from passprice import jsontext
+    from passprice.simulate import records_table
+
+    given_ints = Trace(tuple(attrs.evolve(q, arrival=int(q.arrival * 100)) for q in trace.requests), "ints")
+    for drawn in (trace, given_ints):
+        outcome = simulate(pricer_of("windowed"), drawn, Policy.CONTINUOUS, Settings(max_batch=max_batch))
+        table = records_table(outcome.records)
+        want = [_record_json(r) for r in outcome.records]
+        got = table.records()
+        assert got == want
+        assert [[type(v) for v in d.values()] for d in got] == [[type(v) for v in d.values()] for d in want]
+        assert jsontext.dumps({"records": table}) == json.dumps({"records": want}, indent=2)

@@ -48,14 +48,17 @@ import enum
 import heapq
 import itertools
 import math
+import operator
 from collections import deque
 from collections.abc import Callable, Sequence
+from operator import attrgetter
 from typing import Any
 
 import attrs
 import numpy as np
 
 from passprice.errors import InputError
+from passprice.jsontext import Table
 from passprice.serving import NotResident, OnChipOverflow, ServingBind
 from passprice.steps import StepPricer, StepRows, StepSums
 from passprice.stretch import BLOCK, Stretch, advance, held_totals, stepwise_sums
@@ -169,29 +172,35 @@ class Record:
         """End-to-end latency: arrival to the last output token."""
         return self.finished - self.request.arrival
 
-    def to_json(self) -> dict[str, Any]:
-        """Every field, base units."""
-        r = self.request
-        return {
-            "index": r.index,
-            "line": r.line,
-            "arrival_s": r.arrival,
-            "prompt_tokens": r.prompt,
-            "output_tokens": r.output,
-            "prefix_id": r.prefix_id,
-            "prefix_tokens": r.prefix,
-            "shared_positions": self.shared,
-            "prefix_hit": self.prefix_hit,
-            "prompt_rows": self.prompt_rows,
-            "admitted_s": self.admitted,
-            "first_token_s": self.first_token,
-            "finished_s": self.finished,
-            "queue_s": self.admitted - r.arrival,
-            "ttft_s": self.ttft,
-            "tpot_s": self.tpot,
-            "e2e_s": self.e2e,
-            "waited_for_memory": self.waited_for_memory,
-        }
+
+#: The keys of a request's record in ``--json`` (:func:`records_table`), in order.
+RECORD_KEYS = (
+    "index", "line", "arrival_s", "prompt_tokens", "output_tokens", "prefix_id", "prefix_tokens", "shared_positions",
+    "prefix_hit", "prompt_rows", "admitted_s", "first_token_s", "finished_s", "queue_s", "ttft_s", "tpot_s", "e2e_s",
+    "waited_for_memory",
+)
+
+
+def records_table(records: Sequence[Record]) -> Table:
+    """Every field of each of ``records``, base units, column by column (:data:`RECORD_KEYS`; what ``--json``
+    writes of each request): its request's figures, then the record's, then the latencies :class:`Record`'s
+    properties give (the same subtractions and divisions, element by element, so the same doubles)."""
+    reqs = [r.request for r in records]
+    arrival = list(map(attrgetter("arrival"), reqs))
+    outputs = list(map(attrgetter("output"), reqs))
+    admitted = list(map(attrgetter("admitted"), records))
+    first = list(map(attrgetter("first_token"), records))
+    finished = list(map(attrgetter("finished"), records))
+    tpot = [None if n < 2 else (f - s) / (n - 1) for f, s, n in zip(finished, first, outputs, strict=True)]
+    columns = (
+        list(map(attrgetter("index"), reqs)), list(map(attrgetter("line"), reqs)), arrival,
+        list(map(attrgetter("prompt"), reqs)), outputs, list(map(attrgetter("prefix_id"), reqs)),
+        list(map(attrgetter("prefix"), reqs)), list(map(attrgetter("shared"), records)),
+        list(map(attrgetter("prefix_hit"), records)), list(map(attrgetter("prompt_rows"), records)), admitted, first,
+        finished, list(map(operator.sub, admitted, arrival)), list(map(operator.sub, first, arrival)), tpot,
+        list(map(operator.sub, finished, arrival)), list(map(attrgetter("waited_for_memory"), records)),
+    )
+    return Table(RECORD_KEYS, columns)
 
 
 def percentile(values: Sequence[float], q: float, ordered: bool = False) -> float | None:
@@ -307,13 +316,18 @@ def least_steps(pricer: StepPricer, trace: Trace, settings: Settings = Settings(
     cap = max(min(settings.max_batch, on_chip_rows // n_rows), 1)
     budget = max(min(settings.chunk, on_chip_rows), 1)
     page = pricer.kv_page if settings.prefix_caching else None
-    prompt_rows = decode_rows = longest = 0
-    for r in trace.requests:
-        own = r.prompt - (r.prefix // page * page if page and r.prefix_id is not None else 0)
-        decode = math.floor((r.output - 1) / shape.emitted_per_sequence)
-        prompt_rows += own
-        decode_rows += decode * n_rows
-        longest = max(longest, -(-own // budget) + decode)
+    reqs = trace.requests
+    # One array a field, the arithmetic on them (integers, and the same float division as on each request's).
+    own = np.fromiter(map(attrgetter("prompt"), reqs), dtype=np.int64, count=len(reqs))
+    if page:
+        prefix = np.fromiter(map(attrgetter("prefix"), reqs), dtype=np.int64, count=len(reqs))
+        named = np.fromiter((r.prefix_id is not None for r in reqs), dtype=bool, count=len(reqs))
+        own = own - np.where(named, prefix // page * page, 0)
+    outputs = np.fromiter(map(attrgetter("output"), reqs), dtype=np.int64, count=len(reqs))
+    decode = np.floor((outputs - 1) / shape.emitted_per_sequence).astype(np.int64)
+    prompt_rows = int(own.sum())
+    decode_rows = int(decode.sum()) * n_rows
+    longest = max(int((-(-own // budget) + decode).max()), 0) if len(reqs) else 0
     return max(
         -(-prompt_rows // budget),
         -(-decode_rows // (cap * n_rows)),
@@ -393,7 +407,7 @@ def simulate(
         # Under a serving stack each step is checked to lie where the stack's facts hold (StepPricer.price raises
         # BeyondStack); a stretch prices many steps at once without that check, so a stack's run goes step by step.
         stretches = False
-    reqs = sorted(trace.requests, key=lambda r: (r.arrival, r.index))
+    reqs = sorted(trace.requests, key=attrgetter("arrival", "index"))
     n_req = len(reqs)
     shape = pricer.shape
     n_rows = shape.rows_per_sequence
@@ -1606,16 +1620,19 @@ class Simulation:
         }
 
 
-def simulation_json(sim: Simulation, with_requests: bool = True) -> dict[str, Any]:
+def simulation_json(sim: Simulation, with_requests: bool = True, as_table: bool = False) -> dict[str, Any]:
     """The ``--json`` object: title, serving, trace, setup, per policy its summary (and, ``with_requests``, every
-    request's record), then the provenance, the facts the step prices rest on, and the weakest paths."""
+    request's record: a list of dicts, or with ``as_table`` the :class:`~passprice.jsontext.Table` of them, which
+    :func:`passprice.jsontext.dumps` writes as the same text without making the dicts), then the provenance, the
+    facts the step prices rest on, and the weakest paths."""
     rests = sim.pricer.rests_on()
     provenance = sim.pricer.provenance()
     policies: dict[str, Any] = {}
     for o in sim.outcomes:
         entry = o.summary()
         if with_requests:
-            entry["records"] = [r.to_json() for r in o.records]
+            table = records_table(o.records)
+            entry["records"] = table if as_table else table.records()
         policies[o.policy.value] = entry
     return {
         "title": sim.title,
