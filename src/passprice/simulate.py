@@ -424,7 +424,7 @@ def simulate(
     shared = [r.prefix // page * page if caching and page and r.prefix_id is not None else 0 for r in reqs]
     lengths = np.array([r.length for r in reqs], dtype=float)
     shared_arr = np.array(shared, dtype=float)
-    reserve = pricer.held(lengths, shared_arr)
+    reserve = pricer.held(lengths, shared_arr).tolist()  # each request's bytes reserved, as Python floats
     out_tokens = np.array([r.output for r in reqs], dtype=float)
     codes: dict[str, int] = {}
     code = np.array(
@@ -483,7 +483,7 @@ def simulate(
         nonlocal reserved
         while waiting and len(active) < cap:
             j = waiting[0]
-            need = float(reserve[j])
+            need = reserve[j]
             pid = reqs[j].prefix_id if shared[j] else None
             held_prefix = prefixes.get(pid) if pid is not None else None
             if pid is not None and held_prefix is None:
@@ -770,7 +770,7 @@ def simulate(
             """Retire the sequences that finished before step ``x``."""
             nonlocal live, room_used
             while by_finish and by_finish[0][0] <= x:
-                room_used -= float(reserve[heapq.heappop(by_finish)[2]])
+                room_used -= reserve[heapq.heappop(by_finish)[2]]
                 live -= 1
 
         def run_to(x: int) -> None:
@@ -852,7 +852,7 @@ def simulate(
                     if live < cap:
                         if shared[j] or reqs[j].prompt < 1:
                             break  # considered here, not planned: the stretch stops at s
-                        need = float(reserve[j])
+                        need = reserve[j]
                         if room_used + need <= room:
                             admitted = True
                             break
@@ -1269,7 +1269,7 @@ def simulate(
                 while joined < len(adm) and adm[joined][1] == s:
                     j = adm[joined][0]
                     active.append(j)
-                    reserved += float(reserve[j])
+                    reserved += reserve[j]
                     admitted_at[j] = after[s - 1]
                     if waiting and waiting[0] == j:
                         waiting.popleft()
@@ -1427,7 +1427,7 @@ def simulate(
 
     def retire(j: int) -> None:
         nonlocal reserved
-        reserved -= float(reserve[j])
+        reserved -= reserve[j]
         pid = reqs[j].prefix_id if shared[j] else None
         if pid is not None:
             p = prefixes[pid]
