@@ -42,12 +42,35 @@ _ACCEPTANCE = re.compile(r"^(?:draft\.)?acceptance\.([1-9][0-9]*)$")
 _INTEGER = re.compile(r"^[+-]?[0-9]+$")
 
 
+#: The most bytes a file ``fact set`` (or a recompute) edits may hold: tomlkit, which keeps the file's comments and
+#: layout, parses about 8 µs a byte, and the edit parses the file twice (round 18: a 1 MB card file took 5.6 s, a
+#: 5 MB one past 20 s). 128 KiB is eight times the largest card (b200, 16 KB); a file past it is edited by hand.
+MAX_EDITED_BYTES = 128 * 1024
+
+
+def _edited_bytes(file: Path) -> bytes:
+    """The bytes of the card or drafting-method file ``file`` an edit reads (:func:`passprice.schema.read_bytes`).
+    Raises :class:`InputError` naming the file when it holds more than :data:`MAX_EDITED_BYTES`."""
+    data = schema.read_bytes(file)
+    if len(data) > MAX_EDITED_BYTES:
+        raise InputError(
+            f"{file}: {len(data):,} bytes, past the {MAX_EDITED_BYTES:,} passprice edits in place (keeping a file's "
+            "layout costs about 8 µs a byte): edit it by hand, or make it smaller"
+        )
+    return data
+
+
 def parse_value(text: str) -> int | float:
     """The number ``text`` writes: an ``int`` for an integer literal (``141``), else a ``float`` (``4.8``, ``1e12``,
     and also ``nan`` or ``inf``, which validation then refuses). Raises :class:`InputError` for anything else."""
-    cleaned = text.strip()
+    from passprice.bounds import misspelt
+
+    cleaned = text
     if not cleaned.isascii():  # float() would read Arabic-Indic and other Unicode digits as a number
         raise InputError(f"--value: {text!r} is not a number in ASCII digits")
+    problem = misspelt(cleaned)  # round 18: float() read "8_0" as 80 and " 8" as 8
+    if problem is not None:
+        raise InputError(f"--value: {text!r} {problem}: write the number in digits alone")
     try:
         return int(cleaned) if _INTEGER.match(cleaned) else float(cleaned)
     except ValueError:
@@ -146,7 +169,7 @@ def set_fact(
     ``B/s`` belongs), an unknown provenance, a ``derived`` fact without a derivation, a source ``root`` has no record
     of."""
     try:
-        before = schema.read_bytes(where.file).decode("utf-8")
+        before = _edited_bytes(where.file).decode("utf-8")
     except UnicodeDecodeError as e:
         raise InputError(f"{where.file}: byte {e.start}: not UTF-8 text") from None
     old_facts = read_facts(where, schema_folder)
@@ -498,8 +521,61 @@ def edit_fact(
     edit made. Raises :class:`InputError` as those do."""
     with locked(where.file):
         edit = set_fact(where, entry, schema_folder, root)
+        _require_no_slip(edit, schema_folder)
         apply_edit(edit)
     return edit
+
+
+#: How far an edit may move a figure (a factor either way) before a derived fact it leaves out of its schema's range
+#: is taken for a unit slipped (GB/s for TB/s is a factor of 1,000) and refused, not warned of.
+SLIP_FACTOR = 100.0
+
+
+def out_of_range(edit: FactEdit, schema_folder: Path | None = None) -> list[str]:
+    """The facts derived from the edited one whose value, recomputed from the edited record (as ``fact recompute``
+    would), is one their schema refuses: one line each, naming the derived fact, its recomputed value and the
+    schema's rule (``memory.bandwidth`` lowered to 3 TB/s makes ``streams.read``, a share at most 1, recompute to
+    1.493). Nothing is written. Raises nothing: a derivation that cannot be evaluated is left to the stale
+    warnings."""
+    lines: list[str] = []
+    for found in edit.stale():
+        if found.path == edit.where.path or found.kind != "stale" or found.expected is None:
+            continue
+        one = attrs.evolve(edit.where, path=found.path)
+        try:
+            entry = _recomputed(one, edit.facts, strict=False)
+            if entry is None:
+                continue
+            document = tomlkit.parse(edit.after)
+            _place(document, found.path, entry)
+        except InputError:
+            continue
+        try:
+            validate_text(one, _dumped(document, edit.after), schema_folder)
+        except InputError as e:
+            rules = "; ".join(line.removeprefix(f"{edit.where.file}: ") for line in problem_lines(e))
+            lines.append(f"{edit.where.path}: {edit.new.describe()} would make {found.path}, derived from it, "
+                         f"{found.expected} when recomputed, which its schema refuses ({rules})")
+    return lines
+
+
+def _require_no_slip(edit: FactEdit, schema_folder: Path | None) -> None:
+    """Refuse an edit that moves a figure by more than :data:`SLIP_FACTOR` either way and leaves a fact derived from
+    it out of its schema's range (:func:`out_of_range`): a unit slipped. A newcomer's ``memory.bandwidth`` of 4.8 GB/s
+    for 4.8 TB/s made ``streams.read`` recompute to 933.3, was written with the ordinary stale warning, and
+    ``price`` then said 1 tokens/s with "floors hold". A smaller move that does the same (a what-if lowering the
+    bandwidth below what the card was measured reading) is written, and ``fact set`` warns of it. Nothing is
+    written. Raises :class:`InputError` naming the file, the edited fact, the derived fact and the schema's rule."""
+    old, new = edit.old, edit.new
+    if old is None or not old.value or not new.value:
+        return
+    ratio = abs(new.value / old.value)
+    if 1 / SLIP_FACTOR <= ratio <= SLIP_FACTOR:
+        return
+    lines = out_of_range(edit, schema_folder)
+    if lines:
+        raise InputError(f"{edit.where.file}: {lines[0]}; nothing written: {ratio:.4g} × the figure it replaces — "
+                         "check the value and its unit")
 
 
 def recompute_fact(where: FactFile, schema_folder: Path | None = None, root: Root | None = None) -> FactEdit | None:
@@ -599,7 +675,7 @@ def recompute_record(where: FactFile, schema_folder: Path | None = None, root: R
     entries: list[tuple[str, Mapping[str, Any]]] = []
     with locked(where.file):
         try:
-            before = schema.read_bytes(where.file).decode("utf-8")
+            before = _edited_bytes(where.file).decode("utf-8")
         except UnicodeDecodeError as e:
             raise InputError(f"{where.file}: byte {e.start}: not UTF-8 text") from None
         old_facts = validate_text(where, before, schema_folder)
