@@ -17,7 +17,8 @@ The traces, both served under both policies:
   512-token prefixes (cut to whole lines under 1 MB, 11,592 requests) on the paged ``r1-qwen7b-mi300x-int8kv``.
 
 Each simulate runs with ``--max-work`` lifted (to time the whole run) and once more under the default budget, whose
-outcome (ran, or refused by name) is printed beside it.
+outcome (ran, or refused by name) is printed beside it; the queue once more with ``--json -o FILE`` (its 19 MB
+document of every request's record).
 
 The header: the "tensors" case of ``benchmarks/hostile.py`` (1 token embedding and 2,040 8×8 F32 tensors),
 xz-compressed, imported into a private copy of the registry.
@@ -153,6 +154,10 @@ def main() -> None:
         for label, argv in simulations:
             cases += [(f"simulate {label}", [*sim, *argv, "--max-work", LIFT], False),
                       ("  the same under the default --max-work", [*sim, *argv], True)]
+        # The queue's --json document (19 MB, every request's record) written to a file: issue 13's 2 s.
+        cases.append(("  the queue, --json -o FILE (default --max-work)",
+                      [*sim, "gemma3-270m-h100", "--max-batch", "160", "--trace", str(queue), "--json", "-o",
+                       str(base / "queue.json"), "--force"], False))
         cases.append((f"import <2,040-tensor header, {header.stat().st_size:,} B .xz>",
                       [*py, ENTRY, "import", str(header), "--name", "bench", "--force"], False))
         env_note = f"load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} CPUs"

@@ -2482,13 +2482,16 @@ def simulate_command(
     if stack is not None:
         title += f" under stack {stack}"
     sim = Simulation(title, serving, trace.summary(), settings, pricer, tuple(outcomes))
-    data = {**simulation_json(sim, with_requests=as_json), "lock": g.to_json()}
-    from passprice import jsontext  # json.dumps(data, indent=2)'s text, its request records joined in C
+    # The request records as a table of columns, which jsontext writes as json.dumps writes their dicts
+    data = {**simulation_json(sim, with_requests=as_json, as_table=True), "lock": g.to_json()}
+    from passprice import jsontext  # json.dumps(data, indent=2)'s text, its request records column by column
 
     text = ""
     if as_json:
         with contextlib.suppress(ValueError):  # a figure that is not finite: named below
             text = jsontext.dumps(data, allow_nan=False) + "\n"
+        if not text:
+            data = {**simulation_json(sim), "lock": g.to_json()}  # the records as dicts, for the line below
     if not text:  # the text shows the same figures: a TTFT of `inf s` is no latency
         _finite(data)  # the line naming the figure (encoding a --json document checked it already)
         text = jsontext.dumps(data) + "\n" if as_json else ""

@@ -48,17 +48,20 @@ import enum
 import heapq
 import itertools
 import math
+import operator
 from collections import deque
 from collections.abc import Callable, Sequence
+from operator import attrgetter
 from typing import Any
 
 import attrs
 import numpy as np
 
 from passprice.errors import InputError
+from passprice.jsontext import Table
 from passprice.serving import NotResident, OnChipOverflow, ServingBind
 from passprice.steps import StepPricer, StepRows, StepSums
-from passprice.stretch import BLOCK, Stretch, advance, stepwise_sums
+from passprice.stretch import BLOCK, Stretch, advance, held_totals, stepwise_sums
 from passprice.tables import count, si, text_table
 from passprice.trace import Request, Trace
 
@@ -114,6 +117,8 @@ AHEAD_TRIES = 4
 AHEAD_QUEUED = 1024
 #: Positions further on at which a prediction prices an arrival's decoding again (how it grows a step).
 GROWTH = 1024
+#: A step no stretch reaches (the end of a sequence that is not retired in it).
+_ALWAYS = 1 << 62
 
 
 class Policy(enum.Enum):
@@ -167,29 +172,35 @@ class Record:
         """End-to-end latency: arrival to the last output token."""
         return self.finished - self.request.arrival
 
-    def to_json(self) -> dict[str, Any]:
-        """Every field, base units."""
-        r = self.request
-        return {
-            "index": r.index,
-            "line": r.line,
-            "arrival_s": r.arrival,
-            "prompt_tokens": r.prompt,
-            "output_tokens": r.output,
-            "prefix_id": r.prefix_id,
-            "prefix_tokens": r.prefix,
-            "shared_positions": self.shared,
-            "prefix_hit": self.prefix_hit,
-            "prompt_rows": self.prompt_rows,
-            "admitted_s": self.admitted,
-            "first_token_s": self.first_token,
-            "finished_s": self.finished,
-            "queue_s": self.admitted - r.arrival,
-            "ttft_s": self.ttft,
-            "tpot_s": self.tpot,
-            "e2e_s": self.e2e,
-            "waited_for_memory": self.waited_for_memory,
-        }
+
+#: The keys of a request's record in ``--json`` (:func:`records_table`), in order.
+RECORD_KEYS = (
+    "index", "line", "arrival_s", "prompt_tokens", "output_tokens", "prefix_id", "prefix_tokens", "shared_positions",
+    "prefix_hit", "prompt_rows", "admitted_s", "first_token_s", "finished_s", "queue_s", "ttft_s", "tpot_s", "e2e_s",
+    "waited_for_memory",
+)
+
+
+def records_table(records: Sequence[Record]) -> Table:
+    """Every field of each of ``records``, base units, column by column (:data:`RECORD_KEYS`; what ``--json``
+    writes of each request): its request's figures, then the record's, then the latencies :class:`Record`'s
+    properties give (the same subtractions and divisions, element by element, so the same doubles)."""
+    reqs = [r.request for r in records]
+    arrival = list(map(attrgetter("arrival"), reqs))
+    outputs = list(map(attrgetter("output"), reqs))
+    admitted = list(map(attrgetter("admitted"), records))
+    first = list(map(attrgetter("first_token"), records))
+    finished = list(map(attrgetter("finished"), records))
+    tpot = [None if n < 2 else (f - s) / (n - 1) for f, s, n in zip(finished, first, outputs, strict=True)]
+    columns = (
+        list(map(attrgetter("index"), reqs)), list(map(attrgetter("line"), reqs)), arrival,
+        list(map(attrgetter("prompt"), reqs)), outputs, list(map(attrgetter("prefix_id"), reqs)),
+        list(map(attrgetter("prefix"), reqs)), list(map(attrgetter("shared"), records)),
+        list(map(attrgetter("prefix_hit"), records)), list(map(attrgetter("prompt_rows"), records)), admitted, first,
+        finished, list(map(operator.sub, admitted, arrival)), list(map(operator.sub, first, arrival)), tpot,
+        list(map(operator.sub, finished, arrival)), list(map(attrgetter("waited_for_memory"), records)),
+    )
+    return Table(RECORD_KEYS, columns)
 
 
 def percentile(values: Sequence[float], q: float, ordered: bool = False) -> float | None:
@@ -305,13 +316,18 @@ def least_steps(pricer: StepPricer, trace: Trace, settings: Settings = Settings(
     cap = max(min(settings.max_batch, on_chip_rows // n_rows), 1)
     budget = max(min(settings.chunk, on_chip_rows), 1)
     page = pricer.kv_page if settings.prefix_caching else None
-    prompt_rows = decode_rows = longest = 0
-    for r in trace.requests:
-        own = r.prompt - (r.prefix // page * page if page and r.prefix_id is not None else 0)
-        decode = math.floor((r.output - 1) / shape.emitted_per_sequence)
-        prompt_rows += own
-        decode_rows += decode * n_rows
-        longest = max(longest, -(-own // budget) + decode)
+    reqs = trace.requests
+    # One array a field, the arithmetic on them (integers, and the same float division as on each request's).
+    own = np.fromiter(map(attrgetter("prompt"), reqs), dtype=np.int64, count=len(reqs))
+    if page:
+        prefix = np.fromiter(map(attrgetter("prefix"), reqs), dtype=np.int64, count=len(reqs))
+        named = np.fromiter((r.prefix_id is not None for r in reqs), dtype=bool, count=len(reqs))
+        own = own - np.where(named, prefix // page * page, 0)
+    outputs = np.fromiter(map(attrgetter("output"), reqs), dtype=np.int64, count=len(reqs))
+    decode = np.floor((outputs - 1) / shape.emitted_per_sequence).astype(np.int64)
+    prompt_rows = int(own.sum())
+    decode_rows = int(decode.sum()) * n_rows
+    longest = max(int((-(-own // budget) + decode).max()), 0) if len(reqs) else 0
     return max(
         -(-prompt_rows // budget),
         -(-decode_rows // (cap * n_rows)),
@@ -391,7 +407,7 @@ def simulate(
         # Under a serving stack each step is checked to lie where the stack's facts hold (StepPricer.price raises
         # BeyondStack); a stretch prices many steps at once without that check, so a stack's run goes step by step.
         stretches = False
-    reqs = sorted(trace.requests, key=lambda r: (r.arrival, r.index))
+    reqs = sorted(trace.requests, key=attrgetter("arrival", "index"))
     n_req = len(reqs)
     shape = pricer.shape
     n_rows = shape.rows_per_sequence
@@ -408,7 +424,7 @@ def simulate(
     shared = [r.prefix // page * page if caching and page and r.prefix_id is not None else 0 for r in reqs]
     lengths = np.array([r.length for r in reqs], dtype=float)
     shared_arr = np.array(shared, dtype=float)
-    reserve = pricer.held(lengths, shared_arr)
+    reserve = pricer.held(lengths, shared_arr).tolist()  # each request's bytes reserved, as Python floats
     out_tokens = np.array([r.output for r in reqs], dtype=float)
     codes: dict[str, int] = {}
     code = np.array(
@@ -467,7 +483,7 @@ def simulate(
         nonlocal reserved
         while waiting and len(active) < cap:
             j = waiting[0]
-            need = float(reserve[j])
+            need = reserve[j]
             pid = reqs[j].prefix_id if shared[j] else None
             held_prefix = prefixes.get(pid) if pid is not None else None
             if pid is not None and held_prefix is None:
@@ -754,7 +770,7 @@ def simulate(
             """Retire the sequences that finished before step ``x``."""
             nonlocal live, room_used
             while by_finish and by_finish[0][0] <= x:
-                room_used -= float(reserve[heapq.heappop(by_finish)[2]])
+                room_used -= reserve[heapq.heappop(by_finish)[2]]
                 live -= 1
 
         def run_to(x: int) -> None:
@@ -836,7 +852,7 @@ def simulate(
                     if live < cap:
                         if shared[j] or reqs[j].prompt < 1:
                             break  # considered here, not planned: the stretch stops at s
-                        need = float(reserve[j])
+                        need = reserve[j]
                         if room_used + need <= room:
                             admitted = True
                             break
@@ -912,35 +928,30 @@ def simulate(
                     if y < n:
                         by_step.setdefault(y, []).append((j, before, rows))
             at_steps = sorted(by_step)
-            lone = [by_step[y][0] for y in at_steps if len(by_step[y]) == 1]
-            per = [(pa.tolist(), pr.tolist()) for pa, pr in
-                   pricer.chunk_sums(np.array([float(b) for _, b, _ in lone]),
-                                     np.array([float(r) for _, _, r in lone]), np.zeros(len(lone)))]
-            heads = []
+            # Every chunk's sums at once, then each step's summed over its chunks (whole numbers: exact in any
+            # order, so each step's are the doubles price sums alone; a step of one chunk gets the chunk's own).
+            flat = [(x, j, before, rows) for x, y in enumerate(at_steps) for j, before, rows in by_step[y]]
+            where_ = np.array([x for x, _, _, _ in flat], dtype=np.intp)
+            befores = np.array([float(b) for _, _, b, _ in flat])
+            chunk_rows_ = np.array([float(r) for _, _, _, r in flat])
+            ending_ = np.array([1.0 if b + r == reqs[j].prompt else 0.0 for _, j, b, r in flat])
+            per = pricer.chunk_sums(befores, chunk_rows_, np.zeros(len(flat)))
+            n_at = len(at_steps)
+
+            def by_at(values: np.ndarray, where_: np.ndarray = where_, n_at: int = n_at) -> np.ndarray:
+                summed: np.ndarray = np.bincount(where_, weights=values, minlength=n_at)
+                return summed
+
+            columns_ = [by_at(np.ones(len(flat))), by_at(chunk_rows_), by_at(ending_)]
+            group_sums = [(by_at(pa), by_at(pr)) for pa, pr in per]
             if first is not None:
-                heads.append((first.chunks, first.prompt_rows, first.lasts,
-                              tuple((pa, pr) for _, _, pa, pr in first.groups)))
-            x = 0
-            for y in at_steps:
-                cs = by_step[y]
-                if len(cs) == 1:
-                    j, before, rows = cs[0]
-                    heads.append((1.0, float(rows), 1.0 if before + rows == reqs[j].prompt else 0.0,
-                                  tuple((pa[x], pr[x]) for pa, pr in per)))
-                    x += 1
-                else:
-                    sm = pricer.sums(StepRows(np.empty(0), np.empty(0), np.array([float(b) for _, b, _ in cs]),
-                                              np.array([float(r) for _, _, r in cs]),
-                                              np.array([b + r == reqs[j].prompt for j, b, r in cs], dtype=bool),
-                                              np.zeros(len(cs))))
-                    heads.append((sm.chunks, sm.prompt_rows, sm.lasts,
-                                  tuple((pa, pr) for _, _, pa, pr in sm.groups)))
+                columns_ = [np.concatenate(([v], c)) for v, c in
+                            zip((first.chunks, first.prompt_rows, first.lasts), columns_, strict=True)]
+                group_sums = [(np.concatenate(([pa0], pa)), np.concatenate(([pr0], pr)))
+                              for (_, _, pa0, pr0), (pa, pr) in zip(first.groups, group_sums, strict=True)]
             at = np.array(([0] if first is not None else []) + at_steps, dtype=np.int64)
-            prompts = StepSums(0.0, np.array([h[0] for h in heads]), np.array([h[1] for h in heads]),
-                               np.array([h[2] for h in heads]), 0.0,
-                               tuple((0.0, 0.0, np.array([h[3][q][0] for h in heads]),
-                                      np.array([h[3][q][1] for h in heads]))
-                                     for q in range(len(pricer.groups))))
+            prompts = StepSums(0.0, columns_[0], columns_[1], columns_[2], 0.0,
+                               tuple((0.0, 0.0, pa, pr) for pa, pr in group_sums))
             cost, bind = closed.priced_chunked(pricer, n, at, prompts, bare=True)
             bare, cost, bind = cost[n:], cost[:n], bind[:n]
             times = _clock(t, cost)
@@ -1258,7 +1269,7 @@ def simulate(
                 while joined < len(adm) and adm[joined][1] == s:
                     j = adm[joined][0]
                     active.append(j)
-                    reserved += float(reserve[j])
+                    reserved += reserve[j]
                     admitted_at[j] = after[s - 1]
                     if waiting and waiting[0] == j:
                         waiting.popleft()
@@ -1296,6 +1307,51 @@ def simulate(
             total = np.where((joined_at <= steps_) & (finish > steps_), held, 0.0).sum(axis=1) + float(fixed.sum())
             return dict(zip(at_steps.tolist(), total.tolist(), strict=True))
 
+        def held_peak(at_steps: np.ndarray, members: np.ndarray, base: np.ndarray, finish: np.ndarray,
+                      adm: list[tuple[int, int]], split: list[tuple[int, int]]) -> float | None:
+            """The most :func:`held_now` sums (less the weights) at the end of any of ``at_steps`` (sorted; before
+            each one's retirements), every step at once: the members' bytes in closed form
+            (:func:`~passprice.stretch.held_totals`), those of the prompts still prefilling (``split``: their rows
+            so far) and of the other active sequences summed step by step. Only where no sequence holds a shared
+            prefix, and every sequence a whole number of bytes (a sum of whole numbers below 2^53 is exact in any
+            order, so each total is the double held_now adds up); else ``None``. Arguments as :func:`held_sums`'."""
+            inside_ = set(members.tolist())
+            others = np.array([j for j in active if j not in inside_], dtype=np.intp)
+            if shared_arr[members].any() or shared_arr[others].any():
+                return None
+            joined_at = np.full(len(members), -1, dtype=np.int64)
+            if adm:
+                joined_at[len(members) - len(adm):] = [s for _, s in adm]
+            cut_at = dict(split)  # request -> the step from which its rows so far count (its admission, or -1)
+            cut = np.array([j in cut_at for j in members.tolist()], dtype=bool)
+            totals = held_totals(pricer, base[~cut], emitted, joined_at[~cut], finish[~cut], at_steps)
+            if totals is None:
+                return None
+            # The prompts prefilling (members, and others not decoding yet): each one's positions at each step.
+            rows_ = [(int(members[q]), joined_at[q], int(finish[q]), float(base[q]))
+                     for q in np.flatnonzero(cut).tolist()]
+            rows_ += [(j, -1, _ALWAYS, math.nan) for j in others.tolist()]  # never retired here
+            if rows_:
+                lengths = np.empty((len(rows_), len(at_steps)))
+                live = np.empty((len(rows_), len(at_steps)), dtype=bool)
+                for q, (j, begin_, end_, base_) in enumerate(rows_):
+                    lengths[q] = base_ + (at_steps + 1) * emitted if not math.isnan(base_) else length[j]
+                    live[q] = (begin_ <= at_steps) & (at_steps < end_)
+                    s = cut_at.get(j)
+                    if s is not None and pieces[j]:
+                        ys = np.array([y for y, _, _ in pieces[j]], dtype=np.int64)
+                        so_far = np.concatenate(([0], np.cumsum([rows for _, _, rows in pieces[j]])))
+                        during = (s <= at_steps) & (at_steps < ys[-1])
+                        counted = so_far[np.searchsorted(ys, at_steps, side="right")] + pieces[j][0][1]
+                        lengths[q] = np.where(during, counted.astype(float), lengths[q])
+                held = pricer.held(lengths, shared_arr[[j for j, _, _, _ in rows_]][:, None])
+                if not np.array_equal(held, np.floor(held)):
+                    return None
+                totals = totals + np.where(live, held, 0.0).sum(axis=0)
+            if float(totals.max()) >= 2.0 ** 53:
+                return None
+            return float(totals.max())
+
         def held_now(among: list[int] | None = None) -> float:
             live = np.array(active if among is None else among, dtype=np.intp)  # indexed twice: converted once
             held = weights + float(pricer.held(length[live], shared_arr[live]).sum())
@@ -1308,8 +1364,16 @@ def simulate(
         length[members] = final
         top = held_now(active + [j for j, _ in adm]) if adm else held_now()
         check = continuous and len(ending) > 0 and top * (1.0 + 1e-9) > peak_held
+        last_check = check  # the stretch's last step, when no sequence finishes in it
         if not continuous or not len(ending):
             peak_held = max(peak_held, top)
+        if check and whole and not prefixes:
+            # The peak over the finishing steps at once (no prefix held: none is admitted or retired in a stretch,
+            # so each step's check adds 0 bytes of prefixes): the largest of weights + sum is weights + the largest sum.
+            most_held = held_peak(np.unique(finish[ending] - 1), members, base, finish, adm, split)
+            if most_held is not None:
+                peak_held = max(peak_held, weights + most_held)
+                check = False
         sums_at = held_sums(np.unique(finish[ending] - 1), members, base, finish, adm, split) if (
             check and whole and len(ending) > 1 and not pre) else {}
         if len(ending):
@@ -1350,7 +1414,7 @@ def simulate(
             gone = set(who)
             decoding[:] = [j for j in decoding if j not in gone]
             join(k)
-            if check and at[-1] != k - 1 and active:
+            if last_check and at[-1] != k - 1 and active:
                 length[members] = final
                 peak_held = max(peak_held, held_now())
         join(k)
@@ -1363,7 +1427,7 @@ def simulate(
 
     def retire(j: int) -> None:
         nonlocal reserved
-        reserved -= float(reserve[j])
+        reserved -= reserve[j]
         pid = reqs[j].prefix_id if shared[j] else None
         if pid is not None:
             p = prefixes[pid]
@@ -1556,16 +1620,19 @@ class Simulation:
         }
 
 
-def simulation_json(sim: Simulation, with_requests: bool = True) -> dict[str, Any]:
+def simulation_json(sim: Simulation, with_requests: bool = True, as_table: bool = False) -> dict[str, Any]:
     """The ``--json`` object: title, serving, trace, setup, per policy its summary (and, ``with_requests``, every
-    request's record), then the provenance, the facts the step prices rest on, and the weakest paths."""
+    request's record: a list of dicts, or with ``as_table`` the :class:`~passprice.jsontext.Table` of them, which
+    :func:`passprice.jsontext.dumps` writes as the same text without making the dicts), then the provenance, the
+    facts the step prices rest on, and the weakest paths."""
     rests = sim.pricer.rests_on()
     provenance = sim.pricer.provenance()
     policies: dict[str, Any] = {}
     for o in sim.outcomes:
         entry = o.summary()
         if with_requests:
-            entry["records"] = [r.to_json() for r in o.records]
+            table = records_table(o.records)
+            entry["records"] = table if as_table else table.records()
         policies[o.policy.value] = entry
     return {
         "title": sim.title,

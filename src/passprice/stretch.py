@@ -226,3 +226,84 @@ def advance(start: np.ndarray, emitted: float, steps: int) -> np.ndarray:
     out[1:] = emitted
     np.add.accumulate(out, axis=0, out=out)
     return out
+
+
+def _active_sums(steps: np.ndarray, begin: np.ndarray, end: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Σ of ``values`` (integers) over the sequences active at each of ``steps`` (sorted): sequence ``m`` is active
+    at step ``i`` when ``begin[m] <= i < end[m]`` (an interval with ``end <= begin`` is empty)."""
+    acc = np.zeros(len(steps) + 1, dtype=np.int64)
+    np.add.at(acc, np.searchsorted(steps, begin, side="left"), values)
+    np.add.at(acc, np.searchsorted(steps, np.maximum(end, begin), side="left"), -values)
+    return np.cumsum(acc)[:-1]
+
+
+def _pages_sums(steps: np.ndarray, begin: np.ndarray, end: np.ndarray, base: np.ndarray, e: int,
+                page: int) -> np.ndarray:
+    """Σ of ⌈L / page⌉ × page over the sequences active at each of ``steps`` (as :func:`_active_sums`), sequence
+    ``m`` at ``L = base[m] + (i + 1) · e`` positions at the end of step ``i``: Σ L, and Σ (−L mod page) counted by
+    the remainder of ``base`` (the rounding up of a remainder ``r`` at step ``i`` is (−(r + (i + 1) · e)) mod page)."""
+    ones = np.ones(len(base), dtype=np.int64)
+    counts = _active_sums(steps, begin, end, ones)
+    positions = _active_sums(steps, begin, end, base) + counts * ((steps + 1) * e)
+    left = base % page
+    grid = np.zeros((page, len(steps) + 1), dtype=np.int64)
+    np.add.at(grid, (left, np.searchsorted(steps, begin, side="left")), 1)
+    np.add.at(grid, (left, np.searchsorted(steps, np.maximum(end, begin), side="left")), -1)
+    by_left = np.cumsum(grid, axis=1)[:, :-1]
+    rounding = np.mod(-(np.arange(page, dtype=np.int64)[:, None] + ((steps + 1) * e)[None, :]), page)
+    result: np.ndarray = positions + (by_left * rounding).sum(axis=0)
+    return result
+
+
+#: The largest page :func:`held_totals` counts remainders of (a page of more positions is summed otherwise).
+HELD_PAGE = 4096
+
+
+def held_totals(pricer: StepPricer, base: np.ndarray, emitted: float, begin: np.ndarray, end: np.ndarray,
+                steps: np.ndarray) -> np.ndarray | None:
+    """Σ of :meth:`~passprice.steps.StepPricer.held` (bytes; no shared prefix) over the sequences active at each of
+    ``steps`` (sorted, distinct integers), in closed form: sequence ``m`` is active at step ``i`` when ``begin[m] <=
+    i < end[m]``, and then holds ``base[m] + (i + 1) · emitted`` positions. O(sequences + page × steps) integer
+    arithmetic instead of O(sequences × steps): a contiguous cache holds its limit whatever the positions; a paged
+    one ⌈L / page⌉ pages of each full layer (:func:`_pages_sums`), and of a windowed layer the same until ``L``
+    passes the window's last whole page, then the window. Every term is a whole number of bytes, so each total is
+    the exact integer a sum of held's doubles gives in any order (below 2^53). ``None`` where that does not hold: a
+    sequence's bytes at no context or a group's bytes a position not whole (or negative), fractional ``emitted`` or
+    ``base``, a page over :data:`HELD_PAGE`, or a total that could pass 2^53."""
+    zero = pricer.zero.held_per_sequence
+    groups = pricer.groups
+    if not (float(zero).is_integer() and float(emitted).is_integer() and emitted > 0
+            and all(float(g.held).is_integer() and g.held >= 0.0 for g in groups)):
+        return None
+    whole = base.astype(np.int64)
+    if not np.array_equal(whole, base):
+        return None
+    e = int(emitted)
+    begin = begin.astype(np.int64)
+    end = end.astype(np.int64)
+    steps = steps.astype(np.int64)
+    most = pricer.held(base + np.maximum(end, 0) * emitted)  # what each holds at its last position, at the most
+    if zero < 0.0 or float(most.sum()) >= 2.0**53 or not np.array_equal(most, np.floor(most)):
+        return None
+    counts = _active_sums(steps, begin, end, np.ones(len(whole), dtype=np.int64))
+    page = pricer.kv_page
+    if page is None:  # a contiguous cache: what a sequence holds does not depend on its positions
+        each = pricer.held(np.zeros(1))
+        if not np.array_equal(each, np.floor(each)):
+            return None
+        return (counts * int(each[0])).astype(float)
+    if page > HELD_PAGE:
+        return None
+    total = counts * int(zero)
+    for g in groups:
+        if g.window is None:
+            total = total + int(g.held) * _pages_sums(steps, begin, end, whole, e, page)
+            continue
+        last_page = g.window // page * page
+        past = (last_page - whole) // e  # the first step at which a sequence holds more than last_page positions
+        below_end = np.minimum(end, past)
+        above_begin = np.minimum(np.maximum(begin, past), end)
+        scored = (_pages_sums(steps, begin, below_end, whole, e, page)
+                  + g.window * _active_sums(steps, above_begin, end, np.ones(len(whole), dtype=np.int64)))
+        total = total + int(g.held) * scored
+    return total.astype(float)
