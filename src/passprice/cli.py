@@ -2001,11 +2001,16 @@ def sweep_command(
 
             judged()
             made: Iterator[Any] = capped_chunks(keep(sweeper.segments(grid, progress=progress)), fmt, best.max_tpot)
-        elif jobs > 1:
-            from passprice.files import target
+        elif jobs > 1 and output is not None:
+            # The processes write their blocks straight into the output's temporary file, each at its turn.
+            from passprice.files import Placed, target
+            from passprice.sweepjobs import write_shared
 
-            folder = target(output).parent if output is not None else None
-            made = shared_chunks(sweeper, grid, fmt, jobs, progress, folder, output is not None, ready=judged)
+            folder = target(output).parent
+            made = iter([Placed(lambda fd, at: write_shared(sweeper, grid, fmt, jobs, fd, at, progress, folder,
+                                                            judged))])
+        elif jobs > 1:
+            made = shared_chunks(sweeper, grid, fmt, jobs, progress, None, False, ready=judged)
         else:
             judged()
             made = text_chunks(keep(sweeper.segments(grid, progress=progress)), fmt)
