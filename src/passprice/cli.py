@@ -2017,7 +2017,11 @@ def sweep_command(
         chunks = exits.enter_context(contextlib.closing(drawn(made)))  # closed (workers reaped) on any way out
         if output is None:
             for chunk in chunks:
-                click.echo(chunk, nl=False)
+                # ASCII text without an escape character (every JSON sweep; CSV unless a name holds one) is written
+                # as bytes: the text click would write, without its search for ANSI codes over the whole text
+                # (0.07 s of CPU per 100 MB, a third of a second for the bench grid's JSON).
+                plain = isinstance(chunk, str) and chunk.isascii() and "\x1b" not in chunk
+                click.echo(chunk.encode("ascii") if plain else chunk, nl=False)
         else:
             from passprice.files import write_atomically
 
