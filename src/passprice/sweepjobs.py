@@ -2,6 +2,10 @@
 runs of its (serving, card) pairs, each priced and written exactly as in the whole grid, and the runs' texts are put
 together in grid order.
 
+Into a file (:func:`write_shared`) the processes write their runs straight into it, each at its turn, at the offset
+the run before it ended at: nothing is copied. To a stream (:func:`shared_chunks`, below) the workers' runs are
+copied after this process's own:
+
 After the grid is checked (every file it reads loaded), the process forks one worker a later run of pairs; each
 worker prices and writes its run into an anonymous temporary file (in the output's folder, so nothing is left
 behind whatever happens to it) while this process does the first run, then this process copies the workers' files
