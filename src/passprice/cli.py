@@ -723,7 +723,7 @@ def import_command(ctx: click.Context, file: Path, name: str | None, origin: str
     if root.embedded:
         raise InputError(
             f"{root.path}: the embedded facts are read-only; start a registry of your own with `passprice init DIR`, "
-            "run inside one (or a checkout), or pass --root"
+            "run inside one (or a checkout), or name one before the command: passprice --root DIR COMMAND"
         )
     # The entry records the file's name (its `source`): a name in bytes that are not UTF-8 cannot be written to
     # TOML; say so of FILE before reading it, not of the entry when it comes to be written.
@@ -1453,6 +1453,10 @@ def lock_command(
                        "records the best batch within the cap)")
     for change in written.loosened:
         click.echo(f"passprice: warning: lock {lock.name}: {change.describe()}", err=True)
+    if root.embedded:  # README: outside a registry, `lock` says so (newcomer walkthrough 12: it did not)
+        click.echo(f"passprice: note: not in a registry: lock {lock.name} pins the facts passprice ships "
+                   f"({shown_path(root.path)}); `passprice reproduce` of it outside a registry reads them again",
+                   err=True)
     if as_json:
         _echo_json(
             {
@@ -1753,7 +1757,7 @@ def fact_recompute_command(ctx: click.Context, name: str, path: str | None, draf
     if root.embedded:
         raise InputError(
             f"{root.path}: the embedded facts are read-only; start a registry of your own with `passprice init DIR`, "
-            "run inside one (or a checkout), or pass --root"
+            "run inside one (or a checkout), or name one before the command: passprice --root DIR COMMAND"
         )
     if path is not None:
         one = recompute_fact(where, root.schema, root)
@@ -1821,7 +1825,7 @@ def fact_set_command(
     if root.embedded:
         raise InputError(
             f"{root.path}: the embedded facts are read-only; start a registry of your own with `passprice init DIR`, "
-            "run inside one (or a checkout), or pass --root"
+            "run inside one (or a checkout), or name one before the command: passprice --root DIR COMMAND"
         )
     value, unit = _require_unicode(value, "--value"), _require_unicode(unit, "--unit")
     provenance, source_id = _require_unicode(provenance, "--provenance"), _require_unicode(source_id, "--source")
@@ -1849,6 +1853,10 @@ def fact_set_command(
         click.echo(f"{shown}: {where.path}: {old} -> {edit.new.describe()} ({edit.new.provenance.value}){state}")
     for found in stale:
         click.echo(f"passprice: warning: {shown}: {found.message}", err=True)
+    from passprice.edit import out_of_range
+
+    for line in out_of_range(edit, root.schema) if stale else ():
+        click.echo(f"passprice: warning: {shown}: {line}: the card's figures disagree", err=True)
 
 
 @cli.command("sweep")

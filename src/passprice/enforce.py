@@ -375,8 +375,12 @@ class Guard:
         if not held:
             verdict = "REFUSED"
         elif moves:
-            names = ", ".join(m.lock for m in moves)
-            verdict = f"floors hold, but the price is NOT the one {names} records (below)"
+            movers = [m.lock for m in moves]
+            verdict = (
+                f"floors hold, but the price is NOT the one {movers[0]} records (below)" if len(movers) == 1
+                else f"floors hold, but the price is NOT the one {', '.join(movers[:-1])} and {movers[-1]} record "
+                "(below)"
+            )
             below = [line for m in moves for line in m.lines()]
         elif kind is not None:
             same = [lock.name for lock, _ in self.locks if lock.kind == kind]
