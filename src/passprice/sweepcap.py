@@ -10,6 +10,7 @@ same pass. The pass never shrinks as the batch grows, so a line's batches within
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -62,97 +63,40 @@ def _csv_cell(value: Any) -> Any:
 
 def capped_chunks(segments: Iterable[Segment], fmt: str, max_tpot: float) -> Iterator[str]:
     """The text of a sweep with :data:`TPOT_COLUMNS` (``fmt``: ``csv`` or ``json``), a group of segments at a time
-    (:data:`~passprice.sweep.GROUP_ROWS` rows, as the sweep groups them): the group's text as the sweep writes it
-    (:func:`passprice.sweep.text_chunks`, its columns formatted on arrays) cut into its rows once, and each row laid
-    out with the two cells added (CSV: ``,TPOT,true``; JSON: ``"tpot_s"`` and ``"within_max_tpot"`` before the
-    closing brace) in one list joined in C (:func:`_capped_text`): the same bytes :func:`reference_chunks` writes a
-    row at a time. Raises :class:`~passprice.errors.InputError` at a row holding a number that is not finite, as the
-    sweep does."""
-    from passprice.sweep import GROUP_ROWS
+    (:data:`~passprice.sweep.GROUP_ROWS` rows, as the sweep groups them): each group's text made as the sweep makes
+    it, columns formatted on arrays and laid out in one list joined once, with the two cells at each row's end
+    (CSV: ``,TPOT,true``; JSON: ``"tpot_s"`` and ``"within_max_tpot"`` before the closing brace; the TPOTs written
+    by one call, the flags made by one comparison: ``passprice.sweep._group_text`` with its ``cap``); a group that
+    text cannot make (a row priced alone, a number that is not finite) is written a row at a time. The same bytes
+    :func:`reference_chunks` writes a row at a time (cutting the sweep's text into its rows to add the cells took 1 s
+    a million JSON rows). Raises :class:`~passprice.errors.InputError` at a row holding a number that is not finite,
+    as the sweep does."""
+    from passprice.sweep import GROUP_ROWS, _group_text, _Texts
 
     csv_format = fmt == "csv"
     yield ",".join((*COLUMNS, *TPOT_COLUMNS)) + "\n" if csv_format else "["
     first = True
+    kept = _Texts()
     group: list[Segment] = []
     rows = 0
-    for segment in segments:
-        group.append(segment)
-        rows += len(segment.batches)
-        if rows >= GROUP_ROWS:
-            made = _capped_text(group, fmt, max_tpot, first)
-            first = first and not made
-            yield made
-            group, rows = [], 0
-    if group:
-        made = _capped_text(group, fmt, max_tpot, first)
+    for segment in itertools.chain(segments, [None]):
+        if segment is not None:
+            group.append(segment)
+            rows += len(segment.batches)
+            if rows < GROUP_ROWS:
+                continue
+        if not group:
+            break
+        made = _group_text(group, fmt, kept, max_tpot)
+        if made is None:
+            made = "".join(line for s in group for line in _reference_lines(s, fmt, max_tpot))
+        if made and first and not csv_format:
+            made = made[1:]  # the first object follows "[" on a line of its own: "\n", not ",\n"
         first = first and not made
         yield made
+        group, rows = [], 0
     if not csv_format:
         yield "\n]\n"
-
-
-#: The cells :func:`_capped_text` adds to a row, by format: its TPOT's key (before the TPOT's text), the TPOT's text
-#: of a refused row, and the flag with the row's end for a row over the cap, within it, and refused.
-_ADDED = {
-    "csv": (",", "", (",false\n", ",true\n", ",\n")),
-    "json": (
-        ', "tpot_s": ',
-        "null",
-        (', "within_max_tpot": false},\n', ', "within_max_tpot": true},\n', ', "within_max_tpot": null},\n'),
-    ),
-}
-
-
-def _capped_text(group: list[Segment], fmt: str, max_tpot: float, first: bool) -> str:
-    """The text of the segments ``group`` with :data:`TPOT_COLUMNS`, as :func:`capped_chunks` gives it (``first``:
-    the text opens the sweep's JSON array). The group's TPOTs are written in one call (floattext, ``repr``'s text)
-    and flagged by one comparison; the group's text (:func:`passprice.sweep.text_chunks`) is cut at its rows' ends
-    (a JSON object's ``},\n``: JSON escapes every newline inside a string; a CSV line's ``\n``) and each row
-    followed by its cells: four items a row in one list, joined once (a row at a time, ``repr`` and an f-string cost
-    1.1 s a million rows). A group whose text does not cut into one piece a row (a CSV cell holding a new line) is
-    written a row at a time."""
-    from passprice.floattext import float_reprs
-    from passprice.sweep import text_chunks
-
-    csv_format = fmt == "csv"
-    text = "".join(text_chunks(group, fmt, opens=False, closes=False))
-    count = sum(len(segment.batches) for segment in group)
-    if csv_format:
-        lines = text.split("\n")
-        tail = lines.pop() if lines else None
-        fits = tail == ""
-    else:
-        # ",\n{A},\n{B}": "{A" and "{B", each object less its "}".
-        lines = text[2:-1].split("},\n") if text.startswith(",\n{") and text.endswith("}") else []
-        fits = True
-    if not text or not fits or len(lines) != count:
-        made = "".join(line for segment in group for line in _reference_lines(segment, fmt, max_tpot))
-        return made[1:] if made and first and not csv_format else made
-    key, no_tpot, ends = _ADDED[fmt]
-    tpot_texts = np.full(count, no_tpot, dtype=object)
-    flags = np.full(count, ends[2], dtype=object)
-    offset = 0
-    found_values, found_rows = [], []
-    for segment in group:
-        values, rows = tpots(segment)
-        found_values.append(values)
-        found_rows.append(rows + offset)
-        offset += len(segment.batches)
-    values = np.concatenate(found_values)
-    if len(values):
-        at = np.concatenate(found_rows)
-        texts = np.empty(len(values), dtype=object)
-        texts[:] = float_reprs(values)
-        tpot_texts[at] = texts
-        flags[at] = np.array(ends[:2], dtype=object)[(values <= max_tpot).view(np.int8)]
-    flat = [key] * (4 * count)
-    flat[0::4] = lines
-    flat[2::4] = tpot_texts.tolist()
-    flat[3::4] = flags.tolist()
-    if not csv_format:
-        flat[-1] = flat[-1][:-2]  # the group's last object: no ",\n" after it
-        flat[0] = ("\n" if first else ",\n") + flat[0]
-    return "".join(flat)
 
 
 def _reference_lines(segment: Segment, fmt: str, max_tpot: float) -> Iterator[str]:
