@@ -89,3 +89,24 @@ def test_a_lock_made_outside_any_registry_says_it_pins_the_facts_passprice_ships
     notes = [line for line in out.stderr.splitlines() if line.startswith("passprice: note: not in a registry: ")]
     assert len(notes) == 1 and "lock x pins the facts passprice ships" in notes[0], out.stderr
     assert (tmp_path / "x.lock.toml").is_file()
+
+
+def test_a_stack_locks_moved_price_is_shown_as_its_expected_price(tmp_path: Path) -> None:
+    """A lock made under a serving stack records the expected price under it. After the card's `scale` went 33.5 →
+    30 Tcycle/s, `price --stack` showed that lock's line as "recorded 996.1 … today 996.1 (+0.00 %, first moved:
+    scale_s)": the limit's tokens/s, which did not move, while the expected price it locks went 237.4 → 236.1."""
+    root = copy_root(tmp_path)
+    stack = "llamacpp-cuda-2405"
+    made = invoke("lock", "r1-qwen7b-h200", "--stack", stack, "-o", str(root / "locks" / "r1-stack.lock.toml"),
+                  root=root)
+    assert made.exit_code == 0, made.output
+    edit = invoke("fact", "set", H200, "scale", "--value", "30", "--unit", "Tcycle/s", "--provenance", "estimated",
+                  "--source", "nvidia-h200-datasheet", "--locator", "a what-if scale", root=root)
+    assert edit.exit_code == 0, edit.output
+    out = invoke("price", "r1-qwen7b-h200", "--stack", stack, root=root)
+    assert out.exit_code == 0, out.output
+    lines = [line.strip() for line in out.stdout.splitlines()]
+    assert ("recorded 996.1 tokens/s at batch 1 by lock r1-qwen7b-h200; today 996.1 tokens/s at batch 1 (tokens/s did "
+            "not move, first moved: scale_s) — not the locked price") in lines
+    assert (f"recorded 237.4 tokens/s expected under stack {stack} at batch 1 by lock r1-stack; today 236.1 tokens/s "
+            "at batch 1 (-0.55 %, first moved: scale_s) — not the locked price") in lines
