@@ -311,3 +311,25 @@ def test_workers_writing_in_place_that_fail_leave_the_text_and_count_each_row_on
     done.clear()
     assert _written(grid, tmp_path, 3, done.append) == reference
     assert sum(done) == grid.size()
+
+
+def test_a_worker_failing_between_two_others_does_not_leave_the_next_waiting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Three processes, a block each (one a serving): the worker of block 1 fails, so the worker of block 2 never
+    # gets its turn; this process notices the failure (however it heard the worker end) and writes blocks 1 and 2.
+    grid = Grid(SERVINGS, (0, 1, 5, 300), CARDS, (512.0,))
+    assert sweepjobs.blocks_of(grid, 3) == [range(0, 3), range(3, 6), range(6, 9)]
+    reference = "".join(text_chunks(Sweeper(ROOT).segments(grid), "json")).encode()
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2})
+    parent, made = os.getpid(), sweepjobs._held_text
+
+    def failing(*args: Any, **kwargs: Any) -> Any:
+        if os.getpid() != parent and args[4] == 1:
+            os._exit(3)
+        return made(*args, **kwargs)
+
+    monkeypatch.setattr(sweepjobs, "_held_text", failing)
+    done: list[int] = []
+    assert _written(grid, tmp_path, 3, done.append) == reference
+    assert sum(done) == grid.size()

@@ -622,7 +622,8 @@ def _write_from(
 
 def _heard(worker: _Worker, count: Callable[[int], None], ends: dict[int, int]) -> None:
     """Pass on what ``worker`` has reported, without waiting: its rows to ``count``, each block it has written
-    (``wBLOCK END``) into ``ends`` (the offset past it). Closes the pipe once the worker has ended."""
+    (``wBLOCK END``) into ``ends`` (the offset past it). Once the worker has closed its pipe (it ends), closes it
+    and reaps the worker (its exit status noted)."""
     if worker.report is None:
         return
     os.set_blocking(worker.report, False)
@@ -634,6 +635,7 @@ def _heard(worker: _Worker, count: Callable[[int], None], ends: dict[int, int]) 
         if not data:
             os.close(worker.report)
             worker.report = None
+            worker.finish(None)
             return
         lines = (worker._pending + data).split(b"\n")
         worker._pending = lines.pop()
@@ -667,6 +669,9 @@ def _await(
         _advance(written, ends)
         if written[0] + 1 >= block:
             return written[1]
+        for worker in workers:
+            if worker.status not in (None, 0):  # ended without writing all its blocks: the next turn never comes
+                raise _Failed(f"worker {worker.pid} ended with status {worker.status}")
         watched = [w.report for w in workers if w.report is not None]
         if not watched:  # pragma: no cover - every worker ended well, so every block of theirs is written
             raise _Failed("a block is not written")
@@ -674,5 +679,3 @@ def _await(
         for worker in workers:
             if worker.report is not None and worker.report in readable:
                 _heard(worker, count, ends)
-                if worker.report is None and not worker.finish(None):
-                    raise _Failed(f"worker {worker.pid} ended with status {worker.status}")
