@@ -333,3 +333,25 @@ def test_a_worker_failing_between_two_others_does_not_leave_the_next_waiting(
     done: list[int] = []
     assert _written(grid, tmp_path, 3, done.append) == reference
     assert sum(done) == grid.size()
+
+
+def test_a_grid_of_pairs_too_long_to_hold_is_written_by_one_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Pairs of 10 rows, more than HELD_ROWS (here lowered to 9): a later block would wait mostly in an anonymous file
+    # and be copied in, so no worker is forked; the text is the same.
+    grid = Grid(SERVINGS, (0, 1, 5, 300, 301), CARDS, (512.0, 2048.0))
+    reference = "".join(text_chunks(Sweeper(ROOT).segments(grid), "json")).encode()
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(sweepjobs, "HELD_ROWS", 9)
+    started: list[int] = []
+    start = sweepjobs._start
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        started.append(1)
+        return start(*args, **kwargs)
+
+    monkeypatch.setattr(sweepjobs, "_start", counted)
+    assert _written(grid, tmp_path, 2) == reference and started == []
+    monkeypatch.setattr(sweepjobs, "HELD_ROWS", 10)  # a pair's 10 rows are held: a worker again
+    assert _written(grid, tmp_path, 2) == reference and started == [1]
