@@ -190,6 +190,13 @@ def stray_folders(root: Root) -> list[tuple[Path, str | None, int]]:
     import difflib
 
     found: list[tuple[Path, str | None, int]] = []
+    reached = set()  # a record folder may be a link to a folder of the root's (facts/cards -> registry/cards-here)
+    for top, known in RECORD_FOLDERS.items():
+        for name in known:
+            try:
+                reached.add(os.path.realpath(root.path / top / name))
+            except (OSError, ValueError):
+                continue
     for top, known in RECORD_FOLDERS.items():
         try:
             entries = sorted(os.scandir(root.path / top), key=lambda e: e.name)
@@ -198,6 +205,8 @@ def stray_folders(root: Root) -> list[tuple[Path, str | None, int]]:
         for entry in entries:
             try:
                 if entry.name in known or entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
+                    continue
+                if os.path.realpath(entry.path) in reached:
                     continue
                 count = sum(1 for f in os.scandir(entry.path) if f.name.endswith(".toml"))
             except OSError:
