@@ -1967,7 +1967,7 @@ def sweep_command(
     import numpy as np
 
     from passprice.serving import U32_MAX
-    from passprice.sweep import Grid, Sweeper, grid_from_file, parse_batches, parse_numbers, text_chunks
+    from passprice.sweep import Grid, Sweeper, grid_from_file, nothing_priced, parse_batches, parse_numbers, text_chunks
     from passprice.sweepjobs import default_jobs, shared_chunks
 
     root = _root(ctx)
@@ -2110,6 +2110,11 @@ def sweep_command(
         click.echo(f"passprice: {line}", err=True)
     for line in under:
         click.echo(f"passprice: {line}", err=True)
+    if total and (nothing := nothing_priced(sweeper, grid)) is not None:  # written, but nothing priced: exit 1
+        said = ", ".join(f"{name} ({n:,} line{'s' if n != 1 else ''})" for name, n in nothing.items())
+        click.echo(f"passprice: refused: no row of the sweep has a price: every line is refused at its smallest "
+                   f"batch, and at every larger one: {said}; the rows and their refusals were written", err=True)
+        ctx.exit(1)
 
 
 def _terminal() -> bool:

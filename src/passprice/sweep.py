@@ -2047,6 +2047,30 @@ def _cell(value: Any) -> Any:
     return value
 
 
+#: Refusals of a sweep row that a larger batch can lift: a serving stack's measured batches may start above the
+#: smallest swept (``BeyondStack``), and batch 0 is refused as ``Empty``. Every other refusal of a row's limit holds
+#: at every larger batch (memory held grows with the batch; a context, a draft, a routing or a type does not move).
+BATCH_LIFTED = frozenset({"BeyondStack", "Empty"})
+
+
+def nothing_priced(sweeper: Sweeper, grid: Grid) -> dict[str, int] | None:
+    """When no row of ``grid`` can have a price: each refusal and how many of the grid's lines (serving, card,
+    drafted tokens, position) it refuses at their smallest batch; else ``None`` (a row is priced, or a refusal a
+    larger batch may lift, :data:`BATCH_LIFTED`, leaves it open). A sweep whose every row was refused wrote its
+    rows and exited 0 without a word (newcomer walkthrough 12: ``--positions 8000`` past a 4,096 limit, and
+    DeepSeek-V3 on an H200 it does not fit). Prices the grid at its smallest batch alone, stopping at the first
+    line priced (one scalar-sized segment on a sweep that prices). Raises what :meth:`Sweeper.segments` raises."""
+    probe = attrs.evolve(grid, batches=(min(grid.batches),))
+    counts: dict[str, int] = {}
+    for segment in sweeper.segments(probe):
+        for row in segment.rows():
+            refusal = row.get("refusal")
+            if not refusal or refusal in BATCH_LIFTED:
+                return None
+            counts[refusal] = counts.get(refusal, 0) + 1
+    return counts or None
+
+
 def scalar_rows(root: Root, grid: Grid) -> Iterator[dict[str, Any]]:
     """The same rows as :meth:`Sweeper.rows`, each priced alone with
     :func:`~passprice.serving.price_serving` (the reference the vectorized sweep is tested and benchmarked against)."""
