@@ -248,3 +248,110 @@ def test_a_file_is_appended_whole_whichever_copy_the_system_has(
         out.write(b",tail")
     os.close(source)
     assert (tmp_path / "out").read_bytes() == b"head," + data + b",tail"
+
+
+def test_blocks_are_whole_servings_unless_a_serving_is_long_or_the_processes_many() -> None:
+    # 3 servings x 3 cards: a block a serving (its pass shapes read by one process).
+    grid = Grid(SERVINGS, (1, 2), CARDS, (512.0,))
+    assert sweepjobs.blocks_of(grid, 2) == [range(0, 3), range(3, 6), range(6, 9)]
+    # More processes than servings: the longest block cut in two until each process has one.
+    assert sweepjobs.blocks_of(grid, 4) == [range(0, 1), range(1, 3), range(3, 6), range(6, 9)]
+    # A serving's 3 cards of 2^15 rows each: blocks of at most BLOCK_ROWS (2^16) rows, at least a pair.
+    long = Grid(SERVINGS[:1], tuple(range(1, 1 + (1 << 15))), CARDS)
+    assert sweepjobs.blocks_of(long, 2) == [range(0, 2), range(2, 3)]
+    wide = Grid(SERVINGS[:1], tuple(range(1, 1 + (1 << 17))), CARDS)
+    assert sweepjobs.blocks_of(wide, 2) == [range(0, 1), range(1, 2), range(2, 3)]
+    assert sweepjobs.blocks_of(Grid(SERVINGS[:1], (1,)), 4) == [range(0, 1)]  # one pair: one block
+
+
+def _written(grid: Grid, tmp_path: Path, jobs: int, progress: Any = None) -> bytes:
+    """The text write_shared writes after a head of 5 bytes, read back (its end offset checked)."""
+    sweeper = Sweeper(ROOT)
+    sweeper.check(grid)
+    path = tmp_path / f"shared{jobs}.txt"
+    with open(path, "wb") as out:
+        out.write(b"head:")
+        out.flush()
+        with np.errstate(all="ignore"):
+            end = sweepjobs.write_shared(sweeper, grid, "json", jobs, out.fileno(), 5, progress, tmp_path)
+    data = path.read_bytes()
+    assert data[:5] == b"head:" and end == len(data)
+    return data[5:]
+
+
+def test_texts_too_long_to_hold_wait_in_anonymous_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every block's text past 3,000 bytes waits for its turn in an anonymous file (the workers inherit the patch):
+    # copied in at its offset, the same bytes, no file left in the folder.
+    grid = Grid(SERVINGS, (0, 1, 5, 300, 301, 302), CARDS, (512.0, 2048.0))
+    reference = "".join(text_chunks(Sweeper(ROOT).segments(grid), "json")).encode()
+    monkeypatch.setattr(sweepjobs, "HELD_BYTES", 3000)
+    assert _written(grid, tmp_path, 2) == reference
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["shared2.txt"]
+
+
+def test_workers_writing_in_place_that_fail_leave_the_text_and_count_each_row_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    grid = Grid(SERVINGS, (0, 1, 5, 300), CARDS, (512.0, 2048.0))
+    reference = "".join(text_chunks(Sweeper(ROOT).segments(grid), "json")).encode()
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2})
+    done: list[int] = []
+    assert _written(grid, tmp_path, 3, done.append) == reference
+    assert sum(done) == grid.size()
+    # A worker that fails after it priced its block, before it writes: the blocks from its on written here.
+    parent, made = os.getpid(), sweepjobs._held_text
+
+    def failing(*args: Any, **kwargs: Any) -> Any:
+        text = made(*args, **kwargs)
+        if os.getpid() != parent:
+            raise RuntimeError("a worker fails before its turn")
+        return text
+
+    monkeypatch.setattr(sweepjobs, "_held_text", failing)
+    done.clear()
+    assert _written(grid, tmp_path, 3, done.append) == reference
+    assert sum(done) == grid.size()
+
+
+def test_a_worker_failing_between_two_others_does_not_leave_the_next_waiting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Three processes, a block each (one a serving): the worker of block 1 fails, so the worker of block 2 never
+    # gets its turn; this process notices the failure (however it heard the worker end) and writes blocks 1 and 2.
+    grid = Grid(SERVINGS, (0, 1, 5, 300), CARDS, (512.0,))
+    assert sweepjobs.blocks_of(grid, 3) == [range(0, 3), range(3, 6), range(6, 9)]
+    reference = "".join(text_chunks(Sweeper(ROOT).segments(grid), "json")).encode()
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2})
+    parent, made = os.getpid(), sweepjobs._held_text
+
+    def failing(*args: Any, **kwargs: Any) -> Any:
+        if os.getpid() != parent and args[4] == 1:
+            os._exit(3)
+        return made(*args, **kwargs)
+
+    monkeypatch.setattr(sweepjobs, "_held_text", failing)
+    done: list[int] = []
+    assert _written(grid, tmp_path, 3, done.append) == reference
+    assert sum(done) == grid.size()
+
+
+def test_a_grid_of_pairs_too_long_to_hold_is_written_by_one_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Pairs of 10 rows, more than HELD_ROWS (here lowered to 9): a later block would wait mostly in an anonymous file
+    # and be copied in, so no worker is forked; the text is the same.
+    grid = Grid(SERVINGS, (0, 1, 5, 300, 301), CARDS, (512.0, 2048.0))
+    reference = "".join(text_chunks(Sweeper(ROOT).segments(grid), "json")).encode()
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(sweepjobs, "HELD_ROWS", 9)
+    started: list[int] = []
+    start = sweepjobs._start
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        started.append(1)
+        return start(*args, **kwargs)
+
+    monkeypatch.setattr(sweepjobs, "_start", counted)
+    assert _written(grid, tmp_path, 2) == reference and started == []
+    monkeypatch.setattr(sweepjobs, "HELD_ROWS", 10)  # a pair's 10 rows are held: a worker again
+    assert _written(grid, tmp_path, 2) == reference and started == [1]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
@@ -224,6 +224,15 @@ class Appended(NamedTuple):
     fd: int
 
 
+class Placed(NamedTuple):
+    """A chunk of :func:`write_atomically`'s text that a function writes itself: ``fill(fd, offset)`` writes its
+    bytes into the open file ``fd`` from byte ``offset`` on (``os.pwrite``; a sweep's processes writing their parts
+    in turn, :func:`passprice.sweepjobs.write_shared`) and returns the offset just past them. Raises what ``fill``
+    raises."""
+
+    fill: Callable[[int, int], int]
+
+
 def append_file(source: int, out: int) -> int:
     """Copy the bytes of the open file ``source`` from its start to its end onto the open file ``out`` at ``out``'s
     offset (which moves past them), without reading them into Python: ``os.copy_file_range`` (Linux; one copy in
@@ -261,7 +270,9 @@ def _read_write(source: int, out: int, offset: int) -> int:
     return len(data)
 
 
-def write_atomically(path: Path, text: str | bytes | Iterable[str | bytes | Appended], force: bool = False) -> None:
+def write_atomically(
+    path: Path, text: str | bytes | Iterable[str | bytes | Appended | Placed], force: bool = False
+) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same folder (flushed to disk) and a rename, so a
     reader never sees a half-written file. A symbolic link at ``path`` is written through: its target is replaced and
     the link stays. The file gets the permission bits of the file it replaces, or those of a new file under the
@@ -270,7 +281,8 @@ def write_atomically(path: Path, text: str | bytes | Iterable[str | bytes | Appe
     when ``path`` exists). No temporary file is left behind.
 
     ``text`` may also be an iterable of strings (a sweep's rows, a block at a time; or bytes, written as they are,
-    or :class:`Appended` files, copied in): they are written as they come, so the whole text is never held; an error
+    :class:`Appended` files, copied in, or :class:`Placed` texts, written in place by their function): they are
+    written as they come, so the whole text is never held; an error
     raised while iterating (or a chunk that is not Unicode) leaves no file and no temporary file behind.
 
     Raises :class:`InputError` before anything is written for every reason :func:`check_writable` gives (a folder,
@@ -278,7 +290,7 @@ def write_atomically(path: Path, text: str | bytes | Iterable[str | bytes | Appe
     written, or when ``text`` is not Unicode (a name given on the command line in bytes that are not UTF-8)."""
     exists = f"{shown(path)}: already exists; pass --force to overwrite it"
     check_writable(path, force)
-    chunks: Iterable[str | bytes | Appended] = ()
+    chunks: Iterable[str | bytes | Appended | Placed] = ()
     try:
         if isinstance(text, str | bytes):
             data = text if isinstance(text, bytes) else text.encode("utf-8")
@@ -304,6 +316,12 @@ def write_atomically(path: Path, text: str | bytes | Iterable[str | bytes | Appe
                     elif isinstance(chunk, Appended):
                         out.flush()
                         append_file(chunk.fd, out.fileno())
+                    elif isinstance(chunk, Placed):
+                        out.flush()
+                        try:
+                            out.seek(chunk.fill(out.fileno(), out.tell()))
+                        except UnicodeEncodeError as e:
+                            raise _not_unicode(path, e, e.object) from None
                     else:
                         try:
                             out.write(chunk.encode("utf-8"))

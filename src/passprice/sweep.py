@@ -1657,17 +1657,23 @@ def _block(pieces: _Pieces, start: int, stop: int, rows: int) -> str:
     return "".join(flat)
 
 
-def _group_text(segments: Sequence[Segment], fmt: str, kept: _Texts) -> str | None:
+def _group_text(segments: Sequence[Segment], fmt: str, kept: _Texts, cap: float | None = None) -> str | None:
     """The text of ``segments`` (none under a stack) as :func:`_segment_text` writes each in turn, made for all of
     them at once: their priced rows' floats gathered into one array a run of cells and formatted in one call
     (:func:`~passprice.floattext.float_rows`, :func:`~passprice.floattext.float_cells`), then every run of rows of
     one status, bind and host use (within which every text but the batch's, the host sequences' and the floats' is
     the same) laid out in one list of pieces, joined once. ``None`` when a float is not finite (the caller then
-    writes a segment at a time, up to the row that stops the text) or orjson is not there."""
+    writes a segment at a time, up to the row that stops the text) or orjson is not there.
+
+    ``cap`` (seconds; ``sweep --max-tpot``): each row also carries :data:`passprice.sweepcap.TPOT_COLUMNS` at its
+    end, its TPOT (``pass_s`` over the tokens a sequence emits) and whether it is at most ``cap`` (:func:`_tpot_cells`;
+    ``None`` for a group holding a row priced alone: the caller writes it a row at a time)."""
     if not fast():
         return None
+    if cap is not None and any(segment.alone for segment in segments):
+        return None
     if fmt == "csv":
-        return _csv_group_text(segments, kept)
+        return _csv_group_text(segments, kept, cap)
     csv_format = False
     floats: dict[str, list[np.ndarray]] = {key: [] for key in (*_FLOATS, "host_sequences", "binds")}
     keys: list[np.ndarray | None] = []
@@ -1708,6 +1714,7 @@ def _group_text(segments: Sequence[Segment], fmt: str, kept: _Texts) -> str | No
             cells = _json_cells(every, columns["binds"])
     else:
         host_texts, cells = [], []
+    tpot_texts, ends = _tpot_cells(segments, cap, csv_format, every[:, _FLOATS.index("pass_s")] if priced else None)
     labels = [b if csv_format else json.dumps(b) for b in _BINDS]
     parts: list[str] = []
     done = 0  # the group's priced rows already laid out
@@ -1741,7 +1748,11 @@ def _group_text(segments: Sequence[Segment], fmt: str, kept: _Texts) -> str | No
                             pieces.append(f', "binds": {labels[bind]}')
                         cell = cells[j]
                         pieces += [f", {json.dumps(name)}: ", cell if isinstance(cell, str) else cell[p0:p1]]
-                    pieces.append(f', "provenance": {prov}, "weakest": {weak}, "refusal": null}}')
+                    if cap is None:
+                        pieces.append(f', "provenance": {prov}, "weakest": {weak}, "refusal": null}}')
+                    else:
+                        pieces += [f', "provenance": {prov}, "weakest": {weak}, "refusal": null, "tpot_s": ',
+                                   tpot_texts[p0:p1], ends[p0:p1]]
                 _lay(parts, pieces, b - a)
             elif code == _ALONE:
                 for j in range(a, b):
@@ -1752,11 +1763,31 @@ def _group_text(segments: Sequence[Segment], fmt: str, kept: _Texts) -> str | No
                     else:
                         parts.append(",\n" + json.dumps(row, allow_nan=False))
             else:
-                _lay(parts, [start, rows, kept.refused(segment.names[code - 1], csv_format)], b - a)
+                refused = kept.refused(segment.names[code - 1], csv_format)
+                if cap is not None:
+                    refused = refused[:-1] + ', "tpot_s": null, "within_max_tpot": null}'
+                _lay(parts, [start, rows, refused], b - a)
     return "".join(parts)
 
 
-def _csv_group_text(segments: Sequence[Segment], kept: _Texts) -> str | None:
+def _tpot_cells(
+    segments: Sequence[Segment], cap: float | None, csv_format: bool, pass_s: np.ndarray | None
+) -> tuple[list[str], list[str]]:
+    """For the priced rows of ``segments`` in order (``pass_s``: their passes, seconds; ``None``: none), the text
+    of each row's TPOT (``pass_s`` over its segment's tokens emitted a sequence, :func:`passprice.sweepcap.tpots`'s
+    division) and of the flag after it, whether the TPOT is at most ``cap``, with the row's end (CSV: ``,true`` and
+    the new line; JSON: ``, "within_max_tpot": true}``). Empty lists when ``cap`` is ``None`` or no row is
+    priced."""
+    if cap is None or pass_s is None:
+        return [], []
+    counts = [int(np.count_nonzero(s.status == _PRICED)) if s.priced is not None else 0 for s in segments]
+    emitted = np.repeat(np.array([s.emitted for s in segments], dtype=np.float64), counts)
+    tpot = pass_s / emitted
+    flags = (",false\n", ",true\n") if csv_format else (', "within_max_tpot": false}', ', "within_max_tpot": true}')
+    return float_reprs(tpot), np.array(flags, dtype=object)[(tpot <= cap).view(np.int8)].tolist()
+
+
+def _csv_group_text(segments: Sequence[Segment], kept: _Texts, cap: float | None = None) -> str | None:
     """:func:`_group_text` for CSV. The priced rows' seven floats from ``tokens_per_s`` to ``scale_s`` are one
     array for the group, written by one orjson call and cut into one text a row
     (:func:`~passprice.floattext.float_rows`); every other text a priced row has is one every row of its run shares
@@ -1790,6 +1821,7 @@ def _csv_group_text(segments: Sequence[Segment], kept: _Texts) -> str | None:
         if not np.isfinite(every).all():
             return None
         runs_of_floats = float_rows(every)
+    tpot_texts, ends = _tpot_cells(segments, cap, True, every[:, _ROW_FLOATS.index("pass_s")] if floats else None)
     parts: list[str] = []
     done = 0  # the group's priced rows already laid out
     for segment, runs in zip(segments, keys, strict=True):
@@ -1825,10 +1857,11 @@ def _csv_group_text(segments: Sequence[Segment], kept: _Texts) -> str | None:
                 else:
                     zero = kept.of_batches_then(batches, ",0,")
                     pieces = [start, zero if b - a == count else zero[a:b]]
-                pieces += [
-                    runs_of_floats[p0:p1], f",{_BINDS[bind]},", held_rows, f"{held_after},", capacity_rows,
-                    f"{capacity_after},{shown[used]},{shown[2 + used]},\n",
-                ]
+                pieces += [runs_of_floats[p0:p1], f",{_BINDS[bind]},", held_rows, f"{held_after},", capacity_rows]
+                if cap is None:
+                    pieces.append(f"{capacity_after},{shown[used]},{shown[2 + used]},\n")
+                else:
+                    pieces += [f"{capacity_after},{shown[used]},{shown[2 + used]},,", tpot_texts[p0:p1], ends[p0:p1]]
                 _lay(parts, pieces, b - a)
             elif code == _ALONE:
                 for j in range(a, b):
@@ -1838,6 +1871,8 @@ def _csv_group_text(segments: Sequence[Segment], kept: _Texts) -> str | None:
             else:
                 # start b1 end start b2 end …: the batches joined by "end start", in C, no list a row.
                 end = kept.refused(segment.names[code - 1], True)
+                if cap is not None:
+                    end = end[:-1] + ",,\n"
                 parts += [start, (end + start).join(rows), end]
     return "".join(parts)
 
@@ -2010,6 +2045,30 @@ def _cell(value: Any) -> Any:
     if isinstance(value, float):
         return repr(value) if math.isfinite(value) else str(value)
     return value
+
+
+#: Refusals of a sweep row that a larger batch can lift: a serving stack's measured batches may start above the
+#: smallest swept (``BeyondStack``), and batch 0 is refused as ``Empty``. Every other refusal of a row's limit holds
+#: at every larger batch (memory held grows with the batch; a context, a draft, a routing or a type does not move).
+BATCH_LIFTED = frozenset({"BeyondStack", "Empty"})
+
+
+def nothing_priced(sweeper: Sweeper, grid: Grid) -> dict[str, int] | None:
+    """When no row of ``grid`` can have a price: each refusal and how many of the grid's lines (serving, card,
+    drafted tokens, position) it refuses at their smallest batch; else ``None`` (a row is priced, or a refusal a
+    larger batch may lift, :data:`BATCH_LIFTED`, leaves it open). A sweep whose every row was refused wrote its
+    rows and exited 0 without a word (newcomer walkthrough 12: ``--positions 8000`` past a 4,096 limit, and
+    DeepSeek-V3 on an H200 it does not fit). Prices the grid at its smallest batch alone, stopping at the first
+    line priced (one scalar-sized segment on a sweep that prices). Raises what :meth:`Sweeper.segments` raises."""
+    probe = attrs.evolve(grid, batches=(min(grid.batches),))
+    counts: dict[str, int] = {}
+    for segment in sweeper.segments(probe):
+        for row in segment.rows():
+            refusal = row.get("refusal")
+            if not refusal or refusal in BATCH_LIFTED:
+                return None
+            counts[refusal] = counts.get(refusal, 0) + 1
+    return counts or None
 
 
 def scalar_rows(root: Root, grid: Grid) -> Iterator[dict[str, Any]]:

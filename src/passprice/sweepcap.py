@@ -10,6 +10,7 @@ same pass. The pass never shrinks as the batch grows, so a line's batches within
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -61,51 +62,39 @@ def _csv_cell(value: Any) -> Any:
 
 
 def capped_chunks(segments: Iterable[Segment], fmt: str, max_tpot: float) -> Iterator[str]:
-    """The text of a sweep with :data:`TPOT_COLUMNS` (``fmt``: ``csv`` or ``json``), a segment at a time: each
-    segment's text as the sweep writes it (:func:`passprice.sweep.text_chunks`, its columns formatted on arrays) with
-    the two cells added to each row (CSV: ``,TPOT,true``; JSON: ``"tpot_s"`` and ``"within_max_tpot"`` before the
-    closing brace), the same bytes :func:`reference_chunks` writes a row at a time. Raises
-    :class:`~passprice.errors.InputError` at a row holding a number that is not finite, as the sweep does."""
-    from passprice.floattext import float_reprs
-    from passprice.sweep import text_chunks
+    """The text of a sweep with :data:`TPOT_COLUMNS` (``fmt``: ``csv`` or ``json``), a group of segments at a time
+    (:data:`~passprice.sweep.GROUP_ROWS` rows, as the sweep groups them): each group's text made as the sweep makes
+    it, columns formatted on arrays and laid out in one list joined once, with the two cells at each row's end
+    (CSV: ``,TPOT,true``; JSON: ``"tpot_s"`` and ``"within_max_tpot"`` before the closing brace; the TPOTs written
+    by one call, the flags made by one comparison: ``passprice.sweep._group_text`` with its ``cap``); a group that
+    text cannot make (a row priced alone, a number that is not finite) is written a row at a time. The same bytes
+    :func:`reference_chunks` writes a row at a time (cutting the sweep's text into its rows to add the cells took 1 s
+    a million JSON rows). Raises :class:`~passprice.errors.InputError` at a row holding a number that is not finite,
+    as the sweep does."""
+    from passprice.sweep import GROUP_ROWS, _group_text, _Texts
 
     csv_format = fmt == "csv"
     yield ",".join((*COLUMNS, *TPOT_COLUMNS)) + "\n" if csv_format else "["
     first = True
-    for segment in segments:
-        text = "".join(text_chunks([segment], fmt, opens=False, closes=False))
-        count = len(segment.batches)
-        values, rows = tpots(segment)
-        # One line a row (JSON escapes every newline inside a string; a CSV cell never holds one here): else the
-        # segment is written a row at a time.
-        lines = text.split("\n")[:-1] if csv_format else text[2:].split(",\n")
-        if len(lines) != count or not text:
-            made = "".join(_reference_lines(segment, fmt, max_tpot))
-            if not csv_format and first and made:
-                made = made[1:]
-            first = first and not made
-            yield made
-            continue
-        if csv_format:
-            # The two cells of every row from arrays: the TPOT texts in one call (floattext, repr's text) and the
-            # flags by comparison, then one join (a row at a time, repr and an f-string cost 1.1 s a million rows).
-            cells = [","] * count
-            if len(rows):
-                flags = np.where(values <= max_tpot, ",true", ",false").tolist()
-                for j, cell in zip(rows.tolist(), map(str.__add__, float_reprs(values), flags), strict=True):
-                    cells[j] = cell
-            yield "\n".join(map(",".join, zip(lines, cells, strict=True))) + "\n"
-        else:
-            # As the CSV's: each object less its "}" and the two fields (json.dumps of a finite float is its repr).
-            cells = [', "tpot_s": null, "within_max_tpot": null}'] * count
-            if len(rows):
-                flags = np.where(values <= max_tpot, ', "within_max_tpot": true}', ', "within_max_tpot": false}')
-                texts = map(', "tpot_s": '.__add__, float_reprs(values))
-                for j, cell in zip(rows.tolist(), map(str.__add__, texts, flags.tolist()), strict=True):
-                    cells[j] = cell
-            out = list(map(str.__add__, [line[:-1] for line in lines], cells))
-            yield ("\n" if first else ",\n") + ",\n".join(out)
-            first = False
+    kept = _Texts()
+    group: list[Segment] = []
+    rows = 0
+    for segment in itertools.chain(segments, [None]):
+        if segment is not None:
+            group.append(segment)
+            rows += len(segment.batches)
+            if rows < GROUP_ROWS:
+                continue
+        if not group:
+            break
+        made = _group_text(group, fmt, kept, max_tpot)
+        if made is None:
+            made = "".join(line for s in group for line in _reference_lines(s, fmt, max_tpot))
+        if made and first and not csv_format:
+            made = made[1:]  # the first object follows "[" on a line of its own: "\n", not ",\n"
+        first = first and not made
+        yield made
+        group, rows = [], 0
     if not csv_format:
         yield "\n]\n"
 

@@ -2,6 +2,10 @@
 runs of its (serving, card) pairs, each priced and written exactly as in the whole grid, and the runs' texts are put
 together in grid order.
 
+Into a file (:func:`write_shared`) the processes write their runs straight into it, each at its turn, at the offset
+the run before it ended at: nothing is copied. To a stream (:func:`shared_chunks`, below) the workers' runs are
+copied after this process's own:
+
 After the grid is checked (every file it reads loaded), the process forks one worker a later run of pairs; each
 worker prices and writes its run into an anonymous temporary file (in the output's folder, so nothing is left
 behind whatever happens to it) while this process does the first run, then this process copies the workers' files
@@ -16,6 +20,7 @@ so no process outlives the sweep.
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import itertools
 import os
@@ -146,7 +151,7 @@ class _Worker:
 _STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
-def _start(
+def _start_part(
     workers: list[_Worker],
     sweeper: Sweeper,
     grid: Grid,
@@ -269,7 +274,7 @@ def shared_chunks(
         _prctl()  # looked up once here, not in each worker
         for k, units in enumerate(runs[1:], 2):
             try:
-                _start(workers, sweeper, grid, fmt, units, k == len(runs), folder, progress is not None)
+                _start_part(workers, sweeper, grid, fmt, units, k == len(runs), folder, progress is not None)
             except OSError:  # no process or file to be had: the parts left are priced here, in turn
                 break
         if ready is not None:
@@ -317,3 +322,409 @@ def _less(progress: Callable[[int], None] | None, counted: int) -> Callable[[int
             progress(rows - skip)
 
     return told
+
+
+#: Rows a block of :func:`blocks_of` holds at most when a serving's rows are more (a block is otherwise a whole
+#: serving: its pass shapes read by one process only).
+BLOCK_ROWS = 1 << 16
+
+#: Bytes of a block's text a process holds while it waits for its turn to write (:class:`_Held`); past them the text
+#: goes to an anonymous file, copied in at its turn, so a process never holds more than this whatever the block.
+HELD_BYTES = 1 << 26
+
+#: Rows of a (serving, card) pair past which :func:`write_shared` uses one process: a block of such a pair (which no
+#: cut divides) waits for its turn mostly in an anonymous file, and the copy costs more than the second
+#: process saves (two servings on one card, a million batches each, JSON: 11.2 s of wall time and 4.2 s of system
+#: CPU with --jobs 2 against 7.5 s and 2.5 s with one process, on the loaded 2-core machine).
+HELD_ROWS = 1 << 17
+
+
+def blocks_of(grid: Grid, jobs: int) -> list[range]:
+    """``grid``'s (serving, card) pairs (:func:`~passprice.sweep.units_of`) cut into contiguous runs written in turn
+    by ``jobs`` processes (:func:`write_shared`), in grid order: each serving's pairs one run, a serving of more
+    than :data:`BLOCK_ROWS` rows cut into runs of about that many (at least a pair each); then, while there are
+    fewer runs than ``jobs`` and a run holds more than one pair, the run of most pairs cut in two. One run when the
+    grid has one pair or no rows."""
+    count = units_of(grid)
+    if not grid.size() or count <= 1:
+        return [range(0, count)]
+    per = len(grid.cards) if grid.cards else 1
+    rows = grid.size() // count  # every pair has as many rows
+    step = max(1, BLOCK_ROWS // max(rows, 1))
+    runs = [range(a, min(a + step, s + per)) for s in range(0, count, per) for a in range(s, s + per, step)]
+    while len(runs) < jobs:
+        k = max(range(len(runs)), key=lambda j: len(runs[j]))
+        run = runs[k]
+        if len(run) < 2:
+            break
+        middle = run.start + len(run) // 2
+        runs[k : k + 1] = [range(run.start, middle), range(middle, run.stop)]
+    return runs
+
+
+class _Held:
+    """A block's text (bytes) on its way into the open file ``fd``: written there as it comes once its turn has come
+    (``turn()``: the offset to write it at, or ``None`` while the blocks before it are not all written; asked before
+    each chunk is kept), until then kept, in memory up to :data:`HELD_BYTES`, the rest in an anonymous file in
+    ``folder`` (copied in at its turn)."""
+
+    def __init__(self, folder: Path | None, fd: int = -1, turn: Callable[[], int | None] | None = None) -> None:
+        self.folder = folder
+        self.fd = fd
+        self.turn = turn
+        self.at: int | None = None  # once the turn has come: where the next byte goes
+        self.chunks: list[bytes] = []
+        self.size = 0
+        self.spilled: int | None = None  # the anonymous file, once the text outgrew the memory kept
+        self.spilled_size = 0
+
+    def add(self, data: bytes) -> None:
+        if self.at is None and self.turn is not None:
+            at = self.turn()
+            if at is not None:
+                self.at = self.write(self.fd, at)
+        if self.at is not None:
+            _write_at(self.fd, data, self.at)
+            self.at += len(data)
+            return
+        if self.spilled is None and self.size + len(data) <= HELD_BYTES:
+            self.chunks.append(data)
+            self.size += len(data)
+            return
+        if self.spilled is None:
+            self.spilled = _anonymous(self.folder)
+        _write_at(self.spilled, data, self.spilled_size)
+        self.spilled_size += len(data)
+
+    def finish(self, wait: Callable[[], int]) -> int:
+        """Write what is kept at its turn (``wait()``: the offset, once the blocks before are written; not asked when
+        the turn has come already); return the offset past the block."""
+        if self.at is not None:
+            return self.at
+        return self.write(self.fd, wait())
+
+    def write(self, fd: int, offset: int) -> int:
+        """Write what is kept into ``fd`` from ``offset`` on; return the offset past it, and close the anonymous
+        file."""
+        for data in self.chunks:
+            _write_at(fd, data, offset)
+            offset += len(data)
+        self.chunks = []
+        if self.spilled is not None:
+            done = 0
+            try:
+                while done < self.spilled_size:
+                    copied = _copy_at(self.spilled, done, fd, offset + done, self.spilled_size - done)
+                    if copied <= 0:
+                        raise OSError(errno.EIO, "the anonymous file ended early")
+                    done += copied
+            finally:
+                os.close(self.spilled)
+                self.spilled = None
+            offset += done
+        return offset
+
+    def close(self) -> None:
+        if self.spilled is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.spilled)
+            self.spilled = None
+
+
+def _write_at(fd: int, data: bytes, offset: int) -> None:
+    """Write all of ``data`` into ``fd`` at ``offset`` (``os.pwrite``, which may write part of it a call)."""
+    view = memoryview(data)
+    while view:
+        done = os.pwrite(fd, view, offset)
+        view, offset = view[done:], offset + done
+
+
+def _copy_at(source: int, at: int, fd: int, offset: int, size: int) -> int:
+    """Copy up to ``size`` bytes of ``source`` from ``at`` into ``fd`` at ``offset``, in the kernel where the system
+    can (``os.copy_file_range``), else by a read and a write of at most 1 MiB. Returns the bytes copied."""
+    if hasattr(os, "copy_file_range"):
+        try:
+            return os.copy_file_range(source, fd, size, offset_src=at, offset_dst=offset)
+        except OSError as e:
+            if e.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.ENOTSUP):
+                raise
+    data = os.pread(source, min(size, 1 << 20), at)
+    _write_at(fd, data, offset)
+    return len(data)
+
+
+def _held_text(
+    sweeper: Sweeper, grid: Grid, fmt: str, runs: list[range], k: int, report: Callable[[int], None] | None,
+    folder: Path | None, fd: int = -1, turn: Callable[[], int | None] | None = None,
+) -> _Held:
+    """The text of block ``k`` of ``runs`` (the first opens the sweep's text, the last closes it), on its way into
+    ``fd`` (:class:`_Held`, ``turn`` its turn)."""
+    held = _Held(folder, fd, turn)
+    try:
+        made = text_chunks(sweeper.segments(grid, report, runs[k]), fmt, opens=k == 0, closes=k == len(runs) - 1)
+        for chunk in made:
+            held.add(chunk.encode("utf-8"))
+    except BaseException:
+        held.close()
+        raise
+    return held
+
+
+class _Failed(Exception):
+    """A worker of :func:`write_shared` ended without writing all its blocks."""
+
+
+def _start(
+    workers: list[_Worker],
+    sweeper: Sweeper,
+    grid: Grid,
+    fmt: str,
+    runs: list[range],
+    k: int,
+    jobs: int,
+    fd: int,
+    turns: list[tuple[int, int]],
+    folder: Path | None,
+) -> _Worker:
+    """Fork worker ``k`` of ``jobs`` for :func:`write_shared`: it makes the text of blocks ``k``, ``k + jobs``, … of
+    ``runs`` and writes each into ``fd`` at its turn (the offset read from its pipe ``turns[k]``), then hands the
+    offset past it to the pipe of the block after's worker (this process hears it in the report); it reports to
+    this process the rows it prices (``N``) and each block written (``wBLOCK END``) through a pipe. Added to
+    ``workers`` before any signal that stops the sweep is let through."""
+    read, write = os.pipe()
+    parent = os.getpid()
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
+    pid = -1
+    try:
+        pid = os.fork()
+        if pid != 0:
+            workers.append(worker := _Worker(pid, -1, read))
+    finally:
+        if pid != 0:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+    if pid == 0:  # pragma: no cover - the worker's body runs in the forked process (its text is tested)
+        status = 1
+        try:
+            _die_with(parent)
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+            os.close(read)
+            mine = turns[k][0]
+
+            def report(rows: int) -> None:
+                os.write(write, b"%d\n" % rows)
+
+            def come() -> int | None:  # the offset, if it is in the pipe already
+                os.set_blocking(mine, False)
+                try:
+                    data = os.read(mine, 8)  # 8 bytes written at once arrive at once (PIPE_BUF)
+                except BlockingIOError:
+                    return None
+                finally:
+                    os.set_blocking(mine, True)
+                if len(data) != 8:
+                    raise _Failed("no turn")
+                return int.from_bytes(data, "little")
+
+            for block in range(k, len(runs), jobs):
+                text = _held_text(sweeper, grid, fmt, runs, block, report, folder, fd, come)
+                end = text.finish(lambda: _turn(mine))
+                os.write(write, b"w%d %d\n" % (block, end))
+                if block + 1 < len(runs) and (block + 1) % jobs:  # this process hears it in the report
+                    os.write(turns[(block + 1) % jobs][1], end.to_bytes(8, "little"))
+            status = 0
+        except BaseException:  # whatever stops the worker, this process writes what it left
+            status = 1
+        finally:
+            os._exit(status)
+    os.close(write)
+    return worker
+
+
+def _turn(fd: int) -> int:  # pragma: no cover - read in the forked worker
+    """The offset a worker writes its next block at, read from its pipe (8 bytes); raises :class:`_Failed` when
+    the pipe closes first."""
+    data = b""
+    while len(data) < 8:
+        more = os.read(fd, 8 - len(data))
+        if not more:
+            raise _Failed("no turn")
+        data += more
+    return int.from_bytes(data, "little")
+
+
+def write_shared(
+    sweeper: Sweeper,
+    grid: Grid,
+    fmt: str,
+    jobs: int,
+    fd: int,
+    offset: int,
+    progress: Callable[[int], None] | None = None,
+    folder: Path | None = None,
+    ready: Callable[[], None] | None = None,
+) -> int:
+    """Write the text of the sweep of ``grid`` (checked by ``sweeper``), exactly :func:`~passprice.sweep.text_chunks`
+    of :meth:`~passprice.sweep.Sweeper.segments`, into the open file ``fd`` from ``offset`` on, made by ``jobs``
+    processes that write straight into it (a :class:`~passprice.files.Placed` chunk of
+    :func:`~passprice.files.write_atomically`): the grid is cut into blocks (:func:`blocks_of`), process ``k``
+    makes blocks ``k``, ``k + jobs``, … and writes each at its turn, at the offset the block before it ended at,
+    which the process that wrote that block hands on; no part is copied from one file into another (the copy of a
+    worker's part, a quarter of a gigabyte of the bench's JSON, took 0.1 to 0.8 s of CPU, after both processes had
+    ended). Returns the offset past the text.
+
+    A worker that fails, for any reason, says nothing: this process stops every worker and writes every block from
+    the first not yet written itself, in grid order, so the error a sweep reports is the one the one-process sweep
+    reports; each row is counted once by ``progress``. ``folder``: where a block's text too long to hold waits
+    (:class:`_Held`); ``ready``: as for :func:`shared_chunks`. A grid whose pairs hold more than :data:`HELD_ROWS` rows
+    each is written by this process alone. Raises :class:`~passprice.errors.InputError` at the
+    first row in grid order that :func:`~passprice.sweep.text_chunks` refuses, :class:`OSError` when ``fd`` cannot
+    be written; no worker is left when it returns or raises."""
+    jobs = usable_jobs(jobs)
+    runs = blocks_of(grid, jobs)
+    jobs = min(jobs, len(runs))
+    if grid.size() // max(units_of(grid), 1) > HELD_ROWS:  # a pair no cut divides, too long to hold
+        jobs = 1
+    if jobs == 1 or not hasattr(os, "fork"):
+        if ready is not None:
+            ready()
+        return _write_from(sweeper, grid, fmt, runs, 0, fd, offset, progress)
+    counted = 0  # rows every process has reported
+
+    def count(rows: int) -> None:
+        nonlocal counted
+        counted += rows
+        if progress is not None:
+            progress(rows)
+
+    workers: list[_Worker] = []
+    turns: list[tuple[int, int]] = []
+    written = [-1, offset]  # the last block written (all before it written too), and the offset past it
+    ends: dict[int, int] = {}  # the offset past each block the workers have written
+    try:
+        turns = [os.pipe() for _ in range(jobs)]
+        _prctl()  # looked up once here, not in each worker
+        for k in range(1, jobs):
+            _start(workers, sweeper, grid, fmt, runs, k, jobs, fd, turns, folder)
+        if ready is not None:
+            ready()
+
+        def mine(rows: int) -> None:
+            count(rows)
+            for worker in workers:
+                _heard(worker, count, ends)
+
+        try:
+            for block in range(0, len(runs), jobs):
+
+                def come(block: int = block) -> int | None:  # the offset, if the blocks before are written
+                    for worker in workers:
+                        _heard(worker, count, ends)
+                    _advance(written, ends)
+                    return written[1] if written[0] + 1 >= block else None
+
+                try:
+                    text = _held_text(sweeper, grid, fmt, runs, block, mine, folder, fd, come)
+                except Exception:
+                    # A row this process refuses: the sweep's error only if every block before it is written.
+                    _await(workers, block, written, ends, count)
+                    raise
+                try:
+                    end = text.finish(lambda: _await(workers, block, written, ends, count))  # noqa: B023
+                finally:
+                    text.close()
+                written[:] = [block, end]
+                if block + 1 < len(runs):
+                    os.write(turns[(block + 1) % jobs][1], end.to_bytes(8, "little"))
+            return _await(workers, len(runs), written, ends, count)
+        except _Failed:
+            pass
+        # A worker failed: every worker stopped, the blocks not yet written are written here, in grid order.
+        for worker in workers:
+            _heard(worker, count, ends)
+            worker.stop()
+        _advance(written, ends)
+        done = sum(len(runs[k]) for k in range(written[0] + 1)) * (grid.size() // units_of(grid))
+        return _write_from(sweeper, grid, fmt, runs, written[0] + 1, fd, written[1], _less(progress, counted - done))
+    finally:
+        for worker in workers:
+            worker.stop()
+        for pair in turns:
+            for end_fd in pair:
+                with contextlib.suppress(OSError):
+                    os.close(end_fd)
+
+
+def _write_from(
+    sweeper: Sweeper, grid: Grid, fmt: str, runs: list[range], first: int, fd: int, offset: int,
+    progress: Callable[[int], None] | None,
+) -> int:
+    """Write blocks ``first`` … of ``runs`` into ``fd`` from ``offset`` on, in this process, as they are made (a
+    group of rows at a time: memory stays one group's text); return the offset past them."""
+    for block in range(first, len(runs)):
+        made = text_chunks(sweeper.segments(grid, progress, runs[block]), fmt, block == 0, block == len(runs) - 1)
+        for chunk in made:
+            data = chunk.encode("utf-8")
+            _write_at(fd, data, offset)
+            offset += len(data)
+    return offset
+
+
+def _heard(worker: _Worker, count: Callable[[int], None], ends: dict[int, int]) -> None:
+    """Pass on what ``worker`` has reported, without waiting: its rows to ``count``, each block it has written
+    (``wBLOCK END``) into ``ends`` (the offset past it). Once the worker has closed its pipe (it ends), closes it
+    and reaps the worker (its exit status noted)."""
+    if worker.report is None:
+        return
+    os.set_blocking(worker.report, False)
+    while True:
+        try:
+            data = os.read(worker.report, 1 << 16)
+        except BlockingIOError:
+            return
+        if not data:
+            os.close(worker.report)
+            worker.report = None
+            worker.finish(None)
+            return
+        lines = (worker._pending + data).split(b"\n")
+        worker._pending = lines.pop()
+        rows = 0
+        for line in lines:
+            if line.startswith(b"w"):
+                block, end = line[1:].split()
+                ends[int(block)] = int(end)
+            else:
+                rows += int(line)
+        worker.rows += rows
+        if rows:
+            count(rows)
+
+
+def _advance(written: list[int], ends: dict[int, int]) -> None:
+    """Move ``written`` (the last block written in order, the offset past it) past the blocks ``ends`` holds."""
+    while written[0] + 1 in ends:
+        written[0] += 1
+        written[1] = ends[written[0]]
+
+
+def _await(
+    workers: list[_Worker], block: int, written: list[int], ends: dict[int, int], count: Callable[[int], None]
+) -> int:
+    """Wait until every block before ``block`` is written, passing on what the workers report (:func:`_heard`);
+    return the offset past them. Raises :class:`_Failed` when a worker ends without writing all its blocks."""
+    import select
+
+    while True:
+        _advance(written, ends)
+        if written[0] + 1 >= block:
+            return written[1]
+        for worker in workers:
+            if worker.status not in (None, 0):  # ended without writing all its blocks: the next turn never comes
+                raise _Failed(f"worker {worker.pid} ended with status {worker.status}")
+        watched = [w.report for w in workers if w.report is not None]
+        if not watched:  # pragma: no cover - every worker ended well, so every block of theirs is written
+            raise _Failed("a block is not written")
+        readable, _, _ = select.select(watched, [], [])
+        for worker in workers:
+            if worker.report is not None and worker.report in readable:
+                _heard(worker, count, ends)
