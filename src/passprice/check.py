@@ -304,7 +304,7 @@ def _review_files(root: Root) -> FileReview:
         kinds["servings"] += 1
         try:
             spec = load_spec(root, name)
-            alike = tuple(getattr(spec, f) for f in fields)
+            alike: tuple[Any, ...] | None = tuple(getattr(spec, f) for f in fields)
             try:
                 if alike in resolved:
                     continue
