@@ -132,7 +132,10 @@ def test_outside_any_registry_the_commands_needing_one_say_what_to_do(
 
     monkeypatch.chdir(tmp_path)
     here = f"passprice: error: {embedded_root().path}: not in a registry (these are the facts passprice ships): "
-    todo = "; run inside your registry, start one with `passprice init DIR`, or pass --root PATH"
+    todo = (
+        "; run inside your registry, start one with `passprice init DIR`, or name one before the command: "
+        "`passprice --root DIR COMMAND`"
+    )
     config = REPO / "examples" / "configs" / "qwen3-30b-a3b.json"
     for args, why in [
         (["fact", "show", "h200_sxm_141gb", "memory.bandwidth", "--history"],

@@ -611,7 +611,7 @@ def test_fact_history_outside_git_is_one_error_line(tmp_path: Path) -> None:
     lines = bad("fact", "show", H200, "memory.bandwidth", "--history", root=root)
     assert lines == [
         f"passprice: error: {root}: not a git checkout: a fact's history is read from git; run inside a "
-        "checkout of the registry (or pass --root one)"
+        "checkout of the registry (or name one before the command: passprice --root DIR fact show …)"
     ]
     bad("fact", "show", H200, "--history", root=root, says="--history needs the fact's PATH")
 

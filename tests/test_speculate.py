@@ -279,8 +279,9 @@ def test_speculate_under_a_stack_that_refuses_every_length_exits_1(tmp_path: Pat
     assert out.exit_code == 1, out.output
     assert out.stderr == (
         "passprice: refused: stack llamacpp-cuda-2405 refuses every draft length: BeyondStack: llamacpp-cuda-2405 was "
-        "calibrated on batch 1 … 1; this price needs batch 2; price the limit (without --stack), or calibrate the "
-        "stack on runs at that batch (and 2 more draft lengths alike)\n"
+        "calibrated on batch 1 … 1; this price needs batch 2; price at batch 1 (--batch 1, the largest its runs "
+        "reach), price the limit (without --stack), or calibrate the stack on runs at that batch (and 2 more draft "
+        "lengths alike)\n"
     )
     data = json.loads(out.stdout)
     assert [r["expected_refusal"]["refusal"] for r in data["rows"]] == ["BeyondStack"] * 3

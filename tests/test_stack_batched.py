@@ -165,8 +165,8 @@ def test_a_price_outside_the_batches_and_positions_measured_is_refused() -> None
             "--position", "256")
     out = refused(*args, "--batch", "65", name="BeyondStack")
     assert out["message"] == (
-        f"{STACK} was calibrated on batch 1 … 64; this price needs batch 65; price the limit (without --stack), or "
-        "calibrate the stack on runs at that batch"
+        f"{STACK} was calibrated on batch 1 … 64; this price needs batch 65; price at batch 64 (--batch 64, the "
+        "largest its runs reach), price the limit (without --stack), or calibrate the stack on runs at that batch"
     )
     assert (out["path"], out["low"], out["high"], out["needs"]) == ("range.rows", 1, 64, 65)
     # Past the runs' 4,096 positions (Llama-2's context; Llama-3-8B's is 8,192).

@@ -439,8 +439,8 @@ def test_attention_is_no_key_of_a_stack_and_the_schema_says_why(tmp_path: object
 def test_a_price_outside_the_batches_a_stack_was_calibrated_on_is_refused_by_name() -> None:
     out = refused("price", "r1-qwen7b-h200", "--stack", STACK, "--batch", "578", name="BeyondStack")
     assert out["message"] == (
-        "llamacpp-cuda-2405 was calibrated on batch 1 … 1; this price needs batch 578; price the limit (without "
-        "--stack), or calibrate the stack on runs at that batch"
+        "llamacpp-cuda-2405 was calibrated on batch 1 … 1; this price needs batch 578; price at batch 1 (--batch 1, "
+        "the largest its runs reach), price the limit (without --stack), or calibrate the stack on runs at that batch"
     )
     assert (out["stack"], out["path"], out["low"], out["high"], out["needs"]) == (STACK, "range.rows", 1, 1, 578)
     # The limit alone is priced as ever.
@@ -527,8 +527,8 @@ def test_a_stack_held_on_some_batches_and_a_drafting_serving_count_token_rows() 
         bounds.check_batch(5, 3)
     assert str(e.value) == (
         "test-stack was calibrated on passes of 4 … 12 token-rows (batch × (1 + draft tokens)); this price needs 15 "
-        "token-rows a pass (batch 5, 2 draft tokens a sequence); price the limit (without --stack), or calibrate the "
-        "stack on runs at that batch and draft length"
+        "token-rows a pass (batch 5, 2 draft tokens a sequence); price at batch 4 (--batch 4, the largest its runs "
+        "reach), price the limit (without --stack), or calibrate the stack on runs at that batch and draft length"
     )
     # A position past the stack's: refused before any batch is priced.
     shallow = attrs.evolve(narrow, facts={**narrow.facts, **ranged((4, 12), (0, 50))})

@@ -459,6 +459,19 @@ def _margin(r: AuditRow) -> str:
     return "at floor" if r.margin == 0 else (f"+{r.margin}" if r.margin > 0 else f"{r.margin} BELOW")
 
 
+def _value(fact: Fact) -> str:
+    """A fact's value as written (``115088 KiB``: what its file and citation say) and, for a byte count or a byte
+    rate written in binary prefixes, as ``price`` shows bytes (``(117.9 MB)``, decimal SI), so the audit and the
+    price read the same figure (walkthrough 9: ``115088 KiB`` here, ``117.9 MB`` there)."""
+    from passprice.facts import dimension
+    from passprice.tables import si
+
+    shown = fact.describe()
+    if "iB" in fact.unit and dimension(fact.unit) in ("bytes", "bytes/s"):
+        shown += f" ({si(fact.value, 'B' if dimension(fact.unit) == 'bytes' else 'B/s')})"
+    return shown
+
+
 def _elasticity(r: AuditRow) -> str:
     if r.elasticity is None:
         return "refused"
@@ -490,7 +503,7 @@ def audit_text(
     rows = []
     for r in a.rows:
         mark = ("*" if r.binding else "") + ("!" if r.weakest else "")
-        row = [mark, r.path, r.fact.describe(), r.fact.provenance.value]
+        row = [mark, r.path, _value(r.fact), r.fact.provenance.value]
         if with_floors:
             row += [r.floor.value if r.floor is not None else "–", _margin(r)]
         rows.append([*row, _elasticity(r)])
@@ -565,7 +578,7 @@ def audit_markdown(
         if record is not None:
             cite = (f"{markdown_text(record.title)} ({markdown_code(r.fact.source or '')}): "
                     f"{markdown_text(r.fact.locator or '')}")
-        rows.append([markdown_code(r.path), r.fact.describe(), r.fact.provenance.value, floor, _elasticity(r),
+        rows.append([markdown_code(r.path), _value(r.fact), r.fact.provenance.value, floor, _elasticity(r),
                      mark.strip(), cite])
     head = (
         f"**{markdown_text(title)}**: {a.cost.tokens_per_s:,.1f} tokens/s at batch {a.cost.batch:,}, binds on "

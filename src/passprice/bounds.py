@@ -86,7 +86,12 @@ class Bound:
             raise InputError(f"{_cut(text)!r} {problem}: write the number in digits alone ({self.describe()})")
         if self.integer:
             if not _DIGITS.fullmatch(text):
-                raise InputError(f"{_cut(text)!r} is not a whole number ({self.describe()})")
+                suffixed = re.fullmatch(r"([0-9]{1,9})([kKmM])", text)
+                hint = ""
+                if suffixed:  # `kv --contexts 4k` takes k = 1,024; a count option does not (newcomer walkthrough 12)
+                    times = 1024 if suffixed[2] in "kK" else 1024 * 1024
+                    hint = f"; write {int(suffixed[1]) * times} for {text} (k = 1,024 is for kv --contexts alone)"
+                raise InputError(f"{_cut(text)!r} is not a whole number ({self.describe()}){hint}")
             digits = text.lstrip("+-").lstrip("0")
             if len(digits) > 30:
                 sign = "a negative" if text.startswith("-") else "an"

@@ -267,8 +267,11 @@ def _review_files(root: Root) -> FileReview:
         kinds[f"{kind}s"] = n
         problems += found
         unreadable += found
-    from passprice.registry import folder_problem
+    from passprice.registry import folder_problem, stray_lines
 
+    found = stray_lines(root)  # a folder passprice reads nothing from, holding records (registry/serving/)
+    problems += found
+    unreadable += found
     for folder, suffix in ((root.servings, ".toml"), (root.sources, ".toml"), (root.locks, ".lock.toml")):
         problem = folder_problem(folder, root)  # a file where the folder should be: one line, the rest still checked
         found = [problem] if problem is not None else lookalikes(folder, suffix)

@@ -723,7 +723,7 @@ def import_command(ctx: click.Context, file: Path, name: str | None, origin: str
     if root.embedded:
         raise InputError(
             f"{root.path}: the embedded facts are read-only; start a registry of your own with `passprice init DIR`, "
-            "run inside one (or a checkout), or pass --root"
+            "run inside one (or a checkout), or name one before the command: passprice --root DIR COMMAND"
         )
     # The entry records the file's name (its `source`): a name in bytes that are not UTF-8 cannot be written to
     # TOML; say so of FILE before reading it, not of the entry when it comes to be written.
@@ -1067,6 +1067,19 @@ def _stack_facts(expected: Any) -> dict[str, Any] | None:
     return expected.stack.lock_facts() if expected is not None else None
 
 
+def _lock_stack(root: Any, lock_ref: str | None, the_lock: Any, stack: str | None) -> str | None:
+    """The serving stack a command prices under: ``--stack S`` when given, else that of ``--lock L`` when L was
+    made under one (``lock SERVING --stack S``), so ``best``/``sweep``/``roofline --lock L`` price L's expected price
+    as ``price --lock L`` does (walkthrough 9: they showed the limit alone); else ``None``."""
+    if stack is not None or lock_ref is None:
+        return stack
+    if the_lock is None:
+        from passprice.locks import lock_path, read_lock
+
+        the_lock = read_lock(lock_path(root, lock_ref), root.schema)
+    return the_lock.stack.name if the_lock.stack is not None else None
+
+
 def _own_serving(root: Any, lock_ref: str | None, serving: str | None, o: dict[str, Any]) -> tuple[Any, Any]:
     """With ``--lock L`` and no SERVING (nor ``--checkpoint``/``--card``): L's own serving as it is today (the
     registered serving it locks, else its embedded one) and L; else ``(None, None)``."""
@@ -1139,8 +1152,7 @@ def price_command(
     root, spec = _spec(ctx, serving, base=base, **o)
     resolved = resolve(root, spec)
     kind = the_lock.kind if the_lock is not None else "price"
-    if stack is None and the_lock is not None and the_lock.stack is not None:
-        stack = the_lock.stack.name
+    stack = _lock_stack(root, lock_ref, the_lock, stack)
     expected = None
     if stack is not None:
         expected = _expected(ctx, stack, resolved, kind)
@@ -1196,6 +1208,7 @@ def best_command(
     base, the_lock = _own_serving(_root(ctx), lock_ref, serving, o)
     root, spec = _spec(ctx, serving, base=base, **o)
     resolved = resolve(root, spec)
+    stack = _lock_stack(root, lock_ref, the_lock, stack)
     expected = _expected(ctx, stack, resolved, "best") if stack is not None else None
     if expected is not None:
         cost = expected.limit
@@ -1229,9 +1242,13 @@ def best_command(
 @cli.command("compare")
 @_serving_options(with_batch=False)
 @click.option("--cards", default="all", show_default=True, help="Cards to compare, comma-separated, or 'all'.")
+@click.option("--stack", metavar="S", help="Compare the best batch under serving stack S on each card (its expected "
+              "price, as best --stack); a card the stack cannot price is refused by name.")
 @_json_option
 @click.pass_context
-def compare_command(ctx: click.Context, /, serving: str | None, cards: str, as_json: bool, **o: Any) -> None:
+def compare_command(
+    ctx: click.Context, /, serving: str | None, cards: str, stack: str | None, as_json: bool, **o: Any
+) -> None:
     """The serving's best batch on each card, fastest first: which card serves it best. A what-if across cards,
     judged under no lock (the serving's locks lock its own card: `best SERVING` prices it under them)."""
     import attrs
@@ -1258,19 +1275,28 @@ def compare_command(ctx: click.Context, /, serving: str | None, cards: str, as_j
     if serving is None:
         o["card"] = card_list[0]  # a serving needs a card to be built; each row replaces it
     root, spec = _spec(ctx, serving, **o)
-    rows = compare_cards(root, spec, card_list)
+    the_stack = None
+    if stack is not None:
+        from passprice.stacks import load_stack
+
+        the_stack = load_stack(root, stack)
+    rows = compare_cards(root, spec, card_list, the_stack)
     note = lock_note(root, serving, spec.card)
     data = {"serving": serving, "checkpoint": spec.checkpoint,
             "own_card": spec.card if serving is not None else None, "cards": comparison_json(rows), "lock": note}
+    if stack is not None:
+        data["stack"] = stack
     if all(r.cost is None for r in rows):  # as speculate: nothing priced is a refusal (exit 1), not a table
         raise Refused(refused_line(rows), data)
+    # the serving as completed against its checkpoint (contexts filled in for a --checkpoint alone)
+    first = resolve(root, attrs.evolve(spec, card=card_list[0]))
+    if the_stack is not None:  # the cards priced that its runs never measured, in one line (as sweep --stack)
+        _stack_warnings(root, the_stack, [r.card for r in rows if r.cost is not None], first.header)
     if as_json:
         _echo_json(data)
         return
     what = f"{serving + ': ' if serving else ''}{spec.checkpoint}"
-    # the serving as completed against its checkpoint (contexts filled in for a --checkpoint alone)
-    shown = resolve(root, attrs.evolve(spec, card=card_list[0])).spec
-    click.echo(comparison_text(rows, what, spec_summary(shown), note))
+    click.echo(comparison_text(rows, what, spec_summary(first.spec), note, stack))
 
 
 @cli.command("max-batch")
@@ -1297,6 +1323,7 @@ def max_batch_command(
     base, the_lock = _own_serving(_root(ctx), lock_ref, serving, o)
     root, spec = _spec(ctx, serving, base=base, **o)
     resolved = resolve(root, spec)
+    stack = _lock_stack(root, lock_ref, the_lock, stack)
     _cap_unused(o, "max-batch is what memory holds, whatever each sequence waits")
     under = None
     try:
@@ -1453,6 +1480,15 @@ def lock_command(
                        "records the best batch within the cap)")
     for change in written.loosened:
         click.echo(f"passprice: warning: lock {lock.name}: {change.describe()}", err=True)
+    if lock.stack is not None:  # the cards and kinds of model its runs never measured, as price --stack warns
+        from passprice.servings import resolve
+        from passprice.stacks import load_stack
+
+        _stack_warnings(root, load_stack(root, lock.stack.name), [lock.card], resolve(root, spec).header)
+    if root.embedded:  # README: outside a registry, `lock` says so (newcomer walkthrough 12: it did not)
+        click.echo(f"passprice: note: not in a registry: lock {lock.name} pins the facts passprice ships "
+                   f"({shown_path(root.path)}); `passprice reproduce` of it outside a registry reads them again",
+                   err=True)
     if as_json:
         _echo_json(
             {
@@ -1753,7 +1789,7 @@ def fact_recompute_command(ctx: click.Context, name: str, path: str | None, draf
     if root.embedded:
         raise InputError(
             f"{root.path}: the embedded facts are read-only; start a registry of your own with `passprice init DIR`, "
-            "run inside one (or a checkout), or pass --root"
+            "run inside one (or a checkout), or name one before the command: passprice --root DIR COMMAND"
         )
     if path is not None:
         one = recompute_fact(where, root.schema, root)
@@ -1821,7 +1857,7 @@ def fact_set_command(
     if root.embedded:
         raise InputError(
             f"{root.path}: the embedded facts are read-only; start a registry of your own with `passprice init DIR`, "
-            "run inside one (or a checkout), or pass --root"
+            "run inside one (or a checkout), or name one before the command: passprice --root DIR COMMAND"
         )
     value, unit = _require_unicode(value, "--value"), _require_unicode(unit, "--unit")
     provenance, source_id = _require_unicode(provenance, "--provenance"), _require_unicode(source_id, "--source")
@@ -1849,6 +1885,10 @@ def fact_set_command(
         click.echo(f"{shown}: {where.path}: {old} -> {edit.new.describe()} ({edit.new.provenance.value}){state}")
     for found in stale:
         click.echo(f"passprice: warning: {shown}: {found.message}", err=True)
+    from passprice.edit import out_of_range
+
+    for line in out_of_range(edit, root.schema) if stale else ():
+        click.echo(f"passprice: warning: {shown}: {line}: the card's figures disagree", err=True)
 
 
 @cli.command("sweep")
@@ -1905,6 +1945,14 @@ def sweep_command(
     root = _root(ctx)
     _check_output(output, force)
     _check_plot(plot_path, force)
+    locked_stack = _lock_stack(root, lock_ref, None, None)  # --lock L made under a stack: its expected price
+    if stack is None and locked_stack is not None:
+        if max_tpot is None:
+            stack = locked_stack
+        else:  # one line, never the limit shown silently as the lock's price
+            click.echo(f"passprice: warning: lock {lock_ref} was made under stack {locked_stack}, but --max-tpot caps "
+                       f"the limit's TPOT: these rows are the card's limit, without {locked_stack}'s expected price",
+                       err=True)
     if max_tpot is not None and stack is not None:
         raise click.UsageError("--max-tpot caps the limit's TPOT, not a stack's expected price: give --max-tpot or "
                                "--stack, not both (best SERVING --stack S --max-tpot T caps the expected best)")
@@ -1951,7 +1999,7 @@ def sweep_command(
     def judged() -> None:
         # The servings judged under their locks (a floor breached exits 1 before a row is written): done once the
         # grid's workers are forked, while they price their parts (passprice.sweepjobs), else before pricing.
-        under.extend(_sweep_locks(root, grid.servings, lock_ref, no_lock, grid.cards, grid.positions))
+        under.extend(_sweep_locks(root, grid.servings, lock_ref, no_lock, grid.cards, grid.positions, max_tpot))
 
     total = grid.size()
     # Rows are streamed a block at a time, never held whole: to stdout as they are priced, or to a temporary file
@@ -2055,7 +2103,7 @@ def _every_percent(update: Callable[[int], None], total: int) -> Callable[[int],
 
 def _sweep_locks(
     root: Any, servings: tuple[str, ...], lock_ref: str | None, no_lock: bool, cards: tuple[str, ...] | None = None,
-    positions: tuple[float, ...] | None = None,
+    positions: tuple[float, ...] | None = None, max_tpot: float | None = None,
 ) -> list[str]:
     """:func:`passprice.enforce.sweep_under` (each registered serving of a sweep judged under its locks): the lines
     naming the locks each is priced under; a floor breached, or ``--lock L`` locking none of them, exits 1."""
@@ -2064,7 +2112,7 @@ def _sweep_locks(
     if lock_ref is not None and no_lock:
         raise click.UsageError("give --lock L or --no-lock, not both")
     try:
-        return sweep_under(root, servings, lock_ref, no_lock, cards, positions)
+        return sweep_under(root, servings, lock_ref, no_lock, cards, positions, max_tpot)
     except (LockRefusal, LockFloor) as e:
         _refuse(e)
 
@@ -2155,7 +2203,9 @@ def roofline_command(
             raise click.BadParameter(f"{plot_path}: the file must end in .png or .svg", param_hint="--plot")
         _check_output(plot_path, force)
         require_matplotlib()
-    if serving is None and not o.get("checkpoint"):
+    # --lock L without a serving: L's own serving on CARD (it ignored the lock without a word)
+    base, the_lock = _own_serving(_root(ctx), lock_ref, serving, o)
+    if serving is None and not o.get("checkpoint") and base is None:
         if plot_path is not None:
             raise click.UsageError("--plot draws a serving: give a SERVING or --checkpoint")
         card = load_card(_root(ctx), card_name)
@@ -2166,8 +2216,11 @@ def roofline_command(
         else:
             click.echo(ridges_text(card))
         return
-    root, spec = _spec(ctx, serving, **{**o, "card": card_name})
+    root, spec = _spec(ctx, serving, base=base, **{**o, "card": card_name})
     resolved = resolve(root, spec)
+    stack = _lock_stack(root, lock_ref, the_lock, stack)
+    if the_lock is not None:
+        serving = the_lock.info.serving
     from passprice.report import spec_summary
 
     summary = " · ".join(spec_summary(resolved.spec).split(" · ")[:2])

@@ -17,18 +17,22 @@ if TYPE_CHECKING:
     from passprice.registry import Root
     from passprice.serving import ServingCost, ServingRefusal
     from passprice.servings import ServingSpec
+    from passprice.stacks import Expected, Stack
 
 
 @attrs.frozen
 class CardBest:
     """One card's row: ``card`` (its registry name) and ``title``; ``cost``, the best batch's priced pass
     (:func:`passprice.serving.best_serving`: tokens/s, seconds, bytes) or ``None`` when refused; ``refusal``, the
-    :class:`~passprice.serving.ServingRefusal` that refused it (``NotResident``, ``OverTPOT`` …) or ``None``."""
+    :class:`~passprice.serving.ServingRefusal` that refused it (``NotResident``, ``OverTPOT`` …) or ``None``;
+    under a serving stack, ``expected`` (:class:`~passprice.stacks.Expected`: the limit's best and the stack's,
+    each at its own best batch) and ``cost`` the stack's best pass."""
 
     card: str
     title: str
     cost: ServingCost | None = attrs.field(default=None, eq=False)
     refusal: ServingRefusal | None = attrs.field(default=None, eq=False)
+    expected: Expected | None = attrs.field(default=None, eq=False)
 
     @property
     def tpot(self) -> float | None:
@@ -37,14 +41,18 @@ class CardBest:
         return None if self.cost is None else self.cost.pass_s / self.cost.emitted_per_sequence
 
 
-def compare_cards(root: Root, spec: ServingSpec, cards: Iterable[str]) -> list[CardBest]:
+def compare_cards(
+    root: Root, spec: ServingSpec, cards: Iterable[str], stack: Stack | None = None
+) -> list[CardBest]:
     """``spec`` (a serving's choices: checkpoint, contexts, cache, drafts, ``max_tpot`` …) priced at its best batch
     on each card of ``cards`` (registry names or card files), fastest first; refused cards last, in the order given.
 
     The best batch is :func:`passprice.serving.best_serving`'s (the seed's ``best_serving``, bounded by the serving's
-    TPOT cap when it has one). Raises :class:`~passprice.errors.InputError` for a card or checkpoint that does not
-    read, and for a serving file whose own ``card`` names no card (exit 2, as every command); a card the price
-    refuses is a row with its refusal."""
+    TPOT cap when it has one); under a serving ``stack``, the stack's best batch where its facts hold
+    (:func:`passprice.stacks.price_expected`, kind ``best``, as ``best --stack``), fastest by its expected tokens/s,
+    a card the stack cannot price refused by name (``StackLacks``, ``BeyondStack``). Raises
+    :class:`~passprice.errors.InputError` for a card or checkpoint that does not read, and for a serving file whose
+    own ``card`` names no card (exit 2, as every command); a card the price refuses is a row with its refusal."""
     from passprice.cards import card_path
     from passprice.errors import InputError, NotFound
     from passprice.serving import ServingRefusal, best_serving
@@ -68,6 +76,12 @@ def compare_cards(root: Root, spec: ServingSpec, cards: Iterable[str]) -> list[C
         resolved = resolve(root, attrs.evolve(spec, card=card))
         title = resolved.card.title
         try:
+            if stack is not None:
+                from passprice.stacks import price_expected
+
+                expected = price_expected(resolved.header, resolved.card, resolved.serving, stack, "best")
+                priced.append(CardBest(resolved.card.name, title, cost=expected.expected, expected=expected))
+                continue
             cost = best_serving(resolved.header, resolved.card, resolved.serving)
         except ServingRefusal as e:
             refused.append(CardBest(resolved.card.name, title, refusal=e))
@@ -79,12 +93,16 @@ def compare_cards(root: Root, spec: ServingSpec, cards: Iterable[str]) -> list[C
 
 def comparison_json(rows: list[CardBest]) -> list[dict[str, Any]]:
     """The rows for ``--json``: ``card``, ``title``, then the best batch's price as ``best --json`` gives it
-    (:func:`passprice.report.cost_json`) with ``tpot_s``, or ``refusal`` (the refusal's own JSON)."""
-    from passprice.report import cost_json
+    (:func:`passprice.report.cost_json`) with ``tpot_s``, or ``refusal`` (the refusal's own JSON); under a stack,
+    as ``best --stack --json`` gives it (:func:`passprice.report.expected_json`: the limit's best, ``stack``,
+    ``expected``, ``ratio``, ``fixed_s``) with the expected best's ``tpot_s``."""
+    from passprice.report import cost_json, expected_json
 
     out: list[dict[str, Any]] = []
     for row in rows:
-        if row.cost is not None:
+        if row.expected is not None:
+            out.append({"card": row.card, "title": row.title, **expected_json(row.expected), "tpot_s": row.tpot})
+        elif row.cost is not None:
             out.append({"card": row.card, "title": row.title, **cost_json(row.cost), "tpot_s": row.tpot})
         elif row.refusal is not None:
             out.append({"card": row.card, "title": row.title, **row.refusal.to_json()})
@@ -125,30 +143,36 @@ def _first(paths: tuple[str, ...], most: int = 3) -> str:
     return ", ".join(paths[:most]) + (f" +{len(paths) - most} more" if len(paths) > most else "")
 
 
-def comparison_text(rows: list[CardBest], what: str, summary: str, note: str) -> str:
+def comparison_text(rows: list[CardBest], what: str, summary: str, note: str, stack: str | None = None) -> str:
     """The table for people, under ``what`` (the serving and checkpoint) and ``summary`` (its choices,
     :func:`passprice.report.spec_summary`): one line a card (best batch, tokens/s, TPOT, the binding term, card
     memory held, the weakest provenance and the facts carrying it), refused cards with their refusal's name and
     first clause, a headroom line when best batches fill over :data:`HEADROOM` of card memory, and ``note``
-    (:func:`lock_note`) on the lock line."""
+    (:func:`lock_note`) on the lock line. Under a serving ``stack`` (its name) the rows are the stack's best
+    batches, with a column of each one's expected tokens/s over the limit's best (``× limit``)."""
     from passprice.tables import count, percent, si, text_table
 
     table = []
     for row in rows:
         if row.cost is not None and row.tpot is not None:
             c = row.cost
+            ratio = [f"{row.expected.ratio:.4g}"] if row.expected is not None else []
             table.append([
-                row.card, f"{c.batch:,}", count(round(c.tokens_per_s, 1)), si(row.tpot, "s"), c.binds.value,
+                row.card, f"{c.batch:,}", count(round(c.tokens_per_s, 1)), *ratio, si(row.tpot, "s"), c.binds.value,
                 percent(c.held_bytes, c.capacity_bytes), f"{c.provenance.value} ({_first(c.weakest)})",
             ])
         elif row.refusal is not None:
             reason = str(row.refusal).split(";")[0]
             if len(reason) > REASON_CHARS:  # the whole line is in --json and in `best --card CARD`
                 reason = reason[: REASON_CHARS - 1].rstrip() + "…"
-            table.append([row.card, "—", "—", "—", "—", "—", f"refused: {row.refusal.name}: {reason}"])
-    lines = [f"best batch on each card, fastest first: {what}", f"  {summary}", ""]
-    lines.append(text_table(["card", "batch", "tokens/s", "TPOT", "binds", "held", "weakest provenance"], table,
-                            right=(1, 2, 3, 5)))
+            dashes = ["—"] * (6 if stack is not None else 5)
+            table.append([row.card, *dashes, f"refused: {row.refusal.name}: {reason}"])
+    under = f" under stack {stack}" if stack is not None else ""
+    lines = [f"best batch{under} on each card, fastest first: {what}", f"  {summary}", ""]
+    head = ["card", "batch", "tokens/s", *(["× limit"] if stack is not None else []), "TPOT", "binds", "held",
+            "weakest provenance"]
+    right = (1, 2, 3, 4, 6) if stack is not None else (1, 2, 3, 5)
+    lines.append(text_table(head, table, right=right))
     full = [r.card for r in rows if r.cost is not None and r.cost.held_bytes > HEADROOM * r.cost.capacity_bytes]
     if full:
         lines.append(f"\n  headroom      the best batch holds over {HEADROOM:.0%} of card memory on {len(full)} of "

@@ -503,13 +503,26 @@ def _figure(amount: float) -> float:
     return float(f"{amount:.12g}")
 
 
+_PARAMETER = r"(?:[A-Za-z_][\w.-]*_[\w.-]*|-{1,2}[A-Za-z][\w-]*)[ \t]*[=:]?[ \t]*"
+"""A setting's name before its number in a locator: an identifier with an underscore (``n_ctx 512``,
+``n_gpu_layers=99``) or a command-line flag (``-c 512``, ``--ctx-size=512``)."""
+
+
 def _quoted_figures(text: str) -> set[float]:
     """The figures a locator's text quotes (``'GPU Memory Bandwidth 4.8TB/s'`` → {4.8}; ``16,896`` → {16896}),
-    for :attr:`FactChange.to_verify`."""
+    for :attr:`FactChange.to_verify`. A number that is part of a name or a setting's value is not a figure the
+    locator quotes: one glued to a letter before it (``pp512``, ``tg128``, build ``b2824``), one after a setting's
+    name (``n_ctx 512``, ``--ctx-size=512``, :data:`_PARAMETER`) or after ``=`` (walkthrough 9: ``n_ctx 512`` in
+    the llama.cpp stack's ``memory.reserved`` locator was read as its 512 MiB, and the review said "the locator
+    quotes 512" of a setting)."""
     import re
 
     out = set()
-    for match in re.findall(r"\d[\d,]*(?:\.\d+)?", text[:10_000]):
+    pattern = rf"(?<![A-Za-z_\d.,])(?<!=)(?:{_PARAMETER})?\d[\d,]*(?:\.\d+)?"
+    for found in re.finditer(pattern, text[:10_000]):
+        if not found.group(0)[0].isdigit():
+            continue  # a setting's number
+        match = found.group(0)
         try:
             out.add(_figure(float(match.replace(",", ""))))
         except (ValueError, OverflowError):
@@ -998,7 +1011,7 @@ class LockImpact:
         if self.stale and not self.unreviewed:
             return f"{unsound}out of date already on BASE ({self.stale}): re-lock it"
         if self.stale:
-            return f"{unsound}price moved, lock not updated ({self.stale})"
+            return f"{unsound}price moved, lock not updated ({_stale_figure(self) or self.stale})"
         if self.after.price is None and not self.unsound:
             # no price on HEAD: nothing recorded can be HEAD's price
             why = "HEAD refuses the price" if self.after.refusal is not None else "not priced on HEAD"
@@ -1915,6 +1928,53 @@ def _shorts(lock: Any) -> tuple[str, str]:
                     return shown
     return b.short(), a.short()
 
+def _stale_figure(lock: Any) -> str | None:
+    """When the figure a lock's stale price moved first is not its tokens/s and the tokens/s did not move: that
+    figure as recorded → HEAD's, and that the tokens/s did not (walkthrough 9: a capacity change read "+0 %" and
+    ❌ price moved, with nothing saying that ``capacity_bytes`` was what moved); ``None`` otherwise."""
+    field, recorded, today = lock.stale, lock.recorded, lock.after.price
+    if field is None or recorded is None or today is None:
+        return None
+    if field.startswith("expected."):
+        field = field.removeprefix("expected.")
+        recorded, today = recorded.get("expected"), today.get("expected")
+        if not isinstance(recorded, Mapping) or not isinstance(today, Mapping):
+            return None
+    was, now = recorded.get(field), today.get(field)
+    if field == "tokens_per_s" or recorded.get("tokens_per_s") != today.get("tokens_per_s"):
+        return None
+    if not isinstance(was, int | float) or not isinstance(now, int | float) or isinstance(was, bool):
+        return f"{lock.stale} {was} → {now}; tokens/s did not move"
+    units = {"_bytes": "B", "_s": "s", "_macs": "MAC", "_cycles": "cycle"}
+    unit = next((u for end, u in units.items() if field.endswith(end)), "")
+    shown = [si(float(v), unit) if unit else f"{v:,.6g}" for v in (was, now)]
+    rel = f" ({_pct(now / was - 1.0)})" if was else ""
+    return f"{lock.stale} {shown[0]} → {shown[1]}{rel}; tokens/s did not move"
+
+
+def _expected_shift(lock: Any) -> str | None:
+    """A lock made under a serving stack: its expected tokens/s on BASE → HEAD, the relative change, the stack and
+    the expected tokens/s the lock file records (walkthrough 9: the review showed the limit alone, so a change that
+    moved the stack's price showed none of it); ``None`` for a lock without a stack."""
+    sides = [side.price.get("expected") if side.price is not None else None for side in (lock.before, lock.after)]
+    if not any(isinstance(e, Mapping) for e in sides):
+        return None
+    stack = next(side.price.get("stack") for side in (lock.after, lock.before)
+                 if side.price is not None and isinstance(side.price.get("expected"), Mapping))
+    x, y = (float(e["tokens_per_s"]) if isinstance(e, Mapping) else None for e in sides)
+    shown = [f"{v:,.1f}" if v is not None else "–" for v in (x, y)]
+    if x is not None and y is not None and x != y and shown[0] == shown[1]:
+        for digits in range(2, 18):  # as _shorts: decimals enough to tell two prices apart
+            shown = [f"{x:,.{digits}f}", f"{y:,.{digits}f}"]
+            if shown[0] != shown[1]:
+                break
+    rel = f"  ({_pct(y / x - 1.0)})" if x and y is not None else ""
+    recorded = (lock.recorded or {}).get("expected")
+    tail = (f", recorded {float(recorded['tokens_per_s']):,.1f}" if isinstance(recorded, Mapping)
+            and isinstance(recorded.get("tokens_per_s"), int | float) else "")
+    return f"{shown[0]} → {shown[1]}{rel} under stack {stack}{tail}"
+
+
 def _pct(x: float | None) -> str:
     return "" if x is None else f"{100.0 * x:+.4g} %"
 
@@ -2095,6 +2155,9 @@ def diff_text(d: Diff) -> str:
             before, after = _shorts(lock)
             lines.append(f"    tokens/s  {before} → {after}{rel}")
             lines.append(f"    recorded  {_recorded(lock)}")
+            expected = _expected_shift(lock)
+            if expected is not None:
+                lines.append(f"    expected  {expected}")
             lines.append(f"    pass      {_seconds(lock.before)} → {_seconds(lock.after)}")
             lines.append(f"    binds     {_binds(lock)}")
             for line in lock.serving:
@@ -2281,6 +2344,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         ]
         notes = []
         for lock in d.locks:
+            expected = _expected_shift(lock)
+            if expected is not None:
+                notes.append(f"- {markdown_code(lock.name)}: expected tokens/s {markdown_text(expected)}")
             for label, side in (("BASE", lock.before), ("HEAD", lock.after)):
                 if side.refusal is not None:
                     message = markdown_text(side.refusal.get("message", ""))

@@ -498,8 +498,61 @@ def edit_fact(
     edit made. Raises :class:`InputError` as those do."""
     with locked(where.file):
         edit = set_fact(where, entry, schema_folder, root)
+        _require_no_slip(edit, schema_folder)
         apply_edit(edit)
     return edit
+
+
+#: How far an edit may move a figure (a factor either way) before a derived fact it leaves out of its schema's range
+#: is taken for a unit slipped (GB/s for TB/s is a factor of 1,000) and refused, not warned of.
+SLIP_FACTOR = 100.0
+
+
+def out_of_range(edit: FactEdit, schema_folder: Path | None = None) -> list[str]:
+    """The facts derived from the edited one whose value, recomputed from the edited record (as ``fact recompute``
+    would), is one their schema refuses: one line each, naming the derived fact, its recomputed value and the
+    schema's rule (``memory.bandwidth`` lowered to 3 TB/s makes ``streams.read``, a share at most 1, recompute to
+    1.493). Nothing is written. Raises nothing: a derivation that cannot be evaluated is left to the stale
+    warnings."""
+    lines: list[str] = []
+    for found in edit.stale():
+        if found.path == edit.where.path or found.kind != "stale" or found.expected is None:
+            continue
+        one = attrs.evolve(edit.where, path=found.path)
+        try:
+            entry = _recomputed(one, edit.facts, strict=False)
+            if entry is None:
+                continue
+            document = tomlkit.parse(edit.after)
+            _place(document, found.path, entry)
+        except InputError:
+            continue
+        try:
+            validate_text(one, _dumped(document, edit.after), schema_folder)
+        except InputError as e:
+            rules = "; ".join(line.removeprefix(f"{edit.where.file}: ") for line in problem_lines(e))
+            lines.append(f"{edit.where.path}: {edit.new.describe()} would make {found.path}, derived from it, "
+                         f"{found.expected} when recomputed, which its schema refuses ({rules})")
+    return lines
+
+
+def _require_no_slip(edit: FactEdit, schema_folder: Path | None) -> None:
+    """Refuse an edit that moves a figure by more than :data:`SLIP_FACTOR` either way and leaves a fact derived from
+    it out of its schema's range (:func:`out_of_range`): a unit slipped. A newcomer's ``memory.bandwidth`` of 4.8 GB/s
+    for 4.8 TB/s made ``streams.read`` recompute to 933.3, was written with the ordinary stale warning, and
+    ``price`` then said 1 tokens/s with "floors hold". A smaller move that does the same (a what-if lowering the
+    bandwidth below what the card was measured reading) is written, and ``fact set`` warns of it. Nothing is
+    written. Raises :class:`InputError` naming the file, the edited fact, the derived fact and the schema's rule."""
+    old, new = edit.old, edit.new
+    if old is None or not old.value or not new.value:
+        return
+    ratio = abs(new.value / old.value)
+    if 1 / SLIP_FACTOR <= ratio <= SLIP_FACTOR:
+        return
+    lines = out_of_range(edit, schema_folder)
+    if lines:
+        raise InputError(f"{edit.where.file}: {lines[0]}; nothing written: {ratio:.4g} × the figure it replaces — "
+                         "check the value and its unit")
 
 
 def recompute_fact(where: FactFile, schema_folder: Path | None = None, root: Root | None = None) -> FactEdit | None:

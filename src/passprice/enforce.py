@@ -228,15 +228,22 @@ class PriceMoved:
     first: str
     drifted: tuple[str, ...] = ()
     serving: tuple[str, ...] = ()
+    stack: str | None = None
 
     def lines(self) -> list[str]:
-        """The recorded price beside today's, then what drifted, one line each (no indent)."""
+        """The recorded price beside today's, then what drifted, one line each (no indent). Of a lock made under a
+        serving ``stack``, the prices are the expected ones under it (the question the lock answers), said so."""
         change = 100.0 * (self.today / self.recorded - 1.0) if self.recorded else 0.0
-        # A change too small for two decimals is shown in its own digits, never as "-0.00 %" (which reads as none).
-        shown = f"{change:+.2f}" if change == 0 or abs(change) >= 0.005 else f"{change:+.2g}"
+        # A change too small for two decimals is shown in its own digits, never as "-0.00 %" (which reads as none);
+        # none at all says that tokens/s did not move (a figure beside it did: batch, bind, MACs …).
+        shown = (
+            f"{change:+.2f} %" if change != 0 and abs(change) >= 0.005 else f"{change:+.2g} %" if change
+            else "tokens/s did not move"
+        )
+        what = f" expected under stack {self.stack}" if self.stack else ""
         out = [
-            f"recorded {self.recorded:,.1f} tokens/s at batch {self.recorded_batch:,} by lock {self.lock}; today "
-            f"{self.today:,.1f} tokens/s at batch {self.today_batch:,} ({shown} %, first moved: {self.first}) "
+            f"recorded {self.recorded:,.1f} tokens/s{what} at batch {self.recorded_batch:,} by lock {self.lock}; "
+            f"today {self.today:,.1f} tokens/s at batch {self.today_batch:,} ({shown}, first moved: {self.first}) "
             "— not the locked price"
         ]
         out += [f"drifted since the lock: {d}" for d in self.drifted]
@@ -299,14 +306,18 @@ def price_moved(
     today.update(stack_facts or {})
     drifted = tuple(d.describe() for d in drift(lock, today, read))
     serving = serving_changes(lock.spec, portable_spec(resolved.spec, root))
-    if differ[0].field.startswith("expected.") or differ[0].field == "fixed_s":
-        # Only the stack's expected price moved: show that one, recorded against today's.
-        was, now = lock.price["expected"], price["expected"]
+    stack = None
+    if isinstance(lock.price.get("expected"), Mapping) and isinstance(expected, Mapping):
+        # A lock made under a serving stack records the expected price under it, the question it answers: that
+        # one is shown, recorded against today's, whichever figure moved first (walkthrough 12: a card's scale
+        # moved the expected price 237.4 -> 236.1 tokens/s, and the line showed the limit's 996.1 -> 996.1).
+        was, now = lock.price["expected"], expected
+        stack = lock.stack.name if lock.stack is not None else str(price.get("stack") or "")
     else:
         was, now = lock.price, price
     return PriceMoved(
         lock.name, float(was.get("tokens_per_s", 0.0)), float(now["tokens_per_s"]),
-        int(was.get("batch", 0)), int(now.get("batch", 0)), differ[0].field, drifted, serving,
+        int(was.get("batch", 0)), int(now.get("batch", 0)), differ[0].field, drifted, serving, stack or None,
     )
 
 
@@ -357,8 +368,9 @@ class Guard:
         and whether the price shown is the locked one:
 
         * with ``moved`` (a lock whose recorded price today's is not, :meth:`moved`): ``but the price is NOT the
-          one L records (below)``, and on lines of their own (indented to sit under a table's ``lock`` row) the
-          recorded price beside today's and what drifted;
+          one L records`` (``; it is the one M records`` when another lock of ``kind`` records it: one made with the
+          options that made this serving), ``(below)``, and on lines of their own (indented to sit under a table's
+          ``lock`` row) the recorded price beside today's and what drifted;
         * with ``kind`` (the command compared its ``kind`` of price with the locks' and none moved): ``and the
           price is the one L records`` (the locks of that kind), or that none of them records that kind;
         * without ``kind`` (a command whose figures are not a lock's price: roofline, sweep, max-batch, …):
@@ -375,8 +387,15 @@ class Guard:
         if not held:
             verdict = "REFUSED"
         elif moves:
-            names = ", ".join(m.lock for m in moves)
-            verdict = f"floors hold, but the price is NOT the one {names} records (below)"
+            movers = [m.lock for m in moves]
+            verdict = (
+                f"floors hold, but the price is NOT the one {movers[0]} records (below)" if len(movers) == 1
+                else f"floors hold, but the price is NOT the one {', '.join(movers[:-1])} and {movers[-1]} record "
+                "(below)"
+            )
+            kept = [lock.name for lock, _ in self.locks if lock.kind == kind and lock.name not in movers]
+            if kind is not None and kept:  # a lock of the serving as the options make it (made with them)
+                verdict = verdict.replace(" (below)", f"; it is the one {', '.join(kept)} records (below)")
             below = [line for m in moves for line in m.lines()]
         elif kind is not None:
             same = [lock.name for lock, _ in self.locks if lock.kind == kind]
@@ -472,11 +491,14 @@ def guard(
         if wrong is not None:
             raise wrong
         return Guard(((lock, _shown(root, path)),))
-    if no_lock or serving is None:
-        return Guard(note="not under a lock (--no-lock)" if no_lock else "not a registered serving: no lock applies")
+    if no_lock:
+        return Guard(note="not under a lock (--no-lock)")
+    alike = _option_locks(root, resolved)
+    if serving is None:
+        return Guard(alike) if alike else Guard(note="not a registered serving: no lock applies")
     found = [(attrs.evolve(read_lock(p, root.schema), source=_shown(root, p)), p) for p in locks_of(root, serving)]
     if not found:
-        return Guard()
+        return Guard(alike)
     from passprice.pins import checkpoint_digest
 
     content = functools.cache(lambda: checkpoint_digest(resolved.header))  # once, whatever the number of locks
@@ -491,10 +513,34 @@ def guard(
         elif own is not None and isinstance(wrong, LockMismatch) and own == _choices(root, resolved):
             # No option moved the card or checkpoint: the registered serving itself names another than its lock.
             raise ServingChanged(lock, serving, wrong.what, wrong.locked, wrong.priced)
-    if not applies:
+    if not applies and not alike:
         others = ", ".join(f"{lock.name} ({lock.card}, {lock.checkpoint})" for lock, _ in found)
         return Guard(note=f"not under a lock: the locks of {serving} ({others}) lock another card or checkpoint")
-    return Guard(tuple(applies))
+    return Guard((*applies, *alike))
+
+
+def _option_locks(root: Root, resolved: Resolved) -> tuple[tuple[Lock, str], ...]:
+    """The locks of no registered serving (:func:`passprice.locks.locks_of_none`: made with options, ``lock
+    r1-qwen7b-h200 --limit 1024 -o locks/r1-1k.lock.toml``) whose pinned serving, card and checkpoint are the ones
+    ``resolved`` prices, each with the path it was read from: the same command run again prices under them
+    (walkthrough 9: such a lock was never found again). A lock that does not read is left to ``check``."""
+    from passprice.errors import InputError
+    from passprice.locks import locks_of_none, portable_spec
+    from passprice.reproduce import serving_changes
+
+    paths = locks_of_none(root)
+    if not paths:
+        return ()
+    today = portable_spec(resolved.spec, root)
+    out = []
+    for p in paths:
+        try:
+            lock = attrs.evolve(read_lock(p, root.schema), source=_shown(root, p))
+        except InputError:
+            continue
+        if not serving_changes(lock.spec, today) and mismatch(lock, None, resolved, root) is None:
+            out.append((lock, _shown(root, p)))
+    return tuple(out)
 
 
 class LockFloor(Exception):
@@ -683,6 +729,7 @@ def sweep_under(
     no_lock: bool = False,
     cards: Iterable[str] | None = None,
     positions: Iterable[float] | None = None,
+    max_tpot: float | None = None,
 ) -> list[str]:
     """The policy ``sweep`` applies: each registered serving of ``servings`` (references as the command line gives
     them; an unregistered one has no lock) judged on today's facts under its locks, or under ``explicit`` alone,
@@ -692,7 +739,8 @@ def sweep_under(
     each serving's own) hold others than the serving's, the line says its rows on them are under no lock (a lock
     judges the facts of the card it locks; ``sweep --cards all`` said "holds" of every card); when its
     ``positions`` (``None``: the serving's own) are others than the locked serving's mean position, that its rows
-    at them are not the locked serving's (:meth:`Guard.line` says the rest, as every command does).
+    at them are not the locked serving's (:meth:`Guard.line` says the rest, as every command does: a ``max_tpot``
+    given on the command line is a change of the serving, as ``best``/``roofline --max-tpot`` say it is).
 
     Raises :class:`LockFloor` at the first serving whose floors are breached (naming every lock of it that
     breaks; its JSON names the serving), the first
@@ -739,5 +787,10 @@ def sweep_under(
                 where = ", ".join(f"{p:g}" for p in away[:3]) + (f" and {len(away) - 3} more" if len(away) > 3 else "")
                 tail += (f"; its rows at position {where} are not the locked serving's (position "
                          f"{', '.join(f'{p:g}' for p in locked)})")
-            lines.append(f"{name}: {g.line(verdicts, differs=g.differs(root, resolved))}{tail}")
+            # the serving as the command line makes it: --max-tpot overrides its file's cap (walkthrough 9: sweep
+            # said "the serving is the locked one" where best and roofline said it differs by max_tpot)
+            swept = resolved if max_tpot is None else attrs.evolve(
+                resolved, spec=attrs.evolve(resolved.spec, max_tpot=max_tpot)
+            )
+            lines.append(f"{name}: {g.line(verdicts, differs=g.differs(root, swept))}{tail}")
     return lines

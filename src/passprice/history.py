@@ -276,7 +276,7 @@ def fact_history(root: Root, where: FactFile) -> list[Version]:
     except InputError:
         raise InputError(
             f"{root.path}: not a git checkout: a fact's history is read from git; run inside a checkout of the "
-            "registry (or pass --root one)"
+            "registry (or name one before the command: passprice --root DIR fact show …)"
         ) from None
     try:
         # The file's own path, its folder resolved: resolving a card that is a symbolic link showed the history of

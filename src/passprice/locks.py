@@ -857,6 +857,17 @@ def locks_of(root: Root, serving: str) -> tuple[Path, ...]:
     return tuple(path for path, locked in index if locked == serving)
 
 
+def locks_of_none(root: Root) -> tuple[Path, ...]:
+    """The lock files in ``root/locks`` that lock no registered serving (made with options, ``lock SERVING --limit
+    1024 -o …``, or from ``--checkpoint``/``--card``), by name, sorted: :func:`passprice.enforce.guard` reads these
+    to find one whose pinned serving is the one a command prices. A file whose ``[lock]`` table does not read is
+    left to :func:`locks_of` (a registered serving's price refuses it) and ``check``."""
+    from passprice import snapshot
+
+    index, _ = snapshot.made(("locks-of", str(root.locks)), lambda: _lock_index(root))
+    return tuple(path for path, locked in index if locked is None)
+
+
 def _unread_lock(root: Root, path: Path, serving: str) -> InputError:
     """The refusal of a price of ``serving`` while the lock file at ``path`` does not read (:func:`locks_of`): the
     first line reading it whole gives, and why it stops the price."""

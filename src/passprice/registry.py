@@ -175,6 +175,50 @@ def entry_name(path: Path, suffix: str = ".toml") -> str:
     return name
 
 
+#: The folders of a root passprice reads records from, by the folder above them (``facts/``, ``registry/``).
+RECORD_FOLDERS = {"facts": ("cards", "drafts", "routing", "stacks"),
+                  "registry": ("checkpoints", "servings", "measurements")}
+
+
+def stray_folders(root: Root) -> list[tuple[Path, str | None, int]]:
+    """The folders below ``facts/`` and ``registry/`` that passprice reads no record from yet hold ``.toml`` files:
+    (folder, the record folder its name is closest to, relative to the root (``registry/servings``), or ``None``,
+    how many ``.toml`` files it holds). A serving moved to ``registry/serving/`` (singular) was neither checked nor
+    priced, and ``check`` said "all holds" and ``price`` "not found … (registered: none)" without a word on it
+    (newcomer walkthrough 12). Only the first level is looked at, and only names are read (nothing is opened).
+    Raises nothing: a folder that cannot be listed is left out."""
+    import difflib
+
+    found: list[tuple[Path, str | None, int]] = []
+    for top, known in RECORD_FOLDERS.items():
+        try:
+            entries = sorted(os.scandir(root.path / top), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.name in known or entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
+                    continue
+                count = sum(1 for f in os.scandir(entry.path) if f.name.endswith(".toml"))
+            except OSError:
+                continue
+            if count:
+                close = difflib.get_close_matches(entry.name, known, n=1, cutoff=0.6)
+                found.append((Path(entry.path), f"{top}/{close[0]}" if close else None, count))
+    return found
+
+
+def stray_lines(root: Root) -> list[str]:
+    """One line for each of :func:`stray_folders`: the folder, that passprice reads nothing from it, how many
+    ``.toml`` files that leaves unchecked and unpriced, and the record folder it was likely meant as."""
+    return [
+        f"{shown(folder)}: not a folder passprice reads: its {count} .toml file{'s' if count != 1 else ''} "
+        f"{'are' if count != 1 else 'is'} neither checked nor priced"
+        + (f" (did you mean {meant}?)" if meant is not None else "")
+        for folder, meant, count in stray_folders(root)
+    ]
+
+
 def folder_problem(folder: Path, root: Root | None = None) -> str | None:
     """What is wrong with ``folder``, a folder of the registry (``locks/``, ``facts/cards/`` …), when something other
     than a folder is there: a regular file, a FIFO, a device, a socket, or a symbolic link to nothing; and, given the
@@ -309,7 +353,9 @@ def embedded_root() -> Root:
     source = _PACKAGE.parent.parent
     if _is_root(source):
         return Root(source, embedded=True)
-    raise InputError(f"{data}: the embedded facts are missing; reinstall passprice or pass --root")
+    raise InputError(
+        f"{data}: the embedded facts are missing; reinstall passprice or name a registry: passprice --root DIR COMMAND"
+    )
 
 
 def outside_registry(root: Root, why: str) -> InputError:
@@ -319,7 +365,7 @@ def outside_registry(root: Root, why: str) -> InputError:
     source), so the line does not say it is none."""
     return InputError(
         f"{root.path}: not in a registry (these are the facts passprice ships): {why}; run inside your registry, start "
-        "one with `passprice init DIR`, or pass --root PATH"
+        "one with `passprice init DIR`, or name one before the command: `passprice --root DIR COMMAND`"
     )
 
 
@@ -407,6 +453,9 @@ def _hint(kind: str, ref: str, folder: Path, known: list[str]) -> str:
         place = top / rel
         if other != kind and place != folder and is_there(place / f"{ref}.toml"):
             return f"; {ref} is a registered {other}, not a {kind}"
+    for stray, meant, _ in stray_folders(Root(top)) if "/" not in ref and os.sep not in ref else ():
+        if meant is not None and top / meant == folder and is_there(stray / f"{ref}.toml"):
+            return f"; {shown(stray / f'{ref}.toml')} lies in a folder passprice does not read: move it to {meant}/"
     lowered = ref.lower()
     holding = [name for name in known if lowered and lowered in name.lower()]  # `h200` for h200_sxm_141gb
     close = [*holding, *(n for n in _closest(ref, known) if n not in holding)][:3]

@@ -97,7 +97,7 @@ def write_serving(
     if root.embedded:
         raise InputError(
             f"{root.path}: the embedded facts are read-only; start a registry of your own with `passprice init DIR`, "
-            "run inside one (or a checkout), or pass --root"
+            "run inside one (or a checkout), or name one before the command: passprice --root DIR COMMAND"
         )
     require_record_name("serving", name)
     path = root.servings / f"{name}.toml"

@@ -113,11 +113,16 @@ class BeyondStack(ServingRefusal):
     """The price needs a pass outside where the stack's facts hold (its ``range.*`` facts, the passes its measured
     runs covered): refused, not extrapolated. ``path``: ``range.rows`` (token-rows a pass) or ``range.position``
     (a cached position); ``low`` … ``high``: the range; ``needs``: what the price needs; ``what``: that in words
-    (``batch 578``); ``fix``: what would calibrate the stack there (``runs at that batch``)."""
+    (``batch 578``); ``fix``: what would calibrate the stack there (``runs at that batch``); ``batches``: for a
+    batch outside, the batches whose passes lie inside (lo, hi), so the refusal names the nearest one to price at
+    (``price at batch 1 (--batch 1)``: walkthrough 9, ``audit … --stack`` at batch 64 did not say so)."""
 
     name = "BeyondStack"
 
-    def __init__(self, stack: str, path: str, low: float, high: float, needs: float, what: str, fix: str) -> None:
+    def __init__(
+        self, stack: str, path: str, low: float, high: float, needs: float, what: str, fix: str,
+        batches: tuple[int, int] | None = None,
+    ) -> None:
         self.stack = stack
         self.path = path
         self.low = low
@@ -130,9 +135,13 @@ class BeyondStack(ServingRefusal):
             span = f"batch {low:,.0f} … {high:,.0f}"  # its runs decode one token a sequence: a batch is its rows
         else:
             span = f"passes of {low:,.0f} … {high:,.0f} token-rows (batch × (1 + draft tokens))"
+        nearest = ""
+        if batches is not None:
+            batch, end = (batches[1], "largest") if needs > high else (batches[0], "smallest")
+            nearest = f"price at batch {batch:,} (--batch {batch}, the {end} its runs reach), "
         super().__init__(
-            f"{stack} was calibrated on {span}; this price needs {what}; price the limit (without --stack), or "
-            f"calibrate the stack on {fix}"
+            f"{stack} was calibrated on {span}; this price needs {what}; {nearest}price the limit (without --stack), "
+            f"or calibrate the stack on {fix}"
         )
 
     def fields(self) -> dict[str, Any]:
@@ -164,22 +173,27 @@ class Held:
         hi = self.rows[1] // rows_per_sequence
         return (max(lo, 1), hi) if max(lo, 1) <= hi else None
 
-    def check_rows(self, rows: float, what: str, fix: str = "runs at that batch") -> None:
-        """Raises :class:`BeyondStack` when a pass of ``rows`` token-rows (``what``, in words) lies outside."""
+    def check_rows(
+        self, rows: float, what: str, fix: str = "runs at that batch", batches: tuple[int, int] | None = None
+    ) -> None:
+        """Raises :class:`BeyondStack` when a pass of ``rows`` token-rows (``what``, in words) lies outside
+        (``batches``: the batches that lie inside, named in the refusal)."""
         if not self.rows[0] <= rows <= self.rows[1]:
-            raise BeyondStack(self.stack, "range.rows", self.rows[0], self.rows[1], rows, what, fix)
+            raise BeyondStack(self.stack, "range.rows", self.rows[0], self.rows[1], rows, what, fix, batches)
 
     def check_batch(self, batch: int, rows_per_sequence: int) -> None:
         """Raises :class:`BeyondStack` when a pass of ``batch`` sequences of ``rows_per_sequence`` token-rows each
         lies outside."""
+        inside = self.batches(rows_per_sequence)
         if rows_per_sequence == 1:
-            self.check_rows(batch, f"batch {batch:,}")
+            self.check_rows(batch, f"batch {batch:,}", batches=inside)
         else:
             self.check_rows(
                 batch * rows_per_sequence,
                 f"{batch * rows_per_sequence:,} token-rows a pass (batch {batch:,}, {rows_per_sequence - 1} draft "
                 f"token{'s' if rows_per_sequence > 2 else ''} a sequence)",
                 "runs at that batch and draft length",
+                inside,
             )
 
     def check_position(self, position: float) -> None:
