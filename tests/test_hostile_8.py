@@ -134,7 +134,8 @@ def _checkout(tmp_path: Path, **modules: str) -> Path:
 
 def test_a_checkout_module_that_is_a_fifo_does_not_block(tmp_path: Path) -> None:
     """A root whose ``src/passprice`` held a FIFO named ``*.py`` blocked ``check``, ``lock`` and ``reproduce``
-    forever (the module files were read with ``read_bytes``); it is now no checkout of passprice (no line)."""
+    forever (the module files were read with ``read_bytes``); it is now code that cannot be read (round 18: not
+    "no checkout", which let a lock into it through), said without blocking."""
     import subprocess
     import sys
 
@@ -144,17 +145,22 @@ def test_a_checkout_module_that_is_a_fifo_does_not_block(tmp_path: Path) -> None
         "print(checkout_model(Path(sys.argv[1])))"
     env = {**os.environ, "PASSPRICE_CACHE_DIR": str(tmp_path / "cache")}
     done = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, timeout=60, env=env)
-    assert (done.returncode, done.stdout, done.stderr) == (0, "None\n", "")
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    assert done.stdout.startswith(
+        f"('not read: {root / 'src' / 'passprice' / 'zz.py'}: is a FIFO (named pipe), not a regular file"
+    ), done.stdout
 
 
 @pytest.mark.parametrize("nesting", ["-" * 200_000 + "1", "[" * 90 + "]" * 90 + "\ny = " + "+".join("a" * 100_000)])
 def test_a_checkout_module_nested_past_the_parser_is_no_traceback(tmp_path: Path, nesting: str) -> None:
     """A module nested deeper than the parser goes raised ``MemoryError`` or ``RecursionError`` out of ``check``
-    (a traceback, exit 1): such a checkout is one whose code does not parse."""
+    (a traceback, exit 1): such a checkout is one whose code does not parse (round 18: said so, not taken for no
+    checkout)."""
     from passprice import pins
 
     root = _checkout(copy_root(tmp_path), locks=f"x = {nesting}\n")
-    assert pins.checkout_model(root) is None
+    said = pins.checkout_model(root)
+    assert said is not None and said[0] == "not read: a module nested deeper than the parser goes"
     result = invoke("check", root=root)
     assert result.exit_code == 0 and "all holds" in result.stdout, result.output
 
@@ -166,7 +172,8 @@ def test_a_checkout_module_over_the_size_bound_is_not_read(tmp_path: Path) -> No
     root = _checkout(tmp_path, locks="X = 1\n")
     with open(root / "src" / "passprice" / "serving.py", "wb") as f:
         f.truncate(pins.MODULE_BYTES + 1)
-    assert pins.checkout_model(root) is None
+    said = pins.checkout_model(root)
+    assert said is not None and said[0].startswith(f"not read: {root / 'src' / 'passprice' / 'serving.py'}: ")
 
 
 @pytest.mark.parametrize("shape", ["file", "loop", "pins-loop"])

@@ -301,6 +301,13 @@ def read_card(root: Root, path: Path, data: bytes | None = None) -> Card:
 
     raw = schema.read_bytes(path) if data is None else data
     name = entry_name(path)
+    if "," in name:  # round 18: `compare --cards a,b` compared cards a and b, never the card "a,b"
+        from passprice.files import shown
+
+        raise InputError(
+            f"{shown(path)}: the name {name} holds ',', which `--cards A,B` (compare, sweep) reads as two cards; "
+            "rename the file"
+        )
 
     def build() -> Card:
         document, facts = document_and_facts(path, root.schema, raw)

@@ -29,7 +29,7 @@ else:
         import signal
 
 from passprice import __version__, generated
-from passprice.errors import InputError, escaped, problem_lines
+from passprice.errors import InputError, NotFound, escaped, problem_lines
 from passprice.files import shown as shown_path
 
 generated.install()  # the methods attrs generates for passprice's classes: compiled once, kept in the cache
@@ -945,6 +945,12 @@ def _warn_code(root: Any) -> None:
             "and reproduced by the running code",
             err=True,
         )
+    elif differs is not None and differs[0].startswith("not read: "):
+        click.echo(
+            f"passprice: warning: this checkout's src/passprice cannot be read ({differs[0].split(': ', 1)[1]}): it "
+            "does not price as the running passprice; locks are written, checked and reproduced by the running code",
+            err=True,
+        )
     elif differs is not None:
         theirs, ours = differs
         click.echo(
@@ -977,6 +983,26 @@ def _refuse(e: Any) -> NoReturn:
 
 
 _STACK_HELP = "Also price the pass under serving stack S (facts/stacks): its expected price beside the card's limit."
+
+
+def _resolve(root: Any, spec: Any, stack: str | None = None) -> Any:
+    """:func:`passprice.servings.resolve` of ``spec``; when it fails on bad input and a ``--stack`` was given too, the
+    stack's own problem (a name that names nothing) is said with the serving's (round 18: three wrong names, two
+    lines)."""
+    from passprice.servings import resolve
+
+    try:
+        return resolve(root, spec)
+    except InputError as e:
+        if stack is None:
+            raise
+        from passprice.stacks import load_stack
+
+        try:
+            load_stack(root, stack)
+        except InputError as s:
+            raise InputError.of([*e.lines, *s.lines]) from None
+        raise
 
 
 def _expected(ctx: click.Context, stack: str, resolved: Any, kind: str) -> Any:
@@ -1146,11 +1172,10 @@ def price_command(
     from passprice.locks import evaluate
     from passprice.report import cost_json, cost_text, expected_json, expected_text, float_matrices
     from passprice.serving import ServingRefusal
-    from passprice.servings import resolve
 
     base, the_lock = _own_serving(_root(ctx), lock_ref, serving, o)
     root, spec = _spec(ctx, serving, base=base, **o)
-    resolved = resolve(root, spec)
+    resolved = _resolve(root, spec, stack)
     kind = the_lock.kind if the_lock is not None else "price"
     stack = _lock_stack(root, lock_ref, the_lock, stack)
     expected = None
@@ -1203,11 +1228,10 @@ def best_command(
     """The batch that emits the most tokens per second, and its pass, under the serving's locks."""
     from passprice.report import cost_json, cost_text, expected_json, expected_text, float_matrices
     from passprice.serving import ServingRefusal, best_serving
-    from passprice.servings import resolve
 
     base, the_lock = _own_serving(_root(ctx), lock_ref, serving, o)
     root, spec = _spec(ctx, serving, base=base, **o)
-    resolved = resolve(root, spec)
+    resolved = _resolve(root, spec, stack)
     stack = _lock_stack(root, lock_ref, the_lock, stack)
     expected = _expected(ctx, stack, resolved, "best") if stack is not None else None
     if expected is not None:
@@ -1274,7 +1298,12 @@ def compare_command(
         raise click.UsageError("--cards: give at least one card, or 'all'")
     if serving is None:
         o["card"] = card_list[0]  # a serving needs a card to be built; each row replaces it
-    root, spec = _spec(ctx, serving, **o)
+    try:
+        root, spec = _spec(ctx, serving, **o)
+    except NotFound as e:  # a wrong serving said with every wrong --cards name (round 18: the serving alone)
+        from passprice.compare import missing_cards
+
+        raise InputError.of([*e.lines, *missing_cards(root, card_list)]) from None
     the_stack = None
     if stack is not None:
         from passprice.stacks import load_stack
@@ -1318,11 +1347,10 @@ def max_batch_command(
     """The most sequences the card carries: every larger batch is refused for capacity (under the serving's
     locks)."""
     from passprice.serving import ServingRefusal, max_batch
-    from passprice.servings import resolve
 
     base, the_lock = _own_serving(_root(ctx), lock_ref, serving, o)
     root, spec = _spec(ctx, serving, base=base, **o)
-    resolved = resolve(root, spec)
+    resolved = _resolve(root, spec, stack)
     stack = _lock_stack(root, lock_ref, the_lock, stack)
     _cap_unused(o, "max-batch is what memory holds, whatever each sequence waits")
     under = None
@@ -2194,7 +2222,6 @@ def roofline_command(
         roofline_text,
     )
     from passprice.serving import ServingRefusal
-    from passprice.servings import resolve
 
     if o.get("card"):
         raise click.UsageError("give the card as CARD, not --card")
@@ -2217,7 +2244,7 @@ def roofline_command(
             click.echo(ridges_text(card))
         return
     root, spec = _spec(ctx, serving, base=base, **{**o, "card": card_name})
-    resolved = resolve(root, spec)
+    resolved = _resolve(root, spec, stack)
     stack = _lock_stack(root, lock_ref, the_lock, stack)
     if the_lock is not None:
         serving = the_lock.info.serving
@@ -2399,7 +2426,6 @@ def simulate_command(
     it carries: static against continuous batching, chunked prefill, shared prefixes. Give --trace FILE.jsonl or
     --synthetic N --seed S."""
     from passprice.serving import ServingRefusal
-    from passprice.servings import resolve
     from passprice.simulate import (
         Policy,
         Settings,
@@ -2421,7 +2447,7 @@ def simulate_command(
     _check_plot(plot_path, force)
     root, spec = _spec(ctx, serving, checkpoint=checkpoint, card=card, limit=limit, kv_page=kv_page,
                        contiguous=contiguous, prefix_read_once=prefix_read_once, routing=routing)
-    resolved = resolve(root, spec)
+    resolved = _resolve(root, spec, stack)
     the_stack = None
     if stack is not None:
         from passprice.stacks import load_stack
@@ -2497,6 +2523,11 @@ def calibrate_command(ctx: click.Context, stack: str, dry_run: bool, as_json: bo
     from passprice.calibrate import calibrate, calibration_json, calibration_text, write_calibration
 
     root = _root(ctx)
+    if not dry_run:  # round 18: a read-only stack file was refused after the fit's seconds of work
+        from passprice.files import check_writable
+        from passprice.stacks import stack_path
+
+        check_writable(stack_path(root, stack), force=True)
     cal = calibrate(root, stack)
     written = None if dry_run else write_calibration(root, cal)
     if as_json:

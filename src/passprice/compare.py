@@ -8,7 +8,7 @@ not fit on, or cannot be priced on, is a row carrying its refusal by name, never
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -41,6 +41,22 @@ class CardBest:
         return None if self.cost is None else self.cost.pass_s / self.cost.emitted_per_sequence
 
 
+def missing_cards(root: Root, cards: Sequence[str]) -> list[str]:
+    """One ``--cards: …`` line for each of ``cards`` (registry names or card files) that names no card file: what
+    :func:`compare_cards` says of them, for a command that stops before it (a wrong serving said with them). Raises
+    nothing."""
+    from passprice.cards import card_path
+    from passprice.errors import InputError
+
+    problems: list[str] = []
+    for card in cards:
+        try:
+            card_path(root, card)
+        except InputError as e:
+            problems.append(f"--cards: {e}")
+    return problems
+
+
 def compare_cards(
     root: Root, spec: ServingSpec, cards: Iterable[str], stack: Stack | None = None
 ) -> list[CardBest]:
@@ -64,11 +80,21 @@ def compare_cards(
         except NotFound as e:
             raise InputError(f"{spec.source}: card: {e}") from None
     files: dict[str, str] = {}  # one row a card file: its name and its path (or a link to it) name it once
+    problems: list[str] = []
     for card in cards:  # a name the registry lacks is the option's error, not the serving file's card key's
         try:
             files.setdefault(os.path.realpath(card_path(root, card)), card)
         except InputError as e:
-            raise InputError(f"--cards: {e}") from None
+            problems.append(f"--cards: {e}")
+    if problems:  # every wrong card said, and a wrong checkpoint with them (round 18: the first card alone)
+        from passprice.checkpoints import load_checkpoint
+
+        try:
+            load_checkpoint(root, spec.checkpoint)
+        except InputError as e:
+            where = f"{spec.source}: checkpoint: " if spec.source is not None and isinstance(e, NotFound) else ""
+            problems[:0] = [f"{where}{line}" for line in e.lines]
+        raise InputError.of(problems)
     cards = tuple(files.values())
     priced: list[CardBest] = []
     refused: list[CardBest] = []

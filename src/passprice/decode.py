@@ -556,11 +556,44 @@ def header_problems(header: GGUFHeader) -> list[str]:
         out.append(f"{source}: metadata {prefix}nextn_predict_layers: {drafts:,} draft layers, "
                    f"{'as many as' if drafts == blocks else 'more than'} block_count ({blocks:,}): the main model "
                    "would have no block")
+    if not out and _whole(blocks):
+        out += _draft_block_problems(header, source, prefix, blocks, drafts if _whole(drafts) else 0)
     if not out:
         out += _block_problems(header, source, prefix, blocks if _whole(blocks) else None)
     if not out:
         out += _latent_problems(header, source, prefix)
     return out
+
+
+def _draft_block_problems(header: GGUFHeader, source: str, prefix: str, blocks: Any, drafts: Any) -> list[str]:
+    """What ``nextn_predict_layers`` says against the tensors (round 18): the draft (MTP) blocks are the last
+    ``drafts`` of ``blocks`` (:func:`decode_step`), and a draft block is one holding ``blk.N.nextn.*`` tensors (its
+    ``nextn.eh_proj``, ``nextn.enorm``, ``nextn.hnorm`` …: llama.cpp's DeepSeek-V3, GLM-4.5 and Qwen3.5 MTP layers).
+    A ``nextn.*`` tensor in a block before them (or with no ``nextn_predict_layers``) would be priced in every pass
+    as part of the main model; a draft block holding none is a main-model block the price would leave out when the
+    serving does not draft. Either is refused naming the tensor or the key."""
+    assert isinstance(blocks, int) and isinstance(drafts, int)
+    first = blocks - drafts
+    holding: dict[int, str] = {}
+    for t in header.tensors:
+        layer, base, _ = _split_name(t.name)
+        if layer is not None and base.startswith("nextn.") and len(str(layer)) <= _MAX_INDEX_DIGITS:
+            holding.setdefault(layer, t.name)
+    early = sorted(b for b in holding if b < first)
+    if early:
+        said = f"{drafts:,} (the last {drafts:,} of {blocks:,} blocks)" if drafts else "0 or missing"
+        return [
+            f"{source}: tensor {holding[early[0]]!r}: a draft (MTP) tensor in block {early[0]:,}, but "
+            f"{prefix}nextn_predict_layers is {said}: it would be priced as part of the main model in every pass"
+        ]
+    lacking = [b for b in range(first, blocks) if b not in holding] if drafts else []
+    if lacking:
+        return [
+            f"{source}: metadata {prefix}nextn_predict_layers: {drafts:,} draft (MTP) blocks, the last of "
+            f"{blocks:,}, but block {lacking[0]:,} holds no nextn.* tensor (nextn.eh_proj …): a main-model block "
+            "would be left out of every price that does not draft"
+        ]
+    return []
 
 
 def _latent_problems(header: GGUFHeader, source: str, prefix: str) -> list[str]:

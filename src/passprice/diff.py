@@ -58,6 +58,9 @@ if TYPE_CHECKING:
 FOLDERS = ("facts", "registry", "locks", "schema", "sources")
 #: Where a root's own code lies, when it is a checkout of passprice itself (:mod:`passprice.sidecode`).
 CODE = "src/passprice"
+#: What a review says when HEAD changes passprice's own code (:attr:`Diff.code_files`).
+CODE_WARNING = ("the verdict is sound only from BASE's passprice (the CI workflow installs the base branch's to "
+                "review): HEAD's code could pass its own change")
 #: The branches whose merge base with ``HEAD`` is the default BASE, in the order tried.
 DEFAULT_BRANCHES = ("main", "origin/main", "master", "origin/master")
 
@@ -261,6 +264,11 @@ class Checkout:
             target.write_bytes(data)
         for folder in {rel.rpartition("/")[0] for rel in unread}:
             (dest / folder).mkdir(parents=True, exist_ok=True)  # the tree's shape: a folder named x.toml is one
+        for rel in unread:
+            if rel.endswith(".toml") and not (dest / rel).exists():
+                # Named, not read: a record in a folder passprice does not read (locks/sub/x.lock.toml) is found by
+                # check's stray-folder rule on a revision as in a work tree (it counts names, opens nothing).
+                (dest / rel).touch()
         for rel in _named_by_sources(files) & unread:
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             (dest / rel).touch()  # a source's document kept in the registry: its existence is what is checked
@@ -1445,6 +1453,10 @@ class Diff:
     #: How many more unlocked servings the change reaches than a review re-prices
     #: (:data:`~passprice.unlocked.MAX_REPRICED`): named in one line, not priced.
     unlocked_left_out: int = 0
+    #: The files of ``src/passprice`` HEAD changes (:func:`passprice.sidecode.code_changes`): the code that makes
+    #: this verdict, when HEAD's passprice runs it. Shown, never failed (a change to passprice itself is reviewed by
+    #: people, with the verdict of BASE's passprice).
+    code_files: tuple[str, ...] = ()
 
     @property
     def locks(self) -> tuple[LockImpact, ...]:
@@ -1645,7 +1657,8 @@ class Diff:
         locks unaffected, the pricing model, files that do not read."""
         facts = self.fact_changes
         fact_files = {f.path for f, _ in facts}
-        if not (self.files or self.model_changed or self.locks or self.head_check or self.sources or self.unlocked):
+        if not (self.files or self.model_changed or self.locks or self.head_check or self.sources or self.unlocked
+                or self.code_files):
             quiet = "no changes to facts, registry, locks or the pricing model"
             return quiet + (f"; {_n(len(self.unaffected), 'lock')} unaffected" if self.unaffected else "")
         parts = [
@@ -1718,6 +1731,8 @@ class Diff:
         if self.model_changed:
             moved = [lock for lock in self.reviews if lock.moved and "pricing model" in lock.inputs]
             parts.append("pricing model changed" + (f", moving {_n(len(moved), 'locked price')}" if moved else ""))
+        if self.code_files:
+            parts.append(f"passprice's own code changed ({_n(len(self.code_files), 'file')})")
         if self.unreadable:
             parts.append(f"{_n(len(self.unreadable), 'file')} {'does' if len(self.unreadable) == 1 else 'do'} not read")
         return "; ".join(parts)
@@ -1749,6 +1764,7 @@ class Diff:
             "unaffected": [lock.name for lock in self.unaffected],
             "unlocked": [m.to_json() for m in self.unlocked],
             "unlocked_left_out": self.unlocked_left_out,
+            "code_changed": list(self.code_files),
             "pricing_model": {
                 "base": self.base_code.model if self.base_code else None,
                 "head": self.head_code.model if self.head_code else None,
@@ -1791,6 +1807,10 @@ def _compare(base: Side, head: Side) -> Diff:
 
     review = review_files(head.root)
     problems = review.problems + unreproduced(head, [p for p in paths if p in head.files])
+    if head.code.running or head.code.folder is None:  # HEAD's and BASE's facts read with the running code
+        from passprice.pinforgery import forged_pins
+
+        problems += forged_pins(base.root, head.root, base.files, [p for p in paths if p in head.files])
     # A source leads elsewhere when its record changed, or the registry document it names did (its file unchanged).
     ids = [file_kind(p)[1] for p in head.files if file_kind(p)[0] == "source" and p in base.files
            and (base.files[p] != head.files[p] or b"path" in head.files[p])]
@@ -1799,8 +1819,10 @@ def _compare(base: Side, head: Side) -> Diff:
 
     reviews = lock_impacts(base, head, files)
     moves, left_out = unlocked_moves(base, head, files, reviews)
+    from passprice.sidecode import code_changes
+
     return Diff(base.info, head.info, files, reviews, base.code, head.code,
-                problems, review.unreadable, sources, moves, left_out)
+                problems, review.unreadable, sources, moves, left_out, code_changes(base.code, head.code))
 
 
 def _given(data: bytes) -> Callable[[], bytes]:
@@ -2176,6 +2198,9 @@ def diff_text(d: Diff) -> str:
                     lines.append(f"    {label} cannot price: {side.error}")
             if lock.note:
                 lines.append(f"    note      {lock.note}")
+    if d.code_files:
+        lines += ["", f"passprice's own code changed: {CODE_WARNING}"]
+        lines += [f"  {path}" for path in d.code_files]
     model = _model_line(d)
     if model or any(code is not None and not code.own for code in (d.base_code, d.head_code)):
         lines.append("")
@@ -2399,6 +2424,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     if schemas:
         out += ["", "#### Schemas", ""]
         out += [f"- {markdown_code(f.path)} ({f.status})" for f in schemas]
+    if d.code_files:
+        out += ["", "#### passprice's own code", "", f"⚠️ {markdown_text(CODE_WARNING)}", ""]
+        out += [f"- {markdown_code(path)}" for path in d.code_files]
     model = _model_line(d)
     if model:
         out += ["", "#### Pricing model", "", markdown_text(model)]

@@ -42,12 +42,35 @@ _ACCEPTANCE = re.compile(r"^(?:draft\.)?acceptance\.([1-9][0-9]*)$")
 _INTEGER = re.compile(r"^[+-]?[0-9]+$")
 
 
+#: The most bytes a file ``fact set`` (or a recompute) edits may hold: tomlkit, which keeps the file's comments and
+#: layout, parses about 8 µs a byte, and the edit parses the file twice (round 18: a 1 MB card file took 5.6 s, a
+#: 5 MB one past 20 s). 128 KiB is eight times the largest card (b200, 16 KB); a file past it is edited by hand.
+MAX_EDITED_BYTES = 128 * 1024
+
+
+def _edited_bytes(file: Path) -> bytes:
+    """The bytes of the card or drafting-method file ``file`` an edit reads (:func:`passprice.schema.read_bytes`).
+    Raises :class:`InputError` naming the file when it holds more than :data:`MAX_EDITED_BYTES`."""
+    data = schema.read_bytes(file)
+    if len(data) > MAX_EDITED_BYTES:
+        raise InputError(
+            f"{file}: {len(data):,} bytes, past the {MAX_EDITED_BYTES:,} passprice edits in place (keeping a file's "
+            "layout costs about 8 µs a byte): edit it by hand, or make it smaller"
+        )
+    return data
+
+
 def parse_value(text: str) -> int | float:
     """The number ``text`` writes: an ``int`` for an integer literal (``141``), else a ``float`` (``4.8``, ``1e12``,
     and also ``nan`` or ``inf``, which validation then refuses). Raises :class:`InputError` for anything else."""
-    cleaned = text.strip()
+    from passprice.bounds import misspelt
+
+    cleaned = text
     if not cleaned.isascii():  # float() would read Arabic-Indic and other Unicode digits as a number
         raise InputError(f"--value: {text!r} is not a number in ASCII digits")
+    problem = misspelt(cleaned)  # round 18: float() read "8_0" as 80 and " 8" as 8
+    if problem is not None:
+        raise InputError(f"--value: {text!r} {problem}: write the number in digits alone")
     try:
         return int(cleaned) if _INTEGER.match(cleaned) else float(cleaned)
     except ValueError:
@@ -146,7 +169,7 @@ def set_fact(
     ``B/s`` belongs), an unknown provenance, a ``derived`` fact without a derivation, a source ``root`` has no record
     of."""
     try:
-        before = schema.read_bytes(where.file).decode("utf-8")
+        before = _edited_bytes(where.file).decode("utf-8")
     except UnicodeDecodeError as e:
         raise InputError(f"{where.file}: byte {e.start}: not UTF-8 text") from None
     old_facts = read_facts(where, schema_folder)
@@ -652,7 +675,7 @@ def recompute_record(where: FactFile, schema_folder: Path | None = None, root: R
     entries: list[tuple[str, Mapping[str, Any]]] = []
     with locked(where.file):
         try:
-            before = schema.read_bytes(where.file).decode("utf-8")
+            before = _edited_bytes(where.file).decode("utf-8")
         except UnicodeDecodeError as e:
             raise InputError(f"{where.file}: byte {e.start}: not UTF-8 text") from None
         old_facts = validate_text(where, before, schema_folder)

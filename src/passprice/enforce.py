@@ -713,9 +713,13 @@ def _holds_as_registered(
     name = serving_name(root, serving)
     if name is None:
         return False
+    from passprice.errors import InputError
+
     try:
         own = resolve(root, load_spec(root, name))
-    except ServingRefusal:
+    except (ServingRefusal, InputError):
+        # Not known to hold: the serving as registered does not even read (round 18: its routing record broken,
+        # `price SERVING --routing uniform` exited 2 over a record the option had replaced)
         return False
     facts = dict(own.facts())
     facts.update(stack_facts or {})

@@ -471,13 +471,33 @@ def checkout_model(root: Path) -> tuple[str, str] | None:
     try:
         if not is_there(source / "pins.py") or source.resolve() == PACKAGE:
             return None
+    except (OSError, RuntimeError, InputError):
+        return None  # no package there to read: a file, a loop of links
+    try:
         theirs = pricing_model_digest(source)
     except CodeNotJudged as e:
         return f"not judged: {e}", pricing_model_digest()
-    except (SyntaxError, ValueError, OSError, RuntimeError, InputError, MemoryError):
-        return None  # RecursionError is a RuntimeError; ValueError a source that is not UTF-8 or holds a NUL
+    except (SyntaxError, ValueError, OSError, RuntimeError, InputError, MemoryError) as e:
+        # RecursionError is a RuntimeError; ValueError a source that is not UTF-8 or holds a NUL. Code that cannot
+        # be read or parsed is not the running package's, which was (round 18: a FIFO or a module that does not
+        # parse let `lock` into the checkout through silently).
+        return f"not read: {_unread(e)}", pricing_model_digest()
     ours = pricing_model_digest()
     return None if theirs == ours else (theirs, ours)
+
+
+def _unread(e: BaseException) -> str:
+    """Why a checkout's pricing-model code could not be read or parsed, in one line: the module and the problem."""
+    from passprice.errors import escaped
+
+    if isinstance(e, SyntaxError):
+        where = Path(e.filename).name if e.filename else "a module"
+        return escaped(f"src/passprice/{where}: line {e.lineno}: {e.msg}")
+    if isinstance(e, RecursionError | MemoryError):
+        return "a module nested deeper than the parser goes"
+    if isinstance(e, InputError):
+        return e.lines[0] if e.lines else escaped(str(e))
+    return escaped(f"{type(e).__name__}: {e}")
 
 
 def require_checkout_code(root: Path) -> None:
@@ -493,6 +513,13 @@ def require_checkout_code(root: Path) -> None:
     if differs is None or differs[0].startswith("not judged: "):
         return
     theirs, ours = differs
+    if theirs.startswith("not read: "):
+        raise InputError(
+            f"{root / 'src' / 'passprice'}: this checkout's code cannot be read ({theirs.split(': ', 1)[1]}), so it "
+            f"is not the code of the passprice running (pricing model {ours[:19]}…): a lock written now would record "
+            "prices this checkout's review does not reproduce; fix the module (and `pip install -e .` here), then "
+            "run the same command again"
+        )
     raise InputError(
         f"{root / 'src' / 'passprice'}: this checkout's code prices with pricing model {theirs[:19]}…, the "
         f"passprice running with {ours[:19]}… (installed from another copy): a lock written now would record the "

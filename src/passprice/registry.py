@@ -190,6 +190,13 @@ def stray_folders(root: Root) -> list[tuple[Path, str | None, int]]:
     import difflib
 
     found: list[tuple[Path, str | None, int]] = []
+    reached = set()  # a record folder may be a link to a folder of the root's (facts/cards -> registry/cards-here)
+    for top, known in RECORD_FOLDERS.items():
+        for name in known:
+            try:
+                reached.add(os.path.realpath(root.path / top / name))
+            except (OSError, ValueError):
+                continue
     for top, known in RECORD_FOLDERS.items():
         try:
             entries = sorted(os.scandir(root.path / top), key=lambda e: e.name)
@@ -199,12 +206,32 @@ def stray_folders(root: Root) -> list[tuple[Path, str | None, int]]:
             try:
                 if entry.name in known or entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
                     continue
+                if os.path.realpath(entry.path) in reached:
+                    continue
                 count = sum(1 for f in os.scandir(entry.path) if f.name.endswith(".toml"))
             except OSError:
                 continue
             if count:
                 close = difflib.get_close_matches(entry.name, known, n=1, cutoff=0.6)
                 found.append((Path(entry.path), f"{top}/{close[0]}" if close else None, count))
+    # A folder inside a folder passprice reads (``locks/old/``, ``registry/servings/v2/``): its files are not read
+    # either. A lock moved to ``locks/sub/`` in the same commit as its serving's edit read as "removed" (its price,
+    # moved, was never compared with the one it records) while the file still stood in the registry as a lock, and
+    # ``check`` counted one lock fewer and said "all holds" (slip round 10).
+    for rel in ("locks", "sources", *(f"{top}/{name}" for top, names in RECORD_FOLDERS.items() for name in names)):
+        try:
+            entries = sorted(os.scandir(root.path / rel), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
+                    continue
+                count = sum(1 for f in os.scandir(entry.path) if f.name.endswith(".toml"))
+            except OSError:
+                continue
+            if count:
+                found.append((Path(entry.path), rel, count))
     return found
 
 
@@ -214,7 +241,8 @@ def stray_lines(root: Root) -> list[str]:
     return [
         f"{shown(folder)}: not a folder passprice reads: its {count} .toml file{'s' if count != 1 else ''} "
         f"{'are' if count != 1 else 'is'} neither checked nor priced"
-        + (f" (did you mean {meant}?)" if meant is not None else "")
+        + ("" if meant is None else f" (passprice reads {meant}/ itself, not the folders in it: move them to "
+           f"{meant}/)" if folder.parent == root.path / meant else f" (did you mean {meant}?)")
         for folder, meant, count in stray_folders(root)
     ]
 

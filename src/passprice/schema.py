@@ -389,7 +389,59 @@ def validate(document: Mapping[str, Any], kind: str, source: str, folder: Path |
     """
     found = problems(document, kind, folder)
     if found:
+        other = record_kind(document)
+        if other is not None and other != kind and kind in _MARKS:
+            # Another kind of record (round 18: `--stack ../cards/x` read a card file as a stack, three lines of
+            # stray keys): one line naming what the file is, at the key the wanted kind would have.
+            raise SchemaError(source, [
+                f"{_MARKS[kind][0]}: missing (required): this is a {other} file (it has {_MARKS[other][1]}), not a "
+                f"{kind} file"
+            ])
         raise SchemaError(source, found)
+
+
+#: The table (or keys) by which each kind of registry record is known: what :func:`record_kind` looks for, and what
+#: a record of another kind is said to lack.
+_MARKS = {
+    "lock": ("lock", "a [lock] table"),
+    "stack": ("stack", "a [stack] table"),
+    "routing": ("routing", "a [routing] table"),
+    "draft": ("method", "a [method] table"),
+    "checkpoint": ("entry", "an [entry] table"),
+    "measurement": ("run", "[[run]] tables"),
+    "source": ("source", "a [source] table"),
+    "card": ("card", "a [card] table"),
+    "serving": ("checkpoint", "checkpoint and card names"),
+    "sweep": ("servings", "servings and batches"),
+}
+
+
+def record_kind(document: Mapping[str, Any]) -> str | None:
+    """The kind of registry record ``document`` (a parsed TOML file) is by its marking tables (:data:`_MARKS`):
+    ``lock``, ``stack``, ``routing``, ``draft``, ``checkpoint``, ``measurement``, ``source``, ``card``, ``serving``
+    or ``sweep``; ``None`` when it has no record's marks. A guess for an error line, never a validation."""
+    def table(key: str) -> bool:
+        return isinstance(document.get(key), dict)
+
+    if table("lock"):
+        return "lock"
+    if table("stack"):
+        return "stack"
+    if table("routing") and "hot_share" in document:
+        return "routing"
+    if table("method") and "acceptance" in document:
+        return "draft"
+    if table("entry") and table("header"):
+        return "checkpoint"
+    if table("source"):
+        return "measurement" if isinstance(document.get("run"), list) else "source"
+    if table("card") and table("memory"):
+        return "card"
+    if isinstance(document.get("checkpoint"), str) and isinstance(document.get("card"), str):
+        return "serving"
+    if "servings" in document and "batches" in document:
+        return "sweep"
+    return None
 
 
 #: Bytes a TOML file passprice reads may have (its largest, a checkpoint entry's tensor table, is a few MB): past it

@@ -40,7 +40,6 @@ if TYPE_CHECKING:  # read only when a serving drafts or routes
     from passprice.routing import Routing
 
 T = TypeVar("T")
-U = TypeVar("U")
 
 #: The context limit a serving gets when it names none: min(this, the model's context length) (DESIGN.md).
 DEFAULT_LIMIT = 4096
@@ -370,13 +369,14 @@ def _named(spec: ServingSpec, key: str, load: Callable[[], T]) -> T:
         raise InputError(f"{spec.source}: {key}: {e}") from None
 
 
-def _both(first: Callable[[], T], second: Callable[[], U]) -> tuple[T, U]:
-    """``(first(), second())``, each tried whatever the other did: when both raise
-    :class:`~passprice.errors.InputError`, one error with both problems' lines (a wrong checkpoint and a wrong card
-    are two ``passprice: error:`` lines, not the first alone); when one does, that error as it was."""
+def gathered(*loads: Callable[[], Any]) -> tuple[Any, ...]:
+    """Each of ``loads`` called, each tried whatever the others did: when several raise
+    :class:`~passprice.errors.InputError`, one error with all their problems' lines (a wrong checkpoint, card and
+    routing record are three ``passprice: error:`` lines, not the first alone); when one does, that error as it
+    was. Another exception (a refusal) is raised at once."""
     out: list[Any] = []
     errors: list[InputError] = []
-    for load in (first, second):
+    for load in loads:
         try:
             out.append(load())
         except InputError as e:
@@ -386,7 +386,7 @@ def _both(first: Callable[[], T], second: Callable[[], U]) -> tuple[T, U]:
         raise errors[0]
     if errors:
         raise InputError.of(line for e in errors for line in e.lines)
-    return out[0], out[1]
+    return tuple(out)
 
 
 def require_inside_root(root: Root, spec: ServingSpec) -> None:
@@ -448,27 +448,35 @@ def resolve(
     one priced."""
     from passprice.checkpoints import load_checkpoint
 
-    header, card = _both(
-        lambda: _named(spec, "checkpoint", lambda: load_checkpoint(root, spec.checkpoint)),
-        lambda: _named(spec, "card", lambda: load_card(root, spec.card)),
-    )
-    spec = complete(spec, header)
-    check_head_rows(header, spec.draft.head_rows if spec.draft is not None else None)
     ref = spec.draft.method if spec.draft is not None else method_ref
-    method: DraftMethod | None = None
-    if ref is not None:  # drafting methods and routing records are imported only for a serving that names them
+    name = spec.routing
+
+    def method_of() -> DraftMethod | None:
+        if ref is None:  # drafting methods and routing records are imported only for a serving that names them
+            return None
         from passprice.drafts import load_draft_method
 
         # A method the command line named (speculate --draft) is not the serving file's to answer for.
         named_by = spec if spec.draft is not None or method_ref_from_file else attrs.evolve(spec, source=None)
-        method = _named(named_by, "draft.method", lambda: load_draft_method(root, ref))
-    acceptance = method.first(spec.draft.tokens) if method is not None and spec.draft is not None else ()
-    name = spec.routing
-    routing: Routing | None = None
-    if name is not None:
+        return _named(named_by, "draft.method", lambda: load_draft_method(root, ref))
+
+    def routing_of() -> Routing | None:
+        if name is None:
+            return None
         from passprice.routing import load_routing
 
-        routing = _named(spec, "routing", lambda: load_routing(root, name))
+        return _named(spec, "routing", lambda: load_routing(root, name))
+
+    # Every name is looked up whatever the others did (round 18: a wrong checkpoint, card and routing gave two lines)
+    header, card, method, routing = gathered(
+        lambda: _named(spec, "checkpoint", lambda: load_checkpoint(root, spec.checkpoint)),
+        lambda: _named(spec, "card", lambda: load_card(root, spec.card)),
+        method_of,
+        routing_of,
+    )
+    spec = complete(spec, header)
+    check_head_rows(header, spec.draft.head_rows if spec.draft is not None else None)
+    acceptance = method.first(spec.draft.tokens) if method is not None and spec.draft is not None else ()
     require_scopes(root, spec.checkpoint, header, (ref, method), (name, routing), source=spec.source,
                    method_from_file=spec.draft is not None or method_ref_from_file)
     return Resolved(spec, header, card, method, to_serving(spec, acceptance, routing))

@@ -149,6 +149,36 @@ def kept_apart(base: Code, head: Code) -> Code:
     return attrs.evolve(code_of(None), set_aside=head.model)
 
 
+def code_changes(base: Code, head: Code) -> tuple[str, ...]:
+    """The files of ``src/passprice`` (POSIX paths from the side's root, ``src/passprice/diff.py``) that differ
+    between ``base``'s and ``head``'s own code: added, removed or rewritten, pricing or not. Empty unless both sides
+    bring their own code. The review's verdict is made by the running passprice: a pull request that rewrites
+    ``diff.py``'s exit status (outside the pricing model's digest, so no price moves) while it moves a locked price
+    passed the review run by its own code (exit 0), and no line of the review named the change. Named here, a
+    reviewer sees that the code judging the change is itself changed; the CI workflow runs the verdict with BASE's
+    passprice, so HEAD's code cannot pass its own change. Never raises: a file that cannot be read counts as
+    changed."""
+    if base.folder is None or head.folder is None or not base.own or not head.own:
+        return ()
+
+    def files(folder: Path) -> dict[str, bytes | None]:
+        out: dict[str, bytes | None] = {}
+        for path in folder.rglob("*.py"):
+            if "__pycache__" in path.parts:
+                continue
+            try:
+                out[path.relative_to(folder).as_posix()] = path.read_bytes()
+            except OSError:
+                out[path.relative_to(folder).as_posix()] = None
+        return out
+
+    old, new = files(base.folder), files(head.folder)
+    return tuple(
+        f"src/passprice/{rel}" for rel in sorted({*old, *new})
+        if old.get(rel) != new.get(rel) or old.get(rel) is None
+    )
+
+
 def price_locks(root: Root, code: Code, requests: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Price ``requests`` (see :func:`passprice.reproduce.side_json`) with ``root``'s inputs and ``code``: results
     by key. When the side's own code cannot answer (it fails, or takes longer than :data:`TIMEOUT_S`), every result

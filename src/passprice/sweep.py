@@ -159,6 +159,15 @@ SHAPE_ROWS = 2_000
 MAX_COUNTED = MAX_ROWS * STACK_ROW_ROWS + MAX_SHAPES * SHAPE_ROWS
 
 
+def _spelt_number(part: str, kind: Callable[[str], Any]) -> bool:
+    """Whether ``part`` reads as one number of ``kind`` (``1e-5`` for a float: its ``-`` is the exponent's)."""
+    try:
+        kind(part)
+    except ValueError:
+        return False
+    return True
+
+
 def parse_numbers(
     text: str, kind: Callable[[str], Any], what: str, least: float = 0, most: float | None = None
 ) -> tuple[Any, ...]:
@@ -181,7 +190,7 @@ def parse_numbers(
         if ".." in part:
             part = part.replace("..", "-", 1)
         try:
-            if "-" in part[1:]:
+            if "-" in part[1:] and not _spelt_number(part, kind):  # round 18: 1e-5 is a number, not a range 1e…5
                 first, _, rest = part.partition("-") if not part.startswith("-") else ("", "", part)
                 last, _, factor = rest.partition("*")
                 lo, hi = int(first), int(last)

@@ -1,0 +1,70 @@
+"""A pinned fact comes from a registry, never from a hand: every fact a lock file the change adds or rewrites pins
+must be one the registry holds (HEAD's fact at that path today, or BASE's) or the one BASE's lock already pinned.
+
+A lock's pinned citation rewritten by hand (``memory.bandwidth`` re-cited to another registered source with a made-up
+locator) and its digests recomputed priced exactly as it records, and its citation was registered: ``check`` passed
+and ``passprice diff`` said "re-locked" (exit 0), though ``audit LOCK`` now traced the locked price to a document no
+card ever cited for it (slip round 10).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from passprice.errors import InputError
+from passprice.facts import Fact
+from passprice.locks import Lock, read_lock
+from passprice.registry import Root
+
+
+def _today(root: Root, lock: Lock) -> Mapping[str, Fact] | None:
+    """The facts ``lock``'s price reads in ``root`` today (card, drafting method, routing, stack: lock paths), with
+    the running code (:func:`passprice.reproduce.price_today`); ``None`` when its inputs do not resolve there."""
+    from passprice.reproduce import price_today
+
+    today = price_today(root, lock)
+    return today.facts if today.facts else None
+
+
+def forged_pins(base: Root, head: Root, base_files: Iterable[str], changed: Iterable[str]) -> tuple[str, ...]:
+    """One line for each lock file of ``changed`` (paths relative to the roots, added or rewritten on HEAD) pinning a
+    fact that is neither HEAD's nor BASE's fact at that path today, nor the one BASE's copy of the lock pinned:
+    ``locks/x.lock.toml: facts.memory.bandwidth: pins 4.8 TB/s (published) cited nvidia-hopper-whitepaper: …, which
+    no registry side holds …``. A lock file that does not read, or whose inputs do not resolve on either side, is left
+    to the review's other rules. Never raises."""
+    on_base = set(base_files)
+    out: list[str] = []
+    for rel in changed:
+        if not rel.startswith("locks/") or not rel.endswith(".lock.toml"):
+            continue
+        try:
+            lock = read_lock(head.path / rel, head.schema)
+        except InputError:
+            continue
+        known: dict[str, set[str]] = {}
+        # HEAD's facts today, BASE's (a lock made before the change's fact edit: drift, which the review flags), and
+        # what BASE's copy of this lock pinned (a pin the change leaves alone).
+        sides = [_today(head, lock), _today(base, lock)]
+        if rel in on_base:
+            try:
+                before = read_lock(base.path / rel, base.schema)
+                sides.append(dict(before.facts))
+            except InputError:
+                pass
+        if sides[0] is None and sides[1] is None:
+            continue
+        for facts in sides:
+            for path, fact in (facts or {}).items():
+                known.setdefault(path, set()).add(fact.digest())
+        for path, pinned in lock.facts.items():
+            if pinned.digest() in known.get(path, set()):
+                continue
+            today = (sides[0] or {}).get(path)
+            now = "none" if today is None else f"{today.describe()} ({today.provenance.value}) cited {today.citation()}"
+            out.append(
+                f"{rel}: facts.{path}: pins {pinned.describe()} ({pinned.provenance.value}) cited "
+                f"{pinned.citation()}, a fact no side of the change holds (HEAD's today: {now}) and BASE's lock did "
+                f"not pin: a lock's facts are pinned by passprice lock, never written by hand; re-lock it: passprice "
+                f"lock --update -o {rel}"
+            )
+    return tuple(out)
