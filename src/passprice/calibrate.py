@@ -126,6 +126,18 @@ def model_runs(root: Root, stack: Stack, runs: Sequence[Run]) -> list[RunModel]:
     headers: dict[str, GGUFHeader] = {}  # one header object a checkpoint, so runs of one model share its decode step
     base_stack = probe_stack(stack)
     halves = {p: probe_stack(stack, {p: 0.5}) for p in SHARES}
+    # The pricing of a probe depends on the probe, the card and the pass shape alone, never on the run's batch: made
+    # once for the runs sharing a shape (a serving at one position, measured at many batches), not once a run.
+    pricings: dict[tuple[str | None, str, int], Any] = {}
+
+    def pricing_of(share: str | None, card: Card, shape: Any) -> Any:
+        key = (share, card.name, id(shape))
+        found = pricings.get(key)
+        if found is None or found[0] is not shape or found[1] is not card:
+            found = pricings[key] = (
+                shape, card, expected_pricing(base_stack if share is None else halves[share], card, shape)[0])
+        return found[2]
+
     out = []
     for run in runs:
         try:
@@ -135,12 +147,12 @@ def model_runs(root: Root, stack: Stack, runs: Sequence[Run]) -> list[RunModel]:
             headers[run.checkpoint] = header
             serving = to_serving(complete(run.spec(), header))
             shape = shape_of(header, serving)  # built once for runs of one serving and position
-            base_pricing, _ = expected_pricing(base_stack, card, shape)
+            base_pricing = pricing_of(None, card, shape)
             base = shape.cost(card, run.batch, 0, base_pricing).terms()
             base_terms = list(base.values())
             components = []
             for p in SHARES:
-                pricing, _ = expected_pricing(halves[p], card, shape)
+                pricing = pricing_of(p, card, shape)
                 terms = list(shape.cost(card, run.batch, 0, pricing).terms().values())
                 components.append(max(terms[TERM_OF[p]] - base_terms[TERM_OF[p]], 0.0))
         except (InputError, ServingRefusal) as e:

@@ -295,10 +295,27 @@ def _review_files(root: Root) -> FileReview:
     warnings += schema_copy_drift(root)  # the editors' copy of the schemas, never validated against
     kinds["sources"] = len(root.scan(root.sources))
     kinds["servings"] = 0
+    # What resolving a serving decides (its checkpoint, card, method and routing load and hold to their scopes, its
+    # defaults complete) is a function of the fields it gives, not of the file it was read from, which only words a
+    # refusal: a serving alike in every other field to one that resolved resolves too (a registry of 2,000 servings
+    # of a dozen pairs). Only what resolved is remembered; a refusal is reached again for each file, in its words.
+    from passprice.servings import ServingSpec
+
+    fields = tuple(f.name for f in attrs.fields(ServingSpec) if f.name not in ("source", "description"))
+    resolved: set[tuple[Any, ...]] = set()
     for name in root.scan(root.servings):
         kinds["servings"] += 1
         try:
-            resolve(root, load_spec(root, name))
+            spec = load_spec(root, name)
+            alike: tuple[Any, ...] | None = tuple(getattr(spec, f) for f in fields)
+            try:
+                if alike in resolved:
+                    continue
+            except TypeError:  # a field that does not hash: resolved on its own
+                alike = None
+            resolve(root, spec)
+            if alike is not None:
+                resolved.add(alike)
         except InputError as e:
             problems += problem_lines(e)
             unreadable += problem_lines(e)

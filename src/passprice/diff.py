@@ -1177,6 +1177,17 @@ def renamed_serving(base: Side, head: Side, name: str) -> tuple[str, bool] | Non
         before = portable_spec(spec_of_file(base.root, base.root.path / rel), base.root)
     except InputError:
         return None
+    # The card or checkpoint entry renamed in the same change (its file gone, the same content added under another
+    # name) is the same card or checkpoint: a serving renamed with its card's file, and re-locked at weaker floors,
+    # read as retired with its locks (exit 0). One BASE names that HEAD no longer has, in place of which HEAD adds
+    # others, may be any of those: a serving naming one of them is the same checkpoint on the same card, changed.
+    renamed, gone, added = _renamed_entries(base, head)
+    before = attrs.evolve(before, card=renamed.get(("card", before.card), before.card),
+                          checkpoint=renamed.get(("checkpoint", before.checkpoint), before.checkpoint))
+
+    def same_entry(kind: str, was: str, now: str) -> bool:
+        return was == now or ((kind, was) in gone and (kind, now) in added)
+
     alike = None
     for other in sorted(head.files):
         kind, new = file_kind(other)
@@ -1188,9 +1199,46 @@ def renamed_serving(base: Side, head: Side, name: str) -> tuple[str, bool] | Non
             continue
         if not serving_changes(before, after):
             return new, True
-        if alike is None and (after.checkpoint, after.card) == (before.checkpoint, before.card):
+        if alike is None and same_entry("checkpoint", before.checkpoint, after.checkpoint) and same_entry(
+            "card", before.card, after.card
+        ):
             alike = new
     return (alike, False) if alike is not None else None
+
+
+def _renamed_entries(
+    base: Side, head: Side
+) -> tuple[dict[tuple[str, str], str], set[tuple[str, str]], set[tuple[str, str]]]:
+    """The cards and checkpoint entries a change renamed: ``(kind, BASE name) → HEAD name`` for each file BASE has
+    and HEAD lacks whose content HEAD adds under another name (a card's bytes; a checkpoint entry's header, whose
+    content digest leaves out the entry's name), then the ``(kind, name)`` of every such file BASE has that HEAD
+    lacks, and of every one HEAD adds."""
+    folders = {"facts/cards/": "card", "registry/checkpoints/": "checkpoint"}
+
+    def entries(files: Mapping[str, bytes], other: Mapping[str, bytes]) -> list[tuple[str, str, str]]:
+        out = []
+        for rel in files:
+            folder, _, leaf = rel.rpartition("/")
+            kind = folders.get(folder + "/")
+            if kind is not None and leaf.endswith(".toml") and "/" not in leaf and rel not in other:
+                out.append((kind, leaf[: -len(".toml")], rel))
+        return sorted(out)
+
+    gone, added = entries(base.files, head.files), entries(head.files, base.files)
+    renamed: dict[tuple[str, str], str] = {}
+    for kind, was, old_rel in gone:
+        for other_kind, now, new_rel in added:
+            if other_kind != kind:
+                continue
+            if kind == "card":
+                same = base.files[old_rel] == head.files[new_rel]
+            else:
+                old, new = _read(base, old_rel, kind, was), _read(head, new_rel, kind, now)
+                same = old.content is not None and old.content == new.content
+            if same:
+                renamed[(kind, was)] = now
+                break
+    return renamed, {(k, n) for k, n, _ in gone}, {(k, n) for k, n, _ in added}
 
 
 def dropped_floors(
@@ -1745,6 +1793,14 @@ def compare(base: Side, head: Side) -> Diff:
 
 
 def _compare(base: Side, head: Side) -> Diff:
+    from passprice import snapshot
+
+    for side in (base, head):
+        # The bytes each side's files were compared by are the bytes its review reads: each file read once, sized
+        # and checked as a regular file, not a link (gitread), when the side was opened, not read again from disk
+        # for each of 2,000 serving files (and the review sees the very version the comparison saw).
+        for rel, data in side.files.items():
+            snapshot.file_bytes(side.root.path / rel, _given(data))
     paths = sorted(p for p in {*base.files, *head.files} if base.files.get(p) != head.files.get(p))
     files = tuple(compare_file(base, head, p) for p in paths)
     from passprice.check import review_files
@@ -1767,6 +1823,11 @@ def _compare(base: Side, head: Side) -> Diff:
 
     return Diff(base.info, head.info, files, reviews, base.code, head.code,
                 problems, review.unreadable, sources, moves, left_out, code_changes(base.code, head.code))
+
+
+def _given(data: bytes) -> Callable[[], bytes]:
+    """A reader of bytes already read (:func:`passprice.snapshot.file_bytes`'s ``read``)."""
+    return lambda: data
 
 
 def unreproduced(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
