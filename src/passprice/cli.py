@@ -113,6 +113,13 @@ def _reader_gone() -> Iterator[None]:
         _quiet_outputs()
 
 
+def _read_only(root: Any) -> str:
+    """:func:`passprice.registry.read_only`: the embedded default named as a command that will not write into it."""
+    from passprice.registry import read_only
+
+    return read_only(root)
+
+
 def _usage(e: click.UsageError) -> NoReturn:
     """A usage error as one line on stderr (the problem, and where the command's help is), then exit 2."""
     where = f" (see '{e.ctx.command_path} --help')" if e.ctx is not None else ""
@@ -729,7 +736,7 @@ def import_command(ctx: click.Context, file: Path, name: str | None, origin: str
     root = _root(ctx)
     if root.embedded:
         raise InputError(
-            f"{root.path}: the embedded facts are read-only; start a registry of your own with `passprice init DIR`, "
+            f"{_read_only(root)}; start a registry of your own with `passprice init DIR`, "
             "run inside one (or a checkout), or name one before the command: passprice --root DIR COMMAND"
         )
     # The entry records the file's name (its `source`): a name in bytes that are not UTF-8 cannot be written to
@@ -1823,7 +1830,7 @@ def fact_recompute_command(ctx: click.Context, name: str, path: str | None, draf
     root, where = _fact_file(ctx, name, path, draft)
     if root.embedded:
         raise InputError(
-            f"{root.path}: the embedded facts are read-only; start a registry of your own with `passprice init DIR`, "
+            f"{_read_only(root)}; start a registry of your own with `passprice init DIR`, "
             "run inside one (or a checkout), or name one before the command: passprice --root DIR COMMAND"
         )
     if path is not None:
@@ -1891,7 +1898,7 @@ def fact_set_command(
     root, where = _fact_file(ctx, name, path, draft)
     if root.embedded:
         raise InputError(
-            f"{root.path}: the embedded facts are read-only; start a registry of your own with `passprice init DIR`, "
+            f"{_read_only(root)}; start a registry of your own with `passprice init DIR`, "
             "run inside one (or a checkout), or name one before the command: passprice --root DIR COMMAND"
         )
     value, unit = _require_unicode(value, "--value"), _require_unicode(unit, "--unit")

@@ -24,7 +24,7 @@ from passprice.errors import InputError
 from passprice.facts import Provenance
 from passprice.files import is_there, shown
 from passprice.locks import FloorChange, Lock, Policy, Verdict
-from passprice.registry import Root
+from passprice.registry import Root, read_only
 from passprice.schema import ONE_LINE
 from passprice.servings import ServingSpec
 
@@ -40,7 +40,7 @@ def default_output(root: Root, stem: str) -> Path:
 
     if root.embedded:
         raise InputError(
-            f"{root.path}: the embedded facts are read-only; give -o FILE, or run in a registry of your own "
+            f"{read_only(root)}; give -o FILE, or run in a registry of your own "
             "(passprice init DIR)"
         )
     make_folder(root.locks)

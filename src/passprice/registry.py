@@ -386,6 +386,17 @@ def embedded_root() -> Root:
     )
 
 
+def read_only(root: Root) -> str:
+    """What ``root``, the embedded default, is called when a command will not write into it: "the embedded facts
+    are read-only", or, for an editable install (the default is passprice's own source checkout, writable), that
+    checkout named as such, and how to edit it: from inside it (walkthrough 13: "/…/passprice: the embedded facts are
+    read-only" named the user's own writable checkout, run from another folder)."""
+    if root.path != _PACKAGE / "_data":
+        return (f"{root.path}: the facts passprice ships, read-only from outside (this is the source checkout of an "
+                "editable install: run inside it to edit its files)")
+    return f"{root.path}: the embedded facts are read-only"
+
+
 def outside_registry(root: Root, why: str) -> InputError:
     """The one line a command that needs a registry of the user's own gives when ``root`` is the embedded default
     (passprice run outside any registry): ``why`` the facts passprice ships will not serve (they are read-only,

@@ -19,7 +19,7 @@ import attrs
 
 from passprice.errors import InputError, SchemaError
 from passprice.files import make_folder, write_atomically
-from passprice.registry import Root, require_record_name
+from passprice.registry import Root, read_only, require_record_name
 from passprice.servings import ServingSpec, require_inside_root, resolve, spec_from_document, spec_to_document
 
 #: The first line of every serving file: the schema an editor (taplo, Even Better TOML) validates it against, relative
@@ -96,7 +96,7 @@ def write_serving(
     (:class:`~passprice.scopes.OutOfScope`) propagate."""
     if root.embedded:
         raise InputError(
-            f"{root.path}: the embedded facts are read-only; start a registry of your own with `passprice init DIR`, "
+            f"{read_only(root)}; start a registry of your own with `passprice init DIR`, "
             "run inside one (or a checkout), or name one before the command: passprice --root DIR COMMAND"
         )
     require_record_name("serving", name)
