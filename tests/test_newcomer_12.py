@@ -142,3 +142,16 @@ def test_root_given_after_the_command_says_where_it_goes() -> None:
         "passprice: error: --root is an option of passprice itself: give it before the command (passprice --root DIR "
         "price …) (see 'cli price --help')"
     ]
+
+
+def test_a_gguf_file_among_the_checkpoint_entries_is_warned_of(tmp_path: Path) -> None:
+    """Walkthrough 13: a `.gguf.xz` copied into `registry/checkpoints/` was ignored by `check` without a word."""
+    import shutil
+
+    root = copy_root(tmp_path)
+    shutil.copy(Path(__file__).parent / "data" / "gemma3-270m-q4_k_m.header.gguf.xz", root / "registry" / "checkpoints")
+    out = invoke("check", root=root)
+    assert out.exit_code == 0, out.output
+    assert ("  warning: registry/checkpoints/gemma3-270m-q4_k_m.header.gguf.xz: a GGUF file, not a checkpoint entry: "
+            "passprice reads the .toml entries here alone (`passprice import FILE --name NAME` writes one)"
+            ) in out.stdout.splitlines()

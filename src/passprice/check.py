@@ -293,6 +293,9 @@ def _review_files(root: Root) -> FileReview:
     from passprice.registry import schema_copy_drift
 
     warnings += schema_copy_drift(root)  # the editors' copy of the schemas, never validated against
+    from passprice.registry import stray_headers
+
+    warnings += stray_headers(root)  # a GGUF file copied among the checkpoint entries
     kinds["sources"] = len(root.scan(root.sources))
     kinds["servings"] = 0
     # What resolving a serving decides (its checkpoint, card, method and routing load and hold to their scopes, its

@@ -235,6 +235,19 @@ def stray_folders(root: Root) -> list[tuple[Path, str | None, int]]:
     return found
 
 
+def stray_headers(root: Root) -> list[str]:
+    """One line for each GGUF file (``.gguf``, ``.gguf.xz``, ``.gguf.gz``) lying in ``registry/checkpoints/``, where
+    passprice reads only ``.toml`` entries: a header copied there was ignored by ``check`` without a word
+    (walkthrough 13); ``passprice import FILE --name NAME`` writes its entry. Only names are read. Raises nothing."""
+    try:
+        suffixes = (".gguf", ".gguf.xz", ".gguf.gz")
+        names = sorted(e.name for e in os.scandir(root.checkpoints) if e.name.endswith(suffixes))
+    except OSError:
+        return []
+    return [f"{shown(root.checkpoints / name)}: a GGUF file, not a checkpoint entry: passprice reads the .toml entries "
+            "here alone (`passprice import FILE --name NAME` writes one)" for name in names]
+
+
 def stray_lines(root: Root) -> list[str]:
     """One line for each of :func:`stray_folders`: the folder, that passprice reads nothing from it, how many
     ``.toml`` files that leaves unchecked and unpriced, and the record folder it was likely meant as."""
