@@ -1,0 +1,39 @@
+"""Attack round 19 (issue 13): the newest merged code under hostile input (sweep --jobs N -o FILE's shared writes,
+the sweep's every-row-refused exit, check's stray-folder rule, fact set's slip bound, the review's pinned-citation
+and own-code checks, simulate's column-wise JSON). Each test builds the input that broke passprice and asserts what
+it does with it now (exit status and the line it says)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cli_helpers import invoke
+
+# --- (a) sweep: every row refused, batch 0 among the batches ----------------------------------------------------------
+
+
+def test_a_grid_of_batch_0_and_batches_that_do_not_fit_says_nothing_priced() -> None:
+    """DeepSeek-V3 does not fit an H200 at any batch; ``--batches 0,1,2`` probed batch 0 alone (refused as Empty,
+    which a larger batch lifts), so the sweep wrote only refusals and exited 0 without a word. The probe now prices
+    the smallest batch of sequences: exit 1 and the one ``refused:`` line."""
+    result = invoke("sweep", "deepseek-v3-h200", "--batches", "0,1,2")
+    assert result.exit_code == 1, result.output
+    assert [row.rsplit(",", 1)[-1] for row in result.stdout.splitlines()[1:]] == ["Empty", "NotResident", "NotResident"]
+    assert result.stderr.splitlines()[-1] == (
+        "passprice: refused: no row of the sweep has a price: every line is refused at its smallest batch, and at "
+        "every larger one: NotResident (1 line); the rows and their refusals were written"
+    )
+
+
+def test_a_grid_of_batch_0_alone_is_every_row_empty() -> None:
+    """``--batches 0`` refuses every row as Empty: said (exit 1), not exit 0 in silence."""
+    result = invoke("sweep", "gemma3-270m-h100", "--batches", "0", "--no-lock")
+    assert result.exit_code == 1, result.output
+    assert result.stderr.splitlines()[-1].endswith(": Empty (1 line); the rows and their refusals were written")
+
+
+def test_a_grid_where_batch_1_prices_is_no_refusal() -> None:
+    """Batch 0 beside a batch that prices: exit 0, no ``refused:`` line (no false claim)."""
+    result = invoke("sweep", "gemma3-270m-h100", "--batches", "0,1", "--no-lock")
+    assert result.exit_code == 0, result.output
+    assert "refused:" not in result.stderr
