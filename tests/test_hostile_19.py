@@ -5,9 +5,10 @@ it does with it now (exit status and the line it says)."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
-from cli_helpers import invoke
+from cli_helpers import copy_root, invoke
 
 # --- (a) sweep: every row refused, batch 0 among the batches ----------------------------------------------------------
 
@@ -37,3 +38,33 @@ def test_a_grid_where_batch_1_prices_is_no_refusal() -> None:
     result = invoke("sweep", "gemma3-270m-h100", "--batches", "0,1", "--no-lock")
     assert result.exit_code == 0, result.output
     assert "refused:" not in result.stderr
+
+
+# --- (c) check's stray-folder rule: a link to a folder ---------------------------------------------------------------
+
+
+def test_a_linked_folder_of_locks_or_servings_is_a_stray_folder(tmp_path: Path) -> None:
+    """``locks/old -> ARCHIVE`` (a folder of lock files) and ``registry/serving -> ELSEWHERE`` were passed over by the
+    stray-folder rule (it followed no link), so ``check`` said all holds with a lock it never read. A link to a
+    folder is a folder to the rule now: exit 2, one line each; links that reach a folder passprice reads are not."""
+    root = copy_root(tmp_path)
+    archive = tmp_path / "archive"
+    archive.mkdir()
+    shutil.copy(root / "locks" / "gemma3-270m-h100.lock.toml", archive)
+    (root / "locks" / "old").symlink_to(archive)
+    (root / "registry" / "serving").symlink_to(archive)
+    (root / "locks" / "self").symlink_to(".")
+    (root / "facts" / "cards" / "same").symlink_to("../cards")
+    (root / "facts" / "cards" / "up").symlink_to("..")
+    result = invoke("check", root=root)
+    assert result.exit_code == 2, result.output
+    assert [line for line in result.stderr.splitlines() if "not a folder passprice reads" in line] == [
+        "passprice: error: registry/serving: not a folder passprice reads: its 1 .toml file is "
+        "neither checked nor priced (did you mean registry/servings?)",
+        "passprice: error: locks/old: not a folder passprice reads: its 1 .toml file is neither "
+        "checked nor priced (passprice reads locks/ itself, not the folders in it: move them to locks/)",
+    ]
+    for link in ("old",):
+        (root / "locks" / link).unlink()
+    (root / "registry" / "serving").unlink()
+    assert invoke("check", root=root).exit_code == 0
