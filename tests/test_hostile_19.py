@@ -8,7 +8,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from cli_helpers import copy_root, invoke
+from cli_helpers import REPO, copy_root, invoke
 
 # --- (a) sweep: every row refused, batch 0 among the batches ----------------------------------------------------------
 
@@ -68,3 +68,36 @@ def test_a_linked_folder_of_locks_or_servings_is_a_stray_folder(tmp_path: Path) 
         (root / "locks" / link).unlink()
     (root / "registry" / "serving").unlink()
     assert invoke("check", root=root).exit_code == 0
+
+
+# --- (e) the review's pinned-citation check: a historic lock renamed ---------------------------------------------------
+
+
+def test_a_drifted_lock_renamed_is_not_a_forged_pin(tmp_path: Path) -> None:
+    """A lock made before a card's citation was reworded (its pin drifted: a historic price) and then renamed by
+    ``git mv`` failed the review as "pinned by hand" (exit 1): the new path was not on BASE, and neither side's
+    registry holds the old citation today. Its pins are those BASE's lock of the same card and checkpoint pinned:
+    the review passes; a pin no BASE lock pinned still fails."""
+    from test_diff import commit_all, git, make_lock_file
+
+    serving = "r1-qwen7b-h200"
+    path = tmp_path / "registry"
+    path.mkdir()
+    for folder in ("facts", "registry", "schema", "sources"):
+        shutil.copytree(REPO / folder, path / folder)
+    (path / "locks").mkdir()
+    git(path, "init", "-q", "-b", "main")
+    make_lock_file(path, serving, serving)
+    commit_all(path, "a lock")
+    card = path / "facts" / "cards" / "h200_sxm_141gb.toml"
+    old = "locator = \"Technical Specifications table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s'\""
+    text = card.read_text(encoding="utf-8")
+    assert text.count(old) == 1
+    card.write_text(text.replace(old, old[:-1] + ' (checked again)"'), encoding="utf-8")
+    commit_all(path, "a locator reworded: the lock drifts")
+    git(path, "checkout", "-q", "-b", "pr")
+    git(path, "mv", f"locks/{serving}.lock.toml", "locks/renamed.lock.toml")
+    commit_all(path, "rename the lock")
+    result = invoke("diff", "main", "HEAD", root=path)
+    assert result.exit_code == 0, result.output
+    assert "never written by hand" not in result.output
