@@ -70,7 +70,7 @@ def test_a_linked_folder_of_locks_or_servings_is_a_stray_folder(tmp_path: Path) 
     assert invoke("check", root=root).exit_code == 0
 
 
-# --- (e) the review's pinned-citation check: a historic lock renamed ---------------------------------------------------
+# --- (e) the review's pinned-citation check: a historic lock renamed --------------------------------------------------
 
 
 def test_a_drifted_lock_renamed_is_not_a_forged_pin(tmp_path: Path) -> None:

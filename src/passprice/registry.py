@@ -186,7 +186,8 @@ def stray_folders(root: Root) -> list[tuple[Path, str | None, int]]:
     how many ``.toml`` files it holds). A serving moved to ``registry/serving/`` (singular) was neither checked nor
     priced, and ``check`` said "all holds" and ``price`` "not found … (registered: none)" without a word on it
     (newcomer walkthrough 12). Only the first level is looked at (a link to a folder counts as a folder, unless it
-    reaches a folder passprice reads), and only names are read (nothing is opened). Raises nothing: a folder that cannot be listed is left out."""
+    reaches a folder passprice reads), and only names are read (nothing is opened). Raises nothing: a folder that
+    cannot be listed is left out."""
     import difflib
 
     found: list[tuple[Path, str | None, int]] = []
