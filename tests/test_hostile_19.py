@@ -5,6 +5,8 @@ it does with it now (exit status and the line it says)."""
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 from pathlib import Path
 
@@ -101,3 +103,26 @@ def test_a_drifted_lock_renamed_is_not_a_forged_pin(tmp_path: Path) -> None:
     result = invoke("diff", "main", "HEAD", root=path)
     assert result.exit_code == 0, result.output
     assert "never written by hand" not in result.output
+
+
+# --- (a') -o FILE: a long name the file system takes ------------------------------------------------------------------
+
+
+def test_an_output_name_of_250_bytes_is_written(tmp_path: Path) -> None:
+    """A file name of 250 bytes (the file system takes 255) was refused: "cannot write: the name is longer than the
+    file system allows", since the temporary file's name (``.NAME.<12 hex>.tmp``) was 268. The temporary name is
+    cut to fit now: the file is written, nothing else is left."""
+    out = tmp_path / ("a" * 245 + ".json")
+    result = invoke("sweep", "gemma3-270m-h100", "--batches", "1,2", "--json", "--no-lock", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    assert [row["batch"] for row in json.loads(out.read_text(encoding="utf-8"))] == [1, 2]
+    assert os.listdir(tmp_path) == [out.name]
+    wide = tmp_path / ("é" * 125 + ".csv")  # 255 bytes in UTF-8
+    result = invoke("sweep", "gemma3-270m-h100", "--batches", "1,2", "--no-lock", "-o", str(wide))
+    assert result.exit_code == 0, result.output
+    assert len(wide.read_text(encoding="utf-8").splitlines()) == 3
+    assert sorted(os.listdir(tmp_path)) == sorted([out.name, wide.name])
+    too_long = tmp_path / ("a" * 251 + ".json")
+    result = invoke("sweep", "gemma3-270m-h100", "--batches", "1,2", "--no-lock", "-o", str(too_long))
+    assert result.exit_code == 2, result.output
+    assert result.stderr.endswith("(256 characters): the name is longer than the file system allows\n")
