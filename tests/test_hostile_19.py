@@ -126,3 +126,22 @@ def test_an_output_name_of_250_bytes_is_written(tmp_path: Path) -> None:
     result = invoke("sweep", "gemma3-270m-h100", "--batches", "1,2", "--no-lock", "-o", str(too_long))
     assert result.exit_code == 2, result.output
     assert result.stderr.endswith("(256 characters): the name is longer than the file system allows\n")
+
+
+# --- (e') the review's own-code section: a module file whose name is not UTF-8 ----------------------------------------
+
+
+def test_a_code_file_named_in_bytes_that_are_not_utf8_does_not_stop_the_side_s_prices(tmp_path: Path) -> None:
+    """A file ``src/passprice/<0xff 0xfe> odd.py`` in HEAD's own code (no module imports it) stopped the pricing-model
+    digest with a UnicodeEncodeError, in this process and in HEAD's own: "HEAD unreadable", every lock "not judged:
+    its own code could not price it: UnicodeEncodeError …" and the review failed (exit 1). The name is keyed by its
+    bytes now: the lock is priced the same, the file is named (escaped) among the code changed, exit 0."""
+    from test_slip_10 import _base
+
+    path = _base(tmp_path / "registry")
+    odd = path / "src" / "passprice" / os.fsdecode(b"\xff\xfe odd.py")
+    odd.write_text("x = 1\n", encoding="utf-8")
+    result = invoke("diff", "main", root=path)
+    assert result.exit_code == 0, result.output
+    assert "no lock affected; 1 lock unaffected; passprice's own code changed (1 file)" in result.stdout
+    assert "  src/passprice/\\udcff\\udcfe odd.py\n" in result.stdout
