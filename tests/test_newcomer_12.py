@@ -110,3 +110,35 @@ def test_a_stack_locks_moved_price_is_shown_as_its_expected_price(tmp_path: Path
             "not move, first moved: scale_s) — not the locked price") in lines
     assert (f"recorded 237.4 tokens/s expected under stack {stack} at batch 1 by lock r1-stack; today 236.1 tokens/s "
             "at batch 1 (-0.55 %, first moved: scale_s) — not the locked price") in lines
+
+
+def test_fact_set_warns_of_a_figure_moved_a_thousandfold_and_of_a_note_or_derivation_dropped(tmp_path: Path) -> None:
+    """Walkthrough 13: `memory.bandwidth --value 3350 --unit TB/s` (3350 GB/s meant) left the derived shares tiny
+    (0.0009493) but valid, and was written with the stale warnings alone; a note dropped by `fact set` (it writes the
+    entry given) went unsaid until `diff`. Both are said on stderr; the edit is written (exit 0)."""
+    root = copy_root(tmp_path)
+    card = "h100_sxm5_80gb"
+    up = invoke("fact", "set", card, "memory.bandwidth", "--value", "3350", "--unit", "TB/s", "--provenance",
+                "published", "--source", "nvidia-h100-datasheet", "--locator", "'GPU Memory Bandwidth 3.35TB/s'",
+                root=root)
+    assert up.exit_code == 0, up.output
+    assert (f"passprice: warning: facts/cards/{card}.toml: memory.bandwidth: 3350 TB/s is 1000 × the figure it "
+            "replaces (3.35 TB/s): check the value and its unit") in up.stderr.splitlines()
+    rewrite = invoke("fact", "set", H200, "streams.rewrite", "--value", "0.8", "--unit", "1", "--provenance",
+                     "estimated", "--source", "azure-ai-benchmarking-guide", "--locator", "an engineering estimate",
+                     root=root)
+    assert rewrite.exit_code == 0, rewrite.output
+    warned = rewrite.stderr.splitlines()
+    assert (f"passprice: warning: facts/cards/{H200}.toml: streams.rewrite: its derivation was removed (fact set "
+            "writes the entry as given: --derivation keeps one)") in warned
+    assert (f"passprice: warning: facts/cards/{H200}.toml: streams.rewrite: its note was removed (fact set writes "
+            "the entry as given: --note keeps one)") in warned
+
+
+def test_root_given_after_the_command_says_where_it_goes() -> None:
+    """Walkthrough 13: `price my-serving --root DIR` said "No such option '--root'. (Did you mean one of: '--draft',
+    '--routing'?)"."""
+    assert bad("price", "r1-qwen7b-h200", "--root", "x") == [
+        "passprice: error: --root is an option of passprice itself: give it before the command (passprice --root DIR "
+        "price …) (see 'cli price --help')"
+    ]

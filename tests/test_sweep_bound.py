@@ -33,7 +33,7 @@ def test_a_small_file_asking_for_millions_of_rows_is_refused_before_pricing(tmp_
     assert grid.stat().st_size < 7_000  # under 1 MB by far
     out = tmp_path / "out.csv"
     lines = bad("sweep", "--file", str(grid), "-o", str(out), says=(
-        f"passprice: error: {grid}: sweep: 3,897,000 rows (1 servings × 1 cards × 1 draft lengths × 1,299 positions × "
+        f"passprice: error: {grid}: sweep: 3,897,000 rows (1 serving × 1 card × 1 draft length × 1,299 positions × "
         "3,000 batches) is more than the 1,048,576 rows --max-rows allows (about 2 s of CPU a million rows); split "
         "the grid, use a doubling range of batches (1-4096*2), or raise --max-rows (at most 88,000,000)"
     ))
@@ -43,11 +43,11 @@ def test_a_small_file_asking_for_millions_of_rows_is_refused_before_pricing(tmp_
 
 def test_a_grid_on_the_command_line_is_bounded_the_same_way() -> None:
     bad("sweep", R1, "--positions", "1-1299", "--batches", "1-3000", says=(
-        "passprice: error: sweep: 3,897,000 rows (1 servings × 1 cards × 1 draft lengths × 1,299 positions × 3,000 "
+        "passprice: error: sweep: 3,897,000 rows (1 serving × 1 card × 1 draft length × 1,299 positions × 3,000 "
         "batches) is more than the 1,048,576 rows --max-rows allows"
     ))
     bad("sweep", R1, "--positions", "1-10", "--batches", "1-100", "--max-rows", "999", says=(
-        "sweep: 1,000 rows (1 servings × 1 cards × 1 draft lengths × 10 positions × 100 batches) is more than the 999 "
+        "sweep: 1,000 rows (1 serving × 1 card × 1 draft length × 10 positions × 100 batches) is more than the 999 "
         "rows --max-rows allows"
     ))
 
@@ -55,7 +55,7 @@ def test_a_grid_on_the_command_line_is_bounded_the_same_way() -> None:
 def test_past_the_most_rows_there_is_nothing_to_raise(tmp_path: Path) -> None:
     for raised in ((), ("--max-rows", "88000000")):
         bad("sweep", R1, "--positions", "1-2000", "--batches", "1-3000", *raised, says=(
-            "6,000,000 rows (1 servings × 1 cards × 1 draft lengths × 2,000 positions × 3,000 batches) is more than "
+            "6,000,000 rows (1 serving × 1 card × 1 draft length × 2,000 positions × 3,000 batches) is more than "
             "the 4,000,000 rows a sweep prices whatever --max-rows says; split the grid, use a doubling range of "
             "batches (1-4096*2)"
         ))
@@ -91,7 +91,7 @@ def test_pass_shapes_and_rows_under_a_stack_count_against_the_bound() -> None:
     with pytest.raises(InputError) as e:
         Sweeper(ROOT, max_rows=6_899).check(grid)
     assert str(e.value) == (
-        "sweep: 900 rows (1 servings × 1 cards × 1 draft lengths × 3 positions × 300 batches), and 3 pass shapes to "
+        "sweep: 900 rows (1 serving × 1 card × 1 draft length × 3 positions × 300 batches), and 3 pass shapes to "
         "read, each counting as 2,000: 6,900 rows in all, is more than the 6,899 rows --max-rows allows (about 2 s of "
         "CPU a million rows); split the grid, use a doubling range of batches (1-4096*2), or raise --max-rows (at "
         "most 88,000,000)"

@@ -116,7 +116,14 @@ def _reader_gone() -> Iterator[None]:
 def _usage(e: click.UsageError) -> NoReturn:
     """A usage error as one line on stderr (the problem, and where the command's help is), then exit 2."""
     where = f" (see '{e.ctx.command_path} --help')" if e.ctx is not None else ""
-    click.echo(f"passprice: error: {escaped(e.format_message())}{where}", err=True)
+    message = e.format_message()
+    if isinstance(e, click.NoSuchOption) and e.option_name in ("--root", "--no-cache"):
+        # an option of passprice itself given after the command (walkthrough 13: "did you mean --routing?")
+        given = f"{e.option_name}{' DIR' if e.option_name == '--root' else ''}"
+        command = e.ctx.info_name if e.ctx is not None and e.ctx.info_name else "COMMAND"
+        message = (f"{e.option_name} is an option of passprice itself: give it before the command (passprice "
+                   f"{given} {command} …)")
+    click.echo(f"passprice: error: {escaped(message)}{where}", err=True)
     raise click.exceptions.Exit(2)
 
 
@@ -1913,10 +1920,10 @@ def fact_set_command(
         click.echo(f"{shown}: {where.path}: {old} -> {edit.new.describe()} ({edit.new.provenance.value}){state}")
     for found in stale:
         click.echo(f"passprice: warning: {shown}: {found.message}", err=True)
-    from passprice.edit import out_of_range
+    from passprice.edit import cautions
 
-    for line in out_of_range(edit, root.schema) if stale else ():
-        click.echo(f"passprice: warning: {shown}: {line}: the card's figures disagree", err=True)
+    for line in cautions(edit, root.schema) if edit.changed else ():
+        click.echo(f"passprice: warning: {shown}: {line}", err=True)
 
 
 @cli.command("sweep")

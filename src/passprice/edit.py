@@ -559,6 +559,30 @@ def out_of_range(edit: FactEdit, schema_folder: Path | None = None) -> list[str]
     return lines
 
 
+def cautions(edit: FactEdit, schema_folder: Path | None = None) -> list[str]:
+    """What ``fact set`` says on stderr of an edit it wrote, beside the stale derived facts (:meth:`FactEdit.stale`):
+    a figure moved by more than :data:`SLIP_FACTOR` either way (a unit slipped upward, ``3350 TB/s`` for ``3350
+    GB/s``, left the derived shares tiny but valid, and was written without a word on it: walkthrough 13); a note
+    or derivation the old entry had and the new one lacks (``fact set`` writes the entry given, and the note went
+    unsaid until ``diff`` showed "note removed"); each derived fact :func:`out_of_range` finds. One line each,
+    without the file. Raises nothing."""
+    lines: list[str] = []
+    old, new = edit.old, edit.new
+    if old is not None and old.value and new.value:
+        ratio = abs(new.value / old.value)
+        if not 1 / SLIP_FACTOR <= ratio <= SLIP_FACTOR:
+            lines.append(f"{edit.where.path}: {new.describe()} is {ratio:.4g} × the figure it replaces "
+                         f"({old.describe()}): check the value and its unit")
+    if old is not None and old.note and not new.note:
+        lines.append(f"{edit.where.path}: its note was removed (fact set writes the entry as given: --note keeps one)")
+    if old is not None and old.derivation is not None and new.derivation is None:
+        lines.append(f"{edit.where.path}: its derivation was removed (fact set writes the entry as given: "
+                     "--derivation keeps one)")
+    if edit.stale():
+        lines += [f"{line}: the card's figures disagree" for line in out_of_range(edit, schema_folder)]
+    return lines
+
+
 def _require_no_slip(edit: FactEdit, schema_folder: Path | None) -> None:
     """Refuse an edit that moves a figure by more than :data:`SLIP_FACTOR` either way and leaves a fact derived from
     it out of its schema's range (:func:`out_of_range`): a unit slipped. A newcomer's ``memory.bandwidth`` of 4.8 GB/s

@@ -144,7 +144,8 @@ def _require_not_relative(root: Root, path: Path, spec: ServingSpec) -> None:
             raise InputError(
                 f"{path}: {key}: {ref!r} is a path relative to the working folder, which a serving file read from "
                 "another folder does not find (nothing written): give its registry name (`passprice import FILE "
-                "--name NAME` for a checkpoint, a card's file into facts/cards/) or an absolute path"
+                "--name NAME` for a checkpoint, a card's file into facts/cards/): a file outside the registry is "
+                "refused, and one inside it has a name"
             )
 
 

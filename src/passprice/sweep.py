@@ -270,11 +270,14 @@ def check_grid(grid: Grid, max_rows: int = DEFAULT_MAX_ROWS, stacked: bool = Fal
     size = grid.size()
     counted = size * (STACK_ROW_ROWS if stacked else 1) + shapes * SHAPE_ROWS
     if counted > max_rows or size > MAX_ROWS:
-        axes = (
-            f"{len(grid.servings):,} servings × {len(grid.cards) if grid.cards else 1:,} cards × "
-            f"{len(grid.draft_tokens) if grid.draft_tokens else 1:,} draft lengths × "
-            f"{len(grid.positions) if grid.positions else 1:,} positions × {len(grid.batches):,} batches"
-        )
+        def many(n: int, what: str) -> str:
+            return f"{n:,} {what}{'' if n == 1 else 'es' if what.endswith('h') else 's'}"
+
+        axes = " × ".join([
+            many(len(grid.servings), "serving"), many(len(grid.cards) if grid.cards else 1, "card"),
+            many(len(grid.draft_tokens) if grid.draft_tokens else 1, "draft length"),
+            many(len(grid.positions) if grid.positions else 1, "position"), many(len(grid.batches), "batch"),
+        ])
         what = f"{size:,} rows ({axes})"
         if stacked:
             what += f" under --stack, each counting as {STACK_ROW_ROWS}"
