@@ -102,7 +102,7 @@ def test_a_drifted_lock_renamed_is_not_a_forged_pin(tmp_path: Path) -> None:
     commit_all(path, "rename the lock")
     result = invoke("diff", "main", "HEAD", root=path)
     assert result.exit_code == 0, result.output
-    assert "never written by hand" not in result.output
+    assert "cannot be traced" not in result.output
 
 
 # --- (a') -o FILE: a long name the file system takes ------------------------------------------------------------------

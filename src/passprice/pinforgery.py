@@ -73,8 +73,9 @@ def forged_pins(base: Root, head: Root, base_files: Iterable[str], changed: Iter
             out.append(
                 f"{rel}: facts.{path}: pins {pinned.describe()} ({pinned.provenance.value}) cited "
                 f"{pinned.citation()}, a fact no side of the change holds (HEAD's today: {now}) and BASE's lock did "
-                f"not pin: a lock's facts are pinned by passprice lock, never written by hand; re-lock it: passprice "
-                f"lock --update -o {rel}"
+                "not pin: a lock's facts are pinned by passprice lock from a registry, and a pin neither side holds "
+                "(written by hand, or made before a later commit of the change edited the fact) cannot be traced; "
+                f"re-lock it: passprice lock --update -o {rel}"
             )
     return tuple(out)
 
