@@ -171,7 +171,8 @@ def test_a_lock_s_pinned_citation_rewritten_by_hand_fails_the_review(tmp_path: P
             "nvidia-hopper-whitepaper: Table 3, H100 SXM5 column: memory bandwidth 4.8 TB/s, a fact no side of the "
             "change holds (HEAD's today: 4.8 TB/s (published) cited nvidia-h200-datasheet: Technical Specifications "
             "table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s') and BASE's lock did not pin: a lock's facts are "
-            f"pinned by passprice lock, never written by hand; re-lock it: passprice lock --update -o "
+            "pinned by passprice lock from a registry, and a pin neither side holds (written by hand, or made before "
+            f"a later commit of the change edited the fact) cannot be traced; re-lock it: passprice lock --update -o "
             f"locks/{SERVING}.lock.toml")
     assert f"passprice: refused: HEAD fails passprice check (1 problem); first: {line}" in result.stderr
     # Re-locked by passprice on today's facts, the same file passes.

@@ -345,6 +345,13 @@ def write_atomically(
         raise InputError(f"{shown(path)}: cannot write: {_why(e)}") from None
 
 
+#: The bytes a file name holds at most on the file systems passprice writes to (``NAME_MAX`` of Linux and macOS).
+_NAME_MAX = 255
+
+#: The bytes :func:`_temporary` adds to its prefix: 12 hex digits and ``.tmp``.
+_TEMPORARY_TAIL = 16
+
+
 def _temporary(folder: Path, prefix: str) -> tuple[int, str]:
     """A new file ``PREFIX<12 random hex digits>.tmp`` in ``folder``, created for reading and writing by this process
     alone (mode ``0o600``, exclusively, not through a symbolic link, not inherited by a child): its descriptor and
@@ -353,6 +360,10 @@ def _temporary(folder: Path, prefix: str) -> tuple[int, str]:
     :class:`OSError` as :func:`os.open` does (a name taken 100 times over: :class:`FileExistsError`)."""
     flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     flags |= getattr(os, "O_BINARY", 0)
+    while len(os.fsencode(prefix)) + _TEMPORARY_TAIL > _NAME_MAX and len(prefix) > 2:
+        # A name the file system takes (250 bytes of 255) left no room for the temporary file's own: "cannot write:
+        # the name is longer than the file system allows" (round 19). The temporary file's name is cut instead.
+        prefix = prefix[:-2] + prefix[-1]
     for _ in range(100):
         name = os.path.abspath(os.path.join(folder, f"{prefix}{os.urandom(6).hex()}.tmp"))
         try:

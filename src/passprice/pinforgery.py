@@ -1,5 +1,6 @@
 """A pinned fact comes from a registry, never from a hand: every fact a lock file the change adds or rewrites pins
-must be one the registry holds (HEAD's fact at that path today, or BASE's) or the one BASE's lock already pinned.
+must be one the registry holds (HEAD's fact at that path today, or BASE's) or the one BASE's lock already pinned (for a
+lock file new to the change, one a BASE lock of the same card and checkpoint pinned: a lock renamed or copied).
 
 A lock's pinned citation rewritten by hand (``memory.bandwidth`` re-cited to another registered source with a made-up
 locator) and its digests recomputed priced exactly as it records, and its citation was registered: ``check`` passed
@@ -34,6 +35,7 @@ def forged_pins(base: Root, head: Root, base_files: Iterable[str], changed: Iter
     to the review's other rules. Never raises."""
     on_base = set(base_files)
     out: list[str] = []
+    earlier: list[Lock] | None = None  # BASE's locks, read once when a lock file is new to the change
     for rel in changed:
         if not rel.startswith("locks/") or not rel.endswith(".lock.toml"):
             continue
@@ -51,6 +53,13 @@ def forged_pins(base: Root, head: Root, base_files: Iterable[str], changed: Iter
                 sides.append(dict(before.facts))
             except InputError:
                 pass
+        else:
+            # A lock renamed or copied (``git mv``) pins what BASE's lock of the same card and checkpoint pinned: a
+            # lock that drifted since (a historic price) renamed failed as "written by hand" (round 19).
+            if earlier is None:
+                earlier = _base_locks(base, on_base)
+            sides += [dict(other.facts) for other in earlier
+                      if other.card_pin == lock.card_pin and other.checkpoint_pin == lock.checkpoint_pin]
         if sides[0] is None and sides[1] is None:
             continue
         for facts in sides:
@@ -64,7 +73,20 @@ def forged_pins(base: Root, head: Root, base_files: Iterable[str], changed: Iter
             out.append(
                 f"{rel}: facts.{path}: pins {pinned.describe()} ({pinned.provenance.value}) cited "
                 f"{pinned.citation()}, a fact no side of the change holds (HEAD's today: {now}) and BASE's lock did "
-                f"not pin: a lock's facts are pinned by passprice lock, never written by hand; re-lock it: passprice "
-                f"lock --update -o {rel}"
+                "not pin: a lock's facts are pinned by passprice lock from a registry, and a pin neither side holds "
+                "(written by hand, or made before a later commit of the change edited the fact) cannot be traced; "
+                f"re-lock it: passprice lock --update -o {rel}"
             )
     return tuple(out)
+
+
+def _base_locks(base: Root, files: Iterable[str]) -> list[Lock]:
+    """The lock files of ``files`` (BASE's, relative to ``base``) that read. Never raises."""
+    found = []
+    for rel in sorted(files):
+        if rel.startswith("locks/") and rel.endswith(".lock.toml"):
+            try:
+                found.append(read_lock(base.path / rel, base.schema))
+            except InputError:
+                continue
+    return found

@@ -273,7 +273,9 @@ def _sources(folder: str) -> bytes:
     parts = sorted(
         (p.name, sha256(read_regular(p, MODULE_BYTES)).hexdigest()) for p in base.glob("*.py") if is_there(p)
     )
-    return "\n".join(f"{name}:{digest}" for name, digest in parts).encode("utf-8")
+    # A file name that is not UTF-8 (bytes the file system holds, which Python reads as surrogates) is keyed by its
+    # own bytes: it stopped the digest with a UnicodeEncodeError, and a side's own code priced nothing (round 19).
+    return "\n".join(f"{name}:{digest}" for name, digest in parts).encode("utf-8", "surrogateescape")
 
 
 def _digest(folder: str, capped: bool = False) -> str:

@@ -185,8 +185,9 @@ def stray_folders(root: Root) -> list[tuple[Path, str | None, int]]:
     (folder, the record folder its name is closest to, relative to the root (``registry/servings``), or ``None``,
     how many ``.toml`` files it holds). A serving moved to ``registry/serving/`` (singular) was neither checked nor
     priced, and ``check`` said "all holds" and ``price`` "not found … (registered: none)" without a word on it
-    (newcomer walkthrough 12). Only the first level is looked at, and only names are read (nothing is opened).
-    Raises nothing: a folder that cannot be listed is left out."""
+    (newcomer walkthrough 12). Only the first level is looked at (a link to a folder counts as a folder, unless it
+    reaches a folder passprice reads), and only names are read (nothing is opened). Raises nothing: a folder that
+    cannot be listed is left out."""
     import difflib
 
     found: list[tuple[Path, str | None, int]] = []
@@ -204,7 +205,7 @@ def stray_folders(root: Root) -> list[tuple[Path, str | None, int]]:
             continue
         for entry in entries:
             try:
-                if entry.name in known or entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
+                if entry.name in known or entry.name.startswith(".") or not entry.is_dir():
                     continue
                 if os.path.realpath(entry.path) in reached:
                     continue
@@ -218,14 +219,24 @@ def stray_folders(root: Root) -> list[tuple[Path, str | None, int]]:
     # either. A lock moved to ``locks/sub/`` in the same commit as its serving's edit read as "removed" (its price,
     # moved, was never compared with the one it records) while the file still stood in the registry as a lock, and
     # ``check`` counted one lock fewer and said "all holds" (slip round 10).
-    for rel in ("locks", "sources", *(f"{top}/{name}" for top, names in RECORD_FOLDERS.items() for name in names)):
+    # A link to a folder is a folder here too (``locks/old -> ../archive`` holding locks was not read, and ``check``
+    # said nothing: round 19), unless it reaches a folder passprice reads (``facts/cards/self -> .``).
+    inside = ("locks", "sources", *(f"{top}/{name}" for top, names in RECORD_FOLDERS.items() for name in names))
+    for rel in ("locks", "sources"):
+        try:
+            reached.add(os.path.realpath(root.path / rel))
+        except (OSError, ValueError):
+            continue
+    for rel in inside:
         try:
             entries = sorted(os.scandir(root.path / rel), key=lambda e: e.name)
         except OSError:
             continue
         for entry in entries:
             try:
-                if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
+                if entry.name.startswith(".") or not entry.is_dir():
+                    continue
+                if os.path.realpath(entry.path) in reached:
                     continue
                 count = sum(1 for f in os.scandir(entry.path) if f.name.endswith(".toml"))
             except OSError:

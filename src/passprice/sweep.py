@@ -2063,12 +2063,16 @@ def nothing_priced(sweeper: Sweeper, grid: Grid) -> dict[str, int] | None:
     rows and exited 0 without a word (newcomer walkthrough 12: ``--positions 8000`` past a 4,096 limit, and
     DeepSeek-V3 on an H200 it does not fit). Prices the grid at its smallest batch alone, stopping at the first
     line priced (one scalar-sized segment on a sweep that prices). Raises what :meth:`Sweeper.segments` raises."""
-    probe = attrs.evolve(grid, batches=(min(grid.batches),))
+    # Batch 0 is refused as Empty whatever else holds: the probe prices the smallest batch of sequences (round 19: a
+    # grid of batches 0, 1, 2 on a card its weights do not fit said nothing); a grid of batch 0 alone is all Empty.
+    sequences = [b for b in grid.batches if b > 0]
+    probe = attrs.evolve(grid, batches=(min(sequences or grid.batches),))
+    lifted = BATCH_LIFTED if sequences else BATCH_LIFTED - {"Empty"}
     counts: dict[str, int] = {}
     for segment in sweeper.segments(probe):
         for row in segment.rows():
             refusal = row.get("refusal")
-            if not refusal or refusal in BATCH_LIFTED:
+            if not refusal or refusal in lifted:
                 return None
             counts[refusal] = counts.get(refusal, 0) + 1
     return counts or None
