@@ -292,3 +292,10 @@ def test_compare_says_a_wrong_serving_and_every_wrong_card_at_once() -> None:
     card is said with it, the good one not."""
     lines = bad("compare", "x1", "--cards", "x2,b200", says=["serving 'x1': not found in ", "--cards: card 'x2': "])
     assert len(lines) == 2, lines
+
+
+def test_sweep_says_a_wrong_serving_card_and_stack_at_once() -> None:
+    """`sweep x1 --cards x2 --stack x3` named the stack alone (round 18, 1 of 3)."""
+    lines = bad("sweep", "x1", "--cards", "x2", "--stack", "x3", "--batches", "1-2",
+                says=["serving 'x1': not found in ", "card 'x2': not found in ", "stack 'x3': not found in "])
+    assert len(lines) == 3, lines

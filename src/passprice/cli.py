@@ -2028,7 +2028,14 @@ def sweep_command(
     if stack is not None:
         from passprice.stacks import load_stack
 
-        the_stack = load_stack(root, stack)
+        try:
+            the_stack = load_stack(root, stack)
+        except NotFound as e:  # said with every wrong name of the grid (round 18: the stack alone, 1 of 3)
+            try:
+                Sweeper(root, None, max_rows).check(grid)
+            except InputError as more:
+                raise InputError.of([*more.lines, *e.lines]) from None
+            raise
     sweeper = Sweeper(root, the_stack, max_rows)
     sweeper.check(grid)
     if the_stack is not None:  # the cards swept that its runs never measured, in one line

@@ -730,8 +730,19 @@ class Sweeper:
         check_grid(grid, self.max_rows, stacked)  # the rows alone, before any file is read
         if grid.batches and (min(grid.batches) < 0 or max(grid.batches) > U32_MAX):
             raise InputError(f"batches: each must be from 0 to {U32_MAX:,} (the seed's batch is a u32)")
+        missing: list[str] = []  # every wrong name said at once (round 18: the first of a serving and a card alone)
+        for name in grid.servings:
+            try:
+                load_spec(self.root, name)
+            except NotFound as e:
+                missing += e.lines
         for card in grid.cards or ():
-            self.card(card)
+            try:
+                self.card(card)
+            except NotFound as e:
+                missing += e.lines
+        if missing:
+            raise InputError.of(missing)
         per = (len(grid.cards) if grid.cards else 1) * (len(grid.draft_tokens) if grid.draft_tokens else 1)
         positions = len(grid.positions) if grid.positions else 1
         shapes = 0
