@@ -144,32 +144,31 @@ def test_a_registry_file_linking_to_nothing_is_named_as_such(
 # --- the diff's rename rule: a renamed serving naming its card by the path to it ------------------------------------
 
 
-def test_a_serving_renamed_with_its_card_named_by_path_is_a_rename_dropping_floors(tmp_path: Path) -> None:
+def test_a_serving_renamed_with_its_card_named_by_path_is_refused_before_it_can_drop_floors(tmp_path: Path) -> None:
     """A pull request removing serving r1-qwen7b-mi300x-int8kv and its lock, and adding r1-mi (the same serving, its
     card given as the absolute path to facts/cards/mi300x.toml) locked at ``--floor assumed``: diff said "no floor
-    dropped, serving r1-qwen7b-mi300x-int8kv is deleted with it" (exit 0), where the same rename naming the card
-    ``mi300x`` is refused for dropping 8 floors. The rename rule compares cards and checkpoints as a lock records
-    them."""
+    dropped, serving r1-qwen7b-mi300x-int8kv is deleted with it" (exit 0). A registry's serving file now names its
+    records by name alone (an absolute path is one clone's file: ``check`` passed it where ``diff`` of revisions
+    refused it): the lock is refused, and the review reads HEAD's serving file as bad input (exit 2)."""
     base = copy_root(tmp_path / "base")
     head = copy_root(tmp_path / "head")
     old = head / "registry" / "servings" / "r1-qwen7b-mi300x-int8kv.toml"
     card = head / "facts" / ".." / "facts" / "cards" / "mi300x.toml"
-    (head / "registry" / "servings" / "r1-mi.toml").write_text(
-        old.read_text(encoding="utf-8").replace('card = "mi300x"', f'card = "{card}"'), encoding="utf-8"
-    )
+    serving = head / "registry" / "servings" / "r1-mi.toml"
+    serving.write_text(old.read_text(encoding="utf-8").replace('card = "mi300x"', f'card = "{card}"'), encoding="utf-8")
     old.unlink()
     (head / "locks" / "r1-qwen7b-mi300x-int8kv.lock.toml").unlink()
     out = head / "locks" / "r1-mi.lock.toml"
-    locked = invoke("lock", "r1-mi", "--name", "r1-mi", "--floor", "assumed", "-o", str(out), root=head)
-    assert locked.exit_code == 0, locked.output
+    absolute = (f"{serving}: card: '{card}' is an absolute path, the file of one clone on one machine (another "
+                "checkout, and each side of a review, reads another): a registry's serving file names a registered "
+                "record by its name")
+    assert bad("lock", "r1-mi", "--name", "r1-mi", "--floor", "assumed", "-o", str(out), root=head) == [
+        f"passprice: error: {absolute}"
+    ]
+    checked = invoke("check", root=head)
+    assert checked.exit_code == 2 and "card: '" in checked.stderr and "is an absolute path" in checked.stderr
     diffed = invoke("diff", str(base), str(head), root=head)
-    assert diffed.exit_code == 1, diffed.output
-    assert "serving r1-qwen7b-mi300x-int8kv is r1-mi on HEAD (the same serving, renamed)" in diffed.stdout
-    assert "    dropped   floor on memory.bandwidth: published → assumed (the strictest floor left)" in diffed.stdout
-    assert diffed.stderr == (
-        "passprice: refused: it removes lock r1-qwen7b-mi300x-int8kv, dropping floors serving "
-        "r1-qwen7b-mi300x-int8kv is priced under\n"
-    )
+    assert diffed.exit_code != 0, diffed.output
 
 
 # --- simulate --checkpoint/--card of a mixture of experts ------------------------------------------------------------

@@ -389,11 +389,15 @@ def gathered(*loads: Callable[[], Any]) -> tuple[Any, ...]:
     return tuple(out)
 
 
-def require_inside_root(root: Root, spec: ServingSpec) -> None:
+def require_inside_root(root: Root, spec: ServingSpec, as_written: bool = True) -> None:
     """Every name a serving file gives (``checkpoint``, ``card``, ``draft.method``, ``routing``) that is a path lies
     inside the root (:func:`passprice.registry.require_inside`) when the file is the registry's; a spec from the
     command line (no ``source``), or a serving file outside the root that the command line named, is not held to
-    it. Raises :class:`InputError` naming the file and key."""
+    it. ``as_written`` (the names as the file gives them, not made absolute by a caller, as
+    :func:`require_lockable` makes them): an absolute path is refused too, even one inside the root: it names the
+    file of one clone on one machine, so ``check`` in the work tree passed it while ``diff`` of two revisions (each
+    side a folder of its own) refused it as outside the registry (cold5, #13). Raises :class:`InputError` naming
+    the file and key."""
     from passprice.registry import require_inside, within
 
     if spec.source is None or not within(root, spec.source):
@@ -405,7 +409,13 @@ def require_inside_root(root: Root, spec: ServingSpec) -> None:
     if spec.routing is not None:
         named.append(("routing", spec.routing, root.routing))
     for key, ref, folder in named:
-        require_inside(root, ref, folder, f"{spec.source}: {key}")
+        require_inside(root, ref, folder, f"{spec.source}: {key}")  # outside the root: said as such first
+        if as_written and ref and os.path.isabs(ref):
+            raise InputError(
+                f"{spec.source}: {key}: {ref!r} is an absolute path, the file of one clone on one machine (another "
+                "checkout, and each side of a review, reads another): a registry's serving file names a registered "
+                "record by its name"
+            )
 
 
 def require_lockable(root: Root, spec: ServingSpec, output: Path) -> None:
@@ -427,7 +437,7 @@ def require_lockable(root: Root, spec: ServingSpec, output: Path) -> None:
 
     try:
         judged = attrs.evolve(spec, source=str(output), checkpoint=absolute(spec.checkpoint), card=absolute(spec.card))
-        require_inside_root(root, judged)
+        require_inside_root(root, judged, as_written=False)
     except InputError as e:
         raise InputError(
             f"{e}; a lock written there could not be traced back to the registry: copy the file into the registry "
