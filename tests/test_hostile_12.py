@@ -188,7 +188,8 @@ def test_new_serving_refuses_a_relative_path_that_reads_back_from_one_folder_onl
     """``new-serving x --checkpoint registry/q.gguf`` (run in the registry) wrote ``checkpoint = "registry/q.gguf"``,
     which read back there (the check before writing passed) but a serving file's paths are looked up from the
     reader's working folder: ``price x`` anywhere else said "checkpoint: registry/q.gguf: no such file". A relative
-    path is refused, nothing written; an absolute one inside the registry, or a registry name, is written."""
+    path is refused, nothing written; so is an absolute one inside the registry (one clone's file: check passed it
+    where diff of two revisions refused it, #13); a registry name is written."""
     root = copy_root(tmp_path)
     header = Path(__file__).parent / "data" / "qwen35-27b-like.header.gguf"
     (root / "registry" / "q.gguf").write_bytes(header.read_bytes())
@@ -203,5 +204,9 @@ def test_new_serving_refuses_a_relative_path_that_reads_back_from_one_folder_onl
     names[option] = str(root / ref)
     from cli_helpers import invoke
 
+    bad("new-serving", "x", *[a for pair in names.items() for a in pair], root=root,
+        says=f"{written}: {key}: '{root / ref}' is an absolute path")  # fmt: skip
+    assert not written.exists()
+    names[option] = "deepseek-r1-distill-qwen-7b-q4_k_m" if key == "checkpoint" else "h200_sxm_141gb"
     made = invoke("new-serving", "x", *[a for pair in names.items() for a in pair], root=root)
     assert made.exit_code == 0 and written.exists(), made.output
