@@ -112,6 +112,21 @@ def test_nothing_read_from_a_file_becomes_markup(tmp_path: Path) -> None:
                           "not a plain https address of a repository")
 
 
+def test_comment_links_each_fact_to_its_lines_when_head_is_a_revision(repo: Repo) -> None:
+    # `diff origin/main HEAD --format comment --repository-url … --ref …` linked each fact to its file alone (no
+    # `#L` anchor): the lines were looked up in HEAD's folder, which a git revision has none of once read.
+    d = diff(Root(repo.path), "main", "pr")
+    lines = comment_body(d, Links(URL, "feedbeef")).splitlines()
+    text = subprocess.run(["git", "-C", str(repo.path), "show", f"pr:{CARD_FILE}"], capture_output=True, text=True,
+                          check=True).stdout
+    first, last = fact_lines(text, "streams.rewrite") or (0, 0)
+    assert first > 0
+    item = next(i for i, line in enumerate(lines) if line.startswith(f"- `{CARD}` `streams.rewrite` (changed) in "))
+    assert lines[item].endswith(
+        f"[`{CARD_FILE}` lines {first}–{last}]({URL}/blob/feedbeef/{CARD_FILE}#L{first}-L{last})"
+    )
+
+
 def test_comment_body(repo: Repo) -> None:
     # HEAD is the work tree (the pull request's head checked out), as in the workflow.
     d = diff(Root(repo.path), "main")

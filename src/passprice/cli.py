@@ -1573,6 +1573,7 @@ def reproduce_command(ctx: click.Context, lock: str, as_json: bool) -> None:
     rep = reproduce(root, the_lock)
     shown = _relative(root, path)
     older = older_format(the_lock, shown)
+    ctx.meta[STATUS] = 0 if rep.equals else 1  # the verdict stands if the reader leaves mid-report (`| head`)
     if as_json:
         _echo_json(reproduction_json(rep, older))
     else:

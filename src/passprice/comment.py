@@ -10,15 +10,12 @@ job summary gets the same body.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 import attrs
 
 from passprice.errors import InputError
-from passprice.files import read_regular
-from passprice.schema import MAX_TOML_BYTES
 from passprice.tables import markdown_code
 
 if TYPE_CHECKING:
@@ -71,16 +68,9 @@ class Links:
         """A markdown link showing ``text`` to ``path``."""
         return f"[{text}]({self.blob(path)})"
 
-    def fact_link(self, path: str, fact: str, folder: Path | None) -> str:
-        """A markdown link to fact ``fact``'s lines in file ``path``, read from ``folder`` (the head side's root);
-        to the file alone when the lines are not found (or ``folder`` is ``None``)."""
-        lines = None
-        if folder is not None:
-            try:
-                text = read_regular(folder / path, MAX_TOML_BYTES).decode("utf-8", "replace")
-            except InputError:
-                text = ""
-            lines = fact_lines(text, fact)
+    def fact_link(self, path: str, fact: str, lines: tuple[int, int] | None) -> str:
+        """A markdown link to fact ``fact``'s ``lines`` (1-based first and last, :func:`fact_lines` of HEAD's text of
+        the file) in file ``path``; to the file alone when ``lines`` is ``None`` (the table was not found)."""
         shown = markdown_code(path) if lines is None else f"{markdown_code(path)} lines {lines[0]}–{lines[1]}"
         return f"[{shown}]({self.blob(path, lines)})"
 

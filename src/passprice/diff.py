@@ -585,6 +585,10 @@ class FileChange:
     #: HEAD's derived facts of this file that do not follow from their inputs (stale, mismatch, broken: what
     #: ``passprice check`` fails on), each found by recomputing its derivation (:func:`passprice.derivations.recheck`).
     findings: tuple[Finding, ...] = ()
+    #: Where each changed fact's table lies in HEAD's bytes of the file (fact path → its 1-based first and last line,
+    #: :func:`passprice.comment.fact_lines`), read from the bytes the comparison read, whatever HEAD is (the work
+    #: tree, a folder or a git revision): a pull-request comment links each fact to its lines.
+    head_lines: Mapping[str, tuple[int, int]] = attrs.field(factory=dict, eq=False)
 
     @property
     def holds_facts(self) -> bool:
@@ -713,9 +717,15 @@ def compare_file(base: Side, head: Side, rel: str) -> FileChange:
     derived = tuple(changed_dependants(new.facts or {}, [c.path for c in facts if c.new is not None]))
     # A price resting on a derived fact that no longer follows from its inputs rests on a figure nobody computed.
     findings = tuple(recheck_all(new.facts)) if on_head and new.facts else ()
+    lines: dict[str, tuple[int, int]] = {}
+    if on_head and any(c.new is not None for c in facts):
+        from passprice.comment import fact_lines
+
+        text = head.files[rel].decode("utf-8", "replace")
+        lines = {c.path: found for c in facts if c.new is not None and (found := fact_lines(text, c.path))}
     return FileChange(
         rel, kind, name, status, old.errors, new.errors, facts, meta, (old.content, new.content), serving, derived,
-        findings,
+        findings, lines,
     )
 
 
@@ -2258,7 +2268,7 @@ def _fact_details(d: Diff, links: Links | None) -> list[str]:
     for f, c in d.fact_changes:
         where = markdown_code(f.path)
         if links is not None and c.new is not None:
-            where = links.fact_link(f.path, c.path, Path(d.head.folder) if d.head.folder else None)
+            where = links.fact_link(f.path, c.path, f.head_lines.get(c.path))
         out.append(f"- {markdown_code(f.name)} {markdown_code(c.path)} ({c.change}) in {where}")
         if c.new is not None:
             label = "cite (new)" if c.old is not None and c.old.citation() != c.new.citation() else "cite"
