@@ -124,9 +124,14 @@ def test_a_checkout_whose_code_is_not_the_running_code_is_named_by_check_lock_an
         "record only when both passprices digest alike)\n"
     )
     own = str(root / "locks" / f"{R1}.lock.toml")  # the copy's lock: "-o locks/…" named the checkout's, from its folder
-    for args in (("check",), ("reproduce", R1)):
+    note = f" (the running passprice's; this checkout's src/passprice prices with {theirs[:19]}…: see the warning)"
+    reports = ((("check",), f"  pricing model: same{note}"), (("reproduce", R1), f"    pricing model  unchanged{note}"))
+    for args, said in reports:
         result = invoke(*args, root=root)
         assert result.stderr.startswith(warning), (args, result.stderr)
+        # the report itself says whose model was judged "same" (session 11's walkthrough read "pricing model: same"
+        # on every lock, the warning above the report the only word of the other copy's code)
+        assert said in result.stdout.splitlines(), (args, result.stdout)
     # writing a lock with the running code into this checkout is refused (session 9's walkthrough: it printed
     # "locked …", exit 0, wrote the same bytes, and the review still failed)
     before = Path(own).read_bytes()

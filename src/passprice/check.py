@@ -417,7 +417,9 @@ def _judge_lock(root: Root, path: Path) -> tuple[LockStatus, Any]:
     if today.gone:
         holds = False
         text = f"serving {lock.info.serving}, which the lock locks, is not registered; restore it or remove the lock"
-    model = "same"
+    from passprice.pins import checkout_note
+
+    model = "same" + ("" if root.embedded else checkout_note(root.path))
     if not lock.info.pricing_model.startswith("sha256:"):
         recorded = f"format {lock.info.format} recorded {lock.info.pricing_model!r}"
         model = f"not pinned ({recorded}); today's is {_short(rep.pricing_model)}"

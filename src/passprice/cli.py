@@ -1577,7 +1577,9 @@ def reproduce_command(ctx: click.Context, lock: str, as_json: bool) -> None:
     if as_json:
         _echo_json(reproduction_json(rep, older))
     else:
-        click.echo(reproduction_text(rep, shown, older))
+        from passprice.pins import checkout_note
+
+        click.echo(reproduction_text(rep, shown, older, "" if root.embedded else checkout_note(root.path)))
     if not rep.equals:
         click.echo(f"passprice: refused: lock {the_lock.name} does not reproduce its recorded price", err=True)
         ctx.exit(1)

@@ -457,6 +457,21 @@ def checkpoint_digest(header: GGUFHeader) -> str:
 
 
 
+def checkout_note(root: Path) -> str:
+    """What a lock's "pricing model: same" (``check``) or "unchanged" (``reproduce``) must add when ``root`` is a
+    checkout of passprice whose code is not the running package's (:func:`checkout_model`): ``" (the running
+    passprice's; this checkout's src/passprice prices with sha256:… — see the warning)"``, or the empty string. The
+    newcomer walkthrough (session 11) read "pricing model: same" on every lock of a checkout whose formulas it had
+    edited, the one warning line above the report the only word that the code judged was another copy's."""
+    differs = checkout_model(root)
+    if differs is None:
+        return ""
+    theirs = differs[0]
+    if theirs.startswith(("not judged: ", "not read: ")):
+        return " (the running passprice's; this checkout's src/passprice was not judged: see the warning)"
+    return f" (the running passprice's; this checkout's src/passprice prices with {theirs[:19]}…: see the warning)"
+
+
 def checkout_model(root: Path) -> tuple[str, str] | None:
     """When ``root`` is a checkout of passprice itself (it holds ``src/passprice/pins.py``) other than the running
     package, and its code prices with another pricing model: the checkout's digest and the running package's

@@ -562,9 +562,10 @@ def side_by_side(rep: Reproduction) -> list[tuple[str, Any, Any, Any]]:
     return out[:3] + rows + out[3:]
 
 
-def reproduction_text(rep: Reproduction, shown: str, older: str | None = None) -> str:
+def reproduction_text(rep: Reproduction, shown: str, older: str | None = None, model_note: str = "") -> str:
     """A reproduction for people: the lock, whether it reproduces and why, which inputs changed since, the recorded,
-    reproduced and today's figures side by side, and the first term that moved."""
+    reproduced and today's figures side by side, and the first term that moved. ``model_note`` follows an unchanged
+    pricing model (:func:`passprice.pins.checkout_note`: the checkout's code is not the running passprice's)."""
     from passprice.tables import text_table
 
     lock = rep.lock
@@ -599,7 +600,7 @@ def reproduction_text(rep: Reproduction, shown: str, older: str | None = None) -
     )
     if today.error is not None:
         facts = f"today's files do not read: {today.error}"
-    model = "unchanged"
+    model = "unchanged" + model_note
     if lock.info.format < LOCK_FORMAT:  # its pricing_model is a placeholder, no digest: nothing to compare with
         model = (f"none pinned (the lock predates pricing-model digests); today's is "
                  f"{rep.pricing_model.removeprefix('sha256:')[:12]}")
