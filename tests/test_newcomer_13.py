@@ -39,3 +39,29 @@ def test_a_lock_that_does_not_reproduce_keeps_its_status_when_the_reader_leaves_
         finally:
             os.close(write)
         assert done.returncode == 1, done
+
+
+@pytest.mark.parametrize(
+    ("word", "name"),
+    [("TTFT", "TTFT"), ("makespan", "makespan"), ("static", "static batching"), ("continuous", "continuous batching"),
+     ("drift", "drift"), ("speedup", "speedup"), ("prefix hits", "prefix hits"),
+     ("waited for memory", "waited for memory"), ("limit/meas", "limit/meas"), ("emitted/pass", "emitted/pass"),
+     ("holds on", "fixed"), ("× limit", "speedup"), ("fixed", "fixed"), ("seed", "seed")],
+)
+def test_every_word_simulate_speculate_validate_and_a_stack_print_is_explained(word: str, name: str) -> None:
+    # The tour says `passprice explain` covers any word an output uses; these words of simulate, speculate,
+    # validate, compare --stack and price --stack were refused ("is not a term passprice defines").
+    result = invoke("explain", word)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith(f"{name}: ")
+
+
+def test_the_words_are_the_ones_the_outputs_print() -> None:
+    simulate = invoke("simulate", "r1-qwen7b-h200", "--synthetic", "50", "--seed", "7", "--rate", "200")
+    assert simulate.exit_code == 0, simulate.output
+    for label in ("TTFT p50", "makespan", "static", "continuous", "waited for memory", "prefix hits"):
+        assert label in simulate.stdout
+    speculate = invoke("speculate", "qwen35-27b-h200-mtp", "--tokens", "1..2")
+    assert "speedup  emitted/pass" in speculate.stdout
+    validate = invoke("validate", "--stack", "llamacpp-cuda-2405")
+    assert "limit/meas" in validate.stdout

@@ -111,6 +111,107 @@ _TERMS = (
         ("time per output token", "max_tpot", "max-tpot", "TPOT cap"),
     ),
     Term(
+        "TTFT",
+        "time to first token: a request's arrival to its first output token (simulate)",
+        "Time to first token: how long a served request waits from its arrival until its first output token, in "
+        "`passprice simulate`: the time it queued (for a place in the batch, or for memory: *waited for memory*) and "
+        "the steps that prefilled its prompt, the last of which emits its first token. Reported as p50 / p90 / p99 "
+        "over the trace's requests, beside TPOT (each later token's wait) and end-to-end (arrival to last token).",
+        ("time to first token", "end-to-end", "e2e"),
+    ),
+    Term(
+        "makespan",
+        "simulate: from the trace's first arrival to its last request's last token",
+        "In `passprice simulate`, the time from the trace's first arrival until the last request's last token: the "
+        "whole trace served. Throughput is the output tokens over it.",
+    ),
+    Term(
+        "static batching",
+        "admit a batch, then nobody until its last request ends (simulate --policy static)",
+        "A scheduling policy of `passprice simulate`: admit the waiting requests that memory and `--max-batch` hold, "
+        "then admit nobody until the batch's last request has ended. Short answers wait for the longest one in "
+        "their batch. Compare continuous batching.",
+        ("static", "static policy"),
+    ),
+    Term(
+        "continuous batching",
+        "retire and admit every step, first come first served (simulate --policy continuous)",
+        "A scheduling policy of `passprice simulate` (as vLLM, TGI and TensorRT-LLM schedule): every step retires "
+        "the sequences that finished and admits waiting requests, first come first served, while memory (each "
+        "request's full length reserved at admission) and `--max-batch` allow; prompts are prefilled in chunks of "
+        "at most `--chunk` token-rows beside the decoding sequences. Compare static batching.",
+        ("continuous", "continuous policy", "in-flight batching"),
+    ),
+    Term(
+        "waited for memory",
+        "simulate: requests that stood at the queue's head with memory full",
+        "In `passprice simulate`, how many requests stood at the head of the queue while the memory left could not "
+        "hold their full length (admission reserves prompt + output): they waited for sequences to finish. Nothing "
+        "is preempted, so a request never waits for memory once admitted.",
+    ),
+    Term(
+        "prefix hits",
+        "simulate: requests that found their shared prefix already held, prefilling only the rest",
+        "In `passprice simulate`, the requests that found their shared prefix (`prefix_id` in the trace, `--prefix "
+        "N`) already held in a paged KV cache, so they prefilled only the tokens after it; `prompt rows computed` "
+        "counts the prompt rows actually prefilled. A contiguous cache holds no prefix once (`BadPrefix`).",
+        ("prefix hit", "prompt rows computed"),
+    ),
+    Term(
+        "drift",
+        "a fact a lock pins that today's file holds otherwise (check --frozen fails it)",
+        "A lock pins each fact its price rests on (and every other fact of the card); a pinned fact that today's file "
+        "holds otherwise (value, unit, provenance or citation) has *drifted*. `check` reports drift and still passes "
+        "while every floor holds and the recorded price reproduces from the lock's own pins; `check --frozen` fails "
+        "it (as `cargo --locked`), and `lock --update` re-pins it. A review (`passprice diff`) fails a change that "
+        "moves a locked price without re-locking it.",
+        ("drifted", "pinned"),
+    ),
+    Term(
+        "speedup",
+        "speculate: tokens/s with drafts over tokens/s without",
+        "In `passprice speculate`, a draft length's tokens/s over the same serving's without drafts (draft 0, 1.000×): "
+        "each pass carries 1 + drafts token-rows a sequence and emits `emitted/pass` tokens a sequence on average, "
+        "so drafting speeds decode up only while the longer pass costs less than the extra tokens it emits. `× limit` "
+        "beside it, under a serving stack, is the expected tokens/s over the card's limit.",
+        ("speed-up", "× limit"),
+    ),
+    Term(
+        "emitted/pass",
+        "tokens a sequence emits a pass: 1 + a1 + a1·a2 + … with drafts",
+        "The tokens one sequence emits in a pass, on average: 1 without drafts; with d drafts whose acceptance rates "
+        "are a1 … ad (each the chance the i-th draft is accepted, given the ones before it were), 1 + a1 + a1·a2 + … + "
+        "a1·…·ad (the seed's `emitted_per_sequence`). `speculate` checks it against the accept/reject loop played "
+        "100,000 passes a row (`simulated ± s.e.`).",
+        ("emitted per pass", "emitted_per_pass", "emitted_per_sequence", "simulated"),
+    ),
+    Term(
+        "limit/meas",
+        "validate: the card's limit over the measured tokens/s of a run",
+        "In `passprice validate`, each measured run's limit price (the card's facts alone, no stack) over the "
+        "tokens/s the run measured: how far the runtime stayed below what the card allows (2.8 = the measured run "
+        "delivered about 36 % of the limit). `expected` is the price under the serving stack, and `error` its "
+        "relative error against the measurement.",
+        ("limit over measured", "error"),
+    ),
+    Term(
+        "fixed",
+        "a serving stack's fixed seconds a pass (and a layer), whatever the pass carries",
+        "A serving stack's fixed cost: the seconds each pass pays whatever it carries (kernel launches, "
+        "synchronisation, sampling), as the stack's `overhead.pass` and `overhead.layer` facts; `price --stack` shows "
+        "it as `fixed` beside the terms at the stack's shares, and `holds on` the token-rows and cached positions "
+        "its runs were measured at (range.*), outside which it is refused (BeyondStack).",
+        ("fixed cost", "holds on"),
+    ),
+    Term(
+        "seed",
+        "serving.rs, the Rust pricing module passprice ports, item for item",
+        "The project's seed is `serving.rs`, the Rust pricing module passprice's pricer ports (kept beside the "
+        "project, not in this repository): its items keep their names (`PassShape`, `cost_split`, `best_serving`, "
+        "the `ServingRefusal` variants), and the card's limit it defines stays bit-exact for every lock.",
+        ("serving.rs",),
+    ),
+    Term(
         "activation word",
         "how many words an activation crosses the array in (1: 8-bit codes, 2: 16-bit)",
         "`--activation-words N`: each activation enters the integer array as N 8-bit words; 2 words (16-bit "
