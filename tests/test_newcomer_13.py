@@ -65,3 +65,22 @@ def test_the_words_are_the_ones_the_outputs_print() -> None:
     assert "speedup  emitted/pass" in speculate.stdout
     validate = invoke("validate", "--stack", "llamacpp-cuda-2405")
     assert "limit/meas" in validate.stdout
+
+
+def test_a_renamed_checkpoint_entry_file_is_named_where_the_pinned_content_may_be(tmp_path: Path) -> None:
+    # Renaming the lock's checkpoint entry file made reproduce say "no entry of the registry holds the pinned
+    # content", while listing the renamed entry as registered: the renamed file does not read (its entry.name is no
+    # more its file's name), which only `check` said.
+    root = copy_root(tmp_path)
+    folder = root / "registry" / "checkpoints"
+    (folder / "deepseek-r1-distill-qwen-7b-q4_k_m.toml").rename(folder / "renamed-r1.toml")
+    result = invoke("reproduce", "locks/r1-qwen7b-h200.lock.toml", root=root)
+    assert result.exit_code == 1, result.output
+    line = result.stdout.splitlines()[1]
+    assert line.startswith("  does NOT reproduce: the pinned checkpoint is gone (deepseek-r1-distill-qwen-7b-q4_k_m: "
+                           "does not read (")
+    assert line.endswith(
+        "and no entry of the registry that reads holds the pinned content; 1 entry does not read and may hold it "
+        "(renamed-r1: registry/checkpoints/renamed-r1.toml: entry.name: 'deepseek-r1-distill-qwen-7b-q4_k_m' does "
+        "not match the file name 'renamed-r1'; `passprice check` names each problem))"
+    )

@@ -121,7 +121,9 @@ class CheckpointState:
     """Where a lock's pinned checkpoint is today: ``status`` is ``same`` (the entry the lock names holds the pinned
     content), ``renamed`` (another entry, ``found``, holds it), ``changed`` (the named entry holds other content,
     ``today``, and no entry holds the pinned one) or ``missing`` (the named entry does not read, ``error``, and no
-    entry holds the pinned content). ``pinned`` is the content digest (format 1: the header sha256)."""
+    entry holds the pinned content). ``pinned`` is the content digest (format 1: the header sha256). ``unread``: the
+    other entries that do not read (``NAME: problem``), any of which may hold the pinned content (an entry whose file
+    was renamed reads no more: its ``entry.name`` is not its file's name)."""
 
     status: str
     ref: str
@@ -129,6 +131,7 @@ class CheckpointState:
     found: str | None = None
     today: str | None = None
     error: str | None = None
+    unread: tuple[str, ...] = ()
 
     @property
     def changed(self) -> bool:
@@ -143,13 +146,20 @@ class CheckpointState:
             return f"{self.ref}: {what} {short}… as pinned"
         if self.status == "renamed":
             return f"{self.ref}: the pinned content {short}… is now entry {self.found} (renamed or moved)"
+        nobody = "no entry of the registry that reads" if self.unread else "no entry of the registry"
         if self.status == "changed":
             now = (self.today or "").removeprefix("sha256:")[:12]
-            return (
-                f"{self.ref}: content changed ({short}… pinned, {now}… today), and no entry of the registry holds "
-                "the pinned content"
+            said = f"{self.ref}: content changed ({short}… pinned, {now}… today), and {nobody} holds the pinned content"
+        else:
+            said = f"{self.ref}: does not read ({self.error}), and {nobody} holds the pinned content"
+        if self.unread:  # a renamed entry file: the pinned content may be in one that does not read
+            n = len(self.unread)
+            more = f" and {n - 1:,} more" if n > 1 else ""
+            said += (
+                f"; {n:,} entr{'y does' if n == 1 else 'ies do'} not read and may hold it ({self.unread[0]}{more}; "
+                "`passprice check` names each problem)"
             )
-        return f"{self.ref}: does not read ({self.error}), and no entry of the registry holds the pinned content"
+        return said
 
 
 class CheckpointGone(Exception):
@@ -199,17 +209,19 @@ def find_checkpoint(root: Root, lock: Lock) -> tuple[GGUFHeader | None, Checkpoi
             return named, CheckpointState("same", ref, pinned, ref, today)
     except InputError as e:
         error = problem_lines(e)[0].replace(f"{root.path}/", "")
+    unread = []
     for name in root.scan(root.checkpoints):
         if name == ref:
             continue
         try:
             header = load_checkpoint(root, name)
-        except InputError:
-            continue  # reported by `passprice check` as a problem of its own file
+        except InputError as e:  # a problem of its own file, which `passprice check` reports; named if none holds it
+            unread.append(f"{name}: {problem_lines(e)[0].replace(f'{root.path}/', '')}")
+            continue
         if _identity(lock, header) == pinned:
             return header, CheckpointState("renamed", ref, pinned, name, today, error)
     status = "changed" if today is not None else "missing"
-    return None, CheckpointState(status, ref, pinned, None, today, error)
+    return None, CheckpointState(status, ref, pinned, None, today, error, tuple(unread))
 
 
 def pinned_header(root: Root, lock: Lock) -> GGUFHeader:
