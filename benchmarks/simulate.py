@@ -18,7 +18,8 @@ The traces, both served under both policies:
 
 Each simulate runs with ``--max-work`` lifted (to time the whole run) and once more under the default budget, whose
 outcome (ran, or refused by name) is printed beside it; the queue once more with ``--json -o FILE`` (its 19 MB
-document of every request's record).
+document of every request's record), and with ``--plot FILE.png`` and ``--plot FILE.svg`` (matplotlib's import and
+one drawing of 15,000 requests a policy; skipped without matplotlib).
 
 The header: the "tensors" case of ``benchmarks/hostile.py`` (1 token embedding and 2,040 8×8 F32 tensors),
 xz-compressed, imported into a private copy of the registry.
@@ -30,6 +31,7 @@ machine (on a shared one, read them beside the yardstick); the README reports on
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import lzma
 import os
@@ -158,6 +160,11 @@ def main() -> None:
         cases.append(("  the queue, --json -o FILE (default --max-work)",
                       [*sim, "gemma3-270m-h100", "--max-batch", "160", "--trace", str(queue), "--json", "-o",
                        str(base / "queue.json"), "--force"], False))
+        if importlib.util.find_spec("matplotlib") is not None:
+            for fmt in ("png", "svg"):
+                cases.append((f"  the queue, --plot FILE.{fmt} (default --max-work)",
+                              [*sim, "gemma3-270m-h100", "--max-batch", "160", "--trace", str(queue), "--plot",
+                               str(base / f"queue.{fmt}"), "--force"], False))
         cases.append((f"import <2,040-tensor header, {header.stat().st_size:,} B .xz>",
                       [*py, ENTRY, "import", str(header), "--name", "bench", "--force"], False))
         env_note = f"load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} CPUs"

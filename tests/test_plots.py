@@ -122,3 +122,46 @@ def test_a_line_of_many_batches_is_thinned_and_keeps_its_best_batch() -> None:
     few = SweepLines()
     few.add("s", "c", 512.0, 0, batches[:MAX_POINTS], rates[:MAX_POINTS])
     assert few.lines() == {"s on c": list(zip(batches[:MAX_POINTS], rates[:MAX_POINTS], strict=True))}
+
+
+def test_throughput_series_counts_an_answer_given_at_once_in_its_bin() -> None:
+    # First and last token both at 1 s (no time between): all 3 tokens in the bin of 1 s, the last of two bins.
+    record = SimpleNamespace(first_token=1.0, finished=1.0, request=SimpleNamespace(output=3))
+    xs, ys = throughput_series([record], bins=2)
+    assert xs == [0.25, 0.75] and ys == pytest.approx([0.0, 6.0])
+
+
+def test_distinct_points_keeps_a_point_a_cell_and_the_extremes() -> None:
+    from passprice.plots import distinct_points
+
+    # 4 cells a side over 0 … 4: (0, 0) and (0.1, 0.1) share cell (0, 0), (3.9, 3.9) and (4, 4) cell (3, 3), whose
+    # point kept is (4, 4), the maximum, so the axes' limits are every point's; the order given is kept.
+    x, y, counts = distinct_points([0.0, 0.1, 3.9, 4.0, 2.0], [0.0, 0.1, 3.9, 4.0, 2.0], cells=4)
+    assert x.tolist() == [0.0, 4.0, 2.0] and y.tolist() == [0.0, 4.0, 2.0] and counts.tolist() == [2, 2, 1]
+    # All on one spot: one point standing for all.
+    x, y, counts = distinct_points([1.0] * 3, [2.0] * 3)
+    assert (x.tolist(), y.tolist(), counts.tolist()) == ([1.0], [2.0], [3])
+    assert [len(a) for a in distinct_points([], [])] == [0, 0, 0]
+
+
+def fake_simulation(requests: int) -> SimpleNamespace:
+    """A simulation of ``requests`` requests spread over the picture (finishing over 0.5 … 10.5 s, latencies 0 …
+    9.99 s) under both policies, for simulation_picture."""
+    records = [SimpleNamespace(first_token=10 * i / requests, finished=10 * i / requests + 0.5,
+                               e2e=(i * 7919 % 1000) / 100, request=SimpleNamespace(output=10))
+               for i in range(requests)]
+    outcomes = [SimpleNamespace(policy=SimpleNamespace(value=name), records=records, makespan=10.5)
+                for name in ("static", "continuous")]
+    return SimpleNamespace(title="t", outcomes=outcomes)
+
+
+def test_an_svg_of_many_dots_draws_them_as_one_image_each_policy() -> None:
+    from passprice.plots import MAX_VECTOR_DOTS, simulation_picture
+
+    few = simulation_picture(fake_simulation(100), "svg")  # type: ignore[arg-type]
+    many = simulation_picture(fake_simulation(MAX_VECTOR_DOTS), "svg")  # type: ignore[arg-type]
+    # 100 dots a policy as marks (<use>, as the ticks are), against 4,000 a policy as an image each: the picture of
+    # 8,000 dots has fewer marks than the one of 200.
+    assert b"<image" not in few and few.count(b"<use") >= 200 and many.count(b"<image") == 2
+    assert many.count(b"<use") < few.count(b"<use")
+    assert simulation_picture(fake_simulation(MAX_VECTOR_DOTS), "svg") == many  # type: ignore[arg-type]

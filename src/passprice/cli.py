@@ -433,11 +433,11 @@ def _check_plot(path: Path | None, force: bool) -> None:
     if path is None:
         return
     from passprice.plots import picture_format
-    from passprice.roofline import require_matplotlib
+    from passprice.roofline import check_matplotlib
 
     picture_format(path)
     _check_output(path, force)
-    require_matplotlib()
+    check_matplotlib()  # imported when the picture is drawn (about 0.5 s), not by a run refused before it
 
 
 def _root(ctx: click.Context) -> Any:
@@ -2250,8 +2250,8 @@ def roofline_command(
     the batch at which the bind changes, the best batch and the largest that fits."""
     from passprice.cards import load_card
     from passprice.roofline import (
+        check_matplotlib,
         draw,
-        require_matplotlib,
         ridges,
         ridges_json,
         ridges_text,
@@ -2267,7 +2267,7 @@ def roofline_command(
         if plot_path.suffix.lower() not in (".png", ".svg"):
             raise click.BadParameter(f"{plot_path}: the file must end in .png or .svg", param_hint="--plot")
         _check_output(plot_path, force)
-        require_matplotlib()
+        check_matplotlib()
     # --lock L without a serving: L's own serving on CARD (it ignored the lock without a word)
     base, the_lock = _own_serving(_root(ctx), lock_ref, serving, o)
     if serving is None and not o.get("checkpoint") and base is None:

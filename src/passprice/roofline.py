@@ -572,6 +572,21 @@ def _matplotlib_folder() -> None:
     os.environ["MPLCONFIGDIR"] = folder
 
 
+def check_matplotlib() -> None:
+    """Refuse ``--plot`` before any work when matplotlib is not installed, without importing it: its import is about
+    0.5 s of CPU, paid by :func:`require_matplotlib` when the picture is drawn, never by a run refused before it
+    draws (a simulate past ``--max-work``, a sweep's grid). Raises :class:`InputError` saying how to install it
+    (:data:`PLOT_INSTALL`) when no ``matplotlib`` can be found (``importlib.util.find_spec``)."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec("matplotlib") is not None
+    except (ImportError, ValueError):  # a parent that is no package, a module set to None
+        found = False
+    if not found:
+        raise InputError(f"--plot needs matplotlib, an optional extra: {PLOT_INSTALL}")
+
+
 def require_matplotlib() -> Any:
     """The ``matplotlib.pyplot`` module with the file-only Agg backend, its config folder writable
     (:func:`_matplotlib_folder`). Raises :class:`InputError` saying how to install it (:data:`PLOT_INSTALL`) when
