@@ -1953,7 +1953,8 @@ def fact_set_command(
               help="TPOT cap: add each row's tpot_s and within_max_tpot, mark each line's best batch within the cap "
                    "(--plot, and a summary on stderr); rows keep their prices.")
 @click.option("--max-rows", "max_rows", type=_int("--max-rows"), default=1 << 20,  # sweep.DEFAULT_MAX_ROWS
-              show_default=True, help="Refuse a larger grid (a row under --stack counts as 20, a pass shape as 2,000).")
+              show_default=True,
+              help="Refuse a larger grid (a row under --stack counts as 20, a JSON row as 2, a pass shape as 2,000).")
 @click.option("--jobs", "jobs", type=_int("--jobs"), default=None,
               help="Processes pricing the grid, the same text whatever their number (at most the CPUs, 2 at least; "
                    "default: the idle CPUs, at most 4, for 131,072 rows or more; 1 with --plot or --max-tpot).")
@@ -2035,11 +2036,11 @@ def sweep_command(
             the_stack = load_stack(root, stack)
         except NotFound as e:  # said with every wrong name of the grid (round 18: the stack alone, 1 of 3)
             try:
-                Sweeper(root, None, max_rows).check(grid)
+                Sweeper(root, None, max_rows, fmt == "json").check(grid)
             except InputError as more:
                 raise InputError.of([*more.lines, *e.lines]) from None
             raise
-    sweeper = Sweeper(root, the_stack, max_rows)
+    sweeper = Sweeper(root, the_stack, max_rows, fmt == "json")
     sweeper.check(grid)
     if the_stack is not None:  # the cards swept that its runs never measured, in one line
         from passprice.servings import load_spec

@@ -149,6 +149,12 @@ DEFAULT_MAX_ROWS = 1 << 20
 #: same way).
 STACK_ROW_ROWS = 20
 
+#: Rows a row written as JSON counts as (issue 13): its text is about three times a CSV row's (486 MB against 162 MB
+#: for the bench grid) and its making and writing about twice the CPU: 897,600 rows took 2.45 s of CPU as JSON (1.52 s
+#: making the text, 0.92 s the kernel's write) against 1.06 s as CSV, paired on this project's loaded 2-core machine.
+#: So the default bound lets about 524,288 JSON rows through (about 1.2 to 1.4 s) where it lets 2^20 CSV rows.
+JSON_ROW_ROWS = 2
+
 #: Rows a pass shape read counts as (one to seven milliseconds each; about 4 ms on the registry's servings).
 SHAPE_ROWS = 2_000
 
@@ -255,11 +261,14 @@ def batch_array(batches: Sequence[int]) -> np.ndarray:
     return np.array(batches, dtype=np.int64)
 
 
-def check_grid(grid: Grid, max_rows: int = DEFAULT_MAX_ROWS, stacked: bool = False, shapes: int = 0) -> None:
+def check_grid(
+    grid: Grid, max_rows: int = DEFAULT_MAX_ROWS, stacked: bool = False, shapes: int = 0, as_json: bool = False
+) -> None:
     """Refuse, before anything is priced, a grid with no servings, or one that counts more than ``max_rows`` rows
-    (``--max-rows``, :data:`DEFAULT_MAX_ROWS`; at most :data:`MAX_COUNTED`): each of its rows counts as one, or as
-    :data:`STACK_ROW_ROWS` when ``stacked`` (priced under a serving stack), and each of the ``shapes`` pass shapes it
-    reads as :data:`SHAPE_ROWS`. The refusal names the grid's file (``grid.source``) if it has one, and says how to
+    (``--max-rows``, :data:`DEFAULT_MAX_ROWS`; at most :data:`MAX_COUNTED`): each of its rows counts as one, as
+    :data:`STACK_ROW_ROWS` when ``stacked`` (priced under a serving stack), else as :data:`JSON_ROW_ROWS` when
+    written ``as_json``, and each of the ``shapes`` pass shapes it reads as :data:`SHAPE_ROWS`. The refusal names the
+    grid's file (``grid.source``) if it has one, and says how to
     lift the bound. Raises :class:`InputError`."""
     if not grid.servings:
         raise InputError("sweep: no servings to price (none registered, and none given)")
@@ -268,7 +277,8 @@ def check_grid(grid: Grid, max_rows: int = DEFAULT_MAX_ROWS, stacked: bool = Fal
     if not 1 <= max_rows <= MAX_COUNTED:
         raise InputError(f"--max-rows: {max_rows:,} is out of range (from 1 to {MAX_COUNTED:,})")
     size = grid.size()
-    counted = size * (STACK_ROW_ROWS if stacked else 1) + shapes * SHAPE_ROWS
+    weight = STACK_ROW_ROWS if stacked else JSON_ROW_ROWS if as_json else 1
+    counted = size * weight + shapes * SHAPE_ROWS
     if counted > max_rows or size > MAX_ROWS:
         def many(n: int, what: str) -> str:
             return f"{n:,} {what}{'' if n == 1 else 'es' if what.endswith('h') else 's'}"
@@ -281,6 +291,8 @@ def check_grid(grid: Grid, max_rows: int = DEFAULT_MAX_ROWS, stacked: bool = Fal
         what = f"{size:,} rows ({axes})"
         if stacked:
             what += f" under --stack, each counting as {STACK_ROW_ROWS}"
+        elif as_json:
+            what += f" as JSON, each counting as {JSON_ROW_ROWS}"
         if shapes:
             what += f", and {shapes:,} pass shapes to read, each counting as {SHAPE_ROWS:,}"
         if counted != size:
@@ -684,12 +696,16 @@ def _row_refusal(code: int) -> str:
 
 
 class Sweeper:
-    """Prices a :class:`Grid` from a root, loading each card, checkpoint and drafting method once."""
+    """Prices a :class:`Grid` from a root, loading each card, checkpoint and drafting method once; ``as_json``: its
+    rows are to be written as JSON, each counted as :data:`JSON_ROW_ROWS` against ``max_rows``."""
 
-    def __init__(self, root: Root, stack: Any = None, max_rows: int = DEFAULT_MAX_ROWS) -> None:
+    def __init__(
+        self, root: Root, stack: Any = None, max_rows: int = DEFAULT_MAX_ROWS, as_json: bool = False
+    ) -> None:
         self.root = root
         self.stack = stack
         self.max_rows = max_rows
+        self.as_json = as_json
         self._cards: dict[str, Card] = {}
         self._methods: dict[str, DraftMethod] = {}
         self._routings: dict[str, Routing] = {}
@@ -727,7 +743,7 @@ class Sweeper:
         from passprice.checkpoints import load_checkpoint
 
         stacked = self.stack is not None
-        check_grid(grid, self.max_rows, stacked)  # the rows alone, before any file is read
+        check_grid(grid, self.max_rows, stacked, as_json=self.as_json)  # the rows alone, before any file is read
         if grid.batches and (min(grid.batches) < 0 or max(grid.batches) > U32_MAX):
             raise InputError(f"batches: each must be from 0 to {U32_MAX:,} (the seed's batch is a u32)")
         missing: list[str] = []  # every wrong name said at once (round 18: the first of a serving and a card alone)
@@ -772,7 +788,7 @@ class Sweeper:
                 raise InputError(
                     f"sweep: more than {MAX_SHAPES:,} pass shapes to read{why}, milliseconds each; split the grid"
                 )
-        check_grid(grid, self.max_rows, stacked, shapes)
+        check_grid(grid, self.max_rows, stacked, shapes, as_json=self.as_json)
         self._checked = grid
 
     def rows(self, grid: Grid, progress: Callable[[int], None] | None = None) -> Iterator[dict[str, Any]]:
