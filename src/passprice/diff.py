@@ -1457,6 +1457,9 @@ class Diff:
     #: this verdict, when HEAD's passprice runs it. Shown, never failed (a change to passprice itself is reviewed by
     #: people, with the verdict of BASE's passprice).
     code_files: tuple[str, ...] = ()
+    #: HEAD's lock files that duplicate another (:func:`passprice.check.duplicate_lines`: the same pins, floors and
+    #: price under another file name), one of the two added or changed by the change: shown, never failed.
+    duplicates: tuple[str, ...] = ()
 
     @property
     def locks(self) -> tuple[LockImpact, ...]:
@@ -1658,7 +1661,7 @@ class Diff:
         facts = self.fact_changes
         fact_files = {f.path for f, _ in facts}
         if not (self.files or self.model_changed or self.locks or self.head_check or self.sources or self.unlocked
-                or self.code_files):
+                or self.code_files or self.duplicates):
             quiet = "no changes to facts, registry, locks or the pricing model"
             return quiet + (f"; {_n(len(self.unaffected), 'lock')} unaffected" if self.unaffected else "")
         parts = [
@@ -1716,6 +1719,8 @@ class Diff:
         if self.removed:
             dropping = f", {len(self.dropping)} dropping floors" if self.dropping else ""
             flags.append(f"{len(self.removed)} removed{dropping}")
+        if self.duplicates:
+            flags.append(f"{len(self.duplicates)} duplicating another")
         if flags:
             locks += ", " + ", ".join(flags)
         parts.append(locks)
@@ -1765,6 +1770,7 @@ class Diff:
             "unlocked": [m.to_json() for m in self.unlocked],
             "unlocked_left_out": self.unlocked_left_out,
             "code_changed": list(self.code_files),
+            "duplicate_locks": list(self.duplicates),
             "pricing_model": {
                 "base": self.base_code.model if self.base_code else None,
                 "head": self.head_code.model if self.head_code else None,
@@ -1822,7 +1828,19 @@ def _compare(base: Side, head: Side) -> Diff:
     from passprice.sidecode import code_changes
 
     return Diff(base.info, head.info, files, reviews, base.code, head.code,
-                problems, review.unreadable, sources, moves, left_out, code_changes(base.code, head.code))
+                problems, review.unreadable, sources, moves, left_out, code_changes(base.code, head.code),
+                _duplicates(head, paths))
+
+
+def _duplicates(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
+    """The lines of :func:`passprice.check.duplicate_lines` on HEAD's lock files that read, for each pair one of
+    whose files the change adds or changes (``changed``: paths relative to the root): a lock copied under another
+    name passed the review without a word."""
+    from passprice.check import duplicate_lines
+
+    touched = set(changed)
+    locks = [(head.root.path / rel, lock) for rel, lock in sorted(_locks(head).items()) if lock is not None]
+    return tuple(line for pair, line in duplicate_lines(head.root, locks) if touched & set(pair))
 
 
 def _given(data: bytes) -> Callable[[], bytes]:
@@ -2198,6 +2216,9 @@ def diff_text(d: Diff) -> str:
                     lines.append(f"    {label} cannot price: {side.error}")
             if lock.note:
                 lines.append(f"    note      {lock.note}")
+    if d.duplicates:
+        lines += ["", "locks duplicating another"]
+        lines += [f"  {line}" for line in d.duplicates]
     if d.code_files:
         lines += ["", f"passprice's own code changed: {CODE_WARNING}"]
         lines += [f"  {path}" for path in d.code_files]
@@ -2291,7 +2312,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     tightened, locks added or removed, checkpoint entries, servings, schemas, the pricing model, the locks
     unaffected and the files that do not read."""
     mark = "❌" if d.exit_status else (
-        "⚠️" if d.weakened or d.loosened or d.removed or d.to_verify or d.drifting or d.sources else "✅"
+        "⚠️" if d.weakened or d.loosened or d.removed or d.to_verify or d.drifting or d.sources or d.duplicates
+        else "✅"
     )
     out = [f"{mark} **passprice diff** {markdown_code(d.base.label)} → {markdown_code(d.head.label)}: {d.summary()}"]
     facts = d.fact_changes
@@ -2424,6 +2446,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     if schemas:
         out += ["", "#### Schemas", ""]
         out += [f"- {markdown_code(f.path)} ({f.status})" for f in schemas]
+    if d.duplicates:
+        out += ["", "#### Locks duplicating another", ""]
+        out += [f"- ⚠️ {markdown_text(line)}" for line in d.duplicates]
     if d.code_files:
         out += ["", "#### passprice's own code", "", f"⚠️ {markdown_text(CODE_WARNING)}", ""]
         out += [f"- {markdown_code(path)}" for path in d.code_files]
