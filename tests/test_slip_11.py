@@ -4,6 +4,11 @@
   price, and A's name inside) was accepted without a word by ``check`` and by the review that added it. ``check``
   warns of it now (not a failure: a duplicate lets no change past its floors), naming both files and the name the
   copy carries inside; the review names it under *Locks duplicating another* (⚠️, exit unchanged).
+- (2) A committed symbolic link inside ``locks/`` under a name passprice does not read (``locks/sub → ../archive``,
+  a folder holding a lock) was left out of the revision's files: ``check`` in a checkout of that commit fails the
+  folder of records inside ``locks/``, while ``diff main HEAD`` said "no changes", exit 0. The link's folder is
+  now materialized as the checkout sees it (its ``.toml`` names), so the review fails as ``check`` does; a link
+  leading outside the repository is refused by name (what it names cannot be read at the revision).
 """
 
 from __future__ import annotations
@@ -65,3 +70,53 @@ def test_a_review_adding_a_copied_lock_names_it(tmp_path: Path) -> None:
     # A review that touches neither file says nothing of them (check still warns).
     assert json.loads(invoke("diff", "HEAD", "HEAD", "--json", root=path).stdout)["duplicate_locks"] == []
 
+
+# --- (2) a committed symbolic link inside locks/ ---------------------------------------------------------------------
+
+
+def _registry_with_lock(path: Path) -> Path:
+    from test_diff import commit_all, git, make_lock_file
+
+    path.mkdir()
+    for folder in ("facts", "registry", "schema", "sources"):
+        shutil.copytree(REPO / folder, path / folder)
+    (path / "locks").mkdir()
+    git(path, "init", "-q", "-b", "main")
+    make_lock_file(path, R1, R1)
+    commit_all(path, "a lock")
+    git(path, "checkout", "-q", "-b", "pr")
+    return path
+
+
+def test_a_committed_link_to_a_folder_of_locks_fails_the_review_as_check_fails_it(tmp_path: Path) -> None:
+    from test_diff import commit_all
+
+    path = _registry_with_lock(tmp_path / "registry")
+    (path / "archive").mkdir()
+    shutil.copyfile(path / "locks" / f"{R1}.lock.toml", path / "archive" / "old.lock.toml")
+    (path / "locks" / "sub").symlink_to("../archive")
+    commit_all(path, "a folder of old locks, linked into locks/")
+    stray = ("locks/sub: not a folder passprice reads: its 1 .toml file is neither checked nor priced (passprice "
+             "reads locks/ itself, not the folders in it: move them to locks/)")
+    assert f"passprice: error: {stray}" in invoke("check", root=path).stderr  # the checkout's own check
+    for revisions in (("main", "HEAD"), ("main",)):  # a revision, and the work tree
+        result = invoke("diff", *revisions, root=path)
+        assert result.exit_code == 2, result.output
+        assert f"passprice: error: on HEAD: {stray}" in result.stderr.splitlines()
+        assert "HEAD fails passprice check (1 problem)" in result.stdout.splitlines()[1]
+
+
+def test_a_committed_link_in_locks_leading_outside_the_repository_is_refused(tmp_path: Path) -> None:
+    from test_diff import commit_all, git
+
+    path = _registry_with_lock(tmp_path / "registry")
+    (tmp_path / "elsewhere").mkdir()
+    (path / "locks" / "sub").symlink_to(tmp_path / "elsewhere")
+    commit_all(path, "a link out")
+    sha = git(path, "rev-parse", "HEAD")[:12]
+    result = invoke("diff", "main", "HEAD", root=path)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [
+        f"passprice: error: locks/sub: a symbolic link at {sha}, leading outside the repository; passprice diff "
+        "compares the files themselves (commit the file, or the folder's files, in place of the link)"
+    ]

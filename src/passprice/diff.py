@@ -212,6 +212,7 @@ class Checkout:
         wanted: dict[str, int] = {}
         names: list[tuple[str, str]] = []
         unread: set[str] = set()
+        links: dict[str, tuple[str, int]] = {}
         total = 0
         cap = gitread.side_files_cap()
         fact_cap, facts = gitread.side_fact_files_cap(), 0
@@ -232,6 +233,8 @@ class Checkout:
             if mode == "120000":
                 if gitread.read_by_passprice(rel) or gitread.registry_folder(rel):
                     raise gitread.linked(name, f"at {commit[:12]}")
+                if gitread.registry_folder(rel.rpartition("/")[0]):
+                    links[name] = (obj, int(size))  # locks/sub → ../archive: a folder check would find there
                 continue
             if not gitread.read_by_passprice(rel):
                 unread.add(rel)  # a file passprice never reads is not read here either (a .bin, a README)
@@ -269,10 +272,43 @@ class Checkout:
                 # Named, not read: a record in a folder passprice does not read (locks/sub/x.lock.toml) is found by
                 # check's stray-folder rule on a revision as in a work tree (it counts names, opens nothing).
                 (dest / rel).touch()
+        for rel, records in self._linked_folders(commit, links).items():
+            # What a checkout of the revision holds there: a folder (through the link) of records, which check's
+            # stray-folder rule counts (locks/sub → ../archive, committed: the review said "no changes", exit 0).
+            (dest / rel).mkdir(parents=True, exist_ok=True)
+            for record in records:
+                (dest / rel / record).touch()
         for rel in _named_by_sources(files) & unread:
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             (dest / rel).touch()  # a source's document kept in the registry: its existence is what is checked
         return files
+
+    def _linked_folders(self, commit: str, links: Mapping[str, tuple[str, int]]) -> dict[str, list[str]]:
+        """For each symbolic link of ``links`` (its path from the repository's top → its blob and the blob's size),
+        each directly in a folder passprice lists (``locks/sub``) under a name it does not read: the ``.toml`` names
+        of the folder the link leads to at ``commit``, by the link's path relative to the root (only links that lead
+        to such a folder). A checkout's ``check`` follows the link, and fails a folder of records inside ``locks/``
+        (:func:`passprice.registry.stray_folders`); left out, the review of that commit said "no changes".
+
+        Raises :class:`InputError` (:func:`passprice.gitread.linked`) for a link leading outside the repository
+        (absolute, or above its top) or with a target longer than a path: what it names cannot be read at
+        ``commit``."""
+        import posixpath
+
+        texts = gitread.read_blobs(self.top, {obj: size for obj, size in links.values() if size <= 4096})
+        out: dict[str, list[str]] = {}
+        for name, (obj, _) in sorted(links.items()):
+            text = os.fsdecode(texts.get(obj, b""))
+            target = posixpath.normpath(posixpath.join(posixpath.dirname(name), text))
+            if not text or text.startswith("/") or target == ".." or target.startswith("../"):
+                raise gitread.linked(name, f"at {commit[:12]}, leading outside the repository")
+            listing = _run_git(self.top, ["ls-tree", "-z", "--name-only", "--full-tree", commit, "--", f"{target}/"])
+            records = sorted({
+                entry.rpartition("/")[2] for entry in os.fsdecode(listing).split("\0") if entry.endswith(".toml")
+            })
+            if records:
+                out[name[len(self.prefix) :]] = records
+        return out
 
     def documents(self, commit: str, names: Iterable[str]) -> dict[str, str]:
         """The identity (:func:`passprice.sourcechange.document_digest`) of each registry document of ``names``
