@@ -295,6 +295,8 @@ class Checkout:
         ``commit``."""
         import posixpath
 
+        if not links:
+            return {}
         texts = gitread.read_blobs(self.top, {obj: size for obj, size in links.values() if size <= 4096})
         out: dict[str, list[str]] = {}
         for name, (obj, _) in sorted(links.items()):
