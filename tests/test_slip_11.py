@@ -9,6 +9,10 @@
   folder of records inside ``locks/``, while ``diff main HEAD`` said "no changes", exit 0. The link's folder is
   now materialized as the checkout sees it (its ``.toml`` names), so the review fails as ``check`` does; a link
   leading outside the repository is refused by name (what it names cannot be read at the revision).
+- (3) A measurement file renamed (``git mv registry/measurements/A.toml B.toml``) keeps every run (found by id) and
+  every fit, so ``check`` passed while each fitted stack fact's locator named ``A.toml``, a file that was gone: a
+  citation nobody could follow. ``check`` (and a review, which runs check's file review on HEAD) fails it now, one
+  line per locator, and ``passprice calibrate`` writes the locator again.
 """
 
 from __future__ import annotations
@@ -120,3 +124,36 @@ def test_a_committed_link_in_locks_leading_outside_the_repository_is_refused(tmp
         f"passprice: error: locks/sub: a symbolic link at {sha}, leading outside the repository; passprice diff "
         "compares the files themselves (commit the file, or the folder's files, in place of the link)"
     ]
+
+
+# --- (3) a measurement file renamed: the stack facts' locators --------------------------------------------------------
+
+OLD_RUNS = "registry/measurements/xiongjiedai-llama3-llamabench.toml"
+NEW_RUNS = "registry/measurements/xjd-llamabench.toml"
+STACK = "llamacpp-cuda-2405"
+
+
+def test_a_renamed_measurement_file_fails_check_on_the_locators_naming_it(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    (root / OLD_RUNS).rename(root / NEW_RUNS)
+    result = invoke("check", root=root)
+    assert result.exit_code == 1, result.output
+    problems = [line for line in result.stdout.splitlines() if line.startswith("  facts/stacks/")]
+    fitted = ("overhead.pass, overhead.layer, share.read, share.append, share.array, share.float, share.vector, "
+              "share.scale, terms.serial")
+    assert problems[0] == (
+        f"  facts/stacks/{STACK}.toml: {fitted}: the locator names {OLD_RUNS}, but the runs they derive from are "
+        f"in {NEW_RUNS} now (a measurement file renamed, or runs moved): a citation that does not lead to the "
+        f"runs; run passprice calibrate --stack {STACK}"
+    )
+    assert [p.split(": ")[1] for p in problems[1:]] == [
+        "range.rows.min", "range.rows.max", "range.position.min", "range.position.max"
+    ]
+    assert "the runs it derives from" in problems[1]
+    # calibrate writes the locators again: check holds
+    assert invoke("calibrate", "--stack", STACK, root=root).exit_code == 0
+    assert invoke("check", root=root).exit_code == 0
+    text = (root / "facts" / "stacks" / f"{STACK}.toml").read_text(encoding="utf-8")
+    locators = [line for line in text.splitlines() if line.startswith("locator = ")]
+    assert not any(OLD_RUNS in line for line in locators)
+    assert sum(NEW_RUNS in line for line in locators) == 13  # the 13 derived facts calibrate wrote
