@@ -13,6 +13,11 @@
   every fit, so ``check`` passed while each fitted stack fact's locator named ``A.toml``, a file that was gone: a
   citation nobody could follow. ``check`` (and a review, which runs check's file review on HEAD) fails it now, one
   line per locator, and ``passprice calibrate`` writes the locator again.
+- (4) A card fact rewritten to an equal quantity (``4.8 TB/s`` → ``4800 GB/s``) was drift to ``check`` (``--frozen``
+  failed every lock of the card) and to the review ("re-pin … check --frozen fails until then"). An equal quantity,
+  every other field alike, is no drift now: ``check`` lists it as rewritten (``--frozen`` passes), ``reproduce``
+  says so, and the review's fact row and lock rows say "rewritten, same quantity". A figure moved with the unit
+  is still drift.
 """
 
 from __future__ import annotations
@@ -157,3 +162,62 @@ def test_a_renamed_measurement_file_fails_check_on_the_locators_naming_it(tmp_pa
     locators = [line for line in text.splitlines() if line.startswith("locator = ")]
     assert not any(OLD_RUNS in line for line in locators)
     assert sum(NEW_RUNS in line for line in locators) == 13  # the 13 derived facts calibrate wrote
+
+
+# --- (4) a fact rewritten to the same quantity ------------------------------------------------------------------------
+
+CARD = "facts/cards/h200_sxm_141gb.toml"
+WRITTEN = 'value = 4.8\nunit = "TB/s"'
+
+
+def _rewrite(root: Path, value: str) -> None:
+    card = root / CARD
+    text = card.read_text(encoding="utf-8")
+    assert text.count(WRITTEN) == 1
+    card.write_text(text.replace(WRITTEN, f'value = {value}\nunit = "GB/s"'), encoding="utf-8")
+
+
+def test_a_fact_rewritten_to_the_same_quantity_is_no_drift_to_check(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    _rewrite(root, "4800")
+    result = invoke("check", "--frozen", root=root)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    at = lines.index(f"lock {R1} (locks/{R1}.lock.toml, locks serving {R1}): ok")
+    assert lines[at + 5 : at + 8] == [
+        "  drift: none",
+        "  rewritten (no drift, also with --frozen; lock --update re-pins them as written):",
+        "    memory.bandwidth: 4.8 TB/s → 4800 GB/s (rewritten, same quantity)",
+    ]
+    status = next(s for s in json.loads(invoke("check", "--json", root=root).stdout)["locks"] if s["name"] == R1)
+    assert status["drift"] == [] and status["drifted"] is False
+    assert status["rewritten"] == ["memory.bandwidth: 4.8 TB/s → 4800 GB/s (rewritten, same quantity)"]
+    shown = invoke("reproduce", R1, root=root).stdout
+    assert ("unchanged; memory.bandwidth: 4.8 TB/s → 4800 GB/s (rewritten, same quantity): no drift (lock --update "
+            "re-pins it)") in shown
+    # The figure moved with the unit: drift, as before.
+    _rewrite(copy_root(tmp_path / "moved"), "4900")
+    moved = invoke("check", "--frozen", root=tmp_path / "moved" / "root")
+    assert moved.exit_code == 1
+    assert "    memory.bandwidth: 4.8 TB/s (published) → 4900 GB/s (published)" in moved.stdout.splitlines()
+
+
+def test_a_review_of_a_fact_rewritten_to_the_same_quantity_says_so(tmp_path: Path) -> None:
+    from test_diff import commit_all
+
+    path = _registry_with_lock(tmp_path / "registry")
+    _rewrite(path, "4800")
+    commit_all(path, "the bandwidth in GB/s")
+    result = invoke("diff", "main", "HEAD", root=path)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[1] == ("1 fact changed in 1 file; 1 lock affected, 1 pinning a fact rewritten to the same quantity "
+                        "(no drift)")
+    assert "  memory.bandwidth  4.8 TB/s → 4800 GB/s  (rewritten, same quantity: unit TB/s → GB/s)  published" in lines
+    assert (f"  {R1} (locks/{R1}.lock.toml, card h200_sxm_141gb, price): pins memory.bandwidth as written before "
+            f"the change (rewritten, same quantity: no drift; passprice lock --update -o locks/{R1}.lock.toml "
+            "re-pins the words)") in lines
+    assert "check --frozen fails" not in result.stdout
+    out = json.loads(invoke("diff", "main", "HEAD", "--json", root=path).stdout)
+    assert out["drifted"] == [] and out["locks"][0]["rewritten"] == ["memory.bandwidth"]
+

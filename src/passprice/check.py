@@ -49,6 +49,9 @@ class LockStatus:
     older: str | None = None
     serving_name: str | None = None
     judged: bool = True
+    #: Pinned facts it rests on rewritten to the same quantity (``4.8 TB/s`` → ``4800 GB/s``), as lines: no drift,
+    #: not an error with ``--frozen``; ``lock --update`` re-pins them as written.
+    rewritten: tuple[str, ...] = ()
 
     @property
     def drifted(self) -> bool:
@@ -136,6 +139,9 @@ class CheckReport:
                 lines += [f"    {d}" for d in s.drift]
             else:
                 lines.append("  drift: none")
+            if s.rewritten:
+                lines.append("  rewritten (no drift, also with --frozen; lock --update re-pins them as written):")
+                lines += [f"    {r}" for r in s.rewritten]
             if s.today is not None:
                 lines.append(f"  today: {s.today}")
         for d in self.disagreements:
@@ -449,6 +455,7 @@ def _judge_lock(root: Root, path: Path) -> tuple[LockStatus, Any]:
         older=older_format(lock, _shown(root, path)),
         serving_name=lock.info.serving,
         judged=today.error is None,
+        rewritten=tuple(d.describe() for d in today.rewritten),
     )
     return status, lock
 

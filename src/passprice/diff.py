@@ -45,6 +45,7 @@ from passprice.locks import (
 from passprice.pins import LOCK_FORMAT
 from passprice.registry import Root
 from passprice.report import fact_json
+from passprice.reproduce import same_quantity
 from passprice.servings import spec_to_document
 from passprice.sidecode import Code, code_folder, code_of, kept_apart, price_locks
 from passprice.sourcechange import SourceChange, source_changes
@@ -891,6 +892,10 @@ class LockImpact:
     #: re-locked on them): a provenance made stronger, a citation or note moved, with no figure moved. The review
     #: passes, but ``check --frozen`` fails on that drift until ``lock --update`` re-pins them.
     drifted: tuple[str, ...] = ()
+    #: The changed facts HEAD's price rests on that HEAD's lock pins as written before the change, which HEAD only
+    #: rewrote to the same quantity (``4.8 TB/s`` → ``4800 GB/s``, :func:`passprice.reproduce.same_quantity`): no
+    #: drift (``check --frozen`` passes), but the lock pins the old words until ``lock --update``.
+    rewritten: tuple[str, ...] = ()
 
     @property
     def checkpoint_changed(self) -> bool:
@@ -1066,6 +1071,9 @@ class LockImpact:
         if self.drifted:
             bits.append(f"pins {', '.join(self.drifted)} as before the change: re-pin (passprice lock --update -o "
                         f"{self.path}; check --frozen fails until then)")
+        if self.rewritten:
+            bits.append(f"pins {', '.join(self.rewritten)} as written before the change (rewritten, same quantity: "
+                        f"no drift; passprice lock --update -o {self.path} re-pins the words)")
         if self.added:
             bits.append("added")
         elif self.status == "changed":
@@ -1134,6 +1142,7 @@ class LockImpact:
             "question": list(self.question),
             "head_unread": self.head_unread,
             "drifted": list(self.drifted),
+            "rewritten": list(self.rewritten),
         }
 
 
@@ -1381,6 +1390,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
             touched.append(by_file.get(("stack", lock.stack.name)))
         changed: list[str] = []
         drifted: list[str] = []
+        rewritten: list[str] = []
         unreadable = []
         unsound: list[Finding] = []
         after_rests = set(after.rests_on()) if after.price is not None else set(lock.rests_on)
@@ -1389,8 +1399,11 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                 continue
             changed += [c.lock_path for c in f.facts if c.lock_path in rests]
             if new is not None and status != "removed":
-                drifted += [c.lock_path for c in f.facts if c.new is not None and c.lock_path in after_rests
-                            and c.lock_path in new.facts and new.facts[c.lock_path].digest() != c.new.digest()]
+                pinned = [(c.lock_path, new.facts[c.lock_path], c.new) for c in f.facts if c.new is not None
+                          and c.lock_path in after_rests and c.lock_path in new.facts
+                          and new.facts[c.lock_path].digest() != c.new.digest()]
+                drifted += [path for path, was, now in pinned if not same_quantity(was, now)]
+                rewritten += [path for path, was, now in pinned if same_quantity(was, now)]
             if status != "removed":
                 unsound += [attrs.evolve(x, path=f.lock_path(x.path)) for x in f.findings
                             if f.lock_path(x.path) in after_rests]
@@ -1450,6 +1463,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                 question=question_changes(old, new) if old is not None and new is not None else (),
                 head_unread=rel in head_locks and new is None,
                 drifted=tuple(dict.fromkeys(drifted)),
+                rewritten=tuple(dict.fromkeys(rewritten)),
             )
         )
     return tuple(out)
@@ -1747,6 +1761,9 @@ class Diff:
             flags.append(f"{len(self.requestioned)} asking another question")
         if self.drifting:
             flags.append(f"{len(self.drifting)} to re-pin (lock --update) for check --frozen")
+        rewritten = [lock for lock in self.locks if lock.rewritten]
+        if rewritten:
+            flags.append(f"{len(rewritten)} pinning a fact rewritten to the same quantity (no drift)")
         if self.relocked:
             flags.append(f"{len(self.relocked)} re-locked")
         if self.loosened:
@@ -2071,6 +2088,9 @@ def _what(c: FactChange) -> str:
     """The change column: added/removed, the relative change of the value, and the other fields that changed."""
     if c.change != "changed":
         return c.change
+    if c.old is not None and c.new is not None and same_quantity(c.old, c.new):
+        unit = f": unit {c.old.unit} → {c.new.unit}" if c.old.unit != c.new.unit else ""
+        return f"rewritten, same quantity{unit}"
     bits = []
     if "value" in c.fields:
         rel = c.relative
