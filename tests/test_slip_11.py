@@ -18,6 +18,11 @@
   every other field alike, is no drift now: ``check`` lists it as rewritten (``--frozen`` passes), ``reproduce``
   says so, and the review's fact row and lock rows say "rewritten, same quantity". A figure moved with the unit
   is still drift.
+- (5) The review's list of passprice's own code changed (``sidecode.code_changes``) read every ``.py`` below each
+  side's ``src/passprice`` whole, with no cap and through links: a 1 GiB sparse ``.py`` in a hidden folder of a
+  folder side (which the side's own reading passes over) took the review 14 s and 1.1 GB, and a FIFO named ``.py``
+  would hold it for ever. A file past the 4 MiB a module may hold, a link or a FIFO is now not read and named as
+  changed with why.
 """
 
 from __future__ import annotations
@@ -221,3 +226,33 @@ def test_a_review_of_a_fact_rewritten_to_the_same_quantity_says_so(tmp_path: Pat
     out = json.loads(invoke("diff", "main", "HEAD", "--json", root=path).stdout)
     assert out["drifted"] == [] and out["locks"][0]["rewritten"] == ["memory.bandwidth"]
 
+
+# --- (5) the review's look at passprice's own code: bounded ---------------------------------------------------------
+
+
+def test_a_huge_or_special_py_file_in_a_side_s_code_is_named_not_read(tmp_path: Path) -> None:
+    import os
+
+    from passprice.sidecode import Code, code_changes
+
+    sides = []
+    for name in ("base", "head"):
+        folder = tmp_path / name / "src" / "passprice"
+        folder.mkdir(parents=True)
+        (folder / "a.py").write_text("x = 1\n", encoding="utf-8")
+        sides.append(folder)
+    hidden = sides[1] / ".hidden"
+    hidden.mkdir()
+    with open(hidden / "huge.py", "wb") as handle:
+        handle.truncate(1 << 30)  # sparse: 1 GiB that costs no disk
+    os.mkfifo(hidden / "pipe.py")
+    (sides[1] / "link.py").symlink_to(sides[1] / "a.py")
+    base, head = (Code(folder=f, model="m", running=False, own=True) for f in sides)
+    assert code_changes(base, head) == (
+        "src/passprice/.hidden/huge.py (1,073,741,824 bytes, past the 4,194,304 a module may hold: not read, "
+        "counted as changed)",
+        "src/passprice/.hidden/pipe.py (not a regular file: not read, counted as changed)",
+        "src/passprice/link.py (a symbolic link: not read, counted as changed)",
+    )
+    (sides[1] / "a.py").write_text("x = 2\n", encoding="utf-8")
+    assert "src/passprice/a.py" in code_changes(base, head)
