@@ -41,7 +41,7 @@ from passprice.cards import Card, load_card
 from passprice.checkpoints import load_checkpoint
 from passprice.derivations import Finding
 from passprice.errors import InputError
-from passprice.facts import Fact, Provenance
+from passprice.facts import Fact, Provenance, shown_unit
 from passprice.fits import RunDerivation, RunInput, extreme, figure_of, rounded
 from passprice.gguf_header import GGUFHeader
 from passprice.measurements import Run, load_runs, ratio_too_large
@@ -739,12 +739,12 @@ def calibration_text(cal: Calibration, written: Path | None = None) -> str:
 
 
 def _in_unit(fact: Fact, base: float) -> str:
-    """``base`` (base units) written in ``fact``'s unit, to the fit's digits: ``97.1 us``, ``0.9812``."""
+    """``base`` (base units) written in ``fact``'s unit, to the fit's digits: ``97.1 µs``, ``0.9812``."""
     from passprice.facts import UNITS
 
     amount = base / float(UNITS[fact.unit][1])
     text = f"{amount:.{DIGITS}g}"
-    return text if fact.unit == "1" else f"{text} {fact.unit}"
+    return text if fact.unit == "1" else f"{text} {shown_unit(fact.unit)}"
 
 
 #: The changed runs a finding names one by one; the rest are counted (a stack fitted from 115 runs whose
@@ -803,7 +803,7 @@ def verify_stack(root: Root, stack: Stack, runs: Sequence[Run] | None = None) ->
                                    f"its value {fact.describe()} still follows, but the derivation records the old "
                                    f"runs: {again}"))
             else:
-                shown = f"{now:g} {fact.unit}" if now is not None else "nothing (no run it names is left)"
+                shown = f"{now:g} {shown_unit(fact.unit)}" if now is not None else "nothing (no run it names is left)"
                 out.append(Finding(path, "stale", f"{path} is stale: {_named(moved, d.figure)}; from today's runs it "
                                    f"is {shown}, not {fact.describe()}: {again}"))
         elif recorded != written:
