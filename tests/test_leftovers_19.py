@@ -6,11 +6,20 @@
   (:func:`passprice.facts.shown_unit`); the file keeps ``us``. And a measured run that moved read ``145.55 tokens/s
   when derived, 1 now``: the figure now carries its unit too, as a derivation input's does (``4.8 TB/s when
   derived, 5.2 TB/s now``).
+- (7) A name not in the registry read gave no hint when it is a record of the other registry: ``--root DIR price
+  r1-qwen7b-h200`` in a registry ``passprice init`` made (it copies cards and sources, not servings) said only "not
+  found … (registered: none)", and ``price my-serving`` run outside any registry (so the facts passprice ships are
+  read) did not say that the user's own registry was not looked in. Both say so now.
 """
 
 from __future__ import annotations
 
-from cli_helpers import invoke
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from cli_helpers import REPO, invoke
 
 STACK = "llamacpp-cuda-2405"
 
@@ -35,3 +44,33 @@ def test_a_moved_run_s_figure_carries_its_unit_on_both_sides() -> None:
         "run r: 1 token-rows a pass when derived, 2 token-rows a pass now"
     )
 
+
+# --- (7) a name of the other registry -------------------------------------------------------------------------------
+
+
+def test_a_name_of_the_shipped_registry_not_in_dir_says_where_it_is(tmp_path: Path) -> None:
+    root = tmp_path / "mine"
+    assert invoke("init", str(root)).exit_code == 0
+    result = invoke("price", "r1-qwen7b-h200", root=root)
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        f"passprice: error: serving 'r1-qwen7b-h200': not found in {root}/registry/servings; r1-qwen7b-h200 is a "
+        f"serving of the facts passprice ships, not of this registry ({root}): copy "
+        f"{REPO}/registry/servings/r1-qwen7b-h200.toml into {root}/registry/servings to use it here (registered: "
+        "none)\n"
+    )
+    # A name neither registry holds: no such line.
+    assert "facts passprice ships" not in invoke("price", "nowhere", root=root).stderr
+
+
+def test_a_name_not_shipped_read_outside_any_registry_says_its_registry_was_not_looked_in(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env["PYTHONPATH"] = str(REPO / "src")
+    done = subprocess.run([sys.executable, "-m", "passprice", "price", "my-serving"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert ("; no registry was found at or above the working folder, so passprice looked in the facts it ships only: "
+            "for a serving of your own registry, run inside it or name it: passprice --root DIR COMMAND (registered: "
+            ) in done.stderr
+    # Inside a registry (the checkout), no such line.
+    assert "no registry was found" not in invoke("price", "my-serving").stderr

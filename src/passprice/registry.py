@@ -519,10 +519,40 @@ def _hint(kind: str, ref: str, folder: Path, known: list[str]) -> str:
     for stray, meant, _ in stray_folders(Root(top)) if "/" not in ref and os.sep not in ref else ():
         if meant is not None and top / meant == folder and is_there(stray / f"{ref}.toml"):
             return f"; {shown(stray / f'{ref}.toml')} lies in a folder passprice does not read: move it to {meant}/"
+    shipped = _shipped_hint(kind, ref, folder, top)
+    if shipped.startswith("; " + ref):
+        return shipped
     lowered = ref.lower()
     holding = [name for name in known if lowered and lowered in name.lower()]  # `h200` for h200_sxm_141gb
     close = [*holding, *(n for n in _closest(ref, known) if n not in holding)][:3]
-    return f"; did you mean {' or '.join(close)}?" if close else ""
+    return f"; did you mean {' or '.join(close)}?" if close else shipped
+
+
+def _shipped_hint(kind: str, ref: str, folder: Path, top: Path) -> str:
+    """Where a name not found in the registry at ``top`` is: a record of the facts passprice ships (the embedded
+    default, :func:`embedded_root`) while ``top`` is another registry (``--root DIR``, or one of the user's own that
+    lacks it: ``passprice init`` copies cards and sources, not servings); or, when ``top`` is that default because
+    no registry was found at or above the working folder, a name of the user's own registry, which passprice did not
+    look in. Empty when neither applies (and for a name with a path separator). Never raises."""
+    rel = _KINDS.get(kind)
+    if rel is None or not ref or "/" in ref or os.sep in ref:
+        return ""
+    try:
+        shipped = embedded_root().path
+        same = top.resolve() == shipped.resolve()
+        here = Path.cwd().resolve()
+    except (InputError, OSError):
+        return ""
+    if not same:
+        record = shipped / rel / f"{ref}.toml"
+        if folder == top / rel and is_there(record):
+            return (f"; {ref} is a {kind} of the facts passprice ships, not of this registry ({top}): copy "
+                    f"{shown(record)} into {shown(folder)} to use it here")
+        return ""
+    if not any(_is_root(f) for f in (here, *here.parents)):
+        return (f"; no registry was found at or above the working folder, so passprice looked in the facts it ships "
+                f"only: for a {kind} of your own registry, run inside it or name it: passprice --root DIR COMMAND")
+    return ""
 
 
 #: The most registered names :func:`_closest` scores in full: difflib's ``ratio`` takes time quadratic in a name's
