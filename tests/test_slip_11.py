@@ -23,6 +23,11 @@
   folder side (which the side's own reading passes over) took the review 14 s and 1.1 GB, and a FIFO named ``.py``
   would hold it for ever. A file past the 4 MiB a module may hold, a link or a FIFO is now not read and named as
   changed with why.
+- (8) A process killed (SIGKILL) while it wrote a file left its temporary file (``.NAME.<12 hex>.tmp``, mode
+  ``0o600``) beside it, and no later run said a word. ``check`` warns of each such file in a record folder now,
+  naming the file it was written for and how to remove it; nothing removes it (nothing proves no passprice is
+  writing through it now, and a file passprice did not make is never its to delete): a file of another name or mode
+  is not named.
 """
 
 from __future__ import annotations
@@ -256,3 +261,54 @@ def test_a_huge_or_special_py_file_in_a_side_s_code_is_named_not_read(tmp_path: 
     )
     (sides[1] / "a.py").write_text("x = 2\n", encoding="utf-8")
     assert "src/passprice/a.py" in code_changes(base, head)
+
+
+# --- (8) a write killed: its temporary file ------------------------------------------------------------------------
+
+
+def test_a_write_killed_leaves_a_temporary_file_check_names_and_never_removes(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    root = copy_root(tmp_path)
+    target = root / "locks" / "slow.lock.toml"
+    writer = (
+        "import sys, time\n"
+        "from pathlib import Path\n"
+        "from passprice.files import write_atomically\n"
+        "def rows():\n"
+        "    yield 'x = 1\\n'\n"
+        "    print('writing', flush=True)\n"
+        "    time.sleep(60)\n"
+        "    yield 'y = 2\\n'\n"
+        "write_atomically(Path(sys.argv[1]), rows())\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    child = subprocess.Popen([sys.executable, "-c", writer, str(target)], stdout=subprocess.PIPE, env=env, text=True)
+    try:
+        assert child.stdout is not None and child.stdout.readline() == "writing\n"
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    left = [p for p in (root / "locks").iterdir() if p.name.endswith(".tmp")]
+    assert len(left) == 1 and not target.exists()
+    stale = left[0]
+    assert stale.name.startswith(".slow.lock.toml.") and (stale.stat().st_mode & 0o777) == 0o600
+    # Look-alikes that are not passprice's: another mode, another pattern.
+    (root / "locks" / ".mine.lock.toml.0123456789ab.tmp").write_text("mine")
+    os.chmod(root / "locks" / ".mine.lock.toml.0123456789ab.tmp", 0o644)
+    (root / "locks" / ".notes.tmp").write_text("notes")
+    os.chmod(root / "locks" / ".notes.tmp", 0o600)
+    result = invoke("check", root=root)
+    assert result.exit_code == 0, result.output  # a warning: passprice reads nothing from it
+    warnings = [line for line in result.stdout.splitlines() if line.startswith("  warning:") and ".tmp" in line]
+    assert warnings == [
+        f"  warning: locks/{stale.name}: a temporary file passprice writes slow.lock.toml through, left by a write "
+        "that did not finish (its process killed?) unless a passprice is writing it now; passprice reads nothing "
+        f"from it and removes none it did not make this run: remove it (rm {stale})"
+    ]
+    assert stale.exists() and (root / "locks" / ".notes.tmp").exists()  # never removed

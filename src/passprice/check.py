@@ -302,6 +302,9 @@ def _review_files(root: Root) -> FileReview:
     from passprice.registry import stray_headers
 
     warnings += stray_headers(root)  # a GGUF file copied among the checkpoint entries
+    from passprice.registry import stale_temporaries
+
+    warnings += stale_temporaries(root)  # a write killed before it removed its temporary file
     kinds["sources"] = len(root.scan(root.sources))
     kinds["servings"] = 0
     # What resolving a serving decides (its checkpoint, card, method and routing load and hold to their scopes, its

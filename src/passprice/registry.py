@@ -259,6 +259,47 @@ def stray_headers(root: Root) -> list[str]:
             "here alone (`passprice import FILE --name NAME` writes one)" for name in names]
 
 
+#: The name :func:`passprice.files.write_atomically` gives the temporary file it writes ``NAME`` through:
+#: ``.NAME.`` then 12 hex digits and ``.tmp`` (the name cut to fit 255 bytes keeps the pattern).
+_TEMPORARY = r"\.(?P<target>.+)\.[0-9a-f]{12}\.tmp"
+
+
+def stale_temporaries(root: Root) -> list[str]:
+    """One line for each file in a record folder of ``root`` (``facts/*``, ``registry/*``, ``locks``, ``sources``)
+    named as passprice names a temporary file it writes through (``.NAME.<12 hex digits>.tmp``, a regular file of
+    mode ``0o600``, as :func:`passprice.files.write_atomically` makes it): a write that did not finish, its process
+    killed (SIGKILL, a power cut) before it removed the file. Reported, never removed: the name and mode make it
+    passprice's, but nothing proves that no passprice is writing through it now (its name holds no process, and a
+    process id may be another machine's or reused), and a file passprice did not make is never passprice's to
+    delete. passprice reads none of them (no record suffix). Only names and ``lstat`` are read. Raises nothing."""
+    import re
+    import shlex
+    import stat
+
+    out = []
+    for folder in (root.cards, root.drafts, root.routing, root.stacks, root.checkpoints, root.servings,
+                   root.measurements, root.locks, root.sources):
+        try:
+            names = sorted(e.name for e in os.scandir(folder) if e.name.startswith(".") and e.name.endswith(".tmp"))
+        except OSError:
+            continue
+        for name in names:
+            found = re.fullmatch(_TEMPORARY, name, re.DOTALL)
+            path = folder / name
+            try:
+                info = os.lstat(path)
+            except OSError:
+                continue
+            if found is None or not stat.S_ISREG(info.st_mode) or info.st_mode & 0o7777 != 0o600:
+                continue
+            out.append(
+                f"{shown(path)}: a temporary file passprice writes {found['target']} through, left by a write that "
+                f"did not finish (its process killed?) unless a passprice is writing it now; passprice reads nothing "
+                f"from it and removes none it did not make this run: remove it (rm {shlex.quote(str(path))})"
+            )
+    return out
+
+
 def stray_lines(root: Root) -> list[str]:
     """One line for each of :func:`stray_folders`: the folder, that passprice reads nothing from it, how many
     ``.toml`` files that leaves unchecked and unpriced, and the record folder it was likely meant as."""
