@@ -479,9 +479,20 @@ def duplicate_lines(root: Root, locks: list[tuple[Path, Any]]) -> list[tuple[tup
 
     from passprice.locks import converter
 
+    # Only locks alike in what is cheap to compare (serving, kind, card, checkpoint, recorded figures) are compared
+    # whole: a registry of locks of different servings pays nothing for it.
+    alike: dict[tuple[Any, ...], int] = {}
+    cheap: list[tuple[Any, ...]] = []
+    for _, lock in locks:
+        rough = (lock.info.serving, lock.kind, lock.card_pin, lock.checkpoint_pin, lock.price.get("tokens_per_s"),
+                 lock.price.get("batch"))
+        cheap.append(rough)
+        alike[rough] = alike.get(rough, 0) + 1
     first: dict[str, tuple[str, Any]] = {}
     out: list[tuple[tuple[str, str], str]] = []
-    for path, lock in locks:
+    for (path, lock), rough in zip(locks, cheap, strict=True):
+        if alike[rough] < 2:
+            continue
         body = converter().unstructure(attrs.evolve(lock, info=attrs.evolve(lock.info, name="", digest="")))
         body["facts"] = {p: [f.digest(), converter().unstructure(f)] for p, f in sorted(lock.facts.items())}
         key = json.dumps(body, sort_keys=True, default=repr)
