@@ -278,8 +278,8 @@ def test_a_run_that_changed_or_disappeared_is_named_and_the_fit_re_run(today: tu
     assert fit.kind == "stale"
     assert fit.message.startswith(
         f"{FITTED} are stale: their fit's runs moved: run xd3.h100_pcie_80gb.8b-q4km.tg512: 145.55 tokens/s when "
-        "derived, 150 now; run xd3.a40.8b-f16.tg512: gone (no measured run has this id now); re-fitted from today's "
-        "runs: overhead.pass 0 us; overhead.layer 96."
+        "derived, 150 tokens/s now; run xd3.a40.8b-f16.tg512: gone (no measured run has this id now); re-fitted from "
+        "today's runs: overhead.pass 0 µs; overhead.layer 96."
     )
     assert fit.message.endswith("terms.serial 0.5 (run passprice calibrate --stack llamacpp-cuda-2405)")
     # The range is read off the same runs: one gone, its value unchanged, but the derivation records the old runs.
@@ -340,7 +340,8 @@ def test_check_fails_naming_a_run_whose_figure_moved_and_warns_of_a_run_not_fitt
     assert result.exit_code == 1, result.output
     assert (
         f"  facts/stacks/{STACK}.toml: {FITTED} are stale: their fit's runs moved: "
-        "run xd3.h100_pcie_80gb.8b-q4km.tg512: 145.55 tokens/s when derived, 150 now; re-fitted from today's runs:"
+        "run xd3.h100_pcie_80gb.8b-q4km.tg512: 145.55 tokens/s when derived, 150 tokens/s now; re-fitted from today's "
+        "runs:"
     ) in result.stdout
     assert (
         f"  warning: facts/stacks/{STACK}.toml: 1 measured run of stack {STACK} is not in its fit "
@@ -349,10 +350,11 @@ def test_check_fails_naming_a_run_whose_figure_moved_and_warns_of_a_run_not_fitt
 
 
 def test_the_fitted_overheads_are_shown_in_the_unit_their_facts_are_written_in() -> None:
-    """The newcomer walkthrough: `96.63 µs` in the fitted column beside `96.63 us` in the column before it."""
+    """The newcomer walkthrough: `96.63 µs` in the fitted column beside `96.63 us` in the column before it; both
+    are `µs` now, as every other duration passprice prints (slip 11: the file's ASCII `us` is printed `µs`)."""
     from cli_helpers import invoke
 
     result = invoke("calibrate", "--stack", "llamacpp-cuda-2405", "--dry-run")
     assert result.exit_code == 0, result.output
     overhead = next(line for line in result.stdout.splitlines() if line.startswith("overhead.layer"))
-    assert overhead.split()[1:3] == ["96.63", "us"] and "µs" not in overhead
+    assert overhead.split()[1:3] == ["96.63", "µs"] and " us" not in overhead

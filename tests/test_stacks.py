@@ -362,7 +362,7 @@ def test_a_lock_under_a_stack_pins_its_facts_reproduces_and_sees_them_change(tmp
     check = json.loads(invoke("check", "--json", root=root).stdout)
     status = next(s for s in check["locks"] if s["name"] == "r1-stack")
     assert status["reproduces"] is True
-    assert status["drift"] == [f"stack.overhead.layer: {layer.amount:g} us (derived) → 900 us (derived)"]
+    assert status["drift"] == [f"stack.overhead.layer: {layer.amount:g} µs (derived) → 900 µs (derived)"]
 
 
 def test_diff_of_a_stack_fact_reaches_the_locks_resting_on_it(tmp_path: object) -> None:

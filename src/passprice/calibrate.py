@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +41,7 @@ from passprice.cards import Card, load_card
 from passprice.checkpoints import load_checkpoint
 from passprice.derivations import Finding
 from passprice.errors import InputError
-from passprice.facts import Fact, Provenance
+from passprice.facts import Fact, Provenance, shown_unit
 from passprice.fits import RunDerivation, RunInput, extreme, figure_of, rounded
 from passprice.gguf_header import GGUFHeader
 from passprice.measurements import Run, load_runs, ratio_too_large
@@ -739,12 +739,12 @@ def calibration_text(cal: Calibration, written: Path | None = None) -> str:
 
 
 def _in_unit(fact: Fact, base: float) -> str:
-    """``base`` (base units) written in ``fact``'s unit, to the fit's digits: ``97.1 us``, ``0.9812``."""
+    """``base`` (base units) written in ``fact``'s unit, to the fit's digits: ``97.1 µs``, ``0.9812``."""
     from passprice.facts import UNITS
 
     amount = base / float(UNITS[fact.unit][1])
     text = f"{amount:.{DIGITS}g}"
-    return text if fact.unit == "1" else f"{text} {fact.unit}"
+    return text if fact.unit == "1" else f"{text} {shown_unit(fact.unit)}"
 
 
 #: The changed runs a finding names one by one; the rest are counted (a stack fitted from 115 runs whose
@@ -803,12 +803,13 @@ def verify_stack(root: Root, stack: Stack, runs: Sequence[Run] | None = None) ->
                                    f"its value {fact.describe()} still follows, but the derivation records the old "
                                    f"runs: {again}"))
             else:
-                shown = f"{now:g} {fact.unit}" if now is not None else "nothing (no run it names is left)"
+                shown = f"{now:g} {shown_unit(fact.unit)}" if now is not None else "nothing (no run it names is left)"
                 out.append(Finding(path, "stale", f"{path} is stale: {_named(moved, d.figure)}; from today's runs it "
                                    f"is {shown}, not {fact.describe()}: {again}"))
         elif recorded != written:
             out.append(Finding(path, "mismatch", f"{path}: {fact.describe()} does not follow from its derivation: the "
                                f"{d.method} of the {d.figure} of the {len(d.runs)} runs it records is {recorded:g}"))
+    out += _untraced(stack.name, facts, everything, {f.path for f in out})
     for (ids, tolerance), members in fitted.items():
         first = members[0][2]
         moved = changes(first, everything, stack.name)
@@ -852,6 +853,44 @@ def verify_stack(root: Root, stack: Stack, runs: Sequence[Run] | None = None) ->
                                    "did: review the re-fit with "
                                    f"`passprice calibrate --stack {stack.name} --dry-run`, then run it without "
                                    "--dry-run)"))
+    return out
+
+
+#: A measurement file as a run-derived fact's locator names it (:func:`_files`).
+_MEASUREMENT_FILE = r"registry/measurements/[^\s,()'\"]+?\.toml"
+
+
+def _untraced(
+    stack: str, facts: Sequence[tuple[str, Fact]], everything: Mapping[str, Run], found: set[str]
+) -> list[Finding]:
+    """The run-derived facts of ``facts`` (not already in ``found``) whose locator no longer leads to their runs:
+    it names a measurement file (``registry/measurements/NAME.toml``, as :func:`_files` writes it) that holds none
+    of the runs the derivation names today, or leaves out a file that does. A measurement file renamed keeps every
+    run (found by id) and every fit, so ``check`` passed while the citation named a file that was gone. One
+    ``stale`` finding per locator, naming its facts, the files it names and where the runs are now (``passprice
+    calibrate`` writes the locator again)."""
+    import re
+
+    groups: dict[tuple[str, tuple[str, ...], tuple[str, ...]], list[str]] = {}
+    for path, fact in facts:
+        d = fact.derivation
+        if path in found or not isinstance(d, RunDerivation) or not fact.locator:
+            continue
+        named = tuple(sorted(set(re.findall(_MEASUREMENT_FILE, fact.locator))))
+        runs = [everything[r.run] for r in d.runs if r.run in everything]
+        if not named or not runs:
+            continue  # a locator written by hand, naming no file; or no run left (a stale or broken fit, said so)
+        now = tuple(sorted({f"registry/measurements/{r.source}.toml" for r in runs}))
+        if named != now:
+            groups.setdefault((fact.locator, named, now), []).append(path)
+    out = []
+    for (_, named, now), paths in groups.items():
+        one = len(paths) == 1
+        out.append(Finding(paths[0], "stale", (
+            f"{', '.join(paths)}: the locator names {', '.join(named)}, but the runs "
+            f"{'it derives' if one else 'they derive'} from are in {', '.join(now)} now (a measurement file renamed, "
+            f"or runs moved): a citation that does not lead to the runs; run passprice calibrate --stack {stack}"
+        )))
     return out
 
 

@@ -49,6 +49,9 @@ class LockStatus:
     older: str | None = None
     serving_name: str | None = None
     judged: bool = True
+    #: Pinned facts it rests on rewritten to the same quantity (``4.8 TB/s`` → ``4800 GB/s``), as lines: no drift,
+    #: not an error with ``--frozen``; ``lock --update`` re-pins them as written.
+    rewritten: tuple[str, ...] = ()
 
     @property
     def drifted(self) -> bool:
@@ -136,6 +139,9 @@ class CheckReport:
                 lines += [f"    {d}" for d in s.drift]
             else:
                 lines.append("  drift: none")
+            if s.rewritten:
+                lines.append("  rewritten (no drift, also with --frozen; lock --update re-pins them as written):")
+                lines += [f"    {r}" for r in s.rewritten]
             if s.today is not None:
                 lines.append(f"  today: {s.today}")
         for d in self.disagreements:
@@ -296,6 +302,9 @@ def _review_files(root: Root) -> FileReview:
     from passprice.registry import stray_headers
 
     warnings += stray_headers(root)  # a GGUF file copied among the checkpoint entries
+    from passprice.registry import stale_temporaries
+
+    warnings += stale_temporaries(root)  # a write killed before it removed its temporary file
     kinds["sources"] = len(root.scan(root.sources))
     kinds["servings"] = 0
     # What resolving a serving decides (its checkpoint, card, method and routing load and hold to their scopes, its
@@ -351,6 +360,7 @@ def _check(root: Root) -> CheckReport:
     kinds = dict(files.kinds)
     statuses = []
     read: list[Any] = []
+    paths: list[Path] = []
     kinds["locks"] = 0
     for name in root.scan(root.locks, ".lock.toml"):
         kinds["locks"] += 1
@@ -363,12 +373,14 @@ def _check(root: Root) -> CheckReport:
             continue
         statuses.append(status)
         read.append(lock)
+        paths.append(path)
     disagreements = _disagreements(read)
+    duplicates = duplicate_lines(root, list(zip(paths, read, strict=True)))
     # A broken card or checkpoint is met again by every serving and lock naming it: report each line once, and name
     # files relative to the root, as the lock lines do.
     prefix = f"{root.path}{os.sep}"
     unique = tuple(dict.fromkeys(p.removeprefix(prefix) for p in problems))
-    shown = files.warnings
+    shown = files.warnings + tuple(line for _, line in duplicates)
     unread = tuple(dict.fromkeys(p.removeprefix(prefix) for p in unreadable))
     return CheckReport(
         sum(kinds.values()), unique, tuple(statuses), tuple(kinds.items()), disagreements, shown, unread
@@ -448,8 +460,65 @@ def _judge_lock(root: Root, path: Path) -> tuple[LockStatus, Any]:
         older=older_format(lock, _shown(root, path)),
         serving_name=lock.info.serving,
         judged=today.error is None,
+        rewritten=tuple(d.describe() for d in today.rewritten),
     )
     return status, lock
+
+
+def duplicate_lines(root: Root, locks: list[tuple[Path, Any]]) -> list[tuple[tuple[str, str], str]]:
+    """The lock files of ``locks`` (each a path and the lock read from it, in file-name order) that pin what an
+    earlier one pins: the same ``[lock]`` table but for its name (kind, registered serving, pricing model), serving,
+    stack, checkpoint and card pins, every pinned fact, floors and recorded price — a lock file copied under another
+    name (``cp locks/A.lock.toml locks/B.lock.toml``), or locked twice with the same options. Each pair (the two
+    paths relative to the root, the earlier first) with its line.
+
+    A copy guards nothing the original does not, and it misleads: a later ``lock --update`` of one leaves the other
+    pinning the old facts (then the two disagree, or one drifts), and a copy keeps the original's ``[lock]`` name,
+    which every lock line and refusal prints, naming a file it does not lie in. Not a failure (a duplicate lets no
+    change past its floors): a warning of ``check``, and of a review that adds or changes one of the two
+    (:func:`passprice.diff.compare`)."""
+    import json
+
+    from passprice.locks import converter
+
+    # Only locks alike in what is cheap to compare (serving, kind, card, checkpoint, recorded figures) are compared
+    # whole: a registry of locks of different servings pays nothing for it.
+    alike: dict[tuple[Any, ...], int] = {}
+    cheap: list[tuple[Any, ...]] = []
+    for _, lock in locks:
+        rough = (lock.info.serving, lock.kind, lock.card_pin, lock.checkpoint_pin, lock.price.get("tokens_per_s"),
+                 lock.price.get("batch"))
+        cheap.append(rough)
+        alike[rough] = alike.get(rough, 0) + 1
+    first: dict[str, tuple[str, Any]] = {}
+    out: list[tuple[tuple[str, str], str]] = []
+    for (path, lock), rough in zip(locks, cheap, strict=True):
+        if alike[rough] < 2:
+            continue
+        body = converter().unstructure(attrs.evolve(lock, info=attrs.evolve(lock.info, name="", digest="")))
+        body["facts"] = {p: [f.digest(), converter().unstructure(f)] for p, f in sorted(lock.facts.items())}
+        key = json.dumps(body, sort_keys=True, default=repr)
+        rel = _shown(root, path)
+        if key not in first:
+            first[key] = (rel, lock)
+            continue
+        # The copy is the file not named after its lock (a copy keeps the original's name), else the later one.
+        copy, original = (rel, lock), first[key]
+        if _named_after(*copy) and not _named_after(*original):
+            copy, original = original, copy
+        named = "" if _named_after(*copy) else f"; {copy[0]} is named {copy[1].name!r} inside, not after its file"
+        serving = f"serving {lock.info.serving}" if lock.info.serving else "no registered serving"
+        out.append(((first[key][0], rel), (
+            f"{copy[0]} duplicates {original[0]}: it locks {serving} ({lock.kind}) with the same pins, floors and "
+            f"price under another file name{named}; it guards nothing {original[0]} does not, and re-locking one "
+            "leaves the other pinning the old facts: remove one"
+        )))
+    return out
+
+
+def _named_after(rel: str, lock: Any) -> bool:
+    """Whether the lock file at ``rel`` is named after the lock it holds (``locks/NAME.lock.toml``)."""
+    return Path(rel).name == f"{lock.name}.lock.toml"
 
 
 def _short(digest: str) -> str:

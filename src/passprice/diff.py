@@ -45,6 +45,7 @@ from passprice.locks import (
 from passprice.pins import LOCK_FORMAT
 from passprice.registry import Root
 from passprice.report import fact_json
+from passprice.reproduce import same_quantity
 from passprice.servings import spec_to_document
 from passprice.sidecode import Code, code_folder, code_of, kept_apart, price_locks
 from passprice.sourcechange import SourceChange, source_changes
@@ -212,6 +213,7 @@ class Checkout:
         wanted: dict[str, int] = {}
         names: list[tuple[str, str]] = []
         unread: set[str] = set()
+        links: dict[str, tuple[str, int]] = {}
         total = 0
         cap = gitread.side_files_cap()
         fact_cap, facts = gitread.side_fact_files_cap(), 0
@@ -232,6 +234,8 @@ class Checkout:
             if mode == "120000":
                 if gitread.read_by_passprice(rel) or gitread.registry_folder(rel):
                     raise gitread.linked(name, f"at {commit[:12]}")
+                if gitread.registry_folder(rel.rpartition("/")[0]):
+                    links[name] = (obj, int(size))  # locks/sub → ../archive: a folder check would find there
                 continue
             if not gitread.read_by_passprice(rel):
                 unread.add(rel)  # a file passprice never reads is not read here either (a .bin, a README)
@@ -269,10 +273,45 @@ class Checkout:
                 # Named, not read: a record in a folder passprice does not read (locks/sub/x.lock.toml) is found by
                 # check's stray-folder rule on a revision as in a work tree (it counts names, opens nothing).
                 (dest / rel).touch()
+        for rel, records in self._linked_folders(commit, links).items():
+            # What a checkout of the revision holds there: a folder (through the link) of records, which check's
+            # stray-folder rule counts (locks/sub → ../archive, committed: the review said "no changes", exit 0).
+            (dest / rel).mkdir(parents=True, exist_ok=True)
+            for record in records:
+                (dest / rel / record).touch()
         for rel in _named_by_sources(files) & unread:
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             (dest / rel).touch()  # a source's document kept in the registry: its existence is what is checked
         return files
+
+    def _linked_folders(self, commit: str, links: Mapping[str, tuple[str, int]]) -> dict[str, list[str]]:
+        """For each symbolic link of ``links`` (its path from the repository's top → its blob and the blob's size),
+        each directly in a folder passprice lists (``locks/sub``) under a name it does not read: the ``.toml`` names
+        of the folder the link leads to at ``commit``, by the link's path relative to the root (only links that lead
+        to such a folder). A checkout's ``check`` follows the link, and fails a folder of records inside ``locks/``
+        (:func:`passprice.registry.stray_folders`); left out, the review of that commit said "no changes".
+
+        Raises :class:`InputError` (:func:`passprice.gitread.linked`) for a link leading outside the repository
+        (absolute, or above its top) or with a target longer than a path: what it names cannot be read at
+        ``commit``."""
+        import posixpath
+
+        if not links:
+            return {}
+        texts = gitread.read_blobs(self.top, {obj: size for obj, size in links.values() if size <= 4096})
+        out: dict[str, list[str]] = {}
+        for name, (obj, _) in sorted(links.items()):
+            text = os.fsdecode(texts.get(obj, b""))
+            target = posixpath.normpath(posixpath.join(posixpath.dirname(name), text))
+            if not text or text.startswith("/") or target == ".." or target.startswith("../"):
+                raise gitread.linked(name, f"at {commit[:12]}, leading outside the repository")
+            listing = _run_git(self.top, ["ls-tree", "-z", "--name-only", "--full-tree", commit, "--", f"{target}/"])
+            records = sorted({
+                entry.rpartition("/")[2] for entry in os.fsdecode(listing).split("\0") if entry.endswith(".toml")
+            })
+            if records:
+                out[name[len(self.prefix) :]] = records
+        return out
 
     def documents(self, commit: str, names: Iterable[str]) -> dict[str, str]:
         """The identity (:func:`passprice.sourcechange.document_digest`) of each registry document of ``names``
@@ -863,6 +902,10 @@ class LockImpact:
     #: re-locked on them): a provenance made stronger, a citation or note moved, with no figure moved. The review
     #: passes, but ``check --frozen`` fails on that drift until ``lock --update`` re-pins them.
     drifted: tuple[str, ...] = ()
+    #: The changed facts HEAD's price rests on that HEAD's lock pins as written before the change, which HEAD only
+    #: rewrote to the same quantity (``4.8 TB/s`` → ``4800 GB/s``, :func:`passprice.reproduce.same_quantity`): no
+    #: drift (``check --frozen`` passes), but the lock pins the old words until ``lock --update``.
+    rewritten: tuple[str, ...] = ()
 
     @property
     def checkpoint_changed(self) -> bool:
@@ -1038,6 +1081,9 @@ class LockImpact:
         if self.drifted:
             bits.append(f"pins {', '.join(self.drifted)} as before the change: re-pin (passprice lock --update -o "
                         f"{self.path}; check --frozen fails until then)")
+        if self.rewritten:
+            bits.append(f"pins {', '.join(self.rewritten)} as written before the change (rewritten, same quantity: "
+                        f"no drift; passprice lock --update -o {self.path} re-pins the words)")
         if self.added:
             bits.append("added")
         elif self.status == "changed":
@@ -1106,6 +1152,7 @@ class LockImpact:
             "question": list(self.question),
             "head_unread": self.head_unread,
             "drifted": list(self.drifted),
+            "rewritten": list(self.rewritten),
         }
 
 
@@ -1353,6 +1400,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
             touched.append(by_file.get(("stack", lock.stack.name)))
         changed: list[str] = []
         drifted: list[str] = []
+        rewritten: list[str] = []
         unreadable = []
         unsound: list[Finding] = []
         after_rests = set(after.rests_on()) if after.price is not None else set(lock.rests_on)
@@ -1361,8 +1409,11 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                 continue
             changed += [c.lock_path for c in f.facts if c.lock_path in rests]
             if new is not None and status != "removed":
-                drifted += [c.lock_path for c in f.facts if c.new is not None and c.lock_path in after_rests
-                            and c.lock_path in new.facts and new.facts[c.lock_path].digest() != c.new.digest()]
+                pinned = [(c.lock_path, new.facts[c.lock_path], c.new) for c in f.facts if c.new is not None
+                          and c.lock_path in after_rests and c.lock_path in new.facts
+                          and new.facts[c.lock_path].digest() != c.new.digest()]
+                drifted += [path for path, was, now in pinned if not same_quantity(was, now)]
+                rewritten += [path for path, was, now in pinned if same_quantity(was, now)]
             if status != "removed":
                 unsound += [attrs.evolve(x, path=f.lock_path(x.path)) for x in f.findings
                             if f.lock_path(x.path) in after_rests]
@@ -1422,6 +1473,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                 question=question_changes(old, new) if old is not None and new is not None else (),
                 head_unread=rel in head_locks and new is None,
                 drifted=tuple(dict.fromkeys(drifted)),
+                rewritten=tuple(dict.fromkeys(rewritten)),
             )
         )
     return tuple(out)
@@ -1467,6 +1519,9 @@ class Diff:
     #: this verdict, when HEAD's passprice runs it. Shown, never failed (a change to passprice itself is reviewed by
     #: people, with the verdict of BASE's passprice).
     code_files: tuple[str, ...] = ()
+    #: HEAD's lock files that duplicate another (:func:`passprice.check.duplicate_lines`: the same pins, floors and
+    #: price under another file name), one of the two added or changed by the change: shown, never failed.
+    duplicates: tuple[str, ...] = ()
 
     @property
     def locks(self) -> tuple[LockImpact, ...]:
@@ -1668,7 +1723,7 @@ class Diff:
         facts = self.fact_changes
         fact_files = {f.path for f, _ in facts}
         if not (self.files or self.model_changed or self.locks or self.head_check or self.sources or self.unlocked
-                or self.code_files):
+                or self.code_files or self.duplicates):
             quiet = "no changes to facts, registry, locks or the pricing model"
             return quiet + (f"; {_n(len(self.unaffected), 'lock')} unaffected" if self.unaffected else "")
         parts = [
@@ -1716,6 +1771,9 @@ class Diff:
             flags.append(f"{len(self.requestioned)} asking another question")
         if self.drifting:
             flags.append(f"{len(self.drifting)} to re-pin (lock --update) for check --frozen")
+        rewritten = [lock for lock in self.locks if lock.rewritten]
+        if rewritten:
+            flags.append(f"{len(rewritten)} pinning a fact rewritten to the same quantity (no drift)")
         if self.relocked:
             flags.append(f"{len(self.relocked)} re-locked")
         if self.loosened:
@@ -1726,6 +1784,8 @@ class Diff:
         if self.removed:
             dropping = f", {len(self.dropping)} dropping floors" if self.dropping else ""
             flags.append(f"{len(self.removed)} removed{dropping}")
+        if self.duplicates:
+            flags.append(f"{len(self.duplicates)} duplicating another")
         if flags:
             locks += ", " + ", ".join(flags)
         parts.append(locks)
@@ -1775,6 +1835,7 @@ class Diff:
             "unlocked": [m.to_json() for m in self.unlocked],
             "unlocked_left_out": self.unlocked_left_out,
             "code_changed": list(self.code_files),
+            "duplicate_locks": list(self.duplicates),
             "pricing_model": {
                 "base": self.base_code.model if self.base_code else None,
                 "head": self.head_code.model if self.head_code else None,
@@ -1832,7 +1893,19 @@ def _compare(base: Side, head: Side) -> Diff:
     from passprice.sidecode import code_changes
 
     return Diff(base.info, head.info, files, reviews, base.code, head.code,
-                problems, review.unreadable, sources, moves, left_out, code_changes(base.code, head.code))
+                problems, review.unreadable, sources, moves, left_out, code_changes(base.code, head.code),
+                _duplicates(head, paths))
+
+
+def _duplicates(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
+    """The lines of :func:`passprice.check.duplicate_lines` on HEAD's lock files that read, for each pair one of
+    whose files the change adds or changes (``changed``: paths relative to the root): a lock copied under another
+    name passed the review without a word."""
+    from passprice.check import duplicate_lines
+
+    touched = set(changed)
+    locks = [(head.root.path / rel, lock) for rel, lock in sorted(_locks(head).items()) if lock is not None]
+    return tuple(line for pair, line in duplicate_lines(head.root, locks) if touched & set(pair))
 
 
 def _given(data: bytes) -> Callable[[], bytes]:
@@ -2025,6 +2098,9 @@ def _what(c: FactChange) -> str:
     """The change column: added/removed, the relative change of the value, and the other fields that changed."""
     if c.change != "changed":
         return c.change
+    if c.old is not None and c.new is not None and same_quantity(c.old, c.new):
+        unit = f": unit {c.old.unit} → {c.new.unit}" if c.old.unit != c.new.unit else ""
+        return f"rewritten, same quantity{unit}"
     bits = []
     if "value" in c.fields:
         rel = c.relative
@@ -2208,6 +2284,9 @@ def diff_text(d: Diff) -> str:
                     lines.append(f"    {label} cannot price: {side.error}")
             if lock.note:
                 lines.append(f"    note      {lock.note}")
+    if d.duplicates:
+        lines += ["", "locks duplicating another"]
+        lines += [f"  {line}" for line in d.duplicates]
     if d.code_files:
         lines += ["", f"passprice's own code changed: {CODE_WARNING}"]
         lines += [f"  {path}" for path in d.code_files]
@@ -2301,7 +2380,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     tightened, locks added or removed, checkpoint entries, servings, schemas, the pricing model, the locks
     unaffected and the files that do not read."""
     mark = "❌" if d.exit_status else (
-        "⚠️" if d.weakened or d.loosened or d.removed or d.to_verify or d.drifting or d.sources else "✅"
+        "⚠️" if d.weakened or d.loosened or d.removed or d.to_verify or d.drifting or d.sources or d.duplicates
+        else "✅"
     )
     out = [f"{mark} **passprice diff** {markdown_code(d.base.label)} → {markdown_code(d.head.label)}: {d.summary()}"]
     facts = d.fact_changes
@@ -2434,6 +2514,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     if schemas:
         out += ["", "#### Schemas", ""]
         out += [f"- {markdown_code(f.path)} ({f.status})" for f in schemas]
+    if d.duplicates:
+        out += ["", "#### Locks duplicating another", ""]
+        out += [f"- ⚠️ {markdown_text(line)}" for line in d.duplicates]
     if d.code_files:
         out += ["", "#### passprice's own code", "", f"⚠️ {markdown_text(CODE_WARNING)}", ""]
         out += [f"- {markdown_code(path)}" for path in d.code_files]

@@ -304,7 +304,9 @@ class _Probe:
     derivation: Any
 
     def describe(self) -> str:
-        return f"{self.amount:g}" + ("" if self.unit == "1" else f" {self.unit}")
+        from passprice.facts import shown_unit
+
+        return f"{self.amount:g}" + ("" if self.unit == "1" else f" {shown_unit(self.unit)}")
 
 
 def derivation_problems(where: FactFile, entry: Mapping[str, Any], facts: Mapping[str, Fact]) -> list[str]:

@@ -145,6 +145,13 @@ def to_base(amount: int | float, unit: str, where: str = "value") -> float:
         raise InputError(f"{where}: {shown} {unit} is too large (past 1.8e308 {base}, the largest double)") from None
 
 
+def shown_unit(unit: str) -> str:
+    """How passprice prints ``unit`` as written in a file: ``us`` (the ASCII spelling files and options use) as
+    ``µs``, as every other duration passprice prints (a price's ``256.5 µs``, the README's ``96.63 µs``); any other
+    unit as written."""
+    return "µs" if unit == "us" else unit
+
+
 def dimension(unit: str) -> str:
     """The dimension (``bytes``, ``bytes/s``, ``MAC/s``, ``cycle/s``, ``share`` or ``seconds``) of a known unit."""
     return UNITS[unit][0]
@@ -233,12 +240,13 @@ class Fact:
         return attrs.evolve(self, value=self.value * factor, amount=self.amount * factor)
 
     def describe(self) -> str:
-        """``value unit`` as written, e.g. ``4.8 TB/s``; a share (unit ``1``) is its bare value, ``0.9333``. A value
+        """``value unit`` as written, e.g. ``4.8 TB/s`` (``us`` printed ``µs``, :func:`shown_unit`); a share (unit
+        ``1``) is its bare value, ``0.9333``. A value
         ``%g`` would round (``1.23456789``) is shown in full."""
         amount = f"{self.amount:g}" if isinstance(self.amount, float) else f"{self.amount}"
         if isinstance(self.amount, float) and float(amount) != self.amount:
             amount = repr(self.amount)
-        return amount if self.unit == "1" else f"{amount} {self.unit}"
+        return amount if self.unit == "1" else f"{amount} {shown_unit(self.unit)}"
 
 
 def _cattrs_says(error: Exception) -> str:

@@ -178,10 +178,12 @@ class RunChange:
     why: str = ""
 
     def describe(self, figure: str) -> str:
-        """``run ID: 95.06 tokens/s when derived, 96 now`` or ``run ID: gone (no run has this id)``."""
+        """``run ID: 95.06 tokens/s when derived, 96 tokens/s now`` (each figure with its unit) or ``run ID: gone
+        (no run has this id)``."""
         if self.now is None:
             return f"run {self.run}: {self.why}"
-        return f"run {self.run}: {_shown(self.recorded)} {FIGURES[figure]} when derived, {_shown(self.now)} now"
+        unit = FIGURES[figure]
+        return f"run {self.run}: {_shown(self.recorded)} {unit} when derived, {_shown(self.now)} {unit} now"
 
 
 def changes(derivation: RunDerivation, runs: Mapping[str, Run], stack: str) -> tuple[RunChange, ...]:

@@ -259,6 +259,47 @@ def stray_headers(root: Root) -> list[str]:
             "here alone (`passprice import FILE --name NAME` writes one)" for name in names]
 
 
+#: The name :func:`passprice.files.write_atomically` gives the temporary file it writes ``NAME`` through:
+#: ``.NAME.`` then 12 hex digits and ``.tmp`` (the name cut to fit 255 bytes keeps the pattern).
+_TEMPORARY = r"\.(?P<target>.+)\.[0-9a-f]{12}\.tmp"
+
+
+def stale_temporaries(root: Root) -> list[str]:
+    """One line for each file in a record folder of ``root`` (``facts/*``, ``registry/*``, ``locks``, ``sources``)
+    named as passprice names a temporary file it writes through (``.NAME.<12 hex digits>.tmp``, a regular file of
+    mode ``0o600``, as :func:`passprice.files.write_atomically` makes it): a write that did not finish, its process
+    killed (SIGKILL, a power cut) before it removed the file. Reported, never removed: the name and mode make it
+    passprice's, but nothing proves that no passprice is writing through it now (its name holds no process, and a
+    process id may be another machine's or reused), and a file passprice did not make is never passprice's to
+    delete. passprice reads none of them (no record suffix). Only names and ``lstat`` are read. Raises nothing."""
+    import re
+    import shlex
+    import stat
+
+    out = []
+    for folder in (root.cards, root.drafts, root.routing, root.stacks, root.checkpoints, root.servings,
+                   root.measurements, root.locks, root.sources):
+        try:
+            names = sorted(e.name for e in os.scandir(folder) if e.name.startswith(".") and e.name.endswith(".tmp"))
+        except OSError:
+            continue
+        for name in names:
+            found = re.fullmatch(_TEMPORARY, name, re.DOTALL)
+            path = folder / name
+            try:
+                info = os.lstat(path)
+            except OSError:
+                continue
+            if found is None or not stat.S_ISREG(info.st_mode) or info.st_mode & 0o7777 != 0o600:
+                continue
+            out.append(
+                f"{shown(path)}: a temporary file passprice writes {found['target']} through, left by a write that "
+                f"did not finish (its process killed?) unless a passprice is writing it now; passprice reads nothing "
+                f"from it and removes none it did not make this run: remove it (rm {shlex.quote(str(path))})"
+            )
+    return out
+
+
 def stray_lines(root: Root) -> list[str]:
     """One line for each of :func:`stray_folders`: the folder, that passprice reads nothing from it, how many
     ``.toml`` files that leaves unchecked and unpriced, and the record folder it was likely meant as."""
@@ -519,10 +560,40 @@ def _hint(kind: str, ref: str, folder: Path, known: list[str]) -> str:
     for stray, meant, _ in stray_folders(Root(top)) if "/" not in ref and os.sep not in ref else ():
         if meant is not None and top / meant == folder and is_there(stray / f"{ref}.toml"):
             return f"; {shown(stray / f'{ref}.toml')} lies in a folder passprice does not read: move it to {meant}/"
+    shipped = _shipped_hint(kind, ref, folder, top)
+    if shipped.startswith("; " + ref):
+        return shipped
     lowered = ref.lower()
     holding = [name for name in known if lowered and lowered in name.lower()]  # `h200` for h200_sxm_141gb
     close = [*holding, *(n for n in _closest(ref, known) if n not in holding)][:3]
-    return f"; did you mean {' or '.join(close)}?" if close else ""
+    return f"; did you mean {' or '.join(close)}?" if close else shipped
+
+
+def _shipped_hint(kind: str, ref: str, folder: Path, top: Path) -> str:
+    """Where a name not found in the registry at ``top`` is: a record of the facts passprice ships (the embedded
+    default, :func:`embedded_root`) while ``top`` is another registry (``--root DIR``, or one of the user's own that
+    lacks it: ``passprice init`` copies cards and sources, not servings); or, when ``top`` is that default because
+    no registry was found at or above the working folder, a name of the user's own registry, which passprice did not
+    look in. Empty when neither applies (and for a name with a path separator). Never raises."""
+    rel = _KINDS.get(kind)
+    if rel is None or not ref or "/" in ref or os.sep in ref:
+        return ""
+    try:
+        shipped = embedded_root().path
+        same = top.resolve() == shipped.resolve()
+        here = Path.cwd().resolve()
+    except (InputError, OSError):
+        return ""
+    if not same:
+        record = shipped / rel / f"{ref}.toml"
+        if folder == top / rel and is_there(record):
+            return (f"; {ref} is a {kind} of the facts passprice ships, not of this registry ({top}): copy "
+                    f"{shown(record)} into {shown(folder)} to use it here")
+        return ""
+    if not any(_is_root(f) for f in (here, *here.parents)):
+        return (f"; no registry was found at or above the working folder, so passprice looked in the facts it ships "
+                f"only: for a {kind} of your own registry, run inside it or name it: passprice --root DIR COMMAND")
+    return ""
 
 
 #: The most registered names :func:`_closest` scores in full: difflib's ``ratio`` takes time quadratic in a name's

@@ -93,6 +93,8 @@ class Drift:
         old = f"{self.pinned.describe()} ({self.pinned.provenance.value})"
         if self.today is None:
             return f"{self.path}: {old} → gone"
+        if same_quantity(self.pinned, self.today):
+            return f"{self.path}: {self.pinned.describe()} → {self.today.describe()} (rewritten, same quantity)"
         new = f"{self.today.describe()} ({self.today.provenance.value})"
         if old == new:
             new += " (citation or note changed)"
@@ -101,7 +103,28 @@ class Drift:
 
 def drift(lock: Lock, today: Mapping[str, Fact], rests_on: Iterable[str] | None = None) -> tuple[Drift, ...]:
     """Every pinned fact the price rests on (``rests_on``, default the recorded price's) whose digest differs from
-    today's fact at the same path, or which is gone today. A pinned fact the price does not read is no drift."""
+    today's fact at the same path, or which is gone today. A pinned fact the price does not read is no drift, and
+    neither is one rewritten to the same quantity (:func:`same_quantity`, listed by :func:`rewritten`)."""
+    return tuple(d for d in _changed(lock, today, rests_on) if not same_quantity(d.pinned, d.today))
+
+
+def rewritten(lock: Lock, today: Mapping[str, Fact], rests_on: Iterable[str] | None = None) -> tuple[Drift, ...]:
+    """The pinned facts the price rests on (as :func:`drift`) whose bytes changed while their quantity did not
+    (:func:`same_quantity`: ``4.8 TB/s`` rewritten ``4800 GB/s``): no drift, but the lock no longer pins the fact
+    as written (``lock --update`` re-pins it)."""
+    return tuple(d for d in _changed(lock, today, rests_on) if same_quantity(d.pinned, d.today))
+
+
+def same_quantity(pinned: Fact, today: Fact | None) -> bool:
+    """Whether ``today`` is ``pinned`` written another way: the same value in base units (``4.8 TB/s`` and ``4800
+    GB/s`` are both 4.8e12 B/s, converted exactly, :func:`passprice.facts.to_base`), every other field alike
+    (provenance, source, locator, note, derivation), only the amount or unit as written differing."""
+    return today is not None and today.value == pinned.value and (
+        attrs.evolve(pinned, amount=today.amount, unit=today.unit) == today
+    )
+
+
+def _changed(lock: Lock, today: Mapping[str, Fact], rests_on: Iterable[str] | None) -> list[Drift]:
     read = set(lock.rests_on if rests_on is None else rests_on)
     out = []
     for path, pinned in lock.facts.items():
@@ -110,7 +133,7 @@ def drift(lock: Lock, today: Mapping[str, Fact], rests_on: Iterable[str] | None 
         now = today.get(path)
         if now is None or now.digest() != pinned.digest():
             out.append(Drift(path, pinned, now))
-    return tuple(out)
+    return out
 
 
 # --- the pinned checkpoint -------------------------------------------------------------------------------------------
@@ -286,6 +309,8 @@ class Today:
     drift: tuple[Drift, ...] = ()
     checkpoint: str | None = None
     facts: Mapping[str, Fact] = attrs.field(factory=dict)
+    #: The pinned facts it rests on rewritten to the same quantity (:func:`rewritten`): no drift.
+    rewritten: tuple[Drift, ...] = ()
 
 
 def today_spec(root: Root, lock: Lock) -> tuple[ServingSpec, bool]:
@@ -345,7 +370,7 @@ def price_today(root: Root, lock: Lock) -> Today:
         if isinstance(wrong, LockMismatch):
             refusal = ServingChanged(lock, named, wrong.what, wrong.locked, wrong.priced)
             return Today(completed, changes, gone, refusal=refusal.to_json(), drift=drift(lock, facts),
-                         checkpoint=content, facts=facts)  # fmt: skip
+                         checkpoint=content, facts=facts, rewritten=rewritten(lock, facts))  # fmt: skip
     stack = None
     if lock.stack is not None:
         # Issue 14: a lock made under a serving stack is priced with today's stack facts too.
@@ -362,12 +387,12 @@ def price_today(root: Root, lock: Lock) -> Today:
         rests = tuple((p, facts[p]) for p in lock.rests_on if p in facts)
         return Today(
             completed, changes, gone, refusal=e.to_json(), verdict=judge(lock.name, lock.policy, rests),
-            drift=drift(lock, facts), checkpoint=content, facts=facts,
+            drift=drift(lock, facts), checkpoint=content, facts=facts, rewritten=rewritten(lock, facts),
         )
     read = {p for p, _ in rests_on}
     return Today(
         completed, changes, gone, price=price, verdict=judge(lock.name, lock.policy, rests_on),
-        drift=drift(lock, facts, read), checkpoint=content, facts=facts,
+        drift=drift(lock, facts, read), checkpoint=content, facts=facts, rewritten=rewritten(lock, facts, read),
     )
 
 
@@ -610,6 +635,8 @@ def reproduction_text(rep: Reproduction, shown: str, older: str | None = None, m
     facts = "unchanged" if not today.drift else f"{len(today.drift)} drifted: " + "; ".join(
         d.describe() for d in today.drift
     )
+    if today.rewritten:
+        facts += "; " + "; ".join(d.describe() for d in today.rewritten) + ": no drift (lock --update re-pins it)"
     if today.error is not None:
         facts = f"today's files do not read: {today.error}"
     model = "unchanged" + model_note
@@ -668,6 +695,10 @@ def reproduction_json(rep: Reproduction, older: str | None = None) -> dict[str, 
         "facts_drifted": [
             {"path": d.path, "pinned": d.pinned.to_entry(), "today": d.today.to_entry() if d.today else None}
             for d in today.drift
+        ],
+        "facts_rewritten": [
+            {"path": d.path, "pinned": d.pinned.to_entry(), "today": d.today.to_entry() if d.today else None}
+            for d in today.rewritten
         ],
         "serving_changed": list(today.serving),
         "moved": [{"field": m.field, "recorded": m.recorded, "now": m.now} for m in rep.moved],

@@ -157,26 +157,59 @@ def code_changes(base: Code, head: Code) -> tuple[str, ...]:
     passed the review run by its own code (exit 0), and no line of the review named the change. Named here, a
     reviewer sees that the code judging the change is itself changed; the CI workflow runs the verdict with BASE's
     passprice, so HEAD's code cannot pass its own change. Never raises: a file that cannot be read counts as
-    changed."""
+    changed, and so does one that is not read — a ``.py`` past :data:`passprice.pins.MODULE_BYTES` (4 MiB, the most a
+    module of the pricing model may hold), a link, a FIFO — named with why (``src/passprice/x.py (1,073,741,824
+    bytes, past the 4,194,304 a module may hold: not read, counted as changed)``): a 1 GiB ``.py`` in a hidden folder
+    of a side's code (which the side's own reading passes over) took the review 14 s and 1.1 GB, and a FIFO held it
+    for ever. Folders are walked without following links."""
     if base.folder is None or head.folder is None or not base.own or not head.own:
         return ()
+    old, new = _module_files(base.folder), _module_files(head.folder)
+    out = []
+    for rel in sorted({*old, *new}):
+        was, now = old.get(rel), new.get(rel)
+        if isinstance(was, bytes) and isinstance(now, bytes) and was == now:
+            continue
+        why = next((w for w in (now, was) if isinstance(w, str)), None)
+        out.append(f"src/passprice/{rel}" + (f" ({why}: not read, counted as changed)" if why else ""))
+    return tuple(out)
 
-    def files(folder: Path) -> dict[str, bytes | None]:
-        out: dict[str, bytes | None] = {}
-        for path in folder.rglob("*.py"):
-            if "__pycache__" in path.parts:
+
+def _module_files(folder: Path) -> dict[str, bytes | str | None]:
+    """Each ``.py`` file below ``folder`` (links to folders not followed, ``__pycache__`` left out) by POSIX path
+    relative to it: its bytes; why it is not read (not a regular file, or past
+    :data:`passprice.pins.MODULE_BYTES`); or ``None`` when it cannot be read."""
+    import stat
+
+    from passprice.errors import InputError
+    from passprice.files import read_regular
+    from passprice.pins import MODULE_BYTES
+
+    out: dict[str, bytes | str | None] = {}
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in sorted(filenames):
+            if not name.endswith(".py"):
                 continue
+            path = Path(dirpath) / name
+            rel = path.relative_to(folder).as_posix()
             try:
-                out[path.relative_to(folder).as_posix()] = path.read_bytes()
+                found = os.lstat(path)
             except OSError:
-                out[path.relative_to(folder).as_posix()] = None
-        return out
-
-    old, new = files(base.folder), files(head.folder)
-    return tuple(
-        f"src/passprice/{rel}" for rel in sorted({*old, *new})
-        if old.get(rel) != new.get(rel) or old.get(rel) is None
-    )
+                out[rel] = None
+                continue
+            if stat.S_ISLNK(found.st_mode):
+                out[rel] = "a symbolic link"
+            elif not stat.S_ISREG(found.st_mode):
+                out[rel] = "not a regular file"
+            elif found.st_size > MODULE_BYTES:
+                out[rel] = f"{found.st_size:,} bytes, past the {MODULE_BYTES:,} a module may hold"
+            else:
+                try:
+                    out[rel] = read_regular(path, MODULE_BYTES)
+                except InputError:
+                    out[rel] = None
+    return out
 
 
 def price_locks(root: Root, code: Code, requests: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
