@@ -1,0 +1,86 @@
+"""Attack round 20 (issue 13): hostile input against every command and option, the registry files, the cache, git
+revisions, racing writers and signals. Each test builds the input that broke passprice and asserts what it does with
+it now (exit status and the line it says)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import bad, copy_root
+from passprice import edit
+
+H200 = "h200_sxm_141gb"
+CARD = Path("facts") / "cards" / f"{H200}.toml"
+
+
+def _derivation(inputs: int) -> str:
+    """A ``--derivation`` table of ``inputs`` literal inputs besides the two streams.read names (the schema allows
+    32 in all)."""
+    extra = "".join(f'k{i} = {{value = {i}, unit = "TB/s", locator = "xyz"}}, ' for i in range(inputs))
+    return (
+        '{formula = "dot / bandwidth", digits = 4, inputs = {' + extra
+        + 'dot = {value = 4.48, unit = "TB/s", locator = "xyz"}, bandwidth = {fact = "memory.bandwidth"}}}'
+    )
+
+
+# --- (a) fact set: an entry the schema refuses is never placed in the layout-keeping document -------------------------
+
+
+def test_a_derivation_of_2000_inputs_is_refused_without_placing_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) \
+        -> None:
+    """``fact set … --derivation`` of 2,000 inputs (a 106 KB argument; the schema allows 32) ran past 10 s, one of
+    100 took 4.8 s of CPU: tomlkit copies the whole table at each dotted key it adds, so placing the entry cost time
+    quadratic in its inputs before the schema refused it. The entry is now held to the schema on the file's plain
+    data first and never placed (``_place`` is not called); the lines are those the schema and the derivation check
+    gave before, and the card is untouched."""
+    root = copy_root(tmp_path)
+    before = (root / CARD).read_bytes()
+
+    def placed(*_: object) -> None:
+        raise AssertionError("an entry the schema refuses was placed in the tomlkit document")
+
+    monkeypatch.setattr(edit, "_place", placed)
+    lines = bad(
+        "fact", "set", H200, "on_chip.bandwidth", "--value", "4.8", "--unit", "TB/s", "--provenance", "derived",
+        "--source", "nvidia-h200-datasheet", "--locator", "xyzw", "--derivation", _derivation(2000), root=root,
+        says=[
+            f"{root / CARD}: on_chip.bandwidth.derivation.inputs: {{'k0': {{'value': 0, 'unit': 'TB/s', "
+            "'locator': 'xyz'}, 'k1'",
+            f"{root / CARD}: on_chip.bandwidth.derivation: its formula gives 1, but the fact is in TB/s (B/s)",
+        ],
+    )
+    assert len(lines) == 2 and lines[0].endswith("… has too many properties"), lines
+    assert (root / CARD).read_bytes() == before
+
+
+def test_an_input_of_5000_keys_is_refused_without_placing_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One derivation input of 5,000 keys (an inline table tomlkit grows key by key): refused by the schema's
+    additional-properties rule, never placed."""
+    root = copy_root(tmp_path)
+    monkeypatch.setattr(edit, "_place", lambda *_: pytest.fail("placed"))
+    keys = ", ".join(f"k{i} = {i}" for i in range(5000))
+    derivation = (
+        '{formula = "dot / bandwidth", digits = 4, inputs = {dot = {value = 4.48, unit = "TB/s", locator = "xyz", '
+        + keys + '}, bandwidth = {fact = "memory.bandwidth"}}}'
+    )
+    bad(
+        "fact", "set", H200, "on_chip.bandwidth", "--value", "4.8", "--unit", "TB/s", "--provenance", "derived",
+        "--source", "nvidia-h200-datasheet", "--locator", "xyzw", "--derivation", derivation, root=root,
+        says=f"{root / CARD}: on_chip.bandwidth.derivation.inputs.dot: Additional properties are not allowed ('k0', "
+             "'k1', 'k2', 'k3', 'k4' and 4995 more were unexpected)",
+    )
+
+
+def test_an_entry_the_schema_takes_is_still_placed_in_the_files_layout(tmp_path: Path) -> None:
+    """The plain-data check passes a valid entry on: the edit lands in place, the rest of the file byte for byte."""
+    root = copy_root(tmp_path)
+    before = (root / CARD).read_text(encoding="utf-8")
+    where = edit.FactFile(root / CARD, "card", H200, "memory.bandwidth")
+    entry = {"value": 4.9, "unit": "TB/s", "provenance": "published", "source": "nvidia-h200-datasheet",
+             "locator": "xyzw"}
+    done = edit.set_fact(where, entry, root=None)
+    assert done.after == before.replace("value = 4.8\n", "value = 4.9\n", 1).replace(
+        "locator = \"Technical Specifications table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s'\"",
+        'locator = "xyzw"', 1)
