@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import bad, copy_root
+from cli_helpers import bad, copy_root, invoke
 from passprice import edit
 
 H200 = "h200_sxm_141gb"
@@ -84,3 +84,45 @@ def test_an_entry_the_schema_takes_is_still_placed_in_the_files_layout(tmp_path:
     assert done.after == before.replace("value = 4.8\n", "value = 4.9\n", 1).replace(
         "locator = \"Technical Specifications table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s'\"",
         'locator = "xyzw"', 1)
+
+
+def test_an_edit_leaving_three_derived_facts_stale_parses_the_layout_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``fact set h200 memory.bandwidth`` on a card padded with 115,000 blank lines (127 KB, within the 128 KiB
+    passprice edits in place) took 3.5 s of CPU: the check for derived facts recomputed out of their schema's range
+    parsed the edited text with tomlkit (0.9 s here) once for each of the three facts derived from the bandwidth. It
+    places each recomputed entry in the text's plain data now: tomlkit parses the card once (1.3 s in all), and the
+    three stale lines are still said."""
+    root = copy_root(tmp_path)
+    with (root / CARD).open("a", encoding="utf-8") as f:
+        f.write("\n" * 115_000)
+    parses: list[int] = []
+    parse = edit.tomlkit.parse
+    monkeypatch.setattr(edit.tomlkit, "parse", lambda text: parses.append(len(text)) or parse(text))
+    result = invoke(
+        "fact", "set", H200, "memory.bandwidth", "--value", "4.9", "--unit", "TB/s", "--provenance", "published",
+        "--source", "nvidia-h200-datasheet", "--locator", "xyzw", root=root,
+    )
+    assert result.exit_code == 0, result.output
+    assert [line.split(" is stale:")[0] for line in result.stderr.splitlines()] == [
+        f"passprice: warning: {CARD}: streams.{name}" for name in ("read", "rewrite", "append")
+    ]
+    assert len(parses) == 1, parses
+
+
+def test_a_bandwidth_that_recomputes_a_share_past_1_is_still_said(tmp_path: Path) -> None:
+    """The plain-data check finds what the tomlkit one did: 3 TB/s makes each stream share recompute past its bound
+    1, one warning line each, naming the schema's rule."""
+    root = copy_root(tmp_path)
+    result = invoke(
+        "fact", "set", H200, "memory.bandwidth", "--value", "3", "--unit", "TB/s", "--provenance", "published",
+        "--source", "nvidia-h200-datasheet", "--locator", "xyzw", root=root,
+    )
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines()[3:] == [
+        f"passprice: warning: {CARD}: memory.bandwidth: 3 TB/s would make streams.{name}, derived from it, {value} "
+        f"when recomputed, which its schema refuses (streams.{name}.value: {value} is greater than the maximum of 1): "
+        "the card's figures disagree"
+        for name, value in (("read", "1.493"), ("rewrite", "1.333"), ("append", "1.383"))
+    ]
