@@ -168,3 +168,40 @@ def test_sixty_one_derived_acceptances_pushed_below_0_are_checked_by_one_schema_
         for n in range(4, 65)
     ]
     assert len(calls) < 10, calls  # the edit's own checks and one for the recomputed entries (67 before)
+
+
+# --- (b) a file with other names (hard links) is not split by a rename ----------------------------------------------
+
+HARD_LINKED = (
+    ": has 2 names (hard links); passprice replaces a file by renaming a new one into place, which would leave the "
+    "other names holding the old text: remove the other names, or give this one a copy of its own first"
+)
+
+
+def test_fact_set_of_a_card_with_a_second_name_is_refused_and_both_names_keep_one_file(tmp_path: Path) -> None:
+    """``ln facts/cards/h200_sxm_141gb.toml elsewhere.toml`` then ``fact set``: the card got the edit in a new file
+    by a rename, the other name kept the old text, and the two were two files without a word (exit 0). Refused
+    now, before anything is written: both names are still one file."""
+    root = copy_root(tmp_path)
+    other = tmp_path / "elsewhere.toml"
+    other.hardlink_to(root / CARD)
+    bad(
+        "fact", "set", H200, "memory.bandwidth", "--value", "4.9", "--unit", "TB/s", "--provenance", "published",
+        "--source", "nvidia-h200-datasheet", "--locator", "xyzw", root=root, says=f"{root / CARD}{HARD_LINKED}",
+    )
+    assert (root / CARD).stat().st_ino == other.stat().st_ino
+    assert [p.name for p in (root / CARD).parent.iterdir() if ".tmp" in p.name] == []
+
+
+def test_lock_update_and_output_force_refuse_a_file_with_a_second_name(tmp_path: Path) -> None:
+    """The same rule for every writer (``files.check_writable``): ``lock --update`` of a hard-linked lock and
+    ``sweep -o FILE --force`` over a hard-linked file."""
+    root = copy_root(tmp_path)
+    lock = root / "locks" / "r1-qwen7b-h200.lock.toml"
+    (tmp_path / "lock-elsewhere").hardlink_to(lock)
+    bad("lock", "--update", "r1-qwen7b-h200", root=root, says=f"{lock}{HARD_LINKED}")
+    out = tmp_path / "out.csv"
+    out.write_text("old\n", encoding="utf-8")
+    (tmp_path / "out-elsewhere.csv").hardlink_to(out)
+    bad("sweep", "r1-qwen7b-h200", "-o", str(out), "--force", root=root, says=f"{out}{HARD_LINKED}")
+    assert out.read_text(encoding="utf-8") == "old\n"
