@@ -205,3 +205,24 @@ def test_lock_update_and_output_force_refuse_a_file_with_a_second_name(tmp_path:
     (tmp_path / "out-elsewhere.csv").hardlink_to(out)
     bad("sweep", "r1-qwen7b-h200", "-o", str(out), "--force", root=root, says=f"{out}{HARD_LINKED}")
     assert out.read_text(encoding="utf-8") == "old\n"
+
+
+# --- (c) an empty file name -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (("sweep", "r1-qwen7b-h200", "--batches", "1", "-o", ""), "'-o' / '--output'"),
+        (("simulate", "r1-qwen7b-h200", "--synthetic", "3", "-o", ""), "'-o' / '--output'"),
+        (("lock", "r1-qwen7b-h200", "-o", ""), "'-o' / '--output'"),
+        (("roofline", H200, "--plot", ""), "'--plot'"),
+    ],
+    ids=["sweep", "simulate", "lock", "roofline-plot"],
+)
+def test_an_empty_output_name_is_named_as_empty(tmp_path: Path, args: tuple[str, ...], option: str) -> None:
+    """``-o ''`` became ``Path('.')``: "``.: is a folder; give a file to write``" (``--plot ''``: "``.: the file must
+    end in .png or .svg``"), naming a folder nobody gave. The empty name is refused as such."""
+    bad(*args, root=copy_root(tmp_path), says=(
+        f"passprice: error: Invalid value for {option}: '' is an empty name: give a file name (see '"
+    ))
