@@ -349,12 +349,15 @@ def _require_unicode(text: str | None, what: str) -> str | None:
 
 class _FilePath(click.Path):
     """A file name option or argument, as a :class:`~pathlib.Path`: ``click.Path(dir_okay=False)`` that also refuses
-    a name ending in a slash (``-o x.csv/`` names a folder; the path would drop the slash and write ``x.csv``)."""
+    a name ending in a slash (``-o x.csv/`` names a folder; the path would drop the slash and write ``x.csv``) and
+    an empty name (``-o ''`` became ``Path('.')``, refused as "``.``: is a folder", a name nobody gave)."""
 
     def __init__(self) -> None:
         super().__init__(dir_okay=False, path_type=Path)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value == "":
+            self.fail("'' is an empty name: give a file name", param, ctx)
         if isinstance(value, str) and value.endswith(("/", os.sep)):
             self.fail(f"{value!r} ends in '/': it names a folder, not a file", param, ctx)
         return super().convert(value, param, ctx)

@@ -168,7 +168,8 @@ def check_writable(path: Path, force: bool = False) -> None:
     """Refuse to write ``path`` before any work is done (a sweep or a simulation can take seconds), for the reasons
     :func:`write_atomically` would: ``path`` (or the file a link at ``path`` points to) is a folder, a device, FIFO or
     socket (a rename would replace the device itself: ``-o /dev/null --force`` once did), exists without ``force``,
-    or is read-only (no write permission bit: refused even for a user who could override it); its folder does not
+    or is read-only (no write permission bit: refused even for a user who could override it), or has other names
+    (hard links, which a rename would leave holding the old text); its folder does not
     exist (it is not created), is not a folder, or is not writable by this process (``os.access``: a read-only
     folder for a user, a read-only file system for anyone).
 
@@ -185,6 +186,14 @@ def check_writable(path: Path, force: bool = False) -> None:
             raise InputError(f"{shown(path)}: already exists; pass --force to overwrite it")
         if not found.st_mode & 0o222:
             raise InputError(f"{shown(path)}: is read-only; passprice does not replace it (make it writable first)")
+        if found.st_nlink > 1:
+            # A rename gives the path a new file: the file's other names (hard links) would keep the old text without
+            # a word (round 20: fact set of a card linked elsewhere with ln split the two).
+            raise InputError(
+                f"{shown(path)}: has {found.st_nlink:,} names (hard links); passprice replaces a file by renaming "
+                "a new one into place, which would leave the other names holding the old text: remove the other "
+                "names, or give this one a copy of its own first"
+            )
     folder = end.parent if str(end.parent) else Path(".")
     where = look(folder)
     if where is None:
