@@ -339,7 +339,7 @@ CASES: tuple[Case, ...] = (
          "streams.read.locator: 'a table with a bell \\x07 in it' holds a control character"),
     Case("c09-note-with-newline", 9, ("fact", "set", H200, "streams.read", "--value", "0.9", *_FACT, *_SOURCE,
                                       "--locator", "Table 1", "--note", "first line\nsecond line"), 2,
-         "holds a control character, a line separator or a bidi control (a newline, a tab"),
+         "holds a control character, a line separator, a bidi control or an invisible character (a newline"),
     Case("c09-host-read-1e-320", 9, ("fact", "set", H200, "host.read", "--value", "1e-320", "--unit", "GB/s",
                                      "--provenance", "assumed", *_SOURCE, "--locator", "Table 1"), 2,
          "host.read.value: 1e-320 is less than the minimum of 1e-09"),

@@ -75,8 +75,8 @@ def test_root_too_long_and_a_nul_in_a_serving_file(tmp_path: Path) -> None:
     assert result.exit_code == 2
     # The serving schema's one-line rule names the file and key (round 10; it was the checkpoint file name it made).
     assert result.stderr.endswith(
-        "servings/nul.toml: checkpoint: 'a\\x00b' holds a control character, a line separator or a bidi control (a "
-        "newline, a tab, U+2028, U+202E …): write it on one line\n")
+        "servings/nul.toml: checkpoint: 'a\\x00b' holds a control character, a line separator, a bidi control or an "
+        "invisible character (a newline, a tab, U+2028, U+202E, U+200B …): write it on one line\n")
 
 
 def test_a_name_that_escaped_the_lookup_is_still_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

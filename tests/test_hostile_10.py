@@ -107,8 +107,8 @@ def test_a_fits_objective_is_every_runs_prediction_to_the_bit() -> None:
 
 # --- a name a registry file gives that holds a NUL or a bidi control ----------------------------------------------
 
-_ONE_LINE = "holds a control character, a line separator or a bidi control (a newline, a tab, U+2028, U+202E …): " \
-    "write it on one line"
+_ONE_LINE = "holds a control character, a line separator, a bidi control or an invisible character (a newline, a " \
+    "tab, U+2028, U+202E, U+200B …): write it on one line"
 
 
 def _replaced(file: Path, old: str, new: str) -> None:

@@ -226,3 +226,17 @@ def test_an_empty_output_name_is_named_as_empty(tmp_path: Path, args: tuple[str,
     bad(*args, root=copy_root(tmp_path), says=(
         f"passprice: error: Invalid value for {option}: '' is an empty name: give a file name (see '"
     ))
+
+
+def test_an_invisible_character_in_a_citation_is_refused_by_the_one_line_rule(tmp_path: Path) -> None:
+    # Attack round 20 (found, fixed by the lead): U+200B and U+FEFF in --locator passed the schema's one-line rule,
+    # so two locators that read alike on the screen differed, and a citation copied from a review found nothing.
+    root = copy_root(tmp_path)
+    card = root / "facts" / "cards" / "h200_sxm_141gb.toml"
+    before = card.read_bytes()
+    for ch, shown in (("\u200b", "\\u200b"), ("\ufeff", "\\ufeff"), ("\u2060", "\\u2060")):
+        bad("fact", "set", "h200_sxm_141gb", "streams.read", "--value", "0.9", "--unit", "1", "--provenance",
+            "estimated", "--source", "nvidia-h200-datasheet", "--locator", f"Table{ch} 1", root=root,
+            says=f"'Table{shown} 1' holds a control character, a line separator, a bidi control or an invisible "
+                 "character (a newline, a tab, U+2028, U+202E, U+200B …): write it on one line")
+    assert card.read_bytes() == before

@@ -84,8 +84,8 @@ def test_fact_set_refuses_separators_and_bidi_controls(text: str, option: str, t
     if option == "--locator":
         args[-1] = text
     key = "locator" if option == "--locator" else "note"
-    bad(*args, root=root, says=f"streams.read.{key}: {text!r} holds a control character, a line separator or a "
-        "bidi control (a newline, a tab, U+2028, U+202E …): write it on one line")
+    bad(*args, root=root, says=f"streams.read.{key}: {text!r} holds a control character, a line separator, a "
+        "bidi control or an invisible character (a newline, a tab, U+2028, U+202E, U+200B …): write it on one line")
     assert card.read_bytes() == before
 
 
@@ -112,8 +112,8 @@ def test_check_refuses_them_in_files(rel: str, old: str, new: str, key: str, tmp
     path.write_text(text.replace(old, new, 1), encoding="utf-8")
     result = invoke("check", root=root)
     assert result.exit_code == 2, result.output
-    assert re.search(rf"{re.escape(rel)}: \S*{key}: .* holds a control character, a line separator or a bidi "
-                     "control", result.stderr), result.stderr
+    assert re.search(rf"{re.escape(rel)}: \S*{key}: .* holds a control character, a line separator, a bidi "
+                     "control or an invisible character", result.stderr), result.stderr
 
 
 def test_the_checked_in_files_are_one_line_texts() -> None:

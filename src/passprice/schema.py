@@ -31,8 +31,11 @@ FLOAT32_MAX = 3.4028234663852886e38
 #: The pattern a schema gives a one-line text (a locator, a note, a formula, a cite): no control character (a
 #: newline, a tab, BEL, DEL, C1), no line or paragraph separator (U+2028, U+2029) and no bidi control (the marks
 #: U+061C, U+200E, U+200F; U+202A–U+202E, U+2066–U+2069), each of which breaks or reorders a line in `fact show`,
-#: a terminal or the PR comment.
-ONE_LINE = "^[^\\x00-\\x1f\\x7f-\\x9f\\u061c\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]*$"
+#: a terminal or the PR comment, and no invisible character (U+200B zero width space, U+2060–U+2064, U+FEFF), which
+#: makes two texts that read alike differ, so a citation copied from the screen finds nothing (attack round 20).
+ONE_LINE = (
+    "^[^\\x00-\\x1f\\x7f-\\x9f\\u061c\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069\\u200b\\u2060-\\u2064\\ufeff]*$"
+)
 
 
 def _finite_number(checker: Any, instance: Any) -> bool:
@@ -221,8 +224,8 @@ def _explain(error: Any) -> str:
     if error.validator == "pattern" and error.validator_value == ecma_pattern(ONE_LINE):
         shown = shown_value(instance)
         return (
-            f"{_key_path(where)}: {shown} holds a control character, a line separator or a bidi control (a newline, "
-            "a tab, U+2028, U+202E …): write it on one line"
+            f"{_key_path(where)}: {shown} holds a control character, a line separator, a bidi control or an "
+            "invisible character (a newline, a tab, U+2028, U+202E, U+200B …): write it on one line"
         )
     if error.validator in ("maximum", "minimum") and isinstance(instance, int) and abs(instance) > 10**30:
         bound = "at most" if error.validator == "maximum" else "at least"
