@@ -240,3 +240,17 @@ def test_an_invisible_character_in_a_citation_is_refused_by_the_one_line_rule(tm
             says=f"'Table{shown} 1' holds a control character, a line separator, a bidi control or an invisible "
                  "character (a newline, a tab, U+2028, U+202E, U+200B …): write it on one line")
     assert card.read_bytes() == before
+
+
+def test_import_origin_is_one_bounded_line(tmp_path: Path) -> None:
+    # Attack round 20 (found, fixed by the lead): `import --origin` took a newline or 100 KB, written into the entry.
+    root = copy_root(tmp_path)
+    header = str(Path(__file__).parent / "data" / "gemma3-270m-q4_k_m.header.gguf.xz")
+    bad("import", header, "--name", "g2", "--origin", "a\nb", root=root,
+        says="cannot import: the entry would not read back (entry: entry.origin: 'a\\nb' holds a control character")
+    bad("import", header, "--name", "g3", "--origin", "x" * 5000, root=root,
+        says="cannot import: the entry would not read back (entry: entry.origin: 'xxxx")
+    assert not (root / "registry" / "checkpoints" / "g2.toml").exists()
+    assert not (root / "registry" / "checkpoints" / "g3.toml").exists()
+    made = invoke("import", header, "--name", "g4", "--origin", "x" * 4000, root=root)
+    assert made.exit_code == 0, made.output
