@@ -254,3 +254,21 @@ def test_import_origin_is_one_bounded_line(tmp_path: Path) -> None:
     assert not (root / "registry" / "checkpoints" / "g3.toml").exists()
     made = invoke("import", header, "--name", "g4", "--origin", "x" * 4000, root=root)
     assert made.exit_code == 0, made.output
+
+
+def test_a_value_too_small_for_a_double_is_named_as_written(tmp_path: Path) -> None:
+    # Attack round 20 (found, fixed by the lead): `--value 1e-400` underflowed to 0.0, and the error named 0.0, a
+    # figure the user never gave.
+    root = copy_root(tmp_path)
+    card = root / "facts" / "cards" / "h200_sxm_141gb.toml"
+    before = card.read_bytes()
+    args = ("fact", "set", "h200_sxm_141gb", "streams.read", "--unit", "1", "--provenance", "estimated", "--source",
+            "nvidia-h200-datasheet", "--locator", "Table 1")
+    assert bad(*args, "--value", "1e-400", root=root) == [
+        "passprice: error: --value: '1e-400' is too small for a double (it reads as 0): write the figure in a larger "
+        "unit, or give 0 if 0 is meant"
+    ]
+    bad(*args, "--value", "0." + "0" * 400 + "1", root=root, says="is too small for a double (it reads as 0)")
+    # a zero written as zero is judged by the schema, as before
+    bad(*args, "--value", "0.0e-5", root=root, says="streams.read.value: 0.0 is less than the minimum of 1e-06")
+    assert card.read_bytes() == before

@@ -73,9 +73,14 @@ def parse_value(text: str) -> int | float:
     if problem is not None:
         raise InputError(f"--value: {text!r} {problem}: write the number in digits alone")
     try:
-        return int(cleaned) if _INTEGER.match(cleaned) else float(cleaned)
+        value = int(cleaned) if _INTEGER.match(cleaned) else float(cleaned)
     except ValueError:
         raise InputError(f"--value: {text!r} is not a number") from None
+    if value == 0 and isinstance(value, float) and re.search(r"[1-9]", cleaned.lower().partition("e")[0]):
+        # attack round 20: 1e-400 read as 0.0, and the schema's line named a 0.0 nobody wrote
+        raise InputError(f"--value: {text!r} is too small for a double (it reads as 0): write the figure in a larger "
+                         "unit, or give 0 if 0 is meant")
+    return value
 
 
 @attrs.frozen
