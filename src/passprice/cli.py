@@ -749,7 +749,9 @@ def import_command(ctx: click.Context, file: Path, name: str | None, origin: str
     header = read_header(file)
     entry = name if name is not None else entry_name(file)
     target = root.checkpoints / f"{entry}.toml"
-    write_entry(target, import_header(header, entry, origin or str(file.name)), force=force)
+    # By default the origin is the file's name, escaped to one line (the origin is one line: a newline in a file's
+    # name is kept in `source`, the name itself).
+    write_entry(target, import_header(header, entry, origin or escaped(str(file.name))), force=force)
     if as_json:
         _echo_json({"entry": entry, "path": str(target), "sha256": header.sha256, "tensors": len(header.tensors)})
     else:
