@@ -85,12 +85,14 @@ def test_the_explain_listing_shows_each_summary_whole() -> None:
 
     result = invoke("explain")
     assert result.exit_code == 0, result.output
-    assert "UnknownType         refusal: a tensor's GGML type id is unknown, so its bytes cannot be counted" in (
+    width = max(len(t.name) for t in glossary.TERMS.values())  # 19 since "continuous batching" (session 11)
+    assert width == 19
+    assert "UnknownType          refusal: a tensor's GGML type id is unknown, so its bytes cannot be counted" in (
         result.stdout.splitlines()
     )
     for term in glossary.TERMS.values():
         assert len(term.short) <= glossary.SHORT_WIDTH, term.name
-        assert f"{term.name.ljust(18)}  {term.short}" in result.stdout.splitlines(), term.name
+        assert f"{term.name.ljust(width)}  {term.short}" in result.stdout.splitlines(), term.name
     assert glossary.whole_words("a tensor's type id is unknown, so its bytes cannot be counted", 40) == (
         "a tensor's type id is unknown, so its…"
     )
