@@ -688,6 +688,25 @@ def test_the_work_of_short_stretches_and_predictions_is_counted() -> None:
     assert len(lines) == 1 and lines[0].endswith("simulate part of the trace, or raise --max-work"), lines
 
 
+def test_the_work_of_a_drafting_batch_counts_its_positions() -> None:
+    """Issue 13: a drafting serving (qwen35-27b-h200-mtp) over a queue all at once runs its static batches through
+    their finishes in blocks of up to BLOCK positions (steps × sequences), each advanced and summed; charged only by
+    its segments, the 15,000-request queue ran 1.68 s of CPU on a quiet machine before --max-work refused it. Each
+    block now costs a unit a WORK_ELEMENTS positions besides: 300 requests at 0 (prompts 100 … 600, outputs
+    13·i mod 4,000 + 1) took 2,069 units without that charge (measured with the code before it) and are refused
+    under that budget now, by name."""
+    assert simulate_module.WORK_ELEMENTS == 512
+    r = resolved("qwen35-27b-h200-mtp")
+    pricer = StepPricer.of(r.header, r.card, r.serving)
+    rng = random.Random(13)
+    trace = Trace(tuple(Request(i, i + 1, 0.0, rng.randint(100, 600), i * 13 % 4000 + 1) for i in range(300)), "queue")
+    free = simulate(pricer, trace, Policy.STATIC)
+    assert free.work > 2_069 + 500, free.work
+    assert simulate(pricer, trace, Policy.STATIC, max_work=free.work) == free
+    with pytest.raises(InputError, match=r"^simulate: the static run passed the 2,069 units of work left of "):
+        simulate(pricer, trace, Policy.STATIC, max_work=2_069)
+
+
 def test_simulate_under_a_stack_refuses_a_step_outside_its_range() -> None:
     """A serving stack's facts hold on the passes it was measured on (llamacpp-cuda-2405: 1 token-row a pass, batch
     1 decode): the first step of a synthetic trace prefills a 605-token prompt in one chunk, 605 token-rows, so the

@@ -85,7 +85,8 @@ MAX_STEPS = 500_000
 #: admissions ahead (its planning, pricing and confirming) :data:`WORK_TRY`, and a third of a unit for each request it
 #: plans, each prompt
 #: chunk and each step it walks; each request finished in a stretch 1; every 64 steps of a stretch 1; each run of a
-#: drafting stretch's steps with the same sequences :data:`WORK_SEGMENT` (its sums taken apart). A least-squares fit
+#: drafting stretch's steps with the same sequences :data:`WORK_SEGMENT` (its sums taken apart), and a unit for every
+#: :data:`WORK_ELEMENTS` positions of its block (steps × sequences, advanced and summed). A least-squares fit
 #: of CPU time to these counts over 10 runs (5 trace shapes of about 1 MB, both policies: arrivals at 50/s, a queue of
 #: 15,000 at once, a drafting serving, shared prefixes, --chunk 256) on the 2-core development machine, quiet: 8.4 to
 #: 11.4 µs a unit; measured again once drafting stretches ran through their finishes, as ratios to the arrivals'
@@ -105,6 +106,7 @@ WORK_CALL = 10
 WORK_STRETCH = 40
 WORK_BLOCK = 14
 WORK_LOOKS = 32
+WORK_ELEMENTS = 512
 WORK_TRY = 60
 WORK_SEGMENT = 2
 WORK_UNIT_US = 10
@@ -1142,7 +1144,7 @@ def simulate(
                 groups_ = tuple((np.concatenate([part.groups[q][0] for part in parts]),
                                  np.concatenate([part.groups[q][1] for part in parts]), 0.0, 0.0)
                                 for q in range(len(pricer.groups)))
-                spend(WORK_SEGMENT * len(parts))
+                spend(WORK_SEGMENT * len(parts) + trail.size // WORK_ELEMENTS)
                 c_, b_ = pricer.price_many(StepSums(n_, 0.0, 0.0, 0.0, 0.0, groups_))
                 block[:] = [trail, gen_rows, over, last_r]
                 return c_, b_, i1
