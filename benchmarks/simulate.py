@@ -54,7 +54,7 @@ from passprice.trace import Synthetic, synthetic, trace_lines  # noqa: E402
 
 MB = 1_000_000
 ENTRY = "from passprice.entry import main; main()"
-#: Some traces take more than simulate's default --max-work (100,000 units): lifted, to time the whole run.
+#: Some traces take more than simulate's default --max-work (90,000 units): lifted, to time the whole run.
 LIFT = "10000000"
 
 

@@ -21,6 +21,7 @@ import attrs
 import pytest
 from click.testing import CliRunner
 
+from cli_helpers import bad
 from passprice import schema
 from passprice import simulate as simulate_module
 from passprice.cli import cli
@@ -650,7 +651,7 @@ def test_the_work_a_run_does_is_bounded_and_refused_by_name() -> None:
     with pytest.raises(InputError, match=(
             rf"^simulate: the continuous run passed the {free.work - 1:,} units of work left of --max-work after "
             r"[0-9,]+ steps, [0-9.,]+ s into the trace with [0-9,]+ of 120 requests served \(a unit is about 10 µs "
-            r"of CPU: a step priced alone 8, a stretch of steps priced together 10, a try of planning admissions "
+            r"of CPU: a step priced alone 8, a stretch of steps priced together 40, a try of planning admissions "
             r"ahead 60 and more\); simulate part of the trace, or raise --max-work$")):
         simulate(pricer, trace, Policy.CONTINUOUS, max_work=free.work - 1)
     result = CliRunner().invoke(cli, ["simulate", "r1-qwen7b-h200", "--synthetic", "120", "--seed", "3",
@@ -659,6 +660,51 @@ def test_the_work_a_run_does_is_bounded_and_refused_by_name() -> None:
     assert "simulate: the static run passed the 100 units of work left of --max-work after " in result.stderr
     assert "--max-work INTEGER" in CliRunner().invoke(cli, ["simulate", "--help"]).output
     assert f"[default: {simulate_module.MAX_WORK}]" in CliRunner().invoke(cli, ["simulate", "--help"]).output
+
+
+def test_the_work_of_short_stretches_and_predictions_is_counted() -> None:
+    """Issue 13: arrivals on a small model (gemma3-270m-h100, --max-batch 160) make short stretches (tens of steps,
+    two attention groups) and predict the next arrivals at each; before the fix a stretch was charged 10 units, a
+    block of its steps 10 and a prediction's bisections nothing, so 12,998 arrivals ran 21 to 33 µs a unit (refused
+    only after 1.8 s of CPU on a quiet machine). 200 of the synthetic arrivals (seed 1, 50/s): the old accounting
+    charged the static run 5,542 units and the continuous one 6,586 (measured with the code before the fix); each
+    stretch now costs WORK_STRETCH, each further block WORK_BLOCK, each prediction a unit every WORK_LOOKS looks, so
+    both runs pass those budgets and are refused by name (exit 2, one error line), while the outcome within a budget
+    is unchanged."""
+    assert (simulate_module.WORK_STRETCH, simulate_module.WORK_BLOCK, simulate_module.WORK_LOOKS) == (40, 14, 32)
+    r = resolved("gemma3-270m-h100")
+    pricer = StepPricer.of(r.header, r.card, r.serving)
+    trace = synthetic(Synthetic(200, 1, 50.0), pricer.limit)
+    settings = Settings(max_batch=160)
+    for policy, old in ((Policy.STATIC, 5_542), (Policy.CONTINUOUS, 6_586)):
+        free = simulate(pricer, trace, policy, settings)
+        assert free.work > 2 * old, (policy, free.work)
+        assert simulate(pricer, trace, policy, settings, max_work=free.work) == free
+        with pytest.raises(InputError, match=rf"^simulate: the {policy.value} run passed the {old:,} units of work "):
+            simulate(pricer, trace, policy, settings, max_work=old)
+    lines = bad("simulate", "gemma3-270m-h100", "--max-batch", "160", "--synthetic", "200", "--seed", "1",
+                "--rate", "50", "--max-work", "12128",
+                says="simulate: the continuous run passed the 426 units of work left of --max-work after ")
+    assert len(lines) == 1 and lines[0].endswith("simulate part of the trace, or raise --max-work"), lines
+
+
+def test_the_work_of_a_drafting_batch_counts_its_positions() -> None:
+    """Issue 13: a drafting serving (qwen35-27b-h200-mtp) over a queue all at once runs its static batches through
+    their finishes in blocks of up to BLOCK positions (steps × sequences), each advanced and summed; charged only by
+    its segments, the 15,000-request queue ran 1.68 s of CPU on a quiet machine before --max-work refused it. Each
+    block now costs a unit a WORK_ELEMENTS positions besides: 300 requests at 0 (prompts 100 … 600, outputs
+    13·i mod 4,000 + 1) took 2,069 units without that charge (measured with the code before it) and are refused
+    under that budget now, by name."""
+    assert simulate_module.WORK_ELEMENTS == 512
+    r = resolved("qwen35-27b-h200-mtp")
+    pricer = StepPricer.of(r.header, r.card, r.serving)
+    rng = random.Random(13)
+    trace = Trace(tuple(Request(i, i + 1, 0.0, rng.randint(100, 600), i * 13 % 4000 + 1) for i in range(300)), "queue")
+    free = simulate(pricer, trace, Policy.STATIC)
+    assert free.work > 2_069 + 500, free.work
+    assert simulate(pricer, trace, Policy.STATIC, max_work=free.work) == free
+    with pytest.raises(InputError, match=r"^simulate: the static run passed the 2,069 units of work left of "):
+        simulate(pricer, trace, Policy.STATIC, max_work=2_069)
 
 
 def test_simulate_under_a_stack_refuses_a_step_outside_its_range() -> None:

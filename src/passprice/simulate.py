@@ -77,11 +77,16 @@ MAX_BATCH = 256
 MAX_STEPS = 500_000
 
 #: Default cap on the work one command does, every policy together, in units of about :data:`WORK_UNIT_US` µs of
-#: CPU: a step priced alone costs :data:`WORK_ALONE` units; each call that prices many steps at once (a stretch, a
-#: prediction, a block of drafting steps) :data:`WORK_CALL`; each try of planning a stretch's admissions ahead (its
-#: planning, pricing and confirming) :data:`WORK_TRY`, and a third of a unit for each request it plans, each prompt
+#: CPU: a step priced alone costs :data:`WORK_ALONE` units; each stretch :data:`WORK_STRETCH` (its sums set up,
+#: its first steps priced, its admissions, finishes and peak held recorded), each further block of its steps priced
+#: :data:`WORK_BLOCK`; each other call that prices many steps at once (a prediction's first guess) :data:`WORK_CALL`,
+#: and each prediction of the next arrivals' steps a unit for every :data:`WORK_LOOKS` steps of its clock, steps it
+#: places a prompt in, and chunks and decodings it walks to find an arrival's step; each try of planning a stretch's
+#: admissions ahead (its planning, pricing and confirming) :data:`WORK_TRY`, and a third of a unit for each request it
+#: plans, each prompt
 #: chunk and each step it walks; each request finished in a stretch 1; every 64 steps of a stretch 1; each run of a
-#: drafting stretch's steps with the same sequences :data:`WORK_SEGMENT` (its sums taken apart). A least-squares fit
+#: drafting stretch's steps with the same sequences :data:`WORK_SEGMENT` (its sums taken apart), and a unit for every
+#: :data:`WORK_ELEMENTS` positions of its block (steps × sequences, advanced and summed). A least-squares fit
 #: of CPU time to these counts over 10 runs (5 trace shapes of about 1 MB, both policies: arrivals at 50/s, a queue of
 #: 15,000 at once, a drafting serving, shared prefixes, --chunk 256) on the 2-core development machine, quiet: 8.4 to
 #: 11.4 µs a unit; measured again once drafting stretches ran through their finishes, as ratios to the arrivals'
@@ -89,10 +94,19 @@ MAX_STEPS = 500_000
 #: steps a trace takes do not bound its time (a stretch prices thousands of steps for the cost of a few alone): this
 #: cap does, to about 0.9 s of simulating (at most 1.1 s at the slowest rate measured), so that with the command's
 #: own 0.5 to 0.7 s (imports, the serving's decomposition, reading a 1 MB trace, the report) no trace under 1 MB runs
-#: a command past 2 s on a quiet machine.
+#: a command past 2 s on a quiet machine. Issue 13 found a shape the fit had not seen: 12,998 arrivals at 50/s on
+#: ``gemma3-270m-h100 --max-batch 160`` (a small model: short stretches of about 60 steps, two attention groups, a
+#: prediction of the next arrivals at each) spent 21 to 33 µs a unit, refused after 1.8 s of CPU on a quiet machine
+#: (2.4 s loaded): its stretches cost about 480 µs each besides their blocks (charged 10 units then, now
+#: WORK_STRETCH), its blocks about 140 µs (10, now WORK_BLOCK) and its predictions' bisections, uncharged then, about
+#: 0.15 to 0.4 µs a look (now 1 unit a WORK_LOOKS looks); with them it is refused after about 1.0 s.
 MAX_WORK = 90_000
 WORK_ALONE = 8
 WORK_CALL = 10
+WORK_STRETCH = 40
+WORK_BLOCK = 14
+WORK_LOOKS = 32
+WORK_ELEMENTS = 512
 WORK_TRY = 60
 WORK_SEGMENT = 2
 WORK_UNIT_US = 10
@@ -475,7 +489,7 @@ def simulate(
                 f"simulate: the {policy.value} run passed the {max_work:,} units of work left of --max-work after "
                 f"{steps:,} steps, {t:,.1f} s into the trace with {done:,} of {n_req:,} requests served (a unit is "
                 f"about {WORK_UNIT_US} µs of CPU: a step priced alone {WORK_ALONE}, a stretch of steps priced together "
-                f"{WORK_CALL}, a try of planning admissions ahead {WORK_TRY} and more); simulate part of the trace, "
+                f"{WORK_STRETCH}, a try of planning admissions ahead {WORK_TRY} and more); simulate part of the trace, "
                 "or raise --max-work"
             )
 
@@ -539,6 +553,7 @@ def simulate(
         passes = [math.ceil((reqs[j].output - 1) / emitted) for j in range(arrived, last)]
         free, used, place_rows = place if place is not None else (0, {}, {})
         used = dict(used)
+        looked = [len(seconds)]  # the steps' clock, start_of's evaluations and the steps placed in (WORK_LOOKS)
 
         def clock_at(i: int) -> float:
             return clock[i] if i < size else clock[-1] + (i - size + 1) * tail
@@ -553,6 +568,7 @@ def simulate(
             return max(size - 1 + max(math.ceil((target - clock[-1]) / tail), 1), lo)
 
         def start_of(i: int) -> float:
+            looked[0] += 1 + len(pending) + len(rising)
             s = (clock[i] if i < size else clock[-1] + (i - size + 1) * tail) + before + (q2 * i + q1) * i + q0
             for y, v in pending.items():
                 if y < i:
@@ -605,6 +621,7 @@ def simulate(
                         used[y] = used.get(y, 0) + take
                         left -= take
                     y += 1
+                looked[0] += y - cur
                 begins = y
             else:
                 for y, v in chunks:
@@ -620,6 +637,7 @@ def simulate(
                     both = rising.setdefault(y, [0.0, 0.0])
                     both[0] += d_
                     both[1] += g__
+        spend(looked[0] // WORK_LOOKS)
         return out
 
     def ahead(
@@ -1019,7 +1037,7 @@ def simulate(
         them; ``False`` when nothing could be planned (nothing has run). Every step is the one the step-by-step loop
         prices, in the same order of additions, and every admission, retirement and peak the one it records."""
         nonlocal t, steps, carried, peak_held, done, reserved, peak_sequences, peak_reserved, arrived
-        spend(WORK_CALL)
+        spend(WORK_STRETCH)
         drained = not prefilling or chunks is not None  # no prompt waits for rows after this step
         inside = whole and drained and (policy is Policy.STATIC or not waiting)
         arrival = reqs[arrived].arrival if policy is Policy.CONTINUOUS and not waiting and arrived < n_req else None
@@ -1126,7 +1144,7 @@ def simulate(
                 groups_ = tuple((np.concatenate([part.groups[q][0] for part in parts]),
                                  np.concatenate([part.groups[q][1] for part in parts]), 0.0, 0.0)
                                 for q in range(len(pricer.groups)))
-                spend(WORK_SEGMENT * len(parts))
+                spend(WORK_SEGMENT * len(parts) + trail.size // WORK_ELEMENTS)
                 c_, b_ = pricer.price_many(StepSums(n_, 0.0, 0.0, 0.0, 0.0, groups_))
                 block[:] = [trail, gen_rows, over, last_r]
                 return c_, b_, i1
@@ -1161,7 +1179,7 @@ def simulate(
                 size = max(int((arrival - t) / pace[0] * 1.25) + 2, 4)
             while i0 < end:
                 if i0:
-                    spend(WORK_CALL)
+                    spend(WORK_BLOCK)
                 i1 = int(min(i0 + size, end))
                 if whole:
                     c, b = closed.priced(pricer, np.arange(i0, i1))
