@@ -38,8 +38,10 @@ FILES_VARIABLE = "PASSPRICE_MAX_SIDE_FILES"
 #: :data:`FACT_FILES_VARIABLE` says otherwise: a card file costs ``diff`` about 1 ms of CPU after the first copy of
 #: its bytes (it is read, validated, rechecked and priced once a content, :func:`passprice.cards.document_and_facts`,
 #: but compared, checked for its sources and printed once a file, some 3 KB of text each), on top of the 1.3 to 1.5 s
-#: the registry alone takes: 3,850 copies of a card ran 5.5 s (20.1 s before). The registry holds about 20.
-MAX_SIDE_FACT_FILES = 400
+#: the registry alone takes: 3,850 copies of a card ran 5.5 s (20.1 s before). The registry holds about 20. Session
+#: 11 measured 400 past 2 s (377 cards added to the registry's 23 files: 2.17 s of CPU cold, `pip install .`, median
+#: of 5 at load 0.9; 177 added: 1.50 s), so the bound is 200.
+MAX_SIDE_FACT_FILES = 200
 #: The environment variable that raises (or lowers) :data:`MAX_SIDE_FACT_FILES`.
 FACT_FILES_VARIABLE = "PASSPRICE_MAX_SIDE_FACT_FILES"
 
