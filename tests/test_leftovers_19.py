@@ -49,6 +49,9 @@ def test_a_moved_run_s_figure_carries_its_unit_on_both_sides() -> None:
 
 
 def test_a_name_of_the_shipped_registry_not_in_dir_says_where_it_is(tmp_path: Path) -> None:
+    from passprice.registry import embedded_root
+
+    shipped = embedded_root().path  # the checkout's own files in an editable install, the package's _data in a wheel
     root = tmp_path / "mine"
     assert invoke("init", str(root)).exit_code == 0
     result = invoke("price", "r1-qwen7b-h200", root=root)
@@ -56,7 +59,7 @@ def test_a_name_of_the_shipped_registry_not_in_dir_says_where_it_is(tmp_path: Pa
     assert result.stderr == (
         f"passprice: error: serving 'r1-qwen7b-h200': not found in {root}/registry/servings; r1-qwen7b-h200 is a "
         f"serving of the facts passprice ships, not of this registry ({root}): copy "
-        f"{REPO}/registry/servings/r1-qwen7b-h200.toml into {root}/registry/servings to use it here (registered: "
+        f"{shipped}/registry/servings/r1-qwen7b-h200.toml into {root}/registry/servings to use it here (registered: "
         "none)\n"
     )
     # A name neither registry holds: no such line.
