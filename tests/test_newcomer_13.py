@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import copy_root, invoke
+from cli_helpers import REPO as REPO_ROOT
+from cli_helpers import bad, copy_root, invoke
 
 
 @pytest.mark.parametrize("memo_off", [False, True])
@@ -84,3 +85,18 @@ def test_a_renamed_checkpoint_entry_file_is_named_where_the_pinned_content_may_b
         "(renamed-r1: registry/checkpoints/renamed-r1.toml: entry.name: 'deepseek-r1-distill-qwen-7b-q4_k_m' does "
         "not match the file name 'renamed-r1'; `passprice check` names each problem))"
     )
+
+
+def test_the_fact_commands_on_a_routing_record_or_stack_say_to_edit_its_file(tmp_path: Path) -> None:
+    # Walkthrough 2 (session 11): `fact set q3-guess hot_share …` said "card 'q3-guess': not found …; q3-guess is a
+    # registered routing record, not a card" and nothing of what to do instead.
+    args = ("--value", "0.8", "--unit", "1", "--provenance", "estimated", "--source", "uniform-routing-assumption",
+            "--locator", "a guess for this test")
+    routing = REPO_ROOT / "facts" / "routing" / "uniform.toml"
+    assert bad("fact", "set", "uniform", "hot_share", *args) == [
+        f"passprice: error: uniform: a routing record ({routing}), not a card: the fact commands read and edit cards "
+        "and drafting methods; read or edit the record's file by hand (its facts are tables of value, unit, "
+        "provenance, source and locator), then run passprice check"
+    ]
+    stack = bad("fact", "show", "llamacpp-cuda-2405")
+    assert stack[0].endswith("then run passprice check; passprice calibrate --stack rewrites a stack's fitted facts")

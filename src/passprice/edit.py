@@ -105,6 +105,18 @@ def locate(root: Root, name: str, path: str | None, draft: bool = False) -> Fact
         # a name only a drafting method has: with no path, its facts; with a path not acceptance.N (acceptance.0),
         # the method's own refusal of that path, not "card NAME: not found; NAME is a drafting method"
         draft = is_there(root.drafts / f"{name}.toml")
+    if not draft and match is None and not is_there(root.cards / f"{name}.toml"):
+        # a routing record or a serving stack: facts too, but edited by hand (newcomer walkthrough, session 11: "not
+        # found …; NAME is a registered routing record, not a card" said nothing of what to do)
+        for folder, what in ((root.routing, "routing record"), (root.stacks, "serving stack")):
+            if is_there(folder / f"{name}.toml"):
+                raise InputError(
+                    f"{name}: a {what} ({folder / f'{name}.toml'}), not a card: the fact commands read and edit "
+                    "cards and drafting methods; read or edit the record's file by hand (its facts are tables of "
+                    "value, unit, provenance, source and locator), then run passprice check"
+                    + ("; passprice calibrate --stack rewrites a stack's fitted facts" if what == "serving stack"
+                       else "")
+                )
     if draft or match is not None:
         file = draft_path(root, name)
         if path is not None and match is None:
