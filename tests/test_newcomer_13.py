@@ -47,7 +47,14 @@ def test_a_lock_that_does_not_reproduce_keeps_its_status_when_the_reader_leaves_
     [("TTFT", "TTFT"), ("makespan", "makespan"), ("static", "static batching"), ("continuous", "continuous batching"),
      ("drift", "drift"), ("speedup", "speedup"), ("prefix hits", "prefix hits"),
      ("waited for memory", "waited for memory"), ("limit/meas", "limit/meas"), ("emitted/pass", "emitted/pass"),
-     ("holds on", "fixed"), ("× limit", "speedup"), ("fixed", "fixed"), ("seed", "seed")],
+     ("holds on", "fixed"), ("× limit", "speedup"), ("fixed", "fixed"), ("seed", "seed"),
+     # walkthrough 2: the words of rests on, audit --stack, calibrate, simulate, diff and reproduce
+     ("routing.hot_share", "routing"), ("hot set", "routing"), ("stack.share.read", "share.*"),
+     ("overhead.layer", "fixed"), ("terms.serial", "terms.serial"), ("in sample", "held out"),
+     ("leave one card out", "held out"), ("Mcycle", "MAC"), ("chunk", "chunk"), ("peak held", "peak held"),
+     ("sequences a step", "peak held"), ("weakened", "weakened"), ("to verify", "weakened"),
+     ("recorded", "price moved"), ("to re-pin", "price moved"), ("asks another question", "price moved"),
+     ("content", "content"), ("reproduces exactly", "reproduces exactly"), ("first moved", "reproduces exactly")],
 )
 def test_every_word_simulate_speculate_validate_and_a_stack_print_is_explained(word: str, name: str) -> None:
     # The tour says `passprice explain` covers any word an output uses; these words of simulate, speculate,

@@ -201,7 +201,7 @@ _TERMS = (
         "synchronisation, sampling), as the stack's `overhead.pass` and `overhead.layer` facts; `price --stack` shows "
         "it as `fixed` beside the terms at the stack's shares, and `holds on` the token-rows and cached positions "
         "its runs were measured at (range.*), outside which it is refused (BeyondStack).",
-        ("fixed cost", "holds on"),
+        ("fixed cost", "holds on", "overhead", "overhead.pass", "overhead.layer"),
     ),
     Term(
         "seed",
@@ -210,6 +210,91 @@ _TERMS = (
         "project, not in this repository): its items keep their names (`PassShape`, `cost_split`, `best_serving`, "
         "the `ServingRefusal` variants), and the card's limit it defines stays bit-exact for every lock.",
         ("serving.rs",),
+    ),
+    Term(
+        "share.*",
+        "a serving stack's share of a card rate its kernels reach (share.read, share.array …)",
+        "A serving stack's `share.read`, `share.append`, `share.array`, `share.float`, `share.vector` and "
+        "`share.scale`: the share of the card's stream share or rate (streams.read, streams.append, array, "
+        "tensor.*, vector, scale) its kernels reach, each term of the stack's expected pass being the card's term over "
+        "its share. "
+        "`passprice calibrate` fits them to measured runs (non-negative least squares; a share at its bound of 1 "
+        "is one the runs never bound on). A lock under a stack pins them as `stack.share.*`.",
+        ("share", "shares", "share.read", "share.append", "share.array", "share.float", "share.vector",
+         "share.scale"),
+    ),
+    Term(
+        "terms.serial",
+        "a serving stack's share of the non-binding terms that do not overlap the binding one",
+        "A serving stack's `terms.serial`: 0 when its terms overlap (the pass takes the largest, as the card's "
+        "limit), 1 when they add; between, the pass is the fixed cost plus the binding term plus that share of the "
+        "others. `calibrate` fits it on a grid with the shares (`passprice audit --stack S` shows the fit).",
+        ("serial", "overlap"),
+    ),
+    Term(
+        "held out",
+        "calibrate: the error on runs the fit did not see (leave one card out, leave one checkpoint out)",
+        "`passprice calibrate` fits a stack's facts to its measured runs and reports its error `in sample` (on the "
+        "runs it was fitted to) and `held out`: fitted again without one card's runs (`leave one card out`), or one "
+        "checkpoint's, and judged on the runs left out, so the figure says how it does on a card or model it never "
+        "saw. With runs on only one card or one checkpoint a held-out check is `not possible`, and the in-sample "
+        "error says little: a fit of 8 facts to a few runs can reproduce them exactly.",
+        ("in sample", "leave one card out", "leave one checkpoint out", "hold-out", "holdout"),
+    ),
+    Term(
+        "chunk",
+        "simulate: the prompt rows prefilled in one step (--chunk, 2,048 by default)",
+        "In `passprice simulate`, a step carries every decoding sequence's row and then prompt rows in admission "
+        "order, up to `--chunk` token-rows a step (2,048) and what on-chip memory holds: a long prompt is prefilled "
+        "in chunks over several steps, beside the decoding sequences.",
+        ("chunks", "prefill", "steps of at most"),
+    ),
+    Term(
+        "peak held",
+        "simulate: the most card memory sequences held (and reserved) at any step",
+        "In `passprice simulate`, the largest card memory the weights and the admitted sequences held at any step "
+        "(`peak held`), beside what admission had reserved for them (`reserved`: each request's full length, prompt "
+        "+ output, whole pages), of the card's capacity. `sequences a step` is the mean batch of the steps, `peak "
+        "sequences` the largest.",
+        ("reserved", "peak held / reserved", "sequences a step", "peak sequences"),
+    ),
+    Term(
+        "weakened",
+        "review: a fact stepped down the provenance ladder (published > … > assumed)",
+        "In a review (`passprice diff`), a fact whose new provenance is weaker than its old (measured → estimated): "
+        "the locks resting on it are judged against their floors, and a floor it no longer meets fails the "
+        "review. `loosened` marks a lock whose floors the change lowered, `to verify` a changed figure or "
+        "citation the reviewer must check in its source (passprice reads no sources).",
+        ("weakened facts", "loosened", "to verify", "floors loosened"),
+    ),
+    Term(
+        "price moved",
+        "review: a locked price the change moves without re-locking it (the review fails)",
+        "In a review (`passprice diff`), a lock whose `recorded` price (the one its file holds) is not HEAD's price: "
+        "the change moved it without re-locking (`lock --update`), and the review fails as `cargo --locked` fails "
+        "on an out-of-date lock. `re-locked` is a lock the change re-wrote, its new price shown beside the old; "
+        "`to re-pin` a lock whose pinned facts drifted (`check --frozen` fails it until `lock --update`); `asks "
+        "another question` a lock file rewritten to another kind, serving, stack or name.",
+        ("recorded", "re-locked", "relocked", "to re-pin", "asks another question", "requestioned", "moved"),
+    ),
+    Term(
+        "content",
+        "a checkpoint's content digest: what the pricer reads of it (metadata and tensor table)",
+        "A checkpoint entry's `content` is the sha256 of what the pricer reads from the header (its metadata and "
+        "tensor table, as JSON), not the header file's sha256: a lock pins it, so an entry renamed or re-imported "
+        "from another copy still reproduces, and one edited by hand (a tensor type changed) does not "
+        "(`CheckpointChanged`).",
+        ("content digest", "checkpoint content"),
+    ),
+    Term(
+        "reproduces exactly",
+        "reproduce/check: the lock's own pins price to its recorded figures, bit for bit",
+        "A lock reproduces exactly when its pinned facts, checkpoint content and serving, priced with today's code, "
+        "give every recorded field bit for bit. The `pricing model` is the digest of the pricing code (the syntax "
+        "trees of the modules a price flows through); when it changed since the lock, `reproduce` says whether every "
+        "recorded field still reproduces or which moved first (`first moved`: the first figure of the price, in "
+        "order, that differs).",
+        ("reproduces", "reproduce", "pricing model", "first moved", "pricing model digest"),
     ),
     Term(
         "activation word",
@@ -589,7 +674,7 @@ _TERMS = (
         "token-rows reads Σ_e 1 − (1 − p_e)^T experts a layer, expected; a price rests on `routing.hot_experts` and "
         "`routing.hot_share`, which a lock can floor. How many sequences fit does not depend on it (`max-batch` and "
         "`kv` need no record); a dense checkpoint takes none (`BadRouting`).",
-        ("routing record", "mixture of experts", "moe", "experts", "expert", "hot_experts", "hot_share"),
+        ("routing record", "mixture of experts", "moe", "experts", "expert", "hot_experts", "hot_share", "hot set"),
     ),
     Term(
         "MLA",
@@ -625,7 +710,7 @@ _TERMS = (
         "with prefixes: GMAC, TMAC); `work/pass` gives the multiply-adds a pass does on the array and the vector "
         "units, and the block-scale lane cycles. A datasheet's TOPS or TFLOPS count a MAC as two operations.",
         ("MAC/s", "multiply-add", "multiply-adds", "multiply-accumulate", "GMAC", "TMAC", "MMAC", "work/pass",
-         "work"),
+         "work", "Mcycle", "Gcycle", "cycles"),
     ),
     Term(
         "state",
@@ -748,6 +833,11 @@ def lookup(text: str) -> Term:
     """The term ``text`` names (its name or an alias, case, ``-``/``_`` and a leading ``--`` ignored). Raises
     :class:`InputError` naming the closest terms when none matches."""
     found = _INDEX.get(_key(text))
+    if found is None:  # a fact path as a lock or `rests on` names it: routing.hot_share, stack.share.read
+        for prefix in ("routing.", "stack.", "draft."):
+            if _key(text).startswith(prefix):
+                found = _INDEX.get(_key(text)[len(prefix):])
+                break
     if found is not None:
         return found
     close = difflib.get_close_matches(_key(text), list(_INDEX), n=6, cutoff=0.6)
