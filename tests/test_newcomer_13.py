@@ -107,3 +107,35 @@ def test_the_fact_commands_on_a_routing_record_or_stack_say_to_edit_its_file(tmp
     ]
     stack = bad("fact", "show", "llamacpp-cuda-2405")
     assert stack[0].endswith("then run passprice check; passprice calibrate --stack rewrites a stack's fitted facts")
+
+
+def test_calibrate_says_what_its_fit_cannot_tell(tmp_path: Path) -> None:
+    # Walkthrough 2 (session 11): a stack with 2 runs on one card and one checkpoint fitted 8 facts, "in sample
+    # 0.0 %", and wrote them as derived facts without a word.
+    import json
+
+    from passprice.calibrate import calibrate, calibration_cautions
+    from passprice.registry import find_root
+
+    lmdeploy = calibrate(find_root(REPO_ROOT), "lmdeploy-turbomind-2312")  # its runs measured one card
+    assert {r.card for r in lmdeploy.fit.runs} == {"a100_sxm4_80gb"}
+    assert calibration_cautions(lmdeploy) == [
+        "every run is of one card: no held-out check was possible, so nothing says how these facts price another "
+        "card; add runs of others before trusting them there"
+    ]
+    assert calibration_cautions(calibrate(find_root(REPO_ROOT), "llamacpp-cuda-2405")) == []  # 111 runs, 5 cards
+    shown = invoke("calibrate", "--stack", "lmdeploy-turbomind-2312", "--dry-run")
+    assert shown.exit_code == 0, shown.output
+    said = calibration_cautions(lmdeploy)[0]
+    assert shown.stderr == f"passprice: warning: calibrate lmdeploy-turbomind-2312: {said}\n"
+    data = json.loads(invoke("calibrate", "--stack", "lmdeploy-turbomind-2312", "--dry-run", "--json").stdout)
+    assert data["cautions"] == calibration_cautions(lmdeploy)
+    # two of its runs, as the walkthrough's own stack had: fewer runs than the facts they fit
+    import attrs
+
+    two = attrs.evolve(lmdeploy, fit=attrs.evolve(lmdeploy.fit, runs=lmdeploy.fit.runs[:2]))
+    facts = len(lmdeploy.fit.fitted) + 1
+    assert calibration_cautions(two)[0] == (
+        f"2 runs fit {facts} facts (terms.serial included): the fit can match every run, so its in-sample error says "
+        "nothing; measure more runs (other batches, positions, cards, checkpoints)"
+    )

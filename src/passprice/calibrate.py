@@ -644,6 +644,30 @@ def summary(values: Iterable[float]) -> tuple[float, float]:
     return (float(np.mean(xs)), float(np.max(xs))) if xs else (0.0, 0.0)
 
 
+def calibration_cautions(cal: Calibration) -> list[str]:
+    """What a user should not read into the fit, one line each: fewer runs than fitted facts (``terms.serial``
+    counted), so the fit can match every run and its in-sample error says nothing; and a hold-out that was not
+    possible (every run of one card, or of one checkpoint), so nothing says how the facts do on another card or
+    model. Walkthrough 2 (session 11): 2 runs on one card and one checkpoint fitted 8 facts, "in sample 0.0 %",
+    written as derived facts without a word."""
+    runs = len(cal.fit.runs)
+    facts = len(cal.fit.fitted) + 1
+    out = []
+    if runs <= facts:
+        out.append(
+            f"{runs} run{'s' * (runs != 1)} fit {facts} facts (terms.serial included): the fit can match every run, "
+            "so its in-sample error says nothing; measure more runs (other batches, positions, cards, checkpoints)"
+        )
+    alone = [h.by for h in (cal.by_card, cal.by_checkpoint) if not h.possible]
+    if alone:
+        what = " and ".join(f"one {by}" for by in alone)
+        out.append(
+            f"every run is of {what}: no held-out check was possible, so nothing says how these facts price "
+            f"another {' or '.join(alone)}; add runs of others before trusting them there"
+        )
+    return out
+
+
 def calibration_json(cal: Calibration) -> dict[str, Any]:
     """The calibration for ``--json``: the stack, the runs, the fitted values (base units), ``terms.serial``, the
     in-sample and hold-out errors (mean, max, and each run's), and the parameters not fitted."""
@@ -665,6 +689,7 @@ def calibration_json(cal: Calibration) -> dict[str, Any]:
         "leave_one_card_out": holdout(cal.by_card),
         "leave_one_checkpoint_out": holdout(cal.by_checkpoint),
         "range": {p: e["value"] for p, e in range_facts(cal.stack.name, cal.fit.runs).items()},
+        "cautions": calibration_cautions(cal),
     }
 
 

@@ -2567,7 +2567,13 @@ def simulate_command(
 def calibrate_command(ctx: click.Context, stack: str, dry_run: bool, as_json: bool) -> None:
     """Fit stack S's facts to its measured runs (registry/measurements) and write them as derived facts, with the
     fit's error in sample, leaving one card out and leaving one checkpoint out."""
-    from passprice.calibrate import calibrate, calibration_json, calibration_text, write_calibration
+    from passprice.calibrate import (
+        calibrate,
+        calibration_cautions,
+        calibration_json,
+        calibration_text,
+        write_calibration,
+    )
 
     root = _root(ctx)
     if not dry_run:  # round 18: a read-only stack file was refused after the fit's seconds of work
@@ -2585,6 +2591,8 @@ def calibrate_command(ctx: click.Context, stack: str, dry_run: bool, as_json: bo
     else:
         shown = written.relative_to(root.path) if written is not None and written.is_relative_to(root.path) else written
         click.echo(calibration_text(cal, shown))
+    for line in calibration_cautions(cal):
+        click.echo(f"passprice: warning: calibrate {stack}: {line}", err=True)
 
 
 @cli.command("validate")
