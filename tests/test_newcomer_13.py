@@ -139,3 +139,24 @@ def test_calibrate_says_what_its_fit_cannot_tell(tmp_path: Path) -> None:
         f"2 runs fit {facts} facts (terms.serial included): the fit can match every run, so its in-sample error says "
         "nothing; measure more runs (other batches, positions, cards, checkpoints)"
     )
+
+
+def test_simulate_says_when_the_trace_s_shared_prefixes_are_not_shared(tmp_path: Path) -> None:
+    # Walkthrough 2 (session 11): a trace's prefix_id/prefix_tokens were ignored with a contiguous cache, the engine
+    # line saying only "prefix caching off".
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"arrival_s": 0, "prompt_tokens": 300, "output_tokens": 8, "prefix_id": "s", '
+                     '"prefix_tokens": 200}\n' * 2, encoding="utf-8")
+    engines = {}
+    for how in (("--contiguous",), ("--kv-page", "16", "--no-prefix-caching"), ("--kv-page", "16")):
+        result = invoke("simulate", "r1-qwen7b-h200", "--trace", str(trace), *how)
+        assert result.exit_code == 0, result.output
+        engines[how[0] if len(how) < 3 else how[2]] = next(
+            line for line in result.stdout.splitlines() if line.startswith("  engine"))
+    assert engines["--contiguous"].endswith(
+        "· prefix caching off (the trace's shared prefixes are prefilled and held by each request: a contiguous "
+        "cache shares none; --kv-page N to share them)")
+    assert engines["--no-prefix-caching"].endswith(
+        "· prefix caching off (the trace's shared prefixes are prefilled and held by each request: "
+        "--no-prefix-caching)")
+    assert engines["--kv-page"].endswith("· prefix caching on")

@@ -1671,6 +1671,10 @@ def simulation_text(sim: Simulation) -> str:
     prefix = ""
     if sim.trace.get("shared_prefixes"):
         prefix = " · prefix caching " + ("on" if setup["prefix_caching"] else "off")
+        if not setup["prefix_caching"]:  # walkthrough 2 (session 11): the trace's prefixes were ignored unsaid
+            why = "a contiguous cache shares none; --kv-page N to share them" if not setup["kv_page"] else (
+                "--no-prefix-caching")
+            prefix += f" (the trace's shared prefixes are prefilled and held by each request: {why})"
         if setup["prefix_read_once"]:
             prefix += ", prefix read once a step"
     lines = [
