@@ -160,3 +160,25 @@ def test_simulate_says_when_the_trace_s_shared_prefixes_are_not_shared(tmp_path:
         "· prefix caching off (the trace's shared prefixes are prefilled and held by each request: "
         "--no-prefix-caching)")
     assert engines["--kv-page"].endswith("· prefix caching on")
+
+
+def test_a_lock_is_not_written_on_a_citation_whose_source_record_does_not_validate(tmp_path: Path) -> None:
+    # Walkthrough 2 (session 11): price, new-serving and lock took a routing record citing sources/my-notes.toml
+    # with kind = "notes" and no url, date or publisher; only `check` refused it, after the lock was written.
+    root = copy_root(tmp_path)
+    (root / "sources" / "my-notes.toml").write_text('[source]\nkind = "notes"\ntitle = "my notes"\n',
+                                                    encoding="utf-8")
+    record = root / "facts" / "routing" / "qwen3-30b-a3b-measured.toml"
+    text = record.read_text(encoding="utf-8")
+    record.write_text(text.replace('source = "gpu-container-handbook-routing-derisk"', 'source = "my-notes"'),
+                      encoding="utf-8")
+    out = root / "locks" / "x.lock.toml"
+    lines = bad("lock", "qwen3-30b-a3b-h200", "-o", str(out), root=root)
+    assert not out.exists()
+    assert lines[0] == (
+        "passprice: error: lock x (not written): routing.hot_experts.source: source 'my-notes' does not validate: "
+        f"{root}/sources/my-notes.toml: source.date: missing (required)"
+    )
+    assert any(line.endswith("source.kind: 'notes' is not allowed here (one of 'datasheet', 'whitepaper', 'paper', "
+                             "'slides', 'abstract', 'documentation', 'web-page', 'blog-post', 'benchmark-results', "
+                             "'repository', 'pull-request', 'registry')") for line in lines)

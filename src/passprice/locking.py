@@ -260,6 +260,15 @@ def write(
         requires=dict(requires or {}),
         stack=the_stack,
     )
+    from passprice.sources import cited_ids, invalid_ids
+
+    # A lock pins its facts' citations: a source record that does not validate (no url, publisher or date) is a
+    # citation nobody can trace back, which only `check` said after the lock was written (walkthrough 2, session 11).
+    untraceable = invalid_ids(
+        root, [c for path, fact in lock.facts.items() for c in cited_ids(path, fact)], f"lock {lock.name} (not written)"
+    )
+    if untraceable:
+        raise InputError.of(untraceable)
     verdict = judge(lock.name, lock.policy, tuple((p, lock.facts[p]) for p in lock.rests_on))
     if not verdict.holds:
         advice = ""
