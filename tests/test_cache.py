@@ -595,8 +595,10 @@ def test_a_pass_shape_and_decode_step_are_kept_for_an_unchanged_checkpoint_entry
 
     def as_a_new_process() -> None:
         checkpoints._CACHE.clear()
+        checkpoints._CONTENT.clear()
         serving._STEPS.clear()
         serving._SHAPES.clear()
+        serving._SHARED_SHAPES.clear()
         monkeypatch.setattr(serving, "_shapes_missed", 0)  # the shapes this process has stored: none yet
 
     root = copy_root(tmp_path)
@@ -884,3 +886,40 @@ def test_a_folder_of_many_servings_is_kept_as_one_batch_that_never_answers_for_o
         assert not marker.exists()
     # Outside a snapshot (a command that edits the registry), no batch: each file its own entry.
     assert [load_spec(root, name).batch for name in names[:3]] == [100, 101, 102]
+
+
+def test_two_entries_of_the_same_bytes_in_two_folders_build_one_pass_shape(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # diff's BASE and HEAD read each checkpoint entry from their own folder (two header objects, two sources); an
+    # entry whose bytes are the same builds one pass shape for both, and both sides price alike. An entry edited on
+    # one side (one tensor retyped Q4_K -> Q8_0) is another content: its own shape, another price.
+    from passprice import serving
+    from passprice.locks import evaluate
+    from passprice.servings import load_spec, resolve
+
+    monkeypatch.setattr(serving, "_SHARED_SHAPES", type(serving._SHARED_SHAPES)())
+    monkeypatch.setattr(cache, "enabled", lambda: False)  # nothing read back from another test's entries
+    base, head, edited = (Root(copy_root(tmp_path / name)) for name in ("base", "head", "edited"))
+    entry = edited.checkpoints / "deepseek-r1-distill-qwen-7b-q4_k_m.toml"
+    text = entry.read_text(encoding="utf-8")
+    old = 'name = "blk.0.attn_q.weight", type = "Q4_K"'
+    assert text.count(old) == 1
+    entry.write_text(text.replace(old, 'name = "blk.0.attn_q.weight", type = "Q8_0"'), encoding="utf-8")
+    built = []
+    real_shape = serving.pass_shape
+
+    def counted_shape(*args: object, **kwargs: object) -> object:
+        built.append(1)
+        return real_shape(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(serving, "pass_shape", counted_shape)
+    prices, sources = [], []
+    for root in (base, head, edited):
+        r = resolve(root, load_spec(root, "r1-qwen7b-h200"))
+        sources.append(r.header.source)
+        prices.append(evaluate("price", r.header, r.card, r.serving))
+    assert len(set(sources)) == 3 and all(s.startswith(str(tmp_path)) for s in sources)
+    assert built == [1, 1]
+    assert prices[0] == prices[1]
+    assert prices[2] != prices[0]

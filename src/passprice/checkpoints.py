@@ -458,6 +458,8 @@ def header_from_entry(document: Mapping[str, Any], source: str) -> GGUFHeader:
 
 _CACHE: OrderedDict[tuple[str, str, str], GGUFHeader] = OrderedDict()
 _CACHE_SIZE = 32
+#: id of a header in :data:`_CACHE` → (the header, its content key: :func:`entry_content`).
+_CONTENT: dict[int, tuple[GGUFHeader, str]] = {}
 
 
 @functools.cache
@@ -502,7 +504,8 @@ def _kept_entry(path: Path, root: Root, data: bytes) -> GGUFHeader:
     """:func:`_load_entry` of the entry at ``path`` holding ``data``, kept in this process (:data:`_CACHE`)."""
     from passprice import cache
 
-    key = (os.path.realpath(path), blake2b(data).hexdigest(), str(root.schema))
+    digest = blake2b(data).hexdigest()
+    key = (os.path.realpath(path), digest, str(root.schema))
     if key in _CACHE:
         _CACHE.move_to_end(key)
         return _CACHE[key]
@@ -512,9 +515,22 @@ def _kept_entry(path: Path, root: Root, data: bytes) -> GGUFHeader:
         lambda: _header_of_entry(path, root, data), GGUFHeader,
     )
     _CACHE[key] = header
+    _CONTENT[id(header)] = (header, f"{digest}\0{root.schema}")
     while len(_CACHE) > _CACHE_SIZE:
-        _CACHE.popitem(last=False)
+        dropped = _CACHE.popitem(last=False)[1]
+        _CONTENT.pop(id(dropped), None)
     return header
+
+
+def entry_content(header: GGUFHeader) -> str | None:
+    """What the header object ``header`` was read from, by content, when this process read it from a registry entry
+    (:func:`_load_entry`, still kept in :data:`_CACHE`): the BLAKE2b digest of the entry's bytes and the schema
+    folder it was validated against (a string), else ``None``. Two headers with the same content key were built by
+    :func:`header_from_entry` from the same valid document and differ at most in their ``source`` (the entry's path),
+    which a price never reads (only a refusal's text names it): diff's BASE and HEAD entries of the same bytes share
+    a pass shape (:func:`passprice.serving.shape_of`) through it. Raises nothing."""
+    held = _CONTENT.get(id(header))
+    return held[1] if held is not None and held[0] is header else None
 
 
 def _header_of_entry(path: Path, root: Root, data: bytes) -> GGUFHeader:

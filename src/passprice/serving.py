@@ -1545,6 +1545,21 @@ _SHAPES: OrderedDict[tuple[Any, ...], tuple[GGUFHeader, PassShape | ServingRefus
 _SHAPES_KEPT = 64
 #: Fields of :class:`Serving` the shape does not read: the batch and whether host memory may be used.
 _NOT_SHAPE = frozenset({"batch", "host_memory"})
+#: Pass shapes (never refusals) of headers read from registry entries, by content: (pricing-model version, the
+#: entry's content key, :func:`passprice.checkpoints.entry_content`, the serving's fields but its batch and host
+#: memory) → the shape. Two header objects of one entry's bytes (diff's BASE and HEAD sides, each read from its own
+#: folder) build one shape: a shape is a function of the header's content and the serving, never of the path it was
+#: read from (only a refusal's text names that, and a refusal is not shared).
+_SHARED_SHAPES: OrderedDict[tuple[Any, ...], PassShape] = OrderedDict()
+
+
+def _entry_content(header: GGUFHeader) -> str | None:
+    """:func:`passprice.checkpoints.entry_content` of ``header``; ``None`` when no entry was read in this process
+    (the module not imported). Raises nothing."""
+    import sys
+
+    module = sys.modules.get("passprice.checkpoints")
+    return None if module is None else module.entry_content(header)
 
 
 #: Decode steps already built for :func:`pass_shape`: (id of the header, deployment) → (the header, its step).
@@ -1631,10 +1646,19 @@ def shape_of(header: GGUFHeader, s: Serving) -> PassShape:
             raise hit[1].with_traceback(None)
         return hit[1]
     made: PassShape | ServingRefusal
-    try:
-        made = _stored_shape(header, s, key[2:])
-    except ServingRefusal as e:
-        made = e.with_traceback(None)
+    content = _entry_content(header)
+    shared = None if content is None else _SHARED_SHAPES.get((version, content, *key[2:]))
+    if shared is not None:
+        made = shared
+    else:
+        try:
+            made = _stored_shape(header, s, key[2:])
+        except ServingRefusal as e:
+            made = e.with_traceback(None)
+        if content is not None and isinstance(made, PassShape):
+            _SHARED_SHAPES[(version, content, *key[2:])] = made
+            while len(_SHARED_SHAPES) > _SHAPES_KEPT:
+                _SHARED_SHAPES.popitem(last=False)
     _SHAPES[key] = (header, made)
     while len(_SHAPES) > _SHAPES_KEPT:
         _SHAPES.popitem(last=False)
