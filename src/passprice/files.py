@@ -45,6 +45,29 @@ def shown(path: Path | str) -> str:
     return escaped(os.sep.join(cut))
 
 
+def shell_word(path: Path | str) -> str:
+    """``path`` as one word to paste into a POSIX shell, on one line: :func:`shlex.quote`'s when every character
+    prints; otherwise bash's ``$'…'`` quoting, each character that does not print (:func:`passprice.errors.escaped`)
+    as the ``\\xHH`` escapes of its bytes (a byte of a name that is not UTF-8, held as a lone surrogate, as itself), so
+    the command names the very file. A ``shlex.quote`` of a name holding a newline spans two lines, and one holding
+    ESC would drive the terminal (attack round 21: the ``rm`` of a left temporary file's warning)."""
+    import shlex
+
+    text = str(path)
+    if text.isprintable():
+        return shlex.quote(text)
+    out = []
+    for c in text:
+        if c in "\\'":
+            out.append("\\" + c)
+        elif c.isprintable() or c == " ":
+            out.append(c)
+        else:
+            raw = c.encode("utf-8", "surrogateescape")
+            out.append("".join(f"\\x{b:02x}" for b in raw))
+    return "$'" + "".join(out) + "'"
+
+
 def _why(error: OSError) -> str:
     """An ``OSError`` in words a person acts on."""
     if error.errno == errno.ENAMETOOLONG:
