@@ -72,3 +72,112 @@ def test_a_left_temporary_file_named_with_a_newline_is_warned_of_in_one_line(tmp
     for word in words:
         shown = subprocess.run(["bash", "-c", f"test -f {word} && echo there"], capture_output=True, text=True)
         assert shown.stdout == "there\n", word
+
+
+# --- (3) a committed link in locks/ leading to a link to a folder of locks -------------------------------------------
+
+STRAY = ("locks/sub: not a folder passprice reads: its 1 .toml file is neither checked nor priced (passprice "
+         "reads locks/ itself, not the folders in it: move them to locks/)")
+
+
+def _linked(tmp_path: Path, *links: tuple[str, str]) -> Path:
+    import shutil
+
+    from test_diff import commit_all
+    from test_slip_11 import _registry_with_lock
+
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path = _registry_with_lock(tmp_path / "registry")
+    (path / "archive").mkdir()
+    shutil.copyfile(path / "locks" / f"{R1}.lock.toml", path / "archive" / "old.lock.toml")
+    for link, target in links:
+        (path / link).parent.mkdir(parents=True, exist_ok=True)
+        (path / link).symlink_to(target)
+    commit_all(path, "a folder of old locks, linked into locks/ through another link")
+    return path
+
+
+def test_a_committed_chain_of_links_to_a_folder_of_locks_fails_the_review_as_check_fails_it(tmp_path: Path) -> None:
+    """``locks/sub → ../via`` and ``via → archive`` (a folder of one lock), committed: a checkout's check follows
+    both and fails the stray folder; the review listed ``via/`` at the revision (a link there, no folder) and found
+    nothing, 'no changes'."""
+    path = _linked(tmp_path, ("locks/sub", "../via"), ("via", "archive"))
+    assert f"passprice: error: {STRAY}" in invoke("check", root=path).stderr  # the checkout's own check
+    result = invoke("diff", "main", "HEAD", root=path)
+    assert result.exit_code == 2, result.output
+    assert f"passprice: error: on HEAD: {STRAY}" in result.stderr.splitlines()
+
+
+def test_committed_links_that_loop_or_lead_out_through_a_chain(tmp_path: Path) -> None:
+    """A loop (``locks/sub → ../via``, ``via → locks/sub``) is no folder in a checkout (ELOOP) nor in the review:
+    no changes, as check finds none; a chain whose second link leads out of the repository is refused naming the
+    link in locks/."""
+    from test_diff import git
+
+    path = _linked(tmp_path / "loop", ("locks/sub", "../via"), ("via", "locks/sub"))
+    assert invoke("check", root=path).exit_code == 0
+    assert invoke("diff", "main", "HEAD", root=path).exit_code == 0
+    path = _linked(tmp_path / "out", ("locks/sub", "../via"), ("via", "../.."))
+    sha = git(path, "rev-parse", "HEAD")[:12]
+    result = invoke("diff", "main", "HEAD", root=path)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [
+        f"passprice: error: locks/sub: a symbolic link at {sha}, leading outside the repository; passprice diff "
+        "compares the files themselves (commit the file, or the folder's files, in place of the link)"
+    ]
+
+
+# --- (4) a hard link made while the text is written ------------------------------------------------------------------
+
+
+def test_a_hard_link_made_while_a_file_is_written_is_refused_before_the_rename(tmp_path: Path) -> None:
+    """``-o FILE --force`` of a sweep writes its rows as they are priced (seconds): ``ln FILE OTHER`` made in that
+    time was not seen (the hard-link refusal looked once, before the first row), and the rename left OTHER holding
+    the old text. The file is looked at again just before the rename now."""
+    import os
+
+    import pytest
+
+    from passprice.errors import InputError
+    from passprice.files import write_atomically
+
+    out, other = tmp_path / "out.csv", tmp_path / "other.csv"
+    out.write_text("old\n", encoding="utf-8")
+
+    def rows():  # type: ignore[no-untyped-def]
+        yield "a,b\n"
+        os.link(out, other)  # another process, while the rows are priced
+        yield "1,2\n"
+
+    with pytest.raises(InputError) as refused:
+        write_atomically(out, rows(), force=True)
+    assert str(refused.value) == (
+        f"{out}: has 2 names (hard links); passprice replaces a file by renaming a new one into place, which would "
+        "leave the other names holding the old text: remove the other names, or give this one a copy of its own first"
+    )
+    assert out.read_text(encoding="utf-8") == other.read_text(encoding="utf-8") == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.csv", "out.csv"]  # no temporary file left
+
+
+def test_a_file_turned_into_a_fifo_while_written_is_not_replaced(tmp_path: Path) -> None:
+    import os
+
+    import pytest
+
+    from passprice.errors import InputError
+    from passprice.files import write_atomically
+
+    out = tmp_path / "out.csv"
+    out.write_text("old\n", encoding="utf-8")
+
+    def rows():  # type: ignore[no-untyped-def]
+        yield "a,b\n"
+        out.unlink()
+        os.mkfifo(out)
+        yield "1,2\n"
+
+    with pytest.raises(InputError) as refused:
+        write_atomically(out, rows(), force=True)
+    assert str(refused.value) == (
+        f"{out}: is a FIFO (named pipe), not a regular file: passprice replaces regular files only"
+    )

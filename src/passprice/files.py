@@ -187,6 +187,35 @@ def target(path: Path) -> Path:
     return end
 
 
+def _other_names(path: Path, count: int) -> InputError:
+    """The refusal of ``path``, a file of ``count`` names (hard links), which a rename would split."""
+    return InputError(
+        f"{shown(path)}: has {count:,} names (hard links); passprice replaces a file by renaming a new one into "
+        "place, which would leave the other names holding the old text: remove the other names, or give this one a "
+        "copy of its own first"
+    )
+
+
+def _still_replaceable(path: Path, end: Path) -> None:
+    """Look at ``end`` (where writing ``path`` lands) again just before the rename replaces it: a file given other
+    names (``ln``) or turned into a FIFO, a device or a folder while the text was written (a sweep writes its rows
+    as they are priced, seconds after :func:`check_writable` looked) is refused as :func:`check_writable` refuses it
+    (attack round 21: the rename split the hard links, or replaced the FIFO). Nothing (no file there) is fine.
+
+    Raises :class:`InputError` naming ``path``."""
+    try:
+        found = os.lstat(end)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(found.st_mode):
+        raise InputError(f"{shown(path)}: is a folder; give a file to write")
+    if not stat.S_ISREG(found.st_mode):
+        what = kind(found.st_mode) if not stat.S_ISLNK(found.st_mode) else "a symbolic link made while it was written"
+        raise InputError(f"{shown(path)}: is {what}, not a regular file: passprice replaces regular files only")
+    if found.st_nlink > 1:
+        raise _other_names(path, found.st_nlink)
+
+
 def check_writable(path: Path, force: bool = False) -> None:
     """Refuse to write ``path`` before any work is done (a sweep or a simulation can take seconds), for the reasons
     :func:`write_atomically` would: ``path`` (or the file a link at ``path`` points to) is a folder, a device, FIFO or
@@ -212,11 +241,7 @@ def check_writable(path: Path, force: bool = False) -> None:
         if found.st_nlink > 1:
             # A rename gives the path a new file: the file's other names (hard links) would keep the old text without
             # a word (round 20: fact set of a card linked elsewhere with ln split the two).
-            raise InputError(
-                f"{shown(path)}: has {found.st_nlink:,} names (hard links); passprice replaces a file by renaming "
-                "a new one into place, which would leave the other names holding the old text: remove the other "
-                "names, or give this one a copy of its own first"
-            )
+            raise _other_names(path, found.st_nlink)
     folder = end.parent if str(end.parent) else Path(".")
     where = look(folder)
     if where is None:
@@ -363,6 +388,7 @@ def write_atomically(
                 os.fsync(out.fileno())
             os.chmod(tmp, mode)
             if force:
+                _still_replaceable(path, end)
                 os.replace(tmp, end)
             else:
                 try:
