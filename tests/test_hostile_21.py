@@ -4,6 +4,12 @@
   TB``: 141000000000.00001 B written, 1.41e11 B as a double) was shown as "rewritten, same quantity" and passed
   ``check --frozen`` (exit 0): the quantity written moved. Quantities are compared exactly now, as written. (The
   same trick on ``memory.bandwidth``, ``0.0048000000000000004 PB/s``, was caught by the derivations that read it.)
+- (4) A hard link (``ln FILE OTHER``) or a FIFO made at ``-o FILE --force`` while the text was written (a sweep
+  writes rows as it prices them) was replaced by the rename: the refusal looked once, before the first row.
+- (3) A committed chain of links (``locks/sub → ../via``, ``via → archive``) read "no changes" in the review.
+- (1) A left temporary file named with a newline split check's warning and its ``rm``.
+- (11) ``simulate gemma3-270m-h100 --max-batch 4096`` on the benchmark's 925 KB queue ran 2.1 to 2.4 s of CPU
+  (load 4 to 6, 2 cores) before its refusal: the peak check's per-sequence sums were not charged.
 """
 
 from __future__ import annotations
@@ -181,3 +187,44 @@ def test_a_file_turned_into_a_fifo_while_written_is_not_replaced(tmp_path: Path)
     assert str(refused.value) == (
         f"{out}: is a FIFO (named pipe), not a regular file: passprice replaces regular files only"
     )
+
+
+# --- (11) simulate --max-work: the peak check's sums ------------------------------------------------------------------
+
+
+def test_the_peak_check_of_4096_sequences_is_charged(tmp_path: Path) -> None:
+    """15,000 requests at 0 (the benchmark's queue, 925 KB) under ``--max-batch 4096``: 14 peak checks summed
+    56,878 sequences' bytes (0.86 s of CPU) uncharged, refused after 16 steps and 2.1 to 2.4 s of CPU; now after 7."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    from simulate import queue_text
+
+    trace = tmp_path / "queue.jsonl"
+    trace.write_text(queue_text(), encoding="utf-8")
+    result = invoke("simulate", "gemma3-270m-h100", "--trace", str(trace), "--max-batch", "4096")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [
+        "passprice: error: simulate: the continuous run passed the 56,943 units of work left of --max-work after 7 "
+        "steps, 0.0 s into the trace with 5 of 15,000 requests served (a unit is about 10 µs of CPU: a step priced "
+        "alone 8, a stretch of steps priced together 40, a try of planning admissions ahead 60 and more); simulate "
+        "part of the trace, or raise --max-work"
+    ]
+
+
+def test_the_shared_prefixes_summed_at_each_step_are_charged(tmp_path: Path) -> None:
+    """9,472 requests at 0 (990 KB), each naming its own 512-token prefix: every step summed the bytes of every
+    prefix held, uncharged, and the command ran 1.8 to 2.3 s of CPU (load 4.5) before its refusal after 1,640 steps;
+    now a unit a 32 prefixes, refused after 646."""
+    import json
+
+    rows = []
+    for i in range(9472):
+        rows.append(json.dumps({"arrival_s": 0, "prompt_tokens": 700, "output_tokens": i % 300 + 1,
+                                "prefix_id": f"p{i}", "prefix_tokens": 512}) + "\n")
+    trace = tmp_path / "prefixes.jsonl"
+    trace.write_text("".join(rows), encoding="utf-8")
+    result = invoke("simulate", "gemma3-270m-h100", "--trace", str(trace))
+    assert result.exit_code == 2, result.output
+    [line] = result.stderr.splitlines()
+    assert "units of work left of --max-work after 646 steps, 0.6 s into the trace with 945 of 9,472 requests" in line
