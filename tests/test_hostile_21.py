@@ -228,3 +228,31 @@ def test_the_shared_prefixes_summed_at_each_step_are_charged(tmp_path: Path) -> 
     assert result.exit_code == 2, result.output
     [line] = result.stderr.splitlines()
     assert "units of work left of --max-work after 646 steps, 0.6 s into the trace with 945 of 9,472 requests" in line
+
+
+# --- (9) fact set --value: a figure a double cannot hold as written ---------------------------------------------------
+
+
+def test_a_value_a_double_does_not_hold_as_written_is_refused_as_written(tmp_path: Path) -> None:
+    """``--value 4.8000000000000000000001`` was written ``4.8`` with no word (the figure given was not the one
+    written); ``1e309`` was named as ``inf`` and ``2.5e-324`` as ``5e-324``, figures nobody gave."""
+    from cli_helpers import bad
+
+    root = copy_root(tmp_path)
+    card = root / CARD
+    before = card.read_bytes()
+    args = ("fact", "set", "h200_sxm_141gb", "memory.bandwidth", "--unit", "TB/s", "--provenance", "published",
+            "--source", "nvidia-h200-datasheet", "--locator", "Table 1")
+    assert bad(*args, "--value", "4.8000000000000000000001", root=root) == [
+        "passprice: error: --value: '4.8000000000000000000001' holds more than a double keeps (it reads as 4.8): "
+        "write 4.8, or the figure in another unit"
+    ]
+    assert bad(*args, "--value", "1e309", root=root) == [
+        "passprice: error: --value: '1e309' is too large for a double (it reads as inf): write the figure in a larger "
+        "unit"
+    ]
+    bad(*args, "--value", "2.5e-324", root=root, says="holds more than a double keeps (it reads as 5e-324)")
+    assert card.read_bytes() == before
+    # A decimal a double holds, however written, is set.
+    for written in ("4.80", "4.8e0", "0.14100000000000001"):
+        assert invoke(*args, "--value", written, root=root).exit_code == 0
