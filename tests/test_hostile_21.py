@@ -256,3 +256,26 @@ def test_a_value_a_double_does_not_hold_as_written_is_refused_as_written(tmp_pat
     # A decimal a double holds, however written, is set.
     for written in ("4.80", "4.8e0", "0.14100000000000001"):
         assert invoke(*args, "--value", written, root=root).exit_code == 0
+
+
+# --- (2) a lock copied under a name holding a newline -----------------------------------------------------------------
+
+
+def test_a_lock_copied_under_a_name_with_a_newline_is_named_in_one_line(tmp_path: Path) -> None:
+    """``cp locks/r1-qwen7b-h200.lock.toml locks/$'a\\nb.lock.toml'``: check's duplicate warning and the lock's
+    status line printed the name raw, each split in two at the newline."""
+    import shutil
+
+    root = copy_root(tmp_path)
+    shutil.copyfile(root / "locks" / f"{R1}.lock.toml", root / "locks" / "a\nb.lock.toml")
+    result = invoke("check", root=root)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert not any(line.startswith("b.lock.toml") for line in lines), result.stdout
+    assert f"lock {R1} (locks/a\\nb.lock.toml, locks serving {R1}): ok" in lines
+    assert (
+        f"  warning: locks/a\\nb.lock.toml duplicates locks/{R1}.lock.toml: it locks serving {R1} (price) with the "
+        f"same pins, floors and price under another file name; locks/a\\nb.lock.toml is named '{R1}' inside, not "
+        f"after its file; it guards nothing locks/{R1}.lock.toml does not, and re-locking one leaves the other "
+        "pinning the old facts: remove one"
+    ) in lines
