@@ -14,7 +14,7 @@ import attrs
 from passprice import schema
 from passprice.cards import card_from_document
 from passprice.drafts import method_from_document
-from passprice.errors import InputError, problem_lines
+from passprice.errors import InputError, escaped, problem_lines
 from passprice.files import is_folder
 from passprice.registry import Root
 from passprice.routing import routing_from_document
@@ -121,7 +121,7 @@ class CheckReport:
         err = " (an error with --frozen)" if frozen else ""
         for s in self.locks:
             locks = f", locks serving {s.serving_name}" if s.serving_name else ""
-            lines.append(f"lock {s.name} ({s.path}{locks}): {'ok' if s.ok(frozen) else 'FAILS'}")
+            lines.append(f"lock {s.name} ({escaped(s.path)}{locks}): {'ok' if s.ok(frozen) else 'FAILS'}")
             if s.older:
                 lines.append(f"  format: {s.older}")
             lines.append(f"  {s.reproduction}")
@@ -506,11 +506,13 @@ def duplicate_lines(root: Root, locks: list[tuple[Path, Any]]) -> list[tuple[tup
         copy, original = (rel, lock), first[key]
         if _named_after(*copy) and not _named_after(*original):
             copy, original = original, copy
-        named = "" if _named_after(*copy) else f"; {copy[0]} is named {copy[1].name!r} inside, not after its file"
+        # The file names escaped (attack round 21: a copy named with a newline split the warning in two).
+        copied, kept = escaped(copy[0]), escaped(original[0])
+        named = "" if _named_after(*copy) else f"; {copied} is named {copy[1].name!r} inside, not after its file"
         serving = f"serving {lock.info.serving}" if lock.info.serving else "no registered serving"
         out.append(((first[key][0], rel), (
-            f"{copy[0]} duplicates {original[0]}: it locks {serving} ({lock.kind}) with the same pins, floors and "
-            f"price under another file name{named}; it guards nothing {original[0]} does not, and re-locking one "
+            f"{copied} duplicates {kept}: it locks {serving} ({lock.kind}) with the same pins, floors and "
+            f"price under another file name{named}; it guards nothing {kept} does not, and re-locking one "
             "leaves the other pinning the old facts: remove one"
         )))
     return out

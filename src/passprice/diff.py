@@ -294,7 +294,6 @@ class Checkout:
         Raises :class:`InputError` (:func:`passprice.gitread.linked`) for a link leading outside the repository
         (absolute, or above its top) or with a target longer than a path: what it names cannot be read at
         ``commit``."""
-        import posixpath
 
         if not links:
             return {}
@@ -302,16 +301,52 @@ class Checkout:
         out: dict[str, list[str]] = {}
         for name, (obj, _) in sorted(links.items()):
             text = os.fsdecode(texts.get(obj, b""))
-            target = posixpath.normpath(posixpath.join(posixpath.dirname(name), text))
-            if not text or text.startswith("/") or target == ".." or target.startswith("../"):
-                raise gitread.linked(name, f"at {commit[:12]}, leading outside the repository")
-            listing = _run_git(self.top, ["ls-tree", "-z", "--name-only", "--full-tree", commit, "--", f"{target}/"])
+            target = self._through_links(commit, name, _link_target(name, text, commit))
+            if target is None:
+                continue  # a loop, or a path naming nothing at the revision: no folder in a checkout either
+            listing = _run_git(self.top, ["--literal-pathspecs", "ls-tree", "-z", "--name-only", "--full-tree",
+                                          commit, "--", f"{target}/"])
             records = sorted({
                 entry.rpartition("/")[2] for entry in os.fsdecode(listing).split("\0") if entry.endswith(".toml")
             })
             if records:
                 out[name[len(self.prefix) :]] = records
         return out
+
+    def _through_links(self, commit: str, name: str, target: str) -> str | None:
+        """``target`` (a path from the repository's top, the link ``name`` leads to) with every link along it at
+        ``commit`` followed, as a checkout's file system follows them: the folder path it names, or ``None`` when it
+        names nothing there or the links loop (more than :data:`LINK_HOPS`, the kernel's ELOOP). A chain (``locks/sub
+        → ../via``, ``via → archive``) was listed as ``via/``, a link at the revision, and found empty (attack round
+        21: the review said "no changes" while a checkout's check failed the folder of locks it leads to).
+
+        Raises :class:`InputError` (:func:`passprice.gitread.linked`) for a link along the way leading outside the
+        repository."""
+        import posixpath
+
+        parts, done, hops = [p for p in target.split("/") if p not in ("", ".")], "", 0
+        while parts:
+            here = posixpath.join(done, parts[0]) if done else parts[0]
+            listing = _run_git(self.top, ["--literal-pathspecs", "ls-tree", "-l", "-z", "--full-tree", commit, "--",
+                                          here])
+            record = os.fsdecode(listing).split("\0")[0]
+            meta, _, found = record.partition("\t")
+            fields = meta.split()
+            if found != here or len(fields) != 4:
+                return None
+            mode, kind, obj, size = fields
+            if mode == "120000":
+                hops += 1
+                if hops > LINK_HOPS or not size.isdigit() or int(size) > 4096:
+                    return None
+                text = os.fsdecode(gitread.read_blobs(self.top, {obj: int(size)}).get(obj, b""))
+                parts = [p for p in _link_target(here, text, commit, name).split("/") if p not in ("", ".")] + parts[1:]
+                done = ""
+                continue
+            if kind != "tree":
+                return None
+            done, parts = here, parts[1:]
+        return done or "."
 
     def documents(self, commit: str, names: Iterable[str]) -> dict[str, str]:
         """The identity (:func:`passprice.sourcechange.document_digest`) of each registry document of ``names``
@@ -350,6 +385,22 @@ class Checkout:
         for record in os.fsdecode(listing).split("\0"):
             if record.startswith("160000 "):
                 raise gitread.submodule(record.partition("\t")[2])
+
+
+#: The links a path may pass through before it is a loop (Linux's ``MAXSYMLINKS``, the ELOOP limit).
+LINK_HOPS = 40
+
+
+def _link_target(link: str, text: str, commit: str, named: str | None = None) -> str:
+    """Where the link at ``link`` (a path from the repository's top) holding ``text`` leads, normalized, from the
+    top. Raises :class:`InputError` (:func:`passprice.gitread.linked`, naming ``named``, default ``link``) for one
+    empty, absolute or leading above the top: what it names cannot be read at ``commit``."""
+    import posixpath
+
+    target = posixpath.normpath(posixpath.join(posixpath.dirname(link), text))
+    if not text or text.startswith("/") or target == ".." or target.startswith("../"):
+        raise gitread.linked(named or link, f"at {commit[:12]}, leading outside the repository")
+    return target
 
 
 def _named_by_sources(files: Mapping[str, bytes]) -> set[str]:

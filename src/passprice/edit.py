@@ -13,11 +13,13 @@ from __future__ import annotations
 import contextlib
 import copy
 import errno
+import math
 import os
 import re
 import time
 import tomllib
 from collections.abc import Iterator, Mapping
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -80,6 +82,15 @@ def parse_value(text: str) -> int | float:
         # attack round 20: 1e-400 read as 0.0, and the schema's line named a 0.0 nobody wrote
         raise InputError(f"--value: {text!r} is too small for a double (it reads as 0): write the figure in a larger "
                          "unit, or give 0 if 0 is meant")
+    if isinstance(value, float) and "n" not in cleaned.lower():  # nan, inf, infinity: written so, validation refuses
+        # attack round 21: '4.8000000000000000000001' was written 4.8 with no word, '1e309' named an inf and
+        # '2.5e-324' a 5e-324 nobody wrote. Decimal, not Fraction: '1e-99999999' compares without a 10**99999999.
+        if math.isinf(value):
+            raise InputError(f"--value: {text!r} is too large for a double (it reads as inf): write the figure in a "
+                             "larger unit")
+        if value != 0 and Decimal(cleaned) != Decimal(repr(value)):
+            raise InputError(f"--value: {text!r} holds more than a double keeps (it reads as {value!r}): write "
+                             f"{value!r}, or the figure in another unit")
     return value
 
 

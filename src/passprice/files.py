@@ -45,6 +45,29 @@ def shown(path: Path | str) -> str:
     return escaped(os.sep.join(cut))
 
 
+def shell_word(path: Path | str) -> str:
+    """``path`` as one word to paste into a POSIX shell, on one line: :func:`shlex.quote`'s when every character
+    prints; otherwise bash's ``$'…'`` quoting, each character that does not print (:func:`passprice.errors.escaped`)
+    as the ``\\xHH`` escapes of its bytes (a byte of a name that is not UTF-8, held as a lone surrogate, as itself), so
+    the command names the very file. A ``shlex.quote`` of a name holding a newline spans two lines, and one holding
+    ESC would drive the terminal (attack round 21: the ``rm`` of a left temporary file's warning)."""
+    import shlex
+
+    text = str(path)
+    if text.isprintable():
+        return shlex.quote(text)
+    out = []
+    for c in text:
+        if c in "\\'":
+            out.append("\\" + c)
+        elif c.isprintable() or c == " ":
+            out.append(c)
+        else:
+            raw = c.encode("utf-8", "surrogateescape")
+            out.append("".join(f"\\x{b:02x}" for b in raw))
+    return "$'" + "".join(out) + "'"
+
+
 def _why(error: OSError) -> str:
     """An ``OSError`` in words a person acts on."""
     if error.errno == errno.ENAMETOOLONG:
@@ -164,6 +187,35 @@ def target(path: Path) -> Path:
     return end
 
 
+def _other_names(path: Path, count: int) -> InputError:
+    """The refusal of ``path``, a file of ``count`` names (hard links), which a rename would split."""
+    return InputError(
+        f"{shown(path)}: has {count:,} names (hard links); passprice replaces a file by renaming a new one into "
+        "place, which would leave the other names holding the old text: remove the other names, or give this one a "
+        "copy of its own first"
+    )
+
+
+def _still_replaceable(path: Path, end: Path) -> None:
+    """Look at ``end`` (where writing ``path`` lands) again just before the rename replaces it: a file given other
+    names (``ln``) or turned into a FIFO, a device or a folder while the text was written (a sweep writes its rows
+    as they are priced, seconds after :func:`check_writable` looked) is refused as :func:`check_writable` refuses it
+    (attack round 21: the rename split the hard links, or replaced the FIFO). Nothing (no file there) is fine.
+
+    Raises :class:`InputError` naming ``path``."""
+    try:
+        found = os.lstat(end)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(found.st_mode):
+        raise InputError(f"{shown(path)}: is a folder; give a file to write")
+    if not stat.S_ISREG(found.st_mode):
+        what = kind(found.st_mode) if not stat.S_ISLNK(found.st_mode) else "a symbolic link made while it was written"
+        raise InputError(f"{shown(path)}: is {what}, not a regular file: passprice replaces regular files only")
+    if found.st_nlink > 1:
+        raise _other_names(path, found.st_nlink)
+
+
 def check_writable(path: Path, force: bool = False) -> None:
     """Refuse to write ``path`` before any work is done (a sweep or a simulation can take seconds), for the reasons
     :func:`write_atomically` would: ``path`` (or the file a link at ``path`` points to) is a folder, a device, FIFO or
@@ -189,11 +241,7 @@ def check_writable(path: Path, force: bool = False) -> None:
         if found.st_nlink > 1:
             # A rename gives the path a new file: the file's other names (hard links) would keep the old text without
             # a word (round 20: fact set of a card linked elsewhere with ln split the two).
-            raise InputError(
-                f"{shown(path)}: has {found.st_nlink:,} names (hard links); passprice replaces a file by renaming "
-                "a new one into place, which would leave the other names holding the old text: remove the other "
-                "names, or give this one a copy of its own first"
-            )
+            raise _other_names(path, found.st_nlink)
     folder = end.parent if str(end.parent) else Path(".")
     where = look(folder)
     if where is None:
@@ -340,6 +388,7 @@ def write_atomically(
                 os.fsync(out.fileno())
             os.chmod(tmp, mode)
             if force:
+                _still_replaceable(path, end)
                 os.replace(tmp, end)
             else:
                 try:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import attrs
 
-from passprice.errors import InputError, NotFound
-from passprice.files import is_folder, is_there, shown
+from passprice.errors import InputError, NotFound, escaped
+from passprice.files import is_folder, is_there, shell_word, shown
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -273,7 +273,6 @@ def stale_temporaries(root: Root) -> list[str]:
     process id may be another machine's or reused), and a file passprice did not make is never passprice's to
     delete. passprice reads none of them (no record suffix). Only names and ``lstat`` are read. Raises nothing."""
     import re
-    import shlex
     import stat
 
     out = []
@@ -293,9 +292,9 @@ def stale_temporaries(root: Root) -> list[str]:
             if found is None or not stat.S_ISREG(info.st_mode) or info.st_mode & 0o7777 != 0o600:
                 continue
             out.append(
-                f"{shown(path)}: a temporary file passprice writes {found['target']} through, left by a write that "
-                f"did not finish (its process killed?) unless a passprice is writing it now; passprice reads nothing "
-                f"from it and removes none it did not make this run: remove it (rm {shlex.quote(str(path))})"
+                f"{shown(path)}: a temporary file passprice writes {escaped(found['target'])} through, left by a "
+                f"write that did not finish (its process killed?) unless a passprice is writing it now; passprice "
+                f"reads nothing from it and removes none it did not make this run: remove it (rm {shell_word(path)})"
             )
     return out
 

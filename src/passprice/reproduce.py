@@ -11,12 +11,13 @@ says why. A lock of format 1 pinned no content: its header sha256 stands in.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from fractions import Fraction
 from typing import Any
 
 import attrs
 
 from passprice.errors import InputError, problem_lines
-from passprice.facts import Fact
+from passprice.facts import UNITS, Fact
 from passprice.files import is_there
 from passprice.gguf_header import GGUFHeader
 from passprice.locks import (
@@ -118,10 +119,24 @@ def rewritten(lock: Lock, today: Mapping[str, Fact], rests_on: Iterable[str] | N
 def same_quantity(pinned: Fact, today: Fact | None) -> bool:
     """Whether ``today`` is ``pinned`` written another way: the same value in base units (``4.8 TB/s`` and ``4800
     GB/s`` are both 4.8e12 B/s, converted exactly, :func:`passprice.facts.to_base`), every other field alike
-    (provenance, source, locator, note, derivation), only the amount or unit as written differing."""
+    (provenance, source, locator, note, derivation), only the amount or unit as written differing. The quantities
+    are compared exactly, as written, in one dimension (:func:`exact_quantity`), not as the doubles they round to:
+    ``0.0048000000000000004 PB/s`` rounds to 4.8e12 B/s as ``4.8 TB/s`` does, yet is another quantity written
+    (attack round 21: it was shown as "rewritten, same quantity")."""
     return today is not None and today.value == pinned.value and (
-        attrs.evolve(pinned, amount=today.amount, unit=today.unit) == today
+        exact_quantity(today) == exact_quantity(pinned)
+        and attrs.evolve(pinned, amount=today.amount, unit=today.unit) == today
     )
+
+
+def exact_quantity(fact: Fact) -> tuple[str, Fraction]:
+    """A fact's quantity as written, exactly: its unit's dimension and the amount (the decimal as written,
+    :func:`passprice.facts.to_base`) times the unit's exact multiplier, a :class:`~fractions.Fraction` in base
+    units. Two facts of one quantity written in other units (``4.8 TB/s``, ``4800 GB/s``) have the same."""
+    dimension, multiplier = UNITS[fact.unit]
+    amount = fact.amount
+    exact = Fraction(amount) if isinstance(amount, int) else Fraction(repr(amount))
+    return dimension, exact * multiplier
 
 
 def _changed(lock: Lock, today: Mapping[str, Fact], rests_on: Iterable[str] | None) -> list[Drift]:

@@ -110,6 +110,12 @@ WORK_ELEMENTS = 512
 WORK_TRY = 60
 WORK_SEGMENT = 2
 WORK_UNIT_US = 10
+#: Units of :data:`MAX_WORK` charged for every 2 sequences whose held bytes a stretch's peak check sums step by step
+#: (``held_peak``'s prompts prefilling and other active sequences, one Python pass and a few NumPy calls each):
+#: uncharged before attack round 21, where ``gemma3-270m-h100 --max-batch 4096`` on the benchmark's 925 KB queue (15,000
+#: requests at 0) summed 56,878 of them in 14 checks, 0.86 s of CPU (15 µs each, load 6 on 2 cores), and the
+#: command ran 2.1 to 2.4 s of CPU before its refusal after 16 steps.
+WORK_PEAK_ROWS = 3
 
 
 def _clock(start: float, seconds: np.ndarray) -> list[float]:
@@ -492,6 +498,13 @@ def simulate(
                 f"{WORK_STRETCH}, a try of planning admissions ahead {WORK_TRY} and more); simulate part of the trace, "
                 "or raise --max-work"
             )
+
+    def prefix_bytes() -> float:
+        """The bytes of every shared prefix held, summed in the order they were placed; charged a unit every
+        :data:`WORK_LOOKS` prefixes (attack round 21: 9,472 requests each naming its own 512-token prefix, 990 KB,
+        summed thousands of prefixes at every step uncharged: 1.8 to 2.3 s of CPU before the refusal, load 4.5)."""
+        spend(len(prefixes) // WORK_LOOKS)
+        return sum(p.bytes for p in prefixes.values())
 
     def admit() -> None:
         nonlocal reserved
@@ -1349,6 +1362,7 @@ def simulate(
             rows_ = [(int(members[q]), joined_at[q], int(finish[q]), float(base[q]))
                      for q in np.flatnonzero(cut).tolist()]
             rows_ += [(j, -1, _ALWAYS, math.nan) for j in others.tolist()]  # never retired here
+            spend(WORK_PEAK_ROWS * len(rows_) // 2)
             if rows_:
                 lengths = np.empty((len(rows_), len(at_steps)))
                 live = np.empty((len(rows_), len(at_steps)), dtype=bool)
@@ -1373,7 +1387,7 @@ def simulate(
         def held_now(among: list[int] | None = None) -> float:
             live = np.array(active if among is None else among, dtype=np.intp)  # indexed twice: converted once
             held = weights + float(pricer.held(length[live], shared_arr[live]).sum())
-            return held + sum(p.bytes for p in prefixes.values())
+            return held + prefix_bytes()
 
         # The peak held only grows between finishes, so it is reached at a finishing step or the last. Where
         # finished sequences leave (continuous batching), at each finishing step — unless every sequence at its last
@@ -1408,7 +1422,7 @@ def simulate(
                 ended = who[x:y]
                 x = y
                 if check and i in sums_at:
-                    peak_held = max(peak_held, weights + sums_at[i] + sum(p.bytes for p in prefixes.values()))
+                    peak_held = max(peak_held, weights + sums_at[i] + prefix_bytes())
                 elif check:
                     length[members] = base + np.minimum(finish, i + 1) * emitted if whole else (
                         snaps[i] if through else final)
@@ -1560,7 +1574,7 @@ def simulate(
             prefilling[:scanned] = [j for j in prefilling[:scanned] if prefilled[j] < reqs[j].prompt]
 
         held = weights + float(pricer.held(length[active], shared_arr[active]).sum())
-        held += sum(p.bytes for p in prefixes.values())
+        held += prefix_bytes()
         peak_held = max(peak_held, held)
 
         # Retire: continuous every step; static when its whole batch has ended.
