@@ -282,3 +282,22 @@ def test_a_lock_copied_under_a_name_with_a_newline_is_named_in_one_line(tmp_path
         f"after its file; it guards nothing locks/{R1}.lock.toml does not, and re-locking one leaves the other "
         "pinning the old facts: remove one"
     ) in lines
+
+
+def test_left_temporary_files_past_twenty_are_counted_in_one_line(tmp_path: Path) -> None:
+    # Attack round 21 (found, fixed by the lead): 50,000 left temporary files in locks/ printed 50,050 warning lines.
+    from passprice.registry import MAX_TEMPORARY_LINES
+
+    assert MAX_TEMPORARY_LINES == 20
+    root = copy_root(tmp_path)
+    for i in range(25):
+        left = root / "locks" / f".x.lock.toml.{i:012x}.tmp"
+        left.write_text("x", encoding="utf-8")
+        left.chmod(0o600)
+    result = invoke("check", root=root)
+    lines = [line for line in result.output.splitlines() if "temporary file" in line]
+    assert len(lines) == 21, lines
+    assert lines[-1] == (
+        f"  warning: and 5 more temporary files passprice writes through, left the same way, in {root}/locks (5): "
+        "list them with ls -a, and remove those no passprice is writing now"
+    )
