@@ -2,13 +2,13 @@
 cache folder under a key made of everything the document depends on, so a change to any of them can only miss.
 
 The key is the BLAKE2b digest (32 bytes, :func:`passprice.digests.blake2b`: no OpenSSL loaded) of: the cache's
-format, the passprice version (and the size and modification time of the package's modules, so an edited source
-checkout misses too), the kind of entry (``card``, ``checkpoint`` …, ``lock+digests`` for a lock whose digests were
-checked too, ``checkpoint+summary`` for a checkpoint's listing row), the BLAKE2b digest of its schema's bytes, and
-that of the file's own bytes. The file's *content* is hashed on every
-read, never trusted from its size or modification time, so an edit of the same size made within the same second
-still misses. Only a document that parsed, matched its schema and passed its kind's checks is stored, so a hit is
-always a valid document; an invalid file is parsed and refused again on every run.
+format, the passprice version (and the status of the package's modules, their bytes when changed lately, so an
+edited source checkout misses too, its modification time put back or not), the kind of entry (``card``,
+``checkpoint`` …, ``lock+digests`` for a lock whose digests were checked too, ``checkpoint+summary`` for a
+checkpoint's listing row), the BLAKE2b digest of its schema's bytes, and that of the file's own bytes. The file's
+*content* is hashed on every read, never trusted from its size or modification time, so an edit of the same size
+made within the same second still misses. Only a document that parsed, matched its schema and passed its kind's
+checks is stored, so a hit is always a valid document; an invalid file is parsed and refused again on every run.
 
 An entry is one file ``documents/KEY.json``: a first line holding the BLAKE2b digest (hex) of the rest, then the
 document as JSON (``{"key": KEY, "document": …}``). An entry that is truncated, altered, unreadable or for another key
@@ -81,18 +81,39 @@ def cache_dir() -> Path:
     return Path(cachefolder.folder(lambda: str(Path.home())))
 
 
+def _file_stamp(path: str, st: os.stat_result, now_ns: int) -> str:
+    """What a code file whose status is ``st`` stands for in a key: its device, inode, size, modification and change
+    times when its change time (``ctime``, which no user can set: every write, and every ``utime`` that puts an old
+    modification time back, moves it) is older than :data:`passprice.memo.TRUST_NS` before ``now_ns`` — a later write
+    moves it, so no other bytes can share the stamp (git's racy-clean rule, the memo's); else, changed lately, the
+    BLAKE2b digest of its bytes (``?`` when they cannot be read). Size and modification time alone (round 22) let an
+    edit of the same size with the modification time put back (``cp -p``, ``rsync -t``, ``tar``, a file system that
+    keeps whole seconds) serve the objects the old code built: a price from the old unit table."""
+    from passprice.memo import TRUST_NS, _recent
+
+    if not _recent(st.st_ctime_ns, now_ns, TRUST_NS):
+        return f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
+    try:
+        with open(path, "rb") as f:
+            return "#" + blake2b(f.read()).hexdigest()
+    except OSError:
+        return "?"
+
+
 @functools.cache
 def _code_stamp() -> str:
-    """Name, size and modification time of every module of the package, once a process: what a stored entry is
-    (a validated document, a lock whose digests were checked, a checkpoint's listing row) is decided by code, and a
-    source checkout edited without a version change must miss too."""
+    """Name and :func:`_file_stamp` of every module of the package, once a process: what a stored entry is (a
+    validated document, a lock whose digests were checked, a checkpoint's listing row, a card or a pass shape built)
+    is decided by code, and a source checkout edited without a version change must miss too."""
+    import time
+
+    now = time.time_ns()
     parts = []
     try:
         with os.scandir(Path(__file__).parent) as entries:
             for entry in entries:
                 if entry.name.endswith(".py"):
-                    st = entry.stat()
-                    parts.append(f"{entry.name}:{st.st_size}:{st.st_mtime_ns}")
+                    parts.append(f"{entry.name}:{_file_stamp(entry.path, entry.stat(), now)}")
     except OSError:
         parts.append("?")
     return ",".join(sorted(parts))
@@ -299,13 +320,14 @@ _IDENTITIES_KEPT = 256
 
 @functools.cache
 def _library_stamp() -> str:
-    """What a pickled object's layout depends on besides passprice: the interpreter's version and the size and
-    modification time of attrs' class builder (its ``__getstate__``/``__setstate__`` write and read the state)."""
+    """What a pickled object's layout depends on besides passprice: the interpreter's version and the
+    :func:`_file_stamp` of attrs' class builder (its ``__getstate__``/``__setstate__`` write and read the state)."""
+    import time
+
     import attr._make
 
     try:
-        st = os.stat(attr._make.__file__)
-        stamp = f"{st.st_size}:{st.st_mtime_ns}"
+        stamp = _file_stamp(attr._make.__file__, os.stat(attr._make.__file__), time.time_ns())
     except (OSError, TypeError):
         stamp = "?"
     return f"{sys.version}|{stamp}|pickle-{_PROTOCOL}"

@@ -1,0 +1,63 @@
+"""Round 22 of hostile input (#13, #16): the result memo, the caches behind it, the review over hostile histories.
+
+Each test keeps the input that broke main's code, asserting the output a fresh run prints (for a stale result) or the
+exit status and the one error line.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.cli_helpers import REPO, copy_root
+
+R1 = "r1-qwen7b-h200"
+
+
+def _settled(path: Path) -> None:
+    """Wait until ``path``'s change time is older than the racy window (:data:`passprice.memo.TRUST_NS`)."""
+    ctime = path.stat().st_ctime_ns
+    window = 3.2 if ctime % 1_000_000_000 == 0 else 0.25
+    time.sleep(window)
+
+
+def test_a_module_edited_to_the_same_size_with_its_mtime_put_back_serves_no_object_the_old_code_built(
+    tmp_path: Path,
+) -> None:
+    # Round 22: the cache of validated files and built objects keyed the package's code by each module's size and
+    # modification time. facts.py's unit table edited ("T": 10**12 -> 20**12, the same size) and its modification time
+    # put back (cp -p, rsync -t, tar, or a file system keeping whole seconds) served the card built by the old code:
+    # `price` printed the old 1.004 ms pass, a fresh run (--no-cache) another.
+    root = copy_root(tmp_path)
+    checkout = tmp_path / "checkout"
+    shutil.copytree(REPO / "src" / "passprice", checkout / "src" / "passprice",
+                    ignore=shutil.ignore_patterns("__pycache__", "pricing_model.json"))
+    shutil.copytree(REPO / "schema", checkout / "schema")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PASSPRICE_")}
+    env.update(PYTHONPATH=str(checkout / "src"), PASSPRICE_CACHE_DIR=str(tmp_path / "cache"), PASSPRICE_NO_MEMO="1")
+    module = checkout / "src" / "passprice" / "facts.py"
+
+    def price(*extra: str, **more: str) -> bytes:
+        done = subprocess.run([sys.executable, "-m", "passprice", "price", R1, "--no-lock", *extra], cwd=root,
+                              env={**env, **more}, capture_output=True, timeout=300)
+        assert done.returncode == 0, done.stderr.decode()
+        return done.stdout
+
+    _settled(module)
+    before = price()
+    assert price() == before  # the card and its pass shape now come from the cache
+    text = module.read_text()
+    assert text.count('"T": 10**12') == 1
+    st = module.stat()
+    module.write_text(text.replace('"T": 10**12', '"T": 20**12'))
+    os.utime(module, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (module.stat().st_size, module.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    fresh = price(PASSPRICE_NO_CACHE="1")
+    assert fresh != before
+    assert price() == fresh  # changed lately: its bytes are in the key
+    _settled(module)
+    assert price() == fresh  # settled: its change time is in the key
