@@ -61,3 +61,52 @@ def test_a_module_edited_to_the_same_size_with_its_mtime_put_back_serves_no_obje
     assert price() == fresh  # changed lately: its bytes are in the key
     _settled(module)
     assert price() == fresh  # settled: its change time is in the key
+
+
+CHILD = (
+    "import sys\n"
+    "from passprice import memo\n"
+    "memo.KEEP_NS = (-10**18, -10**18)\n"
+    "{patch}\n"
+    "sys.argv[0] = 'passprice'\n"
+    "from passprice.entry import main\n"
+    "main()\n"
+)
+HALTED = "import of passprice.cli halted"
+
+
+def _console(root: Path, env: dict[str, str], *args: str, replay: bool = False) -> subprocess.CompletedProcess[bytes]:
+    """``passprice ARGS`` as the console script starts it (the memo first), in ``root``; ``replay``: with
+    ``passprice.cli`` unimportable, so only a replay succeeds (tests/test_memo.py's rule)."""
+    patch = "sys.modules['passprice.cli'] = None" if replay else ""
+    return subprocess.run([sys.executable, "-c", CHILD.format(patch=patch), *args], cwd=root, env=env,
+                          capture_output=True, timeout=300)
+
+
+def test_a_lock_copied_into_the_cache_folder_inside_the_registry_is_no_stale_check(tmp_path: Path) -> None:
+    # Round 22: with the cache folder inside the registry (PASSPRICE_CACHE_DIR=locks), the stamp named the cache's own
+    # folders (locks/memo, locks/documents …) without entering them, entries and all. A lock copied into locks/memo
+    # is one `check` fails on ("not a folder passprice reads", status 2), but the replay printed the kept "all holds",
+    # status 0.
+    root = copy_root(tmp_path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PASSPRICE_")}
+    env["PASSPRICE_CACHE_DIR"] = str(root / "locks")
+    assert _console(root, env, "check").returncode == 0  # makes the cache's folders: not kept
+    kept = _console(root, env, "check")
+    assert kept.returncode == 0 and kept.stdout.endswith(b"all holds\n"), kept.stderr.decode()
+    again = _console(root, env, "check", replay=True)
+    assert HALTED not in again.stderr.decode() and again.stdout == kept.stdout  # a replay
+    shutil.copy(root / "locks" / f"{R1}.lock.toml", root / "locks" / "memo" / "copy.lock.toml")
+    done = _console(root, env, "check")
+    assert done.returncode == 2, done.stdout.decode()
+    assert done.stdout.endswith(b"check FAILED\n")
+    assert done.stderr.decode().splitlines() == [
+        "passprice: error: locks/memo: not a folder passprice reads: its 1 .toml file is neither checked nor priced "
+        "(passprice reads locks/ itself, not the folders in it: move them to locks/)"
+    ]
+    # The cache's own entries coming and going is no miss: a kept run replays after another command stored its own.
+    (root / "locks" / "memo" / "copy.lock.toml").unlink()
+    assert _console(root, env, "check").returncode == 0
+    assert _console(root, env, "check").returncode == 0
+    assert _console(root, env, "cards").returncode == 0
+    assert HALTED not in _console(root, env, "check", replay=True).stderr.decode()

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 #: The layout of an entry and the meaning of its key; bump it when either changes.
-FORMAT = "passprice-memo-2"
+FORMAT = "passprice-memo-3"
 #: The commands whose output is kept: each reads the registry and prints, and writes nothing (checked one by one in
 #: ``tests/test_memo.py``). ``fact show`` is ``fact`` then ``show``.
 COMMANDS = frozenset({
@@ -215,6 +215,16 @@ def _listing(path: str) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
+def own_listing(path: str) -> tuple[tuple[str, str], ...]:
+    """:func:`_listing` of one of the cache's own folders ``path`` less what is the cache's in it: entries and the
+    temporary files they are written through (:func:`passprice.cachefolder.entry_name`), and the folders of compiled
+    code (``code/TAG``, named by the interpreter's cache tag). Raises :class:`OSError`."""
+    from passprice.cachefolder import entry_name
+
+    tag = sys.implementation.cache_tag
+    return tuple(item for item in _listing(path) if not entry_name(item[0]) and not (item[1] == "d" and item[0] == tag))
+
+
 def _digest(path: str, expected: tuple[int, ...] | None = None) -> bytes | None:
     """The sha256 of regular file ``path``'s bytes; ``None`` when it is not one, is larger than :data:`BIG`,
     cannot be read, or (``expected``) its status before or after the read is not ``expected``."""
@@ -293,6 +303,11 @@ def _holds(item: tuple[Any, ...]) -> bool:
     if kind == "l":
         try:
             return stat.S_ISLNK(st.st_mode) and os.readlink(path) == what
+        except OSError:
+            return False
+    if kind == "c":
+        try:
+            return stat.S_ISDIR(st.st_mode) and own_listing(path) == what
         except OSError:
             return False
     return False

@@ -13,6 +13,7 @@ import stat
 import sys
 
 from passprice import memo
+from passprice.cachefolder import entry_name as _entry_name
 from passprice.memo import (
     BIG,
     _checksum,
@@ -53,20 +54,6 @@ _LISTS = frozenset({"os.listdir", "os.scandir"})
 #: The cache folder's own folders (``code`` holds one folder a cache tag) and the endings of the files in them:
 #: entries, and the temporary files entries are written through.
 _ENTRY_FOLDERS = ("documents", "objects", "memo")
-_ENTRY_SUFFIXES = {64: ("json", "pickle", "memo"), 40: ("code",)}
-_HEX = frozenset("0123456789abcdef")
-
-
-def _entry_name(name: str) -> bool:
-    """Whether ``name`` is that of a cache entry (its key in hex, then its kind's suffix: ``KEY.json``, ``.pickle``,
-    ``.memo``, ``.code``) or of a temporary file one is written through (``.XXXX.tmp``, ``KEY.code.PID.tmp``): a
-    user's ``grid.json`` in a folder the cache shares a name with (``PASSPRICE_CACHE_DIR=$HOME``, ``~/documents``) is
-    not the cache's."""
-    if name.startswith(".") and name.endswith(".tmp"):
-        return True
-    key, _, rest = name.partition(".")
-    suffix = rest.split(".", 1)[0]
-    return suffix in _ENTRY_SUFFIXES.get(len(key), ()) and _HEX.issuperset(key)
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 
 
@@ -416,6 +403,21 @@ class _World:
             return
         self.items.append((path, "d", st, self.racy(st), listing))
 
+    def own(self, path: str) -> None:
+        """Stamp the cache's own folder ``path``, met in a tree (``PASSPRICE_CACHE_DIR`` inside the registry): its
+        status and the names in it that are not the cache's (:func:`passprice.memo.own_listing`). Its entries are
+        keyed by content and change run after run; anything else in it is the registry's as much as any file: left
+        out of the stamp, a lock copied into ``locks/memo`` (the cache folder set to ``locks``) replayed "all holds"
+        of a ``check`` that now fails on it (round 22)."""
+        try:
+            st = _stamp(os.stat(path))
+            listing = memo.own_listing(path)
+        except OSError:
+            self.recorder.spoil(f"{path} cannot be listed")
+            return
+        self.kept(st, path)
+        self.items.append((path, "c", st, self.racy(st), listing))
+
     def through(self, link: str, stack: list[str]) -> None:
         """Stamp what the link ``link`` (in a tree) resolves to, when that lies outside every tree: a folder is walked
         as a tree of its own (pushed on ``stack``), a file stamped, anything else (nothing: a dangling link) known by
@@ -467,8 +469,11 @@ class _World:
                         self.through(e.path, stack)
                     elif e.is_dir():
                         listing.append((e.name, "d"))
-                        if e.name == ".git" or self.recorder._cached(e.path):
+                        if e.name == ".git":
                             self.skipped.append(e.path)
+                        elif self.recorder._cached(e.path):
+                            self.skipped.append(e.path)
+                            self.own(e.path)
                         elif e.path not in self.trees:
                             stack.append(e.path)
                     elif e.is_file():
