@@ -11,9 +11,13 @@ import shutil
 import subprocess
 import sys
 import time
+import tomllib
 from pathlib import Path
 
-from tests.cli_helpers import REPO, copy_root
+import pytest
+from tests.cli_helpers import REPO, bad, copy_root, invoke
+
+from passprice import schema
 
 R1 = "r1-qwen7b-h200"
 
@@ -110,3 +114,36 @@ def test_a_lock_copied_into_the_cache_folder_inside_the_registry_is_no_stale_che
     assert _console(root, env, "check").returncode == 0
     assert _console(root, env, "cards").returncode == 0
     assert HALTED not in _console(root, env, "check", replay=True).stderr.decode()
+
+
+@pytest.mark.parametrize(
+    ("line", "column"),
+    [
+        ("a" + ".a" * 16_000 + " = 1", 1),  # 32 KB: tomllib took 1 GB and 5 s of CPU
+        ("[a" + ".a" * 200_000 + "]", 2),  # 400 KB in a table header: minutes
+        ("[[a" + ' . "a"' * 20_000 + "]]", 3),  # quoted parts, spaces around the dots
+    ],
+)
+def test_a_dotted_key_of_thousands_of_parts_is_refused_before_tomllib_reads_it(
+    tmp_path: Path, line: str, column: int
+) -> None:
+    # Round 22: tomllib keeps every prefix of a dotted key it defines, so a key of n parts costs it n²: a 32 KB card
+    # of `a.a.a… = 1` ran `passprice facts` to 1 GB and 5 s of CPU, a 400 KB `[a.a.a…]` for minutes.
+    root = copy_root(tmp_path)
+    card = root / "facts" / "cards" / "deep.toml"
+    card.write_text(f"x = 1\n{line}\n")
+    bad("facts", "deep", root=root, says=f"deep.toml: not valid TOML: a dotted key of more than 64 parts "
+        f"(at line 2, column {column})")
+    done = invoke("check", root=root)
+    assert done.exit_code == 2 and done.stdout.endswith("check FAILED\n")
+    assert "facts/cards/deep.toml: not valid TOML: a dotted key of more than 64 parts" in done.stderr
+
+
+def test_the_key_parts_bound_is_64() -> None:
+    assert schema.deep_key("a" + ".a" * 63 + " = 1\n") is None
+    assert schema.deep_key("x = 1\n  a" + ".a" * 64 + " = 1\n") == (2, 3)
+    # Dots in values are no key's parts unless they run past the bound: a version, a locator, a URL.
+    assert schema.deep_key('v = "4.8"\nlocator = "table 4.3.2.1, https://a.b.c/d.e"\n' * 50) is None
+    assert schema.toml_loads('a.b."c.d" = 1\n') == {"a": {"b": {"c.d": 1}}}
+    with pytest.raises(tomllib.TOMLDecodeError, match="more than 64 parts"):
+        schema.toml_loads("a" + ".a" * 64 + " = 1\n")

@@ -623,15 +623,13 @@ def write_calibration(root: Root, cal: Calibration) -> Path:
     from passprice.stacks import stack_from_document
 
     path = stack_path(root, cal.stack.name)
-    import tomllib
-
     from passprice.edit import locked
 
     # The read-modify-write holds the file's lock, as `fact set` does (attacker round 16: two writers of one stack
     # file, a calibrate and an edit, could lose one): the file is read again under it, its fitted facts replaced.
     with locked(path):
         text = stack_text_with(path, derived_facts(cal))
-        document = tomllib.loads(text)
+        document = schema.toml_loads(text)
         schema.validate(document, "stack", str(path), root.schema)
         stack_from_document(cal.stack.name, document, str(path))
         write_atomically(path, text, force=True)

@@ -410,7 +410,7 @@ def _named_by_sources(files: Mapping[str, bytes]) -> set[str]:
         if not rel.startswith("sources/"):
             continue
         try:
-            document = tomllib.loads(data.decode("utf-8"))
+            document = schema.toml_loads(data.decode("utf-8"))
         except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, ValueError):
             continue  # the source's own read reports it
         source = document.get("source")

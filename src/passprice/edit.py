@@ -222,7 +222,7 @@ def _edit(
     and copies the whole table at each dotted key it adds: a ``--derivation`` of 100 inputs, where the schema
     allows 32, took 4.8 s of CPU, one of 2,000 — a 106 KB argument — past 10 minutes). Its problems are then found
     and named as those of any other refused edit, every one at once (:func:`_checked`)."""
-    plain = tomllib.loads(before)
+    plain = schema.toml_loads(before)
     if _placed_plainly(plain, where.path, entry) and schema.problems(plain, where.kind, schema_folder):
         _checked(where, [(where.path, entry)], before, plain, old_facts, schema_folder, root)
     _place(document, where.path, entry)
@@ -460,7 +460,7 @@ def parse_derivation(text: str, facts: Mapping[str, Fact]) -> dict[str, Any]:
     :class:`InputError` for text that is not an inline table or a fact input naming no fact."""
     write = "write {formula = \"…\", inputs = {…}}"
     try:
-        table = tomllib.loads(f"derivation = {text}")["derivation"]
+        table = schema.toml_loads(f"derivation = {text}")["derivation"]
     except tomllib.TOMLDecodeError as e:
         raise InputError(f"--derivation: not a TOML inline table ({e}): {write}") from None
     except RecursionError:
@@ -498,7 +498,7 @@ def validate_text(
     then the schema, then the card or drafting method built from it. Raises :class:`InputError` naming the file
     (every schema problem at once)."""
     try:
-        document = tomllib.loads(text) if isinstance(text, str) else text
+        document = schema.toml_loads(text) if isinstance(text, str) else text
     except tomllib.TOMLDecodeError as e:
         raise InputError(f"{where.file}: the edit would not be valid TOML: {e}") from None
     schema.validate(document, where.kind, str(where.file), schema_folder)
@@ -621,7 +621,7 @@ def out_of_range(edit: FactEdit, schema_folder: Path | None = None) -> list[str]
             recomputed.append((found, entry))
     if not recomputed:
         return []
-    plain = tomllib.loads(edit.after)
+    plain = schema.toml_loads(edit.after)
     together = copy.deepcopy(plain)
     by_path: dict[str, list[str]] | None = None
     found_problems: list[str] = []

@@ -104,7 +104,7 @@ def _fact_in(text: bytes, path: str, where: str) -> Fact | None:
     """The fact at ``path`` of a card or method file's ``text``, read leniently (an old version may predate today's
     schema). Raises :class:`InputError` when the text does not read or the entry is not a fact."""
     try:
-        document = tomllib.loads(text.decode("utf-8"))
+        document = schema.toml_loads(text.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
         raise InputError(f"{where}: does not read: {e}") from None
     except (RecursionError, ValueError) as e:  # nesting past the parser, an integer past 4,300 digits

@@ -673,7 +673,7 @@ def _not_a_lock(path: Path, data: bytes) -> None:
     import tomllib
 
     try:
-        document = tomllib.loads(data.decode("utf-8"))
+        document = schema.toml_loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError):
         return
     declared = re.match(rb"#:schema [^\n]*?([a-z-]+)\.schema\.json", data)
@@ -921,9 +921,9 @@ def _locks_serving(name: str, data: bytes) -> tuple[bool, str | None]:
         # The [lock] table alone, as passprice writes it (a table of plain keys), is enough to say which serving
         # a lock locks; a file laid out otherwise is parsed whole.
         section = _lock_table().search(text)
-        document = tomllib.loads(section.group(0) if section else text)
+        document = schema.toml_loads(section.group(0) if section else text)
         if "lock" not in document:
-            document = tomllib.loads(text)
+            document = schema.toml_loads(text)
     except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, ValueError):
         return False, None
     if not isinstance(document.get("lock"), Mapping):

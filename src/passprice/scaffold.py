@@ -81,6 +81,8 @@ def fit_checkpoints(source: Root) -> list[Path]:
     (``check`` names it)."""
     import tomllib
 
+    from passprice.schema import toml_loads
+
     names: set[str] = set()
 
     def walk(value: object) -> None:
@@ -97,7 +99,7 @@ def fit_checkpoints(source: Root) -> list[Path]:
     if source.measurements.is_dir():
         for path in sorted(source.measurements.glob("*.toml")):
             try:
-                walk(tomllib.loads(read_regular(path, MAX_TOML_BYTES).decode("utf-8")))
+                walk(toml_loads(read_regular(path, MAX_TOML_BYTES).decode("utf-8")))
             except (InputError, UnicodeDecodeError, tomllib.TOMLDecodeError):
                 continue
     return [p for name in sorted(names) if (p := source.checkpoints / f"{name}.toml").is_file()]

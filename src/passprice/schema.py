@@ -507,6 +507,56 @@ def require_link_inside(path: Path) -> None:
                 break
 
 
+#: The most parts a dotted key may have (``a.b.c`` has 3; passprice's deepest, a lock's
+#: ``facts."host.read".derivation.inputs.x``, 5). The standard library's ``tomllib`` keeps every prefix of a dotted key
+#: it defines, so a key of n parts costs it n² (round 22: ``a.a.a…`` of 16,000 parts, a 32 KB card, took 1 GB and 5 s
+#: of CPU; 200,000 in a table header, 400 KB, ran for minutes). tomlkit refuses past 100 levels.
+MAX_KEY_PARTS = 64
+#: A key's part (bare, basic or literal quoted) and the dot after it; and a run of parts joined by dots.
+_KEY_PART = r"""(?:[A-Za-z0-9_-]+|"(?:[^"\\\n]|\\.)*"|'[^'\n]*')"""
+_DOTTED = re.compile(rf"(?:{_KEY_PART}[ \t]*\.[ \t]*)+{_KEY_PART}")
+_PART_DOT = re.compile(rf"{_KEY_PART}[ \t]*\.")
+
+
+def deep_key(text: str) -> tuple[int, int] | None:
+    """The line and column (1-based) of the first run of more than :data:`MAX_KEY_PARTS` key parts joined by dots in
+    the TOML ``text``, or ``None``. Linear in the text; a run inside a string value counts too (such a string is
+    refused with the key: none of passprice's files holds one)."""
+    if text.count(".") < MAX_KEY_PARTS:
+        return None
+    for m in _DOTTED.finditer(text):
+        run = m.group()
+        if run.count(".") >= MAX_KEY_PARTS and sum(1 for _ in _PART_DOT.finditer(run)) >= MAX_KEY_PARTS:
+            line = text.count("\n", 0, m.start()) + 1
+            return line, m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+    return None
+
+
+@functools.cache
+def _key_too_deep() -> type[ValueError]:
+    """The error :func:`toml_loads` raises: a ``tomllib.TOMLDecodeError`` (every caller's handling of a syntax error
+    holds), made with its message alone."""
+    import tomllib
+
+    class KeyTooDeep(tomllib.TOMLDecodeError):
+        def __init__(self, message: str) -> None:
+            ValueError.__init__(self, message)
+
+    return KeyTooDeep
+
+
+def toml_loads(text: str) -> dict[str, Any]:
+    """``tomllib.loads(text)``, refusing first a dotted key of more than :data:`MAX_KEY_PARTS` parts
+    (:func:`deep_key`), which would cost ``tomllib`` the square of its parts. Raises ``tomllib.TOMLDecodeError``
+    (its message: the key's line and column, as tomllib's own) and what ``tomllib.loads`` raises."""
+    import tomllib
+
+    at = deep_key(text)
+    if at is not None:
+        raise _key_too_deep()(f"a dotted key of more than {MAX_KEY_PARTS} parts (at line {at[0]}, column {at[1]})")
+    return tomllib.loads(text)
+
+
 def read_toml(path: Path, text: str | None = None) -> dict[str, Any]:
     """Parse the TOML file at ``path`` (or ``text`` read from it) with the standard library's ``tomllib``. Raises
     :class:`InputError` naming the file and the line and column of a syntax error, or that the file cannot be read,
@@ -524,7 +574,7 @@ def read_toml(path: Path, text: str | None = None) -> dict[str, Any]:
     if text.startswith("\ufeff"):  # tomllib's "Invalid statement (line 1, column 1)" would not say why
         raise InputError(f"{path}: starts with a byte-order mark (U+FEFF): save it as UTF-8 without BOM")
     try:
-        return tomllib.loads(text)
+        return toml_loads(text)
     except RecursionError:
         raise InputError(f"{path}: not valid TOML: arrays or tables nested too deeply") from None
     except tomllib.TOMLDecodeError as e:

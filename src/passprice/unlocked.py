@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from passprice.schema import toml_loads
 from passprice.tables import markdown_code, markdown_table, markdown_text, si
 
 if TYPE_CHECKING:
@@ -151,7 +152,7 @@ def named_files(data: bytes) -> set[tuple[str, str]]:
     ``draft.method`` (a name, or a path whose file name less ``.toml`` is the entry's). A file that does not parse
     names nothing (the review reports it where it reads the file)."""
     try:
-        doc = tomllib.loads(data.decode("utf-8"))
+        doc = toml_loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError):
         return set()
     refs = [(kind, doc.get(key)) for key, kind in NAMED]
