@@ -101,7 +101,8 @@ def test_the_explain_listing_shows_each_summary_whole() -> None:
 
 def test_fact_set_refuses_a_source_whose_file_does_not_validate(tmp_path: Path) -> None:
     """``fact set … --source ID`` exited 0 when sources/ID.toml existed but lacked url, publisher and retrieved;
-    ``check`` then failed. The source file is validated by its schema before anything is written: exit 2, one line naming the card file, the key, the source and its file, and the card file unchanged."""
+    ``check`` then failed. The source file is validated by its schema before anything is written: exit 2, one line
+    naming the card file, the key, the source and its file, and the card file unchanged."""
     root = copy_root(tmp_path)
     (root / "sources" / "half-cited.toml").write_text(
         '[source]\ntitle = "A datasheet"\nkind = "datasheet"\ndate = "2024"\nread = "the table on p. 2"\n',

@@ -53,3 +53,43 @@ def test_a_valid_record_set_kept_in_the_cache_does_not_answer_for_changed_bytes(
     bad("price", "r1-qwen7b-h200", root=root, says="does not validate")
     (root / "sources" / f"{DATASHEET}.toml").unlink()
     bad("price", "r1-qwen7b-h200", root=root, says=f"no source '{DATASHEET}'")
+
+
+@pytest.mark.parametrize(("kind", "given", "says"), [
+    # a kind that is none: what each kind would need, so the user who picks one has nothing left to fix
+    ("registy", "", "; with kind 'registry' it needs path (missing here: path); with any other kind it needs url, "
+                    "date and retrieved (missing here: url, date, retrieved)"),
+    ("notes", 'url = "unknown"\n', "; with kind 'registry' it needs path (missing here: path); with any other kind "
+                                   "it needs url, date and retrieved (missing here: date, retrieved)"),
+])
+def test_an_invalid_kind_says_what_every_kind_requires_in_the_same_run(
+    tmp_path: Path, kind: str, given: str, says: str
+) -> None:
+    # Session 13: kind = "registy" (meaning registry) said "url, date, retrieved missing"; fixed to registry, the next
+    # run said "path missing": one round a fix. Now the kind's line says both, and nothing else is listed.
+    root = copy_root(tmp_path)
+    record = root / "sources" / "my-notes.toml"
+    record.write_text(f'[source]\nkind = "{kind}"\ntitle = "my notes"\nread = "read it all through"\n'
+                      f'publisher = "Me and co"\n{given}', encoding="utf-8")
+    allowed = ("'datasheet', 'whitepaper', 'paper', 'slides', 'abstract', 'documentation', 'web-page', 'blog-post', "
+               "'benchmark-results', 'repository', 'pull-request', 'registry'")
+    result = invoke("check", root=root)
+    assert result.exit_code == 2
+    wanted = (f"passprice: error: sources/my-notes.toml: source.kind: '{kind}' is not allowed here (one of {allowed})"
+              f"{says}")
+    assert [line for line in result.stderr.splitlines() if "my-notes" in line] == [wanted]
+
+
+def test_a_valid_kind_still_requires_its_own_keys(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    record = root / "sources" / "my-notes.toml"  # check names it from the root
+    record.write_text('[source]\nkind = "registry"\ntitle = "my notes"\nread = "read it all through"\n'
+                      'publisher = "Me and co"\n', encoding="utf-8")
+    lines = [line for line in invoke("check", root=root).stderr.splitlines() if "my-notes" in line]
+    assert lines == ["passprice: error: sources/my-notes.toml: source.path: missing (required)"]
+    record.write_text('[source]\nkind = "paper"\ntitle = "my notes"\nread = "read it all through"\n'
+                      'publisher = "Me and co"\nurl = "unknown"\n', encoding="utf-8")
+    lines = [line for line in invoke("check", root=root).stderr.splitlines() if "my-notes" in line]
+    assert lines == [
+        f"passprice: error: sources/my-notes.toml: source.{key}: missing (required)" for key in ("date", "retrieved")
+    ]
