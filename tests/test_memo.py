@@ -600,20 +600,27 @@ def test_only_the_cache_own_files_are_the_cache(tmp_path: Path) -> None:
 
 
 def test_a_file_removed_beyond_a_link_in_the_root_misses(world: dict[str, Any]) -> None:
-    # The root's sources/ a link to a shared folder: a price looks each cited source up by its status alone (is
+    # The root's sources/ a link to a shared folder: a price looked each cited source up by its status alone (is
     # sources/ID.toml there?), and the tree held the link's text, not what lies beyond it, so a source removed from
-    # the shared folder replayed a price that a fresh run refuses.
+    # the shared folder replayed a price that a fresh run refuses. Since session 13 a price reads (validates) every
+    # record it cites, as lock and check did: a shared folder outside the registry is refused from the first run (a
+    # registry's files lie inside it), and nothing is kept; a link to a folder inside the registry still misses.
     root = world["root"]
-    shared = world["tmp"] / "shared"
-    (root / "sources").rename(shared)
-    (root / "sources").symlink_to(shared)
+    outside = world["tmp"] / "shared"
+    (root / "sources").rename(outside)
+    (root / "sources").symlink_to(outside)
+    done = run(world, "price", R1, "--no-lock", "--json")
+    assert done.returncode == 2 and b"outside the registry" in done.stderr and b"through a symbolic link" in done.stderr
+    assert entries(world) == []
+    (root / "sources").unlink()
+    inside = root / "shared-sources"
+    outside.rename(inside)
+    (root / "sources").symlink_to(inside)
     recorded(world, "price", R1, "--no-lock", "--json")
-    (shared / "nvidia-hopper-whitepaper.toml").unlink()
+    (inside / "nvidia-hopper-whitepaper.toml").unlink()
     assert missed(world, "price", R1, "--no-lock", "--json")
     done = run(world, "price", R1, "--no-lock", "--json")
-    # A fresh run refuses: the missing source, listed from a registry folder linked outside the registry, which
-    # round 14 names (a registry's files lie inside it).
-    assert done.returncode == 2 and b"root/sources: a symbolic link (or a folder reached through one)" in done.stderr
+    assert done.returncode == 2 and b"no source 'nvidia-hopper-whitepaper'" in done.stderr
 
 
 def test_a_second_root_option_is_not_kept(world: dict[str, Any]) -> None:

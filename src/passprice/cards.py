@@ -262,9 +262,10 @@ def card_path(root: Root, ref: str) -> Path:
 
 def load_card(root: Root, ref: str) -> Card:
     """The card named ``ref`` in ``root`` (or at the path ``ref``), validated against ``schema/card.schema.json``,
-    every source its facts cite registered in ``root``'s ``sources/``.
+    every source its facts cite registered in ``root``'s ``sources/`` and its record valid.
 
-    Raises :class:`InputError` (unknown card, TOML syntax, unit dimension, a source that is not registered) or
+    Raises :class:`InputError` (unknown card, TOML syntax, unit dimension, a source that is not registered or whose
+    record does not validate: :func:`passprice.sources.untraceable_sources`) or
     :class:`passprice.errors.SchemaError` (every schema problem of the file, with key paths). Inside a snapshot
     (:mod:`passprice.snapshot`) the card ``ref`` names is looked up and read once, whatever the number of servings
     naming it."""
@@ -275,7 +276,7 @@ def load_card(root: Root, ref: str) -> Card:
 
 def _load_card(root: Root, ref: str) -> Card:
     from passprice import snapshot
-    from passprice.sources import missing_sources
+    from passprice.sources import untraceable_sources
 
     path = card_path(root, ref)
     data = schema.read_bytes(path)
@@ -284,7 +285,8 @@ def _load_card(root: Root, ref: str) -> Card:
     source = str(path).encode("utf-8", "surrogateescape")
     # Inside a snapshot (passprice.snapshot: one read of the registry) the same card's sources are looked up once.
     missing = snapshot.made(
-        ("card-sources", str(root.sources), source, data), lambda: missing_sources(root, card.facts(), str(path))
+        ("card-sources", str(root.sources), source, data),
+        lambda: untraceable_sources(root, card.facts(), str(path)),
     )
     if missing:
         raise InputError.of(missing)

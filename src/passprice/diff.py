@@ -1576,6 +1576,10 @@ class Diff:
     #: HEAD's lock files that duplicate another (:func:`passprice.check.duplicate_lines`: the same pins, floors and
     #: price under another file name), one of the two added or changed by the change: shown, never failed.
     duplicates: tuple[str, ...] = ()
+    #: What ``passprice check`` on HEAD warns of (:attr:`passprice.check.FileReview.warnings`: a temporary file a
+    #: killed write left, a source nothing cites, the editors' schema copy out of date, a GGUF file among the entries
+    #: …), each line as check prints it: shown, never failed. Until session 13 a review said nothing of them.
+    head_warnings: tuple[str, ...] = ()
 
     @property
     def locks(self) -> tuple[LockImpact, ...]:
@@ -1777,7 +1781,7 @@ class Diff:
         facts = self.fact_changes
         fact_files = {f.path for f, _ in facts}
         if not (self.files or self.model_changed or self.locks or self.head_check or self.sources or self.unlocked
-                or self.code_files or self.duplicates):
+                or self.code_files or self.duplicates or self.head_warnings):
             quiet = "no changes to facts, registry, locks or the pricing model"
             return quiet + (f"; {_n(len(self.unaffected), 'lock')} unaffected" if self.unaffected else "")
         parts = [
@@ -1845,6 +1849,8 @@ class Diff:
         parts.append(locks)
         if self.check_beyond:
             parts.append(self.check_line())
+        if self.head_warnings:
+            parts.append(f"{_n(len(self.head_warnings), 'warning')} of check on HEAD")
         if self.unaffected:
             parts.append(f"{_n(len(self.unaffected), 'lock')} unaffected")
         if self.unlocked or self.unlocked_left_out:
@@ -1890,6 +1896,7 @@ class Diff:
             "unlocked_left_out": self.unlocked_left_out,
             "code_changed": list(self.code_files),
             "duplicate_locks": list(self.duplicates),
+            "head_warnings": list(self.head_warnings),
             "pricing_model": {
                 "base": self.base_code.model if self.base_code else None,
                 "head": self.head_code.model if self.head_code else None,
@@ -1948,7 +1955,7 @@ def _compare(base: Side, head: Side) -> Diff:
 
     return Diff(base.info, head.info, files, reviews, base.code, head.code,
                 problems, review.unreadable, sources, moves, left_out, code_changes(base.code, head.code),
-                _duplicates(head, paths))
+                _duplicates(head, paths), review.warnings)
 
 
 def _duplicates(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
@@ -2341,6 +2348,9 @@ def diff_text(d: Diff) -> str:
     if d.duplicates:
         lines += ["", "locks duplicating another"]
         lines += [f"  {line}" for line in d.duplicates]
+    if d.head_warnings:
+        lines += ["", "HEAD's passprice check warns (not a failure)"]
+        lines += [f"  warning: {line}" for line in d.head_warnings]
     if d.code_files:
         lines += ["", f"passprice's own code changed: {CODE_WARNING}"]
         lines += [f"  {path}" for path in d.code_files]
@@ -2435,7 +2445,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     unaffected and the files that do not read."""
     mark = "❌" if d.exit_status else (
         "⚠️" if d.weakened or d.loosened or d.removed or d.to_verify or d.drifting or d.sources or d.duplicates
-        else "✅"
+        or d.head_warnings else "✅"
     )
     out = [f"{mark} **passprice diff** {markdown_code(d.base.label)} → {markdown_code(d.head.label)}: {d.summary()}"]
     facts = d.fact_changes
@@ -2571,6 +2581,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     if d.duplicates:
         out += ["", "#### Locks duplicating another", ""]
         out += [f"- ⚠️ {markdown_text(line)}" for line in d.duplicates]
+    if d.head_warnings:
+        out += ["", "#### Warnings of passprice check on HEAD (not a failure)", ""]
+        out += [f"- ⚠️ warning: {markdown_text(line)}" for line in d.head_warnings]
     if d.code_files:
         out += ["", "#### passprice's own code", "", f"⚠️ {markdown_text(CODE_WARNING)}", ""]
         out += [f"- {markdown_code(path)}" for path in d.code_files]

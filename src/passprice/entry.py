@@ -35,6 +35,29 @@ def _interrupted(number: int, frame: FrameType | None) -> None:
     os._exit(128 + number)
 
 
+def _console() -> bool:
+    """Whether this process is the ``passprice`` command: the console script (``bin/passprice``, ``passprice.exe``,
+    ``passprice-script.py``) or ``python -m passprice``; not a program importing passprice as a library (a test
+    runner, a notebook), whose Ctrl-C is its own."""
+    name = os.path.basename(sys.argv[0]) if sys.argv and isinstance(sys.argv[0], str) else ""
+    for suffix in (".exe", "-script.pyw", "-script.py"):
+        name = name.removesuffix(suffix)
+    if name == "passprice":
+        return True
+    argv = list(getattr(sys, "orig_argv", []))
+    return "-m" in argv and argv[argv.index("-m") + 1:argv.index("-m") + 2] == ["passprice"]
+
+
+def early() -> None:
+    """Put :func:`_interrupted` in place for SIGINT as the first thing ``import passprice`` does, in the ``passprice``
+    command alone (:func:`_console`) and only where Python's own handler is there (a SIGINT ignored, as a shell's
+    background job has it, stays ignored). :func:`main` then finds it there and carries on. Until session 13 it was
+    put in place by :func:`main`, after the rest of this module and the package were imported; the console script's
+    ``import re`` and the interpreter's start-up still come before (README, exit status)."""
+    if _console() and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _interrupted)
+
+
 def utf8_names() -> None:
     """Run again in Python's UTF-8 mode (``-X utf8``) when the interpreter started with another file system encoding
     (an ASCII locale with UTF-8 mode turned off: ``LC_ALL=POSIX PYTHONUTF8=0``). passprice's files are UTF-8 and name
@@ -99,7 +122,7 @@ def main() -> None:
     (:func:`passprice.cli._command_ended`), to the end of the process (:func:`_end`); all left as they are when SIGINT
     is ignored, as a shell's background job has it."""
     utf8_names()
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+    if signal.getsignal(signal.SIGINT) in (signal.default_int_handler, _interrupted):  # _interrupted: :func:`early`
         signal.signal(signal.SIGINT, _interrupted)
         import atexit
 

@@ -817,7 +817,10 @@ def lock_path(root: Root, ref: str) -> Path:
     # The lock files: a folder or a FIFO named NAME.lock.toml is listed by check as what is wrong, not offered here.
     files = [n for n in root.names(root.locks, ".lock.toml") if _regular(root.locks / f"{n}.lock.toml")]
     known = ", ".join(files) or "none"
-    raise InputError(f"lock {ref!r}: no such file, and not in {root.locks} (locks: {known})")
+    from passprice.registry import shipped_hint
+
+    hint = shipped_hint("lock", ref, root.locks, root.path)
+    raise InputError(f"lock {ref!r}: no such file, and not in {root.locks}{hint} (locks: {known})")
 
 
 def locked_serving(document: Mapping[str, Any], file_stem: str) -> str | None:

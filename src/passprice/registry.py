@@ -585,13 +585,22 @@ def _hint(kind: str, ref: str, folder: Path, known: list[str]) -> str:
     return f"; did you mean {' or '.join(close)}?" if close else shipped
 
 
+def shipped_hint(kind: str, ref: str, folder: Path, top: Path) -> str:
+    """:func:`_shipped_hint`, for a lock too (``kind`` ``lock``: ``locks/NAME.lock.toml``, ``ref`` ``NAME`` or
+    ``NAME.lock.toml``), which :func:`passprice.locks.lock_path` adds to its "no such lock" line as
+    :func:`not_found` does for a card or serving (session 13: ``reproduce NAME`` of a shipped lock under ``--root``
+    said nothing of it)."""
+    return _shipped_hint(kind, ref, folder, top)
+
+
 def _shipped_hint(kind: str, ref: str, folder: Path, top: Path) -> str:
     """Where a name not found in the registry at ``top`` is: a record of the facts passprice ships (the embedded
     default, :func:`embedded_root`) while ``top`` is another registry (``--root DIR``, or one of the user's own that
     lacks it: ``passprice init`` copies cards and sources, not servings); or, when ``top`` is that default because
     no registry was found at or above the working folder, a name of the user's own registry, which passprice did not
     look in. Empty when neither applies (and for a name with a path separator). Never raises."""
-    rel = _KINDS.get(kind)
+    rel = _KINDS.get(kind, "locks" if kind == "lock" else None)
+    suffix = ".lock.toml" if kind == "lock" else ".toml"
     if rel is None or not ref or "/" in ref or os.sep in ref:
         return ""
     try:
@@ -601,7 +610,7 @@ def _shipped_hint(kind: str, ref: str, folder: Path, top: Path) -> str:
     except (InputError, OSError):
         return ""
     if not same:
-        record = shipped / rel / f"{ref}.toml"
+        record = shipped / rel / f"{ref.removesuffix(suffix)}{suffix}"
         if folder == top / rel and is_there(record):
             return (f"; {ref} is a {kind} of the facts passprice ships, not of this registry ({top}): copy "
                     f"{shown(record)} into {shown(folder)} to use it here")

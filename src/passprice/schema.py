@@ -13,7 +13,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -302,7 +302,50 @@ def problems(document: Mapping[str, Any], kind: str, folder: Path | None = None)
         return _compiled_problems(document, kind, where)
     validator = _validator(kind, where)
     errors = sorted(validator.iter_errors(document), key=lambda e: (list(map(str, e.absolute_path)), e.message))
-    return [_explain(e) for e in errors]
+    return [_explain(e) + _branches(e, validator.schema, document) for e in errors]
+
+
+def _words(items: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def _branches(error: Any, root: Mapping[str, Any], document: Any) -> str:
+    """What each allowed value of a key whose value is not allowed (an ``enum`` error) would require besides, when
+    the table holding it requires keys by that value (``allOf`` of ``if`` ``{KEY: const|enum}`` ``then`` ``required``:
+    a source record's ``kind``): ``; with kind 'registry' it needs path (missing here); with any other kind, url, date
+    and retrieved (missing here: url, date)``, else ``""``. A value no branch matches hides every branch's requirement,
+    so without this a user who fixed the value met the next round of errors (session 13)."""
+    if error.validator != "enum" or len(error.absolute_schema_path) < 3 or not error.absolute_path:
+        return ""
+    *table_path, properties, key, _ = error.absolute_schema_path
+    if properties != "properties" or key != error.absolute_path[-1]:
+        return ""
+    table: Any = root
+    for part in table_path:
+        try:
+            table = table[part]
+        except (KeyError, IndexError, TypeError):
+            return ""
+    instance: Any = document
+    for part in list(error.absolute_path)[:-1]:
+        instance = instance[part]
+    said = []
+    branches = table.get("allOf", []) if isinstance(table, Mapping) else []
+    for i, branch in enumerate(branches):
+        condition = branch.get("if", {}).get("properties", {}).get(key) if isinstance(branch, Mapping) else None
+        needed = branch.get("then", {}).get("required") if isinstance(branch, Mapping) else None
+        if not isinstance(condition, Mapping) or not isinstance(needed, list) or not needed:
+            continue
+        values = [condition["const"]] if "const" in condition else list(condition.get("enum", []))
+        if not values:
+            continue
+        last = i == len(branches) - 1 and len(values) > 3
+        which = f"any other {key}" if last else f"{key} {' or '.join(repr(v) for v in values)}"
+        missing = [k for k in needed if not isinstance(instance, Mapping) or k not in instance]
+        lacks = f" (missing here: {', '.join(missing)})" if missing else " (given here)"
+        said.append(f"with {which} it needs {_words(needed)}{lacks}")
+    return "; " + "; ".join(said) if said else ""
 
 
 #: The most values (every table, array and scalar, nested) of an invalid document ``jsonschema`` is asked to explain:

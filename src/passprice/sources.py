@@ -9,6 +9,7 @@ optionally with the sha256 of that copy. What is not known is written ``unknown`
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from passprice import schema
-from passprice.errors import InputError, problem_lines
+from passprice.errors import InputError, SchemaError, problem_lines
 from passprice.facts import Fact
 from passprice.files import is_there
 from passprice.registry import Root, document_problem, entry_name, not_found
@@ -215,30 +216,76 @@ def missing_ids(root: Root, named: Iterable[tuple[str, str]], file: str) -> list
 
 
 def invalid_ids(root: Root, named: Iterable[tuple[str, str]], file: str) -> list[str]:
-    """One line per schema problem of each registered source file a (key, source id) of ``named`` names that does
-    not validate against ``schema/source.schema.json`` (:func:`passprice.schema.load`: a ``[source]`` table without
-    its ``url``, ``publisher`` or ``retrieved``): ``FILE: KEY: source 'ID' does not validate: PROBLEM``. An id with no
-    file is :func:`missing_ids`'s; each file is read once."""
-    out = []
+    """One line per registered source file a (key, source id) of ``named`` names that does not validate against
+    ``schema/source.schema.json`` (:func:`passprice.schema.load`: a ``[source]`` table without its ``url``,
+    ``publisher`` or ``retrieved``), every problem of the file in it: ``FILE: KEY: source 'ID' does not validate:
+    SOURCE_FILE: PROBLEM; PROBLEM``. An id with no file is :func:`missing_ids`'s; each file is read once.
+
+    The files a card cites pass or fail together as one entry of the validated-document cache
+    (:mod:`passprice.cache`, kind ``source-set``), keyed by each file's id and bytes: a ``price`` of a card citing
+    five valid records reads one entry, not five (each a JSON document to parse)."""
+    from passprice import cache
+
+    cited: list[tuple[str, str, Path]] = []
     seen: set[str] = set()
     for key, source_id in named:
         if not SOURCE_ID.fullmatch(source_id) or source_id in seen:
             continue
         seen.add(source_id)
         source_file = root.sources / f"{source_id}.toml"
-        if not is_there(source_file):
-            continue
-        try:
-            schema.load(source_file, "source", root.schema)
-        except InputError as e:
-            out += [f"{file}: {key}: source {source_id!r} does not validate: {line}" for line in problem_lines(e)]
+        if is_there(source_file):
+            cited.append((key, source_id, source_file))
+    if not cited:
+        return []
+    out: list[str] = []
+
+    def build() -> dict[str, Any]:
+        for key, source_id, source_file in cited:
+            try:
+                schema.load(source_file, "source", root.schema, data=data.get(source_id))
+            except SchemaError as e:
+                out.append(f"{file}: {key}: source {source_id!r} does not validate: {e.source}: "
+                           f"{'; '.join(e.problems)}")
+            except InputError as e:
+                out.append(f"{file}: {key}: source {source_id!r} does not validate: {'; '.join(problem_lines(e))}")
+        if out:
+            raise _Untraceable
+        return {}
+
+    data: dict[str, bytes] = {}
+    try:
+        for _, source_id, source_file in cited:
+            data[source_id] = schema.read_bytes(source_file)
+    except InputError:  # a file gone or unreadable since it was looked for: each is read and said again
+        data.clear()
+        with contextlib.suppress(_Untraceable):
+            build()
+        return out
+    stamp = b"".join(b"%d:%s\0%d:" % (len(i), i.encode(), len(data[i])) + data[i] for i in data)
+    with contextlib.suppress(_Untraceable):
+        cache.validated("source-set", root.schema / "source.schema.json", stamp, build)
     return out
 
 
+class _Untraceable(Exception):
+    """A set of source records of which one does not validate: never stored as passed (:func:`invalid_ids`)."""
+
+
+def untraceable_sources(root: Root, facts: Mapping[str, Fact], file: str) -> list[str]:
+    """One line per problem of a citation of the ``facts`` of ``file`` nobody can trace: a source ``root`` has no
+    record of (:func:`missing_sources`), then each schema problem of a cited record that does not validate
+    (:func:`invalid_ids`: ``kind = "notes"`` with no ``url`` or ``date``). What every command that prices reads a
+    card, stack, routing record or drafting method through, so ``price`` refuses what ``lock`` and ``check`` refuse;
+    each record goes through :func:`passprice.schema.load` (the validated-document cache, the snapshot)."""
+    named = [pair for path, fact in facts.items() for pair in cited_ids(path, fact)]
+    return missing_ids(root, named, file) + invalid_ids(root, named, file)
+
+
 def require_sources(root: Root, facts: Mapping[str, Fact], file: str) -> None:
-    """Raise :class:`InputError` (one line a missing source, naming the file and key) when the ``facts`` of
-    ``file`` cite a source ``root`` has no record of: a citation nobody can trace is not a citation."""
-    lines = missing_sources(root, facts, file)
+    """Raise :class:`InputError` (one line a problem, naming the file and key, :func:`untraceable_sources`) when the
+    ``facts`` of ``file`` cite a source ``root`` has no record of, or one whose record does not validate: a citation
+    nobody can trace is not a citation."""
+    lines = untraceable_sources(root, facts, file)
     if lines:
         raise InputError.of(lines)
 

@@ -1,0 +1,60 @@
+"""What ``check`` warns of on HEAD is shown by the review (session 13): a temporary file left by a killed write and a
+source nothing cites made ``check`` print warnings, while ``diff`` (text, markdown, the pull-request comment, JSON)
+said nothing of them. Shown as check shows them, in a section of their own, never a failure."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cli_helpers import copy_root, invoke
+
+LEFT = ".x.lock.toml.0123456789ab.tmp"
+
+
+def _sides(tmp_path: Path) -> tuple[Path, Path]:
+    base, head = copy_root(tmp_path / "base"), copy_root(tmp_path / "head")
+    left = head / "locks" / LEFT
+    left.write_text("x", encoding="utf-8")
+    left.chmod(0o600)
+    (head / "sources" / "my-notes.toml").write_text(
+        '[source]\nkind = "web-page"\ntitle = "my notes"\nread = "read it all through"\npublisher = "Me and co"\n'
+        'url = "unknown"\ndate = "unknown"\nretrieved = "unknown"\n', encoding="utf-8")
+    return base, head
+
+
+def test_the_review_shows_checks_warnings_on_head_and_passes(tmp_path: Path) -> None:
+    base, head = _sides(tmp_path)
+    warned = [line.removeprefix("  warning: ") for line in invoke("check", root=head).stdout.splitlines()
+              if line.startswith("  warning: ")]
+    assert len(warned) == 2
+    assert warned[0] == "sources/my-notes.toml: cited by no fact: cite it, or remove it"
+    assert warned[1].startswith(f"locks/{LEFT}: a temporary file passprice writes x.lock.toml through")
+
+    text = invoke("diff", str(base), str(head))
+    assert text.exit_code == 0, text.output  # a warning, not a failure
+    lines = text.stdout.splitlines()
+    assert lines[1] == (
+        "no fact changed; 1 other file changed; no lock affected; 2 warnings of check on HEAD; 8 locks unaffected"
+    )
+    at = lines.index("HEAD's passprice check warns (not a failure)")
+    assert lines[at + 1: at + 3] == [f"  warning: {w}" for w in warned]
+
+    markdown = invoke("diff", str(base), str(head), "--format", "markdown")
+    assert markdown.exit_code == 0
+    md = markdown.stdout.splitlines()
+    assert md[0].startswith("⚠️ **passprice diff**")
+    at = md.index("#### Warnings of passprice check on HEAD (not a failure)")
+    assert md[at + 2] == "- ⚠️ warning: sources/my-notes.toml: cited by no fact: cite it, or remove it"
+    assert md[at + 3].startswith("- ⚠️ warning: locks/")
+
+    out = json.loads(invoke("diff", str(base), str(head), "--json").stdout)
+    assert out["head_warnings"] == warned
+
+
+def test_a_review_without_warnings_has_no_warning_section(tmp_path: Path) -> None:
+    base, head = copy_root(tmp_path / "base"), copy_root(tmp_path / "head")
+    text = invoke("diff", str(base), str(head))
+    assert text.exit_code == 0
+    assert "HEAD's passprice check warns (not a failure)" not in text.stdout
+    assert json.loads(invoke("diff", str(base), str(head), "--json").stdout)["head_warnings"] == []
