@@ -213,3 +213,52 @@ def test_entry_name_of_a_file() -> None:
     assert entry_name(DATA / "gemma3-270m-q4_k_m.header.gguf.xz") == "gemma3-270m-q4_k_m"
     assert entry_name("x/model-00002-of-00003.gguf") == "model"
     assert entry_name("plain.gguf.gz") == "plain"
+
+
+# --- issue 13, cold reads: the tensor table read without cattrs when every row is plain -------------------------------
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "registry" / "checkpoints").glob("*.toml")), ids=lambda p: p.stem)
+def test_plain_tensor_rows_equal_what_cattrs_structures(path: Path) -> None:
+    from passprice.checkpoints import _plain_tensors, converter
+    from passprice.gguf_header import TensorInfo
+
+    rows = tomllib.loads(path.read_text(encoding="utf-8"))["header"]["tensors"]
+    plain = _plain_tensors(rows)
+    assert plain is not None
+    assert plain == [converter().structure(row, TensorInfo) for row in rows]
+    assert [type(t.dims) for t in plain] == [tuple] * len(rows)
+
+
+def test_a_row_that_is_not_plain_goes_through_cattrs() -> None:
+    from passprice.checkpoints import _plain_tensors
+    from passprice.gguf_header import TensorInfo
+
+    row = {"name": "blk.0.attn_q.weight", "type": "Q4_K", "dims": [256, 2], "offset": 0, "shard": 0}
+    assert _plain_tensors([row]) == [TensorInfo("blk.0.attn_q.weight", (256, 2), 12, 0, 0)]
+    assert _plain_tensors([{**row, "type": 12}]) == [TensorInfo("blk.0.attn_q.weight", (256, 2), 12, 0, 0)]
+    assert _plain_tensors([row, {**row, "type": True}]) is None  # a bool is no type id: cattrs words it
+    assert _plain_tensors([{**row, "type": "Q4_Q"}]) is None  # not in passprice's own table
+    assert _plain_tensors([{**row, "extra": 1}]) is None
+    assert _plain_tensors([{**row, "dims": [256, 2.0]}]) is None
+
+
+def test_an_unknown_type_name_is_refused_in_cattrs_words() -> None:
+    text = (DATA.parent.parent / "registry" / "checkpoints" / "gemma3-270m-q4_k_m.toml").read_text(encoding="utf-8")
+    first = text.index('type = "', text.index("[[header.tensors]]") if "[[header.tensors]]" in text else
+                       text.index("tensors = ["))
+    bad = text[:first] + 'type = "Q4_Q"' + text[text.index('"', first + len('type = "')) + 1:]
+    with pytest.raises(InputError, match=r"entry: header\.tensors\.0\.type: 'Q4_Q' is not a GGML type name"):
+        entry_header(bad)
+
+
+def test_tensor_info_pickles_as_its_arguments() -> None:
+    import pickle
+
+    from passprice import cache
+    from passprice.gguf_header import TensorInfo
+
+    t = TensorInfo("output.weight", (640, 262144), 14, 1024, 2)
+    body = pickle.dumps(("key", t), protocol=5)
+    assert b"type_id" not in body  # the arguments, not attrs' state dict
+    assert cache._unpickle(body) == ("key", t)

@@ -582,3 +582,17 @@ def test_a_revisions_temporary_copy_leaves_no_objects_in_the_cache(
     again = diff(Root(repo.path), repo.locked, repo.faster)
     assert stored("objects") == set() and stored("documents") == documents
     assert [f.path for f in again.files] == [f.path for f in first.files] == [CARD_FILE]
+
+
+def test_a_sources_document_path_is_read_once_for_its_bytes() -> None:
+    """Issue 13: a revision's source records were parsed twice as it was opened; now once for their bytes, and a key
+    written with an escape still names the document."""
+    from passprice.diff import _named_by_sources, _source_path
+
+    data = b'[source]\n"p\\u0061th" = "registry/docs/x.pdf"\n'
+    files = {"sources/a.toml": data, "sources/b.toml": b"not toml [", "facts/cards/c.toml": data}
+    _source_path.cache_clear()
+    assert _named_by_sources(files) == {"registry/docs/x.pdf"}
+    assert _named_by_sources(files) == {"registry/docs/x.pdf"}
+    assert _source_path.cache_info().misses == 2  # a.toml's bytes and b.toml's, each parsed once
+    assert _source_path(b"[source]\npath = 3\n") is None

@@ -14,6 +14,7 @@ compared.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import subprocess
@@ -409,14 +410,25 @@ def _named_by_sources(files: Mapping[str, bytes]) -> set[str]:
     for rel, data in files.items():
         if not rel.startswith("sources/"):
             continue
-        try:
-            document = schema.toml_loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, ValueError):
-            continue  # the source's own read reports it
-        source = document.get("source")
-        if isinstance(source, dict) and isinstance(source.get("path"), str):
-            named.add(source["path"])
+        path = _source_path(data)
+        if path is not None:
+            named.add(path)
     return named
+
+
+@functools.lru_cache(maxsize=4096)
+def _source_path(data: bytes) -> str | None:
+    """The ``source.path`` the source file holding ``data`` names, or ``None`` (none, or the file does not parse:
+    the source's own read reports it). Kept by the bytes: a revision's sources are asked for twice as it is opened
+    (the empty documents written into its folder, then their identities), and were parsed twice."""
+    try:
+        document = schema.toml_loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, ValueError):
+        return None
+    source = document.get("source")
+    if isinstance(source, dict) and isinstance(source.get("path"), str):
+        return str(source["path"])
+    return None
 
 
 def folder_files(folder: Path) -> dict[str, bytes]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import attrs
 
@@ -71,6 +71,12 @@ def ggml_type(type_id: int) -> GgmlType:
 @functools.cache
 def _by_name() -> dict[str, GgmlType]:
     return {t.name: t for t in _table().values()}
+
+
+def type_by_name() -> Mapping[str, GgmlType]:
+    """The types of passprice's own table by name (``Q4_K`` → its type): what :func:`by_name` finds first, before it
+    looks through the ``gguf`` package's."""
+    return _by_name()
 
 
 def by_name(name: str) -> GgmlType:

@@ -179,6 +179,13 @@ class TensorInfo:
         """The GGML type's name (``Q4_K``), or ``type#N`` for an id the ``gguf`` package does not know."""
         return ggml.type_name(self.type_id)
 
+    def __reduce__(self) -> tuple[type[TensorInfo], tuple[str, tuple[int, ...], int, int, int]]:
+        """Pickled as its constructor's arguments (issue 13, cold reads): attrs' ``__getstate__`` made a dict of each
+        of a header's thousands of rows; a tuple halves what the cache of built objects spends pickling an entry's
+        header and reading it back (``(TensorInfo, (name, dims, type_id, offset, shard))``; the cache's unpickler
+        looks the class up as it looks up any of passprice's attrs classes)."""
+        return (TensorInfo, (self.name, self.dims, self.type_id, self.offset, self.shard))
+
 
 @attrs.frozen
 class Shard:
