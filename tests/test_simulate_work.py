@@ -7,11 +7,13 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import pytest
+
 from cli_helpers import invoke
 from passprice import simulate as simulate_module
-from passprice.simulate import Policy, serve
+from passprice.simulate import Policy, Settings, serve, simulate
 from passprice.steps import StepPricer
-from passprice.trace import Synthetic, synthetic
+from passprice.trace import Request, Synthetic, Trace, synthetic
 from test_simulate import resolved
 
 
@@ -47,3 +49,38 @@ def test_the_readme_example_runs_within_the_default_budget() -> None:
     static, continuous = serve(pricer, trace, (Policy.STATIC, Policy.CONTINUOUS),
                                max_work=simulate_module.MAX_WORK)
     assert (static.work, continuous.work) == (2_704, 85_659)
+
+
+def test_the_peak_check_in_blocks_of_steps_is_the_step_by_step_peak(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The peak check sums the prompts prefilling a block of steps at a time (``simulate.PEAK_BLOCK`` positions):
+    with blocks of one step, a queue of 400 requests at once whose prompts prefill over many steps (``--chunk 256``,
+    so every stretch's check has prompts with chunks planned, and other sequences steady) gives the step-by-step
+    run's outcome bit for bit, peak held included."""
+    monkeypatch.setattr(simulate_module, "PEAK_BLOCK", 1)
+    r = resolved("gemma3-270m-h100")
+    pricer = StepPricer.of(r.header, r.card, r.serving)
+    rng = random.Random(13)
+    trace = Trace(tuple(Request(i, None, 0.0, rng.randint(100, 600), i % 97 + 1) for i in range(400)), "queue")
+    settings = Settings(chunk=256, max_batch=300)
+    for policy in (Policy.STATIC, Policy.CONTINUOUS):
+        fast = simulate(pricer, trace, policy, settings)
+        slow = simulate(pricer, trace, policy, settings, stretches=False)
+        assert fast == slow
+        assert fast.peak_held == slow.peak_held
+
+
+@pytest.mark.xfail(strict=True, reason="stretches diverge from the step-by-step run on this queue (found in session "
+                   "13, present before it): 4,903 steps against 4,547; left for the planner's owner")
+def test_a_queue_of_2000_with_chunks_of_256_served_in_stretches_is_the_step_by_step_run() -> None:
+    """2,000 requests at 0 (prompts 100 … 600 tokens, seed 13; outputs i mod 400 + 1), ``--chunk 256 --max-batch
+    2048`` on gemma3-270m-h100, continuous: the run in stretches takes 4,903 steps and peaks at 1,240,392,192 bytes
+    held, the step-by-step run 4,547 steps and 1,245,454,848 bytes; the same with the session's starting code. With
+    1,500 requests, or --chunk 2048, they agree."""
+    r = resolved("gemma3-270m-h100")
+    pricer = StepPricer.of(r.header, r.card, r.serving)
+    rng = random.Random(13)
+    trace = Trace(tuple(Request(i, None, 0.0, rng.randint(100, 600), i % 400 + 1) for i in range(2000)), "queue")
+    settings = Settings(chunk=256, max_batch=2048)
+    fast = simulate(pricer, trace, Policy.CONTINUOUS, settings)
+    slow = simulate(pricer, trace, Policy.CONTINUOUS, settings, stretches=False)
+    assert (fast.steps, fast.peak_held) == (slow.steps, slow.peak_held)

@@ -123,6 +123,9 @@ WORK_UNIT_US = 10
 #: about 4,000 of them a step, 0.9 s of CPU in 14 checks before its refusal (charged, they refused the README's own
 #: example: 1,000 requests at 200/s on r1-qwen7b-h200).
 WORK_PEAK_SEQUENCES = 64
+#: The most positions (prompts prefilling × finishing steps) the peak check holds in one matrix (8 MB of doubles):
+#: more steps are summed a block at a time.
+PEAK_BLOCK = 1 << 20
 #: Units charged for every 2 prompts prefilling over several steps whose rows so far ``held_sums`` finds at each
 #: finishing step (a few NumPy calls each; a Python loop over their steps and chunks before, uncharged).
 WORK_PEAK_ROWS = 3
@@ -1384,7 +1387,7 @@ def simulate(
             n_rows_ = len(js)
             chunked = [q for q, j in enumerate(js.tolist()) if cut_at.get(j) is not None and pieces[j]]
             n_pieces = sum(len(pieces[int(js[q])]) for q in chunked)
-            block_ = max((1 << 20) // max(n_rows_, 1), 1)  # steps a matrix of rows x steps covers (8 MB a matrix)
+            block_ = max(PEAK_BLOCK // max(n_rows_, 1), 1)  # steps a matrix of rows x steps covers
             spend((len(others) + n_rows_) // WORK_PEAK_SEQUENCES + n_pieces // WORK_LOOKS
                   + n_rows_ * len(at_steps) // WORK_ELEMENTS)
             if len(steady):
