@@ -195,9 +195,10 @@ def test_a_file_turned_into_a_fifo_while_written_is_not_replaced(tmp_path: Path)
 def test_the_peak_check_of_4096_sequences_is_charged(tmp_path: Path) -> None:
     """15,000 requests at 0 (the benchmark's queue, 925 KB) under ``--max-batch 4096``: 14 peak checks summed
     56,878 sequences' bytes (0.86 s of CPU) uncharged, refused after 16 steps and 2.1 to 2.4 s of CPU. Charging every
-    sequence summed refused it after 7, but refused the README's own simulate example too; the prompts prefilling
-    are charged, the other active sequences are not (``simulate.WORK_PEAK_OTHERS``), so it is refused after 16 steps
-    again: still 1.8 to 2.1 s of CPU at load 1.6, left open."""
+    sequence summed refused it after 7, but refused the README's own simulate example too. Now (issue 13, session
+    13) the other active sequences' bytes are summed once a check, the prompts prefilling in one matrix of rows ×
+    steps, each charged by what it sums (``simulate.WORK_PEAK_SEQUENCES``, ``WORK_ELEMENTS``): refused after 15
+    steps, 1.0 s of CPU (1.8 s before, paired, load 3)."""
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
@@ -208,17 +209,18 @@ def test_the_peak_check_of_4096_sequences_is_charged(tmp_path: Path) -> None:
     result = invoke("simulate", "gemma3-270m-h100", "--trace", str(trace), "--max-batch", "4096")
     assert result.exit_code == 2, result.output
     assert result.stderr.splitlines() == [
-        "passprice: error: simulate: the continuous run passed the 56,943 units of work left of --max-work after 16 "
-        "steps, 0.0 s into the trace with 14 of 15,000 requests served (a unit is about 10 µs of CPU: a step priced "
-        "alone 8, a stretch of steps priced together 40, a try of planning admissions ahead 60 and more); simulate "
-        "part of the trace, or raise --max-work"
+        "passprice: error: simulate: the continuous run passed the 56,943 units of work left of --max-work after 15 "
+        "steps, 0.0 s into the trace with 13 of 15,000 requests served (a unit is about 10 µs of CPU: a step priced "
+        "alone 8 and 1 a 48 sequences, a stretch of steps priced together 40, a try of planning admissions ahead 60 "
+        "and more); simulate part of the trace, or raise --max-work"
     ]
 
 
 def test_the_shared_prefixes_summed_at_each_step_are_charged(tmp_path: Path) -> None:
     """9,472 requests at 0 (990 KB), each naming its own 512-token prefix: every step summed the bytes of every
     prefix held, uncharged, and the command ran 1.8 to 2.3 s of CPU (load 4.5) before its refusal after 1,640 steps;
-    now a unit a 32 prefixes, refused after 646."""
+    now a unit a 32 prefixes, refused after 646; and since each step priced alone is charged a unit more for every 48
+    active sequences (issue 13, session 13), after 226, 1.06 s of CPU against 1.80 s (paired, load 4.7)."""
     import json
 
     rows = []
@@ -230,7 +232,7 @@ def test_the_shared_prefixes_summed_at_each_step_are_charged(tmp_path: Path) -> 
     result = invoke("simulate", "gemma3-270m-h100", "--trace", str(trace))
     assert result.exit_code == 2, result.output
     [line] = result.stderr.splitlines()
-    assert "units of work left of --max-work after 646 steps, 0.6 s into the trace with 945 of 9,472 requests" in line
+    assert "units of work left of --max-work after 226 steps, 0.2 s into the trace with 252 of 9,472 requests" in line
 
 
 # --- (9) fact set --value: a figure a double cannot hold as written ---------------------------------------------------

@@ -2425,10 +2425,10 @@ def speculate_command(
 @click.option("--max-steps", type=_int("--max-steps"), default=500_000, show_default=True,  # simulate.MAX_STEPS
               help="Steps simulated at most, every policy together; a longer run is refused.")
 @click.option("--max-work", type=_int("--max-work"), default=90_000, show_default=True,  # simulate.MAX_WORK
-              help="Work done at most, every policy together, in units of about 10 µs of CPU (a step priced alone "
-              "is 8, a stretch of steps priced together 40, a try of planning admissions ahead 60 and more; "
-              "8 to 12 µs a unit, fitted): the default bounds simulating to about 1 s, so that no trace under 1 MB "
-              "runs the command past 2 s; a run past it is refused by name, saying where it stopped.")
+              help="Work done at most, every policy together, in units of about 10 µs of CPU (a step priced "
+              "alone 8 and 1 a 48 sequences, a stretch of steps priced together 40 and more; 8 to 12 "
+              "µs a unit, fitted): the default bounds simulating to about 1 s; a run past it is refused by name, "
+              "saying where.")
 @click.option("-o", "--output", type=_OutputPath(stdout=True), help="Write here (default or '-': stdout).")
 @_plot_option("throughput and end-to-end latency over time, one colour a policy")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")

@@ -102,6 +102,11 @@ MAX_STEPS = 500_000
 #: 0.15 to 0.4 µs a look (now 1 unit a WORK_LOOKS looks); with them it is refused after about 1.0 s.
 MAX_WORK = 90_000
 WORK_ALONE = 8
+#: ... and a unit for every this many active sequences besides (their rows gathered, priced, advanced and their
+#: memory held summed: 0.15 to 0.2 µs each a step). Uncharged before: 9,800 requests at 0 sharing one 64-token
+#: prefix (so no stretch plans their prompts) on ``gemma3-270m-h100 --max-batch 4096``, 986 KB, priced about
+#: 11,000 steps of 4,096 sequences alone, 6.9 to 8.9 s of CPU (load 3) before the refusal.
+WORK_ALONE_SEQUENCES = 48
 WORK_CALL = 10
 WORK_STRETCH = 40
 WORK_BLOCK = 14
@@ -110,18 +115,20 @@ WORK_ELEMENTS = 512
 WORK_TRY = 60
 WORK_SEGMENT = 2
 WORK_UNIT_US = 10
-#: Units of :data:`MAX_WORK` charged for every 2 sequences whose held bytes a stretch's peak check sums step by step
-#: (``held_peak``'s prompts prefilling and other active sequences, one Python pass and a few NumPy calls each):
-#: uncharged before attack round 21, where ``gemma3-270m-h100 --max-batch 4096`` on the benchmark's 925 KB queue (15,000
-#: requests at 0) summed 56,878 of them in 14 checks, 0.86 s of CPU (15 µs each, load 6 on 2 cores), and the
-#: command ran 2.1 to 2.4 s of CPU before its refusal after 16 steps.
+#: A stretch's peak check of memory held (``held_peak``) is charged a unit for every :data:`WORK_PEAK_SEQUENCES`
+#: active sequences it walks, every :data:`WORK_LOOKS` prompt chunks of the prompts prefilling, and every
+#: :data:`WORK_ELEMENTS` positions (prompts prefilling × finishing steps) it sums; the other active sequences hold at
+#: every step what they hold now, summed once. Before (attack round 21, issue 13) each sequence was a row of NumPy
+#: calls (15 µs): ``gemma3-270m-h100 --max-batch 4096`` on the benchmark's 925 KB queue (15,000 requests at 0) summed
+#: about 4,000 of them a step, 0.9 s of CPU in 14 checks before its refusal (charged, they refused the README's own
+#: example: 1,000 requests at 200/s on r1-qwen7b-h200).
+WORK_PEAK_SEQUENCES = 64
+#: The most positions (prompts prefilling × finishing steps) the peak check holds in one matrix (8 MB of doubles):
+#: more steps are summed a block at a time.
+PEAK_BLOCK = 1 << 20
+#: Units charged for every 2 prompts prefilling over several steps whose rows so far ``held_sums`` finds at each
+#: finishing step (a few NumPy calls each; a Python loop over their steps and chunks before, uncharged).
 WORK_PEAK_ROWS = 3
-#: Units charged for every 2 other active sequences (not prefilling: no pieces to walk) the peak check sums: none. At
-#: the prefilling rows' charge (3), and even at 1, the README's own example (1,000 synthetic requests at 200/s on
-#: r1-qwen7b-h200, 256 sequences a batch, 1.40 s of CPU run whole) was refused (after 247 steps at 3); uncharged, the
-#: benchmark's queue under ``--max-batch 4096`` runs 1.8 to 2.1 s of CPU (load 1.6) before its refusal after 16 steps,
-#: past issue 13's 2 s: a budget that tells the two apart is left to do (session 11's closing note).
-WORK_PEAK_OTHERS = 0
 
 
 def _clock(start: float, seconds: np.ndarray) -> list[float]:
@@ -500,7 +507,8 @@ def simulate(
             raise InputError(
                 f"simulate: the {policy.value} run passed the {max_work:,} units of work left of --max-work after "
                 f"{steps:,} steps, {t:,.1f} s into the trace with {done:,} of {n_req:,} requests served (a unit is "
-                f"about {WORK_UNIT_US} µs of CPU: a step priced alone {WORK_ALONE}, a stretch of steps priced together "
+                f"about {WORK_UNIT_US} µs of CPU: a step priced alone {WORK_ALONE} and 1 a {WORK_ALONE_SEQUENCES} "
+                f"sequences, a stretch of steps priced together "
                 f"{WORK_STRETCH}, a try of planning admissions ahead {WORK_TRY} and more); simulate part of the trace, "
                 "or raise --max-work"
             )
@@ -1334,10 +1342,14 @@ def simulate(
                 joined_at[len(members) - len(adm):] = [s for _, s in adm]
             lengths = base + np.minimum(finish, steps_ + 1) * emitted
             column = {j: len(members) - len(adm) + q for q, (j, _) in enumerate(adm)}
+            # a prompt prefilling over several steps: its rows so far at each step, a few NumPy calls each
+            spend(len(split) * WORK_PEAK_ROWS // 2 + len(at_steps) * len(members) // WORK_ELEMENTS)
             for j, s in split:
-                for row, i in enumerate(at_steps.tolist()):
-                    if s <= i < pieces[j][-1][0]:
-                        lengths[row, column[j]] = float(sum(rows for y, _, rows in pieces[j] if y <= i))
+                ys = np.array([y for y, _, _ in pieces[j]], dtype=np.int64)
+                so_far = np.concatenate(([0], np.cumsum([rows for _, _, rows in pieces[j]], dtype=np.int64)))
+                during = (s <= at_steps) & (at_steps < ys[-1])
+                counted = so_far[np.searchsorted(ys, at_steps, side="right")].astype(float)
+                lengths[during, column[j]] = counted[during]
             held = pricer.held(lengths, shared_arr[members])
             if not (np.array_equal(held, np.floor(held)) and np.array_equal(fixed, np.floor(fixed))):
                 return {}
@@ -1361,33 +1373,66 @@ def simulate(
                 joined_at[len(members) - len(adm):] = [s for _, s in adm]
             cut_at = dict(split)  # request -> the step from which its rows so far count (its admission, or -1)
             cut = np.array([j in cut_at for j in members.tolist()], dtype=bool)
-            totals = held_totals(pricer, base[~cut], emitted, joined_at[~cut], finish[~cut], at_steps)
-            if totals is None:
+            totals_ = held_totals(pricer, base[~cut], emitted, joined_at[~cut], finish[~cut], at_steps)
+            if totals_ is None:
                 return None
-            # The prompts prefilling (members, and others not decoding yet): each one's positions at each step.
-            rows_ = [(int(members[q]), joined_at[q], int(finish[q]), float(base[q]))
-                     for q in np.flatnonzero(cut).tolist()]
-            prefilling = len(rows_)
-            rows_ += [(j, -1, _ALWAYS, math.nan) for j in others.tolist()]  # never retired here
-            # a prompt prefilling walks its pieces (several NumPy calls); another active sequence is two or three
-            spend((WORK_PEAK_ROWS * prefilling + WORK_PEAK_OTHERS * (len(rows_) - prefilling)) // 2)
-            if rows_:
-                lengths = np.empty((len(rows_), len(at_steps)))
-                live = np.empty((len(rows_), len(at_steps)), dtype=bool)
-                for q, (j, begin_, end_, base_) in enumerate(rows_):
-                    lengths[q] = base_ + (at_steps + 1) * emitted if not math.isnan(base_) else length[j]
-                    live[q] = (begin_ <= at_steps) & (at_steps < end_)
-                    s = cut_at.get(j)
-                    if s is not None and pieces[j]:
-                        ys = np.array([y for y, _, _ in pieces[j]], dtype=np.int64)
-                        so_far = np.concatenate(([0], np.cumsum([rows for _, _, rows in pieces[j]])))
-                        during = (s <= at_steps) & (at_steps < ys[-1])
-                        counted = so_far[np.searchsorted(ys, at_steps, side="right")] + pieces[j][0][1]
-                        lengths[q] = np.where(during, counted.astype(float), lengths[q])
-                held = pricer.held(lengths, shared_arr[[j for j, _, _, _ in rows_]][:, None])
-                if not np.array_equal(held, np.floor(held)):
+            totals: np.ndarray = totals_
+            # The prompts prefilling (members, and others with chunks planned): each one's positions at each step,
+            # one row a sequence; the other active sequences hold what they hold now at every step (a column).
+            member_rows = np.flatnonzero(cut)
+            varying = [j for j in others.tolist() if cut_at.get(j) is not None and pieces[j]]
+            steady = others[[cut_at.get(j) is None or not pieces[j] for j in others.tolist()]] if len(
+                varying) else others
+            js = np.concatenate((members[member_rows], np.array(varying, dtype=np.intp))).astype(np.intp)
+            n_rows_ = len(js)
+            chunked = [q for q, j in enumerate(js.tolist()) if cut_at.get(j) is not None and pieces[j]]
+            n_pieces = sum(len(pieces[int(js[q])]) for q in chunked)
+            block_ = max(PEAK_BLOCK // max(n_rows_, 1), 1)  # steps a matrix of rows x steps covers
+            spend((len(others) + n_rows_) // WORK_PEAK_SEQUENCES + n_pieces // WORK_LOOKS
+                  + n_rows_ * len(at_steps) // WORK_ELEMENTS)
+            if len(steady):
+                fixed = pricer.held(length[steady], 0.0)
+                if not np.array_equal(fixed, np.floor(fixed)):
                     return None
-                totals = totals + np.where(live, held, 0.0).sum(axis=0)
+                totals = totals + float(fixed.sum())  # whole numbers: exact in any order below 2^53
+            if n_rows_:
+                base_ = np.concatenate((base[member_rows], np.full(len(varying), math.nan)))
+                begin_ = np.concatenate((joined_at[member_rows], np.full(len(varying), -1, dtype=np.int64)))
+                end_ = np.concatenate((finish[member_rows], np.full(len(varying), _ALWAYS, dtype=np.int64)))
+                now_ = length[js]
+                steady_rows = np.isnan(base_)[:, None]
+                if chunked:
+                    # Each chunked row's pieces in one sorted array, keyed (row, step): the rows so far at a step
+                    # are the rows before its first piece and those of its pieces at or before it.
+                    q_of = np.array(chunked, dtype=np.int64)
+                    flat = [(q, y, r) for q in chunked for y, _, r in pieces[int(js[q])]]
+                    ys_ = np.array([y for _, y, _ in flat], dtype=np.int64)
+                    wide = int(max(int(ys_.max()), int(at_steps.max()))) + 2
+                    keys = np.array([q for q, _, _ in flat], dtype=np.int64) * wide + ys_
+                    so_far = np.concatenate(([0], np.cumsum(np.array([r for _, _, r in flat], dtype=np.int64))))
+                    sizes_ = np.array([len(pieces[int(js[q])]) for q in chunked], dtype=np.int64)
+                    first_ = np.concatenate(([0], np.cumsum(sizes_)[:-1]))
+                    before_ = np.array([pieces[int(js[q])][0][1] for q in chunked], dtype=np.int64)
+                    from_ = np.array([cut_at[int(js[q])] for q in chunked], dtype=np.int64)
+                    last_y = ys_[first_ + sizes_ - 1]
+                best = -math.inf
+                for a0 in range(0, len(at_steps), block_):
+                    at_ = at_steps[a0:a0 + block_]
+                    lengths = np.where(steady_rows, now_[:, None], base_[:, None] + (at_ + 1) * emitted)
+                    if chunked:
+                        idx = np.searchsorted(keys, q_of[:, None] * wide + at_[None, :], side="right")
+                        counted = before_[:, None] + so_far[idx] - so_far[first_][:, None]
+                        during = (from_[:, None] <= at_) & (at_ < last_y[:, None])
+                        lengths[q_of] = np.where(during, counted.astype(float), lengths[q_of])
+                    held = pricer.held(lengths, 0.0)
+                    if not np.array_equal(held, np.floor(held)):
+                        return None
+                    live = (begin_[:, None] <= at_) & (at_ < end_[:, None])
+                    part = totals[a0:a0 + block_] + np.where(live, held, 0.0).sum(axis=0)
+                    best = max(best, float(part.max()))
+                if best >= 2.0 ** 53:
+                    return None
+                return best
             if float(totals.max()) >= 2.0 ** 53:
                 return None
             return float(totals.max())
@@ -1537,7 +1582,7 @@ def simulate(
             once = float(sum(code_positions[c] for c in sorted(reading)))
         else:
             once = 0.0
-        spend(WORK_ALONE)
+        spend(WORK_ALONE + len(active) // WORK_ALONE_SEQUENCES)
         cost = pricer.price(
             StepRows(positions, dec_shared, np.array(starts, dtype=float), np.array(chunk_rows, dtype=float),
                      np.array(last, dtype=bool), np.array(pre_shared, dtype=float), once)

@@ -1,0 +1,86 @@
+"""simulate's work budget against the shapes that ran past it (issue 13: no input under 1 MB keeps a command past
+2 s of CPU): each is refused by ``--max-work``, by name and where it stopped, and the README's own example still runs
+under the default budget. Refusals, not timings: the CPU each took is in the commit messages and the README."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import invoke
+from passprice import simulate as simulate_module
+from passprice.simulate import Policy, Settings, serve, simulate
+from passprice.steps import StepPricer
+from passprice.trace import Request, Synthetic, Trace, synthetic
+from test_simulate import resolved
+
+
+def test_steps_priced_alone_are_charged_by_their_sequences(tmp_path: Path) -> None:
+    """9,800 requests at 0 (986 KB), every one naming the same 64-token prefix, on ``gemma3-270m-h100 --max-batch
+    4096``: a prompt sharing a prefix is never planned ahead, so each step is priced alone with about 4,000
+    sequences (their rows gathered, priced, advanced and their bytes held summed: 0.15-0.2 µs each). At a flat 8
+    units a step the command ran 6.9 to 8.9 s of CPU (load 3) before its refusal; at a unit more for every 48 active
+    sequences (``simulate.WORK_ALONE_SEQUENCES``) it is refused after 967 steps, about 1.0 s."""
+    rng = random.Random(13)
+    rows = [f'{{"arrival_s": 0, "prompt_tokens": {rng.randint(100, 600)}, "output_tokens": {i % 4000 + 1}, '
+            f'"prefix_id": "s", "prefix_tokens": 64}}\n' for i in range(9800)]
+    trace = tmp_path / "shared.jsonl"
+    trace.write_text("".join(rows), encoding="utf-8")
+    assert trace.stat().st_size < 1_000_000
+    result = invoke("simulate", "gemma3-270m-h100", "--trace", str(trace), "--max-batch", "4096")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [
+        "passprice: error: simulate: the static run passed the 90,000 units of work left of --max-work after 967 "
+        "steps, 4.0 s into the trace with 829 of 9,800 requests served (a unit is about 10 µs of CPU: a step priced "
+        "alone 8 and 1 a 48 sequences, a stretch of steps priced together 40, a try of planning admissions ahead 60 "
+        "and more); simulate part of the trace, or raise --max-work"
+    ]
+
+
+def test_the_readme_example_runs_within_the_default_budget() -> None:
+    """The README's example (1,000 synthetic requests at 200/s, seed 7, on r1-qwen7b-h200, both policies) runs
+    whole under the default budget: 88,363 of the 90,000 units (static 2,704, continuous 85,659; 88,742 before the
+    peak check was charged by what it sums)."""
+    r = resolved("r1-qwen7b-h200")
+    pricer = StepPricer.of(r.header, r.card, r.serving)
+    trace = synthetic(Synthetic(1000, 7, 200.0), pricer.limit)
+    static, continuous = serve(pricer, trace, (Policy.STATIC, Policy.CONTINUOUS),
+                               max_work=simulate_module.MAX_WORK)
+    assert (static.work, continuous.work) == (2_704, 85_659)
+
+
+def test_the_peak_check_in_blocks_of_steps_is_the_step_by_step_peak(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The peak check sums the prompts prefilling a block of steps at a time (``simulate.PEAK_BLOCK`` positions):
+    with blocks of one step, a queue of 400 requests at once whose prompts prefill over many steps (``--chunk 256``,
+    so every stretch's check has prompts with chunks planned, and other sequences steady) gives the step-by-step
+    run's outcome bit for bit, peak held included."""
+    monkeypatch.setattr(simulate_module, "PEAK_BLOCK", 1)
+    r = resolved("gemma3-270m-h100")
+    pricer = StepPricer.of(r.header, r.card, r.serving)
+    rng = random.Random(13)
+    trace = Trace(tuple(Request(i, None, 0.0, rng.randint(100, 600), i % 97 + 1) for i in range(400)), "queue")
+    settings = Settings(chunk=256, max_batch=300)
+    for policy in (Policy.STATIC, Policy.CONTINUOUS):
+        fast = simulate(pricer, trace, policy, settings)
+        slow = simulate(pricer, trace, policy, settings, stretches=False)
+        assert fast == slow
+        assert fast.peak_held == slow.peak_held
+
+
+@pytest.mark.xfail(strict=True, reason="stretches diverge from the step-by-step run on this queue (found in session "
+                   "13, present before it): 4,903 steps against 4,547; left for the planner's owner")
+def test_a_queue_of_2000_with_chunks_of_256_served_in_stretches_is_the_step_by_step_run() -> None:
+    """2,000 requests at 0 (prompts 100 … 600 tokens, seed 13; outputs i mod 400 + 1), ``--chunk 256 --max-batch
+    2048`` on gemma3-270m-h100, continuous: the run in stretches takes 4,903 steps and peaks at 1,240,392,192 bytes
+    held, the step-by-step run 4,547 steps and 1,245,454,848 bytes; the same with the session's starting code. With
+    1,500 requests, or --chunk 2048, they agree."""
+    r = resolved("gemma3-270m-h100")
+    pricer = StepPricer.of(r.header, r.card, r.serving)
+    rng = random.Random(13)
+    trace = Trace(tuple(Request(i, None, 0.0, rng.randint(100, 600), i % 400 + 1) for i in range(2000)), "queue")
+    settings = Settings(chunk=256, max_batch=2048)
+    fast = simulate(pricer, trace, Policy.CONTINUOUS, settings)
+    slow = simulate(pricer, trace, Policy.CONTINUOUS, settings, stretches=False)
+    assert (fast.steps, fast.peak_held) == (slow.steps, slow.peak_held)
