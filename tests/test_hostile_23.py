@@ -191,3 +191,16 @@ def test_a_stack_citing_no_record_is_refused_by_price_lock_and_check(tmp_path: P
     assert f"  facts/stacks/{STACK}.toml: {key}: {says}" in "\n".join(
         line[: len(f"  facts/stacks/{STACK}.toml: {key}: {says}")] for line in result.stdout.splitlines()
     )
+
+
+def test_fact_set_says_a_non_id_once(tmp_path: Path) -> None:
+    # The card's schema says an id that is no source id; sources.missing_ids now says it too (for a stack, whose
+    # schema allows it): `fact set` lists it once, the schema's line.
+    root = copy_root(tmp_path)
+    card = root / "facts" / "cards" / f"{H200}.toml"
+    before = card.read_bytes()
+    lines = bad("fact", "set", H200, "memory.capacity", "--value", "141", "--unit", "GB", "--provenance", "published",
+                "--source", "no_such", "--locator", "the datasheet", root=root)
+    assert lines == [f"passprice: error: {card}: memory.capacity.source: 'no_such' is not the id of a source record: "
+                     "the name of a file sources/ID.toml"]
+    assert card.read_bytes() == before

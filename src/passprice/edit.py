@@ -322,9 +322,10 @@ def _checked(
     for path, entry in entries:
         one = attrs.evolve(where, path=path)
         if root is not None:
-            from passprice.sources import invalid_ids, missing_ids
+            from passprice.sources import SOURCE_ID, invalid_ids, missing_ids
 
-            named = entry_sources(path, entry)
+            # An id that is no source id is the schema's to say (a card's and a drafting method's refuse it), once.
+            named = [(key, i) for key, i in entry_sources(path, entry) if SOURCE_ID.fullmatch(i)]
             problems += missing_ids(root, named, str(where.file)) + invalid_ids(root, named, str(where.file))
         problems += derivation_problems(one, entry, new_facts if new_facts is not None else old_facts)
     if problems:
