@@ -204,3 +204,17 @@ def test_fact_set_says_a_non_id_once(tmp_path: Path) -> None:
     assert lines == [f"passprice: error: {card}: memory.capacity.source: 'no_such' is not the id of a source record: "
                      "the name of a file sources/ID.toml"]
     assert card.read_bytes() == before
+
+
+def test_calibrate_writes_no_stack_file_past_what_passprice_edits_in_place(tmp_path: Path) -> None:
+    # Round 23: calibrate's write parsed the whole stack file with tomlkit (about 8 µs a byte), with no bound: a valid
+    # 993 KB stack (its facts, then 900 KB of comment lines) took 7.9 s of CPU. It is bounded as `fact set` is.
+    root = copy_root(tmp_path)
+    stack = root / "facts" / "stacks" / f"{STACK}.toml"
+    padded = stack.read_bytes() + b"#\n" * 20_000
+    stack.write_bytes(padded)
+    assert bad("calibrate", "--stack", STACK, root=root) == [
+        f"passprice: error: {stack}: {len(padded):,} bytes, past the 131,072 passprice edits in place (keeping a "
+        "file's layout costs about 8 µs a byte): edit it by hand, or make it smaller"
+    ]
+    assert stack.read_bytes() == padded

@@ -51,8 +51,9 @@ _INTEGER = re.compile(r"^[+-]?[0-9]+$")
 MAX_EDITED_BYTES = 128 * 1024
 
 
-def _edited_bytes(file: Path) -> bytes:
-    """The bytes of the card or drafting-method file ``file`` an edit reads (:func:`passprice.schema.read_bytes`).
+def edited_bytes(file: Path) -> bytes:
+    """The bytes of the card, drafting-method or stack file ``file`` an edit (or ``calibrate``'s write) reads
+    (:func:`passprice.schema.read_bytes`).
     Raises :class:`InputError` naming the file when it holds more than :data:`MAX_EDITED_BYTES`."""
     data = schema.read_bytes(file)
     if len(data) > MAX_EDITED_BYTES:
@@ -198,7 +199,7 @@ def set_fact(
     ``B/s`` belongs), an unknown provenance, a ``derived`` fact without a derivation, a source ``root`` has no record
     of."""
     try:
-        before = _edited_bytes(where.file).decode("utf-8")
+        before = edited_bytes(where.file).decode("utf-8")
     except UnicodeDecodeError as e:
         raise InputError(f"{where.file}: byte {e.start}: not UTF-8 text") from None
     old_facts = read_facts(where, schema_folder)
@@ -799,7 +800,7 @@ def recompute_record(where: FactFile, schema_folder: Path | None = None, root: R
     entries: list[tuple[str, Mapping[str, Any]]] = []
     with locked(where.file):
         try:
-            before = _edited_bytes(where.file).decode("utf-8")
+            before = edited_bytes(where.file).decode("utf-8")
         except UnicodeDecodeError as e:
             raise InputError(f"{where.file}: byte {e.start}: not UTF-8 text") from None
         old_facts = validate_text(where, before, schema_folder)
