@@ -251,9 +251,9 @@ def invalid_ids(root: Root, named: Iterable[tuple[str, str]], file: str) -> list
     if not cited:
         return []
     out: list[str] = []
+    paths: dict[str, str] = {}  # each valid record's registry document, by id: the entry's, or the build's
 
     def build() -> dict[str, Any]:
-        paths: dict[str, str] = {}
         for key, source_id, source_file in cited:
             try:
                 document = schema.load(source_file, "source", root.schema, data=data.get(source_id))
@@ -267,7 +267,7 @@ def invalid_ids(root: Root, named: Iterable[tuple[str, str]], file: str) -> list
                 out.append(f"{file}: {key}: source {source_id!r} does not validate: {'; '.join(problem_lines(e))}")
         if out:
             raise _Untraceable
-        return {"paths": paths}
+        return {"paths": dict(paths)}
 
     data: dict[str, bytes] = {}
     try:
@@ -277,17 +277,19 @@ def invalid_ids(root: Root, named: Iterable[tuple[str, str]], file: str) -> list
         data.clear()
         with contextlib.suppress(_Untraceable):
             build()
-        return out
-    stamp = b"".join(b"%d:%s\0%d:" % (len(i), i.encode(), len(data[i])) + data[i] for i in data)
-    with contextlib.suppress(_Untraceable):
-        passed = cache.validated("source-set", root.schema / "source.schema.json", stamp, build)
-        paths = passed.get("paths")
-        for key, source_id, source_file in cited:
-            path = paths.get(source_id) if isinstance(paths, dict) else None
-            problem = document_problem(root, path) if isinstance(path, str) else None
-            if problem is not None:
-                out.append(f"{file}: {key}: source {source_id!r} names no document of this registry: {source_file}: "
-                           f"source.path: {problem}")
+    else:
+        stamp = b"".join(b"%d:%s\0%d:" % (len(i), i.encode(), len(data[i])) + data[i] for i in data)
+        with contextlib.suppress(_Untraceable):
+            stored = cache.validated("source-set", root.schema / "source.schema.json", stamp, build).get("paths")
+            if isinstance(stored, dict):
+                paths.update((k, v) for k, v in stored.items() if isinstance(v, str))
+    # Looked at on every run, never cached (the document may go while the record stays), the valid records' alongside
+    # the invalid ones' lines: every problem in one run.
+    for key, source_id, source_file in cited:
+        problem = document_problem(root, paths[source_id]) if source_id in paths else None
+        if problem is not None:
+            out.append(f"{file}: {key}: source {source_id!r} names no document of this registry: {source_file}: "
+                       f"source.path: {problem}")
     return out
 
 
