@@ -34,10 +34,11 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def entries(folder: Path) -> list[Path]:
     """The cache's document entries but those of source records and of the set of records a file cites (a card's
-    load checks the records it cites since round 12: :func:`passprice.sources.untraceable_sources`)."""
+    load checks the records it cites since round 12: :func:`passprice.sources.untraceable_sources`; the set's entry
+    holds the registry documents they name, ``{"paths": …}``, since round 23)."""
     documents = folder / "documents"
     found = sorted(documents.glob("*.json")) if documents.is_dir() else []
-    return [e for e in found if not re.search(rb'"document":(\{"source":|\{\}\})', e.read_bytes()[:400])]
+    return [e for e in found if not re.search(rb'"document":\{"(source|paths)":', e.read_bytes()[:400])]
 
 
 def card_file(root: Path) -> Path:

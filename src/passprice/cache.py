@@ -119,11 +119,62 @@ def _code_stamp() -> str:
     return ",".join(sorted(parts))
 
 
+#: The installed libraries whose code decides what an entry holds: a document's verdict (``jsonschema_rs`` finds it
+#: valid, else ``jsonschema``, with ``referencing`` and ``jsonschema_specifications`` resolving its references), an
+#: object's structure (``cattrs``, ``attrs``), an edited file's layout (``tomlkit``). An upgrade of one that changed
+#: a verdict kept serving the old one (round 23): each is in the key by :func:`_libraries_stamp`.
+LIBRARIES = ("jsonschema", "jsonschema_rs", "referencing", "jsonschema_specifications", "cattrs", "attrs", "tomlkit")
+
+
+def _libraries_stamp(names: tuple[str, ...] = LIBRARIES, path: list[str] | None = None) -> str:
+    """For each library of ``names`` (top-level import names), as the import system would find it on ``path``
+    (default ``sys.path``) without importing it: the file it is imported from, that file's :func:`_file_stamp`
+    (a reinstall writes it anew), and the names of the distribution folders beside it whose name starts with its own
+    (``cattrs-26.2.1.dist-info``: the installed version); ``NAME:-`` for one not found. One listing of each folder
+    the libraries lie in and a ``stat`` each: no library is imported, so a cache hit still parses no schema."""
+    import time
+    from importlib.machinery import PathFinder
+
+    now = time.time_ns()
+    listed: dict[str, list[str]] = {}
+    parts = []
+    for name in names:
+        try:
+            spec = PathFinder.find_spec(name, path)
+        except (ImportError, ValueError, OSError):
+            spec = None
+        origin = getattr(spec, "origin", None)
+        if spec is None or not isinstance(origin, str) or not os.path.isabs(origin):
+            parts.append(f"{name}:-")
+            continue
+        folder = os.path.dirname(os.path.dirname(origin) if spec.submodule_search_locations else origin)
+        if folder not in listed:
+            try:
+                listed[folder] = sorted(os.listdir(folder))
+            except OSError:
+                listed[folder] = ["?"]
+        prefix = f"{name.lower()}-"
+        infos = [n for n in listed[folder] if n.lower().startswith(prefix) and n.endswith((".dist-info", ".egg-info"))]
+        try:
+            stamp = _file_stamp(origin, os.stat(origin), now)
+        except OSError:
+            stamp = "?"
+        parts.append(f"{name}:{origin}:{stamp}:{','.join(infos)}")
+    return "|".join(parts)
+
+
+@functools.cache
+def _installed_stamp() -> str:
+    """:func:`_libraries_stamp` of :data:`LIBRARIES`, once a process."""
+    return _libraries_stamp()
+
+
 def key(kind: str, schema_bytes: bytes, data: bytes) -> str:
     """The cache key of a ``kind`` file holding ``data`` (bytes), validated against a schema of ``schema_bytes``:
-    a BLAKE2b hex digest over the cache format, passprice's version and code stamp, the kind, and the BLAKE2b digests
-    of the schema's and the file's bytes."""
-    h = _key_start(FORMAT, __version__, _code_stamp(), kind).copy()
+    a BLAKE2b hex digest over the cache format, passprice's version and code stamp, the installed libraries that
+    decide an entry (:func:`_installed_stamp`), the kind, and the BLAKE2b digests of the schema's and the file's
+    bytes."""
+    h = _key_start(FORMAT, __version__, _code_stamp(), _installed_stamp(), kind).copy()
     h.update(blake2b(schema_bytes).digest())
     h.update(blake2b(data).digest())
     digest: str = h.hexdigest()
@@ -132,8 +183,8 @@ def key(kind: str, schema_bytes: bytes, data: bytes) -> str:
 
 @functools.lru_cache(maxsize=64)
 def _key_start(*parts: str) -> Any:
-    """The BLAKE2b hash of :func:`key` fed its first ``parts`` (format, version, code stamp, kind), each then a
-    NUL: copied for each key (the code stamp, a few KB, is hashed once a kind, not once a file)."""
+    """The BLAKE2b hash of :func:`key` fed its first ``parts`` (format, version, code and library stamps, kind), each
+    then a NUL: copied for each key (the code stamp, a few KB, is hashed once a kind, not once a file)."""
     h = blake2b()
     for part in parts:
         h.update(part.encode("utf-8") + b"\0")

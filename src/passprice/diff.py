@@ -1592,6 +1592,9 @@ class Diff:
     #: killed write left, a source nothing cites, the editors' schema copy out of date, a GGUF file among the entries
     #: …), each line as check prints it: shown, never failed. Until session 13 a review said nothing of them.
     head_warnings: tuple[str, ...] = ()
+    #: How many more of those warnings there were past the first :data:`MAX_HEAD_WARNINGS` (shown as a count: 3,000
+    #: sources nothing cites made a pull-request comment of 318 KB, past GitHub's 65,536 characters, round 23).
+    head_warnings_left_out: int = 0
 
     @property
     def locks(self) -> tuple[LockImpact, ...]:
@@ -1862,7 +1865,7 @@ class Diff:
         if self.check_beyond:
             parts.append(self.check_line())
         if self.head_warnings:
-            parts.append(f"{_n(len(self.head_warnings), 'warning')} of check on HEAD")
+            parts.append(f"{_n(len(self.head_warnings) + self.head_warnings_left_out, 'warning')} of check on HEAD")
         if self.unaffected:
             parts.append(f"{_n(len(self.unaffected), 'lock')} unaffected")
         if self.unlocked or self.unlocked_left_out:
@@ -1909,6 +1912,7 @@ class Diff:
             "code_changed": list(self.code_files),
             "duplicate_locks": list(self.duplicates),
             "head_warnings": list(self.head_warnings),
+            "head_warnings_left_out": self.head_warnings_left_out,
             "pricing_model": {
                 "base": self.base_code.model if self.base_code else None,
                 "head": self.head_code.model if self.head_code else None,
@@ -1967,7 +1971,14 @@ def _compare(base: Side, head: Side) -> Diff:
 
     return Diff(base.info, head.info, files, reviews, base.code, head.code,
                 problems, review.unreadable, sources, moves, left_out, code_changes(base.code, head.code),
-                _duplicates(head, paths), review.warnings)
+                _duplicates(head, paths), review.warnings[:MAX_HEAD_WARNINGS],
+                max(0, len(review.warnings) - MAX_HEAD_WARNINGS))
+
+
+#: The most of ``check``'s warnings on HEAD a review lists (:attr:`Diff.head_warnings`); the rest are counted, and
+#: ``passprice check`` lists every one. As many as check names of the temporary files a killed write left
+#: (:data:`passprice.registry.MAX_TEMPORARY_LINES`).
+MAX_HEAD_WARNINGS = 20
 
 
 def _duplicates(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
@@ -2363,6 +2374,8 @@ def diff_text(d: Diff) -> str:
     if d.head_warnings:
         lines += ["", "HEAD's passprice check warns (not a failure)"]
         lines += [f"  warning: {line}" for line in d.head_warnings]
+        if d.head_warnings_left_out:
+            lines.append(f"  and {_n(d.head_warnings_left_out, 'more warning')}: passprice check on HEAD lists each")
     if d.code_files:
         lines += ["", f"passprice's own code changed: {CODE_WARNING}"]
         lines += [f"  {path}" for path in d.code_files]
@@ -2596,6 +2609,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     if d.head_warnings:
         out += ["", "#### Warnings of passprice check on HEAD (not a failure)", ""]
         out += [f"- ⚠️ warning: {markdown_text(line)}" for line in d.head_warnings]
+        if d.head_warnings_left_out:
+            out.append(f"- and {_n(d.head_warnings_left_out, 'more warning')}: `passprice check` on HEAD lists each")
     if d.code_files:
         out += ["", "#### passprice's own code", "", f"⚠️ {markdown_text(CODE_WARNING)}", ""]
         out += [f"- {markdown_code(path)}" for path in d.code_files]

@@ -51,8 +51,9 @@ _INTEGER = re.compile(r"^[+-]?[0-9]+$")
 MAX_EDITED_BYTES = 128 * 1024
 
 
-def _edited_bytes(file: Path) -> bytes:
-    """The bytes of the card or drafting-method file ``file`` an edit reads (:func:`passprice.schema.read_bytes`).
+def edited_bytes(file: Path) -> bytes:
+    """The bytes of the card, drafting-method or stack file ``file`` an edit (or ``calibrate``'s write) reads
+    (:func:`passprice.schema.read_bytes`).
     Raises :class:`InputError` naming the file when it holds more than :data:`MAX_EDITED_BYTES`."""
     data = schema.read_bytes(file)
     if len(data) > MAX_EDITED_BYTES:
@@ -198,7 +199,7 @@ def set_fact(
     ``B/s`` belongs), an unknown provenance, a ``derived`` fact without a derivation, a source ``root`` has no record
     of."""
     try:
-        before = _edited_bytes(where.file).decode("utf-8")
+        before = edited_bytes(where.file).decode("utf-8")
     except UnicodeDecodeError as e:
         raise InputError(f"{where.file}: byte {e.start}: not UTF-8 text") from None
     old_facts = read_facts(where, schema_folder)
@@ -322,9 +323,10 @@ def _checked(
     for path, entry in entries:
         one = attrs.evolve(where, path=path)
         if root is not None:
-            from passprice.sources import invalid_ids, missing_ids
+            from passprice.sources import SOURCE_ID, invalid_ids, missing_ids
 
-            named = entry_sources(path, entry)
+            # An id that is no source id is the schema's to say (a card's and a drafting method's refuse it), once.
+            named = [(key, i) for key, i in entry_sources(path, entry) if SOURCE_ID.fullmatch(i)]
             problems += missing_ids(root, named, str(where.file)) + invalid_ids(root, named, str(where.file))
         problems += derivation_problems(one, entry, new_facts if new_facts is not None else old_facts)
     if problems:
@@ -798,7 +800,7 @@ def recompute_record(where: FactFile, schema_folder: Path | None = None, root: R
     entries: list[tuple[str, Mapping[str, Any]]] = []
     with locked(where.file):
         try:
-            before = _edited_bytes(where.file).decode("utf-8")
+            before = edited_bytes(where.file).decode("utf-8")
         except UnicodeDecodeError as e:
             raise InputError(f"{where.file}: byte {e.start}: not UTF-8 text") from None
         old_facts = validate_text(where, before, schema_folder)

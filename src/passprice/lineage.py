@@ -153,6 +153,15 @@ def review(root: Root, unreadable: list[str] | None = None) -> tuple[list[str], 
         return str(file.relative_to(root.path)) if file.is_relative_to(root.path) else str(file)
 
     problems += figure_quotes((shown(r.file), r.facts) for r in records)  # one figure quoted twice, two ways
+    if sources_there:
+        # A stack's citations as `price --stack` and `lock --stack` judge them (stacks.load_stack's require_sources):
+        # until round 23 check passed a stack citing a source no record holds, which both refused.
+        from passprice.sources import untraceable_sources
+        from passprice.stacks import LOCK_PREFIX
+
+        for record in _stack_records(root, []):  # a stack that does not read is check's own problem
+            facts = {f"{LOCK_PREFIX}{p}": f for p, f in record.facts.items()}
+            problems += untraceable_sources(root, facts, shown(record.file))
     cited.update(_stack_and_run_sources(root))
     if sources_there:
         pinned, more = pinned_sources(root)

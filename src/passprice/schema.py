@@ -182,7 +182,9 @@ def shown_value(value: Any) -> str:
 
 
 def _explain(error: Any) -> str:
-    """One line for one ``jsonschema`` error: the key path and what was wrong, in words a file's author can act on."""
+    """One line for one ``jsonschema`` error: the key path and what was wrong, in words a file's author can act on. A
+    value is shown by :func:`shown_value` (cut past 120 characters): a source record's ``kind`` of 700 KB made every
+    line of ``check`` naming it 500,000 characters long (round 23)."""
     if error.validator in ("oneOf", "anyOf") and error.context:
         # Say what was wrong against the alternative that got furthest into the value (the deepest key path),
         # not only that none matched.
@@ -216,11 +218,11 @@ def _explain(error: Any) -> str:
         return f"{_key_path(where)}: {shown_value(instance)} is past float32's range (±{FLOAT32_MAX!r})"
     if error.validator == "enum":
         allowed = ", ".join(repr(v) for v in error.validator_value)
-        return f"{_key_path(where)}: {instance!r} is not allowed here (one of {allowed})"
+        return f"{_key_path(where)}: {shown_value(instance)} is not allowed here (one of {allowed})"
     if error.validator == "minLength" and instance == "":
         return f"{_key_path(where)}: is empty (\"\"): give the text, or leave the key out if it is optional"
     if error.validator == "minLength":
-        return f"{_key_path(where)}: {instance!r} is too short (at least {error.validator_value} characters)"
+        return f"{_key_path(where)}: {shown_value(instance)} is too short (at least {error.validator_value} characters)"
     if error.validator == "pattern" and error.validator_value == ecma_pattern(ONE_LINE):
         shown = shown_value(instance)
         return (
@@ -240,13 +242,13 @@ def _explain(error: Any) -> str:
         return f"{_key_path(where)}: no longer a key: {error.schema.get('description', 'remove it')}"
     if error.validator == "pattern" and isinstance(error.schema, dict) and error.schema.get("description"):
         # A pattern says what it wants in its description ("YYYY-MM-DD, or \"unknown\""), in words a person reads.
-        return f"{_key_path(where)}: {instance!r} is not {error.schema['description']}"
+        return f"{_key_path(where)}: {shown_value(instance)} is not {error.schema['description']}"
     if error.validator == "pattern" and isinstance(error.validator_value, str):
         # The pattern as the schema writes it (ecma_pattern's "\\Z" back to "$").
         shown_pattern = error.validator_value.replace("\\Z", "$")
         return f"{_key_path(where)}: {shown_value(instance)} does not match {shown_pattern!r}"
     if error.validator == "const":
-        return f"{_key_path(where)}: {instance!r} is not allowed here (must be {error.validator_value!r})"
+        return f"{_key_path(where)}: {shown_value(instance)} is not allowed here (must be {error.validator_value!r})"
     if error.validator == "uniqueItems" and isinstance(instance, list):
         seen: set[str] = set()
         for item in instance:
@@ -355,6 +357,11 @@ def _branches(error: Any, root: Mapping[str, Any], document: Any) -> str:
 MAX_EXPLAINED = 32_768
 #: The most problems listed for a document too large for ``jsonschema`` (:data:`MAX_EXPLAINED`).
 MAX_COMPILED_PROBLEMS = 20
+#: The most keys a table of an invalid document too large for ``jsonschema`` may hold for ``jsonschema-rs`` to be
+#: asked why: each of its errors carries the table it is about, converted to Python, and its message names every key
+#: not allowed. A card of 75,000 one-key tables (964 KB) took ``passprice facts`` 2.5 s of CPU and 600 MB, 1.1 s of
+#: it in ``jsonschema-rs`` (round 23); the largest table of a shipped file holds 34 keys.
+MAX_TABLE_KEYS = 4096
 
 
 def _values_past(document: Any, limit: int) -> bool:
@@ -408,6 +415,9 @@ def _compiled_problems(document: Any, kind: str, folder: str) -> list[str]:
         if isinstance(value, datetime.date | datetime.time):
             return [f"{_key_path(where)}: {value!r} is a TOML date or time, which no passprice file holds here "
                     "(write it as a string)"]
+        if isinstance(value, dict) and len(value) > MAX_TABLE_KEYS:
+            return [f"{_key_path(where)}: a table of {len(value):,} keys (no passprice file holds one of more than "
+                    f"{MAX_TABLE_KEYS:,}, and this file does not validate): make it smaller"]
         if isinstance(value, dict):
             todo.extend(((*where, k), v) for k, v in value.items())
         elif isinstance(value, list):
@@ -576,28 +586,40 @@ def deep_key(text: str) -> tuple[int, int] | None:
 
 
 @functools.cache
-def _key_too_deep() -> type[ValueError]:
-    """The error :func:`toml_loads` raises: a ``tomllib.TOMLDecodeError`` (every caller's handling of a syntax error
-    holds), made with its message alone."""
+def _not_read() -> type[ValueError]:
+    """The error :func:`toml_loads` raises for what it refuses itself or ``tomllib`` fails on without a
+    ``TOMLDecodeError``: a ``tomllib.TOMLDecodeError`` (every caller's handling of a syntax error holds), made with
+    its message alone."""
     import tomllib
 
-    class KeyTooDeep(tomllib.TOMLDecodeError):
+    class NotRead(tomllib.TOMLDecodeError):
         def __init__(self, message: str) -> None:
             ValueError.__init__(self, message)
 
-    return KeyTooDeep
+    return NotRead
 
 
 def toml_loads(text: str) -> dict[str, Any]:
     """``tomllib.loads(text)``, refusing first a dotted key of more than :data:`MAX_KEY_PARTS` parts
     (:func:`deep_key`), which would cost ``tomllib`` the square of its parts. Raises ``tomllib.TOMLDecodeError``
-    (its message: the key's line and column, as tomllib's own) and what ``tomllib.loads`` raises."""
+    only: for that key (its message: the key's line and column, as tomllib's own), for arrays or tables nested past
+    the interpreter's recursion (``tomllib`` raises ``RecursionError``) and for an integer of more digits than Python
+    converts (``tomllib`` raises a bare ``ValueError``) — each caller catching ``TOMLDecodeError`` alone let either
+    through as a traceback (round 23: ``passprice diff`` of a serving file holding ``x = [[[…]]]`` 5,000 deep, or an
+    integer of 5,000 digits, on either side)."""
     import tomllib
 
     at = deep_key(text)
     if at is not None:
-        raise _key_too_deep()(f"a dotted key of more than {MAX_KEY_PARTS} parts (at line {at[0]}, column {at[1]})")
-    return tomllib.loads(text)
+        raise _not_read()(f"a dotted key of more than {MAX_KEY_PARTS} parts (at line {at[0]}, column {at[1]})")
+    try:
+        return tomllib.loads(text)
+    except RecursionError:
+        raise _not_read()("arrays or tables nested too deeply") from None
+    except tomllib.TOMLDecodeError:
+        raise
+    except ValueError as e:  # an integer past Python's 4,300 digits (less its advice to raise the limit)
+        raise _not_read()(str(e).split(";")[0]) from None
 
 
 def read_toml(path: Path, text: str | None = None) -> dict[str, Any]:

@@ -188,7 +188,9 @@ def _source_there(root: Root, source_id: str) -> bool:
 
 def missing_ids(root: Root, named: Iterable[tuple[str, str]], file: str) -> list[str]:
     """One line per (key, source id) of ``named`` that ``root`` has no record of (:func:`missing_sources`); an id
-    that is not a source id at all (``SOURCE_ID``: the schema names it) is skipped, so no lookup is made of it."""
+    that is not a source id at all (``SOURCE_ID``) is one no record can have, said so without a lookup: a card's
+    schema refuses it, but a stack's allows ``_`` and 100 characters (round 23: a stack fact citing
+    ``no_such_record`` was priced and locked, and the lock written did not validate)."""
     from passprice import snapshot
 
     out = []
@@ -196,6 +198,11 @@ def missing_ids(root: Root, named: Iterable[tuple[str, str]], file: str) -> list
     folder = str(root.sources)
     for key, source_id in named:
         if not SOURCE_ID.fullmatch(source_id):
+            out.append(
+                f"{file}: {key}: {schema.shown_value(source_id)} is not a source id (lower-case letters, digits, '.' "
+                "and '-', at most 80, first a letter or digit): no record in sources/ can be named so; cite one by "
+                "its file's name"
+            )
             continue
         # Inside a snapshot (one read of the registry) each source file is looked for once.
         # (The path is made only when the memo misses: a card cites a dozen ids, and a copy of it as many again.)
@@ -221,9 +228,15 @@ def invalid_ids(root: Root, named: Iterable[tuple[str, str]], file: str) -> list
     ``publisher`` or ``retrieved``), every problem of the file in it: ``FILE: KEY: source 'ID' does not validate:
     SOURCE_FILE: PROBLEM; PROBLEM``. An id with no file is :func:`missing_ids`'s; each file is read once.
 
+    A valid record that names a document of this registry (``path``: a review, a design) whose file is not a regular
+    file inside the root (:func:`passprice.registry.document_problem`: gone, a FIFO, a folder, outside the root) is
+    a citation nobody can trace too, as ``check`` says: ``FILE: KEY: source 'ID' names no document of this registry:
+    SOURCE_FILE: source.path: PROBLEM`` (round 23: ``price`` and ``lock`` took it while ``check`` refused it).
+
     The files a card cites pass or fail together as one entry of the validated-document cache
     (:mod:`passprice.cache`, kind ``source-set``), keyed by each file's id and bytes: a ``price`` of a card citing
-    five valid records reads one entry, not five (each a JSON document to parse)."""
+    five valid records reads one entry, not five (each a JSON document to parse). The entry holds each record's
+    ``path``, looked at again on every run (a ``stat``, never cached: the document may go while the record stays)."""
     from passprice import cache
 
     cited: list[tuple[str, str, Path]] = []
@@ -238,11 +251,15 @@ def invalid_ids(root: Root, named: Iterable[tuple[str, str]], file: str) -> list
     if not cited:
         return []
     out: list[str] = []
+    paths: dict[str, str] = {}  # each valid record's registry document, by id: the entry's, or the build's
 
     def build() -> dict[str, Any]:
         for key, source_id, source_file in cited:
             try:
-                schema.load(source_file, "source", root.schema, data=data.get(source_id))
+                document = schema.load(source_file, "source", root.schema, data=data.get(source_id))
+                path = document["source"].get("path")
+                if isinstance(path, str):
+                    paths[source_id] = path
             except SchemaError as e:
                 out.append(f"{file}: {key}: source {source_id!r} does not validate: {e.source}: "
                            f"{'; '.join(e.problems)}")
@@ -250,7 +267,7 @@ def invalid_ids(root: Root, named: Iterable[tuple[str, str]], file: str) -> list
                 out.append(f"{file}: {key}: source {source_id!r} does not validate: {'; '.join(problem_lines(e))}")
         if out:
             raise _Untraceable
-        return {}
+        return {"paths": dict(paths)}
 
     data: dict[str, bytes] = {}
     try:
@@ -260,10 +277,19 @@ def invalid_ids(root: Root, named: Iterable[tuple[str, str]], file: str) -> list
         data.clear()
         with contextlib.suppress(_Untraceable):
             build()
-        return out
-    stamp = b"".join(b"%d:%s\0%d:" % (len(i), i.encode(), len(data[i])) + data[i] for i in data)
-    with contextlib.suppress(_Untraceable):
-        cache.validated("source-set", root.schema / "source.schema.json", stamp, build)
+    else:
+        stamp = b"".join(b"%d:%s\0%d:" % (len(i), i.encode(), len(data[i])) + data[i] for i in data)
+        with contextlib.suppress(_Untraceable):
+            stored = cache.validated("source-set", root.schema / "source.schema.json", stamp, build).get("paths")
+            if isinstance(stored, dict):
+                paths.update((k, v) for k, v in stored.items() if isinstance(v, str))
+    # Looked at on every run, never cached (the document may go while the record stays), the valid records' alongside
+    # the invalid ones' lines: every problem in one run.
+    for key, source_id, source_file in cited:
+        problem = document_problem(root, paths[source_id]) if source_id in paths else None
+        if problem is not None:
+            out.append(f"{file}: {key}: source {source_id!r} names no document of this registry: {source_file}: "
+                       f"source.path: {problem}")
     return out
 
 
