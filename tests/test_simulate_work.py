@@ -113,16 +113,19 @@ def test_a_prompt_prefilling_past_the_planning_horizon_keeps_its_rows() -> None:
 
 @pytest.mark.xfail(strict=True, raises=InputError, reason="stretches planning a deep queue's prompts cost more than "
                    "the steps they keep (found in session 14, present before it); left for the planner's owner")
-def test_a_queue_deeper_than_the_batch_behind_a_small_token_budget_runs_within_the_default_budget() -> None:
+def test_a_queue_deeper_than_the_batch_behind_a_small_token_budget_costs_no_more_in_stretches() -> None:
     """1,200 requests at 0 (prompts 100 … 600 tokens, seed 13; outputs i mod 300 + 1), ``--chunk 64 --max-batch
-    512`` on gemma3-270m-h100, continuous: step by step, 9,467 steps in about 0.8 s of CPU. In stretches each step
-    with prompt chunks plans all 512 prompts prefilling over the 4,096-step horizon (about 4,800 units a try), but
-    keeps only the steps up to the first admission (2 to 11), because a request admitted ahead whose prompt does not
-    finish in the stretch cuts it there (``ahead``'s ``cut``) and every admitted prompt is queued behind thousands of
-    steps of others' rows: 2.75 million units, 5.3 to 7.8 s of CPU lifted; under the default budget refused after
-    127 steps, same outcome otherwise."""
+    512`` on gemma3-270m-h100, continuous: step by step, 9,467 steps for 147,839 units (0.8 to 1.3 s of CPU). In
+    stretches each step with prompt chunks plans all 512 prompts prefilling over the 4,096-step horizon (about 4,800
+    units a try) but keeps only the steps up to the first admission (2 to 11): a request admitted ahead whose prompt
+    does not finish in the stretch cuts it there (``ahead``'s ``cut``), and every admitted prompt is queued behind
+    thousands of steps of others' rows. 2.75 million units, 5.3 to 7.8 s of CPU, the same outcome; under the default
+    budget the command is refused after 127 steps. The stretches should cost no more than the steps alone."""
     r = resolved("gemma3-270m-h100")
     pricer = StepPricer.of(r.header, r.card, r.serving)
     rng = random.Random(13)
     trace = Trace(tuple(Request(i, None, 0.0, rng.randint(100, 600), i % 300 + 1) for i in range(1200)), "queue")
-    serve(pricer, trace, (Policy.CONTINUOUS,), Settings(chunk=64, max_batch=512), max_work=simulate_module.MAX_WORK)
+    settings = Settings(chunk=64, max_batch=512)
+    alone = simulate(pricer, trace, Policy.CONTINUOUS, settings, stretches=False)
+    assert (alone.steps, alone.work) == (9_467, 147_839)
+    assert simulate(pricer, trace, Policy.CONTINUOUS, settings, max_work=alone.work) == alone
