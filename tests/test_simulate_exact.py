@@ -146,3 +146,46 @@ def test_records_written_column_by_column_are_each_records_figures(trace: Trace,
         assert got == want
         assert [[type(v) for v in d.values()] for d in got] == [[type(v) for v in d.values()] for d in want]
         assert jsontext.dumps({"records": table}) == json.dumps({"records": want}, indent=2)
+
+
+@st.composite
+def _trace_with_prefixes(draw: st.DrawFn) -> Trace:
+    """2 to 12 requests, at once or within 20 ms, some naming one of two shared prefixes (one length an id, below
+    each prompt naming it, as a trace file must give them)."""
+    n = draw(st.integers(2, 12))
+    at_once = draw(st.booleans())
+    lengths = {"a": draw(st.integers(1, 300)), "b": draw(st.integers(1, 300))}
+    requests = []
+    for i in range(n):
+        arrival = 0.0 if at_once else draw(st.floats(0.0, 0.02, allow_nan=False))
+        pid = draw(st.sampled_from([None, None, "a", "b"]))
+        prefix = lengths[pid] if pid else 0
+        prompt = draw(st.integers(prefix + 1, prefix + 400))
+        requests.append(Request(i, i + 1, arrival, prompt, draw(st.integers(1, 60)), pid, prefix))
+    return Trace(tuple(requests), "drawn")
+
+
+@pytest.mark.parametrize("kind", ["paged", "windowed"])
+@settings(max_examples=15, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(trace=_trace_with_prefixes(), chunk=st.sampled_from([1, 2, 3, 16, 64, 256]), max_batch=st.integers(1, 12),
+       horizon=st.integers(2, 40), arrivals=st.integers(1, 6), queued=st.integers(1, 8), tries=st.integers(1, 4),
+       caching=st.booleans(), read_once=st.booleans())
+def test_stretches_planned_to_small_horizons_give_the_step_by_step_outcome(
+        kind: str, trace: Trace, chunk: int, max_batch: int, horizon: int, arrivals: int, queued: int, tries: int,
+        caching: bool, read_once: bool) -> None:
+    """The planner's limits made small (``AHEAD_STEPS``, ``AHEAD``, ``AHEAD_QUEUED``, ``AHEAD_TRIES``), so that small
+    traces reach them: a stretch whose planning stops at its horizon with a prompt still prefilling (a 5,000-token
+    prompt at ``--chunk 2`` beside a long decode ran 452 steps without its rows before), a queue planned only in
+    part, an arrival past the arrivals predicted. Both policies, with shared prefixes (caching them or not, read once
+    a step or not), against every step priced alone: ``==`` on every record, count, peak and second by bind."""
+    from passprice import simulate as simulate_module
+
+    pricer = pricer_of(kind)
+    chosen = Settings(chunk=chunk, max_batch=max_batch, prefix_caching=caching, read_once=read_once)
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in (("AHEAD_STEPS", horizon), ("AHEAD", arrivals), ("AHEAD_QUEUED", queued),
+                            ("AHEAD_TRIES", tries)):
+            patch.setattr(simulate_module, name, value)
+        for policy in (Policy.STATIC, Policy.CONTINUOUS):
+            alone = simulate(pricer, trace, policy, chosen, stretches=False)
+            assert simulate(pricer, trace, policy, chosen) == alone, (policy, chunk, max_batch)

@@ -931,7 +931,9 @@ def simulate(
                 return None
             run_to(int(min(bound, horizon)))  # every prompt's chunks up to the steps priced (one unfinished is cut)
             spend(WORK_TRY + (len(adm) + len(pre) + sum(len(chunks) for chunks in pieces.values()) + walked) // 3)
-            n = int(min(most, top_fin, bound))
+            # A prompt still prefilling at the horizon has chunks in the steps after it, unplanned: the steps priced
+            # end there (else they run without its rows, as if it waited: 1,981 requests at once, --chunk 256).
+            n = int(min(most, top_fin, bound, horizon if pf else math.inf))
 
             def cut(k: int, adm: list[tuple[int, int]]) -> int:
                 """The steps kept: at most ``k``, and none where a request of ``adm`` is still prefilling."""
