@@ -96,3 +96,15 @@ def test_a_300_kb_checkpoint_entry_is_still_read(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"larger than 256 KiB, the most a stack file may hold \(300,"):
         schema.load(entry, "stack")
     assert invoke("check", root=root).exit_code == 0
+
+
+def test_a_300_kb_version_in_a_facts_history_is_not_parsed() -> None:
+    from passprice import history
+
+    text = b'[memory.capacity]\nvalue = 1\n' + b"# " + b"x" * 300_000 + b"\n"
+    with pytest.raises(InputError) as caught:
+        history._fact_in(text, "memory.capacity", "abc123:facts/cards/x.toml")
+    assert str(caught.value) == (
+        f"abc123:facts/cards/x.toml: larger than 256 KiB, the most a card or drafting method file may hold "
+        f"({len(text):,} bytes; PASSPRICE_MAX_FILE_BYTES=BYTES raises the cap)"
+    )
