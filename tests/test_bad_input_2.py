@@ -456,7 +456,8 @@ def test_roofline_svg_is_deterministic(tmp_path: Path) -> None:
     assert pictures[0] == pictures[1]
 
 
-def test_a_serving_of_20000_context_classes_is_one_short_line(tmp_path: Path) -> None:
+def test_a_serving_of_20000_context_classes_is_one_short_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PASSPRICE_MAX_FILE_BYTES", str(64 << 20))  # issue 13: past the 256 KiB cap; kept reachable
     """Before: a serving of 20,000 ``[[contexts]]`` (851 KB) was locked in 4 s, and once the schema bounded it the
     error line printed every one of the 20,000 classes. Now: 64 at most (as ``kv --contexts``), said in one line."""
     serving = tmp_path / "many.toml"
@@ -470,7 +471,10 @@ def test_a_serving_of_20000_context_classes_is_one_short_line(tmp_path: Path) ->
     assert not (tmp_path / "many.lock.toml").exists()
 
 
-def test_a_measurement_file_of_5000_runs_is_refused_before_each_run_is_validated(tmp_path: Path) -> None:
+def test_a_measurement_file_of_5000_runs_is_refused_before_each_run_is_validated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PASSPRICE_MAX_FILE_BYTES", str(64 << 20))  # issue 13: past the 256 KiB cap; kept reachable
     """Before: a measurement file of 5,000 runs (817 KB) took 13.7 s in ``validate`` and 31.7 s in ``calibrate``,
     and ``check`` parsed and validated it three times. The schema allows 1,000 runs; a top-level array past its
     ``maxItems`` is refused before the schema walks its items, and a file refused once is not re-read in the same

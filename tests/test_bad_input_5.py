@@ -264,7 +264,10 @@ def _sweep_file(root: Path, lines: list[str]) -> Path:
     return path
 
 
-def test_a_sweep_list_that_does_not_sort_is_named_not_compared_pair_by_pair(tmp_path: Path) -> None:
+def test_a_sweep_list_that_does_not_sort_is_named_not_compared_pair_by_pair(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PASSPRICE_MAX_FILE_BYTES", str(64 << 20))  # issue 13: past the 256 KiB cap; kept reachable
     root = copy_root(tmp_path)
     numbers = ", ".join(str(i) for i in range(3999))
     path = _sweep_file(root, ['servings = ["r1-qwen7b-h200"]', f'positions = ["a", {numbers}]', "batches = [1, 1]"])
@@ -326,8 +329,9 @@ def test_a_checkpoint_entrys_array_is_bounded_as_the_reader_keeps_it(tmp_path: P
     ]
 
 
-def test_a_routing_records_checkpoints_are_bounded(tmp_path: Path) -> None:
+def test_a_routing_records_checkpoints_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # 990 KB: 100,000 names took 3.2 s of CPU (each item walked, then the OutOfScope line listing every one of them).
+    monkeypatch.setenv("PASSPRICE_MAX_FILE_BYTES", str(64 << 20))  # issue 13: past the 256 KiB cap; kept reachable
     root = copy_root(tmp_path)
     path = root / "facts" / "routing" / "uniform.toml"
     names = ", ".join(f'"c{i}"' for i in range(100_000))
@@ -337,10 +341,11 @@ def test_a_routing_records_checkpoints_are_bounded(tmp_path: Path) -> None:
         says=f"{path}: routing.checkpoints: 100,000 items (at most 1,024)")
 
 
-def test_an_error_line_naming_80000_stray_keys_is_cut(tmp_path: Path) -> None:
+def test_an_error_line_naming_80000_stray_keys_is_cut(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # jsonschema names every unexpected key of a table in one message: 80,000 stray keys under memory.capacity
     # (1.2 MB) printed one error line of 789 KB. A line past 4,000 characters keeps its head and its tail. (A file of
     # more than 32,768 values is explained in jsonschema-rs's words, which name the keys in file order.)
+    monkeypatch.setenv("PASSPRICE_MAX_FILE_BYTES", str(64 << 20))  # issue 13: past the 256 KiB cap; kept reachable
     root = copy_root(tmp_path)
     card = root / "facts" / "cards" / "h200_sxm_141gb.toml"
     stray = "".join(f"k{i} = {i}\n" for i in range(80_000))

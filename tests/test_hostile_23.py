@@ -46,9 +46,10 @@ def test_a_cited_registry_document_gone_or_a_fifo_is_refused_by_price_and_lock_a
     assert invoke("price", R1, root=root).exit_code == 0
 
 
-def test_a_source_kind_of_700_kb_is_shown_cut_on_every_line(tmp_path: Path) -> None:
+def test_a_source_kind_of_700_kb_is_shown_cut_on_every_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Round 23: kind = "x\u0007" * 100,000 made each line of `check` naming the record 500,510 characters long (the
     # enum error showed the whole value); price's line for the citing card too.
+    monkeypatch.setenv("PASSPRICE_MAX_FILE_BYTES", str(64 << 20))  # issue 13: past the 256 KiB cap; kept reachable
     root = copy_root(tmp_path)
     record = root / "sources" / "nvidia-h200-datasheet.toml"
     text = record.read_text(encoding="utf-8")
@@ -92,9 +93,12 @@ def test_the_reviews_head_warnings_are_bounded(tmp_path: Path) -> None:
     assert len(out["head_warnings"]) == 20 and out["head_warnings_left_out"] == 280
 
 
-def test_a_table_of_75000_keys_is_refused_without_asking_jsonschema_rs_why(tmp_path: Path) -> None:
+def test_a_table_of_75000_keys_is_refused_without_asking_jsonschema_rs_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Round 23: a card of 75,000 one-key tables (964 KB) took `passprice facts` 2.5 s of CPU and 600 MB: jsonschema-rs
     # built each error with the 75,000-key table and a message naming every key. Now 1.2 s, 100 MB, one line.
+    monkeypatch.setenv("PASSPRICE_MAX_FILE_BYTES", str(64 << 20))  # issue 13: past the 256 KiB cap; kept reachable
     document = {f"t{i}": {"a": 1} for i in range(75_000)}
     assert schema.problems(document, "card") == [
         "(top level): a table of 75,000 keys (no passprice file holds one of more than 4,096, and this file does not "

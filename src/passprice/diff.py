@@ -421,6 +421,8 @@ def _source_path(data: bytes) -> str | None:
     """The ``source.path`` the source file holding ``data`` names, or ``None`` (none, or the file does not parse:
     the source's own read reports it). Kept by the bytes: a revision's sources are asked for twice as it is opened
     (the empty documents written into its folder, then their identities), and were parsed twice."""
+    if len(data) > schema.kind_cap("source"):  # not parsed (issue 13): the source's own read refuses it
+        return None
     try:
         document = schema.toml_loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, ValueError):

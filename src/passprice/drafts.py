@@ -81,6 +81,7 @@ def load_draft_method(root: Root, ref: str) -> DraftMethod:
 
     path = draft_path(root, ref)
     raw = schema.read_bytes(path)
+    schema.require_size(path, "draft", len(raw))  # a kept object answers for a file under the cap only (issue 13)
 
     def build() -> DraftMethod:
         document = schema.load(path, "draft", root.schema, data=raw)

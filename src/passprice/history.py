@@ -102,7 +102,9 @@ def _entry(document: Mapping[str, Any], path: str) -> Any:
 
 def _fact_in(text: bytes, path: str, where: str) -> Fact | None:
     """The fact at ``path`` of a card or method file's ``text``, read leniently (an old version may predate today's
-    schema). Raises :class:`InputError` when the text does not read or the entry is not a fact."""
+    schema). Raises :class:`InputError` when the text does not read, is larger than a card or drafting method may be
+    (:func:`passprice.schema.require_size`, before it is parsed: issue 13) or the entry is not a fact."""
+    schema.require_size(where, "card or drafting method", len(text))
     try:
         document = schema.toml_loads(text.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as e:

@@ -640,6 +640,7 @@ def read_lock(path: Path, schema_folder: Path | None = None) -> Lock:
     from passprice.registry import schema_dir
 
     data = schema.read_bytes(path)
+    schema.require_size(path, "lock", len(data))  # a kept object answers for a file under the cap only (issue 13)
     folder = schema_folder or schema_dir()
     return cache.built(
         "lock", Path(folder) / "lock.schema.json", str(path).encode("utf-8", "surrogateescape") + b"\0" + data,

@@ -129,6 +129,7 @@ def load_routing(root: Root, ref: str) -> Routing:
 
     path = routing_path(root, ref)
     raw = schema.read_bytes(path)
+    schema.require_size(path, "routing", len(raw))  # a kept object answers for a file under the cap only (issue 13)
 
     def build() -> Routing:
         return routing_from_document(entry_name(path), schema.load(path, "routing", root.schema, data=raw), str(path))

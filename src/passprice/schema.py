@@ -505,6 +505,56 @@ def record_kind(document: Mapping[str, Any]) -> str | None:
 MAX_TOML_BYTES = 64 << 20
 
 
+#: Bytes a registry file of one kind may hold before it is parsed, unless :data:`FILE_BYTES_VARIABLE` says otherwise
+#: (issue 13): the standard library's ``tomllib`` costs up to about 1.1 s of CPU a MB of hostile but valid TOML
+#: (75,000 one-key tables: 1.46 s for 1.29 MB; an array of 480,000 integers: 1.13 s for 960 KB), so ``diff`` of one
+#: such 960 KB card ran 2.5 s of CPU. The largest shipped files: a stack 93 KB, a measurement 51 KB, a card or a lock
+#: 16 KB, a routing record or a drafting method 3 KB, a source 2 KB, a serving 1 KB; 256 KiB is 2.5 times the largest
+#: and parses in at most about 0.3 s. A checkpoint entry (its tensor table: 126 KB shipped, a few MB for a model of
+#: many unfused expert tensors) keeps :data:`MAX_TOML_BYTES`.
+MAX_FILE_BYTES = 256 << 10
+#: The kinds whose files may hold more than :data:`MAX_FILE_BYTES` (and how much).
+MAX_KIND_BYTES = {"checkpoint": MAX_TOML_BYTES}
+#: The environment variable that raises (or lowers) :data:`MAX_FILE_BYTES` for every kind it covers.
+FILE_BYTES_VARIABLE = "PASSPRICE_MAX_FILE_BYTES"
+
+
+def kind_cap(kind: str) -> int:
+    """The most bytes a file of ``kind`` (a schema's name: ``card``, ``stack``, ``checkpoint`` ...) may hold before it
+    is parsed: :data:`MAX_KIND_BYTES` for its kind, else :data:`FILE_BYTES_VARIABLE` when set and not empty, else
+    :data:`MAX_FILE_BYTES`. Raises :class:`InputError` when the variable is not a whole number of bytes from 1 to
+    :data:`MAX_TOML_BYTES`."""
+
+    if kind in MAX_KIND_BYTES:
+        return MAX_KIND_BYTES[kind]
+    text = os.environ.get(FILE_BYTES_VARIABLE)
+    if not text:
+        return MAX_FILE_BYTES
+    digits = text.strip()
+    if not re.fullmatch(r"[0-9]{1,10}", digits, flags=re.ASCII) or not 1 <= int(digits) <= MAX_TOML_BYTES:
+        raise InputError(
+            f"{FILE_BYTES_VARIABLE}: {text[:40]!r} is not a number of bytes (a whole number from 1 to {MAX_TOML_BYTES})"
+        )
+    return int(digits)
+
+
+def _size(size: int) -> str:
+    """``size`` bytes in words: ``256 KiB``, ``3 MiB`` or ``1,000 bytes``."""
+    for shift, unit in ((20, "MiB"), (10, "KiB")):
+        if size >= 1 << shift and size % (1 << shift) == 0:
+            return f"{size >> shift} {unit}"
+    return f"{size:,} bytes"
+
+
+def require_size(where: object, kind: str, size: int) -> None:
+    """Raise :class:`InputError` (one line naming ``where``, a path or ``revision:path``) when ``size`` bytes is more
+    than a ``kind`` file may hold (:func:`kind_cap`): checked before the file is parsed."""
+    cap = kind_cap(kind)
+    if size > cap:
+        how = "" if kind in MAX_KIND_BYTES else f"; {FILE_BYTES_VARIABLE}=BYTES raises the cap"
+        raise InputError(f"{where}: larger than {_size(cap)}, the most a {kind} file may hold ({size:,} bytes{how})")
+
+
 def read_bytes(path: Path) -> bytes:
     """The bytes of the regular file at ``path`` (:func:`passprice.files.read_regular`: a FIFO, a device or a folder
     is refused before a byte is read, so no read blocks or runs without end). Raises :class:`InputError` naming the
@@ -668,11 +718,13 @@ def load(
     it builds from it instead (a serving file's :class:`~passprice.servings.ServingSpec`): one entry a file, not two,
     which halves what a first read of a registry of thousands of small files writes.
 
-    Raises :class:`InputError` (syntax, or what ``check`` raises) or :class:`SchemaError` (every schema problem)."""
+    Raises :class:`InputError` (syntax, larger than :func:`kind_cap` allows a ``kind`` file, or what ``check``
+    raises) or :class:`SchemaError` (every schema problem)."""
     from passprice import cache
 
     if data is None:
         data = read_bytes(path)
+    require_size(path, kind, len(data))  # before any parse (issue 13), and before the cache is asked
     raw = data
     schema_folder = folder or schema_dir()
 

@@ -237,6 +237,7 @@ def spec_of_file(root: Root, path: Path) -> ServingSpec:
     from passprice import cache
 
     data = schema.read_bytes(path)
+    schema.require_size(path, "serving", len(data))  # a kept object answers for a file under the cap only (issue 13)
 
     def build() -> ServingSpec:
         from passprice import snapshot

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from passprice.schema import toml_loads
+from passprice.schema import kind_cap, toml_loads
 from passprice.tables import markdown_code, markdown_table, markdown_text, si
 
 if TYPE_CHECKING:
@@ -151,6 +151,8 @@ def named_files(data: bytes) -> set[tuple[str, str]]:
     """The files a serving file names, as ``(kind, entry name)``: its ``card``, ``checkpoint``, ``routing`` and
     ``draft.method`` (a name, or a path whose file name less ``.toml`` is the entry's). A file that does not parse
     names nothing (the review reports it where it reads the file)."""
+    if len(data) > kind_cap("serving"):  # not parsed (issue 13): the review's read of the file refuses it
+        return set()
     try:
         doc = toml_loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError):
