@@ -129,7 +129,10 @@ def test_a_source_path_is_a_regular_file_inside_the_registry(tmp_path: Path, pat
     line = "sources/passprice-card-review.toml: source.path: "
     result = invoke("check", root=root)
     assert result.exit_code == 2, result.output
-    assert result.stderr.startswith(f"passprice: error: {line}{says}") and len(result.stderr.splitlines()) == 1
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith(f"passprice: error: {line}{says}")
+    # Every card citing the source (and every stack fitted on such a card) is named too, each ending in the cause.
+    assert len(lines) == 6 and all(f"{line}{says}" in later for later in lines[1:]), result.stderr
 
 
 def test_a_source_path_through_a_link_inside_the_registry_still_holds(tmp_path: Path) -> None:

@@ -169,9 +169,10 @@ FACT_SET = ("fact", "set", CARD, "streams.read", "--value", "0.9", "--unit", "1"
         ('{formula = "x", inputs = [1]}', "streams.read.derivation.inputs: [1] is not of type 'object'"),
         ('{formula = "x", inputs = "abc"}', "streams.read.derivation.inputs: 'abc' is not of type 'object'"),
         ('{formula = "x", digits = 1' + "0" * 5000 + ", inputs = {}}",
-         "--derivation: not a TOML inline table: Exceeds the limit (4300 digits)"),
+         "--derivation: not a TOML inline table (Exceeds the limit (4300 digits) for integer string conversion: "
+         "value has 5001 digits): write {formula = "),
         ('{formula = "x", inputs = ' + "{a = " * 3000 + "1" + "}" * 3000 + "}",
-         "--derivation: not a TOML inline table: nested too deeply"),
+         "--derivation: not a TOML inline table (arrays or tables nested too deeply): write {formula = "),
         # Finding 4: a formula that does not parse, a result in the wrong dimension, a value that does not follow.
         ('{formula = "nope(", inputs = {dot = {value = 1, unit = "1", constant = "one"}}}',
          "streams.read.derivation.formula: not an expression: '(' was never closed"),

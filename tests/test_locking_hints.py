@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from cli_helpers import REPO, bad
 from passprice.cli import cli
+from passprice.registry import embedded_root
 
 R1 = "r1-qwen7b-h200"
 
@@ -26,7 +27,9 @@ def _empty_registry(tmp_path: Path) -> Path:
 @pytest.mark.parametrize("ref", [R1, f"{R1}.lock.toml"])
 def test_a_shipped_lock_asked_of_another_registry_says_it_is_shipped(tmp_path: Path, ref: str) -> None:
     root = _empty_registry(tmp_path)
-    shipped = REPO / "locks" / f"{R1}.lock.toml"
+    # The package's own copy (a wheel's passprice/_data), or this checkout for an editable install.
+    shipped = embedded_root().path / "locks" / f"{R1}.lock.toml"
+    assert shipped.read_bytes() == (REPO / "locks" / f"{R1}.lock.toml").read_bytes()
     assert bad("reproduce", ref, root=root) == [
         f"passprice: error: lock {ref!r}: no such file, and not in {root / 'locks'}; {ref} is a lock of the facts "
         f"passprice ships, not of this registry ({root}): copy {shipped} into {root / 'locks'} to use it here "
