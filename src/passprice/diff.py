@@ -155,10 +155,20 @@ class Checkout:
         except subprocess.CalledProcessError:
             cut = " (this is a shallow clone: older commits are not here; git fetch --unshallow)" if (
                 gitread.is_shallow(self.top)) else ""
+            if "/" not in revision and self._names_commit(f"origin/{revision}"):  # a fresh clone has no local main
+                cut += f"; origin/{revision} is a revision here: diff origin/{revision} …"
             raise InputError(
                 f"{revision}: neither a folder nor a revision of the git checkout at {self.top}{cut}"
             ) from None
         return out.decode("ascii", "replace").strip()
+
+    def _names_commit(self, revision: str) -> bool:
+        """Whether ``revision`` names a commit of this checkout (never raises)."""
+        try:
+            _run_git(self.top, ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{revision}^{{commit}}"])
+        except (subprocess.CalledProcessError, OSError):
+            return False
+        return True
 
     def default_base(self) -> tuple[str, str]:
         """The default BASE: the merge base of ``HEAD`` with the first of :data:`DEFAULT_BRANCHES` that exists,

@@ -355,6 +355,13 @@ def _require_inside(root: Root, lock: Lock, keys: tuple[str, ...] = ("checkpoint
         require_inside(root, rooted(spec.card, root), root.cards, f"{lock.source}: serving.card")
 
 
+def _gone_line(lock: Lock, gone: bool) -> tuple[str, ...]:
+    """The line :attr:`Today.serving` opens with when the serving ``lock`` locks is no longer registered."""
+    if not gone:
+        return ()
+    return (f"serving {lock.info.serving} is no longer registered (priced as the lock embeds it)",)
+
+
 def price_today(root: Root, lock: Lock) -> Today:
     """``lock`` priced with today's inputs (see :class:`Today`); never raises for files that do not read or a
     price that is refused: both are recorded."""
@@ -365,14 +372,13 @@ def price_today(root: Root, lock: Lock) -> Today:
     try:
         spec, gone = today_spec(root, lock)
         resolved: Resolved = resolve(root, spec)
-    except InputError as e:
-        return Today(error=problem_lines(e)[0].replace(f"{root.path}/", ""), gone=gone)
+    except InputError as e:  # a removed serving is said even when today's files do not read (walkthrough 14)
+        return Today(serving=_gone_line(lock, gone), error=problem_lines(e)[0].replace(f"{root.path}/", ""), gone=gone)
     except ServingRefusal as e:  # today's drafting method out of its scope for the checkpoint
-        return Today(refusal=e.to_json(), gone=gone)
+        return Today(serving=_gone_line(lock, gone), refusal=e.to_json(), gone=gone)
     completed = portable_spec(resolved.spec, root)
     changes = serving_changes(lock.spec, completed)
-    if gone:
-        changes = (f"serving {lock.info.serving} is no longer registered (priced as the lock embeds it)", *changes)
+    changes = (*_gone_line(lock, gone), *changes)
     facts = resolved.facts()
     content = checkpoint_digest(resolved.header) if lock.checkpoint_pin.content is not None else resolved.header.sha256
     if named is not None and not gone:
@@ -654,6 +660,11 @@ def reproduction_text(rep: Reproduction, shown: str, older: str | None = None, m
         facts += "; " + "; ".join(d.describe() for d in today.rewritten) + ": no drift (lock --update re-pins it)"
     if today.error is not None:
         facts = f"today's files do not read: {today.error}"
+        if rep.checkpoint.error is not None and rep.checkpoint.error in today.error:  # said once, on its own line
+            facts = "not compared: today's checkpoint does not read (below)"
+    serving = "; ".join(today.serving) if today.serving else "unchanged"
+    if not today.serving and today.spec is None:  # nothing of today's serving was read to compare
+        serving = "not compared (today's files do not read)"
     model = "unchanged" + model_note
     if lock.info.format < LOCK_FORMAT:  # its pricing_model is a placeholder, no digest: nothing to compare with
         model = (f"none pinned (the lock predates pricing-model digests); today's is "
@@ -665,7 +676,7 @@ def reproduction_text(rep: Reproduction, shown: str, older: str | None = None, m
         "  since the lock:",
         f"    facts          {facts}",
         f"    checkpoint     {rep.checkpoint.describe()}",
-        f"    serving        {'; '.join(today.serving) if today.serving else 'unchanged'}",
+        f"    serving        {serving}",
         f"    pricing model  {model}",
     ]
     if rep.price is not None and "refusal" in rep.price:
