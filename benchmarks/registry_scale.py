@@ -11,7 +11,11 @@ Each *shape* is a registry built in a temporary folder from this checkout's own 
 - ``servings``: N serving files of about 60 bytes (``checkpoint`` and ``card`` only, every other field its default),
   cycling through the registered servings' (checkpoint, card) pairs;
 - ``cards``: N card files, each a registered card copied under a new name;
-- ``locks``: N lock files, each a registered lock copied under a new name (every copy reproduces and holds).
+- ``locks``: N lock files, each a registered lock copied under a new name (every copy reproduces and holds);
+- ``sources``: N source records of about 150 bytes, each valid, distinct (its title) and cited by no fact (``check``
+  warns of each: issue 13 measured 4,000 of them, each loaded twice by ``check``);
+- ``badsources``: N source records missing five required keys each (``check`` and the review fail, exit 2: issue 13
+  measured 3,000 of them making a 2.4 MB pull-request comment).
 
 The added files are left uncommitted, so ``passprice diff`` (default BASE: the merge base with ``main``; HEAD: the
 work tree) reviews them as a pull request adding them would be reviewed.
@@ -110,8 +114,23 @@ def add_locks(folder: Path, n: int) -> None:
         shutil.copyfile(source, source.with_name(f"l{i:05d}-{source.name}"))
 
 
+def add_sources(folder: Path, n: int) -> None:
+    """``n`` valid source records nothing cites, each with its own title."""
+    for i in range(n):
+        (folder / "sources" / f"n{i:05d}.toml").write_text(
+            f'[source]\nkind = "web-page"\ntitle = "title {i}"\nread = "read it all"\npublisher = "pp"\n'
+            'url = "unknown"\ndate = "unknown"\nretrieved = "unknown"\n')
+
+
+def add_bad_sources(folder: Path, n: int) -> None:
+    """``n`` source records missing their read, publisher, url, date and retrieved keys."""
+    for i in range(n):
+        (folder / "sources" / f"b{i:05d}.toml").write_text(f'[source]\nkind = "web-page"\ntitle = "title {i}"\n')
+
+
 SHAPES: dict[str, Callable[[Path, int], None] | None] = {
     "base": None, "checkout": None, "servings": add_servings, "cards": add_cards, "locks": add_locks,
+    "sources": add_sources, "badsources": add_bad_sources,
 }
 
 COMMANDS: dict[str, list[str]] = {

@@ -358,3 +358,21 @@ def test_the_fitted_overheads_are_shown_in_the_unit_their_facts_are_written_in()
     assert result.exit_code == 0, result.output
     overhead = next(line for line in result.stdout.splitlines() if line.startswith("overhead.layer"))
     assert overhead.split()[1:3] == ["96.63", "µs"] and " us" not in overhead
+
+
+def test_facts_of_one_fit_each_list_its_runs_in_full(tmp_path: Path) -> None:
+    # Leftover of #13: a fit's facts (13 of the shipped stack) each list the fit's runs; the runs array is built once
+    # and placed under each fact. Each derivation must still read, in full, at its own place.
+    stack = tmp_path / "s.toml"
+    stack.write_text('# a stack\n[stack]\nname = "s"\n\n[share.read]\nvalue = 1.0\n', encoding="utf-8")
+    runs = [{"run": "a", "tokens_per_s": 1.5}, {"run": "b", "tokens_per_s": 2.0}]
+    entries = {
+        "share.read": {"value": 0.9, "unit": "1", "derivation": {"method": "m", "runs": runs}},
+        "share.append": {"value": 0.5, "unit": "1", "derivation": {"method": "m", "runs": list(runs)}},
+    }
+    derivation = ('method = "m"\nruns = [\n    {run = "a", tokens_per_s = 1.5},\n    {run = "b", tokens_per_s = 2.0},'
+                  '\n]\n')
+    assert stack_text_with(stack, entries) == (
+        '# a stack\n[stack]\nname = "s"\n\n[share.read]\nvalue = 0.9\nunit = "1"\n\n[share.read.derivation]\n'
+        f'{derivation}\n[share.append]\nvalue = 0.5\nunit = "1"\n\n[share.append.derivation]\n{derivation}'
+    )

@@ -573,6 +573,7 @@ def stack_text_with(path: Path, entries: dict[str, dict[str, Any]]) -> str:
     # 993 KB stack, its facts and 900 KB of comments, took `calibrate` 7.9 s of CPU, 6 s of it tomlkit's parse).
     before = edited_bytes(path).decode("utf-8")
     document = tomlkit.parse(before)
+    arrays: dict[str, Any] = {}  # the runs of one fit, built once for its facts (_derivation_table)
     for key, entry in entries.items():
         parent: Any = document
         parts = key.split(".")
@@ -585,7 +586,7 @@ def stack_text_with(path: Path, entries: dict[str, dict[str, Any]]) -> str:
             if k in entry:
                 table[k] = entry[k]
         if "derivation" in entry:
-            table["derivation"] = _derivation_table(entry["derivation"])
+            table["derivation"] = _derivation_table(entry["derivation"], arrays)
             table["derivation"].add(tomlkit.nl())  # a blank line after each fact, as written by hand
         else:
             table.add(tomlkit.nl())
@@ -593,8 +594,12 @@ def stack_text_with(path: Path, entries: dict[str, dict[str, Any]]) -> str:
     return in_line_endings(tomlkit.dumps(document).rstrip("\r\n") + "\n", before)
 
 
-def _derivation_table(derivation: Any) -> Any:
-    """A run derivation as a TOML table: its scalars, ``errors`` inline, ``runs`` one inline table a line."""
+def _derivation_table(derivation: Any, arrays: dict[str, Any] | None = None) -> Any:
+    """A run derivation as a TOML table: its scalars, ``errors`` inline, ``runs`` one inline table a line.
+
+    ``arrays``: the ``runs`` arrays already built, by the text of their runs, each reused as it is for another
+    derivation naming the same runs (a fit's 13 facts each list its 111 runs: built 13 times, the runs arrays were a
+    fifth of a calibrate that writes; tomlkit renders the one array object the same at each place)."""
     import tomlkit
 
     if not isinstance(derivation, dict):
@@ -606,12 +611,17 @@ def _derivation_table(derivation: Any) -> Any:
             inline.update(v)
             table[k] = inline
         elif k == "runs":
-            array = tomlkit.array()
-            for r in v:
-                item = tomlkit.inline_table()
-                item.update(r)
-                array.append(item)
-            array.multiline(True)
+            known = repr(v)
+            array = arrays.get(known) if arrays is not None else None
+            if array is None:
+                array = tomlkit.array()
+                for r in v:
+                    item = tomlkit.inline_table()
+                    item.update(r)
+                    array.append(item)
+                array.multiline(True)
+                if arrays is not None:
+                    arrays[known] = array
             table[k] = array
         else:
             table[k] = v

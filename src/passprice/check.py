@@ -283,13 +283,12 @@ def _review_files(root: Root) -> FileReview:
         found = [problem] if problem is not None else lookalikes(folder, suffix)
         problems += found
         unreadable += found
-    # sources cited and registered, derived facts recomputed (passprice.lineage)
+    # sources cited and registered, derived facts recomputed (passprice.lineage); a source file that does not read
+    # is bad input too, as a card is: review's look at sources/ (sources.check_sources, each record loaded once)
+    # appends its lines to unreadable. Until issue 13's leftovers each record was loaded a second time here
+    # (read_sources) for the same lines: 4,000 records, 8,000 schema.load calls.
     found, warnings = review(root, unreadable)
     problems += found
-    from passprice.sources import read_sources
-
-    if folder_problem(root.sources, root) is None:  # else said once above
-        unreadable += read_sources(root)[1]  # a source file that does not read is bad input too, as a card is
     from passprice.calibrate import review_stacks
 
     # stack facts read off measured runs: runs still there, fits re-run (issue 14); a broken fit is a bad file

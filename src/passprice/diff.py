@@ -723,15 +723,18 @@ class FileChange:
         """True when the facts were compared (no side that has the file failed to read it)."""
         return not self.base_errors and not self.head_errors
 
-    def to_json(self) -> dict[str, Any]:
-        """The file for ``--format json``."""
+    def to_json(self, shown: tuple[tuple[str, ...], tuple[str, ...], int] | None = None) -> dict[str, Any]:
+        """The file for ``--format json``; ``shown``: the errors listed and how many more are counted
+        (:meth:`Diff.errors_shown`), every one when ``None``."""
+        base, head, left_out = shown if shown is not None else (self.base_errors, self.head_errors, 0)
         return {
             "path": self.path,
             "kind": self.kind,
             "name": self.name,
             "status": self.status,
             "compared": self.compared,
-            "errors": {"base": list(self.base_errors), "head": list(self.head_errors)},
+            "errors": {"base": list(base), "head": list(head)},
+            "errors_left_out": left_out,
             "facts": [c.to_json() for c in self.facts],
             "meta": list(self.meta),
             "content": {"base": self.content[0], "head": self.content[1]},
@@ -1664,6 +1667,36 @@ class Diff:
         listed = tuple(f"{f.path}: {x.message}" for f, x in self.unsound)
         return tuple(p for p in self.head_check if p not in listed)
 
+    @property
+    def check_shown(self) -> tuple[tuple[str, ...], int]:
+        """The lines of :attr:`check_beyond` a review lists (the first :data:`MAX_HEAD_PROBLEMS`) and how many more
+        it counts without listing (``passprice check`` on HEAD lists each): 3,000 invalid source records made a
+        2.4 MB pull-request comment of 15,000 problem lines (issue 13)."""
+        beyond = self.check_beyond
+        return beyond[:MAX_HEAD_PROBLEMS], max(0, len(beyond) - MAX_HEAD_PROBLEMS)
+
+    def errors_shown(self) -> dict[str, tuple[tuple[str, ...], tuple[str, ...], int]]:
+        """The errors of the changed files that do not read that a review lists: for each such file's path, its
+        BASE and HEAD errors shown and how many more it has that are counted, not listed. The first
+        :data:`MAX_HEAD_PROBLEMS` error lines, in the order of :attr:`files` (BASE's before HEAD's), are shown;
+        the rest are counted (``passprice check`` on each side lists every one)."""
+        budget = MAX_HEAD_PROBLEMS
+        out = {}
+        for f in self.files:
+            if f.compared:
+                continue
+            base = f.base_errors[:budget]
+            head = f.head_errors[:budget - len(base)]
+            budget -= len(base) + len(head)
+            out[f.path] = (base, head, len(f.base_errors) + len(f.head_errors) - len(base) - len(head))
+        return out
+
+    def errors_left_out(self) -> tuple[int, int]:
+        """How many error lines of changed files that do not read a review counts without listing
+        (:meth:`errors_shown`), and in how many files none is listed: ``(errors, files)``."""
+        shown = self.errors_shown().values()
+        return sum(n for _, _, n in shown), sum(1 for b, h, _ in shown if not b and not h)
+
     def check_line(self) -> str:
         """``HEAD fails passprice check (2 problems)`` (``2 more problems`` beside derived facts listed already)."""
         word = "more problem" if self.unsound else "problem"
@@ -1896,7 +1929,11 @@ class Diff:
 
     def to_json(self) -> dict[str, Any]:
         """The diff for ``--format json``: base, head, summary, exit status, files, locks (affected), unaffected
-        lock names, the code each side was priced with."""
+        lock names, the code each side was priced with. Problem lists are bounded as a review's are: the first
+        :data:`MAX_HEAD_PROBLEMS` lines of ``head_check`` and ``head_unreadable``, and of the changed files' errors
+        taken together, each with how many more were left out (``head_check_left_out``, ``head_unreadable_left_out``,
+        a file's ``errors_left_out``)."""
+        errors = self.errors_shown()
         return {
             "base": self.base.to_json(),
             "head": self.head.to_json(),
@@ -1914,9 +1951,11 @@ class Diff:
             "dropping": [lock.name for lock in self.dropping],
             "requestioned": [lock.name for lock in self.requestioned],
             "drifted": [lock.name for lock in self.drifting],
-            "head_check": list(self.head_check),
-            "head_unreadable": list(self.head_unreadable),
-            "files": [f.to_json() for f in self.files],
+            "head_check": list(self.head_check[:MAX_HEAD_PROBLEMS]),
+            "head_check_left_out": max(0, len(self.head_check) - MAX_HEAD_PROBLEMS),
+            "head_unreadable": list(self.head_unreadable[:MAX_HEAD_PROBLEMS]),
+            "head_unreadable_left_out": max(0, len(self.head_unreadable) - MAX_HEAD_PROBLEMS),
+            "files": [f.to_json(errors.get(f.path)) for f in self.files],
             "locks": [lock.to_json() for lock in self.locks],
             "unaffected": [lock.name for lock in self.unaffected],
             "unlocked": [m.to_json() for m in self.unlocked],
@@ -1991,6 +2030,12 @@ def _compare(base: Side, head: Side) -> Diff:
 #: ``passprice check`` lists every one. As many as check names of the temporary files a killed write left
 #: (:data:`passprice.registry.MAX_TEMPORARY_LINES`).
 MAX_HEAD_WARNINGS = 20
+
+#: The most problem lines of each kind a review lists (:attr:`Diff.check_shown`: what else ``check`` fails on
+#: HEAD; :meth:`Diff.errors_shown`: the errors of changed files that do not read; in JSON ``head_check`` and
+#: ``head_unreadable`` too); the rest are counted. 3,000 invalid source records made a 2.4 MB pull-request comment
+#: (15,000 problem lines, each listed twice), past GitHub's 65,536 characters (issue 13).
+MAX_HEAD_PROBLEMS = 20
 
 
 def _duplicates(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
@@ -2306,15 +2351,21 @@ def diff_text(d: Diff) -> str:
     loosened or tightened; the pricing model and the code each side was priced with; the unaffected locks; every
     file that does not read, with its errors."""
     lines = [f"passprice diff: {d.base.label} → {d.head.label}", d.summary()]
+    listed_errors = d.errors_shown()
     for f in d.files:
         if not f.holds_facts and f.compared and f.kind not in ("checkpoint", "serving"):
             continue  # listed with the locks, or at the end
+        on_base, on_head, left_out = listed_errors.get(f.path, ((), (), 0))
+        if not f.compared and not on_base and not on_head:
+            continue  # past the errors a review lists: counted below
         lines.append("")
         lines.append(f"{f.path} ({f.kind} {f.name}): {f.status}")
-        for which, errors in (("BASE", f.base_errors), ("HEAD", f.head_errors)):
+        for which, errors in (("BASE", on_base), ("HEAD", on_head)):
             if errors:
                 lines.append(f"  does not read on {which}:")
                 lines += [f"    {e}" for e in errors]
+        if left_out:
+            lines.append(f"    and {_n(left_out, 'more error')}: passprice check lists each")
         if f.holds_facts and not f.compared:
             lines.append("  facts not compared: the file does not read on a side")
         if f.meta:
@@ -2346,6 +2397,10 @@ def diff_text(d: Diff) -> str:
                 ]
         shown = {d.fact for d in f.dependants}
         lines += [f"  does not follow: {x.message}" for x in f.findings if x.path not in shown]
+    files_left = d.errors_left_out()[1]
+    if files_left:
+        lines += ["", f"and {_n(files_left, 'more changed file')} that {'does' if files_left == 1 else 'do'} not read:"
+                  " passprice check lists each"]
     if d.locks:
         lines.append("")
         lines.append("locks affected")
@@ -2409,8 +2464,11 @@ def diff_text(d: Diff) -> str:
 
         lines += text_lines(d.unlocked, d.unlocked_left_out)
     if d.check_beyond:
+        listed, more = d.check_shown
         lines += ["", f"{d.check_line()}:"]
-        lines += [f"  {p}" for p in d.check_beyond]
+        lines += [f"  {p}" for p in listed]
+        if more:
+            lines.append(f"  and {_n(more, 'more problem')}: passprice check on HEAD lists each")
     others = [
         f for f in d.files if not f.holds_facts and f.compared and f.kind not in ("checkpoint", "serving", "lock")
     ]
@@ -2642,16 +2700,25 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         names = ", ".join(markdown_code(x.name) for x in d.unaffected)
         out += ["", f"{_n(len(d.unaffected), 'lock')} unaffected: {names}"]
     if d.check_beyond:
+        listed, more = d.check_shown
         out += ["", f"#### ❌ {markdown_text(d.check_line())}", ""]
-        out += [f"- {markdown_text(p)}" for p in d.check_beyond]
+        out += [f"- {markdown_text(p)}" for p in listed]
+        if more:
+            out.append(f"- and {_n(more, 'more problem')}: `passprice check` on HEAD lists each")
+    shown = d.errors_shown()
     unread = [
-        [markdown_code(f.path), which, markdown_text(e)]
-        for f in d.files
-        for which, errors in (("BASE", f.base_errors), ("HEAD", f.head_errors))
+        [markdown_code(path), which, markdown_text(e)]
+        for path, (base, head, _) in shown.items()
+        for which, errors in (("BASE", base), ("HEAD", head))
         for e in errors
     ]
     if unread:
         out += ["", "#### Files that do not read", "", markdown_table(["file", "side", "error"], unread)]
+        errors_left, files_left = d.errors_left_out()
+        if errors_left:
+            out += ["", f"- and {_n(errors_left, 'more error')}"
+                    + (f" ({_n(files_left, 'file')} not listed)" if files_left else "")
+                    + ": `passprice check` lists each"]
     others = [f for f in d.files if f.kind == "other"]
     if others:
         out += ["", "Other files changed: " + ", ".join(f"{markdown_code(f.path)} ({f.status})" for f in others)]
