@@ -356,7 +356,8 @@ def test_an_error_line_naming_80000_stray_keys_is_cut(tmp_path: Path, monkeypatc
     assert line.startswith(
         f"passprice: error: {card}: memory.capacity: Unevaluated properties are not allowed ('k0_{pad}', "
     )
-    assert " characters left out) … " in line and line.endswith(f"'k99_{pad}', 'k9_{pad}' were unexpected)")  # named sorted
+    # named sorted
+    assert " characters left out) … " in line and line.endswith(f"'k99_{pad}', 'k9_{pad}' were unexpected)")
     assert len(line) < 4000
 
 

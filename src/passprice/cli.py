@@ -2645,10 +2645,9 @@ def main() -> None:
     # collection every 700 allocations, the default, mostly scans survivors: every 50,000 finds as much garbage, the
     # young generation still a few MB at most (about 1 % of a warm price's instructions).
     gc.set_threshold(50_000, *gc.get_threshold()[1:])
-    reconfigure = getattr(sys.stdout, "reconfigure", None)
-    if callable(reconfigure):
-        # A file name whose bytes are not UTF-8 is printed as those bytes (as ls does), not refused with a traceback.
-        reconfigure(errors="surrogateescape")
+    from passprice.entry import printable_output
+
+    printable_output()  # a file name in bytes that are not UTF-8, a '←' under latin-1: printed, never a traceback
 
     def terminated(number: int, _frame: object) -> None:
         raise Terminated(number)

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from passprice import cache, gitread, schema
+from passprice.cachefolder import make_folders
 from passprice.cards import card_from_document, document_and_facts
 from passprice.derivations import Finding, recheck_all
 from passprice.drafts import method_from_document
@@ -262,13 +263,13 @@ class Checkout:
                 raise InputError(f"{commit[:12]}:{self.prefix}{rel}: object {obj} is missing from the repository")
             files[rel] = contents[obj]
         for folder in ("facts", "registry"):
-            (dest / folder).mkdir(parents=True, exist_ok=True)
+            make_folders(dest / folder)
         for rel, data in files.items():
             target = dest / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
+            make_folders(target.parent)
             target.write_bytes(data)
         for folder in {rel.rpartition("/")[0] for rel in unread}:
-            (dest / folder).mkdir(parents=True, exist_ok=True)  # the tree's shape: a folder named x.toml is one
+            make_folders(dest / folder)  # the tree's shape: a folder named x.toml is one
         for rel in unread:
             if rel.endswith(".toml") and not (dest / rel).exists():
                 # Named, not read: a record in a folder passprice does not read (locks/sub/x.lock.toml) is found by
@@ -277,11 +278,11 @@ class Checkout:
         for rel, records in self._linked_folders(commit, links).items():
             # What a checkout of the revision holds there: a folder (through the link) of records, which check's
             # stray-folder rule counts (locks/sub → ../archive, committed: the review said "no changes", exit 0).
-            (dest / rel).mkdir(parents=True, exist_ok=True)
+            make_folders(dest / rel)
             for record in records:
                 (dest / rel / record).touch()
         for rel in _named_by_sources(files) & unread:
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            make_folders((dest / rel).parent)
             (dest / rel).touch()  # a source's document kept in the registry: its existence is what is checked
         return files
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
+from passprice.cachefolder import make_folders
 from passprice.errors import InputError, NotFound, escaped
 
 #: What a file that is not a regular one is, by its mode, in words.
@@ -266,7 +267,7 @@ def make_folder(folder: Path) -> None:
     if look(folder) is not None:
         return
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        make_folders(folder)
     except (FileExistsError, NotADirectoryError):
         raise InputError(f"{shown(folder)}: cannot create the folder: a file is in the way") from None
     except OSError as e:

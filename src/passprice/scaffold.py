@@ -38,6 +38,7 @@ from pathlib import Path
 import attrs
 
 from passprice import __version__
+from passprice.cachefolder import make_folders
 from passprice.errors import InputError
 from passprice.files import kind, look, read_regular, shown
 from passprice.registry import Root
@@ -479,7 +480,7 @@ def write(the_plan: Plan, dest: Path) -> None:
     if found is not None and not stat.S_ISDIR(found.st_mode):
         raise InputError(f"{shown(dest)}: cannot write: {shown(above)} is {kind(found.st_mode)}, not a folder")
     try:
-        parent.mkdir(parents=True, exist_ok=True)
+        make_folders(parent)
         staging = Path(tempfile.mkdtemp(prefix=f".{dest.name or 'registry'}.init.", dir=parent))
     except OSError as e:
         raise InputError(f"{shown(dest)}: cannot write: {e.strerror or e}") from None
@@ -487,7 +488,7 @@ def write(the_plan: Plan, dest: Path) -> None:
     try:
         for rel, data in the_plan.files.items():
             path = staging / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
+            make_folders(path.parent)
             path.write_bytes(data)
         dest.mkdir(exist_ok=True)
         for top in tops:

@@ -1,0 +1,114 @@
+"""Round 24 of hostile input (#13): the cache folder and ``init``'s folder given as paths of thousands of missing
+folders.
+
+Each test keeps the input that broke main's code, asserting the exit status and the output (or the error line).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tests.cli_helpers import REPO, invoke
+
+from passprice.cachefolder import make_folders
+
+R1 = "r1-qwen7b-h200"
+
+
+def _deep(base: Path, depth: int = 2_000) -> Path:
+    """A path ``depth`` missing folders below ``base``: within the 4,096 bytes a path may hold, past the interpreter's
+    recursion limit (1,000)."""
+    path = base.joinpath(*(["y"] * depth))
+    assert len(os.fsencode(path)) < 4_096
+    return path
+
+
+@pytest.fixture
+def deep_trees() -> Iterator[list[Path]]:
+    """Folders made by :func:`_deep` to remove after the test, from the bottom up (pytest's own clean-up of old
+    temporary folders removes by recursion, and a tree 2,000 deep raised RecursionError at its exit)."""
+    made: list[Path] = []
+    yield made
+    for base in made:
+        bottom = base
+        while (bottom / "y").is_dir():
+            bottom = bottom / "y"
+        shutil.rmtree(bottom, ignore_errors=True)
+        while bottom != base:
+            bottom = bottom.parent
+            bottom.rmdir()
+
+
+def _passprice(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """The console script's command (``python -m passprice``: the memo and the code cache included)."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("PASSPRICE_", "XDG_"))}
+    return subprocess.run([sys.executable, "-m", "passprice", *args], cwd=cwd, env={**base, **env},
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("variable", ["XDG_CACHE_HOME", "PASSPRICE_CACHE_DIR"])
+@pytest.mark.parametrize("memo", ["", "1"])
+def test_a_cache_folder_thousands_of_folders_deep_is_made_without_a_traceback(
+    tmp_path: Path, variable: str, memo: str, deep_trees: list[Path]
+) -> None:
+    # Round 24: XDG_CACHE_HOME (or PASSPRICE_CACHE_DIR) = /tmp/x/y/y/…/y, 2,000 folders not yet there (4,000
+    # bytes, a path Linux takes): `passprice price R1` printed the price, then a 1,000-frame traceback ending in
+    # RecursionError (os.makedirs for the memo's folder, pathlib's mkdir for the cache's documents, os.makedirs
+    # again for the compiled code at exit), exit 1. The cache's folders are now made in a loop.
+    deep = _deep(tmp_path / "cache")
+    deep_trees.append(tmp_path / "cache")
+    expected = _passprice("price", R1, cwd=REPO, PASSPRICE_NO_CACHE="1", PASSPRICE_NO_MEMO="1")
+    assert expected.returncode == 0, expected.stderr
+    done = _passprice("price", R1, cwd=REPO, **{variable: str(deep), "PASSPRICE_NO_MEMO": memo})
+    assert (done.returncode, done.stderr, done.stdout) == (0, "", expected.stdout)
+    kept = deep / "passprice" if variable == "XDG_CACHE_HOME" else deep
+    assert (kept / "documents").is_dir()
+    again = _passprice("price", R1, cwd=REPO, **{variable: str(deep), "PASSPRICE_NO_MEMO": memo})
+    assert (again.returncode, again.stderr, again.stdout) == (0, "", expected.stdout)
+
+
+def test_init_into_thousands_of_missing_folders_writes_the_registry(tmp_path: Path, deep_trees: list[Path]) -> None:
+    # Round 24: `passprice init /tmp/x/y/…/y` (2,000 folders not there) raised RecursionError from pathlib's
+    # mkdir(parents=True), a traceback; init makes the missing folders above a new registry, so it now makes these.
+    deep = _deep(tmp_path / "init", 1_800)  # room left below it for the registry's own paths
+    deep_trees.append(tmp_path / "init")
+    result = invoke("init", str(deep))
+    assert result.exit_code == 0, result.output
+    assert (deep / "facts" / "cards" / "h100_sxm5_80gb.toml").is_file()
+    assert invoke("check", root=deep).exit_code == 0
+
+
+def test_make_folders_refuses_a_file_in_the_way_as_os_makedirs_does(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(NotADirectoryError):
+        make_folders(tmp_path / "file" / "a" / "b")
+    with pytest.raises(FileExistsError):
+        make_folders(tmp_path / "file")
+    make_folders(tmp_path / "a" / "b", 0o700)
+    make_folders(tmp_path / "a" / "b")  # already there: nothing to do
+    assert (tmp_path / "a" / "b").is_dir() and (tmp_path / "a" / "b").stat().st_mode & 0o777 == 0o700
+
+
+@pytest.mark.parametrize("encoding", ["latin-1", "cp1252"])
+@pytest.mark.parametrize("args", [("price", R1), ("explain", "array"), ("facts", "h200_sxm_141gb")])
+def test_output_under_an_encoding_other_than_utf8_is_escaped_not_a_traceback(
+    tmp_path: Path, encoding: str, args: tuple[str, ...]
+) -> None:
+    # Round 24: PYTHONIOENCODING=latin-1 (or cp1252, a Windows console's or pipe's encoding) made `price R1` print a
+    # UnicodeEncodeError traceback at its first '←' ("memory 1.004 ms 100.0 % ← binds"), exit 1; `explain` and
+    # `facts` likewise. What the encoding holds is written in it, the rest escaped (\u2190) as Python escapes
+    # standard error.
+    env = {"PASSPRICE_CACHE_DIR": str(tmp_path / "cache"), "PASSPRICE_NO_MEMO": "1"}
+    plain = _passprice(*args, cwd=REPO, **env)
+    assert plain.returncode == 0 and "\u2190" in plain.stdout + "\u2190" * (args[0] != "price"), plain.stderr
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("PASSPRICE_", "XDG_"))}
+    done = subprocess.run([sys.executable, "-m", "passprice", *args], cwd=REPO, capture_output=True, timeout=300,
+                          env={**base, **env, "PYTHONIOENCODING": encoding})
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert done.stdout == plain.stdout.encode(encoding, errors="backslashreplace")
