@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.cli_helpers import REPO, invoke
+from tests.cli_helpers import REPO, bad, copy_root, invoke
 
 from passprice.cachefolder import make_folders
 
@@ -112,3 +112,62 @@ def test_output_under_an_encoding_other_than_utf8_is_escaped_not_a_traceback(
                           env={**base, **env, "PYTHONIOENCODING": encoding})
     assert (done.returncode, done.stderr) == (0, b"")
     assert done.stdout == plain.stdout.encode(encoding, errors="backslashreplace")
+
+
+def test_a_measured_run_past_its_checkpoint_context_names_the_file_and_key(tmp_path: Path) -> None:
+    # Round 24: a run of registry/measurements/ whose positions end past its checkpoint's context (positions =
+    # [0, 9000] on an 8,192-position Llama 3 8B) made `calibrate` and `check` say "run … (xiongjiedai-llama3-
+    # llamabench): context limit 9000 is past the checkpoint's context length 8192: lower --limit" (no file, no key,
+    # advice about an option neither command has), and `validate` showed it as a refused row, exit 0. It is bad
+    # input: the file and run.0.positions are named, exit 2, nothing written.
+    root = copy_root(tmp_path)
+    runs = root / "registry" / "measurements" / "xiongjiedai-llama3-llamabench.toml"
+    text = runs.read_text(encoding="utf-8")
+    first = text.index("positions = [", text.index("[[run]]\nid ="))
+    end = text.index("]", first) + 1
+    runs.write_text(text[:first] + "positions = [0, 9000]" + text[end:], encoding="utf-8")
+    stack = root / "facts" / "stacks" / "llamacpp-cuda-2405.toml"
+    before = stack.read_bytes()
+    line = (f"passprice: error: {runs}: run.0.positions: last position 9,000 is past the context length of checkpoint "
+            "llama3-8b-q4_k_m, 8,192 positions (a model reads no position past its context: correct the run's "
+            "positions or its checkpoint)")
+    assert bad("calibrate", "--stack", "llamacpp-cuda-2405", root=root) == [line]
+    assert bad("calibrate", "--stack", "llamacpp-cuda-2405", "--dry-run", root=root) == [line]
+    assert stack.read_bytes() == before
+    result = invoke("validate", root=root)
+    assert result.exit_code == 2 and result.stderr.splitlines() == [line]
+    assert "xd3.h100_pcie_80gb.8b-q4km.tg512" not in result.stdout  # left out, not a refused row
+    result = invoke("check", root=root)
+    assert result.exit_code == 2
+    detail = line.removeprefix("passprice: error: ")
+    assert any(detail in shown for shown in result.stderr.splitlines()) and "lower --limit" not in result.output
+
+
+def test_a_writer_refuses_a_name_that_differs_from_one_there_only_by_case(tmp_path: Path) -> None:
+    # Round 24: `import --name GEMMA3-270M-Q4_K_M`, `new-serving R1-QWEN7B-H200` and `lock --name R1-QWEN7B-H200`
+    # each wrote a second file beside gemma3-270m-q4_k_m.toml (r1-qwen7b-h200.toml, r1-qwen7b-h200.lock.toml), exit
+    # 0, after which `check` failed ("names that differ only by case or Unicode normalization"): what a writer
+    # writes must read back. On macOS and Windows the two are one file, and --force replaced the other entry.
+    root = copy_root(tmp_path)
+    header = REPO / "tests" / "data" / "gemma3-270m-q4_k_m.header.gguf.xz"
+    folders = {"checkpoints": root / "registry" / "checkpoints", "servings": root / "registry" / "servings",
+               "locks": root / "locks"}
+    before = {name: sorted(p.name for p in folder.iterdir()) for name, folder in folders.items()}
+
+    def line(folder: Path, name: str, there: str) -> str:
+        return (f"passprice: error: {folder / name}: {folder} already holds '{there}', a name that differs only by "
+                "case or Unicode normalization (they show alike, and are one file on macOS and Windows): use that "
+                "name, or another")
+
+    for force in ((), ("--force",)):
+        assert bad("import", str(header), "--name", "GEMMA3-270M-Q4_K_M", *force, root=root) == [
+            line(folders["checkpoints"], "GEMMA3-270M-Q4_K_M.toml", "gemma3-270m-q4_k_m.toml")]
+        assert bad("new-serving", "R1-QWEN7B-H200", R1, *force, root=root) == [
+            line(folders["servings"], "R1-QWEN7B-H200.toml", "r1-qwen7b-h200.toml")]
+        assert bad("lock", R1, "--name", "R1-QWEN7B-H200", *force, root=root) == [
+            line(folders["locks"], "R1-QWEN7B-H200.lock.toml", "r1-qwen7b-h200.lock.toml")]
+    assert {name: sorted(p.name for p in folder.iterdir()) for name, folder in folders.items()} == before
+    assert invoke("check", root=root).exit_code == 0
+    # The same name is no lookalike: replaced with --force, as before.
+    assert invoke("lock", R1, "--force", root=root).exit_code == 0
+    assert invoke("import", str(header), "--name", "gemma3-270m-q4_k_m", "--force", root=root).exit_code == 0

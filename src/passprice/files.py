@@ -260,6 +260,39 @@ def check_writable(path: Path, force: bool = False) -> None:
         raise InputError(f"{shown(path)}: cannot write: the folder {shown(folder)} is not writable")
 
 
+def fold(name: str) -> str:
+    """``name`` as names are compared for looking alike: NFC, case-folded (``É.toml``, ``é.toml`` and ``e`` + U+0301
+    ``.toml`` fold alike)."""
+    import unicodedata
+
+    return unicodedata.normalize("NFC", name).casefold()
+
+
+def require_no_lookalike(path: Path) -> None:
+    """Refuse to write ``path`` when its folder already holds another name that differs from ``path``'s only by
+    case or Unicode normalization (:func:`fold`): ``import --name GEMMA3-270M-Q4_K_M``, ``new-serving
+    R1-QWEN7B-H200`` and ``lock --name R1-QWEN7B-H200`` wrote a second entry beside ``gemma3-270m-q4_k_m.toml`` (or
+    ``r1-qwen7b-h200.toml``), exit 0, which ``check`` then failed ("names that differ only by case or Unicode
+    normalization"); on macOS and Windows, where the two are one file, ``--force`` replaced the other entry (attack
+    round 24). ``path`` itself (the same name, replaced with ``--force``) is not a lookalike. A folder that does not
+    list passes (the writer reports it).
+
+    Raises :class:`InputError` naming ``path`` and the name already there."""
+    folder = path.parent if str(path.parent) else Path(".")
+    mine = fold(path.name)
+    try:
+        with os.scandir(folder) as entries:
+            others = sorted(e.name for e in entries if e.name != path.name and fold(e.name) == mine)
+    except (OSError, ValueError):
+        return
+    if others:
+        raise InputError(
+            f"{shown(path)}: {shown(folder)} already holds {', '.join(ascii(n) for n in others)}, a name that differs "
+            "only by case or Unicode normalization (they show alike, and are one file on macOS and Windows): use "
+            "that name, or another"
+        )
+
+
 def make_folder(folder: Path) -> None:
     """Create ``folder`` (and its parents) when nothing is there: for the registry's own folders (``locks/``,
     ``registry/checkpoints/``), never for a path a user gives. (A file in the way is left for the writer to report.)
