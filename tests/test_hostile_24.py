@@ -171,3 +171,37 @@ def test_a_writer_refuses_a_name_that_differs_from_one_there_only_by_case(tmp_pa
     # The same name is no lookalike: replaced with --force, as before.
     assert invoke("lock", R1, "--force", root=root).exit_code == 0
     assert invoke("import", str(header), "--name", "gemma3-270m-q4_k_m", "--force", root=root).exit_code == 0
+
+
+@pytest.mark.parametrize("command", [("sweep", R1), ("simulate", R1, "--synthetic", "5")])
+def test_plot_and_output_on_one_file_are_refused_before_either_is_written(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    # Round 24: `sweep R1 --plot F.svg -o F.svg --force` drew the plot, said "plot -> F.svg", then replaced it with
+    # the CSV, exit 0 (the plot lost without a word); `simulate` likewise with its text; without --force the plot
+    # was written and -o refused, exit 2 with a file left behind. Through a link (-o L.svg, L.svg -> F.svg) too.
+    plot = tmp_path / "f.svg"
+    for output, force in ((plot, ("--force",)), (plot, ()), (tmp_path / "link.svg", ("--force",))):
+        if output != plot:
+            output.symlink_to(plot.name)
+        assert bad(*command, "--plot", str(plot), "-o", str(output), *force) == [
+            f"passprice: error: {output}: --plot {plot} and -o {output} name the same file, which would hold only the "
+            "last written: give two files"
+        ]
+        assert not plot.exists()
+
+
+def test_synth_refuses_a_header_and_an_entry_on_one_file(tmp_path: Path) -> None:
+    # Round 24: `synth CONFIG --import l3x -o registry/checkpoints/l3x.toml --force` wrote the entry, then the
+    # binary header over it, printed "header -> …/l3x.toml" and "entry -> …/l3x.toml", exit 0; `check` then failed
+    # ("byte 414: not UTF-8 text"). Without --force the entry was written and -o refused: exit 2, a file left.
+    root = copy_root(tmp_path)
+    config = REPO / "examples" / "configs" / "meta-llama-3-8b.json"
+    entry = root / "registry" / "checkpoints" / "l3x.toml"
+    for force in (("--force",), ()):
+        assert bad("synth", str(config), "--import", "l3x", "-o", str(entry), *force, root=root) == [
+            f"passprice: error: {entry}: --import {entry} and -o {entry} name the same file, which would hold only "
+            "the last written: give two files"
+        ]
+        assert not entry.exists()
+    assert invoke("check", root=root).exit_code == 0

@@ -430,11 +430,15 @@ def _plot_option(what: str) -> Callable[[F], F]:
     )
 
 
-def _check_plot(path: Path | None, force: bool) -> None:
-    """Refuse a bad ``--plot`` file (its suffix, an existing file without --force) and a missing matplotlib before
-    any work is done. Raises :class:`InputError`."""
+def _check_plot(path: Path | None, force: bool, output: Path | None = None) -> None:
+    """Refuse a bad ``--plot`` file (its suffix, an existing file without --force, the file ``-o`` names too:
+    :func:`passprice.files.require_apart`) and a missing matplotlib before any work is done. Raises
+    :class:`InputError`."""
     if path is None:
         return
+    from passprice.files import require_apart
+
+    require_apart(("--plot", path), ("-o", output))
     from passprice.plots import picture_format
     from passprice.roofline import check_matplotlib
 
@@ -797,6 +801,9 @@ def synth_command(
             raise outside_registry(root, "--import writes into registry/checkpoints/, and they are read-only")
         text, _ = entry_text(built, entry, note)
         target = root.checkpoints / f"{entry}.toml"
+        from passprice.files import require_apart
+
+        require_apart(("--import", target), ("-o", output))  # one file: the header would replace the entry
         write_entry(target, text, force=force)
     if output is not None:
         write_header(built, output, force)
@@ -1995,7 +2002,7 @@ def sweep_command(
 
     root = _root(ctx)
     _check_output(output, force)
-    _check_plot(plot_path, force)
+    _check_plot(plot_path, force, output)
     locked_stack = _lock_stack(root, lock_ref, None, None)  # --lock L made under a stack: its expected price
     if stack is None and locked_stack is not None:
         if max_tpot is None:
@@ -2488,7 +2495,7 @@ def simulate_command(
     if trace_path is not None and (rate is not None or synthetic_prefix):
         raise click.UsageError("--rate and --prefix shape a --synthetic trace; a --trace file has its own")
     _check_output(output, force)
-    _check_plot(plot_path, force)
+    _check_plot(plot_path, force, output)
     root, spec = _spec(ctx, serving, checkpoint=checkpoint, card=card, limit=limit, kv_page=kv_page,
                        contiguous=contiguous, prefix_read_once=prefix_read_once, routing=routing)
     resolved = _resolve(root, spec, stack)

@@ -260,6 +260,29 @@ def check_writable(path: Path, force: bool = False) -> None:
         raise InputError(f"{shown(path)}: cannot write: the folder {shown(folder)} is not writable")
 
 
+def require_apart(first: tuple[str, Path | None], second: tuple[str, Path | None]) -> None:
+    """Refuse two outputs of one command (``(option, path)`` each; a ``None`` path is not given) that land on the same
+    file: the same name, names that resolve alike (a link, ``./``, ``..``), or two names of one existing file (hard
+    links). ``sweep --plot F.svg -o F.svg --force`` wrote the plot, said "plot -> F.svg", then replaced it with the
+    CSV, exit 0: the plot was lost without a word; without ``--force`` the plot was written and the CSV refused,
+    exit 2 with a file left behind; ``synth CONFIG --import X -o registry/checkpoints/X.toml --force`` wrote the
+    entry, then the binary header over it, exit 0, and ``check`` failed on the entry (attack round 24). Raises
+    :class:`InputError` naming both options and the file, before anything is written."""
+    (one, a), (other, b) = first, second
+    if a is None or b is None:
+        return
+    ends = (target(a), target(b))
+    same = os.path.realpath(ends[0]) == os.path.realpath(ends[1])
+    if not same:
+        found = (look(ends[0]), look(ends[1]))
+        same = found[0] is not None and found[1] is not None and os.path.samestat(found[0], found[1])
+    if same:
+        raise InputError(
+            f"{shown(b)}: {one} {shown(a)} and {other} {shown(b)} name the same file, which would hold only the last "
+            "written: give two files"
+        )
+
+
 def fold(name: str) -> str:
     """``name`` as names are compared for looking alike: NFC, case-folded (``É.toml``, ``é.toml`` and ``e`` + U+0301
     ``.toml`` fold alike)."""
