@@ -195,13 +195,41 @@ def test_synth_refuses_a_header_and_an_entry_on_one_file(tmp_path: Path) -> None
     # Round 24: `synth CONFIG --import l3x -o registry/checkpoints/l3x.toml --force` wrote the entry, then the
     # binary header over it, printed "header -> …/l3x.toml" and "entry -> …/l3x.toml", exit 0; `check` then failed
     # ("byte 414: not UTF-8 text"). Without --force the entry was written and -o refused: exit 2, a file left.
+    # The header is no record, and -o lands in registry/: refused before either is written.
     root = copy_root(tmp_path)
     config = REPO / "examples" / "configs" / "meta-llama-3-8b.json"
     entry = root / "registry" / "checkpoints" / "l3x.toml"
     for force in (("--force",), ()):
         assert bad("synth", str(config), "--import", "l3x", "-o", str(entry), *force, root=root) == [
-            f"passprice: error: {entry}: --import {entry} and -o {entry} name the same file, which would hold only "
-            "the last written: give two files"
+            f"passprice: error: {entry}: -o would write into {root / 'registry'}/, where every .toml file is a record "
+            "passprice reads (this output is none): write it outside the registry's record folders, or under "
+            "another suffix"
         ]
         assert not entry.exists()
     assert invoke("check", root=root).exit_code == 0
+
+
+def test_an_output_is_never_written_over_a_record_of_the_registry(tmp_path: Path) -> None:
+    # Round 24: `sweep R1 -o registry/servings/R1.toml --force` replaced the serving it had just priced with its CSV,
+    # exit 0; every later command on the registry failed ("not valid TOML"). `simulate … -o facts/cards/X.toml
+    # --force` and `synth CONFIG -o registry/checkpoints/new.toml` (a binary header where check reads entries) alike.
+    root = copy_root(tmp_path)
+    serving = root / "registry" / "servings" / f"{R1}.toml"
+    card = root / "facts" / "cards" / "h200_sxm_141gb.toml"
+    before = serving.read_bytes(), card.read_bytes()
+    config = REPO / "examples" / "configs" / "meta-llama-3-8b.json"
+
+    def line(output: Path, tree: str) -> str:
+        return (f"passprice: error: {output}: -o would write into {root / tree}/, where every .toml file is a record "
+                "passprice reads (this output is none): write it outside the registry's record folders, or under "
+                "another suffix")
+
+    assert bad("sweep", R1, "-o", str(serving), "--force", root=root) == [line(serving, "registry")]
+    assert bad("simulate", R1, "--synthetic", "3", "-o", str(card), "--force", root=root) == [line(card, "facts")]
+    new = root / "registry" / "checkpoints" / "new.toml"
+    assert bad("synth", str(config), "-o", str(new), root=root) == [line(new, "registry")]
+    through = root / "facts" / ".." / "locks" / "x.lock.toml"
+    assert bad("sweep", R1, "-o", str(through), root=root) == [line(through, "locks")]
+    assert (serving.read_bytes(), card.read_bytes()) == before and not new.exists()
+    assert invoke("check", root=root).exit_code == 0
+    assert invoke("sweep", R1, "-o", str(root / "registry" / "servings" / "out.csv"), root=root).exit_code == 0

@@ -789,6 +789,10 @@ def synth_command(
     note = _require_unicode(note, "--note")
     _check_output(output, force)
     root = _root(ctx)
+    if output is not None:
+        from passprice.registry import require_not_record
+
+        require_not_record(root, output)
     published = read_config(config, root.schema)
     built = build(published, Mix.parse(mix), entry or (output.name if output else None), Latent(mla), not no_mtp)
     target = None
@@ -801,9 +805,6 @@ def synth_command(
             raise outside_registry(root, "--import writes into registry/checkpoints/, and they are read-only")
         text, _ = entry_text(built, entry, note)
         target = root.checkpoints / f"{entry}.toml"
-        from passprice.files import require_apart
-
-        require_apart(("--import", target), ("-o", output))  # one file: the header would replace the entry
         write_entry(target, text, force=force)
     if output is not None:
         write_header(built, output, force)
@@ -2002,6 +2003,10 @@ def sweep_command(
 
     root = _root(ctx)
     _check_output(output, force)
+    if output is not None:
+        from passprice.registry import require_not_record
+
+        require_not_record(root, output)
     _check_plot(plot_path, force, output)
     locked_stack = _lock_stack(root, lock_ref, None, None)  # --lock L made under a stack: its expected price
     if stack is None and locked_stack is not None:
@@ -2498,6 +2503,10 @@ def simulate_command(
     _check_plot(plot_path, force, output)
     root, spec = _spec(ctx, serving, checkpoint=checkpoint, card=card, limit=limit, kv_page=kv_page,
                        contiguous=contiguous, prefix_read_once=prefix_read_once, routing=routing)
+    if output is not None:
+        from passprice.registry import require_not_record
+
+        require_not_record(root, output)
     resolved = _resolve(root, spec, stack)
     the_stack = None
     if stack is not None:

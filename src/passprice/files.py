@@ -265,9 +265,9 @@ def require_apart(first: tuple[str, Path | None], second: tuple[str, Path | None
     file: the same name, names that resolve alike (a link, ``./``, ``..``), or two names of one existing file (hard
     links). ``sweep --plot F.svg -o F.svg --force`` wrote the plot, said "plot -> F.svg", then replaced it with the
     CSV, exit 0: the plot was lost without a word; without ``--force`` the plot was written and the CSV refused,
-    exit 2 with a file left behind; ``synth CONFIG --import X -o registry/checkpoints/X.toml --force`` wrote the
-    entry, then the binary header over it, exit 0, and ``check`` failed on the entry (attack round 24). Raises
-    :class:`InputError` naming both options and the file, before anything is written."""
+    exit 2 with a file left behind (attack round 24; ``synth --import X -o registry/checkpoints/X.toml``, one file
+    too, is refused by :func:`passprice.registry.require_not_record`). Raises :class:`InputError` naming both
+    options and the file, before anything is written."""
     (one, a), (other, b) = first, second
     if a is None or b is None:
         return
