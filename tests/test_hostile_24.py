@@ -233,3 +233,34 @@ def test_an_output_is_never_written_over_a_record_of_the_registry(tmp_path: Path
     assert (serving.read_bytes(), card.read_bytes()) == before and not new.exists()
     assert invoke("check", root=root).exit_code == 0
     assert invoke("sweep", R1, "-o", str(root / "registry" / "servings" / "out.csv"), root=root).exit_code == 0
+
+
+def _git(repo: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+    done = subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def test_a_review_of_a_revision_names_no_temporary_folder(tmp_path: Path) -> None:
+    # Round 24: `diff BASE HEAD` where HEAD renamed facts/cards/a40.toml (a card the llama.cpp stack's runs name)
+    # said "card 'a40': not found in /tmp/passprice-diff-1_lpfmmh/facts/cards; a40 is a card of the facts passprice
+    # ships, not of this registry (/tmp/passprice-diff-1_lpfmmh): copy …/a40.toml into
+    # /tmp/passprice-diff-1_lpfmmh/facts/cards to use it here": a folder diff made for the revision and removed
+    # before the line was read. The revision's paths are now relative to the registry, the folder its commit id.
+    repo = copy_root(tmp_path)
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "--no-verify", "-m", "base")
+    _git(repo, "mv", "facts/cards/a40.toml", "facts/cards/a40x.toml")
+    _git(repo, "commit", "-q", "--no-verify", "-m", "rename")
+    head = _git(repo, "rev-parse", "HEAD")[:12]
+    done = subprocess.run([sys.executable, "-m", "passprice", "diff", "HEAD~1", "HEAD"], cwd=repo,
+                          capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PASSPRICE_NO_MEMO": "1"})
+    assert done.returncode == 2, done.stderr
+    assert "passprice-diff-" not in done.stdout + done.stderr
+    line = done.stderr.splitlines()[-1]
+    assert line.startswith("passprice: error: on HEAD: facts/stacks/llamacpp-cuda-2405.toml: ")
+    assert (f"card 'a40': not found in facts/cards; a40 is a card of the facts passprice ships, not of this registry "
+            f"({head}): copy ") in line and " into facts/cards to use it here" in line

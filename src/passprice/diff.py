@@ -20,7 +20,7 @@ import os
 import subprocess
 import tempfile
 import tomllib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -1973,9 +1973,27 @@ def _compare(base: Side, head: Side) -> Diff:
     from passprice.sidecode import code_changes
 
     return Diff(base.info, head.info, files, reviews, base.code, head.code,
-                problems, review.unreadable, sources, moves, left_out, code_changes(base.code, head.code),
-                _duplicates(head, paths), review.warnings[:MAX_HEAD_WARNINGS],
-                max(0, len(review.warnings) - MAX_HEAD_WARNINGS))
+                _unrooted(head, problems), _unrooted(head, review.unreadable), sources, moves, left_out,
+                code_changes(base.code, head.code), _duplicates(head, paths),
+                _unrooted(head, review.warnings[:MAX_HEAD_WARNINGS]), max(0, len(review.warnings) - MAX_HEAD_WARNINGS))
+
+
+def _unrooted(side: Side, lines: Sequence[str]) -> tuple[str, ...]:
+    """``check``'s ``lines`` on ``side`` as a review shows them: a git revision's files are read from a temporary
+    folder, gone when ``diff`` ends, so a path in it is written relative to the registry (``facts/cards``) and the
+    folder itself as the revision (its commit id, 12 digits). A review of a revision where a card was renamed said
+    "card 'a40': not found in /tmp/passprice-diff-1_lpfmmh/facts/cards; … copy …/a40.toml into
+    /tmp/passprice-diff-1_lpfmmh/facts/cards to use it here" (attack round 24). A folder or the work tree is shown
+    as it is."""
+    if side.info.revision is None:
+        return tuple(lines)
+    tops = {str(side.root.path), os.path.realpath(side.root.path)}
+    out = []
+    for line in lines:
+        for top in tops:
+            line = line.replace(top + os.sep, "").replace(top, side.info.revision[:12])
+        out.append(line)
+    return tuple(out)
 
 
 #: The most of ``check``'s warnings on HEAD a review lists (:attr:`Diff.head_warnings`); the rest are counted, and
