@@ -264,3 +264,26 @@ def test_a_review_of_a_revision_names_no_temporary_folder(tmp_path: Path) -> Non
     assert line.startswith("passprice: error: on HEAD: facts/stacks/llamacpp-cuda-2405.toml: ")
     assert (f"card 'a40': not found in facts/cards; a40 is a card of the facts passprice ships, not of this registry "
             f"({head}): copy ") in line and " into facts/cards to use it here" in line
+
+
+def test_init_below_the_top_of_a_git_repository_warns_that_its_workflow_and_hook_never_run(tmp_path: Path) -> None:
+    # Round 24: `init sub` inside a git checkout wrote sub/.github/workflows/facts.yml and
+    # sub/.pre-commit-config.yaml, which GitHub and pre-commit never read (they read the repository's top only),
+    # and advised `cd sub && git init`, a repository inside a repository: the review meant to catch a change that
+    # moves a locked price never ran, without a word.
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    sub = repo / "sub"
+    result = invoke("init", str(sub))
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines() == [
+        f"passprice: warning: {sub} lies inside the git repository at {repo}: GitHub runs only {repo}/.github/"
+        f"workflows/ and pre-commit reads only {repo}/.pre-commit-config.yaml, so the workflow and hook written in "
+        "sub/ never run; move them there (the workflow's steps in sub: working-directory), or run init at the "
+        "repository's top"
+    ]
+    assert result.stdout.splitlines()[-1] == f"next: cd {sub} && passprice import MODEL.gguf --name NAME"
+    assert (sub / ".github" / "workflows" / "facts.yml").is_file()
+    top = invoke("init", str(repo))  # the repository's own top: nothing to warn of
+    assert top.exit_code == 0 and top.stderr == "" and "git init" in top.stdout.splitlines()[-1]

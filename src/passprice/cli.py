@@ -664,17 +664,21 @@ def init_command(
     """Start a registry of your own in DIRECTORY (default: here): every record folder, the reference facts copied,
     the schemas, an editor configuration (.taplo.toml), a pre-commit hook and a CI workflow. Every command run in
     it then reads and writes its files."""
-    from passprice.scaffold import plan, write
+    from passprice.scaffold import nested_caution, plan, write
 
     _require_unicode(str(directory), "DIRECTORY")
     if requirement is not None:
         requirement = _require_unicode(requirement, "--requirement")
     the_plan = plan(_root(ctx), requirement, examples)
     write(the_plan, directory)
+    caution = nested_caution(directory)
+    if caution is not None:
+        click.echo(f"passprice: warning: {caution}", err=True)
     if as_json:
         _echo_json({"path": str(directory), "folders": list(the_plan.folders), "copied": list(the_plan.copied),
                     "files": sorted(the_plan.files), "requirement": the_plan.requirement.line,
-                    "requirement_origin": the_plan.requirement.origin, "advice": the_plan.requirement.advice()})
+                    "requirement_origin": the_plan.requirement.origin, "advice": the_plan.requirement.advice(),
+                    "caution": caution})
         return
     click.echo(f"a passprice registry in {directory}:")
     for folder in the_plan.folders:
@@ -688,7 +692,8 @@ def init_command(
     import shlex  # here, not at the top: only init quotes a folder (issue 16: nothing a price does not use)
 
     into = "" if directory.resolve() == Path.cwd().resolve() else f"cd {shlex.quote(str(directory))} && "
-    click.echo(f"next: {into}git init && pre-commit install; passprice import MODEL.gguf --name NAME")
+    start = "" if caution is not None else "git init && pre-commit install; "  # no repository in a repository
+    click.echo(f"next: {into}{start}passprice import MODEL.gguf --name NAME")
 
 
 # --- checkpoints --------------------------------------------------------------------------------------------------
