@@ -6,6 +6,7 @@ is imported. :mod:`passprice.cache` asks this module too: one place for each rul
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import sys
@@ -43,6 +44,32 @@ def folder(home: Callable[[], str] = _home) -> str:
     # The specification: a relative path in $XDG_CACHE_HOME is invalid and is ignored.
     base = xdg if xdg and os.path.isabs(xdg) else os.path.join(home(), ".cache")
     return os.path.join(base, "passprice")
+
+
+def make_folders(path: str | os.PathLike[str], mode: int = 0o777) -> None:
+    """Create folder ``path`` and each missing folder above it (``mode``, under the umask), as
+    ``os.makedirs(path, mode, exist_ok=True)`` does, but in a loop, not by recursion: a path of more missing
+    folders than the interpreter's recursion limit (``$XDG_CACHE_HOME`` or ``init``'s folder given as ``a/b/…``
+    2,000 deep, within the 4,096 bytes a path may hold) made ``os.makedirs`` and :meth:`pathlib.Path.mkdir` raise
+    :class:`RecursionError`, a traceback (attack round 24). Raises :class:`OSError` as :func:`os.mkdir` does
+    (:class:`FileExistsError` when a file, not a folder, is in the way; :class:`NotADirectoryError` when a file is
+    above)."""
+    path = os.path.abspath(os.fspath(path))
+    missing: list[str] = []
+    while not os.path.exists(path):
+        missing.append(path)
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    if not missing and not os.path.isdir(path):
+        raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), path)
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, mode)
+        except FileExistsError:
+            if not os.path.isdir(folder):
+                raise
 
 
 def bypassed() -> bool:

@@ -44,7 +44,7 @@ from passprice.errors import InputError
 from passprice.facts import Fact, Provenance, shown_unit
 from passprice.fits import RunDerivation, RunInput, extreme, figure_of, rounded
 from passprice.gguf_header import GGUFHeader
-from passprice.measurements import Run, load_runs, ratio_too_large
+from passprice.measurements import Run, load_runs, past_context, ratio_too_large
 from passprice.registry import Root
 from passprice.serving import ServingRefusal, shape_of
 from passprice.servings import complete, to_serving
@@ -145,6 +145,12 @@ def model_runs(root: Root, stack: Stack, runs: Sequence[Run]) -> list[RunModel]:
             cards[run.card] = card
             header = headers.get(run.checkpoint) or load_checkpoint(root, run.checkpoint)
             headers[run.checkpoint] = header
+        except InputError as e:
+            raise InputError(f"run {run.id} ({run.source}): {e}") from None
+        beyond = past_context(root.measurements, run, header.meta_int("context_length"))
+        if beyond is not None:
+            raise InputError(beyond)
+        try:
             serving = to_serving(complete(run.spec(), header))
             shape = shape_of(header, serving)  # built once for runs of one serving and position
             base_pricing = pricing_of(None, card, shape)

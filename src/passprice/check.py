@@ -206,11 +206,11 @@ def lookalikes(folder: Path, suffix: str = ".toml") -> list[str]:
     (``é.toml`` written as one code point and as ``e`` + U+0301): they show as the same name in every listing and
     price, so a review cannot tell which one a serving names, and they are one file on macOS and Windows, where the
     checkout cannot hold both. Names are compared as NFC, case-folded."""
-    import unicodedata
+    from passprice.files import fold
 
     groups: dict[str, list[str]] = {}
     for name in sorted(path.name for path in folder.glob(f"*{suffix}")):  # strings: C compares them
-        groups.setdefault(unicodedata.normalize("NFC", name).casefold(), []).append(name)
+        groups.setdefault(fold(name), []).append(name)
     return [
         f"{folder}: {', '.join(ascii(n) for n in names)}: names that differ only by case or Unicode normalization "
         "(they show alike, and are one file on macOS and Windows): rename all but one"

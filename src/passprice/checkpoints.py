@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from passprice import __version__, ggml, schema
 from passprice.digests import blake2b
 from passprice.errors import InputError, problem_lines
-from passprice.files import is_there, make_folder, write_atomically
+from passprice.files import is_there, make_folder, require_no_lookalike, write_atomically
 from passprice.gguf_header import (
     KEEP_ARRAY_LIMIT,
     VALUE_TYPE_NAMES,
@@ -694,5 +694,6 @@ def write_entry(path: str | os.PathLike[str], text: str, force: bool = False) ->
     from passprice.schema import require_link_inside
 
     require_link_inside(Path(path))
+    require_no_lookalike(Path(path))
     make_folder(Path(path).parent)
     write_atomically(Path(path), text, force)

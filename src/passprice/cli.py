@@ -464,11 +464,15 @@ def _plot_option(what: str) -> Callable[[F], F]:
     )
 
 
-def _check_plot(path: Path | None, force: bool) -> None:
-    """Refuse a bad ``--plot`` file (its suffix, an existing file without --force) and a missing matplotlib before
-    any work is done. Raises :class:`InputError`."""
+def _check_plot(path: Path | None, force: bool, output: Path | None = None) -> None:
+    """Refuse a bad ``--plot`` file (its suffix, an existing file without --force, the file ``-o`` names too:
+    :func:`passprice.files.require_apart`) and a missing matplotlib before any work is done. Raises
+    :class:`InputError`."""
     if path is None:
         return
+    from passprice.files import require_apart
+
+    require_apart(("--plot", path), ("-o", output))
     from passprice.plots import picture_format
     from passprice.roofline import check_matplotlib
 
@@ -694,17 +698,21 @@ def init_command(
     """Start a registry of your own in DIRECTORY (default: here): every record folder, the reference facts copied,
     the schemas, an editor configuration (.taplo.toml), a pre-commit hook and a CI workflow. Every command run in
     it then reads and writes its files."""
-    from passprice.scaffold import plan, write
+    from passprice.scaffold import nested_caution, plan, write
 
     _require_unicode(str(directory), "DIRECTORY")
     if requirement is not None:
         requirement = _require_unicode(requirement, "--requirement")
     the_plan = plan(_root(ctx), requirement, examples)
     write(the_plan, directory)
+    caution = nested_caution(directory)
+    if caution is not None:
+        click.echo(f"passprice: warning: {caution}", err=True)
     if as_json:
         _echo_json({"path": str(directory), "folders": list(the_plan.folders), "copied": list(the_plan.copied),
                     "files": sorted(the_plan.files), "requirement": the_plan.requirement.line,
-                    "requirement_origin": the_plan.requirement.origin, "advice": the_plan.requirement.advice()})
+                    "requirement_origin": the_plan.requirement.origin, "advice": the_plan.requirement.advice(),
+                    "caution": caution})
         return
     click.echo(f"a passprice registry in {directory}:")
     for folder in the_plan.folders:
@@ -718,7 +726,8 @@ def init_command(
     import shlex  # here, not at the top: only init quotes a folder (issue 16: nothing a price does not use)
 
     into = "" if directory.resolve() == Path.cwd().resolve() else f"cd {shlex.quote(str(directory))} && "
-    click.echo(f"next: {into}git init && pre-commit install; passprice import MODEL.gguf --name NAME")
+    start = "" if caution is not None else "git init && pre-commit install; "  # no repository in a repository
+    click.echo(f"next: {into}{start}passprice import MODEL.gguf --name NAME")
 
 
 # --- checkpoints --------------------------------------------------------------------------------------------------
@@ -819,6 +828,10 @@ def synth_command(
     note = _require_unicode(note, "--note")
     _check_output(output, force)
     root = _root(ctx)
+    if output is not None:
+        from passprice.registry import require_not_record
+
+        require_not_record(root, output)
     published = read_config(config, root.schema)
     built = build(published, Mix.parse(mix), entry or (output.name if output else None), Latent(mla), not no_mtp)
     target = None
@@ -2029,7 +2042,11 @@ def sweep_command(
 
     root = _root(ctx)
     _check_output(output, force)
-    _check_plot(plot_path, force)
+    if output is not None:
+        from passprice.registry import require_not_record
+
+        require_not_record(root, output)
+    _check_plot(plot_path, force, output)
     locked_stack = _lock_stack(root, lock_ref, None, None)  # --lock L made under a stack: its expected price
     if stack is None and locked_stack is not None:
         if max_tpot is None:
@@ -2522,9 +2539,13 @@ def simulate_command(
     if trace_path is not None and (rate is not None or synthetic_prefix):
         raise click.UsageError("--rate and --prefix shape a --synthetic trace; a --trace file has its own")
     _check_output(output, force)
-    _check_plot(plot_path, force)
+    _check_plot(plot_path, force, output)
     root, spec = _spec(ctx, serving, checkpoint=checkpoint, card=card, limit=limit, kv_page=kv_page,
                        contiguous=contiguous, prefix_read_once=prefix_read_once, routing=routing)
+    if output is not None:
+        from passprice.registry import require_not_record
+
+        require_not_record(root, output)
     resolved = _resolve(root, spec, stack)
     the_stack = None
     if stack is not None:
@@ -2679,10 +2700,9 @@ def main() -> None:
     # collection every 700 allocations, the default, mostly scans survivors: every 50,000 finds as much garbage, the
     # young generation still a few MB at most (about 1 % of a warm price's instructions).
     gc.set_threshold(50_000, *gc.get_threshold()[1:])
-    reconfigure = getattr(sys.stdout, "reconfigure", None)
-    if callable(reconfigure):
-        # A file name whose bytes are not UTF-8 is printed as those bytes (as ls does), not refused with a traceback.
-        reconfigure(errors="surrogateescape")
+    from passprice.entry import printable_output
+
+    printable_output()  # a file name in bytes that are not UTF-8, a '←' under latin-1: printed, never a traceback
 
     def terminated(number: int, _frame: object) -> None:
         raise Terminated(number)

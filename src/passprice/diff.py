@@ -20,13 +20,14 @@ import os
 import subprocess
 import tempfile
 import tomllib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from passprice import cache, gitread, schema
+from passprice.cachefolder import make_folders
 from passprice.cards import card_from_document, document_and_facts
 from passprice.derivations import Finding, recheck_all
 from passprice.drafts import method_from_document
@@ -272,13 +273,13 @@ class Checkout:
                 raise InputError(f"{commit[:12]}:{self.prefix}{rel}: object {obj} is missing from the repository")
             files[rel] = contents[obj]
         for folder in ("facts", "registry"):
-            (dest / folder).mkdir(parents=True, exist_ok=True)
+            make_folders(dest / folder)
         for rel, data in files.items():
             target = dest / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
+            make_folders(target.parent)
             target.write_bytes(data)
         for folder in {rel.rpartition("/")[0] for rel in unread}:
-            (dest / folder).mkdir(parents=True, exist_ok=True)  # the tree's shape: a folder named x.toml is one
+            make_folders(dest / folder)  # the tree's shape: a folder named x.toml is one
         for rel in unread:
             if rel.endswith(".toml") and not (dest / rel).exists():
                 # Named, not read: a record in a folder passprice does not read (locks/sub/x.lock.toml) is found by
@@ -287,11 +288,11 @@ class Checkout:
         for rel, records in self._linked_folders(commit, links).items():
             # What a checkout of the revision holds there: a folder (through the link) of records, which check's
             # stray-folder rule counts (locks/sub → ../archive, committed: the review said "no changes", exit 0).
-            (dest / rel).mkdir(parents=True, exist_ok=True)
+            make_folders(dest / rel)
             for record in records:
                 (dest / rel / record).touch()
         for rel in _named_by_sources(files) & unread:
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            make_folders((dest / rel).parent)
             (dest / rel).touch()  # a source's document kept in the registry: its existence is what is checked
         return files
 
@@ -2021,9 +2022,27 @@ def _compare(base: Side, head: Side) -> Diff:
     from passprice.sidecode import code_changes
 
     return Diff(base.info, head.info, files, reviews, base.code, head.code,
-                problems, review.unreadable, sources, moves, left_out, code_changes(base.code, head.code),
-                _duplicates(head, paths), review.warnings[:MAX_HEAD_WARNINGS],
-                max(0, len(review.warnings) - MAX_HEAD_WARNINGS))
+                _unrooted(head, problems), _unrooted(head, review.unreadable), sources, moves, left_out,
+                code_changes(base.code, head.code), _duplicates(head, paths),
+                _unrooted(head, review.warnings[:MAX_HEAD_WARNINGS]), max(0, len(review.warnings) - MAX_HEAD_WARNINGS))
+
+
+def _unrooted(side: Side, lines: Sequence[str]) -> tuple[str, ...]:
+    """``check``'s ``lines`` on ``side`` as a review shows them: a git revision's files are read from a temporary
+    folder, gone when ``diff`` ends, so a path in it is written relative to the registry (``facts/cards``) and the
+    folder itself as the revision (its commit id, 12 digits). A review of a revision where a card was renamed said
+    "card 'a40': not found in /tmp/passprice-diff-1_lpfmmh/facts/cards; … copy …/a40.toml into
+    /tmp/passprice-diff-1_lpfmmh/facts/cards to use it here" (attack round 24). A folder or the work tree is shown
+    as it is."""
+    if side.info.revision is None:
+        return tuple(lines)
+    tops = {str(side.root.path), os.path.realpath(side.root.path)}
+    out = []
+    for line in lines:
+        for top in tops:
+            line = line.replace(top + os.sep, "").replace(top, side.info.revision[:12])
+        out.append(line)
+    return tuple(out)
 
 
 #: The most of ``check``'s warnings on HEAD a review lists (:attr:`Diff.head_warnings`); the rest are counted, and

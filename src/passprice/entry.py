@@ -88,6 +88,53 @@ def utf8_names() -> None:
         return
 
 
+def _escaped_or_replaced(error: UnicodeError) -> tuple[str | bytes, int]:
+    """The ``passprice-output`` error handler (:func:`codecs.register_error`) of standard output under an encoding
+    that is not UTF-8: a file name's bytes that are not UTF-8 (lone surrogates ``\\udc80``–``\\udcff``) are written
+    back as those bytes (``surrogateescape``, as ``ls`` prints them), and any other character the encoding lacks
+    (``←``, ``…``, ``µ`` under ``latin-1`` or Windows' ``cp1252``) as its escape (``\\u2190``, ``backslashreplace``,
+    as Python writes standard error), never a :class:`UnicodeEncodeError` traceback. Raises ``error`` for a decoding
+    error (the handler is for output alone)."""
+    import codecs
+
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    chunk = error.object[error.start : error.end]
+    handler = "surrogateescape" if all("\udc80" <= c <= "\udcff" for c in chunk) else "backslashreplace"
+    try:
+        return codecs.lookup_error(handler)(error)
+    except UnicodeError:
+        return codecs.lookup_error("backslashreplace")(error)
+
+
+def printable_output() -> None:
+    """Set standard output's error handler so that whatever a command prints can be written: under UTF-8 (the usual
+    case, and every case after :func:`utf8_names` unless ``PYTHONIOENCODING`` names another encoding),
+    ``surrogateescape`` — a file name whose bytes are not UTF-8 is printed as those bytes, not refused with a
+    traceback; under any other encoding (``PYTHONIOENCODING=latin-1``, a Windows console or pipe in ``cp1252``)
+    :func:`_escaped_or_replaced`, which also escapes the characters passprice's own text holds that the encoding
+    lacks: ``price`` under ``PYTHONIOENCODING=latin-1`` printed a ``UnicodeEncodeError`` traceback at its first
+    ``←`` and exited 1 (attack round 24). (Under ``ascii`` click already writes UTF-8.) A stream that cannot be
+    reconfigured is left as it is."""
+    import codecs
+
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if not callable(reconfigure):
+        return
+    try:
+        encoding = codecs.lookup(getattr(sys.stdout, "encoding", None) or "utf-8").name
+    except LookupError:
+        encoding = ""
+    if encoding in ("utf-8", "utf-16", "utf-32", "utf-8-sig"):
+        reconfigure(errors="surrogateescape")
+        return
+    try:
+        codecs.lookup_error("passprice-output")
+    except LookupError:
+        codecs.register_error("passprice-output", _escaped_or_replaced)
+    reconfigure(errors="passprice-output")
+
+
 #: The exit status the command ended with (its ``SystemExit`` code), for :func:`_end`.
 _STATUS: list[int] = []
 

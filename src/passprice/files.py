@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
+from passprice.cachefolder import make_folders
 from passprice.errors import InputError, NotFound, escaped
 
 #: What a file that is not a regular one is, by its mode, in words.
@@ -259,6 +260,62 @@ def check_writable(path: Path, force: bool = False) -> None:
         raise InputError(f"{shown(path)}: cannot write: the folder {shown(folder)} is not writable")
 
 
+def require_apart(first: tuple[str, Path | None], second: tuple[str, Path | None]) -> None:
+    """Refuse two outputs of one command (``(option, path)`` each; a ``None`` path is not given) that land on the same
+    file: the same name, names that resolve alike (a link, ``./``, ``..``), or two names of one existing file (hard
+    links). ``sweep --plot F.svg -o F.svg --force`` wrote the plot, said "plot -> F.svg", then replaced it with the
+    CSV, exit 0: the plot was lost without a word; without ``--force`` the plot was written and the CSV refused,
+    exit 2 with a file left behind (attack round 24; ``synth --import X -o registry/checkpoints/X.toml``, one file
+    too, is refused by :func:`passprice.registry.require_not_record`). Raises :class:`InputError` naming both
+    options and the file, before anything is written."""
+    (one, a), (other, b) = first, second
+    if a is None or b is None:
+        return
+    ends = (target(a), target(b))
+    same = os.path.realpath(ends[0]) == os.path.realpath(ends[1])
+    if not same:
+        found = (look(ends[0]), look(ends[1]))
+        same = found[0] is not None and found[1] is not None and os.path.samestat(found[0], found[1])
+    if same:
+        raise InputError(
+            f"{shown(b)}: {one} {shown(a)} and {other} {shown(b)} name the same file, which would hold only the last "
+            "written: give two files"
+        )
+
+
+def fold(name: str) -> str:
+    """``name`` as names are compared for looking alike: NFC, case-folded (``É.toml``, ``é.toml`` and ``e`` + U+0301
+    ``.toml`` fold alike)."""
+    import unicodedata
+
+    return unicodedata.normalize("NFC", name).casefold()
+
+
+def require_no_lookalike(path: Path) -> None:
+    """Refuse to write ``path`` when its folder already holds another name that differs from ``path``'s only by
+    case or Unicode normalization (:func:`fold`): ``import --name GEMMA3-270M-Q4_K_M``, ``new-serving
+    R1-QWEN7B-H200`` and ``lock --name R1-QWEN7B-H200`` wrote a second entry beside ``gemma3-270m-q4_k_m.toml`` (or
+    ``r1-qwen7b-h200.toml``), exit 0, which ``check`` then failed ("names that differ only by case or Unicode
+    normalization"); on macOS and Windows, where the two are one file, ``--force`` replaced the other entry (attack
+    round 24). ``path`` itself (the same name, replaced with ``--force``) is not a lookalike. A folder that does not
+    list passes (the writer reports it).
+
+    Raises :class:`InputError` naming ``path`` and the name already there."""
+    folder = path.parent if str(path.parent) else Path(".")
+    mine = fold(path.name)
+    try:
+        with os.scandir(folder) as entries:
+            others = sorted(e.name for e in entries if e.name != path.name and fold(e.name) == mine)
+    except (OSError, ValueError):
+        return
+    if others:
+        raise InputError(
+            f"{shown(path)}: {shown(folder)} already holds {', '.join(ascii(n) for n in others)}, a name that differs "
+            "only by case or Unicode normalization (they show alike, and are one file on macOS and Windows): use "
+            "that name, or another"
+        )
+
+
 def make_folder(folder: Path) -> None:
     """Create ``folder`` (and its parents) when nothing is there: for the registry's own folders (``locks/``,
     ``registry/checkpoints/``), never for a path a user gives. (A file in the way is left for the writer to report.)
@@ -266,7 +323,7 @@ def make_folder(folder: Path) -> None:
     if look(folder) is not None:
         return
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        make_folders(folder)
     except (FileExistsError, NotADirectoryError):
         raise InputError(f"{shown(folder)}: cannot create the folder: a file is in the way") from None
     except OSError as e:

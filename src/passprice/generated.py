@@ -258,6 +258,8 @@ def flush() -> None:
     :data:`MAX_SCRIPTS` files, remove the older half. Silently nothing when the folder cannot be written."""
     if not _pending:
         return
+    from passprice.cachefolder import make_folders
+
     pending = dict(_pending)
     _pending.clear()
     folders = set()
@@ -265,7 +267,7 @@ def flush() -> None:
         folder = os.path.dirname(path)
         if folder not in folders:
             try:
-                os.makedirs(folder, mode=0o700, exist_ok=True)
+                make_folders(folder, 0o700)
             except OSError:
                 continue
             folders.add(folder)

@@ -566,10 +566,11 @@ def write_lock(path: Path, lock: Lock, force: bool = False) -> None:
     """Write ``lock`` to ``path`` atomically; refuses to overwrite an existing file unless ``force``, and to write
     through a link in a registry to a file outside it (:func:`passprice.schema.require_link_inside`: the lock would
     not read back)."""
-    from passprice.files import write_atomically
+    from passprice.files import require_no_lookalike, write_atomically
     from passprice.schema import require_link_inside
 
     require_link_inside(path)
+    require_no_lookalike(path)
     write_atomically(path, lock_text(lock), force)
 
 

@@ -99,6 +99,23 @@ def ratio_too_large(folder: Path, run: Run, priced: float | None) -> str | None:
     )
 
 
+def past_context(folder: Path, run: Run, context_length: int | None) -> str | None:
+    """The problem of a run whose last position ``run.last`` is past its checkpoint's ``context_length`` (the
+    header's ``context_length``; ``None``: the header gives none), naming the run's file in ``folder`` and its key
+    ``run.INDEX.positions``; ``None`` when the run fits. A model reads no position past its context, so such a run
+    is bad input (its positions or its checkpoint are wrong), not a serving to refuse: ``calibrate`` and ``check``
+    said "context limit 9000 is past the checkpoint's context length 8192: lower --limit", naming neither the file
+    nor the key, with advice about an option neither command has, and ``validate`` showed the run as a refused row,
+    exit 0 (attack round 24)."""
+    if context_length is None or run.last <= context_length:
+        return None
+    return (
+        f"{folder / f'{run.source}.toml'}: run.{run.index}.positions: last position {run.last:,} is past the context "
+        f"length of checkpoint {run.checkpoint}, {context_length:,} positions (a model reads no position past its "
+        "context: correct the run's positions or its checkpoint)"
+    )
+
+
 def runs_of_document(
     name: str, document: Mapping[str, Any], where: str, problems: list[str] | None = None
 ) -> list[Run]:

@@ -14,6 +14,7 @@ import sys
 
 from passprice import memo
 from passprice.cachefolder import entry_name as _entry_name
+from passprice.cachefolder import make_folders
 from passprice.memo import (
     BIG,
     _checksum,
@@ -611,7 +612,7 @@ def record(argv: list[str], key: str, path: str, since: int, cwd: str, cache: st
     # The entry's folder is made before the run, not when the entry is stored: made then, it would change the
     # listing of a folder the stamp holds (the cache folder's parent, when the run read a file beside it).
     with contextlib.suppress(OSError):
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+        make_folders(os.path.dirname(path))
     probes = _probes(argv, cwd)
     recorder = Recorder(cwd, cache)
     if not recorder.start():

@@ -358,6 +358,34 @@ def folder_problem(folder: Path, root: Root | None = None) -> str | None:
 LINKED_OUT = "a registry's files lie inside it (copy the files in, or link to ones inside)"
 
 
+#: The folders of a root whose ``.toml`` files are records (or are taken for records misplaced): ``check`` reads
+#: every one.
+RECORD_TREES = ("facts", "registry", "locks", "sources")
+
+
+def require_not_record(root: Root, output: Path, option: str = "-o") -> None:
+    """Refuse an output that is no record (a sweep's CSV or JSON, a simulation's text, a synthesized header) when it
+    would land on a ``.toml`` file inside ``root``'s record folders (:data:`RECORD_TREES`; links and ``..``
+    resolved), where every such file is a record ``check`` reads. ``sweep R1 -o registry/servings/R1.toml --force``
+    replaced the serving it had just priced with its CSV, exit 0, and every later command on the registry failed
+    ("not valid TOML"); a new name there (``-o registry/servings/new.toml``) broke ``check`` the same way (attack
+    round 24). The embedded registry is never written. Raises :class:`InputError` naming ``option``, the file and the
+    folder, before anything is priced."""
+    if root.embedded or not output.name.lower().endswith(".toml"):
+        return
+    from passprice.files import target
+
+    end = os.path.normcase(os.path.realpath(target(output)))
+    for name in RECORD_TREES:
+        folder = os.path.normcase(os.path.realpath(root.path / name))
+        if end.startswith(folder + os.sep):
+            raise InputError(
+                f"{shown(output)}: {option} would write into {shown(root.path / name)}/, where every .toml file is a "
+                "record passprice reads (this output is none): write it outside the registry's record folders, or "
+                "under another suffix"
+            )
+
+
 def within(root: Root, path: Path | str) -> bool:
     """Whether ``path`` (relative to the working folder, or absolute), every symbolic link and ``..`` resolved, lies
     inside ``root``'s folder (also resolved). Raises :class:`InputError` as :func:`passprice.files.look` does (a

@@ -26,6 +26,7 @@ from typing import Any
 
 import attrs
 
+from passprice.cachefolder import make_folders
 from passprice.cards import Card
 from passprice.cost import Lines, Pricing, binding
 from passprice.errors import InputError
@@ -543,7 +544,7 @@ COLOURS = {
 
 def _writable_folder(path: str) -> bool:
     try:
-        os.makedirs(path, exist_ok=True)
+        make_folders(path)
     except OSError:
         return False
     return os.path.isdir(path) and os.access(path, os.W_OK)

@@ -38,6 +38,7 @@ from pathlib import Path
 import attrs
 
 from passprice import __version__
+from passprice.cachefolder import make_folders
 from passprice.errors import InputError
 from passprice.files import kind, look, read_regular, shown
 from passprice.registry import Root
@@ -436,6 +437,42 @@ def plan(source: Root, requirement: str | None = None, examples: bool = False) -
     return Plan(source, tuple(folders.values()), tuple(copied), files, install)
 
 
+def enclosing_repository(dest: Path) -> Path | None:
+    """The top of the git work tree ``dest`` lies inside, when that top is a folder above ``dest`` (a ``.git`` folder
+    or file in one of ``dest``'s parents, links resolved); ``None`` when ``dest`` is no such folder's (it is a top
+    itself, or outside every repository). Raises nothing: a folder that cannot be looked at ends the search."""
+    try:
+        here = Path(os.path.realpath(dest))
+    except (OSError, ValueError):
+        return None
+    for folder in (here, *here.parents):
+        try:
+            if look(folder / ".git") is not None:
+                return folder if folder != here else None
+        except InputError:
+            return None
+    return None
+
+
+def nested_caution(dest: Path) -> str | None:
+    """The warning for a registry written into ``dest`` below the top of an existing git repository: GitHub runs
+    the workflows of the repository's top ``.github/workflows/`` only, and pre-commit reads the top's
+    ``.pre-commit-config.yaml`` only, so the review workflow and hook ``init`` writes there never run, and a change
+    that moves a locked price is merged unreviewed; and the advice ``git init`` there would make a repository inside
+    a repository. ``init sub`` in a checkout said nothing of it (attack round 24). ``None`` when ``dest`` is a
+    repository's top or outside every repository."""
+    top = enclosing_repository(dest)
+    if top is None:
+        return None
+    rel = os.path.relpath(os.path.realpath(dest), top)
+    return (
+        f"{shown(dest)} lies inside the git repository at {shown(top)}: GitHub runs only {shown(top)}/.github/"
+        f"workflows/ and pre-commit reads only {shown(top)}/.pre-commit-config.yaml, so the workflow and hook "
+        f"written in {rel}/ never run; move them there (the workflow's steps in {rel}: working-directory), or run "
+        "init at the repository's top"
+    )
+
+
 def write(the_plan: Plan, dest: Path) -> None:
     """Write ``the_plan`` below ``dest`` (created when missing): every file into a temporary folder beside ``dest``
     first, then each top-level entry moved into place; a failure on the way removes what was moved.
@@ -479,7 +516,7 @@ def write(the_plan: Plan, dest: Path) -> None:
     if found is not None and not stat.S_ISDIR(found.st_mode):
         raise InputError(f"{shown(dest)}: cannot write: {shown(above)} is {kind(found.st_mode)}, not a folder")
     try:
-        parent.mkdir(parents=True, exist_ok=True)
+        make_folders(parent)
         staging = Path(tempfile.mkdtemp(prefix=f".{dest.name or 'registry'}.init.", dir=parent))
     except OSError as e:
         raise InputError(f"{shown(dest)}: cannot write: {e.strerror or e}") from None
@@ -487,7 +524,7 @@ def write(the_plan: Plan, dest: Path) -> None:
     try:
         for rel, data in the_plan.files.items():
             path = staging / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
+            make_folders(path.parent)
             path.write_bytes(data)
         dest.mkdir(exist_ok=True)
         for top in tops:

@@ -18,7 +18,7 @@ from typing import Any
 import attrs
 
 from passprice.errors import InputError, SchemaError
-from passprice.files import make_folder, write_atomically
+from passprice.files import make_folder, require_no_lookalike, write_atomically
 from passprice.registry import Root, read_only, require_record_name
 from passprice.servings import ServingSpec, require_inside_root, resolve, spec_from_document, spec_to_document
 
@@ -116,6 +116,7 @@ def write_serving(
     from passprice.schema import require_link_inside
 
     require_link_inside(path)  # --force over a link to a file outside the registry: it would not read back
+    require_no_lookalike(path)
     make_folder(root.servings)
     write_atomically(path, text, force)
     return Written(name, path, completed)

@@ -19,7 +19,7 @@ from passprice.checkpoints import load_checkpoint
 from passprice.errors import InputError
 from passprice.files import check_writable, is_there
 from passprice.gguf_header import GGUFHeader
-from passprice.measurements import Run, load_runs, ratio_too_large
+from passprice.measurements import Run, load_runs, past_context, ratio_too_large
 from passprice.registry import Root
 from passprice.serving import ServingRefusal
 from passprice.servings import complete, to_serving
@@ -138,6 +138,10 @@ def validate(root: Root, stack: str | None = None, runs: Sequence[Run] | None = 
             serving = to_serving(complete(run.spec(), header))
         except InputError as e:  # its file names what does not load: left out, its lines kept, the rest shown
             problems.extend(f"run {run.id} ({run.source}): {line}" for line in e.lines)
+            continue
+        beyond = past_context(root.measurements, run, header.meta_int("context_length"))
+        if beyond is not None:  # bad input, not a serving the model refuses: left out and named
+            problems.append(beyond)
             continue
         st = stacks[run.stack]
         try:
