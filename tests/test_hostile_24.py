@@ -6,6 +6,7 @@ Each test keeps the input that broke main's code, asserting the exit status and 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -287,3 +288,26 @@ def test_init_below_the_top_of_a_git_repository_warns_that_its_workflow_and_hook
     assert (sub / ".github" / "workflows" / "facts.yml").is_file()
     top = invoke("init", str(repo))  # the repository's own top: nothing to warn of
     assert top.exit_code == 0 and top.stderr == "" and "git init" in top.stdout.splitlines()[-1]
+
+
+def test_a_sweep_output_suffix_picks_the_format_and_a_contradiction_is_refused(tmp_path: Path) -> None:
+    # Round 24: `sweep R1 -o grid.json` wrote CSV into the .json file, exit 0 (--format defaulted to csv whatever the
+    # file's name).
+    out = tmp_path / "grid.json"
+    done = invoke("sweep", "r1-qwen7b-h200", "--batches", "1,2", "-o", str(out))
+    assert done.exit_code == 0, done.output
+    rows = json.loads(out.read_text())
+    assert [r["batch"] for r in rows] == [1, 2] and rows[0]["tokens_per_s"] == 996.0966124437687
+    csv_out = tmp_path / "grid.csv"
+    assert invoke("sweep", "r1-qwen7b-h200", "--batches", "1", "-o", str(csv_out)).exit_code == 0
+    assert csv_out.read_text().startswith("card,serving,checkpoint,")
+    for args, says in (
+        (["-o", str(tmp_path / "x.json"), "--format", "csv"],
+         f"-o {tmp_path / 'x.json'}: a .json file, but the rows would be csv: give --format json, or name the file "
+         ".csv"),
+        (["-o", str(tmp_path / "x.csv"), "--json"],
+         f"-o {tmp_path / 'x.csv'}: a .csv file, but the rows would be json: give --format csv, or name the file "
+         ".json"),
+    ):  # fmt: skip
+        assert bad("sweep", "r1-qwen7b-h200", "--batches", "1", *args) == [f"passprice: error: {says}"]
+    assert not (tmp_path / "x.json").exists() and not (tmp_path / "x.csv").exists()

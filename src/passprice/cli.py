@@ -1995,7 +1995,8 @@ def fact_set_command(
 @click.option("--batches", default="1-4096*2", show_default=True, help="Batches: 1,2,8 or 1-64 or 1-4096*2.")
 @click.option("--positions", help="Mean context positions (default: each serving's own contexts).")
 @click.option("--draft-tokens", "draft_tokens", help="Drafted tokens per pass, e.g. 0,1,2,3 (default: the serving's).")
-@click.option("--format", "fmt", type=click.Choice(["csv", "json"]), default="csv", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["csv", "json"]),
+              help="Rows as csv or json (default: the -o file's suffix, .json or .csv; csv on stdout).")
 @click.option("--json", "as_json", is_flag=True, help="The same as --format json.")
 @click.option("-o", "--output", type=_OutputPath(stdout=True), help="Write here (default or '-': stdout).")
 @_plot_option("tokens/s against the batch, one line a serving on a card, the best batch marked")
@@ -2020,7 +2021,7 @@ def sweep_command(
     batches: str,
     positions: str | None,
     draft_tokens: str | None,
-    fmt: str,
+    fmt: str | None,
     as_json: bool,
     output: Path | None,
     plot_path: Path | None,
@@ -2037,7 +2038,16 @@ def sweep_command(
     import numpy as np
 
     from passprice.serving import U32_MAX
-    from passprice.sweep import Grid, Sweeper, grid_from_file, nothing_priced, parse_batches, parse_numbers, text_chunks
+    from passprice.sweep import (
+        Grid,
+        Sweeper,
+        grid_from_file,
+        nothing_priced,
+        output_format,
+        parse_batches,
+        parse_numbers,
+        text_chunks,
+    )
     from passprice.sweepjobs import default_jobs, shared_chunks
 
     root = _root(ctx)
@@ -2082,8 +2092,9 @@ def sweep_command(
                 parse_numbers(draft_tokens, int, "--draft-tokens", most=64) if draft_tokens is not None else None
             ),
         )
-    if as_json:
-        fmt = "json"
+    if as_json and fmt == "csv":
+        raise click.UsageError("--json and --format csv ask for two formats: give one")
+    fmt = output_format("json" if as_json else fmt, output)
     the_stack = None
     if stack is not None:
         from passprice.stacks import load_stack

@@ -1436,6 +1436,26 @@ def write_rows(
     return n
 
 
+#: An output file's suffix and the row format it names.
+FORMAT_OF_SUFFIX = {".csv": "csv", ".json": "json"}
+
+
+def output_format(named: str | None, output: Path | None) -> str:
+    """The format of a sweep's rows, ``csv`` or ``json``: ``named`` (``--format``, or ``--json``) when given, else
+    the one the output file's suffix names (``.json``; any other suffix, and stdout, ``csv``). Raises
+    :class:`InputError` when ``named`` contradicts the file's suffix (attack round 24: ``-o grid.json`` wrote CSV,
+    exit 0)."""
+    said = FORMAT_OF_SUFFIX.get(output.suffix.lower()) if output is not None and str(output) != "-" else None
+    if named is None:
+        return said or "csv"
+    if said is not None and said != named:
+        raise InputError(
+            f"-o {output}: a .{said} file, but the rows would be {named}: give --format {said}, or name the file "
+            f".{named}"
+        )
+    return named
+
+
 def text_chunks(
     segments: Iterable[Segment], fmt: str, opens: bool = True, closes: bool = True
 ) -> Iterator[str]:
