@@ -652,8 +652,12 @@ def test_the_work_a_run_does_is_bounded_and_refused_by_name() -> None:
             rf"^simulate: the continuous run passed the {free.work - 1:,} units of work left of --max-work after "
             r"[0-9,]+ steps, [0-9.,]+ s into the trace with [0-9,]+ of 120 requests served \(a unit is about 10 µs "
             r"of CPU: a step priced alone 8 and 1 a 48 sequences, a stretch of steps priced together 40, a try of "
-            r"planning admissions ahead 60 and more\); simulate part of the trace, or raise --max-work$")):
+            r"planning admissions ahead 60 and more\); simulate part of the trace, or raise --max-work "
+            # Refused at the last request: every request served in free.work units, rounded up to 2 figures.
+            rf"\(at its pace so far, 120 of 120 requests in {free.work:,} units, this run would end near 1,900 units "
+            r"of --max-work, counting the runs before it\)$")):
         simulate(pricer, trace, Policy.CONTINUOUS, max_work=free.work - 1)
+    assert free.work == 1_864
     result = CliRunner().invoke(cli, ["simulate", "r1-qwen7b-h200", "--synthetic", "120", "--seed", "3",
                                       "--max-work", "100"])
     assert result.exit_code == 2, result.output
