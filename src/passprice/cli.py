@@ -464,9 +464,10 @@ def _plot_option(what: str) -> Callable[[F], F]:
     )
 
 
-def _check_plot(path: Path | None, force: bool, output: Path | None = None) -> None:
+def _check_plot(path: Path | None, force: bool, root: Any, output: Path | None = None) -> None:
     """Refuse a bad ``--plot`` file (its suffix, an existing file without --force, the file ``-o`` names too:
-    :func:`passprice.files.require_apart`) and a missing matplotlib before any work is done. Raises
+    :func:`passprice.files.require_apart`, a link to a record of ``root``:
+    :func:`passprice.registry.require_not_record`) and a missing matplotlib before any work is done. Raises
     :class:`InputError`."""
     if path is None:
         return
@@ -474,10 +475,12 @@ def _check_plot(path: Path | None, force: bool, output: Path | None = None) -> N
 
     require_apart(("--plot", path), ("-o", output))
     from passprice.plots import picture_format
+    from passprice.registry import require_not_record
     from passprice.roofline import check_matplotlib
 
     picture_format(path)
     _check_output(path, force)
+    require_not_record(root, path, "--plot")
     check_matplotlib()  # imported when the picture is drawn (about 0.5 s), not by a run refused before it
 
 
@@ -1694,8 +1697,8 @@ def audit_command(
     if serving_arg is not None:
         raise click.UsageError(f"audit takes one TARGET (a lock or a serving), not also {serving_arg!r}")
     fmt = "json" if as_json else fmt
-    _check_plot(plot_path, force)
     root = _root(ctx)
+    _check_plot(plot_path, force, root)
     if source_id is not None or fact_ref is not None:
         given = sorted(f"--{k.replace('_', '-')}" for k, v in o.items() if v is not None and v is not False)
         if (target is not None or given or (source_id is not None and fact_ref is not None) or plot_path is not None
@@ -2056,7 +2059,7 @@ def sweep_command(
         from passprice.registry import require_not_record
 
         require_not_record(root, output)
-    _check_plot(plot_path, force, output)
+    _check_plot(plot_path, force, root, output)
     locked_stack = _lock_stack(root, lock_ref, None, None)  # --lock L made under a stack: its expected price
     if stack is None and locked_stack is not None:
         if max_tpot is None:
@@ -2335,6 +2338,9 @@ def roofline_command(
         if plot_path.suffix.lower() not in (".png", ".svg"):
             raise click.BadParameter(f"{plot_path}: the file must end in .png or .svg", param_hint="--plot")
         _check_output(plot_path, force)
+        from passprice.registry import require_not_record
+
+        require_not_record(_root(ctx), plot_path, "--plot")
         check_matplotlib()
     # --lock L without a serving: L's own serving on CARD (it ignored the lock without a word)
     base, the_lock = _own_serving(_root(ctx), lock_ref, serving, o)
@@ -2550,7 +2556,7 @@ def simulate_command(
     if trace_path is not None and (rate is not None or synthetic_prefix):
         raise click.UsageError("--rate and --prefix shape a --synthetic trace; a --trace file has its own")
     _check_output(output, force)
-    _check_plot(plot_path, force, output)
+    _check_plot(plot_path, force, _root(ctx), output)
     root, spec = _spec(ctx, serving, checkpoint=checkpoint, card=card, limit=limit, kv_page=kv_page,
                        contiguous=contiguous, prefix_read_once=prefix_read_once, routing=routing)
     if output is not None:
@@ -2674,9 +2680,13 @@ def validate_command(
     """Price every measured run as the card's limit and as its stack's expected price, beside what was measured."""
     from passprice.validate import plot, to_json, validate, validation_text
 
+    root = _root(ctx)
     if plot_path is not None:
+        from passprice.registry import require_not_record
+
         _check_output(plot_path, force)
-    v = validate(_root(ctx), stack)
+        require_not_record(root, plot_path, "--plot")
+    v = validate(root, stack)
     _problems(v.problems)  # runs left out as bad input: reported after the good ones, exit 2
     data = to_json(v)
     _finite(data)

@@ -369,20 +369,25 @@ def require_not_record(root: Root, output: Path, option: str = "-o") -> None:
     resolved), where every such file is a record ``check`` reads. ``sweep R1 -o registry/servings/R1.toml --force``
     replaced the serving it had just priced with its CSV, exit 0, and every later command on the registry failed
     ("not valid TOML"); a new name there (``-o registry/servings/new.toml``) broke ``check`` the same way (attack
-    round 24). The embedded registry is never written. Raises :class:`InputError` naming ``option``, the file and the
-    folder, before anything is priced."""
-    if root.embedded or not output.name.lower().endswith(".toml"):
+    round 24). The embedded registry is never written. The suffix judged is that of the file written: ``-o out.csv``
+    (or ``--plot p.svg``), a link to ``registry/servings/R1.toml``, replaced the serving through the link, exit 0
+    (attack round 25). Raises :class:`InputError` naming ``option``, the file and the folder, before anything is
+    priced."""
+    if root.embedded:
         return
     from passprice.files import target
 
     end = os.path.normcase(os.path.realpath(target(output)))
+    if not end.lower().endswith(".toml"):
+        return
     for name in RECORD_TREES:
         folder = os.path.normcase(os.path.realpath(root.path / name))
         if end.startswith(folder + os.sep):
+            link = f" (a link to {shown(Path(end))})" if os.path.islink(output) else ""
             raise InputError(
-                f"{shown(output)}: {option} would write into {shown(root.path / name)}/, where every .toml file is a "
-                "record passprice reads (this output is none): write it outside the registry's record folders, or "
-                "under another suffix"
+                f"{shown(output)}{link}: {option} would write into {shown(root.path / name)}/, where every .toml file "
+                "is a record passprice reads (this output is none): write it outside the registry's record folders, "
+                "or under another suffix"
             )
 
 

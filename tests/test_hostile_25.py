@@ -1,0 +1,78 @@
+"""Round 25 of hostile input (#13): outputs written through a symbolic link onto a record of the registry.
+
+Each test keeps the input that broke main's code, asserting the exit status and the output (or the error line).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.cli_helpers import REPO, bad, copy_root, invoke
+
+R1 = "r1-qwen7b-h200"
+CONFIG = str(REPO / "examples" / "configs" / "meta-llama-3-8b.json")
+
+
+def _record_line(link: Path, end: Path, option: str, root: Path) -> str:
+    return (f"passprice: error: {link} (a link to {end}): {option} would write into {root / 'registry'}/, where every "
+            ".toml file is a record passprice reads (this output is none): write it outside the registry's record "
+            "folders, or under another suffix")
+
+
+@pytest.mark.parametrize(
+    ("name", "option", "command"),
+    [
+        ("out.csv", "-o", ("sweep", R1)),
+        ("out.json", "-o", ("sweep", R1)),
+        ("p.svg", "--plot", ("sweep", R1)),
+        ("s.txt", "-o", ("simulate", R1, "--synthetic", "3")),
+        ("p.svg", "--plot", ("simulate", R1, "--synthetic", "3")),
+        ("h.gguf", "-o", ("synth", CONFIG)),
+        ("p.png", "--plot", ("roofline", "h200_sxm_141gb", R1)),
+        ("p.png", "--plot", ("audit", R1)),
+        ("p.png", "--plot", ("validate",)),
+    ],
+)
+def test_an_output_linked_to_a_record_is_refused(tmp_path: Path, name: str, option: str,
+                                                 command: tuple[str, ...]) -> None:
+    # Round 25: `sweep R1 -o out.csv --force`, out.csv a link to registry/servings/R1.toml, replaced the serving with
+    # the CSV through the link, exit 0 (the refusal looked at the suffix of the name given, not of the file written);
+    # --plot (a .png or .svg name) likewise, and validate's and audit's --plot were never checked at all.
+    root = copy_root(tmp_path)
+    serving = root / "registry" / "servings" / f"{R1}.toml"
+    before = serving.read_bytes()
+    link = tmp_path / name
+    link.symlink_to(serving)
+    args = [*command, option, str(link), "--force"]
+    if option == "--plot" and command[0] in ("sweep", "simulate"):
+        args += ["-o", str(tmp_path / "other.txt")]
+    assert bad(*args, root=root) == [_record_line(link, serving, option, root)]
+    assert serving.read_bytes() == before and link.is_symlink()
+    assert not (tmp_path / "other.txt").exists()
+    assert invoke("check", root=root).exit_code == 0
+
+
+def test_a_lock_linked_from_locks_onto_a_serving_is_refused(tmp_path: Path) -> None:
+    # Round 25: `lock R1 -o locks/evil.lock.toml --force`, that name a link to registry/servings/R1.toml, printed
+    # "locked evil … -> locks/evil.lock.toml", exit 0, and the serving file held the lock (check then failed on it):
+    # the place was judged by the link's folder and name, not by where the write lands.
+    root = copy_root(tmp_path)
+    serving = root / "registry" / "servings" / f"{R1}.toml"
+    before = serving.read_bytes()
+    link = root / "locks" / "evil.lock.toml"
+    link.symlink_to(serving)
+    for force in ((), ("--force",)):
+        lines = bad("lock", R1, "-o", str(link), *force, root=root)
+        assert lines == [
+            f"passprice: error: {link}: inside the registry, locks are read from {root / 'locks'}/NAME.lock.toml only: "
+            "a lock written here would guard nothing (check, price and diff never read it); write it there (the "
+            "default), or outside the registry"
+        ] or "already exists" in lines[0]
+    assert serving.read_bytes() == before and link.is_symlink()
+    # A link in locks/ to another lock there is that lock: written through the link, as before.
+    link.unlink()
+    other = root / "locks" / "mine.lock.toml"
+    link.symlink_to(other.name)
+    assert invoke("lock", R1, "-o", str(link), "--force", root=root).exit_code == 0
+    assert link.is_symlink() and other.is_file()
