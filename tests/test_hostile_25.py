@@ -76,3 +76,25 @@ def test_a_lock_linked_from_locks_onto_a_serving_is_refused(tmp_path: Path) -> N
     link.symlink_to(other.name)
     assert invoke("lock", R1, "-o", str(link), "--force", root=root).exit_code == 0
     assert link.is_symlink() and other.is_file()
+
+
+def test_a_name_ending_in_a_newline_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    # Round 25: `lock R1 --name $'evil\n'` printed "locked evil" and wrote locks/"evil\n.lock.toml", exit 0, which
+    # check then failed ("lock.name: 'evil\n' holds a control character"): the name's pattern ended in `$`, which
+    # re.match lets match before a final newline. `import --name $'gx\n'` and `synth --import $'l3\n'` were refused
+    # only by the entry's read-back, after the header was read ("entry.name: 'gx\n' is not the entry's name").
+    root = copy_root(tmp_path)
+    listed = {folder: sorted(p.name for p in folder.iterdir())
+              for folder in (root / "locks", root / "registry" / "checkpoints")}
+    assert bad("lock", R1, "--name", "evil\n", root=root) == [
+        "passprice: error: Invalid value for --name: 'evil\\n' is not a lock name: use letters, digits, '.', '_' and "
+        "'-' (first a letter or digit) (see 'cli lock --help')"
+    ]
+    header = str(REPO / "tests" / "data" / "gemma3-270m-q4_k_m.header.gguf.xz")
+    assert bad("import", header, "--name", "gx\n", root=root) == [
+        "passprice: error: checkpoint name 'gx\\n': use letters, digits, '.', '_' and '-' (first a letter or digit)"
+    ]
+    assert bad("synth", CONFIG, "--import", "l3\n", root=root) == [
+        "passprice: error: checkpoint name 'l3\\n': use letters, digits, '.', '_' and '-' (first a letter or digit)"
+    ]
+    assert {folder: sorted(p.name for p in folder.iterdir()) for folder in listed} == listed

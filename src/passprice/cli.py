@@ -792,6 +792,10 @@ def import_command(ctx: click.Context, file: Path, name: str | None, origin: str
     # TOML; say so of FILE before reading it, not of the entry when it comes to be written.
     _require_unicode(file.name, "FILE's name (the entry records it; rename the file)")
     origin = _require_unicode(origin, "--origin")
+    if name is not None:  # before the header is read; the entry's own check let "x\n" through to its read-back
+        from passprice.registry import require_record_name
+
+        require_record_name("checkpoint", name)
     header = read_header(file)
     entry = name if name is not None else entry_name(file)
     target = root.checkpoints / f"{entry}.toml"
@@ -829,6 +833,10 @@ def synth_command(
     if output is None and entry is None:
         raise click.UsageError("give -o FILE.gguf, --import NAME, or both")
     note = _require_unicode(note, "--note")
+    if entry is not None:  # the entry's own check let "x\n" through to its read-back (round 25)
+        from passprice.registry import require_record_name
+
+        require_record_name("checkpoint", entry)
     _check_output(output, force)
     root = _root(ctx)
     if output is not None:
@@ -1525,7 +1533,7 @@ def lock_command(
     from passprice.facts import Provenance
     from passprice.serving import ServingRefusal
 
-    if name is not None and not locking.LOCK_NAME.match(name):
+    if name is not None and not locking.LOCK_NAME.fullmatch(name):  # .match let "x\n" through ($ before a \n)
         raise click.BadParameter(
             f"{name!r} is not a lock name: use letters, digits, '.', '_' and '-' (first a letter or digit)",
             param_hint="--name",
