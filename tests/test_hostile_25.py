@@ -98,3 +98,40 @@ def test_a_name_ending_in_a_newline_is_refused_before_anything_is_written(tmp_pa
         "passprice: error: checkpoint name 'l3\\n': use letters, digits, '.', '_' and '-' (first a letter or digit)"
     ]
     assert {folder: sorted(p.name for p in folder.iterdir()) for folder in listed} == listed
+
+
+def _input_line(output: Path, option: str, reads: str, given: Path) -> str:
+    return (f"passprice: error: {output}: {option} {output} is {reads} {given}, a file the command reads; writing it "
+            "would replace that input: give another file")
+
+
+def test_an_output_over_the_commands_own_input_is_refused(tmp_path: Path) -> None:
+    # Round 25: `simulate R1 --trace t.jsonl -o t.jsonl --force` replaced the trace with the simulation's text,
+    # `sweep --file grid.toml -o grid.toml --force` the grid with its CSV, `synth c.json -o c.json --force` the
+    # configuration with a binary header, and `sweep ./mine.toml -o mine.toml --force` the serving file priced: each
+    # exit 0, the input lost. Through a link (--plot p.svg, p.svg -> the trace) too.
+    root = copy_root(tmp_path)
+    trace, grid, config, mine = (tmp_path / n for n in ("t.jsonl", "grid.toml", "c.json", "mine.toml"))
+    trace.write_bytes((REPO / "examples" / "requests.jsonl").read_bytes())
+    grid.write_bytes((REPO / "examples" / "grid.toml").read_bytes())
+    config.write_bytes(Path(CONFIG).read_bytes())
+    mine.write_bytes((root / "registry" / "servings" / f"{R1}.toml").read_bytes())
+    before = {p: p.read_bytes() for p in (trace, grid, config, mine)}
+    plot = tmp_path / "p.svg"
+    plot.symlink_to(trace)
+    assert bad("simulate", R1, "--trace", str(trace), "-o", str(trace), "--force", root=root) == [
+        _input_line(trace, "-o", "--trace", trace)]
+    assert bad("simulate", R1, "--trace", str(trace), "--plot", str(plot), "--force", root=root) == [
+        _input_line(plot, "--plot", "--trace", trace)]
+    assert bad("simulate", str(mine), "--synthetic", "3", "-o", str(mine), "--force", root=root) == [
+        _input_line(mine, "-o", "SERVING", mine)]
+    assert bad("sweep", "--file", str(grid), "-o", str(grid), "--force", root=root) == [
+        _input_line(grid, "-o", "--file", grid)]
+    assert bad("sweep", str(mine), "-o", str(mine), "--force", root=root) == [_input_line(mine, "-o", "SERVINGS", mine)]
+    assert bad("synth", str(config), "-o", str(config), "--force", root=root) == [
+        _input_line(config, "-o", "CONFIG", config)]
+    assert {p: p.read_bytes() for p in before} == before and plot.is_symlink()
+    # Another file is written, as before.
+    out = tmp_path / "out.txt"
+    assert invoke("simulate", R1, "--trace", str(trace), "-o", str(out), root=root).exit_code == 0
+    assert out.read_text().strip()

@@ -484,6 +484,22 @@ def _check_plot(path: Path | None, force: bool, root: Any, output: Path | None =
     check_matplotlib()  # imported when the picture is drawn (about 0.5 s), not by a run refused before it
 
 
+def _check_inputs(inputs: list[tuple[str, str | Path | None]], outputs: list[tuple[str, Path | None]]) -> None:
+    """Refuse an output (``-o``, ``--plot``) landing on a file the command reads (each input an ``(option,
+    value)``; a value that names no file, such as a registry name, is none: :func:`passprice.files.require_not_input`).
+    Raises :class:`InputError` before anything is written."""
+    from passprice.files import look, require_not_input
+
+    for label, value in inputs:
+        try:
+            if value is None or look(Path(value)) is None:
+                continue
+        except InputError:  # no file name (too long, a loop of links): the input's own lookup says so
+            continue
+        for output in outputs:
+            require_not_input((label, Path(value)), output)
+
+
 def _root(ctx: click.Context) -> Any:
     from passprice.registry import find_root
 
@@ -838,6 +854,7 @@ def synth_command(
 
         require_record_name("checkpoint", entry)
     _check_output(output, force)
+    _check_inputs([("CONFIG", config)], [("-o", output)])
     root = _root(ctx)
     if output is not None:
         from passprice.registry import require_not_record
@@ -2068,6 +2085,8 @@ def sweep_command(
 
         require_not_record(root, output)
     _check_plot(plot_path, force, root, output)
+    _check_inputs([("--file", sweep_file), *(("SERVINGS", s) for s in servings)],
+                  [("-o", output), ("--plot", plot_path)])
     locked_stack = _lock_stack(root, lock_ref, None, None)  # --lock L made under a stack: its expected price
     if stack is None and locked_stack is not None:
         if max_tpot is None:
@@ -2565,6 +2584,8 @@ def simulate_command(
         raise click.UsageError("--rate and --prefix shape a --synthetic trace; a --trace file has its own")
     _check_output(output, force)
     _check_plot(plot_path, force, _root(ctx), output)
+    _check_inputs([("--trace", trace_path), ("SERVING", serving), ("--checkpoint", checkpoint), ("--card", card)],
+                  [("-o", output), ("--plot", plot_path)])
     root, spec = _spec(ctx, serving, checkpoint=checkpoint, card=card, limit=limit, kv_page=kv_page,
                        contiguous=contiguous, prefix_read_once=prefix_read_once, routing=routing)
     if output is not None:
