@@ -135,3 +135,18 @@ def test_an_output_over_the_commands_own_input_is_refused(tmp_path: Path) -> Non
     out = tmp_path / "out.txt"
     assert invoke("simulate", R1, "--trace", str(trace), "-o", str(out), root=root).exit_code == 0
     assert out.read_text().strip()
+
+
+def test_a_lock_over_the_serving_or_card_file_it_prices_is_refused(tmp_path: Path) -> None:
+    # Round 25: `lock ./mine.toml -o ./mine.toml --force` (outside the registry: the user's own lock) printed
+    # "locked mine … -> mine.toml", exit 0, the serving file replaced by the lock; `--card c.toml -o c.toml` alike.
+    root = copy_root(tmp_path)
+    mine, card = tmp_path / "mine.toml", tmp_path / "c.toml"
+    mine.write_bytes((root / "registry" / "servings" / f"{R1}.toml").read_bytes())
+    card.write_bytes((root / "facts" / "cards" / "h200_sxm_141gb.toml").read_bytes())
+    before = mine.read_bytes(), card.read_bytes()
+    assert bad("lock", str(mine), "-o", str(mine), "--force", root=root) == [_input_line(mine, "-o", "SERVING", mine)]
+    assert bad("lock", R1, "--card", str(card), "-o", str(card), "--force", root=root) == [
+        _input_line(card, "-o", "--card", card)]
+    assert (mine.read_bytes(), card.read_bytes()) == before
+    assert invoke("lock", str(mine), "-o", str(tmp_path / "mine.lock.toml"), root=root).exit_code == 0

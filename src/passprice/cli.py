@@ -1576,6 +1576,8 @@ def lock_command(
         require_checkout_code(root.path)  # a lock of the running code, not this checkout's: refused (exit 2)
     _warn_code(root)
     locking.require_place(root, output)
+    _check_inputs([("SERVING", serving), ("--checkpoint", o.get("checkpoint")), ("--card", o.get("card"))],
+                  [("-o", output)])
     old = locking.previous(root, output, update, force)
     base = locking.update_base(root, old) if update and old is not None and serving is None else None
     root, spec = _spec(ctx, serving, base=base, **o)
