@@ -128,6 +128,11 @@ def test_an_output_over_the_commands_own_input_is_refused(tmp_path: Path) -> Non
     assert bad("sweep", "--file", str(grid), "-o", str(grid), "--force", root=root) == [
         _input_line(grid, "-o", "--file", grid)]
     assert bad("sweep", str(mine), "-o", str(mine), "--force", root=root) == [_input_line(mine, "-o", "SERVINGS", mine)]
+    card = tmp_path / "c.toml"  # `sweep R1 --cards a100_sxm4_80gb,c.toml -o c.toml --force`: the card replaced
+    card.write_bytes((root / "facts" / "cards" / "h200_sxm_141gb.toml").read_bytes())
+    before[card] = card.read_bytes()
+    assert bad("sweep", R1, "--cards", f"a100_sxm4_80gb,{card}", "-o", str(card), "--force", root=root) == [
+        _input_line(card, "-o", "--cards", card)]
     assert bad("synth", str(config), "-o", str(config), "--force", root=root) == [
         _input_line(config, "-o", "CONFIG", config)]
     assert {p: p.read_bytes() for p in before} == before and plot.is_symlink()

@@ -2087,7 +2087,8 @@ def sweep_command(
 
         require_not_record(root, output)
     _check_plot(plot_path, force, root, output)
-    _check_inputs([("--file", sweep_file), *(("SERVINGS", s) for s in servings)],
+    _check_inputs([("--file", sweep_file), *(("SERVINGS", s) for s in servings),
+                   *(("--cards", c) for c in (cards or "").split(",") if c)],
                   [("-o", output), ("--plot", plot_path)])
     locked_stack = _lock_stack(root, lock_ref, None, None)  # --lock L made under a stack: its expected price
     if stack is None and locked_stack is not None:
