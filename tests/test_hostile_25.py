@@ -155,3 +155,20 @@ def test_a_lock_over_the_serving_or_card_file_it_prices_is_refused(tmp_path: Pat
         _input_line(card, "-o", "--card", card)]
     assert (mine.read_bytes(), card.read_bytes()) == before
     assert invoke("lock", str(mine), "-o", str(tmp_path / "mine.lock.toml"), root=root).exit_code == 0
+
+
+@pytest.mark.parametrize("inside", ["facts/cards/mine", "registry/servings/x.toml", "locks/old", "sources/mine"])
+def test_init_inside_a_record_folder_of_the_registry_around_it_is_refused(tmp_path: Path, inside: str) -> None:
+    # Round 25: `init facts/cards/mine` run in a registry exited 0 and wrote a registry there; the outer registry's
+    # check then failed, exit 2 ("facts/cards/mine: not a folder passprice reads: its 1 .toml file is neither checked
+    # nor priced"); `init registry/servings/x.toml` likewise ("is a folder, not a serving file").
+    root = copy_root(tmp_path)
+    tree = inside.split("/")[0]
+    assert bad("init", str(root / inside), root=root) == [
+        f"passprice: error: {root / inside}: inside {root / tree}/, a record folder of the registry at {root}, which "
+        "reads its own records there and fails its check on a folder of .toml files it does not read (a new registry "
+        "is one): start the new registry outside that registry's facts/, registry/, locks/ and sources/"
+    ]
+    assert not (root / inside).exists()
+    assert invoke("check", root=root).exit_code == 0
+    assert invoke("init", str(tmp_path / "beside"), root=root).exit_code == 0

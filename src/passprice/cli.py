@@ -722,7 +722,11 @@ def init_command(
     _require_unicode(str(directory), "DIRECTORY")
     if requirement is not None:
         requirement = _require_unicode(requirement, "--requirement")
-    the_plan = plan(_root(ctx), requirement, examples)
+    from passprice.registry import require_no_registry_in_records
+
+    root = _root(ctx)
+    require_no_registry_in_records(root, directory)
+    the_plan = plan(root, requirement, examples)
     write(the_plan, directory)
     caution = nested_caution(directory)
     if caution is not None:

@@ -391,6 +391,27 @@ def require_not_record(root: Root, output: Path, option: str = "-o") -> None:
             )
 
 
+def require_no_registry_in_records(root: Root, directory: Path) -> None:
+    """Refuse to start a registry in ``directory`` when it lies in (or is) one of ``root``'s record folders
+    (:data:`RECORD_TREES`; links and ``..`` resolved): ``init facts/cards/mine`` run in a registry exited 0, and that
+    registry's ``check`` then failed ("facts/cards/mine: not a folder passprice reads"), as it did for ``init
+    registry/servings/x.toml`` ("is a folder, not a serving file"; attack round 25). The embedded registry has no
+    folders of its own here. Raises :class:`InputError` naming the folder and the registry's record folder, before
+    anything is written."""
+    if root.embedded:
+        return
+    end = os.path.normcase(os.path.realpath(directory))
+    for name in RECORD_TREES:
+        folder = os.path.normcase(os.path.realpath(root.path / name))
+        if end == folder or end.startswith(folder + os.sep):
+            raise InputError(
+                f"{shown(directory)}: inside {shown(root.path / name)}/, a record folder of the registry at "
+                f"{shown(root.path)}, which reads its own records there and fails its check on a folder of .toml "
+                "files it does not read (a new registry is one): start the new registry outside that registry's "
+                "facts/, registry/, locks/ and sources/"
+            )
+
+
 def within(root: Root, path: Path | str) -> bool:
     """Whether ``path`` (relative to the working folder, or absolute), every symbolic link and ``..`` resolved, lies
     inside ``root``'s folder (also resolved). Raises :class:`InputError` as :func:`passprice.files.look` does (a
