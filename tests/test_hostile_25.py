@@ -172,3 +172,30 @@ def test_init_inside_a_record_folder_of_the_registry_around_it_is_refused(tmp_pa
     assert not (root / inside).exists()
     assert invoke("check", root=root).exit_code == 0
     assert invoke("init", str(tmp_path / "beside"), root=root).exit_code == 0
+
+
+@pytest.mark.parametrize("kind", ["new-serving", "import", "synth"])
+def test_a_record_written_through_a_link_onto_another_record_is_refused(tmp_path: Path, kind: str) -> None:
+    # Round 25: `new-serving evil R1 --force` with registry/servings/evil.toml a link to facts/cards/a40.toml wrote
+    # the serving over the card through the link ("wrote …/evil.toml", exit 0); `import FILE --name evil --force` and
+    # `synth CONFIG --import evil --force` (registry/checkpoints/evil.toml the link) wrote the checkpoint entry there.
+    root = copy_root(tmp_path)
+    card = root / "facts" / "cards" / "a40.toml"
+    before = card.read_bytes()
+    folder = root / "registry" / ("servings" if kind == "new-serving" else "checkpoints")
+    link = folder / "evil.toml"
+    link.symlink_to(card)
+    args = {"new-serving": ("new-serving", "evil", R1),
+            "import": ("import", str(REPO / "tests" / "data" / "gemma3-270m-q4_k_m.header.gguf.xz"), "--name", "evil"),
+            "synth": ("synth", CONFIG, "--import", "evil")}[kind]
+    assert bad(*args, "--force", root=root) == [
+        f"passprice: error: {link}: a symbolic link to {card}, a file of another record folder: writing through it "
+        "would replace that record: remove the link, or give another name"
+    ]
+    assert card.read_bytes() == before and link.is_symlink()
+    # A link to another serving of the same folder is that serving's other name: written through, as before.
+    if kind == "new-serving":
+        link.unlink()
+        link.symlink_to(f"{R1}.toml")
+        assert invoke("new-serving", "evil", R1, "--force", root=root).exit_code == 0
+        assert link.is_symlink()

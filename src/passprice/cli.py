@@ -819,6 +819,9 @@ def import_command(ctx: click.Context, file: Path, name: str | None, origin: str
     header = read_header(file)
     entry = name if name is not None else entry_name(file)
     target = root.checkpoints / f"{entry}.toml"
+    from passprice.registry import require_not_other_record
+
+    require_not_other_record(root, target)
     # By default the origin is the file's name, escaped to one line (the origin is one line: a newline in a file's
     # name is kept in `source`, the name itself).
     write_entry(target, import_header(header, entry, origin or escaped(str(file.name))), force=force)
@@ -876,6 +879,9 @@ def synth_command(
             raise outside_registry(root, "--import writes into registry/checkpoints/, and they are read-only")
         text, _ = entry_text(built, entry, note)
         target = root.checkpoints / f"{entry}.toml"
+        from passprice.registry import require_not_other_record
+
+        require_not_other_record(root, target)
         write_entry(target, text, force=force)
     if output is not None:
         write_header(built, output, force)
@@ -1236,6 +1242,9 @@ def new_serving_command(
 
     description = _require_unicode(description, "--description")
     root, spec = _spec(ctx, serving, **o)
+    from passprice.registry import require_not_other_record
+
+    require_not_other_record(root, root.servings / f"{name}.toml")
     written = write_serving(root, name, spec, description=description, force=force)
     if as_json:
         from passprice.servings import spec_to_document

@@ -391,6 +391,28 @@ def require_not_record(root: Root, output: Path, option: str = "-o") -> None:
             )
 
 
+def require_not_other_record(root: Root, path: Path) -> None:
+    """Refuse to write the record ``path`` (``registry/servings/NAME.toml``, ``registry/checkpoints/NAME.toml``)
+    when it is a symbolic link to a file of another folder of ``root``'s records (:data:`RECORD_TREES`): ``new-serving
+    evil R1 --force`` and ``import FILE --name evil --force``, ``evil.toml`` a link to ``facts/cards/a40.toml``,
+    replaced the card with the serving (or the checkpoint entry) through the link, exit 0 (attack round 25). A link
+    to a file of the same folder (another name of that kind's record) or outside the record folders is written
+    through, as before. Raises :class:`InputError` naming the link and its end, before anything is written."""
+    if root.embedded or not os.path.islink(path):
+        return
+    from passprice.files import target
+
+    end = os.path.normcase(os.path.realpath(target(path)))
+    if os.path.dirname(end) == os.path.normcase(os.path.realpath(os.path.dirname(os.path.abspath(path)))):
+        return
+    for name in RECORD_TREES:
+        if end.startswith(os.path.normcase(os.path.realpath(root.path / name)) + os.sep):
+            raise InputError(
+                f"{shown(path)}: a symbolic link to {shown(Path(end))}, a file of another record folder: writing "
+                "through it would replace that record: remove the link, or give another name"
+            )
+
+
 def require_no_registry_in_records(root: Root, directory: Path) -> None:
     """Refuse to start a registry in ``directory`` when it lies in (or is) one of ``root``'s record folders
     (:data:`RECORD_TREES`; links and ``..`` resolved): ``init facts/cards/mine`` run in a registry exited 0, and that
