@@ -464,9 +464,10 @@ def _plot_option(what: str) -> Callable[[F], F]:
     )
 
 
-def _check_plot(path: Path | None, force: bool, output: Path | None = None) -> None:
+def _check_plot(path: Path | None, force: bool, root: Any, output: Path | None = None) -> None:
     """Refuse a bad ``--plot`` file (its suffix, an existing file without --force, the file ``-o`` names too:
-    :func:`passprice.files.require_apart`) and a missing matplotlib before any work is done. Raises
+    :func:`passprice.files.require_apart`, a link to a record of ``root``:
+    :func:`passprice.registry.require_not_record`) and a missing matplotlib before any work is done. Raises
     :class:`InputError`."""
     if path is None:
         return
@@ -474,11 +475,29 @@ def _check_plot(path: Path | None, force: bool, output: Path | None = None) -> N
 
     require_apart(("--plot", path), ("-o", output))
     from passprice.plots import picture_format
+    from passprice.registry import require_not_record
     from passprice.roofline import check_matplotlib
 
     picture_format(path)
     _check_output(path, force)
+    require_not_record(root, path, "--plot")
     check_matplotlib()  # imported when the picture is drawn (about 0.5 s), not by a run refused before it
+
+
+def _check_inputs(inputs: list[tuple[str, str | Path | None]], outputs: list[tuple[str, Path | None]]) -> None:
+    """Refuse an output (``-o``, ``--plot``) landing on a file the command reads (each input an ``(option,
+    value)``; a value that names no file, such as a registry name, is none: :func:`passprice.files.require_not_input`).
+    Raises :class:`InputError` before anything is written."""
+    from passprice.files import look, require_not_input
+
+    for label, value in inputs:
+        try:
+            if value is None or look(Path(value)) is None:
+                continue
+        except InputError:  # no file name (too long, a loop of links): the input's own lookup says so
+            continue
+        for output in outputs:
+            require_not_input((label, Path(value)), output)
 
 
 def _root(ctx: click.Context) -> Any:
@@ -703,7 +722,11 @@ def init_command(
     _require_unicode(str(directory), "DIRECTORY")
     if requirement is not None:
         requirement = _require_unicode(requirement, "--requirement")
-    the_plan = plan(_root(ctx), requirement, examples)
+    from passprice.registry import require_no_registry_in_records
+
+    root = _root(ctx)
+    require_no_registry_in_records(root, directory)
+    the_plan = plan(root, requirement, examples)
     write(the_plan, directory)
     caution = nested_caution(directory)
     if caution is not None:
@@ -789,9 +812,16 @@ def import_command(ctx: click.Context, file: Path, name: str | None, origin: str
     # TOML; say so of FILE before reading it, not of the entry when it comes to be written.
     _require_unicode(file.name, "FILE's name (the entry records it; rename the file)")
     origin = _require_unicode(origin, "--origin")
+    if name is not None:  # before the header is read; the entry's own check let "x\n" through to its read-back
+        from passprice.registry import require_record_name
+
+        require_record_name("checkpoint", name)
     header = read_header(file)
     entry = name if name is not None else entry_name(file)
     target = root.checkpoints / f"{entry}.toml"
+    from passprice.registry import require_not_other_record
+
+    require_not_other_record(root, target)
     # By default the origin is the file's name, escaped to one line (the origin is one line: a newline in a file's
     # name is kept in `source`, the name itself).
     write_entry(target, import_header(header, entry, origin or escaped(str(file.name))), force=force)
@@ -826,7 +856,12 @@ def synth_command(
     if output is None and entry is None:
         raise click.UsageError("give -o FILE.gguf, --import NAME, or both")
     note = _require_unicode(note, "--note")
+    if entry is not None:  # the entry's own check let "x\n" through to its read-back (round 25)
+        from passprice.registry import require_record_name
+
+        require_record_name("checkpoint", entry)
     _check_output(output, force)
+    _check_inputs([("CONFIG", config)], [("-o", output)])
     root = _root(ctx)
     if output is not None:
         from passprice.registry import require_not_record
@@ -844,6 +879,9 @@ def synth_command(
             raise outside_registry(root, "--import writes into registry/checkpoints/, and they are read-only")
         text, _ = entry_text(built, entry, note)
         target = root.checkpoints / f"{entry}.toml"
+        from passprice.registry import require_not_other_record
+
+        require_not_other_record(root, target)
         write_entry(target, text, force=force)
     if output is not None:
         write_header(built, output, force)
@@ -1204,6 +1242,9 @@ def new_serving_command(
 
     description = _require_unicode(description, "--description")
     root, spec = _spec(ctx, serving, **o)
+    from passprice.registry import require_not_other_record
+
+    require_not_other_record(root, root.servings / f"{name}.toml")
     written = write_serving(root, name, spec, description=description, force=force)
     if as_json:
         from passprice.servings import spec_to_document
@@ -1522,7 +1563,7 @@ def lock_command(
     from passprice.facts import Provenance
     from passprice.serving import ServingRefusal
 
-    if name is not None and not locking.LOCK_NAME.match(name):
+    if name is not None and not locking.LOCK_NAME.fullmatch(name):  # .match let "x\n" through ($ before a \n)
         raise click.BadParameter(
             f"{name!r} is not a lock name: use letters, digits, '.', '_' and '-' (first a letter or digit)",
             param_hint="--name",
@@ -1548,6 +1589,8 @@ def lock_command(
         require_checkout_code(root.path)  # a lock of the running code, not this checkout's: refused (exit 2)
     _warn_code(root)
     locking.require_place(root, output)
+    _check_inputs([("SERVING", serving), ("--checkpoint", o.get("checkpoint")), ("--card", o.get("card"))],
+                  [("-o", output)])
     old = locking.previous(root, output, update, force)
     base = locking.update_base(root, old) if update and old is not None and serving is None else None
     root, spec = _spec(ctx, serving, base=base, **o)
@@ -1694,8 +1737,8 @@ def audit_command(
     if serving_arg is not None:
         raise click.UsageError(f"audit takes one TARGET (a lock or a serving), not also {serving_arg!r}")
     fmt = "json" if as_json else fmt
-    _check_plot(plot_path, force)
     root = _root(ctx)
+    _check_plot(plot_path, force, root)
     if source_id is not None or fact_ref is not None:
         given = sorted(f"--{k.replace('_', '-')}" for k, v in o.items() if v is not None and v is not False)
         if (target is not None or given or (source_id is not None and fact_ref is not None) or plot_path is not None
@@ -2056,7 +2099,10 @@ def sweep_command(
         from passprice.registry import require_not_record
 
         require_not_record(root, output)
-    _check_plot(plot_path, force, output)
+    _check_plot(plot_path, force, root, output)
+    _check_inputs([("--file", sweep_file), *(("SERVINGS", s) for s in servings),
+                   *(("--cards", c) for c in (cards or "").split(",") if c)],
+                  [("-o", output), ("--plot", plot_path)])
     locked_stack = _lock_stack(root, lock_ref, None, None)  # --lock L made under a stack: its expected price
     if stack is None and locked_stack is not None:
         if max_tpot is None:
@@ -2335,6 +2381,9 @@ def roofline_command(
         if plot_path.suffix.lower() not in (".png", ".svg"):
             raise click.BadParameter(f"{plot_path}: the file must end in .png or .svg", param_hint="--plot")
         _check_output(plot_path, force)
+        from passprice.registry import require_not_record
+
+        require_not_record(_root(ctx), plot_path, "--plot")
         check_matplotlib()
     # --lock L without a serving: L's own serving on CARD (it ignored the lock without a word)
     base, the_lock = _own_serving(_root(ctx), lock_ref, serving, o)
@@ -2550,7 +2599,9 @@ def simulate_command(
     if trace_path is not None and (rate is not None or synthetic_prefix):
         raise click.UsageError("--rate and --prefix shape a --synthetic trace; a --trace file has its own")
     _check_output(output, force)
-    _check_plot(plot_path, force, output)
+    _check_plot(plot_path, force, _root(ctx), output)
+    _check_inputs([("--trace", trace_path), ("SERVING", serving), ("--checkpoint", checkpoint), ("--card", card)],
+                  [("-o", output), ("--plot", plot_path)])
     root, spec = _spec(ctx, serving, checkpoint=checkpoint, card=card, limit=limit, kv_page=kv_page,
                        contiguous=contiguous, prefix_read_once=prefix_read_once, routing=routing)
     if output is not None:
@@ -2674,9 +2725,13 @@ def validate_command(
     """Price every measured run as the card's limit and as its stack's expected price, beside what was measured."""
     from passprice.validate import plot, to_json, validate, validation_text
 
+    root = _root(ctx)
     if plot_path is not None:
+        from passprice.registry import require_not_record
+
         _check_output(plot_path, force)
-    v = validate(_root(ctx), stack)
+        require_not_record(root, plot_path, "--plot")
+    v = validate(root, stack)
     _problems(v.problems)  # runs left out as bad input: reported after the good ones, exit 2
     data = to_json(v)
     _finite(data)

@@ -271,15 +271,36 @@ def require_apart(first: tuple[str, Path | None], second: tuple[str, Path | None
     (one, a), (other, b) = first, second
     if a is None or b is None:
         return
-    ends = (target(a), target(b))
-    same = os.path.realpath(ends[0]) == os.path.realpath(ends[1])
-    if not same:
-        found = (look(ends[0]), look(ends[1]))
-        same = found[0] is not None and found[1] is not None and os.path.samestat(found[0], found[1])
-    if same:
+    if _same_file(a, b):
         raise InputError(
             f"{shown(b)}: {one} {shown(a)} and {other} {shown(b)} name the same file, which would hold only the last "
             "written: give two files"
+        )
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether writing ``a`` and writing ``b`` land on one file (:func:`require_apart`)."""
+    ends = (target(a), target(b))
+    if os.path.realpath(ends[0]) == os.path.realpath(ends[1]):
+        return True
+    found = (look(ends[0]), look(ends[1]))
+    return found[0] is not None and found[1] is not None and os.path.samestat(found[0], found[1])
+
+
+def require_not_input(given: tuple[str, Path | None], output: tuple[str, Path | None]) -> None:
+    """Refuse an output (``(option, path)``) that lands on a file the command reads (``given``: its option or
+    argument, and path; a ``None`` path is not given), as :func:`require_apart` judges one file. ``simulate --trace
+    t.jsonl -o t.jsonl --force`` replaced the trace with the simulation's text, ``sweep --file grid.toml -o grid.toml
+    --force`` the grid with its CSV, and ``synth c.json -o c.json --force`` the model's configuration with a binary
+    header, each exit 0: the input lost (attack round 25). Raises :class:`InputError` naming both, before anything
+    is written."""
+    (reads, a), (option, b) = given, output
+    if a is None or b is None or str(b) == "-":
+        return
+    if _same_file(a, b):
+        raise InputError(
+            f"{shown(b)}: {option} {shown(b)} is {reads} {shown(a)}, a file the command reads; writing it would "
+            "replace that input: give another file"
         )
 
 

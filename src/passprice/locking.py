@@ -52,13 +52,17 @@ def require_place(root: Root, output: Path) -> None:
     ``NAME.lock.toml`` in the root's ``locks/`` (links and ``..`` resolved). ``lock r1-qwen7b-h200 --force -o
     locks/x.lock`` (or ``-o registry/servings/y.lock.toml``) printed ``locked …`` and wrote a lock inside the
     registry that no command ever reads, its floors guarding nothing. A lock written outside the root is the user's
-    own. Raises :class:`InputError` naming the file and where locks are read, before anything is priced."""
+    own. The place judged is where the write lands: ``-o locks/x.lock.toml``, a link to
+    ``registry/servings/R1.toml``, wrote the lock over the serving through the link, exit 0 (attack round 25).
+    Raises :class:`InputError` naming the file and where locks are read, before anything is priced."""
+    from passprice.files import target
     from passprice.registry import within
 
     if not within(root, output):
         return
-    folder = os.path.realpath(os.path.dirname(os.path.abspath(output)))
-    name = output.name
+    end = os.path.realpath(target(output))
+    folder = os.path.dirname(end)
+    name = os.path.basename(end)
     if folder == os.path.realpath(root.locks) and name.endswith(".lock.toml") and len(name) > len(".lock.toml"):
         return
     raise InputError(

@@ -369,20 +369,68 @@ def require_not_record(root: Root, output: Path, option: str = "-o") -> None:
     resolved), where every such file is a record ``check`` reads. ``sweep R1 -o registry/servings/R1.toml --force``
     replaced the serving it had just priced with its CSV, exit 0, and every later command on the registry failed
     ("not valid TOML"); a new name there (``-o registry/servings/new.toml``) broke ``check`` the same way (attack
-    round 24). The embedded registry is never written. Raises :class:`InputError` naming ``option``, the file and the
-    folder, before anything is priced."""
-    if root.embedded or not output.name.lower().endswith(".toml"):
+    round 24). The embedded registry is never written. The suffix judged is that of the file written: ``-o out.csv``
+    (or ``--plot p.svg``), a link to ``registry/servings/R1.toml``, replaced the serving through the link, exit 0
+    (attack round 25). Raises :class:`InputError` naming ``option``, the file and the folder, before anything is
+    priced."""
+    if root.embedded:
         return
     from passprice.files import target
 
     end = os.path.normcase(os.path.realpath(target(output)))
+    if not end.lower().endswith(".toml"):
+        return
     for name in RECORD_TREES:
         folder = os.path.normcase(os.path.realpath(root.path / name))
         if end.startswith(folder + os.sep):
+            link = f" (a link to {shown(Path(end))})" if os.path.islink(output) else ""
             raise InputError(
-                f"{shown(output)}: {option} would write into {shown(root.path / name)}/, where every .toml file is a "
-                "record passprice reads (this output is none): write it outside the registry's record folders, or "
-                "under another suffix"
+                f"{shown(output)}{link}: {option} would write into {shown(root.path / name)}/, where every .toml file "
+                "is a record passprice reads (this output is none): write it outside the registry's record folders, "
+                "or under another suffix"
+            )
+
+
+def require_not_other_record(root: Root, path: Path) -> None:
+    """Refuse to write the record ``path`` (``registry/servings/NAME.toml``, ``registry/checkpoints/NAME.toml``)
+    when it is a symbolic link to a file of another folder of ``root``'s records (:data:`RECORD_TREES`): ``new-serving
+    evil R1 --force`` and ``import FILE --name evil --force``, ``evil.toml`` a link to ``facts/cards/a40.toml``,
+    replaced the card with the serving (or the checkpoint entry) through the link, exit 0 (attack round 25). A link
+    to a file of the same folder (another name of that kind's record) or outside the record folders is written
+    through, as before. Raises :class:`InputError` naming the link and its end, before anything is written."""
+    if root.embedded or not os.path.islink(path):
+        return
+    from passprice.files import target
+
+    end = os.path.normcase(os.path.realpath(target(path)))
+    if os.path.dirname(end) == os.path.normcase(os.path.realpath(os.path.dirname(os.path.abspath(path)))):
+        return
+    for name in RECORD_TREES:
+        if end.startswith(os.path.normcase(os.path.realpath(root.path / name)) + os.sep):
+            raise InputError(
+                f"{shown(path)}: a symbolic link to {shown(Path(end))}, a file of another record folder: writing "
+                "through it would replace that record: remove the link, or give another name"
+            )
+
+
+def require_no_registry_in_records(root: Root, directory: Path) -> None:
+    """Refuse to start a registry in ``directory`` when it lies in (or is) one of ``root``'s record folders
+    (:data:`RECORD_TREES`; links and ``..`` resolved): ``init facts/cards/mine`` run in a registry exited 0, and that
+    registry's ``check`` then failed ("facts/cards/mine: not a folder passprice reads"), as it did for ``init
+    registry/servings/x.toml`` ("is a folder, not a serving file"; attack round 25). The embedded registry has no
+    folders of its own here. Raises :class:`InputError` naming the folder and the registry's record folder, before
+    anything is written."""
+    if root.embedded:
+        return
+    end = os.path.normcase(os.path.realpath(directory))
+    for name in RECORD_TREES:
+        folder = os.path.normcase(os.path.realpath(root.path / name))
+        if end == folder or end.startswith(folder + os.sep):
+            raise InputError(
+                f"{shown(directory)}: inside {shown(root.path / name)}/, a record folder of the registry at "
+                f"{shown(root.path)}, which reads its own records there and fails its check on a folder of .toml "
+                "files it does not read (a new registry is one): start the new registry outside that registry's "
+                "facts/, registry/, locks/ and sources/"
             )
 
 
