@@ -233,7 +233,7 @@ CASES: tuple[Case, ...] = (
     Case("c01-fact-show-too-long", 1, ("fact", "show", LONG, "memory.bandwidth"), 2, "longer than the file system"),
     Case("c01-kv-too-long", 1, ("kv", LONG), 2, "the name is longer than the file system allows"),
     Case("c01-reproduce-too-long", 1, ("reproduce", LONG), 2, "the name is longer than the file system allows"),
-    Case("c01-import-name-too-long", 1, ("import", str(QWEN35), "--name", LONG), 2, "longer than the file system"),
+    Case("c01-import-name-too-long", 1, ("import", str(QWEN35), "--name", LONG), 2, "300 characters; at most 200"),
     Case("c01-output-too-long", 1, ("lock", R1, "-o", "{work}/" + LONG), 2, "longer than the file system allows"),
     Case("c01-plot-too-long", 1, ("roofline", H200, R1, "--plot", "{work}/" + LONG + ".png"), 2, "longer than the"),
     Case("c01-diff-too-long", 1, ("diff", LONG), 2, "the name is longer than the file system allows"),
