@@ -295,7 +295,10 @@ def test_raising_memory_bandwidth_makes_each_stream_share_stale(tmp_path: Path) 
         f"from today's inputs it is {recomputed[path]}, not {was[path]}"
         for path in ("streams.read", "streams.rewrite", "streams.append")
     ]
-    assert result.stderr.splitlines() == [f"passprice: warning: {H200_FILE}: {line}" for line in expected]
+    assert result.stderr.splitlines() == [f"passprice: warning: {H200_FILE}: {line}" for line in expected] + [
+        f"passprice: warning: {H200_FILE}: `passprice fact recompute {H200}` writes them from today's inputs "
+        "(`passprice diff` fails a change that leaves a derived fact stale)"  # walkthrough 15: how to fix them
+    ]
     report = invoke("check", "--json", root=root)
     assert report.exit_code == 1
     assert json.loads(report.stdout)["problems"] == [f"{H200_FILE}: {line}" for line in expected]

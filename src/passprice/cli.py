@@ -2025,6 +2025,17 @@ def fact_set_command(
         click.echo(f"{shown}: {where.path}: {old} -> {edit.new.describe()} ({edit.new.provenance.value}){state}")
     for found in stale:
         click.echo(f"passprice: warning: {shown}: {found.message}", err=True)
+    fixable = [f.path for f in stale if f.kind in ("stale", "mismatch") and f.path != where.path]
+    if fixable:
+        # The stale warnings said what each recomputes to, not how to write it (session 15's walkthrough found the
+        # command only in diff's refusal, after the pull request failed). The whole record is recomputed only when
+        # that leaves the fact just set as given.
+        flag = " --draft" if draft else ""
+        commands = ([f"passprice fact recompute {name}{flag}"] if len(fixable) == len(stale)
+                    else [f"passprice fact recompute {name} {path}{flag}" for path in fixable])
+        them = "it" if len(fixable) == 1 else "them"
+        click.echo(f"passprice: warning: {shown}: {'; '.join(f'`{c}`' for c in commands)} writes {them} from "
+                   "today's inputs (`passprice diff` fails a change that leaves a derived fact stale)", err=True)
     from passprice.edit import cautions
 
     for line in cautions(edit, root.schema) if edit.changed else ():

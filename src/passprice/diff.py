@@ -291,10 +291,39 @@ class Checkout:
             make_folders(dest / rel)
             for record in records:
                 (dest / rel / record).touch()
-        for rel in _named_by_sources(files) & unread:
+        named = _named_by_sources(files)
+        # A source's document kept in the registry: its existence is what is checked. One outside the folders
+        # listed (`notes/routing.md`, as the README's source record names) is looked up at the revision too: left
+        # out, every review whose BASE held it said "BASE cannot price" (session 15's walkthrough).
+        for rel in (named & unread) | self._documents_elsewhere(commit, named - unread - set(files)):
             make_folders((dest / rel).parent)
-            (dest / rel).touch()  # a source's document kept in the registry: its existence is what is checked
+            (dest / rel).touch()
         return files
+
+    def _documents_elsewhere(self, commit: str, names: Iterable[str]) -> set[str]:
+        """The paths of ``names`` (relative to the root: registry documents that sources name, outside the folders
+        :meth:`materialize` lists) that are regular files at ``commit``, as a checkout would hold them; a path
+        leading out of the root, not plain, or naming a link or a folder there is left out (check's problem)."""
+        import posixpath
+
+        wanted = sorted({n for n in names if n and not posixpath.isabs(n) and n == posixpath.normpath(n)
+                         and not n.startswith("../") and n != ".."})
+        if not wanted:
+            return set()
+        try:
+            listing = _run_git(self.top, ["--literal-pathspecs", "ls-tree", "-z", "--full-tree", commit, "--",
+                                          *(f"{self.prefix}{n}" for n in wanted)])
+        except subprocess.CalledProcessError:
+            return set()
+        found: set[str] = set()
+        for record in os.fsdecode(listing).split("\0"):
+            meta, _, name = record.partition("\t")
+            fields = meta.split()
+            if len(fields) == 3 and fields[0] in ("100644", "100755") and name.startswith(self.prefix):
+                rel = name[len(self.prefix):]
+                if rel in wanted:
+                    found.add(rel)
+        return found
 
     def _linked_folders(self, commit: str, links: Mapping[str, tuple[str, int]]) -> dict[str, list[str]]:
         """For each symbolic link of ``links`` (its path from the repository's top → its blob and the blob's size),
@@ -2055,6 +2084,9 @@ MAX_HEAD_WARNINGS = 20
 #: ``head_unreadable`` too); the rest are counted. 3,000 invalid source records made a 2.4 MB pull-request comment
 #: (15,000 problem lines, each listed twice), past GitHub's 65,536 characters (issue 13).
 MAX_HEAD_PROBLEMS = 20
+#: The most files a pull-request comment lists under "Other files changed" (source records, measurements …; the
+#: text review lists each): 300 source records added made a comment of 11 KB of names (GitHub takes 65,536 chars).
+MAX_OTHER_FILES = 20
 
 
 def _duplicates(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
@@ -2738,9 +2770,14 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             out += ["", f"- and {_n(errors_left, 'more error')}"
                     + (f" ({_n(files_left, 'file')} not listed)" if files_left else "")
                     + ": `passprice check` lists each"]
-    others = [f for f in d.files if f.kind == "other"]
+    # Every file the summary counts as "other" that no section above lists: a source record added with the fact
+    # citing it was counted ("1 other file changed") and shown nowhere (session 15's walkthrough).
+    others = [f for f in d.files if f.kind in ("other", "source")]
     if others:
-        out += ["", "Other files changed: " + ", ".join(f"{markdown_code(f.path)} ({f.status})" for f in others)]
+        named = ", ".join(f"{markdown_code(f.path)} ({f.status})" for f in others[:MAX_OTHER_FILES])
+        more = len(others) - MAX_OTHER_FILES
+        out += ["", "Other files changed: " + named
+                + (f", and {more} more: the text review (`passprice diff`) lists each" if more > 0 else "")]
     return "\n".join(out)
 
 

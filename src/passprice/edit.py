@@ -137,9 +137,19 @@ def locate(root: Root, name: str, path: str | None, draft: bool = False) -> Fact
         return FactFile(file, "draft", entry_name(file), fact)
     file = card_path(root, name)
     if path is not None and not is_card_path(path):
-        known = ", ".join([*CARD_PATHS, *HOST_PATHS, *TENSOR_PATHS])
-        raise InputError(f"{file}: {path}: not a card fact path (one of {known})")
+        paths = [*CARD_PATHS, *HOST_PATHS, *TENSOR_PATHS]
+        raise InputError(f"{file}: {path}: not a card fact path{_meant(path, paths)} (one of {', '.join(paths)})")
     return FactFile(file, "card", entry_name(file), path or "")
+
+
+def _meant(path: str, paths: list[str]) -> str:
+    """``; did you mean P?`` for the card fact paths of ``paths`` closest to ``path`` (a typo, ``memory.bandwith``:
+    the card names a command is given are hinted, the fact paths were not, walkthrough 15), else ``""``; a path past
+    64 characters is no typo and is not compared."""
+    import difflib
+
+    close = difflib.get_close_matches(path, paths, n=2, cutoff=0.75) if len(path) <= 64 else []
+    return f"; did you mean {' or '.join(close)}?" if close else ""
 
 
 def read_facts(where: FactFile, schema_folder: Path | None = None) -> dict[str, Fact]:

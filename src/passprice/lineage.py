@@ -724,7 +724,7 @@ def lineage_text(a: Lineage) -> str:
         lines.append(f"facts citing it: {len(a.citing)}")
         if a.citing:
             lines.append(text_table(["record", "fact", "value", "provenance", "cites it as"], _fact_rows(a.citing)))
-    lines.append("")
+        lines.append("")  # a fact's audit lists no citing facts: one blank line, not two (walkthrough 15)
     lines.append(f"facts derived from {'them' if a.source is not None else 'it'}: {len(a.derived)}")
     if a.derived:
         lines.append(text_table(["record", "fact", "value", "provenance", "why"], _fact_rows(a.derived)))
