@@ -134,7 +134,8 @@ def test_outside_any_registry_the_commands_needing_one_say_what_to_do(
     from passprice.registry import embedded_root
 
     monkeypatch.chdir(tmp_path)
-    here = f"passprice: error: {embedded_root().path}: not in a registry (these are the facts passprice ships): "
+    # walkthrough 15: the line opened with that path, read as the folder found to be in no registry
+    here = f"passprice: error: no registry here (passprice is reading the facts it ships, {embedded_root().path}): "
     todo = (
         "; run inside your registry, start one with `passprice init DIR`, or name one before the command: "
         "`passprice --root DIR COMMAND`"

@@ -7,6 +7,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from cli_helpers import REPO, bad, copy_root, invoke
 
 H200 = "h200_sxm_141gb"
@@ -176,3 +178,38 @@ def test_the_readme_routing_record_prices_once_its_source_document_is_written(tm
     # memory: 27,346,464,572 B of weights / (4.8 TB/s × 0.9333) + 16 × 268,566,528 B / (4.8 TB/s × 0.8646)
     # = 6.1043 + 1.0354 = 7.1398 ms; 16 / 7.1398 ms = 2,240.97 tokens/s.
     assert "  tokens/s      2,241  (TPOT 7.14 ms per sequence)" in lines
+
+
+def test_speculate_without_a_drafting_method_says_which_checkpoints_each_prices(tmp_path: Path) -> None:
+    # `passprice speculate my-serving` on an imported dense checkpoint offered "--draft METHOD (deepseek-v3-mtp,
+    # qwen35-mtp)"; each try was then refused OutOfScope: neither lists that checkpoint.
+    root = copy_root(tmp_path)
+    (root / "facts" / "drafts" / "any-head.toml").write_text(
+        (root / "facts" / "drafts" / "qwen35-mtp.toml").read_text().replace('checkpoints = ["qwen35-27b-like"]\n', "")
+    )
+    assert bad("speculate", "gemma3-270m-h100", "--tokens", "1..2", root=root) == [
+        "passprice: error: gemma3-270m-h100 names no drafting method: give --draft METHOD (the registered ones, each "
+        "with the checkpoints it prices: any-head for any; deepseek-v3-mtp for deepseek-v3-q4_k_m; qwen35-mtp for "
+        "qwen35-27b-like)"
+    ]
+
+
+def test_outside_a_registry_the_line_does_not_open_with_the_shipped_facts_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Run from /tmp with an editable install, `fact show … --history` said "/work/…/passprice: not in a registry
+    # (these are the facts passprice ships)": the checkout's path, itself a git checkout, named as the folder in no
+    # registry.
+    from click.testing import CliRunner
+
+    from passprice.cli import cli
+    from passprice.registry import embedded_root
+
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["fact", "show", H200, "streams.rewrite", "--history"])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        f"passprice: error: no registry here (passprice is reading the facts it ships, {embedded_root().path}): a "
+        "fact's history is read from the git history of your registry; run inside your registry, start one with "
+        "`passprice init DIR`, or name one before the command: `passprice --root DIR COMMAND`"
+    ]

@@ -558,10 +558,12 @@ def outside_registry(root: Root, why: str) -> InputError:
     """The one line a command that needs a registry of the user's own gives when ``root`` is the embedded default
     (passprice run outside any registry): ``why`` the facts passprice ships will not serve (they are read-only,
     their history is not the user's), then what to do. Its path may itself be a git checkout (an editable install's
-    source), so the line does not say it is none."""
+    source), so the line does not say it is none; nor does it open with that path, which read as the folder found
+    to be in no registry (walkthrough 15, run from /tmp with an editable install: "/home/you/passprice: not in a
+    registry")."""
     return InputError(
-        f"{root.path}: not in a registry (these are the facts passprice ships): {why}; run inside your registry, start "
-        "one with `passprice init DIR`, or name one before the command: `passprice --root DIR COMMAND`"
+        f"no registry here (passprice is reading the facts it ships, {root.path}): {why}; run inside your registry, "
+        "start one with `passprice init DIR`, or name one before the command: `passprice --root DIR COMMAND`"
     )
 
 

@@ -223,12 +223,38 @@ def resolve_speculation(
     if head_rows is None and spec.draft is not None:
         head_rows = spec.draft.head_rows
     if method is None:
-        known = ", ".join(root.names(root.drafts)) or "none"
-        raise InputError(f"{label} names no drafting method: give --draft METHOD ({known})")
+        raise InputError(f"{label} names no drafting method: give --draft METHOD (the registered ones, each with the "
+                         f"checkpoints it prices: {_methods_known(root)})")
     resolved = resolve(root, attrs.evolve(spec, draft=None), method_ref=method, method_ref_from_file=from_file)
     assert resolved.method is not None
     check_head_rows(resolved.header, head_rows)
     return resolved, resolved.method, head_rows
+
+
+#: The most drafting methods whose scope the "names no drafting method" line spells out; the rest are named.
+SCOPES_SHOWN = 20
+
+
+def _methods_known(root: Root) -> str:
+    """The registered drafting methods, each with the checkpoints it lists (``qwen35-mtp for qwen35-27b-like``): a
+    method prices only those (``OutOfScope``), so the line says which fits before a try does (walkthrough 15 was
+    offered two methods for a checkpoint neither applies to); ``for any`` when it lists none. A method that does not
+    load, and any past :data:`SCOPES_SHOWN`, is named alone; ``none`` when there are none. Raises nothing."""
+    from passprice.drafts import load_draft_method
+
+    names = root.names(root.drafts)
+    shown = []
+    for i, name in enumerate(names):
+        if i >= SCOPES_SHOWN:
+            shown.append(name)
+            continue
+        try:
+            scope = load_draft_method(root, name).checkpoints
+        except InputError:  # a SchemaError too: named, its problem left to the command that reads it
+            shown.append(name)
+            continue
+        shown.append(f"{name} for {', '.join(scope) if scope else 'any'}")
+    return "; ".join(shown) or "none"
 
 
 def with_draft(serving: Serving, method: DraftMethod, tokens: int, head_rows: int | None) -> Serving:
