@@ -390,6 +390,39 @@ def gathered(*loads: Callable[[], Any]) -> tuple[Any, ...]:
     return tuple(out)
 
 
+def named_files(root: Root, spec: ServingSpec, card: bool = True) -> list[tuple[str, Path]]:
+    """The files ``spec`` names that a command pricing it reads (its checkpoint, its card unless ``card`` is false —
+    a sweep's ``cards`` replace it —, its drafting method and routing record), each labelled by the key naming it
+    (``FILE: card`` for a serving file), found as the loaders find them (:func:`passprice.cards.card_path`, …). A
+    name that names nothing is left out (the loader reports it). An output is checked against them
+    (:func:`passprice.files.require_not_input`): ``sweep --file grid.toml -o c.toml --force``, ``c.toml`` a card the
+    grid named, replaced the card with the CSV, exit 0 (attack round 26). Raises nothing."""
+    from passprice.cards import card_path
+    from passprice.checkpoints import checkpoint_file
+    from passprice.drafts import draft_path
+    from passprice.routing import routing_path
+
+    where = f"{spec.source}: " if spec.source is not None else ""
+    named: list[tuple[str, Callable[[], Path]]] = [
+        ("checkpoint", lambda: checkpoint_file(root, spec.checkpoint)[0]),
+    ]
+    if card:
+        named.append(("card", lambda: card_path(root, spec.card)))
+    if spec.draft is not None:
+        method = spec.draft.method
+        named.append(("draft.method", lambda: draft_path(root, method)))
+    if spec.routing is not None:
+        routing = spec.routing
+        named.append(("routing", lambda: routing_path(root, routing)))
+    out = []
+    for key, find in named:
+        try:
+            out.append((f"{where}{key}", find()))
+        except InputError:
+            continue
+    return out
+
+
 def require_inside_root(root: Root, spec: ServingSpec, as_written: bool = True) -> None:
     """Every name a serving file gives (``checkpoint``, ``card``, ``draft.method``, ``routing``) that is a path lies
     inside the root (:func:`passprice.registry.require_inside`) when the file is the registry's; a spec from the
