@@ -220,3 +220,73 @@ def test_init_into_proc_says_the_folder_is_not_writable(tmp_path: Path) -> None:
     else:  # root may write anywhere by its permission bits: the kernel's answer, said of the folder
         assert lines[0].startswith("passprice: error: /proc/self/registry: cannot write: the folder ")
     assert "No such file or directory" not in lines[0]
+
+
+# --- fresh attacks: names, the cache's home ---------------------------------------------------------------------------
+
+
+def test_a_name_in_another_unicode_normalization_is_said_so(tmp_path: Path) -> None:
+    # Round 26: with facts/cards/é40.toml (NFC), `fact show` of the NFD spelling (e + U+0301) said "card 'é40': not
+    # found in …/facts/cards (registered: …, é40)": two strings that print alike, nothing telling them apart.
+    import unicodedata
+
+    root = copy_root(tmp_path)
+    nfc = unicodedata.normalize("NFC", "é40")
+    (root / "facts" / "cards" / f"{nfc}.toml").write_bytes((root / "facts" / "cards" / "a40.toml").read_bytes())
+    nfd = unicodedata.normalize("NFD", nfc)
+    for args in (("fact", "show", nfd), ("price", R1, "--card", nfd)):
+        lines = bad(*args, root=root)
+        assert lines[0].startswith(
+            f"passprice: error: card {nfd!r}: not found in {root / 'facts' / 'cards'}; 'e\\u030140' is the registered "
+            "'\\xe940' in another Unicode normalization (they print alike): give the name as registered (registered: "
+        ), lines
+    assert invoke("fact", "show", nfc, root=root).exit_code == 0
+
+
+def test_a_registry_name_with_a_folder_does_not_reach_outside_its_folder(tmp_path: Path) -> None:
+    # Round 26: `--root R fact set ../../../other/facts/cards/a40 memory.bandwidth …` edited the card of another
+    # registry, exit 0 (validated against R's sources), and `price R1 --card ../drafts/qwen35-mtp` read a drafting
+    # method as a card: a name was joined to the folder (facts/cards/NAME.toml) with its `..` parts.
+    root = copy_root(tmp_path)
+    other = copy_root(tmp_path / "other")
+    card = other / "facts" / "cards" / "a40.toml"
+    before = card.read_bytes()
+    escape = os.path.relpath(card.with_suffix(""), root / "facts" / "cards")
+    assert escape.startswith("..")
+    assert bad("fact", "set", escape, "memory.bandwidth", "--value", "0.7", "--unit", "TB/s", "--provenance",
+               "published", "--source", "nvidia-a40-datasheet", "--locator", "Specifications table",
+               root=root) == [f"passprice: error: {escape}: no such card file"]
+    assert card.read_bytes() == before
+    for option, name, kind in (("--card", "../drafts/qwen35-mtp", "card"), ("--card", "./a40", "card"),
+                               ("--stack", "../stacks/llamacpp-cuda-2405", "stack")):
+        assert bad("price", R1, option, name, root=root) == [f"passprice: error: {name}: no such {kind} file"]
+    assert bad("price", "../../registry/servings/r1-qwen7b-h200", root=root) == [
+        "passprice: error: ../../registry/servings/r1-qwen7b-h200: no such serving file"]
+
+
+def test_a_home_folder_that_does_not_exist_is_not_created_for_the_cache(tmp_path: Path) -> None:
+    # Round 26: with HOME=/nonexistent (the home of system accounts such as nobody) and no XDG_CACHE_HOME, a run
+    # created /nonexistent/.cache/passprice at the file system's top; no cache is kept instead, the run unchanged.
+    home = tmp_path / "nonexistent"
+    env = {k: v for k, v in os.environ.items() if k not in ("XDG_CACHE_HOME", "PASSPRICE_CACHE_DIR",
+                                                               "PASSPRICE_NO_CACHE")}
+    done = subprocess.run([sys.executable, "-m", "passprice", "--root", str(REPO), "cards"], cwd=tmp_path,
+                          env={**env, "HOME": str(home)}, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "" and done.stdout.startswith("card ")
+    assert not home.exists()
+
+
+def test_a_plot_over_the_header_it_draws_is_refused(tmp_path: Path) -> None:
+    # Round 26: `roofline CARD --checkpoint h.png --plot h.png --force` and `audit --checkpoint h.png --card CARD
+    # --plot h.png --force` (a GGUF header named h.png: passprice reads any file not a .toml as a header) drew the
+    # picture over the header they had just priced, exit 0: neither command compared --plot with its inputs.
+    import lzma
+
+    header = tmp_path / "h.png"
+    header.write_bytes(lzma.decompress((REPO / "tests" / "data" / "gemma3-270m-q4_k_m.header.gguf.xz").read_bytes()))
+    before = header.read_bytes()
+    line = _input_line(header, "checkpoint", header, "--plot")
+    assert bad("roofline", H200, "--checkpoint", str(header), "--plot", str(header), "--force") == [line]
+    assert bad("audit", "--checkpoint", str(header), "--card", H200, "--plot", str(header), "--force") == [line]
+    assert header.read_bytes() == before

@@ -254,6 +254,8 @@ def card_path(root: Root, ref: str) -> Path:
     candidate = Path(ref)
     if ref.endswith(".toml") and is_there(candidate):
         return candidate
+    if "/" in ref or os.sep in ref:  # a registry name has no folder: ../../other/a40 named a file outside cards
+        raise not_found("card", ref, root.cards, root.names(root.cards))
     path = root.cards / f"{ref}.toml"
     if not is_there(path):
         raise not_found("card", ref, root.cards, root.names(root.cards))

@@ -1800,6 +1800,7 @@ def audit_command(
                 f"{target} is a lock: its serving and facts are pinned, so {', '.join(given)} cannot change them "
                 "(audit a SERVING to try other choices)"
             )
+        _check_inputs([("TARGET", target)], [("--plot", plot_path)])
         try:
             subject = lock_subject(root, target)
         except CheckpointGone as e:
@@ -1808,6 +1809,10 @@ def audit_command(
         from passprice.enforce import LockRefusal
 
         root, spec = _spec(ctx, target, **o)
+        # --plot over the header or card it prices (`audit --checkpoint h.png --plot h.png --force` drew over the
+        # header, exit 0: attack round 26)
+        _check_inputs([("TARGET", target), *_read_through(root, [], stack=stack_ref, specs=[spec])],
+                      [("--plot", plot_path)])
         resolved = resolve(root, spec)
         _cap_unused(o, "audit prices the serving's batch, as price does")
         the_stack = None
@@ -2441,6 +2446,9 @@ def roofline_command(
             click.echo(ridges_text(card))
         return
     root, spec = _spec(ctx, serving, base=base, **{**o, "card": card_name})
+    # --plot over the header or card it draws (`roofline CARD --checkpoint h.png --plot h.png --force` drew over
+    # the header, exit 0: attack round 26)
+    _check_inputs([("SERVING", serving), *_read_through(root, [], stack=stack, specs=[spec])], [("--plot", plot_path)])
     resolved = _resolve(root, spec, stack)
     stack = _lock_stack(root, lock_ref, the_lock, stack)
     if the_lock is not None:

@@ -7,6 +7,7 @@ as ``draft.acceptance.1`` …
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,8 @@ def draft_path(root: Root, ref: str) -> Path:
     candidate = Path(ref)
     if ref.endswith(".toml") and is_there(candidate):
         return candidate
+    if "/" in ref or os.sep in ref:  # a registry name has no folder: ../../other/a40 named a file outside drafts
+        raise not_found("drafting method", ref, root.drafts, root.names(root.drafts))
     path = root.drafts / f"{ref}.toml"
     if not is_there(path):
         raise not_found("drafting method", ref, root.drafts, root.names(root.drafts))

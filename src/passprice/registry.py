@@ -686,7 +686,17 @@ _KINDS = {"card": "facts/cards", "serving": "registry/servings", "checkpoint": "
 
 def _hint(kind: str, ref: str, folder: Path, known: list[str]) -> str:
     """What a name not found is likely meant as: a record of another kind of the same root (a serving given where a
-    checkpoint belongs, a card where a serving does), else the registered names closest to it (:func:`_closest`)."""
+    checkpoint belongs, a card where a serving does), else the registered names closest to it (:func:`_closest`).
+    A registered name that is ``ref`` in another Unicode normalization (``e`` + U+0301 typed, ``é`` registered) is
+    said first, each name's code points shown: "card 'é40': not found (registered: …, é40)" named two strings that
+    print alike (attack round 26)."""
+    import unicodedata
+
+    mine = unicodedata.normalize("NFC", ref)
+    alike = [k for k in known if k != ref and unicodedata.normalize("NFC", k) == mine]
+    if alike:
+        return (f"; {ref!a} is the registered {alike[0]!a} in another Unicode normalization (they print "
+                "alike): give the name as registered")
     top = folder.parent.parent
     for other, rel in _KINDS.items():
         place = top / rel

@@ -21,6 +21,7 @@ p_cold)^T). It is an expectation: the pricer streams D(T) experts' bytes a pass,
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -111,6 +112,8 @@ def routing_path(root: Root, ref: str) -> Path:
     candidate = Path(ref)
     if ref.endswith(".toml") and is_there(candidate):
         return candidate
+    if "/" in ref or os.sep in ref:  # a registry name has no folder: ../../other/a40 named a file outside routing
+        raise not_found("routing record", ref, root.routing, root.names(root.routing))
     path = root.routing / f"{ref}.toml"
     if not is_there(path):
         raise not_found("routing record", ref, root.routing, root.names(root.routing))

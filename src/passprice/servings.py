@@ -200,6 +200,8 @@ def serving_path(root: Root, ref: str) -> Path:
     registered servings when ``ref`` names none."""
     if ref.endswith(".toml") and is_there(ref):
         return Path(ref)
+    if "/" in ref or os.sep in ref:  # a registry name has no folder: ../../other/a40 named a file outside servings
+        raise not_found("serving", ref, root.servings, root.names(root.servings))
     path = root.servings / f"{ref}.toml"
     if not is_there(path):
         raise not_found("serving", ref, root.servings, root.names(root.servings))

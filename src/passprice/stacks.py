@@ -33,6 +33,7 @@ where the facts hold is refused by name too (:class:`BeyondStack`).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -345,6 +346,8 @@ def stack_path(root: Root, ref: str) -> Path:
     candidate = Path(ref)
     if ref.endswith(".toml") and is_there(candidate):
         return candidate
+    if "/" in ref or os.sep in ref:  # a registry name has no folder: ../../other/a40 named a file outside stacks
+        raise not_found("stack", ref, root.stacks, root.names(root.stacks))
     path = root.stacks / f"{ref}.toml"
     if not is_there(path):
         raise not_found("stack", ref, root.stacks, root.names(root.stacks))
