@@ -246,7 +246,8 @@ def test_a_name_in_another_unicode_normalization_is_said_so(tmp_path: Path) -> N
 def test_a_registry_name_with_a_folder_does_not_reach_outside_its_folder(tmp_path: Path) -> None:
     # Round 26: `--root R fact set ../../../other/facts/cards/a40 memory.bandwidth …` edited the card of another
     # registry, exit 0 (validated against R's sources), and `price R1 --card ../drafts/qwen35-mtp` read a drafting
-    # method as a card: a name was joined to the folder (facts/cards/NAME.toml) with its `..` parts.
+    # method as a card: a name was joined to the folder (facts/cards/NAME.toml) with its `..` parts, wherever they
+    # led.
     root = copy_root(tmp_path)
     other = copy_root(tmp_path / "other")
     card = other / "facts" / "cards" / "a40.toml"
@@ -257,11 +258,14 @@ def test_a_registry_name_with_a_folder_does_not_reach_outside_its_folder(tmp_pat
                "published", "--source", "nvidia-a40-datasheet", "--locator", "Specifications table",
                root=root) == [f"passprice: error: {escape}: no such card file"]
     assert card.read_bytes() == before
-    for option, name, kind in (("--card", "../drafts/qwen35-mtp", "card"), ("--card", "./a40", "card"),
-                               ("--stack", "../stacks/llamacpp-cuda-2405", "stack")):
+    for option, name, kind in (("--card", "../drafts/qwen35-mtp", "card"),
+                               ("--stack", "../cards/a40", "stack")):
         assert bad("price", R1, option, name, root=root) == [f"passprice: error: {name}: no such {kind} file"]
-    assert bad("price", "../../registry/servings/r1-qwen7b-h200", root=root) == [
-        "passprice: error: ../../registry/servings/r1-qwen7b-h200: no such serving file"]
+    assert bad("price", "../../facts/cards/a40", root=root) == [
+        "passprice: error: ../../facts/cards/a40: no such serving file"]
+    # A name that stays in its folder is that folder's record, as before (round 10: ./R1, ../servings/R1).
+    assert invoke("price", R1, "--card", "./a40", root=root).exit_code == 0
+    assert invoke("price", R1, "--card", "../cards/a40", root=root).exit_code == 0
 
 
 def test_a_home_folder_that_does_not_exist_is_not_created_for_the_cache(tmp_path: Path) -> None:

@@ -651,6 +651,16 @@ def schema_copy_drift(root: Root) -> list[str]:
     return lines
 
 
+def stays_in(folder: Path, ref: str) -> bool:
+    """Whether ``folder/REF.toml``, a name joined to its kind's folder, is a file of that folder once its ``.`` and
+    ``..`` parts are resolved (by the text: links are the file system's): ``./a40`` and ``../cards/a40`` from
+    ``facts/cards`` are; ``../drafts/x`` and ``../../../other/facts/cards/a40`` are not, and named a drafting method
+    read as a card, or another registry's card that ``fact set`` then edited, exit 0 (attack round 26). Raises
+    nothing."""
+    joined = os.path.normpath(os.path.join(folder, f"{ref}.toml"))
+    return os.path.dirname(joined) == os.path.normpath(folder)
+
+
 def not_found(kind: str, ref: str, folder: Path, known: list[str]) -> InputError:
     """The error for ``ref``, a ``kind`` (card, serving, checkpoint …) that names nothing: a folder where a file
     belongs (``ref`` itself, or ``folder/ref.toml``), a file that is not a ``.toml`` one, a path to no file (``ref``
