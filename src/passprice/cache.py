@@ -77,8 +77,9 @@ def cache_dir() -> Path:
     platform (XDG
     Base Directory specification on Linux and other POSIX systems; ``~/Library/Caches`` on macOS;
     ``%LOCALAPPDATA%`` on Windows), then ``passprice`` (:func:`passprice.cachefolder.folder`: the rule, in a module
-    the result memo reads before anything else is imported). Raises :class:`RuntimeError` without a home folder."""
-    return Path(cachefolder.folder(lambda: str(Path.home())))
+    the result memo reads before anything else is imported). Raises :class:`RuntimeError` without a home folder, or
+    with one that does not exist (:func:`passprice.cachefolder.folder`)."""
+    return Path(cachefolder.folder(lambda: cachefolder.existing(str(Path.home()))))
 
 
 def _file_stamp(path: str, st: os.stat_result, now_ns: int) -> str:

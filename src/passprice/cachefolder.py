@@ -18,10 +18,21 @@ if TYPE_CHECKING:
 
 def _home() -> str:
     """The user's home folder (``os.path.expanduser``, as :meth:`pathlib.Path.home`). Raises :class:`RuntimeError`
-    when there is none (no ``$HOME`` and no password entry), as :meth:`pathlib.Path.home` does."""
+    when there is none (no ``$HOME`` and no password entry), as :meth:`pathlib.Path.home` does, and when it is no
+    folder that exists: ``HOME=/nonexistent`` (the home of system accounts such as ``nobody``) made the cache create
+    ``/nonexistent/.cache/passprice`` at the file system's top, for a user who may write there (attack round 26);
+    no cache is kept instead."""
     home = os.path.expanduser("~")
     if home.startswith("~"):
         raise RuntimeError("Could not determine home directory.")
+    return existing(home)
+
+
+def existing(home: str) -> str:
+    """``home``, a home folder, when it is a folder that exists. Raises :class:`RuntimeError` otherwise (the cache
+    is then not kept: :func:`_home`)."""
+    if not os.path.isdir(home):
+        raise RuntimeError(f"The home directory {home!r} does not exist.")
     return home
 
 

@@ -601,18 +601,26 @@ def load_checkpoint(root: Root, ref: str) -> GGUFHeader:
 
 
 def _load_checkpoint(root: Root, ref: str) -> GGUFHeader:
+    path, is_entry = checkpoint_file(root, ref)
+    return _load_entry(path, root) if is_entry else read_header(path)
+
+
+def checkpoint_file(root: Root, ref: str) -> tuple[Path, bool]:
+    """The file the checkpoint ``ref`` names, as :func:`load_checkpoint` reads it, and whether it is an entry
+    (``True``: a ``.toml``) or a GGUF header (``False``; a header of several shards: its first). Nothing is read but
+    the names. Raises :class:`InputError` listing the registered names when ``ref`` names none."""
     candidate = Path(ref)
     if ref.endswith(GGUF_SUFFIXES):
         if registry_name(root, ref):
-            return _load_entry(entry_path(root, ref), root)
-        return read_header(candidate)
+            return entry_path(root, ref), True
+        return candidate, False
     if ref.endswith(".toml") and is_there(candidate):
-        return _load_entry(candidate, root)
+        return candidate, True
     path = entry_path(root, ref)
     if is_there(path):
-        return _load_entry(path, root)
+        return path, True
     if is_there(candidate):
-        return read_header(candidate)
+        return candidate, False
     raise not_found("checkpoint", ref, root.checkpoints, root.names(root.checkpoints))
 
 

@@ -12,7 +12,7 @@ import errno
 import json
 import os
 import sys
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
 
@@ -478,9 +478,11 @@ def _check_plot(path: Path | None, force: bool, root: Any, output: Path | None =
     from passprice.registry import require_not_record
     from passprice.roofline import check_matplotlib
 
-    picture_format(path)
+    if path.suffix.lower() not in (".png", ".svg"):  # the name typed; a link's target's suffix below
+        picture_format(path)
     _check_output(path, force)
     require_not_record(root, path, "--plot")
+    picture_format(path)  # a link named .png onto an .svg: after the refusals that say more (a record, an input)
     check_matplotlib()  # imported when the picture is drawn (about 0.5 s), not by a run refused before it
 
 
@@ -498,6 +500,36 @@ def _check_inputs(inputs: list[tuple[str, str | Path | None]], outputs: list[tup
             continue
         for output in outputs:
             require_not_input((label, Path(value)), output)
+
+
+def _read_through(root: Any, servings: Sequence[tuple[str, str]], cards: Sequence[tuple[str, str]] = (),
+                  stack: str | None = None, specs: Sequence[Any] = ()) -> list[tuple[str, str | Path | None]]:
+    """The files a command reads through the names it was given, for :func:`_check_inputs`: each serving's file
+    (``(label, ref)``) and the files it names (:func:`passprice.servings.named_files`; its card left out where
+    ``cards`` replace it), each of ``specs``' named files, each card's file, the stack's. A sweep file's servings and
+    cards, a serving file's card and checkpoint, ``--stack FILE.toml``: ``-o`` over any of them replaced the input,
+    exit 0, since only the command line's own names were looked at (attack round 26). A name that names nothing is
+    left out (the command's own lookup says so). Raises nothing."""
+    from passprice.cards import card_path
+    from passprice.servings import load_spec, named_files, serving_path
+    from passprice.stacks import stack_path
+
+    out: list[tuple[str, str | Path | None]] = []
+    for label, ref in servings:
+        try:
+            out.append((label, serving_path(root, ref)))
+            specs = [*specs, load_spec(root, ref)]
+        except InputError:
+            continue
+    for spec in specs:
+        out.extend(named_files(root, spec, card=not cards))
+    for label, ref in cards:
+        with contextlib.suppress(InputError):
+            out.append((label, card_path(root, ref)))
+    if stack is not None:
+        with contextlib.suppress(InputError):
+            out.append(("--stack", stack_path(root, stack)))
+    return out
 
 
 def _root(ctx: click.Context) -> Any:
@@ -1594,6 +1626,7 @@ def lock_command(
     old = locking.previous(root, output, update, force)
     base = locking.update_base(root, old) if update and old is not None and serving is None else None
     root, spec = _spec(ctx, serving, base=base, **o)
+    _check_inputs(_read_through(root, [], stack=stack, specs=[spec]), [("-o", output)])
     lock_name = _require_unicode(
         locking.lock_name(output, serving, name, old if update else None), "lock name"
     )
@@ -1767,6 +1800,7 @@ def audit_command(
                 f"{target} is a lock: its serving and facts are pinned, so {', '.join(given)} cannot change them "
                 "(audit a SERVING to try other choices)"
             )
+        _check_inputs([("TARGET", target)], [("--plot", plot_path)])
         try:
             subject = lock_subject(root, target)
         except CheckpointGone as e:
@@ -1775,6 +1809,10 @@ def audit_command(
         from passprice.enforce import LockRefusal
 
         root, spec = _spec(ctx, target, **o)
+        # --plot over the header or card it prices (`audit --checkpoint h.png --plot h.png --force` drew over the
+        # header, exit 0: attack round 26)
+        _check_inputs([("TARGET", target), *_read_through(root, [], stack=stack_ref, specs=[spec])],
+                      [("--plot", plot_path)])
         resolved = resolve(root, spec)
         _cap_unused(o, "audit prices the serving's batch, as price does")
         the_stack = None
@@ -2110,10 +2148,10 @@ def sweep_command(
         from passprice.registry import require_not_record
 
         require_not_record(root, output)
-    _check_plot(plot_path, force, root, output)
     _check_inputs([("--file", sweep_file), *(("SERVINGS", s) for s in servings),
                    *(("--cards", c) for c in (cards or "").split(",") if c)],
                   [("-o", output), ("--plot", plot_path)])
+    _check_plot(plot_path, force, root, output)
     locked_stack = _lock_stack(root, lock_ref, None, None)  # --lock L made under a stack: its expected price
     if stack is None and locked_stack is not None:
         if max_tpot is None:
@@ -2166,6 +2204,12 @@ def sweep_command(
             raise
     sweeper = Sweeper(root, the_stack, max_rows, fmt == "json")
     sweeper.check(grid)
+    named = "SERVINGS" if grid.source is None else f"{grid.source}: servings"
+    _check_inputs(_read_through(root, [(f"{named}.{i}" if grid.source else named, ref)
+                                       for i, ref in enumerate(grid.servings)],
+                                [(f"{grid.source}: cards.{i}" if grid.source else "--cards", ref)
+                                 for i, ref in enumerate(grid.cards or ())], stack),
+                  [("-o", output), ("--plot", plot_path)])
     if the_stack is not None:  # the cards swept that its runs never measured, in one line
         from passprice.servings import load_spec
 
@@ -2389,12 +2433,15 @@ def roofline_command(
     if o.get("card"):
         raise click.UsageError("give the card as CARD, not --card")
     if plot_path is not None:
+        from passprice.files import written_suffix
+
         if plot_path.suffix.lower() not in (".png", ".svg"):
             raise click.BadParameter(f"{plot_path}: the file must end in .png or .svg", param_hint="--plot")
         _check_output(plot_path, force)
         from passprice.registry import require_not_record
 
         require_not_record(_root(ctx), plot_path, "--plot")
+        written_suffix(plot_path, "--plot")  # a link named .png onto an .svg: after the refusals that say more
         check_matplotlib()
     # --lock L without a serving: L's own serving on CARD (it ignored the lock without a word)
     base, the_lock = _own_serving(_root(ctx), lock_ref, serving, o)
@@ -2410,6 +2457,9 @@ def roofline_command(
             click.echo(ridges_text(card))
         return
     root, spec = _spec(ctx, serving, base=base, **{**o, "card": card_name})
+    # --plot over the header or card it draws (`roofline CARD --checkpoint h.png --plot h.png --force` drew over
+    # the header, exit 0: attack round 26)
+    _check_inputs([("SERVING", serving), *_read_through(root, [], stack=stack, specs=[spec])], [("--plot", plot_path)])
     resolved = _resolve(root, spec, stack)
     stack = _lock_stack(root, lock_ref, the_lock, stack)
     if the_lock is not None:
@@ -2610,15 +2660,16 @@ def simulate_command(
     if trace_path is not None and (rate is not None or synthetic_prefix):
         raise click.UsageError("--rate and --prefix shape a --synthetic trace; a --trace file has its own")
     _check_output(output, force)
-    _check_plot(plot_path, force, _root(ctx), output)
     _check_inputs([("--trace", trace_path), ("SERVING", serving), ("--checkpoint", checkpoint), ("--card", card)],
                   [("-o", output), ("--plot", plot_path)])
+    _check_plot(plot_path, force, _root(ctx), output)
     root, spec = _spec(ctx, serving, checkpoint=checkpoint, card=card, limit=limit, kv_page=kv_page,
                        contiguous=contiguous, prefix_read_once=prefix_read_once, routing=routing)
     if output is not None:
         from passprice.registry import require_not_record
 
         require_not_record(root, output)
+    _check_inputs(_read_through(root, [], stack=stack, specs=[spec]), [("-o", output), ("--plot", plot_path)])
     resolved = _resolve(root, spec, stack)
     the_stack = None
     if stack is not None:
@@ -2738,10 +2789,12 @@ def validate_command(
 
     root = _root(ctx)
     if plot_path is not None:
+        from passprice.plots import picture_format
         from passprice.registry import require_not_record
 
         _check_output(plot_path, force)
         require_not_record(root, plot_path, "--plot")
+        picture_format(plot_path)  # its suffix (a link's: its target's), before the runs are priced
     v = validate(root, stack)
     _problems(v.problems)  # runs left out as bad input: reported after the good ones, exit 2
     data = to_json(v)

@@ -7,6 +7,7 @@ as ``draft.acceptance.1`` …
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from passprice import schema
 from passprice.errors import InputError
 from passprice.facts import Fact
 from passprice.files import is_there
-from passprice.registry import Root, entry_name, not_found
+from passprice.registry import Root, entry_name, not_found, stays_in
 
 
 @attrs.frozen
@@ -62,6 +63,8 @@ def draft_path(root: Root, ref: str) -> Path:
     candidate = Path(ref)
     if ref.endswith(".toml") and is_there(candidate):
         return candidate
+    if ("/" in ref or os.sep in ref) and not stays_in(root.drafts, ref):  # ../../other/a40: a file of another folder
+        raise not_found("drafting method", ref, root.drafts, root.names(root.drafts))
     path = root.drafts / f"{ref}.toml"
     if not is_there(path):
         raise not_found("drafting method", ref, root.drafts, root.names(root.drafts))

@@ -188,6 +188,23 @@ def target(path: Path) -> Path:
     return end
 
 
+def written_suffix(path: Path, option: str) -> str:
+    """The suffix, lower-cased (``.json``, ``.png``; ``""`` for none), of the file writing ``path`` replaces
+    (:func:`target`): the one a format is chosen by, so the text written always matches the name of the file that
+    holds it. A link whose own name ends otherwise than its target (``gl.json``, a link to ``g.csv``) is refused:
+    ``sweep -o gl.json --force`` wrote JSON into ``g.csv``, the format following the name typed while the file
+    replaced was the target (attack round 26). A link without a suffix of its own (``out`` → ``g.json``) follows its
+    target's. Raises :class:`InputError` naming ``option``, the link and its target."""
+    end = target(path)
+    own, theirs = path.suffix.lower(), end.suffix.lower()
+    if end != path and own and own != theirs:
+        raise InputError(
+            f"{shown(path)} (a link to {shown(end)}): {option} would write the {own} format the name asks for into "
+            f"a file whose name ends in {theirs or 'no suffix'}: give the file's own name, or another file"
+        )
+    return theirs
+
+
 def _other_names(path: Path, count: int) -> InputError:
     """The refusal of ``path``, a file of ``count`` names (hard links), which a rename would split."""
     return InputError(

@@ -54,11 +54,19 @@ def require_place(root: Root, output: Path) -> None:
     registry that no command ever reads, its floors guarding nothing. A lock written outside the root is the user's
     own. The place judged is where the write lands: ``-o locks/x.lock.toml``, a link to
     ``registry/servings/R1.toml``, wrote the lock over the serving through the link, exit 0 (attack round 25).
+    Outside the root, a lock is never written over a file passprice reads (:func:`passprice.registry.read_elsewhere`:
+    its own package or JSON Schemas; ``lock R1 --root COPY -o CHECKOUT/schema/card.schema.json --force`` replaced
+    the schema every card is validated against, attack round 26).
+
     Raises :class:`InputError` naming the file and where locks are read, before anything is priced."""
     from passprice.files import target
-    from passprice.registry import within
+    from passprice.registry import read_elsewhere, within
 
     if not within(root, output):
+        link = f" (a link to {shown(target(output))})" if os.path.islink(output) else ""
+        why = read_elsewhere(root, os.path.normcase(os.path.realpath(target(output))))
+        if why is not None:
+            raise InputError(f"{shown(output)}{link}: -o would {why}: write the lock elsewhere")
         return
     end = os.path.realpath(target(output))
     folder = os.path.dirname(end)

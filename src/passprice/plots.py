@@ -32,8 +32,11 @@ MAX_LINES = 40
 
 
 def picture_format(path: Path) -> str:
-    """``png`` or ``svg`` from ``path``'s suffix. Raises :class:`InputError` for another suffix."""
-    fmt = path.suffix.lower().lstrip(".")
+    """``png`` or ``svg`` from ``path``'s suffix (for a link, its target's: :func:`passprice.files.written_suffix`).
+    Raises :class:`InputError` for another suffix, or a link whose name's suffix is not its target's."""
+    from passprice.files import written_suffix
+
+    fmt = written_suffix(path, "--plot").lstrip(".")
     if fmt not in ("png", "svg"):
         raise InputError(f"--plot {path}: the file must end in .png or .svg")
     return fmt

@@ -364,31 +364,74 @@ RECORD_TREES = ("facts", "registry", "locks", "sources")
 
 
 def require_not_record(root: Root, output: Path, option: str = "-o") -> None:
-    """Refuse an output that is no record (a sweep's CSV or JSON, a simulation's text, a synthesized header) when it
-    would land on a ``.toml`` file inside ``root``'s record folders (:data:`RECORD_TREES`; links and ``..``
-    resolved), where every such file is a record ``check`` reads. ``sweep R1 -o registry/servings/R1.toml --force``
-    replaced the serving it had just priced with its CSV, exit 0, and every later command on the registry failed
-    ("not valid TOML"); a new name there (``-o registry/servings/new.toml``) broke ``check`` the same way (attack
-    round 24). The embedded registry is never written. The suffix judged is that of the file written: ``-o out.csv``
-    (or ``--plot p.svg``), a link to ``registry/servings/R1.toml``, replaced the serving through the link, exit 0
-    (attack round 25). Raises :class:`InputError` naming ``option``, the file and the folder, before anything is
-    priced."""
-    if root.embedded:
-        return
+    """Refuse an output that is no record (a sweep's CSV or JSON, a simulation's text, a synthesized header, a
+    picture) when it would land on a file passprice reads: a ``.toml`` file inside ``root``'s record folders
+    (:data:`RECORD_TREES`; links and ``..`` resolved), where every such file is a record ``check`` reads, or a file
+    :func:`read_elsewhere` names (a document a source record cites, passprice's own schemas and code).
+    ``sweep R1 -o registry/servings/R1.toml --force`` replaced the serving it had just priced with its CSV, exit 0,
+    and every later command on the registry failed ("not valid TOML"); a new name there (``-o
+    registry/servings/new.toml``) broke ``check`` the same way (attack round 24). The suffix judged is that of the
+    file written: ``-o out.csv`` (or ``--plot p.svg``), a link to ``registry/servings/R1.toml``, replaced the serving
+    through the link, exit 0 (attack round 25). The embedded registry is judged as any other: for a checkout
+    installed in editable mode it is the checkout, whose serving ``sweep R1 -o CHECKOUT/registry/servings/R1.toml
+    --force`` run from another folder replaced (attack round 26). Raises :class:`InputError` naming ``option``, the
+    file and the folder, before anything is priced."""
     from passprice.files import target
 
     end = os.path.normcase(os.path.realpath(target(output)))
-    if not end.lower().endswith(".toml"):
-        return
-    for name in RECORD_TREES:
-        folder = os.path.normcase(os.path.realpath(root.path / name))
-        if end.startswith(folder + os.sep):
-            link = f" (a link to {shown(Path(end))})" if os.path.islink(output) else ""
-            raise InputError(
-                f"{shown(output)}{link}: {option} would write into {shown(root.path / name)}/, where every .toml file "
-                "is a record passprice reads (this output is none): write it outside the registry's record folders, "
-                "or under another suffix"
-            )
+    link = f" (a link to {shown(Path(end))})" if os.path.islink(output) else ""
+    if end.lower().endswith(".toml"):
+        for name in RECORD_TREES:
+            folder = os.path.normcase(os.path.realpath(root.path / name))
+            if end.startswith(folder + os.sep):
+                raise InputError(
+                    f"{shown(output)}{link}: {option} would write into {shown(root.path / name)}/, where every .toml "
+                    "file is a record passprice reads (this output is none): write it outside the registry's record "
+                    "folders, or under another suffix"
+                )
+    why = read_elsewhere(root, end)
+    if why is not None:
+        raise InputError(f"{shown(output)}{link}: {option} would {why}: write it elsewhere")
+
+
+def read_elsewhere(root: Root, end: str) -> str | None:
+    """What writing ``end`` (a resolved, normcased path: where a write lands) would do to a file passprice reads,
+    outside the record files :func:`require_not_record` judges by their suffix, in words (``write into FOLDER/, …``,
+    ``replace PATH, …``); ``None`` when nothing. Two kinds: a file of
+    passprice's own package or of the JSON Schemas it validates against (:func:`schema_dir`, and the root's own
+    ``schema/`` copy it compares them with), and a document a source record of ``root`` cites (``source.path``, a
+    review or a design, any suffix: ``sweep R1 -o facts/stacks/README.md --force`` replaced the calibration document
+    ``sources/passprice-stack-calibration.toml`` cites with CSV, exit 0, and ``check`` still said "all holds";
+    ``-o CHECKOUT/schema/x.json`` wrote into the schemas every file is validated against: attack round 26). A source
+    record that does not read is skipped (``check`` names it). Raises nothing for a hostile name."""
+    folders = ((_PACKAGE, "passprice's own package"), (schema_dir(), "the JSON Schemas passprice validates against"),
+               (root.path / "schema", "the registry's copy of passprice's JSON Schemas"))
+    for folder, what in folders:
+        real = os.path.normcase(os.path.realpath(folder))
+        if end == real or end.startswith(real + os.sep):
+            return f"write into {shown(folder)}/, {what}"
+    import tomllib
+
+    from passprice.files import read_regular
+    from passprice.schema import MAX_FILE_BYTES
+
+    try:
+        with os.scandir(root.sources) as entries:
+            records = sorted(e.name for e in entries if e.name.endswith(".toml"))
+    except (OSError, ValueError):
+        return None
+    for name in records:
+        try:
+            document = tomllib.loads(read_regular(root.sources / name, MAX_FILE_BYTES).decode("utf-8"))
+            cited = document["source"]["path"]
+            if not isinstance(cited, str):
+                continue
+            if os.path.normcase(os.path.realpath(root.path / cited)) == end:
+                return f"replace {cited}, the document {shown(root.sources / name)} cites (source.path)"
+        except (InputError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, KeyError, TypeError,
+                ValueError, OSError):
+            continue
+    return None
 
 
 def require_not_other_record(root: Root, path: Path) -> None:
@@ -610,6 +653,16 @@ def schema_copy_drift(root: Root) -> list[str]:
     return lines
 
 
+def stays_in(folder: Path, ref: str) -> bool:
+    """Whether ``folder/REF.toml``, a name joined to its kind's folder, is a file of that folder once its ``.`` and
+    ``..`` parts are resolved (by the text: links are the file system's): ``./a40`` and ``../cards/a40`` from
+    ``facts/cards`` are; ``../drafts/x`` and ``../../../other/facts/cards/a40`` are not, and named a drafting method
+    read as a card, or another registry's card that ``fact set`` then edited, exit 0 (attack round 26). Raises
+    nothing."""
+    joined = os.path.normpath(os.path.join(folder, f"{ref}.toml"))
+    return os.path.dirname(joined) == os.path.normpath(folder)
+
+
 def not_found(kind: str, ref: str, folder: Path, known: list[str]) -> InputError:
     """The error for ``ref``, a ``kind`` (card, serving, checkpoint …) that names nothing: a folder where a file
     belongs (``ref`` itself, or ``folder/ref.toml``), a file that is not a ``.toml`` one, a path to no file (``ref``
@@ -645,7 +698,17 @@ _KINDS = {"card": "facts/cards", "serving": "registry/servings", "checkpoint": "
 
 def _hint(kind: str, ref: str, folder: Path, known: list[str]) -> str:
     """What a name not found is likely meant as: a record of another kind of the same root (a serving given where a
-    checkpoint belongs, a card where a serving does), else the registered names closest to it (:func:`_closest`)."""
+    checkpoint belongs, a card where a serving does), else the registered names closest to it (:func:`_closest`).
+    A registered name that is ``ref`` in another Unicode normalization (``e`` + U+0301 typed, ``é`` registered) is
+    said first, each name's code points shown: "card 'é40': not found (registered: …, é40)" named two strings that
+    print alike (attack round 26)."""
+    import unicodedata
+
+    mine = unicodedata.normalize("NFC", ref)
+    alike = [k for k in known if k != ref and unicodedata.normalize("NFC", k) == mine]
+    if alike:
+        return (f"; {ref!a} is the registered {alike[0]!a} in another Unicode normalization (they print "
+                "alike): give the name as registered")
     top = folder.parent.parent
     for other, rel in _KINDS.items():
         place = top / rel

@@ -10,6 +10,7 @@ says why. A lock of format 1 pinned no content: its header sha256 stands in.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from typing import Any
@@ -18,7 +19,6 @@ import attrs
 
 from passprice.errors import InputError, problem_lines
 from passprice.facts import UNITS, Fact
-from passprice.files import is_there
 from passprice.gguf_header import GGUFHeader
 from passprice.locks import (
     FIGURES,
@@ -334,10 +334,21 @@ def today_spec(root: Root, lock: Lock) -> tuple[ServingSpec, bool]:
 
     Raises :class:`InputError` when the registered serving does not read."""
     name = lock.info.serving
-    if name is not None and is_there(root.servings / f"{name}.toml"):
+    if name is not None and registered(root, name):
         return load_spec(root, name), False
     _require_inside(root, lock)
     return rooted_spec(lock.spec, root), name is not None
+
+
+def registered(root: Root, name: str) -> bool:
+    """Whether something is at ``registry/servings/NAME.toml``: a serving file, or anything else there (a folder, a
+    FIFO, a link to no file), which :func:`passprice.servings.load_spec` then refuses by what it is, as ``check``
+    does. A folder there was said to be "no longer registered" and the lock priced as it embeds its serving, exit 0,
+    while ``check`` and ``price`` refused it (attack round 26). Raises nothing."""
+    try:
+        return os.path.lexists(root.servings / f"{name}.toml")
+    except ValueError:  # a NUL in a name no lock may hold: nothing is there
+        return False
 
 
 def _require_inside(root: Root, lock: Lock, keys: tuple[str, ...] = ("checkpoint", "card")) -> None:
@@ -368,7 +379,7 @@ def price_today(root: Root, lock: Lock) -> Today:
     from passprice.pins import checkpoint_digest
 
     named = lock.info.serving
-    gone = named is not None and not is_there(root.servings / f"{named}.toml")
+    gone = named is not None and not registered(root, named)
     try:
         spec, gone = today_spec(root, lock)
         resolved: Resolved = resolve(root, spec)
@@ -436,7 +447,7 @@ def side_json(root: Root, requests: list[Mapping[str, Any]]) -> dict[str, Any]:
     for request in requests:
         out: dict[str, Any] = {}
         name = request.get("serving")
-        out["gone"] = name is not None and not is_there(root.servings / f"{name}.toml")
+        out["gone"] = name is not None and not registered(root, name)
         try:
             if name is not None and not out["gone"]:
                 spec = load_spec(root, name)

@@ -30,7 +30,7 @@ from passprice.cachefolder import make_folders
 from passprice.cards import Card
 from passprice.cost import Lines, Pricing, binding
 from passprice.errors import InputError
-from passprice.files import check_writable, write_atomically
+from passprice.files import check_writable, write_atomically, written_suffix
 from passprice.gguf_header import GGUFHeader
 from passprice.serving import (
     PassShape,
@@ -698,7 +698,7 @@ def draw(line: Roofline, path: Path, force: bool = False) -> None:
 
     Raises :class:`InputError` for another suffix, an existing file without ``force``, a folder that cannot be
     written, or missing matplotlib (before anything is written)."""
-    fmt = path.suffix.lower().lstrip(".")
+    fmt = written_suffix(path, "--plot").lstrip(".")  # a link's target's suffix
     if fmt not in ("png", "svg"):
         raise InputError(f"--plot {path}: the file must end in .png or .svg")
     check_writable(path, force)  # before the picture is rendered

@@ -473,6 +473,22 @@ def nested_caution(dest: Path) -> str | None:
     )
 
 
+def _write_failure(error: OSError, parent: Path) -> str:
+    """Why a file or folder could not be made below ``parent``, in words: "No such file or directory" for a folder
+    that exists (``init /proc/self``: /proc takes no new files) named nothing a person could find missing (attack
+    round 26)."""
+    import errno
+
+    if error.errno == errno.ENOENT and look(parent) is not None:
+        return (f"the folder {shown(parent)} takes no new files or folders (a file system such as /proc or /sys "
+                f"that the kernel makes): give a folder on a disk")
+    if error.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return f"the folder {shown(parent)} is not writable ({error.strerror})"
+    if error.errno == errno.ENOSPC:
+        return f"no space left on the device holding {shown(parent)}"
+    return error.strerror or str(error)
+
+
 def write(the_plan: Plan, dest: Path) -> None:
     """Write ``the_plan`` below ``dest`` (created when missing): every file into a temporary folder beside ``dest``
     first, then each top-level entry moved into place; a failure on the way removes what was moved.
@@ -515,11 +531,16 @@ def write(the_plan: Plan, dest: Path) -> None:
         above = above.parent
     if found is not None and not stat.S_ISDIR(found.st_mode):
         raise InputError(f"{shown(dest)}: cannot write: {shown(above)} is {kind(found.st_mode)}, not a folder")
+    for folder in (dest, parent, above):  # the first that exists: where the new files would go
+        if look(folder) is not None:
+            if not os.access(folder, os.W_OK | os.X_OK):
+                raise InputError(f"{shown(dest)}: cannot write: the folder {shown(folder)} is not writable")
+            break
     try:
         make_folders(parent)
         staging = Path(tempfile.mkdtemp(prefix=f".{dest.name or 'registry'}.init.", dir=parent))
     except OSError as e:
-        raise InputError(f"{shown(dest)}: cannot write: {e.strerror or e}") from None
+        raise InputError(f"{shown(dest)}: cannot write: {_write_failure(e, parent)}") from None
     moved: list[Path] = []
     try:
         for rel, data in the_plan.files.items():
@@ -533,6 +554,6 @@ def write(the_plan: Plan, dest: Path) -> None:
     except OSError as e:
         for path in moved:
             shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
-        raise InputError(f"{shown(dest)}: cannot write: {e.strerror or e}") from None
+        raise InputError(f"{shown(dest)}: cannot write: {_write_failure(e, parent)}") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)

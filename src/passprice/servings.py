@@ -22,7 +22,7 @@ from passprice.errors import InputError, NotFound
 from passprice.facts import Fact
 from passprice.files import is_there
 from passprice.gguf_header import GGUFHeader
-from passprice.registry import Root, below, not_found
+from passprice.registry import Root, below, not_found, stays_in
 from passprice.serving import (
     ActScaling,
     AttentionMath,
@@ -200,6 +200,8 @@ def serving_path(root: Root, ref: str) -> Path:
     registered servings when ``ref`` names none."""
     if ref.endswith(".toml") and is_there(ref):
         return Path(ref)
+    if ("/" in ref or os.sep in ref) and not stays_in(root.servings, ref):  # ../../other/a40: a file of another folder
+        raise not_found("serving", ref, root.servings, root.names(root.servings))
     path = root.servings / f"{ref}.toml"
     if not is_there(path):
         raise not_found("serving", ref, root.servings, root.names(root.servings))
@@ -388,6 +390,39 @@ def gathered(*loads: Callable[[], Any]) -> tuple[Any, ...]:
     if errors:
         raise InputError.of(line for e in errors for line in e.lines)
     return tuple(out)
+
+
+def named_files(root: Root, spec: ServingSpec, card: bool = True) -> list[tuple[str, Path]]:
+    """The files ``spec`` names that a command pricing it reads (its checkpoint, its card unless ``card`` is false —
+    a sweep's ``cards`` replace it —, its drafting method and routing record), each labelled by the key naming it
+    (``FILE: card`` for a serving file), found as the loaders find them (:func:`passprice.cards.card_path`, …). A
+    name that names nothing is left out (the loader reports it). An output is checked against them
+    (:func:`passprice.files.require_not_input`): ``sweep --file grid.toml -o c.toml --force``, ``c.toml`` a card the
+    grid named, replaced the card with the CSV, exit 0 (attack round 26). Raises nothing."""
+    from passprice.cards import card_path
+    from passprice.checkpoints import checkpoint_file
+    from passprice.drafts import draft_path
+    from passprice.routing import routing_path
+
+    where = f"{spec.source}: " if spec.source is not None else ""
+    named: list[tuple[str, Callable[[], Path]]] = [
+        ("checkpoint", lambda: checkpoint_file(root, spec.checkpoint)[0]),
+    ]
+    if card:
+        named.append(("card", lambda: card_path(root, spec.card)))
+    if spec.draft is not None:
+        method = spec.draft.method
+        named.append(("draft.method", lambda: draft_path(root, method)))
+    if spec.routing is not None:
+        routing = spec.routing
+        named.append(("routing", lambda: routing_path(root, routing)))
+    out = []
+    for key, find in named:
+        try:
+            out.append((f"{where}{key}", find()))
+        except InputError:
+            continue
+    return out
 
 
 def require_inside_root(root: Root, spec: ServingSpec, as_written: bool = True) -> None:

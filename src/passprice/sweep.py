@@ -1442,10 +1442,13 @@ FORMAT_OF_SUFFIX = {".csv": "csv", ".json": "json"}
 
 def output_format(named: str | None, output: Path | None) -> str:
     """The format of a sweep's rows, ``csv`` or ``json``: ``named`` (``--format``, or ``--json``) when given, else
-    the one the output file's suffix names (``.json``; any other suffix, and stdout, ``csv``). Raises
-    :class:`InputError` when ``named`` contradicts the file's suffix (attack round 24: ``-o grid.json`` wrote CSV,
-    exit 0)."""
-    said = FORMAT_OF_SUFFIX.get(output.suffix.lower()) if output is not None and str(output) != "-" else None
+    the one the output file's suffix names (``.json``; any other suffix, and stdout, ``csv``; for a link, the suffix of
+    the file it points to: :func:`passprice.files.written_suffix`). Raises :class:`InputError` when ``named``
+    contradicts the file's suffix (attack round 24: ``-o grid.json`` wrote CSV, exit 0), or a link's name its
+    target's."""
+    from passprice.files import written_suffix
+
+    said = FORMAT_OF_SUFFIX.get(written_suffix(output, "-o")) if output is not None and str(output) != "-" else None
     if named is None:
         return said or "csv"
     if said is not None and said != named:

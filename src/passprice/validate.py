@@ -17,7 +17,7 @@ import attrs
 from passprice.cards import Card, load_card
 from passprice.checkpoints import load_checkpoint
 from passprice.errors import InputError
-from passprice.files import check_writable, is_there
+from passprice.files import check_writable, is_there, written_suffix
 from passprice.gguf_header import GGUFHeader
 from passprice.measurements import Run, load_runs, past_context, ratio_too_large
 from passprice.registry import Root
@@ -223,7 +223,8 @@ def plot(v: Validation, path: Path, force: bool = False) -> None:
     matplotlib is missing, the suffix is neither, or nothing was priced."""
     from passprice.roofline import _metadata
 
-    if path.suffix.lower() not in (".png", ".svg"):
+    fmt = written_suffix(path, "--plot").lstrip(".")  # a link's target's suffix
+    if fmt not in ("png", "svg"):
         raise InputError(f"--plot {path}: the file must end in .png or .svg")
     check_writable(path, force)  # the one writer's checks, before anything is priced or drawn
     from passprice.roofline import literal_texts, require_matplotlib
@@ -267,7 +268,6 @@ def plot(v: Validation, path: Path, force: bool = False) -> None:
     literal_texts(fig)  # a card name holding "$" is drawn as written, not parsed as mathtext
     fig.tight_layout()
     buffer = io.BytesIO()
-    fmt = path.suffix.lower()[1:]
     try:
         # Fixed SVG ids and no date, so the same validation writes the same bytes (as roofline's pictures).
         with plt.rc_context({"svg.hashsalt": "passprice"}):
