@@ -213,3 +213,18 @@ def test_outside_a_registry_the_line_does_not_open_with_the_shipped_facts_path(
         "fact's history is read from the git history of your registry; run inside your registry, start one with "
         "`passprice init DIR`, or name one before the command: `passprice --root DIR COMMAND`"
     ]
+
+
+def test_the_readme_says_how_to_lock_a_pairing_no_serving_registers(tmp_path: Path) -> None:
+    # Walkthrough 15, point 10: `lock --checkpoint … --card … --name` was only in --help and the registry README that
+    # init writes; the main README now states it, and the command does what the sentence says.
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    assert "`passprice lock --checkpoint CHECKPOINT --card CARD --name NAME` writes `locks/NAME.lock.toml`" in readme
+    root = copy_root(tmp_path)
+    result = invoke("lock", "--checkpoint", "deepseek-r1-distill-qwen-7b-q4_k_m", "--card", "h200_sxm_141gb",
+                    "--name", "my-r1-h200", root=root)
+    assert result.exit_code == 0, result.output
+    assert "locked my-r1-h200 (price, locks no registered serving)" in result.stdout
+    assert (root / "locks" / "my-r1-h200.lock.toml").is_file()
+    bad("lock", "--checkpoint", "deepseek-r1-distill-qwen-7b-q4_k_m", "--card", "h200_sxm_141gb", root=root,
+        says="give -o FILE (or a SERVING or --name to write locks/NAME.lock.toml)")
