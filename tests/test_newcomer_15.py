@@ -228,3 +228,19 @@ def test_the_readme_says_how_to_lock_a_pairing_no_serving_registers(tmp_path: Pa
     assert (root / "locks" / "my-r1-h200.lock.toml").is_file()
     bad("lock", "--checkpoint", "deepseek-r1-distill-qwen-7b-q4_k_m", "--card", "h200_sxm_141gb", root=root,
         says="give -o FILE (or a SERVING or --name to write locks/NAME.lock.toml)")
+
+
+def test_reproduce_after_a_checkpoint_is_renamed_says_what_to_name(tmp_path: Path) -> None:
+    # Walkthrough 15, point 9: with the lock's checkpoint entry renamed, the facts line said "today's checkpoint does
+    # not read (below)" while the line below said where the content went, not what failed to read.
+    root = copy_root(tmp_path)
+    entries = root / "registry" / "checkpoints"
+    old = entries / "deepseek-r1-distill-qwen-7b-q4_k_m.toml"
+    text = old.read_text(encoding="utf-8").replace('name = "deepseek-r1-distill-qwen-7b-q4_k_m"', 'name = "r1-renamed"')
+    (entries / "r1-renamed.toml").write_text(text, encoding="utf-8")
+    old.unlink()
+    lines = invoke("reproduce", "r1-qwen7b-h200", root=root).stdout.splitlines()
+    assert "    facts          not compared: checkpoint deepseek-r1-distill-qwen-7b-q4_k_m does not read today; the " \
+           "pinned content is entry r1-renamed now: name that instead" in lines
+    assert any(line.startswith("    checkpoint     deepseek-r1-distill-qwen-7b-q4_k_m: the pinned content 169f62b972aa"
+                               "… is now entry r1-renamed (renamed or moved)") for line in lines)

@@ -673,6 +673,9 @@ def reproduction_text(rep: Reproduction, shown: str, older: str | None = None, m
         facts = f"today's files do not read: {today.error}"
         if rep.checkpoint.error is not None and rep.checkpoint.error in today.error:  # said once, on its own line
             facts = "not compared: today's checkpoint does not read (below)"
+            if rep.checkpoint.status == "renamed":  # the line below says where the content went, not the problem
+                facts = (f"not compared: checkpoint {rep.checkpoint.ref} does not read today; the pinned content is "
+                         f"entry {rep.checkpoint.found} now: name that instead")
     serving = "; ".join(today.serving) if today.serving else "unchanged"
     if not today.serving and today.spec is None:  # nothing of today's serving was read to compare
         serving = "not compared (today's files do not read)"
