@@ -294,3 +294,33 @@ def test_a_plot_over_the_header_it_draws_is_refused(tmp_path: Path) -> None:
     assert bad("roofline", H200, "--checkpoint", str(header), "--plot", str(header), "--force") == [line]
     assert bad("audit", "--checkpoint", str(header), "--card", H200, "--plot", str(header), "--force") == [line]
     assert header.read_bytes() == before
+
+
+def test_an_output_over_another_shard_of_a_split_checkpoint_is_refused(tmp_path: Path) -> None:
+    # Round 26 left it: an output was compared with the shard named only, so `lock --checkpoint m-00001-of-00002.gguf
+    # -o m-00002-of-00002.gguf --force` could replace the second shard, which the command reads too.
+    import numpy as np
+    from gguf import GGUFWriter
+
+    from passprice.errors import InputError
+    from passprice.files import require_not_input
+
+    writer = GGUFWriter(tmp_path / "m.gguf", "llama", split_max_tensors=1)
+    for name in ("a", "b"):
+        writer.add_tensor(name, np.zeros((4,), dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    first, second = tmp_path / "m-00001-of-00002.gguf", tmp_path / "m-00002-of-00002.gguf"
+    before = second.read_bytes()
+    bad("lock", "--checkpoint", str(first), "--card", "h200_sxm_141gb", "-o", str(second), "--force",
+        says=f"-o {second} is a shard of the split checkpoint --checkpoint {first} starts, a file the command reads")
+    assert second.read_bytes() == before
+    # names only, and only the same stem, count and folder
+    with pytest.raises(InputError, match="is a shard of the split checkpoint"):
+        require_not_input(("--checkpoint", first), ("-o", tmp_path / "m-00002-of-00002.gguf.xz"))
+    require_not_input(("--checkpoint", first), ("-o", tmp_path / "m-00002-of-00003.gguf"))
+    require_not_input(("--checkpoint", first), ("-o", tmp_path / "n-00002-of-00002.gguf"))
+    (tmp_path / "elsewhere").mkdir()
+    require_not_input(("--checkpoint", first), ("-o", tmp_path / "elsewhere" / "m-00002-of-00002.gguf"))

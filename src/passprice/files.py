@@ -319,6 +319,24 @@ def require_not_input(given: tuple[str, Path | None], output: tuple[str, Path | 
             f"{shown(b)}: {option} {shown(b)} is {reads} {shown(a)}, a file the command reads; writing it would "
             "replace that input: give another file"
         )
+    if _fellow_shard(a, b):
+        raise InputError(
+            f"{shown(b)}: {option} {shown(b)} is a shard of the split checkpoint {reads} {shown(a)} starts, a file "
+            "the command reads; writing it would replace that input: give another file"
+        )
+
+
+def _fellow_shard(a: Path, b: Path) -> bool:
+    """Whether ``b`` is another shard of the split checkpoint ``a`` is one shard of (``NAME-0000N-of-0000M.gguf``,
+    ``.xz`` or ``.gz``, in one folder, as :mod:`passprice.gguf_header` finds the shards): ``sweep --checkpoint
+    m-00001-of-00002.gguf -o m-00002-of-00002.gguf --force`` replaced shard 2 with the CSV (round 26 left it: only the
+    named shard was compared). Names only; raises nothing."""
+    from passprice.gguf_header import shard_name
+
+    first, other = shard_name().match(a.name), shard_name().match(b.name)
+    if first is None or other is None or (first["stem"], first["count"]) != (other["stem"], other["count"]):
+        return False
+    return os.path.realpath(target(a).parent) == os.path.realpath(target(b).parent)
 
 
 def fold(name: str) -> str:

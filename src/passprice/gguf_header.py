@@ -76,9 +76,9 @@ _GZ_MAGIC = b"\x1f\x8b"
 
 
 @functools.cache
-def _shard_name() -> re.Pattern[str]:
-    """The name of one shard of a split checkpoint: compiled when a split file is read, not when the module is
-    imported (a price that reads no GGUF file never needs it)."""
+def shard_name() -> re.Pattern[str]:
+    """The name of one shard of a split checkpoint (groups ``stem``, ``no``, ``count``, ``suffix``): compiled when a
+    split file is read, not when the module is imported (a price that reads no GGUF file never needs it)."""
     return re.compile(r"^(?P<stem>.+)-(?P<no>\d{5})-of-(?P<count>\d{5})(?P<suffix>\.gguf(?:\.xz|\.gz)?)$")
 
 
@@ -1077,7 +1077,7 @@ def _read_split(path: Path, first: _Parsed, combined: Any) -> tuple[GGUFHeader, 
     source = str(path)
     count = _split_count(first)
     count_at = first.offsets["split.count"]
-    match = _shard_name().match(path.name)
+    match = shard_name().match(path.name)
     if match is None:
         problem = f"split.count is {count} but the file name is not NAME-0000N-of-{count:05d}.gguf"
         raise HeaderError(source, count_at, problem)
