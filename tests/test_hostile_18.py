@@ -22,16 +22,25 @@ def test_a_card_file_named_as_a_stack_is_one_line_naming_what_it_is(tmp_path: Pa
     """``--stack ../cards/h100_sxm5_80gb`` (a name joined under facts/stacks/) read the card file as a stack: three
     lines of stray keys. One line now names the file, the key a stack has, and what the file is."""
     root = copy_root(tmp_path)
-    card = root / "facts" / "stacks" / ".." / "cards" / "h100_sxm5_80gb.toml"
-    line = f"{card}: stack: missing (required): this is a card file (it has a [card] table), not a stack file"
+    # Round 26: a name leading out of its kind's folder is no record of that kind; the line says where it leads and
+    # what lies there.
     assert bad("price", "gemma3-270m-h100", "--stack", "../cards/h100_sxm5_80gb", root=root) == [
-        f"passprice: error: {line}"
+        f"passprice: error: ../cards/h100_sxm5_80gb: no such stack file: a stack name is a file of {root}/facts/stacks,"
+        f" and this one leads out of it (to {root}/facts/cards/h100_sxm5_80gb.toml, the card h100_sxm5_80gb); to read"
+        " a stack file from elsewhere give its path, ending in .toml"
     ]
-    serving = root / "facts" / "cards" / ".." / ".." / "registry" / "servings" / "gemma3-270m-h100.toml"
+    # Given by its path, the card file is read as a stack and said to be a card file, in one line.
+    card = root / "facts" / "cards" / "h100_sxm5_80gb.toml"
+    line = f"{card}: stack: missing (required): this is a card file (it has a [card] table), not a stack file"
+    assert bad("price", "gemma3-270m-h100", "--stack", str(card), root=root) == [f"passprice: error: {line}"]
+    serving = root / "registry" / "servings" / "gemma3-270m-h100.toml"
     line = (f"{serving}: card: missing (required): this is a serving file (it has checkpoint and card names), not a "
             "card file")
+    assert bad("price", "gemma3-270m-h100", "--card", str(serving), root=root) == [f"passprice: error: {line}"]
     assert bad("price", "gemma3-270m-h100", "--card", "../../registry/servings/gemma3-270m-h100", root=root) == [
-        f"passprice: error: {line}"
+        f"passprice: error: ../../registry/servings/gemma3-270m-h100: no such card file: a card name is a file of "
+        f"{root}/facts/cards, and this one leads out of it (to {serving}, the serving gemma3-270m-h100); to read a "
+        "card file from elsewhere give its path, ending in .toml"
     ]
 
 

@@ -106,7 +106,9 @@ def test_an_edit_leaving_three_derived_facts_stale_parses_the_layout_once(
     )
     assert result.exit_code == 0, result.output
     assert [line.split(" is stale:")[0] for line in result.stderr.splitlines()] == [
-        f"passprice: warning: {CARD}: streams.{name}" for name in ("read", "rewrite", "append")
+        *(f"passprice: warning: {CARD}: streams.{name}" for name in ("read", "rewrite", "append")),
+        f"passprice: warning: {CARD}: `passprice fact recompute {H200}` writes them from today's inputs (`passprice "
+        "diff` fails a change that leaves a derived fact stale)",
     ]
     assert len(parses) == 1, parses
 
@@ -120,6 +122,8 @@ def test_a_bandwidth_that_recomputes_a_share_past_1_is_still_said(tmp_path: Path
         "--source", "nvidia-h200-datasheet", "--locator", "xyzw", root=root,
     )
     assert result.exit_code == 0, result.output
+    # No `fact recompute` hint: the values it would write are ones the schema refuses (session 15).
+    assert "fact recompute" not in result.stderr
     assert result.stderr.splitlines()[3:] == [
         f"passprice: warning: {CARD}: memory.bandwidth: 3 TB/s would make streams.{name}, derived from it, {value} "
         f"when recomputed, which its schema refuses (streams.{name}.value: {value} is greater than the maximum of 1): "

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from tests.cli_helpers import REPO, bad, copy_root, invoke
 
-from passprice.registry import schema_dir
+from passprice.registry import embedded_root, schema_dir
 
 R1 = "r1-qwen7b-h200"
 H200 = "h200_sxm_141gb"
@@ -170,15 +170,17 @@ def test_an_output_into_the_embedded_registrys_records_is_refused(tmp_path: Path
     # Round 26: run outside any registry (the embedded one: for an editable install, the checkout itself), `sweep R1
     # -o CHECKOUT/registry/servings/NEW.toml` wrote CSV among the checkout's servings (with --force over R1.toml,
     # the serving itself), exit 0: the embedded registry was never judged.
-    new = REPO / "registry" / "servings" / "zz-round26.toml"
+    # The embedded registry: the checkout for an editable install, passprice/_data for a wheel (CI installs one).
+    embedded = embedded_root().path
+    new = embedded / "registry" / "servings" / "zz-round26.toml"
     try:
         done = _passprice("sweep", R1, "--batches", "1", "-o", str(new), cwd=tmp_path)
         assert done.returncode == 2, done.stderr
         assert done.stdout == ""
         assert done.stderr.splitlines() == [
-            f"passprice: error: {new}: -o would write into {REPO / 'registry'}/, where every .toml file is a record "
-            "passprice reads (this output is none): write it outside the registry's record folders, or under another "
-            "suffix"
+            f"passprice: error: {new}: -o would write into {embedded / 'registry'}/, where every .toml file is a "
+            "record passprice reads (this output is none): write it outside the registry's record folders, or under "
+            "another suffix"
         ]
     finally:
         new.unlink(missing_ok=True)
@@ -256,13 +258,22 @@ def test_a_registry_name_with_a_folder_does_not_reach_outside_its_folder(tmp_pat
     assert escape.startswith("..")
     assert bad("fact", "set", escape, "memory.bandwidth", "--value", "0.7", "--unit", "TB/s", "--provenance",
                "published", "--source", "nvidia-a40-datasheet", "--locator", "Specifications table",
-               root=root) == [f"passprice: error: {escape}: no such card file"]
+               root=root) == [
+        f"passprice: error: {escape}: no such card file: a card name is a file of {root}/facts/cards, and this one "
+        f"leads out of it (to {card}, a file of another folder); to read a card file from elsewhere give its path, "
+        "ending in .toml"]
     assert card.read_bytes() == before
-    for option, name, kind in (("--card", "../drafts/qwen35-mtp", "card"),
-                               ("--stack", "../cards/a40", "stack")):
-        assert bad("price", R1, option, name, root=root) == [f"passprice: error: {name}: no such {kind} file"]
+    for option, name, kind, folder, there in (
+            ("--card", "../drafts/qwen35-mtp", "card", "facts/cards", "facts/drafts/qwen35-mtp.toml, the drafting "
+             "method qwen35-mtp"),
+            ("--stack", "../cards/a40", "stack", "facts/stacks", "facts/cards/a40.toml, the card a40")):
+        assert bad("price", R1, option, name, root=root) == [
+            f"passprice: error: {name}: no such {kind} file: a {kind} name is a file of {root}/{folder}, and this one "
+            f"leads out of it (to {root}/{there}); to read a {kind} file from elsewhere give its path, ending in .toml"]
     assert bad("price", "../../facts/cards/a40", root=root) == [
-        "passprice: error: ../../facts/cards/a40: no such serving file"]
+        f"passprice: error: ../../facts/cards/a40: no such serving file: a serving name is a file of "
+        f"{root}/registry/servings, and this one leads out of it (to {root}/facts/cards/a40.toml, the card a40); to "
+        "read a serving file from elsewhere give its path, ending in .toml"]
     # A name that stays in its folder is that folder's record, as before (round 10: ./R1, ../servings/R1).
     assert invoke("price", R1, "--card", "./a40", root=root).exit_code == 0
     assert invoke("price", R1, "--card", "../cards/a40", root=root).exit_code == 0

@@ -18,7 +18,7 @@ from passprice import schema
 from passprice.errors import InputError
 from passprice.facts import Fact, Provenance, dimension
 from passprice.files import is_there
-from passprice.registry import Root, entry_name, not_found, stays_in
+from passprice.registry import Root, entry_name, not_found, outside, stays_in
 
 #: Every path a card fact may have, with the dimension its unit must have, in the seed's ``Card::facts`` order.
 CARD_PATHS: dict[str, str] = {
@@ -255,7 +255,7 @@ def card_path(root: Root, ref: str) -> Path:
     if ref.endswith(".toml") and is_there(candidate):
         return candidate
     if ("/" in ref or os.sep in ref) and not stays_in(root.cards, ref):  # ../../other/a40: a file of another folder
-        raise not_found("card", ref, root.cards, root.names(root.cards))
+        raise outside("card", ref, root.cards)
     path = root.cards / f"{ref}.toml"
     if not is_there(path):
         raise not_found("card", ref, root.cards, root.names(root.cards))

@@ -2063,7 +2063,13 @@ def fact_set_command(
         click.echo(f"{shown}: {where.path}: {old} -> {edit.new.describe()} ({edit.new.provenance.value}){state}")
     for found in stale:
         click.echo(f"passprice: warning: {shown}: {found.message}", err=True)
-    fixable = [f.path for f in stale if f.kind in ("stale", "mismatch") and f.path != where.path]
+    from passprice.edit import cautions
+
+    said = cautions(edit, root.schema) if edit.changed else []
+    # A derived fact whose recomputed value its schema refuses is not one `fact recompute` can write (it would be
+    # refused): the hint named a command that failed (session 15).
+    fixable = [f.path for f in stale if f.kind in ("stale", "mismatch") and f.path != where.path
+               and not any(f" would make {f.path}, derived from it," in line for line in said)]
     if fixable:
         # The stale warnings said what each recomputes to, not how to write it (session 15's walkthrough found the
         # command only in diff's refusal, after the pull request failed). The whole record is recomputed only when
@@ -2074,9 +2080,7 @@ def fact_set_command(
         them = "it" if len(fixable) == 1 else "them"
         click.echo(f"passprice: warning: {shown}: {'; '.join(f'`{c}`' for c in commands)} writes {them} from "
                    "today's inputs (`passprice diff` fails a change that leaves a derived fact stale)", err=True)
-    from passprice.edit import cautions
-
-    for line in cautions(edit, root.schema) if edit.changed else ():
+    for line in said:
         click.echo(f"passprice: warning: {shown}: {line}", err=True)
 
 

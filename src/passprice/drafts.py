@@ -18,7 +18,7 @@ from passprice import schema
 from passprice.errors import InputError
 from passprice.facts import Fact
 from passprice.files import is_there
-from passprice.registry import Root, entry_name, not_found, stays_in
+from passprice.registry import Root, entry_name, not_found, outside, stays_in
 
 
 @attrs.frozen
@@ -64,7 +64,7 @@ def draft_path(root: Root, ref: str) -> Path:
     if ref.endswith(".toml") and is_there(candidate):
         return candidate
     if ("/" in ref or os.sep in ref) and not stays_in(root.drafts, ref):  # ../../other/a40: a file of another folder
-        raise not_found("drafting method", ref, root.drafts, root.names(root.drafts))
+        raise outside("drafting method", ref, root.drafts)
     path = root.drafts / f"{ref}.toml"
     if not is_there(path):
         raise not_found("drafting method", ref, root.drafts, root.names(root.drafts))

@@ -406,8 +406,10 @@ def read_elsewhere(root: Root, end: str) -> str | None:
     record that does not read is skipped (``check`` names it). Raises nothing for a hostile name."""
     folders = ((_PACKAGE, "passprice's own package"), (schema_dir(), "the JSON Schemas passprice validates against"),
                (root.path / "schema", "the registry's copy of passprice's JSON Schemas"))
-    for folder, what in folders:
-        real = os.path.normcase(os.path.realpath(folder))
+    # The deepest folder first: an installed wheel's schemas lie inside its package (passprice/_data/schema), and
+    # are named as the schemas (CI, session 15).
+    placed = [(os.path.normcase(os.path.realpath(folder)), folder, what) for folder, what in folders]
+    for real, folder, what in sorted(placed, key=lambda p: -len(p[0])):
         if end == real or end.startswith(real + os.sep):
             return f"write into {shown(folder)}/, {what}"
     import tomllib
@@ -661,6 +663,25 @@ def stays_in(folder: Path, ref: str) -> bool:
     nothing."""
     joined = os.path.normpath(os.path.join(folder, f"{ref}.toml"))
     return os.path.dirname(joined) == os.path.normpath(folder)
+
+
+def outside(kind: str, ref: str, folder: Path) -> InputError:
+    """The error for ``ref``, a ``kind`` name whose ``..`` parts lead out of ``folder`` (:func:`stays_in` false):
+    where it leads, and, when a record of another kind of the same root lies there, what that record is: "no such
+    stack file" for ``--stack ../cards/h100`` hid that the name reached a card (attack rounds 18, 26). A record
+    from elsewhere is read by its path, ending in ``.toml``. Raises nothing."""
+    joined = Path(os.path.normpath(os.path.join(folder, f"{ref}.toml")))
+    top = folder.parent.parent
+    what = ""
+    for other, rel in _KINDS.items():
+        if joined.parent == Path(os.path.normpath(top / rel)) and is_there(joined):
+            what = f", the {other} {joined.stem}" if other != kind else f", a {kind} of another folder"
+    if not what and is_there(joined):
+        what = ", a file of another folder"
+    return NotFound(
+        f"{shown(ref)}: no such {kind} file: a {kind} name is a file of {shown(folder)}, and this one leads out of it "
+        f"(to {shown(joined)}{what}); to read a {kind} file from elsewhere give its path, ending in .toml"
+    )
 
 
 def not_found(kind: str, ref: str, folder: Path, known: list[str]) -> InputError:

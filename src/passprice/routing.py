@@ -31,7 +31,7 @@ import attrs
 from passprice import schema
 from passprice.facts import Fact
 from passprice.files import is_there
-from passprice.registry import Root, entry_name, not_found, stays_in
+from passprice.registry import Root, entry_name, not_found, outside, stays_in
 
 #: The lock paths of a routing record's facts.
 ROUTING_PATHS = ("routing.hot_experts", "routing.hot_share")
@@ -113,7 +113,7 @@ def routing_path(root: Root, ref: str) -> Path:
     if ref.endswith(".toml") and is_there(candidate):
         return candidate
     if ("/" in ref or os.sep in ref) and not stays_in(root.routing, ref):  # ../../other/a40: a file of another folder
-        raise not_found("routing record", ref, root.routing, root.names(root.routing))
+        raise outside("routing record", ref, root.routing)
     path = root.routing / f"{ref}.toml"
     if not is_there(path):
         raise not_found("routing record", ref, root.routing, root.names(root.routing))

@@ -22,7 +22,7 @@ from passprice.errors import InputError, NotFound
 from passprice.facts import Fact
 from passprice.files import is_there
 from passprice.gguf_header import GGUFHeader
-from passprice.registry import Root, below, not_found, stays_in
+from passprice.registry import Root, below, not_found, outside, stays_in
 from passprice.serving import (
     ActScaling,
     AttentionMath,
@@ -201,7 +201,7 @@ def serving_path(root: Root, ref: str) -> Path:
     if ref.endswith(".toml") and is_there(ref):
         return Path(ref)
     if ("/" in ref or os.sep in ref) and not stays_in(root.servings, ref):  # ../../other/a40: a file of another folder
-        raise not_found("serving", ref, root.servings, root.names(root.servings))
+        raise outside("serving", ref, root.servings)
     path = root.servings / f"{ref}.toml"
     if not is_there(path):
         raise not_found("serving", ref, root.servings, root.names(root.servings))

@@ -47,7 +47,7 @@ from passprice.errors import InputError
 from passprice.facts import Fact, Provenance, dimension, weakest
 from passprice.files import is_there
 from passprice.gguf_header import GGUFHeader
-from passprice.registry import Root, entry_name, not_found, stays_in
+from passprice.registry import Root, entry_name, not_found, outside, stays_in
 from passprice.serving import (
     ContextMix,
     PassShape,
@@ -347,7 +347,7 @@ def stack_path(root: Root, ref: str) -> Path:
     if ref.endswith(".toml") and is_there(candidate):
         return candidate
     if ("/" in ref or os.sep in ref) and not stays_in(root.stacks, ref):  # ../../other/a40: a file of another folder
-        raise not_found("stack", ref, root.stacks, root.names(root.stacks))
+        raise outside("stack", ref, root.stacks)
     path = root.stacks / f"{ref}.toml"
     if not is_there(path):
         raise not_found("stack", ref, root.stacks, root.names(root.stacks))
