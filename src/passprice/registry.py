@@ -665,11 +665,14 @@ def stays_in(folder: Path, ref: str) -> bool:
     return os.path.dirname(joined) == os.path.normpath(folder)
 
 
-def outside(kind: str, ref: str, folder: Path) -> InputError:
+def outside(kind: str, ref: str, folder: Path, known: list[str]) -> InputError:
     """The error for ``ref``, a ``kind`` name whose ``..`` parts lead out of ``folder`` (:func:`stays_in` false):
     where it leads, and, when a record of another kind of the same root lies there, what that record is: "no such
     stack file" for ``--stack ../cards/h100`` hid that the name reached a card (attack rounds 18, 26). A record
-    from elsewhere is read by its path, ending in ``.toml``. Raises nothing."""
+    from elsewhere is read by its path, ending in ``.toml``. An absolute path, or a path to a folder or a file of
+    another kind, is told as :func:`not_found` tells it ("is a folder", "not a card file"). Raises nothing."""
+    if os.path.isabs(ref) or is_there(ref) or is_folder(ref) or os.path.islink(ref):
+        return not_found(kind, ref, folder, known)
     joined = Path(os.path.normpath(os.path.join(folder, f"{ref}.toml")))
     top = folder.parent.parent
     what = ""

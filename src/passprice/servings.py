@@ -201,7 +201,7 @@ def serving_path(root: Root, ref: str) -> Path:
     if ref.endswith(".toml") and is_there(ref):
         return Path(ref)
     if ("/" in ref or os.sep in ref) and not stays_in(root.servings, ref):  # ../../other/a40: a file of another folder
-        raise outside("serving", ref, root.servings)
+        raise outside("serving", ref, root.servings, root.names(root.servings))
     path = root.servings / f"{ref}.toml"
     if not is_there(path):
         raise not_found("serving", ref, root.servings, root.names(root.servings))
