@@ -108,10 +108,11 @@ class CheckReport:
     def text(self, frozen: bool) -> str:
         """The report for people: the findings in files that read, line by line; the files that do not read only
         counted (the command line prints them on stderr, one ``passprice: error:`` line each, as any bad input)."""
-        kinds = ", ".join(f"{n} {kind}" for kind, n in self.kinds)
+        # "1 servings, 0 locks" (walkthrough 16): a count of one names its kind in the singular.
+        kinds = ", ".join(f"{n} {kind[:-1] if n == 1 else kind}" for kind, n in self.kinds)
         unread = set(self.unreadable)
         lines = [
-            f"checked {self.files} files{f' ({kinds})' if kinds else ''}: "
+            f"checked {self.files} file{'s' if self.files != 1 else ''}{f' ({kinds})' if kinds else ''}: "
             f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''}"
             f"{f' ({len(unread)} on stderr)' if unread else ''}"
             + self._locks_failing(frozen)

@@ -218,8 +218,17 @@ class _Group(click.Group):
         except InputError as e:
             # One problem a line (the error's lines: a newline, a U+2028 or a \x1c a file name holds is data), each
             # character that does not print escaped, so a name cannot split or reorder its line.
+            lines = list(e.lines)
+            if any(line.endswith(": no such file") for line in lines):
+                from passprice.registry import found_elsewhere
+
+                try:
+                    root = _root(ctx)
+                except InputError:
+                    root = None
+                lines = [found_elsewhere(line, root) for line in lines]
             with _reader_gone():
-                for line in e.lines:
+                for line in lines:
                     click.echo(f"passprice: error: {_cut(escaped(line))}", err=True)
             ctx.exit(2)
         except Refused as e:
@@ -909,7 +918,7 @@ def synth_command(
             from passprice.registry import outside_registry
 
             raise outside_registry(root, "--import writes into registry/checkpoints/, and they are read-only")
-        text, _ = entry_text(built, entry, note)
+        text, _ = entry_text(built, entry, note, output.name if output is not None else None)
         target = root.checkpoints / f"{entry}.toml"
         from passprice.registry import require_not_other_record
 

@@ -570,6 +570,41 @@ def document_problem(root: Root, path: str) -> str | None:
     return None
 
 
+NO_SUCH_FILE = ": no such file"
+
+
+def found_elsewhere(line: str, root: Root | None) -> str:
+    """``line`` (an error line) with where its file is, when it is ``PATH: no such file`` for a plain relative
+    ``PATH`` (every character printing, no component cut: :func:`passprice.files.shown` left it as given) that is not
+    in the working folder but is a regular file below ``root`` (the registry the command reads) or below the source
+    checkout of an editable install: ``PATH: no such file here (/tmp/x); /…/passprice has one: run there, or give
+    /…/passprice/PATH``. Else ``line`` unchanged. Walkthrough 16: the README's tour names ``tests/data/…`` and
+    ``examples/…``, the checkout's files, and run from another folder each said only "no such file". Raises
+    nothing."""
+    if not line.endswith(NO_SUCH_FILE):
+        return line
+    ref = line[: -len(NO_SUCH_FILE)]
+    if not ref or os.path.isabs(ref) or ref != shown(ref):
+        return line
+    try:
+        here = Path.cwd().resolve()
+    except OSError:
+        return line
+    tops = [] if root is None else [root.path]
+    source = _PACKAGE.parent.parent
+    if source not in tops and _is_root(source):
+        tops.append(source)
+    for top in tops:
+        try:
+            found = top / ref
+            if top.resolve() != here and found.is_file():
+                return (f"{ref}{NO_SUCH_FILE} here ({shown(here)}); {shown(top)} has one: run there, or give "
+                        f"{shown(found)}")
+        except (OSError, ValueError):
+            continue
+    return line
+
+
 def _is_root(path: Path) -> bool:
     return is_folder(path / "facts") and is_folder(path / "registry")
 

@@ -730,9 +730,10 @@ def write_header(built: Built, path: Path, force: bool = False) -> Path:
     return path
 
 
-def entry_text(built: Built, name: str, note: str = "") -> tuple[str, Any]:
+def entry_text(built: Built, name: str, note: str = "", file: str | None = None) -> tuple[str, Any]:
     """The registry entry (``registry/checkpoints/{name}.toml`` text, :func:`passprice.checkpoints.import_header`)
-    of ``built``, whose header file is named ``{name}.header.gguf`` and whose origin is :meth:`Built.origin` with
+    of ``built``, whose header file is named ``file`` (the name of the file ``synth -o`` writes it to, as ``import``
+    records the file it read; without one, ``{name}.header.gguf``) and whose origin is :meth:`Built.origin` with
     ``note``; and the :class:`~passprice.gguf_header.GGUFHeader` read back from the built bytes.
 
     Raises :class:`InputError` for a name that is not a file stem of letters, digits, ``.``, ``_`` and ``-``."""
@@ -749,9 +750,12 @@ def entry_text(built: Built, name: str, note: str = "") -> tuple[str, Any]:
         except InputError as e:
             said = e.lines[0].removeprefix(f"{path}: ")
             raise InputError(f"{built.published.where}: the header it makes does not read back: {said}") from None
-    # The entry names the file the header would have been written to (a shard's file name is not its identity).
-    shards = (attrs.evolve(header.shards[0], file=f"{name}.header.gguf"), *header.shards[1:])
-    header = attrs.evolve(header, shards=shards, source=f"{name}.header.gguf")
+    # The entry names the file the header was (or, without -o, would have been) written to: walkthrough 16's
+    # `synth … -o ../mixtral-8x7b.header.gguf --import my-mixtral` recorded my-mixtral.header.gguf, a file that never
+    # existed. A shard's file name is not its identity (the content digest leaves it out), so no lock moves.
+    file = file or f"{name}.header.gguf"
+    shards = (attrs.evolve(header.shards[0], file=file), *header.shards[1:])
+    header = attrs.evolve(header, shards=shards, source=file)
     return import_header(header, name, built.origin(note)), header
 
 
