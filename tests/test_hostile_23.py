@@ -33,13 +33,15 @@ def test_a_cited_registry_document_gone_or_a_fifo_is_refused_by_price_and_lock_a
     card = root / "facts" / "cards" / f"{H200}.toml"
     record = root / "sources" / f"{REVIEW}.toml"
     line = (f"passprice: error: {card}: host.capacity.source: source '{REVIEW}' names no document of this registry: "
-            f"{record}: source.path: facts/cards/README.md is not a file of this registry")
+            f"{record}: source.path: facts/cards/README.md is not a file of this registry:"
+            f" put the document there (source.path is read from the registry's top folder), or correct source.path")
     assert bad("price", R1, root=root) == [line]
     assert bad("lock", R1, "-o", str(tmp_path / "x.lock.toml"), root=root) == [line]
     assert not (tmp_path / "x.lock.toml").exists()
     os.mkfifo(document)
     assert bad("price", R1, "--json", root=root) == [
-        line.replace("is not a file of this registry", "is a FIFO (named pipe), not a regular file of this registry")
+        line.replace("is not a file of this registry:" + line.split("is not a file of this registry:")[1],
+                     "is a FIFO (named pipe), not a regular file of this registry")
     ]
     document.unlink()
     document.write_text("# cards\n", encoding="utf-8")
@@ -240,5 +242,6 @@ def test_an_invalid_record_and_a_gone_document_are_said_in_one_run(tmp_path: Pat
         f"passprice: error: {card}: memory.capacity.source: source 'nvidia-h200-datasheet' does not validate: "
         f"{record}: source.url: missing (required)",
         f"passprice: error: {card}: host.capacity.source: source '{REVIEW}' names no document of this registry: "
-        f"{root / 'sources' / f'{REVIEW}.toml'}: source.path: facts/cards/README.md is not a file of this registry",
+        f"{root / 'sources' / f'{REVIEW}.toml'}: source.path: facts/cards/README.md is not a file of this registry:"
+        " put the document there (source.path is read from the registry's top folder), or correct source.path",
     ]

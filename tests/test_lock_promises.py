@@ -422,7 +422,7 @@ def test_an_older_lock_is_read_reproduced_and_named_as_older(tmp_path: Path) -> 
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[:5] == [
-        "r1-qwen7b-h200 (locks/old.lock.toml): price lock, format 1",
+        "r1-qwen7b-h200 (locks/old.lock.toml): price lock, lock format 1",
         "  reproduces on its figures (an older lock format, which pinned no pricing model): 996.0966124437687 "
         "tokens/s at batch 1, binds on memory, from its 14 pinned facts",
         # The first format's rests_on: its fixed list, streams.rewrite included.

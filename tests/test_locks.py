@@ -153,7 +153,7 @@ def test_a_lock_reproduces_after_its_card_changed_while_check_and_price_lock_see
     assert rep.price["tokens_per_s"] == recorded["tokens_per_s"]  # float equality, not approximate
     lines = ok(run(root, "reproduce", "mtp")).stdout.splitlines()
     assert lines[:9] == [
-        "mtp (locks/mtp.lock.toml): price lock of serving qwen35-27b-h200-mtp, format 2",
+        "mtp (locks/mtp.lock.toml): price lock of serving qwen35-27b-h200-mtp, lock format 2",
         f"  reproduces exactly: {recorded['tokens_per_s']!r} tokens/s at batch 16, binds on memory, from its 16 "
         "pinned facts",
         # Which of the pinned facts the price rests on, and why the others are pinned too (issue 17).

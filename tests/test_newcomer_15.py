@@ -61,7 +61,8 @@ def test_a_revision_holds_the_registry_document_its_source_names_outside_the_rec
     result = invoke("diff", "main", "edit", root=root)
     assert result.exit_code == 2
     assert ("passprice: error: on HEAD: sources/passprice-card-review.toml: source.path: notes/card-review.md is "
-            "not a file of this registry") in result.stderr.splitlines()
+            "not a file of this registry: put the document there (source.path is read from the registry's top "
+            "folder), or correct source.path") in result.stderr.splitlines()
 
 
 def test_the_markdown_review_lists_a_source_record_it_counts(tmp_path: Path) -> None:
@@ -152,7 +153,7 @@ def test_the_readme_routing_record_prices_once_its_source_document_is_written(tm
     # The README's routing record and source record, written byte for byte, were refused until the document the
     # source names existed, which the README did not say; nor how to get the checkpoint `my-mixtral` it scopes.
     root = copy_root(tmp_path)
-    commands = _readme_block("To try the record on a checkpoint named", "```sh\n").splitlines()
+    commands = _readme_block("To try the record\non a checkpoint named", "```sh\n").splitlines()
     assert commands[1] == ("passprice synth ../examples/configs/mixtral-8x7b.json --mix Q4_K_M -o "
                            "../mixtral-8x7b.header.gguf --import my-mixtral")
     out = invoke("synth", str(REPO / "examples" / "configs" / "mixtral-8x7b.json"), "--mix", "Q4_K_M", "-o",
@@ -166,7 +167,8 @@ def test_the_readme_routing_record_prices_once_its_source_document_is_written(tm
     record = root / "facts" / "routing" / "my-mixtral.toml"
     assert bad(*price, root=root) == [
         f"passprice: error: {record}: hot_experts.source: source 'my-notes' names no document of this registry: "
-        f"{root / 'sources' / 'my-notes.toml'}: source.path: notes/mixtral-routing.md is not a file of this registry"
+        f"{root / 'sources' / 'my-notes.toml'}: source.path: notes/mixtral-routing.md is not a file of this registry:"
+        " put the document there (source.path is read from the registry's top folder), or correct source.path"
     ]
     (root / "notes").mkdir()
     (root / "notes" / "mixtral-routing.md").write_text("# Mixtral routing\n")

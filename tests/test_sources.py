@@ -133,11 +133,13 @@ def test_unknown_is_stated_not_omitted(tmp_path: Path) -> None:
     report = invoke("check", "--json", root=root)
     data = json.loads(report.stdout)
     assert data["problems"] == [
-        "sources/ws1-design.toml: source.path: facts/cards/ws2.toml is not a file of this registry",
+        "sources/ws1-design.toml: source.path: facts/cards/ws2.toml is not a file of this registry:"
+        " put the document there (source.path is read from the registry's top folder), or correct source.path",
         # the card citing it cannot be priced either (round 23: price and lock took it while check refused it)
         "facts/cards/ws1_hypothetical.toml: memory.capacity.source: source 'ws1-design' names no document of this "
         f"registry: {root / 'sources' / 'ws1-design.toml'}: source.path: facts/cards/ws2.toml is not a file of this "
-        "registry",
+        "registry: put the document there (source.path is read from the registry's top folder), or correct "
+        "source.path",
     ]
     assert data["warnings"] == ["sources/unused-paper.toml: cited by no fact: cite it, or remove it"]
 

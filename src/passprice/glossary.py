@@ -449,6 +449,15 @@ _TERMS = (
         ("locks", "floor", "floors"),
     ),
     Term(
+        "lock format",
+        "the version of a lock file's layout: 2 pins the pricing model and the checkpoint by digest",
+        "A lock's `[lock] format`. Format 2 (what `lock` writes) pins the pricing model's code and the checkpoint's "
+        "content by digest besides the facts and the serving; a format 1 lock (the first locks) pins neither, so it "
+        "is reproduced on its figures only (`lock --update -o LOCK` re-locks it as format 2, keeping its policy). "
+        "`reproduce` names it on its first line: `price lock of serving R1, lock format 2`.",
+        ("format", "lock format 1", "lock format 2"),
+    ),
+    Term(
         "margin",
         "rungs of the provenance ladder between a fact and its lock's floor",
         "In `audit`, how far a fact's provenance stands above the floor its lock sets on it, in rungs of the ladder "

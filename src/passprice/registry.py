@@ -558,7 +558,9 @@ def document_problem(root: Root, path: str) -> str | None:
     try:
         found = look(full)
         if found is None:
-            return f"{path} is not a file of this registry"
+            # What to do next (walkthrough 16): the line only said what was wrong.
+            return (f"{path} is not a file of this registry: put the document there (source.path is read from the "
+                    "registry's top folder), or correct source.path")
         if not within(root, full):
             return f"{path} lies outside the registry (a document of this registry is a file inside its root)"
     except InputError as e:

@@ -645,7 +645,7 @@ def reproduction_text(rep: Reproduction, shown: str, older: str | None = None, m
             f": {rep.price['tokens_per_s']!r} tokens/s at batch {rep.price['batch']}, binds on {rep.price['binds']}, "
             f"from its {len(lock.facts)} pinned facts"
         )
-    lines = [f"{lock.name} ({shown}): {locks}, format {lock.info.format}", f"  {verdict}"]
+    lines = [f"{lock.name} ({shown}): {locks}, lock format {lock.info.format}", f"  {verdict}"]
     from passprice.locks import expected_line
 
     expected = expected_line(lock.price)
