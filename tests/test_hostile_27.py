@@ -1,0 +1,120 @@
+"""Round 27 of hostile input (#13): an output's format against its file's suffix for every command that writes one,
+checkpoint names leading out of their folder, and what a round-27 attacker found besides.
+
+Each test keeps the input that broke main's code, asserting the exit status and the output (or the error line).
+"""
+
+from __future__ import annotations
+
+import gzip
+import lzma
+from pathlib import Path
+
+import pytest
+from tests.cli_helpers import REPO, bad, copy_root, invoke
+
+R1 = "r1-qwen7b-h200"
+H200 = "h200_sxm_141gb"
+CONFIG = str(REPO / "examples" / "configs" / "meta-llama-3-8b.json")
+
+
+# --- (1a) an output's format follows its file's suffix, or the file is refused ----------------------------------------
+
+
+def _suffix_line(path: Path, what: str, suffix: str, says: str, names: str) -> str:
+    return (f"passprice: error: {path}: -o would write {what} into a file whose name ends in {suffix} (a name that "
+            f"says {says}): name it {names}")
+
+
+def test_an_output_whose_suffix_names_another_format_is_refused(tmp_path: Path) -> None:
+    # Round 27: the format followed the file's suffix for `sweep -o` alone. `simulate R1 --synthetic 3 -o s.csv`
+    # wrote the text table into s.csv, `lock R1 -o l.json` TOML into l.json, `synth CONFIG -o h.toml` a GGUF header
+    # into h.toml (then read as a registry entry: "byte 417: not UTF-8 text"), `sweep R1 -o rows.csv.gz` plain CSV
+    # under a gzip name, each exit 0.
+    root = copy_root(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    simulation = ("a simulation (a text table, or JSON)", ".json for JSON, or .txt for the table")
+    rows = ("a sweep's rows (CSV or JSON)", ".csv or .json")
+    lock = ("a lock (TOML)", "NAME.lock.toml")
+    header = ("a GGUF header", ".gguf (or .gguf.xz, .gguf.gz to compress it)")
+    for command, name, suffix, says, (what, names) in (
+            (("simulate", R1, "--synthetic", "3"), "s.csv", ".csv", "CSV", simulation),
+            (("simulate", R1, "--synthetic", "3", "--json"), "s.toml", ".toml", "TOML", simulation),
+            (("sweep", R1, "--batches", "1"), "rows.csv.gz", ".gz", "gzip", rows),
+            (("sweep", R1, "--batches", "1"), "rows.toml", ".toml", "TOML", rows),
+            (("sweep", R1, "--batches", "1"), "rows.png", ".png", "PNG", rows),
+            (("lock", R1), "l.json", ".json", "JSON", lock),
+            (("lock", R1), "l.gguf.gz", ".gz", "gzip", lock),
+            (("synth", CONFIG), "h.toml", ".toml", "TOML", header),
+            (("synth", CONFIG), "h.JSON", ".json", "JSON", header)):
+        path = out / name
+        assert bad(*command, "-o", str(path), root=root) == [_suffix_line(path, what, suffix, says, names)], command
+    assert list(out.iterdir()) == []
+    # A suffix naming no format passprice writes takes the command's own: text, CSV, TOML, GGUF.
+    for command, name, starts in ((("simulate", R1, "--synthetic", "3"), "s.txt", b"simulate r1-qwen7b-h200: "),
+                                  (("sweep", R1, "--batches", "1"), "rows.txt", b"card,serving,"),
+                                  (("lock", R1), "l", b"#:schema ../schema/lock.schema.json\n# A passprice lock"),
+                                  (("synth", CONFIG), "h", b"GGUF")):
+        result = invoke(*command, "-o", str(out / name), root=root)
+        assert result.exit_code == 0, result.output
+        assert (out / name).read_bytes().startswith(starts), name
+
+
+def test_simulate_o_json_writes_json_as_sweep_does(tmp_path: Path) -> None:
+    # Round 27: `simulate R1 --synthetic 3 -o run.json` wrote the text table into run.json (exit 0), where `sweep -o
+    # grid.json` writes JSON: the format follows the file's suffix, --json or not.
+    import json
+
+    root = copy_root(tmp_path)
+    out, asked = tmp_path / "run.JSON", tmp_path / "asked.json"
+    for path, flags in ((out, ()), (asked, ("--json",))):
+        result = invoke("simulate", R1, "--synthetic", "3", *flags, "-o", str(path), root=root)
+        assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    assert data["title"].startswith("simulate r1-qwen7b-h200: ") and data["trace"]["requests"] == 3
+    assert out.read_bytes() == asked.read_bytes()
+
+
+@pytest.mark.parametrize(("name", "unpack"), [("h.gguf.xz", lzma.decompress), ("h.gguf.gz", gzip.decompress)])
+def test_synth_compresses_as_the_suffix_says(tmp_path: Path, name: str, unpack: object) -> None:
+    # Round 27: `synth CONFIG -o h.gguf.xz` wrote the plain header under the xz name (`xz -d` refused it: "File
+    # format not recognized"); the reader takes .xz and .gz headers, so synth writes them.
+    root = copy_root(tmp_path)
+    plain, packed = tmp_path / "h.gguf", tmp_path / name
+    for path in (plain, packed):
+        assert invoke("synth", CONFIG, "-o", str(path), root=root).exit_code == 0
+    assert callable(unpack)
+    data = unpack(packed.read_bytes())
+    assert data[:4] == b"GGUF" and abs(len(data) - len(plain.read_bytes())) < 16  # the name it records differs
+    result = invoke("header", str(packed), "--json", root=root)
+    assert result.exit_code == 0 and '"architecture": "llama"' in result.stdout
+    # the same header gives the same bytes (no time stamp in the gzip member)
+    again = tmp_path / "again" / name
+    again.parent.mkdir()
+    assert invoke("synth", CONFIG, "-o", str(again), root=root).exit_code == 0
+    assert again.read_bytes() == packed.read_bytes()
+
+
+# --- (2) a checkpoint name with a folder in it ------------------------------------------------------------------------
+
+
+def test_a_checkpoint_path_is_read_not_the_toml_beside_it(tmp_path: Path) -> None:
+    # Round 27: `header /data/m` (a GGUF file) read /data/m.toml beside it instead ("/data/m.toml: byte 417: not
+    # UTF-8 text", or another entry's header, exit 0), and `price --checkpoint ../../facts/cards/a40` read a card as a
+    # checkpoint entry: a name with a folder was joined to registry/checkpoints wherever it led.
+    root = copy_root(tmp_path)
+    header = tmp_path / "m"
+    header.write_bytes(lzma.decompress((REPO / "tests" / "data" / "gemma3-270m-q4_k_m.header.gguf.xz").read_bytes()))
+    (tmp_path / "m.toml").write_bytes((root / "facts" / "cards" / "a40.toml").read_bytes())
+    result = invoke("header", str(header), root=root)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith(f"{header}\n  architecture  gemma3 ")
+    assert bad("price", "--checkpoint", "../../facts/cards/a40", "--card", H200, root=root) == [
+        f"passprice: error: ../../facts/cards/a40: no such checkpoint file: a checkpoint name is a file of "
+        f"{root}/registry/checkpoints, and this one leads out of it (to {root}/facts/cards/a40.toml, the card a40); to "
+        "read a checkpoint file from elsewhere give its path, ending in .toml"]
+    assert bad("header", str(tmp_path / "nothing" / "m"), root=root) == [
+        f"passprice: error: {tmp_path / 'nothing' / 'm'}: no such checkpoint file"]
+    # A name that stays in its folder is still the entry.
+    assert invoke("header", "../checkpoints/gemma3-270m-q4_k_m", root=root).exit_code == 0
