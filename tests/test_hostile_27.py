@@ -118,3 +118,54 @@ def test_a_checkpoint_path_is_read_not_the_toml_beside_it(tmp_path: Path) -> Non
         f"passprice: error: {tmp_path / 'nothing' / 'm'}: no such checkpoint file"]
     # A name that stays in its folder is still the entry.
     assert invoke("header", "../checkpoints/gemma3-270m-q4_k_m", root=root).exit_code == 0
+
+
+# --- (2) split checkpoints: a shard's name against its set -------------------------------------------------------
+
+
+def _split(folder: Path, stem: str = "m", count: int = 3) -> list[Path]:
+    import numpy as np
+    from gguf import GGUFWriter
+
+    folder.mkdir(parents=True, exist_ok=True)
+    writer = GGUFWriter(folder / f"{stem}.gguf", "llama", split_max_tensors=1)
+    for name in "abc"[:count]:
+        writer.add_tensor(name, np.zeros((4,), dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return [folder / f"{stem}-{no:05d}-of-{count:05d}.gguf" for no in range(1, count + 1)]
+
+
+def test_a_shard_named_past_its_count_is_refused(tmp_path: Path) -> None:
+    # Round 27: `header m-00004-of-00003.gguf` (a copy of shard 3 beside the three shards) read shards 1 to 3 and
+    # printed them as m-00004-of-00003.gguf, exit 0 (the file named was never judged); alone, it said "shard 1
+    # (m-00001-of-00003.gguf) is missing". `lock --checkpoint` and `import` the same.
+    shards = _split(tmp_path)
+    past = tmp_path / "m-00004-of-00003.gguf"
+    past.write_bytes(shards[2].read_bytes())
+    line = (f"passprice: error: {past}: byte 44: the file name says shard 4 of 3, which a checkpoint of 3 shards has "
+            "not (split.no is 2, counted from 0)")
+    root = copy_root(tmp_path)
+    assert bad("header", str(past), root=root) == [line]
+    assert bad("import", str(past), "--name", "past", root=root) == [line]
+    assert bad("lock", "--checkpoint", str(past), "--card", H200, "-o", str(tmp_path / "x.lock.toml"),
+               root=root) == [line]
+    assert not (root / "registry" / "checkpoints" / "past.toml").exists()
+    zero = tmp_path / "m-00000-of-00003.gguf"
+    zero.write_bytes(shards[2].read_bytes())
+    assert bad("header", str(zero), root=root) == [line.replace(str(past), str(zero)).replace("shard 4", "shard 0")]
+    # The shards themselves read, from any of them.
+    result = invoke("header", str(shards[1]), root=root)
+    assert result.exit_code == 0 and "GGUF v3, little-endian, 3 files" in result.stdout
+
+
+def test_a_folder_where_a_shard_belongs_is_said_to_be_one(tmp_path: Path) -> None:
+    # Round 27: a folder named m-00002-of-00003.gguf beside shards 1 and 3 was "shard 2 (…) is missing".
+    shards = _split(tmp_path)
+    shards[1].unlink()
+    shards[1].mkdir()
+    assert bad("header", str(shards[0])) == [
+        f"passprice: error: {shards[0]}: byte 114: split.count is 3 but shard 2 (m-00002-of-00003.gguf) is a folder, "
+        "not a file"]
