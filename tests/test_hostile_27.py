@@ -169,3 +169,31 @@ def test_a_folder_where_a_shard_belongs_is_said_to_be_one(tmp_path: Path) -> Non
     assert bad("header", str(shards[0])) == [
         f"passprice: error: {shards[0]}: byte 114: split.count is 3 but shard 2 (m-00002-of-00003.gguf) is a folder, "
         "not a file"]
+
+
+# --- (2) locks edited by hand and digested again ----------------------------------------------------------------------
+
+
+def test_a_lock_whose_floor_moved_to_a_lookalike_path_is_refused(tmp_path: Path) -> None:
+    # Round 27: locks/r1-qwen7b-h200.lock.toml with its `array = "derived"` floor renamed to "аrray" (a Cyrillic а)
+    # and every digest computed again, as an attacker who knows the rule writes it: `check` said "ok, floors hold"
+    # and `reproduce` "reproduces", while the array floor the lock seemed to keep guarded nothing (passprice never
+    # writes a floor on a path the price does not rest on: locks.UnreadFloor).
+    import attrs
+
+    from passprice.locks import lock_text, read_lock
+
+    root = copy_root(tmp_path)
+    file = root / "locks" / f"{R1}.lock.toml"
+    lock = read_lock(file)
+    paths = {("\u0430rray" if p == "array" else p): v for p, v in lock.policy.paths.items()}
+    file.write_text(lock_text(attrs.evolve(lock, policy=attrs.evolve(lock.policy, paths=paths))), encoding="utf-8")
+    line = (f"{file}: policy.paths.\"\u0430rray\": a floor on \u0430rray (spelled '\\u0430rray': it prints like "
+            "another name), a path the recorded price does not rest on (it rests on array, memory.bandwidth, "
+            "memory.capacity, on_chip.capacity, scale, streams.append, streams.read, vector), guards nothing, and "
+            "passprice never writes one (edited by hand?): restore the lock from the last commit that holds it as "
+            "written, or re-lock it")
+    assert bad("reproduce", str(file), root=root) == [f"passprice: error: {line}"]
+    result = invoke("check", root=root)
+    assert result.exit_code == 2, result.output
+    assert f"passprice: error: {line.replace(str(root) + '/', '')}\n" in result.stderr
