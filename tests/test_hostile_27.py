@@ -197,3 +197,22 @@ def test_a_lock_whose_floor_moved_to_a_lookalike_path_is_refused(tmp_path: Path)
     result = invoke("check", root=root)
     assert result.exit_code == 2, result.output
     assert f"passprice: error: {line.replace(str(root) + '/', '')}\n" in result.stderr
+
+
+def test_a_file_given_as_a_record_name_is_said_to_be_no_record_file(tmp_path: Path) -> None:
+    # Round 27: since round 26's "leads out of its folder", `price /dev/zero` said "no such serving file: … this one
+    # leads out of it (to /dev/zero.toml)", and `--card ./mine` (a card's TOML saved without its suffix) "no such
+    # card file … (to ./mine.toml)": of files that are there. Said as the file it is, as before round 26.
+    root = copy_root(tmp_path)
+    mine = tmp_path / "mine"
+    mine.write_bytes((root / "facts" / "cards" / "a40.toml").read_bytes())
+    assert bad("price", "/dev/zero", root=root) == [
+        "passprice: error: /dev/zero: not a serving file (a serving file is TOML, named NAME.toml)"]
+    assert bad("price", R1, "--card", str(mine), root=root) == [
+        f"passprice: error: {mine}: not a card file (a card file is TOML, named NAME.toml)"]
+    assert bad("price", R1, "--stack", str(tmp_path), root=root) == [
+        f"passprice: error: {tmp_path}: is a folder, not a stack file"]
+    # A name leading to nothing, or to another kind's record, is still said to lead out of its folder.
+    assert bad("price", R1, "--card", "../drafts/qwen35-mtp", root=root)[0].endswith(
+        f"leads out of it (to {root}/facts/drafts/qwen35-mtp.toml, the drafting method qwen35-mtp); to read a card "
+        "file from elsewhere give its path, ending in .toml")

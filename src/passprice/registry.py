@@ -671,6 +671,10 @@ def outside(kind: str, ref: str, folder: Path) -> InputError:
     stack file" for ``--stack ../cards/h100`` hid that the name reached a card (attack rounds 18, 26). A record
     from elsewhere is read by its path, ending in ``.toml``. Raises nothing."""
     joined = Path(os.path.normpath(os.path.join(folder, f"{ref}.toml")))
+    if not is_there(joined) and (is_there(ref) or is_folder(ref)):
+        # the name is a file (or folder) itself: said as one (round 27: `price /dev/zero`, or `--card ./mine` of a
+        # TOML file without its suffix, said "leads out of it (to /dev/zero.toml)" of a file that is there)
+        return not_found(kind, ref, folder, [])
     top = folder.parent.parent
     what = ""
     for other, rel in _KINDS.items():
