@@ -216,3 +216,16 @@ def test_a_file_given_as_a_record_name_is_said_to_be_no_record_file(tmp_path: Pa
     assert bad("price", R1, "--card", "../drafts/qwen35-mtp", root=root)[0].endswith(
         f"leads out of it (to {root}/facts/drafts/qwen35-mtp.toml, the drafting method qwen35-mtp); to read a card "
         "file from elsewhere give its path, ending in .toml")
+
+
+def test_a_source_only_an_unreadable_card_cites_is_not_said_to_be_cited_by_nothing(tmp_path: Path) -> None:
+    # Round 27: with facts/cards/a40.toml unreadable (mode 000 for a user, here a TOML error), check warned
+    # "sources/nvidia-a40-datasheet.toml: cited by no fact: cite it, or remove it" of the source that card cites.
+    root = copy_root(tmp_path)
+    card = root / "facts" / "cards" / "a40.toml"
+    card.write_text(card.read_text(encoding="utf-8") + "[[[\n", encoding="utf-8")
+    result = invoke("check", root=root)
+    assert result.exit_code == 2
+    assert ("  warning: sources/nvidia-a40-datasheet.toml: cited by no fact of the files that read (some do not: it "
+            "may be cited there)\n") in result.stdout
+    assert "cite it, or remove it" not in result.output
