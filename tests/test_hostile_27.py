@@ -229,3 +229,20 @@ def test_a_source_only_an_unreadable_card_cites_is_not_said_to_be_cited_by_nothi
     assert ("  warning: sources/nvidia-a40-datasheet.toml: cited by no fact of the files that read (some do not: it "
             "may be cited there)\n") in result.stdout
     assert "cite it, or remove it" not in result.output
+
+
+# --- (3) figures nobody gave ------------------------------------------------------------------------------------------
+
+
+def test_an_option_out_of_range_is_shown_as_given() -> None:
+    # Round 27: `best R1 --max-tpot 1e-320` said "9.99989e-321 is out of range", `--max-tpot 0.0000009999999`
+    # "1e-06 is out of range (a finite number from 1e-06 …)" and `simulate --rate 1e-320` "at 9.99989e-321
+    # requests/s": six figures of a value they did not hold (bounds._shown, '{:g}').
+    bound = "(a finite number from 1e-06 to 3,600) (see 'cli best --help')"  # in-process: click's name
+    for given, shown in (("1e-320", "1e-320"), ("0.0000009999999", "9.999999e-07"), ("5e-7", "5e-07"),
+                         ("3600.5", "3600.5")):
+        assert bad("best", R1, "--max-tpot", given) == [
+            f"passprice: error: Invalid value for '--max-tpot': {shown} is out of range {bound}"]
+    assert bad("simulate", R1, "--synthetic", "5", "--rate", "1e-320") == [
+        "passprice: error: --rate: at 1e-320 requests/s request 1 arrives inf s in, past the 1e+09 s (about 31 years) "
+        "a trace may span"]
