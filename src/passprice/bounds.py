@@ -118,9 +118,14 @@ class Bound:
 
 
 def _shown(value: float | int) -> str:
+    """``value`` as an option's error line shows it: an integer with commas, a float in six figures when they are
+    the value and no longer than Python's shortest text for it, else that text (``--max-tpot 1e-320`` was
+    "9.99989e-321 is out of range", and ``0.0000009999999`` "1e-06 is out of range (from 1e-06 …)": figures
+    nobody gave, attack round 27)."""
     if isinstance(value, int) or (float(value).is_integer() and abs(value) < 1e16):
         return f"{int(value):,}"
-    return f"{value:g}"
+    text, written = f"{value:g}", repr(float(value))
+    return text if float(text) == value and len(text) <= len(written) else written
 
 
 def _cut(text: str) -> str:

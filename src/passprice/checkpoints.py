@@ -39,7 +39,7 @@ from passprice.gguf_header import (
     nonfinite_text,
     read_header,
 )
-from passprice.registry import Root, not_found
+from passprice.registry import Root, not_found, outside, stays_in
 
 if TYPE_CHECKING:
     import cattrs
@@ -608,7 +608,11 @@ def _load_checkpoint(root: Root, ref: str) -> GGUFHeader:
 def checkpoint_file(root: Root, ref: str) -> tuple[Path, bool]:
     """The file the checkpoint ``ref`` names, as :func:`load_checkpoint` reads it, and whether it is an entry
     (``True``: a ``.toml``) or a GGUF header (``False``; a header of several shards: its first). Nothing is read but
-    the names. Raises :class:`InputError` listing the registered names when ``ref`` names none."""
+    the names. A name with a folder in it is an entry's only while it stays in ``registry/checkpoints``
+    (:func:`passprice.registry.stays_in`), else a path: ``header /data/m`` read ``/data/m.toml`` beside the file
+    named, and ``--checkpoint ../../facts/cards/a40`` a card as an entry (attack round 27, as round 26 for cards).
+    Raises :class:`InputError` listing the registered names when ``ref`` names none, or saying where a name leading
+    out of the folder leads."""
     candidate = Path(ref)
     if ref.endswith(GGUF_SUFFIXES):
         if registry_name(root, ref):
@@ -616,6 +620,12 @@ def checkpoint_file(root: Root, ref: str) -> tuple[Path, bool]:
         return candidate, False
     if ref.endswith(".toml") and is_there(candidate):
         return candidate, True
+    if ("/" in ref or os.sep in ref) and not stays_in(root.checkpoints, ref):  # a path, never an entry name
+        if is_there(candidate):
+            return candidate, False
+        if is_there(os.path.normpath(os.path.join(root.checkpoints, f"{ref}.toml"))):  # what the name reached
+            raise outside("checkpoint", ref, root.checkpoints)
+        raise not_found("checkpoint", ref, root.checkpoints, root.names(root.checkpoints))
     path = entry_path(root, ref)
     if is_there(path):
         return path, True

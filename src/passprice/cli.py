@@ -891,7 +891,7 @@ def synth_command(
     note: str, force: bool, as_json: bool,
 ) -> None:
     """Build a header-only GGUF checkpoint from a published model configuration (CONFIG: a config.json)."""
-    from passprice.synthetic import Latent, build, entry_text, read_config, type_counts, write_header
+    from passprice.synthetic import Latent, build, compression, entry_text, read_config, type_counts, write_header
     from passprice.typemix import Mix
 
     if output is None and entry is None:
@@ -908,6 +908,7 @@ def synth_command(
         from passprice.registry import require_not_record
 
         require_not_record(root, output)
+        compression(output)  # a suffix naming another format: refused before the configuration is read
     published = read_config(config, root.schema)
     built = build(published, Mix.parse(mix), entry or (output.name if output else None), Latent(mla), not no_mtp)
     target = None
@@ -1636,6 +1637,7 @@ def lock_command(
     base = locking.update_base(root, old) if update and old is not None and serving is None else None
     root, spec = _spec(ctx, serving, base=base, **o)
     _check_inputs(_read_through(root, [], stack=stack, specs=[spec]), [("-o", output)])
+    locking.require_suffix(output)
     lock_name = _require_unicode(
         locking.lock_name(output, serving, name, old if update else None), "lock name"
     )
@@ -2151,6 +2153,7 @@ def sweep_command(
         output_format,
         parse_batches,
         parse_numbers,
+        require_suffix,
         text_chunks,
     )
     from passprice.sweepjobs import default_jobs, shared_chunks
@@ -2223,6 +2226,7 @@ def sweep_command(
                                 [(f"{grid.source}: cards.{i}" if grid.source else "--cards", ref)
                                  for i, ref in enumerate(grid.cards or ())], stack),
                   [("-o", output), ("--plot", plot_path)])
+    require_suffix(output)  # after the refusals that say more: a record, an input
     if the_stack is not None:  # the cards swept that its runs never measured, in one line
         from passprice.servings import load_spec
 
@@ -2663,6 +2667,7 @@ def simulate_command(
         serve,
         simulation_json,
         simulation_text,
+        written_as_json,
     )
     from passprice.steps import StepPricer
     from passprice.trace import Synthetic, read_trace
@@ -2683,6 +2688,7 @@ def simulate_command(
 
         require_not_record(root, output)
     _check_inputs(_read_through(root, [], stack=stack, specs=[spec]), [("-o", output), ("--plot", plot_path)])
+    as_json = written_as_json(as_json, output)  # after the refusals that say more: a record, an input
     resolved = _resolve(root, spec, stack)
     the_stack = None
     if stack is not None:

@@ -205,6 +205,38 @@ def written_suffix(path: Path, option: str) -> str:
     return theirs
 
 
+#: The formats passprice writes, by the suffix (lower-cased) that names each: a file whose name ends in one of them
+#: holds that format or is not written (:func:`suffix_format`). Other suffixes (``.txt``, ``.out``, none) name none.
+SUFFIX_FORMATS = {
+    ".csv": "CSV", ".json": "JSON", ".toml": "TOML", ".png": "PNG", ".svg": "SVG", ".gguf": "GGUF",
+    ".xz": "xz", ".gz": "gzip",
+}
+
+
+def suffix_format(path: Path, option: str, writes: Iterable[str], what: str, names: str) -> str | None:
+    """The format (a suffix of :data:`SUFFIX_FORMATS`, ``.json``) the name of ``option``'s file ``path`` asks for
+    (:func:`written_suffix`: a link's, its target's) when the command can write it (``writes``), or ``None`` when the
+    suffix names none of the formats passprice writes (the command's own default then). ``what`` is what the command
+    writes, in words, ``names`` the suffixes it takes.
+
+    Raises :class:`InputError` naming the file, what would be written and the suffix when the suffix names a format
+    passprice writes but this command does not: the format followed the file's suffix for ``sweep -o`` alone, so
+    ``simulate -o run.json`` wrote its text table into a ``.json`` file, ``lock -o l.json`` TOML, ``synth -o
+    h.gguf.xz`` an uncompressed header and ``sweep -o rows.csv.gz`` plain CSV, each read back as the format its name
+    says and failing there (attack round 27)."""
+    suffix = written_suffix(path, option)
+    if suffix not in SUFFIX_FORMATS or suffix in writes:
+        return suffix if suffix in SUFFIX_FORMATS else None
+    return _wrong_suffix(path, option, suffix, what, names)
+
+
+def _wrong_suffix(path: Path, option: str, suffix: str, what: str, names: str) -> str:
+    raise InputError(
+        f"{shown(path)}: {option} would write {what} into a file whose name ends in {suffix} (a name that says "
+        f"{SUFFIX_FORMATS[suffix]}): name it {names}"
+    )
+
+
 def _other_names(path: Path, count: int) -> InputError:
     """The refusal of ``path``, a file of ``count`` names (hard links), which a rename would split."""
     return InputError(

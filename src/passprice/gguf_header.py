@@ -29,7 +29,7 @@ import attrs
 
 from passprice import ggml
 from passprice.errors import InputError
-from passprice.files import is_there, open_regular, shown
+from passprice.files import is_folder, is_there, open_regular, shown
 from passprice.ggml_types import VALUE_TYPES
 
 #: The GGUF versions the reader reads.
@@ -1085,6 +1085,11 @@ def _read_split(path: Path, first: _Parsed, combined: Any) -> tuple[GGUFHeader, 
     if int(match["count"]) != count:
         raise HeaderError(source, count_at, f"split.count is {count} but the file name says {int(match['count'])}")
     given = int(match["no"]) - 1
+    if not 0 <= given < count:  # m-00004-of-00003.gguf: read as shards 1 to 3 beside it, itself never judged
+        at = first.offsets.get("split.no", count_at)
+        raise HeaderError(source, at, f"the file name says shard {given + 1} of {count}, which a checkpoint of "
+                                      f"{count} shards has not (split.no is {first.metadata.get('split.no')!r}, "
+                                      "counted from 0)")
     paths: list[Path] = []
     parsed: list[_Parsed] = []
     if given != 0:
@@ -1097,7 +1102,9 @@ def _read_split(path: Path, first: _Parsed, combined: Any) -> tuple[GGUFHeader, 
         shard = path if no == given else _shard_path(path.parent, stem, no + 1, count, suffix)
         if shard is None:
             wanted = f"{stem}-{no + 1:05d}-of-{count:05d}{suffix}"
-            raise HeaderError(source, count_at, f"split.count is {count} but shard {no + 1} ({wanted}) is missing")
+            # a folder of that name is no shard, but not missing either (round 27: "is missing" of a folder there)
+            there = " is a folder, not a file" if is_folder(path.parent / wanted) else " is missing"
+            raise HeaderError(source, count_at, f"split.count is {count} but shard {no + 1} ({wanted}){there}")
         one = first if (no == 0 and given == 0) else _parse_file(shard, [combined])
         total += one.header_bytes
         if total > cap:

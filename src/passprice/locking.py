@@ -80,6 +80,16 @@ def require_place(root: Root, output: Path) -> None:
     )
 
 
+def require_suffix(output: Path) -> None:
+    """A lock outside the registry may take any name (:func:`require_place` judges one inside it) but one whose
+    suffix names another format passprice writes (:func:`passprice.files.suffix_format`): ``lock R1 -o l.json``
+    wrote TOML into a ``.json`` file, exit 0 (attack round 27). Judged after the refusals that say more (a record, an
+    input of the command). Raises :class:`InputError` naming the file and its suffix."""
+    from passprice.files import suffix_format
+
+    suffix_format(output, "-o", (".toml",), "a lock (TOML)", "NAME.lock.toml")
+
+
 def previous(root: Root, output: Path, update: bool, force: bool) -> Lock | None:
     """The lock ``output`` holds now, when it is to be replaced (``update`` or ``force``): its policy is kept
     (``update``) or compared with the new one (``force``). ``None`` when there is none, or (``force`` alone) when

@@ -623,7 +623,29 @@ def lock_from_document(document: Mapping[str, Any], source: str, *, checked: boo
     except (cattrs.BaseValidationError, ValueError, TypeError) as e:
         detail = "; ".join(cattrs.transform_error(e)) if isinstance(e, cattrs.BaseValidationError) else str(e)
         raise InputError(f"{source}: not a lock: {detail}") from None
+    _require_read_floors(lock, source)
     return attrs.evolve(lock, facts=facts, source=source)
+
+
+def _require_read_floors(lock: Lock, source: str) -> None:
+    """Refuse a lock (format 2) with a per-path floor on a path its recorded price does not rest on: passprice never
+    writes one (:class:`UnreadFloor`), and the floor guards nothing. A lock edited by hand and digested again with
+    ``array``'s floor moved to ``аrray`` (a Cyrillic ``а``) passed ``check`` and ``reproduce`` as ``ok`` while the
+    floor it seemed to keep was gone (attack round 27). Raises :class:`InputError` naming the file and the key."""
+    if lock.info.format < 2:  # the first format's rests_on was a fixed list, not the price's own
+        return
+    unread = unread_floors(lock.policy, lock.rests_on)
+    if unread:
+        from passprice.errors import escaped
+
+        path = unread[0]
+        spelled = "" if path.isascii() else f" (spelled {path!a}: it prints like another name)"
+        raise InputError(
+            f"{source}: policy.paths.{schema.key_part(path)}: a floor on {escaped(path)}{spelled}, a path the "
+            f"recorded price does not rest on (it rests on {', '.join(lock.rests_on)}), guards nothing, and passprice "
+            "never writes one (edited by hand?): restore the lock from the last commit that holds it as written, or "
+            "re-lock it"
+        )
 
 
 #: The tables every lock has (``schema/lock.schema.json``, top level).

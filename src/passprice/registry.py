@@ -711,6 +711,10 @@ def outside(kind: str, ref: str, folder: Path, known: list[str]) -> InputError:
     if os.path.isabs(ref) or is_there(ref) or is_folder(ref) or os.path.islink(ref):
         return not_found(kind, ref, folder, known)
     joined = Path(os.path.normpath(os.path.join(folder, f"{ref}.toml")))
+    if not is_there(joined) and (is_there(ref) or is_folder(ref)):
+        # the name is a file (or folder) itself: said as one (round 27: `price /dev/zero`, or `--card ./mine` of a
+        # TOML file without its suffix, said "leads out of it (to /dev/zero.toml)" of a file that is there)
+        return not_found(kind, ref, folder, [])
     top = folder.parent.parent
     what = ""
     for other, rel in _KINDS.items():

@@ -52,6 +52,7 @@ import operator
 from collections import deque
 from collections.abc import Callable, Sequence
 from operator import attrgetter
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -1726,6 +1727,21 @@ class Simulation:
             "emitted_per_pass": p.shape.emitted_per_sequence,
             "admission": "full length reserved",
         }
+
+
+def written_as_json(as_json: bool, output: Path | None) -> bool:
+    """Whether a simulation is written as JSON: ``--json`` given, or ``-o FILE.json`` (a link: its target's name),
+    as ``sweep -o`` follows its file's suffix; else the text table, also into a file whose suffix names no format
+    passprice writes (``.txt``, none). ``simulate -o run.json`` wrote the text table into the ``.json`` file (attack
+    round 27). Raises :class:`InputError` for a suffix naming another format passprice writes (``.csv``, ``.toml``,
+    ``.gz`` …: :func:`passprice.files.suffix_format`)."""
+    from passprice.files import suffix_format
+
+    if output is None or str(output) == "-":
+        return as_json
+    said = suffix_format(output, "-o", (".json",), "a simulation (a text table, or JSON)",
+                         ".json for JSON, or .txt for the table")
+    return as_json or said == ".json"
 
 
 def simulation_json(sim: Simulation, with_requests: bool = True, as_table: bool = False) -> dict[str, Any]:

@@ -325,6 +325,9 @@ def check_sources(
     problems: list[str] = []
     warnings: list[str] = []
     named = set(cited)
+    # With a record that does not read (a card of mode 000, a TOML error), a source only it cites is cited by no fact
+    # read: said so, not "cited by no fact: … remove it" of a source that unreadable card cites (attack round 27).
+    unsure = " of the files that read (some do not: it may be cited there)" if unreadable else ""
     for name in root.scan(root.sources):
         try:
             source = load_source(root, name)
@@ -335,7 +338,9 @@ def check_sources(
         problem = document_problem(root, source.path) if source.path is not None else None
         if problem is not None:
             problems.append(f"{file}: source.path: {problem}")
-        if name not in named:
+        if name not in named and unsure:
+            warnings.append(f"{file}: cited by no fact{unsure}")
+        elif name not in named:
             warnings.append(f"{file}: cited by no fact: cite it, or remove it")
     if unreadable is not None:
         unreadable += problems

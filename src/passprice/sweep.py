@@ -1443,9 +1443,9 @@ FORMAT_OF_SUFFIX = {".csv": "csv", ".json": "json"}
 def output_format(named: str | None, output: Path | None) -> str:
     """The format of a sweep's rows, ``csv`` or ``json``: ``named`` (``--format``, or ``--json``) when given, else
     the one the output file's suffix names (``.json``; any other suffix, and stdout, ``csv``; for a link, the suffix of
-    the file it points to: :func:`passprice.files.written_suffix`). Raises :class:`InputError` when ``named``
-    contradicts the file's suffix (attack round 24: ``-o grid.json`` wrote CSV, exit 0), or a link's name its
-    target's."""
+    the file it points to: :func:`passprice.files.written_suffix`; a suffix naming another format passprice writes is
+    refused by :func:`require_suffix`). Raises :class:`InputError` when ``named`` contradicts the file's suffix
+    (attack round 24: ``-o grid.json`` wrote CSV, exit 0), or a link's name its target's."""
     from passprice.files import written_suffix
 
     said = FORMAT_OF_SUFFIX.get(written_suffix(output, "-o")) if output is not None and str(output) != "-" else None
@@ -1457,6 +1457,17 @@ def output_format(named: str | None, output: Path | None) -> str:
             f".{named}"
         )
     return named
+
+
+def require_suffix(output: Path | None) -> None:
+    """Refuse an output file whose suffix names a format passprice writes other than a sweep's rows
+    (:func:`passprice.files.suffix_format`): ``sweep -o rows.csv.gz`` wrote plain CSV under a gzip name, ``-o
+    rows.toml`` CSV under a TOML one, exit 0 (attack round 27). Judged after the refusals that say more (a record, an
+    input of the sweep). Raises :class:`InputError` naming the file and its suffix."""
+    from passprice.files import suffix_format
+
+    if output is not None and str(output) != "-":
+        suffix_format(output, "-o", tuple(FORMAT_OF_SUFFIX), "a sweep's rows (CSV or JSON)", ".csv or .json")
 
 
 def text_chunks(

@@ -706,18 +706,47 @@ def header_bytes(built: Built) -> bytes:
         return tmp.read_bytes()
 
 
+def compression(path: Path) -> str | None:
+    """How ``synth -o`` compresses the header it writes to ``path``, by the file's suffix (a link's: its target's):
+    ``"xz"`` for ``.gguf.xz`` (any ``.xz``), ``"gz"`` for ``.gguf.gz``, else ``None`` (a plain ``.gguf``, or a suffix
+    naming no format passprice writes), as the reader takes them. ``-o h.gguf.xz`` wrote the plain header under the
+    name, which ``xz -d`` then refused (attack round 27). Raises :class:`InputError` for a suffix naming another
+    format passprice writes (``.toml``, ``.json`` …: :func:`passprice.files.suffix_format`)."""
+    from passprice.files import suffix_format
+
+    said = suffix_format(path, "-o", (".gguf", ".xz", ".gz"), "a GGUF header",
+                         ".gguf (or .gguf.xz, .gguf.gz to compress it)")
+    return said.lstrip(".") if said in (".xz", ".gz") else None
+
+
+def compressed(data: bytes, how: str | None) -> bytes:
+    """``data`` as :func:`compression` names it: xz (lzma's default preset, CRC64) or gzip (level 9, no time
+    stamp, so the same header gives the same bytes), or as it is. Raises nothing."""
+    if how == "xz":
+        import lzma
+
+        return lzma.compress(data)
+    if how == "gz":
+        import gzip
+
+        return gzip.compress(data, mtime=0)
+    return data
+
+
 def write_header(built: Built, path: Path, force: bool = False) -> Path:
     """Write :func:`header_bytes` of ``built`` to ``path`` atomically (:func:`passprice.files.write_atomically`),
-    once passprice's own reader has read the bytes back (what synth writes, passprice reads: a configuration of
-    4,096 layers made 73,738 tensors, past the reader's bound, and was written). Returns ``path``. Raises
-    :class:`InputError` when the reader refuses the header (naming the configuration), when ``path`` exists and not
-    ``force``, or cannot be written."""
+    compressed as its suffix says (:func:`compression`), once passprice's own reader has read the bytes back (what
+    synth writes, passprice reads: a configuration of 4,096 layers made 73,738 tensors, past the reader's bound, and
+    was written). Returns ``path``. Raises :class:`InputError` when the reader refuses the header (naming the
+    configuration), when ``path`` exists and not ``force``, cannot be written, or has a suffix naming another
+    format."""
     import tempfile
 
     from passprice.files import write_atomically
     from passprice.gguf_header import read_header
 
-    data = header_bytes(built)
+    how = compression(path)
+    data = compressed(header_bytes(built), how)
     with tempfile.TemporaryDirectory(prefix="passprice-synth-") as folder:
         probe = Path(folder) / "header.gguf"
         probe.write_bytes(data)

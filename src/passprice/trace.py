@@ -365,7 +365,7 @@ def synthetic(params: Synthetic, limit: int) -> Trace:
         t += -math.log(1.0 - rng.random()) / params.rate
         if t > MAX_ARRIVAL_S:
             raise InputError(
-                f"--rate: at {params.rate:g} requests/s request {i + 1:,} arrives {t:.3g} s in, past the "
+                f"--rate: at {params.rate!r} requests/s request {i + 1:,} arrives {t:.3g} s in, past the "
                 f"{MAX_ARRIVAL_S:g} s (about 31 years) a trace may span"
             )
         u1, u2 = 1.0 - rng.random(), rng.random()
