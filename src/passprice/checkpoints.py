@@ -624,7 +624,7 @@ def checkpoint_file(root: Root, ref: str) -> tuple[Path, bool]:
         if is_there(candidate):
             return candidate, False
         if is_there(os.path.normpath(os.path.join(root.checkpoints, f"{ref}.toml"))):  # what the name reached
-            raise outside("checkpoint", ref, root.checkpoints)
+            raise outside("checkpoint", ref, root.checkpoints, root.names(root.checkpoints))
         raise not_found("checkpoint", ref, root.checkpoints, root.names(root.checkpoints))
     path = entry_path(root, ref)
     if is_there(path):

@@ -707,14 +707,12 @@ def outside(kind: str, ref: str, folder: Path, known: list[str]) -> InputError:
     where it leads, and, when a record of another kind of the same root lies there, what that record is: "no such
     stack file" for ``--stack ../cards/h100`` hid that the name reached a card (attack rounds 18, 26). A record
     from elsewhere is read by its path, ending in ``.toml``. An absolute path, or a path to a folder or a file of
-    another kind, is told as :func:`not_found` tells it ("is a folder", "not a card file"). Raises nothing."""
+    another kind, is told as :func:`not_found` tells it ("is a folder", "not a card file": round 27's `price
+    /dev/zero`, or `--card ./mine` of a TOML file without its suffix, said "leads out of it (to /dev/zero.toml)").
+    Raises nothing."""
     if os.path.isabs(ref) or is_there(ref) or is_folder(ref) or os.path.islink(ref):
         return not_found(kind, ref, folder, known)
     joined = Path(os.path.normpath(os.path.join(folder, f"{ref}.toml")))
-    if not is_there(joined) and (is_there(ref) or is_folder(ref)):
-        # the name is a file (or folder) itself: said as one (round 27: `price /dev/zero`, or `--card ./mine` of a
-        # TOML file without its suffix, said "leads out of it (to /dev/zero.toml)" of a file that is there)
-        return not_found(kind, ref, folder, [])
     top = folder.parent.parent
     what = ""
     for other, rel in _KINDS.items():
