@@ -623,7 +623,7 @@ def checkpoint_file(root: Root, ref: str) -> tuple[Path, bool]:
     if ("/" in ref or os.sep in ref) and not stays_in(root.checkpoints, ref):  # a path, never an entry name
         if is_there(candidate):
             return candidate, False
-        if is_there(os.path.normpath(os.path.join(root.checkpoints, f"{ref}.toml"))):  # what the name reached
+        if ref.endswith("/") or is_there(os.path.normpath(os.path.join(root.checkpoints, f"{ref}.toml"))):
             raise outside("checkpoint", ref, root.checkpoints, root.names(root.checkpoints))
         raise not_found("checkpoint", ref, root.checkpoints, root.names(root.checkpoints))
     path = entry_path(root, ref)

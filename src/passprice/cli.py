@@ -483,11 +483,12 @@ def _check_plot(path: Path | None, force: bool, root: Any, output: Path | None =
     from passprice.files import require_apart
 
     require_apart(("--plot", path), ("-o", output))
+    from passprice.files import name_suffix
     from passprice.plots import picture_format
     from passprice.registry import require_not_record
     from passprice.roofline import check_matplotlib
 
-    if path.suffix.lower() not in (".png", ".svg"):  # the name typed; a link's target's suffix below
+    if name_suffix(path) not in (".png", ".svg"):  # the name typed; a link's target's suffix below
         picture_format(path)
     _check_output(path, force)
     require_not_record(root, path, "--plot")
@@ -2450,10 +2451,11 @@ def roofline_command(
     if o.get("card"):
         raise click.UsageError("give the card as CARD, not --card")
     if plot_path is not None:
-        from passprice.files import written_suffix
+        from passprice.files import name_suffix, written_suffix
+        from passprice.plots import picture_format
 
-        if plot_path.suffix.lower() not in (".png", ".svg"):
-            raise click.BadParameter(f"{plot_path}: the file must end in .png or .svg", param_hint="--plot")
+        if name_suffix(plot_path) not in (".png", ".svg"):  # the name typed; a link's target's suffix below
+            picture_format(plot_path)  # the one line audit, sweep and simulate give (it was click's usage line)
         _check_output(plot_path, force)
         from passprice.registry import require_not_record
 

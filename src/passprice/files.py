@@ -188,6 +188,18 @@ def target(path: Path) -> Path:
     return end
 
 
+def name_suffix(path: Path) -> str:
+    """The suffix of ``path``'s name, lower-cased (``.json``; ``""`` for none): :attr:`pathlib.PurePath.suffix`,
+    except that a name that is only a suffix (``.json``, ``.gz``) is that suffix, as an editor, ``gunzip`` and a
+    reader of the name take it, where pathlib calls it a hidden file without one: ``sweep -o .json`` wrote CSV into
+    it, ``synth -o .gz`` an uncompressed header, and ``audit --plot .png`` said "the file must end in .png" (attack
+    round 28). A name ending in a dot (``x.json.``) has none. Raises nothing."""
+    name = path.name
+    if name.startswith(".") and name.count(".") == 1 and len(name) > 1:
+        return name.lower()
+    return path.suffix.lower()
+
+
 def written_suffix(path: Path, option: str) -> str:
     """The suffix, lower-cased (``.json``, ``.png``; ``""`` for none), of the file writing ``path`` replaces
     (:func:`target`): the one a format is chosen by, so the text written always matches the name of the file that
@@ -196,7 +208,7 @@ def written_suffix(path: Path, option: str) -> str:
     replaced was the target (attack round 26). A link without a suffix of its own (``out`` → ``g.json``) follows its
     target's. Raises :class:`InputError` naming ``option``, the link and its target."""
     end = target(path)
-    own, theirs = path.suffix.lower(), end.suffix.lower()
+    own, theirs = name_suffix(path), name_suffix(end)
     if end != path and own and own != theirs:
         raise InputError(
             f"{shown(path)} (a link to {shown(end)}): {option} would write the {own} format the name asks for into "

@@ -606,7 +606,21 @@ def check_digests(document: Mapping[str, Any], source: str) -> None:
     """Check every pinned fact's digest and the lock's own in a schema-valid lock ``document`` read from
     ``source``. Raises :class:`InputError` naming the path of a fact whose digest fails (edited by hand), or the
     lock digest."""
+    _require_whole_format(document, source)
     _pinned_facts(document, source, check=True)
+
+
+def _require_whole_format(document: Mapping[str, Any], source: str) -> None:
+    """Refuse a lock whose ``lock.format`` is a TOML float (``2.0``): JSON Schema counts 2.0 an integer, so the
+    schema's ``enum`` let it by, and a lock re-digested with it read as format 2 (attack round 28), where passprice
+    writes the integer. Raises :class:`InputError` naming the key."""
+    table = document.get("lock")
+    value = table.get("format") if isinstance(table, Mapping) else None
+    if isinstance(value, float):
+        raise InputError(
+            f"{source}: lock.format: {value!r} is not allowed here (one of 2: a whole number, written without a "
+            "decimal point)"
+        )
 
 
 def lock_from_document(document: Mapping[str, Any], source: str, *, checked: bool = False) -> Lock:
@@ -616,6 +630,8 @@ def lock_from_document(document: Mapping[str, Any], source: str, *, checked: boo
     Raises :class:`InputError` naming the path of a fact whose digest fails (edited by hand), or the lock digest."""
     import cattrs
 
+    if not checked:
+        _require_whole_format(document, source)
     facts = _pinned_facts(document, source, check=not checked)
     data = {**document, "facts": {}, "lock": dict(document["lock"])}
     try:
@@ -717,10 +733,15 @@ def _not_a_lock(path: Path, data: bytes) -> None:
 def portable(ref: str, root: Root, folder: Path) -> str:
     """A serving's checkpoint or card reference as a lock records it: a registry name as is; a path to a file in
     the registry's ``folder`` as its name; any other existing file relative to the root (POSIX), or absolute when it
-    lies outside it; so the lock reads the same from any working folder."""
+    lies outside it; so the lock reads the same from any working folder. A name with a folder in it that stays in
+    ``folder`` (``./a40``, ``../cards/a40``: :func:`passprice.registry.stays_in`) is the entry it reads, recorded by
+    its name: ``lock --checkpoint .//m --card ./a40`` recorded ``".//m"`` and ``"./a40"`` (attack round 28)."""
     path = Path(ref)
     if "/" not in ref and "\\" not in ref and not is_there(path):
         return ref
+    named = _entry_named(ref, folder)
+    if named is not None:
+        return named
     if not is_there(path):
         return ref
     full = path.resolve()
@@ -730,6 +751,23 @@ def portable(ref: str, root: Root, folder: Path) -> str:
         return full.relative_to(root.path.resolve()).as_posix()
     except ValueError:
         return str(full)
+
+
+def _entry_named(ref: str, folder: Path) -> str | None:
+    """The name of the entry of ``folder`` that ``ref``, a name with a folder in it that stays in ``folder``
+    (:func:`passprice.registry.stays_in`: ``./a40``, ``../cards/a40``), reads, as every loader reads it; ``None``
+    for any other reference (a plain name, a path ending in ``.toml`` or a GGUF suffix, a name leading out, an entry
+    not there)."""
+    import os
+
+    from passprice.registry import stays_in
+
+    if ref.endswith((".toml", ".gguf", ".xz", ".gz")) or ("/" not in ref and os.sep not in ref):
+        return None
+    if not stays_in(folder, ref):
+        return None
+    entry = Path(os.path.normpath(os.path.join(folder, f"{ref}.toml")))
+    return entry.name[: -len(".toml")] if is_there(entry) else None
 
 
 def rooted(ref: str, root: Root) -> str:
@@ -744,11 +782,19 @@ def rooted(ref: str, root: Root) -> str:
 
 
 def portable_spec(spec: ServingSpec, root: Root) -> ServingSpec:
-    """``spec`` with its checkpoint and card references made :func:`portable`."""
+    """``spec`` with its checkpoint and card references made :func:`portable`, and a drafting method or routing
+    record named with a folder that stays in its own (``--draft ./qwen35-mtp``) by its name (:func:`_entry_named`)."""
+    draft, routing = spec.draft, spec.routing
+    if draft is not None:
+        draft = attrs.evolve(draft, method=_entry_named(draft.method, root.drafts) or draft.method)
+    if routing is not None:
+        routing = _entry_named(routing, root.routing) or routing
     return attrs.evolve(
         spec,
         checkpoint=portable(spec.checkpoint, root, root.checkpoints),
         card=portable(spec.card, root, root.cards),
+        draft=draft,
+        routing=routing,
     )
 
 

@@ -351,6 +351,33 @@ def folder_problem(folder: Path, root: Root | None = None) -> str | None:
     if root is not None and not within(root, folder):
         return (f"{shown(folder)}: a symbolic link (or a folder reached through one) to {shown(_real(folder))}, "
                 f"outside the registry ({shown(root.path)}): {LINKED_OUT}")
+    if root is not None and os.path.islink(folder):
+        return _linked_to_another_kind(folder, root)
+    return None
+
+
+def _linked_to_another_kind(folder: Path, root: Root) -> str | None:
+    """What is wrong with ``folder``, a symbolic link, when it reaches another record folder of ``root``
+    (``facts/drafts`` -> ``cards``): every card was read as a drafting method and ``check`` gave one line a card,
+    17 of them, none naming the link (attack round 28). ``None`` otherwise."""
+    try:
+        real = os.path.realpath(folder)
+        here = os.path.realpath(root.path)
+    except (OSError, ValueError):
+        return None
+    for top, names in (*RECORD_FOLDERS.items(), ("", ("locks", "sources"))):
+        for name in names:
+            other = root.path / top / name
+            if other == folder or os.path.normpath(other) == os.path.normpath(folder):
+                continue
+            try:
+                if os.path.realpath(other) == real:
+                    rel = os.path.relpath(os.path.realpath(other), here)
+                    return (f"{shown(folder)}: a symbolic link to {shown(rel)}, the registry's folder of another "
+                            "kind of record, whose files would be read as this kind: each kind keeps a folder of "
+                            "its own (remove the link)")
+            except (OSError, ValueError):
+                continue
     return None
 
 
@@ -581,12 +608,17 @@ def found_elsewhere(line: str, root: Root | None) -> str:
     in the working folder but is a regular file below ``root`` (the registry the command reads) or below the source
     checkout of an editable install: ``PATH: no such file here (/tmp/x); /…/passprice has one: run there, or give
     /…/passprice/PATH``. Else ``line`` unchanged. Walkthrough 16: the README's tour names ``tests/data/…`` and
-    ``examples/…``, the checkout's files, and run from another folder each said only "no such file". Raises
-    nothing."""
+    ``examples/…``, the checkout's files, and run from another folder each said only "no such file". A ``PATH``
+    whose ``..`` parts lead out of the top folder is none of its files. Raises nothing."""
     if not line.endswith(NO_SUCH_FILE):
         return line
     ref = line[: -len(NO_SUCH_FILE)]
     if not ref or os.path.isabs(ref) or ref != shown(ref):
+        return line
+    if os.path.normpath(ref).split(os.sep)[0] == os.pardir:
+        # A path leading out of the top folder names no file of it: `sweep --file ../../main/examples/grid.toml`
+        # run from /tmp/x was told "/…/attack has one … give /…/attack/../../main/examples/grid.toml", another
+        # checkout's file (attack round 28).
         return line
     try:
         here = Path.cwd().resolve()
@@ -712,6 +744,12 @@ def outside(kind: str, ref: str, folder: Path, known: list[str]) -> InputError:
     Raises nothing."""
     if os.path.isabs(ref) or is_there(ref) or is_folder(ref) or os.path.islink(ref):
         return not_found(kind, ref, folder, known)
+    bare = ref.rstrip("/")
+    if bare != ref:  # `--card a40/` was said to lead out of facts/cards "(to facts/cards/a40/.toml)" (attack round 28)
+        entry = Path(os.path.normpath(os.path.join(folder, bare or ".")) + ".toml")
+        named = (f"; the registered {kind} is named {entry.stem}"
+                 if bare and stays_in(folder, bare) and is_there(entry) else "")
+        return NotFound(f"{shown(ref)}: no such {kind} file: a name ending in / names a folder{named}")
     joined = Path(os.path.normpath(os.path.join(folder, f"{ref}.toml")))
     top = folder.parent.parent
     what = ""

@@ -174,8 +174,17 @@ def _key_path(parts: Any) -> str:
 
 def shown_value(value: Any) -> str:
     """``repr(value)`` for an error line: an integer of more than 30 digits shown by its length (``10^400`` would
-    fill the screen), a text of more than 120 characters cut."""
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**30:
+    fill the screen), a text of more than 120 characters cut; a boolean, a date or a time as TOML writes it
+    (``true``, ``2024-01-01``): ``format = true`` in a lock was "True is not allowed here", and a date
+    "datetime.date(2024, 1, 1) is not allowed here", Python's spelling of what the file does not say (attack round
+    28)."""
+    import datetime
+
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, datetime.date | datetime.time):
+        return value.isoformat()
+    if isinstance(value, int) and abs(value) > 10**30:
         return f"an integer of {len(str(abs(value)))} digits"
     text = repr(value)
     return text if len(text) <= 120 else f"{text[:100]}…"
@@ -264,6 +273,8 @@ def _explain(error: Any) -> str:
     text = repr(instance)
     if len(text) > 120 and text in message:  # the value of 20,000 items would fill the screen: show it cut
         message = message.replace(text, shown_value(instance))
+    elif message.startswith(text) and shown_value(instance) != text:  # `True is not of type 'string'`: TOML's true
+        message = shown_value(instance) + message[len(text):]
     return f"{_key_path(where)}: {message}"
 
 
@@ -413,8 +424,8 @@ def _compiled_problems(document: Any, kind: str, folder: str) -> list[str]:
     while todo:  # a date, time or datetime anywhere: no schema of passprice's holds one
         where, value = todo.pop()
         if isinstance(value, datetime.date | datetime.time):
-            return [f"{_key_path(where)}: {value!r} is a TOML date or time, which no passprice file holds here "
-                    "(write it as a string)"]
+            return [f"{_key_path(where)}: {shown_value(value)} is a TOML date or time, which no passprice file holds "
+                    "here (write it as a string)"]
         if isinstance(value, dict) and len(value) > MAX_TABLE_KEYS:
             return [f"{_key_path(where)}: a table of {len(value):,} keys (no passprice file holds one of more than "
                     f"{MAX_TABLE_KEYS:,}, and this file does not validate): make it smaller"]

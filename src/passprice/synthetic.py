@@ -711,12 +711,23 @@ def compression(path: Path) -> str | None:
     ``"xz"`` for ``.gguf.xz`` (any ``.xz``), ``"gz"`` for ``.gguf.gz``, else ``None`` (a plain ``.gguf``, or a suffix
     naming no format passprice writes), as the reader takes them. ``-o h.gguf.xz`` wrote the plain header under the
     name, which ``xz -d`` then refused (attack round 27). Raises :class:`InputError` for a suffix naming another
-    format passprice writes (``.toml``, ``.json`` …: :func:`passprice.files.suffix_format`)."""
-    from passprice.files import suffix_format
+    format passprice writes (``.toml``, ``.json`` …: :func:`passprice.files.suffix_format`), or for a compressed
+    name whose inner suffix does (``h.json.gz``, ``h.gguf.xz.gz``): what ``gunzip`` or ``xz -d`` leaves would be named
+    as JSON, or as an xz file, and hold a plain header (attack round 28: written, exit 0)."""
+    from passprice.files import SUFFIX_FORMATS, name_suffix, shown, suffix_format, target
 
-    said = suffix_format(path, "-o", (".gguf", ".xz", ".gz"), "a GGUF header",
-                         ".gguf (or .gguf.xz, .gguf.gz to compress it)")
-    return said.lstrip(".") if said in (".xz", ".gz") else None
+    names = ".gguf (or .gguf.xz, .gguf.gz to compress it)"
+    said = suffix_format(path, "-o", (".gguf", ".xz", ".gz"), "a GGUF header", names)
+    if said not in (".xz", ".gz"):
+        return None
+    inner = name_suffix(Path(target(path).name[: -len(said)]))
+    if inner in SUFFIX_FORMATS and inner != ".gguf":
+        raise InputError(
+            f"{shown(path)}: -o would write a {SUFFIX_FORMATS[said]}-compressed GGUF header into a file whose name "
+            f"ends in {inner}{said} (a name that says {SUFFIX_FORMATS[said]}-compressed {SUFFIX_FORMATS[inner]}): "
+            f"name it {names}"
+        )
+    return said.lstrip(".")
 
 
 def compressed(data: bytes, how: str | None) -> bytes:
