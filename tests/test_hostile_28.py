@@ -199,8 +199,8 @@ def test_a_toml_value_is_shown_as_toml_writes_it(tmp_path: Path) -> None:
         f"passprice: error: {lock}: lock.format: true is not allowed here (one of 2)"]
     serving = tmp_path / "s.toml"
     text = (root / "registry" / "servings" / f"{R1}.toml").read_text(encoding="utf-8")
-    serving.write_text(text.replace('card = "h200_sxm_141gb"', "card = true").replace("batch = 1", "batch = 2024-01-01"),
-                       encoding="utf-8")
+    text = text.replace('card = "h200_sxm_141gb"', "card = true").replace("batch = 1", "batch = 2024-01-01")
+    serving.write_text(text, encoding="utf-8")
     assert bad("price", str(serving), root=root) == [
         f"passprice: error: {serving}: batch: 2024-01-01 is not of type 'integer'",
         f"passprice: error: {serving}: card: true is not of type 'string'"]
@@ -232,3 +232,38 @@ def test_a_record_folder_linked_to_another_kinds_is_one_line(tmp_path: Path) -> 
     (root / "facts" / "my-drafts").mkdir()
     os.symlink("my-drafts", drafts)
     assert bad("price", "qwen35-27b-h200-mtp", root=root, says="drafting method 'qwen35-mtp': not found")
+
+
+# --- (3) empty folder names, and a file whose name gives no checkpoint name -------------------------------------------
+
+
+def test_an_empty_folder_name_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Round 28: `init ''` (`init "$DIR"` with DIR unset) wrote a registry into the working folder, exit 0, and
+    # `--root ''` read the working folder's: pathlib reads '' as '.'.
+    monkeypatch.chdir(tmp_path)
+    assert bad("init", "") == [
+        "passprice: error: Invalid value for '[DIRECTORY]': '' is an empty name: give a folder name (. for the "
+        "working folder) (see 'cli init --help')"]
+    assert list(tmp_path.iterdir()) == []
+    from click.testing import CliRunner
+
+    from passprice.cli import cli
+
+    result = CliRunner().invoke(cli, ["--root", "", "cards"])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        "passprice: error: Invalid value for '--root': '' is an empty name: give a folder name (. for the working "
+        "folder) (see 'cli --help')"]
+
+
+def test_a_file_whose_name_gives_no_checkpoint_name_is_told_to_give_one(tmp_path: Path) -> None:
+    # Round 28: `import .gz` (a gzipped header named only by its suffix) said "checkpoint name '': use letters …", of
+    # a name nobody gave.
+    root = copy_root(tmp_path)
+    packed = tmp_path / ".gz"
+    assert invoke("synth", CONFIG, "-o", str(packed), root=root).exit_code == 0
+    assert bad("import", str(packed), root=root) == [
+        f"passprice: error: {packed}: imported under its file's name less its suffixes, '', which is no checkpoint "
+        "name: give --name NAME (letters, digits, '.', '_' and '-', first a letter or digit)"]
+    result = invoke("import", str(packed), "--name", "packed", root=root)
+    assert result.exit_code == 0, result.output

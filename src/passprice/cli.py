@@ -406,6 +406,20 @@ class _FilePath(click.Path):
         return super().convert(value, param, ctx)
 
 
+class _FolderPath(click.Path):
+    """A folder name option or argument, as a :class:`~pathlib.Path`: ``click.Path(file_okay=False)`` that also
+    refuses an empty name, which pathlib reads as ``.``: ``init ''`` (``init "$DIR"`` with ``DIR`` unset) wrote a
+    registry into the working folder, and ``--root ''`` read the working folder's (attack round 28)."""
+
+    def __init__(self) -> None:
+        super().__init__(file_okay=False, path_type=Path)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value == "":
+            self.fail("'' is an empty name: give a folder name (. for the working folder)", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 # Names that mean this process's standard output: ``-`` (click's and most tools' convention), and the file-system
 # names of descriptor 1 (``/dev/stdout`` cannot be written as a file: on a pipe it names ``pipe:[123]``).
 _STDOUT_NAMES = frozenset({"-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"})
@@ -552,7 +566,7 @@ def _root(ctx: click.Context) -> Any:
 @click.version_option(__version__, prog_name="passprice")
 @click.option(
     "--root",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=_FolderPath(),
     help="Folder holding facts/ and registry/ (default: the checkout around the working folder, else the embedded "
     "facts).",
 )
@@ -743,7 +757,7 @@ def explain_command(term: str | None, as_json: bool) -> None:
 
 
 @cli.command("init")
-@click.argument("directory", default=".", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("directory", default=".", type=_FolderPath())
 @click.option(
     "--requirement", metavar="SPEC",
     help="The line of requirements.txt CI installs passprice by, e.g. 'passprice @ git+https://…@COMMIT' (default: "
@@ -854,10 +868,18 @@ def import_command(ctx: click.Context, file: Path, name: str | None, origin: str
     # TOML; say so of FILE before reading it, not of the entry when it comes to be written.
     _require_unicode(file.name, "FILE's name (the entry records it; rename the file)")
     origin = _require_unicode(origin, "--origin")
-    if name is not None:  # before the header is read; the entry's own check let "x\n" through to its read-back
-        from passprice.registry import require_record_name
+    from passprice.registry import require_record_name
 
+    if name is not None:  # before the header is read; the entry's own check let "x\n" through to its read-back
         require_record_name("checkpoint", name)
+    else:  # `import .gz` said "checkpoint name '': use letters …", of a name nobody gave (attack round 28)
+        try:
+            require_record_name("checkpoint", entry_name(file))
+        except InputError:
+            raise InputError(
+                f"{shown_path(file)}: imported under its file's name less its suffixes, {entry_name(file)!r}, which "
+                "is no checkpoint name: give --name NAME (letters, digits, '.', '_' and '-', first a letter or digit)"
+            ) from None
     header = read_header(file)
     entry = name if name is not None else entry_name(file)
     target = root.checkpoints / f"{entry}.toml"
