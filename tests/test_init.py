@@ -84,7 +84,7 @@ def test_init_writes_a_registry(tmp_path: Path) -> None:
         assert (mine / path).is_file()
     hook = (mine / ".pre-commit-config.yaml").read_text(encoding="utf-8")
     assert "entry: passprice check" in hook and "language: system" in hook
-    assert "files: ^(facts|locks|registry|schema|sources)/" in hook
+    assert r"files: ^(facts|locks|registry|schema|sources)/|(^|/)\.gitattributes$" in hook
     assert "python -m pip install -r requirements.txt" in (mine / ".github/workflows/facts.yml").read_text()
     # How this passprice was installed (the test environment's: a checkout, editable or not, or a wheel file).
     installed = installed_requirement()
@@ -253,13 +253,15 @@ def test_both_hooks_watch_the_same_folders(tmp_path: Path) -> None:
     written = yaml.safe_load(plan(find_root(REPO)).files[".pre-commit-config.yaml"].decode())
     (hook,) = published
     (local,) = written["repos"][0]["hooks"]
-    assert hook["files"] == local["files"] == hook_files() == "^(facts|locks|registry|schema|sources)/"
+    assert hook["files"] == local["files"] == hook_files() == (
+        r"^(facts|locks|registry|schema|sources)/|(^|/)\.gitattributes$")
     tops = {rel.split("/", 1)[0] for rel in record_folders(Root(tmp_path)).values()}
     import re
 
     for top in tops | {"schema"}:
         assert re.match(hook["files"], f"{top}/x.toml")
-    assert not re.match(hook["files"], "src/passprice/cli.py")
+    assert not re.search(hook["files"], "src/passprice/cli.py")
+    assert re.search(hook["files"], ".gitattributes") and re.search(hook["files"], "facts/cards/.gitattributes")
 
 
 def _tracked_copy(dest: Path) -> Path:

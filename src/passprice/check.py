@@ -296,6 +296,13 @@ def _review_files(root: Root) -> FileReview:
     found, more = review_stacks(root, unreadable)
     problems += found
     warnings += more
+    from passprice.gitread import work_tree_rewrites
+
+    # A file git rewrites in a checkout (a .gitattributes rule) says one thing to a review, which reads git, and
+    # another to check and price here (slip 27): bad input, as a file that does not read.
+    found = work_tree_rewrites(root.path, ("facts", "registry", "locks", "sources", "schema"))
+    problems += found
+    unreadable += found
     from passprice.registry import schema_copy_drift
 
     warnings += schema_copy_drift(root)  # the editors' copy of the schemas, never validated against
@@ -426,6 +433,19 @@ def _judge_lock(root: Root, path: Path) -> tuple[LockStatus, Any]:
                 "; to rest on the weaker fact, strengthen it, or loosen the floor on purpose through review ("
                 f"{relock_command(today.verdict, lock.info.serving, _shown(root, path))})"
             )
+    checkpoint = rep.checkpoint.describe()
+    pinned = lock.checkpoint_pin.content or lock.checkpoint_pin.sha256
+    if (rep.checkpoint.status == "renamed" and rep.checkpoint.today is not None and today.refusal is None
+            and today.error is None and today.checkpoint is not None and today.checkpoint != pinned):
+        # The serving still prices the entry the lock pinned by name, which holds other content now: ``price``
+        # refuses it (CheckpointChanged), however another entry holds the pinned content, from which the lock
+        # reproduces (slip 27: an entry edited beside a copy of it as it was, and check said "all holds").
+        from passprice.enforce import CheckpointChanged
+
+        changed = CheckpointChanged(lock, lock.checkpoint_pin.name, pinned, today.checkpoint)
+        holds, text, refusal = False, f"today's inputs refuse the price: {changed}", changed.name
+        checkpoint = (f"{rep.checkpoint.ref}: content changed ({_short(pinned)} pinned, {_short(today.checkpoint)} "
+                      f"today); the pinned content is in entry {rep.checkpoint.found}")
     if today.gone:
         holds = False
         text = f"serving {lock.info.serving}, which the lock locks, is not registered; restore it or remove the lock"
@@ -453,7 +473,7 @@ def _judge_lock(root: Root, path: Path) -> tuple[LockStatus, Any]:
         format=lock.info.format,
         reproduction=rep.verdict(),
         pricing_model=model,
-        checkpoint=rep.checkpoint.describe(),
+        checkpoint=checkpoint,
         checkpoint_changed=rep.checkpoint.changed,
         serving=tuple(s for s in today.serving if not s.startswith("serving ")),
         today=shown_today,

@@ -300,6 +300,26 @@ class Checkout:
             (dest / rel).touch()
         return files
 
+    def rewrites(self, commit: str, rels: Iterable[str]) -> list[str]:
+        """The lines refusing the files ``rels`` (relative to the root) that a checkout of ``commit`` rewrites by a
+        ``.gitattributes`` rule (:func:`passprice.gitread.revision_rewrites`): its ``.gitattributes`` files at the
+        repository's top, in each folder down to the root, and in the folders :data:`FOLDERS` (and the code) below
+        it. Raises :class:`InputError` naming an oversized ``.gitattributes``."""
+        import posixpath
+
+        parts = [p for p in self.prefix.split("/") if p]
+        above = [posixpath.join(*parts[:n], ".gitattributes") for n in range(len(parts) + 1)]
+        below = [f"{self.prefix}{folder}" for folder in (*FOLDERS, CODE)]
+        listing = _run_git(self.top, ["--literal-pathspecs", "ls-tree", "-r", "-z", "--full-tree", commit, "--",
+                                      *above, *below])
+        attributes: dict[str, str] = {}
+        for record in os.fsdecode(listing).split("\0"):
+            meta, _, name = record.partition("\t")
+            fields = meta.split()
+            if len(fields) == 3 and fields[1] == "blob" and posixpath.basename(name) == ".gitattributes":
+                attributes[name] = fields[2]
+        return gitread.revision_rewrites(self.top, self.prefix, commit, attributes, rels)
+
     def _documents_elsewhere(self, commit: str, names: Iterable[str]) -> set[str]:
         """The paths of ``names`` (relative to the root: registry documents that sources name, outside the folders
         :meth:`materialize` lists) that are regular files at ``commit``, as a checkout would hold them; a path
@@ -1889,7 +1909,9 @@ class Diff:
         if others:
             parts.append(f"{_n(len(others), 'other file')} changed")
         if self.sources:
-            parts.append(f"{_n(len(self.sources), 'source')} whose document changed, to verify")
+            under = {lock for s in self.sources for lock in s.locks}
+            rest = f" (under {_n(len(under), 'locked price')})" if under else ""
+            parts.append(f"{_n(len(self.sources), 'source')} whose document changed, to verify{rest}")
         locks = f"{_n(len(self.locks), 'lock')} affected" if self.locks else "no lock affected"
         flags = []
         # each lock counted as its row shows it (a lock not judged is not counted as breaking its floors)
@@ -2043,7 +2065,8 @@ def _compare(base: Side, head: Side) -> Diff:
     # A source leads elsewhere when its record changed, or the registry document it names did (its file unchanged).
     ids = [file_kind(p)[1] for p in head.files if file_kind(p)[0] == "source" and p in base.files
            and (base.files[p] != head.files[p] or b"path" in head.files[p])]
-    sources = source_changes(base.root, head.root, ids, (base.document, head.document))
+    head_locks = [(rel, lock) for rel, lock in _locks(head).items() if lock is not None] if ids else []
+    sources = source_changes(base.root, head.root, ids, (base.document, head.document), head_locks)
     from passprice.unlocked import unlocked_moves
 
     reviews = lock_impacts(base, head, files)
@@ -2177,6 +2200,10 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
             stack.enter_context(cache.unkept(tmp))
             files = git().materialize(sha, tmp)
             code = {p: d for p, d in git().materialize(sha, tmp, (CODE,)).items() if p.endswith(".py")}
+            if default == "work tree":  # HEAD: what the review reads must be what a checkout of it reads
+                rewritten = git().rewrites(sha, [*files, *code])
+                if rewritten:
+                    raise InputError.of(rewritten)
             return Side(SideInfo(label, revision=sha), Root(tmp), files, code_of(code_folder(tmp) if code else None),
                         git().documents(sha, _named_by_sources(files)))
 

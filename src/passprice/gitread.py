@@ -3,7 +3,10 @@ read is looked at first (its size from ``git ls-tree -l`` or ``git cat-file --ba
 ``stat``), refused past :data:`passprice.schema.MAX_TOML_BYTES` in one line naming ``revision:path`` and the size,
 and only what passprice parses is read at all, in one ``git cat-file --batch`` process; a submodule (a tree entry of
 type ``commit``, or a folder holding its own ``.git``) is refused by name, not read as an empty folder; and a history
-or a default BASE cut off by a shallow clone's boundary says so instead of passing for the whole story.
+or a default BASE cut off by a shallow clone's boundary says so instead of passing for the whole story. A file git
+rewrites between the repository and a checkout (a ``.gitattributes`` rule: ``working-tree-encoding``, ``filter``,
+``ident``) is refused by name, in a revision a review reads and in a work tree ``check`` reads: what the review read
+from git was not what a checkout's ``check`` and ``price`` read (:func:`rewritten_lines`).
 
 Read through git itself (``git ls-tree``, ``git cat-file``, ``git rev-list``), never by parsing ``.git``.
 """
@@ -336,3 +339,131 @@ def work_tree_files(folder: Path, tops: Iterable[str]) -> dict[str, bytes]:
                     raise side_too_large(str(folder), total)
                 out[rel] = data
     return dict(sorted(out.items()))
+
+
+#: The attributes by which git rewrites a file's bytes between the repository and a checkout: ``working-tree-encoding``
+#: (re-encoded: under ISO646-KR the committed ``₩`` is a checkout's backslash), ``filter`` (a smudge command, such as
+#: git-lfs, which CI runners configure) and ``ident`` (``$Id$`` expanded). ``eol``/``text`` only change line ends,
+#: which TOML reads alike.
+REWRITING = ("working-tree-encoding", "filter", "ident")
+
+#: The most bytes a ``.gitattributes`` file read from a revision may hold (a few lines in practice).
+MAX_ATTRIBUTES_BYTES = 1 << 20
+
+
+def rewritten_lines(found: Mapping[str, tuple[str, str]], where: str = "") -> list[str]:
+    """One line for each attribute and value of ``found`` (path → the rewriting attribute and its value, from
+    :func:`checked_attributes`), naming the first path it applies to and how many more, ``where`` (``at REVISION``,
+    or empty for the work tree). Slip 27: with ``facts/cards/h200_sxm_141gb.toml working-tree-encoding=ISO646-KR``
+    committed, a ``₩`` in a note became a checkout's backslash, which escaped the note's closing quotes, so the
+    committed card said ``memory.capacity = 141 GB`` (what the review read: no lock affected, exit 0) and every
+    checkout 150 GB (what ``check`` and ``price`` read: drift, exit 0)."""
+    by_rule: dict[tuple[str, str], list[str]] = {}
+    for path, pair in sorted(found.items()):
+        by_rule.setdefault(pair, []).append(path)
+    at = f" {where}" if where else ""
+    out = []
+    for (attribute, value), paths in by_rule.items():
+        more = f" and {len(paths) - 1:,} more file{'s' if len(paths) > 2 else ''}" if len(paths) > 1 else ""
+        rule = attribute if value == "set" else f"{attribute}={value}"
+        out.append(
+            f"{paths[0]}{more}{at}: git rewrites {'them' if more else 'it'} in a checkout ({rule}, a .gitattributes "
+            "rule), so what a review reads from git is not what check and price read in a checkout; remove the rule "
+            "for passprice's files"
+        )
+    return out
+
+
+def checked_attributes(cwd: Path, paths: Iterable[str]) -> dict[str, tuple[str, str]]:
+    """The paths of ``paths`` (relative to ``cwd``, inside a git repository) that git rewrites in a checkout: each
+    with the first attribute of :data:`REWRITING` set on it and its value (``set`` for one set without a value),
+    from one ``git check-attr -z --stdin``. Raises :class:`subprocess.CalledProcessError` when git fails (``cwd``
+    in no repository) and :class:`InputError` when git is not installed."""
+    wanted = list(dict.fromkeys(paths))
+    if not wanted:
+        return {}
+    out = run_git(cwd, ["check-attr", "-z", "--stdin", *REWRITING], "".join(f"{p}\0" for p in wanted).encode(
+        "utf-8", "surrogateescape"))
+    fields = os.fsdecode(out).split("\0")
+    found: dict[str, tuple[str, str]] = {}
+    for at in range(0, len(fields) - 2, 3):
+        path, attribute, value = fields[at : at + 3]
+        if value in ("unspecified", "unset") or path in found:
+            continue
+        found[path] = (attribute, value)
+    return found
+
+
+def _attribute_files(folder: Path, tops: Iterable[str]) -> bool:
+    """Whether a ``.gitattributes`` file lies in ``folder``, a folder above it (up to the one holding ``.git``), or a
+    folder of ``tops`` below it or directly in one (``facts/cards``): the files whose rules could apply to a file
+    passprice reads. Raises nothing."""
+    here = folder
+    while True:
+        if os.path.lexists(here / ".gitattributes"):
+            return True
+        if os.path.lexists(here / ".git") or here.parent == here:
+            break
+        here = here.parent
+    for top in tops:
+        base = folder / top
+        if os.path.lexists(base / ".gitattributes"):
+            return True
+        try:
+            inner = [e for e in os.scandir(base) if e.is_dir(follow_symlinks=False)]
+        except OSError:
+            continue
+        if any(os.path.lexists(Path(e.path) / ".gitattributes") for e in inner):
+            return True
+    return False
+
+
+def work_tree_rewrites(folder: Path, tops: Iterable[str]) -> list[str]:
+    """The lines (:func:`rewritten_lines`) refusing the files passprice reads (:func:`read_by_passprice`) in the
+    folders ``tops`` of ``folder`` (a registry's root) that git rewrites in a checkout by a rule of a
+    ``.gitattributes`` file: none when no such file lies where its rules could reach them (:func:`_attribute_files`,
+    so a registry with none spawns no git), or ``folder`` is in no git repository (no checkout rewrites anything), or
+    git is not installed. Only names are listed; no file is read. Raises nothing."""
+    tops = tuple(tops)
+    if not _attribute_files(folder, tops):
+        return []
+    rels = []
+    for top in tops:
+        for dirpath, dirnames, filenames in os.walk(folder / top):
+            rel_dir = Path(dirpath).relative_to(folder).as_posix()
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and rel_dir.count("/") < 1)
+            rels += [f"{rel_dir}/{name}" for name in sorted(filenames) if read_by_passprice(f"{rel_dir}/{name}")]
+    try:
+        found = checked_attributes(folder, rels)
+    except (subprocess.CalledProcessError, InputError, OSError):
+        return []
+    return rewritten_lines(found)
+
+
+def revision_rewrites(top: Path, prefix: str, commit: str, attributes: Mapping[str, str], rels: Iterable[str]) -> (
+        list[str]):
+    """The lines (:func:`rewritten_lines`) refusing the files ``rels`` (relative to the root, ``prefix`` its folder
+    in the repository at ``top``) that a checkout of ``commit`` rewrites, by the rules of its ``.gitattributes`` files
+    (``attributes``: each one's path from ``top`` → its blob). git 2.39 cannot ask for a revision's attributes, so
+    the files are written, as the revision holds them, into an empty repository, and ``git check-attr`` asked there.
+    Raises :class:`InputError` naming a ``.gitattributes`` past :data:`MAX_ATTRIBUTES_BYTES`."""
+    import tempfile
+
+    if not attributes:
+        return []
+    sizes = blob_sizes(top, attributes.values())
+    for name, blob in attributes.items():
+        size = sizes.get(blob)
+        if size is not None and size > MAX_ATTRIBUTES_BYTES:
+            raise InputError(f"{commit[:12]}:{name}: {size:,} bytes, past the {MAX_ATTRIBUTES_BYTES:,}-byte cap on a "
+                             ".gitattributes file passprice reads (not read)")
+    contents = read_blobs(top, {b: s for b, s in sizes.items() if s is not None})
+    with tempfile.TemporaryDirectory(prefix="passprice-attributes-") as scratch:
+        place = Path(scratch)
+        run_git(place, ["init", "-q", "--template="])
+        for name, blob in attributes.items():
+            target = place / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(contents.get(blob, b""))
+        found = checked_attributes(place, (f"{prefix}{rel}" for rel in rels))
+    return rewritten_lines({path.removeprefix(prefix): rule for path, rule in found.items()}, f"at {commit[:12]}")

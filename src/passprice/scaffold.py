@@ -273,9 +273,11 @@ def watched_folders() -> tuple[str, ...]:
 
 
 def hook_files() -> str:
-    """The ``files:`` pattern of both pre-commit hooks: a path below one of :func:`watched_folders`
-    (``^(facts|locks|registry|schema|sources)/``)."""
-    return f"^({'|'.join(watched_folders())})/"
+    """The ``files:`` pattern of both pre-commit hooks: a path below one of :func:`watched_folders`, or a
+    ``.gitattributes`` file anywhere (``^(facts|locks|registry|schema|sources)/|(^|/)\\.gitattributes$``): a rule
+    there can make a checkout's files say other facts than the committed ones, which ``check`` refuses (slip 27: a
+    commit of the rule alone ran no hook)."""
+    return f"^({'|'.join(watched_folders())})/|(^|/)\\.gitattributes$"
 
 
 def published_hooks() -> str:

@@ -5,7 +5,9 @@ fact citing the id now traces to that document, and the review asks its reviewer
 passprice does not read sources, so it cannot say whether the new document agrees; what it can say is that the
 citation now leads elsewhere, and which facts follow it there. A source's record is not pinned in locks (a
 correction of its title or address is no drift), so this is asked, never failed: a "to verify" like a value moved
-under an unchanged locator (:attr:`passprice.diff.FactChange.to_verify`).
+under an unchanged locator (:attr:`passprice.diff.FactChange.to_verify`). The question names the locks whose price
+rests on a fact citing the id (as ``passprice sources`` counts them): the review read "no lock affected; 8 locks
+unaffected" of a commit moving the source seven locked prices rest on to another commit of its repository (slip 27).
 """
 
 from __future__ import annotations
@@ -34,11 +36,13 @@ SHOWN = 6
 class SourceChange:
     """A source ``id`` that leads to another document on HEAD than on BASE: ``changed`` says what moved (one
     ``field: before → after`` a record field, or that the registry document it names was rewritten), ``citing``
-    the facts of HEAD citing it (``card:path``, as their source or through a figure of their derivation)."""
+    the facts of HEAD citing it (``card:path``, as their source or through a figure of their derivation), ``locks``
+    the names of HEAD's locks whose recorded price rests on such a fact (or on a pinned fact citing the id)."""
 
     id: str
     changed: tuple[str, ...]
     citing: tuple[str, ...]
+    locks: tuple[str, ...] = ()
 
     @property
     def to_verify(self) -> str:
@@ -48,13 +52,20 @@ class SourceChange:
             return f"{what}; no fact cites it"
         names = ", ".join(self.citing[:SHOWN]) + (
             f" and {len(self.citing) - SHOWN} more" if len(self.citing) > SHOWN else "")
+        rest = ""
+        if self.locks:
+            shown = ", ".join(self.locks[:SHOWN]) + (
+                f" and {len(self.locks) - SHOWN} more" if len(self.locks) > SHOWN else "")
+            many = len(self.locks) > 1
+            rest = (f" The locked price{'s' if many else ''} of {shown} rest{'' if many else 's'} on them (a lock "
+                    "pins the id, not the document).")
         if len(self.citing) == 1:
-            return f"{what}: does it state {names}, which cites it?"
-        return f"{what}: does it state each of {names}, which cite it?"
+            return f"{what}: does it state {names}, which cites it?{rest}"
+        return f"{what}: does it state each of {names}, which cite it?{rest}"
 
     def to_json(self) -> dict[str, Any]:
         """The change for ``--format json``."""
-        return {"id": self.id, "changed": list(self.changed), "citing": list(self.citing),
+        return {"id": self.id, "changed": list(self.changed), "citing": list(self.citing), "locks": list(self.locks),
                 "to_verify": self.to_verify}
 
 
@@ -88,13 +99,15 @@ def source_changes(
     head: Root,
     ids: Iterable[str],
     documents: tuple[Callable[[str], str | None], Callable[[str], str | None]],
+    locks: Iterable[tuple[str, Any]] = (),
 ) -> tuple[SourceChange, ...]:
     """Each source of ``ids`` (registered on both sides) that leads to another document on ``head`` than on
     ``base``: a field of :data:`DOCUMENT_FIELDS` that differs, or the registry document it names (the same
     ``source.path`` on both sides) whose bytes differ — ``documents`` gives each side's identity of a document by
     its path relative to the root (:func:`document_digest`; ``None`` when it cannot be read). Cited by HEAD's facts
-    as :func:`passprice.lineage.citing_sources` finds them."""
-    from passprice.lineage import citing_sources, load_records
+    as :func:`passprice.lineage.citing_sources` finds them; each with the ``locks`` (HEAD's, each its shown path and
+    the lock read) resting on them, as :func:`passprice.lineage.lock_impacts` finds them for ``audit --source``."""
+    from passprice.lineage import citing_sources, load_records, lock_impacts
 
     found = []
     for source_id in sorted(set(ids)):
@@ -112,8 +125,12 @@ def source_changes(
     if not found:
         return ()
     citing = citing_sources(load_records(head)[0])
-    return tuple(
-        SourceChange(source_id, changed, tuple(str(c.ref) for c in citing.get(source_id, ())))
-        for source_id, changed in found
-    )
+    locks = tuple(locks)
+    out = []
+    for source_id, fields in found:
+        refs = citing.get(source_id, [])
+        resting, _ = lock_impacts(locks, {c.ref for c in refs}, source_id)
+        out.append(SourceChange(source_id, fields, tuple(str(c.ref) for c in refs),
+                                tuple(sorted({i.name for i in resting}))))
+    return tuple(out)
 
