@@ -83,6 +83,12 @@ def test_an_edited_entry_beside_a_copy_of_the_pinned_one_fails_check(tmp_path: P
     # price said so before: the check now agrees with it
     priced = invoke("price", R1, root=root)
     assert priced.exit_code == 1 and priced.stderr.startswith("passprice: refused: CheckpointChanged: ")
+    # reproduce re-prices the lock from the copy holding the pinned content, and no longer calls the edited entry
+    # "renamed or moved" (the lead, session 15)
+    reproduced = invoke("reproduce", R1, root=root)
+    assert reproduced.exit_code == 0, reproduced.output
+    assert (f"    checkpoint     {ENTRY}: content changed (169f62b972aa… pinned, 8beb681fdb0f… today); the pinned "
+            "content is in entry r1-copy, which the lock is reproduced from") in reproduced.stdout.splitlines()
 
 
 def test_the_serving_pointed_at_the_copy_still_holds(tmp_path: Path) -> None:

@@ -182,6 +182,10 @@ class CheckpointState:
         what = "content" if self.pinned.startswith("sha256:") else "header sha256"
         if self.status == "same":
             return f"{self.ref}: {what} {short}… as pinned"
+        if self.status == "renamed" and self.today is not None:  # the named entry holds other content (slip 27)
+            now = self.today.removeprefix("sha256:")[:12]
+            return (f"{self.ref}: content changed ({short}… pinned, {now}… today); the pinned content is in entry "
+                    f"{self.found}, which the lock is reproduced from")
         if self.status == "renamed":
             return f"{self.ref}: the pinned content {short}… is now entry {self.found} (renamed or moved)"
         nobody = "no entry of the registry that reads" if self.unread else "no entry of the registry"
