@@ -17,7 +17,7 @@ from passprice.drafts import method_from_document
 from passprice.errors import InputError, escaped, problem_lines
 from passprice.files import is_folder
 from passprice.registry import Root
-from passprice.routing import routing_from_document
+from passprice.routing import Routing, router, routing_from_document
 
 
 @attrs.frozen
@@ -160,6 +160,42 @@ class CheckReport:
         return "\n".join(lines)
 
 
+def routing_record(name: str, document: dict[str, Any], source: str) -> Routing:
+    """The routing record ``document`` (read from ``source``) as ``check`` reads it: :func:`routing_from_document`,
+    and, when the record names its router's ``experts`` E and ``used`` k, its figures routing so. A hot set of h·E
+    experts taking a share s of the routed token-slots chooses each of its experts with probability p_hot = k·s /
+    (h·E), the rest each with p_cold = k·(1 − s) / ((1 − h)·E) (:class:`passprice.routing.Router`, DESIGN.md,
+    Routing); an expert is chosen at most once a token, so both are at most 1: s ≤ h·E / k and s ≥ 1 − (1 − h)·E /
+    k.
+
+    Raises :class:`~passprice.errors.InputError` naming the file, ``hot_share`` and the range it must lie in.
+    Walkthrough 17: a record of 8 experts at 2 a token with ``hot_experts = 0.125`` and ``hot_share = 0.9`` passed
+    ``check`` (0 problems), and every price naming it was refused ``BadRouting`` ("cannot take that share",
+    without the share or the bound)."""
+    record = routing_from_document(name, document, source)
+    if record.experts is None or record.used is None:
+        return record
+    problem = router(record, record.experts, record.used).problem()
+    if problem is None:
+        return record
+    e, k = record.experts, record.used
+    h, share = record.hot_experts.value, record.hot_share.value
+    if k > e or not (0.0 < h < 1.0 and 0.0 < share <= 1.0):
+        raise InputError(f"{source}: routing: {problem}")
+    high, low = min(1.0, h * e / k), max(0.0, 1.0 - (1.0 - h) * e / k)
+    (n_hot, p_hot), (n_cold, p_cold) = router(record, e, k).probabilities()
+    others = "the one other expert" if n_cold == 1.0 else f"each of the other {n_cold:.4g} experts"
+    which = (f"each of the hot set's experts would be chosen with probability {p_hot:.4g}" if p_hot > 1.0 else
+             f"{others} would be chosen with probability {p_cold:.4g}")
+    raise InputError(
+        f"{source}: hot_share: {share:g} of the routed token-slots cannot land so with a hot set of {n_hot:.4g} of "
+        f"the {e} experts (hot_experts {h:g}) at {k} a token: {which}, and an expert is chosen at most once a "
+        f"token; for that hot set hot_share must be {f'at least {low:.4g} and ' if low > 0.0 else ''}at most "
+        f"{high:.4g}: correct hot_share or hot_experts (every price naming the record is refused BadRouting until "
+        "then)"
+    )
+
+
 def _validate_folder(
     root: Root, folder: Path, kind: str, build: Callable[[str, dict[str, Any], str], object], suffix: str = ".toml"
 ) -> tuple[int, list[str]]:
@@ -265,7 +301,7 @@ def _review_files(root: Root) -> FileReview:
     for folder, kind, build in (
         (root.cards, "card", card_from_document),
         (root.drafts, "draft", method_from_document),
-        (root.routing, "routing", routing_from_document),
+        (root.routing, "routing", routing_record),
         (root.stacks, "stack", stack_from_document),
         (root.checkpoints, "checkpoint", lambda name, doc, src: None),
         (root.measurements, "measurement", measured),

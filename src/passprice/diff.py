@@ -1203,7 +1203,8 @@ class LockImpact:
         if self.stale and not self.unreviewed:
             return f"{unsound}out of date already on BASE ({self.stale}): re-lock it"
         if self.stale:
-            return f"{unsound}price moved, lock not updated ({_stale_figure(self) or self.stale})"
+            why = _moved_again(self) or _stale_figure(self) or self.stale
+            return f"{unsound}price moved, lock not updated ({why})"
         if self.after.price is None and not self.unsound:
             # no price on HEAD: nothing recorded can be HEAD's price
             why = "HEAD refuses the price" if self.after.refusal is not None else "not priced on HEAD"
@@ -2251,6 +2252,27 @@ def _shorts(lock: Any) -> tuple[str, str]:
                 if shown[0] != shown[1]:
                     return shown
     return b.short(), a.short()
+
+def _moved_again(lock: Any) -> str | None:
+    """For a lock whose file the change left as it was, whose recorded price BASE's price already was not (out of
+    date on BASE) and which the change moved again: what the change moved and what was out of date before it,
+    ``scale_s moved by this change, tokens/s did not; memory_s out of date already on BASE`` (``memory_s moved by
+    this change, and out of date already on BASE`` when they are one figure); ``None`` otherwise.
+
+    Walkthrough 17: a commit that only lowered the H200's ``scale`` (a term r1-qwen7b-h200 does not bind on) read
+    ``price moved, lock not updated (memory_s)`` at ``994.3 → 994.3 (+0 %)``: the change moved ``scale_s``, and the
+    ``memory_s`` named was an earlier commit's move, so the row blamed this change for what it did not do."""
+    if lock.status != "unchanged" or lock.moved is None or lock.before.price is None or lock.after.price is None:
+        return None
+    behind = _figures_differ(lock.recorded_before, lock.before.price)
+    if behind is None:
+        return None
+    before, after = lock.before.price.get("tokens_per_s"), lock.after.price.get("tokens_per_s")
+    tokens = ", tokens/s did not" if lock.moved != "tokens_per_s" and before == after else ""
+    if behind == lock.moved:
+        return f"{lock.moved} moved by this change{tokens}, and out of date already on BASE"
+    return f"{lock.moved} moved by this change{tokens}; {behind} out of date already on BASE"
+
 
 def _stale_figure(lock: Any) -> str | None:
     """When the figure a lock's stale price moved first is not its tokens/s and the tokens/s did not move: that
