@@ -23,10 +23,13 @@ R1 = "r1-qwen7b-h200"
 
 
 def _deep(base: Path, depth: int = 2_000) -> Path:
-    """A path ``depth`` missing folders below ``base``: within the 4,096 bytes a path may hold, past the interpreter's
-    recursion limit (1,000)."""
+    """A path of up to ``depth`` missing folders below ``base``: within the 4,096 bytes a path may hold, with 128
+    left for what passprice puts below it (``passprice/documents/…``: under pytest-xdist a worker's temporary folder
+    is longer, and 2,000 folders left too little), past the interpreter's recursion limit (1,000)."""
+    depth = min(depth, (4_096 - 128 - len(os.fsencode(base))) // 2)
+    assert depth > 1_000
     path = base.joinpath(*(["y"] * depth))
-    assert len(os.fsencode(path)) < 4_096
+    assert len(os.fsencode(path)) < 4_096 - 120
     return path
 
 
