@@ -221,3 +221,167 @@ def test_a_root_that_is_none_is_named_as_given(tmp_path: Path, monkeypatch: pyte
         assert result.exit_code == 2
         assert result.stderr.splitlines() == [
             f"passprice: error: {given}: not a passprice root (it needs facts/ and registry/ folders)"]
+
+
+# --- (4) git: programs a repository's config names, the environment git exports, a checkout git will not read ---------
+
+
+def _git_registry(tmp_path: Path) -> Path:
+    """A git repository holding this checkout's registry, committed on ``main``, with a branch ``pr`` checked out."""
+    import shutil
+
+    from test_diff import commit_all, git
+
+    path = tmp_path / "registry"
+    path.mkdir()
+    for folder in ("facts", "registry", "locks", "sources", "schema"):
+        shutil.copytree(REPO / folder, path / folder)
+    git(path, "init", "-q", "-b", "main")
+    commit_all(path, "a registry")
+    git(path, "checkout", "-q", "-b", "pr")
+    return path
+
+
+def _program(tmp_path: Path) -> tuple[Path, Path]:
+    """A program that records each run in a marker file: (the program, the marker)."""
+    marker = tmp_path / "ran"
+    program = tmp_path / "program.sh"
+    program.write_text(f"#!/bin/sh\necho \"$*\" >> {marker}\nexit 0\n", encoding="utf-8")
+    program.chmod(0o755)
+    return program, marker
+
+
+def test_diff_runs_no_fsmonitor_program_a_repository_names(tmp_path: Path) -> None:
+    # Round 29: `core.fsmonitor = PROGRAM` in the repository's config: `passprice diff` (the work tree against BASE,
+    # its `git ls-files`) ran PROGRAM.
+    from test_diff import git
+
+    path = _git_registry(tmp_path)
+    program, marker = _program(tmp_path)
+    git(path, "config", "core.fsmonitor", str(program))
+    assert invoke("diff", root=path).exit_code == 0
+    assert invoke("check", root=path).exit_code == 0
+    assert not marker.exists(), marker.read_text(encoding="utf-8")
+
+
+def test_a_facts_history_runs_no_gpg_program_a_repository_names(tmp_path: Path) -> None:
+    # Round 29: `log.showSignature = true` and `gpg.program = PROGRAM` in the repository's config, and a commit with a
+    # signature header: `fact show CARD FACT --history` (its `git log`) ran PROGRAM twice.
+    from test_diff import git
+
+    path = _git_registry(tmp_path)
+    card = path / "facts" / "cards" / "a40.toml"
+    card.write_text(card.read_text(encoding="utf-8").replace("\nvalue = 46068\n", "\nvalue = 46000\n", 1),
+                    encoding="utf-8")
+    git(path, "add", "-A")
+    tree, parent = git(path, "write-tree"), git(path, "rev-parse", "HEAD")
+    text = (f"tree {tree}\nparent {parent}\nauthor t <t@x> 1700000000 +0000\ncommitter t <t@x> 1700000000 +0000\n"
+            "gpgsig -----BEGIN PGP SIGNATURE-----\n \n x\n -----END PGP SIGNATURE-----\n\nsigned\n")
+    (tmp_path / "commit.txt").write_text(text, encoding="utf-8")
+    signed = git(path, "hash-object", "-t", "commit", "-w", str(tmp_path / "commit.txt"))
+    git(path, "update-ref", "refs/heads/pr", signed)
+    git(path, "reset", "-q", "--hard")
+    program, marker = _program(tmp_path)
+    git(path, "config", "log.showSignature", "true")
+    git(path, "config", "gpg.program", str(program))
+    result = invoke("fact", "show", "a40", "memory.capacity", "--history", root=path)
+    assert result.exit_code == 0, result.output
+    assert "signed" in result.stdout
+    assert not marker.exists(), marker.read_text(encoding="utf-8")
+
+
+def test_a_revisions_rewrite_rule_is_refused_with_git_dir_and_work_tree_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Round 29: with GIT_DIR and GIT_WORK_TREE set (git exports both to a hook), the review's scratch repository
+    # (`git init`, `git check-attr` of the revision's .gitattributes) re-initialized the user's repository and read
+    # the work tree's .gitattributes: a rule `ident` committed on HEAD, and removed in the work tree, passed the review
+    # ("refused" only for the moved price), where without them it is refused by name.
+    from test_diff import commit_all, git
+
+    path = _git_registry(tmp_path)
+    (path / ".gitattributes").write_text("facts/cards/a40.toml ident\n", encoding="utf-8")
+    commit_all(path, "ident")
+    (path / ".gitattributes").write_text("", encoding="utf-8")
+    head = git(path, "rev-parse", "HEAD")[:12]
+    line = (f"passprice: error: facts/cards/a40.toml at {head}: git rewrites it in a checkout (ident, a .gitattributes "
+            "rule), so what a review reads from git is not what check and price read in a checkout; remove the rule "
+            "for passprice's files")
+    config = (path / ".git" / "config").stat().st_mtime_ns
+    monkeypatch.setenv("GIT_DIR", str(path / ".git"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(path))
+    assert bad("diff", "main", "HEAD", root=path) == [line]
+    assert (path / ".git" / "config").stat().st_mtime_ns == config  # not re-initialized
+
+
+def test_a_relative_git_dir_is_read_from_where_it_was_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Round 29: a hook's GIT_DIR=.git, with the registry in a folder below the repository's top: `passprice --root
+    # sub diff main HEAD` said "/…/sub: not a git checkout (fatal: not a git repository: '.git')".
+    import shutil
+
+    from test_diff import commit_all, git
+
+    top = tmp_path / "top"
+    for folder in ("facts", "registry", "locks", "sources", "schema"):
+        shutil.copytree(REPO / folder, top / "sub" / folder)
+    git(top, "init", "-q", "-b", "main")
+    commit_all(top, "a registry below the top")
+    monkeypatch.chdir(top)
+    monkeypatch.setenv("GIT_DIR", ".git")
+    result = invoke("diff", "main", "HEAD", root=top / "sub")
+    assert result.exit_code == 0, result.output
+    head = git(top, "rev-parse", "HEAD")[:12]
+    assert result.stdout.splitlines()[:2] == [f"passprice diff: main ({head}) → HEAD ({head})",
+                                              "no changes to facts, registry, locks or the pricing model"]
+
+
+def test_a_git_that_fails_on_a_checkout_is_one_line_and_check_does_not_pass_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Round 29: GIT_INDEX_FILE=/dev/null (an index git cannot read): `diff` ended in a traceback
+    # (CalledProcessError of `git ls-files`); `check` of a checkout whose .gitattributes rewrites a card said "all
+    # holds" (its `git check-attr` failed, taken as no rule).
+    from test_diff import commit_all
+
+    path = _git_registry(tmp_path)
+    monkeypatch.setenv("GIT_INDEX_FILE", "/dev/null")
+    assert bad("diff", root=path) == [
+        f"passprice: error: {path}: git ls-files failed (fatal: /dev/null: index file smaller than expected)"]
+    monkeypatch.delenv("GIT_INDEX_FILE")
+    (path / ".gitattributes").write_text("facts/cards/a40.toml ident\n", encoding="utf-8")
+    commit_all(path, "ident")
+    monkeypatch.setenv("GIT_INDEX_FILE", "/dev/null")
+    result = invoke("check", root=path)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [
+        f"passprice: error: {path}: git check-attr failed (fatal: /dev/null: index file smaller than expected); so "
+        "whether git rewrites the files passprice reads in a checkout (a .gitattributes rule lies where it could) "
+        "cannot be told"]
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "geteuid") or __import__("os").geteuid() != 0,
+                    reason="needs root, to give the checkout another owner")
+def test_a_checkout_of_another_owner_is_said_to_be_refused_by_git(tmp_path: Path) -> None:
+    # Round 29: a checkout another user owns (a CI job's, in a container): `check` of one whose .gitattributes
+    # rewrites a card said "all holds"; `diff` said "not a git checkout (\tgit config --global --add safe.directory
+    # …)", git's advice taken for what went wrong.
+    import os
+
+    from test_diff import commit_all
+
+    path = _git_registry(tmp_path)
+    (path / ".gitattributes").write_text("facts/cards/a40.toml ident\n", encoding="utf-8")
+    commit_all(path, "ident")
+    for folder, dirs, files in os.walk(path):
+        for name in (folder, *(os.path.join(folder, n) for n in (*dirs, *files))):
+            os.lchown(name, 4321, 4321)
+    says = (f"{path}: git refuses to read this checkout (fatal: detected dubious ownership in repository at "
+            f"'{path}': another user owns it); if you trust it, allow it: git config --global --add safe.directory "
+            "PATH (the path git names)")
+    result = invoke("check", root=path)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [
+        f"passprice: error: {says}; so whether git rewrites the files passprice reads in a checkout (a "
+        ".gitattributes rule lies where it could) cannot be told"]
+    assert bad("diff", "main", "HEAD", root=path) == [f"passprice: error: {says}"]
+    assert bad("fact", "show", "a40", "memory.capacity", "--history", root=path) == [f"passprice: error: {says}"]
