@@ -124,7 +124,15 @@ def _validator(kind: str, folder: str) -> Any:
     base = jsonschema.Draft202012Validator
     checker = base.TYPE_CHECKER.redefine("number", _finite_number)
     cls = jsonschema.validators.extend(base, type_checker=checker)
-    return cls(_ecma_schema(_schema_document(kind, folder)), format_checker=base.FORMAT_CHECKER)
+    return cls(_ecma_document(kind, folder), format_checker=base.FORMAT_CHECKER)
+
+
+@functools.cache
+def _ecma_document(kind: str, folder: str) -> dict[str, Any]:
+    """The ``kind`` schema in ``folder`` with its patterns made :func:`ecma_pattern`'s (once a process): what
+    :func:`_validator` checks with and :func:`whole_floats` walks (without importing ``jsonschema``)."""
+    document: dict[str, Any] = _ecma_schema(_schema_document(kind, folder))
+    return document
 
 
 @functools.cache
@@ -379,18 +387,19 @@ def whole_floats(document: Any, kind: str, folder: Path | str | None = None) -> 
     if not marked:
         return []
     where = str(folder or schema_dir())
-    validator = _validator(kind, where)
-    root = validator.schema
+    root = _ecma_document(kind, where)
     out: list[tuple[tuple[Any, ...], str]] = []
 
     def valid(instance: Any, node: Any) -> bool:
+        # jsonschema (imported, and the validator built, only here: a valid file's walk never asks)
+        validator = _validator(kind, where)
         try:
             return bool(validator.evolve(schema=node).is_valid(instance))
         except Exception:
             return False
 
     def walk(instance: Any, node: Any, at: tuple[Any, ...], seen: int) -> list[tuple[tuple[Any, ...], str]]:
-        if not isinstance(node, Mapping) or seen > 64:
+        if not isinstance(node, dict) or seen > 64:
             return []
         found: list[tuple[tuple[Any, ...], str]] = []
         ref = node.get("$ref")
@@ -413,11 +422,11 @@ def whole_floats(document: Any, kind: str, folder: Path | str | None = None) -> 
                     holds = valid(instance, node["if"]) if holds is None else holds
                     if holds == wanted:
                         found += inner
-        if isinstance(instance, Mapping):
+        if isinstance(instance, dict):
             properties = node.get("properties")
-            properties = properties if isinstance(properties, Mapping) else {}
+            properties = properties if isinstance(properties, dict) else {}
             patterns = node.get("patternProperties")
-            patterns = patterns if isinstance(patterns, Mapping) else {}
+            patterns = patterns if isinstance(patterns, dict) else {}
             extra = node.get("additionalProperties")
             for key, value in instance.items():
                 if not isinstance(value, float) and id(value) not in marked:
@@ -430,7 +439,7 @@ def whole_floats(document: Any, kind: str, folder: Path | str | None = None) -> 
                     if re.search(pattern, key):
                         matched = True
                         found += walk(value, sub, (*at, key), seen + 1)
-                if not matched and isinstance(extra, Mapping):
+                if not matched and isinstance(extra, dict):
                     found += walk(value, extra, (*at, key), seen + 1)
         elif isinstance(instance, list):
             first = node.get("prefixItems")
@@ -441,7 +450,7 @@ def whole_floats(document: Any, kind: str, folder: Path | str | None = None) -> 
                     continue
                 if i < len(first):
                     found += walk(value, first[i], (*at, i), seen + 1)
-                elif isinstance(items, Mapping):
+                elif isinstance(items, dict):
                     found += walk(value, items, (*at, i), seen + 1)
         return found
 
@@ -461,6 +470,9 @@ def _float_holders(document: Any) -> set[int]:
     def holds(value: Any) -> bool:
         found = False
         for item in value.values() if isinstance(value, dict) else value:
+            kind = type(item)
+            if kind is int or kind is str or kind is bool:  # the most of a document, told apart at once
+                continue
             if isinstance(item, float):
                 found = found or math.isfinite(item)
             elif isinstance(item, dict | list) and holds(item):
