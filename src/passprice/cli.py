@@ -409,10 +409,11 @@ class _FilePath(click.Path):
 class _FolderPath(click.Path):
     """A folder name option or argument, as a :class:`~pathlib.Path`: ``click.Path(file_okay=False)`` that also
     refuses an empty name, which pathlib reads as ``.``: ``init ''`` (``init "$DIR"`` with ``DIR`` unset) wrote a
-    registry into the working folder, and ``--root ''`` read the working folder's (attack round 28)."""
+    registry into the working folder, and ``--root ''`` read the working folder's (attack round 28). ``as_given``:
+    the name as text, as given (``--root ./`` not a root was said to be ``.``, pathlib's spelling; round 29)."""
 
-    def __init__(self) -> None:
-        super().__init__(file_okay=False, path_type=Path)
+    def __init__(self, as_given: bool = False) -> None:
+        super().__init__(file_okay=False, path_type=str if as_given else Path)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if value == "":
@@ -566,7 +567,7 @@ def _root(ctx: click.Context) -> Any:
 @click.version_option(__version__, prog_name="passprice")
 @click.option(
     "--root",
-    type=_FolderPath(),
+    type=_FolderPath(as_given=True),
     help="Folder holding facts/ and registry/ (default: the checkout around the working folder, else the embedded "
     "facts).",
 )
@@ -575,7 +576,7 @@ def _root(ctx: click.Context) -> Any:
     help="Parse and validate every file, bypassing the cache of validated files (also PASSPRICE_NO_CACHE=1).",
 )
 @click.pass_context
-def cli(ctx: click.Context, root: Path | None, no_cache: bool) -> None:
+def cli(ctx: click.Context, root: str | None, no_cache: bool) -> None:
     """Price one decode pass of an LLM on one accelerator card, from its GGUF header and the card's cited facts."""
     from passprice import cache, snapshot
 
@@ -1041,6 +1042,11 @@ def _spec(ctx: click.Context, serving: str | None, base: Any = None, **o: Any) -
     from passprice.servings import DraftSpec, ServingSpec, load_spec, override
 
     root = _root(ctx)
+    if o.get("checkpoint"):
+        from passprice.registry import entry_named
+
+        # `--checkpoint .//M` is the entry M, and every title and record names it so (attack round 29)
+        o["checkpoint"] = entry_named(o["checkpoint"], root.checkpoints) or o["checkpoint"]
     if base is not None:
         spec = base
     elif serving is not None:

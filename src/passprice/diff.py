@@ -142,6 +142,8 @@ class Checkout:
             top = os.fsdecode(_run_git(folder, ["rev-parse", "--show-toplevel"]).rstrip(b"\n"))
             prefix = os.fsdecode(_run_git(folder, ["rev-parse", "--show-prefix"]).rstrip(b"\n"))
         except subprocess.CalledProcessError as e:
+            if gitread.refuses_owner(e):
+                raise gitread.OwnerRefused(gitread.owner_line(folder, e)) from None
             raise InputError(
                 f"{folder}: not a git checkout ({_git_says(e)}); revisions can be compared only inside one "
                 "(give two folders instead)"
@@ -2162,6 +2164,7 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
     Raises :class:`InputError` for a folder that is not a passprice root, a revision asked of a folder that is not a
     git checkout (or of the embedded facts), or a revision git does not know."""
     with contextlib.ExitStack() as stack:
+        stack.enter_context(gitread.failing_git(root.path))
         checkout: list[Checkout] = []
 
         def git() -> Checkout:

@@ -13,10 +13,11 @@ Read through git itself (``git ls-tree``, ``git cat-file``, ``git rev-list``), n
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import subprocess
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from passprice import schema
@@ -99,26 +100,104 @@ def side_too_many(label: str, cap: int) -> InputError:
     )
 
 
-def run_git(cwd: Path, args: Iterable[str], stdin: bytes | None = None) -> bytes:
-    """The standard output of ``git ARGS`` run in ``cwd``. Raises :class:`subprocess.CalledProcessError` when git
-    fails and :class:`InputError` when git is not installed."""
+#: Settings on the command line of every git passprice runs, over the repository's own config (a ``.git/config``
+#: written by a CI step, or in a folder handed over with its ``.git``): no file-system monitor program
+#: (``core.fsmonitor``: ``diff``'s ``git ls-files`` of the work tree ran the program the repository named, attack
+#: round 29), no signature check by ``gpg.program`` (``log.showSignature``, for ``fact show --history``'s ``git
+#: log``), paths unquoted. passprice runs only git's reading commands, none of which runs a hook, a pager, a diff
+#: driver or an editor.
+SETTINGS = ("-c", "core.fsmonitor=false", "-c", "log.showSignature=false", "-c", "core.quotepath=off")
+
+#: The environment variables that name a repository, its work tree, index or objects (git exports them to a hook).
+#: Each one holding a relative path is made absolute, from the working folder passprice was started in, where it
+#: was set (a hook's ``GIT_DIR=.git``), not the folder git is run in: ``--root sub`` was "not a git checkout
+#: (fatal: not a git repository: '.git')". A scratch repository (:func:`revision_rewrites`) is run without them:
+#: with ``GIT_DIR`` and ``GIT_WORK_TREE`` set, its ``git init`` re-initialized the user's repository and its ``git
+#: check-attr`` read the work tree's ``.gitattributes`` instead of the revision's, so a review passed a revision's
+#: ``ident`` rule that it refuses without them (attack round 29).
+LOCATING = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR")
+#: Further variables naming a repository's parts, dropped for a scratch repository.
+_LOCATING_MORE = ("GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT")
+
+
+def git_environment(scratch: bool = False) -> dict[str, str]:
+    """The environment every git passprice runs gets: this process's, with replace refs not applied
+    (``GIT_NO_REPLACE_OBJECTS``: a review reads the objects a revision holds, not the local stand-ins
+    ``refs/replace/`` names), no optional locks taken (``GIT_OPTIONAL_LOCKS=0``: a read writes nothing, not even the
+    index's refreshed stat data), no prompt for credentials, and :data:`LOCATING` made absolute; for a ``scratch``
+    repository, without any of them. Raises nothing."""
+    env = dict(os.environ)
+    env.update(GIT_NO_REPLACE_OBJECTS="1", GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0")
+    for name in (*LOCATING, *_LOCATING_MORE):
+        if scratch:
+            env.pop(name, None)
+            continue
+        value = env.get(name)
+        if name in LOCATING and value and not os.path.isabs(value):
+            with contextlib.suppress(OSError):  # the working folder is gone: git says so in its own words
+                env[name] = os.path.abspath(value)
+    if scratch:
+        for name in [k for k in env if k.startswith("GIT_CONFIG_KEY_") or k.startswith("GIT_CONFIG_VALUE_")]:
+            del env[name]
+    return env
+
+
+def run_git(cwd: Path, args: Iterable[str], stdin: bytes | None = None, scratch: bool = False) -> bytes:
+    """The standard output of ``git ARGS`` run in ``cwd``, with :data:`SETTINGS` and :func:`git_environment`
+    (``scratch``: a repository of passprice's own, in a temporary folder). Raises
+    :class:`subprocess.CalledProcessError` when git fails and :class:`InputError` when git is not installed."""
     try:
         done = subprocess.run(
-            ["git", "-c", "core.quotepath=off", *args],
+            ["git", *SETTINGS, *args],
             cwd=cwd,
             input=stdin,
             capture_output=True,
             check=True,
+            env=git_environment(scratch),
         )
     except FileNotFoundError:
         raise InputError("git: not found on PATH; comparing revisions needs git (or give two folders)") from None
     return done.stdout
 
 
+@contextlib.contextmanager
+def failing_git(where: object) -> Iterator[None]:
+    """Turn a git command that fails where passprice expects it to succeed (in a checkout already found, on a commit
+    already resolved) into :class:`InputError`: ``WHERE: git ls-files failed (fatal: index file smaller than
+    expected)``. ``GIT_INDEX_FILE=/dev/null passprice diff`` ended in a traceback (attack round 29)."""
+    try:
+        yield
+    except subprocess.CalledProcessError as e:
+        args = [str(a) for a in (e.cmd[1 + len(SETTINGS):] if isinstance(e.cmd, list) else [])]
+        command = next((f"git {a}" for a in args if not a.startswith("-")), "git")
+        raise InputError(f"{where}: {command} failed ({git_says(e)})") from None
+
+
 def git_says(error: subprocess.CalledProcessError) -> str:
-    """The last line git wrote on stderr (what went wrong), or its exit status."""
-    text = (error.stderr or b"").decode("utf-8", "replace").strip().splitlines()
-    return text[-1] if text else f"exit status {error.returncode}"
+    """What went wrong, in git's words: the last ``fatal:`` or ``error:`` line git wrote on stderr, else its last line,
+    else its exit status. git's advice after the line (``To add an exception for this directory, call:`` and a
+    tab-indented command, for a repository of another owner) was shown as what went wrong (attack round 29)."""
+    from passprice.errors import escaped
+
+    text = [line.strip() for line in (error.stderr or b"").decode("utf-8", "replace").splitlines() if line.strip()]
+    said = [line for line in text if line.startswith(("fatal:", "error:"))]
+    return escaped((said or text)[-1]) if text else f"exit status {error.returncode}"
+
+
+def refuses_owner(error: subprocess.CalledProcessError) -> bool:
+    """Whether git failed because the repository belongs to another user (``safe.directory``: "detected dubious
+    ownership"), as a CI job's checkout often does in a container."""
+    return b"dubious ownership" in (error.stderr or b"")
+
+
+class OwnerRefused(InputError):
+    """git refuses to read a checkout another user owns (:func:`refuses_owner`); its line is :func:`owner_line`'s."""
+
+
+def owner_line(folder: object, error: subprocess.CalledProcessError) -> str:
+    """The line for a repository git refuses to read because another user owns it (:func:`refuses_owner`)."""
+    return (f"{folder}: git refuses to read this checkout ({git_says(error)}: another user owns it); if you trust "
+            f"it, allow it: git config --global --add safe.directory PATH (the path git names)")
 
 
 def read_by_passprice(rel: str) -> bool:
@@ -374,16 +453,17 @@ def rewritten_lines(found: Mapping[str, tuple[str, str]], where: str = "") -> li
     return out
 
 
-def checked_attributes(cwd: Path, paths: Iterable[str]) -> dict[str, tuple[str, str]]:
-    """The paths of ``paths`` (relative to ``cwd``, inside a git repository) that git rewrites in a checkout: each
-    with the first attribute of :data:`REWRITING` set on it and its value (``set`` for one set without a value),
-    from one ``git check-attr -z --stdin``. Raises :class:`subprocess.CalledProcessError` when git fails (``cwd``
-    in no repository) and :class:`InputError` when git is not installed."""
+def checked_attributes(cwd: Path, paths: Iterable[str], scratch: bool = False) -> dict[str, tuple[str, str]]:
+    """The paths of ``paths`` (relative to ``cwd``, inside a git repository: ``scratch``, one of passprice's own)
+    that git rewrites in a checkout: each with the first attribute of :data:`REWRITING` set on it and its value
+    (``set`` for one set without a value), from one ``git check-attr -z --stdin``. Raises
+    :class:`subprocess.CalledProcessError` when git fails (``cwd`` in no repository) and :class:`InputError` when git
+    is not installed."""
     wanted = list(dict.fromkeys(paths))
     if not wanted:
         return {}
     out = run_git(cwd, ["check-attr", "-z", "--stdin", *REWRITING], "".join(f"{p}\0" for p in wanted).encode(
-        "utf-8", "surrogateescape"))
+        "utf-8", "surrogateescape"), scratch=scratch)
     fields = os.fsdecode(out).split("\0")
     found: dict[str, tuple[str, str]] = {}
     for at in range(0, len(fields) - 2, 3):
@@ -435,8 +515,16 @@ def work_tree_rewrites(folder: Path, tops: Iterable[str]) -> list[str]:
             rels += [f"{rel_dir}/{name}" for name in sorted(filenames) if read_by_passprice(f"{rel_dir}/{name}")]
     try:
         found = checked_attributes(folder, rels)
-    except (subprocess.CalledProcessError, InputError, OSError):
+    except (InputError, OSError):
         return []
+    except subprocess.CalledProcessError as e:
+        if b"not a git repository" in (e.stderr or b""):
+            return []
+        # A checkout git will not read (another user's: a CI job's in a container, or a broken index) was passed as
+        # rewriting nothing: `check` said "all holds" of a card an `ident` rule rewrites (attack round 29).
+        why = owner_line(folder, e) if refuses_owner(e) else f"{folder}: git check-attr failed ({git_says(e)})"
+        return [f"{why}; so whether git rewrites the files passprice reads in a checkout (a .gitattributes rule lies "
+                "where it could) cannot be told"]
     return rewritten_lines(found)
 
 
@@ -460,10 +548,10 @@ def revision_rewrites(top: Path, prefix: str, commit: str, attributes: Mapping[s
     contents = read_blobs(top, {b: s for b, s in sizes.items() if s is not None})
     with tempfile.TemporaryDirectory(prefix="passprice-attributes-") as scratch:
         place = Path(scratch)
-        run_git(place, ["init", "-q", "--template="])
+        run_git(place, ["init", "-q", "--template="], scratch=True)
         for name, blob in attributes.items():
             target = place / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(contents.get(blob, b""))
-        found = checked_attributes(place, (f"{prefix}{rel}" for rel in rels))
+        found = checked_attributes(place, (f"{prefix}{rel}" for rel in rels), scratch=True)
     return rewritten_lines({path.removeprefix(prefix): rule for path, rule in found.items()}, f"at {commit[:12]}")

@@ -268,13 +268,24 @@ def fact_history(root: Root, where: FactFile) -> list[Version]:
     boundary is cut there, and says so, as one longer than :data:`MAX_COMMITS` is.
 
     Raises :class:`InputError` (one line) when ``root`` is the embedded copy or not in a git checkout, the file is
-    outside the checkout, or in a submodule (a folder with its own ``.git``, or a ``commit`` entry of ``HEAD``)."""
+    outside the checkout, or in a submodule (a folder with its own ``.git``, or a ``commit`` entry of ``HEAD``), and
+    when git fails (:func:`passprice.gitread.failing_git`)."""
+    from passprice import gitread
+
+    with gitread.failing_git(where.file):
+        return _fact_history(root, where)
+
+
+def _fact_history(root: Root, where: FactFile) -> list[Version]:
+    """:func:`fact_history`, a git failure left to it."""
     if root.embedded:
         from passprice.registry import outside_registry
 
         raise outside_registry(root, "a fact's history is read from the git history of your registry")
     try:
         checkout = Checkout.of(root.path)
+    except gitread.OwnerRefused:  # another user's: said so, not "not a git checkout"
+        raise
     except InputError:
         raise InputError(
             f"{root.path}: not a git checkout: a fact's history is read from git; run inside a checkout of the "

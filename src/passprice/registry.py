@@ -734,6 +734,20 @@ def stays_in(folder: Path, ref: str) -> bool:
     return os.path.dirname(joined) == os.path.normpath(folder)
 
 
+def entry_named(ref: str, folder: Path) -> str | None:
+    """The name of the entry of ``folder`` that ``ref`` reads when it is a name with a folder in it that stays in
+    ``folder`` (:func:`stays_in`: ``.//m``, ``../checkpoints/m``), as every loader reads it; ``None`` for any other
+    reference (a plain name, a path ending in ``.toml`` or a GGUF suffix, a name leading out, an entry not there).
+    ``price --checkpoint .//m`` titled its report ".//m on a40" (attack round 29; a lock records the name since round
+    28). Raises nothing."""
+    if ref.endswith((".toml", ".gguf", ".xz", ".gz", "/")) or ("/" not in ref and os.sep not in ref):
+        return None
+    if not stays_in(folder, ref):
+        return None
+    entry = Path(os.path.normpath(os.path.join(folder, f"{ref}.toml")))
+    return entry.name[: -len(".toml")] if is_there(entry) else None
+
+
 def outside(kind: str, ref: str, folder: Path, known: list[str]) -> InputError:
     """The error for ``ref``, a ``kind`` name whose ``..`` parts lead out of ``folder`` (:func:`stays_in` false):
     where it leads, and, when a record of another kind of the same root lies there, what that record is: "no such
@@ -783,6 +797,13 @@ def not_found(kind: str, ref: str, folder: Path, known: list[str]) -> InputError
                 f"{shown(link)}: a symbolic link to {shown(os.readlink(link))}, which names no file (restore the "
                 f"{kind} file it links to, or remove the link)"
             )
+    if ref.endswith(("/", os.sep)):
+        # `--card ../cards/` (facts/cards/.toml once joined, a name that stays in its folder) said only "no such card
+        # file" (attack round 29), where `--card nope/` says why
+        named = os.path.normpath(os.path.join(folder, ref))
+        which = f"; {shown(ref)} is {shown(folder)}, the folder of {kind} files" if named == os.path.normpath(
+            folder) else ""
+        return NotFound(f"{shown(ref)}: no such {kind} file: a name ending in / names a folder{which}")
     if ref.endswith(".toml") or "/" in ref or os.sep in ref:
         stem = ref.removesuffix(".toml")
         if "/" not in ref and os.sep not in ref and stem in known:
@@ -917,8 +938,8 @@ def find_root(explicit: Path | str | None = None, start: Path | None = None) -> 
     "standard output: No such file or directory")."""
     if explicit is not None:
         path = Path(explicit)
-        if not _is_root(path):
-            raise InputError(f"{shown(path)}: not a passprice root (it needs facts/ and registry/ folders)")
+        if not _is_root(path):  # named as given: `--root ./` was said to be "." (pathlib's spelling; round 29)
+            raise InputError(f"{shown(explicit)}: not a passprice root (it needs facts/ and registry/ folders)")
         try:
             return Root(path.resolve())
         except FileNotFoundError:

@@ -124,7 +124,15 @@ def _validator(kind: str, folder: str) -> Any:
     base = jsonschema.Draft202012Validator
     checker = base.TYPE_CHECKER.redefine("number", _finite_number)
     cls = jsonschema.validators.extend(base, type_checker=checker)
-    return cls(_ecma_schema(_schema_document(kind, folder)), format_checker=base.FORMAT_CHECKER)
+    return cls(_ecma_document(kind, folder), format_checker=base.FORMAT_CHECKER)
+
+
+@functools.cache
+def _ecma_document(kind: str, folder: str) -> dict[str, Any]:
+    """The ``kind`` schema in ``folder`` with its patterns made :func:`ecma_pattern`'s (once a process): what
+    :func:`_validator` checks with and :func:`whole_floats` walks (without importing ``jsonschema``)."""
+    document: dict[str, Any] = _ecma_schema(_schema_document(kind, folder))
+    return document
 
 
 @functools.cache
@@ -310,12 +318,185 @@ def problems(document: Mapping[str, Any], kind: str, folder: Path | None = None)
     if oversized:
         return oversized
     if _surely_valid(document, kind, where):
-        return []
+        return [line for _, line in whole_floats(document, kind, where)]
     if _values_past(document, MAX_EXPLAINED):
         return _compiled_problems(document, kind, where)
     validator = _validator(kind, where)
-    errors = sorted(validator.iter_errors(document), key=lambda e: (list(map(str, e.absolute_path)), e.message))
-    return [_explain(e) + _branches(e, validator.schema, document) for e in errors]
+    found = [((list(map(str, e.absolute_path)), e.message), _explain(e) + _branches(e, validator.schema, document))
+             for e in validator.iter_errors(document)]
+    found.extend(((list(map(str, at)), ""), line) for at, line in whole_floats(document, kind, where))
+    return [line for _, line in sorted(found, key=lambda pair: pair[0])]
+
+
+def _whole_only(node: Mapping[str, Any]) -> bool:
+    """Whether the schema ``node`` takes only whole numbers of the numbers it takes: ``type`` ``integer`` (or a list
+    naming ``integer`` and not ``number``), or an ``enum``/``const`` whose numbers are all integers (``lock.format``,
+    ``header.version``)."""
+    kind = node.get("type")
+    if kind == "integer" or (isinstance(kind, list) and "integer" in kind and "number" not in kind):
+        return True
+    values = node["enum"] if isinstance(node.get("enum"), list) else [node["const"]] if "const" in node else []
+    numbers = [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
+    return bool(numbers) and all(isinstance(v, int) for v in numbers)
+
+
+def _whole_line(at: Sequence[Any], value: float, node: Mapping[str, Any]) -> str:
+    """The line refusing the float ``value`` at key path ``at`` where the schema ``node`` takes a whole number: as
+    ``jsonschema`` words a type or ``enum`` error, and how to write the number (``2.0`` → ``2``)."""
+    if "enum" in node or "const" in node:  # lock.format's line since round 28
+        values = node["enum"] if isinstance(node.get("enum"), list) else [node.get("const")]
+        allowed = ", ".join(repr(v) for v in values)
+        return f"{_key_path(at)}: {value!r} is not allowed here (one of {allowed}: a whole number, written without a " \
+               "decimal point)"
+    whole = f": {int(value)}" if value.is_integer() else ""
+    return (f"{_key_path(at)}: {value!r} is not of type 'integer' (a whole number, written without a decimal point or "
+            f"exponent{whole})")
+
+
+def _pointed(root: Mapping[str, Any], ref: str) -> Any:
+    """The node a local ``$ref`` (``#/$defs/count``) points at in ``root``, or ``None`` for any other reference."""
+    if not ref.startswith("#"):
+        return None
+    node: Any = root
+    for part in filter(None, ref[1:].split("/")):
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, Mapping) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+    return node
+
+
+def whole_floats(document: Any, kind: str, folder: Path | str | None = None) -> list[tuple[tuple[Any, ...], str]]:
+    """Every TOML (or JSON) float ``document`` holds where the ``kind`` schema takes only a whole number (a
+    ``batch``, a tensor's ``dims``, a lock's ``format``: :func:`_whole_only`), as ``(key path, line)`` pairs, the line
+    ``KEY.PATH: 2.0 is not of type 'integer' (a whole number is written without a decimal point or exponent: 2)``.
+
+    JSON Schema counts ``2.0`` an integer (a number whose fraction is zero), and so do ``jsonschema`` and
+    ``jsonschema-rs``: a serving of ``batch = 2.0`` priced as batch 2, a tensor's ``dims = [4096.0]`` read as 4096,
+    and nothing said that the file wrote a float where passprice writes, and reads, an integer (attack round 29). A
+    float there is refused by name, as every value the model does not take. The walk follows the schema beside the
+    document (``$ref``, ``properties``, ``patternProperties``, ``additionalProperties``, ``items``,
+    ``prefixItems``, ``allOf``, ``anyOf``, ``oneOf``, ``if``/``then``/``else``); a float found under a branch
+    (``anyOf``/``oneOf``, ``then``/``else``) counts only when the branch is the one the value takes (its ``if``
+    holds, or the value is valid under it, floats taken as JSON Schema takes them), asked only then. Linear in the
+    document; a document without a float costs one walk of its values."""
+    marked = _float_holders(document)
+    if not marked:
+        return []
+    where = str(folder or schema_dir())
+    root = _ecma_document(kind, where)
+    out: list[tuple[tuple[Any, ...], str]] = []
+
+    def valid(instance: Any, node: Any) -> bool:
+        # jsonschema (imported, and the validator built, only here: a valid file's walk never asks)
+        validator = _validator(kind, where)
+        try:
+            return bool(validator.evolve(schema=node).is_valid(instance))
+        except Exception:
+            return False
+
+    def walk(instance: Any, node: Any, at: tuple[Any, ...], seen: int) -> list[tuple[tuple[Any, ...], str]]:
+        if not isinstance(node, dict) or seen > 64:
+            return []
+        found: list[tuple[tuple[Any, ...], str]] = []
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            found += walk(instance, _pointed(root, ref), at, seen + 1)
+        if isinstance(instance, float) and math.isfinite(instance) and _whole_only(node):
+            found.append((at, _whole_line(at, instance, node)))
+        for sub in node.get("allOf", ()) if isinstance(node.get("allOf"), list) else ():
+            found += walk(instance, sub, at, seen + 1)
+        for key in ("anyOf", "oneOf"):
+            for sub in node.get(key, ()) if isinstance(node.get(key), list) else ():
+                inner = walk(instance, sub, at, seen + 1)
+                if inner and valid(instance, sub):
+                    found += inner
+        if "if" in node:
+            holds: bool | None = None
+            for key, wanted in (("then", True), ("else", False)):
+                inner = walk(instance, node.get(key), at, seen + 1)
+                if inner:
+                    holds = valid(instance, node["if"]) if holds is None else holds
+                    if holds == wanted:
+                        found += inner
+        if isinstance(instance, dict):
+            properties = node.get("properties")
+            properties = properties if isinstance(properties, dict) else {}
+            patterns = node.get("patternProperties")
+            patterns = patterns if isinstance(patterns, dict) else {}
+            extra = node.get("additionalProperties")
+            for key, value in instance.items():
+                if not isinstance(value, float) and id(value) not in marked:
+                    continue
+                matched = False
+                if key in properties:
+                    matched = True
+                    found += walk(value, properties[key], (*at, key), seen + 1)
+                for pattern, sub in patterns.items():
+                    if re.search(pattern, key):
+                        matched = True
+                        found += walk(value, sub, (*at, key), seen + 1)
+                if not matched and isinstance(extra, dict):
+                    found += walk(value, extra, (*at, key), seen + 1)
+        elif isinstance(instance, list):
+            first = node.get("prefixItems")
+            first = first if isinstance(first, list) else []
+            items = node.get("items")
+            for i, value in enumerate(instance):
+                if not isinstance(value, float) and id(value) not in marked:
+                    continue
+                if i < len(first):
+                    found += walk(value, first[i], (*at, i), seen + 1)
+                elif isinstance(items, dict):
+                    found += walk(value, items, (*at, i), seen + 1)
+        return found
+
+    for at, line in walk(document, root, (), 0):
+        if (at, line) not in out:
+            out.append((at, line))
+    return out
+
+
+def _float_holders(document: Any) -> set[int]:
+    """The ``id`` of every table and array of ``document`` (itself included) that holds a finite float, nested at
+    any depth: the only values :func:`whole_floats` walks into (a checkpoint entry's tensor table, thousands of rows
+    of integers, is passed by). Empty when the document holds no float. Recursive (three times faster than a walk
+    with a stack of its own); a document nested past the interpreter's recursion is walked without it."""
+    marked: set[int] = set()
+
+    def holds(value: Any) -> bool:
+        found = False
+        for item in value.values() if isinstance(value, dict) else value:
+            kind = type(item)
+            if kind is int or kind is str or kind is bool:  # the most of a document, told apart at once
+                continue
+            if isinstance(item, float):
+                found = found or math.isfinite(item)
+            elif isinstance(item, dict | list) and holds(item):
+                found = True
+        if found:
+            marked.add(id(value))
+        return found
+
+    if not isinstance(document, dict | list):
+        return marked
+    try:
+        holds(document)
+    except RecursionError:
+        marked.clear()
+        todo: list[tuple[Any, tuple[int, ...]]] = [(document, ())]
+        while todo:
+            item, above = todo.pop()
+            if isinstance(item, float):
+                if math.isfinite(item) and above and above[-1] not in marked:
+                    marked.update(above)
+            elif isinstance(item, dict | list):
+                inner = (*above, id(item))
+                todo.extend((v, inner) for v in (item.values() if isinstance(item, dict) else item))
+    return marked
 
 
 def _words(items: Sequence[str]) -> str:
@@ -550,11 +731,11 @@ def kind_cap(kind: str) -> int:
 
 
 def _size(size: int) -> str:
-    """``size`` bytes in words: ``256 KiB``, ``3 MiB`` or ``1,000 bytes``."""
+    """``size`` bytes in words: ``256 KiB``, ``3 MiB``, ``1,000 bytes`` or ``1 byte``."""
     for shift, unit in ((20, "MiB"), (10, "KiB")):
         if size >= 1 << shift and size % (1 << shift) == 0:
             return f"{size >> shift} {unit}"
-    return f"{size:,} bytes"
+    return "1 byte" if size == 1 else f"{size:,} bytes"  # PASSPRICE_MAX_FILE_BYTES=1 said "1 bytes" (round 29)
 
 
 def require_size(where: object, kind: str, size: int) -> None:

@@ -94,8 +94,29 @@ class Trace:
         }
 
 
+class _Overflowed(float):
+    """A JSON number past a double's range (``1e400``), which Python reads as an infinity, kept with the text the
+    trace wrote: ``arrival_s: 1e400`` was said to be ``Infinity`` (attack round 29), a word the line does not hold."""
+
+    text: str
+
+    def __new__(cls, text: str) -> _Overflowed:
+        number = super().__new__(cls, text)
+        number.text = text
+        return number
+
+
+def _float(text: str) -> float:
+    """A JSON number with a fraction or an exponent, as ``json.loads`` reads it; one past a double's range as an
+    :class:`_Overflowed` infinity that remembers its text."""
+    number = float(text)
+    return number if math.isfinite(number) else _Overflowed(text)
+
+
 def _show(value: Any) -> str:
-    """A JSON value as the trace writes it (``true``, ``"0"``, ``1.5``), for messages."""
+    """A JSON value as the trace writes it (``true``, ``"0"``, ``1.5``, ``1e400``), for messages."""
+    if isinstance(value, _Overflowed):
+        return value.text
     try:
         return json.dumps(value)
     except (TypeError, ValueError):  # pragma: no cover - json.loads gives only what json.dumps writes
@@ -174,7 +195,7 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 #: One decoder for every line (``json.loads`` builds one a call): the same parse, duplicate keys refused.
-_DECODER = json.JSONDecoder(object_pairs_hook=_object)
+_DECODER = json.JSONDecoder(object_pairs_hook=_object, parse_float=_float)
 
 
 def _loads(text: str) -> Any:
@@ -201,7 +222,7 @@ _PLAIN = re.compile(
 def _number(text: str) -> int | float:
     """A JSON number's value as ``json.loads`` gives it (its scanner's rule: an integer unless a fraction or exponent
     is written)."""
-    return float(text) if "." in text or "e" in text or "E" in text else int(text)
+    return _float(text) if "." in text or "e" in text or "E" in text else int(text)
 
 
 def parse_trace(lines: Iterable[str], source: str, limit: int, model: int | None = None) -> Trace:
