@@ -12,7 +12,8 @@ idle machine: wall-clock time and the CPU time of every process, each round besi
 alone).
 
 With valgrind installed, the same processes' instructions (callgrind) against the same two yardsticks: a measure the
-machine's other load does not move.
+machine's other load does not move; and those of click and attrs imported as a command imports them (passprice's gc
+threshold, no cattrs): what of a price is not passprice's own.
 
 In process: ``price_serving`` on a cached pass (against the pass rebuilt from the tensor table); the best batch of
 every registered serving on every card, host memory off and on (against the seed's scan on one); the header reader,
@@ -184,6 +185,9 @@ def run_once(command: Sequence[str], mode: str = "") -> tuple[float, float]:
 #: libraries the project's rules require (click for the command line, attrs and cattrs for the data model).
 PASS = [sys.executable, "-c", "pass"]
 FLOOR = [sys.executable, "-c", "import click, attrs, cattrs"]
+#: click and attrs as every command imports them (``passprice.entry`` raises the young generation's threshold first;
+#: a price imports no cattrs): the part of a price's instructions that is not passprice's own.
+IMPORTED = [sys.executable, "-c", "import gc; gc.set_threshold(50_000, *gc.get_threshold()[1:]); import click, attrs"]
 
 
 def paired(command: Sequence[str], runs: int, mode: str = "") -> dict[str, float]:
@@ -290,8 +294,11 @@ def bench_instructions(gemma: Path | None) -> None:
         print("instructions: valgrind is not installed; skipped")
         return
     floor = instructions(FLOOR)
-    assert floor is not None
+    imported = instructions(IMPORTED)
+    assert floor is not None and imported is not None
     print("whole processes: instructions (valgrind callgrind), each command once")
+    note("click + attrs as a command imports them (its gc threshold, no cattrs) (instructions)", f"{imported:,.0f} M",
+         f"python -c pass {base:,.0f} M", f"{imported / base:.2f} x pass", "(informational: under every command)")
     cases = [(f"passprice price {R1} --json", [*pp, "price", R1, "--json"], ""),
              (f"passprice best {R1} --json", [*pp, "best", R1, "--json"], ""),
              ("passprice checkpoints", [*pp, "checkpoints"], "")]

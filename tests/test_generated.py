@@ -282,3 +282,49 @@ def test_the_console_script_keeps_attrs_own_validators_methods_too(tmp_path: Pat
     cold, warm = (set(filter(None, line.removeprefix("compiled:").split(","))) for line in lines)
     assert "<attrs generated methods attr.validators._InstanceOfValidator>" in cold
     assert warm == set()
+
+
+
+_MAKE_OWN = """
+import builtins, sys
+compiled = []
+real = builtins.compile
+def counting(source, filename, *a, **k):
+    compiled.append(str(filename))
+    return real(source, filename, *a, **k)
+builtins.compile = counting
+if sys.argv[1] == "hook":
+    from passprice import generated
+    generated.install_early()
+import attr._make as m
+assert "compile" not in vars(m)  # the stand-in is gone once the module has run
+methods = [getattr(getattr(m, c), f) for c in ("Attribute", "_CountingAttr", "ClassProps", "Factory", "Converter")
+           for f in ("__hash__", "__eq__", "__repr__")]
+codes = [f.__code__ for f in methods if "<attrs generated" in getattr(getattr(f, "__code__", None), "co_filename", "")]
+print(len(codes), hash(repr([(c.co_filename, c.co_code, c.co_consts, c.co_names, c.co_linetable) for c in codes])))
+f = m.Factory(list)
+print(f == m.Factory(list), hash(f) == hash(m.Factory(list)), repr(f))
+print("compiled:" + ",".join(n for n in compiled if " attr._make." in n))
+"""
+
+
+def test_the_classes_attr_make_defines_as_it_runs_are_kept_too(tmp_path: Path) -> None:
+    # attr._make builds Attribute, Factory, Converter … with its own _add_hash/_add_eq/_add_repr while it runs,
+    # before the hook can wrap its _compile_and_eval: their scripts are read from the cache through the module's
+    # "compile", the same code as attrs' own compilation (under each hash seed: the number __hash__ starts from).
+    env = {**os.environ, "PASSPRICE_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("PASSPRICE_NO_CACHE", None)
+
+    def run(how: str, seed: str) -> list[str]:
+        done = subprocess.run([sys.executable, "-c", _MAKE_OWN, how], capture_output=True, text=True, cwd=REPO,
+                              env={**env, "PYTHONHASHSEED": seed})
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.splitlines()[1] == "True True Factory(factory=<class 'list'>, takes_self=False)"
+        return done.stdout.splitlines()
+
+    for seed in ("0", "1"):
+        own = run("plain", seed)
+        cold, warm = run("hook", seed), run("hook", seed)
+        assert cold[0] == warm[0] == own[0] and int(own[0].split()[0]) >= 10  # the same code, each script
+        assert "<attrs generated __hash__ attr._make.Attribute>" in cold[2]
+        assert warm[2] == "compiled:"  # read from the cache, none compiled

@@ -98,7 +98,14 @@ class _AfterAttrsBuilder:
             return spec
 
         def exec_module(module: Any) -> None:
-            run(module)
+            # attr._make defines classes of its own (Attribute, Factory, Converter …) while it runs, before
+            # _install_into can put the hook in place: their methods' scripts reach the builtin ``compile``, which
+            # their module finds here first (14 scripts, some 2 % of a price's instructions to compile).
+            module.__dict__["compile"] = _compile_own
+            try:
+                run(module)
+            finally:
+                module.__dict__.pop("compile", None)
             _install_into(module)
 
         loader.exec_module = exec_module  # type: ignore[union-attr]  # this spec's own loader
@@ -138,13 +145,33 @@ def _compile_and_eval(
     eval(code, globs, locs)  # what attrs' own function does with the code it compiled
 
 
+def _compile_own(source: Any, filename: Any, mode: str, *args: Any, **kwargs: Any) -> Any:
+    """The builtin ``compile`` as ``attr._make`` sees it while it runs (:class:`_AfterAttrsBuilder`): the code of a
+    method script of one of attrs' own classes (``<attrs generated __eq__ attr._make.Attribute>``) from the cache,
+    anything else compiled as ever."""
+    if (
+        mode == "exec" and not args and not kwargs and type(source) is str and type(filename) is str
+        and filename.startswith(_GENERATED) and f" {_ATTRS_MAKE}" in filename
+    ):
+        code = _cached(source, filename)
+        if code is not None:
+            return code
+    return compile(source, filename, mode, *args, **kwargs)
+
+
+#: How every name attrs compiles a script under starts (then the method's name, or ``methods``, then the class's).
+_GENERATED = "<attrs generated "
+#: The module of the classes attrs defines while :mod:`attr._make` runs.
+_ATTRS_MAKE = "attr._make."
+
+
 def _stand_in(script: str, filename: str) -> tuple[str, int | None, int] | None:
     """``script`` with the number its ``__hash__`` starts from replaced by a stand-in of the same width, that number
     and the stand-in; ``(script, None, 0)`` for a script without ``__hash__``; ``None`` when the number is not found
     exactly once or the stand-in is in the script already (the script is then not kept)."""
     if "def __hash__(self" not in script:
         return script, None, 0
-    name = filename[len(_METHODS) : -1]
+    name = filename[len(_GENERATED) : -1].partition(" ")[2]  # after "methods" (or "__hash__" …): the class's name
     head, dash, count = name.rpartition("-")
     if dash and count.isdigit():  # attrs' linecache appends -N to a name already taken
         name = head
@@ -200,12 +227,26 @@ def _cached(script: str, filename: str) -> CodeType | None:
     return code if number is None else _replaced(code, stand_in, number)
 
 
+#: The variables of the environment :func:`passprice.cachefolder.folder` reads (``HOME`` through
+#: ``os.path.expanduser``): :func:`_folder`'s answer is kept for the values they have.
+_FOLDER_VARIABLES = ("PASSPRICE_CACHE_DIR", "XDG_CACHE_HOME", "HOME", "LOCALAPPDATA")
+#: :func:`_folder`'s answer, by the values of :data:`_FOLDER_VARIABLES` it was found under.
+_folders: dict[tuple[str | None, ...], str] = {}
+
+
 def _folder() -> str:
     """``code/TAG`` in the cache folder (:func:`passprice.cache.cache_dir`'s, as text: no :class:`~pathlib.Path` is
-    made for each script). Raises :class:`RuntimeError` without a home folder."""
-    from passprice import cachefolder
+    made for each script), found once for the environment's values of :data:`_FOLDER_VARIABLES` (a price defines
+    about 65 classes: each looked up the home folder and checked it exists, 4 % of its system calls). Raises
+    :class:`RuntimeError` without a home folder (and keeps nothing)."""
+    environ = os.environ
+    values = tuple(environ.get(name) for name in _FOLDER_VARIABLES)
+    found = _folders.get(values)
+    if found is None:
+        from passprice import cachefolder
 
-    return os.path.join(cachefolder.folder(), "code", sys.implementation.cache_tag or "python")
+        found = _folders[values] = os.path.join(cachefolder.folder(), "code", sys.implementation.cache_tag or "python")
+    return found
 
 
 def _read(path: str, filename: str) -> CodeType | None:

@@ -807,10 +807,16 @@ def require_link_inside(path: Path) -> None:
 #: it defines, so a key of n parts costs it n² (round 22: ``a.a.a…`` of 16,000 parts, a 32 KB card, took 1 GB and 5 s
 #: of CPU; 200,000 in a table header, 400 KB, ran for minutes). tomlkit refuses past 100 levels.
 MAX_KEY_PARTS = 64
-#: A key's part (bare, basic or literal quoted) and the dot after it; and a run of parts joined by dots.
+#: A key's part (bare, basic or literal quoted).
 _KEY_PART = r"""(?:[A-Za-z0-9_-]+|"(?:[^"\\\n]|\\.)*"|'[^'\n]*')"""
-_DOTTED = re.compile(rf"(?:{_KEY_PART}[ \t]*\.[ \t]*)+{_KEY_PART}")
-_PART_DOT = re.compile(rf"{_KEY_PART}[ \t]*\.")
+
+
+@functools.cache
+def _key_runs() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """A run of key parts joined by dots, and one part with the dot after it: compiled at the first text with
+    :data:`MAX_KEY_PARTS` dots, not at import (a price read from the cache parses no TOML: compiling them was 1.7 M of
+    its 381 M instructions)."""
+    return re.compile(rf"(?:{_KEY_PART}[ \t]*\.[ \t]*)+{_KEY_PART}"), re.compile(rf"{_KEY_PART}[ \t]*\.")
 
 
 def deep_key(text: str) -> tuple[int, int] | None:
@@ -819,9 +825,10 @@ def deep_key(text: str) -> tuple[int, int] | None:
     refused with the key: none of passprice's files holds one)."""
     if text.count(".") < MAX_KEY_PARTS:
         return None
-    for m in _DOTTED.finditer(text):
+    dotted, part_dot = _key_runs()
+    for m in dotted.finditer(text):
         run = m.group()
-        if run.count(".") >= MAX_KEY_PARTS and sum(1 for _ in _PART_DOT.finditer(run)) >= MAX_KEY_PARTS:
+        if run.count(".") >= MAX_KEY_PARTS and sum(1 for _ in part_dot.finditer(run)) >= MAX_KEY_PARTS:
             line = text.count("\n", 0, m.start()) + 1
             return line, m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
     return None
