@@ -111,7 +111,7 @@ def test_a_schema_change_misses(tmp_path: Path, cache_dir: Path, monkeypatch: py
     document = json.loads(card_schema.read_text(encoding="utf-8"))
     document["required"] = [*document.get("required", []), "warranty"]
     card_schema.write_text(json.dumps(document), encoding="utf-8")
-    forget = (schema._schema_document, schema._validator, schema._fast_validator)
+    forget = (schema._schema_document, schema._ecma_document, schema._validator, schema._fast_validator)
     for cached in forget:
         cached.cache_clear()
     try:
