@@ -369,6 +369,13 @@ def _pointed(root: Mapping[str, Any], ref: str) -> Any:
     return node
 
 
+#: The kinds of document whose whole floats are read as the integers they equal: a model's ``config.json`` is written
+#: by other tools (``"original_max_position_embeddings": 8192.0`` is found in published ones) and is no record of
+#: passprice's, so ``synth`` packs ``8192.0`` as 8192 (tests/test_synthetic.py); a record passprice reads and writes
+#: holds an integer where its schema says so (:func:`whole_floats`).
+WHOLE_FLOATS_TAKEN = frozenset({"model-config"})
+
+
 def whole_floats(document: Any, kind: str, folder: Path | str | None = None) -> list[tuple[tuple[Any, ...], str]]:
     """Every TOML (or JSON) float ``document`` holds where the ``kind`` schema takes only a whole number (a
     ``batch``, a tensor's ``dims``, a lock's ``format``: :func:`_whole_only`), as ``(key path, line)`` pairs, the line
@@ -382,7 +389,10 @@ def whole_floats(document: Any, kind: str, folder: Path | str | None = None) -> 
     ``prefixItems``, ``allOf``, ``anyOf``, ``oneOf``, ``if``/``then``/``else``); a float found under a branch
     (``anyOf``/``oneOf``, ``then``/``else``) counts only when the branch is the one the value takes (its ``if``
     holds, or the value is valid under it, floats taken as JSON Schema takes them), asked only then. Linear in the
-    document; a document without a float costs one walk of its values."""
+    document; a document without a float costs one walk of its values. None for a kind of
+    :data:`WHOLE_FLOATS_TAKEN` (a model's ``config.json``)."""
+    if kind in WHOLE_FLOATS_TAKEN:
+        return []
     marked = _float_holders(document)
     if not marked:
         return []
