@@ -2388,6 +2388,23 @@ def _held(lock: LockImpact) -> str:
     return "held" if lock.held else "already unheld"
 
 
+def _weakest(verdict: Verdict) -> str:
+    """The weakest provenance a price rests on and the facts at it, as ``check`` names them: ``estimated (scale)``."""
+    return f"{verdict.provenance.value} ({', '.join(verdict.weakest)})" if verdict.weakest else verdict.provenance.value
+
+
+def _added_terms(lock: LockImpact) -> str:
+    """What a reviewer of an added lock needs beside its tokens/s, from the price its file records: the batch, the
+    term it binds on and the weakest provenance it rests on (``check`` prints the last as the lock's floors line), as
+    ``' at batch 64, binds on memory, weakest provenance estimated (scale)'``; empty when nothing was recorded."""
+    recorded = lock.recorded or {}
+    batch = recorded.get("batch")
+    parts = [f"binds on {recorded['binds']}"] if isinstance(recorded.get("binds"), str) else []
+    if lock.verdict is not None:
+        parts.append(f"weakest provenance {_weakest(lock.verdict)}")
+    return (f" at batch {batch:,}" if isinstance(batch, int) else "") + "".join(f", {p}" for p in parts)
+
+
 def _recorded(lock: LockImpact) -> str:
     """The tokens/s the lock files record: BASE's → HEAD's when the lock was re-locked, one figure otherwise."""
     before = lock.recorded_before.get("tokens_per_s") if lock.recorded_before is not None else None
@@ -2524,6 +2541,8 @@ def diff_text(d: Diff) -> str:
             lines.append(f"    binds     {_binds(lock)}")
             for line in lock.serving:
                 lines.append(f"    serving   {line}")
+            if lock.added and lock.verdict is not None:
+                lines.append(f"    weakest   {_weakest(lock.verdict)}")
             for change in lock.policy:
                 lines.append(f"    policy    {change.describe()}{' (LOOSENED)' if change.loosens else ''}")
             if lock.removed:
@@ -2751,7 +2770,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             what = (f"locks serving {markdown_code(lock.serving_name)}" if lock.serving_name
                     else "locks no registered serving")
             out.append(f"- added {markdown_code(lock.name)} ({markdown_code(lock.path)}, {lock.kind}, {what}): "
-                       f"{_recorded(lock)} tokens/s")
+                       f"{_recorded(lock)} tokens/s{markdown_text(_added_terms(lock))}")
     if removed:
         out += ["", "#### Locks removed", ""]
         for lock in removed:
