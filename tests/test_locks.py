@@ -397,8 +397,8 @@ def test_a_tampered_price_fails_the_lock_digest(root: Path, r1_lock: Path) -> No
     assert re.fullmatch(
         rf"{re.escape(str(r1_lock))}: lock\.digest: the lock's contents do not match its digest sha256:[0-9a-f]{{64}} "
         r"\(edited by hand\?\): a lock is written by passprice only; restore it from the last commit that holds it as "
-        r"written \(`git checkout REV -- FILE`\) or write it anew \(`passprice lock SERVING -o FILE --force`, which "
-        r"the review shows\)",
+        r"written \(`git checkout REV -- FILE`\), then change it with `passprice lock --update -o FILE` \(it keeps the "
+        r"lock's kind and policy; `--force --require PATH=PROVENANCE` loosens a floor, which the review shows\)",
         message,
     )
     _still_refused_and_untouched(root, r1_lock, message)

@@ -597,7 +597,8 @@ def _pinned_facts(document: Mapping[str, Any], source: str, check: bool) -> dict
         raise InputError(
             f"{source}: lock.digest: the lock's contents do not match its digest {stated} (edited by hand?): a lock "
             "is written by passprice only; restore it from the last commit that holds it as written (`git checkout "
-            "REV -- FILE`) or write it anew (`passprice lock SERVING -o FILE --force`, which the review shows)"
+            "REV -- FILE`), then change it with `passprice lock --update -o FILE` (it keeps the lock's kind and "
+            "policy; `--force --require PATH=PROVENANCE` loosens a floor, which the review shows)"
         )
     return facts
 
