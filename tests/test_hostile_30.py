@@ -42,3 +42,35 @@ def test_a_partial_clones_missing_blob_runs_no_program_its_remote_names(tmp_path
     assert lines[0] == "a40 memory.capacity (facts/cards/a40.toml): 2 versions"
     assert f"  does not read: {missing}" in lines
     assert not marker.exists(), marker.read_text(encoding="utf-8")
+
+
+# --- (2) schema.whole_floats: many floats ---------------------------------------------------------------------------
+
+
+def test_forty_thousand_floats_in_a_checkpoints_tensor_dims_are_each_named_once(tmp_path: Path) -> None:
+    # Round 30: 20,000 tensors of `dims = [640.0, 256.0]` (a 2.1 MB checkpoint entry, under its 64 MiB cap): each
+    # float found was kept by a `not in` test of the list of those found so far, quadratic: whole_floats alone took
+    # 34 s of CPU (0.42 s now; `check` of the shipped registry 0.7 s in the same session).
+    from tests.cli_helpers import copy_root
+
+    from passprice import schema
+
+    root = copy_root(tmp_path)
+    path = root / "registry" / "checkpoints" / "gemma3-270m-q4_k_m.toml"
+    row = '  { name = "x%d", type = "Q5_0", dims = [640.0, 256.0], offset = 178260480, shard = 0 },\n'
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("tensors = [\n", "tensors = [\n" + "".join(row % i for i in range(20000)), 1),
+                    encoding="utf-8")
+    result = invoke("check", root=root)
+    assert result.exit_code == 2
+    lines = result.stderr.splitlines()
+    head = "passprice: error: registry/checkpoints/gemma3-270m-q4_k_m.toml: header.tensors"
+    assert lines[0] == f"{head}: 20,236 items (at most 2,048)"
+    whole = "is not of type 'integer' (a whole number, written without a decimal point or exponent"
+    assert f"{head}.19999.dims.1: 256.0 {whole}: 256)" in lines
+    assert len(lines) == len(set(lines))
+    import tomllib
+
+    found = schema.whole_floats(tomllib.loads(path.read_text(encoding="utf-8")), "checkpoint")
+    assert len(found) == 40000
+    assert found[0] == (("header", "tensors", 0, "dims", 0), f"header.tensors.0.dims.0: 640.0 {whole}: 640)")
