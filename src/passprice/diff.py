@@ -238,6 +238,10 @@ class Checkout:
             mode, kind, obj, size = meta.split()
             if not name.startswith(self.prefix):
                 continue
+            if not size.isdigit() and kind == "blob":
+                # git's `ls-tree -l` says BAD of a blob it cannot find (a partial clone's, not fetched): was a
+                # traceback (attack round 30).
+                raise InputError(f"{commit[:12]}:{name}: object {obj} is missing from the repository")
             rel = name[len(self.prefix) :]
             if kind == "commit":
                 raise gitread.submodule(name, f"at {commit[:12]}")
@@ -433,7 +437,7 @@ class Checkout:
         for record in os.fsdecode(listing).split("\0"):
             meta, _, name = record.partition("\t")
             fields = meta.split()
-            if len(fields) == 4 and fields[1] == "blob" and name.startswith(self.prefix):
+            if len(fields) == 4 and fields[1] == "blob" and fields[3].isdigit() and name.startswith(self.prefix):
                 blobs[name[len(self.prefix):]] = (fields[2], int(fields[3]))
         small = {obj: size for obj, size in blobs.values() if size <= schema.MAX_TOML_BYTES}
         contents = gitread.read_blobs(self.top, small)

@@ -105,8 +105,10 @@ def side_too_many(label: str, cap: int) -> InputError:
 #: (``core.fsmonitor``: ``diff``'s ``git ls-files`` of the work tree ran the program the repository named, attack
 #: round 29), no signature check by ``gpg.program`` (``log.showSignature``, for ``fact show --history``'s ``git
 #: log``), paths unquoted. passprice runs only git's reading commands, none of which runs a hook, a pager, a diff
-#: driver or an editor.
-SETTINGS = ("-c", "core.fsmonitor=false", "-c", "log.showSignature=false", "-c", "core.quotepath=off")
+#: driver or an editor; no hook either way (``core.hooksPath=/dev/null``). A partial clone's missing object is not
+#: fetched (:func:`git_environment`).
+SETTINGS = ("-c", "core.fsmonitor=false", "-c", "log.showSignature=false", "-c", "core.quotepath=off", "-c",
+            "core.hooksPath=/dev/null")
 
 #: The environment variables that name a repository, its work tree, index or objects (git exports them to a hook).
 #: Each one holding a relative path is made absolute, from the working folder passprice was started in, where it
@@ -124,10 +126,15 @@ def git_environment(scratch: bool = False) -> dict[str, str]:
     """The environment every git passprice runs gets: this process's, with replace refs not applied
     (``GIT_NO_REPLACE_OBJECTS``: a review reads the objects a revision holds, not the local stand-ins
     ``refs/replace/`` names), no optional locks taken (``GIT_OPTIONAL_LOCKS=0``: a read writes nothing, not even the
-    index's refreshed stat data), no prompt for credentials, and :data:`LOCATING` made absolute; for a ``scratch``
-    repository, without any of them. Raises nothing."""
+    index's refreshed stat data), no prompt for credentials, no object fetched from a partial clone's promisor
+    remote (``GIT_NO_LAZY_FETCH``, git 2.44 on) and no transport allowed at all (``GIT_ALLOW_PROTOCOL`` naming none,
+    over any ``protocol.*.allow`` of the repository's config): a blob missing from a partial clone whose config names
+    ``remote.origin.url = ext::PROGRAM`` (with ``protocol.ext.allow = always``) made ``diff`` and ``fact show
+    --history`` run PROGRAM, git's lazy fetch (attack round 30); and :data:`LOCATING` made absolute; for a
+    ``scratch`` repository, without any of them. Raises nothing."""
     env = dict(os.environ)
-    env.update(GIT_NO_REPLACE_OBJECTS="1", GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0")
+    env.update(GIT_NO_REPLACE_OBJECTS="1", GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", GIT_NO_LAZY_FETCH="1",
+               GIT_ALLOW_PROTOCOL="passprice-fetches-nothing")
     for name in (*LOCATING, *_LOCATING_MORE):
         if scratch:
             env.pop(name, None)

@@ -472,10 +472,10 @@ def _no_submodule(checkout: Checkout, rel: str) -> None:
 def _read_versions(
     checkout: Checkout, commits: list[_Commit], reader: _Reader
 ) -> dict[int, tuple[Fact | None, str | None]]:
-    """The fact (or the error) of each commit's version, by its index in ``commits``; a commit whose content git
-    does not have is left out. Every distinct blob is sized first (one ``git cat-file --batch-check``): one past
-    :data:`~passprice.schema.MAX_TOML_BYTES` is an error naming ``commit:path`` and its size, never read; the others
-    are read by one ``git cat-file --batch`` per batch of at most that many bytes, so memory holds one batch."""
+    """The fact (or the error) of each commit's version, by its index in ``commits`` (of one whose content git
+    does not have, an error saying so). Every distinct blob is sized first (one ``git cat-file --batch-check``): one
+    past :data:`~passprice.schema.MAX_TOML_BYTES` is an error naming ``commit:path`` and its size, never read; the
+    others are read by one ``git cat-file --batch`` per batch of at most that many bytes, so memory holds one batch."""
     by_blob: dict[str, list[int]] = {}
     out: dict[int, tuple[Fact | None, str | None]] = {}
     for k, c in enumerate(commits):
@@ -501,6 +501,11 @@ def _read_versions(
     for blob, ks in by_blob.items():
         size = sizes.get(blob)
         if size is None:
+            # Left out, the version before was shown as the first ("changed: new"): a partial clone's blob not
+            # fetched (passprice fetches nothing, gitread.git_environment) is said to be missing (attack round 30).
+            for k in ks:
+                out[k] = (None, f"{commits[k].sha[:12]}:{commits[k].name}: object {blob} is missing from the "
+                                "repository")
             continue
         if size > schema.MAX_TOML_BYTES:
             for k in ks:

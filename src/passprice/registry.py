@@ -772,8 +772,12 @@ def outside(kind: str, ref: str, folder: Path, known: list[str]) -> InputError:
             what = f", the {other} {joined.stem}" if other != kind else f", a {kind} of another folder"
     if not what and is_there(joined):
         what = ", a file of another folder"
+    # `--card sub/a40` (or `\u2066../../facts/cards/a40`, whose first part is a folder name) was said to lead out of
+    # facts/cards "(to facts/cards/sub/a40.toml)", a path inside it (attack round 30).
+    below = os.path.commonpath([joined, os.path.normpath(folder)]) == os.path.normpath(folder)
+    how = "names a file in a folder below it" if below else "leads out of it"
     return NotFound(
-        f"{shown(ref)}: no such {kind} file: a {kind} name is a file of {shown(folder)}, and this one leads out of it "
+        f"{shown(ref)}: no such {kind} file: a {kind} name is a file of {shown(folder)}, and this one {how} "
         f"(to {shown(joined)}{what}); to read a {kind} file from elsewhere give its path, ending in .toml"
     )
 
