@@ -354,14 +354,35 @@ def problems(document: Mapping[str, Any], kind: str, folder: Path | None = None)
     if oversized:
         return oversized
     if _surely_valid(document, kind, where):
-        return [line for _, line in whole_floats(document, kind, where)]
+        kept, more = _whole_lines(whole_floats(document, kind, where))
+        return [line for _, line in kept] + more
     if _values_past(document, MAX_EXPLAINED):
         return _compiled_problems(document, kind, where)
     validator = _validator(kind, where)
     found = [((list(map(str, e.absolute_path)), e.message), _explain(e) + _branches(e, validator.schema, document))
              for e in validator.iter_errors(document)]
-    found.extend(((list(map(str, at)), ""), line) for at, line in whole_floats(document, kind, where))
-    return [line for _, line in sorted(found, key=lambda pair: pair[0])]
+    kept, more = _whole_lines(whole_floats(document, kind, where))
+    found.extend(((list(map(str, at)), ""), line) for at, line in kept)
+    return [line for _, line in sorted(found, key=lambda pair: pair[0])] + more
+
+
+#: The most whole-float lines (:func:`whole_floats`) listed for one document; the rest are counted in one line.
+MAX_WHOLE_LINES = 20
+
+
+def _whole_lines(
+    found: list[tuple[tuple[Any, ...], str]],
+) -> tuple[list[tuple[tuple[Any, ...], str]], list[str]]:
+    """The first :data:`MAX_WHOLE_LINES` of ``found`` (key path, line) pairs, and, past them, one line counting the
+    rest: a checkpoint entry of 3,000 tensors with float ``dims`` printed 6,000 lines after its one "3,236 items"
+    line, and 20,000 tensors 40,000 (attack round 30's leftover; the lead, session 15). Without a count line when
+    all are listed. Raises nothing."""
+    if len(found) <= MAX_WHOLE_LINES:
+        return found, []
+    rest = len(found) - MAX_WHOLE_LINES
+    return found[:MAX_WHOLE_LINES], [
+        f"(and {rest:,} more floats where a whole number goes: write each without a decimal point or exponent)"
+    ]
 
 
 def _whole_only(node: Mapping[str, Any]) -> bool:
