@@ -506,6 +506,8 @@ class Reproduction:
     pricing_model: str
     checkpoint: CheckpointState
     today: Today
+    #: Each drifted fact alone (:func:`alone`): the pinned inputs with only that fact today's, priced.
+    alone: tuple[Alone, ...] = ()
 
     @property
     def equals(self) -> bool:
@@ -579,6 +581,51 @@ class Reproduction:
         )
 
 
+@attrs.frozen
+class Alone:
+    """One drifted fact's own share of a lock's move: the lock re-priced from its pinned inputs with only the fact at
+    ``path`` taken as it is today. ``price`` is that ``--json`` object, or a refusal's (``refusal`` in it)."""
+
+    path: str
+    price: Mapping[str, Any]
+
+    def describe(self, recorded: Mapping[str, Any]) -> str:
+        """``path`` and what it alone does to the recorded price: ``memory.capacity: tokens/s +0.346 % (batch 580 →
+        618)``, or the refusal it alone causes."""
+        if "refusal" in self.price:
+            return f"{self.path}: refused alone ({self.price['refusal']})"
+        was, now = recorded.get("tokens_per_s"), self.price.get("tokens_per_s")
+        if not isinstance(was, float) or not isinstance(now, float) or not was:
+            return f"{self.path}: tokens/s {now!r}"
+        out = f"{self.path}: tokens/s {100.0 * (now / was - 1.0):+.4g} %"
+        if now == was:
+            out = f"{self.path}: tokens/s unchanged"
+        extra = [f"{k} {recorded[k]} → {self.price[k]}" for k in ("batch", "binds")
+                 if k in recorded and self.price.get(k) != recorded[k]]  # fmt: skip
+        return out + (f" ({', '.join(extra)})" if extra else "")
+
+
+def alone(lock: Lock, header: GGUFHeader, drifted: Iterable[Drift]) -> tuple[Alone, ...]:
+    """Which drifted fact moved the price: for each fact in ``drifted`` still there today, the lock priced from its
+    pinned inputs (``header``: the pinned checkpoint) with that one fact replaced by today's. Each is a full price
+    (:func:`passprice.locks.priced`), so k drifted facts cost k prices; the moves need not add up (a best lock's
+    batch, a term that takes over as the binding one). A fact removed today has no price of its own and is left
+    out. Raises nothing: a refusal is recorded."""
+    out = []
+    for d in drifted:
+        if d.today is None:
+            continue
+        one = attrs.evolve(lock, facts={**lock.facts, d.path: d.today})
+        try:
+            price = priced(one.kind, header, one.pinned_card(), pinned_serving(one), one.pinned_stack())[0]
+        except ServingRefusal as e:
+            price = e.to_json()
+        except InputError:  # today's fact does not build a card with the pinned ones: no share to show
+            continue
+        out.append(Alone(d.path, price))
+    return tuple(out)
+
+
 def reproduce(root: Root, lock: Lock, with_today: bool = True) -> Reproduction:
     """Re-price ``lock`` from its pinned inputs with today's code and compare with the recorded price (every field,
     or an older format's figures), and (``with_today``) price it with today's inputs too. Never raises for a
@@ -594,7 +641,8 @@ def reproduce(root: Root, lock: Lock, with_today: bool = True) -> Reproduction:
             now = e.to_json()
     diffs = moved(lock.price, now, lock.compared()) if now is not None else ()
     today = price_today(root, lock) if with_today else Today()
-    return Reproduction(lock, now, diffs, pricing_model_digest(), state, today)
+    shares = alone(lock, header, today.drift) if header is not None and today.drift else ()
+    return Reproduction(lock, now, diffs, pricing_model_digest(), state, today, shares)
 
 
 # --- showing a reproduction ------------------------------------------------------------------------------------------
@@ -716,6 +764,10 @@ def reproduction_text(rep: Reproduction, shown: str, older: str | None = None, m
                 rel = today.price["tokens_per_s"] / lock.price["tokens_per_s"] - 1.0
                 change = f"; tokens/s {100.0 * rel:+.4g} %"
             lines.append(f"  first term that moved with today's inputs: {first}{change}")
+    single = len(rep.alone) == 1 and today.price is not None and rep.alone[0].price == today.price
+    if rep.alone and not single:  # one drifted fact that alone gives today's price says nothing new
+        lines.append("  each drifted fact alone (the pinned inputs with only it as today's):")
+        lines += [f"    {a.describe(lock.price)}" for a in rep.alone]
     return "\n".join(lines)
 
 
@@ -744,6 +796,7 @@ def reproduction_json(rep: Reproduction, older: str | None = None) -> dict[str, 
             {"path": d.path, "pinned": d.pinned.to_entry(), "today": d.today.to_entry() if d.today else None}
             for d in today.rewritten
         ],
+        "facts_alone": [{"path": a.path, "price": a.price} for a in rep.alone],
         "serving_changed": list(today.serving),
         "moved": [{"field": m.field, "recorded": m.recorded, "now": m.now} for m in rep.moved],
         "first_moved": rep.first_moved,
