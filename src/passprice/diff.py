@@ -2499,6 +2499,7 @@ def diff_text(d: Diff) -> str:
         if f.serving:
             lines += [f"  {c}" for c in f.serving]
         width = max((len(c.path) for c in f.facts), default=0)
+        said: dict[tuple[str, str, str], str] = {}  # a note's or derivation's change → the first fact shown with it
         for c in f.facts:
             head = f"  {c.path.ljust(width)}  {show(c.old)} → {show(c.new)}"
             what = _what(c)
@@ -2510,7 +2511,7 @@ def diff_text(d: Diff) -> str:
                 if key in c.fields and c.change == "changed":
                     old = c.old.derivation_text() if key == "derivation" and c.old else getattr(c.old, key)
                     new = c.new.derivation_text() if key == "derivation" and c.new else getattr(c.new, key)
-                    lines.append(f"  {'':{width}}  {key}: {old or '(none)'} → {new or '(none)'}")
+                    lines.append(f"  {'':{width}}  {key}: {_field_change(said, key, c.path, old, new)}")
             derived = [d for d in f.dependants if d.input == c.path]
             if derived:
                 lines.append(f"  {'':{width}}  derived from it: {'; '.join(d.describe() for d in derived)}")
@@ -2616,6 +2617,20 @@ def _content(f: FileChange) -> str:
     return f"{before} → {after}"
 
 
+def _field_change(said: dict[tuple[str, str, str], str], key: str, path: str, old: str | None, new: str | None) -> str:
+    """A fact's note or derivation ``key`` changed from ``old`` to ``new``, for the text diff: what changed in it
+    (:func:`passprice.textchange.text_change`), or, when an earlier fact of the same file changed it the same way
+    (``said``, updated: a stack's re-fit rewrites every fact's derivation alike), "the same change as PATH's"."""
+    from passprice.textchange import text_change
+
+    seen = said.setdefault((key, old or "", new or ""), path)
+    if seen != path:
+        return f"the same change as {seen}'s"
+    if not old or not new:
+        return f"{old or '(none)'} → {new or '(none)'}"
+    return text_change(old, new)
+
+
 def _cite_cell(c: FactChange) -> str:
     """The facts table's cite column: the citation itself is shown below the table, on its own line."""
     if c.change != "changed":
@@ -2629,6 +2644,7 @@ def _fact_details(d: Diff, links: Links | None) -> list[str]:
     is known), the new citation on its own line (and the old one when it changed), what the reviewer must verify in
     the source (:attr:`FactChange.to_verify`), and the note."""
     out = []
+    said: dict[tuple[str, str, str], str] = {}  # per file: a citation or derivation (change) → its first fact
     for f, c in d.fact_changes:
         where = markdown_code(f.path)
         if links is not None and c.new is not None:
@@ -2636,7 +2652,11 @@ def _fact_details(d: Diff, links: Links | None) -> list[str]:
         out.append(f"- {markdown_code(f.name)} {markdown_code(c.path)} ({c.change}) in {where}")
         if c.new is not None:
             label = "cite (new)" if c.old is not None and c.old.citation() != c.new.citation() else "cite"
-            out.append(f"  - **{label}**: {markdown_text(c.new.citation())}")
+            first = said.setdefault((f.path, "cite", c.new.citation()), c.path)
+            if first != c.path:  # a stack's facts all cite its calibration: said once a file
+                out.append(f"  - **{label}**: as {markdown_code(first)}'s")
+            else:
+                out.append(f"  - **{label}**: {markdown_text(c.new.citation())}")
         if c.old is not None and (c.new is None or c.old.citation() != c.new.citation()):
             out.append(f"  - **cite (was)**: {markdown_text(c.old.citation())}")
         if c.to_verify is not None:
@@ -2646,6 +2666,17 @@ def _fact_details(d: Diff, links: Links | None) -> list[str]:
             out.append(f"  - **note**: {markdown_text(note)}")
         elif c.old is not None and c.old.note and c.new is not None:
             out.append(f"  - **note** removed (was: {markdown_text(c.old.note)})")
+        if c.change == "changed" and "derivation" in c.fields and c.old is not None and c.new is not None:
+            old, new = c.old.derivation_text() or "", c.new.derivation_text() or ""
+            first = said.setdefault((f.path, "derivation: " + old, new), c.path)
+            if first != c.path:
+                out.append(f"  - **derivation**: the same change as {markdown_code(first)}'s")
+            elif old and new:
+                from passprice.textchange import text_change
+
+                out.append(f"  - **derivation**: {markdown_text(text_change(old, new))}")
+            else:
+                out.append(f"  - **derivation**: {markdown_text(old or '(none)')} → {markdown_text(new or '(none)')}")
     return out
 
 
