@@ -928,3 +928,25 @@ def test_two_entries_of_the_same_bytes_in_two_folders_build_one_pass_shape(
     assert built == [1, 1]
     assert prices[0] == prices[1]
     assert prices[2] != prices[0]
+
+
+def test_a_file_of_at_most_small_bytes_is_parsed_every_time_never_kept(tmp_path: Path, cache_dir: Path) -> None:
+    """4,000 source records of 138 bytes made a first ``check`` create 4,000 entry files (issue 13's 2 s bound): a
+    file of at most schema.SMALL bytes is parsed and validated faster than its entry is keyed and read back."""
+    from passprice.sources import load_source
+
+    root = Root(copy_root(tmp_path))
+    tiny = root.sources / "tiny-source.toml"
+    tiny.write_text('[source]\nkind = "web-page"\ntitle = "ttt"\nread = "read it all"\npublisher = "pp"\nurl = "unknown"\n'
+                    'date = "unknown"\nretrieved = "unknown"\n')  # fmt: skip
+    assert len(tiny.read_bytes()) <= schema.SMALL
+    documents = cache_dir / "documents"
+    before = set(documents.glob("*.json")) if documents.is_dir() else set()
+    assert load_source(root, "tiny-source").title == "ttt"
+    assert (set(documents.glob("*.json")) if documents.is_dir() else set()) == before  # no entry written
+    same_size_same_mtime(tiny, 'title = "ttt"', 'title = "uuu"')
+    assert load_source(root, "tiny-source").title == "uuu"
+    # A record past SMALL bytes (the shipped ones: 359 to 2,132) is kept as before.
+    assert len((root.sources / "nvidia-h200-datasheet.toml").read_bytes()) > schema.SMALL
+    load_source(root, "nvidia-h200-datasheet")
+    assert len(set(documents.glob("*.json")) - before) == 1

@@ -319,7 +319,10 @@ def _prune(folder: Path, limit: int | None = None) -> None:
         # Only names this module writes (a BLAKE2b key and its suffix): a file of the user's that found its way into
         # the folder is not an entry, and is never removed.
         # Names first (no path object each): a folder of thousands of entries is listed every PRUNE_EVERY stores.
-        names = [name for name in os.listdir(folder) if _is_entry_name(name)]
+        listed = os.listdir(folder)
+        if len(listed) <= most:  # every name an entry or not, no more than the limit: nothing to look at
+            return
+        names = [name for name in listed if _is_entry_name(name)]
         if len(names) <= most:
             return
         aged = []
