@@ -1196,6 +1196,28 @@ def _expected(ctx: click.Context, stack: str, resolved: Any, kind: str) -> Any:
     return expected
 
 
+def _ratio_reach(ctx: click.Context, expected: Any) -> Any:
+    """Where ``expected``'s ratio to the limit stands against the measured / limit span of its stack's fitted runs
+    (:func:`passprice.stackreach.ratio_reach`), ``None`` without a stack; a ratio outside it is a warning on stderr
+    (walkthrough 19: llama.cpp's H200 price at 0.2384 × the limit, the limit 4.2 × expected, outside the 1.17 … 2.92
+    its 111 runs measured, said nothing)."""
+    if expected is None:
+        return None
+    from passprice.stackreach import ratio_reach
+
+    reach = ratio_reach(_root(ctx), expected.stack, expected.ratio)
+    warning = reach.warning()
+    if warning is not None:
+        click.echo(f"passprice: warning: {warning}", err=True)
+    return reach
+
+
+def _with_span(data: dict[str, Any], reach: Any) -> dict[str, Any]:
+    """A price's ``--json`` object with ``stack_span`` (:meth:`passprice.stackreach.RatioReach.to_json`) under a
+    stack."""
+    return data if reach is None else {**data, "stack_span": reach.to_json()}
+
+
 def _cap_unused(options: dict[str, Any], why: str) -> None:
     """A warning on stderr when ``--max-tpot`` was given to a command that does not search for the best batch: the
     cap bounds that search only, so the option was accepted and had no effect (``why`` says what the command does
@@ -1263,6 +1285,23 @@ def _stale(resolved: Any, data: dict[str, Any], expected: Any = None) -> Any:
     facts.update(_stack_facts(expected) or {})
     rests = dict.fromkeys([*data.get("rests_on", {}), *data.get("expected", {}).get("rests_on", {})])
     return stale_rested_on(facts, rests)
+
+
+def _routing_note(resolved: Any, cost: Any) -> str | None:
+    """The note (caveat) of the routing record a mixture of experts' price ``cost`` rests on, if it has one."""
+    routing = resolved.serving.routing
+    return routing.note if cost.routed is not None and routing is not None and routing.note else None
+
+
+def _with_routing_note(data: dict[str, Any], note: str | None) -> dict[str, Any]:
+    """A price's ``--json`` object with ``note`` (the routing record's caveat) added to its ``routing`` object (and
+    its expected price's, under a stack). Added for output only: a lock records the price without it."""
+    if note is None or "routing" not in data:
+        return data
+    out = {**data, "routing": {**data["routing"], "note": note}}
+    if isinstance(out.get("expected"), dict) and "routing" in out["expected"]:
+        out["expected"] = {**out["expected"], "routing": {**out["expected"]["routing"], "note": note}}
+    return out
 
 
 def _stack_facts(expected: Any) -> dict[str, Any] | None:
@@ -1376,14 +1415,19 @@ def price_command(
     # a lock whose recorded price this is not, and why
     moved = g.moved(root, kind, data, resolved, _stack_facts(expected))
     stale = _stale(resolved, data, expected)  # a derived fact it rests on whose inputs moved
+    note = _routing_note(resolved, cost)
+    reach = _ratio_reach(ctx, expected)
     if as_json:
-        _echo_json({**data, "stale": stale.to_json(), "lock": g.to_json(moved)})
+        _echo_json({**_with_span(_with_routing_note(data, note), reach), "stale": stale.to_json(),
+                    "lock": g.to_json(moved)})
     else:
         title = f"{resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
         click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card),
-                             under_stack=expected is not None))
+                             under_stack=expected is not None, routing_note=note))
         if expected is not None:
             click.echo(expected_text(expected))
+            if reach is not None and reach.runs:
+                click.echo(f"  fitted span   {reach.line()}")
         if stale:
             click.echo(f"\n  stale         {stale.line()}")
         click.echo(f"\n  lock          {g.line(verdicts, moved, kind)}")
@@ -1430,14 +1474,19 @@ def best_command(
     # a best lock whose recorded price this is not, and why
     moved = g.moved(root, "best", data, resolved, _stack_facts(expected))
     stale = _stale(resolved, data, expected)  # a derived fact it rests on whose inputs moved
+    note = _routing_note(resolved, cost)
+    reach = _ratio_reach(ctx, expected)
     if as_json:
-        _echo_json({**data, "stale": stale.to_json(), "lock": g.to_json(moved)})
+        _echo_json({**_with_span(_with_routing_note(data, note), reach), "stale": stale.to_json(),
+                    "lock": g.to_json(moved)})
     else:
         title = f"best batch: {resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
         click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card),
-                             under_stack=expected is not None))
+                             under_stack=expected is not None, routing_note=note))
         if expected is not None:
             click.echo(expected_text(expected))
+            if reach is not None and reach.runs:
+                click.echo(f"  fitted span   {reach.line()}")
         if stale:
             click.echo(f"\n  stale         {stale.line()}")
         click.echo(f"\n  lock          {g.line(verdicts, moved, 'best')}")
@@ -1885,9 +1934,9 @@ def audit_command(
     if fmt == "json":
         _echo_json(audit_json(result, report.extra(), stale, sources))
     elif fmt == "markdown":
-        click.echo(audit_markdown(result, title, sources, stale, calibration))
+        click.echo(audit_markdown(result, title, sources, stale, calibration, subject.routing))
     else:
-        click.echo(audit_text(result, title, sources, stale, calibration))
+        click.echo(audit_text(result, title, sources, stale, calibration, subject.routing))
     if report.warning and fmt != "json":
         click.echo(f"\n{report.warning}")
     if report.warning:
@@ -1944,6 +1993,27 @@ def fact_group() -> None:
     """Show or edit one fact of a card (or of a drafting method: paths acceptance.N) in place."""
 
 
+def _record_facts(root: Any, name: str) -> tuple[str, Path, dict[str, Any], str | None] | None:
+    """A routing record's or a serving stack's facts for ``fact show`` (walkthrough 19: an audit lists
+    ``routing.hot_share`` and ``stack.share.read``, and ``fact show`` refused both records): (its kind, its file, its
+    facts by lock path, its note), or ``None`` when ``name`` is a card's, or names no such record."""
+    from passprice.files import is_there
+
+    if "/" in name or os.sep in name or name.endswith(".toml") or is_there(root.cards / f"{name}.toml"):
+        return None
+    if is_there(root.routing / f"{name}.toml"):
+        from passprice.routing import load_routing
+
+        routing = load_routing(root, name)
+        return "routing record", root.routing / f"{name}.toml", routing.facts(), routing.note
+    if is_there(root.stacks / f"{name}.toml"):
+        from passprice.stacks import load_stack
+
+        stack = load_stack(root, name)
+        return "serving stack", root.stacks / f"{name}.toml", stack.lock_facts(), stack.note
+    return None
+
+
 def _fact_file(ctx: click.Context, name: str, path: str | None, draft: bool) -> Any:
     from passprice.edit import locate
 
@@ -1966,6 +2036,21 @@ def fact_show_command(ctx: click.Context, name: str, path: str | None, draft: bo
     from passprice.edit import read_facts
     from passprice.report import fact_json, facts_text
 
+    record = None if draft or history else _record_facts(_root(ctx), name)
+    if record is not None:  # a routing record's or a stack's facts, read-only, by the paths an audit lists
+        kind, file, facts, note = record
+        if path is not None:
+            full = path if path in facts else next((p for p in facts if p.split(".", 1)[1] == path), None)
+            if full is None:
+                raise InputError(f"{file}: {path}: no such fact (it has {', '.join(facts)})")
+            facts = {full: facts[full]}
+        if as_json:
+            _echo_json({"name": name, "kind": kind, "file": str(file), "note": note,
+                        "facts": {p: fact_json(f) for p, f in facts.items()}})
+        else:
+            click.echo(facts_text(f"{name} ({file}), a {kind}", facts)
+                       + (f"\n\n{kind} note: {note}" if note else ""))
+        return
     root, where = _fact_file(ctx, name, path, draft)
     if history:
         from passprice.history import fact_history, history_text

@@ -108,12 +108,15 @@ def cost_text(
     spec: ServingSpec | None = None,
     floats: Mapping[str, tuple[int, int]] | None = None,
     under_stack: bool = False,
+    routing_note: str | None = None,
 ) -> str:
     """A priced pass for people: the five terms with the bind marked and a one-line legend (from
     :mod:`passprice.glossary`), tokens/s and time per output token (TPOT), bytes and work per pass, held bytes
     against capacity (with a word about headroom above :data:`HEADROOM_WARNING`, pointing at a serving stack unless
     ``under_stack``: the command already prices under one), the float matrices priced on the vector units
-    (``floats``, :func:`float_matrices`), and the provenance it rests on."""
+    (``floats``, :func:`float_matrices`), and the provenance it rests on. A mixture of experts' price shows its
+    routing record's ``routing_note`` (the record's caveat, its ``note``) under the routing line (walkthrough 19:
+    the caveat showed in neither ``price`` nor ``audit``)."""
     from passprice.glossary import legend
 
     lines = [title]
@@ -166,6 +169,8 @@ def cost_text(
             lines.append(f"  routing       {description(r.routing, hot, share, r.experts)}")
         else:
             lines.append(f"  routing       {r.description}")
+        if routing_note:
+            lines.append(f"  routing note  {routing_note}")
     array = f"array {si(cost.array_macs, 'MAC')}"
     if cost.float_matrix_macs:  # the float matrices riding a tensor.* rate are the array term's too (DESIGN.md)
         rates = ", ".join(p for p, _ in cost.rests_on if p.startswith("tensor.")) or "tensor.*"
