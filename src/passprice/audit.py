@@ -633,7 +633,9 @@ def audit_markdown(
     routing: RoutingShown | None = None,
 ) -> str:
     """The audit as a pull-request comment: a summary line, a table of the facts (value, provenance, floor and
-    margin, elasticity, source and locator), and a warning naming the ``stale`` derived facts it rests on."""
+    margin, elasticity, its ``term`` role: binds or weakest, source and locator), the sources, the ``routing``
+    record and the runs a stack was ``calibration``-fitted on, each fact's derivation and note, and a warning naming
+    the ``stale`` derived facts it rests on."""
     rows = []
     for r in a.rows:
         mark = ("**binds** " if r.binding else "") + ("⚠️ weakest" if r.weakest else "")
@@ -651,7 +653,7 @@ def audit_markdown(
         f"{a.cost.binds.value}; weakest provenance {a.cost.provenance.value}"
     )
     table = markdown_table(
-        ["fact", "value", "provenance", "floor (margin)", "elasticity", "", "source: locator"], rows, right=(1, 4)
+        ["fact", "value", "provenance", "floor (margin)", "elasticity", "term", "source: locator"], rows, right=(1, 4)
     )
     warning = f"\n\n⚠️ **stale**: {markdown_text(stale.line())}" if stale else ""
     cited = list(dict.fromkeys(r.fact.source for r in a.rows if r.fact.source is not None))
@@ -667,5 +669,20 @@ def audit_markdown(
     if calibration:
         listing += "\n\nCalibrated on (the measured runs the stack's fitted facts were fitted to):\n" + "\n".join(
             f"- {markdown_text(c.describe())}" for c in calibration
+        )
+    # Each derivation and note, as the text audit gives them (walkthrough 19: the markdown had neither, so a reviewer
+    # could not trace streams.read's 0.9333 to BabelStream's Dot 4.48 TB/s over 4.8 TB/s).
+    found = _stale_by_path(stale)
+    derived = [r for r in a.rows if r.fact.derivation is not None]
+    if derived:
+        listing += "\n\nDerivations:\n" + "\n".join(
+            f"- {markdown_code(r.path)}: {markdown_text(r.fact.derivation_text() or '')}"
+            + (f" — **STALE**: {markdown_text(found[r.path])}" if r.path in found else "")
+            for r in derived
+        )
+    noted = [r for r in a.rows if r.fact.note]
+    if noted:
+        listing += "\n\nNotes:\n" + "\n".join(
+            f"- {markdown_code(r.path)}: {markdown_text(r.fact.note or '')}" for r in noted
         )
     return f"{head}\n\n{table}{listing}{warning}"
