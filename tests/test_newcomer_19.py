@@ -245,3 +245,21 @@ def test_the_readme_says_what_the_outputs_say() -> None:
         assert line in readme
     for key in ("`stack_span`", "`fixed_s`", "`ratio`", '`"note"`'):
         assert key in readme
+
+
+def test_a_sources_audit_lists_the_stack_facts_fitted_to_its_runs() -> None:
+    # `audit --source xiongjiedai-gpu-benchmarks` said "facts derived from them: 0": llama.cpp's fitted facts cite
+    # the fit (passprice-stack-calibration), and the 111 runs they were fitted to cite the benchmark repository.
+    out = invoke("audit", "--source", "xiongjiedai-gpu-benchmarks")
+    assert out.exit_code == 0, out.output
+    lines = out.stdout.splitlines()
+    at = lines.index("serving-stack facts fitted to its measured runs: 13")
+    assert lines[at + 1].split() == ["stack", "fact", "value", "provenance", "runs", "citing", "it"]
+    assert lines[at + 4].split() == ["llamacpp-cuda-2405", "stack.overhead.layer", "96.63", "µs", "derived", "111",
+                                     "of", "111"]
+    data = json.loads(invoke("audit", "--source", "lmdeploy-a100-fp16-benchmark", "--json").stdout)
+    assert {f["stack"] for f in data["fitted"]} == {"lmdeploy-turbomind-2312"}
+    assert {(f["runs"], f["of"]) for f in data["fitted"]} == {(17, 17)}
+    assert json.loads(invoke("audit", "--source", "azure-ai-benchmarking-guide", "--json").stdout)["fitted"] == []
+    markdown = invoke("audit", "--source", "xiongjiedai-gpu-benchmarks", "--format", "markdown").stdout
+    assert "#### Serving-stack facts fitted to its measured runs" in markdown
