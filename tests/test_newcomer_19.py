@@ -263,3 +263,14 @@ def test_a_sources_audit_lists_the_stack_facts_fitted_to_its_runs() -> None:
     assert json.loads(invoke("audit", "--source", "azure-ai-benchmarking-guide", "--json").stdout)["fitted"] == []
     markdown = invoke("audit", "--source", "xiongjiedai-gpu-benchmarks", "--format", "markdown").stdout
     assert "#### Serving-stack facts fitted to its measured runs" in markdown
+
+
+def test_an_audit_under_a_stack_flags_the_extrapolation_too() -> None:
+    out = invoke("audit", "r1-qwen7b-h200", "--stack", "llamacpp-cuda-2405")
+    assert out.exit_code == 0, out.output
+    assert any(line.startswith("passprice: warning: stack llamacpp-cuda-2405's expected price here is 0.2384 × the "
+                               "limit") for line in out.stderr.splitlines())
+    inside = invoke("audit", "--checkpoint", "llama3-8b-q4_k_m", "--card", "rtx_4090", "--limit", "512",
+                    "--position", "256", "--stack", "llamacpp-cuda-2405")
+    assert inside.exit_code == 0, inside.output
+    assert "extrapolated here" not in inside.stderr

@@ -1912,6 +1912,11 @@ def audit_command(
 
             the_stack = load_stack(root, stack_ref)
             _stack_warnings(root, the_stack, [resolved.card.name], resolved.header)
+            from passprice.stacks import price_expected
+
+            # the expected price's ratio against its stack's fitted span (a refusal is the audit's to report)
+            with contextlib.suppress(ServingRefusal):
+                _ratio_reach(ctx, price_expected(resolved.header, resolved.card, resolved.serving, the_stack))
         try:
             subject = serving_subject(root, target, resolved, the_stack)
         except LockRefusal as e:
