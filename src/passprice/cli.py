@@ -1293,14 +1293,21 @@ def _routing_note(resolved: Any, cost: Any) -> str | None:
     return routing.note if cost.routed is not None and routing is not None and routing.note else None
 
 
-def _with_routing_note(data: dict[str, Any], note: str | None) -> dict[str, Any]:
-    """A price's ``--json`` object with ``note`` (the routing record's caveat) added to its ``routing`` object (and
-    its expected price's, under a stack). Added for output only: a lock records the price without it."""
-    if note is None or "routing" not in data:
+def _with_routing_note(data: dict[str, Any], note: str | None, header: Any = None) -> dict[str, Any]:
+    """A price's ``--json`` object with ``note`` (the routing record's caveat; left out when it has none) and
+    ``experts_held_bytes`` (every routed expert's bytes, :func:`passprice.report.routed_expert_bytes` of ``header``)
+    added to its ``routing`` object (and its expected price's, under a stack). Added for output only: a lock records
+    the price without them."""
+    if "routing" not in data:
         return data
-    out = {**data, "routing": {**data["routing"], "note": note}}
+    extra: dict[str, Any] = {} if note is None else {"note": note}
+    if header is not None:
+        from passprice.report import routed_expert_bytes
+
+        extra["experts_held_bytes"] = routed_expert_bytes(header)
+    out = {**data, "routing": {**data["routing"], **extra}}
     if isinstance(out.get("expected"), dict) and "routing" in out["expected"]:
-        out["expected"] = {**out["expected"], "routing": {**out["expected"]["routing"], "note": note}}
+        out["expected"] = {**out["expected"], "routing": {**out["expected"]["routing"], **extra}}
     return out
 
 
@@ -1389,7 +1396,14 @@ def price_command(
     no SERVING, price L's own serving (its kind: a best lock prices the best batch; a lock made under a stack, under
     it) with today's facts."""
     from passprice.locks import evaluate
-    from passprice.report import cost_json, cost_text, expected_json, expected_text, float_matrices
+    from passprice.report import (
+        cost_json,
+        cost_text,
+        expected_json,
+        expected_text,
+        float_matrices,
+        routed_expert_bytes,
+    )
     from passprice.serving import ServingRefusal
 
     base, the_lock = _own_serving(_root(ctx), lock_ref, serving, o)
@@ -1418,12 +1432,13 @@ def price_command(
     note = _routing_note(resolved, cost)
     reach = _ratio_reach(ctx, expected)
     if as_json:
-        _echo_json({**_with_span(_with_routing_note(data, note), reach), "stale": stale.to_json(),
+        _echo_json({**_with_span(_with_routing_note(data, note, resolved.header), reach), "stale": stale.to_json(),
                     "lock": g.to_json(moved)})
     else:
         title = f"{resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
         click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card),
-                             under_stack=expected is not None, routing_note=note))
+                             under_stack=expected is not None, routing_note=note,
+                             experts_held=routed_expert_bytes(resolved.header) if cost.routed is not None else None))
         if expected is not None:
             click.echo(expected_text(expected))
             if reach is not None and reach.runs:
@@ -1450,7 +1465,14 @@ def best_command(
     **o: Any,
 ) -> None:
     """The batch that emits the most tokens per second, and its pass, under the serving's locks."""
-    from passprice.report import cost_json, cost_text, expected_json, expected_text, float_matrices
+    from passprice.report import (
+        cost_json,
+        cost_text,
+        expected_json,
+        expected_text,
+        float_matrices,
+        routed_expert_bytes,
+    )
     from passprice.serving import ServingRefusal, best_serving
 
     base, the_lock = _own_serving(_root(ctx), lock_ref, serving, o)
@@ -1477,12 +1499,13 @@ def best_command(
     note = _routing_note(resolved, cost)
     reach = _ratio_reach(ctx, expected)
     if as_json:
-        _echo_json({**_with_span(_with_routing_note(data, note), reach), "stale": stale.to_json(),
+        _echo_json({**_with_span(_with_routing_note(data, note, resolved.header), reach), "stale": stale.to_json(),
                     "lock": g.to_json(moved)})
     else:
         title = f"best batch: {resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
         click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card),
-                             under_stack=expected is not None, routing_note=note))
+                             under_stack=expected is not None, routing_note=note,
+                             experts_held=routed_expert_bytes(resolved.header) if cost.routed is not None else None))
         if expected is not None:
             click.echo(expected_text(expected))
             if reach is not None and reach.runs:
