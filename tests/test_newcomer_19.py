@@ -288,3 +288,13 @@ def test_a_mixture_of_experts_price_shows_what_all_its_experts_hold() -> None:
             routing["experts_held_bytes"] * routing["distinct"] / routing["experts"], rel=1e-12)
     assert json.loads(invoke("price", "qwen3-30b-a3b-h200", "--json").stdout)["routing"]["experts_held_bytes"] == \
         17553162240
+
+
+def test_the_readmes_elasticity_is_the_audits() -> None:
+    # The README said `streams.append +0.030`; r1-qwen7b-h200's audit gives +0.028: the sequence's 117,497,856 B at
+    # 4.8 TB/s × 0.8646 (28.31 µs) over the 1.004 ms pass.
+    audit = json.loads(invoke("audit", "r1-qwen7b-h200", "--json").stdout)
+    append = next(f for f in audit["facts"] if f["path"] == "streams.append")
+    share = (117497856 / (BW * APPEND)) / (4370560992 / (BW * READ) + 117497856 / (BW * APPEND))
+    assert round(share, 3) == 0.028 and f"{append['elasticity']:+.3f}" == "+0.028"
+    assert "`r1-qwen7b-h200`'s `streams.append +0.028`" in (REPO / "README.md").read_text(encoding="utf-8")
