@@ -298,3 +298,15 @@ def test_the_readmes_elasticity_is_the_audits() -> None:
     share = (117497856 / (BW * APPEND)) / (4370560992 / (BW * READ) + 117497856 / (BW * APPEND))
     assert round(share, 3) == 0.028 and f"{append['elasticity']:+.3f}" == "+0.028"
     assert "`r1-qwen7b-h200`'s `streams.append +0.028`" in (REPO / "README.md").read_text(encoding="utf-8")
+
+
+def test_a_best_price_is_judged_against_the_limit_at_its_own_batch() -> None:
+    # best --stack prices the expected at its best batch (1) and the limit at its own (580): 0.007122 × the limit
+    # compares two batches; the span is judged, as each fitted run's ratio is, against the limit at batch 1.
+    data = json.loads(invoke("best", "r1-qwen7b-h200", "--stack", "llamacpp-cuda-2405", "--json").stdout)
+    assert (data["batch"], data["expected"]["batch"]) == (580, 1)
+    assert round(data["ratio"], 6) == 0.007122
+    span = data["stack_span"]
+    assert (span["batch"], round(span["ratio"], 4), span["inside"]) == (1, 0.2384, False)
+    assert json.loads(invoke("price", "r1-qwen7b-h200", "--stack", "llamacpp-cuda-2405",
+                             "--json").stdout)["stack_span"]["batch"] is None

@@ -1196,16 +1196,32 @@ def _expected(ctx: click.Context, stack: str, resolved: Any, kind: str) -> Any:
     return expected
 
 
-def _ratio_reach(ctx: click.Context, expected: Any) -> Any:
-    """Where ``expected``'s ratio to the limit stands against the measured / limit span of its stack's fitted runs
-    (:func:`passprice.stackreach.ratio_reach`), ``None`` without a stack; a ratio outside it is a warning on stderr
-    (walkthrough 19: llama.cpp's H200 price at 0.2384 × the limit, the limit 4.2 × expected, outside the 1.17 … 2.92
-    its 111 runs measured, said nothing)."""
+def _ratio_reach(ctx: click.Context, expected: Any, resolved: Any) -> Any:
+    """Where ``expected``'s ratio to the limit at the same batch stands against the measured / limit span of its
+    stack's fitted runs (:func:`passprice.stackreach.ratio_reach`), ``None`` without a stack; a ratio outside it is
+    a warning on stderr (walkthrough 19: llama.cpp's H200 price at 0.2384 × the limit, the limit 4.2 × expected,
+    outside the 1.17 … 2.92 its 111 runs measured, said nothing). A best price's expected and limit lie at their own
+    best batches (1 and 580 under llama.cpp): its ratio is taken against the limit at the expected price's batch,
+    as each run's is (``resolved``: the serving priced)."""
     if expected is None:
         return None
+    import attrs
+
     from passprice.stackreach import ratio_reach
 
-    reach = ratio_reach(_root(ctx), expected.stack, expected.ratio)
+    ratio, at = expected.ratio, None
+    batch = expected.expected.batch
+    if batch != expected.limit.batch:
+        at = batch
+        from passprice.serving import ServingRefusal
+        from passprice.stacks import price_expected
+
+        try:
+            ratio = price_expected(resolved.header, resolved.card, attrs.evolve(resolved.serving, batch=batch),
+                                   expected.stack).ratio
+        except ServingRefusal:
+            return None
+    reach = ratio_reach(_root(ctx), expected.stack, ratio, at)
     warning = reach.warning()
     if warning is not None:
         click.echo(f"passprice: warning: {warning}", err=True)
@@ -1430,7 +1446,7 @@ def price_command(
     moved = g.moved(root, kind, data, resolved, _stack_facts(expected))
     stale = _stale(resolved, data, expected)  # a derived fact it rests on whose inputs moved
     note = _routing_note(resolved, cost)
-    reach = _ratio_reach(ctx, expected)
+    reach = _ratio_reach(ctx, expected, resolved)
     if as_json:
         _echo_json({**_with_span(_with_routing_note(data, note, resolved.header), reach), "stale": stale.to_json(),
                     "lock": g.to_json(moved)})
@@ -1497,7 +1513,7 @@ def best_command(
     moved = g.moved(root, "best", data, resolved, _stack_facts(expected))
     stale = _stale(resolved, data, expected)  # a derived fact it rests on whose inputs moved
     note = _routing_note(resolved, cost)
-    reach = _ratio_reach(ctx, expected)
+    reach = _ratio_reach(ctx, expected, resolved)
     if as_json:
         _echo_json({**_with_span(_with_routing_note(data, note, resolved.header), reach), "stale": stale.to_json(),
                     "lock": g.to_json(moved)})
@@ -1939,7 +1955,8 @@ def audit_command(
 
             # the expected price's ratio against its stack's fitted span (a refusal is the audit's to report)
             with contextlib.suppress(ServingRefusal):
-                _ratio_reach(ctx, price_expected(resolved.header, resolved.card, resolved.serving, the_stack))
+                _ratio_reach(ctx, price_expected(resolved.header, resolved.card, resolved.serving, the_stack),
+                             resolved)
         try:
             subject = serving_subject(root, target, resolved, the_stack)
         except LockRefusal as e:

@@ -158,6 +158,8 @@ class RatioReach:
     low: float
     high: float
     runs: int
+    #: The batch the ratio was taken at, when the price's own limit lies at another (a best price's own best batch).
+    at_batch: int | None = None
 
     @property
     def inside(self) -> bool:
@@ -165,9 +167,15 @@ class RatioReach:
         return self.runs == 0 or self.low <= self.ratio <= self.high
 
     def to_json(self) -> dict[str, Any]:
-        """``{"runs", "low", "high", "inside"}``: the fitted runs' measured / limit span and whether the ratio lies
-        in it."""
-        return {"runs": self.runs, "low": self.low, "high": self.high, "inside": self.inside}
+        """``{"runs", "low", "high", "ratio", "batch", "inside"}``: the fitted runs' measured / limit span, the
+        price's expected / limit ratio (at ``batch``, the expected price's, when the limit shown lies at another;
+        else ``null``) and whether it lies in the span."""
+        return {"runs": self.runs, "low": self.low, "high": self.high, "ratio": self.ratio, "batch": self.at_batch,
+                "inside": self.inside}
+
+    def _price(self) -> str:
+        at = "" if self.at_batch is None else f" × the limit at its batch, {self.at_batch:,}"
+        return f"this price's {self.ratio:.4g}{at}"
 
     def line(self) -> str:
         """The span, for a price's text: ``its 111 fitted runs measured 0.3425 … 0.8547 × their limit (the limit
@@ -175,15 +183,16 @@ class RatioReach:
         span = (f"its {self.runs} fitted runs measured {self.low:.4g} … {self.high:.4g} × their limit (the limit "
                 f"{1 / self.high:.3g} … {1 / self.low:.3g} × measured)")
         if self.inside:
-            return f"{span}; this price's {self.ratio:.4g} lies inside"
-        return (f"{span}; this price's {self.ratio:.4g} (the limit {1 / self.ratio:.3g} × expected) lies outside: "
-                "an extrapolation of the fit")
+            return f"{span}; {self._price()} lies inside"
+        return (f"{span}; {self._price()} (the limit {1 / self.ratio:.3g} × expected) lies outside: an extrapolation "
+                "of the fit")
 
     def warning(self) -> str | None:
         """One line for a ratio outside the span (``None`` inside it)."""
         if self.inside:
             return None
-        return (f"stack {self.stack}'s expected price here is {self.ratio:.4g} × the limit (the limit "
+        at = "" if self.at_batch is None else f" at batch {self.at_batch:,}"
+        return (f"stack {self.stack}'s expected price here is {self.ratio:.4g} × the limit{at} (the limit "
                 f"{1 / self.ratio:.3g} × expected), outside the {self.low:.4g} … {self.high:.4g} × (limit "
                 f"{1 / self.high:.3g} … {1 / self.low:.3g} × measured) its {self.runs} fitted runs measured: the fit "
                 "is extrapolated here")
@@ -257,8 +266,8 @@ def _span(root: Root, runs: list[Any]) -> Span:
     return Span(min(ratios), max(ratios), len(ratios))
 
 
-def ratio_reach(root: Root, stack: Stack, ratio: float) -> RatioReach:
-    """Where a price under ``stack`` whose expected tokens/s is ``ratio`` × its limit stands against the measured /
-    limit span of the stack's fitted runs (:func:`ratio_span`)."""
+def ratio_reach(root: Root, stack: Stack, ratio: float, at_batch: int | None = None) -> RatioReach:
+    """Where a price under ``stack`` whose expected tokens/s is ``ratio`` × its limit (at ``at_batch`` when given)
+    stands against the measured / limit span of the stack's fitted runs (:func:`ratio_span`)."""
     low, high, runs = ratio_span(root, stack)
-    return RatioReach(stack.name, ratio, low, high, runs)
+    return RatioReach(stack.name, ratio, low, high, runs, at_batch)
