@@ -67,7 +67,10 @@ def test_skewed_distinct_experts_by_hand() -> None:
 
 def test_impossible_routings() -> None:
     # A hot set of 2 of 64 experts cannot take 0.75 of 4 choices: p = 3 / 2 > 1 (an expert is chosen once a token).
-    assert "probability 1.5 > 1" in (Router(64, 4, 2 / 64, 0.75).problem() or "")
+    # The bound it must meet is named (walkthrough 19): s ≤ h·E / k = 2 / 4.
+    problem = Router(64, 4, 2 / 64, 0.75).problem() or ""
+    assert "would be chosen with probability 1.5" in problem
+    assert problem.endswith("for that hot set hot_share must be at most 0.5")
     assert "hot_experts 1" in (Router(64, 4, 1.0, 0.5).problem() or "")
     assert mismatch(routing(experts=128), 64, 4) == "test describes a router of 128 experts, the checkpoint has 64"
     assert mismatch(routing(used=8), 64, 4) == "test describes 8 experts a token, the checkpoint routes 4"

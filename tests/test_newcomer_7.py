@@ -53,8 +53,12 @@ def test_a_stack_price_on_a_card_its_runs_never_measured_says_it_extrapolates() 
         "a40, h100_pcie_80gb, l40s, rtx_3080, rtx_3090, rtx_4080, rtx_4090, rtx_6000_ada, rtx_a6000), not "
         "h200_sxm_141gb: its expected price here extrapolates across cards (with a card held out of the fit, its "
         "error was 6.9 % on average, 20.4 % at most)\n"
+        # Walkthrough 19: and its ratio to the limit lies outside the span its runs measured (test_newcomer_19).
+        "passprice: warning: stack llamacpp-cuda-2405's expected price here is 0.2384 × the limit (the limit 4.2 × "
+        "expected), outside the 0.3425 … 0.8519 × (limit 1.17 … 2.92 × measured) its 111 fitted runs measured: the "
+        "fit is extrapolated here\n"
     )
-    # A card the runs measured: no warning.
+    # A card the runs measured, at a ratio inside the span: no warning.
     measured = invoke("price", "--checkpoint", "llama3-8b-q4_k_m", "--card", "rtx_4090", "--limit", "512",
                       "--position", "256", "--stack", "llamacpp-cuda-2405")
     assert measured.exit_code == 0 and measured.stderr == "", measured.output

@@ -30,11 +30,15 @@ def test_a_stack_fitted_on_dense_checkpoints_warns_on_a_mixture_of_experts() -> 
     result = invoke("price", "--checkpoint", "qwen3-30b-a3b-q4_k_m", "--card", "rtx_4090", "--routing", "uniform",
                     "--stack", STACK, "--no-lock")
     assert result.exit_code == 0, result.output
-    # rtx_4090 is one of the stack's measured cards: the only warning is the kind of model.
+    # rtx_4090 is one of the stack's measured cards: the warnings are the kind of model and (walkthrough 19) the
+    # price's ratio to the limit, outside the span the stack's runs measured.
     assert result.stderr == (
         f"passprice: warning: stack {STACK} was fitted on runs of dense checkpoints only, not a mixture of experts: "
         "its fixed costs and shares here are extrapolated from other kernels (with a checkpoint held out of the fit, "
         "its error was 12.6 % on average, 49.8 % at most, on the kinds it saw)\n"
+        f"passprice: warning: stack {STACK}'s expected price here is 0.2943 × the limit (the limit 3.4 × expected), "
+        "outside the 0.3425 … 0.8519 × (limit 1.17 … 2.92 × measured) its 111 fitted runs measured: the fit is "
+        "extrapolated here\n"
     )
     dense = invoke("price", "--checkpoint", "deepseek-r1-distill-qwen-7b-q4_k_m", "--card", "rtx_4090",
                    "--stack", STACK, "--no-lock")

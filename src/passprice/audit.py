@@ -176,6 +176,56 @@ def audit(
 
 
 @attrs.frozen
+class RoutingShown:
+    """The routing record a mixture of experts' price rests on, as an audit names it (walkthrough 19: an audit
+    listed ``routing.hot_experts`` and ``routing.hot_share`` but named neither the record nor its file, and its
+    ``note``, the record's caveat, showed nowhere): the record's ``name``, ``title``, ``file`` (registry-relative;
+    ``None`` when the registry no longer holds it) and ``note``; ``today``: the note is today's record's while the
+    facts audited are a lock's pinned ones (a lock pins the facts, not the note)."""
+
+    name: str
+    title: str
+    file: str | None
+    note: str | None
+    today: bool = False
+
+    def describe(self) -> str:
+        """``NAME — TITLE (FILE)``."""
+        where = f" ({self.file})" if self.file is not None else " (not in this registry)"
+        return f"{self.name} — {self.title}{where}"
+
+    def note_line(self) -> str | None:
+        """The note, labelled today's record's when the facts are pinned; ``None`` without one."""
+        if not self.note:
+            return None
+        label = "note (today's record)" if self.today else "note"
+        return f"{label}: {self.note}"
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"record", "title", "file", "note"}``."""
+        return {"record": self.name, "title": self.title, "file": self.file, "note": self.note}
+
+
+def routing_shown(root: Root, serving: Serving, pinned: bool = False) -> RoutingShown | None:
+    """The :class:`RoutingShown` of ``serving``'s routing record (``None`` without one): its file and note read
+    from ``root`` when the registry holds the record (``pinned``: the serving is a lock's, whose routing carries its
+    pinned facts only, so the title and note are today's record's)."""
+    routing = serving.routing
+    if routing is None:
+        return None
+    from passprice.errors import InputError
+    from passprice.routing import load_routing
+
+    path = root.routing / f"{routing.name}.toml"
+    try:
+        record = load_routing(root, routing.name) if pinned else routing
+    except InputError:
+        return RoutingShown(routing.name, routing.title, None, routing.note)
+    file = f"facts/routing/{path.name}" if path.is_file() else None
+    return RoutingShown(routing.name, record.title, file, record.note, today=pinned)
+
+
+@attrs.frozen
 class Calibration:
     """The measured runs of one measurement ``file`` (``registry/measurements/NAME.toml``) a serving stack's fitted
     facts were fitted to: how many (``runs``), on which ``cards``, and the ``source`` they cite (its id)."""
@@ -259,6 +309,8 @@ class Subject:
     #: Under a stack, the stack facts a lock of the serving judges (those its recorded price rests on: a lock made
     #: under the stack); the others are floored by none (a lock of the limit judges the limit's facts only).
     judged: frozenset[str] = frozenset()
+    #: The routing record a mixture of experts' price rests on (:func:`routing_shown`), named with its note.
+    routing: RoutingShown | None = None
 
 
 def lock_subject(root: Root, target: str) -> Subject:
@@ -274,15 +326,17 @@ def lock_subject(root: Root, target: str) -> Subject:
     header = pinned_header(root, the_lock)
     title = f"audit of lock {the_lock.name} (pinned facts): {the_lock.checkpoint} on {the_lock.card}"
     stack = the_lock.pinned_stack()
+    serving = pinned_serving(the_lock)
+    routing = routing_shown(root, serving, pinned=True)
     if stack is None:
-        return Subject(header, the_lock.pinned_card(), pinned_serving(the_lock), the_lock.kind, the_lock.policy,
-                       the_lock.facts, title, the_lock, target)
+        return Subject(header, the_lock.pinned_card(), serving, the_lock.kind, the_lock.policy,
+                       the_lock.facts, title, the_lock, target, routing=routing)
     # A lock made under a serving stack records its expected price beside the limit: the audit is of that price, on
     # the stack facts it pinned (walkthrough 11: the audit left them out and said the lock did not reproduce).
     title += f", expected under stack {stack.name} (pinned)"
-    return Subject(header, the_lock.pinned_card(), pinned_serving(the_lock), the_lock.kind, the_lock.policy,
+    return Subject(header, the_lock.pinned_card(), serving, the_lock.kind, the_lock.policy,
                    the_lock.facts, title, the_lock, target, stack=stack, calibration=calibrated_on(root, stack),
-                   judged=frozenset(the_lock.rests_on))
+                   judged=frozenset(the_lock.rests_on), routing=routing)
 
 
 def serving_subject(root: Root, target: str | None, resolved: Resolved, stack: Stack | None = None) -> Subject:
@@ -304,11 +358,13 @@ def serving_subject(root: Root, target: str | None, resolved: Resolved, stack: S
     facts = resolved.facts()
     if stack is not None:
         facts.update(stack.lock_facts())
+    routing = routing_shown(root, resolved.serving)
     if stack is None:
-        return Subject(resolved.header, resolved.card, resolved.serving, "price", under.policy(), facts, title)
+        return Subject(resolved.header, resolved.card, resolved.serving, "price", under.policy(), facts, title,
+                       routing=routing)
     judged = frozenset(p for lock, _ in under.locks for p in lock.rests_on)
     return Subject(resolved.header, resolved.card, resolved.serving, "price", under.policy(), facts, title,
-                   stack=stack, calibration=calibrated_on(root, stack), judged=judged)
+                   stack=stack, calibration=calibrated_on(root, stack), judged=judged, routing=routing)
 
 
 @attrs.frozen
@@ -327,6 +383,8 @@ class Report:
         """The fields :func:`audit_json` adds to the audit's JSON: the title, and a lock's ``reproduces`` and
         ``recorded_tokens_per_s``."""
         out: dict[str, Any] = {"title": self.subject.title}
+        if self.subject.routing is not None and self.audit.cost.routed is not None:
+            out["routing"] = self.subject.routing.to_json()
         if self.subject.stack is not None:
             out["stack"] = self.subject.stack.name
             out["calibration"] = [c.to_json() for c in self.subject.calibration]
@@ -493,6 +551,7 @@ def audit_text(
     sources: Mapping[str, Source] | None = None,
     stale: Stale | None = None,
     calibration: tuple[Calibration, ...] = (),
+    routing: RoutingShown | None = None,
 ) -> str:
     """The audit for people: a table of the facts (binding ones marked ``*``, the weakest ``!``) with their floors and
     margins (a lock's, or the serving's locks') and elasticities; a line naming the ``stale`` derived facts it rests
@@ -537,6 +596,12 @@ def audit_text(
             lines.append(f"    at: {record.where()}")
             lines.append(f"    read: {record.read}")
         lines += [f"    {r.path}: {r.fact.locator}" for r in group]
+    if routing is not None and a.cost.routed is not None:
+        lines += ["", "routing record (how the mixture of experts' rows route: the routing.* facts above):",
+                  f"  {routing.describe()}"]
+        note = routing.note_line()
+        if note is not None:
+            lines.append(f"  {note}")
     if calibration:
         lines += ["", "calibrated on (the measured runs the stack's fitted facts were fitted to):"]
         for c in calibration:
@@ -565,9 +630,12 @@ def audit_markdown(
     sources: Mapping[str, Source] | None = None,
     stale: Stale | None = None,
     calibration: tuple[Calibration, ...] = (),
+    routing: RoutingShown | None = None,
 ) -> str:
     """The audit as a pull-request comment: a summary line, a table of the facts (value, provenance, floor and
-    margin, elasticity, source and locator), and a warning naming the ``stale`` derived facts it rests on."""
+    margin, elasticity, its ``term`` role: binds or weakest, source and locator), the sources, the ``routing``
+    record and the runs a stack was ``calibration``-fitted on, each fact's derivation and note, and a warning naming
+    the ``stale`` derived facts it rests on."""
     rows = []
     for r in a.rows:
         mark = ("**binds** " if r.binding else "") + ("⚠️ weakest" if r.weakest else "")
@@ -585,7 +653,7 @@ def audit_markdown(
         f"{a.cost.binds.value}; weakest provenance {a.cost.provenance.value}"
     )
     table = markdown_table(
-        ["fact", "value", "provenance", "floor (margin)", "elasticity", "", "source: locator"], rows, right=(1, 4)
+        ["fact", "value", "provenance", "floor (margin)", "elasticity", "term", "source: locator"], rows, right=(1, 4)
     )
     warning = f"\n\n⚠️ **stale**: {markdown_text(stale.line())}" if stale else ""
     cited = list(dict.fromkeys(r.fact.source for r in a.rows if r.fact.source is not None))
@@ -594,8 +662,27 @@ def audit_markdown(
         for sid in cited if (record := (sources or {}).get(sid)) is not None
     ]
     listing = "\n\nSources:\n" + "\n".join(documents) if documents else ""
+    if routing is not None and a.cost.routed is not None:
+        note = routing.note_line()
+        listing += (f"\n\nRouting record: {markdown_text(routing.describe())}"
+                    + (f"\n- {markdown_text(note)}" if note is not None else ""))
     if calibration:
         listing += "\n\nCalibrated on (the measured runs the stack's fitted facts were fitted to):\n" + "\n".join(
             f"- {markdown_text(c.describe())}" for c in calibration
+        )
+    # Each derivation and note, as the text audit gives them (walkthrough 19: the markdown had neither, so a reviewer
+    # could not trace streams.read's 0.9333 to BabelStream's Dot 4.48 TB/s over 4.8 TB/s).
+    found = _stale_by_path(stale)
+    derived = [r for r in a.rows if r.fact.derivation is not None]
+    if derived:
+        listing += "\n\nDerivations:\n" + "\n".join(
+            f"- {markdown_code(r.path)}: {markdown_text(r.fact.derivation_text() or '')}"
+            + (f" — **STALE**: {markdown_text(found[r.path])}" if r.path in found else "")
+            for r in derived
+        )
+    noted = [r for r in a.rows if r.fact.note]
+    if noted:
+        listing += "\n\nNotes:\n" + "\n".join(
+            f"- {markdown_code(r.path)}: {markdown_text(r.fact.note or '')}" for r in noted
         )
     return f"{head}\n\n{table}{listing}{warning}"

@@ -182,17 +182,10 @@ def routing_record(name: str, document: dict[str, Any], source: str) -> Routing:
     h, share = record.hot_experts.value, record.hot_share.value
     if k > e or not (0.0 < h < 1.0 and 0.0 < share <= 1.0):
         raise InputError(f"{source}: routing: {problem}")
-    high, low = min(1.0, h * e / k), max(0.0, 1.0 - (1.0 - h) * e / k)
-    (n_hot, p_hot), (n_cold, p_cold) = router(record, e, k).probabilities()
-    others = "the one other expert" if n_cold == 1.0 else f"each of the other {n_cold:.4g} experts"
-    which = (f"each of the hot set's experts would be chosen with probability {p_hot:.4g}" if p_hot > 1.0 else
-             f"{others} would be chosen with probability {p_cold:.4g}")
+    # The wording a price refused BadRouting gives too (Router.share_bound), with what to do here.
     raise InputError(
-        f"{source}: hot_share: {share:g} of the routed token-slots cannot land so with a hot set of {n_hot:.4g} of "
-        f"the {e} experts (hot_experts {h:g}) at {k} a token: {which}, and an expert is chosen at most once a "
-        f"token; for that hot set hot_share must be {f'at least {low:.4g} and ' if low > 0.0 else ''}at most "
-        f"{high:.4g}: correct hot_share or hot_experts (every price naming the record is refused BadRouting until "
-        "then)"
+        f"{source}: {problem}: correct hot_share or hot_experts (every price naming the record is refused BadRouting "
+        "until then)"
     )
 
 

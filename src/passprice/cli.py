@@ -1196,6 +1196,44 @@ def _expected(ctx: click.Context, stack: str, resolved: Any, kind: str) -> Any:
     return expected
 
 
+def _ratio_reach(ctx: click.Context, expected: Any, resolved: Any) -> Any:
+    """Where ``expected``'s ratio to the limit at the same batch stands against the measured / limit span of its
+    stack's fitted runs (:func:`passprice.stackreach.ratio_reach`), ``None`` without a stack; a ratio outside it is
+    a warning on stderr (walkthrough 19: llama.cpp's H200 price at 0.2384 × the limit, the limit 4.2 × expected,
+    outside the 1.17 … 2.92 its 111 runs measured, said nothing). A best price's expected and limit lie at their own
+    best batches (1 and 580 under llama.cpp): its ratio is taken against the limit at the expected price's batch,
+    as each run's is (``resolved``: the serving priced)."""
+    if expected is None:
+        return None
+    import attrs
+
+    from passprice.stackreach import ratio_reach
+
+    ratio, at = expected.ratio, None
+    batch = expected.expected.batch
+    if batch != expected.limit.batch:
+        at = batch
+        from passprice.serving import ServingRefusal
+        from passprice.stacks import price_expected
+
+        try:
+            ratio = price_expected(resolved.header, resolved.card, attrs.evolve(resolved.serving, batch=batch),
+                                   expected.stack).ratio
+        except ServingRefusal:
+            return None
+    reach = ratio_reach(_root(ctx), expected.stack, ratio, at)
+    warning = reach.warning()
+    if warning is not None:
+        click.echo(f"passprice: warning: {warning}", err=True)
+    return reach
+
+
+def _with_span(data: dict[str, Any], reach: Any) -> dict[str, Any]:
+    """A price's ``--json`` object with ``stack_span`` (:meth:`passprice.stackreach.RatioReach.to_json`) under a
+    stack."""
+    return data if reach is None else {**data, "stack_span": reach.to_json()}
+
+
 def _cap_unused(options: dict[str, Any], why: str) -> None:
     """A warning on stderr when ``--max-tpot`` was given to a command that does not search for the best batch: the
     cap bounds that search only, so the option was accepted and had no effect (``why`` says what the command does
@@ -1263,6 +1301,30 @@ def _stale(resolved: Any, data: dict[str, Any], expected: Any = None) -> Any:
     facts.update(_stack_facts(expected) or {})
     rests = dict.fromkeys([*data.get("rests_on", {}), *data.get("expected", {}).get("rests_on", {})])
     return stale_rested_on(facts, rests)
+
+
+def _routing_note(resolved: Any, cost: Any) -> str | None:
+    """The note (caveat) of the routing record a mixture of experts' price ``cost`` rests on, if it has one."""
+    routing = resolved.serving.routing
+    return routing.note if cost.routed is not None and routing is not None and routing.note else None
+
+
+def _with_routing_note(data: dict[str, Any], note: str | None, header: Any = None) -> dict[str, Any]:
+    """A price's ``--json`` object with ``note`` (the routing record's caveat; left out when it has none) and
+    ``experts_held_bytes`` (every routed expert's bytes, :func:`passprice.report.routed_expert_bytes` of ``header``)
+    added to its ``routing`` object (and its expected price's, under a stack). Added for output only: a lock records
+    the price without them."""
+    if "routing" not in data:
+        return data
+    extra: dict[str, Any] = {} if note is None else {"note": note}
+    if header is not None:
+        from passprice.report import routed_expert_bytes
+
+        extra["experts_held_bytes"] = routed_expert_bytes(header)
+    out = {**data, "routing": {**data["routing"], **extra}}
+    if isinstance(out.get("expected"), dict) and "routing" in out["expected"]:
+        out["expected"] = {**out["expected"], "routing": {**out["expected"]["routing"], **extra}}
+    return out
 
 
 def _stack_facts(expected: Any) -> dict[str, Any] | None:
@@ -1350,7 +1412,14 @@ def price_command(
     no SERVING, price L's own serving (its kind: a best lock prices the best batch; a lock made under a stack, under
     it) with today's facts."""
     from passprice.locks import evaluate
-    from passprice.report import cost_json, cost_text, expected_json, expected_text, float_matrices
+    from passprice.report import (
+        cost_json,
+        cost_text,
+        expected_json,
+        expected_text,
+        float_matrices,
+        routed_expert_bytes,
+    )
     from passprice.serving import ServingRefusal
 
     base, the_lock = _own_serving(_root(ctx), lock_ref, serving, o)
@@ -1376,14 +1445,20 @@ def price_command(
     # a lock whose recorded price this is not, and why
     moved = g.moved(root, kind, data, resolved, _stack_facts(expected))
     stale = _stale(resolved, data, expected)  # a derived fact it rests on whose inputs moved
+    note = _routing_note(resolved, cost)
+    reach = _ratio_reach(ctx, expected, resolved)
     if as_json:
-        _echo_json({**data, "stale": stale.to_json(), "lock": g.to_json(moved)})
+        _echo_json({**_with_span(_with_routing_note(data, note, resolved.header), reach), "stale": stale.to_json(),
+                    "lock": g.to_json(moved)})
     else:
         title = f"{resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
         click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card),
-                             under_stack=expected is not None))
+                             under_stack=expected is not None, routing_note=note,
+                             experts_held=routed_expert_bytes(resolved.header) if cost.routed is not None else None))
         if expected is not None:
             click.echo(expected_text(expected))
+            if reach is not None and reach.runs:
+                click.echo(f"  fitted span   {reach.line()}")
         if stale:
             click.echo(f"\n  stale         {stale.line()}")
         click.echo(f"\n  lock          {g.line(verdicts, moved, kind)}")
@@ -1406,7 +1481,14 @@ def best_command(
     **o: Any,
 ) -> None:
     """The batch that emits the most tokens per second, and its pass, under the serving's locks."""
-    from passprice.report import cost_json, cost_text, expected_json, expected_text, float_matrices
+    from passprice.report import (
+        cost_json,
+        cost_text,
+        expected_json,
+        expected_text,
+        float_matrices,
+        routed_expert_bytes,
+    )
     from passprice.serving import ServingRefusal, best_serving
 
     base, the_lock = _own_serving(_root(ctx), lock_ref, serving, o)
@@ -1430,14 +1512,20 @@ def best_command(
     # a best lock whose recorded price this is not, and why
     moved = g.moved(root, "best", data, resolved, _stack_facts(expected))
     stale = _stale(resolved, data, expected)  # a derived fact it rests on whose inputs moved
+    note = _routing_note(resolved, cost)
+    reach = _ratio_reach(ctx, expected, resolved)
     if as_json:
-        _echo_json({**data, "stale": stale.to_json(), "lock": g.to_json(moved)})
+        _echo_json({**_with_span(_with_routing_note(data, note, resolved.header), reach), "stale": stale.to_json(),
+                    "lock": g.to_json(moved)})
     else:
         title = f"best batch: {resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
         click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card),
-                             under_stack=expected is not None))
+                             under_stack=expected is not None, routing_note=note,
+                             experts_held=routed_expert_bytes(resolved.header) if cost.routed is not None else None))
         if expected is not None:
             click.echo(expected_text(expected))
+            if reach is not None and reach.runs:
+                click.echo(f"  fitted span   {reach.line()}")
         if stale:
             click.echo(f"\n  stale         {stale.line()}")
         click.echo(f"\n  lock          {g.line(verdicts, moved, 'best')}")
@@ -1863,6 +1951,12 @@ def audit_command(
 
             the_stack = load_stack(root, stack_ref)
             _stack_warnings(root, the_stack, [resolved.card.name], resolved.header)
+            from passprice.stacks import price_expected
+
+            # the expected price's ratio against its stack's fitted span (a refusal is the audit's to report)
+            with contextlib.suppress(ServingRefusal):
+                _ratio_reach(ctx, price_expected(resolved.header, resolved.card, resolved.serving, the_stack),
+                             resolved)
         try:
             subject = serving_subject(root, target, resolved, the_stack)
         except LockRefusal as e:
@@ -1885,9 +1979,9 @@ def audit_command(
     if fmt == "json":
         _echo_json(audit_json(result, report.extra(), stale, sources))
     elif fmt == "markdown":
-        click.echo(audit_markdown(result, title, sources, stale, calibration))
+        click.echo(audit_markdown(result, title, sources, stale, calibration, subject.routing))
     else:
-        click.echo(audit_text(result, title, sources, stale, calibration))
+        click.echo(audit_text(result, title, sources, stale, calibration, subject.routing))
     if report.warning and fmt != "json":
         click.echo(f"\n{report.warning}")
     if report.warning:
@@ -1944,6 +2038,27 @@ def fact_group() -> None:
     """Show or edit one fact of a card (or of a drafting method: paths acceptance.N) in place."""
 
 
+def _record_facts(root: Any, name: str) -> tuple[str, Path, dict[str, Any], str | None] | None:
+    """A routing record's or a serving stack's facts for ``fact show`` (walkthrough 19: an audit lists
+    ``routing.hot_share`` and ``stack.share.read``, and ``fact show`` refused both records): (its kind, its file, its
+    facts by lock path, its note), or ``None`` when ``name`` is a card's, or names no such record."""
+    from passprice.files import is_there
+
+    if "/" in name or os.sep in name or name.endswith(".toml") or is_there(root.cards / f"{name}.toml"):
+        return None
+    if is_there(root.routing / f"{name}.toml"):
+        from passprice.routing import load_routing
+
+        routing = load_routing(root, name)
+        return "routing record", root.routing / f"{name}.toml", routing.facts(), routing.note
+    if is_there(root.stacks / f"{name}.toml"):
+        from passprice.stacks import load_stack
+
+        stack = load_stack(root, name)
+        return "serving stack", root.stacks / f"{name}.toml", stack.lock_facts(), stack.note
+    return None
+
+
 def _fact_file(ctx: click.Context, name: str, path: str | None, draft: bool) -> Any:
     from passprice.edit import locate
 
@@ -1966,6 +2081,21 @@ def fact_show_command(ctx: click.Context, name: str, path: str | None, draft: bo
     from passprice.edit import read_facts
     from passprice.report import fact_json, facts_text
 
+    record = None if draft or history else _record_facts(_root(ctx), name)
+    if record is not None:  # a routing record's or a stack's facts, read-only, by the paths an audit lists
+        kind, file, facts, note = record
+        if path is not None:
+            full = path if path in facts else next((p for p in facts if p.split(".", 1)[1] == path), None)
+            if full is None:
+                raise InputError(f"{file}: {path}: no such fact (it has {', '.join(facts)})")
+            facts = {full: facts[full]}
+        if as_json:
+            _echo_json({"name": name, "kind": kind, "file": str(file), "note": note,
+                        "facts": {p: fact_json(f) for p, f in facts.items()}})
+        else:
+            click.echo(facts_text(f"{name} ({file}), a {kind}", facts)
+                       + (f"\n\n{kind} note: {note}" if note else ""))
+        return
     root, where = _fact_file(ctx, name, path, draft)
     if history:
         from passprice.history import fact_history, history_text

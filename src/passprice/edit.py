@@ -123,9 +123,10 @@ def locate(root: Root, name: str, path: str | None, draft: bool = False) -> Fact
         for folder, what in ((root.routing, "routing record"), (root.stacks, "serving stack")):
             if is_there(folder / f"{name}.toml"):
                 raise InputError(
-                    f"{name}: a {what} ({folder / f'{name}.toml'}), not a card: the fact commands read and edit "
-                    "cards and drafting methods; read or edit the record's file by hand (its facts are tables of "
-                    "value, unit, provenance, source and locator), then run passprice check"
+                    f"{name}: a {what} ({folder / f'{name}.toml'}), not a card: the fact commands edit cards and "
+                    f"drafting methods (`passprice fact show {name}` reads its facts, without --history: `git log -p` "
+                    "its file); edit the record's file by hand (its facts are tables of value, unit, provenance, "
+                    "source and locator), then run passprice check"
                     + ("; passprice calibrate --stack rewrites a stack's fitted facts" if what == "serving stack"
                        else "")
                 )

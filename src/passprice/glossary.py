@@ -682,8 +682,10 @@ _TERMS = (
         "takes `hot_share` of the routed token-slots (1 and 1: uniform, `uniform.toml`, an assumption). A pass of T "
         "token-rows reads Σ_e 1 − (1 − p_e)^T experts a layer, expected; a price rests on `routing.hot_experts` and "
         "`routing.hot_share`, which a lock can floor. How many sequences fit does not depend on it (`max-batch` and "
-        "`kv` need no record); a dense checkpoint takes none (`BadRouting`).",
-        ("routing record", "mixture of experts", "moe", "experts", "expert", "hot_experts", "hot_share", "hot set"),
+        "`kv` need no record); a dense checkpoint takes none (`BadRouting`). A price shows the record's note, its "
+        "caveat, as `routing note`; `passprice audit` names the record, its file and its note.",
+        ("routing record", "mixture of experts", "moe", "experts", "expert", "hot_experts", "hot_share", "hot set",
+         "routing note"),
     ),
     Term(
         "MLA",
@@ -811,8 +813,11 @@ _TERMS = (
         "calibrate fits a stack's facts to measured runs (registry/measurements/), reporting its error on cards and "
         "checkpoints it held out; passprice validate prices every measured run both ways. Its facts hold only where "
         "its runs were measured (range.rows: token-rows a pass; range.position: cached positions): a price outside is "
-        "refused (BeyondStack), and best --stack seeks its best batch only inside.",
-        ("serving stack", "expected", "expected price", "limit", "calibrate", "validate"),
+        "refused (BeyondStack), and best --stack seeks its best batch only inside. Cards and the ratio are not "
+        "bounded so: a price's `fitted span` line gives the least and largest measured / limit ratio of the runs its "
+        "facts were fitted to, and a price whose expected / limit ratio lies outside it is an extrapolation of the "
+        "fit, said on stderr too.",
+        ("serving stack", "expected", "expected price", "limit", "calibrate", "validate", "fitted span"),
     ),
     Term(
         "tensor.f16",

@@ -595,6 +595,9 @@ class Lineage:
     locks: tuple[LockImpact, ...]
     pinned_only: tuple[tuple[str, tuple[str, ...]], ...] = ()
     skipped: tuple[tuple[str, str], ...] = ()
+    #: A source's measured runs a serving stack's facts were fitted to (:func:`fitted_to_source`): each fitted fact
+    #: (stack, lock path, fact) with how many of its runs cite the source, of how many.
+    fitted: tuple[tuple[str, str, Fact, int, int], ...] = ()
 
     @property
     def breaks(self) -> tuple[LockImpact, ...]:
@@ -614,6 +617,9 @@ class Lineage:
             "pinned_only": [{"lock": name, "paths": list(paths)} for name, paths in self.pinned_only],
             "skipped_servings": [{"serving": name, "why": why} for name, why in self.skipped],
             "breaks": [lock.name for lock in self.breaks],
+            "fitted": [{"stack": stack, "path": path, "value": fact.amount, "unit": fact.unit,
+                        "provenance": fact.provenance.value, "runs": runs, "of": total}
+                       for stack, path, fact, runs, total in self.fitted],
         }
 
 
@@ -654,7 +660,33 @@ def source_lineage(root: Root, source_id: str) -> Lineage:
     records, problems = load_records(root, stacks=True)
     if problems:
         raise InputError.of(problems)
-    return _lineage(root, f"source {source.id}", citing_source(records, source.id), source, None, records)
+    lineage = _lineage(root, f"source {source.id}", citing_source(records, source.id), source, None, records)
+    return attrs.evolve(lineage, fitted=fitted_to_source(root, source.id))
+
+
+def fitted_to_source(root: Root, source_id: str) -> tuple[tuple[str, str, Fact, int, int], ...]:
+    """The serving stacks' fitted facts whose runs (each named in the fact's derivation) cite ``source_id``: (stack,
+    lock path, fact, runs citing it, runs named). Walkthrough 19: `audit --source xiongjiedai-gpu-benchmarks` said
+    "facts derived from them: 0" while llama.cpp's nine fitted facts rest on the 111 runs read from it (they cite
+    passprice-stack-calibration, the fit). A stack or measurement file that does not read is check's to report."""
+    from passprice.fits import RunDerivation
+    from passprice.measurements import load_runs
+    from passprice.stacks import load_stack
+
+    out: list[tuple[str, str, Fact, int, int]] = []
+    for name in root.scan(root.stacks):
+        try:
+            stack = load_stack(root, name)
+            cites = {run.id: run.source_id for run in load_runs(root, name)}
+        except InputError:
+            continue
+        for path, fact in stack.lock_facts().items():
+            if isinstance(fact.derivation, RunDerivation):
+                named = [r.run for r in fact.derivation.runs]
+                citing = sum(1 for run in named if cites.get(run) == source_id)
+                if citing:
+                    out.append((name, path, fact, citing, len(named)))
+    return tuple(out)
 
 
 def parse_fact_ref(root: Root, text: str) -> FactRef:
@@ -728,6 +760,14 @@ def lineage_text(a: Lineage) -> str:
     lines.append(f"facts derived from {'them' if a.source is not None else 'it'}: {len(a.derived)}")
     if a.derived:
         lines.append(text_table(["record", "fact", "value", "provenance", "why"], _fact_rows(a.derived)))
+    if a.fitted:
+        lines.append("")
+        lines.append(f"serving-stack facts fitted to its measured runs: {len(a.fitted)}")
+        rows = [[stack, path, fact.describe(), fact.provenance.value, f"{runs} of {total}"]
+                for stack, path, fact, runs, total in a.fitted]
+        lines.append(text_table(["stack", "fact", "value", "provenance", "runs citing it"], rows))
+        lines.append("  (each fact's derivation names its runs: passprice audit SERVING --stack S, or passprice fact "
+                     "show S PATH)")
     lines.append("")
     lines.append(f"servings resting on them (today's facts): {len(a.servings)}")
     if a.servings:
@@ -775,6 +815,11 @@ def lineage_markdown(a: Lineage) -> str:
     if facts:
         rows = [[markdown_code(r[0]), markdown_code(r[1]), r[2], r[3], markdown_text(r[4])] for r in _fact_rows(facts)]
         out += ["", "#### Facts", "", markdown_table(["record", "fact", "value", "provenance", "how"], rows, (2,))]
+    if a.fitted:
+        rows = [[markdown_code(stack), markdown_code(path), fact.describe(), fact.provenance.value,
+                 f"{runs} of {total}"] for stack, path, fact, runs, total in a.fitted]
+        out += ["", "#### Serving-stack facts fitted to its measured runs", "",
+                markdown_table(["stack", "fact", "value", "provenance", "runs citing it"], rows, (2,))]
     if a.servings:
         rows = [
             [markdown_code(s.name), markdown_code(s.card), ", ".join(markdown_code(p) for p in s.rests_on),

@@ -79,6 +79,17 @@ def spec_summary(spec: ServingSpec) -> str:
 HEADROOM_WARNING = 0.95
 
 
+def routed_expert_bytes(header: GGUFHeader) -> float:
+    """The bytes every routed expert of ``header`` holds, all layers together: its ``*_exps`` tensors (llama.cpp's
+    names for the stacked routed experts; shared experts are ``*_shexp``). A pass that reads D(T) of E experts in
+    each layer (no draft block routing apart) streams D(T) / E of it: shown beside the expected bytes so they can be
+    checked by hand (walkthrough 19)."""
+    from passprice import ggml
+
+    return float(sum(ggml.tensor_bytes(t.type_id, t.dims) for t in header.tensors
+                     if "_exps" in t.name and ggml.known(t.type_id)))
+
+
 def float_matrices(header: GGUFHeader, card: Card | None = None) -> dict[str, tuple[int, int]]:
     """The float matrices of ``header`` the pricer runs on the vector units (:func:`passprice.serving.is_float`), by
     type name: (tensors, bytes). A matrix is a tensor of two or more dimensions that is not a norm; the embedding
@@ -108,12 +119,17 @@ def cost_text(
     spec: ServingSpec | None = None,
     floats: Mapping[str, tuple[int, int]] | None = None,
     under_stack: bool = False,
+    routing_note: str | None = None,
+    experts_held: float | None = None,
 ) -> str:
     """A priced pass for people: the five terms with the bind marked and a one-line legend (from
     :mod:`passprice.glossary`), tokens/s and time per output token (TPOT), bytes and work per pass, held bytes
     against capacity (with a word about headroom above :data:`HEADROOM_WARNING`, pointing at a serving stack unless
     ``under_stack``: the command already prices under one), the float matrices priced on the vector units
-    (``floats``, :func:`float_matrices`), and the provenance it rests on."""
+    (``floats``, :func:`float_matrices`), and the provenance it rests on. A mixture of experts' price shows its
+    routing record's ``routing_note`` (the record's caveat, its ``note``) under the routing line (walkthrough 19:
+    the caveat showed in neither ``price`` nor ``audit``), and the bytes all its routed experts hold
+    (``experts_held``, :func:`routed_expert_bytes`) beside the expected bytes a pass reads of them."""
     from passprice.glossary import legend
 
     lines = [title]
@@ -156,6 +172,7 @@ def cost_text(
             f"  experts       {r.distinct:.4g} of {r.experts:,} experts a layer for {r.tokens:,.0f} token-row"
             f"{'s' if r.tokens != 1 else ''} ({r.used} a token), expected: {si(r.bytes, 'B')} of them in the bytes "
             "shared by the batch"
+            + (f" (all {r.experts:,} experts of every layer hold {si(experts_held, 'B')})" if experts_held else "")
         )
         facts = dict(cost.rests_on)
         hot, share = facts.get("routing.hot_experts"), facts.get("routing.hot_share")
@@ -166,6 +183,8 @@ def cost_text(
             lines.append(f"  routing       {description(r.routing, hot, share, r.experts)}")
         else:
             lines.append(f"  routing       {r.description}")
+        if routing_note:
+            lines.append(f"  routing note  {routing_note}")
     array = f"array {si(cost.array_macs, 'MAC')}"
     if cost.float_matrix_macs:  # the float matrices riding a tensor.* rate are the array term's too (DESIGN.md)
         rates = ", ".join(p for p, _ in cost.rests_on if p.startswith("tensor.")) or "tensor.*"

@@ -172,13 +172,26 @@ class Router:
             return f"shares must be in (0, 1]: hot_experts {self.hot:g}, hot_share {self.share:g}"
         if self.hot >= 1.0 and self.share < 1.0:
             return f"every expert is in the hot set (hot_experts 1) but it takes only {self.share:g} of the slots"
-        for count, p in self.probabilities():
-            if p > 1.0:
-                return (
-                    f"a set of {count:g} of the {self.experts} experts cannot take that share of {self.used} choices a "
-                    f"token: each of its experts would be chosen with probability {p:.4g} > 1"
-                )
-        return None
+        sets = self.probabilities()
+        if all(p <= 1.0 for _, p in sets):
+            return None
+        return self.share_bound(sets)
+
+    def share_bound(self, sets: tuple[tuple[float, float], ...]) -> str:
+        """Why ``hot_share`` s cannot be with this hot set, with the bound it must meet (``check``'s wording, which
+        a price refused :class:`~passprice.serving.BadRouting` now gives too: walkthrough 19, the refusal named
+        neither the share nor its limit): the set chosen with p > 1, and s ≤ h·E / k, s ≥ 1 − (1 − h)·E / k."""
+        e, k, h, s = self.experts, self.used, self.hot, self.share
+        high, low = min(1.0, h * e / k), max(0.0, 1.0 - (1.0 - h) * e / k)
+        (n_hot, p_hot), (n_cold, p_cold) = sets
+        others = "the one other expert" if n_cold == 1.0 else f"each of the other {n_cold:.4g} experts"
+        which = (f"each of the hot set's experts would be chosen with probability {p_hot:.4g}" if p_hot > 1.0 else
+                 f"{others} would be chosen with probability {p_cold:.4g}")
+        return (
+            f"hot_share: {s:g} of the routed token-slots cannot land so with a hot set of {n_hot:.4g} of the {e} "
+            f"experts (hot_experts {h:g}) at {k} a token: {which}, and an expert is chosen at most once a token; for "
+            f"that hot set hot_share must be {f'at least {low:.4g} and ' if low > 0.0 else ''}at most {high:.4g}"
+        )
 
     def distinct(self, tokens: Any) -> Any:
         """The expected number of distinct experts ``tokens`` token-rows read in one layer, tokens routing

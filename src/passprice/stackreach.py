@@ -15,6 +15,8 @@ of the stack's runs measured, with the error its fit reported for a checkpoint h
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 
 from passprice.fits import RunDerivation
@@ -142,3 +144,130 @@ def model_reach(root: Root, stack: Stack, header: GGUFHeader) -> ModelReach:
             continue
     return ModelReach(stack.name, model_kind(header), tuple(sorted(kinds)), errors.get("checkpoint_out_mean"),
                       errors.get("checkpoint_out_max"))
+
+
+@attrs.frozen
+class RatioReach:
+    """Where a price's ``ratio`` (expected tokens/s over the card's limit) stands against the ratios the stack's
+    fitted runs measured (measured tokens/s over their limit): ``low`` … ``high`` over ``runs`` runs (``runs`` 0:
+    none could be priced, and nothing is judged). The README's span ("the limit is 1.17 to 2.92 × what was
+    measured") is its inverse."""
+
+    stack: str
+    ratio: float
+    low: float
+    high: float
+    runs: int
+    #: The batch the ratio was taken at, when the price's own limit lies at another (a best price's own best batch).
+    at_batch: int | None = None
+
+    @property
+    def inside(self) -> bool:
+        """True when the ratio lies within the runs' span (or no run could be priced)."""
+        return self.runs == 0 or self.low <= self.ratio <= self.high
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"runs", "low", "high", "ratio", "batch", "inside"}``: the fitted runs' measured / limit span, the
+        price's expected / limit ratio (at ``batch``, the expected price's, when the limit shown lies at another;
+        else ``null``) and whether it lies in the span."""
+        return {"runs": self.runs, "low": self.low, "high": self.high, "ratio": self.ratio, "batch": self.at_batch,
+                "inside": self.inside}
+
+    def _price(self) -> str:
+        at = "" if self.at_batch is None else f" × the limit at its batch, {self.at_batch:,}"
+        return f"this price's {self.ratio:.4g}{at}"
+
+    def line(self) -> str:
+        """The span, for a price's text: ``its 111 fitted runs measured 0.3425 … 0.8547 × their limit (the limit
+        1.17 … 2.92 × measured)``, and, outside it, that this price extrapolates."""
+        span = (f"its {self.runs} fitted runs measured {self.low:.4g} … {self.high:.4g} × their limit (the limit "
+                f"{1 / self.high:.3g} … {1 / self.low:.3g} × measured)")
+        if self.inside:
+            return f"{span}; {self._price()} lies inside"
+        return (f"{span}; {self._price()} (the limit {1 / self.ratio:.3g} × expected) lies outside: an extrapolation "
+                "of the fit")
+
+    def warning(self) -> str | None:
+        """One line for a ratio outside the span (``None`` inside it)."""
+        if self.inside:
+            return None
+        at = "" if self.at_batch is None else f" at batch {self.at_batch:,}"
+        return (f"stack {self.stack}'s expected price here is {self.ratio:.4g} × the limit{at} (the limit "
+                f"{1 / self.ratio:.3g} × expected), outside the {self.low:.4g} … {self.high:.4g} × (limit "
+                f"{1 / self.high:.3g} … {1 / self.low:.3g} × measured) its {self.runs} fitted runs measured: the fit "
+                "is extrapolated here")
+
+
+def ratio_span(root: Root, stack: Stack) -> tuple[float, float, int]:
+    """The least and largest measured / limit ratio of ``stack``'s fitted runs (those its fitted facts' derivations
+    name), and how many were priced: each run's limit priced on its card and checkpoint as ``validate`` prices it. A
+    run that does not load or price is skipped (``check`` and ``validate`` report it). Kept in the cache of built
+    objects, keyed by the bytes of the stack, its measurement files and every card and checkpoint entry its runs
+    name, so a second price under the stack prices no run. Raises :class:`~passprice.errors.InputError` for a
+    measurement file that does not read."""
+    from passprice import cache
+    from passprice.files import is_there
+    from passprice.measurements import load_runs
+    from passprice.schema import read_bytes
+
+    named: set[str] = set()
+    for fact in stack.facts.values():
+        if isinstance(fact.derivation, RunDerivation):
+            named.update(r.run for r in fact.derivation.runs)
+    runs = [run for run in load_runs(root, stack.name) if run.id in named] if named else []
+    if not runs:
+        return (0.0, 0.0, 0)
+    files = [root.stacks / f"{stack.name}.toml"]
+    files += [root.measurements / f"{s}.toml" for s in sorted({r.source for r in runs})]
+    files += [root.cards / f"{c}.toml" for c in sorted({r.card for r in runs})]
+    files += [root.checkpoints / f"{c}.toml" for c in sorted({r.checkpoint for r in runs})]
+    key = b"".join(str(p).encode("utf-8", "surrogateescape") + b"\0" + (read_bytes(p) if is_there(p) else b"") + b"\0"
+                   for p in files)
+
+    def build() -> Span:
+        return _span(root, runs)
+
+    span = cache.built("stack-span", None, key, build, Span)
+    return (span.low, span.high, span.runs)
+
+
+@attrs.frozen
+class Span:
+    """The measured / limit span of a stack's fitted runs: ``low`` … ``high`` over ``runs`` runs priced."""
+
+    low: float
+    high: float
+    runs: int
+
+
+def _span(root: Root, runs: list[Any]) -> Span:
+    from passprice.cards import load_card
+    from passprice.checkpoints import load_checkpoint
+    from passprice.errors import InputError
+    from passprice.serving import ServingRefusal, price_serving
+    from passprice.servings import complete, to_serving
+
+    cards: dict[str, Any] = {}
+    headers: dict[str, Any] = {}
+    ratios: list[float] = []
+    for run in runs:
+        try:
+            card = cards.get(run.card) or load_card(root, run.card)
+            cards[run.card] = card
+            header = headers.get(run.checkpoint) or load_checkpoint(root, run.checkpoint)
+            headers[run.checkpoint] = header
+            limit = price_serving(header, card, to_serving(complete(run.spec(), header)))
+        except (InputError, ServingRefusal):
+            continue
+        if limit.tokens_per_s > 0 and run.tokens_per_s > 0:
+            ratios.append(run.tokens_per_s / limit.tokens_per_s)
+    if not ratios:
+        return Span(0.0, 0.0, 0)
+    return Span(min(ratios), max(ratios), len(ratios))
+
+
+def ratio_reach(root: Root, stack: Stack, ratio: float, at_batch: int | None = None) -> RatioReach:
+    """Where a price under ``stack`` whose expected tokens/s is ``ratio`` × its limit (at ``at_batch`` when given)
+    stands against the measured / limit span of the stack's fitted runs (:func:`ratio_span`)."""
+    low, high, runs = ratio_span(root, stack)
+    return RatioReach(stack.name, ratio, low, high, runs, at_batch)

@@ -278,9 +278,10 @@ def plot(v: Validation, path: Path, force: bool = False) -> None:
 
 
 def validation_text(v: Validation, stack: str | None = None) -> str:
-    """Every run priced, for people: measured, limit (its ratio to measured and its bind), expected (its error and
-    bind), then the expected price's mean and max error and whether the limit bounds every run of a registered
-    stack."""
+    """Every run priced, for people: measured, limit (its ratio to measured and the term it binds on, ``limit
+    binds``), expected (its error and the term it binds on, ``expected binds``: walkthrough 19, both columns were
+    headed ``binds``), then the expected price's mean and max error and whether the limit bounds every run of a
+    registered stack."""
     from passprice.tables import count, text_table
 
     which = f"stack {stack}" if stack else "every stack"
@@ -303,7 +304,8 @@ def validation_text(v: Validation, stack: str | None = None) -> str:
         )
     lines.append(
         text_table(
-            ["run", "batch", "positions", "measured", "limit", "limit/meas", "binds", "expected", "error", "binds"],
+            ["run", "batch", "positions", "measured", "limit", "limit/meas", "limit binds", "expected", "error",
+             "expected binds"],
             rows,
             right=(1, 3, 4, 5, 7),
         )
