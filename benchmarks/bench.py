@@ -268,8 +268,9 @@ def instructions(command: Sequence[str], mode: str = "") -> float | None:
     return None if found is None else found[0]
 
 
-#: What the result memo says it did in a run (``PASSPRICE_MEMO_DEBUG``): its lines on standard error.
-MEMO_LINES = ("memo: replayed", "memo: kept", "memo: missed", "memo: not kept")
+#: How each line the result memo writes about a run starts (``PASSPRICE_MEMO_DEBUG``, on standard error): "memo:
+#: replayed", "memo: missed: …", "memo: kept (status 0)" or, for a run not kept, the reason (status N).
+MEMO_LINES = "memo: "
 
 
 def counted(command: Sequence[str], mode: str = "") -> tuple[float, list[str]] | None:
@@ -331,9 +332,10 @@ def bench_instructions(gemma: Path | None) -> None:
         run_once(command, mode)
         # valgrind's environment is not the plain run's (the memo keys on the environment): the first run under it
         # is the memo's miss, the second its replay. A plain row counts a replay, checked by the memo's own word: a
-        # run that was not one (the world stamp missed: a file of the registry root's tree, which the stamp covers
-        # whole, written between the two runs: a test run or an editor in the checkout) is run again, at most
-        # three times, and the row says so if none replayed (it read a miss's 456 M as the replay's).
+        # run that was not one is run again, at most three times, and the row says so if none replayed (a row read a
+        # miss's 456 M as the replay's). One way a replay misses: the world stamp covers the registry root's whole
+        # tree (in a checkout: tests/, .hypothesis/, .mypy_cache/ …), and a file written there between the two runs
+        # (a test run, an editor) is a change.
         counted(command, mode)
         found = counted(command, mode)
         assert found is not None
