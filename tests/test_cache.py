@@ -937,8 +937,8 @@ def test_a_file_of_at_most_small_bytes_is_parsed_every_time_never_kept(tmp_path:
 
     root = Root(copy_root(tmp_path))
     tiny = root.sources / "tiny-source.toml"
-    tiny.write_text('[source]\nkind = "web-page"\ntitle = "ttt"\nread = "read it all"\npublisher = "pp"\nurl = "unknown"\n'
-                    'date = "unknown"\nretrieved = "unknown"\n')  # fmt: skip
+    tiny.write_text('[source]\nkind = "web-page"\ntitle = "ttt"\nread = "read it all"\npublisher = "pp"\n'
+                    'url = "unknown"\ndate = "unknown"\nretrieved = "unknown"\n')  # fmt: skip
     assert len(tiny.read_bytes()) <= schema.SMALL
     documents = cache_dir / "documents"
     before = set(documents.glob("*.json")) if documents.is_dir() else set()
