@@ -79,3 +79,13 @@ def test_a_stack_refit_is_reviewed_by_its_one_moved_run(tmp_path: Path) -> None:
     assert markdown.count("**derivation**: the same change as `overhead.pass`'s") == 6
     assert markdown.count("passprice-stack-calibration: the 17 runs") == 1  # the cite, said once for the file
     assert markdown.count("**cite**: as `overhead.pass`'s") == 6
+
+
+def test_long_texts_are_compared_by_their_common_ends_alone() -> None:
+    """Two 10,000-token texts of two repeated words kept difflib busy for 19 s: past MATCHED tokens together, the
+    texts are compared by their common start and end (one span, linear), or shown whole when those share little."""
+    a, b = " ".join(["x y"] * 5000), " ".join(["y x"] * 5000)
+    assert text_change(a, b) == f"{a} → {b}"
+    long = " ".join(str(i % 7) for i in range(20000))
+    assert text_change(long, long[:30000] + " 9 " + long[30000:]) == "…1 2 3 4 5 [+ 9] 6 0 1 2 …"
+    assert text_change(long[:30000] + " 9 " + long[30000:], long) == "…1 2 3 4 5 [- 9] 6 0 1 2 …"

@@ -13,6 +13,10 @@ WHOLE = 100
 CONTEXT = 4
 #: More changed spans than this are counted, not shown.
 SPANS = 4
+#: Texts of more tokens than this together are compared by their common start and end alone (one span):
+#: ``SequenceMatcher`` is quadratic at worst (two 10,000-token texts of two repeated words took 19 s), and a note is
+#: at most 4,000 characters, a derivation's text a few hundred.
+MATCHED = 2000
 
 #: Tokens: words (a number keeps its decimal point), runs of spaces, and each other character on its own, so a
 #: figure followed by ``),`` is one token and its punctuation others.
@@ -31,10 +35,17 @@ def text_change(old: str, new: str) -> str:
     if len(old) <= WHOLE or len(new) <= WHOLE:
         return f"{old} → {new}"
     a, b = _TOKENS.findall(old), _TOKENS.findall(new)
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    if matcher.ratio() < 0.5:  # mostly rewritten: the spans would say less than the texts
-        return f"{old} → {new}"
-    ops = matcher.get_opcodes()
+    ops: list[tuple[str, int, int, int, int]]
+    if len(a) + len(b) > MATCHED:
+        ends = _ends(a, b)  # one span between the common start and end: linear in the texts
+        if ends is None:
+            return f"{old} → {new}"
+        ops = ends
+    else:
+        matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+        if matcher.ratio() < 0.5:  # mostly rewritten: the spans would say less than the texts
+            return f"{old} → {new}"
+        ops = [(str(tag), i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes()]
     spans = sum(1 for op in ops if op[0] != "equal")
     out: list[str] = []
     shown = 0
@@ -49,11 +60,34 @@ def text_change(old: str, new: str) -> str:
         body = f"[{was.strip()} → {now.strip()}]" if tag == "replace" else (
             f"[+ {now.strip()}]" if tag == "insert" else f"[- {was.strip()}]"
         )
-        lead = " " if (was or now)[:1].isspace() and out and not out[-1][-1:].isspace() else ""
-        out.append(lead + body)
+        text = was or now
+        lead = " " if text[:1].isspace() and out and not out[-1][-1:].isspace() else ""
+        trail = " " if text[-1:].isspace() and not (was[-1:].isspace() and now[-1:].isspace()) else ""
+        out.append(lead + body + trail)
     text = "".join(out)
     more = spans - SPANS
     return text + (f" and {more} more change{'s' if more != 1 else ''}" if more > 0 else "")
+
+
+def _ends(a: list[str], b: list[str]) -> list[tuple[str, int, int, int, int]] | None:
+    """The opcodes (as ``SequenceMatcher.get_opcodes``) of one changed span between the tokens ``a`` and ``b`` have
+    in common at their start and at their end, or ``None`` when that shares less than half of the longer."""
+    start = 0
+    while start < len(a) and start < len(b) and a[start] == b[start]:
+        start += 1
+    end = 0
+    while end < len(a) - start and end < len(b) - start and a[-1 - end] == b[-1 - end]:
+        end += 1
+    if 2 * (start + end) < max(len(a), len(b)):
+        return None
+    tag = "replace" if len(a) - end > start and len(b) - end > start else (
+        "insert" if len(b) - end > start else "delete"
+    )
+    ops = [("equal", 0, start, 0, start)] if start else []
+    ops.append((tag, start, len(a) - end, start, len(b) - end))
+    if end:
+        ops.append(("equal", len(a) - end, len(a), len(b) - end, len(b)))
+    return ops
 
 
 def _kept(tokens: list[str], first: bool, last: bool) -> str:
