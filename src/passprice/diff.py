@@ -54,6 +54,7 @@ from passprice.sourcechange import SourceChange, source_changes
 from passprice.tables import json_text, markdown_code, markdown_table, markdown_text, si
 
 if TYPE_CHECKING:
+    from passprice.addedservings import AddedServing
     from passprice.comment import Links
     from passprice.unlocked import ServingMove
 
@@ -1043,6 +1044,23 @@ class LockImpact:
     #: rewrote to the same quantity (``4.8 TB/s`` → ``4800 GB/s``, :func:`passprice.reproduce.same_quantity`): no
     #: drift (``check --frozen`` passes), but the lock pins the old words until ``lock --update``.
     rewritten: tuple[str, ...] = ()
+    #: For each floor HEAD's lock loosens that another lock of the same registered serving still holds as strictly
+    #: on HEAD (:func:`kept_floors`): the path → that lock's name and floor. Loosening one of a serving's two locks
+    #: then changes nothing the serving is held to, which the review did not say (slip round 28).
+    kept: Mapping[str, tuple[str, Provenance]] = attrs.field(factory=dict)
+
+    def policy_line(self, change: FloorChange) -> str:
+        """A floor change as the review shows it: :meth:`FloorChange.describe`, and for a loosened floor another lock
+        of the serving still holds, ``; lock OTHER of serving S still floors streams.read at measured (its price
+        rests on it): the serving is held to the floor as before``."""
+        line = change.describe()
+        kept = self.kept.get(change.path) if change.loosens else None
+        if kept is None:
+            return line
+        other, floor = kept
+        return (f"{line}; lock {other} of serving {self.serving_name} still floors {change.path} at {floor.value} "
+                "(its price rests on it): the serving is held to that floor as before, and a weaker fact still fails "
+                "the review and check")
 
     @property
     def checkpoint_changed(self) -> bool:
@@ -1193,7 +1211,8 @@ class LockImpact:
         if self.removed:
             return "removed, dropping floors" if self.dropped else "removed"
         if self.head_unread:
-            return "HEAD's lock file does not read (edited by hand?): restore it, or re-lock it with passprice lock"
+            return (f"HEAD's lock file does not read (edited by hand?): restore it from BASE, then re-lock it with "
+                    f"passprice lock --update -o {self.path}")
         if self.question:
             return (
                 f"asks another question ({'; '.join(self.question)}): a lock answers one; restore it, or keep it "
@@ -1227,7 +1246,8 @@ class LockImpact:
         elif self.status == "changed":
             bits.append("re-locked")
         if self.loosened:
-            bits.append("floors loosened")
+            kept = all(c.path in self.kept for c in self.loosened)
+            bits.append("floors loosened" + (" (another lock of the serving still holds each: below)" if kept else ""))
         if self.older:
             bits.append("older lock format")
         return unsound + (", ".join(bits) or "records HEAD's price")
@@ -1289,6 +1309,7 @@ class LockImpact:
             "retired": self.retired,
             "question": list(self.question),
             "head_unread": self.head_unread,
+            "floors_kept": {path: {"lock": other, "floor": floor.value} for path, (other, floor) in self.kept.items()},
             "drifted": list(self.drifted),
             "rewritten": list(self.rewritten),
         }
@@ -1470,6 +1491,33 @@ def dropped_floors(
     return (), f"{moved}, and " * bool(moved) + f"every floor it set is kept by {kept}"
 
 
+def kept_floors(
+    lock: Lock, policy: Iterable[FloorChange], head_locks: Mapping[str, Lock | None]
+) -> dict[str, tuple[str, Provenance]]:
+    """For each floor ``policy`` (HEAD's ``lock`` against BASE's) loosens on a path, the other lock of HEAD of the
+    same registered serving whose recorded price rests on the path and floors it at least as strictly as ``lock``
+    did on BASE (the strictest, by name): path → (its name, its floor). A lock of no registered serving keeps none
+    (its floors apply under ``--lock`` alone)."""
+    name = lock.info.serving
+    if name is None:
+        return {}
+    others = sorted(
+        (other for other in head_locks.values()
+         if other is not None and other.info.serving == name and other.name != lock.name),
+        key=lambda other: other.name,
+    )
+    out = {}
+    for change in policy:
+        if not change.loosens or change.path == "*":
+            continue
+        holding = [(other.policy.allowed(change.path), other.name) for other in others
+                   if change.path in other.rests_on and not other.policy.allowed(change.path).weaker_than(change.was)]
+        if holding:
+            floor, other_name = min(holding, key=lambda h: (h[0], h[1]))
+            out[change.path] = (other_name, floor)
+    return out
+
+
 def question_changes(old: Lock, new: Lock) -> tuple[str, ...]:
     """What ``new`` answers that ``old``, the same lock file on BASE, did not: ``kind best → price``, the registered
     serving it locks, the serving stack its expected price is under, its name (each ``what: BASE → HEAD``, ``none``
@@ -1485,6 +1533,14 @@ def question_changes(old: Lock, new: Lock) -> tuple[str, ...]:
         if a != b:
             out.append(f"{what} {a or 'none'} → {b or 'none'}")
     return tuple(out)
+
+
+#: Why a lock whose file HEAD cannot read shows no HEAD price: it was priced with BASE's lock on HEAD's inputs, and
+#: that price sat beside "not judged" as if HEAD's lock recorded and held it (slip round 28).
+HEAD_UNREAD = (
+    "HEAD's lock file does not read, so there is no HEAD lock to price and judge: no HEAD price is shown (BASE's "
+    "lock priced on HEAD's inputs is not this file's price)"
+)
 
 
 def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[LockImpact, ...]:
@@ -1503,7 +1559,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
         old, new = base_locks.get(rel), head_locks.get(rel)
         note = None
         if rel in head_locks and new is None:
-            note = "HEAD's lock file does not read; its floors and serving are BASE's"
+            note = HEAD_UNREAD
         if rel in base_locks and old is None and rel in head_locks:
             note = "BASE's lock file does not read"
         if old is None and new is None:
@@ -1511,8 +1567,8 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
         pairs[rel] = (old, new, note)
         if rel in base.files and (old or new) is not None:
             requests["base"].append(_request(rel, old or new))  # type: ignore[arg-type]
-        if rel in head.files and (new or old) is not None:
-            requests["head"].append(_request(rel, new or old))  # type: ignore[arg-type]
+        if rel in head.files and new is not None:  # a lock file HEAD cannot read is not priced as BASE's
+            requests["head"].append(_request(rel, new))
     base_results = price_locks(base.root, base.code, requests["base"])
     head_results = price_locks(head.root, head.code, requests["head"])
     out = []
@@ -1528,6 +1584,8 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
             before = PriceSide(error="the lock is new on HEAD")
         if status == "removed":
             after = PriceSide(error="the lock is removed on HEAD")
+        if rel in head_locks and new is None:
+            after = PriceSide(error=HEAD_UNREAD)
         rests = {*before.rests_on(), *after.rests_on(), *lock.rests_on}
         touched = [by_file.get(("card", lock.card))]
         if lock.spec.draft is not None:
@@ -1612,6 +1670,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                 head_unread=rel in head_locks and new is None,
                 drifted=tuple(dict.fromkeys(drifted)),
                 rewritten=tuple(dict.fromkeys(rewritten)),
+                kept=kept_floors(new, policy, head_locks) if new is not None else {},
             )
         )
     return tuple(out)
@@ -1667,6 +1726,10 @@ class Diff:
     #: How many more of those warnings there were past the first :data:`MAX_HEAD_WARNINGS` (shown as a count: 3,000
     #: sources nothing cites made a pull-request comment of 318 KB, past GitHub's 65,536 characters, round 23).
     head_warnings_left_out: int = 0
+    #: The servings HEAD registers and BASE does not (:mod:`passprice.addedservings`): what each prices, HEAD's price
+    #: of it and the locks of it. Shown, never failed; until slip round 28 a review showed an added serving's path
+    #: alone, counted as "1 other file changed".
+    added_servings: tuple[AddedServing, ...] = ()
 
     @property
     def locks(self) -> tuple[LockImpact, ...]:
@@ -1912,9 +1975,7 @@ class Diff:
             kinds = sorted({x.kind for _, x in self.unsound}, key=["stale", "mismatch", "broken"].index)
             what = {"stale": "stale", "mismatch": "not following", "broken": "broken"}
             parts.append(f"{_n(len(self.unsound), 'derived fact')} {' or '.join(what[k] for k in kinds)}")
-        others = [f for f in self.files if not f.holds_facts and f.kind != "lock"]
-        if others:
-            parts.append(f"{_n(len(others), 'other file')} changed")
+        parts += _file_counts([f for f in self.files if not f.holds_facts and f.kind != "lock"])
         if self.sources:
             under = {lock for s in self.sources for lock in s.locks}
             rest = f" (under {_n(len(under), 'locked price')})" if under else ""
@@ -2023,6 +2084,7 @@ class Diff:
             "duplicate_locks": list(self.duplicates),
             "head_warnings": list(self.head_warnings),
             "head_warnings_left_out": self.head_warnings_left_out,
+            "added_servings": [a.to_json() for a in self.added_servings],
             "pricing_model": {
                 "base": self.base_code.model if self.base_code else None,
                 "head": self.head_code.model if self.head_code else None,
@@ -2038,6 +2100,23 @@ class Diff:
 
 def _n(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _file_counts(files: Sequence[FileChange]) -> list[str]:
+    """The summary's count of changed files that hold no facts and are no lock: servings and checkpoint entries by
+    what happened to them (``1 serving added``, ``2 checkpoint entries changed``), then every other file (``1 other
+    file changed``). A serving and its lock added together read "1 other file changed" (slip round 28)."""
+    out = []
+    kinds = (("serving", "serving", "servings"), ("checkpoint", "checkpoint entry", "checkpoint entries"))
+    for kind, one, many in kinds:
+        for status in ("added", "changed", "removed"):
+            n = sum(1 for f in files if f.kind == kind and f.status == status)
+            if n:
+                out.append(f"{n} {one if n == 1 else many} {status}")
+    others = [f for f in files if f.kind not in ("serving", "checkpoint")]
+    if others:
+        out.append(f"{_n(len(others), 'other file')} changed")
+    return out
 
 
 def compare(base: Side, head: Side) -> Diff:
@@ -2078,12 +2157,14 @@ def _compare(base: Side, head: Side) -> Diff:
 
     reviews = lock_impacts(base, head, files)
     moves, left_out = unlocked_moves(base, head, files, reviews)
+    from passprice.addedservings import added_servings
     from passprice.sidecode import code_changes
 
     return Diff(base.info, head.info, files, reviews, base.code, head.code,
                 _unrooted(head, problems), _unrooted(head, review.unreadable), sources, moves, left_out,
                 code_changes(base.code, head.code), _duplicates(head, paths),
-                _unrooted(head, review.warnings[:MAX_HEAD_WARNINGS]), max(0, len(review.warnings) - MAX_HEAD_WARNINGS))
+                _unrooted(head, review.warnings[:MAX_HEAD_WARNINGS]), max(0, len(review.warnings) - MAX_HEAD_WARNINGS),
+                added_servings(head, files, reviews))
 
 
 def _unrooted(side: Side, lines: Sequence[str]) -> tuple[str, ...]:
@@ -2251,6 +2332,8 @@ def _shorts(lock: Any) -> tuple[str, str]:
     shows two different prices alike (a fact recomputed moved 10,354.4 by +4.0e-05 %: the row read "10,354.4 →
     10,354.4 ❌ price moved", session 9's walkthrough): the fewest decimals, up to 17, that tell them apart."""
     b, a = lock.before, lock.after
+    if getattr(lock, "head_unread", False):
+        return b.short(), "– (not judged: HEAD's lock file does not read)"
     if b.price is not None and a.price is not None:
         x, y = float(b.price["tokens_per_s"]), float(a.price["tokens_per_s"])
         if x != y and f"{x:,.1f}" == f"{y:,.1f}":
@@ -2498,6 +2581,7 @@ def diff_text(d: Diff) -> str:
             lines.append(f"  content   {_content(f)}")
         if f.serving:
             lines += [f"  {c}" for c in f.serving]
+        lines += [line for a in d.added_servings if a.path == f.path for line in a.text_lines()]
         width = max((len(c.path) for c in f.facts), default=0)
         for c in f.facts:
             head = f"  {c.path.ljust(width)}  {show(c.old)} → {show(c.new)}"
@@ -2548,7 +2632,7 @@ def diff_text(d: Diff) -> str:
             if lock.added and lock.verdict is not None:
                 lines.append(f"    weakest   {_weakest(lock.verdict)}")
             for change in lock.policy:
-                lines.append(f"    policy    {change.describe()}{' (LOOSENED)' if change.loosens else ''}")
+                lines.append(f"    policy    {lock.policy_line(change)}{' (LOOSENED)' if change.loosens else ''}")
             if lock.removed:
                 lines.append(f"    removed   {_removal(lock)}")
                 lines += [f"    dropped   floor on {f.path}: {_dropped(f)}" for f in lock.dropped]
@@ -2556,7 +2640,7 @@ def diff_text(d: Diff) -> str:
                 if side.refusal is not None:
                     lines.append(f"    {label} refuses: {side.refusal.get('message', side.refusal.get('refusal'))}")
                 if side.error is not None and not (lock.added and label == "BASE") and not (
-                    lock.removed and label == "HEAD"
+                    (lock.removed or lock.head_unread) and label == "HEAD"
                 ):
                     lines.append(f"    {label} cannot price: {side.error}")
             if lock.note:
@@ -2649,6 +2733,34 @@ def _fact_details(d: Diff, links: Links | None) -> list[str]:
     return out
 
 
+def _relock_note(lock: LockImpact) -> str | None:
+    """What the pull-request comment tells the author to run for a lock the review fails or asks to re-pin, as a
+    code span to paste (:func:`passprice.enforce.command_span`): the re-lock loosening the floors a fact fell below
+    (:func:`passprice.enforce.relock_command`), ``passprice lock --update -o LOCK`` for a lock that does not record
+    HEAD's price (or pins a changed fact as before), or that after restoring a lock file edited by hand; ``None``
+    for any other lock. Until slip round 28 only stderr gave the command, and a pull request's author reads the
+    comment."""
+    from passprice.enforce import command_span, relock_command
+
+    update = command_span(["passprice", "lock", "--update", "-o", lock.path])
+    if lock.removed:
+        return None
+    if lock.head_unread:
+        return f"restore its file as BASE has it (`git checkout BASE -- FILE`), then re-lock it with {update}"
+    if lock.after.gone or lock.checkpoint_changed:
+        return None
+    if lock.verdict is not None and not lock.verdict.holds and lock.after.price is not None:
+        command = relock_command(lock.verdict, lock.serving_name, lock.path)
+        return ("restore the fact below its floor, or accept it by re-locking with that floor loosened (the review "
+                f"then shows the loosened floor): {command}")
+    if lock.stale and lock.after.price is not None and not lock.unsound:
+        why = "the change moved its price" if lock.unreviewed else "its price was out of date already on BASE"
+        return f"{why} and its file records the old one: once the move is reviewed, re-lock it with {update}"
+    if lock.drifted and not lock.stale:
+        return f"it pins a changed fact as before the change: re-pin it for `check --frozen` with {update}"
+    return None
+
+
 def _review(d: Diff, lock: LockImpact) -> str:
     """A lock's review verdict, or, for a lock file of HEAD that does not reproduce from its own pinned inputs
     (:func:`unreproduced`: edited by hand), that, whatever its price says."""
@@ -2725,7 +2837,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
                     _recorded(lock),
                     _shorts(lock)[0] if not lock.added else "–",
                     (f"❌ {_shorts(lock)[1]} (on stale facts)" if lock.unsound else _shorts(lock)[1])
-                    if not lock.removed else "–",
+                    if not lock.removed and not lock.head_unread else
+                    "– (not judged: its lock file does not read)" if lock.head_unread else "–",
                     _pct(lock.relative) or "–",
                     _binds(lock),
                     review,
@@ -2752,18 +2865,22 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
                     message = markdown_text(side.refusal.get("message", ""))
                     notes.append(f"- {markdown_code(lock.name)}: {label} refuses: {message}")
                 if side.error is not None and not (lock.added and label == "BASE") and not (
-                    lock.removed and label == "HEAD"
+                    (lock.removed or lock.head_unread) and label == "HEAD"
                 ):
                     notes.append(f"- {markdown_code(lock.name)}: {label} cannot price: {markdown_text(side.error)}")
             if lock.note:
                 notes.append(f"- {markdown_code(lock.name)}: {markdown_text(lock.note)}")
+            todo = _relock_note(lock)
+            if todo is not None:
+                notes.append(f"- {markdown_code(lock.name)}: {todo}")
         if notes:
             out += ["", *notes]
     policy = [(lock, c) for lock in d.reviews for c in lock.policy]
     if policy:
         out += ["", "#### Policy changes", ""]
         out += [
-            f"- {'⚠️ ' if c.loosens else ''}{markdown_code(lock.name)}: {markdown_text(c.describe())}"
+            f"- {('ℹ️ ' if c.path in lock.kept else '⚠️ ') if c.loosens else ''}{markdown_code(lock.name)}: "
+            f"{markdown_text(lock.policy_line(c))}"
             for lock, c in policy
         ]
     added = [lock for lock in d.reviews if lock.added]
@@ -2787,9 +2904,11 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     servings = [f for f in d.files if f.kind == "serving"]
     if servings:
         out += ["", "#### Servings", ""]
+        described = {a.path: a for a in d.added_servings}
         out += [
             f"- {markdown_code(f.path)} ({f.status})"
             + (": " + markdown_text("; ".join(f.serving)) if f.serving else "")
+            + (described[f.path].markdown() if f.path in described else "")
             for f in servings
         ]
     if d.sources:

@@ -1,0 +1,250 @@
+"""Slip round 28: a pull-request author changing what a locked price rests on past the review, ``check`` and the
+pre-commit hook (this checkout's registry, committed on ``main`` of a throwaway repository, changed on a branch and
+reviewed as CI reviews it: ``passprice diff main HEAD``), and the review's known leftovers:
+
+- (L1) a serving added (its file, with or without a lock) was shown as its path alone, and the summary counted a
+  serving and its lock added together as "1 other file changed": the review now says what the serving prices (card,
+  checkpoint, batch, contexts), HEAD's price of it and which lock locks it (or the command that would), and counts
+  "1 serving added".
+- (L2) the pull-request comment never gave the command re-locking a lock whose price moved (``passprice lock
+  --update -o FILE``; only stderr did), nor the re-lock loosening a floor a fact fell below: each failing lock has
+  its command below the locks table now.
+- (L3) a lock file edited by hand (its digest no longer matching) was priced with BASE's lock on HEAD's inputs, and
+  that price stood in the HEAD column beside "not judged": no HEAD price is shown now, and the row says why.
+- (L4) a floor loosened in one of a serving's two locks, the other still flooring the fact, read as any loosened
+  floor: the review now says which lock still floors it, so the serving is held to it as before.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import REPO, invoke
+from test_diff import commit_all, git
+
+R1 = "r1-qwen7b-h200"
+MTP = "qwen35-27b-h200-mtp"
+H100 = "r1-qwen7b-h100"
+CARD = "h200_sxm_141gb"
+ENTRY = "deepseek-r1-distill-qwen-7b-q4_k_m"
+
+
+@pytest.fixture(scope="module")
+def registry(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A git repository holding this checkout's registry (facts, registry, locks, sources, schema), committed on
+    ``main``; each test works on a branch of its own made from it (:func:`branch`)."""
+    path = tmp_path_factory.mktemp("slip28") / "registry"
+    path.mkdir()
+    for folder in ("facts", "registry", "locks", "sources", "schema"):
+        shutil.copytree(REPO / folder, path / folder)
+    git(path, "init", "-q", "-b", "main")
+    commit_all(path, "a registry")
+    return path
+
+
+def branch(path: Path, name: str) -> Path:
+    """``path`` with a new branch ``name`` made from ``main`` checked out (its work tree clean)."""
+    git(path, "checkout", "-q", "-f", "main")
+    git(path, "clean", "-qfdx")
+    git(path, "checkout", "-q", "-b", name)
+    return path
+
+
+def review(path: Path, fmt: str = "text") -> tuple[int, str, str]:
+    """``passprice diff main HEAD --format FMT`` in ``path``: exit status, stdout, stderr."""
+    result = invoke("diff", "main", "HEAD", "--format", fmt, root=path)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def add_h100_serving(path: Path) -> None:
+    """``registry/servings/r1-qwen7b-h100.toml``: the H200 serving of DeepSeek-R1-Distill-Qwen-7B moved to the H100."""
+    text = (path / "registry" / "servings" / f"{R1}.toml").read_text(encoding="utf-8")
+    moved = text.replace(f'card = "{CARD}"', 'card = "h100_sxm5_80gb"').replace("one H200 SXM", "one H100 SXM")
+    assert moved != text
+    (path / "registry" / "servings" / f"{H100}.toml").write_text(moved, encoding="utf-8")
+
+
+# --- (L1) an added serving is described ------------------------------------------------------------------------------
+
+SERVES = (f"card h100_sxm5_80gb, checkpoint {ENTRY}, batch 1, contexts 1 at position 2,048 of limit 4,096")
+
+
+def test_an_added_serving_and_its_lock_are_described_and_counted(registry: Path) -> None:
+    path = branch(registry, "l1-locked")
+    add_h100_serving(path)
+    locked = invoke("lock", H100, "-o", str(path / "locks" / f"{H100}.lock.toml"), root=path)
+    assert locked.exit_code == 0, locked.output
+    commit_all(path, "r1 on the H100, locked")
+    price = json.loads(invoke("price", H100, "--json", root=path).stdout)
+    tokens = f"{price['tokens_per_s']:,.1f}"
+    assert price["batch"] == 1 and price["binds"] == "memory" and price["provenance"] == "estimated"
+    status, text, _ = review(path)
+    assert status == 0, text
+    lines = text.splitlines()
+    # was "no fact changed; 1 other file changed; 1 lock affected, 1 added": two files added, one counted, unnamed
+    assert lines[1] == "no fact changed; 1 serving added; 1 lock affected, 1 added; 8 locks unaffected"
+    at = lines.index(f"registry/servings/{H100}.toml (serving {H100}): added")
+    assert lines[at + 1: at + 4] == [
+        f"  serves    {SERVES}",
+        f"  price     HEAD prices it {tokens} tokens/s at batch 1, binds on memory, weakest provenance estimated",
+        f"  lock      locked by {H100}",
+    ]
+    status, markdown, _ = review(path, "markdown")
+    assert status == 0
+    assert (f"- `registry/servings/{H100}.toml` (added): {SERVES}; HEAD prices it {tokens} tokens/s at batch 1, "
+            f"binds on memory, weakest provenance estimated; locked by `{H100}`") in markdown.splitlines()
+    assert "other file" not in markdown
+    # the price the review shows is the one the lock records
+    lock_row = next(line for line in markdown.splitlines() if line.startswith(f"| `{H100}` |"))
+    assert f"| {tokens} | – | {tokens} |" in lock_row
+    out = json.loads(invoke("diff", "main", "HEAD", "--json", root=path).stdout)
+    (added,) = out["added_servings"]
+    assert added["serving"] == H100 and added["locks"] == [H100] and added["lock_command"] is None
+    assert added["after"]["tokens_per_s"] == price["tokens_per_s"]
+
+
+def test_an_added_serving_no_lock_pins_gives_the_command_that_locks_it(registry: Path) -> None:
+    path = branch(registry, "l1-unlocked")
+    add_h100_serving(path)
+    commit_all(path, "r1 on the H100")
+    status, markdown, _ = review(path, "markdown")
+    assert status == 0, markdown
+    assert markdown.splitlines()[0].endswith("no fact changed; 1 serving added; no lock affected; 8 locks unaffected")
+    line = next(x for x in markdown.splitlines() if x.startswith(f"- `registry/servings/{H100}.toml` (added): "))
+    assert line.endswith(
+        f"; not locked (nothing pins its price, so no review judges it: `passprice lock {H100} -o "
+        f"locks/{H100}.lock.toml` locks it)"
+    )
+    # the command does what it says
+    assert invoke("lock", H100, "-o", str(path / "locks" / f"{H100}.lock.toml"), root=path).exit_code == 0
+
+
+def test_an_added_serving_the_card_cannot_hold_says_so(registry: Path) -> None:
+    """DeepSeek-V3 on the H100 (80 GB): HEAD refuses it, and the review says so rather than a price or a command."""
+    path = branch(registry, "l1-refused")
+    text = (path / "registry" / "servings" / "deepseek-v3-h200.toml").read_text(encoding="utf-8")
+    (path / "registry" / "servings" / "deepseek-v3-h100.toml").write_text(
+        text.replace(f'card = "{CARD}"', 'card = "h100_sxm5_80gb"'), encoding="utf-8")
+    commit_all(path, "deepseek-v3 on the H100")
+    status, text_out, _ = review(path)
+    assert status == 0, text_out
+    lines = text_out.splitlines()
+    at = lines.index("registry/servings/deepseek-v3-h100.toml (serving deepseek-v3-h100): added")
+    assert lines[at + 2].startswith("  price     HEAD refuses it: NotResident: the card memory must hold ")
+    assert lines[at + 3] == "  lock      not locked"
+
+
+# --- (L2) the comment gives the re-lock command ----------------------------------------------------------------------
+
+
+def test_the_comment_gives_the_command_re_locking_a_moved_price(registry: Path) -> None:
+    path = branch(registry, "l2-moved")
+    edited = invoke("fact", "set", CARD, "streams.read", "--value", "0.95", "--unit", "1", "--provenance", "measured",
+                    "--source", "azure-ai-benchmarking-guide", "--locator", "a what-if: a faster read", root=path)
+    assert edited.exit_code == 0, edited.output
+    commit_all(path, "h200: streams.read 0.95")
+    status, markdown, stderr = review(path, "markdown")
+    assert status == 1, markdown
+    lines = markdown.splitlines()
+    for name in (R1, f"{R1}-best"):
+        assert f"| `{name}` |" in markdown and f"passprice lock --update -o locks/{name}.lock.toml" in stderr
+        # was on stderr only
+        assert (f"- `{name}`: the change moved its price and its file records the old one: once the move is "
+                f"reviewed, re-lock it with `passprice lock --update -o locks/{name}.lock.toml`") in lines
+
+
+def test_the_comment_gives_the_re_lock_loosening_a_broken_floor(registry: Path) -> None:
+    """The README's walk-through: the H200's measured streams.rewrite replaced by an estimate breaks the hybrid's
+    lock; the comment gives the command stderr gives."""
+    path = branch(registry, "l2-broken")
+    edited = invoke("fact", "set", CARD, "streams.rewrite", "--value", "0.8", "--unit", "1", "--provenance",
+                    "estimated", "--source", "azure-ai-benchmarking-guide", "--locator", "an estimate", root=path)
+    assert edited.exit_code == 0, edited.output
+    commit_all(path, "h200: streams.rewrite 0.8, estimated")
+    status, markdown, stderr = review(path, "markdown")
+    assert status == 1
+    command = f"passprice lock --update -o locks/{MTP}.lock.toml --force --require streams.rewrite=estimated"
+    assert command in stderr
+    assert (f"- `{MTP}`: restore the fact below its floor, or accept it by re-locking with that floor loosened (the "
+            f"review then shows the loosened floor): `{command}`") in markdown.splitlines()
+    # the command given is the one that makes the review pass
+    words = command.split()[1:]
+    words[words.index("-o") + 1] = str(path / words[words.index("-o") + 1])
+    assert invoke(*words, root=path).exit_code == 0
+    commit_all(path, "re-lock on the estimate")
+    assert review(path)[0] == 0
+
+
+# --- (L3) a hand-edited lock shows no HEAD price ---------------------------------------------------------------------
+
+
+def test_a_lock_edited_by_hand_shows_no_head_price(registry: Path) -> None:
+    path = branch(registry, "l3")
+    lock = path / "locks" / f"{R1}.lock.toml"
+    text = lock.read_text(encoding="utf-8")
+    edited = text.replace("tokens_per_s = 996.0966124437687", "tokens_per_s = 1100.0")
+    assert edited != text
+    lock.write_text(edited, encoding="utf-8")
+    commit_all(path, "r1: a better price")
+    status, markdown, _ = review(path, "markdown")
+    assert status == 2
+    row = next(line for line in markdown.splitlines() if line.startswith(f"| `{R1}` |"))
+    cells = [c.strip() for c in row.strip("|").split(" | ")]
+    # was: 996.1 | 996.1 | +0 % | memory (BASE's lock priced on HEAD's inputs, beside "not judged")
+    assert cells[2] == "held → not judged: HEAD's lock file does not read"
+    assert cells[4:7] == ["996.1", "– (not judged: its lock file does not read)", "–"]
+    lines = markdown.splitlines()
+    assert (f"- `{R1}`: HEAD's lock file does not read, so there is no HEAD lock to price and judge: no HEAD price is "
+            "shown (BASE's lock priced on HEAD's inputs is not this file's price)") in lines
+    assert (f"- `{R1}`: restore its file as BASE has it (`git checkout BASE -- FILE`), then re-lock it with "
+            f"`passprice lock --update -o locks/{R1}.lock.toml`") in lines
+    out = json.loads(invoke("diff", "main", "HEAD", "--json", root=path).stdout)
+    (entry,) = [x for x in out["locks"] if x["name"] == R1]
+    assert entry["head_unread"] and entry["relative_change"] is None and "tokens_per_s" not in entry["after"]
+    text_lines = invoke("diff", "main", "HEAD", root=path).stdout.splitlines()
+    assert "    tokens/s  996.1 → – (not judged: HEAD's lock file does not read)" in text_lines
+
+
+# --- (L4) a floor loosened that another lock of the serving keeps ----------------------------------------------------
+
+
+def test_a_floor_loosened_that_the_other_lock_keeps_says_so(registry: Path) -> None:
+    path = branch(registry, "l4")
+    relocked = invoke("lock", "--update", "-o", str(path / "locks" / f"{R1}.lock.toml"), "--force", "--require",
+                      "streams.read=estimated", root=path)
+    assert relocked.exit_code == 0, relocked.output
+    commit_all(path, "r1: streams.read floored at estimated")
+    status, markdown, _ = review(path, "markdown")
+    assert status == 0
+    assert (f"- ℹ️ `{R1}`: floor on streams.read loosened: measured → estimated; lock {R1}-best of serving {R1} still "
+            "floors streams.read at measured (its price rests on it): the serving is held to that floor as before, "
+            "and a weaker fact still fails the review and check") in markdown.splitlines()
+    row = next(line for line in markdown.splitlines() if line.startswith(f"| `{R1}` |"))
+    assert row.endswith("| ⚠️ re-locked, floors loosened (another lock of the serving still holds each: below) |")
+    out = json.loads(invoke("diff", "main", "HEAD", "--json", root=path).stdout)
+    (entry,) = [x for x in out["locks"] if x["name"] == R1]
+    assert entry["floors_kept"] == {"streams.read": {"lock": f"{R1}-best", "floor": "measured"}}
+    # and it is so: an estimated streams.read still fails the review, on the other lock
+    edited = invoke("fact", "set", CARD, "streams.read", "--value", "0.9333", "--unit", "1", "--provenance",
+                    "estimated", "--source", "azure-ai-benchmarking-guide", "--locator", "an estimate", root=path)
+    assert edited.exit_code == 0, edited.output
+    commit_all(path, "h200: streams.read estimated")
+    out = json.loads(invoke("diff", "main", "HEAD", "--json", root=path).stdout)
+    assert out["exit_status"] == 1 and f"{R1}-best" in out["broken"] and R1 not in out["broken"]
+
+
+def test_a_floor_loosened_in_both_locks_is_kept_by_neither(registry: Path) -> None:
+    path = branch(registry, "l4-both")
+    for name in (R1, f"{R1}-best"):
+        relocked = invoke("lock", "--update", "-o", str(path / "locks" / f"{name}.lock.toml"), "--force", "--require",
+                          "streams.read=estimated", root=path)
+        assert relocked.exit_code == 0, relocked.output
+    commit_all(path, "r1: streams.read floored at estimated in both")
+    out = json.loads(invoke("diff", "main", "HEAD", "--json", root=path).stdout)
+    assert {x["name"]: x["floors_kept"] for x in out["locks"]} == {R1: {}, f"{R1}-best": {}}
+    markdown = review(path, "markdown")[1]
+    assert f"- ⚠️ `{R1}`: floor on streams.read loosened: measured → estimated" in markdown.splitlines()
