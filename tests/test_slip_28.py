@@ -68,7 +68,7 @@ def add_h100_serving(path: Path) -> None:
     (path / "registry" / "servings" / f"{H100}.toml").write_text(moved, encoding="utf-8")
 
 
-# --- (L1) an added serving is described ------------------------------------------------------------------------------
+# --- (L1) an added serving is described -------------------------------------------------------------------------------
 
 SERVES = (f"card h100_sxm5_80gb, checkpoint {ENTRY}, batch 1, contexts 1 at position 2,048 of limit 4,096")
 
@@ -138,7 +138,7 @@ def test_an_added_serving_the_card_cannot_hold_says_so(registry: Path) -> None:
     assert lines[at + 3] == "  lock      not locked"
 
 
-# --- (L2) the comment gives the re-lock command ----------------------------------------------------------------------
+# --- (L2) the comment gives the re-lock command -----------------------------------------------------------------------
 
 
 def test_the_comment_gives_the_command_re_locking_a_moved_price(registry: Path) -> None:
@@ -179,7 +179,7 @@ def test_the_comment_gives_the_re_lock_loosening_a_broken_floor(registry: Path) 
     assert review(path)[0] == 0
 
 
-# --- (L3) a hand-edited lock shows no HEAD price ---------------------------------------------------------------------
+# --- (L3) a hand-edited lock shows no HEAD price ----------------------------------------------------------------------
 
 
 def test_a_lock_edited_by_hand_shows_no_head_price(registry: Path) -> None:
@@ -209,7 +209,7 @@ def test_a_lock_edited_by_hand_shows_no_head_price(registry: Path) -> None:
     assert "    tokens/s  996.1 → – (not judged: HEAD's lock file does not read)" in text_lines
 
 
-# --- (L4) a floor loosened that another lock of the serving keeps ----------------------------------------------------
+# --- (L4) a floor loosened that another lock of the serving keeps -----------------------------------------------------
 
 
 def test_a_floor_loosened_that_the_other_lock_keeps_says_so(registry: Path) -> None:
@@ -248,3 +248,33 @@ def test_a_floor_loosened_in_both_locks_is_kept_by_neither(registry: Path) -> No
     assert {x["name"]: x["floors_kept"] for x in out["locks"]} == {R1: {}, f"{R1}-best": {}}
     markdown = review(path, "markdown")[1]
     assert f"- ⚠️ `{R1}`: floor on streams.read loosened: measured → estimated" in markdown.splitlines()
+
+
+# --- (1) a lock's pinned citation rewritten under a change to passprice's own code ------------------------------------
+
+
+def test_a_lock_re_cited_by_hand_beside_a_code_change_fails_the_review(tmp_path: Path) -> None:
+    """Slip 10's forged pin (the lock's memory.bandwidth re-cited to the Hopper whitepaper, digests recomputed) with a
+    price-neutral change to ``src/passprice`` beside it: HEAD was priced by its own code, in its own process, and the
+    review skipped its pin check there (a check with the running code), so it said "re-locked" (exit 0)."""
+    from test_slip_10 import _base, _recite
+
+    path = _base(tmp_path / "registry")
+    git(path, "checkout", "-q", "-b", "pr")
+    module = path / "src" / "passprice" / "serving.py"
+    module.write_text(module.read_text(encoding="utf-8") + "\n\n#: read by nothing\nUNREAD_CONSTANT = 1\n",
+                      encoding="utf-8")
+    _recite(path / "locks" / f"{R1}.lock.toml")
+    commit_all(path, "tidy serving.py; re-cite the lock")
+    result = invoke("diff", "main", "HEAD", "--json", root=path)
+    out = json.loads(result.stdout)
+    assert out["pricing_model"]["changed"] and out["code_changed"] == ["src/passprice/serving.py"]
+    assert result.exit_code == 1, result.output  # was 0: "1 re-locked; pricing model changed"
+    (line,) = out["head_check"]
+    assert line.startswith(f"locks/{R1}.lock.toml: facts.memory.bandwidth: pins 4.8 TB/s (published) cited "
+                           "nvidia-hopper-whitepaper: Table 3, H100 SXM5 column: memory bandwidth 4.8 TB/s, a fact no "
+                           "side of the change holds")
+    # the code change alone (the lock as BASE has it) still passes: every locked price re-priced the same
+    git(path, "checkout", "-q", "main", "--", f"locks/{R1}.lock.toml")
+    commit_all(path, "the lock as it was")
+    assert invoke("diff", "main", "HEAD", root=path).exit_code == 0

@@ -2144,10 +2144,14 @@ def _compare(base: Side, head: Side) -> Diff:
 
     review = review_files(head.root)
     problems = review.problems + unreproduced(head, [p for p in paths if p in head.files])
-    if head.code.running or head.code.folder is None:  # HEAD's and BASE's facts read with the running code
-        from passprice.pinforgery import forged_pins
+    # HEAD's and BASE's facts read with the running code: also when HEAD prices with its own code (a pull request
+    # tidying src/passprice re-cited a lock's pinned fact by hand and passed as "re-locked", slip round 28), where a
+    # pin at a path the running code reads on no side is left to HEAD's code (a fact its new code adds).
+    from passprice.pinforgery import forged_pins
 
-        problems += forged_pins(base.root, head.root, base.files, [p for p in paths if p in head.files])
+    own = not (head.code.running or head.code.folder is None)
+    problems += forged_pins(base.root, head.root, base.files, [p for p in paths if p in head.files],
+                            known_paths_only=own)
     # A source leads elsewhere when its record changed, or the registry document it names did (its file unchanged).
     ids = [file_kind(p)[1] for p in head.files if file_kind(p)[0] == "source" and p in base.files
            and (base.files[p] != head.files[p] or b"path" in head.files[p])]
