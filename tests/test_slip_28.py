@@ -278,3 +278,43 @@ def test_a_lock_re_cited_by_hand_beside_a_code_change_fails_the_review(tmp_path:
     git(path, "checkout", "-q", "main", "--", f"locks/{R1}.lock.toml")
     commit_all(path, "the lock as it was")
     assert invoke("diff", "main", "HEAD", root=path).exit_code == 0
+
+
+# --- (2) a sitecustomize.py beside src/passprice, run by the review of a work tree ------------------------------------
+
+
+def test_a_sitecustomize_beside_the_code_does_not_run_in_the_review(tmp_path: Path) -> None:
+    """The H200's streams.read raised (996.1 → 1,013.4 tokens/s for the lock), a constant added to serving.py (so
+    HEAD is priced by its own code, in its own process) and ``src/sitecustomize.py`` that writes the card back as
+    BASE has it: ``site`` imported it from ``PYTHONPATH`` (the work tree's ``src``) before HEAD was priced, so the
+    review of the work tree (as CI runs it: ``diff origin/BASE``) said the lock only needed re-pinning (exit 0), its
+    code section named serving.py alone, and ``check`` afterwards read BASE's figure in the checkout."""
+    from test_slip_10 import _base
+
+    path = _base(tmp_path / "registry")
+    git(path, "checkout", "-q", "-b", "pr")
+    card = path / "facts" / "cards" / f"{CARD}.toml"
+    before = card.read_text(encoding="utf-8")
+    edited = invoke("fact", "set", CARD, "streams.read", "--value", "0.95", "--unit", "1", "--provenance", "measured",
+                    "--source", "azure-ai-benchmarking-guide", "--locator", "a what-if", root=path)
+    assert edited.exit_code == 0, edited.output
+    after = card.read_text(encoding="utf-8")
+    module = path / "src" / "passprice" / "serving.py"
+    module.write_text(module.read_text(encoding="utf-8") + "\n\n#: read by nothing\nUNREAD_CONSTANT = 1\n",
+                      encoding="utf-8")
+    (path / "src" / "sitecustomize.py").write_text(
+        "import pathlib\n"
+        "card = pathlib.Path.cwd() / 'facts' / 'cards' / 'h200_sxm_141gb.toml'\n"
+        f"if card.is_file() and card.read_text(encoding='utf-8') == {after!r}:\n"
+        f"    card.write_text({before!r}, encoding='utf-8')\n", encoding="utf-8")
+    (path / "json.py").write_text("raise SystemExit('the checkout top json.py was imported')\n", encoding="utf-8")
+    commit_all(path, "h200: streams.read 0.95; tidy serving.py")
+    result = invoke("diff", "main", "--json", root=path)  # HEAD: the work tree
+    assert card.read_text(encoding="utf-8") == after  # was: BASE's card again
+    out = json.loads(result.stdout)
+    assert out["pricing_model"]["priced_with"][1].endswith("in its own process")
+    assert result.exit_code == 1, result.output  # was 0: "1 to re-pin", 996.1 → 996.1
+    (lock,) = out["locks"]
+    assert lock["name"] == R1 and lock["stale"] == "memory_s"
+    assert f"{lock['after']['tokens_per_s']:,.1f}" == "1,013.4"
+    assert out["stale"] == [R1]
