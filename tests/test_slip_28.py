@@ -318,3 +318,25 @@ def test_a_sitecustomize_beside_the_code_does_not_run_in_the_review(tmp_path: Pa
     assert lock["name"] == R1 and lock["stale"] == "memory_s"
     assert f"{lock['after']['tokens_per_s']:,.1f}" == "1,013.4"
     assert out["stale"] == [R1]
+
+
+# --- (3) the sticky comment posted after the pull request's own code ran ----------------------------------------------
+
+
+def test_the_sticky_comment_is_posted_before_any_of_the_pull_request_s_code_runs() -> None:
+    """The workflow installed the pull request's passprice (``pip install .``: its build hook, ``hatch_build.py``, is
+    the pull request's, and no review names it) and ran its ``passprice check`` before it posted the comment from
+    ``$RUNNER_TEMP/passprice-diff.md``: either could rewrite that file, and the comment reviewers read showed ✅ for
+    a review that asked to verify a re-cited fact (exit 0: the verdict step passes). The comment is posted first now;
+    only the review's exit status (a step output, out of a later step's reach) and check come after."""
+    from passprice.scaffold import workflow
+
+    for text in ((REPO / ".github" / "workflows" / "facts.yml").read_text(encoding="utf-8"),
+                 workflow("python -m pip install -r requirements.txt")):
+        review = text.index('"$RUNNER_TEMP/reviewer/bin/passprice" diff "origin/$BASE_REF"')
+        comment = text.index("- name: passprice diff (sticky pull-request comment)")
+        body = text.index('-F "body=@$RUNNER_TEMP/passprice-diff.md"')
+        own = text.index("- name: Install passprice\n")
+        check = text.index("run: passprice check")
+        verdict = text.index("- name: passprice diff (verdict)")
+        assert review < comment < body < own < check < verdict
