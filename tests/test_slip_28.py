@@ -138,6 +138,25 @@ def test_an_added_serving_the_card_cannot_hold_says_so(registry: Path) -> None:
     assert lines[at + 3] == "  lock      not locked"
 
 
+def test_a_comment_lists_the_first_50_serving_files_and_counts_the_rest(registry: Path) -> None:
+    """300 serving files added made a pull-request comment of 96 KB once each was described (GitHub takes 65,536
+    characters; 44 KB of paths alone before): the comment lists 50, the text review each."""
+    path = branch(registry, "l1-many")
+    for i in range(60):
+        (path / "registry" / "servings" / f"s{i:03d}.toml").write_text(
+            f'checkpoint = "{ENTRY}"\ncard = "h100_sxm5_80gb"\n', encoding="utf-8")
+    commit_all(path, "60 servings")
+    status, markdown, _ = review(path, "markdown")
+    assert status == 0, markdown
+    lines = markdown.splitlines()
+    listed = [line for line in lines if line.startswith("- `registry/servings/s")]
+    assert len(listed) == 50 and listed[-1].startswith("- `registry/servings/s049.toml` (added): card h100_sxm5_80gb")
+    assert "- and 10 more serving files: the text review (`passprice diff`) lists each" in lines
+    assert markdown.splitlines()[0].endswith("no fact changed; 60 servings added; no lock affected; 8 locks unaffected")
+    text = review(path)[1].splitlines()
+    assert "registry/servings/s059.toml (serving s059): added" in text
+
+
 # --- (L2) the comment gives the re-lock command -----------------------------------------------------------------------
 
 

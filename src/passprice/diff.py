@@ -2202,6 +2202,10 @@ MAX_HEAD_PROBLEMS = 20
 #: The most files a pull-request comment lists under "Other files changed" (source records, measurements …; the
 #: text review lists each): 300 source records added made a comment of 11 KB of names (GitHub takes 65,536 chars).
 MAX_OTHER_FILES = 20
+#: The most serving files a pull-request comment lists under "Servings" (each added one described, slip round 28);
+#: the rest are counted and the text review lists each: 300 serving files added made a comment of 96 KB, past the
+#: 65,536 characters GitHub takes (44 KB of paths alone before they were described).
+MAX_SERVING_FILES = 50
 
 
 def _duplicates(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
@@ -2913,8 +2917,11 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             f"- {markdown_code(f.path)} ({f.status})"
             + (": " + markdown_text("; ".join(f.serving)) if f.serving else "")
             + (described[f.path].markdown() if f.path in described else "")
-            for f in servings
+            for f in servings[:MAX_SERVING_FILES]
         ]
+        more = len(servings) - MAX_SERVING_FILES
+        if more > 0:
+            out.append(f"- and {_n(more, 'more serving file')}: the text review (`passprice diff`) lists each")
     if d.sources:
         out += ["", "#### Sources", ""]
         out += [f"- ⚠️ {markdown_code(s.id)} **to verify**: {markdown_text(s.to_verify)}" for s in d.sources]
