@@ -359,3 +359,54 @@ def test_the_sticky_comment_is_posted_before_any_of_the_pull_request_s_code_runs
         check = text.index("run: passprice check")
         verdict = text.index("- name: passprice diff (verdict)")
         assert review < comment < body < own < check < verdict
+
+
+# --- (4) a lock of no registered serving rewritten onto another card ------------------------------------------------
+
+
+def _custom_locks(path: Path, name: str) -> None:
+    """On a branch ``name`` of ``main``: ``r1-custom`` (DeepSeek-R1-Distill-Qwen-7B on the H200, no registered
+    serving) and ``r1-1k`` (the registered serving at limit 1,024: a lock of no registered serving), committed."""
+    branch(path, name)
+    for args in (["--checkpoint", ENTRY, "--card", CARD, "--name", "r1-custom", "-o",
+                  str(path / "locks" / "r1-custom.lock.toml")],
+                 [R1, "--limit", "1024", "-o", str(path / "locks" / "r1-1k.lock.toml")]):
+        locked = invoke("lock", *args, root=path)
+        assert locked.exit_code == 0 and "locks no registered serving" in locked.stdout, locked.output
+    commit_all(path, "two locks of no registered serving")
+
+
+def test_a_lock_of_no_registered_serving_rewritten_to_another_serving_asks_another_question(registry: Path) -> None:
+    path = registry
+    _custom_locks(path, "custom-a")
+    git(path, "checkout", "-q", "-b", "q-rewrite")
+    for args in (["--checkpoint", ENTRY, "--card", "h100_sxm5_80gb", "--name", "r1-custom", "-o",
+                  str(path / "locks" / "r1-custom.lock.toml"), "--force"],
+                 [R1, "--limit", "4096", "-o", str(path / "locks" / "r1-1k.lock.toml"), "--force"]):
+        assert invoke("lock", *args, root=path).exit_code == 0
+    commit_all(path, "the same locks on the H100 and at 4K")
+    result = invoke("diff", "custom-a", "HEAD", "--json", root=path)
+    assert result.exit_code == 1, result.output  # was 0: ✅ "2 re-locked", -29 % and -2.1 %
+    out = json.loads(result.stdout)
+    assert sorted(out["requestioned"]) == ["r1-1k", "r1-custom"]
+    questions = {x["name"]: x["question"] for x in out["locks"]}
+    assert questions["r1-custom"] == ["serving card: h200_sxm_141gb → h100_sxm5_80gb"]
+    assert questions["r1-1k"] == ["serving contexts: share 1.0, position 512.0, limit 1024 → share 1.0, position "
+                                  "2048.0, limit 4096"]
+    assert "2 asking another question" in out["summary"]
+
+
+def test_a_lock_of_no_registered_serving_re_locked_with_update_asks_the_same(registry: Path) -> None:
+    path = registry
+    _custom_locks(path, "custom-b")
+    git(path, "checkout", "-q", "-b", "q-update")
+    edited = invoke("fact", "set", CARD, "streams.read", "--value", "0.95", "--unit", "1", "--provenance", "measured",
+                    "--source", "azure-ai-benchmarking-guide", "--locator", "a what-if: a faster read", root=path)
+    assert edited.exit_code == 0, edited.output
+    for name in ("r1-custom", "r1-1k"):
+        assert invoke("lock", "--update", "-o", str(path / "locks" / f"{name}.lock.toml"), root=path).exit_code == 0
+    commit_all(path, "streams.read 0.95; the two locks re-locked")
+    out = json.loads(invoke("diff", "custom-b", "HEAD", "--json", root=path).stdout)
+    assert out["requestioned"] == []
+    reviews = {x["name"]: x["review"] for x in out["locks"]}
+    assert reviews["r1-custom"] == reviews["r1-1k"] == "re-locked"

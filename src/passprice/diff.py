@@ -1522,7 +1522,12 @@ def question_changes(old: Lock, new: Lock) -> tuple[str, ...]:
     """What ``new`` answers that ``old``, the same lock file on BASE, did not: ``kind best → price``, the registered
     serving it locks, the serving stack its expected price is under, its name (each ``what: BASE → HEAD``, ``none``
     for absent); empty when it is the same question, re-priced. A lock of the first format recorded no serving
-    (``lock --update`` names the one it locked), so its serving is not compared."""
+    (``lock --update`` names the one it locked), so its serving is not compared.
+
+    A lock of no registered serving (``lock --checkpoint C --card K --name N``, or ``lock SERVING --limit 1024 -o
+    …``) asks about the serving it embeds: each of its fields that ``new`` changes is another question too
+    (``serving card: h200_sxm_141gb → h100_sxm5_80gb``), but a checkpoint entry renamed with its pinned content
+    unchanged. Rewritten with ``--force`` onto the H100, such a lock read "re-locked" (✅, -29 %; slip round 28)."""
     out = []
     for what, a, b in (
         ("kind", old.kind, new.kind),
@@ -1532,6 +1537,12 @@ def question_changes(old: Lock, new: Lock) -> tuple[str, ...]:
     ):
         if a != b:
             out.append(f"{what} {a or 'none'} → {b or 'none'}")
+    if old.info.format >= 2 and old.info.serving is None and new.info.serving is None:
+        from passprice.reproduce import serving_changes
+
+        same = old.checkpoint_pin.content is not None and old.checkpoint_pin.content == new.checkpoint_pin.content
+        out += [f"serving {line}" for line in serving_changes(old.spec, new.spec)
+                if not (same and line.startswith("checkpoint: "))]
     return tuple(out)
 
 
