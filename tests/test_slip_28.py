@@ -361,7 +361,7 @@ def test_the_sticky_comment_is_posted_before_any_of_the_pull_request_s_code_runs
         assert review < comment < body < own < check < verdict
 
 
-# --- (4) a lock of no registered serving rewritten onto another card ------------------------------------------------
+# --- (4) a lock of no registered serving rewritten onto another card --------------------------------------------------
 
 
 def _custom_locks(path: Path, name: str) -> None:
@@ -410,3 +410,65 @@ def test_a_lock_of_no_registered_serving_re_locked_with_update_asks_the_same(reg
     assert out["requestioned"] == []
     reviews = {x["name"]: x["review"] for x in out["locks"]}
     assert reviews["r1-custom"] == reviews["r1-1k"] == "re-locked"
+
+
+# --- (5) a card renamed with a fact re-cited inside it ----------------------------------------------------------------
+
+H100_CARD = "h100_sxm5_80gb"
+AZURE_READ = ('source = "azure-ai-benchmarking-guide"\nlocator = "Azure_Results/ND_H100_v5_results.md (NVIDIA H100 '
+              '80GB HBM3, CUDA 12.6), HBM Bandwidth table (BabelStream): Dot 3.18 TB/s"')
+HOPPER_READ = 'source = "nvidia-hopper-whitepaper"\nlocator = "Table 3, H100 SXM5 column: memory bandwidth, read share"'
+
+
+def _rename_h100(path: Path, recite: bool) -> None:
+    """``git mv`` the H100 SXM card to ``h100_sxm5.toml``, point its two servings at it (re-citing its measured
+    streams.read to the Hopper whitepaper, same value, when ``recite``), re-lock their locks and commit."""
+    git(path, "mv", f"facts/cards/{H100_CARD}.toml", "facts/cards/h100_sxm5.toml")
+    card = path / "facts" / "cards" / "h100_sxm5.toml"
+    if recite:
+        text = card.read_text(encoding="utf-8")
+        assert text.count(AZURE_READ) == 1
+        card.write_text(text.replace(AZURE_READ, HOPPER_READ), encoding="utf-8")
+    for name in ("gemma3-270m-h100", "qwen35-27b-h100-every8"):
+        serving = path / "registry" / "servings" / f"{name}.toml"
+        text = serving.read_text(encoding="utf-8")
+        serving.write_text(text.replace(f'card = "{H100_CARD}"', 'card = "h100_sxm5"'), encoding="utf-8")
+        assert invoke("lock", "--update", "-o", str(path / "locks" / f"{name}.lock.toml"), root=path).exit_code == 0
+    commit_all(path, "the H100 SXM card renamed")
+
+
+def test_a_card_renamed_with_a_fact_re_cited_inside_asks_to_verify_it(registry: Path) -> None:
+    """The re-citation of a measured share two locked prices rest on was listed as one of 34 facts removed and added
+    (✅, nothing to verify, exit 0); without the rename the same edit asks to verify the new citation (⚠️)."""
+    path = branch(registry, "rename-recite")
+    _rename_h100(path, recite=True)
+    status, markdown, _ = review(path, "markdown")
+    assert status == 0
+    lines = markdown.splitlines()
+    # was "✅ … 34 facts changed in 2 files; 2 servings changed; 2 locks affected, 2 re-locked"
+    assert lines[0].startswith("⚠️ **passprice diff**")
+    assert lines[0].endswith("1 fact changed in 1 file, 1 to verify in its source; 1 card renamed; 2 servings changed; "
+                             "2 locks affected, 2 re-locked; 6 locks unaffected")
+    assert ("| `h100_sxm5` | `streams.read` | 0.9493 | 0.9493 | citation changed | measured | changed, below |"
+            in lines)
+    assert (f"- `facts/cards/{H100_CARD}.toml` → `facts/cards/h100_sxm5.toml`: its facts compared with the old file's "
+            "(1 fact changed)") in lines
+    out = json.loads(invoke("diff", "main", "HEAD", "--json", root=path).stdout)
+    assert out["to_verify"] == ["h100_sxm5:streams.read"]
+    assert {x["name"]: x["changed"] for x in out["locks"]} == {
+        "gemma3-270m-h100": ["streams.read"], "qwen35-27b-h100-every8": ["streams.read"]}
+    files = {f["path"]: f for f in out["files"]}
+    assert files["facts/cards/h100_sxm5.toml"]["renamed"] == f"facts/cards/{H100_CARD}.toml"
+    assert files[f"facts/cards/{H100_CARD}.toml"]["facts"] == []
+
+
+def test_a_card_only_renamed_says_so_and_no_fact_changed(registry: Path) -> None:
+    path = branch(registry, "rename-only")
+    _rename_h100(path, recite=False)
+    status, text, _ = review(path)
+    assert status == 0, text
+    lines = text.splitlines()
+    assert lines[1] == ("no fact changed; 1 card renamed; 2 servings changed; 2 locks affected, 2 re-locked; 6 locks "
+                        "unaffected")
+    assert (f"facts/cards/h100_sxm5.toml (card h100_sxm5): added (renamed from facts/cards/{H100_CARD}.toml: its facts "
+            "compared with that file's)") in lines

@@ -759,6 +759,11 @@ class FileChange:
     #: HEAD's bytes of the file, as the comparison read them, whatever HEAD is (the work tree, a folder or a git
     #: revision): a pull-request comment links each changed fact to its lines in them (:meth:`fact_lines`).
     head_bytes: bytes | None = attrs.field(default=None, eq=False, repr=False)
+    #: A card the change renamed (:func:`card_renames`): for the file HEAD adds, BASE's file it is compared with (its
+    #: ``facts`` are the changes between the two); for the file HEAD removes, the file it became (no facts of its
+    #: own listed). A card renamed with a fact re-cited inside it listed every fact as removed and added, so the
+    #: re-cited fact asked nothing to be verified and the review read ✅ (slip round 28).
+    renamed: str | None = None
 
     def fact_lines(self, fact: str) -> tuple[int, int] | None:
         """The 1-based first and last line of fact ``fact``'s table in HEAD's bytes of the file
@@ -797,6 +802,7 @@ class FileChange:
             "content": {"base": self.content[0], "head": self.content[1]},
             "serving": list(self.serving),
             "dependants": [d.to_json() for d in self.dependants],
+            "renamed": self.renamed,
             "unsound": [f.to_json() for f in self.findings],
         }
 
@@ -876,19 +882,27 @@ def _read(side: Side, rel: str, kind: str, name: str) -> _Read:
     return _Read()
 
 
-def compare_file(base: Side, head: Side, rel: str) -> FileChange:
+def compare_file(base: Side, head: Side, rel: str, renamed_from: str | None = None,
+                 renamed_to: str | None = None) -> FileChange:
     """The change of the file ``rel`` between ``base`` and ``head`` (it differs, or one side lacks it): each side's
-    errors, and, for a card or drafting method that reads on every side it is on, its fact and metadata changes."""
+    errors, and, for a card or drafting method that reads on every side it is on, its fact and metadata changes. A
+    card HEAD adds as BASE's card ``renamed_from`` (:func:`card_renames`) is compared with that file; a card HEAD
+    removes as ``renamed_to`` lists no facts (they are compared there)."""
     kind, name = file_kind(rel)
     on_base, on_head = rel in base.files, rel in head.files
     status = "added" if not on_base else "removed" if not on_head else "changed"
-    old = _read(base, rel, kind, name) if on_base else _Read(facts={}, meta={})
+    if renamed_from is not None:
+        old = _read(base, renamed_from, kind, file_kind(renamed_from)[1])
+    else:
+        old = _read(base, rel, kind, name) if on_base else _Read(facts={}, meta={})
     new = _read(head, rel, kind, name) if on_head else _Read(facts={}, meta={})
+    if renamed_to is not None:
+        old = _Read(facts={}, meta={}, errors=old.errors)
     facts: tuple[FactChange, ...] = ()
     meta: tuple[str, ...] = ()
     if kind in ("card", "draft", "routing", "stack") and old.facts is not None and new.facts is not None:
         facts = fact_changes(old.facts, new.facts, _LOCK_PREFIX.get(kind, ""))
-        if on_base and on_head:
+        if (on_base and on_head) or renamed_from is not None:
             before, after = old.meta or {}, new.meta or {}
             meta = tuple(k for k in dict.fromkeys([*before, *after]) if before.get(k) != after.get(k))
     serving: tuple[str, ...] = ()
@@ -902,8 +916,53 @@ def compare_file(base: Side, head: Side, rel: str) -> FileChange:
     findings = tuple(recheck_all(new.facts)) if on_head and new.facts else ()
     return FileChange(
         rel, kind, name, status, old.errors, new.errors, facts, meta, (old.content, new.content), serving, derived,
-        findings, head.files[rel] if on_head and facts else None,
+        findings, head.files[rel] if on_head and facts else None, renamed_from or renamed_to,
     )
+
+
+def card_renames(base: Side, head: Side, paths: Iterable[str]) -> dict[str, str]:
+    """The cards of ``paths`` (the changed files) a change renamed: HEAD's added card file → BASE's removed one, when
+    a serving registered on both sides names the removed card on BASE and the added one on HEAD, or else when both
+    files' ``[card]`` tables give the same ``name`` (the card's title); each file paired once, by path."""
+    from passprice.schema import kind_cap, toml_loads
+    from passprice.unlocked import SERVINGS, named_files
+
+    paths = list(paths)
+    gone = {file_kind(p)[1]: p for p in paths if file_kind(p)[0] == "card" and p in base.files and p not in head.files}
+    added = {file_kind(p)[1]: p for p in paths if file_kind(p)[0] == "card" and p in head.files and p not in base.files}
+    if not gone or not added:
+        return {}
+    out: dict[str, str] = {}
+    for rel in sorted(set(base.files) & set(head.files)):
+        if not rel.startswith(f"{SERVINGS}/") or file_kind(rel)[0] != "serving":
+            continue
+        was = {n for k, n in named_files(base.files[rel]) if k == "card"}
+        now = {n for k, n in named_files(head.files[rel]) if k == "card"}
+        for old in sorted(was - now):
+            for new in sorted(now - was):
+                if old in gone and new in added and added[new] not in out and gone[old] not in out.values():
+                    out[added[new]] = gone[old]
+
+    def title(data: bytes) -> str | None:
+        if len(data) > kind_cap("card"):
+            return None
+        try:
+            table = toml_loads(data.decode("utf-8")).get("card")
+        except (UnicodeDecodeError, ValueError):
+            return None
+        name = table.get("name") if isinstance(table, dict) else None
+        return name if isinstance(name, str) else None
+
+    titles = {rel: title(base.files[rel]) for rel in sorted(gone.values()) if rel not in out.values()}
+    for new_rel in sorted(added.values()):
+        if new_rel in out:
+            continue
+        now_title = title(head.files[new_rel])
+        match = next((rel for rel, t in titles.items() if t is not None and t == now_title
+                      and rel not in out.values()), None)
+        if match is not None:
+            out[new_rel] = match
+    return out
 
 
 # --- what the change does to the locks -----------------------------------------------------------------------------
@@ -1986,6 +2045,9 @@ class Diff:
             kinds = sorted({x.kind for _, x in self.unsound}, key=["stale", "mismatch", "broken"].index)
             what = {"stale": "stale", "mismatch": "not following", "broken": "broken"}
             parts.append(f"{_n(len(self.unsound), 'derived fact')} {' or '.join(what[k] for k in kinds)}")
+        renamed = [f for f in self.files if f.renamed is not None and f.status == "added"]
+        if renamed:
+            parts.append(f"{_n(len(renamed), 'card')} renamed")
         parts += _file_counts([f for f in self.files if not f.holds_facts and f.kind != "lock"])
         if self.sources:
             under = {lock for s in self.sources for lock in s.locks}
@@ -2150,7 +2212,9 @@ def _compare(base: Side, head: Side) -> Diff:
         for rel, data in side.files.items():
             snapshot.file_bytes(side.root.path / rel, _given(data))
     paths = sorted(p for p in {*base.files, *head.files} if base.files.get(p) != head.files.get(p))
-    files = tuple(compare_file(base, head, p) for p in paths)
+    renames = card_renames(base, head, paths)
+    into = {old: new for new, old in renames.items()}
+    files = tuple(compare_file(base, head, p, renames.get(p), into.get(p)) for p in paths)
     from passprice.check import review_files
 
     review = review_files(head.root)
@@ -2585,7 +2649,11 @@ def diff_text(d: Diff) -> str:
         if not f.compared and not on_base and not on_head:
             continue  # past the errors a review lists: counted below
         lines.append("")
-        lines.append(f"{f.path} ({f.kind} {f.name}): {f.status}")
+        renamed = ""
+        if f.renamed is not None:
+            renamed = (f" (renamed from {f.renamed}: its facts compared with that file's)" if f.status == "added"
+                       else f" (renamed to {f.renamed}: its facts compared there)")
+        lines.append(f"{f.path} ({f.kind} {f.name}): {f.status}{renamed}")
         for which, errors in (("BASE", on_base), ("HEAD", on_head)):
             if errors:
                 lines.append(f"  does not read on {which}:")
@@ -2822,6 +2890,11 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             "",
             *_fact_details(d, links),
         ]
+    renamed = [f for f in d.files if f.renamed is not None and f.status == "added"]
+    if renamed:
+        out += ["", "#### Cards renamed", ""]
+        out += [f"- {markdown_code(f.renamed or '')} → {markdown_code(f.path)}: its facts compared with the old "
+                f"file's ({_n(len(f.facts), 'fact')} changed)" for f in renamed]
     derived = [(f, dep) for f in d.files for dep in f.dependants]
     if derived:
         rows = [
