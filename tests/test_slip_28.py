@@ -472,3 +472,27 @@ def test_a_card_only_renamed_says_so_and_no_fact_changed(registry: Path) -> None
                         "unaffected")
     assert (f"facts/cards/h100_sxm5.toml (card h100_sxm5): added (renamed from facts/cards/{H100_CARD}.toml: its facts "
             "compared with that file's)") in lines
+
+
+def test_a_drafting_method_renamed_is_compared_with_its_old_file(registry: Path) -> None:
+    """The same pairing for a drafting method its serving moves to: its acceptance figure moved in the rename is one
+    fact changed (0.85 → 0.9), not three removed and three added."""
+    path = branch(registry, "rename-draft")
+    git(path, "mv", "facts/drafts/deepseek-v3-mtp.toml", "facts/drafts/deepseek-v3-mtp1.toml")
+    draft = path / "facts" / "drafts" / "deepseek-v3-mtp1.toml"
+    text = draft.read_text(encoding="utf-8")
+    assert text.count("[acceptance.1]\nvalue = 0.85\n") == 1
+    draft.write_text(text.replace("[acceptance.1]\nvalue = 0.85\n", "[acceptance.1]\nvalue = 0.9\n"), encoding="utf-8")
+    serving = path / "registry" / "servings" / "deepseek-v3-h200.toml"
+    serving.write_text(serving.read_text(encoding="utf-8").replace('method = "deepseek-v3-mtp"',
+                                                                   'method = "deepseek-v3-mtp1"'), encoding="utf-8")
+    commit_all(path, "the DeepSeek-V3 MTP method renamed, its acceptance raised")
+    out = json.loads(invoke("diff", "main", "HEAD", "--json", root=path).stdout)
+    assert out["summary"] == ("1 fact changed in 1 file, 1 to verify in its source; 1 drafting method renamed; 1 "
+                              "serving changed; no lock affected; 8 locks unaffected")
+    assert out["to_verify"] == ["deepseek-v3-mtp1:acceptance.1"]
+    (changed,) = [f for f in out["files"] if f["facts"]]
+    assert changed["renamed"] == "facts/drafts/deepseek-v3-mtp.toml"
+    (fact,) = changed["facts"]
+    assert (fact["path"], fact["change"], fact["relative_change"]) == ("acceptance.1", "changed",
+                                                                        pytest.approx(0.9 / 0.85 - 1))

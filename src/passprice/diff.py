@@ -921,45 +921,48 @@ def compare_file(base: Side, head: Side, rel: str, renamed_from: str | None = No
 
 
 def card_renames(base: Side, head: Side, paths: Iterable[str]) -> dict[str, str]:
-    """The cards of ``paths`` (the changed files) a change renamed: HEAD's added card file → BASE's removed one, when
-    a serving registered on both sides names the removed card on BASE and the added one on HEAD, or else when both
-    files' ``[card]`` tables give the same ``name`` (the card's title); each file paired once, by path."""
+    """The records holding facts of ``paths`` (the changed files) a change renamed — cards, drafting methods, routing
+    records —: HEAD's added file → BASE's removed one of the same kind, when a serving registered on both sides names
+    the removed one on BASE and the added one on HEAD, or else when both files' own tables (``[card]``, ``[method]``,
+    ``[routing]``) give the same ``name`` (the record's title); each file paired once, by path."""
     from passprice.schema import kind_cap, toml_loads
     from passprice.unlocked import SERVINGS, named_files
 
+    kinds = {"card": "card", "draft": "method", "routing": "routing"}
     paths = list(paths)
-    gone = {file_kind(p)[1]: p for p in paths if file_kind(p)[0] == "card" and p in base.files and p not in head.files}
-    added = {file_kind(p)[1]: p for p in paths if file_kind(p)[0] == "card" and p in head.files and p not in base.files}
+    gone = {file_kind(p): p for p in paths if file_kind(p)[0] in kinds and p in base.files and p not in head.files}
+    added = {file_kind(p): p for p in paths if file_kind(p)[0] in kinds and p in head.files and p not in base.files}
     if not gone or not added:
         return {}
     out: dict[str, str] = {}
     for rel in sorted(set(base.files) & set(head.files)):
         if not rel.startswith(f"{SERVINGS}/") or file_kind(rel)[0] != "serving":
             continue
-        was = {n for k, n in named_files(base.files[rel]) if k == "card"}
-        now = {n for k, n in named_files(head.files[rel]) if k == "card"}
+        was, now = named_files(base.files[rel]), named_files(head.files[rel])
         for old in sorted(was - now):
             for new in sorted(now - was):
-                if old in gone and new in added and added[new] not in out and gone[old] not in out.values():
+                if old[0] == new[0] and old in gone and new in added and added[new] not in out \
+                        and gone[old] not in out.values():
                     out[added[new]] = gone[old]
 
-    def title(data: bytes) -> str | None:
-        if len(data) > kind_cap("card"):
+    def title(kind: str, data: bytes) -> str | None:
+        if len(data) > kind_cap(kind):
             return None
         try:
-            table = toml_loads(data.decode("utf-8")).get("card")
+            table = toml_loads(data.decode("utf-8")).get(kinds[kind])
         except (UnicodeDecodeError, ValueError):
             return None
         name = table.get("name") if isinstance(table, dict) else None
         return name if isinstance(name, str) else None
 
-    titles = {rel: title(base.files[rel]) for rel in sorted(gone.values()) if rel not in out.values()}
-    for new_rel in sorted(added.values()):
+    titles = {rel: (key[0], title(key[0], base.files[rel])) for key, rel in sorted(gone.items())
+              if rel not in out.values()}
+    for key, new_rel in sorted(added.items()):
         if new_rel in out:
             continue
-        now_title = title(head.files[new_rel])
-        match = next((rel for rel, t in titles.items() if t is not None and t == now_title
-                      and rel not in out.values()), None)
+        now_title = title(key[0], head.files[new_rel])
+        match = next((rel for rel, (kind, t) in titles.items() if kind == key[0] and t is not None
+                      and t == now_title and rel not in out.values()), None)
         if match is not None:
             out[new_rel] = match
     return out
@@ -2046,8 +2049,11 @@ class Diff:
             what = {"stale": "stale", "mismatch": "not following", "broken": "broken"}
             parts.append(f"{_n(len(self.unsound), 'derived fact')} {' or '.join(what[k] for k in kinds)}")
         renamed = [f for f in self.files if f.renamed is not None and f.status == "added"]
-        if renamed:
-            parts.append(f"{_n(len(renamed), 'card')} renamed")
+        for kind, one, many in (("card", "card", "cards"), ("draft", "drafting method", "drafting methods"),
+                                ("routing", "routing record", "routing records")):
+            n = sum(1 for f in renamed if f.kind == kind)
+            if n:
+                parts.append(f"{n} {one if n == 1 else many} renamed")
         parts += _file_counts([f for f in self.files if not f.holds_facts and f.kind != "lock"])
         if self.sources:
             under = {lock for s in self.sources for lock in s.locks}
@@ -2892,7 +2898,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         ]
     renamed = [f for f in d.files if f.renamed is not None and f.status == "added"]
     if renamed:
-        out += ["", "#### Cards renamed", ""]
+        out += ["", "#### Records renamed", ""]
         out += [f"- {markdown_code(f.renamed or '')} → {markdown_code(f.path)}: its facts compared with the old "
                 f"file's ({_n(len(f.facts), 'fact')} changed)" for f in renamed]
     derived = [(f, dep) for f in d.files for dep in f.dependants]
