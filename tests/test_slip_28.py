@@ -496,3 +496,34 @@ def test_a_drafting_method_renamed_is_compared_with_its_old_file(registry: Path)
     (fact,) = changed["facts"]
     assert (fact["path"], fact["change"], fact["relative_change"]) == ("acceptance.1", "changed",
                                                                         pytest.approx(0.9 / 0.85 - 1))
+
+
+# --- (6) a folder named like CI's base revision -----------------------------------------------------------------------
+
+
+def test_a_folder_named_origin_main_is_not_taken_for_the_base(registry: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """CI reviews ``passprice diff origin/$BASE_REF`` in the checkout. A name with a slash was taken for a folder
+    whenever one was there, so a pull request adding ``origin/main/`` (a copy of its own registry) was compared with
+    itself: a raised streams.read, its four locks re-locked at the moved prices, read "no changes" (✅, exit 0)."""
+    path = branch(registry, "origin-folder")
+    edited = invoke("fact", "set", CARD, "streams.read", "--value", "0.95", "--unit", "1", "--provenance", "measured",
+                    "--source", "azure-ai-benchmarking-guide", "--locator", "a what-if: a faster read", root=path)
+    assert edited.exit_code == 0, edited.output
+    for name in ("qwen3-30b-a3b-h200", MTP, f"{R1}-best", R1):
+        assert invoke("lock", "--update", "-o", str(path / "locks" / f"{name}.lock.toml"), root=path).exit_code == 0
+    for folder in ("facts", "registry", "locks", "sources", "schema"):
+        shutil.copytree(path / folder, path / "origin" / "main" / folder)
+    commit_all(path, "streams.read 0.95, re-locked; and a folder origin/main")
+    git(path, "update-ref", "refs/remotes/origin/main", "main")
+    monkeypatch.chdir(path)
+    result = invoke("diff", "origin/main", "--format", "comment", root=path)
+    assert result.exit_code == 2, result.output  # was 0: "✅ … `origin/main` → `work tree`: no changes …"
+    main = git(path, "rev-parse", "main")[:12]
+    assert result.stderr == (f"passprice: error: origin/main: names both a folder here and the revision {main} of the "
+                             "git checkout; write ./origin/main for the folder, or refs/remotes/origin/main (or the "
+                             "commit id) for the revision\n")
+    revision = invoke("diff", "refs/remotes/origin/main", root=path)
+    assert revision.stdout.splitlines()[1].startswith("1 fact changed in 1 file, 1 to verify in its source; ")
+    assert "4 re-locked" in revision.stdout.splitlines()[1]
+    folder = invoke("diff", "./origin/main", root=path)  # the folder, written as one: compared, as asked
+    assert folder.exit_code == 0 and folder.stdout.splitlines()[0] == "passprice diff: ./origin/main → work tree"

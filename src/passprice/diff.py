@@ -2392,18 +2392,23 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
 
 
 def _not_also_a_revision(ref: str, root: Root, git: Callable[[], Checkout]) -> None:
-    """Refuse a bare name (``main``) that is both a folder here and a revision of the checkout, as git refuses an
-    ambiguous argument: which side was meant decides what the review shows. A name written as a path (``./main``,
-    ``/x/main``, ``a/b``) is a folder. Raises :class:`InputError`."""
-    if os.sep in ref or "/" in ref or root.embedded:
+    """Refuse a name (``main``, ``origin/main``) that is both a folder here and a revision of the checkout, as git
+    refuses an ambiguous argument: which side was meant decides what the review shows. A name written as a path
+    from here or from the top (``./main``, ``../x``, ``/x/main``) is a folder. ``origin/main`` with a slash was taken
+    for a folder whenever one was there: a pull request adding a folder ``origin/main/`` (a copy of its own registry)
+    made CI's ``passprice diff origin/$BASE_REF`` compare the pull request with itself, "no fact changed" for any
+    change (slip round 28). Raises :class:`InputError`."""
+    if root.embedded or os.path.isabs(ref) or ref.split("/")[0] in (".", "..") or ref.split(os.sep)[0] in (".", ".."):
         return
     try:
         sha = git().commit(ref)
     except InputError:
         return  # no revision of that name (or no checkout here): the folder it is
+    revision = f"heads/{ref}" if "/" not in ref else f"refs/remotes/{ref}" if not ref.startswith("refs/") else None
+    spelled = f"{revision} (or the commit id)" if revision is not None else "the commit id"
     raise InputError(
         f"{ref}: names both a folder here and the revision {sha[:12]} of the git checkout; write ./{ref} for the "
-        f"folder, or heads/{ref} (or the commit id) for the revision"
+        f"folder, or {spelled} for the revision"
     )
 
 
