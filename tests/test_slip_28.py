@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -527,3 +528,32 @@ def test_a_folder_named_origin_main_is_not_taken_for_the_base(registry: Path, mo
     assert "4 re-locked" in revision.stdout.splitlines()[1]
     folder = invoke("diff", "./origin/main", root=path)  # the folder, written as one: compared, as asked
     assert folder.exit_code == 0 and folder.stdout.splitlines()[0] == "passprice diff: ./origin/main → work tree"
+
+
+def test_a_tag_named_like_the_base_branch_is_refused(registry: Path) -> None:
+    """A tag ``origin/main`` pushed beside the pull request (CI's checkout, ``fetch-depth: 0``, fetches every tag)
+    is what git reads ``origin/main`` as, before ``refs/remotes/origin/main``: the raised streams.read and its
+    re-locked locks read "no changes" (exit 0). And a tag ``main`` was the default BASE's branch."""
+    path = branch(registry, "origin-tag")
+    edited = invoke("fact", "set", CARD, "streams.read", "--value", "0.95", "--unit", "1", "--provenance", "measured",
+                    "--source", "azure-ai-benchmarking-guide", "--locator", "a what-if: a faster read", root=path)
+    assert edited.exit_code == 0, edited.output
+    for name in ("qwen3-30b-a3b-h200", MTP, f"{R1}-best", R1):
+        assert invoke("lock", "--update", "-o", str(path / "locks" / f"{name}.lock.toml"), root=path).exit_code == 0
+    commit_all(path, "streams.read 0.95, re-locked")
+    git(path, "update-ref", "refs/remotes/origin/main", "main")
+    git(path, "tag", "origin/main", "HEAD")
+    try:
+        result = invoke("diff", "origin/main", root=path)
+        assert result.exit_code == 2, result.output  # was 0: "no changes to facts, registry, locks …"
+        assert result.stderr == (
+            f"passprice: error: origin/main: names more than one ref of the git checkout at {path} "
+            "(refs/remotes/origin/main, refs/tags/origin/main), and git takes one of them without a word: give the "
+            "one meant in full, or the commit id\n")
+        full = invoke("diff", "refs/remotes/origin/main", root=path)
+        assert full.exit_code == 0 and "4 re-locked" in full.stdout.splitlines()[1]
+        git(path, "tag", "main", "HEAD")
+        assert "main: names more than one ref" in invoke("diff", root=path).stderr  # the default BASE
+    finally:
+        for tag in ("origin/main", "main"):  # the module's repository is shared by the tests after this one
+            subprocess.run(["git", "tag", "-d", tag], cwd=path, capture_output=True, check=False)

@@ -164,7 +164,33 @@ class Checkout:
             raise InputError(
                 f"{revision}: neither a folder nor a revision of the git checkout at {self.top}{cut}"
             ) from None
+        self._unambiguous(revision)
         return out.decode("ascii", "replace").strip()
+
+    def _unambiguous(self, revision: str) -> None:
+        """Refuse ``revision`` when its name (before any ``~``, ``^``, ``:`` or ``@{``) is the name of more than one
+        ref, as git's rules for a short name read it (``refs/NAME``, ``refs/tags/NAME``, ``refs/heads/NAME``,
+        ``refs/remotes/NAME``, ``refs/remotes/NAME/HEAD``): git takes the first and only warns. A tag ``origin/main``
+        pushed beside a pull request (``actions/checkout`` with ``fetch-depth: 0`` fetches every tag) made CI's
+        ``passprice diff origin/$BASE_REF`` compare the pull request with itself (slip round 28). Raises
+        :class:`InputError` naming the refs."""
+        import re
+
+        name = re.split(r"[~^:]|@\{", revision, maxsplit=1)[0]
+        if not name or name.startswith("refs/") or re.fullmatch(r"[0-9a-fA-F]{4,64}", name):
+            return
+        candidates = [f"refs/{name}", f"refs/tags/{name}", f"refs/heads/{name}", f"refs/remotes/{name}",
+                      f"refs/remotes/{name}/HEAD"]
+        try:
+            listed = _run_git(self.top, ["for-each-ref", "--format=%(refname)", *candidates])
+        except subprocess.CalledProcessError:
+            return
+        found = [r for r in os.fsdecode(listed).splitlines() if r in candidates]
+        if len(found) > 1:
+            raise InputError(
+                f"{revision}: names more than one ref of the git checkout at {self.top} ({', '.join(found)}), and git "
+                "takes one of them without a word: give the one meant in full, or the commit id"
+            )
 
     def _names_commit(self, revision: str) -> bool:
         """Whether ``revision`` names a commit of this checkout (never raises)."""
@@ -187,6 +213,7 @@ class Checkout:
                 _run_git(self.top, ["rev-parse", "--verify", "--quiet", f"{branch}^{{commit}}"])
             except subprocess.CalledProcessError:
                 continue
+            self._unambiguous(branch)  # a tag named main was the merge base's other side
             try:
                 out = _run_git(self.top, ["merge-base", branch, "HEAD"])
             except subprocess.CalledProcessError:
