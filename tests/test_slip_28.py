@@ -353,7 +353,7 @@ def test_the_sticky_comment_is_posted_before_any_of_the_pull_request_s_code_runs
 
     for text in ((REPO / ".github" / "workflows" / "facts.yml").read_text(encoding="utf-8"),
                  workflow("python -m pip install -r requirements.txt")):
-        review = text.index('"$RUNNER_TEMP/reviewer/bin/passprice" diff "origin/$BASE_REF"')
+        review = text.index('"$RUNNER_TEMP/reviewer/bin/passprice" diff "refs/remotes/origin/$BASE_REF"')
         comment = text.index("- name: passprice diff (sticky pull-request comment)")
         body = text.index('-F "body=@$RUNNER_TEMP/passprice-diff.md"')
         own = text.index("- name: Install passprice\n")
@@ -557,3 +557,14 @@ def test_a_tag_named_like_the_base_branch_is_refused(registry: Path) -> None:
     finally:
         for tag in ("origin/main", "main"):  # the module's repository is shared by the tests after this one
             subprocess.run(["git", "tag", "-d", tag], cwd=path, capture_output=True, check=False)
+
+
+def test_the_workflow_names_the_base_branch_in_full() -> None:
+    """With ``fetch-depth: 0`` every tag is fetched: the workflow's ``origin/$BASE_REF`` was a tag ``origin/main``
+    where one was pushed, for the reviewer's install (``git worktree add``, which only warns) as for the review."""
+    from passprice.scaffold import workflow
+
+    for text in ((REPO / ".github" / "workflows" / "facts.yml").read_text(encoding="utf-8"),
+                 workflow("python -m pip install -r requirements.txt")):
+        assert text.count('"refs/remotes/origin/$BASE_REF"') == 2
+        assert '"origin/$BASE_REF"' not in text
