@@ -568,3 +568,14 @@ def test_the_workflow_names_the_base_branch_in_full() -> None:
                  workflow("python -m pip install -r requirements.txt")):
         assert text.count('"refs/remotes/origin/$BASE_REF"') == 2
         assert '"origin/$BASE_REF"' not in text
+
+
+def test_the_sticky_comment_is_the_workflow_s_own() -> None:
+    """The comment updated was the first holding the marker, whoever wrote it: an author's comment opening with the
+    marker took the review, and its author could edit it back to anything."""
+    from passprice.scaffold import workflow
+
+    for text in ((REPO / ".github" / "workflows" / "facts.yml").read_text(encoding="utf-8"),
+                 workflow("python -m pip install -r requirements.txt")):
+        assert ('select(.user.login == \\"github-actions[bot]\\" and (.body | startswith(\\"$marker\\")))'
+                in text)
