@@ -579,3 +579,41 @@ def test_the_sticky_comment_is_the_workflow_s_own() -> None:
                  workflow("python -m pip install -r requirements.txt")):
         assert ('select(.user.login == \\"github-actions[bot]\\" and (.body | startswith(\\"$marker\\")))'
                 in text)
+
+
+# --- (7) a lock loosened by hand beside a change to passprice's own code ----------------------------------------------
+
+
+def test_a_lock_loosened_by_hand_beside_a_code_change_is_not_re_locked(tmp_path: Path) -> None:
+    """test_lock_forgery's lock (floor and recorded rests_on of streams.read loosened to assumed by hand, its digest
+    recomputed, the card's streams.read weakened to assumed) with a price-neutral edit of ``src/passprice`` beside
+    it: HEAD priced by its own code, the review did not reproduce the lock from its pins and said "re-locked, floors
+    loosened" (exit 0). Its recorded rests_on says assumed where it pins measured: no pricing model decides that."""
+    from test_diff import edit_fact, read_fact
+    from test_lock_forgery import _forge
+    from test_slip_10 import _base
+
+    path = _base(tmp_path / "registry")
+    git(path, "checkout", "-q", "-b", "pr")
+    module = path / "src" / "passprice" / "serving.py"
+    module.write_text(module.read_text(encoding="utf-8") + "\n\n#: read by nothing\nUNREAD_CONSTANT = 1\n",
+                      encoding="utf-8")
+    read = read_fact(path, "streams.read")
+    edit_fact(path, "streams.read", value=read.value, unit="1", provenance="assumed", source=read.source,
+              locator=read.locator, derivation=None)
+    _forge(path / "locks" / f"{R1}.lock.toml")
+    commit_all(path, "weaken streams.read; loosen the lock by hand; tidy serving.py")
+    result = invoke("diff", "main", "HEAD", "--json", root=path)
+    assert result.exit_code == 1, result.output  # was 0: "1 re-locked, 1 with floors loosened"
+    out = json.loads(result.stdout)
+    assert out["pricing_model"]["priced_with"][1].endswith("in its own process")
+    assert out["head_check"] == [
+        f"locks/{R1}.lock.toml: does NOT reproduce from its own pinned inputs: its price records streams.read as "
+        "assumed, and the lock pins streams.read measured: the lock was edited by hand (its digest recomputed); "
+        f"restore it, then re-lock it: passprice lock --update -o locks/{R1}.lock.toml"
+    ]
+    assert [x["name"] for x in out["locks"]] == [R1]
+    markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path).stdout
+    row = next(line for line in markdown.splitlines() if line.startswith(f"| `{R1}` |"))
+    assert row.endswith("| ❌ does NOT reproduce from its own pinned inputs (edited by hand?): see HEAD fails "
+                        "passprice check |")

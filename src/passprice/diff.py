@@ -2340,7 +2340,7 @@ def unreproduced(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
     pinned facts do not give what it records. Only when HEAD is priced with the running code (its pricing model is
     this passprice's); a lock that does not read is already a problem of :func:`passprice.check.review_files`."""
     if not head.code.running and head.code.folder is not None:
-        return ()
+        return _unpinned_records(head, changed)
     from passprice.reproduce import reproduce
 
     out = []
@@ -2354,6 +2354,37 @@ def unreproduced(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
         rep = reproduce(head.root, lock, with_today=False)
         if not rep.equals:
             out.append(f"{rel}: {rep.verdict()}")
+    return tuple(out)
+
+
+def _unpinned_records(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
+    """For a HEAD priced by its own code (so :func:`unreproduced` cannot re-price its locks from their pins with the
+    running code): the lines for its added or changed lock files whose recorded price says it rests on a fact at
+    another provenance than the fact the lock pins there, a check of the file's own data that no pricing model
+    decides. A lock whose floor and recorded ``rests_on`` were loosened by hand to ``assumed`` (its pin still
+    ``measured``, its digest recomputed) beside a price-neutral edit of ``src/passprice`` read "re-locked, floors
+    loosened" (exit 0; slip round 28), where the same lock without the code change fails as not reproducing."""
+    out = []
+    for rel in changed:
+        if file_kind(rel)[0] != "lock":
+            continue
+        try:
+            lock = read_lock(head.root.path / rel, head.root.schema)
+        except InputError:
+            continue
+        recorded: dict[str, Any] = dict(lock.price.get("rests_on", {}))
+        expected = lock.price.get("expected")
+        if isinstance(expected, Mapping):
+            recorded.update(expected.get("rests_on", {}))
+        for path, provenance in sorted(recorded.items()):
+            pinned = lock.facts.get(path)
+            if pinned is not None and pinned.provenance.value != provenance:
+                out.append(
+                    f"{rel}: does NOT reproduce from its own pinned inputs: its price records {path} as {provenance}, "
+                    f"and the lock pins {path} {pinned.provenance.value}: the lock was edited by hand (its digest "
+                    f"recomputed); restore it, then re-lock it: passprice lock --update -o {rel}"
+                )
+                break
     return tuple(out)
 
 
