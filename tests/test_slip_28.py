@@ -13,6 +13,21 @@ reviewed as CI reviews it: ``passprice diff main HEAD``), and the review's known
   that price stood in the HEAD column beside "not judged": no HEAD price is shown now, and the row says why.
 - (L4) a floor loosened in one of a serving's two locks, the other still flooring the fact, read as any loosened
   floor: the review now says which lock still floors it, so the serving is held to it as before.
+
+Attempts (each passed the review before its fix):
+
+- (1) a lock's pinned citation re-cited by hand beside a price-neutral edit of ``src/passprice``: the pin check was
+  skipped for a HEAD priced by its own code ("re-locked", exit 0).
+- (2) ``src/sitecustomize.py`` beside the code: ``PYTHONPATH`` at the work tree's ``src`` ran it before HEAD was
+  priced; it wrote the card back as BASE had it ("re-pin", exit 0).
+- (3) the sticky comment was posted after the pull request's own install and check ran, which could rewrite it; and
+  (3b) it was the first comment holding the marker, whoever wrote it.
+- (4) a lock of no registered serving rewritten onto another card or limit under the same file ("re-locked", ✅).
+- (5) a card (or drafting method) renamed with a fact re-cited inside it: every fact removed and added, nothing to
+  verify (✅).
+- (6) a folder ``origin/main/`` (a copy of the pull request's registry) taken for CI's ``origin/$BASE_REF``, and
+  (6b) a tag ``origin/main``: the pull request compared with itself ("no changes", exit 0).
+- (7) test_lock_forgery's hand-loosened lock beside a price-neutral code edit ("re-locked, floors loosened", exit 0).
 """
 
 from __future__ import annotations
