@@ -632,3 +632,16 @@ def test_a_lock_loosened_by_hand_beside_a_code_change_is_not_re_locked(tmp_path:
     row = next(line for line in markdown.splitlines() if line.startswith(f"| `{R1}` |"))
     assert row.endswith("| ❌ does NOT reproduce from its own pinned inputs (edited by hand?): see HEAD fails "
                         "passprice check |")
+
+
+def test_the_checkout_leaves_no_token_for_the_pull_request_s_code() -> None:
+    """``actions/checkout`` keeps the job's token in ``.git/config`` unless told not to, and the pull request's code
+    runs after the comment is posted (its install, its check; HEAD's own pricing code during the review): with the
+    token it could rewrite the posted comment. Nothing after the checkout fetches, so none is kept."""
+    from passprice.scaffold import workflow
+
+    for text in ((REPO / ".github" / "workflows" / "facts.yml").read_text(encoding="utf-8"),
+                 workflow("python -m pip install -r requirements.txt")):
+        checkout = text.index("- uses: actions/checkout@")
+        assert text.index("persist-credentials: false", checkout) < text.index("- uses: actions/setup-python@")
+        assert "git fetch" not in text and "git pull" not in text
