@@ -78,9 +78,9 @@ def test_a_pull_request_rewriting_the_review_s_verdict_is_named_and_judged_by_ba
 def test_the_workflow_reviews_with_the_base_branch_s_passprice_before_the_pull_request_s_code_runs() -> None:
     workflow = (REPO / ".github" / "workflows" / "facts.yml").read_text(encoding="utf-8")
     reviewer = workflow.index('. "$RUNNER_TEMP/reviewer/bin/activate"\n          python -m pip install .\n')
-    verdict = workflow.index('"$RUNNER_TEMP/reviewer/bin/passprice" diff "origin/$BASE_REF"')
+    verdict = workflow.index('"$RUNNER_TEMP/reviewer/bin/passprice" diff "refs/remotes/origin/$BASE_REF"')
     own = workflow.index("run: python -m pip install .")
-    assert 'git worktree add --detach "$RUNNER_TEMP/reviewer-src" "origin/$BASE_REF"' in workflow
+    assert 'git worktree add --detach "$RUNNER_TEMP/reviewer-src" "refs/remotes/origin/$BASE_REF"' in workflow
     assert reviewer < verdict < own
     assert "          passprice diff" not in workflow  # no verdict from the pull request's own install
     from passprice.scaffold import workflow as template

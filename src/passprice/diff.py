@@ -54,6 +54,7 @@ from passprice.sourcechange import SourceChange, source_changes
 from passprice.tables import json_text, markdown_code, markdown_table, markdown_text, si
 
 if TYPE_CHECKING:
+    from passprice.addedservings import AddedServing
     from passprice.comment import Links
     from passprice.unlocked import ServingMove
 
@@ -163,7 +164,33 @@ class Checkout:
             raise InputError(
                 f"{revision}: neither a folder nor a revision of the git checkout at {self.top}{cut}"
             ) from None
+        self._unambiguous(revision)
         return out.decode("ascii", "replace").strip()
+
+    def _unambiguous(self, revision: str) -> None:
+        """Refuse ``revision`` when its name (before any ``~``, ``^``, ``:`` or ``@{``) is the name of more than one
+        ref, as git's rules for a short name read it (``refs/NAME``, ``refs/tags/NAME``, ``refs/heads/NAME``,
+        ``refs/remotes/NAME``, ``refs/remotes/NAME/HEAD``): git takes the first and only warns. A tag ``origin/main``
+        pushed beside a pull request (``actions/checkout`` with ``fetch-depth: 0`` fetches every tag) made CI's
+        ``passprice diff origin/$BASE_REF`` compare the pull request with itself (slip round 28). Raises
+        :class:`InputError` naming the refs."""
+        import re
+
+        name = re.split(r"[~^:]|@\{", revision, maxsplit=1)[0]
+        if not name or name.startswith("refs/") or re.fullmatch(r"[0-9a-fA-F]{4,64}", name):
+            return
+        candidates = [f"refs/{name}", f"refs/tags/{name}", f"refs/heads/{name}", f"refs/remotes/{name}",
+                      f"refs/remotes/{name}/HEAD"]
+        try:
+            listed = _run_git(self.top, ["for-each-ref", "--format=%(refname)", *candidates])
+        except subprocess.CalledProcessError:
+            return
+        found = [r for r in os.fsdecode(listed).splitlines() if r in candidates]
+        if len(found) > 1:
+            raise InputError(
+                f"{revision}: names more than one ref of the git checkout at {self.top} ({', '.join(found)}), and git "
+                "takes one of them without a word: give the one meant in full, or the commit id"
+            )
 
     def _names_commit(self, revision: str) -> bool:
         """Whether ``revision`` names a commit of this checkout (never raises)."""
@@ -186,6 +213,7 @@ class Checkout:
                 _run_git(self.top, ["rev-parse", "--verify", "--quiet", f"{branch}^{{commit}}"])
             except subprocess.CalledProcessError:
                 continue
+            self._unambiguous(branch)  # a tag named main was the merge base's other side
             try:
                 out = _run_git(self.top, ["merge-base", branch, "HEAD"])
             except subprocess.CalledProcessError:
@@ -758,6 +786,11 @@ class FileChange:
     #: HEAD's bytes of the file, as the comparison read them, whatever HEAD is (the work tree, a folder or a git
     #: revision): a pull-request comment links each changed fact to its lines in them (:meth:`fact_lines`).
     head_bytes: bytes | None = attrs.field(default=None, eq=False, repr=False)
+    #: A card the change renamed (:func:`card_renames`): for the file HEAD adds, BASE's file it is compared with (its
+    #: ``facts`` are the changes between the two); for the file HEAD removes, the file it became (no facts of its
+    #: own listed). A card renamed with a fact re-cited inside it listed every fact as removed and added, so the
+    #: re-cited fact asked nothing to be verified and the review read ✅ (slip round 28).
+    renamed: str | None = None
 
     def fact_lines(self, fact: str) -> tuple[int, int] | None:
         """The 1-based first and last line of fact ``fact``'s table in HEAD's bytes of the file
@@ -796,6 +829,7 @@ class FileChange:
             "content": {"base": self.content[0], "head": self.content[1]},
             "serving": list(self.serving),
             "dependants": [d.to_json() for d in self.dependants],
+            "renamed": self.renamed,
             "unsound": [f.to_json() for f in self.findings],
         }
 
@@ -875,19 +909,27 @@ def _read(side: Side, rel: str, kind: str, name: str) -> _Read:
     return _Read()
 
 
-def compare_file(base: Side, head: Side, rel: str) -> FileChange:
+def compare_file(base: Side, head: Side, rel: str, renamed_from: str | None = None,
+                 renamed_to: str | None = None) -> FileChange:
     """The change of the file ``rel`` between ``base`` and ``head`` (it differs, or one side lacks it): each side's
-    errors, and, for a card or drafting method that reads on every side it is on, its fact and metadata changes."""
+    errors, and, for a card or drafting method that reads on every side it is on, its fact and metadata changes. A
+    card HEAD adds as BASE's card ``renamed_from`` (:func:`card_renames`) is compared with that file; a card HEAD
+    removes as ``renamed_to`` lists no facts (they are compared there)."""
     kind, name = file_kind(rel)
     on_base, on_head = rel in base.files, rel in head.files
     status = "added" if not on_base else "removed" if not on_head else "changed"
-    old = _read(base, rel, kind, name) if on_base else _Read(facts={}, meta={})
+    if renamed_from is not None:
+        old = _read(base, renamed_from, kind, file_kind(renamed_from)[1])
+    else:
+        old = _read(base, rel, kind, name) if on_base else _Read(facts={}, meta={})
     new = _read(head, rel, kind, name) if on_head else _Read(facts={}, meta={})
+    if renamed_to is not None:
+        old = _Read(facts={}, meta={}, errors=old.errors)
     facts: tuple[FactChange, ...] = ()
     meta: tuple[str, ...] = ()
     if kind in ("card", "draft", "routing", "stack") and old.facts is not None and new.facts is not None:
         facts = fact_changes(old.facts, new.facts, _LOCK_PREFIX.get(kind, ""))
-        if on_base and on_head:
+        if (on_base and on_head) or renamed_from is not None:
             before, after = old.meta or {}, new.meta or {}
             meta = tuple(k for k in dict.fromkeys([*before, *after]) if before.get(k) != after.get(k))
     serving: tuple[str, ...] = ()
@@ -901,8 +943,56 @@ def compare_file(base: Side, head: Side, rel: str) -> FileChange:
     findings = tuple(recheck_all(new.facts)) if on_head and new.facts else ()
     return FileChange(
         rel, kind, name, status, old.errors, new.errors, facts, meta, (old.content, new.content), serving, derived,
-        findings, head.files[rel] if on_head and facts else None,
+        findings, head.files[rel] if on_head and facts else None, renamed_from or renamed_to,
     )
+
+
+def card_renames(base: Side, head: Side, paths: Iterable[str]) -> dict[str, str]:
+    """The records holding facts of ``paths`` (the changed files) a change renamed — cards, drafting methods, routing
+    records —: HEAD's added file → BASE's removed one of the same kind, when a serving registered on both sides names
+    the removed one on BASE and the added one on HEAD, or else when both files' own tables (``[card]``, ``[method]``,
+    ``[routing]``) give the same ``name`` (the record's title); each file paired once, by path."""
+    from passprice.schema import kind_cap, toml_loads
+    from passprice.unlocked import SERVINGS, named_files
+
+    kinds = {"card": "card", "draft": "method", "routing": "routing"}
+    paths = list(paths)
+    gone = {file_kind(p): p for p in paths if file_kind(p)[0] in kinds and p in base.files and p not in head.files}
+    added = {file_kind(p): p for p in paths if file_kind(p)[0] in kinds and p in head.files and p not in base.files}
+    if not gone or not added:
+        return {}
+    out: dict[str, str] = {}
+    for rel in sorted(set(base.files) & set(head.files)):
+        if not rel.startswith(f"{SERVINGS}/") or file_kind(rel)[0] != "serving":
+            continue
+        was, now = named_files(base.files[rel]), named_files(head.files[rel])
+        for old in sorted(was - now):
+            for new in sorted(now - was):
+                if old[0] == new[0] and old in gone and new in added and added[new] not in out \
+                        and gone[old] not in out.values():
+                    out[added[new]] = gone[old]
+
+    def title(kind: str, data: bytes) -> str | None:
+        if len(data) > kind_cap(kind):
+            return None
+        try:
+            table = toml_loads(data.decode("utf-8")).get(kinds[kind])
+        except (UnicodeDecodeError, ValueError):
+            return None
+        name = table.get("name") if isinstance(table, dict) else None
+        return name if isinstance(name, str) else None
+
+    titles = {rel: (key[0], title(key[0], base.files[rel])) for key, rel in sorted(gone.items())
+              if rel not in out.values()}
+    for key, new_rel in sorted(added.items()):
+        if new_rel in out:
+            continue
+        now_title = title(key[0], head.files[new_rel])
+        match = next((rel for rel, (kind, t) in titles.items() if kind == key[0] and t is not None
+                      and t == now_title and rel not in out.values()), None)
+        if match is not None:
+            out[new_rel] = match
+    return out
 
 
 # --- what the change does to the locks -----------------------------------------------------------------------------
@@ -1043,6 +1133,23 @@ class LockImpact:
     #: rewrote to the same quantity (``4.8 TB/s`` → ``4800 GB/s``, :func:`passprice.reproduce.same_quantity`): no
     #: drift (``check --frozen`` passes), but the lock pins the old words until ``lock --update``.
     rewritten: tuple[str, ...] = ()
+    #: For each floor HEAD's lock loosens that another lock of the same registered serving still holds as strictly
+    #: on HEAD (:func:`kept_floors`): the path → that lock's name and floor. Loosening one of a serving's two locks
+    #: then changes nothing the serving is held to, which the review did not say (slip round 28).
+    kept: Mapping[str, tuple[str, Provenance]] = attrs.field(factory=dict)
+
+    def policy_line(self, change: FloorChange) -> str:
+        """A floor change as the review shows it: :meth:`FloorChange.describe`, and for a loosened floor another lock
+        of the serving still holds, ``; lock OTHER of serving S still floors streams.read at measured (its price
+        rests on it): the serving is held to the floor as before``."""
+        line = change.describe()
+        kept = self.kept.get(change.path) if change.loosens else None
+        if kept is None:
+            return line
+        other, floor = kept
+        return (f"{line}; lock {other} of serving {self.serving_name} still floors {change.path} at {floor.value} "
+                "(its price rests on it): the serving is held to that floor as before, and a weaker fact still fails "
+                "the review and check")
 
     @property
     def checkpoint_changed(self) -> bool:
@@ -1193,7 +1300,8 @@ class LockImpact:
         if self.removed:
             return "removed, dropping floors" if self.dropped else "removed"
         if self.head_unread:
-            return "HEAD's lock file does not read (edited by hand?): restore it, or re-lock it with passprice lock"
+            return (f"HEAD's lock file does not read (edited by hand?): restore it from BASE, then re-lock it with "
+                    f"passprice lock --update -o {self.path}")
         if self.question:
             return (
                 f"asks another question ({'; '.join(self.question)}): a lock answers one; restore it, or keep it "
@@ -1227,7 +1335,8 @@ class LockImpact:
         elif self.status == "changed":
             bits.append("re-locked")
         if self.loosened:
-            bits.append("floors loosened")
+            kept = all(c.path in self.kept for c in self.loosened)
+            bits.append("floors loosened" + (" (another lock of the serving still holds each: below)" if kept else ""))
         if self.older:
             bits.append("older lock format")
         return unsound + (", ".join(bits) or "records HEAD's price")
@@ -1289,6 +1398,7 @@ class LockImpact:
             "retired": self.retired,
             "question": list(self.question),
             "head_unread": self.head_unread,
+            "floors_kept": {path: {"lock": other, "floor": floor.value} for path, (other, floor) in self.kept.items()},
             "drifted": list(self.drifted),
             "rewritten": list(self.rewritten),
         }
@@ -1470,11 +1580,43 @@ def dropped_floors(
     return (), f"{moved}, and " * bool(moved) + f"every floor it set is kept by {kept}"
 
 
+def kept_floors(
+    lock: Lock, policy: Iterable[FloorChange], head_locks: Mapping[str, Lock | None]
+) -> dict[str, tuple[str, Provenance]]:
+    """For each floor ``policy`` (HEAD's ``lock`` against BASE's) loosens on a path, the other lock of HEAD of the
+    same registered serving whose recorded price rests on the path and floors it at least as strictly as ``lock``
+    did on BASE (the strictest, by name): path → (its name, its floor). A lock of no registered serving keeps none
+    (its floors apply under ``--lock`` alone)."""
+    name = lock.info.serving
+    if name is None:
+        return {}
+    others = sorted(
+        (other for other in head_locks.values()
+         if other is not None and other.info.serving == name and other.name != lock.name),
+        key=lambda other: other.name,
+    )
+    out = {}
+    for change in policy:
+        if not change.loosens or change.path == "*":
+            continue
+        holding = [(other.policy.allowed(change.path), other.name) for other in others
+                   if change.path in other.rests_on and not other.policy.allowed(change.path).weaker_than(change.was)]
+        if holding:
+            floor, other_name = min(holding, key=lambda h: (h[0], h[1]))
+            out[change.path] = (other_name, floor)
+    return out
+
+
 def question_changes(old: Lock, new: Lock) -> tuple[str, ...]:
     """What ``new`` answers that ``old``, the same lock file on BASE, did not: ``kind best → price``, the registered
     serving it locks, the serving stack its expected price is under, its name (each ``what: BASE → HEAD``, ``none``
     for absent); empty when it is the same question, re-priced. A lock of the first format recorded no serving
-    (``lock --update`` names the one it locked), so its serving is not compared."""
+    (``lock --update`` names the one it locked), so its serving is not compared.
+
+    A lock of no registered serving (``lock --checkpoint C --card K --name N``, or ``lock SERVING --limit 1024 -o
+    …``) asks about the serving it embeds: each of its fields that ``new`` changes is another question too
+    (``serving card: h200_sxm_141gb → h100_sxm5_80gb``), but a checkpoint entry renamed with its pinned content
+    unchanged. Rewritten with ``--force`` onto the H100, such a lock read "re-locked" (✅, -29 %; slip round 28)."""
     out = []
     for what, a, b in (
         ("kind", old.kind, new.kind),
@@ -1484,7 +1626,21 @@ def question_changes(old: Lock, new: Lock) -> tuple[str, ...]:
     ):
         if a != b:
             out.append(f"{what} {a or 'none'} → {b or 'none'}")
+    if old.info.format >= 2 and old.info.serving is None and new.info.serving is None:
+        from passprice.reproduce import serving_changes
+
+        same = old.checkpoint_pin.content is not None and old.checkpoint_pin.content == new.checkpoint_pin.content
+        out += [f"serving {line}" for line in serving_changes(old.spec, new.spec)
+                if not (same and line.startswith("checkpoint: "))]
     return tuple(out)
+
+
+#: Why a lock whose file HEAD cannot read shows no HEAD price: it was priced with BASE's lock on HEAD's inputs, and
+#: that price sat beside "not judged" as if HEAD's lock recorded and held it (slip round 28).
+HEAD_UNREAD = (
+    "HEAD's lock file does not read, so there is no HEAD lock to price and judge: no HEAD price is shown (BASE's "
+    "lock priced on HEAD's inputs is not this file's price)"
+)
 
 
 def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[LockImpact, ...]:
@@ -1503,7 +1659,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
         old, new = base_locks.get(rel), head_locks.get(rel)
         note = None
         if rel in head_locks and new is None:
-            note = "HEAD's lock file does not read; its floors and serving are BASE's"
+            note = HEAD_UNREAD
         if rel in base_locks and old is None and rel in head_locks:
             note = "BASE's lock file does not read"
         if old is None and new is None:
@@ -1511,8 +1667,8 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
         pairs[rel] = (old, new, note)
         if rel in base.files and (old or new) is not None:
             requests["base"].append(_request(rel, old or new))  # type: ignore[arg-type]
-        if rel in head.files and (new or old) is not None:
-            requests["head"].append(_request(rel, new or old))  # type: ignore[arg-type]
+        if rel in head.files and new is not None:  # a lock file HEAD cannot read is not priced as BASE's
+            requests["head"].append(_request(rel, new))
     base_results = price_locks(base.root, base.code, requests["base"])
     head_results = price_locks(head.root, head.code, requests["head"])
     out = []
@@ -1528,6 +1684,8 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
             before = PriceSide(error="the lock is new on HEAD")
         if status == "removed":
             after = PriceSide(error="the lock is removed on HEAD")
+        if rel in head_locks and new is None:
+            after = PriceSide(error=HEAD_UNREAD)
         rests = {*before.rests_on(), *after.rests_on(), *lock.rests_on}
         touched = [by_file.get(("card", lock.card))]
         if lock.spec.draft is not None:
@@ -1612,6 +1770,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                 head_unread=rel in head_locks and new is None,
                 drifted=tuple(dict.fromkeys(drifted)),
                 rewritten=tuple(dict.fromkeys(rewritten)),
+                kept=kept_floors(new, policy, head_locks) if new is not None else {},
             )
         )
     return tuple(out)
@@ -1667,6 +1826,10 @@ class Diff:
     #: How many more of those warnings there were past the first :data:`MAX_HEAD_WARNINGS` (shown as a count: 3,000
     #: sources nothing cites made a pull-request comment of 318 KB, past GitHub's 65,536 characters, round 23).
     head_warnings_left_out: int = 0
+    #: The servings HEAD registers and BASE does not (:mod:`passprice.addedservings`): what each prices, HEAD's price
+    #: of it and the locks of it. Shown, never failed; until slip round 28 a review showed an added serving's path
+    #: alone, counted as "1 other file changed".
+    added_servings: tuple[AddedServing, ...] = ()
 
     @property
     def locks(self) -> tuple[LockImpact, ...]:
@@ -1912,9 +2075,13 @@ class Diff:
             kinds = sorted({x.kind for _, x in self.unsound}, key=["stale", "mismatch", "broken"].index)
             what = {"stale": "stale", "mismatch": "not following", "broken": "broken"}
             parts.append(f"{_n(len(self.unsound), 'derived fact')} {' or '.join(what[k] for k in kinds)}")
-        others = [f for f in self.files if not f.holds_facts and f.kind != "lock"]
-        if others:
-            parts.append(f"{_n(len(others), 'other file')} changed")
+        renamed = [f for f in self.files if f.renamed is not None and f.status == "added"]
+        for kind, one, many in (("card", "card", "cards"), ("draft", "drafting method", "drafting methods"),
+                                ("routing", "routing record", "routing records")):
+            n = sum(1 for f in renamed if f.kind == kind)
+            if n:
+                parts.append(f"{n} {one if n == 1 else many} renamed")
+        parts += _file_counts([f for f in self.files if not f.holds_facts and f.kind != "lock"])
         if self.sources:
             under = {lock for s in self.sources for lock in s.locks}
             rest = f" (under {_n(len(under), 'locked price')})" if under else ""
@@ -2023,6 +2190,7 @@ class Diff:
             "duplicate_locks": list(self.duplicates),
             "head_warnings": list(self.head_warnings),
             "head_warnings_left_out": self.head_warnings_left_out,
+            "added_servings": [a.to_json() for a in self.added_servings],
             "pricing_model": {
                 "base": self.base_code.model if self.base_code else None,
                 "head": self.head_code.model if self.head_code else None,
@@ -2038,6 +2206,23 @@ class Diff:
 
 def _n(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _file_counts(files: Sequence[FileChange]) -> list[str]:
+    """The summary's count of changed files that hold no facts and are no lock: servings and checkpoint entries by
+    what happened to them (``1 serving added``, ``2 checkpoint entries changed``), then every other file (``1 other
+    file changed``). A serving and its lock added together read "1 other file changed" (slip round 28)."""
+    out = []
+    kinds = (("serving", "serving", "servings"), ("checkpoint", "checkpoint entry", "checkpoint entries"))
+    for kind, one, many in kinds:
+        for status in ("added", "changed", "removed"):
+            n = sum(1 for f in files if f.kind == kind and f.status == status)
+            if n:
+                out.append(f"{n} {one if n == 1 else many} {status}")
+    others = [f for f in files if f.kind not in ("serving", "checkpoint")]
+    if others:
+        out.append(f"{_n(len(others), 'other file')} changed")
+    return out
 
 
 def compare(base: Side, head: Side) -> Diff:
@@ -2060,15 +2245,21 @@ def _compare(base: Side, head: Side) -> Diff:
         for rel, data in side.files.items():
             snapshot.file_bytes(side.root.path / rel, _given(data))
     paths = sorted(p for p in {*base.files, *head.files} if base.files.get(p) != head.files.get(p))
-    files = tuple(compare_file(base, head, p) for p in paths)
+    renames = card_renames(base, head, paths)
+    into = {old: new for new, old in renames.items()}
+    files = tuple(compare_file(base, head, p, renames.get(p), into.get(p)) for p in paths)
     from passprice.check import review_files
 
     review = review_files(head.root)
     problems = review.problems + unreproduced(head, [p for p in paths if p in head.files])
-    if head.code.running or head.code.folder is None:  # HEAD's and BASE's facts read with the running code
-        from passprice.pinforgery import forged_pins
+    # HEAD's and BASE's facts read with the running code: also when HEAD prices with its own code (a pull request
+    # tidying src/passprice re-cited a lock's pinned fact by hand and passed as "re-locked", slip round 28), where a
+    # pin at a path the running code reads on no side is left to HEAD's code (a fact its new code adds).
+    from passprice.pinforgery import forged_pins
 
-        problems += forged_pins(base.root, head.root, base.files, [p for p in paths if p in head.files])
+    own = not (head.code.running or head.code.folder is None)
+    problems += forged_pins(base.root, head.root, base.files, [p for p in paths if p in head.files],
+                            known_paths_only=own)
     # A source leads elsewhere when its record changed, or the registry document it names did (its file unchanged).
     ids = [file_kind(p)[1] for p in head.files if file_kind(p)[0] == "source" and p in base.files
            and (base.files[p] != head.files[p] or b"path" in head.files[p])]
@@ -2078,12 +2269,14 @@ def _compare(base: Side, head: Side) -> Diff:
 
     reviews = lock_impacts(base, head, files)
     moves, left_out = unlocked_moves(base, head, files, reviews)
+    from passprice.addedservings import added_servings
     from passprice.sidecode import code_changes
 
     return Diff(base.info, head.info, files, reviews, base.code, head.code,
                 _unrooted(head, problems), _unrooted(head, review.unreadable), sources, moves, left_out,
                 code_changes(base.code, head.code), _duplicates(head, paths),
-                _unrooted(head, review.warnings[:MAX_HEAD_WARNINGS]), max(0, len(review.warnings) - MAX_HEAD_WARNINGS))
+                _unrooted(head, review.warnings[:MAX_HEAD_WARNINGS]), max(0, len(review.warnings) - MAX_HEAD_WARNINGS),
+                added_servings(head, files, reviews))
 
 
 def _unrooted(side: Side, lines: Sequence[str]) -> tuple[str, ...]:
@@ -2117,6 +2310,10 @@ MAX_HEAD_PROBLEMS = 20
 #: The most files a pull-request comment lists under "Other files changed" (source records, measurements …; the
 #: text review lists each): 300 source records added made a comment of 11 KB of names (GitHub takes 65,536 chars).
 MAX_OTHER_FILES = 20
+#: The most serving files a pull-request comment lists under "Servings" (each added one described, slip round 28);
+#: the rest are counted and the text review lists each: 300 serving files added made a comment of 96 KB, past the
+#: 65,536 characters GitHub takes (44 KB of paths alone before they were described).
+MAX_SERVING_FILES = 50
 
 
 def _duplicates(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
@@ -2143,7 +2340,7 @@ def unreproduced(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
     pinned facts do not give what it records. Only when HEAD is priced with the running code (its pricing model is
     this passprice's); a lock that does not read is already a problem of :func:`passprice.check.review_files`."""
     if not head.code.running and head.code.folder is not None:
-        return ()
+        return _unpinned_records(head, changed)
     from passprice.reproduce import reproduce
 
     out = []
@@ -2157,6 +2354,37 @@ def unreproduced(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
         rep = reproduce(head.root, lock, with_today=False)
         if not rep.equals:
             out.append(f"{rel}: {rep.verdict()}")
+    return tuple(out)
+
+
+def _unpinned_records(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
+    """For a HEAD priced by its own code (so :func:`unreproduced` cannot re-price its locks from their pins with the
+    running code): the lines for its added or changed lock files whose recorded price says it rests on a fact at
+    another provenance than the fact the lock pins there, a check of the file's own data that no pricing model
+    decides. A lock whose floor and recorded ``rests_on`` were loosened by hand to ``assumed`` (its pin still
+    ``measured``, its digest recomputed) beside a price-neutral edit of ``src/passprice`` read "re-locked, floors
+    loosened" (exit 0; slip round 28), where the same lock without the code change fails as not reproducing."""
+    out = []
+    for rel in changed:
+        if file_kind(rel)[0] != "lock":
+            continue
+        try:
+            lock = read_lock(head.root.path / rel, head.root.schema)
+        except InputError:
+            continue
+        recorded: dict[str, Any] = dict(lock.price.get("rests_on", {}))
+        expected = lock.price.get("expected")
+        if isinstance(expected, Mapping):
+            recorded.update(expected.get("rests_on", {}))
+        for path, provenance in sorted(recorded.items()):
+            pinned = lock.facts.get(path)
+            if pinned is not None and pinned.provenance.value != provenance:
+                out.append(
+                    f"{rel}: does NOT reproduce from its own pinned inputs: its price records {path} as {provenance}, "
+                    f"and the lock pins {path} {pinned.provenance.value}: the lock was edited by hand (its digest "
+                    f"recomputed); restore it, then re-lock it: passprice lock --update -o {rel}"
+                )
+                break
     return tuple(out)
 
 
@@ -2222,18 +2450,23 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
 
 
 def _not_also_a_revision(ref: str, root: Root, git: Callable[[], Checkout]) -> None:
-    """Refuse a bare name (``main``) that is both a folder here and a revision of the checkout, as git refuses an
-    ambiguous argument: which side was meant decides what the review shows. A name written as a path (``./main``,
-    ``/x/main``, ``a/b``) is a folder. Raises :class:`InputError`."""
-    if os.sep in ref or "/" in ref or root.embedded:
+    """Refuse a name (``main``, ``origin/main``) that is both a folder here and a revision of the checkout, as git
+    refuses an ambiguous argument: which side was meant decides what the review shows. A name written as a path
+    from here or from the top (``./main``, ``../x``, ``/x/main``) is a folder. ``origin/main`` with a slash was taken
+    for a folder whenever one was there: a pull request adding a folder ``origin/main/`` (a copy of its own registry)
+    made CI's ``passprice diff origin/$BASE_REF`` compare the pull request with itself, "no fact changed" for any
+    change (slip round 28). Raises :class:`InputError`."""
+    if root.embedded or os.path.isabs(ref) or ref.split("/")[0] in (".", "..") or ref.split(os.sep)[0] in (".", ".."):
         return
     try:
         sha = git().commit(ref)
     except InputError:
         return  # no revision of that name (or no checkout here): the folder it is
+    revision = f"heads/{ref}" if "/" not in ref else f"refs/remotes/{ref}" if not ref.startswith("refs/") else None
+    spelled = f"{revision} (or the commit id)" if revision is not None else "the commit id"
     raise InputError(
         f"{ref}: names both a folder here and the revision {sha[:12]} of the git checkout; write ./{ref} for the "
-        f"folder, or heads/{ref} (or the commit id) for the revision"
+        f"folder, or {spelled} for the revision"
     )
 
 
@@ -2251,6 +2484,8 @@ def _shorts(lock: Any) -> tuple[str, str]:
     shows two different prices alike (a fact recomputed moved 10,354.4 by +4.0e-05 %: the row read "10,354.4 →
     10,354.4 ❌ price moved", session 9's walkthrough): the fewest decimals, up to 17, that tell them apart."""
     b, a = lock.before, lock.after
+    if getattr(lock, "head_unread", False):
+        return b.short(), "– (not judged: HEAD's lock file does not read)"
     if b.price is not None and a.price is not None:
         x, y = float(b.price["tokens_per_s"]), float(a.price["tokens_per_s"])
         if x != y and f"{x:,.1f}" == f"{y:,.1f}":
@@ -2483,7 +2718,11 @@ def diff_text(d: Diff) -> str:
         if not f.compared and not on_base and not on_head:
             continue  # past the errors a review lists: counted below
         lines.append("")
-        lines.append(f"{f.path} ({f.kind} {f.name}): {f.status}")
+        renamed = ""
+        if f.renamed is not None:
+            renamed = (f" (renamed from {f.renamed}: its facts compared with that file's)" if f.status == "added"
+                       else f" (renamed to {f.renamed}: its facts compared there)")
+        lines.append(f"{f.path} ({f.kind} {f.name}): {f.status}{renamed}")
         for which, errors in (("BASE", on_base), ("HEAD", on_head)):
             if errors:
                 lines.append(f"  does not read on {which}:")
@@ -2498,6 +2737,7 @@ def diff_text(d: Diff) -> str:
             lines.append(f"  content   {_content(f)}")
         if f.serving:
             lines += [f"  {c}" for c in f.serving]
+        lines += [line for a in d.added_servings if a.path == f.path for line in a.text_lines()]
         width = max((len(c.path) for c in f.facts), default=0)
         said: dict[tuple[str, str, str], str] = {}  # a note's or derivation's change → the first fact shown with it
         for c in f.facts:
@@ -2549,7 +2789,7 @@ def diff_text(d: Diff) -> str:
             if lock.added and lock.verdict is not None:
                 lines.append(f"    weakest   {_weakest(lock.verdict)}")
             for change in lock.policy:
-                lines.append(f"    policy    {change.describe()}{' (LOOSENED)' if change.loosens else ''}")
+                lines.append(f"    policy    {lock.policy_line(change)}{' (LOOSENED)' if change.loosens else ''}")
             if lock.removed:
                 lines.append(f"    removed   {_removal(lock)}")
                 lines += [f"    dropped   floor on {f.path}: {_dropped(f)}" for f in lock.dropped]
@@ -2557,7 +2797,7 @@ def diff_text(d: Diff) -> str:
                 if side.refusal is not None:
                     lines.append(f"    {label} refuses: {side.refusal.get('message', side.refusal.get('refusal'))}")
                 if side.error is not None and not (lock.added and label == "BASE") and not (
-                    lock.removed and label == "HEAD"
+                    (lock.removed or lock.head_unread) and label == "HEAD"
                 ):
                     lines.append(f"    {label} cannot price: {side.error}")
             if lock.note:
@@ -2680,6 +2920,34 @@ def _fact_details(d: Diff, links: Links | None) -> list[str]:
     return out
 
 
+def _relock_note(lock: LockImpact) -> str | None:
+    """What the pull-request comment tells the author to run for a lock the review fails or asks to re-pin, as a
+    code span to paste (:func:`passprice.enforce.command_span`): the re-lock loosening the floors a fact fell below
+    (:func:`passprice.enforce.relock_command`), ``passprice lock --update -o LOCK`` for a lock that does not record
+    HEAD's price (or pins a changed fact as before), or that after restoring a lock file edited by hand; ``None``
+    for any other lock. Until slip round 28 only stderr gave the command, and a pull request's author reads the
+    comment."""
+    from passprice.enforce import command_span, relock_command
+
+    update = command_span(["passprice", "lock", "--update", "-o", lock.path])
+    if lock.removed:
+        return None
+    if lock.head_unread:
+        return f"restore its file as BASE has it (`git checkout BASE -- FILE`), then re-lock it with {update}"
+    if lock.after.gone or lock.checkpoint_changed:
+        return None
+    if lock.verdict is not None and not lock.verdict.holds and lock.after.price is not None:
+        command = relock_command(lock.verdict, lock.serving_name, lock.path)
+        return ("restore the fact below its floor, or accept it by re-locking with that floor loosened (the review "
+                f"then shows the loosened floor): {command}")
+    if lock.stale and lock.after.price is not None and not lock.unsound:
+        why = "the change moved its price" if lock.unreviewed else "its price was out of date already on BASE"
+        return f"{why} and its file records the old one: once the move is reviewed, re-lock it with {update}"
+    if lock.drifted and not lock.stale:
+        return f"it pins a changed fact as before the change: re-pin it for `check --frozen` with {update}"
+    return None
+
+
 def _review(d: Diff, lock: LockImpact) -> str:
     """A lock's review verdict, or, for a lock file of HEAD that does not reproduce from its own pinned inputs
     (:func:`unreproduced`: edited by hand), that, whatever its price says."""
@@ -2722,6 +2990,11 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             "",
             *_fact_details(d, links),
         ]
+    renamed = [f for f in d.files if f.renamed is not None and f.status == "added"]
+    if renamed:
+        out += ["", "#### Records renamed", ""]
+        out += [f"- {markdown_code(f.renamed or '')} → {markdown_code(f.path)}: its facts compared with the old "
+                f"file's ({_n(len(f.facts), 'fact')} changed)" for f in renamed]
     derived = [(f, dep) for f in d.files for dep in f.dependants]
     if derived:
         rows = [
@@ -2756,7 +3029,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
                     _recorded(lock),
                     _shorts(lock)[0] if not lock.added else "–",
                     (f"❌ {_shorts(lock)[1]} (on stale facts)" if lock.unsound else _shorts(lock)[1])
-                    if not lock.removed else "–",
+                    if not lock.removed and not lock.head_unread else
+                    "– (not judged: its lock file does not read)" if lock.head_unread else "–",
                     _pct(lock.relative) or "–",
                     _binds(lock),
                     review,
@@ -2783,18 +3057,22 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
                     message = markdown_text(side.refusal.get("message", ""))
                     notes.append(f"- {markdown_code(lock.name)}: {label} refuses: {message}")
                 if side.error is not None and not (lock.added and label == "BASE") and not (
-                    lock.removed and label == "HEAD"
+                    (lock.removed or lock.head_unread) and label == "HEAD"
                 ):
                     notes.append(f"- {markdown_code(lock.name)}: {label} cannot price: {markdown_text(side.error)}")
             if lock.note:
                 notes.append(f"- {markdown_code(lock.name)}: {markdown_text(lock.note)}")
+            todo = _relock_note(lock)
+            if todo is not None:
+                notes.append(f"- {markdown_code(lock.name)}: {todo}")
         if notes:
             out += ["", *notes]
     policy = [(lock, c) for lock in d.reviews for c in lock.policy]
     if policy:
         out += ["", "#### Policy changes", ""]
         out += [
-            f"- {'⚠️ ' if c.loosens else ''}{markdown_code(lock.name)}: {markdown_text(c.describe())}"
+            f"- {('ℹ️ ' if c.path in lock.kept else '⚠️ ') if c.loosens else ''}{markdown_code(lock.name)}: "
+            f"{markdown_text(lock.policy_line(c))}"
             for lock, c in policy
         ]
     added = [lock for lock in d.reviews if lock.added]
@@ -2818,11 +3096,16 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     servings = [f for f in d.files if f.kind == "serving"]
     if servings:
         out += ["", "#### Servings", ""]
+        described = {a.path: a for a in d.added_servings}
         out += [
             f"- {markdown_code(f.path)} ({f.status})"
             + (": " + markdown_text("; ".join(f.serving)) if f.serving else "")
-            for f in servings
+            + (described[f.path].markdown() if f.path in described else "")
+            for f in servings[:MAX_SERVING_FILES]
         ]
+        more = len(servings) - MAX_SERVING_FILES
+        if more > 0:
+            out.append(f"- and {_n(more, 'more serving file')}: the text review (`passprice diff`) lists each")
     if d.sources:
         out += ["", "#### Sources", ""]
         out += [f"- ⚠️ {markdown_code(s.id)} **to verify**: {markdown_text(s.to_verify)}" for s in d.sources]

@@ -6,11 +6,20 @@ A side's code is its own ``src/passprice`` (materialized from git for a revision
 a folder or the work tree); a side without one (a registry kept apart from the code) is priced with the running
 code, and the review says so. When a side's pricing-model digest (:func:`passprice.pins.pricing_model_digest`)
 equals the running code's, it is priced in this process: the digest covers every module a figure flows through.
-Otherwise ``python -B -c DRIVER`` runs with the same interpreter, ``PYTHONPATH`` set to the side's ``src``, the
-requests on its standard input and the results on its standard output as JSON (floats round-trip exactly), and a
-time limit (:data:`TIMEOUT_S`). The driver calls the side's :func:`passprice.reproduce.side_json` when it has one,
-else the library calls every earlier version has (``load_spec``, ``spec_from_document``, ``resolve``,
-``locks.evaluate``, ``report.cost_json``).
+Otherwise ``python -E -P -B -c DRIVER`` runs with the same interpreter, the side's ``src/passprice`` loaded as the
+package ``passprice`` and nothing else of the side on the import path (below), the requests on its standard input
+and the results on its standard output as JSON (floats round-trip exactly), and a time limit (:data:`TIMEOUT_S`).
+The driver calls the side's :func:`passprice.reproduce.side_json` when it has one, else the library calls every
+earlier version has (``load_spec``, ``spec_from_document``, ``resolve``, ``locks.evaluate``, ``report.cost_json``).
+
+Only the side's package is the side's: with ``PYTHONPATH`` at the side's ``src`` and the root as the working folder
+(``-c`` puts it first on the path), a work tree's ``src/sitecustomize.py`` ran before any of passprice (``site``
+imports it from the path), and a ``json.py`` beside ``src/passprice`` or at the checkout's top was imported for the
+driver's ``import json``. A pull request moving a locked fact added one that wrote the card back as BASE had it
+before HEAD was priced: the review said the price did not move, ``check`` then read BASE's figure in the checkout,
+and the review named only a harmless edit of ``src/passprice`` (slip round 28). ``-E`` ignores the ``PYTHON*``
+variables, ``-P`` keeps the working folder off the path, and the driver loads ``passprice`` from the side's folder
+by name, so the rest of ``src`` is never imported.
 """
 
 from __future__ import annotations
@@ -33,10 +42,14 @@ TIMEOUT_S = 300
 #: The program run with a side's code on the import path: reads ``{"root", "src", "locks"}`` on stdin, writes
 #: ``{"results": {...}}`` (or ``{"error": ...}``) on stdout.
 DRIVER = r"""
-import json, sys
+import importlib.util, json, sys
 from pathlib import Path
 request = json.load(sys.stdin)
-import passprice
+_spec = importlib.util.spec_from_file_location(
+    "passprice", str(Path(request["src"]) / "__init__.py"), submodule_search_locations=[request["src"]])
+passprice = importlib.util.module_from_spec(_spec)
+sys.modules["passprice"] = passprice
+_spec.loader.exec_module(passprice)
 here = Path(passprice.__file__).resolve().parent
 if here != Path(request["src"]).resolve():
     print(json.dumps({"error": "imported passprice from %s, not from %s" % (here, request["src"])}))
@@ -227,11 +240,10 @@ def price_locks(root: Root, code: Code, requests: Sequence[Mapping[str, Any]]) -
         return results
     payload = json.dumps({"root": str(root.path), "src": str(code.folder), "locks": list(requests)})
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    env["PYTHONPATH"] = str(code.folder.parent)
     answer: Any = None
     try:
         done = subprocess.run(
-            [sys.executable, "-B", "-c", DRIVER],
+            [sys.executable, "-E", "-P", "-B", "-c", DRIVER],
             input=payload.encode("utf-8"),
             capture_output=True,
             cwd=root.path,
