@@ -185,7 +185,38 @@ def target(path: Path) -> Path:
     end = Path(os.path.realpath(path))
     if look(end) is None and look(path) is not None:
         return path
+    number = _descriptor(path)
+    if number is not None:
+        raise InputError(
+            f"{shown(path)}: names open file descriptor {number} (a shell's redirection, now {shown(end)}), not a "
+            "file: passprice writes a file whole and renames it into place, which the descriptor would not see, and "
+            "a suffix would be the redirection's; give the file's own name (or - for standard output)"
+        )
     return end
+
+
+def _descriptor(path: Path) -> int | None:
+    """The number of the open file descriptor ``path`` names through its links (``/dev/fd/3``, ``/dev/stderr``,
+    ``/proc/self/fd/3``, a link of the user's to one of them): a link in a ``/proc/PID/fd`` folder on the way; else
+    ``None``. ``sweep -o /dev/fd/3 --force 3> x.json`` followed the link to ``x.json``, chose JSON by its suffix and
+    renamed a new file over it, under the shell's open descriptor; ``-o /dev/stderr --force 2> x.json`` lost the
+    command's own warnings with the file they were written to (attack round 31). Raises nothing."""
+    here = str(path)
+    for _ in range(40):  # the kernel's own bound on links followed
+        try:
+            folder = os.path.realpath(os.path.dirname(here) or ".")
+            name = os.path.basename(here)
+            parts = folder.split("/")
+            if len(parts) == 4 and parts[:2] == ["", "proc"] and parts[3] == "fd" and name.isascii() and (
+                name.isdigit()
+            ):
+                return int(name)
+            if not os.path.islink(here):
+                return None
+            here = os.path.join(os.path.dirname(here), os.readlink(here))
+        except (OSError, ValueError):
+            return None
+    return None
 
 
 def name_suffix(path: Path) -> str:

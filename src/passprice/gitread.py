@@ -520,6 +520,25 @@ def work_tree_rewrites(folder: Path, tops: Iterable[str]) -> list[str]:
             rel_dir = Path(dirpath).relative_to(folder).as_posix()
             dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and rel_dir.count("/") < 1)
             rels += [f"{rel_dir}/{name}" for name in sorted(filenames) if read_by_passprice(f"{rel_dir}/{name}")]
+    return _asked_rewrites(folder, rels)
+
+
+def file_rewrites(top: Path, rel: str) -> list[str]:
+    """The line (:func:`rewritten_lines`) refusing the one file ``rel`` (relative to ``top``, a git checkout's top)
+    when git rewrites it in a checkout by a rule of a ``.gitattributes`` file in its folder or one above it: what
+    ``check`` refuses of the registry's files (:func:`work_tree_rewrites`), for the file ``fact show --history``
+    reads, whose versions in git are then not what ``price`` read of it in a checkout (attack round 31: an ``ident``
+    or ``working-tree-encoding`` rule on a card was refused by ``check`` and ``diff`` and passed by the history).
+    Empty when no ``.gitattributes`` file lies where its rules could reach it (no git spawned). Raises nothing."""
+    if not _attribute_files((top / rel).parent, ()):
+        return []
+    return _asked_rewrites(top, [rel])
+
+
+def _asked_rewrites(folder: Path, rels: list[str]) -> list[str]:
+    """:func:`rewritten_lines` of ``rels`` (relative to ``folder``) asked of ``git check-attr``: none when ``folder``
+    is in no git repository or git is not installed, one line saying so when git will not read the checkout.
+    Raises nothing."""
     try:
         found = checked_attributes(folder, rels)
     except (InputError, OSError):

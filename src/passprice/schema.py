@@ -230,8 +230,17 @@ def shown_value(value: Any) -> str:
         return value.isoformat()
     if isinstance(value, int) and abs(value) > 10**30:
         return f"an integer of {len(str(abs(value)))} digits"
+    if isinstance(value, Overflowed):
+        return value.typed
     text = repr(value)
     return text if len(text) <= 120 else f"{text[:100]}…"
+
+
+def overflowed(value: Overflowed) -> str:
+    """What is wrong with a number written finite that a float cannot hold (:class:`Overflowed`), in the file's own
+    text: ``1e400 overflows a float (at most ±1.8e308): give a finite number``."""
+    typed = value.typed if len(value.typed) <= 60 else f"{value.typed[:40]}… ({len(value.typed):,} characters)"
+    return f"{typed} overflows a float (at most ±1.8e308): give a finite number"
 
 
 def _explain(error: Any) -> str:
@@ -258,11 +267,14 @@ def _explain(error: Any) -> str:
             verb = "was" if len(extra) == 1 else "were"
             return f"{_key_path(where)}: Additional properties are not allowed ({shown} {verb} unexpected)"
         return f"{_key_path(where)}: {error.message}"
+    if error.validator == "type" and isinstance(instance, Overflowed):
+        return f"{_key_path(where)}: {overflowed(instance)}"
     if error.validator == "type" and isinstance(instance, float) and not math.isfinite(instance):
         return f"{_key_path(where)}: must be a finite number, not {instance!r}"
     if error.validator == "enum" and error.validator_value == list(NONFINITE):
         # A checkpoint entry's float: a finite number, or the name of a NaN or infinity the header held.
-        said = f"must be a finite number, not {instance!r}" if isinstance(instance, float) else (
+        said = overflowed(instance) if isinstance(instance, Overflowed) else (
+            f"must be a finite number, not {instance!r}") if isinstance(instance, float) else (
             f"{shown_value(instance)} is not a number"
         )
         hint = 'a NaN or an infinity a header holds is written "nan", "inf" or "-inf"'
@@ -929,6 +941,34 @@ def _not_read() -> type[ValueError]:
     return NotRead
 
 
+class Overflowed(float):
+    """A number a TOML file wrote finite (``1e400``, ``-1_0e1_000``) that a float cannot hold: ``tomllib`` reads it
+    as an infinity, which the schemas refuse, in Python's word for it: a serving's ``share = 1e400`` was "must be a
+    finite number, not inf", a value the file does not hold (attack round 31). The float is the infinity (every
+    comparison and sum as ``float('inf')``); ``typed`` is the text as the file wrote it, for the error line
+    (:func:`shown_value`). Pickled as a plain float."""
+
+    typed: str
+
+    def __new__(cls, typed: str) -> Overflowed:
+        """The infinity of ``typed`` (a TOML float's text, past ±1.8e308), remembering the text."""
+        self = super().__new__(cls, typed.replace("_", ""))
+        self.typed = typed
+        return self
+
+    def __reduce__(self) -> tuple[type[float], tuple[float]]:
+        return (float, (float(self),))
+
+
+def _toml_float(text: str) -> float:
+    """A TOML float's value (``tomllib``'s ``parse_float``): :class:`Overflowed` for one written finite that
+    overflows a float, else ``float(text)``."""
+    value = float(text)
+    if math.isinf(value) and "inf" not in text:
+        return Overflowed(text)
+    return value
+
+
 def toml_loads(text: str) -> dict[str, Any]:
     """``tomllib.loads(text)``, refusing first a dotted key of more than :data:`MAX_KEY_PARTS` parts
     (:func:`deep_key`), which would cost ``tomllib`` the square of its parts. Raises ``tomllib.TOMLDecodeError``
@@ -943,7 +983,7 @@ def toml_loads(text: str) -> dict[str, Any]:
     if at is not None:
         raise _not_read()(f"a dotted key of more than {MAX_KEY_PARTS} parts (at line {at[0]}, column {at[1]})")
     try:
-        return tomllib.loads(text)
+        return tomllib.loads(text, parse_float=_toml_float)
     except RecursionError:
         raise _not_read()("arrays or tables nested too deeply") from None
     except tomllib.TOMLDecodeError:

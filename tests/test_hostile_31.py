@@ -1,0 +1,152 @@
+"""Round 31 of hostile input (#13): a fact's history of a file git rewrites in a checkout, a number that overflows a
+float, an output named by an open file descriptor, ...
+
+Each test keeps the input that broke main's code, asserting the exit status and the output (or the error line).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tests.cli_helpers import REPO, bad, copy_root, invoke
+from tests.test_hostile_29 import _git_registry
+
+_MAIN = [sys.executable, "-c", "from passprice.cli import main; main()"]
+
+# --- (a) fact show --history of a file a .gitattributes rule rewrites ------------------------------------------------
+
+
+@pytest.mark.parametrize("rule", ["ident", "working-tree-encoding=UTF-16", "filter=lfs"])
+def test_a_facts_history_refuses_a_file_git_rewrites_in_a_checkout(tmp_path: Path, rule: str) -> None:
+    # Round 31: `check` and `diff` refuse a card a .gitattributes rule rewrites (what git holds is not what a checkout
+    # reads), but `fact show a40 memory.capacity --history` showed the committed versions, exit 0.
+    from test_diff import commit_all
+
+    path = _git_registry(tmp_path)
+    (path / ".gitattributes").write_text(f"facts/cards/*.toml {rule}\n", encoding="utf-8")
+    commit_all(path, "rule")
+    line = (f"passprice: error: facts/cards/a40.toml: git rewrites it in a checkout ({rule}, a .gitattributes rule), "
+            "so what a review reads from git is not what check and price read in a checkout; remove the rule for "
+            "passprice's files")
+    assert bad("fact", "show", "a40", "memory.capacity", "--history", root=path) == [line]
+    assert invoke("check", root=path).stderr.startswith("passprice: error: facts/cards/a100_pcie_80gb.toml and 16 more "
+                                                       f"files: git rewrites them in a checkout ({rule}, ")
+
+
+def test_a_facts_history_reads_a_file_no_rule_rewrites(tmp_path: Path) -> None:
+    # The rule on another file (or `eol`, which only changes line ends) leaves the history as it was.
+    from test_diff import commit_all
+
+    path = _git_registry(tmp_path)
+    (path / ".gitattributes").write_text("facts/cards/h100*.toml ident\n*.toml eol=lf\n", encoding="utf-8")
+    commit_all(path, "rule")
+    result = invoke("fact", "show", "a40", "memory.capacity", "--history", root=path)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[0] == "a40 memory.capacity (facts/cards/a40.toml): 1 version"
+
+
+# --- (b) a number written finite that overflows a float --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("typed", ["1e400", "-1_0e1_000", "1.5E+309"])
+def test_a_servings_share_that_overflows_a_float_is_named_as_written(tmp_path: Path, typed: str) -> None:
+    # Round 31: `share = 1e400` said "contexts.0.share: must be a finite number, not inf", a value the file does not
+    # hold (tomllib reads 1e400 as an infinity).
+    serving = tmp_path / "s.toml"
+    text = (REPO / "registry" / "servings" / "gemma3-270m-h100.toml").read_text(encoding="utf-8")
+    serving.write_text(text.replace("share = 0.75", f"share = {typed}", 1), encoding="utf-8")
+    assert bad("price", str(serving)) == [
+        f"passprice: error: {serving}: contexts.0.share: {typed} overflows a float (at most ±1.8e308): give a finite "
+        "number"
+    ]
+
+
+def test_an_infinity_written_as_one_is_still_said_as_one(tmp_path: Path) -> None:
+    serving = tmp_path / "s.toml"
+    text = (REPO / "registry" / "servings" / "gemma3-270m-h100.toml").read_text(encoding="utf-8")
+    serving.write_text(text.replace("share = 0.75", "share = inf", 1), encoding="utf-8")
+    assert bad("price", str(serving)) == [f"passprice: error: {serving}: contexts.0.share: must be a finite number, "
+                                          "not inf"]  # fmt: skip
+
+
+def test_a_cards_value_that_overflows_a_float_is_named_as_written(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    card = root / "facts" / "cards" / "a40.toml"
+    text = card.read_text(encoding="utf-8")
+    assert "\nvalue = 46068\n" in text
+    card.write_text(text.replace("\nvalue = 46068\n", "\nvalue = 4.6e400\n", 1), encoding="utf-8")
+    result = invoke("check", root=root)
+    assert result.exit_code == 2
+    assert ("passprice: error: facts/cards/a40.toml: memory.capacity.value: 4.6e400 overflows a float (at most "
+            "±1.8e308): give a finite number") in result.stderr.splitlines()
+
+
+def test_an_overflowed_number_is_a_float_and_pickles_as_one() -> None:
+    import pickle
+
+    from passprice import schema
+
+    value = schema.toml_loads("x = -1e999\ny = 2.5\nz = -inf\n")
+    assert value == {"x": float("-inf"), "y": 2.5, "z": float("-inf")}
+    assert isinstance(value["x"], schema.Overflowed) and value["x"].typed == "-1e999"
+    assert type(value["y"]) is float and type(value["z"]) is float
+    assert type(pickle.loads(pickle.dumps(value["x"]))) is float
+
+
+# --- (c) sweep positions are mean positions: a fraction is a position, in a file as on the command line -----------
+
+
+def test_a_sweep_files_fractional_position_is_the_command_lines(tmp_path: Path) -> None:
+    # Round 31 asked whether `positions = [1024.5]` in a sweep file should be refused as a float where a whole number
+    # goes: it is a mean position reached (a serving's `position` is a number, `--positions 1024.5` is taken, and
+    # a limit of 4,097 has a mean of 2,048.5), so the file prices what the command line prices, row for row.
+    grid = tmp_path / "grid.toml"
+    grid.write_text('servings = ["gemma3-270m-h100"]\nbatches = [1, 2]\npositions = [1024.5]\n', encoding="utf-8")
+    from_file = invoke("sweep", "--file", str(grid))
+    typed = invoke("sweep", "gemma3-270m-h100", "--batches", "1,2", "--positions", "1024.5")
+    assert from_file.exit_code == typed.exit_code == 0, from_file.output
+    assert from_file.stdout == typed.stdout
+    assert [row.split(",")[4] for row in from_file.stdout.splitlines()] == ["position", "1024.5", "1024.5"]
+
+
+# --- (d) -o naming an open file descriptor ---------------------------------------------------------------------------
+
+
+def test_output_through_an_open_descriptor_is_refused(tmp_path: Path) -> None:
+    # Round 31: `sweep -o /dev/fd/3 --force 3> x.json` followed the link to x.json, wrote JSON (the redirection's
+    # suffix) and renamed a new file over it under the shell's descriptor; `-o /dev/stderr --force 2> x.json` lost
+    # the sweep's own warnings with the file they had gone to. Refused, nothing written.
+    out = tmp_path / "x.json"
+    run = subprocess.run(["bash", "-c", 'out="$1"; shift; exec "$@" 3> "$out"', "-", str(out), *_MAIN, "--root",
+                          str(REPO), "sweep", "gemma3-270m-h100", "--batches", "1", "-o", "/dev/fd/3", "--force"],
+                         stdin=subprocess.DEVNULL, capture_output=True, text=True, cwd=tmp_path)  # fmt: skip
+    assert run.returncode == 2, run.stderr
+    assert run.stdout == "" and out.read_bytes() == b""
+    assert run.stderr == (
+        f"passprice: error: /dev/fd/3: names open file descriptor 3 (a shell's redirection, now {out}), not a file: "
+        "passprice writes a file whole and renames it into place, which the descriptor would not see, and a suffix "
+        "would be the redirection's; give the file's own name (or - for standard output)\n"
+    )
+    link = tmp_path / "rows.csv"
+    link.symlink_to("/dev/fd/2")
+    with out.open("wb") as two:
+        run = subprocess.run([*_MAIN, "--root", str(REPO), "sweep", "gemma3-270m-h100", "--batches", "1", "-o",
+                              str(link), "--force"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=two,
+                             cwd=tmp_path)  # fmt: skip
+    assert run.returncode == 2 and run.stdout == b""
+    assert out.read_text(encoding="utf-8").startswith(f"passprice: error: {link}: names open file descriptor 2 (")
+
+
+def test_output_to_dev_stdout_is_standard_output_whatever_it_is_redirected_to(tmp_path: Path) -> None:
+    # `-o /dev/stdout > x.json`: the -o name decides (it has no suffix: standard output's CSV), never the name of the
+    # file the shell redirected to.
+    out = tmp_path / "x.json"
+    with out.open("wb") as one:
+        run = subprocess.run([*_MAIN, "--root", str(REPO), "sweep", "gemma3-270m-h100", "--batches", "1", "-o",
+                              "/dev/stdout"], stdin=subprocess.DEVNULL, stdout=one, stderr=subprocess.PIPE,
+                             cwd=tmp_path)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert out.read_text(encoding="utf-8").startswith("card,serving,checkpoint,")
