@@ -150,3 +150,37 @@ def test_output_to_dev_stdout_is_standard_output_whatever_it_is_redirected_to(tm
                              cwd=tmp_path)  # fmt: skip
     assert run.returncode == 0, run.stderr
     assert out.read_text(encoding="utf-8").startswith("card,serving,checkpoint,")
+
+
+# --- the result memo: a .gitattributes rule written above the registry root -----------------------------------------
+
+
+def test_a_rewrite_rule_written_above_the_root_is_no_stale_replay_of_check(tmp_path: Path) -> None:
+    # Round 31: `check` looks for a .gitattributes in each folder from the root up to the one holding .git
+    # (os.path.lexists, which raises no audit event), so the memo's world stamp never held those places: a `check`
+    # kept with none there was replayed ("all holds", exit 0) after `reg/facts/cards/a40.toml ident` was written in
+    # the repository's top folder, above the root, where a fresh run refuses it.
+    import os
+    import shutil
+
+    from tests.test_memo import recorded, run
+
+    top = tmp_path / "repository"
+    root = top / "reg"
+    root.mkdir(parents=True)
+    for folder in ("facts", "registry", "locks", "sources"):
+        shutil.copytree(REPO / folder, root / folder)
+    subprocess.run(["git", "init", "-q", str(top)], check=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PASSPRICE_")}
+    env["PASSPRICE_CACHE_DIR"] = str(tmp_path / "cache")
+    w = {"root": root, "cache": tmp_path / "cache", "env": env, "tmp": tmp_path}
+    recorded(w, "check")
+    (top / ".gitattributes").write_text("reg/facts/cards/a40.toml ident\n", encoding="utf-8")
+    again = run(w, "check")
+    assert again.returncode == 2, again.stderr.decode()
+    assert again.stderr.decode().splitlines() == [
+        "passprice: error: facts/cards/a40.toml: git rewrites it in a checkout (ident, a .gitattributes rule), so what "
+        "a review reads from git is not what check and price read in a checkout; remove the rule for passprice's files"
+    ]
+    (top / ".gitattributes").unlink()
+    assert run(w, "check").returncode == 0

@@ -484,17 +484,21 @@ def checked_attributes(cwd: Path, paths: Iterable[str], scratch: bool = False) -
 def _attribute_files(folder: Path, tops: Iterable[str]) -> bool:
     """Whether a ``.gitattributes`` file lies in ``folder``, a folder above it (up to the one holding ``.git``), or a
     folder of ``tops`` below it or directly in one (``facts/cards``): the files whose rules could apply to a file
-    passprice reads. Raises nothing."""
+    passprice reads. Each place is looked at through :func:`passprice.memo.probed`, so a replayed ``check`` holds only
+    while what was there still is (the folders above the root are no part of the tree the memo stamps). Raises
+    nothing."""
+    from passprice.memo import probed
+
     here = folder
     while True:
-        if os.path.lexists(here / ".gitattributes"):
+        if probed(here / ".gitattributes"):
             return True
-        if os.path.lexists(here / ".git") or here.parent == here:
+        if probed(here / ".git") or here.parent == here:
             break
         here = here.parent
     for top in tops:
         base = folder / top
-        if os.path.lexists(base / ".gitattributes"):
+        if probed(base / ".gitattributes"):
             return True
         try:
             inner = [e for e in os.scandir(base) if e.is_dir(follow_symlinks=False)]
