@@ -481,24 +481,36 @@ def checked_attributes(cwd: Path, paths: Iterable[str], scratch: bool = False) -
     return found
 
 
+def _there(path: Path) -> bool:
+    """Whether anything (a link too) is at ``path`` (``os.path.lexists``), a place looked at outside the files a
+    command reads. When nothing is, an open of it is tried (and fails): the result memo's recorder sees opens, not
+    ``lstat`` (:mod:`passprice.memorecord`), and stamps an open that failed as an input, so a replay holds only while
+    nothing is there. ``check`` looked for a ``.gitattributes`` in each folder above the registry root by ``lexists``
+    alone: after a rule was written in the repository's top folder, the memo replayed "all holds" of a ``check`` a
+    fresh run refuses (attack round 31). Something there is not opened (a device, a FIFO): the command then runs git,
+    which no memo keeps. Raises nothing."""
+    if os.path.lexists(path):
+        return True
+    with contextlib.suppress(OSError, ValueError):
+        os.close(os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)))
+    return False
+
+
 def _attribute_files(folder: Path, tops: Iterable[str]) -> bool:
     """Whether a ``.gitattributes`` file lies in ``folder``, a folder above it (up to the one holding ``.git``), or a
     folder of ``tops`` below it or directly in one (``facts/cards``): the files whose rules could apply to a file
-    passprice reads. Each place is looked at through :func:`passprice.memo.probed`, so a replayed ``check`` holds only
-    while what was there still is (the folders above the root are no part of the tree the memo stamps). Raises
-    nothing."""
-    from passprice.memo import probed
-
+    passprice reads. Each place is looked at through :func:`_there`, so a replayed ``check`` holds only while nothing
+    is there still (the folders above the root are no part of the tree the memo stamps). Raises nothing."""
     here = folder
     while True:
-        if probed(here / ".gitattributes"):
+        if _there(here / ".gitattributes"):
             return True
-        if probed(here / ".git") or here.parent == here:
+        if _there(here / ".git") or here.parent == here:
             break
         here = here.parent
     for top in tops:
         base = folder / top
-        if probed(base / ".gitattributes"):
+        if _there(base / ".gitattributes"):
             return True
         try:
             inner = [e for e in os.scandir(base) if e.is_dir(follow_symlinks=False)]

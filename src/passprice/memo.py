@@ -191,21 +191,6 @@ def _stamp(st: os.stat_result) -> tuple[int, int, int, int, int, int]:
     return (st.st_mode, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-#: The audit event (:func:`sys.audit`) by which passprice's code tells the memo's recorder that it looked whether
-#: something is at a path (``os.path.lexists``, which raises no audit event of its own) and that its output depends
-#: on the answer: the kind found there (:func:`_kind`) is stamped, so a run is replayed only while that holds.
-PROBE_EVENT = "passprice.probe"
-
-
-def probed(path: str | os.PathLike[str]) -> bool:
-    """Whether anything (a link too) is at ``path`` (``os.path.lexists``), told to the memo's recorder
-    (:data:`PROBE_EVENT`): ``check`` looked for a ``.gitattributes`` in each folder above the registry root by
-    ``lexists``, which the recorder never saw, so after a rule was written above the root the memo replayed "all
-    holds" of a registry ``check`` now refuses (attack round 31). Raises nothing."""
-    sys.audit(PROBE_EVENT, os.fspath(path))
-    return os.path.lexists(path)
-
-
 def _kind(path: str) -> str:
     """What ``path`` names, links followed: ``f`` a regular file, ``d`` a folder, ``o`` anything else, ``-``
     nothing, ``e`` an error (a loop of links, a name too long)."""

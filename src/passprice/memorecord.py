@@ -136,8 +136,6 @@ class Recorder:
         self.cache_folders = self.entry_folders | {os.path.join(c, "code") for c in self.caches}
         self.opened: dict[str, tuple[int, ...] | None] = {}
         self.listed: dict[str, tuple[int, ...] | None] = {}
-        #: Paths the run looked at for what is there (:data:`passprice.memo.PROBE_EVENT`), with the kind it found.
-        self.probed: dict[str, str] = {}
         self.out: list[tuple[int, bytes]] = []
         self.size = 0
         self.spoiled: str | None = None
@@ -210,12 +208,6 @@ class Recorder:
                     self.spoil(f"opened {p}, not a regular file")
                 else:
                     self.opened[p] = _stamp(st)
-        elif event == memo.PROBE_EVENT:
-            p = self._path(args[0]) if args else None
-            if p is None:
-                self.spoil("a probe of something not a path")
-            elif p not in self.probed and not self._cached(p):
-                self.probed[p] = _kind(p)
         elif event in _LISTS:
             path = args[0] if args else None
             if path is None:
@@ -585,11 +577,6 @@ def world(since: int, recorder: Recorder, argv: list[str], probes: list[tuple[st
             recorder.spoil(f"{p} changed during the run")
         w.kept(st, p)
         w.folder(p, st)
-    for p, before_kind in recorder.probed.items():
-        found = _kind(p)
-        if found != before_kind:
-            recorder.spoil(f"{p} changed during the run")
-        w.items.append((p, "p", None, True, found))
     now = _probes(argv, recorder.cwd)
     if now != probes:
         recorder.spoil("what an argument names changed during the run")
