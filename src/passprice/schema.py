@@ -251,7 +251,9 @@ def _explain(error: Any) -> str:
         # Say what was wrong against the alternative that got furthest into the value (the deepest key path),
         # not only that none matched.
         # Among those, a bound or pattern it broke says more than a type it is not.
-        return _explain(max(error.context, key=lambda e: (len(e.absolute_path), e.validator != "type")))
+        # A oneOf every branch of which holds (`required` keys of a value that is no table) says least of all.
+        return _explain(max(error.context, key=lambda e: (
+            len(e.absolute_path), e.validator != "type" and not (e.validator == "oneOf" and not e.context))))
     where = list(error.absolute_path)
     instance = error.instance
     if error.validator == "required":
@@ -371,8 +373,13 @@ def problems(document: Mapping[str, Any], kind: str, folder: Path | None = None)
     if _values_past(document, MAX_EXPLAINED):
         return _compiled_problems(document, kind, where)
     validator = _validator(kind, where)
+    errors = list(validator.iter_errors(document))
+    # A value of the wrong type (a derivation's input `sms = 5`, not a table) also "is valid under each of"
+    # {required: [fact]}, {required: [locator]}, {required: [constant]} (a `required` holds of a non-object): that
+    # second line says nothing the type's line does not (attack round 31).
+    typed = {tuple(e.absolute_path) for e in errors if e.validator == "type"}
     found = [((list(map(str, e.absolute_path)), e.message), _explain(e) + _branches(e, validator.schema, document))
-             for e in validator.iter_errors(document)]
+             for e in errors if not (e.validator == "oneOf" and not e.context and tuple(e.absolute_path) in typed)]
     kept, more = _whole_lines(whole_floats(document, kind, where))
     found.extend(((list(map(str, at)), ""), line) for at, line in kept)
     return [line for _, line in sorted(found, key=lambda pair: pair[0])] + more
