@@ -184,3 +184,113 @@ def test_a_rewrite_rule_written_above_the_root_is_no_stale_replay_of_check(tmp_p
     ]
     (top / ".gitattributes").unlink()
     assert run(w, "check").returncode == 0
+
+
+# --- a re-digested lock whose pinned derivation's inputs are not inputs ----------------------------------------------
+
+
+def _redigested(root: Path, name: str, inputs: dict[str, object]) -> Path:
+    """The lock ``locks/NAME.lock.toml`` of ``root`` with ``facts.array``'s derivation inputs updated by ``inputs``
+    and every digest computed again, as someone editing it by hand would; its path."""
+    import contextlib
+    import hashlib
+    import tomllib
+
+    import tomlkit
+
+    from passprice.errors import InputError
+    from passprice.facts import Fact
+    from passprice.locks import _canonical, _sorted
+
+    path = root / "locks" / f"{name}.lock.toml"
+    doc = tomlkit.parse(path.read_text(encoding="utf-8"))
+    for key, value in inputs.items():
+        input_key, _, field = key.partition(".")
+        table = doc["facts"]["array"]["derivation"]["inputs"]
+        if field:
+            table[input_key][field] = value
+        else:
+            table[input_key] = value
+    entry = tomllib.loads(tomlkit.dumps(doc))["facts"]["array"]
+    with contextlib.suppress(InputError):  # an input that is no table: the fact does not read, its digest stays
+        doc["facts"]["array"]["digest"] = Fact.from_entry({k: v for k, v in entry.items() if k != "digest"},
+                                                          "x").digest()
+    body = _sorted(tomllib.loads(tomlkit.dumps(doc)))
+    body["lock"].pop("digest")
+    doc["lock"]["digest"] = "sha256:" + hashlib.sha256(_canonical(body).encode("utf-8")).hexdigest()
+    path.write_text(tomlkit.dumps(doc), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("inputs", "said"), [
+    ({"sparse.source": 5}, "facts.array.derivation.inputs.sparse.source: 5 is not of type 'string'"),
+    ({"sparse.value": "x"}, "facts.array.derivation.inputs.sparse.value: 'x' is not of type 'number'"),
+    ({"sparse.fact": 3}, "facts.array.derivation.inputs.sparse.fact: 3 is not of type 'string'"),
+    ({"sparse.zzz": "a"}, "facts.array.derivation.inputs.sparse: Additional properties are not allowed ('zzz' was "
+                          "unexpected)"),
+    ({"ops_per_mac": 5}, "facts.array.derivation.inputs.ops_per_mac: 5 is not of type 'object'"),
+])
+def test_a_locks_pinned_derivation_input_is_typed_as_a_cards(tmp_path: Path, inputs: dict[str, object],
+                                                             said: str) -> None:  # fmt: skip
+    # Round 31: the lock schema left a pinned derivation's inputs untyped (only a text was held to one line): a lock
+    # re-digested with an input's `source = 5` was reproduced (exit 0) and made `check` and `diff` end in a traceback
+    # (TypeError in lineage.pinned_sources); `value = "x"`, `fact = 3` or an unknown key passed check ("all holds").
+    # An input is now what a card's is (value, unit, and a fact, a locator or a constant), its texts one line.
+    root = copy_root(tmp_path)
+    path = _redigested(root, "gemma3-270m-h100", inputs)
+    assert bad("reproduce", str(path), root=root) == [f"passprice: error: {path}: {said}"]
+    result = invoke("check", root=root)
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [f"passprice: error: locks/gemma3-270m-h100.lock.toml: {said}"]
+
+
+def test_a_value_of_the_wrong_type_is_one_line_not_also_valid_under_each_branch(tmp_path: Path) -> None:
+    # A card's derivation input `sms = 5` said "5 is not of type 'object'" and then "5 is valid under each of
+    # {'required': ['locator']}, {'required': ['constant']}, {'required': ['fact']}" (a `required` holds of a value
+    # that is no table).
+    root = copy_root(tmp_path)
+    card = root / "facts" / "cards" / "h200_sxm_141gb.toml"
+    text = card.read_text(encoding="utf-8")
+    line = 'derivation.inputs.sms = { value = 132, unit = "1", locator = "Table 3, H100 SXM5 column: 132 SMs" }'
+    assert line in text
+    card.write_text(text.replace(line, "derivation.inputs.sms = 5", 1), encoding="utf-8")
+    result = invoke("check", root=root)
+    assert result.exit_code == 2
+    lines = result.stderr.splitlines()
+    assert lines[0] == ("passprice: error: facts/cards/h200_sxm_141gb.toml: on_chip.capacity.derivation.inputs.sms: 5 "
+                        "is not of type 'object'")
+    assert not [line for line in lines if "valid under each of" in line], lines
+
+
+# --- a record name ending in .toml ---------------------------------------------------------------------------------
+
+
+def test_import_refuses_a_name_ending_in_toml(tmp_path: Path) -> None:
+    # Round 31: `import H --name gemma3-270m-q4_k_m.toml` wrote registry/checkpoints/gemma3-270m-q4_k_m.toml.toml
+    # (exit 0), an entry a lock then refused by name ("a path relative to the working folder"): a name ending in
+    # .toml is a file's path wherever a record is named.
+    root = copy_root(tmp_path)
+    header = REPO / "tests" / "data" / "gemma3-270m-q4_k_m.header.gguf.xz"
+    assert bad("import", str(header), "--name", "g.toml", root=root) == [
+        "passprice: error: checkpoint name 'g.toml': ends in .toml, which names a file wherever a checkpoint is named: "
+        "give the name without it ('g' writes 'g.toml')"
+    ]
+    assert not (root / "registry" / "checkpoints" / "g.toml.toml").exists()
+    assert bad("new-serving", "s.toml", "--checkpoint", "gemma3-270m-q4_k_m", "--card", "a40", root=root)[0] == (
+        "passprice: error: serving name 's.toml': ends in .toml, which names a file wherever a serving is named: give "
+        "the name without it ('s' writes 's.toml')"
+    )
+
+
+def test_a_record_file_named_twice_toml_is_named_by_check(tmp_path: Path) -> None:
+    # A card facts/cards/a41.toml.toml (or a serving g.toml.toml) was listed and priced by `--card a41.toml`, and
+    # `check` said "all holds"; a registry file naming it is read as a path relative to the working folder.
+    root = copy_root(tmp_path)
+    (root / "facts" / "cards" / "a41.toml.toml").write_bytes((root / "facts" / "cards" / "a40.toml").read_bytes())
+    result = invoke("check", root=root)
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        "passprice: error: facts/cards/a41.toml.toml: the name a41.toml ends in .toml, which names a file's path "
+        "wherever a record is named (a serving's card or checkpoint, a lock, --card): rename the file to end in a "
+        "single .toml"
+    ]
