@@ -294,3 +294,30 @@ def test_a_record_file_named_twice_toml_is_named_by_check(tmp_path: Path) -> Non
         "wherever a record is named (a serving's card or checkpoint, a lock, --card): rename the file to end in a "
         "single .toml"
     ]
+
+
+# --- a rewrite rule git reads from outside the work tree's .gitattributes files ------------------------------------
+
+
+@pytest.mark.parametrize("worktree", [False, True], ids=["clone", "worktree"])
+def test_check_refuses_a_rewrite_rule_of_the_repositorys_info_attributes(tmp_path: Path, worktree: bool) -> None:
+    # Round 31: `facts/cards/a40.toml ident` in .git/info/attributes (git's own file of local rules, which `git
+    # check-attr` applies) passed `check` ("all holds"): it looked for .gitattributes files alone and, finding none,
+    # never asked git. A work tree added by `git worktree add` reads the common folder's info/attributes.
+    from test_diff import git
+
+    path = _git_registry(tmp_path)
+    (path / ".git" / "info").mkdir(exist_ok=True)
+    (path / ".git" / "info" / "attributes").write_text("facts/cards/a40.toml ident\n", encoding="utf-8")
+    if worktree:
+        git(path, "worktree", "add", "-q", str(tmp_path / "other"), "main")
+        path = tmp_path / "other"
+        assert (path / ".git").is_file()
+    result = invoke("check", root=path)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [
+        "passprice: error: facts/cards/a40.toml: git rewrites it in a checkout (ident, a .gitattributes rule), so what "
+        "a review reads from git is not what check and price read in a checkout; remove the rule for passprice's files"
+    ]
+    (tmp_path / "registry" / ".git" / "info" / "attributes").write_text("", encoding="utf-8")
+    assert invoke("check", root=path).exit_code == 0

@@ -496,16 +496,49 @@ def _there(path: Path) -> bool:
     return False
 
 
+def _repository_rules(dot_git: Path) -> list[Path]:
+    """The files of attribute rules git reads for every path of the repository whose ``.git`` is ``dot_git``, besides
+    its ``.gitattributes`` files: the repository's own ``info/attributes`` (in the common folder of a work tree
+    added by ``git worktree add``, whose ``.git`` is a file naming its folder), the user's
+    (``$XDG_CONFIG_HOME/git/attributes``, else ``~/.config/git/attributes``) and the system's
+    (``/etc/gitattributes``). ``facts/cards/a40.toml ident`` in ``.git/info/attributes`` was applied by git (``git
+    check-attr`` says so) and passed by ``check`` (attack round 31). A ``core.attributesFile`` set elsewhere is not
+    known without running git. Raises nothing."""
+    places = []
+    common = dot_git
+    if os.path.isfile(dot_git):
+        with contextlib.suppress(InputError, OSError, UnicodeDecodeError, ValueError):
+            text = read_sized(dot_git).decode("utf-8")
+            if text.startswith("gitdir:"):
+                git_dir = dot_git.parent / text[len("gitdir:"):].strip()
+                common = git_dir
+                shared = git_dir / "commondir"
+                if os.path.isfile(shared):
+                    common = git_dir / read_sized(shared).decode("utf-8").strip()
+    places.append(common / "info" / "attributes")
+    config = os.environ.get("XDG_CONFIG_HOME") or ""
+    if not os.path.isabs(config):
+        config = os.path.join(os.path.expanduser("~"), ".config")
+    places += [Path(config) / "git" / "attributes", Path("/etc/gitattributes")]
+    return places
+
+
 def _attribute_files(folder: Path, tops: Iterable[str]) -> bool:
     """Whether a ``.gitattributes`` file lies in ``folder``, a folder above it (up to the one holding ``.git``), or a
     folder of ``tops`` below it or directly in one (``facts/cards``): the files whose rules could apply to a file
-    passprice reads. Each place is looked at through :func:`_there`, so a replayed ``check`` holds only while nothing
-    is there still (the folders above the root are no part of the tree the memo stamps). Raises nothing."""
+    passprice reads; or a file of rules git reads besides them, for every path of the repository
+    (:func:`_repository_rules`). Each place is looked at through :func:`_there`, so a replayed ``check`` holds only
+    while nothing is there still (the folders above the root are no part of the tree the memo stamps). Raises
+    nothing."""
     here = folder
     while True:
         if _there(here / ".gitattributes"):
             return True
-        if _there(here / ".git") or here.parent == here:
+        if _there(here / ".git"):
+            if any(_there(rules) for rules in _repository_rules(here / ".git")):
+                return True
+            break
+        if here.parent == here:
             break
         here = here.parent
     for top in tops:
