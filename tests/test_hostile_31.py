@@ -321,3 +321,14 @@ def test_check_refuses_a_rewrite_rule_of_the_repositorys_info_attributes(tmp_pat
     ]
     (tmp_path / "registry" / ".git" / "info" / "attributes").write_text("", encoding="utf-8")
     assert invoke("check", root=path).exit_code == 0
+
+
+def test_an_option_that_overflows_a_float_is_said_to(tmp_path: Path) -> None:
+    # `--position 1e400` was "'1e400' is not a finite number", a number every reader takes as finite: a double cannot
+    # hold it, as a file's `share = 1e400` now says; `inf` is still not a finite number.
+    assert bad("price", "gemma3-270m-h100", "--position", "1e400") == [
+        "passprice: error: Invalid value for '--position': '1e400' overflows a float (at most ±1.8e308) (a finite "
+        "number from 0 to 4,294,967,295) (see 'cli price --help')"
+    ]
+    assert bad("price", "gemma3-270m-h100", "--position", "-inf")[0].endswith(
+        "'-inf' is not a finite number (a finite number from 0 to 4,294,967,295) (see 'cli price --help')")
