@@ -332,3 +332,22 @@ def test_an_option_that_overflows_a_float_is_said_to(tmp_path: Path) -> None:
     ]
     assert bad("price", "gemma3-270m-h100", "--position", "-inf")[0].endswith(
         "'-inf' is not a finite number (a finite number from 0 to 4,294,967,295) (see 'cli price --help')")
+
+
+# --- init's advice for a folder named like an option ------------------------------------------------------------------
+
+
+def test_init_advises_a_folder_named_like_an_option_as_a_path(tmp_path: Path) -> None:
+    # Round 31: `passprice init -- -` made the folder `-` and advised `cd - && git init && pre-commit install`: `cd -`
+    # goes back to the previous folder, where the advice then made a repository. The folder is now `./-`.
+    import os
+
+    from passprice.files import shell_word
+
+    assert shell_word("-") == "./-" and shell_word("--x y") == "'./--x y'" and shell_word("/-x") == "/-x"
+    run = subprocess.run([*_MAIN, "init", "--", "-"], cwd=tmp_path, capture_output=True, text=True,
+                         env={**os.environ, "PASSPRICE_NO_CACHE": "1"})  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert (tmp_path / "-" / "facts").is_dir()
+    assert run.stdout.splitlines()[-1] == ("next: cd ./- && git init && pre-commit install; passprice import "
+                                           "MODEL.gguf --name NAME")

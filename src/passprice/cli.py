@@ -805,9 +805,9 @@ def init_command(
     advice = the_plan.requirement.advice()
     if advice is not None:
         click.echo(f"first: {advice}")
-    import shlex  # here, not at the top: only init quotes a folder (issue 16: nothing a price does not use)
+    from passprice.files import shell_word
 
-    into = "" if directory.resolve() == Path.cwd().resolve() else f"cd {shlex.quote(str(directory))} && "
+    into = "" if directory.resolve() == Path.cwd().resolve() else f"cd {shell_word(directory)} && "
     start = "" if caution is not None else "git init && pre-commit install; "  # no repository in a repository
     click.echo(f"next: {into}{start}passprice import MODEL.gguf --name NAME")
 

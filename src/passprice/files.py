@@ -51,10 +51,14 @@ def shell_word(path: Path | str) -> str:
     prints; otherwise bash's ``$'…'`` quoting, each character that does not print (:func:`passprice.errors.escaped`)
     as the ``\\xHH`` escapes of its bytes (a byte of a name that is not UTF-8, held as a lone surrogate, as itself), so
     the command names the very file. A ``shlex.quote`` of a name holding a newline spans two lines, and one holding
-    ESC would drive the terminal (attack round 21: the ``rm`` of a left temporary file's warning)."""
+    ESC would drive the terminal (attack round 21: the ``rm`` of a left temporary file's warning). A relative name
+    starting with ``-`` is written ``./-x``: ``init -- -`` advised ``cd - && git init``, which goes back to the
+    previous folder and makes a repository there (attack round 31)."""
     import shlex
 
     text = str(path)
+    if text.startswith("-"):  # a command reads it as an option: `cd -` went back to the last folder (round 31)
+        text = f"./{text}"
     if text.isprintable():
         return shlex.quote(text)
     out = []
