@@ -351,3 +351,22 @@ def test_init_advises_a_folder_named_like_an_option_as_a_path(tmp_path: Path) ->
     assert (tmp_path / "-" / "facts").is_dir()
     assert run.stdout.splitlines()[-1] == ("next: cd ./- && git init && pre-commit install; passprice import "
                                            "MODEL.gguf --name NAME")
+
+
+@pytest.mark.parametrize(("key", "typed"), [("rms_norm_eps", "1e400"), ("rope_theta", "-1E+999")])
+def test_a_model_configurations_number_that_overflows_a_float_is_named_as_written(tmp_path: Path, key: str,
+                                                                                  typed: str) -> None:  # fmt: skip
+    # Round 31: `synth` of a config.json holding `"rms_norm_eps": 1e400` said "rms_norm_eps: must be a finite number,
+    # not inf" (json reads 1e400 as an infinity), a value the file does not hold.
+    import json
+
+    config = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+              "intermediate_size": 11008, "num_attention_heads": 32, "num_hidden_layers": 32,
+              "num_key_value_heads": 32, "vocab_size": 32000, "max_position_embeddings": 4096, "rms_norm_eps": 1e-6,
+              "rope_theta": 10000.0}  # fmt: skip
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config).replace(json.dumps(config[key]), typed), encoding="utf-8")
+    assert bad("synth", str(path), "-o", str(tmp_path / "h.gguf")) == [
+        f"passprice: error: {path}: {key}: {typed} overflows a float (at most ±1.8e308): give a finite number"
+    ]
+    assert not (tmp_path / "h.gguf").exists()

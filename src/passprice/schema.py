@@ -967,9 +967,10 @@ class Overflowed(float):
         return (float, (float(self),))
 
 
-def _toml_float(text: str) -> float:
-    """A TOML float's value (``tomllib``'s ``parse_float``): :class:`Overflowed` for one written finite that
-    overflows a float, else ``float(text)``."""
+def parse_float(text: str) -> float:
+    """A TOML or JSON float's value (``tomllib``'s and ``json``'s ``parse_float``): :class:`Overflowed` for one
+    written finite that overflows a float (a model configuration's ``rms_norm_eps: 1e400`` was "must be a finite
+    number, not inf" too), else ``float(text)``."""
     value = float(text)
     if math.isinf(value) and "inf" not in text:
         return Overflowed(text)
@@ -990,7 +991,7 @@ def toml_loads(text: str) -> dict[str, Any]:
     if at is not None:
         raise _not_read()(f"a dotted key of more than {MAX_KEY_PARTS} parts (at line {at[0]}, column {at[1]})")
     try:
-        return tomllib.loads(text, parse_float=_toml_float)
+        return tomllib.loads(text, parse_float=parse_float)
     except RecursionError:
         raise _not_read()("arrays or tables nested too deeply") from None
     except tomllib.TOMLDecodeError:
