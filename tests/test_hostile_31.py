@@ -370,3 +370,24 @@ def test_a_model_configurations_number_that_overflows_a_float_is_named_as_writte
         f"passprice: error: {path}: {key}: {typed} overflows a float (at most ±1.8e308): give a finite number"
     ]
     assert not (tmp_path / "h.gguf").exists()
+
+
+# --- a stack fact's derivation naming one measured run twice ----------------------------------------------------------
+
+
+def test_a_stack_derivation_naming_a_run_twice_is_refused_by_check(tmp_path: Path) -> None:
+    # Round 31: facts/stacks/llamacpp-cuda-2405.toml with one run of overhead.pass's derivation listed twice passed
+    # check ("all holds"): the fit check re-runs weighed that run twice, a sample calibrate never fitted.
+    root = copy_root(tmp_path)
+    path = root / "facts" / "stacks" / "llamacpp-cuda-2405.toml"
+    text = path.read_text(encoding="utf-8")
+    line = '    {run = "xd3.h100_pcie_80gb.8b-q4km.tg512", value = 145.55},\n'
+    assert line in text
+    path.write_text(text.replace(line, line * 2, 1), encoding="utf-8")
+    result = invoke("check", root=root)
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        "passprice: error: facts/stacks/llamacpp-cuda-2405.toml: overhead.pass.derivation.runs.1.run: "
+        "'xd3.h100_pcie_80gb.8b-q4km.tg512' is named twice (runs.0 too): a derivation names each measured run once "
+        "(run passprice calibrate --stack llamacpp-cuda-2405)"
+    ]
