@@ -391,3 +391,19 @@ def test_a_stack_derivation_naming_a_run_twice_is_refused_by_check(tmp_path: Pat
         "'xd3.h100_pcie_80gb.8b-q4km.tg512' is named twice (runs.0 too): a derivation names each measured run once "
         "(run passprice calibrate --stack llamacpp-cuda-2405)"
     ]
+
+
+def test_a_fraction_where_a_whole_number_goes_is_one_line(tmp_path: Path) -> None:
+    # Round 31: a derivation's `digits = 4.5` (or a measured run's `positions = [256.5, 512]`) printed two lines for
+    # the one key: whole_floats' "… is not of type 'integer' (a whole number, written without a decimal point or
+    # exponent)" and jsonschema's own "4.5 is not of type 'integer'".
+    root = copy_root(tmp_path)
+    path = root / "registry" / "measurements" / "llamacpp-points.toml"
+    path.write_text(path.read_text(encoding="utf-8").replace("positions = [256, 512]", "positions = [256.5, 512]", 1),
+                    encoding="utf-8")
+    result = invoke("check", root=root)
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        "passprice: error: registry/measurements/llamacpp-points.toml: run.0.positions.0: 256.5 is not of type "
+        "'integer' (a whole number, written without a decimal point or exponent)"
+    ]

@@ -378,9 +378,14 @@ def problems(document: Mapping[str, Any], kind: str, folder: Path | None = None)
     # {required: [fact]}, {required: [locator]}, {required: [constant]} (a `required` holds of a non-object): that
     # second line says nothing the type's line does not (attack round 31).
     typed = {tuple(e.absolute_path) for e in errors if e.validator == "type"}
+    floats = whole_floats(document, kind, where)
+    # A float where a whole number goes (digits = 4.5) is one line, whole_floats' (which says how to write it), not
+    # also jsonschema's "4.5 is not of type 'integer'" (attack round 31).
+    said = {tuple(at) for at, _ in floats}
     found = [((list(map(str, e.absolute_path)), e.message), _explain(e) + _branches(e, validator.schema, document))
-             for e in errors if not (e.validator == "oneOf" and not e.context and tuple(e.absolute_path) in typed)]
-    kept, more = _whole_lines(whole_floats(document, kind, where))
+             for e in errors if not (e.validator == "oneOf" and not e.context and tuple(e.absolute_path) in typed)
+             and not (e.validator == "type" and isinstance(e.instance, float) and tuple(e.absolute_path) in said)]
+    kept, more = _whole_lines(floats)
     found.extend(((list(map(str, at)), ""), line) for at, line in kept)
     return [line for _, line in sorted(found, key=lambda pair: pair[0])] + more
 
