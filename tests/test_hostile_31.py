@@ -407,3 +407,25 @@ def test_a_fraction_where_a_whole_number_goes_is_one_line(tmp_path: Path) -> Non
         "passprice: error: registry/measurements/llamacpp-points.toml: run.0.positions.0: 256.5 is not of type "
         "'integer' (a whole number, written without a decimal point or exponent)"
     ]
+
+
+# --- a measured run past its checkpoint's context, in no registered stack's fit ---------------------------------------
+
+
+def test_check_refuses_a_measured_run_past_its_checkpoints_context_as_validate_does(tmp_path: Path) -> None:
+    # Round 31: a run of registry/measurements/llamacpp-points.toml (stack llamacpp-cuda-2312, not registered) with
+    # positions = [5000000, 6000000] on a 4,096-position checkpoint: `validate` refused it (exit 2, the file and
+    # key), `check` said "all holds" (exit 0): only a run in a registered stack's fit was looked at.
+    root = copy_root(tmp_path)
+    path = root / "registry" / "measurements" / "llamacpp-points.toml"
+    text = path.read_text(encoding="utf-8")
+    assert "positions = [256, 512]" in text
+    path.write_text(text.replace("positions = [256, 512]", "positions = [5000000, 6000000]", 1), encoding="utf-8")
+    said = ("run.0.positions: last position 6,000,000 is past the context length of checkpoint llama2-7b-q4_0, 4,096 "
+            "positions (a model reads no position past its context: correct the run's positions or its checkpoint)")
+    result = invoke("check", root=root)
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [f"passprice: error: registry/measurements/llamacpp-points.toml: {said}"]
+    result = invoke("validate", root=root)
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [f"passprice: error: {path}: {said}"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -18,6 +18,9 @@ from passprice.errors import InputError, escaped, problem_lines
 from passprice.files import is_folder
 from passprice.registry import Root
 from passprice.routing import Routing, router, routing_from_document
+
+if TYPE_CHECKING:
+    from passprice.measurements import Run
 
 
 @attrs.frozen
@@ -196,6 +199,32 @@ def routing_record(name: str, document: dict[str, Any], source: str) -> Routing:
     )
 
 
+def _runs_past_context(root: Root, runs: list[Run]) -> list[str]:
+    """The lines of the measured ``runs`` whose last position is past their checkpoint's context
+    (:func:`passprice.measurements.past_context`): bad input, as ``validate`` and ``calibrate`` say of a run, which
+    ``check`` passed ("all holds", exit 0) when the run was in no registered stack's fit (attack round 31). A run
+    whose checkpoint does not load is left to the lines that say so. Raises nothing."""
+    from passprice.checkpoints import load_checkpoint
+    from passprice.measurements import past_context
+
+    try:
+        folder = root.measurements.relative_to(root.path)
+    except ValueError:
+        folder = root.measurements
+    contexts: dict[str, int | None] = {}
+    out = []
+    for run in runs:
+        if run.checkpoint not in contexts:
+            try:
+                contexts[run.checkpoint] = load_checkpoint(root, run.checkpoint).meta_int("context_length")
+            except InputError:
+                contexts[run.checkpoint] = None
+        beyond = past_context(folder, run, contexts[run.checkpoint])
+        if beyond is not None:
+            out.append(beyond)
+    return out
+
+
 def _validate_folder(
     root: Root, folder: Path, kind: str, build: Callable[[str, dict[str, Any], str], object], suffix: str = ".toml"
 ) -> tuple[int, list[str]]:
@@ -288,14 +317,17 @@ def _review_files(root: Root) -> FileReview:
     problems: list[str] = []
     unreadable: list[str] = []  # the problems that are files that do not read (an InputError)
     kinds: dict[str, int] = {}
-    from passprice.measurements import Run, new_ids, require_inside_root, runs_of_document
+    from passprice.measurements import new_ids, require_inside_root, runs_of_document
     from passprice.stacks import stack_from_document
 
     run_ids: dict[str, str] = {}  # a run id names one run: given twice, calibrate and best refused while check passed
 
+    all_runs: list[Run] = []
+
     def measured(name: str, document: dict[str, Any], where: str) -> list[Run]:
         runs = require_inside_root(root, runs_of_document(name, document, where), where)
         run_ids.update(new_ids(runs, where, run_ids))
+        all_runs.extend(runs)
         return runs
 
     for folder, kind, build in (
@@ -310,6 +342,9 @@ def _review_files(root: Root) -> FileReview:
         kinds[f"{kind}s"] = n
         problems += found
         unreadable += found
+    found = _runs_past_context(root, all_runs)
+    problems += found
+    unreadable += found
     from passprice.registry import folder_problem, stray_lines
 
     found = stray_lines(root)  # a folder passprice reads nothing from, holding records (registry/serving/)
