@@ -429,3 +429,23 @@ def test_check_refuses_a_measured_run_past_its_checkpoints_context_as_validate_d
     result = invoke("validate", root=root)
     assert result.exit_code == 2
     assert result.stderr.splitlines() == [f"passprice: error: {path}: {said}"]
+
+
+@pytest.mark.parametrize(("old", "new", "said"), [
+    ('card = "h100_pcie_80gb"', 'card = "nope"', "run.0.card: card 'nope': not found in "),
+    ('checkpoint = "llama2-7b-q4_0"', 'checkpoint = "nope"', "run.0.checkpoint: checkpoint 'nope': not found in "),
+])
+def test_check_refuses_a_measured_run_naming_nothing_as_validate_does(tmp_path: Path, old: str, new: str,
+                                                                      said: str) -> None:  # fmt: skip
+    # Round 31: a run naming a card or checkpoint that is not registered passed check ("all holds", exit 0) when
+    # its stack was not registered; validate refused it (exit 2).
+    root = copy_root(tmp_path)
+    path = root / "registry" / "measurements" / "llamacpp-points.toml"
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    result = invoke("check", root=root)
+    assert result.exit_code == 2
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"passprice: error: registry/measurements/llamacpp-points.toml: {said}"), line
+    assert invoke("validate", root=root).exit_code == 2

@@ -14,7 +14,7 @@ import attrs
 from passprice import schema
 from passprice.cards import card_from_document
 from passprice.drafts import method_from_document
-from passprice.errors import InputError, escaped, problem_lines
+from passprice.errors import InputError, NotFound, escaped, problem_lines
 from passprice.files import is_folder
 from passprice.registry import Root
 from passprice.routing import Routing, router, routing_from_document
@@ -200,10 +200,13 @@ def routing_record(name: str, document: dict[str, Any], source: str) -> Routing:
 
 
 def _runs_past_context(root: Root, runs: list[Run]) -> list[str]:
-    """The lines of the measured ``runs`` whose last position is past their checkpoint's context
+    """The lines of the measured ``runs`` whose card or checkpoint names no record that loads (``FILE:
+    run.N.card: …``), or whose last position is past their checkpoint's context
     (:func:`passprice.measurements.past_context`): bad input, as ``validate`` and ``calibrate`` say of a run, which
-    ``check`` passed ("all holds", exit 0) when the run was in no registered stack's fit (attack round 31). A run
-    whose checkpoint does not load is left to the lines that say so. Raises nothing."""
+    ``check`` passed ("all holds", exit 0) when the run was in no registered stack's fit (attack round 31). A card
+    or checkpoint named that is not there is named once a file; one whose file does not read is left to that file's
+    own lines. Raises nothing."""
+    from passprice.cards import load_card
     from passprice.checkpoints import load_checkpoint
     from passprice.measurements import past_context
 
@@ -211,15 +214,34 @@ def _runs_past_context(root: Root, runs: list[Run]) -> list[str]:
         folder = root.measurements.relative_to(root.path)
     except ValueError:
         folder = root.measurements
-    contexts: dict[str, int | None] = {}
+    contexts: dict[str, int | NotFound | None] = {}
+    cards: dict[str, NotFound | None] = {}
+    named: set[tuple[str, str, str]] = set()
     out = []
     for run in runs:
+        where = f"{folder / f'{run.source}.toml'}: run.{run.index}"
+        if run.card not in cards:
+            cards[run.card] = None
+            try:
+                load_card(root, run.card)
+            except NotFound as e:
+                cards[run.card] = e
+            except InputError:
+                pass  # a card file that does not read: its own lines say so
         if run.checkpoint not in contexts:
+            contexts[run.checkpoint] = None
             try:
                 contexts[run.checkpoint] = load_checkpoint(root, run.checkpoint).meta_int("context_length")
+            except NotFound as e:
+                contexts[run.checkpoint] = e
             except InputError:
-                contexts[run.checkpoint] = None
-        beyond = past_context(folder, run, contexts[run.checkpoint])
+                pass  # an entry that does not read: its own lines say so
+        for key, failed in (("card", cards[run.card]), ("checkpoint", contexts[run.checkpoint])):
+            if isinstance(failed, NotFound) and (run.source, key, getattr(run, key)) not in named:
+                named.add((run.source, key, getattr(run, key)))
+                out.append(f"{where}.{key}: {failed.lines[0] if failed.lines else failed}")
+        context = contexts[run.checkpoint]
+        beyond = past_context(folder, run, None if isinstance(context, NotFound) else context)
         if beyond is not None:
             out.append(beyond)
     return out
