@@ -449,3 +449,17 @@ def test_check_refuses_a_measured_run_naming_nothing_as_validate_does(tmp_path: 
     [line] = result.stderr.splitlines()
     assert line.startswith(f"passprice: error: registry/measurements/llamacpp-points.toml: {said}"), line
     assert invoke("validate", root=root).exit_code == 2
+
+
+def test_a_huge_whole_float_is_not_spelled_out_digit_by_digit(tmp_path: Path) -> None:
+    # Round 31: a serving's `batch = 1e300` printed "(… without a decimal point or exponent: 1000000000000000052504…)",
+    # the 301 digits of the double, on the error line.
+    serving = tmp_path / "s.toml"
+    text = (REPO / "registry" / "servings" / "gemma3-270m-h100.toml").read_text(encoding="utf-8")
+    assert "\nbatch = 1\n" in text
+    serving.write_text(text.replace("\nbatch = 1\n", "\nbatch = 1e300\n", 1), encoding="utf-8")
+    assert bad("price", str(serving)) == [
+        f"passprice: error: {serving}: batch: 1e+300 is not of type 'integer' (a whole number, written without a "
+        "decimal point or exponent)",
+        f"passprice: error: {serving}: batch: 1e+300 is greater than the maximum of 4294967295",
+    ]

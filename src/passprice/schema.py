@@ -429,7 +429,8 @@ def _whole_line(at: Sequence[Any], value: float, node: Mapping[str, Any]) -> str
         allowed = ", ".join(repr(v) for v in values)
         return f"{_key_path(at)}: {value!r} is not allowed here (one of {allowed}: a whole number, written without a " \
                "decimal point)"
-    whole = f": {int(value)}" if value.is_integer() else ""
+    # The integer spelled out only while it is short: `batch = 1e300` printed its 301 digits (attack round 31)
+    whole = f": {int(value)}" if value.is_integer() and abs(value) < 1e30 else ""
     return (f"{_key_path(at)}: {value!r} is not of type 'integer' (a whole number, written without a decimal point or "
             f"exponent{whole})")
 
