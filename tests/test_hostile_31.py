@@ -463,3 +463,16 @@ def test_a_huge_whole_float_is_not_spelled_out_digit_by_digit(tmp_path: Path) ->
         "decimal point or exponent)",
         f"passprice: error: {serving}: batch: 1e+300 is greater than the maximum of 4294967295",
     ]
+
+
+def test_a_require_path_that_prints_like_a_fact_path_is_spelled(tmp_path: Path) -> None:
+    # Round 31: `lock … --require аrray=measured` (a Cyrillic а) said "'аrray' is not a fact path", which reads as a
+    # refusal of `array` itself.
+    root = copy_root(tmp_path)
+    assert bad("lock", "gemma3-270m-h100", "--name", "t", "-o", str(tmp_path / "t.lock.toml"), "--require",
+               "\u0430rray=measured", root=root) == [
+        "passprice: error: Invalid value for --require: '\u0430rray' (spelled '\\u0430rray': it prints like another "
+        "name) is not a fact path (memory.bandwidth, streams.rewrite, array, host.read, draft.acceptance.1 …) (see "
+        "'cli lock --help')"
+    ]
+    assert not (tmp_path / "t.lock.toml").exists()
