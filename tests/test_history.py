@@ -10,6 +10,7 @@ import os
 import subprocess
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -132,9 +133,9 @@ def test_each_distinct_table_is_parsed_once(tmp_path: Path, monkeypatch: pytest.
     parsed: list[int] = []
     real = tomllib.loads
 
-    def counting(text: str) -> dict[str, object]:
+    def counting(text: str, **options: Any) -> dict[str, object]:
         parsed.append(len(text))
-        return real(text)
+        return real(text, **options)
 
     monkeypatch.setattr(history.tomllib, "loads", counting)
     found = versions(root, CARD)

@@ -82,6 +82,8 @@ def test_out_of_range_is_one_error_line(command: str, option: str, value: str, k
         says = f"Invalid value for '{option}': {what} is out of range ({bound.describe()})"
     elif value == "1e20":
         says = f"Invalid value for '{option}': 1e+20 is out of range ({bound.describe()})"
+    elif value == "1e400":  # a finite number a double cannot hold (attack round 31)
+        says = f"Invalid value for '{option}': '1e400' overflows a float (at most ±1.8e308) ({bound.describe()})"
     else:
         says = f"Invalid value for '{option}': '{value}' is not a finite number ({bound.describe()})"
     bad(*COMMANDS[command], option, value, says=says)
@@ -103,7 +105,8 @@ def test_out_of_range_is_one_error_line(command: str, option: str, value: str, k
         (("best", R1, "--kv-page", "4294967296"),
          "Invalid value for '--kv-page': 4,294,967,296 is out of range (a whole number from 1 to 4,294,967,295)"),
         (("price", R1, "--kv-bytes", "1e400"),
-         "Invalid value for '--kv-bytes': '1e400' is not a finite number (a finite number from 0.125 to 8)"),
+         "Invalid value for '--kv-bytes': '1e400' overflows a float (at most ±1.8e308) (a finite number from 0.125 to "
+         "8)"),
         (("price", R1, "--position", "nan"),
          "Invalid value for '--position': 'nan' is not a finite number (a finite number from 0 to 4,294,967,295)"),
         (("simulate", R1, "--synthetic", "10", "--rate", "inf"),

@@ -103,6 +103,8 @@ class Bound:
             number = float(text)
         except ValueError:
             raise InputError(f"{_cut(text)!r} is not a number ({self.describe()})") from None
+        if math.isinf(number) and "inf" not in text.lower():  # 1e400 is a finite number a double cannot hold
+            raise InputError(f"{_cut(text)!r} overflows a float (at most ±1.8e308) ({self.describe()})")
         if not math.isfinite(number):
             raise InputError(f"{_cut(text)!r} is not a finite number ({self.describe()})")
         return self.check(number)

@@ -802,11 +802,23 @@ def _named(changed: Sequence[Any], figure: str) -> str:
     return shown + (f"; and {rest} more run{'s' if rest > 1 else ''} changed or gone" if rest > 0 else "")
 
 
+def _named_twice(derivation: RunDerivation) -> tuple[str, int, int] | None:
+    """The first run ``derivation`` names a second time: (its id, the index of the second, of the first); ``None``
+    when each is named once."""
+    first: dict[str, int] = {}
+    for at, r in enumerate(derivation.runs):
+        if r.run in first:
+            return r.run, at, first[r.run]
+        first[r.run] = at
+    return None
+
+
 def verify_stack(root: Root, stack: Stack, runs: Sequence[Run] | None = None) -> list[Finding]:
     """What ``passprice check`` finds in ``stack``'s facts read off measured runs (their
     :class:`~passprice.fits.RunDerivation`), each a :class:`~passprice.derivations.Finding` (``stale``, ``mismatch``
     or ``broken``) naming the fact, and every run that changed or disappeared:
 
+    - a run named twice is ``broken`` (a re-fit would weigh it twice);
     - a run named that no measured run has now, that is now another stack's, or whose figure differs from the one
       recorded makes the facts resting on it ``stale``, with what today's runs give;
     - a ``min``/``max`` fact is recomputed from the figures it records (``mismatch`` when its value is not theirs);
@@ -829,6 +841,14 @@ def verify_stack(root: Root, stack: Stack, runs: Sequence[Run] | None = None) ->
     for path, fact in facts:
         d = fact.derivation
         if not isinstance(d, RunDerivation):
+            continue
+        twice = _named_twice(d)
+        if twice is not None:
+            # A fit re-run from the runs named weighs a run named twice twice: a hand-edited stack file listing one
+            # run twice passed check, its fit re-run on a sample calibrate never fitted (attack round 31).
+            out.append(Finding(path, "broken", f"{path}.derivation.runs.{twice[1]}.run: {twice[0]!r} is named twice "
+                               f"(runs.{twice[2]} too): a derivation names each measured run once (run passprice "
+                               f"calibrate --stack {stack.name})"))
             continue
         if d.method == METHOD:
             fitted.setdefault((d.ids(), d.tolerance or TOLERANCE), []).append((path, fact, d))

@@ -7,17 +7,20 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from passprice import schema
 from passprice.cards import card_from_document
 from passprice.drafts import method_from_document
-from passprice.errors import InputError, escaped, problem_lines
+from passprice.errors import InputError, NotFound, escaped, problem_lines
 from passprice.files import is_folder
 from passprice.registry import Root
 from passprice.routing import Routing, router, routing_from_document
+
+if TYPE_CHECKING:
+    from passprice.measurements import Run
 
 
 @attrs.frozen
@@ -189,6 +192,54 @@ def routing_record(name: str, document: dict[str, Any], source: str) -> Routing:
     )
 
 
+def _runs_past_context(root: Root, runs: list[Run]) -> list[str]:
+    """The lines of the measured ``runs`` whose card or checkpoint names no record that loads (``FILE:
+    run.N.card: …``), or whose last position is past their checkpoint's context
+    (:func:`passprice.measurements.past_context`): bad input, as ``validate`` and ``calibrate`` say of a run, which
+    ``check`` passed ("all holds", exit 0) when the run was in no registered stack's fit (attack round 31). A card
+    or checkpoint named that is not there is named once a file; one whose file does not read is left to that file's
+    own lines. Raises nothing."""
+    from passprice.cards import load_card
+    from passprice.checkpoints import load_checkpoint
+    from passprice.measurements import past_context
+
+    try:
+        folder = root.measurements.relative_to(root.path)
+    except ValueError:
+        folder = root.measurements
+    contexts: dict[str, int | NotFound | None] = {}
+    cards: dict[str, NotFound | None] = {}
+    named: set[tuple[str, str, str]] = set()
+    out = []
+    for run in runs:
+        where = f"{folder / f'{run.source}.toml'}: run.{run.index}"
+        if run.card not in cards:
+            cards[run.card] = None
+            try:
+                load_card(root, run.card)
+            except NotFound as e:
+                cards[run.card] = e
+            except InputError:
+                pass  # a card file that does not read: its own lines say so
+        if run.checkpoint not in contexts:
+            contexts[run.checkpoint] = None
+            try:
+                contexts[run.checkpoint] = load_checkpoint(root, run.checkpoint).meta_int("context_length")
+            except NotFound as e:
+                contexts[run.checkpoint] = e
+            except InputError:
+                pass  # an entry that does not read: its own lines say so
+        for key, failed in (("card", cards[run.card]), ("checkpoint", contexts[run.checkpoint])):
+            if isinstance(failed, NotFound) and (run.source, key, getattr(run, key)) not in named:
+                named.add((run.source, key, getattr(run, key)))
+                out.append(f"{where}.{key}: {failed.lines[0] if failed.lines else failed}")
+        context = contexts[run.checkpoint]
+        beyond = past_context(folder, run, None if isinstance(context, NotFound) else context)
+        if beyond is not None:
+            out.append(beyond)
+    return out
+
+
 def _validate_folder(
     root: Root, folder: Path, kind: str, build: Callable[[str, dict[str, Any], str], object], suffix: str = ".toml"
 ) -> tuple[int, list[str]]:
@@ -281,14 +332,17 @@ def _review_files(root: Root) -> FileReview:
     problems: list[str] = []
     unreadable: list[str] = []  # the problems that are files that do not read (an InputError)
     kinds: dict[str, int] = {}
-    from passprice.measurements import Run, new_ids, require_inside_root, runs_of_document
+    from passprice.measurements import new_ids, require_inside_root, runs_of_document
     from passprice.stacks import stack_from_document
 
     run_ids: dict[str, str] = {}  # a run id names one run: given twice, calibrate and best refused while check passed
 
+    all_runs: list[Run] = []
+
     def measured(name: str, document: dict[str, Any], where: str) -> list[Run]:
         runs = require_inside_root(root, runs_of_document(name, document, where), where)
         run_ids.update(new_ids(runs, where, run_ids))
+        all_runs.extend(runs)
         return runs
 
     for folder, kind, build in (
@@ -303,6 +357,9 @@ def _review_files(root: Root) -> FileReview:
         kinds[f"{kind}s"] = n
         problems += found
         unreadable += found
+    found = _runs_past_context(root, all_runs)
+    problems += found
+    unreadable += found
     from passprice.registry import folder_problem, stray_lines
 
     found = stray_lines(root)  # a folder passprice reads nothing from, holding records (registry/serving/)

@@ -805,9 +805,9 @@ def init_command(
     advice = the_plan.requirement.advice()
     if advice is not None:
         click.echo(f"first: {advice}")
-    import shlex  # here, not at the top: only init quotes a folder (issue 16: nothing a price does not use)
+    from passprice.files import shell_word
 
-    into = "" if directory.resolve() == Path.cwd().resolve() else f"cd {shlex.quote(str(directory))} && "
+    into = "" if directory.resolve() == Path.cwd().resolve() else f"cd {shell_word(directory)} && "
     start = "" if caution is not None else "git init && pre-commit install; "  # no repository in a repository
     click.echo(f"next: {into}{start}passprice import MODEL.gguf --name NAME")
 
@@ -1670,8 +1670,11 @@ def _parse_requires(requires: tuple[str, ...]) -> dict[str, Any]:
         if not sep or not path:
             raise click.BadParameter(f"{item!r} is not PATH=PROVENANCE", param_hint="--require")
         if not is_fact_path(path):
+            # A path that prints like a fact path (a Cyrillic а in `аrray`) is spelled by its code points: "'аrray'
+            # is not a fact path" read as a refusal of `array` itself (attack round 31).
+            spelled = "" if ascii(path) == repr(path) else f" (spelled {path!a}: it prints like another name)"
             raise click.BadParameter(
-                f"{path!r} is not a fact path (memory.bandwidth, streams.rewrite, array, host.read, "
+                f"{path!r}{spelled} is not a fact path (memory.bandwidth, streams.rewrite, array, host.read, "
                 "draft.acceptance.1 …)",
                 param_hint="--require",
             )

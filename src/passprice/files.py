@@ -51,10 +51,14 @@ def shell_word(path: Path | str) -> str:
     prints; otherwise bash's ``$'…'`` quoting, each character that does not print (:func:`passprice.errors.escaped`)
     as the ``\\xHH`` escapes of its bytes (a byte of a name that is not UTF-8, held as a lone surrogate, as itself), so
     the command names the very file. A ``shlex.quote`` of a name holding a newline spans two lines, and one holding
-    ESC would drive the terminal (attack round 21: the ``rm`` of a left temporary file's warning)."""
+    ESC would drive the terminal (attack round 21: the ``rm`` of a left temporary file's warning). A relative name
+    starting with ``-`` is written ``./-x``: ``init -- -`` advised ``cd - && git init``, which goes back to the
+    previous folder and makes a repository there (attack round 31)."""
     import shlex
 
     text = str(path)
+    if text.startswith("-"):  # a command reads it as an option: `cd -` went back to the last folder (round 31)
+        text = f"./{text}"
     if text.isprintable():
         return shlex.quote(text)
     out = []
@@ -185,7 +189,38 @@ def target(path: Path) -> Path:
     end = Path(os.path.realpath(path))
     if look(end) is None and look(path) is not None:
         return path
+    number = _descriptor(path)
+    if number is not None:
+        raise InputError(
+            f"{shown(path)}: names open file descriptor {number} (a shell's redirection, now {shown(end)}), not a "
+            "file: passprice writes a file whole and renames it into place, which the descriptor would not see, and "
+            "a suffix would be the redirection's; give the file's own name (or - for standard output)"
+        )
     return end
+
+
+def _descriptor(path: Path) -> int | None:
+    """The number of the open file descriptor ``path`` names through its links (``/dev/fd/3``, ``/dev/stderr``,
+    ``/proc/self/fd/3``, a link of the user's to one of them): a link in a ``/proc/PID/fd`` folder on the way; else
+    ``None``. ``sweep -o /dev/fd/3 --force 3> x.json`` followed the link to ``x.json``, chose JSON by its suffix and
+    renamed a new file over it, under the shell's open descriptor; ``-o /dev/stderr --force 2> x.json`` lost the
+    command's own warnings with the file they were written to (attack round 31). Raises nothing."""
+    here = str(path)
+    for _ in range(40):  # the kernel's own bound on links followed
+        try:
+            folder = os.path.realpath(os.path.dirname(here) or ".")
+            name = os.path.basename(here)
+            parts = folder.split("/")
+            if len(parts) == 4 and parts[:2] == ["", "proc"] and parts[3] == "fd" and name.isascii() and (
+                name.isdigit()
+            ):
+                return int(name)
+            if not os.path.islink(here):
+                return None
+            here = os.path.join(os.path.dirname(here), os.readlink(here))
+        except (OSError, ValueError):
+            return None
+    return None
 
 
 def name_suffix(path: Path) -> str:

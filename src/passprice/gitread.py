@@ -481,20 +481,69 @@ def checked_attributes(cwd: Path, paths: Iterable[str], scratch: bool = False) -
     return found
 
 
+def _there(path: Path) -> bool:
+    """Whether anything (a link too) is at ``path`` (``os.path.lexists``), a place looked at outside the files a
+    command reads. When nothing is, an open of it is tried (and fails): the result memo's recorder sees opens, not
+    ``lstat`` (:mod:`passprice.memorecord`), and stamps an open that failed as an input, so a replay holds only while
+    nothing is there. ``check`` looked for a ``.gitattributes`` in each folder above the registry root by ``lexists``
+    alone: after a rule was written in the repository's top folder, the memo replayed "all holds" of a ``check`` a
+    fresh run refuses (attack round 31). Something there is not opened (a device, a FIFO): the command then runs git,
+    which no memo keeps. Raises nothing."""
+    if os.path.lexists(path):
+        return True
+    with contextlib.suppress(OSError, ValueError):
+        os.close(os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)))
+    return False
+
+
+def _repository_rules(dot_git: Path) -> list[Path]:
+    """The files of attribute rules git reads for every path of the repository whose ``.git`` is ``dot_git``, besides
+    its ``.gitattributes`` files: the repository's own ``info/attributes`` (in the common folder of a work tree
+    added by ``git worktree add``, whose ``.git`` is a file naming its folder), the user's
+    (``$XDG_CONFIG_HOME/git/attributes``, else ``~/.config/git/attributes``) and the system's
+    (``/etc/gitattributes``). ``facts/cards/a40.toml ident`` in ``.git/info/attributes`` was applied by git (``git
+    check-attr`` says so) and passed by ``check`` (attack round 31). A ``core.attributesFile`` set elsewhere is not
+    known without running git. Raises nothing."""
+    places = []
+    common = dot_git
+    if os.path.isfile(dot_git):
+        with contextlib.suppress(InputError, OSError, UnicodeDecodeError, ValueError):
+            text = read_sized(dot_git).decode("utf-8")
+            if text.startswith("gitdir:"):
+                git_dir = dot_git.parent / text[len("gitdir:"):].strip()
+                common = git_dir
+                shared = git_dir / "commondir"
+                if os.path.isfile(shared):
+                    common = git_dir / read_sized(shared).decode("utf-8").strip()
+    places.append(common / "info" / "attributes")
+    config = os.environ.get("XDG_CONFIG_HOME") or ""
+    if not os.path.isabs(config):
+        config = os.path.join(os.path.expanduser("~"), ".config")
+    places += [Path(config) / "git" / "attributes", Path("/etc/gitattributes")]
+    return places
+
+
 def _attribute_files(folder: Path, tops: Iterable[str]) -> bool:
     """Whether a ``.gitattributes`` file lies in ``folder``, a folder above it (up to the one holding ``.git``), or a
     folder of ``tops`` below it or directly in one (``facts/cards``): the files whose rules could apply to a file
-    passprice reads. Raises nothing."""
+    passprice reads; or a file of rules git reads besides them, for every path of the repository
+    (:func:`_repository_rules`). Each place is looked at through :func:`_there`, so a replayed ``check`` holds only
+    while nothing is there still (the folders above the root are no part of the tree the memo stamps). Raises
+    nothing."""
     here = folder
     while True:
-        if os.path.lexists(here / ".gitattributes"):
+        if _there(here / ".gitattributes"):
             return True
-        if os.path.lexists(here / ".git") or here.parent == here:
+        if _there(here / ".git"):
+            if any(_there(rules) for rules in _repository_rules(here / ".git")):
+                return True
+            break
+        if here.parent == here:
             break
         here = here.parent
     for top in tops:
         base = folder / top
-        if os.path.lexists(base / ".gitattributes"):
+        if _there(base / ".gitattributes"):
             return True
         try:
             inner = [e for e in os.scandir(base) if e.is_dir(follow_symlinks=False)]
@@ -520,6 +569,25 @@ def work_tree_rewrites(folder: Path, tops: Iterable[str]) -> list[str]:
             rel_dir = Path(dirpath).relative_to(folder).as_posix()
             dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and rel_dir.count("/") < 1)
             rels += [f"{rel_dir}/{name}" for name in sorted(filenames) if read_by_passprice(f"{rel_dir}/{name}")]
+    return _asked_rewrites(folder, rels)
+
+
+def file_rewrites(top: Path, rel: str) -> list[str]:
+    """The line (:func:`rewritten_lines`) refusing the one file ``rel`` (relative to ``top``, a git checkout's top)
+    when git rewrites it in a checkout by a rule of a ``.gitattributes`` file in its folder or one above it: what
+    ``check`` refuses of the registry's files (:func:`work_tree_rewrites`), for the file ``fact show --history``
+    reads, whose versions in git are then not what ``price`` read of it in a checkout (attack round 31: an ``ident``
+    or ``working-tree-encoding`` rule on a card was refused by ``check`` and ``diff`` and passed by the history).
+    Empty when no ``.gitattributes`` file lies where its rules could reach it (no git spawned). Raises nothing."""
+    if not _attribute_files((top / rel).parent, ()):
+        return []
+    return _asked_rewrites(top, [rel])
+
+
+def _asked_rewrites(folder: Path, rels: list[str]) -> list[str]:
+    """:func:`rewritten_lines` of ``rels`` (relative to ``folder``) asked of ``git check-attr``: none when ``folder``
+    is in no git repository or git is not installed, one line saying so when git will not read the checkout.
+    Raises nothing."""
     try:
         found = checked_attributes(folder, rels)
     except (InputError, OSError):

@@ -298,6 +298,9 @@ def _fact_history(root: Root, where: FactFile) -> list[Version]:
     except ValueError:
         raise InputError(f"{where.file}: not in the git checkout at {checkout.top}") from None
     _no_submodule(checkout, rel)
+    rewritten = gitread.file_rewrites(checkout.top, rel)
+    if rewritten:  # what git holds of the file is not what a checkout of it reads: refused as check and diff do
+        raise InputError.of(rewritten)
     try:
         out = _run_git(
             checkout.top,

@@ -146,6 +146,13 @@ def require_record_name(kind: str, name: str) -> None:
 
     if re.fullmatch(RECORD_NAME, name) is None:
         raise InputError(f"{kind} name {name!r}: use letters, digits, '.', '_' and '-' (first a letter or digit)")
+    if name.endswith(".toml"):
+        # A name ending in .toml is read as a file's path wherever a record is named (a serving's `checkpoint`, a
+        # lock, --checkpoint): `import H --name x.toml` wrote registry/checkpoints/x.toml.toml, which `lock` then
+        # refused as "a path relative to the working folder" and `--checkpoint x.toml` read only from the working
+        # folder (attack round 31).
+        raise InputError(f"{kind} name {name!r}: ends in .toml, which names a file wherever a {kind} is named: give "
+                         f"the name without it ({name.removesuffix('.toml')!r} writes {name!r})")
     if len(name) > MAX_RECORD_NAME:
         raise InputError(f"{kind} name {name[:40]!r}…: {len(name):,} characters; at most {MAX_RECORD_NAME}")
 
@@ -171,6 +178,13 @@ def entry_name(path: Path, suffix: str = ".toml") -> str:
         raise InputError(
             f"{shown(path)}: the name {name} starts with '-', which a command line reads as an option (`passprice "
             f"price {name}` says no such option, as does every command passprice advises with it); rename the file"
+        )
+    if suffix == ".toml" and name.endswith(".toml"):
+        # registry/servings/g.toml.toml: `g.toml` is read as a file's path wherever a record is named, so a lock of
+        # it, or a serving naming such a checkpoint, cannot name it (attack round 31).
+        raise InputError(
+            f"{shown(path)}: the name {name} ends in .toml, which names a file's path wherever a record is named (a "
+            "serving's card or checkpoint, a lock, --card): rename the file to end in a single .toml"
         )
     return name
 

@@ -230,8 +230,17 @@ def shown_value(value: Any) -> str:
         return value.isoformat()
     if isinstance(value, int) and abs(value) > 10**30:
         return f"an integer of {len(str(abs(value)))} digits"
+    if isinstance(value, Overflowed):
+        return value.typed
     text = repr(value)
     return text if len(text) <= 120 else f"{text[:100]}…"
+
+
+def overflowed(value: Overflowed) -> str:
+    """What is wrong with a number written finite that a float cannot hold (:class:`Overflowed`), in the file's own
+    text: ``1e400 overflows a float (at most ±1.8e308): give a finite number``."""
+    typed = value.typed if len(value.typed) <= 60 else f"{value.typed[:40]}… ({len(value.typed):,} characters)"
+    return f"{typed} overflows a float (at most ±1.8e308): give a finite number"
 
 
 def _explain(error: Any) -> str:
@@ -242,7 +251,9 @@ def _explain(error: Any) -> str:
         # Say what was wrong against the alternative that got furthest into the value (the deepest key path),
         # not only that none matched.
         # Among those, a bound or pattern it broke says more than a type it is not.
-        return _explain(max(error.context, key=lambda e: (len(e.absolute_path), e.validator != "type")))
+        # A oneOf every branch of which holds (`required` keys of a value that is no table) says least of all.
+        return _explain(max(error.context, key=lambda e: (
+            len(e.absolute_path), e.validator != "type" and not (e.validator == "oneOf" and not e.context))))
     where = list(error.absolute_path)
     instance = error.instance
     if error.validator == "required":
@@ -258,11 +269,14 @@ def _explain(error: Any) -> str:
             verb = "was" if len(extra) == 1 else "were"
             return f"{_key_path(where)}: Additional properties are not allowed ({shown} {verb} unexpected)"
         return f"{_key_path(where)}: {error.message}"
+    if error.validator == "type" and isinstance(instance, Overflowed):
+        return f"{_key_path(where)}: {overflowed(instance)}"
     if error.validator == "type" and isinstance(instance, float) and not math.isfinite(instance):
         return f"{_key_path(where)}: must be a finite number, not {instance!r}"
     if error.validator == "enum" and error.validator_value == list(NONFINITE):
         # A checkpoint entry's float: a finite number, or the name of a NaN or infinity the header held.
-        said = f"must be a finite number, not {instance!r}" if isinstance(instance, float) else (
+        said = overflowed(instance) if isinstance(instance, Overflowed) else (
+            f"must be a finite number, not {instance!r}") if isinstance(instance, float) else (
             f"{shown_value(instance)} is not a number"
         )
         hint = 'a NaN or an infinity a header holds is written "nan", "inf" or "-inf"'
@@ -359,9 +373,19 @@ def problems(document: Mapping[str, Any], kind: str, folder: Path | None = None)
     if _values_past(document, MAX_EXPLAINED):
         return _compiled_problems(document, kind, where)
     validator = _validator(kind, where)
+    errors = list(validator.iter_errors(document))
+    # A value of the wrong type (a derivation's input `sms = 5`, not a table) also "is valid under each of"
+    # {required: [fact]}, {required: [locator]}, {required: [constant]} (a `required` holds of a non-object): that
+    # second line says nothing the type's line does not (attack round 31).
+    typed = {tuple(e.absolute_path) for e in errors if e.validator == "type"}
+    floats = whole_floats(document, kind, where)
+    # A float where a whole number goes (digits = 4.5) is one line, whole_floats' (which says how to write it), not
+    # also jsonschema's "4.5 is not of type 'integer'" (attack round 31).
+    said = {tuple(at) for at, _ in floats}
     found = [((list(map(str, e.absolute_path)), e.message), _explain(e) + _branches(e, validator.schema, document))
-             for e in validator.iter_errors(document)]
-    kept, more = _whole_lines(whole_floats(document, kind, where))
+             for e in errors if not (e.validator == "oneOf" and not e.context and tuple(e.absolute_path) in typed)
+             and not (e.validator == "type" and isinstance(e.instance, float) and tuple(e.absolute_path) in said)]
+    kept, more = _whole_lines(floats)
     found.extend(((list(map(str, at)), ""), line) for at, line in kept)
     return [line for _, line in sorted(found, key=lambda pair: pair[0])] + more
 
@@ -405,7 +429,8 @@ def _whole_line(at: Sequence[Any], value: float, node: Mapping[str, Any]) -> str
         allowed = ", ".join(repr(v) for v in values)
         return f"{_key_path(at)}: {value!r} is not allowed here (one of {allowed}: a whole number, written without a " \
                "decimal point)"
-    whole = f": {int(value)}" if value.is_integer() else ""
+    # The integer spelled out only while it is short: `batch = 1e300` printed its 301 digits (attack round 31)
+    whole = f": {int(value)}" if value.is_integer() and abs(value) < 1e30 else ""
     return (f"{_key_path(at)}: {value!r} is not of type 'integer' (a whole number, written without a decimal point or "
             f"exponent{whole})")
 
@@ -929,6 +954,35 @@ def _not_read() -> type[ValueError]:
     return NotRead
 
 
+class Overflowed(float):
+    """A number a TOML file wrote finite (``1e400``, ``-1_0e1_000``) that a float cannot hold: ``tomllib`` reads it
+    as an infinity, which the schemas refuse, in Python's word for it: a serving's ``share = 1e400`` was "must be a
+    finite number, not inf", a value the file does not hold (attack round 31). The float is the infinity (every
+    comparison and sum as ``float('inf')``); ``typed`` is the text as the file wrote it, for the error line
+    (:func:`shown_value`). Pickled as a plain float."""
+
+    typed: str
+
+    def __new__(cls, typed: str) -> Overflowed:
+        """The infinity of ``typed`` (a TOML float's text, past ±1.8e308), remembering the text."""
+        self = super().__new__(cls, typed.replace("_", ""))
+        self.typed = typed
+        return self
+
+    def __reduce__(self) -> tuple[type[float], tuple[float]]:
+        return (float, (float(self),))
+
+
+def parse_float(text: str) -> float:
+    """A TOML or JSON float's value (``tomllib``'s and ``json``'s ``parse_float``): :class:`Overflowed` for one
+    written finite that overflows a float (a model configuration's ``rms_norm_eps: 1e400`` was "must be a finite
+    number, not inf" too), else ``float(text)``."""
+    value = float(text)
+    if math.isinf(value) and "inf" not in text:
+        return Overflowed(text)
+    return value
+
+
 def toml_loads(text: str) -> dict[str, Any]:
     """``tomllib.loads(text)``, refusing first a dotted key of more than :data:`MAX_KEY_PARTS` parts
     (:func:`deep_key`), which would cost ``tomllib`` the square of its parts. Raises ``tomllib.TOMLDecodeError``
@@ -943,7 +997,7 @@ def toml_loads(text: str) -> dict[str, Any]:
     if at is not None:
         raise _not_read()(f"a dotted key of more than {MAX_KEY_PARTS} parts (at line {at[0]}, column {at[1]})")
     try:
-        return tomllib.loads(text)
+        return tomllib.loads(text, parse_float=parse_float)
     except RecursionError:
         raise _not_read()("arrays or tables nested too deeply") from None
     except tomllib.TOMLDecodeError:

@@ -277,7 +277,8 @@ def read_config(path: Path, folder: Path | None = None) -> Published:
     raises."""
     data = read_regular(path, schema.MAX_TOML_BYTES)  # a FIFO or a device is refused before a byte is read
     try:
-        document = json.loads(data.decode("utf-8"), parse_constant=_no_constant, object_pairs_hook=_no_repeats)
+        document = json.loads(data.decode("utf-8"), parse_constant=_no_constant, object_pairs_hook=_no_repeats,
+                              parse_float=schema.parse_float)
     except UnicodeDecodeError as e:
         raise InputError(f"{path}: byte {e.start}: not UTF-8 text") from None
     except json.JSONDecodeError as e:
