@@ -896,7 +896,7 @@ def _shipped_hint(kind: str, ref: str, folder: Path, top: Path) -> str:
             return (f"; {ref} is a {kind} of the facts passprice ships, not of this registry ({top}): copy "
                     f"{shown(record)} into {shown(folder)} to use it here")
         return ""
-    if not any(_is_root(f) for f in (here, *here.parents)):
+    if top.resolve() not in _NAMED and not any(_is_root(f) for f in (here, *here.parents)):
         return (f"; no registry was found at or above the working folder, so passprice looked in the facts it ships "
                 f"only: for a {kind} of your own registry, run inside it or name it: passprice --root DIR COMMAND")
     return ""
@@ -947,6 +947,12 @@ def gone_folder() -> str:
             "that exists, or give --root and absolute paths")
 
 
+#: The roots this process was given by name (``--root DIR``), resolved: a name not found in one is not said to have
+#: been looked for in the shipped facts for want of a registry at or above the working folder, though DIR is the
+#: shipped facts' folder (an editable install's checkout: attack round 31).
+_NAMED: set[Path] = set()
+
+
 def find_root(explicit: Path | str | None = None, start: Path | None = None) -> Root:
     """The root to read: ``explicit`` when given (it must hold ``facts/`` and ``registry/``), else the nearest folder
     at or above ``start`` (default: the working folder) that does, else the embedded default.
@@ -959,9 +965,13 @@ def find_root(explicit: Path | str | None = None, start: Path | None = None) -> 
         if not _is_root(path):  # named as given: `--root ./` was said to be "." (pathlib's spelling; round 29)
             raise InputError(f"{shown(explicit)}: not a passprice root (it needs facts/ and registry/ folders)")
         try:
-            return Root(path.resolve())
+            found = Root(path.resolve())
         except FileNotFoundError:
             raise InputError(gone_folder()) from None
+        _NAMED.clear()  # one command a process (or a test's in-process run): the root it was last given
+        _NAMED.add(found.path)
+        return found
+    _NAMED.clear()
     try:
         here = (start or Path.cwd()).resolve()
     except FileNotFoundError:

@@ -1,0 +1,35 @@
+"""A name not found in a registry given by ``--root DIR`` is not said to have been looked for in the shipped facts
+"for want of a registry at or above the working folder": with an editable install, DIR (the checkout) is the
+shipped facts' folder, and the line told a user who had named the registry to name it (attack round 31)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import REPO, invoke
+from passprice.registry import embedded_root
+
+NO_REGISTRY = "no registry was found at or above the working folder"
+
+
+def test_a_named_root_is_not_said_to_be_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # no registry at or above it
+    shipped = embedded_root().path
+    named = invoke("price", "nonexist", root=shipped)  # --root the shipped facts' own folder, by name
+    assert named.exit_code == 2
+    assert named.stderr.startswith(f"passprice: error: serving 'nonexist': not found in {shipped}/registry/servings")
+    assert NO_REGISTRY not in named.stderr
+    assert NO_REGISTRY not in invoke("price", "nonexist", root=REPO).stderr
+
+
+def test_the_default_root_still_says_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+    import sys
+
+    monkeypatch.chdir(tmp_path)
+    done = subprocess.run([sys.executable, "-m", "passprice", "price", "nonexist"], capture_output=True, text=True,
+                          env={"PASSPRICE_NO_MEMO": "1", "PATH": "/usr/bin:/bin"})  # fmt: skip
+    assert done.returncode == 2
+    assert f"; {NO_REGISTRY}, so passprice looked in the facts it ships only" in done.stderr
