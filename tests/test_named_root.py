@@ -33,3 +33,28 @@ def test_the_default_root_still_says_it(tmp_path: Path, monkeypatch: pytest.Monk
                           env={"PASSPRICE_NO_MEMO": "1", "PATH": "/usr/bin:/bin"})  # fmt: skip
     assert done.returncode == 2
     assert f"; {NO_REGISTRY}, so passprice looked in the facts it ships only" in done.stderr
+
+
+def test_listings_report_names_that_show_alike(tmp_path: Path) -> None:
+    """``cards`` listed a card named é40 twice (one written as one code point, one as e + U+0301), exit 0, where
+    ``check`` refuses the pair: each listing now shows its files and reports the pair on stderr, exit 2."""
+    import shutil
+    import unicodedata
+
+    from cli_helpers import copy_root
+
+    root = copy_root(tmp_path)
+    cards = root / "facts" / "cards"
+    for form in ("NFC", "NFD"):
+        shutil.copy(cards / "a40.toml", cards / f"{unicodedata.normalize(form, 'é40')}.toml")
+    out = invoke("cards", root=root)
+    assert out.exit_code == 2
+    assert out.stdout.count("NVIDIA A40 ") == 3  # a40 and both twins still listed
+    assert out.stderr == (
+        f"passprice: error: {cards}: 'e\\u030140.toml', '\\xe940.toml': names that differ only by case or Unicode "
+        "normalization (they show alike, and are one file on macOS and Windows): rename all but one\n"
+    )
+    servings = root / "registry" / "servings"
+    shutil.copy(servings / "r1-qwen7b-h200.toml", servings / "R1-qwen7b-h200.toml")
+    listed = invoke("servings", root=root)
+    assert listed.exit_code == 2 and "'R1-qwen7b-h200.toml', 'r1-qwen7b-h200.toml': names that differ" in listed.stderr

@@ -615,7 +615,7 @@ def cards_command(ctx: click.Context, as_json: bool) -> None:
     from passprice.report import cards_table, fact_json
 
     root = _root(ctx)
-    cards = [c for _, c in _load_all(root.names(root.cards), lambda name: load_card(root, name))]
+    cards = [c for _, c in _load_all(root.names(root.cards), lambda name: load_card(root, name), root.cards)]
     if as_json:
         _echo_json(
             {"cards": [
@@ -657,12 +657,18 @@ def _problems(lines: Any) -> None:
     click.get_current_context().meta.setdefault("passprice.problems", []).extend(lines)
 
 
-def _load_all(names: list[str], load: Callable[[str], T]) -> list[tuple[str, T]]:
+def _load_all(names: list[str], load: Callable[[str], T], folder: Path | None = None) -> list[tuple[str, T]]:
     """Each of ``names`` loaded: those that load, in order; the problems of every file that does not (not only the
     first), one line each, are kept for the end of the command (:func:`_problems`), so a listing still shows every
-    good file and then reports the bad ones on stderr with exit status 2."""
+    good file and then reports the bad ones on stderr with exit status 2. Names of ``folder``'s files that differ
+    only by case or Unicode normalization are such a problem too, as ``check`` says (:func:`passprice.check.lookalikes`:
+    ``cards`` listed ``é40`` twice, exit 0)."""
     loaded: list[tuple[str, T]] = []
     problems: list[str] = []
+    if folder is not None:
+        from passprice.check import lookalikes
+
+        problems.extend(lookalikes(folder))
     for name in names:
         try:
             loaded.append((name, load(name)))
@@ -684,7 +690,7 @@ def servings_command(ctx: click.Context, as_json: bool) -> None:
     from passprice.servings import load_spec
 
     root = _root(ctx)
-    specs = _load_all(root.names(root.servings), lambda name: load_spec(root, name))
+    specs = _load_all(root.names(root.servings), lambda name: load_spec(root, name), root.servings)
     if as_json:
         from passprice.servings import spec_to_document
 
@@ -715,7 +721,8 @@ def checkpoints_command(ctx: click.Context, as_json: bool) -> None:
     from passprice.checkpoints import entry_row
 
     root = _root(ctx)
-    out = [row for _, row in _load_all(root.names(root.checkpoints), lambda name: entry_row(root, name))]
+    loaded = _load_all(root.names(root.checkpoints), lambda name: entry_row(root, name), root.checkpoints)
+    out = [row for _, row in loaded]
     if as_json:
         _echo_json({"checkpoints": out})
         return
