@@ -589,9 +589,12 @@ class Alone:
     path: str
     price: Mapping[str, Any]
 
-    def describe(self, recorded: Mapping[str, Any]) -> str:
+    def describe(self, recorded: Mapping[str, Any], order: Iterable[str] = ()) -> str:
         """``path`` and what it alone does to the recorded price: ``memory.capacity: tokens/s +0.346 % (batch 580 →
-        618)``, or the refusal it alone causes."""
+        618)``, or the refusal it alone causes. When tokens/s did not move, the first figure of ``order`` (the lock's
+        compared fields) that did, recorded → alone: ``memory.bandwidth: tokens/s unchanged (memory_s 23.26 ms →
+        21.47 ms, -7.692 %)`` (walkthrough 20: three drifted facts each read "tokens/s unchanged" under a price whose
+        ``memory_s`` and ``capacity_bytes`` had moved, naming none as the fact that moved them)."""
         if "refusal" in self.price:
             return f"{self.path}: refused alone ({self.price['refusal']})"
         was, now = recorded.get("tokens_per_s"), self.price.get("tokens_per_s")
@@ -599,10 +602,31 @@ class Alone:
             return f"{self.path}: tokens/s {now!r}"
         out = f"{self.path}: tokens/s {100.0 * (now / was - 1.0):+.4g} %"
         if now == was:
-            out = f"{self.path}: tokens/s unchanged"
+            figure = _first_figure(recorded, self.price, order)
+            return f"{self.path}: tokens/s unchanged" + (f" ({figure})" if figure else "")
         extra = [f"{k} {recorded[k]} → {self.price[k]}" for k in ("batch", "binds")
                  if k in recorded and self.price.get(k) != recorded[k]]  # fmt: skip
         return out + (f" ({', '.join(extra)})" if extra else "")
+
+
+def _first_figure(recorded: Mapping[str, Any], price: Mapping[str, Any], order: Iterable[str]) -> str | None:
+    """The first field of ``order`` other than tokens/s and the provenance fields whose value in ``price`` is not
+    ``recorded``'s, as ``memory_s 23.26 ms → 21.47 ms, -7.692 %`` (bytes, seconds, MACs and cycles with SI
+    prefixes; the relative change of a nonzero number); ``None`` when no such field moved."""
+    from passprice.tables import si
+
+    units = {"_bytes": "B", "_s": "s", "_macs": "MAC", "_cycles": "cycle"}
+    for field in order:
+        if field in ("tokens_per_s", "rests_on", "weakest", "provenance") or price.get(field) == recorded.get(field):
+            continue
+        was, now = recorded.get(field), price.get(field)
+        if not isinstance(was, int | float) or not isinstance(now, int | float) or isinstance(was, bool):
+            return f"{field} {_figure(was)} → {_figure(now)}"
+        unit = next((u for end, u in units.items() if field.endswith(end)), "")
+        shown = [si(float(v), unit) if unit else f"{v:,.6g}" for v in (was, now)]
+        rel = f", {100.0 * (now / was - 1.0):+.4g} %" if was else ""
+        return f"{field} {shown[0]} → {shown[1]}{rel}"
+    return None
 
 
 def alone(lock: Lock, header: GGUFHeader, drifted: Iterable[Drift]) -> tuple[Alone, ...]:
@@ -745,6 +769,27 @@ def reproduction_text(rep: Reproduction, shown: str, older: str | None = None, m
         f"    serving        {serving}",
         f"    pricing model  {model}",
     ]
+    if today.verdict is not None:
+        # Walkthrough 20: a lock whose drifted fact fell below its floor read "reproduces exactly" and nothing else
+        # (exit 0), while check failed it: reproduce judges the recorded price, check the lock, and this says both.
+        floors = today.verdict
+        if floors.holds:
+            lines.append(f"    floors         hold (today's weakest provenance is {floors.provenance.value})")
+        else:
+            parts = "; ".join(f"{o.path} is {o.provenance.value}, below the floor {o.floor.value}"
+                              for o in floors.offences)  # fmt: skip
+            lines.append(
+                f"    floors         BROKEN today: {parts} — the recorded price still follows from the pins, but "
+                "the lock no longer holds (`passprice check` fails it)"
+            )
+    if today.price is not None and today.facts:
+        # Walkthrough 20: today's column of a lock whose card's bandwidth moved was priced on stream shares derived
+        # from the old bandwidth, unmarked (price and diff say so; reproduce did not).
+        from passprice.stale import stale_rested_on
+
+        stale = stale_rested_on(today.facts, today.price.get("rests_on", {}))
+        if stale:
+            lines.append(f"    stale          {stale.line()} (today's inputs column rests on them)")
     if rep.price is not None and "refusal" in rep.price:
         lines.append(f"  the pinned inputs are refused today: {rep.price.get('message', rep.price['refusal'])}")
     if today.refusal is not None:
@@ -767,7 +812,7 @@ def reproduction_text(rep: Reproduction, shown: str, older: str | None = None, m
     single = len(rep.alone) == 1 and today.price is not None and rep.alone[0].price == today.price
     if rep.alone and not single:  # one drifted fact that alone gives today's price says nothing new
         lines.append("  each drifted fact alone (the pinned inputs with only it as today's):")
-        lines += [f"    {a.describe(lock.price)}" for a in rep.alone]
+        lines += [f"    {a.describe(lock.price, lock.compared())}" for a in rep.alone]
     return "\n".join(lines)
 
 
@@ -798,6 +843,7 @@ def reproduction_json(rep: Reproduction, older: str | None = None) -> dict[str, 
         ],
         "facts_alone": [{"path": a.path, "price": a.price} for a in rep.alone],
         "serving_changed": list(today.serving),
+        "floors": today.verdict.to_json() if today.verdict is not None else None,
         "moved": [{"field": m.field, "recorded": m.recorded, "now": m.now} for m in rep.moved],
         "first_moved": rep.first_moved,
         "price": rep.price,
