@@ -143,3 +143,22 @@ def test_readme_says_how_to_recover_a_lock_and_list_the_commits_since() -> None:
     assert ("= 3.802 ms + 16 × (294.0 µs + 151.0 µs) = 10.92 ms, and 16 × 2.4875 / 10.92 ms = 3,644.2 tokens/s"
             in flat)
     assert "`streams.rewrite: tokens/s unchanged (memory_s 23.26 ms → 23.56 ms, +1.254 %)`" in flat
+
+
+def test_the_readme_s_alone_figures_are_what_reproduce_prints(tmp_path: Path) -> None:
+    # The README quoted "+4.167 %" for memory.bandwidth alone with no bandwidth named; its own what-if raises it to
+    # 5.2 TB/s, which reads +8.333 % (5.2 / 4.8 - 1), and 5 TB/s +4.167 % (5 / 4.8 - 1).
+    flat = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    assert ("(with `memory.bandwidth` raised 4.8 → 5 TB/s and `memory.capacity` 141 → 150 GB, `r1-qwen7b-h200-best` "
+            "reads `memory.bandwidth: tokens/s +4.167 %` and `memory.capacity: tokens/s +0.346 % (batch 580 → 618)`; "
+            "at 5.2 TB/s, the what-if below, `+8.333 %`") in flat
+    assert f"{100 * (5.2 / 4.8 - 1):+.4g}" == "+8.333" and f"{100 * (5 / 4.8 - 1):+.4g}" == "+4.167"
+    root = copy_root(tmp_path)
+    _set(root, "memory.bandwidth", "5.2", "TB/s")
+    _set(root, "memory.capacity", "150", "GB")
+    lines = invoke("reproduce", "locks/r1-qwen7b-h200-best.lock.toml", root=root).stdout.splitlines()
+    at = lines.index("  each drifted fact alone (the pinned inputs with only it as today's):")
+    assert lines[at + 1 : at + 3] == [
+        "    memory.bandwidth: tokens/s +8.333 %",
+        "    memory.capacity: tokens/s +0.346 % (batch 580 → 618)",
+    ]
