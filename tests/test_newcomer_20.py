@@ -162,3 +162,48 @@ def test_the_readme_s_alone_figures_are_what_reproduce_prints(tmp_path: Path) ->
         "    memory.bandwidth: tokens/s +8.333 %",
         "    memory.capacity: tokens/s +0.346 % (batch 580 → 618)",
     ]
+
+
+def _redigested(path: Path, table: str, key: str, value: object) -> None:
+    """``path``'s lock with ``[table] key = value`` and its digest computed again (as test_hostile_28 writes it)."""
+    import tomlkit
+
+    from passprice.digests import sha256
+    from passprice.locks import _PREAMBLE, _canonical, lock_document, read_lock
+
+    body = lock_document(read_lock(path))
+    body[table][key] = value
+    del body["lock"]["digest"]
+    body["lock"]["digest"] = "sha256:" + sha256(_canonical(body).encode("utf-8")).hexdigest()
+    path.write_text(_PREAMBLE + tomlkit.dumps(body), encoding="utf-8")
+
+
+def test_a_registry_of_ones_own_is_told_where_the_code_that_wrote_a_lock_is(tmp_path: Path) -> None:
+    # In a registry made by `passprice init` (no src/passprice) the verdict sent the reader to "the passprice of the
+    # commit that last changed the lock", a commit holding no passprice; its requirements.txt names the one it ran.
+    root = copy_root(tmp_path)
+    lock = root / "locks" / "r1-qwen7b-h200-best.lock.toml"
+    recorded = _lock(lock)["price"]["vector_macs"]
+    _redigested(lock, "lock", "pricing_model", "sha256:" + "0" * 64)  # written by other code …
+    _redigested(lock, "price", "vector_macs", recorded + 1.0)  # … that counted another figure
+    out = invoke("reproduce", str(lock), root=root)
+    assert out.exit_code == 1, out.output
+    assert out.stdout.splitlines()[1] == (
+        "  does NOT reproduce: the pricing model changed and moves the price (first: vector_macs); the lock's own "
+        "price comes from the code that wrote it: the passprice this registry's requirements.txt named at the commit "
+        f"that last changed the lock (`git show \"$(git log -1 --format=%H -- {lock})\":requirements.txt`), "
+        "installed in a virtual environment of its own; or re-lock it with today's code (`passprice lock --update -o "
+        "LOCK`) and review the change"
+    )
+    # A checkout of passprice itself keeps the commit's own code as the answer.
+    (root / "src" / "passprice").mkdir(parents=True)
+    (root / "src" / "passprice" / "pins.py").write_text((REPO / "src" / "passprice" / "pins.py").read_text())
+    out = invoke("reproduce", str(lock), root=root)
+    assert ("the lock's own price comes from the code that wrote it: the passprice of the commit that last changed "
+            f"the lock (`git log -1 --format=%H -- {lock}`)") in out.stdout
+
+
+def test_readme_says_where_a_registry_of_ones_own_keeps_the_code_that_wrote_a_lock() -> None:
+    flat = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    assert ('A registry of your own (`passprice init`) holds no passprice, so its commit carries the line that '
+            'installed one instead, and `reproduce` names it: `git show "$C":requirements.txt`') in flat

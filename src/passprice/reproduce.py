@@ -508,6 +508,9 @@ class Reproduction:
     today: Today
     #: Each drifted fact alone (:func:`alone`): the pinned inputs with only that fact today's, priced.
     alone: tuple[Alone, ...] = ()
+    #: Whether the registry is a checkout of passprice itself (it holds ``src/passprice``), whose commits carry the
+    #: code that wrote its locks; a registry of one's own carries the line that installs it (``requirements.txt``).
+    holds_code: bool = True
 
     @property
     def equals(self) -> bool:
@@ -566,12 +569,18 @@ class Reproduction:
         if self.model_changed or self.lock.info.format < LOCK_FORMAT:
             import shlex
 
+            last = f"git log -1 --format=%H -- {shlex.quote(self.lock.source or 'LOCK')}"
+            # Walkthrough 20: a registry of one's own (passprice init) holds no src/passprice, so "the passprice of
+            # the commit" named no code there; its requirements.txt at that commit names the passprice it ran.
+            code = (
+                f"the passprice of the commit that last changed the lock (`{last}`)" if self.holds_code
+                else "the passprice this registry's requirements.txt named at the commit that last changed the lock "
+                f"(`git show \"$({last})\":requirements.txt`)"
+            )
             return (
                 f"does NOT reproduce: the pricing model changed and moves the price (first: {self.first_moved}); the "
-                "lock's own price comes from the code that wrote it: the passprice of the commit that last changed "
-                f"the lock (`git log -1 --format=%H -- {shlex.quote(self.lock.source or 'LOCK')}`), installed in a "
-                "virtual environment of its own; or re-lock it with today's code (`passprice lock --update -o "
-                "LOCK`) and review the change"
+                f"lock's own price comes from the code that wrote it: {code}, installed in a virtual environment of "
+                "its own; or re-lock it with today's code (`passprice lock --update -o LOCK`) and review the change"
             )
         return (
             f"does NOT reproduce, although the pricing model's code is the lock's (first: {self.first_moved}): its "
@@ -666,7 +675,8 @@ def reproduce(root: Root, lock: Lock, with_today: bool = True) -> Reproduction:
     diffs = moved(lock.price, now, lock.compared()) if now is not None else ()
     today = price_today(root, lock) if with_today else Today()
     shares = alone(lock, header, today.drift) if header is not None and today.drift else ()
-    return Reproduction(lock, now, diffs, pricing_model_digest(), state, today, shares)
+    holds_code = (root.path / "src" / "passprice" / "pins.py").is_file()
+    return Reproduction(lock, now, diffs, pricing_model_digest(), state, today, shares, holds_code)
 
 
 # --- showing a reproduction ------------------------------------------------------------------------------------------
