@@ -66,6 +66,11 @@ def test_a_drifted_fact_that_moves_no_tokens_names_the_figure_it_moved(tmp_path:
     now = memory_s + rewrite
     assert f"{now * 1e3:.4g}" == "23.56" and f"{100 * (now / memory_s - 1):+.4g}" == "+1.254"
     assert lines[at + 3] == "    streams.rewrite: tokens/s unchanged (memory_s 23.26 ms → 23.56 ms, +1.254 %)"
+    # Programs get the same answer: each fact alone's first moved figure.
+    data = json.loads(invoke("reproduce", str(mine), "--json", root=root).stdout)
+    assert [(a["path"], a["first_moved"]) for a in data["facts_alone"]] == [
+        ("memory.bandwidth", "memory_s"), ("memory.capacity", "capacity_bytes"), ("streams.rewrite", "memory_s")]
+    assert abs(data["facts_alone"][0]["price"]["memory_s"] / (memory_s * 4.8 / 5.2) - 1) < 1e-12
 
 
 def test_reproduce_says_a_broken_floor_and_still_reproduces(tmp_path: Path) -> None:
@@ -151,7 +156,8 @@ def test_the_readme_s_alone_figures_are_what_reproduce_prints(tmp_path: Path) ->
     flat = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
     assert ("(with `memory.bandwidth` raised 4.8 → 5 TB/s and `memory.capacity` 141 → 150 GB, `r1-qwen7b-h200-best` "
             "reads `memory.bandwidth: tokens/s +4.167 %` and `memory.capacity: tokens/s +0.346 % (batch 580 → 618)`; "
-            "at 5.2 TB/s, the what-if below, `+8.333 %`") in flat
+            "at 5.2 TB/s, the what-if below, `+8.333 %`; `facts_alone` in `--json`, each fact's price alone and its "
+            "`first_moved`") in flat
     assert f"{100 * (5.2 / 4.8 - 1):+.4g}" == "+8.333" and f"{100 * (5 / 4.8 - 1):+.4g}" == "+4.167"
     root = copy_root(tmp_path)
     _set(root, "memory.bandwidth", "5.2", "TB/s")

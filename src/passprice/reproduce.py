@@ -598,6 +598,12 @@ class Alone:
     path: str
     price: Mapping[str, Any]
 
+    def first_moved(self, recorded: Mapping[str, Any], order: Iterable[str]) -> str | None:
+        """The first field of the recorded price this fact alone moved (``tokens_per_s`` when it moved tokens/s,
+        else the first figure of ``order`` that moved, provenance last); ``None`` when none moved or it is
+        refused."""
+        return None if "refusal" in self.price else _first_field(recorded, self.price, order)
+
     def describe(self, recorded: Mapping[str, Any], order: Iterable[str] = ()) -> str:
         """``path`` and what it alone does to the recorded price: ``memory.capacity: tokens/s +0.346 % (batch 580 →
         618)``, or the refusal it alone causes. When tokens/s did not move, the first figure of ``order`` (the lock's
@@ -616,6 +622,15 @@ class Alone:
         extra = [f"{k} {recorded[k]} → {self.price[k]}" for k in ("batch", "binds")
                  if k in recorded and self.price.get(k) != recorded[k]]  # fmt: skip
         return out + (f" ({', '.join(extra)})" if extra else "")
+
+
+def _first_field(recorded: Mapping[str, Any], price: Mapping[str, Any], order: Iterable[str]) -> str | None:
+    """The first field of ``order`` whose value in ``price`` is not ``recorded``'s, tokens/s first when it moved and
+    the provenance fields last of all (they move with a fact's provenance, not with a figure); ``None`` when none."""
+    fields = [f for f in order if f not in ("rests_on", "weakest", "provenance")]
+    ranked = [*(["tokens_per_s"] if "tokens_per_s" in fields else []), *(f for f in fields if f != "tokens_per_s"),
+              *(f for f in ("provenance", "rests_on", "weakest") if f in order)]  # fmt: skip
+    return next((f for f in ranked if price.get(f) != recorded.get(f)), None)
 
 
 def _first_figure(recorded: Mapping[str, Any], price: Mapping[str, Any], order: Iterable[str]) -> str | None:
@@ -851,7 +866,10 @@ def reproduction_json(rep: Reproduction, older: str | None = None) -> dict[str, 
             {"path": d.path, "pinned": d.pinned.to_entry(), "today": d.today.to_entry() if d.today else None}
             for d in today.rewritten
         ],
-        "facts_alone": [{"path": a.path, "price": a.price} for a in rep.alone],
+        "facts_alone": [
+            {"path": a.path, "price": a.price, "first_moved": a.first_moved(rep.lock.price, rep.lock.compared())}
+            for a in rep.alone
+        ],
         "serving_changed": list(today.serving),
         "floors": today.verdict.to_json() if today.verdict is not None else None,
         "moved": [{"field": m.field, "recorded": m.recorded, "now": m.now} for m in rep.moved],
