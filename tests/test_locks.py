@@ -526,10 +526,12 @@ def test_reproduce_names_the_pricing_model_when_it_moves_the_price(
     result = run(root, "reproduce", str(r1_lock))
     assert result.exit_code == 1
     lines = result.stdout.splitlines()
+    # The test registry holds no src/passprice: the code that wrote the lock is the passprice its requirements.txt
+    # named at the lock's commit (walkthrough 20; a checkout of passprice names the commit's own code).
     assert lines[1].startswith(
         "  does NOT reproduce: the pricing model changed and moves the price (first: vector_macs); the lock's own "
-        "price comes from the code that wrote it: the passprice of the commit that last changed the lock (`git log -1 "
-        "--format=%H -- "
+        "price comes from the code that wrote it: the passprice this registry's requirements.txt named at the commit "
+        "that last changed the lock (`git show \"$(git log -1 --format=%H -- "
     )
     assert f"    pricing model  changed ({document['lock']['pricing_model'][7:19]} → {'ab' * 6})" in lines
     rows = {line.split()[0]: line.split()[1:] for line in lines if line.startswith(("vector_macs", "vector_s"))}

@@ -118,9 +118,11 @@ def test_reproduce_after_a_code_change_says_where_the_locks_code_is(tmp_path: Pa
                     encoding="utf-8")
     result = invoke("reproduce", str(path), root=root)
     assert result.exit_code == 1, result.output
-    assert ("the lock's own price comes from the code that wrote it: the passprice of the commit that last changed "
-            f"the lock (`git log -1 --format=%H -- {path}`), installed in a virtual environment of its own") in (
-        result.stdout)
+    # The copy holds no src/passprice, so its commits carry no code: the answer is the passprice its requirements.txt
+    # named then (walkthrough 20); a checkout of passprice itself is sent to the commit's own code (test_newcomer_20).
+    assert ("the lock's own price comes from the code that wrote it: the passprice this registry's requirements.txt "
+            f"named at the commit that last changed the lock (`git show \"$(git log -1 --format=%H -- {path})\""
+            ":requirements.txt`), installed in a virtual environment of its own") in result.stdout
     shutil.rmtree(root)
 
 

@@ -508,6 +508,9 @@ class Reproduction:
     today: Today
     #: Each drifted fact alone (:func:`alone`): the pinned inputs with only that fact today's, priced.
     alone: tuple[Alone, ...] = ()
+    #: Whether the registry is a checkout of passprice itself (it holds ``src/passprice``), whose commits carry the
+    #: code that wrote its locks; a registry of one's own carries the line that installs it (``requirements.txt``).
+    holds_code: bool = True
 
     @property
     def equals(self) -> bool:
@@ -566,12 +569,18 @@ class Reproduction:
         if self.model_changed or self.lock.info.format < LOCK_FORMAT:
             import shlex
 
+            last = f"git log -1 --format=%H -- {shlex.quote(self.lock.source or 'LOCK')}"
+            # Walkthrough 20: a registry of one's own (passprice init) holds no src/passprice, so "the passprice of
+            # the commit" named no code there; its requirements.txt at that commit names the passprice it ran.
+            code = (
+                f"the passprice of the commit that last changed the lock (`{last}`)" if self.holds_code
+                else "the passprice this registry's requirements.txt named at the commit that last changed the lock "
+                f"(`git show \"$({last})\":requirements.txt`)"
+            )
             return (
                 f"does NOT reproduce: the pricing model changed and moves the price (first: {self.first_moved}); the "
-                "lock's own price comes from the code that wrote it: the passprice of the commit that last changed "
-                f"the lock (`git log -1 --format=%H -- {shlex.quote(self.lock.source or 'LOCK')}`), installed in a "
-                "virtual environment of its own; or re-lock it with today's code (`passprice lock --update -o "
-                "LOCK`) and review the change"
+                f"lock's own price comes from the code that wrote it: {code}, installed in a virtual environment of "
+                "its own; or re-lock it with today's code (`passprice lock --update -o LOCK`) and review the change"
             )
         return (
             f"does NOT reproduce, although the pricing model's code is the lock's (first: {self.first_moved}): its "
@@ -589,9 +598,18 @@ class Alone:
     path: str
     price: Mapping[str, Any]
 
-    def describe(self, recorded: Mapping[str, Any]) -> str:
+    def first_moved(self, recorded: Mapping[str, Any], order: Iterable[str]) -> str | None:
+        """The first field of the recorded price this fact alone moved (``tokens_per_s`` when it moved tokens/s,
+        else the first figure of ``order`` that moved, provenance last); ``None`` when none moved or it is
+        refused."""
+        return None if "refusal" in self.price else _first_field(recorded, self.price, order)
+
+    def describe(self, recorded: Mapping[str, Any], order: Iterable[str] = ()) -> str:
         """``path`` and what it alone does to the recorded price: ``memory.capacity: tokens/s +0.346 % (batch 580 →
-        618)``, or the refusal it alone causes."""
+        618)``, or the refusal it alone causes. When tokens/s did not move, the first figure of ``order`` (the lock's
+        compared fields) that did, recorded → alone: ``memory.bandwidth: tokens/s unchanged (memory_s 23.26 ms →
+        21.47 ms, -7.692 %)`` (walkthrough 20: three drifted facts each read "tokens/s unchanged" under a price whose
+        ``memory_s`` and ``capacity_bytes`` had moved, naming none as the fact that moved them)."""
         if "refusal" in self.price:
             return f"{self.path}: refused alone ({self.price['refusal']})"
         was, now = recorded.get("tokens_per_s"), self.price.get("tokens_per_s")
@@ -599,10 +617,40 @@ class Alone:
             return f"{self.path}: tokens/s {now!r}"
         out = f"{self.path}: tokens/s {100.0 * (now / was - 1.0):+.4g} %"
         if now == was:
-            out = f"{self.path}: tokens/s unchanged"
+            figure = _first_figure(recorded, self.price, order)
+            return f"{self.path}: tokens/s unchanged" + (f" ({figure})" if figure else "")
         extra = [f"{k} {recorded[k]} → {self.price[k]}" for k in ("batch", "binds")
                  if k in recorded and self.price.get(k) != recorded[k]]  # fmt: skip
         return out + (f" ({', '.join(extra)})" if extra else "")
+
+
+def _first_field(recorded: Mapping[str, Any], price: Mapping[str, Any], order: Iterable[str]) -> str | None:
+    """The first field of ``order`` whose value in ``price`` is not ``recorded``'s, tokens/s first when it moved and
+    the provenance fields last of all (they move with a fact's provenance, not with a figure); ``None`` when none."""
+    fields = [f for f in order if f not in ("rests_on", "weakest", "provenance")]
+    ranked = [*(["tokens_per_s"] if "tokens_per_s" in fields else []), *(f for f in fields if f != "tokens_per_s"),
+              *(f for f in ("provenance", "rests_on", "weakest") if f in order)]  # fmt: skip
+    return next((f for f in ranked if price.get(f) != recorded.get(f)), None)
+
+
+def _first_figure(recorded: Mapping[str, Any], price: Mapping[str, Any], order: Iterable[str]) -> str | None:
+    """The first field of ``order`` other than tokens/s and the provenance fields whose value in ``price`` is not
+    ``recorded``'s, as ``memory_s 23.26 ms → 21.47 ms, -7.692 %`` (bytes, seconds, MACs and cycles with SI
+    prefixes; the relative change of a nonzero number); ``None`` when no such field moved."""
+    from passprice.tables import si
+
+    units = {"_bytes": "B", "_s": "s", "_macs": "MAC", "_cycles": "cycle"}
+    for field in order:
+        if field in ("tokens_per_s", "rests_on", "weakest", "provenance") or price.get(field) == recorded.get(field):
+            continue
+        was, now = recorded.get(field), price.get(field)
+        if not isinstance(was, int | float) or not isinstance(now, int | float) or isinstance(was, bool):
+            return f"{field} {_figure(was)} → {_figure(now)}"
+        unit = next((u for end, u in units.items() if field.endswith(end)), "")
+        shown = [si(float(v), unit) if unit else f"{v:,.6g}" for v in (was, now)]
+        rel = f", {100.0 * (now / was - 1.0):+.4g} %" if was else ""
+        return f"{field} {shown[0]} → {shown[1]}{rel}"
+    return None
 
 
 def alone(lock: Lock, header: GGUFHeader, drifted: Iterable[Drift]) -> tuple[Alone, ...]:
@@ -642,7 +690,8 @@ def reproduce(root: Root, lock: Lock, with_today: bool = True) -> Reproduction:
     diffs = moved(lock.price, now, lock.compared()) if now is not None else ()
     today = price_today(root, lock) if with_today else Today()
     shares = alone(lock, header, today.drift) if header is not None and today.drift else ()
-    return Reproduction(lock, now, diffs, pricing_model_digest(), state, today, shares)
+    holds_code = (root.path / "src" / "passprice" / "pins.py").is_file()
+    return Reproduction(lock, now, diffs, pricing_model_digest(), state, today, shares, holds_code)
 
 
 # --- showing a reproduction ------------------------------------------------------------------------------------------
@@ -745,6 +794,27 @@ def reproduction_text(rep: Reproduction, shown: str, older: str | None = None, m
         f"    serving        {serving}",
         f"    pricing model  {model}",
     ]
+    if today.verdict is not None:
+        # Walkthrough 20: a lock whose drifted fact fell below its floor read "reproduces exactly" and nothing else
+        # (exit 0), while check failed it: reproduce judges the recorded price, check the lock, and this says both.
+        floors = today.verdict
+        if floors.holds:
+            lines.append(f"    floors         hold (today's weakest provenance is {floors.provenance.value})")
+        else:
+            parts = "; ".join(f"{o.path} is {o.provenance.value}, below the floor {o.floor.value}"
+                              for o in floors.offences)  # fmt: skip
+            lines.append(
+                f"    floors         BROKEN today: {parts} — the recorded price still follows from the pins, but "
+                "the lock no longer holds (`passprice check` fails it)"
+            )
+    if today.price is not None and today.facts:
+        # Walkthrough 20: today's column of a lock whose card's bandwidth moved was priced on stream shares derived
+        # from the old bandwidth, unmarked (price and diff say so; reproduce did not).
+        from passprice.stale import stale_rested_on
+
+        stale = stale_rested_on(today.facts, today.price.get("rests_on", {}))
+        if stale:
+            lines.append(f"    stale          {stale.line()} (today's inputs column rests on them)")
     if rep.price is not None and "refusal" in rep.price:
         lines.append(f"  the pinned inputs are refused today: {rep.price.get('message', rep.price['refusal'])}")
     if today.refusal is not None:
@@ -767,7 +837,7 @@ def reproduction_text(rep: Reproduction, shown: str, older: str | None = None, m
     single = len(rep.alone) == 1 and today.price is not None and rep.alone[0].price == today.price
     if rep.alone and not single:  # one drifted fact that alone gives today's price says nothing new
         lines.append("  each drifted fact alone (the pinned inputs with only it as today's):")
-        lines += [f"    {a.describe(lock.price)}" for a in rep.alone]
+        lines += [f"    {a.describe(lock.price, lock.compared())}" for a in rep.alone]
     return "\n".join(lines)
 
 
@@ -796,8 +866,12 @@ def reproduction_json(rep: Reproduction, older: str | None = None) -> dict[str, 
             {"path": d.path, "pinned": d.pinned.to_entry(), "today": d.today.to_entry() if d.today else None}
             for d in today.rewritten
         ],
-        "facts_alone": [{"path": a.path, "price": a.price} for a in rep.alone],
+        "facts_alone": [
+            {"path": a.path, "price": a.price, "first_moved": a.first_moved(rep.lock.price, rep.lock.compared())}
+            for a in rep.alone
+        ],
         "serving_changed": list(today.serving),
+        "floors": today.verdict.to_json() if today.verdict is not None else None,
         "moved": [{"field": m.field, "recorded": m.recorded, "now": m.now} for m in rep.moved],
         "first_moved": rep.first_moved,
         "price": rep.price,
