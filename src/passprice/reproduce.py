@@ -591,18 +591,42 @@ class Alone:
 
     def describe(self, recorded: Mapping[str, Any]) -> str:
         """``path`` and what it alone does to the recorded price: ``memory.capacity: tokens/s +0.346 % (batch 580 →
-        618)``, or the refusal it alone causes."""
+        618)``, or the refusal it alone causes. Under a serving stack the expected price's move follows the limit's
+        (``stack.overhead.pass: tokens/s unchanged, expected tokens/s -10.61 %``): a stack's fact moves the expected
+        price alone, and the limit's "unchanged" said it moved nothing (attack round 32)."""
         if "refusal" in self.price:
             return f"{self.path}: refused alone ({self.price['refusal']})"
         was, now = recorded.get("tokens_per_s"), self.price.get("tokens_per_s")
         if not isinstance(was, float) or not isinstance(now, float) or not was:
             return f"{self.path}: tokens/s {now!r}"
-        out = f"{self.path}: tokens/s {100.0 * (now / was - 1.0):+.4g} %"
-        if now == was:
-            out = f"{self.path}: tokens/s unchanged"
+        out = f"{self.path}: {tokens_move(was, now)}"
         extra = [f"{k} {recorded[k]} → {self.price[k]}" for k in ("batch", "binds")
                  if k in recorded and self.price.get(k) != recorded[k]]  # fmt: skip
-        return out + (f" ({', '.join(extra)})" if extra else "")
+        out += f" ({', '.join(extra)})" if extra else ""
+        return out + expected_move(recorded, self.price)
+
+
+def tokens_move(was: float, now: float, what: str = "tokens/s") -> str:
+    """``tokens/s +4.167 %`` (``now`` against ``was``, tokens per second, ``was`` nonzero), or ``tokens/s
+    unchanged`` when the two are equal. Raises nothing."""
+    return f"{what} unchanged" if now == was else f"{what} {100.0 * (now / was - 1.0):+.4g} %"
+
+
+def expected_move(recorded: Mapping[str, Any], now: Mapping[str, Any] | None) -> str:
+    """For a lock made under a serving stack (``recorded["expected"]``), what ``now``'s expected price does to the
+    recorded one: ``, expected tokens/s -10.61 %`` (``(expected batch 1 → 2)`` after it when its batch moved), or
+    ``, expected price refused``/``none`` when ``now`` has none; ``""`` for a lock without a stack. Raises
+    nothing."""
+    was = recorded.get("expected")
+    if not isinstance(was, Mapping) or not isinstance(was.get("tokens_per_s"), float) or not was["tokens_per_s"]:
+        return ""
+    is_ = now.get("expected") if now is not None else None
+    if not isinstance(is_, Mapping) or not isinstance(is_.get("tokens_per_s"), float):
+        return ", expected price: none"
+    out = ", " + tokens_move(was["tokens_per_s"], is_["tokens_per_s"], "expected tokens/s")
+    if "batch" in was and is_.get("batch") != was["batch"]:
+        out += f" (expected batch {was['batch']} → {is_.get('batch')})"
+    return out
 
 
 def alone(lock: Lock, header: GGUFHeader, drifted: Iterable[Drift]) -> tuple[Alone, ...]:
@@ -762,7 +786,7 @@ def reproduction_text(rep: Reproduction, shown: str, older: str | None = None, m
             change = ""
             if isinstance(lock.price.get("tokens_per_s"), float) and lock.price["tokens_per_s"]:
                 rel = today.price["tokens_per_s"] / lock.price["tokens_per_s"] - 1.0
-                change = f"; tokens/s {100.0 * rel:+.4g} %"
+                change = f"; tokens/s {100.0 * rel:+.4g} %" + expected_move(lock.price, today.price)
             lines.append(f"  first term that moved with today's inputs: {first}{change}")
     single = len(rep.alone) == 1 and today.price is not None and rep.alone[0].price == today.price
     if rep.alone and not single:  # one drifted fact that alone gives today's price says nothing new
