@@ -5,12 +5,20 @@ stack output, and slip round 28's review changes. Each input that broke somethin
 1. A lock made under a serving stack whose stack facts drifted: each drifted fact alone read ``tokens/s unchanged``
    (the limit's, which no stack fact moves) though ``stack.overhead.pass`` alone took the expected price 10.61 %
    down; the first-term line read ``fixed_s; tokens/s +0 %``. Now the expected price's move follows the limit's.
+2. Every card fact's note given a 3,900-character text (207 facts): the pull-request comment was 884 KB, past the
+   65,536 characters GitHub takes (857 KB of citations and notes below the table); 100 card files added, a table of
+   1,200 rows (118 KB). The details are cut at 30,000 characters and the table at 200 rows (weaker or to verify
+   first), the rest counted.
+3. The text review of those notes took 11.4 s of CPU in ``text_change`` (224 notes of 120 characters each replaced
+   by 3,900: difflib's quadratic ratio for a pair the lengths alone rule out); now 0.06 s, the same output.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+
+import pytest
 
 from cli_helpers import copy_root, invoke
 
@@ -62,3 +70,66 @@ def test_one_stack_fact_alone_is_the_whole_move(tmp_path: Path) -> None:
     assert out.stdout.splitlines()[-1] == (
         "  first term that moved with today's inputs: fixed_s; tokens/s +0 %, expected tokens/s -10.61 %"
     )
+
+
+def _notes_everywhere(root: Path) -> None:
+    """Every note of every card fact given a 3,900-character text (each its own: no change is said once)."""
+    import re
+
+    base = " ".join(f"word{i % 50}" for i in range(600))[:3900]
+    for n, path in enumerate(sorted((root / "facts/cards").glob("*.toml"))):
+        text = path.read_text(encoding="utf-8")
+        parts = re.split(r'^note = ".*"$', text, flags=re.M)
+        notes = [f'note = "{base} X{n}-{k}"' for k in range(len(parts) - 1)] + [""]
+        text = "".join(part + note for part, note in zip(parts, notes, strict=True))
+        path.write_text(text, encoding="utf-8")
+
+
+def test_comment_of_many_long_notes_stays_under_githubs_limit(tmp_path: Path) -> None:
+    base, head = copy_root(tmp_path / "base"), copy_root(tmp_path / "head")
+    _notes_everywhere(head)
+    out = invoke("diff", str(base), str(head), "--format", "comment")
+    assert out.exit_code == 0, out.output
+    text = out.stdout
+    assert len(text) < 65_536, len(text)  # was 884 KB: 857 KB of citations and notes below the table
+    lines = text.splitlines()
+    changed = int(lines[1].split(": ", 1)[1].split(" facts changed")[0])
+    last = next(line for line in lines if line.startswith("- the citations, notes and derivations of "))
+    hidden = int(last.removeprefix("- the citations, notes and derivations of ").split(" ")[0])
+    assert last.endswith(" more changed facts: the text review (`passprice diff`) shows each")
+    shown = sum(1 for line in lines if line.startswith("- `") and " in `facts/" in line)
+    assert shown + hidden == changed and shown >= 1 and hidden >= 1
+    assert text.count("**note**") == shown
+    full = invoke("diff", str(base), str(head))  # the text review still shows every note
+    assert full.exit_code == 0 and full.stdout.count("note: ") >= changed
+
+
+def test_comment_of_a_thousand_added_facts_counts_the_table_rows_past_200(tmp_path: Path) -> None:
+    base, head = copy_root(tmp_path / "base"), copy_root(tmp_path / "head")
+    card = (head / "facts/cards/a40.toml").read_text(encoding="utf-8")
+    for i in range(100):
+        (head / f"facts/cards/zz{i}.toml").write_text(card, encoding="utf-8")
+    out = invoke("diff", str(base), str(head), "--format", "comment")
+    assert out.exit_code == 0, out.output
+    assert len(out.stdout) < 65_536, len(out.stdout)  # 118 KB with the table whole
+    lines = out.stdout.splitlines()
+    assert lines[1].split(": ", 1)[1].startswith("1200 facts changed in 100 files")  # 12 facts an A40 file
+    assert sum(1 for line in lines if line.startswith("| `zz")) == 200
+    assert "and 1000 more changed facts, none weaker or to verify: the text review (`passprice diff`) lists each" in (
+        lines
+    )
+
+
+def test_a_rewrite_is_told_without_the_quadratic_matching(monkeypatch: pytest.MonkeyPatch) -> None:
+    import difflib
+
+    from passprice.textchange import text_change
+
+    def quadratic(self: difflib.SequenceMatcher[str]) -> float:
+        raise AssertionError("ratio() called")
+
+    monkeypatch.setattr(difflib.SequenceMatcher, "ratio", quadratic)
+    old = "The datasheet says '80GB HBM2e' (decimal); the device reports 81,920 MiB = 80 GiB, what a serving fills."
+    new = " ".join(f"word{i % 50}" for i in range(600))
+    assert text_change(old, new) == f"{old} → {new}"  # lengths alone bound the ratio: 2 x 44 / (44 + 1199) < 0.5
+

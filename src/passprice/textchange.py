@@ -43,7 +43,10 @@ def text_change(old: str, new: str) -> str:
         ops = ends
     else:
         matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-        if matcher.ratio() < 0.5:  # mostly rewritten: the spans would say less than the texts
+        # Mostly rewritten: the spans would say less than the texts. The two bounds of the ratio from above
+        # (lengths alone, then the tokens as multisets) are linear and decide most rewrites without the quadratic
+        # matching: a note of 3,900 characters replacing one of 120 took 40 ms (207 such facts 8.4 s of a review).
+        if matcher.real_quick_ratio() < 0.5 or matcher.quick_ratio() < 0.5 or matcher.ratio() < 0.5:
             return f"{old} → {new}"
         ops = [(str(tag), i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes()]
     spans = sum(1 for op in ops if op[0] != "equal")
