@@ -11,6 +11,9 @@ stack output, and slip round 28's review changes. Each input that broke somethin
    first), the rest counted.
 3. The text review of those notes took 11.4 s of CPU in ``text_change`` (224 notes of 120 characters each replaced
    by 3,900: difflib's quadratic ratio for a pair the lengths alone rule out); now 0.06 s, the same output.
+4. A lock file named ``zz\n\n#### ✅ all good `x`\n.lock.toml`` beside a change that moves its price: the re-lock
+   command in the comment printed the name raw (a heading of the author's in the comment) and the refusal on stderr
+   ran over four lines. Each word of a pasted command is now written escaped.
 """
 
 from __future__ import annotations
@@ -133,3 +136,26 @@ def test_a_rewrite_is_told_without_the_quadratic_matching(monkeypatch: pytest.Mo
     new = " ".join(f"word{i % 50}" for i in range(600))
     assert text_change(old, new) == f"{old} → {new}"  # lengths alone bound the ratio: 2 x 44 / (44 + 1199) < 0.5
 
+
+def test_a_lock_file_name_with_newlines_writes_no_markdown_into_the_comment(tmp_path: Path) -> None:
+    """A lock added under a name holding newlines (and a heading after them), beside a change moving its price:
+    the re-lock command of slip round 28 printed the name raw, so the pull-request comment gained a heading
+    ``#### ✅ all good`` of the author's, and the refusal on stderr ran over four lines."""
+    import shutil
+
+    base, head = copy_root(tmp_path / "base"), copy_root(tmp_path / "head")
+    name = "zz\n\n#### ✅ all good `x`\n"
+    shutil.copy(head / "locks/r1-qwen7b-h200.lock.toml", head / f"locks/{name}.lock.toml")
+    card = head / "facts/cards/h200_sxm_141gb.toml"
+    text = card.read_text(encoding="utf-8")
+    at = text.index("[memory.capacity]\nvalue = 141\n")
+    card.write_text(text[:at] + "[memory.capacity]\nvalue = 150\n" + text[at + 30:], encoding="utf-8")
+    out = invoke("diff", str(base), str(head), "--format", "comment")
+    assert out.exit_code == 1, out.output
+    assert "\n#### ✅ all good" not in out.stdout
+    wanted = ("- `r1-qwen7b-h200`: the change moved its price and its file records the old one: once the move is "
+              "reviewed, re-lock it with `` passprice lock --update -o "
+              "'locks/zz\\n\\n#### ✅ all good `x`\\n.lock.toml' ``")  # fmt: skip
+    assert wanted in out.stdout.splitlines()
+    assert len(out.stderr.splitlines()) == 1 and out.stderr.startswith("passprice: refused: ")
+    assert "-o 'locks/zz\\n\\n#### ✅ all good `x`\\n.lock.toml'" in out.stderr
