@@ -14,6 +14,8 @@ stack output, and slip round 28's review changes. Each input that broke somethin
 4. A lock file named ``zz\n\n#### ✅ all good `x`\n.lock.toml`` beside a change that moves its price: the re-lock
    command in the comment printed the name raw (a heading of the author's in the comment) and the refusal on stderr
    ran over four lines. Each word of a pasted command is now written escaped.
+5. A stack's per-card share added over the share a stack lock pinned: ``facts unchanged`` while the expected price
+   fell 18.63 %. The facts today's price rests on that the lock does not pin are named, and priced alone.
 """
 
 from __future__ import annotations
@@ -159,3 +161,30 @@ def test_a_lock_file_name_with_newlines_writes_no_markdown_into_the_comment(tmp_
     assert wanted in out.stdout.splitlines()
     assert len(out.stderr.splitlines()) == 1 and out.stderr.startswith("passprice: refused: ")
     assert "-o 'locks/zz\\n\\n#### ✅ all good `x`\\n.lock.toml'" in out.stderr
+
+
+def test_a_card_share_over_the_pinned_stack_share_is_named(tmp_path: Path) -> None:
+    """A stack's ``[cards.h200_sxm_141gb.share.read]`` added over the ``share.read`` a stack lock pinned: the price
+    no longer reads the pinned fact, so nothing drifted, and reproduce said ``facts unchanged`` while the expected
+    price fell 18.63 %."""
+    root = _stack_lock(tmp_path)
+    with (root / STACK).open("a", encoding="utf-8") as f:
+        f.write('\n[cards.h200_sxm_141gb.share.read]\nvalue = 0.5\nunit = "1"\nprovenance = "assumed"\n'
+                'source = "passprice-stack-calibration"\nlocator = "a test"\n')  # fmt: skip
+    out = invoke("reproduce", "locks/r1-stack.lock.toml", root=root)
+    assert out.exit_code == 0, out.output
+    lines = out.stdout.splitlines()
+    assert ("    facts          the price now rests on 1 fact the lock does not pin: "
+            "stack.cards.h200_sxm_141gb.share.read: 0.5 (assumed)") in lines  # fmt: skip
+    # The weights' read at share 0.9883: 4.37056 GB / (4.8 TB/s x 0.9333 x 0.9883) = 0.98714 ms of the expected
+    # pass 4.21147 ms; at 0.5 it takes 0.98714 x 0.9883 / 0.5 ms: 5.17551 ms, 193.22 tokens/s, -18.63 %.
+    assert lines[-1] == "  first term that moved with today's inputs: ratio; tokens/s +0 %, expected tokens/s -18.63 %"
+    _set_stack_value(root, "overhead.pass", "0.0", "500.0")
+    out = invoke("reproduce", "locks/r1-stack.lock.toml", root=root)
+    lines = out.stdout.splitlines()
+    assert lines[-2:] == [
+        "    stack.overhead.pass: tokens/s unchanged, expected tokens/s -10.61 %",
+        "    stack.cards.h200_sxm_141gb.share.read: tokens/s unchanged, expected tokens/s -18.63 %",
+    ]
+    data = json.loads(invoke("reproduce", "locks/r1-stack.lock.toml", "--json", root=root).stdout)
+    assert [u["path"] for u in data["unpinned"]] == ["stack.cards.h200_sxm_141gb.share.read"]

@@ -330,6 +330,10 @@ class Today:
     facts: Mapping[str, Fact] = attrs.field(factory=dict)
     #: The pinned facts it rests on rewritten to the same quantity (:func:`rewritten`): no drift.
     rewritten: tuple[Drift, ...] = ()
+    #: The facts today's price rests on that the lock does not pin, by path (a stack's ``[cards.CARD.share.read]``
+    #: added over the ``share.read`` the lock pinned: the pinned one is no longer read, so nothing drifted, yet the
+    #: expected price moved; attack round 32).
+    unpinned: tuple[tuple[str, Fact], ...] = ()
 
 
 def today_spec(root: Root, lock: Lock) -> tuple[ServingSpec, bool]:
@@ -426,9 +430,11 @@ def price_today(root: Root, lock: Lock) -> Today:
             drift=drift(lock, facts), checkpoint=content, facts=facts, rewritten=rewritten(lock, facts),
         )
     read = {p for p, _ in rests_on}
+    unpinned = tuple((p, facts[p]) for p in sorted(read) if p not in lock.facts and p in facts)
     return Today(
         completed, changes, gone, price=price, verdict=judge(lock.name, lock.policy, rests_on),
         drift=drift(lock, facts, read), checkpoint=content, facts=facts, rewritten=rewritten(lock, facts, read),
+        unpinned=unpinned,
     )
 
 
@@ -629,24 +635,26 @@ def expected_move(recorded: Mapping[str, Any], now: Mapping[str, Any] | None) ->
     return out
 
 
-def alone(lock: Lock, header: GGUFHeader, drifted: Iterable[Drift]) -> tuple[Alone, ...]:
-    """Which drifted fact moved the price: for each fact in ``drifted`` still there today, the lock priced from its
-    pinned inputs (``header``: the pinned checkpoint) with that one fact replaced by today's. Each is a full price
+def alone(
+    lock: Lock, header: GGUFHeader, drifted: Iterable[Drift], unpinned: Iterable[tuple[str, Fact]] = ()
+) -> tuple[Alone, ...]:
+    """Which drifted fact moved the price: for each fact in ``drifted`` still there today, and each of
+    ``unpinned`` (path, fact: one today's price rests on that the lock does not pin), the lock priced from its
+    pinned inputs (``header``: the pinned checkpoint) with that one fact taken as today's. Each is a full price
     (:func:`passprice.locks.priced`), so k drifted facts cost k prices; the moves need not add up (a best lock's
     batch, a term that takes over as the binding one). A fact removed today has no price of its own and is left
     out. Raises nothing: a refusal is recorded."""
     out = []
-    for d in drifted:
-        if d.today is None:
-            continue
-        one = attrs.evolve(lock, facts={**lock.facts, d.path: d.today})
+    taken = [(d.path, d.today) for d in drifted if d.today is not None] + list(unpinned)
+    for path, fact in taken:
+        one = attrs.evolve(lock, facts={**lock.facts, path: fact})
         try:
             price = priced(one.kind, header, one.pinned_card(), pinned_serving(one), one.pinned_stack())[0]
         except ServingRefusal as e:
             price = e.to_json()
         except InputError:  # today's fact does not build a card with the pinned ones: no share to show
             continue
-        out.append(Alone(d.path, price))
+        out.append(Alone(path, price))
     return tuple(out)
 
 
@@ -665,7 +673,8 @@ def reproduce(root: Root, lock: Lock, with_today: bool = True) -> Reproduction:
             now = e.to_json()
     diffs = moved(lock.price, now, lock.compared()) if now is not None else ()
     today = price_today(root, lock) if with_today else Today()
-    shares = alone(lock, header, today.drift) if header is not None and today.drift else ()
+    shares = (alone(lock, header, today.drift, today.unpinned)
+              if header is not None and (today.drift or today.unpinned) else ())
     return Reproduction(lock, now, diffs, pricing_model_digest(), state, today, shares)
 
 
@@ -745,6 +754,12 @@ def reproduction_text(rep: Reproduction, shown: str, older: str | None = None, m
     )
     if today.rewritten:
         facts += "; " + "; ".join(d.describe() for d in today.rewritten) + ": no drift (lock --update re-pins it)"
+    if today.unpinned:
+        n = len(today.unpinned)
+        unpinned = f"the price now rests on {n} fact{'s' if n != 1 else ''} the lock does not pin: " + "; ".join(
+            f"{p}: {f.describe()} ({f.provenance.value})" for p, f in today.unpinned
+        )
+        facts = unpinned if facts == "unchanged" else f"{facts}; {unpinned}"
     if today.error is not None:
         facts = f"today's files do not read: {today.error}"
         if rep.checkpoint.error is not None and rep.checkpoint.error in today.error:  # said once, on its own line
@@ -821,6 +836,7 @@ def reproduction_json(rep: Reproduction, older: str | None = None) -> dict[str, 
             for d in today.rewritten
         ],
         "facts_alone": [{"path": a.path, "price": a.price} for a in rep.alone],
+        "unpinned": [{"path": p, "today": f.to_entry()} for p, f in today.unpinned],
         "serving_changed": list(today.serving),
         "moved": [{"field": m.field, "recorded": m.recorded, "now": m.now} for m in rep.moved],
         "first_moved": rep.first_moved,
