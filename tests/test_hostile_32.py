@@ -16,6 +16,7 @@ stack output, and slip round 28's review changes. Each input that broke somethin
    ran over four lines. Each word of a pasted command is now written escaped.
 5. A stack's per-card share added over the share a stack lock pinned: ``facts unchanged`` while the expected price
    fell 18.63 %. The facts today's price rests on that the lock does not pin are named, and priced alone.
+6. Notes differing in spacing alone (a no-break space for a space): the change read ``[ → ]``; now ``[' ' → '\\xa0']``.
 """
 
 from __future__ import annotations
@@ -188,3 +189,19 @@ def test_a_card_share_over_the_pinned_stack_share_is_named(tmp_path: Path) -> No
     ]
     data = json.loads(invoke("reproduce", "locks/r1-stack.lock.toml", "--json", root=root).stdout)
     assert [u["path"] for u in data["unpinned"]] == ["stack.cards.h200_sxm_141gb.share.read"]
+
+
+def test_a_change_of_spacing_alone_is_shown() -> None:
+    """Near-identical notes differing in spacing alone (a no-break space for a space, two spaces for one): the
+    change read ``[ → ]``, and a space added ``[+ ]``, which says nothing of what changed."""
+    from passprice.textchange import text_change
+
+    old = ("The datasheet says 80GB HBM2e (decimal); the device reports 81,920 MiB = 80 GiB, the memory a serving "
+           "can fill completely.")  # fmt: skip
+    assert text_change(old, old.replace("reports 81", "reports\u00a081")) == (
+        "…HBM2e (decimal); the device reports [' ' → '\\xa0']81,920 MiB = 80 GiB, …"
+    )
+    assert text_change(old, old.replace(";", " ;")) == (
+        "…datasheet says 80GB HBM2e (decimal) [+ ' '] ; the device reports 81,920 …"
+    )
+    assert text_change(old, old.replace("80 GiB", "80 GiBs")) == "…81,920 MiB = 80 [GiB → GiBs], the memory a serving …"

@@ -60,8 +60,8 @@ def text_change(old: str, new: str) -> str:
         if shown > SPANS:
             break
         was, now = "".join(a[a0:a1]), "".join(b[b0:b1])
-        body = f"[{was.strip()} → {now.strip()}]" if tag == "replace" else (
-            f"[+ {now.strip()}]" if tag == "insert" else f"[- {was.strip()}]"
+        body = f"[{_shown(was)} → {_shown(now)}]" if tag == "replace" else (
+            f"[+ {_shown(now)}]" if tag == "insert" else f"[- {_shown(was)}]"
         )
         text = was or now
         lead = " " if text[:1].isspace() and out and not out[-1][-1:].isspace() else ""
@@ -70,6 +70,13 @@ def text_change(old: str, new: str) -> str:
     text = "".join(out)
     more = spans - SPANS
     return text + (f" and {more} more change{'s' if more != 1 else ''}" if more > 0 else "")
+
+
+def _shown(span: str) -> str:
+    """A changed span as shown in its brackets: without its spaces at either end, or, when it is only spaces (two
+    spaces for one, a no-break space for a space), written as a Python string (``'\\xa0'``): a change of spacing
+    alone read ``[ → ]`` or ``[+ ]`` (attack round 32)."""
+    return span.strip() or repr(span)
 
 
 def _ends(a: list[str], b: list[str]) -> list[tuple[str, int, int, int, int]] | None:
