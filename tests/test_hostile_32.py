@@ -17,6 +17,9 @@ stack output, and slip round 28's review changes. Each input that broke somethin
 5. A stack's per-card share added over the share a stack lock pinned: ``facts unchanged`` while the expected price
    fell 18.63 %. The facts today's price rests on that the lock does not pin are named, and priced alone.
 6. Notes differing in spacing alone (a no-break space for a space): the change read ``[ → ]``; now ``[' ' → '\\xa0']``.
+7. That share pinned by a stack lock, then removed: today's price reads the stack's own share instead, so the pinned
+   fact was "not read", no drift: ``facts unchanged`` and ``check --frozen`` "all holds" while the expected price
+   rose 22.89 %. A pinned fact the recorded price rests on that is gone is drift.
 """
 
 from __future__ import annotations
@@ -205,3 +208,33 @@ def test_a_change_of_spacing_alone_is_shown() -> None:
         "…datasheet says 80GB HBM2e (decimal) [+ ' '] ; the device reports 81,920 …"
     )
     assert text_change(old, old.replace("80 GiB", "80 GiBs")) == "…81,920 MiB = 80 [GiB → GiBs], the memory a serving …"
+
+
+CARD_SHARE = ('\n[cards.h200_sxm_141gb.share.read]\nvalue = 0.5\nunit = "1"\nprovenance = "assumed"\n'
+              'source = "passprice-stack-calibration"\nlocator = "a test"\n')  # fmt: skip
+
+
+def test_a_removed_card_share_a_stack_lock_rests_on_is_drift(tmp_path: Path) -> None:
+    """A stack lock made with the stack's ``[cards.h200_sxm_141gb.share.read]`` (0.5), which is then removed: today's
+    price reads the stack's own ``share.read`` (0.9883) instead, so the pinned fact was "not read" and no drift:
+    reproduce said ``facts unchanged`` and ``check --frozen`` ``drift: none … all holds`` while the expected price
+    rose 22.89 % (193.22 → 237.45 tokens/s, the inverse of the -18.63 % above)."""
+    root = copy_root(tmp_path)
+    original = (root / STACK).read_text(encoding="utf-8")
+    (root / STACK).write_text(original + CARD_SHARE, encoding="utf-8")
+    out = invoke("lock", "r1-qwen7b-h200", "--stack", "llamacpp-cuda-2405", "--batch", "1", "--name", "r1-card",
+                 root=root)  # fmt: skip
+    assert out.exit_code == 0, out.output
+    (root / STACK).write_text(original, encoding="utf-8")
+    out = invoke("reproduce", "locks/r1-card.lock.toml", root=root)
+    assert out.exit_code == 0, out.output
+    lines = out.stdout.splitlines()
+    assert "    facts          1 drifted: stack.cards.h200_sxm_141gb.share.read: 0.5 (assumed) → gone" in lines
+    assert lines[-1] == "  first term that moved with today's inputs: ratio; tokens/s +0 %, expected tokens/s +22.89 %"
+    out = invoke("check", "--frozen", root=root)
+    assert out.exit_code == 1
+    lines = out.stdout.splitlines()
+    at = lines.index("lock r1-card (locks/r1-card.lock.toml): FAILS")
+    assert lines[at + 5:at + 7] == [
+        "  drift (an error with --frozen):", "    stack.cards.h200_sxm_141gb.share.read: 0.5 (assumed) → gone"
+    ]
