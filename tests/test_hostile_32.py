@@ -20,6 +20,8 @@ stack output, and slip round 28's review changes. Each input that broke somethin
 7. That share pinned by a stack lock, then removed: today's price reads the stack's own share instead, so the pinned
    fact was "not read", no drift: ``facts unchanged`` and ``check --frozen`` "all holds" while the expected price
    rose 22.89 %. A pinned fact the recorded price rests on that is gone is drift.
+8. The share of 5 added at a provenance the floors take: ``check --frozen`` said ``drift: none``, ``all holds``;
+   a fact today's price rests on that the lock does not pin is now drift there.
 """
 
 from __future__ import annotations
@@ -238,3 +240,21 @@ def test_a_removed_card_share_a_stack_lock_rests_on_is_drift(tmp_path: Path) -> 
     assert lines[at + 5:at + 7] == [
         "  drift (an error with --frozen):", "    stack.cards.h200_sxm_141gb.share.read: 0.5 (assumed) → gone"
     ]
+
+
+def test_check_frozen_fails_on_a_fact_the_lock_does_not_pin(tmp_path: Path) -> None:
+    """The per-card share added over the pinned one, at a provenance the lock's floors take (estimated): ``check
+    --frozen`` said ``drift: none``, ``all holds`` (exit 0) of a lock whose expected price had fallen 18.63 %."""
+    root = _stack_lock(tmp_path)
+    with (root / STACK).open("a", encoding="utf-8") as f:
+        f.write(CARD_SHARE.replace('"assumed"', '"estimated"'))
+    out = invoke("check", "--frozen", root=root)
+    assert out.exit_code == 1, out.output
+    lines = out.stdout.splitlines()
+    at = lines.index("lock r1-stack (locks/r1-stack.lock.toml): FAILS")
+    assert lines[at + 4:at + 7] == [
+        "  floors: lock r1-stack holds; the price's weakest provenance is estimated",
+        "  drift (an error with --frozen):",
+        "    stack.cards.h200_sxm_141gb.share.read: not pinned → 0.5 (estimated): the price now rests on it",
+    ]
+    assert invoke("check", root=root).exit_code == 0  # without --frozen: the floors hold
