@@ -22,6 +22,9 @@ stack output, and slip round 28's review changes. Each input that broke somethin
    rose 22.89 %. A pinned fact the recorded price rests on that is gone is drift.
 8. The share of 5 added at a provenance the floors take: ``check --frozen`` said ``drift: none``, ``all holds``;
    a fact today's price rests on that the lock does not pin is now drift there.
+9. A stack's integer_matrices moved from vector to array: no fact changed, so ``facts unchanged``, ``serving
+   unchanged``, ``check --frozen`` ``drift: none`` at +3.03 % expected; the route change is now said as a change of
+   what the lock priced (an error with --frozen).
 """
 
 from __future__ import annotations
@@ -258,3 +261,24 @@ def test_check_frozen_fails_on_a_fact_the_lock_does_not_pin(tmp_path: Path) -> N
         "    stack.cards.h200_sxm_141gb.share.read: not pinned → 0.5 (estimated): the price now rests on it",
     ]
     assert invoke("check", root=root).exit_code == 0  # without --frozen: the floors hold
+
+
+def test_a_stack_route_changed_is_said(tmp_path: Path) -> None:
+    """A stack's integer_matrices moved from vector to array (no fact changed): reproduce said ``facts unchanged``,
+    ``serving unchanged`` and ``check --frozen`` ``drift: none`` while the expected price rose 3.03 %."""
+    root = _stack_lock(tmp_path)
+    path = root / STACK
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace('integer_matrices = "vector"', 'integer_matrices = "array"'), encoding="utf-8")
+    out = invoke("reproduce", "locks/r1-stack.lock.toml", root=root)
+    assert out.exit_code == 0, out.output
+    lines = out.stdout.splitlines()
+    assert "    serving        stack llamacpp-cuda-2405 integer_matrices: vector → array" in lines
+    assert lines[-1] == "  first term that moved with today's inputs: ratio; tokens/s +0 %, expected tokens/s +3.031 %"
+    out = invoke("check", "--frozen", root=root)
+    assert out.exit_code == 1
+    lines = out.stdout.splitlines()
+    at = lines.index("lock r1-stack (locks/r1-stack.lock.toml): FAILS")
+    assert lines[at + 4:at + 6] == [
+        "  serving changed (an error with --frozen):", "    stack llamacpp-cuda-2405 integer_matrices: vector → array"
+    ]
