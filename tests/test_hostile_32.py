@@ -25,6 +25,8 @@ stack output, and slip round 28's review changes. Each input that broke somethin
 9. A stack's integer_matrices moved from vector to array: no fact changed, so ``facts unchanged``, ``serving
    unchanged``, ``check --frozen`` ``drift: none`` at +3.03 % expected; the route change is now said as a change of
    what the lock priced (an error with --frozen).
+10. The same change in ``diff``: the text review called the stack's table ``[method]`` (a routing record's too), and
+    the pull-request comment did not mention it ("no fact changed"); now a section names each record's own table.
 """
 
 from __future__ import annotations
@@ -281,4 +283,26 @@ def test_a_stack_route_changed_is_said(tmp_path: Path) -> None:
     at = lines.index("lock r1-stack (locks/r1-stack.lock.toml): FAILS")
     assert lines[at + 4:at + 6] == [
         "  serving changed (an error with --frozen):", "    stack llamacpp-cuda-2405 integer_matrices: vector → array"
+    ]
+
+
+def test_a_records_own_table_changed_is_in_the_comment_and_named_by_its_table(tmp_path: Path) -> None:
+    """A stack's integer_matrices changed (no fact): the text review called the table ``[method]`` and the
+    pull-request comment did not mention the change at all ("no fact changed"); a routing record's too."""
+    base, head = copy_root(tmp_path / "base"), copy_root(tmp_path / "head")
+    path = head / STACK
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace('integer_matrices = "vector"', 'integer_matrices = "array"'), encoding="utf-8")
+    routing = head / "facts/routing/qwen3-30b-a3b-measured.toml"
+    routing.write_text(routing.read_text(encoding="utf-8").replace("experts for 90 %", "experts for 90 percent"),
+                       encoding="utf-8")  # fmt: skip
+    out = invoke("diff", str(base), str(head))
+    lines = out.stdout.splitlines()
+    assert "  [stack] changed: integer_matrices" in lines and "  [routing] changed: note" in lines
+    out = invoke("diff", str(base), str(head), "--format", "comment")
+    lines = out.stdout.splitlines()
+    at = lines.index("#### Records' own tables changed")
+    assert lines[at + 2:at + 4] == [
+        "- `facts/routing/qwen3-30b-a3b-measured.toml`: `[routing]` `note`",
+        "- `facts/stacks/llamacpp-cuda-2405.toml`: `[stack]` `integer_matrices`",
     ]

@@ -2739,7 +2739,7 @@ def diff_text(d: Diff) -> str:
         if f.holds_facts and not f.compared:
             lines.append("  facts not compared: the file does not read on a side")
         if f.meta:
-            lines.append(f"  [{'card' if f.kind == 'card' else 'method'}] changed: {', '.join(f.meta)}")
+            lines.append(f"  [{_table(f.kind)}] changed: {', '.join(f.meta)}")
         if f.kind == "checkpoint" and f.compared:
             lines.append(f"  content   {_content(f)}")
         if f.serving:
@@ -2855,6 +2855,12 @@ def diff_text(d: Diff) -> str:
         lines += [f"  {s.id}: to verify: {s.to_verify}" for s in d.sources]
     # A file's path and name are shown, never obeyed: a card file ev\u202eil.toml added on HEAD was printed raw.
     return "\n".join(escaped(line) for line in lines)
+
+
+def _table(kind: str) -> str:
+    """The own table of a record of ``kind``: ``card``, ``method`` (a drafting method), ``routing``, ``stack``. A
+    stack's and a routing record's were called ``[method]`` (attack round 32)."""
+    return {"draft": "method"}.get(kind, kind)
 
 
 def _content(f: FileChange) -> str:
@@ -3025,6 +3031,14 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             "",
             *_fact_details(d, links),
         ]
+    tables = [f for f in d.files if f.meta]
+    if tables:  # only the text review listed them: a stack's routes changed read "no fact changed" alone here
+        out += ["", "#### Records' own tables changed", ""]
+        out += [f"- {markdown_code(f.path)}: `[{_table(f.kind)}]` {', '.join(markdown_code(k) for k in f.meta)}"
+                for f in tables[:MAX_OTHER_FILES]]
+        if len(tables) > MAX_OTHER_FILES:
+            out.append(f"- and {_n(len(tables) - MAX_OTHER_FILES, 'more file')}: the text review (`passprice diff`) "
+                       "lists each")
     renamed = [f for f in d.files if f.renamed is not None and f.status == "added"]
     if renamed:
         out += ["", "#### Records renamed", ""]
