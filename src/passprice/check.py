@@ -554,7 +554,12 @@ def _judge_lock(root: Root, path: Path) -> tuple[LockStatus, Any]:
         moved=moved,
         holds=holds,
         verdict=text,
-        drift=tuple(d.describe() for d in today.drift),
+        # A fact today's price rests on that the lock does not pin (a stack's per-card share added over the share
+        # the lock pinned) moved the price as a drifted one does: --frozen said "drift: none" (attack round 32).
+        drift=tuple(d.describe() for d in today.drift) + tuple(
+            f"{p}: not pinned → {f.describe()} ({f.provenance.value}): the price now rests on it"
+            for p, f in today.unpinned
+        ),
         refusal=refusal,
         format=lock.info.format,
         reproduction=rep.verdict(),

@@ -20,7 +20,7 @@ import os
 import subprocess
 import tempfile
 import tomllib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -2314,6 +2314,13 @@ MAX_OTHER_FILES = 20
 #: the rest are counted and the text review lists each: 300 serving files added made a comment of 96 KB, past the
 #: 65,536 characters GitHub takes (44 KB of paths alone before they were described).
 MAX_SERVING_FILES = 50
+#: The most characters of changed facts' citations, notes and derivations a pull-request comment shows below its
+#: facts table; the rest are counted and the text review shows each: 207 facts given 3,900-character notes made a
+#: comment of 884 KB (857 KB of it these items), past the 65,536 characters GitHub takes (attack round 32).
+MAX_FACT_DETAILS = 30_000
+#: The most rows of a pull-request comment's facts table (every fact weaker or to verify first); the rest are
+#: counted and the text review lists each: 100 card files added made a table of 1,200 rows, 85 KB (attack round 32).
+MAX_FACT_ROWS = 200
 
 
 def _duplicates(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
@@ -2732,7 +2739,7 @@ def diff_text(d: Diff) -> str:
         if f.holds_facts and not f.compared:
             lines.append("  facts not compared: the file does not read on a side")
         if f.meta:
-            lines.append(f"  [{'card' if f.kind == 'card' else 'method'}] changed: {', '.join(f.meta)}")
+            lines.append(f"  [{_table(f.kind)}] changed: {', '.join(f.meta)}")
         if f.kind == "checkpoint" and f.compared:
             lines.append(f"  content   {_content(f)}")
         if f.serving:
@@ -2850,6 +2857,12 @@ def diff_text(d: Diff) -> str:
     return "\n".join(escaped(line) for line in lines)
 
 
+def _table(kind: str) -> str:
+    """The own table of a record of ``kind``: ``card``, ``method`` (a drafting method), ``routing``, ``stack``. A
+    stack's and a routing record's were called ``[method]`` (attack round 32)."""
+    return {"draft": "method"}.get(kind, kind)
+
+
 def _content(f: FileChange) -> str:
     before, after = (c.removeprefix("sha256:")[:12] + "…" if c else "–" for c in f.content)
     if f.content[0] is not None and f.content[0] == f.content[1]:
@@ -2882,10 +2895,27 @@ def _cite_cell(c: FactChange) -> str:
 def _fact_details(d: Diff, links: Links | None) -> list[str]:
     """Below the facts table, one item a changed fact: where it is (a link to its lines on HEAD when the repository
     is known), the new citation on its own line (and the old one when it changed), what the reviewer must verify in
-    the source (:attr:`FactChange.to_verify`), and the note."""
-    out = []
+    the source (:attr:`FactChange.to_verify`), and the note; items past :data:`MAX_FACT_DETAILS` characters are
+    counted, not shown (the facts table above lists every fact)."""
+    out: list[str] = []
+    size = 0
+    for i, item in enumerate(_fact_items(d, links)):
+        size += sum(len(line) + 1 for line in item)
+        if size > MAX_FACT_DETAILS:
+            more = len(d.fact_changes) - i
+            out.append(f"- the citations, notes and derivations of {_n(more, 'more changed fact')}: the text review "
+                       "(`passprice diff`) shows each")
+            break
+        out += item
+    return out
+
+
+def _fact_items(d: Diff, links: Links | None) -> Iterator[list[str]]:
+    """:func:`_fact_details`'s items, one a changed fact in the order of :attr:`Diff.fact_changes`, each its
+    Markdown lines."""
     said: dict[tuple[str, str, str], str] = {}  # per file: a citation or derivation (change) → its first fact
     for f, c in d.fact_changes:
+        out: list[str] = []
         where = markdown_code(f.path)
         if links is not None and c.new is not None:
             where = links.fact_link(f.path, c.path, f.fact_lines(c.path))
@@ -2917,7 +2947,7 @@ def _fact_details(d: Diff, links: Links | None) -> list[str]:
                 out.append(f"  - **derivation**: {markdown_text(text_change(old, new))}")
             else:
                 out.append(f"  - **derivation**: {markdown_text(old or '(none)')} → {markdown_text(new or '(none)')}")
-    return out
+        yield out
 
 
 def _relock_note(lock: LockImpact) -> str | None:
@@ -2970,6 +3000,15 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     out = [f"{mark} **passprice diff** {markdown_code(d.base.label)} → {markdown_code(d.head.label)}: {d.summary()}"]
     facts = d.fact_changes
     if facts:
+        # The facts a reviewer must look at (weaker, to verify) first, then the rest in order, at most
+        # MAX_FACT_ROWS; the table keeps the diff's order.
+        flagged = [i for i, (_, c) in enumerate(facts) if c.weakened or c.to_verify is not None]
+        kept = set(flagged[:MAX_FACT_ROWS])
+        kept |= set([i for i in range(len(facts)) if i not in kept][: MAX_FACT_ROWS - len(kept)])
+        hidden = len(facts) - len(kept)
+        unseen = (f" ({len(flagged) - MAX_FACT_ROWS} of them weaker or to verify)" if len(flagged) > MAX_FACT_ROWS
+                  else ", none weaker or to verify")
+        facts = tuple(fc for i, fc in enumerate(facts) if i in kept)
         rows = [
             [
                 markdown_code(f.name),
@@ -2987,9 +3026,19 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             "#### Facts",
             "",
             markdown_table(["file", "fact", "before", "after", "change", "provenance", "cite"], rows, right=(2, 3, 4)),
+            *(["", f"and {_n(hidden, 'more changed fact')}{unseen}: the text review (`passprice diff`) lists each"]
+              if hidden else []),
             "",
             *_fact_details(d, links),
         ]
+    tables = [f for f in d.files if f.meta]
+    if tables:  # only the text review listed them: a stack's routes changed read "no fact changed" alone here
+        out += ["", "#### Records' own tables changed", ""]
+        out += [f"- {markdown_code(f.path)}: `[{_table(f.kind)}]` {', '.join(markdown_code(k) for k in f.meta)}"
+                for f in tables[:MAX_OTHER_FILES]]
+        if len(tables) > MAX_OTHER_FILES:
+            out.append(f"- and {_n(len(tables) - MAX_OTHER_FILES, 'more file')}: the text review (`passprice diff`) "
+                       "lists each")
     renamed = [f for f in d.files if f.renamed is not None and f.status == "added"]
     if renamed:
         out += ["", "#### Records renamed", ""]

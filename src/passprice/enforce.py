@@ -654,11 +654,16 @@ def relock_command(
 def command_span(words: list[str]) -> str:
     """A command to paste, as a markdown code span: each word quoted for a POSIX shell (:func:`shlex.quote`; the
     placeholders ``SERVING`` and ``LOCK`` left bare) and the span fenced by more backticks than the command holds in
-    a row, so a registry name holding ``$(…)`` or backticks neither runs when pasted nor ends the span."""
+    a row, so a registry name holding ``$(…)`` or backticks neither runs when pasted nor ends the span. A character
+    that does not print (a newline, a bidi control) is written as its escape (:func:`passprice.errors.escaped`), so
+    the command stays on one line: a lock file ``locks/zz\n\n#### heading\n.lock.toml`` wrote its own heading into
+    the pull-request comment and split the refusal on stderr (attack round 32)."""
     import re
     import shlex
 
-    command = " ".join(shlex.quote(w) if w not in ("SERVING", "LOCK") else w for w in words)
+    from passprice.errors import escaped
+
+    command = " ".join(shlex.quote(escaped(w)) if w not in ("SERVING", "LOCK") else w for w in words)
     fence = "`" * (max((len(run) for run in re.findall("`+", command)), default=0) + 1)
     pad = " " if fence != "`" else ""
     return f"{fence}{pad}{command}{pad}{fence}"

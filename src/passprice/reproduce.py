@@ -105,7 +105,11 @@ class Drift:
 def drift(lock: Lock, today: Mapping[str, Fact], rests_on: Iterable[str] | None = None) -> tuple[Drift, ...]:
     """Every pinned fact the price rests on (``rests_on``, default the recorded price's) whose digest differs from
     today's fact at the same path, or which is gone today. A pinned fact the price does not read is no drift, and
-    neither is one rewritten to the same quantity (:func:`same_quantity`, listed by :func:`rewritten`)."""
+    neither is one rewritten to the same quantity (:func:`same_quantity`, listed by :func:`rewritten`). A pinned
+    fact the recorded price rests on that is gone today is drift whatever today's price reads: a stack's
+    ``[cards.CARD.share.read]`` removed leaves today's price reading the stack's own ``share.read`` instead, and
+    ``check --frozen`` said "drift: none, all holds" of a lock whose expected price had moved +22.89 % (attack
+    round 32)."""
     return tuple(d for d in _changed(lock, today, rests_on) if not same_quantity(d.pinned, d.today))
 
 
@@ -140,7 +144,7 @@ def exact_quantity(fact: Fact) -> tuple[str, Fraction]:
 
 
 def _changed(lock: Lock, today: Mapping[str, Fact], rests_on: Iterable[str] | None) -> list[Drift]:
-    read = set(lock.rests_on if rests_on is None else rests_on)
+    read = set(lock.rests_on if rests_on is None else rests_on) | {p for p in lock.rests_on if p not in today}
     out = []
     for path, pinned in lock.facts.items():
         if path not in read:
@@ -330,6 +334,10 @@ class Today:
     facts: Mapping[str, Fact] = attrs.field(factory=dict)
     #: The pinned facts it rests on rewritten to the same quantity (:func:`rewritten`): no drift.
     rewritten: tuple[Drift, ...] = ()
+    #: The facts today's price rests on that the lock does not pin, by path (a stack's ``[cards.CARD.share.read]``
+    #: added over the ``share.read`` the lock pinned: the pinned one is no longer read, so nothing drifted, yet the
+    #: expected price moved; attack round 32).
+    unpinned: tuple[tuple[str, Fact], ...] = ()
 
 
 def today_spec(root: Root, lock: Lock) -> tuple[ServingSpec, bool]:
@@ -417,6 +425,13 @@ def price_today(root: Root, lock: Lock) -> Today:
         except InputError as e:
             return Today(error=problem_lines(e)[0].replace(f"{root.path}/", ""), gone=gone)
         facts.update(stack.lock_facts())
+        # Where the stack's matrix kernels run is no fact, but it moves the expected price as one: a stack's
+        # integer_matrices vector → array read "facts unchanged, serving unchanged" and check --frozen "drift:
+        # none" at +3.03 % (attack round 32). It is said as a change of what the lock priced.
+        routes = (("integer_matrices", lock.stack.integer_matrices, stack.integer_matrices),
+                  ("float_matrices", lock.stack.float_matrices, stack.float_matrices))  # fmt: skip
+        changes = (*changes, *(f"stack {lock.stack.name} {what}: {was} → {now}" for what, was, now in routes
+                               if was != now))  # fmt: skip
     try:
         price, rests_on = priced(lock.kind, resolved.header, resolved.card, resolved.serving, stack)
     except ServingRefusal as e:
@@ -426,9 +441,11 @@ def price_today(root: Root, lock: Lock) -> Today:
             drift=drift(lock, facts), checkpoint=content, facts=facts, rewritten=rewritten(lock, facts),
         )
     read = {p for p, _ in rests_on}
+    unpinned = tuple((p, facts[p]) for p in sorted(read) if p not in lock.facts and p in facts)
     return Today(
         completed, changes, gone, price=price, verdict=judge(lock.name, lock.policy, rests_on),
         drift=drift(lock, facts, read), checkpoint=content, facts=facts, rewritten=rewritten(lock, facts, read),
+        unpinned=unpinned,
     )
 
 
@@ -609,19 +626,23 @@ class Alone:
         618)``, or the refusal it alone causes. When tokens/s did not move, the first figure of ``order`` (the lock's
         compared fields) that did, recorded → alone: ``memory.bandwidth: tokens/s unchanged (memory_s 23.26 ms →
         21.47 ms, -7.692 %)`` (walkthrough 20: three drifted facts each read "tokens/s unchanged" under a price whose
-        ``memory_s`` and ``capacity_bytes`` had moved, naming none as the fact that moved them)."""
+        ``memory_s`` and ``capacity_bytes`` had moved, naming none as the fact that moved them). Under a serving stack
+        the expected price's move follows the limit's (``stack.overhead.pass: tokens/s unchanged, expected tokens/s
+        -10.61 %``): a stack's fact moves the expected price alone, and the limit's "unchanged" said it moved nothing
+        (attack round 32)."""
         if "refusal" in self.price:
             return f"{self.path}: refused alone ({self.price['refusal']})"
         was, now = recorded.get("tokens_per_s"), self.price.get("tokens_per_s")
         if not isinstance(was, float) or not isinstance(now, float) or not was:
             return f"{self.path}: tokens/s {now!r}"
-        out = f"{self.path}: tokens/s {100.0 * (now / was - 1.0):+.4g} %"
+        out = f"{self.path}: {tokens_move(was, now)}"
         if now == was:
             figure = _first_figure(recorded, self.price, order)
-            return f"{self.path}: tokens/s unchanged" + (f" ({figure})" if figure else "")
+            return out + (f" ({figure})" if figure else "") + expected_move(recorded, self.price)
         extra = [f"{k} {recorded[k]} → {self.price[k]}" for k in ("batch", "binds")
                  if k in recorded and self.price.get(k) != recorded[k]]  # fmt: skip
-        return out + (f" ({', '.join(extra)})" if extra else "")
+        out += f" ({', '.join(extra)})" if extra else ""
+        return out + expected_move(recorded, self.price)
 
 
 def _first_field(recorded: Mapping[str, Any], price: Mapping[str, Any], order: Iterable[str]) -> str | None:
@@ -653,24 +674,49 @@ def _first_figure(recorded: Mapping[str, Any], price: Mapping[str, Any], order: 
     return None
 
 
-def alone(lock: Lock, header: GGUFHeader, drifted: Iterable[Drift]) -> tuple[Alone, ...]:
-    """Which drifted fact moved the price: for each fact in ``drifted`` still there today, the lock priced from its
-    pinned inputs (``header``: the pinned checkpoint) with that one fact replaced by today's. Each is a full price
+def tokens_move(was: float, now: float, what: str = "tokens/s") -> str:
+    """``tokens/s +4.167 %`` (``now`` against ``was``, tokens per second, ``was`` nonzero), or ``tokens/s
+    unchanged`` when the two are equal. Raises nothing."""
+    return f"{what} unchanged" if now == was else f"{what} {100.0 * (now / was - 1.0):+.4g} %"
+
+
+def expected_move(recorded: Mapping[str, Any], now: Mapping[str, Any] | None) -> str:
+    """For a lock made under a serving stack (``recorded["expected"]``), what ``now``'s expected price does to the
+    recorded one: ``, expected tokens/s -10.61 %`` (``(expected batch 1 → 2)`` after it when its batch moved), or
+    ``, expected price refused``/``none`` when ``now`` has none; ``""`` for a lock without a stack. Raises
+    nothing."""
+    was = recorded.get("expected")
+    if not isinstance(was, Mapping) or not isinstance(was.get("tokens_per_s"), float) or not was["tokens_per_s"]:
+        return ""
+    is_ = now.get("expected") if now is not None else None
+    if not isinstance(is_, Mapping) or not isinstance(is_.get("tokens_per_s"), float):
+        return ", expected price: none"
+    out = ", " + tokens_move(was["tokens_per_s"], is_["tokens_per_s"], "expected tokens/s")
+    if "batch" in was and is_.get("batch") != was["batch"]:
+        out += f" (expected batch {was['batch']} → {is_.get('batch')})"
+    return out
+
+
+def alone(
+    lock: Lock, header: GGUFHeader, drifted: Iterable[Drift], unpinned: Iterable[tuple[str, Fact]] = ()
+) -> tuple[Alone, ...]:
+    """Which drifted fact moved the price: for each fact in ``drifted`` still there today, and each of
+    ``unpinned`` (path, fact: one today's price rests on that the lock does not pin), the lock priced from its
+    pinned inputs (``header``: the pinned checkpoint) with that one fact taken as today's. Each is a full price
     (:func:`passprice.locks.priced`), so k drifted facts cost k prices; the moves need not add up (a best lock's
     batch, a term that takes over as the binding one). A fact removed today has no price of its own and is left
     out. Raises nothing: a refusal is recorded."""
     out = []
-    for d in drifted:
-        if d.today is None:
-            continue
-        one = attrs.evolve(lock, facts={**lock.facts, d.path: d.today})
+    taken = [(d.path, d.today) for d in drifted if d.today is not None] + list(unpinned)
+    for path, fact in taken:
+        one = attrs.evolve(lock, facts={**lock.facts, path: fact})
         try:
             price = priced(one.kind, header, one.pinned_card(), pinned_serving(one), one.pinned_stack())[0]
         except ServingRefusal as e:
             price = e.to_json()
         except InputError:  # today's fact does not build a card with the pinned ones: no share to show
             continue
-        out.append(Alone(d.path, price))
+        out.append(Alone(path, price))
     return tuple(out)
 
 
@@ -689,7 +735,8 @@ def reproduce(root: Root, lock: Lock, with_today: bool = True) -> Reproduction:
             now = e.to_json()
     diffs = moved(lock.price, now, lock.compared()) if now is not None else ()
     today = price_today(root, lock) if with_today else Today()
-    shares = alone(lock, header, today.drift) if header is not None and today.drift else ()
+    shares = (alone(lock, header, today.drift, today.unpinned)
+              if header is not None and (today.drift or today.unpinned) else ())
     holds_code = (root.path / "src" / "passprice" / "pins.py").is_file()
     return Reproduction(lock, now, diffs, pricing_model_digest(), state, today, shares, holds_code)
 
@@ -770,6 +817,12 @@ def reproduction_text(rep: Reproduction, shown: str, older: str | None = None, m
     )
     if today.rewritten:
         facts += "; " + "; ".join(d.describe() for d in today.rewritten) + ": no drift (lock --update re-pins it)"
+    if today.unpinned:
+        n = len(today.unpinned)
+        unpinned = f"the price now rests on {n} fact{'s' if n != 1 else ''} the lock does not pin: " + "; ".join(
+            f"{p}: {f.describe()} ({f.provenance.value})" for p, f in today.unpinned
+        )
+        facts = unpinned if facts == "unchanged" else f"{facts}; {unpinned}"
     if today.error is not None:
         facts = f"today's files do not read: {today.error}"
         if rep.checkpoint.error is not None and rep.checkpoint.error in today.error:  # said once, on its own line
@@ -832,7 +885,7 @@ def reproduction_text(rep: Reproduction, shown: str, older: str | None = None, m
             change = ""
             if isinstance(lock.price.get("tokens_per_s"), float) and lock.price["tokens_per_s"]:
                 rel = today.price["tokens_per_s"] / lock.price["tokens_per_s"] - 1.0
-                change = f"; tokens/s {100.0 * rel:+.4g} %"
+                change = f"; tokens/s {100.0 * rel:+.4g} %" + expected_move(lock.price, today.price)
             lines.append(f"  first term that moved with today's inputs: {first}{change}")
     single = len(rep.alone) == 1 and today.price is not None and rep.alone[0].price == today.price
     if rep.alone and not single:  # one drifted fact that alone gives today's price says nothing new
@@ -870,6 +923,7 @@ def reproduction_json(rep: Reproduction, older: str | None = None) -> dict[str, 
             {"path": a.path, "price": a.price, "first_moved": a.first_moved(rep.lock.price, rep.lock.compared())}
             for a in rep.alone
         ],
+        "unpinned": [{"path": p, "today": f.to_entry()} for p, f in today.unpinned],
         "serving_changed": list(today.serving),
         "floors": today.verdict.to_json() if today.verdict is not None else None,
         "moved": [{"field": m.field, "recorded": m.recorded, "now": m.now} for m in rep.moved],

@@ -43,7 +43,10 @@ def text_change(old: str, new: str) -> str:
         ops = ends
     else:
         matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-        if matcher.ratio() < 0.5:  # mostly rewritten: the spans would say less than the texts
+        # Mostly rewritten: the spans would say less than the texts. The two bounds of the ratio from above
+        # (lengths alone, then the tokens as multisets) are linear and decide most rewrites without the quadratic
+        # matching: a note of 3,900 characters replacing one of 120 took 40 ms (207 such facts 8.4 s of a review).
+        if matcher.real_quick_ratio() < 0.5 or matcher.quick_ratio() < 0.5 or matcher.ratio() < 0.5:
             return f"{old} → {new}"
         ops = [(str(tag), i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes()]
     spans = sum(1 for op in ops if op[0] != "equal")
@@ -57,8 +60,8 @@ def text_change(old: str, new: str) -> str:
         if shown > SPANS:
             break
         was, now = "".join(a[a0:a1]), "".join(b[b0:b1])
-        body = f"[{was.strip()} → {now.strip()}]" if tag == "replace" else (
-            f"[+ {now.strip()}]" if tag == "insert" else f"[- {was.strip()}]"
+        body = f"[{_shown(was)} → {_shown(now)}]" if tag == "replace" else (
+            f"[+ {_shown(now)}]" if tag == "insert" else f"[- {_shown(was)}]"
         )
         text = was or now
         lead = " " if text[:1].isspace() and out and not out[-1][-1:].isspace() else ""
@@ -67,6 +70,13 @@ def text_change(old: str, new: str) -> str:
     text = "".join(out)
     more = spans - SPANS
     return text + (f" and {more} more change{'s' if more != 1 else ''}" if more > 0 else "")
+
+
+def _shown(span: str) -> str:
+    """A changed span as shown in its brackets: without its spaces at either end, or, when it is only spaces (two
+    spaces for one, a no-break space for a space), written as a Python string (``'\\xa0'``): a change of spacing
+    alone read ``[ → ]`` or ``[+ ]`` (attack round 32)."""
+    return span.strip() or repr(span)
 
 
 def _ends(a: list[str], b: list[str]) -> list[tuple[str, int, int, int, int]] | None:
