@@ -68,7 +68,8 @@ def test_stack_fact_alone_moves_the_expected_price(tmp_path: Path) -> None:
     lines = out.stdout.splitlines()
     at = lines.index("  each drifted fact alone (the pinned inputs with only it as today's):")
     assert lines[at + 1] == "    stack.memory.reserved: tokens/s unchanged, expected tokens/s unchanged"
-    assert lines[at + 2] == "    stack.overhead.pass: tokens/s unchanged, expected tokens/s -10.61 %"
+    assert lines[at + 2] == ("    stack.overhead.pass: tokens/s unchanged (fixed_s 2.706 ms → 3.206 ms, +18.48 %), "
+                             "expected tokens/s -10.61 %")
     assert lines[at - 1] == (
         "  first term that moved with today's inputs: fixed_s; tokens/s +0 %, expected tokens/s -10.61 %"
     )
@@ -194,7 +195,8 @@ def test_a_card_share_over_the_pinned_stack_share_is_named(tmp_path: Path) -> No
     out = invoke("reproduce", "locks/r1-stack.lock.toml", root=root)
     lines = out.stdout.splitlines()
     assert lines[-2:] == [
-        "    stack.overhead.pass: tokens/s unchanged, expected tokens/s -10.61 %",
+        "    stack.overhead.pass: tokens/s unchanged (fixed_s 2.706 ms → 3.206 ms, +18.48 %), expected tokens/s "
+        "-10.61 %",
         "    stack.cards.h200_sxm_141gb.share.read: tokens/s unchanged, expected tokens/s -18.63 %",
     ]
     data = json.loads(invoke("reproduce", "locks/r1-stack.lock.toml", "--json", root=root).stdout)

@@ -664,6 +664,8 @@ def _first_figure(recorded: Mapping[str, Any], price: Mapping[str, Any], order: 
     for field in order:
         if field in ("tokens_per_s", "rests_on", "weakest", "provenance") or price.get(field) == recorded.get(field):
             continue
+        if field == "ratio" or isinstance(recorded.get(field), Mapping):
+            continue  # a stack's expected price and its ratio to the limit's: expected_move says how they moved
         was, now = recorded.get(field), price.get(field)
         if not isinstance(was, int | float) or not isinstance(now, int | float) or isinstance(was, bool):
             return f"{field} {_figure(was)} → {_figure(now)}"
