@@ -32,6 +32,7 @@ stack output, and slip round 28's review changes. Each input that broke somethin
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -308,3 +309,19 @@ def test_a_records_own_table_changed_is_in_the_comment_and_named_by_its_table(tm
         "- `facts/routing/qwen3-30b-a3b-measured.toml`: `[routing]` `note`",
         "- `facts/stacks/llamacpp-cuda-2405.toml`: `[stack]` `integer_matrices`",
     ]
+
+
+def test_a_stack_note_past_4000_characters_is_refused_as_a_cards_is(tmp_path: Path) -> None:
+    """Round 32's leftover: the stack schema bounded locators (2,000) but not notes, where cards, drafting methods
+    and routing records allow 4,000 characters: a 100,000-character note passed check."""
+    root = copy_root(tmp_path)
+    stack = root / "facts" / "stacks" / "llamacpp-cuda-2405.toml"
+    text = stack.read_text(encoding="utf-8")
+    note = text.split("\nnote = ", 1)[1].split("\n", 1)[0]  # the [stack] table's own note, its first
+    stack.write_text(text.replace(f"\nnote = {note}\n", f'\nnote = "{"x" * 4001}"\n', 1), encoding="utf-8")
+    out = invoke("check", root=root)
+    assert out.exit_code == 2
+    lines = [line for line in out.stderr.splitlines() if "stack.note" in line]
+    assert len(lines) == 1
+    said = r"passprice: error: facts/stacks/llamacpp-cuda-2405\.toml: stack\.note: 'x{90,100}… is too long"
+    assert re.fullmatch(said, lines[0]), lines
