@@ -325,3 +325,23 @@ def test_a_stack_note_past_4000_characters_is_refused_as_a_cards_is(tmp_path: Pa
     assert len(lines) == 1
     said = r"passprice: error: facts/stacks/llamacpp-cuda-2405\.toml: stack\.note: 'x{90,100}… is too long"
     assert re.fullmatch(said, lines[0]), lines
+
+
+def test_a_card_and_a_routing_record_of_one_name(tmp_path: Path) -> None:
+    """Round 32's leftover: with facts/cards/a40.toml and facts/routing/a40.toml, ``fact show a40 routing.hot_share``
+    said "not a card fact path", silent on the routing record of that name."""
+    import shutil
+
+    root = copy_root(tmp_path)
+    shutil.copy(root / "facts" / "routing" / "uniform.toml", root / "facts" / "routing" / "a40.toml")
+    shown = invoke("fact", "show", "a40", "routing.hot_share", root=root)
+    assert shown.exit_code == 0, shown.output
+    assert shown.stdout.splitlines()[0] == f"a40 ({root / 'facts' / 'routing' / 'a40.toml'}), a routing record"
+    card = invoke("fact", "show", "a40", "memory.bandwidth", root=root)
+    assert card.exit_code == 0 and card.stdout.startswith(f"a40 ({root / 'facts' / 'cards' / 'a40.toml'})")
+    wrong = invoke("fact", "show", "a40", "nonsense", root=root)
+    assert wrong.exit_code == 2
+    assert wrong.stderr.startswith(
+        f"passprice: error: {root / 'facts' / 'routing' / 'a40.toml'}: nonsense: no such fact (it has "
+        "routing.hot_experts, routing.hot_share); nor a fact path of the card a40 (memory.capacity, "
+    )

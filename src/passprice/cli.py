@@ -2048,13 +2048,20 @@ def fact_group() -> None:
     """Show or edit one fact of a card (or of a drafting method: paths acceptance.N) in place."""
 
 
-def _record_facts(root: Any, name: str) -> tuple[str, Path, dict[str, Any], str | None] | None:
+def _record_facts(
+    root: Any, name: str, path: str | None = None
+) -> tuple[str, Path, dict[str, Any], str | None] | None:
     """A routing record's or a serving stack's facts for ``fact show`` (walkthrough 19: an audit lists
     ``routing.hot_share`` and ``stack.share.read``, and ``fact show`` refused both records): (its kind, its file, its
-    facts by lock path, its note), or ``None`` when ``name`` is a card's, or names no such record."""
+    facts by lock path, its note), or ``None`` when ``name`` is a card's and ``path`` (if given) a card fact path, or
+    names no such record. A card and a record of one name: a ``path`` no card has is looked for in the record
+    (``fact show a40 routing.hot_share`` said "not a card fact path", silent on the routing record a40: round 32)."""
+    from passprice.cards import is_card_path
     from passprice.files import is_there
 
-    if "/" in name or os.sep in name or name.endswith(".toml") or is_there(root.cards / f"{name}.toml"):
+    if "/" in name or os.sep in name or name.endswith(".toml"):
+        return None
+    if is_there(root.cards / f"{name}.toml") and (path is None or is_card_path(path)):
         return None
     if is_there(root.routing / f"{name}.toml"):
         from passprice.routing import load_routing
@@ -2089,15 +2096,22 @@ def fact_show_command(ctx: click.Context, name: str, path: str | None, draft: bo
     """Show fact PATH of card NAME (every fact without PATH): value, unit, provenance, source and locator,
     derivation, note. With --history, when it changed, and from what (read through git)."""
     from passprice.edit import read_facts
+    from passprice.files import is_there
     from passprice.report import fact_json, facts_text
 
-    record = None if draft or history else _record_facts(_root(ctx), name)
+    record = None if draft or history else _record_facts(_root(ctx), name, path)
     if record is not None:  # a routing record's or a stack's facts, read-only, by the paths an audit lists
         kind, file, facts, note = record
         if path is not None:
             full = path if path in facts else next((p for p in facts if p.split(".", 1)[1] == path), None)
             if full is None:
-                raise InputError(f"{file}: {path}: no such fact (it has {', '.join(facts)})")
+                also = ""
+                if is_there(_root(ctx).cards / f"{name}.toml"):  # a card of the name too: say so (round 32)
+                    from passprice.cards import CARD_PATHS, HOST_PATHS, TENSOR_PATHS
+
+                    paths = ", ".join((*CARD_PATHS, *HOST_PATHS, *TENSOR_PATHS))
+                    also = f"; nor a fact path of the card {name} ({paths})"
+                raise InputError(f"{file}: {path}: no such fact (it has {', '.join(facts)}){also}")
             facts = {full: facts[full]}
         if as_json:
             _echo_json({"name": name, "kind": kind, "file": str(file), "note": note,
