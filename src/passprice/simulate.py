@@ -149,6 +149,14 @@ AHEAD_STEPS = 4096
 AHEAD_TRIES = 4
 #: ... and at most this many of the requests waiting.
 AHEAD_QUEUED = 1024
+#: A try of planning prompt chunks ahead whose units exceed what the steps it keeps cost priced alone (L more) makes
+#: the next try wait ``(L // a + 1) × PLAN_BACKOFF ** k`` steps (a: a step's price alone; k: the losses in a row,
+#: at most 8), priced alone meanwhile; a try that pays resets k. The steps alone after a loss cost at least 4L, so
+#: the tries lost add at most about a third of the step-by-step work. The outcome is the same either way (every
+#: stretch is the steps the step loop prices); only the work differs. Session 14's deep queue (1,200 requests at 0,
+#: ``--chunk 64 --max-batch 512`` on gemma3-270m-h100) spent about 4,800 units a try to keep 2 to 11 steps: 2.75
+#: million units in stretches against 147,839 step by step; now 108,634 (docs/DESIGN.md, Hostile input).
+PLAN_BACKOFF = 4
 #: Positions further on at which a prediction prices an arrival's decoding again (how it grows a step).
 GROWTH = 1024
 #: A step no stretch reaches (the end of a sequence that is not retired in it).
@@ -520,6 +528,7 @@ def simulate(
     peak_sequences = 0
     carried = 0
     work = 0
+    plan_from = plan_wait = 0  # prompt chunks are planned ahead from step plan_from (PLAN_BACKOFF)
 
     def spend(units: int) -> None:
         """Count ``units`` of work (:data:`MAX_WORK`); past ``max_work``, refuse the run by name."""
@@ -1597,9 +1606,19 @@ def simulate(
             # Every prompt still prefilling ends in this step: the steps after it only decode.
             stretch(dec, positions, dec_shared, (chunk_j, chunk_rows, last, pre_shared))
             continue
-        if stretches and whole and not any(shared[j] for j in prefilling) and stretch(
-                dec, positions, dec_shared, pre=list(prefilling)):
-            continue  # the prompts' chunks over the next steps, planned
+        if stretches and whole and steps >= plan_from and not any(shared[j] for j in prefilling):
+            # The prompts' chunks over the next steps, planned; a try that costs more than the steps it keeps
+            # would have cost alone backs the planning off (PLAN_BACKOFF).
+            work0, steps0, alone0 = work, steps, WORK_ALONE + len(active) // WORK_ALONE_SEQUENCES
+            planned = stretch(dec, positions, dec_shared, pre=list(prefilling))
+            lost = work - work0 - (steps - steps0) * alone0
+            if lost > 0:
+                plan_wait += 1
+                plan_from = steps + (lost // alone0 + 1) * PLAN_BACKOFF ** min(plan_wait, 8)
+            else:
+                plan_wait = 0
+            if planned:
+                continue
         if read_once:
             reading = set(code[dec][dec_shared > 0].tolist())
             reading |= {int(code[j]) for j, s in zip(chunk_j, pre_shared, strict=True) if s > 0}
