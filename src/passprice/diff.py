@@ -791,6 +791,10 @@ class FileChange:
     #: own listed). A card renamed with a fact re-cited inside it listed every fact as removed and added, so the
     #: re-cited fact asked nothing to be verified and the review read ✅ (slip round 28).
     renamed: str | None = None
+    #: A checkpoint entry's claims on BASE and HEAD (:func:`checkpoint_claims`) when one changed: what the entry
+    #: says of the GGUF file, not read by the pricer.
+    claims: tuple[Mapping[str, str] | None, Mapping[str, str] | None] = attrs.field(default=(None, None), eq=False,
+                                                                                   repr=False)
 
     def fact_lines(self, fact: str) -> tuple[int, int] | None:
         """The 1-based first and last line of fact ``fact``'s table in HEAD's bytes of the file
@@ -887,8 +891,9 @@ def _read(side: Side, rel: str, kind: str, name: str) -> _Read:
             from passprice.checkpoints import header_from_entry
             from passprice.pins import checkpoint_digest
 
-            header = header_from_entry(schema.load(path, "checkpoint", side.root.schema), str(path))
-            return _Read(content=checkpoint_digest(header))
+            document = schema.load(path, "checkpoint", side.root.schema)
+            header = header_from_entry(document, str(path))
+            return _Read(meta=checkpoint_claims(document), content=checkpoint_digest(header))
         elif kind == "serving":
             from passprice.servings import spec_of_file
 
@@ -932,6 +937,10 @@ def compare_file(base: Side, head: Side, rel: str, renamed_from: str | None = No
         if (on_base and on_head) or renamed_from is not None:
             before, after = old.meta or {}, new.meta or {}
             meta = tuple(k for k in dict.fromkeys([*before, *after]) if before.get(k) != after.get(k))
+    claims: tuple[Mapping[str, str] | None, Mapping[str, str] | None] = (None, None)
+    if kind == "checkpoint" and on_base and on_head and old.meta is not None and new.meta is not None:
+        meta = tuple(k for k in dict.fromkeys([*old.meta, *new.meta]) if old.meta.get(k) != new.meta.get(k))
+        claims = (old.meta, new.meta)
     serving: tuple[str, ...] = ()
     if kind == "serving" and old.spec is not None and new.spec is not None:
         from passprice.reproduce import serving_changes
@@ -944,7 +953,47 @@ def compare_file(base: Side, head: Side, rel: str, renamed_from: str | None = No
     return FileChange(
         rel, kind, name, status, old.errors, new.errors, facts, meta, (old.content, new.content), serving, derived,
         findings, head.files[rel] if on_head and facts else None, renamed_from or renamed_to,
+        claims,
     )
+
+
+#: A checkpoint entry's claims: what it says of the GGUF file it was imported from and where that came from, none of
+#: which the pricer reads (its tensor table and metadata are the entry's ``content``).
+CLAIM_KEYS = (("entry", "source"), ("entry", "origin"), ("entry", "imported_by"), ("header", "sha256"))
+
+
+def checkpoint_claims(document: Mapping[str, Any]) -> dict[str, str]:
+    """A schema-valid checkpoint entry's claims, key path → value as text: ``entry.source``, ``entry.origin``,
+    ``entry.imported_by``, ``header.sha256`` and each shard's ``header.shards.N.file`` and ``.sha256`` (N from 1).
+    None of them is read by the pricer, so an edit of one alone leaves the entry's content digest as it was, and a
+    header ``sha256`` rewritten by hand said only "the entry was rewritten" (session 17): the review names each."""
+    claims = {f"{table}.{key}": str(document[table][key])
+              for table, key in CLAIM_KEYS if key in document.get(table, {})}
+    for n, shard in enumerate(document.get("header", {}).get("shards", ()), start=1):
+        for key in ("file", "sha256"):
+            if key in shard:
+                claims[f"header.shards.{n}.{key}"] = str(shard[key])
+    return claims
+
+
+def _claim_change(key: str, old: str | None, new: str | None) -> str:
+    """A claim's change as the review shows it: a digest cut to 12 hex digits and an ellipsis, a text by what changed
+    in it (:func:`passprice.textchange.text_change`), a claim added or removed as ``(none)``."""
+    from passprice.textchange import text_change
+
+    if key.endswith("sha256"):
+        old, new = (v if v is None or len(v) <= 16 else v[:12] + "…" for v in (old, new))
+    if old is None or new is None:
+        return f"{old or '(none)'} → {new or '(none)'}"
+    return text_change(old, new)
+
+
+def claims_changed(f: FileChange) -> str:
+    """The review's line for a checkpoint entry's changed claims (:func:`checkpoint_claims`): each key with its
+    value before and after."""
+    before, after = f.claims
+    said = ", ".join(f"{k} {_claim_change(k, (before or {}).get(k), (after or {}).get(k))}" for k in f.meta)
+    return (f"claims changed, which the pricer does not read (re-import from the GGUF file to confirm them): {said}")
 
 
 def card_renames(base: Side, head: Side, paths: Iterable[str]) -> dict[str, str]:
@@ -2738,7 +2787,9 @@ def diff_text(d: Diff) -> str:
             lines.append(f"    and {_n(left_out, 'more error')}: passprice check lists each")
         if f.holds_facts and not f.compared:
             lines.append("  facts not compared: the file does not read on a side")
-        if f.meta:
+        if f.meta and f.kind == "checkpoint":
+            lines.append(f"  {claims_changed(f)}")
+        elif f.meta:
             lines.append(f"  [{_table(f.kind)}] changed: {', '.join(f.meta)}")
         if f.kind == "checkpoint" and f.compared:
             lines.append(f"  content   {_content(f)}")
@@ -3034,8 +3085,10 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     tables = [f for f in d.files if f.meta]
     if tables:  # only the text review listed them: a stack's routes changed read "no fact changed" alone here
         out += ["", "#### Records' own tables changed", ""]
-        out += [f"- {markdown_code(f.path)}: `[{_table(f.kind)}]` {', '.join(markdown_code(k) for k in f.meta)}"
-                for f in tables[:MAX_OTHER_FILES]]
+        out += [f"- {markdown_code(f.path)}: " + (
+            markdown_text(claims_changed(f)) if f.kind == "checkpoint"
+            else f"`[{_table(f.kind)}]` {', '.join(markdown_code(k) for k in f.meta)}")
+            for f in tables[:MAX_OTHER_FILES]]
         if len(tables) > MAX_OTHER_FILES:
             out.append(f"- and {_n(len(tables) - MAX_OTHER_FILES, 'more file')}: the text review (`passprice diff`) "
                        "lists each")
