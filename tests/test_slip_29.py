@@ -6,18 +6,28 @@ reviewed as CI reviews it; and three known leftovers:
   (``notes/…``, as the README's routing demo keeps one) ran no pre-commit hook (its ``files:`` pattern named the
   record folders and ``.gitattributes``), though ``check`` then fails: both hooks run on every commit now
   (``always_run``), a commit changing nothing ``check`` reads costing a memo replay.
+- (L2) a lock's pinned fact and the card's fact hand-edited alike, the recorded price kept (HEAD priced with the
+  running code): ``check`` and the review fail it ("does NOT reproduce"), as they did; but the variant with a
+  price-neutral edit of ``src/passprice`` beside it (HEAD priced by its own code, whose locks were held only to their
+  recorded provenance), the lock's recorded price set by hand to HEAD's price of a raised ``streams.read`` and its
+  pins left as BASE pinned them, read "re-pin …, re-locked" (exit 0) while ``check`` failed it: HEAD's code now
+  prices each changed lock from its pins in its own process, and the running code compares.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 
 from cli_helpers import REPO, invoke
+from passprice.locks import _canonical, _sorted
 from passprice.registry import find_root
 from passprice.scaffold import plan, write
 from test_diff import commit_all, git
@@ -48,8 +58,8 @@ def _hooked_registry(path: Path) -> dict[str, str]:
     git(path, "init", "-q", "-b", "main")
     commit_all(path, "a registry")
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-           "PRE_COMMIT_HOME": str(path.parent / "pre-commit"), "GIT_AUTHOR_NAME": "t",
-           "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+           "PRE_COMMIT_HOME": str(path.parent / "pre-commit"), "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL":
+           "t@example.invalid", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
     subprocess.run([sys.executable, "-m", "pre_commit", "install"], cwd=path, env=env, check=True, capture_output=True)
     return env
 
@@ -103,3 +113,127 @@ def test_a_document_moved_with_its_source_record_passes_the_hook(tmp_path: Path)
     git(path, "add", "sources/my-notes.toml")
     done = _commit(path, env, "notes renamed")
     assert done.returncode == 0, done.stdout
+
+
+# --- (L2) a lock's pins and recorded price edited by hand apart ---------------------------------------------------
+
+R1 = "r1-qwen7b-h200"
+R1_LOCK = f"locks/{R1}.lock.toml"
+CARD = "h200_sxm_141gb"
+
+
+def _table(text: str, head: str) -> str:
+    """The lines of a TOML document's table ``[head]`` and its sub-tables (up to the next other table)."""
+    out, on = [], False
+    for line in text.splitlines(keepends=True):
+        if line.startswith("["):
+            on = line.startswith((f"[{head}]", f"[{head}."))
+        if on:
+            out.append(line)
+    return "".join(out)
+
+
+def _redigest(text: str) -> str:
+    """``text`` (a lock file) with its ``lock.digest`` recomputed, as someone copying the hash would."""
+    body = _sorted(tomllib.loads(text))
+    stated = body["lock"].pop("digest")
+    return text.replace(stated, "sha256:" + hashlib.sha256(_canonical(body).encode("utf-8")).hexdigest())
+
+
+def _raise_read(path: Path) -> None:
+    edited = invoke("fact", "set", CARD, "streams.read", "--value", "0.95", "--unit", "1", "--provenance", "measured",
+                    "--source", "azure-ai-benchmarking-guide", "--locator", "a what-if: a faster read", root=path)
+    assert edited.exit_code == 0, edited.output
+
+
+def _relock_apart(path: Path, keep: str) -> None:
+    """The card's streams.read raised to 0.95 and r1's lock re-locked (996.1 → 1,013.4 tokens/s), then ``keep``
+    (``pins``: BASE's pins under the new price; ``price``: the new pins under BASE's price) put back as BASE's
+    lock had it, the digest recomputed."""
+    lock = path / R1_LOCK
+    before = lock.read_text(encoding="utf-8")
+    _raise_read(path)
+    relocked = invoke("lock", "--update", "-o", str(lock), root=path)
+    assert relocked.exit_code == 0, relocked.output
+    after = lock.read_text(encoding="utf-8")
+    if keep == "pins":
+        forged = before.replace(_table(before, "price"), _table(after, "price"))
+    else:
+        forged = after.replace(_table(after, "price"), _table(before, "price"))
+    assert forged not in (before, after)
+    lock.write_text(_redigest(forged), encoding="utf-8")
+
+
+def _tidy_code(path: Path) -> None:
+    """A price-neutral edit of ``src/passprice`` (its pricing-model digest moves): HEAD is priced by its own code."""
+    module = path / "src" / "passprice" / "serving.py"
+    module.write_text(module.read_text(encoding="utf-8") + "\n\n#: read by nothing\nUNREAD_CONSTANT = 1\n",
+                      encoding="utf-8")
+
+
+def test_pins_edited_with_the_card_and_the_price_kept_fail_check_and_the_review(tmp_path: Path) -> None:
+    """The leftover as asked: the card's fact and the lock's pin of it hand-edited alike, the pricing code unchanged
+    (HEAD priced with the running code): the recorded price does not follow from the pins, and both say so."""
+    from test_slip_10 import _base
+
+    path = _base(tmp_path / "registry")
+    git(path, "checkout", "-q", "-b", "pr")
+    _relock_apart(path, keep="price")
+    commit_all(path, "streams.read 0.95; the lock's pin of it too")
+    checked = invoke("check", root=path)
+    assert checked.exit_code == 1
+    assert ("  does NOT reproduce, although the pricing model's code is the lock's (first: memory_s): its pinned "
+            "inputs do not give what it records") in checked.stdout
+    result = invoke("diff", "main", "HEAD", "--json", root=path)
+    assert result.exit_code == 1, result.output
+    (line,) = json.loads(result.stdout)["head_check"]
+    assert line.startswith(f"{R1_LOCK}: does NOT reproduce, although the pricing model's code is the lock's (first: "
+                           "memory_s)")
+
+
+def test_a_price_set_by_hand_over_base_s_pins_beside_a_code_edit_fails_the_review(tmp_path: Path) -> None:
+    from test_slip_10 import _base
+
+    path = _base(tmp_path / "registry")
+    git(path, "checkout", "-q", "-b", "pr")
+    _relock_apart(path, keep="pins")
+    _tidy_code(path)
+    commit_all(path, "streams.read 0.95; r1's price; tidy serving.py")
+    checked = invoke("check", root=path)
+    assert checked.exit_code == 1
+    assert "    tokens_per_s: 1013.4088703140782 → 996.0966124437687 (-1.708 %)" in checked.stdout.splitlines()
+    result = invoke("diff", "main", "HEAD", "--json", root=path)
+    out = json.loads(result.stdout)
+    assert out["pricing_model"]["priced_with"][1].endswith("in its own process")
+    assert result.exit_code == 1, result.output  # was 0: "re-pin (…), re-locked", the recorded 996.1 → 1,013.4
+    assert out["head_check"] == [
+        f"{R1_LOCK}: does NOT reproduce from its own pinned inputs with HEAD's own code (first: memory_s: "
+        "0.0009867685485031106 recorded, 0.0010039186836974126 from its pins): its recorded price is not what its "
+        "pinned facts give (the lock was edited by hand, its digest recomputed, or written by other code than "
+        f"HEAD's); restore it, then re-lock it with HEAD's code: passprice lock --update -o {R1_LOCK}"
+    ]
+    markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path).stdout
+    row = next(line for line in markdown.splitlines() if line.startswith(f"| `{R1}` |"))
+    assert row.endswith("| ❌ does NOT reproduce from its own pinned inputs (edited by hand?): see HEAD fails "
+                        "passprice check |")
+
+
+def test_a_lock_re_locked_by_head_s_own_code_still_passes(tmp_path: Path) -> None:
+    """No false alarm: streams.read raised beside the code edit, and the lock re-locked by HEAD's own code (a
+    passprice run from the checkout's src/passprice, as the README asks): its pins give its price with that code."""
+    from test_slip_10 import _base
+
+    path = _base(tmp_path / "registry")
+    git(path, "checkout", "-q", "-b", "pr")
+    _raise_read(path)
+    _tidy_code(path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env["PYTHONPATH"] = str(path / "src")
+    done = subprocess.run([sys.executable, "-B", "-m", "passprice", "lock", "--update", "-o", R1_LOCK], cwd=path,
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    commit_all(path, "streams.read 0.95, re-locked by HEAD's code; tidy serving.py")
+    result = invoke("diff", "main", "HEAD", "--json", root=path)
+    out = json.loads(result.stdout)
+    assert result.exit_code == 0, result.output
+    assert out["head_check"] == [] and [x["review"] for x in out["locks"]] == ["re-locked"]

@@ -2345,9 +2345,16 @@ def unreproduced(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
     (:func:`passprice.reproduce.reproduce`): a lock whose recorded price, ``rests_on`` or floors were edited by hand
     and its digest recomputed reads, and priced with HEAD's inputs it may even agree with HEAD's facts, but its
     pinned facts do not give what it records. Only when HEAD is priced with the running code (its pricing model is
-    this passprice's); a lock that does not read is already a problem of :func:`passprice.check.review_files`."""
+    this passprice's); a lock that does not read is already a problem of :func:`passprice.check.review_files`.
+
+    A HEAD priced by its own code has its locks priced from their pins by that code, in its own process
+    (:func:`passprice.sidecode.price_pins`), and compared here; a lock its code cannot price so is held to
+    :func:`_unpinned_records` alone. Without it, a lock's recorded price set by hand to HEAD's price of a raised
+    ``streams.read`` (1,013.4 tokens/s), its pins left as BASE pinned them (0.9333, 996.1 tokens/s), beside a
+    price-neutral edit of ``src/passprice``, read "re-pin …, re-locked" (exit 0) where ``check`` fails it (slip round
+    29)."""
     if not head.code.running and head.code.folder is not None:
-        return _unpinned_records(head, changed)
+        return _own_code_unreproduced(head, changed)
     from passprice.reproduce import reproduce
 
     out = []
@@ -2362,6 +2369,59 @@ def unreproduced(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
         if not rep.equals:
             out.append(f"{rel}: {rep.verdict()}")
     return tuple(out)
+
+
+def _own_code_unreproduced(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
+    """:func:`unreproduced` for a HEAD priced by its own code: for each added or changed lock file of ``changed``,
+    the line of :func:`_unpinned_records` (its recorded provenance is not its pins'), else the line saying its pinned
+    inputs, priced with HEAD's code, do not give a figure it records (:func:`passprice.reproduce.moved` over
+    :meth:`~passprice.locks.Lock.compared`). A lock HEAD's code cannot price from its pins is left to the first."""
+    from passprice.reproduce import moved
+    from passprice.sidecode import price_pins
+
+    locks: dict[str, Lock] = {}
+    for rel in changed:
+        if file_kind(rel)[0] != "lock":
+            continue
+        try:
+            locks[rel] = read_lock(head.root.path / rel, head.root.schema)
+        except InputError:
+            continue
+    recorded = {line.split(": ", 1)[0]: line for line in _unpinned_records(head, locks)}
+    priced = price_pins(head.root, head.code, [rel for rel in locks if rel not in recorded])
+    out = []
+    for rel, lock in locks.items():
+        if rel in recorded:
+            out.append(recorded[rel])
+            continue
+        now = priced.get(rel, {}).get("price")
+        if not isinstance(now, Mapping):
+            continue
+        diffs = moved(lock.price, now, lock.compared())
+        if not diffs:
+            continue
+        first = diffs[0]
+        if "refusal" in now:
+            what = f"its pinned inputs are refused ({now['refusal']})"
+        else:
+            what = (f"first: {first.field}: {_shown_figure(first.recorded)} recorded, {_shown_figure(first.now)} from "
+                    "its pins")
+        out.append(
+            f"{rel}: does NOT reproduce from its own pinned inputs with HEAD's own code ({what}): its recorded price "
+            "is not what its pinned facts give (the lock was edited by hand, its digest recomputed, or written by "
+            f"other code than HEAD's); restore it, then re-lock it with HEAD's code: passprice lock --update -o {rel}"
+        )
+    return tuple(out)
+
+
+def _shown_figure(value: Any) -> str:
+    """A recorded figure as a reproduction line shows it: a float to every digit (``repr``), a table as
+    ``changed``."""
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, dict | list):
+        return "changed"
+    return str(value)
 
 
 def _unpinned_records(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
