@@ -12,6 +12,11 @@ reviewed as CI reviews it; and three known leftovers:
   recorded provenance), the lock's recorded price set by hand to HEAD's price of a raised ``streams.read`` and its
   pins left as BASE pinned them, read "re-pin …, re-locked" (exit 0) while ``check`` failed it: HEAD's code now
   prices each changed lock from its pins in its own process, and the running code compares.
+- (L3) two pull requests that each pass (one locks gpt-oss-20b-h200, the other raises the H200's streams.read and
+  re-locks the four locks resting on it) merge without a conflict and leave the new lock stale on main: the
+  workflow's ``merged`` job re-runs the review on each push to the default branch, which fails naming it, and
+  ``check --frozen`` fails naming it (plain ``check`` reports the drift and passes, by design); the README says so,
+  and that branch protection requiring an up-to-date branch closes it before the merge.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -237,3 +243,83 @@ def test_a_lock_re_locked_by_head_s_own_code_still_passes(tmp_path: Path) -> Non
     out = json.loads(result.stdout)
     assert result.exit_code == 0, result.output
     assert out["head_check"] == [] and [x["review"] for x in out["locks"]] == ["re-locked"]
+
+
+# --- (L3) two pull requests that each pass, merged, leave a lock stale on main -------------------------------------
+
+GPT = "gpt-oss-20b-h200"
+RELOCKED = ("qwen3-30b-a3b-h200", "qwen35-27b-h200-mtp", "r1-qwen7b-h200-best", R1)
+
+
+def test_two_passing_pull_requests_merged_leave_a_lock_main_names(tmp_path: Path) -> None:
+    path = tmp_path / "registry"
+    path.mkdir()
+    for folder in ("facts", "registry", "locks", "sources", "schema"):
+        shutil.copytree(REPO / folder, path / folder)
+    git(path, "init", "-q", "-b", "main")
+    commit_all(path, "a registry")
+    git(path, "checkout", "-q", "-b", "lock-gpt")
+    locked = invoke("lock", GPT, "-o", str(path / "locks" / f"{GPT}.lock.toml"), root=path)
+    assert locked.exit_code == 0, locked.output
+    commit_all(path, "lock gpt-oss-20b-h200")
+    first = invoke("diff", "main", "HEAD", root=path)
+    assert first.exit_code == 0, first.output
+    git(path, "checkout", "-q", "-b", "faster-read", "main")
+    _raise_read(path)
+    for name in RELOCKED:
+        assert invoke("lock", "--update", "-o", str(path / "locks" / f"{name}.lock.toml"), root=path).exit_code == 0
+    commit_all(path, "streams.read 0.95, re-locked")
+    second = invoke("diff", "main", "HEAD", root=path)
+    assert second.exit_code == 0, second.output
+    assert "4 locks affected, 4 re-locked" in second.stdout.splitlines()[1]  # gpt-oss is no lock on this base
+    git(path, "checkout", "-q", "main")
+    git(path, "merge", "-q", "--no-ff", "-m", "merge lock-gpt", "lock-gpt")
+    git(path, "merge", "-q", "--no-ff", "-m", "merge faster-read", "faster-read")  # no conflict: other files
+
+    # check reports the drift and passes (drift passes check by design); --frozen fails, naming the lock
+    checked = invoke("check", root=path)
+    assert checked.exit_code == 0, checked.output
+    lines = checked.stdout.splitlines()
+    at = lines.index(f"lock {GPT} (locks/{GPT}.lock.toml, locks serving {GPT}): ok")
+    assert lines[at + 5: at + 8] == [
+        "  drift:",
+        "    streams.read: 0.9333 (measured) → 0.95 (measured)",
+        "  today: 9,603.7 tokens/s at batch 32 recorded; 9,733.7 tokens/s at batch 32 with today's inputs",
+    ]
+    frozen = invoke("check", "--frozen", root=path)
+    assert frozen.exit_code == 1
+    assert frozen.stdout.splitlines()[-1] == (
+        f"check FAILED (--frozen: the inputs of {GPT} drifted since they were locked; review the change, then re-lock "
+        f"each: `passprice lock --update -o locks/{GPT}.lock.toml`)")
+    # the workflow's merged job: the review run again on what the push brought (the commit before it → main)
+    review = invoke("diff", git(path, "rev-parse", "main~1"), "main", root=path)
+    assert review.exit_code == 1, review.output
+    assert review.stderr == (f"passprice: refused: it moves the locked price of {GPT} without re-locking (review the "
+                             f"move, then `passprice lock --update -o locks/{GPT}.lock.toml`)\n")
+    assert f"  {GPT} (locks/{GPT}.lock.toml, card {CARD}, price): price moved, lock not updated (memory_s)" in (
+        review.stdout.splitlines())
+    # re-locked on main, all passes again
+    assert invoke("lock", "--update", "-o", str(path / "locks" / f"{GPT}.lock.toml"), root=path).exit_code == 0
+    commit_all(path, "re-lock gpt-oss-20b-h200 on main")
+    assert invoke("check", "--frozen", root=path).exit_code == 0
+    assert invoke("diff", "main~1", "main", root=path).exit_code == 0
+
+
+def test_the_workflow_reviews_each_push_to_the_default_branch() -> None:
+    import yaml
+
+    from passprice.scaffold import workflow
+
+    for text in ((REPO / ".github" / "workflows" / "facts.yml").read_text(encoding="utf-8"),
+                 workflow("python -m pip install -r requirements.txt")):
+        flow = yaml.safe_load(text)
+        assert set(flow[True]) == {"pull_request", "push"}  # yaml reads the key `on` as True
+        assert flow["jobs"]["facts"]["if"] == "github.event_name == 'pull_request'"
+        merged = flow["jobs"]["merged"]
+        assert merged["if"] == ("github.event_name == 'push' && github.ref_name == "
+                                "github.event.repository.default_branch")
+        runs = [step.get("run") for step in merged["steps"]]
+        assert runs[-2:] == ["passprice check",
+                             'passprice diff "$BEFORE" "$GITHUB_SHA" --format markdown >> "$GITHUB_STEP_SUMMARY"']
+        assert merged["steps"][-1]["env"] == {"BEFORE": "${{ github.event.before }}"}
+        assert merged["steps"][0]["with"] == {"fetch-depth": 0, "persist-credentials": False}
