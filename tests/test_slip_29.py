@@ -17,6 +17,14 @@ reviewed as CI reviews it; and three known leftovers:
   workflow's ``merged`` job re-runs the review on each push to the default branch, which fails naming it, and
   ``check --frozen`` fails naming it (plain ``check`` reports the drift and passes, by design); the README says so,
   and that branch protection requiring an up-to-date branch closes it before the merge.
+
+Attempts:
+
+- (4) a registry document a fact's source names kept as a symbolic link (``notes/link.md`` → ``notes/real.md``), or
+  named by a path with ``..`` in it: ``check`` (and the hook) passed, following the link, while a review reads the
+  document at each revision through git, where neither names a file: no revision's review could price the locks
+  resting on the fact ("BASE cannot price"; a later change read "out of date already on BASE", false), and a review
+  of an unchanged work tree said the document changed. A document must be a file at its own plain path now.
 """
 
 from __future__ import annotations
@@ -323,3 +331,63 @@ def test_the_workflow_reviews_each_push_to_the_default_branch() -> None:
                              'passprice diff "$BEFORE" "$GITHUB_SHA" --format markdown >> "$GITHUB_STEP_SUMMARY"']
         assert merged["steps"][-1]["env"] == {"BEFORE": "${{ github.event.before }}"}
         assert merged["steps"][0]["with"] == {"fetch-depth": 0, "persist-credentials": False}
+
+
+# --- (4) a registry document kept as a symbolic link, or named through ``..`` ----------------------------------------
+
+
+def _linked_registry(path: Path, source_path: str) -> None:
+    """This checkout's registry at ``path`` with ``notes/real.md``, a link ``notes/link.md`` to it, a source record
+    ``my-notes`` naming ``source_path``, and the H200's streams.read cited from it (its figure unchanged)."""
+    path.mkdir()
+    for folder in ("facts", "registry", "locks", "sources", "schema"):
+        shutil.copytree(REPO / folder, path / folder)
+    (path / "notes").mkdir()
+    (path / "notes" / "real.md").write_text("# Bench notes\nDot: 4.48 TB/s of 4.8 (0.9333)\n", encoding="utf-8")
+    os.symlink("real.md", path / "notes" / "link.md")
+    (path / "sources" / "my-notes.toml").write_text(NOTES_SOURCE.replace("notes/mixtral-routing.md", source_path),
+                                                    encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("source_path", "problem"),
+    [
+        ("notes/link.md", "notes/link.md passes through a symbolic link (notes/link.md): a document of this registry "
+         "is a file at its own path (a review reads it through git at each revision, where a link holds only its "
+         "target's name): put the document itself there, or name its own path in source.path"),
+        ("notes/../notes/real.md", "notes/../notes/real.md is not a plain path (it holds '..'): name the document by "
+         "its own path from the registry's top folder, as git lists it (a review reads it at each revision)"),
+    ],
+)
+def test_a_document_through_a_link_or_dot_dot_fails_check(tmp_path: Path, source_path: str, problem: str) -> None:
+    path = tmp_path / "registry"
+    _linked_registry(path, source_path)
+    checked = invoke("check", root=path)
+    assert checked.exit_code == 2, checked.output  # was 0: the link followed, the path resolved
+    assert checked.stderr == f"passprice: error: sources/my-notes.toml: source.path: {problem}\n"
+    cited = invoke("fact", "set", CARD, "streams.read", "--value", "0.9333", "--unit", "1", "--provenance",
+                   "measured", "--source", "my-notes", "--locator", "Dot line", root=path)
+    assert cited.exit_code == 2 and f"source.path: {problem}" in cited.stderr
+    # the document at its own plain path is what check and a review both read
+    (path / "sources" / "my-notes.toml").write_text(NOTES_SOURCE.replace("notes/mixtral-routing.md", "notes/real.md"),
+                                                    encoding="utf-8")
+    (path / "notes" / "link.md").unlink()
+    assert invoke("check", root=path).exit_code == 0
+
+
+def test_a_review_of_a_linked_document_fails_on_head_s_check(tmp_path: Path) -> None:
+    """The review CI runs (``diff BASE`` of the work tree) of a registry whose main holds the link, a pull request
+    editing the link's target: it said "1 source whose document changed, to verify" (as it said of an unchanged
+    work tree) with BASE's locks not priced, exit 0. main's check failing, so does HEAD's, and the review."""
+    path = tmp_path / "registry"
+    _linked_registry(path, "notes/link.md")
+    git(path, "init", "-q", "-b", "main")
+    commit_all(path, "a registry with a linked document")
+    git(path, "checkout", "-q", "-b", "pr")
+    (path / "notes" / "real.md").write_text("# Bench notes\nDot: 4.56 TB/s of 4.8 (0.95)\n", encoding="utf-8")
+    commit_all(path, "notes: a better run")
+    result = invoke("diff", "main", root=path)
+    assert result.exit_code == 2, result.output
+    assert "HEAD fails passprice check (1 problem)" in result.stdout.splitlines()[1]
+    assert ("  sources/my-notes.toml: source.path: notes/link.md passes through a symbolic link (notes/link.md): a "
+            "document of this registry is a file at its own path") in "\n".join(result.stdout.splitlines())
