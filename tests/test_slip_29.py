@@ -25,6 +25,11 @@ Attempts:
   document at each revision through git, where neither names a file: no revision's review could price the locks
   resting on the fact ("BASE cannot price"; a later change read "out of date already on BASE", false), and a review
   of an unchanged work tree said the document changed. A document must be a file at its own plain path now.
+- (5) ``requirements.txt`` (the line CI installs passprice by: the base branch's installs the reviewer of every later
+  pull request) rewritten to another passprice read "no fact changed; no lock affected" (✅, exit 0): once merged,
+  that passprice reviews every later change, a moved locked price among them. The review names it now, with the
+  registry's other install files (``pyproject.toml``, ``hatch_build.py``, the hook's and the workflow's files): ⚠️,
+  never failed, as passprice's own code is.
 """
 
 from __future__ import annotations
@@ -391,3 +396,39 @@ def test_a_review_of_a_linked_document_fails_on_head_s_check(tmp_path: Path) -> 
     assert "HEAD fails passprice check (1 problem)" in result.stdout.splitlines()[1]
     assert ("  sources/my-notes.toml: source.path: notes/link.md passes through a symbolic link (notes/link.md): a "
             "document of this registry is a file at its own path") in "\n".join(result.stdout.splitlines())
+
+
+# --- (5) the line that installs the reviewer, rewritten --------------------------------------------------------------
+
+
+def test_a_rewritten_requirements_line_is_named_by_the_review(tmp_path: Path) -> None:
+    path = tmp_path / "registry"
+    write(plan(find_root(REPO)), path)
+    git(path, "init", "-q", "-b", "main")
+    commit_all(path, "a registry")
+    assert invoke("diff", "main", "HEAD", root=path).stdout.splitlines()[1].startswith("no changes")
+    git(path, "checkout", "-q", "-b", "pr")
+    (path / "requirements.txt").write_text(
+        "passprice @ git+https://github.com/someone-else/passprice@0123456789abcdef0123456789abcdef01234567\n",
+        encoding="utf-8")
+    workflow = path / ".github" / "workflows" / "facts.yml"
+    workflow.write_text(workflow.read_text(encoding="utf-8") + "# tidied\n", encoding="utf-8")
+    commit_all(path, "requirements: another passprice")
+    result = invoke("diff", "main", "HEAD", root=path)
+    assert result.exit_code == 0, result.output  # shown, never failed
+    lines = result.stdout.splitlines()
+    # was "no changes to facts, registry, locks or the pricing model; 8 locks unaffected" (✅)
+    assert lines[1] == ("no fact changed; no lock affected; how passprice is installed changed (requirements.txt, "
+                        ".github/workflows/facts.yml)")
+    at = lines.index("how passprice is installed changed: these decide which passprice checks and reviews the "
+                     "registry: once merged, the one they install reviews every later pull request, so read them as "
+                     "code (guard them with a CODEOWNERS rule)")
+    assert lines[at + 1: at + 3] == ["  requirements.txt", "  .github/workflows/facts.yml"]
+    markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path).stdout.splitlines()
+    assert markdown[0].startswith("⚠️ **passprice diff**")
+    assert "#### How passprice is installed" in markdown and "- `requirements.txt`" in markdown
+    out = json.loads(invoke("diff", "main", "HEAD", "--json", root=path).stdout)
+    assert out["install_changed"] == ["requirements.txt", ".github/workflows/facts.yml"]
+    # the work tree as CI reviews it: the same
+    work = invoke("diff", "main", "--json", root=path)
+    assert json.loads(work.stdout)["install_changed"] == ["requirements.txt", ".github/workflows/facts.yml"]

@@ -65,6 +65,18 @@ CODE = "src/passprice"
 #: What a review says when HEAD changes passprice's own code (:attr:`Diff.code_files`).
 CODE_WARNING = ("the verdict is sound only from BASE's passprice (the CI workflow installs the base branch's to "
                 "review): HEAD's code could pass its own change")
+#: The files beside a registry's folders (paths from its root) that decide which passprice checks and reviews it:
+#: the line CI and a newcomer install it by (``requirements.txt``, which ``init`` writes; the base branch's installs
+#: the reviewer of every later pull request), a checkout's build (``pyproject.toml``, and ``hatch_build.py``, its
+#: build hook, run at install), the pre-commit hook and the review workflow. A pull request rewriting
+#: ``requirements.txt`` to another passprice read "no fact changed; no lock affected" (slip round 29): once merged,
+#: that passprice reviews every later change. Named by :attr:`Diff.install_files`, never failed (as passprice's own
+#: code is): people read them.
+INSTALL_FILES = ("requirements.txt", "pyproject.toml", "hatch_build.py", ".pre-commit-config.yaml",
+                 ".github/workflows/facts.yml")
+#: What a review says when HEAD changes one of :data:`INSTALL_FILES`.
+INSTALL_WARNING = ("these decide which passprice checks and reviews the registry: once merged, the one they install "
+                   "reviews every later pull request, so read them as code (guard them with a CODEOWNERS rule)")
 #: The branches whose merge base with ``HEAD`` is the default BASE, in the order tried.
 DEFAULT_BRANCHES = ("main", "origin/main", "master", "origin/master")
 
@@ -99,6 +111,9 @@ class Side:
     #: For a revision: the identity (:func:`passprice.sourcechange.document_digest`) of each registry document a
     #: source names (``source.path``), which is written empty into ``root``; a folder's are read where they lie.
     documents: Mapping[str, str] = attrs.field(factory=dict)
+    #: The identity (:func:`passprice.sourcechange.document_digest`) of each of :data:`INSTALL_FILES` on this side,
+    #: by path (absent: not there, or not a file that reads).
+    installs: Mapping[str, str] = attrs.field(factory=dict)
 
     def document(self, rel: str) -> str | None:
         """The identity of the registry document at ``rel`` on this side (``None``: not there, or not readable)."""
@@ -1830,6 +1845,9 @@ class Diff:
     #: of it and the locks of it. Shown, never failed; until slip round 28 a review showed an added serving's path
     #: alone, counted as "1 other file changed".
     added_servings: tuple[AddedServing, ...] = ()
+    #: The files of :data:`INSTALL_FILES` HEAD adds, removes or rewrites: what decides which passprice checks and
+    #: reviews the registry. Shown, never failed.
+    install_files: tuple[str, ...] = ()
 
     @property
     def locks(self) -> tuple[LockImpact, ...]:
@@ -2061,7 +2079,7 @@ class Diff:
         facts = self.fact_changes
         fact_files = {f.path for f, _ in facts}
         if not (self.files or self.model_changed or self.locks or self.head_check or self.sources or self.unlocked
-                or self.code_files or self.duplicates or self.head_warnings):
+                or self.code_files or self.duplicates or self.head_warnings or self.install_files):
             quiet = "no changes to facts, registry, locks or the pricing model"
             return quiet + (f"; {_n(len(self.unaffected), 'lock')} unaffected" if self.unaffected else "")
         parts = [
@@ -2149,6 +2167,8 @@ class Diff:
             parts.append("pricing model changed" + (f", moving {_n(len(moved), 'locked price')}" if moved else ""))
         if self.code_files:
             parts.append(f"passprice's own code changed ({_n(len(self.code_files), 'file')})")
+        if self.install_files:
+            parts.append(f"how passprice is installed changed ({', '.join(self.install_files)})")
         if self.unreadable:
             parts.append(f"{_n(len(self.unreadable), 'file')} {'does' if len(self.unreadable) == 1 else 'do'} not read")
         return "; ".join(parts)
@@ -2187,6 +2207,7 @@ class Diff:
             "unlocked": [m.to_json() for m in self.unlocked],
             "unlocked_left_out": self.unlocked_left_out,
             "code_changed": list(self.code_files),
+            "install_changed": list(self.install_files),
             "duplicate_locks": list(self.duplicates),
             "head_warnings": list(self.head_warnings),
             "head_warnings_left_out": self.head_warnings_left_out,
@@ -2276,7 +2297,8 @@ def _compare(base: Side, head: Side) -> Diff:
                 _unrooted(head, problems), _unrooted(head, review.unreadable), sources, moves, left_out,
                 code_changes(base.code, head.code), _duplicates(head, paths),
                 _unrooted(head, review.warnings[:MAX_HEAD_WARNINGS]), max(0, len(review.warnings) - MAX_HEAD_WARNINGS),
-                added_servings(head, files, reviews))
+                added_servings(head, files, reviews),
+                tuple(p for p in INSTALL_FILES if base.installs.get(p) != head.installs.get(p)))
 
 
 def _unrooted(side: Side, lines: Sequence[str]) -> tuple[str, ...]:
@@ -2484,7 +2506,8 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
                 if not _is_root(folder):
                     raise InputError(f"{ref}: not a passprice root (it needs facts/ and registry/ folders)")
                 info = SideInfo(str(ref), folder=str(folder))
-                return Side(info, Root(folder), folder_files(folder), code_of(gitread.sized_code(code_folder(folder))))
+                return Side(info, Root(folder), folder_files(folder), code_of(gitread.sized_code(code_folder(folder))),
+                            installs=_installs(folder))
             if ref is None and default == "work tree":
                 if root.embedded:
                     git()  # the embedded facts have no work tree: say so as a revision would
@@ -2493,7 +2516,8 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
                 if checkout:
                     checkout[0].submodules()  # one not checked out is an empty folder: refused by name, not read
                 info = SideInfo("work tree", folder=str(root.path))
-                return Side(info, root, folder_files(root.path), code_of(gitread.sized_code(code_folder(root.path))))
+                return Side(info, root, folder_files(root.path), code_of(gitread.sized_code(code_folder(root.path))),
+                            installs=_installs(root.path))
             if ref is None:
                 sha, label = git().default_base()
             else:
@@ -2508,12 +2532,28 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
                 if rewritten:
                     raise InputError.of(rewritten)
             return Side(SideInfo(label, revision=sha), Root(tmp), files, code_of(code_folder(tmp) if code else None),
-                        git().documents(sha, _named_by_sources(files)))
+                        git().documents(sha, _named_by_sources(files)), git().documents(sha, INSTALL_FILES))
 
         base_side = open_side(base, None)
         head_side = open_side(head, "work tree")
         head_side = attrs.evolve(head_side, code=kept_apart(base_side.code, head_side.code))
         return compare(base_side, head_side)
+
+
+def _installs(folder: Path) -> dict[str, str]:
+    """The identity of each of :data:`INSTALL_FILES` in ``folder``, as :meth:`Checkout.documents` gives a
+    revision's: its bytes' digest (read within the cap on a passprice file); ``unread`` for one there that is no
+    regular file within the cap (a link, a FIFO, past the cap), so it shows as changed; none when nothing is there."""
+    from passprice.sourcechange import document_digest
+
+    out = {}
+    for rel in INSTALL_FILES:
+        try:
+            out[rel] = document_digest(gitread.read_sized(folder / rel))
+        except InputError:
+            if os.path.lexists(folder / rel):
+                out[rel] = "unread"
+    return out
 
 
 def _not_also_a_revision(ref: str, root: Root, git: Callable[[], Checkout]) -> None:
@@ -2880,6 +2920,9 @@ def diff_text(d: Diff) -> str:
     if d.code_files:
         lines += ["", f"passprice's own code changed: {CODE_WARNING}"]
         lines += [f"  {path}" for path in d.code_files]
+    if d.install_files:
+        lines += ["", f"how passprice is installed changed: {INSTALL_WARNING}"]
+        lines += [f"  {path}" for path in d.install_files]
     model = _model_line(d)
     if model or any(code is not None and not code.own for code in (d.base_code, d.head_code)):
         lines.append("")
@@ -3055,7 +3098,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     unaffected and the files that do not read."""
     mark = "❌" if d.exit_status else (
         "⚠️" if d.weakened or d.loosened or d.removed or d.to_verify or d.drifting or d.sources or d.duplicates
-        or d.head_warnings else "✅"
+        or d.head_warnings or d.install_files else "✅"
     )
     out = [f"{mark} **passprice diff** {markdown_code(d.base.label)} → {markdown_code(d.head.label)}: {d.summary()}"]
     facts = d.fact_changes
@@ -3233,6 +3276,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     if d.code_files:
         out += ["", "#### passprice's own code", "", f"⚠️ {markdown_text(CODE_WARNING)}", ""]
         out += [f"- {markdown_code(path)}" for path in d.code_files]
+    if d.install_files:
+        out += ["", "#### How passprice is installed", "", f"⚠️ {markdown_text(INSTALL_WARNING)}", ""]
+        out += [f"- {markdown_code(path)}" for path in d.install_files]
     model = _model_line(d)
     if model:
         out += ["", "#### Pricing model", "", markdown_text(model)]
