@@ -121,6 +121,22 @@ def test_a_commit_removing_only_a_notes_document_fails_the_hook(tmp_path: Path) 
     assert done.returncode == 0 and "(no files to check)Skipped" in done.stdout, done.stdout
 
 
+def test_a_document_only_untracked_passes_the_hook_and_fails_the_review(tmp_path: Path) -> None:
+    """Not fixed, said: ``git rm --cached`` leaves the document in the work tree, untracked, and pre-commit stashes
+    unstaged changes but leaves untracked files, so the hook's check still finds it and passes; the commit holds no
+    document, which the review of the commit (and check in CI's clean checkout) fails. The README says so."""
+    pytest.importorskip("pre_commit")
+    path = tmp_path / "registry"
+    env = _hooked_registry(path)
+    git(path, "rm", "-q", "--cached", "notes/mixtral-routing.md")
+    done = _commit(path, env, "untrack my notes")
+    assert done.returncode == 0, done.stdout
+    assert "passprice check" in done.stdout and "Passed" in done.stdout
+    review = invoke("diff", "main~1", "main", root=path)
+    assert review.exit_code == 2, review.output
+    assert f"  {MISSING}" in review.stdout.splitlines()
+
+
 def test_a_document_moved_with_its_source_record_passes_the_hook(tmp_path: Path) -> None:
     """The honest change the hook must not block: the document moved and the record's source.path with it."""
     pytest.importorskip("pre_commit")
