@@ -30,6 +30,11 @@ Attempts:
   that passprice reviews every later change, a moved locked price among them. The review names it now, with the
   registry's other install files (``pyproject.toml``, ``hatch_build.py``, the hook's and the workflow's files): ⚠️,
   never failed, as passprice's own code is.
+- (6, not fixed, said) a document untracked with ``git rm --cached`` stays for the hook's check: the hook passes, the
+  review of the commit fails.
+- (7) a derived fact's own citation re-cited, its derivation unchanged (the H200's ``array`` locator made to quote
+  'INT8 Tensor Core 4,958 TOPS' over its 3958 TOPS input), the four locks resting on it re-pinned: "citation
+  changed", nothing to verify, ✅ (a published or measured fact re-cited asks): it asks now.
 """
 
 from __future__ import annotations
@@ -448,3 +453,38 @@ def test_a_rewritten_requirements_line_is_named_by_the_review(tmp_path: Path) ->
     # the work tree as CI reviews it: the same
     work = invoke("diff", "main", "--json", root=path)
     assert json.loads(work.stdout)["install_changed"] == ["requirements.txt", ".github/workflows/facts.yml"]
+
+
+# --- (7) a derived fact's own citation re-cited ----------------------------------------------------------------------
+
+
+def test_a_derived_fact_re_cited_asks_to_verify(tmp_path: Path) -> None:
+    path = tmp_path / "registry"
+    path.mkdir()
+    for folder in ("facts", "registry", "locks", "sources", "schema"):
+        shutil.copytree(REPO / folder, path / folder)
+    git(path, "init", "-q", "-b", "main")
+    commit_all(path, "a registry")
+    git(path, "checkout", "-q", "-b", "pr")
+    card = path / "facts" / "cards" / f"{CARD}.toml"
+    text = card.read_text(encoding="utf-8")
+    old = ("locator = \"Technical Specifications table, H200 SXM column: 'INT8 Tensor Core 3,958 TOPS' (with "
+           "sparsity)\"\nnote")
+    assert text.count(old) == 1
+    card.write_text(text.replace(old, old.replace("3,958", "4,958")), encoding="utf-8")
+    for name in RELOCKED:
+        assert invoke("lock", "--update", "-o", str(path / "locks" / f"{name}.lock.toml"), root=path).exit_code == 0
+    commit_all(path, "array: re-cited")
+    out = json.loads(invoke("diff", "main", "HEAD", "--json", root=path).stdout)
+    assert out["exit_status"] == 0
+    # was: "1 fact changed in 1 file; 4 locks affected, 4 re-locked; …", nothing to verify, ✅
+    assert out["summary"].startswith(
+        "1 fact changed in 1 file, 1 to verify in its source; 4 locks affected, 4 re-locked")
+    assert out["to_verify"] == [f"{CARD}:array"]
+    (fact,) = [f for file in out["files"] for f in file["facts"]]
+    assert fact["to_verify"] == (
+        "its citation changed: does nvidia-h200-datasheet: Technical Specifications table, H200 SXM column: 'INT8 "
+        "Tensor Core 4,958 TOPS' (with sparsity) give what its derivation (sparse / sparsity / ops_per_mac) takes "
+        "from it?")
+    markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path).stdout
+    assert markdown.startswith("⚠️ **passprice diff**")

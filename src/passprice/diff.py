@@ -646,13 +646,21 @@ class FactChange:
         old, new = self.old, self.new
         if old is None or new is None:
             return None
-        if new.derivation is not None:
-            return _inputs_to_verify(old, new)
         where = f"{new.source}: {new.locator}" if new.source is not None else f"{new.cite}"
+        same_cite = (old.source, old.locator, old.cite) == (new.source, new.locator, new.cite)
+        if new.derivation is not None:
+            # The fact's own citation is the place its audit traces it to: re-cited under an unchanged derivation
+            # (the H200's array to a locator quoting 'INT8 Tensor Core 4,958 TOPS' over its 3958 TOPS input), the
+            # review read ✅ with four locks re-pinned on it (slip round 29).
+            from passprice.derivations import Derivation
+
+            own = None if same_cite or not isinstance(new.derivation, Derivation) else (
+                f"its citation changed: does {where} give what its derivation ({new.derivation.formula}) takes from "
+                "it?")
+            return "; ".join(x for x in (own, _inputs_to_verify(old, new)) if x) or None
         if self.strengthened:
             return (f"the provenance is stronger ({old.provenance.value} → {new.provenance.value}): does {where} "
                     f"state {new.describe()}, {new.provenance.value}?")
-        same_cite = (old.source, old.locator, old.cite) == (new.source, new.locator, new.cite)
         if "value" in self.fields and same_cite:
             quoted = _quoted_figures(new.locator or new.cite or "")
             if _figure(old.amount) in quoted and _figure(new.amount) not in quoted:
