@@ -258,6 +258,27 @@ def test_a_price_set_by_hand_over_base_s_pins_beside_a_code_edit_fails_the_revie
                         "passprice check |")
 
 
+def test_head_s_code_that_cannot_price_pins_fails_the_review(tmp_path: Path) -> None:
+    """The same forged price, HEAD's reproduce.find_checkpoint made to raise (the review's pricing of HEAD's locks
+    never calls it): the pins went unpriced and the lock was left alone, "re-locked" (exit 0)."""
+    from test_slip_10 import _base
+
+    path = _base(tmp_path / "registry")
+    git(path, "checkout", "-q", "-b", "pr")
+    _relock_apart(path, keep="pins")
+    module = path / "src" / "passprice" / "reproduce.py"
+    text = module.read_text(encoding="utf-8")
+    head = "def find_checkpoint(root: Root, lock: Lock) -> tuple[GGUFHeader | None, CheckpointState]:\n"
+    assert text.count(head) == 1
+    module.write_text(text.replace(head, head + "    raise RuntimeError('not today')\n"), encoding="utf-8")
+    commit_all(path, "streams.read 0.95; r1's price; reproduce.py")
+    result = invoke("diff", "main", "HEAD", "--json", root=path)
+    assert result.exit_code == 1, result.output
+    (line,) = json.loads(result.stdout)["head_check"]
+    assert line.startswith(f"{R1_LOCK}: does NOT reproduce from its own pinned inputs with HEAD's own code: they "
+                           "were not priced (its own code could not price it: RuntimeError: not today)")
+
+
 def test_a_lock_re_locked_by_head_s_own_code_still_passes(tmp_path: Path) -> None:
     """No false alarm: streams.read raised beside the code edit, and the lock re-locked by HEAD's own code (a
     passprice run from the checkout's src/passprice, as the README asks): its pins give its price with that code."""

@@ -2378,11 +2378,10 @@ def unreproduced(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
     this passprice's); a lock that does not read is already a problem of :func:`passprice.check.review_files`.
 
     A HEAD priced by its own code has its locks priced from their pins by that code, in its own process
-    (:func:`passprice.sidecode.price_pins`), and compared here; a lock its code cannot price so is held to
-    :func:`_unpinned_records` alone. Without it, a lock's recorded price set by hand to HEAD's price of a raised
-    ``streams.read`` (1,013.4 tokens/s), its pins left as BASE pinned them (0.9333, 996.1 tokens/s), beside a
-    price-neutral edit of ``src/passprice``, read "re-pin …, re-locked" (exit 0) where ``check`` fails it (slip round
-    29)."""
+    (:func:`passprice.sidecode.price_pins`), and compared here; a lock its code cannot price so fails. Without it,
+    a lock's recorded price set by hand to HEAD's price of a raised ``streams.read`` (1,013.4 tokens/s), its pins
+    left as BASE pinned them (0.9333, 996.1 tokens/s), beside a price-neutral edit of ``src/passprice``, read "re-pin
+    …, re-locked" (exit 0) where ``check`` fails it (slip round 29)."""
     if not head.code.running and head.code.folder is not None:
         return _own_code_unreproduced(head, changed)
     from passprice.reproduce import reproduce
@@ -2405,7 +2404,8 @@ def _own_code_unreproduced(head: Side, changed: Iterable[str]) -> tuple[str, ...
     """:func:`unreproduced` for a HEAD priced by its own code: for each added or changed lock file of ``changed``,
     the line of :func:`_unpinned_records` (its recorded provenance is not its pins'), else the line saying its pinned
     inputs, priced with HEAD's code, do not give a figure it records (:func:`passprice.reproduce.moved` over
-    :meth:`~passprice.locks.Lock.compared`). A lock HEAD's code cannot price from its pins is left to the first."""
+    :meth:`~passprice.locks.Lock.compared`), or that HEAD's code could not price them (it failed, or lacks the calls
+    :data:`passprice.sidecode.PINNED_DRIVER` makes): a lock not reproduced is no lock that passes."""
     from passprice.reproduce import moved
     from passprice.sidecode import price_pins
 
@@ -2424,8 +2424,15 @@ def _own_code_unreproduced(head: Side, changed: Iterable[str]) -> tuple[str, ...
         if rel in recorded:
             out.append(recorded[rel])
             continue
-        now = priced.get(rel, {}).get("price")
+        answer = priced.get(rel, {})
+        now = answer.get("price")
         if not isinstance(now, Mapping):
+            # Not priced from its pins by HEAD's code (it failed, or is older than the calls it needs): no
+            # reproduction, no pass. A HEAD whose find_checkpoint raised read "re-locked" on a forged price.
+            why = answer.get("error", "no answer")
+            out.append(f"{rel}: does NOT reproduce from its own pinned inputs with HEAD's own code: they were not "
+                       f"priced ({why}); check it with HEAD's code (passprice check, run from HEAD's src), then "
+                       f"re-lock it with that code: passprice lock --update -o {rel}")
             continue
         diffs = moved(lock.price, now, lock.compared())
         if not diffs:
