@@ -3,8 +3,8 @@
     python docs/make.py
 
 - the README's glossary section, from passprice.glossary (the text `passprice explain` prints);
-- .pre-commit-hooks.yaml, the hook this project publishes, from passprice.scaffold.published_hooks (it watches the
-  folders the hook `passprice init` writes does);
+- .pre-commit-hooks.yaml, the hook this project publishes, from passprice.scaffold.published_hooks (it runs on every
+  commit, as the hook `passprice init` writes does);
 - the gallery's pictures under docs/, each drawn by the passprice command the README shows beside it.
 
 Every picture is deterministic (no dates, fixed SVG ids), so a rerun on the same facts changes no byte.

@@ -97,7 +97,8 @@ def test_a_serving_pairing_a_model_with_another_models_routing_is_bad_input(tmp_
 
 # ---------------------------------------------------------------------------------------------------------------------
 # 3. A source record's source.path must be a document of this registry: a regular file inside the root, every link
-# and `..` resolved. `../base/README.md`, a link to /etc/passwd, a FIFO and a link to /dev/zero passed check.
+# and `..` resolved (and, since slip round 29, named by its own plain path, no link along it). `../base/README.md`, a
+# link to /etc/passwd, a FIFO and a link to /dev/zero passed check.
 
 
 def _source_path(root: Path, path: str) -> None:
@@ -135,10 +136,21 @@ def test_a_source_path_is_a_regular_file_inside_the_registry(tmp_path: Path, pat
     assert len(lines) == 6 and all(f"{line}{says}" in later for later in lines[1:]), result.stderr
 
 
-def test_a_source_path_through_a_link_inside_the_registry_still_holds(tmp_path: Path) -> None:
+def test_a_source_path_through_a_link_inside_the_registry_is_refused(tmp_path: Path) -> None:
+    """It held until slip round 29: a review reads the document through git at each revision, where a link is a blob
+    holding its target's name, so no revision's review could price the locks resting on what cited it."""
     root = copy_root(tmp_path)
     (root / "review.md").symlink_to(root / "facts" / "cards" / "README.md")
     _source_path(root, "review.md")
+    result = invoke("check", root=root)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines()[0] == (
+        "passprice: error: sources/passprice-card-review.toml: source.path: review.md passes through a symbolic link "
+        "(review.md): a document of this registry is a file at its own path (a review reads it through git at each "
+        "revision, where a link holds only its target's name): put the document itself there, or name its own path "
+        "in source.path")
+    record = root / "sources" / "passprice-card-review.toml"  # back: the file itself
+    record.write_text(record.read_text().replace('path = "review.md"', 'path = "facts/cards/README.md"'))
     assert invoke("check", root=root).exit_code == 0
 
 

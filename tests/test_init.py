@@ -19,8 +19,8 @@ import pytest
 from cli_helpers import REPO, bad, invoke
 from passprice.registry import Root, embedded_root, find_root
 from passprice.scaffold import (
+    HOOK_RUNS,
     PLACEHOLDER,
-    hook_files,
     installed_requirement,
     plan,
     published_hooks,
@@ -84,7 +84,7 @@ def test_init_writes_a_registry(tmp_path: Path) -> None:
         assert (mine / path).is_file()
     hook = (mine / ".pre-commit-config.yaml").read_text(encoding="utf-8")
     assert "entry: passprice check" in hook and "language: system" in hook
-    assert r"files: ^(facts|locks|registry|schema|sources)/|(^|/)\.gitattributes$" in hook
+    assert "always_run: true" in hook and "files:" not in hook  # every commit (slip 29)
     assert "python -m pip install -r requirements.txt" in (mine / ".github/workflows/facts.yml").read_text()
     # How this passprice was installed (the test environment's: a checkout, editable or not, or a wheel file).
     installed = installed_requirement()
@@ -243,9 +243,11 @@ def test_an_unknown_install_leaves_a_placeholder_pip_refuses(tmp_path: Path, mon
         says="--requirement: 'a\\nb' is not one requirement line")
 
 
-def test_both_hooks_watch_the_same_folders(tmp_path: Path) -> None:
+def test_both_hooks_run_on_every_commit() -> None:
     """The published hook watched facts|registry|locks, the one init writes facts|locks|registry|schema|sources: a
-    broken sources/ file was skipped by the first. Both now come from one list: Root's record folders and schema/."""
+    broken sources/ file was skipped by the first. Then both watched one list (Root's record folders, schema/ and any
+    .gitattributes), which missed a commit removing only a registry document a source names (slip 29): both run on
+    every commit now (``always_run``), from one line."""
     import yaml
 
     published = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
@@ -253,15 +255,9 @@ def test_both_hooks_watch_the_same_folders(tmp_path: Path) -> None:
     written = yaml.safe_load(plan(find_root(REPO)).files[".pre-commit-config.yaml"].decode())
     (hook,) = published
     (local,) = written["repos"][0]["hooks"]
-    assert hook["files"] == local["files"] == hook_files() == (
-        r"^(facts|locks|registry|schema|sources)/|(^|/)\.gitattributes$")
-    tops = {rel.split("/", 1)[0] for rel in record_folders(Root(tmp_path)).values()}
-    import re
-
-    for top in tops | {"schema"}:
-        assert re.match(hook["files"], f"{top}/x.toml")
-    assert not re.search(hook["files"], "src/passprice/cli.py")
-    assert re.search(hook["files"], ".gitattributes") and re.search(hook["files"], "facts/cards/.gitattributes")
+    assert HOOK_RUNS == "always_run: true"
+    for each in (hook, local):
+        assert each["always_run"] is True and each["pass_filenames"] is False and "files" not in each
 
 
 def _tracked_copy(dest: Path) -> Path:

@@ -86,7 +86,12 @@ def test_the_workflow_reviews_with_the_base_branch_s_passprice_before_the_pull_r
     from passprice.scaffold import workflow as template
 
     registry = template("python -m pip install -r requirements.txt")  # a registry `init` makes: its base's pins
-    assert registry.count("python -m pip install -r requirements.txt") == 2
+    # the reviewer's install, the pull request's own, and the default branch's after a merge (slip 29: job merged)
+    assert registry.count("python -m pip install -r requirements.txt") == 3
+    merged = workflow.index("\n  merged:\n")
+    job = workflow[workflow.index("\n  facts:\n"):merged].splitlines()  # the pull request job: the reviewer alone
+    assert not [line for line in job if line.strip().startswith(("passprice diff", "run: passprice diff"))]
+    assert workflow[merged:].count('run: passprice diff "$BEFORE" "$GITHUB_SHA"') == 1
     assert registry.index('cd "$RUNNER_TEMP/reviewer-src"') < registry.index("pip install -r requirements.txt")
 
 

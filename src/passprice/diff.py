@@ -65,6 +65,18 @@ CODE = "src/passprice"
 #: What a review says when HEAD changes passprice's own code (:attr:`Diff.code_files`).
 CODE_WARNING = ("the verdict is sound only from BASE's passprice (the CI workflow installs the base branch's to "
                 "review): HEAD's code could pass its own change")
+#: The files beside a registry's folders (paths from its root) that decide which passprice checks and reviews it:
+#: the line CI and a newcomer install it by (``requirements.txt``, which ``init`` writes; the base branch's installs
+#: the reviewer of every later pull request), a checkout's build (``pyproject.toml``, and ``hatch_build.py``, its
+#: build hook, run at install), the pre-commit hook and the review workflow. A pull request rewriting
+#: ``requirements.txt`` to another passprice read "no fact changed; no lock affected" (slip round 29): once merged,
+#: that passprice reviews every later change. Named by :attr:`Diff.install_files`, never failed (as passprice's own
+#: code is): people read them.
+INSTALL_FILES = ("requirements.txt", "pyproject.toml", "hatch_build.py", ".pre-commit-config.yaml",
+                 ".github/workflows/facts.yml")
+#: What a review says when HEAD changes one of :data:`INSTALL_FILES`.
+INSTALL_WARNING = ("these decide which passprice checks and reviews the registry: once merged, the one they install "
+                   "reviews every later pull request, so read them as code (guard them with a CODEOWNERS rule)")
 #: The branches whose merge base with ``HEAD`` is the default BASE, in the order tried.
 DEFAULT_BRANCHES = ("main", "origin/main", "master", "origin/master")
 
@@ -99,6 +111,9 @@ class Side:
     #: For a revision: the identity (:func:`passprice.sourcechange.document_digest`) of each registry document a
     #: source names (``source.path``), which is written empty into ``root``; a folder's are read where they lie.
     documents: Mapping[str, str] = attrs.field(factory=dict)
+    #: The identity (:func:`passprice.sourcechange.document_digest`) of each of :data:`INSTALL_FILES` on this side,
+    #: by path (absent: not there, or not a file that reads).
+    installs: Mapping[str, str] = attrs.field(factory=dict)
 
     def document(self, rel: str) -> str | None:
         """The identity of the registry document at ``rel`` on this side (``None``: not there, or not readable)."""
@@ -631,13 +646,21 @@ class FactChange:
         old, new = self.old, self.new
         if old is None or new is None:
             return None
-        if new.derivation is not None:
-            return _inputs_to_verify(old, new)
         where = f"{new.source}: {new.locator}" if new.source is not None else f"{new.cite}"
+        same_cite = (old.source, old.locator, old.cite) == (new.source, new.locator, new.cite)
+        if new.derivation is not None:
+            # The fact's own citation is the place its audit traces it to: re-cited under an unchanged derivation
+            # (the H200's array to a locator quoting 'INT8 Tensor Core 4,958 TOPS' over its 3958 TOPS input), the
+            # review read ✅ with four locks re-pinned on it (slip round 29).
+            from passprice.derivations import Derivation
+
+            own = None if same_cite or not isinstance(new.derivation, Derivation) else (
+                f"its citation changed: does {where} give what its derivation ({new.derivation.formula}) takes from "
+                "it?")
+            return "; ".join(x for x in (own, _inputs_to_verify(old, new)) if x) or None
         if self.strengthened:
             return (f"the provenance is stronger ({old.provenance.value} → {new.provenance.value}): does {where} "
                     f"state {new.describe()}, {new.provenance.value}?")
-        same_cite = (old.source, old.locator, old.cite) == (new.source, new.locator, new.cite)
         if "value" in self.fields and same_cite:
             quoted = _quoted_figures(new.locator or new.cite or "")
             if _figure(old.amount) in quoted and _figure(new.amount) not in quoted:
@@ -1879,6 +1902,9 @@ class Diff:
     #: of it and the locks of it. Shown, never failed; until slip round 28 a review showed an added serving's path
     #: alone, counted as "1 other file changed".
     added_servings: tuple[AddedServing, ...] = ()
+    #: The files of :data:`INSTALL_FILES` HEAD adds, removes or rewrites: what decides which passprice checks and
+    #: reviews the registry. Shown, never failed.
+    install_files: tuple[str, ...] = ()
 
     @property
     def locks(self) -> tuple[LockImpact, ...]:
@@ -2110,7 +2136,7 @@ class Diff:
         facts = self.fact_changes
         fact_files = {f.path for f, _ in facts}
         if not (self.files or self.model_changed or self.locks or self.head_check or self.sources or self.unlocked
-                or self.code_files or self.duplicates or self.head_warnings):
+                or self.code_files or self.duplicates or self.head_warnings or self.install_files):
             quiet = "no changes to facts, registry, locks or the pricing model"
             return quiet + (f"; {_n(len(self.unaffected), 'lock')} unaffected" if self.unaffected else "")
         parts = [
@@ -2198,6 +2224,8 @@ class Diff:
             parts.append("pricing model changed" + (f", moving {_n(len(moved), 'locked price')}" if moved else ""))
         if self.code_files:
             parts.append(f"passprice's own code changed ({_n(len(self.code_files), 'file')})")
+        if self.install_files:
+            parts.append(f"how passprice is installed changed ({', '.join(self.install_files)})")
         if self.unreadable:
             parts.append(f"{_n(len(self.unreadable), 'file')} {'does' if len(self.unreadable) == 1 else 'do'} not read")
         return "; ".join(parts)
@@ -2236,6 +2264,7 @@ class Diff:
             "unlocked": [m.to_json() for m in self.unlocked],
             "unlocked_left_out": self.unlocked_left_out,
             "code_changed": list(self.code_files),
+            "install_changed": list(self.install_files),
             "duplicate_locks": list(self.duplicates),
             "head_warnings": list(self.head_warnings),
             "head_warnings_left_out": self.head_warnings_left_out,
@@ -2325,7 +2354,8 @@ def _compare(base: Side, head: Side) -> Diff:
                 _unrooted(head, problems), _unrooted(head, review.unreadable), sources, moves, left_out,
                 code_changes(base.code, head.code), _duplicates(head, paths),
                 _unrooted(head, review.warnings[:MAX_HEAD_WARNINGS]), max(0, len(review.warnings) - MAX_HEAD_WARNINGS),
-                added_servings(head, files, reviews))
+                added_servings(head, files, reviews),
+                tuple(p for p in INSTALL_FILES if base.installs.get(p) != head.installs.get(p)))
 
 
 def _unrooted(side: Side, lines: Sequence[str]) -> tuple[str, ...]:
@@ -2394,9 +2424,15 @@ def unreproduced(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
     (:func:`passprice.reproduce.reproduce`): a lock whose recorded price, ``rests_on`` or floors were edited by hand
     and its digest recomputed reads, and priced with HEAD's inputs it may even agree with HEAD's facts, but its
     pinned facts do not give what it records. Only when HEAD is priced with the running code (its pricing model is
-    this passprice's); a lock that does not read is already a problem of :func:`passprice.check.review_files`."""
+    this passprice's); a lock that does not read is already a problem of :func:`passprice.check.review_files`.
+
+    A HEAD priced by its own code has its locks priced from their pins by that code, in its own process
+    (:func:`passprice.sidecode.price_pins`), and compared here; a lock its code cannot price so fails. Without it,
+    a lock's recorded price set by hand to HEAD's price of a raised ``streams.read`` (1,013.4 tokens/s), its pins
+    left as BASE pinned them (0.9333, 996.1 tokens/s), beside a price-neutral edit of ``src/passprice``, read "re-pin
+    …, re-locked" (exit 0) where ``check`` fails it (slip round 29)."""
     if not head.code.running and head.code.folder is not None:
-        return _unpinned_records(head, changed)
+        return _own_code_unreproduced(head, changed)
     from passprice.reproduce import reproduce
 
     out = []
@@ -2411,6 +2447,67 @@ def unreproduced(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
         if not rep.equals:
             out.append(f"{rel}: {rep.verdict()}")
     return tuple(out)
+
+
+def _own_code_unreproduced(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
+    """:func:`unreproduced` for a HEAD priced by its own code: for each added or changed lock file of ``changed``,
+    the line of :func:`_unpinned_records` (its recorded provenance is not its pins'), else the line saying its pinned
+    inputs, priced with HEAD's code, do not give a figure it records (:func:`passprice.reproduce.moved` over
+    :meth:`~passprice.locks.Lock.compared`), or that HEAD's code could not price them (it failed, or lacks the calls
+    :data:`passprice.sidecode.PINNED_DRIVER` makes): a lock not reproduced is no lock that passes."""
+    from passprice.reproduce import moved
+    from passprice.sidecode import price_pins
+
+    locks: dict[str, Lock] = {}
+    for rel in changed:
+        if file_kind(rel)[0] != "lock":
+            continue
+        try:
+            locks[rel] = read_lock(head.root.path / rel, head.root.schema)
+        except InputError:
+            continue
+    recorded = {line.split(": ", 1)[0]: line for line in _unpinned_records(head, locks)}
+    priced = price_pins(head.root, head.code, [rel for rel in locks if rel not in recorded])
+    out = []
+    for rel, lock in locks.items():
+        if rel in recorded:
+            out.append(recorded[rel])
+            continue
+        answer = priced.get(rel, {})
+        now = answer.get("price")
+        if not isinstance(now, Mapping):
+            # Not priced from its pins by HEAD's code (it failed, or is older than the calls it needs): no
+            # reproduction, no pass. A HEAD whose find_checkpoint raised read "re-locked" on a forged price.
+            why = answer.get("error", "no answer")
+            out.append(f"{rel}: does NOT reproduce from its own pinned inputs with HEAD's own code: they were not "
+                       f"priced ({why}); check it with HEAD's code (passprice check, run from HEAD's src), then "
+                       f"re-lock it with that code: passprice lock --update -o {rel}")
+            continue
+        diffs = moved(lock.price, now, lock.compared())
+        if not diffs:
+            continue
+        first = diffs[0]
+        if "refusal" in now:
+            what = f"its pinned inputs are refused ({now['refusal']})"
+        else:
+            what = (f"first: {first.field}: {_shown_figure(first.recorded)} recorded, {_shown_figure(first.now)} from "
+                    "its pins")
+        out.append(
+            f"{rel}: does NOT reproduce from its own pinned inputs with HEAD's own code ({what}): its recorded price "
+            "is not what its pinned facts give (the lock was edited by hand, its digest recomputed, or written by "
+            f"other code than HEAD's); restore it, then re-lock it with HEAD's code: passprice lock --update -o {rel}"
+        )
+    return tuple(out)
+
+
+def _shown_figure(value: Any) -> str:
+    """A recorded figure as a reproduction line shows it: a float to every digit (``repr``), a table as
+    ``changed``."""
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, dict | list):
+        return "changed"
+    return str(value)
 
 
 def _unpinned_records(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
@@ -2473,7 +2570,8 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
                 if not _is_root(folder):
                     raise InputError(f"{ref}: not a passprice root (it needs facts/ and registry/ folders)")
                 info = SideInfo(str(ref), folder=str(folder))
-                return Side(info, Root(folder), folder_files(folder), code_of(gitread.sized_code(code_folder(folder))))
+                return Side(info, Root(folder), folder_files(folder), code_of(gitread.sized_code(code_folder(folder))),
+                            installs=_installs(folder))
             if ref is None and default == "work tree":
                 if root.embedded:
                     git()  # the embedded facts have no work tree: say so as a revision would
@@ -2482,7 +2580,8 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
                 if checkout:
                     checkout[0].submodules()  # one not checked out is an empty folder: refused by name, not read
                 info = SideInfo("work tree", folder=str(root.path))
-                return Side(info, root, folder_files(root.path), code_of(gitread.sized_code(code_folder(root.path))))
+                return Side(info, root, folder_files(root.path), code_of(gitread.sized_code(code_folder(root.path))),
+                            installs=_installs(root.path))
             if ref is None:
                 sha, label = git().default_base()
             else:
@@ -2497,12 +2596,28 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
                 if rewritten:
                     raise InputError.of(rewritten)
             return Side(SideInfo(label, revision=sha), Root(tmp), files, code_of(code_folder(tmp) if code else None),
-                        git().documents(sha, _named_by_sources(files)))
+                        git().documents(sha, _named_by_sources(files)), git().documents(sha, INSTALL_FILES))
 
         base_side = open_side(base, None)
         head_side = open_side(head, "work tree")
         head_side = attrs.evolve(head_side, code=kept_apart(base_side.code, head_side.code))
         return compare(base_side, head_side)
+
+
+def _installs(folder: Path) -> dict[str, str]:
+    """The identity of each of :data:`INSTALL_FILES` in ``folder``, as :meth:`Checkout.documents` gives a
+    revision's: its bytes' digest (read within the cap on a passprice file); ``unread`` for one there that is no
+    regular file within the cap (a link, a FIFO, past the cap), so it shows as changed; none when nothing is there."""
+    from passprice.sourcechange import document_digest
+
+    out = {}
+    for rel in INSTALL_FILES:
+        try:
+            out[rel] = document_digest(gitread.read_sized(folder / rel))
+        except InputError:
+            if os.path.lexists(folder / rel):
+                out[rel] = "unread"
+    return out
 
 
 def _not_also_a_revision(ref: str, root: Root, git: Callable[[], Checkout]) -> None:
@@ -2871,6 +2986,9 @@ def diff_text(d: Diff) -> str:
     if d.code_files:
         lines += ["", f"passprice's own code changed: {CODE_WARNING}"]
         lines += [f"  {path}" for path in d.code_files]
+    if d.install_files:
+        lines += ["", f"how passprice is installed changed: {INSTALL_WARNING}"]
+        lines += [f"  {path}" for path in d.install_files]
     model = _model_line(d)
     if model or any(code is not None and not code.own for code in (d.base_code, d.head_code)):
         lines.append("")
@@ -3046,7 +3164,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     unaffected and the files that do not read."""
     mark = "❌" if d.exit_status else (
         "⚠️" if d.weakened or d.loosened or d.removed or d.to_verify or d.drifting or d.sources or d.duplicates
-        or d.head_warnings else "✅"
+        or d.head_warnings or d.install_files else "✅"
     )
     out = [f"{mark} **passprice diff** {markdown_code(d.base.label)} → {markdown_code(d.head.label)}: {d.summary()}"]
     facts = d.fact_changes
@@ -3226,6 +3344,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     if d.code_files:
         out += ["", "#### passprice's own code", "", f"⚠️ {markdown_text(CODE_WARNING)}", ""]
         out += [f"- {markdown_code(path)}" for path in d.code_files]
+    if d.install_files:
+        out += ["", "#### How passprice is installed", "", f"⚠️ {markdown_text(INSTALL_WARNING)}", ""]
+        out += [f"- {markdown_code(path)}" for path in d.install_files]
     model = _model_line(d)
     if model:
         out += ["", "#### Pricing model", "", markdown_text(model)]

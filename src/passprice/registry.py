@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+import stat
 from pathlib import Path
 
 import attrs
@@ -589,10 +590,16 @@ def _require_inside(root: Root, ref: str, folder: Path, where: str) -> None:
 
 def document_problem(root: Root, path: str) -> str | None:
     """What is wrong with ``path`` (relative to ``root``) as *a document of this registry* (a source record's
-    ``source.path``): ``None`` when it is a regular file inside the root once every link and ``..`` is resolved;
-    else the problem in words (nothing there, outside the registry, a FIFO, a device, a folder). Nothing is
-    opened: a FIFO or ``/dev/zero`` is named by its mode. Raises nothing for a hostile name: a name too long or a
-    loop of links is its problem."""
+    ``source.path``): ``None`` when it is a regular file inside the root, named by its own plain path (no ``.`` or
+    ``..`` part, no symbolic link along it below the root); else the problem in words (not plain, through a link,
+    nothing there, outside the registry, a FIFO, a device, a folder). Nothing is opened: a FIFO or ``/dev/zero`` is
+    named by its mode. Raises nothing for a hostile name: a name too long or a loop of links is its problem.
+
+    Plain and link-free because a review reads the document at each revision through git (``passprice diff``), where
+    a link is a blob holding its target's name and ``notes/../x.md`` names nothing: ``notes/link.md`` (a link to
+    ``notes/real.md``) passed ``check`` while no revision's review could price what cited it ("BASE cannot price",
+    locks said "out of date already on BASE"), and a review of an unchanged work tree said the document changed
+    (slip round 29)."""
     from passprice.files import kind, look
 
     full = root.path / path
@@ -606,8 +613,23 @@ def document_problem(root: Root, path: str) -> str | None:
             return f"{path} lies outside the registry (a document of this registry is a file inside its root)"
     except InputError as e:
         return f"{path}: {e}"
-    import stat
-
+    parts = path.split("/")
+    odd = sorted({p for p in parts if p in ("", ".", "..")})
+    if odd:
+        return (f"{path} is not a plain path (it holds {', '.join(repr(p) for p in odd)}): name the document by its "
+                "own path from the registry's top folder, as git lists it (a review reads it at each revision)")
+    here = root.path
+    for part in parts:
+        here = here / part
+        try:
+            linked = stat.S_ISLNK(os.lstat(here).st_mode)
+        except (OSError, ValueError):
+            break  # looked up above: nothing more to say of it here
+        if linked:
+            at = "/".join(here.relative_to(root.path).parts)
+            return (f"{path} passes through a symbolic link ({at}): a document of this registry is a file at its "
+                    "own path (a review reads it through git at each revision, where a link holds only its "
+                    "target's name): put the document itself there, or name its own path in source.path")
     if not stat.S_ISREG(found.st_mode):
         return f"{path} is {kind(found.st_mode)}, not a regular file of this registry"
     return None

@@ -95,6 +95,55 @@ print(json.dumps({"results": results}))
 """
 
 
+#: The program that prices lock files from their own pinned inputs with a side's code (slip round 29): reads
+#: ``{"root", "src", "pinned"}`` (lock files relative to the root), writes ``{"results": {rel: {"price": …} or
+#: {"error": …}}}``. It calls only what ``passprice reproduce`` prices a lock's pins with (``read_lock``,
+#: ``find_checkpoint``, ``Lock.pinned_card``, ``pinned_serving``, ``Lock.pinned_stack``, ``priced``: every one in the
+#: pricing model's digest); the running code compares the figures with what the lock records.
+PINNED_DRIVER = r"""
+import importlib.util, json, sys
+from pathlib import Path
+request = json.load(sys.stdin)
+_spec = importlib.util.spec_from_file_location(
+    "passprice", str(Path(request["src"]) / "__init__.py"), submodule_search_locations=[request["src"]])
+passprice = importlib.util.module_from_spec(_spec)
+sys.modules["passprice"] = passprice
+_spec.loader.exec_module(passprice)
+here = Path(passprice.__file__).resolve().parent
+if here != Path(request["src"]).resolve():
+    print(json.dumps({"error": "imported passprice from %s, not from %s" % (here, request["src"])}))
+    sys.exit(0)
+try:
+    from passprice.errors import InputError, problem_lines
+    from passprice.locks import pinned_serving, priced, read_lock
+    from passprice.registry import Root
+    from passprice.reproduce import find_checkpoint
+    from passprice.serving import ServingRefusal
+except ImportError as e:
+    print(json.dumps({"error": "its code cannot price a lock from its pins (%s)" % e}))
+    sys.exit(0)
+root = Root(Path(request["root"]))
+results = {}
+for rel in request["pinned"]:
+    out = {}
+    try:
+        lock = read_lock(root.path / rel, root.schema)
+        header, state = find_checkpoint(root, lock)
+        if header is None:
+            out["error"] = "its pinned checkpoint content is in no entry"
+        else:
+            try:
+                out["price"] = priced(lock.kind, header, lock.pinned_card(), pinned_serving(lock),
+                                      lock.pinned_stack())[0]
+            except ServingRefusal as e:
+                out["price"] = e.to_json()
+    except InputError as e:
+        out["error"] = " ".join(problem_lines(e)).replace(str(root.path) + "/", "")
+    results[rel] = out
+print(json.dumps({"results": results}))
+"""
+
+
 def code_folder(folder: Path) -> Path | None:
     """``folder/src/passprice`` when it holds a package (``__init__.py``), else ``None``."""
     code = folder / "src" / "passprice"
@@ -238,12 +287,40 @@ def price_locks(root: Root, code: Code, requests: Sequence[Mapping[str, Any]]) -
 
         results: dict[str, Any] = side_json(root, list(requests))["results"]
         return results
-    payload = json.dumps({"root": str(root.path), "src": str(code.folder), "locks": list(requests)})
+    answered, why = _ask(root, code.folder, DRIVER, {"locks": list(requests)})
+    if answered is None:
+        return {str(r["key"]): {"error": f"its own code could not price it: {why}"} for r in requests}
+    return answered
+
+
+def price_pins(root: Root, code: Code, locks: Sequence[str]) -> dict[str, Any]:
+    """Each lock file of ``locks`` (POSIX paths relative to ``root``) priced from its own pinned inputs (its pinned
+    facts, embedded serving, pinned checkpoint content; stack) with ``code``, a side's own ``src/passprice`` run in
+    its own process (:data:`PINNED_DRIVER`): by path, ``{"price": the --json object, or a refusal's}`` or
+    ``{"error": why}`` (the file does not read, its checkpoint content is in no entry, or the code cannot answer:
+    an older passprice, a failure, past :data:`TIMEOUT_S`). ``passprice reproduce`` with that code, less the
+    comparison, which the caller makes with the running code (:func:`passprice.reproduce.moved`). The running code
+    (``code.running``) is :func:`passprice.reproduce.reproduce`'s to use, not this; nothing is priced for it here."""
+    if not locks or code.running or code.folder is None:
+        return {}
+    if code.not_judged is not None:
+        return {rel: {"error": f"its own code was not judged: {code.not_judged}"} for rel in locks}
+    answered, why = _ask(root, code.folder, PINNED_DRIVER, {"pinned": list(locks)})
+    if answered is None:
+        return {rel: {"error": f"its own code could not price it: {why}"} for rel in locks}
+    return answered
+
+
+def _ask(root: Root, folder: Path, driver: str, request: Mapping[str, Any]) -> tuple[dict[str, Any] | None, str]:
+    """Run ``driver`` with the side's code at ``folder`` on ``request`` (``root`` and ``src`` added): its results
+    (``None`` when it gave none) and why not."""
+    payload = json.dumps({"root": str(root.path), "src": str(folder), **request})
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     answer: Any = None
+    why = ""
     try:
         done = subprocess.run(
-            [sys.executable, "-E", "-P", "-B", "-c", DRIVER],
+            [sys.executable, "-E", "-P", "-B", "-c", driver],
             input=payload.encode("utf-8"),
             capture_output=True,
             cwd=root.path,
@@ -261,9 +338,7 @@ def price_locks(root: Root, code: Code, requests: Sequence[Mapping[str, Any]]) -
     if isinstance(answer, dict) and "error" in answer:
         why = str(answer["error"])
     answered = answer.get("results") if isinstance(answer, dict) else None
-    if not isinstance(answered, dict):
-        return {str(r["key"]): {"error": f"its own code could not price it: {why}"} for r in requests}
-    return answered
+    return (answered if isinstance(answered, dict) else None), why
 
 
 def _last_line(data: bytes) -> str:
