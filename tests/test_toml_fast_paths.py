@@ -1,4 +1,10 @@
-"""A checkpoint entry's tensor table read by one regular expression (:func:`passprice.schema._with_plain_tensors`)
+"""What :func:`passprice.schema.toml_loads` reads without ``tomllib``'s parser reads exactly as ``tomllib`` reads it.
+
+A flat file (:func:`passprice.schema._flat_document`: a source record) on every shipped file and on texts generated
+by hypothesis, lines of every form a flat file has and of the forms next to them (escapes, signs, dotted and
+repeated keys, carriage returns, control characters): the same document or the same refusal, word for word.
+
+A checkpoint entry's tensor table read by one regular expression (:func:`passprice.schema._with_plain_tensors`)
 reads exactly as ``tomllib`` reads the whole text: on every shipped entry, and on entries mutated by hand and by
 hypothesis (characters inserted, removed or replaced in and around the table; the table moved into a string, another
 table, an array; its key written twice), the same document (key order and types included) or the same refusal, word
@@ -30,6 +36,7 @@ def _outcome(text: str, plain: bool = False) -> tuple[str, str]:
     with pytest.MonkeyPatch.context() as mp:
         if plain:
             mp.setattr(schema, "_with_plain_tensors", lambda _text: None)
+            mp.setattr(schema, "_flat_document", lambda _text: None)
         try:
             return "document", repr(schema.toml_loads(text))
         except (ValueError, RecursionError) as e:
@@ -178,3 +185,63 @@ def test_the_rows_are_read_value_for_value() -> None:
     assert len(rows) == 236
     assert rows[1] == {"name": "token_embd.weight", "type": "Q8_0", "dims": [640, 262144], "offset": 2560, "shard": 0}
     assert list(rows[0]) == ["name", "type", "dims", "offset", "shard"]
+
+
+def test_every_shipped_flat_file_reads_as_tomllib_reads_it() -> None:
+    flat = 0
+    for path in sorted(REPO.glob("**/*.toml")):
+        text = path.read_text(encoding="utf-8")
+        found = schema._flat_document(text)
+        if found is not None:
+            flat += 1
+            assert repr(found) == repr(tomllib.loads(text)), path
+    assert flat >= 20  # the source records
+
+
+def test_a_source_record_reads_flat() -> None:
+    text = (REPO / "sources" / "nvidia-a100-datasheet.toml").read_text(encoding="utf-8")
+    document = schema._flat_document(text)
+    assert document is not None
+    assert document["source"]["publisher"] == "NVIDIA"
+    assert list(document) == ["source"]
+
+
+_KEYS = st.sampled_from(["a", "b", "source", "kind", "1", "true", "a-b_c", "a.b", '"a"', "a b", "", "é"])
+_FLAT_VALUES = st.sampled_from([
+    '"x"', '""', '"a b"', '"tab\tin"', '"esc\\n"', '"q\\""', '"é"', '"\u2028"', '"\x7f"', '"\x00"', "'lit'",
+    "0", "7", "01", "-1", "+1", "1_000", "9" * 19, "9" * 20, "1.5", "1e400", "nan", "true", "false", "True", "[1]",
+    "{ a = 1 }", '"""x"""', '"open',
+]) | st.text(max_size=6)
+_FLAT_LINE = st.one_of(
+    st.builds(lambda k, v: f"{k} = {v}", _KEYS, _FLAT_VALUES),
+    st.builds(lambda k, v: f"{k}={v}", _KEYS, _FLAT_VALUES),
+    st.builds(lambda k, v: f"{k} = {v} ", _KEYS, _FLAT_VALUES),
+    st.builds(lambda k: f"[{k}]", _KEYS),
+    st.builds(lambda k: f"[[{k}]]", _KEYS),
+    st.builds(lambda k: f"[ {k} ]", _KEYS),
+    st.sampled_from(["", " ", "\t", "# a comment", "#:schema ../schema/source.schema.json", "#\x01", "#\t é",
+                     "\r", "x = 1 # c", "\ufeff"]),
+    st.text(max_size=8),
+)
+
+
+_PLAIN_LINE = st.one_of(
+    st.builds(lambda k, v: f"{k} = {v}", st.sampled_from(["a", "b", "source", "1", "true", "a-b_c"]),
+              st.sampled_from(['"x"', '""', '"a b é"', "0", "7", "9" * 19, "true", "false"])),
+    st.builds(lambda k: f"[{k}]", st.sampled_from(["a", "b", "source", "c"])),
+    st.sampled_from(["", "# a comment", "#:schema ../schema/source.schema.json"]),
+)
+
+
+@st.composite
+def _flat_text(draw: st.DrawFn) -> str:
+    lines = draw(st.lists(_PLAIN_LINE, max_size=8))
+    for _ in range(draw(st.integers(min_value=0, max_value=2))):
+        lines.insert(draw(st.integers(min_value=0, max_value=len(lines))), draw(_FLAT_LINE))
+    return "\n".join(lines) + draw(st.sampled_from(["\n", "\r\n", ""]))
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=_flat_text())
+def test_a_flat_text_reads_and_is_refused_as_tomllib_reads_it(text: str) -> None:
+    assert _outcome(text) == _outcome(text, plain=True)
