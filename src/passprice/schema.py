@@ -1091,14 +1091,13 @@ def _with_plain_tensors(text: str) -> dict[str, Any] | None:
     in their place; anything else (no such block, a parse error, the string elsewhere) answers ``None``."""
     if "\ntensors = [\n" not in text and not text.startswith("tensors = [\n"):
         return None
-    import secrets
     import tomllib
 
     block, row = _tensor_block()
     found = block.search(text)
     if found is None:
         return None
-    stand_in = secrets.token_hex(16)
+    stand_in = os.urandom(16).hex()  # not secrets.token_hex: `import secrets` loads hmac and OpenSSL (some 30 ms)
     cut = f'tensors = ["{stand_in}",' + "\n" * found.group().count("\n") + "]"
     try:
         document = tomllib.loads(text[: found.start()] + cut + text[found.end() :], parse_float=parse_float)
