@@ -271,3 +271,40 @@ def ratio_reach(root: Root, stack: Stack, ratio: float, at_batch: int | None = N
     stands against the measured / limit span of the stack's fitted runs (:func:`ratio_span`)."""
     low, high, runs = ratio_span(root, stack)
     return RatioReach(stack.name, ratio, low, high, runs, at_batch)
+
+
+def expected_reach(root: Root, expected: Any, header: GGUFHeader, card: Any, serving: Any) -> RatioReach | None:
+    """Where ``expected`` (:class:`~passprice.stacks.Expected`, priced on ``header``, ``card`` and ``serving``)
+    stands against its stack's fitted span (:func:`ratio_reach`), ``None`` when the ratio cannot be taken. Its ratio
+    is taken at one batch: a best price's limit lies at its own best batch (580 under llama.cpp, whose expected best
+    is 1), so the limit is priced again at the expected price's batch, as each fitted run's is (then ``at_batch``);
+    ``None`` when that is refused. Raises :class:`~passprice.errors.InputError` for a measurement file that does not
+    read."""
+    ratio, at = expected.ratio, None
+    batch = expected.expected.batch
+    if batch != expected.limit.batch:
+        at = batch
+        from passprice.serving import ServingRefusal
+        from passprice.stacks import price_expected
+
+        try:
+            ratio = price_expected(header, card, attrs.evolve(serving, batch=batch), expected.stack).ratio
+        except ServingRefusal:
+            return None
+    return ratio_reach(root, expected.stack, ratio, at)
+
+
+def serving_reach(root: Root, stack: Stack, header: GGUFHeader, card: Any, serving: Any) -> RatioReach | None:
+    """:func:`expected_reach` of ``serving``'s own expected price under ``stack`` (at its own batch and contexts), as
+    ``price --stack`` prices it: what ``max-batch``, ``lock``, ``roofline``, ``speculate``, ``simulate``, ``sweep``
+    and ``compare`` under a stack judge against the fitted span. ``None`` when the stack refuses that price (the
+    command reports its own refusals) or no fitted run could be priced."""
+    from passprice.serving import ServingRefusal
+    from passprice.stacks import price_expected
+
+    try:
+        expected = price_expected(header, card, serving, stack)
+    except ServingRefusal:
+        return None
+    reach = expected_reach(root, expected, header, card, serving)
+    return None if reach is None or not reach.runs else reach

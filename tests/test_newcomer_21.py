@@ -1,0 +1,105 @@
+"""Newcomer walkthrough 21: reviewing pull requests that change card facts, add a mixture of experts with its
+routing record, and re-fit a serving stack after a measured run was added.
+
+What a new user, reading only the README, could not answer, and the known leftovers fixed with them, each kept as a
+test:
+
+- ``compare``, ``sweep``, ``roofline``, ``max-batch``, ``speculate``, ``simulate`` and ``lock`` under a stack said
+  nothing of an expected price outside the stack's fitted span (``price``, ``best`` and ``audit`` did): each now
+  warns on stderr as ``price --stack`` does, prints a ``fitted span`` line, and gives ``stack_span`` in ``--json``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cli_helpers import copy_root, invoke
+
+H200 = "h200_sxm_141gb"
+LLAMA = "llamacpp-cuda-2405"
+#: llama.cpp's 111 fitted runs measured 0.3425 … 0.8519 × their limit; r1-qwen7b-h200 at batch 1 on the H200 is
+#: 0.2384 × its limit (README, Serving stacks): outside.
+OUTSIDE = (f"stack {LLAMA}'s expected price here is 0.2384 × the limit (the limit 4.2 × expected), outside the "
+           "0.3425 … 0.8519 × (limit 1.17 … 2.92 × measured) its 111 fitted runs measured: the fit is extrapolated "
+           "here")
+
+
+def _span(data: dict[str, object]) -> dict[str, object]:
+    span = data["stack_span"]
+    assert isinstance(span, dict)
+    assert span["runs"] == 111 and span["inside"] is False
+    assert round(float(span["low"]), 4) == 0.3425 and round(float(span["high"]), 4) == 0.8519  # type: ignore[arg-type]
+    assert round(float(span["ratio"]), 4) == 0.2384  # type: ignore[arg-type]
+    return span
+
+
+def test_max_batch_under_a_stack_flags_a_price_outside_the_span() -> None:
+    out = invoke("max-batch", "r1-qwen7b-h200", "--stack", LLAMA)
+    assert out.exit_code == 0, out.output
+    assert OUTSIDE in out.stderr
+    assert ("  fitted span   its 111 fitted runs measured 0.3425 … 0.8519 × their limit (the limit 1.17 … 2.92 × "
+            "measured); this price's 0.2384 (the limit 4.2 × expected) lies outside: an extrapolation of the fit (the "
+            "serving's own price, batch 1)") in out.stdout
+    data = json.loads(invoke("max-batch", "r1-qwen7b-h200", "--stack", LLAMA, "--json").stdout)
+    assert _span(data)["batch"] is None
+
+
+def test_roofline_under_a_stack_flags_a_price_outside_the_span() -> None:
+    out = invoke("roofline", H200, "r1-qwen7b-h200", "--stack", LLAMA)
+    assert out.exit_code == 0, out.output
+    assert OUTSIDE in out.stderr
+    assert "this price's 0.2384 (the limit 4.2 × expected) lies outside" in out.stdout
+    _span(json.loads(invoke("roofline", H200, "r1-qwen7b-h200", "--stack", LLAMA, "--json").stdout))
+
+
+def test_lock_under_a_stack_flags_its_recorded_price_outside_the_span(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    out = invoke("lock", "r1-qwen7b-h200", "--stack", LLAMA, "-o", str(root / "locks" / "llama.lock.toml"),
+                 "--json", root=root)  # fmt: skip
+    assert out.exit_code == 0, out.output
+    assert OUTSIDE in out.stderr
+    _span(json.loads(out.stdout))
+
+
+def test_compare_under_a_stack_names_each_card_outside_the_span() -> None:
+    out = invoke("compare", "r1-qwen7b-h200", "--cards", f"{H200},rtx_4090", "--stack", LLAMA)
+    assert out.exit_code == 0, out.output
+    # the H200's expected best (batch 1) is 0.2384 × the limit at batch 1; the RTX 4090's lies inside
+    assert (f"passprice: warning: stack {LLAMA}'s expected price lies outside the 0.3425 … 0.8519 × the limit its 111 "
+            f"fitted runs measured, for {H200} (0.2384 at batch 1): the fit is extrapolated there") in out.stderr
+    assert "rtx_4090 (" not in out.stderr
+    assert ("  fitted span: its 111 fitted runs measured 0.3425 … 0.8519 × their limit; outside it (an extrapolation "
+            f"of the fit): {H200} 0.2384") in out.stdout
+    data = json.loads(invoke("compare", "r1-qwen7b-h200", "--cards", f"{H200},rtx_4090", "--stack", LLAMA,
+                             "--json").stdout)  # fmt: skip
+    spans = {row["card"]: row["stack_span"] for row in data["cards"]}
+    assert spans[H200]["inside"] is False and spans[H200]["batch"] == 1
+    assert spans["rtx_4090"]["inside"] is True
+
+
+def test_compare_under_a_stack_inside_the_span_says_so() -> None:
+    out = invoke("compare", "--checkpoint", "llama3-8b-q4_k_m", "--limit", "512", "--position", "256", "--cards",
+                 "rtx_4090", "--stack", LLAMA)  # fmt: skip
+    assert out.exit_code == 0, out.output
+    assert "outside" not in out.stderr
+    assert "every card's expected best lies inside" in out.stdout
+
+
+def test_sweep_under_a_stack_names_each_pair_outside_the_span() -> None:
+    out = invoke("sweep", "r1-qwen7b-h200", "--cards", f"{H200},rtx_4090", "--positions", "512", "--batches", "1",
+                 "--stack", LLAMA)  # fmt: skip
+    assert out.exit_code == 0, out.output
+    assert (f"for r1-qwen7b-h200 on {H200} (0.2384): the fit is extrapolated there (each serving's own batch and "
+            "contexts; a row lies outside where its expected_tokens_per_s / tokens_per_s does)") in out.stderr
+    assert "on rtx_4090 (" not in out.stderr
+
+
+def test_a_price_inside_the_span_is_not_flagged() -> None:
+    # Llama-3-8B on the RTX 4090 at tg512: 0.5716 × the limit, inside (README)
+    out = invoke("max-batch", "--checkpoint", "llama3-8b-q4_k_m", "--card", "rtx_4090", "--limit", "512",
+                 "--position", "256", "--stack", LLAMA, "--json")  # fmt: skip
+    assert out.exit_code == 0, out.output
+    span = json.loads(out.stdout)["stack_span"]
+    assert span["inside"] is True and round(span["ratio"], 4) == 0.5716
+    assert "outside" not in out.stderr
