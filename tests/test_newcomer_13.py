@@ -102,12 +102,13 @@ def test_the_fact_commands_on_a_routing_record_or_stack_say_to_edit_its_file(tmp
     routing = REPO_ROOT / "facts" / "routing" / "uniform.toml"
     assert bad("fact", "set", "uniform", "hot_share", *args) == [
         f"passprice: error: uniform: a routing record ({routing}), not a card: the fact commands edit cards and "
-        "drafting methods (`passprice fact show uniform` reads its facts, without --history: `git log -p` its file); "
+        "drafting methods (`passprice fact show uniform` reads its facts, and with --history when each changed); "
         "edit the record's file by hand (its facts are tables of value, unit, provenance, source and locator), then "
         "run passprice check"
     ]
-    # Walkthrough 19: `fact show` reads a routing record's or a stack's facts (test_newcomer_19); --history does not.
-    stack = bad("fact", "show", "llamacpp-cuda-2405", "share.read", "--history")
+    # Walkthrough 19: `fact show` reads a routing record's or a stack's facts (test_newcomer_19); walkthrough 21:
+    # --history too (test_newcomer_21). `fact set` still refuses a stack, naming calibrate.
+    stack = bad("fact", "set", "llamacpp-cuda-2405", "share.read", *args)
     assert stack[0].endswith("then run passprice check; passprice calibrate --stack rewrites a stack's fitted facts")
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cli_helpers import copy_root, invoke
+from cli_helpers import REPO, bad, copy_root, invoke
 
 H200 = "h200_sxm_141gb"
 LLAMA = "llamacpp-cuda-2405"
@@ -103,3 +103,29 @@ def test_a_price_inside_the_span_is_not_flagged() -> None:
     span = json.loads(out.stdout)["stack_span"]
     assert span["inside"] is True and round(span["ratio"], 4) == 0.5716
     assert "outside" not in out.stderr
+
+
+def test_fact_show_history_reads_a_stack_fact() -> None:
+    # leftover (b): `fact show llamacpp-cuda-2405 share.read --history` was refused ("not a card … `git log -p`")
+    out = invoke("fact", "show", LLAMA, "stack.share.read", "--history")
+    assert out.exit_code == 0, out.output
+    first = out.stdout.splitlines()[0]
+    assert first.startswith(f"{LLAMA} share.read (facts/stacks/{LLAMA}.toml): ") and "versions" in first
+    assert "  0.9883 (derived)   changed: " in out.stdout
+    assert ("  source: passprice-stack-calibration — the 111 runs of stack llamacpp-cuda-2405 in "
+            "registry/measurements/xiongjiedai-llama3-llamabench.toml") in out.stdout
+    data = json.loads(invoke("fact", "show", LLAMA, "share.read", "--history", "--json").stdout)
+    assert (data["kind"], data["path"], data["name"]) == ("stack", "share.read", LLAMA)
+    assert data["versions"][0]["fact"]["value"] == 0.9883
+
+
+def test_fact_show_history_reads_a_routing_record_fact() -> None:
+    out = invoke("fact", "show", "qwen3-30b-a3b-measured", "routing.hot_share", "--history")
+    assert out.exit_code == 0, out.output
+    assert out.stdout.startswith("qwen3-30b-a3b-measured hot_share (facts/routing/qwen3-30b-a3b-measured.toml): ")
+    assert ("  0.9 (measured)   changed: new\n  source: gpu-container-handbook-routing-derisk — the definition of "
+            "hot_frac_for_coverage") in out.stdout
+    routing = REPO / "facts" / "routing" / "qwen3-30b-a3b-measured.toml"
+    assert bad("fact", "show", "qwen3-30b-a3b-measured", "nope", "--history") == [
+        f"passprice: error: {routing}: nope: no such fact (it has routing.hot_experts, routing.hot_share)"
+    ]

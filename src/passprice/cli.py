@@ -2182,6 +2182,39 @@ def _record_facts(
     return None
 
 
+def _record_fact_file(root: Any, name: str, path: str) -> Any:
+    """Where fact ``path`` of routing record or serving stack ``name`` lives, for ``fact show --history``
+    (:class:`passprice.edit.FactFile`: its file, ``kind`` ``routing`` or ``stack``, and the fact's table in the file,
+    ``hot_share`` or ``share.read``), by the path an audit lists (``routing.hot_share``, ``stack.share.read``,
+    ``stack.cards.CARD.share.read``) or without its prefix; ``None`` when :func:`_record_facts` finds no such record
+    (a card's fact: the card's history). Raises :class:`InputError` for a path the record has not, naming those it
+    has."""
+    from passprice.edit import FactFile
+
+    record = _record_facts(root, name, path)
+    if record is None:
+        return None
+    kind, file, facts, _ = record
+    full = path if path in facts else next((p for p in facts if p.split(".", 1)[1] == path), None)
+    if full is None:
+        raise InputError(f"{file}: {path}: no such fact (it has {', '.join(facts)})")
+    return FactFile(file, "routing" if kind == "routing record" else "stack", name, full.split(".", 1)[1])
+
+
+def _show_history(root: Any, where: Any, as_json: bool) -> None:
+    """``fact show --history``'s output of ``where`` (:class:`passprice.edit.FactFile`): every version of the fact,
+    newest first (:func:`passprice.history.fact_history`)."""
+    from passprice.history import fact_history, history_text
+
+    versions = fact_history(root, where)
+    if as_json:
+        _echo_json({"name": where.name, "kind": where.kind, "path": where.path, "file": str(where.file),
+                    "versions": [v.to_json() for v in versions]})
+    else:
+        shown = where.file.relative_to(root.path) if where.file.is_relative_to(root.path) else where.file
+        click.echo(history_text(where, versions, str(shown)))
+
+
 def _fact_file(ctx: click.Context, name: str, path: str | None, draft: bool) -> Any:
     from passprice.edit import locate
 
@@ -2205,6 +2238,11 @@ def fact_show_command(ctx: click.Context, name: str, path: str | None, draft: bo
     from passprice.files import is_there
     from passprice.report import fact_json, facts_text
 
+    if history and not draft and path is not None:
+        record_file = _record_fact_file(_root(ctx), name, path)
+        if record_file is not None:  # a routing record's or a stack's fact, as a card's (walkthrough 21)
+            _show_history(_root(ctx), record_file, as_json)
+            return
     record = None if draft or history else _record_facts(_root(ctx), name, path)
     if record is not None:  # a routing record's or a stack's facts, read-only, by the paths an audit lists
         kind, file, facts, note = record
@@ -2226,19 +2264,11 @@ def fact_show_command(ctx: click.Context, name: str, path: str | None, draft: bo
             click.echo(facts_text(f"{name} ({file}), a {kind}", facts)
                        + (f"\n\n{kind} note: {note}" if note else ""))
         return
+    if history and path is None:
+        raise click.UsageError("--history needs the fact's PATH")
     root, where = _fact_file(ctx, name, path, draft)
     if history:
-        from passprice.history import fact_history, history_text
-
-        if path is None:
-            raise click.UsageError("--history needs the fact's PATH")
-        versions = fact_history(root, where)
-        if as_json:
-            _echo_json({"name": where.name, "path": where.path, "file": str(where.file),
-                        "versions": [v.to_json() for v in versions]})
-        else:
-            shown = where.file.relative_to(root.path) if where.file.is_relative_to(root.path) else where.file
-            click.echo(history_text(where, versions, str(shown)))
+        _show_history(root, where, as_json)
         return
     facts = read_facts(where, root.schema)
     if path is not None:
