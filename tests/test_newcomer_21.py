@@ -129,3 +129,30 @@ def test_fact_show_history_reads_a_routing_record_fact() -> None:
     assert bad("fact", "show", "qwen3-30b-a3b-measured", "nope", "--history") == [
         f"passprice: error: {routing}: nope: no such fact (it has routing.hot_experts, routing.hot_share)"
     ]
+
+
+def test_audit_says_how_tokens_per_s_follows_from_the_pass() -> None:
+    # leftover (c): the hand check, with the numbers (the README's: 16 × 2.4875 / 10.92 ms = 3,644.2)
+    out = invoke("audit", "locks/qwen35-27b-h200-mtp.lock.toml")
+    assert out.exit_code == 0, out.output
+    assert ("  by hand: tokens/s = batch × emitted_per_sequence / pass time = 16 × 2.4875 / 10.92 ms = 3,644.2 (the "
+            "pass time is the largest term, memory)") in out.stdout
+    data = json.loads(invoke("audit", "r1-qwen7b-h200", "--json").stdout)
+    assert data["by_hand"] == ("tokens/s = batch × emitted_per_sequence / pass time = 1 × 1 / 1.004 ms = 996.1 (the "
+                               "pass time is the largest term, memory)")
+    stacked = invoke("audit", "r1-qwen7b-h200", "--stack", LLAMA).stdout
+    assert ("by hand: tokens/s = batch × emitted_per_sequence / pass time = 1 × 1 / 4.211 ms = 237.4 (the pass time "
+            "is the stack's expected pass") in stacked
+    markdown = invoke("audit", "qwen3-30b-a3b-h200", "--format", "markdown").stdout
+    assert "By hand: tokens/s = batch × emitted_per_sequence / pass time = 64 × 1 / 6.181 ms = 10,354.4" in markdown
+
+
+def test_explain_tokens_per_s_gives_the_formula_with_numbers() -> None:
+    out = invoke("explain", "tokens/s")
+    assert out.exit_code == 0, out.output
+    text = " ".join(out.stdout.split())
+    assert "tokens/s = batch × `emitted_per_sequence` / pass time" in text
+    assert "r1-qwen7b-h200: 1 × 1 / 1.004 ms = 996.1" in text
+    assert "qwen35-27b-h200-mtp, drafting 2 tokens: 16 × 2.4875 / 10.92 ms = 3,644.2" in text
+    # the README's glossary is the module's text (docs/make.py writes it)
+    assert "16 × 2.4875 / 10.92 ms = 3,644.2. `passprice audit` gives the sentence" in (REPO / "README.md").read_text()
