@@ -156,3 +156,42 @@ def test_explain_tokens_per_s_gives_the_formula_with_numbers() -> None:
     assert "qwen35-27b-h200-mtp, drafting 2 tokens: 16 × 2.4875 / 10.92 ms = 3,644.2" in text
     # the README's glossary is the module's text (docs/make.py writes it)
     assert "16 × 2.4875 / 10.92 ms = 3,644.2. `passprice audit` gives the sentence" in (REPO / "README.md").read_text()
+
+
+def test_reproduce_of_a_lock_whose_checkpoint_file_was_renamed_says_it_once(tmp_path: Path) -> None:
+    # leftover (d): the checkpoint's ~900-character "does not read (… registered: …)" line was printed twice
+    # (verdict and checkpoint line), advising to copy the shipped entry in; now one line naming both names.
+    root = copy_root(tmp_path)
+    folder = root / "registry" / "checkpoints"
+    entry = "deepseek-r1-distill-qwen-7b-q4_k_m"
+    (folder / f"{entry}.toml").rename(folder / "r1-distill-7b.toml")
+    result = invoke("reproduce", "locks/r1-qwen7b-h200.lock.toml", root=root)
+    assert result.exit_code == 1, result.output
+    lines = result.stdout.splitlines()
+    assert lines[1] == f"  does NOT reproduce: the pinned checkpoint {entry} is gone (checkpoint, below)"
+    said = (f"    checkpoint     {entry}: no entry of that name; registry/checkpoints/r1-distill-7b.toml still names "
+            f"its entry {entry} (its file renamed, its [entry] name not), so it does not read: set its [entry] name to "
+            "'r1-distill-7b' too (a renamed entry's file and name go together) and reproduce finds the pinned content "
+            "there, or rename the file back")
+    assert said in lines
+    assert result.stdout.count("r1-distill-7b.toml") == 1 and "registered:" not in result.stdout
+    data = json.loads(invoke("reproduce", "locks/r1-qwen7b-h200.lock.toml", "--json", root=root).stdout)
+    assert (data["checkpoint"]["status"], data["checkpoint"]["moved_to"]) == ("missing", "r1-distill-7b")
+    # the name set too: the content is found there, and the lock reproduces
+    text = (folder / "r1-distill-7b.toml").read_text(encoding="utf-8")
+    (folder / "r1-distill-7b.toml").write_text(text.replace(f'name = "{entry}"', 'name = "r1-distill-7b"', 1),
+                                               encoding="utf-8")
+    result = invoke("reproduce", "locks/r1-qwen7b-h200.lock.toml", root=root)
+    assert (f"    checkpoint     {entry}: the pinned content 169f62b972aa… is now entry r1-distill-7b (renamed or "
+            "moved)") in result.stdout.splitlines()
+
+
+def test_reproduce_of_a_lock_whose_checkpoint_is_gone_says_what_to_do_once(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    entry = "deepseek-r1-distill-qwen-7b-q4_k_m"
+    (root / "registry" / "checkpoints" / f"{entry}.toml").unlink()
+    result = invoke("reproduce", "locks/r1-qwen7b-h200.lock.toml", root=root)
+    assert result.exit_code == 1, result.output
+    assert (f"    checkpoint     {entry}: no entry of that name, and no entry of the registry holds the pinned content "
+            f"169f62b972aa…: import the pinned header again (passprice import FILE --name {entry}), or re-lock "
+            "through review") in result.stdout.splitlines()
