@@ -7,11 +7,25 @@ test:
 - ``compare``, ``sweep``, ``roofline``, ``max-batch``, ``speculate``, ``simulate`` and ``lock`` under a stack said
   nothing of an expected price outside the stack's fitted span (``price``, ``best`` and ``audit`` did): each now
   warns on stderr as ``price --stack`` does, prints a ``fitted span`` line, and gives ``stack_span`` in ``--json``.
+- ``fact show --history`` refused routing records and stacks; it reads them as cards.
+- The hand check of tokens/s (batch × ``emitted_per_sequence`` / pass time) is in ``audit`` and ``explain tokens/s``
+  with its numbers.
+- ``reproduce`` of a lock whose checkpoint entry file was renamed printed a ~900-character line twice; one line now
+  names the old name, the file and what to do.
+- Reviewing the three pull requests from the comment alone: an added source record read "Other files changed:
+  `sources/X.toml` (added)" beside a "to verify" about it, an added checkpoint entry "content – → 8712effdea2c…"
+  (synthetic or real? how large?), and a stack re-fit after one run was added read as one run *replaced* by another
+  (``[xd3.h100_pcie_80gb.8b → w21.h100_sxm5_80gb.8b]-q4km.tg512 = [145.55 → 168.2]``), with no word of how the fit's
+  errors moved. Each is now said: the source's title, publisher, kind, address and how it was read; the checkpoint's
+  architecture, tensors, weight bytes, experts and origin; the runs added, removed or changed and the fit's errors.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
 from pathlib import Path
 
 from cli_helpers import REPO, bad, copy_root, invoke
@@ -195,3 +209,84 @@ def test_reproduce_of_a_lock_whose_checkpoint_is_gone_says_what_to_do_once(tmp_p
     assert (f"    checkpoint     {entry}: no entry of that name, and no entry of the registry holds the pinned content "
             f"169f62b972aa…: import the pinned header again (passprice import FILE --name {entry}), or re-lock "
             "through review") in result.stdout.splitlines()
+
+
+def _git(repo: Path, *args: str) -> None:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}  # fmt: skip
+    subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, check=True)
+
+
+def _repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    for folder in ("facts", "registry", "locks", "sources", "schema"):
+        shutil.copytree(REPO / folder, root / folder)
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "--no-verify", "-m", "base")
+    return root
+
+
+SOURCE = """#:schema ../schema/source.schema.json
+[source]
+title = "Mixtral of Experts"
+kind = "paper"
+publisher = "Mistral AI"
+date = "2024-01-08"
+url = "https://arxiv.org/abs/2401.04088"
+retrieved = "2026-12-03"
+read = "Section 5, Routing analysis, Figure 7."
+"""
+
+
+def test_the_review_says_what_an_added_source_and_checkpoint_are(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    (root / "sources" / "mixtral-of-experts-paper.toml").write_text(SOURCE, encoding="utf-8")
+    made = invoke("synth", str(REPO / "examples" / "configs" / "mixtral-8x7b.json"), "--mix", "Q4_K_M", "-o",
+                  str(tmp_path / "mixtral.header.gguf"), "--import", "mixtral-8x7b-q4_k_m", root=root)  # fmt: skip
+    assert made.exit_code == 0, made.output
+    markdown = invoke("diff", "main", "--format", "markdown", root=root)
+    assert markdown.exit_code == 0, markdown.output
+    lines = markdown.stdout.splitlines()
+    assert "1 checkpoint entry added; 1 source added" in lines[0]
+    assert ("- `registry/checkpoints/mixtral-8x7b-q4_k_m.toml` (added): content – → ") in markdown.stdout
+    assert ("; llama, 323 tensors, 28.45 GB of weights, 8 routed experts (2 a token); origin: Synthetic, header only: "
+            "built by passprice synth from the published configuration "
+            "https://huggingface.co/mistralai/Mixtral-8x7B-v0.1/blob/main/config.json (model_type mixtral); no "
+            "weights exist") in markdown.stdout
+    assert ("- `mixtral-of-experts-paper` (added, `sources/mixtral-of-experts-paper.toml`): Mixtral of Experts "
+            "(Mistral AI, 2024-01-08), paper, at https://arxiv.org/abs/2401.04088; read: Section 5, Routing analysis, "
+            "Figure 7.") in lines
+    assert not any(line.startswith("Other files changed") for line in lines)
+    data = json.loads(invoke("diff", "main", "--json", root=root).stdout)
+    assert data["added_records"]["sources/mixtral-of-experts-paper.toml"].startswith("Mixtral of Experts (Mistral AI")
+    text = invoke("diff", "main", root=root).stdout
+    assert "  what      llama, 323 tensors, 28.45 GB of weights, 8 routed experts (2 a token); origin: " in text
+
+
+def test_a_refit_after_a_run_was_added_says_the_run_and_the_errors(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    runs = root / "registry" / "measurements" / "xiongjiedai-llama3-llamabench.toml"
+    runs.write_text(runs.read_text(encoding="utf-8") + """
+[[run]]
+id = "w21.h100_sxm5_80gb.8b-q4km.tg512"
+stack = "llamacpp-cuda-2405"
+card = "h100_sxm5_80gb"
+checkpoint = "llama3-8b-q4_k_m"
+batch = 1
+positions = [0, 512]
+tokens_per_s = 168.2
+locator = "a lab run for walkthrough 21"
+build = "e8496488 (2843)"
+test = "tg512"
+""", encoding="utf-8")
+    assert invoke("calibrate", "--stack", LLAMA, root=root).exit_code == 0
+    text = invoke("diff", "main", root=root)
+    assert text.exit_code == 0, text.output
+    assert ("derivation: 111 → 112 measured runs (each run's tokens/s); added w21.h100_sxm5_80gb.8b-q4km.tg512 = "
+            "168.2; the fit's |error| of tokens/s: in sample mean 5.55 % → 5.7 %") in text.stdout
+    assert "[xd3.h100_pcie_80gb.8b → w21" not in text.stdout
+    assert text.stdout.count("derivation: the same change as overhead.pass's") == 8
+    assert ("derivation: 111 → 112 measured runs (each run's token-rows a pass); added "
+            "w21.h100_sxm5_80gb.8b-q4km.tg512 = 1") in text.stdout

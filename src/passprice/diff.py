@@ -1830,6 +1830,10 @@ class Diff:
     #: of it and the locks of it. Shown, never failed; until slip round 28 a review showed an added serving's path
     #: alone, counted as "1 other file changed".
     added_servings: tuple[AddedServing, ...] = ()
+    #: Each source record and checkpoint entry HEAD adds, by path: what it is, in one line (:func:`added_records`).
+    #: Walkthrough 21: an added source read "Other files changed: `sources/X.toml` (added)" beside a fact's "to
+    #: verify" asking about it, and an added checkpoint "content – → 8712effdea2c…", neither saying what it is.
+    added_records: Mapping[str, str] = attrs.field(factory=dict)
 
     @property
     def locks(self) -> tuple[LockImpact, ...]:
@@ -2191,6 +2195,7 @@ class Diff:
             "head_warnings": list(self.head_warnings),
             "head_warnings_left_out": self.head_warnings_left_out,
             "added_servings": [a.to_json() for a in self.added_servings],
+            "added_records": dict(self.added_records),
             "pricing_model": {
                 "base": self.base_code.model if self.base_code else None,
                 "head": self.head_code.model if self.head_code else None,
@@ -2219,7 +2224,12 @@ def _file_counts(files: Sequence[FileChange]) -> list[str]:
             n = sum(1 for f in files if f.kind == kind and f.status == status)
             if n:
                 out.append(f"{n} {one if n == 1 else many} {status}")
-    others = [f for f in files if f.kind not in ("serving", "checkpoint")]
+    # a source added, described under Sources (walkthrough 21: counted as "1 other file changed")
+    n = sum(1 for f in files if f.kind == "source" and f.status == "added")
+    if n:
+        out.append(f"{_n(n, 'source')} added")
+    others = [f for f in files if f.kind not in ("serving", "checkpoint") and not (f.kind == "source"
+                                                                                  and f.status == "added")]
     if others:
         out.append(f"{_n(len(others), 'other file')} changed")
     return out
@@ -2276,7 +2286,53 @@ def _compare(base: Side, head: Side) -> Diff:
                 _unrooted(head, problems), _unrooted(head, review.unreadable), sources, moves, left_out,
                 code_changes(base.code, head.code), _duplicates(head, paths),
                 _unrooted(head, review.warnings[:MAX_HEAD_WARNINGS]), max(0, len(review.warnings) - MAX_HEAD_WARNINGS),
-                added_servings(head, files, reviews))
+                added_servings(head, files, reviews), added_records(head, files))
+
+
+#: The most added source records and checkpoint entries a review describes (:func:`added_records`); the rest are
+#: listed by path, as any other file.
+MAX_ADDED_RECORDS = 20
+
+
+def added_records(head: Side, files: Sequence[FileChange]) -> dict[str, str]:
+    """Each source record and checkpoint entry ``files`` adds on ``head`` that reads there, by path: a source as
+    ``TITLE (BY, DATE), KIND, at WHERE; read: HOW``, a checkpoint entry as ``ARCH, N tensors, B of weights[, E
+    experts, K a token]; origin: …`` (the first sentence of its ``origin``); the first :data:`MAX_ADDED_RECORDS`. One
+    that does not read is left to the review's errors."""
+    import tomllib
+
+    from passprice.checkpoints import load_checkpoint
+    from passprice.sources import load_source
+    from passprice.tables import si
+
+    out: dict[str, str] = {}
+    for f in files:
+        if len(out) >= MAX_ADDED_RECORDS:
+            break
+        if f.status != "added" or f.kind not in ("source", "checkpoint"):
+            continue
+        try:
+            if f.kind == "source":
+                source = load_source(head.root, f.name)
+                read = f"; read: {source.read}" if source.read else ""
+                out[f.path] = f"{source.describe()}, {source.kind}, at {source.where()}{read}"
+                continue
+            header = load_checkpoint(head.root, f.name)
+            origin = str(tomllib.loads(head.files[f.path].decode("utf-8")).get("entry", {}).get("origin", ""))
+        except (InputError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError):
+            continue
+        from passprice import ggml
+
+        weights = sum(ggml.tensor_bytes(t.type_id, t.dims) for t in header.tensors if ggml.known(t.type_id))
+        arch = header.architecture or "unknown architecture"
+        experts = header.meta_int(f"{arch}.expert_count")
+        used = header.meta_int(f"{arch}.expert_used_count")
+        moe = f", {experts:,} routed experts ({used:,} a token)" if experts and used else ""
+        first = origin.split(". ")[0].strip().rstrip(".")
+        first = first if len(first) <= 300 else first[:299] + "…"
+        out[f.path] = (f"{arch}, {len(header.tensors):,} tensors, {si(weights, 'B')} of weights{moe}"
+                       + (f"; origin: {first}" if first else ""))
+    return out
 
 
 def _unrooted(side: Side, lines: Sequence[str]) -> tuple[str, ...]:
@@ -2742,6 +2798,8 @@ def diff_text(d: Diff) -> str:
             lines.append(f"  [{_table(f.kind)}] changed: {', '.join(f.meta)}")
         if f.kind == "checkpoint" and f.compared:
             lines.append(f"  content   {_content(f)}")
+            if f.path in d.added_records:
+                lines.append(f"  what      {d.added_records[f.path]}")
         if f.serving:
             lines += [f"  {c}" for c in f.serving]
         lines += [line for a in d.added_servings if a.path == f.path for line in a.text_lines()]
@@ -2758,6 +2816,14 @@ def diff_text(d: Diff) -> str:
                 if key in c.fields and c.change == "changed":
                     old = c.old.derivation_text() if key == "derivation" and c.old else getattr(c.old, key)
                     new = c.new.derivation_text() if key == "derivation" and c.new else getattr(c.new, key)
+                    runs = (run_change(c.old.derivation, c.new.derivation)
+                            if key == "derivation" and c.old is not None and c.new is not None else None)
+                    if runs is not None:  # a re-fit: the runs it gained, lost or saw change, and its errors
+                        old, new = "runs: " + (old or ""), runs
+                        seen = said.setdefault((key, old, new), c.path)
+                        said_as = runs if seen == c.path else f"the same change as {seen}'s"
+                        lines.append(f"  {'':{width}}  {key}: {said_as}")
+                        continue
                     lines.append(f"  {'':{width}}  {key}: {_field_change(said, key, c.path, old, new)}")
             derived = [d for d in f.dependants if d.input == c.path]
             if derived:
@@ -2849,7 +2915,8 @@ def diff_text(d: Diff) -> str:
     if others:
         lines.append("")
         lines.append("other files changed")
-        lines += [f"  {f.path} ({f.status})" for f in others]
+        lines += [f"  {f.path} ({f.status})" + (f": {d.added_records[f.path]}" if f.path in d.added_records else "")
+                  for f in others]
     if d.sources:
         lines += ["", "sources whose document changed"]
         lines += [f"  {s.id}: to verify: {s.to_verify}" for s in d.sources]
@@ -2868,6 +2935,55 @@ def _content(f: FileChange) -> str:
     if f.content[0] is not None and f.content[0] == f.content[1]:
         return f"unchanged ({before}: the entry was rewritten, what the pricer reads was not)"
     return f"{before} → {after}"
+
+
+#: The errors a fit reports (:class:`passprice.fits.RunDerivation`'s ``errors``), as a re-fit's change names them.
+_FIT_ERRORS = (("in_sample_mean", "in sample mean"), ("in_sample_max", "max"), ("card_out_mean", "card held out mean"),
+               ("card_out_max", "max"), ("checkpoint_out_mean", "checkpoint held out mean"),
+               ("checkpoint_out_max", "max"))
+
+
+def run_change(old: Any, new: Any) -> str | None:
+    """What a re-fit changed in a fact's derivation from measured runs (both
+    :class:`passprice.fits.RunDerivation`; ``None`` for any other pair): the runs added, removed and whose figure
+    changed, each by id with its tokens/s, then the fit's errors before → after. Walkthrough 21: a run added read,
+    as a text change, as one run replaced by another (``[xd3.h100_pcie_80gb.8b → w21.h100_sxm5_80gb.8b]-q4km.tg512 =
+    [145.55 → 168.2]``), the runs being listed in id order; a method, figure, digits or tolerance changed is left to
+    the text change (``None``)."""
+    from passprice.fits import FIGURES, RunDerivation
+
+    if not isinstance(old, RunDerivation) or not isinstance(new, RunDerivation):
+        return None
+    if (old.method, old.figure, old.digits, old.tolerance) != (new.method, new.figure, new.digits, new.tolerance):
+        return None
+    before = {r.run: r.value for r in old.runs}
+    after = {r.run: r.value for r in new.runs}
+
+    def listed(items: list[str]) -> str:
+        return ", ".join(items[:6]) + (f" and {len(items) - 6:,} more" if len(items) > 6 else "")
+
+    added = [f"{k} = {v:g}" for k, v in after.items() if k not in before]
+    removed = [f"{k} = {v:g}" for k, v in before.items() if k not in after]
+    moved = [f"{k} = {before[k]:g} → {v:g}" for k, v in after.items() if k in before and before[k] != v]
+    n0, n1 = len(before), len(after)
+    runs = f"measured runs (each run's {FIGURES.get(new.figure, new.figure)})"
+    parts = [f"{n0:,} → {n1:,} {runs}" if n0 != n1 else f"the same {n1:,} {runs}"]
+    if added:
+        parts.append(f"added {listed(added)}")
+    if removed:
+        parts.append(f"removed {listed(removed)}")
+    if moved:
+        parts.append(f"changed {listed(moved)}")
+    if not (added or removed or moved):
+        parts.append("no run added, removed or changed")
+    errors = []
+    for key, label in _FIT_ERRORS:
+        a, b = (old.errors or {}).get(key), (new.errors or {}).get(key)
+        if a is not None and b is not None and a != b:
+            errors.append(f"{label} {100 * a:.3g} % → {100 * b:.3g} %")
+    if errors:
+        parts.append("the fit's |error| of tokens/s: " + ", ".join(errors))
+    return "; ".join(parts)
 
 
 def _field_change(said: dict[tuple[str, str, str], str], key: str, path: str, old: str | None, new: str | None) -> str:
@@ -2938,9 +3054,14 @@ def _fact_items(d: Diff, links: Links | None) -> Iterator[list[str]]:
             out.append(f"  - **note** removed (was: {markdown_text(c.old.note)})")
         if c.change == "changed" and "derivation" in c.fields and c.old is not None and c.new is not None:
             old, new = c.old.derivation_text() or "", c.new.derivation_text() or ""
+            runs = run_change(c.old.derivation, c.new.derivation)
+            if runs is not None:  # a re-fit: its runs and errors, not a text change of the runs listed in id order
+                old, new = "runs: " + old, runs
             first = said.setdefault((f.path, "derivation: " + old, new), c.path)
             if first != c.path:
                 out.append(f"  - **derivation**: the same change as {markdown_code(first)}'s")
+            elif runs is not None:
+                out.append(f"  - **derivation**: {markdown_text(runs)}")
             elif old and new:
                 from passprice.textchange import text_change
 
@@ -3141,7 +3262,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     checkpoints = [f for f in d.files if f.kind == "checkpoint"]
     if checkpoints:
         out += ["", "#### Checkpoints", ""]
-        out += [f"- {markdown_code(f.path)} ({f.status}): content {_content(f)}" for f in checkpoints]
+        out += [f"- {markdown_code(f.path)} ({f.status}): content {_content(f)}"
+                + (f"; {markdown_text(d.added_records[f.path])}" if f.path in d.added_records else "")
+                for f in checkpoints]
     servings = [f for f in d.files if f.kind == "serving"]
     if servings:
         out += ["", "#### Servings", ""]
@@ -3155,9 +3278,12 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         more = len(servings) - MAX_SERVING_FILES
         if more > 0:
             out.append(f"- and {_n(more, 'more serving file')}: the text review (`passprice diff`) lists each")
-    if d.sources:
+    new_sources = [f for f in d.files if f.kind == "source" and f.path in d.added_records]
+    if d.sources or new_sources:
         out += ["", "#### Sources", ""]
         out += [f"- ⚠️ {markdown_code(s.id)} **to verify**: {markdown_text(s.to_verify)}" for s in d.sources]
+        out += [f"- {markdown_code(f.name)} (added, {markdown_code(f.path)}): {markdown_text(d.added_records[f.path])}"
+                for f in new_sources]
     schemas = [f for f in d.files if f.kind == "schema"]
     if schemas:
         out += ["", "#### Schemas", ""]
@@ -3210,7 +3336,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
                     + ": `passprice check` lists each"]
     # Every file the summary counts as "other" that no section above lists: a source record added with the fact
     # citing it was counted ("1 other file changed") and shown nowhere (session 15's walkthrough).
-    others = [f for f in d.files if f.kind in ("other", "source")]
+    others = [f for f in d.files if f.kind in ("other", "source") and f.path not in d.added_records]
     if others:
         named = ", ".join(f"{markdown_code(f.path)} ({f.status})" for f in others[:MAX_OTHER_FILES])
         more = len(others) - MAX_OTHER_FILES
