@@ -16,8 +16,10 @@ test:
   `sources/X.toml` (added)" beside a "to verify" about it, an added checkpoint entry "content – → 8712effdea2c…"
   (synthetic or real? how large?), and a stack re-fit after one run was added read as one run *replaced* by another
   (``[xd3.h100_pcie_80gb.8b → w21.h100_sxm5_80gb.8b]-q4km.tg512 = [145.55 → 168.2]``), with no word of how the fit's
-  errors moved. Each is now said: the source's title, publisher, kind, address and how it was read; the checkpoint's
-  architecture, tensors, weight bytes, experts and origin; the runs added, removed or changed and the fit's errors.
+  errors moved, nor that the added run lay far outside the span the others measured. Each is now said: the source's
+  title, publisher, kind, address and how it was read; the checkpoint's architecture, tensors, weight bytes, experts
+  and origin; the runs added, removed or changed, the fit's errors, and the fitted span BASE → HEAD with each added
+  run outside BASE's.
 """
 
 from __future__ import annotations
@@ -290,3 +292,12 @@ test = "tg512"
     assert text.stdout.count("derivation: the same change as overhead.pass's") == 8
     assert ("derivation: 111 → 112 measured runs (each run's token-rows a pass); added "
             "w21.h100_sxm5_80gb.8b-q4km.tg512 = 1") in text.stdout
+    # the run lies far outside the span the 111 runs measured: the review says so (it moved share.append +7.9 %)
+    span = ("fitted span: its 111 fitted runs measured 0.3425 … 0.8519 × their limit on BASE, its 112 0.2461 … 0.8519 "
+            "on HEAD; outside BASE's span: w21.h100_sxm5_80gb.8b-q4km.tg512 at 0.2461 × its limit (the limit 4.06 × "
+            "measured): check it in its source before the fit rests on it")
+    assert f"  {span}" in text.stdout.splitlines()
+    markdown = invoke("diff", "main", "--format", "markdown", root=root).stdout.splitlines()
+    assert markdown[markdown.index("#### Stack fits") + 2] == f"- ⚠️ `facts/stacks/{LLAMA}.toml`: {span}"
+    data = json.loads(invoke("diff", "main", "--json", root=root).stdout)
+    assert data["stack_spans"] == {f"facts/stacks/{LLAMA}.toml": span}

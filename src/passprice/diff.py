@@ -1834,6 +1834,8 @@ class Diff:
     #: Walkthrough 21: an added source read "Other files changed: `sources/X.toml` (added)" beside a fact's "to
     #: verify" asking about it, and an added checkpoint "content – → 8712effdea2c…", neither saying what it is.
     added_records: Mapping[str, str] = attrs.field(factory=dict)
+    #: Each changed stack whose fitted runs' measured / limit span moved, by path (:func:`stack_spans`).
+    spans: Mapping[str, str] = attrs.field(factory=dict)
 
     @property
     def locks(self) -> tuple[LockImpact, ...]:
@@ -2196,6 +2198,7 @@ class Diff:
             "head_warnings_left_out": self.head_warnings_left_out,
             "added_servings": [a.to_json() for a in self.added_servings],
             "added_records": dict(self.added_records),
+            "stack_spans": dict(self.spans),
             "pricing_model": {
                 "base": self.base_code.model if self.base_code else None,
                 "head": self.head_code.model if self.head_code else None,
@@ -2286,7 +2289,43 @@ def _compare(base: Side, head: Side) -> Diff:
                 _unrooted(head, problems), _unrooted(head, review.unreadable), sources, moves, left_out,
                 code_changes(base.code, head.code), _duplicates(head, paths),
                 _unrooted(head, review.warnings[:MAX_HEAD_WARNINGS]), max(0, len(review.warnings) - MAX_HEAD_WARNINGS),
-                added_servings(head, files, reviews), added_records(head, files))
+                added_servings(head, files, reviews), added_records(head, files), stack_spans(base, head, files))
+
+
+def stack_spans(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, str]:
+    """For each serving stack ``files`` change on both sides whose fitted runs' measured / limit span moved
+    (:func:`passprice.stackreach.ratio_span`), by path, one line: the span on BASE → on HEAD, and the runs HEAD's
+    fit adds that lie outside BASE's span, each with its ratio (the first 5). Walkthrough 21: a run added at 0.2461
+    × its limit, outside the 0.3425 … 0.8519 the 111 runs measured, moved the fit's shares 1-18 % and the review
+    said nothing of it: a run far from the others is the first thing to check in its source. A stack that does not
+    read on a side is left to the review's errors."""
+    from passprice.stackreach import fitted_runs, ratio_span, run_ratios
+    from passprice.stacks import load_stack
+
+    out: dict[str, str] = {}
+    for f in files:
+        if f.kind != "stack" or f.status != "changed":
+            continue
+        try:
+            before, after = load_stack(base.root, f.name), load_stack(head.root, f.name)
+            lo0, hi0, n0 = ratio_span(base.root, before)
+            lo1, hi1, n1 = ratio_span(head.root, after)
+            if (lo0, hi0, n0) == (lo1, hi1, n1) or not n0 or not n1:
+                continue
+            old = {r.id for r in fitted_runs(base.root, before)}
+            new = [r for r in fitted_runs(head.root, after) if r.id not in old]
+            ratios = run_ratios(head.root, new)
+        except InputError:
+            continue
+        line = (f"fitted span: its {n0:,} fitted runs measured {lo0:.4g} … {hi0:.4g} × their limit on BASE, its "
+                f"{n1:,} {lo1:.4g} … {hi1:.4g} on HEAD")
+        outside = [(i, r) for i, r in ratios.items() if not lo0 <= r <= hi0]
+        if outside:
+            named = ", ".join(f"{i} at {r:.4g} × its limit (the limit {1 / r:.3g} × measured)" for i, r in outside[:5])
+            more = f" and {len(outside) - 5:,} more" if len(outside) > 5 else ""
+            line += (f"; outside BASE's span: {named}{more}: check it in its source before the fit rests on it")
+        out[f.path] = line
+    return out
 
 
 #: The most added source records and checkpoint entries a review describes (:func:`added_records`); the rest are
@@ -2796,6 +2835,8 @@ def diff_text(d: Diff) -> str:
             lines.append("  facts not compared: the file does not read on a side")
         if f.meta:
             lines.append(f"  [{_table(f.kind)}] changed: {', '.join(f.meta)}")
+        if f.path in d.spans:
+            lines.append(f"  {d.spans[f.path]}")
         if f.kind == "checkpoint" and f.compared:
             lines.append(f"  content   {_content(f)}")
             if f.path in d.added_records:
@@ -3152,6 +3193,10 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             "",
             *_fact_details(d, links),
         ]
+    if d.spans:  # walkthrough 21: a re-fit's runs against the span they were measured in
+        out += ["", "#### Stack fits", ""]
+        out += [f"- {'⚠️ ' if 'outside' in line else ''}{markdown_code(path)}: {markdown_text(line)}"
+                for path, line in d.spans.items()]
     tables = [f for f in d.files if f.meta]
     if tables:  # only the text review listed them: a stack's routes changed read "no fact changed" alone here
         out += ["", "#### Records' own tables changed", ""]

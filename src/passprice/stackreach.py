@@ -207,14 +207,9 @@ def ratio_span(root: Root, stack: Stack) -> tuple[float, float, int]:
     measurement file that does not read."""
     from passprice import cache
     from passprice.files import is_there
-    from passprice.measurements import load_runs
     from passprice.schema import read_bytes
 
-    named: set[str] = set()
-    for fact in stack.facts.values():
-        if isinstance(fact.derivation, RunDerivation):
-            named.update(r.run for r in fact.derivation.runs)
-    runs = [run for run in load_runs(root, stack.name) if run.id in named] if named else []
+    runs = fitted_runs(root, stack)
     if not runs:
         return (0.0, 0.0, 0)
     files = [root.stacks / f"{stack.name}.toml"]
@@ -241,6 +236,28 @@ class Span:
 
 
 def _span(root: Root, runs: list[Any]) -> Span:
+    ratios = list(run_ratios(root, runs).values())
+    if not ratios:
+        return Span(0.0, 0.0, 0)
+    return Span(min(ratios), max(ratios), len(ratios))
+
+
+def fitted_runs(root: Root, stack: Stack) -> list[Any]:
+    """The measured runs of ``root`` that ``stack``'s fitted facts' derivations name (:class:`passprice.measurements`
+    runs, in the registry's order). Raises :class:`~passprice.errors.InputError` for a measurement file that does
+    not read."""
+    from passprice.measurements import load_runs
+
+    named: set[str] = set()
+    for fact in stack.facts.values():
+        if isinstance(fact.derivation, RunDerivation):
+            named.update(r.run for r in fact.derivation.runs)
+    return [run for run in load_runs(root, stack.name) if run.id in named] if named else []
+
+
+def run_ratios(root: Root, runs: list[Any]) -> dict[str, float]:
+    """Each run's measured tokens/s over its limit (the card's, priced as ``validate`` prices it), by run id; a run
+    that does not load or price, or has no positive figure, is left out."""
     from passprice.cards import load_card
     from passprice.checkpoints import load_checkpoint
     from passprice.errors import InputError
@@ -249,7 +266,7 @@ def _span(root: Root, runs: list[Any]) -> Span:
 
     cards: dict[str, Any] = {}
     headers: dict[str, Any] = {}
-    ratios: list[float] = []
+    ratios: dict[str, float] = {}
     for run in runs:
         try:
             card = cards.get(run.card) or load_card(root, run.card)
@@ -260,10 +277,8 @@ def _span(root: Root, runs: list[Any]) -> Span:
         except (InputError, ServingRefusal):
             continue
         if limit.tokens_per_s > 0 and run.tokens_per_s > 0:
-            ratios.append(run.tokens_per_s / limit.tokens_per_s)
-    if not ratios:
-        return Span(0.0, 0.0, 0)
-    return Span(min(ratios), max(ratios), len(ratios))
+            ratios[run.id] = run.tokens_per_s / limit.tokens_per_s
+    return ratios
 
 
 def ratio_reach(root: Root, stack: Stack, ratio: float, at_batch: int | None = None) -> RatioReach:
