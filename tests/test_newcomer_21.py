@@ -301,3 +301,15 @@ test = "tg512"
     assert markdown[markdown.index("#### Stack fits") + 2] == f"- ⚠️ `facts/stacks/{LLAMA}.toml`: {span}"
     data = json.loads(invoke("diff", "main", "--json", root=root).stdout)
     assert data["stack_spans"] == {f"facts/stacks/{LLAMA}.toml": span}
+
+
+def test_an_elasticity_that_rounds_to_zero_reads_plus_zero() -> None:
+    # walkthrough 21: `audit mixtral-8x7b-h200` (8 experts, 32 token-rows: every expert read) showed routing.hot_experts
+    # at -0.000, a sign with no meaning at three decimals
+    from types import SimpleNamespace
+
+    from passprice.audit import _elasticity
+
+    assert _elasticity(SimpleNamespace(elasticity=-4e-6, step=0.01)) == "+0.000"  # type: ignore[arg-type]
+    assert _elasticity(SimpleNamespace(elasticity=-0.0006, step=0.01)) == "-0.001"  # type: ignore[arg-type]
+    assert _elasticity(SimpleNamespace(elasticity=0.0, step=-0.01)) == "+0.000 (−1 %)"  # type: ignore[arg-type]

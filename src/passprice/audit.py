@@ -547,9 +547,12 @@ def _value(fact: Fact) -> str:
 
 
 def _elasticity(r: AuditRow) -> str:
+    """An elasticity to three decimals, a sign a reader can act on: one that rounds to zero is ``+0.000`` (a routing
+    fact of a batch that reads every expert showed ``-0.000``, walkthrough 21)."""
     if r.elasticity is None:
         return "refused"
-    return f"{r.elasticity:+.3f}" + (" (−1 %)" if r.step < 0 else "")
+    shown = f"{r.elasticity:+.3f}"
+    return ("+0.000" if shown == "-0.000" else shown) + (" (−1 %)" if r.step < 0 else "")
 
 
 def by_source(a: Audit) -> dict[str | None, list[AuditRow]]:
