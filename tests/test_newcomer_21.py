@@ -313,3 +313,21 @@ def test_an_elasticity_that_rounds_to_zero_reads_plus_zero() -> None:
     assert _elasticity(SimpleNamespace(elasticity=-4e-6, step=0.01)) == "+0.000"  # type: ignore[arg-type]
     assert _elasticity(SimpleNamespace(elasticity=-0.0006, step=0.01)) == "-0.001"  # type: ignore[arg-type]
     assert _elasticity(SimpleNamespace(elasticity=0.0, step=-0.01)) == "+0.000 (−1 %)"  # type: ignore[arg-type]
+
+
+def test_a_corrected_bandwidth_with_its_shares_recomputed_moves_a_price_by_rounding(tmp_path: Path) -> None:
+    # PR (i) of the walkthrough: 4.8 → 4.89 TB/s, then `fact recompute`: the review showed +0.008243 % and nothing
+    # said why so little; the README now does, with these numbers.
+    root = copy_root(tmp_path)
+    out = invoke("fact", "set", H200, "memory.bandwidth", "--value", "4.89", "--unit", "TB/s", "--provenance",
+                 "published", "--source", "nvidia-h200-datasheet", "--locator", "walkthrough 21's figure",
+                 root=root)  # fmt: skip
+    assert out.exit_code == 0, out.output
+    stale = json.loads(invoke("price", "r1-qwen7b-h200", "--no-lock", "--json", root=root).stdout)["tokens_per_s"]
+    assert round(100 * (stale / 996.0966124437687 - 1), 3) == 1.875
+    assert invoke("fact", "recompute", H200, root=root).exit_code == 0
+    today = json.loads(invoke("price", "r1-qwen7b-h200", "--no-lock", "--json", root=root).stdout)["tokens_per_s"]
+    assert f"{today:,.1f}" == "996.2" and round(100 * (today / 996.0966124437687 - 1), 4) == 0.0082
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    assert ("the H200's 4.8 → 4.89 TB/s with `streams.*` recomputed moves `r1-qwen7b-h200` 996.1 → 996.2 tokens/s "
+            "(+0.0082 %, the shares' 4-digit rounding alone) where the stale shares gave +1.875 %") in readme
