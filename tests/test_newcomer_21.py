@@ -242,9 +242,34 @@ read = "Section 5, Routing analysis, Figure 7."
 """
 
 
+ROUTING = """#:schema ../../schema/routing.schema.json
+[routing]
+name = "Mixtral-8x7B, read off the paper's Figure 7"
+experts = 8
+used = 2
+checkpoints = ["mixtral-8x7b-q4_k_m"]
+note = "Read by eye off the bars, so estimated."
+
+[hot_experts]
+value = 0.25
+unit = "1"
+provenance = "estimated"
+source = "mixtral-of-experts-paper"
+locator = "Figure 7: the two busiest of 8 experts"
+
+[hot_share]
+value = 0.3
+unit = "1"
+provenance = "estimated"
+source = "mixtral-of-experts-paper"
+locator = "Figure 7: about 15 % each for the two busiest"
+"""
+
+
 def test_the_review_says_what_an_added_source_and_checkpoint_are(tmp_path: Path) -> None:
     root = _repo(tmp_path)
     (root / "sources" / "mixtral-of-experts-paper.toml").write_text(SOURCE, encoding="utf-8")
+    (root / "facts" / "routing" / "mixtral-8x7b-pile.toml").write_text(ROUTING, encoding="utf-8")
     made = invoke("synth", str(REPO / "examples" / "configs" / "mixtral-8x7b.json"), "--mix", "Q4_K_M", "-o",
                   str(tmp_path / "mixtral.header.gguf"), "--import", "mixtral-8x7b-q4_k_m", root=root)  # fmt: skip
     assert made.exit_code == 0, made.output
@@ -261,6 +286,11 @@ def test_the_review_says_what_an_added_source_and_checkpoint_are(tmp_path: Path)
             "(Mistral AI, 2024-01-08), paper, at https://arxiv.org/abs/2401.04088; read: Section 5, Routing analysis, "
             "Figure 7.") in lines
     assert not any(line.startswith("Other files changed") for line in lines)
+    # an added routing record: its router, scope and caveat, which its two facts' rows do not show
+    said = ("routing record Mixtral-8x7B, read off the paper's Figure 7: 8 experts, 2 a token, for "
+            "mixtral-8x7b-q4_k_m; note: Read by eye off the bars, so estimated.")
+    assert f"- `mixtral-8x7b-pile` (added, `facts/routing/mixtral-8x7b-pile.toml`): {said}" in lines
+    assert f"  {said}" in invoke("diff", "main", root=root).stdout.splitlines()
     data = json.loads(invoke("diff", "main", "--json", root=root).stdout)
     assert data["added_records"]["sources/mixtral-of-experts-paper.toml"].startswith("Mixtral of Experts (Mistral AI")
     text = invoke("diff", "main", root=root).stdout

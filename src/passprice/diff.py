@@ -2334,7 +2334,8 @@ MAX_ADDED_RECORDS = 20
 
 
 def added_records(head: Side, files: Sequence[FileChange]) -> dict[str, str]:
-    """Each source record and checkpoint entry ``files`` adds on ``head`` that reads there, by path: a source as
+    """Each source record, routing record and checkpoint entry ``files`` adds on ``head`` that reads there, by path: a
+    routing record as ``routing record TITLE: E experts, k a token, for CHECKPOINTS; note: …``, a source as
     ``TITLE (BY, DATE), KIND, at WHERE; read: HOW``, a checkpoint entry as ``ARCH, N tensors, B of weights[, E
     experts, K a token]; origin: …`` (the first sentence of its ``origin``); the first :data:`MAX_ADDED_RECORDS`. One
     that does not read is left to the review's errors."""
@@ -2348,9 +2349,19 @@ def added_records(head: Side, files: Sequence[FileChange]) -> dict[str, str]:
     for f in files:
         if len(out) >= MAX_ADDED_RECORDS:
             break
-        if f.status != "added" or f.kind not in ("source", "checkpoint"):
+        if f.status != "added" or f.kind not in ("source", "checkpoint", "routing"):
             continue
         try:
+            if f.kind == "routing":  # its scope and caveat, which its two facts' rows do not show (walkthrough 21)
+                from passprice.routing import load_routing
+
+                routing = load_routing(head.root, f.name)
+                router = (f"{routing.experts:,} experts, {routing.used:,} a token"
+                          if routing.experts is not None and routing.used is not None else "any router")
+                scope = ", ".join(routing.checkpoints) if routing.checkpoints else "any checkpoint"
+                note = f"; note: {routing.note}" if routing.note else ""
+                out[f.path] = f"routing record {routing.title}: {router}, for {scope}{note}"
+                continue
             if f.kind == "source":
                 source = load_source(head.root, f.name)
                 read = f"; read: {source.read}" if source.read else ""
@@ -2837,6 +2848,8 @@ def diff_text(d: Diff) -> str:
             lines.append(f"  [{_table(f.kind)}] changed: {', '.join(f.meta)}")
         if f.path in d.spans:
             lines.append(f"  {d.spans[f.path]}")
+        if f.kind == "routing" and f.path in d.added_records:
+            lines.append(f"  {d.added_records[f.path]}")
         if f.kind == "checkpoint" and f.compared:
             lines.append(f"  content   {_content(f)}")
             if f.path in d.added_records:
@@ -3192,6 +3205,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
               if hidden else []),
             "",
             *_fact_details(d, links),
+            *[f"- {markdown_code(f.name)} (added, {markdown_code(f.path)}): {markdown_text(d.added_records[f.path])}"
+              for f in d.files if f.kind == "routing" and f.path in d.added_records],
         ]
     if d.spans:  # walkthrough 21: a re-fit's runs against the span they were measured in
         out += ["", "#### Stack fits", ""]
