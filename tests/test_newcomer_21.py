@@ -329,6 +329,9 @@ test = "tg512"
     assert f"  {span}" in text.stdout.splitlines()
     markdown = invoke("diff", "main", "--format", "markdown", root=root).stdout.splitlines()
     assert markdown[markdown.index("#### Stack fits") + 2] == f"- ⚠️ `facts/stacks/{LLAMA}.toml`: {span}"
+    # and the summary asks it (the comment read ✅ with nothing to verify)
+    assert markdown[0].startswith("⚠️ **passprice diff**"), markdown[0]
+    assert "; 1 stack fit on a run outside its span, to verify; no lock affected" in markdown[0]
     data = json.loads(invoke("diff", "main", "--json", root=root).stdout)
     assert data["stack_spans"] == {f"facts/stacks/{LLAMA}.toml": span}
 

@@ -1838,6 +1838,12 @@ class Diff:
     spans: Mapping[str, str] = attrs.field(factory=dict)
 
     @property
+    def runs_outside(self) -> tuple[str, ...]:
+        """The stacks (by path) whose re-fit rests on an added run outside the span BASE's runs measured
+        (:attr:`spans`): to verify, never failed."""
+        return tuple(path for path, line in self.spans.items() if "outside BASE's span" in line)
+
+    @property
     def locks(self) -> tuple[LockImpact, ...]:
         """The locks a reviewer needs to see (:attr:`LockImpact.affected`)."""
         return tuple(lock for lock in self.reviews if lock.affected)
@@ -2067,7 +2073,7 @@ class Diff:
         facts = self.fact_changes
         fact_files = {f.path for f, _ in facts}
         if not (self.files or self.model_changed or self.locks or self.head_check or self.sources or self.unlocked
-                or self.code_files or self.duplicates or self.head_warnings):
+                or self.code_files or self.duplicates or self.head_warnings or self.spans):
             quiet = "no changes to facts, registry, locks or the pricing model"
             return quiet + (f"; {_n(len(self.unaffected), 'lock')} unaffected" if self.unaffected else "")
         parts = [
@@ -2092,6 +2098,8 @@ class Diff:
             under = {lock for s in self.sources for lock in s.locks}
             rest = f" (under {_n(len(under), 'locked price')})" if under else ""
             parts.append(f"{_n(len(self.sources), 'source')} whose document changed, to verify{rest}")
+        if self.runs_outside:  # walkthrough 21: a re-fit on a run far from the others read ✅ and nothing else
+            parts.append(f"{_n(len(self.runs_outside), 'stack fit')} on a run outside its span, to verify")
         locks = f"{_n(len(self.locks), 'lock')} affected" if self.locks else "no lock affected"
         flags = []
         # each lock counted as its row shows it (a lock not judged is not counted as breaking its floors)
@@ -3170,7 +3178,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     unaffected and the files that do not read."""
     mark = "❌" if d.exit_status else (
         "⚠️" if d.weakened or d.loosened or d.removed or d.to_verify or d.drifting or d.sources or d.duplicates
-        or d.head_warnings else "✅"
+        or d.head_warnings or d.runs_outside else "✅"
     )
     out = [f"{mark} **passprice diff** {markdown_code(d.base.label)} → {markdown_code(d.head.label)}: {d.summary()}"]
     facts = d.fact_changes
