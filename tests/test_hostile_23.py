@@ -89,9 +89,11 @@ def test_the_reviews_head_warnings_are_bounded(tmp_path: Path) -> None:
     assert md[at + 22] == "- and 280 more warnings: `passprice check` on HEAD lists each"
     assert sum("cited by no fact" in line for line in md) == 20
     # The 300 records added are counted, and the first 20 named (walkthrough 15 listed every one: 11,113 chars).
-    assert md[-1].endswith(", `sources/n0019.toml` (added), and 280 more: the text review (`passprice diff`) lists "
+    # walkthrough 21: the first 20 added sources are described under Sources, the next 20 named, the rest counted
+    assert md[-1].endswith(", `sources/n0039.toml` (added), and 260 more: the text review (`passprice diff`) lists "
                            "each"), md[-1]
-    assert md[-1].startswith("Other files changed: `sources/n0000.toml` (added), ")
+    assert md[-1].startswith("Other files changed: `sources/n0020.toml` (added), ")
+    assert sum(line.startswith("- `n00") and "(added, `sources/n00" in line for line in md) == 20
     assert len(markdown.stdout) < 10_000
     text = invoke("diff", str(base), str(head)).stdout.splitlines()
     assert "  and 280 more warnings: passprice check on HEAD lists each" in text

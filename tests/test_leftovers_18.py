@@ -37,9 +37,13 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
         f"estimated -> {made / 'locks' / 's.lock.toml'}",
         f"  expected under stack {STACK}: 237.4 tokens/s at batch 1, binds on memory, weakest estimated (0.2384 × "
         "the limit's 996.1)",
+        # walkthrough 21: lock --stack says where its expected price lies against the stack's fitted span
+        "  fitted span   its 111 fitted runs measured 0.3425 … 0.8519 × their limit (the limit 1.17 … 2.92 × "
+        "measured); this price's 0.2384 (the limit 4.2 × expected) lies outside: an extrapolation of the fit",
     ]
-    # item 8: lock --stack warns of the cards its runs never measured, as price --stack does
-    assert result.stderr.splitlines() == [H200_REACH]
+    # item 8: lock --stack warns of the cards its runs never measured, as price --stack does (and, walkthrough 21, of
+    # a price outside the fitted span)
+    assert result.stderr.splitlines() == [H200_REACH, H200_SPAN.format(at="")]
     result = invoke("lock", R1, "--limit", "1024", "-o", str(made / "locks" / "r1-1k.lock.toml"), root=made)
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith("locked r1-1k (price, locks no registered serving): 1,017.6 tokens/s at batch 1")
@@ -140,7 +144,12 @@ def test_compare_prices_each_card_under_a_stack(root: Path) -> None:
     rows = [line.split()[:5] for line in lines[5:8]]
     assert rows == [["h200_sxm_141gb", "1", "237.4", "0.007122", "4.211"], ["a100_sxm4_80gb", "1", "143.3", "0.01094",
                     "6.978"], ["rtx_4090", "1", "130.7", "0.02302", "7.652"]]
-    assert result.stderr.splitlines() == [H200_REACH]
+    # walkthrough 21: and the cards whose expected best lies outside the stack's fitted span
+    assert result.stderr.splitlines() == [
+        H200_REACH,
+        f"passprice: warning: stack {STACK}'s expected price lies outside the 0.3425 … 0.8519 × the limit its 111 "
+        "fitted runs measured, for h200_sxm_141gb (0.2384 at batch 1): the fit is extrapolated there",
+    ]
     data = json.loads(invoke("compare", R1, "--cards", "h200_sxm_141gb", "--stack", STACK, "--json",
                              root=root).stdout)
     row = data["cards"][0]

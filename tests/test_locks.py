@@ -479,14 +479,15 @@ def test_reproduce_refuses_a_checkpoint_whose_content_is_not_the_pinned_one(root
     message = f"lock r1: checkpoint {state}; import the pinned header again (passprice import), or re-lock"
     result = run(root, "reproduce", str(r1_lock))
     assert result.exit_code == 1
-    assert result.stdout.splitlines()[1] == f"  does NOT reproduce: the pinned checkpoint is gone ({state})"
+    assert result.stdout.splitlines()[1] == (f"  does NOT reproduce: the pinned checkpoint {pinned['name']} is gone "
+                                             "(checkpoint, below)")
     assert f"    checkpoint     {state}" in result.stdout
     assert result.stderr == "passprice: refused: lock r1 does not reproduce its recorded price\n"
     out = json.loads(run(root, "reproduce", str(r1_lock), "--json").stdout)
     assert out["equals"] is False and out["price"] is None and out["changed"] == ["checkpoint content"]
     assert out["checkpoint"] == {
         "status": "changed", "ref": pinned["name"], "pinned": pinned["content"], "found": None, "today": found,
-        "error": None, "unread": [],
+        "error": None, "unread": [], "moved_to": None,
     }
     result = run(root, "audit", str(r1_lock), "--json")
     assert result.exit_code == 1
@@ -579,7 +580,7 @@ def test_reproduce_names_the_pricing_model_when_it_moves_the_price(
 def test_audit_of_a_memory_bound_price(root: Path) -> None:
     result = ok(run(root, "audit", R1, "--batch", "1", "--json"))
     a = json.loads(result.stdout)
-    assert list(a) == ["title", "tokens_per_s", "binds", "provenance", "weakest", "facts", "sources"]
+    assert list(a) == ["title", "tokens_per_s", "by_hand", "binds", "provenance", "weakest", "facts", "sources"]
     assert sorted(a["sources"]) == sorted({f["source"] for f in a["facts"] if f["source"] is not None})
     assert a["title"].startswith(f"audit of {R1} (today's facts)")
     rows = {f["path"]: f for f in a["facts"]}

@@ -84,14 +84,12 @@ def test_a_renamed_checkpoint_entry_file_is_named_where_the_pinned_content_may_b
     (folder / "deepseek-r1-distill-qwen-7b-q4_k_m.toml").rename(folder / "renamed-r1.toml")
     result = invoke("reproduce", "locks/r1-qwen7b-h200.lock.toml", root=root)
     assert result.exit_code == 1, result.output
-    line = result.stdout.splitlines()[1]
-    assert line.startswith("  does NOT reproduce: the pinned checkpoint is gone (deepseek-r1-distill-qwen-7b-q4_k_m: "
-                           "does not read (")
-    assert line.endswith(
-        "and no entry of the registry that reads holds the pinned content; 1 entry does not read and may hold it "
-        "(renamed-r1: registry/checkpoints/renamed-r1.toml: entry.name: 'deepseek-r1-distill-qwen-7b-q4_k_m' does "
-        "not match the file name 'renamed-r1'; `passprice check` names each problem))"
-    )
+    # walkthrough 21: said once, in one line naming the old name, the file and what to do (test_newcomer_21)
+    assert result.stdout.splitlines()[1] == ("  does NOT reproduce: the pinned checkpoint "
+                                             "deepseek-r1-distill-qwen-7b-q4_k_m is gone (checkpoint, below)")
+    assert ("    checkpoint     deepseek-r1-distill-qwen-7b-q4_k_m: no entry of that name; "
+            "registry/checkpoints/renamed-r1.toml still names its entry deepseek-r1-distill-qwen-7b-q4_k_m") in (
+        result.stdout)
 
 
 def test_the_fact_commands_on_a_routing_record_or_stack_say_to_edit_its_file(tmp_path: Path) -> None:
@@ -102,12 +100,13 @@ def test_the_fact_commands_on_a_routing_record_or_stack_say_to_edit_its_file(tmp
     routing = REPO_ROOT / "facts" / "routing" / "uniform.toml"
     assert bad("fact", "set", "uniform", "hot_share", *args) == [
         f"passprice: error: uniform: a routing record ({routing}), not a card: the fact commands edit cards and "
-        "drafting methods (`passprice fact show uniform` reads its facts, without --history: `git log -p` its file); "
+        "drafting methods (`passprice fact show uniform` reads its facts, and with --history when each changed); "
         "edit the record's file by hand (its facts are tables of value, unit, provenance, source and locator), then "
         "run passprice check"
     ]
-    # Walkthrough 19: `fact show` reads a routing record's or a stack's facts (test_newcomer_19); --history does not.
-    stack = bad("fact", "show", "llamacpp-cuda-2405", "share.read", "--history")
+    # Walkthrough 19: `fact show` reads a routing record's or a stack's facts (test_newcomer_19); walkthrough 21:
+    # --history too (test_newcomer_21). `fact set` still refuses a stack, naming calibrate.
+    stack = bad("fact", "set", "llamacpp-cuda-2405", "share.read", *args)
     assert stack[0].endswith("then run passprice check; passprice calibrate --stack rewrites a stack's fitted facts")
 
 

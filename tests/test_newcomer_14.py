@@ -24,7 +24,9 @@ def test_reproduce_says_a_removed_serving_even_when_todays_checkpoint_does_not_r
     lines = result.stdout.splitlines()
     assert "    facts          not compared: today's checkpoint does not read (below)" in lines
     assert f"    serving        serving {R1} is no longer registered (priced as the lock embeds it)" in lines
-    assert result.stdout.count(f"checkpoint '{ENTRY}': not found in registry/checkpoints") == 2  # verdict, checkpoint
+    # walkthrough 21: said once, on the checkpoint line, without the registry's listing of names
+    assert result.stdout.count(f"{ENTRY}: no entry of that name") == 1
+    assert "not found in registry/checkpoints" not in result.stdout
     report = json.loads(invoke("reproduce", f"locks/{R1}.lock.toml", "--json", root=root).stdout)
     assert report["serving_changed"] == [
         f"serving {R1} is no longer registered (priced as the lock embeds it)"

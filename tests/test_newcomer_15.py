@@ -82,8 +82,11 @@ def test_the_markdown_review_lists_a_source_record_it_counts(tmp_path: Path) -> 
     result = invoke("diff", "--format", "markdown", root=root)
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert "1 other file changed" in lines[0]
-    assert lines[-1] == "Other files changed: `sources/team-h200-bench.toml` (added)"
+    # walkthrough 21: counted as a source added, and described under Sources (title, publisher, kind, where)
+    assert "1 source added" in lines[0]
+    assert ("- `team-h200-bench` (added, `sources/team-h200-bench.toml`): Our H200 HBM bandwidth measurement (the "
+            "team), registry, at notes/h200-bench.md in this registry; read: the median line") in lines
+    assert not any(line.startswith("Other files changed") for line in lines)
 
 
 def test_fact_set_says_how_to_recompute_the_facts_it_leaves_stale(tmp_path: Path) -> None:

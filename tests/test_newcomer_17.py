@@ -150,5 +150,6 @@ def test_the_readme_says_how_to_find_the_commit_that_moved_a_price_and_what_lock
     readme = " ".join(REPO.joinpath("README.md").read_text().split())
     assert "Which change moved a price since its lock is three commands." in readme
     assert "`passprice diff C~1 C` for each commit `C` since the lock" in readme
-    assert "their history is `git log -p facts/stacks/NAME.toml`" in readme
+    # walkthrough 21: `fact show --history` reads a stack's and a routing record's facts (test_newcomer_21)
+    assert "`passprice fact show llamacpp-cuda-2405 share.read --history`" in readme
     assert "and `check` fails `locks disagree: OLD and NEW both lock serving SERVING (price)" in readme

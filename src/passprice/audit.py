@@ -481,6 +481,7 @@ def audit_json(
     return {
         **(extra or {}),
         "tokens_per_s": a.cost.tokens_per_s,
+        "by_hand": by_hand(a),
         "binds": a.cost.binds.value,
         "provenance": a.cost.provenance.value,
         "weakest": list(a.cost.weakest),
@@ -511,6 +512,21 @@ def audit_json(
     }
 
 
+def by_hand(a: Audit) -> str:
+    """The sentence that checks the audited price's tokens/s by hand, with its numbers (walkthrough 21: the audit
+    never said how tokens/s follows from the pass): ``tokens/s = batch × emitted_per_sequence / pass time = 16 ×
+    2.4875 / 10.92 ms = 3,644.2``, and what the pass time is (the largest term, the limit's; under a stack, the
+    stack's expected pass). The formula is :meth:`passprice.serving.ServingCost`'s ``tokens_per_s``."""
+    from passprice.tables import si
+
+    c = a.cost
+    stacked = any(r.path.startswith("stack.") for r in a.rows)
+    what = ("the stack's expected pass: its fixed cost, the binding term at its shares and terms.serial × the others"
+            if stacked else f"the largest term, {c.binds.value}")
+    return (f"tokens/s = batch × emitted_per_sequence / pass time = {c.batch:,} × {c.emitted_per_sequence:.6g} / "
+            f"{si(c.pass_s, 's')} = {c.tokens_per_s:,.1f} (the pass time is {what})")
+
+
 def _margin(r: AuditRow) -> str:
     if r.margin is None:
         return "–"
@@ -531,9 +547,12 @@ def _value(fact: Fact) -> str:
 
 
 def _elasticity(r: AuditRow) -> str:
+    """An elasticity to three decimals, a sign a reader can act on: one that rounds to zero is ``+0.000`` (a routing
+    fact of a batch that reads every expert showed ``-0.000``, walkthrough 21)."""
     if r.elasticity is None:
         return "refused"
-    return f"{r.elasticity:+.3f}" + (" (−1 %)" if r.step < 0 else "")
+    shown = f"{r.elasticity:+.3f}"
+    return ("+0.000" if shown == "-0.000" else shown) + (" (−1 %)" if r.step < 0 else "")
 
 
 def by_source(a: Audit) -> dict[str | None, list[AuditRow]]:
@@ -582,6 +601,7 @@ def audit_text(
             "  floor: the weakest provenance the lock allows the fact (of several locks, the strictest); margin: "
             "rungs above it"
         )
+    lines.append(f"  by hand: {by_hand(a)}")
     if stale:
         lines += ["", f"STALE: {stale.line()}"]
     lines += ["", "citations, by source:"]
@@ -650,7 +670,7 @@ def audit_markdown(
                      mark.strip(), cite])
     head = (
         f"**{markdown_text(title)}**: {a.cost.tokens_per_s:,.1f} tokens/s at batch {a.cost.batch:,}, binds on "
-        f"{a.cost.binds.value}; weakest provenance {a.cost.provenance.value}"
+        f"{a.cost.binds.value}; weakest provenance {a.cost.provenance.value}\n\nBy hand: {markdown_text(by_hand(a))}"
     )
     table = markdown_table(
         ["fact", "value", "provenance", "floor (margin)", "elasticity", "term", "source: locator"], rows, right=(1, 4)

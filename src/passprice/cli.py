@@ -1205,34 +1205,47 @@ def _expected(ctx: click.Context, stack: str, resolved: Any, kind: str) -> Any:
 
 def _ratio_reach(ctx: click.Context, expected: Any, resolved: Any) -> Any:
     """Where ``expected``'s ratio to the limit at the same batch stands against the measured / limit span of its
-    stack's fitted runs (:func:`passprice.stackreach.ratio_reach`), ``None`` without a stack; a ratio outside it is
-    a warning on stderr (walkthrough 19: llama.cpp's H200 price at 0.2384 × the limit, the limit 4.2 × expected,
+    stack's fitted runs (:func:`passprice.stackreach.expected_reach`), ``None`` without a stack; a ratio outside it
+    is a warning on stderr (walkthrough 19: llama.cpp's H200 price at 0.2384 × the limit, the limit 4.2 × expected,
     outside the 1.17 … 2.92 its 111 runs measured, said nothing). A best price's expected and limit lie at their own
     best batches (1 and 580 under llama.cpp): its ratio is taken against the limit at the expected price's batch,
     as each run's is (``resolved``: the serving priced)."""
     if expected is None:
         return None
-    import attrs
+    from passprice.stackreach import expected_reach
 
-    from passprice.stackreach import ratio_reach
-
-    ratio, at = expected.ratio, None
-    batch = expected.expected.batch
-    if batch != expected.limit.batch:
-        at = batch
-        from passprice.serving import ServingRefusal
-        from passprice.stacks import price_expected
-
-        try:
-            ratio = price_expected(resolved.header, resolved.card, attrs.evolve(resolved.serving, batch=batch),
-                                   expected.stack).ratio
-        except ServingRefusal:
-            return None
-    reach = ratio_reach(_root(ctx), expected.stack, ratio, at)
+    reach = expected_reach(_root(ctx), expected, resolved.header, resolved.card, resolved.serving)
+    if reach is None:
+        return None
     warning = reach.warning()
     if warning is not None:
         click.echo(f"passprice: warning: {warning}", err=True)
     return reach
+
+
+def _serving_span(root: Any, the_stack: Any, resolved: Any) -> Any:
+    """The fitted-span reach of ``resolved``'s own expected price under ``the_stack``
+    (:func:`passprice.stackreach.serving_reach`), its warning on stderr when it lies outside, as ``price --stack``
+    says it (walkthrough 21: ``compare``, ``sweep``, ``roofline``, ``max-batch``, ``speculate``, ``simulate`` and
+    ``lock`` under a stack said nothing of a price outside the span); ``None`` without a stack, when the stack
+    refuses the price, or when no fitted run prices."""
+    if the_stack is None:
+        return None
+    from passprice.stackreach import serving_reach
+
+    reach = serving_reach(root, the_stack, resolved.header, resolved.card, resolved.serving)
+    if reach is not None and not reach.inside:
+        click.echo(f"passprice: warning: {reach.warning()}", err=True)
+    return reach
+
+
+def _span_text(reach: Any, batch: int | None = None) -> None:
+    """The ``fitted span`` line of a command under a stack (``reach``: :func:`_serving_span`'s; nothing for
+    ``None``); ``batch``: the serving's own batch, named when the command's figures are at others."""
+    if reach is None:
+        return
+    at = "" if batch is None else f" (the serving's own price, batch {batch:,})"
+    click.echo(f"  fitted span   {reach.line()}{at}")
 
 
 def _with_span(data: dict[str, Any], reach: Any) -> dict[str, Any]:
@@ -1586,21 +1599,101 @@ def compare_command(
         the_stack = load_stack(root, stack)
     rows = compare_cards(root, spec, card_list, the_stack)
     note = lock_note(root, serving, spec.card)
+    cards_json = comparison_json(rows)
+    reaches = _compare_spans(root, spec, rows) if the_stack is not None else {}
+    for row_json in cards_json:  # each card's expected best against the stack's fitted span, as best --stack's
+        if row_json["card"] in reaches:
+            row_json["stack_span"] = reaches[row_json["card"]].to_json()
     data = {"serving": serving, "checkpoint": spec.checkpoint,
-            "own_card": spec.card if serving is not None else None, "cards": comparison_json(rows), "lock": note}
+            "own_card": spec.card if serving is not None else None, "cards": cards_json, "lock": note}
     if stack is not None:
         data["stack"] = stack
     if all(r.cost is None for r in rows):  # as speculate: nothing priced is a refusal (exit 1), not a table
         raise Refused(refused_line(rows), data)
     # the serving as completed against its checkpoint (contexts filled in for a --checkpoint alone)
     first = resolve(root, attrs.evolve(spec, card=card_list[0]))
+    outside = ""
     if the_stack is not None:  # the cards priced that its runs never measured, in one line (as sweep --stack)
         _stack_warnings(root, the_stack, [r.card for r in rows if r.cost is not None], first.header)
+        outside = _outside_line(the_stack.name, reaches)
+        if outside:
+            click.echo(f"passprice: warning: {outside}", err=True)
     if as_json:
         _echo_json(data)
         return
     what = f"{serving + ': ' if serving else ''}{spec.checkpoint}"
     click.echo(comparison_text(rows, what, spec_summary(first.spec), note, stack))
+    if reaches:
+        some = next(iter(reaches.values()))
+        out = [f"{card} {r.ratio:.4g}" for card, r in reaches.items() if not r.inside]
+        click.echo(f"  fitted span: its {some.runs} fitted runs measured {some.low:.4g} … {some.high:.4g} × their "
+                   "limit; " + (f"outside it (an extrapolation of the fit): {', '.join(out)}" if out else
+                                "every card's expected best lies inside"))
+
+
+def _sweep_spans(root: Any, the_stack: Any, grid: Any, most: int = 64) -> dict[str, Any]:
+    """The fitted-span reach (:func:`passprice.stackreach.serving_reach`) of each serving of ``grid`` on each of its
+    cards (its own card without ``--cards``), at the serving's own batch and contexts, by ``SERVING on CARD``; the
+    first ``most`` pairs (each one price); a pair that does not load or price is left out (the sweep reports it)."""
+    import attrs
+
+    from passprice.errors import InputError
+    from passprice.serving import ServingRefusal
+    from passprice.servings import load_spec, resolve
+    from passprice.stackreach import serving_reach
+
+    out: dict[str, Any] = {}
+    pairs = 0
+    for ref in grid.servings:
+        try:
+            spec = load_spec(root, ref)
+        except InputError:
+            continue
+        for card in [spec.card] if grid.cards is None else [Path(c).name.removesuffix(".toml") for c in grid.cards]:
+            pairs += 1
+            if pairs > most:
+                return out
+            try:
+                resolved = resolve(root, attrs.evolve(spec, card=card))
+                reach = serving_reach(root, the_stack, resolved.header, resolved.card, resolved.serving)
+            except (InputError, ServingRefusal):
+                continue
+            if reach is not None:
+                out[f"{Path(str(ref)).name.removesuffix('.toml')} on {card}"] = reach
+    return out
+
+
+def _compare_spans(root: Any, spec: Any, rows: list[Any]) -> dict[str, Any]:
+    """Each compared card's expected best (``rows``: :func:`passprice.compare.compare_cards`'s under a stack)
+    against the stack's fitted span, by card (:func:`passprice.stackreach.expected_reach`, at the expected best's
+    batch as ``best --stack`` takes it); a card refused, or whose ratio cannot be taken, is left out."""
+    import attrs
+
+    from passprice.servings import resolve
+    from passprice.stackreach import expected_reach
+
+    out: dict[str, Any] = {}
+    for row in rows:
+        if row.expected is None:
+            continue
+        resolved = resolve(root, attrs.evolve(spec, card=row.card))
+        reach = expected_reach(root, row.expected, resolved.header, resolved.card, resolved.serving)
+        if reach is not None and reach.runs:
+            out[row.card] = reach
+    return out
+
+
+def _outside_line(stack: str, reaches: dict[str, Any]) -> str:
+    """One line naming the cards (of ``reaches``, by card) whose expected price lies outside stack ``stack``'s
+    fitted span, with each one's ratio; empty when none does."""
+    out = [(card, r) for card, r in reaches.items() if not r.inside]
+    if not out:
+        return ""
+    some = out[0][1]
+    named = ", ".join(f"{card} ({r.ratio:.4g}{'' if r.at_batch is None else f' at batch {r.at_batch:,}'})"
+                      for card, r in out[:8]) + (f" and {len(out) - 8} more" if len(out) > 8 else "")
+    return (f"stack {stack}'s expected price lies outside the {some.low:.4g} … {some.high:.4g} × the limit its "
+            f"{some.runs} fitted runs measured, for {named}: the fit is extrapolated there")
 
 
 @cli.command("max-batch")
@@ -1629,6 +1722,7 @@ def max_batch_command(
     stack = _lock_stack(root, lock_ref, the_lock, stack)
     _cap_unused(o, "max-batch is what memory holds, whatever each sequence waits")
     under = None
+    reach = None
     try:
         if stack is not None:
             from passprice.stacks import load_stack, max_batch_expected
@@ -1638,6 +1732,7 @@ def max_batch_command(
                 resolved.header, resolved.card, resolved.serving, the_stack
             )
             _stack_warnings(root, the_stack, [resolved.card.name], resolved.header)
+            reach = _serving_span(root, the_stack, resolved)
         else:
             n = max_batch(resolved.header, resolved.card, resolved.serving)
     except ServingRefusal as e:
@@ -1649,7 +1744,7 @@ def max_batch_command(
         if under is not None:
             data.update({"stack": stack, "expected_max_batch": under, "reserved_bytes": reserved,
                          "stack_batches": list(held) if held is not None else None})
-        _echo_json({**data, "lock": g.to_json()})
+        _echo_json({**_with_span(data, reach), "lock": g.to_json()})
     else:
         click.echo(f"{resolved.spec.checkpoint} on {resolved.card.name}: at most {n:,} sequences a pass")
         if under is not None:
@@ -1661,6 +1756,7 @@ def max_batch_command(
                            "another is refused (BeyondStack)")
             else:
                 click.echo("  its facts hold at no batch of this serving (range.rows): every price is refused")
+            _span_text(reach, resolved.serving.batch)
         click.echo(f"  lock  {g.line(verdicts, differs=g.differs(root, resolved))}")
 
 
@@ -1790,11 +1886,18 @@ def lock_command(
                        "records the best batch within the cap)")
     for change in written.loosened:
         click.echo(f"passprice: warning: lock {lock.name}: {change.describe()}", err=True)
+    reach = None
     if lock.stack is not None:  # the cards and kinds of model its runs never measured, as price --stack warns
         from passprice.servings import resolve
-        from passprice.stacks import load_stack
+        from passprice.stacks import load_stack, price_expected
 
-        _stack_warnings(root, load_stack(root, lock.stack.name), [lock.card], resolve(root, spec).header)
+        resolved = resolve(root, spec)
+        the_stack = load_stack(root, lock.stack.name)
+        _stack_warnings(root, the_stack, [lock.card], resolved.header)
+        # the recorded expected price against the stack's fitted span, as price and best say it (walkthrough 21)
+        with contextlib.suppress(ServingRefusal):
+            reach = _ratio_reach(ctx, price_expected(resolved.header, resolved.card, resolved.serving, the_stack,
+                                                     lock.kind), resolved)
     if root.embedded:  # README: outside a registry, `lock` says so (newcomer walkthrough 12: it did not)
         click.echo(f"passprice: note: not in a registry: lock {lock.name} pins the facts passprice ships "
                    f"({shown_path(root.path)}); `passprice reproduce` of it outside a registry reads them again",
@@ -1807,6 +1910,7 @@ def lock_command(
                 "serving": lock.info.serving,
                 "price": lock.price,
                 "loosened": [c.describe() for c in written.loosened],
+                **({"stack_span": reach.to_json()} if reach is not None and reach.runs else {}),
             }
         )
     else:
@@ -1821,6 +1925,8 @@ def lock_command(
         expected = expected_line(lock.price)
         if expected is not None:
             click.echo(f"  {expected}")
+        if reach is not None and reach.runs:
+            click.echo(f"  fitted span   {reach.line()}")
 
 
 @cli.command("reproduce")
@@ -2076,6 +2182,39 @@ def _record_facts(
     return None
 
 
+def _record_fact_file(root: Any, name: str, path: str) -> Any:
+    """Where fact ``path`` of routing record or serving stack ``name`` lives, for ``fact show --history``
+    (:class:`passprice.edit.FactFile`: its file, ``kind`` ``routing`` or ``stack``, and the fact's table in the file,
+    ``hot_share`` or ``share.read``), by the path an audit lists (``routing.hot_share``, ``stack.share.read``,
+    ``stack.cards.CARD.share.read``) or without its prefix; ``None`` when :func:`_record_facts` finds no such record
+    (a card's fact: the card's history). Raises :class:`InputError` for a path the record has not, naming those it
+    has."""
+    from passprice.edit import FactFile
+
+    record = _record_facts(root, name, path)
+    if record is None:
+        return None
+    kind, file, facts, _ = record
+    full = path if path in facts else next((p for p in facts if p.split(".", 1)[1] == path), None)
+    if full is None:
+        raise InputError(f"{file}: {path}: no such fact (it has {', '.join(facts)})")
+    return FactFile(file, "routing" if kind == "routing record" else "stack", name, full.split(".", 1)[1])
+
+
+def _show_history(root: Any, where: Any, as_json: bool) -> None:
+    """``fact show --history``'s output of ``where`` (:class:`passprice.edit.FactFile`): every version of the fact,
+    newest first (:func:`passprice.history.fact_history`)."""
+    from passprice.history import fact_history, history_text
+
+    versions = fact_history(root, where)
+    if as_json:
+        _echo_json({"name": where.name, "kind": where.kind, "path": where.path, "file": str(where.file),
+                    "versions": [v.to_json() for v in versions]})
+    else:
+        shown = where.file.relative_to(root.path) if where.file.is_relative_to(root.path) else where.file
+        click.echo(history_text(where, versions, str(shown)))
+
+
 def _fact_file(ctx: click.Context, name: str, path: str | None, draft: bool) -> Any:
     from passprice.edit import locate
 
@@ -2099,6 +2238,11 @@ def fact_show_command(ctx: click.Context, name: str, path: str | None, draft: bo
     from passprice.files import is_there
     from passprice.report import fact_json, facts_text
 
+    if history and not draft and path is not None:
+        record_file = _record_fact_file(_root(ctx), name, path)
+        if record_file is not None:  # a routing record's or a stack's fact, as a card's (walkthrough 21)
+            _show_history(_root(ctx), record_file, as_json)
+            return
     record = None if draft or history else _record_facts(_root(ctx), name, path)
     if record is not None:  # a routing record's or a stack's facts, read-only, by the paths an audit lists
         kind, file, facts, note = record
@@ -2120,19 +2264,11 @@ def fact_show_command(ctx: click.Context, name: str, path: str | None, draft: bo
             click.echo(facts_text(f"{name} ({file}), a {kind}", facts)
                        + (f"\n\n{kind} note: {note}" if note else ""))
         return
+    if history and path is None:
+        raise click.UsageError("--history needs the fact's PATH")
     root, where = _fact_file(ctx, name, path, draft)
     if history:
-        from passprice.history import fact_history, history_text
-
-        if path is None:
-            raise click.UsageError("--history needs the fact's PATH")
-        versions = fact_history(root, where)
-        if as_json:
-            _echo_json({"name": where.name, "path": where.path, "file": str(where.file),
-                        "versions": [v.to_json() for v in versions]})
-        else:
-            shown = where.file.relative_to(root.path) if where.file.is_relative_to(root.path) else where.file
-            click.echo(history_text(where, versions, str(shown)))
+        _show_history(root, where, as_json)
         return
     facts = read_facts(where, root.schema)
     if path is not None:
@@ -2417,6 +2553,10 @@ def sweep_command(
 
         own = [load_spec(root, ref).card for ref in grid.servings] if grid.cards is None else list(grid.cards)
         _stack_warnings(root, the_stack, [Path(c).name.removesuffix(".toml") for c in own])
+        outside = _outside_line(the_stack.name, _sweep_spans(root, the_stack, grid))
+        if outside:  # as price --stack says it, for each (serving, card) of the grid (walkthrough 21)
+            click.echo(f"passprice: warning: {outside} (each serving's own batch and contexts; a row lies outside "
+                       "where its expected_tokens_per_s / tokens_per_s does)", err=True)
     under: list[str] = []
 
     def judged() -> None:
@@ -2672,19 +2812,23 @@ def roofline_command(
     summary = " · ".join(spec_summary(resolved.spec).split(" · ")[:2])
     title = f"{serving or spec.checkpoint}: {resolved.spec.checkpoint} on {resolved.card.title}\n{summary}"
     under = None
+    reach = None
     try:
         line = roofline(resolved.header, resolved.card, resolved.serving, title)
         if stack is not None:
             from passprice.roofline import stack_lines
             from passprice.stacks import load_stack
 
-            under = stack_lines(resolved.header, resolved.card, resolved.serving, load_stack(root, stack))
+            the_stack = load_stack(root, stack)
+            under = stack_lines(resolved.header, resolved.card, resolved.serving, the_stack)
+            reach = _serving_span(root, the_stack, resolved)
     except ServingRefusal as e:
         _refuse(e)
     g, verdicts = _under_locks(root, serving, resolved, lock_ref, no_lock)
     data = roofline_json(line)
     if under is not None:
         data["stack"] = under
+    data = _with_span(data, reach)
     _finite(data)  # before the plot is written: a roofline JSON cannot carry is no picture either
     if plot_path is not None:
         draw(line, plot_path, force=force)
@@ -2696,6 +2840,7 @@ def roofline_command(
             from passprice.roofline import stack_lines_text
 
             click.echo(stack_lines_text(under))
+            _span_text(reach, resolved.serving.batch)
         click.echo(f"  lock: {g.line(verdicts, differs=g.differs(root, resolved))}")
     if plot_path is not None:
         click.echo(f"plot -> {shown_path(plot_path)}", err=True)
@@ -2757,7 +2902,8 @@ def speculate_command(
         _refuse(e)
     stack_facts = the_stack.lock_facts() if the_stack is not None else None
     g, verdicts = _under_locks(root, serving, resolved, lock_ref, no_lock, stack_facts=stack_facts)
-    data = {**speculation_json(result), "lock": g.to_json()}
+    reach = _serving_span(root, the_stack, resolved)
+    data = {**_with_span(speculation_json(result), reach), "lock": g.to_json()}
     if all(r.refusal is not None for r in result.rows):
         raise Refused(f"every draft length is refused: {_reasons([r.refusal for r in result.rows])}", data)
     if the_stack is not None and all(r.expected_refusal is not None for r in result.rows if r.refusal is None):
@@ -2771,6 +2917,7 @@ def speculate_command(
     else:
         click.echo(speculation_text(result, f"{serving or spec.checkpoint}: {resolved.spec.checkpoint} on "
                                     f"{resolved.card.name}"))
+        _span_text(reach, resolved.serving.batch)
         click.echo(f"  lock: {g.line(verdicts, differs=g.differs(root, resolved))}")
 
 
@@ -2910,16 +3057,17 @@ def simulate_command(
     if stack is not None:
         title += f" under stack {stack}"
     sim = Simulation(title, serving, trace.summary(), settings, pricer, tuple(outcomes))
+    reach = _serving_span(root, the_stack, resolved)  # its decode pass against the stack's fitted span
     # The request records as a table of columns, which jsontext writes as json.dumps writes their dicts
-    data = {**simulation_json(sim, with_requests=as_json, as_table=True), "lock": g.to_json()}
+    data = {**_with_span(simulation_json(sim, with_requests=as_json, as_table=True), reach), "lock": g.to_json()}
     from passprice import jsontext  # json.dumps(data, indent=2)'s text, its request records column by column
 
     text = ""
     if as_json:
         with contextlib.suppress(ValueError):  # a figure that is not finite: named below
             text = jsontext.dumps(data, allow_nan=False) + "\n"
-        if not text:
-            data = {**simulation_json(sim), "lock": g.to_json()}  # the records as dicts, for the line below
+        if not text:  # the records as dicts, for the line below
+            data = {**_with_span(simulation_json(sim), reach), "lock": g.to_json()}
     if not text:  # the text shows the same figures: a TTFT of `inf s` is no latency
         _finite(data)  # the line naming the figure (encoding a --json document checked it already)
         text = jsontext.dumps(data) + "\n" if as_json else ""
@@ -2929,7 +3077,10 @@ def simulate_command(
         write_picture(plot_path, simulation_picture(sim, picture_format(plot_path)), force)
         click.echo(f"plot -> {shown_path(plot_path)}", err=True)
     if not as_json:
-        text = f"{simulation_text(sim)}\n  lock        {g.line(verdicts, differs=g.differs(root, resolved))}\n"
+        span = "" if reach is None else (f"  fitted span {reach.line()} (the serving's decode pass, batch "
+                                         f"{resolved.serving.batch:,})\n")
+        text = (f"{simulation_text(sim)}\n{span}  lock        "
+                f"{g.line(verdicts, differs=g.differs(root, resolved))}\n")
     if output is None:
         click.echo(text, nl=False)
     else:

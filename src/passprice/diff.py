@@ -1905,6 +1905,18 @@ class Diff:
     #: The files of :data:`INSTALL_FILES` HEAD adds, removes or rewrites: what decides which passprice checks and
     #: reviews the registry. Shown, never failed.
     install_files: tuple[str, ...] = ()
+    #: Each source record and checkpoint entry HEAD adds, by path: what it is, in one line (:func:`added_records`).
+    #: Walkthrough 21: an added source read "Other files changed: `sources/X.toml` (added)" beside a fact's "to
+    #: verify" asking about it, and an added checkpoint "content – → 8712effdea2c…", neither saying what it is.
+    added_records: Mapping[str, str] = attrs.field(factory=dict)
+    #: Each changed stack whose fitted runs' measured / limit span moved, by path (:func:`stack_spans`).
+    spans: Mapping[str, str] = attrs.field(factory=dict)
+
+    @property
+    def runs_outside(self) -> tuple[str, ...]:
+        """The stacks (by path) whose re-fit rests on an added run outside the span BASE's runs measured
+        (:attr:`spans`): to verify, never failed."""
+        return tuple(path for path, line in self.spans.items() if "outside BASE's span" in line)
 
     @property
     def locks(self) -> tuple[LockImpact, ...]:
@@ -2136,7 +2148,7 @@ class Diff:
         facts = self.fact_changes
         fact_files = {f.path for f, _ in facts}
         if not (self.files or self.model_changed or self.locks or self.head_check or self.sources or self.unlocked
-                or self.code_files or self.duplicates or self.head_warnings or self.install_files):
+                or self.code_files or self.duplicates or self.head_warnings or self.install_files or self.spans):
             quiet = "no changes to facts, registry, locks or the pricing model"
             return quiet + (f"; {_n(len(self.unaffected), 'lock')} unaffected" if self.unaffected else "")
         parts = [
@@ -2161,6 +2173,8 @@ class Diff:
             under = {lock for s in self.sources for lock in s.locks}
             rest = f" (under {_n(len(under), 'locked price')})" if under else ""
             parts.append(f"{_n(len(self.sources), 'source')} whose document changed, to verify{rest}")
+        if self.runs_outside:  # walkthrough 21: a re-fit on a run far from the others read ✅ and nothing else
+            parts.append(f"{_n(len(self.runs_outside), 'stack fit')} on a run outside its span, to verify")
         locks = f"{_n(len(self.locks), 'lock')} affected" if self.locks else "no lock affected"
         flags = []
         # each lock counted as its row shows it (a lock not judged is not counted as breaking its floors)
@@ -2269,6 +2283,8 @@ class Diff:
             "head_warnings": list(self.head_warnings),
             "head_warnings_left_out": self.head_warnings_left_out,
             "added_servings": [a.to_json() for a in self.added_servings],
+            "added_records": dict(self.added_records),
+            "stack_spans": dict(self.spans),
             "pricing_model": {
                 "base": self.base_code.model if self.base_code else None,
                 "head": self.head_code.model if self.head_code else None,
@@ -2297,7 +2313,12 @@ def _file_counts(files: Sequence[FileChange]) -> list[str]:
             n = sum(1 for f in files if f.kind == kind and f.status == status)
             if n:
                 out.append(f"{n} {one if n == 1 else many} {status}")
-    others = [f for f in files if f.kind not in ("serving", "checkpoint")]
+    # a source added, described under Sources (walkthrough 21: counted as "1 other file changed")
+    n = sum(1 for f in files if f.kind == "source" and f.status == "added")
+    if n:
+        out.append(f"{_n(n, 'source')} added")
+    others = [f for f in files if f.kind not in ("serving", "checkpoint") and not (f.kind == "source"
+                                                                                  and f.status == "added")]
     if others:
         out.append(f"{_n(len(others), 'other file')} changed")
     return out
@@ -2355,7 +2376,101 @@ def _compare(base: Side, head: Side) -> Diff:
                 code_changes(base.code, head.code), _duplicates(head, paths),
                 _unrooted(head, review.warnings[:MAX_HEAD_WARNINGS]), max(0, len(review.warnings) - MAX_HEAD_WARNINGS),
                 added_servings(head, files, reviews),
-                tuple(p for p in INSTALL_FILES if base.installs.get(p) != head.installs.get(p)))
+                tuple(p for p in INSTALL_FILES if base.installs.get(p) != head.installs.get(p)),
+                added_records(head, files), stack_spans(base, head, files))
+
+
+def stack_spans(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, str]:
+    """For each serving stack ``files`` change on both sides whose fitted runs' measured / limit span moved
+    (:func:`passprice.stackreach.ratio_span`), by path, one line: the span on BASE → on HEAD, and the runs HEAD's
+    fit adds that lie outside BASE's span, each with its ratio (the first 5). Walkthrough 21: a run added at 0.2461
+    × its limit, outside the 0.3425 … 0.8519 the 111 runs measured, moved the fit's shares 1-18 % and the review
+    said nothing of it: a run far from the others is the first thing to check in its source. A stack that does not
+    read on a side is left to the review's errors."""
+    from passprice.stackreach import fitted_runs, ratio_span, run_ratios
+    from passprice.stacks import load_stack
+
+    out: dict[str, str] = {}
+    for f in files:
+        if f.kind != "stack" or f.status != "changed":
+            continue
+        try:
+            before, after = load_stack(base.root, f.name), load_stack(head.root, f.name)
+            lo0, hi0, n0 = ratio_span(base.root, before)
+            lo1, hi1, n1 = ratio_span(head.root, after)
+            if (lo0, hi0, n0) == (lo1, hi1, n1) or not n0 or not n1:
+                continue
+            old = {r.id for r in fitted_runs(base.root, before)}
+            new = [r for r in fitted_runs(head.root, after) if r.id not in old]
+            ratios = run_ratios(head.root, new)
+        except InputError:
+            continue
+        line = (f"fitted span: its {n0:,} fitted runs measured {lo0:.4g} … {hi0:.4g} × their limit on BASE, its "
+                f"{n1:,} {lo1:.4g} … {hi1:.4g} on HEAD")
+        outside = [(i, r) for i, r in ratios.items() if not lo0 <= r <= hi0]
+        if outside:
+            named = ", ".join(f"{i} at {r:.4g} × its limit (the limit {1 / r:.3g} × measured)" for i, r in outside[:5])
+            more = f" and {len(outside) - 5:,} more" if len(outside) > 5 else ""
+            line += (f"; outside BASE's span: {named}{more}: check it in its source before the fit rests on it")
+        out[f.path] = line
+    return out
+
+
+#: The most added source records and checkpoint entries a review describes (:func:`added_records`); the rest are
+#: listed by path, as any other file.
+MAX_ADDED_RECORDS = 20
+
+
+def added_records(head: Side, files: Sequence[FileChange]) -> dict[str, str]:
+    """Each source record, routing record and checkpoint entry ``files`` adds on ``head`` that reads there, by path: a
+    routing record as ``routing record TITLE: E experts, k a token, for CHECKPOINTS; note: …``, a source as
+    ``TITLE (BY, DATE), KIND, at WHERE; read: HOW``, a checkpoint entry as ``ARCH, N tensors, B of weights[, E
+    experts, K a token]; origin: …`` (the first sentence of its ``origin``); the first :data:`MAX_ADDED_RECORDS`. One
+    that does not read is left to the review's errors."""
+    import tomllib
+
+    from passprice.checkpoints import load_checkpoint
+    from passprice.sources import load_source
+    from passprice.tables import si
+
+    out: dict[str, str] = {}
+    for f in files:
+        if len(out) >= MAX_ADDED_RECORDS:
+            break
+        if f.status != "added" or f.kind not in ("source", "checkpoint", "routing"):
+            continue
+        try:
+            if f.kind == "routing":  # its scope and caveat, which its two facts' rows do not show (walkthrough 21)
+                from passprice.routing import load_routing
+
+                routing = load_routing(head.root, f.name)
+                router = (f"{routing.experts:,} experts, {routing.used:,} a token"
+                          if routing.experts is not None and routing.used is not None else "any router")
+                scope = ", ".join(routing.checkpoints) if routing.checkpoints else "any checkpoint"
+                note = f"; note: {routing.note}" if routing.note else ""
+                out[f.path] = f"routing record {routing.title}: {router}, for {scope}{note}"
+                continue
+            if f.kind == "source":
+                source = load_source(head.root, f.name)
+                read = f"; read: {source.read}" if source.read else ""
+                out[f.path] = f"{source.describe()}, {source.kind}, at {source.where()}{read}"
+                continue
+            header = load_checkpoint(head.root, f.name)
+            origin = str(tomllib.loads(head.files[f.path].decode("utf-8")).get("entry", {}).get("origin", ""))
+        except (InputError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError):
+            continue
+        from passprice import ggml
+
+        weights = sum(ggml.tensor_bytes(t.type_id, t.dims) for t in header.tensors if ggml.known(t.type_id))
+        arch = header.architecture or "unknown architecture"
+        experts = header.meta_int(f"{arch}.expert_count")
+        used = header.meta_int(f"{arch}.expert_used_count")
+        moe = f", {experts:,} routed experts ({used:,} a token)" if experts and used else ""
+        first = origin.split(". ")[0].strip().rstrip(".")
+        first = first if len(first) <= 300 else first[:299] + "…"
+        out[f.path] = (f"{arch}, {len(header.tensors):,} tensors, {si(weights, 'B')} of weights{moe}"
+                       + (f"; origin: {first}" if first else ""))
+    return out
 
 
 def _unrooted(side: Side, lines: Sequence[str]) -> tuple[str, ...]:
@@ -2906,8 +3021,14 @@ def diff_text(d: Diff) -> str:
             lines.append(f"  {claims_changed(f)}")
         elif f.meta:
             lines.append(f"  [{_table(f.kind)}] changed: {', '.join(f.meta)}")
+        if f.path in d.spans:
+            lines.append(f"  {d.spans[f.path]}")
+        if f.kind == "routing" and f.path in d.added_records:
+            lines.append(f"  {d.added_records[f.path]}")
         if f.kind == "checkpoint" and f.compared:
             lines.append(f"  content   {_content(f)}")
+            if f.path in d.added_records:
+                lines.append(f"  what      {d.added_records[f.path]}")
         if f.serving:
             lines += [f"  {c}" for c in f.serving]
         lines += [line for a in d.added_servings if a.path == f.path for line in a.text_lines()]
@@ -2924,6 +3045,14 @@ def diff_text(d: Diff) -> str:
                 if key in c.fields and c.change == "changed":
                     old = c.old.derivation_text() if key == "derivation" and c.old else getattr(c.old, key)
                     new = c.new.derivation_text() if key == "derivation" and c.new else getattr(c.new, key)
+                    runs = (run_change(c.old.derivation, c.new.derivation)
+                            if key == "derivation" and c.old is not None and c.new is not None else None)
+                    if runs is not None:  # a re-fit: the runs it gained, lost or saw change, and its errors
+                        old, new = "runs: " + (old or ""), runs
+                        seen = said.setdefault((key, old, new), c.path)
+                        said_as = runs if seen == c.path else f"the same change as {seen}'s"
+                        lines.append(f"  {'':{width}}  {key}: {said_as}")
+                        continue
                     lines.append(f"  {'':{width}}  {key}: {_field_change(said, key, c.path, old, new)}")
             derived = [d for d in f.dependants if d.input == c.path]
             if derived:
@@ -3018,7 +3147,8 @@ def diff_text(d: Diff) -> str:
     if others:
         lines.append("")
         lines.append("other files changed")
-        lines += [f"  {f.path} ({f.status})" for f in others]
+        lines += [f"  {f.path} ({f.status})" + (f": {d.added_records[f.path]}" if f.path in d.added_records else "")
+                  for f in others]
     if d.sources:
         lines += ["", "sources whose document changed"]
         lines += [f"  {s.id}: to verify: {s.to_verify}" for s in d.sources]
@@ -3037,6 +3167,55 @@ def _content(f: FileChange) -> str:
     if f.content[0] is not None and f.content[0] == f.content[1]:
         return f"unchanged ({before}: the entry was rewritten, what the pricer reads was not)"
     return f"{before} → {after}"
+
+
+#: The errors a fit reports (:class:`passprice.fits.RunDerivation`'s ``errors``), as a re-fit's change names them.
+_FIT_ERRORS = (("in_sample_mean", "in sample mean"), ("in_sample_max", "max"), ("card_out_mean", "card held out mean"),
+               ("card_out_max", "max"), ("checkpoint_out_mean", "checkpoint held out mean"),
+               ("checkpoint_out_max", "max"))
+
+
+def run_change(old: Any, new: Any) -> str | None:
+    """What a re-fit changed in a fact's derivation from measured runs (both
+    :class:`passprice.fits.RunDerivation`; ``None`` for any other pair): the runs added, removed and whose figure
+    changed, each by id with its tokens/s, then the fit's errors before → after. Walkthrough 21: a run added read,
+    as a text change, as one run replaced by another (``[xd3.h100_pcie_80gb.8b → w21.h100_sxm5_80gb.8b]-q4km.tg512 =
+    [145.55 → 168.2]``), the runs being listed in id order; a method, figure, digits or tolerance changed is left to
+    the text change (``None``)."""
+    from passprice.fits import FIGURES, RunDerivation
+
+    if not isinstance(old, RunDerivation) or not isinstance(new, RunDerivation):
+        return None
+    if (old.method, old.figure, old.digits, old.tolerance) != (new.method, new.figure, new.digits, new.tolerance):
+        return None
+    before = {r.run: r.value for r in old.runs}
+    after = {r.run: r.value for r in new.runs}
+
+    def listed(items: list[str]) -> str:
+        return ", ".join(items[:6]) + (f" and {len(items) - 6:,} more" if len(items) > 6 else "")
+
+    added = [f"{k} = {v:g}" for k, v in after.items() if k not in before]
+    removed = [f"{k} = {v:g}" for k, v in before.items() if k not in after]
+    moved = [f"{k} = {before[k]:g} → {v:g}" for k, v in after.items() if k in before and before[k] != v]
+    n0, n1 = len(before), len(after)
+    runs = f"measured runs (each run's {FIGURES.get(new.figure, new.figure)})"
+    parts = [f"{n0:,} → {n1:,} {runs}" if n0 != n1 else f"the same {n1:,} {runs}"]
+    if added:
+        parts.append(f"added {listed(added)}")
+    if removed:
+        parts.append(f"removed {listed(removed)}")
+    if moved:
+        parts.append(f"changed {listed(moved)}")
+    if not (added or removed or moved):
+        parts.append("no run added, removed or changed")
+    errors = []
+    for key, label in _FIT_ERRORS:
+        a, b = (old.errors or {}).get(key), (new.errors or {}).get(key)
+        if a is not None and b is not None and a != b:
+            errors.append(f"{label} {100 * a:.3g} % → {100 * b:.3g} %")
+    if errors:
+        parts.append("the fit's |error| of tokens/s: " + ", ".join(errors))
+    return "; ".join(parts)
 
 
 def _field_change(said: dict[tuple[str, str, str], str], key: str, path: str, old: str | None, new: str | None) -> str:
@@ -3107,9 +3286,14 @@ def _fact_items(d: Diff, links: Links | None) -> Iterator[list[str]]:
             out.append(f"  - **note** removed (was: {markdown_text(c.old.note)})")
         if c.change == "changed" and "derivation" in c.fields and c.old is not None and c.new is not None:
             old, new = c.old.derivation_text() or "", c.new.derivation_text() or ""
+            runs = run_change(c.old.derivation, c.new.derivation)
+            if runs is not None:  # a re-fit: its runs and errors, not a text change of the runs listed in id order
+                old, new = "runs: " + old, runs
             first = said.setdefault((f.path, "derivation: " + old, new), c.path)
             if first != c.path:
                 out.append(f"  - **derivation**: the same change as {markdown_code(first)}'s")
+            elif runs is not None:
+                out.append(f"  - **derivation**: {markdown_text(runs)}")
             elif old and new:
                 from passprice.textchange import text_change
 
@@ -3164,7 +3348,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     unaffected and the files that do not read."""
     mark = "❌" if d.exit_status else (
         "⚠️" if d.weakened or d.loosened or d.removed or d.to_verify or d.drifting or d.sources or d.duplicates
-        or d.head_warnings or d.install_files else "✅"
+        or d.head_warnings or d.install_files or d.runs_outside else "✅"
     )
     out = [f"{mark} **passprice diff** {markdown_code(d.base.label)} → {markdown_code(d.head.label)}: {d.summary()}"]
     facts = d.fact_changes
@@ -3199,7 +3383,13 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
               if hidden else []),
             "",
             *_fact_details(d, links),
+            *[f"- {markdown_code(f.name)} (added, {markdown_code(f.path)}): {markdown_text(d.added_records[f.path])}"
+              for f in d.files if f.kind == "routing" and f.path in d.added_records],
         ]
+    if d.spans:  # walkthrough 21: a re-fit's runs against the span they were measured in
+        out += ["", "#### Stack fits", ""]
+        out += [f"- {'⚠️ ' if 'outside' in line else ''}{markdown_code(path)}: {markdown_text(line)}"
+                for path, line in d.spans.items()]
     tables = [f for f in d.files if f.meta]
     if tables:  # only the text review listed them: a stack's routes changed read "no fact changed" alone here
         out += ["", "#### Records' own tables changed", ""]
@@ -3312,7 +3502,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     checkpoints = [f for f in d.files if f.kind == "checkpoint"]
     if checkpoints:
         out += ["", "#### Checkpoints", ""]
-        out += [f"- {markdown_code(f.path)} ({f.status}): content {_content(f)}" for f in checkpoints]
+        out += [f"- {markdown_code(f.path)} ({f.status}): content {_content(f)}"
+                + (f"; {markdown_text(d.added_records[f.path])}" if f.path in d.added_records else "")
+                for f in checkpoints]
     servings = [f for f in d.files if f.kind == "serving"]
     if servings:
         out += ["", "#### Servings", ""]
@@ -3326,9 +3518,12 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         more = len(servings) - MAX_SERVING_FILES
         if more > 0:
             out.append(f"- and {_n(more, 'more serving file')}: the text review (`passprice diff`) lists each")
-    if d.sources:
+    new_sources = [f for f in d.files if f.kind == "source" and f.path in d.added_records]
+    if d.sources or new_sources:
         out += ["", "#### Sources", ""]
         out += [f"- ⚠️ {markdown_code(s.id)} **to verify**: {markdown_text(s.to_verify)}" for s in d.sources]
+        out += [f"- {markdown_code(f.name)} (added, {markdown_code(f.path)}): {markdown_text(d.added_records[f.path])}"
+                for f in new_sources]
     schemas = [f for f in d.files if f.kind == "schema"]
     if schemas:
         out += ["", "#### Schemas", ""]
@@ -3384,7 +3579,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
                     + ": `passprice check` lists each"]
     # Every file the summary counts as "other" that no section above lists: a source record added with the fact
     # citing it was counted ("1 other file changed") and shown nowhere (session 15's walkthrough).
-    others = [f for f in d.files if f.kind in ("other", "source")]
+    others = [f for f in d.files if f.kind in ("other", "source") and f.path not in d.added_records]
     if others:
         named = ", ".join(f"{markdown_code(f.path)} ({f.status})" for f in others[:MAX_OTHER_FILES])
         more = len(others) - MAX_OTHER_FILES

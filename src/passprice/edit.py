@@ -124,8 +124,8 @@ def locate(root: Root, name: str, path: str | None, draft: bool = False) -> Fact
             if is_there(folder / f"{name}.toml"):
                 raise InputError(
                     f"{name}: a {what} ({folder / f'{name}.toml'}), not a card: the fact commands edit cards and "
-                    f"drafting methods (`passprice fact show {name}` reads its facts, without --history: `git log -p` "
-                    "its file); edit the record's file by hand (its facts are tables of value, unit, provenance, "
+                    f"drafting methods (`passprice fact show {name}` reads its facts, and with --history when each "
+                    "changed); edit the record's file by hand (its facts are tables of value, unit, provenance, "
                     "source and locator), then run passprice check"
                     + ("; passprice calibrate --stack rewrites a stack's fitted facts" if what == "serving stack"
                        else "")

@@ -784,7 +784,11 @@ _TERMS = (
         "tokens/s",
         "tokens the whole batch emits a second: tokens a pass over the pass's seconds",
         "Throughput: the tokens the whole batch emits a pass (each sequence 1 + its accepted drafts) over the pass's "
-        "seconds. One sequence's wait for each token is the TPOT. `best` finds the batch with the most tokens/s.",
+        "seconds: tokens/s = batch × `emitted_per_sequence` / pass time (`price --json` and a lock's `[price]` give "
+        "all three; the pass time is the largest term, or under a stack its expected pass). r1-qwen7b-h200: 1 × 1 / "
+        "1.004 ms = 996.1; the MTP lock qwen35-27b-h200-mtp, drafting 2 tokens: 16 × 2.4875 / 10.92 ms = 3,644.2. "
+        "`passprice audit` gives the sentence with its price's numbers. One sequence's wait for each token is the "
+        "TPOT. `best` finds the batch with the most tokens/s.",
         ("tokens per second", "throughput", "tokens_per_s"),
     ),
     Term(

@@ -174,6 +174,9 @@ class CheckpointState:
     today: str | None = None
     error: str | None = None
     unread: tuple[str, ...] = ()
+    #: The entry (by its file's name) whose ``[entry] name`` is still ``ref``: its file renamed, its name not, so it
+    #: does not read (walkthrough 21: said as one line naming both names and what to do).
+    moved_to: str | None = None
 
     @property
     def changed(self) -> bool:
@@ -192,6 +195,20 @@ class CheckpointState:
                     f"{self.found}, which the lock is reproduced from")
         if self.status == "renamed":
             return f"{self.ref}: the pinned content {short}… is now entry {self.found} (renamed or moved)"
+        if self.status == "missing" and self.moved_to is not None:
+            return (f"{self.ref}: no entry of that name; registry/checkpoints/{self.moved_to}.toml still names its "
+                    f"entry {self.ref} (its file renamed, its [entry] name not), so it does not read: set its [entry] "
+                    f"name to {self.moved_to!r} too (a renamed entry's file and name go together) and reproduce finds "
+                    "the pinned content there, or rename the file back")
+        if self.status == "missing" and self.error is not None and "not found in registry/checkpoints" in self.error:
+            # the long "not found" line (the registered names, the embedded copy's advice) said nothing to a lock
+            n = len(self.unread)
+            maybe = ("" if not n else f"; {n:,} entr{'y does' if n == 1 else 'ies do'} not read and may hold it "
+                     f"({self.unread[0]}{f' and {n - 1:,} more' if n > 1 else ''}; `passprice check` names each "
+                     "problem)")
+            return (f"{self.ref}: no entry of that name, and no entry of the registry holds the pinned {what} "
+                    f"{short}…: import the pinned header again (passprice import FILE --name {self.ref}), or re-lock "
+                    f"through review{maybe}")
         nobody = "no entry of the registry that reads" if self.unread else "no entry of the registry"
         if self.status == "changed":
             now = (self.today or "").removeprefix("sha256:")[:12]
@@ -216,10 +233,10 @@ class CheckpointGone(Exception):
         self.lock = lock
         self.state = state
         self.name = "CheckpointChanged" if state.status == "changed" else "CheckpointMissing"
-        super().__init__(
-            f"lock {lock}: checkpoint {state.describe()}; import the pinned header again (passprice import), or "
-            "re-lock"
-        )
+        said = state.describe()
+        advice = ("" if state.moved_to is not None or "re-lock through review" in said
+                  else "; import the pinned header again (passprice import), or re-lock")  # said once
+        super().__init__(f"lock {lock}: checkpoint {said}{advice}")
 
     def to_json(self) -> dict[str, Any]:
         """``{"refusal": "CheckpointChanged", ...}``."""
@@ -256,18 +273,22 @@ def find_checkpoint(root: Root, lock: Lock) -> tuple[GGUFHeader | None, Checkpoi
     except InputError as e:
         error = problem_lines(e)[0].replace(f"{root.path}/", "")
     unread = []
+    moved_to = None
     for name in root.scan(root.checkpoints):
         if name == ref:
             continue
         try:
             header = load_checkpoint(root, name)
         except InputError as e:  # a problem of its own file, which `passprice check` reports; named if none holds it
-            unread.append(f"{name}: {problem_lines(e)[0].replace(f'{root.path}/', '')}")
+            problem = problem_lines(e)[0].replace(f"{root.path}/", "")
+            unread.append(f"{name}: {problem}")
+            if moved_to is None and f"entry.name: {ref!r} does not match the file name" in problem:
+                moved_to = name  # the lock's entry, its file renamed and its name not
             continue
         if _identity(lock, header) == pinned:
             return header, CheckpointState("renamed", ref, pinned, name, today, error)
     status = "changed" if today is not None else "missing"
-    return None, CheckpointState(status, ref, pinned, None, today, error, tuple(unread))
+    return None, CheckpointState(status, ref, pinned, None, today, error, tuple(unread), moved_to)
 
 
 def pinned_header(root: Root, lock: Lock) -> GGUFHeader:
@@ -563,7 +584,8 @@ class Reproduction:
     def verdict(self) -> str:
         """One line: reproduced or not, and why (which input is to blame)."""
         if self.price is None:
-            return f"does NOT reproduce: the pinned checkpoint is gone ({self.checkpoint.describe()})"
+            # said once, on the checkpoint line below (walkthrough 21: the long line was repeated here)
+            return f"does NOT reproduce: the pinned checkpoint {self.checkpoint.ref} is gone (checkpoint, below)"
         if self.equals:
             if self.lock.info.format < LOCK_FORMAT:
                 return "reproduces on its figures (an older lock format, which pinned no pricing model)"

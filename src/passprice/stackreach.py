@@ -207,14 +207,9 @@ def ratio_span(root: Root, stack: Stack) -> tuple[float, float, int]:
     measurement file that does not read."""
     from passprice import cache
     from passprice.files import is_there
-    from passprice.measurements import load_runs
     from passprice.schema import read_bytes
 
-    named: set[str] = set()
-    for fact in stack.facts.values():
-        if isinstance(fact.derivation, RunDerivation):
-            named.update(r.run for r in fact.derivation.runs)
-    runs = [run for run in load_runs(root, stack.name) if run.id in named] if named else []
+    runs = fitted_runs(root, stack)
     if not runs:
         return (0.0, 0.0, 0)
     files = [root.stacks / f"{stack.name}.toml"]
@@ -241,6 +236,28 @@ class Span:
 
 
 def _span(root: Root, runs: list[Any]) -> Span:
+    ratios = list(run_ratios(root, runs).values())
+    if not ratios:
+        return Span(0.0, 0.0, 0)
+    return Span(min(ratios), max(ratios), len(ratios))
+
+
+def fitted_runs(root: Root, stack: Stack) -> list[Any]:
+    """The measured runs of ``root`` that ``stack``'s fitted facts' derivations name (:class:`passprice.measurements`
+    runs, in the registry's order). Raises :class:`~passprice.errors.InputError` for a measurement file that does
+    not read."""
+    from passprice.measurements import load_runs
+
+    named: set[str] = set()
+    for fact in stack.facts.values():
+        if isinstance(fact.derivation, RunDerivation):
+            named.update(r.run for r in fact.derivation.runs)
+    return [run for run in load_runs(root, stack.name) if run.id in named] if named else []
+
+
+def run_ratios(root: Root, runs: list[Any]) -> dict[str, float]:
+    """Each run's measured tokens/s over its limit (the card's, priced as ``validate`` prices it), by run id; a run
+    that does not load or price, or has no positive figure, is left out."""
     from passprice.cards import load_card
     from passprice.checkpoints import load_checkpoint
     from passprice.errors import InputError
@@ -249,7 +266,7 @@ def _span(root: Root, runs: list[Any]) -> Span:
 
     cards: dict[str, Any] = {}
     headers: dict[str, Any] = {}
-    ratios: list[float] = []
+    ratios: dict[str, float] = {}
     for run in runs:
         try:
             card = cards.get(run.card) or load_card(root, run.card)
@@ -260,10 +277,8 @@ def _span(root: Root, runs: list[Any]) -> Span:
         except (InputError, ServingRefusal):
             continue
         if limit.tokens_per_s > 0 and run.tokens_per_s > 0:
-            ratios.append(run.tokens_per_s / limit.tokens_per_s)
-    if not ratios:
-        return Span(0.0, 0.0, 0)
-    return Span(min(ratios), max(ratios), len(ratios))
+            ratios[run.id] = run.tokens_per_s / limit.tokens_per_s
+    return ratios
 
 
 def ratio_reach(root: Root, stack: Stack, ratio: float, at_batch: int | None = None) -> RatioReach:
@@ -271,3 +286,40 @@ def ratio_reach(root: Root, stack: Stack, ratio: float, at_batch: int | None = N
     stands against the measured / limit span of the stack's fitted runs (:func:`ratio_span`)."""
     low, high, runs = ratio_span(root, stack)
     return RatioReach(stack.name, ratio, low, high, runs, at_batch)
+
+
+def expected_reach(root: Root, expected: Any, header: GGUFHeader, card: Any, serving: Any) -> RatioReach | None:
+    """Where ``expected`` (:class:`~passprice.stacks.Expected`, priced on ``header``, ``card`` and ``serving``)
+    stands against its stack's fitted span (:func:`ratio_reach`), ``None`` when the ratio cannot be taken. Its ratio
+    is taken at one batch: a best price's limit lies at its own best batch (580 under llama.cpp, whose expected best
+    is 1), so the limit is priced again at the expected price's batch, as each fitted run's is (then ``at_batch``);
+    ``None`` when that is refused. Raises :class:`~passprice.errors.InputError` for a measurement file that does not
+    read."""
+    ratio, at = expected.ratio, None
+    batch = expected.expected.batch
+    if batch != expected.limit.batch:
+        at = batch
+        from passprice.serving import ServingRefusal
+        from passprice.stacks import price_expected
+
+        try:
+            ratio = price_expected(header, card, attrs.evolve(serving, batch=batch), expected.stack).ratio
+        except ServingRefusal:
+            return None
+    return ratio_reach(root, expected.stack, ratio, at)
+
+
+def serving_reach(root: Root, stack: Stack, header: GGUFHeader, card: Any, serving: Any) -> RatioReach | None:
+    """:func:`expected_reach` of ``serving``'s own expected price under ``stack`` (at its own batch and contexts), as
+    ``price --stack`` prices it: what ``max-batch``, ``lock``, ``roofline``, ``speculate``, ``simulate``, ``sweep``
+    and ``compare`` under a stack judge against the fitted span. ``None`` when the stack refuses that price (the
+    command reports its own refusals) or no fitted run could be priced."""
+    from passprice.serving import ServingRefusal
+    from passprice.stacks import price_expected
+
+    try:
+        expected = price_expected(header, card, serving, stack)
+    except ServingRefusal:
+        return None
+    reach = expected_reach(root, expected, header, card, serving)
+    return None if reach is None or not reach.runs else reach
