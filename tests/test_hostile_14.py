@@ -75,7 +75,10 @@ def test_a_registry_folder_linked_outside_the_registry_is_not_read(tmp_path: Pat
     the registry linked outside was not looked at: with ``facts/cards`` a link to a folder of the machine, ``check``
     validated and quoted its files, ``fact show`` and ``price`` read them. The folder is named on one line (exit 2)
     and each file read through it is refused by the line a linked file gets; a root reached through a link, and a
-    link inside the registry, still read."""
+    link inside the registry, still read — but since slip round 29 a registry document a source names
+    (``facts/cards/README.md``, the card review) reached through a link is refused wherever it is read (a review
+    reads it through git, where the link holds only its target's name), so ``price`` of a card citing that source is
+    refused by that line."""
     root = copy_root(tmp_path)
     outside = tmp_path / "outside" / "cards"
     outside.parent.mkdir()
@@ -100,6 +103,16 @@ def test_a_registry_folder_linked_outside_the_registry_is_not_read(tmp_path: Pat
     linked_root.symlink_to(root)
     shown = invoke("fact", "show", "h100_sxm5_80gb", "memory.bandwidth", root=linked_root)
     assert shown.exit_code == 0 and "3.35 TB/s" in shown.stdout, shown.output
+    bad("price", "gemma3-270m-h100", "--json", root=linked_root,
+        says=(f"{root}/facts/cards/h100_sxm5_80gb.toml: host.capacity.source: source 'passprice-card-review' "
+              "names no document of this registry:"))
+    priced = invoke("price", "gemma3-270m-h100", "--json", root=linked_root)
+    assert ("source.path: facts/cards/README.md passes through a symbolic link (facts/cards): a document of this "
+            "registry is a file at its own path") in priced.stderr
+    (root / "sources" / "passprice-card-review.toml").unlink()  # nothing cites the document through the link now
+    for card in inside.glob("*.toml"):
+        text = card.read_text(encoding="utf-8")
+        card.write_text(text.replace('"passprice-card-review"', '"passprice-stack-calibration"'), encoding="utf-8")
     priced = invoke("price", "gemma3-270m-h100", "--json", root=linked_root)
     assert priced.exit_code == 0, priced.output
     assert json.loads(priced.stdout)["tokens_per_s"] == pytest.approx(11733.689253828574, rel=1e-12)
@@ -240,12 +253,16 @@ def test_a_registry_folder_that_is_a_symbolic_link_is_named_by_diff(
 ) -> None:
     """With ``facts/cards`` a link to a folder inside the registry (``check``: all holds), ``diff`` of the work tree
     did not walk the link: every card "removed", the cards "added" as other files, and the eight locks priced from
-    the cards all the same, exit 0. At a revision the link was left out as well. It is named, exit 2."""
+    the cards all the same, exit 0. At a revision the link was left out as well. It is named, exit 2. Since slip
+    round 29 ``check`` refuses it too, by the registry document a source names through the link
+    (``facts/cards/README.md``)."""
     root = _repository(tmp_path)
     (root / "facts" / "cards").rename(root / "registry" / "cards-here")
     (root / "facts" / "cards").symlink_to("../registry/cards-here")
     monkeypatch.chdir(root)
-    assert invoke("check", root=root).exit_code == 0
+    checked = invoke("check", root=root)
+    assert checked.exit_code == 2, checked.output
+    assert ("source.path: facts/cards/README.md passes through a symbolic link (facts/cards)") in checked.stderr
     lines = bad("diff", "main", root=root, says="facts/cards: a symbolic link; passprice diff compares the files")
     assert len(lines) == 1, lines
     _git(root, "add", "-A")
