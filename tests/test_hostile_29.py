@@ -310,9 +310,9 @@ def test_a_revisions_rewrite_rule_is_refused_with_git_dir_and_work_tree_set(
     commit_all(path, "ident")
     (path / ".gitattributes").write_text("", encoding="utf-8")
     head = git(path, "rev-parse", "HEAD")[:12]
-    line = (f"passprice: error: facts/cards/a40.toml at {head}: git rewrites it in a checkout (ident, a .gitattributes "
-            "rule), so what a review reads from git is not what check and price read in a checkout; remove the rule "
-            "for passprice's files")
+    line = (f"passprice: error: facts/cards/a40.toml at {head}: git rewrites it in a checkout (ident, a rule of "
+            f".gitattributes at {head}), so what a review reads from git is not what check and price read in a "
+            "checkout; remove the rule for passprice's files")
     config = (path / ".git" / "config").stat().st_mtime_ns
     monkeypatch.setenv("GIT_DIR", str(path / ".git"))
     monkeypatch.setenv("GIT_WORK_TREE", str(path))
@@ -361,7 +361,7 @@ def test_a_git_that_fails_on_a_checkout_is_one_line_and_check_does_not_pass_it(
     assert result.exit_code == 2, result.output
     assert result.stderr.splitlines() == [
         f"passprice: error: {path}: git check-attr failed (fatal: /dev/null: index file smaller than expected); so "
-        "whether git rewrites the files passprice reads in a checkout (a .gitattributes rule lies where it could) "
+        "whether git rewrites the files passprice reads in a checkout (a file of attribute rules lies where it could) "
         "cannot be told"]
 
 
@@ -388,6 +388,6 @@ def test_a_checkout_of_another_owner_is_said_to_be_refused_by_git(tmp_path: Path
     assert result.exit_code == 2, result.output
     assert result.stderr.splitlines() == [
         f"passprice: error: {says}; so whether git rewrites the files passprice reads in a checkout (a "
-        ".gitattributes rule lies where it could) cannot be told"]
+        "file of attribute rules lies where it could) cannot be told"]
     assert bad("diff", "main", "HEAD", root=path) == [f"passprice: error: {says}"]
     assert bad("fact", "show", "a40", "memory.capacity", "--history", root=path) == [f"passprice: error: {says}"]

@@ -1,0 +1,133 @@
+"""Round 33 of hostile input (#13): a file of attribute rules a git setting names, a number typed too small for a
+float, a sweep's serving named by a path, ...
+
+Each test keeps the input that broke main's code, asserting the exit status and the output (or the error line).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.cli_helpers import bad, invoke
+from tests.test_hostile_29 import _git_registry
+
+# --- (a) core.attributesFile: a file of rules git reads that check, diff and the history never looked at ------------
+
+_TAIL = ("so what a review reads from git is not what check and price read in a checkout; remove the rule for "
+         "passprice's files")
+
+
+def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty home folder of the test's own (no user config, no XDG folder)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    for name in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_COUNT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_ATTR_NOSYSTEM", "1")
+    return home
+
+
+@pytest.mark.parametrize("where", ["repository", "home", "xdg"])
+def test_a_rule_in_the_file_core_attributes_file_names_is_refused_by_check_diff_and_history(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    # Round 33: `core.attributesFile = RULES` (in .git/config, ~/.gitconfig or $XDG_CONFIG_HOME/git/config), RULES
+    # holding `facts/cards/a40.toml ident`: git applies it in every checkout (git check-attr says so), and check, diff
+    # main HEAD and fact show --history all passed (exit 0): they looked only in .gitattributes files and
+    # info/attributes.
+    from test_diff import commit_all, git
+
+    home = _home(tmp_path, monkeypatch)
+    path = _git_registry(tmp_path)
+    (path / "facts" / "cards" / "a40.toml").write_bytes((path / "facts" / "cards" / "a40.toml").read_bytes() + b"\n")
+    commit_all(path, "a40: a blank line")
+    rules = tmp_path / "rules"
+    rules.write_text("facts/cards/a40.toml ident\n", encoding="utf-8")
+    if where == "repository":
+        config = path / ".git" / "config"
+        config.write_text(config.read_text(encoding="utf-8") + f"[core]\n\tattributesFile = {rules}\n",
+                          encoding="utf-8")
+        named = ".git/config"
+    elif where == "home":
+        config = home / ".gitconfig"
+        config.write_text(f"# mine\n[core]\n  attributesfile = \"{rules}\" ; the rules\n", encoding="utf-8")
+        named = str(config)
+    else:
+        monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+        config = tmp_path / "xdg" / "git" / "config"
+        config.parent.mkdir(parents=True)
+        config.write_text(f"[core] attributesFile = {rules}\n", encoding="utf-8")
+        named = str(config)
+    assert git(path, "check-attr", "ident", "facts/cards/a40.toml").strip().endswith("ident: set")
+    rule = f"(ident, a rule of {rules}, the core.attributesFile of {named})"
+    result = invoke("check", root=path)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [
+        f"passprice: error: facts/cards/a40.toml: git rewrites it in a checkout {rule}, {_TAIL}"]
+    assert bad("fact", "show", "a40", "memory.capacity", "--history", root=path) == [
+        f"passprice: error: facts/cards/a40.toml: git rewrites it in a checkout {rule}, {_TAIL}"]
+    head = git(path, "rev-parse", "HEAD").strip()[:12]
+    assert bad("diff", "main", "HEAD", root=path) == [
+        f"passprice: error: facts/cards/a40.toml at {head}: git rewrites it in a checkout {rule}, {_TAIL}"]
+    rules.write_text("*.gguf filter=lfs\n", encoding="utf-8")  # a rule for files passprice does not read
+    assert invoke("check", root=path).exit_code == 0
+    assert invoke("diff", "main", "HEAD", root=path).exit_code == 0
+
+
+def test_the_file_a_rule_is_in_is_named_by_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Round 33: a rule in .git/info/attributes, in facts/.gitattributes or in the user's attributes file was "a
+    # .gitattributes rule"; the file git takes the rule from is named (info/attributes over a folder's .gitattributes
+    # over the top's over the user's), in the work tree and in a revision.
+    from test_diff import commit_all, git
+
+    home = _home(tmp_path, monkeypatch)
+    path = _git_registry(tmp_path)
+    user = home / ".config" / "git" / "attributes"
+    user.parent.mkdir(parents=True)
+    user.write_text("facts/cards/*.toml ident\n", encoding="utf-8")
+    (path / ".gitattributes").write_text("facts/cards/a40.toml -ident\n", encoding="utf-8")
+    (path / "facts" / ".gitattributes").write_text("cards/a100*.toml filter=lfs\n", encoding="utf-8")
+    commit_all(path, "rules")
+    (path / ".git" / "info").mkdir(exist_ok=True)
+    (path / ".git" / "info" / "attributes").write_text("facts/cards/h200*.toml working-tree-encoding=UTF-16\n",
+                                                       encoding="utf-8")
+    result = invoke("check", root=path)
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.splitlines()
+    assert lines == [
+        f"passprice: error: facts/cards/a100_pcie_80gb.toml and 1 more file: git rewrites them in a checkout "
+        f"(filter=lfs, a rule of facts/.gitattributes), {_TAIL}",
+        f"passprice: error: facts/cards/b200.toml and 12 more files: git rewrites them in a checkout (ident, a rule of "
+        f"{user}), {_TAIL}",
+        "passprice: error: facts/cards/h200_sxm_141gb.toml: git rewrites it in a checkout "
+        f"(working-tree-encoding=UTF-16, a rule of .git/info/attributes), {_TAIL}",
+    ], lines
+    head = git(path, "rev-parse", "HEAD").strip()[:12]
+    assert bad("diff", "main", "HEAD", root=path)[0] == (
+        f"passprice: error: facts/cards/a100_pcie_80gb.toml and 1 more file at {head}: git rewrites them in a checkout "
+        f"(filter=lfs, a rule of facts/.gitattributes at {head}), {_TAIL}")
+
+
+@pytest.mark.parametrize(("text", "line"), [
+    ("[core\n", "line 1: a section header not closed"),
+    ("[core]\n\tattributesFile = \"x\n", "line 2: a quote not closed"),
+    ("[core]\n\tattributesFile = a\\q\n", "line 2: an unknown escape \\q"),
+    ("[core]\n\tattributesFile\n", "core.attributesFile has no value"),
+])
+def test_a_config_file_that_is_not_git_config_is_said_to_be(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             text: str, line: str) -> None:
+    # A ~/.gitconfig passprice cannot read as git config: whether it names a file of rules cannot be told, said in one
+    # line naming the file and line (git refuses it as well), not passed as naming none.
+    home = _home(tmp_path, monkeypatch)
+    path = _git_registry(tmp_path)
+    (home / ".gitconfig").write_text(text, encoding="utf-8")
+    result = invoke("check", root=path)
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"passprice: error: {home / '.gitconfig'}: {line}"), lines
+    # git refuses it too (the history's first git run): said in git's words, not "not a git checkout"
+    assert bad("fact", "show", "a40", "memory.capacity", "--history", root=path)[0].startswith(
+        f"passprice: error: {path}: git rev-parse failed (fatal: ")
