@@ -131,3 +131,54 @@ def test_a_config_file_that_is_not_git_config_is_said_to_be(tmp_path: Path, monk
     # git refuses it too (the history's first git run): said in git's words, not "not a git checkout"
     assert bad("fact", "show", "a40", "memory.capacity", "--history", root=path)[0].startswith(
         f"passprice: error: {path}: git rev-parse failed (fatal: ")
+
+
+# --- (b) a number typed nearer zero than a float holds, a number shown as Python writes it ---------------------------
+
+_UNDER = "underflows a float (read as 0: nothing but 0 is nearer zero than ±4.9e-324): give a number a float holds"
+
+
+@pytest.mark.parametrize(("old", "new", "key"), [
+    ("position = 1024\n", "position = 1e-400\n", "contexts.0.position"),  # 0 is allowed: it priced position 0
+    ("share = 0.75\n", "share = 7_5e-4_00\n", "contexts.0.share"),  # was "0.0 is less than or equal to the minimum"
+])
+def test_a_servings_number_that_underflows_a_float_is_named_as_written(tmp_path: Path, old: str, new: str,
+                                                                       key: str) -> None:
+    # Round 33: `position = 1e-400` (a float reads it as 0.0) priced position 0, exit 0; `share = 1e-400` said "0.0
+    # is less than or equal to the minimum of 0", a value the file does not hold.
+    from tests.cli_helpers import REPO
+
+    serving = tmp_path / "s.toml"
+    text = (REPO / "registry" / "servings" / "gemma3-270m-h100.toml").read_text(encoding="utf-8")
+    assert old in text
+    serving.write_text(text.replace(old, new, 1), encoding="utf-8")
+    typed = new.split(" = ")[1].strip()
+    assert bad("price", str(serving)) == [f"passprice: error: {serving}: {key}: {typed} {_UNDER}"]
+
+
+def test_a_cards_figure_that_underflows_or_is_past_its_bound_is_shown_as_typed(tmp_path: Path) -> None:
+    # Round 33: `memory.bandwidth.value = 1e-400` was "0.0 is less than the minimum of 1e-09", and `= 1e19` "1e+19 is
+    # greater than the maximum of 1e+18" (the bound is the schema's literal, 1e+18).
+    from tests.cli_helpers import copy_root
+
+    root = copy_root(tmp_path)
+    card = root / "facts" / "cards" / "a40.toml"
+    text = card.read_text(encoding="utf-8")
+    assert "\nvalue = 696\n" in text
+    card.write_text(text.replace("\nvalue = 696\n", "\nvalue = 1e-400\n", 1), encoding="utf-8")
+    result = invoke("check", root=root)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines()[0] == (
+        f"passprice: error: facts/cards/a40.toml: memory.bandwidth.value: 1e-400 {_UNDER}")
+    card.write_text(text.replace("\nvalue = 696\n", "\nvalue = 1E19\n", 1), encoding="utf-8")
+    result = invoke("check", root=root)
+    assert result.stderr.splitlines()[0] == (
+        "passprice: error: facts/cards/a40.toml: memory.bandwidth.value: 1E19 is greater than the maximum of 1e+18")
+
+
+def test_an_option_that_underflows_a_float_is_said_to() -> None:
+    # `--position 1e-400` priced position 0 (exit 0): a number the line does not hold.
+    assert bad("price", "gemma3-270m-h100", "--position", "1e-400") == [
+        "passprice: error: Invalid value for '--position': '1e-400' underflows a float (read as 0: nothing but 0 is "
+        "nearer zero than ±4.9e-324) (a finite number from 0 to 4,294,967,295) (see 'cli price --help')"]
+    assert invoke("price", "gemma3-270m-h100", "--position", "0e-400").exit_code == 0  # a zero written so
