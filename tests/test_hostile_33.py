@@ -182,3 +182,30 @@ def test_an_option_that_underflows_a_float_is_said_to() -> None:
         "passprice: error: Invalid value for '--position': '1e-400' underflows a float (read as 0: nothing but 0 is "
         "nearer zero than ±4.9e-324) (a finite number from 0 to 4,294,967,295) (see 'cli price --help')"]
     assert invoke("price", "gemma3-270m-h100", "--position", "0e-400").exit_code == 0  # a zero written so
+
+
+# --- (c) a sweep's serving named by a path to the registry's file -------------------------------------------------
+
+
+@pytest.mark.parametrize("how", ["file", "argument"])
+def test_a_sweep_row_names_a_registered_serving_by_its_name(tmp_path: Path, how: str,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    # Round 33: a sweep file outside the registry naming `../servings/gemma3-270m-h100` (a path the lookup resolves to
+    # the registry's own file, as `price ../servings/gemma3-270m-h100` does) showed that text in the serving column;
+    # so did `sweep ../servings/…` and a .toml path to the registry's file. A serving file elsewhere keeps its path.
+    import csv
+    import io
+    import shutil
+
+    from tests.cli_helpers import REPO
+
+    monkeypatch.chdir(tmp_path)
+    ref = "../servings/gemma3-270m-h100"
+    (tmp_path / "sw.toml").write_text(f'servings = ["{ref}", "mine.toml"]\nbatches = [1]\n', encoding="utf-8")
+    shutil.copy(REPO / "registry" / "servings" / "gemma3-270m-h100.toml", tmp_path / "mine.toml")
+    args = ["--file", "sw.toml"] if how == "file" else [ref, "mine.toml", "--batches", "1"]
+    result = invoke("sweep", *args)
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert [row["serving"] for row in rows] == ["gemma3-270m-h100", "mine.toml"]
+    assert rows[0]["tokens_per_s"] == rows[1]["tokens_per_s"]

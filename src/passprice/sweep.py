@@ -16,6 +16,7 @@ import io
 import itertools
 import json
 import math
+import os
 import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -709,6 +710,7 @@ class Sweeper:
         self._cards: dict[str, Card] = {}
         self._methods: dict[str, DraftMethod] = {}
         self._routings: dict[str, Routing] = {}
+        self._labels: dict[str, str] = {}
         self._checked: Grid | None = None
 
     def card(self, name: str) -> Card:
@@ -876,11 +878,18 @@ class Sweeper:
         acceptance = self.method(spec.draft.method).first(spec.draft.tokens) if spec.draft else ()
         return to_serving(spec, acceptance, self.routing(spec.routing))
 
+    def _label(self, serving_name: str) -> str:
+        """The serving's name in a row (:func:`passprice.servings.serving_label`), looked up once a serving."""
+        found = self._labels.get(serving_name)
+        if found is None:
+            found = self._labels[serving_name] = serving_label(self.root, serving_name)
+        return found
+
     def _common(self, card: Card, serving_name: str, spec: ServingSpec) -> dict[str, Any]:
         contexts = spec.contexts or ()
         return {
             "card": card.name,
-            "serving": serving_name,
+            "serving": self._label(serving_name),
             "checkpoint": spec.checkpoint,
             "draft_tokens": spec.draft.tokens if spec.draft else 0,
             "position": sum(c.share * (c.position or 0.0) for c in contexts),
@@ -2137,6 +2146,21 @@ def nothing_priced(sweeper: Sweeper, grid: Grid) -> dict[str, int] | None:
                 return None
             counts[refusal] = counts.get(refusal, 0) + 1
     return counts or None
+
+
+def serving_label(root: Root, ref: str) -> str:
+    """The name a table or row shows for the serving ``ref``: its registry name (``gemma3-270m-h100``) when the file
+    ``ref`` names lies directly in the registry's servings folder, however ``ref`` reached it (``../servings/x``,
+    a ``.toml`` path to the registry's file), else ``ref`` as given (a serving file outside the registry is named by
+    its path). A sweep file outside the registry naming ``../servings/x`` showed that text in its serving column
+    (attack round 33). Raises nothing (a ref that names nothing is shown as given: its lookup says so)."""
+    try:
+        path = serving_path(root, ref)
+        if Path(os.path.abspath(path)).parent.resolve() == root.servings.resolve():
+            return path.name.removesuffix(".toml")
+    except (InputError, OSError, RuntimeError, ValueError):
+        pass
+    return ref
 
 
 def scalar_rows(root: Root, grid: Grid) -> Iterator[dict[str, Any]]:
