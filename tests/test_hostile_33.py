@@ -209,3 +209,27 @@ def test_a_sweep_row_names_a_registered_serving_by_its_name(tmp_path: Path, how:
     rows = list(csv.DictReader(io.StringIO(result.stdout)))
     assert [row["serving"] for row in rows] == ["gemma3-270m-h100", "mine.toml"]
     assert rows[0]["tokens_per_s"] == rows[1]["tokens_per_s"]
+
+
+# --- diff's word diffs of a text without spaces, or with combining marks -----------------------------------------
+
+
+def test_a_changed_character_of_a_text_without_spaces_is_shown_alone() -> None:
+    # Round 33: a note of 4,000 Chinese characters (one `\w` word to the tokenizer) with one character changed was shown
+    # whole, old → new (8,003 characters on one line); and the context kept around a change had no bound in characters
+    # (a run of 3,999 dots before it was kept whole).
+    from passprice.textchange import CONTEXT_CHARS, text_change
+
+    old, new = "字" * 2000 + "甲" + "字" * 1999, "字" * 2000 + "乙" + "字" * 1999
+    assert text_change(old, new) == f"…{'字' * CONTEXT_CHARS}[甲 → 乙]{'字' * CONTEXT_CHARS}…"
+    assert text_change("." * 3999 + "a", "." * 3999 + "b") == f"…{'.' * CONTEXT_CHARS}[a → b]"
+
+
+def test_a_changed_accent_is_shown_with_its_letter() -> None:
+    # Round 33: `cafe` + U+0301 → `cafe` + U+0300 was shown `the cafe[́ → ̀] measured`: the accent alone in the
+    # brackets, drawn on the bracket. A combining mark stays with the character it is written on.
+    from passprice.textchange import text_change
+
+    tail = " measured 100.02 tokens per second on the card, as the table in the README of the runs says so"
+    old, new = "the cafe\u0301" + tail, "the cafe\u0300" + tail
+    assert text_change(old, new) == "the [cafe\u0301 → cafe\u0300] measured 100.02 tokens per …"
