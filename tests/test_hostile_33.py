@@ -233,3 +233,28 @@ def test_a_changed_accent_is_shown_with_its_letter() -> None:
     tail = " measured 100.02 tokens per second on the card, as the table in the README of the runs says so"
     old, new = "the cafe\u0301" + tail, "the cafe\u0300" + tail
     assert text_change(old, new) == "the [cafe\u0301 → cafe\u0300] measured 100.02 tokens per …"
+
+
+# --- fact show of a routing record and a serving stack of one name ------------------------------------------------
+
+
+def test_fact_show_finds_a_stacks_fact_beside_a_routing_record_of_the_name(tmp_path: Path) -> None:
+    # Round 33: with facts/routing/uniform.toml and facts/stacks/uniform.toml, `fact show uniform stack.share.read` said
+    # "facts/routing/uniform.toml: stack.share.read: no such fact (it has routing.hot_experts, routing.hot_share)",
+    # silent on the stack (round 32 fixed a card and a record of one name, not two records).
+    import shutil
+
+    from tests.cli_helpers import copy_root
+
+    root = copy_root(tmp_path)
+    shutil.copy(root / "facts" / "stacks" / "llamacpp-cuda-2405.toml", root / "facts" / "stacks" / "uniform.toml")
+    shown = invoke("fact", "show", "uniform", "stack.share.read", root=root)
+    assert shown.exit_code == 0, shown.output
+    assert shown.stdout.splitlines()[0] == f"uniform ({root / 'facts' / 'stacks' / 'uniform.toml'}), a serving stack"
+    assert invoke("fact", "show", "uniform", "share.read", root=root).stdout == shown.stdout
+    assert invoke("fact", "show", "uniform", "routing.hot_share", root=root).stdout.splitlines()[0] == (
+        f"uniform ({root / 'facts' / 'routing' / 'uniform.toml'}), a routing record")
+    line = bad("fact", "show", "uniform", "nope", root=root)[0]
+    assert line.startswith(f"passprice: error: {root / 'facts' / 'routing' / 'uniform.toml'}: nope: no such fact (it "
+                           "has routing.hot_experts, routing.hot_share); nor a fact of the serving stack uniform (it has "
+                           "stack.overhead.pass, ")
