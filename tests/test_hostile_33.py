@@ -256,5 +256,28 @@ def test_fact_show_finds_a_stacks_fact_beside_a_routing_record_of_the_name(tmp_p
         f"uniform ({root / 'facts' / 'routing' / 'uniform.toml'}), a routing record")
     line = bad("fact", "show", "uniform", "nope", root=root)[0]
     assert line.startswith(f"passprice: error: {root / 'facts' / 'routing' / 'uniform.toml'}: nope: no such fact (it "
-                           "has routing.hot_experts, routing.hot_share); nor a fact of the serving stack uniform (it has "
-                           "stack.overhead.pass, ")
+                           "has routing.hot_experts, routing.hot_share); nor a fact of the serving stack uniform "
+                           "(it has stack.overhead.pass, ")
+
+
+# --- a text past its schema's maxLength ---------------------------------------------------------------------------
+
+
+def test_a_note_past_its_bound_says_the_bound_and_its_length(tmp_path: Path) -> None:
+    # Round 33: a card's note of 4,001 characters was "memory.capacity.note: 'xxx…' is too long": neither the bound
+    # nor by how much; 4,000 characters (2,000 of them astral: counted as code points, as both validators count) pass.
+    from tests.cli_helpers import copy_root
+
+    root = copy_root(tmp_path)
+    card = root / "facts" / "cards" / "a40.toml"
+    text = card.read_text(encoding="utf-8")
+    marker = '\n[memory.bandwidth]\n'
+    assert marker in text
+    card.write_text(text.replace(marker, f'\n[memory.bandwidth]\nnote = "{"😀" * 2000 + "y" * 2000}"\n', 1),
+                    encoding="utf-8")
+    assert invoke("check", root=root).exit_code == 0
+    card.write_text(text.replace(marker, f'\n[memory.bandwidth]\nnote = "{"😀" * 2000 + "y" * 2001}"\n', 1),
+                    encoding="utf-8")
+    lines = invoke("check", root=root).stderr.splitlines()
+    assert lines[0].startswith("passprice: error: facts/cards/a40.toml: memory.bandwidth.note: '😀😀")
+    assert lines[0].endswith("… is too long (4,001 characters; at most 4,000)"), lines[0]

@@ -296,6 +296,10 @@ def _explain(error: Any) -> str:
         return f"{_key_path(where)}: {shown_value(instance)} is not allowed here (one of {allowed})"
     if error.validator == "minLength" and instance == "":
         return f"{_key_path(where)}: is empty (\"\"): give the text, or leave the key out if it is optional"
+    if error.validator == "maxLength" and isinstance(instance, str):
+        # "'xxx…' is too long" said neither the bound nor by how much (a stack note of 4,001 characters; round 33)
+        return (f"{_key_path(where)}: {shown_value(instance)} is too long ({len(instance):,} characters; at most "
+                f"{error.validator_value:,})")
     if error.validator == "minLength":
         return f"{_key_path(where)}: {shown_value(instance)} is too short (at least {error.validator_value} characters)"
     if error.validator == "pattern" and error.validator_value == ecma_pattern(ONE_LINE):
