@@ -281,3 +281,28 @@ def test_a_note_past_its_bound_says_the_bound_and_its_length(tmp_path: Path) -> 
     lines = invoke("check", root=root).stderr.splitlines()
     assert lines[0].startswith("passprice: error: facts/cards/a40.toml: memory.bandwidth.note: '😀😀")
     assert lines[0].endswith("… is too long (4,001 characters; at most 4,000)"), lines[0]
+
+
+# --- reproduce and audit: a derived fact whose recorded inputs moved but whose value still follows -----------------
+
+
+def test_a_derived_fact_that_still_follows_is_not_said_to_be_priced_stale(tmp_path: Path) -> None:
+    # Round 33: memory.bandwidth 3.35 → 3.350000001 TB/s (streams.read and streams.append derive from it, to 4
+    # significant digits) made reproduce say "streams.read, streams.append are stale derived facts … priced on their
+    # written values (streams.read 0.9493, recomputed 0.9493 …)" and audit "STALE:" the same: a move the price does
+    # not make. Their values still follow; only the inputs their derivations record are old.
+    from tests.cli_helpers import copy_root
+
+    root = copy_root(tmp_path)
+    card = root / "facts" / "cards" / "h100_sxm5_80gb.toml"
+    text = card.read_text(encoding="utf-8")
+    assert "[memory.bandwidth]\nvalue = 3.35\n" in text
+    card.write_text(text.replace("[memory.bandwidth]\nvalue = 3.35\n", "[memory.bandwidth]\nvalue = 3.350000001\n"),
+                    encoding="utf-8")
+    said = ("streams.read, streams.append record inputs that changed (memory.bandwidth 3.35 TB/s when derived, "
+            "3.350000001 TB/s now), but their values still follow from them; `passprice check` names each (update the "
+            "derivation)")
+    out = invoke("reproduce", "gemma3-270m-h100", root=root)
+    assert f"    stale          {said} (today's inputs column rests on them)" in out.stdout.splitlines(), out.stdout
+    assert "recomputed 0.9493" not in out.stdout
+    assert f"STALE: {said}" in invoke("audit", "gemma3-270m-h100", root=root).stdout.splitlines()
