@@ -306,3 +306,18 @@ def test_a_derived_fact_that_still_follows_is_not_said_to_be_priced_stale(tmp_pa
     assert f"    stale          {said} (today's inputs column rests on them)" in out.stdout.splitlines(), out.stdout
     assert "recomputed 0.9493" not in out.stdout
     assert f"STALE: {said}" in invoke("audit", "gemma3-270m-h100", root=root).stdout.splitlines()
+
+
+def test_a_rule_file_git_c_names_is_refused_by_check(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `git -c core.attributesFile=RULES …` runs a hook with GIT_CONFIG_PARAMETERS naming it: git applies the rules,
+    # and check (reading the config files alone) spawned no git, passing the card.
+    _home(tmp_path, monkeypatch)
+    path = _git_registry(tmp_path)
+    rules = tmp_path / "rules"
+    rules.write_text("facts/cards/a40.toml ident\n", encoding="utf-8")
+    monkeypatch.setenv("GIT_CONFIG_PARAMETERS", f"'core.attributesfile'='{rules}'")
+    result = invoke("check", root=path)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [
+        f"passprice: error: facts/cards/a40.toml: git rewrites it in a checkout (ident, a rule of {rules}, the "
+        f"core.attributesFile of GIT_CONFIG_PARAMETERS), {_TAIL}"]

@@ -2,9 +2,10 @@
 files, as git reads them, without running git: ``check`` spawns no git on a registry where no file of rules lies
 (:func:`passprice.gitread.work_tree_rewrites`), so the file a setting names must be found by reading the settings.
 The files are read in git's order (the system's, the user's, the repository's, its work tree's, then
-``GIT_CONFIG_COUNT``'s pairs; a later value wins), ``include.path`` and ``includeIf.*.path`` followed (an
-``includeIf`` as if its condition held: the file it names is looked at, and git, asked next, decides); a file that
-cannot be read as git config is named in one line with its line number, as git refuses it.
+``GIT_CONFIG_COUNT``'s pairs and ``GIT_CONFIG_PARAMETERS``'s, ``git -c``; a later value wins), ``include.path`` and
+``includeIf.*.path`` followed (an ``includeIf`` as if its condition held: the file it names is looked at, and git,
+asked next, decides); a file that cannot be read as git config is named in one line with its line number, as git
+refuses it.
 """
 
 from __future__ import annotations
@@ -201,4 +202,11 @@ def attributes_file(common: Path, git_dir: Path, top: Path) -> Setting | None:
             if env.get(f"GIT_CONFIG_KEY_{n}", "").lower() == "core.attributesfile":
                 value = env.get(f"GIT_CONFIG_VALUE_{n}", "")
                 found.append(Setting(str(_expanded(value, top)) if value else "", f"GIT_CONFIG_KEY_{n}"))
+    with contextlib.suppress(ValueError):  # `git -c core.attributesFile=X`, passed to a hook's passprice
+        import shlex
+
+        for item in shlex.split(env.get("GIT_CONFIG_PARAMETERS") or ""):
+            key, _, value = item.partition("=")
+            if key.lower() == "core.attributesfile":
+                found.append(Setting(str(_expanded(value, top)) if value else "", "GIT_CONFIG_PARAMETERS"))
     return found[-1] if found else None
