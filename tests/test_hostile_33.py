@@ -321,3 +321,30 @@ def test_a_rule_file_git_c_names_is_refused_by_check(tmp_path: Path, monkeypatch
     assert result.stderr.splitlines() == [
         f"passprice: error: facts/cards/a40.toml: git rewrites it in a checkout (ident, a rule of {rules}, the "
         f"core.attributesFile of GIT_CONFIG_PARAMETERS), {_TAIL}"]
+
+
+# --- sweep of every registered serving: twins by Unicode normalization ---------------------------------------------
+
+
+def test_a_sweep_of_every_serving_names_servings_that_print_alike(tmp_path: Path) -> None:
+    # Round 33: registry/servings/é-h100.toml written twice (é as one code point, and as e + U+0301): `servings` and
+    # `check` name the pair, but `sweep` (every registered serving) priced both, two rows that print alike, exit 0.
+    # The grid is still swept; the pair is named on stderr and the command exits 2, as the listings do.
+    import csv
+    import io
+
+    from tests.cli_helpers import copy_root
+
+    root = copy_root(tmp_path)
+    folder = root / "registry" / "servings"
+    text = (folder / "gemma3-270m-h100.toml").read_bytes()
+    for name in ("\u00e9-h100", "e\u0301-h100"):
+        (folder / f"{name}.toml").write_bytes(text)
+    result = invoke("sweep", "--batches", "1", root=root)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines()[-1] == (
+        f"passprice: error: {folder}: 'e\\u0301-h100.toml', '\\xe9-h100.toml': names that differ only by case or "
+        "Unicode normalization (they show alike, and are one file on macOS and Windows): rename all but one")
+    servings = [row["serving"] for row in csv.DictReader(io.StringIO(result.stdout))]
+    assert "\u00e9-h100" in servings and "e\u0301-h100" in servings and "gemma3-270m-h100" in servings
+    assert invoke("sweep", "gemma3-270m-h100", "--batches", "1", root=root).exit_code == 0  # named: no listing

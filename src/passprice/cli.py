@@ -2416,6 +2416,17 @@ def sweep_command(
     if as_json and fmt == "csv":
         raise click.UsageError("--json and --format csv ask for two formats: give one")
     fmt = output_format("json" if as_json else fmt, output)
+    # Every registered serving (or card) swept: names that differ only by case or Unicode normalization are a
+    # problem, as the listings say (rows of two servings that print alike, exit 0: attack round 33); the grid is still
+    # swept, and the command exits 2 after it.
+    from passprice.check import lookalikes
+
+    twins = []
+    if set(grid.servings) == set(root.names(root.servings)) and grid.servings:
+        twins += lookalikes(root.servings)
+    if grid.cards is not None and set(grid.cards) == set(root.names(root.cards)):
+        twins += lookalikes(root.cards)
+    _problems(twins)
     the_stack = None
     if stack is not None:
         from passprice.stacks import load_stack
