@@ -348,3 +348,34 @@ def test_a_sweep_of_every_serving_names_servings_that_print_alike(tmp_path: Path
     servings = [row["serving"] for row in csv.DictReader(io.StringIO(result.stdout))]
     assert "\u00e9-h100" in servings and "e\u0301-h100" in servings and "gemma3-270m-h100" in servings
     assert invoke("sweep", "gemma3-270m-h100", "--batches", "1", root=root).exit_code == 0  # named: no listing
+
+
+# --- a FIFO where git reads rules or settings ---------------------------------------------------------------------
+
+
+def test_a_fifo_where_git_reads_rules_or_settings_is_refused_not_waited_on(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Round 33: .git/info/attributes made a FIFO: `check` and `fact show --history` ran `git check-attr`, which opened
+    # the FIFO and blocked forever (as a .gitattributes FIFO, or the file core.attributesFile names); a FIFO as the
+    # user's git config blocked every git passprice runs (`diff main`).
+    import os
+
+    _home(tmp_path, monkeypatch)
+    path = _git_registry(tmp_path)
+    info = path / ".git" / "info" / "attributes"
+    info.parent.mkdir(exist_ok=True)
+    os.mkfifo(info)
+    tail = ("a FIFO (named pipe), where git reads attribute rules: git would block reading it (or read without end), "
+            "so passprice runs no git here; make it a regular file or remove it")
+    result = invoke("check", root=path)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [f"passprice: error: .git/info/attributes: {tail}"]  # relative, as check's
+    assert bad("fact", "show", "a40", "memory.capacity", "--history", root=path) == [
+        f"passprice: error: {info}: {tail}"]
+    info.unlink()
+    config = tmp_path / "gitconfig"
+    os.mkfifo(config)
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    assert bad("diff", "main", root=path) == [
+        f"passprice: error: {config}: a FIFO (named pipe), where git reads its settings: git would block reading it "
+        "(or read without end), so passprice runs no git here; make it a regular file or remove it"]

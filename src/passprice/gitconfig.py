@@ -167,12 +167,10 @@ def _read(path: Path, depth: int, top: Path, out: list[Setting]) -> None:
             _read(_expanded(value, path.parent), depth + 1, top, out)
 
 
-def config_files(common: Path, git_dir: Path) -> list[Path]:
-    """The config files git reads for the repository whose common folder is ``common`` and whose own folder (a work
-    tree's, for one added by ``git worktree add``) is ``git_dir``, in git's order: the system's (``GIT_CONFIG_SYSTEM``,
-    else ``/etc/gitconfig``; none under ``GIT_CONFIG_NOSYSTEM``), the user's (``GIT_CONFIG_GLOBAL``, else
-    ``$XDG_CONFIG_HOME/git/config`` and ``~/.gitconfig``), the repository's ``config`` and the work tree's
-    ``config.worktree``."""
+def user_config_files() -> list[Path]:
+    """The config files git reads in every repository, in git's order: the system's (``GIT_CONFIG_SYSTEM``, else
+    ``/etc/gitconfig``; none under ``GIT_CONFIG_NOSYSTEM``), the user's (``GIT_CONFIG_GLOBAL``, else
+    ``$XDG_CONFIG_HOME/git/config`` and ``~/.gitconfig``)."""
     env = os.environ
     files = []
     if env.get("GIT_CONFIG_NOSYSTEM", "").lower() not in ("1", "true", "yes", "on"):
@@ -184,8 +182,14 @@ def config_files(common: Path, git_dir: Path) -> list[Path]:
         if not os.path.isabs(xdg):
             xdg = os.path.join(os.path.expanduser("~"), ".config")
         files += [Path(xdg) / "git" / "config", Path(os.path.expanduser("~")) / ".gitconfig"]
-    files += [common / "config", git_dir / "config.worktree"]
     return files
+
+
+def config_files(common: Path, git_dir: Path) -> list[Path]:
+    """The config files git reads for the repository whose common folder is ``common`` and whose own folder (a work
+    tree's, for one added by ``git worktree add``) is ``git_dir``, in git's order: :func:`user_config_files`, the
+    repository's ``config`` and the work tree's ``config.worktree``."""
+    return [*user_config_files(), common / "config", git_dir / "config.worktree"]
 
 
 def attributes_file(common: Path, git_dir: Path, top: Path) -> Setting | None:

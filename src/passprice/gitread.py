@@ -152,10 +152,47 @@ def git_environment(scratch: bool = False) -> dict[str, str]:
     return env
 
 
+def blocking_file(paths: Iterable[Path], what: str) -> str | None:
+    """The line refusing the first of ``paths`` that is there and is a FIFO, a device or a socket (a link followed),
+    which git opens and reads to its end (``what``: ``a file of attribute rules``, ``a config file``): git blocks
+    forever on a FIFO and reads ``/dev/zero`` without end. ``check`` of a repository whose ``.git/info/attributes``
+    (or ``.gitattributes``, or the file ``core.attributesFile`` names) was a FIFO never finished, in ``git
+    check-attr`` (attack round 33). ``None`` when none is. Raises nothing."""
+    from passprice.files import kind, shown
+
+    for path in paths:
+        try:
+            mode = os.stat(path).st_mode
+        except (OSError, ValueError):
+            continue
+        if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISSOCK(mode):
+            return (f"{shown(path)}: {kind(mode)}, where git reads {what}: git would block reading it (or read without "
+                    "end), so passprice runs no git here; make it a regular file or remove it")
+    return None
+
+
+def _config_guard(cwd: Path, scratch: bool) -> None:
+    """Refuse to run git when a config file it reads at every start (the system's, the user's, the repository's
+    holding ``cwd``) is a FIFO, a device or a socket (:func:`blocking_file`): git would block before doing anything.
+    Raises :class:`InputError`."""
+    from passprice.gitconfig import user_config_files
+
+    top = None if scratch else _git_top(cwd)
+    dot_git = top / ".git" if top is not None else None
+    places = user_config_files()
+    if dot_git is not None and os.path.isdir(dot_git):
+        places += [dot_git / "config", dot_git / "config.worktree"]
+    line = blocking_file(places, "its settings")
+    if line is not None:
+        raise InputError(line)
+
+
 def run_git(cwd: Path, args: Iterable[str], stdin: bytes | None = None, scratch: bool = False) -> bytes:
     """The standard output of ``git ARGS`` run in ``cwd``, with :data:`SETTINGS` and :func:`git_environment`
     (``scratch``: a repository of passprice's own, in a temporary folder). Raises
-    :class:`subprocess.CalledProcessError` when git fails and :class:`InputError` when git is not installed."""
+    :class:`subprocess.CalledProcessError` when git fails and :class:`InputError` when git is not installed or a
+    config file it reads would block it (:func:`_config_guard`)."""
+    _config_guard(cwd, scratch)
     try:
         done = subprocess.run(
             ["git", *SETTINGS, *args],
@@ -754,9 +791,24 @@ def _asked_rewrites(folder: Path, rels: list[str]) -> list[str]:
     """:func:`rewritten_lines` of ``rels`` (relative to ``folder``) asked of ``git check-attr``, each rule's file
     named (:func:`_rule_sources`): none when ``folder`` is in no git repository or git is not installed, one line
     saying so when git will not read the checkout. Raises nothing."""
+    top = _git_top(folder)
+    if top is not None:
+        places = [top / ".gitattributes"]
+        for rel in rels:
+            parts = (Path(os.path.relpath(folder / rel, top)).as_posix()).split("/")[:-1]
+            places += [top.joinpath(*parts[:n], ".gitattributes") for n in range(1, len(parts) + 1)]
+        from passprice.gitconfig import ConfigUnread
+
+        with contextlib.suppress(ConfigUnread):
+            places += [r.path for r in _repository_rules(top / ".git", folder)]
+        line = blocking_file(dict.fromkeys(places), "attribute rules")
+        if line is not None:
+            return [line]
     try:
         found = checked_attributes(folder, rels)
-    except (InputError, OSError):
+    except InputError as e:  # a config file that would block git: said (a git that is not installed: nothing)
+        return [str(e)] if "where git reads" in str(e) else []
+    except OSError:
         return []
     except subprocess.CalledProcessError as e:
         if b"not a git repository" in (e.stderr or b""):
@@ -769,7 +821,6 @@ def _asked_rewrites(folder: Path, rels: list[str]) -> list[str]:
     if not found:
         return []
     named = {path: (*rule, "a file git reads") for path, rule in found.items()}
-    top = _git_top(folder)
     if top is not None:
         prefix = Path(os.path.relpath(folder, top)).as_posix()
         prefix = "" if prefix == "." else f"{prefix}/"
