@@ -379,3 +379,14 @@ def test_a_fifo_where_git_reads_rules_or_settings_is_refused_not_waited_on(tmp_p
     assert bad("diff", "main", root=path) == [
         f"passprice: error: {config}: a FIFO (named pipe), where git reads its settings: git would block reading it "
         "(or read without end), so passprice runs no git here; make it a regular file or remove it"]
+
+
+# --- a lock named in another case ---------------------------------------------------------------------------------
+
+
+def test_a_lock_named_in_another_case_is_offered_as_the_others_are() -> None:
+    # Round 33: `price GEMMA3-270M-H100` said "did you mean gemma3-270m-h100?", `reproduce GEMMA3-270M-H100` listed the
+    # locks without the hint.
+    line = bad("reproduce", "GEMMA3-270M-H100")[0]
+    assert line.startswith("passprice: error: lock 'GEMMA3-270M-H100': no such file, and not in ")
+    assert "/locks; did you mean gemma3-270m-h100? (locks: gemma3-270m-h100, " in line
