@@ -390,3 +390,18 @@ def test_a_lock_named_in_another_case_is_offered_as_the_others_are() -> None:
     line = bad("reproduce", "GEMMA3-270M-H100")[0]
     assert line.startswith("passprice: error: lock 'GEMMA3-270M-H100': no such file, and not in ")
     assert "/locks; did you mean gemma3-270m-h100? (locks: gemma3-270m-h100, " in line
+
+
+def test_a_config_file_with_crlf_line_ends_is_read_as_git_reads_it(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # A ~/.gitconfig saved with CRLF line ends (git reads it alike) was "line 1: not a key; not git config" once the
+    # config was read (round 33's own reader, before this test).
+    home = _home(tmp_path, monkeypatch)
+    path = _git_registry(tmp_path)
+    rules = tmp_path / "rules"
+    rules.write_text("facts/cards/a40.toml ident\n", encoding="utf-8")
+    (home / ".gitconfig").write_bytes(f"[core]\r\n\tattributesFile = {rules}\r\n".encode())
+    result = invoke("check", root=path)
+    assert result.stderr.splitlines() == [
+        f"passprice: error: facts/cards/a40.toml: git rewrites it in a checkout (ident, a rule of {rules}, the "
+        f"core.attributesFile of {home / '.gitconfig'}), {_TAIL}"]

@@ -91,7 +91,7 @@ def entries(text: str, where: str) -> Iterator[tuple[str, str | None]]:
     """The settings of the config file text ``text`` (read from ``where``), in order: each as its name
     (``section.key`` or ``section.subsection.key``, section and key lowercased) and its value (``None`` for a key
     written alone, a boolean true). Raises :class:`ConfigUnread` naming ``where`` and the line git would refuse."""
-    lines = text.split("\n")
+    lines = text.replace("\r\n", "\n").split("\n")  # a file saved with CRLF line ends: git reads it alike
     section: str | None = None
     at = 0
     while at < len(lines):
