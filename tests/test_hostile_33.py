@@ -405,3 +405,24 @@ def test_a_config_file_with_crlf_line_ends_is_read_as_git_reads_it(tmp_path: Pat
     assert result.stderr.splitlines() == [
         f"passprice: error: facts/cards/a40.toml: git rewrites it in a checkout (ident, a rule of {rules}, the "
         f"core.attributesFile of {home / '.gitconfig'}), {_TAIL}"]
+
+
+def test_a_sweep_row_names_a_servings_registered_checkpoint_by_its_name(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Round 33: a serving file outside the registry naming `checkpoint = "../checkpoints/gemma3-270m-q4_k_m"` (the
+    # registry's entry, reached by a path) showed that text in the sweep's checkpoint column.
+    import csv
+    import io
+
+    from tests.cli_helpers import REPO
+
+    monkeypatch.chdir(tmp_path)
+    text = (REPO / "registry" / "servings" / "gemma3-270m-h100.toml").read_text(encoding="utf-8")
+    assert '\ncheckpoint = "gemma3-270m-q4_k_m"\n' in text
+    (tmp_path / "mine.toml").write_text(text.replace('\ncheckpoint = "gemma3-270m-q4_k_m"\n',
+                                                     '\ncheckpoint = "../checkpoints/gemma3-270m-q4_k_m"\n'),
+                                        encoding="utf-8")
+    result = invoke("sweep", "mine.toml", "--batches", "1")
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert [(row["serving"], row["checkpoint"]) for row in rows] == [("mine.toml", "gemma3-270m-q4_k_m")]

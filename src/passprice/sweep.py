@@ -879,10 +879,10 @@ class Sweeper:
         return to_serving(spec, acceptance, self.routing(spec.routing))
 
     def _label(self, serving_name: str) -> str:
-        """The serving's name in a row (:func:`passprice.servings.serving_label`), looked up once a serving."""
+        """The serving's name in a row (:func:`record_label`), looked up once a serving."""
         found = self._labels.get(serving_name)
         if found is None:
-            found = self._labels[serving_name] = serving_label(self.root, serving_name)
+            found = self._labels[serving_name] = record_label(self.root.servings, serving_name)
         return found
 
     def _common(self, card: Card, serving_name: str, spec: ServingSpec) -> dict[str, Any]:
@@ -890,7 +890,7 @@ class Sweeper:
         return {
             "card": card.name,
             "serving": self._label(serving_name),
-            "checkpoint": spec.checkpoint,
+            "checkpoint": record_label(self.root.checkpoints, spec.checkpoint),
             "draft_tokens": spec.draft.tokens if spec.draft else 0,
             "position": sum(c.share * (c.position or 0.0) for c in contexts),
             "limit": max((c.limit or 0 for c in contexts), default=0),
@@ -2148,18 +2148,22 @@ def nothing_priced(sweeper: Sweeper, grid: Grid) -> dict[str, int] | None:
     return counts or None
 
 
-def serving_label(root: Root, ref: str) -> str:
-    """The name a table or row shows for the serving ``ref``: its registry name (``gemma3-270m-h100``) when the file
-    ``ref`` names lies directly in the registry's servings folder, however ``ref`` reached it (``../servings/x``,
-    a ``.toml`` path to the registry's file), else ``ref`` as given (a serving file outside the registry is named by
-    its path). A sweep file outside the registry naming ``../servings/x`` showed that text in its serving column
-    (attack round 33). Raises nothing (a ref that names nothing is shown as given: its lookup says so)."""
-    try:
-        path = serving_path(root, ref)
-        if Path(os.path.abspath(path)).parent.resolve() == root.servings.resolve():
-            return path.name.removesuffix(".toml")
-    except (InputError, OSError, RuntimeError, ValueError):
-        pass
+def record_label(folder: Path, ref: str) -> str:
+    """The name a row shows for the record ``ref`` (a serving, or a serving's checkpoint) whose registry folder is
+    ``folder``: its registry name (``gemma3-270m-h100``) when the file ``ref`` names lies directly in ``folder``,
+    however ``ref`` reached it (``../servings/x``, a ``.toml`` path to the registry's file), else ``ref`` as given
+    (a file outside the registry is named by its path, a ``.gguf`` by its path). A sweep file outside the registry
+    naming ``../servings/x`` showed that text in its serving column, and a serving naming ``checkpoint =
+    "../checkpoints/x"`` that text in its checkpoint column (attack round 33). Raises nothing."""
+    if "/" not in ref and os.sep not in ref and not ref.endswith(".toml"):
+        return ref
+    candidates = [Path(ref), folder / ref] if ref.endswith(".toml") else [folder / f"{ref}.toml"]
+    for path in candidates:
+        try:
+            if path.is_file() and Path(os.path.abspath(path)).parent.resolve() == folder.resolve():
+                return path.name.removesuffix(".toml")
+        except (OSError, RuntimeError, ValueError):
+            continue
     return ref
 
 
