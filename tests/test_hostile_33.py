@@ -6,6 +6,7 @@ Each test keeps the input that broke main's code, asserting the exit status and 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -426,3 +427,22 @@ def test_a_sweep_row_names_a_servings_registered_checkpoint_by_its_name(tmp_path
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader(io.StringIO(result.stdout)))
     assert [(row["serving"], row["checkpoint"]) for row in rows] == [("mine.toml", "gemma3-270m-q4_k_m")]
+
+
+def test_a_model_configurations_number_that_underflows_is_named_as_written(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # Round 33: `"rms_norm_eps": 1e-400` in a config.json (json reads it as 0.0) is refused in the file's text, not
+    # as the 0.0 it is not.
+    import json
+
+    from tests.cli_helpers import REPO
+
+    document = json.loads((REPO / "examples" / "configs" / "llama-3.1-8b.json").read_text(encoding="utf-8"))
+    text = json.dumps(document)
+    assert '"rms_norm_eps": ' in text
+    config = tmp_path / "c.json"
+    config.write_text(re.sub(r'"rms_norm_eps": [0-9.e-]+', '"rms_norm_eps": 1e-400', text), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert bad("synth", "c.json", "-o", str(tmp_path / "c.gguf")) == [
+        f"passprice: error: c.json: config.rms_norm_eps: 1e-400 {_UNDER}"]
+    assert not (tmp_path / "c.gguf").exists()
