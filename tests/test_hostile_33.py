@@ -446,3 +446,15 @@ def test_a_model_configurations_number_that_underflows_is_named_as_written(tmp_p
     assert bad("synth", "c.json", "-o", str(tmp_path / "c.gguf")) == [
         f"passprice: error: c.json: config.rms_norm_eps: 1e-400 {_UNDER}"]
     assert not (tmp_path / "c.gguf").exists()
+
+
+def test_a_sweep_position_that_underflows_is_refused(tmp_path: Path) -> None:
+    # Round 33: `sweep --positions 1e-400,5` priced a row at position 0.0; a sweep file's `positions = [1e-400]` said
+    # nothing either way before the schema's number check knew an underflow.
+    assert bad("sweep", "gemma3-270m-h100", "--batches", "1", "--positions", "1e-400,5") == [
+        "passprice: error: --positions: '1e-400' underflows a float (read as 0: nothing but 0 is nearer zero than "
+        "±4.9e-324)"]
+    sweep = tmp_path / "sw.toml"
+    sweep.write_text('servings = ["gemma3-270m-h100"]\nbatches = [1]\npositions = [1e-400]\n', encoding="utf-8")
+    assert bad("sweep", "--file", str(sweep)) == [f"passprice: error: {sweep}: positions.0: 1e-400 {_UNDER}"]
+    assert invoke("sweep", "gemma3-270m-h100", "--batches", "1", "--positions", "0e5").exit_code == 0  # a zero

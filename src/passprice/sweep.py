@@ -223,6 +223,10 @@ def parse_numbers(
                     out.extend(kind(str(v)) for v in range(lo, hi + 1))
             else:
                 out.append(kind(part))
+                if out[-1] == 0 and any(c in "123456789" for c in part.lower().partition("e")[0]):
+                    # `--positions 1e-400` priced position 0, a number the line does not hold (round 33)
+                    raise InputError(f"{what}: {part!r} underflows a float (read as 0: nothing but 0 is nearer zero "
+                                     "than ±4.9e-324)")
         except ValueError:
             raise InputError(f"{what}: {part!r} is not a number, a range A-B, or a doubling range A-B*2") from None
         bad = [
