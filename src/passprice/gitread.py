@@ -8,7 +8,9 @@ rewrites between the repository and a checkout (a ``.gitattributes`` rule: ``wor
 ``ident``) is refused by name, in a revision a review reads and in a work tree ``check`` reads: what the review read
 from git was not what a checkout's ``check`` and ``price`` read (:func:`rewritten_lines`).
 
-Read through git itself (``git ls-tree``, ``git cat-file``, ``git rev-list``), never by parsing ``.git``.
+Read through git itself (``git ls-tree``, ``git cat-file``, ``git rev-list``), never by parsing ``.git``'s objects,
+refs or index; its config is read only for the one setting that decides whether git need run at all
+(:mod:`passprice.gitconfig`).
 """
 
 from __future__ import annotations
