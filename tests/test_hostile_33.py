@@ -458,3 +458,16 @@ def test_a_sweep_position_that_underflows_is_refused(tmp_path: Path) -> None:
     sweep.write_text('servings = ["gemma3-270m-h100"]\nbatches = [1]\npositions = [1e-400]\n', encoding="utf-8")
     assert bad("sweep", "--file", str(sweep)) == [f"passprice: error: {sweep}: positions.0: 1e-400 {_UNDER}"]
     assert invoke("sweep", "gemma3-270m-h100", "--batches", "1", "--positions", "0e5").exit_code == 0  # a zero
+
+
+def test_a_trace_arrival_that_underflows_is_named_as_written(tmp_path: Path) -> None:
+    # Round 33: `"arrival_s": 1e-400` (JSON reads it as 0.0) was simulated as an arrival at 0 s, exit 0.
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"arrival_s": 1e-400, "prompt_tokens": 10, "output_tokens": 5}\n'
+                     '{"prompt_tokens": 10, "arrival_s": 1E-999, "output_tokens": 5}\n'
+                     '{"arrival_s": 0e-5, "prompt_tokens": 10, "output_tokens": 5}\n', encoding="utf-8")
+    said = "underflows a float (read as 0: nothing but 0 is nearer zero than ±4.9e-324)"
+    assert bad("simulate", "r1-qwen7b-h200", "--trace", str(trace)) == [
+        f"passprice: error: {trace}:1: arrival_s: 1e-400 {said}",
+        f"passprice: error: {trace}:2: arrival_s: 1E-999 {said}",
+    ]
