@@ -569,7 +569,7 @@ def test_card_figures_too_large_for_a_double(tmp_path: Path) -> None:
     root = copy_root(tmp_path)
     huge = card_with(root, "huge", 'value = 4.8\nunit = "TB/s"', 'value = 1e300\nunit = "PB/s"')
     # The schema bounds every figure (1e-9 … 1e18 in its unit), so no figure reaches a double's limits.
-    says = f"{huge}: memory.bandwidth.value: 1e+300 is greater than the maximum of 1e+18"
+    says = f"{huge}: memory.bandwidth.value: 1e300 is greater than the maximum of 1e+18"
     for args in (("facts", "huge"), ("price", "r1-qwen7b-h200", "--card", "huge"), ("fact", "show", "huge")):
         assert bad(*args, root=root, says=says) == [f"passprice: error: {says}"]
     digits = card_with(root, "digits", "value = 141\n", f"value = {'9' * 400}\n")

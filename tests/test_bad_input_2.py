@@ -84,7 +84,7 @@ def test_serving_file_with_a_huge_element_size(tmp_path: Path) -> None:
     root = copy_root(tmp_path)
     serving = root / "registry" / "servings" / "huge.toml"
     serving.write_text(f'checkpoint = "deepseek-r1-distill-qwen-7b-q4_k_m"\ncard = "{H200}"\nkv_bytes = 1e300\n')
-    bad("price", "huge", root=root, says=f"{serving}: kv_bytes: 1e+300 is greater than the maximum of 8")
+    bad("price", "huge", root=root, says=f"{serving}: kv_bytes: 1e300 is greater than the maximum of 8")
 
 
 def test_a_pass_whose_bytes_overflow_is_bad_input() -> None:

@@ -44,7 +44,7 @@ def test_a_float_batch_is_refused_not_priced_as_its_whole_number(tmp_path: Path)
     ("facts/routing/qwen3-30b-a3b-measured.toml", "\nexperts = 128\n", "\nexperts = 128.0\n",
      f"routing.experts: 128.0 {WHOLE}: 128)"),
     ("facts/cards/a40.toml", "derivation.digits = 4\n", "derivation.digits = 4e0\n",
-     f"streams.rewrite.derivation.digits: 4.0 {WHOLE}: 4)"),
+     f"streams.rewrite.derivation.digits: 4e0 {WHOLE}: 4)"),  # as typed since round 33
     ("registry/checkpoints/gemma3-270m-q4_k_m.toml", "dims = [640]", "dims = [640.0]",
      f"header.tensors.0.dims.0: 640.0 {WHOLE}: 640)"),
     ("registry/checkpoints/gemma3-270m-q4_k_m.toml", "\nalignment = 32\n", "\nalignment = 32.0\n",
@@ -310,9 +310,9 @@ def test_a_revisions_rewrite_rule_is_refused_with_git_dir_and_work_tree_set(
     commit_all(path, "ident")
     (path / ".gitattributes").write_text("", encoding="utf-8")
     head = git(path, "rev-parse", "HEAD")[:12]
-    line = (f"passprice: error: facts/cards/a40.toml at {head}: git rewrites it in a checkout (ident, a .gitattributes "
-            "rule), so what a review reads from git is not what check and price read in a checkout; remove the rule "
-            "for passprice's files")
+    line = (f"passprice: error: facts/cards/a40.toml at {head}: git rewrites it in a checkout (ident, a rule of "
+            f".gitattributes at {head}), so what a review reads from git is not what check and price read in a "
+            "checkout; remove the rule for passprice's files")
     config = (path / ".git" / "config").stat().st_mtime_ns
     monkeypatch.setenv("GIT_DIR", str(path / ".git"))
     monkeypatch.setenv("GIT_WORK_TREE", str(path))
@@ -361,7 +361,7 @@ def test_a_git_that_fails_on_a_checkout_is_one_line_and_check_does_not_pass_it(
     assert result.exit_code == 2, result.output
     assert result.stderr.splitlines() == [
         f"passprice: error: {path}: git check-attr failed (fatal: /dev/null: index file smaller than expected); so "
-        "whether git rewrites the files passprice reads in a checkout (a .gitattributes rule lies where it could) "
+        "whether git rewrites the files passprice reads in a checkout (a file of attribute rules lies where it could) "
         "cannot be told"]
 
 
@@ -388,6 +388,6 @@ def test_a_checkout_of_another_owner_is_said_to_be_refused_by_git(tmp_path: Path
     assert result.exit_code == 2, result.output
     assert result.stderr.splitlines() == [
         f"passprice: error: {says}; so whether git rewrites the files passprice reads in a checkout (a "
-        ".gitattributes rule lies where it could) cannot be told"]
+        "file of attribute rules lies where it could) cannot be told"]
     assert bad("diff", "main", "HEAD", root=path) == [f"passprice: error: {says}"]
     assert bad("fact", "show", "a40", "memory.capacity", "--history", root=path) == [f"passprice: error: {says}"]

@@ -28,9 +28,9 @@ def test_a_facts_history_refuses_a_file_git_rewrites_in_a_checkout(tmp_path: Pat
     path = _git_registry(tmp_path)
     (path / ".gitattributes").write_text(f"facts/cards/*.toml {rule}\n", encoding="utf-8")
     commit_all(path, "rule")
-    line = (f"passprice: error: facts/cards/a40.toml: git rewrites it in a checkout ({rule}, a .gitattributes rule), "
-            "so what a review reads from git is not what check and price read in a checkout; remove the rule for "
-            "passprice's files")
+    line = (f"passprice: error: facts/cards/a40.toml: git rewrites it in a checkout ({rule}, a rule of "
+            ".gitattributes), so what a review reads from git is not what check and price read in a checkout; remove "
+            "the rule for passprice's files")
     assert bad("fact", "show", "a40", "memory.capacity", "--history", root=path) == [line]
     assert invoke("check", root=path).stderr.startswith("passprice: error: facts/cards/a100_pcie_80gb.toml and 16 more "
                                                        f"files: git rewrites them in a checkout ({rule}, ")
@@ -179,8 +179,9 @@ def test_a_rewrite_rule_written_above_the_root_is_no_stale_replay_of_check(tmp_p
     again = run(w, "check")
     assert again.returncode == 2, again.stderr.decode()
     assert again.stderr.decode().splitlines() == [
-        "passprice: error: facts/cards/a40.toml: git rewrites it in a checkout (ident, a .gitattributes rule), so what "
-        "a review reads from git is not what check and price read in a checkout; remove the rule for passprice's files"
+        "passprice: error: facts/cards/a40.toml: git rewrites it in a checkout (ident, a rule of ../.gitattributes), "
+        "so what a review reads from git is not what check and price read in a checkout; remove the rule for "
+        "passprice's files"
     ]
     (top / ".gitattributes").unlink()
     assert run(w, "check").returncode == 0
@@ -315,9 +316,10 @@ def test_check_refuses_a_rewrite_rule_of_the_repositorys_info_attributes(tmp_pat
         assert (path / ".git").is_file()
     result = invoke("check", root=path)
     assert result.exit_code == 2, result.output
+    rules = tmp_path / "registry" / ".git" / "info" / "attributes" if worktree else ".git/info/attributes"
     assert result.stderr.splitlines() == [
-        "passprice: error: facts/cards/a40.toml: git rewrites it in a checkout (ident, a .gitattributes rule), so what "
-        "a review reads from git is not what check and price read in a checkout; remove the rule for passprice's files"
+        f"passprice: error: facts/cards/a40.toml: git rewrites it in a checkout (ident, a rule of {rules}), so what a "
+        "review reads from git is not what check and price read in a checkout; remove the rule for passprice's files"
     ]
     (tmp_path / "registry" / ".git" / "info" / "attributes").write_text("", encoding="utf-8")
     assert invoke("check", root=path).exit_code == 0
@@ -459,9 +461,9 @@ def test_a_huge_whole_float_is_not_spelled_out_digit_by_digit(tmp_path: Path) ->
     assert "\nbatch = 1\n" in text
     serving.write_text(text.replace("\nbatch = 1\n", "\nbatch = 1e300\n", 1), encoding="utf-8")
     assert bad("price", str(serving)) == [
-        f"passprice: error: {serving}: batch: 1e+300 is not of type 'integer' (a whole number, written without a "
+        f"passprice: error: {serving}: batch: 1e300 is not of type 'integer' (a whole number, written without a "
         "decimal point or exponent)",
-        f"passprice: error: {serving}: batch: 1e+300 is greater than the maximum of 4294967295",
+        f"passprice: error: {serving}: batch: 1e300 is greater than the maximum of 4294967295",
     ]
 
 

@@ -136,8 +136,8 @@ def _toggled_card(text: str, hidden: str) -> str:
 
 
 REWRITE_LINE = (
-    "git rewrites it in a checkout (working-tree-encoding=ISO646-KR, a .gitattributes rule), so what a review reads "
-    "from git is not what check and price read in a checkout; remove the rule for passprice's files"
+    "git rewrites it in a checkout (working-tree-encoding=ISO646-KR, a rule of .gitattributes{at}), so what a review "
+    "reads from git is not what check and price read in a checkout; remove the rule for passprice's files"
 )
 
 
@@ -163,11 +163,11 @@ def test_a_card_git_rewrites_in_a_checkout_fails_the_review_and_check(tmp_path: 
     assert "memory.capacity          150 GB  published" in shown.splitlines()
     checked = invoke("check", root=path)
     assert checked.exit_code == 2, checked.output  # was 0: drift on memory.capacity, reported and passed
-    assert checked.stderr == f"passprice: error: {CARD}: {REWRITE_LINE}\n"
+    assert checked.stderr == f"passprice: error: {CARD}: {REWRITE_LINE.format(at='')}\n"
     reviewed = invoke("diff", "main", "HEAD", root=path)
     assert reviewed.exit_code == 2, reviewed.output  # was 0: "4 locks affected, 4 to re-pin", +0 % each
     head = git(path, "rev-parse", "HEAD")[:12]
-    assert reviewed.stderr == f"passprice: error: {CARD} at {head}: {REWRITE_LINE}\n"
+    assert reviewed.stderr == f"passprice: error: {CARD} at {head}: {REWRITE_LINE.format(at=' at ' + head)}\n"
     # a rule for files passprice does not read is left alone, and so is one that only sets line ends
     (path / ".gitattributes").write_text("*.gguf filter=lfs\n*.toml eol=lf\n", encoding="utf-8")
     (path / CARD).write_bytes((REPO / CARD).read_bytes())

@@ -107,6 +107,10 @@ class Bound:
             raise InputError(f"{_cut(text)!r} overflows a float (at most ±1.8e308) ({self.describe()})")
         if not math.isfinite(number):
             raise InputError(f"{_cut(text)!r} is not a finite number ({self.describe()})")
+        if number == 0 and any(c in "123456789" for c in text.lower().partition("e")[0]):
+            # `--position 1e-400` was taken as 0 (or "0 is out of range"), a number the line does not hold (round 33)
+            raise InputError(f"{_cut(text)!r} underflows a float (read as 0: nothing but 0 is nearer zero than "
+                             f"±4.9e-324) ({self.describe()})")
         return self.check(number)
 
     def check(self, value: int | float) -> int | float:

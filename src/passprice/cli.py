@@ -2169,17 +2169,48 @@ def _record_facts(
         return None
     if is_there(root.cards / f"{name}.toml") and (path is None or is_card_path(path)):
         return None
+    records = []
     if is_there(root.routing / f"{name}.toml"):
         from passprice.routing import load_routing
 
         routing = load_routing(root, name)
-        return "routing record", root.routing / f"{name}.toml", routing.facts(), routing.note
+        records.append(("routing record", root.routing / f"{name}.toml", routing.facts(), routing.note))
     if is_there(root.stacks / f"{name}.toml"):
         from passprice.stacks import load_stack
 
         stack = load_stack(root, name)
-        return "serving stack", root.stacks / f"{name}.toml", stack.lock_facts(), stack.note
-    return None
+        records.append(("serving stack", root.stacks / f"{name}.toml", stack.lock_facts(), stack.note))
+    if path is not None:
+        # A routing record and a stack of one name: the path is looked for in both (`fact show uniform
+        # stack.share.read` said the routing record had no such fact, silent on the stack uniform: round 33).
+        held = [r for r in records if _fact_of(r[2], path) is not None]
+        records = held + [r for r in records if r not in held]
+    return records[0] if records else None
+
+
+def _fact_of(facts: dict[str, Any], path: str) -> str | None:
+    """The lock path of ``facts`` (a routing record's or a stack's, by lock path) that ``path`` names: itself, or
+    one whose part after the record's kind (``share.read`` of ``stack.share.read``) it is; else ``None``."""
+    return path if path in facts else next((p for p in facts if p.split(".", 1)[1] == path), None)
+
+
+def _other_records(root: Any, name: str, file: Path) -> str:
+    """What else ``name`` names besides the record ``file`` (a card, a routing record, a stack), for the line refusing
+    a fact path none of them has: ``; nor a fact path of the card a40 (…)``, ``; nor a fact of the serving stack
+    uniform (it has …)``."""
+    from passprice.files import is_there
+
+    also = ""
+    if is_there(root.cards / f"{name}.toml"):  # a card of the name too: say so (round 32)
+        from passprice.cards import CARD_PATHS, HOST_PATHS, TENSOR_PATHS
+
+        paths = ", ".join((*CARD_PATHS, *HOST_PATHS, *TENSOR_PATHS))
+        also += f"; nor a fact path of the card {name} ({paths})"
+    if file != root.stacks / f"{name}.toml" and is_there(root.stacks / f"{name}.toml"):
+        from passprice.stacks import load_stack
+
+        also += f"; nor a fact of the serving stack {name} (it has {', '.join(load_stack(root, name).lock_facts())})"
+    return also
 
 
 def _record_fact_file(root: Any, name: str, path: str) -> Any:
@@ -2235,7 +2266,6 @@ def fact_show_command(ctx: click.Context, name: str, path: str | None, draft: bo
     """Show fact PATH of card NAME (every fact without PATH): value, unit, provenance, source and locator,
     derivation, note. With --history, when it changed, and from what (read through git)."""
     from passprice.edit import read_facts
-    from passprice.files import is_there
     from passprice.report import fact_json, facts_text
 
     if history and not draft and path is not None:
@@ -2247,14 +2277,9 @@ def fact_show_command(ctx: click.Context, name: str, path: str | None, draft: bo
     if record is not None:  # a routing record's or a stack's facts, read-only, by the paths an audit lists
         kind, file, facts, note = record
         if path is not None:
-            full = path if path in facts else next((p for p in facts if p.split(".", 1)[1] == path), None)
+            full = _fact_of(facts, path)
             if full is None:
-                also = ""
-                if is_there(_root(ctx).cards / f"{name}.toml"):  # a card of the name too: say so (round 32)
-                    from passprice.cards import CARD_PATHS, HOST_PATHS, TENSOR_PATHS
-
-                    paths = ", ".join((*CARD_PATHS, *HOST_PATHS, *TENSOR_PATHS))
-                    also = f"; nor a fact path of the card {name} ({paths})"
+                also = _other_records(_root(ctx), name, file)
                 raise InputError(f"{file}: {path}: no such fact (it has {', '.join(facts)}){also}")
             facts = {full: facts[full]}
         if as_json:
@@ -2527,6 +2552,17 @@ def sweep_command(
     if as_json and fmt == "csv":
         raise click.UsageError("--json and --format csv ask for two formats: give one")
     fmt = output_format("json" if as_json else fmt, output)
+    # Every registered serving (or card) swept: names that differ only by case or Unicode normalization are a
+    # problem, as the listings say (rows of two servings that print alike, exit 0: attack round 33); the grid is still
+    # swept, and the command exits 2 after it.
+    from passprice.check import lookalikes
+
+    twins = []
+    if set(grid.servings) == set(root.names(root.servings)) and grid.servings:
+        twins += lookalikes(root.servings)
+    if grid.cards is not None and set(grid.cards) == set(root.names(root.cards)):
+        twins += lookalikes(root.cards)
+    _problems(twins)
     the_stack = None
     if stack is not None:
         from passprice.stacks import load_stack

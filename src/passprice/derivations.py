@@ -488,6 +488,8 @@ class Finding:
     message: str
     changed: tuple[Changed, ...] = ()
     expected: str | None = None
+    #: A ``stale`` fact whose written value still follows from today's inputs (only the inputs it records moved).
+    follows: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """The finding for ``--json``."""
@@ -557,6 +559,7 @@ def recheck(path: str, fact: Any, facts: Mapping[str, Any]) -> Finding | None:
                     "but the derivation records the old inputs: update them",
                     tuple(changed),
                     expected,
+                    follows=True,
                 )
             what = "; ".join(c.describe() for c in changed)
             return Finding(

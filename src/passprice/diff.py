@@ -151,7 +151,9 @@ class Checkout:
 
     @classmethod
     def of(cls, folder: Path) -> Checkout:
-        """The checkout holding ``folder``. Raises :class:`InputError` when ``folder`` is not in a git checkout."""
+        """The checkout holding ``folder``. Raises :class:`InputError` when ``folder`` is not in a git checkout,
+        :class:`passprice.gitread.GitFailed` when git fails there for another reason (a config file it cannot read)
+        and :class:`passprice.gitread.OwnerRefused` for another user's checkout."""
         try:
             # Paths are bytes to git: decoded as the file system's names are (os.fsdecode, undecodable bytes kept as
             # surrogates), so a folder whose name is not UTF-8 is read, and passed back, as it is.
@@ -160,6 +162,9 @@ class Checkout:
         except subprocess.CalledProcessError as e:
             if gitread.refuses_owner(e):
                 raise gitread.OwnerRefused(gitread.owner_line(folder, e)) from None
+            if b"not a git repository" not in (e.stderr or b"") and b"fatal:" in (e.stderr or b""):
+                # A ~/.gitconfig git cannot read was "not a git checkout" (attack round 33): said in git's words.
+                raise gitread.GitFailed(f"{folder}: git rev-parse failed ({_git_says(e)})") from None
             raise InputError(
                 f"{folder}: not a git checkout ({_git_says(e)}); revisions can be compared only inside one "
                 "(give two folders instead)"

@@ -8,7 +8,9 @@ rewrites between the repository and a checkout (a ``.gitattributes`` rule: ``wor
 ``ident``) is refused by name, in a revision a review reads and in a work tree ``check`` reads: what the review read
 from git was not what a checkout's ``check`` and ``price`` read (:func:`rewritten_lines`).
 
-Read through git itself (``git ls-tree``, ``git cat-file``, ``git rev-list``), never by parsing ``.git``.
+Read through git itself (``git ls-tree``, ``git cat-file``, ``git rev-list``), never by parsing ``.git``'s objects,
+refs or index; its config is read only for the one setting that decides whether git need run at all
+(:mod:`passprice.gitconfig`).
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ import subprocess
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
+import attrs
+
 from passprice import schema
-from passprice.errors import InputError
+from passprice.errors import InputError, escaped
 from passprice.files import read_regular
 
 #: The most bytes one side of a diff may hold in the files passprice reads (each at most ``MAX_TOML_BYTES``): a
@@ -146,13 +150,51 @@ def git_environment(scratch: bool = False) -> dict[str, str]:
     if scratch:
         for name in [k for k in env if k.startswith("GIT_CONFIG_KEY_") or k.startswith("GIT_CONFIG_VALUE_")]:
             del env[name]
+        env["GIT_ATTR_NOSYSTEM"] = "1"  # the system's rules, when they count, are in the scratch's own rule file
     return env
+
+
+def blocking_file(paths: Iterable[Path], what: str) -> str | None:
+    """The line refusing the first of ``paths`` that is there and is a FIFO, a device or a socket (a link followed),
+    which git opens and reads to its end (``what``: ``a file of attribute rules``, ``a config file``): git blocks
+    forever on a FIFO and reads ``/dev/zero`` without end. ``check`` of a repository whose ``.git/info/attributes``
+    (or ``.gitattributes``, or the file ``core.attributesFile`` names) was a FIFO never finished, in ``git
+    check-attr`` (attack round 33). ``None`` when none is. Raises nothing."""
+    from passprice.files import kind, shown
+
+    for path in paths:
+        try:
+            mode = os.stat(path).st_mode
+        except (OSError, ValueError):
+            continue
+        if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISSOCK(mode):
+            return (f"{shown(path)}: {kind(mode)}, where git reads {what}: git would block reading it (or read without "
+                    "end), so passprice runs no git here; make it a regular file or remove it")
+    return None
+
+
+def _config_guard(cwd: Path, scratch: bool) -> None:
+    """Refuse to run git when a config file it reads at every start (the system's, the user's, the repository's
+    holding ``cwd``) is a FIFO, a device or a socket (:func:`blocking_file`): git would block before doing anything.
+    Raises :class:`InputError`."""
+    from passprice.gitconfig import user_config_files
+
+    top = None if scratch else _git_top(cwd)
+    dot_git = top / ".git" if top is not None else None
+    places = user_config_files()
+    if dot_git is not None and os.path.isdir(dot_git):
+        places += [dot_git / "config", dot_git / "config.worktree"]
+    line = blocking_file(places, "its settings")
+    if line is not None:
+        raise InputError(line)
 
 
 def run_git(cwd: Path, args: Iterable[str], stdin: bytes | None = None, scratch: bool = False) -> bytes:
     """The standard output of ``git ARGS`` run in ``cwd``, with :data:`SETTINGS` and :func:`git_environment`
     (``scratch``: a repository of passprice's own, in a temporary folder). Raises
-    :class:`subprocess.CalledProcessError` when git fails and :class:`InputError` when git is not installed."""
+    :class:`subprocess.CalledProcessError` when git fails and :class:`InputError` when git is not installed or a
+    config file it reads would block it (:func:`_config_guard`)."""
+    _config_guard(cwd, scratch)
     try:
         done = subprocess.run(
             ["git", *SETTINGS, *args],
@@ -199,6 +241,11 @@ def refuses_owner(error: subprocess.CalledProcessError) -> bool:
 
 class OwnerRefused(InputError):
     """git refuses to read a checkout another user owns (:func:`refuses_owner`); its line is :func:`owner_line`'s."""
+
+
+class GitFailed(InputError):
+    """git fails to read a folder for a reason other than its being in no repository (a config file git cannot read:
+    ``fatal: bad config line 1 in file ~/.gitconfig``): said in git's words, not as "not a git checkout"."""
 
 
 def owner_line(folder: object, error: subprocess.CalledProcessError) -> str:
@@ -437,40 +484,44 @@ REWRITING = ("working-tree-encoding", "filter", "ident")
 MAX_ATTRIBUTES_BYTES = 1 << 20
 
 
-def rewritten_lines(found: Mapping[str, tuple[str, str]], where: str = "") -> list[str]:
-    """One line for each attribute and value of ``found`` (path → the rewriting attribute and its value, from
-    :func:`checked_attributes`), naming the first path it applies to and how many more, ``where`` (``at REVISION``,
-    or empty for the work tree). Slip 27: with ``facts/cards/h200_sxm_141gb.toml working-tree-encoding=ISO646-KR``
-    committed, a ``₩`` in a note became a checkout's backslash, which escaped the note's closing quotes, so the
-    committed card said ``memory.capacity = 141 GB`` (what the review read: no lock affected, exit 0) and every
-    checkout 150 GB (what ``check`` and ``price`` read: drift, exit 0)."""
-    by_rule: dict[tuple[str, str], list[str]] = {}
-    for path, pair in sorted(found.items()):
-        by_rule.setdefault(pair, []).append(path)
+def rewritten_lines(found: Mapping[str, tuple[str, str, str]], where: str = "") -> list[str]:
+    """One line for each attribute, value and rule file of ``found`` (path → the rewriting attribute, its value and
+    the file whose rule sets it, from :func:`checked_attributes` and :func:`_rule_sources`), naming the first path it
+    applies to and how many more, ``where`` (``at REVISION``, or empty for the work tree). Slip 27: with
+    ``facts/cards/h200_sxm_141gb.toml working-tree-encoding=ISO646-KR`` committed, a ``₩`` in a note became a
+    checkout's backslash, which escaped the note's closing quotes, so the committed card said ``memory.capacity =
+    141 GB`` (what the review read: no lock affected, exit 0) and every checkout 150 GB (what ``check`` and
+    ``price`` read: drift, exit 0). The file is named (``.git/info/attributes``, a ``core.attributesFile``): a line
+    saying "a .gitattributes rule" of a rule in neither sent the reader to files that do not hold it (attack round
+    33)."""
+    by_rule: dict[tuple[str, str, str], list[str]] = {}
+    for path, setting in sorted(found.items()):
+        by_rule.setdefault(setting, []).append(path)
     at = f" {where}" if where else ""
     out = []
-    for (attribute, value), paths in by_rule.items():
+    for (attribute, value, source), paths in by_rule.items():
         more = f" and {len(paths) - 1:,} more file{'s' if len(paths) > 2 else ''}" if len(paths) > 1 else ""
         rule = attribute if value == "set" else f"{attribute}={value}"
         out.append(
-            f"{paths[0]}{more}{at}: git rewrites {'them' if more else 'it'} in a checkout ({rule}, a .gitattributes "
-            "rule), so what a review reads from git is not what check and price read in a checkout; remove the rule "
-            "for passprice's files"
+            f"{paths[0]}{more}{at}: git rewrites {'them' if more else 'it'} in a checkout ({rule}, a rule of "
+            f"{escaped(source)}), so what a review reads from git is not what check and price read in a checkout; "
+            "remove the rule for passprice's files"
         )
     return out
 
 
-def checked_attributes(cwd: Path, paths: Iterable[str], scratch: bool = False) -> dict[str, tuple[str, str]]:
-    """The paths of ``paths`` (relative to ``cwd``, inside a git repository: ``scratch``, one of passprice's own)
-    that git rewrites in a checkout: each with the first attribute of :data:`REWRITING` set on it and its value
-    (``set`` for one set without a value), from one ``git check-attr -z --stdin``. Raises
-    :class:`subprocess.CalledProcessError` when git fails (``cwd`` in no repository) and :class:`InputError` when git
-    is not installed."""
+def checked_attributes(cwd: Path, paths: Iterable[str], scratch: Path | None = None) -> dict[str, tuple[str, str]]:
+    """The paths of ``paths`` (relative to ``cwd``, inside a git repository; ``scratch``: one of passprice's own,
+    whose only user and system rules are the file ``scratch`` names) that git rewrites in a checkout: each with the
+    first attribute of :data:`REWRITING` set on it and its value (``set`` for one set without a value), from one
+    ``git check-attr -z --stdin``. Raises :class:`subprocess.CalledProcessError` when git fails (``cwd`` in no
+    repository) and :class:`InputError` when git is not installed."""
     wanted = list(dict.fromkeys(paths))
     if not wanted:
         return {}
-    out = run_git(cwd, ["check-attr", "-z", "--stdin", *REWRITING], "".join(f"{p}\0" for p in wanted).encode(
-        "utf-8", "surrogateescape"), scratch=scratch)
+    own = ["-c", f"core.attributesFile={scratch}"] if scratch is not None else []
+    out = run_git(cwd, [*own, "check-attr", "-z", "--stdin", *REWRITING], "".join(f"{p}\0" for p in wanted).encode(
+        "utf-8", "surrogateescape"), scratch=scratch is not None)
     fields = os.fsdecode(out).split("\0")
     found: dict[str, tuple[str, str]] = {}
     for at in range(0, len(fields) - 2, 3):
@@ -496,30 +547,66 @@ def _there(path: Path) -> bool:
     return False
 
 
-def _repository_rules(dot_git: Path) -> list[Path]:
+@attrs.frozen
+class RuleFile:
+    """A file of attribute rules git reads for every path of a repository, besides its ``.gitattributes`` files:
+    ``path``, ``label`` (how a line names it: ``.git/info/attributes``, ``/etc/gitattributes``, ``PATH (the
+    core.attributesFile of ~/.gitconfig)``) and ``place``: ``info`` (the repository's own, over every
+    ``.gitattributes``) or ``global`` (the user's or the system's, under them)."""
+
+    path: Path
+    label: str
+    place: str
+
+
+def _label(path: Path, top: Path, base: Path) -> str:
+    """``path`` for a line: relative to ``base`` (a registry's root, at or below ``top``) when inside ``top`` (a work
+    tree's top: ``../.git/info/attributes``), else as it is."""
+    rel = os.path.relpath(path, top)
+    return str(path) if rel == ".." or rel.startswith("../") else Path(os.path.relpath(path, base)).as_posix()
+
+
+def _repository_rules(dot_git: Path, base: Path | None = None) -> list[RuleFile]:
     """The files of attribute rules git reads for every path of the repository whose ``.git`` is ``dot_git``, besides
-    its ``.gitattributes`` files: the repository's own ``info/attributes`` (in the common folder of a work tree
-    added by ``git worktree add``, whose ``.git`` is a file naming its folder), the user's
-    (``$XDG_CONFIG_HOME/git/attributes``, else ``~/.config/git/attributes``) and the system's
-    (``/etc/gitattributes``). ``facts/cards/a40.toml ident`` in ``.git/info/attributes`` was applied by git (``git
-    check-attr`` says so) and passed by ``check`` (attack round 31). A ``core.attributesFile`` set elsewhere is not
-    known without running git. Raises nothing."""
-    places = []
-    common = dot_git
+    its ``.gitattributes`` files, the lowest precedence first: the system's (``/etc/gitattributes``, unless
+    ``GIT_ATTR_NOSYSTEM``), the user's (the ``core.attributesFile`` its config files set,
+    :func:`passprice.gitconfig.attributes_file`, else ``$XDG_CONFIG_HOME/git/attributes`` or
+    ``~/.config/git/attributes``) and the repository's own ``info/attributes`` (in the common folder of a work tree
+    added by ``git worktree add``, whose ``.git`` is a file naming its folder). ``facts/cards/a40.toml ident`` in
+    ``.git/info/attributes`` was applied by git and passed by ``check`` (attack round 31); a rule in the file
+    ``core.attributesFile`` names (in ``.git/config`` or ``~/.gitconfig``) was applied by git and passed by
+    ``check``, ``diff`` and ``fact show --history`` (attack round 33). Raises
+    :class:`passprice.gitconfig.ConfigUnread` naming a config file git reads that is not git config. Each file is
+    labelled relative to ``base`` (the work tree's top unless given) when in the work tree."""
+    from passprice.gitconfig import attributes_file
+
+    top = dot_git.parent
+    base = top if base is None else base
+    common = git_dir = dot_git
     if os.path.isfile(dot_git):
         with contextlib.suppress(InputError, OSError, UnicodeDecodeError, ValueError):
             text = read_sized(dot_git).decode("utf-8")
             if text.startswith("gitdir:"):
-                git_dir = dot_git.parent / text[len("gitdir:"):].strip()
-                common = git_dir
+                git_dir = common = dot_git.parent / text[len("gitdir:"):].strip()
                 shared = git_dir / "commondir"
                 if os.path.isfile(shared):
-                    common = git_dir / read_sized(shared).decode("utf-8").strip()
-    places.append(common / "info" / "attributes")
-    config = os.environ.get("XDG_CONFIG_HOME") or ""
-    if not os.path.isabs(config):
-        config = os.path.join(os.path.expanduser("~"), ".config")
-    places += [Path(config) / "git" / "attributes", Path("/etc/gitattributes")]
+                    common = Path(os.path.normpath(git_dir / read_sized(shared).decode("utf-8").strip()))
+    places = []
+    if os.environ.get("GIT_ATTR_NOSYSTEM", "").lower() not in ("1", "true", "yes", "on"):
+        places.append(RuleFile(Path("/etc/gitattributes"), "/etc/gitattributes", "global"))
+    setting = attributes_file(common, git_dir, top)
+    if setting is None:
+        config = os.environ.get("XDG_CONFIG_HOME") or ""
+        if not os.path.isabs(config):
+            config = os.path.join(os.path.expanduser("~"), ".config")
+        user = Path(config) / "git" / "attributes"
+        places.append(RuleFile(user, str(user), "global"))
+    elif setting.value:
+        places.append(RuleFile(Path(setting.value), f"{setting.value}, the core.attributesFile of "
+                               f"{_label(Path(setting.file), top, base) if '/' in setting.file else setting.file}",
+                               "global"))
+    info = common / "info" / "attributes"
+    places.append(RuleFile(info, _label(info, top, base), "info"))
     return places
 
 
@@ -535,7 +622,7 @@ def _attribute_files(folder: Path, tops: Iterable[str]) -> bool:
         if _there(here / ".gitattributes"):
             return True
         if _there(here / ".git"):
-            if any(_there(rules) for rules in _repository_rules(here / ".git")):
+            if any(_there(rules.path) for rules in _repository_rules(here / ".git")):
                 return True
             break
         if here.parent == here:
@@ -556,13 +643,19 @@ def _attribute_files(folder: Path, tops: Iterable[str]) -> bool:
 
 def work_tree_rewrites(folder: Path, tops: Iterable[str]) -> list[str]:
     """The lines (:func:`rewritten_lines`) refusing the files passprice reads (:func:`read_by_passprice`) in the
-    folders ``tops`` of ``folder`` (a registry's root) that git rewrites in a checkout by a rule of a
-    ``.gitattributes`` file: none when no such file lies where its rules could reach them (:func:`_attribute_files`,
-    so a registry with none spawns no git), or ``folder`` is in no git repository (no checkout rewrites anything), or
-    git is not installed. Only names are listed; no file is read. Raises nothing."""
+    folders ``tops`` of ``folder`` (a registry's root) that git rewrites in a checkout by a rule of a file of
+    attribute rules: none when no such file lies where its rules could reach them (:func:`_attribute_files`, so a
+    registry with none spawns no git), or ``folder`` is in no git repository (no checkout rewrites anything), or
+    git is not installed; one line naming a config file git reads that is not git config (whether it names a file
+    of rules cannot be told). Only names are listed; no file passprice reads is read. Raises nothing."""
+    from passprice.gitconfig import ConfigUnread
+
     tops = tuple(tops)
-    if not _attribute_files(folder, tops):
-        return []
+    try:
+        if not _attribute_files(folder, tops):
+            return []
+    except ConfigUnread as e:
+        return [str(e)]
     rels = []
     for top in tops:
         for dirpath, dirnames, filenames in os.walk(folder / top):
@@ -574,23 +667,150 @@ def work_tree_rewrites(folder: Path, tops: Iterable[str]) -> list[str]:
 
 def file_rewrites(top: Path, rel: str) -> list[str]:
     """The line (:func:`rewritten_lines`) refusing the one file ``rel`` (relative to ``top``, a git checkout's top)
-    when git rewrites it in a checkout by a rule of a ``.gitattributes`` file in its folder or one above it: what
-    ``check`` refuses of the registry's files (:func:`work_tree_rewrites`), for the file ``fact show --history``
-    reads, whose versions in git are then not what ``price`` read of it in a checkout (attack round 31: an ``ident``
-    or ``working-tree-encoding`` rule on a card was refused by ``check`` and ``diff`` and passed by the history).
-    Empty when no ``.gitattributes`` file lies where its rules could reach it (no git spawned). Raises nothing."""
-    if not _attribute_files((top / rel).parent, ()):
-        return []
+    when git rewrites it in a checkout by a rule of a file of attribute rules: what ``check`` refuses of the
+    registry's files (:func:`work_tree_rewrites`), for the file ``fact show --history`` reads, whose versions in git
+    are then not what ``price`` read of it in a checkout (attack round 31: an ``ident`` or ``working-tree-encoding``
+    rule on a card was refused by ``check`` and ``diff`` and passed by the history). Empty when no such file lies
+    where its rules could reach it (no git spawned); a config file git reads that is not git config is named, as
+    :func:`work_tree_rewrites` does. Raises nothing."""
+    from passprice.gitconfig import ConfigUnread
+
+    try:
+        if not _attribute_files((top / rel).parent, ()):
+            return []
+    except ConfigUnread as e:
+        return [str(e)]
     return _asked_rewrites(top, [rel])
 
 
+def _git_top(folder: Path) -> Path | None:
+    """The folder at or above ``folder`` that holds a ``.git`` (the work tree's top), or ``None``."""
+    here = folder
+    while not os.path.lexists(here / ".git"):
+        if here.parent == here:
+            return None
+        here = here.parent
+    return here
+
+
+def _rule_text(path: Path) -> bytes | None:
+    """The bytes of the file of attribute rules at ``path``, or ``None`` when it is not a regular file within
+    :data:`MAX_ATTRIBUTES_BYTES` (git then says what it makes of it; the rule is named less exactly)."""
+    try:
+        return read_regular(path, MAX_ATTRIBUTES_BYTES)
+    except (InputError, OSError, ValueError):
+        return None
+
+
+def _work_tree_layers(top: Path, paths: Iterable[str], base: Path) -> list[tuple[str, str, bytes]]:
+    """The files of attribute rules git reads for ``paths`` (relative to ``top``, a work tree's top), the lowest
+    precedence first, each as its label, its place (``global``, ``info``, or its path from ``top``) and its bytes:
+    the system's and user's files, the ``.gitattributes`` files from ``top`` down to each path's folder, the
+    repository's ``info/attributes`` (:func:`_repository_rules`), labelled relative to ``base`` (the registry's root)
+    when inside ``top``. Raises nothing (a file not read is left out)."""
+    from passprice.gitconfig import ConfigUnread
+
+    try:
+        rules = _repository_rules(top / ".git", base)
+    except ConfigUnread:
+        rules = []
+    folders: set[str] = set()
+    for path in paths:
+        parts = path.split("/")[:-1]
+        folders.update("/".join(parts[:n]) for n in range(len(parts) + 1))
+    layers = []
+    for rule in rules:
+        data = _rule_text(rule.path) if rule.place == "global" else None
+        if data is not None:
+            layers.append((rule.label, "global", data))
+    for folder in sorted(folders, key=lambda f: (f.count("/") + bool(f), f)):
+        name = f"{folder}/.gitattributes" if folder else ".gitattributes"
+        data = _rule_text(top / name)
+        if data is not None:
+            layers.append((_label(top / name, top, base), name, data))
+    for rule in rules:
+        data = _rule_text(rule.path) if rule.place == "info" else None
+        if data is not None:
+            layers.append((rule.label, "info", data))
+    return layers
+
+
+def _rule_sources(layers: list[tuple[str, str, bytes]], paths: Iterable[str], fallback: str = "a file git reads") -> (
+        dict[str, tuple[str, str, str]]):
+    """The paths of ``paths`` (from a repository's top) that the files of rules ``layers`` (the lowest precedence
+    first, as :func:`_work_tree_layers` gives them) make git rewrite in a checkout, each with its attribute, value
+    and the label of the file whose rule sets it: asked of ``git check-attr`` in an empty repository of passprice's
+    own holding all of them, then (when any path is rewritten) holding one more file at a time, the lowest first,
+    the file named being the last one whose rule gave the path its final value (a rule of a later file, git's
+    precedence, overrides an earlier one). A path no file's rule explains (a rule git read from its index) is named
+    by ``fallback``. Raises :class:`subprocess.CalledProcessError` when git fails and :class:`InputError` when git is
+    not installed."""
+    import shutil
+    import tempfile
+
+    wanted = list(dict.fromkeys(paths))
+    if not wanted:
+        return {}
+    with tempfile.TemporaryDirectory(prefix="passprice-attributes-") as scratch:
+        place = Path(scratch) / "repository"
+        place.mkdir()
+        rules = Path(scratch) / "rules"
+
+        def fresh() -> None:
+            shutil.rmtree(place)
+            place.mkdir()
+            run_git(place, ["init", "-q", "--template="], scratch=True)
+            rules.write_bytes(b"")
+
+        def add(where: str, data: bytes) -> None:
+            if where == "global":
+                rules.write_bytes(rules.read_bytes() + data + b"\n")
+                return
+            target = place / ".git" / "info" / "attributes" if where == "info" else place / where
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+
+        fresh()
+        for _, where, data in layers:
+            add(where, data)
+        final = checked_attributes(place, wanted, scratch=rules)
+        if not final:
+            return {}
+        sources = {path: fallback for path in final}
+        fresh()
+        before: dict[str, tuple[str, str]] = {}
+        for label, where, data in layers:
+            add(where, data)
+            now = checked_attributes(place, list(final), scratch=rules)
+            for path, rule in final.items():
+                if now.get(path) == rule and before.get(path) != rule:
+                    sources[path] = label
+            before = now
+    return {path: (*rule, sources[path]) for path, rule in final.items()}
+
+
 def _asked_rewrites(folder: Path, rels: list[str]) -> list[str]:
-    """:func:`rewritten_lines` of ``rels`` (relative to ``folder``) asked of ``git check-attr``: none when ``folder``
-    is in no git repository or git is not installed, one line saying so when git will not read the checkout.
-    Raises nothing."""
+    """:func:`rewritten_lines` of ``rels`` (relative to ``folder``) asked of ``git check-attr``, each rule's file
+    named (:func:`_rule_sources`): none when ``folder`` is in no git repository or git is not installed, one line
+    saying so when git will not read the checkout. Raises nothing."""
+    top = _git_top(folder)
+    if top is not None:
+        places = [top / ".gitattributes"]
+        for rel in rels:
+            parts = (Path(os.path.relpath(folder / rel, top)).as_posix()).split("/")[:-1]
+            places += [top.joinpath(*parts[:n], ".gitattributes") for n in range(1, len(parts) + 1)]
+        from passprice.gitconfig import ConfigUnread
+
+        with contextlib.suppress(ConfigUnread):
+            places += [r.path for r in _repository_rules(top / ".git", folder)]
+        line = blocking_file(dict.fromkeys(places), "attribute rules")
+        if line is not None:
+            return [line]
     try:
         found = checked_attributes(folder, rels)
-    except (InputError, OSError):
+    except InputError as e:  # a config file that would block git: said (a git that is not installed: nothing)
+        return [str(e)] if "where git reads" in str(e) else []
+    except OSError:
         return []
     except subprocess.CalledProcessError as e:
         if b"not a git repository" in (e.stderr or b""):
@@ -598,35 +818,50 @@ def _asked_rewrites(folder: Path, rels: list[str]) -> list[str]:
         # A checkout git will not read (another user's: a CI job's in a container, or a broken index) was passed as
         # rewriting nothing: `check` said "all holds" of a card an `ident` rule rewrites (attack round 29).
         why = owner_line(folder, e) if refuses_owner(e) else f"{folder}: git check-attr failed ({git_says(e)})"
-        return [f"{why}; so whether git rewrites the files passprice reads in a checkout (a .gitattributes rule lies "
-                "where it could) cannot be told"]
-    return rewritten_lines(found)
+        return [f"{why}; so whether git rewrites the files passprice reads in a checkout (a file of attribute rules "
+                "lies where it could) cannot be told"]
+    if not found:
+        return []
+    named = {path: (*rule, "a file git reads") for path, rule in found.items()}
+    if top is not None:
+        prefix = Path(os.path.relpath(folder, top)).as_posix()
+        prefix = "" if prefix == "." else f"{prefix}/"
+        with contextlib.suppress(InputError, OSError, subprocess.CalledProcessError):
+            sources = _rule_sources(_work_tree_layers(top, [f"{prefix}{p}" for p in found], folder),
+                                    [f"{prefix}{p}" for p in found])
+            for path, rule in found.items():
+                source = sources.get(f"{prefix}{path}")
+                if source is not None and source[:2] == rule:
+                    named[path] = source
+    return rewritten_lines(named)
 
 
 def revision_rewrites(top: Path, prefix: str, commit: str, attributes: Mapping[str, str], rels: Iterable[str]) -> (
         list[str]):
     """The lines (:func:`rewritten_lines`) refusing the files ``rels`` (relative to the root, ``prefix`` its folder
-    in the repository at ``top``) that a checkout of ``commit`` rewrites, by the rules of its ``.gitattributes`` files
-    (``attributes``: each one's path from ``top`` → its blob). git 2.39 cannot ask for a revision's attributes, so
-    the files are written, as the revision holds them, into an empty repository, and ``git check-attr`` asked there.
-    Raises :class:`InputError` naming a ``.gitattributes`` past :data:`MAX_ATTRIBUTES_BYTES`."""
-    import tempfile
-
-    if not attributes:
-        return []
-    sizes = blob_sizes(top, attributes.values())
+    in the repository at ``top``) that a checkout of ``commit`` here rewrites: by the rules of its ``.gitattributes``
+    files (``attributes``: each one's path from ``top`` → its blob) and of the files git reads for every path of
+    this repository (:func:`_repository_rules`: its ``info/attributes``, a ``core.attributesFile`` its config or the
+    user's names, the system's). git 2.39 cannot ask for a revision's attributes, so the files are written, as the
+    revision holds them, into an empty repository, and ``git check-attr`` asked there (:func:`_rule_sources`).
+    Raises :class:`InputError` naming a ``.gitattributes`` past :data:`MAX_ATTRIBUTES_BYTES` or a config file git
+    reads that is not git config."""
+    sizes = blob_sizes(top, attributes.values()) if attributes else {}
     for name, blob in attributes.items():
         size = sizes.get(blob)
         if size is not None and size > MAX_ATTRIBUTES_BYTES:
             raise InputError(f"{commit[:12]}:{name}: {size:,} bytes, past the {MAX_ATTRIBUTES_BYTES:,}-byte cap on a "
                              ".gitattributes file passprice reads (not read)")
-    contents = read_blobs(top, {b: s for b, s in sizes.items() if s is not None})
-    with tempfile.TemporaryDirectory(prefix="passprice-attributes-") as scratch:
-        place = Path(scratch)
-        run_git(place, ["init", "-q", "--template="], scratch=True)
-        for name, blob in attributes.items():
-            target = place / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(contents.get(blob, b""))
-        found = checked_attributes(place, (f"{prefix}{rel}" for rel in rels), scratch=True)
+    contents = read_blobs(top, {b: s for b, s in sizes.items() if s is not None}) if attributes else {}
+    import posixpath
+
+    rules = _repository_rules(top / ".git", top / prefix)
+    here = [(r.label, r.place, data) for r in rules if (data := _rule_text(r.path)) is not None]
+    layers = [*(r for r in here if r[1] == "global"),
+              *((f"{posixpath.relpath(name, prefix or '.')} at {commit[:12]}", name, contents.get(blob, b""))
+                for name, blob in sorted(attributes.items(), key=lambda item: (item[0].count("/"), item[0]))),
+              *(r for r in here if r[1] == "info")]
+    if not layers:
+        return []
+    found = _rule_sources(layers, [f"{prefix}{rel}" for rel in rels])
     return rewritten_lines({path.removeprefix(prefix): rule for path, rule in found.items()}, f"at {commit[:12]}")

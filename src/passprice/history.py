@@ -284,7 +284,7 @@ def _fact_history(root: Root, where: FactFile) -> list[Version]:
         raise outside_registry(root, "a fact's history is read from the git history of your registry")
     try:
         checkout = Checkout.of(root.path)
-    except gitread.OwnerRefused:  # another user's: said so, not "not a git checkout"
+    except (gitread.OwnerRefused, gitread.GitFailed):  # another user's, git failing: said so, not "not a git checkout"
         raise
     except InputError:
         raise InputError(

@@ -888,9 +888,10 @@ def lock_path(root: Root, ref: str) -> Path:
     # The lock files: a folder or a FIFO named NAME.lock.toml is listed by check as what is wrong, not offered here.
     files = [n for n in root.names(root.locks, ".lock.toml") if _regular(root.locks / f"{n}.lock.toml")]
     known = ", ".join(files) or "none"
-    from passprice.registry import shipped_hint
+    from passprice.registry import did_you_mean, shipped_hint
 
-    hint = shipped_hint("lock", ref, root.locks, root.path)
+    # `reproduce GEMMA3-270M-H100` listed the locks without the hint every other name lookup gives (round 33)
+    hint = shipped_hint("lock", ref, root.locks, root.path) or did_you_mean(ref.removesuffix(".lock.toml"), files)
     raise InputError(f"lock {ref!r}: no such file, and not in {root.locks}{hint} (locks: {known})")
 
 

@@ -882,10 +882,17 @@ def _hint(kind: str, ref: str, folder: Path, known: list[str]) -> str:
     shipped = _shipped_hint(kind, ref, folder, top)
     if shipped.startswith("; " + ref):
         return shipped
+    return did_you_mean(ref, known) or shipped
+
+
+def did_you_mean(ref: str, known: list[str]) -> str:
+    """``; did you mean A or B?``: the at most three names of ``known`` that hold ``ref`` (case aside: ``h200`` for
+    ``h200_sxm_141gb``, ``GEMMA3-270M-H100`` for ``gemma3-270m-h100``), then those closest to it
+    (:func:`_closest`); empty when none is."""
     lowered = ref.lower()
     holding = [name for name in known if lowered and lowered in name.lower()]  # `h200` for h200_sxm_141gb
     close = [*holding, *(n for n in _closest(ref, known) if n not in holding)][:3]
-    return f"; did you mean {' or '.join(close)}?" if close else shipped
+    return f"; did you mean {' or '.join(close)}?" if close else ""
 
 
 def shipped_hint(kind: str, ref: str, folder: Path, top: Path) -> str:

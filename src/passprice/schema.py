@@ -46,6 +46,7 @@ def _finite_number(checker: Any, instance: Any) -> bool:
         isinstance(instance, int | float)
         and not isinstance(instance, bool)
         and (not isinstance(instance, float) or math.isfinite(instance))
+        and not isinstance(instance, Underflowed)
     )
 
 
@@ -230,8 +231,12 @@ def shown_value(value: Any) -> str:
         return value.isoformat()
     if isinstance(value, int) and abs(value) > 10**30:
         return f"an integer of {len(str(abs(value)))} digits"
-    if isinstance(value, Overflowed):
+    if isinstance(value, Overflowed | Underflowed):
         return value.typed
+    if isinstance(value, float):
+        typed = _TYPED.get(id(value))
+        if typed is not None and typed[0] is value:
+            return typed[1] if len(typed[1]) <= 120 else f"{typed[1][:100]}…"
     text = repr(value)
     return text if len(text) <= 120 else f"{text[:100]}…"
 
@@ -271,11 +276,14 @@ def _explain(error: Any) -> str:
         return f"{_key_path(where)}: {error.message}"
     if error.validator == "type" and isinstance(instance, Overflowed):
         return f"{_key_path(where)}: {overflowed(instance)}"
+    if error.validator == "type" and isinstance(instance, Underflowed):
+        return f"{_key_path(where)}: {underflowed(instance)}"
     if error.validator == "type" and isinstance(instance, float) and not math.isfinite(instance):
         return f"{_key_path(where)}: must be a finite number, not {instance!r}"
     if error.validator == "enum" and error.validator_value == list(NONFINITE):
         # A checkpoint entry's float: a finite number, or the name of a NaN or infinity the header held.
-        said = overflowed(instance) if isinstance(instance, Overflowed) else (
+        said = overflowed(instance) if isinstance(instance, Overflowed) else underflowed(instance) if isinstance(
+            instance, Underflowed) else (
             f"must be a finite number, not {instance!r}") if isinstance(instance, float) else (
             f"{shown_value(instance)} is not a number"
         )
@@ -288,6 +296,10 @@ def _explain(error: Any) -> str:
         return f"{_key_path(where)}: {shown_value(instance)} is not allowed here (one of {allowed})"
     if error.validator == "minLength" and instance == "":
         return f"{_key_path(where)}: is empty (\"\"): give the text, or leave the key out if it is optional"
+    if error.validator == "maxLength" and isinstance(instance, str):
+        # "'xxx…' is too long" said neither the bound nor by how much (a stack note of 4,001 characters; round 33)
+        return (f"{_key_path(where)}: {shown_value(instance)} is too long ({len(instance):,} characters; at most "
+                f"{error.validator_value:,})")
     if error.validator == "minLength":
         return f"{_key_path(where)}: {shown_value(instance)} is too short (at least {error.validator_value} characters)"
     if error.validator == "pattern" and error.validator_value == ecma_pattern(ONE_LINE):
@@ -367,7 +379,7 @@ def problems(document: Mapping[str, Any], kind: str, folder: Path | None = None)
     oversized = _oversized(document, _schema_document(kind, where))
     if oversized:
         return oversized
-    if _surely_valid(document, kind, where):
+    if _surely_valid(document, kind, where) and not _holds_underflow(document):
         kept, more = _whole_lines(whole_floats(document, kind, where))
         return [line for _, line in kept] + more
     if _values_past(document, MAX_EXPLAINED):
@@ -427,12 +439,12 @@ def _whole_line(at: Sequence[Any], value: float, node: Mapping[str, Any]) -> str
     if "enum" in node or "const" in node:  # lock.format's line since round 28
         values = node["enum"] if isinstance(node.get("enum"), list) else [node.get("const")]
         allowed = ", ".join(repr(v) for v in values)
-        return f"{_key_path(at)}: {value!r} is not allowed here (one of {allowed}: a whole number, written without a " \
-               "decimal point)"
+        return (f"{_key_path(at)}: {shown_value(value)} is not allowed here (one of {allowed}: a whole number, written "
+                "without a decimal point)")
     # The integer spelled out only while it is short: `batch = 1e300` printed its 301 digits (attack round 31)
     whole = f": {int(value)}" if value.is_integer() and abs(value) < 1e30 else ""
-    return (f"{_key_path(at)}: {value!r} is not of type 'integer' (a whole number, written without a decimal point or "
-            f"exponent{whole})")
+    return (f"{_key_path(at)}: {shown_value(value)} is not of type 'integer' (a whole number, written without a "
+            f"decimal point or exponent{whole})")
 
 
 def _pointed(root: Mapping[str, Any], ref: str) -> Any:
@@ -978,14 +990,80 @@ class Overflowed(float):
         return (float, (float(self),))
 
 
+class Underflowed(float):
+    """A number a TOML or JSON file wrote with a digit other than 0 in it (``1e-400``) that a float cannot hold apart
+    from zero: read as ``0.0`` (or ``-0.0``), it was said to be one in the error line (``memory.bandwidth.value: 0.0
+    is less than the minimum of 1e-09``), a value the file does not hold, and where zero is allowed it passed as zero
+    (attack round 33). It is no number to the schemas (:func:`_finite_number`): refused in the file's own text
+    (:func:`underflowed`). ``typed`` is that text. Pickled as a plain float."""
+
+    typed: str
+
+    def __new__(cls, typed: str) -> Underflowed:
+        """The zero of ``typed`` (a float's text nearer zero than 4.9e-324), remembering the text."""
+        self = super().__new__(cls, typed.replace("_", ""))
+        self.typed = typed
+        return self
+
+    def __reduce__(self) -> tuple[type[float], tuple[float]]:
+        return (float, (float(self),))
+
+
+def underflowed(value: Underflowed) -> str:
+    """What is wrong with a number written apart from zero that a float holds only as zero (:class:`Underflowed`):
+    ``1e-400 underflows a float (read as 0: nothing but 0 is nearer zero than ±4.9e-324): give a number a float
+    holds``."""
+    typed = value.typed if len(value.typed) <= 60 else f"{value.typed[:40]}… ({len(value.typed):,} characters)"
+    return (f"{typed} underflows a float (read as 0: nothing but 0 is nearer zero than ±4.9e-324): give a number a "
+            "float holds")
+
+
+#: Whether any :class:`Underflowed` was read in this process: until one is, no document holds one, and the compiled
+#: validator's "valid" (which reads one as the zero it is) stands unchecked (:func:`problems`).
+_UNDERFLOWS = [0]
+
+#: The text of each float a file wrote with an exponent or an underscore (``1e300``, ``1E5``, ``1_000.5``) that
+#: Python writes otherwise (``1e+300``), by the float's ``id`` (the float kept beside it, so a reused ``id`` never
+#: answers): an error line shows a value as the file wrote it (:func:`shown_value`). ``batch = 1e300`` was "1e+300
+#: is greater than the maximum of 4294967295" (attack round 33). The newest :data:`MAX_TYPED` are kept.
+_TYPED: dict[int, tuple[float, str]] = {}
+MAX_TYPED = 4096
+
+
 def parse_float(text: str) -> float:
     """A TOML or JSON float's value (``tomllib``'s and ``json``'s ``parse_float``): :class:`Overflowed` for one
     written finite that overflows a float (a model configuration's ``rms_norm_eps: 1e400`` was "must be a finite
-    number, not inf" too), else ``float(text)``."""
+    number, not inf" too), :class:`Underflowed` for one written apart from zero that a float holds only as zero
+    (``1e-400``), else ``float(text)`` (its text kept for an error line when Python writes it otherwise,
+    :data:`_TYPED`)."""
     value = float(text)
     if math.isinf(value) and "inf" not in text:
         return Overflowed(text)
+    if value == 0.0 and any(c in "123456789" for c in text.lower().partition("e")[0]):
+        _UNDERFLOWS[0] += 1
+        return Underflowed(text)
+    if ("e" in text or "E" in text or "_" in text) and "n" not in text and repr(value) != text:
+        if len(_TYPED) >= MAX_TYPED:
+            del _TYPED[next(iter(_TYPED))]
+        _TYPED[id(value)] = (value, text)
     return value
+
+
+def _holds_underflow(document: Any) -> bool:
+    """Whether ``document`` holds an :class:`Underflowed` anywhere (walked only once one was read,
+    :data:`_UNDERFLOWS`)."""
+    if not _UNDERFLOWS[0]:
+        return False
+    todo = [document]
+    while todo:
+        value = todo.pop()
+        if isinstance(value, Underflowed):
+            return True
+        if isinstance(value, dict):
+            todo.extend(value.values())
+        elif isinstance(value, list):
+            todo.extend(value)
+    return False
 
 
 def toml_loads(text: str) -> dict[str, Any]:

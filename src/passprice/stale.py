@@ -55,9 +55,21 @@ class Stale:
         derived, and their written values against what today's inputs give; empty when none is."""
         if not self.findings:
             return ""
-        stale = [(p, f, w) for p, f, w in self.findings if f.kind == "stale"]
+        stale = [(p, f, w) for p, f, w in self.findings if f.kind == "stale" and not f.follows]
         other = [f for _, f, _ in self.findings if f.kind != "stale"]
         parts = []
+        follow = [(p, f) for p, f, _ in self.findings if f.kind == "stale" and f.follows]
+        if follow:
+            # A written value that still follows from today's inputs was "stale … priced on its written value
+            # (streams.read 0.9493, recomputed 0.9493)": a warning of a move the price does not make (round 33).
+            many = len(follow) > 1
+            inputs = list(dict.fromkeys(f"{c.path} {c.recorded} when derived, {c.now or 'gone'} now"
+                                        for _, f in follow for c in f.changed))
+            parts.append(
+                f"{', '.join(p for p, _ in follow)} {'record' if many else 'records'} inputs that changed "
+                f"({'; '.join(inputs)}), but {'their values still follow' if many else 'its value still follows'} "
+                f"from them; `passprice check` names {'each' if many else 'it'} (update the derivation)"
+            )
         if stale:
             names = ", ".join(p for p, _, _ in stale)
             many = len(stale) > 1

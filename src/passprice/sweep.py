@@ -16,6 +16,7 @@ import io
 import itertools
 import json
 import math
+import os
 import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -222,6 +223,10 @@ def parse_numbers(
                     out.extend(kind(str(v)) for v in range(lo, hi + 1))
             else:
                 out.append(kind(part))
+                if out[-1] == 0 and any(c in "123456789" for c in part.lower().partition("e")[0]):
+                    # `--positions 1e-400` priced position 0, a number the line does not hold (round 33)
+                    raise InputError(f"{what}: {part!r} underflows a float (read as 0: nothing but 0 is nearer zero "
+                                     "than ±4.9e-324)")
         except ValueError:
             raise InputError(f"{what}: {part!r} is not a number, a range A-B, or a doubling range A-B*2") from None
         bad = [
@@ -709,6 +714,7 @@ class Sweeper:
         self._cards: dict[str, Card] = {}
         self._methods: dict[str, DraftMethod] = {}
         self._routings: dict[str, Routing] = {}
+        self._labels: dict[str, str] = {}
         self._checked: Grid | None = None
 
     def card(self, name: str) -> Card:
@@ -876,12 +882,19 @@ class Sweeper:
         acceptance = self.method(spec.draft.method).first(spec.draft.tokens) if spec.draft else ()
         return to_serving(spec, acceptance, self.routing(spec.routing))
 
+    def _label(self, serving_name: str) -> str:
+        """The serving's name in a row (:func:`record_label`), looked up once a serving."""
+        found = self._labels.get(serving_name)
+        if found is None:
+            found = self._labels[serving_name] = record_label(self.root.servings, serving_name)
+        return found
+
     def _common(self, card: Card, serving_name: str, spec: ServingSpec) -> dict[str, Any]:
         contexts = spec.contexts or ()
         return {
             "card": card.name,
-            "serving": serving_name,
-            "checkpoint": spec.checkpoint,
+            "serving": self._label(serving_name),
+            "checkpoint": record_label(self.root.checkpoints, spec.checkpoint),
             "draft_tokens": spec.draft.tokens if spec.draft else 0,
             "position": sum(c.share * (c.position or 0.0) for c in contexts),
             "limit": max((c.limit or 0 for c in contexts), default=0),
@@ -2137,6 +2150,25 @@ def nothing_priced(sweeper: Sweeper, grid: Grid) -> dict[str, int] | None:
                 return None
             counts[refusal] = counts.get(refusal, 0) + 1
     return counts or None
+
+
+def record_label(folder: Path, ref: str) -> str:
+    """The name a row shows for the record ``ref`` (a serving, or a serving's checkpoint) whose registry folder is
+    ``folder``: its registry name (``gemma3-270m-h100``) when the file ``ref`` names lies directly in ``folder``,
+    however ``ref`` reached it (``../servings/x``, a ``.toml`` path to the registry's file), else ``ref`` as given
+    (a file outside the registry is named by its path, a ``.gguf`` by its path). A sweep file outside the registry
+    naming ``../servings/x`` showed that text in its serving column, and a serving naming ``checkpoint =
+    "../checkpoints/x"`` that text in its checkpoint column (attack round 33). Raises nothing."""
+    if "/" not in ref and os.sep not in ref and not ref.endswith(".toml"):
+        return ref
+    candidates = [Path(ref), folder / ref] if ref.endswith(".toml") else [folder / f"{ref}.toml"]
+    for path in candidates:
+        try:
+            if path.is_file() and Path(os.path.abspath(path)).parent.resolve() == folder.resolve():
+                return path.name.removesuffix(".toml")
+        except (OSError, RuntimeError, ValueError):
+            continue
+    return ref
 
 
 def scalar_rows(root: Root, grid: Grid) -> Iterator[dict[str, Any]]:

@@ -106,16 +106,31 @@ class _Overflowed(float):
         return number
 
 
+class _Underflowed(float):
+    """A JSON number written apart from zero that a double holds only as zero (``1e-400``), kept with its text: an
+    arrival of ``1e-400`` was taken as 0 s (attack round 33)."""
+
+    text: str
+
+    def __new__(cls, text: str) -> _Underflowed:
+        number = super().__new__(cls, text)
+        number.text = text
+        return number
+
+
 def _float(text: str) -> float:
     """A JSON number with a fraction or an exponent, as ``json.loads`` reads it; one past a double's range as an
-    :class:`_Overflowed` infinity that remembers its text."""
+    :class:`_Overflowed` infinity that remembers its text, one written apart from zero that reads as zero as an
+    :class:`_Underflowed`."""
     number = float(text)
+    if number == 0 and any(c in "123456789" for c in text.lower().partition("e")[0]):
+        return _Underflowed(text)
     return number if math.isfinite(number) else _Overflowed(text)
 
 
 def _show(value: Any) -> str:
     """A JSON value as the trace writes it (``true``, ``"0"``, ``1.5``, ``1e400``), for messages."""
-    if isinstance(value, _Overflowed):
+    if isinstance(value, _Overflowed | _Underflowed):
         return value.text
     try:
         return json.dumps(value)
@@ -138,6 +153,9 @@ def _check_line(obj: Any, limit: int, model: int | None) -> list[str]:
         problems.append("arrival_s: missing")
     elif isinstance(arrival, bool) or not isinstance(arrival, int | float) or not math.isfinite(arrival):
         problems.append(f"arrival_s: {_show(arrival)} is not a finite number of seconds")
+    elif isinstance(arrival, _Underflowed):
+        problems.append(f"arrival_s: {_show(arrival)} underflows a float (read as 0: nothing but 0 is nearer zero "
+                        "than ±4.9e-324)")
     elif arrival < 0:
         problems.append(f"arrival_s: {_show(arrival)} is negative")
     elif arrival > MAX_ARRIVAL_S:
@@ -254,7 +272,8 @@ def parse_trace(lines: Iterable[str], source: str, limit: int, model: int | None
             else:
                 arrival, prompt, output = _number(plain[1]), _number(plain[2]), _number(plain[3])
                 if (type(prompt) is int and type(output) is int and prompt >= 1 and output >= 1
-                        and 0 <= arrival <= MAX_ARRIVAL_S and prompt + output <= reach):
+                        and 0 <= arrival <= MAX_ARRIVAL_S and prompt + output <= reach
+                        and type(arrival) is not _Underflowed):
                     # A good request (every check _check_line makes passes): taken without building its object.
                     requests.append(Request(len(requests), number, float(arrival), prompt, output))
                     continue
