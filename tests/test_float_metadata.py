@@ -68,9 +68,9 @@ def test_a_nan_in_a_real_header_is_shown_and_imported(tmp_path: Path) -> None:
          'metadata."odd.f64".value: must be a finite number, not inf (a NaN or an infinity a header holds is written '
          '"nan", "inf" or "-inf")'),
         ('"odd.f32" = { type = "float32", value = 1e39 }',
-         'metadata."odd.f32".value: 1e+39 is past float32\'s range (±3.4028234663852886e+38)'),
+         'metadata."odd.f32".value: 1e39 is past float32\'s range (±3.4028234663852886e+38)'),
         ('"odd.f32" = { type = "float32", value = -1e39 }',
-         'metadata."odd.f32".value: -1e+39 is past float32\'s range (±3.4028234663852886e+38)'),
+         'metadata."odd.f32".value: -1e39 is past float32\'s range (±3.4028234663852886e+38)'),
         ('"odd.f32" = { type = "float32", value = nan }', 'metadata."odd.f32".value: must be a finite number, not nan'),
         ('"odd.f32" = { type = "float32", value = "NaN" }', 'metadata."odd.f32".value: \'NaN\' is not a number'),
         ('"odd.fs" = { type = "array[float64]", value = [1.0, -inf] }',
