@@ -2517,6 +2517,12 @@ MAX_SERVING_FILES = 50
 #: facts table; the rest are counted and the text review shows each: 207 facts given 3,900-character notes made a
 #: comment of 884 KB (857 KB of it these items), past the 65,536 characters GitHub takes (attack round 32).
 MAX_FACT_DETAILS = 30_000
+#: The most characters of added records' descriptions (:func:`added_records`) a pull-request comment shows, in all
+#: and each; past them a description is cut (it says how long it is) or left to the text review, which shows each
+#: whole. A routing record's own ``note`` (no length bound but the file's 256 KiB) of 200,000 ``<`` made a comment of
+#: 801 KB (attack round 34), and 20 source records within their schema's bounds, their ``read`` of ``@``, some 700 KB.
+MAX_ADDED_DETAILS = 20_000
+MAX_ADDED_DETAIL = 2_000
 #: The most rows of a pull-request comment's facts table (every fact weaker or to verify first); the rest are
 #: counted and the text review lists each: 100 card files added made a table of 1,200 rows, 85 KB (attack round 32).
 MAX_FACT_ROWS = 200
@@ -3245,6 +3251,31 @@ def _cite_cell(c: FactChange) -> str:
     return "changed, below" if moved else "unchanged"
 
 
+def _added_markdown(d: Diff) -> dict[str, str]:
+    """Each added record's description (:attr:`Diff.added_records`) as the pull-request comment shows it, by path, in
+    the order of :attr:`Diff.files`: Markdown text (:func:`passprice.tables.markdown_text`) of at most
+    :data:`MAX_ADDED_DETAIL` characters, cut with its length said; past :data:`MAX_ADDED_DETAILS` characters in all,
+    a line that the text review describes it."""
+    out: dict[str, str] = {}
+    room = MAX_ADDED_DETAILS
+    for f in d.files:
+        text = d.added_records.get(f.path)
+        if text is None or f.path in out:
+            continue
+        shown = markdown_text(text)
+        if len(shown) > min(room, MAX_ADDED_DETAIL):
+            tail = f"… ({len(text):,} characters: the text review (`passprice diff`) shows it whole)"
+            fits = min(room, MAX_ADDED_DETAIL) - len(tail)
+            low, high = 0, len(text)  # the longest start of the text whose Markdown fits (a character widens 1-8x)
+            while low < high:
+                mid = (low + high + 1) // 2
+                low, high = (mid, high) if len(markdown_text(text[:mid])) <= fits else (low, mid - 1)
+            shown = markdown_text(text[:low]) + tail if low else "described in the text review (`passprice diff`)"
+        room = max(room - len(shown), 0)
+        out[f.path] = shown
+    return out
+
+
 def _fact_details(d: Diff, links: Links | None) -> list[str]:
     """Below the facts table, one item a changed fact: where it is (a link to its lines on HEAD when the repository
     is known), the new citation on its own line (and the old one when it changed), what the reviewer must verify in
@@ -3356,6 +3387,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         or d.head_warnings or d.install_files or d.runs_outside else "✅"
     )
     out = [f"{mark} **passprice diff** {markdown_code(d.base.label)} → {markdown_code(d.head.label)}: {d.summary()}"]
+    added_shown = _added_markdown(d)
     facts = d.fact_changes
     if facts:
         # The facts a reviewer must look at (weaker, to verify) first, then the rest in order, at most
@@ -3388,7 +3420,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
               if hidden else []),
             "",
             *_fact_details(d, links),
-            *[f"- {markdown_code(f.name)} (added, {markdown_code(f.path)}): {markdown_text(d.added_records[f.path])}"
+            *[f"- {markdown_code(f.name)} (added, {markdown_code(f.path)}): {added_shown[f.path]}"
               for f in d.files if f.kind == "routing" and f.path in d.added_records],
         ]
     if d.spans:  # walkthrough 21: a re-fit's runs against the span they were measured in
@@ -3508,7 +3540,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     if checkpoints:
         out += ["", "#### Checkpoints", ""]
         out += [f"- {markdown_code(f.path)} ({f.status}): content {_content(f)}"
-                + (f"; {markdown_text(d.added_records[f.path])}" if f.path in d.added_records else "")
+                + (f"; {added_shown[f.path]}" if f.path in d.added_records else "")
                 for f in checkpoints]
     servings = [f for f in d.files if f.kind == "serving"]
     if servings:
@@ -3527,7 +3559,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     if d.sources or new_sources:
         out += ["", "#### Sources", ""]
         out += [f"- ⚠️ {markdown_code(s.id)} **to verify**: {markdown_text(s.to_verify)}" for s in d.sources]
-        out += [f"- {markdown_code(f.name)} (added, {markdown_code(f.path)}): {markdown_text(d.added_records[f.path])}"
+        out += [f"- {markdown_code(f.name)} (added, {markdown_code(f.path)}): {added_shown[f.path]}"
                 for f in new_sources]
     schemas = [f for f in d.files if f.kind == "schema"]
     if schemas:

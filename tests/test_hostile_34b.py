@@ -1,0 +1,53 @@
+"""Round 34b of hostile input (#13): the code of the two hours before it (the TOML fast paths, the planning back-off,
+the review's added-record descriptions, stack spans, install files and HEAD-code pin pricing).
+
+Each test keeps the input that broke main's code, asserting the exit status and the output (or the error line).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.cli_helpers import invoke
+from tests.test_newcomer_21 import ROUTING, SOURCE, _git, _repo
+
+# --- (a) an added record's description in the pull-request comment: no bound on its length ------------------------
+
+#: GitHub takes a comment of at most 65,536 characters.
+GITHUB_COMMENT = 65_536
+
+
+def test_added_records_of_huge_texts_keep_the_comment_under_githubs_limit(tmp_path: Path) -> None:
+    """A routing record's own ``note`` has no length bound but its file's 256 KiB: 200,000 ``<`` (each ``&lt;`` in
+    Markdown) made the comment 801 KB; 20 source records within their schema's bounds, title, publisher and ``read``
+    of ``@`` (each ``@&#8203;``), some 400 KB more. Each description is cut, saying its length, and past 20,000
+    characters in all left to the text review, which shows each whole."""
+    root = _repo(tmp_path)
+    note = "<" * 200_000
+    (root / "sources" / "mixtral-of-experts-paper.toml").write_text(SOURCE, encoding="utf-8")
+    (root / "facts" / "routing" / "mixtral-8x7b-pile.toml").write_text(
+        ROUTING.replace('note = "Read by eye off the bars, so estimated."', f'note = "{note}"'), encoding="utf-8")
+    for i in range(20):
+        (root / "sources" / f"at-{i:02d}.toml").write_text(
+            SOURCE.replace('title = "Mixtral of Experts"', f'title = "{"@" * 300}"')
+            .replace('publisher = "Mistral AI"', f'publisher = "{"@" * 200}"')
+            .replace('read = "Section 5, Routing analysis, Figure 7."', f'read = "{"@" * 2000}"'),
+            encoding="utf-8")
+    _git(root, "add", "-A")
+    markdown = invoke("diff", "HEAD", "--format", "markdown", root=root)
+    assert markdown.exit_code == 0, markdown.output[-2000:]
+    assert len(markdown.stdout) < GITHUB_COMMENT // 2, len(markdown.stdout)
+    lines = markdown.stdout.splitlines()
+    routing = next(line for line in lines if line.startswith("- `mixtral-8x7b-pile` (added"))
+    assert routing.startswith("- `mixtral-8x7b-pile` (added, `facts/routing/mixtral-8x7b-pile.toml`): routing record "
+                              "Mixtral-8x7B, read off the paper's Figure 7: 8 experts, 2 a token, for "
+                              "mixtral-8x7b-q4_k_m; note: &lt;&lt;")
+    assert routing.endswith("&lt;… (200,113 characters: the text review (`passprice diff`) shows it whole)")
+    assert len(routing) < 2_100
+    sources = [line for line in lines if line.startswith("- `at-")]
+    assert len(sources) == 19  # the first 20 added records are described (MAX_ADDED_RECORDS), the 21st listed
+    assert sources[-1] == "- `at-18` (added, `sources/at-18.toml`): described in the text review (`passprice diff`)"
+    assert "`sources/at-19.toml` (added)" in lines[-1]
+    text = invoke("diff", "HEAD", root=root)
+    assert text.exit_code == 0
+    assert f"; note: {note}" in text.stdout  # the text review shows it whole
