@@ -51,3 +51,63 @@ def test_added_records_of_huge_texts_keep_the_comment_under_githubs_limit(tmp_pa
     text = invoke("diff", "HEAD", root=root)
     assert text.exit_code == 0
     assert f"; note: {note}" in text.stdout  # the text review shows it whole
+
+
+# --- (b) HEAD's own code pricing its locks' pins (sidecode.price_pins): an answer of another shape --------------------
+
+
+def _head_answers(tmp_path: Path, body: str) -> Path:
+    """Slip 29's forged price (r1's recorded price set to HEAD's, its pins left as BASE's) in a registry whose HEAD's
+    ``reproduce.find_checkpoint`` runs ``body`` (in the process pricing the pins)."""
+    from test_diff import commit_all, git
+    from test_slip_10 import _base
+    from test_slip_29 import _relock_apart
+
+    path = _base(tmp_path / "registry")
+    git(path, "checkout", "-q", "-b", "pr")
+    _relock_apart(path, keep="pins")
+    module = path / "src" / "passprice" / "reproduce.py"
+    text = module.read_text(encoding="utf-8")
+    head = "def find_checkpoint(root: Root, lock: Lock) -> tuple[GGUFHeader | None, CheckpointState]:\n"
+    assert text.count(head) == 1
+    module.write_text(text.replace(head, head + body), encoding="utf-8")
+    commit_all(path, "streams.read 0.95; r1's price; reproduce.py")
+    return path
+
+
+_R1_LOCK = "locks/r1-qwen7b-h200.lock.toml"
+_NOT_PRICED = f"{_R1_LOCK}: does NOT reproduce from its own pinned inputs with HEAD's own code: they were not priced ("
+
+
+def test_head_s_code_answering_a_result_that_is_no_table_fails_the_review_in_one_line(tmp_path: Path) -> None:
+    """HEAD's code wrote ``{"results": {LOCK: 5}}`` and left: ``'int' object has no attribute 'get'``, a traceback
+    (exit 1, no review)."""
+    import json
+
+    path = _head_answers(tmp_path, (
+        "    import json as j, os, sys\n"
+        f"    sys.stdout.write(j.dumps({{'results': {{{_R1_LOCK!r}: 5}}}}))\n"
+        "    sys.stdout.flush()\n"
+        "    os._exit(0)\n"))
+    result = invoke("diff", "main", "HEAD", "--json", root=path)
+    assert result.exit_code == 1, result.output[-3000:]
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    (line,) = json.loads(result.stdout)["head_check"]
+    assert line.startswith(_NOT_PRICED + "its own code could not price it: it answered 5, not a table)")
+
+
+def test_head_s_code_failing_with_a_huge_line_fails_the_review_in_a_short_line(tmp_path: Path) -> None:
+    """HEAD's code failed with a last line of 1,000,000 characters on its standard error: the review's line (and its
+    pull-request comment) carried every one of them."""
+    import json
+
+    path = _head_answers(tmp_path, "    raise RuntimeError('x' * 1_000_000)\n")
+    result = invoke("diff", "main", "HEAD", "--json", root=path)
+    assert result.exit_code == 1, result.output[-3000:]
+    (line,) = json.loads(result.stdout)["head_check"]
+    assert line.startswith(_NOT_PRICED + "its own code could not price it: RuntimeError: xxx")
+    assert "… (1,000,014 characters)" in line
+    assert len(line) < 800
+    markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path)
+    assert markdown.exit_code == 1
+    assert len(markdown.stdout) < 20_000

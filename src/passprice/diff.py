@@ -2582,7 +2582,7 @@ def _own_code_unreproduced(head: Side, changed: Iterable[str]) -> tuple[str, ...
     :meth:`~passprice.locks.Lock.compared`), or that HEAD's code could not price them (it failed, or lacks the calls
     :data:`passprice.sidecode.PINNED_DRIVER` makes): a lock not reproduced is no lock that passes."""
     from passprice.reproduce import moved
-    from passprice.sidecode import price_pins
+    from passprice.sidecode import price_pins, shown_answer
 
     locks: dict[str, Lock] = {}
     for rel in changed:
@@ -2614,7 +2614,7 @@ def _own_code_unreproduced(head: Side, changed: Iterable[str]) -> tuple[str, ...
             continue
         first = diffs[0]
         if "refusal" in now:
-            what = f"its pinned inputs are refused ({now['refusal']})"
+            what = f"its pinned inputs are refused ({shown_answer(now['refusal'])})"
         else:
             what = (f"first: {first.field}: {_shown_figure(first.recorded)} recorded, {_shown_figure(first.now)} from "
                     "its pins")
@@ -2628,12 +2628,14 @@ def _own_code_unreproduced(head: Side, changed: Iterable[str]) -> tuple[str, ...
 
 def _shown_figure(value: Any) -> str:
     """A recorded figure as a reproduction line shows it: a float to every digit (``repr``), a table as
-    ``changed``."""
+    ``changed``, anything else as text of at most :data:`passprice.sidecode.MAX_ANSWER` characters."""
     if isinstance(value, float):
         return repr(value)
     if isinstance(value, dict | list):
         return "changed"
-    return str(value)
+    from passprice.sidecode import shown_answer
+
+    return shown_answer(str(value))  # HEAD's own code answers what it likes: a text of any length
 
 
 def _unpinned_records(head: Side, changed: Iterable[str]) -> tuple[str, ...]:

@@ -308,7 +308,32 @@ def price_pins(root: Root, code: Code, locks: Sequence[str]) -> dict[str, Any]:
     answered, why = _ask(root, code.folder, PINNED_DRIVER, {"pinned": list(locks)})
     if answered is None:
         return {rel: {"error": f"its own code could not price it: {why}"} for rel in locks}
-    return answered
+    # The side's code answers as it likes (its package can write the driver's standard output itself): a result that
+    # is no table, a price that is none, an error of a million characters is said in one short line, never obeyed
+    # (attack round 34b: {"results": {LOCK: 5}} was a traceback, 'int' object has no attribute 'get').
+    out: dict[str, Any] = {}
+    for rel in locks:
+        answer = answered.get(rel)
+        if not isinstance(answer, dict):
+            out[rel] = {"error": f"its own code could not price it: it answered {shown_answer(answer)}, not a table"}
+        elif isinstance(answer.get("price"), dict):
+            out[rel] = {"price": answer["price"]}
+        elif "error" in answer:
+            out[rel] = {"error": shown_answer(answer["error"])}
+        else:
+            out[rel] = {"error": f"its own code could not price it: it answered {shown_answer(answer)}, no price"}
+    return out
+
+
+#: The most characters of what a side's own code answered or wrote that a review line shows (:func:`shown_answer`).
+MAX_ANSWER = 300
+
+
+def shown_answer(value: Any) -> str:
+    """What a side's own code answered (a text as it is, anything else as JSON) for one line of a review: at most
+    :data:`MAX_ANSWER` characters, cut with its length said (``xxx… (1,000,014 characters)``)."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=repr)
+    return text if len(text) <= MAX_ANSWER else f"{text[:MAX_ANSWER]}… ({len(text):,} characters)"
 
 
 def _ask(root: Root, folder: Path, driver: str, request: Mapping[str, Any]) -> tuple[dict[str, Any] | None, str]:
@@ -336,9 +361,9 @@ def _ask(root: Root, folder: Path, driver: str, request: Mapping[str, Any]) -> t
     except (ValueError, OSError) as e:
         why = str(e)
     if isinstance(answer, dict) and "error" in answer:
-        why = str(answer["error"])
+        why = answer["error"]
     answered = answer.get("results") if isinstance(answer, dict) else None
-    return (answered if isinstance(answered, dict) else None), why
+    return (answered if isinstance(answered, dict) else None), shown_answer(why)
 
 
 def _last_line(data: bytes) -> str:
