@@ -2518,9 +2518,11 @@ MAX_SERVING_FILES = 50
 #: comment of 884 KB (857 KB of it these items), past the 65,536 characters GitHub takes (attack round 32).
 MAX_FACT_DETAILS = 30_000
 #: The most characters of added records' descriptions (:func:`added_records`) a pull-request comment shows, in all
-#: and each; past them a description is cut (it says how long it is) or left to the text review, which shows each
-#: whole. A routing record's own ``note`` (no length bound but the file's 256 KiB) of 200,000 ``<`` made a comment of
-#: 801 KB (attack round 34), and 20 source records within their schema's bounds, their ``read`` of ``@``, some 700 KB.
+#: and each, and of checkpoint entries' changed claims (:func:`claims_changed`: ``entry.imported_by`` of 1,000,000
+#: ``<`` made a 4 MB comment, exit 0); past them a text is cut (it says how long it is) or left to the text review,
+#: which shows each whole. A routing record's own ``note`` (no length bound but the file's 256 KiB) of 200,000 ``<``
+#: made a comment of 801 KB, with 20 source records within their schema's bounds (title, publisher and ``read`` of
+#: ``@``) 1.18 MB (attack round 34b).
 MAX_ADDED_DETAILS = 20_000
 MAX_ADDED_DETAIL = 2_000
 #: The most rows of a pull-request comment's facts table (every fact weaker or to verify first); the rest are
@@ -3264,18 +3266,25 @@ def _added_markdown(d: Diff) -> dict[str, str]:
         text = d.added_records.get(f.path)
         if text is None or f.path in out:
             continue
-        shown = markdown_text(text)
-        if len(shown) > min(room, MAX_ADDED_DETAIL):
-            tail = f"… ({len(text):,} characters: the text review (`passprice diff`) shows it whole)"
-            fits = min(room, MAX_ADDED_DETAIL) - len(tail)
-            low, high = 0, len(text)  # the longest start of the text whose Markdown fits (a character widens 1-8x)
-            while low < high:
-                mid = (low + high + 1) // 2
-                low, high = (mid, high) if len(markdown_text(text[:mid])) <= fits else (low, mid - 1)
-            shown = markdown_text(text[:low]) + tail if low else "described in the text review (`passprice diff`)"
+        shown = markdown_cut(text, min(room, MAX_ADDED_DETAIL)) or "described in the text review (`passprice diff`)"
         room = max(room - len(shown), 0)
         out[f.path] = shown
     return out
+
+
+def markdown_cut(text: str, room: int) -> str:
+    """``text`` as Markdown text (:func:`passprice.tables.markdown_text`) in at most ``room`` characters: whole when it
+    fits, else its longest start that fits with ``… (N characters: the text review (`passprice diff`) shows it
+    whole)``; empty when not even that fits. A character widens 1 to 8 times (``@`` is ``@&#8203;``)."""
+    shown = markdown_text(text)
+    if len(shown) <= room:
+        return shown
+    tail = f"… ({len(text):,} characters: the text review (`passprice diff`) shows it whole)"
+    low, high = 0, len(text)  # the longest start of the text whose Markdown fits beside the tail
+    while low < high:
+        mid = (low + high + 1) // 2
+        low, high = (mid, high) if len(markdown_text(text[:mid])) <= room - len(tail) else (low, mid - 1)
+    return markdown_text(text[:low]) + tail if low else ""
 
 
 def _fact_details(d: Diff, links: Links | None) -> list[str]:
@@ -3432,10 +3441,13 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     tables = [f for f in d.files if f.meta]
     if tables:  # only the text review listed them: a stack's routes changed read "no fact changed" alone here
         out += ["", "#### Records' own tables changed", ""]
-        out += [f"- {markdown_code(f.path)}: " + (
-            markdown_text(claims_changed(f)) if f.kind == "checkpoint"
-            else f"`[{_table(f.kind)}]` {', '.join(markdown_code(k) for k in f.meta)}")
-            for f in tables[:MAX_OTHER_FILES]]
+        room = MAX_ADDED_DETAILS  # a claim's text has no bound but the entry's 64 MiB (attack round 34b)
+        for f in tables[:MAX_OTHER_FILES]:
+            said = (markdown_cut(claims_changed(f), min(room, MAX_ADDED_DETAIL))
+                    or "claims changed: the text review (`passprice diff`) shows them") if f.kind == "checkpoint" \
+                else f"`[{_table(f.kind)}]` {', '.join(markdown_code(k) for k in f.meta)}"
+            room = max(room - len(said), 0)
+            out.append(f"- {markdown_code(f.path)}: {said}")
         if len(tables) > MAX_OTHER_FILES:
             out.append(f"- and {_n(len(tables) - MAX_OTHER_FILES, 'more file')}: the text review (`passprice diff`) "
                        "lists each")
