@@ -105,8 +105,9 @@ def test_head_s_code_failing_with_a_huge_line_fails_the_review_in_a_short_line(t
     result = invoke("diff", "main", "HEAD", "--json", root=path)
     assert result.exit_code == 1, result.output[-3000:]
     (line,) = json.loads(result.stdout)["head_check"]
-    assert line.startswith(_NOT_PRICED + "its own code could not price it: RuntimeError: xxx")
-    assert "… (1,000,014 characters)" in line
+    # the last 64 KiB of its standard error are kept (MAX_STDERR, test (d)): the line's end, cut at 300 characters
+    assert line.startswith(_NOT_PRICED + "its own code could not price it: xxx")
+    assert "x… (65,535 characters)); check it with HEAD's code" in line
     assert len(line) < 800
     markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path)
     assert markdown.exit_code == 1
@@ -137,3 +138,43 @@ def test_a_claim_of_a_million_characters_keeps_the_comment_short(tmp_path: Path)
     text_review = invoke("diff", "HEAD", root=root)
     assert text_review.exit_code == 0
     assert f"entry.imported_by passprice 0.1.0 → {'<' * 1_000_000}" in text_review.stdout
+
+
+# --- (d) HEAD's own code writing without end: the review kept every byte it wrote ------------------------------------
+
+
+def test_a_side_s_code_writing_without_end_is_kept_to_a_bound() -> None:
+    """``sidecode._run`` keeps at most MAX_STDOUT bytes of the answer (then stops the process) and the last
+    MAX_STDERR of its standard error: both were kept whole (400 MB on standard error took the review to 1.7 GB)."""
+    import sys
+
+    from passprice import sidecode
+
+    child = ("import sys\nsys.stdin.read()\nchunk = 'x' * (1 << 20)\n"
+             "for _ in range(100): sys.stderr.write(chunk)\nsys.stderr.write('\\nthe last line\\n')\n"
+             "for _ in range(40): sys.stdout.write(chunk)\n")
+    status, out, err, why = sidecode._run([sys.executable, "-c", child], b"{}", Path.cwd(), {})
+    assert status is None
+    assert why == "wrote more than 33,554,432 bytes of answer"
+    assert sidecode.MAX_STDOUT < len(out) <= sidecode.MAX_STDOUT + (1 << 16)
+    assert len(err) == sidecode.MAX_STDERR
+    assert sidecode._last_line(err) == "the last line"
+    status, out, err, why = sidecode._run([sys.executable, "-c", "import sys; print(sys.stdin.read()[::-1])"],
+                                          b"x" * 300_000 + b"y", Path.cwd(), {})
+    assert (status, why, err) == (0, "", b"")
+    assert out == b"y" + b"x" * 300_000 + b"\n"  # a payload past a pipe's buffer is written whole
+
+
+def test_head_s_code_writing_a_flood_of_answer_fails_the_review_in_one_line(tmp_path: Path) -> None:
+    import json
+
+    path = _head_answers(tmp_path, (
+        "    import os, sys\n"
+        "    chunk = b'[' * (1 << 20)\n"
+        "    for _ in range(40): os.write(1, chunk)\n"
+        "    os._exit(0)\n"))
+    result = invoke("diff", "main", "HEAD", "--json", root=path)
+    assert result.exit_code == 1, result.output[-3000:]
+    (line,) = json.loads(result.stdout)["head_check"]
+    assert line.startswith(_NOT_PRICED + "its own code could not price it: wrote more than 33,554,432 bytes of "
+                                         "answer)")
