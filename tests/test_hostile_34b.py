@@ -7,6 +7,7 @@ Each test keeps the input that broke main's code, asserting the exit status and 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from tests.cli_helpers import invoke
 from tests.test_newcomer_21 import ROUTING, SOURCE, _git, _repo
@@ -178,3 +179,38 @@ def test_head_s_code_writing_a_flood_of_answer_fails_the_review_in_one_line(tmp_
     (line,) = json.loads(result.stdout)["head_check"]
     assert line.startswith(_NOT_PRICED + "its own code could not price it: wrote more than 33,554,432 bytes of "
                                          "answer)")
+
+
+# --- (e) HEAD's own code that never answers: each ask held the review for the whole limit ----------------------------
+
+
+def test_head_s_code_that_never_answers_is_asked_once(tmp_path: Path, monkeypatch: Any) -> None:
+    """HEAD's package sleeping at its import: the review asked it three times (its locks' pins, its locks' prices, the
+    unlocked servings), each for the whole TIMEOUT_S (300 s: 15 minutes); now once, the later asks answered at once
+    with why."""
+    import json
+
+    from passprice import sidecode
+
+    path = _head_answers(tmp_path, "    pass\n")
+    init = path / "src" / "passprice" / "__init__.py"
+    init.write_text(init.read_text(encoding="utf-8") + "\nimport time\ntime.sleep(600)\n", encoding="utf-8")
+    from test_diff import commit_all
+
+    commit_all(path, "a package that never answers")
+    monkeypatch.setattr(sidecode, "TIMEOUT_S", 3)
+    monkeypatch.setattr(sidecode, "_STUCK", {})
+    runs: list[object] = []
+    real = sidecode._run
+
+    def counted(*args: Any) -> Any:
+        runs.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(sidecode, "_run", counted)
+    result = invoke("diff", "main", "HEAD", "--json", root=path)
+    assert result.exit_code == 1, result.output[-3000:]
+    assert len(runs) == 1
+    (line,) = json.loads(result.stdout)["head_check"]
+    assert line.startswith(_NOT_PRICED + "its own code could not price it: took longer than 3 s)")
+    assert "its own code could not price it: took longer than 3 s, asked before: not run again" in result.stdout

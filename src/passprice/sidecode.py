@@ -336,9 +336,20 @@ def shown_answer(value: Any) -> str:
     return text if len(text) <= MAX_ANSWER else f"{text[:MAX_ANSWER]}… ({len(text):,} characters)"
 
 
+#: The side's code folders whose process ran past :data:`TIMEOUT_S` in this process, and why: a review asks a
+#: side's code several times (its locks' pins, its locks, its added servings, the unlocked servings), and a HEAD
+#: whose code never answered held each ask for the whole limit, three of them 15 minutes (attack round 34b); it is
+#: asked once.
+_STUCK: dict[str, str] = {}
+
+
 def _ask(root: Root, folder: Path, driver: str, request: Mapping[str, Any]) -> tuple[dict[str, Any] | None, str]:
     """Run ``driver`` with the side's code at ``folder`` on ``request`` (``root`` and ``src`` added): its results
-    (``None`` when it gave none) and why not."""
+    (``None`` when it gave none) and why not; a folder whose code ran past :data:`TIMEOUT_S` before is not run
+    again (:data:`_STUCK`)."""
+    stuck = _STUCK.get(str(folder))
+    if stuck is not None:
+        return None, f"{stuck}, asked before: not run again"
     payload = json.dumps({"root": str(root.path), "src": str(folder), **request})
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     answer: Any = None
@@ -346,6 +357,8 @@ def _ask(root: Root, folder: Path, driver: str, request: Mapping[str, Any]) -> t
     try:
         status, out, err, why = _run([sys.executable, "-E", "-P", "-B", "-c", driver], payload.encode("utf-8"),
                                      root.path, env)
+        if status is None and why.startswith("took longer"):
+            _STUCK[str(folder)] = why
         if status == 0:
             answer = json.loads(out.decode("utf-8"))
         if status is not None:
