@@ -214,3 +214,32 @@ def test_head_s_code_that_never_answers_is_asked_once(tmp_path: Path, monkeypatc
     (line,) = json.loads(result.stdout)["head_check"]
     assert line.startswith(_NOT_PRICED + "its own code could not price it: took longer than 3 s)")
     assert "its own code could not price it: took longer than 3 s, asked before: not run again" in result.stdout
+
+
+# --- (f) how passprice is installed: a workflow beside facts.yml ------------------------------------------------------
+
+
+def test_a_workflow_added_beside_facts_yml_is_named_as_an_install_file(tmp_path: Path) -> None:
+    """A pull request adding ``.github/workflows/review.yml`` (a job of its own: another passprice, the sticky
+    comment) read "no fact changed; no lock affected", exit 0, and named nothing: only facts.yml was looked at."""
+    import json
+
+    root = _repo(tmp_path)
+    (root / ".github" / "workflows").mkdir(parents=True)
+    (root / ".github" / "workflows" / "review.yml").write_text(
+        "on: pull_request\njobs:\n  r:\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      - run: pip install passprice==0.0.1\n", encoding="utf-8")
+    (root / ".github" / "workflows" / "sub").mkdir()  # a folder GitHub does not read: not an install file
+    work = invoke("diff", "HEAD", "--json", root=root)
+    assert work.exit_code == 0, work.output[-2000:]
+    assert json.loads(work.stdout)["install_changed"] == [".github/workflows/review.yml"]
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "--no-verify", "-m", "a workflow")
+    text = invoke("diff", "HEAD~", "HEAD", root=root)
+    assert text.exit_code == 0
+    lines = text.stdout.splitlines()
+    assert lines[1] == "no fact changed; no lock affected; 8 locks unaffected; how passprice is installed changed " \
+                       "(.github/workflows/review.yml)"
+    assert json.loads(invoke("diff", "HEAD~", "HEAD", "--json", root=root).stdout)["install_changed"] == [
+        ".github/workflows/review.yml"]
+    assert json.loads(invoke("diff", "HEAD", "--json", root=root).stdout)["install_changed"] == []

@@ -74,6 +74,10 @@ CODE_WARNING = ("the verdict is sound only from BASE's passprice (the CI workflo
 #: code is): people read them.
 INSTALL_FILES = ("requirements.txt", "pyproject.toml", "hatch_build.py", ".pre-commit-config.yaml",
                  ".github/workflows/facts.yml")
+#: The folder of GitHub's workflows (paths from a registry's root): each file in it counts with :data:`INSTALL_FILES`
+#: (:func:`install_names`). A pull request adding ``.github/workflows/review.yml`` (its own job installing another
+#: passprice, posting the sticky review comment) read "no fact changed; no lock affected" (attack round 34b).
+WORKFLOWS = ".github/workflows"
 #: What a review says when HEAD changes one of :data:`INSTALL_FILES`.
 INSTALL_WARNING = ("these decide which passprice checks and reviews the registry: once merged, the one they install "
                    "reviews every later pull request, so read them as code (guard them with a CODEOWNERS rule)")
@@ -111,8 +115,8 @@ class Side:
     #: For a revision: the identity (:func:`passprice.sourcechange.document_digest`) of each registry document a
     #: source names (``source.path``), which is written empty into ``root``; a folder's are read where they lie.
     documents: Mapping[str, str] = attrs.field(factory=dict)
-    #: The identity (:func:`passprice.sourcechange.document_digest`) of each of :data:`INSTALL_FILES` on this side,
-    #: by path (absent: not there, or not a file that reads).
+    #: The identity (:func:`passprice.sourcechange.document_digest`) of each of :data:`INSTALL_FILES` and each file
+    #: of :data:`WORKFLOWS` on this side, by path (absent: not there).
     installs: Mapping[str, str] = attrs.field(factory=dict)
 
     def document(self, rel: str) -> str | None:
@@ -1907,8 +1911,8 @@ class Diff:
     #: of it and the locks of it. Shown, never failed; until slip round 28 a review showed an added serving's path
     #: alone, counted as "1 other file changed".
     added_servings: tuple[AddedServing, ...] = ()
-    #: The files of :data:`INSTALL_FILES` HEAD adds, removes or rewrites: what decides which passprice checks and
-    #: reviews the registry. Shown, never failed.
+    #: The files of :data:`INSTALL_FILES` and :data:`WORKFLOWS` HEAD adds, removes or rewrites: what decides which
+    #: passprice checks and reviews the registry. Shown, never failed.
     install_files: tuple[str, ...] = ()
     #: Each source record and checkpoint entry HEAD adds, by path: what it is, in one line (:func:`added_records`).
     #: Walkthrough 21: an added source read "Other files changed: `sources/X.toml` (added)" beside a fact's "to
@@ -2381,7 +2385,8 @@ def _compare(base: Side, head: Side) -> Diff:
                 code_changes(base.code, head.code), _duplicates(head, paths),
                 _unrooted(head, review.warnings[:MAX_HEAD_WARNINGS]), max(0, len(review.warnings) - MAX_HEAD_WARNINGS),
                 added_servings(head, files, reviews),
-                tuple(p for p in INSTALL_FILES if base.installs.get(p) != head.installs.get(p)),
+                tuple(p for p in dict.fromkeys([*INSTALL_FILES, *sorted({*base.installs, *head.installs})])
+                      if base.installs.get(p) != head.installs.get(p)),
                 added_records(head, files), stack_spans(base, head, files))
 
 
@@ -2726,7 +2731,7 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
                 if rewritten:
                     raise InputError.of(rewritten)
             return Side(SideInfo(label, revision=sha), Root(tmp), files, code_of(code_folder(tmp) if code else None),
-                        git().documents(sha, _named_by_sources(files)), git().documents(sha, INSTALL_FILES))
+                        git().documents(sha, _named_by_sources(files)), git().documents(sha, install_names(git(), sha)))
 
         base_side = open_side(base, None)
         head_side = open_side(head, "work tree")
@@ -2734,14 +2739,32 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
         return compare(base_side, head_side)
 
 
+def install_names(checkout: Checkout, commit: str) -> tuple[str, ...]:
+    """:data:`INSTALL_FILES` and the paths (from the root) of the entries of :data:`WORKFLOWS` at ``commit``."""
+    spec = f"{checkout.prefix}{WORKFLOWS}/"
+    try:
+        listing = _run_git(checkout.top, ["--literal-pathspecs", "ls-tree", "-z", "--name-only", "--full-tree", commit,
+                                          "--", spec])
+    except subprocess.CalledProcessError:
+        listing = b""
+    found = [e[len(checkout.prefix):] for e in os.fsdecode(listing).split("\0") if e.startswith(spec)]
+    return tuple(dict.fromkeys([*INSTALL_FILES, *sorted(found)]))
+
+
 def _installs(folder: Path) -> dict[str, str]:
-    """The identity of each of :data:`INSTALL_FILES` in ``folder``, as :meth:`Checkout.documents` gives a
-    revision's: its bytes' digest (read within the cap on a passprice file); ``unread`` for one there that is no
-    regular file within the cap (a link, a FIFO, past the cap), so it shows as changed; none when nothing is there."""
+    """The identity of each of :data:`INSTALL_FILES` and each file of :data:`WORKFLOWS` in ``folder``, as
+    :meth:`Checkout.documents` gives a revision's: its bytes' digest (read within the cap on a passprice file);
+    ``unread`` for one there that is no regular file within the cap (a link, a FIFO, past the cap), so it shows as
+    changed; none when nothing is there."""
     from passprice.sourcechange import document_digest
 
     out = {}
-    for rel in INSTALL_FILES:
+    try:
+        found = sorted(f"{WORKFLOWS}/{name}" for name in os.listdir(folder / WORKFLOWS)
+                       if not os.path.isdir(folder / WORKFLOWS / name))  # git lists a folder as no blob
+    except OSError:
+        found = []
+    for rel in dict.fromkeys([*INSTALL_FILES, *found]):
         try:
             out[rel] = document_digest(gitread.read_sized(folder / rel))
         except InputError:
