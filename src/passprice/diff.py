@@ -74,6 +74,10 @@ CODE_WARNING = ("the verdict is sound only from BASE's passprice (the CI workflo
 #: code is): people read them.
 INSTALL_FILES = ("requirements.txt", "pyproject.toml", "hatch_build.py", ".pre-commit-config.yaml",
                  ".github/workflows/facts.yml")
+#: The folder of GitHub's workflows (paths from a registry's root): each file in it counts with :data:`INSTALL_FILES`
+#: (:func:`install_names`). A pull request adding ``.github/workflows/review.yml`` (its own job installing another
+#: passprice, posting the sticky review comment) read "no fact changed; no lock affected" (attack round 34b).
+WORKFLOWS = ".github/workflows"
 #: What a review says when HEAD changes one of :data:`INSTALL_FILES`.
 INSTALL_WARNING = ("these decide which passprice checks and reviews the registry: once merged, the one they install "
                    "reviews every later pull request, so read them as code (guard them with a CODEOWNERS rule)")
@@ -111,8 +115,8 @@ class Side:
     #: For a revision: the identity (:func:`passprice.sourcechange.document_digest`) of each registry document a
     #: source names (``source.path``), which is written empty into ``root``; a folder's are read where they lie.
     documents: Mapping[str, str] = attrs.field(factory=dict)
-    #: The identity (:func:`passprice.sourcechange.document_digest`) of each of :data:`INSTALL_FILES` on this side,
-    #: by path (absent: not there, or not a file that reads).
+    #: The identity (:func:`passprice.sourcechange.document_digest`) of each of :data:`INSTALL_FILES` and each file
+    #: of :data:`WORKFLOWS` on this side, by path (absent: not there).
     installs: Mapping[str, str] = attrs.field(factory=dict)
 
     def document(self, rel: str) -> str | None:
@@ -1907,8 +1911,8 @@ class Diff:
     #: of it and the locks of it. Shown, never failed; until slip round 28 a review showed an added serving's path
     #: alone, counted as "1 other file changed".
     added_servings: tuple[AddedServing, ...] = ()
-    #: The files of :data:`INSTALL_FILES` HEAD adds, removes or rewrites: what decides which passprice checks and
-    #: reviews the registry. Shown, never failed.
+    #: The files of :data:`INSTALL_FILES` and :data:`WORKFLOWS` HEAD adds, removes or rewrites: what decides which
+    #: passprice checks and reviews the registry. Shown, never failed.
     install_files: tuple[str, ...] = ()
     #: Each source record and checkpoint entry HEAD adds, by path: what it is, in one line (:func:`added_records`).
     #: Walkthrough 21: an added source read "Other files changed: `sources/X.toml` (added)" beside a fact's "to
@@ -2381,7 +2385,8 @@ def _compare(base: Side, head: Side) -> Diff:
                 code_changes(base.code, head.code), _duplicates(head, paths),
                 _unrooted(head, review.warnings[:MAX_HEAD_WARNINGS]), max(0, len(review.warnings) - MAX_HEAD_WARNINGS),
                 added_servings(head, files, reviews),
-                tuple(p for p in INSTALL_FILES if base.installs.get(p) != head.installs.get(p)),
+                tuple(p for p in dict.fromkeys([*INSTALL_FILES, *sorted({*base.installs, *head.installs})])
+                      if base.installs.get(p) != head.installs.get(p)),
                 added_records(head, files), stack_spans(base, head, files))
 
 
@@ -2517,6 +2522,14 @@ MAX_SERVING_FILES = 50
 #: facts table; the rest are counted and the text review shows each: 207 facts given 3,900-character notes made a
 #: comment of 884 KB (857 KB of it these items), past the 65,536 characters GitHub takes (attack round 32).
 MAX_FACT_DETAILS = 30_000
+#: The most characters of added records' descriptions (:func:`added_records`) a pull-request comment shows, in all
+#: and each, and of checkpoint entries' changed claims (:func:`claims_changed`: ``entry.imported_by`` of 1,000,000
+#: ``<`` made a 4 MB comment, exit 0); past them a text is cut (it says how long it is) or left to the text review,
+#: which shows each whole. A routing record's own ``note`` (no length bound but the file's 256 KiB) of 200,000 ``<``
+#: made a comment of 801 KB, with 20 source records within their schema's bounds (title, publisher and ``read`` of
+#: ``@``) 1.18 MB (attack round 34b).
+MAX_ADDED_DETAILS = 20_000
+MAX_ADDED_DETAIL = 2_000
 #: The most rows of a pull-request comment's facts table (every fact weaker or to verify first); the rest are
 #: counted and the text review lists each: 100 card files added made a table of 1,200 rows, 85 KB (attack round 32).
 MAX_FACT_ROWS = 200
@@ -2576,7 +2589,7 @@ def _own_code_unreproduced(head: Side, changed: Iterable[str]) -> tuple[str, ...
     :meth:`~passprice.locks.Lock.compared`), or that HEAD's code could not price them (it failed, or lacks the calls
     :data:`passprice.sidecode.PINNED_DRIVER` makes): a lock not reproduced is no lock that passes."""
     from passprice.reproduce import moved
-    from passprice.sidecode import price_pins
+    from passprice.sidecode import price_pins, shown_answer
 
     locks: dict[str, Lock] = {}
     for rel in changed:
@@ -2608,7 +2621,7 @@ def _own_code_unreproduced(head: Side, changed: Iterable[str]) -> tuple[str, ...
             continue
         first = diffs[0]
         if "refusal" in now:
-            what = f"its pinned inputs are refused ({now['refusal']})"
+            what = f"its pinned inputs are refused ({shown_answer(now['refusal'])})"
         else:
             what = (f"first: {first.field}: {_shown_figure(first.recorded)} recorded, {_shown_figure(first.now)} from "
                     "its pins")
@@ -2622,12 +2635,14 @@ def _own_code_unreproduced(head: Side, changed: Iterable[str]) -> tuple[str, ...
 
 def _shown_figure(value: Any) -> str:
     """A recorded figure as a reproduction line shows it: a float to every digit (``repr``), a table as
-    ``changed``."""
+    ``changed``, anything else as text of at most :data:`passprice.sidecode.MAX_ANSWER` characters."""
     if isinstance(value, float):
         return repr(value)
     if isinstance(value, dict | list):
         return "changed"
-    return str(value)
+    from passprice.sidecode import shown_answer
+
+    return shown_answer(str(value))  # HEAD's own code answers what it likes: a text of any length
 
 
 def _unpinned_records(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
@@ -2716,7 +2731,7 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
                 if rewritten:
                     raise InputError.of(rewritten)
             return Side(SideInfo(label, revision=sha), Root(tmp), files, code_of(code_folder(tmp) if code else None),
-                        git().documents(sha, _named_by_sources(files)), git().documents(sha, INSTALL_FILES))
+                        git().documents(sha, _named_by_sources(files)), git().documents(sha, install_names(git(), sha)))
 
         base_side = open_side(base, None)
         head_side = open_side(head, "work tree")
@@ -2724,14 +2739,32 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
         return compare(base_side, head_side)
 
 
+def install_names(checkout: Checkout, commit: str) -> tuple[str, ...]:
+    """:data:`INSTALL_FILES` and the paths (from the root) of the entries of :data:`WORKFLOWS` at ``commit``."""
+    spec = f"{checkout.prefix}{WORKFLOWS}/"
+    try:
+        listing = _run_git(checkout.top, ["--literal-pathspecs", "ls-tree", "-z", "--name-only", "--full-tree", commit,
+                                          "--", spec])
+    except subprocess.CalledProcessError:
+        listing = b""
+    found = [e[len(checkout.prefix):] for e in os.fsdecode(listing).split("\0") if e.startswith(spec)]
+    return tuple(dict.fromkeys([*INSTALL_FILES, *sorted(found)]))
+
+
 def _installs(folder: Path) -> dict[str, str]:
-    """The identity of each of :data:`INSTALL_FILES` in ``folder``, as :meth:`Checkout.documents` gives a
-    revision's: its bytes' digest (read within the cap on a passprice file); ``unread`` for one there that is no
-    regular file within the cap (a link, a FIFO, past the cap), so it shows as changed; none when nothing is there."""
+    """The identity of each of :data:`INSTALL_FILES` and each file of :data:`WORKFLOWS` in ``folder``, as
+    :meth:`Checkout.documents` gives a revision's: its bytes' digest (read within the cap on a passprice file);
+    ``unread`` for one there that is no regular file within the cap (a link, a FIFO, past the cap), so it shows as
+    changed; none when nothing is there."""
     from passprice.sourcechange import document_digest
 
     out = {}
-    for rel in INSTALL_FILES:
+    try:
+        found = sorted(f"{WORKFLOWS}/{name}" for name in os.listdir(folder / WORKFLOWS)
+                       if not os.path.isdir(folder / WORKFLOWS / name))  # git lists a folder as no blob
+    except OSError:
+        found = []
+    for rel in dict.fromkeys([*INSTALL_FILES, *found]):
         try:
             out[rel] = document_digest(gitread.read_sized(folder / rel))
         except InputError:
@@ -3245,6 +3278,38 @@ def _cite_cell(c: FactChange) -> str:
     return "changed, below" if moved else "unchanged"
 
 
+def _added_markdown(d: Diff) -> dict[str, str]:
+    """Each added record's description (:attr:`Diff.added_records`) as the pull-request comment shows it, by path, in
+    the order of :attr:`Diff.files`: Markdown text (:func:`passprice.tables.markdown_text`) of at most
+    :data:`MAX_ADDED_DETAIL` characters, cut with its length said; past :data:`MAX_ADDED_DETAILS` characters in all,
+    a line that the text review describes it."""
+    out: dict[str, str] = {}
+    room = MAX_ADDED_DETAILS
+    for f in d.files:
+        text = d.added_records.get(f.path)
+        if text is None or f.path in out:
+            continue
+        shown = markdown_cut(text, min(room, MAX_ADDED_DETAIL)) or "described in the text review (`passprice diff`)"
+        room = max(room - len(shown), 0)
+        out[f.path] = shown
+    return out
+
+
+def markdown_cut(text: str, room: int) -> str:
+    """``text`` as Markdown text (:func:`passprice.tables.markdown_text`) in at most ``room`` characters: whole when it
+    fits, else its longest start that fits with ``… (N characters: the text review (`passprice diff`) shows it
+    whole)``; empty when not even that fits. A character widens 1 to 8 times (``@`` is ``@&#8203;``)."""
+    shown = markdown_text(text)
+    if len(shown) <= room:
+        return shown
+    tail = f"… ({len(text):,} characters: the text review (`passprice diff`) shows it whole)"
+    low, high = 0, len(text)  # the longest start of the text whose Markdown fits beside the tail
+    while low < high:
+        mid = (low + high + 1) // 2
+        low, high = (mid, high) if len(markdown_text(text[:mid])) <= room - len(tail) else (low, mid - 1)
+    return markdown_text(text[:low]) + tail if low else ""
+
+
 def _fact_details(d: Diff, links: Links | None) -> list[str]:
     """Below the facts table, one item a changed fact: where it is (a link to its lines on HEAD when the repository
     is known), the new citation on its own line (and the old one when it changed), what the reviewer must verify in
@@ -3356,6 +3421,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         or d.head_warnings or d.install_files or d.runs_outside else "✅"
     )
     out = [f"{mark} **passprice diff** {markdown_code(d.base.label)} → {markdown_code(d.head.label)}: {d.summary()}"]
+    added_shown = _added_markdown(d)
     facts = d.fact_changes
     if facts:
         # The facts a reviewer must look at (weaker, to verify) first, then the rest in order, at most
@@ -3388,7 +3454,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
               if hidden else []),
             "",
             *_fact_details(d, links),
-            *[f"- {markdown_code(f.name)} (added, {markdown_code(f.path)}): {markdown_text(d.added_records[f.path])}"
+            *[f"- {markdown_code(f.name)} (added, {markdown_code(f.path)}): {added_shown[f.path]}"
               for f in d.files if f.kind == "routing" and f.path in d.added_records],
         ]
     if d.spans:  # walkthrough 21: a re-fit's runs against the span they were measured in
@@ -3398,10 +3464,13 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     tables = [f for f in d.files if f.meta]
     if tables:  # only the text review listed them: a stack's routes changed read "no fact changed" alone here
         out += ["", "#### Records' own tables changed", ""]
-        out += [f"- {markdown_code(f.path)}: " + (
-            markdown_text(claims_changed(f)) if f.kind == "checkpoint"
-            else f"`[{_table(f.kind)}]` {', '.join(markdown_code(k) for k in f.meta)}")
-            for f in tables[:MAX_OTHER_FILES]]
+        room = MAX_ADDED_DETAILS  # a claim's text has no bound but the entry's 64 MiB (attack round 34b)
+        for f in tables[:MAX_OTHER_FILES]:
+            said = (markdown_cut(claims_changed(f), min(room, MAX_ADDED_DETAIL))
+                    or "claims changed: the text review (`passprice diff`) shows them") if f.kind == "checkpoint" \
+                else f"`[{_table(f.kind)}]` {', '.join(markdown_code(k) for k in f.meta)}"
+            room = max(room - len(said), 0)
+            out.append(f"- {markdown_code(f.path)}: {said}")
         if len(tables) > MAX_OTHER_FILES:
             out.append(f"- and {_n(len(tables) - MAX_OTHER_FILES, 'more file')}: the text review (`passprice diff`) "
                        "lists each")
@@ -3508,7 +3577,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     if checkpoints:
         out += ["", "#### Checkpoints", ""]
         out += [f"- {markdown_code(f.path)} ({f.status}): content {_content(f)}"
-                + (f"; {markdown_text(d.added_records[f.path])}" if f.path in d.added_records else "")
+                + (f"; {added_shown[f.path]}" if f.path in d.added_records else "")
                 for f in checkpoints]
     servings = [f for f in d.files if f.kind == "serving"]
     if servings:
@@ -3527,7 +3596,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     if d.sources or new_sources:
         out += ["", "#### Sources", ""]
         out += [f"- ⚠️ {markdown_code(s.id)} **to verify**: {markdown_text(s.to_verify)}" for s in d.sources]
-        out += [f"- {markdown_code(f.name)} (added, {markdown_code(f.path)}): {markdown_text(d.added_records[f.path])}"
+        out += [f"- {markdown_code(f.name)} (added, {markdown_code(f.path)}): {added_shown[f.path]}"
                 for f in new_sources]
     schemas = [f for f in d.files if f.kind == "schema"]
     if schemas:

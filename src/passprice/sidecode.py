@@ -308,37 +308,142 @@ def price_pins(root: Root, code: Code, locks: Sequence[str]) -> dict[str, Any]:
     answered, why = _ask(root, code.folder, PINNED_DRIVER, {"pinned": list(locks)})
     if answered is None:
         return {rel: {"error": f"its own code could not price it: {why}"} for rel in locks}
-    return answered
+    # The side's code answers as it likes (its package can write the driver's standard output itself): a result that
+    # is no table, a price that is none, an error of a million characters is said in one short line, never obeyed
+    # (attack round 34b: {"results": {LOCK: 5}} was a traceback, 'int' object has no attribute 'get').
+    out: dict[str, Any] = {}
+    for rel in locks:
+        answer = answered.get(rel)
+        if not isinstance(answer, dict):
+            out[rel] = {"error": f"its own code could not price it: it answered {shown_answer(answer)}, not a table"}
+        elif isinstance(answer.get("price"), dict):
+            out[rel] = {"price": answer["price"]}
+        elif "error" in answer:
+            out[rel] = {"error": shown_answer(answer["error"])}
+        else:
+            out[rel] = {"error": f"its own code could not price it: it answered {shown_answer(answer)}, no price"}
+    return out
+
+
+#: The most characters of what a side's own code answered or wrote that a review line shows (:func:`shown_answer`).
+MAX_ANSWER = 300
+
+
+def shown_answer(value: Any) -> str:
+    """What a side's own code answered (a text as it is, anything else as JSON) for one line of a review: at most
+    :data:`MAX_ANSWER` characters, cut with its length said (``xxx… (1,000,014 characters)``)."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=repr)
+    return text if len(text) <= MAX_ANSWER else f"{text[:MAX_ANSWER]}… ({len(text):,} characters)"
+
+
+#: The side's code folders whose process ran past :data:`TIMEOUT_S` in this process, and why: a review asks a
+#: side's code several times (its locks' pins, its locks, its added servings, the unlocked servings), and a HEAD
+#: whose code never answered held each ask for the whole limit, three of them 15 minutes (attack round 34b); it is
+#: asked once.
+_STUCK: dict[str, str] = {}
 
 
 def _ask(root: Root, folder: Path, driver: str, request: Mapping[str, Any]) -> tuple[dict[str, Any] | None, str]:
     """Run ``driver`` with the side's code at ``folder`` on ``request`` (``root`` and ``src`` added): its results
-    (``None`` when it gave none) and why not."""
+    (``None`` when it gave none) and why not; a folder whose code ran past :data:`TIMEOUT_S` before is not run
+    again (:data:`_STUCK`)."""
+    stuck = _STUCK.get(str(folder))
+    if stuck is not None:
+        return None, f"{stuck}, asked before: not run again"
     payload = json.dumps({"root": str(root.path), "src": str(folder), **request})
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     answer: Any = None
     why = ""
     try:
-        done = subprocess.run(
-            [sys.executable, "-E", "-P", "-B", "-c", driver],
-            input=payload.encode("utf-8"),
-            capture_output=True,
-            cwd=root.path,
-            env=env,
-            timeout=TIMEOUT_S,
-            check=False,
-        )
-        if done.returncode == 0:
-            answer = json.loads(done.stdout.decode("utf-8"))
-        why = _last_line(done.stderr) or f"exit status {done.returncode}"
-    except subprocess.TimeoutExpired:
-        why = f"took longer than {TIMEOUT_S} s"
-    except (ValueError, OSError) as e:
+        status, out, err, why = _run([sys.executable, "-E", "-P", "-B", "-c", driver], payload.encode("utf-8"),
+                                     root.path, env)
+        if status is None and why.startswith("took longer"):
+            _STUCK[str(folder)] = why
+        if status == 0:
+            answer = json.loads(out.decode("utf-8"))
+        if status is not None:
+            why = _last_line(err) or f"exit status {status}"
+    except (ValueError, OSError, RecursionError) as e:  # RecursionError: a JSON answer nested past the recursion
         why = str(e)
     if isinstance(answer, dict) and "error" in answer:
-        why = str(answer["error"])
+        why = answer["error"]
     answered = answer.get("results") if isinstance(answer, dict) else None
-    return (answered if isinstance(answered, dict) else None), why
+    return (answered if isinstance(answered, dict) else None), shown_answer(why)
+
+
+#: The most bytes of a side's code's standard output kept (its answer; the registered locks' is some 40 KB): past
+#: them the process is stopped and it has no answer. Of its standard error the last :data:`MAX_STDERR` are kept (for
+#: its last line). Both were kept whole: HEAD's code writing 400 MB to its standard error before it failed took the
+#: review to 1.7 GB (attack round 34b), and it can write gigabytes a second.
+MAX_STDOUT = 32 << 20
+MAX_STDERR = 64 << 10
+
+
+def _run(
+    args: Sequence[str], payload: bytes, cwd: Path, env: Mapping[str, str]
+) -> tuple[int | None, bytes, bytes, str]:
+    """Run ``args`` in ``cwd`` with ``env``, ``payload`` on its standard input, for at most :data:`TIMEOUT_S`
+    seconds: its exit status, standard output (at most :data:`MAX_STDOUT` bytes) and the end of its standard error
+    (:data:`MAX_STDERR` bytes), and why there is no status (``None``: it took too long or wrote too much, and was
+    killed). Raises :class:`OSError` when it cannot be started."""
+    import selectors
+    import time
+
+    proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
+                            env=dict(env))
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    out, err = bytearray(), bytearray()
+    why = ""
+    deadline = time.monotonic() + TIMEOUT_S
+    sent = 0
+    with selectors.DefaultSelector() as pipes:
+        try:
+            os.set_blocking(proc.stdin.fileno(), False)
+            pipes.register(proc.stdin, selectors.EVENT_WRITE)
+            pipes.register(proc.stdout, selectors.EVENT_READ)
+            pipes.register(proc.stderr, selectors.EVENT_READ)
+            while pipes.get_map() and not why:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    why = f"took longer than {TIMEOUT_S} s"
+                    break
+                for key, _ in pipes.select(left):
+                    pipe = key.fileobj
+                    if pipe is proc.stdin:
+                        try:
+                            sent += os.write(proc.stdin.fileno(), payload[sent:sent + (1 << 16)])
+                        except BlockingIOError:
+                            continue
+                        except BrokenPipeError:  # it reads no more: what it answers says why
+                            sent = len(payload)
+                        if sent >= len(payload):
+                            pipes.unregister(proc.stdin)
+                            proc.stdin.close()
+                        continue
+                    data = os.read(key.fd, 1 << 16)
+                    if not data:
+                        pipes.unregister(pipe)
+                        continue
+                    if pipe is proc.stdout:
+                        out += data
+                        if len(out) > MAX_STDOUT:
+                            why = f"wrote more than {MAX_STDOUT:,} bytes of answer"
+                            break
+                    else:
+                        err += data
+                        del err[:-MAX_STDERR]
+            if not why:
+                try:
+                    proc.wait(max(deadline - time.monotonic(), 0))
+                except subprocess.TimeoutExpired:
+                    why = f"took longer than {TIMEOUT_S} s"
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            for pipe in (proc.stdin, proc.stdout, proc.stderr):
+                pipe.close()
+    return (None if why else proc.returncode), bytes(out), bytes(err), why
 
 
 def _last_line(data: bytes) -> str:

@@ -1,0 +1,245 @@
+"""Round 34b of hostile input (#13): the code of the two hours before it (the TOML fast paths, the planning back-off,
+the review's added-record descriptions, stack spans, install files and HEAD-code pin pricing).
+
+Each test keeps the input that broke main's code, asserting the exit status and the output (or the error line).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests.cli_helpers import invoke
+from tests.test_newcomer_21 import ROUTING, SOURCE, _git, _repo
+
+# --- (a) an added record's description in the pull-request comment: no bound on its length ------------------------
+
+#: GitHub takes a comment of at most 65,536 characters.
+GITHUB_COMMENT = 65_536
+
+
+def test_added_records_of_huge_texts_keep_the_comment_under_githubs_limit(tmp_path: Path) -> None:
+    """A routing record's own ``note`` has no length bound but its file's 256 KiB: 200,000 ``<`` (each ``&lt;`` in
+    Markdown) made the comment 801 KB; 20 source records within their schema's bounds, title, publisher and ``read``
+    of ``@`` (each ``@&#8203;``), some 400 KB more. Each description is cut, saying its length, and past 20,000
+    characters in all left to the text review, which shows each whole."""
+    root = _repo(tmp_path)
+    note = "<" * 200_000
+    (root / "sources" / "mixtral-of-experts-paper.toml").write_text(SOURCE, encoding="utf-8")
+    (root / "facts" / "routing" / "mixtral-8x7b-pile.toml").write_text(
+        ROUTING.replace('note = "Read by eye off the bars, so estimated."', f'note = "{note}"'), encoding="utf-8")
+    for i in range(20):
+        (root / "sources" / f"at-{i:02d}.toml").write_text(
+            SOURCE.replace('title = "Mixtral of Experts"', f'title = "{"@" * 300}"')
+            .replace('publisher = "Mistral AI"', f'publisher = "{"@" * 200}"')
+            .replace('read = "Section 5, Routing analysis, Figure 7."', f'read = "{"@" * 2000}"'),
+            encoding="utf-8")
+    _git(root, "add", "-A")
+    markdown = invoke("diff", "HEAD", "--format", "markdown", root=root)
+    assert markdown.exit_code == 0, markdown.output[-2000:]
+    assert len(markdown.stdout) < GITHUB_COMMENT // 2, len(markdown.stdout)
+    lines = markdown.stdout.splitlines()
+    routing = next(line for line in lines if line.startswith("- `mixtral-8x7b-pile` (added"))
+    assert routing.startswith("- `mixtral-8x7b-pile` (added, `facts/routing/mixtral-8x7b-pile.toml`): routing record "
+                              "Mixtral-8x7B, read off the paper's Figure 7: 8 experts, 2 a token, for "
+                              "mixtral-8x7b-q4_k_m; note: &lt;&lt;")
+    assert routing.endswith("&lt;… (200,113 characters: the text review (`passprice diff`) shows it whole)")
+    assert len(routing) < 2_100
+    sources = [line for line in lines if line.startswith("- `at-")]
+    assert len(sources) == 19  # the first 20 added records are described (MAX_ADDED_RECORDS), the 21st listed
+    assert sources[-1] == "- `at-18` (added, `sources/at-18.toml`): described in the text review (`passprice diff`)"
+    assert "`sources/at-19.toml` (added)" in lines[-1]
+    text = invoke("diff", "HEAD", root=root)
+    assert text.exit_code == 0
+    assert f"; note: {note}" in text.stdout  # the text review shows it whole
+
+
+# --- (b) HEAD's own code pricing its locks' pins (sidecode.price_pins): an answer of another shape --------------------
+
+
+def _head_answers(tmp_path: Path, body: str) -> Path:
+    """Slip 29's forged price (r1's recorded price set to HEAD's, its pins left as BASE's) in a registry whose HEAD's
+    ``reproduce.find_checkpoint`` runs ``body`` (in the process pricing the pins)."""
+    from test_diff import commit_all, git
+    from test_slip_10 import _base
+    from test_slip_29 import _relock_apart
+
+    path = _base(tmp_path / "registry")
+    git(path, "checkout", "-q", "-b", "pr")
+    _relock_apart(path, keep="pins")
+    module = path / "src" / "passprice" / "reproduce.py"
+    text = module.read_text(encoding="utf-8")
+    head = "def find_checkpoint(root: Root, lock: Lock) -> tuple[GGUFHeader | None, CheckpointState]:\n"
+    assert text.count(head) == 1
+    module.write_text(text.replace(head, head + body), encoding="utf-8")
+    commit_all(path, "streams.read 0.95; r1's price; reproduce.py")
+    return path
+
+
+_R1_LOCK = "locks/r1-qwen7b-h200.lock.toml"
+_NOT_PRICED = f"{_R1_LOCK}: does NOT reproduce from its own pinned inputs with HEAD's own code: they were not priced ("
+
+
+def test_head_s_code_answering_a_result_that_is_no_table_fails_the_review_in_one_line(tmp_path: Path) -> None:
+    """HEAD's code wrote ``{"results": {LOCK: 5}}`` and left: ``'int' object has no attribute 'get'``, a traceback
+    (exit 1, no review)."""
+    import json
+
+    path = _head_answers(tmp_path, (
+        "    import json as j, os, sys\n"
+        f"    sys.stdout.write(j.dumps({{'results': {{{_R1_LOCK!r}: 5}}}}))\n"
+        "    sys.stdout.flush()\n"
+        "    os._exit(0)\n"))
+    result = invoke("diff", "main", "HEAD", "--json", root=path)
+    assert result.exit_code == 1, result.output[-3000:]
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    (line,) = json.loads(result.stdout)["head_check"]
+    assert line.startswith(_NOT_PRICED + "its own code could not price it: it answered 5, not a table)")
+
+
+def test_head_s_code_failing_with_a_huge_line_fails_the_review_in_a_short_line(tmp_path: Path) -> None:
+    """HEAD's code failed with a last line of 1,000,000 characters on its standard error: the review's line (and its
+    pull-request comment) carried every one of them."""
+    import json
+
+    path = _head_answers(tmp_path, "    raise RuntimeError('x' * 1_000_000)\n")
+    result = invoke("diff", "main", "HEAD", "--json", root=path)
+    assert result.exit_code == 1, result.output[-3000:]
+    (line,) = json.loads(result.stdout)["head_check"]
+    # the last 64 KiB of its standard error are kept (MAX_STDERR, test (d)): the line's end, cut at 300 characters
+    assert line.startswith(_NOT_PRICED + "its own code could not price it: xxx")
+    assert "x… (65,535 characters)); check it with HEAD's code" in line
+    assert len(line) < 800
+    markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path)
+    assert markdown.exit_code == 1
+    assert len(markdown.stdout) < 20_000
+
+
+# --- (c) a checkpoint entry's changed claims (checkpoint_claims): no bound on entry.source or entry.imported_by -------
+
+
+def test_a_claim_of_a_million_characters_keeps_the_comment_short(tmp_path: Path) -> None:
+    """``entry.imported_by`` (no length bound but the entry's 64 MiB) rewritten to 1,000,000 ``<``: the claims line
+    made a comment of 4,000,740 characters, exit 0. Cut, it says its length; the text review shows it whole."""
+    root = _repo(tmp_path)
+    entry = root / "registry" / "checkpoints" / "gemma3-270m-q4_k_m.toml"
+    text = entry.read_text(encoding="utf-8")
+    assert text.count('imported_by = "passprice 0.1.0"') == 1
+    entry.write_text(text.replace('imported_by = "passprice 0.1.0"', f'imported_by = "{"<" * 1_000_000}"'),
+                     encoding="utf-8")
+    markdown = invoke("diff", "HEAD", "--format", "markdown", root=root)
+    assert markdown.exit_code == 0, markdown.output[-2000:]
+    assert len(markdown.stdout) < 10_000, len(markdown.stdout)
+    line = next(line for line in markdown.stdout.splitlines()
+                if line.startswith("- `registry/checkpoints/gemma3-270m-q4_k_m.toml`: claims changed"))
+    assert ("claims changed, which the pricer does not read (re-import from the GGUF file to confirm them): "
+            "entry.imported_by passprice 0.1.0 → &lt;&lt;") in line
+    assert line.endswith("&lt;… (1,000,131 characters: the text review (`passprice diff`) shows it whole)")
+    assert len(line) <= 2_100
+    text_review = invoke("diff", "HEAD", root=root)
+    assert text_review.exit_code == 0
+    assert f"entry.imported_by passprice 0.1.0 → {'<' * 1_000_000}" in text_review.stdout
+
+
+# --- (d) HEAD's own code writing without end: the review kept every byte it wrote ------------------------------------
+
+
+def test_a_side_s_code_writing_without_end_is_kept_to_a_bound() -> None:
+    """``sidecode._run`` keeps at most MAX_STDOUT bytes of the answer (then stops the process) and the last
+    MAX_STDERR of its standard error: both were kept whole (400 MB on standard error took the review to 1.7 GB)."""
+    import sys
+
+    from passprice import sidecode
+
+    child = ("import sys\nsys.stdin.read()\nchunk = 'x' * (1 << 20)\n"
+             "for _ in range(100): sys.stderr.write(chunk)\nsys.stderr.write('\\nthe last line\\n')\n"
+             "for _ in range(40): sys.stdout.write(chunk)\n")
+    status, out, err, why = sidecode._run([sys.executable, "-c", child], b"{}", Path.cwd(), {})
+    assert status is None
+    assert why == "wrote more than 33,554,432 bytes of answer"
+    assert sidecode.MAX_STDOUT < len(out) <= sidecode.MAX_STDOUT + (1 << 16)
+    assert len(err) == sidecode.MAX_STDERR
+    assert sidecode._last_line(err) == "the last line"
+    status, out, err, why = sidecode._run([sys.executable, "-c", "import sys; print(sys.stdin.read()[::-1])"],
+                                          b"x" * 300_000 + b"y", Path.cwd(), {})
+    assert (status, why, err) == (0, "", b"")
+    assert out == b"y" + b"x" * 300_000 + b"\n"  # a payload past a pipe's buffer is written whole
+
+
+def test_head_s_code_writing_a_flood_of_answer_fails_the_review_in_one_line(tmp_path: Path) -> None:
+    import json
+
+    path = _head_answers(tmp_path, (
+        "    import os, sys\n"
+        "    chunk = b'[' * (1 << 20)\n"
+        "    for _ in range(40): os.write(1, chunk)\n"
+        "    os._exit(0)\n"))
+    result = invoke("diff", "main", "HEAD", "--json", root=path)
+    assert result.exit_code == 1, result.output[-3000:]
+    (line,) = json.loads(result.stdout)["head_check"]
+    assert line.startswith(_NOT_PRICED + "its own code could not price it: wrote more than 33,554,432 bytes of "
+                                         "answer)")
+
+
+# --- (e) HEAD's own code that never answers: each ask held the review for the whole limit ----------------------------
+
+
+def test_head_s_code_that_never_answers_is_asked_once(tmp_path: Path, monkeypatch: Any) -> None:
+    """HEAD's package sleeping at its import: the review asked it three times (its locks' pins, its locks' prices, the
+    unlocked servings), each for the whole TIMEOUT_S (300 s: 15 minutes); now once, the later asks answered at once
+    with why."""
+    import json
+
+    from passprice import sidecode
+
+    path = _head_answers(tmp_path, "    pass\n")
+    init = path / "src" / "passprice" / "__init__.py"
+    init.write_text(init.read_text(encoding="utf-8") + "\nimport time\ntime.sleep(600)\n", encoding="utf-8")
+    from test_diff import commit_all
+
+    commit_all(path, "a package that never answers")
+    monkeypatch.setattr(sidecode, "TIMEOUT_S", 3)
+    monkeypatch.setattr(sidecode, "_STUCK", {})
+    runs: list[object] = []
+    real = sidecode._run
+
+    def counted(*args: Any) -> Any:
+        runs.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(sidecode, "_run", counted)
+    result = invoke("diff", "main", "HEAD", "--json", root=path)
+    assert result.exit_code == 1, result.output[-3000:]
+    assert len(runs) == 1
+    (line,) = json.loads(result.stdout)["head_check"]
+    assert line.startswith(_NOT_PRICED + "its own code could not price it: took longer than 3 s)")
+    assert "its own code could not price it: took longer than 3 s, asked before: not run again" in result.stdout
+
+
+# --- (f) how passprice is installed: a workflow beside facts.yml ------------------------------------------------------
+
+
+def test_a_workflow_added_beside_facts_yml_is_named_as_an_install_file(tmp_path: Path) -> None:
+    """A pull request adding ``.github/workflows/review.yml`` (a job of its own: another passprice, the sticky
+    comment) read "no fact changed; no lock affected", exit 0, and named nothing: only facts.yml was looked at."""
+    import json
+
+    root = _repo(tmp_path)
+    (root / ".github" / "workflows").mkdir(parents=True)
+    (root / ".github" / "workflows" / "review.yml").write_text(
+        "on: pull_request\njobs:\n  r:\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      - run: pip install passprice==0.0.1\n", encoding="utf-8")
+    (root / ".github" / "workflows" / "sub").mkdir()  # a folder GitHub does not read: not an install file
+    work = invoke("diff", "HEAD", "--json", root=root)
+    assert work.exit_code == 0, work.output[-2000:]
+    assert json.loads(work.stdout)["install_changed"] == [".github/workflows/review.yml"]
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "--no-verify", "-m", "a workflow")
+    text = invoke("diff", "HEAD~", "HEAD", root=root)
+    assert text.exit_code == 0
+    lines = text.stdout.splitlines()
+    assert lines[1] == "no fact changed; no lock affected; 8 locks unaffected; how passprice is installed changed " \
+                       "(.github/workflows/review.yml)"
+    assert json.loads(invoke("diff", "HEAD~", "HEAD", "--json", root=root).stdout)["install_changed"] == [
+        ".github/workflows/review.yml"]
+    assert json.loads(invoke("diff", "HEAD", "--json", root=root).stdout)["install_changed"] == []
