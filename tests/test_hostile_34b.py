@@ -243,3 +243,34 @@ def test_a_workflow_added_beside_facts_yml_is_named_as_an_install_file(tmp_path:
     assert json.loads(invoke("diff", "HEAD~", "HEAD", "--json", root=root).stdout)["install_changed"] == [
         ".github/workflows/review.yml"]
     assert json.loads(invoke("diff", "HEAD", "--json", root=root).stdout)["install_changed"] == []
+
+
+def test_head_s_code_answering_a_price_of_text_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    """The older path (``sidecode.price_locks``: each lock re-priced on HEAD by HEAD's own ``side_json``) took any
+    answer: HEAD's ``side_json`` returning ``{"price": {"tokens_per_s": "x"}}`` for every lock was a ``ValueError``
+    traceback in the review (``PriceSide.tokens_per_s``; round 34b's leftover, fixed by the lead). Now each such
+    result is one error line naming what is wrong, and the review fails (exit 1)."""
+    import json
+
+    from test_diff import commit_all, git
+    from test_slip_10 import _base
+
+    path = _base(tmp_path / "registry")
+    git(path, "checkout", "-q", "-b", "pr")
+    module = path / "src" / "passprice" / "reproduce.py"
+    text = module.read_text(encoding="utf-8")
+    head = "def side_json(root: Root, requests: list[Mapping[str, Any]]) -> dict[str, Any]:\n"
+    assert text.count(head) == 1
+    module.write_text(text.replace(head, head + (
+        '    return {"results": {str(r["key"]): {"price": {"tokens_per_s": "x"}} for r in requests}}\n')),
+        encoding="utf-8")
+    commit_all(path, "reproduce.py answers text")
+    result = invoke("diff", "main", "HEAD", "--json", root=path)
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output[-3000:]
+    assert result.exit_code == 1, result.output[-3000:]
+    assert "Traceback" not in result.output
+    said = ('its own code could not price it: it answered {"price": {"tokens_per_s": "x"}}: its price.tokens_per_s '
+            "is not a number")
+    assert said in json.dumps(json.loads(result.stdout), ensure_ascii=False)
+    text = invoke("diff", "main", "HEAD", root=path)
+    assert text.exit_code == 1 and said in text.stdout, text.output[-3000:]

@@ -290,7 +290,67 @@ def price_locks(root: Root, code: Code, requests: Sequence[Mapping[str, Any]]) -
     answered, why = _ask(root, code.folder, DRIVER, {"locks": list(requests)})
     if answered is None:
         return {str(r["key"]): {"error": f"its own code could not price it: {why}"} for r in requests}
-    return answered
+    # As price_pins: the side's code answers as it likes; a result of another shape is one short line, never obeyed
+    # ({"price": {"tokens_per_s": "x"}} was a ValueError traceback in the review, attack round 34b's leftover).
+    out: dict[str, Any] = {}
+    for key, result in answered.items():
+        problem = answer_problem(result)
+        out[key] = result if problem is None else {
+            "error": f"its own code could not price it: it answered {shown_answer(result)}: {problem}"}
+    return out
+
+
+#: The figures of a price's ``--json`` object the review reads as numbers, and those it reads as text
+#: (:func:`answer_problem`).
+PRICE_NUMBERS = frozenset((
+    "batch", "host_sequences", "rows_per_sequence", "emitted_per_sequence", "weight_bytes", "sequence_bytes",
+    "rewrite_bytes", "array_macs", "vector_macs", "scale_cycles", "memory_s", "host_s", "array_s", "vector_s",
+    "scale_s", "pass_s", "held_bytes", "capacity_bytes", "host_held_bytes", "host_capacity_bytes", "on_chip_bytes",
+    "on_chip_capacity", "tokens_per_s", "ratio", "fixed_s",
+))
+PRICE_TEXTS = frozenset(("card", "binds", "provenance", "stack"))
+
+
+def _price_problem(price: Any, where: str) -> str | None:
+    """What is wrong with ``price`` (a price's ``--json`` object as a side's own code answered it, at ``where``):
+    ``None`` when it has the shape the review reads."""
+    if not isinstance(price, dict):
+        return f"its {where} is not a table"
+    if "tokens_per_s" not in price:
+        return f"its {where} has no tokens_per_s"
+    for key, value in price.items():
+        if key in PRICE_NUMBERS and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            return f"its {where}.{key} is not a number"
+        if key in PRICE_TEXTS and not isinstance(value, str):
+            return f"its {where}.{key} is not a text"
+    rests_on = price.get("rests_on", {})
+    if not isinstance(rests_on, dict) or not all(isinstance(v, str) for v in rests_on.values()):
+        return f"its {where}.rests_on is not a table of provenances"
+    weakest = price.get("weakest", [])
+    if not isinstance(weakest, list) or not all(isinstance(v, str) for v in weakest):
+        return f"its {where}.weakest is not a list of paths"
+    if price.get("expected") is not None:
+        return _price_problem(price["expected"], f"{where}.expected")
+    return None
+
+
+def answer_problem(result: Any) -> str | None:
+    """What is wrong with ``result``, one lock's result as a side's own code answered it
+    (:func:`passprice.reproduce.side_json`'s shape: ``price``, ``refusal``, ``error``, ``spec``, ``checkpoint``,
+    ``facts``, ``gone``), in a few words; ``None`` when it has the shape the review reads. Raises nothing."""
+    if not isinstance(result, dict):
+        return "not a table"
+    for key, kind, what in (("refusal", dict, "a table"), ("error", str, "a text"), ("spec", dict, "a table"),
+                            ("checkpoint", str, "a text"), ("facts", dict, "a table"), ("gone", bool, "true or false")):
+        if result.get(key) is not None and not isinstance(result[key], kind):
+            return f"its {key} is not {what}"
+    refusal = result.get("refusal")
+    if refusal is not None and not all(isinstance(refusal.get(k, ""), str) for k in ("refusal", "message")):
+        return "its refusal's name or message is not a text"
+    facts = result.get("facts")
+    if facts is not None and not all(isinstance(v, str) for v in facts.values()):
+        return "its facts are not a table of provenances"
+    return None if result.get("price") is None else _price_problem(result["price"], "price")
 
 
 def price_pins(root: Root, code: Code, locks: Sequence[str]) -> dict[str, Any]:
@@ -316,6 +376,8 @@ def price_pins(root: Root, code: Code, locks: Sequence[str]) -> dict[str, Any]:
         answer = answered.get(rel)
         if not isinstance(answer, dict):
             out[rel] = {"error": f"its own code could not price it: it answered {shown_answer(answer)}, not a table"}
+        elif answer.get("price") is not None and (problem := _price_problem(answer["price"], "price")) is not None:
+            out[rel] = {"error": f"its own code could not price it: it answered {shown_answer(answer)}: {problem}"}
         elif isinstance(answer.get("price"), dict):
             out[rel] = {"price": answer["price"]}
         elif "error" in answer:
