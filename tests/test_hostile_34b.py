@@ -271,6 +271,6 @@ def test_head_s_code_answering_a_price_of_text_is_one_line_not_a_traceback(tmp_p
     assert "Traceback" not in result.output
     said = ('its own code could not price it: it answered {"price": {"tokens_per_s": "x"}}: its price.tokens_per_s '
             "is not a number")
-    assert said in json.dumps(json.loads(result.stdout), ensure_ascii=False)
+    assert json.dumps(said)[1:-1] in result.stdout
     text = invoke("diff", "main", "HEAD", root=path)
     assert text.exit_code == 1 and said in text.stdout, text.output[-3000:]
