@@ -5,7 +5,10 @@ The files are read in git's order (the system's, the user's, the repository's, i
 ``GIT_CONFIG_COUNT``'s pairs and ``GIT_CONFIG_PARAMETERS``'s, ``git -c``; a later value wins), ``include.path`` and
 ``includeIf.*.path`` followed (an ``includeIf`` as if its condition held: the file it names is looked at, and git,
 asked next, decides); a file that cannot be read as git config is named in one line with its line number, as git
-refuses it.
+refuses it. The null device reads as an empty file, as git reads it (``GIT_CONFIG_GLOBAL=/dev/null`` is git's own way
+to read no user config). Reading is bounded, whatever the files hold: each file is read once however often it is
+included (a file of 200 ``includeIf`` lines naming the next, five deep, is 200^5 reads followed naively), in linear
+time, within :data:`MAX_CONFIG_TOTAL_BYTES` and :data:`MAX_INCLUDES` in all.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,6 +29,10 @@ from passprice.files import shown
 MAX_CONFIG_BYTES = 1 << 20
 #: How deep ``include.path`` may nest (git's own limit).
 MAX_INCLUDE_DEPTH = 10
+#: The most bytes of all config files read for one look, includes too (a few KiB in practice).
+MAX_CONFIG_TOTAL_BYTES = 4 << 20
+#: The most names of included files that are there followed for one look (a handful in practice).
+MAX_INCLUDES = 1000
 
 _SECTION = re.compile(r'\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\\n]|\\.)*)")?\s*\]')
 _KEY = re.compile(r"([A-Za-z][A-Za-z0-9-]*)[ \t]*")
@@ -96,15 +104,18 @@ def entries(text: str, where: str) -> Iterator[tuple[str, str | None]]:
     at = 0
     while at < len(lines):
         number = at + 1
-        line = lines[at].lstrip(" \t")
+        line = lines[at]
         at += 1
-        if number == 1 and line.startswith("\ufeff"):
-            line = line[1:]
-        while line:
-            if line[0] in "#;":
+        if number == 1 and line.lstrip(" \t").startswith("\ufeff"):
+            line = line.lstrip(" \t")[1:]
+        pos = 0  # where the line is read from: sections on one line ([a][b]…) are read in linear time, not re-sliced
+        while True:
+            while pos < len(line) and line[pos] in " \t":
+                pos += 1
+            if pos >= len(line) or line[pos] in "#;":
                 break
-            if line[0] == "[":
-                match = _SECTION.match(line)
+            if line[pos] == "[":
+                match = _SECTION.match(line, pos)
                 if not match:
                     raise ConfigUnread(f"{shown(where)}: line {number}: a section header not closed or not of "
                                        "letters, digits, '-' and '.'; not git config (git refuses this file too)")
@@ -112,9 +123,9 @@ def entries(text: str, where: str) -> Iterator[tuple[str, str | None]]:
                 if match.group(2) is not None:
                     name += "." + re.sub(r"\\(.)", r"\1", match.group(2))
                 section = name
-                line = line[match.end():].lstrip(" \t")
+                pos = match.end()
                 continue
-            key = _KEY.match(line)
+            key = _KEY.match(line, pos)
             if key is None:
                 raise ConfigUnread(f"{shown(where)}: line {number}: not a key; not git config (git refuses this file "
                                    "too)")
@@ -124,7 +135,8 @@ def entries(text: str, where: str) -> Iterator[tuple[str, str | None]]:
                 yield name, None
             elif rest[0] == "=":
                 value, at = _value(rest[1:], where, number, lines, at)
-                yield name, value
+                # git holds a value as a C string: a NUL ends it (`attributesFile = RULES<NUL>x` names RULES)
+                yield name, value.partition("\0")[0]
             else:
                 raise ConfigUnread(f"{shown(where)}: line {number}: a key followed by neither '=' nor the line's "
                                    "end; not git config (git refuses this file too)")
@@ -137,46 +149,128 @@ def _expanded(value: str, base: Path) -> Path:
     return path if path.is_absolute() else base / path
 
 
-def _read(path: Path, depth: int, top: Path, out: list[Setting]) -> None:
-    """Append the settings of the config file ``path`` (and of those it includes, ``depth`` deep so far) to ``out``:
-    ``core.attributesfile`` as :class:`Setting` (relative to ``top``, the work tree's top, where git runs), else
-    nothing. A file not there is skipped (git skips it too). Raises :class:`ConfigUnread`."""
-    from passprice.files import read_regular
-    from passprice.gitread import _there
+def null_device(path: Path | str) -> bool:
+    """Whether ``path`` (a link followed) is the null device, which git reads as an empty file
+    (``GIT_CONFIG_GLOBAL=/dev/null``, ``core.attributesFile=/dev/null``). Raises nothing."""
+    try:
+        found, null = os.stat(path), os.stat(os.devnull)
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISCHR(found.st_mode) and found.st_rdev == null.st_rdev
 
-    if not _there(path):
-        return
+
+def _absent(path: Path) -> None:
+    """Try to open ``path``, where nothing git reads is (nothing, or a link to nothing): the result memo stamps an open
+    that failed as an input (:mod:`passprice.memorecord`), so a replay holds only while it stays so. A ``~/.gitconfig``
+    linked to a file not yet there was passed over unstamped: once the file was written, naming a file of rules, the
+    memo replayed the ``check`` that passed (attack round 34). Raises nothing."""
+    with contextlib.suppress(OSError, ValueError):
+        os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))
+
+
+@attrs.define
+class _Look:
+    """One look through the config files: each file's result by its place (its folder's real path and its name),
+    ``None`` while it is being read (an include loop), each include's result by the name it gives, and what was read
+    so far."""
+
+    top: Path
+    done: dict[tuple[str, str], tuple[Setting | None, int] | None] = attrs.Factory(dict)
+    named: dict[str, tuple[Setting | None, int] | None] = attrs.Factory(dict)
+    read_bytes: int = 0
+    includes: int = 0
+
+
+def _read(path: Path, look: _Look) -> tuple[Setting | None, int] | None:
+    """The last ``core.attributesfile`` the config file ``path`` sets, its own or an included file's, as
+    :class:`Setting` (relative to ``look.top``, the work tree's top, where git runs), and how deep its includes nest;
+    ``None`` when no file is there (git skips it too). A file included again is not read again. Raises
+    :class:`ConfigUnread`: a file not read as git config, includes nesting past :data:`MAX_INCLUDE_DEPTH` (a loop
+    too), more than :data:`MAX_INCLUDES` includes or :data:`MAX_CONFIG_TOTAL_BYTES` bytes in all."""
+    from passprice.files import read_regular
+
+    if not os.path.exists(path):  # nothing, or a link to nothing: git skips it
+        _absent(path)
+        return None
+    if null_device(path):
+        return None, 0
+    try:
+        place = (os.path.realpath(path.parent), path.name)
+    except (OSError, ValueError):
+        place = (str(path.parent), path.name)
+    if place in look.done:
+        got = look.done[place]
+        if got is None:
+            raise ConfigUnread(f"{shown(path)}: includes nest more than {MAX_INCLUDE_DEPTH} deep (it includes itself, "
+                               "by way of the files it includes; git refuses this too)")
+        return got
+    look.done[place] = None
     try:
         data = read_regular(path, MAX_CONFIG_BYTES)
     except InputError as e:
-        if not os.path.exists(path):
-            return  # a dangling link: git skips it too
         raise ConfigUnread(f"{e}; a git config file (so whether it names a file of attribute rules cannot be told)"
                            ) from None
+    look.read_bytes += len(data)
+    if look.read_bytes > MAX_CONFIG_TOTAL_BYTES:
+        raise ConfigUnread(f"{shown(path)}: the git config files read with their includes add up past "
+                           f"{MAX_CONFIG_TOTAL_BYTES:,} bytes (so whether they name a file of attribute rules cannot "
+                           "be told)")
     text = data.decode("utf-8", "surrogateescape")
+    last: Setting | None = None
+    depth = 0
     for name, value in entries(text, str(path)):
         if name == "core.attributesfile":
             if value is None:
                 raise ConfigUnread(f"{shown(path)}: core.attributesFile has no value (a path); not git config (git "
                                    "refuses this file too)")
-            out.append(Setting(str(_expanded(value, top)) if value else "", str(path)))
-        elif value and (name == "include.path" or (name.startswith("includeif.") and name.endswith(".path"))):
-            if depth >= MAX_INCLUDE_DEPTH:
-                raise ConfigUnread(f"{shown(path)}: includes nest more than {MAX_INCLUDE_DEPTH} deep (git refuses "
-                                   "this too)")
-            _read(_expanded(value, path.parent), depth + 1, top, out)
+            last = Setting(str(_expanded(value, look.top)) if value else "", str(path))
+        elif value and _includes(name):
+            got = _included(_expanded(value, path.parent), look, path)
+            if got is not None:
+                depth = max(depth, got[1] + 1)
+                if depth > MAX_INCLUDE_DEPTH:
+                    raise ConfigUnread(f"{shown(path)}: includes nest more than {MAX_INCLUDE_DEPTH} deep (git refuses "
+                                       "this too)")
+                if got[0] is not None:
+                    last = got[0]
+    look.done[place] = (last, depth)
+    return last, depth
+
+
+def _includes(name: str) -> bool:
+    """Whether the setting ``name`` names a file to include: ``include.path``, ``includeIf.COND.path``."""
+    return name == "include.path" or (name.startswith("includeif.") and name.endswith(".path"))
+
+
+def _included(path: Path, look: _Look, by: Path | str) -> tuple[Setting | None, int] | None:
+    """:func:`_read` of the file ``path`` an include (in ``by``) names, once a name: each name of a file that is there
+    counted against :data:`MAX_INCLUDES`."""
+    name = str(path)
+    if name in look.named:
+        return look.named[name]
+    if os.path.lexists(path):
+        look.includes += 1
+        if look.includes > MAX_INCLUDES:
+            raise ConfigUnread(f"{shown(by)}: more than {MAX_INCLUDES:,} files included in all (git config; so "
+                               "whether they name a file of attribute rules cannot be told)")
+    got = look.named[name] = _read(path, look)
+    return got
 
 
 def user_config_files() -> list[Path]:
     """The config files git reads in every repository, in git's order: the system's (``GIT_CONFIG_SYSTEM``, else
     ``/etc/gitconfig``; none under ``GIT_CONFIG_NOSYSTEM``), the user's (``GIT_CONFIG_GLOBAL``, else
-    ``$XDG_CONFIG_HOME/git/config`` and ``~/.gitconfig``)."""
+    ``$XDG_CONFIG_HOME/git/config`` and ``~/.gitconfig``). A variable set empty names no file, as git reads it:
+    ``GIT_CONFIG_GLOBAL=`` read ``~/.gitconfig`` (attack round 34)."""
     env = os.environ
     files = []
     if env.get("GIT_CONFIG_NOSYSTEM", "").lower() not in ("1", "true", "yes", "on"):
-        files.append(Path(env.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig"))
-    if env.get("GIT_CONFIG_GLOBAL"):
-        files.append(Path(env["GIT_CONFIG_GLOBAL"]))
+        system = env.get("GIT_CONFIG_SYSTEM", "/etc/gitconfig")
+        if system:
+            files.append(Path(system))
+    if "GIT_CONFIG_GLOBAL" in env:
+        if env["GIT_CONFIG_GLOBAL"]:
+            files.append(Path(env["GIT_CONFIG_GLOBAL"]))
     else:
         xdg = env.get("XDG_CONFIG_HOME") or ""
         if not os.path.isabs(xdg):
@@ -192,25 +286,46 @@ def config_files(common: Path, git_dir: Path) -> list[Path]:
     return [*user_config_files(), common / "config", git_dir / "config.worktree"]
 
 
-def attributes_file(common: Path, git_dir: Path, top: Path) -> Setting | None:
-    """The ``core.attributesFile`` git applies in the repository of ``common`` and ``git_dir`` (:func:`config_files`)
-    with its work tree's top at ``top``: the last value set (an empty value: none), or ``None`` when no file sets it
-    (git then reads ``$XDG_CONFIG_HOME/git/attributes``). Raises :class:`ConfigUnread` naming a file git reads that
-    passprice cannot read as git config."""
-    found: list[Setting] = []
-    for path in config_files(common, git_dir):
-        _read(path, 0, top, found)
+def _environment_pairs() -> list[tuple[str, str, str]]:
+    """The settings the environment gives, in git's order, each as its name (lowercased), value and where it is
+    given: ``GIT_CONFIG_COUNT``'s pairs (``GIT_CONFIG_KEY_n``/``GIT_CONFIG_VALUE_n`` for each n below the count, as
+    many as there are: a count of 2,000 was read only to 1,000), then ``GIT_CONFIG_PARAMETERS``'s (``git -c``)."""
     env = os.environ
-    with contextlib.suppress(ValueError):
-        for n in range(min(int(env.get("GIT_CONFIG_COUNT") or 0), 1000)):
-            if env.get(f"GIT_CONFIG_KEY_{n}", "").lower() == "core.attributesfile":
-                value = env.get(f"GIT_CONFIG_VALUE_{n}", "")
-                found.append(Setting(str(_expanded(value, top)) if value else "", f"GIT_CONFIG_KEY_{n}"))
+    out = []
+    count = (env.get("GIT_CONFIG_COUNT") or "").lstrip()
+    if count.isascii() and count.isdigit():
+        numbers = sorted(int(m.group(1)) for k in env if (m := re.fullmatch(r"GIT_CONFIG_KEY_(0|[1-9][0-9]{0,9})", k)))
+        out += [(env[f"GIT_CONFIG_KEY_{n}"].lower(), env.get(f"GIT_CONFIG_VALUE_{n}", ""), f"GIT_CONFIG_KEY_{n}")
+                for n in numbers if n < int(count)]
     with contextlib.suppress(ValueError):  # `git -c core.attributesFile=X`, passed to a hook's passprice
         import shlex
 
         for item in shlex.split(env.get("GIT_CONFIG_PARAMETERS") or ""):
             key, _, value = item.partition("=")
-            if key.lower() == "core.attributesfile":
-                found.append(Setting(str(_expanded(value, top)) if value else "", "GIT_CONFIG_PARAMETERS"))
-    return found[-1] if found else None
+            out.append((key.lower(), value, "GIT_CONFIG_PARAMETERS"))
+    return out
+
+
+def attributes_file(common: Path, git_dir: Path, top: Path) -> Setting | None:
+    """The ``core.attributesFile`` git applies in the repository of ``common`` and ``git_dir`` (:func:`config_files`)
+    with its work tree's top at ``top``: the last value set (an empty value: none), or ``None`` when no file sets it
+    (git then reads ``$XDG_CONFIG_HOME/git/attributes``). A file the environment includes (``git -c
+    include.path=FILE``, absolute, as git requires there) is read too: its rule file was applied by git and passed by
+    ``check`` (attack round 34). Raises :class:`ConfigUnread` naming a file git reads that passprice cannot read as
+    git config."""
+    look = _Look(top)
+    found: Setting | None = None
+    for path in config_files(common, git_dir):
+        got = _read(path, look)
+        if got is not None and got[0] is not None:
+            found = got[0]
+    for name, value, where in _environment_pairs():
+        if name == "core.attributesfile":
+            found = Setting(str(_expanded(value, top)) if value else "", where)
+        elif value and _includes(name):
+            path = Path(os.path.expanduser(value))
+            if path.is_absolute():  # a relative one: git refuses it ("relative config includes must come from files")
+                got = _included(path, look, where)
+                if got is not None and got[0] is not None:
+                    found = got[0]
+    return found

@@ -159,13 +159,18 @@ def blocking_file(paths: Iterable[Path], what: str) -> str | None:
     which git opens and reads to its end (``what``: ``a file of attribute rules``, ``a config file``): git blocks
     forever on a FIFO and reads ``/dev/zero`` without end. ``check`` of a repository whose ``.git/info/attributes``
     (or ``.gitattributes``, or the file ``core.attributesFile`` names) was a FIFO never finished, in ``git
-    check-attr`` (attack round 33). ``None`` when none is. Raises nothing."""
+    check-attr`` (attack round 33). The null device is not refused: git reads it as an empty file
+    (``GIT_CONFIG_GLOBAL=/dev/null`` is git's own way to read no user config; ``diff`` refused it, attack round 34).
+    ``None`` when none is. Raises nothing."""
     from passprice.files import kind, shown
+    from passprice.gitconfig import null_device
 
     for path in paths:
         try:
             mode = os.stat(path).st_mode
         except (OSError, ValueError):
+            continue
+        if null_device(path):
             continue
         if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISSOCK(mode):
             return (f"{shown(path)}: {kind(mode)}, where git reads {what}: git would block reading it (or read without "
