@@ -3459,8 +3459,14 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         ]
     if d.spans:  # walkthrough 21: a re-fit's runs against the span they were measured in
         out += ["", "#### Stack fits", ""]
+        # Outside-span lines first, then at most MAX_OTHER_FILES in all (a review of hundreds of re-fitted stacks
+        # had no bound here; attack round 34b's leftover).
+        spans = sorted(d.spans.items(), key=lambda item: "outside" not in item[1])
         out += [f"- {'⚠️ ' if 'outside' in line else ''}{markdown_code(path)}: {markdown_text(line)}"
-                for path, line in d.spans.items()]
+                for path, line in spans[:MAX_OTHER_FILES]]
+        if len(spans) > MAX_OTHER_FILES:
+            out.append(f"- and {_n(len(spans) - MAX_OTHER_FILES, 'more stack')}: the text review (`passprice diff`) "
+                       "lists each")
     tables = [f for f in d.files if f.meta]
     if tables:  # only the text review listed them: a stack's routes changed read "no fact changed" alone here
         out += ["", "#### Records' own tables changed", ""]
