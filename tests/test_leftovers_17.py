@@ -50,7 +50,7 @@ def test_the_comment_lists_at_most_twenty_stack_fits_outside_ones_first(tmp_path
     their span first, and counts the rest."""
     root = _registry(tmp_path)
     d = diff(Root(root), str(root), str(root))
-    spans = {f"facts/stacks/s{i:02d}.toml": f"111 → 112 runs; span 0.34 … 0.85 → 0.34 … 0.85" for i in range(25)}
+    spans = {f"facts/stacks/s{i:02d}.toml": "111 → 112 runs; span 0.34 … 0.85 → 0.34 … 0.85" for i in range(25)}
     spans["facts/stacks/s23.toml"] = "111 → 112 runs; added run w21 at 0.2461 × its limit, outside BASE's span"
     spans["facts/stacks/s24.toml"] = "111 → 112 runs; added run w22 at 0.9 × its limit, outside BASE's span"
     text = diff_markdown(attrs.evolve(d, spans=spans))
