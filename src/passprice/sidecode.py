@@ -451,8 +451,10 @@ def _run(
     import selectors
     import time
 
+    # Its own session (and so its own process group): whatever it starts is stopped with it, below (a side's code
+    # that forked a child to run on after it answered left that child running past the review: session 18).
     proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
-                            env=dict(env))
+                            env=dict(env), start_new_session=os.name == "posix")
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     out, err = bytearray(), bytearray()
     why = ""
@@ -469,7 +471,9 @@ def _run(
                 if left <= 0:
                     why = f"took longer than {TIMEOUT_S} s"
                     break
-                for key, _ in pipes.select(left):
+                if proc.poll() is not None:  # it ended: what it started and left holding the pipes goes with it
+                    _stop_group(proc.pid)
+                for key, _ in pipes.select(min(left, _POLL_S)):
                     pipe = key.fileobj
                     if pipe is proc.stdin:
                         try:
@@ -502,10 +506,29 @@ def _run(
         finally:
             if proc.poll() is None:
                 proc.kill()
+            _stop_group(proc.pid)
             proc.wait()
             for pipe in (proc.stdin, proc.stdout, proc.stderr):
                 pipe.close()
     return (None if why else proc.returncode), bytes(out), bytes(err), why
+
+
+#: How often (seconds) :func:`_run` looks whether the side's code has ended while its pipes are still open.
+_POLL_S = 0.05
+
+
+def _stop_group(pgid: int) -> None:
+    """Kill (SIGKILL) every process left in the process group ``pgid`` that :func:`_run` started its side's code in,
+    so nothing it started runs on past the review. A group already empty, or not ours, is left alone. Only on POSIX
+    (elsewhere the side's code is not started in a group of its own). A process that made a session of its own
+    (``setsid``) has left the group and is out of reach (said in docs/DESIGN.md)."""
+    if os.name != "posix":
+        return
+    import contextlib
+    import signal
+
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
 
 
 def _last_line(data: bytes) -> str:

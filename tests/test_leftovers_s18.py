@@ -1,0 +1,61 @@
+"""Session 18's leftovers closed by the lead: HEAD's own code run during a review could leave a process running past
+it (a child it forked and did not wait for), and a child holding the answer pipe open held the review for the whole
+limit."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+from passprice import sidecode
+
+
+def _gone(pid: int, within_s: float = 5.0) -> bool:
+    """Whether process ``pid`` has ended (gone, or a zombie waiting for whoever adopted it) within ``within_s``."""
+    end = time.monotonic() + within_s
+    while time.monotonic() < end:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _forking_child(tmp_path: Path, close_pipes: bool) -> str:
+    """A side's code that answers, and first forks a child that runs on for 60 s (holding the answer and error
+    pipes, or with them closed, as a daemon would), writing its pid to ``tmp_path/pid``."""
+    closing = "os.close(0); os.close(1); os.close(2)\n    " if close_pipes else ""
+    return (
+        "import os, sys, time\n"
+        "sys.stdin.read()\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        f"    {closing}time.sleep(60)\n"
+        "    os._exit(0)\n"
+        f"open({str(tmp_path / 'pid')!r}, 'w').write(str(pid))\n"
+        "sys.stdout.write('{\"results\": {}}')\n"
+    )
+
+
+def test_a_child_holding_the_answer_pipe_neither_holds_the_review_nor_outlives_it(tmp_path: Path) -> None:
+    """Before: the review read the pipes until the child let go of them, 300 s (TIMEOUT_S), then said "took longer
+    than 300 s" although the code had answered; the child ran on."""
+    started = time.monotonic()
+    status, out, err, why = sidecode._run([sys.executable, "-c", _forking_child(tmp_path, False)], b"{}",
+                                          Path.cwd(), dict(os.environ))
+    assert (status, why, out) == (0, "", b'{"results": {}}'), err
+    assert time.monotonic() - started < 30  # not the 60 s the child sleeps, nor TIMEOUT_S
+    assert _gone(int((tmp_path / "pid").read_text()))
+
+
+def test_a_daemon_child_does_not_outlive_the_review(tmp_path: Path) -> None:
+    """A child that closed its pipes (a daemon that did not make a session of its own) ran on after the review."""
+    status, out, _, why = sidecode._run([sys.executable, "-c", _forking_child(tmp_path, True)], b"{}", Path.cwd(),
+                                        dict(os.environ))
+    assert (status, why, out) == (0, "", b'{"results": {}}')
+    assert _gone(int((tmp_path / "pid").read_text()))
