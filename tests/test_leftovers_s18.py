@@ -59,3 +59,45 @@ def test_a_daemon_child_does_not_outlive_the_review(tmp_path: Path) -> None:
                                         dict(os.environ))
     assert (status, why, out) == (0, "", b'{"results": {}}')
     assert _gone(int((tmp_path / "pid").read_text()))
+
+
+# --- simulate's fitted-span flag (session 17 left it untested: no shipped serving is priced under a shipped stack) --
+
+_SHORT = """#:schema ../../schema/serving.schema.json
+description = "Gemma 3 270M Q4_K_M on one H100 SXM, short chats only"
+checkpoint = "gemma3-270m-q4_k_m"
+card = "h100_sxm5_80gb"
+batch = 1
+
+[[contexts]]
+share = 1.0
+position = 1024
+limit = 4096
+"""
+_SIM = ("simulate", "gemma3-short", "--synthetic", "3", "--stack", "llamacpp-cuda-2405", "--chunk", "1",
+        "--max-batch", "1")
+
+
+def test_simulate_under_a_stack_flags_a_decode_pass_outside_the_fitted_span(tmp_path: Path) -> None:
+    """gemma3 270M's decode pass on an H100 under llamacpp-cuda-2405 is expected at 0.04266 × its limit, far below the
+    0.3425 … 0.8519 its 111 runs (8B and 70B models) measured: ``simulate`` says so, in text and in ``--json``, as
+    ``price`` does."""
+    import json
+
+    from cli_helpers import copy_root, invoke
+
+    root = copy_root(tmp_path)
+    (root / "registry" / "servings" / "gemma3-short.toml").write_text(_SHORT, encoding="utf-8")
+    text = invoke(*_SIM, root=root)
+    assert text.exit_code == 0, text.output[-2000:]
+    span = ("its 111 fitted runs measured 0.3425 … 0.8519 × their limit (the limit 1.17 … 2.92 × measured); this "
+            "price's 0.04266 (the limit 23.4 × expected) lies outside: an extrapolation of the fit")
+    assert f"  fitted span {span} (the serving's decode pass, batch 1)" in text.stdout
+    assert f"  fitted span   {span}" in invoke("price", "gemma3-short", "--stack", "llamacpp-cuda-2405",
+                                               root=root).stdout
+    data = invoke(*_SIM, "--json", root=root)
+    assert data.exit_code == 0
+    reach = json.loads(data.stdout)["stack_span"]
+    assert (reach["runs"], reach["inside"], reach["batch"]) == (111, False, None)
+    assert (round(reach["low"], 4), round(reach["high"], 4), round(reach["ratio"], 5)) == (0.3425, 0.8519, 0.04266)
+    assert "outside the 0.3425 … 0.8519 × (limit 1.17 … 2.92 × measured) its 111 fitted runs measured" in data.stderr
