@@ -19,6 +19,9 @@ Attempts that passed before their fix:
   no stack, its digests recomputed, beside a price-neutral edit of ``src/passprice``: "re-locked", exit 0, and
   ``check`` "ok". A path HEAD's code adds is no path of the running code's lock schema (HEAD's lock would not
   read), so the exception guarded nothing: every pin no side holds is named now.
+- (4) a source record naming a registry document (``source.path``) and its ``sha256``, the document then edited alone:
+  ``check`` (and so the hook) passed with 0 problems, the record's sha256 naming a copy the registry no longer
+  holds. ``check`` hashes each such document now.
 """
 
 from __future__ import annotations
@@ -190,3 +193,34 @@ def test_a_made_up_pin_at_a_path_no_side_holds_beside_a_code_edit_fails_the_revi
         "passprice lock from a registry, and a pin neither side holds (written by hand, or made before a later "
         f"commit of the change edited the fact) cannot be traced; re-lock it: passprice lock --update -o {R1_LOCK}"
     ]
+
+
+# --- (4) a registry document edited under its recorded sha256 -------------------------------------------------------
+
+DOCUMENT = b"# My notes\nhot set: 58 of 128 experts take 90 % of the routing mass\n"
+
+
+def test_a_document_edited_under_its_recorded_sha256_fails_check_and_the_review(registry: Path) -> None:
+    path = branch(registry, "notes")
+    (path / "notes").mkdir()
+    (path / "notes" / "doc.md").write_bytes(DOCUMENT)
+    stated = hashlib.sha256(DOCUMENT).hexdigest()
+    (path / "sources" / "my-notes.toml").write_text(
+        '[source]\ntitle = "My notes"\nkind = "registry"\npublisher = "me"\npath = "notes/doc.md"\n'
+        f'sha256 = "{stated}"\nread = "how the figures were read off it"\n', encoding="utf-8")
+    commit_all(path, "my notes, with their sha256")
+    assert invoke("check", root=path).exit_code == 0
+    # a revision's review holds each document empty and compares its identity: the record still holds there
+    assert json.loads(invoke("diff", "main", "HEAD", "--json", root=path).stdout)["head_check"] == []
+    git(path, "checkout", "-q", "-b", "notes-edited")
+    edited = DOCUMENT.replace(b"58 of 128", b"48 of 128")
+    (path / "notes" / "doc.md").write_bytes(edited)
+    commit_all(path, "my notes: 48")
+    line = (f"sources/my-notes.toml: source.sha256: {stated[:12]}… is not the sha256 of notes/doc.md (its bytes hash "
+            f"to {hashlib.sha256(edited).hexdigest()}): the registry's document is not the copy that was read; "
+            "restore it, or re-read it and record its sha256")
+    checked = invoke("check", root=path)
+    assert checked.exit_code == 2, checked.output  # was 0: "0 problems"
+    assert checked.stderr.splitlines() == [f"passprice: error: {line}"]
+    out = json.loads(invoke("diff", "notes", "HEAD", "--json", root=path).stdout)
+    assert out["head_check"] == [line] and out["exit_status"] == 2

@@ -2372,7 +2372,7 @@ def _compare(base: Side, head: Side) -> Diff:
     files = tuple(compare_file(base, head, p, renames.get(p), into.get(p)) for p in paths)
     from passprice.check import review_files
 
-    review = review_files(head.root)
+    review = review_files(head.root, head.document)
     problems = review.problems + unreproduced(head, [p for p in paths if p in head.files])
     # HEAD's and BASE's facts read with the running code: also when HEAD prices with its own code (a pull request
     # tidying src/passprice re-cited a lock's pinned fact by hand and passed as "re-locked", slip round 28), a pin at
