@@ -312,19 +312,21 @@ class FileReview:
     kinds: tuple[tuple[str, int], ...]
 
 
-def review_files(root: Root) -> FileReview:
+def review_files(root: Root, documents: Callable[[str], str | None] | None = None) -> FileReview:
     """Validate every record file of ``root`` against its schema (cards, drafting methods, routing records, stacks,
     checkpoints, measurements, sources, servings), recompute every derived fact and stack fit, and resolve every
     serving: all of :func:`check` but the locks (``passprice diff`` runs it on HEAD, so a review fails where
     ``check`` would). File names in the lines are relative to ``root``. The files are read as one snapshot
-    (:func:`passprice.snapshot.reading`): each once, whatever the number of servings naming it."""
+    (:func:`passprice.snapshot.reading`): each once, whatever the number of servings naming it. ``documents``: the
+    identity (``sha256:…``) of each registry document by its path, where ``root`` does not hold their bytes (a
+    review's revision: :meth:`passprice.diff.Side.document`); by default each is hashed where it lies."""
     from passprice import snapshot
 
     with snapshot.reading():
-        return _review_files(root)
+        return _review_files(root, documents)
 
 
-def _review_files(root: Root) -> FileReview:
+def _review_files(root: Root, documents: Callable[[str], str | None] | None = None) -> FileReview:
     from passprice.lineage import review
     from passprice.serving import ServingRefusal
     from passprice.servings import load_spec, resolve
@@ -374,7 +376,7 @@ def _review_files(root: Root) -> FileReview:
     # is bad input too, as a card is: review's look at sources/ (sources.check_sources, each record loaded once)
     # appends its lines to unreadable. Until issue 13's leftovers each record was loaded a second time here
     # (read_sources) for the same lines: 4,000 records, 8,000 schema.load calls.
-    found, warnings = review(root, unreadable)
+    found, warnings = review(root, unreadable, documents)
     problems += found
     from passprice.calibrate import review_stacks
 

@@ -31,7 +31,7 @@ from passprice.cachefolder import make_folders
 from passprice.cards import card_from_document, document_and_facts
 from passprice.derivations import Finding, recheck_all
 from passprice.drafts import method_from_document
-from passprice.errors import InputError, escaped, problem_lines
+from passprice.errors import InputError, escaped, problem_lines, spelled
 from passprice.facts import Fact, Provenance, dimension
 from passprice.files import is_folder
 from passprice.lineage import Dependant, changed_dependants
@@ -56,6 +56,7 @@ from passprice.tables import json_text, markdown_code, markdown_table, markdown_
 if TYPE_CHECKING:
     from passprice.addedservings import AddedServing
     from passprice.comment import Links
+    from passprice.servings import ServingSpec
     from passprice.unlocked import ServingMove
 
 #: The folders of a root a diff compares.
@@ -645,9 +646,10 @@ class FactChange:
     def to_verify(self) -> str | None:
         """What a reviewer must check in the cited source for this change, which passprice cannot (it does not read
         the source): a provenance made stronger (does the new citation state the figure, as measured or
-        published?), a value that moved while its citation (source and locator) did not (does the cited place
-        say the new figure? said more firmly when the locator quotes the old figure and not the new one), or a
-        published or measured figure cited anew (does the new place state it?). ``None``
+        published? asked of a fact carrying a derivation too), a value that moved while its citation (source and
+        locator) did not (does the cited place say the new figure? said more firmly when the locator quotes the old
+        figure and not the new one), or a published or measured figure cited anew (does the new place state it?).
+        ``None``
         for an added or removed fact, a derived one (its value follows from its inputs, which ``check``
         recomputes), or a change nothing in the source need confirm. A derived fact's value is not asked about, but
         the figures its derivation reads from sources are, as a cited fact's value is (:func:`_inputs_to_verify`):
@@ -657,19 +659,22 @@ class FactChange:
             return None
         where = f"{new.source}: {new.locator}" if new.source is not None else f"{new.cite}"
         same_cite = (old.source, old.locator, old.cite) == (new.source, new.locator, new.cite)
+        stronger = (f"the provenance is stronger ({old.provenance.value} → {new.provenance.value}): does {where} "
+                    f"state {new.describe()}, {new.provenance.value}?") if self.strengthened else None
         if new.derivation is not None:
             # The fact's own citation is the place its audit traces it to: re-cited under an unchanged derivation
             # (the H200's array to a locator quoting 'INT8 Tensor Core 4,958 TOPS' over its 3958 TOPS input), the
-            # review read ✅ with four locks re-pinned on it (slip round 29).
+            # review read ✅ with four locks re-pinned on it (slip round 29). Its provenance raised is asked about
+            # as any fact's is: the H100's scale (a derivation over its vector rate) made estimated → published,
+            # its two locks re-locked, read "(stronger)", ✅, nothing to verify (slip round 30).
             from passprice.derivations import Derivation
 
             own = None if same_cite or not isinstance(new.derivation, Derivation) else (
                 f"its citation changed: does {where} give what its derivation ({new.derivation.formula}) takes from "
                 "it?")
-            return "; ".join(x for x in (own, _inputs_to_verify(old, new)) if x) or None
-        if self.strengthened:
-            return (f"the provenance is stronger ({old.provenance.value} → {new.provenance.value}): does {where} "
-                    f"state {new.describe()}, {new.provenance.value}?")
+            return "; ".join(x for x in (stronger, own, _inputs_to_verify(old, new)) if x) or None
+        if stronger is not None:
+            return stronger
         if "value" in self.fields and same_cite:
             quoted = _quoted_figures(new.locator or new.cite or "")
             if _figure(old.amount) in quoted and _figure(new.amount) not in quoted:
@@ -769,6 +774,20 @@ def _quoted_figures(text: str) -> set[float]:
 
 
 _FIELDS = ("value", "unit", "provenance", "source", "locator", "cite", "note", "derivation")
+
+
+def _serving_changes(old: ServingSpec, new: ServingSpec) -> tuple[str, ...]:
+    """:func:`passprice.reproduce.serving_changes` as the review shows it: each word of a line that prints but is not
+    ASCII (a name) spelled out after the line (:func:`passprice.errors.spelled`): a serving pointed at a card copied
+    under a name with a Cyrillic ``х`` read ``card: h200_sxm_141gb → h200_sxm_141gb``, a change that prints as none
+    (slip round 30)."""
+    from passprice.reproduce import serving_changes
+
+    out = []
+    for line in serving_changes(old, new):
+        words = dict.fromkeys(w.strip(";,") for w in line.split(" ") if not w.isascii() and w != "→")
+        out.append(line + "".join(f" (spelled {w!a})" for w in words if w and w.isprintable()))
+    return tuple(out)
 
 
 def _field(fact: Fact, name: str) -> Any:
@@ -975,9 +994,7 @@ def compare_file(base: Side, head: Side, rel: str, renamed_from: str | None = No
         claims = (old.meta, new.meta)
     serving: tuple[str, ...] = ()
     if kind == "serving" and old.spec is not None and new.spec is not None:
-        from passprice.reproduce import serving_changes
-
-        serving = serving_changes(old.spec, new.spec)
+        serving = _serving_changes(old.spec, new.spec)
     # The facts HEAD derives from a changed fact, and whether each still follows (passprice.lineage).
     derived = tuple(changed_dependants(new.facts or {}, [c.path for c in facts if c.new is not None]))
     # A price resting on a derived fact that no longer follows from its inputs rests on a figure nobody computed.
@@ -1706,12 +1723,10 @@ def question_changes(old: Lock, new: Lock) -> tuple[str, ...]:
         ("name", old.name, new.name),
     ):
         if a != b:
-            out.append(f"{what} {a or 'none'} → {b or 'none'}")
+            out.append(f"{what} {spelled(a) if a else 'none'} → {spelled(b) if b else 'none'}")
     if old.info.format >= 2 and old.info.serving is None and new.info.serving is None:
-        from passprice.reproduce import serving_changes
-
         same = old.checkpoint_pin.content is not None and old.checkpoint_pin.content == new.checkpoint_pin.content
-        out += [f"serving {line}" for line in serving_changes(old.spec, new.spec)
+        out += [f"serving {line}" for line in _serving_changes(old.spec, new.spec)
                 if not (same and line.startswith("checkpoint: "))]
     return tuple(out)
 
@@ -1727,7 +1742,6 @@ HEAD_UNREAD = (
 def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[LockImpact, ...]:
     """Every lock of either side, re-priced with BASE's inputs and code (BASE's lock) and with HEAD's (HEAD's lock),
     and judged with each side's own policy."""
-    from passprice.reproduce import serving_changes
     from passprice.servings import spec_from_document
 
     files = tuple(files)
@@ -1806,7 +1820,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
             inputs.append("checkpoint content")
         serving: tuple[str, ...] = ()
         if before.spec is not None and after.spec is not None:
-            serving = serving_changes(
+            serving = _serving_changes(
                 spec_from_document(before.spec, "BASE"), spec_from_document(after.spec, "HEAD")
             )
             if serving:
@@ -2358,16 +2372,14 @@ def _compare(base: Side, head: Side) -> Diff:
     files = tuple(compare_file(base, head, p, renames.get(p), into.get(p)) for p in paths)
     from passprice.check import review_files
 
-    review = review_files(head.root)
+    review = review_files(head.root, head.document)
     problems = review.problems + unreproduced(head, [p for p in paths if p in head.files])
     # HEAD's and BASE's facts read with the running code: also when HEAD prices with its own code (a pull request
-    # tidying src/passprice re-cited a lock's pinned fact by hand and passed as "re-locked", slip round 28), where a
-    # pin at a path the running code reads on no side is left to HEAD's code (a fact its new code adds).
+    # tidying src/passprice re-cited a lock's pinned fact by hand and passed as "re-locked", slip round 28), a pin at
+    # a path no side holds among them (slip round 30: it was left to HEAD's code, as a fact its new code might add).
     from passprice.pinforgery import forged_pins
 
-    own = not (head.code.running or head.code.folder is None)
-    problems += forged_pins(base.root, head.root, base.files, [p for p in paths if p in head.files],
-                            known_paths_only=own)
+    problems += forged_pins(base.root, head.root, base.files, [p for p in paths if p in head.files])
     # A source leads elsewhere when its record changed, or the registry document it names did (its file unchanged).
     ids = [file_kind(p)[1] for p in head.files if file_kind(p)[0] == "source" and p in base.files
            and (base.files[p] != head.files[p] or b"path" in head.files[p])]
@@ -3046,7 +3058,7 @@ def diff_text(d: Diff) -> str:
         if f.renamed is not None:
             renamed = (f" (renamed from {f.renamed}: its facts compared with that file's)" if f.status == "added"
                        else f" (renamed to {f.renamed}: its facts compared there)")
-        lines.append(f"{f.path} ({f.kind} {f.name}): {f.status}{renamed}")
+        lines.append(f"{f.path} ({f.kind} {spelled(f.name)}): {f.status}{renamed}")
         for which, errors in (("BASE", on_base), ("HEAD", on_head)):
             if errors:
                 lines.append(f"  does not read on {which}:")

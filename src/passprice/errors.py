@@ -17,6 +17,16 @@ def escaped(text: str) -> str:
     return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
 
 
+def spelled(name: str) -> str:
+    """``name`` (a registered name: a card, serving, checkpoint …) for a line a reviewer reads, :func:`escaped`, with
+    its code points spelled out after it when it is not ASCII: ``h200_sхm_141gb (spelled 'h200_s\\u0445m_141gb')``.
+    A card copied under a name with a Cyrillic ``х`` and a serving pointed at it read ``card: h200_sxm_141gb →
+    h200_sxm_141gb`` in the review, a change that prints as none (slip round 30)."""
+    if name.isascii() or not name.isprintable():  # a character that does not print is spelled by escaped already
+        return escaped(name)
+    return f"{escaped(name)} (spelled {name!a})"
+
+
 class InputError(Exception):
     """Input passprice cannot use: a file that does not parse, validate, or exist; a bad option value.
 

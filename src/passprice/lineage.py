@@ -12,7 +12,7 @@ happens to pin (every lock pins ``host.stream``; only a price with sequences in 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -121,13 +121,16 @@ def _stack_records(root: Root, problems: list[str]) -> list[Record]:
     return out
 
 
-def review(root: Root, unreadable: list[str] | None = None) -> tuple[list[str], list[str]]:
+def review(
+    root: Root, unreadable: list[str] | None = None, documents: Callable[[str], str | None] | None = None
+) -> tuple[list[str], list[str]]:
     """``passprice check``'s look at lineage: problems (a fact citing a source that is not registered, a derived fact
     that no longer follows from its inputs — naming each input that changed —, one source figure quoted with two
     values by two derivations (:func:`passprice.stale.figure_quotes`), a source file that does not read)
     and warnings (a source nothing cites), one line each naming the file. The problems that are bad files — a
     derivation that is ``broken`` (a cycle, a formula that does not evaluate), a source whose ``path`` is no
-    document of the registry — are appended to ``unreadable`` too (``check`` reports them on stderr, exit 2)."""
+    document of the registry or does not hash to its ``sha256`` (:func:`document_hashes`, ``documents`` as there) —
+    are appended to ``unreadable`` too (``check`` reports them on stderr, exit 2)."""
     records, _ = load_records(root)  # a file that does not read is reported by check's own validation
     problems: list[str] = []
     cited: set[str] = set()
@@ -168,7 +171,56 @@ def review(root: Root, unreadable: list[str] | None = None) -> tuple[list[str], 
         problems += more
         cited.update(pinned)
     found, warnings = check_sources(root, cited, unreadable)
-    return problems + found, warnings
+    hashed = document_hashes(root, documents) if sources_there else []
+    if unreadable is not None:
+        unreadable += hashed
+    return problems + found + hashed, warnings
+
+
+def document_hashes(root: Root, documents: Callable[[str], str | None] | None = None) -> list[str]:
+    """One line for each source record of ``root`` stating both ``source.path`` (a registry document, a regular file
+    :func:`passprice.registry.document_problem` passes) and ``source.sha256`` whose document does not hash to it (or
+    cannot be read). A record naming ``notes/doc.md`` with its sha256, the document then edited alone (the figure a
+    measured fact cites rewritten), passed ``check`` with 0 problems, the record's sha256 naming a copy the registry
+    no longer holds (slip round 30). Each document is hashed in chunks, never read whole, or its identity
+    (``sha256:…``) is asked of ``documents`` (a review's revision, whose root holds each document empty: ``None``
+    there is no line); a record that does not read is :func:`passprice.sources.check_sources`'s problem. Raises
+    nothing."""
+    from passprice.registry import document_problem
+
+    out = []
+    for name in root.scan(root.sources):
+        try:
+            source = load_source(root, name)
+        except InputError:
+            continue
+        if source.path is None or source.sha256 is None or document_problem(root, source.path) is not None:
+            continue
+        file = f"sources/{name}.toml"
+        found: str | None
+        if documents is not None:
+            identity = documents(source.path)
+            found = identity.removeprefix("sha256:") if identity is not None else source.sha256
+        else:
+            found = _hashed(root.path / source.path)
+        if found is None:
+            out.append(f"{file}: source.path: {source.path} cannot be read to compare with source.sha256")
+        elif found != source.sha256:
+            out.append(f"{file}: source.sha256: {source.sha256[:12]}… is not the sha256 of {source.path} (its bytes "
+                       f"hash to {found}): the registry's document is not the copy that was read; restore it, or "
+                       "re-read it and record its sha256")
+    return out
+
+
+def _hashed(path: Path) -> str | None:
+    """The sha256 (hex) of the file at ``path``, read in chunks; ``None`` when it cannot be read."""
+    import hashlib
+
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.file_digest(handle, "sha256").hexdigest()
+    except OSError:
+        return None
 
 
 def pinned_sources(root: Root) -> tuple[set[str], list[str]]:

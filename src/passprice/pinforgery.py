@@ -27,16 +27,16 @@ def _today(root: Root, lock: Lock) -> Mapping[str, Fact] | None:
     return today.facts if today.facts else None
 
 
-def forged_pins(
-    base: Root, head: Root, base_files: Iterable[str], changed: Iterable[str], known_paths_only: bool = False
-) -> tuple[str, ...]:
+def forged_pins(base: Root, head: Root, base_files: Iterable[str], changed: Iterable[str]) -> tuple[str, ...]:
     """One line for each lock file of ``changed`` (paths relative to the roots, added or rewritten on HEAD) pinning a
     fact that is neither HEAD's nor BASE's fact at that path today, nor the one BASE's copy of the lock pinned:
     ``locks/x.lock.toml: facts.memory.bandwidth: pins 4.8 TB/s (published) cited nvidia-hopper-whitepaper: …, which
     no registry side holds …``. A lock file that does not read, or whose inputs do not resolve on either side, is left
-    to the review's other rules. ``known_paths_only`` (HEAD priced by its own code, the sides' facts read with the
-    running code): a pin at a path no side holds a fact at is left out, as a fact HEAD's code may add. Never
-    raises."""
+    to the review's other rules. Also when HEAD prices with its own code: a pin at a path no side holds a fact at
+    was left out there, as a fact HEAD's code might add, and a made-up ``stack.overhead.pass`` (3 µs, "published",
+    cited to the H200 datasheet) pinned in a lock of no stack beside a price-neutral edit of ``src/passprice`` read
+    "re-locked" (exit 0; slip round 30). A path HEAD's code adds is no path of the running code's lock schema, so
+    HEAD's lock pinning it does not read, and fails the review as such already. Never raises."""
     on_base = set(base_files)
     out: list[str] = []
     earlier: list[Lock] | None = None  # BASE's locks, read once when a lock file is new to the change
@@ -70,7 +70,7 @@ def forged_pins(
             for path, fact in (facts or {}).items():
                 known.setdefault(path, set()).add(fact.digest())
         for path, pinned in lock.facts.items():
-            if pinned.digest() in known.get(path, set()) or (known_paths_only and path not in known):
+            if pinned.digest() in known.get(path, set()):
                 continue
             today = (sides[0] or {}).get(path)
             now = "none" if today is None else f"{today.describe()} ({today.provenance.value}) cited {today.citation()}"
