@@ -261,8 +261,8 @@ def run_ratios(root: Root, runs: list[Any]) -> dict[str, float]:
     from passprice.cards import load_card
     from passprice.checkpoints import load_checkpoint
     from passprice.errors import InputError
+    from passprice.measurements import run_serving
     from passprice.serving import ServingRefusal, price_serving
-    from passprice.servings import complete, to_serving
 
     cards: dict[str, Any] = {}
     headers: dict[str, Any] = {}
@@ -273,7 +273,7 @@ def run_ratios(root: Root, runs: list[Any]) -> dict[str, float]:
             cards[run.card] = card
             header = headers.get(run.checkpoint) or load_checkpoint(root, run.checkpoint)
             headers[run.checkpoint] = header
-            limit = price_serving(header, card, to_serving(complete(run.spec(), header)))
+            limit = price_serving(header, card, run_serving(root, run, header))
         except (InputError, ServingRefusal):
             continue
         if limit.tokens_per_s > 0 and run.tokens_per_s > 0:

@@ -1,0 +1,115 @@
+"""Walkthrough 22 (README only, a new user): an ML platform engineer pricing a mixture of experts, reproducing a
+lock after a fact moved, auditing a citation and reviewing a pull request that adds a measured run. Each test builds
+the reproducer of one finding and asserts the exit status and the words (or the value).
+
+Finding 1: a measured run of a mixture of experts could not be priced at all: a measurement file's run had no way to
+name a routing record (``schema/measurement.schema.json`` allowed none), so ``validate`` refused it ``Routed``
+with advice about ``--routing NAME`` or a serving's ``routing = NAME``, neither of which a run has. A run now takes
+``routing = NAME``, priced as a serving's is (held to the record's scope), and the refusal says to add it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cli_helpers import copy_root, invoke
+
+RUN = """#:schema ../../schema/measurement.schema.json
+[source]
+name = "Our llama.cpp run of Qwen3-30B-A3B on one H200"
+source = "xiongjiedai-gpu-benchmarks"
+
+[[run]]
+id = "w22.h200_sxm_141gb.qwen3moe.tg128"
+stack = "llamacpp-cuda-2507"
+card = "h200_sxm_141gb"
+checkpoint = "qwen3-30b-a3b-q4_k_m"
+{routing}batch = 1
+positions = [0, 128]
+tokens_per_s = 160.5
+locator = "a walkthrough's made-up figure"
+"""
+
+
+def _root(tmp_path: Path, routing: str | None) -> Path:
+    root = copy_root(tmp_path)
+    line = f'routing = "{routing}"\n' if routing is not None else ""
+    (root / "registry" / "measurements" / "w22-qwen3moe.toml").write_text(RUN.format(routing=line))
+    return root
+
+
+def _row(root: Path) -> dict[str, object]:
+    result = invoke("validate", "--json", root=root)
+    assert result.exit_code == 0, result.output
+    rows = [r for r in json.loads(result.stdout)["runs"] if r["id"] == "w22.h200_sxm_141gb.qwen3moe.tg128"]
+    assert len(rows) == 1
+    return rows[0]
+
+
+def test_a_measured_run_of_a_mixture_of_experts_without_routing_is_told_to_name_one(tmp_path: Path) -> None:
+    row = _row(_root(tmp_path, None))
+    assert row["limit"] is None
+    why = str(row["why"])
+    assert why.startswith("refused (Routed): a mixture of 128 experts")
+    assert "the run names none: add `routing = NAME` to it" in why
+    assert "registry/measurements/w22-qwen3moe.toml: run.0.routing" in why
+    assert "--routing" not in why  # an option no measured run has
+
+
+def test_a_measured_run_naming_its_routing_record_is_priced_as_the_serving_would_be(tmp_path: Path) -> None:
+    root = _root(tmp_path, "qwen3-30b-a3b-measured")
+    row = _row(root)
+    # the run's serving: batch 1, one context from 0 to 128 positions (mean 64, limit 128), on the measured skew
+    price = invoke("price", "--checkpoint", "qwen3-30b-a3b-q4_k_m", "--card", "h200_sxm_141gb", "--batch", "1",
+                   "--limit", "128", "--position", "64", "--routing", "qwen3-30b-a3b-measured", "--json", root=root)
+    assert price.exit_code == 0, price.output
+    limit = json.loads(price.stdout)["tokens_per_s"]
+    assert row["limit"] == limit
+    assert row["why"] == "stack not registered"
+    assert row["limit_ratio"] == limit / 160.5
+    check = invoke("check", root=root)
+    assert check.exit_code == 0, check.output
+
+
+def test_a_measured_run_naming_a_routing_record_that_is_not_there_fails_check(tmp_path: Path) -> None:
+    root = _root(tmp_path, "nope")
+    result = invoke("check", root=root)
+    assert result.exit_code == 2, result.output
+    assert (
+        "passprice: error: registry/measurements/w22-qwen3moe.toml: run.0.routing: routing record 'nope': not found"
+        in result.stderr
+    ), result.stderr
+
+
+def test_a_measured_run_naming_another_models_routing_record_is_refused_by_its_key(tmp_path: Path) -> None:
+    root = _root(tmp_path, "qwen3-30b-a3b-measured")
+    path = root / "registry" / "measurements" / "w22-qwen3moe.toml"
+    path.write_text(path.read_text().replace('"qwen3-30b-a3b-q4_k_m"', '"gpt-oss-20b-mxfp4"'))
+    result = invoke("validate", root=root)
+    assert result.exit_code == 2, result.output
+    assert (
+        "registry/measurements/w22-qwen3moe.toml: run.0.routing: routing record 'qwen3-30b-a3b-measured' applies to "
+        "checkpoint qwen3-30b-a3b-q4_k_m only" in result.stderr
+    ), result.stderr
+
+
+def test_check_names_the_command_that_recomputes_stale_derived_facts(tmp_path: Path) -> None:
+    """Finding 2: after a corrected bandwidth, ``check`` named each stale share and its recomputed value, then
+    "check FAILED", without the command that writes them (``fact set`` and ``reproduce`` named it)."""
+    root = copy_root(tmp_path)
+    card = root / "facts" / "cards" / "h200_sxm_141gb.toml"
+    text = card.read_text()
+    old = '[memory.bandwidth]\nvalue = 4.8\n'
+    assert old in text
+    card.write_text(text.replace(old, '[memory.bandwidth]\nvalue = 4.89\n'))
+    result = invoke("check", root=root)
+    assert result.exit_code == 1, result.output
+    lines = result.stdout.splitlines()
+    stale = [i for i, line in enumerate(lines) if "h200_sxm_141gb.toml: streams." in line and " is stale: " in line]
+    assert len(stale) == 3, result.stdout
+    assert lines[stale[-1] + 1] == "  to write them from today's inputs: `passprice fact recompute h200_sxm_141gb`"
+    assert result.stdout.count("passprice fact recompute") == 1
+    recomputed = invoke("fact", "recompute", "h200_sxm_141gb", root=root)
+    assert recomputed.exit_code == 0, recomputed.output
+    assert "fact recompute" not in invoke("check", root=root).stdout
