@@ -6,14 +6,25 @@ Finding 1: a measured run of a mixture of experts could not be priced at all: a 
 name a routing record (``schema/measurement.schema.json`` allowed none), so ``validate`` refused it ``Routed``
 with advice about ``--routing NAME`` or a serving's ``routing = NAME``, neither of which a run has. A run now takes
 ``routing = NAME``, priced as a serving's is (held to the record's scope), and the refusal says to add it.
+
+Finding 2: ``check`` named each stale derived fact but not the command that writes them (``fact recompute``).
+
+Finding 3: the review of a pull request adding a measurement file listed it as an "other file changed", nothing
+more: not its runs, nor whether a measured figure lies under its card's limit (a reviewer's first question).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import shutil
+import subprocess
 from pathlib import Path
 
-from cli_helpers import copy_root, invoke
+import pytest
+
+from cli_helpers import REPO, copy_root, invoke
 
 RUN = """#:schema ../../schema/measurement.schema.json
 [source]
@@ -113,3 +124,46 @@ def test_check_names_the_command_that_recomputes_stale_derived_facts(tmp_path: P
     recomputed = invoke("fact", "recompute", "h200_sxm_141gb", root=root)
     assert recomputed.exit_code == 0, recomputed.output
     assert "fact recompute" not in invoke("check", root=root).stdout
+
+
+def _git(repo: Path, *args: str) -> None:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}  # fmt: skip
+    subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, check=True)
+
+
+def test_the_review_of_an_added_measurement_file_prices_its_runs(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    for folder in ("facts", "registry", "locks", "sources", "schema"):
+        shutil.copytree(REPO / folder, root / folder)
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "--no-verify", "-m", "base")
+    text = RUN.format(routing='routing = "qwen3-30b-a3b-measured"\n')
+    # a second run, on the dense 7B, measured above its limit (1,024.1 tokens/s at positions 0 to 128)
+    text += text[text.index("[[run]]"):].replace("w22.h200_sxm_141gb.qwen3moe.tg128", "w22.r1.fast").replace(
+        'checkpoint = "qwen3-30b-a3b-q4_k_m"\nrouting = "qwen3-30b-a3b-measured"\n',
+        'checkpoint = "deepseek-r1-distill-qwen-7b-q4_k_m"\n').replace("160.5", "5000")
+    (root / "registry" / "measurements" / "w22-runs.toml").write_text(text)
+    said = re.compile(
+        r"  registry/measurements/w22-runs\.toml \(added\): 2 measured runs \(stack llamacpp-cuda-2507 \(not "
+        r"registered: priced as the limit only\); card h200_sxm_141gb; checkpoints deepseek-r1-distill-qwen-7b-q4_k_m, "
+        r"qwen3-30b-a3b-q4_k_m\): w22\.h200_sxm_141gb\.qwen3moe\.tg128 160\.5 tokens/s, limit ([0-9,.]+) "
+        r"\(([0-9.]+) × measured\); w22\.r1\.fast 5,000 tokens/s, limit ([0-9,.]+) \(([0-9.]+) × measured\), ABOVE "
+        r"its limit: check it in its source"
+    )
+    review = invoke("diff", "main", root=root)
+    assert review.exit_code == 0, review.output
+    lines = [m for m in map(said.fullmatch, review.stdout.splitlines()) if m is not None]
+    assert len(lines) == 1, review.stdout
+    moe, moe_ratio, dense, dense_ratio = lines[0].groups()
+    assert float(moe.replace(",", "")) / 160.5 == pytest.approx(float(moe_ratio), rel=1e-2)  # the limit bounds it
+    assert float(dense.replace(",", "")) / 5000 == pytest.approx(float(dense_ratio), rel=1e-2)
+    assert float(moe_ratio) > 1 and float(dense_ratio) < 1  # 5,000 tokens/s is past the 7B's limit on one H200
+    markdown = invoke("diff", "main", "--format", "markdown", root=root).stdout
+    assert "Other files changed: `registry/measurements/w22-runs.toml` (added): 2 measured runs (stack " in markdown
+    assert "ABOVE its limit: check it in its source" in markdown
+    data = json.loads(invoke("diff", "main", "--json", root=root).stdout)
+    described = data["added_records"]["registry/measurements/w22-runs.toml"]
+    assert lines[0].group(0) == f"  registry/measurements/w22-runs.toml (added): {described}"
