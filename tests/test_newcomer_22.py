@@ -11,6 +11,12 @@ Finding 2: ``check`` named each stale derived fact but not the command that writ
 
 Finding 3: the review of a pull request adding a measurement file listed it as an "other file changed", nothing
 more: not its runs, nor whether a measured figure lies under its card's limit (a reviewer's first question).
+
+Finding 4: a card file renamed in a registry of one's own left its servings told to copy the shipped card in.
+
+Finding 5: ``compare --stack``'s ``× limit`` column and its ``fitted span`` line divide by different limits, unsaid.
+
+Finding 6: a stack fitted on NVIDIA cards (llama.cpp's CUDA backend) priced an AMD card with no word of the vendor.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import REPO, copy_root, invoke
+from cli_helpers import REPO, bad, copy_root, invoke
 
 RUN = """#:schema ../../schema/measurement.schema.json
 [source]
@@ -167,3 +173,56 @@ def test_the_review_of_an_added_measurement_file_prices_its_runs(tmp_path: Path)
     data = json.loads(invoke("diff", "main", "--json", root=root).stdout)
     described = data["added_records"]["registry/measurements/w22-runs.toml"]
     assert lines[0].group(0) == f"  registry/measurements/w22-runs.toml (added): {described}"
+
+
+def test_a_serving_naming_a_card_whose_file_was_renamed_is_told_which_file_it_is(tmp_path: Path) -> None:
+    """Finding 4: in a registry of one's own, the H200's file renamed (``h200.toml``, its facts edited since) left the
+    serving naming ``h200_sxm_141gb`` told it was "a card of the facts passprice ships: copy it in", over the
+    registry's own card; the checkpoint's case was fixed in walkthrough 21."""
+    root = copy_root(tmp_path)
+    cards = root / "facts" / "cards"
+    (cards / "h200_sxm_141gb.toml").rename(cards / "h200.toml")
+    lines = bad("price", "r1-qwen7b-h200", "--no-lock", root=root)
+    assert len(lines) == 1
+    assert (f"card 'h200_sxm_141gb': not found in {cards}; {cards / 'h200.toml'} is 'NVIDIA H200 SXM 141GB' too, the "
+            "card passprice ships as h200_sxm_141gb (its file renamed?): rename it back to h200_sxm_141gb.toml, or "
+            "name the card h200 here (registered: ") in lines[0]
+    assert "copy" not in lines[0]
+    # another card of the same name elsewhere in the registry is no answer: a card missing outright keeps its hint
+    (cards / "h200.toml").unlink()
+    lines = bad("price", "r1-qwen7b-h200", "--no-lock", root=root)
+    assert "is a card of the facts passprice ships, not of this registry" in lines[0]
+
+
+def test_compare_under_a_stack_says_which_limit_its_fitted_span_ratio_divides_by() -> None:
+    """Finding 5: ``compare --stack`` showed ``× limit`` 0.002 for the H200 (over the limit's best batch, 580) and,
+    two lines down, the same card at 0.2384 × the limit outside the fitted span (at the expected best's batch, 1),
+    with nothing to say the two divide by different limits."""
+    out = invoke("compare", "r1-qwen7b-h200", "--cards", "h200_sxm_141gb", "--stack", "llamacpp-cuda-2405")
+    assert out.exit_code == 0, out.output
+    row = next(line for line in out.stdout.splitlines() if line.startswith("h200_sxm_141gb "))
+    column = float(row.split()[3])
+    assert column == pytest.approx(237.4 / 33339.2, rel=1e-3)  # expected best at batch 1 over the limit's best
+    assert out.stdout.rstrip().endswith(
+        "outside it (an extrapolation of the fit): h200_sxm_141gb 0.2384 (expected over the limit at the expected "
+        "best's batch; the × limit column divides by the limit's own best batch)"
+    )
+
+
+def test_a_stack_fitted_on_one_vendors_cards_says_so_on_another_vendors_card() -> None:
+    """Finding 6: llama.cpp's CUDA-backend stack, fitted on 11 NVIDIA cards, priced Qwen3-30B-A3B on the AMD MI300X
+    with the same warning as on an NVIDIA card it never measured: extrapolated across cards, 6.9 % on average."""
+    out = invoke("price", "qwen3-30b-a3b-h200", "--card", "mi300x", "--batch", "1", "--stack", "llamacpp-cuda-2405",
+                 "--no-lock")  # fmt: skip
+    assert out.exit_code == 0, out.output
+    card_line = next(line for line in out.stderr.splitlines() if "extrapolates across cards" in line)
+    assert card_line.endswith(
+        "20.4 % at most); and every card its runs measured is NVIDIA's, mi300x is AMD's: the stack's kernels never "
+        "ran on such a card as measured, so its facts may not describe the runtime there at all"
+    )
+    # an NVIDIA card it never measured keeps the plain line; compare names the AMD card among several
+    same = invoke("price", "qwen3-30b-a3b-h200", "--batch", "1", "--stack", "llamacpp-cuda-2405", "--no-lock")
+    assert "never ran on such a card" not in same.stderr and "extrapolates across cards" in same.stderr
+    many = invoke("compare", "qwen3-30b-a3b-h200", "--cards", "h200_sxm_141gb,mi300x,rtx_4090", "--stack",
+                  "llamacpp-cuda-2405")  # fmt: skip
+    assert "every card its runs measured is NVIDIA's, mi300x is AMD's: " in many.stderr

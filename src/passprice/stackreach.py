@@ -15,6 +15,7 @@ of the stack's runs measured, with the error its fit reported for a checkpoint h
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -36,15 +37,21 @@ class CardReach:
     fitted: tuple[str, ...]
     card_out_mean: float | None = None
     card_out_max: float | None = None
+    #: ``card``'s ``[card] vendor``, and the vendors of the ``fitted`` cards that name one (sorted); ``None`` and
+    #: ``()`` where unknown. A stack fitted on one vendor's cards (llama.cpp's CUDA backend on NVIDIA's) priced an
+    #: AMD card with no word that its kernels had never run on such a card (walkthrough 22).
+    vendor: str | None = None
+    fitted_vendors: tuple[str, ...] = ()
 
     @property
     def measured(self) -> bool:
         """True when the stack's runs measured ``card`` (or when the fit named no runs to judge by)."""
         return not self.fitted or self.card in self.fitted
 
-    def warning(self, others: list[str] | None = None) -> str | None:
+    def warning(self, others: list[str] | None = None, vendors: Mapping[str, str | None] | None = None) -> str | None:
         """One line for a card the stack's runs never measured (``None`` otherwise): the cards they did, and the
-        held-out-card error the fit reported; ``others``: more unmeasured cards the same line names (a sweep's)."""
+        held-out-card error the fit reported; ``others``: more unmeasured cards the same line names (a sweep's), with
+        their ``vendors`` by card. The cards of a vendor none of the fitted cards is of are named too."""
         if self.measured:
             return None
         if self.card_out_mean is not None and self.card_out_max is not None:
@@ -57,9 +64,18 @@ class CardReach:
         shown = ", ".join(named[:4]) + (f" and {len(named) - 4} more" if len(named) > 4 else "")
         where = "here" if len(named) == 1 else "there"
         price = "price" if len(named) == 1 else "prices"
+        vendor = ""
+        of = {**(vendors or {}), self.card: self.vendor}
+        foreign = [c for c in named if of.get(c) is not None and of[c] not in self.fitted_vendors]
+        if self.fitted_vendors and foreign:
+            which = ", ".join(f"{c} is {of[c]}'s" for c in foreign[:4]) + (
+                f" and {len(foreign) - 4} more" if len(foreign) > 4 else "")
+            vendor = (f"; and every card its runs measured is {' or '.join(self.fitted_vendors)}'s, {which}: the "
+                      "stack's kernels never ran on such a card as measured, so its facts may not describe the "
+                      "runtime there at all")
         return (f"stack {self.stack} was fitted on runs on {len(self.fitted)} {cards} ({', '.join(self.fitted)}), "
                 f"not {shown}: its expected {price} {where} extrapolate{'s' if len(named) == 1 else ''} across "
-                f"cards{errors}")
+                f"cards{errors}{vendor}")
 
 
 def card_reach(root: Root, stack: Stack, card: str) -> CardReach:
@@ -77,7 +93,25 @@ def card_reach(root: Root, stack: Stack, card: str) -> CardReach:
             errors.update(fact.derivation.errors or {})
     cards = {run.card for run in load_runs(root, stack.name) if run.id in named} if named else set()
     cards.update(stack.cards)
-    return CardReach(stack.name, card, tuple(sorted(cards)), errors.get("card_out_mean"), errors.get("card_out_max"))
+    reach = CardReach(stack.name, card, tuple(sorted(cards)), errors.get("card_out_mean"), errors.get("card_out_max"))
+    if reach.measured:
+        return reach
+    vendors = {v for v in map(lambda c: card_vendor(root, c), cards) if v is not None}
+    return attrs.evolve(reach, vendor=card_vendor(root, card), fitted_vendors=tuple(sorted(vendors)))
+
+
+def card_vendor(root: Root, card: str) -> str | None:
+    """The ``[card] vendor`` of the card ``card`` names in ``root`` (``NVIDIA``, ``AMD`` …), or ``None`` when the file
+    gives none or does not read (the price reports that file itself). Never raises."""
+    from passprice import schema
+    from passprice.cards import card_path
+    from passprice.errors import InputError
+
+    try:
+        vendor = schema.load(card_path(root, card), "card", root.schema).get("card", {}).get("vendor")
+    except InputError:
+        return None
+    return vendor if isinstance(vendor, str) and vendor else None
 
 
 def model_kind(header: GGUFHeader) -> str:
