@@ -236,9 +236,9 @@ def ratio_span(root: Root, stack: Stack) -> tuple[float, float, int]:
     """The least and largest measured / limit ratio of ``stack``'s fitted runs (those its fitted facts' derivations
     name), and how many were priced: each run's limit priced on its card and checkpoint as ``validate`` prices it. A
     run that does not load or price is skipped (``check`` and ``validate`` report it). Kept in the cache of built
-    objects, keyed by the bytes of the stack, its measurement files and every card and checkpoint entry its runs
-    name, so a second price under the stack prices no run. Raises :class:`~passprice.errors.InputError` for a
-    measurement file that does not read."""
+    objects, keyed by the bytes of the stack, its measurement files and every card, checkpoint entry and routing
+    record its runs name, so a second price under the stack prices no run. Raises
+    :class:`~passprice.errors.InputError` for a measurement file that does not read."""
     from passprice import cache
     from passprice.files import is_there
     from passprice.schema import read_bytes
@@ -250,6 +250,8 @@ def ratio_span(root: Root, stack: Stack) -> tuple[float, float, int]:
     files += [root.measurements / f"{s}.toml" for s in sorted({r.source for r in runs})]
     files += [root.cards / f"{c}.toml" for c in sorted({r.card for r in runs})]
     files += [root.checkpoints / f"{c}.toml" for c in sorted({r.checkpoint for r in runs})]
+    # a mixture of experts' run is priced on the routing record it names (walkthrough 22): its bytes key the span too
+    files += [root.routing / f"{n}.toml" for n in sorted({r.routing for r in runs if r.routing is not None})]
     key = b"".join(str(p).encode("utf-8", "surrogateescape") + b"\0" + (read_bytes(p) if is_there(p) else b"") + b"\0"
                    for p in files)
 
