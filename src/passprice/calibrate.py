@@ -44,10 +44,9 @@ from passprice.errors import InputError
 from passprice.facts import Fact, Provenance, shown_unit
 from passprice.fits import RunDerivation, RunInput, extreme, figure_of, rounded
 from passprice.gguf_header import GGUFHeader
-from passprice.measurements import Run, load_runs, past_context, ratio_too_large
+from passprice.measurements import Run, load_runs, past_context, ratio_too_large, run_serving
 from passprice.registry import Root
 from passprice.serving import ServingRefusal, shape_of
-from passprice.servings import complete, to_serving
 from passprice.stacks import Stack, expected_pricing, load_stack, stack_path
 
 #: The facts a calibration fits, in order: the two overheads, then the shares.
@@ -151,7 +150,7 @@ def model_runs(root: Root, stack: Stack, runs: Sequence[Run]) -> list[RunModel]:
         if beyond is not None:
             raise InputError(beyond)
         try:
-            serving = to_serving(complete(run.spec(), header))
+            serving = run_serving(root, run, header)
             shape = shape_of(header, serving)  # built once for runs of one serving and position
             base_pricing = pricing_of(None, card, shape)
             base = shape.cost(card, run.batch, 0, base_pricing).terms()
@@ -162,7 +161,8 @@ def model_runs(root: Root, stack: Stack, runs: Sequence[Run]) -> list[RunModel]:
                 terms = list(shape.cost(card, run.batch, 0, pricing).terms().values())
                 components.append(max(terms[TERM_OF[p]] - base_terms[TERM_OF[p]], 0.0))
         except (InputError, ServingRefusal) as e:
-            raise InputError(f"run {run.id} ({run.source}): {e}") from None
+            routed = isinstance(e, ServingRefusal) and e.name == "Routed"
+            raise InputError(f"run {run.id} ({run.source}): {run.unrouted(str(e)) if routed else e}") from None
         measured = run.batch * shape.emitted_per_sequence / run.tokens_per_s
         # The fit divides the measured pass by the priced one (at share 1, the fastest the stack may price it).
         small = ratio_too_large(root.measurements, run, 1.0 / max(base_terms)) if max(base_terms) > 0 else None

@@ -5,7 +5,8 @@ recorded price from its pinned facts, today's facts keep its floors, and (with `
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -121,6 +122,7 @@ class CheckReport:
             + self._locks_failing(frozen)
         ]
         lines += [f"  {p}" for p in self.problems if p not in unread]
+        lines += [f"  {h}" for h in recompute_hints(self.problems)]
         lines += [f"  warning: {w}" for w in self.warnings]
         err = " (an error with --frozen)" if frozen else ""
         for s in self.locks:
@@ -192,8 +194,26 @@ def routing_record(name: str, document: dict[str, Any], source: str) -> Routing:
     )
 
 
+_STALE = re.compile(r"(?:^|/)facts/(cards|drafts)/([^/:]+)\.toml: \S+ is stale: its input ")
+
+
+def recompute_hints(problems: Sequence[str]) -> list[str]:
+    """For each card or drafting method that ``problems`` (``check``'s lines) name a stale derived fact of, the
+    command that writes its stale facts from today's inputs (``to write them from today's inputs: `passprice fact
+    recompute NAME```, ``--draft`` for a drafting method), in order of first mention. ``check`` named each stale fact
+    and its recomputed value but not the command (walkthrough 22; ``fact set`` and ``reproduce`` named it). Raises
+    nothing."""
+    seen: dict[str, None] = {}
+    for problem in problems:
+        found = _STALE.search(problem)
+        if found is not None:
+            kind, name = found.groups()
+            seen[f"passprice fact recompute {name}{' --draft' if kind == 'drafts' else ''}"] = None
+    return [f"to write them from today's inputs: `{command}`" for command in seen]
+
+
 def _runs_past_context(root: Root, runs: list[Run]) -> list[str]:
-    """The lines of the measured ``runs`` whose card or checkpoint names no record that loads (``FILE:
+    """The lines of the measured ``runs`` whose card, checkpoint or routing record names no record that loads (``FILE:
     run.N.card: …``), or whose last position is past their checkpoint's context
     (:func:`passprice.measurements.past_context`): bad input, as ``validate`` and ``calibrate`` say of a run, which
     ``check`` passed ("all holds", exit 0) when the run was in no registered stack's fit (attack round 31). A card
@@ -202,6 +222,7 @@ def _runs_past_context(root: Root, runs: list[Run]) -> list[str]:
     from passprice.cards import load_card
     from passprice.checkpoints import load_checkpoint
     from passprice.measurements import past_context
+    from passprice.routing import load_routing
 
     try:
         folder = root.measurements.relative_to(root.path)
@@ -209,6 +230,7 @@ def _runs_past_context(root: Root, runs: list[Run]) -> list[str]:
         folder = root.measurements
     contexts: dict[str, int | NotFound | None] = {}
     cards: dict[str, NotFound | None] = {}
+    routings: dict[str, NotFound | None] = {}
     named: set[tuple[str, str, str]] = set()
     out = []
     for run in runs:
@@ -229,7 +251,18 @@ def _runs_past_context(root: Root, runs: list[Run]) -> list[str]:
                 contexts[run.checkpoint] = e
             except InputError:
                 pass  # an entry that does not read: its own lines say so
-        for key, failed in (("card", cards[run.card]), ("checkpoint", contexts[run.checkpoint])):
+        if run.routing is not None and run.routing not in routings:
+            routings[run.routing] = None
+            try:
+                load_routing(root, run.routing)
+            except NotFound as e:
+                routings[run.routing] = e
+            except InputError:
+                pass  # a record that does not read: its own lines say so
+        named_records = [("card", cards[run.card]), ("checkpoint", contexts[run.checkpoint])]
+        if run.routing is not None:  # a run of a mixture of experts names its routing record (walkthrough 22)
+            named_records.append(("routing", routings[run.routing]))
+        for key, failed in named_records:
             if isinstance(failed, NotFound) and (run.source, key, getattr(run, key)) not in named:
                 named.add((run.source, key, getattr(run, key)))
                 out.append(f"{where}.{key}: {failed.lines[0] if failed.lines else failed}")

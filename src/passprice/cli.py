@@ -1271,7 +1271,8 @@ def _stack_warnings(root: Any, the_stack: Any, cards: list[str], header: Any = N
 
     reaches = [card_reach(root, the_stack, card) for card in dict.fromkeys(cards)]
     unmeasured = [r for r in reaches if not r.measured]
-    warnings = [unmeasured[0].warning(others=[r.card for r in unmeasured[1:]])] if unmeasured else []
+    vendors = {r.card: r.vendor for r in unmeasured}
+    warnings = [unmeasured[0].warning([r.card for r in unmeasured[1:]], vendors)] if unmeasured else []
     if header is not None:
         warnings.append(model_reach(root, the_stack, header).warning())
     for warning in warnings:
@@ -1626,9 +1627,13 @@ def compare_command(
     if reaches:
         some = next(iter(reaches.values()))
         out = [f"{card} {r.ratio:.4g}" for card, r in reaches.items() if not r.inside]
+        # Each card's ratio is at its expected best's own batch, not the × limit column's (over the limit's best
+        # batch): 0.1006 beside a column reading 0.01112 for the same card looked wrong (walkthrough 22).
         click.echo(f"  fitted span: its {some.runs} fitted runs measured {some.low:.4g} … {some.high:.4g} × their "
                    "limit; " + (f"outside it (an extrapolation of the fit): {', '.join(out)}" if out else
-                                "every card's expected best lies inside"))
+                                "every card's expected best lies inside")
+                   + " (expected over the limit at the expected best's batch; the × limit column divides by the "
+                     "limit's own best batch)")
 
 
 def _sweep_spans(root: Any, the_stack: Any, grid: Any, most: int = 64) -> dict[str, Any]:

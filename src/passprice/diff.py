@@ -2444,11 +2444,12 @@ MAX_ADDED_RECORDS = 20
 
 
 def added_records(head: Side, files: Sequence[FileChange]) -> dict[str, str]:
-    """Each source record, routing record and checkpoint entry ``files`` adds on ``head`` that reads there, by path: a
-    routing record as ``routing record TITLE: E experts, k a token, for CHECKPOINTS; note: …``, a source as
-    ``TITLE (BY, DATE), KIND, at WHERE; read: HOW``, a checkpoint entry as ``ARCH, N tensors, B of weights[, E
-    experts, K a token]; origin: …`` (the first sentence of its ``origin``); the first :data:`MAX_ADDED_RECORDS`. One
-    that does not read is left to the review's errors."""
+    """Each source record, routing record, checkpoint entry and measurement file ``files`` adds on ``head`` that reads
+    there, by path: a routing record as ``routing record TITLE: E experts, k a token, for CHECKPOINTS; note: …``, a
+    source as ``TITLE (BY, DATE), KIND, at WHERE; read: HOW``, a checkpoint entry as ``ARCH, N tensors, B of
+    weights[, E experts, K a token]; origin: …`` (the first sentence of its ``origin``), a measurement file as
+    :func:`measurements_added` says; the first :data:`MAX_ADDED_RECORDS`. One that does not read is left to the
+    review's errors."""
     import tomllib
 
     from passprice.checkpoints import load_checkpoint
@@ -2459,6 +2460,11 @@ def added_records(head: Side, files: Sequence[FileChange]) -> dict[str, str]:
     for f in files:
         if len(out) >= MAX_ADDED_RECORDS:
             break
+        if f.status == "added" and f.kind == "other" and _is_measurement(f.path):
+            described = measurements_added(head, f.path)
+            if described is not None:
+                out[f.path] = described
+            continue
         if f.status != "added" or f.kind not in ("source", "checkpoint", "routing"):
             continue
         try:
@@ -2493,6 +2499,61 @@ def added_records(head: Side, files: Sequence[FileChange]) -> dict[str, str]:
         out[f.path] = (f"{arch}, {len(header.tensors):,} tensors, {si(weights, 'B')} of weights{moe}"
                        + (f"; origin: {first}" if first else ""))
     return out
+
+
+#: The most runs of an added measurement file a review prices and shows (:func:`measurements_added`); the rest are
+#: counted (``passprice validate`` prices each). A file may hold 1,000 runs, about 2 ms each to price.
+MAX_ADDED_RUNS = 5
+
+
+def _is_measurement(rel: str) -> bool:
+    """Whether ``rel`` (a path relative to the root) is a measurement file, ``registry/measurements/NAME.toml``."""
+    parts = rel.split("/")
+    return len(parts) == 3 and "/".join(parts[:2]) == "registry/measurements" and parts[2].endswith(".toml")
+
+
+def measurements_added(head: Side, rel: str) -> str | None:
+    """What the measurement file ``rel`` added on ``head`` holds, in one line: ``N measured runs (stack S, not
+    registered: priced as the limit only; card C; checkpoint K): ID M tokens/s, limit L (L/M × measured) …``, its
+    first :data:`MAX_ADDED_RUNS` runs priced on HEAD as ``validate`` prices them, a run above its limit flagged
+    ``ABOVE its limit: check it in its source``, a run the model refuses with its refusal, the rest counted; ``None``
+    when the file does not read (the review's errors say why). A review listed an added run only as an "other file
+    changed", though a figure above its card's limit (or one the model cannot price) is what a reviewer checks
+    (walkthrough 22). Raises nothing."""
+    from passprice.files import is_there
+    from passprice.measurements import load_file, require_inside_root
+    from passprice.tables import count
+    from passprice.validate import validate
+
+    try:
+        runs = require_inside_root(
+            head.root, load_file(head.root.path / rel, head.root.schema, head.root.sources), rel
+        )
+        rows = validate(head.root, runs=runs[:MAX_ADDED_RUNS]).rows
+    except InputError:
+        return None
+    stacks = sorted({r.run.stack for r in rows} | {r.stack for r in runs})
+
+    def names(kind: str, items: Sequence[str]) -> str:
+        return f"{kind}{'s' if len(items) != 1 else ''} {', '.join(items)}"
+
+    unregistered = [s for s in stacks if not is_there(head.root.stacks / f"{s}.toml")]
+    which = "" if len(unregistered) == len(stacks) else f"{', '.join(unregistered)} "
+    what = [names("stack", stacks) + (f" ({which}not registered: priced as the limit only)" if unregistered else "")]
+    what.append(names("card", sorted({r.card for r in runs})))
+    what.append(names("checkpoint", sorted({r.checkpoint for r in runs})))
+    shown = []
+    for row in rows:
+        measured = f"{row.run.id} {count(row.run.tokens_per_s)} tokens/s"
+        if row.limit is None:
+            shown.append(f"{measured}, no limit: {row.why}")
+            continue
+        ratio = f"limit {count(round(row.limit, 1))} ({row.limit / row.run.tokens_per_s:.3g} × measured)"
+        flag = ", ABOVE its limit: check it in its source" if row.above_limit else ""
+        shown.append(f"{measured}, {ratio}{flag}")
+    left = len(runs) - len(rows)
+    more = f"; and {_n(left, 'more run')} (`passprice validate` prices each)" if left > 0 else ""
+    return f"{_n(len(runs), 'measured run')} ({'; '.join(what)}): {'; '.join(shown)}{more}"
 
 
 def _unrooted(side: Side, lines: Sequence[str]) -> tuple[str, ...]:
@@ -3671,9 +3732,13 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
                     + ": `passprice check` lists each"]
     # Every file the summary counts as "other" that no section above lists: a source record added with the fact
     # citing it was counted ("1 other file changed") and shown nowhere (session 15's walkthrough).
-    others = [f for f in d.files if f.kind in ("other", "source") and f.path not in d.added_records]
+    # An added measurement file is "other" too, and is shown with its runs (walkthrough 22).
+    others = [f for f in d.files if f.kind in ("other", "source")
+              and (f.path not in d.added_records or f.kind == "other")]
     if others:
-        named = ", ".join(f"{markdown_code(f.path)} ({f.status})" for f in others[:MAX_OTHER_FILES])
+        named = ", ".join(f"{markdown_code(f.path)} ({f.status})"
+                          + (f": {added_shown[f.path]}" if f.path in added_shown else "")
+                          for f in others[:MAX_OTHER_FILES])
         more = len(others) - MAX_OTHER_FILES
         out += ["", "Other files changed: " + named
                 + (f", and {more} more: the text review (`passprice diff`) lists each" if more > 0 else "")]

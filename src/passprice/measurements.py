@@ -7,7 +7,8 @@ locator in that source, or its own source record). A run's serving is the defaul
 checkpoint on its card (DESIGN.md, Command line) at its batch, with one context class from its first to its last
 position: mean position (first + last) / 2, limit last, contiguous 16-bit KV cache — what a benchmark that decodes
 from ``first`` to ``last`` tokens of context holds and reads on average (llama-bench's ``tgN`` decodes from an empty
-context: positions 0 to N).
+context: positions 0 to N). A run of a mixture of experts names the routing record it is priced with (``routing``),
+as a serving does: without one its price is refused (``Routed``), and the refusal says to add it to the run.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -25,6 +26,10 @@ from passprice.files import is_there
 from passprice.registry import Root, entry_name
 from passprice.servings import ContextSpec, ServingSpec
 
+if TYPE_CHECKING:
+    from passprice.gguf_header import GGUFHeader
+    from passprice.serving import Serving
+
 
 @attrs.frozen
 class Run:
@@ -33,7 +38,8 @@ class Run:
     positions its tokens ran from and to), ``tokens_per_s`` (measured, all sequences together), ``source`` (the
     measurement file's stem), ``source_id`` (the source record it comes from: the run's own or its file's,
     ``sources/ID.toml``), ``locator`` (where in the source), ``note``, ``build``, ``date``, ``test`` as
-    published, and ``index`` (its place in its file: key ``run.INDEX``)."""
+    published, ``routing`` (the routing record a mixture of experts' run is priced with, ``facts/routing/NAME.toml``;
+    ``None`` for a dense one) and ``index`` (its place in its file: key ``run.INDEX``)."""
 
     id: str
     stack: str
@@ -51,6 +57,7 @@ class Run:
     date: str | None = None
     test: str | None = None
     index: int = 0
+    routing: str | None = None
 
     @property
     def key(self) -> str:
@@ -71,7 +78,37 @@ class Run:
             card=self.card,
             batch=self.batch,
             contexts=(ContextSpec(1.0, self.position, self.last),),
+            routing=self.routing,
         )
+
+    def unrouted(self, why: str) -> str:
+        """``why`` (a ``Routed`` refusal's words) for this run, ending with what to do: name the routing record in
+        the run (its file and key ``run.INDEX.routing``), since a measured run is no serving ``--routing`` reaches."""
+        return (
+            f"{why.split('; name a routing record', 1)[0]}; the run names none: add `routing = NAME` to it "
+            f"({self.key}.routing: a record of facts/routing/, e.g. uniform, an assumption)"
+        )
+
+
+def run_serving(root: Root, run: Run, header: GGUFHeader) -> Serving:
+    """The seed's serving ``run`` is priced as (:meth:`Run.spec`, its defaults completed from ``header``), on the
+    routing record it names (loaded from ``root`` and held to its scope, as a serving's is). Raises
+    :class:`InputError` (naming the run's file and key ``run.INDEX.routing`` for a record that does not load or
+    does not apply to its checkpoint)."""
+    from passprice.scopes import OutOfScope
+    from passprice.servings import complete, require_scopes, to_serving
+
+    spec = complete(run.spec(), header)
+    if run.routing is None:
+        return to_serving(spec)
+    from passprice.routing import load_routing
+
+    try:
+        routing = load_routing(root, run.routing)
+        require_scopes(root, run.checkpoint, header, routing=(run.routing, routing))
+    except (InputError, OutOfScope) as e:
+        raise InputError(f"{run.key}.routing: {e}") from None
+    return to_serving(spec, (), routing)
 
 
 def too_small(where: str, index: int, tokens_per_s: float, batch: int) -> str | None:
@@ -153,6 +190,7 @@ def runs_of_document(
                 date=entry.get("date"),
                 test=entry.get("test"),
                 index=i,
+                routing=entry.get("routing"),
             )
         )
     return out

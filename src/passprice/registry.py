@@ -882,6 +882,10 @@ def _hint(kind: str, ref: str, folder: Path, known: list[str]) -> str:
     if kind == "checkpoint" and (renamed := _renamed_entry(ref, folder)) is not None:
         return (f"; {shown(renamed)} names its entry {ref!r} (its file renamed, its [entry] name not): rename the file "
                 f"back to {ref}.toml, or set its [entry] name to {renamed.stem!r} and name the checkpoint so here")
+    if kind == "card" and (card := _renamed_card(ref, folder, top)) is not None:
+        renamed, title = card
+        return (f"; {shown(renamed)} is {title!r} too, the card passprice ships as {ref} (its file renamed?): rename "
+                f"it back to {ref}.toml, or name the card {renamed.stem} here")
     shipped = _shipped_hint(kind, ref, folder, top)
     if shipped.startswith("; " + ref):
         return shipped
@@ -894,14 +898,14 @@ MAX_RENAMED_SCAN = 1000
 RENAMED_HEAD_BYTES = 4096
 
 
-def _renamed_entry(ref: str, folder: Path) -> Path | None:
-    """The checkpoint entry file of ``folder`` whose ``[entry]`` still names ``ref`` under another file name (the
-    file renamed by hand, its name not), found in the first :data:`RENAMED_HEAD_BYTES` bytes of at most
-    :data:`MAX_RENAMED_SCAN` files; ``None`` when none does. A serving naming the entry said only that the name
+def _renamed_entry(ref: str, folder: Path, table: str = "entry") -> Path | None:
+    """The checkpoint entry file of ``folder`` whose ``[entry]`` (or ``[table]``) still names ``ref`` under another
+    file name (the file renamed by hand, its name not), found in the first :data:`RENAMED_HEAD_BYTES` bytes of at
+    most :data:`MAX_RENAMED_SCAN` files; ``None`` when none does. A serving naming the entry said only that the name
     was "a checkpoint of the facts passprice ships": copy it in (walkthrough 21). Never raises."""
     import re
 
-    wanted = re.compile(r'\[entry\][^\[]*?^name = "' + re.escape(ref) + r'"$', re.MULTILINE)
+    wanted = re.compile(r"\[" + re.escape(table) + r'\][^\[]*?^name = "' + re.escape(ref) + r'"$', re.MULTILINE)
     try:
         files = sorted(p for p in folder.iterdir() if p.suffix == ".toml" and p.stem != ref)
     except OSError:
@@ -920,6 +924,34 @@ def _renamed_entry(ref: str, folder: Path) -> Path | None:
         if wanted.search(head):
             return path
     return None
+
+
+def _renamed_card(ref: str, folder: Path, top: Path) -> tuple[Path, str] | None:
+    """A card file of ``folder`` (a registry's ``facts/cards`` at ``top``, not the facts passprice ships) holding the
+    card passprice ships as ``ref`` under another file name — its ``[card] name`` (the name it is sold under, read off
+    the shipped file's first :data:`RENAMED_HEAD_BYTES` bytes) the same —, with that name; ``None`` when there is
+    none. A card's file renamed in a registry of one's own (``h200_sxm_141gb.toml`` to ``h200.toml``) left every
+    serving naming it told "a card of the facts passprice ships: copy it in", over the registry's own edited copy
+    (walkthrough 22). Never raises."""
+    import re
+
+    try:
+        shipped = embedded_root().path
+        if top.resolve() == shipped.resolve() or folder != top / "facts" / "cards":
+            return None
+        record = shipped / "facts" / "cards" / f"{ref}.toml"
+        if "/" in ref or os.sep in ref or not is_there(record):
+            return None
+        with open(record, "rb") as f:
+            head = f.read(RENAMED_HEAD_BYTES).decode("utf-8", "replace")
+    except (InputError, OSError):
+        return None
+    found = re.search(r'^\[card\][^\[]*?^name = "((?:[^"\\]|\\.)*)"$', head, re.MULTILINE)
+    if found is None:
+        return None
+    title = found.group(1)
+    renamed = _renamed_entry(title, folder, "card")
+    return (renamed, title) if renamed is not None else None
 
 
 def did_you_mean(ref: str, known: list[str]) -> str:

@@ -15,6 +15,7 @@ of the stack's runs measured, with the error its fit reported for a checkpoint h
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -36,15 +37,21 @@ class CardReach:
     fitted: tuple[str, ...]
     card_out_mean: float | None = None
     card_out_max: float | None = None
+    #: ``card``'s ``[card] vendor``, and the vendors of the ``fitted`` cards that name one (sorted); ``None`` and
+    #: ``()`` where unknown. A stack fitted on one vendor's cards (llama.cpp's CUDA backend on NVIDIA's) priced an
+    #: AMD card with no word that its kernels had never run on such a card (walkthrough 22).
+    vendor: str | None = None
+    fitted_vendors: tuple[str, ...] = ()
 
     @property
     def measured(self) -> bool:
         """True when the stack's runs measured ``card`` (or when the fit named no runs to judge by)."""
         return not self.fitted or self.card in self.fitted
 
-    def warning(self, others: list[str] | None = None) -> str | None:
+    def warning(self, others: list[str] | None = None, vendors: Mapping[str, str | None] | None = None) -> str | None:
         """One line for a card the stack's runs never measured (``None`` otherwise): the cards they did, and the
-        held-out-card error the fit reported; ``others``: more unmeasured cards the same line names (a sweep's)."""
+        held-out-card error the fit reported; ``others``: more unmeasured cards the same line names (a sweep's), with
+        their ``vendors`` by card. The cards of a vendor none of the fitted cards is of are named too."""
         if self.measured:
             return None
         if self.card_out_mean is not None and self.card_out_max is not None:
@@ -57,9 +64,18 @@ class CardReach:
         shown = ", ".join(named[:4]) + (f" and {len(named) - 4} more" if len(named) > 4 else "")
         where = "here" if len(named) == 1 else "there"
         price = "price" if len(named) == 1 else "prices"
+        vendor = ""
+        of = {**(vendors or {}), self.card: self.vendor}
+        foreign = [c for c in named if of.get(c) is not None and of[c] not in self.fitted_vendors]
+        if self.fitted_vendors and foreign:
+            which = ", ".join(f"{c} is {of[c]}'s" for c in foreign[:4]) + (
+                f" and {len(foreign) - 4} more" if len(foreign) > 4 else "")
+            vendor = (f"; and every card its runs measured is {' or '.join(self.fitted_vendors)}'s, {which}: the "
+                      "stack's kernels never ran on such a card as measured, so its facts may not describe the "
+                      "runtime there at all")
         return (f"stack {self.stack} was fitted on runs on {len(self.fitted)} {cards} ({', '.join(self.fitted)}), "
                 f"not {shown}: its expected {price} {where} extrapolate{'s' if len(named) == 1 else ''} across "
-                f"cards{errors}")
+                f"cards{errors}{vendor}")
 
 
 def card_reach(root: Root, stack: Stack, card: str) -> CardReach:
@@ -77,7 +93,25 @@ def card_reach(root: Root, stack: Stack, card: str) -> CardReach:
             errors.update(fact.derivation.errors or {})
     cards = {run.card for run in load_runs(root, stack.name) if run.id in named} if named else set()
     cards.update(stack.cards)
-    return CardReach(stack.name, card, tuple(sorted(cards)), errors.get("card_out_mean"), errors.get("card_out_max"))
+    reach = CardReach(stack.name, card, tuple(sorted(cards)), errors.get("card_out_mean"), errors.get("card_out_max"))
+    if reach.measured:
+        return reach
+    vendors = {v for v in map(lambda c: card_vendor(root, c), cards) if v is not None}
+    return attrs.evolve(reach, vendor=card_vendor(root, card), fitted_vendors=tuple(sorted(vendors)))
+
+
+def card_vendor(root: Root, card: str) -> str | None:
+    """The ``[card] vendor`` of the card ``card`` names in ``root`` (``NVIDIA``, ``AMD`` …), or ``None`` when the file
+    gives none or does not read (the price reports that file itself). Never raises."""
+    from passprice import schema
+    from passprice.cards import card_path
+    from passprice.errors import InputError
+
+    try:
+        vendor = schema.load(card_path(root, card), "card", root.schema).get("card", {}).get("vendor")
+    except InputError:
+        return None
+    return vendor if isinstance(vendor, str) and vendor else None
 
 
 def model_kind(header: GGUFHeader) -> str:
@@ -202,9 +236,9 @@ def ratio_span(root: Root, stack: Stack) -> tuple[float, float, int]:
     """The least and largest measured / limit ratio of ``stack``'s fitted runs (those its fitted facts' derivations
     name), and how many were priced: each run's limit priced on its card and checkpoint as ``validate`` prices it. A
     run that does not load or price is skipped (``check`` and ``validate`` report it). Kept in the cache of built
-    objects, keyed by the bytes of the stack, its measurement files and every card and checkpoint entry its runs
-    name, so a second price under the stack prices no run. Raises :class:`~passprice.errors.InputError` for a
-    measurement file that does not read."""
+    objects, keyed by the bytes of the stack, its measurement files and every card, checkpoint entry and routing
+    record its runs name, so a second price under the stack prices no run. Raises
+    :class:`~passprice.errors.InputError` for a measurement file that does not read."""
     from passprice import cache
     from passprice.files import is_there
     from passprice.schema import read_bytes
@@ -216,6 +250,8 @@ def ratio_span(root: Root, stack: Stack) -> tuple[float, float, int]:
     files += [root.measurements / f"{s}.toml" for s in sorted({r.source for r in runs})]
     files += [root.cards / f"{c}.toml" for c in sorted({r.card for r in runs})]
     files += [root.checkpoints / f"{c}.toml" for c in sorted({r.checkpoint for r in runs})]
+    # a mixture of experts' run is priced on the routing record it names (walkthrough 22): its bytes key the span too
+    files += [root.routing / f"{n}.toml" for n in sorted({r.routing for r in runs if r.routing is not None})]
     key = b"".join(str(p).encode("utf-8", "surrogateescape") + b"\0" + (read_bytes(p) if is_there(p) else b"") + b"\0"
                    for p in files)
 
@@ -261,8 +297,8 @@ def run_ratios(root: Root, runs: list[Any]) -> dict[str, float]:
     from passprice.cards import load_card
     from passprice.checkpoints import load_checkpoint
     from passprice.errors import InputError
+    from passprice.measurements import run_serving
     from passprice.serving import ServingRefusal, price_serving
-    from passprice.servings import complete, to_serving
 
     cards: dict[str, Any] = {}
     headers: dict[str, Any] = {}
@@ -273,7 +309,7 @@ def run_ratios(root: Root, runs: list[Any]) -> dict[str, float]:
             cards[run.card] = card
             header = headers.get(run.checkpoint) or load_checkpoint(root, run.checkpoint)
             headers[run.checkpoint] = header
-            limit = price_serving(header, card, to_serving(complete(run.spec(), header)))
+            limit = price_serving(header, card, run_serving(root, run, header))
         except (InputError, ServingRefusal):
             continue
         if limit.tokens_per_s > 0 and run.tokens_per_s > 0:

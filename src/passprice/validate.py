@@ -19,10 +19,9 @@ from passprice.checkpoints import load_checkpoint
 from passprice.errors import InputError
 from passprice.files import check_writable, is_there, written_suffix
 from passprice.gguf_header import GGUFHeader
-from passprice.measurements import Run, load_runs, past_context, ratio_too_large
+from passprice.measurements import Run, load_runs, past_context, ratio_too_large, run_serving
 from passprice.registry import Root
 from passprice.serving import ServingRefusal
-from passprice.servings import complete, to_serving
 from passprice.stacks import Stack, load_stack, price_expected
 
 
@@ -135,7 +134,7 @@ def validate(root: Root, stack: str | None = None, runs: Sequence[Run] | None = 
             cards[run.card] = card
             header = headers.get(run.checkpoint) or load_checkpoint(root, run.checkpoint)
             headers[run.checkpoint] = header
-            serving = to_serving(complete(run.spec(), header))
+            serving = run_serving(root, run, header)
         except InputError as e:  # its file names what does not load: left out, its lines kept, the rest shown
             problems.extend(f"run {run.id} ({run.source}): {line}" for line in e.lines)
             continue
@@ -156,12 +155,15 @@ def validate(root: Root, stack: str | None = None, runs: Sequence[Run] | None = 
             # The stack refuses the run (outside where its facts hold, a fact it lacks): the limit still bounds it.
             from passprice.serving import price_serving
 
+            # A run of a mixture of experts naming no routing record is told to name one in the run (walkthrough 22:
+            # the refusal said `--routing NAME`, an option no measured run has).
+            why = f"refused ({e.name}): {run.unrouted(str(e)) if e.name == 'Routed' else e}"
             try:
                 alone = price_serving(header, card, serving)
             except ServingRefusal:
-                rows.append(Row(run, None, None, why=f"refused ({e.name}): {e}"))
+                rows.append(Row(run, None, None, why=why))
                 continue
-            rows.append(Row(run, alone.tokens_per_s, alone.binds.value, why=f"refused ({e.name}): {e}"))
+            rows.append(Row(run, alone.tokens_per_s, alone.binds.value, why=why))
             continue
         rows.append(
             Row(
