@@ -56,6 +56,10 @@ _LISTS = frozenset({"os.listdir", "os.scandir"})
 #: entries, and the temporary files entries are written through.
 _ENTRY_FOLDERS = ("documents", "objects", "memo")
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+#: The sets naming the functions that take ``dir_fd``, a descriptor, ``follow_symlinks`` or ``effective_ids``
+#: (``shutil.rmtree`` picks its safe way by them): a watched function stands in them as the function it wraps.
+_SUPPORTS = [getattr(os, name) for name in ("supports_dir_fd", "supports_fd", "supports_follow_symlinks",
+                                             "supports_effective_ids") if isinstance(getattr(os, name, None), set)]
 
 
 class _Tee(io.RawIOBase):
@@ -136,6 +140,11 @@ class Recorder:
         self.cache_folders = self.entry_folders | {os.path.join(c, "code") for c in self.caches}
         self.opened: dict[str, tuple[int, ...] | None] = {}
         self.listed: dict[str, tuple[int, ...] | None] = {}
+        #: Every path in the working folder the run looked up by its status alone (:meth:`looked_up`), made
+        #: absolute: what each names (a file, a folder, nothing) is stamped, in place of the folder's whole listing.
+        self.looked: dict[str, str] = {}
+        self.here = (os.path.join(cwd, ""), os.path.join(os.path.realpath(cwd), ""))
+        self.unwatched: dict[str, Any] = {}
         self.out: list[tuple[int, bytes]] = []
         self.size = 0
         self.spoiled: str | None = None
@@ -177,6 +186,51 @@ class Recorder:
             return True
         head, name = os.path.split(p)
         return head in self.entry_folders and _entry_name(name)
+
+    def looked_up(self, path: Any, dir_fd: Any = None) -> None:
+        """Note ``path``, named to :func:`os.stat`, :func:`os.lstat`, :func:`os.access` or :func:`os.readlink`
+        (which raise no audit event), when it lies in the working folder: relative (``dir_fd`` not given), or
+        absolute below it. What the run found there (or did not) is an input; the rest of the folder is not."""
+        if dir_fd is not None or isinstance(path, int):
+            return  # a folder's descriptor, or a file's: opened, and audited, before
+        try:
+            p = os.fsdecode(os.fspath(path))
+        except TypeError:
+            return
+        if not os.path.isabs(p):
+            p = os.path.join(self.cwd, p)
+        elif not p.startswith(self.here):
+            return
+        if p not in self.looked:
+            self.looked[p] = "?"  # first, so the lookup below is not noted again
+            self.looked[p] = _kind(p)  # as the run found it: one that changes before the stamp spoils the run
+
+    def _watch_lookups(self) -> None:
+        """Put :meth:`looked_up` in front of :func:`os.stat`, :func:`os.lstat`, :func:`os.access` and
+        :func:`os.readlink` (``pathlib``, ``os.path`` and passprice's own lookups call them through ``os``), each
+        wrapper standing in the ``os.supports_*`` sets where the function does; :meth:`stop` puts them back."""
+        for name in ("stat", "lstat", "access", "readlink"):
+            real = getattr(os, name, None)
+            if real is None:
+                continue
+            self.unwatched[name] = real
+
+            def watched(path: Any, *args: Any, _real: Any = real, **kwargs: Any) -> Any:
+                self.looked_up(path, kwargs.get("dir_fd"))
+                return _real(path, *args, **kwargs)
+
+            setattr(os, name, watched)
+            for group in _SUPPORTS:
+                if real in group:
+                    group.add(watched)
+
+    def _unwatch_lookups(self) -> None:
+        for name, real in self.unwatched.items():
+            watched = getattr(os, name)
+            setattr(os, name, real)
+            for group in _SUPPORTS:
+                group.discard(watched)
+        self.unwatched = {}
 
     def hook(self, event: str, args: tuple[Any, ...]) -> None:
         if event == "open":
@@ -248,6 +302,7 @@ class Recorder:
             sys.addaudithook(_audit)
             Recorder.hooked = True
         Recorder.current = self
+        self._watch_lookups()
         self.streams = [_tee(sys.stdout, 1, self), _tee(sys.stderr, 2, self)]
         sys.stdout, sys.stderr = self.streams
         if sys.stdin is not None:
@@ -257,6 +312,7 @@ class Recorder:
     def stop(self) -> None:
         """Stop watching: flush the tees (a failure spoils the run), give the streams back."""
         Recorder.current = None
+        self._unwatch_lookups()
         for s in self.streams:
             try:
                 s.flush()
@@ -525,15 +581,18 @@ def world(since: int, recorder: Recorder, argv: list[str], probes: list[tuple[st
             return first in ("site-packages", "dist-packages")
         return True
 
-    folders: dict[str, tuple[int, ...] | None] = {recorder.cwd: None}
+    # The working folder is stamped by what the run looked up in it (below), not by its whole listing: a busy
+    # folder (/tmp) changed between every two runs and no run from it replayed. It is listed whole where the run
+    # listed it, read a file in it, or imports from it (a sys.path entry "", ".", or relative).
+    folders: dict[str, tuple[int, ...] | None] = {}
     files: dict[str, tuple[int, ...] | None] = dict(recorder.opened)
     for module in list(sys.modules.values()):
         source = getattr(module, "__file__", None)
         if isinstance(source, str) and os.path.isabs(source):
             files.setdefault(os.path.normpath(source), None)
     for entry in sys.path:
-        if entry and os.path.isabs(entry):
-            folder = os.path.normpath(entry)
+        if isinstance(entry, str):
+            folder = os.path.normpath(os.path.join(recorder.cwd, entry))
             folders.setdefault(folder, None)
             # Its .pth files were read when the interpreter started, before the hook: stamped by status.
             with contextlib.suppress(OSError):
@@ -581,6 +640,15 @@ def world(since: int, recorder: Recorder, argv: list[str], probes: list[tuple[st
     if now != probes:
         recorder.spoil("what an argument names changed during the run")
     w.items.extend((p, "p", None, True, kind) for p, kind in now)
+    probed = {p for p, _ in now}
+    for p, found in sorted(recorder.looked.items()):
+        if p in probed:
+            continue
+        kind = _kind(p)
+        if kind != found:
+            recorder.spoil(f"{p} changed during the run")
+        elif ".." in p.split(os.sep) or not w.inside(os.path.normpath(p)):
+            w.items.append((p, "p", None, True, kind))
     return None if recorder.spoiled else w.items
 
 
