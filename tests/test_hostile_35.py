@@ -75,3 +75,46 @@ def test_a_drafting_block_advances_no_further_than_its_sequences_finish(monkeypa
     assert advanced and max(advanced) <= 3, max(advanced)
     assert free == simulate(pricer, trace, Policy.CONTINUOUS, stretches=False)
 
+
+
+# --- (b) git config: files git refuses were read, and a value's blanks read otherwise than git reads them ----------
+
+#: Config texts git refuses (``fatal: bad config line N``) that passprice read, each with the line git names.
+GIT_REFUSES = (
+    ("[ core ]\nattributesFile = rules\n", 1),  # a blank after '['
+    ('[core "x" ]\n', 1),  # a blank between the subsection's quote and ']'
+    ("[core]\nattributesFile ; a comment\n", 2),  # a key alone, then a comment: git takes a key alone at the line's end
+    ("[core]\nattributesFile\r= rules\n", 2),  # CRLF ends are git's; a lone carriage return is not
+    (" \ufeff[core]\nattributesFile = rules\n", 1),  # a byte-order mark past the file's first byte
+    ("[]\n", 1),
+)
+
+
+@pytest.mark.parametrize(("text", "line"), GIT_REFUSES)
+def test_a_config_file_git_refuses_is_refused_at_the_line_git_names(tmp_path: Path, text: str, line: int) -> None:
+    """Each text was read (a setting found, or none) where git stops with ``fatal: bad config line N``: ``check``
+    took ``core.attributesFile`` from a file git never applies (every git command fails on it). Each is now refused
+    naming the line git names (and the cross-check with git itself, where installed)."""
+    import shutil
+    import subprocess
+
+    from passprice.gitconfig import ConfigUnread, entries
+
+    path = tmp_path / "config"
+    path.write_bytes(text.encode())
+    with pytest.raises(ConfigUnread, match=rf"config: line {line}: .*; not git config \(git refuses this file too\)$"):
+        list(entries(text, str(path)))
+    git = shutil.which("git")
+    if git is not None:
+        done = subprocess.run([git, "config", "-f", str(path), "--no-includes", "--get-all", "core.attributesfile"],
+                              capture_output=True, text=True, check=False)
+        assert done.returncode == 128 and f"bad config line {line} " in done.stderr, done.stderr
+
+
+def test_a_values_blanks_are_spaces_as_git_reads_them(tmp_path: Path) -> None:
+    """git writes each unquoted blank inside a value as a space (``parse_value``): ``attributesFile = a<TAB>b``
+    names ``a b``, a file passprice did not look at (it looked at ``a<TAB>b``); a quoted tab stays a tab."""
+    from passprice.gitconfig import entries
+
+    text = '[core]\nattributesFile = rules\tfile \nattributesFile = "rules\tfile"\n'
+    assert [v for name, v in entries(text, "config") if name == "core.attributesfile"] == ["rules file", "rules\tfile"]
