@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.cli_helpers import invoke
 
 from passprice import simulate as simulate_module
 from passprice.errors import InputError
@@ -118,3 +119,60 @@ def test_a_values_blanks_are_spaces_as_git_reads_them(tmp_path: Path) -> None:
 
     text = '[core]\nattributesFile = rules\tfile \nattributesFile = "rules\tfile"\n'
     assert [v for name, v in entries(text, "config") if name == "core.attributesfile"] == ["rules file", "rules\tfile"]
+
+
+# --- (c) the review: HEAD's own code answering a price the review cannot show -------------------------------------
+
+
+def _head_side_json(tmp_path: Path, body: str) -> Path:
+    """A registry whose HEAD's ``reproduce.side_json`` (each lock re-priced by HEAD's own code, in its own process)
+    runs ``body`` on ``out``, what the real one answered, and returns it."""
+    from test_diff import commit_all, git
+    from test_slip_10 import _base
+
+    path = _base(tmp_path / "registry")
+    git(path, "checkout", "-q", "-b", "pr")
+    module = path / "src" / "passprice" / "reproduce.py"
+    text = module.read_text(encoding="utf-8")
+    head = "def side_json(root: Root, requests: list[Mapping[str, Any]]) -> dict[str, Any]:\n"
+    assert text.count(head) == 1
+    module.write_text(text.replace(head, head + "    out = _real_side_json(root, requests)\n" + body
+                                   + "    return out\n\n\n" + head.replace("side_json", "_real_side_json")),
+                      encoding="utf-8")
+    commit_all(path, "reproduce.py answers otherwise")
+    return path
+
+
+def test_a_price_of_tokens_per_s_alone_fails_the_text_review_in_one_line(tmp_path: Path) -> None:
+    """HEAD's ``side_json`` answering ``{"price": {"tokens_per_s": 5.0}}`` for every lock passed the answer's check
+    (a number) but the text review and the pull-request comment read its ``pass_s`` and ``binds``: a ``KeyError``
+    traceback (``diff main HEAD``, ``--format markdown``), only ``--json`` said anything. Each lock now says what
+    is missing, in one line, and the review fails (exit 1)."""
+    path = _head_side_json(tmp_path, (
+        '    out["results"] = {k: {"price": {"tokens_per_s": 5.0}} for k in out["results"]}\n'))
+    said = 'its own code could not price it: it answered {"price": {"tokens_per_s": 5.0}}: its price has no pass_s'
+    for how in ((), ("--format", "markdown")):
+        result = invoke("diff", "main", "HEAD", *how, root=path)
+        assert result.exit_code == 1, result.output[-3000:]
+        assert said in result.stdout and "Traceback" not in result.output
+
+
+def test_a_price_of_nan_is_no_nan_in_the_review_s_json(tmp_path: Path) -> None:
+    """HEAD's ``side_json`` answering every price whole but its ``tokens_per_s`` ``NaN`` (JSON's ``NaN``, which
+    Python's reader takes): the review's ``--json`` wrote ``"tokens_per_s": NaN`` and ``"relative_change": NaN``,
+    which no strict JSON reader takes (``jq``, a browser's ``JSON.parse``). The answer is now refused as not a
+    finite number, in one line."""
+    import json
+
+    path = _head_side_json(tmp_path, (
+        '    for r in out["results"].values():\n'
+        '        if isinstance(r.get("price"), dict):\n'
+        '            r["price"]["tokens_per_s"] = float("nan")\n'))
+    result = invoke("diff", "main", "HEAD", "--json", root=path)
+    assert result.exit_code == 1, result.output[-3000:]
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"{constant} in the review's JSON")
+
+    json.loads(result.stdout, parse_constant=refuse)
+    assert "its price.tokens_per_s is not a finite number" in result.stdout

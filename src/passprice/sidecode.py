@@ -25,6 +25,7 @@ by name, so the rest of ``src`` is never imported.
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -316,13 +317,22 @@ def _price_problem(price: Any, where: str) -> str | None:
     ``None`` when it has the shape the review reads."""
     if not isinstance(price, dict):
         return f"its {where} is not a table"
+    # The review's text and comment read a price's pass and bind too: a price of tokens_per_s alone was a KeyError
+    # traceback there (its --json passed); a NaN or an infinity (JSON's NaN, Infinity, 1e400) made --json write NaN,
+    # which no strict JSON reader takes (attack round 35).
     if "tokens_per_s" not in price:
         return f"its {where} has no tokens_per_s"
     for key, value in price.items():
         if key in PRICE_NUMBERS and (isinstance(value, bool) or not isinstance(value, (int, float))):
             return f"its {where}.{key} is not a number"
+        if key in PRICE_NUMBERS and not (math.isfinite(value) if isinstance(value, float) else
+                                         abs(value) <= sys.float_info.max):  # an integer of 400 digits, too
+            return f"its {where}.{key} is not a finite number"
         if key in PRICE_TEXTS and not isinstance(value, str):
             return f"its {where}.{key} is not a text"
+    for key in () if "." in where else ("pass_s", "binds"):
+        if key not in price:
+            return f"its {where} has no {key}"
     rests_on = price.get("rests_on", {})
     if not isinstance(rests_on, dict) or not all(isinstance(v, str) for v in rests_on.values()):
         return f"its {where}.rests_on is not a table of provenances"
