@@ -176,3 +176,26 @@ def test_a_price_of_nan_is_no_nan_in_the_review_s_json(tmp_path: Path) -> None:
 
     json.loads(result.stdout, parse_constant=refuse)
     assert "its price.tokens_per_s is not a finite number" in result.stdout
+
+
+def test_a_spec_that_is_no_serving_fails_its_locks_not_the_whole_review(tmp_path: Path) -> None:
+    """HEAD's ``side_json`` answering every lock's ``spec`` as ``{"x": 1}``: the review stopped at the first (exit 2,
+    ``HEAD: not a serving: required field missing @ $.checkpoint; …``, naming no lock, no review at all). Each lock
+    now says its answer is no serving, in one line, and the review goes on and fails (exit 1)."""
+    path = _head_side_json(tmp_path, '    for r in out["results"].values():\n        r["spec"] = {"x": 1}\n')
+    result = invoke("diff", "main", "HEAD", root=path)
+    assert result.exit_code == 1, result.output[-3000:]
+    assert "its spec is not a serving (its spec: not a serving: required field missing @ $.checkpoint" in result.stdout
+
+
+def test_a_refusal_of_a_million_characters_keeps_the_review_short(tmp_path: Path) -> None:
+    """HEAD's ``side_json`` answering a refusal named with 1,000,000 ``X`` for every lock: the review and the
+    pull-request comment were 15 MB each (GitHub takes 65,536 characters). Such an answer is now one short line."""
+    path = _head_side_json(tmp_path, (
+        '    for r in out["results"].values():\n'
+        '        r["refusal"], r["price"] = {"refusal": "X" * 10**6, "message": "m"}, None\n'))
+    for how in ((), ("--format", "comment")):
+        result = invoke("diff", "main", "HEAD", *how, root=path)
+        assert result.exit_code == 1, result.output[-3000:]
+        assert len(result.stdout) < 65_536, len(result.stdout)
+        assert "its refusal's name is not a refusal's name (letters, digits and " in result.stdout

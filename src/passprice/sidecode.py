@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -344,6 +345,10 @@ def _price_problem(price: Any, where: str) -> str | None:
     return None
 
 
+#: The most characters of a refusal's message a side's code may answer (the shipped refusals' are under 1,000).
+MAX_REFUSAL = 4096
+
+
 def answer_problem(result: Any) -> str | None:
     """What is wrong with ``result``, one lock's result as a side's own code answered it
     (:func:`passprice.reproduce.side_json`'s shape: ``price``, ``refusal``, ``error``, ``spec``, ``checkpoint``,
@@ -357,6 +362,21 @@ def answer_problem(result: Any) -> str | None:
     refusal = result.get("refusal")
     if refusal is not None and not all(isinstance(refusal.get(k, ""), str) for k in ("refusal", "message")):
         return "its refusal's name or message is not a text"
+    # A refusal's name and message are shown whole in the review and the comment (a name of 1,000,000 characters
+    # made both 15 MB), and its spec is read as a serving (one that is none stopped the whole review, exit 2: "HEAD:
+    # not a serving", naming no lock; attack round 35).
+    if refusal is not None and not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]{0,63}", refusal.get("refusal", "X")):
+        return "its refusal's name is not a refusal's name (letters, digits and '_', at most 64)"
+    if refusal is not None and len(refusal.get("message", "")) > MAX_REFUSAL:
+        return f"its refusal's message is {len(refusal['message']):,} characters (at most {MAX_REFUSAL:,} read)"
+    if result.get("spec") is not None:
+        from passprice.errors import InputError
+        from passprice.servings import spec_from_document
+
+        try:
+            spec_from_document(result["spec"], "its spec")
+        except InputError as e:
+            return f"its spec is not a serving ({shown_answer(str(e))})"
     facts = result.get("facts")
     if facts is not None and not all(isinstance(v, str) for v in facts.values()):
         return "its facts are not a table of provenances"
