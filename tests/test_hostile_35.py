@@ -199,3 +199,16 @@ def test_a_refusal_of_a_million_characters_keeps_the_review_short(tmp_path: Path
         assert result.exit_code == 1, result.output[-3000:]
         assert len(result.stdout) < 65_536, len(result.stdout)
         assert "its refusal's name is not a refusal's name (letters, digits and " in result.stdout
+
+
+def test_a_provenance_that_is_none_fails_its_lock_in_one_line(tmp_path: Path) -> None:
+    """HEAD's ``side_json`` answering every price resting on ``"bogus"`` provenances passed the answer's check (a
+    table of texts) and the review judged the lock's floors on them: ``ValueError("'bogus' is not a valid
+    Provenance")``, a traceback. Each lock now says its answer's ``rests_on`` is no table of provenances, exit 1."""
+    path = _head_side_json(tmp_path, (
+        '    for r in out["results"].values():\n'
+        '        if isinstance(r.get("price"), dict):\n'
+        '            r["price"]["rests_on"] = {k: "bogus" for k in r["price"]["rests_on"]}\n'))
+    result = invoke("diff", "main", "HEAD", root=path)
+    assert result.exit_code == 1, result.output[-3000:]
+    assert "its price.rests_on is not a table of provenances" in result.stdout

@@ -313,6 +313,15 @@ PRICE_NUMBERS = frozenset((
 PRICE_TEXTS = frozenset(("card", "binds", "provenance", "stack"))
 
 
+def _provenance(value: Any) -> bool:
+    """Whether ``value`` is a provenance's name (``published`` … ``assumed``): the review judges a lock's floors on
+    them (``Provenance(value)``), and a side's code answering ``"bogus"`` was a ``ValueError`` traceback there
+    (attack round 35). Raises nothing."""
+    from passprice.facts import Provenance
+
+    return isinstance(value, str) and value in {p.value for p in Provenance}
+
+
 def _price_problem(price: Any, where: str) -> str | None:
     """What is wrong with ``price`` (a price's ``--json`` object as a side's own code answered it, at ``where``):
     ``None`` when it has the shape the review reads."""
@@ -335,7 +344,7 @@ def _price_problem(price: Any, where: str) -> str | None:
         if key not in price:
             return f"its {where} has no {key}"
     rests_on = price.get("rests_on", {})
-    if not isinstance(rests_on, dict) or not all(isinstance(v, str) for v in rests_on.values()):
+    if not isinstance(rests_on, dict) or not all(_provenance(v) for v in rests_on.values()):
         return f"its {where}.rests_on is not a table of provenances"
     weakest = price.get("weakest", [])
     if not isinstance(weakest, list) or not all(isinstance(v, str) for v in weakest):
@@ -378,7 +387,7 @@ def answer_problem(result: Any) -> str | None:
         except InputError as e:
             return f"its spec is not a serving ({shown_answer(str(e))})"
     facts = result.get("facts")
-    if facts is not None and not all(isinstance(v, str) for v in facts.values()):
+    if facts is not None and not all(_provenance(v) for v in facts.values()):
         return "its facts are not a table of provenances"
     return None if result.get("price") is None else _price_problem(result["price"], "price")
 
