@@ -200,7 +200,8 @@ def test_the_peak_check_of_4096_sequences_is_charged(tmp_path: Path) -> None:
     steps, each charged by what it sums (``simulate.WORK_PEAK_SEQUENCES``, ``WORK_ELEMENTS``): refused after 15
     steps, 1.0 s of CPU (1.8 s before, paired, load 3). Since the planning of prompt chunks backs off after a try
     that costs more than the steps it keeps (``simulate.PLAN_BACKOFF``, session 17), refused after 529 steps, in the
-    same 1.0-1.1 s of CPU (load 4.2; ``simulate --help`` 0.11-0.16 s beside it)."""
+    same 1.0-1.1 s of CPU (load 4.2; ``simulate --help`` 0.11-0.16 s beside it); since each peak check costs
+    ``simulate.WORK_PEAK`` besides (attack round 35), after 528."""
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
@@ -211,8 +212,8 @@ def test_the_peak_check_of_4096_sequences_is_charged(tmp_path: Path) -> None:
     result = invoke("simulate", "gemma3-270m-h100", "--trace", str(trace), "--max-batch", "4096")
     assert result.exit_code == 2, result.output
     assert result.stderr.splitlines() == [
-        "passprice: error: simulate: the continuous run passed the 56,943 units of work left of --max-work after 529 "
-        "steps, 1.3 s into the trace with 447 of 15,000 requests served (a unit is about 10 µs of CPU: a step priced "
+        "passprice: error: simulate: the continuous run passed the 56,943 units of work left of --max-work after 528 "
+        "steps, 1.3 s into the trace with 446 of 15,000 requests served (a unit is about 10 µs of CPU: a step priced "
         "alone 8 and 1 a 48 sequences, a stretch of steps priced together 40, a try of planning admissions ahead 60 "
         "and more); simulate part of the trace, or raise --max-work"
     ]

@@ -658,10 +658,10 @@ def test_the_work_a_run_does_is_bounded_and_refused_by_name() -> None:
             r"of CPU: a step priced alone 8 and 1 a 48 sequences, a stretch of steps priced together 40, a try of "
             r"planning admissions ahead 60 and more\); simulate part of the trace, or raise --max-work "
             # Refused at the last request: every request served in free.work units, rounded up to 2 figures.
-            rf"\(at its pace so far, 120 of 120 requests in {free.work:,} units, this run would end near 1,900 units "
+            rf"\(at its pace so far, 120 of 120 requests in {free.work:,} units, this run would end near 2,100 units "
             r"of --max-work, counting the runs before it\)$")):
         simulate(pricer, trace, Policy.CONTINUOUS, max_work=free.work - 1)
-    assert free.work == 1_864
+    assert free.work == 2_024  # 1,864 before each peak check of memory held cost WORK_PEAK (attack round 35)
     result = CliRunner().invoke(cli, ["simulate", "r1-qwen7b-h200", "--synthetic", "120", "--seed", "3",
                                       "--max-work", "100"])
     assert result.exit_code == 2, result.output
@@ -678,7 +678,8 @@ def test_the_work_of_short_stretches_and_predictions_is_counted() -> None:
     charged the static run 5,542 units and the continuous one 6,586 (measured with the code before the fix); each
     stretch now costs WORK_STRETCH, each further block WORK_BLOCK, each prediction a unit every WORK_LOOKS looks, so
     both runs pass those budgets and are refused by name (exit 2, one error line), while the outcome within a budget
-    is unchanged."""
+    is unchanged. (The continuous run's tries that plan nobody back off since attack round 35: 15,215 → 11,740 units,
+    0.235 → 0.164 s of CPU in process, still past 1.5 times the old 6,586.)"""
     assert (simulate_module.WORK_STRETCH, simulate_module.WORK_BLOCK, simulate_module.WORK_LOOKS) == (40, 14, 32)
     r = resolved("gemma3-270m-h100")
     pricer = StepPricer.of(r.header, r.card, r.serving)
@@ -686,7 +687,7 @@ def test_the_work_of_short_stretches_and_predictions_is_counted() -> None:
     settings = Settings(max_batch=160)
     for policy, old in ((Policy.STATIC, 5_542), (Policy.CONTINUOUS, 6_586)):
         free = simulate(pricer, trace, policy, settings)
-        assert free.work > 2 * old, (policy, free.work)
+        assert free.work > old * 3 // 2, (policy, free.work)
         assert simulate(pricer, trace, policy, settings, max_work=free.work) == free
         with pytest.raises(InputError, match=rf"^simulate: the {policy.value} run passed the {old:,} units of work "):
             simulate(pricer, trace, policy, settings, max_work=old)
@@ -702,14 +703,15 @@ def test_the_work_of_a_drafting_batch_counts_its_positions() -> None:
     its segments, the 15,000-request queue ran 1.68 s of CPU on a quiet machine before --max-work refused it. Each
     block now costs a unit a WORK_ELEMENTS positions besides: 300 requests at 0 (prompts 100 … 600, outputs
     13·i mod 4,000 + 1) took 2,069 units without that charge (measured with the code before it) and are refused
-    under that budget now, by name."""
+    under that budget now, by name. (Its blocks end at the batch's last finish since attack round 35: 2,915 → 2,566
+    units.)"""
     assert simulate_module.WORK_ELEMENTS == 512
     r = resolved("qwen35-27b-h200-mtp")
     pricer = StepPricer.of(r.header, r.card, r.serving)
     rng = random.Random(13)
     trace = Trace(tuple(Request(i, i + 1, 0.0, rng.randint(100, 600), i * 13 % 4000 + 1) for i in range(300)), "queue")
     free = simulate(pricer, trace, Policy.STATIC)
-    assert free.work > 2_069 + 500, free.work
+    assert free.work > 2_069 + 400, free.work
     assert simulate(pricer, trace, Policy.STATIC, max_work=free.work) == free
     with pytest.raises(InputError, match=r"^simulate: the static run passed the 2,069 units of work left of "):
         simulate(pricer, trace, Policy.STATIC, max_work=2_069)

@@ -34,7 +34,10 @@ MAX_CONFIG_TOTAL_BYTES = 4 << 20
 #: The most names of included files that are there followed for one look (a handful in practice).
 MAX_INCLUDES = 1000
 
-_SECTION = re.compile(r'\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\\n]|\\.)*)")?\s*\]')
+#: A section header as git's ``get_base_var`` reads one: ``[`` at once followed by the section's letters, digits, '-'
+#: and '.', then ``]`` — or blanks, a quoted subsection (a backslash takes the next character as it is) and ``]`` at
+#: once. git refuses ``[ core ]`` and ``[core "x" ]``, which this took before (attack round 35).
+_SECTION = re.compile(r'\[([A-Za-z0-9.-]*)(?:[ \t\r]+"((?:[^"\\\n]|\\.)*)")?\]')
 _KEY = re.compile(r"([A-Za-z][A-Za-z0-9-]*)[ \t]*")
 _ESCAPES = {"\\": "\\", '"': '"', "n": "\n", "t": "\t", "b": "\b"}
 
@@ -88,10 +91,12 @@ def _value(text: str, where: str, number: int, lines: list[str], at: int) -> tup
             kept = len(out)
         elif not quoted and c in "#;":
             break
+        elif not quoted and c in " \t\r":  # git writes an unquoted blank inside a value as a space (a tab too)
+            if out:
+                out.append(" ")
         else:
             out.append(c)
-            if quoted or c not in " \t":
-                kept = len(out)
+            kept = len(out)
     return "".join(out[:kept]), at
 
 
@@ -106,19 +111,24 @@ def entries(text: str, where: str) -> Iterator[tuple[str, str | None]]:
         number = at + 1
         line = lines[at]
         at += 1
-        if number == 1 and line.lstrip(" \t").startswith("\ufeff"):
-            line = line.lstrip(" \t")[1:]
+        if number == 1 and line.startswith("\ufeff"):  # git takes a byte-order mark only as the file's first bytes
+            line = line[1:]
         pos = 0  # where the line is read from: sections on one line ([a][b]…) are read in linear time, not re-sliced
         while True:
             while pos < len(line) and line[pos] in " \t":
                 pos += 1
             if pos >= len(line) or line[pos] in "#;":
                 break
+            if line[pos] == "\r":  # a carriage return alone: a blank to git between a line's statements
+                pos += 1
+                continue
             if line[pos] == "[":
                 match = _SECTION.match(line, pos)
-                if not match:
+                if not match or not (match.group(1) or match.group(2) is not None):
                     raise ConfigUnread(f"{shown(where)}: line {number}: a section header not closed or not of "
-                                       "letters, digits, '-' and '.'; not git config (git refuses this file too)")
+                                       "letters, digits, '-' and '.' (as [section] or [section \"subsection\"], no "
+                                       "blank inside the brackets but before the quote); not git config (git refuses "
+                                       "this file too)")
                 name = match.group(1).lower()
                 if match.group(2) is not None:
                     name += "." + re.sub(r"\\(.)", r"\1", match.group(2))
@@ -131,8 +141,8 @@ def entries(text: str, where: str) -> Iterator[tuple[str, str | None]]:
                                    "too)")
             rest = line[key.end():]
             name = f"{section}.{key.group(1).lower()}"  # a key before any section: git passes it over, as this does
-            if not rest or rest[0] in "#;\r":
-                yield name, None
+            if not rest:  # git takes a key alone only at the line's end: a comment or a carriage return after it
+                yield name, None  # is refused (git's get_value), which this read as the key alone (attack round 35)
             elif rest[0] == "=":
                 value, at = _value(rest[1:], where, number, lines, at)
                 # git holds a value as a C string: a NUL ends it (`attributesFile = RULES<NUL>x` names RULES)

@@ -25,7 +25,9 @@ by name, so the rest of ``src`` is never imported.
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -311,20 +313,38 @@ PRICE_NUMBERS = frozenset((
 PRICE_TEXTS = frozenset(("card", "binds", "provenance", "stack"))
 
 
+def _provenance(value: Any) -> bool:
+    """Whether ``value`` is a provenance's name (``published`` … ``assumed``): the review judges a lock's floors on
+    them (``Provenance(value)``), and a side's code answering ``"bogus"`` was a ``ValueError`` traceback there
+    (attack round 35). Raises nothing."""
+    from passprice.facts import Provenance
+
+    return isinstance(value, str) and value in {p.value for p in Provenance}
+
+
 def _price_problem(price: Any, where: str) -> str | None:
     """What is wrong with ``price`` (a price's ``--json`` object as a side's own code answered it, at ``where``):
     ``None`` when it has the shape the review reads."""
     if not isinstance(price, dict):
         return f"its {where} is not a table"
+    # The review's text and comment read a price's pass and bind too: a price of tokens_per_s alone was a KeyError
+    # traceback there (its --json passed); a NaN or an infinity (JSON's NaN, Infinity, 1e400) made --json write NaN,
+    # which no strict JSON reader takes (attack round 35).
     if "tokens_per_s" not in price:
         return f"its {where} has no tokens_per_s"
     for key, value in price.items():
         if key in PRICE_NUMBERS and (isinstance(value, bool) or not isinstance(value, (int, float))):
             return f"its {where}.{key} is not a number"
+        if key in PRICE_NUMBERS and not (math.isfinite(value) if isinstance(value, float) else
+                                         abs(value) <= sys.float_info.max):  # an integer of 400 digits, too
+            return f"its {where}.{key} is not a finite number"
         if key in PRICE_TEXTS and not isinstance(value, str):
             return f"its {where}.{key} is not a text"
+    for key in () if "." in where else ("pass_s", "binds"):
+        if key not in price:
+            return f"its {where} has no {key}"
     rests_on = price.get("rests_on", {})
-    if not isinstance(rests_on, dict) or not all(isinstance(v, str) for v in rests_on.values()):
+    if not isinstance(rests_on, dict) or not all(_provenance(v) for v in rests_on.values()):
         return f"its {where}.rests_on is not a table of provenances"
     weakest = price.get("weakest", [])
     if not isinstance(weakest, list) or not all(isinstance(v, str) for v in weakest):
@@ -332,6 +352,10 @@ def _price_problem(price: Any, where: str) -> str | None:
     if price.get("expected") is not None:
         return _price_problem(price["expected"], f"{where}.expected")
     return None
+
+
+#: The most characters of a refusal's message a side's code may answer (the shipped refusals' are under 1,000).
+MAX_REFUSAL = 4096
 
 
 def answer_problem(result: Any) -> str | None:
@@ -347,8 +371,23 @@ def answer_problem(result: Any) -> str | None:
     refusal = result.get("refusal")
     if refusal is not None and not all(isinstance(refusal.get(k, ""), str) for k in ("refusal", "message")):
         return "its refusal's name or message is not a text"
+    # A refusal's name and message are shown whole in the review and the comment (a name of 1,000,000 characters
+    # made both 15 MB), and its spec is read as a serving (one that is none stopped the whole review, exit 2: "HEAD:
+    # not a serving", naming no lock; attack round 35).
+    if refusal is not None and not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]{0,63}", refusal.get("refusal", "X")):
+        return "its refusal's name is not a refusal's name (letters, digits and '_', at most 64)"
+    if refusal is not None and len(refusal.get("message", "")) > MAX_REFUSAL:
+        return f"its refusal's message is {len(refusal['message']):,} characters (at most {MAX_REFUSAL:,} read)"
+    if result.get("spec") is not None:
+        from passprice.errors import InputError
+        from passprice.servings import spec_from_document
+
+        try:
+            spec_from_document(result["spec"], "its spec")
+        except InputError as e:
+            return f"its spec is not a serving ({shown_answer(str(e))})"
     facts = result.get("facts")
-    if facts is not None and not all(isinstance(v, str) for v in facts.values()):
+    if facts is not None and not all(_provenance(v) for v in facts.values()):
         return "its facts are not a table of provenances"
     return None if result.get("price") is None else _price_problem(result["price"], "price")
 

@@ -50,7 +50,7 @@ import itertools
 import math
 import operator
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from operator import attrgetter
 from pathlib import Path
 from typing import Any
@@ -124,12 +124,30 @@ WORK_UNIT_US = 10
 #: about 4,000 of them a step, 0.9 s of CPU in 14 checks before its refusal (charged, they refused the README's own
 #: example: 1,000 requests at 200/s on r1-qwen7b-h200).
 WORK_PEAK_SEQUENCES = 64
+#: And each check 40 units whatever it sums (attack round 35, issue 13: uncharged, a check cost 480 µs of CPU a call
+#: over the 395 of the benchmark's arrivals, 1.5 ms over the 44 of its queue, and 660-860 µs alone beside a lone
+#: request: 20,000 requests 10,000 s apart, each served alone in one stretch, ran 18-25 µs a unit and 2.5-3.1 s of
+#: CPU before the refusal).
+WORK_PEAK = 40
 #: The most positions (prompts prefilling × finishing steps) the peak check holds in one matrix (8 MB of doubles):
 #: more steps are summed a block at a time.
 PEAK_BLOCK = 1 << 20
 #: Units charged for every 2 prompts prefilling over several steps whose rows so far ``held_sums`` finds at each
 #: finishing step (a few NumPy calls each; a Python loop over their steps and chunks before, uncharged).
 WORK_PEAK_ROWS = 3
+
+
+def _passes_left(generated: np.ndarray, outputs: np.ndarray, emitted: float,
+                 which: Callable[[Iterable[float]], float]) -> int:
+    """The passes (at least 1) a block of a drafting stretch needs to reach the first (``which`` = ``min``) or the
+    last (``max``) finish of sequences that have ``generated`` of their ``outputs`` tokens, ``emitted`` a pass, plus
+    one for the rounding of its running sums (a block that stops short is followed by the next). Attack round 35
+    (issue 13): a drafting serving's lone sequence, its next arrival far ahead, was advanced through a block of
+    :data:`~passprice.stretch.BLOCK` passes at every stretch (two accumulations of 65,536 rows, uncharged), whatever
+    few tokens it had left: 20,000 requests 10,000 s apart ran 2.7 s of CPU (1.0 s more of the system's) before the
+    refusal."""
+    left = (outputs - generated) / emitted
+    return max(math.ceil(which(left.tolist())), 0) + 2
 
 
 def _clock(start: float, seconds: np.ndarray) -> list[float]:
@@ -155,7 +173,7 @@ AHEAD_QUEUED = 1024
 #: the tries lost add at most about a third of the step-by-step work. The outcome is the same either way (every
 #: stretch is the steps the step loop prices); only the work differs. Session 14's deep queue (1,200 requests at 0,
 #: ``--chunk 64 --max-batch 512`` on gemma3-270m-h100) spent about 4,800 units a try to keep 2 to 11 steps: 2.75
-#: million units in stretches against 147,839 step by step; now 108,634 (docs/DESIGN.md, Hostile input).
+#: million units in stretches against 147,839 step by step; now 111,578 (docs/DESIGN.md, Hostile input).
 PLAN_BACKOFF = 4
 #: Positions further on at which a prediction prices an arrival's decoding again (how it grows a step).
 GROWTH = 1024
@@ -529,6 +547,7 @@ def simulate(
     carried = 0
     work = 0
     plan_from = plan_wait = 0  # prompt chunks are planned ahead from step plan_from (PLAN_BACKOFF)
+    guess_from = guess_wait = 0  # and the next arrivals admitted ahead from step guess_from
 
     def spend(units: int) -> None:
         """Count ``units`` of work (:data:`MAX_WORK`); past ``max_work``, refuse the run by name."""
@@ -1097,6 +1116,7 @@ def simulate(
         them; ``False`` when nothing could be planned (nothing has run). Every step is the one the step-by-step loop
         prices, in the same order of additions, and every admission, retirement and peak the one it records."""
         nonlocal t, steps, carried, peak_held, done, reserved, peak_sequences, peak_reserved, arrived
+        nonlocal guess_from, guess_wait
         spend(WORK_STRETCH)
         drained = not prefilling or chunks is not None  # no prompt waits for rows after this step
         inside = whole and drained and (policy is Policy.STATIC or not waiting)
@@ -1141,13 +1161,23 @@ def simulate(
                 if chunks is not None:
                     reads_from[len(dec):] = np.where(np.array(chunks[3]) > 0, 0, 1)
             if pre or (policy is Policy.CONTINUOUS and drained and (waiting or arrived < n_req)
-                       and (waiting or pace[0] > 0.0)):
+                       and (waiting or pace[0] > 0.0) and steps >= guess_from):
                 closed = Stretch(positions, own, start, finish, emitted, pricer.groups, once, codes_of, reads_from,
                                  first)
+                work0 = work
                 spec = ahead(members, positions, own, start, finish, gen, reads_from, first, closed, pre or (),
                              policy is Policy.STATIC)
                 if spec is None and pre:
                     return False
+                if not pre:
+                    # A try that plans nobody (the next arrival predicted past the last finish) lost its units:
+                    # the next tries wait, as PLAN_BACKOFF's do (attack round 35).
+                    if spec is None:
+                        guess_wait += 1
+                        alone0 = WORK_ALONE + len(active) // WORK_ALONE_SEQUENCES
+                        guess_from = steps + ((work - work0) // alone0 + 1) * PLAN_BACKOFF ** min(guess_wait, 8)
+                    else:
+                        guess_wait = 0
             elif spec is None:
                 closed = Stretch(positions, own, start, finish, emitted, pricer.groups, once, codes_of, reads_from,
                                  first)
@@ -1171,7 +1201,8 @@ def simulate(
                 """Price steps ``i0`` … ``i1`` − 1 of the batch (fewer: up to the last finish, and no more than
                 :data:`BLOCK` positions); the sequences that finish in them leave the steps after."""
                 nonlocal alive
-                i1 = min(i1, i0 + max(BLOCK // len(alive), 1))
+                i1 = min(i1, i0 + max(BLOCK // len(alive), 1),
+                         i0 + _passes_left(gen_end[alive], outs[alive], emitted, max))
                 trail = advance(pos_end[alive], emitted, i1 - i0)
                 gen_rows = advance(gen_end[alive], emitted, i1 - i0)
                 done_ = gen_rows[1:] >= outs[alive]  # row r: after step i0 + r
@@ -1246,7 +1277,7 @@ def simulate(
                 elif through:
                     c, b, i1 = through_block(i0, i1)
                 else:
-                    i1 = min(i1, i0 + max(BLOCK // len(dec), 1))
+                    i1 = min(i1, i0 + max(BLOCK // len(dec), 1), i0 + _passes_left(gen_now, outs, emitted, min))
                     trail = advance(rows_now, emitted, i1 - i0)
                     gen_rows = advance(gen_now, emitted, i1 - i0)
                     over = (gen_rows[1:] >= outs).any(axis=1)
@@ -1421,7 +1452,7 @@ def simulate(
             chunked = [q for q, j in enumerate(js.tolist()) if cut_at.get(j) is not None and pieces[j]]
             n_pieces = sum(len(pieces[int(js[q])]) for q in chunked)
             block_ = max(PEAK_BLOCK // max(n_rows_, 1), 1)  # steps a matrix of rows x steps covers
-            spend((len(others) + n_rows_) // WORK_PEAK_SEQUENCES + n_pieces // WORK_LOOKS
+            spend(WORK_PEAK + (len(others) + n_rows_) // WORK_PEAK_SEQUENCES + n_pieces // WORK_LOOKS
                   + n_rows_ * len(at_steps) // WORK_ELEMENTS)
             if len(steady):
                 fixed = pricer.held(length[steady], 0.0)
