@@ -101,3 +101,28 @@ def test_simulate_under_a_stack_flags_a_decode_pass_outside_the_fitted_span(tmp_
     assert (reach["runs"], reach["inside"], reach["batch"]) == (111, False, None)
     assert (round(reach["low"], 4), round(reach["high"], 4), round(reach["ratio"], 5)) == (0.3425, 0.8519, 0.04266)
     assert "outside the 0.3425 … 0.8519 × (limit 1.17 … 2.92 × measured) its 111 fitted runs measured" in data.stderr
+
+
+# --- the review counts an added record's facts as added (walkthrough 21's leftover) --------------------------------
+
+
+def test_an_added_routing_record_s_facts_are_counted_as_added_not_changed(tmp_path: Path) -> None:
+    """Before: an added routing record (two facts) read "2 facts changed in 1 file"; a card fact edited beside it
+    read "3 facts changed in 2 files"."""
+    import json
+
+    from cli_helpers import invoke
+    from test_newcomer_21 import ROUTING, SOURCE, _repo
+
+    root = _repo(tmp_path)
+    (root / "sources" / "mixtral-of-experts-paper.toml").write_text(SOURCE, encoding="utf-8")
+    (root / "facts" / "routing" / "mixtral-8x7b-pile.toml").write_text(ROUTING, encoding="utf-8")
+    out = json.loads(invoke("diff", "main", "--json", root=root).stdout)
+    assert out["summary"].startswith("2 facts added in 1 new file; 1 source added; no lock affected"), out["summary"]
+    card = root / "facts" / "cards" / "a40.toml"
+    text = card.read_text(encoding="utf-8")
+    assert 'locator = "' in text
+    card.write_text(text.replace('locator = "', 'locator = "page 2; ', 1), encoding="utf-8")
+    out = json.loads(invoke("diff", "main", "--json", root=root).stdout)
+    assert out["summary"].startswith("1 fact changed in 1 file, 1 to verify in its source; 2 facts added in 1 new "
+                                     "file; 1 source added; "), out["summary"]

@@ -2174,13 +2174,19 @@ class Diff:
                 or self.code_files or self.duplicates or self.head_warnings or self.install_files or self.spans):
             quiet = "no changes to facts, registry, locks or the pricing model"
             return quiet + (f"; {_n(len(self.unaffected), 'lock')} unaffected" if self.unaffected else "")
-        parts = [
-            f"{_n(len(facts), 'fact')} changed in {_n(len(fact_files), 'file')}"
-            + (f", {len(self.weakened)} weakened" if self.weakened else "")
-            + (f", {len(self.to_verify)} to verify in its source" if self.to_verify else "")
-            if facts
-            else "no fact changed"
-        ]
+        # The facts of a file the change adds (not a rename: that is compared with BASE's file) are counted as added,
+        # not as changed (walkthrough 21: an added routing record read "2 facts changed in 1 file").
+        new_files = {f.path for f in self.files if f.status == "added" and f.renamed is None}
+        changed_files = fact_files - new_files
+        added_files = fact_files & new_files
+        n_changed = sum(1 for f, _ in facts if f.path in changed_files)
+        counts = [f"{_n(n_changed, 'fact')} changed in {_n(len(changed_files), 'file')}"] if changed_files else []
+        if added_files:
+            counts.append(f"{_n(len(facts) - n_changed, 'fact')} added in {_n(len(added_files), 'new file')}")
+        if counts:  # what the facts weaken or ask to verify follows the first count
+            counts[0] += ((f", {len(self.weakened)} weakened" if self.weakened else "")
+                          + (f", {len(self.to_verify)} to verify in its source" if self.to_verify else ""))
+        parts = counts or ["no fact changed"]
         if self.unsound:
             kinds = sorted({x.kind for _, x in self.unsound}, key=["stale", "mismatch", "broken"].index)
             what = {"stale": "stale", "mismatch": "not following", "broken": "broken"}
