@@ -13,7 +13,8 @@ What a replay rests on, each checked before a byte is replayed:
   the run opened elsewhere (recorded by an audit hook, :func:`sys.addaudithook`: the libraries' modules too, and each
   module's source), the folder of each, every folder it listed, each folder of ``sys.path``, and what each
   argument, and each name the run looked up by its status alone (``os.stat`` …, :mod:`passprice.memorecord`), names
-  in the working folder, as a probe (a file, a folder, nothing). A file is known by its
+  in the working folder (or, looked up, anywhere outside the trees and the standard library), as a probe (a file, a
+  folder, nothing). A file is known by its
   status — device, inode, size, modification and change times (``ctime``, which no user can set) — and, when the run
   read it (or it changed just before), the sha256 of its bytes; a folder by its status and the names and kinds of
   its entries. At lookup, a file whose status is the
