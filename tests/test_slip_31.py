@@ -61,3 +61,35 @@ def test_a_translation_installed_where_gettext_looked_misses(world: dict[str, An
     assert b"Affiche ce message." in new.stdout
     again = run(world, *args, patch=patch, replay=True)
     assert HALTED in again.stderr.decode(), again.stdout.decode()
+
+
+def test_a_dangling_link_where_nothing_was_misses(world: dict[str, Any]) -> None:
+    # git counts each include.path naming something (a link to nothing too: os.path.lexists) against its limit of
+    # 1,000; passprice's check does so too (gitconfig.MAX_INCLUDES) and names the config file past it. The memo
+    # stamped the name that was absent as "nothing there" and a link to nothing read so too: after the link was made,
+    # a fresh check named the config file while the memo replayed "all holds".
+    from passprice.gitconfig import MAX_INCLUDES
+
+    root = world["root"]
+    (root / ".git").mkdir()
+    included = world["tmp"] / "included"
+    included.mkdir()
+    lines = []
+    for n in range(MAX_INCLUDES):
+        (included / f"{n}.conf").write_text("")
+        lines.append(f"[include]\n\tpath = {included / f'{n}.conf'}\n")
+    (world["tmp"] / "other").mkdir()  # a folder the run lists nothing of: only the one name looked up in it
+    ghost = world["tmp"] / "other" / "ghost.conf"
+    lines.append(f"[include]\n\tpath = {ghost}\n")
+    config = world["tmp"] / "gitconfig"
+    config.write_text("".join(lines))
+    world["env"] = {**world["env"], "GIT_CONFIG_GLOBAL": str(config), "GIT_CONFIG_NOSYSTEM": "1"}
+    first = run(world, "check")
+    assert first.returncode == 0, first.stderr.decode()
+    again = run(world, "check", replay=True)
+    assert HALTED not in again.stderr.decode(), again.stderr.decode()
+    ghost.symlink_to(world["tmp"] / "nowhere.conf")
+    new = run(world, "check", env={**world["env"], "PASSPRICE_NO_MEMO": "1"})
+    assert b"more than 1,000 files included" in new.stdout + new.stderr, (new.stdout + new.stderr).decode()[-2000:]
+    again = run(world, "check", replay=True)
+    assert HALTED in again.stderr.decode(), again.stdout.decode()[-2000:]

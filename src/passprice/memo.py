@@ -195,11 +195,18 @@ def _stamp(st: os.stat_result) -> tuple[int, int, int, int, int, int]:
 
 def _kind(path: str) -> str:
     """What ``path`` names, links followed: ``f`` a regular file, ``d`` a folder, ``o`` anything else, ``-``
-    nothing, ``e`` an error (a loop of links, a name too long)."""
+    nothing, ``l`` a link to nothing, ``e`` an error (a loop of links, a name too long). A link to nothing is not
+    nothing: ``os.path.lexists`` tells them apart (git counts an ``include.path`` naming one against its 1,000, and so
+    does ``check``: read as nothing, such a link made after a kept ``check`` left the memo replaying "all holds"
+    where a fresh run names the config file; slip round 31)."""
     try:
         mode = os.stat(path).st_mode
     except (FileNotFoundError, NotADirectoryError):
-        return "-"
+        try:
+            os.lstat(path)
+        except (OSError, ValueError):
+            return "-"
+        return "l"
     except (OSError, ValueError):
         return "e"
     return "f" if stat.S_ISREG(mode) else "d" if stat.S_ISDIR(mode) else "o"
