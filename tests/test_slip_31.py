@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.cli_helpers import copy_root
+from tests.cli_helpers import REPO, copy_root
 from tests.test_memo import HALTED, run
 
 
@@ -93,3 +93,26 @@ def test_a_dangling_link_where_nothing_was_misses(world: dict[str, Any]) -> None
     assert b"more than 1,000 files included" in new.stdout + new.stderr, (new.stdout + new.stderr).decode()[-2000:]
     again = run(world, "check", replay=True)
     assert HALTED in again.stderr.decode(), again.stdout.decode()[-2000:]
+
+
+def test_a_file_an_argument_names_under_an_entry_name_in_the_cache_misses_when_replaced(world: dict[str, Any]) -> None:
+    # The cache's own folders and the entries in them are left out of the stamp (keyed by content already); a GGUF
+    # file given to `header` under an entry's name in `documents` was left out too: replaced by another model's
+    # header, the memo replayed the first architecture (qwen35) where a fresh run prints the new one (qwen3next).
+    data = REPO / "tests" / "data"
+    folder = world["cache"] / "documents"
+    folder.mkdir(parents=True)
+    gguf = folder / f"{'a' * 64}.json"
+    gguf.write_bytes((data / "qwen35-27b-like.header.gguf").read_bytes())
+    first = run(world, "header", str(gguf))
+    assert first.returncode == 0, first.stderr.decode()
+    assert b"qwen35 " in first.stdout
+    again = run(world, "header", str(gguf), replay=True)
+    assert HALTED not in again.stderr.decode(), again.stderr.decode()
+    other = folder / "other.tmp.gguf"
+    other.write_bytes((data / "qwen3next-80b-a3b-like.header.gguf").read_bytes())
+    other.replace(gguf)
+    new = run(world, "header", str(gguf), env={**world["env"], "PASSPRICE_NO_MEMO": "1"})
+    assert b"qwen3next " in new.stdout, new.stdout.decode()
+    again = run(world, "header", str(gguf), replay=True)
+    assert HALTED in again.stderr.decode(), again.stdout.decode()

@@ -143,6 +143,8 @@ class Recorder:
         #: Every path the run looked up by its status alone (:meth:`looked_up`), made absolute: what each names (a
         #: file, a folder, nothing) is stamped where no tree holds it, in place of the working folder's listing.
         self.looked: dict[str, str] = {}
+        #: What the command's arguments name (absolute, normalised; :func:`record` sets it): never the cache's.
+        self.named: set[str] = set()
         self.unwatched: dict[str, Any] = {}
         self.out: list[tuple[int, bytes]] = []
         self.size = 0
@@ -179,7 +181,11 @@ class Recorder:
     def _cached(self, p: str) -> bool:
         """Whether ``p`` (absolute) is one of the cache's own folders or an entry in one (named as given or with its
         links resolved): a file in one named as an entry or a temporary file is (:func:`_entry_name`). Nothing else
-        in the cache folder is the cache's."""
+        in the cache folder is the cache's, nor a file an argument names: a GGUF file given to ``header`` under an
+        entry's name in the cache's ``documents`` folder was left out of the stamp, and the memo replayed its header
+        after the file was replaced by another (slip round 31)."""
+        if os.path.normpath(p) in self.named:
+            return False
         p = os.path.realpath(p) if ".." in p.split(os.sep) else os.path.normpath(p)
         if p in self.cache_folders:
             return True
@@ -684,6 +690,7 @@ def record(argv: list[str], key: str, path: str, since: int, cwd: str, cache: st
         make_folders(os.path.dirname(path))
     probes = _probes(argv, cwd)
     recorder = Recorder(cwd, cache)
+    recorder.named = {os.path.normpath(p) for p, _ in probes}
     if not recorder.start():
         fallback()
         return
