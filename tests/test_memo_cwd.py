@@ -110,9 +110,10 @@ def test_lookups_are_watched_only_during_the_run() -> None:
         assert os.stat in os.supports_dir_fd  # shutil.rmtree still takes its safe way
         os.path.exists("some-name-here")
         os.path.lexists(os.path.join(here, "an-absolute-name"))
-        os.path.exists("/")  # outside the working folder: not noted
+        os.path.exists("/")  # outside the working folder: noted too (the world stamp keeps it when outside its trees)
     finally:
         recorder._unwatch_lookups()
     assert (os.stat, os.lstat, os.access, os.readlink) == real
     assert (set(os.supports_dir_fd), set(os.supports_follow_symlinks)) == supported
-    assert recorder.looked == {os.path.join(here, "some-name-here"): "-", os.path.join(here, "an-absolute-name"): "-"}
+    assert recorder.looked == {os.path.join(here, "some-name-here"): "-", os.path.join(here, "an-absolute-name"): "-",
+                               "/": "d"}

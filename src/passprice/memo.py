@@ -13,7 +13,8 @@ What a replay rests on, each checked before a byte is replayed:
   the run opened elsewhere (recorded by an audit hook, :func:`sys.addaudithook`: the libraries' modules too, and each
   module's source), the folder of each, every folder it listed, each folder of ``sys.path``, and what each
   argument, and each name the run looked up by its status alone (``os.stat`` …, :mod:`passprice.memorecord`), names
-  in the working folder, as a probe (a file, a folder, nothing). A file is known by its
+  in the working folder (or, looked up, anywhere outside the trees and the standard library), as a probe (a file, a
+  folder, nothing). A file is known by its
   status — device, inode, size, modification and change times (``ctime``, which no user can set) — and, when the run
   read it (or it changed just before), the sha256 of its bytes; a folder by its status and the names and kinds of
   its entries. At lookup, a file whose status is the
@@ -194,11 +195,18 @@ def _stamp(st: os.stat_result) -> tuple[int, int, int, int, int, int]:
 
 def _kind(path: str) -> str:
     """What ``path`` names, links followed: ``f`` a regular file, ``d`` a folder, ``o`` anything else, ``-``
-    nothing, ``e`` an error (a loop of links, a name too long)."""
+    nothing, ``l`` a link to nothing, ``e`` an error (a loop of links, a name too long). A link to nothing is not
+    nothing: ``os.path.lexists`` tells them apart (git counts an ``include.path`` naming one against its 1,000, and so
+    does ``check``: read as nothing, such a link made after a kept ``check`` left the memo replaying "all holds"
+    where a fresh run names the config file; slip round 31)."""
     try:
         mode = os.stat(path).st_mode
     except (FileNotFoundError, NotADirectoryError):
-        return "-"
+        try:
+            os.lstat(path)
+        except (OSError, ValueError):
+            return "-"
+        return "l"
     except (OSError, ValueError):
         return "e"
     return "f" if stat.S_ISREG(mode) else "d" if stat.S_ISDIR(mode) else "o"

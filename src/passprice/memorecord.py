@@ -140,10 +140,11 @@ class Recorder:
         self.cache_folders = self.entry_folders | {os.path.join(c, "code") for c in self.caches}
         self.opened: dict[str, tuple[int, ...] | None] = {}
         self.listed: dict[str, tuple[int, ...] | None] = {}
-        #: Every path in the working folder the run looked up by its status alone (:meth:`looked_up`), made
-        #: absolute: what each names (a file, a folder, nothing) is stamped, in place of the folder's whole listing.
+        #: Every path the run looked up by its status alone (:meth:`looked_up`), made absolute: what each names (a
+        #: file, a folder, nothing) is stamped where no tree holds it, in place of the working folder's listing.
         self.looked: dict[str, str] = {}
-        self.here = (os.path.join(cwd, ""), os.path.join(os.path.realpath(cwd), ""))
+        #: What the command's arguments name (absolute, normalised; :func:`record` sets it): never the cache's.
+        self.named: set[str] = set()
         self.unwatched: dict[str, Any] = {}
         self.out: list[tuple[int, bytes]] = []
         self.size = 0
@@ -180,7 +181,11 @@ class Recorder:
     def _cached(self, p: str) -> bool:
         """Whether ``p`` (absolute) is one of the cache's own folders or an entry in one (named as given or with its
         links resolved): a file in one named as an entry or a temporary file is (:func:`_entry_name`). Nothing else
-        in the cache folder is the cache's."""
+        in the cache folder is the cache's, nor a file an argument names: a GGUF file given to ``header`` under an
+        entry's name in the cache's ``documents`` folder was left out of the stamp, and the memo replayed its header
+        after the file was replaced by another (slip round 31)."""
+        if os.path.normpath(p) in self.named:
+            return False
         p = os.path.realpath(p) if ".." in p.split(os.sep) else os.path.normpath(p)
         if p in self.cache_folders:
             return True
@@ -189,8 +194,12 @@ class Recorder:
 
     def looked_up(self, path: Any, dir_fd: Any = None) -> None:
         """Note ``path``, named to :func:`os.stat`, :func:`os.lstat`, :func:`os.access` or :func:`os.readlink`
-        (which raise no audit event), when it lies in the working folder: relative (``dir_fd`` not given), or
-        absolute below it. What the run found there (or did not) is an input; the rest of the folder is not."""
+        (which raise no audit event), made absolute against the working folder (``dir_fd`` not given). What the run
+        found there (or did not) is an input; the rest of its folder is not. Absolute names outside the working
+        folder are noted too (:func:`world` keeps those outside the trees it walks and the standard library): a
+        translation of click's messages installed where :mod:`gettext` looked for one by ``os.path.exists`` alone
+        (``sys.base_prefix/share/locale/LANG/LC_MESSAGES/messages.mo``) once left ``cards --help`` replaying the
+        English text a fresh run no longer prints (slip round 31)."""
         if dir_fd is not None or isinstance(path, int):
             return  # a folder's descriptor, or a file's: opened, and audited, before
         try:
@@ -199,8 +208,6 @@ class Recorder:
             return
         if not os.path.isabs(p):
             p = os.path.join(self.cwd, p)
-        elif not p.startswith(self.here):
-            return
         if p not in self.looked:
             self.looked[p] = "?"  # first, so the lookup below is not noted again
             self.looked[p] = _kind(p)  # as the run found it: one that changes before the stamp spoils the run
@@ -642,7 +649,7 @@ def world(since: int, recorder: Recorder, argv: list[str], probes: list[tuple[st
     w.items.extend((p, "p", None, True, kind) for p, kind in now)
     probed = {p for p, _ in now}
     for p, found in sorted(recorder.looked.items()):
-        if p in probed:
+        if p in probed or not ours(p):
             continue
         kind = _kind(p)
         if kind != found:
@@ -683,6 +690,7 @@ def record(argv: list[str], key: str, path: str, since: int, cwd: str, cache: st
         make_folders(os.path.dirname(path))
     probes = _probes(argv, cwd)
     recorder = Recorder(cwd, cache)
+    recorder.named = {os.path.normpath(p) for p, _ in probes}
     if not recorder.start():
         fallback()
         return
