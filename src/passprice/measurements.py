@@ -215,14 +215,18 @@ def load_file(
 
 
 def require_inside_root(root: Root, runs: list[Run], where: str) -> list[Run]:
-    """``runs`` (of the measurement file ``where`` in ``root``), each naming its card and checkpoint by a registry
-    name or a path inside the root (:func:`passprice.registry.require_inside`). Raises :class:`InputError` naming
-    the file and key ``run.N.card`` or ``run.N.checkpoint``."""
+    """``runs`` (of the measurement file ``where`` in ``root``), each naming its card, checkpoint and routing record
+    by a registry name or a path inside the root (:func:`passprice.registry.require_inside`). Raises
+    :class:`InputError` naming the file and key ``run.N.card``, ``run.N.checkpoint`` or ``run.N.routing``. A run's
+    ``routing = "/any/file.toml"`` was read and priced with (``check``: "all holds"), where its card was refused
+    (attack round 36)."""
     from passprice.registry import require_inside
 
     for run in runs:
         require_inside(root, run.card, root.cards, f"{where}: run.{run.index}.card")
         require_inside(root, run.checkpoint, root.checkpoints, f"{where}: run.{run.index}.checkpoint")
+        if run.routing is not None:
+            require_inside(root, run.routing, root.routing, f"{where}: run.{run.index}.routing")
     return runs
 
 
