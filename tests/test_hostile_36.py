@@ -4,10 +4,14 @@ of one finding and asserts the exit status and the error line."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shutil
 from pathlib import Path
 
-from cli_helpers import copy_root, invoke
+from cli_helpers import REPO, copy_root, invoke
+from passprice import schema
+from test_diff import commit_all, git
 
 RUN = """#:schema ../../schema/measurement.schema.json
 [source]
@@ -58,3 +62,38 @@ def test_a_measured_runs_routing_record_outside_the_registry_is_refused(tmp_path
     ), result.stderr
     # the registry name still prices
     assert invoke("check", root=_run_naming(tmp_path / "ok", "qwen3-30b-a3b-measured")).exit_code == 0
+
+
+def test_a_document_past_the_file_cap_under_its_right_sha256_passes_the_review_of_a_revision(tmp_path: Path) -> None:
+    """A source record naming a registry document of 64 MiB + 1 byte (past the cap on a file read whole) with its
+    right sha256: ``check`` said "all holds", but the review of the revision (``diff HEAD~1 HEAD``) failed it, exit 2,
+    "its bytes hash to blob:4d38bbd5…" (the identity a revision kept of a document past the cap was its git blob id,
+    no sha256). The blob is hashed as git streams it now; an edited one still fails."""
+    path = tmp_path / "registry"
+    path.mkdir()
+    for folder in ("facts", "registry", "locks", "sources", "schema"):
+        shutil.copytree(REPO / folder, path / folder)
+    git(path, "init", "-q", "-b", "main")
+    (path / "notes").mkdir()
+    document = b"\0" * (schema.MAX_TOML_BYTES + 1)
+    (path / "notes" / "doc.md").write_bytes(document)
+    stated = hashlib.sha256(document).hexdigest()
+    (path / "sources" / "my-notes.toml").write_text(
+        '[source]\ntitle = "My notes"\nkind = "registry"\npublisher = "me"\npath = "notes/doc.md"\n'
+        f'sha256 = "{stated}"\nread = "how the figures were read off it"\n', encoding="utf-8")
+    commit_all(path, "a registry with a large document")
+    git(path, "commit", "-q", "--no-verify", "--allow-empty", "-m", "nothing")
+    assert invoke("check", root=path).exit_code == 0
+    review = invoke("diff", "HEAD~1", "HEAD", "--json", root=path)
+    assert review.exit_code == 0, review.output  # was 2
+    assert json.loads(review.stdout)["head_check"] == []
+    edited = document + b"x"
+    (path / "notes" / "doc.md").write_bytes(edited)
+    commit_all(path, "the document edited")
+    review = invoke("diff", "HEAD~1", "HEAD", "--json", root=path)
+    assert review.exit_code == 2, review.output
+    assert json.loads(review.stdout)["head_check"] == [
+        f"sources/my-notes.toml: source.sha256: {stated[:12]}… is not the sha256 of notes/doc.md (its bytes hash to "
+        f"{hashlib.sha256(edited).hexdigest()}): the registry's document is not the copy that was read; restore it, "
+        "or re-read it and record its sha256"
+    ]

@@ -200,7 +200,9 @@ def document_hashes(root: Root, documents: Callable[[str], str | None] | None = 
         found: str | None
         if documents is not None:
             identity = documents(source.path)
-            found = identity.removeprefix("sha256:") if identity is not None else source.sha256
+            # An identity of another kind (a blob id) is no sha256 to compare: it cannot be read as one.
+            found = (source.sha256 if identity is None
+                     else identity.removeprefix("sha256:") if identity.startswith("sha256:") else None)
         else:
             found = _hashed(root.path / source.path)
         if found is None:
