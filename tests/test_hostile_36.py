@@ -97,3 +97,24 @@ def test_a_document_past_the_file_cap_under_its_right_sha256_passes_the_review_o
         f"{hashlib.sha256(edited).hexdigest()}): the registry's document is not the copy that was read; restore it, "
         "or re-read it and record its sha256"
     ]
+
+
+def test_the_recompute_command_check_advises_is_one_shell_word_whatever_the_cards_name(tmp_path: Path) -> None:
+    """A card file ``my h200;$(id).toml`` with a stale derived share was advised ``passprice fact recompute my
+    h200;$(id)`` (pasted: ``fact recompute my h200``, then ``id`` run), and one named ``h200:b.toml`` got no command."""
+    root = copy_root(tmp_path)
+    cards = root / "facts" / "cards"
+    text = (cards / "h200_sxm_141gb.toml").read_text()
+    old = "[memory.bandwidth]\nvalue = 4.8\n"
+    assert old in text
+    (cards / "h200_sxm_141gb.toml").unlink()
+    for name in ("my h200;$(id)", "h200:b"):
+        (cards / f"{name}.toml").write_text(text.replace(old, "[memory.bandwidth]\nvalue = 4.89\n"))
+    result = invoke("check", root=root)
+    assert result.exit_code in (1, 2), result.output
+    hints = [line for line in result.stdout.splitlines() if "fact recompute" in line]
+    assert hints == [
+        "  to write them from today's inputs: `passprice fact recompute h200:b`",
+        "  to write them from today's inputs: `passprice fact recompute 'my h200;$(id)'`",
+    ], result.stdout
+    assert invoke("fact", "recompute", "my h200;$(id)", root=root).exit_code == 0
