@@ -118,3 +118,31 @@ def test_the_recompute_command_check_advises_is_one_shell_word_whatever_the_card
         "  to write them from today's inputs: `passprice fact recompute 'my h200;$(id)'`",
     ], result.stdout
     assert invoke("fact", "recompute", "my h200;$(id)", root=root).exit_code == 0
+
+
+def test_the_review_of_an_added_measurement_file_names_the_runs_it_could_not_price(tmp_path: Path) -> None:
+    """An added measurement file of 4 runs, two of its first 5 not priceable (a card not found, positions past the
+    context): the review's description showed 2 priced runs, then "and 2 more runs (`passprice validate` prices
+    each)", the two unpriceable ones counted as runs past the 5 shown, which validate does not price either."""
+    path = tmp_path / "registry"
+    path.mkdir()
+    for folder in ("facts", "registry", "locks", "sources", "schema"):
+        shutil.copytree(REPO / folder, path / folder)
+    git(path, "init", "-q", "-b", "main")
+    commit_all(path, "base")
+    text = RUN.format(routing="qwen3-30b-a3b-measured")
+    body = text[text.index("[[run]]"):]
+    text += body.replace("a36.qwen3moe.tg128", "a36.nocard").replace('"h200_sxm_141gb"', '"nope"')
+    text += body.replace("a36.qwen3moe.tg128", "a36.past").replace("[0, 128]", "[0, 99999999]")
+    text += body.replace("a36.qwen3moe.tg128", "a36.slow").replace("160.5", "16.5")
+    (path / "registry" / "measurements" / "a36.toml").write_text(text)
+    review = invoke("diff", "main", "--json", root=path)
+    assert review.exit_code == 2, review.output  # the two bad runs are the review's errors
+    described = json.loads(review.stdout)["added_records"]["registry/measurements/a36.toml"]
+    assert described.startswith("4 measured runs (stack llamacpp-cuda-2507 (not registered: priced as the limit "
+                                "only); cards h200_sxm_141gb, nope; checkpoint qwen3-30b-a3b-q4_k_m): ")
+    shown = described.split("): ", 1)[1].split("; ")
+    assert [s.split(" ", 1)[0] for s in shown] == ["a36.qwen3moe.tg128", "a36.nocard", "a36.past", "a36.slow"]
+    assert shown[1] == shown[2].replace("a36.past", "a36.nocard") == (
+        "a36.nocard 160.5 tokens/s, not priced: the review's errors say why")
+    assert "more run" not in described

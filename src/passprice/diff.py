@@ -2549,15 +2549,22 @@ def measurements_added(head: Side, rel: str) -> str | None:
     what.append(names("card", sorted({r.card for r in runs})))
     what.append(names("checkpoint", sorted({r.checkpoint for r in runs})))
     shown = []
-    for row in rows:
-        measured = f"{row.run.id} {count(row.run.tokens_per_s)} tokens/s"
+    priced = {row.run.key: row for row in rows}
+    for run in runs[:MAX_ADDED_RUNS]:
+        measured = f"{run.id} {count(run.tokens_per_s)} tokens/s"
+        row = priced.get(run.key)
+        # A run validate leaves out (its card not found, its positions past the context) was counted among the
+        # "N more runs (`passprice validate` prices each)" and shown nowhere (attack round 36).
+        if row is None:
+            shown.append(f"{measured}, not priced: the review's errors say why")
+            continue
         if row.limit is None:
             shown.append(f"{measured}, no limit: {row.why}")
             continue
         ratio = f"limit {count(round(row.limit, 1))} ({row.limit / row.run.tokens_per_s:.3g} × measured)"
         flag = ", ABOVE its limit: check it in its source" if row.above_limit else ""
         shown.append(f"{measured}, {ratio}{flag}")
-    left = len(runs) - len(rows)
+    left = len(runs) - min(len(runs), MAX_ADDED_RUNS)
     more = f"; and {_n(left, 'more run')} (`passprice validate` prices each)" if left > 0 else ""
     return f"{_n(len(runs), 'measured run')} ({'; '.join(what)}): {'; '.join(shown)}{more}"
 
