@@ -146,3 +146,23 @@ def test_the_review_of_an_added_measurement_file_names_the_runs_it_could_not_pri
     assert shown[1] == shown[2].replace("a36.past", "a36.nocard") == (
         "a36.nocard 160.5 tokens/s, not priced: the review's errors say why")
     assert "more run" not in described
+
+
+def test_a_card_vendor_of_100000_characters_is_cut_in_the_stacks_card_warning(tmp_path: Path) -> None:
+    """``[card] vendor`` has no length cap: the MI300X's set to 100,000 characters made the stack's card warning on
+    ``price --stack`` a 104,495-byte stderr; the fitted cards' vendors were all listed however many."""
+    root = copy_root(tmp_path)
+    cards = root / "facts" / "cards"
+    text = (cards / "mi300x.toml").read_text()
+    assert 'vendor = "AMD"' in text
+    (cards / "mi300x.toml").write_text(text.replace('vendor = "AMD"', 'vendor = "' + "A" * 100_000 + '"'))
+    for i, card in enumerate(("a40", "l40s", "rtx_3080", "rtx_3090", "rtx_4080", "rtx_4090")):
+        path = cards / f"{card}.toml"
+        assert 'vendor = "NVIDIA"' in path.read_text()
+        path.write_text(path.read_text().replace('vendor = "NVIDIA"', f'vendor = "V{i}"'))
+    out = invoke("price", "qwen3-30b-a3b-h200", "--card", "mi300x", "--batch", "1", "--stack", "llamacpp-cuda-2405",
+                 "--no-lock", root=root)  # fmt: skip
+    assert out.exit_code == 0, out.output
+    assert len(out.stderr) < 2_000, len(out.stderr)
+    assert ("; and every card its runs measured is NVIDIA or V0 or V1 or V2 (or 3 more vendors)'s, mi300x is "
+            f"{'A' * 40}…'s: the stack's kernels never ran on such a card") in out.stderr, out.stderr
