@@ -166,3 +166,15 @@ def test_a_card_vendor_of_100000_characters_is_cut_in_the_stacks_card_warning(tm
     assert len(out.stderr) < 2_000, len(out.stderr)
     assert ("; and every card its runs measured is NVIDIA or V0 or V1 or V2 (or 3 more vendors)'s, mi300x is "
             f"{'A' * 40}…'s: the stack's kernels never ran on such a card") in out.stderr, out.stderr
+
+
+def test_a_non_ascii_name_holding_a_character_that_does_not_print_is_spelled_out_too() -> None:
+    """``spelled`` wrote a name holding a character that does not print through ``escaped`` alone: the look-alike
+    card ``h200_sхm_141gb`` (a Cyrillic ``х``) with a zero-width space after it read ``h200_sхm_141gb\\u200b``, the
+    ``х`` shown as an ASCII ``x`` reads."""
+    from passprice.errors import spelled
+
+    assert spelled("h200_s\u0445m_141gb\u200b") == (
+        "h200_s\u0445m_141gb\\u200b (spelled 'h200_s\\u0445m_141gb\\u200b')")
+    assert spelled("h200_sxm_141gb\n") == "h200_sxm_141gb\\n"  # ASCII: escaped alone
+    assert spelled("h200_s\u0445m_141gb") == "h200_s\u0445m_141gb (spelled 'h200_s\\u0445m_141gb')"
