@@ -68,7 +68,8 @@ def test_a_document_past_the_file_cap_under_its_right_sha256_passes_the_review_o
     """A source record naming a registry document of 64 MiB + 1 byte (past the cap on a file read whole) with its
     right sha256: ``check`` said "all holds", but the review of the revision (``diff HEAD~1 HEAD``) failed it, exit 2,
     "its bytes hash to blob:4d38bbd5…" (the identity a revision kept of a document past the cap was its git blob id,
-    no sha256). The blob is hashed as git streams it now; an edited one still fails."""
+    no sha256). The blob is hashed as git streams it now; an edited one still fails, and fails the review of a work tree
+    too (``diff HEAD``: exit 0 before, the work tree's document past the cap read as no identity)."""
     path = tmp_path / "registry"
     path.mkdir()
     for folder in ("facts", "registry", "locks", "sources", "schema"):
@@ -89,10 +90,20 @@ def test_a_document_past_the_file_cap_under_its_right_sha256_passes_the_review_o
     assert json.loads(review.stdout)["head_check"] == []
     edited = document + b"x"
     (path / "notes" / "doc.md").write_bytes(edited)
+    line = [
+        f"sources/my-notes.toml: source.sha256: {stated[:12]}… is not the sha256 of notes/doc.md (its bytes hash to "
+        f"{hashlib.sha256(edited).hexdigest()}): the registry's document is not the copy that was read; restore it, "
+        "or re-read it and record its sha256"
+    ]
+    # the review of the work tree (the hook's) read no identity of a document past the cap: exit 0, where check fails
+    review = invoke("diff", "HEAD", "--json", root=path)
+    assert review.exit_code == 2, review.output
+    assert json.loads(review.stdout)["head_check"] == line
     commit_all(path, "the document edited")
     review = invoke("diff", "HEAD~1", "HEAD", "--json", root=path)
     assert review.exit_code == 2, review.output
-    assert json.loads(review.stdout)["head_check"] == [
+    assert json.loads(review.stdout)["head_check"] == line
+    assert line == [
         f"sources/my-notes.toml: source.sha256: {stated[:12]}… is not the sha256 of notes/doc.md (its bytes hash to "
         f"{hashlib.sha256(edited).hexdigest()}): the registry's document is not the copy that was read; restore it, "
         "or re-read it and record its sha256"
