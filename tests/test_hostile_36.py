@@ -189,3 +189,20 @@ def test_a_non_ascii_name_holding_a_character_that_does_not_print_is_spelled_out
         "h200_s\u0445m_141gb\\u200b (spelled 'h200_s\\u0445m_141gb\\u200b')")
     assert spelled("h200_sxm_141gb\n") == "h200_sxm_141gb\\n"  # ASCII: escaped alone
     assert spelled("h200_s\u0445m_141gb") == "h200_s\u0445m_141gb (spelled 'h200_s\\u0445m_141gb')"
+
+
+def test_a_measured_run_of_a_dense_checkpoint_naming_a_routing_record_is_told_to_remove_it(tmp_path: Path) -> None:
+    """A run of the dense 7B naming ``routing = "uniform"``: validate's row read "refused (BadRouting): … price it
+    without --routing", an option no run has (exit 0). It is bad input at the run's key now, as another model's
+    record is."""
+    root = _run_naming(tmp_path, "uniform")
+    path = root / "registry" / "measurements" / "a36.toml"
+    path.write_text(path.read_text().replace('"qwen3-30b-a3b-q4_k_m"', '"deepseek-r1-distill-qwen-7b-q4_k_m"'))
+    result = invoke("validate", root=root)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [
+        "passprice: error: run a36.qwen3moe.tg128 (a36): registry/measurements/a36.toml: run.0.routing: checkpoint "
+        "deepseek-r1-distill-qwen-7b-q4_k_m is dense (no expert_count): a routing record says how a mixture of "
+        "experts' tokens route; remove `routing` from the run (or correct its checkpoint)"
+    ], result.stderr
+    assert "--routing" not in result.output

@@ -94,13 +94,20 @@ def run_serving(root: Root, run: Run, header: GGUFHeader) -> Serving:
     """The seed's serving ``run`` is priced as (:meth:`Run.spec`, its defaults completed from ``header``), on the
     routing record it names (loaded from ``root`` and held to its scope, as a serving's is). Raises
     :class:`InputError` (naming the run's file and key ``run.INDEX.routing`` for a record that does not load or
-    does not apply to its checkpoint)."""
+    does not apply to its checkpoint, or for a record named by a run of a dense checkpoint: the refusal
+    ``BadRouting`` said "price it without --routing", an option no run has; attack round 36)."""
     from passprice.scopes import OutOfScope
     from passprice.servings import complete, require_scopes, to_serving
 
     spec = complete(run.spec(), header)
     if run.routing is None:
         return to_serving(spec)
+    experts = header.meta_int("expert_count")
+    if experts is None or experts <= 0:
+        raise InputError(
+            f"{run.key}.routing: checkpoint {run.checkpoint} is dense (no expert_count): a routing record says how a "
+            "mixture of experts' tokens route; remove `routing` from the run (or correct its checkpoint)"
+        )
     from passprice.routing import load_routing
 
     try:
