@@ -206,3 +206,24 @@ def test_a_measured_run_of_a_dense_checkpoint_naming_a_routing_record_is_told_to
         "experts' tokens route; remove `routing` from the run (or correct its checkpoint)"
     ], result.stderr
     assert "--routing" not in result.output
+
+
+def test_a_link_out_of_the_registry_is_no_renamed_card(tmp_path: Path) -> None:
+    """The H200's card moved out of the registry, ``facts/cards/aaa.toml`` a link to it: a serving naming
+    ``h200_sxm_141gb`` was told "name the card aaa here", which the loader refuses as a link outside the registry."""
+    from cli_helpers import bad
+
+    root = copy_root(tmp_path)
+    cards = root / "facts" / "cards"
+    outside = tmp_path / "h200.toml"
+    (cards / "h200_sxm_141gb.toml").rename(outside)
+    (cards / "aaa.toml").symlink_to(outside)
+    lines = bad("price", "r1-qwen7b-h200", "--no-lock", root=root)
+    assert "aaa.toml is 'NVIDIA H200 SXM 141GB' too" not in lines[0], lines[0]
+    assert "h200_sxm_141gb is a card of the facts passprice ships, not of this registry" in lines[0], lines[0]
+    # a link inside the registry is a card the loader reads: named
+    shutil.copy(outside, cards / "kept.toml")
+    (cards / "aaa.toml").unlink()
+    (cards / "aaa.toml").symlink_to("kept.toml")
+    lines = bad("price", "r1-qwen7b-h200", "--no-lock", root=root)
+    assert f"{cards / 'aaa.toml'} is 'NVIDIA H200 SXM 141GB' too" in lines[0], lines[0]
