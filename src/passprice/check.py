@@ -202,9 +202,9 @@ def recompute_hints(problems: Sequence[str]) -> list[str]:
     command that writes its stale facts from today's inputs (``to write them from today's inputs: `passprice fact
     recompute NAME```, ``--draft`` for a drafting method), in order of first mention. ``check`` named each stale fact
     and its recomputed value but not the command (walkthrough 22; ``fact set`` and ``reproduce`` named it). The name
-    is one shell word (:func:`shlex.quote`; after ``--`` when it starts with ``-``): a card file ``my h200;$(id).toml``
-    was advised as ``passprice fact recompute my h200;$(id)``, which pasted runs ``id``, and ``h200:b.toml`` got no
-    command (attack round 36). Raises nothing."""
+    is one shell word (:func:`shlex.quote`; a name starting with ``-`` is refused where it is read): a card file
+    ``my h200;$(id).toml`` was advised as ``passprice fact recompute my h200;$(id)``, which pasted runs ``id``, and
+    ``h200:b.toml`` got no command (attack round 36). Raises nothing."""
     import shlex
 
     seen: dict[str, None] = {}
@@ -212,8 +212,7 @@ def recompute_hints(problems: Sequence[str]) -> list[str]:
         found = _STALE.search(problem)
         if found is not None:
             kind, name = found.groups()
-            words = ["passprice", "fact", "recompute", *(["--draft"] if kind == "drafts" else []),
-                     *(["--"] if name.startswith("-") else []), shlex.quote(name)]
+            words = ["passprice", "fact", "recompute", shlex.quote(name), *(["--draft"] if kind == "drafts" else [])]
             seen[" ".join(words)] = None
     return [f"to write them from today's inputs: `{command}`" for command in seen]
 
