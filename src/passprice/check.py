@@ -194,21 +194,26 @@ def routing_record(name: str, document: dict[str, Any], source: str) -> Routing:
     )
 
 
-_STALE = re.compile(r"(?:^|/)facts/(cards|drafts)/([^/:]+)\.toml: \S+ is stale: its input ")
+_STALE = re.compile(r"(?:^|/)facts/(cards|drafts)/([^/]+?)\.toml: \S+ is stale: its input ")
 
 
 def recompute_hints(problems: Sequence[str]) -> list[str]:
     """For each card or drafting method that ``problems`` (``check``'s lines) name a stale derived fact of, the
     command that writes its stale facts from today's inputs (``to write them from today's inputs: `passprice fact
     recompute NAME```, ``--draft`` for a drafting method), in order of first mention. ``check`` named each stale fact
-    and its recomputed value but not the command (walkthrough 22; ``fact set`` and ``reproduce`` named it). Raises
-    nothing."""
+    and its recomputed value but not the command (walkthrough 22; ``fact set`` and ``reproduce`` named it). The name
+    is one shell word (:func:`shlex.quote`; a name starting with ``-`` is refused where it is read): a card file
+    ``my h200;$(id).toml`` was advised as ``passprice fact recompute my h200;$(id)``, which pasted runs ``id``, and
+    ``h200:b.toml`` got no command (attack round 36). Raises nothing."""
+    import shlex
+
     seen: dict[str, None] = {}
     for problem in problems:
         found = _STALE.search(problem)
         if found is not None:
             kind, name = found.groups()
-            seen[f"passprice fact recompute {name}{' --draft' if kind == 'drafts' else ''}"] = None
+            words = ["passprice", "fact", "recompute", shlex.quote(name), *(["--draft"] if kind == "drafts" else [])]
+            seen[" ".join(words)] = None
     return [f"to write them from today's inputs: `{command}`" for command in seen]
 
 

@@ -122,18 +122,18 @@ class Side:
 
     def document(self, rel: str) -> str | None:
         """The identity of the registry document at ``rel`` on this side (``None``: not there, or not readable)."""
-        from passprice.sourcechange import document_digest
-
         if self.info.revision is not None:
             return self.documents.get(rel)
         from passprice.registry import document_problem
 
         if document_problem(self.root, rel) is not None:
             return None  # outside the registry, or no regular file: check names it, nothing is read
-        try:
-            return document_digest(gitread.read_sized(self.root.path / rel))
-        except InputError:
-            return None
+        # Hashed in chunks, whatever its size: read whole within the file cap, a document past 64 MiB had no identity,
+        # and an edit of it passed the review of a work tree (exit 0) that check failed (attack round 36).
+        from passprice.lineage import hashed_file
+
+        found = hashed_file(self.root.path / rel)
+        return f"sha256:{found}" if found is not None else None
 
     def local(self, message: str) -> str:
         """``message`` with this side's root folder taken out of the file names it mentions, so a temporary folder
@@ -471,7 +471,8 @@ class Checkout:
     def documents(self, commit: str, names: Iterable[str]) -> dict[str, str]:
         """The identity (:func:`passprice.sourcechange.document_digest`) of each registry document of ``names``
         (paths relative to the root) at ``commit``: its bytes' digest, read within the cap on a passprice file
-        (past it, its blob id); a link's own target text; none for a path that names no file there."""
+        (past it, streamed through :func:`passprice.gitread.blob_sha256`; its blob id if git gives none); a link's own
+        target text; none for a path that names no file there."""
         import posixpath
 
         from passprice.sourcechange import document_digest
@@ -494,7 +495,12 @@ class Checkout:
                 blobs[name[len(self.prefix):]] = (fields[2], int(fields[3]))
         small = {obj: size for obj, size in blobs.values() if size <= schema.MAX_TOML_BYTES}
         contents = gitread.read_blobs(self.top, small)
-        return {rel: document_digest(contents[obj]) if obj in contents else f"blob:{obj}"
+        # A document past the cap is hashed as git streams it: its identity was its blob id, which a source's
+        # sha256 never equals (a 64 MiB + 1 document under its right sha256 failed the review of its revision, exit
+        # 2, while check passed it: attack round 36).
+        large = {obj: gitread.blob_sha256(self.top, obj) for obj, _ in blobs.values() if obj not in contents}
+        return {rel: document_digest(contents[obj]) if obj in contents
+                else f"sha256:{large[obj]}" if large.get(obj) is not None else f"blob:{obj}"
                 for rel, (obj, _) in blobs.items()}
 
     def submodules(self) -> None:
@@ -2549,15 +2555,22 @@ def measurements_added(head: Side, rel: str) -> str | None:
     what.append(names("card", sorted({r.card for r in runs})))
     what.append(names("checkpoint", sorted({r.checkpoint for r in runs})))
     shown = []
-    for row in rows:
-        measured = f"{row.run.id} {count(row.run.tokens_per_s)} tokens/s"
+    priced = {row.run.key: row for row in rows}
+    for run in runs[:MAX_ADDED_RUNS]:
+        measured = f"{run.id} {count(run.tokens_per_s)} tokens/s"
+        row = priced.get(run.key)
+        # A run validate leaves out (its card not found, its positions past the context) was counted among the
+        # "N more runs (`passprice validate` prices each)" and shown nowhere (attack round 36).
+        if row is None:
+            shown.append(f"{measured}, not priced: the review's errors say why")
+            continue
         if row.limit is None:
             shown.append(f"{measured}, no limit: {row.why}")
             continue
         ratio = f"limit {count(round(row.limit, 1))} ({row.limit / row.run.tokens_per_s:.3g} × measured)"
         flag = ", ABOVE its limit: check it in its source" if row.above_limit else ""
         shown.append(f"{measured}, {ratio}{flag}")
-    left = len(runs) - len(rows)
+    left = len(runs) - min(len(runs), MAX_ADDED_RUNS)
     more = f"; and {_n(left, 'more run')} (`passprice validate` prices each)" if left > 0 else ""
     return f"{_n(len(runs), 'measured run')} ({'; '.join(what)}): {'; '.join(shown)}{more}"
 

@@ -21,8 +21,10 @@ def spelled(name: str) -> str:
     """``name`` (a registered name: a card, serving, checkpoint …) for a line a reviewer reads, :func:`escaped`, with
     its code points spelled out after it when it is not ASCII: ``h200_sхm_141gb (spelled 'h200_s\\u0445m_141gb')``.
     A card copied under a name with a Cyrillic ``х`` and a serving pointed at it read ``card: h200_sxm_141gb →
-    h200_sxm_141gb`` in the review, a change that prints as none (slip round 30)."""
-    if name.isascii() or not name.isprintable():  # a character that does not print is spelled by escaped already
+    h200_sxm_141gb`` in the review, a change that prints as none (slip round 30). A name holding a character that
+    does not print as well is spelled too: ``escaped`` writes only that one as its escape (``h200_sхm_141gb\u200b``
+    showed the Cyrillic ``х`` as it is, attack round 36)."""
+    if name.isascii():  # every character ASCII: escaped writes each that does not print as its escape
         return escaped(name)
     return f"{escaped(name)} (spelled {name!a})"
 

@@ -343,6 +343,27 @@ def blob_sizes(top: Path, blobs: Iterable[str]) -> dict[str, int | None]:
     return sizes
 
 
+def blob_sha256(top: Path, blob: str) -> str | None:
+    """The sha256 (hex) of the content of ``blob`` in the repository at ``top``, streamed from ``git cat-file blob``
+    in chunks (a blob past any cap on what is read whole: a registry document of gigabytes); ``None`` when git does
+    not give it. Raises :class:`InputError` as :func:`run_git` does (git not installed, a config file that blocks)."""
+    import hashlib
+
+    _config_guard(top, False)
+    try:
+        with subprocess.Popen(
+            ["git", *SETTINGS, "cat-file", "blob", blob], cwd=top, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, env=git_environment(False),
+        ) as git:
+            assert git.stdout is not None
+            digest = hashlib.sha256()
+            while chunk := git.stdout.read(1 << 20):
+                digest.update(chunk)
+            return digest.hexdigest() if git.wait() == 0 else None
+    except FileNotFoundError:
+        raise InputError("git: not found on PATH; comparing revisions needs git (or give two folders)") from None
+
+
 def read_blobs(top: Path, sizes: Mapping[str, int]) -> dict[str, bytes]:
     """The content of each blob of ``sizes`` (its id → its size, known beforehand and within the caller's cap), from
     one ``git cat-file --batch``. A blob git no longer finds is left out."""

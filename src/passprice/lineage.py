@@ -200,9 +200,11 @@ def document_hashes(root: Root, documents: Callable[[str], str | None] | None = 
         found: str | None
         if documents is not None:
             identity = documents(source.path)
-            found = identity.removeprefix("sha256:") if identity is not None else source.sha256
+            # An identity of another kind (a blob id) is no sha256 to compare: it cannot be read as one.
+            found = (source.sha256 if identity is None
+                     else identity.removeprefix("sha256:") if identity.startswith("sha256:") else None)
         else:
-            found = _hashed(root.path / source.path)
+            found = hashed_file(root.path / source.path)
         if found is None:
             out.append(f"{file}: source.path: {source.path} cannot be read to compare with source.sha256")
         elif found != source.sha256:
@@ -212,14 +214,21 @@ def document_hashes(root: Root, documents: Callable[[str], str | None] | None = 
     return out
 
 
-def _hashed(path: Path) -> str | None:
-    """The sha256 (hex) of the file at ``path``, read in chunks; ``None`` when it cannot be read."""
+def hashed_file(path: Path) -> str | None:
+    """The sha256 (hex) of the file at ``path``, read in chunks (whatever its size); ``None`` when it cannot be
+    read or is no regular file once opened (a FIFO put in its place after it was looked at: opened without
+    blocking, never read). Raises nothing."""
     import hashlib
+    import os
+    import stat
 
     try:
-        with open(path, "rb") as handle:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with open(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
             return hashlib.file_digest(handle, "sha256").hexdigest()
-    except OSError:
+    except (OSError, ValueError):
         return None
 
 

@@ -94,13 +94,20 @@ def run_serving(root: Root, run: Run, header: GGUFHeader) -> Serving:
     """The seed's serving ``run`` is priced as (:meth:`Run.spec`, its defaults completed from ``header``), on the
     routing record it names (loaded from ``root`` and held to its scope, as a serving's is). Raises
     :class:`InputError` (naming the run's file and key ``run.INDEX.routing`` for a record that does not load or
-    does not apply to its checkpoint)."""
+    does not apply to its checkpoint, or for a record named by a run of a dense checkpoint: the refusal
+    ``BadRouting`` said "price it without --routing", an option no run has; attack round 36)."""
     from passprice.scopes import OutOfScope
     from passprice.servings import complete, require_scopes, to_serving
 
     spec = complete(run.spec(), header)
     if run.routing is None:
         return to_serving(spec)
+    experts = header.meta_int("expert_count")
+    if experts is None or experts <= 0:
+        raise InputError(
+            f"{run.key}.routing: checkpoint {run.checkpoint} is dense (no expert_count): a routing record says how a "
+            "mixture of experts' tokens route; remove `routing` from the run (or correct its checkpoint)"
+        )
     from passprice.routing import load_routing
 
     try:
@@ -215,14 +222,18 @@ def load_file(
 
 
 def require_inside_root(root: Root, runs: list[Run], where: str) -> list[Run]:
-    """``runs`` (of the measurement file ``where`` in ``root``), each naming its card and checkpoint by a registry
-    name or a path inside the root (:func:`passprice.registry.require_inside`). Raises :class:`InputError` naming
-    the file and key ``run.N.card`` or ``run.N.checkpoint``."""
+    """``runs`` (of the measurement file ``where`` in ``root``), each naming its card, checkpoint and routing record
+    by a registry name or a path inside the root (:func:`passprice.registry.require_inside`). Raises
+    :class:`InputError` naming the file and key ``run.N.card``, ``run.N.checkpoint`` or ``run.N.routing``. A run's
+    ``routing = "/any/file.toml"`` was read and priced with (``check``: "all holds"), where its card was refused
+    (attack round 36)."""
     from passprice.registry import require_inside
 
     for run in runs:
         require_inside(root, run.card, root.cards, f"{where}: run.{run.index}.card")
         require_inside(root, run.checkpoint, root.checkpoints, f"{where}: run.{run.index}.checkpoint")
+        if run.routing is not None:
+            require_inside(root, run.routing, root.routing, f"{where}: run.{run.index}.routing")
     return runs
 
 

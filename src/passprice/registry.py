@@ -879,7 +879,7 @@ def _hint(kind: str, ref: str, folder: Path, known: list[str]) -> str:
     for stray, meant, _ in stray_folders(Root(top)) if "/" not in ref and os.sep not in ref else ():
         if meant is not None and top / meant == folder and is_there(stray / f"{ref}.toml"):
             return f"; {shown(stray / f'{ref}.toml')} lies in a folder passprice does not read: move it to {meant}/"
-    if kind == "checkpoint" and (renamed := _renamed_entry(ref, folder)) is not None:
+    if kind == "checkpoint" and (renamed := _renamed_entry(ref, folder, top=top)) is not None:
         return (f"; {shown(renamed)} names its entry {ref!r} (its file renamed, its [entry] name not): rename the file "
                 f"back to {ref}.toml, or set its [entry] name to {renamed.stem!r} and name the checkpoint so here")
     if kind == "card" and (card := _renamed_card(ref, folder, top)) is not None:
@@ -898,11 +898,14 @@ MAX_RENAMED_SCAN = 1000
 RENAMED_HEAD_BYTES = 4096
 
 
-def _renamed_entry(ref: str, folder: Path, table: str = "entry") -> Path | None:
+def _renamed_entry(ref: str, folder: Path, table: str = "entry", top: Path | None = None) -> Path | None:
     """The checkpoint entry file of ``folder`` whose ``[entry]`` (or ``[table]``) still names ``ref`` under another
     file name (the file renamed by hand, its name not), found in the first :data:`RENAMED_HEAD_BYTES` bytes of at
     most :data:`MAX_RENAMED_SCAN` files; ``None`` when none does. A serving naming the entry said only that the name
-    was "a checkpoint of the facts passprice ships": copy it in (walkthrough 21). Never raises."""
+    was "a checkpoint of the facts passprice ships": copy it in (walkthrough 21). A symbolic link leading out of
+    ``top`` (the registry's folder) is passed over unread: a link ``aaa.toml`` to a copy of the H200's card outside
+    the registry was named ("name the card aaa here"), which the loader then refused as outside (attack round 36).
+    Never raises."""
     import re
 
     wanted = re.compile(r"\[" + re.escape(table) + r'\][^\[]*?^name = "' + re.escape(ref) + r'"$', re.MULTILINE)
@@ -910,8 +913,13 @@ def _renamed_entry(ref: str, folder: Path, table: str = "entry") -> Path | None:
         files = sorted(p for p in folder.iterdir() if p.suffix == ".toml" and p.stem != ref)
     except OSError:
         return None
+    inside = os.path.realpath(top) if top is not None else None
     for path in files[:MAX_RENAMED_SCAN]:
         try:
+            if inside is not None and os.path.islink(path):
+                real = os.path.realpath(path)
+                if os.path.commonpath([real, inside]) != inside:
+                    continue
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
             try:
                 if not stat.S_ISREG(os.fstat(fd).st_mode):
@@ -950,7 +958,7 @@ def _renamed_card(ref: str, folder: Path, top: Path) -> tuple[Path, str] | None:
     if found is None:
         return None
     title = found.group(1)
-    renamed = _renamed_entry(title, folder, "card")
+    renamed = _renamed_entry(title, folder, "card", top)
     return (renamed, title) if renamed is not None else None
 
 

@@ -68,14 +68,30 @@ class CardReach:
         of = {**(vendors or {}), self.card: self.vendor}
         foreign = [c for c in named if of.get(c) is not None and of[c] not in self.fitted_vendors]
         if self.fitted_vendors and foreign:
-            which = ", ".join(f"{c} is {of[c]}'s" for c in foreign[:4]) + (
+            which = ", ".join(f"{c} is {_vendor_shown(of[c])}'s" for c in foreign[:4]) + (
                 f" and {len(foreign) - 4} more" if len(foreign) > 4 else "")
-            vendor = (f"; and every card its runs measured is {' or '.join(self.fitted_vendors)}'s, {which}: the "
+            fitted = " or ".join(map(_vendor_shown, self.fitted_vendors[:MAX_VENDORS_SHOWN])) + (
+                f" (or {len(self.fitted_vendors) - MAX_VENDORS_SHOWN} more vendors)"
+                if len(self.fitted_vendors) > MAX_VENDORS_SHOWN else "")
+            vendor = (f"; and every card its runs measured is {fitted}'s, {which}: the "
                       "stack's kernels never ran on such a card as measured, so its facts may not describe the "
                       "runtime there at all")
         return (f"stack {self.stack} was fitted on runs on {len(self.fitted)} {cards} ({', '.join(self.fitted)}), "
                 f"not {shown}: its expected {price} {where} extrapolate{'s' if len(named) == 1 else ''} across "
                 f"cards{errors}{vendor}")
+
+
+#: The most fitted cards' vendors a card-reach warning names, and the characters of each it shows
+#: (:func:`_vendor_shown`): a card's ``[card] vendor`` has no length cap in its schema, and a vendor of 100,000
+#: characters made a 104 KB warning line on every price under the stack (attack round 36).
+MAX_VENDORS_SHOWN = 4
+MAX_VENDOR_CHARS = 40
+
+
+def _vendor_shown(vendor: str | None) -> str:
+    """``vendor`` for the warning line, its first :data:`MAX_VENDOR_CHARS` characters and ``…`` when longer."""
+    text = vendor or ""
+    return text if len(text) <= MAX_VENDOR_CHARS else f"{text[:MAX_VENDOR_CHARS]}…"
 
 
 def card_reach(root: Root, stack: Stack, card: str) -> CardReach:
