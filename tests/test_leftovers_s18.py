@@ -126,3 +126,50 @@ def test_an_added_routing_record_s_facts_are_counted_as_added_not_changed(tmp_pa
     out = json.loads(invoke("diff", "main", "--json", root=root).stdout)
     assert out["summary"].startswith("1 fact changed in 1 file, 1 to verify in its source; 2 facts added in 1 new "
                                      "file; 1 source added; "), out["summary"]
+
+
+# --- attack round 36's leftovers: a vendor written in another case, a thousand runs counted ----------------------
+
+
+def test_a_card_vendor_in_another_case_is_the_same_vendor(tmp_path: Path) -> None:
+    """The H200's ``vendor = "Nvidia"`` under llamacpp-cuda-2405 (fitted on cards of vendor "NVIDIA") read as a card of
+    another vendor: "every card its runs measured is NVIDIA's, h200_sxm_141gb is Nvidia's"."""
+    from cli_helpers import copy_root, invoke
+
+    root = copy_root(tmp_path)
+    card = root / "facts" / "cards" / "h200_sxm_141gb.toml"
+    text = card.read_text(encoding="utf-8")
+    assert 'vendor = "NVIDIA"' in text
+    card.write_text(text.replace('vendor = "NVIDIA"', 'vendor = "Nvidia"'), encoding="utf-8")
+    out = invoke("price", "qwen3-30b-a3b-h200", "--batch", "1", "--stack", "llamacpp-cuda-2405", "--no-lock",
+                 root=root)  # fmt: skip
+    assert out.exit_code == 0, out.output
+    assert "extrapolates across cards" in out.stderr and "never ran on such a card" not in out.stderr
+    amd = invoke("price", "qwen3-30b-a3b-h200", "--card", "mi300x", "--batch", "1", "--stack", "llamacpp-cuda-2405",
+                 "--no-lock", root=root)  # fmt: skip
+    assert "mi300x is AMD's: the stack's kernels never ran on such a card" in amd.stderr
+
+
+def test_an_added_measurement_file_of_a_thousand_runs_counts_them_with_a_separator(tmp_path: Path) -> None:
+    """Attack round 36: "1000 measured runs", where every other count the review shows reads 1,000."""
+    import json
+    import shutil
+
+    from cli_helpers import REPO, invoke
+    from test_diff import commit_all, git
+    from test_hostile_36 import RUN
+
+    path = tmp_path / "registry"
+    path.mkdir()
+    for folder in ("facts", "registry", "locks", "sources", "schema"):
+        shutil.copytree(REPO / folder, path / folder)
+    git(path, "init", "-q", "-b", "main")
+    commit_all(path, "base")
+    text = RUN.format(routing="qwen3-30b-a3b-measured")
+    body = text[text.index("[[run]]"):]
+    text += "".join(body.replace("a36.qwen3moe.tg128", f"a36.r{i}") for i in range(999))
+    (path / "registry" / "measurements" / "a36.toml").write_text(text, encoding="utf-8")
+    review = invoke("diff", "main", "--json", root=path)
+    described = json.loads(review.stdout)["added_records"]["registry/measurements/a36.toml"]
+    assert described.startswith("1,000 measured runs (stack llamacpp-cuda-2507 "), described
+    assert described.endswith("; and 995 more runs (`passprice validate` prices each)"), described

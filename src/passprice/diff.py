@@ -2571,8 +2571,9 @@ def measurements_added(head: Side, rel: str) -> str | None:
         flag = ", ABOVE its limit: check it in its source" if row.above_limit else ""
         shown.append(f"{measured}, {ratio}{flag}")
     left = len(runs) - min(len(runs), MAX_ADDED_RUNS)
-    more = f"; and {_n(left, 'more run')} (`passprice validate` prices each)" if left > 0 else ""
-    return f"{_n(len(runs), 'measured run')} ({'; '.join(what)}): {'; '.join(shown)}{more}"
+    more = f"; and {left:,} more run{'' if left == 1 else 's'} (`passprice validate` prices each)" if left > 0 else ""
+    n_runs = f"{len(runs):,} measured run{'' if len(runs) == 1 else 's'}"  # 1,000, as every count it shows
+    return f"{n_runs} ({'; '.join(what)}): {'; '.join(shown)}{more}"
 
 
 def _unrooted(side: Side, lines: Sequence[str]) -> tuple[str, ...]:
