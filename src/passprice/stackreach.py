@@ -67,7 +67,7 @@ class CardReach:
         vendor = ""
         of = {**(vendors or {}), self.card: self.vendor}
         fitted_as = {v.casefold() for v in self.fitted_vendors}  # "Nvidia" is NVIDIA (attack round 36)
-        foreign = [c for c in named if of.get(c) is not None and of[c].casefold() not in fitted_as]
+        foreign = [c for c in named if (v := of.get(c)) is not None and v.casefold() not in fitted_as]
         if self.fitted_vendors and foreign:
             which = ", ".join(f"{c} is {_vendor_shown(of[c])}'s" for c in foreign[:4]) + (
                 f" and {len(foreign) - 4} more" if len(foreign) > 4 else "")
