@@ -24,9 +24,10 @@ def spelled(name: str) -> str:
     h200_sxm_141gb`` in the review, a change that prints as none (slip round 30). A name holding a character that
     does not print as well is spelled too: ``escaped`` writes only that one as its escape (``h200_sхm_141gb\u200b``
     showed the Cyrillic ``х`` as it is, attack round 36)."""
-    if name.isascii():  # every character ASCII: escaped writes each that does not print as its escape
-        return escaped(name)
-    return f"{escaped(name)} (spelled {name!a})"
+    shown = escaped(name)
+    if name.isascii() or shown.isascii():  # escaped wrote each character that is not plain: it reads as spelled
+        return shown  # (ev\u202eil once read "ev\u202eil (spelled 'ev\u202eil')", session 18's CI)
+    return f"{shown} (spelled {name!a})"
 
 
 class InputError(Exception):
