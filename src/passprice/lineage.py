@@ -170,30 +170,37 @@ def review(
         pinned, more = pinned_sources(root)
         problems += more
         cited.update(pinned)
-    found, warnings = check_sources(root, cited, unreadable)
-    hashed = document_hashes(root, documents) if sources_there else []
+    loaded: dict[str, Source] = {}
+    found, warnings = check_sources(root, cited, unreadable, loaded)
+    hashed = document_hashes(root, documents, loaded) if sources_there else []
     if unreadable is not None:
         unreadable += hashed
     return problems + found + hashed, warnings
 
 
-def document_hashes(root: Root, documents: Callable[[str], str | None] | None = None) -> list[str]:
+def document_hashes(root: Root, documents: Callable[[str], str | None] | None = None,
+                    loaded: Mapping[str, Source] | None = None) -> list[str]:
     """One line for each source record of ``root`` stating both ``source.path`` (a registry document, a regular file
     :func:`passprice.registry.document_problem` passes) and ``source.sha256`` whose document does not hash to it (or
     cannot be read). A record naming ``notes/doc.md`` with its sha256, the document then edited alone (the figure a
     measured fact cites rewritten), passed ``check`` with 0 problems, the record's sha256 naming a copy the registry
     no longer holds (slip round 30). Each document is hashed in chunks, never read whole, or its identity
     (``sha256:…``) is asked of ``documents`` (a review's revision, whose root holds each document empty: ``None``
-    there is no line); a record that does not read is :func:`passprice.sources.check_sources`'s problem. Raises
-    nothing."""
+    there is no line); a record that does not read is :func:`passprice.sources.check_sources`'s problem, and with
+    ``loaded`` (by id: what that check loaded), only its records are looked at, none loaded again. Raises nothing."""
     from passprice.registry import document_problem
 
     out = []
     for name in root.scan(root.sources):
-        try:
-            source = load_source(root, name)
-        except InputError:
-            continue
+        if loaded is not None:
+            source = loaded.get(name)
+            if source is None:
+                continue  # it did not read: check_sources said so
+        else:
+            try:
+                source = load_source(root, name)
+            except InputError:
+                continue
         if source.path is None or source.sha256 is None or document_problem(root, source.path) is not None:
             continue
         file = f"sources/{name}.toml"
