@@ -3,15 +3,19 @@
 1. The measured / limit span of a stack's fitted runs is kept in the cache of built objects, keyed by the bytes of
    every file its runs are priced on; walkthrough 22 added the routing record a mixture of experts' run names to that
    key, untested until now: an edited routing record must re-price the span, never serve the old one.
+2. ``speculate --stack``'s fitted-span line and ``stack_span`` (walkthrough 21) were untested: no shipped drafting
+   method prices under a shipped stack as shipped; the llama.cpp stack given a ``share.rewrite`` (as
+   tests/test_speculate.py does) prices the hybrid chat serving's undrafted row, and its span is said.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from cli_helpers import copy_root
+from cli_helpers import copy_root, invoke
 from passprice import stackreach
 from passprice.measurements import load_runs
 from passprice.registry import Root
@@ -59,3 +63,29 @@ def test_an_edited_routing_record_re_prices_a_stacks_cached_span(tmp_path: Path,
     assert low2 > low  # the same measured 2,400 tokens/s over a lower limit: a larger ratio, not the cached one
     fresh = stackreach.run_ratios(root, runs)["s19.h200.qwen3moe.tg128"]
     assert low2 == fresh
+
+
+def test_speculate_under_a_stack_says_where_the_serving_lies_against_the_fitted_span(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    path = root / "facts" / "stacks" / f"{STACK}.toml"
+    path.write_text(path.read_text() + '\n[share.rewrite]\nvalue = 0.5\nunit = "1"\nprovenance = "assumed"\n'
+                    'source = "passprice-stack-calibration"\nlocator = "test: a placeholder for the recurrent state"\n')
+    args = ("speculate", "qwen35-27b-h200-chat", "--tokens", "1..2", "--batch", "1", "--stack", STACK)
+    out = invoke(*args, "--json", root=root)
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout)
+    span = data["stack_span"]
+    undrafted = data["rows"][0]["expected"]
+    # the serving's own price (batch 1, undrafted) over its limit: the row's own ratio, below the 111 runs' least
+    assert span["runs"] == 111 and span["ratio"] == undrafted["ratio"]
+    assert span["ratio"] < span["low"] < span["high"] and span["inside"] is False
+    assert f"{span['low']:.4g} … {span['high']:.4g}" == "0.3425 … 0.8519"
+    assert f"{span['ratio']:.4g}" == "0.3268"
+    warning = (f"passprice: warning: stack {STACK}'s expected price here is 0.3268 × the limit (the limit 3.06 × "
+               "expected), outside the 0.3425 … 0.8519 × (limit 1.17 … 2.92 × measured) its 111 fitted runs "
+               "measured: the fit is extrapolated here")
+    assert warning in out.stderr.splitlines()
+    text = invoke(*args, root=root).stdout
+    assert ("  fitted span   its 111 fitted runs measured 0.3425 … 0.8519 × their limit (the limit 1.17 … 2.92 × "
+            "measured); this price's 0.3268 (the limit 3.06 × expected) lies outside: an extrapolation of the fit "
+            "(the serving's own price, batch 1)") in text.splitlines()
