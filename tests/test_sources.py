@@ -464,16 +464,19 @@ def test_a_fact_citing_a_missing_source_is_refused_naming_file_and_key(tmp_path:
             1,
         )
     )
-    key = f"{card}: memory.bandwidth.source: no source 'nvidia-h200-datasheet-2099' ({root / 'sources'}"
+    # each near a registered id, so each says which (walkthrough 23: the ids were listed unmarked)
+    near = "; did you mean nvidia-h200-datasheet or nvidia-h100-datasheet or nvidia-a100-datasheet?"
+    key = f"{card}: memory.bandwidth.source: no source 'nvidia-h200-datasheet-2099'{near} ({root / 'sources'}"
     bad("price", "r1-qwen7b-h200", root=root, says=[key, f"{card}: on_chip.bandwidth.derivation.inputs.sms.source"])
     report = json.loads(invoke("check", "--json", root=root).stdout)
     relative = [p for p in report["problems"] if p.startswith(H200_FILE)]
     registered = ", ".join(sorted(load_sources(Root(REPO))))
     assert relative == [
-        f"{H200_FILE}: memory.bandwidth.source: no source 'nvidia-h200-datasheet-2099' ({root / 'sources'}/"
+        f"{H200_FILE}: memory.bandwidth.source: no source 'nvidia-h200-datasheet-2099'{near} ({root / 'sources'}/"
         f"nvidia-h200-datasheet-2099.toml does not exist: write it (a [source] table, schema/source.schema.json), "
         f"or cite a registered one: {registered})",
-        f"{H200_FILE}: on_chip.bandwidth.derivation.inputs.sms.source: no source 'hopper' ({root / 'sources'}/"
+        f"{H200_FILE}: on_chip.bandwidth.derivation.inputs.sms.source: no source 'hopper'; did you mean "
+        f"nvidia-hopper-whitepaper? ({root / 'sources'}/"
         f"hopper.toml does not exist: write it (a [source] table, schema/source.schema.json), "
         f"or cite a registered one: {registered})",
     ]

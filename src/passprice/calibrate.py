@@ -40,8 +40,9 @@ import numpy as np
 from passprice.cards import Card, load_card
 from passprice.checkpoints import load_checkpoint
 from passprice.derivations import Finding
-from passprice.errors import InputError
+from passprice.errors import InputError, NotFound
 from passprice.facts import Fact, Provenance, shown_unit
+from passprice.files import shown
 from passprice.fits import RunDerivation, RunInput, extreme, figure_of, rounded
 from passprice.gguf_header import GGUFHeader
 from passprice.measurements import Run, load_runs, past_context, ratio_too_large, run_serving
@@ -447,10 +448,39 @@ def runs_cap(variable: str = RUNS_VARIABLE, default: int = MAX_RUNS) -> int:
     return int(digits)
 
 
+def stack_to_fit(root: Root, stack_name: str) -> Path:
+    """The file of stack ``stack_name`` that ``calibrate`` fits (:func:`passprice.stacks.stack_path`).
+
+    Raises :class:`~passprice.errors.NotFound` when there is none, and, when measured runs of ``root`` name it,
+    saying how a stack is started: calibrate fits the facts of a stack that exists, and a new one is a file written
+    by hand first (three runs naming ``vllm-gaudi-2410`` were told only "stack 'vllm-gaudi-2410': not found
+    (registered: …)", and the README said nowhere what the file must hold: walkthrough 23)."""
+    try:
+        return stack_path(root, stack_name)
+    except NotFound as e:
+        if ": not found in " not in str(e):
+            raise
+        try:
+            runs = load_runs(root, stack_name)
+        except InputError:
+            runs = []
+        if not runs:
+            raise
+        raise NotFound(
+            f"{e}; {len(runs):,} measured run{'s' if len(runs) != 1 else ''} of {_files(runs)} name it: calibrate "
+            f"fits the facts of a stack that exists, so write {shown(root.stacks / f'{stack_name}.toml')} first, a "
+            "[stack] table with its name, integer_matrices (array or vector: where its integer-quantised matrix "
+            "kernels run) and float_matrices (tensor or vector), and a memory.reserved fact if its runtime keeps "
+            "memory for itself (schema/stack.schema.json; the registered stacks' files show each key); then run "
+            f"passprice calibrate --stack {stack_name} again: it writes the fitted facts"
+        ) from None
+
+
 def calibrate(root: Root, stack_name: str, runs: Sequence[Run] | None = None) -> Calibration:
     """Fit stack ``stack_name`` to its measured runs (``runs``, default every run of the stack in ``root``), with
     both hold-out errors. Raises :class:`InputError` (no runs, more runs than :func:`runs_cap`, a run that does not
-    price)."""
+    price; a stack not registered, :func:`stack_to_fit`)."""
+    stack_to_fit(root, stack_name)
     stack = load_stack(root, stack_name)
     runs = list(runs) if runs is not None else load_runs(root, stack.name)
     if not runs:

@@ -3148,15 +3148,15 @@ def calibrate_command(ctx: click.Context, stack: str, dry_run: bool, as_json: bo
         calibration_cautions,
         calibration_json,
         calibration_text,
+        stack_to_fit,
         write_calibration,
     )
 
     root = _root(ctx)
     if not dry_run:  # round 18: a read-only stack file was refused after the fit's seconds of work
         from passprice.files import check_writable
-        from passprice.stacks import stack_path
 
-        check_writable(stack_path(root, stack), force=True)
+        check_writable(stack_to_fit(root, stack), force=True)
     cal = calibrate(root, stack)
     written = None if dry_run else write_calibration(root, cal)
     if as_json:

@@ -30,9 +30,9 @@ from tomlkit.items import InlineTable, Table
 from passprice import schema
 from passprice.cards import CARD_PATHS, HOST_PATHS, TENSOR_PATHS, card_from_document, card_path, is_card_path
 from passprice.drafts import draft_path, method_from_document
-from passprice.errors import InputError, problem_lines
+from passprice.errors import InputError, NotFound, problem_lines
 from passprice.facts import Fact
-from passprice.files import is_there, open_regular, read_regular, target, write_atomically
+from passprice.files import is_there, open_regular, read_regular, shown, target, write_atomically
 from passprice.registry import Root, entry_name
 
 if TYPE_CHECKING:
@@ -136,11 +136,32 @@ def locate(root: Root, name: str, path: str | None, draft: bool = False) -> Fact
             raise InputError(f"{file}: {path}: not a drafting-method fact path (acceptance.1, acceptance.2, …)")
         fact = f"acceptance.{match.group(1)}" if match is not None else ""
         return FactFile(file, "draft", entry_name(file), fact)
-    file = card_path(root, name)
+    try:
+        file = card_path(root, name)
+    except NotFound as e:
+        if ": not found in " not in str(e):
+            raise
+        raise NotFound(f"{e}{_new_card_hint(root, name)}") from None
     if path is not None and not is_card_path(path):
         paths = [*CARD_PATHS, *HOST_PATHS, *TENSOR_PATHS]
         raise InputError(f"{file}: {path}: not a card fact path{_meant(path, paths)} (one of {', '.join(paths)})")
     return FactFile(file, "card", entry_name(file), path or "")
+
+
+def _new_card_hint(root: Root, name: str) -> str:
+    """What to do when ``name`` is no card and should be one: the fact commands edit the facts of a card that exists,
+    and a card of one's own is a file written by hand (``fact set gaudi3 memory.bandwidth …`` said only "card
+    'gaudi3': not found (registered: …)", and neither it nor the README said how a card is added: walkthrough 23).
+    Empty for a name that is no plain registry name (a path, a ``.toml`` file) or one no file could be named."""
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}", name) or name.endswith(".toml"):
+        return ""
+    like = next((c for c in ("mi300x", "h200_sxm_141gb") if is_there(root.cards / f"{c}.toml")), None)
+    copy = f" (copy a registered card's file, e.g. {shown(root.cards / f'{like}.toml')}, and edit it)" if like else ""
+    return (f"; the fact commands edit the facts of a card that exists: a new card is a file of its own, "
+            f"{shown(root.cards / f'{name}.toml')}, written by hand{copy}: a [card] table (its name, the title it "
+            "is sold under) and a table a fact (value, unit, provenance, source, locator) for each of "
+            "memory.capacity, memory.bandwidth, on_chip.capacity, on_chip.bandwidth, streams.read, streams.rewrite, "
+            "streams.append, array, vector and scale (schema/card.schema.json); then run passprice check")
 
 
 def _meant(path: str, paths: list[str]) -> str:
