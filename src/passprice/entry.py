@@ -20,6 +20,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import signal
     from types import FrameType
+    from typing import Any
 else:
     try:
         # The C module behind :mod:`signal`, which imports enum, functools and collections (about 15 ms, in which a
@@ -194,6 +195,39 @@ def main() -> None:
         raise
 
 
+def _quote_from_bytes(*args: Any, **kwargs: Any) -> Any:
+    """:func:`urllib.parse.quote_from_bytes` itself, imported when first called (:func:`pathlib_without_urls`)."""
+    from urllib.parse import quote_from_bytes
+
+    return quote_from_bytes(*args, **kwargs)
+
+
+def pathlib_without_urls() -> None:
+    """Import :mod:`pathlib` without :mod:`urllib.parse` (and the :mod:`ipaddress` that imports), which it imports
+    for one function, ``quote_from_bytes``, called by ``Path.as_uri`` alone: no command of passprice makes a URI,
+    and the two were about 10.5 M of the 380 M instructions of a price run afresh (issue 16). While :mod:`pathlib`
+    is imported, ``urllib.parse`` in :data:`sys.modules` is a stand-in holding :func:`_quote_from_bytes`, which
+    imports the real function when first called, so ``as_uri`` still works; the stand-in is removed at once, so any
+    later ``import urllib.parse`` imports the real module. Nothing is done when either module is imported already;
+    a :mod:`pathlib` that wants more of the stand-in than that function is imported again as ever."""
+    if "pathlib" in sys.modules or "urllib.parse" in sys.modules:
+        return
+    import types
+
+    stand_in = types.ModuleType("urllib.parse", "A stand-in while pathlib is imported (passprice.entry).")
+    stand_in.quote_from_bytes = _quote_from_bytes  # type: ignore[attr-defined]
+    sys.modules["urllib.parse"] = stand_in
+    try:
+        import pathlib
+    except ImportError:  # another pathlib, which imports another name of urllib.parse: as ever
+        pass
+    finally:
+        if sys.modules.get("urllib.parse") is stand_in:
+            del sys.modules["urllib.parse"]
+    if "pathlib" not in sys.modules:
+        import pathlib  # noqa: F401
+
+
 def _command_line() -> None:
     import gc
 
@@ -211,6 +245,7 @@ def _command_line() -> None:
         from passprice import generated
 
         generated.install_early()  # attrs' own classes' methods from the cache too, as passprice's are
+    pathlib_without_urls()
     from passprice.cli import main as cli_main
 
     cli_main()
