@@ -1,8 +1,8 @@
 """What the console script imports that a command does not use (performance round 19, issue 16): :mod:`pathlib`
-imports :mod:`urllib.parse` (and :mod:`ipaddress`) for ``Path.as_uri`` alone, about 10.5 M of the 380 M
-instructions of a price run afresh; the console script imports it without them
+imports :mod:`urllib.parse` (and :mod:`ipaddress`) for ``Path.as_uri`` alone, 8.5 M of the 380 M instructions of a
+price run afresh; the console script imports it without them
 (:func:`passprice.entry.pathlib_without_urls`), and ``as_uri`` and a later ``import urllib.parse`` still work. Nor does
-it import :mod:`platform` (about 8.8 M more) for the two answers click's ``uuid`` and attrs ask of it at import
+it import :mod:`platform` (7.6 M more) for the two answers click's ``uuid`` and attrs ask of it at import
 (:func:`passprice.entry.platform_stand_in`): they are the real module's answers, and anything else asked of the
 stand-in is the real module's."""
 

@@ -205,7 +205,7 @@ def _quote_from_bytes(*args: Any, **kwargs: Any) -> Any:
 def pathlib_without_urls() -> None:
     """Import :mod:`pathlib` without :mod:`urllib.parse` (and the :mod:`ipaddress` that imports), which it imports
     for one function, ``quote_from_bytes``, called by ``Path.as_uri`` alone: no command of passprice makes a URI,
-    and the two were about 10.5 M of the 380 M instructions of a price run afresh (issue 16). While :mod:`pathlib`
+    and a price run afresh was 8.5 M of its 380 M instructions less without them (issue 16). While :mod:`pathlib`
     is imported, ``urllib.parse`` in :data:`sys.modules` is a stand-in holding :func:`_quote_from_bytes`, which
     imports the real function when first called, so ``as_uri`` still works; the stand-in is removed at once, so any
     later ``import urllib.parse`` imports the real module. Nothing is done when either module is imported already;
@@ -274,9 +274,9 @@ def platform_stand_in() -> Any:
     """Put a stand-in for :mod:`platform` in :data:`sys.modules` while the command line is imported (``None`` when
     the real one is imported already), and return it, for :func:`platform_removed` to take out after. Its import
     compiles a dozen regular expressions, and calling ``python_implementation`` parses ``sys.version`` with another:
-    about 8.8 M instructions of a price's 372 M, for two answers click's ``uuid`` (``platform.system()``) and
-    attrs (``platform.python_implementation()``) ask at import, which :func:`_system` and
-    :func:`_python_implementation` give without it on CPython and Linux (issue 16, round 19). The two modules keep
+    a price run afresh was 7.6 M of its 372 M instructions less without it (issue 16, round 19), for two answers
+    click's ``uuid`` (``platform.system()``) and attrs (``platform.python_implementation()``) ask at import, which
+    :func:`_system` and :func:`_python_implementation` give without it on CPython and Linux. The two modules keep
     the stand-in as their ``platform``; any other name asked of it is the real module's, imported then."""
     if "platform" in sys.modules:
         return None
