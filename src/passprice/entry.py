@@ -20,6 +20,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import signal
     from types import FrameType
+    from typing import Any
 else:
     try:
         # The C module behind :mod:`signal`, which imports enum, functools and collections (about 15 ms, in which a
@@ -194,6 +195,103 @@ def main() -> None:
         raise
 
 
+def _quote_from_bytes(*args: Any, **kwargs: Any) -> Any:
+    """:func:`urllib.parse.quote_from_bytes` itself, imported when first called (:func:`pathlib_without_urls`)."""
+    from urllib.parse import quote_from_bytes
+
+    return quote_from_bytes(*args, **kwargs)
+
+
+def pathlib_without_urls() -> None:
+    """Import :mod:`pathlib` without :mod:`urllib.parse` (and the :mod:`ipaddress` that imports), which it imports
+    for one function, ``quote_from_bytes``, called by ``Path.as_uri`` alone: no command of passprice makes a URI,
+    and a price run afresh was 8.5 M of its 380 M instructions less without them (issue 16). While :mod:`pathlib`
+    is imported, ``urllib.parse`` in :data:`sys.modules` is a stand-in holding :func:`_quote_from_bytes`, which
+    imports the real function when first called, so ``as_uri`` still works; the stand-in is removed at once, so any
+    later ``import urllib.parse`` imports the real module. Nothing is done when either module is imported already;
+    a :mod:`pathlib` that wants more of the stand-in than that function is imported again as ever."""
+    if "pathlib" in sys.modules or "urllib.parse" in sys.modules:
+        return
+    import types
+
+    stand_in = types.ModuleType("urllib.parse", "A stand-in while pathlib is imported (passprice.entry).")
+    stand_in.quote_from_bytes = _quote_from_bytes  # type: ignore[attr-defined]
+    sys.modules["urllib.parse"] = stand_in
+    try:
+        import pathlib
+    except ImportError:  # another pathlib, which imports another name of urllib.parse: as ever
+        pass
+    finally:
+        if sys.modules.get("urllib.parse") is stand_in:
+            del sys.modules["urllib.parse"]
+    if "pathlib" not in sys.modules:
+        import pathlib  # noqa: F401
+
+
+def _real_platform() -> Any:
+    """The real :mod:`platform` module, imported now if a stand-in (:func:`platform_stand_in`) is in its place."""
+    found = sys.modules.get("platform")
+    if found is not None and not isinstance(found, _PlatformStandIn):
+        return found
+    sys.modules.pop("platform", None)
+    import platform
+
+    return platform
+
+
+def _system() -> str:
+    """``platform.system()``: ``Linux`` on Linux (what it reads from :func:`os.uname` there), else the real one's."""
+    if sys.platform == "linux" and os.uname().sysname == "Linux":
+        return "Linux"
+    return str(_real_platform().system())
+
+
+def _python_implementation() -> str:
+    """``platform.python_implementation()``: ``CPython`` on CPython, else the real one's."""
+    if sys.implementation.name == "cpython":
+        return "CPython"
+    return str(_real_platform().python_implementation())
+
+
+if TYPE_CHECKING:
+    from types import ModuleType as _ModuleType
+else:
+    _ModuleType = type(sys)
+
+
+class _PlatformStandIn(_ModuleType):
+    """:mod:`platform` while click and attrs are imported (:func:`platform_stand_in`): the two functions they call
+    at import, and any other name from the real module, imported when first asked for."""
+
+    system = staticmethod(_system)
+    python_implementation = staticmethod(_python_implementation)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(_real_platform(), name)
+
+
+def platform_stand_in() -> Any:
+    """Put a stand-in for :mod:`platform` in :data:`sys.modules` while the command line is imported (``None`` when
+    the real one is imported already), and return it, for :func:`platform_removed` to take out after. Its import
+    compiles a dozen regular expressions, and calling ``python_implementation`` parses ``sys.version`` with another:
+    a price run afresh was 7.6 M of its 372 M instructions less without it (issue 16, round 19), for two answers
+    click's ``uuid`` (``platform.system()``) and attrs (``platform.python_implementation()``) ask at import, which
+    :func:`_system` and :func:`_python_implementation` give without it on CPython and Linux. The two modules keep
+    the stand-in as their ``platform``; any other name asked of it is the real module's, imported then."""
+    if "platform" in sys.modules:
+        return None
+    stand_in = _PlatformStandIn("platform", "A stand-in while the command line is imported (passprice.entry).")
+    sys.modules["platform"] = stand_in
+    return stand_in
+
+
+def platform_removed(stand_in: Any) -> None:
+    """Take ``stand_in`` (:func:`platform_stand_in`'s) out of :data:`sys.modules`: a later ``import platform`` is
+    the real module."""
+    if stand_in is not None and sys.modules.get("platform") is stand_in:
+        del sys.modules["platform"]
+
+
 def _command_line() -> None:
     import gc
 
@@ -211,6 +309,11 @@ def _command_line() -> None:
         from passprice import generated
 
         generated.install_early()  # attrs' own classes' methods from the cache too, as passprice's are
-    from passprice.cli import main as cli_main
+    pathlib_without_urls()
+    stand_in = platform_stand_in()
+    try:
+        from passprice.cli import main as cli_main
+    finally:
+        platform_removed(stand_in)
 
     cli_main()
