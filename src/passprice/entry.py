@@ -228,70 +228,6 @@ def pathlib_without_urls() -> None:
         import pathlib  # noqa: F401
 
 
-def _real_platform() -> Any:
-    """The real :mod:`platform` module, imported now if a stand-in (:func:`platform_stand_in`) is in its place."""
-    found = sys.modules.get("platform")
-    if found is not None and not isinstance(found, _PlatformStandIn):
-        return found
-    sys.modules.pop("platform", None)
-    import platform
-
-    return platform
-
-
-def _system() -> str:
-    """``platform.system()``: ``Linux`` on Linux (what it reads from :func:`os.uname` there), else the real one's."""
-    if sys.platform == "linux" and os.uname().sysname == "Linux":
-        return "Linux"
-    return str(_real_platform().system())
-
-
-def _python_implementation() -> str:
-    """``platform.python_implementation()``: ``CPython`` on CPython, else the real one's."""
-    if sys.implementation.name == "cpython":
-        return "CPython"
-    return str(_real_platform().python_implementation())
-
-
-if TYPE_CHECKING:
-    from types import ModuleType as _ModuleType
-else:
-    _ModuleType = type(sys)
-
-
-class _PlatformStandIn(_ModuleType):
-    """:mod:`platform` while click and attrs are imported (:func:`platform_stand_in`): the two functions they call
-    at import, and any other name from the real module, imported when first asked for."""
-
-    system = staticmethod(_system)
-    python_implementation = staticmethod(_python_implementation)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(_real_platform(), name)
-
-
-def platform_stand_in() -> Any:
-    """Put a stand-in for :mod:`platform` in :data:`sys.modules` while the command line is imported (``None`` when
-    the real one is imported already), and return it, for :func:`platform_removed` to take out after. Its import
-    compiles a dozen regular expressions, and calling ``python_implementation`` parses ``sys.version`` with another:
-    a price run afresh was 7.6 M of its 372 M instructions less without it (issue 16, round 19), for two answers
-    click's ``uuid`` (``platform.system()``) and attrs (``platform.python_implementation()``) ask at import, which
-    :func:`_system` and :func:`_python_implementation` give without it on CPython and Linux. The two modules keep
-    the stand-in as their ``platform``; any other name asked of it is the real module's, imported then."""
-    if "platform" in sys.modules:
-        return None
-    stand_in = _PlatformStandIn("platform", "A stand-in while the command line is imported (passprice.entry).")
-    sys.modules["platform"] = stand_in
-    return stand_in
-
-
-def platform_removed(stand_in: Any) -> None:
-    """Take ``stand_in`` (:func:`platform_stand_in`'s) out of :data:`sys.modules`: a later ``import platform`` is
-    the real module."""
-    if stand_in is not None and sys.modules.get("platform") is stand_in:
-        del sys.modules["platform"]
-
-
 def _command_line() -> None:
     import gc
 
@@ -310,10 +246,6 @@ def _command_line() -> None:
 
         generated.install_early()  # attrs' own classes' methods from the cache too, as passprice's are
     pathlib_without_urls()
-    stand_in = platform_stand_in()
-    try:
-        from passprice.cli import main as cli_main
-    finally:
-        platform_removed(stand_in)
+    from passprice.cli import main as cli_main
 
     cli_main()
