@@ -609,6 +609,9 @@ class FactChange:
     lock_path: str
     old: Fact | None
     new: Fact | None
+    #: For an added fact, what a reviewer must verify of it (:func:`passprice.addedfacts.asked`: its citation names
+    #: no registered source, or another fact records another figure at the place it cites); ``None``: nothing.
+    asked: str | None = None
 
     @property
     def change(self) -> str:
@@ -655,14 +658,16 @@ class FactChange:
         published? asked of a fact carrying a derivation too), a value that moved while its citation (source and
         locator) did not (does the cited place say the new figure? said more firmly when the locator quotes the old
         figure and not the new one), or a published or measured figure cited anew (does the new place state it?).
-        ``None``
-        for an added or removed fact, a derived one (its value follows from its inputs, which ``check``
+        An added fact asks what :attr:`asked` holds: its citation traced to no registered source, or a figure
+        another fact records at the place it cites (a card copied with its ``streams.read`` raised under the
+        H200's citation was added with nothing to verify, slip round 32). ``None``
+        for a removed fact, a derived one (its value follows from its inputs, which ``check``
         recomputes), or a change nothing in the source need confirm. A derived fact's value is not asked about, but
         the figures its derivation reads from sources are, as a cited fact's value is (:func:`_inputs_to_verify`):
         one moved under an unchanged locator, one cited anew, one turned into a constant."""
         old, new = self.old, self.new
         if old is None or new is None:
-            return None
+            return self.asked if new is not None else None
         where = f"{new.source}: {new.locator}" if new.source is not None else f"{new.cite}"
         same_cite = (old.source, old.locator, old.cite) == (new.source, new.locator, new.cite)
         stronger = (f"the provenance is stronger ({old.provenance.value} → {new.provenance.value}): does {where} "
@@ -2381,7 +2386,7 @@ def _compare(base: Side, head: Side) -> Diff:
     paths = sorted(p for p in {*base.files, *head.files} if base.files.get(p) != head.files.get(p))
     renames = card_renames(base, head, paths)
     into = {old: new for new, old in renames.items()}
-    files = tuple(compare_file(base, head, p, renames.get(p), into.get(p)) for p in paths)
+    files = _ask_added(head, tuple(compare_file(base, head, p, renames.get(p), into.get(p)) for p in paths))
     from passprice.check import review_files
 
     review = review_files(head.root, head.document)
@@ -2412,6 +2417,30 @@ def _compare(base: Side, head: Side) -> Diff:
                 tuple(p for p in dict.fromkeys([*INSTALL_FILES, *sorted({*base.installs, *head.installs})])
                       if base.installs.get(p) != head.installs.get(p)),
                 added_records(head, files), stack_spans(base, head, files))
+
+
+def _ask_added(head: Side, files: tuple[FileChange, ...]) -> tuple[FileChange, ...]:
+    """``files`` with each added fact's :attr:`FactChange.asked` set (:func:`passprice.addedfacts.asked`), from every
+    file of ``head`` that holds facts and reads, and the source records ``head`` holds. Only read when the change
+    adds a fact."""
+    added = [(f.path, c.path) for f in files for c in f.facts if c.old is None and c.new is not None]
+    if not added:
+        return files
+    from passprice.addedfacts import asked
+
+    held: dict[str, Mapping[str, Fact]] = {}
+    for rel in sorted(head.files):
+        kind, name = file_kind(rel)
+        if kind in ("card", "draft", "routing", "stack"):
+            read = _read(head, rel, kind, name)
+            if read.facts is not None and not read.errors:
+                held[rel] = read.facts
+    registered = [file_kind(rel)[1] for rel in head.files if file_kind(rel)[0] == "source"]
+    found = asked(held, registered, added, _quoted_figures)
+    if not found:
+        return files
+    return tuple(attrs.evolve(f, facts=tuple(attrs.evolve(c, asked=found.get((f.path, c.path))) for c in f.facts))
+                 for f in files)
 
 
 def stack_spans(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, str]:
@@ -2554,22 +2583,28 @@ def measurements_added(head: Side, rel: str) -> str | None:
     what = [names("stack", stacks) + (f" ({which}not registered: priced as the limit only)" if unregistered else "")]
     what.append(names("card", sorted({r.card for r in runs})))
     what.append(names("checkpoint", sorted({r.checkpoint for r in runs})))
-    shown = []
+    shown: list[str] = []
+    # Runs refused alike are one entry, "5 runs (ID M tokens/s, …), no limit: WHY": a file of five runs the card
+    # cannot hold repeated one 250-character refusal five times (slip round 32).
+    alike: dict[str, list[str]] = {}
     priced = {row.run.key: row for row in rows}
     for run in runs[:MAX_ADDED_RUNS]:
         measured = f"{run.id} {count(run.tokens_per_s)} tokens/s"
         row = priced.get(run.key)
         # A run validate leaves out (its card not found, its positions past the context) was counted among the
         # "N more runs (`passprice validate` prices each)" and shown nowhere (attack round 36).
-        if row is None:
-            shown.append(f"{measured}, not priced: the review's errors say why")
-            continue
-        if row.limit is None:
-            shown.append(f"{measured}, no limit: {row.why}")
+        if row is None or row.limit is None:
+            why = "not priced: the review's errors say why" if row is None else f"no limit: {row.why}"
+            if why not in alike:
+                alike[why] = []
+                shown.append(why)
+            alike[why].append(measured)
             continue
         ratio = f"limit {count(round(row.limit, 1))} ({row.limit / row.run.tokens_per_s:.3g} × measured)"
         flag = ", ABOVE its limit: check it in its source" if row.above_limit else ""
         shown.append(f"{measured}, {ratio}{flag}")
+    shown = [(f"{alike[x][0]}, {x}" if len(alike[x]) == 1 else f"{len(alike[x]):,} runs ({', '.join(alike[x])}), {x}")
+             if x in alike else x for x in shown]
     left = len(runs) - min(len(runs), MAX_ADDED_RUNS)
     more = f"; and {left:,} more run{'' if left == 1 else 's'} (`passprice validate` prices each)" if left > 0 else ""
     n_runs = f"{len(runs):,} measured run{'' if len(runs) == 1 else 's'}"  # 1,000, as every count it shows
