@@ -228,3 +228,54 @@ def test_5_runs_refused_alike_are_one_entry_in_the_review(registry: Path) -> Non
     ids = ", ".join(f"nofit{i}.a100_sxm4_80gb.l2-7b.b1.p1-o128 {100 + i} tokens/s" for i in range(5))
     assert f": 5 runs ({ids}), no limit: refused (NotResident): the card memory must hold" in line, line
     assert line.count("NotResident") == 1
+
+
+LMDEPLOY = "registry/measurements/lmdeploy-turbomind-a100.toml"
+
+
+def test_6_a_measured_runs_locator_rewritten_to_another_figure_is_to_verify(registry: Path) -> None:
+    # New attempt (slip round 32): the run's locator made to quote 90.02 tokens/s, the run still 100.02 (the stack
+    # lmdeploy-turbomind-2312 is fitted from it). Before: "1 other file changed", ✅, and check "all holds".
+    path = branch(registry, "run-recited")
+    runs = path / LMDEPLOY
+    runs.write_text(runs.read_text().replace("row '1 | 1 | 1 | 128 | 100.02 |", "row '1 | 1 | 1 | 128 | 90.02 |", 1))
+    commit_all(path, "a run's locator rewritten")
+    status, text, out = review(path)
+    assert status == 0, text
+    assert "1 other file changed; 1 measured run to verify in its source;" in text
+    assert (f"{LMDEPLOY} (changed): 1 measured run to verify in its source: lmd1.a100_sxm4_80gb.l2-7b.b1.p1-o128 "
+            "cited anew (locator …1 | 128 | [100.02 → 90.02] | 76.55 | 0.011 …): does lmdeploy-a100-fp16-benchmark: "
+            "docs/en/benchmark/a100_fp16.md") in text
+    assert out["runs_to_verify"] == {LMDEPLOY: 1}
+    markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path).stdout
+    assert markdown.startswith("⚠️"), markdown[:200]
+
+
+def test_7_measured_runs_reattributed_to_another_source_are_to_verify(registry: Path) -> None:
+    # New attempt: the file's [source] switched to another registered record (llama.cpp's threads) for its 17 runs.
+    path = branch(registry, "runs-reattributed")
+    runs = path / LMDEPLOY
+    runs.write_text(runs.read_text().replace('source = "lmdeploy-a100-fp16-benchmark"', 'source = "ggml-org-llama-cpp"',
+                                             1))
+    commit_all(path, "runs re-attributed")
+    status, text, out = review(path)
+    assert status == 0, text
+    assert "17 measured runs to verify in its source" in text
+    assert ("lmd1.a100_sxm4_80gb.l2-7b.b1.p1-o128 cited anew (source lmdeploy-a100-fp16-benchmark → "
+            "ggml-org-llama-cpp): does ggml-org-llama-cpp: docs/en/benchmark/a100_fp16.md") in text
+    assert "; and 12 more" in text
+    assert out["runs_to_verify"] == {LMDEPLOY: 17}
+
+
+def test_8_an_added_runs_lookalike_card_is_spelled_in_the_review(registry: Path) -> None:
+    # New attempt: a run of an unregistered stack naming a copy of the H200's card under h200_sхm_141gb (Cyrillic х):
+    # the card's own row was spelled, the measurement file's line named "card h200_sхm_141gb" as it prints.
+    path = branch(registry, "run-lookalike")
+    _lookalike(path)
+    git(path, "checkout", "-q", "--", "registry/servings")
+    _runs(path, "x", {'stack = "lmdeploy-turbomind-2312"': 'stack = "new-stack"',
+                      'card = "a100_sxm4_80gb"': 'card = "h200_s\u0445m_141gb"'}, 1)
+    commit_all(path, "a run on a look-alike card")
+    status, text, _ = review(path)
+    assert status == 0, text
+    assert "card h200_s\u0445m_141gb (spelled 'h200_s\\u0445m_141gb'); checkpoint llama2-7b-f16" in text
