@@ -279,3 +279,21 @@ def test_8_an_added_runs_lookalike_card_is_spelled_in_the_review(registry: Path)
     status, text, _ = review(path)
     assert status == 0, text
     assert "card h200_s\u0445m_141gb (spelled 'h200_s\\u0445m_141gb'); checkpoint llama2-7b-f16" in text
+
+
+def test_9_an_added_fact_whose_locator_quotes_another_figure_is_to_verify(registry: Path) -> None:
+    # New attempt: the H200's card copied as an "H200 NVL" with memory.bandwidth 5.2 TB/s under a fresh locator
+    # quoting 'GPU Memory Bandwidth 4.8TB/s' (no other fact cites that place), its shares recomputed: "17 facts
+    # added", nothing to verify, exit 0.
+    path = branch(registry, "quotes-another")
+    text = (path / H200).read_text().replace('name = "NVIDIA H200 SXM 141GB"', 'name = "NVIDIA H200 NVL"')
+    text = text.replace("H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s'", "H200 NVL column: 'GPU Memory Bandwidth "
+                        "4.8TB/s'").replace("[memory.bandwidth]\nvalue = 4.8", "[memory.bandwidth]\nvalue = 5.2")
+    (path / "facts" / "cards" / "h200_nvl.toml").write_text(text)
+    assert invoke("fact", "recompute", "h200_nvl", root=path).exit_code == 0
+    commit_all(path, "an H200 NVL card")
+    status, text, out = review(path)
+    assert status == 0, text
+    assert ("to verify: its locator quotes 4.8TB/s, not 5.2 TB/s: does nvidia-h200-datasheet: Technical Specifications "
+            "table, H200 NVL column: 'GPU Memory Bandwidth 4.8TB/s' state 5.2 TB/s?") in text
+    assert out["to_verify"] == ["h200_nvl:memory.bandwidth"]

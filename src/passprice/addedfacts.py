@@ -13,6 +13,7 @@ cites the rate it divides, not the share): their figure inputs are. A card copie
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from fractions import Fraction
 
@@ -20,7 +21,46 @@ import attrs
 
 from passprice.derivations import Derivation, quantity
 from passprice.errors import InputError, escaped
-from passprice.facts import Fact
+from passprice.facts import Fact, Provenance
+
+#: A figure with its unit in a locator's text: ``4.8TB/s``, ``3,958 TOPS``, ``141GB`` (a number glued to a letter
+#: before it, ``pp512``, is a name, not a figure).
+_WITH_UNIT = re.compile(r"(?<![\w.,])(\d[\d,]*(?:\.\d+)?) ?([A-Za-z]+(?:/[A-Za-z]+)?)")
+
+
+def stated_with_unit(text: str) -> list[tuple[str, float, Fraction, tuple[tuple[str, int], ...]]]:
+    """The figures ``text`` writes with a unit passprice reads, as ``(as written, amount, value in base units,
+    dimension)``; a number whose following word is no unit is left out. Raises nothing."""
+    out = []
+    for found in _WITH_UNIT.finditer(text[:10_000]):
+        try:
+            amount = float(found.group(1).replace(",", ""))
+            q = quantity(amount, found.group(2))
+        except (InputError, ValueError, OverflowError):
+            continue
+        out.append((found.group(0), amount, q.value, q.dims))
+    return out
+
+
+def quotes_another(fact: Fact) -> str | None:
+    """What an added published or measured fact without a derivation asks when its locator writes figures of its
+    dimension with their unit and none is its own (by amount or by quantity: ``40 MB`` read as 40 MiB is its own):
+    a card copied as the H200 NVL's with ``memory.bandwidth`` 5.2 TB/s under ``'GPU Memory Bandwidth 4.8TB/s'``
+    was added with nothing to verify (slip round 32). ``None`` otherwise."""
+    if fact.derivation is not None or fact.locator is None or fact.provenance not in (Provenance.PUBLISHED,
+                                                                                      Provenance.MEASURED):
+        return None
+    try:
+        mine = quantity(fact.amount, fact.unit)
+    except InputError:
+        return None
+    alike = [(shown, amount, value) for shown, amount, value, dims in stated_with_unit(fact.locator)
+             if dims == mine.dims]
+    if not alike or any(value == mine.value or amount == fact.amount for _, amount, value in alike):
+        return None
+    quoted = ", ".join(shown for shown, _, _ in alike[:3])
+    return (f"its locator quotes {quoted}, not {_shown(fact.amount, fact.unit)}: does {escaped(fact.source or '')}: "
+            f"{escaped(fact.locator)} state {_shown(fact.amount, fact.unit)}?")
 
 
 @attrs.frozen
@@ -86,7 +126,8 @@ def asked(facts: Mapping[str, Mapping[str, Fact]], registered: Iterable[str],
     """What a reviewer must verify of each added fact, by ``(file, fact path)``: ``facts`` holds HEAD's facts of every
     file holding facts (file → fact path → fact), ``registered`` the source ids HEAD registers
     (``sources/ID.toml``), ``added`` the ``(file, fact path)`` pairs the change adds. An added fact is asked about
-    when its citation (or an input's) names no registered source, or when a figure it records at a place differs
+    when its citation (or an input's) names no registered source, when its locator quotes another figure of its
+    dimension and not its own (:func:`quotes_another`), or when a figure it records at a place differs
     (in base units, the same dimension) from one another fact records there (:class:`Stated`; two derived facts'
     own figures aside, and two figures the locator quotes both, ``quoted`` giving the figures a locator quotes:
     ``114 SMs, 14,592 FP32 cores`` states both). Facts asked nothing are left out. Raises nothing."""
@@ -112,6 +153,9 @@ def asked(facts: Mapping[str, Mapping[str, Fact]], registered: Iterable[str],
         for source in unknown:
             asks.append(f"its source {escaped(source)!r} is not registered (no sources/{escaped(source)}.toml): "
                         "its citation traces to nothing")
+        other = quotes_another(fact)
+        if other is not None:
+            asks.append(other)
         for place, mine in _stated(rel, path, fact):
             figures = quoted(place[1])
             others = [s for s in at.get(place, ()) if s.key != (rel, path) and s.dims == mine.dims
