@@ -153,9 +153,10 @@ def test_the_review_of_an_added_measurement_file_names_the_runs_it_could_not_pri
     assert described.startswith("4 measured runs (stack llamacpp-cuda-2507 (not registered: priced as the limit "
                                 "only); cards h200_sxm_141gb, nope; checkpoint qwen3-30b-a3b-q4_k_m): ")
     shown = described.split("): ", 1)[1].split("; ")
-    assert [s.split(" ", 1)[0] for s in shown] == ["a36.qwen3moe.tg128", "a36.nocard", "a36.past", "a36.slow"]
-    assert shown[1] == shown[2].replace("a36.past", "a36.nocard") == (
-        "a36.nocard 160.5 tokens/s, not priced: the review's errors say why")
+    assert [s.split(" ", 1)[0] for s in shown] == ["a36.qwen3moe.tg128", "2", "a36.slow"]
+    # Runs left out alike are one entry (slip round 32: one refusal was repeated for each run).
+    assert shown[1] == ("2 runs (a36.nocard 160.5 tokens/s, a36.past 160.5 tokens/s), not priced: the review's errors "
+                        "say why")
     assert "more run" not in described
 
 

@@ -15,12 +15,13 @@ import attrs
 from passprice import schema
 from passprice.cards import card_from_document
 from passprice.drafts import method_from_document
-from passprice.errors import InputError, NotFound, escaped, problem_lines
+from passprice.errors import InputError, NotFound, escaped, problem_lines, spelled_words
 from passprice.files import is_folder
 from passprice.registry import Root
 from passprice.routing import Routing, router, routing_from_document
 
 if TYPE_CHECKING:
+    from passprice.gguf_header import GGUFHeader
     from passprice.measurements import Run
 
 
@@ -103,6 +104,11 @@ class CheckReport:
             "disagreements": list(self.disagreements),
         }
 
+    def error_lines(self) -> tuple[str, ...]:
+        """The :attr:`unreadable` lines as the command line prints them on stderr: each look-alike name spelled out
+        (:func:`passprice.errors.spelled_words`), as the report's own lines are."""
+        return tuple(spelled_words(line) for line in self.unreadable)
+
     def _locks_failing(self, frozen: bool) -> str:
         """The headline's word on the locks when any fails (``; 2 of 8 locks FAIL``): the file count alone read as
         a pass over a check that fails on its locks."""
@@ -162,7 +168,8 @@ class CheckReport:
                 " (--frozen: the inputs of " + ", ".join(s.name for s in drifted) + " drifted since they were locked; "
                 f"review the change, then re-lock each: {commands})"
             )
-        return "\n".join(lines)
+        # A look-alike name (a card copied under a Cyrillic х) reads as the name it copies: spelled out (slip 32).
+        return "\n".join(spelled_words(line) for line in lines)
 
 
 def routing_record(name: str, document: dict[str, Any], source: str) -> Routing:
@@ -226,7 +233,7 @@ def _runs_past_context(root: Root, runs: list[Run]) -> list[str]:
     own lines. Raises nothing."""
     from passprice.cards import load_card
     from passprice.checkpoints import load_checkpoint
-    from passprice.measurements import past_context
+    from passprice.measurements import past_context, run_serving
     from passprice.routing import load_routing
 
     try:
@@ -236,6 +243,7 @@ def _runs_past_context(root: Root, runs: list[Run]) -> list[str]:
     contexts: dict[str, int | NotFound | None] = {}
     cards: dict[str, NotFound | None] = {}
     routings: dict[str, NotFound | None] = {}
+    headers: dict[str, GGUFHeader] = {}
     named: set[tuple[str, str, str]] = set()
     out = []
     for run in runs:
@@ -251,7 +259,8 @@ def _runs_past_context(root: Root, runs: list[Run]) -> list[str]:
         if run.checkpoint not in contexts:
             contexts[run.checkpoint] = None
             try:
-                contexts[run.checkpoint] = load_checkpoint(root, run.checkpoint).meta_int("context_length")
+                headers[run.checkpoint] = load_checkpoint(root, run.checkpoint)
+                contexts[run.checkpoint] = headers[run.checkpoint].meta_int("context_length")
             except NotFound as e:
                 contexts[run.checkpoint] = e
             except InputError:
@@ -271,6 +280,15 @@ def _runs_past_context(root: Root, runs: list[Run]) -> list[str]:
             if isinstance(failed, NotFound) and (run.source, key, getattr(run, key)) not in named:
                 named.add((run.source, key, getattr(run, key)))
                 out.append(f"{where}.{key}: {failed.lines[0] if failed.lines else failed}")
+        header = headers.get(run.checkpoint)
+        if run.routing is not None and header is not None and routings[run.routing] is None:
+            # The run as validate and calibrate price it: a dense checkpoint's run naming a routing record (or one
+            # the record's scope refuses) is bad input there; check passed it when no registered stack fitted it
+            # (slip round 32).
+            try:
+                run_serving(root, run, header)
+            except InputError as e:
+                out += [line.replace(run.key, where, 1) for line in problem_lines(e)]
         context = contexts[run.checkpoint]
         beyond = past_context(folder, run, None if isinstance(context, NotFound) else context)
         if beyond is not None:

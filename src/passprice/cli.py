@@ -1942,6 +1942,7 @@ def reproduce_command(ctx: click.Context, lock: str, as_json: bool) -> None:
     """Re-price LOCK from its own pinned facts, checkpoint content and serving with today's code, show it equals
     the recorded price, and say which of its inputs changed since (facts, checkpoint content, serving, pricing
     model) with the recorded and re-priced figures side by side. Exit 1 when it does not reproduce."""
+    from passprice.errors import spelled_lines
     from passprice.locks import lock_path, older_format, read_lock
     from passprice.reproduce import reproduce, reproduction_json, reproduction_text
 
@@ -1958,7 +1959,9 @@ def reproduce_command(ctx: click.Context, lock: str, as_json: bool) -> None:
     else:
         from passprice.pins import checkout_note
 
-        click.echo(reproduction_text(rep, shown, older, "" if root.embedded else checkout_note(root.path)))
+        text = reproduction_text(rep, shown, older, "" if root.embedded else checkout_note(root.path))
+        # A look-alike name (a card copied under a Cyrillic х) reads as the name it copies: spelled out (slip 32).
+        click.echo(spelled_lines(text))
     if not rep.equals:
         click.echo(f"passprice: refused: lock {the_lock.name} does not reproduce its recorded price", err=True)
         ctx.exit(1)
@@ -1981,7 +1984,7 @@ def check_command(ctx: click.Context, frozen: bool, as_json: bool) -> None:
     else:
         click.echo(report.text(frozen))
     if report.unreadable:  # files that do not read are bad input: on stderr, exit 2, after the rest of the report
-        _problems(report.unreadable)
+        _problems(report.error_lines())
     elif not report.ok(frozen):
         ctx.exit(1)
 

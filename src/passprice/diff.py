@@ -609,6 +609,9 @@ class FactChange:
     lock_path: str
     old: Fact | None
     new: Fact | None
+    #: For an added fact, what a reviewer must verify of it (:func:`passprice.addedfacts.asked`: its citation names
+    #: no registered source, or another fact records another figure at the place it cites); ``None``: nothing.
+    asked: str | None = None
 
     @property
     def change(self) -> str:
@@ -655,14 +658,16 @@ class FactChange:
         published? asked of a fact carrying a derivation too), a value that moved while its citation (source and
         locator) did not (does the cited place say the new figure? said more firmly when the locator quotes the old
         figure and not the new one), or a published or measured figure cited anew (does the new place state it?).
-        ``None``
-        for an added or removed fact, a derived one (its value follows from its inputs, which ``check``
+        An added fact asks what :attr:`asked` holds: its citation traced to no registered source, or a figure
+        another fact records at the place it cites (a card copied with its ``streams.read`` raised under the
+        H200's citation was added with nothing to verify, slip round 32). ``None``
+        for a removed fact, a derived one (its value follows from its inputs, which ``check``
         recomputes), or a change nothing in the source need confirm. A derived fact's value is not asked about, but
         the figures its derivation reads from sources are, as a cited fact's value is (:func:`_inputs_to_verify`):
         one moved under an unchanged locator, one cited anew, one turned into a constant."""
         old, new = self.old, self.new
         if old is None or new is None:
-            return None
+            return self.asked if new is not None else None
         where = f"{new.source}: {new.locator}" if new.source is not None else f"{new.cite}"
         same_cite = (old.source, old.locator, old.cite) == (new.source, new.locator, new.cite)
         stronger = (f"the provenance is stronger ({old.provenance.value} → {new.provenance.value}): does {where} "
@@ -1940,6 +1945,15 @@ class Diff:
     added_records: Mapping[str, str] = attrs.field(factory=dict)
     #: Each changed stack whose fitted runs' measured / limit span moved, by path (:func:`stack_spans`).
     spans: Mapping[str, str] = attrs.field(factory=dict)
+    #: How many runs of each measurement file the change edits are to verify in their source, by path
+    #: (:func:`runs_to_verify`; each described in :attr:`added_records`). Shown, never failed.
+    recited: Mapping[str, int] = attrs.field(factory=dict)
+
+    @property
+    def runs_recited(self) -> int:
+        """How many runs of the measurement files the change edits are to verify in their source
+        (:attr:`recited`)."""
+        return sum(self.recited.values())
 
     @property
     def runs_outside(self) -> tuple[str, ...]:
@@ -2208,6 +2222,8 @@ class Diff:
             under = {lock for s in self.sources for lock in s.locks}
             rest = f" (under {_n(len(under), 'locked price')})" if under else ""
             parts.append(f"{_n(len(self.sources), 'source')} whose document changed, to verify{rest}")
+        if self.runs_recited:
+            parts.append(f"{_n(self.runs_recited, 'measured run')} to verify in its source")
         if self.runs_outside:  # walkthrough 21: a re-fit on a run far from the others read ✅ and nothing else
             parts.append(f"{_n(len(self.runs_outside), 'stack fit')} on a run outside its span, to verify")
         locks = f"{_n(len(self.locks), 'lock')} affected" if self.locks else "no lock affected"
@@ -2320,6 +2336,7 @@ class Diff:
             "added_servings": [a.to_json() for a in self.added_servings],
             "added_records": dict(self.added_records),
             "stack_spans": dict(self.spans),
+            "runs_to_verify": dict(self.recited),
             "pricing_model": {
                 "base": self.base_code.model if self.base_code else None,
                 "head": self.head_code.model if self.head_code else None,
@@ -2381,7 +2398,7 @@ def _compare(base: Side, head: Side) -> Diff:
     paths = sorted(p for p in {*base.files, *head.files} if base.files.get(p) != head.files.get(p))
     renames = card_renames(base, head, paths)
     into = {old: new for new, old in renames.items()}
-    files = tuple(compare_file(base, head, p, renames.get(p), into.get(p)) for p in paths)
+    files = _ask_added(head, tuple(compare_file(base, head, p, renames.get(p), into.get(p)) for p in paths))
     from passprice.check import review_files
 
     review = review_files(head.root, head.document)
@@ -2404,6 +2421,9 @@ def _compare(base: Side, head: Side) -> Diff:
     from passprice.addedservings import added_servings
     from passprice.sidecode import code_changes
 
+    recited = {f.path: asks for f in files if f.status == "changed" and f.kind == "other" and _is_measurement(f.path)
+               and (asks := runs_to_verify(base, head, f.path))}
+
     return Diff(base.info, head.info, files, reviews, base.code, head.code,
                 _unrooted(head, problems), _unrooted(head, review.unreadable), sources, moves, left_out,
                 code_changes(base.code, head.code), _duplicates(head, paths),
@@ -2411,7 +2431,32 @@ def _compare(base: Side, head: Side) -> Diff:
                 added_servings(head, files, reviews),
                 tuple(p for p in dict.fromkeys([*INSTALL_FILES, *sorted({*base.installs, *head.installs})])
                       if base.installs.get(p) != head.installs.get(p)),
-                added_records(head, files), stack_spans(base, head, files))
+                added_records(head, files, recited), stack_spans(base, head, files),
+                {p: len(asks) for p, asks in recited.items()})
+
+
+def _ask_added(head: Side, files: tuple[FileChange, ...]) -> tuple[FileChange, ...]:
+    """``files`` with each added fact's :attr:`FactChange.asked` set (:func:`passprice.addedfacts.asked`), from every
+    file of ``head`` that holds facts and reads, and the source records ``head`` holds. Only read when the change
+    adds a fact."""
+    added = [(f.path, c.path) for f in files for c in f.facts if c.old is None and c.new is not None]
+    if not added:
+        return files
+    from passprice.addedfacts import asked
+
+    held: dict[str, Mapping[str, Fact]] = {}
+    for rel in sorted(head.files):
+        kind, name = file_kind(rel)
+        if kind in ("card", "draft", "routing", "stack"):
+            read = _read(head, rel, kind, name)
+            if read.facts is not None and not read.errors:
+                held[rel] = read.facts
+    registered = [file_kind(rel)[1] for rel in head.files if file_kind(rel)[0] == "source"]
+    found = asked(held, registered, added, _quoted_figures)
+    if not found:
+        return files
+    return tuple(attrs.evolve(f, facts=tuple(attrs.evolve(c, asked=found.get((f.path, c.path))) for c in f.facts))
+                 for f in files)
 
 
 def stack_spans(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, str]:
@@ -2455,13 +2500,15 @@ def stack_spans(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str
 MAX_ADDED_RECORDS = 20
 
 
-def added_records(head: Side, files: Sequence[FileChange]) -> dict[str, str]:
+def added_records(head: Side, files: Sequence[FileChange],
+                  recited: Mapping[str, Sequence[str]] | None = None) -> dict[str, str]:
     """Each source record, routing record, checkpoint entry and measurement file ``files`` adds on ``head`` that reads
     there, by path: a routing record as ``routing record TITLE: E experts, k a token, for CHECKPOINTS; note: …``, a
     source as ``TITLE (BY, DATE), KIND, at WHERE; read: HOW``, a checkpoint entry as ``ARCH, N tensors, B of
     weights[, E experts, K a token]; origin: …`` (the first sentence of its ``origin``), a measurement file as
     :func:`measurements_added` says; the first :data:`MAX_ADDED_RECORDS`. One that does not read is left to the
-    review's errors."""
+    review's errors. A measurement file ``files`` change is described too when ``recited`` holds runs of it to verify
+    (:func:`runs_to_verify`, by path): ``N measured runs to verify in its source: …``."""
     import tomllib
 
     from passprice.checkpoints import load_checkpoint
@@ -2469,6 +2516,7 @@ def added_records(head: Side, files: Sequence[FileChange]) -> dict[str, str]:
     from passprice.tables import si
 
     out: dict[str, str] = {}
+    recited = recited or {}
     for f in files:
         if len(out) >= MAX_ADDED_RECORDS:
             break
@@ -2476,6 +2524,12 @@ def added_records(head: Side, files: Sequence[FileChange]) -> dict[str, str]:
             described = measurements_added(head, f.path)
             if described is not None:
                 out[f.path] = described
+            continue
+        if f.status == "changed" and f.kind == "other" and f.path in recited:
+            asks = recited[f.path]
+            more = f"; and {len(asks) - MAX_ADDED_RUNS:,} more" if len(asks) > MAX_ADDED_RUNS else ""
+            out[f.path] = (f"{_n(len(asks), 'measured run')} to verify in its source: "
+                           + "; ".join(asks[:MAX_ADDED_RUNS]) + more)
             continue
         if f.status != "added" or f.kind not in ("source", "checkpoint", "routing"):
             continue
@@ -2510,6 +2564,48 @@ def added_records(head: Side, files: Sequence[FileChange]) -> dict[str, str]:
         first = first if len(first) <= 300 else first[:299] + "…"
         out[f.path] = (f"{arch}, {len(header.tensors):,} tensors, {si(weights, 'B')} of weights{moe}"
                        + (f"; origin: {first}" if first else ""))
+    return out
+
+
+def runs_to_verify(base: Side, head: Side, rel: str) -> list[str]:
+    """What a reviewer must verify of the runs of the measurement file ``rel`` both sides hold, by run id, one line a
+    run: a run cited anew (its source or locator changed: does the new place state its tokens/s?), or whose tokens/s
+    moved under an unchanged citation (more firmly when the locator quotes the old figure and not the new, as
+    :attr:`FactChange.to_verify` asks of a fact). A measured run is a fact a stack is fitted from: its locator
+    rewritten to quote another row's 90.02 tokens/s over the run's 100.02, or the file's 17 runs re-attributed to
+    another source record, read "1 other file changed", nothing to verify, and ``check`` passed (slip round 32).
+    Empty when a side does not read (the review's errors say why). Raises nothing."""
+    from passprice.measurements import load_file
+    from passprice.tables import count
+
+    try:
+        before = {r.id: r for r in load_file(base.root.path / rel, base.root.schema, base.root.sources)}
+        after = load_file(head.root.path / rel, head.root.schema, head.root.sources)
+    except InputError:
+        return []
+    out = []
+    for run in after:
+        was = before.get(run.id)
+        if was is None:
+            continue
+        figure = f"{count(run.tokens_per_s)} tokens/s"
+        where = escaped(f"{run.source_id}: {run.locator}")
+        if (was.source_id, was.locator) != (run.source_id, run.locator):
+            from passprice.textchange import text_change
+
+            anew = [f"source {escaped(was.source_id)} → {escaped(run.source_id)}"] if (
+                was.source_id != run.source_id) else []
+            if was.locator != run.locator:
+                anew.append(f"locator {escaped(text_change(was.locator, run.locator))}")
+            out.append(f"{escaped(run.id)} cited anew ({', '.join(anew)}): does {where} state {figure}?")
+        elif was.tokens_per_s != run.tokens_per_s:
+            quoted = _quoted_figures(run.locator)
+            moved = (f"{escaped(run.id)}'s tokens/s moved ({count(was.tokens_per_s)} → {figure}) but its citation did "
+                     "not")
+            if _figure(was.tokens_per_s) in quoted and _figure(run.tokens_per_s) not in quoted:
+                out.append(f"{moved}, and the locator quotes {was.tokens_per_s:g}: {where}")
+            else:
+                out.append(f"{moved}: does {where} say {figure}?")
     return out
 
 
@@ -2550,26 +2646,34 @@ def measurements_added(head: Side, rel: str) -> str | None:
         return f"{kind}{'s' if len(items) != 1 else ''} {', '.join(items)}"
 
     unregistered = [s for s in stacks if not is_there(head.root.stacks / f"{s}.toml")]
-    which = "" if len(unregistered) == len(stacks) else f"{', '.join(unregistered)} "
-    what = [names("stack", stacks) + (f" ({which}not registered: priced as the limit only)" if unregistered else "")]
-    what.append(names("card", sorted({r.card for r in runs})))
-    what.append(names("checkpoint", sorted({r.checkpoint for r in runs})))
-    shown = []
+    which = "" if len(unregistered) == len(stacks) else f"{', '.join(spelled(x) for x in unregistered)} "
+    what = [names("stack", [spelled(x) for x in stacks])
+            + (f" ({which}not registered: priced as the limit only)" if unregistered else "")]
+    # A run naming a look-alike card (a Cyrillic х) read as the card it copies (slip round 32): each name spelled.
+    what.append(names("card", [spelled(x) for x in sorted({r.card for r in runs})]))
+    what.append(names("checkpoint", [spelled(x) for x in sorted({r.checkpoint for r in runs})]))
+    shown: list[str] = []
+    # Runs refused alike are one entry, "5 runs (ID M tokens/s, …), no limit: WHY": a file of five runs the card
+    # cannot hold repeated one 250-character refusal five times (slip round 32).
+    alike: dict[str, list[str]] = {}
     priced = {row.run.key: row for row in rows}
     for run in runs[:MAX_ADDED_RUNS]:
         measured = f"{run.id} {count(run.tokens_per_s)} tokens/s"
         row = priced.get(run.key)
         # A run validate leaves out (its card not found, its positions past the context) was counted among the
         # "N more runs (`passprice validate` prices each)" and shown nowhere (attack round 36).
-        if row is None:
-            shown.append(f"{measured}, not priced: the review's errors say why")
-            continue
-        if row.limit is None:
-            shown.append(f"{measured}, no limit: {row.why}")
+        if row is None or row.limit is None:
+            why = "not priced: the review's errors say why" if row is None else f"no limit: {row.why}"
+            if why not in alike:
+                alike[why] = []
+                shown.append(why)
+            alike[why].append(measured)
             continue
         ratio = f"limit {count(round(row.limit, 1))} ({row.limit / row.run.tokens_per_s:.3g} × measured)"
         flag = ", ABOVE its limit: check it in its source" if row.above_limit else ""
         shown.append(f"{measured}, {ratio}{flag}")
+    shown = [(f"{alike[x][0]}, {x}" if len(alike[x]) == 1 else f"{len(alike[x]):,} runs ({', '.join(alike[x])}), {x}")
+             if x in alike else x for x in shown]
     left = len(runs) - min(len(runs), MAX_ADDED_RUNS)
     more = f"; and {left:,} more run{'' if left == 1 else 's'} (`passprice validate` prices each)" if left > 0 else ""
     n_runs = f"{len(runs):,} measured run{'' if len(runs) == 1 else 's'}"  # 1,000, as every count it shows
@@ -3511,7 +3615,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     unaffected and the files that do not read."""
     mark = "❌" if d.exit_status else (
         "⚠️" if d.weakened or d.loosened or d.removed or d.to_verify or d.drifting or d.sources or d.duplicates
-        or d.head_warnings or d.install_files or d.runs_outside else "✅"
+        or d.head_warnings or d.install_files or d.runs_outside or d.runs_recited else "✅"
     )
     out = [f"{mark} **passprice diff** {markdown_code(d.base.label)} → {markdown_code(d.head.label)}: {d.summary()}"]
     added_shown = _added_markdown(d)

@@ -30,6 +30,42 @@ def spelled(name: str) -> str:
     return f"{shown} (spelled {name!a})"
 
 
+#: Characters outside ASCII that a line may show as they are, naming no name: the micro sign of ``µs``.
+_PLAIN_SYMBOLS = frozenset("µ")
+
+#: What separates the names a line holds: spaces, and the punctuation around a name in a path or a key
+#: (``facts/cards/NAME.toml:``, ``policy.paths."NAME"``).
+_BETWEEN_NAMES = r"[\s/\\.:;,()\[\]{}'\"`=<>]+"
+
+
+def spelled_words(line: str) -> str:
+    """``line`` with each word holding a letter or digit outside ASCII (or a mark over a letter) spelled out after
+    it, as :func:`spelled` spells a name: ``… card h200_sхm_141gb … (spelled 'h200_s\\u0445m_141gb')``. A look-alike
+    card (a Cyrillic ``х``) read the same as the card it copies in ``check``'s and ``reproduce``'s lines (``serving
+    changed: card: h200_sxm_141gb → h200_sxm_141gb``), where the review spells it (slip round 32). Words of symbols
+    alone (``→``, ``…``, ``⚠️``, ``µs``) are left as they are, and so is a name the line spells already; a line
+    that is all ASCII is returned as it is."""
+    if line.isascii():
+        return line
+    import unicodedata
+
+    def names(word: str) -> bool:  # a letter or digit outside ASCII, or a mark over a letter (e + U+0301)
+        odd = [unicodedata.category(c)[0] for c in word if not c.isascii() and c not in _PLAIN_SYMBOLS]
+        return any(k in "LN" for k in odd) or ("M" in odd and any(c.isalnum() for c in word))
+
+    import re
+
+    # A name is a run between spaces and punctuation (the card of facts/cards/h200_sхm_141gb.toml); one the line
+    # spells already (a lock's error line spelling its floor's path) is not spelled again.
+    words = dict.fromkeys(w for w in re.split(_BETWEEN_NAMES, line) if w and not w.isascii() and names(w))
+    return line + "".join(f" (spelled {w!a})" for w in words if f"spelled {w!a}" not in line)
+
+
+def spelled_lines(text: str) -> str:
+    """``text`` with :func:`spelled_words` applied to each of its lines."""
+    return "\n".join(spelled_words(line) for line in text.split("\n"))
+
+
 class InputError(Exception):
     """Input passprice cannot use: a file that does not parse, validate, or exist; a bad option value.
 

@@ -883,9 +883,15 @@ def _hint(kind: str, ref: str, folder: Path, known: list[str]) -> str:
         return (f"; {shown(renamed)} names its entry {ref!r} (its file renamed, its [entry] name not): rename the file "
                 f"back to {ref}.toml, or set its [entry] name to {renamed.stem!r} and name the checkpoint so here")
     if kind == "card" and (card := _renamed_card(ref, folder, top)) is not None:
-        renamed, title = card
-        return (f"; {shown(renamed)} is {title!r} too, the card passprice ships as {ref} (its file renamed?): rename "
-                f"it back to {ref}.toml, or name the card {renamed.stem} here")
+        copies, title = card
+        if len(copies) == 1:
+            return (f"; {shown(copies[0])} is {title!r} too, the card passprice ships as {ref} (its file renamed?): "
+                    f"rename it back to {ref}.toml, or name the card {copies[0].stem} here")
+        files = ", ".join(shown(p) for p in copies[:-1]) + f" and {shown(copies[-1])}"
+        names = ", ".join(p.stem for p in copies[:-1]) + f" or {copies[-1].stem}"
+        both = "both" if len(copies) == 2 else "all"
+        return (f"; {files} are {both} {title!r}, the card passprice ships as {ref} (renamed copies?): rename the "
+                f"one meant back to {ref}.toml and remove the others, or name the card {names} here")
     shipped = _shipped_hint(kind, ref, folder, top)
     if shipped.startswith("; " + ref):
         return shipped
@@ -898,21 +904,25 @@ MAX_RENAMED_SCAN = 1000
 RENAMED_HEAD_BYTES = 4096
 
 
-def _renamed_entry(ref: str, folder: Path, table: str = "entry", top: Path | None = None) -> Path | None:
-    """The checkpoint entry file of ``folder`` whose ``[entry]`` (or ``[table]``) still names ``ref`` under another
+def _renamed_entries(ref: str, folder: Path, table: str = "entry", top: Path | None = None) -> list[Path]:
+    """The checkpoint entry files of ``folder`` whose ``[entry]`` (or ``[table]``) still names ``ref`` under another
     file name (the file renamed by hand, its name not), found in the first :data:`RENAMED_HEAD_BYTES` bytes of at
-    most :data:`MAX_RENAMED_SCAN` files; ``None`` when none does. A serving naming the entry said only that the name
-    was "a checkpoint of the facts passprice ships": copy it in (walkthrough 21). A symbolic link leading out of
-    ``top`` (the registry's folder) is passed over unread: a link ``aaa.toml`` to a copy of the H200's card outside
-    the registry was named ("name the card aaa here"), which the loader then refused as outside (attack round 36).
-    Never raises."""
+    most :data:`MAX_RENAMED_SCAN` files, each that does, in sort order (none: empty). A serving naming the entry
+    said only that the name was "a checkpoint of the facts passprice ships": copy it in (walkthrough 21). A symbolic
+    link leading out of ``top`` (the registry's folder) is passed over unread: a link ``aaa.toml`` to a copy of the
+    H200's card outside the registry was named ("name the card aaa here"), which the loader then refused as outside
+    (attack round 36).
+    Two card files carrying one ``[card] name`` were told apart by sort order alone: the hint named the first
+    (slip round 32). Never raises."""
     import re
 
     wanted = re.compile(r"\[" + re.escape(table) + r'\][^\[]*?^name = "' + re.escape(ref) + r'"$', re.MULTILINE)
     try:
         files = sorted(p for p in folder.iterdir() if p.suffix == ".toml" and p.stem != ref)
     except OSError:
-        return None
+        return []
+    found: list[Path] = []
+    seen: set[str] = set()
     inside = os.path.realpath(top) if top is not None else None
     for path in files[:MAX_RENAMED_SCAN]:
         try:
@@ -929,18 +939,25 @@ def _renamed_entry(ref: str, folder: Path, table: str = "entry", top: Path | Non
                 os.close(fd)
         except OSError:
             continue
-        if wanted.search(head):
-            return path
-    return None
+        if wanted.search(head) and (real := os.path.realpath(path)) not in seen:
+            seen.add(real)  # a link to a file already named is that file, under another name
+            found.append(path)
+    return found
 
 
-def _renamed_card(ref: str, folder: Path, top: Path) -> tuple[Path, str] | None:
+def _renamed_entry(ref: str, folder: Path, table: str = "entry", top: Path | None = None) -> Path | None:
+    """The first of :func:`_renamed_entries` (``None``: none)."""
+    found = _renamed_entries(ref, folder, table, top)
+    return found[0] if found else None
+
+
+def _renamed_card(ref: str, folder: Path, top: Path) -> tuple[list[Path], str] | None:
     """A card file of ``folder`` (a registry's ``facts/cards`` at ``top``, not the facts passprice ships) holding the
     card passprice ships as ``ref`` under another file name — its ``[card] name`` (the name it is sold under, read off
     the shipped file's first :data:`RENAMED_HEAD_BYTES` bytes) the same —, with that name; ``None`` when there is
     none. A card's file renamed in a registry of one's own (``h200_sxm_141gb.toml`` to ``h200.toml``) left every
     serving naming it told "a card of the facts passprice ships: copy it in", over the registry's own edited copy
-    (walkthrough 22). Never raises."""
+    (walkthrough 22). Every such file is named (two copies named the first alone, slip round 32). Never raises."""
     import re
 
     try:
@@ -958,8 +975,8 @@ def _renamed_card(ref: str, folder: Path, top: Path) -> tuple[Path, str] | None:
     if found is None:
         return None
     title = found.group(1)
-    renamed = _renamed_entry(title, folder, "card", top)
-    return (renamed, title) if renamed is not None else None
+    renamed = _renamed_entries(title, folder, "card", top)
+    return (renamed, title) if renamed else None
 
 
 def did_you_mean(ref: str, known: list[str]) -> str:
