@@ -1,0 +1,56 @@
+"""Attack round 37 (issue 13: hostile input on sessions 17-18's code): HEAD's own code answering texts and tables the
+review shows whole. Each test builds the reproducer of one finding and asserts the exit status and the line said."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cli_helpers import invoke
+from test_hostile_35 import _head_side_json
+
+#: GitHub's most characters in a pull request's comment.
+COMMENT = 65_536
+
+
+def test_an_error_of_a_million_characters_keeps_the_review_and_comment_short(tmp_path: Path) -> None:
+    """HEAD's ``side_json`` answering every lock ``{"error": "E" * 1,000,000}``: an error passed the answer's check
+    (a text) and was shown whole in the lock's floors, its "HEAD cannot price" line and each unlocked serving's: the
+    review and the comment were 14 MB each (refusal messages were already held to 4,096 characters; errors were
+    not). Such an answer is now one short line."""
+    path = _head_side_json(tmp_path, (
+        '    for r in out["results"].values():\n'
+        '        r["error"], r["price"] = "E" * 10**6, None\n'))
+    for how in ((), ("--format", "comment")):
+        result = invoke("diff", "main", "HEAD", *how, root=path)
+        assert result.exit_code == 1, result.output[-3000:]
+        assert len(result.stdout) < COMMENT, len(result.stdout)
+        assert "its error is 1,000,000 characters (at most 4,096 read)" in result.stdout
+
+
+def test_a_binds_of_a_million_characters_keeps_the_review_short(tmp_path: Path) -> None:
+    """HEAD's ``side_json`` answering every price whole but its ``binds`` 1,000,000 characters (a text, as checked):
+    shown whole on each line naming what binds, a review of 14 MB (``card``: 1 MB). A price's names are now at most
+    256 characters, else the lock is not priced, in one line."""
+    path = _head_side_json(tmp_path, (
+        '    for r in out["results"].values():\n'
+        '        if isinstance(r.get("price"), dict):\n'
+        '            r["price"]["binds"] = "B" * 10**6\n'))
+    result = invoke("diff", "main", "HEAD", root=path)
+    assert result.exit_code == 1, result.output[-3000:]
+    assert len(result.stdout) < COMMENT, len(result.stdout)
+    assert "its price.binds is 1,000,000 characters (at most 256 read)" in result.stdout
+
+
+def test_a_price_resting_on_thousands_of_assumed_facts_is_one_short_line(tmp_path: Path) -> None:
+    """HEAD's ``side_json`` adding 200,000 assumed facts to each price's ``rests_on`` (a table of provenances, as
+    checked): the floors' line named each one below its floor, a review of 10 MB and a refusal line of 6 MB (its
+    ``--require`` advice), 8.9 s. A price (or its ``weakest``, or the ``facts``) of more than 256 paths is now not
+    priced, in one line; 300 of them are enough to show it."""
+    path = _head_side_json(tmp_path, (
+        '    for r in out["results"].values():\n'
+        '        if isinstance(r.get("price"), dict):\n'
+        '            r["price"]["rests_on"].update({"card.k%d" % i: "assumed" for i in range(300)})\n'))
+    result = invoke("diff", "main", "HEAD", root=path)
+    assert result.exit_code == 1, result.output[-3000:]
+    assert "its price.rests_on holds 308 paths (at most 256 read)" in result.stdout
+    assert "--require card.k" not in result.stderr and len(result.stderr.splitlines()) == 1, result.stderr[:3000]
