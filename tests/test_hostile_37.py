@@ -54,3 +54,20 @@ def test_a_price_resting_on_thousands_of_assumed_facts_is_one_short_line(tmp_pat
     assert result.exit_code == 1, result.output[-3000:]
     assert "its price.rests_on holds 308 paths (at most 256 read)" in result.stdout
     assert "--require card.k" not in result.stderr and len(result.stderr.splitlines()) == 1, result.stderr[:3000]
+
+
+def test_a_serving_files_head_rows_past_the_vocabulary_names_the_file(tmp_path: Path) -> None:
+    """A serving file whose ``draft.head_rows`` is past the checkpoint's vocabulary (``qwen35-27b-h200-mtp`` with
+    2,147,483,648 rows; the long fuzz, ``PASSPRICE_FUZZ=400``): the error line named the option ``--head-rows``,
+    which no one gave, and not the file. It now names the file and its key; the option, given, is still named."""
+    from cli_helpers import bad, copy_root
+
+    root = copy_root(tmp_path)
+    serving = root / "registry" / "servings" / "qwen35-27b-h200-mtp.toml"
+    text = serving.read_text(encoding="utf-8")
+    assert text.count("head_rows = 32768") == 1
+    serving.write_text(text.replace("head_rows = 32768", "head_rows = 2147483648"), encoding="utf-8")
+    bad("price", "qwen35-27b-h200-mtp", root=root,
+        says=f"{serving}: draft.head_rows: 2,147,483,648 rows, more than the 248,320 rows of the vocabulary")
+    bad("price", "qwen35-27b-h200-mtp", "--head-rows", "300000", root=root,
+        says="--head-rows (draft.head_rows): 300,000 rows, more than the 248,320 rows of the vocabulary")
