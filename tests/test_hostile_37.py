@@ -109,3 +109,24 @@ def test_a_user_config_of_ten_thousand_includes_naming_nothing_is_refused_in_one
         "(git config; so whether they name a file of attribute rules cannot be told)"]
     (home / ".gitconfig").write_text(f"[include]\n{names.rsplit(chr(9), 1)[0]}", encoding="utf-8")
     assert invoke("check", root=path).exit_code == 0
+
+
+def test_a_thousand_unfitted_runs_are_counted_with_a_separator(tmp_path: Path) -> None:
+    """A measurement file of 1,000 runs of stack ``llamacpp-cuda-2405`` (171 KB) that its fit does not name:
+    ``check``'s warning said "1000 measured runs of stack llamacpp-cuda-2405 are not in its fit (…, and 995 more)",
+    the one count of the review and check without a thousands separator."""
+    from cli_helpers import copy_root
+    from passprice.calibrate import review_stacks
+    from passprice.registry import Root
+
+    root = copy_root(tmp_path)
+    run = ('\n[[run]]\nid = "a37.{i}"\nstack = "llamacpp-cuda-2405"\ncard = "h100_pcie_80gb"\ncheckpoint = '
+           '"llama2-7b-q4_0"\nbatch = 1\npositions = [0, {p}]\ntokens_per_s = 100.5\nlocator = "table 1, a row"\n')
+    (root / "registry" / "measurements" / "a37.toml").write_text(
+        '[source]\nname = "many runs"\nsource = "xiongjiedai-gpu-benchmarks"\n'
+        + "".join(run.format(i=i, p=128 + i) for i in range(1000)), encoding="utf-8")
+    problems, warnings = review_stacks(Root(root))
+    assert problems == []
+    said = [w for w in warnings if "llamacpp-cuda-2405.toml: " in w]
+    assert len(said) == 1 and ": 1,000 measured runs of stack llamacpp-cuda-2405 are not in its fit (a37.0, " in said[0]
+    assert "a37.4 and 995 more): run passprice calibrate --stack llamacpp-cuda-2405" in said[0], said
