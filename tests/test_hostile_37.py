@@ -130,3 +130,28 @@ def test_a_thousand_unfitted_runs_are_counted_with_a_separator(tmp_path: Path) -
     said = [w for w in warnings if "llamacpp-cuda-2405.toml: " in w]
     assert len(said) == 1 and ": 1,000 measured runs of stack llamacpp-cuda-2405 are not in its fit (a37.0, " in said[0]
     assert "a37.4 and 995 more): run passprice calibrate --stack llamacpp-cuda-2405" in said[0], said
+
+
+def test_a_rule_of_the_repository_git_dir_names_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``GIT_DIR`` naming another repository (a hook's, a script's), whose ``info/attributes`` puts ``ident`` on a
+    card: git applies that repository's rules (``git check-attr`` says ``ident: set``), but ``check`` looked only at
+    the repository above the registry, found no rule and said "all holds" (exit 0). Session 18's leftover."""
+    from test_diff import git
+    from test_hostile_29 import _git_registry
+    from test_hostile_33 import _home
+
+    _home(tmp_path, monkeypatch)
+    path = _git_registry(tmp_path)
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q")
+    (other / ".git" / "info").mkdir(exist_ok=True)
+    (other / ".git" / "info" / "attributes").write_text("facts/cards/a40.toml ident\n", encoding="utf-8")
+    assert invoke("check", root=path).exit_code == 0
+    monkeypatch.setenv("GIT_DIR", str(other / ".git"))
+    result = invoke("check", root=path)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [
+        "passprice: error: facts/cards/a40.toml: git rewrites it in a checkout (ident, a rule of a file git reads), so "
+        "what a review reads from git is not what check and price read in a checkout; remove the rule for passprice's "
+        "files"]
