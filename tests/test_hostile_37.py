@@ -155,3 +155,13 @@ def test_a_rule_of_the_repository_git_dir_names_is_refused(tmp_path: Path, monke
         "passprice: error: facts/cards/a40.toml: git rewrites it in a checkout (ident, a rule of a file git reads), so "
         "what a review reads from git is not what check and price read in a checkout; remove the rule for passprice's "
         "files"]
+
+
+def test_a_lock_heads_code_gives_no_result_for_is_not_said_missing_on_head(tmp_path: Path) -> None:
+    """HEAD's ``side_json`` answering ``{"results": {}}``: the lock HEAD holds was reviewed as "not judged: no such
+    lock on HEAD", the review's words for a lock the side lacks. Its code's silence is now said as such."""
+    path = _head_side_json(tmp_path, '    out["results"] = {}\n')
+    result = invoke("diff", "main", "HEAD", root=path)
+    assert result.exit_code == 1, result.output[-3000:]
+    assert "no such lock on HEAD" not in result.stdout
+    assert "HEAD cannot price: its own code could not price it: it gave no result for it" in result.stdout

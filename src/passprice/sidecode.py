@@ -294,8 +294,14 @@ def price_locks(root: Root, code: Code, requests: Sequence[Mapping[str, Any]]) -
         return {str(r["key"]): {"error": f"its own code could not price it: {why}"} for r in requests}
     # As price_pins: the side's code answers as it likes; a result of another shape is one short line, never obeyed
     # ({"price": {"tokens_per_s": "x"}} was a ValueError traceback in the review, attack round 34b's leftover).
+    # Only what was asked is read: a lock it gave no result for is its code's failure, not "no such lock on HEAD" (the
+    # review's word for a lock the side lacks, which it said of a lock HEAD holds; attack round 37).
     out: dict[str, Any] = {}
-    for key, result in answered.items():
+    for key in (str(r["key"]) for r in requests):
+        if key not in answered:
+            out[key] = {"error": "its own code could not price it: it gave no result for it"}
+            continue
+        result = answered[key]
         problem = answer_problem(result)
         out[key] = result if problem is None else {
             "error": f"its own code could not price it: it answered {shown_answer(result)}: {problem}"}
