@@ -165,3 +165,25 @@ def test_a_lock_heads_code_gives_no_result_for_is_not_said_missing_on_head(tmp_p
     assert result.exit_code == 1, result.output[-3000:]
     assert "no such lock on HEAD" not in result.stdout
     assert "HEAD cannot price: its own code could not price it: it gave no result for it" in result.stdout
+
+
+def test_two_thousand_modules_added_keep_the_comment_under_githubs_limit(tmp_path: Path) -> None:
+    """A pull request adding 2,000 empty modules of 110-character names under ``src/passprice/many/``: the comment
+    named each (268 KB, past the 65,536 characters GitHub takes), where every other list of it shows 20 and counts
+    the rest. The text review still names each."""
+    from test_diff import commit_all, git
+    from test_slip_10 import _base
+
+    path = _base(tmp_path / "registry")
+    git(path, "checkout", "-q", "-b", "pr")
+    many = path / "src" / "passprice" / "many"
+    many.mkdir()
+    for i in range(2000):
+        (many / (f"m{i:05d}_" + "x" * 100 + ".py")).write_bytes(b"")
+    commit_all(path, "many modules")
+    comment = invoke("diff", "main", "HEAD", "--format", "comment", root=path)
+    assert comment.exit_code == 0, comment.output[-3000:]
+    assert len(comment.stdout) < COMMENT, len(comment.stdout)
+    assert "- and 1,980 more files: the text review (`passprice diff`) lists each" in comment.stdout
+    text = invoke("diff", "main", "HEAD", root=path)
+    assert text.exit_code == 0 and "src/passprice/many/m01999_" in text.stdout
