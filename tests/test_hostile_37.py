@@ -187,3 +187,26 @@ def test_two_thousand_modules_added_keep_the_comment_under_githubs_limit(tmp_pat
     assert "- and 1,980 more files: the text review (`passprice diff`) lists each" in comment.stdout
     text = invoke("diff", "main", "HEAD", root=path)
     assert text.exit_code == 0 and "src/passprice/many/m01999_" in text.stdout
+
+
+def test_copies_of_one_module_count_each_against_a_sides_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Copies of one blob under many names were counted once against a side's 256 MiB (``MAX_SIDE_BYTES``), yet
+    each was written out and read again: 200 copies of a 4 MiB module under ``src/passprice/big/`` (14 KB packed)
+    wrote 800 MB and took the review to 892 MB of memory; 4,000 of a 64 MiB file would have written 256 GB. Each
+    name now counts. Shown here under a bound lowered to the code's size and 1 MiB: ten copies of 512 KiB pass it."""
+    from passprice import gitread
+    from test_diff import commit_all, git
+    from test_slip_10 import _base
+
+    path = _base(tmp_path / "registry")
+    code = sum(p.stat().st_size for p in (path / "src" / "passprice").rglob("*.py"))
+    monkeypatch.setattr(gitread, "MAX_SIDE_BYTES", code + (1 << 20))
+    git(path, "checkout", "-q", "-b", "pr")
+    big = path / "src" / "passprice" / "big"
+    big.mkdir()
+    for i in range(10):
+        (big / f"b{i}.py").write_bytes(b"#" * (512 << 10))
+    commit_all(path, "ten copies of one module")
+    result = invoke("diff", "main", "HEAD", root=path)
+    assert result.exit_code == 2, result.output[-3000:]
+    assert "the files passprice reads add up to " in result.stderr and f"past {code + (1 << 20):,} " in result.stderr
