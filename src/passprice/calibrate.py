@@ -1023,9 +1023,9 @@ def review_stacks(root: Root, unreadable: list[str] | None = None) -> tuple[list
                 unreadable.append(problems[-1])
         extra = unfitted_runs(stack, runs)
         if extra:
-            shown = ", ".join(extra[:5]) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
-            warnings.append(
-                f"{path}: {len(extra)} measured run{'s' if len(extra) != 1 else ''} of stack {stack.name} "
+            shown = ", ".join(extra[:5]) + (f" and {len(extra) - 5:,} more" if len(extra) > 5 else "")
+            warnings.append(  # counts with a thousands separator, as every other count ("5000 runs": attack round 37)
+                f"{path}: {len(extra):,} measured run{'s' if len(extra) != 1 else ''} of stack {stack.name} "
                 f"{'are' if len(extra) != 1 else 'is'} not in its fit ({shown}): run passprice calibrate --stack "
                 f"{stack.name}"
             )

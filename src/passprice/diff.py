@@ -313,10 +313,12 @@ class Checkout:
                 continue
             if int(size) > schema.MAX_TOML_BYTES:
                 raise InputError(gitread.too_large(f"{commit[:12]}:{name}", int(size)))
-            if obj not in wanted:
-                total += int(size)
-                if total > gitread.MAX_SIDE_BYTES:
-                    raise gitread.side_too_large(commit[:12], total)
+            # Every name counts, a copy too: each is written out, and the code's read again (sidecode.code_changes).
+            # Counted once a blob, 200 names of one 4 MiB module (14 KB packed) wrote 800 MB and took the review to
+            # 892 MB of memory, and 4,000 names of one 64 MiB file would write 256 GB (attack round 37).
+            total += int(size)
+            if total > gitread.MAX_SIDE_BYTES:
+                raise gitread.side_too_large(commit[:12], total)
             wanted[obj] = int(size)
             names.append((rel, obj))
             if len(names) > cap:  # before a byte of them is read
@@ -3815,7 +3817,12 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             out.append(f"- and {_n(d.head_warnings_left_out, 'more warning')}: `passprice check` on HEAD lists each")
     if d.code_files:
         out += ["", "#### passprice's own code", "", f"⚠️ {markdown_text(CODE_WARNING)}", ""]
-        out += [f"- {markdown_code(path)}" for path in d.code_files]
+        # At most MAX_OTHER_FILES, the rest counted: 2,000 modules added under src/passprice made the comment 268 KB,
+        # past the 65,536 characters GitHub takes (attack round 37).
+        out += [f"- {markdown_code(path)}" for path in d.code_files[:MAX_OTHER_FILES]]
+        if (left := len(d.code_files) - MAX_OTHER_FILES) > 0:
+            out.append(f"- and {left:,} more file{'' if left == 1 else 's'}: the text review (`passprice diff`) lists "
+                       "each")
     if d.install_files:
         out += ["", "#### How passprice is installed", "", f"⚠️ {markdown_text(INSTALL_WARNING)}", ""]
         out += [f"- {markdown_code(path)}" for path in d.install_files]

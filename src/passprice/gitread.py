@@ -642,7 +642,12 @@ def _attribute_files(folder: Path, tops: Iterable[str]) -> bool:
     passprice reads; or a file of rules git reads besides them, for every path of the repository
     (:func:`_repository_rules`). Each place is looked at through :func:`_there`, so a replayed ``check`` holds only
     while nothing is there still (the folders above the root are no part of the tree the memo stamps). Raises
-    nothing."""
+    nothing. A repository ``GIT_DIR`` names is git's, not the one found above ``folder``: its config and
+    ``info/attributes`` are read too (``GIT_DIR=../other/.git``, whose ``info/attributes`` put ``ident`` on a card,
+    made git apply the rule while ``check`` said "all holds", attack round 37)."""
+    named = os.environ.get("GIT_DIR")
+    if named and any(_there(rules.path) for rules in _repository_rules(Path(os.path.abspath(named)))):
+        return True
     here = folder
     while True:
         if _there(here / ".gitattributes"):

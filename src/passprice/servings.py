@@ -346,17 +346,20 @@ class Resolved:
         return out
 
 
-def check_head_rows(header: GGUFHeader, head_rows: int | None) -> None:
+def check_head_rows(header: GGUFHeader, head_rows: int | None, source: str | None = None) -> None:
     """Refuse drafting-head rows past the checkpoint's vocabulary (``token_embd.weight``'s rows): the seed caps the
     head's share at 1, so such a figure would be shown as given and priced as the whole head. Raises
-    :class:`InputError` naming the option (or a serving's ``draft.head_rows``)."""
+    :class:`InputError` naming the option, or the serving file ``source`` and its ``draft.head_rows`` when the figure
+    is that file's (a line naming only the option, for a figure no option gave, left the file unnamed: the long
+    fuzz, attack round 37)."""
     table = header.tensor("token_embd.weight")
     if head_rows is None or table is None or len(table.dims) < 2:
         return
     vocab = table.dims[1]
     if head_rows > vocab:
+        where = "--head-rows (draft.head_rows)" if source is None else f"{source}: draft.head_rows"
         raise InputError(
-            f"--head-rows (draft.head_rows): {head_rows:,} rows, more than the {vocab:,} rows of the vocabulary "
+            f"{where}: {head_rows:,} rows, more than the {vocab:,} rows of the vocabulary "
             f"(token_embd.weight of {header.source or 'the checkpoint'}): give at most {vocab:,}"
         )
 
@@ -521,7 +524,7 @@ def resolve(
         routing_of,
     )
     spec = complete(spec, header)
-    check_head_rows(header, spec.draft.head_rows if spec.draft is not None else None)
+    check_head_rows(header, spec.draft.head_rows if spec.draft is not None else None, spec.source)
     acceptance = method.first(spec.draft.tokens) if method is not None and spec.draft is not None else ()
     require_scopes(root, spec.checkpoint, header, (ref, method), (name, routing), source=spec.source,
                    method_from_file=spec.draft is not None or method_ref_from_file)

@@ -294,8 +294,14 @@ def price_locks(root: Root, code: Code, requests: Sequence[Mapping[str, Any]]) -
         return {str(r["key"]): {"error": f"its own code could not price it: {why}"} for r in requests}
     # As price_pins: the side's code answers as it likes; a result of another shape is one short line, never obeyed
     # ({"price": {"tokens_per_s": "x"}} was a ValueError traceback in the review, attack round 34b's leftover).
+    # Only what was asked is read: a lock it gave no result for is its code's failure, not "no such lock on HEAD" (the
+    # review's word for a lock the side lacks, which it said of a lock HEAD holds; attack round 37).
     out: dict[str, Any] = {}
-    for key, result in answered.items():
+    for key in (str(r["key"]) for r in requests):
+        if key not in answered:
+            out[key] = {"error": "its own code could not price it: it gave no result for it"}
+            continue
+        result = answered[key]
         problem = answer_problem(result)
         out[key] = result if problem is None else {
             "error": f"its own code could not price it: it answered {shown_answer(result)}: {problem}"}
@@ -311,6 +317,13 @@ PRICE_NUMBERS = frozenset((
     "on_chip_capacity", "tokens_per_s", "ratio", "fixed_s",
 ))
 PRICE_TEXTS = frozenset(("card", "binds", "provenance", "stack"))
+#: The most characters of a name or a fact's path a side's code may answer (a price's ``card``, ``binds``,
+#: ``provenance``, ``stack``; its ``checkpoint``; each path of ``rests_on``, ``weakest`` and ``facts``), and the most
+#: paths each of those may hold: the registered servings rest on at most 20 facts, of at most 19 characters. Each was
+#: shown whole, as often as the review names the lock: a ``binds`` of 1,000,000 characters made the review 14 MB,
+#: and a ``rests_on`` of 200,000 assumed facts a review of 10 MB and a refusal line of 6 MB in 8.9 s (attack round 37).
+MAX_NAME = 256
+MAX_PATHS = 256
 
 
 def _provenance(value: Any) -> bool:
@@ -340,21 +353,40 @@ def _price_problem(price: Any, where: str) -> str | None:
             return f"its {where}.{key} is not a finite number"
         if key in PRICE_TEXTS and not isinstance(value, str):
             return f"its {where}.{key} is not a text"
+        if key in PRICE_TEXTS and len(value) > MAX_NAME:
+            return f"its {where}.{key} is {len(value):,} characters (at most {MAX_NAME:,} read)"
     for key in () if "." in where else ("pass_s", "binds"):
         if key not in price:
             return f"its {where} has no {key}"
     rests_on = price.get("rests_on", {})
     if not isinstance(rests_on, dict) or not all(_provenance(v) for v in rests_on.values()):
         return f"its {where}.rests_on is not a table of provenances"
+    if (problem := _paths_problem(rests_on, f"{where}.rests_on")) is not None:
+        return problem
     weakest = price.get("weakest", [])
     if not isinstance(weakest, list) or not all(isinstance(v, str) for v in weakest):
         return f"its {where}.weakest is not a list of paths"
+    if (problem := _paths_problem(weakest, f"{where}.weakest")) is not None:
+        return problem
     if price.get("expected") is not None:
         return _price_problem(price["expected"], f"{where}.expected")
     return None
 
 
-#: The most characters of a refusal's message a side's code may answer (the shipped refusals' are under 1,000).
+def _paths_problem(paths: Any, where: str) -> str | None:
+    """What is wrong with ``paths`` (a table keyed by facts' paths, or a list of them; texts already) as a side's own
+    code answered it at ``where``: more than :data:`MAX_PATHS` of them, or one longer than :data:`MAX_NAME`
+    characters; ``None`` when neither. Raises nothing."""
+    if len(paths) > MAX_PATHS:
+        return f"its {where} holds {len(paths):,} paths (at most {MAX_PATHS:,} read)"
+    longest = max((len(p) for p in paths), default=0)
+    if longest > MAX_NAME:
+        return f"its {where} holds a path of {longest:,} characters (at most {MAX_NAME:,} read)"
+    return None
+
+
+#: The most characters of a refusal's message, or of an error, a side's code may answer (the shipped refusals' are
+#: under 1,000).
 MAX_REFUSAL = 4096
 
 
@@ -378,6 +410,12 @@ def answer_problem(result: Any) -> str | None:
         return "its refusal's name is not a refusal's name (letters, digits and '_', at most 64)"
     if refusal is not None and len(refusal.get("message", "")) > MAX_REFUSAL:
         return f"its refusal's message is {len(refusal['message']):,} characters (at most {MAX_REFUSAL:,} read)"
+    # An error is shown whole too, in the review, its floors' line and the comment: one of 1,000,000 characters made
+    # each 14 MB (attack round 37).
+    if result.get("error") is not None and len(result["error"]) > MAX_REFUSAL:
+        return f"its error is {len(result['error']):,} characters (at most {MAX_REFUSAL:,} read)"
+    if result.get("checkpoint") is not None and len(result["checkpoint"]) > MAX_NAME:
+        return f"its checkpoint is {len(result['checkpoint']):,} characters (at most {MAX_NAME:,} read)"
     if result.get("spec") is not None:
         from passprice.errors import InputError
         from passprice.servings import spec_from_document
@@ -389,6 +427,8 @@ def answer_problem(result: Any) -> str | None:
     facts = result.get("facts")
     if facts is not None and not all(_provenance(v) for v in facts.values()):
         return "its facts are not a table of provenances"
+    if facts is not None and (problem := _paths_problem(facts, "facts")) is not None:
+        return problem
     return None if result.get("price") is None else _price_problem(result["price"], "price")
 
 

@@ -34,20 +34,22 @@ CONTEXT_CHARS = 60
 def _tokens(text: str) -> list[str]:
     """``text``'s tokens (:data:`_TOKENS`): a combining mark (an accent written as its own code point, ``e`` +
     U+0301) kept with the character before it, never a token alone (``cafe[́ → ̀]`` put the accent on a bracket,
-    attack round 33), and a word past :data:`LONG_WORD` characters split into its characters (so kept)."""
-    out: list[str] = []
+    attack round 33), and a word past :data:`LONG_WORD` characters split into its characters (so kept). A token's
+    pieces are joined once, at the end: added one by one to a text, 200,000 combining marks on one letter (400 KB)
+    took 2.1 s, quadratic (attack round 37)."""
+    out: list[list[str]] = []
     for token in _TOKENS.findall(text):
-        if out and unicodedata.combining(token[0]) and not out[-1][-1:].isspace():
-            out[-1] += token
+        if out and unicodedata.combining(token[0]) and not out[-1][-1][-1:].isspace():
+            out[-1].append(token)
         elif len(token) > LONG_WORD and not token[0].isspace():
             for char in token:
                 if out and unicodedata.combining(char):
-                    out[-1] += char
+                    out[-1].append(char)
                 else:
-                    out.append(char)
+                    out.append([char])
         else:
-            out.append(token)
-    return out
+            out.append([token])
+    return ["".join(pieces) for pieces in out]
 
 
 def _cut_start(text: str) -> str:
