@@ -131,9 +131,9 @@ def test_comment_of_a_thousand_added_facts_counts_the_table_rows_past_200(tmp_pa
     assert out.exit_code == 0, out.output
     assert len(out.stdout) < 65_536, len(out.stdout)  # 118 KB with the table whole
     lines = out.stdout.splitlines()
-    assert lines[1].split(": ", 1)[1].startswith("1200 facts added in 100 new files")  # 12 facts an A40 file
+    assert lines[1].split(": ", 1)[1].startswith("1,200 facts added in 100 new files")  # 12 facts an A40 file
     assert sum(1 for line in lines if line.startswith("| `zz")) == 200
-    assert "and 1000 more changed facts, none weaker or to verify: the text review (`passprice diff`) lists each" in (
+    assert "and 1,000 more changed facts, none weaker or to verify: the text review (`passprice diff`) lists each" in (
         lines
     )
 

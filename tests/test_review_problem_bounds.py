@@ -32,24 +32,24 @@ def test_3000_invalid_source_records_make_a_short_comment_naming_the_first_probl
     assert markdown.exit_code == 2, markdown.output
     assert len(markdown.stdout) < 20_000
     md = markdown.stdout.splitlines()
-    assert "HEAD fails passprice check (15000 problems)" in md[0] and "3000 files do not read" in md[0]
-    at = md.index("#### ❌ HEAD fails passprice check (15000 problems)")
+    assert "HEAD fails passprice check (15,000 problems)" in md[0] and "3,000 files do not read" in md[0]
+    at = md.index("#### ❌ HEAD fails passprice check (15,000 problems)")
     assert md[at + 2] == "- sources/n0000.toml: source.date: missing (required)"
     assert md[at + 6] == "- sources/n0000.toml: source.publisher: missing (required)"
     assert md[at + 21] == "- sources/n0003.toml: source.publisher: missing (required)"
-    assert md[at + 22] == "- and 14980 more problems: `passprice check` on HEAD lists each"
+    assert md[at + 22] == "- and 14,980 more problems: `passprice check` on HEAD lists each"
     table = md.index("#### Files that do not read")
     assert md[table + 4] == "| `sources/n0000.toml` | HEAD | sources/n0000.toml: source.date: missing (required) |"
     assert md[table + 23] == ("| `sources/n0003.toml` | HEAD | sources/n0003.toml: source.publisher: missing "
                               "(required) |")
-    assert md[table + 25] == "- and 14980 more errors (2996 files not listed): `passprice check` lists each"
+    assert md[table + 25] == "- and 14,980 more errors (2,996 files not listed): `passprice check` lists each"
     assert sum("missing (required)" in line for line in md) == 40
 
     text = invoke("diff", str(base), str(head))
     assert text.exit_code == 2 and len(text.stdout) < 20_000
     lines = text.stdout.splitlines()
-    assert "and 2996 more changed files that do not read: passprice check lists each" in lines
-    assert "  and 14980 more problems: passprice check on HEAD lists each" in lines
+    assert "and 2,996 more changed files that do not read: passprice check lists each" in lines
+    assert "  and 14,980 more problems: passprice check on HEAD lists each" in lines
     assert "sources/n0004.toml (source n0004): added" not in lines
 
     out = json.loads(invoke("diff", str(base), str(head), "--json").stdout)

@@ -2353,7 +2353,7 @@ class Diff:
 
 
 def _n(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
 def _file_counts(files: Sequence[FileChange]) -> list[str]:
