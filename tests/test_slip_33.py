@@ -111,7 +111,7 @@ def test_2_an_added_fact_in_macs_under_a_figure_in_flops_is_to_verify(registry: 
     assert quotes_another(published(312, "TMAC/s", "FP8 624 TFLOPS")) is None
 
 
-@pytest.mark.parametrize("written", ["4.8e12 B/s", "4.8 x 10^12 B/s", "4.8 TB/sec", "4.8 TBps",
+@pytest.mark.parametrize("written", ["4.8e12 B/s", "4.8 x 10^12 B/s", "4.8 TB/sec", "4.8 TBps", "4.8 TB/second",
                                      "4.8 terabytes per second", "4,800 GB/s"])
 def test_3_a_locator_quoting_another_figure_in_another_notation_is_read(written: str) -> None:
     asks = quotes_another(published(5.2, "TB/s", f"'GPU Memory Bandwidth {written}'"))
@@ -185,3 +185,11 @@ def test_6_an_assumed_fact_recited_to_quote_another_figure_is_to_verify(registry
             "point: 'HBM4 stacks 5 TB/s in all' give 6 TB/s, assumed?") in text, text
     assert out["to_verify"] == ["ws1_hypothetical:memory.bandwidth"]
     assert status == 0, text
+
+
+def test_3_a_rate_with_its_prefix_in_words_is_read() -> None:
+    # The H100's own tensor.f8 locator writes 'FP8 Tensor Core 3,958 teraFLOPS': a figure input of 4958 TFLOPS under
+    # it was read against nothing.
+    asks = quotes_another(published(4958, "TFLOPS", "'FP8 Tensor Core 3,958 teraFLOPS' (with sparsity)"))
+    assert asks is not None and asks.startswith("its locator quotes 3,958 TFLOPS, not 4958 TFLOPS")
+    assert quotes_another(published(3958, "TFLOPS", "'FP8 Tensor Core 3,958 teraFLOPS' (with sparsity)")) is None

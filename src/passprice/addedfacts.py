@@ -31,6 +31,8 @@ _EXPONENT = re.compile(r"(?<![\w.,])(\d+(?:\.\d+)?)(?:[eE]([+-]?\d{1,3})|\s?[x×
 #: A prefix written as a word (``terabytes per second``).
 _PREFIX_WORDS = {"kilo": "k", "mega": "M", "giga": "G", "tera": "T", "peta": "P"}
 _BYTES_IN_WORDS = re.compile(r"(?i)\b(kilo|mega|giga|tera|peta)bytes?(\s*(?:per\s+second|/\s*s(?:ec(?:ond)?)?)\b)?")
+#: A rate of operations with its prefix as a word: ``3,958 teraFLOPS``, ``624 TeraOPS``.
+_RATE_IN_WORDS = re.compile(r"(?i)\b(kilo|mega|giga|tera|peta)(flops|ops)\b")
 #: A rate of bytes written another way: ``TB/sec``, ``TB/second``, ``TBps``.
 _BYTES_PER = re.compile(r"\b([kKMGTP]i?B)(?:ps|/sec(?:ond)?)\b")
 #: Kilobytes written ``KB`` (``228 KB shared memory``), as whitepapers write them.
@@ -42,8 +44,9 @@ _NUMBER = re.compile(r"(?<![\w.,])\d[\d,]*(?:\.\d+)?")
 def _plain(text: str) -> str:
     """``text`` with the notations :data:`_WITH_UNIT` does not read rewritten as ones it does: a power of ten
     written out (``4.8e12 B/s`` → ``4800000000000 B/s``), a rate's unit spelled another way (``4.8 TB/sec``,
-    ``4.8 TBps``, ``4.8 terabytes per second`` → ``4.8 TB/s``), ``228 KB`` as ``228 kB``: slip round 33, 5.2
-    TB/s under each of them was asked nothing. Figures written in words (``four point eight``) stay unread."""
+    ``4.8 TBps``, ``4.8 terabytes per second`` → ``4.8 TB/s``, ``3,958 teraFLOPS`` → ``3,958 TFLOPS``), ``228 KB``
+    as ``228 kB``: slip round 33, 5.2 TB/s under each of them was asked nothing. Figures written in words (``four
+    point eight``) stay unread."""
 
     def power(found: re.Match[str]) -> str:
         exponent = int(found.group(2) or found.group(3))
@@ -58,6 +61,7 @@ def _plain(text: str) -> str:
 
     text = _EXPONENT.sub(power, text[:10_000])
     text = _BYTES_IN_WORDS.sub(words, text)
+    text = _RATE_IN_WORDS.sub(lambda found: _PREFIX_WORDS[found.group(1).lower()] + found.group(2).upper(), text)
     text = _BYTES_PER.sub(lambda found: f"{found.group(1)}/s", text)
     return _KB.sub("kB", text)
 
