@@ -14,6 +14,7 @@ on a branch and reviewed as CI reviews it: ``passprice diff main HEAD``).
   other file changed".
 - (6) An assumed fact re-cited to a locator quoting another figure of its dimension (only published and measured
   figures cited anew were asked).
+- (7) A fact moved from one card into another under its citation (the H100's ``tensor.f8`` into the A100's card).
 """
 
 from __future__ import annotations
@@ -193,3 +194,23 @@ def test_3_a_rate_with_its_prefix_in_words_is_read() -> None:
     asks = quotes_another(published(4958, "TFLOPS", "'FP8 Tensor Core 3,958 teraFLOPS' (with sparsity)"))
     assert asks is not None and asks.startswith("its locator quotes 3,958 TFLOPS, not 4958 TFLOPS")
     assert quotes_another(published(3958, "TFLOPS", "'FP8 Tensor Core 3,958 teraFLOPS' (with sparsity)")) is None
+
+
+def test_7_a_fact_moved_into_another_card_is_to_verify(registry: Path) -> None:
+    # Before: the H100's tensor.f8 (989.5 TMAC/s under its datasheet's FP8 row) moved into the A100's card, which
+    # has no FP8 path: "2 facts changed in 2 files", nothing to verify, exit 0.
+    path = branch(registry, "moved")
+    h100 = path / "facts" / "cards" / "h100_sxm5_80gb.toml"
+    a100 = path / "facts" / "cards" / "a100_sxm4_80gb.toml"
+    text = h100.read_text()
+    block = text[text.index("[tensor.f8]"):].split("\n\n")[0].rstrip("\n")
+    h100.write_text(text.replace(block, "").rstrip("\n") + "\n")
+    a100.write_text(a100.read_text().rstrip("\n") + "\n\n" + block + "\n")
+    commit_all(path, "tensor.f8 moved")
+    status, text, out = review(path)
+    assert status == 0, text
+    assert ("to verify: moved from facts/cards/h100_sxm5_80gb.toml: tensor.f8 (removed by this change) under the same "
+            "citation: does nvidia-h100-datasheet: Technical Specifications table, H100 SXM column: 'FP8 Tensor Core "
+            "3,958 teraFLOPS' (with sparsity) state 989.5 TMAC/s of what facts/cards/a100_sxm4_80gb.toml describes?")\
+        in text
+    assert out["to_verify"] == ["a100_sxm4_80gb:tensor.f8"]

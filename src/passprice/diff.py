@@ -2448,7 +2448,8 @@ def _compare(base: Side, head: Side) -> Diff:
 
 
 def _ask_added(head: Side, files: tuple[FileChange, ...]) -> tuple[FileChange, ...]:
-    """``files`` with each added fact's :attr:`FactChange.asked` set (:func:`passprice.addedfacts.asked`), from every
+    """``files`` with each added fact's :attr:`FactChange.asked` set (:func:`passprice.addedfacts.asked`, and
+    :func:`passprice.addedfacts.moved` for one citing the place of a fact the change removes), from every
     file of ``head`` that holds facts and reads, and the source records ``head`` holds. Only read when the change
     adds a fact."""
     added = [(f.path, c.path) for f in files for c in f.facts if c.old is None and c.new is not None]
@@ -2465,6 +2466,12 @@ def _ask_added(head: Side, files: tuple[FileChange, ...]) -> tuple[FileChange, .
                 held[rel] = read.facts
     registered = [file_kind(rel)[1] for rel in head.files if file_kind(rel)[0] == "source"]
     found = asked(held, registered, added, _quoted_figures)
+    from passprice.addedfacts import moved
+
+    removed = [(f.path, c.path, c.old) for f in files for c in f.facts if c.old is not None and c.new is None]
+    for key, ask in moved([(f.path, c.path, c.new) for f in files for c in f.facts if c.old is None
+                           and c.new is not None], removed).items():
+        found[key] = f"{found[key]}; {ask}" if key in found else ask
     if not found:
         return files
     return tuple(attrs.evolve(f, facts=tuple(attrs.evolve(c, asked=found.get((f.path, c.path))) for c in f.facts))
