@@ -15,6 +15,7 @@ on a branch and reviewed as CI reviews it: ``passprice diff main HEAD``).
 - (6) An assumed fact re-cited to a locator quoting another figure of its dimension (only published and measured
   figures cited anew were asked).
 - (7) A fact moved from one card into another under its citation (the H100's ``tensor.f8`` into the A100's card).
+- (8) A copied routing record's count input ``hot`` 58 → 48 under a reworded locator still quoting ``58 of 128``.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from cli_helpers import REPO, invoke
 from passprice.addedfacts import inputs_quote_another, quotes_another
 from passprice.cards import load_cards
 from passprice.derivations import quantity
+from passprice.diff import _quoted_figures
 from passprice.facts import Fact, Provenance
 from passprice.registry import find_root
 from test_diff import commit_all, git
@@ -150,7 +152,7 @@ def test_4_a_copied_derivation_input_raised_under_a_reworded_locator_is_to_verif
 def test_4_no_shipped_fact_would_be_asked_if_added() -> None:
     # Each shipped card fact, as if a change added it: the locator and input checks ask nothing of any.
     asked = [(card.name, path) for card in load_cards(find_root(REPO)) for path, fact in card.facts().items()
-             if quotes_another(fact) is not None or inputs_quote_another(fact)]
+             if quotes_another(fact) is not None or inputs_quote_another(fact, _quoted_figures)]
     assert asked == []
 
 
@@ -214,3 +216,20 @@ def test_7_a_fact_moved_into_another_card_is_to_verify(registry: Path) -> None:
             "3,958 teraFLOPS' (with sparsity) state 989.5 TMAC/s of what facts/cards/a100_sxm4_80gb.toml describes?")\
         in text
     assert out["to_verify"] == ["a100_sxm4_80gb:tensor.f8"]
+
+
+def test_8_a_copied_count_input_under_a_reworded_locator_is_to_verify(registry: Path) -> None:
+    # Before: "2 facts added in 1 new file", nothing to verify, exit 0 (a count has no unit to read it by).
+    path = branch(registry, "routing-count")
+    text = (path / "facts" / "routing" / "qwen3-30b-a3b-measured.toml").read_text()
+    text = text.replace('name = "Qwen3-30B-A3B, measured skew (single-domain Python, ~8k tokens)"', 'name = "a copy"')
+    text = text.replace("value = 0.453125", "value = 0.375").replace(
+        'derivation.inputs.hot = { value = 58, unit = "1", locator = "row',
+        'derivation.inputs.hot = { value = 48, unit = "1", locator = "the row')
+    (path / "facts" / "routing" / "qwen3-copy.toml").write_text(text)
+    commit_all(path, "a copied routing record")
+    status, text, out = review(path)
+    assert status == 0, text
+    assert ("to verify: its input hot is 48 but its locator quotes 58, 90, 128: does gpu-container-handbook-routing-"
+            "derisk: the row 'narrow (single-domain Python)': experts for 90% coverage, 58 of 128 state 48?") in text
+    assert out["to_verify"] == ["qwen3-copy:hot_experts"]

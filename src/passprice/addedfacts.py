@@ -163,12 +163,25 @@ def quotes_another(fact: Fact) -> str | None:
             f"{escaped(fact.locator)} state {_shown(fact.amount, fact.unit)}?")
 
 
-def inputs_quote_another(fact: Fact) -> list[str]:
+#: A count written after ``x`` (``a x16 PCIe Gen 5 link``): quoted, though glued to a letter.
+_TIMES = re.compile(r"(?<![\w.])[x×](\d+)\b")
+
+
+def _counts_quoted(text: str, quoted: Callable[[str], set[float]]) -> set[float]:
+    """The bare numbers ``text`` quotes (``quoted``: :func:`passprice.diff._quoted_figures`), with a count after
+    ``x`` (``x16``)."""
+    return quoted(text) | {float(found.group(1)) for found in _TIMES.finditer(text[:10_000])}
+
+
+def inputs_quote_another(fact: Fact, quoted: Callable[[str], set[float]] | None = None) -> list[str]:
     """What each figure input of an added fact's derivation asks when the place it cites quotes figures of its
     dimension with their unit and none its own (:func:`other_figures`): the input's locator, or, where that quotes
     none of its dimension and the input cites the fact's own source, the fact's locator. A copied card's
     ``streams.read`` with its input ``dot`` raised 4.48 → 4.624 TB/s under a reworded input locator, the fact's own
-    still quoting ``Dot 4.48 TB/s``, was added with nothing to verify (slip round 33). Raises nothing."""
+    still quoting ``Dot 4.48 TB/s``, was added with nothing to verify (slip round 33). A count (unit ``1``) is held
+    against the bare numbers its own locator quotes (``quoted``), as itself or a percentage: a copied routing record's
+    ``hot`` 48 under a reworded ``experts for 90% coverage, 58 of 128`` (77 shipped counts each quote their own).
+    Raises nothing."""
     if not isinstance(fact.derivation, Derivation):
         return []
     asks = []
@@ -176,6 +189,14 @@ def inputs_quote_another(fact: Fact) -> list[str]:
         if i.kind != "figure":
             continue
         source = i.source or fact.source
+        if i.unit == "1" and quoted is not None and i.locator:
+            numbers = _counts_quoted(i.locator, quoted)
+            mine = {float(f"{i.amount:.12g}"), float(f"{i.amount * 100:.12g}")}
+            if numbers and not numbers & mine:
+                shown = ", ".join(f"{n:g}" for n in sorted(numbers)[:5])
+                asks.append(f"its input {escaped(i.name)} is {i.shown()} but its locator quotes {shown}: does "
+                            f"{escaped(source or '')}: {escaped(i.locator)} state {i.shown()}?")
+            continue
         texts = [i.locator] + ([fact.locator] if source == fact.source else [])
         for text in texts:
             others = other_figures(i.amount, i.unit, text)
@@ -282,7 +303,7 @@ def asked(facts: Mapping[str, Mapping[str, Fact]], registered: Iterable[str],
         other = quotes_another(fact)
         if other is not None:
             asks.append(other)
-        asks += inputs_quote_another(fact)
+        asks += inputs_quote_another(fact, quoted)
         for place, mine in _stated(rel, path, fact):
             figures = quoted(place[1])
             others = [s for s in at.get(place, ()) if s.key != (rel, path) and s.dims == mine.dims
