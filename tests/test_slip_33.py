@@ -4,7 +4,7 @@ on a branch and reviewed as CI reviews it: ``passprice diff main HEAD``).
 
 - (1) An added fact whose figure differs from its locator's only by its unit: a copied card's ``memory.bandwidth``
   4.8 TiB/s (5.28 TB/s, its shares recomputed) under the H200's ``'GPU Memory Bandwidth 4.8TB/s'``: "a figure equal
-  by amount is its own", at the place and in the locator.
+  by amount is its own", at the place and in the locator; so was a memory's 141 GiB under ``'GPU Memory 141GB'``.
 - (2) A new fact 624 TMAC/s under a locator quoting ``624 TFLOPS`` (2 FLOP a MAC: the datasheet states 312 TMAC/s).
 - (3) A locator quoting the figure in another notation: ``4.8e12 B/s``, ``4.8 TB/sec``, ``4.8 TBps``, ``4.8 terabytes
   per second`` over a fact of 5.2 TB/s.
@@ -97,6 +97,9 @@ def test_1_an_added_fact_in_another_unit_than_its_locator_is_to_verify(registry:
     assert out["to_verify"] == ["h200_copy:memory.bandwidth"]
     # A size written in a decimal prefix for a binary one stays its own (as designed: '50 MB L2' is 50 MiB).
     assert quotes_another(published(50, "MiB", "Table 3: 50 MB L2")) is None
+    # A memory's 141 GiB under 'GPU Memory 141GB' is not (every card records the datasheet's decimal GB).
+    assert quotes_another(published(141, "GiB", "'GPU Memory 141GB'")) == (
+        "its locator quotes 141GB, not 141 GiB: does s: 'GPU Memory 141GB' state 141 GiB?")
 
 
 def test_2_an_added_fact_in_macs_under_a_figure_in_flops_is_to_verify(registry: Path) -> None:

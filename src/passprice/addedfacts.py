@@ -105,13 +105,15 @@ def _in_macs(value: Fraction, dims: tuple[tuple[str, int], ...]) -> tuple[Fracti
 def _size_alike(amount: float, unit: str, other_amount: float, other_unit: str,
                 dims: tuple[tuple[str, int], ...]) -> bool:
     """Whether two figures are one size written in decimal and binary prefixes (``50 MB`` for 50 MiB, as
-    datasheets write caches): the same amount, a size in bytes, the units alike but for the binary ``i``. A rate
-    (``4.8 TiB/s`` under ``4.8TB/s``) or a count in another unit (``624 TMAC/s`` under ``624 TFLOPS``) is not: it is
-    another figure (slip round 33: each was asked nothing)."""
+    datasheets write caches): the same amount, a size in bytes of a kilo or mega prefix, the units alike but for the
+    binary ``i``. A memory's ``141 GiB`` under ``'GPU Memory 141GB'`` (every card here records its capacity in the
+    datasheet's decimal GB), a rate (``4.8 TiB/s`` under ``4.8TB/s``) or a count in another unit (``624 TMAC/s`` under
+    ``624 TFLOPS``) is not: it is another figure (slip round 33: each was asked nothing)."""
     def bare(u: str) -> str:
         return u.replace("i", "").lower()
 
-    return amount == other_amount and dims == (("B", 1),) and bare(unit) == bare(other_unit)
+    return (amount == other_amount and dims == (("B", 1),) and bare(unit) == bare(other_unit)
+            and bare(unit) in ("kb", "mb"))
 
 
 def other_figures(amount: float, unit: str, text: str | None) -> list[str] | None:
