@@ -201,23 +201,27 @@ def test_3_a_rate_with_its_prefix_in_words_is_read() -> None:
     assert quotes_another(published(3958, "TFLOPS", "'FP8 Tensor Core 3,958 teraFLOPS' (with sparsity)")) is None
 
 
-def test_7_a_fact_moved_into_another_card_is_to_verify(registry: Path) -> None:
+@pytest.mark.parametrize("reworded", [False, True])
+def test_7_a_fact_moved_into_another_card_is_to_verify(registry: Path, reworded: bool) -> None:
     # Before: the H100's tensor.f8 (989.5 TMAC/s under its datasheet's FP8 row) moved into the A100's card, which
-    # has no FP8 path: "2 facts changed in 2 files", nothing to verify, exit 0.
-    path = branch(registry, "moved")
+    # has no FP8 path: "2 facts changed in 2 files", nothing to verify, exit 0; so too with its locator reworded.
+    path = branch(registry, f"moved-{reworded}")
     h100 = path / "facts" / "cards" / "h100_sxm5_80gb.toml"
     a100 = path / "facts" / "cards" / "a100_sxm4_80gb.toml"
     text = h100.read_text()
     block = text[text.index("[tensor.f8]"):].split("\n\n")[0].rstrip("\n")
     h100.write_text(text.replace(block, "").rstrip("\n") + "\n")
-    a100.write_text(a100.read_text().rstrip("\n") + "\n\n" + block + "\n")
+    moved = block.replace('(with sparsity)"\nnote', '(with sparsity), copied"\nnote') if reworded else block
+    assert moved != block or not reworded
+    a100.write_text(a100.read_text().rstrip("\n") + "\n\n" + moved + "\n")
     commit_all(path, "tensor.f8 moved")
     status, text, out = review(path)
     assert status == 0, text
-    assert ("to verify: moved from facts/cards/h100_sxm5_80gb.toml: tensor.f8 (removed by this change) under the same "
-            "citation: does nvidia-h100-datasheet: Technical Specifications table, H100 SXM column: 'FP8 Tensor Core "
-            "3,958 teraFLOPS' (with sparsity) state 989.5 TMAC/s of what facts/cards/a100_sxm4_80gb.toml describes?")\
-        in text
+    how = "with the same source and figure" if reworded else "under the same citation"
+    copied = ", copied" if reworded else ""
+    assert (f"to verify: moved from facts/cards/h100_sxm5_80gb.toml: tensor.f8 (removed by this change) {how}: does "
+            "nvidia-h100-datasheet: Technical Specifications table, H100 SXM column: 'FP8 Tensor Core 3,958 teraFLOPS' "
+            f"(with sparsity){copied} state 989.5 TMAC/s of what facts/cards/a100_sxm4_80gb.toml describes?") in text
     assert out["to_verify"] == ["a100_sxm4_80gb:tensor.f8"]
 
 

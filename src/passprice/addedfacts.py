@@ -21,7 +21,7 @@ import attrs
 
 from passprice.derivations import Derivation, quantity
 from passprice.errors import InputError, escaped
-from passprice.facts import Fact, Provenance
+from passprice.facts import Fact, Provenance, dimension
 
 #: A figure with its unit in a locator's text: ``4.8TB/s``, ``3,958 TOPS``, ``141GB`` (a number glued to a letter
 #: before it, ``pp512``, is a name, not a figure).
@@ -329,21 +329,27 @@ def moved(added: Iterable[tuple[str, str, Fact]],
     a fact the same change removes ``(file, fact path, fact)`` cited under another file or path: it was moved, and the
     place states it of what the old file described, not necessarily of the new. The H100's ``tensor.f8`` (989.5
     TMAC/s under the H100 datasheet's FP8 row) moved into the A100's card, which has no FP8 path, read "1 fact
-    added", nothing to verify, exit 0 (slip round 33). By ``(file, fact path)``; facts asked nothing are left out.
+    added", nothing to verify, exit 0 (slip round 33); so did one whose locator was reworded in the move (the same
+    source and figure). By ``(file, fact path)``; facts asked nothing are left out.
     Raises nothing."""
     gone: dict[tuple[str, str], list[str]] = {}
+    figures: dict[tuple[str, float, str], list[str]] = {}
     for rel, path, fact in removed:
         place = _place(fact.source, fact.locator)
         if place is not None:
             gone.setdefault(place, []).append(f"{rel}: {path}")
+            figures.setdefault((place[0], fact.value, dimension(fact.unit)), []).append(f"{rel}: {path}")
     out = {}
     for rel, path, fact in added:
         place = _place(fact.source, fact.locator)
         if place is None:
             continue
-        origins = [o for o in gone.get(place, []) if o != f"{rel}: {path}"]
-        if origins:
-            out[(rel, path)] = (f"moved from {escaped(origins[0])} (removed by this change) under the same citation: "
-                                f"does {escaped(place[0])}: {escaped(place[1])} state "
-                                f"{_shown(fact.amount, fact.unit)} of what {escaped(rel)} describes?")
+        same = [o for o in gone.get(place, []) if o != f"{rel}: {path}"]
+        # Its locator reworded in the move (``…(with sparsity), copied``): the same source and figure.
+        alike = [o for o in figures.get((place[0], fact.value, dimension(fact.unit)), []) if o != f"{rel}: {path}"]
+        if same or alike:
+            how = "under the same citation" if same else "with the same source and figure"
+            out[(rel, path)] = (f"moved from {escaped((same or alike)[0])} (removed by this change) {how}: does "
+                                f"{escaped(place[0])}: {escaped(place[1])} state {_shown(fact.amount, fact.unit)} of "
+                                f"what {escaped(rel)} describes?")
     return out
