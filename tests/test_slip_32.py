@@ -114,7 +114,9 @@ def test_1_a_fact_added_to_a_card_under_another_facts_place_is_to_verify(registr
     commit_all(path, "a fact added")
     status, text, out = review(path)
     assert status == 0, text
-    assert ("to verify: facts/cards/a100_sxm4_80gb.toml: tensor.f16 reads 156 TMAC/s at the place "
+    # Slip round 33: the locator's 312 and 624 TFLOPS are read as 156 and 312 TMAC/s (2 FLOP a MAC), neither 160.
+    assert "to verify: its locator quotes 312 TFLOPS, 624 TFLOPS, not 160 TMAC/s: does nvidia-a100-datasheet:" in text
+    assert ("; facts/cards/a100_sxm4_80gb.toml: tensor.f16 reads 156 TMAC/s at the place "
             "facts/cards/a100_sxm4_80gb.toml: tensor.f8 cites as 160 TMAC/s") in text
     assert out["to_verify"] == ["a100_sxm4_80gb:tensor.f8"]
 

@@ -21,46 +21,194 @@ import attrs
 
 from passprice.derivations import Derivation, quantity
 from passprice.errors import InputError, escaped
-from passprice.facts import Fact, Provenance
+from passprice.facts import Fact, Provenance, dimension
 
 #: A figure with its unit in a locator's text: ``4.8TB/s``, ``3,958 TOPS``, ``141GB`` (a number glued to a letter
 #: before it, ``pp512``, is a name, not a figure).
 _WITH_UNIT = re.compile(r"(?<![\w.,])(\d[\d,]*(?:\.\d+)?) ?([A-Za-z]+(?:/[A-Za-z]+)?)")
+#: A figure written with a power of ten: ``4.8e12``, ``4.8E+12``, ``4.8 x 10^12``, ``4.8×10¹²`` is not read here.
+_EXPONENT = re.compile(r"(?<![\w.,])(\d+(?:\.\d+)?)(?:[eE]([+-]?\d{1,3})|\s?[x×]\s?10\^([+-]?\d{1,3}))(?![\w.])")
+#: A prefix written as a word (``terabytes per second``).
+_PREFIX_WORDS = {"kilo": "k", "mega": "M", "giga": "G", "tera": "T", "peta": "P"}
+_BYTES_IN_WORDS = re.compile(r"(?i)\b(kilo|mega|giga|tera|peta)bytes?(\s*(?:per\s+second|/\s*s(?:ec(?:ond)?)?)\b)?")
+#: A rate of operations with its prefix as a word: ``3,958 teraFLOPS``, ``624 TeraOPS``.
+_RATE_IN_WORDS = re.compile(r"(?i)\b(kilo|mega|giga|tera|peta)(flops|ops)\b")
+#: A rate of bytes written another way: ``TB/sec``, ``TB/second``, ``TBps``.
+_BYTES_PER = re.compile(r"\b([kKMGTP]i?B)(?:ps|/sec(?:ond)?)\b")
+#: Kilobytes written ``KB`` (``228 KB shared memory``), as whitepapers write them.
+_KB = re.compile(r"(?<=[\d ])KB\b")
+#: A number in a locator's text, with or without a unit.
+_NUMBER = re.compile(r"(?<![\w.,])\d[\d,]*(?:\.\d+)?")
 
 
-def stated_with_unit(text: str) -> list[tuple[str, float, Fraction, tuple[tuple[str, int], ...]]]:
+def _plain(text: str) -> str:
+    """``text`` with the notations :data:`_WITH_UNIT` does not read rewritten as ones it does: a power of ten
+    written out (``4.8e12 B/s`` → ``4800000000000 B/s``), a rate's unit spelled another way (``4.8 TB/sec``,
+    ``4.8 TBps``, ``4.8 terabytes per second`` → ``4.8 TB/s``, ``3,958 teraFLOPS`` → ``3,958 TFLOPS``), ``228 KB``
+    as ``228 kB``: slip round 33, 5.2 TB/s under each of them was asked nothing. Figures written in words (``four
+    point eight``) stay unread."""
+
+    def power(found: re.Match[str]) -> str:
+        exponent = int(found.group(2) or found.group(3))
+        try:
+            return f"{float(found.group(1)) * 10.0 ** exponent:.15g}"
+        except OverflowError:
+            return found.group(0)
+
+    def words(found: re.Match[str]) -> str:
+        prefix = _PREFIX_WORDS[found.group(1).lower()]
+        return f"{prefix}B/s" if found.group(2) else f"{prefix}B"
+
+    text = _EXPONENT.sub(power, text[:10_000])
+    text = _BYTES_IN_WORDS.sub(words, text)
+    text = _RATE_IN_WORDS.sub(lambda found: _PREFIX_WORDS[found.group(1).lower()] + found.group(2).upper(), text)
+    text = _BYTES_PER.sub(lambda found: f"{found.group(1)}/s", text)
+    return _KB.sub("kB", text)
+
+
+def _reads(unit: str) -> bool:
+    """Whether passprice reads ``unit`` as a unit."""
+    try:
+        quantity(1, unit)
+    except InputError:
+        return False
+    return True
+
+
+def stated_with_unit(text: str) -> list[tuple[str, float, Fraction, tuple[tuple[str, int], ...], str]]:
     """The figures ``text`` writes with a unit passprice reads, as ``(as written, amount, value in base units,
-    dimension)``; a number whose following word is no unit is left out. Raises nothing."""
+    dimension, unit as written)``, after :func:`_plain`; a number whose following word is no unit is left out.
+    Raises nothing."""
     out = []
-    for found in _WITH_UNIT.finditer(text[:10_000]):
+    for found in _WITH_UNIT.finditer(_plain(text)):
         try:
             amount = float(found.group(1).replace(",", ""))
             q = quantity(amount, found.group(2))
         except (InputError, ValueError, OverflowError):
             continue
-        out.append((found.group(0), amount, q.value, q.dims))
+        out.append((found.group(0), amount, q.value, q.dims, found.group(2)))
     return out
+
+
+def _in_macs(value: Fraction, dims: tuple[tuple[str, int], ...]) -> tuple[Fraction, tuple[tuple[str, int], ...]]:
+    """A quantity of FLOP or op counted in MACs, two a MAC (a multiply-add is two operations: ``989 TFLOPS`` is
+    494.5 TMAC/s); others unchanged."""
+    counts = dict(dims)
+    for name in ("FLOP", "op"):
+        if name in counts:
+            exponent = counts.pop(name)
+            counts["MAC"] = counts.get("MAC", 0) + exponent
+            value = value / Fraction(2) ** exponent
+    return value, tuple(sorted((k, v) for k, v in counts.items() if v))
+
+
+def _size_alike(amount: float, unit: str, other_amount: float, other_unit: str,
+                dims: tuple[tuple[str, int], ...]) -> bool:
+    """Whether two figures are one size written in decimal and binary prefixes (``50 MB`` for 50 MiB, as
+    datasheets write caches): the same amount, a size in bytes of a kilo or mega prefix, the units alike but for the
+    binary ``i``. A memory's ``141 GiB`` under ``'GPU Memory 141GB'`` (every card here records its capacity in the
+    datasheet's decimal GB), a rate (``4.8 TiB/s`` under ``4.8TB/s``) or a count in another unit (``624 TMAC/s`` under
+    ``624 TFLOPS``) is not: it is another figure (slip round 33: each was asked nothing)."""
+    def bare(u: str) -> str:
+        return u.replace("i", "").lower()
+
+    return (amount == other_amount and dims == (("B", 1),) and bare(unit) == bare(other_unit)
+            and bare(unit) in ("kb", "mb"))
+
+
+def other_figures(amount: float, unit: str, text: str | None) -> list[str] | None:
+    """The figures ``text`` quotes with their unit of the dimension of ``amount`` ``unit`` (FLOP and op counted as
+    MACs for a figure in MACs) when none is that figure: ``None`` when it quotes no figure of that dimension, ``[]``
+    when one is its own (the same quantity, or the same size in a binary prefix: :func:`_size_alike`) or the text
+    writes its amount as a bare number (``'INT8 Tensor Core 733 | 1,466 TOPS'`` for 733 TOPS). Raises nothing."""
+    if text is None:
+        return None
+    plain = _plain(text)
+    with_unit = {found.start() for found in _WITH_UNIT.finditer(plain) if _reads(found.group(2))}
+    for found in _NUMBER.finditer(plain):
+        try:
+            if found.start() not in with_unit and float(found.group(0).replace(",", "")) == amount:
+                return []
+        except ValueError:
+            continue
+    try:
+        mine = quantity(amount, unit)
+    except InputError:
+        return None
+    in_macs = any(name == "MAC" for name, _ in mine.dims)
+    alike = []
+    for shown, their_amount, value, dims, their_unit in stated_with_unit(text):
+        if in_macs and dims != mine.dims:
+            value, dims = _in_macs(value, dims)
+        if dims != mine.dims:
+            continue
+        if value == mine.value or _size_alike(amount, unit, their_amount, their_unit, dims):
+            return []
+        alike.append(shown)
+    return alike or None
 
 
 def quotes_another(fact: Fact) -> str | None:
     """What an added published or measured fact without a derivation asks when its locator writes figures of its
-    dimension with their unit and none is its own (by amount or by quantity: ``40 MB`` read as 40 MiB is its own):
-    a card copied as the H200 NVL's with ``memory.bandwidth`` 5.2 TB/s under ``'GPU Memory Bandwidth 4.8TB/s'``
-    was added with nothing to verify (slip round 32). ``None`` otherwise."""
+    dimension with their unit and none is its own (:func:`other_figures`: ``40 MB`` read as 40 MiB is its own,
+    ``4.8 TiB/s`` under ``4.8TB/s`` or ``624 TMAC/s`` under ``624 TFLOPS`` is not): a card copied as the H200 NVL's
+    with ``memory.bandwidth`` 5.2 TB/s under ``'GPU Memory Bandwidth 4.8TB/s'`` was added with nothing to verify
+    (slip round 32). ``None`` otherwise."""
     if fact.derivation is not None or fact.locator is None or fact.provenance not in (Provenance.PUBLISHED,
                                                                                       Provenance.MEASURED):
         return None
-    try:
-        mine = quantity(fact.amount, fact.unit)
-    except InputError:
+    others = other_figures(fact.amount, fact.unit, fact.locator)
+    if not others:
         return None
-    alike = [(shown, amount, value) for shown, amount, value, dims in stated_with_unit(fact.locator)
-             if dims == mine.dims]
-    if not alike or any(value == mine.value or amount == fact.amount for _, amount, value in alike):
-        return None
-    quoted = ", ".join(shown for shown, _, _ in alike[:3])
+    quoted = ", ".join(others[:3])
     return (f"its locator quotes {quoted}, not {_shown(fact.amount, fact.unit)}: does {escaped(fact.source or '')}: "
             f"{escaped(fact.locator)} state {_shown(fact.amount, fact.unit)}?")
+
+
+#: A count written after ``x`` (``a x16 PCIe Gen 5 link``): quoted, though glued to a letter.
+_TIMES = re.compile(r"(?<![\w.])[x×](\d+)\b")
+
+
+def _counts_quoted(text: str, quoted: Callable[[str], set[float]]) -> set[float]:
+    """The bare numbers ``text`` quotes (``quoted``: :func:`passprice.diff._quoted_figures`), with a count after
+    ``x`` (``x16``)."""
+    return quoted(text) | {float(found.group(1)) for found in _TIMES.finditer(text[:10_000])}
+
+
+def inputs_quote_another(fact: Fact, quoted: Callable[[str], set[float]] | None = None) -> list[str]:
+    """What each figure input of an added fact's derivation asks when the place it cites quotes figures of its
+    dimension with their unit and none its own (:func:`other_figures`): the input's locator, or, where that quotes
+    none of its dimension and the input cites the fact's own source, the fact's locator. A copied card's
+    ``streams.read`` with its input ``dot`` raised 4.48 → 4.624 TB/s under a reworded input locator, the fact's own
+    still quoting ``Dot 4.48 TB/s``, was added with nothing to verify (slip round 33). A count (unit ``1``) is held
+    against the bare numbers its own locator quotes (``quoted``), as itself or a percentage: a copied routing record's
+    ``hot`` 48 under a reworded ``experts for 90% coverage, 58 of 128`` (77 shipped counts each quote their own).
+    Raises nothing."""
+    if not isinstance(fact.derivation, Derivation):
+        return []
+    asks = []
+    for i in fact.derivation.inputs:
+        if i.kind != "figure":
+            continue
+        source = i.source or fact.source
+        if i.unit == "1" and quoted is not None and i.locator:
+            numbers = _counts_quoted(i.locator, quoted)
+            mine = {float(f"{i.amount:.12g}"), float(f"{i.amount * 100:.12g}")}
+            if numbers and not numbers & mine:
+                shown = ", ".join(f"{n:g}" for n in sorted(numbers)[:5])
+                asks.append(f"its input {escaped(i.name)} is {i.shown()} but its locator quotes {shown}: does "
+                            f"{escaped(source or '')}: {escaped(i.locator)} state {i.shown()}?")
+            continue
+        texts = [i.locator] + ([fact.locator] if source == fact.source else [])
+        for text in texts:
+            others = other_figures(i.amount, i.unit, text)
+            if others is None:
+                continue
+            if others:
+                asks.append(f"its input {escaped(i.name)} is {i.shown()} but the place quotes {', '.join(others[:3])}:"
+                            f" does {escaped(source or '')}: {escaped(text or '')} state {i.shown()}?")
+            break
+    return asks
 
 
 @attrs.frozen
@@ -78,6 +226,7 @@ class Stated:
     key: tuple[str, str]
     input: bool = False
     amount: float = 0.0
+    unit: str = ""
 
 
 def _place(source: str | None, locator: str | None) -> tuple[str, str] | None:
@@ -100,14 +249,14 @@ def _stated(rel: str, path: str, fact: Fact) -> Iterable[tuple[tuple[str, str], 
         if own is not None:
             q = quantity(fact.amount, fact.unit)
             yield own, Stated(f"{rel}: {path}", _shown(fact.amount, fact.unit), q.value, q.dims, derived, (rel, path),
-                               False, fact.amount)
+                               False, fact.amount, fact.unit)
         if isinstance(fact.derivation, Derivation):
             for i in fact.derivation.inputs:
                 at = _place(i.source or fact.source, i.locator) if i.kind == "figure" else None
                 if at is not None:
                     q = i.quantity()
                     yield at, Stated(f"{rel}: {path} input {i.name}", i.shown(), q.value, q.dims, False, (rel, path),
-                                     True, i.amount)
+                                     True, i.amount, i.unit)
     except InputError:
         return
 
@@ -156,11 +305,14 @@ def asked(facts: Mapping[str, Mapping[str, Fact]], registered: Iterable[str],
         other = quotes_another(fact)
         if other is not None:
             asks.append(other)
+        asks += inputs_quote_another(fact, quoted)
         for place, mine in _stated(rel, path, fact):
             figures = quoted(place[1])
             others = [s for s in at.get(place, ()) if s.key != (rel, path) and s.dims == mine.dims
                       and s.value != mine.value and _comparable(s, mine)
-                      and not {float(f"{s.amount:.12g}"), float(f"{mine.amount:.12g}")} <= figures]
+                      and not _size_alike(s.amount, s.unit, mine.amount, mine.unit, s.dims)
+                      and not (s.amount != mine.amount
+                               and {float(f"{s.amount:.12g}"), float(f"{mine.amount:.12g}")} <= figures)]
             if others:
                 first = others[0]
                 more = f" (and {len(others) - 1} more)" if len(others) > 1 else ""
@@ -168,4 +320,36 @@ def asked(facts: Mapping[str, Mapping[str, Fact]], registered: Iterable[str],
                             f"{mine.shown}{more}: does {escaped(place[0])}: {escaped(place[1])} state {mine.shown}?")
         if asks:
             out[(rel, path)] = "; ".join(asks)
+    return out
+
+
+def moved(added: Iterable[tuple[str, str, Fact]],
+          removed: Iterable[tuple[str, str, Fact]]) -> dict[tuple[str, str], str]:
+    """What a reviewer must verify of each added fact ``(file, fact path, fact)`` whose place (its source and locator)
+    a fact the same change removes ``(file, fact path, fact)`` cited under another file or path: it was moved, and the
+    place states it of what the old file described, not necessarily of the new. The H100's ``tensor.f8`` (989.5
+    TMAC/s under the H100 datasheet's FP8 row) moved into the A100's card, which has no FP8 path, read "1 fact
+    added", nothing to verify, exit 0 (slip round 33); so did one whose locator was reworded in the move (the same
+    source and figure). By ``(file, fact path)``; facts asked nothing are left out.
+    Raises nothing."""
+    gone: dict[tuple[str, str], list[str]] = {}
+    figures: dict[tuple[str, float, str], list[str]] = {}
+    for rel, path, fact in removed:
+        place = _place(fact.source, fact.locator)
+        if place is not None:
+            gone.setdefault(place, []).append(f"{rel}: {path}")
+            figures.setdefault((place[0], fact.value, dimension(fact.unit)), []).append(f"{rel}: {path}")
+    out = {}
+    for rel, path, fact in added:
+        place = _place(fact.source, fact.locator)
+        if place is None:
+            continue
+        same = [o for o in gone.get(place, []) if o != f"{rel}: {path}"]
+        # Its locator reworded in the move (``…(with sparsity), copied``): the same source and figure.
+        alike = [o for o in figures.get((place[0], fact.value, dimension(fact.unit)), []) if o != f"{rel}: {path}"]
+        if same or alike:
+            how = "under the same citation" if same else "with the same source and figure"
+            out[(rel, path)] = (f"moved from {escaped((same or alike)[0])} (removed by this change) {how}: does "
+                                f"{escaped(place[0])}: {escaped(place[1])} state {_shown(fact.amount, fact.unit)} of "
+                                f"what {escaped(rel)} describes?")
     return out

@@ -56,6 +56,7 @@ from passprice.tables import json_text, markdown_code, markdown_table, markdown_
 if TYPE_CHECKING:
     from passprice.addedservings import AddedServing
     from passprice.comment import Links
+    from passprice.measurements import Run
     from passprice.servings import ServingSpec
     from passprice.unlocked import ServingMove
 
@@ -659,7 +660,8 @@ class FactChange:
         the source): a provenance made stronger (does the new citation state the figure, as measured or
         published? asked of a fact carrying a derivation too), a value that moved while its citation (source and
         locator) did not (does the cited place say the new figure? said more firmly when the locator quotes the old
-        figure and not the new one), or a published or measured figure cited anew (does the new place state it?).
+        figure and not the new one), a published or measured figure cited anew (does the new place state it?), or
+        another figure cited anew to a place quoting figures of its dimension, none its own.
         An added fact asks what :attr:`asked` holds: its citation traced to no registered source, or a figure
         another fact records at the place it cites (a card copied with its ``streams.read`` raised under the
         H200's citation was added with nothing to verify, slip round 32). ``None``
@@ -697,6 +699,16 @@ class FactChange:
                     f"say {new.describe()}?")
         if not same_cite and new.provenance in (Provenance.PUBLISHED, Provenance.MEASURED):
             return f"the citation changed: does {where} state {new.describe()}, {new.provenance.value}?"
+        if not same_cite:
+            # An estimate or assumption cites its basis: re-cited to a place quoting another figure of its dimension
+            # (the H200's bandwidth, made estimated, re-cited to 'H200 NVL 4.9TB/s' under its 4.8 TB/s) read as
+            # nothing to verify (slip round 33).
+            from passprice.addedfacts import other_figures
+
+            others = other_figures(new.amount, new.unit, new.locator)
+            if others:
+                return (f"the citation changed and its locator quotes {', '.join(others[:3])}, not {new.describe()}: "
+                        f"does {where} give {new.describe()}, {new.provenance.value}?")
         return None
 
     def to_json(self) -> dict[str, Any]:
@@ -2438,7 +2450,8 @@ def _compare(base: Side, head: Side) -> Diff:
 
 
 def _ask_added(head: Side, files: tuple[FileChange, ...]) -> tuple[FileChange, ...]:
-    """``files`` with each added fact's :attr:`FactChange.asked` set (:func:`passprice.addedfacts.asked`), from every
+    """``files`` with each added fact's :attr:`FactChange.asked` set (:func:`passprice.addedfacts.asked`, and
+    :func:`passprice.addedfacts.moved` for one citing the place of a fact the change removes), from every
     file of ``head`` that holds facts and reads, and the source records ``head`` holds. Only read when the change
     adds a fact."""
     added = [(f.path, c.path) for f in files for c in f.facts if c.old is None and c.new is not None]
@@ -2455,6 +2468,12 @@ def _ask_added(head: Side, files: tuple[FileChange, ...]) -> tuple[FileChange, .
                 held[rel] = read.facts
     registered = [file_kind(rel)[1] for rel in head.files if file_kind(rel)[0] == "source"]
     found = asked(held, registered, added, _quoted_figures)
+    from passprice.addedfacts import moved
+
+    removed = [(f.path, c.path, c.old) for f in files for c in f.facts if c.old is not None and c.new is None]
+    for key, ask in moved([(f.path, c.path, c.new) for f in files for c in f.facts if c.old is None
+                           and c.new is not None], removed).items():
+        found[key] = f"{found[key]}; {ask}" if key in found else ask
     if not found:
         return files
     return tuple(attrs.evolve(f, facts=tuple(attrs.evolve(c, asked=found.get((f.path, c.path))) for c in f.facts))
@@ -2571,8 +2590,9 @@ def added_records(head: Side, files: Sequence[FileChange],
 
 def runs_to_verify(base: Side, head: Side, rel: str) -> list[str]:
     """What a reviewer must verify of the runs of the measurement file ``rel`` both sides hold, by run id, one line a
-    run: a run cited anew (its source or locator changed: does the new place state its tokens/s?), or whose tokens/s
-    moved under an unchanged citation (more firmly when the locator quotes the old figure and not the new, as
+    question: a run added to it whose place does not state its figure (:func:`_added_run_asks`), a run cited anew
+    (its source or locator changed: does the new place state its tokens/s?), or whose tokens/s moved under an
+    unchanged citation (more firmly when the locator quotes the old figure and not the new, as
     :attr:`FactChange.to_verify` asks of a fact). A measured run is a fact a stack is fitted from: its locator
     rewritten to quote another row's 90.02 tokens/s over the run's 100.02, or the file's 17 runs re-attributed to
     another source record, read "1 other file changed", nothing to verify, and ``check`` passed (slip round 32).
@@ -2586,12 +2606,25 @@ def runs_to_verify(base: Side, head: Side, rel: str) -> list[str]:
     except InputError:
         return []
     out = []
+    places: dict[tuple[str, str], list[Run]] = {}
+    if any(run.id not in before for run in after):
+        for other in sorted((head.root.path / "registry" / "measurements").glob("*.toml")):
+            try:
+                runs = after if other == head.root.path / rel else load_file(other, head.root.schema,
+                                                                               head.root.sources)
+            except InputError:
+                continue
+            for held in runs:
+                places.setdefault((held.source_id, " ".join(held.locator.split())), []).append(held)
     for run in after:
         was = before.get(run.id)
-        if was is None:
-            continue
         figure = f"{count(run.tokens_per_s)} tokens/s"
         where = escaped(f"{run.source_id}: {run.locator}")
+        if was is None:
+            asks = _added_run_asks(run, places.get((run.source_id, " ".join(run.locator.split())), []))
+            if asks:
+                out.append(f"{escaped(run.id)} added: " + "; ".join(asks))
+            continue
         if (was.source_id, was.locator) != (run.source_id, run.locator):
             from passprice.textchange import text_change
 
@@ -2608,6 +2641,29 @@ def runs_to_verify(base: Side, head: Side, rel: str) -> list[str]:
                 out.append(f"{moved}, and the locator quotes {was.tokens_per_s:g}: {where}")
             else:
                 out.append(f"{moved}: does {where} say {figure}?")
+    return out
+
+
+def _added_run_asks(run: Run, alike: Sequence[Run]) -> list[str]:
+    """What a reviewer must verify of a run added to a measurement file the change edits (``alike``: the runs HEAD
+    holds at its place, its source and locator, itself among them): its locator quoting figures and not its
+    tokens/s (each of the 144 shipped runs quotes its own), or another run at its place recording another figure.
+    A run added to an existing file with 155.07 tokens/s under a locator quoting another run's 135.07 read "1 other
+    file changed", nothing to verify (slip round 33). Empty when nothing is asked; the caller names the run."""
+    from passprice.tables import count
+
+    figure = f"{count(run.tokens_per_s)} tokens/s"
+    where = escaped(f"{run.source_id}: {run.locator}")
+    out = []
+    quoted = _quoted_figures(run.locator)
+    if _figure(run.tokens_per_s) not in quoted:
+        says = (f"its locator quotes {', '.join(f'{q:g}' for q in sorted(quoted)[:5])}, not {figure}" if quoted
+                else "its locator quotes no figure")
+        out.append(f"{says}: does {where} state {figure}?")
+    others = [o for o in alike if o.id != run.id and o.tokens_per_s != run.tokens_per_s]
+    if others:
+        out.append(f"{escaped(others[0].id)} reads {count(others[0].tokens_per_s)} tokens/s at the place it cites as "
+                   f"{figure}: does {where} state {figure}?")
     return out
 
 
