@@ -1,0 +1,110 @@
+"""Attack round 38 (issue 13): hostile input against the review's new "to verify" of added facts
+(``passprice.addedfacts``) and of an edited measurement file's runs (``diff.runs_to_verify``), each reproduced in a
+registry of its own (this checkout's, committed on ``main`` of a git repository, changed on a branch and reviewed as
+CI reviews it: ``passprice diff main HEAD``).
+
+- (1) A locator's figures were read with ``[A-Za-z_][\\w.-]*_[\\w.-]*`` before a setting's number, which tried every
+  split of a name at every ``-`` in it: a 990-character locator ``x a_-a_-…`` took 1.1 s of CPU each time it was
+  read (a copied card of 17 such: 25 s for the review), a run's 9,000-character one (a measurement file's locator has
+  no cap) hours. Now one pass, the same figures.
+- (2) Each added fact's figure was held against every figure recorded at its place: 139 copies of a card (994 KB)
+  citing the same 20 places read 2,780 figures 139 times each, 4.1 s of CPU for the review. Now grouped: 1.9 s, the
+  same comment.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import REPO, invoke
+from test_diff import commit_all, git
+
+LMDEPLOY = "registry/measurements/lmdeploy-turbomind-a100.toml"
+A40 = "facts/cards/a40.toml"
+
+
+@pytest.fixture(scope="module")
+def registry(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A git repository holding this checkout's registry, committed on ``main``; each test branches from it."""
+    path = tmp_path_factory.mktemp("hostile38") / "registry"
+    path.mkdir()
+    for folder in ("facts", "registry", "locks", "sources", "schema"):
+        shutil.copytree(REPO / folder, path / folder)
+    git(path, "init", "-q", "-b", "main")
+    commit_all(path, "a registry")
+    return path
+
+
+def branch(path: Path, name: str, start: str = "main") -> Path:
+    """``path`` on a new branch ``name`` made from ``start`` (its work tree clean)."""
+    git(path, "checkout", "-q", "-f", start)
+    git(path, "clean", "-qfdx")
+    git(path, "checkout", "-q", "-b", name)
+    return path
+
+
+def test_1_figures_of_a_locator_of_hyphenated_names_are_read_in_one_pass() -> None:
+    from passprice.diff import _quoted_figures
+
+    # Before: 1.1 s for 990 characters, 81 s for 4,000 (each 2x the characters 8x the time).
+    assert _quoted_figures("x " + "a_-" * 3_330) == set()
+    assert _quoted_figures("-a_" * 3_330 + " 7") == set()  # a setting's number
+    assert _quoted_figures("x " + "a_-" * 3_330 + "1 7") == set()
+    assert _quoted_figures("x " + "a_-" * 3_330 + "1, 7") == {7.0}
+    # As the expression read them when it gave characters back: a number inside a name is none of the figures …
+    assert _quoted_figures("a_b-12") == set() and _quoted_figures("a-1x_1") == set()
+    assert _quoted_figures("--ab-12, 5 GB") == {5.0} and _quoted_figures("x-12") == {12.0}
+    # … a flag's name ends at a "." and a setting's number is its own, the next figure the locator's.
+    assert _quoted_figures("-a-1.5-7") == {7.0} and _quoted_figures("n_ctx 512 1024") == {1024.0}
+    assert _quoted_figures("1..--a-9._  111") == {1.0, 111.0}
+
+
+def test_1_a_measured_runs_locator_of_hyphenated_names_is_reviewed(registry: Path) -> None:
+    # Before: the review did not end (a run's 9,000-character locator read once: hours of CPU).
+    path = branch(registry, "long-locator")
+    runs = path / LMDEPLOY
+    text = runs.read_text()
+    first = re.search(r'^locator = "docs/en/benchmark/a100_fp16.md, .*"$', text, re.M)
+    assert first is not None
+    runs.write_text(text.replace(first.group(0), f'locator = "docs/en/benchmark/a100_fp16.md {"a_-" * 3_000}"', 1))
+    commit_all(path, "a long locator")
+    branch(path, "long-locator-moved", "long-locator")
+    runs.write_text(runs.read_text().replace("tokens_per_s = 100.02", "tokens_per_s = 101.02", 1))
+    commit_all(path, "its tokens/s moved")
+    result = invoke("diff", "long-locator", "HEAD", "--json", root=path)
+    assert result.exit_code == 1, result.output  # the stack fitted from the run is stale
+    assert json.loads(result.stdout)["runs_to_verify"] == {LMDEPLOY: 1}
+    text = invoke("diff", "long-locator", "HEAD", root=path).stdout
+    assert ("lmd1.a100_sxm4_80gb.l2-7b.b1.p1-o128's tokens/s moved (100.02 → 101.02 tokens/s) but its citation did "
+            "not: does lmdeploy-a100-fp16-benchmark: docs/en/benchmark/a100_fp16.md a_-a_-") in text
+
+
+def test_2_added_copies_citing_one_place_are_each_held_against_the_others(registry: Path) -> None:
+    # The grouping (139 copies: 4.1 → 1.9 s) asks what the pairwise reading asked: 12 copies of the A40's card,
+    # the last with memory.bandwidth 700 GB/s under the datasheet's 'Memory bandwidth 696 GB/s'.
+    path = branch(registry, "copies")
+    card = (path / A40).read_text()
+    for i in range(12):
+        copy = card.replace('name = "NVIDIA A40"', f'name = "NVIDIA A40, copy {i:02}"')
+        if i == 11:
+            copy = copy.replace("[memory.bandwidth]\nvalue = 696", "[memory.bandwidth]\nvalue = 700")
+        (path / "facts" / "cards" / f"a40_c{i:02}.toml").write_text(copy)
+    commit_all(path, "12 copies")
+    result = invoke("diff", "main", "HEAD", root=path)
+    assert result.exit_code == 0, result.output
+    assert "144 facts added in 12 new files, 12 to verify in its source" in result.stdout
+    place = ("nvidia-a40-datasheet: specifications table: 'Memory bandwidth 696 GB/s' (read in a verbatim copy of the "
+             "table: the source record's copies)")
+    assert (f"to verify: its locator quotes 696 GB/s, not 700 GB/s: does {place} state 700 GB/s?; {A40}: "
+            "memory.bandwidth reads 696 GB/s at the place facts/cards/a40_c11.toml: memory.bandwidth cites as "
+            f"700 GB/s (and 11 more): does {place} state 700 GB/s?") in result.stdout
+    assert ("to verify: facts/cards/a40_c11.toml: memory.bandwidth reads 700 GB/s at the place "
+            f"facts/cards/a40_c00.toml: memory.bandwidth cites as 696 GB/s: does {place} state 696 GB/s?"
+            ) in result.stdout
+    out = json.loads(invoke("diff", "main", "HEAD", "--json", root=path).stdout)
+    assert out["to_verify"] == [f"a40_c{i:02}:memory.bandwidth" for i in range(12)]
