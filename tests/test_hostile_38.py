@@ -108,3 +108,47 @@ def test_2_added_copies_citing_one_place_are_each_held_against_the_others(regist
             ) in result.stdout
     out = json.loads(invoke("diff", "main", "HEAD", "--json", root=path).stdout)
     assert out["to_verify"] == [f"a40_c{i:02}:memory.bandwidth" for i in range(12)]
+
+
+def test_3_a_source_not_found_lists_40_registered_ids_and_counts_the_rest(tmp_path: Path) -> None:
+    # Before: every registered id on each line: 4,036 records and a card's 12 citations of ids not registered made
+    # check print 12 lines of 93 KB (1.1 MB).
+    from cli_helpers import copy_root
+
+    root = copy_root(tmp_path)
+    record = (root / "sources" / "nvidia-a40-datasheet.toml").read_text()
+    for i in range(60):
+        (root / "sources" / f"vendor-{i:02}-datasheet.toml").write_text(record)
+    card = root / "facts" / "cards" / "a40.toml"
+    card.write_text(card.read_text().replace('source = "nvidia-a40-datasheet"', 'source = "vendor-07-datasheeet"', 1))
+    result = invoke("check", root=root)
+    assert result.exit_code == 2, result.output  # a stack fitted from a run on the A40 cannot be re-run either
+    lines = [x for x in result.output.splitlines() if "no source 'vendor-07-datasheeet'" in x]
+    ids = sorted(p.stem for p in (root / "sources").glob("*.toml"))
+    assert len(ids) == 96 and lines
+    for line in lines:
+        assert len(line) < 2_500, line
+        assert line.endswith(f"or cite a registered one: {', '.join(ids[:40])} … (96 in all, each a file of "
+                             f"{root / 'sources'}))"), line
+        assert "; did you mean vendor-07-datasheet or " in line
+
+
+def test_4_a_name_of_combining_marks_alone_is_spelled_in_checks_lines(tmp_path: Path) -> None:
+    # Before: "card '́́́': not found", the three U+0301 drawn over the quotes, nothing spelled (a mark was spelled
+    # only over a letter or digit).
+    from cli_helpers import copy_root
+
+    root = copy_root(tmp_path)
+    text = (root / LMDEPLOY).read_text()
+    head, first = text.split("\n[[run]]\n")[:2]
+    run = first.replace('id = "lmd1', 'id = "marks').replace('card = "a100_sxm4_80gb"', 'card = "\u0301\u0301\u0301"')
+    (root / "registry" / "measurements" / "marks.toml").write_text(f"{head}\n[[run]]\n{run}")
+    result = invoke("check", root=root)
+    assert result.exit_code == 2, result.output
+    line = next(x for x in result.stderr.splitlines() if "marks.toml" in x)
+    assert line.startswith("passprice: error: registry/measurements/marks.toml: run.0.card: card '\u0301\u0301\u0301': "
+                           "not found in "), line
+    assert line.endswith(" (spelled '\\u0301\\u0301\\u0301')"), line
+    from passprice.errors import spelled_words
+
+    assert spelled_words("⚠️ a → b … 3 µs") == "⚠️ a → b … 3 µs"  # symbols alone, and a mark over one, as they are

@@ -42,16 +42,18 @@ def spelled_words(line: str) -> str:
     """``line`` with each word holding a letter or digit outside ASCII (or a mark over a letter) spelled out after
     it, as :func:`spelled` spells a name: ``… card h200_sхm_141gb … (spelled 'h200_s\\u0445m_141gb')``. A look-alike
     card (a Cyrillic ``х``) read the same as the card it copies in ``check``'s and ``reproduce``'s lines (``serving
-    changed: card: h200_sxm_141gb → h200_sxm_141gb``), where the review spells it (slip round 32). Words of symbols
-    alone (``→``, ``…``, ``⚠️``, ``µs``) are left as they are, and so is a name the line spells already; a line
-    that is all ASCII is returned as it is."""
+    changed: card: h200_sxm_141gb → h200_sxm_141gb``), where the review spells it (slip round 32); so is a word of
+    combining marks alone, which prints as nothing. Words of symbols alone (``→``, ``…``, ``⚠️``, ``µs``) are left as
+    they are, and so is a name the line spells already; a line that is all ASCII is returned as it is."""
     if line.isascii():
         return line
     import unicodedata
 
-    def names(word: str) -> bool:  # a letter or digit outside ASCII, or a mark over a letter (e + U+0301)
+    def names(word: str) -> bool:  # a letter or digit outside ASCII, a mark over a letter (e + U+0301), or marks
+        # alone: a card named three U+0301 read "card '́́́': not found", the marks drawn over the quotes (attack 38)
         odd = [unicodedata.category(c)[0] for c in word if not c.isascii() and c not in _PLAIN_SYMBOLS]
-        return any(k in "LN" for k in odd) or ("M" in odd and any(c.isalnum() for c in word))
+        alone = len(odd) == len(word) and set(odd) == {"M"}
+        return any(k in "LN" for k in odd) or ("M" in odd and (alone or any(c.isalnum() for c in word)))
 
     import re
 
