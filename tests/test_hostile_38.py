@@ -152,3 +152,46 @@ def test_4_a_name_of_combining_marks_alone_is_spelled_in_checks_lines(tmp_path: 
     from passprice.errors import spelled_words
 
     assert spelled_words("⚠️ a → b … 3 µs") == "⚠️ a → b … 3 µs"  # symbols alone, and a mark over one, as they are
+
+
+def _other_runs(path: Path, edit: dict[str, str]) -> None:
+    """``registry/measurements/other.toml``: the LMDeploy file's first run three times in a stack nobody registered
+    (batches 1-3, ids o0-o2, 100-102 tokens/s), each ``old → new`` of ``edit`` then applied to the file."""
+    text = (path / LMDEPLOY).read_text()
+    head, first = text.split("\n[[run]]\n")[:2]
+    runs = [first.replace('id = "lmd1', f'id = "o{i}').replace('stack = "lmdeploy-turbomind-2312"', 'stack = "other"')
+            .replace("tokens_per_s = 100.02", f"tokens_per_s = {100 + i}").replace("batch = 1\n", f"batch = {i + 1}\n")
+            for i in range(3)]
+    text = head + "".join(f"\n[[run]]\n{r}" for r in runs)
+    for old, new in edit.items():
+        text = text.replace(old, new)
+    (path / "registry" / "measurements" / "other.toml").write_text(text)
+
+
+def test_5_runs_renamed_or_added_in_an_edited_measurement_file_are_to_verify(registry: Path) -> None:
+    # Before: the three runs' ids renamed and their tokens/s doubled (100 → 200), or a run added to the file, read
+    # "1 other file changed", nothing to verify, exit 0 (runs were matched by id alone; a new id was skipped).
+    path = branch(registry, "other-runs")
+    _other_runs(path, {})
+    commit_all(path, "three runs")
+    branch(path, "other-renamed", "other-runs")
+    _other_runs(path, {'id = "o': 'id = "renamed-o', "tokens_per_s = 10": "tokens_per_s = 20"})
+    commit_all(path, "renamed, doubled")
+    result = invoke("diff", "other-runs", "HEAD", root=path)
+    assert result.exit_code == 0, result.output
+    assert "1 other file changed; 3 measured runs to verify in its source;" in result.stdout
+    assert ("registry/measurements/other.toml (changed): 3 measured runs to verify in its source: "
+            "renamed-o0.a100_sxm4_80gb.l2-7b.b1.p1-o128 (was o0.a100_sxm4_80gb.l2-7b.b1.p1-o128)'s tokens/s moved "
+            "(100 → 200 tokens/s) but its citation did not: does lmdeploy-a100-fp16-benchmark: ") in result.stdout
+    branch(path, "other-added", "other-runs")
+    _other_runs(path, {})
+    runs = path / "registry" / "measurements" / "other.toml"
+    head, *blocks = runs.read_text().split("\n[[run]]\n")
+    added = blocks[0].replace('id = "o0', 'id = "o9').replace("batch = 1\n", "batch = 9\n")
+    runs.write_text(head + "".join(f"\n[[run]]\n{r}" for r in [*blocks[::-1], added]))  # reordered, one added
+    commit_all(path, "reordered, one added")
+    out = json.loads(invoke("diff", "other-runs", "HEAD", "--json", root=path).stdout)
+    assert out["runs_to_verify"] == {"registry/measurements/other.toml": 1}
+    text = invoke("diff", "other-runs", "HEAD", root=path).stdout
+    assert ("1 measured run to verify in its source: o9.a100_sxm4_80gb.l2-7b.b1.p1-o128 added to the file: does "
+            "lmdeploy-a100-fp16-benchmark: docs/en/benchmark/a100_fp16.md") in text

@@ -2640,8 +2640,10 @@ def runs_to_verify(base: Side, head: Side, rel: str) -> list[str]:
     :attr:`FactChange.to_verify` asks of a fact). A measured run is a fact a stack is fitted from: its locator
     rewritten to quote another row's 90.02 tokens/s over the run's 100.02, or the file's 17 runs re-attributed to
     another source record, read "1 other file changed", nothing to verify, and ``check`` passed (slip round 32).
-    Empty when a side does not read (the review's errors say why). Raises nothing."""
-    from passprice.measurements import load_file
+    A run under an id BASE does not hold is compared with the run BASE held at its setting (stack, card,
+    checkpoint, batch, positions, routing) under an id HEAD does not hold (``ID (was OLD)``), else asked as added
+    to the file. Empty when a side does not read (the review's errors say why). Raises nothing."""
+    from passprice.measurements import Run, load_file
     from passprice.tables import count
 
     try:
@@ -2649,13 +2651,31 @@ def runs_to_verify(base: Side, head: Side, rel: str) -> list[str]:
         after = load_file(head.root.path / rel, head.root.schema, head.root.sources)
     except InputError:
         return []
+
+    def setting(r: Run) -> tuple[str, str, str, int, int, int, str | None]:
+        return r.stack, r.card, r.checkpoint, r.batch, r.first, r.last, r.routing
+
+    # A run whose id is gone on HEAD is the run HEAD holds under a new id at the same setting: renamed runs with
+    # their tokens/s doubled, or a run added to the file, read "1 other file changed" and nothing to verify (attack
+    # round 38).
+    kept = {r.id for r in after}
+    renamed: dict[tuple[str, str, str, int, int, int, str | None], list[Run]] = {}
+    for r in before.values():
+        if r.id not in kept:
+            renamed.setdefault(setting(r), []).append(r)
     out = []
     for run in after:
         was = before.get(run.id)
-        if was is None:
-            continue
         figure = f"{count(run.tokens_per_s)} tokens/s"
         where = escaped(f"{run.source_id}: {run.locator}")
+        name = escaped(run.id)
+        if was is None:
+            alike = renamed.get(setting(run))
+            if not alike:
+                out.append(f"{name} added to the file: does {where} state {figure}?")
+                continue
+            was = alike.pop(0)
+            name = f"{name} (was {escaped(was.id)})"
         if (was.source_id, was.locator) != (run.source_id, run.locator):
             from passprice.textchange import text_change
 
@@ -2663,10 +2683,10 @@ def runs_to_verify(base: Side, head: Side, rel: str) -> list[str]:
                 was.source_id != run.source_id) else []
             if was.locator != run.locator:
                 anew.append(f"locator {escaped(text_change(was.locator, run.locator))}")
-            out.append(f"{escaped(run.id)} cited anew ({', '.join(anew)}): does {where} state {figure}?")
+            out.append(f"{name} cited anew ({', '.join(anew)}): does {where} state {figure}?")
         elif was.tokens_per_s != run.tokens_per_s:
             quoted = _quoted_figures(run.locator)
-            moved = (f"{escaped(run.id)}'s tokens/s moved ({count(was.tokens_per_s)} → {figure}) but its citation did "
+            moved = (f"{name}'s tokens/s moved ({count(was.tokens_per_s)} → {figure}) but its citation did "
                      "not")
             if _figure(was.tokens_per_s) in quoted and _figure(run.tokens_per_s) not in quoted:
                 out.append(f"{moved}, and the locator quotes {was.tokens_per_s:g}: {where}")
