@@ -195,3 +195,23 @@ def test_5_runs_renamed_or_added_in_an_edited_measurement_file_are_to_verify(reg
     text = invoke("diff", "other-runs", "HEAD", root=path).stdout
     assert ("1 measured run to verify in its source: o9.a100_sxm4_80gb.l2-7b.b1.p1-o128 added to the file: does "
             "lmdeploy-a100-fp16-benchmark: docs/en/benchmark/a100_fp16.md") in text
+
+
+def test_6_a_comment_lists_20_derived_facts_that_do_not_follow_and_counts_the_rest(registry: Path) -> None:
+    # Before: every one: 130 copies of the A40's card with their plain figures raised made 910 lines, 148 KB of a
+    # 193 KB pull-request comment, past GitHub's 65,536 characters.
+    path = branch(registry, "raised-copies")
+    card = (path / A40).read_text()
+    for i in range(3):
+        copy = card.replace('name = "NVIDIA A40"', f'name = "NVIDIA A40, raised {i}"')
+        copy = re.sub(r"^value = ([\d.]+)$", lambda m: f"value = {float(m.group(1)) + 1}" if float(m.group(1)) > 2
+                      else m.group(0), copy, flags=re.M)
+        (path / "facts" / "cards" / f"a40_r{i}.toml").write_text(copy)
+    commit_all(path, "3 copies, raised")
+    text = invoke("diff", "main", "HEAD", root=path)
+    assert text.exit_code == 1, text.output
+    assert text.stdout.count("does not follow from its derivation") == 21, text.stdout
+    markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path).stdout
+    section = markdown.split("#### Derived facts that do not follow\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert len(section) == 21 and all(x.startswith("- ❌ `a40_r") for x in section[:20]), section
+    assert section[20] == "- and 1 more: the text review (`passprice diff`) lists each"
