@@ -215,3 +215,22 @@ def test_6_a_comment_lists_20_derived_facts_that_do_not_follow_and_counts_the_re
     section = markdown.split("#### Derived facts that do not follow\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
     assert len(section) == 21 and all(x.startswith("- ❌ `a40_r") for x in section[:20]), section
     assert section[20] == "- and 1 more: the text review (`passprice diff`) lists each"
+
+
+def test_7_a_comments_facts_table_is_bounded_in_characters_too(registry: Path) -> None:
+    # Before: 200 rows whatever their width: 130 card files added under 153-character names made a table of 45 KB
+    # and a comment of 81 KB with the facts' details, past GitHub's 65,536 characters.
+    path = branch(registry, "long-names")
+    card = (path / A40).read_text()
+    for i in range(10):
+        (path / "facts" / "cards" / f"{'q' * 150}{i:03}.toml").write_text(
+            card.replace('name = "NVIDIA A40"', f'name = "NVIDIA A40, copy {i}"'))
+    commit_all(path, "10 copies under long names")
+    out = invoke("diff", "main", "HEAD", "--format", "comment", root=path)
+    assert out.exit_code == 0, out.output
+    lines = out.stdout.splitlines()
+    assert lines[1].split(": ", 1)[1].startswith("120 facts added in 10 new files")
+    rows = [x for x in lines if x.startswith("| `qqq")]
+    assert 50 < len(rows) < 120 and sum(len(x) + 1 for x in rows) <= 20_000, len(rows)
+    assert (f"and {120 - len(rows)} more changed facts, none weaker or to verify: the text review (`passprice diff`) "
+            "lists each") in lines

@@ -2816,6 +2816,9 @@ MAX_ADDED_DETAIL = 2_000
 #: The most rows of a pull-request comment's facts table (every fact weaker or to verify first); the rest are
 #: counted and the text review lists each: 100 card files added made a table of 1,200 rows, 85 KB (attack round 32).
 MAX_FACT_ROWS = 200
+#: The most characters of those rows: 130 card files added under 153-character names made 200 rows of 45 KB, and a
+#: comment of 81 KB with the facts' details (attack round 38).
+MAX_FACT_TABLE = 20_000
 
 
 def _duplicates(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
@@ -3709,25 +3712,23 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     if facts:
         # The facts a reviewer must look at (weaker, to verify) first, then the rest in order, at most
         # MAX_FACT_ROWS; the table keeps the diff's order.
+        # MAX_FACT_ROWS and MAX_FACT_TABLE characters at most.
         flagged = [i for i, (_, c) in enumerate(facts) if c.weakened or c.to_verify is not None]
-        kept = set(flagged[:MAX_FACT_ROWS])
-        kept |= set([i for i in range(len(facts)) if i not in kept][: MAX_FACT_ROWS - len(kept)])
-        hidden = len(facts) - len(kept)
-        unseen = (f" ({len(flagged) - MAX_FACT_ROWS} of them weaker or to verify)" if len(flagged) > MAX_FACT_ROWS
+        chosen: dict[int, list[str]] = {}
+        used, first = 0, set(flagged)
+        for i in [*flagged, *(i for i in range(len(facts)) if i not in first)]:
+            f, c = facts[i]
+            row = [markdown_code(f.name), markdown_code(c.path), show(c.old), show(c.new), _what(c),
+                   _provenance(c).replace("(WEAKER)", "⚠️ **weaker**"), _cite_cell(c)]
+            used += len("| " + " | ".join(row) + " |\n")
+            if len(chosen) == MAX_FACT_ROWS or used > MAX_FACT_TABLE:
+                break
+            chosen[i] = row
+        hidden = len(facts) - len(chosen)
+        unseen_flagged = sum(1 for i in flagged if i not in chosen)
+        unseen = (f" ({unseen_flagged} of them weaker or to verify)" if unseen_flagged
                   else ", none weaker or to verify")
-        facts = tuple(fc for i, fc in enumerate(facts) if i in kept)
-        rows = [
-            [
-                markdown_code(f.name),
-                markdown_code(c.path),
-                show(c.old),
-                show(c.new),
-                _what(c),
-                _provenance(c).replace("(WEAKER)", "⚠️ **weaker**"),
-                _cite_cell(c),
-            ]
-            for f, c in facts
-        ]
+        rows = [chosen[i] for i in sorted(chosen)]
         out += [
             "",
             "#### Facts",
