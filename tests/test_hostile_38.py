@@ -256,3 +256,16 @@ def test_8_check_lists_the_roots_folders_once_for_many_names_not_found(tmp_path:
     assert result.exit_code == 2, result.output
     assert sum(1 for x in result.stderr.splitlines() if ": card 'card_" in x and "not found" in x) == 30
     assert len(calls) <= 2, len(calls)
+
+
+def test_9_a_line_spells_three_names_and_counts_the_rest() -> None:
+    # Before: every word not ASCII: a card not found listed the 100 registered cards of Cyrillic names and spelled
+    # each, a 4 KB line (check's 1,000 such runs printed 4 MB on stderr).
+    from passprice.errors import spelled_words
+
+    names = [f"\u043a\u0430\u0440\u0442\u0430_{i}" for i in range(100)]
+    line = spelled_words(f"card 'x': not found (registered: {', '.join(names)})")
+    spelled = "".join(f" (spelled {name!a})" for name in names[:3])
+    assert line.endswith(f"{spelled} (and 97 more names not ASCII)"), line
+    assert spelled.startswith(" (spelled '\\u043a\\u0430\\u0440\\u0442\\u0430_0')")
+    assert spelled_words("card h200_s\u0445m_141gb") == "card h200_s\u0445m_141gb (spelled 'h200_s\\u0445m_141gb')"
