@@ -269,3 +269,17 @@ def test_9_a_line_spells_three_names_and_counts_the_rest() -> None:
     assert line.endswith(f"{spelled} (and 97 more names not ASCII)"), line
     assert spelled.startswith(" (spelled '\\u043a\\u0430\\u0440\\u0442\\u0430_0')")
     assert spelled_words("card h200_s\u0445m_141gb") == "card h200_s\u0445m_141gb (spelled 'h200_s\\u0445m_141gb')"
+
+
+def test_10_calibrates_hint_quotes_the_stack_name_it_says_to_run(tmp_path: Path) -> None:
+    # Before: "then run passprice calibrate --stack a b again", two words where the runs name one stack.
+    from cli_helpers import copy_root
+
+    root = copy_root(tmp_path)
+    text = (root / LMDEPLOY).read_text()
+    head, first = text.split("\n[[run]]\n")[:2]
+    run = first.replace('id = "lmd1', 'id = "ab').replace('stack = "lmdeploy-turbomind-2312"', 'stack = "a b"')
+    (root / "registry" / "measurements" / "ab.toml").write_text(f"{head}\n[[run]]\n{run}")
+    result = invoke("calibrate", "--dry-run", "--stack", "a b", root=root)
+    assert result.exit_code == 2, result.output
+    assert "; then run passprice calibrate --stack 'a b' again: it writes the fitted facts" in result.stderr
