@@ -455,6 +455,8 @@ def stack_to_fit(root: Root, stack_name: str) -> Path:
     saying how a stack is started: calibrate fits the facts of a stack that exists, and a new one is a file written
     by hand first (three runs naming ``vllm-gaudi-2410`` were told only "stack 'vllm-gaudi-2410': not found
     (registered: …)", and the README said nowhere what the file must hold: walkthrough 23)."""
+    import shlex
+
     try:
         return stack_path(root, stack_name)
     except NotFound as e:
@@ -472,8 +474,8 @@ def stack_to_fit(root: Root, stack_name: str) -> Path:
             "[stack] table with its name, integer_matrices (array or vector: where its integer-quantised matrix "
             "kernels run) and float_matrices (tensor or vector), and a memory.reserved fact if its runtime keeps "
             "memory for itself (schema/stack.schema.json; the registered stacks' files show each key); then run "
-            f"passprice calibrate --stack {stack_name} again: it writes the fitted facts"
-        ) from None
+            f"passprice calibrate --stack {shlex.quote(stack_name)} again: it writes the fitted facts"
+        ) from None  # quoted: a stack 'a b' was told to run "calibrate --stack a b again" (attack round 38)
 
 
 def calibrate(root: Root, stack_name: str, runs: Sequence[Run] | None = None) -> Calibration:

@@ -771,28 +771,94 @@ def _figure(amount: float) -> float:
     return float(f"{amount:.12g}")
 
 
-_PARAMETER = r"(?:[A-Za-z_][\w.-]*_[\w.-]*|-{1,2}[A-Za-z][\w-]*)[ \t]*[=:]?[ \t]*"
-"""A setting's name before its number in a locator: an identifier with an underscore (``n_ctx 512``,
-``n_gpu_layers=99``) or a command-line flag (``-c 512``, ``--ctx-size=512``)."""
+#: A figure in a locator's text, where no name or figure runs into it (:func:`_quoted_figures`).
+_FIGURE = r"(?<![A-Za-z_\d.,])(?<!=)\d[\d,]*(?:\.\d+)?"
+#: A run of a name's characters: a setting's name is one's end (:func:`_setting_spans`).
+_NAME_RUN = r"[\w.-]+"
+#: A character after which no name and no figure starts.
+_NO_START = r"[A-Za-z_\d.,=]"
+#: What follows a setting's name: its number, after blanks and an ``=`` or ``:``.
+_SETTING_VALUE = r"[ \t]*[=:]?[ \t]*\d[\d,]*(?:\.\d+)?"
+
+
+def _setting_spans(text: str) -> list[tuple[int, int]]:
+    r"""The spans ``(start, end)`` (``text[start:end]``) of ``text`` that are a setting's name and its number, in
+    order: an identifier with an ``_`` after its first character (``n_ctx 512``, ``n_gpu_layers=99``) or a flag
+    (``-c 512``, ``--ctx-size=512``), starting where no name or figure runs into it and ending its run of name
+    characters (``[\w.-]``; a flag's holds no ``.``), then blanks, an optional ``=`` or ``:``, and a number; or, with no
+    number after it, a name up to the last digit its run holds after that ``_`` (``a_b-12``; a flag's, after its
+    first letter). The regular expression this replays, ``[A-Za-z_][\w.-]*_[\w.-]*`` before the number, tried every
+    split of a name at every ``-`` in it: a 990-character locator ``x a_-a_-…`` took 1.1 s of CPU each time it was
+    read, 25 s for a copied card of such locators (attack round 38). One pass over each run: linear in ``text``.
+    Raises nothing."""
+    import re
+
+    def letter(c: str) -> bool:
+        return "A" <= c <= "Z" or "a" <= c <= "z"
+
+    value = re.compile(_SETTING_VALUE)
+    out: list[tuple[int, int]] = []
+    for run in re.finditer(_NAME_RUN, text):
+        lo, hi = run.span()
+        if "_" not in run.group(0) and "-" not in run.group(0):
+            continue
+        after = value.match(text, hi)
+        # The last digit before each offset of the run, and its first "." from each on.
+        last, seen = [-1] * (hi - lo + 1), -1
+        for i in range(lo, hi):
+            last[i - lo] = seen
+            seen = i if text[i].isdigit() else seen
+        last[hi - lo] = seen
+        dot, ahead = [hi] * (hi - lo + 1), hi
+        for i in range(hi - 1, lo - 1, -1):
+            ahead = i if text[i] == "." else ahead
+            dot[i - lo] = ahead
+        lines = [i for i in range(lo, hi) if text[i] == "_"]
+        tried = False
+        i = lo
+        while i < hi:
+            c = text[i]
+            if i != 0 and re.match(_NO_START, text[i - 1]):
+                i += 1
+                continue
+            end = -1
+            if (letter(c) or c == "_") and not tried:
+                tried = True  # a later start's name is the end of this one's: it reads alike
+                if any(u > i for u in lines):
+                    end = after.end() if after is not None else last[hi - lo] + 1
+                    end = end if any(i < u < end for u in lines) else -1
+            elif c == "-":
+                j = i + 1 + (i + 1 < hi and text[i + 1] == "-")
+                if j < hi and letter(text[j]):
+                    end = after.end() if after is not None and dot[j - lo] == hi else last[dot[j - lo] - lo] + 1
+                    end = end if end > j + 1 else -1
+            if end >= 0:
+                out.append((i, end))
+                i = end
+            else:
+                i += 1
+    return out
 
 
 def _quoted_figures(text: str) -> set[float]:
     """The figures a locator's text quotes (``'GPU Memory Bandwidth 4.8TB/s'`` → {4.8}; ``16,896`` → {16896}),
     for :attr:`FactChange.to_verify`. A number that is part of a name or a setting's value is not a figure the
     locator quotes: one glued to a letter before it (``pp512``, ``tg128``, build ``b2824``), one after a setting's
-    name (``n_ctx 512``, ``--ctx-size=512``, :data:`_PARAMETER`) or after ``=`` (walkthrough 9: ``n_ctx 512`` in
+    name (``n_ctx 512``, ``--ctx-size=512``, :func:`_setting_spans`) or after ``=`` (walkthrough 9: ``n_ctx 512`` in
     the llama.cpp stack's ``memory.reserved`` locator was read as its 512 MiB, and the review said "the locator
-    quotes 512" of a setting)."""
+    quotes 512" of a setting). The first 10,000 characters are read, in time linear in them."""
     import re
 
-    out = set()
-    pattern = rf"(?<![A-Za-z_\d.,])(?<!=)(?:{_PARAMETER})?\d[\d,]*(?:\.\d+)?"
-    for found in re.finditer(pattern, text[:10_000]):
-        if not found.group(0)[0].isdigit():
-            continue  # a setting's number
-        match = found.group(0)
+    text = text[:10_000]
+    spans = _setting_spans(text)
+    out, at = set(), 0
+    for found in re.finditer(_FIGURE, text):
+        while at < len(spans) and spans[at][1] <= found.start():
+            at += 1
+        if at < len(spans) and spans[at][0] <= found.start():
+            continue  # a setting's number, or a name's
         try:
-            out.add(_figure(float(match.replace(",", ""))))
+            out.add(_figure(float(found.group(0).replace(",", ""))))
         except (ValueError, OverflowError):
             continue
     return out
@@ -2596,7 +2662,9 @@ def runs_to_verify(base: Side, head: Side, rel: str) -> list[str]:
     :attr:`FactChange.to_verify` asks of a fact). A measured run is a fact a stack is fitted from: its locator
     rewritten to quote another row's 90.02 tokens/s over the run's 100.02, or the file's 17 runs re-attributed to
     another source record, read "1 other file changed", nothing to verify, and ``check`` passed (slip round 32).
-    Empty when a side does not read (the review's errors say why). Raises nothing."""
+    A run under an id BASE does not hold is compared with the run BASE held at its setting (stack, card,
+    checkpoint, batch, positions, routing) under an id HEAD does not hold (``ID (was OLD)``), else asked as added
+    to the file. Empty when a side does not read (the review's errors say why). Raises nothing."""
     from passprice.measurements import load_file
     from passprice.tables import count
 
@@ -2605,6 +2673,18 @@ def runs_to_verify(base: Side, head: Side, rel: str) -> list[str]:
         after = load_file(head.root.path / rel, head.root.schema, head.root.sources)
     except InputError:
         return []
+
+    def setting(r: Run) -> tuple[str, str, str, int, int, int, str | None]:
+        return r.stack, r.card, r.checkpoint, r.batch, r.first, r.last, r.routing
+
+    # A run whose id is gone on HEAD is the run HEAD holds under a new id at the same setting: renamed runs with
+    # their tokens/s doubled, or a run added to the file, read "1 other file changed" and nothing to verify (attack
+    # round 38).
+    kept = {r.id for r in after}
+    renamed: dict[tuple[str, str, str, int, int, int, str | None], list[Run]] = {}
+    for r in before.values():
+        if r.id not in kept:
+            renamed.setdefault(setting(r), []).append(r)
     out = []
     places: dict[tuple[str, str], list[Run]] = {}
     if any(run.id not in before for run in after):
@@ -2620,11 +2700,16 @@ def runs_to_verify(base: Side, head: Side, rel: str) -> list[str]:
         was = before.get(run.id)
         figure = f"{count(run.tokens_per_s)} tokens/s"
         where = escaped(f"{run.source_id}: {run.locator}")
+        name = escaped(run.id)
         if was is None:
-            asks = _added_run_asks(run, places.get((run.source_id, " ".join(run.locator.split())), []))
-            if asks:
-                out.append(f"{escaped(run.id)} added: " + "; ".join(asks))
-            continue
+            alike = renamed.get(setting(run))
+            if not alike:
+                asks = _added_run_asks(run, places.get((run.source_id, " ".join(run.locator.split())), []))
+                if asks:
+                    out.append(f"{name} added: " + "; ".join(asks))
+                continue
+            was = alike.pop(0)
+            name = f"{name} (was {escaped(was.id)})"
         if (was.source_id, was.locator) != (run.source_id, run.locator):
             from passprice.textchange import text_change
 
@@ -2632,10 +2717,10 @@ def runs_to_verify(base: Side, head: Side, rel: str) -> list[str]:
                 was.source_id != run.source_id) else []
             if was.locator != run.locator:
                 anew.append(f"locator {escaped(text_change(was.locator, run.locator))}")
-            out.append(f"{escaped(run.id)} cited anew ({', '.join(anew)}): does {where} state {figure}?")
+            out.append(f"{name} cited anew ({', '.join(anew)}): does {where} state {figure}?")
         elif was.tokens_per_s != run.tokens_per_s:
             quoted = _quoted_figures(run.locator)
-            moved = (f"{escaped(run.id)}'s tokens/s moved ({count(was.tokens_per_s)} → {figure}) but its citation did "
+            moved = (f"{name}'s tokens/s moved ({count(was.tokens_per_s)} → {figure}) but its citation did "
                      "not")
             if _figure(was.tokens_per_s) in quoted and _figure(run.tokens_per_s) not in quoted:
                 out.append(f"{moved}, and the locator quotes {was.tokens_per_s:g}: {where}")
@@ -2788,6 +2873,9 @@ MAX_ADDED_DETAIL = 2_000
 #: The most rows of a pull-request comment's facts table (every fact weaker or to verify first); the rest are
 #: counted and the text review lists each: 100 card files added made a table of 1,200 rows, 85 KB (attack round 32).
 MAX_FACT_ROWS = 200
+#: The most characters of those rows: 130 card files added under 153-character names made 200 rows of 45 KB, and a
+#: comment of 81 KB with the facts' details (attack round 38).
+MAX_FACT_TABLE = 20_000
 
 
 def _duplicates(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
@@ -3681,25 +3769,23 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     if facts:
         # The facts a reviewer must look at (weaker, to verify) first, then the rest in order, at most
         # MAX_FACT_ROWS; the table keeps the diff's order.
+        # MAX_FACT_ROWS and MAX_FACT_TABLE characters at most.
         flagged = [i for i, (_, c) in enumerate(facts) if c.weakened or c.to_verify is not None]
-        kept = set(flagged[:MAX_FACT_ROWS])
-        kept |= set([i for i in range(len(facts)) if i not in kept][: MAX_FACT_ROWS - len(kept)])
-        hidden = len(facts) - len(kept)
-        unseen = (f" ({len(flagged) - MAX_FACT_ROWS} of them weaker or to verify)" if len(flagged) > MAX_FACT_ROWS
+        chosen: dict[int, list[str]] = {}
+        used, first = 0, set(flagged)
+        for i in [*flagged, *(i for i in range(len(facts)) if i not in first)]:
+            f, c = facts[i]
+            row = [markdown_code(f.name), markdown_code(c.path), show(c.old), show(c.new), _what(c),
+                   _provenance(c).replace("(WEAKER)", "⚠️ **weaker**"), _cite_cell(c)]
+            used += len("| " + " | ".join(row) + " |\n")
+            if len(chosen) == MAX_FACT_ROWS or used > MAX_FACT_TABLE:
+                break
+            chosen[i] = row
+        hidden = len(facts) - len(chosen)
+        unseen_flagged = sum(1 for i in flagged if i not in chosen)
+        unseen = (f" ({unseen_flagged} of them weaker or to verify)" if unseen_flagged
                   else ", none weaker or to verify")
-        facts = tuple(fc for i, fc in enumerate(facts) if i in kept)
-        rows = [
-            [
-                markdown_code(f.name),
-                markdown_code(c.path),
-                show(c.old),
-                show(c.new),
-                _what(c),
-                _provenance(c).replace("(WEAKER)", "⚠️ **weaker**"),
-                _cite_cell(c),
-            ]
-            for f, c in facts
-        ]
+        rows = [chosen[i] for i in sorted(chosen)]
         out += [
             "",
             "#### Facts",
@@ -3753,8 +3839,13 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     unsound = [(f, x) for f in d.files for x in f.findings if x.path not in {dep.fact for dep in f.dependants}]
     if unsound:
         out += ["", "#### Derived facts that do not follow", ""]
+        # The first MAX_HEAD_PROBLEMS, the rest counted: 130 copies of a card with their plain figures raised made
+        # 910 such lines, 148 KB of a 193 KB comment past GitHub's 65,536 characters (attack round 38).
         out += [f"- ❌ {markdown_code(f.name)} {markdown_code(x.path)} ({x.kind}): {markdown_text(x.message)}"
-                for f, x in unsound]
+                for f, x in unsound[:MAX_HEAD_PROBLEMS]]
+        if len(unsound) > MAX_HEAD_PROBLEMS:
+            out.append(f"- and {len(unsound) - MAX_HEAD_PROBLEMS:,} more: the text review (`passprice diff`) lists "
+                       "each")
     if d.locks:
         rows = []
         for lock in d.locks:
