@@ -89,3 +89,21 @@ def test_speculate_under_a_stack_says_where_the_serving_lies_against_the_fitted_
     assert ("  fitted span   its 111 fitted runs measured 0.3425 … 0.8519 × their limit (the limit 1.17 … 2.92 × "
             "measured); this price's 0.3268 (the limit 3.06 × expected) lies outside: an extrapolation of the fit "
             "(the serving's own price, batch 1)") in text.splitlines()
+
+
+def test_a_name_not_found_lists_40_registered_names_and_counts_the_rest(tmp_path: Path) -> None:
+    """Attack round 38's leftover: a card not found listed every registered card (118 cards: about 2 KB a line; 1,000
+    runs naming missing cards printed 1.99 MB on stderr). The first 40 are listed, the rest counted, as source ids."""
+    root = copy_root(tmp_path)
+    cards = root / "facts" / "cards"
+    text = (cards / "a100_sxm4_80gb.toml").read_text()
+    for i in range(101):
+        (cards / f"zz{i:03d}.toml").write_text(text)
+    known = sorted(p.stem for p in cards.glob("*.toml"))
+    assert len(known) == 118
+    out = invoke("price", "r1-qwen7b-h200", "--card", "nope", "--no-lock", root=root)
+    assert out.exit_code == 2, out.output
+    line = out.stderr.strip()
+    assert len(out.stderr.splitlines()) == 1
+    assert line.endswith(f"(registered: {', '.join(known[:40])} … (118 in all, each a file of {cards}))")
+    assert known[40] not in line and len(line) < 1200
