@@ -146,9 +146,10 @@ def test_4_a_name_of_combining_marks_alone_is_spelled_in_checks_lines(tmp_path: 
     result = invoke("check", root=root)
     assert result.exit_code == 2, result.output
     line = next(x for x in result.stderr.splitlines() if "marks.toml" in x)
-    assert line.startswith("passprice: error: registry/measurements/marks.toml: run.0.card: card '\u0301\u0301\u0301': "
-                           "not found in "), line
-    assert line.endswith(" (spelled '\\u0301\\u0301\\u0301')"), line
+    # spelled where the name not found is said (registry.not_found since the lead's session 19 fix), once
+    assert line.startswith("passprice: error: registry/measurements/marks.toml: run.0.card: card '\u0301\u0301\u0301' "
+                           "(spelled '\\u0301\\u0301\\u0301'): not found in "), line
+    assert line.count("spelled") == 1, line
     from passprice.errors import spelled_words
 
     assert spelled_words("⚠️ a → b … 3 µs") == "⚠️ a → b … 3 µs"  # symbols alone, and a mark over one, as they are

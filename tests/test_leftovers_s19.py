@@ -107,3 +107,18 @@ def test_a_name_not_found_lists_40_registered_names_and_counts_the_rest(tmp_path
     assert len(out.stderr.splitlines()) == 1
     assert line.endswith(f"(registered: {', '.join(known[:40])} … (118 in all, each a file of {cards}))")
     assert known[40] not in line and len(line) < 1200
+
+
+def test_a_look_alike_name_not_found_is_spelled_beside_its_did_you_mean() -> None:
+    """Attack round 38's leftover: ``fact show h200_sхm_141gb`` (a Cyrillic х) read "card 'h200_sхm_141gb': not found
+    …; did you mean h200_sxm_141gb", two names that print alike; the name not found is spelled now."""
+    for args in (("fact", "show", "h200_s\u0445m_141gb", "memory.bandwidth"),
+                 ("price", "r1-qwen7b-h200", "--card", "h200_s\u0445m_141gb", "--no-lock")):
+        out = invoke(*args)
+        assert out.exit_code == 2, out.output
+        assert out.stderr.startswith("passprice: error: card 'h200_s\u0445m_141gb' (spelled 'h200_s\\u0445m_141gb'): "
+                                     "not found in "), out.stderr
+        assert "did you mean h200_sxm_141gb" in out.stderr
+    # an ASCII name is as it was
+    assert invoke("fact", "show", "h200", "memory.bandwidth").stderr.startswith(
+        "passprice: error: card 'h200': not found in ")

@@ -2571,8 +2571,10 @@ def stack_spans(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str
             ratios = run_ratios(head.root, new)
         except InputError:
             continue
-        line = (f"fitted span: its {n0:,} fitted runs measured {lo0:.4g} … {hi0:.4g} × their limit on BASE, its "
-                f"{n1:,} {lo1:.4g} … {hi1:.4g} on HEAD")
+        # "its 3 fitted runs measured 0.4643 … 0.5737 × their limit on BASE, its 3 0.4681 … 0.5784 on HEAD" read
+        # awkwardly (walkthrough 23): each side's span, then its runs
+        line = (f"fitted span: {lo0:.4g} … {hi0:.4g} × their limit measured by its {n0:,} fitted runs on BASE, "
+                f"{lo1:.4g} … {hi1:.4g} by its {n1:,} on HEAD")
         outside = [(i, r) for i, r in ratios.items() if not lo0 <= r <= hi0]
         if outside:
             named = ", ".join(f"{i} at {r:.4g} × its limit (the limit {1 / r:.3g} × measured)" for i, r in outside[:5])

@@ -852,7 +852,11 @@ def not_found(kind: str, ref: str, folder: Path, known: list[str]) -> InputError
     listed = ", ".join(known[:MAX_LISTED_NAMES]) or "none"
     if len(known) > MAX_LISTED_NAMES:
         listed += f" … ({len(known):,} in all, each a file of {folder})"
-    return NotFound(f"{kind} {ref!r}: not found in {folder}{_hint(kind, ref, folder, known)} (registered: {listed})")
+    # a look-alike name (a Cyrillic х in h200_sхm_141gb) is spelled: "card 'h200_sхm_141gb': not found …; did you mean
+    # h200_sxm_141gb" named two strings that print alike (attack round 38)
+    hint = _hint(kind, ref, folder, known)
+    named = repr(ref) if repr(ref).isascii() or ascii(ref) in hint else f"{ref!r} (spelled {ref!a})"
+    return NotFound(f"{kind} {named}: not found in {folder}{hint} (registered: {listed})")
 
 
 #: The most registered names a "not found" line lists (the rest counted), as :data:`passprice.sources.MAX_LISTED_IDS`
