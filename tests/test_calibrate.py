@@ -316,10 +316,10 @@ def test_a_fitted_or_ranged_value_that_does_not_follow_is_a_mismatch(today: tupl
         (
             "share.read",
             "mismatch",
-            "share.read: re-fitted from its 111 runs (as registered today, on today's cards and checkpoints) it is "
-            "0.9883, not 0.97: more than the 0.1 % its derivation allows (a fact of a card or checkpoint its runs "
-            "price changed, or passprice's pricing code did: review the re-fit with `passprice calibrate --stack "
-            "llamacpp-cuda-2405 --dry-run`, then run it without --dry-run)",
+            "share.read: re-fitted from its 111 runs (as registered today, on today's cards, checkpoints and "
+            "routing records) it is 0.9883, not 0.97: more than the 0.1 % its derivation allows (a fact of a card, "
+            "checkpoint or routing record its runs price changed, or passprice's pricing code did: review the re-fit "
+            "with `passprice calibrate --stack llamacpp-cuda-2405 --dry-run`, then run it without --dry-run)",
         ),
     ]
 

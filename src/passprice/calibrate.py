@@ -472,8 +472,9 @@ def stack_to_fit(root: Root, stack_name: str) -> Path:
             f"{e}; {len(runs):,} measured run{'s' if len(runs) != 1 else ''} of {_files(runs)} name it: calibrate "
             f"fits the facts of a stack that exists, so write {shown(root.stacks / f'{stack_name}.toml')} first, a "
             "[stack] table with its name, integer_matrices (array or vector: where its integer-quantised matrix "
-            "kernels run) and float_matrices (tensor or vector), and a memory.reserved fact if its runtime keeps "
-            "memory for itself (schema/stack.schema.json; the registered stacks' files show each key); then run "
+            "kernels run) and float_matrices (tensor or vector), and a memory.reserved fact, the memory its runtime "
+            "keeps for itself (every price under a stack reads it and calibrate does not fit it: 0 GiB if it keeps "
+            "none; schema/stack.schema.json; the registered stacks' files show each key); then run "
             f"passprice calibrate --stack {shlex.quote(stack_name)} again: it writes the fitted facts"
         ) from None  # quoted: a stack 'a b' was told to run "calibrate --stack a b again" (attack round 38)
 
@@ -698,8 +699,9 @@ def calibration_cautions(cal: Calibration) -> list[str]:
     """What a user should not read into the fit, one line each: fewer runs than fitted facts (``terms.serial``
     counted), so the fit can match every run and its in-sample error says nothing; and a hold-out that was not
     possible (every run of one card, or of one checkpoint), so nothing says how the facts do on another card or
-    model. Walkthrough 2 (session 11): 2 runs on one card and one checkpoint fitted 8 facts, "in sample 0.0 %",
-    written as derived facts without a word."""
+    model; and a stack without the ``memory.reserved`` every price under it reads, which no fit writes.
+    Walkthrough 2 (session 11): 2 runs on one card and one checkpoint fitted 8 facts, "in sample 0.0 %", written as
+    derived facts without a word."""
     runs = len(cal.fit.runs)
     facts = len(cal.fit.fitted) + 1
     out = []
@@ -714,6 +716,15 @@ def calibration_cautions(cal: Calibration) -> list[str]:
         out.append(
             f"every run is of {what}: no held-out check was possible, so nothing says how these facts price "
             f"another {' or '.join(alone)}; add runs of others before trusting them there"
+        )
+    stack = cal.stack
+    if "memory.reserved" not in stack.facts and not any("memory.reserved" in f for f in stack.cards.values()):
+        # Walkthrough 24: a stack written with no memory.reserved calibrated without a word, then every price
+        # under it was refused StackLacks.
+        out.append(
+            f"stack {stack.name} has no memory.reserved fact, which every price under it reads and calibrate does "
+            f"not fit: write it in facts/stacks/{stack.name}.toml by hand (0 GiB with its citation if the runtime "
+            "keeps none), else every price under the stack is refused StackLacks"
         )
     return out
 
@@ -941,13 +952,14 @@ def verify_stack(root: Root, stack: Stack, runs: Sequence[Run] | None = None) ->
                 out.append(Finding(path, "broken", f"{path}: re-fitted from its {len(ids)} runs, no run exercises it "
                                    "any more (its share is not fitted)"))
             elif not agrees(fact.value, value, tolerance):
-                out.append(Finding(path, "mismatch", f"{path}: re-fitted from its {len(ids)} runs (as registered "
-                                   f"today, on today's cards and checkpoints) it is {_in_unit(fact, value)}, not "
-                                   f"{fact.describe()}: more than the {100 * tolerance:g} % its derivation allows (a "
-                                   "fact of a card or checkpoint its runs price changed, or passprice's pricing code "
-                                   "did: review the re-fit with "
-                                   f"`passprice calibrate --stack {stack.name} --dry-run`, then run it without "
-                                   "--dry-run)"))
+                out.append(Finding(
+                    path, "mismatch",
+                    f"{path}: re-fitted from its {len(ids)} runs (as registered today, on today's cards, checkpoints "
+                    f"and routing records) it is {_in_unit(fact, value)}, not {fact.describe()}: more than the "
+                    f"{100 * tolerance:g} % its derivation allows (a fact of a card, checkpoint or routing record its "
+                    "runs price changed, or passprice's pricing code did: review the re-fit with "
+                    f"`passprice calibrate --stack {stack.name} --dry-run`, then run it without --dry-run)",
+                ))
     return out
 
 

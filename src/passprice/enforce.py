@@ -218,7 +218,8 @@ class PriceMoved:
     """Today's price of a serving under its lock ``lock`` is not the one the lock records, although its floors hold:
     the ``recorded`` and ``today`` tokens/s and batches, the ``first`` figure that moved, and why: the pinned facts
     the price rests on that ``drifted`` (each ``path: pinned → today``), the serving's choices that changed
-    (``serving``, ``field: locked → today``)."""
+    (``serving``, ``field: locked → today``). ``unstacked``: the stack a lock made under one was made under, when
+    today's price is the limit, priced without it (its stack facts then are not drift: they were not read)."""
 
     lock: str
     recorded: float
@@ -229,6 +230,7 @@ class PriceMoved:
     drifted: tuple[str, ...] = ()
     serving: tuple[str, ...] = ()
     stack: str | None = None
+    unstacked: str | None = None
 
     def lines(self) -> list[str]:
         """The recorded price beside today's, then what drifted, one line each (no indent). Of a lock made under a
@@ -248,6 +250,11 @@ class PriceMoved:
         ]
         out += [f"drifted since the lock: {d}" for d in self.drifted]
         out += [f"serving differs from the locked one: {s}" for s in self.serving]
+        if self.unstacked is not None:
+            out.append(
+                f"lock {self.lock} was made under stack {self.unstacked}: this is the card's limit, its stack facts "
+                f"not read (none is judged here); `--stack {self.unstacked}` prices the expected price it locks"
+            )
         if not self.drifted and not self.serving:
             out.append(
                 "no pinned fact or serving choice drifted: the pricing model (code) or the checkpoint moved it; "
@@ -304,7 +311,16 @@ def price_moved(
         read.update(expected.get("rests_on", {}))
     today = dict(resolved.facts())
     today.update(stack_facts or {})
-    drifted = tuple(d.describe() for d in drift(lock, today, read))
+    unstacked = None
+    found = drift(lock, today, read)
+    if stack_facts is None and lock.stack is not None:
+        # A lock made under a serving stack, priced without it: its stack facts were not read, not removed
+        # (walkthrough 24: `price SERVING` listed all 13 of them as "drifted since the lock: stack.… → gone").
+        from passprice.stacks import is_stack_path
+
+        unstacked = lock.stack.name
+        found = tuple(d for d in found if not is_stack_path(d.path))
+    drifted = tuple(d.describe() for d in found)
     serving = serving_changes(lock.spec, portable_spec(resolved.spec, root))
     stack = None
     if isinstance(lock.price.get("expected"), Mapping) and isinstance(expected, Mapping):
@@ -318,6 +334,7 @@ def price_moved(
     return PriceMoved(
         lock.name, float(was.get("tokens_per_s", 0.0)), float(now["tokens_per_s"]),
         int(was.get("batch", 0)), int(now.get("batch", 0)), differ[0].field, drifted, serving, stack or None,
+        unstacked,
     )
 
 

@@ -788,13 +788,23 @@ def side_by_side(rep: Reproduction) -> list[tuple[str, Any, Any, Any]]:
     fields = ["tokens_per_s", "pass_s", "binds"]
     rows = []
     if isinstance(recorded.get("expected"), Mapping):  # a lock made under a stack: its expected price too
-        for key in ("tokens_per_s", "batch"):
-            rows.append((f"expected.{key}", recorded["expected"].get(key),
-                         now.get("expected", {}).get(key) if now else None,
-                         today.get("expected", {}).get(key) if today else None))
+        was = recorded["expected"]
+        again = now.get("expected", {}) if now else {}
+        new = today.get("expected", {}) if today else {}
+        # tokens/s and batch always, then each other figure of it that moved, by its own name: the whole object
+        # was a row reading "changed" in all three columns, the recorded one too (walkthrough 24).
+        keys = ["tokens_per_s", "batch"] + [
+            k for k in was
+            if k not in ("tokens_per_s", "batch", "rests_on", "weakest", "routing")
+            and not isinstance(was[k], Mapping | list)
+            and ((again and again.get(k) != was[k]) or (new and new.get(k) != was[k]))
+        ]
+        for key in keys:
+            rows.append((f"expected.{key}", was.get(key), again.get(key) if again else None,
+                         new.get(key) if new else None))
     for key in rep.lock.compared():
-        if key in ("rests_on", "weakest"):
-            continue  # shown as the facts that drifted, and by the provenance row
+        if key in ("rests_on", "weakest", "expected"):
+            continue  # shown as the facts that drifted, by the provenance row, and (expected) field by field above
         if key not in fields and key in rep.lock.compared() and (
             (now and now.get(key) != recorded[key]) or (today and today.get(key) != recorded[key])
         ):

@@ -37,18 +37,23 @@ class SourceChange:
     """A source ``id`` that leads to another document on HEAD than on BASE: ``changed`` says what moved (one
     ``field: before → after`` a record field, or that the registry document it names was rewritten), ``citing``
     the facts of HEAD citing it (``card:path``, as their source or through a figure of their derivation), ``locks``
-    the names of HEAD's locks whose recorded price rests on such a fact (or on a pinned fact citing the id)."""
+    the names of HEAD's locks whose recorded price rests on such a fact (or on a pinned fact citing the id), and
+    ``fitted`` each serving stack with the count of its fitted facts whose measured runs cite the id."""
 
     id: str
     changed: tuple[str, ...]
     citing: tuple[str, ...]
     locks: tuple[str, ...] = ()
+    fitted: tuple[tuple[str, int], ...] = ()
 
     @property
     def to_verify(self) -> str:
         """What the reviewer must check: that the document the id now leads to states each citing fact."""
         what = f"the document source {self.id} names changed ({'; '.join(self.changed)})"
-        if not self.citing:
+        runs = " and ".join(
+            f"the measured runs of stack {stack} ({count} fitted fact{'s' if count != 1 else ''} rest on them)"
+            for stack, count in self.fitted)
+        if not self.citing and not runs:
             return f"{what}; no fact cites it"
         names = ", ".join(self.citing[:SHOWN]) + (
             f" and {len(self.citing) - SHOWN} more" if len(self.citing) > SHOWN else "")
@@ -59,14 +64,17 @@ class SourceChange:
             many = len(self.locks) > 1
             rest = (f" The locked price{'s' if many else ''} of {shown} rest{'' if many else 's'} on them (a lock "
                     "pins the id, not the document).")
+        if not self.citing:
+            return f"{what}: does it state {runs}, which cite it?{rest}"
+        also = f", and {runs}" if runs else ""
         if len(self.citing) == 1:
-            return f"{what}: does it state {names}, which cites it?{rest}"
-        return f"{what}: does it state each of {names}, which cite it?{rest}"
+            return f"{what}: does it state {names}, which cites it{also}?{rest}"
+        return f"{what}: does it state each of {names}, which cite it{also}?{rest}"
 
     def to_json(self) -> dict[str, Any]:
         """The change for ``--format json``."""
         return {"id": self.id, "changed": list(self.changed), "citing": list(self.citing), "locks": list(self.locks),
-                "to_verify": self.to_verify}
+                "fitted": {stack: count for stack, count in self.fitted}, "to_verify": self.to_verify}
 
 
 def _shown(value: Any) -> str:
@@ -105,9 +113,12 @@ def source_changes(
     ``base``: a field of :data:`DOCUMENT_FIELDS` that differs, or the registry document it names (the same
     ``source.path`` on both sides) whose bytes differ — ``documents`` gives each side's identity of a document by
     its path relative to the root (:func:`document_digest`; ``None`` when it cannot be read). Cited by HEAD's facts
-    as :func:`passprice.lineage.citing_sources` finds them; each with the ``locks`` (HEAD's, each its shown path and
-    the lock read) resting on them, as :func:`passprice.lineage.lock_impacts` finds them for ``audit --source``."""
-    from passprice.lineage import citing_sources, load_records, lock_impacts
+    as :func:`passprice.lineage.citing_sources` finds them (a serving stack's facts among them, and a stack's fitted
+    facts whose runs cite the source, :func:`passprice.lineage.fitted_to_source`); each with the ``locks`` (HEAD's,
+    each its shown path and the lock read) resting on them, as :func:`passprice.lineage.lock_impacts` finds them for
+    ``audit --source``."""
+    from passprice.lineage import FactRef, citing_sources, fitted_to_source, load_records, lock_impacts
+    from passprice.stacks import LOCK_PREFIX
 
     found = []
     for source_id in sorted(set(ids)):
@@ -124,13 +135,21 @@ def source_changes(
             found.append((source_id, tuple(changed)))
     if not found:
         return ()
-    citing = citing_sources(load_records(head)[0])
+    # A serving stack's facts cite sources too (its memory.reserved, an estimate), and its fitted facts rest on the
+    # measured runs citing one (walkthrough 24: a benchmark note cited by a stack's memory.reserved and by the five
+    # runs its fit was made on was reviewed as "no fact cites it", and no lock named, though a lock pinned both).
+    citing = citing_sources(load_records(head, stacks=True)[0])
     locks = tuple(locks)
     out = []
     for source_id, fields in found:
-        refs = citing.get(source_id, [])
-        resting, _ = lock_impacts(locks, {c.ref for c in refs}, source_id)
-        out.append(SourceChange(source_id, fields, tuple(str(c.ref) for c in refs),
-                                tuple(sorted({i.name for i in resting}))))
+        refs = [c.ref for c in citing.get(source_id, [])]
+        named = tuple(str(ref) for ref in refs)
+        fitted: dict[str, int] = {}
+        for stack, path, _fact, _runs, _named in fitted_to_source(head, source_id):
+            refs.append(FactRef("stack", stack, path.removeprefix(LOCK_PREFIX)))
+            fitted[stack] = fitted.get(stack, 0) + 1
+        resting, _ = lock_impacts(locks, set(refs), source_id)
+        out.append(SourceChange(source_id, fields, named, tuple(sorted({i.name for i in resting})),
+                                tuple(fitted.items())))
     return tuple(out)
 

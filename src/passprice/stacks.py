@@ -77,6 +77,9 @@ STACK_PATHS: dict[str, str] = {
     "range.position.max": "positions",
 }
 
+#: The stack facts every price under a stack reads that ``passprice calibrate`` never fits: written by hand.
+UNFITTED = ("memory.reserved",)
+
 #: The facts that say where a stack's facts hold (issue 14): token-rows a pass, cached positions.
 RANGE_PATHS = ("range.rows.min", "range.rows.max", "range.position.min", "range.position.max")
 
@@ -97,11 +100,23 @@ class StackLacks(ServingRefusal):
         self.stack = stack
         self.path = path
         self.why = why
+        if path in UNFITTED:
+            # calibrate never writes it (walkthrough 24: the advice to add runs and re-run calibrate was followed
+            # for memory.reserved, which no fit gives, and README called the fact optional).
+            how = (
+                f"add it to facts/stacks/{stack}.toml by hand (a measured or estimated value with its citation; "
+                "`passprice calibrate` does not fit it, and every price under a stack reads it: 0 GiB if the runtime "
+                "keeps none)"
+            )
+        else:
+            how = (
+                f"add it to facts/stacks/{stack}.toml (a measured, derived or estimated value with its citation), or "
+                f"add measured runs under this stack that exercise it (registry/measurements/) and run `passprice "
+                f"calibrate --stack {stack}`"
+            )
         super().__init__(
-            f"stack {stack!r} has no {path} fact, and this serving needs one ({why}): add it to "
-            f"facts/stacks/{stack}.toml (a measured, derived or estimated value with its citation), or add measured "
-            f"runs under this stack that exercise it (registry/measurements/) and run `passprice calibrate --stack "
-            f"{stack}`; or price the limit (without --stack)"
+            f"stack {stack!r} has no {path} fact, and this serving needs one ({why}): {how}; or price the limit "
+            "(without --stack)"
         )
 
     def fields(self) -> dict[str, Any]:
