@@ -24,6 +24,9 @@ now names the stack's fact, the runs its fitted facts rest on, and the lock.
 
 Finding 5 (text): ``check``'s re-fit mismatch said "a fact of a card or checkpoint its runs price changed" when a
 routing record the runs name had; it names routing records too (tests/test_calibrate.py asserts the line).
+
+Finding 6: calibrate replaced a hand-measured ``overhead.pass`` (measured) by its fit (derived) without a word; it
+now warns, and the README says calibrate holds no fact fixed.
 """
 
 from __future__ import annotations
@@ -185,3 +188,18 @@ def test_a_registry_document_a_stack_cites_is_reviewed_with_what_rests_on_it(loc
         f"{STACK}:memory.reserved, which cites it, and the measured runs of stack {STACK} (12 fitted facts rest on "
         "them)? The locked price of w24-moe rests on them (a lock pins the id, not the document)."
     )
+
+
+def test_calibrate_says_when_it_replaces_a_figure_measured_by_hand(tmp_path: Path) -> None:
+    """Finding 6: a per-pass overhead measured with a profiler, written as ``overhead.pass`` 2 ms (measured), was
+    replaced by the fit's 2000 µs (derived) without a word: calibrate holds no fact fixed. It now warns."""
+    root = _registry(tmp_path)
+    with (root / "facts" / "stacks" / f"{STACK}.toml").open("a") as f:
+        f.write('\n[overhead.pass]\nvalue = 2.0\nunit = "ms"\nprovenance = "measured"\nsource = "w24-bench"\n'
+                'locator = "per-pass overhead (nsys): 2.0 ms"\n')
+    fit = invoke("calibrate", "--stack", STACK, "--dry-run", root=root)
+    assert fit.exit_code == 0, fit.output
+    assert (f"passprice: warning: calibrate {STACK}: overhead.pass is 2 ms (measured) in facts/stacks/{STACK}.toml: "
+            "calibrate fits every overhead and share its runs exercise and holds none fixed, so it replaces it with "
+            "the fit (derived, a weaker provenance)") in fit.stderr
+    assert "share.read is" not in fit.stderr  # a fact the stack did not have is no replacement

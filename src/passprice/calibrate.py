@@ -718,6 +718,17 @@ def calibration_cautions(cal: Calibration) -> list[str]:
             f"another {' or '.join(alone)}; add runs of others before trusting them there"
         )
     stack = cal.stack
+    for path in (*cal.fit.fitted, "terms.serial"):
+        had = stack.facts.get(path)
+        if had is not None and Provenance.DERIVED.weaker_than(had.provenance):
+            # Walkthrough 24: a per-pass overhead measured with a profiler (overhead.pass 2 ms, measured) was
+            # replaced by the fit's derived 2000 us without a word: calibrate holds no fact fixed.
+            out.append(
+                f"{path} is {had.describe()} ({had.provenance.value}) in facts/stacks/{stack.name}.toml: calibrate "
+                "fits every overhead and share its runs exercise and holds none fixed, so it replaces it with the "
+                "fit (derived, a weaker provenance); keep your figure's citation in the measured runs' notes, or "
+                "leave the stack unfitted"
+            )
     if "memory.reserved" not in stack.facts and not any("memory.reserved" in f for f in stack.cards.values()):
         # Walkthrough 24: a stack written with no memory.reserved calibrated without a word, then every price
         # under it was refused StackLacks.
