@@ -9,6 +9,8 @@ command-line options at their edges; one test a finding, each building its repro
   file git reads"; it names that file now.
 - (3) A ``GIT_CONFIG_PARAMETERS`` git calls bogus was read as no setting (``shlex`` failing); now read as git reads
   it, and refused as git refuses it.
+- (5) A GGUF header whose ``general.alignment`` is a uint64, int32 or uint8 (GGUF: a uint32; gguf.cpp asserts the
+  type, gguf-py raises "Bad type for general.alignment field") was read and imported; now refused at its byte.
 - (4) A trace line's ``arrival_s`` written as a 400-digit integer: ``math.isfinite`` raised ``OverflowError``, a
   traceback; now the line is refused as past the latest arrival.
 """
@@ -183,3 +185,18 @@ def test_check_refuses_a_bogus_git_config_parameters(tmp_path: Path, monkeypatch
         "passprice: error: GIT_CONFIG_PARAMETERS: byte 22: a quote not closed; git refuses it too "
         "('bogus format in GIT_CONFIG_PARAMETERS') and runs no command: set it as git -c writes it "
         "('key=value', single-quoted, apart by spaces) or unset it"]
+
+
+@pytest.mark.parametrize(("kind", "article"), [("UINT64", "a uint64"), ("INT32", "an int32"), ("UINT8", "a uint8")])
+def test_an_alignment_not_a_uint32_is_refused(tmp_path: Path, kind: str, article: str) -> None:
+    from gguf_bytes import Meta, V, decode, encode
+
+    from passprice.gguf_header import read_header
+
+    meta, tensors = decode(read_header(REPO / "tests/data/gemma3-270m-q4_k_m.header.gguf.xz"))
+    meta = [m for m in meta if m.key != "general.alignment"] + [Meta("general.alignment", V[kind], 32)]
+    path = tmp_path / "h.gguf"
+    path.write_bytes(encode(meta, tensors))
+    lines = bad("header", str(path))
+    assert len(lines) == 1 and lines[0].startswith(f"passprice: error: {path}: byte "), lines
+    assert lines[0].endswith(f": general.alignment is {article}, not a uint32 (GGUF's type for it)"), lines
