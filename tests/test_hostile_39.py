@@ -190,7 +190,6 @@ def test_check_refuses_a_bogus_git_config_parameters(tmp_path: Path, monkeypatch
 @pytest.mark.parametrize(("kind", "article"), [("UINT64", "a uint64"), ("INT32", "an int32"), ("UINT8", "a uint8")])
 def test_an_alignment_not_a_uint32_is_refused(tmp_path: Path, kind: str, article: str) -> None:
     from gguf_bytes import Meta, V, decode, encode
-
     from passprice.gguf_header import read_header
 
     meta, tensors = decode(read_header(REPO / "tests/data/gemma3-270m-q4_k_m.header.gguf.xz"))
