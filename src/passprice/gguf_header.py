@@ -961,6 +961,11 @@ def _parse(stream: IO[bytes], source: str, size: int | None, extra: list[Any]) -
     if "general.alignment" in metadata:
         align = metadata["general.alignment"]
         problem = alignment_problem(align)
+        if problem is None and value_types.get("general.alignment") != "uint32":
+            # GGUF states it as a uint32: gguf.cpp asserts the type (GGML_ASSERT, an abort) and gguf-py's reader
+            # raises "Bad type for general.alignment field"; a uint64 or uint8 one was read (attack round 39).
+            kind = value_types.get("general.alignment", "")
+            problem = f"is {'an' if kind[:1] in ('a', 'i') else 'a'} {kind}, not a uint32 (GGUF's type for it)"
         if problem is not None:
             raise r.fail(offsets["general.alignment"], f"general.alignment {problem}")
         assert isinstance(align, int)

@@ -314,12 +314,82 @@ def _environment_pairs() -> list[tuple[str, str, str]]:
         numbers = sorted(int(m.group(1)) for k in env if (m := re.fullmatch(r"GIT_CONFIG_KEY_(0|[1-9][0-9]{0,9})", k)))
         out += [(env[f"GIT_CONFIG_KEY_{n}"].lower(), env.get(f"GIT_CONFIG_VALUE_{n}", ""), f"GIT_CONFIG_KEY_{n}")
                 for n in numbers if n < int(count)]
-    with contextlib.suppress(ValueError):  # `git -c core.attributesFile=X`, passed to a hook's passprice
-        import shlex
+    # `git -c core.attributesFile=X`, passed to a hook's passprice
+    out += [(key.lower(), value, "GIT_CONFIG_PARAMETERS") for key, value in parameters(env.get("GIT_CONFIG_PARAMETERS")
+                                                                                      or "")]
+    return out
 
-        for item in shlex.split(env.get("GIT_CONFIG_PARAMETERS") or ""):
-            key, _, value = item.partition("=")
-            out.append((key.lower(), value, "GIT_CONFIG_PARAMETERS"))
+
+#: What git's ``isspace`` holds (git-compat-util.h's own ctype: not the locale's, nor Unicode's).
+_SPACE = " \t\n\r"
+
+
+def _dequoted(text: str, at: int) -> tuple[str, int] | None:
+    """git's ``sq_dequote_step`` (quote.c): the single-quoted word starting at ``text[at]`` (``'\\''`` and
+    ``'\\!'`` between two quoted parts give a quote and a ``!``) and the index just past it, or ``None`` when no
+    quote opens there or it is not closed."""
+    if at >= len(text) or text[at] != "'":
+        return None
+    out: list[str] = []
+    i = at + 1
+    while True:
+        close = text.find("'", i)
+        if close < 0:
+            return None
+        out.append(text[i:close])
+        i = close + 1
+        if text[i:i + 1] == "\\" and text[i + 1:i + 2] in ("'", "!") and text[i + 2:i + 3] == "'":
+            out.append(text[i + 1])
+            i += 3
+            continue
+        return "".join(out), i
+
+
+def parameters(text: str) -> list[tuple[str, str]]:
+    """The settings ``GIT_CONFIG_PARAMETERS`` holds (``git -c``), each as its key and value, read as git reads them
+    (config.c ``parse_config_env_list``): single-quoted words apart by whitespace, each ``'key=value'`` or
+    ``'key'='value'`` (``'key'=`` and a key without ``=`` are true, ``''`` here). Raises :class:`ConfigUnread` where
+    git says "bogus format in GIT_CONFIG_PARAMETERS" and stops, naming the byte (0-based): a word not quoted, a
+    quote not closed, text after a word, an empty key. Before attack round 39 such a value was read as no setting
+    (``shlex`` refusing it), or read where git refuses it (``core.attributesFile=X`` unquoted), while git itself
+    refused to run."""
+    out: list[tuple[str, str]] = []
+    i = 0
+
+    def bogus(at: int, what: str) -> ConfigUnread:
+        return ConfigUnread(f"GIT_CONFIG_PARAMETERS: byte {at}: {what}; git refuses it too ('bogus format in "
+                            "GIT_CONFIG_PARAMETERS') and runs no command: set it as git -c writes it ('key=value', "
+                            "single-quoted, apart by spaces) or unset it")
+
+    while i < len(text):
+        key = _dequoted(text, i)
+        if key is None:
+            raise bogus(i, "a quote not closed" if text[i] == "'" else "not a single-quoted word")
+        word, i = key
+        if i >= len(text) or text[i] in _SPACE:
+            name, equals, value = word.partition("=")
+            pair = (name, value if equals else "")
+        elif text[i] == "=":
+            i += 1
+            if i < len(text) and text[i] == "'":
+                got = _dequoted(text, i)
+                if got is None:
+                    raise bogus(i, "a quote not closed")
+                value, i = got
+                if i < len(text) and text[i] not in _SPACE:
+                    raise bogus(i, "text right after a quoted value")
+            elif i < len(text) and text[i] not in _SPACE:
+                raise bogus(i, "a value not single-quoted")
+            else:
+                value = ""
+            name, pair = word, (word, value)
+        else:
+            raise bogus(i, "text right after a quoted key")
+        if not name.strip():
+            raise bogus(i, "an empty key")
+        out.append(pair)
+        while i < len(text) and text[i] in _SPACE:
+            i += 1
     return out
 
 

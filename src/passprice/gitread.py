@@ -592,7 +592,14 @@ def _label(path: Path, top: Path, base: Path) -> str:
     return str(path) if rel == ".." or rel.startswith("../") else Path(os.path.relpath(path, base)).as_posix()
 
 
-def _repository_rules(dot_git: Path, base: Path | None = None) -> list[RuleFile]:
+def _repository_of(top: Path) -> Path:
+    """The repository git reads for the work tree whose top is ``top``: the one ``GIT_DIR`` names when it is set (a
+    hook's, a script's; relative to the working folder, as git takes it), else ``top/.git``."""
+    named = os.environ.get("GIT_DIR")
+    return Path(os.path.abspath(named)) if named else top / ".git"
+
+
+def _repository_rules(dot_git: Path, base: Path | None = None, top: Path | None = None) -> list[RuleFile]:
     """The files of attribute rules git reads for every path of the repository whose ``.git`` is ``dot_git``, besides
     its ``.gitattributes`` files, the lowest precedence first: the system's (``/etc/gitattributes``, unless
     ``GIT_ATTR_NOSYSTEM``), the user's (the ``core.attributesFile`` its config files set,
@@ -603,10 +610,11 @@ def _repository_rules(dot_git: Path, base: Path | None = None) -> list[RuleFile]
     ``core.attributesFile`` names (in ``.git/config`` or ``~/.gitconfig``) was applied by git and passed by
     ``check``, ``diff`` and ``fact show --history`` (attack round 33). Raises
     :class:`passprice.gitconfig.ConfigUnread` naming a config file git reads that is not git config. Each file is
-    labelled relative to ``base`` (the work tree's top unless given) when in the work tree."""
+    labelled relative to ``base`` (the work tree's top unless given) when in the work tree (``top``: ``dot_git``'s
+    folder unless given; a repository ``GIT_DIR`` names outside it is labelled by its own path, attack round 39)."""
     from passprice.gitconfig import attributes_file
 
-    top = dot_git.parent
+    top = dot_git.parent if top is None else top
     base = top if base is None else base
     common = git_dir = dot_git
     if os.path.isfile(dot_git):
@@ -742,7 +750,7 @@ def _work_tree_layers(top: Path, paths: Iterable[str], base: Path) -> list[tuple
     from passprice.gitconfig import ConfigUnread
 
     try:
-        rules = _repository_rules(top / ".git", base)
+        rules = _repository_rules(_repository_of(top), base, top)
     except ConfigUnread:
         rules = []
     folders: set[str] = set()
@@ -833,7 +841,7 @@ def _asked_rewrites(folder: Path, rels: list[str]) -> list[str]:
         from passprice.gitconfig import ConfigUnread
 
         with contextlib.suppress(ConfigUnread):
-            places += [r.path for r in _repository_rules(top / ".git", folder)]
+            places += [r.path for r in _repository_rules(_repository_of(top), folder, top)]
         line = blocking_file(dict.fromkeys(places), "attribute rules")
         if line is not None:
             return [line]
@@ -886,7 +894,7 @@ def revision_rewrites(top: Path, prefix: str, commit: str, attributes: Mapping[s
     contents = read_blobs(top, {b: s for b, s in sizes.items() if s is not None}) if attributes else {}
     import posixpath
 
-    rules = _repository_rules(top / ".git", top / prefix)
+    rules = _repository_rules(_repository_of(top), top / prefix, top)
     here = [(r.label, r.place, data) for r in rules if (data := _rule_text(r.path)) is not None]
     layers = [*(r for r in here if r[1] == "global"),
               *((f"{posixpath.relpath(name, prefix or '.')} at {commit[:12]}", name, contents.get(blob, b""))

@@ -64,7 +64,7 @@ from passprice.serving import NotResident, OnChipOverflow, ServingBind
 from passprice.steps import StepPricer, StepRows, StepSums
 from passprice.stretch import BLOCK, Stretch, advance, held_totals, stepwise_sums
 from passprice.tables import count, si, text_table
-from passprice.trace import Request, Trace
+from passprice.trace import Request, Trace, check_trace
 
 #: Default token budget of a step (rows: decode rows first, then prompt rows).
 CHUNK = 2048
@@ -365,11 +365,29 @@ class _Prefix:
         self.ready = False
 
 
+def _check_settings(settings: Settings) -> None:
+    """Raise :class:`~passprice.errors.InputError` unless ``settings`` holds what the command line lets through:
+    ``chunk`` and ``max_batch`` integers 1 … 2^32 − 1 (as ``--chunk`` and ``--max-batch``), the two choices bools
+    (attack round 39: a chunk of 0 or a float, given from Python, ran into ``TypeError`` or a step of nothing)."""
+    if not isinstance(settings, Settings):
+        raise InputError(f"simulate: the settings are a {type(settings).__name__}, not a passprice.simulate.Settings")
+    bad = [f"simulate: Settings.{name} is {value!r}, not a whole number from 1 to 4,294,967,295"
+           for name, value in (("chunk", settings.chunk), ("max_batch", settings.max_batch))
+           if not (type(value) is int and 1 <= value <= 0xFFFF_FFFF)]
+    bad += [f"simulate: Settings.{name} is {value!r}, not True or False"
+            for name, value in (("prefix_caching", settings.prefix_caching), ("read_once", settings.read_once))
+            if type(value) is not bool]
+    if bad:
+        raise InputError.of(bad)
+
+
 def least_steps(pricer: StepPricer, trace: Trace, settings: Settings = Settings()) -> int:
     """A lower bound on the steps either policy takes to serve ``trace``. A step carries at most the token budget
     of prompt rows, at most the batch cap's decode rows, and at most the larger of the two in all; so the steps are
     at least every prompt row (less the shared positions a prefix hit skips) over the budget, every decode row over
     the cap's, and both over the larger; and a request's own prompt chunks and decode passes run one a step."""
+    check_trace(trace, pricer.limit)
+    _check_settings(settings)
     shape = pricer.shape
     n_rows = shape.rows_per_sequence
     on_chip_rows = pricer.rows_on_chip()
@@ -477,6 +495,8 @@ def simulate(
     against :func:`least_steps`, then as it runs) or more than ``max_work`` units of work (:data:`MAX_WORK`); that
     refusal says, once a request has been served, about how many units the whole run needs at its pace so far, plus
     ``spent_before`` (what the policies run before it spent of the same budget)."""
+    check_trace(trace, pricer.limit)
+    _check_settings(settings)
     if max_steps is not None:
         least = least_steps(pricer, trace, settings)
         if least > max_steps:

@@ -21,6 +21,7 @@ import json
 import math
 import random
 import re
+import weakref
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -151,7 +152,9 @@ def _check_line(obj: Any, limit: int, model: int | None) -> list[str]:
     arrival = obj.get("arrival_s")
     if arrival is None:
         problems.append("arrival_s: missing")
-    elif isinstance(arrival, bool) or not isinstance(arrival, int | float) or not math.isfinite(arrival):
+    elif (isinstance(arrival, bool) or not isinstance(arrival, int | float)
+          or (isinstance(arrival, float) and not math.isfinite(arrival))):
+        # An integer is finite: math.isfinite(10**400) raised OverflowError, a traceback (attack round 39).
         problems.append(f"arrival_s: {_show(arrival)} is not a finite number of seconds")
     elif isinstance(arrival, _Underflowed):
         problems.append(f"arrival_s: {_show(arrival)} underflows a float (read as 0: nothing but 0 is nearer zero "
@@ -311,7 +314,7 @@ def parse_trace(lines: Iterable[str], source: str, limit: int, model: int | None
         raise _refuse(source, bad)
     if not requests:
         raise InputError(f"{source}: no requests (one JSON object a line)")
-    return Trace(tuple(requests), source)
+    return _checked(Trace(tuple(requests), source), reach)
 
 
 def _lines(path: Path, handle: BinaryIO) -> Iterator[str]:
@@ -436,7 +439,97 @@ def synthetic(params: Synthetic, limit: int) -> Trace:
             f"; cut to fit the limit of {limit:,} positions: {cut_prompts:,} prompts (to at most "
             f"{max(room // 2, 1):,} tokens) and {cut_outputs:,} outputs"
         )
-    return Trace(tuple(requests), source)
+    return _checked(Trace(tuple(requests), source), limit)
+
+
+#: Traces :func:`parse_trace` and :func:`synthetic` made, by ``id``, each with a weak reference to it and the
+#: positions every one of its requests fits: :func:`check_trace` passes them without walking a hundred thousand
+#: requests again (70 ms). An entry leaves with its trace (the reference's callback), before its id can be reused.
+_CHECKED: dict[int, tuple[weakref.ref[Trace], int]] = {}
+
+
+def _checked(trace: Trace, reach: int) -> Trace:
+    """``trace``, remembered as checked to fit ``reach`` positions."""
+    key = id(trace)
+    _CHECKED[key] = (weakref.ref(trace, lambda _: _CHECKED.pop(key, None)), reach)
+    return trace
+
+
+def _good(trace: Trace, limit: int) -> bool:
+    """Whether every request of ``trace`` is one :func:`parse_trace` would give (the common case, checked fast)."""
+    lengths: dict[str, int] = {}
+    for i, r in enumerate(trace.requests):
+        if not (type(r) is Request and r.index == i and type(r.index) is int
+                and (r.line is None or (type(r.line) is int and r.line >= 1))
+                and type(r.arrival) is float and 0.0 <= r.arrival <= MAX_ARRIVAL_S
+                and type(r.prompt) is int and type(r.output) is int and r.prompt >= 1 and r.output >= 1
+                and r.prompt + r.output <= limit):
+            return False
+        if r.prefix_id is None:
+            if r.prefix != 0:
+                return False
+        elif not (type(r.prefix_id) is str and r.prefix_id and type(r.prefix) is int and 1 <= r.prefix < r.prompt
+                  and lengths.setdefault(r.prefix_id, r.prefix) == r.prefix):
+            return False
+    return True
+
+
+def check_trace(trace: Trace, limit: int) -> None:
+    """Check a :class:`Trace` given to the simulator as :func:`parse_trace` checks a file's lines: every request of
+    ``trace`` a :class:`Request` at its own place (``index`` 0, 1, …; ``line`` ``None`` or ≥ 1), its arrival a float
+    in 0 … :data:`MAX_ARRIVAL_S` s, its prompt and output integers ≥ 1 whose sum fits ``limit`` positions, its prefix
+    (``prefix_id`` a non-empty string, ``prefix`` 1 … prompt − 1; none: ``None`` and 0) one length an id; at least one
+    request and at most :data:`MAX_REQUESTS`. A trace :func:`parse_trace` or :func:`synthetic` made for ``limit`` or
+    fewer positions passes at once.
+
+    Raises :class:`InputError`: one line a problem, ``SOURCE: request N (line L): problem`` in the file's words
+    (``arrival_s``, ``prompt_tokens`` …), at most :data:`SHOWN` and a count of the rest. A trace built by hand that
+    the command line would refuse ran into ``RuntimeError``, ``IndexError``, ``TypeError`` or, with a NaN arrival, a
+    loop without end (attack round 39)."""
+    if not isinstance(trace, Trace):
+        raise InputError(f"simulate: the trace is a {type(trace).__name__}, not a passprice.trace.Trace")
+    source = trace.source if isinstance(trace.source, str) else repr(trace.source)
+    requests = trace.requests
+    if not isinstance(requests, tuple):
+        raise InputError(f"{source}: the trace's requests are a {type(requests).__name__}, not a tuple of Request")
+    seen = _CHECKED.get(id(trace))
+    if seen is not None and seen[0]() is trace and seen[1] <= limit:
+        return
+    if not requests:
+        raise InputError(f"{source}: no requests")
+    if len(requests) > MAX_REQUESTS:
+        raise InputError(f"{source}: {len(requests):,} requests, more than {MAX_REQUESTS:,}: a trace this long would "
+                         "run for many minutes; simulate a part of it")
+    if _good(trace, limit):
+        return
+    bad: list[str] = []
+    prefixes: dict[str, tuple[int, int]] = {}
+    for i, r in enumerate(requests):
+        where = f"{source}: request {i}"
+        if not isinstance(r, Request):
+            bad.append(f"{where}: a {type(r).__name__}, not a passprice.trace.Request")
+            continue
+        if r.line is not None:
+            where += f" (line {_show(r.line)})"
+        problems = []
+        if not _integer(r.index) or r.index != i:
+            problems.append(f"index: {_show(r.index)} is not its place in the trace, {i}")
+        if r.line is not None and (not _integer(r.line) or r.line < 1):
+            problems.append(f"line: {_show(r.line)} is not a line number (an integer >= 1, or None)")
+        obj: dict[str, Any] = {"arrival_s": r.arrival, "prompt_tokens": r.prompt, "output_tokens": r.output}
+        if r.prefix_id is not None:
+            obj.update(prefix_id=r.prefix_id, prefix_tokens=r.prefix)
+        elif not _integer(r.prefix) or r.prefix != 0:
+            problems.append(f"prefix: {_show(r.prefix)} without a prefix_id (0 when the request names none)")
+        problems += _check_line(obj, limit, None)
+        if not problems and r.prefix_id is not None:
+            length, first = prefixes.setdefault(r.prefix_id, (r.prefix, i))
+            if length != r.prefix:
+                problems.append(f"prefix_id {r.prefix_id!r} has {r.prefix} tokens here but {length} in request "
+                                f"{first}: one id names one prefix")
+        bad.extend(f"{where}: {p}" for p in problems)
+    if bad:
+        raise _refuse(source, bad)
 
 
 def trace_lines(trace: Trace) -> str:
