@@ -51,7 +51,7 @@ from passprice.reproduce import same_quantity
 from passprice.servings import spec_to_document
 from passprice.sidecode import Code, code_folder, code_of, kept_apart, price_locks
 from passprice.sourcechange import SourceChange, source_changes
-from passprice.tables import json_text, markdown_code, markdown_table, markdown_text, si
+from passprice.tables import json_text, markdown_code, markdown_prose, markdown_table, markdown_text, si
 
 if TYPE_CHECKING:
     from passprice.addedservings import AddedServing
@@ -3843,7 +3843,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         out += ["", "#### Derived facts that do not follow", ""]
         # The first MAX_HEAD_PROBLEMS, the rest counted: 130 copies of a card with their plain figures raised made
         # 910 such lines, 148 KB of a 193 KB comment past GitHub's 65,536 characters (attack round 38).
-        out += [f"- ❌ {markdown_code(f.name)} {markdown_code(x.path)} ({x.kind}): {markdown_text(x.message)}"
+        out += [f"- ❌ {markdown_code(f.name)} {markdown_code(x.path)} ({x.kind}): {markdown_prose(x.message)}"
                 for f, x in unsound[:MAX_HEAD_PROBLEMS]]
         if len(unsound) > MAX_HEAD_PROBLEMS:
             out.append(f"- and {len(unsound) - MAX_HEAD_PROBLEMS:,} more: the text review (`passprice diff`) lists "
@@ -3961,7 +3961,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         out += [f"- ⚠️ {markdown_text(line)}" for line in d.duplicates]
     if d.head_warnings:
         out += ["", "#### Warnings of passprice check on HEAD (not a failure)", ""]
-        out += [f"- ⚠️ warning: {markdown_text(line)}" for line in d.head_warnings]
+        out += [f"- ⚠️ warning: {markdown_prose(line)}" for line in d.head_warnings]
         if d.head_warnings_left_out:
             out.append(f"- and {_n(d.head_warnings_left_out, 'more warning')}: `passprice check` on HEAD lists each")
     if d.code_files:
@@ -3993,7 +3993,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     if d.check_beyond:
         listed, more = d.check_shown
         out += ["", f"#### ❌ {markdown_text(d.check_line())}", ""]
-        out += [f"- {markdown_text(p)}" for p in listed]
+        out += [f"- {markdown_prose(p)}" for p in listed]
         if more:
             out.append(f"- and {_n(more, 'more problem')}: `passprice check` on HEAD lists each")
     shown = d.errors_shown()
