@@ -4,10 +4,16 @@ the exit status.
 1. The markdown review escaped ``check``'s lines whole, so the passprice command a line quotes
    (```passprice calibrate --stack S --dry-run```) read as ``\\`passprice calibrate …\\``` with its backslashes; it
    is a code span now, and the rest of the line (names, user text) stays escaped.
+2. ``sweep`` wrote its integral figures as floats (``position`` 512.0, ``held_bytes`` 4912001024.0,
+   ``capacity_bytes`` 141000000000.0) in CSV and JSON: integers now; a mean position between tokens stays a float.
+3. A user's own Qwen3-30B-A3B Q4_K_M header (``passprice synth -o FILE``, written with gguf.GGUFWriter) differed from
+   the shipped entry in ``general.name`` alone (the file's name), so the measured routing record's scope refused it;
+   the scope now matches the same model, and a checkpoint it refuses is told what differs.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -53,3 +59,59 @@ def test_only_passprice_commands_are_code_and_the_rest_stays_escaped() -> None:
     )
     assert markdown_prose("no `passprice` close") == "no `passprice` close"
     assert markdown_prose("`passprice\nx` as `passprice_x`") == "`passprice x` as \\`passprice_x\\`"
+
+
+SWEEP = ("sweep", "r1-qwen7b-h200", "--cards", "h200_sxm_141gb", "--positions", "512,100.5", "--batches", "1,2")
+
+
+def test_a_sweep_writes_whole_counts_as_integers_in_csv() -> None:
+    result = invoke(*SWEEP)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    columns = lines[0].split(",")
+    rows = [dict(zip(columns, line.split(","), strict=True)) for line in lines[1:]]
+    assert [(r["position"], r["batch"], r["held_bytes"], r["capacity_bytes"]) for r in rows] == [
+        ("512", "1", "4912001024", "141000000000"),  # was 512.0, 4912001024.0, 141000000000.0
+        ("512", "2", "5146882048", "141000000000"),
+        ("100.5", "1", "4912001024", "141000000000"),
+        ("100.5", "2", "5146882048", "141000000000"),
+    ]
+    assert rows[0]["tokens_per_s"] == "1017.6098359889786" and rows[0]["host_s"] == "0.0"  # floats stay floats
+
+
+def test_a_sweep_writes_whole_counts_as_json_integers() -> None:
+    result = invoke(*SWEEP, "--format", "json")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert [(r["position"], r["held_bytes"], r["capacity_bytes"]) for r in rows] == [
+        (512, 4912001024, 141000000000), (512, 5146882048, 141000000000),
+        (100.5, 4912001024, 141000000000), (100.5, 5146882048, 141000000000),
+    ]
+    assert [type(r["held_bytes"]) for r in rows] == [int] * 4 and type(rows[0]["position"]) is int
+    assert type(rows[2]["position"]) is float and type(rows[0]["host_s"]) is float
+
+
+PRICE = ("price", "--card", "h200_sxm_141gb", "--routing", "qwen3-30b-a3b-measured", "--json")
+
+
+def test_a_users_own_copy_of_the_shipped_model_is_in_the_routing_records_scope(tmp_path: Path) -> None:
+    config = str(REPO / "examples" / "configs" / "qwen3-30b-a3b.json")
+    mine = tmp_path / "my-qwen3.gguf"
+    assert invoke("synth", config, "--mix", "Q4_K_M", "-o", str(mine)).exit_code == 0
+    shipped = invoke(*PRICE, "--checkpoint", "qwen3-30b-a3b-q4_k_m")
+    assert shipped.exit_code == 0, shipped.output
+    own = invoke(*PRICE, "--checkpoint", str(mine))
+    assert own.exit_code == 0, own.output  # was 1: OutOfScope (general.name 'my-qwen3.gguf', not the entry's name)
+    assert json.loads(own.stdout)["tokens_per_s"] == json.loads(shipped.stdout)["tokens_per_s"]
+    other = tmp_path / "my-qwen3-q8.gguf"
+    assert invoke("synth", config, "--mix", "Q8_0", "-o", str(other)).exit_code == 0
+    refused = invoke(*PRICE[:-1], "--checkpoint", str(other))
+    assert refused.exit_code == 1, refused.output
+    assert refused.stderr == (
+        "passprice: refused: OutOfScope: routing record 'qwen3-30b-a3b-measured' applies to checkpoint "
+        "qwen3-30b-a3b-q4_k_m only (facts/routing/qwen3-30b-a3b-measured.toml: checkpoints), not "
+        f"'{other}' (its header is not qwen3-30b-a3b-q4_k_m's: "
+        "338 tensors by name, type or dims, first output.weight): its figures were not established for that model; "
+        f"use a routing record whose checkpoints list '{other}', or add it to that list once the figures are shown "
+        "to hold for it\n"
+    )
