@@ -17,6 +17,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from cli_helpers import REPO, invoke
 from passprice.tables import markdown_prose
 from test_diff import commit_all, git
@@ -115,3 +117,31 @@ def test_a_users_own_copy_of_the_shipped_model_is_in_the_routing_records_scope(t
         f"use a routing record whose checkpoints list '{other}', or add it to that list once the figures are shown "
         "to hold for it\n"
     )
+
+
+def test_a_review_parses_an_added_checkpoint_entry_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tomllib
+
+    path = _registry(tmp_path / "registry")
+    text = (path / "registry" / "checkpoints" / "qwen3-30b-a3b-q4_k_m.toml").read_text(encoding="utf-8")
+    (path / "registry" / "checkpoints" / "my-qwen3.toml").write_text(
+        text.replace('name = "qwen3-30b-a3b-q4_k_m"', 'name = "my-qwen3"'), encoding="utf-8")
+    commit_all(path, "an entry added")
+    parsed = []
+    loads = tomllib.loads
+
+    def counted(text: str, **kw: object) -> dict[str, object]:
+        if 'name = "my-qwen3"' in text:
+            parsed.append(text)
+        return loads(text, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tomllib, "loads", counted)
+    monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(tmp_path / "cache"))
+    for run in ("cold", "warm"):  # the entry's header built (and kept), then read from the cache of built objects
+        parsed.clear()
+        result = invoke("diff", "main", "--json", root=path)
+        assert result.exit_code == 0, (run, result.output)
+        assert json.loads(result.stdout)["added_records"]["registry/checkpoints/my-qwen3.toml"].startswith(
+            "qwen3moe, 579 tensors, 18.55 GB of weights, 128 routed experts (8 a token); origin: Synthetic, header "
+            "only: built by passprice synth")
+        assert len(parsed) == 1, run  # was 2 cold (load_checkpoint, then again for its origin)

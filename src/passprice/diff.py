@@ -2600,7 +2600,7 @@ def added_records(head: Side, files: Sequence[FileChange],
     (:func:`runs_to_verify`, by path): ``N measured runs to verify in its source: …``."""
     import tomllib
 
-    from passprice.checkpoints import load_checkpoint
+    from passprice.checkpoints import entry_origin, load_checkpoint
     from passprice.sources import load_source
     from passprice.tables import si
 
@@ -2639,7 +2639,7 @@ def added_records(head: Side, files: Sequence[FileChange],
                 out[f.path] = f"{source.describe()}, {source.kind}, at {source.where()}{read}"
                 continue
             header = load_checkpoint(head.root, f.name)
-            origin = str(tomllib.loads(head.files[f.path].decode("utf-8")).get("entry", {}).get("origin", ""))
+            origin = entry_origin(head.root, head.files[f.path])  # the document load_checkpoint parsed, if it did
         except (InputError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError):
             continue
         from passprice import ggml
