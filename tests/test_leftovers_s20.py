@@ -9,11 +9,16 @@ the exit status.
 3. A user's own Qwen3-30B-A3B Q4_K_M header (``passprice synth -o FILE``, written with gguf.GGUFWriter) differed from
    the shipped entry in ``general.name`` alone (the file's name), so the measured routing record's scope refused it;
    the scope now matches the same model, and a checkpoint it refuses is told what differs.
+4. The markdown review's caps (the fact table's rows, the facts' details, added records, warnings, other files'
+   names) summed past GitHub's 65,536 characters: a pull request hitting them all made an 81 KB comment. The whole
+   comment is bounded now, the longest sections cut, saying what was cut and where to see all of it.
+5. ``added_records`` parsed each added checkpoint entry twice (to load it, then for its origin): once now.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -145,3 +150,35 @@ def test_a_review_parses_an_added_checkpoint_entry_once(tmp_path: Path, monkeypa
             "qwen3moe, 579 tensors, 18.55 GB of weights, 128 routed experts (8 a token); origin: Synthetic, header "
             "only: built by passprice synth")
         assert len(parsed) == 1, run  # was 2 cold (load_checkpoint, then again for its origin)
+
+
+def test_a_review_hitting_every_cap_at_once_fits_one_github_comment(tmp_path: Path) -> None:
+    from test_newcomer_21 import SOURCE
+
+    path = _registry(tmp_path / "registry")
+    for card in sorted((path / "facts" / "cards").glob("*.toml")):  # every citation of every card: rows and details
+        text = card.read_text(encoding="utf-8")
+        card.write_text(re.sub(r'^(locator = ".*)"$', lambda m: m.group(1) + " [" + "x" * 400 + ']"', text,
+                               flags=re.M), encoding="utf-8")
+    for i in range(25):  # added records past their cap, and other files named past theirs
+        (path / "sources" / f"at-{i:02d}.toml").write_text(
+            SOURCE.replace('read = "Section 5, Routing analysis, Figure 7."', f'read = "{"r" * 2000}"'),
+            encoding="utf-8")
+    commit_all(path, "every cap at once")
+    result = invoke("diff", "main", "--format", "comment", root=path)
+    assert result.exit_code == 0, result.output[-2000:]
+    comment = result.stdout.rstrip("\n")
+    assert len(comment) <= 65_000, len(comment)  # was 81,379 characters
+    lines = comment.splitlines()
+    assert lines[2] == ("✂️ Cut to fit GitHub's 65,536 characters: Facts (54 lines): `passprice diff` without "
+                        "`--format markdown`, or with `--json`, shows all of it")
+    cut = lines.index("#### Derived from changed facts") - 2
+    assert lines[cut] == ("- ✂️ and 54 more lines of this section, cut to keep this comment within GitHub's 65,536 "
+                          "characters: `passprice diff` (text) or `passprice diff --json` shows all of it")
+    for heading in ("#### Derived from changed facts", "#### Locks", "#### Sources",
+                    "#### Warnings of passprice check on HEAD (not a failure)"):
+        assert heading in lines  # the other sections whole
+    assert lines[-1].startswith("Other files changed: `sources/at-20.toml` (added)")
+    text = invoke("diff", "main", root=path)
+    assert text.exit_code == 0 and "✂️" not in text.stdout
+    assert text.stdout.count("x" * 400) > comment.count("x" * 400)  # the text review shows what the comment cut
