@@ -13,6 +13,8 @@ the exit status.
    names) summed past GitHub's 65,536 characters: a pull request hitting them all made an 81 KB comment. The whole
    comment is bounded now, the longest sections cut, saying what was cut and where to see all of it.
 5. ``added_records`` parsed each added checkpoint entry twice (to load it, then for its origin): once now.
+6. ``check`` resolved the serving of every measured run naming a routing record, each refused alike: runs of one
+   setting (checkpoint, routing, card, batch, positions) are resolved once, each still named in its own line.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import REPO, invoke
+from cli_helpers import REPO, copy_root, invoke
 from passprice.tables import markdown_prose
 from test_diff import commit_all, git
 
@@ -182,3 +184,45 @@ def test_a_review_hitting_every_cap_at_once_fits_one_github_comment(tmp_path: Pa
     text = invoke("diff", "main", root=path)
     assert text.exit_code == 0 and "✂️" not in text.stdout
     assert text.stdout.count("x" * 400) > comment.count("x" * 400)  # the text review shows what the comment cut
+
+
+RUN = '''
+[[run]]
+id = "l20.{i}"
+stack = "llamacpp-cuda-2405"
+card = "h200_sxm_141gb"
+checkpoint = "gpt-oss-20b-mxfp4"
+routing = "qwen3-30b-a3b-measured"
+batch = {batch}
+positions = [0, 128]
+tokens_per_s = 160.5
+locator = "a made-up figure"
+'''
+
+
+def test_check_resolves_identical_refused_runs_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from passprice import measurements
+
+    root = copy_root(tmp_path)
+    head = ('#:schema ../../schema/measurement.schema.json\n[source]\nname = "made up"\n'
+            'source = "xiongjiedai-gpu-benchmarks"\n')
+    runs = "".join(RUN.format(i=i, batch=1 if i < 49 else 2) for i in range(50))  # 49 alike, 1 at another batch
+    (root / "registry" / "measurements" / "l20.toml").write_text(head + runs, encoding="utf-8")
+    calls = []
+    serving = measurements.run_serving
+
+    def counted(*args: object) -> object:
+        calls.append(args[1])
+        return serving(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(measurements, "run_serving", counted)
+    monkeypatch.setenv("PASSPRICE_NO_MEMO", "1")
+    result = invoke("check", root=root)
+    assert result.exit_code == 2, result.output[-2000:]
+    lines = [x for x in result.stderr.splitlines() if "l20.toml" in x]
+    assert len(lines) == 50
+    for i, line in enumerate(lines):
+        assert line.startswith(f"passprice: error: registry/measurements/l20.toml: run.{i}.routing: routing record "
+                               "'qwen3-30b-a3b-measured' applies to checkpoint qwen3-30b-a3b-q4_k_m only")
+    assert "not 'gpt-oss-20b-mxfp4' (its header is not qwen3-30b-a3b-q4_k_m's: 33 metadata keys differ" in lines[0]
+    assert len([r for r in calls if r.source == "l20"]) == 2  # was 50: one a run
