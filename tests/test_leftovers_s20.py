@@ -224,5 +224,5 @@ def test_check_resolves_identical_refused_runs_once(tmp_path: Path, monkeypatch:
     for i, line in enumerate(lines):
         assert line.startswith(f"passprice: error: registry/measurements/l20.toml: run.{i}.routing: routing record "
                                "'qwen3-30b-a3b-measured' applies to checkpoint qwen3-30b-a3b-q4_k_m only")
-    assert "not 'gpt-oss-20b-mxfp4' (its header is not qwen3-30b-a3b-q4_k_m's: 33 metadata keys differ" in lines[0]
+    assert "not 'gpt-oss-20b-mxfp4': its figures were not established" in lines[0]  # another architecture
     assert len([r for r in calls if r.source == "l20"]) == 2  # was 50: one a run

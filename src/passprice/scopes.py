@@ -127,8 +127,11 @@ def in_scope(root: Root, declared: Sequence[str], checkpoint: str, header: GGUFH
 def differences(root: Root, declared: Sequence[str], header: GGUFHeader) -> str:
     """What ``header`` differs in from the first ``declared`` entry that reads, for a refusal: ``" (its header is
     not qwen3-30b-a3b-q4_k_m's: 2 metadata keys differ, first qwen3moe.context_length; 49 tensors by name, type or
-    dims, first blk.0.attn_v.weight)"``; empty when no listed entry reads. Raises nothing."""
+    dims, first blk.0.attn_v.weight)"``; empty when no listed entry reads, or the first that does is of another
+    architecture (another kind of model: the refusal says enough). Raises nothing."""
     for name, listed in _listed(root, declared):
+        if listed.architecture != header.architecture:
+            return ""  # another kind of model: nothing in it to compare
         theirs, ours = model_content(listed), model_content(header)
         keys = sorted(k for k in {*theirs["metadata"], *ours["metadata"]}
                       if theirs["metadata"].get(k) != ours["metadata"].get(k))
