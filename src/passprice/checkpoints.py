@@ -584,6 +584,21 @@ def _header_of_entry(path: Path, root: Root, data: bytes) -> GGUFHeader:
     return header_from_entry(document, str(path))
 
 
+def entry_origin(root: Root, data: bytes) -> str:
+    """The ``entry.origin`` of a registry entry whose bytes are ``data`` (``""`` when it has none): from the document
+    :func:`load_checkpoint` parsed and kept in the current snapshot for those bytes, else parsed here once
+    (:func:`passprice.schema.toml_loads`; its header then came from the cache of built objects, unparsed). A review
+    of an added entry parsed it twice, once to load it and once for its origin (leftovers round 20). Raises
+    ``tomllib.TOMLDecodeError`` or ``UnicodeDecodeError`` for bytes that do not read."""
+    from passprice import snapshot
+
+    document = snapshot.kept(("checkpoint-document", str(root.schema), data))
+    if document is None:
+        document = schema.toml_loads(data.decode("utf-8"))
+    entry = document.get("entry")
+    return str(entry.get("origin", "")) if isinstance(entry, dict) else ""
+
+
 def load_checkpoint(root: Root, ref: str) -> GGUFHeader:
     """The header of the checkpoint ``ref``: a path to a GGUF file (``.gguf``, ``.gguf.xz``, ``.gguf.gz``, or any
     existing file that is not a ``.toml``: :func:`~passprice.gguf_header.read_header`), a path to an entry

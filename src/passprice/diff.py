@@ -51,7 +51,7 @@ from passprice.reproduce import same_quantity
 from passprice.servings import spec_to_document
 from passprice.sidecode import Code, code_folder, code_of, kept_apart, price_locks
 from passprice.sourcechange import SourceChange, source_changes
-from passprice.tables import json_text, markdown_code, markdown_table, markdown_text, si
+from passprice.tables import json_text, markdown_code, markdown_prose, markdown_table, markdown_text, si
 
 if TYPE_CHECKING:
     from passprice.addedservings import AddedServing
@@ -2600,7 +2600,7 @@ def added_records(head: Side, files: Sequence[FileChange],
     (:func:`runs_to_verify`, by path): ``N measured runs to verify in its source: …``."""
     import tomllib
 
-    from passprice.checkpoints import load_checkpoint
+    from passprice.checkpoints import entry_origin, load_checkpoint
     from passprice.sources import load_source
     from passprice.tables import si
 
@@ -2639,7 +2639,7 @@ def added_records(head: Side, files: Sequence[FileChange],
                 out[f.path] = f"{source.describe()}, {source.kind}, at {source.where()}{read}"
                 continue
             header = load_checkpoint(head.root, f.name)
-            origin = str(tomllib.loads(head.files[f.path].decode("utf-8")).get("entry", {}).get("origin", ""))
+            origin = entry_origin(head.root, head.files[f.path])  # the document load_checkpoint parsed, if it did
         except (InputError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError):
             continue
         from passprice import ggml
@@ -3843,7 +3843,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         out += ["", "#### Derived facts that do not follow", ""]
         # The first MAX_HEAD_PROBLEMS, the rest counted: 130 copies of a card with their plain figures raised made
         # 910 such lines, 148 KB of a 193 KB comment past GitHub's 65,536 characters (attack round 38).
-        out += [f"- ❌ {markdown_code(f.name)} {markdown_code(x.path)} ({x.kind}): {markdown_text(x.message)}"
+        out += [f"- ❌ {markdown_code(f.name)} {markdown_code(x.path)} ({x.kind}): {markdown_prose(x.message)}"
                 for f, x in unsound[:MAX_HEAD_PROBLEMS]]
         if len(unsound) > MAX_HEAD_PROBLEMS:
             out.append(f"- and {len(unsound) - MAX_HEAD_PROBLEMS:,} more: the text review (`passprice diff`) lists "
@@ -3961,7 +3961,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         out += [f"- ⚠️ {markdown_text(line)}" for line in d.duplicates]
     if d.head_warnings:
         out += ["", "#### Warnings of passprice check on HEAD (not a failure)", ""]
-        out += [f"- ⚠️ warning: {markdown_text(line)}" for line in d.head_warnings]
+        out += [f"- ⚠️ warning: {markdown_prose(line)}" for line in d.head_warnings]
         if d.head_warnings_left_out:
             out.append(f"- and {_n(d.head_warnings_left_out, 'more warning')}: `passprice check` on HEAD lists each")
     if d.code_files:
@@ -3993,7 +3993,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     if d.check_beyond:
         listed, more = d.check_shown
         out += ["", f"#### ❌ {markdown_text(d.check_line())}", ""]
-        out += [f"- {markdown_text(p)}" for p in listed]
+        out += [f"- {markdown_prose(p)}" for p in listed]
         if more:
             out.append(f"- and {_n(more, 'more problem')}: `passprice check` on HEAD lists each")
     shown = d.errors_shown()
@@ -4022,7 +4022,71 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         more = len(others) - MAX_OTHER_FILES
         out += ["", "Other files changed: " + named
                 + (f", and {more} more: the text review (`passprice diff`) lists each" if more > 0 else "")]
-    return "\n".join(out)
+    return bounded(out)
+
+
+#: The most characters a review in Markdown holds, the sticky comment's marker line included
+#: (:func:`passprice.comment.comment_body`): GitHub takes a comment of at most 65,536. Each section has its own caps
+#: (names, rows, modules, details), and together they could pass it: a pull request hitting the fact table's, the
+#: facts' details', the added records', the warnings' and the other files' caps at once made an 81 KB comment
+#: (leftovers round 20).
+MAX_COMMENT = 65_000
+
+#: What starts a section of the Markdown review that :func:`bounded` may cut: a heading, the other files' line, the
+#: unaffected locks' line.
+_SECTION = r"#### |Other files changed: |[0-9,]+ locks? unaffected: "
+
+
+def bounded(lines: Sequence[str], limit: int | None = None) -> str:
+    """``lines`` (the Markdown review, a line each) joined, in at most ``limit`` characters (default
+    :data:`MAX_COMMENT` less the comment's marker line): when they would pass it, the longest section loses its last
+    lines, then the longest again, until the whole fits; each section cut ends with a line saying how many lines
+    were cut, and a line under the summary names the sections cut and how to see all of it (``passprice diff``, or
+    ``--json``). The first line (the summary) and each section's heading are never cut. Raises nothing."""
+    import itertools
+    import re
+
+    from passprice.comment import MARKER
+
+    room = MAX_COMMENT - len(MARKER) - 1 if limit is None else limit
+    text = "\n".join(lines)
+    if len(text) <= room:
+        return text
+    starts = [0, *(i for i, line in enumerate(lines) if i and re.match(_SECTION, line))]
+    parts = [list(lines[a:b]) for a, b in itertools.pairwise([*starts, len(lines)])]
+    head, sections = parts[0], parts[1:]
+    cut = [0] * len(sections)
+
+    def title(section: list[str]) -> str:
+        first = section[0]
+        if first.startswith("#### "):
+            return first[5:]
+        return "Other files changed" if first.startswith("Other") else "the unaffected locks"
+
+    def note(n: int) -> list[str]:
+        return ["", f"- ✂️ and {_n(n, 'more line')} of this section, cut to keep this comment within GitHub's 65,536 "
+                "characters: `passprice diff` (text) or `passprice diff --json` shows all of it", ""]
+
+    def render() -> list[list[str]]:
+        said = [f"{title(s)} ({_n(n, 'line')})" for s, n in zip(sections, cut, strict=True) if n]
+        top = head[:1] + ([f"✂️ Cut to fit GitHub's 65,536 characters: {'; '.join(said)}: `passprice diff` without "
+                           "`--format markdown`, or with `--json`, shows all of it", ""] if said else []) + head[1:]
+        return [top] + [s[: len(s) - n] + (note(n) if n else []) for s, n in zip(sections, cut, strict=True)]
+
+    while True:
+        shown = render()
+        text = "\n".join(line for part in shown for line in part)
+        excess = len(text) - room
+        if excess <= 0:
+            return text
+        left = [j for j, s in enumerate(sections) if len(s) - cut[j] > 1]
+        if not left:
+            return text[:room]  # every section down to its heading (never reached: the heads are short)
+        j = max(left, key=lambda k: sum(len(line) + 1 for line in shown[k + 1]))
+        removed = 0
+        while len(sections[j]) - cut[j] > 1 and removed < excess:
+            cut[j] += 1
+            removed += len(sections[j][len(sections[j]) - cut[j]]) + 1
 
 
 def render(d: Diff, fmt: str, links: Links | None = None) -> str:

@@ -630,8 +630,9 @@ _TERMS = (
         "OutOfScope",
         "refusal: a drafting method or routing record used with a checkpoint it does not apply to",
         "A refusal: the record (a drafting method's `[method] checkpoints`, a routing record's `[routing] "
-        "checkpoints`) lists the checkpoints it applies to, and this one is not among them (by name or by the same "
-        "header).",
+        "checkpoints`) lists the checkpoints it applies to, and this one is not among them (by name, by the same "
+        "header, or by the same model: the same content but for the `general.*` keys that name a file); it says what "
+        "differs.",
     ),
     Term(
         "LockFloor",

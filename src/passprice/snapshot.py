@@ -96,6 +96,12 @@ def file_bytes(path: str | os.PathLike[str], read: Callable[[], bytes]) -> bytes
     return data
 
 
+def kept(key: Hashable) -> Any:
+    """What :func:`made` made for ``key`` in the current snapshot; ``None`` outside one, or when nothing was made for
+    it (nothing is made here). Raises nothing."""
+    return None if _current is None else _current.made.get(key)
+
+
 def made(key: Hashable, make: Callable[[], T]) -> T:
     """``make()``; inside a snapshot, made once for each ``key`` (which must name everything ``make`` reads, such as
     a file's kind, schema bytes and bytes) and then returned again (the same object). Raises what ``make`` raises

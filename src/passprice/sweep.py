@@ -896,7 +896,7 @@ class Sweeper:
             "serving": self._label(serving_name),
             "checkpoint": record_label(self.root.checkpoints, spec.checkpoint),
             "draft_tokens": spec.draft.tokens if spec.draft else 0,
-            "position": sum(c.share * (c.position or 0.0) for c in contexts),
+            "position": whole(sum(c.share * (c.position or 0.0) for c in contexts)),
             "limit": max((c.limit or 0 for c in contexts), default=0),
         }
 
@@ -1257,6 +1257,7 @@ class Segment:
                 p = self.priced
                 host_used = bool(p["host_sequences"][j] > 0)
                 row.update({key: float(p[key][j]) for key in _FLOATS})
+                row["held_bytes"], row["capacity_bytes"] = whole(row["held_bytes"]), whole(row["capacity_bytes"])
                 row["host_sequences"] = int(p["host_sequences"][j])
                 row["binds"] = _BINDS[int(p["binds"][j])]
                 row["provenance"] = self.provenance[host_used]
@@ -1406,8 +1407,8 @@ def _scalar_row(c: Any) -> dict[str, Any]:
         "vector_s": c.vector_s,
         "scale_s": c.scale_s,
         "binds": c.binds.value,
-        "held_bytes": c.held_bytes,
-        "capacity_bytes": c.capacity_bytes,
+        "held_bytes": whole(c.held_bytes),
+        "capacity_bytes": whole(c.capacity_bytes),
         "provenance": c.provenance.value,
         "weakest": ";".join(c.weakest),
     }
@@ -1666,6 +1667,21 @@ class _Texts:
             self.columns.popitem(last=False)
         return made
 
+    def of_counts(self, values: np.ndarray) -> tuple[str | list[str], str]:
+        """:func:`_count_texts` of ``values`` (``(n,)`` float64 byte counts), kept as :meth:`of_floats` keeps a
+        column's texts (a position's held bytes at a batch are the same on every card)."""
+        if (values == values[0]).all():
+            return _count_texts(values)
+        key = b"n" + values.tobytes()
+        kept = self.columns.get(key)
+        if kept is not None:
+            self.columns.move_to_end(key)
+            return kept
+        made = self.columns[key] = _count_texts(values)
+        if len(self.columns) > KEPT_COLUMNS:
+            self.columns.popitem(last=False)
+        return made
+
 
 #: Float columns whose texts :class:`_Texts` keeps (each at most :data:`BLOCK_CELLS` texts: a few MB in all).
 KEPT_COLUMNS = 32
@@ -1782,11 +1798,8 @@ def _group_text(segments: Sequence[Segment], fmt: str, kept: _Texts, cap: float 
             # The seven floats from tokens_per_s to scale_s are one run of cells, the two byte counts another (or,
             # when every row's card has the same capacity, the held bytes alone and the capacity's one text).
             cells: list[Any] = [float_rows(every[:, : len(_ROW_FLOATS)])]
-            capacity = every[:, -1]
-            if (capacity == capacity[0]).all():
-                cells += [float_reprs(every[:, -2]), f",{float(capacity[0])!r}"]
-            else:
-                cells += [float_rows(every[:, len(_ROW_FLOATS) :]), ""]
+            held, capacity = (_each(_count_texts(every[:, j])[0], len(every)) for j in (-2, -1))
+            cells += [[f"{h},{c}" for h, c in zip(held, capacity, strict=True)], ""]
         else:
             cells = _json_cells(every, columns["binds"])
     else:
@@ -1918,8 +1931,8 @@ def _csv_group_text(segments: Sequence[Segment], kept: _Texts, cap: float | None
                 assert p is not None
                 bind, used = divmod(code - 64, 2)
                 if held is None:
-                    held = kept.of_floats(p["held_bytes"])
-                    capacity = kept.of_floats(p["capacity_bytes"])
+                    held = kept.of_counts(p["held_bytes"])
+                    capacity = kept.of_counts(p["capacity_bytes"])
                 assert capacity is not None
                 held_text, held_after = held
                 capacity_text, capacity_after = capacity
@@ -1969,11 +1982,14 @@ def _json_cells(every: np.ndarray, binds: Any) -> list[Any]:
     pass_column = _FLOATS.index("pass_s")
     chosen = every[np.arange(count), np.asarray(terms)[binds]]
     borrow = not same[pass_column] and bool(np.array_equal(chosen, every[:, pass_column]))
-    varying = [j for j in range(len(_FLOATS)) if not same[j] and not (borrow and j == pass_column)]
+    counts = [_FLOATS.index(key) for key in _COUNTS]
+    varying = [j for j in range(len(_FLOATS)) if not same[j] and not (borrow and j == pass_column) and j not in counts]
     flat = float_cells(every[:, varying]) if varying else []
     cells: list[Any] = [repr(float(every[0, j])) if same[j] else None for j in range(len(_FLOATS))]
     for k, j in enumerate(varying):
         cells[j] = flat[k :: len(varying)]
+    for j in counts:
+        cells[j] = _count_texts(every[:, j])[0]
     if borrow:
         table = np.empty((len(terms), count), dtype=object)
         for row, j in enumerate(terms):
@@ -2040,6 +2056,29 @@ def _float_texts(values: np.ndarray) -> tuple[str | list[str], str]:
     return float_reprs(values), ""
 
 
+#: The columns of a priced row that count (bytes): written as integers when whole (:func:`whole`).
+_COUNTS = ("held_bytes", "capacity_bytes")
+
+
+def whole(value: float) -> int | float:
+    """``value`` as an ``int`` when it is a whole number of magnitude below 2^53 (a float holds every such integer
+    exactly), else as it is: a count of bytes or a position is written ``4912001024``, not ``4912001024.0``, in a
+    sweep's CSV and JSON (leftovers round 20), and a mean position between two tokens (``512.5``) stays a float.
+    The number is unchanged (``whole(v) == v``)."""
+    return int(value) if math.isfinite(value) and value.is_integer() and abs(value) < 2**53 else value
+
+
+def _count_texts(values: np.ndarray) -> tuple[str | list[str], str]:
+    """The texts of a column of counts (``(n,)`` float64, finite) as the row writer writes them (``str`` of
+    :func:`whole` of each), and ``""`` to add after each: one text when every value is the same (a card's capacity);
+    integers' texts when every value is whole (an integer's text is a few times cheaper than a float's)."""
+    if (values == values[0]).all():
+        return str(whole(float(values[0]))), ""
+    if (np.abs(values) < 2**53).all() and (values == np.floor(values)).all():
+        return int_texts(values.astype(np.int64)), ""
+    return [str(whole(v)) for v in values.tolist()], ""
+
+
 def _priced_pieces(
     segment: Segment, ok: np.ndarray, start: str, end: str, csv_format: bool, kept: _Texts
 ) -> _Pieces:
@@ -2068,14 +2107,16 @@ def _priced_pieces(
         # The seven floats from tokens_per_s to scale_s are one run of cells, and the two byte counts another: each
         # written by orjson as one 2-D array (a row's run of texts joined by commas), no column formatted alone.
         run = float_rows(np.stack([p[key][ok] for key in _ROW_FLOATS], axis=1))
-        counts = float_rows(np.stack([p["held_bytes"][ok], p["capacity_bytes"][ok]], axis=1))
-        pieces: _Pieces = [start, ",", texts["host_sequences"][0], ",", run, ",", texts["binds"][0], ",", counts]
+        held, capacity = kept.of_counts(p["held_bytes"][ok])[0], kept.of_counts(p["capacity_bytes"][ok])[0]
+        pieces: _Pieces = [start, ",", texts["host_sequences"][0], ",", run, ",", texts["binds"][0], ",", held, ",",
+                           capacity]
         for key in ("provenance", "weakest"):
             pieces += [",", texts[key][0]]
         return _merged([*pieces, "," + end])
     terms = ("memory_s", "host_s", "array_s", "vector_s", "scale_s")
     texts.update(
-        {key: kept.of_floats(p[key][ok]) for key in (*terms, "tokens_per_s", "held_bytes", "capacity_bytes")}
+        {key: kept.of_floats(p[key][ok]) for key in (*terms, "tokens_per_s")}
+        | {key: kept.of_counts(p[key][ok]) for key in ("held_bytes", "capacity_bytes")}
     )
     stacked = np.stack([p[key][ok] for key in terms])
     chosen = np.take_along_axis(stacked, binds[None, :], axis=0)[0]

@@ -102,6 +102,31 @@ def markdown_text(text: str) -> str:
     return out.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("@", "@&#8203;")
 
 
+#: A passprice command as passprice's own lines quote it: a backtick, ``passprice`` (then a space and its words, or
+#: nothing), a backtick followed by the end, a space or punctuation that closes a clause (``,;:.)``). The words run
+#: to the last such backtick of the span, so a shell-quoted name holding a backtick (``'a`b'``) stays in it.
+@functools.cache
+def _command() -> re.Pattern[str]:
+    """The quoted commands :func:`markdown_prose` shows as code (compiled on first use)."""
+    return re.compile(r"`(passprice(?: [^`]*(?:`[^`\s,;:.)][^`]*)*)?)`(?=$|[\s,;:.)])")
+
+
+def markdown_prose(text: str) -> str:
+    """A line passprice wrote (a ``check`` problem or warning, a refusal) for a Markdown page: the passprice
+    commands it quotes in backticks (``review the re-fit with `passprice calibrate --stack S --dry-run```) as code
+    spans (:func:`markdown_code`), everything else as free text (:func:`markdown_text`). The command's words may
+    hold names read from files: inside a code span nothing is markup, HTML and mentions included, so a name is
+    shown as written either way (free text escaped whole showed ``\\`passprice calibrate …\\``` with its backslashes,
+    leftovers round 20). A backtick span not starting with ``passprice`` stays escaped text."""
+    shown = _one_line(text)
+    out, at = [], 0
+    for found in _command().finditer(shown):
+        out += [markdown_text(shown[at:found.start()]), markdown_code(found.group(1))]
+        at = found.end()
+    out.append(markdown_text(shown[at:]))
+    return "".join(out)
+
+
 def markdown_code(text: str) -> str:
     """``text`` (a file name, a fact path, a lock name, anything read from a file) as a Markdown code span that
     shows it as written whatever it holds: fenced by one backtick more than its longest run of backticks, padded
