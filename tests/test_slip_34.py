@@ -227,7 +227,7 @@ def test_6_a_copied_drafting_methods_acceptance_outside_its_quoted_range_is_to_v
     commit_all(path, "a copied drafting method")
     status, text, out = review(path)
     assert status == 0, text
-    assert ("to verify: it is 0.95 but its locator quotes 5.4, 85, 90: does deepseek-v3-technical-report: §5.4.3: "
+    assert ("to verify: it is 0.95 but its locator quotes 85%, 90%: does deepseek-v3-technical-report: §5.4.3: "
             "second-token acceptance of 85-90% for DeepSeek-V3's one-depth MTP module") in text
     assert out["to_verify"] == ["qwen35-copy:acceptance.1"]
 
@@ -243,7 +243,7 @@ def test_6_an_estimated_share_in_its_quoted_range_or_bound_is_not_asked() -> Non
     assert quotes_another(fact(0.7, "1", "'achieving over 75% of peak on 8 and 16 RDUs'", Provenance.ESTIMATED),
                           _quoted_figures) is not None
     assert quotes_another(fact(0.95, "1", "acceptance 85-90%", Provenance.PUBLISHED), _quoted_figures) == (
-        "it is 0.95 but its locator quotes 85, 90: does s: acceptance 85-90% give 0.95?")
+        "it is 0.95 but its locator quotes 85%, 90%: does s: acceptance 85-90% give 0.95?")
 
 
 def test_7_a_derivations_constant_moved_under_its_words_is_to_verify(registry: Path) -> None:
@@ -264,3 +264,29 @@ def test_7_a_derivations_constant_moved_under_its_words_is_to_verify(registry: P
     assert ("to verify: its constant directions moved (2 → 1): is 'the link's two directions, counted together in "
             "the both-ways figure' 1?") in text
     assert out["to_verify"] == ["h200_sxm_141gb:host.read"]
+
+
+def test_8_a_copied_cards_constant_moved_under_its_words_is_to_verify(registry: Path) -> None:
+    # Before: a copy of the H200 with its array's 'sparsity' 2 → 1 (989.5 → 1979 TMAC/s) under "2:4 structured
+    # sparsity doubles the dense rate": "17 facts added in 1 new file", nothing to verify, exit 0.
+    path = branch(registry, "constant-copied")
+    old = 'derivation.inputs.sparsity = { value = 2, unit = "1", constant = "2:4 structured sparsity doubles the dense'
+    h200_copy(path, (old, old.replace("value = 2", "value = 1")))
+    commit_all(path, "a copy, its array doubled")
+    status, text, out = review(path)
+    assert status == 0, text
+    assert "17 facts added in 1 new file, 1 to verify in its source" in text
+    assert ("to verify: its constant sparsity is 1 where facts/cards/h100_pcie_80gb.toml: array input sparsity reads 2 "
+            "under the same words: is '2:4 structured sparsity doubles the dense rate' 1?") in text
+    assert out["to_verify"] == ["h200_copy:array"]
+
+
+def test_6_a_share_is_held_against_ratios_only() -> None:
+    from passprice.diff import _quoted_figures
+
+    # A share under a locator quoting only rates and a version number is not held against them (slip 32's copy).
+    assert quotes_another(fact(0.9633, "1", "results (CUDA 12.6), HBM Bandwidth table: Dot 4.48 TB/s",
+                               Provenance.MEASURED), _quoted_figures) is None
+    # An estimate from numbers it quotes, one in words: 15 % each for the two busiest is 0.3.
+    assert quotes_another(fact(0.3, "1", "Figure 7: about 15 % each for the two busiest", Provenance.ESTIMATED),
+                          _quoted_figures) is None

@@ -259,32 +259,63 @@ def _within(amount: float, text: str) -> bool:
     return False
 
 
+#: A percentage a locator quotes (``85%``, ``15 %``).
+_PERCENT = re.compile(r"(?<![\w.,])(\d+(?:\.\d+)?)\s?%")
+
+
 def _count_asks(fact: Fact, quoted: Callable[[str], set[float]]) -> str | None:
-    """What an added count or ratio (unit ``1``) without a derivation asks when its locator quotes bare numbers
-    (``quoted``, with a count after ``x``) and none is it, as itself or a percentage (``85-90%`` states 0.85 and
-    0.9): an estimate or assumption only when no two of them, or one over 100, give it by a product or quotient
-    within :data:`BASIS_TOLERANCE`, and it lies in no range and meets no bound the locator quotes (:func:`_within`:
-    the 2 shipped estimates of a share, 0.85 under ``the 0.80-0.86 DMA shares`` and 0.8 under ``over 75%``). A
-    copied drafting method's ``acceptance.1`` 0.95, estimated, under a reworded ``second-token acceptance of
-    85-90%`` was added with nothing to verify (slip round 34). ``None`` otherwise."""
+    """What an added ratio or count (unit ``1``) without a derivation asks when its locator quotes candidates for it
+    and none is it: for a ratio (at most 1) the percentages it quotes (``85-90%`` states 0.85 and 0.9) and its bare
+    numbers up to 1; for a count its bare numbers (``quoted``, with a count after ``x``; a number written with a unit
+    is not one). An estimate or assumption asks only when no product or quotient of two numbers it quotes (numbers
+    in words read, ``the two busiest``; a percentage also over 100) gives it within :data:`BASIS_TOLERANCE`, and it
+    lies in no range and meets no bound the locator quotes (:func:`_within`: the 2 shipped estimates of a share, 0.85
+    under ``the 0.80-0.86 DMA shares`` and 0.8 under ``over 75%``). A copied drafting method's ``acceptance.1`` 0.95,
+    estimated, under a reworded ``second-token acceptance of 85-90%`` was added with nothing to verify (slip round
+    34). ``None`` otherwise."""
     if fact.locator is None:
         return None
-    numbers = _counts_quoted(fact.locator, quoted)
-    mine = {float(f"{fact.amount:.12g}"), float(f"{fact.amount * 100:.12g}")}
-    if not numbers or numbers & mine:
+    plain = _plain(fact.locator)
+    united = {amount for _, amount, _, _, _ in stated_with_unit(fact.locator)}
+    percents = {float(p) / 100 for p in _PERCENT.findall(plain)}
+    percents |= {float(end) / 100 for lo, hi, percent in _RANGE.findall(plain) if percent for end in (lo, hi)}
+    written = {n for n in _counts_quoted(fact.locator, quoted) if n not in united}  # in digits
+    bare = written | {n for n in _counts_quoted(plain, quoted) if n not in united}  # and in words
+    candidates = (percents | {n for n in written if n <= 1}) if fact.amount <= 1 else written - {
+        p * 100 for p in percents}
+    mine = float(f"{fact.amount:.12g}")
+    if not candidates or any(abs(c - mine) <= 1e-12 * max(1.0, abs(mine)) for c in candidates):
         return None
     if fact.provenance not in (Provenance.PUBLISHED, Provenance.MEASURED):
-        if _within(fact.amount, fact.locator):
+        if _within(fact.amount, plain):
             return None
-        factors = [*numbers, *(n / 100 for n in numbers)]
+        factors = [*bare, *percents, *(n / 100 for n in bare)]
         if any(abs(op - fact.amount) <= BASIS_TOLERANCE * abs(fact.amount)
                for a in factors for b in [1.0, *factors] for op in (a * b, a / b if b else a)):
             return None
-    shown = ", ".join(f"{n:g}" for n in sorted(numbers)[:5])
+    shown = ", ".join(f"{c * 100:g}%" if c in percents else f"{c:g}" for c in sorted(candidates)[:5])
     said = _shown(fact.amount, fact.unit) + ("" if fact.provenance in (Provenance.PUBLISHED, Provenance.MEASURED)
                                              else f", {fact.provenance.value}")
     return (f"it is {_shown(fact.amount, fact.unit)} but its locator quotes {shown}: does "
             f"{escaped(fact.source or '')}: {escaped(fact.locator)} give {said}?")
+
+
+def states(amount: float, unit: str, text: str | None) -> bool:
+    """Whether ``text`` quotes ``amount`` ``unit`` with a unit (:func:`stated_with_unit`: in any notation it reads,
+    ``4,800 GB/s`` for 4.8 TB/s; FLOP and op as MACs for a figure in MACs), not as a bare number. Raises nothing."""
+    if text is None:
+        return False
+    try:
+        mine = quantity(amount, unit)
+    except InputError:
+        return False
+    in_macs = any(name == "MAC" for name, _ in mine.dims)
+    for _, their_amount, value, dims, their_unit in stated_with_unit(text):
+        if in_macs and dims != mine.dims:
+            value, dims = _in_macs(value, dims)
+        if dims == mine.dims and (value == mine.value or _size_alike(amount, unit, their_amount, their_unit, dims)):
+            return True
+    return False
 
 
 def quotes_another(fact: Fact, quoted: Callable[[str], set[float]] | None = None) -> str | None:
@@ -518,6 +549,7 @@ def asked(facts: Mapping[str, Mapping[str, Fact]], registered: Iterable[str],
             for place, stated in _stated(rel, path, fact):
                 at.setdefault(place, []).append(stated)
     places: dict[tuple[str, str], _Place] = {}
+    said = _constants(facts, set(wanted))
     out = {}
     for rel, path in wanted:
         fact = facts[rel][path]
@@ -544,9 +576,60 @@ def asked(facts: Mapping[str, Mapping[str, Fact]], registered: Iterable[str],
                 more = f" (and {n - 1} more)" if n > 1 else ""
                 asks.append(f"{escaped(first.where)} reads {first.shown} at the place {escaped(mine.where)} cites as "
                             f"{mine.shown}{more}: does {escaped(place[0])}: {escaped(place[1])} state {mine.shown}?")
+        asks += _constant_asks(rel, path, fact, said)
         if asks:
             out[(rel, path)] = "; ".join(asks)
     return out
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def _constants(facts: Mapping[str, Mapping[str, Fact]], added: set[tuple[str, str]]
+               ) -> dict[str, list[tuple[tuple[str, str], str, str, Fraction, tuple[tuple[str, int], ...]]]]:
+    """Each constant of a derivation the registry records, but those of the ``added`` facts, by its words
+    (whitespace collapsed, lower case): ``(key, where, shown, value, dims)``."""
+    out: dict[str, list[tuple[tuple[str, str], str, str, Fraction, tuple[tuple[str, int], ...]]]] = {}
+    for rel, held in facts.items():
+        for path, fact in held.items():
+            if (rel, path) in added or not isinstance(fact.derivation, Derivation):
+                continue
+            for i in fact.derivation.inputs:
+                if i.kind != "constant" or not i.constant:
+                    continue
+                try:
+                    q = i.quantity()
+                except InputError:
+                    continue
+                out.setdefault(_words(i.constant), []).append(((rel, path), f"{rel}: {path} input {i.name}",
+                                                               i.shown(), q.value, q.dims))
+    return out
+
+
+def _constant_asks(rel: str, path: str, fact: Fact, said: Mapping[str, Sequence[tuple[tuple[str, str], str, str,
+                                                                                         Fraction,
+                                                                                         tuple[tuple[str, int], ...]]]]
+                   ) -> list[str]:
+    """What each constant of an added fact's derivation asks when another fact's constant of the same words records
+    another number: a card copied with its ``array``'s ``sparsity`` 2 → 1 under "2:4 structured sparsity doubles the
+    dense rate" (989.5 → 1979 TMAC/s) was added with nothing to verify (slip round 34)."""
+    if not isinstance(fact.derivation, Derivation):
+        return []
+    asks = []
+    for i in fact.derivation.inputs:
+        if i.kind != "constant" or not i.constant:
+            continue
+        try:
+            q = i.quantity()
+        except InputError:
+            continue
+        for key, where, shown, value, dims in said.get(_words(i.constant), ()):
+            if key != (rel, path) and (value, dims) != (q.value, q.dims):
+                asks.append(f"its constant {escaped(i.name)} is {i.shown()} where {escaped(where)} reads {shown} "
+                            f"under the same words: is '{escaped(i.constant)}' {i.shown()}?")
+                break
+    return asks
 
 
 def moved(added: Iterable[tuple[str, str, Fact]],

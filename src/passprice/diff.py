@@ -695,12 +695,12 @@ class FactChange:
             if _figure(old.amount) in quoted and _figure(new.amount) not in quoted:
                 return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not, and the "
                         f"locator quotes {old.amount:g}: {where}")
-            from passprice.addedfacts import other_figures
+            from passprice.addedfacts import other_figures, states
 
             # The old figure quoted in another notation (``4,800 GB/s``, ``four point eight terabytes per second``
             # under 4.8 → 5.2 TB/s) is said as firmly (slip round 34).
             others = other_figures(new.amount, new.unit, new.locator)
-            if others and other_figures(old.amount, old.unit, new.locator) == []:
+            if others and states(old.amount, old.unit, new.locator):
                 return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not, and the "
                         f"locator quotes {', '.join(others[:3])}: {where}")
             return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not: does {where} "
