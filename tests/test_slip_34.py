@@ -290,3 +290,30 @@ def test_6_a_share_is_held_against_ratios_only() -> None:
     # An estimate from numbers it quotes, one in words: 15 % each for the two busiest is 0.3.
     assert quotes_another(fact(0.3, "1", "Figure 7: about 15 % each for the two busiest", Provenance.ESTIMATED),
                           _quoted_figures) is None
+
+
+def test_9_a_formula_rewritten_is_to_verify(registry: Path) -> None:
+    # Before: the H200's streams.read formula 'dot / bandwidth' → 'dot * 1.05 / bandwidth' (0.9333 → 0.98), the 4
+    # locks re-locked: nothing to verify, exit 0; a copy with that formula: "17 facts added", nothing to verify.
+    path = branch(registry, "formula-edited")
+    card = path / H200
+    card.write_text(card.read_text().replace('derivation.formula = "dot / bandwidth"',
+                                             'derivation.formula = "dot * 1.05 / bandwidth"', 1))
+    assert invoke("fact", "recompute", "h200_sxm_141gb", root=path).exit_code == 0
+    for lock in sorted((path / "locks").glob("*.lock.toml")):
+        assert invoke("lock", "--update", "-o", str(lock), root=path).exit_code == 0
+    commit_all(path, "a factor in the formula")
+    status, text, out = review(path)
+    assert status == 0, text
+    assert ("to verify: its formula changed (dot / bandwidth → dot * 1.05 / bandwidth): does what it cites give the "
+            "figure so?") in text
+    assert out["to_verify"] == ["h200_sxm_141gb:streams.read"]
+    path = branch(registry, "formula-copied")
+    h200_copy(path, ('derivation.formula = "dot / bandwidth"', 'derivation.formula = "dot * 1.05 / bandwidth"'))
+    commit_all(path, "a copy with a factor in its formula")
+    status, text, out = review(path)
+    assert status == 0, text
+    assert ("to verify: its formula dot * 1.05 / bandwidth writes 1.05, a number no input names: where does it come "
+            "from?; its formula dot * 1.05 / bandwidth is not dot / bandwidth, which facts/cards/h200_sxm_141gb.toml: "
+            "streams.read derives from the same citation: does azure-ai-benchmarking-guide: ") in text
+    assert out["to_verify"] == ["h200_copy:streams.read"]

@@ -549,7 +549,8 @@ def asked(facts: Mapping[str, Mapping[str, Fact]], registered: Iterable[str],
             for place, stated in _stated(rel, path, fact):
                 at.setdefault(place, []).append(stated)
     places: dict[tuple[str, str], _Place] = {}
-    said = _constants(facts, set(wanted))
+    added_keys = set(wanted)
+    said = _constants(facts, added_keys)
     out = {}
     for rel, path in wanted:
         fact = facts[rel][path]
@@ -577,9 +578,46 @@ def asked(facts: Mapping[str, Mapping[str, Fact]], registered: Iterable[str],
                 asks.append(f"{escaped(first.where)} reads {first.shown} at the place {escaped(mine.where)} cites as "
                             f"{mine.shown}{more}: does {escaped(place[0])}: {escaped(place[1])} state {mine.shown}?")
         asks += _constant_asks(rel, path, fact, said)
+        asks += _formula_asks(rel, path, fact, facts, added_keys)
         if asks:
             out[(rel, path)] = "; ".join(asks)
     return out
+
+
+#: A number written in a formula that is not a whole number up to 10 (``/ 2``, a mean of two, is): a factor no input
+#: names (``dot * 1.05 / bandwidth``).
+_LITERAL = re.compile(r"(?<![\w.])(\d+\.\d*|\.\d+|\d+[eE][+-]?\d+|\d{2,})(?![\w.])")
+
+
+def _formula_asks(rel: str, path: str, fact: Fact, facts: Mapping[str, Mapping[str, Fact]],
+                  added: set[tuple[str, str]]) -> list[str]:
+    """What an added fact's formula asks: a number in it no input names, other than a whole number up to 10 (the 3
+    shipped formulas write ``/ 2``, a mean of two), and a formula other than the one a fact of the same path the
+    change does not add derives from the same citation. A copied H200 with its ``streams.read`` formula ``dot * 1.05 /
+    bandwidth`` (0.9333 → 0.98 under "Dot 4.48 TB/s") was added with nothing to verify (slip round 34): two derived
+    figures at one place are not compared (:func:`_comparable`)."""
+    if not isinstance(fact.derivation, Derivation):
+        return []
+    asks = []
+    formula = fact.derivation.formula
+    literals = [found.group(1) for found in _LITERAL.finditer(formula)]
+    if literals:
+        asks.append(f"its formula {escaped(formula)} writes {', '.join(escaped(x) for x in literals[:3])}, a number "
+                    "no input names: where does it come from?")
+    place = _place(fact.source, fact.locator)
+    if place is None:
+        return asks
+    for other_rel, held in facts.items():
+        other = held.get(path)
+        if ((other_rel, path) in added or other is None or not isinstance(other.derivation, Derivation)
+                or _place(other.source, other.locator) != place):
+            continue
+        if " ".join(other.derivation.formula.split()) != " ".join(formula.split()):
+            asks.append(f"its formula {escaped(formula)} is not {escaped(other.derivation.formula)}, which "
+                        f"{escaped(other_rel)}: {escaped(path)} derives from the same citation: does "
+                        f"{escaped(place[0])}: {escaped(place[1])} give it so?")
+        break
+    return asks
 
 
 def _words(text: str) -> str:
