@@ -402,7 +402,7 @@ def _review_files(root: Root, documents: Callable[[str], str | None] | None = No
         # Each run cites a registered source, as validate and calibrate require (measurements.load_file): a file of
         # runs citing 'nobody-knows' read "0 problems" here, and the review passed it (slip round 34).
         missing = sorted({r.source_id for r in runs if not is_there(root.sources / f"{r.source_id}.toml")})
-        if missing:
+        if missing and is_folder(root.sources):  # a sources/ that is a file is one line of its own
             raise InputError(f"{where}: no source {', '.join(repr(m) for m in missing)} (sources/ has no such "
                              "record): a run cites a source record (sources/ID.toml)")
         run_ids.update(new_ids(runs, where, run_ids))
