@@ -40,14 +40,61 @@ _BYTES_PER = re.compile(r"\b([kKMGTP]i?B)(?:ps|/sec(?:ond)?)\b")
 _KB = re.compile(r"(?<=[\d ])KB\b")
 #: A number in a locator's text, with or without a unit.
 _NUMBER = re.compile(r"(?<![\w.,])\d[\d,]*(?:\.\d+)?")
+#: Numbers written in words (``four point eight``, ``one hundred forty-one``, ``four thousand eight hundred``).
+_ONES = {w: i for i, w in enumerate(("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                                     "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
+                                     "seventeen", "eighteen", "nineteen"))}
+_TENS = {w: 10 * i for i, w in enumerate(("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty",
+                                          "ninety"), 2)}
+_SCALES = {"hundred": 100, "thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
+_NUMBER_WORD = "|".join(sorted([*_ONES, *_TENS, *_SCALES], key=len, reverse=True))
+_IN_WORDS = re.compile(rf"(?i)\b(?:{_NUMBER_WORD})(?:(?:[ \t]+(?:and[ \t]+)?|-)(?:{_NUMBER_WORD}|point)\b)*\b")
+#: Spaces and slashes as typeset (a no-break, narrow or thin space; a division slash) and exponents written as
+#: superscripts (``10¹²``), read as their plain forms.
+_TYPESET = str.maketrans({"\u00a0": " ", "\u202f": " ", "\u2009": " ", "\u2007": " ", "\u2215": "/", "\u2044": "/"})
+_SUPERSCRIPT = re.compile("10([\u207b\u207a]?[\u2070\u00b9\u00b2\u00b3\u2074-\u2079]+)")
+_SUPERSCRIPT_DIGITS = str.maketrans("\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079\u207b\u207a",
+                                    "0123456789-+")
+#: Bytes as a word after a prefix letter or alone (``4.8 Tbyte/s``, ``4.8e12 bytes/s``), and a byte unit's rate
+#: written ``per second`` (``4.8 TB per second``) or with a capital ``S`` (``4.8 TB/S``).
+_BYTE_WORD = re.compile(r"(?<![A-Za-z])([kKMGTP]i?)?[Bb]ytes?(?=\b|/)")
+_PER_SECOND = re.compile(r"\b([kKMGTP]?i?B)(?: per second\b|/S\b)")
+
+
+def _from_words(found: re.Match[str]) -> str:
+    """A number written in words as digits (``four point eight`` → ``4.8``), or the words unchanged where they do
+    not read as one number."""
+    words = re.split(r"(?:[ \t]+(?:and[ \t]+)?|-)", found.group(0).lower())
+    whole, group, fraction, after = 0, 0, "", False
+    for w in words:
+        if w == "point":
+            if after:
+                return found.group(0)
+            after = True
+        elif after:
+            if w not in _ONES or _ONES[w] > 9:
+                return found.group(0)
+            fraction += str(_ONES[w])
+        elif w in _ONES or w in _TENS:
+            group += _ONES.get(w, 0) + _TENS.get(w, 0)
+        elif w == "hundred":
+            group = max(group, 1) * 100
+        else:
+            whole += max(group, 1) * _SCALES[w]
+            group = 0
+    if after and not fraction:
+        return found.group(0)
+    return f"{whole + group}" + (f".{fraction}" if fraction else "")
 
 
 def _plain(text: str) -> str:
     """``text`` with the notations :data:`_WITH_UNIT` does not read rewritten as ones it does: a power of ten
     written out (``4.8e12 B/s`` → ``4800000000000 B/s``), a rate's unit spelled another way (``4.8 TB/sec``,
     ``4.8 TBps``, ``4.8 terabytes per second`` → ``4.8 TB/s``, ``3,958 teraFLOPS`` → ``3,958 TFLOPS``), ``228 KB``
-    as ``228 kB``: slip round 33, 5.2 TB/s under each of them was asked nothing. Figures written in words (``four
-    point eight``) stay unread."""
+    as ``228 kB``: slip round 33, 5.2 TB/s under each of them was asked nothing. Slip round 34: so was 5.2 TB/s under
+    a figure in words (``four point eight terabytes per second`` → ``4.8 TB/s``), a typeset space or slash (``4.8
+    TB/s`` with a no-break space, ``4.8 TB∕s``), a superscript power (``4.8×10¹² B/s``), bytes as a word (``4.8
+    Tbyte/s``, ``4.8 x 10^12 bytes/s``) or ``4.8 TB per second`` / ``4.8 TB/S``."""
 
     def power(found: re.Match[str]) -> str:
         exponent = int(found.group(2) or found.group(3))
@@ -60,10 +107,15 @@ def _plain(text: str) -> str:
         prefix = _PREFIX_WORDS[found.group(1).lower()]
         return f"{prefix}B/s" if found.group(2) else f"{prefix}B"
 
-    text = _EXPONENT.sub(power, text[:10_000])
+    text = text[:10_000].translate(_TYPESET)
+    text = _SUPERSCRIPT.sub(lambda found: "10^" + found.group(1).translate(_SUPERSCRIPT_DIGITS), text)
+    text = _IN_WORDS.sub(_from_words, text)
+    text = _EXPONENT.sub(power, text)
     text = _BYTES_IN_WORDS.sub(words, text)
     text = _RATE_IN_WORDS.sub(lambda found: _PREFIX_WORDS[found.group(1).lower()] + found.group(2).upper(), text)
     text = _BYTES_PER.sub(lambda found: f"{found.group(1)}/s", text)
+    text = _BYTE_WORD.sub(lambda found: f"{found.group(1) or ''}B", text)
+    text = _PER_SECOND.sub(lambda found: f"{found.group(1)}/s", text)
     return _KB.sub("kB", text)
 
 
@@ -149,21 +201,149 @@ def other_figures(amount: float, unit: str, text: str | None) -> list[str] | Non
     return alike or None
 
 
-def quotes_another(fact: Fact) -> str | None:
-    """What an added published or measured fact without a derivation asks when its locator writes figures of its
-    dimension with their unit and none is its own (:func:`other_figures`: ``40 MB`` read as 40 MiB is its own,
-    ``4.8 TiB/s`` under ``4.8TB/s`` or ``624 TMAC/s`` under ``624 TFLOPS`` is not): a card copied as the H200 NVL's
-    with ``memory.bandwidth`` 5.2 TB/s under ``'GPU Memory Bandwidth 4.8TB/s'`` was added with nothing to verify
-    (slip round 32). ``None`` otherwise."""
-    if fact.derivation is not None or fact.locator is None or fact.provenance not in (Provenance.PUBLISHED,
-                                                                                      Provenance.MEASURED):
+#: How near an estimate must come to a figure its locator quotes scaled by a bare number there to be read as
+#: resting on it (:func:`from_basis`): a relative 0.1 %.
+BASIS_TOLERANCE = 1e-3
+
+
+def from_basis(amount: float, unit: str, text: str) -> bool:
+    """Whether ``amount`` ``unit`` is a figure ``text`` quotes with a unit of its dimension (:func:`stated_with_unit`)
+    multiplied or divided by a bare number ``text`` quotes (``6 HBM3E stacks x 16 GB`` gives 96 GB; ``50,000 lanes
+    at 2.0 GHz`` gives 100 Tcycle/s), or by a percentage of it, or raised or lowered by one (``4.8 TB/s less 5 %``),
+    within :data:`BASIS_TOLERANCE`: an estimate or assumption whose locator states its basis. Raises nothing."""
+    try:
+        mine = quantity(amount, unit)
+    except InputError:
+        return False
+    plain = _plain(text)
+    with_unit = {found.start() for found in _WITH_UNIT.finditer(plain) if _reads(found.group(2))}
+    bare = set()
+    for found in [*_NUMBER.finditer(plain), *_TIMES.finditer(plain)]:
+        if found.start() in with_unit:
+            continue
+        try:
+            bare.add(float(found.group(found.lastindex or 0).replace(",", "")))
+        except ValueError:
+            continue
+    factors = {f for n in bare if n for f in (n, 1 / n, n / 100, 1 + n / 100, 1 - n / 100) if f}
+    in_macs = any(name == "MAC" for name, _ in mine.dims)
+    target = float(mine.value)
+    for _, _, value, dims, _ in stated_with_unit(text):
+        if in_macs and dims != mine.dims:
+            value, dims = _in_macs(value, dims)
+        if dims != mine.dims:
+            continue
+        if any(abs(float(value) * f - target) <= BASIS_TOLERANCE * abs(target) for f in factors):
+            return True
+    return False
+
+
+#: A range a locator quotes (``0.80-0.86``, ``85–90%``, ``85 to 90 %``) and a bound (``over 75%``, ``at most 0.9``).
+_RANGE = re.compile(r"(?<![\w.,])(\d+(?:\.\d+)?)\s*(?:-|–|to)\s*(\d+(?:\.\d+)?)(?![\w.])\s*(%?)")
+_BOUND = re.compile(r"(?i)\b(over|above|more than|at least|under|below|less than|at most|up to)\s+(\d+(?:\.\d+)?)"
+                    r"(?![\w.])\s*(%?)")
+
+
+def _within(amount: float, text: str) -> bool:
+    """Whether ``amount`` lies in a range or meets a bound ``text`` quotes (a percentage read over 100): an estimate
+    taken from a quoted span (``0.85`` in ``the 0.80-0.86 DMA shares``, ``0.8`` under ``over 75%``)."""
+    for lo, hi, percent in _RANGE.findall(text[:10_000]):
+        scale = 100 if percent else 1
+        if float(lo) / scale <= amount <= float(hi) / scale:
+            return True
+    for word, bound, percent in _BOUND.findall(text[:10_000]):
+        limit = float(bound) / (100 if percent else 1)
+        above = word.lower() in ("over", "above", "more than", "at least")
+        if (amount >= limit) if above else (amount <= limit):
+            return True
+    return False
+
+
+#: A percentage a locator quotes (``85%``, ``15 %``).
+_PERCENT = re.compile(r"(?<![\w.,])(\d+(?:\.\d+)?)\s?%")
+
+
+def _count_asks(fact: Fact, quoted: Callable[[str], set[float]]) -> str | None:
+    """What an added ratio or count (unit ``1``) without a derivation asks when its locator quotes candidates for it
+    and none is it: for a ratio (at most 1) the percentages it quotes (``85-90%`` states 0.85 and 0.9) and its bare
+    numbers up to 1; for a count its bare numbers (``quoted``, with a count after ``x``; a number written with a unit
+    is not one). An estimate or assumption asks only when no product or quotient of two numbers it quotes (numbers
+    in words read, ``the two busiest``; a percentage also over 100) gives it within :data:`BASIS_TOLERANCE`, and it
+    lies in no range and meets no bound the locator quotes (:func:`_within`: the 2 shipped estimates of a share, 0.85
+    under ``the 0.80-0.86 DMA shares`` and 0.8 under ``over 75%``). A copied drafting method's ``acceptance.1`` 0.95,
+    estimated, under a reworded ``second-token acceptance of 85-90%`` was added with nothing to verify (slip round
+    34). ``None`` otherwise."""
+    if fact.locator is None:
         return None
+    plain = _plain(fact.locator)
+    united = {amount for _, amount, _, _, _ in stated_with_unit(fact.locator)}
+    percents = {float(p) / 100 for p in _PERCENT.findall(plain)}
+    percents |= {float(end) / 100 for lo, hi, percent in _RANGE.findall(plain) if percent for end in (lo, hi)}
+    written = {n for n in _counts_quoted(fact.locator, quoted) if n not in united}  # in digits
+    bare = written | {n for n in _counts_quoted(plain, quoted) if n not in united}  # and in words
+    candidates = (percents | {n for n in written if n <= 1}) if fact.amount <= 1 else written - {
+        p * 100 for p in percents}
+    mine = float(f"{fact.amount:.12g}")
+    if not candidates or any(abs(c - mine) <= 1e-12 * max(1.0, abs(mine)) for c in candidates):
+        return None
+    if fact.provenance not in (Provenance.PUBLISHED, Provenance.MEASURED):
+        if _within(fact.amount, plain):
+            return None
+        factors = [*bare, *percents, *(n / 100 for n in bare)]
+        if any(abs(op - fact.amount) <= BASIS_TOLERANCE * abs(fact.amount)
+               for a in factors for b in [1.0, *factors] for op in (a * b, a / b if b else a)):
+            return None
+    shown = ", ".join(f"{c * 100:g}%" if c in percents else f"{c:g}" for c in sorted(candidates)[:5])
+    said = _shown(fact.amount, fact.unit) + ("" if fact.provenance in (Provenance.PUBLISHED, Provenance.MEASURED)
+                                             else f", {fact.provenance.value}")
+    return (f"it is {_shown(fact.amount, fact.unit)} but its locator quotes {shown}: does "
+            f"{escaped(fact.source or '')}: {escaped(fact.locator)} give {said}?")
+
+
+def states(amount: float, unit: str, text: str | None) -> bool:
+    """Whether ``text`` quotes ``amount`` ``unit`` with a unit (:func:`stated_with_unit`: in any notation it reads,
+    ``4,800 GB/s`` for 4.8 TB/s; FLOP and op as MACs for a figure in MACs), not as a bare number. Raises nothing."""
+    if text is None:
+        return False
+    try:
+        mine = quantity(amount, unit)
+    except InputError:
+        return False
+    in_macs = any(name == "MAC" for name, _ in mine.dims)
+    for _, their_amount, value, dims, their_unit in stated_with_unit(text):
+        if in_macs and dims != mine.dims:
+            value, dims = _in_macs(value, dims)
+        if dims == mine.dims and (value == mine.value or _size_alike(amount, unit, their_amount, their_unit, dims)):
+            return True
+    return False
+
+
+def quotes_another(fact: Fact, quoted: Callable[[str], set[float]] | None = None) -> str | None:
+    """What an added fact without a derivation asks when its locator writes figures of its dimension with their unit
+    and none is its own (:func:`other_figures`: ``40 MB`` read as 40 MiB is its own, ``4.8 TiB/s`` under
+    ``4.8TB/s`` or ``624 TMAC/s`` under ``624 TFLOPS`` is not): a card copied as the H200 NVL's with
+    ``memory.bandwidth`` 5.2 TB/s under ``'GPU Memory Bandwidth 4.8TB/s'`` was added with nothing to verify (slip
+    round 32). An estimated or assumed fact cites its basis, not its figure: it asks only when no quoted figure
+    scaled by a bare number there gives it (:func:`from_basis`; ``96 GB`` under ``6 HBM3E stacks x 16 GB`` and
+    ``100 Tcycle/s`` under ``50,000 block-scale lanes at 2.0 GHz`` are the 2 shipped ones), so that 5.2 TB/s,
+    estimated, under ``'GPU Memory Bandwidth 4.8TB/s'`` is asked (slip round 34: it was not). A count or ratio (unit
+    ``1``) is held against the bare numbers its locator quotes, with ``quoted`` (:func:`_count_asks`; without it,
+    not read). ``None`` otherwise."""
+    if fact.derivation is not None or fact.locator is None:
+        return None
+    if fact.unit == "1":
+        return _count_asks(fact, quoted) if quoted is not None else None
     others = other_figures(fact.amount, fact.unit, fact.locator)
     if not others:
         return None
-    quoted = ", ".join(others[:3])
-    return (f"its locator quotes {quoted}, not {_shown(fact.amount, fact.unit)}: does {escaped(fact.source or '')}: "
-            f"{escaped(fact.locator)} state {_shown(fact.amount, fact.unit)}?")
+    if fact.provenance not in (Provenance.PUBLISHED, Provenance.MEASURED) and from_basis(fact.amount, fact.unit,
+                                                                                           fact.locator):
+        return None
+    cited = fact.provenance in (Provenance.PUBLISHED, Provenance.MEASURED)
+    said = _shown(fact.amount, fact.unit) + ("" if cited else f", {fact.provenance.value}")
+    verb = "state" if cited else "give"
+    return (f"its locator quotes {', '.join(others[:3])}, not {_shown(fact.amount, fact.unit)}: does "
+            f"{escaped(fact.source or '')}: {escaped(fact.locator)} {verb} {said}?")
 
 
 #: A count written after ``x`` (``a x16 PCIe Gen 5 link``): quoted, though glued to a letter.
@@ -369,6 +549,8 @@ def asked(facts: Mapping[str, Mapping[str, Fact]], registered: Iterable[str],
             for place, stated in _stated(rel, path, fact):
                 at.setdefault(place, []).append(stated)
     places: dict[tuple[str, str], _Place] = {}
+    added_keys = set(wanted)
+    said = _constants(facts, added_keys)
     out = {}
     for rel, path in wanted:
         fact = facts[rel][path]
@@ -382,7 +564,7 @@ def asked(facts: Mapping[str, Mapping[str, Fact]], registered: Iterable[str],
         for source in unknown:
             asks.append(f"its source {escaped(source)!r} is not registered (no sources/{escaped(source)}.toml): "
                         "its citation traces to nothing")
-        other = quotes_another(fact)
+        other = quotes_another(fact, quoted)
         if other is not None:
             asks.append(other)
         asks += inputs_quote_another(fact, quoted)
@@ -395,9 +577,97 @@ def asked(facts: Mapping[str, Mapping[str, Fact]], registered: Iterable[str],
                 more = f" (and {n - 1} more)" if n > 1 else ""
                 asks.append(f"{escaped(first.where)} reads {first.shown} at the place {escaped(mine.where)} cites as "
                             f"{mine.shown}{more}: does {escaped(place[0])}: {escaped(place[1])} state {mine.shown}?")
+        asks += _constant_asks(rel, path, fact, said)
+        asks += _formula_asks(rel, path, fact, facts, added_keys)
         if asks:
             out[(rel, path)] = "; ".join(asks)
     return out
+
+
+#: A number written in a formula that is not a whole number up to 10 (``/ 2``, a mean of two, is): a factor no input
+#: names (``dot * 1.05 / bandwidth``).
+_LITERAL = re.compile(r"(?<![\w.])(\d+\.\d*|\.\d+|\d+[eE][+-]?\d+|\d{2,})(?![\w.])")
+
+
+def _formula_asks(rel: str, path: str, fact: Fact, facts: Mapping[str, Mapping[str, Fact]],
+                  added: set[tuple[str, str]]) -> list[str]:
+    """What an added fact's formula asks: a number in it no input names, other than a whole number up to 10 (the 3
+    shipped formulas write ``/ 2``, a mean of two), and a formula other than the one a fact of the same path the
+    change does not add derives from the same citation. A copied H200 with its ``streams.read`` formula ``dot * 1.05 /
+    bandwidth`` (0.9333 → 0.98 under "Dot 4.48 TB/s") was added with nothing to verify (slip round 34): two derived
+    figures at one place are not compared (:func:`_comparable`)."""
+    if not isinstance(fact.derivation, Derivation):
+        return []
+    asks = []
+    formula = fact.derivation.formula
+    literals = [found.group(1) for found in _LITERAL.finditer(formula)]
+    if literals:
+        asks.append(f"its formula {escaped(formula)} writes {', '.join(escaped(x) for x in literals[:3])}, a number "
+                    "no input names: where does it come from?")
+    place = _place(fact.source, fact.locator)
+    if place is None:
+        return asks
+    for other_rel, held in facts.items():
+        other = held.get(path)
+        if ((other_rel, path) in added or other is None or not isinstance(other.derivation, Derivation)
+                or _place(other.source, other.locator) != place):
+            continue
+        if " ".join(other.derivation.formula.split()) != " ".join(formula.split()):
+            asks.append(f"its formula {escaped(formula)} is not {escaped(other.derivation.formula)}, which "
+                        f"{escaped(other_rel)}: {escaped(path)} derives from the same citation: does "
+                        f"{escaped(place[0])}: {escaped(place[1])} give it so?")
+        break
+    return asks
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def _constants(facts: Mapping[str, Mapping[str, Fact]], added: set[tuple[str, str]]
+               ) -> dict[str, list[tuple[tuple[str, str], str, str, Fraction, tuple[tuple[str, int], ...]]]]:
+    """Each constant of a derivation the registry records, but those of the ``added`` facts, by its words
+    (whitespace collapsed, lower case): ``(key, where, shown, value, dims)``."""
+    out: dict[str, list[tuple[tuple[str, str], str, str, Fraction, tuple[tuple[str, int], ...]]]] = {}
+    for rel, held in facts.items():
+        for path, fact in held.items():
+            if (rel, path) in added or not isinstance(fact.derivation, Derivation):
+                continue
+            for i in fact.derivation.inputs:
+                if i.kind != "constant" or not i.constant:
+                    continue
+                try:
+                    q = i.quantity()
+                except InputError:
+                    continue
+                out.setdefault(_words(i.constant), []).append(((rel, path), f"{rel}: {path} input {i.name}",
+                                                               i.shown(), q.value, q.dims))
+    return out
+
+
+def _constant_asks(rel: str, path: str, fact: Fact, said: Mapping[str, Sequence[tuple[tuple[str, str], str, str,
+                                                                                         Fraction,
+                                                                                         tuple[tuple[str, int], ...]]]]
+                   ) -> list[str]:
+    """What each constant of an added fact's derivation asks when another fact's constant of the same words records
+    another number: a card copied with its ``array``'s ``sparsity`` 2 → 1 under "2:4 structured sparsity doubles the
+    dense rate" (989.5 → 1979 TMAC/s) was added with nothing to verify (slip round 34)."""
+    if not isinstance(fact.derivation, Derivation):
+        return []
+    asks = []
+    for i in fact.derivation.inputs:
+        if i.kind != "constant" or not i.constant:
+            continue
+        try:
+            q = i.quantity()
+        except InputError:
+            continue
+        for key, where, shown, value, dims in said.get(_words(i.constant), ()):
+            if key != (rel, path) and (value, dims) != (q.value, q.dims):
+                asks.append(f"its constant {escaped(i.name)} is {i.shown()} where {escaped(where)} reads {shown} "
+                            f"under the same words: is '{escaped(i.constant)}' {i.shown()}?")
+                break
+    return asks
 
 
 def moved(added: Iterable[tuple[str, str, Fact]],

@@ -16,7 +16,7 @@ from passprice import schema
 from passprice.cards import card_from_document
 from passprice.drafts import method_from_document
 from passprice.errors import InputError, NotFound, escaped, problem_lines, spelled_words
-from passprice.files import is_folder
+from passprice.files import is_folder, is_there
 from passprice.registry import Root
 from passprice.routing import Routing, router, routing_from_document
 
@@ -408,6 +408,12 @@ def _review_files(root: Root, documents: Callable[[str], str | None] | None = No
 
     def measured(name: str, document: dict[str, Any], where: str) -> list[Run]:
         runs = require_inside_root(root, runs_of_document(name, document, where), where)
+        # Each run cites a registered source, as validate and calibrate require (measurements.load_file): a file of
+        # runs citing 'nobody-knows' read "0 problems" here, and the review passed it (slip round 34).
+        missing = sorted({r.source_id for r in runs if not is_there(root.sources / f"{r.source_id}.toml")})
+        if missing and is_folder(root.sources):  # a sources/ that is a file is one line of its own
+            raise InputError(f"{where}: no source {', '.join(repr(m) for m in missing)} (sources/ has no such "
+                             "record): a run cites a source record (sources/ID.toml)")
         run_ids.update(new_ids(runs, where, run_ids))
         all_runs.extend(runs)
         return runs

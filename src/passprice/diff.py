@@ -695,6 +695,14 @@ class FactChange:
             if _figure(old.amount) in quoted and _figure(new.amount) not in quoted:
                 return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not, and the "
                         f"locator quotes {old.amount:g}: {where}")
+            from passprice.addedfacts import other_figures, states
+
+            # The old figure quoted in another notation (``4,800 GB/s``, ``four point eight terabytes per second``
+            # under 4.8 → 5.2 TB/s) is said as firmly (slip round 34).
+            others = other_figures(new.amount, new.unit, new.locator)
+            if others and states(old.amount, old.unit, new.locator):
+                return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not, and the "
+                        f"locator quotes {', '.join(others[:3])}: {where}")
             return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not: does {where} "
                     f"say {new.describe()}?")
         if not same_cite and new.provenance in (Provenance.PUBLISHED, Provenance.MEASURED):
@@ -733,7 +741,9 @@ def _inputs_to_verify(old: Fact, new: Fact) -> str | None:
     """What a reviewer must check in the sources of a derived fact's figure inputs (``None`` when nothing): each
     figure whose amount or unit moved while its source and locator did not (more firmly when the locator quotes the
     old amount and not the new), each figure cited anew (a new input, or a new source or locator), and each figure
-    of ``old`` that ``new`` makes a constant. ``check`` recomputes the formula, never what the source says: the
+    of ``old`` that ``new`` makes a constant, each constant whose number moved or which is new, and a formula
+    rewritten (slip round 34: a constant 2 → 1 under "the link's two directions" doubled a rate, re-locked, with
+    nothing to verify). ``check`` recomputes the formula, never what the source says: the
     H200's ``array`` raised with its input ``sparse`` moved 3958 → 7958 TOPS under the locator ``'INT8 Tensor Core
     3,958 TOPS'`` passed the review without a word."""
     from passprice.derivations import Derivation
@@ -762,6 +772,16 @@ def _inputs_to_verify(old: Fact, new: Fact) -> str | None:
         elif i.kind == "constant" and was is not None and was.kind == "figure":
             asks.append(f"its input {i.name} was a figure of {was.source or old.source}: {was.locator}, now a "
                         f"constant ('{i.constant}', {i.shown()}): is it one, or an assumption?")
+        elif i.kind == "constant" and (was is None or was.kind != "constant" or (was.amount, was.unit) != (
+                i.amount, i.unit)):
+            # A constant is a claim in words: its number moved under them (the H200's host.read 'directions' 2 → 1,
+            # "the link's two directions", doubled host.read to 128 GB/s, re-locked, nothing to verify: slip 34).
+            how = (f"moved ({was.shown()} → {i.shown()})" if was is not None and was.kind == "constant"
+                   else f"is a new constant ({i.shown()})")
+            asks.append(f"its constant {i.name} {how}: is '{i.constant}' {i.shown()}?")
+    if isinstance(old.derivation, Derivation) and old.derivation.formula != new.derivation.formula:
+        asks.append(f"its formula changed ({old.derivation.formula} → {new.derivation.formula}): does what it cites "
+                    "give the figure so?")
     return "; ".join(asks) or None
 
 
@@ -2501,8 +2521,10 @@ def _compare(base: Side, head: Side) -> Diff:
     from passprice.addedservings import added_servings
     from passprice.sidecode import code_changes
 
-    recited = {f.path: asks for f in files if f.status == "changed" and f.kind == "other" and _is_measurement(f.path)
-               and (asks := runs_to_verify(base, head, f.path))}
+    # An added file's runs are asked as runs added to an edited file are (slip round 34: a new file's run under a
+    # locator quoting another run's figure was only priced, "1 other file changed", nothing to verify).
+    recited = {f.path: asks for f in files if f.status in ("changed", "added") and f.kind == "other"
+               and _is_measurement(f.path) and (asks := runs_to_verify(base, head, f.path))}
 
     return Diff(base.info, head.info, files, reviews, base.code, head.code,
                 _unrooted(head, problems), _unrooted(head, review.unreadable), sources, moves, left_out,
@@ -2612,7 +2634,10 @@ def added_records(head: Side, files: Sequence[FileChange],
         if f.status == "added" and f.kind == "other" and _is_measurement(f.path):
             described = measurements_added(head, f.path)
             if described is not None:
-                out[f.path] = described
+                asks = recited.get(f.path, ())
+                more = f"; and {len(asks) - MAX_ADDED_RUNS:,} more" if len(asks) > MAX_ADDED_RUNS else ""
+                out[f.path] = described + (f"; {_n(len(asks), 'measured run')} to verify in its source: "
+                                           + "; ".join(asks[:MAX_ADDED_RUNS]) + more if asks else "")
             continue
         if f.status == "changed" and f.kind == "other" and f.path in recited:
             asks = recited[f.path]
@@ -2657,9 +2682,11 @@ def added_records(head: Side, files: Sequence[FileChange],
 
 
 def runs_to_verify(base: Side, head: Side, rel: str) -> list[str]:
-    """What a reviewer must verify of the runs of the measurement file ``rel`` both sides hold, by run id, one line a
-    question: a run added to it whose place does not state its figure (:func:`_added_run_asks`), a run cited anew
-    (its source or locator changed: does the new place state its tokens/s?), or whose tokens/s moved under an
+    """What a reviewer must verify of the runs of the measurement file ``rel`` HEAD holds (BASE too, or the change
+    adds it: each of its runs is then added, slip round 34), by run id, one line a question: a run added to it whose
+    place does not state its figure (:func:`_added_run_asks`), a run cited anew
+    (its source or locator changed: does the new place state its tokens/s?), whose setting (stack, card, checkpoint,
+    batch, positions, routing) moved under an unchanged citation (slip round 34), or whose tokens/s moved under an
     unchanged citation (more firmly when the locator quotes the old figure and not the new, as
     :attr:`FactChange.to_verify` asks of a fact). A measured run is a fact a stack is fitted from: its locator
     rewritten to quote another row's 90.02 tokens/s over the run's 100.02, or the file's 17 runs re-attributed to
@@ -2671,7 +2698,8 @@ def runs_to_verify(base: Side, head: Side, rel: str) -> list[str]:
     from passprice.tables import count
 
     try:
-        before = {r.id: r for r in load_file(base.root.path / rel, base.root.schema, base.root.sources)}
+        before = {r.id: r for r in load_file(base.root.path / rel, base.root.schema, base.root.sources)} if (
+            rel in base.files) else {}
         after = load_file(head.root.path / rel, head.root.schema, head.root.sources)
     except InputError:
         return []
@@ -2720,6 +2748,16 @@ def runs_to_verify(base: Side, head: Side, rel: str) -> list[str]:
             if was.locator != run.locator:
                 anew.append(f"locator {escaped(text_change(was.locator, run.locator))}")
             out.append(f"{name} cited anew ({', '.join(anew)}): does {where} state {figure}?")
+        elif setting(was) != setting(run):
+            # Its setting moved under its citation: the figure now prices another pass (slip round 34: a run's
+            # positions [256, 512] → [1, 64] read "1 other file changed", nothing to verify).
+            moved_to = "; ".join(f"{key} {before} → {after}" for key, before, after in zip(
+                ("stack", "card", "checkpoint", "batch", "first position", "last position", "routing"),
+                setting(was), setting(run), strict=True) if before != after)
+            tokens = "" if was.tokens_per_s == run.tokens_per_s else (
+                f"; tokens/s {count(was.tokens_per_s)} → {count(run.tokens_per_s)}")
+            out.append(f"{name}'s setting moved ({escaped(moved_to)}{tokens}) but its citation did not: does {where} "
+                       f"measure {figure} at that setting?")
         elif was.tokens_per_s != run.tokens_per_s:
             quoted = _quoted_figures(run.locator)
             moved = (f"{name}'s tokens/s moved ({count(was.tokens_per_s)} → {figure}) but its citation did "

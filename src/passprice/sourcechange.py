@@ -22,10 +22,13 @@ from passprice.errors import InputError
 from passprice.registry import Root
 
 #: The fields of a ``[source]`` table that say which document it is (and how it was read): a change to any of them
-#: makes the id lead to another document, or to the same one read otherwise. ``note`` and ``retrieved`` do not.
+#: makes the id lead to another document, or to the same one read otherwise. ``note`` does not. ``retrieved`` does:
+#: a web page or datasheet address retrieved on another day is another copy, which may state other figures (slip round
+#: 34: the H200 datasheet's ``retrieved`` "unknown" → "2026-11-30" under its 9 citing facts read "1 other file
+#: changed", nothing to verify).
 DOCUMENT_FIELDS = (
     "title", "kind", "publisher", "authors", "date", "url", "copies", "repository", "commit", "arxiv", "path",
-    "sha256", "read",
+    "sha256", "read", "retrieved",
 )
 
 #: The citing facts named in a line at most; the rest are counted.
