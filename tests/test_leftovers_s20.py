@@ -226,3 +226,50 @@ def test_check_resolves_identical_refused_runs_once(tmp_path: Path, monkeypatch:
                                "'qwen3-30b-a3b-measured' applies to checkpoint qwen3-30b-a3b-q4_k_m only")
     assert "not 'gpt-oss-20b-mxfp4': its figures were not established" in lines[0]  # another architecture
     assert len([r for r in calls if r.source == "l20"]) == 2  # was 50: one a run
+
+
+def test_an_edit_waits_for_a_busy_file_and_refuses_only_one_held_past_its_wait(tmp_path: Path) -> None:
+    """Two editors of twelve edits each, under load, starved one past the single 10 s wait ("another edit has held it
+    for 10 s", test_hostile's concurrency test, twice this session): the wait is per file now. Here another editor
+    lands an edit every 0.1 s (the file renamed into place, the new one locked before the old is let go) for 0.9 s
+    against a wait of 0.3 s: the waiter is not refused and gets the last file; one file held 0.6 s is refused."""
+    import fcntl
+    import os
+    import threading
+    import time
+
+    from passprice.edit import locked
+    from passprice.errors import InputError
+
+    card = tmp_path / "card.toml"
+    card.write_text("n = 0\n", encoding="utf-8")
+    holding = card.open("rb")
+    fcntl.flock(holding.fileno(), fcntl.LOCK_EX)
+
+    def busy() -> None:
+        nonlocal holding
+        for i in range(1, 10):
+            time.sleep(0.1)
+            fresh = tmp_path / f".card.{i}"
+            fresh.write_text(f"n = {i}\n", encoding="utf-8")
+            handle = fresh.open("rb")
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            os.replace(fresh, card)
+            holding.close()  # the old file let go only after the new one is held: the waiter never gets a turn
+            holding = handle
+        holding.close()
+
+    editor = threading.Thread(target=busy)
+    started = time.monotonic()
+    editor.start()
+    with locked(card, wait_s=0.3):
+        waited = time.monotonic() - started
+        assert card.read_text(encoding="utf-8") == "n = 9\n"
+    editor.join()
+    assert waited > 0.85  # it waited through all nine edits, past three of its 0.3 s waits
+
+    with card.open("rb") as other:
+        fcntl.flock(other.fileno(), fcntl.LOCK_EX)
+        with pytest.raises(InputError, match=r"card\.toml: another edit has held it for 0\.3 s; nothing written"):
+            with locked(card, wait_s=0.3):
+                pass

@@ -562,6 +562,16 @@ LOCK_WAIT_S = 10.0
 _NO_LOCKS = frozenset({errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL})
 
 
+def _replaced(descriptor: int, path: Path) -> bool:
+    """Whether the file at ``path`` is no longer the file open at ``descriptor`` (an edit renamed another into place;
+    ``False`` where ``path`` cannot be read: the lock's own refusal then stands)."""
+    try:
+        held, now = os.fstat(descriptor), os.stat(path)
+    except OSError:
+        return False
+    return (held.st_dev, held.st_ino) != (now.st_dev, now.st_ino)
+
+
 @contextlib.contextmanager
 def locked(file: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
     """Hold an exclusive ``flock`` on ``file`` (the file a link at ``file`` points to) for a read-modify-write.
@@ -575,6 +585,11 @@ def locked(file: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
     exist, the edit goes ahead unlocked: :func:`apply_edit` still refuses to replace a file that changed since it
     was read, which catches a concurrent edit unless both compare in the same instant before either renames.
 
+    The wait is bounded by ``wait_s`` seconds on one file: each time another edit lands (the file at the path is
+    replaced by its rename) the wait starts afresh on the new file, so a busy file (two editors of twelve edits each,
+    under load, starved one past a single 10 s wait) is waited for, and only one edit holding the same file for
+    ``wait_s`` is refused.
+
     Raises :class:`InputError` when ``file`` cannot be opened (:func:`passprice.files.open_regular`) or another
     edit holds it for longer than ``wait_s`` seconds (a hung editor: nothing waits without end)."""
     try:
@@ -583,16 +598,20 @@ def locked(file: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
         yield
         return
     end = target(file)
-    deadline = time.monotonic() + wait_s
     while True:
         handle = open_regular(end)
+        deadline = time.monotonic() + wait_s  # each file the path leads to: an edit landing on it is progress
         try:
+            progressed = False
             while True:
                 try:
                     fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
                     break
                 except BlockingIOError:
                     if time.monotonic() > deadline:
+                        if _replaced(handle.fileno(), end):
+                            progressed = True  # another edit landed meanwhile: a busy file, not a hung editor
+                            break
                         raise InputError(
                             f"{file}: another edit has held it for {wait_s:g} s; nothing written, run the edit again"
                         ) from None
@@ -602,6 +621,8 @@ def locked(file: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
                         raise InputError(f"{file}: cannot lock: {e.strerror or e}") from None
                     yield  # a file system without locks
                     return
+            if progressed:
+                continue
             held, now = os.fstat(handle.fileno()), os.stat(end)
             if (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino):
                 yield
