@@ -5,8 +5,9 @@ building its reproducer.
   and on every tensor) wrote the entry with exit 0 and no word; ``header NAME`` then said ``236, 0 bytes`` and
   ``type#255 236 0`` (bytes unknown shown as 0), and every price (price, kv, best, max-batch, lock, compare,
   simulate, sweep, roofline, audit) was refused (exit 1, ``Step``) with "unknown to the gguf package" and no way
-  out. Now ``import`` warns on stderr (still exit 0: the entry reads back equal), ``header`` shows the bytes as
-  unknown, and the refusal says what to fix.
+  out; ``checkpoints`` listed 236 such tensors as "0 B". Now ``import`` warns on stderr (still exit 0: the entry
+  reads back equal), ``header`` shows the bytes as unknown, ``checkpoints`` says they are not counted, and the
+  refusal says what to fix.
 - (2) ``tables.markdown_prose`` (the review's check lines) found its quoted passprice commands with a regular
   expression that scanned to the end again from every ```passprice`` that did not close: 112,000 characters of
   ```passprice a`b`` took 13.1 s of CPU (1 MB: hours). Now one pass (0.01 s; 1 MB 0.12 s), the same spans as the
@@ -46,6 +47,13 @@ def test_import_of_an_unknown_tensor_type_warns_and_its_price_says_what_to_fix(t
     assert shown.exit_code == 0, shown.output
     assert "  tensors       236, 245,512,704 bytes (1 of an unknown type not counted)" in shown.stdout
     assert any(line.split() == [f"type#{type_id}", "1", "unknown"] for line in shown.stdout.splitlines())
+    listed = invoke("checkpoints", root=root)
+    assert listed.exit_code == 0, listed.output
+    assert ("  odd: 1 tensor of a GGML type the gguf package does not know, their bytes not counted: every price of "
+            "it is refused (UnknownType)") in listed.stdout.splitlines()
+    rows = json.loads(invoke("checkpoints", "--json", root=root).stdout)["checkpoints"]
+    assert [r.get("unknown_type_tensors") for r in rows if r["name"] == "odd"] == [1]
+    assert all("unknown_type_tensors" not in r for r in rows if r["name"] != "odd")
     priced = invoke("price", "--checkpoint", "odd", "--card", "h200_sxm_141gb", "--json", root=root)
     assert priced.exit_code == 1, priced.output
     assert json.loads(priced.stdout)["refusal"] == "Step"

@@ -684,7 +684,9 @@ def listing_row(name: str, header: GGUFHeader) -> dict[str, Any]:
     count), ``tensor_bytes`` (the bytes of every tensor of a GGML type passprice knows,
     :func:`passprice.ggml.tensor_bytes`), ``context_length`` (``None`` when the metadata has none) and ``sha256``
     (the header's), ``draft_tensor_bytes`` (those of ``tensor_bytes`` in draft (MTP) blocks,
-    :func:`passprice.decode.draft_bytes`: held only by a serving that drafts with them).
+    :func:`passprice.decode.draft_bytes`: held only by a serving that drafts with them), and, only when there are
+    any, ``unknown_type_tensors``: how many tensors are of a GGML type the gguf package does not know (their bytes
+    are not in ``tensor_bytes``).
 
     Raises :class:`InputError` with every contradiction of the header (:func:`passprice.decode.header_problems`, as
     ``check`` and every price report them): its figures, such as the draft block's bytes, would be nonsense."""
@@ -694,9 +696,13 @@ def listing_row(name: str, header: GGUFHeader) -> dict[str, Any]:
     if problems:
         raise InputError.of(problems)
     size = sum(ggml.tensor_bytes(t.type_id, t.dims) for t in header.tensors if ggml.known(t.type_id))
-    return {"name": name, "architecture": header.architecture, "tensors": len(header.tensors), "tensor_bytes": size,
-            "context_length": header.meta_int("context_length"), "sha256": header.sha256,
-            "draft_tensor_bytes": draft_bytes(header)}
+    row = {"name": name, "architecture": header.architecture, "tensors": len(header.tensors), "tensor_bytes": size,
+           "context_length": header.meta_int("context_length"), "sha256": header.sha256,
+           "draft_tensor_bytes": draft_bytes(header)}
+    unknown = sum(1 for t in header.tensors if not ggml.known(t.type_id))
+    if unknown:  # their bytes are not in tensor_bytes (236 of id 255 listed "0 B", attack round 40)
+        row["unknown_type_tensors"] = unknown
+    return row
 
 
 def draft_note(row: dict[str, Any]) -> str | None:

@@ -742,6 +742,11 @@ def checkpoints_command(ctx: click.Context, as_json: bool) -> None:
         note = draft_note(c)
         if note is not None:
             click.echo(f"  {note}")
+    for c in out:  # bytes not counted: of a type the gguf package does not know
+        if c.get("unknown_type_tensors"):
+            n = c["unknown_type_tensors"]
+            click.echo(f"  {printable(c['name'])}: {n:,} tensor{'s' if n != 1 else ''} of a GGML type the gguf package "
+                       "does not know, their bytes not counted: every price of it is refused (UnknownType)")
 
 
 @cli.command("explain", context_settings={"ignore_unknown_options": True})
