@@ -234,6 +234,25 @@ def import_header(header: GGUFHeader, name: str, source_note: str) -> str:
     return text
 
 
+def unknown_types_note(header: GGUFHeader, name: str) -> str | None:
+    """What ``import`` says of ``header``'s tensors whose GGML type ids the ``gguf`` package does not know (255 or
+    4294967295: no type of the installed gguf): how many, the first by name and id, and that every price of
+    the entry ``name`` is refused (``UnknownType``, exit 1) until it is requantized or a gguf knowing the id is
+    installed; ``None`` when every type is known. The entry keeps such an id as an integer and reads back equal, so
+    ``header NAME`` still shows it (its bytes unknown)."""
+    unknown = [t for t in header.tensors if not ggml.known(t.type_id)]
+    if not unknown:
+        return None
+    first = unknown[0]
+    ids = sorted({t.type_id for t in unknown})
+    shown = ", ".join(str(i) for i in ids[:5]) + (f" and {len(ids) - 5:,} more" if len(ids) > 5 else "")
+    return (
+        f"{len(unknown):,} of {len(header.tensors):,} tensors have GGML type ids the gguf package does not know "
+        f"({shown}; first {first.name!r}, id {first.type_id}): their bytes are unknown, so every price of {name} is "
+        "refused (UnknownType) until it is requantized to a known type or a gguf that knows the id is installed"
+    )
+
+
 def _check_reads_back(header: GGUFHeader, text: str, name: str, source_note: str) -> None:
     """Raise :class:`InputError` unless the entry ``text`` reads back (TOML, the schema, :func:`header_from_entry`)
     to a header whose entry document (:func:`entry_document`, which the text is written from) is the same: nothing
@@ -665,7 +684,9 @@ def listing_row(name: str, header: GGUFHeader) -> dict[str, Any]:
     count), ``tensor_bytes`` (the bytes of every tensor of a GGML type passprice knows,
     :func:`passprice.ggml.tensor_bytes`), ``context_length`` (``None`` when the metadata has none) and ``sha256``
     (the header's), ``draft_tensor_bytes`` (those of ``tensor_bytes`` in draft (MTP) blocks,
-    :func:`passprice.decode.draft_bytes`: held only by a serving that drafts with them).
+    :func:`passprice.decode.draft_bytes`: held only by a serving that drafts with them), and, only when there are
+    any, ``unknown_type_tensors``: how many tensors are of a GGML type the gguf package does not know (their bytes
+    are not in ``tensor_bytes``).
 
     Raises :class:`InputError` with every contradiction of the header (:func:`passprice.decode.header_problems`, as
     ``check`` and every price report them): its figures, such as the draft block's bytes, would be nonsense."""
@@ -675,9 +696,13 @@ def listing_row(name: str, header: GGUFHeader) -> dict[str, Any]:
     if problems:
         raise InputError.of(problems)
     size = sum(ggml.tensor_bytes(t.type_id, t.dims) for t in header.tensors if ggml.known(t.type_id))
-    return {"name": name, "architecture": header.architecture, "tensors": len(header.tensors), "tensor_bytes": size,
-            "context_length": header.meta_int("context_length"), "sha256": header.sha256,
-            "draft_tensor_bytes": draft_bytes(header)}
+    row = {"name": name, "architecture": header.architecture, "tensors": len(header.tensors), "tensor_bytes": size,
+           "context_length": header.meta_int("context_length"), "sha256": header.sha256,
+           "draft_tensor_bytes": draft_bytes(header)}
+    unknown = sum(1 for t in header.tensors if not ggml.known(t.type_id))
+    if unknown:  # their bytes are not in tensor_bytes (236 of id 255 listed "0 B", attack round 40)
+        row["unknown_type_tensors"] = unknown
+    return row
 
 
 def draft_note(row: dict[str, Any]) -> str | None:

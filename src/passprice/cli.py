@@ -742,6 +742,11 @@ def checkpoints_command(ctx: click.Context, as_json: bool) -> None:
         note = draft_note(c)
         if note is not None:
             click.echo(f"  {note}")
+    for c in out:  # bytes not counted: of a type the gguf package does not know
+        if c.get("unknown_type_tensors"):
+            n = c["unknown_type_tensors"]
+            click.echo(f"  {printable(c['name'])}: {n:,} tensor{'s' if n != 1 else ''} of a GGML type the gguf package "
+                       "does not know, their bytes not counted: every price of it is refused (UnknownType)")
 
 
 @cli.command("explain", context_settings={"ignore_unknown_options": True})
@@ -865,8 +870,9 @@ def header_command(ctx: click.Context, file: str, show_metadata: bool, show_tens
 @click.pass_context
 def import_command(ctx: click.Context, file: Path, name: str | None, origin: str, force: bool, as_json: bool) -> None:
     """Import the GGUF header of FILE into registry/checkpoints/NAME.toml."""
-    from passprice.checkpoints import entry_name, import_header, write_entry
+    from passprice.checkpoints import entry_name, import_header, unknown_types_note, write_entry
     from passprice.gguf_header import read_header
+    from passprice.tables import printable
 
     root = _root(ctx)
     if root.embedded:
@@ -899,6 +905,9 @@ def import_command(ctx: click.Context, file: Path, name: str | None, origin: str
     # By default the origin is the file's name, escaped to one line (the origin is one line: a newline in a file's
     # name is kept in `source`, the name itself).
     write_entry(target, import_header(header, entry, origin or escaped(str(file.name))), force=force)
+    unknown = unknown_types_note(header, entry)
+    if unknown:  # written (it reads back equal), but no price of it can be: said now, not first at `price`
+        click.echo(f"passprice: warning: {printable(unknown)}", err=True)
     if as_json:
         _echo_json({"entry": entry, "path": str(target), "sha256": header.sha256, "tensors": len(header.tensors)})
     else:

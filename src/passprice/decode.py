@@ -69,7 +69,10 @@ class UnknownType(DecodeRefusal):
     def __init__(self, tensor: str, type_id: int) -> None:
         self.tensor = tensor
         self.type_id = type_id
-        super().__init__(f"tensor {tensor!r} has GGML type id {type_id}, unknown to the gguf package")
+        super().__init__(
+            f"tensor {tensor!r} has GGML type id {type_id}, unknown to the gguf package: requantize it to a type "
+            "the gguf package knows (Q4_K, Q8_0, F16 …), or install a gguf that knows this id and import it again"
+        )
 
     def fields(self) -> dict[str, Any]:
         return {"tensor": self.tensor, "type_id": self.type_id}

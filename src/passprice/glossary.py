@@ -531,7 +531,8 @@ _TERMS = (
     Term(
         "UnknownType",
         "refusal: a tensor's GGML type id is unknown, so its bytes cannot be counted",
-        "A refusal: a tensor's GGML type id is one the gguf package does not know, so its bytes cannot be counted.",
+        "A refusal: a tensor's GGML type id is one the gguf package does not know, so its bytes cannot be counted "
+        "(`import` warns of such a header; requantize it, or install a gguf that knows the id).",
     ),
     Term(
         "BadDraft",

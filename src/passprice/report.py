@@ -384,6 +384,10 @@ def header_text(header: GGUFHeader, show_metadata: bool = False, show_tensors: b
         entry[0] += 1
         entry[1] += size
     total = sum(v[1] for v in by_type.values())
+    # A type the gguf package does not know has no byte count: "unknown", not 0 (import attack round 40: 236
+    # tensors of id 255 read "236, 0 bytes").
+    unknown = sum(1 for t in header.tensors if not ggml.known(t.type_id))
+    counted = f"{total:,} bytes" + (f" ({unknown:,} of an unknown type not counted)" if unknown else "")
     architecture = printable(header.architecture) if header.architecture else "(missing: no general.architecture key)"
     lines = [
         printable(f"{header.source}"),
@@ -392,7 +396,7 @@ def header_text(header: GGUFHeader, show_metadata: bool = False, show_tensors: b
         f"  header        {header.header_bytes:,} bytes; tensor data at byte {header.data_offset:,} "
         f"(alignment {header.alignment})",
         f"  sha256        {header.sha256}",
-        f"  tensors       {len(header.tensors):,}, {total:,} bytes",
+        f"  tensors       {len(header.tensors):,}, {counted}",
         "",
     ]
     shape_rows = []
@@ -405,7 +409,8 @@ def header_text(header: GGUFHeader, show_metadata: bool = False, show_tensors: b
     lines.append(
         text_table(
             ["type", "tensors", "bytes"],
-            [[name, str(n), f"{b:,}"] for name, (n, b) in sorted(by_type.items())],
+            [[name, str(n), f"{b:,}" if not name.startswith("type#") else "unknown"]
+             for name, (n, b) in sorted(by_type.items())],
             right=(1, 2),
         )
     )
