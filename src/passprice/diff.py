@@ -1877,6 +1877,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
             requests["head"].append(_request(rel, new))
     base_results = price_locks(base.root, base.code, requests["base"])
     head_results = price_locks(head.root, head.code, requests["head"])
+    refits: dict[str, tuple[Finding, ...]] = {}
     out = []
     for rel, (old, new, note) in pairs.items():
         lock = new or old
@@ -1906,6 +1907,8 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
         unreadable = []
         unsound: list[Finding] = []
         after_rests = set(after.rests_on()) if after.price is not None else set(lock.rests_on)
+        if after.price is not None and isinstance(after.price.get("expected"), Mapping):
+            after_rests |= set(after.price["expected"].get("rests_on", {}))  # under a stack: its facts too
         for f in touched:
             if f is None:
                 continue
@@ -1921,6 +1924,14 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                             if f.lock_path(x.path) in after_rests]
             if not f.compared:
                 unreadable.append(f.path)
+        if lock.stack is not None and status != "removed":
+            # A stack's fit re-run on HEAD (check's re-fit): a routing record, card or checkpoint its runs price
+            # changed leaves the stack file as it was, its fitted facts no longer following from the runs; the lock
+            # resting on them read "price moved" alone (slip round 35: expected 6,641.4 -> 6,835.1 on the old fit).
+            if lock.stack.name not in refits:
+                refits[lock.stack.name] = stack_refit_findings(head.root, lock.stack.name)
+            unsound += [attrs.evolve(x, path=f"stack.{x.path}") for x in refits[lock.stack.name]
+                        if f"stack.{x.path}" in after_rests and f"stack.{x.path}" not in {u.path for u in unsound}]
         if unreadable:
             what = f"{', '.join(unreadable)} does not read on a side; its changes could not be compared"
             note = f"{note}; {what}" if note else what
@@ -1980,6 +1991,22 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
             )
         )
     return tuple(out)
+
+
+def stack_refit_findings(root: Root, name: str) -> tuple[Finding, ...]:
+    """What ``passprice check`` finds in stack ``name``'s run-derived facts on ``root``
+    (:func:`passprice.calibrate.verify_stack`: a fit re-run from today's runs, cards, checkpoints and routing records),
+    each :class:`~passprice.derivations.Finding` with the stack's own fact path (``share.read``). Empty when the stack
+    or the measured runs do not read (``check`` reports those files itself). Raises nothing."""
+    from passprice.calibrate import verify_stack
+    from passprice.measurements import load_runs
+    from passprice.stacks import load_stack
+
+    try:
+        stack = load_stack(root, str(root.stacks / f"{name}.toml"))
+        return tuple(verify_stack(root, stack, load_runs(root)))
+    except InputError:
+        return ()
 
 
 # --- the diff ------------------------------------------------------------------------------------------------------

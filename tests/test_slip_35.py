@@ -1,0 +1,61 @@
+"""Slip round 35 (issue 13): changes a review should ask about.
+
+Slip 1: a pull request changing a routing record (Qwen3-30B-A3B's hot experts 58 -> 65 of 128) moved a lock made
+under a serving stack (expected 6,589.8 -> 6,454.1 tokens/s here) priced with the stack's OLD fit, which ``check``
+re-fits to other figures (share.read 0.8564 -> 0.912). The review failed on HEAD's check, but the lock's row read
+only "price moved, lock not updated", not "(on stale facts)" as a lock resting on a stale card fact does. The stack's
+re-fit findings are now carried into the lock rows resting on them.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from cli_helpers import invoke
+from test_newcomer_24 import MOE, ROUTING, STACK, _registry
+
+ROUTING_FILE = f"facts/routing/{ROUTING}.toml"
+
+
+def _moved_routing(text: str) -> str:
+    """The routing record with its hot set 58 -> 65 of 128 (the source's other workload), cited anew."""
+    for old, new in (("value = 0.453125", "value = 0.5078125"), ("value = 58,", "value = 65,"),
+                     ("coverage 58/128 (45%)", "coverage 65/128 (51%)"),
+                     ("coverage, 58 of 128", "coverage, 65 of 128")):
+        assert old in text
+        text = text.replace(old, new)
+    return text
+
+
+def test_a_lock_under_a_stack_whose_fit_no_longer_follows_is_marked_on_stale_facts(tmp_path: Path) -> None:
+    root = _registry(tmp_path / "made")
+    assert invoke("calibrate", "--stack", STACK, root=root).exit_code == 0
+    made = invoke("new-serving", "w24-moe", "--checkpoint", MOE, "--card", "h200_sxm_141gb", "--batch", "64",
+                  "--routing", ROUTING, "--description", "slip 35", root=root)
+    assert made.exit_code == 0, made.output
+    lock = invoke("lock", "w24-moe", "--stack", STACK, "-o", str(root / "locks" / "w24-moe.lock.toml"), root=root)
+    assert lock.exit_code == 0, lock.output
+    base, head = tmp_path / "base", tmp_path / "head"
+    shutil.copytree(root, base)
+    shutil.copytree(root, head)
+    (head / ROUTING_FILE).write_text(_moved_routing((head / ROUTING_FILE).read_text()))
+    text = invoke("diff", str(base), str(head), root=head)
+    assert text.exit_code == 1
+    assert ("  w24-moe (locks/w24-moe.lock.toml, card h200_sxm_141gb, price): rests on stack.overhead.pass, "
+            "stack.share.read, stack.share.append, not following from their derivation: correct them; price moved, "
+            "lock not updated (weight_bytes)") in text.stdout
+    assert "expected  6,589.8 → 6,454.1  (-2.06 %) under stack vllm-w24, recorded 6,589.8" in text.stdout
+    assert "1 rests on derived facts that do not follow" in text.stdout
+    markdown = invoke("diff", str(base), str(head), "--format", "markdown", root=head)
+    [row] = [line for line in markdown.stdout.splitlines() if line.startswith("| `w24-moe`")]
+    assert "(on stale facts)" in row and "❌ rests on stack.overhead.pass" in row
+    locks = json.loads(invoke("diff", str(base), str(head), "--format", "json", root=head).stdout)["locks"]
+    [moe] = [x for x in locks if x["name"] == "w24-moe"]
+    assert [(u["path"], u["kind"]) for u in moe["unsound"]] == [
+        ("stack.overhead.pass", "mismatch"), ("stack.share.read", "mismatch"), ("stack.share.append", "mismatch")]
+    assert "it is 0.912, not 0.8564" in moe["unsound"][1]["message"]
+    # the lock not under the stack (same card, same routing) rests on no stack fact: its row is as before
+    [plain] = [x for x in locks if x["name"] == "qwen3-30b-a3b-h200"]
+    assert plain["unsound"] == [] and plain["review"] == "price moved, lock not updated (weight_bytes)"
