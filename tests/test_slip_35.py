@@ -5,16 +5,26 @@ under a serving stack (expected 6,589.8 -> 6,454.1 tokens/s here) priced with th
 re-fits to other figures (share.read 0.8564 -> 0.912). The review failed on HEAD's check, but the lock's row read
 only "price moved, lock not updated", not "(on stale facts)" as a lock resting on a stale card fact does. The stack's
 re-fit findings are now carried into the lock rows resting on them.
+
+Slip 2: a measured run moved from an existing measurement file into a new one, its tokens/s 135.07 -> 155.07 and
+its locator rewritten to match (or its positions [256, 512] moved), read "no fact changed; 2 other files changed",
+nothing to verify, exit 0: the new file's run was compared with no run, its id being BASE's in another file. It is
+now compared with itself there ("ID (moved from FILE)").
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
 from cli_helpers import invoke
+from test_diff import commit_all
 from test_newcomer_24 import MOE, ROUTING, STACK, _registry
+from test_slip_34 import POINTS, branch, registry, review
+
+__all__ = ["registry"]  # the slip-34 fixture: this checkout's registry committed on main
 
 ROUTING_FILE = f"facts/routing/{ROUTING}.toml"
 
@@ -59,3 +69,38 @@ def test_a_lock_under_a_stack_whose_fit_no_longer_follows_is_marked_on_stale_fac
     # the lock not under the stack (same card, same routing) rests on no stack fact: its row is as before
     [plain] = [x for x in locks if x["name"] == "qwen3-30b-a3b-h200"]
     assert plain["unsound"] == [] and plain["review"] == "price moved, lock not updated (weight_bytes)"
+
+
+def _move_first_run(path: Path, *edits: tuple[str, str]) -> None:
+    """The first run of llamacpp-points.toml moved (its id kept) into registry/measurements/new-points.toml, with
+    ``edits`` (regular expression, replacement) applied to it."""
+    text = (path / POINTS).read_text()
+    first = text[text.index("[[run]]"):].split("\n\n")[0]
+    (path / POINTS).write_text(text.replace(first + "\n\n", "", 1))
+    moved = first
+    for pattern, new in edits:
+        assert re.search(pattern, moved), pattern
+        moved = re.sub(pattern, new, moved)
+    (path / "registry" / "measurements" / "new-points.toml").write_text(text[:text.index("[[run]]")] + moved + "\n")
+
+
+RUN = "xd2.h100_pcie_80gb.l2-7b-q4_0.main (moved from registry/measurements/llamacpp-points.toml)"
+
+
+def test_a_run_moved_into_a_new_file_with_its_figure_moved_is_to_verify(registry: Path) -> None:
+    path = branch(registry, "moved-run")
+    _move_first_run(path, (r"135\.07", "155.07"))  # the figure and the locator quoting it, both
+    commit_all(path, "a run moved to a new file")
+    status, text, out = review(path)
+    assert status == 0, text
+    assert "no fact changed; 2 other files changed; 1 measured run to verify in its source" in text
+    assert (f"1 measured run to verify in its source: {RUN} cited anew (locator …three runs, 131.44, 134.81, "
+            "[135.07 → 155.07] tokens per second (the …): does xiongjiedai-gpu-benchmarks: ") in text
+    assert out["runs_to_verify"] == {"registry/measurements/new-points.toml": 1}
+    path = branch(registry, "moved-run-setting")
+    _move_first_run(path, (r"positions = \[[^\]]*\]", "positions = [1, 64]"))
+    commit_all(path, "a run moved to a new file, another setting")
+    status, text, out = review(path)
+    assert status == 0, text
+    assert f"{RUN}'s setting moved (first position" in text and "last position 512 → 64" in text
+    assert out["runs_to_verify"] == {"registry/measurements/new-points.toml": 1}
