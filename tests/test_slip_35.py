@@ -10,6 +10,11 @@ Slip 2: a measured run moved from an existing measurement file into a new one, i
 its locator rewritten to match (or its positions [256, 512] moved), read "no fact changed; 2 other files changed",
 nothing to verify, exit 0: the new file's run was compared with no run, its id being BASE's in another file. It is
 now compared with itself there ("ID (moved from FILE)").
+
+Slip 3: a copy of the H200's card with its array's constant ``sparsity`` 2 -> 1 under NEW words ('the dense rate as
+listed': 989.5 -> 1979 TMAC/s under the same 'INT8 Tensor Core 3,958 TOPS' (with sparsity)) read "17 facts added in
+1 new file", nothing to verify: slip 34 held a constant against others of the same words only. A constant is now
+also held against the constant of that name in a fact of the same path citing the same place.
 """
 
 from __future__ import annotations
@@ -19,10 +24,10 @@ import re
 import shutil
 from pathlib import Path
 
-from cli_helpers import invoke
+from cli_helpers import REPO, invoke
 from test_diff import commit_all
 from test_newcomer_24 import MOE, ROUTING, STACK, _registry
-from test_slip_34 import POINTS, branch, registry, review
+from test_slip_34 import POINTS, branch, h200_copy, registry, review
 
 __all__ = ["registry"]  # the slip-34 fixture: this checkout's registry committed on main
 
@@ -104,3 +109,29 @@ def test_a_run_moved_into_a_new_file_with_its_figure_moved_is_to_verify(registry
     assert status == 0, text
     assert f"{RUN}'s setting moved (first position" in text and "last position 512 → 64" in text
     assert out["runs_to_verify"] == {"registry/measurements/new-points.toml": 1}
+
+
+def test_a_copied_cards_constant_moved_under_new_words_is_to_verify(registry: Path) -> None:
+    path = branch(registry, "constant-reworded")
+    old = 'derivation.inputs.sparsity = { value = 2, unit = "1", constant = "2:4 structured sparsity doubles the dense'
+    h200_copy(path, (old + ' rate" }', 'derivation.inputs.sparsity = { value = 1, unit = "1", constant = "the dense '
+                     'rate as listed" }'))
+    commit_all(path, "a copy, its array doubled under new words")
+    status, text, out = review(path)
+    assert status == 0, text
+    assert "17 facts added in 1 new file, 1 to verify in its source" in text
+    assert ("to verify: its constant sparsity is 1 where facts/cards/h200_sxm_141gb.toml: array reads 2 from the same "
+            "citation: does nvidia-h200-datasheet: Technical Specifications table, H200 SXM column: 'INT8 Tensor Core "
+            "3,958 TOPS' (with sparsity) give 1?") in text
+    assert out["to_verify"] == ["h200_copy:array"]
+
+
+def test_no_shipped_card_fact_is_asked_its_constant_if_added() -> None:
+    from passprice.addedfacts import _cited_constant_asks
+    from passprice.cards import load_cards
+    from passprice.registry import find_root
+
+    facts = {f"facts/cards/{c.name}.toml": dict(c.facts()) for c in load_cards(find_root(REPO))}
+    assert sum(len(held) for held in facts.values()) == 238
+    assert [(rel, p) for rel, held in facts.items() for p, f in held.items()
+            if _cited_constant_asks(rel, p, f, facts, {(rel, p)})] == []
