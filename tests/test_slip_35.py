@@ -61,11 +61,15 @@ def test_a_lock_under_a_stack_whose_fit_no_longer_follows_is_marked_on_stale_fac
     assert ("  w24-moe (locks/w24-moe.lock.toml, card h200_sxm_141gb, price): rests on stack.overhead.pass, "
             "stack.share.read, stack.share.append, not following from their derivation: correct them; price moved, "
             "lock not updated (weight_bytes)") in text.stdout
-    assert "expected  6,589.8 → 6,454.1  (-2.06 %) under stack vllm-w24, recorded 6,589.8" in text.stdout
+    assert ("    tokens/s  10,354.4 → 10,069.4  (-2.752 %)\n" in text.stdout)  # the card's limit rests on no stack fact
+    assert ("    expected  6,589.8 → 6,454.1  (-2.06 %) under stack vllm-w24, recorded 6,589.8  HEAD's expected price "
+            "rests on stack facts that do not follow: not a price to publish") in text.stdout
     assert "1 rests on derived facts that do not follow" in text.stdout
     markdown = invoke("diff", str(base), str(head), "--format", "markdown", root=head)
     [row] = [line for line in markdown.stdout.splitlines() if line.startswith("| `w24-moe`")]
-    assert "(on stale facts)" in row and "❌ rests on stack.overhead.pass" in row
+    assert "(on stale facts)" not in row and "❌ rests on stack.overhead.pass" in row
+    assert ("- `w24-moe`: expected tokens/s 6,589.8 → 6,454.1  (-2.06 %) under stack vllm-w24, recorded 6,589.8 ❌ (on "
+            "stale stack facts)") in markdown.stdout
     locks = json.loads(invoke("diff", str(base), str(head), "--format", "json", root=head).stdout)["locks"]
     [moe] = [x for x in locks if x["name"] == "w24-moe"]
     assert [(u["path"], u["kind"]) for u in moe["unsound"]] == [

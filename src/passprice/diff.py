@@ -1550,6 +1550,17 @@ class LockImpact:
             bits.append("older lock format")
         return unsound + (", ".join(bits) or "records HEAD's price")
 
+    @property
+    def unsound_limit(self) -> bool:
+        """Whether the card's limit HEAD prices rests on one of :attr:`unsound` (a fact of no serving stack)."""
+        return any(not f.path.startswith("stack.") for f in self.unsound)
+
+    @property
+    def unsound_expected(self) -> bool:
+        """Whether the expected price under a serving stack rests on one of :attr:`unsound`: a stack fact (slip
+        round 35), or a card fact the limit reads too."""
+        return bool(self.unsound)
+
     def rests_on_unsound(self) -> str:
         """``rests on stale streams.read, streams.append: recompute them`` (and the like for a derivation that does
         not follow or does not evaluate); empty when every derived fact the price rests on follows."""
@@ -3540,14 +3551,16 @@ def diff_text(d: Diff) -> str:
             lines.append(f"    changed   {_inputs(lock) or '–'}")
             lines.append(f"    floors    {_held(lock)} → {lock.floors()}")
             rel = f"  ({_pct(lock.relative)})" if lock.relative is not None else ""
-            if lock.unsound:
+            if lock.unsound_limit:
                 rel += "  HEAD's price rests on derived facts that do not follow: not a price to publish"
             before, after = _shorts(lock)
             lines.append(f"    tokens/s  {before} → {after}{rel}")
             lines.append(f"    recorded  {_recorded(lock)}")
             expected = _expected_shift(lock)
             if expected is not None:
-                lines.append(f"    expected  {expected}")
+                stale = ("  HEAD's expected price rests on stack facts that do not follow: not a price to publish"
+                         if lock.unsound_expected else "")
+                lines.append(f"    expected  {expected}{stale}")
             lines.append(f"    pass      {_seconds(lock.before)} → {_seconds(lock.after)}")
             lines.append(f"    binds     {_binds(lock)}")
             for line in lock.serving:
@@ -3947,7 +3960,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
                     f"{_held(lock)} → {floors}",
                     _recorded(lock),
                     _shorts(lock)[0] if not lock.added else "–",
-                    (f"❌ {_shorts(lock)[1]} (on stale facts)" if lock.unsound else _shorts(lock)[1])
+                    (f"❌ {_shorts(lock)[1]} (on stale facts)" if lock.unsound_limit else _shorts(lock)[1])
                     if not lock.removed and not lock.head_unread else
                     "– (not judged: its lock file does not read)" if lock.head_unread else "–",
                     _pct(lock.relative) or "–",
@@ -3970,7 +3983,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         for lock in d.locks:
             expected = _expected_shift(lock)
             if expected is not None:
-                notes.append(f"- {markdown_code(lock.name)}: expected tokens/s {markdown_text(expected)}")
+                notes.append(f"- {markdown_code(lock.name)}: expected tokens/s {markdown_text(expected)}"
+                             + (" ❌ (on stale stack facts)" if lock.unsound_expected else ""))
             for label, side in (("BASE", lock.before), ("HEAD", lock.after)):
                 if side.refusal is not None:
                     message = markdown_text(side.refusal.get("message", ""))
