@@ -225,20 +225,22 @@ def test_diff_shows_a_stack_locks_expected_price_and_no_setting_as_the_figure(re
     result = invoke("diff", "main~1", "main", root=reviewed)
     assert result.exit_code == 1, result.output  # the locked expected price moved, the lock not updated
     lines = result.stdout.splitlines()
-    at = lines.index("  s (locks/s.lock.toml, card h200_sxm_141gb, price): price moved, lock not updated "
-                     "(expected.pass_s)")
+    # slip round 35: overhead.layer edited by hand (96.63 -> 90 us) is not what its fit gives; the lock rests on it
+    at = lines.index("  s (locks/s.lock.toml, card h200_sxm_141gb, price): rests on stack.overhead.layer, not "
+                     "following from its derivation: correct it; price moved, lock not updated (expected.pass_s)")
     assert lines[at + 3: at + 6] == [
         "    tokens/s  996.1 → 996.1  (+0 %)",
         "    recorded  996.1",
-        f"    expected  237.4 → 248.4  (+4.611 %) under stack {STACK}, recorded 237.4",
+        f"    expected  237.4 → 248.4  (+4.611 %) under stack {STACK}, recorded 237.4  HEAD's expected price rests on "
+        "stack facts that do not follow: not a price to publish",
     ]
     verify = next(line.strip() for line in lines if line.strip().startswith("to verify: the value moved (512 MiB"))
     assert verify.startswith("to verify: the value moved (512 MiB → 600 MiB) but its citation did not: does "
                              "xiongjiedai-gpu-benchmarks: ")
     assert verify.endswith(" say 600 MiB?")
     markdown = invoke("diff", "main~1", "main", "--format", "markdown", root=reviewed).stdout
-    assert (f"- `s`: expected tokens/s 237.4 → 248.4  (+4.611 %) under stack {STACK}, recorded 237.4"
-            in markdown.splitlines())
+    assert (f"- `s`: expected tokens/s 237.4 → 248.4  (+4.611 %) under stack {STACK}, recorded 237.4 ❌ (on stale "
+            "stack facts)" in markdown.splitlines())
 
 
 def test_quoted_figures_leave_settings_and_names_out() -> None:

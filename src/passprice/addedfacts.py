@@ -578,6 +578,7 @@ def asked(facts: Mapping[str, Mapping[str, Fact]], registered: Iterable[str],
                 asks.append(f"{escaped(first.where)} reads {first.shown} at the place {escaped(mine.where)} cites as "
                             f"{mine.shown}{more}: does {escaped(place[0])}: {escaped(place[1])} state {mine.shown}?")
         asks += _constant_asks(rel, path, fact, said)
+        asks += _cited_constant_asks(rel, path, fact, facts, added_keys)
         asks += _formula_asks(rel, path, fact, facts, added_keys)
         if asks:
             out[(rel, path)] = "; ".join(asks)
@@ -668,6 +669,42 @@ def _constant_asks(rel: str, path: str, fact: Fact, said: Mapping[str, Sequence[
                             f"under the same words: is '{escaped(i.constant)}' {i.shown()}?")
                 break
     return asks
+
+
+def _cited_constant_asks(rel: str, path: str, fact: Fact, facts: Mapping[str, Mapping[str, Fact]],
+                         added: set[tuple[str, str]]) -> list[str]:
+    """What each constant of an added fact's derivation asks when a fact of the same path the change does not add,
+    citing the same place (source and locator, whitespace collapsed), records another number for the constant of
+    that name: a copied H200 with its ``array``'s ``sparsity`` 2 -> 1 under new words ('the dense rate as listed',
+    989.5 -> 1979 TMAC/s under 'INT8 Tensor Core 3,958 TOPS' (with sparsity)) was added with nothing to verify
+    (slip round 35): :func:`_constant_asks` holds a constant by its words, and these were new."""
+    if not isinstance(fact.derivation, Derivation) or fact.source is None:
+        return []
+    place = (fact.source, " ".join((fact.locator or "").split()))
+    mine = {i.name: i for i in fact.derivation.inputs if i.kind == "constant"}
+    if not mine:
+        return []
+    for other_rel, held in facts.items():
+        other = held.get(path)
+        if (other_rel, path) in added or other is None or not isinstance(other.derivation, Derivation) or (
+                other.source, " ".join((other.locator or "").split())) != place:
+            continue
+        asks = []
+        for j in other.derivation.inputs:
+            i = mine.get(j.name)
+            if i is None or j.kind != "constant":
+                continue
+            try:
+                if (i.quantity().value, i.quantity().dims) == (j.quantity().value, j.quantity().dims):
+                    continue
+            except InputError:
+                continue
+            asks.append(f"its constant {escaped(i.name)} is {i.shown()} where {escaped(other_rel)}: {escaped(path)} "
+                        f"reads {j.shown()} from the same citation: does {escaped(fact.source)}: "
+                        f"{escaped(place[1])} give {i.shown()}?")
+        if asks:
+            return asks
+    return []
 
 
 def moved(added: Iterable[tuple[str, str, Fact]],

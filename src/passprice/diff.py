@@ -1550,6 +1550,17 @@ class LockImpact:
             bits.append("older lock format")
         return unsound + (", ".join(bits) or "records HEAD's price")
 
+    @property
+    def unsound_limit(self) -> bool:
+        """Whether the card's limit HEAD prices rests on one of :attr:`unsound` (a fact of no serving stack)."""
+        return any(not f.path.startswith("stack.") for f in self.unsound)
+
+    @property
+    def unsound_expected(self) -> bool:
+        """Whether the expected price under a serving stack rests on one of :attr:`unsound`: a stack fact (slip
+        round 35), or a card fact the limit reads too."""
+        return bool(self.unsound)
+
     def rests_on_unsound(self) -> str:
         """``rests on stale streams.read, streams.append: recompute them`` (and the like for a derivation that does
         not follow or does not evaluate); empty when every derived fact the price rests on follows."""
@@ -1877,6 +1888,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
             requests["head"].append(_request(rel, new))
     base_results = price_locks(base.root, base.code, requests["base"])
     head_results = price_locks(head.root, head.code, requests["head"])
+    refits: dict[str, tuple[Finding, ...]] = {}
     out = []
     for rel, (old, new, note) in pairs.items():
         lock = new or old
@@ -1906,6 +1918,8 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
         unreadable = []
         unsound: list[Finding] = []
         after_rests = set(after.rests_on()) if after.price is not None else set(lock.rests_on)
+        if after.price is not None and isinstance(after.price.get("expected"), Mapping):
+            after_rests |= set(after.price["expected"].get("rests_on", {}))  # under a stack: its facts too
         for f in touched:
             if f is None:
                 continue
@@ -1921,6 +1935,14 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                             if f.lock_path(x.path) in after_rests]
             if not f.compared:
                 unreadable.append(f.path)
+        if lock.stack is not None and status != "removed":
+            # A stack's fit re-run on HEAD (check's re-fit): a routing record, card or checkpoint its runs price
+            # changed leaves the stack file as it was, its fitted facts no longer following from the runs; the lock
+            # resting on them read "price moved" alone (slip round 35: expected 6,641.4 -> 6,835.1 on the old fit).
+            if lock.stack.name not in refits:
+                refits[lock.stack.name] = stack_refit_findings(head.root, lock.stack.name)
+            unsound += [attrs.evolve(x, path=f"stack.{x.path}") for x in refits[lock.stack.name]
+                        if f"stack.{x.path}" in after_rests and f"stack.{x.path}" not in {u.path for u in unsound}]
         if unreadable:
             what = f"{', '.join(unreadable)} does not read on a side; its changes could not be compared"
             note = f"{note}; {what}" if note else what
@@ -1980,6 +2002,22 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
             )
         )
     return tuple(out)
+
+
+def stack_refit_findings(root: Root, name: str) -> tuple[Finding, ...]:
+    """What ``passprice check`` finds in stack ``name``'s run-derived facts on ``root``
+    (:func:`passprice.calibrate.verify_stack`: a fit re-run from today's runs, cards, checkpoints and routing records),
+    each :class:`~passprice.derivations.Finding` with the stack's own fact path (``share.read``). Empty when the stack
+    or the measured runs do not read (``check`` reports those files itself). Raises nothing."""
+    from passprice.calibrate import verify_stack
+    from passprice.measurements import load_runs
+    from passprice.stacks import load_stack
+
+    try:
+        stack = load_stack(root, str(root.stacks / f"{name}.toml"))
+        return tuple(verify_stack(root, stack, load_runs(root)))
+    except InputError:
+        return ()
 
 
 # --- the diff ------------------------------------------------------------------------------------------------------
@@ -2717,7 +2755,20 @@ def runs_to_verify(base: Side, head: Side, rel: str) -> list[str]:
             renamed.setdefault(setting(r), []).append(r)
     out = []
     places: dict[tuple[str, str], list[Run]] = {}
+    # A run BASE holds in another measurement file, moved here: compared with itself there (slip round 35: a run
+    # moved into a new file with its tokens/s 135.07 -> 155.07 and its locator to match, or its positions moved,
+    # read "2 other files changed", nothing to verify).
+    elsewhere: dict[str, tuple[str, Run]] = {}
     if any(run.id not in before for run in after):
+        for other in sorted((base.root.path / "registry" / "measurements").glob("*.toml")):
+            if other == base.root.path / rel:
+                continue
+            try:
+                held_there = load_file(other, base.root.schema, base.root.sources)
+            except InputError:
+                continue
+            for r in held_there:
+                elsewhere.setdefault(r.id, (f"registry/measurements/{other.name}", r))
         for other in sorted((head.root.path / "registry" / "measurements").glob("*.toml")):
             try:
                 runs = after if other == head.root.path / rel else load_file(other, head.root.schema,
@@ -2731,6 +2782,9 @@ def runs_to_verify(base: Side, head: Side, rel: str) -> list[str]:
         figure = f"{count(run.tokens_per_s)} tokens/s"
         where = escaped(f"{run.source_id}: {run.locator}")
         name = escaped(run.id)
+        if was is None and run.id in elsewhere:
+            moved_from, was = elsewhere[run.id]
+            name = f"{name} (moved from {escaped(moved_from)})"
         if was is None:
             alike = renamed.get(setting(run))
             if not alike:
@@ -3497,14 +3551,16 @@ def diff_text(d: Diff) -> str:
             lines.append(f"    changed   {_inputs(lock) or '–'}")
             lines.append(f"    floors    {_held(lock)} → {lock.floors()}")
             rel = f"  ({_pct(lock.relative)})" if lock.relative is not None else ""
-            if lock.unsound:
+            if lock.unsound_limit:
                 rel += "  HEAD's price rests on derived facts that do not follow: not a price to publish"
             before, after = _shorts(lock)
             lines.append(f"    tokens/s  {before} → {after}{rel}")
             lines.append(f"    recorded  {_recorded(lock)}")
             expected = _expected_shift(lock)
             if expected is not None:
-                lines.append(f"    expected  {expected}")
+                stale = ("  HEAD's expected price rests on stack facts that do not follow: not a price to publish"
+                         if lock.unsound_expected else "")
+                lines.append(f"    expected  {expected}{stale}")
             lines.append(f"    pass      {_seconds(lock.before)} → {_seconds(lock.after)}")
             lines.append(f"    binds     {_binds(lock)}")
             for line in lock.serving:
@@ -3904,7 +3960,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
                     f"{_held(lock)} → {floors}",
                     _recorded(lock),
                     _shorts(lock)[0] if not lock.added else "–",
-                    (f"❌ {_shorts(lock)[1]} (on stale facts)" if lock.unsound else _shorts(lock)[1])
+                    (f"❌ {_shorts(lock)[1]} (on stale facts)" if lock.unsound_limit else _shorts(lock)[1])
                     if not lock.removed and not lock.head_unread else
                     "– (not judged: its lock file does not read)" if lock.head_unread else "–",
                     _pct(lock.relative) or "–",
@@ -3927,7 +3983,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         for lock in d.locks:
             expected = _expected_shift(lock)
             if expected is not None:
-                notes.append(f"- {markdown_code(lock.name)}: expected tokens/s {markdown_text(expected)}")
+                notes.append(f"- {markdown_code(lock.name)}: expected tokens/s {markdown_text(expected)}"
+                             + (" ❌ (on stale stack facts)" if lock.unsound_expected else ""))
             for label, side in (("BASE", lock.before), ("HEAD", lock.after)):
                 if side.refusal is not None:
                     message = markdown_text(side.refusal.get("message", ""))
