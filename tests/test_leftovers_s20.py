@@ -270,6 +270,6 @@ def test_an_edit_waits_for_a_busy_file_and_refuses_only_one_held_past_its_wait(t
 
     with card.open("rb") as other:
         fcntl.flock(other.fileno(), fcntl.LOCK_EX)
-        with pytest.raises(InputError, match=r"card\.toml: another edit has held it for 0\.3 s; nothing written"):
-            with locked(card, wait_s=0.3):
-                pass
+        with pytest.raises(InputError, match=r"card\.toml: another edit has held it for 0\.3 s; nothing written"), \
+                locked(card, wait_s=0.3):
+            pass
