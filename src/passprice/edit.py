@@ -558,6 +558,10 @@ def apply_edit(edit: FactEdit) -> None:
 
 #: Seconds :func:`locked` waits for another edit of the same file (one takes well under a second) before it refuses.
 LOCK_WAIT_S = 10.0
+#: Seconds :func:`locked` waits in all, however many edits land meanwhile (each starts its per-file wait afresh):
+#: six per-file waits, so a file replaced forever by editors that each take the new file before letting the old go
+#: (the waiter never gets a turn) is refused rather than waited for without end (attack round 41).
+LOCK_TOTAL_S = 60.0
 #: ``errno`` values of ``flock`` on a file system without locks: the edit then goes ahead unlocked.
 _NO_LOCKS = frozenset({errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL})
 
@@ -573,7 +577,7 @@ def _replaced(descriptor: int, path: Path) -> bool:
 
 
 @contextlib.contextmanager
-def locked(file: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
+def locked(file: Path, wait_s: float = LOCK_WAIT_S, total_s: float = LOCK_TOTAL_S) -> Iterator[None]:
     """Hold an exclusive ``flock`` on ``file`` (the file a link at ``file`` points to) for a read-modify-write.
 
     The lock is taken on the file itself, so no lock file is left beside it: once locked, the descriptor is checked
@@ -588,17 +592,28 @@ def locked(file: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
     The wait is bounded by ``wait_s`` seconds on one file: each time another edit lands (the file at the path is
     replaced by its rename) the wait starts afresh on the new file, so a busy file (two editors of twelve edits each,
     under load, starved one past a single 10 s wait) is waited for, and only one edit holding the same file for
-    ``wait_s`` is refused.
+    ``wait_s`` is refused. The whole wait is bounded too, by ``total_s`` seconds: edits that keep landing without
+    end (each editor taking the new file before letting the old go) are refused, not waited for forever.
 
-    Raises :class:`InputError` when ``file`` cannot be opened (:func:`passprice.files.open_regular`) or another
-    edit holds it for longer than ``wait_s`` seconds (a hung editor: nothing waits without end)."""
+    Raises :class:`InputError` when ``file`` cannot be opened (:func:`passprice.files.open_regular`), another
+    edit holds it for longer than ``wait_s`` seconds (a hung editor), or edits kept landing on it for ``total_s``
+    seconds: nothing waits without end."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not POSIX
         yield
         return
     end = target(file)
+    overall = time.monotonic() + total_s
+
+    def endless() -> InputError:
+        return InputError(
+            f"{file}: other edits kept landing on it for {total_s:g} s; nothing written, run the edit again"
+        )
+
     while True:
+        if time.monotonic() > overall:
+            raise endless()
         handle = open_regular(end)
         deadline = time.monotonic() + wait_s  # each file the path leads to: an edit landing on it is progress
         try:
@@ -608,6 +623,8 @@ def locked(file: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
                     fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
                     break
                 except BlockingIOError:
+                    if time.monotonic() > overall:
+                        raise endless() from None
                     if time.monotonic() > deadline:
                         if _replaced(handle.fileno(), end):
                             progressed = True  # another edit landed meanwhile: a busy file, not a hung editor
