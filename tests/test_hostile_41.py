@@ -52,3 +52,39 @@ def test_an_edit_is_refused_when_edits_keep_landing_without_end(tmp_path: Path) 
         stop.set()
         editor.join()
     assert landed >= 2  # files did land: the per-file wait alone would have gone on
+
+
+def _move_first_run(path: Path, *edits: tuple[str, str]) -> None:
+    """The first run of llamacpp-points.toml moved into registry/measurements/new-points.toml, with ``edits``
+    (regular expression, replacement) applied to it."""
+    import re
+
+    from test_slip_34 import POINTS
+
+    text = (path / POINTS).read_text()
+    first = text[text.index("[[run]]"):].split("\n\n")[0]
+    (path / POINTS).write_text(text.replace(first + "\n\n", "", 1))
+    moved = first
+    for pattern, new in edits:
+        assert re.search(pattern, moved), pattern
+        moved = re.sub(pattern, new, moved)
+    (path / "registry" / "measurements" / "new-points.toml").write_text(text[:text.index("[[run]]")] + moved + "\n")
+
+
+def test_a_run_moved_and_renamed_at_once_is_to_verify(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """05edbf9 compares a run moved into another measurement file with itself where BASE held it, by its id. Moved
+    and renamed at once (xd2.h100_pcie_80gb.l2-7b-q4_0.main -> ...main2), its tokens/s 135.07 -> 155.07 and its
+    locator to match, it read 'no fact changed; 2 other files changed', nothing to verify, exit 0 (slip 35 again):
+    its id is in no file of BASE, and the run BASE held at its setting under an id HEAD does not hold was looked for
+    only in the same file. Now that run is looked for in BASE's other files too ('ID (was OLD in FILE)')."""
+    from test_diff import commit_all
+    from test_slip_34 import branch, registry, review
+
+    path = branch(registry.__wrapped__(tmp_path_factory), "moved-renamed")  # type: ignore[attr-defined]
+    _move_first_run(path, (r"135\.07", "155.07"), (r'id = "([^"]*)"', r'id = "\g<1>2"'))
+    commit_all(path, "a run moved to a new file and renamed")
+    status, text, out = review(path)
+    assert status == 0, text
+    assert out["runs_to_verify"] == {"registry/measurements/new-points.toml": 1}, text
+    assert ("xd2.h100_pcie_80gb.l2-7b-q4_0.main2 (was xd2.h100_pcie_80gb.l2-7b-q4_0.main in "
+            "registry/measurements/llamacpp-points.toml) cited anew (locator") in text

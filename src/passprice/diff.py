@@ -2730,8 +2730,10 @@ def runs_to_verify(base: Side, head: Side, rel: str) -> list[str]:
     rewritten to quote another row's 90.02 tokens/s over the run's 100.02, or the file's 17 runs re-attributed to
     another source record, read "1 other file changed", nothing to verify, and ``check`` passed (slip round 32).
     A run under an id BASE does not hold is compared with the run BASE held at its setting (stack, card,
-    checkpoint, batch, positions, routing) under an id HEAD does not hold (``ID (was OLD)``), else asked as added
-    to the file. Empty when a side does not read (the review's errors say why). Raises nothing."""
+    checkpoint, batch, positions, routing) under an id HEAD does not hold (``ID (was OLD)``), else with a run BASE
+    held there in another file under an id no file of HEAD holds (moved and renamed at once: ``ID (was OLD in
+    FILE)``), else asked as added to the file. Empty when a side does not read (the review's errors say why).
+    Raises nothing."""
     from passprice.measurements import load_file
     from passprice.tables import count
 
@@ -2759,6 +2761,10 @@ def runs_to_verify(base: Side, head: Side, rel: str) -> list[str]:
     # moved into a new file with its tokens/s 135.07 -> 155.07 and its locator to match, or its positions moved,
     # read "2 other files changed", nothing to verify).
     elsewhere: dict[str, tuple[str, Run]] = {}
+    # A run BASE holds in another file under an id no file of HEAD holds, at a setting this file's new run has: the
+    # run moved and renamed at once (attack round 41: ...main -> ...main2 moved into a new file, its tokens/s 135.07
+    # -> 155.07 and its locator to match, read "2 other files changed", nothing to verify).
+    renamed_elsewhere: dict[tuple[str, str, str, int, int, int, str | None], list[tuple[str, Run]]] = {}
     if any(run.id not in before for run in after):
         for other in sorted((base.root.path / "registry" / "measurements").glob("*.toml")):
             if other == base.root.path / rel:
@@ -2769,6 +2775,7 @@ def runs_to_verify(base: Side, head: Side, rel: str) -> list[str]:
                 continue
             for r in held_there:
                 elsewhere.setdefault(r.id, (f"registry/measurements/{other.name}", r))
+        held_on_head: set[str] = set()
         for other in sorted((head.root.path / "registry" / "measurements").glob("*.toml")):
             try:
                 runs = after if other == head.root.path / rel else load_file(other, head.root.schema,
@@ -2776,7 +2783,11 @@ def runs_to_verify(base: Side, head: Side, rel: str) -> list[str]:
             except InputError:
                 continue
             for held in runs:
+                held_on_head.add(held.id)
                 places.setdefault((held.source_id, " ".join(held.locator.split())), []).append(held)
+        for old_id, (moved_from, r) in elsewhere.items():
+            if old_id not in held_on_head:
+                renamed_elsewhere.setdefault(setting(r), []).append((moved_from, r))
     for run in after:
         was = before.get(run.id)
         figure = f"{count(run.tokens_per_s)} tokens/s"
@@ -2785,6 +2796,9 @@ def runs_to_verify(base: Side, head: Side, rel: str) -> list[str]:
         if was is None and run.id in elsewhere:
             moved_from, was = elsewhere[run.id]
             name = f"{name} (moved from {escaped(moved_from)})"
+        if was is None and not renamed.get(setting(run)) and renamed_elsewhere.get(setting(run)):
+            moved_from, was = renamed_elsewhere[setting(run)].pop(0)
+            name = f"{name} (was {escaped(was.id)} in {escaped(moved_from)})"
         if was is None:
             alike = renamed.get(setting(run))
             if not alike:
