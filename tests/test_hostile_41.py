@@ -88,3 +88,32 @@ def test_a_run_moved_and_renamed_at_once_is_to_verify(tmp_path_factory: pytest.T
     assert out["runs_to_verify"] == {"registry/measurements/new-points.toml": 1}, text
     assert ("xd2.h100_pcie_80gb.l2-7b-q4_0.main2 (was xd2.h100_pcie_80gb.l2-7b-q4_0.main in "
             "registry/measurements/llamacpp-points.toml) cited anew (locator") in text
+
+
+def test_the_review_refits_no_stack_file_outside_the_registry(tmp_path: Path) -> None:
+    """dc1f05c/433b507 re-fit the stack a lock names on HEAD (``stack_refit_findings``) from ``facts/stacks/NAME.toml``
+    joined as a path: a HEAD lock naming ``../../../outside/vllm-w24`` (its digest recomputed) had a stack file of
+    another folder, one the pricing refuses ('leads out of it'), loaded and re-fitted, its share.read 0.8564 -> 0.5
+    found 'not following' (1 finding). Now a name leaving facts/stacks gives no finding, as a stack that does not
+    read (the pricing's own refusal is what the review shows)."""
+    import shutil
+
+    from cli_helpers import invoke
+    from passprice.diff import stack_refit_findings
+    from passprice.registry import find_root
+    from test_newcomer_24 import STACK, _registry
+
+    root = _registry(tmp_path / "made")
+    assert invoke("calibrate", "--stack", STACK, root=root).exit_code == 0
+    assert stack_refit_findings(find_root(root), STACK) == ()  # as calibrated: every fact follows
+    outside = root.parent / "outside"  # facts/stacks/../../../outside
+    outside.mkdir()
+    text = (root / "facts" / "stacks" / f"{STACK}.toml").read_text()
+    assert "value = 0.8564\n" in text
+    (outside / f"{STACK}.toml").write_text(text.replace("value = 0.8564\n", "value = 0.5\n", 1))
+    inside = tmp_path / "inside"
+    shutil.copytree(root, inside)
+    (inside / "facts" / "stacks" / f"{STACK}.toml").write_text((outside / f"{STACK}.toml").read_text())
+    [found] = [x for x in stack_refit_findings(find_root(inside), STACK) if x.path == "share.read"]
+    assert found.kind == "mismatch" and "not 0.5" in found.message  # the same file inside the registry: found
+    assert stack_refit_findings(find_root(root), f"../../../outside/{STACK}") == ()

@@ -2008,11 +2008,16 @@ def stack_refit_findings(root: Root, name: str) -> tuple[Finding, ...]:
     """What ``passprice check`` finds in stack ``name``'s run-derived facts on ``root``
     (:func:`passprice.calibrate.verify_stack`: a fit re-run from today's runs, cards, checkpoints and routing records),
     each :class:`~passprice.derivations.Finding` with the stack's own fact path (``share.read``). Empty when the stack
-    or the measured runs do not read (``check`` reports those files itself). Raises nothing."""
+    or the measured runs do not read (``check`` reports those files itself), and when ``name`` (a HEAD lock's stack
+    name) leads out of ``facts/stacks`` (``../../../outside/vllm-w24``: a file of another folder, which the pricing
+    refuses to read, was re-fitted and its findings marked on the lock, attack round 41). Raises nothing."""
     from passprice.calibrate import verify_stack
     from passprice.measurements import load_runs
+    from passprice.registry import stays_in
     from passprice.stacks import load_stack
 
+    if not stays_in(root.stacks, name):
+        return ()
     try:
         stack = load_stack(root, str(root.stacks / f"{name}.toml"))
         return tuple(verify_stack(root, stack, load_runs(root)))
