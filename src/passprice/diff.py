@@ -2566,8 +2566,9 @@ def _compare(base: Side, head: Side) -> Diff:
 
     # An added file's runs are asked as runs added to an edited file are (slip round 34: a new file's run under a
     # locator quoting another run's figure was only priced, "1 other file changed", nothing to verify).
+    read_runs: dict[Path, tuple[Run, ...] | None] = {}  # each measurement file read once for all files' asks
     recited = {f.path: asks for f in files if f.status in ("changed", "added") and f.kind == "other"
-               and _is_measurement(f.path) and (asks := runs_to_verify(base, head, f.path))}
+               and _is_measurement(f.path) and (asks := runs_to_verify(base, head, f.path, read_runs))}
 
     return Diff(base.info, head.info, files, reviews, base.code, head.code,
                 _unrooted(head, problems), _unrooted(head, review.unreadable), sources, moves, left_out,
@@ -2724,7 +2725,9 @@ def added_records(head: Side, files: Sequence[FileChange],
     return out
 
 
-def runs_to_verify(base: Side, head: Side, rel: str) -> list[str]:
+def runs_to_verify(
+    base: Side, head: Side, rel: str, read_runs: dict[Path, tuple[Run, ...] | None] | None = None
+) -> list[str]:
     """What a reviewer must verify of the runs of the measurement file ``rel`` HEAD holds (BASE too, or the change
     adds it: each of its runs is then added, slip round 34), by run id, one line a question: a run added to it whose
     place does not state its figure (:func:`_added_run_asks`), a run cited anew
@@ -2737,17 +2740,29 @@ def runs_to_verify(base: Side, head: Side, rel: str) -> list[str]:
     A run under an id BASE does not hold is compared with the run BASE held at its setting (stack, card,
     checkpoint, batch, positions, routing) under an id HEAD does not hold (``ID (was OLD)``), else with a run BASE
     held there in another file under an id no file of HEAD holds (moved and renamed at once: ``ID (was OLD in
-    FILE)``), else asked as added to the file. Empty when a side does not read (the review's errors say why).
-    Raises nothing."""
+    FILE)``), else asked as added to the file. ``read_runs``: the runs of each measurement file already read
+    (``None``: it does not read), kept across the calls of one review (a change to 100 measurement files read each
+    other file again for each, 11,326 reads, 6.7 of a review's 8.1 s, attack round 41). Empty when a side does not
+    read (the review's errors say why). Raises nothing."""
     from passprice.measurements import load_file
     from passprice.tables import count
 
-    try:
-        before = {r.id: r for r in load_file(base.root.path / rel, base.root.schema, base.root.sources)} if (
-            rel in base.files) else {}
-        after = load_file(head.root.path / rel, head.root.schema, head.root.sources)
-    except InputError:
+    known = read_runs if read_runs is not None else {}
+
+    def runs_of(side: Side, path: Path) -> tuple[Run, ...] | None:
+        if path not in known:
+            try:
+                known[path] = tuple(load_file(path, side.root.schema, side.root.sources))
+            except InputError:
+                known[path] = None
+        return known[path]
+
+    held_before = runs_of(base, base.root.path / rel) if rel in base.files else ()
+    held_after = runs_of(head, head.root.path / rel)
+    if held_before is None or held_after is None:
         return []
+    before = {r.id: r for r in held_before}
+    after = held_after
 
     def setting(r: Run) -> tuple[str, str, str, int, int, int, str | None]:
         return r.stack, r.card, r.checkpoint, r.batch, r.first, r.last, r.routing
@@ -2774,20 +2789,12 @@ def runs_to_verify(base: Side, head: Side, rel: str) -> list[str]:
         for other in sorted((base.root.path / "registry" / "measurements").glob("*.toml")):
             if other == base.root.path / rel:
                 continue
-            try:
-                held_there = load_file(other, base.root.schema, base.root.sources)
-            except InputError:
-                continue
-            for r in held_there:
+            for r in runs_of(base, other) or ():
                 elsewhere.setdefault(r.id, (f"registry/measurements/{other.name}", r))
         held_on_head: set[str] = set()
         for other in sorted((head.root.path / "registry" / "measurements").glob("*.toml")):
-            try:
-                runs = after if other == head.root.path / rel else load_file(other, head.root.schema,
-                                                                               head.root.sources)
-            except InputError:
-                continue
-            for held in runs:
+            runs = after if other == head.root.path / rel else runs_of(head, other)
+            for held in runs or ():
                 held_on_head.add(held.id)
                 places.setdefault((held.source_id, " ".join(held.locator.split())), []).append(held)
         for old_id, (moved_from, r) in elsewhere.items():
