@@ -273,3 +273,32 @@ def test_an_edit_waits_for_a_busy_file_and_refuses_only_one_held_past_its_wait(t
         with pytest.raises(InputError, match=r"card\.toml: another edit has held it for 0\.3 s; nothing written"), \
                 locked(card, wait_s=0.3):
             pass
+
+
+def test_a_card_removed_while_an_edit_waits_is_named_as_removed_not_as_held(tmp_path: Path) -> None:
+    """Attack round 41: a card removed (its lock still held by the remover's open file) while an edit waited read
+    "another edit has held it for 0.2 s"; the edit now opens the path again and is refused as the path now is."""
+    import fcntl
+    import threading
+    import time
+
+    from passprice.edit import locked
+    from passprice.errors import InputError
+
+    card = tmp_path / "card.toml"
+    card.write_text("n = 0\n", encoding="utf-8")
+    with card.open("rb") as other:
+        fcntl.flock(other.fileno(), fcntl.LOCK_EX)
+
+        def remove() -> None:
+            time.sleep(0.05)
+            card.unlink()
+
+        remover = threading.Thread(target=remove)
+        remover.start()
+        with pytest.raises(InputError) as refused, locked(card, wait_s=0.2):
+            pass
+        remover.join()
+    line = str(refused.value)
+    assert "card.toml" in line and "held it" not in line, line
+    assert re.search(r"no such|not found|does not exist", line, re.IGNORECASE), line

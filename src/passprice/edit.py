@@ -567,12 +567,17 @@ _NO_LOCKS = frozenset({errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVA
 
 
 def _replaced(descriptor: int, path: Path) -> bool:
-    """Whether the file at ``path`` is no longer the file open at ``descriptor`` (an edit renamed another into place;
-    ``False`` where ``path`` cannot be read: the lock's own refusal then stands)."""
+    """Whether the file at ``path`` is no longer the file open at ``descriptor``: an edit renamed another into place,
+    or ``path`` no longer leads to a file (removed, a loop of links): the caller then opens ``path`` again, and
+    :func:`passprice.files.open_regular` names what is there now."""
     try:
-        held, now = os.fstat(descriptor), os.stat(path)
+        held = os.fstat(descriptor)
     except OSError:
         return False
+    try:
+        now = os.stat(path)
+    except OSError:
+        return True
     return (held.st_dev, held.st_ino) != (now.st_dev, now.st_ino)
 
 
@@ -638,12 +643,10 @@ def locked(file: Path, wait_s: float = LOCK_WAIT_S, total_s: float = LOCK_TOTAL_
                         raise InputError(f"{file}: cannot lock: {e.strerror or e}") from None
                     yield  # a file system without locks
                     return
-            if progressed:
-                continue
-            held, now = os.fstat(handle.fileno()), os.stat(end)
-            if (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino):
-                yield
-                return
+            if progressed or _replaced(handle.fileno(), end):
+                continue  # opened again: a removed file is then refused by its own line, not as one held
+            yield
+            return
         finally:
             handle.close()  # releases the lock
 
