@@ -2109,12 +2109,18 @@ def audit_command(
 
         write_picture(plot_path, audit_picture(result, title, picture_format(plot_path)), force)
     calibration = subject.calibration
+    from passprice.checkpointcite import checkpoint_cited
+
+    # the checkpoint the pass's bytes are read from, and where it came from (walkthrough 25)
+    cited = checkpoint_cited(root, subject.header, cost_json(result.cost))
     if fmt == "json":
-        _echo_json(audit_json(result, report.extra(), stale, sources))
+        _echo_json({**audit_json(result, report.extra(), stale, sources), "checkpoint": cited.to_json()})
     elif fmt == "markdown":
         click.echo(audit_markdown(result, title, sources, stale, calibration, subject.routing))
+        click.echo("\n" + "\n".join(cited.markdown_lines()))
     else:
         click.echo(audit_text(result, title, sources, stale, calibration, subject.routing))
+        click.echo("\n" + "\n".join(cited.text_lines()))
     if report.warning and fmt != "json":
         click.echo(f"\n{report.warning}")
     if report.warning:

@@ -1,0 +1,125 @@
+"""A price's bytes are cited as its facts are: an audit names the checkpoint they were read from and where it came from.
+
+A price rests on its card's facts and on its checkpoint: the bytes of the pass (``weight_bytes``, ``sequence_bytes``)
+and its work are read off the checkpoint's metadata and tensor table, not off a fact. An audit lists every fact with
+its source and locator; :func:`checkpoint_cited` gives the same for the checkpoint: the registry entry the header was
+read from, the content a lock pins (:func:`passprice.pins.checkpoint_digest`), the header file's sha256 and the
+entry's ``origin`` (where the header came from, or that it is synthetic, built from a published configuration with no
+weights behind it). Walkthrough 25: an auditor tracing a quote of ``llama3-8b-q4_k_m`` found every card figure's
+document from ``audit`` but not that the checkpoint itself was a synthetic header (its ``origin``, read only in the
+entry file). Nothing here prices: the module is outside the pricing model's digest.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+if TYPE_CHECKING:
+    from passprice.gguf_header import GGUFHeader
+    from passprice.registry import Root
+
+
+@attrs.frozen
+class CheckpointCited:
+    """Where a price's checkpoint came from: its ``name`` (the entry's, or the header file's as given), ``entry``
+    (the entry file, relative to the registry when inside it; ``None`` for a header file read directly),
+    ``content`` (``sha256:…`` of what the pricer reads: what a lock pins), ``header_sha256`` (hex, of the header
+    bytes as imported), ``origin`` (the entry's ``origin`` text; ``""`` when it has none) and the pass's bytes it
+    supplies, ``weight_bytes`` and ``sequence_bytes`` (bytes, as ``price --json`` gives them)."""
+
+    name: str
+    entry: str | None
+    content: str
+    header_sha256: str
+    origin: str
+    weight_bytes: float
+    sequence_bytes: float
+
+    @property
+    def synthetic(self) -> bool:
+        """Whether the entry says its header was built, not read from a published file (``origin`` starting
+        ``Synthetic``, as ``passprice synth`` writes it)."""
+        return self.origin.startswith("Synthetic")
+
+    def origin_shown(self) -> str:
+        """The origin as a line shows it: the entry's text, or what is missing."""
+        if self.origin:
+            return self.origin
+        if self.entry is None:
+            return "not recorded: a header file read directly, not a registry entry (`passprice import` records one)"
+        return "not recorded in the entry"
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"name", "entry", "content", "header_sha256", "origin", "synthetic", "weight_bytes", "sequence_bytes"}``
+        for ``audit --json``."""
+        return {"name": self.name, "entry": self.entry, "content": self.content, "header_sha256": self.header_sha256,
+                "origin": self.origin or None, "synthetic": self.synthetic, "weight_bytes": self.weight_bytes,
+                "sequence_bytes": self.sequence_bytes}
+
+    def _heading(self) -> str:
+        return (f"checkpoint (the pass's bytes, weight_bytes {self.weight_bytes:,.0f} B and sequence_bytes "
+                f"{self.sequence_bytes:,.0f} B a sequence, are read from its metadata and tensor table):")
+
+    def _synthetic_line(self) -> str:
+        return ("a synthetic header: built from a published configuration, no published file of these bytes; "
+                "its byte counts follow the configuration and the type mix its origin names")
+
+    def text_lines(self) -> list[str]:
+        """The audit's section for people (names and the origin through :func:`passprice.tables.printable`: a file
+        name or origin text is shown, never obeyed)."""
+        from passprice.tables import printable
+
+        where = f" — {printable(self.entry)}" if self.entry is not None else " (a header file, not a registry entry)"
+        lines = [self._heading(), f"  {printable(self.name)}{where}",
+                 f"    content: {self.content} (what a lock pins)", f"    header sha256: {self.header_sha256}",
+                 f"    origin: {printable(self.origin_shown())}"]
+        if self.synthetic:
+            lines.append(f"    {self._synthetic_line()}")
+        return lines
+
+    def markdown_lines(self) -> list[str]:
+        """The audit's section for a pull-request comment (names as code, the origin as escaped text)."""
+        from passprice.tables import markdown_code, markdown_text
+
+        where = (f" in {markdown_code(self.entry)}" if self.entry is not None
+                 else " (a header file, not a registry entry)")
+        lines = [f"**{self._heading()}**", "", f"- {markdown_code(self.name)}{where}",
+                 f"  - content: {markdown_code(self.content)}",
+                 f"  - header sha256: {markdown_code(self.header_sha256)}",
+                 f"  - origin: {markdown_text(self.origin_shown())}"]
+        if self.synthetic:
+            lines.append(f"  - ⚠️ {self._synthetic_line()}")
+        return lines
+
+
+def checkpoint_cited(root: Root, header: GGUFHeader, price: dict[str, Any]) -> CheckpointCited:
+    """The checkpoint ``header`` as an audit cites it: when it was read from a registry entry (its ``source`` an
+    entry ``.toml``), that entry's name, path and ``origin``; else the header file's name. ``price`` is the audited
+    price's JSON object (:func:`passprice.report.cost_json`), for its ``weight_bytes`` and ``sequence_bytes``.
+
+    Raises :class:`~passprice.errors.InputError` when the entry file no longer reads (as loading it does)."""
+    from passprice import schema
+    from passprice.checkpoints import entry_origin
+    from passprice.files import is_there
+    from passprice.pins import checkpoint_digest
+
+    source = header.source
+    entry: str | None = None
+    origin = ""
+    name = Path(source).name if source else "(unnamed header)"
+    if source.endswith(".toml") and is_there(source):
+        name = Path(source).stem
+        origin = entry_origin(root, schema.read_bytes(Path(source)))
+        entry = source
+        try:
+            entry = os.path.relpath(source, root.path) if root.path is not None else source
+        except ValueError:  # another drive (Windows): the path as it is
+            entry = source
+        if entry.startswith(".."):
+            entry = source
+    return CheckpointCited(name, entry, checkpoint_digest(header), header.sha256, origin,
+                           float(price.get("weight_bytes", 0.0)), float(price.get("sequence_bytes", 0.0)))

