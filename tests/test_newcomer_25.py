@@ -1,13 +1,15 @@
 """Findings of the twenty-fifth README-only walkthrough (a procurement analyst signing off a quote and tracing every
 figure of it for an auditor), each kept as a reproducer: an audit that cited every card figure's document but not
 the checkpoint the pass's bytes are read from, so a quote on a synthetic header (``llama3-8b-q4_k_m``: "Synthetic,
-header only … no weights exist") read as one on a published file."""
+header only … no weights exist") read as one on a published file; a pairing locked by its parts that the README
+said applied to "every price whose serving, card and checkpoint are the ones it pinned", silent at another batch."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
-from cli_helpers import REPO, invoke
+from cli_helpers import REPO, copy_root, invoke
 
 GEMMA_HEADER = REPO / "tests" / "data" / "gemma3-270m-q4_k_m.header.gguf.xz"
 
@@ -59,3 +61,18 @@ def test_a_header_file_audited_directly_says_its_origin_is_not_recorded() -> Non
             "    header sha256: 734dc913752602edd298a94fdc46d0e3184912794436c435c05511acd22947a4\n"
             "    origin: not recorded: a header file read directly, not a registry entry (`passprice import` records "
             "one)") in result.stdout
+
+
+def test_a_pairing_locked_by_its_parts_judges_only_the_options_it_pinned(tmp_path: Path) -> None:
+    # README: "the same pairing at `--batch 16` reads `not a registered serving: no lock applies`".
+    root = copy_root(tmp_path)
+    pair = ("--checkpoint", "llama3-8b-q4_k_m", "--card", "mi300x")
+    locked = invoke("lock", *pair, "--batch", "8", "--name", "quote", root=root)
+    assert locked.exit_code == 0, locked.output
+    assert locked.stdout.startswith("locked quote (price, locks no registered serving): 4,655.4 tokens/s at batch 8")
+    at_8 = json.loads(invoke("price", *pair, "--batch", "8", "--json", root=root).stdout)["lock"]
+    assert at_8["locks"] == ["quote"] and at_8["moved"] == []
+    at_16 = invoke("price", *pair, "--batch", "16", "--json", root=root)
+    assert at_16.exit_code == 0
+    assert json.loads(at_16.stdout)["lock"] == {"locks": [], "note": "not a registered serving: no lock applies",
+                                                "moved": []}
