@@ -76,3 +76,24 @@ def test_a_pairing_locked_by_its_parts_judges_only_the_options_it_pinned(tmp_pat
     assert at_16.exit_code == 0
     assert json.loads(at_16.stdout)["lock"] == {"locks": [], "note": "not a registered serving: no lock applies",
                                                 "moved": []}
+
+
+FORK = "ai-benchmarking-guide-fork-samuel-bohman"
+FORK_NOTE = ("A fork of the Azure AI Benchmarking Guide: the ND MI300X v5 results file was found only here, not in "
+             "Azure's repository (sources/azure-ai-benchmarking-guide.toml), so it is a separate document whose origin "
+             "is not established: who measured it and when is unknown.")
+
+
+def test_the_audit_shows_each_cited_documents_caveat() -> None:
+    # The MI300X's measured stream shares (0.7302, 0.7717: the binding term's) rest on a fork whose origin is unknown;
+    # the source record said so, and no output did.
+    pair = ("--checkpoint", "llama3-8b-q4_k_m", "--card", "mi300x", "--batch", "8")
+    text = invoke("audit", *pair).stdout
+    assert f"notes of the cited documents (their source records' caveats):\n  {FORK}: {FORK_NOTE}\n" in text
+    data = json.loads(invoke("audit", *pair, "--json").stdout)
+    assert data["sources"][FORK]["note"] == FORK_NOTE
+    markdown = invoke("audit", *pair, "--format", "markdown").stdout
+    assert f"Notes of the cited documents:\n- `{FORK}`: " in markdown
+    backwards = invoke("audit", "--source", FORK)
+    assert backwards.exit_code == 0 and f"\n  note: {FORK_NOTE}\n" in backwards.stdout
+    assert f"\nNote: {FORK_NOTE[:40]}" in invoke("audit", "--source", FORK, "--format", "markdown").stdout

@@ -2113,14 +2113,21 @@ def audit_command(
 
     # the checkpoint the pass's bytes are read from, and where it came from (walkthrough 25)
     cited = checkpoint_cited(root, subject.header, cost_json(result.cost))
+    from passprice.sourcenotes import notes_lines, notes_markdown, with_notes
+
+    # each cited document's caveat, its source record's note (walkthrough 25)
+    cited_ids = [r.fact.source for r in result.rows if r.fact.source is not None]
     if fmt == "json":
-        _echo_json({**audit_json(result, report.extra(), stale, sources), "checkpoint": cited.to_json()})
+        data = audit_json(result, report.extra(), stale, sources)
+        data["sources"] = with_notes(data["sources"], sources)
+        _echo_json({**data, "checkpoint": cited.to_json()})
     elif fmt == "markdown":
         click.echo(audit_markdown(result, title, sources, stale, calibration, subject.routing))
-        click.echo("\n" + "\n".join(cited.markdown_lines()))
+        click.echo("\n".join(["", *notes_markdown(sources, cited_ids), "", *cited.markdown_lines()]))
     else:
         click.echo(audit_text(result, title, sources, stale, calibration, subject.routing))
-        click.echo("\n" + "\n".join(cited.text_lines()))
+        noted = notes_lines(sources, cited_ids)
+        click.echo("\n".join([*(["", *noted] if noted else []), "", *cited.text_lines()]))
     if report.warning and fmt != "json":
         click.echo(f"\n{report.warning}")
     if report.warning:

@@ -793,13 +793,16 @@ def fact_lineage(root: Root, ref: FactRef) -> Lineage:
 
 
 def source_lines(source: Source) -> list[str]:
-    """A source record for people: title, who and when, where, how it was read, when retrieved."""
+    """A source record for people: title, who and when, where, how it was read, when retrieved, and its note (the
+    record's caveat: walkthrough 25 found "who measured it and when is unknown" in no output)."""
     date = source.date if source.date is not None else "versioned with this registry"
     lines = [f"  {source.title}", f"  {source.by} · {source.kind} · {date} · {source.where()}"]
     if source.retrieved is not None:
         digest = f", sha256 {source.sha256}" if source.sha256 else ""
         lines.append(f"  retrieved {source.retrieved}{digest}")
     lines.append(f"  read: {source.read}")
+    if source.note:
+        lines.append(f"  note: {source.note}")
     return lines
 
 
@@ -879,6 +882,8 @@ def lineage_markdown(a: Lineage) -> str:
     if a.source is not None:
         out += ["", markdown_text(f"{a.source.title} — {a.source.by}, {a.source.date or 'this registry'}, "
                                   f"{a.source.where()}")]
+        if a.source.note:  # the record's caveat (walkthrough 25)
+            out.append(f"Note: {markdown_text(a.source.note)}")
     facts = [*a.citing, *a.derived]
     if facts:
         rows = [[markdown_code(r[0]), markdown_code(r[1]), r[2], r[3], markdown_text(r[4])] for r in _fact_rows(facts)]
