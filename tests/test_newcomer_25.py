@@ -7,6 +7,7 @@ said applied to "every price whose serving, card and checkpoint are the ones it 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from cli_helpers import REPO, copy_root, invoke
@@ -97,3 +98,28 @@ def test_the_audit_shows_each_cited_documents_caveat() -> None:
     backwards = invoke("audit", "--source", FORK)
     assert backwards.exit_code == 0 and f"\n  note: {FORK_NOTE}\n" in backwards.stdout
     assert f"\nNote: {FORK_NOTE[:40]}" in invoke("audit", "--source", FORK, "--format", "markdown").stdout
+
+
+def test_a_lock_reproduced_where_its_checkpoint_is_missing_says_where_passprice_holds_it(tmp_path: Path) -> None:
+    # An auditor's fresh registry (facts and sources, no checkpoint entries) handed a lock: the advice was to import
+    # "the pinned header again" from a FILE they did not have; passprice's own registry holds the entry.
+    root = tmp_path / "auditor"
+    for folder in ("facts", "sources"):
+        shutil.copytree(REPO / folder, root / folder)
+    (root / "registry" / "checkpoints").mkdir(parents=True)
+    (root / "locks").mkdir()
+    handed = tmp_path / "quote.lock.toml"
+    shutil.copy(REPO / "locks" / "r1-qwen7b-h200.lock.toml", handed)
+    result = invoke("reproduce", str(handed), root=root)
+    assert result.exit_code == 1
+    entry = REPO / "registry" / "checkpoints" / "deepseek-r1-distill-qwen-7b-q4_k_m.toml"
+    target = root / "registry" / "checkpoints" / entry.name
+    assert result.stderr == (
+        "passprice: refused: lock r1-qwen7b-h200 does not reproduce its recorded price\n"
+        "passprice: hint: passprice's own registry holds the checkpoint content lock r1-qwen7b-h200 pinned, in "
+        f"{entry}: copy that entry into this registry (cp {entry} {target}) and run this again\n"
+    )
+    shutil.copy(entry, target)  # as the hint says
+    again = invoke("reproduce", str(handed), root=root)
+    assert again.exit_code == 0, again.output
+    assert "  reproduces exactly: 996.0966124437687 tokens/s at batch 1" in again.stdout

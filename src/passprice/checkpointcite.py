@@ -7,7 +7,10 @@ read from, the content a lock pins (:func:`passprice.pins.checkpoint_digest`), t
 entry's ``origin`` (where the header came from, or that it is synthetic, built from a published configuration with no
 weights behind it). Walkthrough 25: an auditor tracing a quote of ``llama3-8b-q4_k_m`` found every card figure's
 document from ``audit`` but not that the checkpoint itself was a synthetic header (its ``origin``, read only in the
-entry file). Nothing here prices: the module is outside the pricing model's digest.
+entry file). And a lock handed to an auditor whose own registry (``passprice init``) lacks the checkpoint it pinned
+is told where passprice's own registry holds that content (:func:`packaged_entry`): the advice was to import "the
+pinned header again" from a FILE the auditor did not have. Nothing here prices: the module is outside the pricing
+model's digest.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import attrs
 
 if TYPE_CHECKING:
     from passprice.gguf_header import GGUFHeader
+    from passprice.locks import Lock
     from passprice.registry import Root
 
 
@@ -123,3 +127,41 @@ def checkpoint_cited(root: Root, header: GGUFHeader, price: dict[str, Any]) -> C
             entry = source
     return CheckpointCited(name, entry, checkpoint_digest(header), header.sha256, origin,
                            float(price.get("weight_bytes", 0.0)), float(price.get("sequence_bytes", 0.0)))
+
+
+def packaged_entry(root: Root, lock: Lock) -> Path | None:
+    """The entry file of passprice's own registry (:func:`passprice.registry.embedded_root`) holding the checkpoint
+    content ``lock`` pinned, when ``root`` is another registry (where the caller found none); ``None`` when the
+    package's registry is ``root`` or holds no such entry. Raises nothing but what reading the package's own entries
+    raises (:class:`~passprice.errors.InputError`, which a caller may ignore)."""
+    from passprice.registry import embedded_root
+    from passprice.reproduce import find_checkpoint
+
+    if root.embedded:
+        return None
+    package = embedded_root()
+    if os.path.realpath(package.path) == os.path.realpath(root.path):
+        return None
+    header, _ = find_checkpoint(package, lock)
+    if header is None or not header.source.endswith(".toml"):
+        return None
+    return Path(header.source)
+
+
+def packaged_hint(root: Root, lock: Lock) -> str | None:
+    """The line that says how to bring in the checkpoint ``lock`` pinned from passprice's own registry
+    (:func:`packaged_entry`), or ``None`` when it holds none (an :class:`~passprice.errors.InputError` reading its
+    entries counts as none)."""
+    from passprice.errors import InputError
+    from passprice.tables import printable
+
+    try:
+        entry = packaged_entry(root, lock)
+    except InputError:
+        return None
+    if entry is None:
+        return None
+    target = root.checkpoints / entry.name
+    return (f"passprice: hint: passprice's own registry holds the checkpoint content lock {printable(lock.name)} "
+            f"pinned, in {printable(str(entry))}: copy that entry into this registry "
+            f"(cp {printable(str(entry))} {printable(str(target))}) and run this again")

@@ -1973,6 +1973,12 @@ def reproduce_command(ctx: click.Context, lock: str, as_json: bool) -> None:
         click.echo(spelled_lines(text))
     if not rep.equals:
         click.echo(f"passprice: refused: lock {the_lock.name} does not reproduce its recorded price", err=True)
+        if rep.checkpoint.status != "same" and rep.checkpoint.found is None:
+            from passprice.checkpointcite import packaged_hint
+
+            hint = packaged_hint(root, the_lock)  # a fresh registry lacking it (walkthrough 25)
+            if hint is not None:
+                click.echo(hint, err=True)
         ctx.exit(1)
 
 
