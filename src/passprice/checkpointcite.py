@@ -151,7 +151,8 @@ def packaged_entry(root: Root, lock: Lock) -> Path | None:
 def packaged_hint(root: Root, lock: Lock) -> str | None:
     """The line that says how to bring in the checkpoint ``lock`` pinned from passprice's own registry
     (:func:`packaged_entry`), or ``None`` when it holds none (an :class:`~passprice.errors.InputError` reading its
-    entries counts as none)."""
+    entries counts as none) or when this registry has a file of that entry's name (its content changed: a copy would
+    replace it, and the refusal already says to import the pinned header again or re-lock)."""
     from passprice.errors import InputError
     from passprice.tables import printable
 
@@ -162,6 +163,8 @@ def packaged_hint(root: Root, lock: Lock) -> str | None:
     if entry is None:
         return None
     target = root.checkpoints / entry.name
+    if os.path.lexists(target):  # an entry of that name holds other content: never advise copying over it
+        return None
     return (f"passprice: hint: passprice's own registry holds the checkpoint content lock {printable(lock.name)} "
             f"pinned, in {printable(str(entry))}: copy that entry into this registry "
             f"(cp {printable(str(entry))} {printable(str(target))}) and run this again")
