@@ -1777,7 +1777,7 @@ def _group_text(segments: Sequence[Segment], fmt: str, kept: _Texts, cap: float 
         if p is None or not count:
             keys.append(None)
             continue
-        chosen = slice(None) if count == len(status) else np.flatnonzero(mask)
+        chosen = _chosen(mask, count)
         for key, found in floats.items():
             found.append(p[key][chosen])
         # A run is a stretch of rows of one status, and for priced rows one bind and host use (64 + 2 bind + use).
@@ -1802,6 +1802,11 @@ def _group_text(segments: Sequence[Segment], fmt: str, kept: _Texts, cap: float 
             cells += [[f"{h},{c}" for h, c in zip(held, capacity, strict=True)], ""]
         else:
             cells = _json_cells(every, columns["binds"])
+            # For each row and column, how many times the column's value changed up to that row: a run of rows
+            # whose column does not change takes one text for all of them (a card's capacity, a term the batch
+            # does not move), merged with the texts around it, two items a row fewer in the list joined.
+            changes = np.zeros(every.shape, dtype=np.int32)
+            np.cumsum(every[1:] != every[:-1], axis=0, out=changes[1:])
     else:
         host_texts, cells = [], []
     tpot_texts, ends = _tpot_cells(segments, cap, csv_format, every[:, _FLOATS.index("pass_s")] if priced else None)
@@ -1833,11 +1838,12 @@ def _group_text(segments: Sequence[Segment], fmt: str, kept: _Texts, cap: float 
                 else:
                     host_cell: str | list[str] = host_texts[p0:p1] if used else "0"
                     pieces = [start, rows, ', "host_sequences": ', host_cell]
-                    for j, name in enumerate(_FLOATS):
-                        if name == "held_bytes":
-                            pieces.append(f', "binds": {labels[bind]}')
+                    still = (changes[p1 - 1] == changes[p0]).tolist()
+                    for j, key in enumerate(_JSON_KEYS):
+                        if j == _HELD:
+                            pieces.append(_JSON_BINDS[bind])
                         cell = cells[j]
-                        pieces += [f", {json.dumps(name)}: ", cell if isinstance(cell, str) else cell[p0:p1]]
+                        pieces += [key, cell if isinstance(cell, str) else cell[p0] if still[j] else cell[p0:p1]]
                     if cap is None:
                         pieces.append(f', "provenance": {prov}, "weakest": {weak}, "refusal": null}}')
                     else:
@@ -1858,6 +1864,18 @@ def _group_text(segments: Sequence[Segment], fmt: str, kept: _Texts, cap: float 
                     refused = refused[:-1] + ', "tpot_s": null, "within_max_tpot": null}'
                 _lay(parts, [start, rows, refused], b - a)
     return "".join(parts)
+
+
+def _chosen(mask: np.ndarray, count: int) -> Any:
+    """The rows ``mask`` (``(B,)`` bools, ``count`` of them true, at least one) picks, as an index: a slice when they
+    are one stretch (the batches a card holds, before those it cannot: a copy of the columns' memory, not a gather
+    row by row), else their indices."""
+    if count == len(mask):
+        return slice(None)
+    first = int(mask.argmax())
+    if mask[first : first + count].all():
+        return slice(first, first + count)
+    return np.flatnonzero(mask)
 
 
 def _tpot_cells(
@@ -1895,7 +1913,7 @@ def _csv_group_text(segments: Sequence[Segment], kept: _Texts, cap: float | None
         if p is None or not count:
             keys.append(None)
             continue
-        chosen: Any = slice(None) if count == len(status) else np.flatnonzero(mask)
+        chosen = _chosen(mask, count)
         for key in ("held_bytes", "capacity_bytes"):
             if not np.isfinite(p[key][chosen]).all():
                 return None
@@ -1967,6 +1985,12 @@ def _csv_group_text(segments: Sequence[Segment], kept: _Texts, cap: float | None
     return "".join(parts)
 
 
+#: The text before each of :data:`_FLOATS` in a priced row's JSON (``, "pass_s": ``), and before the held bytes the
+#: bind's key and value, by the bind's index (``, "binds": "memory"``): made once, not once a run of rows.
+_JSON_KEYS = tuple(f", {json.dumps(name)}: " for name in _FLOATS)
+_JSON_BINDS = tuple(f', "binds": {json.dumps(b)}' for b in _BINDS)
+_HELD = _FLOATS.index("held_bytes")
+
 #: A refused row's JSON after its batch, up to its refusal: every column null.
 _JSON_NULLS = "".join(f", {json.dumps(k)}: null" for k in _AFTER_BATCH[:-1])
 
@@ -1974,28 +1998,34 @@ _JSON_NULLS = "".join(f", {json.dumps(k)}: null" for k in _AFTER_BATCH[:-1])
 def _json_cells(every: np.ndarray, binds: Any) -> list[Any]:
     """The texts of the :data:`_FLOATS` columns of ``every`` (``(n, 9)``, finite), ``repr`` of each value: for
     each column a list of ``n`` texts, or one text when every value is the same (a card's capacity; a term that is
-    0 for every batch). ``pass_s``, when it is each row's binding term (``binds``: the term's index) as it is for
-    the card's limit, takes that term's text; the other columns are written by one orjson call."""
-    count = len(every)
+    0 for every batch). ``pass_s``, when every row binds on one term (``binds``: the term's index) and the pass is
+    that term, as it is for the card's limit, takes that term's texts (the same doubles, the same texts); the other
+    columns are written by one orjson call. (A group binding on several terms has its ``pass_s`` written with them:
+    gathering each row's text from the terms' took an object array and two fancy indexings, more than the formatting
+    they saved.)"""
     same = (every == every[0]).all(axis=0)
-    terms = [_FLOATS.index(key) for key in ("memory_s", "host_s", "array_s", "vector_s", "scale_s")]
     pass_column = _FLOATS.index("pass_s")
-    chosen = every[np.arange(count), np.asarray(terms)[binds]]
-    borrow = not same[pass_column] and bool(np.array_equal(chosen, every[:, pass_column]))
+    borrow = -1  # the column whose texts are pass_s's
+    if not same[pass_column] and bool((binds == binds[0]).all()):
+        term = _TERM_COLUMNS[int(binds[0])]
+        if np.array_equal(every[:, term], every[:, pass_column]):
+            borrow = term
     counts = [_FLOATS.index(key) for key in _COUNTS]
-    varying = [j for j in range(len(_FLOATS)) if not same[j] and not (borrow and j == pass_column) and j not in counts]
+    varying = [j for j in range(len(_FLOATS)) if not same[j] and not (borrow >= 0 and j == pass_column)
+               and j not in counts]
     flat = float_cells(every[:, varying]) if varying else []
     cells: list[Any] = [repr(float(every[0, j])) if same[j] else None for j in range(len(_FLOATS))]
     for k, j in enumerate(varying):
         cells[j] = flat[k :: len(varying)]
     for j in counts:
         cells[j] = _count_texts(every[:, j])[0]
-    if borrow:
-        table = np.empty((len(terms), count), dtype=object)
-        for row, j in enumerate(terms):
-            table[row] = cells[j]  # a text shared by every row is repeated
-        cells[pass_column] = table[binds, np.arange(count)].tolist()
+    if borrow >= 0:
+        cells[pass_column] = cells[borrow]
     return cells
+
+
+#: The columns of :data:`_FLOATS` holding the pass's terms, by the bind's index (:class:`ServingBind`'s order).
+_TERM_COLUMNS = tuple(_FLOATS.index(key) for key in ("memory_s", "host_s", "array_s", "vector_s", "scale_s"))
 
 
 def _lay(parts: list[str], pieces: _Pieces, rows: int) -> None:

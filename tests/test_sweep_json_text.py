@@ -1,0 +1,136 @@
+"""A sweep's JSON text made a group of rows at a time (issue 16, performance round 21) is the row writer's, byte for
+byte, and its numbers the scalar pricer's, bit for bit: ``pass_s`` taken from the binding term's texts only when every
+row of the group binds on that term, written on its own otherwise; a column that does not change over a run of rows
+written once for the run; the priced rows picked by a slice when they are one stretch."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from passprice import sweep
+from passprice.cli import cli
+from passprice.registry import find_root
+from passprice.sweep import Grid, Segment, Sweeper, scalar_rows, text_chunks, write_rows
+
+ROOT = find_root(Path(__file__).resolve().parent.parent)
+
+#: Priced on four cards: the capacity changes from segment to segment (a list for the group) but never within a run.
+GRID = Grid(
+    servings=("r1-qwen7b-h200", "qwen3-30b-a3b-h200", "qwen35-27b-h200-mtp"),
+    batches=tuple(range(1, 400, 3)),
+    cards=("h200_sxm_141gb", "sn40l", "ws1_hypothetical", "rtx_4090"),
+    positions=(256.0, 4096.0),
+)
+
+
+def _reference(segments: list[Segment], fmt: str) -> str:
+    out = io.StringIO()
+    write_rows((row for s in segments for row in s.rows()), fmt, out)
+    return out.getvalue()
+
+
+def _segments(grid: Grid) -> list[Segment]:
+    return list(Sweeper(ROOT).segments(grid))
+
+
+def test_the_grid_json_is_the_row_writers_and_the_scalar_pricers() -> None:
+    segments = _segments(GRID)
+    text = "".join(text_chunks(iter(segments), "json"))
+    assert text == _reference(segments, "json")
+    rows = json.loads(text)
+    assert len(rows) == GRID.size()
+    reference = list(scalar_rows(ROOT, GRID))
+    priced = 0
+    for mine, theirs in zip(rows, reference, strict=True):
+        for key, value in theirs.items():
+            got = mine[key]
+            assert got == value, key  # floats: the same doubles
+            assert type(got) is type(value) or isinstance(value, float), key
+        priced += theirs["refusal"] is None
+    assert 0 < priced < len(rows)  # priced rows and refused ones (a card too small for the batch)
+    assert len({r["capacity_bytes"] for r in rows if r["refusal"] is None}) >= 3
+
+
+def _one_segment() -> Segment:
+    grid = Grid(servings=("r1-qwen7b-h200",), batches=tuple(range(1, 61)), cards=("h200_sxm_141gb",))
+    segment = next(Sweeper(ROOT).segments(grid))
+    assert segment.priced is not None and (segment.status == 0).all()
+    return segment
+
+
+def test_a_group_binding_on_several_terms_writes_its_pass_on_its_own() -> None:
+    # Every third row binds on the array term, whose value is the pass's there: pass_s is each row's binding term.
+    segment = _one_segment()
+    p: Any = segment.priced
+    p["binds"][::3] = 2
+    p["array_s"][::3] = p["pass_s"][::3]
+    assert len(set(p["binds"].tolist())) == 2
+    text = "".join(text_chunks(iter([segment]), "json"))
+    assert text == _reference([segment], "json")
+    rows = json.loads(text)
+    assert [r["binds"] for r in rows[:4]] == ["array", "memory", "memory", "array"]
+    assert all(r["pass_s"] == r["array_s" if r["binds"] == "array" else "memory_s"] for r in rows)
+
+
+def test_a_pass_that_is_not_its_binding_term_is_written_from_its_own_value() -> None:
+    segment = _one_segment()
+    p: Any = segment.priced
+    p["pass_s"] = p["pass_s"] * 1.5
+    text = "".join(text_chunks(iter([segment]), "json"))
+    assert text == _reference([segment], "json")
+    assert json.loads(text)[7]["pass_s"] == float(p["pass_s"][7])
+
+
+def test_a_column_still_over_a_run_but_not_the_group_is_written_once_for_the_run() -> None:
+    # The vector term holds one value over rows 0-19 and another over 20-39, then changes row by row; refused rows
+    # (the card full) cut the priced rows into two runs.
+    segment = _one_segment()
+    p: Any = segment.priced
+    p["vector_s"][:20] = 0.125
+    p["vector_s"][20:40] = 3e-05  # a small number: repr's exponent layout, not orjson's
+    p["vector_s"][40:] = np.linspace(1.0, 2.0, 20)
+    segment.status[30:33] = 2
+    text = "".join(text_chunks(iter([segment]), "json"))
+    assert text == _reference([segment], "json")
+    rows = json.loads(text)
+    assert rows[0]["vector_s"] == 0.125 and rows[25]["vector_s"] == 3e-05 and rows[31]["vector_s"] is None
+    assert '"vector_s": 3e-05,' in text
+
+
+@pytest.mark.parametrize(
+    ("picked", "expected"),
+    [
+        ([1, 1, 1, 1], slice(None)),
+        ([1, 1, 0, 0], slice(0, 2)),
+        ([0, 1, 1, 0], slice(1, 3)),
+        ([0, 0, 0, 1], slice(3, 4)),
+        ([1, 0, 1, 0], [0, 2]),
+    ],
+)
+def test_priced_rows_are_picked_by_a_slice_when_they_are_one_stretch(picked: list[int], expected: Any) -> None:
+    mask = np.array(picked, dtype=bool)
+    chosen = sweep._chosen(mask, int(mask.sum()))
+    values = np.arange(4.0)
+    if isinstance(expected, slice):
+        assert chosen == expected
+    assert values[chosen].tolist() == values[mask].tolist()
+
+
+def test_sweep_json_file_is_the_row_writers(tmp_path: Path) -> None:
+    out = tmp_path / "grid.json"
+    result = CliRunner().invoke(
+        cli,
+        ["sweep", "r1-qwen7b-h200", "qwen3-30b-a3b-h200", "--cards", "h200_sxm_141gb,rtx_4090", "--batches", "1-90",
+         "--positions", "256,4096", "-o", str(out)],
+    )
+    assert result.exit_code == 0, result.output
+    grid = Grid(servings=("r1-qwen7b-h200", "qwen3-30b-a3b-h200"), batches=tuple(range(1, 91)),
+                cards=("h200_sxm_141gb", "rtx_4090"), positions=(256.0, 4096.0))
+    assert out.read_text() == _reference(_segments(grid), "json")
