@@ -1,0 +1,62 @@
+"""Attack round 42 (issue 13): hostile input from the process's environment and I/O (outputs that cannot be
+written, locale and encoding, the environment's folders, signals and limits). One test per finding, each building
+its reproducer."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from passprice import cachefolder, roofline
+
+REPO = Path(__file__).resolve().parent.parent
+
+#: The console script as the user runs it (the memo first, then the command line): both find the cache folder.
+_PASSPRICE = [sys.executable, "-m", "passprice"]
+
+
+def _environment(**values: str) -> dict[str, str]:
+    """The test's environment without the cache variables, with ``values`` set."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PASSPRICE_CACHE_DIR", "PASSPRICE_NO_CACHE", "PASSPRICE_NO_MEMO", "XDG_CACHE_HOME",
+                        "XDG_CONFIG_HOME", "MPLCONFIGDIR")}  # fmt: skip
+    env.update(values)
+    return env
+
+
+def test_a_relative_home_makes_no_cache_in_the_working_folder(tmp_path: Path) -> None:
+    """``HOME=.`` (a relative home, with no ``$XDG_CACHE_HOME``) made passprice's cache ``./.cache/passprice`` (the
+    memo, the compiled attrs code) inside the folder the command ran in, a registry's own: an untracked folder
+    ``git status`` showed. A relative ``$XDG_CACHE_HOME`` was already ignored; a relative home is now no home (no
+    cache is kept), as ``HOME=/nonexistent`` is."""
+    run = subprocess.run([*_PASSPRICE, "--root", str(REPO), "price", "r1-qwen7b-h200", "--json"], cwd=tmp_path,
+                         env=_environment(HOME="."), capture_output=True, text=True)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert '"tokens_per_s"' in run.stdout
+    assert os.listdir(tmp_path) == []
+    with pytest.raises(RuntimeError, match="is not an absolute path"):
+        cachefolder.existing(".")
+
+
+@pytest.mark.parametrize("variable", ["XDG_CACHE_HOME", "XDG_CONFIG_HOME", "HOME"])
+def test_a_relative_base_folder_is_no_folder_of_matplotlib(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          variable: str) -> None:  # fmt: skip
+    """``roofline --plot`` under ``XDG_CACHE_HOME=relative/dir`` (or a relative ``XDG_CONFIG_HOME`` or ``HOME``)
+    left ``relative/dir/matplotlib/fontlist-v3.11.0.json`` in the folder it ran in: passprice created the folder
+    to judge it writable and matplotlib filled it. A relative base is now none: matplotlib gets a temporary
+    folder, removed at exit."""
+    monkeypatch.chdir(tmp_path)
+    for name in ("MPLCONFIGDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv(variable, "relative/dir")
+    roofline._matplotlib_folder()
+    chosen = os.environ["MPLCONFIGDIR"]
+    assert os.path.isabs(chosen) and "passprice-matplotlib-" in chosen
+    assert sorted(os.listdir(tmp_path)) == ["home"]
