@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from cli_helpers import bad
 from passprice import cachefolder, roofline
 
 REPO = Path(__file__).resolve().parent.parent
@@ -60,3 +61,22 @@ def test_a_relative_base_folder_is_no_folder_of_matplotlib(tmp_path: Path, monke
     chosen = os.environ["MPLCONFIGDIR"]
     assert os.path.isabs(chosen) and "passprice-matplotlib-" in chosen
     assert sorted(os.listdir(tmp_path)) == ["home"]
+
+
+@pytest.mark.parametrize("args", [
+    ("sweep", "r1-qwen7b-h200", "--batches", "1,2", "-o", "out.csv"),
+    ("lock", "r1-qwen7b-h200", "-o", "out.lock.toml"),
+    ("roofline", "h200_sxm_141gb", "r1-qwen7b-h200", "--plot", "out.png"),
+])  # fmt: skip
+def test_an_output_named_in_a_removed_working_folder_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             args: tuple[str, ...]) -> None:  # fmt: skip
+    """With the working folder removed while the shell stood in it, ``--root R sweep … -o out.csv`` (simulate,
+    roofline and audit ``--plot``) said "standard output: No such file or directory" and ``lock -o
+    out.lock.toml`` "not a file name (FileNotFoundError)"; the working folder is now named, as for an input."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    name = args[-1]
+    bad(*args, says=f"{name}: cannot write: the working folder no longer exists (it was removed while the shell "
+                    "stood in it): cd to a folder that exists, or give --root and absolute paths")  # fmt: skip

@@ -460,6 +460,16 @@ class _OutputPath(_FilePath):
             if self.stdout:
                 return None
             self.fail(f"{value!r} would be standard output; this option writes a file: give its name", param, ctx)
+        if isinstance(value, str) and value and not os.path.isabs(value):
+            # A name under a working folder that was removed (the shell still stood in it): os.getcwd fails, and
+            # `sweep -o out.csv` (simulate, roofline and audit --plot) said "standard output: No such file or
+            # directory", `lock -o l.lock.toml` "not a file name (FileNotFoundError)" (attack round 42).
+            try:
+                os.getcwd()
+            except FileNotFoundError:
+                from passprice.registry import gone_folder
+
+                raise InputError(f"{shown_path(value)}: cannot write: {gone_folder()}") from None
         return super().convert(value, param, ctx)
 
 
