@@ -80,3 +80,23 @@ def test_an_output_named_in_a_removed_working_folder_says_so(tmp_path: Path, mon
     name = args[-1]
     bad(*args, says=f"{name}: cannot write: the working folder no longer exists (it was removed while the shell "
                     "stood in it): cd to a folder that exists, or give --root and absolute paths")  # fmt: skip
+
+
+@pytest.mark.parametrize("args", [
+    ("diff", "HEAD", "HEAD"),
+    ("fact", "show", "h200_sxm_141gb", "streams.rewrite", "--history"),
+])  # fmt: skip
+def test_git_that_cannot_be_started_is_said_so(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """Under ``ulimit -n 8`` the pipes to git cannot be made (``os.pipe``: EMFILE, no file name): ``diff`` said
+    "standard output: Too many open files" (the command line's last resort blamed standard output), ``fact show
+    --history`` "not a git checkout". Both now say git cannot be started, and why."""
+    import resource
+
+    def few_files() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (8, 8))
+
+    run = subprocess.run([*_PASSPRICE, "--root", str(REPO), *args], cwd=tmp_path, capture_output=True, text=True,
+                         env=_environment(PASSPRICE_NO_CACHE="1"), preexec_fn=few_files)  # fmt: skip
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr == ("passprice: error: git: cannot be started: Too many open files (raise the limit on open "
+                          "files: ulimit -n)\n")  # fmt: skip
