@@ -100,3 +100,33 @@ def test_git_that_cannot_be_started_is_said_so(tmp_path: Path, args: tuple[str, 
     assert run.returncode == 2 and run.stdout == ""
     assert run.stderr == ("passprice: error: git: cannot be started: Too many open files (raise the limit on open "
                           "files: ulimit -n)\n")  # fmt: skip
+
+
+#: A child running the command line with its click group replaced by one raising ``RAISED`` (main() sets signal
+#: handlers and the collector's thresholds: not in the test's own process).
+_RAISING = ("import sys; from passprice import cli\n"
+            "def raising(**_):\n    raise {raised}\n"
+            "cli.cli = raising; sys.argv[0] = 'passprice'; cli.main()")  # fmt: skip
+
+
+@pytest.mark.parametrize("raised", [
+    "MemoryError()",
+    "ImportError('Original error was: libgfortran-040039e1.so.5.0.0: failed to map segment from shared object')",
+])  # fmt: skip
+def test_running_out_of_memory_is_one_line(raised: str) -> None:
+    """Under ``ulimit -v 150000`` ``check`` and ``diff`` printed a ``MemoryError`` traceback, or NumPy's
+    ``ImportError`` one (its OpenBLAS or libgfortran not mapped: "failed to map segment from shared object"), and
+    exited 1, a refusal's status. Either is now one line and exit 2, as a full disk is. (The limit itself moves the
+    failure from run to run, so the child raises what it raised.)"""
+    run = subprocess.run([sys.executable, "-c", _RAISING.format(raised=raised)], capture_output=True, text=True)
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr == ("passprice: error: out of memory: the command needs more memory than this process may "
+                          "hold (ulimit -v, a container's limit): raise the limit\n")  # fmt: skip
+
+
+def test_an_import_error_of_another_kind_is_not_called_memory() -> None:
+    """Only a library not mapped is out of memory: any other :class:`ImportError` (a broken install) is raised as
+    ever."""
+    run = subprocess.run([sys.executable, "-c", _RAISING.format(raised="ImportError('No module named nothing')")],
+                         capture_output=True, text=True)  # fmt: skip
+    assert run.returncode == 1 and "ImportError: No module named nothing" in run.stderr

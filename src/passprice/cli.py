@@ -3237,6 +3237,22 @@ setattr(click.decorators, "Argument", _BUILT_AT_ONCE[1])  # noqa: B010
 setattr(click, "Path", _BUILT_AT_ONCE[2])  # noqa: B010
 
 
+#: What an :class:`ImportError` says when a module's shared library could not be mapped for want of memory (NumPy's
+#: OpenBLAS or libgfortran under ``ulimit -v``: "failed to map segment from shared object").
+_UNMAPPED = ("failed to map segment", "Cannot allocate memory")
+
+
+def _out_of_memory() -> NoReturn:
+    """End a command that ran out of memory (a :class:`MemoryError`, or a library not mapped: :data:`_UNMAPPED`) with
+    one line and exit 2, as for a full disk: under ``ulimit -v 150000`` ``check`` and ``diff`` printed a
+    ``MemoryError`` or NumPy's ``ImportError`` traceback and exited 1, the status of a refusal (attack round 42). The
+    stack is unwound by now, so the line can be written."""
+    with contextlib.suppress(OSError, ValueError, MemoryError):
+        click.echo("passprice: error: out of memory: the command needs more memory than this process may hold (ulimit "
+                   "-v, a container's limit): raise the limit", err=True)  # fmt: skip
+    sys.exit(2)
+
+
 def main() -> None:
     """The ``passprice`` console script. Exits 130 on Ctrl-C, wherever it comes (a command's own handler says so
     while it runs; this one covers the start, before a command is chosen). What is imported by now (click, the
@@ -3289,6 +3305,12 @@ def main() -> None:
         line, status = _stopped(e)
         click.echo(line, err=True)
         sys.exit(status)
+    except MemoryError:
+        _out_of_memory()
+    except ImportError as e:
+        if not any(sign in str(e) for sign in _UNMAPPED):
+            raise
+        _out_of_memory()
     except OSError as e:
         # The last resort for an error no command named (writing the output to a full disk, `> /dev/full`): one
         # line, exit 2, and standard output pointed at /dev/null so the interpreter's own flush at exit is quiet. A
