@@ -130,3 +130,23 @@ def test_an_import_error_of_another_kind_is_not_called_memory() -> None:
     run = subprocess.run([sys.executable, "-c", _RAISING.format(raised="ImportError('No module named nothing')")],
                          capture_output=True, text=True)  # fmt: skip
     assert run.returncode == 1 and "ImportError: No module named nothing" in run.stderr
+
+
+def test_synth_whose_scratch_copy_cannot_be_written_names_its_output(tmp_path: Path) -> None:
+    """Under ``ulimit -f 8`` (8 KiB; the header is 18 KB) ``synth -o h.gguf`` said "standard output: File too
+    large": the write that failed was its scratch copy in the temporary folder (GGUFWriter writes a file), without
+    a file name. It now names the output, why, and where the scratch copy went; nothing is written."""
+    import resource
+
+    def small_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (8192, 8192))
+
+    out = tmp_path / "h.gguf"
+    run = subprocess.run([*_PASSPRICE, "synth", str(REPO / "examples/configs/llama-3.1-8b.json"), "--mix", "Q4_K_M",
+                          "-o", str(out)], cwd=tmp_path, capture_output=True, text=True,
+                         env=_environment(PASSPRICE_NO_CACHE="1"), preexec_fn=small_files)  # fmt: skip
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.startswith(f"passprice: error: {out}: cannot write: File too large (writing its scratch copy "
+                                 "in the temporary folder ")  # fmt: skip
+    assert run.stderr.count("\n") == 1
+    assert os.listdir(tmp_path) == []
