@@ -13,6 +13,7 @@ import pytest
 
 from cli_helpers import bad
 from passprice import cachefolder, roofline
+from passprice.errors import InputError
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -150,3 +151,25 @@ def test_synth_whose_scratch_copy_cannot_be_written_names_its_output(tmp_path: P
                                  "in the temporary folder ")  # fmt: skip
     assert run.stderr.count("\n") == 1
     assert os.listdir(tmp_path) == []
+
+
+def test_matplotlib_not_mapped_for_want_of_memory_is_not_called_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``roofline --plot`` under ``ulimit -v 120000`` said "--plot needs matplotlib, an optional extra" with
+    matplotlib installed: its import failed as NumPy's libraries could not be mapped. That ImportError now goes on to
+    the command line, which says out of memory (test_running_out_of_memory_is_one_line); a missing matplotlib is
+    still said to be missing."""
+    import importlib.abc
+
+    class Unmapped(importlib.abc.MetaPathFinder):
+        def find_spec(self, name: str, *_: object) -> None:
+            if name == "matplotlib":
+                raise ImportError("libscipy_openblas64_.so: failed to map segment from shared object")
+
+    monkeypatch.delitem(sys.modules, "matplotlib", raising=False)
+    monkeypatch.setattr(sys, "meta_path", [Unmapped(), *sys.meta_path])
+    monkeypatch.setattr(roofline, "_matplotlib_folder", lambda: None)
+    with pytest.raises(ImportError, match="failed to map segment"):
+        roofline.require_matplotlib()
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # not installed
+    with pytest.raises(InputError, match="--plot needs matplotlib, an optional extra"):
+        roofline.require_matplotlib()

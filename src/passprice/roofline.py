@@ -595,11 +595,15 @@ def check_matplotlib() -> None:
 def require_matplotlib() -> Any:
     """The ``matplotlib.pyplot`` module with the file-only Agg backend, its config folder writable
     (:func:`_matplotlib_folder`). Raises :class:`InputError` saying how to install it (:data:`PLOT_INSTALL`) when
-    matplotlib is missing."""
+    matplotlib is missing; raises the :class:`ImportError` of a library that could not be mapped for want of memory
+    (``ulimit -v``: "failed to map segment from shared object"), which the command line says is out of memory:
+    ``roofline --plot`` under ``ulimit -v 120000`` said matplotlib was not installed (attack round 42)."""
     _matplotlib_folder()
     try:
         import matplotlib
-    except ImportError:
+    except ImportError as e:
+        if any(sign in str(e) for sign in ("failed to map segment", "Cannot allocate memory")):
+            raise
         raise InputError(f"--plot needs matplotlib, an optional extra: {PLOT_INSTALL}") from None
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
