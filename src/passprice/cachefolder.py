@@ -29,8 +29,12 @@ def _home() -> str:
 
 
 def existing(home: str) -> str:
-    """``home``, a home folder, when it is a folder that exists. Raises :class:`RuntimeError` otherwise (the cache
-    is then not kept: :func:`_home`)."""
+    """``home``, a home folder, when it is an absolute path to a folder that exists. Raises :class:`RuntimeError`
+    otherwise (the cache is then not kept: :func:`_home`): a relative ``$HOME`` (``HOME=.``) made the cache
+    ``./.cache/passprice`` inside whatever folder a command ran in, a registry's own (attack round 42), as a
+    relative ``$XDG_CACHE_HOME`` would have (:func:`folder`)."""
+    if not os.path.isabs(home):
+        raise RuntimeError(f"The home directory {home!r} is not an absolute path.")
     if not os.path.isdir(home):
         raise RuntimeError(f"The home directory {home!r} does not exist.")
     return home

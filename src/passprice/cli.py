@@ -460,6 +460,16 @@ class _OutputPath(_FilePath):
             if self.stdout:
                 return None
             self.fail(f"{value!r} would be standard output; this option writes a file: give its name", param, ctx)
+        if isinstance(value, str) and value and not os.path.isabs(value):
+            # A name under a working folder that was removed (the shell still stood in it): os.getcwd fails, and
+            # `sweep -o out.csv` (simulate, roofline and audit --plot) said "standard output: No such file or
+            # directory", `lock -o l.lock.toml` "not a file name (FileNotFoundError)" (attack round 42).
+            try:
+                os.getcwd()
+            except FileNotFoundError:
+                from passprice.registry import gone_folder
+
+                raise InputError(f"{shown_path(value)}: cannot write: {gone_folder()}") from None
         return super().convert(value, param, ctx)
 
 
@@ -3246,6 +3256,22 @@ setattr(click.decorators, "Argument", _BUILT_AT_ONCE[1])  # noqa: B010
 setattr(click, "Path", _BUILT_AT_ONCE[2])  # noqa: B010
 
 
+#: What an :class:`ImportError` says when a module's shared library could not be mapped for want of memory (NumPy's
+#: OpenBLAS or libgfortran under ``ulimit -v``: "failed to map segment from shared object").
+_UNMAPPED = ("failed to map segment", "Cannot allocate memory")
+
+
+def _out_of_memory() -> NoReturn:
+    """End a command that ran out of memory (a :class:`MemoryError`, or a library not mapped: :data:`_UNMAPPED`) with
+    one line and exit 2, as for a full disk: under ``ulimit -v 150000`` ``check`` and ``diff`` printed a
+    ``MemoryError`` or NumPy's ``ImportError`` traceback and exited 1, the status of a refusal (attack round 42). The
+    stack is unwound by now, so the line can be written."""
+    with contextlib.suppress(OSError, ValueError, MemoryError):
+        click.echo("passprice: error: out of memory: the command needs more memory than this process may hold (ulimit "
+                   "-v, a container's limit): raise the limit", err=True)  # fmt: skip
+    sys.exit(2)
+
+
 def main() -> None:
     """The ``passprice`` console script. Exits 130 on Ctrl-C, wherever it comes (a command's own handler says so
     while it runs; this one covers the start, before a command is chosen). What is imported by now (click, the
@@ -3298,6 +3324,12 @@ def main() -> None:
         line, status = _stopped(e)
         click.echo(line, err=True)
         sys.exit(status)
+    except MemoryError:
+        _out_of_memory()
+    except ImportError as e:
+        if not any(sign in str(e) for sign in _UNMAPPED):
+            raise
+        _out_of_memory()
     except OSError as e:
         # The last resort for an error no command named (writing the output to a full disk, `> /dev/full`): one
         # line, exit 2, and standard output pointed at /dev/null so the interpreter's own flush at exit is quiet. A

@@ -16,6 +16,7 @@ refs or index; its config is read only for the one setting that decides whether 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import subprocess
@@ -211,7 +212,19 @@ def run_git(cwd: Path, args: Iterable[str], stdin: bytes | None = None, scratch:
         )
     except FileNotFoundError:
         raise InputError("git: not found on PATH; comparing revisions needs git (or give two folders)") from None
+    except OSError as e:
+        raise GitFailed(not_started(e)) from None
     return done.stdout
+
+
+def not_started(error: OSError) -> str:
+    """The line saying git could not be started (its pipes or process not made): under ``ulimit -n 8`` ``diff`` and
+    ``fact show --history`` said "standard output: Too many open files", the command line's last resort for an
+    error without a file name (attack round 42)."""
+    why = error.strerror or str(error)
+    if error.errno in (errno.EMFILE, errno.ENFILE):
+        why += " (raise the limit on open files: ulimit -n)"
+    return f"git: cannot be started: {why}"
 
 
 @contextlib.contextmanager
@@ -362,6 +375,8 @@ def blob_sha256(top: Path, blob: str) -> str | None:
             return digest.hexdigest() if git.wait() == 0 else None
     except FileNotFoundError:
         raise InputError("git: not found on PATH; comparing revisions needs git (or give two folders)") from None
+    except OSError as e:
+        raise GitFailed(not_started(e)) from None
 
 
 def read_blobs(top: Path, sizes: Mapping[str, int]) -> dict[str, bytes]:

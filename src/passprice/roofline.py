@@ -554,7 +554,8 @@ def _matplotlib_folder() -> None:
     """Point ``MPLCONFIGDIR`` at a temporary folder (removed at exit) when it is unset and matplotlib's default
     config or cache folder (``$XDG_CONFIG_HOME/matplotlib``, ``$XDG_CACHE_HOME/matplotlib``, under ``~/.config``
     and ``~/.cache`` by default) cannot be written — a read-only or missing HOME in CI — so matplotlib does not
-    print its several-line warning on stderr (passprice's stderr holds one line a problem)."""
+    print its several-line warning on stderr (passprice's stderr holds one line a problem), or is a relative path,
+    which matplotlib would create under the folder the command runs in."""
     if os.environ.get("MPLCONFIGDIR"):
         return
     home = os.path.expanduser("~")
@@ -562,7 +563,10 @@ def _matplotlib_folder() -> None:
         os.path.join(os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config"), "matplotlib"),
         os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(home, ".cache"), "matplotlib"),
     )
-    if all(_writable_folder(f) for f in folders):
+    # A relative base (``XDG_CACHE_HOME=cache``, ``HOME=.``) is a folder under the one the command runs in, which
+    # matplotlib would create and fill (``./cache/matplotlib/fontlist-v3.11.0.json`` in a registry: attack round 42);
+    # the XDG Base Directory specification ignores it, as :func:`passprice.cachefolder.folder` does.
+    if all(os.path.isabs(f) and _writable_folder(f) for f in folders):
         return
     import atexit
     import shutil
@@ -591,11 +595,15 @@ def check_matplotlib() -> None:
 def require_matplotlib() -> Any:
     """The ``matplotlib.pyplot`` module with the file-only Agg backend, its config folder writable
     (:func:`_matplotlib_folder`). Raises :class:`InputError` saying how to install it (:data:`PLOT_INSTALL`) when
-    matplotlib is missing."""
+    matplotlib is missing; raises the :class:`ImportError` of a library that could not be mapped for want of memory
+    (``ulimit -v``: "failed to map segment from shared object"), which the command line says is out of memory:
+    ``roofline --plot`` under ``ulimit -v 120000`` said matplotlib was not installed (attack round 42)."""
     _matplotlib_folder()
     try:
         import matplotlib
-    except ImportError:
+    except ImportError as e:
+        if any(sign in str(e) for sign in ("failed to map segment", "Cannot allocate memory")):
+            raise
         raise InputError(f"--plot needs matplotlib, an optional extra: {PLOT_INSTALL}") from None
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt

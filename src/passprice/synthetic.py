@@ -758,15 +758,24 @@ def write_header(built: Built, path: Path, force: bool = False) -> Path:
     from passprice.gguf_header import read_header
 
     how = compression(path)
-    data = compressed(header_bytes(built), how)
-    with tempfile.TemporaryDirectory(prefix="passprice-synth-") as folder:
-        probe = Path(folder) / "header.gguf"
-        probe.write_bytes(data)
-        try:
-            read_header(probe, cache=False)
-        except InputError as e:
-            said = e.lines[0].removeprefix(f"{probe}: ")
-            raise InputError(f"{built.published.where}: the header it makes does not read back: {said}") from None
+    try:
+        data = compressed(header_bytes(built), how)
+        with tempfile.TemporaryDirectory(prefix="passprice-synth-") as folder:
+            probe = Path(folder) / "header.gguf"
+            probe.write_bytes(data)
+            try:
+                read_header(probe, cache=False)
+            except InputError as e:
+                said = e.lines[0].removeprefix(f"{probe}: ")
+                raise InputError(f"{built.published.where}: the header it makes does not read back: {said}") from None
+    except OSError as e:
+        # The scratch copies in the temporary folder (GGUFWriter writes a file): under `ulimit -f 8` (or a full
+        # /tmp) their write failed without a file name, and the command line's last resort said "standard output:
+        # File too large" (attack round 42).
+        from passprice.files import shown
+
+        raise InputError(f"{shown(path)}: cannot write: {e.strerror or e} (writing its scratch copy in the temporary "
+                         f"folder {tempfile.gettempdir()}; TMPDIR names another)") from None  # fmt: skip
     write_atomically(path, data, force)
     return path
 
