@@ -463,11 +463,18 @@ def header_from_entry(document: Mapping[str, Any], source: str) -> GGUFHeader:
             except cattrs.BaseValidationError as e:
                 detail = "; ".join(str(x.args[0]) if isinstance(x, InputError) else str(x) for x in e.exceptions)
                 raise InputError(f"{source}: header.tensors.{i}.type: {detail}") from None
-    from passprice.gguf_header import alignment_problem, dims_problem, offset_problem
+    from passprice.gguf_header import DEFAULT_ALIGNMENT, alignment_problem, dims_problem, offset_problem
 
     problem = alignment_problem(head["alignment"])
     if problem is not None:
         raise InputError(f"{source}: header.alignment: {problem}")
+    # The schema states general.alignment's type and values; that it is the header's alignment it cannot state (the
+    # header reader takes one from the other: a hand-edited 64 beside header.alignment 32 read as 32; round 21).
+    stated = metadata.get("general.alignment", DEFAULT_ALIGNMENT)
+    if stated != head["alignment"]:
+        said = (f'metadata."general.alignment" is {stated}' if "general.alignment" in metadata
+                else f'metadata has no "general.alignment" (GGUF\'s default, {DEFAULT_ALIGNMENT})')
+        raise InputError(f"{source}: header.alignment: {head['alignment']} but {said}: they must be equal")
     for i, t in enumerate(tensors):
         problem = dims_problem(t.dims, t.type_id)
         if problem is not None:

@@ -219,14 +219,12 @@ class _Group(click.Group):
             # One problem a line (the error's lines: a newline, a U+2028 or a \x1c a file name holds is data), each
             # character that does not print escaped, so a name cannot split or reorder its line.
             lines = list(e.lines)
+            root = _root_or_none(ctx)
             if any(line.endswith(": no such file") for line in lines):
                 from passprice.registry import found_elsewhere
 
-                try:
-                    root = _root(ctx)
-                except InputError:
-                    root = None
                 lines = [found_elsewhere(line, root) for line in lines]
+            lines = _as_given(ctx, lines, root, list(e.lines))
             with _reader_gone():
                 # One write of them all: a write (and a terminal check) a line cost 1.3 s of system time for a
                 # sweep file's 16,384 whole floats in `batches`, a line each (attack round 30).
@@ -238,8 +236,9 @@ class _Group(click.Group):
                 if ctx.meta.get("passprice.json"):
                     click.echo(json.dumps(e.payload, indent=2))
                 name = e.payload.get("refusal")
-                shown = (f"{name}: {e.message}" if isinstance(name, str) and not e.message.startswith(name)
-                         else e.message)
+                message = "\n".join(_as_given(ctx, e.message.split("\n"), _root_or_none(ctx)))
+                shown = (f"{name}: {message}" if isinstance(name, str) and not message.startswith(name)
+                         else message)
                 click.echo(f"passprice: refused: {_escaped_lines(shown)}", err=True)
             ctx.exit(1)
         except BrokenPipeError:  # e.g. `passprice header … | head`: the reader left; the status stands
@@ -365,6 +364,14 @@ def _echo_json(data: Any) -> None:
 
     _finite(data)
     click.echo(json_text(data))
+
+
+def _echo_price_json(data: Any) -> None:
+    """A price's JSON (``price``, ``best``, ``compare``, ``max-batch``, ``audit``): its byte and token counts as
+    integers when whole (:func:`passprice.tables.whole_counts`)."""
+    from passprice.tables import whole_counts
+
+    _echo_json(whole_counts(data))
 
 
 @overload
@@ -567,6 +574,26 @@ def _read_through(root: Any, servings: Sequence[tuple[str, str]], cards: Sequenc
         with contextlib.suppress(InputError):
             out.append(("--stack", stack_path(root, stack)))
     return out
+
+
+def _root_or_none(ctx: click.Context) -> Any:
+    """The root the command reads, or ``None`` when it cannot be found (the error being printed may say why)."""
+    try:
+        return _root(ctx)
+    except InputError:
+        return None
+
+
+def _as_given(ctx: click.Context, lines: list[str], root: Any, before: list[str] | None = None) -> list[str]:
+    """``lines`` with each path below ``root`` as the user gave it (:func:`passprice.registry.as_given`), less the
+    lines ``found_elsewhere`` rewrote (``before`` the lines as raised: those name another folder on purpose)."""
+    from passprice.registry import as_given
+
+    named = ctx.find_root().obj.get("root") if ctx.find_root().obj else None
+    given = as_given(lines, root, named)
+    if before is None:
+        return given
+    return [new if old == line else line for line, new, old in zip(lines, given, before, strict=True)]
 
 
 def _root(ctx: click.Context) -> Any:
@@ -1488,8 +1515,8 @@ def price_command(
     note = _routing_note(resolved, cost)
     reach = _ratio_reach(ctx, expected, resolved)
     if as_json:
-        _echo_json({**_with_span(_with_routing_note(data, note, resolved.header), reach), "stale": stale.to_json(),
-                    "lock": g.to_json(moved)})
+        _echo_price_json({**_with_span(_with_routing_note(data, note, resolved.header), reach),
+                          "stale": stale.to_json(), "lock": g.to_json(moved)})
     else:
         title = f"{resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
         click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card),
@@ -1555,8 +1582,8 @@ def best_command(
     note = _routing_note(resolved, cost)
     reach = _ratio_reach(ctx, expected, resolved)
     if as_json:
-        _echo_json({**_with_span(_with_routing_note(data, note, resolved.header), reach), "stale": stale.to_json(),
-                    "lock": g.to_json(moved)})
+        _echo_price_json({**_with_span(_with_routing_note(data, note, resolved.header), reach),
+                          "stale": stale.to_json(), "lock": g.to_json(moved)})
     else:
         title = f"best batch: {resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
         click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card),
@@ -1639,7 +1666,7 @@ def compare_command(
         if outside:
             click.echo(f"passprice: warning: {outside}", err=True)
     if as_json:
-        _echo_json(data)
+        _echo_price_json(data)
         return
     what = f"{serving + ': ' if serving else ''}{spec.checkpoint}"
     click.echo(comparison_text(rows, what, spec_summary(first.spec), note, stack))
@@ -1768,7 +1795,7 @@ def max_batch_command(
         if under is not None:
             data.update({"stack": stack, "expected_max_batch": under, "reserved_bytes": reserved,
                          "stack_batches": list(held) if held is not None else None})
-        _echo_json({**_with_span(data, reach), "lock": g.to_json()})
+        _echo_price_json({**_with_span(data, reach), "lock": g.to_json()})
     else:
         click.echo(f"{resolved.spec.checkpoint} on {resolved.card.name}: at most {n:,} sequences a pass")
         if under is not None:
@@ -2136,7 +2163,7 @@ def audit_command(
     if fmt == "json":
         data = audit_json(result, report.extra(), stale, sources)
         data["sources"] = with_notes(data["sources"], sources)
-        _echo_json({**data, "checkpoint": cited.to_json()})
+        _echo_price_json({**data, "checkpoint": cited.to_json()})
     elif fmt == "markdown":
         click.echo(audit_markdown(result, title, sources, stale, calibration, subject.routing))
         click.echo("\n".join(["", *notes_markdown(sources, cited_ids), "", *cited.markdown_lines()]))

@@ -2011,7 +2011,7 @@ def stack_refit_findings(root: Root, name: str) -> tuple[Finding, ...]:
     or the measured runs do not read (``check`` reports those files itself), and when ``name`` (a HEAD lock's stack
     name) leads out of ``facts/stacks`` (``../../../outside/vllm-w24``: a file of another folder, which the pricing
     refuses to read, was re-fitted and its findings marked on the lock, attack round 41). Raises nothing."""
-    from passprice.calibrate import verify_stack
+    from passprice.calibrate import stack_findings
     from passprice.measurements import load_runs
     from passprice.registry import stays_in
     from passprice.stacks import load_stack
@@ -2020,7 +2020,7 @@ def stack_refit_findings(root: Root, name: str) -> tuple[Finding, ...]:
         return ()
     try:
         stack = load_stack(root, str(root.stacks / f"{name}.toml"))
-        return tuple(verify_stack(root, stack, load_runs(root)))
+        return stack_findings(root, stack, load_runs(root))  # the fit check's review of HEAD re-ran, made once
     except InputError:
         return ()
 

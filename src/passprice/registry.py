@@ -675,6 +675,37 @@ def found_elsewhere(line: str, root: Root | None) -> str:
     return line
 
 
+def as_given(lines: list[str], root: Root | None, named: str | None = None) -> list[str]:
+    """``lines`` (error or refusal lines) with each path below ``root`` written as the user would give it: relative
+    to the working folder when the root was found at or above it (``facts/cards/h100.toml`` from the root,
+    ``../facts/cards/h100.toml`` from its ``facts``), or below ``named`` as the user named the root (``--root
+    ../reg``: ``../reg/facts/…``). A root is held resolved, so every path made from it was absolute: CI output named
+    ``/home/runner/work/…/facts/cards/h100.toml`` where the user typed ``price gemma3-270m-h100`` (leftovers round
+    21). A root named by an absolute path, the embedded facts, or a working folder outside the root leave the lines
+    as they are. Only a whole path start is rewritten (after a blank, a parenthesis, a quote or the line's start).
+    Raises nothing."""
+    import re
+
+    if root is None or root.embedded or not lines:
+        return lines
+    try:
+        here = Path.cwd().resolve()
+    except OSError:
+        return lines
+    if named is not None and not os.path.isabs(named):
+        base = os.path.normpath(named)
+    elif named is None and (here == root.path or here.is_relative_to(root.path)):
+        base = os.path.relpath(root.path, here)
+    else:
+        return lines
+    prefix = str(root.path) + os.sep
+    if not any(prefix in line for line in lines):
+        return lines
+    to = "" if base == os.curdir else base + os.sep
+    start = re.compile(r"(?<![^\s(\"'=,:\[])" + re.escape(prefix))
+    return [start.sub(lambda _: to, line) for line in lines]
+
+
 def _is_root(path: Path) -> bool:
     return is_folder(path / "facts") and is_folder(path / "registry")
 

@@ -182,6 +182,35 @@ def _surrogate() -> re.Pattern[str]:
     return re.compile("[\ud800-\udfff]")
 
 
+#: Keys of a price's ``--json`` object (at any depth: ``expected``, ``routing``) that count tokens without a
+#: ``_bytes`` suffix: ``on_chip_capacity`` (bytes), ``tokens`` (the token-rows routed a pass).
+_COUNT_KEYS = frozenset(("on_chip_capacity", "tokens", "bytes"))
+
+
+def whole_counts(data: Any) -> Any:
+    """``data`` (a ``price``/``best``/``compare``/``max-batch``/``audit`` JSON object) with each float under a key
+    that counts bytes or tokens (``*_bytes``, ``bytes``, ``on_chip_capacity``, ``tokens``) written as an ``int`` when
+    it is a whole number below 2^53 (a float holds each such integer exactly): ``held_bytes`` 4912001024, not
+    4912001024.0 (leftovers round 21). A count that is not whole (the expected bytes a mixture of experts reads)
+    stays a float, and no number changes (``int(v) == v``). Locks record the price object as made
+    (:func:`passprice.report.cost_json`), floats and all: rewriting them would change every lock. Raises nothing."""
+    if isinstance(data, dict):
+        return {k: _whole_count(v) if _counts(k) else whole_counts(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [whole_counts(v) for v in data]
+    return data
+
+
+def _counts(key: object) -> bool:
+    return isinstance(key, str) and (key.endswith("_bytes") or key in _COUNT_KEYS)
+
+
+def _whole_count(value: Any) -> Any:
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    return whole_counts(value) if isinstance(value, dict | list) else value
+
+
 def json_text(data: Any, indent: int | None = 2) -> str:
     """``data`` as JSON text for output (``json.dumps``, non-ASCII characters as they are), a lone surrogate written
     as its ``\\uXXXX`` escape: a file name byte that is not UTF-8 (kept by ``os.fsdecode`` as a surrogate) cannot be
