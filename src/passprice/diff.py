@@ -29,7 +29,7 @@ import attrs
 from passprice import cache, gitread, schema
 from passprice.cachefolder import make_folders
 from passprice.cards import card_from_document, document_and_facts
-from passprice.derivations import Finding, recheck_all
+from passprice.derivations import Derivation, Finding, recheck_all
 from passprice.drafts import method_from_document
 from passprice.errors import InputError, escaped, problem_lines, spelled
 from passprice.facts import Fact, Provenance, dimension
@@ -2541,7 +2541,7 @@ def _compare(base: Side, head: Side) -> Diff:
     paths = sorted(p for p in {*base.files, *head.files} if base.files.get(p) != head.files.get(p))
     renames = card_renames(base, head, paths)
     into = {old: new for new, old in renames.items()}
-    files = _ask_added(head, tuple(compare_file(base, head, p, renames.get(p), into.get(p)) for p in paths))
+    files = _ask_added(base, head, tuple(compare_file(base, head, p, renames.get(p), into.get(p)) for p in paths))
     from passprice.check import review_files
 
     review = review_files(head.root, head.document)
@@ -2581,11 +2581,11 @@ def _compare(base: Side, head: Side) -> Diff:
                 {p: len(asks) for p, asks in recited.items()})
 
 
-def _ask_added(head: Side, files: tuple[FileChange, ...]) -> tuple[FileChange, ...]:
+def _ask_added(base: Side, head: Side, files: tuple[FileChange, ...]) -> tuple[FileChange, ...]:
     """``files`` with each added fact's :attr:`FactChange.asked` set (:func:`passprice.addedfacts.asked`, and
     :func:`passprice.addedfacts.moved` for one citing the place of a fact the change removes), from every
-    file of ``head`` that holds facts and reads, and the source records ``head`` holds. Only read when the change
-    adds a fact."""
+    file of ``head`` that holds facts and reads, and the source records ``head`` holds; what ``base`` recorded of
+    each source an added estimate cites (:func:`_carried`). Only read when the change adds a fact."""
     added = [(f.path, c.path) for f in files for c in f.facts if c.old is None and c.new is not None]
     if not added:
         return files
@@ -2599,7 +2599,7 @@ def _ask_added(head: Side, files: tuple[FileChange, ...]) -> tuple[FileChange, .
             if read.facts is not None and not read.errors:
                 held[rel] = read.facts
     registered = [file_kind(rel)[1] for rel in head.files if file_kind(rel)[0] == "source"]
-    found = asked(held, registered, added, _quoted_figures)
+    found = asked(held, registered, added, _quoted_figures, _carried(base))
     from passprice.addedfacts import moved
 
     removed = [(f.path, c.path, c.old) for f in files for c in f.facts if c.old is not None and c.new is None]
@@ -2610,6 +2610,80 @@ def _ask_added(head: Side, files: tuple[FileChange, ...]) -> tuple[FileChange, .
         return files
     return tuple(attrs.evolve(f, facts=tuple(attrs.evolve(c, asked=found.get((f.path, c.path))) for c in f.facts))
                  for f in files)
+
+
+def _carried(base: Side) -> Callable[[str], Any]:
+    """For a source id, what ``base`` recorded of it (:class:`passprice.addedfacts.Carried`): the figures named by
+    its record file, by the registry document it names (``source.path``, when ``base`` holds its bytes or it lies in
+    ``base``'s folder, at most :data:`BASIS_DOCUMENT_BYTES`) and by the locator and note of each fact of ``base``
+    citing it (as its source, or a derivation figure's); ``None`` for an id ``base`` does not register. Each source
+    and ``base``'s facts are read once, when first asked for."""
+    from passprice.addedfacts import Carried, basis_terms
+
+    facts: list[Fact] = []
+    read = False
+    done: dict[str, Any] = {}
+
+    def texts_citing(source_id: str) -> list[str]:
+        nonlocal read
+        if not read:
+            read = True
+            for rel in sorted(base.files):
+                kind, name = file_kind(rel)
+                if kind in ("card", "draft", "routing", "stack"):
+                    got = _read(base, rel, kind, name)
+                    if got.facts is not None:
+                        facts.extend(got.facts.values())
+        out = []
+        for fact in facts:
+            if fact.source == source_id:
+                out += [fact.locator or "", fact.note or ""]
+            if isinstance(fact.derivation, Derivation):
+                out += [i.locator or "" for i in fact.derivation.inputs
+                        if i.kind == "figure" and (i.source or fact.source) == source_id]
+        return out
+
+    def carried(source_id: str) -> Any:
+        if source_id in done:
+            return done[source_id]
+        record = base.files.get(f"sources/{source_id}.toml")
+        if record is None:
+            done[source_id] = None
+            return None
+        texts = [record[:BASIS_DOCUMENT_BYTES].decode("utf-8", "replace")]
+        what = ["its record"]
+        from passprice.sources import load_source
+
+        try:
+            path = load_source(base.root, source_id).path
+        except InputError:
+            path = None
+        if path is not None:
+            data = base.files.get(path)
+            if data is None and base.info.revision is None:
+                from passprice.registry import document_problem
+
+                if document_problem(base.root, path) is None:
+                    try:
+                        with open(base.root.path / path, "rb") as handle:
+                            data = handle.read(BASIS_DOCUMENT_BYTES)
+                    except OSError:
+                        data = None
+            if data is not None:
+                texts.append(data[:BASIS_DOCUMENT_BYTES].decode("utf-8", "replace"))
+                what.append(f"the document {path}")
+        citing = texts_citing(source_id)
+        texts += citing
+        what.append(f"{len(citing) // 2} fact{'s' if len(citing) // 2 != 1 else ''} citing it")
+        terms = frozenset(key for text in texts for key in basis_terms(text))
+        done[source_id] = Carried(terms, ", ".join(what[:-1]) + " and " + what[-1])
+        return done[source_id]
+
+    return carried
+
+
+#: The bytes of a source's record or registry document :func:`_carried` reads at most.
+BASIS_DOCUMENT_BYTES = 1 << 20
 
 
 def stack_spans(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, str]:
