@@ -51,7 +51,13 @@ _NUMBER_WORD = "|".join(sorted([*_ONES, *_TENS, *_SCALES], key=len, reverse=True
 _IN_WORDS = re.compile(rf"(?i)\b(?:{_NUMBER_WORD})(?:(?:[ \t]+(?:and[ \t]+)?|-)(?:{_NUMBER_WORD}|point)\b)*\b")
 #: Spaces and slashes as typeset (a no-break, narrow or thin space; a division slash) and exponents written as
 #: superscripts (``10¹²``), read as their plain forms.
-_TYPESET = str.maketrans({"\u00a0": " ", "\u202f": " ", "\u2009": " ", "\u2007": " ", "\u2215": "/", "\u2044": "/"})
+_TYPESET = str.maketrans({"\u00a0": " ", "\u202f": " ", "\u2009": " ", "\u2007": " ", "\u2215": "/", "\u2044": "/",
+                          "\u200b": None, "\u200c": None, "\u200d": None, "\u2060": None, "\ufeff": None})
+#: Cyrillic and Greek letters that look like Latin ones (``4.8ТB/s`` with a Cyrillic Т), read as the letters a
+#: reviewer sees: slip round 36, a copy at 5.2 TB/s under ``'GPU Memory Bandwidth 4.8ТB/s'`` read no figure, and its
+#: locator was another place than the H200's, so it was added with nothing to verify.
+_LOOK_ALIKE = str.maketrans("АВЕКМНОРСТХаеорсхуіЅѕЈјΑΒΕΖΗΙΚΜΝΟΡΤΥΧον",
+                            "ABEKMHOPCTXaeopcxyiSsJjABEZHIKMNOPTYXov")
 _SUPERSCRIPT = re.compile("10([\u207b\u207a]?[\u2070\u00b9\u00b2\u00b3\u2074-\u2079]+)")
 _SUPERSCRIPT_DIGITS = str.maketrans("\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079\u207b\u207a",
                                     "0123456789-+")
@@ -59,6 +65,9 @@ _SUPERSCRIPT_DIGITS = str.maketrans("\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\
 #: written ``per second`` (``4.8 TB per second``) or with a capital ``S`` (``4.8 TB/S``).
 _BYTE_WORD = re.compile(r"(?<![A-Za-z])([kKMGTP]i?)?[Bb]ytes?(?=\b|/)")
 _PER_SECOND = re.compile(r"\b([kKMGTP]?i?B)(?: per second\b|/S\b)")
+#: A percentage written as a word after its number (``90 percent``, ``ninety per cent``): slip round 36, a copied
+#: routing record's ``hot_share`` 0.8 under ``capture ninety percent of its routing mass`` was asked nothing.
+_PERCENT_WORD = re.compile(r"(?i)(?<=\d) ?(?:per ?cent|percent)\b")
 #: A prefix set apart from its unit after a figure (``4.8 T B/s``, ``141 G B``), read as one unit: a reviewer reads
 #: ``TB/s`` (slip round 36: nothing was read, and 5.2 TB/s under it was asked nothing).
 _SPLIT_PREFIX = re.compile(r"(?<=\d) ?\b([kKMGTP]i?) (B(?:/s)?|FLOPS|OPS|TOPS)\b")
@@ -135,7 +144,7 @@ def _plain(text: str) -> str:
         prefix = _PREFIX_WORDS[found.group(1).lower()]
         return f"{prefix}B/s" if found.group(2) else f"{prefix}B"
 
-    text = text[:10_000].translate(_TYPESET)
+    text = text[:10_000].translate(_TYPESET).translate(_LOOK_ALIKE)
     text = _SUPERSCRIPT.sub(lambda found: "10^" + found.group(1).translate(_SUPERSCRIPT_DIGITS), text)
     text = _IN_WORDS.sub(_from_words, text)
     text = _EXPONENT.sub(power, text)
@@ -144,6 +153,7 @@ def _plain(text: str) -> str:
     text = _BYTES_PER.sub(lambda found: f"{found.group(1)}/s", text)
     text = _BYTE_WORD.sub(lambda found: f"{found.group(1) or ''}B", text)
     text = _PER_SECOND.sub(lambda found: f"{found.group(1)}/s", text)
+    text = _PERCENT_WORD.sub("%", text)
     text = _SPLIT_PREFIX.sub(lambda found: f" {found.group(1)}{found.group(2)}", text)
     return _KB.sub("kB", text)
 
@@ -486,9 +496,11 @@ class Stated:
 
 
 def _place(source: str | None, locator: str | None) -> tuple[str, str] | None:
+    """A citation as a place: the source id and the locator with whitespace collapsed and look-alike letters read as
+    Latin (:data:`_LOOK_ALIKE`), so a copy's ``4.8ТB/s`` with a Cyrillic Т cites the H200's place."""
     if source is None or locator is None:
         return None
-    return source, " ".join(locator.split())
+    return source, " ".join(locator.translate(_TYPESET).translate(_LOOK_ALIKE).split())
 
 
 def _shown(amount: float, unit: str) -> str:
