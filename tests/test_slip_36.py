@@ -208,3 +208,23 @@ def test_new_6_an_entry_edited_under_its_header_sha256_is_to_verify(registry: Pa
     assert ("  to verify: its content changed but the header sha256 it records did not: one file's header has one "
             "content; re-import the entry from its file") in text
     assert out["entries_edited"] == ["registry/checkpoints/codellama-7b-q8_0.toml"]
+
+
+def test_new_27_a_copy_citing_a_design_record_it_adds_about_itself_is_asked(registry: Path) -> None:
+    # Attempt 27: a WS1 copy at 112 GB under '7 HBM3E stacks x 16 GB' citing a new record ws2-design whose document is
+    # the copy itself read "14 facts added in 1 new file; 1 source added", nothing to verify, exit 0.
+    path = branch(registry, "self-cited")
+    ws1_copy(path, ("[memory.capacity]\nvalue = 96", "[memory.capacity]\nvalue = 112"),
+             ("(6 HBM3E stacks x 16 GB)", "(7 HBM3E stacks x 16 GB)"))
+    copy = path / "facts" / "cards" / "ws2_copy.toml"
+    copy.write_text(copy.read_text().replace('source = "ws1-design"', 'source = "ws2-design"'))
+    record = (path / "sources" / "ws1-design.toml").read_text()
+    (path / "sources" / "ws2-design.toml").write_text(
+        record.replace("WS1, a hypothetical", "WS2, a hypothetical").replace("ws1_hypothetical.toml", "ws2_copy.toml"))
+    commit_all(path, "a WS2 design citing itself")
+    text = invoke("diff", "main", "HEAD", root=path)
+    assert text.exit_code == 0, text.stdout
+    assert "14 facts added in 1 new file, 10 to verify in its source; 1 source added" in text.stdout
+    assert ("to verify: its basis names 7 HBM3E, 16 GB, which nothing the registry recorded of ws2-design before this "
+            "change names (a record this change adds, naming facts/cards/ws2_copy.toml, which this change adds too)"
+            ) in text.stdout

@@ -2665,7 +2665,7 @@ def _ask_added(base: Side, head: Side, files: tuple[FileChange, ...]) -> tuple[F
             if read.facts is not None and not read.errors:
                 held[rel] = read.facts
     registered = [file_kind(rel)[1] for rel in head.files if file_kind(rel)[0] == "source"]
-    found = asked(held, registered, added, _quoted_figures, _carried(base))
+    found = asked(held, registered, added, _quoted_figures, _carried(base, head))
     from passprice.addedfacts import moved
 
     removed = [(f.path, c.path, c.old) for f in files for c in f.facts if c.old is not None and c.new is None]
@@ -2678,12 +2678,14 @@ def _ask_added(base: Side, head: Side, files: tuple[FileChange, ...]) -> tuple[F
                  for f in files)
 
 
-def _carried(base: Side) -> Callable[[str], Any]:
+def _carried(base: Side, head: Side | None = None) -> Callable[[str], Any]:
     """For a source id, what ``base`` recorded of it (:class:`passprice.addedfacts.Carried`): the figures named by
     its record file, by the registry document it names (``source.path``, when ``base`` holds its bytes or it lies in
     ``base``'s folder, at most :data:`BASIS_DOCUMENT_BYTES`) and by the locator and note of each fact of ``base``
-    citing it (as its source, or a derivation figure's); ``None`` for an id ``base`` does not register. Each source
-    and ``base``'s facts are read once, when first asked for."""
+    citing it (as its source, or a derivation figure's); ``None`` for an id ``base`` does not register, but for a
+    registry source ``head`` adds whose document is a file ``head`` adds too (slip round 36: a WS1 copy citing a new
+    ``ws2-design`` record whose document is the copy itself read "1 source added", nothing to verify): nothing, so
+    each figure its basis names is asked. Each source and ``base``'s facts are read once, when first asked for."""
     from passprice.addedfacts import Carried, basis_terms
 
     facts: list[Fact] = []
@@ -2715,7 +2717,17 @@ def _carried(base: Side) -> Callable[[str], Any]:
         record = base.files.get(f"sources/{source_id}.toml")
         if record is None:
             done[source_id] = None
-            return None
+            if head is not None and f"sources/{source_id}.toml" in head.files:
+                from passprice.sources import load_source as load_head
+
+                try:
+                    document = load_head(head.root, source_id).path
+                except InputError:
+                    document = None
+                if document is not None and document in head.files and document not in base.files:
+                    done[source_id] = Carried(frozenset(), f"a record this change adds, naming {document}, which "
+                                                          "this change adds too")
+            return done[source_id]
         texts = [record[:BASIS_DOCUMENT_BYTES].decode("utf-8", "replace")]
         what = ["its record"]
         from passprice.sources import load_source
