@@ -297,7 +297,8 @@ def test_a_sweep_list_that_does_not_sort_is_named_not_compared_pair_by_pair(
 # same limit when the entry is read.
 
 ENTRY = "registry/checkpoints/gemma3-270m-q4_k_m.toml"
-SCORES = '"tokenizer.ggml.scores" = { type = "array[float32]", length = 262144 }'
+SCORES = ('"tokenizer.ggml.scores" = { type = "array[float32]", length = 262144, '
+          'sha256 = "a8a8e2bd749472151edb6086e66cf59e70a1ce7974d765f25d9818c4f3cecbd3" }')  # its elements' digest
 
 
 def _entry_value(root: Path, value: str) -> Path:

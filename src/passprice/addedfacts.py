@@ -51,7 +51,13 @@ _NUMBER_WORD = "|".join(sorted([*_ONES, *_TENS, *_SCALES], key=len, reverse=True
 _IN_WORDS = re.compile(rf"(?i)\b(?:{_NUMBER_WORD})(?:(?:[ \t]+(?:and[ \t]+)?|-)(?:{_NUMBER_WORD}|point)\b)*\b")
 #: Spaces and slashes as typeset (a no-break, narrow or thin space; a division slash) and exponents written as
 #: superscripts (``10¹²``), read as their plain forms.
-_TYPESET = str.maketrans({"\u00a0": " ", "\u202f": " ", "\u2009": " ", "\u2007": " ", "\u2215": "/", "\u2044": "/"})
+_TYPESET = str.maketrans({"\u00a0": " ", "\u202f": " ", "\u2009": " ", "\u2007": " ", "\u2215": "/", "\u2044": "/",
+                          "\u200b": None, "\u200c": None, "\u200d": None, "\u2060": None, "\ufeff": None})
+#: Cyrillic and Greek letters that look like Latin ones (``4.8ТB/s`` with a Cyrillic Т), read as the letters a
+#: reviewer sees: slip round 36, a copy at 5.2 TB/s under ``'GPU Memory Bandwidth 4.8ТB/s'`` read no figure, and its
+#: locator was another place than the H200's, so it was added with nothing to verify.
+_LOOK_ALIKE = str.maketrans("АВЕКМНОРСТХаеорсхуіЅѕЈјΑΒΕΖΗΙΚΜΝΟΡΤΥΧον",
+                            "ABEKMHOPCTXaeopcxyiSsJjABEZHIKMNOPTYXov")
 _SUPERSCRIPT = re.compile("10([\u207b\u207a]?[\u2070\u00b9\u00b2\u00b3\u2074-\u2079]+)")
 _SUPERSCRIPT_DIGITS = str.maketrans("\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079\u207b\u207a",
                                     "0123456789-+")
@@ -59,32 +65,63 @@ _SUPERSCRIPT_DIGITS = str.maketrans("\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\
 #: written ``per second`` (``4.8 TB per second``) or with a capital ``S`` (``4.8 TB/S``).
 _BYTE_WORD = re.compile(r"(?<![A-Za-z])([kKMGTP]i?)?[Bb]ytes?(?=\b|/)")
 _PER_SECOND = re.compile(r"\b([kKMGTP]?i?B)(?: per second\b|/S\b)")
+#: A percentage written as a word after its number (``90 percent``, ``ninety per cent``): slip round 36, a copied
+#: routing record's ``hot_share`` 0.8 under ``capture ninety percent of its routing mass`` was asked nothing.
+_PERCENT_WORD = re.compile(r"(?i)(?<=\d) ?(?:per ?cent|percent)\b")
+#: A prefix set apart from its unit after a figure (``4.8 T B/s``, ``141 G B``), read as one unit: a reviewer reads
+#: ``TB/s`` (slip round 36: nothing was read, and 5.2 TB/s under it was asked nothing).
+_SPLIT_PREFIX = re.compile(r"(?<=\d) ?\b([kKMGTP]i?) (B(?:/s)?|FLOPS|OPS|TOPS)\b")
+
+
+def _words_value(words: Sequence[str]) -> str | None:
+    """The number ``words`` (lower case, split at spaces, ``and`` and hyphens) write, in digits, or ``None`` when they
+    are not one number as a reader reads one: ``nine hundred nine hundred`` (two numbers run together), ``four point
+    eight four point eight``, ``thousand million`` (a scale after a scale), ``twenty twenty``. Slip round 36: the
+    words were read as 90,909,090,900 TB/s and asked about a figure no one wrote."""
+    whole, group, fraction, after = 0, 0, "", False
+    last, last_scale, hundreds = "", 10**15, False
+    for w in words:
+        if w == "point":
+            if after:
+                return None
+            after = True
+        elif after:
+            if w not in _ONES or _ONES[w] > 9:
+                return None
+            fraction += str(_ONES[w])
+        elif w in _ONES:
+            if last not in ("", "hundred", "scale") and not (last == "tens" and 0 < _ONES[w] < 10):
+                return None
+            group += _ONES[w]
+            last = "ones" if 0 < _ONES[w] < 10 else "teen"
+        elif w in _TENS:
+            if last not in ("", "hundred", "scale"):
+                return None
+            group += _TENS[w]
+            last = "tens"
+        elif w == "hundred":
+            if hundreds or last == "hundred" or group >= 100:
+                return None
+            group, hundreds, last = max(group, 1) * 100, True, "hundred"
+        else:
+            if last == "scale" or _SCALES[w] >= last_scale:
+                return None
+            whole += max(group, 1) * _SCALES[w]
+            group, hundreds, last, last_scale = 0, False, "scale", _SCALES[w]
+    if after and not fraction:
+        return None
+    return f"{whole + group}" + (f".{fraction}" if fraction else "")
+
+
+def _split_words(text: str) -> list[str]:
+    return re.split(r"(?:[ \t]+(?:and[ \t]+)?|-)", text.lower())
 
 
 def _from_words(found: re.Match[str]) -> str:
     """A number written in words as digits (``four point eight`` → ``4.8``), or the words unchanged where they do
-    not read as one number."""
-    words = re.split(r"(?:[ \t]+(?:and[ \t]+)?|-)", found.group(0).lower())
-    whole, group, fraction, after = 0, 0, "", False
-    for w in words:
-        if w == "point":
-            if after:
-                return found.group(0)
-            after = True
-        elif after:
-            if w not in _ONES or _ONES[w] > 9:
-                return found.group(0)
-            fraction += str(_ONES[w])
-        elif w in _ONES or w in _TENS:
-            group += _ONES.get(w, 0) + _TENS.get(w, 0)
-        elif w == "hundred":
-            group = max(group, 1) * 100
-        else:
-            whole += max(group, 1) * _SCALES[w]
-            group = 0
-    if after and not fraction:
-        return found.group(0)
-    return f"{whole + group}" + (f".{fraction}" if fraction else "")
+    not read as one number (:func:`_words_value`)."""
+    value = _words_value(_split_words(found.group(0)))
+    return found.group(0) if value is None else value
 
 
 def _plain(text: str) -> str:
@@ -107,7 +144,7 @@ def _plain(text: str) -> str:
         prefix = _PREFIX_WORDS[found.group(1).lower()]
         return f"{prefix}B/s" if found.group(2) else f"{prefix}B"
 
-    text = text[:10_000].translate(_TYPESET)
+    text = text[:10_000].translate(_TYPESET).translate(_LOOK_ALIKE)
     text = _SUPERSCRIPT.sub(lambda found: "10^" + found.group(1).translate(_SUPERSCRIPT_DIGITS), text)
     text = _IN_WORDS.sub(_from_words, text)
     text = _EXPONENT.sub(power, text)
@@ -116,6 +153,8 @@ def _plain(text: str) -> str:
     text = _BYTES_PER.sub(lambda found: f"{found.group(1)}/s", text)
     text = _BYTE_WORD.sub(lambda found: f"{found.group(1) or ''}B", text)
     text = _PER_SECOND.sub(lambda found: f"{found.group(1)}/s", text)
+    text = _PERCENT_WORD.sub("%", text)
+    text = _SPLIT_PREFIX.sub(lambda found: f" {found.group(1)}{found.group(2)}", text)
     return _KB.sub("kB", text)
 
 
@@ -201,6 +240,34 @@ def other_figures(amount: float, unit: str, text: str | None) -> list[str] | Non
     return alike or None
 
 
+#: A unit written as a reader reads a size or rate but passprice does not (``tb/s``, ``gb``, ``TBPS``): which one is
+#: meant is a guess (``tb`` is tera-bytes or tera-bits), so it is said plainly, not read.
+_UNIT_LIKE = re.compile(r"(?i)(?:[kmgtp]i?b(?:/s|ps)?|[kmgtp]?(?:flops|ops))")
+#: What may follow a figure as its unit.
+_AFTER = re.compile(r" ?([A-Za-z]+(?:/[A-Za-z]+)?)")
+
+
+def unreadable(text: str | None) -> list[str]:
+    """The figures ``text`` writes that passprice cannot read as one figure with its unit, as written: a number with
+    a unit-like word it does not read (``4.8 tb/s``, :data:`_UNIT_LIKE`), and number words before a unit that are no
+    one number (``nine hundred nine hundred TB/s``, :func:`_words_value`). Raises nothing."""
+    if text is None:
+        return []
+    plain = _plain(text)
+    out = []
+    for found in _WITH_UNIT.finditer(plain):
+        unit = found.group(2)
+        if not _reads(unit) and _UNIT_LIKE.fullmatch(unit):
+            out.append(found.group(0))
+    for found in _IN_WORDS.finditer(plain):
+        if _words_value(_split_words(found.group(0))) is not None:
+            continue
+        unit = _AFTER.match(plain, found.end())
+        if unit is not None and (_reads(unit.group(1)) or _UNIT_LIKE.fullmatch(unit.group(1))):
+            out.append(found.group(0) + unit.group(0))
+    return out
+
+
 #: How near an estimate must come to a figure its locator quotes scaled by a bare number there to be read as
 #: resting on it (:func:`from_basis`): a relative 0.1 %.
 BASIS_TOLERANCE = 1e-3
@@ -244,13 +311,23 @@ _BOUND = re.compile(r"(?i)\b(over|above|more than|at least|under|below|less than
                     r"(?![\w.])\s*(%?)")
 
 
-def _within(amount: float, text: str) -> bool:
-    """Whether ``amount`` lies in a range or meets a bound ``text`` quotes (a percentage read over 100): an estimate
-    taken from a quoted span (``0.85`` in ``the 0.80-0.86 DMA shares``, ``0.8`` under ``over 75%``)."""
+def _in_range(amount: float, text: str) -> bool:
+    """Whether ``amount`` lies in a range ``text`` quotes (``0.87`` in ``85-90%``, a percentage read over 100): the
+    source states the span, and a figure inside it is one it states as a span (slip round 36: a published 0.87 under
+    ``85-90%`` was asked whether the place gives it)."""
     for lo, hi, percent in _RANGE.findall(text[:10_000]):
         scale = 100 if percent else 1
         if float(lo) / scale <= amount <= float(hi) / scale:
             return True
+    return False
+
+
+def _within(amount: float, text: str) -> bool:
+    """Whether ``amount`` lies in a range (:func:`_in_range`) or meets a bound ``text`` quotes (a percentage read
+    over 100): an estimate taken from a quoted span (``0.85`` in ``the 0.80-0.86 DMA shares``, ``0.8`` under ``over
+    75%``)."""
+    if _in_range(amount, text):
+        return True
     for word, bound, percent in _BOUND.findall(text[:10_000]):
         limit = float(bound) / (100 if percent else 1)
         above = word.lower() in ("over", "above", "more than", "at least")
@@ -285,6 +362,8 @@ def _count_asks(fact: Fact, quoted: Callable[[str], set[float]]) -> str | None:
         p * 100 for p in percents}
     mine = float(f"{fact.amount:.12g}")
     if not candidates or any(abs(c - mine) <= 1e-12 * max(1.0, abs(mine)) for c in candidates):
+        return None
+    if fact.amount <= 1 and _in_range(fact.amount, plain):
         return None
     if fact.provenance not in (Provenance.PUBLISHED, Provenance.MEASURED):
         if _within(fact.amount, plain):
@@ -334,6 +413,12 @@ def quotes_another(fact: Fact, quoted: Callable[[str], set[float]] | None = None
     if fact.unit == "1":
         return _count_asks(fact, quoted) if quoted is not None else None
     others = other_figures(fact.amount, fact.unit, fact.locator)
+    if others is None:
+        unread = unreadable(fact.locator)
+        if unread and not states(fact.amount, fact.unit, fact.locator):
+            return (f"its locator writes {', '.join(escaped(u) for u in unread[:3])}, which passprice cannot read "
+                    f"as one figure with its unit: does {escaped(fact.source or '')}: {escaped(fact.locator)} state "
+                    f"{_shown(fact.amount, fact.unit)}?")
     if not others:
         return None
     if fact.provenance not in (Provenance.PUBLISHED, Provenance.MEASURED) and from_basis(fact.amount, fact.unit,
@@ -411,9 +496,11 @@ class Stated:
 
 
 def _place(source: str | None, locator: str | None) -> tuple[str, str] | None:
+    """A citation as a place: the source id and the locator with whitespace collapsed and look-alike letters read as
+    Latin (:data:`_LOOK_ALIKE`), so a copy's ``4.8ТB/s`` with a Cyrillic Т cites the H200's place."""
     if source is None or locator is None:
         return None
-    return source, " ".join(locator.split())
+    return source, " ".join(locator.translate(_TYPESET).translate(_LOOK_ALIKE).split())
 
 
 def _shown(amount: float, unit: str) -> str:
@@ -530,7 +617,8 @@ class _Place:
 
 
 def asked(facts: Mapping[str, Mapping[str, Fact]], registered: Iterable[str],
-          added: Iterable[tuple[str, str]], quoted: Callable[[str], set[float]]) -> dict[tuple[str, str], str]:
+          added: Iterable[tuple[str, str]], quoted: Callable[[str], set[float]],
+          carried: Callable[[str], Carried | None] | None = None) -> dict[tuple[str, str], str]:
     """What a reviewer must verify of each added fact, by ``(file, fact path)``: ``facts`` holds HEAD's facts of every
     file holding facts (file → fact path → fact), ``registered`` the source ids HEAD registers
     (``sources/ID.toml``), ``added`` the ``(file, fact path)`` pairs the change adds. An added fact is asked about
@@ -538,7 +626,9 @@ def asked(facts: Mapping[str, Mapping[str, Fact]], registered: Iterable[str],
     dimension and not its own (:func:`quotes_another`), or when a figure it records at a place differs
     (in base units, the same dimension) from one another fact records there (:class:`Stated`; two derived facts'
     own figures aside, and two figures the locator quotes both, ``quoted`` giving the figures a locator quotes:
-    ``114 SMs, 14,592 FP32 cores`` states both). Facts asked nothing are left out. Raises nothing."""
+    ``114 SMs, 14,592 FP32 cores`` states both), or, an estimate or assumption, when its basis names figures nothing
+    the registry recorded of its source before the change names (``carried``, :func:`uncarried`). Facts asked
+    nothing are left out. Raises nothing."""
     wanted = [(rel, path) for rel, path in added if path in facts.get(rel, {})]
     if not wanted:
         return {}
@@ -568,6 +658,9 @@ def asked(facts: Mapping[str, Mapping[str, Fact]], registered: Iterable[str],
         if other is not None:
             asks.append(other)
         asks += inputs_quote_another(fact, quoted)
+        basis = uncarried(fact, carried) if carried is not None else None
+        if basis is not None:
+            asks.append(basis)
         own = list(_stated(rel, path, fact))
         for place, mine in own:
             if place not in places:
@@ -737,3 +830,69 @@ def moved(added: Iterable[tuple[str, str, Fact]],
                                 f"{escaped(place[0])}: {escaped(place[1])} state {_shown(fact.amount, fact.unit)} of "
                                 f"what {escaped(rel)} describes?")
     return out
+
+
+#: A number and the word after it in a locator (``7 HBM3E``, ``16 GB``, ``2.0 GHz``, ``50,000 block-scale``): a
+#: figure a basis names, held by the word that says what it counts.
+_TERM = re.compile(r"(?<![\w.,])(\d[\d,]*(?:\.\d+)?) ?([A-Za-z][\w/-]*)")
+#: Words after a number that name the estimate's own arithmetic or a place in a document, not a figure a source
+#: states (``0.96 x the Mul share``, ``page 2``).
+_NOT_FIGURE = frozenset({"x", "times", "less", "more", "of", "the", "a", "an", "and", "or", "to", "per", "at", "in",
+                         "on", "from", "by", "for", "with", "is", "as"})
+_PLACE = frozenset({"page", "pages", "p", "pp", "table", "figure", "fig", "section", "row", "column", "slide",
+                    "chapter", "line", "lines", "step", "item", "note"})
+
+
+def basis_terms(text: str | None) -> dict[tuple[float, str], str]:
+    """The figures ``text`` names with the word after each (:data:`_TERM`, after :func:`_plain`), as ``(number, word
+    in lower case) → as written``: neither a number after a word naming a place (``page 2``, ``Table 3``) nor one
+    whose next word is the estimate's own arithmetic (``0.96 x``, :data:`_NOT_FIGURE`). Raises nothing."""
+    if not text:
+        return {}
+    plain = _plain(text)
+    out: dict[tuple[float, str], str] = {}
+    for found in _TERM.finditer(plain):
+        before = plain[:found.start()].split()[-1:]
+        if before and before[0].lower().strip(".:#([,") in _PLACE:
+            continue
+        word = found.group(2).lower().rstrip("-/")
+        if word in _NOT_FIGURE:
+            continue
+        try:
+            number = float(found.group(1).replace(",", ""))
+        except ValueError:
+            continue
+        out.setdefault((number, word), found.group(0))
+    return out
+
+
+@attrs.frozen
+class Carried:
+    """What the registry recorded of one source before a change: ``terms`` the figures its record, the registry
+    document it names and the facts citing it named (:func:`basis_terms` of each), ``what`` those in words (``its
+    record, the document facts/cards/ws1_hypothetical.toml and 14 facts citing it``)."""
+
+    terms: frozenset[tuple[float, str]]
+    what: str
+
+
+def uncarried(fact: Fact, carried: Callable[[str], Carried | None]) -> str | None:
+    """What an added estimated or assumed fact (no derivation) asks when its locator names figures (:func:`basis_terms`)
+    that nothing the registry recorded of its source before the change carries (``carried``: ``None`` for a source
+    the change registers, which the review lists under *Sources* to verify as a whole). A card copied from WS1 with
+    ``memory.capacity`` 112 GB under ``(7 HBM3E stacks x 16 GB)``, citing the design that says 6 stacks, was added
+    with nothing to verify (slip round 36): its basis agrees with itself (:func:`from_basis`), and passprice reads no
+    source, but the registry's own record of the source (the design document, the facts citing it) names no 7 HBM3E
+    stacks. ``None`` otherwise. Raises nothing."""
+    if (fact.provenance in (Provenance.PUBLISHED, Provenance.MEASURED) or fact.derivation is not None
+            or fact.source is None or not fact.locator):
+        return None
+    known = carried(fact.source)
+    if known is None:
+        return None
+    missing = [shown for key, shown in basis_terms(fact.locator).items() if key not in known.terms]
+    if not missing:
+        return None
+    return (f"its basis names {', '.join(escaped(m) for m in missing[:3])}, which nothing the registry recorded of "
+            f"{escaped(fact.source)} before this change names ({escaped(known.what)}): does {escaped(fact.source)}: "
+            f"{escaped(fact.locator)} give {_shown(fact.amount, fact.unit)}, {fact.provenance.value}?")

@@ -147,7 +147,9 @@ def entry_document(header: GGUFHeader, name: str, source_note: str) -> dict[str,
     metadata: dict[str, Any] = {}
     for key, value in header.metadata.items():
         kind = header.value_types[key]
-        if isinstance(value, LongArray | LongString):  # a long array or string: its type and length only
+        if isinstance(value, LongArray) and value.sha256 is not None:  # its type, length and elements' digest
+            metadata[key] = {"type": kind, "length": value.length, "sha256": value.sha256}
+        elif isinstance(value, LongArray | LongString):  # a long array or string: its type and length only
             metadata[key] = {"type": kind, "length": value.length}
         else:
             metadata[key] = {"type": kind, "value": _kept(value)}
@@ -440,7 +442,7 @@ def header_from_entry(document: Mapping[str, Any], source: str) -> GGUFHeader:
             elif inner is None:
                 raise InputError(f"{where}: a length needs an array or string type, not {descriptor!r}")
             else:
-                metadata[key] = LongArray(inner, int(item["length"]))
+                metadata[key] = LongArray(inner, int(item["length"]), item.get("sha256"))
         else:
             leaves = _leaves(item["value"])
             if leaves > KEEP_ARRAY_LIMIT:

@@ -29,7 +29,7 @@ import attrs
 from passprice import cache, gitread, schema
 from passprice.cachefolder import make_folders
 from passprice.cards import card_from_document, document_and_facts
-from passprice.derivations import Finding, recheck_all
+from passprice.derivations import Derivation, Finding, recheck_all
 from passprice.drafts import method_from_document
 from passprice.errors import InputError, escaped, problem_lines, spelled
 from passprice.facts import Fact, Provenance, dimension
@@ -2091,6 +2091,24 @@ class Diff:
     #: How many runs of each measurement file the change edits are to verify in their source, by path
     #: (:func:`runs_to_verify`; each described in :attr:`added_records`). Shown, never failed.
     recited: Mapping[str, int] = attrs.field(factory=dict)
+    #: Each routing record or drafting method whose ``checkpoints`` scope the change widens, by path: what to verify
+    #: (:func:`scopes_widened`; shown with the file, as :attr:`added_records` describes it). Shown, never failed.
+    widened: Mapping[str, str] = attrs.field(factory=dict)
+
+    @property
+    def entries_edited(self) -> tuple[str, ...]:
+        """The checkpoint entries whose content (what the pricer reads) changed while the header ``sha256`` they
+        record did not, by path: an entry is imported from one file's header, so the same digest over another
+        content is an entry edited by hand (slip round 36: one tensor of an entry no serving names turned Q8_0 →
+        Q4_0 read "1 checkpoint entry changed", nothing to verify, exit 0). Shown, never failed."""
+        out = []
+        for f in self.files:
+            old, new = f.claims
+            if (f.kind == "checkpoint" and f.status == "changed" and old is not None and new is not None
+                    and f.content[0] != f.content[1] and None not in f.content
+                    and old.get("header.sha256") == new.get("header.sha256")):
+                out.append(f.path)
+        return tuple(out)
 
     @property
     def runs_recited(self) -> int:
@@ -2367,6 +2385,12 @@ class Diff:
             parts.append(f"{_n(len(self.sources), 'source')} whose document changed, to verify{rest}")
         if self.runs_recited:
             parts.append(f"{_n(self.runs_recited, 'measured run')} to verify in its source")
+        if self.entries_edited:
+            n = len(self.entries_edited)
+            parts.append(f"{n:,} checkpoint {'entry' if n == 1 else 'entries'} edited under the same header sha256, "
+                         "to verify")
+        if self.widened:
+            parts.append(f"{_n(len(self.widened), 'record')} applied to more checkpoints, to verify")
         if self.runs_outside:  # walkthrough 21: a re-fit on a run far from the others read ✅ and nothing else
             parts.append(f"{_n(len(self.runs_outside), 'stack fit')} on a run outside its span, to verify")
         locks = f"{_n(len(self.locks), 'lock')} affected" if self.locks else "no lock affected"
@@ -2480,6 +2504,8 @@ class Diff:
             "added_records": dict(self.added_records),
             "stack_spans": dict(self.spans),
             "runs_to_verify": dict(self.recited),
+            "scopes_widened": dict(self.widened),
+            "entries_edited": list(self.entries_edited),
             "pricing_model": {
                 "base": self.base_code.model if self.base_code else None,
                 "head": self.head_code.model if self.head_code else None,
@@ -2541,7 +2567,7 @@ def _compare(base: Side, head: Side) -> Diff:
     paths = sorted(p for p in {*base.files, *head.files} if base.files.get(p) != head.files.get(p))
     renames = card_renames(base, head, paths)
     into = {old: new for new, old in renames.items()}
-    files = _ask_added(head, tuple(compare_file(base, head, p, renames.get(p), into.get(p)) for p in paths))
+    files = _ask_added(base, head, tuple(compare_file(base, head, p, renames.get(p), into.get(p)) for p in paths))
     from passprice.check import review_files
 
     review = review_files(head.root, head.document)
@@ -2570,6 +2596,7 @@ def _compare(base: Side, head: Side) -> Diff:
     recited = {f.path: asks for f in files if f.status in ("changed", "added") and f.kind == "other"
                and _is_measurement(f.path) and (asks := runs_to_verify(base, head, f.path, read_runs))}
 
+    widened = scopes_widened(base, head, files)
     return Diff(base.info, head.info, files, reviews, base.code, head.code,
                 _unrooted(head, problems), _unrooted(head, review.unreadable), sources, moves, left_out,
                 code_changes(base.code, head.code), _duplicates(head, paths),
@@ -2578,14 +2605,53 @@ def _compare(base: Side, head: Side) -> Diff:
                 tuple(p for p in dict.fromkeys([*INSTALL_FILES, *sorted({*base.installs, *head.installs})])
                       if base.installs.get(p) != head.installs.get(p)),
                 added_records(head, files, recited), stack_spans(base, head, files),
-                {p: len(asks) for p, asks in recited.items()})
+                {p: len(asks) for p, asks in recited.items()}, widened)
 
 
-def _ask_added(head: Side, files: tuple[FileChange, ...]) -> tuple[FileChange, ...]:
+#: What a checkpoint entry edited under the same header sha256 asks (:attr:`Diff.entries_edited`).
+EDITED_ENTRY = ("its content changed but the header sha256 it records did not: one file's header has one content; "
+                "re-import the entry from its file (`passprice import`), or say which file holds this content")
+
+
+def scopes_widened(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, str]:
+    """Each routing record or drafting method ``files`` change on both sides whose ``checkpoints`` list (its scope,
+    :mod:`passprice.scopes`) HEAD widens, by path: what the reviewer must verify, naming the checkpoints added (or
+    that the list was removed: any checkpoint) and the facts whose figures now apply to them. Slip round 36: the
+    Qwen3-30B-A3B routing record's scope widened to ``deepseek-v3-q4_k_m`` (its 58 of 128 experts measured on
+    Qwen3) read "no fact changed; no lock affected", nothing to verify, exit 0. A file that does not read on a side
+    is left to the review's errors."""
+    out: dict[str, str] = {}
+    for f in files:
+        if f.kind not in ("routing", "draft") or f.status != "changed" or "checkpoints" not in f.meta:
+            continue
+        table = "routing" if f.kind == "routing" else "method"
+        try:
+            before = tomllib.loads(base.files[f.path].decode("utf-8")).get(table, {}).get("checkpoints") or []
+            after = tomllib.loads(head.files[f.path].decode("utf-8")).get(table, {}).get("checkpoints") or []
+        except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
+            continue
+        if not before:
+            continue  # it applied to any checkpoint already
+        new = [str(c) for c in after if c not in before]
+        if after and not new:
+            continue
+        got = _read(head, f.path, f.kind, f.name)
+        facts = got.facts or {}
+        cited = sorted({fact.source for fact in facts.values() if fact.source is not None})
+        what = (f"its checkpoints list is gone: it now applies to any checkpoint (was {', '.join(map(str, before))})"
+                if not after else
+                f"its checkpoints gain {', '.join(new)} (was {', '.join(map(str, before))})")
+        out[f.path] = (f"{escaped(what)}: were {', '.join(escaped(p) for p in facts) or 'its figures'} established "
+                       f"for {'every model' if not after else 'that model' if len(new) == 1 else 'those models'}? "
+                       f"does {', '.join(escaped(c) for c in cited) or 'its source'} state them of it?")
+    return out
+
+
+def _ask_added(base: Side, head: Side, files: tuple[FileChange, ...]) -> tuple[FileChange, ...]:
     """``files`` with each added fact's :attr:`FactChange.asked` set (:func:`passprice.addedfacts.asked`, and
     :func:`passprice.addedfacts.moved` for one citing the place of a fact the change removes), from every
-    file of ``head`` that holds facts and reads, and the source records ``head`` holds. Only read when the change
-    adds a fact."""
+    file of ``head`` that holds facts and reads, and the source records ``head`` holds; what ``base`` recorded of
+    each source an added estimate cites (:func:`_carried`). Only read when the change adds a fact."""
     added = [(f.path, c.path) for f in files for c in f.facts if c.old is None and c.new is not None]
     if not added:
         return files
@@ -2599,7 +2665,7 @@ def _ask_added(head: Side, files: tuple[FileChange, ...]) -> tuple[FileChange, .
             if read.facts is not None and not read.errors:
                 held[rel] = read.facts
     registered = [file_kind(rel)[1] for rel in head.files if file_kind(rel)[0] == "source"]
-    found = asked(held, registered, added, _quoted_figures)
+    found = asked(held, registered, added, _quoted_figures, _carried(base, head))
     from passprice.addedfacts import moved
 
     removed = [(f.path, c.path, c.old) for f in files for c in f.facts if c.old is not None and c.new is None]
@@ -2610,6 +2676,92 @@ def _ask_added(head: Side, files: tuple[FileChange, ...]) -> tuple[FileChange, .
         return files
     return tuple(attrs.evolve(f, facts=tuple(attrs.evolve(c, asked=found.get((f.path, c.path))) for c in f.facts))
                  for f in files)
+
+
+def _carried(base: Side, head: Side | None = None) -> Callable[[str], Any]:
+    """For a source id, what ``base`` recorded of it (:class:`passprice.addedfacts.Carried`): the figures named by
+    its record file, by the registry document it names (``source.path``, when ``base`` holds its bytes or it lies in
+    ``base``'s folder, at most :data:`BASIS_DOCUMENT_BYTES`) and by the locator and note of each fact of ``base``
+    citing it (as its source, or a derivation figure's); ``None`` for an id ``base`` does not register, but for a
+    registry source ``head`` adds whose document is a file ``head`` adds too (slip round 36: a WS1 copy citing a new
+    ``ws2-design`` record whose document is the copy itself read "1 source added", nothing to verify): nothing, so
+    each figure its basis names is asked. Each source and ``base``'s facts are read once, when first asked for."""
+    from passprice.addedfacts import Carried, basis_terms
+
+    facts: list[Fact] = []
+    read = False
+    done: dict[str, Any] = {}
+
+    def texts_citing(source_id: str) -> list[str]:
+        nonlocal read
+        if not read:
+            read = True
+            for rel in sorted(base.files):
+                kind, name = file_kind(rel)
+                if kind in ("card", "draft", "routing", "stack"):
+                    got = _read(base, rel, kind, name)
+                    if got.facts is not None:
+                        facts.extend(got.facts.values())
+        out = []
+        for fact in facts:
+            if fact.source == source_id:
+                out += [fact.locator or "", fact.note or ""]
+            if isinstance(fact.derivation, Derivation):
+                out += [i.locator or "" for i in fact.derivation.inputs
+                        if i.kind == "figure" and (i.source or fact.source) == source_id]
+        return out
+
+    def carried(source_id: str) -> Any:
+        if source_id in done:
+            return done[source_id]
+        record = base.files.get(f"sources/{source_id}.toml")
+        if record is None:
+            done[source_id] = None
+            if head is not None and f"sources/{source_id}.toml" in head.files:
+                from passprice.sources import load_source as load_head
+
+                try:
+                    document = load_head(head.root, source_id).path
+                except InputError:
+                    document = None
+                if document is not None and document in head.files and document not in base.files:
+                    done[source_id] = Carried(frozenset(), f"a record this change adds, naming {document}, which "
+                                                          "this change adds too")
+            return done[source_id]
+        texts = [record[:BASIS_DOCUMENT_BYTES].decode("utf-8", "replace")]
+        what = ["its record"]
+        from passprice.sources import load_source
+
+        try:
+            path = load_source(base.root, source_id).path
+        except InputError:
+            path = None
+        if path is not None:
+            data = base.files.get(path)
+            if data is None and base.info.revision is None:
+                from passprice.registry import document_problem
+
+                if document_problem(base.root, path) is None:
+                    try:
+                        with open(base.root.path / path, "rb") as handle:
+                            data = handle.read(BASIS_DOCUMENT_BYTES)
+                    except OSError:
+                        data = None
+            if data is not None:
+                texts.append(data[:BASIS_DOCUMENT_BYTES].decode("utf-8", "replace"))
+                what.append(f"the document {path}")
+        citing = texts_citing(source_id)
+        texts += citing
+        what.append(f"{len(citing) // 2} fact{'s' if len(citing) // 2 != 1 else ''} citing it")
+        terms = frozenset(key for text in texts for key in basis_terms(text))
+        done[source_id] = Carried(terms, ", ".join(what[:-1]) + " and " + what[-1])
+        return done[source_id]
+
+    return carried
+
+
+#: The bytes of a source's record or registry document :func:`_carried` reads at most.
+BASIS_DOCUMENT_BYTES = 1 << 20
 
 
 def stack_spans(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, str]:
@@ -3526,8 +3678,12 @@ def diff_text(d: Diff) -> str:
             lines.append(f"  {d.spans[f.path]}")
         if f.kind == "routing" and f.path in d.added_records:
             lines.append(f"  {d.added_records[f.path]}")
+        if f.path in d.widened:
+            lines.append(f"  to verify: {d.widened[f.path]}")
         if f.kind == "checkpoint" and f.compared:
             lines.append(f"  content   {_content(f)}")
+            if f.path in d.entries_edited:
+                lines.append(f"  to verify: {EDITED_ENTRY}")
             if f.path in d.added_records:
                 lines.append(f"  what      {d.added_records[f.path]}")
         if f.serving:
@@ -3883,7 +4039,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     unaffected and the files that do not read."""
     mark = "❌" if d.exit_status else (
         "⚠️" if d.weakened or d.loosened or d.removed or d.to_verify or d.drifting or d.sources or d.duplicates
-        or d.head_warnings or d.install_files or d.runs_outside or d.runs_recited else "✅"
+        or d.head_warnings or d.install_files or d.runs_outside or d.runs_recited or d.widened or d.entries_edited
+        else "✅"
     )
     out = [f"{mark} **passprice diff** {markdown_code(d.base.label)} → {markdown_code(d.head.label)}: {d.summary()}"]
     added_shown = _added_markdown(d)
@@ -3938,6 +4095,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             said = (markdown_cut(claims_changed(f), min(room, MAX_ADDED_DETAIL))
                     or "claims changed: the text review (`passprice diff`) shows them") if f.kind == "checkpoint" \
                 else f"`[{_table(f.kind)}]` {', '.join(markdown_code(k) for k in f.meta)}"
+            if f.path in d.widened:
+                said += " — ⚠️ **to verify**: " + (markdown_cut(d.widened[f.path], min(room, MAX_ADDED_DETAIL))
+                                                  or "the text review (`passprice diff`) says what")
             room = max(room - len(said), 0)
             out.append(f"- {markdown_code(f.path)}: {said}")
         if len(tables) > MAX_OTHER_FILES:

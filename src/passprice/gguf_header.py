@@ -147,6 +147,11 @@ class LongArray:
 
     element_type: str
     length: int
+    #: The sha256 (hex) of the array's element bytes as the file holds them (a vocabulary's token strings), when the
+    #: reader hashed them or an entry records it; ``None`` otherwise. Not part of equality, and not of a lock's
+    #: checkpoint content (:func:`passprice.pins.checkpoint_content`): a scope compares it
+    #: (:func:`passprice.scopes.model_content`), so a copy with another tokenizer of the same size is another model.
+    sha256: str | None = attrs.field(default=None, eq=False)
 
 
 @attrs.frozen
@@ -494,6 +499,22 @@ class _Reader:
             else:
                 self.buf, self.pos, need = chunk, need, 0
 
+    def begin_digest(self) -> Any:
+        """Start hashing what is consumed from here on apart (the elements of a long array): the bytes consumed so
+        far are hashed first, so the new hasher sees only what follows. Its hasher, for :meth:`end_digest`."""
+        import hashlib
+
+        self._consume()
+        hasher = hashlib.sha256()
+        self.hashers.append(hasher)
+        return hasher
+
+    def end_digest(self, hasher: Any) -> str:
+        """The hex sha256 of what was consumed since :meth:`begin_digest` gave ``hasher``."""
+        self._consume()
+        self.hashers.remove(hasher)
+        return str(hasher.hexdigest())
+
     def read_u32(self, what: str) -> int:
         if len(self.buf) - self.pos < 4:
             self.more(4, what)
@@ -755,8 +776,9 @@ def _read_array(r: _Reader, key: str, keep: bool, depth: int) -> _Value:
     if etype == _STRING:
         if not keep:
             r.walk(length, length_at, f"{what}: array of {length} {ename}")
+            hasher = r.begin_digest()
             r.skip_strings(length, f"{what} array")
-            return _Value(LongArray(ename, length), descriptor, 0)
+            return _Value(LongArray(ename, length, r.end_digest(hasher)), descriptor, 0)
         items: list[str] = []
         for i in range(length):
             item = r.read_text(f"{what} array string {i}")
@@ -768,8 +790,9 @@ def _read_array(r: _Reader, key: str, keep: bool, depth: int) -> _Value:
         return _Value(tuple(items), descriptor, length)
     size = _SIZE[etype]
     if not keep:
+        hasher = r.begin_digest()
         r.skip(length * size, f"{what} array of {length} {ename}")
-        return _Value(LongArray(ename, length), descriptor, 0)
+        return _Value(LongArray(ename, length, r.end_digest(hasher)), descriptor, 0)
     raw = r.take(length * size, f"{what} array of {length} {ename}")
     values: tuple[MetaValue, ...] = struct.unpack(f"{r.order}{length}{_FORMAT[etype]}", raw)
     return _Value(values, descriptor, length)
@@ -1184,8 +1207,9 @@ def clear_cache() -> None:
     _CACHE.clear()
 
 
-#: The kind of a header's entry in passprice's cache folder (:func:`passprice.cache.keep_object`).
-_KEPT_KIND = "gguf-header"
+#: The kind of a header's entry in passprice's cache folder (:func:`passprice.cache.keep_object`); ``-2`` since a
+#: :class:`LongArray` carries its elements' sha256 (slip round 36): an entry kept before holds none.
+_KEPT_KIND = "gguf-header-2"
 
 
 def _kept_data(real: str, cap: int) -> bytes:

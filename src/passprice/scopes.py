@@ -80,10 +80,15 @@ def model_content(header: GGUFHeader) -> dict[str, Any]:
     kept = _MODELS.get(id(header))
     if kept is not None and kept[0] is header:
         return kept[1]
+    from passprice.gguf_header import LongArray
     from passprice.pins import checkpoint_content
 
     content = checkpoint_content(header)
     content["metadata"] = {k: v for k, v in content["metadata"].items() if not NAMING.fullmatch(k)}
+    # Each long array's element digest where the header knows it (a vocabulary's token strings): slip round 36, a copy
+    # re-tokenized with a vocabulary of the same size matched as the same model (its tokens only counted).
+    content["digests"] = {k: v.sha256 for k, v in header.metadata.items()
+                          if isinstance(v, LongArray) and v.sha256 is not None and not NAMING.fullmatch(k)}
     if len(_MODELS) >= 64:
         _MODELS.clear()
     _MODELS[id(header)] = (header, content)
@@ -119,9 +124,23 @@ def in_scope(root: Root, declared: Sequence[str], checkpoint: str, header: GGUFH
         if listed.sha256 == header.sha256:
             return True
         content = model_content(header) if content is None else content
-        if model_content(listed) == content:
+        if same_model(model_content(listed), content):
             return True
     return False
+
+
+def same_model(theirs: dict[str, Any], ours: dict[str, Any]) -> bool:
+    """Whether two :func:`model_content` are one model: the same metadata and tensor table, and the same elements of
+    each long array both know the digest of (an entry imported before digests were recorded knows none: it is held
+    to the rest, as before)."""
+    return (theirs["metadata"] == ours["metadata"] and theirs["tensors"] == ours["tensors"]
+            and not _digests_differ(theirs, ours))
+
+
+def _digests_differ(theirs: dict[str, Any], ours: dict[str, Any]) -> list[str]:
+    """The long arrays whose element digests both contents know and differ, by key, sorted."""
+    a, b = theirs.get("digests", {}), ours.get("digests", {})
+    return sorted(k for k in a.keys() & b.keys() if a[k] != b[k])
 
 
 def differences(root: Root, declared: Sequence[str], header: GGUFHeader) -> str:
@@ -135,12 +154,14 @@ def differences(root: Root, declared: Sequence[str], header: GGUFHeader) -> str:
         theirs, ours = model_content(listed), model_content(header)
         keys = sorted(k for k in {*theirs["metadata"], *ours["metadata"]}
                       if theirs["metadata"].get(k) != ours["metadata"].get(k))
+        keys += [k for k in _digests_differ(theirs, ours) if k not in keys]
         tensors = [b[0] for a, b in zip(theirs["tensors"], ours["tensors"], strict=False) if a != b]
         counts = len(theirs["tensors"]), len(ours["tensors"])
         said = []
         if keys:
+            elements = " (its elements)" if keys[0] in _digests_differ(theirs, ours) else ""
             said.append(f"{len(keys)} metadata key{'s' if len(keys) != 1 else ''} differ{'' if len(keys) != 1 else 's'}"
-                        f", first {keys[0]}")
+                        f", first {keys[0]}{elements}")
         if tensors:
             said.append(f"{len(tensors)} tensor{'s' if len(tensors) != 1 else ''} by name, type or dims, first "
                         f"{tensors[0]}")
