@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 from cli_helpers import REPO, copy_root, invoke
+from passprice.registry import embedded_root
 
 GEMMA_HEADER = REPO / "tests" / "data" / "gemma3-270m-q4_k_m.header.gguf.xz"
 
@@ -112,7 +113,9 @@ def test_a_lock_reproduced_where_its_checkpoint_is_missing_says_where_passprice_
     shutil.copy(REPO / "locks" / "r1-qwen7b-h200.lock.toml", handed)
     result = invoke("reproduce", str(handed), root=root)
     assert result.exit_code == 1
-    entry = REPO / "registry" / "checkpoints" / "deepseek-r1-distill-qwen-7b-q4_k_m.toml"
+    # Where passprice's own registry lives: the checkout under ``pip install -e .``, the package's ``_data`` under
+    # ``pip install .`` (as CI installs it).
+    entry = embedded_root().path / "registry" / "checkpoints" / "deepseek-r1-distill-qwen-7b-q4_k_m.toml"
     target = root / "registry" / "checkpoints" / entry.name
     assert result.stderr == (
         "passprice: refused: lock r1-qwen7b-h200 does not reproduce its recorded price\n"
