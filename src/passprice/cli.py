@@ -2724,7 +2724,9 @@ def sweep_command(
             from passprice.sweepcap import capped_chunks
 
             judged()
-            made: Iterator[Any] = capped_chunks(keep(sweeper.segments(grid, progress=progress)), fmt, best.max_tpot)
+            made: Iterator[Any] = capped_chunks(
+                keep(sweeper.segments(grid, progress=progress)), fmt, best.max_tpot, binary=True
+            )
         elif jobs > 1 and output is not None:
             # The processes write their blocks straight into the output's temporary file, each at its turn.
             from passprice.files import Placed, target
@@ -2737,7 +2739,7 @@ def sweep_command(
             made = shared_chunks(sweeper, grid, fmt, jobs, progress, None, False, ready=judged)
         else:
             judged()
-            made = text_chunks(keep(sweeper.segments(grid, progress=progress)), fmt)
+            made = text_chunks(keep(sweeper.segments(grid, progress=progress)), fmt, binary=True)
         chunks = exits.enter_context(contextlib.closing(drawn(made)))  # closed (workers reaped) on any way out
         if output is None:
             for chunk in chunks:

@@ -232,3 +232,45 @@ def int_texts(values: Any) -> list[str]:
     if len(values) < FEW or not fast():
         return list(map(str, values.tolist()))
     return str(_orjson.dumps(values, option=_orjson.OPT_SERIALIZE_NUMPY), "ascii")[1:-1].split(",")
+
+
+def _inner_bytes(text: bytes | np.ndarray, brackets: int) -> bytes:
+    """The ASCII ``text`` (:func:`_json`'s) without its first and last ``brackets`` bytes, as bytes, in one copy
+    (nothing decoded: a sweep's JSON is written as bytes, :func:`float_cells_bytes`)."""
+    view = memoryview(text) if isinstance(text, bytes) else text.data
+    return bytes(view[brackets:-brackets])
+
+
+def float_reprs_bytes(values: Any) -> list[bytes]:
+    """:func:`float_reprs` as ASCII bytes: exactly ``[repr(v).encode() for v in values.tolist()]``, each text cut
+    from orjson's bytes without a ``str`` made (a sweep's JSON rows are made as bytes: no text decoded, then
+    encoded again to be written). Raises ``ValueError`` for an array that is not 1-D."""
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    if values.ndim != 1:
+        raise ValueError(f"float_reprs_bytes: a 1-D array, not shape {values.shape}")
+    if len(values) < FEW or not fast():
+        return [repr(v).encode("ascii") for v in values.tolist()]
+    return _inner_bytes(_json(values), 1).split(b",")
+
+
+def float_cells_bytes(values: Any) -> list[bytes]:
+    """:func:`float_cells` as ASCII bytes: exactly ``[repr(v).encode() for v in values.ravel().tolist()]`` (``values``
+    2-D, ``(n, k)``, every element finite), the ``n × k`` texts from one orjson call. Raises ``ValueError`` for an
+    array that is not 2-D."""
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    if values.ndim != 2:
+        raise ValueError(f"float_cells_bytes: a 2-D array, not shape {values.shape}")
+    if values.size < FEW or not fast():
+        return [repr(v).encode("ascii") for v in values.ravel().tolist()]
+    return _inner_bytes(_json(values.ravel()), 1).split(b",")
+
+
+def int_texts_bytes(values: Any) -> list[bytes]:
+    """:func:`int_texts` as ASCII bytes: exactly ``[str(v).encode() for v in values.tolist()]`` (``values`` 1-D
+    integers, ``(n,)``). Raises ``ValueError`` for an array that is not 1-D."""
+    values = np.ascontiguousarray(values, dtype=np.int64)
+    if values.ndim != 1:
+        raise ValueError(f"int_texts_bytes: a 1-D array, not shape {values.shape}")
+    if len(values) < FEW or not fast():
+        return [str(v).encode("ascii") for v in values.tolist()]
+    return _orjson.dumps(values, option=_orjson.OPT_SERIALIZE_NUMPY)[1:-1].split(b",")  # type: ignore[no-any-return]

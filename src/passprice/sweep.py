@@ -33,7 +33,15 @@ from passprice.cost import Pricing, pass_seconds, pass_terms
 from passprice.drafts import DraftMethod, load_draft_method
 from passprice.errors import InputError, NotFound
 from passprice.facts import weakest
-from passprice.floattext import fast, float_cells, float_reprs, float_rows, int_texts
+from passprice.floattext import (
+    fast,
+    float_cells_bytes,
+    float_reprs,
+    float_reprs_bytes,
+    float_rows,
+    int_texts,
+    int_texts_bytes,
+)
 from passprice.registry import Root
 from passprice.routing import Routing, load_routing
 from passprice.serving import (
@@ -1485,8 +1493,8 @@ def require_suffix(output: Path | None) -> None:
 
 
 def text_chunks(
-    segments: Iterable[Segment], fmt: str, opens: bool = True, closes: bool = True
-) -> Iterator[str]:
+    segments: Iterable[Segment], fmt: str, opens: bool = True, closes: bool = True, binary: bool = False
+) -> Iterator[str | bytes]:
     """The text of a sweep, a group of segments at a time, exactly as :func:`write_rows` writes its rows (``fmt``:
     ``csv`` or ``json``): consecutive segments are gathered until they hold :data:`GROUP_ROWS` rows, each column of
     the group's priced rows is formatted in one call (orjson's texts of ``repr``, :mod:`passprice.floattext`) and
@@ -1497,7 +1505,12 @@ def text_chunks(
 
     ``opens=False``: the segments' text continues one written before it (a later part of the grid): no CSV header,
     no ``[``, the first JSON object after ``,``; ``closes=False``: a later part follows (no closing ``]``). The parts'
-    texts joined are the whole grid's."""
+    texts joined are the whole grid's.
+
+    Every chunk is a ``str``, except with ``binary`` for JSON: then every chunk is ``bytes``, its ASCII text, made
+    as bytes (:func:`_group_text`; what ``passprice sweep`` writes: no 483 MB of text decoded from orjson's bytes
+    and encoded again for the bench grid). CSV is always ``str`` (a name may hold any character: its encoding, and
+    its error, are the writer's)."""
     # The header goes out with the first chunk, so a sweep refused at its first row writes nothing.
     head = (None if fmt == "csv" else "[") if opens else ""
     first = opens
@@ -1505,7 +1518,7 @@ def text_chunks(
     group: list[Segment] = []
     rows = 0
 
-    def texts(segments: list[Segment]) -> Iterator[str]:
+    def texts(segments: list[Segment]) -> Iterator[str | bytes]:
         if all(s.expected is None for s in segments):
             text = _group_text(segments, fmt, kept)
             if text is not None:
@@ -1520,7 +1533,7 @@ def text_chunks(
                 lines = _row_lines(segment, fmt, COLUMNS + STACK_COLUMNS)
                 yield "".join(line + "\n" for line in lines) if fmt == "csv" else "".join(",\n" + s for s in lines)
 
-    def chunks(segments: list[Segment]) -> Iterator[str]:
+    def chunks(segments: list[Segment]) -> Iterator[str | bytes]:
         nonlocal head, first
         for text in texts(segments):
             if head is None:
@@ -1528,7 +1541,7 @@ def text_chunks(
                 head = ",".join(columns) + "\n"
             if fmt == "json" and first:
                 text = text[1:]  # the first object follows "[" on a line of its own: "\n", not ",\n"
-            yield head + text if head else text
+            yield _joined(head, text, fmt == "json" and binary)
             head, first = "", False
 
     for segment in segments:
@@ -1548,7 +1561,17 @@ def text_chunks(
     if head is None:
         head = ",".join(COLUMNS) + "\n"
     if head or fmt != "csv":
-        yield head + ("" if fmt == "csv" else "\n]\n")
+        yield _joined(head, "" if fmt == "csv" else "\n]\n", fmt == "json" and binary)
+
+
+def _joined(head: str, text: str | bytes, binary: bool) -> str | bytes:
+    """``head`` (a ``str``: the CSV header or JSON's ``[``, or nothing) and ``text`` as one chunk: ``bytes`` when
+    ``binary`` (JSON's ASCII: a ``str`` encoded), else ``str`` (bytes, JSON's, decoded)."""
+    if binary:
+        made = text.encode("ascii") if isinstance(text, str) else text
+        return head.encode("ascii") + made if head else made
+    made_text = text.decode("ascii") if isinstance(text, bytes) else text
+    return head + made_text if head else made_text
 
 
 #: Rows :func:`text_chunks` formats together: consecutive segments are gathered until they hold this many (one
@@ -1598,6 +1621,13 @@ class _Texts:
         self.refusals: dict[tuple[bool, str], str] = {}
         self.shown: dict[tuple[bool, tuple[str, str], tuple[str, str]], list[str]] = {}
         self.columns: OrderedDict[bytes, tuple[str | list[str], str]] = OrderedDict()
+        # The same for JSON rows, as ASCII bytes (:func:`_group_text`): the batches' texts, each key and value's
+        # text (a row's opening is made of them), the provenances' and the refused rows' ends.
+        self.batch_array: np.ndarray | None = None
+        self.batch_bytes_made: list[bytes] = []
+        self.pairs: dict[tuple[str, type, Any], bytes] = {}
+        self.shown_bytes: dict[tuple[tuple[str, str], tuple[str, str]], list[bytes]] = {}
+        self.refused_bytes: dict[str, bytes] = {}
 
     def of_batches(self, batches: np.ndarray) -> list[str]:
         """``str`` of each of ``batches`` (``(B,)`` integers)."""
@@ -1630,6 +1660,41 @@ class _Texts:
                 shown = [_csv_line([v]) for v in values] if csv_format else [json.dumps(v) for v in values]
                 self.shown[rests] = shown
             made = self.openings[key] = (start, shown)
+        return made
+
+    def batch_bytes(self, batches: np.ndarray) -> list[bytes]:
+        """:meth:`of_batches` as ASCII bytes."""
+        if self.batch_array is None or not np.array_equal(self.batch_array, batches):
+            self.batch_array, self.batch_bytes_made = batches, int_texts_bytes(batches)
+        return self.batch_bytes_made
+
+    def json_opening(self, segment: Segment) -> tuple[bytes, list[bytes]]:
+        """:meth:`opening` of a JSON row, as ASCII bytes: ``,``, a new line and the object's keys and values up to
+        the batch's key, and the texts of its weakest provenance and of the facts carrying it, without and with host
+        memory. Each key and value's text is made once a sweep (a segment's opening is new to the sweep: its card,
+        serving and position are another's; its texts are not)."""
+        parts = []
+        for k in COLUMNS[: COLUMNS.index("batch")]:
+            v = segment.common[k]
+            pair = self.pairs.get((k, type(v), v))
+            if pair is None:
+                if len(self.pairs) >= 4096:
+                    self.pairs.clear()
+                pair = self.pairs[(k, type(v), v)] = f"{json.dumps(k)}: {json.dumps(v)}".encode("ascii")
+            parts.append(pair)
+        rests = (segment.provenance, segment.weakest)
+        shown = self.shown_bytes.get(rests)
+        if shown is None:
+            shown = self.shown_bytes[rests] = [
+                json.dumps(v).encode("ascii") for v in (*segment.provenance, *segment.weakest)
+            ]
+        return b",\n{" + b", ".join(parts) + b', "batch": ', shown
+
+    def json_refused(self, name: str) -> bytes:
+        """:meth:`refused` of a JSON row, as ASCII bytes."""
+        made = self.refused_bytes.get(name)
+        if made is None:
+            made = self.refused_bytes[name] = f'{_JSON_NULLS}, "refusal": {json.dumps(name)}}}'.encode("ascii")
         return made
 
     def refused(self, name: str, csv_format: bool) -> str:
@@ -1750,13 +1815,17 @@ def _block(pieces: _Pieces, start: int, stop: int, rows: int) -> str:
     return "".join(flat)
 
 
-def _group_text(segments: Sequence[Segment], fmt: str, kept: _Texts, cap: float | None = None) -> str | None:
+def _group_text(
+    segments: Sequence[Segment], fmt: str, kept: _Texts, cap: float | None = None
+) -> str | bytes | None:
     """The text of ``segments`` (none under a stack) as :func:`_segment_text` writes each in turn, made for all of
     them at once: their priced rows' floats gathered into one array a run of cells and formatted in one call
-    (:func:`~passprice.floattext.float_rows`, :func:`~passprice.floattext.float_cells`), then every run of rows of
-    one status, bind and host use (within which every text but the batch's, the host sequences' and the floats' is
-    the same) laid out in one list of pieces, joined once. ``None`` when a float is not finite (the caller then
-    writes a segment at a time, up to the row that stops the text) or orjson is not there.
+    (:func:`~passprice.floattext.float_rows`, :func:`~passprice.floattext.float_cells_bytes`), then every run of
+    rows of one status, bind and host use (within which every text but the batch's, the host sequences' and the
+    floats' is the same) laid out in one list of pieces, joined once. CSV is a ``str`` (:func:`_csv_group_text`);
+    JSON, always ASCII, is made as ``bytes`` from orjson's bytes, never decoded nor encoded again (issue 16: the
+    bench grid's 483 MB of JSON were made as text, then encoded to be written). ``None`` when a float is not
+    finite (the caller then writes a segment at a time, up to the row that stops the text) or orjson is not there.
 
     ``cap`` (seconds; ``sweep --max-tpot``): each row also carries :data:`passprice.sweepcap.TPOT_COLUMNS` at its
     end, its TPOT (``pass_s`` over the tokens a sequence emits) and whether it is at most ``cap`` (:func:`_tpot_cells`;
@@ -1767,7 +1836,6 @@ def _group_text(segments: Sequence[Segment], fmt: str, kept: _Texts, cap: float 
         return None
     if fmt == "csv":
         return _csv_group_text(segments, kept, cap)
-    csv_format = False
     floats: dict[str, list[np.ndarray]] = {key: [] for key in (*_FLOATS, "host_sequences", "binds")}
     keys: list[np.ndarray | None] = []
     for segment in segments:
@@ -1787,36 +1855,28 @@ def _group_text(segments: Sequence[Segment], fmt: str, kept: _Texts, cap: float 
     for fields in (f for segment in segments for f in segment.alone.values()):
         if not all(not isinstance(v, float) or math.isfinite(v) for v in fields.values()):
             return None
+    cells: list[Any] = []
+    host_texts: list[bytes] = []
     if priced:
         every = np.stack([columns[key] for key in _FLOATS], axis=1)
         if not np.isfinite(every).all():
             return None
         host = columns["host_sequences"]
         assert host is not None
-        host_texts = int_texts(host) if host.any() else []
-        if csv_format:
-            # The seven floats from tokens_per_s to scale_s are one run of cells, the two byte counts another (or,
-            # when every row's card has the same capacity, the held bytes alone and the capacity's one text).
-            cells: list[Any] = [float_rows(every[:, : len(_ROW_FLOATS)])]
-            held, capacity = (_each(_count_texts(every[:, j])[0], len(every)) for j in (-2, -1))
-            cells += [[f"{h},{c}" for h, c in zip(held, capacity, strict=True)], ""]
-        else:
-            cells = _json_cells(every, columns["binds"])
-            # For each row and column, how many times the column's value changed up to that row: a run of rows
-            # whose column does not change takes one text for all of them (a card's capacity, a term the batch
-            # does not move), merged with the texts around it, two items a row fewer in the list joined.
-            changes = np.zeros(every.shape, dtype=np.int32)
-            np.cumsum(every[1:] != every[:-1], axis=0, out=changes[1:])
-    else:
-        host_texts, cells = [], []
-    tpot_texts, ends = _tpot_cells(segments, cap, csv_format, every[:, _FLOATS.index("pass_s")] if priced else None)
-    labels = [b if csv_format else json.dumps(b) for b in _BINDS]
-    parts: list[str] = []
+        host_texts = int_texts_bytes(host) if host.any() else []
+        cells = _json_cells(every, columns["binds"])
+        # For each row and column, how many times the column's value changed up to that row: a run of rows whose
+        # column does not change takes one text for all of them (a card's capacity, a term the batch does not
+        # move), merged with the texts around it, two items a row fewer in the list joined.
+        changes = np.zeros(every.shape, dtype=np.int32)
+        np.cumsum(every[1:] != every[:-1], axis=0, out=changes[1:])
+    tpot_texts, ends = _tpot_json(segments, cap, every[:, _FLOATS.index("pass_s")] if priced else None)
+    parts: list[bytes] = []
     done = 0  # the group's priced rows already laid out
     for segment, runs in zip(segments, keys, strict=True):
-        start, shown = kept.opening(segment, csv_format)
+        start, shown = kept.json_opening(segment)
         batches = segment.batches
-        batch_text = kept.of_batches(batches)
+        batch_text = kept.batch_bytes(batches)
         status = segment.status if runs is None else runs
         count = len(status)
         cuts = [0, *(np.flatnonzero(status[1:] != status[:-1]) + 1).tolist(), count]
@@ -1828,42 +1888,31 @@ def _group_text(segments: Sequence[Segment], fmt: str, kept: _Texts, cap: float 
                 p0, p1 = done, done + b - a
                 done = p1
                 prov, weak = shown[used], shown[2 + used]
-                if csv_format:
-                    if used:
-                        pieces: _Pieces = [start, rows, ",", host_texts[p0:p1], ","]
-                    else:
-                        zero = kept.of_batches_then(batches, ",0,")
-                        pieces = [start, zero if b - a == len(zero) else zero[a:b]]
-                    pieces += [cells[0][p0:p1], f",{labels[bind]},", cells[1][p0:p1], f"{cells[2]},{prov},{weak},\n"]
+                host_cell: bytes | list[bytes] = host_texts[p0:p1] if used else b"0"
+                pieces: list[Any] = [start, rows, b', "host_sequences": ', host_cell]
+                still = (changes[p1 - 1] == changes[p0]).tolist()
+                for j, named in enumerate(_JSON_KEYS):
+                    if j == _HELD:
+                        pieces.append(_JSON_BINDS[bind])
+                    cell = cells[j]
+                    pieces += [named, cell if isinstance(cell, bytes) else cell[p0] if still[j] else cell[p0:p1]]
+                if cap is None:
+                    pieces.append(b', "provenance": ' + prov + b', "weakest": ' + weak + b', "refusal": null}')
                 else:
-                    host_cell: str | list[str] = host_texts[p0:p1] if used else "0"
-                    pieces = [start, rows, ', "host_sequences": ', host_cell]
-                    still = (changes[p1 - 1] == changes[p0]).tolist()
-                    for j, key in enumerate(_JSON_KEYS):
-                        if j == _HELD:
-                            pieces.append(_JSON_BINDS[bind])
-                        cell = cells[j]
-                        pieces += [key, cell if isinstance(cell, str) else cell[p0] if still[j] else cell[p0:p1]]
-                    if cap is None:
-                        pieces.append(f', "provenance": {prov}, "weakest": {weak}, "refusal": null}}')
-                    else:
-                        pieces += [f', "provenance": {prov}, "weakest": {weak}, "refusal": null, "tpot_s": ',
-                                   tpot_texts[p0:p1], ends[p0:p1]]
+                    pieces += [b', "provenance": ' + prov + b', "weakest": ' + weak + b', "refusal": null, "tpot_s": ',
+                               tpot_texts[p0:p1], ends[p0:p1]]
                 _lay(parts, pieces, b - a)
             elif code == _ALONE:
                 for j in range(a, b):
                     fields = segment.alone[j]
                     row = {**dict.fromkeys(COLUMNS, None), **segment.common, "batch": int(batches[j]), **fields}
-                    if csv_format:
-                        parts.append(_csv_line([_cell(row[k]) for k in COLUMNS]) + "\n")
-                    else:
-                        parts.append(",\n" + json.dumps(row, allow_nan=False))
+                    parts.append(b",\n" + json.dumps(row, allow_nan=False).encode("ascii"))
             else:
-                refused = kept.refused(segment.names[code - 1], csv_format)
+                refused = kept.json_refused(segment.names[code - 1])
                 if cap is not None:
-                    refused = refused[:-1] + ', "tpot_s": null, "within_max_tpot": null}'
+                    refused = refused[:-1] + b', "tpot_s": null, "within_max_tpot": null}'
                 _lay(parts, [start, rows, refused], b - a)
-    return "".join(parts)
+    return b"".join(parts)
 
 
 def _chosen(mask: np.ndarray, count: int) -> Any:
@@ -1888,11 +1937,28 @@ def _tpot_cells(
     priced."""
     if cap is None or pass_s is None:
         return [], []
-    counts = [int(np.count_nonzero(s.status == _PRICED)) if s.priced is not None else 0 for s in segments]
-    emitted = np.repeat(np.array([s.emitted for s in segments], dtype=np.float64), counts)
-    tpot = pass_s / emitted
+    tpot = _tpots(segments, pass_s)
     flags = (",false\n", ",true\n") if csv_format else (', "within_max_tpot": false}', ', "within_max_tpot": true}')
     return float_reprs(tpot), np.array(flags, dtype=object)[(tpot <= cap).view(np.int8)].tolist()
+
+
+def _tpot_json(
+    segments: Sequence[Segment], cap: float | None, pass_s: np.ndarray | None
+) -> tuple[list[bytes], list[bytes]]:
+    """:func:`_tpot_cells` for JSON rows, as ASCII bytes."""
+    if cap is None or pass_s is None:
+        return [], []
+    tpot = _tpots(segments, pass_s)
+    flags = (b', "within_max_tpot": false}', b', "within_max_tpot": true}')
+    return float_reprs_bytes(tpot), np.array(flags, dtype=object)[(tpot <= cap).view(np.int8)].tolist()
+
+
+def _tpots(segments: Sequence[Segment], pass_s: np.ndarray) -> np.ndarray:
+    """Each priced row's TPOT (seconds, ``(n,)``): its ``pass_s`` over its segment's tokens emitted a sequence
+    (:func:`passprice.sweepcap.tpots`'s division)."""
+    counts = [int(np.count_nonzero(s.status == _PRICED)) if s.priced is not None else 0 for s in segments]
+    emitted = np.repeat(np.array([s.emitted for s in segments], dtype=np.float64), counts)
+    return pass_s / emitted
 
 
 def _csv_group_text(segments: Sequence[Segment], kept: _Texts, cap: float | None = None) -> str | None:
@@ -1987,8 +2053,8 @@ def _csv_group_text(segments: Sequence[Segment], kept: _Texts, cap: float | None
 
 #: The text before each of :data:`_FLOATS` in a priced row's JSON (``, "pass_s": ``), and before the held bytes the
 #: bind's key and value, by the bind's index (``, "binds": "memory"``): made once, not once a run of rows.
-_JSON_KEYS = tuple(f", {json.dumps(name)}: " for name in _FLOATS)
-_JSON_BINDS = tuple(f', "binds": {json.dumps(b)}' for b in _BINDS)
+_JSON_KEYS = tuple(f", {json.dumps(name)}: ".encode("ascii") for name in _FLOATS)
+_JSON_BINDS = tuple(f', "binds": {json.dumps(b)}'.encode("ascii") for b in _BINDS)
 _HELD = _FLOATS.index("held_bytes")
 
 #: A refused row's JSON after its batch, up to its refusal: every column null.
@@ -1996,8 +2062,9 @@ _JSON_NULLS = "".join(f", {json.dumps(k)}: null" for k in _AFTER_BATCH[:-1])
 
 
 def _json_cells(every: np.ndarray, binds: Any) -> list[Any]:
-    """The texts of the :data:`_FLOATS` columns of ``every`` (``(n, 9)``, finite), ``repr`` of each value: for
-    each column a list of ``n`` texts, or one text when every value is the same (a card's capacity; a term that is
+    """The texts of the :data:`_FLOATS` columns of ``every`` (``(n, 9)``, finite), ``repr`` of each value (the byte
+    counts :func:`whole`'s), as ASCII bytes: for each column a list of ``n`` texts, or one text when every value is
+    the same (a card's capacity; a term that is
     0 for every batch). ``pass_s``, when every row binds on one term (``binds``: the term's index) and the pass is
     that term, as it is for the card's limit, takes that term's texts (the same doubles, the same texts); the other
     columns are written by one orjson call. (A group binding on several terms has its ``pass_s`` written with them:
@@ -2013,12 +2080,12 @@ def _json_cells(every: np.ndarray, binds: Any) -> list[Any]:
     counts = [_FLOATS.index(key) for key in _COUNTS]
     varying = [j for j in range(len(_FLOATS)) if not same[j] and not (borrow >= 0 and j == pass_column)
                and j not in counts]
-    flat = float_cells(every[:, varying]) if varying else []
-    cells: list[Any] = [repr(float(every[0, j])) if same[j] else None for j in range(len(_FLOATS))]
+    flat = float_cells_bytes(every[:, varying]) if varying else []
+    cells: list[Any] = [repr(float(every[0, j])).encode("ascii") if same[j] else None for j in range(len(_FLOATS))]
     for k, j in enumerate(varying):
         cells[j] = flat[k :: len(varying)]
     for j in counts:
-        cells[j] = _count_texts(every[:, j])[0]
+        cells[j] = _count_bytes(every[:, j])
     if borrow >= 0:
         cells[pass_column] = cells[borrow]
     return cells
@@ -2028,35 +2095,36 @@ def _json_cells(every: np.ndarray, binds: Any) -> list[Any]:
 _TERM_COLUMNS = tuple(_FLOATS.index(key) for key in ("memory_s", "host_s", "array_s", "vector_s", "scale_s"))
 
 
-def _lay(parts: list[str], pieces: _Pieces, rows: int) -> None:
+def _lay(parts: list[Any], pieces: list[Any], rows: int) -> None:
     """Add to ``parts`` the pieces of ``rows`` rows, in row order: ``pieces`` holds, in a row's order, texts every
-    row shares and lists of one text a row (each exactly ``rows`` long); adjacent shared texts are merged first, and
-    a row's last shared text with the next row's first (one item, not two, between two rows). The list of every
+    row shares and lists of one text a row (each exactly ``rows`` long; texts all ``str`` or all ``bytes``);
+    adjacent shared texts are merged first, and a row's last shared text with the next row's first (one item, not
+    two, between two rows). The list of every
     piece of every row is made by repeating the shared ones and assigning each column to a slice of it: a few C
     loops, no object a row."""
-    merged: _Pieces = []
+    merged: list[Any] = []
     for piece in pieces:
-        if isinstance(piece, str) and merged and isinstance(merged[-1], str):
+        if not isinstance(piece, list) and merged and not isinstance(merged[-1], list):
             merged[-1] += piece
         else:
             merged.append(piece)
     first, last = merged[0], merged[-1]
-    if len(merged) > 2 and isinstance(first, str) and isinstance(last, str):
+    if len(merged) > 2 and not isinstance(first, list) and not isinstance(last, list):
         # first (A, B, … last+first) × rows, the very last item the row's end alone
         body = merged[1:-1]
         width = len(body) + 1
-        flat = [*(p if isinstance(p, str) else "" for p in body), last + first] * rows
+        flat = [*(None if isinstance(p, list) else p for p in body), last + first] * rows
         for j, p in enumerate(body):
-            if not isinstance(p, str):
+            if isinstance(p, list):
                 flat[j::width] = p
         flat[-1] = last
         parts.append(first)
         parts += flat
         return
     width = len(merged)
-    flat = [p if isinstance(p, str) else "" for p in merged] * rows
+    flat = [None if isinstance(p, list) else p for p in merged] * rows
     for j, p in enumerate(merged):
-        if not isinstance(p, str):
+        if isinstance(p, list):
             flat[j::width] = p
     parts += flat
 
@@ -2107,6 +2175,16 @@ def _count_texts(values: np.ndarray) -> tuple[str | list[str], str]:
     if (np.abs(values) < 2**53).all() and (values == np.floor(values)).all():
         return int_texts(values.astype(np.int64)), ""
     return [str(whole(v)) for v in values.tolist()], ""
+
+
+def _count_bytes(values: np.ndarray) -> bytes | list[bytes]:
+    """:func:`_count_texts` of ``values`` as ASCII bytes, without the text after each (always empty): one text when
+    every value is the same, else one a value."""
+    if (values == values[0]).all():
+        return str(whole(float(values[0]))).encode("ascii")
+    if (np.abs(values) < 2**53).all() and (values == np.floor(values)).all():
+        return int_texts_bytes(values.astype(np.int64))
+    return [str(whole(v)).encode("ascii") for v in values.tolist()]
 
 
 def _priced_pieces(

@@ -61,7 +61,9 @@ def _csv_cell(value: Any) -> Any:
     return _cell(value)
 
 
-def capped_chunks(segments: Iterable[Segment], fmt: str, max_tpot: float) -> Iterator[str]:
+def capped_chunks(
+    segments: Iterable[Segment], fmt: str, max_tpot: float, binary: bool = False
+) -> Iterator[str | bytes]:
     """The text of a sweep with :data:`TPOT_COLUMNS` (``fmt``: ``csv`` or ``json``), a group of segments at a time
     (:data:`~passprice.sweep.GROUP_ROWS` rows, as the sweep groups them): each group's text made as the sweep makes
     it, columns formatted on arrays and laid out in one list joined once, with the two cells at each row's end
@@ -70,11 +72,13 @@ def capped_chunks(segments: Iterable[Segment], fmt: str, max_tpot: float) -> Ite
     text cannot make (a row priced alone, a number that is not finite) is written a row at a time. The same bytes
     :func:`reference_chunks` writes a row at a time (cutting the sweep's text into its rows to add the cells took 1 s
     a million JSON rows). Raises :class:`~passprice.errors.InputError` at a row holding a number that is not finite,
-    as the sweep does."""
-    from passprice.sweep import GROUP_ROWS, _group_text, _Texts
+    as the sweep does. ``binary``: JSON's chunks as ASCII bytes, as :func:`~passprice.sweep.text_chunks` makes them
+    (CSV's are ``str`` either way)."""
+    from passprice.sweep import GROUP_ROWS, _group_text, _joined, _Texts
 
     csv_format = fmt == "csv"
-    yield ",".join((*COLUMNS, *TPOT_COLUMNS)) + "\n" if csv_format else "["
+    binary = binary and not csv_format
+    yield _joined(",".join((*COLUMNS, *TPOT_COLUMNS)) + "\n" if csv_format else "[", "", binary)
     first = True
     kept = _Texts()
     group: list[Segment] = []
@@ -87,16 +91,16 @@ def capped_chunks(segments: Iterable[Segment], fmt: str, max_tpot: float) -> Ite
                 continue
         if not group:
             break
-        made = _group_text(group, fmt, kept, max_tpot)
+        made: str | bytes | None = _group_text(group, fmt, kept, max_tpot)
         if made is None:
             made = "".join(line for s in group for line in _reference_lines(s, fmt, max_tpot))
         if made and first and not csv_format:
             made = made[1:]  # the first object follows "[" on a line of its own: "\n", not ",\n"
         first = first and not made
-        yield made
+        yield _joined("", made, binary)
         group, rows = [], 0
     if not csv_format:
-        yield "\n]\n"
+        yield _joined("", "\n]\n", binary)
 
 
 def _reference_lines(segment: Segment, fmt: str, max_tpot: float) -> Iterator[str]:

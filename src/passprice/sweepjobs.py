@@ -188,8 +188,9 @@ def _start_part(
                 if write is not None:
                     os.write(write, b"%d\n" % rows)
 
-            for chunk in text_chunks(sweeper.segments(grid, report, units), fmt, opens=False, closes=closes):
-                data = memoryview(chunk.encode("utf-8"))
+            made = text_chunks(sweeper.segments(grid, report, units), fmt, opens=False, closes=closes, binary=True)
+            for chunk in made:
+                data = memoryview(_encoded(chunk))
                 while data:
                     data = data[os.write(fd, data) :]
             status = 0
@@ -200,6 +201,13 @@ def _start_part(
     if write is not None:
         os.close(write)
     return worker
+
+
+def _encoded(chunk: str | bytes) -> bytes:
+    """A chunk of a sweep's text as the bytes written: JSON's are bytes already (:func:`~passprice.sweep.text_chunks`
+    with ``binary``), CSV's are encoded as UTF-8 (raising :class:`UnicodeEncodeError` for a name that is not
+    Unicode, as the file's writer says)."""
+    return chunk if isinstance(chunk, bytes) else chunk.encode("utf-8")
 
 
 def _anonymous(folder: Path | None) -> int:
@@ -267,7 +275,7 @@ def shared_chunks(
     if len(runs) == 1 or not hasattr(os, "fork"):  # one part, or a system without fork: one process
         if ready is not None:
             ready()
-        yield from text_chunks(sweeper.segments(grid, progress), fmt)
+        yield from text_chunks(sweeper.segments(grid, progress), fmt, binary=True)
         return
     workers: list[_Worker] = []
     try:
@@ -286,7 +294,9 @@ def shared_chunks(
             for worker in workers:
                 worker.drain(progress, wait=False)
 
-        yield from text_chunks(sweeper.segments(grid, mine if progress else None, runs[0]), fmt, closes=False)
+        yield from text_chunks(
+            sweeper.segments(grid, mine if progress else None, runs[0]), fmt, closes=False, binary=True
+        )
         for k, units in enumerate(runs[1:], 2):
             worker = workers[k - 2] if k - 2 < len(workers) else None
             if worker is not None and worker.finish(progress):
@@ -300,7 +310,9 @@ def shared_chunks(
                 continue
             # The worker failed (or none was started): this process prices its part (rows reported not counted twice).
             counted = worker.rows if worker is not None else 0
-            again = text_chunks(sweeper.segments(grid, _less(progress, counted), units), fmt, False, k == len(runs))
+            again = text_chunks(
+                sweeper.segments(grid, _less(progress, counted), units), fmt, False, k == len(runs), binary=True
+            )
             yield from again
     finally:
         for worker in workers:
@@ -461,9 +473,11 @@ def _held_text(
     ``fd`` (:class:`_Held`, ``turn`` its turn)."""
     held = _Held(folder, fd, turn)
     try:
-        made = text_chunks(sweeper.segments(grid, report, runs[k]), fmt, opens=k == 0, closes=k == len(runs) - 1)
+        made = text_chunks(
+            sweeper.segments(grid, report, runs[k]), fmt, opens=k == 0, closes=k == len(runs) - 1, binary=True
+        )
         for chunk in made:
-            held.add(chunk.encode("utf-8"))
+            held.add(_encoded(chunk))
     except BaseException:
         held.close()
         raise
@@ -661,9 +675,11 @@ def _write_from(
     """Write blocks ``first`` … of ``runs`` into ``fd`` from ``offset`` on, in this process, as they are made (a
     group of rows at a time: memory stays one group's text); return the offset past them."""
     for block in range(first, len(runs)):
-        made = text_chunks(sweeper.segments(grid, progress, runs[block]), fmt, block == 0, block == len(runs) - 1)
+        made = text_chunks(
+            sweeper.segments(grid, progress, runs[block]), fmt, block == 0, block == len(runs) - 1, binary=True
+        )
         for chunk in made:
-            data = chunk.encode("utf-8")
+            data = _encoded(chunk)
             _write_at(fd, data, offset)
             offset += len(data)
     return offset
