@@ -12,7 +12,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from passprice import floattext
-from passprice.floattext import float_reprs, float_rows, int_texts
+from passprice.floattext import (
+    float_cells_bytes,
+    float_reprs,
+    float_reprs_bytes,
+    float_rows,
+    int_texts,
+    int_texts_bytes,
+)
 
 
 @pytest.fixture
@@ -174,3 +181,38 @@ def test_an_array_that_is_not_one_dimensional_is_refused() -> None:
         float_reprs(np.zeros((2, 2)))
     with pytest.raises(ValueError, match=r"int_texts: a 1-D array, not shape \(2, 2\)"):
         int_texts(np.zeros((2, 2), dtype=np.int64))
+
+
+def test_bytes_texts_are_reprs_encoded() -> None:
+    """A sweep's JSON is made as bytes (issue 16): the bytes texts are ``repr``'s and ``str``'s, encoded, on random
+    bit patterns, every decade's edges (below 10^-4 too: patched in place when no sign bit is set, cut at nulls
+    otherwise), and integers."""
+    rng = np.random.default_rng(19)
+    values = rng.integers(0, 2**64, 50_000, dtype=np.uint64).view(np.float64)
+    values = np.concatenate([values[np.isfinite(values)], _edges()])
+    positive = np.abs(values)
+    for made in (values, positive):
+        expected = [repr(v).encode() for v in made.tolist()]
+        assert float_reprs_bytes(made) == expected
+        assert float_cells_bytes(made[: len(made) // 4 * 4].reshape(-1, 4)) == expected[: len(made) // 4 * 4]
+    assert float_reprs_bytes(np.array([4.4e-05, 1.5e-07, 0.5])) == [b"4.4e-05", b"1.5e-07", b"0.5"]  # fewer than FEW
+    assert float_reprs_bytes(np.array([4.4e-05, 1.5e-07, 0.5] * 4))[:3] == [b"4.4e-05", b"1.5e-07", b"0.5"]
+    integers = np.concatenate([rng.integers(-(2**63), 2**63 - 1, 10_000), [0, -1, 2**63 - 1, -(2**63)]])
+    assert int_texts_bytes(integers) == [str(i).encode() for i in integers.tolist()]
+
+
+def test_without_orjson_bytes_texts_are_reprs_encoded(without_orjson: None) -> None:
+    values = _edges()
+    assert not floattext.fast()
+    assert float_reprs_bytes(values) == [repr(v).encode() for v in values.tolist()]
+    assert float_cells_bytes(values[:1_200].reshape(-1, 6)) == [repr(v).encode() for v in values[:1_200].tolist()]
+    assert int_texts_bytes(np.arange(-20, 20)) == [str(i).encode() for i in range(-20, 20)]
+
+
+def test_bytes_texts_of_arrays_of_another_shape_are_refused() -> None:
+    with pytest.raises(ValueError, match=r"float_reprs_bytes: a 1-D array, not shape \(2, 2\)"):
+        float_reprs_bytes(np.zeros((2, 2)))
+    with pytest.raises(ValueError, match=r"float_cells_bytes: a 2-D array, not shape \(4,\)"):
+        float_cells_bytes(np.zeros(4))
+    with pytest.raises(ValueError, match=r"int_texts_bytes: a 1-D array, not shape \(2, 2\)"):
+        int_texts_bytes(np.zeros((2, 2), dtype=np.int64))

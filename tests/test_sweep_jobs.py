@@ -355,3 +355,48 @@ def test_a_grid_of_pairs_too_long_to_hold_is_written_by_one_process(
     assert _written(grid, tmp_path, 2) == reference and started == []
     monkeypatch.setattr(sweepjobs, "HELD_ROWS", 10)  # a pair's 10 rows are held: a worker again
     assert _written(grid, tmp_path, 2) == reference and started == [1]
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_jobs_on_standard_output_copy_the_workers_parts_to_a_pipe_a_file_and_an_appended_file(
+    fmt: str, tmp_path: Path
+) -> None:
+    """``--jobs N`` to standard output copies each worker's part from its file in the kernel (sendfile to a pipe,
+    copy_file_range to a file; reads and writes onto a file opened to append, which neither call writes to), as ``-o
+    FILE`` never reads them into the process either (issue 16): the same bytes as one process, wherever they go."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PASSPRICE_", "PYTHONPATH"))}
+    env["PASSPRICE_NO_MEMO"] = "1"
+    code = "from passprice.entry import main; main()"
+    args = ["--root", str(ROOT.path), "sweep", *ARGS, "--format", fmt]
+
+    def sweep_to(stdout: Any, jobs: int) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run([sys.executable, "-c", code, *args, "--jobs", str(jobs)], stdout=stdout,
+                              stderr=subprocess.PIPE, timeout=120, env=env, cwd=REPO)
+
+    one = sweep_to(subprocess.PIPE, 1)
+    piped = sweep_to(subprocess.PIPE, 2)
+    assert one.returncode == piped.returncode == 0, piped.stderr
+    assert piped.stdout == one.stdout and len(one.stdout) > 10_000
+    for mode in ("wb", "ab"):
+        target = tmp_path / f"out-{mode}"
+        target.write_bytes(b"head\n")
+        with open(target, mode) as out:
+            done = sweep_to(out, 2)
+        assert done.returncode == 0, done.stderr
+        assert target.read_bytes() == (b"" if mode == "wb" else b"head\n") + one.stdout
+
+
+def test_a_file_is_appended_to_a_stream_without_a_descriptor(tmp_path: Path) -> None:
+    import io
+
+    from passprice.files import append_to_stream
+
+    data = bytes(range(256)) * 9000  # more than one read of 1 MiB
+    source = os.open(tmp_path / "source", os.O_RDWR | os.O_CREAT)
+    os.write(source, data)
+    captured = io.BytesIO()
+    stream = io.TextIOWrapper(captured, encoding="utf-8", write_through=False)
+    stream.write("head,")  # written before the copy: flushed first
+    assert append_to_stream(source, stream) == len(data)
+    os.close(source)
+    assert captured.getvalue() == b"head," + data

@@ -134,3 +134,48 @@ def test_sweep_json_file_is_the_row_writers(tmp_path: Path) -> None:
     grid = Grid(servings=("r1-qwen7b-h200", "qwen3-30b-a3b-h200"), batches=tuple(range(1, 91)),
                 cards=("h200_sxm_141gb", "rtx_4090"), positions=(256.0, 4096.0))
     assert out.read_text() == _reference(_segments(grid), "json")
+
+
+def test_binary_json_chunks_are_bytes_made_so_and_the_row_writers_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``text_chunks(..., binary=True)`` (what ``passprice sweep`` writes): every JSON chunk is bytes, made as bytes
+    (issue 16: no 483 MB of text decoded from orjson's bytes and encoded again), the row writer's text byte for byte,
+    in parts as whole; CSV's chunks stay ``str``."""
+    segments = _segments(GRID)
+    reference = _reference(segments, "json").encode("ascii")
+    monkeypatch.setattr(sweep, "GROUP_ROWS", 300)  # 24 segments of 133 rows: groups of 3, 8 chunks and the end
+    chunks = list(text_chunks(iter(segments), "json", binary=True))
+    assert len(chunks) == 9 and all(isinstance(c, bytes) for c in chunks)
+    assert b"".join(chunks) == reference  # type: ignore[arg-type]
+    assert chunks[0].startswith(b"[\n{") and chunks[-1] == b"\n]\n"
+    half = len(segments) // 2
+    parts = [*text_chunks(iter(segments[:half]), "json", closes=False, binary=True),
+             *text_chunks(iter(segments[half:]), "json", opens=False, binary=True)]
+    assert b"".join(parts) == reference  # type: ignore[arg-type]
+    assert all(isinstance(c, str) for c in text_chunks(iter(segments), "csv", binary=True))
+
+
+def test_binary_json_chunks_without_orjson_are_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Without orjson a group is written a segment at a time as text (repr of every float), encoded: the same bytes.
+    from passprice import floattext
+
+    segments = _segments(GRID)
+    reference = _reference(segments, "json").encode("ascii")
+    monkeypatch.setattr(floattext, "_orjson", None)
+    floattext.fast.cache_clear()
+    try:
+        chunks = list(text_chunks(iter(segments), "json", binary=True))
+    finally:
+        floattext.fast.cache_clear()
+    assert all(isinstance(c, bytes) for c in chunks) and b"".join(chunks) == reference  # type: ignore[arg-type]
+
+
+def test_binary_json_chunks_with_a_tpot_cap_are_the_reference_rows() -> None:
+    from passprice.sweepcap import capped_chunks, reference_chunks
+
+    sweeper = Sweeper(ROOT)
+    with np.errstate(all="ignore"):
+        made = list(capped_chunks(sweeper.segments(GRID), "json", 0.005, binary=True))
+        reference = "".join(reference_chunks(sweeper.segments(GRID), "json", 0.005)).encode("ascii")
+    assert all(isinstance(c, bytes) for c in made)
+    assert b"".join(made) == reference  # type: ignore[arg-type]
+    assert b'"within_max_tpot": true}' in reference and b'"within_max_tpot": false}' in reference

@@ -2736,16 +2736,23 @@ def sweep_command(
             made = iter([Placed(lambda fd, at: write_shared(sweeper, grid, fmt, jobs, fd, at, progress, folder,
                                                             judged))])
         elif jobs > 1:
-            made = shared_chunks(sweeper, grid, fmt, jobs, progress, None, False, ready=judged)
+            # To standard output: this process's part as it is made, each worker's copied from its file in the
+            # kernel (files.append_to_stream), as -o FILE's parts are never read into this process either.
+            made = shared_chunks(sweeper, grid, fmt, jobs, progress, None, ready=judged)
         else:
             judged()
             made = text_chunks(keep(sweeper.segments(grid, progress=progress)), fmt, binary=True)
         chunks = exits.enter_context(contextlib.closing(drawn(made)))  # closed (workers reaped) on any way out
         if output is None:
+            from passprice.files import Appended, append_to_stream
+
             for chunk in chunks:
-                # ASCII text without an escape character (every JSON sweep; CSV unless a name holds one) is written
-                # as bytes: the text click would write, without its search for ANSI codes over the whole text
-                # (0.07 s of CPU per 100 MB, a third of a second for the bench grid's JSON).
+                if isinstance(chunk, Appended):  # a worker's part (--jobs N), copied from its file
+                    append_to_stream(chunk.fd, sys.stdout)
+                    continue
+                # JSON comes as bytes (ASCII), written as they are; ASCII text without an escape character (CSV
+                # unless a name holds one) is written as bytes too: the text click would write, without its search
+                # for ANSI codes over the whole text (0.07 s of CPU per 100 MB).
                 plain = isinstance(chunk, str) and chunk.isascii() and "\x1b" not in chunk
                 click.echo(chunk.encode("ascii") if plain else chunk, nl=False)
         else:

@@ -14,7 +14,7 @@ import os
 import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import BinaryIO, NamedTuple
+from typing import Any, BinaryIO, NamedTuple
 
 from passprice.cachefolder import make_folders
 from passprice.errors import InputError, NotFound, escaped
@@ -486,7 +486,10 @@ def append_file(source: int, out: int) -> int:
     """Copy the bytes of the open file ``source`` from its start to its end onto the open file ``out`` at ``out``'s
     offset (which moves past them), without reading them into Python: ``os.copy_file_range`` (Linux; one copy in
     the kernel, a shared extent where the file system can), else ``os.sendfile``, else reads and writes of 1 MiB.
-    Returns the bytes copied. Raises :class:`OSError` when ``out`` cannot be written."""
+    Returns the bytes copied. Raises :class:`OSError` when ``out`` cannot be written.
+
+    ``out`` may be standard output: a pipe (``os.sendfile``; ``copy_file_range`` copies between regular files only)
+    or a file opened to append (``>>``: neither call writes to one, EBADF and EINVAL; reads and writes do)."""
     offset = 0
     for copy in (_copy_file_range, _sendfile, _read_write):
         try:
@@ -494,9 +497,30 @@ def append_file(source: int, out: int) -> int:
                 offset += done
             return offset
         except OSError as e:
-            if e.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.ENOTSUP):
+            if e.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EBADF):
                 raise
     raise AssertionError("unreachable: reads and writes copy any file")  # pragma: no cover
+
+
+def append_to_stream(source: int, stream: Any) -> int:
+    """Copy the bytes of the open file ``source`` from its start to its end onto ``stream`` (standard output, flushed
+    first): in the kernel onto its file descriptor (:func:`append_file`), or, for a stream without one (a test's
+    captured output), read and written a MiB at a time. Returns the bytes copied. Raises :class:`OSError` when the
+    stream cannot be written (a reader gone from the pipe: :class:`BrokenPipeError`)."""
+    stream.flush()
+    try:
+        out = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
+        out = None
+    if out is not None:
+        return append_file(source, out)
+    binary = getattr(stream, "buffer", stream)
+    offset = 0
+    while data := os.pread(source, 1 << 20, offset):
+        binary.write(data)
+        offset += len(data)
+    binary.flush()
+    return offset
 
 
 def _copy_file_range(source: int, out: int, offset: int) -> int:
