@@ -1618,8 +1618,8 @@ class _Texts:
         self.batch_texts: list[str] = []
         self.then: dict[str, list[str]] = {}
         self.openings: dict[tuple[Any, ...], tuple[str, list[str]]] = {}
-        self.refusals: dict[tuple[bool, str], str] = {}
-        self.shown: dict[tuple[bool, tuple[str, str], tuple[str, str]], list[str]] = {}
+        self.refusals: dict[str, str] = {}
+        self.shown: dict[tuple[tuple[str, str], tuple[str, str]], list[str]] = {}
         self.columns: OrderedDict[bytes, tuple[str | list[str], str]] = OrderedDict()
         # The same for JSON rows, as ASCII bytes (:func:`_group_text`): the batches' texts, each key and value's
         # text (a row's opening is made of them), the provenances' and the refused rows' ends.
@@ -1636,29 +1636,23 @@ class _Texts:
             self.then = {}
         return self.batch_texts
 
-    def opening(self, segment: Segment, csv_format: bool) -> tuple[str, list[str]]:
-        """The text of a row of ``segment`` up to its batch (CSV: its cells and the comma; JSON: ``,``, a new line
-        and the object's keys and values), and the texts of its weakest provenance and of the facts carrying it,
-        without and with host memory (a CSV cell or a JSON string): kept by their values and types (a sweep's
-        segments share servings, cards and provenances; ``256.0`` and ``256`` are told apart)."""
+    def opening(self, segment: Segment) -> tuple[str, list[str]]:
+        """The text of a CSV row of ``segment`` up to its batch (its cells and the comma), and the cells of its
+        weakest provenance and of the facts carrying it, without and with host memory: kept by their values and
+        types (a sweep's segments share servings, cards and provenances; ``256.0`` and ``256`` are told apart).
+        A JSON row's: :meth:`json_opening`."""
         head = tuple(segment.common[k] for k in COLUMNS[: COLUMNS.index("batch")])
-        key = (csv_format, tuple((type(v), v) for v in head), segment.provenance, segment.weakest)
+        key = (tuple((type(v), v) for v in head), segment.provenance, segment.weakest)
         made = self.openings.get(key)
         if made is None:
             if len(self.openings) >= 4096:
                 self.openings.clear()
-            if csv_format:
-                start = _csv_line([_cell(v) for v in head]) + ","
-            else:
-                pairs = zip(COLUMNS, head, strict=False)
-                start = ",\n{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in pairs) + ', "batch": '
+            start = _csv_line([_cell(v) for v in head]) + ","
             # A provenance's texts are the same on every card and position: made once a sweep.
-            rests = (csv_format, segment.provenance, segment.weakest)
+            rests = (segment.provenance, segment.weakest)
             shown = self.shown.get(rests)
             if shown is None:
-                values = (*segment.provenance, *segment.weakest)
-                shown = [_csv_line([v]) for v in values] if csv_format else [json.dumps(v) for v in values]
-                self.shown[rests] = shown
+                shown = self.shown[rests] = [_csv_line([v]) for v in (*segment.provenance, *segment.weakest)]
             made = self.openings[key] = (start, shown)
         return made
 
@@ -1697,15 +1691,12 @@ class _Texts:
             made = self.refused_bytes[name] = f'{_JSON_NULLS}, "refusal": {json.dumps(name)}}}'.encode("ascii")
         return made
 
-    def refused(self, name: str, csv_format: bool) -> str:
-        """A refused row's text after its batch: its empty cells (null values) and the refusal's name."""
-        made = self.refusals.get((csv_format, name))
+    def refused(self, name: str) -> str:
+        """A refused CSV row's text after its batch: its empty cells and the refusal's name (a JSON row's:
+        :meth:`json_refused`)."""
+        made = self.refusals.get(name)
         if made is None:
-            if csv_format:
-                made = "," * len(_AFTER_BATCH) + _csv_line([name]) + "\n"
-            else:
-                made = f'{_JSON_NULLS}, "refusal": {json.dumps(name)}}}'
-            self.refusals[(csv_format, name)] = made
+            made = self.refusals[name] = "," * len(_AFTER_BATCH) + _csv_line([name]) + "\n"
         return made
 
     def of_batches_then(self, batches: np.ndarray, after: str) -> list[str]:
@@ -1999,7 +1990,7 @@ def _csv_group_text(segments: Sequence[Segment], kept: _Texts, cap: float | None
     parts: list[str] = []
     done = 0  # the group's priced rows already laid out
     for segment, runs in zip(segments, keys, strict=True):
-        start, shown = kept.opening(segment, True)
+        start, shown = kept.opening(segment)
         batches = segment.batches
         batch_text = kept.of_batches(batches)
         status = segment.status if runs is None else runs
@@ -2044,7 +2035,7 @@ def _csv_group_text(segments: Sequence[Segment], kept: _Texts, cap: float | None
                     parts.append(_csv_line([_cell(row[k]) for k in COLUMNS]) + "\n")
             else:
                 # start b1 end start b2 end …: the batches joined by "end start", in C, no list a row.
-                end = kept.refused(segment.names[code - 1], True)
+                end = kept.refused(segment.names[code - 1])
                 if cap is not None:
                     end = end[:-1] + ",,\n"
                 parts += [start, (end + start).join(rows), end]
