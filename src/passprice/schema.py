@@ -99,6 +99,13 @@ def ecma_pattern(pattern: str) -> str:
     return "".join(out)
 
 
+#: The schemas' patterns of a digest (as :func:`ecma_pattern` writes them), with what each wants in words.
+_DIGEST_PATTERNS = {
+    ecma_pattern("^[0-9a-f]{64}$"): "64 lowercase hexadecimal digits",
+    ecma_pattern("^sha256:[0-9a-f]{64}$"): "'sha256:' then 64 lowercase hexadecimal digits",
+}
+
+
 def _ecma_schema(node: Any) -> Any:
     """A copy of the schema ``node`` with every ``pattern`` and ``patternProperties`` key made
     :func:`ecma_pattern`'s."""
@@ -319,6 +326,11 @@ def _explain(error: Any) -> str:
     if error.validator == "not" and error.validator_value == {} and isinstance(error.schema, dict):
         # A key a schema no longer has (``"not": {}``) says why in its description.
         return f"{_key_path(where)}: no longer a key: {error.schema.get('description', 'remove it')}"
+    if error.validator == "pattern" and error.validator_value in _DIGEST_PATTERNS:
+        # "does not match '^[0-9a-f]{64}$'" (or the schema's description of what the digest is of) did not say
+        # what a digest is written as; an upper-case hex digit is the usual slip (attack round 44).
+        return (f"{_key_path(where)}: {shown_value(instance)} is not "
+                f"{_DIGEST_PATTERNS[error.validator_value]} (a sha256 digest)")
     if error.validator == "pattern" and isinstance(error.schema, dict) and error.schema.get("description"):
         # A pattern says what it wants in its description ("YYYY-MM-DD, or \"unknown\""), in words a person reads.
         return f"{_key_path(where)}: {shown_value(instance)} is not {error.schema['description']}"
