@@ -330,3 +330,22 @@ def test_a_lock_named_like_an_option_is_refused(tmp_path: Path) -> None:
         "'-', which a command line reads as an option (`passprice price -x` says no such option, as does every "
         "command passprice advises with it); give --name"
     ]
+
+
+# --- new attacks of round 44 ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["device", "fifo"])
+def test_lock_onto_a_device_or_fifo_says_so_not_to_pass_force(tmp_path: Path, kind: str) -> None:
+    """``lock R1 -o /dev/null`` (or a FIFO) said "already exists: `--update` re-locks it …; `--force` replaces it",
+    and ``--force`` then said passprice replaces regular files only: the advice led nowhere. The device is named
+    first."""
+    root = _root(tmp_path)
+    out = Path("/dev/null")
+    if kind == "fifo":
+        out = tmp_path / "pipe.lock.toml"
+        os.mkfifo(out)
+    what = "a character device" if kind == "device" else "a FIFO (named pipe)"
+    for extra in ((), ("--force",)):
+        bad("lock", "r1-qwen7b-h200", "-o", str(out), *extra, root=root,
+            says=f"{out}: is {what}, not a regular file: passprice replaces regular files only")

@@ -95,10 +95,13 @@ def previous(root: Root, output: Path, update: bool, force: bool) -> Lock | None
     (``update``) or compared with the new one (``force``). ``None`` when there is none, or (``force`` alone) when
     the file there is no lock that reads. Raises :class:`InputError` for ``update`` with no lock that reads, and for
     a file already there without ``update`` or ``force`` (naming both), before anything is priced."""
-    from passprice.files import shown
+    from passprice.files import check_writable, shown
     from passprice.locks import read_lock
 
     if not (update or force) and os.path.lexists(output):
+        # What --force could not replace either (a device, a FIFO, a folder, a read-only file) says so first:
+        # `lock -o /dev/null` advised `--force`, which then said it replaces regular files only (attack round 44).
+        check_writable(output, force=True)
         raise InputError(
             f"{shown(output)}: already exists: `--update` re-locks it with today's facts, checkpoint and code, keeping "
             "its floors; `--force` replaces it, its policy rebuilt from the flags"
