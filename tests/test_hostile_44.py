@@ -349,3 +349,34 @@ def test_lock_onto_a_device_or_fifo_says_so_not_to_pass_force(tmp_path: Path, ki
     for extra in ((), ("--force",)):
         bad("lock", "r1-qwen7b-h200", "-o", str(out), *extra, root=root,
             says=f"{out}: is {what}, not a regular file: passprice replaces regular files only")
+
+
+def _shards(folder: Path, count: int, tensors: int) -> Path:
+    """``m-0000N-of-COUNT.gguf`` shards in ``folder``, each with ``tensors`` one-element F32 tensors; the first."""
+    from gguf_bytes import Tensor
+
+    for no in range(count):
+        meta = [Meta("general.architecture", V.STRING, "llama"), Meta("split.no", V.UINT16, no),
+                Meta("split.count", V.UINT16, count), Meta("split.tensors.count", V.INT32, count * tensors)]
+        rows = [Tensor(f"t{no}.{i}", (1,), 0, 32 * i) for i in range(tensors)]
+        (folder / f"m-{no + 1:05d}-of-{count:05d}.gguf").write_bytes(encode(meta, rows))
+    return folder / f"m-00001-of-{count:05d}.gguf"
+
+
+def test_a_split_checkpoint_of_thousands_of_shards_is_refused_before_it_is_joined(tmp_path: Path) -> None:
+    """6,500 shards of one tensor each (1.2 MB of files) were read and joined, and ``import`` spent 9 s (3.4 s of
+    CPU) writing and validating an entry of 6,500 shard and tensor rows, then refused it ("would not read back":
+    at most 2,048 tensors). The shard count is held to the tensor limit before any other shard is read, and the
+    shards' tensors together to the tensor limit as they are read."""
+    first = _shards(tmp_path, 2100, 1)
+    root = _root(tmp_path, "reg")
+    bad("import", str(first), "--name", "shards", root=root, says=(
+        f"{first}: byte 114: 2,100 shards is more than the 2,048 passprice reads of a header of at most 33,554,432 "
+        "bytes (set PASSPRICE_MAX_HEADER_BYTES to a larger number of bytes to read more)"))
+    two = tmp_path / "two"
+    two.mkdir()
+    first = _shards(two, 2, 1100)
+    bad("header", str(first), root=root, says=(
+        f"{two}/m-00002-of-00002.gguf: byte 8: 2,200 tensors in the 2 shards read so far is more than the 2,048 "
+        "passprice reads of a header of at most 33,554,432 bytes"))
+    assert not (root / "registry" / "checkpoints" / "shards.toml").exists()
