@@ -1171,9 +1171,9 @@ def _read_split(path: Path, first: _Parsed, combined: Any) -> tuple[GGUFHeader, 
     # A shard is a row of the entry as a tensor is, and the tensor limit holds for the shards' tensors together: 6,500
     # shards of one tensor each (1.2 MB of files) were read and joined, and `import` spent 9 s writing and checking
     # an entry that then did not read back (6,500 tensors, at most 2,048; attack round 44).
-    problem = _count_limit(count, BYTES_PER_TENSOR, "shards", cap)
-    if problem is not None:
-        raise HeaderError(source, count_at, problem)
+    too_many = _count_limit(count, BYTES_PER_TENSOR, "shards", cap)
+    if too_many is not None:
+        raise HeaderError(source, count_at, too_many)
     total = 0  # header bytes of the shards read so far: the cap holds for the shards together, not one at a time
     held = 0  # tensors of the shards read so far
     for no in range(count):
@@ -1191,9 +1191,9 @@ def _read_split(path: Path, first: _Parsed, combined: Any) -> tuple[GGUFHeader, 
                 f"reads of a header (set {CAP_VARIABLE} to a larger number of bytes to read it)"
             ))
         held += len(one.tensors)
-        problem = _count_limit(held, BYTES_PER_TENSOR, f"tensors in the {no + 1} shards read so far", cap)
-        if problem is not None:
-            raise HeaderError(str(shard), 8, problem)
+        too_many = _count_limit(held, BYTES_PER_TENSOR, f"tensors in the {no + 1} shards read so far", cap)
+        if too_many is not None:
+            raise HeaderError(str(shard), 8, too_many)
         own_no = one.metadata.get("split.no")
         if own_no != no or _split_count(one) != count:
             at = one.offsets.get("split.no", one.offsets.get("split.count", 0))
