@@ -380,3 +380,21 @@ def test_a_split_checkpoint_of_thousands_of_shards_is_refused_before_it_is_joine
         f"{two}/m-00002-of-00002.gguf: byte 8: 2,200 tensors in the 2 shards read so far is more than the 2,048 "
         "passprice reads of a header of at most 33,554,432 bytes"))
     assert not (root / "registry" / "checkpoints" / "shards.toml").exists()
+
+
+def test_an_entry_of_thousands_of_shard_rows_is_refused_in_one_line(tmp_path: Path) -> None:
+    """A checkpoint entry whose ``header.shards`` lists 5,500 rows (1 MB) of bad figures took 3.4 s and printed
+    7,000 error lines, one per bad figure of each row: the schema bounds the shards as the tensors (2,048, the
+    most the reader joins), and an array past its bound inside a table is refused before the rows are validated."""
+    root = _root(tmp_path)
+    entry = root / GEMMA
+    text = entry.read_text(encoding="utf-8")
+    row = '  { file = "z.gguf", header_bytes = 0, data_offset = 0, sha256 = "%s", tensor_count = 0 },\n' % ("0" * 64)
+    start = text.index("shards = [\n") + len("shards = [\n")
+    entry.write_text(text[:start] + row * 5500 + text[start:], encoding="utf-8")
+    assert entry.stat().st_size < 1_200_000
+    started = time.process_time()
+    result = invoke("--no-cache", "header", "gemma3-270m-q4_k_m", root=root)
+    assert time.process_time() - started < 1.5
+    assert result.exit_code == 2
+    assert result.stderr == f"passprice: error: {entry}: header.shards: 5,501 items (at most 2,048)\n"
