@@ -398,3 +398,28 @@ def test_an_entry_of_thousands_of_shard_rows_is_refused_in_one_line(tmp_path: Pa
     assert time.process_time() - started < 1.5
     assert result.exit_code == 2
     assert result.stderr == f"passprice: error: {entry}: header.shards: 5,501 items (at most 2,048)\n"
+
+
+@pytest.mark.parametrize(("key", "value", "form"), [
+    ("retrieved", "2024-13-45", "YYYY-MM-DD"),
+    ("retrieved", "2023-02-30", "YYYY-MM-DD"),
+    ("date", "2024-00", "YYYY, YYYY-MM or YYYY-MM-DD"),
+    ("date", "2023-02-29", "YYYY, YYYY-MM or YYYY-MM-DD"),
+])  # fmt: skip
+def test_a_source_date_that_is_no_day_of_the_calendar_is_refused(tmp_path: Path, key: str, value: str,
+                                                                   form: str) -> None:  # fmt: skip
+    """``retrieved = "2024-13-45"`` (or February 30th, or month 00) matched the schema's digit pattern, and
+    ``check`` said all holds while ``sources`` listed it."""
+    root = _root(tmp_path)
+    source = root / "sources" / "nvidia-h200-datasheet.toml"
+    text = source.read_text(encoding="utf-8")
+    text = re.sub(rf'^{key} = "[^"]*"$', f'{key} = "{value}"', text, count=1, flags=re.M)
+    assert f'{key} = "{value}"' in text
+    source.write_text(text, encoding="utf-8")
+    result = invoke("sources", root=root)  # the listing shows the good sources, then this line
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[0] == (f"passprice: error: {source}: source.{key}: {value!r} is not a date of the calendar ({form}: "
+                        "a month from 01 to 12, a day the month has)")
+    text = text.replace(f'{key} = "{value}"', f'{key} = "2024-02-29"')
+    source.write_text(text, encoding="utf-8")
+    assert invoke("sources", root=root).exit_code == 0
