@@ -418,8 +418,18 @@ def test_a_source_date_that_is_no_day_of_the_calendar_is_refused(tmp_path: Path,
     source.write_text(text, encoding="utf-8")
     result = invoke("sources", root=root)  # the listing shows the good sources, then this line
     assert result.exit_code == 2
-    assert result.stderr.splitlines()[0] == (f"passprice: error: {source}: source.{key}: {value!r} is not a date of the calendar ({form}: "
-                        "a month from 01 to 12, a day the month has)")
+    assert result.stderr.splitlines()[0] == (
+        f"passprice: error: {source}: source.{key}: {value!r} is not a date of the calendar ({form}: a month from 01 "
+        "to 12, a day the month has)")
     text = text.replace(f'{key} = "{value}"', f'{key} = "2024-02-29"')
     source.write_text(text, encoding="utf-8")
     assert invoke("sources", root=root).exit_code == 0
+
+
+def test_the_fact_show_hint_for_a_routing_record_quotes_its_name(tmp_path: Path) -> None:
+    """``fact set`` of a routing record named ``my route`` advised `passprice fact show my route`, two words."""
+    root = _root(tmp_path)
+    shutil.copy(root / "facts" / "routing" / "uniform.toml", root / "facts" / "routing" / "my route.toml")
+    lines = bad("fact", "set", "my route", "x", "--value", "1", "--unit", "1", "--provenance", "assumed", "--source",
+                "nvidia-h200-datasheet", "--locator", "xyz", root=root)
+    assert "(`passprice fact show 'my route'` reads its facts" in lines[0], lines
