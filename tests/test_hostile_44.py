@@ -433,3 +433,13 @@ def test_the_fact_show_hint_for_a_routing_record_quotes_its_name(tmp_path: Path)
     lines = bad("fact", "set", "my route", "x", "--value", "1", "--unit", "1", "--provenance", "assumed", "--source",
                 "nvidia-h200-datasheet", "--locator", "xyz", root=root)
     assert "(`passprice fact show 'my route'` reads its facts" in lines[0], lines
+
+
+def test_a_problem_met_reading_every_file_is_said_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``PASSPRICE_MAX_FILE_BYTES=-1 passprice cards`` printed its one problem 17 times, once a card file (the
+    listing keeps each file's problems for the end): the lines kept are said once each, in order."""
+    monkeypatch.setenv("PASSPRICE_MAX_FILE_BYTES", "-1")
+    result = invoke("cards")
+    assert result.exit_code == 2
+    assert result.stderr == ("passprice: error: PASSPRICE_MAX_FILE_BYTES: '-1' is not a number of bytes (a whole "
+                             "number from 1 to 67108864)\n")

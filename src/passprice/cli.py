@@ -210,7 +210,9 @@ class _Group(click.Group):
                 _command_ended()
             problems = ctx.meta.get("passprice.problems")
             if problems:
-                raise InputError.of(problems)
+                # Each line once, in order: a problem of the environment met reading every file
+                # (PASSPRICE_MAX_FILE_BYTES=-1) was printed once a file, 17 times by `cards` (attack round 44).
+                raise InputError.of(list(dict.fromkeys(problems)))
             return result
         except click.exceptions.NoArgsIsHelpError:
             raise
