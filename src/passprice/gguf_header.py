@@ -359,13 +359,12 @@ class _Reader:
 
     ``buf[pos:]`` is read but not consumed; ``buf[hashed:pos]`` is consumed but not yet hashed (``buf[:hashed]`` is);
     every byte before ``base`` (the offset of ``buf[0]`` from where the stream stood when the reader began, ``start``)
-    is hashed; the stream stands
-    at ``start + base + len(buf)``. ``size`` is the stream's length when known (a plain file), else ``None`` (a
-    compressed one); every count is checked against the smaller of ``size`` and ``cap`` (the most header bytes read,
-    :func:`header_cap`) before anything is read or allocated for it, and no chunk is read from past ``cap``. When more
-    bytes are needed than ``buf[pos:]`` holds, a plain file is read again from ``pos`` (a seek back over the few bytes
-    not consumed, so each chunk comes from the file straight into the buffer), a compressed stream's rest is joined to
-    the next chunk.
+    is hashed; the stream stands at ``start + base + len(buf)``. ``size`` is the stream's length when known (a plain
+    file), else ``None`` (a compressed one); every count is checked against the smaller of ``size`` and ``cap`` (the
+    most header bytes read, :func:`header_cap`) before anything is read or allocated for it, and no chunk is read from
+    past ``cap``. When more bytes are needed than ``buf[pos:]`` holds, a plain file is read again from ``pos`` (a seek
+    back over the few bytes not consumed, so each chunk comes from the file straight into the buffer), a compressed
+    stream's rest is joined to the next chunk.
     """
 
     def __init__(
@@ -767,10 +766,9 @@ def _read_value(r: _Reader, type_id: int, key: str, at: int) -> _Value:
 def _read_array(r: _Reader, key: str, keep: bool, depth: int) -> _Value:
     """An array (element type u32, length u64, elements) of metadata ``key``, ``depth`` arrays deep; kept as a
     tuple when ``keep`` and short enough, else skipped and returned as a :class:`LongArray`, which carries the
-    sha256 of its element bytes when it is the value itself (``depth`` 1; an inner array is hashed as part of its
-    outer one, not apart: a hasher each cost 80,000 of them a chunk's read each, attack round 44). Every kind of long
-    array is hashed: an array of strings one of which is too long to keep and an array of arrays were not, so two
-    headers differing only there read the same (attack round 44)."""
+    sha256 of its element bytes when it is the value itself (``depth`` 1: an inner array is hashed as part of its
+    outer one, not apart). Every kind of long array is hashed: an array of strings one of which is too long to keep
+    and an array of arrays were not, so two headers differing only there read the same (attack round 44)."""
     what = f"metadata {key!r}"
     type_at = r.offset
     etype = r.read_u32(f"{what} array element type")
@@ -887,7 +885,7 @@ def _skip_arrays(r: _Reader, key: str, count: int, depth: int) -> set[str]:
                 i += 1
                 continue
             if etype != last:
-                if etype not in sizes:  # strings, arrays, an unknown type: the general reader
+                if etype not in sizes:  # arrays, an unknown type: the general reader
                     break
                 last, size = etype, sizes[etype]
                 seen.add(etype)
