@@ -170,8 +170,9 @@ def test_a_registry_name_that_does_not_print_is_named_not_shown(tmp_path: Path) 
     result = invoke("cards", root=root)
     assert result.exit_code == 2
     assert "h200_sxm_141gb  " in result.stdout and "\u202e" not in result.stdout and "\x1b" not in result.stdout
-    what = ("holds a character that does not print (a control character, a bidi control or a byte that is not "
-            "UTF-8): it would be shown on every line naming the record; rename the file")
+    what = ("holds a character that does not print (a control character, a bidi control, an invisible, private-use "
+            "or unassigned character or a byte that is not UTF-8): it would be shown on every line naming the record; "
+            "rename the file")
     assert result.stderr.splitlines() == [
         f"passprice: error: {cards}/esc\\x1b[31m.toml: the name esc\\x1b[31m {what}",
         f"passprice: error: {cards}/ev\\u202eil.toml: the name ev\\u202eil {what}",

@@ -158,8 +158,8 @@ def test_a_newline_in_the_name_of_a_file_that_does_not_read_stays_on_its_line(tm
          f"{tmp_path}/bad\\nname.gguf: header ends at byte 9 while reading the tensor count"),
         (("price", R1, "--card", str(card)),  # round 5: a name that does not print is refused before it is read
          f"{tmp_path}/bad\\ncard.toml: the name bad\\ncard holds a character that does not print (a control "
-         "character, a bidi control or a byte that is not UTF-8): it would be shown on every line naming the record; "
-         "rename the file"),
+         "character, a bidi control, an invisible, private-use or unassigned character or a byte that is not "
+         "UTF-8): it would be shown on every line naming the record; rename the file"),
         (("simulate", R1, "--trace", str(trace)),
          f"{tmp_path}/t\\nr.jsonl:1: not JSON: Expecting property name enclosed in double quotes (column 17)"),
     ]

@@ -42,7 +42,7 @@ from passprice.checkpoints import load_checkpoint
 from passprice.derivations import Finding
 from passprice.errors import InputError, NotFound
 from passprice.facts import Fact, Provenance, shown_unit
-from passprice.files import shown
+from passprice.files import shell_word, shown
 from passprice.fits import RunDerivation, RunInput, extreme, figure_of, rounded
 from passprice.gguf_header import GGUFHeader
 from passprice.measurements import Run, load_runs, past_context, ratio_too_large, run_serving
@@ -914,7 +914,7 @@ def verify_stack(root: Root, stack: Stack, runs: Sequence[Run] | None = None) ->
             left = [figure_of(everything[r.run], d.figure) for r in d.runs if r.run not in {c.run for c in moved
                     if c.now is None}]
             now = extreme(d.method, left) if left else None
-            again = f"run passprice calibrate --stack {stack.name}"
+            again = f"run passprice calibrate --stack {shell_word(stack.name)}"
             if now == written:
                 out.append(Finding(path, "stale", f"{path} derives from runs that moved ({_named(moved, d.figure)}); "
                                    f"its value {fact.describe()} still follows, but the derivation records the old "
@@ -969,7 +969,7 @@ def verify_stack(root: Root, stack: Stack, runs: Sequence[Run] | None = None) ->
                     f"and routing records) it is {_in_unit(fact, value)}, not {fact.describe()}: more than the "
                     f"{100 * tolerance:g} % its derivation allows (a fact of a card, checkpoint or routing record its "
                     "runs price changed, or passprice's pricing code did: review the re-fit with "
-                    f"`passprice calibrate --stack {stack.name} --dry-run`, then run it without --dry-run)",
+                    f"`passprice calibrate --stack {shell_word(stack.name)} --dry-run`, then run it without --dry-run)",
                 ))
     return out
 
@@ -1007,7 +1007,8 @@ def _untraced(
         out.append(Finding(paths[0], "stale", (
             f"{', '.join(paths)}: the locator names {', '.join(named)}, but the runs "
             f"{'it derives' if one else 'they derive'} from are in {', '.join(now)} now (a measurement file renamed, "
-            f"or runs moved): a citation that does not lead to the runs; run passprice calibrate --stack {stack}"
+            "or runs moved): a citation that does not lead to the runs; run passprice calibrate --stack "
+            f"{shell_word(stack)}"
         )))
     return out
 

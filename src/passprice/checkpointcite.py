@@ -154,6 +154,7 @@ def packaged_hint(root: Root, lock: Lock) -> str | None:
     entries counts as none) or when this registry has a file of that entry's name (its content changed: a copy would
     replace it, and the refusal already says to import the pinned header again or re-lock)."""
     from passprice.errors import InputError
+    from passprice.files import shell_word
     from passprice.tables import printable
 
     try:
@@ -167,4 +168,4 @@ def packaged_hint(root: Root, lock: Lock) -> str | None:
         return None
     return (f"passprice: hint: passprice's own registry holds the checkpoint content lock {printable(lock.name)} "
             f"pinned, in {printable(str(entry))}: copy that entry into this registry "
-            f"(cp {printable(str(entry))} {printable(str(target))}) and run this again")
+            f"(cp {shell_word(entry)} {shell_word(target)}) and run this again")

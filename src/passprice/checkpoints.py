@@ -417,6 +417,24 @@ def _plain_tensors(rows: Sequence[Mapping[str, Any]]) -> list[TensorInfo] | None
     return out
 
 
+#: The sha256 of no bytes: the elements of an empty array.
+_EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+
+def _require_digest_fits(item: Mapping[str, Any], where: str) -> None:
+    """Refuse a long array's recorded ``sha256`` (at key path ``where``) that cannot be of ``length`` elements: the
+    digest of no bytes beside a length above 0 (every element takes at least a byte), or another beside a length of
+    0. Raises :class:`InputError`; a missing digest passes."""
+    digest, length = item.get("sha256"), int(item["length"])
+    if digest is None or (digest == _EMPTY_SHA256) == (length == 0):
+        return
+    said = "the sha256 of no bytes" if digest == _EMPTY_SHA256 else "the sha256 of some bytes"
+    raise InputError(
+        f"{where}: {said}, beside length {length:,}: {length:,} elements take "
+        f"{'no bytes' if length == 0 else 'at least a byte each'} (import the header again rather than edit it)"
+    )
+
+
 def header_from_entry(document: Mapping[str, Any], source: str) -> GGUFHeader:
     """The header a checkpoint entry (a parsed, schema-valid ``checkpoint`` document read from ``source``)
     describes: equal (``==``) to what :func:`~passprice.gguf_header.read_header` returns for the file it was
@@ -438,10 +456,16 @@ def header_from_entry(document: Mapping[str, Any], source: str) -> GGUFHeader:
         if "length" in item:
             inner = _element_type(descriptor)
             if descriptor == "string":  # a string too long to keep: its length in bytes
+                if "sha256" in item:  # was dropped without a word: a claim nothing checks or keeps
+                    raise InputError(
+                        f"{where}.sha256: a long string is recorded by its length alone (passprice keeps the "
+                        "digest of a long array's elements, not of a string): remove it, or import the header again"
+                    )
                 metadata[key] = LongString(int(item["length"]))
             elif inner is None:
                 raise InputError(f"{where}: a length needs an array or string type, not {descriptor!r}")
             else:
+                _require_digest_fits(item, f"{where}.sha256")
                 metadata[key] = LongArray(inner, int(item["length"]), item.get("sha256"))
         else:
             leaves = _leaves(item["value"])
@@ -497,6 +521,15 @@ def header_from_entry(document: Mapping[str, Any], source: str) -> GGUFHeader:
     if head["data_offset"] != shards[0].data_offset:
         first = shards[0].data_offset
         raise InputError(f"{source}: header.data_offset: {head['data_offset']} but shard 0's is {first}")
+    # The data starts at the header's end padded to the alignment (gguf.cpp; the binary reader computes it so): an
+    # entry whose alignment and general.alignment were both edited, the data offset not, was read (attack round 44).
+    padded = -(-shards[0].header_bytes // head["alignment"]) * head["alignment"]
+    if head["data_offset"] != padded:
+        raise InputError(
+            f"{source}: header.data_offset: {head['data_offset']:,} but shard 0's {shards[0].header_bytes:,} header "
+            f"bytes padded to the alignment {head['alignment']:,} end at {padded:,}: they must be equal (re-import "
+            "the header rather than edit the entry)"
+        )
     return GGUFHeader(
         version=head["version"],
         byte_order=head["byte_order"],

@@ -30,6 +30,7 @@ else:
 
 from passprice import __version__, generated
 from passprice.errors import InputError, NotFound, escaped, problem_lines
+from passprice.files import shell_word
 from passprice.files import shown as shown_path
 
 generated.install()  # the methods attrs generates for passprice's classes: compiled once, kept in the cache
@@ -209,7 +210,9 @@ class _Group(click.Group):
                 _command_ended()
             problems = ctx.meta.get("passprice.problems")
             if problems:
-                raise InputError.of(problems)
+                # Each line once, in order: a problem of the environment met reading every file
+                # (PASSPRICE_MAX_FILE_BYTES=-1) was printed once a file, 17 times by `cards` (attack round 44).
+                raise InputError.of(list(dict.fromkeys(problems)))
             return result
         except click.exceptions.NoArgsIsHelpError:
             raise
@@ -1456,7 +1459,7 @@ def new_serving_command(
     spec = written.spec
     contexts = ", ".join(f"{c.share:g} at position {c.position:g} of {c.limit}" for c in spec.contexts or ())
     click.echo(f"wrote {shown_path(written.path)}: {spec.checkpoint} on {spec.card}, batch {spec.batch}, contexts "
-               f"{contexts}; price it with `passprice price {written.name}`")
+               f"{contexts}; price it with `passprice price {shell_word(written.name)}`")
 
 
 @cli.command("price")
@@ -2505,8 +2508,8 @@ def fact_set_command(
         # command only in diff's refusal, after the pull request failed). The whole record is recomputed only when
         # that leaves the fact just set as given.
         flag = " --draft" if draft else ""
-        commands = ([f"passprice fact recompute {name}{flag}"] if len(fixable) == len(stale)
-                    else [f"passprice fact recompute {name} {path}{flag}" for path in fixable])
+        commands = ([f"passprice fact recompute {shell_word(name)}{flag}"] if len(fixable) == len(stale)
+                    else [f"passprice fact recompute {shell_word(name)} {path}{flag}" for path in fixable])
         them = "it" if len(fixable) == 1 else "them"
         click.echo(f"passprice: warning: {shown}: {'; '.join(f'`{c}`' for c in commands)} writes {them} from "
                    "today's inputs (`passprice diff` fails a change that leaves a derived fact stale)", err=True)

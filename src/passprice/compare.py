@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from passprice.files import shell_word
+
 if TYPE_CHECKING:
     from passprice.registry import Root
     from passprice.serving import ServingCost, ServingRefusal
@@ -224,4 +226,5 @@ def lock_note(root: Root, serving: str | None, own_card: str) -> str:
     if not locks:
         return f"{head} (no lock of {name} in locks/)"
     names = ", ".join(p.name.removesuffix(".lock.toml") for p in locks)
-    return f"{head} (the serving's locks, {names}, lock {own_card}; `passprice best {serving}` prices it under them)"
+    best = f"passprice best {shell_word(serving or name)}"  # a command to paste (attack round 44)
+    return f"{head} (the serving's locks, {names}, lock {own_card}; `{best}` prices it under them)"

@@ -33,7 +33,7 @@ from passprice.derivations import Derivation, Finding, recheck_all
 from passprice.drafts import method_from_document
 from passprice.errors import InputError, escaped, problem_lines, spelled
 from passprice.facts import Fact, Provenance, dimension
-from passprice.files import is_folder
+from passprice.files import is_folder, shell_word
 from passprice.lineage import Dependant, changed_dependants
 from passprice.locks import (
     FIGURES,
@@ -1510,7 +1510,7 @@ class LockImpact:
             return "removed, dropping floors" if self.dropped else "removed"
         if self.head_unread:
             return (f"HEAD's lock file does not read (edited by hand?): restore it from BASE, then re-lock it with "
-                    f"passprice lock --update -o {self.path}")
+                    f"passprice lock --update -o {shell_word(self.path)}")
         if self.question:
             return (
                 f"asks another question ({'; '.join(self.question)}): a lock answers one; restore it, or keep it "
@@ -1535,10 +1535,10 @@ class LockImpact:
         bits = []
         if self.drifted:
             bits.append(f"pins {', '.join(self.drifted)} as before the change: re-pin (passprice lock --update -o "
-                        f"{self.path}; check --frozen fails until then)")
+                        f"{shell_word(self.path)}; check --frozen fails until then)")
         if self.rewritten:
             bits.append(f"pins {', '.join(self.rewritten)} as written before the change (rewritten, same quantity: "
-                        f"no drift; passprice lock --update -o {self.path} re-pins the words)")
+                        f"no drift; passprice lock --update -o {shell_word(self.path)} re-pins the words)")
         if self.added:
             bits.append("added")
         elif self.status == "changed":
@@ -3229,7 +3229,7 @@ def _own_code_unreproduced(head: Side, changed: Iterable[str]) -> tuple[str, ...
             why = answer.get("error", "no answer")
             out.append(f"{rel}: does NOT reproduce from its own pinned inputs with HEAD's own code: they were not "
                        f"priced ({why}); check it with HEAD's code (passprice check, run from HEAD's src), then "
-                       f"re-lock it with that code: passprice lock --update -o {rel}")
+                       f"re-lock it with that code: passprice lock --update -o {shell_word(rel)}")
             continue
         diffs = moved(lock.price, now, lock.compared())
         if not diffs:
@@ -3243,7 +3243,8 @@ def _own_code_unreproduced(head: Side, changed: Iterable[str]) -> tuple[str, ...
         out.append(
             f"{rel}: does NOT reproduce from its own pinned inputs with HEAD's own code ({what}): its recorded price "
             "is not what its pinned facts give (the lock was edited by hand, its digest recomputed, or written by "
-            f"other code than HEAD's); restore it, then re-lock it with HEAD's code: passprice lock --update -o {rel}"
+            "other code than HEAD's); restore it, then re-lock it with HEAD's code: passprice lock --update -o "
+            f"{shell_word(rel)}"
         )
     return tuple(out)
 
@@ -3285,7 +3286,7 @@ def _unpinned_records(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
                 out.append(
                     f"{rel}: does NOT reproduce from its own pinned inputs: its price records {path} as {provenance}, "
                     f"and the lock pins {path} {pinned.provenance.value}: the lock was edited by hand (its digest "
-                    f"recomputed); restore it, then re-lock it: passprice lock --update -o {rel}"
+                    f"recomputed); restore it, then re-lock it: passprice lock --update -o {shell_word(rel)}"
                 )
                 break
     return tuple(out)

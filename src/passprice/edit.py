@@ -32,7 +32,7 @@ from passprice.cards import CARD_PATHS, HOST_PATHS, TENSOR_PATHS, card_from_docu
 from passprice.drafts import draft_path, method_from_document
 from passprice.errors import InputError, NotFound, problem_lines
 from passprice.facts import Fact
-from passprice.files import is_there, open_regular, read_regular, shown, target, write_atomically
+from passprice.files import is_there, open_regular, read_regular, shell_word, shown, target, write_atomically
 from passprice.registry import Root, entry_name
 
 if TYPE_CHECKING:
@@ -124,9 +124,9 @@ def locate(root: Root, name: str, path: str | None, draft: bool = False) -> Fact
             if is_there(folder / f"{name}.toml"):
                 raise InputError(
                     f"{name}: a {what} ({folder / f'{name}.toml'}), not a card: the fact commands edit cards and "
-                    f"drafting methods (`passprice fact show {name}` reads its facts, and with --history when each "
-                    "changed); edit the record's file by hand (its facts are tables of value, unit, provenance, "
-                    "source and locator), then run passprice check"
+                    f"drafting methods (`passprice fact show {shell_word(name)}` reads its facts, and with --history "
+                    "when each changed); edit the record's file by hand (its facts are tables of value, unit, "
+                    "provenance, source and locator), then run passprice check"
                     + ("; passprice calibrate --stack rewrites a stack's fitted facts" if what == "serving stack"
                        else "")
                 )

@@ -25,7 +25,7 @@ from typing import Any
 import attrs
 
 from passprice.facts import Fact
-from passprice.files import is_there
+from passprice.files import is_there, shell_word
 from passprice.locks import Lock, Policy, Verdict, judge, lock_path, locks_of, read_lock
 from passprice.registry import Root
 from passprice.servings import Resolved
@@ -43,7 +43,7 @@ class LockRefusal(Exception):
 
 
 def _relock(lock: Lock) -> str:
-    where = f"-o {lock.source}" if lock.source else "-o LOCK"
+    where = f"-o {shell_word(lock.source)}" if lock.source else "-o LOCK"  # a command to paste (attack round 44)
     return (
         f"review the change and re-lock (`passprice lock --update {where}`, through review), or price without the "
         "lock (--no-lock)"
@@ -258,7 +258,7 @@ class PriceMoved:
         if not self.drifted and not self.serving:
             out.append(
                 "no pinned fact or serving choice drifted: the pricing model (code) or the checkpoint moved it; "
-                f"`passprice reproduce {self.lock}` says which"
+                f"`passprice reproduce {shell_word(self.lock)}` says which"
             )
         return out
 
@@ -430,7 +430,7 @@ class Guard:
         else:
             verdict = (
                 "floors hold; the serving is the locked one, its prices not compared with the locked ones "
-                f"(`passprice reproduce {self.locks[0][0].name}` compares them)"
+                f"(`passprice reproduce {shell_word(self.locks[0][0].name)}` compares them)"
             )
         head = f"under lock{'s' if len(self.locks) > 1 else ''} {shown}: {verdict}"
         return "\n".join([head, *(f"                {line}" for line in below)])

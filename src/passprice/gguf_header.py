@@ -357,14 +357,14 @@ def tensor_limit(count: int, cap: int | None = None) -> str | None:
 class _Reader:
     """Reads a header from a binary stream a chunk at a time, hashing every byte it consumes.
 
-    ``buf[pos:]`` is read but not consumed; ``buf[:pos]`` is consumed but not yet hashed; every byte before ``base``
-    (the offset of ``buf[0]`` from where the stream stood when the reader began, ``start``) is hashed; the stream stands
-    at ``start + base + len(buf)``. ``size`` is the stream's length when known (a plain file), else ``None`` (a
-    compressed one); every count is checked against the smaller of ``size`` and ``cap`` (the most header bytes read,
-    :func:`header_cap`) before anything is read or allocated for it, and no chunk is read from past ``cap``. When more
-    bytes are needed than ``buf[pos:]`` holds, a plain file is read again from ``pos`` (a seek back over the few bytes
-    not consumed, so each chunk comes from the file straight into the buffer), a compressed stream's rest is joined to
-    the next chunk.
+    ``buf[pos:]`` is read but not consumed; ``buf[hashed:pos]`` is consumed but not yet hashed (``buf[:hashed]`` is);
+    every byte before ``base`` (the offset of ``buf[0]`` from where the stream stood when the reader began, ``start``)
+    is hashed; the stream stands at ``start + base + len(buf)``. ``size`` is the stream's length when known (a plain
+    file), else ``None`` (a compressed one); every count is checked against the smaller of ``size`` and ``cap`` (the
+    most header bytes read, :func:`header_cap`) before anything is read or allocated for it, and no chunk is read from
+    past ``cap``. When more bytes are needed than ``buf[pos:]`` holds, a plain file is read again from ``pos`` (a seek
+    back over the few bytes not consumed, so each chunk comes from the file straight into the buffer), a compressed
+    stream's rest is joined to the next chunk.
     """
 
     def __init__(
@@ -381,6 +381,7 @@ class _Reader:
         self.hashers = hashers
         self.buf = b""
         self.pos = 0
+        self.hashed = 0
         self.base = 0
         self.order = "<"
         self.u32 = struct.Struct("<I")
@@ -428,18 +429,27 @@ class _Reader:
             raise HeaderError.ends(self.source, self.base + have, what)
         return chunk
 
+    def _flush(self) -> None:
+        """Hash the consumed bytes not hashed yet, ``buf[hashed:pos]``, keeping the buffer: a digest begun or ended
+        (:meth:`begin_digest`) needs no new read. Dropping the buffer there made each of a nested array's inner
+        arrays read a chunk (1 MiB) again: a 960 KB header of 80,000 empty inner string arrays took 3.6 s of CPU
+        (attack round 44; issue 13: 2 s at most for an input under 1 MB)."""
+        if self.pos > self.hashed:
+            self._hash(memoryview(self.buf)[self.hashed : self.pos])
+            self.hashed = self.pos
+
     def _consume(self) -> None:
-        """Hash the consumed bytes ``buf[:pos]`` and drop them: a plain file is read again from ``pos`` (a seek
+        """Hash the consumed bytes (:meth:`_flush`) and drop them: a plain file is read again from ``pos`` (a seek
         back), a compressed stream keeps ``buf[pos:]`` to be joined to its next chunk."""
         if self.pos:
-            self._hash(memoryview(self.buf)[: self.pos])
+            self._flush()
             self.base += self.pos
             if self.rewinds:
                 self.stream.seek(self.start + self.base)
                 self.buf = b""
             else:
                 self.buf = self.buf[self.pos :]
-            self.pos = 0
+            self.pos = self.hashed = 0
 
     def more(self, n: int, what: str) -> None:
         """Make ``n`` bytes available at ``pos``, reading chunk by chunk (so a length the stream cannot back is
@@ -486,9 +496,9 @@ class _Reader:
         if avail >= n:
             self.pos += n
             return
-        self._hash(self.buf)
+        self._hash(memoryview(self.buf)[self.hashed :])
         self.base += len(self.buf)
-        self.buf, self.pos = b"", 0
+        self.buf, self.pos, self.hashed = b"", 0, 0
         need = n - avail
         while need:
             chunk = self._read(what, 0)
@@ -497,21 +507,21 @@ class _Reader:
                 self.base += len(chunk)
                 need -= len(chunk)
             else:
-                self.buf, self.pos, need = chunk, need, 0
+                self.buf, self.pos, self.hashed, need = chunk, need, 0, 0
 
     def begin_digest(self) -> Any:
         """Start hashing what is consumed from here on apart (the elements of a long array): the bytes consumed so
         far are hashed first, so the new hasher sees only what follows. Its hasher, for :meth:`end_digest`."""
         import hashlib
 
-        self._consume()
+        self._flush()
         hasher = hashlib.sha256()
         self.hashers.append(hasher)
         return hasher
 
     def end_digest(self, hasher: Any) -> str:
         """The hex sha256 of what was consumed since :meth:`begin_digest` gave ``hasher``."""
-        self._consume()
+        self._flush()
         self.hashers.remove(hasher)
         return str(hasher.hexdigest())
 
@@ -755,7 +765,10 @@ def _read_value(r: _Reader, type_id: int, key: str, at: int) -> _Value:
 
 def _read_array(r: _Reader, key: str, keep: bool, depth: int) -> _Value:
     """An array (element type u32, length u64, elements) of metadata ``key``, ``depth`` arrays deep; kept as a
-    tuple when ``keep`` and short enough, else skipped and returned as a :class:`LongArray`."""
+    tuple when ``keep`` and short enough, else skipped and returned as a :class:`LongArray`, which carries the
+    sha256 of its element bytes when it is the value itself (``depth`` 1: an inner array is hashed as part of its
+    outer one, not apart). Every kind of long array is hashed: an array of strings one of which is too long to keep
+    and an array of arrays were not, so two headers differing only there read the same (attack round 44)."""
     what = f"metadata {key!r}"
     type_at = r.offset
     etype = r.read_u32(f"{what} array element type")
@@ -773,26 +786,29 @@ def _read_array(r: _Reader, key: str, keep: bool, depth: int) -> _Value:
     if etype == _ARRAY:
         return _read_nested(r, key, length, keep, depth, length_at)
     descriptor = f"array[{ename}]"
+    digest = depth == 1
     if etype == _STRING:
         if not keep:
             r.walk(length, length_at, f"{what}: array of {length} {ename}")
-            hasher = r.begin_digest()
+            hasher = r.begin_digest() if digest else None
             r.skip_strings(length, f"{what} array")
-            return _Value(LongArray(ename, length, r.end_digest(hasher)), descriptor, 0)
+            return _Value(LongArray(ename, length, _ended(r, hasher)), descriptor, 0)
         items: list[str] = []
+        hasher = r.begin_digest() if digest and length else None  # a string past the limit makes it a LongArray
         for i in range(length):
             item = r.read_text(f"{what} array string {i}")
-            if isinstance(item, LongString):  # too long to keep: the array is kept as its type and length
+            if isinstance(item, LongString):  # too long to keep: the array is kept as its type, length and digest
                 r.walk(length - i - 1, length_at, f"{what}: array of {length} {ename}")
                 r.skip_strings(length - i - 1, f"{what} array")
-                return _Value(LongArray(ename, length), descriptor, 0)
+                return _Value(LongArray(ename, length, _ended(r, hasher)), descriptor, 0)
             items.append(item)
+        _ended(r, hasher)
         return _Value(tuple(items), descriptor, length)
     size = _SIZE[etype]
     if not keep:
-        hasher = r.begin_digest()
+        hasher = r.begin_digest() if digest else None
         r.skip(length * size, f"{what} array of {length} {ename}")
-        return _Value(LongArray(ename, length, r.end_digest(hasher)), descriptor, 0)
+        return _Value(LongArray(ename, length, _ended(r, hasher)), descriptor, 0)
     raw = r.take(length * size, f"{what} array of {length} {ename}")
     values: tuple[MetaValue, ...] = struct.unpack(f"{r.order}{length}{_FORMAT[etype]}", raw)
     return _Value(values, descriptor, length)
@@ -807,6 +823,7 @@ def _read_nested(r: _Reader, key: str, length: int, keep: bool, depth: int, leng
     inners: set[str] = set()
     leaves = 0
     done = 0
+    hasher = r.begin_digest() if depth == 1 and length else None  # the digest of a LongArray of arrays
     while keep and done < length:
         element = _read_array(r, key, True, depth + 1)
         done += 1
@@ -822,19 +839,28 @@ def _read_nested(r: _Reader, key: str, length: int, keep: bool, depth: int, leng
         inners |= _skip_arrays(r, key, length - done, depth + 1)
     inner = inners.pop() if len(inners) == 1 else "array"
     descriptor = f"array[{inner}]"
+    digest = _ended(r, hasher)
     if not keep:
-        return _Value(LongArray(inner, length), descriptor, 0)
+        return _Value(LongArray(inner, length, digest), descriptor, 0)
     return _Value(tuple(items), descriptor, leaves)
+
+
+def _ended(r: _Reader, hasher: Any) -> str | None:
+    """:meth:`_Reader.end_digest` of ``hasher``, or ``None`` when there is none."""
+    return None if hasher is None else r.end_digest(hasher)
 
 
 def _skip_arrays(r: _Reader, key: str, count: int, depth: int) -> set[str]:
     """Skip ``count`` arrays (each ``depth`` arrays deep) of metadata ``key`` without keeping them, in a loop over the
-    buffer for arrays of fixed-size elements (millions of tiny inner arrays cost one unpack each, not a call each);
-    any other array is read by :func:`_read_array`. The type descriptors of the arrays skipped."""
+    buffer for arrays of fixed-size elements and of strings (millions of tiny inner arrays cost one unpack each, not
+    a call each; a string array's strings, counted in the budget of strings walked, one unpack each: 500,000 empty
+    string arrays in a 1 KB .xz took 1.9 s of CPU a call each, attack round 44); any other array, or one the buffer
+    does not hold whole, is read by :func:`_read_array`. The type descriptors of the arrays skipped."""
     seen: set[int] = set()
     out: set[str] = set()
     sizes = _SIZE
     head = struct.Struct(r.order + "IQ").unpack_from  # element type u32, length u64
+    u64 = r.u64.unpack_from
     done = 0
     last, size = -1, 0
     while done < count:
@@ -843,8 +869,23 @@ def _skip_arrays(r: _Reader, key: str, count: int, depth: int) -> set[str]:
         i = done
         while i < count and pos + 12 <= end:
             etype, length = head(buf, pos)
+            if etype == _STRING:
+                if length > r.walk_budget:  # refused by the general reader, at its offset
+                    break
+                nxt = pos + 12
+                k = 0
+                while k < length and nxt + 8 <= end:
+                    nxt += 8 + u64(buf, nxt)[0]
+                    k += 1
+                if k < length or nxt > end:
+                    break
+                r.walk_budget -= length
+                seen.add(etype)
+                pos = nxt
+                i += 1
+                continue
             if etype != last:
-                if etype not in sizes:  # strings, arrays, an unknown type: the general reader
+                if etype not in sizes:  # arrays, an unknown type: the general reader
                     break
                 last, size = etype, sizes[etype]
                 seen.add(etype)
@@ -1125,7 +1166,14 @@ def _read_split(path: Path, first: _Parsed, combined: Any) -> tuple[GGUFHeader, 
 
         combined = hashlib.sha256()
     cap = header_cap()
+    # A shard is a row of the entry as a tensor is, and the tensor limit holds for the shards' tensors together: 6,500
+    # shards of one tensor each (1.2 MB of files) were read and joined, and `import` spent 9 s writing and checking
+    # an entry that then did not read back (6,500 tensors, at most 2,048; attack round 44).
+    too_many = _count_limit(count, BYTES_PER_TENSOR, "shards", cap)
+    if too_many is not None:
+        raise HeaderError(source, count_at, too_many)
     total = 0  # header bytes of the shards read so far: the cap holds for the shards together, not one at a time
+    held = 0  # tensors of the shards read so far
     for no in range(count):
         shard = path if no == given else _shard_path(path.parent, stem, no + 1, count, suffix)
         if shard is None:
@@ -1140,6 +1188,10 @@ def _read_split(path: Path, first: _Parsed, combined: Any) -> tuple[GGUFHeader, 
                 f"the {no + 1} shards read so far hold {total:,} header bytes, past the {cap:,} bytes passprice "
                 f"reads of a header (set {CAP_VARIABLE} to a larger number of bytes to read it)"
             ))
+        held += len(one.tensors)
+        too_many = _count_limit(held, BYTES_PER_TENSOR, f"tensors in the {no + 1} shards read so far", cap)
+        if too_many is not None:
+            raise HeaderError(str(shard), 8, too_many)
         own_no = one.metadata.get("split.no")
         if own_no != no or _split_count(one) != count:
             at = one.offsets.get("split.no", one.offsets.get("split.count", 0))
@@ -1208,8 +1260,9 @@ def clear_cache() -> None:
 
 
 #: The kind of a header's entry in passprice's cache folder (:func:`passprice.cache.keep_object`); ``-2`` since a
-#: :class:`LongArray` carries its elements' sha256 (slip round 36): an entry kept before holds none.
-_KEPT_KIND = "gguf-header-2"
+#: :class:`LongArray` carries its elements' sha256 (slip round 36): an entry kept before holds none; ``-3`` since an
+#: array of arrays and an array of strings holding one too long to keep carry it too (attack round 44).
+_KEPT_KIND = "gguf-header-3"
 
 
 def _kept_data(real: str, cap: int) -> bytes:

@@ -22,7 +22,7 @@ from passprice import schema
 from passprice.derivations import Derivation, Finding, dependants, recheck_all
 from passprice.errors import InputError, problem_lines
 from passprice.facts import Fact, Provenance, weakest
-from passprice.files import is_there
+from passprice.files import is_there, shell_word
 from passprice.registry import Root, folder_problem
 from passprice.sources import Source, check_sources, cited_ids, load_source, missing_sources
 from passprice.tables import markdown_code, markdown_table, markdown_text, text_table
@@ -261,7 +261,7 @@ def pinned_sources(root: Root) -> tuple[set[str], list[str]]:
             problems.append(
                 f"{file}: {', '.join(keys)}: pins a citation of source {source_id!r}, which sources/ no longer holds: "
                 f"the locked price cannot be traced to its documents (restore sources/{source_id}.toml, or re-lock "
-                f"on today's citations: passprice lock --update -o {file})"
+                f"on today's citations: passprice lock --update -o {shell_word(file)})"
             )
     return ids, problems
 

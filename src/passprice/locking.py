@@ -24,7 +24,7 @@ from passprice.errors import InputError
 from passprice.facts import Provenance
 from passprice.files import is_there, shown
 from passprice.locks import FloorChange, Lock, Policy, Verdict
-from passprice.registry import Root, read_only
+from passprice.registry import Root, name_problem, read_only
 from passprice.schema import ONE_LINE
 from passprice.servings import ServingSpec
 
@@ -95,10 +95,13 @@ def previous(root: Root, output: Path, update: bool, force: bool) -> Lock | None
     (``update``) or compared with the new one (``force``). ``None`` when there is none, or (``force`` alone) when
     the file there is no lock that reads. Raises :class:`InputError` for ``update`` with no lock that reads, and for
     a file already there without ``update`` or ``force`` (naming both), before anything is priced."""
-    from passprice.files import shown
+    from passprice.files import check_writable, shown
     from passprice.locks import read_lock
 
     if not (update or force) and os.path.lexists(output):
+        # What --force could not replace either (a device, a FIFO, a folder, a read-only file) says so first:
+        # `lock -o /dev/null` advised `--force`, which then said it replaces regular files only (attack round 44).
+        check_writable(output, force=True)
         raise InputError(
             f"{shown(output)}: already exists: `--update` re-locks it with today's facts, checkpoint and code, keeping "
             "its floors; `--force` replaces it, its policy rebuilt from the flags"
@@ -147,6 +150,12 @@ def lock_name(output: Path, serving: str | None, name: str | None, old: Lock | N
             f"{shown(source)}: the lock would be named {derived!r} after it, which holds a line break, a control "
             "character or a bidi control: give --name"
         )
+    # The rule of every record name (registry.name_problem): U+00AD, U+00A0 or U+E000 passed the one-line rule and
+    # named a lock that prints like another (attack round 44).
+    problem = None if any("\udc80" <= ch <= "\udcff" for ch in derived) else name_problem(
+        derived, fix="give --name", toml=False)  # `-o out/x.toml` of no serving names a lock x.toml, as before
+    if problem is not None:
+        raise InputError(f"{shown(source)}: the lock would be named after it, and {problem}")
     return derived
 
 

@@ -451,7 +451,9 @@ def older_format(lock: Lock, where: str | None = None) -> str | None:
     the commands that re-lock it (``where``: the lock's path as the user names it; default its source)."""
     if lock.info.format >= LOCK_FORMAT:
         return None
-    where = where or lock.source or f"locks/{lock.name}.lock.toml"
+    from passprice.files import shell_word
+
+    where = shell_word(where or lock.source or f"locks/{lock.name}.lock.toml")  # a command to paste (round 44)
     return (
         f"lock format {lock.info.format}, older than {LOCK_FORMAT}: it pins no pricing-model digest and no checkpoint "
         f"content, and its rests_on is the first format's fixed list, so it is reproduced on its figures only; "
@@ -624,6 +626,21 @@ def _require_whole_format(document: Mapping[str, Any], source: str) -> None:
         )
 
 
+def _require_record_name(document: Mapping[str, Any], source: str) -> None:
+    """Refuse a lock whose ``lock.name`` is no record name (:func:`passprice.registry.name_problem`, the rule of
+    every card, serving and checkpoint name): the lock schema's one-line rule let U+00AD, U+00A0 and U+E000 by, so a
+    lock could be named like another and shown so on every line naming it (attack round 44). A name ending in
+    ``.toml`` is left to the rule of lock file names. Raises :class:`InputError` naming the key."""
+    from passprice.registry import name_problem
+
+    table = document.get("lock")
+    name = table.get("name") if isinstance(table, Mapping) else None
+    if isinstance(name, str):
+        problem = name_problem(name, fix="re-lock it under another name", toml=False)
+        if problem is not None:
+            raise InputError(f"{source}: lock.name: {problem}")
+
+
 def lock_from_document(document: Mapping[str, Any], source: str, *, checked: bool = False) -> Lock:
     """The lock a schema-valid ``document`` describes, after checking every pinned fact's digest and the lock's own
     (``checked``: the caller has, :func:`check_digests`, on these very bytes).
@@ -633,6 +650,7 @@ def lock_from_document(document: Mapping[str, Any], source: str, *, checked: boo
 
     if not checked:
         _require_whole_format(document, source)
+    _require_record_name(document, source)
     facts = _pinned_facts(document, source, check=not checked)
     data = {**document, "facts": {}, "lock": dict(document["lock"])}
     try:

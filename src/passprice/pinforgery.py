@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 
 from passprice.errors import InputError
 from passprice.facts import Fact
+from passprice.files import shell_word
 from passprice.locks import Lock, read_lock
 from passprice.registry import Root
 
@@ -79,7 +80,7 @@ def forged_pins(base: Root, head: Root, base_files: Iterable[str], changed: Iter
                 f"{pinned.citation()}, a fact no side of the change holds (HEAD's today: {now}) and BASE's lock did "
                 "not pin: a lock's facts are pinned by passprice lock from a registry, and a pin neither side holds "
                 "(written by hand, or made before a later commit of the change edited the fact) cannot be traced; "
-                f"re-lock it: passprice lock --update -o {rel}"
+                f"re-lock it: passprice lock --update -o {shell_word(rel)}"
             )
     return tuple(out)
 

@@ -158,35 +158,51 @@ def require_record_name(kind: str, name: str) -> None:
         raise InputError(f"{kind} name {name[:40]!r}…: {len(name):,} characters; at most {MAX_RECORD_NAME}")
 
 
-def entry_name(path: Path, suffix: str = ".toml") -> str:
-    """The registry name of the record file ``path`` (its file name less ``suffix``): the name every table, price and
-    refusal line shows for it. Raises :class:`InputError` naming the file when the name holds a character that does
-    not print (a newline, ESC, a bidi control such as U+202E, a byte that is not UTF-8): a card file
-    ``ev\u202eil.toml`` was shown raw in ``facts``, ``price --card``, ``roofline`` and ``lock`` output, reordering
-    each line it was on, and one named ``nl\nx.toml`` split a row of ``cards`` in two; and when it starts with ``-``,
-    which a command line reads as an option (round 17: ``servings`` listed ``-x``, ``check`` said "all holds", and
-    ``price -x`` and every ``lock -x …`` passprice advised said "No such option")."""
-    name = path.name[: -len(suffix)]
+def name_problem(name: str, fix: str = "rename the file", toml_fix: str = "rename the file to end in a single .toml",
+                 *, toml: bool = True) -> str | None:
+    """What is wrong with ``name`` as the name of a registry record of any kind (a card, a serving, a checkpoint
+    entry, a lock …), ending in ``fix`` (``toml_fix`` for a name ending in ``.toml``; ``toml`` false: such a name
+    passes); ``None`` when it is a name.
+    One rule for every record name (attack round 44: a lock name holding U+00AD, U+00A0 or U+E000 was written and
+    read where a card name holding them was refused):
+
+    - every character prints (:meth:`str.isprintable`: no control character, bidi control, format character such as
+      U+00AD or U+200B, separator other than the space such as U+00A0, private-use or unassigned code point, or byte
+      that is not UTF-8): a card file ``ev\u202eil.toml`` was shown raw in ``facts``, ``price --card``, ``roofline``
+      and ``lock`` output, reordering each line it was on, and one named ``nl\nx.toml`` split a row of ``cards``;
+    - it does not start with ``-``, which a command line reads as an option (round 17: ``servings`` listed ``-x``,
+      and ``price -x`` and every ``lock -x …`` passprice advised said "No such option");
+    - it does not end in ``.toml``, which names a file's path wherever a record is named (round 31)."""
     if not name.isprintable():
         from passprice.errors import escaped
 
-        raise InputError(
-            f"{shown(path)}: the name {escaped(name)} holds a character that does not print (a control character, a "
-            "bidi control or a byte that is not UTF-8): it would be shown on every line naming the record; rename "
-            "the file"
+        return (
+            f"the name {escaped(name)} holds a character that does not print (a control character, a bidi control, "
+            f"an invisible, private-use or unassigned character or a byte that is not UTF-8): it would be shown on "
+            f"every line naming the record; {fix}"
         )
     if name.startswith("-"):
-        raise InputError(
-            f"{shown(path)}: the name {name} starts with '-', which a command line reads as an option (`passprice "
-            f"price {name}` says no such option, as does every command passprice advises with it); rename the file"
+        return (
+            f"the name {name} starts with '-', which a command line reads as an option (`passprice price {name}` says "
+            f"no such option, as does every command passprice advises with it); {fix}"
         )
-    if suffix == ".toml" and name.endswith(".toml"):
-        # registry/servings/g.toml.toml: `g.toml` is read as a file's path wherever a record is named, so a lock of
-        # it, or a serving naming such a checkpoint, cannot name it (attack round 31).
-        raise InputError(
-            f"{shown(path)}: the name {name} ends in .toml, which names a file's path wherever a record is named (a "
-            "serving's card or checkpoint, a lock, --card): rename the file to end in a single .toml"
+    if toml and name.endswith(".toml"):
+        return (
+            f"the name {name} ends in .toml, which names a file's path wherever a record is named (a serving's card or "
+            f"checkpoint, a lock, --card): {toml_fix}"
         )
+    return None
+
+
+def entry_name(path: Path, suffix: str = ".toml") -> str:
+    """The registry name of the record file ``path`` (its file name less ``suffix``): the name every table, price and
+    refusal line shows for it. Raises :class:`InputError` naming the file when the name is not a record name
+    (:func:`name_problem`: a character that does not print, a leading ``-``, a name ending in ``.toml`` for a
+    ``.toml`` record)."""
+    name = path.name[: -len(suffix)]
+    problem = name_problem(name, toml=suffix == ".toml")  # a lock x.toml is lock_name's to refuse
+    if problem is not None:
+        raise InputError(f"{shown(path)}: {problem}")
     return name
 
 
@@ -693,7 +709,7 @@ def as_given(lines: list[str], root: Root | None, named: str | None = None) -> l
     except OSError:
         return lines
     if named is not None and not os.path.isabs(named):
-        base = os.path.normpath(named)
+        base = _spelled(named, root.path)
     elif named is None and (here == root.path or here.is_relative_to(root.path)):
         base = os.path.relpath(root.path, here)
     else:
@@ -704,6 +720,21 @@ def as_given(lines: list[str], root: Root | None, named: str | None = None) -> l
     to = "" if base == os.curdir else base + os.sep
     start = re.compile(r"(?<![^\s(\"'=,:\[])" + re.escape(prefix))
     return [start.sub(lambda _: to, line) for line in lines]
+
+
+def _spelled(named: str, path: Path) -> str:
+    """The relative folder name ``named`` (which resolves to ``path``) in its shortest spelling that still names
+    ``path``: ``os.path.normpath``'s, which drops ``.`` and folds ``a/..``, when that resolves to ``path`` too, else
+    ``named`` as given less trailing separators. Folding ``link/..`` is only right when ``link`` is no symbolic link:
+    ``--root link/../reg`` with ``link`` a link into another folder named ``reg/facts/…``, a file of the working
+    folder's ``reg`` (attack round 44). Raises nothing."""
+    short = os.path.normpath(named)
+    try:
+        if Path(short).resolve() == path:
+            return short
+    except (OSError, RuntimeError, ValueError):
+        pass
+    return named.rstrip(os.sep) or named
 
 
 def _is_root(path: Path) -> bool:

@@ -19,6 +19,7 @@ import attrs
 
 from passprice.errors import InputError, problem_lines
 from passprice.facts import UNITS, Fact
+from passprice.files import shell_word
 from passprice.gguf_header import GGUFHeader
 from passprice.locks import (
     FIGURES,
@@ -207,8 +208,8 @@ class CheckpointState:
                      f"({self.unread[0]}{f' and {n - 1:,} more' if n > 1 else ''}; `passprice check` names each "
                      "problem)")
             return (f"{self.ref}: no entry of that name, and no entry of the registry holds the pinned {what} "
-                    f"{short}…: import the pinned header again (passprice import FILE --name {self.ref}), or re-lock "
-                    f"through review{maybe}")
+                    f"{short}…: import the pinned header again (passprice import FILE --name "
+                    f"{shell_word(self.ref)}), or re-lock through review{maybe}")
         nobody = "no entry of the registry that reads" if self.unread else "no entry of the registry"
         if self.status == "changed":
             now = (self.today or "").removeprefix("sha256:")[:12]
