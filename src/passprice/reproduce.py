@@ -809,7 +809,21 @@ def side_by_side(rep: Reproduction) -> list[tuple[str, Any, Any, Any]]:
             (now and now.get(key) != recorded[key]) or (today and today.get(key) != recorded[key])
         ):
             fields.append(key)
-    out = [(f, recorded.get(f), now.get(f) if now else None, today.get(f) if today else None) for f in fields]
+    out: list[tuple[str, Any, Any, Any]] = []
+    for f in fields:
+        was, again, new = recorded.get(f), now.get(f) if now else None, today.get(f) if today else None
+        if isinstance(was, Mapping) and f not in ("tokens_per_s", "pass_s", "binds"):
+            # A record priced as an object (a mixture of experts' ``routing``): a row for each of its figures that
+            # moved, by name (``routing.distinct``, ``routing.bytes``), not one row reading "changed changed
+            # changed" (walkthrough 27).
+            figures = [k for k in was if k not in ("description", "note")  # prose: the drifted facts say it
+                       and not isinstance(was[k], Mapping | list) and (
+                (isinstance(again, Mapping) and again.get(k) != was[k])
+                or (isinstance(new, Mapping) and new.get(k) != was[k]))]
+            out += [(f"{f}.{k}", was[k], again.get(k) if isinstance(again, Mapping) else None,
+                     new.get(k) if isinstance(new, Mapping) else None) for k in figures]
+            continue
+        out.append((f, was, again, new))
     return out[:3] + rows + out[3:]
 
 
