@@ -69,7 +69,10 @@ class CheckpointCited:
                 f"{self.sequence_bytes:,.0f} B a sequence, are read from its metadata and tensor table):")
 
     def _synthetic_line(self) -> str:
-        return ("a synthetic header: built from a published configuration, no published file of these bytes; "
+        # A header built from a bare config.json says so in its origin; the line does not call it published.
+        built = ("a published configuration" if "from the published configuration" in self.origin
+                 else "a configuration whose publication is not recorded")
+        return (f"a synthetic header: built from {built}, no published file of these bytes; "
                 "its byte counts follow the configuration and the type mix its origin names")
 
     def text_lines(self) -> list[str]:
