@@ -36,3 +36,93 @@ def test_reproduce_of_a_moe_lock_shows_the_routing_figures_that_moved(tmp_path: 
     assert "facts          1 drifted: routing.hot_share: 0.9 (measured) → 0.85 (measured)" in text
     data = json.loads(invoke("reproduce", "locks/qwen3-30b-a3b-h200.lock.toml", "--json", root=root).stdout)
     assert data["today"]["routing"]["distinct"] == today
+
+
+def _stack_registry(tmp_path: Path) -> Path:
+    """Walkthrough 24's registry: stack vllm-w24 calibrated on five runs of Qwen3-30B-A3B on the H200, serving
+    w24-moe, and its lock made under the stack."""
+    from test_newcomer_24 import MOE, ROUTING, STACK, _registry
+
+    root = _registry(tmp_path)
+    assert invoke("calibrate", "--stack", STACK, root=root).exit_code == 0
+    made = invoke("new-serving", "w24-moe", "--checkpoint", MOE, "--card", "h200_sxm_141gb", "--batch", "64",
+                  "--routing", ROUTING, "--description", "walkthrough 27", root=root)
+    assert made.exit_code == 0, made.output
+    lock = invoke("lock", "w24-moe", "--stack", STACK, "-o", str(root / "locks" / "w24-moe.lock.toml"), root=root)
+    assert lock.exit_code == 0, lock.output
+    return root
+
+
+def test_diff_of_a_moved_run_names_every_stale_stack_fact_the_refit_and_the_move(tmp_path: Path) -> None:
+    import shutil
+
+    root = _stack_registry(tmp_path / "made")
+    base, head = tmp_path / "base", tmp_path / "head"
+    shutil.copytree(root, base)
+    shutil.copytree(root, head)
+    runs = head / "registry" / "measurements" / "w24.toml"
+    runs.write_text(runs.read_text().replace("6641.7", "6400.0"))  # the figure and the locator quoting it
+    result = invoke("diff", str(base), str(head), root=head)
+    assert result.exit_code == 1, result.output
+    text = result.stdout
+    # Was "rests on stale stack.overhead.pass: recompute it": one of eight facts fitted together, and a hint to
+    # recompute what only a re-fit gives.
+    assert ("  w24-moe (locks/w24-moe.lock.toml, card h200_sxm_141gb, price): rests on stack.overhead.pass, "
+            "stack.overhead.layer, stack.share.read, stack.share.append, stack.share.array, stack.share.vector, "
+            "stack.share.scale, stack.terms.serial, no longer the fit of stack vllm-w24's runs: re-fit them "
+            "(`passprice calibrate --stack vllm-w24`)") in text
+    # The run's move with numbers: 6,400 / 6,641.7 − 1 = −3.639 %.
+    assert ("w24.h200.b64 cited anew (locator decode benchmark: batch 64: 6641.7 tok/s → decode benchmark: batch 64: "
+            "6400.0 tok/s, tokens/s 6,641.7 → 6,400 (-3.639 %)): does w24-bench: ") in text
+    assert "run w24.h200.b64: 6641.7 tokens/s when derived, 6400 tokens/s now (-3.639 %); re-fitted" in text
+    data = json.loads(invoke("diff", str(base), str(head), "--format", "json", root=head).stdout)
+    [lock] = [x for x in data["locks"] if x["name"] == "w24-moe"]
+    assert [u["path"] for u in lock["unsound"]] == [
+        "stack.overhead.pass", "stack.overhead.layer", "stack.share.read", "stack.share.append", "stack.share.array",
+        "stack.share.vector", "stack.share.scale", "stack.terms.serial"]
+
+
+def test_synth_from_a_bare_config_json_does_not_call_it_published(tmp_path: Path) -> None:
+    from cli_helpers import REPO
+
+    wrapped = json.loads((REPO / "examples" / "configs" / "llama-3.1-8b.json").read_text())
+    bare = tmp_path / "config.json"
+    bare.write_text(json.dumps(wrapped["config"]))  # the file as Hugging Face publishes it: no "source"
+    root = copy_root(tmp_path)
+    made = invoke("synth", str(bare), "--mix", "Q4_K_M", "--import", "bare-llama", root=root)
+    assert made.exit_code == 0, made.output
+    entry = (root / "registry" / "checkpoints" / "bare-llama.toml").read_text()
+    assert "published configuration" not in entry
+    assert (f"origin = \"Synthetic, header only: built by passprice synth from the configuration {bare} (model_type "
+            "llama; a bare config.json: where it was published is not recorded); no weights exist.") in entry
+    audit = invoke("audit", "--checkpoint", "bare-llama", "--card", "h200_sxm_141gb", "--batch", "1", root=root)
+    assert audit.exit_code == 0, audit.output
+    assert ("    a synthetic header: built from a configuration whose publication is not recorded, no published file "
+            "of these bytes") in audit.stdout
+    # The wrapped example names where it was published, and says so.
+    wrapped_made = invoke("synth", str(REPO / "examples" / "configs" / "llama-3.1-8b.json"), "--mix", "Q4_K_M",
+                          "--import", "wrapped-llama", root=root)
+    assert wrapped_made.exit_code == 0, wrapped_made.output
+    assert ("built by passprice synth from the published configuration "
+            "https://huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json (model_type llama); no weights"
+            ) in (root / "registry" / "checkpoints" / "wrapped-llama.toml").read_text()
+
+
+def test_beyond_stack_names_the_context_class_and_the_position_to_price_at() -> None:
+    from cli_helpers import refused
+
+    # gemma3-270m-h100: 0.75 of the batch at mean position 1,024 of 4,096 and 0.25 at 16,384 of 32,768; the
+    # llama.cpp stack's runs read 0 … 8,192 cached positions. Was: "this price needs position 16,384" alone.
+    out = refused("price", "gemma3-270m-h100", "--stack", "llamacpp-cuda-2405", "--batch", "1", name="BeyondStack")
+    assert out["message"] == (
+        "llamacpp-cuda-2405 was calibrated on cached positions 0 … 8,192; this price needs context class 2 of 2 (0.25 "
+        "of the batch: mean position 16,384 of a 32,768 limit); price at position 8,192 (--position 8192, the "
+        "largest its runs reach, every class at it), price the limit (without --stack), or calibrate the stack on "
+        "runs at that context (measured runs near position 16,384, then passprice calibrate --stack "
+        "llamacpp-cuda-2405)")
+    assert (out["path"], out["low"], out["high"], out["needs"]) == ("range.position", 0, 8192, 16384)
+    # The advice prices.
+    inside = invoke("price", "gemma3-270m-h100", "--stack", "llamacpp-cuda-2405", "--batch", "1", "--position",
+                    "8192", "--json")
+    assert inside.exit_code == 0, inside.output
+    assert json.loads(inside.stdout)["expected"]["tokens_per_s"] > 0

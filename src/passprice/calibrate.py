@@ -935,7 +935,7 @@ def verify_stack(root: Root, stack: Stack, runs: Sequence[Run] | None = None) ->
         paths = ", ".join(p for p, _, _ in members)
         if not present:
             out.append(Finding(members[0][0], "broken", f"{paths}: no run their fit names is left "
-                               f"({_named(moved, first.figure)})"))
+                               f"({_named(moved, first.figure)})", also=tuple(p for p, _, _ in members[1:])))
             continue
         try:
             if len(present) > runs_cap():  # as calibrate refuses them: a fit of more takes past 2 s
@@ -943,7 +943,8 @@ def verify_stack(root: Root, stack: Stack, runs: Sequence[Run] | None = None) ->
                                  f"{RUNS_VARIABLE} to allow more)")
             refit = fit(model_runs(root, stack, present))
         except InputError as e:
-            out.append(Finding(members[0][0], "broken", f"{paths}: their fit cannot be re-run: {e}"))
+            out.append(Finding(members[0][0], "broken", f"{paths}: their fit cannot be re-run: {e}",
+                               also=tuple(p for p, _, _ in members[1:])))
             continue
         refits: list[tuple[str, Fact, float | None]] = []
         for path, fact, _ in members:
@@ -956,7 +957,7 @@ def verify_stack(root: Root, stack: Stack, runs: Sequence[Run] | None = None) ->
             )
             out.append(Finding(members[0][0], "stale", f"{paths} are stale: their fit's runs moved: "
                                f"{_named(moved, first.figure)}; re-fitted from today's runs: {values} (run passprice "
-                               f"calibrate --stack {stack.name})"))
+                               f"calibrate --stack {stack.name})", also=tuple(p for p, _, _ in members[1:])))
             continue
         for path, fact, value in refits:
             if value is None:
