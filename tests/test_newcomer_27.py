@@ -126,3 +126,61 @@ def test_beyond_stack_names_the_context_class_and_the_position_to_price_at() -> 
                     "8192", "--json")
     assert inside.exit_code == 0, inside.output
     assert json.loads(inside.stdout)["expected"]["tokens_per_s"] > 0
+
+
+def test_the_review_names_a_routing_record_and_its_facts_as_a_lock_does(tmp_path: Path) -> None:
+    import shutil
+
+    base, head = tmp_path / "base", tmp_path / "head"
+    shutil.copytree(copy_root(tmp_path / "made"), base)
+    shutil.copytree(base, head)
+    _move_hot_share(head)
+    markdown = invoke("diff", str(base), str(head), "--format", "markdown", root=head).stdout
+    # Was "| `qwen3-30b-a3b-measured` | `hot_share` |": a routing record read as a checkpoint's name, and a path no
+    # lock or price uses.
+    assert ("| `routing qwen3-30b-a3b-measured` | `routing.hot_share` | 0.9 | 0.85 | -5.556 % | measured | unchanged |"
+            in markdown)
+    assert ("- `routing qwen3-30b-a3b-measured` `routing.hot_share` (changed) in "
+            "`facts/routing/qwen3-30b-a3b-measured.toml`") in markdown
+
+
+def test_check_says_when_a_stale_fit_moved_for_more_than_its_runs(tmp_path: Path) -> None:
+    root = _stack_registry(tmp_path)
+    runs = root / "registry" / "measurements" / "w24.toml"
+    runs.write_text(runs.read_text().replace("6641.7", "6400.0"))
+    alone = invoke("check", root=root)
+    assert alone.exit_code == 1
+    [line] = [x for x in alone.stdout.splitlines() if "their fit's runs moved" in x]
+    assert "as recorded" not in line  # the run alone moved the fit
+    _move_hot_share(root)  # and the routing record the runs price
+    both = invoke("check", root=root)
+    [line] = [x for x in both.stdout.splitlines() if "their fit's runs moved" in x]
+    assert "run w24.h200.b64: 6641.7 tokens/s when derived, 6400 tokens/s now (-3.639 %); re-fitted" in line
+    assert ("; and with the runs as recorded the fit still gives overhead.pass 1982 µs, not 1950 µs; share.read "
+            "0.8947, not 0.8564; share.append 0.7956, not 0.7446: a card, checkpoint or routing record "
+            "(qwen3-30b-a3b-measured) its runs price changed too (or passprice's pricing code did) (run passprice "
+            "calibrate --stack vllm-w24)") in line
+
+
+def test_audit_says_a_fit_rests_on_its_runs_routing_and_the_source_audit_follows_it(tmp_path: Path) -> None:
+    root = _stack_registry(tmp_path)
+    audit = invoke("audit", "w24-moe", "--stack", "vllm-w24", root=root).stdout
+    assert ("  registry/measurements/w24.toml: 5 runs on 1 card (h200_sxm_141gb), citing w24-bench; priced on routing "
+            "record qwen3-30b-a3b-measured (measured)\n") in audit
+    # The benchmark the stack was fitted to: a lock under the stack rests on its fitted facts, not memory.reserved
+    # alone.
+    bench = json.loads(invoke("audit", "--source", "w24-bench", "--json", root=root).stdout)
+    [lock] = bench["locks"]
+    assert lock["name"] == "w24-moe"
+    assert {"stack.memory.reserved", "stack.share.read", "stack.overhead.pass"} <= set(lock["rests_on"])
+    # The routing record's source: the stack's fit rests on it through the runs' routing.
+    routed = invoke("audit", "--source", "gpu-container-handbook-routing-derisk", root=root).stdout
+    assert "serving-stack facts fitted to its measured runs: 12" in routed
+    assert ("  (vllm-w24's runs price routing record qwen3-30b-a3b-measured, whose facts cite it: the fit rests on "
+            "them)") in routed
+    # Runs priced on the uniform assumption: the derived fit says it rests on an assumption.
+    runs = root / "registry" / "measurements" / "w24.toml"
+    runs.write_text(runs.read_text().replace('routing = "qwen3-30b-a3b-measured"', 'routing = "uniform"'))
+    assumed = invoke("audit", "w24-moe", "--stack", "vllm-w24", root=root).stdout
+    assert ("citing w24-bench; priced on routing record uniform (assumed): the stack's fitted facts, derived, rest on "
+            "this assumed routing as on the runs (a measured record of the runs' routing would replace it)") in assumed

@@ -999,6 +999,13 @@ class FileChange:
             "unsound": [f.to_json() for f in self.findings],
         }
 
+    @property
+    def shown_name(self) -> str:
+        """The file as the review's Facts table names it: a card by its name; a routing record, drafting method or
+        stack with its kind before it (``routing acme-moe``), so a routing record named as its checkpoint is not read
+        as the checkpoint (walkthrough 27)."""
+        return f"{self.kind} {self.name}" if self.kind in _LOCK_PREFIX else self.name
+
     def lock_path(self, path: str) -> str:
         """The path a lock names fact ``path`` of this file by (``draft.acceptance.1``, ``routing.hot_share``,
         ``stack.…``; a card's path as it is)."""
@@ -3976,7 +3983,7 @@ def _fact_items(d: Diff, links: Links | None) -> Iterator[list[str]]:
         where = markdown_code(f.path)
         if links is not None and c.new is not None:
             where = links.fact_link(f.path, c.path, f.fact_lines(c.path))
-        out.append(f"- {markdown_code(f.name)} {markdown_code(c.path)} ({c.change}) in {where}")
+        out.append(f"- {markdown_code(f.shown_name)} {markdown_code(f.lock_path(c.path))} ({c.change}) in {where}")
         if c.new is not None:
             label = "cite (new)" if c.old is not None and c.old.citation() != c.new.citation() else "cite"
             first = said.setdefault((f.path, "cite", c.new.citation()), c.path)
@@ -4072,7 +4079,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         used, first = 0, set(flagged)
         for i in [*flagged, *(i for i in range(len(facts)) if i not in first)]:
             f, c = facts[i]
-            row = [markdown_code(f.name), markdown_code(c.path), show(c.old), show(c.new), _what(c),
+            row = [markdown_code(f.shown_name), markdown_code(f.lock_path(c.path)), show(c.old), show(c.new), _what(c),
                    _provenance(c).replace("(WEAKER)", "⚠️ **weaker**"), _cite_cell(c)]
             used += len("| " + " | ".join(row) + " |\n")
             if len(chosen) == MAX_FACT_ROWS or used > MAX_FACT_TABLE:
