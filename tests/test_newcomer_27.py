@@ -184,3 +184,21 @@ def test_audit_says_a_fit_rests_on_its_runs_routing_and_the_source_audit_follows
     assumed = invoke("audit", "w24-moe", "--stack", "vllm-w24", root=root).stdout
     assert ("citing w24-bench; priced on routing record uniform (assumed): the stack's fitted facts, derived, rest on "
             "this assumed routing as on the runs (a measured record of the runs' routing would replace it)") in assumed
+
+
+def test_the_audit_names_the_header_file_an_entry_was_imported_from_and_what_identifies_it() -> None:
+    import hashlib
+    import lzma
+
+    from cli_helpers import REPO
+
+    text = invoke("audit", "r1-qwen7b-h200").stdout
+    # The entry's source is a bare file name: said to be one, with what finds the file (its decompressed sha256).
+    assert ("    header file: deepseek-r1-distill-qwen-7b-q4_k_m.header.gguf.xz, the name it was imported from (the "
+            "entry keeps no folder: the header sha256 above, of its header bytes decompressed, identifies it)\n"
+            ) in text
+    data = (REPO / "tests" / "data" / "deepseek-r1-distill-qwen-7b-q4_k_m.header.gguf.xz").read_bytes()
+    digest = hashlib.sha256(lzma.decompress(data)).hexdigest()
+    assert f"    header sha256: {digest}\n" in text
+    cited = json.loads(invoke("audit", "r1-qwen7b-h200", "--json").stdout)["checkpoint"]
+    assert cited["header_file"] == "deepseek-r1-distill-qwen-7b-q4_k_m.header.gguf.xz"
