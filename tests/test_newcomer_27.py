@@ -202,3 +202,38 @@ def test_the_audit_names_the_header_file_an_entry_was_imported_from_and_what_ide
     assert f"    header sha256: {digest}\n" in text
     cited = json.loads(invoke("audit", "r1-qwen7b-h200", "--json").stdout)["checkpoint"]
     assert cited["header_file"] == "deepseek-r1-distill-qwen-7b-q4_k_m.header.gguf.xz"
+
+
+def test_compare_of_a_mixture_of_experts_names_the_routing_every_row_rests_on() -> None:
+    # Part 2's persona: an ML engineer choosing the H200 or the MI300X for Qwen3-30B-A3B within 30 ms a token.
+    result = invoke("compare", "qwen3-30b-a3b-h200", "--cards", "h200_sxm_141gb,mi300x", "--max-tpot", "0.03")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[2] == ("  routing a hot set of 58 of 128 experts (45.31 %) takes 90 % of the routed token-slots, "
+                        "measured (qwen3-30b-a3b-measured): every row rests on it (--routing NAME prices another)")
+    dense = invoke("compare", "r1-qwen7b-h200", "--cards", "h200_sxm_141gb").stdout
+    assert "  routing " not in dense
+
+
+def test_two_moe_prices_checked_by_hand() -> None:
+    # MI300X, uniform routing, batch 64: D = 128 (1 − (1 − 8/128)^64) = 125.94 experts a layer read; their bytes
+    # 17,553,162,240 × D / 128, plus 822,597,632 B of the rest; memory = W / (5.3 TB/s × 0.7302) + 64 × 201,424,896 B
+    # / (5.3 TB/s × 0.7717) = 4.675 + 3.152 = 7.827 ms: 8,176.7 tokens/s.
+    mi = json.loads(invoke("price", "qwen3-30b-a3b-mi300x", "--json").stdout)
+    distinct = 128 * (1 - (1 - 8 / 128) ** 64)
+    weights = 822597632 + 17553162240 * distinct / 128
+    assert abs(mi["routing"]["distinct"] - distinct) < 1e-9
+    assert abs(mi["weight_bytes"] - weights) < 1e-3
+    memory = weights / (5.3e12 * 0.7302) + 64 * 201424896 / (5.3e12 * 0.7717)
+    assert abs(mi["tokens_per_s"] - 64 / memory) < 1e-6 and round(mi["tokens_per_s"], 1) == 8176.7
+    # H200, measured skew, its best batch 605: p_hot = 8 × 0.9 / 58, p_cold = 8 × 0.1 / 70; the non-expert bytes
+    # grow by one 1,152-byte embedding row a token-row (822,523,904 + 605 × 1,152); memory = W / (4.8 TB/s ×
+    # 0.9333) + 605 × 201,424,896 B / (4.8 TB/s × 0.8646) = 4.100 + 29.364 = 33.46 ms: 18,079.3 tokens/s.
+    h200 = json.loads(invoke("best", "qwen3-30b-a3b-h200", "--json").stdout)
+    assert h200["batch"] == 605
+    hot, cold = 8 * 0.9 / 58, 8 * 0.1 / 70
+    distinct = 58 * (1 - (1 - hot) ** 605) + 70 * (1 - (1 - cold) ** 605)
+    weights = 822523904 + 605 * 1152 + 17553162240 * distinct / 128
+    assert abs(h200["weight_bytes"] - weights) < 1e-3
+    memory = weights / (4.8e12 * 0.9333) + 605 * 201424896 / (4.8e12 * 0.8646)
+    assert abs(h200["tokens_per_s"] - 605 / memory) < 1e-6 and round(h200["tokens_per_s"], 1) == 18079.3
