@@ -237,3 +237,16 @@ def test_two_moe_prices_checked_by_hand() -> None:
     assert abs(h200["weight_bytes"] - weights) < 1e-3
     memory = weights / (4.8e12 * 0.9333) + 605 * 201424896 / (4.8e12 * 0.8646)
     assert abs(h200["tokens_per_s"] - 605 / memory) < 1e-6 and round(h200["tokens_per_s"], 1) == 18079.3
+
+
+def test_reproduce_of_a_stack_lock_marks_a_fit_the_routing_change_left_stale(tmp_path: Path) -> None:
+    root = _stack_registry(tmp_path)
+    clean = json.loads(invoke("reproduce", "locks/w24-moe.lock.toml", "--json", root=root).stdout)
+    assert clean["stale_stack"] == []
+    _move_hot_share(root)  # the routing record the stack's five runs price
+    text = invoke("reproduce", "locks/w24-moe.lock.toml", root=root).stdout
+    assert ("    stale          stack.overhead.pass, stack.share.read, stack.share.append no longer the fit of stack "
+            "vllm-w24's runs (a run, or a card, checkpoint or routing record they price, changed): today's expected "
+            "column rests on them; re-fit with `passprice calibrate --stack vllm-w24`") in text
+    data = json.loads(invoke("reproduce", "locks/w24-moe.lock.toml", "--json", root=root).stdout)
+    assert data["stale_stack"] == ["stack.overhead.pass", "stack.share.read", "stack.share.append"]

@@ -549,6 +549,11 @@ class Reproduction:
     #: Whether the registry is a checkout of passprice itself (it holds ``src/passprice``), whose commits carry the
     #: code that wrote its locks; a registry of one's own carries the line that installs it (``requirements.txt``).
     holds_code: bool = True
+    #: For a lock made under a serving stack: the stack's fitted facts today's expected price rests on (lock paths,
+    #: ``stack.share.read``) that no longer follow from the stack's runs (``check``'s re-fit: a run, card, checkpoint
+    #: or routing record its runs price changed). Walkthrough 27: today's expected column moved on an old fit,
+    #: unmarked, after the routing record its runs price changed.
+    stale_stack: tuple[str, ...] = ()
 
     @property
     def equals(self) -> bool:
@@ -762,7 +767,15 @@ def reproduce(root: Root, lock: Lock, with_today: bool = True) -> Reproduction:
     shares = (alone(lock, header, today.drift, today.unpinned)
               if header is not None and (today.drift or today.unpinned) else ())
     holds_code = (root.path / "src" / "passprice" / "pins.py").is_file()
-    return Reproduction(lock, now, diffs, pricing_model_digest(), state, today, shares, holds_code)
+    stale_stack: tuple[str, ...] = ()
+    if lock.stack is not None and today.price is not None and isinstance(today.price.get("expected"), Mapping):
+        from passprice.diff import stack_refit_findings
+
+        rests = set(today.price["expected"].get("rests_on", {}))
+        stale_stack = tuple(dict.fromkeys(
+            f"stack.{path}" for f in stack_refit_findings(root, lock.stack.name) for path in (f.path, *f.also)
+            if f"stack.{path}" in rests))
+    return Reproduction(lock, now, diffs, pricing_model_digest(), state, today, shares, holds_code, stale_stack)
 
 
 # --- showing a reproduction ------------------------------------------------------------------------------------------
@@ -916,6 +929,10 @@ def reproduction_text(rep: Reproduction, shown: str, older: str | None = None, m
         stale = stale_rested_on(today.facts, today.price.get("rests_on", {}))
         if stale:
             lines.append(f"    stale          {stale.line()} (today's inputs column rests on them)")
+    if rep.stale_stack and lock.stack is not None:
+        lines.append(f"    stale          {', '.join(rep.stale_stack)} no longer the fit of stack {lock.stack.name}'s "
+                     "runs (a run, or a card, checkpoint or routing record they price, changed): today's expected "
+                     f"column rests on them; re-fit with `passprice calibrate --stack {lock.stack.name}`")
     if rep.price is not None and "refusal" in rep.price:
         lines.append(f"  the pinned inputs are refused today: {rep.price.get('message', rep.price['refusal'])}")
     if today.refusal is not None:
@@ -972,6 +989,7 @@ def reproduction_json(rep: Reproduction, older: str | None = None) -> dict[str, 
             for a in rep.alone
         ],
         "unpinned": [{"path": p, "today": f.to_entry()} for p, f in today.unpinned],
+        "stale_stack": list(rep.stale_stack),
         "serving_changed": list(today.serving),
         "floors": today.verdict.to_json() if today.verdict is not None else None,
         "moved": [{"field": m.field, "recorded": m.recorded, "now": m.now} for m in rep.moved],
