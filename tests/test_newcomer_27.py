@@ -250,3 +250,12 @@ def test_reproduce_of_a_stack_lock_marks_a_fit_the_routing_change_left_stale(tmp
             "column rests on them; re-fit with `passprice calibrate --stack vllm-w24`") in text
     data = json.loads(invoke("reproduce", "locks/w24-moe.lock.toml", "--json", root=root).stdout)
     assert data["stale_stack"] == ["stack.overhead.pass", "stack.share.read", "stack.share.append"]
+
+
+def test_simulate_of_a_mixture_of_experts_names_its_routing() -> None:
+    result = invoke("simulate", "qwen3-30b-a3b-h200", "--synthetic", "20", "--seed", "7", "--rate", "200")
+    assert result.exit_code == 0, result.output
+    assert ("  routing     a hot set of 45.31 % of the experts takes 90 % of the routed token-slots, measured "
+            "(qwen3-30b-a3b-measured)\n") in result.stdout
+    dense = invoke("simulate", "r1-qwen7b-h200", "--synthetic", "20", "--seed", "7", "--rate", "200")
+    assert "  routing " not in dense.stdout
