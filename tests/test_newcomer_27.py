@@ -259,3 +259,28 @@ def test_simulate_of_a_mixture_of_experts_names_its_routing() -> None:
             "(qwen3-30b-a3b-measured)\n") in result.stdout
     dense = invoke("simulate", "r1-qwen7b-h200", "--synthetic", "20", "--seed", "7", "--rate", "200")
     assert "  routing " not in dense.stdout
+
+
+def test_routed_names_the_records_registered_for_its_experts() -> None:
+    from cli_helpers import refused
+
+    # Was: only "facts/routing/uniform.toml states uniform routing as an assumption", though the registry holds a
+    # measured record written for this very checkpoint.
+    out = refused("price", "--checkpoint", "qwen3-30b-a3b-q4_k_m", "--card", "mi300x", "--batch", "8", name="Routed")
+    assert out["records"] == ["qwen3-30b-a3b-measured (measured; for qwen3-30b-a3b-q4_k_m)",
+                              "uniform (assumed; any checkpoint)"]
+    result = invoke("price", "--checkpoint", "qwen3-30b-a3b-q4_k_m", "--card", "mi300x", "--batch", "8")
+    assert result.stderr.endswith("; registered here for 128 experts: qwen3-30b-a3b-measured (measured; for "
+                                  "qwen3-30b-a3b-q4_k_m), uniform (assumed; any checkpoint)\n")
+    # gpt-oss-20b has 32 experts: the 128-expert record is not offered.
+    other = refused("price", "--checkpoint", "gpt-oss-20b-mxfp4", "--card", "mi300x", "--batch", "8", name="Routed")
+    assert other["records"] == ["uniform (assumed; any checkpoint)"]
+
+
+def test_explain_times_limit_is_the_stacks_ratio_not_speculates_speedup() -> None:
+    # compare --stack's "× limit" column led `passprice explain "× limit"` to speculate's speedup.
+    said = invoke("explain", "× limit").stdout
+    assert said.startswith("stack: a serving runtime of a build range")
+    assert ("A `× limit` column (compare --stack, speculate --stack) is the expected tokens/s over the card's "
+            "limit: in compare, the limit at its own best batch, which may be larger than the stack's."
+            ) in " ".join(said.split())
