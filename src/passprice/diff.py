@@ -2044,6 +2044,18 @@ def stack_refit_findings(root: Root, name: str) -> tuple[Finding, ...]:
         return ()
 
 
+def stale_stack_facts(root: Root, stack: str, price: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """The fitted facts of serving stack ``stack`` (lock paths, ``stack.share.read``) that the expected price of
+    ``price`` (a ``--json`` price object under the stack; ``None`` or another object: none) rests on and that no
+    longer follow from the stack's runs on ``root`` (:func:`stack_refit_findings`, each fact a finding covers).
+    Raises nothing."""
+    if price is None or not isinstance(price.get("expected"), Mapping):
+        return ()
+    rests = set(price["expected"].get("rests_on", {}))
+    return tuple(dict.fromkeys(f"stack.{path}" for f in stack_refit_findings(root, stack)
+                               for path in (f.path, *f.also) if f"stack.{path}" in rests))
+
+
 # --- the diff ------------------------------------------------------------------------------------------------------
 
 

@@ -552,7 +552,9 @@ class Reproduction:
     #: For a lock made under a serving stack: the stack's fitted facts today's expected price rests on (lock paths,
     #: ``stack.share.read``) that no longer follow from the stack's runs (``check``'s re-fit: a run, card, checkpoint
     #: or routing record its runs price changed). Walkthrough 27: today's expected column moved on an old fit,
-    #: unmarked, after the routing record its runs price changed.
+    #: unmarked, after the routing record its runs price changed. Set by the ``reproduce`` command
+    #: (:func:`passprice.diff.stale_stack_facts`: the re-fit is no part of the pricing model, whose digest it would
+    #: bring calibrate and diff into).
     stale_stack: tuple[str, ...] = ()
 
     @property
@@ -767,15 +769,7 @@ def reproduce(root: Root, lock: Lock, with_today: bool = True) -> Reproduction:
     shares = (alone(lock, header, today.drift, today.unpinned)
               if header is not None and (today.drift or today.unpinned) else ())
     holds_code = (root.path / "src" / "passprice" / "pins.py").is_file()
-    stale_stack: tuple[str, ...] = ()
-    if lock.stack is not None and today.price is not None and isinstance(today.price.get("expected"), Mapping):
-        from passprice.diff import stack_refit_findings
-
-        rests = set(today.price["expected"].get("rests_on", {}))
-        stale_stack = tuple(dict.fromkeys(
-            f"stack.{path}" for f in stack_refit_findings(root, lock.stack.name) for path in (f.path, *f.also)
-            if f"stack.{path}" in rests))
-    return Reproduction(lock, now, diffs, pricing_model_digest(), state, today, shares, holds_code, stale_stack)
+    return Reproduction(lock, now, diffs, pricing_model_digest(), state, today, shares, holds_code)
 
 
 # --- showing a reproduction ------------------------------------------------------------------------------------------
