@@ -284,3 +284,12 @@ def test_explain_times_limit_is_the_stacks_ratio_not_speculates_speedup() -> Non
     assert ("A `× limit` column (compare --stack, speculate --stack) is the expected tokens/s over the card's "
             "limit: in compare, the limit at its own best batch, which may be larger than the stack's."
             ) in " ".join(said.split())
+
+
+def test_the_readme_s_source_audit_is_what_the_command_prints() -> None:
+    from cli_helpers import REPO
+
+    # The README's block lacked the `note:` line the source record's caveat prints.
+    readme = (REPO / "README.md").read_text()
+    block = readme.split("$ passprice audit --source azure-ai-benchmarking-guide\n", 1)[1].split("\n```", 1)[0]
+    assert invoke("audit", "--source", "azure-ai-benchmarking-guide").stdout.rstrip("\n") == block
