@@ -278,8 +278,8 @@ def test_a_run_that_changed_or_disappeared_is_named_and_the_fit_re_run(today: tu
     assert fit.kind == "stale"
     assert fit.message.startswith(
         f"{FITTED} are stale: their fit's runs moved: run xd3.h100_pcie_80gb.8b-q4km.tg512: 145.55 tokens/s when "
-        "derived, 150 tokens/s now; run xd3.a40.8b-f16.tg512: gone (no measured run has this id now); re-fitted from "
-        "today's runs: overhead.pass 0 µs; overhead.layer 96."
+        "derived, 150 tokens/s now (+3.057 %); run xd3.a40.8b-f16.tg512: gone (no measured run has this id now); "
+        "re-fitted from today's runs: overhead.pass 0 µs; overhead.layer 96."
     )
     assert fit.message.endswith("terms.serial 0.5 (run passprice calibrate --stack llamacpp-cuda-2405)")
     # The range is read off the same runs: one gone, its value unchanged, but the derivation records the old runs.
@@ -340,8 +340,8 @@ def test_check_fails_naming_a_run_whose_figure_moved_and_warns_of_a_run_not_fitt
     assert result.exit_code == 1, result.output
     assert (
         f"  facts/stacks/{STACK}.toml: {FITTED} are stale: their fit's runs moved: "
-        "run xd3.h100_pcie_80gb.8b-q4km.tg512: 145.55 tokens/s when derived, 150 tokens/s now; re-fitted from today's "
-        "runs:"
+        "run xd3.h100_pcie_80gb.8b-q4km.tg512: 145.55 tokens/s when derived, 150 tokens/s now (+3.057 %); "
+        "re-fitted from today's runs:"
     ) in result.stdout
     assert (
         f"  warning: facts/stacks/{STACK}.toml: 1 measured run of stack {STACK} is not in its fit "

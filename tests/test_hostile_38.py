@@ -80,8 +80,8 @@ def test_1_a_measured_runs_locator_of_hyphenated_names_is_reviewed(registry: Pat
     assert result.exit_code == 1, result.output  # the stack fitted from the run is stale
     assert json.loads(result.stdout)["runs_to_verify"] == {LMDEPLOY: 1}
     text = invoke("diff", "long-locator", "HEAD", root=path).stdout
-    assert ("lmd1.a100_sxm4_80gb.l2-7b.b1.p1-o128's tokens/s moved (100.02 → 101.02 tokens/s) but its citation did "
-            "not: does lmdeploy-a100-fp16-benchmark: docs/en/benchmark/a100_fp16.md a_-a_-") in text
+    assert ("lmd1.a100_sxm4_80gb.l2-7b.b1.p1-o128's tokens/s moved (100.02 → 101.02 tokens/s, +0.9998 %) but its "
+            "citation did not: does lmdeploy-a100-fp16-benchmark: docs/en/benchmark/a100_fp16.md a_-a_-") in text
 
 
 def test_2_added_copies_citing_one_place_are_each_held_against_the_others(registry: Path) -> None:
@@ -183,7 +183,8 @@ def test_5_runs_renamed_or_added_in_an_edited_measurement_file_are_to_verify(reg
     assert "1 other file changed; 3 measured runs to verify in its source;" in result.stdout
     assert ("registry/measurements/other.toml (changed): 3 measured runs to verify in its source: "
             "renamed-o0.a100_sxm4_80gb.l2-7b.b1.p1-o128 (was o0.a100_sxm4_80gb.l2-7b.b1.p1-o128)'s tokens/s moved "
-            "(100 → 200 tokens/s) but its citation did not: does lmdeploy-a100-fp16-benchmark: ") in result.stdout
+            "(100 → 200 tokens/s, +100 %) but its citation did not: does lmdeploy-a100-fp16-benchmark: "
+            ) in result.stdout
     branch(path, "other-added", "other-runs")
     _other_runs(path, {})
     runs = path / "registry" / "measurements" / "other.toml"

@@ -226,8 +226,9 @@ def test_diff_shows_a_stack_locks_expected_price_and_no_setting_as_the_figure(re
     assert result.exit_code == 1, result.output  # the locked expected price moved, the lock not updated
     lines = result.stdout.splitlines()
     # slip round 35: overhead.layer edited by hand (96.63 -> 90 us) is not what its fit gives; the lock rests on it
-    at = lines.index("  s (locks/s.lock.toml, card h200_sxm_141gb, price): rests on stack.overhead.layer, not "
-                     "following from its derivation: correct it; price moved, lock not updated (expected.pass_s)")
+    at = lines.index("  s (locks/s.lock.toml, card h200_sxm_141gb, price): rests on stack.overhead.layer, no longer "
+                     "the fit of stack llamacpp-cuda-2405's runs: re-fit it (`passprice calibrate --stack "
+                     "llamacpp-cuda-2405`); price moved, lock not updated (expected.pass_s)")
     assert lines[at + 3: at + 6] == [
         "    tokens/s  996.1 → 996.1  (+0 %)",
         "    recorded  996.1",

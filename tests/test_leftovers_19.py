@@ -38,10 +38,10 @@ def test_a_moved_run_s_figure_carries_its_unit_on_both_sides() -> None:
     from passprice.fits import RunChange
 
     assert RunChange("r", 145.55, 1.0).describe("tokens_per_s") == (
-        "run r: 145.55 tokens/s when derived, 1 tokens/s now"
+        "run r: 145.55 tokens/s when derived, 1 tokens/s now (-99.31 %)"
     )
     assert RunChange("r", 1.0, 2.0).describe("rows") == (
-        "run r: 1 token-rows a pass when derived, 2 token-rows a pass now"
+        "run r: 1 token-rows a pass when derived, 2 token-rows a pass now (+100 %)"
     )
 
 

@@ -47,7 +47,7 @@ def test_a_lock_that_does_not_reproduce_keeps_its_status_when_the_reader_leaves_
     [("TTFT", "TTFT"), ("makespan", "makespan"), ("static", "static batching"), ("continuous", "continuous batching"),
      ("drift", "drift"), ("speedup", "speedup"), ("prefix hits", "prefix hits"),
      ("waited for memory", "waited for memory"), ("limit/meas", "limit/meas"), ("emitted/pass", "emitted/pass"),
-     ("holds on", "fixed"), ("× limit", "speedup"), ("fixed", "fixed"), ("seed", "seed"),
+     ("holds on", "fixed"), ("× limit", "stack"), ("fixed", "fixed"), ("seed", "seed"),
      # walkthrough 2: the words of rests on, audit --stack, calibrate, simulate, diff and reproduce
      ("routing.hot_share", "routing"), ("hot set", "routing"), ("stack.share.read", "share.*"),
      ("overhead.layer", "fixed"), ("terms.serial", "terms.serial"), ("in sample", "held out"),

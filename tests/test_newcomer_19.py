@@ -254,7 +254,7 @@ def test_a_sources_audit_lists_the_stack_facts_fitted_to_its_runs() -> None:
     assert out.exit_code == 0, out.output
     lines = out.stdout.splitlines()
     at = lines.index("serving-stack facts fitted to its measured runs: 13")
-    assert lines[at + 1].split() == ["stack", "fact", "value", "provenance", "runs", "citing", "it"]
+    assert lines[at + 1].split() == ["stack", "fact", "value", "provenance", "runs", "resting", "on", "it"]
     assert lines[at + 4].split() == ["llamacpp-cuda-2405", "stack.overhead.layer", "96.63", "µs", "derived", "111",
                                      "of", "111"]
     data = json.loads(invoke("audit", "--source", "lmdeploy-a100-fp16-benchmark", "--json").stdout)

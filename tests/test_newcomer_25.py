@@ -27,6 +27,8 @@ def test_the_audit_names_a_synthetic_checkpoint_and_its_origin() -> None:
             "  llama3-8b-q4_k_m — registry/checkpoints/llama3-8b-q4_k_m.toml\n"
             "    content: sha256:d0b42800ca2ad46d064dbeec496cf9b5911305c89613c7c4908001f988d0f5e7 (what a lock pins)\n"
             "    header sha256: 17f7e1f727231c68d7dfbfc0b51c1684fc7710cccdc3b7de25dac35327e8eba9\n"
+            "    header file: llama3-8b-q4_k_m.header.gguf, the name it was imported from (the entry keeps no folder: "
+            "the header sha256 above, of its header bytes decompressed, identifies it)\n"
             "    origin: Synthetic, header only: built by passprice synth from the published configuration ") in text
     assert "    a synthetic header: built from a published configuration, no published file of these bytes" in text
 
@@ -34,7 +36,7 @@ def test_the_audit_names_a_synthetic_checkpoint_and_its_origin() -> None:
                              "--json").stdout)
     cited = data["checkpoint"]
     assert list(cited) == ["name", "entry", "content", "header_sha256", "origin", "synthetic", "weight_bytes",
-                           "sequence_bytes"]
+                           "sequence_bytes", "header_file"]
     assert cited["name"] == "llama3-8b-q4_k_m" and cited["synthetic"] is True
     assert cited["weight_bytes"] == 4617414656 and cited["sequence_bytes"] == 268566528
     assert data["tokens_per_s"] == 8 / (4617414656 / (5.3e12 * 0.7302) + 8 * 268566528 / (5.3e12 * 0.7717))

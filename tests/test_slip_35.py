@@ -59,7 +59,8 @@ def test_a_lock_under_a_stack_whose_fit_no_longer_follows_is_marked_on_stale_fac
     text = invoke("diff", str(base), str(head), root=head)
     assert text.exit_code == 1
     assert ("  w24-moe (locks/w24-moe.lock.toml, card h200_sxm_141gb, price): rests on stack.overhead.pass, "
-            "stack.share.read, stack.share.append, not following from their derivation: correct them; price moved, "
+            "stack.share.read, stack.share.append, no longer the fit of stack vllm-w24's runs: re-fit them (`passprice "
+            "calibrate --stack vllm-w24`); price moved, "
             "lock not updated (weight_bytes)") in text.stdout
     assert ("    tokens/s  10,354.4 → 10,069.4  (-2.752 %)\n" in text.stdout)  # the card's limit rests on no stack fact
     assert ("    expected  6,589.8 → 6,454.1  (-2.06 %) under stack vllm-w24, recorded 6,589.8  HEAD's expected price "
@@ -104,7 +105,8 @@ def test_a_run_moved_into_a_new_file_with_its_figure_moved_is_to_verify(registry
     assert status == 0, text
     assert "no fact changed; 2 other files changed; 1 measured run to verify in its source" in text
     assert (f"1 measured run to verify in its source: {RUN} cited anew (locator …three runs, 131.44, 134.81, "
-            "[135.07 → 155.07] tokens per second (the …): does xiongjiedai-gpu-benchmarks: ") in text
+            "[135.07 → 155.07] tokens per second (the …, tokens/s 135.07 → 155.07 (+14.81 %)): does "
+            "xiongjiedai-gpu-benchmarks: ") in text
     assert out["runs_to_verify"] == {"registry/measurements/new-points.toml": 1}
     path = branch(registry, "moved-run-setting")
     _move_first_run(path, (r"positions = \[[^\]]*\]", "positions = [1, 64]"))

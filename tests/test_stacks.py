@@ -451,8 +451,10 @@ def test_a_price_past_the_positions_a_stack_was_calibrated_on_is_refused_by_name
     out = refused("price", "r1-qwen7b-h200", "--stack", STACK, "--position", "9000", "--limit", "16384",
                   name="BeyondStack")
     assert out["message"] == (
-        "llamacpp-cuda-2405 was calibrated on cached positions 0 … 8,192; this price needs position 9,000; price the "
-        "limit (without --stack), or calibrate the stack on runs at that context"
+        "llamacpp-cuda-2405 was calibrated on cached positions 0 … 8,192; this price needs contexts (mean position "
+        "9,000 of a 16,384 limit); price at position 8,192 (--position 8192, the largest its runs reach), price the "
+        "limit (without --stack), or calibrate the stack on runs at that context (measured runs near position 9,000, "
+        "then passprice calibrate --stack llamacpp-cuda-2405)"
     )
     assert (out["path"], out["low"], out["high"], out["needs"]) == ("range.position", 0, 8192, 9000)
 

@@ -234,17 +234,30 @@ class Calibration:
     source: str
     runs: int
     cards: tuple[str, ...]
+    #: The routing records its runs price (a mixture of experts' runs), each (name, weakest provenance of its facts,
+    #: or ``"?"`` when the record does not read): the fit rests on their figures as on the runs'.
+    routings: tuple[tuple[str, str], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        """``{"file", "source", "runs", "cards"}``."""
-        return {"file": self.file, "source": self.source, "runs": self.runs, "cards": list(self.cards)}
+        """``{"file", "source", "runs", "cards", "routings"}`` (``routings``: ``[{"routing", "provenance"}]``)."""
+        return {"file": self.file, "source": self.source, "runs": self.runs, "cards": list(self.cards),
+                "routings": [{"routing": r, "provenance": p} for r, p in self.routings]}
 
     def describe(self) -> str:
-        """``registry/measurements/x.toml: 111 runs on 11 cards (a100_pcie_80gb, a40 …), citing SOURCE``."""
+        """``registry/measurements/x.toml: 111 runs on 11 cards (a100_pcie_80gb, a40 …), citing SOURCE``, and for
+        runs of a mixture of experts the routing records they price with their provenance: the fitted facts are
+        ``derived`` from runs priced on those records, so an assumed record (``uniform``) is said to be one
+        (walkthrough 27: it went unsaid)."""
         cards = ", ".join(self.cards[:4]) + (" …" if len(self.cards) > 4 else "")
         n = len(self.cards)
-        return (f"{self.file}: {self.runs:,} run{'' if self.runs == 1 else 's'} on {n} card{'' if n == 1 else 's'} "
+        text = (f"{self.file}: {self.runs:,} run{'' if self.runs == 1 else 's'} on {n} card{'' if n == 1 else 's'} "
                 f"({cards}), citing {self.source}")
+        for name, provenance in self.routings:
+            text += f"; priced on routing record {name} ({provenance})"
+            if provenance in ("estimated", "assumed"):
+                text += (f": the stack's fitted facts, derived, rest on this {provenance} routing as on the runs "
+                         "(a measured record of the runs' routing would replace it)")
+        return text
 
 
 def calibrated_on(root: Root, stack: Stack) -> tuple[Calibration, ...]:
@@ -265,8 +278,23 @@ def calibrated_on(root: Root, stack: Stack) -> tuple[Calibration, ...]:
     for run in load_runs(root, stack.name, problems=[]):
         if run.id in named:
             groups.setdefault((f"registry/measurements/{run.source}.toml", run.source_id), []).append(run)
+    weakest: dict[str, str] = {}
+
+    def provenance(name: str) -> str:
+        if name not in weakest:
+            from passprice.errors import InputError
+            from passprice.routing import load_routing
+
+            try:
+                record = load_routing(root, name)
+                weakest[name] = max(f.provenance for f in record.facts().values()).value  # max: the weakest
+            except InputError:
+                weakest[name] = "?"
+        return weakest[name]
+
     return tuple(
-        Calibration(file, source, len(runs), tuple(sorted({r.card for r in runs})))
+        Calibration(file, source, len(runs), tuple(sorted({r.card for r in runs})),
+                    tuple((name, provenance(name)) for name in sorted({r.routing for r in runs if r.routing})))
         for (file, source), runs in groups.items()
     )
 

@@ -935,7 +935,7 @@ def verify_stack(root: Root, stack: Stack, runs: Sequence[Run] | None = None) ->
         paths = ", ".join(p for p, _, _ in members)
         if not present:
             out.append(Finding(members[0][0], "broken", f"{paths}: no run their fit names is left "
-                               f"({_named(moved, first.figure)})"))
+                               f"({_named(moved, first.figure)})", also=tuple(p for p, _, _ in members[1:])))
             continue
         try:
             if len(present) > runs_cap():  # as calibrate refuses them: a fit of more takes past 2 s
@@ -943,7 +943,8 @@ def verify_stack(root: Root, stack: Stack, runs: Sequence[Run] | None = None) ->
                                  f"{RUNS_VARIABLE} to allow more)")
             refit = fit(model_runs(root, stack, present))
         except InputError as e:
-            out.append(Finding(members[0][0], "broken", f"{paths}: their fit cannot be re-run: {e}"))
+            out.append(Finding(members[0][0], "broken", f"{paths}: their fit cannot be re-run: {e}",
+                               also=tuple(p for p, _, _ in members[1:])))
             continue
         refits: list[tuple[str, Fact, float | None]] = []
         for path, fact, _ in members:
@@ -954,9 +955,11 @@ def verify_stack(root: Root, stack: Stack, runs: Sequence[Run] | None = None) ->
             values = "; ".join(
                 f"{p} {_in_unit(f, v)}" if v is not None else f"{p} not fitted" for p, f, v in refits
             )
+            # (a run gone leaves a fit of fewer runs: whatever else moved is not told apart from it)
+            besides = "" if gone else _moved_besides_runs(root, stack, present, first, members, tolerance)
             out.append(Finding(members[0][0], "stale", f"{paths} are stale: their fit's runs moved: "
-                               f"{_named(moved, first.figure)}; re-fitted from today's runs: {values} (run passprice "
-                               f"calibrate --stack {stack.name})"))
+                               f"{_named(moved, first.figure)}; re-fitted from today's runs: {values}{besides} (run "
+                               f"passprice calibrate --stack {stack.name})", also=tuple(p for p, _, _ in members[1:])))
             continue
         for path, fact, value in refits:
             if value is None:
@@ -972,6 +975,40 @@ def verify_stack(root: Root, stack: Stack, runs: Sequence[Run] | None = None) ->
                     f"`passprice calibrate --stack {shell_word(stack.name)} --dry-run`, then run it without --dry-run)",
                 ))
     return out
+
+
+def _moved_besides_runs(
+    root: Root, stack: Stack, present: Sequence[Run], first: RunDerivation,
+    members: Sequence[tuple[str, Fact, RunDerivation]], tolerance: float,
+) -> str:
+    """Whether the fit moved for more than its runs: re-fitted from today's runs with each one's figure as the
+    derivation recorded it (on today's cards, checkpoints and routing records), a fact that still differs from its
+    written value by more than ``tolerance`` moved for another reason. Returns ``""`` when none does (or the fit
+    cannot be re-run), else ``"; and with the runs as recorded the fit still gives share.read 0.912, not 0.8564:
+    a card, checkpoint or routing record (qwen3-30b-a3b-measured) its runs price changed too"``. Walkthrough 27:
+    with a run and the routing record its runs price both changed, check's stale line named the run alone."""
+    if first.figure != "tokens_per_s":
+        return ""
+    recorded = {r.run: float(r.value) for r in first.runs}
+    try:
+        again = fit(model_runs(root, stack, [attrs.evolve(r, tokens_per_s=recorded.get(r.id, r.tokens_per_s))
+                                             for r in present]))
+    except InputError:
+        return ""
+    from passprice.fits import agrees
+
+    moved = []
+    for path, fact, _ in members:
+        fitted_as = ".".join(path.split(".")[-2:])
+        value = again.serial if fitted_as == "terms.serial" else again.values.get(fitted_as)
+        if value is not None and not agrees(fact.value, value, tolerance):
+            moved.append(f"{path} {_in_unit(fact, value)}, not {fact.describe()}")
+    if not moved:
+        return ""
+    routings = sorted({r.routing for r in present if r.routing})
+    named = f" ({', '.join(routings)})" if routings else ""
+    return (f"; and with the runs as recorded the fit still gives {'; '.join(moved)}: a card, checkpoint or routing "
+            f"record{named} its runs price changed too (or passprice's pricing code did)")
 
 
 #: A measurement file as a run-derived fact's locator names it (:func:`_files`).

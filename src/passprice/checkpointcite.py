@@ -42,6 +42,9 @@ class CheckpointCited:
     origin: str
     weight_bytes: float
     sequence_bytes: float
+    #: The entry's ``source``: the name of the header file it was imported from (or synth wrote), as ``import``
+    #: records it, without its folder; ``""`` for a header file read directly (``name`` is its name).
+    header_file: str = ""
 
     @property
     def synthetic(self) -> bool:
@@ -62,14 +65,22 @@ class CheckpointCited:
         for ``audit --json``."""
         return {"name": self.name, "entry": self.entry, "content": self.content, "header_sha256": self.header_sha256,
                 "origin": self.origin or None, "synthetic": self.synthetic, "weight_bytes": self.weight_bytes,
-                "sequence_bytes": self.sequence_bytes}
+                "sequence_bytes": self.sequence_bytes, "header_file": self.header_file or None}
+
+    def _header_file_line(self) -> str:
+        # Walkthrough 27: the entry's source is a bare file name, which read as if it said where the header is.
+        return (f"header file: {self.header_file}, the name it was imported from (the entry keeps no folder: the "
+                "header sha256 above, of its header bytes decompressed, identifies it)")
 
     def _heading(self) -> str:
         return (f"checkpoint (the pass's bytes, weight_bytes {self.weight_bytes:,.0f} B and sequence_bytes "
                 f"{self.sequence_bytes:,.0f} B a sequence, are read from its metadata and tensor table):")
 
     def _synthetic_line(self) -> str:
-        return ("a synthetic header: built from a published configuration, no published file of these bytes; "
+        # A header built from a bare config.json says so in its origin; the line does not call it published.
+        built = ("a published configuration" if "from the published configuration" in self.origin
+                 else "a configuration whose publication is not recorded")
+        return (f"a synthetic header: built from {built}, no published file of these bytes; "
                 "its byte counts follow the configuration and the type mix its origin names")
 
     def text_lines(self) -> list[str]:
@@ -80,6 +91,7 @@ class CheckpointCited:
         where = f" — {printable(self.entry)}" if self.entry is not None else " (a header file, not a registry entry)"
         lines = [self._heading(), f"  {printable(self.name)}{where}",
                  f"    content: {self.content} (what a lock pins)", f"    header sha256: {self.header_sha256}",
+                 *([f"    {printable(self._header_file_line())}"] if self.header_file else []),
                  f"    origin: {printable(self.origin_shown())}"]
         if self.synthetic:
             lines.append(f"    {self._synthetic_line()}")
@@ -94,6 +106,7 @@ class CheckpointCited:
         lines = [f"**{self._heading()}**", "", f"- {markdown_code(self.name)}{where}",
                  f"  - content: {markdown_code(self.content)}",
                  f"  - header sha256: {markdown_code(self.header_sha256)}",
+                 *([f"  - {markdown_text(self._header_file_line())}"] if self.header_file else []),
                  f"  - origin: {markdown_text(self.origin_shown())}"]
         if self.synthetic:
             lines.append(f"  - ⚠️ {self._synthetic_line()}")
@@ -113,11 +126,13 @@ def checkpoint_cited(root: Root, header: GGUFHeader, price: dict[str, Any]) -> C
 
     source = header.source
     entry: str | None = None
-    origin = ""
+    origin = header_file = ""
     name = Path(source).name if source else "(unnamed header)"
     if source.endswith(".toml") and is_there(source):
         name = Path(source).stem
-        origin = entry_origin(root, schema.read_bytes(Path(source)))
+        data = schema.read_bytes(Path(source))
+        origin = entry_origin(root, data)
+        header_file = entry_origin(root, data, "source")
         entry = source
         try:
             entry = os.path.relpath(source, root.path) if root.path is not None else source
@@ -126,7 +141,7 @@ def checkpoint_cited(root: Root, header: GGUFHeader, price: dict[str, Any]) -> C
         if entry.startswith(".."):
             entry = source
     return CheckpointCited(name, entry, checkpoint_digest(header), header.sha256, origin,
-                           float(price.get("weight_bytes", 0.0)), float(price.get("sequence_bytes", 0.0)))
+                           float(price.get("weight_bytes", 0.0)), float(price.get("sequence_bytes", 0.0)), header_file)
 
 
 def packaged_entry(root: Root, lock: Lock) -> Path | None:

@@ -645,8 +645,9 @@ def _header_of_entry(path: Path, root: Root, data: bytes) -> GGUFHeader:
     return header_from_entry(document, str(path))
 
 
-def entry_origin(root: Root, data: bytes) -> str:
-    """The ``entry.origin`` of a registry entry whose bytes are ``data`` (``""`` when it has none): from the document
+def entry_origin(root: Root, data: bytes, key: str = "origin") -> str:
+    """The ``entry.origin`` (or another ``key`` of its ``[entry]`` table, ``source``) of a registry entry whose bytes
+    are ``data`` (``""`` when it has none): from the document
     :func:`load_checkpoint` parsed and kept in the current snapshot for those bytes, else parsed here once
     (:func:`passprice.schema.toml_loads`; its header then came from the cache of built objects, unparsed). A review
     of an added entry parsed it twice, once to load it and once for its origin (leftovers round 20). Raises
@@ -657,7 +658,7 @@ def entry_origin(root: Root, data: bytes) -> str:
     if document is None:
         document = schema.toml_loads(data.decode("utf-8"))
     entry = document.get("entry")
-    return str(entry.get("origin", "")) if isinstance(entry, dict) else ""
+    return str(entry.get(key, "")) if isinstance(entry, dict) else ""
 
 
 def load_checkpoint(root: Root, ref: str) -> GGUFHeader:

@@ -236,10 +236,14 @@ class _Group(click.Group):
             ctx.exit(2)
         except Refused as e:
             with _reader_gone():
+                _routed_records(ctx, e.payload)
                 if ctx.meta.get("passprice.json"):
                     click.echo(json.dumps(e.payload, indent=2))
                 name = e.payload.get("refusal")
                 message = "\n".join(_as_given(ctx, e.message.split("\n"), _root_or_none(ctx)))
+                if e.payload.get("records"):
+                    message += f"; registered here for {e.payload['expert_count']} experts: " + ", ".join(
+                        e.payload["records"])
                 shown = (f"{name}: {message}" if isinstance(name, str) and not message.startswith(name)
                          else message)
                 click.echo(f"passprice: refused: {_escaped_lines(shown)}", err=True)
@@ -273,9 +277,14 @@ class _Group(click.Group):
 
             if not isinstance(e, ServingRefusal):
                 raise
+            payload = e.to_json()
+            _routed_records(ctx, payload)
             if ctx.meta.get("passprice.json"):
-                click.echo(json.dumps(e.to_json(), indent=2))
-            click.echo(f"passprice: refused: {e.name}: {_escaped_lines(str(e))}", err=True)
+                click.echo(json.dumps(payload, indent=2))
+            said = str(e)
+            if payload.get("records"):
+                said += f"; registered here for {payload['expert_count']} experts: " + ", ".join(payload["records"])
+            click.echo(f"passprice: refused: {e.name}: {_escaped_lines(said)}", err=True)
             ctx.exit(1)
 
 
@@ -577,6 +586,22 @@ def _read_through(root: Any, servings: Sequence[tuple[str, str]], cards: Sequenc
         with contextlib.suppress(InputError):
             out.append(("--stack", stack_path(root, stack)))
     return out
+
+
+def _routed_records(ctx: click.Context, payload: dict[str, Any]) -> None:
+    """A ``Routed`` refusal's ``records``: the registry's routing records that could price its experts
+    (:func:`passprice.routing.records_for`), added to its JSON payload (and its line says them). Nothing for
+    another refusal, or when no registry reads."""
+    if payload.get("refusal") != "Routed" or not isinstance(payload.get("expert_count"), int):
+        return
+    root = _root_or_none(ctx)
+    if root is None:
+        return
+    from passprice.routing import records_for
+
+    records = records_for(root, payload["expert_count"])
+    if records:
+        payload["records"] = records
 
 
 def _root_or_none(ctx: click.Context) -> Any:
@@ -2000,6 +2025,12 @@ def reproduce_command(ctx: click.Context, lock: str, as_json: bool) -> None:
     path = lock_path(root, lock)
     the_lock = read_lock(path, root.schema)
     rep = reproduce(root, the_lock)
+    if the_lock.stack is not None:  # today's expected column on a fit its runs no longer give (walkthrough 27)
+        import attrs
+
+        from passprice.diff import stale_stack_facts
+
+        rep = attrs.evolve(rep, stale_stack=stale_stack_facts(root, the_lock.stack.name, rep.today.price))
     shown = _relative(root, path)
     older = older_format(the_lock, shown)
     ctx.meta[STATUS] = 0 if rep.equals else 1  # the verdict stands if the reader leaves mid-report (`| head`)

@@ -196,7 +196,19 @@ def comparison_text(rows: list[CardBest], what: str, summary: str, note: str, st
             dashes = ["—"] * (6 if stack is not None else 5)
             table.append([row.card, *dashes, f"refused: {row.refusal.name}: {reason}"])
     under = f" under stack {stack}" if stack is not None else ""
-    lines = [f"best batch{under} on each card, fastest first: {what}", f"  {summary}", ""]
+    lines = [f"best batch{under} on each card, fastest first: {what}", f"  {summary}"]
+    routed = next((r.cost for r in rows if r.cost is not None and r.cost.routed is not None), None)
+    if routed is not None and routed.routed is not None:
+        # A mixture of experts ranks the cards on the routing record it was priced on, which the summary did not
+        # name (walkthrough 27: the MI300X-against-H200 choice rested on a record shown nowhere).
+        from passprice.routing import description
+
+        facts = dict(routed.rests_on)
+        hot, share = facts.get("routing.hot_experts"), facts.get("routing.hot_share")
+        r = routed.routed
+        said = description(r.routing, hot, share, r.experts) if hot is not None and share is not None else r.description
+        lines.append(f"  routing {said}: every row rests on it (--routing NAME prices another)")
+    lines.append("")
     head = ["card", "batch", "tokens/s", *(["× limit"] if stack is not None else []), "TPOT", "binds", "held",
             "weakest provenance"]
     right = (1, 2, 3, 4, 6) if stack is not None else (1, 2, 3, 5)

@@ -490,6 +490,9 @@ class Finding:
     expected: str | None = None
     #: A ``stale`` fact whose written value still follows from today's inputs (only the inputs it records moved).
     follows: bool = False
+    #: The other facts one finding covers (a serving stack's facts fitted together, whose fit's runs moved: one
+    #: line names them all, ``path`` the first).
+    also: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The finding for ``--json``."""

@@ -999,6 +999,13 @@ class FileChange:
             "unsound": [f.to_json() for f in self.findings],
         }
 
+    @property
+    def shown_name(self) -> str:
+        """The file as the review's Facts table names it: a card by its name; a routing record, drafting method or
+        stack with its kind before it (``routing acme-moe``), so a routing record named as its checkpoint is not read
+        as the checkpoint (walkthrough 27)."""
+        return f"{self.kind} {self.name}" if self.kind in _LOCK_PREFIX else self.name
+
     def lock_path(self, path: str) -> str:
         """The path a lock names fact ``path`` of this file by (``draft.acceptance.1``, ``routing.hot_share``,
         ``stack.…``; a card's path as it is)."""
@@ -1573,6 +1580,15 @@ class LockImpact:
             ("broken", "rests on {paths}, whose derivation does not evaluate: fix {it}"),
         ):
             paths = [f.path for f in self.unsound if f.kind == kind]
+            stack = (self.recorded or self.recorded_before or {}).get("stack")
+            fitted = [f.path for f in self.unsound if f.kind == kind and f.path.startswith("stack.")
+                      and "calibrate --stack" in f.message] if stack else []
+            if fitted:
+                # A stack's fitted facts no longer follow from its runs: re-fit the stack, not "correct them" by
+                # hand (walkthrough 27: the hint named no command).
+                paths = [p for p in paths if p not in fitted]
+                out.append(f"rests on {', '.join(fitted)}, no longer the fit of stack {stack}'s runs: re-fit "
+                           f"{'it' if len(fitted) == 1 else 'them'} (`passprice calibrate --stack {stack}`)")
             if paths:
                 one = len(paths) == 1
                 out.append(template.format(paths=", ".join(paths), it="it" if one else "them",
@@ -1941,8 +1957,11 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
             # resting on them read "price moved" alone (slip round 35: expected 6,641.4 -> 6,835.1 on the old fit).
             if lock.stack.name not in refits:
                 refits[lock.stack.name] = stack_refit_findings(head.root, lock.stack.name)
-            unsound += [attrs.evolve(x, path=f"stack.{x.path}") for x in refits[lock.stack.name]
-                        if f"stack.{x.path}" in after_rests and f"stack.{x.path}" not in {u.path for u in unsound}]
+            # One finding of facts fitted together names them all (``also``): each the price rests on is marked,
+            # not the first alone (walkthrough 27: "rests on stale stack.overhead.pass" of eight stale facts).
+            unsound += [attrs.evolve(x, path=f"stack.{path}", also=()) for x in refits[lock.stack.name]
+                        for path in (x.path, *x.also)
+                        if f"stack.{path}" in after_rests and f"stack.{path}" not in {u.path for u in unsound}]
         if unreadable:
             what = f"{', '.join(unreadable)} does not read on a side; its changes could not be compared"
             note = f"{note}; {what}" if note else what
@@ -2023,6 +2042,18 @@ def stack_refit_findings(root: Root, name: str) -> tuple[Finding, ...]:
         return stack_findings(root, stack, load_runs(root))  # the fit check's review of HEAD re-ran, made once
     except InputError:
         return ()
+
+
+def stale_stack_facts(root: Root, stack: str, price: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """The fitted facts of serving stack ``stack`` (lock paths, ``stack.share.read``) that the expected price of
+    ``price`` (a ``--json`` price object under the stack; ``None`` or another object: none) rests on and that no
+    longer follow from the stack's runs on ``root`` (:func:`stack_refit_findings`, each fact a finding covers).
+    Raises nothing."""
+    if price is None or not isinstance(price.get("expected"), Mapping):
+        return ()
+    rests = set(price["expected"].get("rests_on", {}))
+    return tuple(dict.fromkeys(f"stack.{path}" for f in stack_refit_findings(root, stack)
+                               for path in (f.path, *f.also) if f"stack.{path}" in rests))
 
 
 # --- the diff ------------------------------------------------------------------------------------------------------
@@ -2896,6 +2927,7 @@ def runs_to_verify(
     (``None``: it does not read), kept across the calls of one review (a change to 100 measurement files read each
     other file again for each, 11,326 reads, 6.7 of a review's 8.1 s, attack round 41). Empty when a side does not
     read (the review's errors say why). Raises nothing."""
+    from passprice.fits import relative_move
     from passprice.measurements import load_file
     from passprice.tables import count
 
@@ -2979,6 +3011,9 @@ def runs_to_verify(
                 was.source_id != run.source_id) else []
             if was.locator != run.locator:
                 anew.append(f"locator {escaped(text_change(was.locator, run.locator))}")
+            if was.tokens_per_s != run.tokens_per_s:  # the figure's move with numbers (walkthrough 27)
+                anew.append(f"tokens/s {count(was.tokens_per_s)} → {count(run.tokens_per_s)} "
+                            f"({relative_move(was.tokens_per_s, run.tokens_per_s)})")
             out.append(f"{name} cited anew ({', '.join(anew)}): does {where} state {figure}?")
         elif setting(was) != setting(run):
             # Its setting moved under its citation: the figure now prices another pass (slip round 34: a run's
@@ -2987,13 +3022,14 @@ def runs_to_verify(
                 ("stack", "card", "checkpoint", "batch", "first position", "last position", "routing"),
                 setting(was), setting(run), strict=True) if before != after)
             tokens = "" if was.tokens_per_s == run.tokens_per_s else (
-                f"; tokens/s {count(was.tokens_per_s)} → {count(run.tokens_per_s)}")
+                f"; tokens/s {count(was.tokens_per_s)} → {count(run.tokens_per_s)} "
+                f"({relative_move(was.tokens_per_s, run.tokens_per_s)})")
             out.append(f"{name}'s setting moved ({escaped(moved_to)}{tokens}) but its citation did not: does {where} "
                        f"measure {figure} at that setting?")
         elif was.tokens_per_s != run.tokens_per_s:
             quoted = _quoted_figures(run.locator)
-            moved = (f"{name}'s tokens/s moved ({count(was.tokens_per_s)} → {figure}) but its citation did "
-                     "not")
+            moved = (f"{name}'s tokens/s moved ({count(was.tokens_per_s)} → {figure}, "
+                     f"{relative_move(was.tokens_per_s, run.tokens_per_s)}) but its citation did not")
             if _figure(was.tokens_per_s) in quoted and _figure(run.tokens_per_s) not in quoted:
                 out.append(f"{moved}, and the locator quotes {was.tokens_per_s:g}: {where}")
             else:
@@ -3842,7 +3878,7 @@ def run_change(old: Any, new: Any) -> str | None:
     as a text change, as one run replaced by another (``[xd3.h100_pcie_80gb.8b → w21.h100_sxm5_80gb.8b]-q4km.tg512 =
     [145.55 → 168.2]``), the runs being listed in id order; a method, figure, digits or tolerance changed is left to
     the text change (``None``)."""
-    from passprice.fits import FIGURES, RunDerivation
+    from passprice.fits import FIGURES, RunDerivation, relative_move
 
     if not isinstance(old, RunDerivation) or not isinstance(new, RunDerivation):
         return None
@@ -3856,7 +3892,8 @@ def run_change(old: Any, new: Any) -> str | None:
 
     added = [f"{k} = {v:g}" for k, v in after.items() if k not in before]
     removed = [f"{k} = {v:g}" for k, v in before.items() if k not in after]
-    moved = [f"{k} = {before[k]:g} → {v:g}" for k, v in after.items() if k in before and before[k] != v]
+    moved = [f"{k} = {before[k]:g} → {v:g} ({relative_move(float(before[k]), float(v))})"
+             for k, v in after.items() if k in before and before[k] != v]
     n0, n1 = len(before), len(after)
     runs = f"measured runs (each run's {FIGURES.get(new.figure, new.figure)})"
     parts = [f"{n0:,} → {n1:,} {runs}" if n0 != n1 else f"the same {n1:,} {runs}"]
@@ -3959,7 +3996,7 @@ def _fact_items(d: Diff, links: Links | None) -> Iterator[list[str]]:
         where = markdown_code(f.path)
         if links is not None and c.new is not None:
             where = links.fact_link(f.path, c.path, f.fact_lines(c.path))
-        out.append(f"- {markdown_code(f.name)} {markdown_code(c.path)} ({c.change}) in {where}")
+        out.append(f"- {markdown_code(f.shown_name)} {markdown_code(f.lock_path(c.path))} ({c.change}) in {where}")
         if c.new is not None:
             label = "cite (new)" if c.old is not None and c.old.citation() != c.new.citation() else "cite"
             first = said.setdefault((f.path, "cite", c.new.citation()), c.path)
@@ -4055,7 +4092,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         used, first = 0, set(flagged)
         for i in [*flagged, *(i for i in range(len(facts)) if i not in first)]:
             f, c = facts[i]
-            row = [markdown_code(f.name), markdown_code(c.path), show(c.old), show(c.new), _what(c),
+            row = [markdown_code(f.shown_name), markdown_code(f.lock_path(c.path)), show(c.old), show(c.new), _what(c),
                    _provenance(c).replace("(WEAKER)", "⚠️ **weaker**"), _cite_cell(c)]
             used += len("| " + " | ".join(row) + " |\n")
             if len(chosen) == MAX_FACT_ROWS or used > MAX_FACT_TABLE:

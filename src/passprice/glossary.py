@@ -173,8 +173,8 @@ _TERMS = (
         "In `passprice speculate`, a draft length's tokens/s over the same serving's without drafts (draft 0, 1.000×): "
         "each pass carries 1 + drafts token-rows a sequence and emits `emitted/pass` tokens a sequence on average, "
         "so drafting speeds decode up only while the longer pass costs less than the extra tokens it emits. `× limit` "
-        "beside it, under a serving stack, is the expected tokens/s over the card's limit.",
-        ("speed-up", "× limit"),
+        "beside it, under a serving stack, is the expected tokens/s over the card's limit (passprice explain stack).",
+        ("speed-up",),
     ),
     Term(
         "emitted/pass",
@@ -822,8 +822,9 @@ _TERMS = (
         "refused (BeyondStack), and best --stack seeks its best batch only inside. Cards and the ratio are not "
         "bounded so: a price's `fitted span` line gives the least and largest measured / limit ratio of the runs its "
         "facts were fitted to, and a price whose expected / limit ratio lies outside it is an extrapolation of the "
-        "fit, said on stderr too.",
-        ("serving stack", "expected", "expected price", "limit", "calibrate", "validate", "fitted span"),
+        "fit, said on stderr too. A `× limit` column (compare --stack, speculate --stack) is the expected tokens/s "
+        "over the card's limit: in compare, the limit at its own best batch, which may be larger than the stack's.",
+        ("serving stack", "expected", "expected price", "limit", "calibrate", "validate", "fitted span", "× limit"),
     ),
     Term(
         "tensor.f16",

@@ -666,6 +666,9 @@ class Lineage:
     #: A source's measured runs a serving stack's facts were fitted to (:func:`fitted_to_source`): each fitted fact
     #: (stack, lock path, fact) with how many of its runs cite the source, of how many.
     fitted: tuple[tuple[str, str, Fact, int, int], ...] = ()
+    #: The (stack, routing record) pairs whose runs rest on the source through the routing record they price (a
+    #: mixture of experts' runs: the record's facts cite the source), counted among :attr:`fitted`'s runs.
+    fitted_through: tuple[tuple[str, str], ...] = ()
 
     @property
     def breaks(self) -> tuple[LockImpact, ...]:
@@ -688,14 +691,16 @@ class Lineage:
             "fitted": [{"stack": stack, "path": path, "value": fact.amount, "unit": fact.unit,
                         "provenance": fact.provenance.value, "runs": runs, "of": total}
                        for stack, path, fact, runs, total in self.fitted],
+            "fitted_through": [{"stack": stack, "routing": routing} for stack, routing in self.fitted_through],
         }
 
 
 def _lineage(
-    root: Root, subject: str, citing: list[Citing], source: Source | None, fact: FactRef | None, records: list[Record]
+    root: Root, subject: str, citing: list[Citing], source: Source | None, fact: FactRef | None, records: list[Record],
+    fitted: Iterable[FactRef] = (),
 ) -> Lineage:
     derived = derived_closure(records, [c.ref for c in citing])
-    demoted = {c.ref for c in citing} | {c.ref for c in derived}
+    demoted = {c.ref for c in citing} | {c.ref for c in derived} | set(fitted)
     locks, problems = registered_locks(root)
     if problems:
         raise InputError.of(problems)
@@ -728,33 +733,50 @@ def source_lineage(root: Root, source_id: str) -> Lineage:
     records, problems = load_records(root, stacks=True)
     if problems:
         raise InputError.of(problems)
-    lineage = _lineage(root, f"source {source.id}", citing_source(records, source.id), source, None, records)
-    return attrs.evolve(lineage, fitted=fitted_to_source(root, source.id))
+    citing = citing_source(records, source.id)
+    routings = frozenset(c.ref.record for c in citing if c.ref.kind == "routing")
+    fitted, through = fitted_to_source(root, source.id, routings)
+    # The fitted facts rest on the source as its runs do: a lock resting on them is judged with them withdrawn too
+    # (walkthrough 27: `audit --source` of the benchmark a stack was fitted to listed a lock under the stack as
+    # resting on its memory.reserved alone).
+    refs = [FactRef("stack", stack, path.removeprefix("stack.")) for stack, path, _, _, _ in fitted]
+    lineage = _lineage(root, f"source {source.id}", citing, source, None, records, refs)
+    return attrs.evolve(lineage, fitted=fitted, fitted_through=through)
 
 
-def fitted_to_source(root: Root, source_id: str) -> tuple[tuple[str, str, Fact, int, int], ...]:
-    """The serving stacks' fitted facts whose runs (each named in the fact's derivation) cite ``source_id``: (stack,
-    lock path, fact, runs citing it, runs named). Walkthrough 19: `audit --source xiongjiedai-gpu-benchmarks` said
-    "facts derived from them: 0" while llama.cpp's nine fitted facts rest on the 111 runs read from it (they cite
-    passprice-stack-calibration, the fit). A stack or measurement file that does not read is check's to report."""
+def fitted_to_source(
+    root: Root, source_id: str, routings: frozenset[str] = frozenset()
+) -> tuple[tuple[tuple[str, str, Fact, int, int], ...], tuple[tuple[str, str], ...]]:
+    """The serving stacks' fitted facts whose runs (each named in the fact's derivation) rest on ``source_id``: they
+    cite it, or price a routing record of ``routings`` (those whose facts cite it); each (stack, lock path, fact,
+    runs resting on it, runs named), and the (stack, routing record) pairs through which runs rest on it.
+    Walkthrough 19: `audit --source xiongjiedai-gpu-benchmarks` said "facts derived from them: 0" while llama.cpp's
+    nine fitted facts rest on the 111 runs read from it (they cite passprice-stack-calibration, the fit);
+    walkthrough 27: a stack fitted to runs of a mixture of experts rests on the routing record they price as well.
+    A stack or measurement file that does not read is check's to report."""
     from passprice.fits import RunDerivation
     from passprice.measurements import load_runs
     from passprice.stacks import load_stack
 
     out: list[tuple[str, str, Fact, int, int]] = []
+    through: dict[tuple[str, str], None] = {}
     for name in root.scan(root.stacks):
         try:
             stack = load_stack(root, name)
-            cites = {run.id: run.source_id for run in load_runs(root, name)}
+            runs = {run.id: run for run in load_runs(root, name)}
         except InputError:
             continue
         for path, fact in stack.lock_facts().items():
             if isinstance(fact.derivation, RunDerivation):
-                named = [r.run for r in fact.derivation.runs]
-                citing = sum(1 for run in named if cites.get(run) == source_id)
-                if citing:
-                    out.append((name, path, fact, citing, len(named)))
-    return tuple(out)
+                named = [runs.get(r.run) for r in fact.derivation.runs]
+                resting = 0
+                for run in named:
+                    if run is not None and run.routing in routings:
+                        through[(name, run.routing)] = None
+                    resting += run is not None and (run.source_id == source_id or run.routing in routings)
+                if resting:
+                    out.append((name, path, fact, resting, len(named)))
+    return tuple(out), tuple(through)
 
 
 def parse_fact_ref(root: Root, text: str) -> FactRef:
@@ -836,7 +858,9 @@ def lineage_text(a: Lineage) -> str:
         lines.append(f"serving-stack facts fitted to its measured runs: {len(a.fitted)}")
         rows = [[stack, path, fact.describe(), fact.provenance.value, f"{runs} of {total}"]
                 for stack, path, fact, runs, total in a.fitted]
-        lines.append(text_table(["stack", "fact", "value", "provenance", "runs citing it"], rows))
+        lines.append(text_table(["stack", "fact", "value", "provenance", "runs resting on it"], rows))
+        lines += [f"  ({stack}'s runs price routing record {routing}, whose facts cite it: the fit rests on them)"
+                  for stack, routing in a.fitted_through]
         lines.append("  (each fact's derivation names its runs: passprice audit SERVING --stack S, or passprice fact "
                      "show S PATH)")
     lines.append("")
@@ -892,7 +916,9 @@ def lineage_markdown(a: Lineage) -> str:
         rows = [[markdown_code(stack), markdown_code(path), fact.describe(), fact.provenance.value,
                  f"{runs} of {total}"] for stack, path, fact, runs, total in a.fitted]
         out += ["", "#### Serving-stack facts fitted to its measured runs", "",
-                markdown_table(["stack", "fact", "value", "provenance", "runs citing it"], rows, (2,))]
+                markdown_table(["stack", "fact", "value", "provenance", "runs resting on it"], rows, (2,)),
+                *[f"\n{markdown_code(stack)}'s runs price routing record {markdown_code(routing)}, whose facts "
+                  "cite it: the fit rests on them" for stack, routing in a.fitted_through]]
     if a.servings:
         rows = [
             [markdown_code(s.name), markdown_code(s.card), ", ".join(markdown_code(p) for p in s.rests_on),

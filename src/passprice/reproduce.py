@@ -550,6 +550,13 @@ class Reproduction:
     #: Whether the registry is a checkout of passprice itself (it holds ``src/passprice``), whose commits carry the
     #: code that wrote its locks; a registry of one's own carries the line that installs it (``requirements.txt``).
     holds_code: bool = True
+    #: For a lock made under a serving stack: the stack's fitted facts today's expected price rests on (lock paths,
+    #: ``stack.share.read``) that no longer follow from the stack's runs (``check``'s re-fit: a run, card, checkpoint
+    #: or routing record its runs price changed). Walkthrough 27: today's expected column moved on an old fit,
+    #: unmarked, after the routing record its runs price changed. Set by the ``reproduce`` command
+    #: (:func:`passprice.diff.stale_stack_facts`: the re-fit is no part of the pricing model, whose digest it would
+    #: bring calibrate and diff into).
+    stale_stack: tuple[str, ...] = ()
 
     @property
     def equals(self) -> bool:
@@ -810,7 +817,21 @@ def side_by_side(rep: Reproduction) -> list[tuple[str, Any, Any, Any]]:
             (now and now.get(key) != recorded[key]) or (today and today.get(key) != recorded[key])
         ):
             fields.append(key)
-    out = [(f, recorded.get(f), now.get(f) if now else None, today.get(f) if today else None) for f in fields]
+    out: list[tuple[str, Any, Any, Any]] = []
+    for f in fields:
+        was, again, new = recorded.get(f), now.get(f) if now else None, today.get(f) if today else None
+        if isinstance(was, Mapping) and f not in ("tokens_per_s", "pass_s", "binds"):
+            # A record priced as an object (a mixture of experts' ``routing``): a row for each of its figures that
+            # moved, by name (``routing.distinct``, ``routing.bytes``), not one row reading "changed changed
+            # changed" (walkthrough 27).
+            figures = [k for k in was if k not in ("description", "note")  # prose: the drifted facts say it
+                       and not isinstance(was[k], Mapping | list) and (
+                (isinstance(again, Mapping) and again.get(k) != was[k])
+                or (isinstance(new, Mapping) and new.get(k) != was[k]))]
+            out += [(f"{f}.{k}", was[k], again.get(k) if isinstance(again, Mapping) else None,
+                     new.get(k) if isinstance(new, Mapping) else None) for k in figures]
+            continue
+        out.append((f, was, again, new))
     return out[:3] + rows + out[3:]
 
 
@@ -903,6 +924,10 @@ def reproduction_text(rep: Reproduction, shown: str, older: str | None = None, m
         stale = stale_rested_on(today.facts, today.price.get("rests_on", {}))
         if stale:
             lines.append(f"    stale          {stale.line()} (today's inputs column rests on them)")
+    if rep.stale_stack and lock.stack is not None:
+        lines.append(f"    stale          {', '.join(rep.stale_stack)} no longer the fit of stack {lock.stack.name}'s "
+                     "runs (a run, or a card, checkpoint or routing record they price, changed): today's expected "
+                     f"column rests on them; re-fit with `passprice calibrate --stack {lock.stack.name}`")
     if rep.price is not None and "refusal" in rep.price:
         lines.append(f"  the pinned inputs are refused today: {rep.price.get('message', rep.price['refusal'])}")
     if today.refusal is not None:
@@ -959,6 +984,7 @@ def reproduction_json(rep: Reproduction, older: str | None = None) -> dict[str, 
             for a in rep.alone
         ],
         "unpinned": [{"path": p, "today": f.to_entry()} for p, f in today.unpinned],
+        "stale_stack": list(rep.stale_stack),
         "serving_changed": list(today.serving),
         "floors": today.verdict.to_json() if today.verdict is not None else None,
         "moved": [{"field": m.field, "recorded": m.recorded, "now": m.now} for m in rep.moved],

@@ -120,6 +120,32 @@ def routing_path(root: Root, ref: str) -> Path:
     return path
 
 
+def records_for(root: Root, experts: int) -> list[str]:
+    """The registered routing records that could price a mixture of ``experts`` routed experts, each described for
+    a ``Routed`` refusal: ``qwen3-30b-a3b-measured (measured; for qwen3-30b-a3b-q4_k_m)``, ``uniform (assumed; any
+    checkpoint)``. A record stating another expert count, or not reading, is left out (``check`` reports the
+    latter). Walkthrough 27: the refusal of Qwen3-30B-A3B without a record named only ``uniform``, not the measured
+    record written for that very checkpoint. Raises nothing."""
+    from passprice.errors import InputError
+
+    out = []
+    try:
+        names = root.names(root.routing)
+    except InputError:
+        return []
+    for name in names:
+        try:
+            record = load_routing(root, name)
+        except InputError:
+            continue
+        if record.experts is not None and record.experts != experts:
+            continue
+        provenance = max(f.provenance for f in record.facts().values()).value  # max: the weakest
+        scope = f"for {', '.join(record.checkpoints)}" if record.checkpoints else "any checkpoint"
+        out.append(f"{name} ({provenance}; {scope})")
+    return out
+
+
 def load_routing(root: Root, ref: str) -> Routing:
     """The routing record ``ref`` in ``root``, validated against ``schema/routing.schema.json``.
 

@@ -1894,4 +1894,7 @@ def simulation_text(sim: Simulation) -> str:
     weakest = ", ".join(p for p, f in rests if f.provenance is provenance)
     lines += ["", f"  provenance  every step's price rests on {len(rests)} facts; weakest {provenance.value}: "
               f"{weakest}"]
+    shape = sim.pricer.shape
+    if shape.routing_name:  # a mixture of experts: the record each step's decode and prompt rows route by
+        lines.append(f"  routing     {shape.routing_description or shape.routing_name}")
     return "\n".join(lines)

@@ -148,7 +148,7 @@ def source_changes(
         refs = [c.ref for c in citing.get(source_id, [])]
         named = tuple(str(ref) for ref in refs)
         fitted: dict[str, int] = {}
-        for stack, path, _fact, _runs, _named in fitted_to_source(head, source_id):
+        for stack, path, _fact, _runs, _named in fitted_to_source(head, source_id)[0]:
             refs.append(FactRef("stack", stack, path.removeprefix(LOCK_PREFIX)))
             fitted[stack] = fitted.get(stack, 0) + 1
         resting, _ = lock_impacts(locks, set(refs), source_id)

@@ -131,13 +131,14 @@ class BeyondStack(ServingRefusal):
     (a cached position); ``low`` … ``high``: the range; ``needs``: what the price needs; ``what``: that in words
     (``batch 578``); ``fix``: what would calibrate the stack there (``runs at that batch``); ``batches``: for a
     batch outside, the batches whose passes lie inside (lo, hi), so the refusal names the nearest one to price at
-    (``price at batch 1 (--batch 1)``: walkthrough 9, ``audit … --stack`` at batch 64 did not say so)."""
+    (``price at batch 1 (--batch 1)``: walkthrough 9, ``audit … --stack`` at batch 64 did not say so); ``nearest``:
+    for a position outside, that refusal's own advice (``price at --position 2,112 …``)."""
 
     name = "BeyondStack"
 
     def __init__(
         self, stack: str, path: str, low: float, high: float, needs: float, what: str, fix: str,
-        batches: tuple[int, int] | None = None,
+        batches: tuple[int, int] | None = None, nearest: str = "",
     ) -> None:
         self.stack = stack
         self.path = path
@@ -151,7 +152,6 @@ class BeyondStack(ServingRefusal):
             span = f"batch {low:,.0f} … {high:,.0f}"  # its runs decode one token a sequence: a batch is its rows
         else:
             span = f"passes of {low:,.0f} … {high:,.0f} token-rows (batch × (1 + draft tokens))"
-        nearest = ""
         if batches is not None:
             batch, end = (batches[1], "largest") if needs > high else (batches[0], "smallest")
             nearest = f"price at batch {batch:,} (--batch {batch}, the {end} its runs reach), "
@@ -212,18 +212,33 @@ class Held:
                 inside,
             )
 
-    def check_position(self, position: float) -> None:
-        """Raises :class:`BeyondStack` when a token reading ``position`` cached positions lies outside."""
+    def check_position(self, position: float, what: str = "", nearest: str = "") -> None:
+        """Raises :class:`BeyondStack` when a token reading ``position`` cached positions lies outside (``what``:
+        that in words, default ``position N``; ``nearest``: the refusal's advice of a price inside, if any)."""
         if not self.positions[0] <= position <= self.positions[1]:
             raise BeyondStack(
                 self.stack, "range.position", self.positions[0], self.positions[1], position,
-                f"position {position:,.0f}", "runs at that context",
+                what or f"position {position:,.0f}",
+                f"runs at that context (measured runs near position {position:,.0f}, then passprice calibrate "
+                f"--stack {self.stack})", nearest=nearest,
             )
 
     def check_contexts(self, contexts: ContextMix) -> None:
-        """Raises :class:`BeyondStack` for a context class whose position lies outside."""
-        for c in contexts.classes:
-            self.check_position(c.position)
+        """Raises :class:`BeyondStack` for a context class whose mean position lies outside, naming the class (its
+        share of the batch, mean position and limit; which of several) and the position to price at instead: the
+        nearest end of where the stack's runs were measured, every class at it (``--position``; walkthrough 27:
+        the refusal read only "this price needs position 16,384", not which class or what to do)."""
+        n = len(contexts.classes)
+        for i, c in enumerate(contexts.classes, 1):
+            inside = self.positions[1] if c.position > self.positions[1] else self.positions[0]
+            end = "largest" if c.position > self.positions[1] else "smallest"
+            which = f"context class {i} of {n} ({c.share:.4g} of the batch: " if n > 1 else "contexts ("
+            self.check_position(
+                c.position,
+                f"{which}mean position {c.position:,.0f} of a {c.limit:,} limit)",
+                f"price at position {inside:,.0f} (--position {inside:.0f}, the {end} its runs reach"
+                + (", every class at it" if n > 1 else "") + "), ",
+            )
 
 
 def held(stack: Stack, card: str) -> tuple[Held | None, tuple[tuple[str, Fact], ...]]:

@@ -162,6 +162,9 @@ class Published:
     config: ModelConfig
     source: str
     file: str = ""
+    #: Whether ``source`` says where the configuration was published (a wrapped document's ``source``); a bare
+    #: ``config.json`` records no such place, ``source`` being only the file it was read from.
+    stated: bool = True
 
     @property
     def where(self) -> str:
@@ -268,7 +271,7 @@ def config_from_document(document: Mapping[str, Any], source: str, folder: Path 
         raise InputError(
             f"{where}: num_experts_per_tok {config.num_experts_per_tok} is more than the {config.experts} experts"
         )
-    return Published(config, source, where)
+    return Published(config, source, where, stated="config" in document)
 
 
 def read_config(path: Path, folder: Path | None = None) -> Published:
@@ -619,10 +622,15 @@ class Built:
         """The entry's origin note: built, header only, from which configuration, with which type mix and rules;
         ``note`` appended."""
         c = self.published.config
+        # A bare config.json names no place it was published: the file it was read from is all that is known, and
+        # calling it "the published configuration" claimed a publication nobody recorded (walkthrough 27).
+        built_from = (f"the published configuration {self.published.source} (model_type {c.model_type})"
+                      if self.published.stated else
+                      f"the configuration {self.published.source} (model_type {c.model_type}; a bare config.json: "
+                      "where it was published is not recorded)")
         parts = [
-            f"Synthetic, header only: built by passprice synth from the published configuration "
-            f"{self.published.source} (model_type {c.model_type}); no weights exist. Tensor names and shapes are "
-            f"llama.cpp's for {c.arch}"
+            f"Synthetic, header only: built by passprice synth from {built_from}; no weights exist. Tensor names and "
+            f"shapes are llama.cpp's for {c.arch}"
         ]
         if c.model_type in ("deepseek_v2", "deepseek_v3"):
             stored = "attn_k_b/attn_v_b" if self.latent is Latent.SPLIT else "attn_kv_b"
