@@ -615,6 +615,10 @@ class FactChange:
     #: For an added fact, what a reviewer must verify of it (:func:`passprice.addedfacts.asked`: its citation names
     #: no registered source, or another fact records another figure at the place it cites); ``None``: nothing.
     asked: str | None = None
+    #: The sources a changed fact's new citation (its own, or a figure input's) names that the same change adds
+    #: (``sources/ID.toml`` on HEAD, not on BASE) and the old fact did not cite: nothing the registry recorded before
+    #: the change backs what it cites them for (:attr:`to_verify` says so).
+    fresh_sources: tuple[str, ...] = ()
 
     @property
     def change(self) -> str:
@@ -656,6 +660,22 @@ class FactChange:
 
     @property
     def to_verify(self) -> str | None:
+        """What a reviewer must check in the cited source for this change (:meth:`_to_verify`), and, for a changed
+        fact citing anew a source the same change adds (:attr:`fresh_sources`), that the change records nothing
+        independent of itself: slip round 38, the H200's ``memory.bandwidth`` moved 4.8 → 5.2 TB/s under a
+        ``sources/h200-refresh-note.toml`` added by the same commit read only "the citation changed: does … state
+        5.2 TB/s?", as if the record were evidence the registry held."""
+        asks = self._to_verify()
+        if not self.fresh_sources or self.old is None or self.new is None:
+            return asks
+        names = ", ".join(self.fresh_sources)
+        fresh = (f"{'its source' if len(self.fresh_sources) == 1 else 'its sources'} {names} "
+                 f"{'is' if len(self.fresh_sources) == 1 else 'are'} added by this same change: the registry records "
+                 f"nothing of {'it' if len(self.fresh_sources) == 1 else 'them'} from before, so the change records "
+                 f"nothing independent of itself for {self.new.describe()}: read the document itself")
+        return f"{asks}; {fresh}" if asks else fresh
+
+    def _to_verify(self) -> str | None:
         """What a reviewer must check in the cited source for this change, which passprice cannot (it does not read
         the source): a provenance made stronger (does the new citation state the figure, as measured or
         published? asked of a fact carrying a derivation too), a value that moved while its citation (source and
@@ -1133,7 +1153,35 @@ def checkpoint_claims(document: Mapping[str, Any]) -> dict[str, str]:
         for key in ("file", "sha256"):
             if key in shard:
                 claims[f"header.shards.{n}.{key}"] = str(shard[key])
+    # A long array's element digest (``tokenizer.ggml.tokens``' sha256) is what tells a re-tokenized copy from the
+    # model (passprice.scopes): not in the content digest a lock pins, so dropped by hand it read "the entry was
+    # rewritten" alone (slip round 38).
+    metadata = document.get("metadata", {})
+    for key, value in metadata.items() if isinstance(metadata, Mapping) else ():
+        if isinstance(value, Mapping) and "sha256" in value:
+            claims[f"metadata.{key}.sha256"] = str(value["sha256"])
     return claims
+
+
+#: What a checkpoint entry whose recorded digests the change drops or rewrites asks (:attr:`Diff.digests_dropped`).
+DROPPED_DIGESTS = ("a digest that identifies the header is dropped or rewritten while the entry stays: it decides "
+                   "which headers count as this checkpoint (a record scoped to it, a lock pinning it by header "
+                   "sha256), and one dropped lets another header in; re-import the entry from its GGUF file "
+                   "(`passprice import`), or say which file holds it")
+
+
+def dropped_digests(f: FileChange) -> tuple[str, ...]:
+    """The digest claims (:func:`checkpoint_claims`: ``header.sha256``, a shard's ``sha256``, a long array's element
+    digest) that checkpoint entry ``f``, changed on both sides, records on BASE and HEAD drops or rewrites, each as
+    ``KEY OLD → NEW`` (``(none)`` for a dropped one). A digest rewritten counts only where the content (what the
+    pricer reads) did not change: a re-import of another file changes both, and its content change is reviewed on
+    its own (the locks pinning it fail). Empty for another file."""
+    before, after = f.claims
+    if f.kind != "checkpoint" or f.status != "changed" or before is None or after is None:
+        return ()
+    same = f.content[0] is not None and f.content[0] == f.content[1]
+    return tuple(f"{k} {_claim_change(k, before[k], after.get(k))}" for k in before
+                 if k.endswith("sha256") and (k not in after or (same and after[k] != before[k])))
 
 
 def _claim_change(key: str, old: str | None, new: str | None) -> str:
@@ -2111,6 +2159,16 @@ class Diff:
         return tuple(out)
 
     @property
+    def digests_dropped(self) -> dict[str, tuple[str, ...]]:
+        """The checkpoint entries whose recorded digests (the header's sha256, a shard's, a long array's element
+        digest) the change drops or rewrites, by path: each digest with its value before → after
+        (:func:`dropped_digests`). Slip round 38: ``tokenizer.ggml.tokens``' element digest removed from the
+        entry a lock pins read "content unchanged (the entry was rewritten …)", nothing to verify, exit 0, and a
+        re-tokenized copy then counted as the entry's model (:func:`passprice.scopes.same_model` holds only the
+        digests both know). Shown, never failed."""
+        return {f.path: found for f in self.files if (found := dropped_digests(f))}
+
+    @property
     def runs_recited(self) -> int:
         """How many runs of the measurement files the change edits are to verify in their source
         (:attr:`recited`)."""
@@ -2391,6 +2449,10 @@ class Diff:
                          "to verify")
         if self.widened:
             parts.append(f"{_n(len(self.widened), 'record')} applied to more checkpoints, to verify")
+        if self.digests_dropped:
+            n = len(self.digests_dropped)
+            parts.append(f"{n:,} checkpoint {'entry' if n == 1 else 'entries'} with a header digest dropped or "
+                         "rewritten, to verify")
         if self.runs_outside:  # walkthrough 21: a re-fit on a run far from the others read ✅ and nothing else
             parts.append(f"{_n(len(self.runs_outside), 'stack fit')} on a run outside its span, to verify")
         locks = f"{_n(len(self.locks), 'lock')} affected" if self.locks else "no lock affected"
@@ -2506,6 +2568,7 @@ class Diff:
             "runs_to_verify": dict(self.recited),
             "scopes_widened": dict(self.widened),
             "entries_edited": list(self.entries_edited),
+            "digests_dropped": {path: list(found) for path, found in self.digests_dropped.items()},
             "pricing_model": {
                 "base": self.base_code.model if self.base_code else None,
                 "head": self.head_code.model if self.head_code else None,
@@ -2568,6 +2631,7 @@ def _compare(base: Side, head: Side) -> Diff:
     renames = card_renames(base, head, paths)
     into = {old: new for new, old in renames.items()}
     files = _ask_added(base, head, tuple(compare_file(base, head, p, renames.get(p), into.get(p)) for p in paths))
+    files = _fresh_sources(base, head, files)
     from passprice.check import review_files
 
     review = review_files(head.root, head.document)
@@ -2676,6 +2740,33 @@ def _ask_added(base: Side, head: Side, files: tuple[FileChange, ...]) -> tuple[F
         return files
     return tuple(attrs.evolve(f, facts=tuple(attrs.evolve(c, asked=found.get((f.path, c.path))) for c in f.facts))
                  for f in files)
+
+
+def _cited(fact: Fact) -> set[str]:
+    """The source ids ``fact`` cites: its own and each figure input's of its derivation."""
+    out = {fact.source} if fact.source is not None else set()
+    if isinstance(fact.derivation, Derivation):
+        out |= {i.source for i in fact.derivation.inputs if i.kind == "figure" and i.source is not None}
+    return out
+
+
+def _fresh_sources(base: Side, head: Side, files: tuple[FileChange, ...]) -> tuple[FileChange, ...]:
+    """``files`` with each changed fact's :attr:`FactChange.fresh_sources` set: the sources its new citation names
+    that ``head`` registers and ``base`` does not, and its old citation did not name."""
+    added = {file_kind(p)[1] for p in head.files if file_kind(p)[0] == "source" and p not in base.files}
+    if not added:
+        return files
+    out = []
+    for f in files:
+        facts = []
+        for c in f.facts:
+            if c.old is not None and c.new is not None:
+                fresh = tuple(sorted((_cited(c.new) - _cited(c.old)) & added))
+                if fresh:
+                    c = attrs.evolve(c, fresh_sources=fresh)
+            facts.append(c)
+        out.append(attrs.evolve(f, facts=tuple(facts)))
+    return tuple(out)
 
 
 def _carried(base: Side, head: Side | None = None) -> Callable[[str], Any]:
@@ -3684,6 +3775,8 @@ def diff_text(d: Diff) -> str:
             lines.append(f"  content   {_content(f)}")
             if f.path in d.entries_edited:
                 lines.append(f"  to verify: {EDITED_ENTRY}")
+            if f.path in d.digests_dropped:
+                lines.append(f"  to verify: {', '.join(d.digests_dropped[f.path])}: {DROPPED_DIGESTS}")
             if f.path in d.added_records:
                 lines.append(f"  what      {d.added_records[f.path]}")
         if f.serving:
@@ -4040,7 +4133,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     mark = "❌" if d.exit_status else (
         "⚠️" if d.weakened or d.loosened or d.removed or d.to_verify or d.drifting or d.sources or d.duplicates
         or d.head_warnings or d.install_files or d.runs_outside or d.runs_recited or d.widened or d.entries_edited
-        else "✅"
+        or d.digests_dropped else "✅"
     )
     out = [f"{mark} **passprice diff** {markdown_code(d.base.label)} → {markdown_code(d.head.label)}: {d.summary()}"]
     added_shown = _added_markdown(d)
@@ -4213,6 +4306,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         out += ["", "#### Checkpoints", ""]
         out += [f"- {markdown_code(f.path)} ({f.status}): content {_content(f)}"
                 + (f"; {added_shown[f.path]}" if f.path in d.added_records else "")
+                + (f" — ⚠️ **to verify**: {markdown_text(', '.join(d.digests_dropped[f.path])[:MAX_ADDED_DETAIL])}: "
+                   f"{markdown_text(DROPPED_DIGESTS)}" if f.path in d.digests_dropped else "")
                 for f in checkpoints]
     servings = [f for f in d.files if f.kind == "serving"]
     if servings:

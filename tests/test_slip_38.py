@@ -1,0 +1,157 @@
+"""Slip round 38 (issue 13): changes that slipped past ``passprice diff`` (the review) and ``check``, each
+reproduced in a registry of its own (this checkout's, committed on ``main`` of a git repository, changed on a branch
+and reviewed as CI reviews it: ``passprice diff main HEAD``).
+
+- (1) An added estimate whose locator and note name no figure at all (``design point: the designer's judgement``).
+- (2) An added derived fact whose own locator quotes a figure neither it nor its derivation reads.
+- (3) A figure moved under a source record the same change adds: it records nothing independent of the change.
+- (4) A checkpoint entry's element digest (``tokenizer.ggml.tokens``' sha256) dropped, or its header sha256
+  rewritten, the content unchanged.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cli_helpers import invoke
+from passprice.addedfacts import derived_quotes_another, figureless, names_figure
+from passprice.derivations import Derivation, Input
+from passprice.facts import Fact, Provenance
+from test_diff import commit_all
+from test_slip_34 import H200, branch, registry, review
+from test_slip_36 import ws1_copy
+
+__all__ = ["registry"]  # the slip-34 fixture: this checkout's registry committed on main
+
+R1 = "registry/checkpoints/deepseek-r1-distill-qwen-7b-q4_k_m.toml"
+TOKENS = ('"tokenizer.ggml.tokens" = { type = "array[string]", length = 152064, sha256 = '
+          '"726b84beee632b04e43d0467b7e8cdb9c70cf4124d408954583b1e53dff23032" }')
+
+BANDWIDTH = ('''[memory.bandwidth]
+value = 6
+unit = "TB/s"
+provenance = "assumed"
+source = "ws1-design"
+locator = "design point: the [card] note and this fact's note (6 stacks x about 1.0 TB/s)"
+note = "6 stacks x 1,024 bits x ~7.8 Gb/s a pin = ~1.0 TB/s a stack. Between the H200's 4.8 TB/s (six HBM3e stacks) '''
+             '''and the B200's 8 TB/s (eight)."''')
+
+
+def test_1_an_added_estimate_whose_basis_names_no_figure_is_asked(registry: Path) -> None:
+    # Before: "14 facts added in 1 new file", nothing to verify, exit 0.
+    path = branch(registry, "no-figure")
+    ws1_copy(path, (BANDWIDTH, '[memory.bandwidth]\nvalue = 9\nunit = "TB/s"\nprovenance = "estimated"\n'
+                                'source = "ws1-design"\nlocator = "design point: the designer\'s judgement"\n'
+                                'note = "Chosen so the card looks good."'))
+    commit_all(path, "a WS1 copy at 9 TB/s on judgement")
+    status, text, out = review(path)
+    assert status == 0, text
+    assert out["to_verify"] == ["ws2_copy:memory.bandwidth"], text
+    assert ("to verify: it is 9 TB/s, estimated, but its basis names no figure (its locator and note quote no "
+            "number): what gives 9 TB/s? does ws1-design: design point: the designer's judgement give it?") in text
+
+
+def test_1_figureless() -> None:
+    fact = Fact(9e12, 9.0, "TB/s", Provenance.ESTIMATED, source="s", locator="judgement, page 3", note="a guess")
+    assert names_figure("page 3") is False and names_figure("about two stacks") is True
+    assert figureless(fact, (), set()) is not None
+    # a measured or published figure, or a basis naming a number, asks nothing of this kind
+    assert figureless(Fact(9e12, 9.0, "TB/s", Provenance.PUBLISHED, source="s", locator="judgement"), (),
+                      set()) is None
+    assert figureless(Fact(9e12, 9.0, "TB/s", Provenance.ESTIMATED, source="s", locator="judgement",
+                           note="1.5 x the old card"), (), set()) is None
+
+
+def test_2_an_added_derived_fact_citing_another_figure_is_asked(registry: Path) -> None:
+    # Before: "17 facts added in 1 new file", nothing to verify, exit 0: a derived fact's own locator was never read.
+    path = branch(registry, "derived-locator")
+    text = (path / H200).read_text().replace('name = "NVIDIA H200 SXM 141GB"', 'name = "NVIDIA H200 NVL, a copy"')
+    old = "Technical Specifications table, H200 SXM column: 'INT8 Tensor Core 3,958 TOPS' (with sparsity)\"\nnote"
+    assert old in text
+    text = text.replace(old, "Technical Specifications table, H200 NVL column, page 2: 'INT8 Tensor Core 3,341 TOPS' "
+                             "(with sparsity)\"\nnote")
+    (path / "facts" / "cards" / "h200_nvl.toml").write_text(text, encoding="utf-8")
+    commit_all(path, "an NVL copy citing the NVL column")
+    status, text, out = review(path)
+    assert status == 0 and out["to_verify"] == ["h200_nvl:array"], text
+    assert ("to verify: its locator quotes 3,341 TOPS, neither its figure (989.5 TMAC/s) nor a figure its derivation "
+            "(sparse / sparsity / ops_per_mac) reads: does nvidia-h200-datasheet: Technical Specifications table, "
+            "H200 NVL column, page 2: 'INT8 Tensor Core 3,341 TOPS' (with sparsity) give it?") in text
+
+
+def test_2_derived_quotes_another() -> None:
+    derivation = Derivation("sparse / 2", (Input("sparse", 3958.0, "TOPS", locator="x"),))
+    fact = Fact(1979e12, 1979.0, "TOPS", Provenance.DERIVED, source="s", locator="'INT8 3,958 TOPS'",
+                derivation=derivation)
+    assert derived_quotes_another(fact) is None
+    moved = Fact(1979e12, 1979.0, "TOPS", Provenance.DERIVED, source="s", locator="'INT8 3,341 TOPS', 50 MB L2",
+                 derivation=derivation)
+    assert derived_quotes_another(moved) == (
+        "its locator quotes 3,341 TOPS, neither its figure (1979 TOPS) nor a figure its derivation (sparse / 2) "
+        "reads: does s: 'INT8 3,341 TOPS', 50 MB L2 give it?")
+
+
+SOURCE = """#:schema ../schema/source.schema.json
+[source]
+title = "H200 refresh datasheet"
+kind = "datasheet"
+publisher = "NVIDIA"
+date = "2025"
+url = "https://example.com/h200-refresh.pdf"
+retrieved = "2025-01-01"
+read = "Read in full."
+"""
+
+
+def test_3_a_figure_moved_under_a_source_the_change_adds_records_nothing(registry: Path) -> None:
+    # Before: "the citation changed: does h200-refresh-note: … state 5.2 TB/s, published?", as if the record the
+    # same commit adds were evidence the registry held.
+    path = branch(registry, "fresh-source")
+    (path / "sources" / "h200-refresh-note.toml").write_text(SOURCE, encoding="utf-8")
+    card = path / H200
+    old = ("value = 4.8\nunit = \"TB/s\"\nprovenance = \"published\"\nsource = \"nvidia-h200-datasheet\"\n"
+           "locator = \"Technical Specifications table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s'\"")
+    assert old in card.read_text()
+    card.write_text(card.read_text().replace(old, "value = 5.2\nunit = \"TB/s\"\nprovenance = \"published\"\n"
+                                                  "source = \"h200-refresh-note\"\n"
+                                                  "locator = \"page 1: 'GPU Memory Bandwidth 5.2TB/s'\""))
+    assert invoke("fact", "recompute", "h200_sxm_141gb", root=path).exit_code == 0
+    commit_all(path, "5.2 TB/s under a new source")
+    status, text, out = review(path)
+    assert status == 1, text  # the locks resting on it are not re-locked
+    assert "h200_sxm_141gb:memory.bandwidth" in out["to_verify"]
+    assert ("to verify: the citation changed: does h200-refresh-note: page 1: 'GPU Memory Bandwidth 5.2TB/s' state "
+            "5.2 TB/s, published?; its source h200-refresh-note is added by this same change: the registry records "
+            "nothing of it from before, so the change records nothing independent of itself for 5.2 TB/s: read the "
+            "document itself") in text
+    # a re-cite to a source the registry held already says nothing of the kind
+    path = branch(registry, "old-source")
+    card.write_text(card.read_text().replace(old, old.replace("value = 4.8", "value = 5.2")))
+    commit_all(path, "5.2 TB/s under the old citation")
+    status, text, out = review(path)
+    assert "records nothing independent" not in text
+
+
+def test_4_a_checkpoint_digest_dropped_or_rewritten_is_asked(registry: Path) -> None:
+    # Before: "content unchanged (…: the entry was rewritten, what the pricer reads was not)", nothing to verify,
+    # exit 0, while a re-tokenized copy then counted as the entry's model.
+    path = branch(registry, "digest-dropped")
+    entry = path / R1
+    assert TOKENS in entry.read_text()
+    entry.write_text(entry.read_text().replace(TOKENS, TOKENS.split(", sha256")[0] + " }"))
+    commit_all(path, "drop the vocabulary's digest")
+    status, text, out = review(path)
+    assert status == 0, text
+    assert "1 checkpoint entry with a header digest dropped or rewritten, to verify" in text
+    assert out["digests_dropped"] == {R1: ["metadata.tokenizer.ggml.tokens.sha256 726b84beee63… → (none)"]}
+    assert "to verify: metadata.tokenizer.ggml.tokens.sha256 726b84beee63… → (none): a digest that identifies" in text
+    markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path).stdout
+    assert markdown.startswith("⚠️") and "⚠️ **to verify**: metadata.tokenizer.ggml.tokens.sha256" in markdown
+    # the header sha256 rewritten, the content unchanged
+    path = branch(registry, "digest-rewritten")
+    old = 'sha256 = "d9383567865a226b4fbcaa0f954ce9ca608490e1a9ec51c3db2f5d092698e904"\nshards'
+    assert old in entry.read_text()
+    entry.write_text(entry.read_text().replace(old, f'sha256 = "{"ab" * 32}"\nshards'))
+    commit_all(path, "another header's sha256")
+    status, text, out = review(path)
+    assert status == 0 and out["digests_dropped"] == {R1: ["header.sha256 d9383567865a… → abababababab…"]}, text
