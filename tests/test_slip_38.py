@@ -155,3 +155,23 @@ def test_4_a_checkpoint_digest_dropped_or_rewritten_is_asked(registry: Path) -> 
     commit_all(path, "another header's sha256")
     status, text, out = review(path)
     assert status == 0 and out["digests_dropped"] == {R1: ["header.sha256 d9383567865a… → abababababab…"]}, text
+
+
+def test_6_a_new_record_named_like_another_is_asked_quoting_both_files(registry: Path) -> None:
+    # Before: the copy read "facts/cards/h200_sхm_141gb.toml (card h200_sхm_141gb (spelled …)): added", nothing to
+    # verify, exit 0: nothing said which registered card its name reads as.
+    path = branch(registry, "look-alike")
+    text = (path / H200).read_text().replace('name = "NVIDIA H200 SXM 141GB"', 'name = "NVIDIA H200 SXM 141GB, a copy"')
+    (path / "facts" / "cards" / "h200_s\u0445m_141gb.toml").write_text(text, encoding="utf-8")
+    commit_all(path, "a look-alike copy")
+    status, text, out = review(path)
+    assert status == 0, text
+    assert "1 new record named like another, to verify" in text
+    said = ("facts/cards/h200_s\u0445m_141gb.toml (spelled 'facts/cards/h200_s\\u0445m_141gb.toml') is a new card "
+            "whose name reads as that of facts/cards/h200_sxm_141gb.toml (registered before this change): a reviewer "
+            "sees one name for two records; is it a new record, or a copy standing in for the other? rename it so "
+            "the names read apart")
+    assert f"  to verify: {said}" in text
+    assert out["lookalike_records"] == {"facts/cards/h200_s\u0445m_141gb.toml": said}
+    markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path).stdout
+    assert markdown.startswith("⚠️") and "#### Records named like another" in markdown

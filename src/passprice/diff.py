@@ -1170,6 +1170,42 @@ DROPPED_DIGESTS = ("a digest that identifies the header is dropped or rewritten 
                    "(`passprice import`), or say which file holds it")
 
 
+def looks_as(name: str) -> str:
+    """``name`` as a reviewer reads it: NFC, case-folded (:func:`passprice.files.fold`), characters that do not
+    print dropped and Cyrillic or Greek letters read as the Latin ones they look like
+    (:data:`passprice.addedfacts._LOOK_ALIKE`): ``h200_sхm_141gb`` with a Cyrillic ``х`` reads ``h200_sxm_141gb``."""
+    from passprice.addedfacts import _LOOK_ALIKE, _TYPESET
+    from passprice.files import fold
+
+    return fold(name.translate(_TYPESET).translate(_LOOK_ALIKE))
+
+
+def lookalike_records(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, str]:
+    """Each record file ``files`` adds (a card, drafting method, routing record, stack, checkpoint entry, serving,
+    source or lock) whose name reads as another record's of its kind on HEAD (:func:`looks_as`), by path: what a
+    reviewer must verify, quoting both files. Slip round 38: a card copied as ``facts/cards/h200_sхm_141gb.toml``
+    (a Cyrillic ``х``) read "added", its name spelled, with nothing saying which registered card it reads as."""
+    added = [f for f in files if f.status == "added" and f.kind not in ("other", "schema")]
+    if not added:
+        return {}
+    by_kind: dict[str, dict[str, list[str]]] = {}
+    for rel in sorted(head.files):
+        kind, name = file_kind(rel)
+        if kind not in ("other", "schema"):
+            by_kind.setdefault(kind, {}).setdefault(looks_as(name), []).append(rel)
+    out = {}
+    for f in added:
+        others = [rel for rel in by_kind.get(f.kind, {}).get(looks_as(f.name), []) if rel != f.path]
+        if others:
+            before = [rel for rel in others if rel in base.files]
+            shown = ", ".join(spelled(rel) for rel in (before or others)[:3])
+            out[f.path] = (f"{spelled(f.path)} is a new {f.kind} whose name reads as that of {shown}"
+                           f"{' (registered before this change)' if before else ''}: a reviewer sees one name for "
+                           "two records; is it a new record, or a copy standing in for the other? rename it so the "
+                           "names read apart")
+    return out
+
+
 def dropped_digests(f: FileChange) -> tuple[str, ...]:
     """The digest claims (:func:`checkpoint_claims`: ``header.sha256``, a shard's ``sha256``, a long array's element
     digest) that checkpoint entry ``f``, changed on both sides, records on BASE and HEAD drops or rewrites, each as
@@ -2142,6 +2178,9 @@ class Diff:
     #: Each routing record or drafting method whose ``checkpoints`` scope the change widens, by path: what to verify
     #: (:func:`scopes_widened`; shown with the file, as :attr:`added_records` describes it). Shown, never failed.
     widened: Mapping[str, str] = attrs.field(factory=dict)
+    #: Each record file the change adds whose name reads as another record's of its kind, by path: what to verify,
+    #: quoting both files (:func:`lookalike_records`). Shown, never failed.
+    lookalikes: Mapping[str, str] = attrs.field(factory=dict)
 
     @property
     def entries_edited(self) -> tuple[str, ...]:
@@ -2449,6 +2488,8 @@ class Diff:
                          "to verify")
         if self.widened:
             parts.append(f"{_n(len(self.widened), 'record')} applied to more checkpoints, to verify")
+        if self.lookalikes:
+            parts.append(f"{_n(len(self.lookalikes), 'new record')} named like another, to verify")
         if self.digests_dropped:
             n = len(self.digests_dropped)
             parts.append(f"{n:,} checkpoint {'entry' if n == 1 else 'entries'} with a header digest dropped or "
@@ -2569,6 +2610,7 @@ class Diff:
             "scopes_widened": dict(self.widened),
             "entries_edited": list(self.entries_edited),
             "digests_dropped": {path: list(found) for path, found in self.digests_dropped.items()},
+            "lookalike_records": dict(self.lookalikes),
             "pricing_model": {
                 "base": self.base_code.model if self.base_code else None,
                 "head": self.head_code.model if self.head_code else None,
@@ -2661,6 +2703,7 @@ def _compare(base: Side, head: Side) -> Diff:
                and _is_measurement(f.path) and (asks := runs_to_verify(base, head, f.path, read_runs))}
 
     widened = scopes_widened(base, head, files)
+    lookalikes = lookalike_records(base, head, files)
     return Diff(base.info, head.info, files, reviews, base.code, head.code,
                 _unrooted(head, problems), _unrooted(head, review.unreadable), sources, moves, left_out,
                 code_changes(base.code, head.code), _duplicates(head, paths),
@@ -2669,7 +2712,7 @@ def _compare(base: Side, head: Side) -> Diff:
                 tuple(p for p in dict.fromkeys([*INSTALL_FILES, *sorted({*base.installs, *head.installs})])
                       if base.installs.get(p) != head.installs.get(p)),
                 added_records(head, files, recited), stack_spans(base, head, files),
-                {p: len(asks) for p, asks in recited.items()}, widened)
+                {p: len(asks) for p, asks in recited.items()}, widened, lookalikes)
 
 
 #: What a checkpoint entry edited under the same header sha256 asks (:attr:`Diff.entries_edited`).
@@ -3901,6 +3944,9 @@ def diff_text(d: Diff) -> str:
         lines.append("other files changed")
         lines += [f"  {f.path} ({f.status})" + (f": {d.added_records[f.path]}" if f.path in d.added_records else "")
                   for f in others]
+    if d.lookalikes:
+        lines += ["", "new records named like another"]
+        lines += [f"  to verify: {line}" for line in d.lookalikes.values()]
     if d.sources:
         lines += ["", "sources whose document changed"]
         lines += [f"  {s.id}: to verify: {s.to_verify}" for s in d.sources]
@@ -4133,7 +4179,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     mark = "❌" if d.exit_status else (
         "⚠️" if d.weakened or d.loosened or d.removed or d.to_verify or d.drifting or d.sources or d.duplicates
         or d.head_warnings or d.install_files or d.runs_outside or d.runs_recited or d.widened or d.entries_edited
-        or d.digests_dropped else "✅"
+        or d.digests_dropped or d.lookalikes else "✅"
     )
     out = [f"{mark} **passprice diff** {markdown_code(d.base.label)} → {markdown_code(d.head.label)}: {d.summary()}"]
     added_shown = _added_markdown(d)
@@ -4301,6 +4347,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         for lock in removed:
             out.append(f"- {'❌' if lock.dropped else '⚠️'} {_removal(lock, markdown_code)}")
             out += [f"  - floor on {markdown_code(c.path)} dropped: {_dropped(c)}" for c in lock.dropped]
+    if d.lookalikes:
+        out += ["", "#### Records named like another", ""]
+        out += [f"- ⚠️ **to verify**: {markdown_text(line)}" for line in list(d.lookalikes.values())[:MAX_OTHER_FILES]]
     checkpoints = [f for f in d.files if f.kind == "checkpoint"]
     if checkpoints:
         out += ["", "#### Checkpoints", ""]
