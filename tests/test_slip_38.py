@@ -175,3 +175,34 @@ def test_6_a_new_record_named_like_another_is_asked_quoting_both_files(registry:
     assert out["lookalike_records"] == {"facts/cards/h200_s\u0445m_141gb.toml": said}
     markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path).stdout
     assert markdown.startswith("⚠️") and "#### Records named like another" in markdown
+
+
+def test_5_a_lock_held_by_a_look_alike_header_alone_is_asked(registry: Path) -> None:
+    # Before: r1-qwen7b-h200 pointed at a new entry holding the locked entry's header under another name (what a
+    # fine-tune of the same architecture and shapes imports as) read "records HEAD's price" for both locks, exit 0.
+    path = branch(registry, "fine-tune")
+    entry = (path / R1).read_text()
+    assert 'name = "deepseek-r1-distill-qwen-7b-q4_k_m"' in entry
+    (path / "registry" / "checkpoints" / "r1-qwen7b-finetune.toml").write_text(
+        entry.replace('name = "deepseek-r1-distill-qwen-7b-q4_k_m"', 'name = "r1-qwen7b-finetune"'), encoding="utf-8")
+    serving = path / "registry" / "servings" / "r1-qwen7b-h200.toml"
+    serving.write_text(serving.read_text().replace('checkpoint = "deepseek-r1-distill-qwen-7b-q4_k_m"',
+                                                   'checkpoint = "r1-qwen7b-finetune"'))
+    commit_all(path, "serve a fine-tune with the same header")
+    status, text, out = review(path)
+    assert status == 0, text
+    assert "2 locks held by a look-alike header alone, to verify" in text
+    said = ("its serving now prices checkpoint r1-qwen7b-finetune, not deepseek-r1-distill-qwen-7b-q4_k_m, which the "
+            "lock pinned: the lock holds only because their headers read alike (content 169f62b972aa…), as a "
+            "fine-tune's header reads like its base model's: does r1-qwen7b-finetune hold "
+            "deepseek-r1-distill-qwen-7b-q4_k_m's weights? if not, its routing, acceptance and measured figures are "
+            "not the lock's; re-lock it (passprice lock --update -o locks/r1-qwen7b-h200.lock.toml) once shown")
+    assert f"    to verify {said}" in text
+    assert sorted(out["held_by_header"]) == ["r1-qwen7b-h200", "r1-qwen7b-h200-best"]
+    assert out["held_by_header"]["r1-qwen7b-h200"] == said
+    # the serving on its own entry asks nothing of the kind
+    path = branch(registry, "same-entry")
+    serving.write_text(serving.read_text().replace("batch = 1", "batch = 1\n"))
+    commit_all(path, "a blank line")
+    status, text, out = review(path)
+    assert out["held_by_header"] == {}, text

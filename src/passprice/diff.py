@@ -1410,6 +1410,8 @@ class LockImpact:
     #: The checkpoint content HEAD's lock pins (:func:`passprice.pins.checkpoint_digest`; ``None`` for a lock of a
     #: format that pinned none, or a removed lock).
     pinned_content: str | None = None
+    #: The checkpoint HEAD's lock pins, by the name the serving gave it (``None`` for a removed lock).
+    pinned_checkpoint: str | None = None
     #: What the lock file answers that HEAD changed under the same file (:func:`question_changes`: its kind, the
     #: registered serving it locks, its stack, its name): a lock answers one question, and a file rewritten to
     #: answer another (``lock SERVING -o LOCK --force`` over a best lock writes a batch-1 price lock) is a lock
@@ -1430,6 +1432,28 @@ class LockImpact:
     #: on HEAD (:func:`kept_floors`): the path → that lock's name and floor. Loosening one of a serving's two locks
     #: then changes nothing the serving is held to, which the review did not say (slip round 28).
     kept: Mapping[str, tuple[str, Provenance]] = attrs.field(factory=dict)
+
+    @property
+    def by_header(self) -> str | None:
+        """What a reviewer must verify when HEAD prices this lock's serving on another checkpoint than the one the
+        lock pinned, and it holds only because the two headers read alike (the same content digest: architecture,
+        metadata and tensor table): a fine-tune of the locked model has that very header, and nothing honest in a
+        GGUF header tells it apart (DESIGN, Locks). Slip round 38: ``r1-qwen7b-h200`` pointed at a new entry
+        ``r1-qwen7b-finetune`` (the locked entry's header under another name) read "records HEAD's price", exit 0.
+        ``None`` otherwise."""
+        spec = self.after.spec
+        if self.removed or self.pinned_checkpoint is None or not isinstance(spec, Mapping):
+            return None
+        priced = spec.get("checkpoint")
+        if (not isinstance(priced, str) or priced == self.pinned_checkpoint or self.pinned_content is None
+                or self.after.checkpoint != self.pinned_content):
+            return None
+        return (f"its serving now prices checkpoint {spelled(priced)}, not {spelled(self.pinned_checkpoint)}, which "
+                f"the lock pinned: the lock holds only because their headers read alike (content "
+                f"{self.pinned_content.removeprefix('sha256:')[:12]}…), as a fine-tune's header reads like its base "
+                f"model's: does {spelled(priced)} hold {spelled(self.pinned_checkpoint)}'s weights? if not, its "
+                f"routing, acceptance and measured figures are not the lock's; re-lock it (passprice lock --update -o "
+                f"{self.path}) once shown")
 
     def policy_line(self, change: FloorChange) -> str:
         """A floor change as the review shows it: :meth:`FloorChange.describe`, and for a loosened floor another lock
@@ -2078,6 +2102,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                 dropped=dropped,
                 retired=retired,
                 pinned_content=new.checkpoint_pin.content if new is not None else None,
+                pinned_checkpoint=new.checkpoint_pin.name if new is not None else None,
                 question=question_changes(old, new) if old is not None and new is not None else (),
                 head_unread=rel in head_locks and new is None,
                 drifted=tuple(dict.fromkeys(drifted)),
@@ -2196,6 +2221,12 @@ class Diff:
                     and old.get("header.sha256") == new.get("header.sha256")):
                 out.append(f.path)
         return tuple(out)
+
+    @property
+    def by_header(self) -> dict[str, str]:
+        """Each lock HEAD holds only by its checkpoint's header (:attr:`LockImpact.by_header`), by name: what to
+        verify. Shown, never failed."""
+        return {lock.name: said for lock in self.reviews if (said := lock.by_header) is not None}
 
     @property
     def digests_dropped(self) -> dict[str, tuple[str, ...]]:
@@ -2490,6 +2521,8 @@ class Diff:
             parts.append(f"{_n(len(self.widened), 'record')} applied to more checkpoints, to verify")
         if self.lookalikes:
             parts.append(f"{_n(len(self.lookalikes), 'new record')} named like another, to verify")
+        if self.by_header:
+            parts.append(f"{_n(len(self.by_header), 'lock')} held by a look-alike header alone, to verify")
         if self.digests_dropped:
             n = len(self.digests_dropped)
             parts.append(f"{n:,} checkpoint {'entry' if n == 1 else 'entries'} with a header digest dropped or "
@@ -2611,6 +2644,7 @@ class Diff:
             "entries_edited": list(self.entries_edited),
             "digests_dropped": {path: list(found) for path, found in self.digests_dropped.items()},
             "lookalike_records": dict(self.lookalikes),
+            "held_by_header": self.by_header,
             "pricing_model": {
                 "base": self.base_code.model if self.base_code else None,
                 "head": self.head_code.model if self.head_code else None,
@@ -3883,6 +3917,8 @@ def diff_text(d: Diff) -> str:
             lines.append(f"    binds     {_binds(lock)}")
             for line in lock.serving:
                 lines.append(f"    serving   {line}")
+            if lock.by_header is not None:
+                lines.append(f"    to verify {lock.by_header}")
             if lock.added and lock.verdict is not None:
                 lines.append(f"    weakest   {_weakest(lock.verdict)}")
             for change in lock.policy:
@@ -4179,7 +4215,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     mark = "❌" if d.exit_status else (
         "⚠️" if d.weakened or d.loosened or d.removed or d.to_verify or d.drifting or d.sources or d.duplicates
         or d.head_warnings or d.install_files or d.runs_outside or d.runs_recited or d.widened or d.entries_edited
-        or d.digests_dropped or d.lookalikes else "✅"
+        or d.digests_dropped or d.lookalikes or d.by_header else "✅"
     )
     out = [f"{mark} **passprice diff** {markdown_code(d.base.label)} → {markdown_code(d.head.label)}: {d.summary()}"]
     added_shown = _added_markdown(d)
@@ -4323,6 +4359,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             todo = _relock_note(lock)
             if todo is not None:
                 notes.append(f"- {markdown_code(lock.name)}: {todo}")
+            if lock.by_header is not None:
+                notes.append(f"- ⚠️ {markdown_code(lock.name)}: **to verify**: {markdown_text(lock.by_header)}")
         if notes:
             out += ["", *notes]
     policy = [(lock, c) for lock in d.reviews for c in lock.policy]
