@@ -19,7 +19,7 @@ from passprice.derivations import Derivation, Input
 from passprice.facts import Fact, Provenance
 from test_diff import commit_all
 from test_slip_34 import H200, branch, registry, review
-from test_slip_36 import ws1_copy
+from test_slip_36 import WS1, ws1_copy
 
 __all__ = ["registry"]  # the slip-34 fixture: this checkout's registry committed on main
 
@@ -206,3 +206,44 @@ def test_5_a_lock_held_by_a_look_alike_header_alone_is_asked(registry: Path) -> 
     commit_all(path, "a blank line")
     status, text, out = review(path)
     assert out["held_by_header"] == {}, text
+
+
+def test_new_b6_a_changed_estimate_re_cited_to_a_basis_naming_no_figure_is_asked(registry: Path) -> None:
+    # Attempt B6: WS1's memory.bandwidth 6 → 9 TB/s, re-cited to "design point: the designer's judgement", its note
+    # removed and its lock re-locked, read "1 fact changed", the fact itself nothing to verify, exit 0.
+    path = branch(registry, "b6")
+    card = path / WS1
+    old = BANDWIDTH.split("note = ")[0]
+    assert BANDWIDTH in card.read_text()
+    card.write_text(card.read_text().replace(BANDWIDTH, old.replace("value = 6", "value = 9").replace(
+        "design point: the [card] note and this fact's note (6 stacks x about 1.0 TB/s)",
+        "design point: the designer's judgement").rstrip("\n")))
+    assert invoke("fact", "recompute", "ws1_hypothetical", root=path).exit_code == 0
+    lock = str(path / "locks" / "qwen35-27b-ws1-trailing.lock.toml")
+    assert invoke("lock", "--update", "-o", lock, root=path).exit_code == 0
+    commit_all(path, "WS1 at 9 TB/s on judgement, re-locked")
+    status, text, out = review(path)
+    assert status == 0, text
+    assert "ws1_hypothetical:memory.bandwidth" in out["to_verify"], text
+    assert ("to verify: the citation changed and its basis names no figure (its locator and note quote no number): "
+            "what gives 9 TB/s? does ws1-design: design point: the designer's judgement give it, assumed?") in text
+
+
+def test_new_b9_a_derivation_removed_is_asked(registry: Path) -> None:
+    # Attempt B9: the H200's streams.read kept at 0.9333, measured, its derivation `dot / bandwidth` removed (a
+    # later bandwidth change no longer leaves it stale) read "4 to re-pin", nothing to verify, exit 0.
+    path = branch(registry, "b9")
+    card = path / H200
+    derivation = ('derivation.formula = "dot / bandwidth"\nderivation.digits = 4\nderivation.inputs.dot = { value = '
+                  '4.48, unit = "TB/s", locator = "Azure_Results/ND_H200_v5_results.md, HBM Bandwidth table '
+                  '(BabelStream): Dot" }\nderivation.inputs.bandwidth = { fact = "memory.bandwidth", value = 4.8, '
+                  'unit = "TB/s" }\n')
+    assert derivation in card.read_text()
+    card.write_text(card.read_text().replace(derivation, "", 1))
+    commit_all(path, "streams.read without its derivation")
+    status, text, out = review(path)
+    assert status == 0, text
+    assert out["to_verify"] == ["h200_sxm_141gb:streams.read"], text
+    assert ("to verify: its derivation (dot / bandwidth) was removed: check no longer recomputes 0.9333 from its "
+            "inputs; does azure-ai-benchmarking-guide: Azure_Results/ND_H200_v5_results.md (NVIDIA H200 141GB, CUDA "
+            "12.6), HBM Bandwidth table (BabelStream): Dot 4.48 TB/s state it, measured?") in text

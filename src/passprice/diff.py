@@ -708,8 +708,16 @@ class FactChange:
                 f"its citation changed: does {where} give what its derivation ({new.derivation.formula}) takes from "
                 "it?")
             return "; ".join(x for x in (stronger, own, _inputs_to_verify(old, new)) if x) or None
-        if stronger is not None:
-            return stronger
+        # A derivation removed unties the figure from what check recomputes it from (the H200's streams.read kept
+        # at 0.9333, measured, under 'Dot 4.48 TB/s' with its `dot / bandwidth` gone: a later bandwidth change no
+        # longer leaves it stale), and read "4 to re-pin", nothing to verify (slip round 38).
+        from passprice.derivations import Derivation as Derived
+
+        untied = (f"its derivation ({old.derivation.formula}) was removed: check no longer recomputes "
+                  f"{new.describe()} from its inputs; does {where} state it, {new.provenance.value}?"
+                  ) if isinstance(old.derivation, Derived) else None
+        if stronger is not None or untied is not None:
+            return "; ".join(x for x in (stronger, untied) if x)
         if "value" in self.fields and same_cite:
             quoted = _quoted_figures(new.locator or new.cite or "")
             if _figure(old.amount) in quoted and _figure(new.amount) not in quoted:
@@ -737,6 +745,13 @@ class FactChange:
             if others:
                 return (f"the citation changed and its locator quotes {', '.join(others[:3])}, not {new.describe()}: "
                         f"does {where} give {new.describe()}, {new.provenance.value}?")
+            # Re-cited to a basis naming no figure at all (WS1's memory.bandwidth 6 → 9 TB/s under "design point:
+            # the designer's judgement", its note removed, re-locked: nothing to verify, slip round 38).
+            from passprice.addedfacts import names_figure
+
+            if not names_figure(new.locator) and not names_figure(new.note):
+                return (f"the citation changed and its basis names no figure (its locator and note quote no number): "
+                        f"what gives {new.describe()}? does {where} give it, {new.provenance.value}?")
         return None
 
     def to_json(self) -> dict[str, Any]:
