@@ -247,3 +247,21 @@ def test_new_b9_a_derivation_removed_is_asked(registry: Path) -> None:
     assert ("to verify: its derivation (dot / bandwidth) was removed: check no longer recomputes 0.9333 from its "
             "inputs; does azure-ai-benchmarking-guide: Azure_Results/ND_H200_v5_results.md (NVIDIA H200 141GB, CUDA "
             "12.6), HBM Bandwidth table (BabelStream): Dot 4.48 TB/s state it, measured?") in text
+
+
+def test_new_b13_a_value_moved_under_a_locator_respaced_is_said_firmly(registry: Path) -> None:
+    # Attempt B13: 4.8 → 5.2 TB/s with the locator given a second space read "the citation changed: does … state 5.2
+    # TB/s?", as softly as a new place, though the place still quotes 4.8TB/s.
+    path = branch(registry, "b13")
+    card = path / H200
+    old = "'GPU Memory Bandwidth 4.8TB/s'\""
+    assert old in card.read_text()
+    card.write_text(card.read_text().replace("[memory.bandwidth]\nvalue = 4.8", "[memory.bandwidth]\nvalue = 5.2")
+                    .replace(old, "'GPU Memory Bandwidth  4.8TB/s'\""))
+    assert invoke("fact", "recompute", "h200_sxm_141gb", root=path).exit_code == 0
+    commit_all(path, "5.2 TB/s, the locator respaced")
+    _, text, out = review(path)
+    assert "h200_sxm_141gb:memory.bandwidth" in out["to_verify"]
+    assert ("to verify: the value moved (4.8 TB/s → 5.2 TB/s) and the citation changed, but the locator still quotes "
+            "4.8TB/s: does nvidia-h200-datasheet: Technical Specifications table, H200 SXM column: 'GPU Memory "
+            "Bandwidth  4.8TB/s' state 5.2 TB/s, published?") in text

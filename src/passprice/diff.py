@@ -734,6 +734,15 @@ class FactChange:
             return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not: does {where} "
                     f"say {new.describe()}?")
         if not same_cite and new.provenance in (Provenance.PUBLISHED, Provenance.MEASURED):
+            from passprice.addedfacts import other_figures, states
+
+            # Re-cited to a place that still quotes the old figure (the locator given a second space, 4.8 → 5.2
+            # TB/s under 'GPU Memory Bandwidth  4.8TB/s') read as softly as a new place (slip round 38).
+            others = other_figures(new.amount, new.unit, new.locator) if "value" in self.fields else None
+            if others and states(old.amount, old.unit, new.locator):
+                return (f"the value moved ({old.describe()} → {new.describe()}) and the citation changed, but the "
+                        f"locator still quotes {', '.join(others[:3])}: does {where} state {new.describe()}, "
+                        f"{new.provenance.value}?")
             return f"the citation changed: does {where} state {new.describe()}, {new.provenance.value}?"
         if not same_cite:
             # An estimate or assumption cites its basis: re-cited to a place quoting another figure of its dimension
