@@ -265,3 +265,28 @@ def test_new_b13_a_value_moved_under_a_locator_respaced_is_said_firmly(registry:
     assert ("to verify: the value moved (4.8 TB/s → 5.2 TB/s) and the citation changed, but the locator still quotes "
             "4.8TB/s: does nvidia-h200-datasheet: Technical Specifications table, H200 SXM column: 'GPU Memory "
             "Bandwidth  4.8TB/s' state 5.2 TB/s, published?") in text
+
+
+RUN = ('''tokens_per_s = 145.55
+locator = "LLaMA 3/Professional GPUs/H100_PCIe_v3.ipynb: llama-bench table, row 'llama 8B Q4_K - Medium | 4.58 GiB | '''
+       '''tg512 | 145.55 ± 0.80'"''')
+
+
+def test_new_c15_a_run_re_cited_to_a_source_the_change_adds_records_nothing(registry: Path) -> None:
+    # Attempt C15: a run of the stack's fit moved 145.55 → 165.55 tokens/s under a source record the same commit
+    # adds, the stack re-fitted, read "cited anew: does my-bench: … state 165.55 tokens/s?", as if the record were
+    # evidence the registry held.
+    path = branch(registry, "c15")
+    (path / "sources" / "my-bench.toml").write_text(SOURCE.replace('kind = "datasheet"', 'kind = "benchmark-results"'),
+                                                    encoding="utf-8")
+    runs = path / "registry" / "measurements" / "xiongjiedai-llama3-llamabench.toml"
+    assert RUN in runs.read_text()
+    runs.write_text(runs.read_text().replace(RUN, 'tokens_per_s = 165.55\nlocator = "my run: \'tg512 | 165.55 ± '
+                                                  '0.80\'"\nsource = "my-bench"'))
+    assert invoke("calibrate", "--stack", "llamacpp-cuda-2405", root=path).exit_code == 0
+    commit_all(path, "a run of my own")
+    status, text, _ = review(path)
+    assert status == 0, text
+    assert ("does my-bench: my run: 'tg512 | 165.55 ± 0.80' state 165.55 tokens/s?; its source my-bench is added by "
+            "this same change: the registry records nothing of it from before, so the change records nothing "
+            "independent of itself for 165.55 tokens/s: read the document itself") in text

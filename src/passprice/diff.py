@@ -3171,7 +3171,14 @@ def runs_to_verify(
                 was.source_id != run.source_id) else []
             if was.locator != run.locator:
                 anew.append(f"locator {escaped(text_change(was.locator, run.locator))}")
-            out.append(f"{name} cited anew ({', '.join(anew)}): does {where} state {figure}?")
+            fresh = ""
+            if was.source_id != run.source_id and f"sources/{run.source_id}.toml" not in base.files and (
+                    f"sources/{run.source_id}.toml" in head.files):
+                # Re-cited to a record the same change adds (slip round 38): nothing the registry held backs it.
+                fresh = (f"; its source {escaped(run.source_id)} is added by this same change: the registry records "
+                         "nothing of it from before, so the change records nothing independent of itself for "
+                         f"{figure}: read the document itself")
+            out.append(f"{name} cited anew ({', '.join(anew)}): does {where} state {figure}?{fresh}")
         elif setting(was) != setting(run):
             # Its setting moved under its citation: the figure now prices another pass (slip round 34: a run's
             # positions [256, 512] → [1, 64] read "1 other file changed", nothing to verify).
