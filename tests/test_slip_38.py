@@ -290,3 +290,24 @@ def test_new_c15_a_run_re_cited_to_a_source_the_change_adds_records_nothing(regi
     assert ("does my-bench: my run: 'tg512 | 165.55 ± 0.80' state 165.55 tokens/s?; its source my-bench is added by "
             "this same change: the registry records nothing of it from before, so the change records nothing "
             "independent of itself for 165.55 tokens/s: read the document itself") in text
+
+
+def test_new_d6_a_routing_record_copied_for_another_checkpoint_is_asked(registry: Path) -> None:
+    # Attempt D6: Qwen3-30B-A3B's measured routing record copied for deepseek-v3-q4_k_m, its Qwen3 figures and
+    # citations kept, read "2 facts added in 1 new file", nothing to verify, exit 0 (a scope widened on a record
+    # changed was asked, one copied to another checkpoint was not).
+    path = branch(registry, "d6")
+    record = (path / "facts" / "routing" / "qwen3-30b-a3b-measured.toml").read_text()
+    assert 'checkpoints = ["qwen3-30b-a3b-q4_k_m"]' in record
+    (path / "facts" / "routing" / "deepseek-v3-measured.toml").write_text(
+        record.replace('checkpoints = ["qwen3-30b-a3b-q4_k_m"]', 'checkpoints = ["deepseek-v3-q4_k_m"]'),
+        encoding="utf-8")
+    commit_all(path, "Qwen3's routing for DeepSeek-V3")
+    status, text, out = review(path)
+    assert status == 0, text
+    assert "2 facts added in 1 new file; 1 record applied to more checkpoints, to verify" in text
+    said = ("it applies to deepseek-v3-q4_k_m, and hot_experts, hot_share cite the places "
+            "facts/routing/qwen3-30b-a3b-measured.toml cites for qwen3-30b-a3b-q4_k_m: were they established for that "
+            "model? does gpu-container-handbook-routing-derisk state them of it?")
+    assert f"  to verify: {said}" in text
+    assert out["scopes_widened"] == {"facts/routing/deepseek-v3-measured.toml": said}

@@ -2760,7 +2760,7 @@ def _compare(base: Side, head: Side) -> Diff:
     recited = {f.path: asks for f in files if f.status in ("changed", "added") and f.kind == "other"
                and _is_measurement(f.path) and (asks := runs_to_verify(base, head, f.path, read_runs))}
 
-    widened = scopes_widened(base, head, files)
+    widened = {**scopes_widened(base, head, files), **scopes_copied(base, head, files)}
     lookalikes = lookalike_records(base, head, files)
     return Diff(base.info, head.info, files, reviews, base.code, head.code,
                 _unrooted(head, problems), _unrooted(head, review.unreadable), sources, moves, left_out,
@@ -2809,6 +2809,71 @@ def scopes_widened(base: Side, head: Side, files: Sequence[FileChange]) -> dict[
         out[f.path] = (f"{escaped(what)}: were {', '.join(escaped(p) for p in facts) or 'its figures'} established "
                        f"for {'every model' if not after else 'that model' if len(new) == 1 else 'those models'}? "
                        f"does {', '.join(escaped(c) for c in cited) or 'its source'} state them of it?")
+    return out
+
+
+def scopes_copied(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, str]:
+    """Each routing record or drafting method ``files`` add whose facts cite a place (source and locator, or a
+    derivation input's) that a record of its kind on BASE cites while that record's ``checkpoints`` list lacks one the
+    new record applies to (or the new one lists none: any checkpoint), by path: what the reviewer must verify, as
+    :func:`scopes_widened` asks of a record changed. Slip round 38: Qwen3-30B-A3B's measured routing record copied as
+    ``deepseek-v3-measured.toml`` for ``deepseek-v3-q4_k_m``, its Qwen3 figures and citations kept, read "2 facts
+    added", nothing to verify, exit 0."""
+    from passprice.addedfacts import _place
+
+    added = [f for f in files if f.kind in ("routing", "draft") and f.status == "added" and not f.head_errors]
+    if not added:
+        return {}
+
+    def scope(side: Side, rel: str, kind: str) -> list[str] | None:
+        try:
+            document = tomllib.loads(side.files[rel].decode("utf-8"))
+        except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            return None
+        got = document.get("routing" if kind == "routing" else "method", {})
+        listed = got.get("checkpoints") if isinstance(got, dict) else None
+        return [str(c) for c in listed] if isinstance(listed, list) else []
+
+    def places(facts: Mapping[str, Fact]) -> dict[tuple[str, str], str]:
+        out: dict[tuple[str, str], str] = {}
+        for path, fact in facts.items():
+            own = _place(fact.source, fact.locator)
+            if own is not None:
+                out.setdefault(own, path)
+            if isinstance(fact.derivation, Derivation):
+                for i in fact.derivation.inputs:
+                    at = _place(i.source or fact.source, i.locator) if i.kind == "figure" else None
+                    if at is not None:
+                        out.setdefault(at, path)
+        return out
+
+    out: dict[str, str] = {}
+    for f in added:
+        after = scope(head, f.path, f.kind)
+        got = _read(head, f.path, f.kind, f.name)
+        if after is None or got.facts is None:
+            continue
+        mine = places(got.facts)
+        for rel in sorted(base.files):
+            kind, name = file_kind(rel)
+            if kind != f.kind or rel == f.path:
+                continue
+            before = scope(base, rel, kind)
+            if not before or (after and not set(after) - set(before)):
+                continue  # it applies to any checkpoint, or to each the new record names
+            theirs = _read(base, rel, kind, name)
+            shared = sorted({mine[p] for p in places(theirs.facts or {}) if p in mine})
+            if not shared:
+                continue
+            new = [c for c in after if c not in before]
+            what = (f"it applies to {'any checkpoint' if not after else ', '.join(new)}, and "
+                    f"{', '.join(escaped(p) for p in shared)} cite{'s' if len(shared) == 1 else ''} the places "
+                    f"{escaped(rel)} cites for {', '.join(before)}")
+            cited = sorted({fact.source for fact in got.facts.values() if fact.source is not None})
+            model = "every model" if not after else "that model" if len(new) == 1 else "those models"
+            out[f.path] = (f"{escaped(what)}: were they established for {model}? "
+                           f"does {', '.join(escaped(c) for c in cited) or 'its source'} state them of it?")
+            break
     return out
 
 
@@ -4281,6 +4346,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             "",
             *_fact_details(d, links),
             *[f"- {markdown_code(f.name)} (added, {markdown_code(f.path)}): {added_shown[f.path]}"
+              + (f" — ⚠️ **to verify**: {markdown_text(d.widened[f.path][:MAX_ADDED_DETAIL])}"
+                 if f.path in d.widened else "")
               for f in d.files if f.kind == "routing" and f.path in d.added_records],
         ]
     if d.spans:  # walkthrough 21: a re-fit's runs against the span they were measured in
