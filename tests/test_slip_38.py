@@ -311,3 +311,21 @@ def test_new_d6_a_routing_record_copied_for_another_checkpoint_is_asked(registry
             "model? does gpu-container-handbook-routing-derisk state them of it?")
     assert f"  to verify: {said}" in text
     assert out["scopes_widened"] == {"facts/routing/deepseek-v3-measured.toml": said}
+
+
+def test_new_e1_a_card_no_longer_hypothetical_is_asked(registry: Path) -> None:
+    # Attempt E1: WS1's `hypothetical = true` removed read "[card] changed: hypothetical", no lock affected, nothing
+    # to verify, though its locked price then reads as a real card's.
+    path = branch(registry, "e1")
+    card = path / WS1
+    assert "hypothetical = true\n" in card.read_text()
+    card.write_text(card.read_text().replace("hypothetical = true\n", ""))
+    commit_all(path, "WS1 is real now")
+    status, text, out = review(path)
+    assert status == 0, text
+    said = ("card ws1_hypothetical is no longer marked hypothetical: its prices now read as a real card's, 14 of its "
+            "facts estimated or assumed; is it a product, and does each figure now cite that product's documents?")
+    assert "1 card no longer hypothetical, to verify" in text and f"  to verify: {said}" in text
+    assert out["made_real"] == {WS1: said}
+    markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path).stdout
+    assert f"⚠️ **to verify**: {said}" in markdown

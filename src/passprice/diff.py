@@ -2230,6 +2230,9 @@ class Diff:
     #: Each record file the change adds whose name reads as another record's of its kind, by path: what to verify,
     #: quoting both files (:func:`lookalike_records`). Shown, never failed.
     lookalikes: Mapping[str, str] = attrs.field(factory=dict)
+    #: Each card BASE marks hypothetical and HEAD does not, by path: what to verify (:func:`made_real`). Shown,
+    #: never failed.
+    made_real: Mapping[str, str] = attrs.field(factory=dict)
 
     @property
     def entries_edited(self) -> tuple[str, ...]:
@@ -2545,6 +2548,8 @@ class Diff:
             parts.append(f"{_n(len(self.widened), 'record')} applied to more checkpoints, to verify")
         if self.lookalikes:
             parts.append(f"{_n(len(self.lookalikes), 'new record')} named like another, to verify")
+        if self.made_real:
+            parts.append(f"{_n(len(self.made_real), 'card')} no longer hypothetical, to verify")
         if self.by_header:
             parts.append(f"{_n(len(self.by_header), 'lock')} held by a look-alike header alone, to verify")
         if self.digests_dropped:
@@ -2669,6 +2674,7 @@ class Diff:
             "digests_dropped": {path: list(found) for path, found in self.digests_dropped.items()},
             "lookalike_records": dict(self.lookalikes),
             "held_by_header": self.by_header,
+            "made_real": dict(self.made_real),
             "pricing_model": {
                 "base": self.base_code.model if self.base_code else None,
                 "head": self.head_code.model if self.head_code else None,
@@ -2770,7 +2776,7 @@ def _compare(base: Side, head: Side) -> Diff:
                 tuple(p for p in dict.fromkeys([*INSTALL_FILES, *sorted({*base.installs, *head.installs})])
                       if base.installs.get(p) != head.installs.get(p)),
                 added_records(head, files, recited), stack_spans(base, head, files),
-                {p: len(asks) for p, asks in recited.items()}, widened, lookalikes)
+                {p: len(asks) for p, asks in recited.items()}, widened, lookalikes, made_real(base, head, files))
 
 
 #: What a checkpoint entry edited under the same header sha256 asks (:attr:`Diff.entries_edited`).
@@ -2809,6 +2815,30 @@ def scopes_widened(base: Side, head: Side, files: Sequence[FileChange]) -> dict[
         out[f.path] = (f"{escaped(what)}: were {', '.join(escaped(p) for p in facts) or 'its figures'} established "
                        f"for {'every model' if not after else 'that model' if len(new) == 1 else 'those models'}? "
                        f"does {', '.join(escaped(c) for c in cited) or 'its source'} state them of it?")
+    return out
+
+
+def made_real(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, str]:
+    """Each card ``files`` change on both sides that BASE marks ``hypothetical`` and HEAD does not, by path: what the
+    reviewer must verify. Slip round 38: WS1's ``hypothetical = true`` removed read "[card] changed: hypothetical",
+    no lock affected, though its locked price then reads as a product's (its figures all assumed) and the lock pins
+    ``hypothetical = true``."""
+    out: dict[str, str] = {}
+    for f in files:
+        if f.kind != "card" or f.status != "changed" or "hypothetical" not in f.meta:
+            continue
+        try:
+            before = tomllib.loads(base.files[f.path].decode("utf-8")).get("card", {}).get("hypothetical", False)
+            after = tomllib.loads(head.files[f.path].decode("utf-8")).get("card", {}).get("hypothetical", False)
+        except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
+            continue
+        if before is True and after is not True:
+            got = _read(head, f.path, f.kind, f.name)
+            assumed = sum(1 for fact in (got.facts or {}).values()
+                          if fact.provenance in (Provenance.ASSUMED, Provenance.ESTIMATED))
+            out[f.path] = (f"card {spelled(f.name)} is no longer marked hypothetical: its prices now read as a real "
+                           f"card's, {assumed} of its facts estimated or assumed; is it a product, and does each "
+                           "figure now cite that product's documents?")
     return out
 
 
@@ -3938,6 +3968,8 @@ def diff_text(d: Diff) -> str:
             lines.append(f"  {claims_changed(f)}")
         elif f.meta:
             lines.append(f"  [{_table(f.kind)}] changed: {', '.join(f.meta)}")
+        if f.path in d.made_real:
+            lines.append(f"  to verify: {d.made_real[f.path]}")
         if f.path in d.spans:
             lines.append(f"  {d.spans[f.path]}")
         if f.kind == "routing" and f.path in d.added_records:
@@ -4311,7 +4343,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     mark = "❌" if d.exit_status else (
         "⚠️" if d.weakened or d.loosened or d.removed or d.to_verify or d.drifting or d.sources or d.duplicates
         or d.head_warnings or d.install_files or d.runs_outside or d.runs_recited or d.widened or d.entries_edited
-        or d.digests_dropped or d.lookalikes or d.by_header else "✅"
+        or d.digests_dropped or d.lookalikes or d.by_header or d.made_real else "✅"
     )
     out = [f"{mark} **passprice diff** {markdown_code(d.base.label)} → {markdown_code(d.head.label)}: {d.summary()}"]
     added_shown = _added_markdown(d)
@@ -4368,6 +4400,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             said = (markdown_cut(claims_changed(f), min(room, MAX_ADDED_DETAIL))
                     or "claims changed: the text review (`passprice diff`) shows them") if f.kind == "checkpoint" \
                 else f"`[{_table(f.kind)}]` {', '.join(markdown_code(k) for k in f.meta)}"
+            if f.path in d.made_real:
+                said += f" — ⚠️ **to verify**: {markdown_text(d.made_real[f.path])}"
             if f.path in d.widened:
                 said += " — ⚠️ **to verify**: " + (markdown_cut(d.widened[f.path], min(room, MAX_ADDED_DETAIL))
                                                   or "the text review (`passprice diff`) says what")
