@@ -710,12 +710,14 @@ class FactChange:
             return "; ".join(x for x in (stronger, own, _inputs_to_verify(old, new)) if x) or None
         # A derivation removed unties the figure from what check recomputes it from (the H200's streams.read kept
         # at 0.9333, measured, under 'Dot 4.48 TB/s' with its `dot / bandwidth` gone: a later bandwidth change no
-        # longer leaves it stale), and read "4 to re-pin", nothing to verify (slip round 38).
+        # longer leaves it stale), and read "4 to re-pin", nothing to verify (slip round 38). A fact made an estimate
+        # or assumption with it is said weakened already, and cites a basis, not a figure.
         from passprice.derivations import Derivation as Derived
 
         untied = (f"its derivation ({old.derivation.formula}) was removed: check no longer recomputes "
                   f"{new.describe()} from its inputs; does {where} state it, {new.provenance.value}?"
-                  ) if isinstance(old.derivation, Derived) else None
+                  ) if isinstance(old.derivation, Derived) and new.provenance in (
+                      Provenance.PUBLISHED, Provenance.MEASURED) else None
         if stronger is not None or untied is not None:
             return "; ".join(x for x in (stronger, untied) if x)
         if "value" in self.fields and same_cite:
@@ -755,10 +757,11 @@ class FactChange:
                 return (f"the citation changed and its locator quotes {', '.join(others[:3])}, not {new.describe()}: "
                         f"does {where} give {new.describe()}, {new.provenance.value}?")
             # Re-cited to a basis naming no figure at all (WS1's memory.bandwidth 6 → 9 TB/s under "design point:
-            # the designer's judgement", its note removed, re-locked: nothing to verify, slip round 38).
+            # the designer's judgement", its note removed, re-locked: nothing to verify, slip round 38). A fact
+            # stepped down the ladder with it is said weakened already.
             from passprice.addedfacts import names_figure
 
-            if not names_figure(new.locator) and not names_figure(new.note):
+            if not self.weakened and not names_figure(new.locator) and not names_figure(new.note):
                 return (f"the citation changed and its basis names no figure (its locator and note quote no number): "
                         f"what gives {new.describe()}? does {where} give it, {new.provenance.value}?")
         return None
