@@ -431,6 +431,30 @@ def quotes_another(fact: Fact, quoted: Callable[[str], set[float]] | None = None
             f"{escaped(fact.source or '')}: {escaped(fact.locator)} {verb} {said}?")
 
 
+def derived_quotes_another(fact: Fact) -> str | None:
+    """What an added derived fact asks when its own locator quotes figures (with their unit) of a dimension that it
+    or a figure input of its derivation has, and none of them is its figure or that input's: the place it cites
+    states something its derivation does not read. A measured fact's locator is held against its figure
+    (:func:`quotes_another`); a derived fact's was not held against anything (slip round 38: a copied H200 whose
+    ``array``, derived from ``sparse`` 3958 TOPS, cites ``H200 NVL column: 'INT8 Tensor Core 3,341 TOPS'`` was added
+    with nothing to verify). A figure of a dimension neither it nor its inputs have (``50 MB L2`` beside a clock) is
+    context, not asked. ``None`` otherwise. Raises nothing."""
+    if not isinstance(fact.derivation, Derivation) or not fact.locator:
+        return None
+    own = [(fact.amount, fact.unit)] + [(i.amount, i.unit) for i in fact.derivation.inputs if i.kind == "figure"]
+    others: list[str] = []
+    for amount, unit in own:
+        found = other_figures(amount, unit, fact.locator)
+        if found == []:
+            return None
+        others += [x for x in found or [] if x not in others]
+    if not others:
+        return None
+    return (f"its locator quotes {', '.join(escaped(x) for x in others[:3])}, neither its figure "
+            f"({_shown(fact.amount, fact.unit)}) nor a figure its derivation ({escaped(fact.derivation.formula)}) "
+            f"reads: does {escaped(fact.source or '')}: {escaped(fact.locator)} give it?")
+
+
 #: A count written after ``x`` (``a x16 PCIe Gen 5 link``): quoted, though glued to a letter.
 _TIMES = re.compile(r"(?<![\w.])[x×](\d+)\b")
 
@@ -658,9 +682,16 @@ def asked(facts: Mapping[str, Mapping[str, Fact]], registered: Iterable[str],
         if other is not None:
             asks.append(other)
         asks += inputs_quote_another(fact, quoted)
+        derived = derived_quotes_another(fact)
+        if derived is not None:
+            asks.append(derived)
         basis = uncarried(fact, carried) if carried is not None else None
         if basis is not None:
             asks.append(basis)
+        bare = figureless(fact, at.get(own_place, ()) if (own_place := _place(fact.source, fact.locator)) else (),
+                          added_keys)
+        if bare is not None:
+            asks.append(bare)
         own = list(_stated(rel, path, fact))
         for place, mine in own:
             if place not in places:
@@ -676,6 +707,42 @@ def asked(facts: Mapping[str, Mapping[str, Fact]], registered: Iterable[str],
         if asks:
             out[(rel, path)] = "; ".join(asks)
     return out
+
+
+def names_figure(text: str | None) -> bool:
+    """Whether ``text`` names any number at all (in digits or in words, :func:`_plain`) other than one after a word
+    naming a place in a document (``page 2``, ``Table 3``: :data:`_PLACE`). Raises nothing."""
+    if not text:
+        return False
+    plain = _plain(text)
+    for found in _NUMBER.finditer(plain):
+        before = plain[:found.start()].split()[-1:]
+        if before and before[0].lower().strip(".:#([,") in _PLACE:
+            continue
+        return True
+    return False
+
+
+def figureless(fact: Fact, there: Iterable[Stated], added: set[tuple[str, str]]) -> str | None:
+    """What an added estimated or assumed fact without a derivation asks when neither its locator nor its note names
+    any figure (:func:`names_figure`): its basis is a claim with nothing to hold it against (slip round 38: a WS1
+    copy's ``memory.bandwidth`` raised 6 → 9 TB/s, estimated, under ``design point: the designer's judgement`` was
+    added with nothing to verify). ``there`` holds the figures the registry records at the fact's place
+    (:func:`_stated`); one the change does not add recording the same quantity there is the basis's precedent, and
+    nothing is asked (a copy's ``host.write`` 100 GB/s under WS1's ``(full duplex with host.read)``). ``added`` holds
+    the ``(file, fact path)`` pairs the change adds. ``None`` otherwise. Raises nothing."""
+    if (fact.provenance in (Provenance.PUBLISHED, Provenance.MEASURED) or fact.derivation is not None
+            or names_figure(fact.locator) or names_figure(fact.note)):
+        return None
+    try:
+        mine = quantity(fact.amount, fact.unit)
+    except InputError:
+        return None
+    if any(not s.input and s.key not in added and (s.value, s.dims) == (mine.value, mine.dims) for s in there):
+        return None
+    return (f"it is {_shown(fact.amount, fact.unit)}, {fact.provenance.value}, but its basis names no figure (its "
+            f"locator and note quote no number): what gives {_shown(fact.amount, fact.unit)}? does "
+            f"{escaped(fact.source or fact.cite or '')}: {escaped(fact.locator or '')} give it?")
 
 
 #: A number written in a formula that is not a whole number up to 10 (``/ 2``, a mean of two, is): a factor no input

@@ -615,6 +615,10 @@ class FactChange:
     #: For an added fact, what a reviewer must verify of it (:func:`passprice.addedfacts.asked`: its citation names
     #: no registered source, or another fact records another figure at the place it cites); ``None``: nothing.
     asked: str | None = None
+    #: The sources a changed fact's new citation (its own, or a figure input's) names that the same change adds
+    #: (``sources/ID.toml`` on HEAD, not on BASE) and the old fact did not cite: nothing the registry recorded before
+    #: the change backs what it cites them for (:attr:`to_verify` says so).
+    fresh_sources: tuple[str, ...] = ()
 
     @property
     def change(self) -> str:
@@ -656,6 +660,22 @@ class FactChange:
 
     @property
     def to_verify(self) -> str | None:
+        """What a reviewer must check in the cited source for this change (:meth:`_to_verify`), and, for a changed
+        fact citing anew a source the same change adds (:attr:`fresh_sources`), that the change records nothing
+        independent of itself: slip round 38, the H200's ``memory.bandwidth`` moved 4.8 → 5.2 TB/s under a
+        ``sources/h200-refresh-note.toml`` added by the same commit read only "the citation changed: does … state
+        5.2 TB/s?", as if the record were evidence the registry held."""
+        asks = self._to_verify()
+        if not self.fresh_sources or self.old is None or self.new is None:
+            return asks
+        names = ", ".join(self.fresh_sources)
+        fresh = (f"{'its source' if len(self.fresh_sources) == 1 else 'its sources'} {names} "
+                 f"{'is' if len(self.fresh_sources) == 1 else 'are'} added by this same change: the registry records "
+                 f"nothing of {'it' if len(self.fresh_sources) == 1 else 'them'} from before, so the change records "
+                 f"nothing independent of itself for {self.new.describe()}: read the document itself")
+        return f"{asks}; {fresh}" if asks else fresh
+
+    def _to_verify(self) -> str | None:
         """What a reviewer must check in the cited source for this change, which passprice cannot (it does not read
         the source): a provenance made stronger (does the new citation state the figure, as measured or
         published? asked of a fact carrying a derivation too), a value that moved while its citation (source and
@@ -688,8 +708,18 @@ class FactChange:
                 f"its citation changed: does {where} give what its derivation ({new.derivation.formula}) takes from "
                 "it?")
             return "; ".join(x for x in (stronger, own, _inputs_to_verify(old, new)) if x) or None
-        if stronger is not None:
-            return stronger
+        # A derivation removed unties the figure from what check recomputes it from (the H200's streams.read kept
+        # at 0.9333, measured, under 'Dot 4.48 TB/s' with its `dot / bandwidth` gone: a later bandwidth change no
+        # longer leaves it stale), and read "4 to re-pin", nothing to verify (slip round 38). A fact made an estimate
+        # or assumption with it is said weakened already, and cites a basis, not a figure.
+        from passprice.derivations import Derivation as Derived
+
+        untied = (f"its derivation ({old.derivation.formula}) was removed: check no longer recomputes "
+                  f"{new.describe()} from its inputs; does {where} state it, {new.provenance.value}?"
+                  ) if isinstance(old.derivation, Derived) and new.provenance in (
+                      Provenance.PUBLISHED, Provenance.MEASURED) else None
+        if stronger is not None or untied is not None:
+            return "; ".join(x for x in (stronger, untied) if x)
         if "value" in self.fields and same_cite:
             quoted = _quoted_figures(new.locator or new.cite or "")
             if _figure(old.amount) in quoted and _figure(new.amount) not in quoted:
@@ -706,6 +736,15 @@ class FactChange:
             return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not: does {where} "
                     f"say {new.describe()}?")
         if not same_cite and new.provenance in (Provenance.PUBLISHED, Provenance.MEASURED):
+            from passprice.addedfacts import other_figures, states
+
+            # Re-cited to a place that still quotes the old figure (the locator given a second space, 4.8 → 5.2
+            # TB/s under 'GPU Memory Bandwidth  4.8TB/s') read as softly as a new place (slip round 38).
+            others = other_figures(new.amount, new.unit, new.locator) if "value" in self.fields else None
+            if others and states(old.amount, old.unit, new.locator):
+                return (f"the value moved ({old.describe()} → {new.describe()}) and the citation changed, but the "
+                        f"locator still quotes {', '.join(others[:3])}: does {where} state {new.describe()}, "
+                        f"{new.provenance.value}?")
             return f"the citation changed: does {where} state {new.describe()}, {new.provenance.value}?"
         if not same_cite:
             # An estimate or assumption cites its basis: re-cited to a place quoting another figure of its dimension
@@ -717,6 +756,14 @@ class FactChange:
             if others:
                 return (f"the citation changed and its locator quotes {', '.join(others[:3])}, not {new.describe()}: "
                         f"does {where} give {new.describe()}, {new.provenance.value}?")
+            # Re-cited to a basis naming no figure at all (WS1's memory.bandwidth 6 → 9 TB/s under "design point:
+            # the designer's judgement", its note removed, re-locked: nothing to verify, slip round 38). A fact
+            # stepped down the ladder with it is said weakened already.
+            from passprice.addedfacts import names_figure
+
+            if not self.weakened and not names_figure(new.locator) and not names_figure(new.note):
+                return (f"the citation changed and its basis names no figure (its locator and note quote no number): "
+                        f"what gives {new.describe()}? does {where} give it, {new.provenance.value}?")
         return None
 
     def to_json(self) -> dict[str, Any]:
@@ -1140,7 +1187,71 @@ def checkpoint_claims(document: Mapping[str, Any]) -> dict[str, str]:
         for key in ("file", "sha256"):
             if key in shard:
                 claims[f"header.shards.{n}.{key}"] = str(shard[key])
+    # A long array's element digest (``tokenizer.ggml.tokens``' sha256) is what tells a re-tokenized copy from the
+    # model (passprice.scopes): not in the content digest a lock pins, so dropped by hand it read "the entry was
+    # rewritten" alone (slip round 38).
+    metadata = document.get("metadata", {})
+    for key, value in metadata.items() if isinstance(metadata, Mapping) else ():
+        if isinstance(value, Mapping) and "sha256" in value:
+            claims[f"metadata.{key}.sha256"] = str(value["sha256"])
     return claims
+
+
+#: What a checkpoint entry whose recorded digests the change drops or rewrites asks (:attr:`Diff.digests_dropped`).
+DROPPED_DIGESTS = ("a digest that identifies the header is dropped or rewritten while the entry stays: it decides "
+                   "which headers count as this checkpoint (a record scoped to it, a lock pinning it by header "
+                   "sha256), and one dropped lets another header in; re-import the entry from its GGUF file "
+                   "(`passprice import`), or say which file holds it")
+
+
+def looks_as(name: str) -> str:
+    """``name`` as a reviewer reads it: NFC, case-folded (:func:`passprice.files.fold`), characters that do not
+    print dropped and Cyrillic or Greek letters read as the Latin ones they look like
+    (:data:`passprice.addedfacts._LOOK_ALIKE`): ``h200_sхm_141gb`` with a Cyrillic ``х`` reads ``h200_sxm_141gb``."""
+    from passprice.addedfacts import _LOOK_ALIKE, _TYPESET
+    from passprice.files import fold
+
+    return fold(name.translate(_TYPESET).translate(_LOOK_ALIKE))
+
+
+def lookalike_records(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, str]:
+    """Each record file ``files`` adds (a card, drafting method, routing record, stack, checkpoint entry, serving,
+    source or lock) whose name reads as another record's of its kind on HEAD (:func:`looks_as`), by path: what a
+    reviewer must verify, quoting both files. Slip round 38: a card copied as ``facts/cards/h200_sхm_141gb.toml``
+    (a Cyrillic ``х``) read "added", its name spelled, with nothing saying which registered card it reads as."""
+    added = [f for f in files if f.status == "added" and f.kind not in ("other", "schema")]
+    if not added:
+        return {}
+    by_kind: dict[str, dict[str, list[str]]] = {}
+    for rel in sorted(head.files):
+        kind, name = file_kind(rel)
+        if kind not in ("other", "schema"):
+            by_kind.setdefault(kind, {}).setdefault(looks_as(name), []).append(rel)
+    out = {}
+    for f in added:
+        others = [rel for rel in by_kind.get(f.kind, {}).get(looks_as(f.name), []) if rel != f.path]
+        if others:
+            before = [rel for rel in others if rel in base.files]
+            shown = ", ".join(spelled(rel) for rel in (before or others)[:3])
+            out[f.path] = (f"{spelled(f.path)} is a new {f.kind} whose name reads as that of {shown}"
+                           f"{' (registered before this change)' if before else ''}: a reviewer sees one name for "
+                           "two records; is it a new record, or a copy standing in for the other? rename it so the "
+                           "names read apart")
+    return out
+
+
+def dropped_digests(f: FileChange) -> tuple[str, ...]:
+    """The digest claims (:func:`checkpoint_claims`: ``header.sha256``, a shard's ``sha256``, a long array's element
+    digest) that checkpoint entry ``f``, changed on both sides, records on BASE and HEAD drops or rewrites, each as
+    ``KEY OLD → NEW`` (``(none)`` for a dropped one). A digest rewritten counts only where the content (what the
+    pricer reads) did not change: a re-import of another file changes both, and its content change is reviewed on
+    its own (the locks pinning it fail). Empty for another file."""
+    before, after = f.claims
+    if f.kind != "checkpoint" or f.status != "changed" or before is None or after is None:
+        return ()
+    same = f.content[0] is not None and f.content[0] == f.content[1]
+    return tuple(f"{k} {_claim_change(k, before[k], after.get(k))}" for k in before
+                 if k.endswith("sha256") and (k not in after or (same and after[k] != before[k])))
 
 
 def _claim_change(key: str, old: str | None, new: str | None) -> str:
@@ -1333,6 +1444,8 @@ class LockImpact:
     #: The checkpoint content HEAD's lock pins (:func:`passprice.pins.checkpoint_digest`; ``None`` for a lock of a
     #: format that pinned none, or a removed lock).
     pinned_content: str | None = None
+    #: The checkpoint HEAD's lock pins, by the name the serving gave it (``None`` for a removed lock).
+    pinned_checkpoint: str | None = None
     #: What the lock file answers that HEAD changed under the same file (:func:`question_changes`: its kind, the
     #: registered serving it locks, its stack, its name): a lock answers one question, and a file rewritten to
     #: answer another (``lock SERVING -o LOCK --force`` over a best lock writes a batch-1 price lock) is a lock
@@ -1353,6 +1466,28 @@ class LockImpact:
     #: on HEAD (:func:`kept_floors`): the path → that lock's name and floor. Loosening one of a serving's two locks
     #: then changes nothing the serving is held to, which the review did not say (slip round 28).
     kept: Mapping[str, tuple[str, Provenance]] = attrs.field(factory=dict)
+
+    @property
+    def by_header(self) -> str | None:
+        """What a reviewer must verify when HEAD prices this lock's serving on another checkpoint than the one the
+        lock pinned, and it holds only because the two headers read alike (the same content digest: architecture,
+        metadata and tensor table): a fine-tune of the locked model has that very header, and nothing honest in a
+        GGUF header tells it apart (DESIGN, Locks). Slip round 38: ``r1-qwen7b-h200`` pointed at a new entry
+        ``r1-qwen7b-finetune`` (the locked entry's header under another name) read "records HEAD's price", exit 0.
+        ``None`` otherwise."""
+        spec = self.after.spec
+        if self.removed or self.pinned_checkpoint is None or not isinstance(spec, Mapping):
+            return None
+        priced = spec.get("checkpoint")
+        if (not isinstance(priced, str) or priced == self.pinned_checkpoint or self.pinned_content is None
+                or self.after.checkpoint != self.pinned_content):
+            return None
+        return (f"its serving now prices checkpoint {spelled(priced)}, not {spelled(self.pinned_checkpoint)}, which "
+                f"the lock pinned: the lock holds only because their headers read alike (content "
+                f"{self.pinned_content.removeprefix('sha256:')[:12]}…), as a fine-tune's header reads like its base "
+                f"model's: does {spelled(priced)} hold {spelled(self.pinned_checkpoint)}'s weights? if not, its "
+                f"routing, acceptance and measured figures are not the lock's; re-lock it (passprice lock --update -o "
+                f"{self.path}) once shown")
 
     def policy_line(self, change: FloorChange) -> str:
         """A floor change as the review shows it: :meth:`FloorChange.describe`, and for a loosened floor another lock
@@ -2013,6 +2148,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                 dropped=dropped,
                 retired=retired,
                 pinned_content=new.checkpoint_pin.content if new is not None else None,
+                pinned_checkpoint=new.checkpoint_pin.name if new is not None else None,
                 question=question_changes(old, new) if old is not None and new is not None else (),
                 head_unread=rel in head_locks and new is None,
                 drifted=tuple(dict.fromkeys(drifted)),
@@ -2125,6 +2261,12 @@ class Diff:
     #: Each routing record or drafting method whose ``checkpoints`` scope the change widens, by path: what to verify
     #: (:func:`scopes_widened`; shown with the file, as :attr:`added_records` describes it). Shown, never failed.
     widened: Mapping[str, str] = attrs.field(factory=dict)
+    #: Each record file the change adds whose name reads as another record's of its kind, by path: what to verify,
+    #: quoting both files (:func:`lookalike_records`). Shown, never failed.
+    lookalikes: Mapping[str, str] = attrs.field(factory=dict)
+    #: Each card BASE marks hypothetical and HEAD does not, by path: what to verify (:func:`made_real`). Shown,
+    #: never failed.
+    made_real: Mapping[str, str] = attrs.field(factory=dict)
 
     @property
     def entries_edited(self) -> tuple[str, ...]:
@@ -2140,6 +2282,22 @@ class Diff:
                     and old.get("header.sha256") == new.get("header.sha256")):
                 out.append(f.path)
         return tuple(out)
+
+    @property
+    def by_header(self) -> dict[str, str]:
+        """Each lock HEAD holds only by its checkpoint's header (:attr:`LockImpact.by_header`), by name: what to
+        verify. Shown, never failed."""
+        return {lock.name: said for lock in self.reviews if (said := lock.by_header) is not None}
+
+    @property
+    def digests_dropped(self) -> dict[str, tuple[str, ...]]:
+        """The checkpoint entries whose recorded digests (the header's sha256, a shard's, a long array's element
+        digest) the change drops or rewrites, by path: each digest with its value before → after
+        (:func:`dropped_digests`). Slip round 38: ``tokenizer.ggml.tokens``' element digest removed from the
+        entry a lock pins read "content unchanged (the entry was rewritten …)", nothing to verify, exit 0, and a
+        re-tokenized copy then counted as the entry's model (:func:`passprice.scopes.same_model` holds only the
+        digests both know). Shown, never failed."""
+        return {f.path: found for f in self.files if (found := dropped_digests(f))}
 
     @property
     def runs_recited(self) -> int:
@@ -2422,6 +2580,16 @@ class Diff:
                          "to verify")
         if self.widened:
             parts.append(f"{_n(len(self.widened), 'record')} applied to more checkpoints, to verify")
+        if self.lookalikes:
+            parts.append(f"{_n(len(self.lookalikes), 'new record')} named like another, to verify")
+        if self.made_real:
+            parts.append(f"{_n(len(self.made_real), 'card')} no longer hypothetical, to verify")
+        if self.by_header:
+            parts.append(f"{_n(len(self.by_header), 'lock')} held by a look-alike header alone, to verify")
+        if self.digests_dropped:
+            n = len(self.digests_dropped)
+            parts.append(f"{n:,} checkpoint {'entry' if n == 1 else 'entries'} with a header digest dropped or "
+                         "rewritten, to verify")
         if self.runs_outside:  # walkthrough 21: a re-fit on a run far from the others read ✅ and nothing else
             parts.append(f"{_n(len(self.runs_outside), 'stack fit')} on a run outside its span, to verify")
         locks = f"{_n(len(self.locks), 'lock')} affected" if self.locks else "no lock affected"
@@ -2537,6 +2705,10 @@ class Diff:
             "runs_to_verify": dict(self.recited),
             "scopes_widened": dict(self.widened),
             "entries_edited": list(self.entries_edited),
+            "digests_dropped": {path: list(found) for path, found in self.digests_dropped.items()},
+            "lookalike_records": dict(self.lookalikes),
+            "held_by_header": self.by_header,
+            "made_real": dict(self.made_real),
             "pricing_model": {
                 "base": self.base_code.model if self.base_code else None,
                 "head": self.head_code.model if self.head_code else None,
@@ -2599,6 +2771,7 @@ def _compare(base: Side, head: Side) -> Diff:
     renames = card_renames(base, head, paths)
     into = {old: new for new, old in renames.items()}
     files = _ask_added(base, head, tuple(compare_file(base, head, p, renames.get(p), into.get(p)) for p in paths))
+    files = _fresh_sources(base, head, files)
     from passprice.check import review_files
 
     review = review_files(head.root, head.document)
@@ -2627,7 +2800,8 @@ def _compare(base: Side, head: Side) -> Diff:
     recited = {f.path: asks for f in files if f.status in ("changed", "added") and f.kind == "other"
                and _is_measurement(f.path) and (asks := runs_to_verify(base, head, f.path, read_runs))}
 
-    widened = scopes_widened(base, head, files)
+    widened = {**scopes_widened(base, head, files), **scopes_copied(base, head, files)}
+    lookalikes = lookalike_records(base, head, files)
     return Diff(base.info, head.info, files, reviews, base.code, head.code,
                 _unrooted(head, problems), _unrooted(head, review.unreadable), sources, moves, left_out,
                 code_changes(base.code, head.code), _duplicates(head, paths),
@@ -2636,7 +2810,7 @@ def _compare(base: Side, head: Side) -> Diff:
                 tuple(p for p in dict.fromkeys([*INSTALL_FILES, *sorted({*base.installs, *head.installs})])
                       if base.installs.get(p) != head.installs.get(p)),
                 added_records(head, files, recited), stack_spans(base, head, files),
-                {p: len(asks) for p, asks in recited.items()}, widened)
+                {p: len(asks) for p, asks in recited.items()}, widened, lookalikes, made_real(base, head, files))
 
 
 #: What a checkpoint entry edited under the same header sha256 asks (:attr:`Diff.entries_edited`).
@@ -2678,6 +2852,95 @@ def scopes_widened(base: Side, head: Side, files: Sequence[FileChange]) -> dict[
     return out
 
 
+def made_real(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, str]:
+    """Each card ``files`` change on both sides that BASE marks ``hypothetical`` and HEAD does not, by path: what the
+    reviewer must verify. Slip round 38: WS1's ``hypothetical = true`` removed read "[card] changed: hypothetical",
+    no lock affected, though its locked price then reads as a product's (its figures all assumed) and the lock pins
+    ``hypothetical = true``."""
+    out: dict[str, str] = {}
+    for f in files:
+        if f.kind != "card" or f.status != "changed" or "hypothetical" not in f.meta:
+            continue
+        try:
+            before = tomllib.loads(base.files[f.path].decode("utf-8")).get("card", {}).get("hypothetical", False)
+            after = tomllib.loads(head.files[f.path].decode("utf-8")).get("card", {}).get("hypothetical", False)
+        except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
+            continue
+        if before is True and after is not True:
+            got = _read(head, f.path, f.kind, f.name)
+            assumed = sum(1 for fact in (got.facts or {}).values()
+                          if fact.provenance in (Provenance.ASSUMED, Provenance.ESTIMATED))
+            out[f.path] = (f"card {spelled(f.name)} is no longer marked hypothetical: its prices now read as a real "
+                           f"card's, {assumed} of its facts estimated or assumed; is it a product, and does each "
+                           "figure now cite that product's documents?")
+    return out
+
+
+def scopes_copied(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, str]:
+    """Each routing record or drafting method ``files`` add whose facts cite a place (source and locator, or a
+    derivation input's) that a record of its kind on BASE cites while that record's ``checkpoints`` list lacks one the
+    new record applies to (or the new one lists none: any checkpoint), by path: what the reviewer must verify, as
+    :func:`scopes_widened` asks of a record changed. Slip round 38: Qwen3-30B-A3B's measured routing record copied as
+    ``deepseek-v3-measured.toml`` for ``deepseek-v3-q4_k_m``, its Qwen3 figures and citations kept, read "2 facts
+    added", nothing to verify, exit 0."""
+    from passprice.addedfacts import _place
+
+    added = [f for f in files if f.kind in ("routing", "draft") and f.status == "added" and not f.head_errors]
+    if not added:
+        return {}
+
+    def scope(side: Side, rel: str, kind: str) -> list[str] | None:
+        try:
+            document = tomllib.loads(side.files[rel].decode("utf-8"))
+        except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            return None
+        got = document.get("routing" if kind == "routing" else "method", {})
+        listed = got.get("checkpoints") if isinstance(got, dict) else None
+        return [str(c) for c in listed] if isinstance(listed, list) else []
+
+    def places(facts: Mapping[str, Fact]) -> dict[tuple[str, str], str]:
+        out: dict[tuple[str, str], str] = {}
+        for path, fact in facts.items():
+            own = _place(fact.source, fact.locator)
+            if own is not None:
+                out.setdefault(own, path)
+            if isinstance(fact.derivation, Derivation):
+                for i in fact.derivation.inputs:
+                    at = _place(i.source or fact.source, i.locator) if i.kind == "figure" else None
+                    if at is not None:
+                        out.setdefault(at, path)
+        return out
+
+    out: dict[str, str] = {}
+    for f in added:
+        after = scope(head, f.path, f.kind)
+        got = _read(head, f.path, f.kind, f.name)
+        if after is None or got.facts is None:
+            continue
+        mine = places(got.facts)
+        for rel in sorted(base.files):
+            kind, name = file_kind(rel)
+            if kind != f.kind or rel == f.path:
+                continue
+            before = scope(base, rel, kind)
+            if not before or (after and not set(after) - set(before)):
+                continue  # it applies to any checkpoint, or to each the new record names
+            theirs = _read(base, rel, kind, name)
+            shared = sorted({mine[p] for p in places(theirs.facts or {}) if p in mine})
+            if not shared:
+                continue
+            new = [c for c in after if c not in before]
+            what = (f"it applies to {'any checkpoint' if not after else ', '.join(new)}, and "
+                    f"{', '.join(escaped(p) for p in shared)} cite{'s' if len(shared) == 1 else ''} the places "
+                    f"{escaped(rel)} cites for {', '.join(before)}")
+            cited = sorted({fact.source for fact in got.facts.values() if fact.source is not None})
+            model = "every model" if not after else "that model" if len(new) == 1 else "those models"
+            out[f.path] = (f"{escaped(what)}: were they established for {model}? "
+                           f"does {', '.join(escaped(c) for c in cited) or 'its source'} state them of it?")
+            break
+    return out
+
+
 def _ask_added(base: Side, head: Side, files: tuple[FileChange, ...]) -> tuple[FileChange, ...]:
     """``files`` with each added fact's :attr:`FactChange.asked` set (:func:`passprice.addedfacts.asked`, and
     :func:`passprice.addedfacts.moved` for one citing the place of a fact the change removes), from every
@@ -2707,6 +2970,33 @@ def _ask_added(base: Side, head: Side, files: tuple[FileChange, ...]) -> tuple[F
         return files
     return tuple(attrs.evolve(f, facts=tuple(attrs.evolve(c, asked=found.get((f.path, c.path))) for c in f.facts))
                  for f in files)
+
+
+def _cited(fact: Fact) -> set[str]:
+    """The source ids ``fact`` cites: its own and each figure input's of its derivation."""
+    out = {fact.source} if fact.source is not None else set()
+    if isinstance(fact.derivation, Derivation):
+        out |= {i.source for i in fact.derivation.inputs if i.kind == "figure" and i.source is not None}
+    return out
+
+
+def _fresh_sources(base: Side, head: Side, files: tuple[FileChange, ...]) -> tuple[FileChange, ...]:
+    """``files`` with each changed fact's :attr:`FactChange.fresh_sources` set: the sources its new citation names
+    that ``head`` registers and ``base`` does not, and its old citation did not name."""
+    added = {file_kind(p)[1] for p in head.files if file_kind(p)[0] == "source" and p not in base.files}
+    if not added:
+        return files
+    out = []
+    for f in files:
+        facts = []
+        for c in f.facts:
+            if c.old is not None and c.new is not None:
+                fresh = tuple(sorted((_cited(c.new) - _cited(c.old)) & added))
+                if fresh:
+                    c = attrs.evolve(c, fresh_sources=fresh)
+            facts.append(c)
+        out.append(attrs.evolve(f, facts=tuple(facts)))
+    return tuple(out)
 
 
 def _carried(base: Side, head: Side | None = None) -> Callable[[str], Any]:
@@ -3014,7 +3304,14 @@ def runs_to_verify(
             if was.tokens_per_s != run.tokens_per_s:  # the figure's move with numbers (walkthrough 27)
                 anew.append(f"tokens/s {count(was.tokens_per_s)} → {count(run.tokens_per_s)} "
                             f"({relative_move(was.tokens_per_s, run.tokens_per_s)})")
-            out.append(f"{name} cited anew ({', '.join(anew)}): does {where} state {figure}?")
+            fresh = ""
+            if was.source_id != run.source_id and f"sources/{run.source_id}.toml" not in base.files and (
+                    f"sources/{run.source_id}.toml" in head.files):
+                # Re-cited to a record the same change adds (slip round 38): nothing the registry held backs it.
+                fresh = (f"; its source {escaped(run.source_id)} is added by this same change: the registry records "
+                         "nothing of it from before, so the change records nothing independent of itself for "
+                         f"{figure}: read the document itself")
+            out.append(f"{name} cited anew ({', '.join(anew)}): does {where} state {figure}?{fresh}")
         elif setting(was) != setting(run):
             # Its setting moved under its citation: the figure now prices another pass (slip round 34: a run's
             # positions [256, 512] → [1, 64] read "1 other file changed", nothing to verify).
@@ -3711,6 +4008,8 @@ def diff_text(d: Diff) -> str:
             lines.append(f"  {claims_changed(f)}")
         elif f.meta:
             lines.append(f"  [{_table(f.kind)}] changed: {', '.join(f.meta)}")
+        if f.path in d.made_real:
+            lines.append(f"  to verify: {d.made_real[f.path]}")
         if f.path in d.spans:
             lines.append(f"  {d.spans[f.path]}")
         if f.kind == "routing" and f.path in d.added_records:
@@ -3721,6 +4020,8 @@ def diff_text(d: Diff) -> str:
             lines.append(f"  content   {_content(f)}")
             if f.path in d.entries_edited:
                 lines.append(f"  to verify: {EDITED_ENTRY}")
+            if f.path in d.digests_dropped:
+                lines.append(f"  to verify: {', '.join(d.digests_dropped[f.path])}: {DROPPED_DIGESTS}")
             if f.path in d.added_records:
                 lines.append(f"  what      {d.added_records[f.path]}")
         if f.serving:
@@ -3784,6 +4085,8 @@ def diff_text(d: Diff) -> str:
             lines.append(f"    binds     {_binds(lock)}")
             for line in lock.serving:
                 lines.append(f"    serving   {line}")
+            if lock.by_header is not None:
+                lines.append(f"    to verify {lock.by_header}")
             if lock.added and lock.verdict is not None:
                 lines.append(f"    weakest   {_weakest(lock.verdict)}")
             for change in lock.policy:
@@ -3845,6 +4148,9 @@ def diff_text(d: Diff) -> str:
         lines.append("other files changed")
         lines += [f"  {f.path} ({f.status})" + (f": {d.added_records[f.path]}" if f.path in d.added_records else "")
                   for f in others]
+    if d.lookalikes:
+        lines += ["", "new records named like another"]
+        lines += [f"  to verify: {line}" for line in d.lookalikes.values()]
     if d.sources:
         lines += ["", "sources whose document changed"]
         lines += [f"  {s.id}: to verify: {s.to_verify}" for s in d.sources]
@@ -4078,7 +4384,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     mark = "❌" if d.exit_status else (
         "⚠️" if d.weakened or d.loosened or d.removed or d.to_verify or d.drifting or d.sources or d.duplicates
         or d.head_warnings or d.install_files or d.runs_outside or d.runs_recited or d.widened or d.entries_edited
-        else "✅"
+        or d.digests_dropped or d.lookalikes or d.by_header or d.made_real else "✅"
     )
     out = [f"{mark} **passprice diff** {markdown_code(d.base.label)} → {markdown_code(d.head.label)}: {d.summary()}"]
     added_shown = _added_markdown(d)
@@ -4113,6 +4419,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             "",
             *_fact_details(d, links),
             *[f"- {markdown_code(f.name)} (added, {markdown_code(f.path)}): {added_shown[f.path]}"
+              + (f" — ⚠️ **to verify**: {markdown_text(d.widened[f.path][:MAX_ADDED_DETAIL])}"
+                 if f.path in d.widened else "")
               for f in d.files if f.kind == "routing" and f.path in d.added_records],
         ]
     if d.spans:  # walkthrough 21: a re-fit's runs against the span they were measured in
@@ -4133,6 +4441,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             said = (markdown_cut(claims_changed(f), min(room, MAX_ADDED_DETAIL))
                     or "claims changed: the text review (`passprice diff`) shows them") if f.kind == "checkpoint" \
                 else f"`[{_table(f.kind)}]` {', '.join(markdown_code(k) for k in f.meta)}"
+            if f.path in d.made_real:
+                said += f" — ⚠️ **to verify**: {markdown_text(d.made_real[f.path])}"
             if f.path in d.widened:
                 said += " — ⚠️ **to verify**: " + (markdown_cut(d.widened[f.path], min(room, MAX_ADDED_DETAIL))
                                                   or "the text review (`passprice diff`) says what")
@@ -4222,6 +4532,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             todo = _relock_note(lock)
             if todo is not None:
                 notes.append(f"- {markdown_code(lock.name)}: {todo}")
+            if lock.by_header is not None:
+                notes.append(f"- ⚠️ {markdown_code(lock.name)}: **to verify**: {markdown_text(lock.by_header)}")
         if notes:
             out += ["", *notes]
     policy = [(lock, c) for lock in d.reviews for c in lock.policy]
@@ -4246,11 +4558,16 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         for lock in removed:
             out.append(f"- {'❌' if lock.dropped else '⚠️'} {_removal(lock, markdown_code)}")
             out += [f"  - floor on {markdown_code(c.path)} dropped: {_dropped(c)}" for c in lock.dropped]
+    if d.lookalikes:
+        out += ["", "#### Records named like another", ""]
+        out += [f"- ⚠️ **to verify**: {markdown_text(line)}" for line in list(d.lookalikes.values())[:MAX_OTHER_FILES]]
     checkpoints = [f for f in d.files if f.kind == "checkpoint"]
     if checkpoints:
         out += ["", "#### Checkpoints", ""]
         out += [f"- {markdown_code(f.path)} ({f.status}): content {_content(f)}"
                 + (f"; {added_shown[f.path]}" if f.path in d.added_records else "")
+                + (f" — ⚠️ **to verify**: {markdown_text(', '.join(d.digests_dropped[f.path])[:MAX_ADDED_DETAIL])}: "
+                   f"{markdown_text(DROPPED_DIGESTS)}" if f.path in d.digests_dropped else "")
                 for f in checkpoints]
     servings = [f for f in d.files if f.kind == "serving"]
     if servings:
