@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import REPO, invoke
+from passprice.tables import markdown_code, markdown_table, markdown_text
 from test_diff import commit_all, git
 from test_newcomer_24 import MOE, ROUTING, STACK, _registry
 
@@ -112,3 +113,32 @@ def test_1_a_lock_under_a_stack_whose_fit_does_not_follow_is_priced_again_re_fit
     again = json.loads(invoke("diff", str(base), str(head), "--format", "json", root=head).stdout)
     [moe] = [x for x in again["locks"] if x["name"] == "w24-moe"]
     assert moe["unsound"] == [] and moe["recomputed"] is None  # re-fitted: nothing left to price again
+
+
+# 2. Markdown: a value holding a line break or another control character never breaks a table row or a line.
+
+
+def test_2_every_markdown_table_cell_is_kept_on_its_row() -> None:
+    # Before: markdown_table escaped "|" and "\n" only; "\r" (a row's end to some renderers), a vertical tab or an
+    # escape sequence in a cell built without markdown_text reached the comment as they were.
+    table = markdown_table(["a", "b\nc"], [["nl\nx", "cr\ry\x0bz\x1b[31m|w"]])
+    assert table == ("| a | b c |\n| --- | --- |\n| nl x | cr\ufffdy\ufffdz\ufffd[31m\\|w |")
+    assert markdown_text("nl\nx\x07") == "nl x\ufffd" and markdown_code("nl\nx") == "`nl x`"
+
+
+def test_2_a_lock_file_named_with_a_newline_keeps_the_review_on_its_lines(bandwidth_moved: Path) -> None:
+    path = bandwidth_moved
+    odd = path / "locks" / "nl\nx.lock.toml"
+    odd.write_bytes((path / "locks" / "r1-qwen7b-h200.lock.toml").read_bytes())
+    try:
+        result = invoke("diff", "--format", "markdown", root=path)
+    finally:
+        odd.unlink()
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert not any(line == "x.lock.toml`" or line.startswith("x.lock") for line in lines)
+    assert "- added `r1-qwen7b-h200` (`locks/nl x.lock.toml`, price" in result.stdout
+    [err] = result.stderr.splitlines()  # the refusal is one line, the name quoted as the shell would need it
+    assert "passprice lock --update -o 'locks/nl\\nx.lock.toml'" in err
+    table = [line for line in lines if line.startswith("| `")]
+    assert table and all(line.endswith("|") for line in table)
