@@ -142,3 +142,31 @@ def test_2_a_lock_file_named_with_a_newline_keeps_the_review_on_its_lines(bandwi
     assert "passprice lock --update -o 'locks/nl\\nx.lock.toml'" in err
     table = [line for line in lines if line.startswith("| `")]
     assert table and all(line.endswith("|") for line in table)
+
+
+# 3. price --json: a lock's differences as {field, locked, now}, not only as lines of text.
+
+
+def test_3_price_json_gives_the_locks_differences_structure(bandwidth_moved: Path) -> None:
+    path = bandwidth_moved
+    serving = path / "registry" / "servings" / "r1-qwen7b-h200.toml"
+    text = serving.read_text(encoding="utf-8")
+    assert "\nbatch = 1\n" in text
+    serving.write_text(text.replace("\nbatch = 1\n", "\nbatch = 2\n"), encoding="utf-8")
+    try:
+        result = invoke("price", "r1-qwen7b-h200", "--json", root=path)
+    finally:
+        serving.write_text(text, encoding="utf-8")
+    assert result.exit_code == 0, result.output
+    [moved] = json.loads(result.stdout)["lock"]["moved"]
+    # the lines of text stay, for people
+    assert moved["drifted"] == ["memory.bandwidth: 4.8 TB/s (published) → 4.89 TB/s (published)"]
+    assert moved["serving"] == ["batch: 1 → 2"]
+    bandwidth, batch = moved["differences"]
+    assert bandwidth["field"] == "memory.bandwidth"
+    assert {k: bandwidth["locked"][k] for k in ("value", "unit", "base_value", "provenance")} == {
+        "value": 4.8, "unit": "TB/s", "base_value": 4.8e12, "provenance": "published"}
+    assert {k: bandwidth["now"][k] for k in ("value", "unit", "base_value", "provenance")} == {
+        "value": 4.89, "unit": "TB/s", "base_value": 4.89e12, "provenance": "published"}
+    assert bandwidth["locked"]["digest"] != bandwidth["now"]["digest"]
+    assert batch == {"field": "serving.batch", "locked": 1, "now": 2}

@@ -101,6 +101,20 @@ class Drift:
             new += " (citation or note changed)"
         return f"{self.path}: {old} → {new}"
 
+    def to_json(self) -> dict[str, Any]:
+        """``{"field": path, "locked": {value, unit, base_value, provenance, cite, digest}, "now": … or None}``: the
+        difference as a program reads it (:meth:`describe` is its line)."""
+        return {"field": self.path, "locked": _fact_brief(self.pinned), "now": _fact_brief(self.today)}
+
+
+def _fact_brief(fact: Fact | None) -> dict[str, Any] | None:
+    """A fact as :meth:`Drift.to_json` shows each side: ``value`` and ``unit`` as written, ``base_value``,
+    ``provenance``, ``cite`` and ``digest``; ``None`` for a fact that is gone."""
+    if fact is None:
+        return None
+    return {"value": fact.amount, "unit": fact.unit, "base_value": fact.value, "provenance": fact.provenance.value,
+            "cite": fact.citation(), "digest": fact.digest()}
+
 
 def drift(lock: Lock, today: Mapping[str, Fact], rests_on: Iterable[str] | None = None) -> tuple[Drift, ...]:
     """Every pinned fact the price rests on (``rests_on``, default the recorded price's) whose digest differs from
@@ -313,12 +327,15 @@ def _spec_fields(spec: ServingSpec) -> dict[str, Any]:
 def serving_changes(pinned: ServingSpec, today: ServingSpec) -> tuple[str, ...]:
     """What differs between the serving a lock pinned and today's (both completed; descriptions aside), one
     ``field: pinned → today`` line each."""
+    return tuple(f"{key}: {_show(was)} → {_show(now)}" for key, was, now in serving_differences(pinned, today))
+
+
+def serving_differences(pinned: ServingSpec, today: ServingSpec) -> tuple[tuple[str, Any, Any], ...]:
+    """What differs between the serving a lock pinned and today's (both completed; descriptions aside): each field's
+    name, its pinned value and today's, as the serving document writes them (``None`` where absent)."""
     old, new = _spec_fields(pinned), _spec_fields(today)
-    out = []
-    for key in dict.fromkeys([*old, *new]):
-        if old.get(key) != new.get(key):
-            out.append(f"{key}: {_show(old.get(key))} → {_show(new.get(key))}")
-    return tuple(out)
+    return tuple((key, old.get(key), new.get(key)) for key in dict.fromkeys([*old, *new])
+                 if old.get(key) != new.get(key))
 
 
 def _show(value: Any) -> str:
