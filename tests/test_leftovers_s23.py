@@ -170,3 +170,52 @@ def test_3_price_json_gives_the_locks_differences_structure(bandwidth_moved: Pat
         "value": 4.89, "unit": "TB/s", "base_value": 4.89e12, "provenance": "published"}
     assert bandwidth["locked"]["digest"] != bandwidth["now"]["digest"]
     assert batch == {"field": "serving.batch", "locked": 1, "now": 2}
+
+
+# 5. A full disk on standard error (2>/dev/full) or on both: exit 2, never a traceback, never a lost failure.
+
+_FULL_CHILD = (
+    "import sys, traceback\n"
+    "log = open(sys.argv.pop(1), 'w')\n"
+    "def hook(*a):\n"
+    "    log.write('TRACEBACK ' + ''.join(traceback.format_exception(*a))); log.flush()\n"
+    "sys.excepthook = hook\n"
+    "sys.unraisablehook = lambda u: (log.write(f'UNRAISABLE {u.exc_value!r}'), log.flush())\n"
+    "from passprice.cli import main; sys.argv[0] = 'passprice'; main()\n"
+)
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize(("args", "status", "full_status"), [
+    (["cards"], 0, 0),  # nothing for standard error: nothing lost
+    (["price", "nosuch"], 2, 2),  # bad input stays 2
+    (["price", "--checkpoint", "gemma3-270m-q4_k_m", "--card", "h200_sxm_141gb", "--batch", "100000000"], 1, 2),
+    (["init", "--examples", "sub"], 0, 2),  # its warning (inside a git checkout) cannot be written
+    (["diff"], 1, 2),  # a failing review's refusal line: still a failure, never 0
+])
+def test_5_a_full_disk_on_standard_error_is_exit_2_and_no_traceback(
+    bandwidth_moved: Path, tmp_path: Path, args: list[str], status: int, full_status: int
+) -> None:
+    import subprocess
+    import sys
+
+    log = tmp_path / "hooks.log"
+    for stderr_full in (False, True):
+        shutil.rmtree(bandwidth_moved / "sub", ignore_errors=True)
+        with open("/dev/full", "w") as full, open(tmp_path / "err", "w") as err:
+            result = subprocess.run(
+                [sys.executable, "-c", _FULL_CHILD, str(log), "--root", str(bandwidth_moved), *args],
+                stdout=subprocess.DEVNULL, stderr=full if stderr_full else err, cwd=bandwidth_moved, timeout=120)
+        shutil.rmtree(bandwidth_moved / "sub", ignore_errors=True)
+        assert log.read_text() == ""  # no exception reached the interpreter's hooks
+        assert result.returncode == (full_status if stderr_full else status), args
+        if not stderr_full:
+            lines = (tmp_path / "err").read_text().splitlines()
+            assert all(line.startswith("passprice: ") for line in lines) and (status == 0) == (
+                not lines or args[0] == "init")
+    # both full: 2, whatever the command's own status
+    with open("/dev/full", "w") as full:
+        both = subprocess.run([sys.executable, "-c", _FULL_CHILD, str(log), "--root", str(bandwidth_moved), *args],
+                              stdout=full, stderr=full, cwd=bandwidth_moved, timeout=120)
+    shutil.rmtree(bandwidth_moved / "sub", ignore_errors=True)
+    assert log.read_text() == "" and both.returncode == 2
