@@ -219,3 +219,52 @@ def test_5_a_full_disk_on_standard_error_is_exit_2_and_no_traceback(
                               stdout=full, stderr=full, cwd=bandwidth_moved, timeout=120)
     shutil.rmtree(bandwidth_moved / "sub", ignore_errors=True)
     assert log.read_text() == "" and both.returncode == 2
+
+
+# 4. A derivation input that cancels out of its formula (the H200's scale = lanes * (vector / (lanes * lane_rate))).
+
+LANES = ('derivation.inputs.lanes = { value = 16896, unit = "1", locator = "Table 3, H100 SXM5 column: 16,896 FP32 '
+         'cores" }')
+
+
+def test_4_derivation_powers_cancel_only_as_factors() -> None:
+    from passprice.derivations import Derivation
+
+    def inputs(**values: float) -> dict[str, dict[str, object]]:
+        return {name: {"value": v, "unit": "1"} for name, v in values.items()}
+
+    def of(formula: str, **values: float) -> tuple[tuple[str, tuple[int, ...]], ...]:
+        return Derivation.from_entry({"formula": formula, "inputs": inputs(**values)}).cancelled()
+
+    assert of("lanes * (vector / (lanes * rate))", lanes=16896, vector=3, rate=1) == (("lanes", (1, -1)),)
+    assert of("a * a / (a * a)", a=2) == (("a", (1, 1, -1, -1)),)
+    assert of("min(a, b) / a", a=2, b=3) == ()  # a min: no power to cancel
+    assert of("(a + b) / a", a=2, b=3) == ()
+    assert of("a / b", a=2, b=3) == () and of("a * a", a=2) == ()
+
+
+def test_4_audit_and_review_say_an_input_cancels(tmp_path: Path) -> None:
+    path = tmp_path / "registry"
+    path.mkdir()
+    for folder in ("facts", "registry", "locks", "sources", "schema"):
+        shutil.copytree(REPO / folder, path / folder)
+    out = json.loads(invoke("audit", "r1-qwen7b-h200", "--json", root=path).stdout)
+    assert [(f["path"], f["cancelled"]) for f in out["facts"] if f["cancelled"]] == [
+        ("scale", [{"input": "lanes", "powers": [1, -1]}])]
+    text = invoke("audit", "r1-qwen7b-h200", root=path).stdout
+    [line] = [x for x in text.splitlines() if x.startswith("  scale: lanes * ")]
+    assert line.endswith(" — lanes cancels (+1, −1): its figure does not move scale")
+    markdown = invoke("audit", "r1-qwen7b-h200", "--format", "markdown", root=path).stdout
+    assert "— lanes cancels (+1, −1): its figure does not move scale" in markdown
+    # The review of lanes 16896 -> 20000: scale stays 33.5 Tcycle/s; it said "derivation changed", +0 %, and no why.
+    git(path, "init", "-q", "-b", "main")
+    commit_all(path, "a registry")
+    card = path / H200
+    text = card.read_text(encoding="utf-8")
+    assert LANES in text
+    card.write_text(text.replace(LANES, LANES.replace("value = 16896", "value = 20000")), encoding="utf-8")
+    review = invoke("diff", root=path).stdout
+    [line] = [x for x in review.splitlines() if x.strip().startswith("derivation: ") and "lanes = [16896 → 20000]" in x]
+    assert line.endswith(" — lanes cancels (+1, −1): its figure does not move scale")
+    facts = [c for f in json.loads(invoke("diff", "--json", root=path).stdout)["files"] for c in f["facts"]]
+    assert [(c["path"], c["cancelled"]) for c in facts] == [("scale", [{"input": "lanes", "powers": [1, -1]}])]

@@ -734,7 +734,17 @@ class FactChange:
             "weakened": self.weakened,
             "strengthened": self.strengthened,
             "to_verify": self.to_verify,
+            # a moved derivation input that cancels out of the formula (moves nothing): audit's ``cancelled``
+            "cancelled": ([{"input": n, "powers": list(p)} for n, p in _cancelled(self.new)]
+                          if _moved_cancelling(self) else []),
         }
+
+
+def _cancelled(fact: Fact | None) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """:func:`passprice.audit.cancelled` of ``fact`` (none for no fact)."""
+    from passprice.audit import cancelled
+
+    return cancelled(fact) if fact is not None else ()
 
 
 def _inputs_to_verify(old: Fact, new: Fact) -> str | None:
@@ -3598,6 +3608,26 @@ def _expected_shift(lock: Any) -> str | None:
     return f"{shown[0]} → {shown[1]}{rel} under stack {stack}{tail}"
 
 
+def _moved_cancelling(c: FactChange) -> str:
+    """For a fact whose derivation input moved where that input cancels out of the formula (the H200's ``scale``,
+    ``lanes * (vector / (lanes * lane_rate))``, lanes 16896 → 20000: the same 33.5 Tcycle/s), ``audit``'s
+    `` — lanes cancels (+1, −1): its figure does not move scale`` (:func:`passprice.audit.cancels_text`); else
+    empty."""
+    from passprice.audit import cancelled, cancels_text
+    from passprice.derivations import Derivation
+
+    if c.old is None or c.new is None:
+        return ""
+    old, new = c.old.derivation, c.new.derivation
+    if not isinstance(old, Derivation) or not isinstance(new, Derivation):
+        return ""
+    was = {i.name: (i.amount, i.unit) for i in old.inputs}
+    now = {i.name: (i.amount, i.unit) for i in new.inputs}
+    if not any(was.get(name) != now.get(name) for name, _ in cancelled(c.new)):
+        return ""
+    return cancels_text(c.path, c.new)
+
+
 def _recomputed_shift(lock: LockImpact) -> str | None:
     """A lock resting on derived facts that do not follow, priced again with them recomputed
     (:attr:`LockImpact.recomputed`): ``tokens/s 996.1 → 996.2 (+0.008243 %), as HEAD wrote it +1.875 %, once
@@ -3832,7 +3862,8 @@ def diff_text(d: Diff) -> str:
                         said_as = runs if seen == c.path else f"the same change as {seen}'s"
                         lines.append(f"  {'':{width}}  {key}: {said_as}")
                         continue
-                    lines.append(f"  {'':{width}}  {key}: {_field_change(said, key, c.path, old, new)}")
+                    cancels = _moved_cancelling(c) if key == "derivation" else ""
+                    lines.append(f"  {'':{width}}  {key}: {_field_change(said, key, c.path, old, new)}{cancels}")
             derived = [d for d in f.dependants if d.input == c.path]
             if derived:
                 lines.append(f"  {'':{width}}  derived from it: {'; '.join(d.describe() for d in derived)}")
