@@ -268,3 +268,25 @@ def test_4_audit_and_review_say_an_input_cancels(tmp_path: Path) -> None:
     assert line.endswith(" — lanes cancels (+1, −1): its figure does not move scale")
     facts = [c for f in json.loads(invoke("diff", "--json", root=path).stdout)["files"] for c in f["facts"]]
     assert [(c["path"], c["cancelled"]) for c in facts] == [("scale", [{"input": "lanes", "powers": [1, -1]}])]
+
+
+# Then: reproduce --json's serving_changed (free text) as {field, locked, now}.
+
+
+def test_reproduce_json_gives_serving_changes_structure(bandwidth_moved: Path) -> None:
+    path = bandwidth_moved
+    serving = path / "registry" / "servings" / "r1-qwen7b-h200.toml"
+    text = serving.read_text(encoding="utf-8")
+    serving.write_text(text.replace("\nbatch = 1\n", "\nbatch = 2\n").replace('flush = "every-pass"',
+                                                                             'flush = "every:4"'), encoding="utf-8")
+    try:
+        out = json.loads(invoke("reproduce", "locks/r1-qwen7b-h200.lock.toml", "--json", root=path).stdout)
+        serving.unlink()
+        gone = json.loads(invoke("reproduce", "locks/r1-qwen7b-h200.lock.toml", "--json", root=path).stdout)
+    finally:
+        serving.write_text(text, encoding="utf-8")
+    assert out["serving_changed"] == ["batch: 1 → 2", "flush: every-pass → every:4"]
+    assert out["serving_differences"] == [{"field": "serving.batch", "locked": 1, "now": 2},
+                                          {"field": "serving.flush", "locked": "every-pass", "now": "every:4"}]
+    assert gone["serving_differences"] == [{"field": "registered", "locked": "r1-qwen7b-h200", "now": None}]
+    assert gone["serving_changed"][0].startswith("serving r1-qwen7b-h200 is no longer registered")
