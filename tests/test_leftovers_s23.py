@@ -290,3 +290,18 @@ def test_reproduce_json_gives_serving_changes_structure(bandwidth_moved: Path) -
                                           {"field": "serving.flush", "locked": "every-pass", "now": "every:4"}]
     assert gone["serving_differences"] == [{"field": "registered", "locked": "r1-qwen7b-h200", "now": None}]
     assert gone["serving_changed"][0].startswith("serving r1-qwen7b-h200 is no longer registered")
+
+
+# Then: the review's servings no lock pins, on stale shares, are priced again recomputed too.
+
+
+def test_unlocked_servings_on_stale_shares_are_priced_again_recomputed(bandwidth_moved: Path) -> None:
+    out = json.loads(invoke("diff", "--format", "json", root=bandwidth_moved).stdout)
+    moves = {m["serving"]: m for m in out["unlocked"]}
+    gpt = moves["gpt-oss-20b-h200"]
+    assert gpt["relative_change"] == pytest.approx(0.01875, rel=1e-9)
+    assert gpt["recomputed_relative_change"] == pytest.approx(6.775e-05, rel=1e-3)
+    assert all(m["recomputed"] is not None for m in moves.values() if m["unsound"])
+    text = invoke("diff", root=bandwidth_moved).stdout
+    assert ("    recomputed  tokens/s 9,603.7 → 9,604.4 (+0.006775 %), as HEAD wrote it +1.875 %, once streams.read, "
+            "streams.append follow from their inputs (recomputed as passprice would write them)\n") in text
