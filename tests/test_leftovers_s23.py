@@ -68,6 +68,19 @@ def test_1_a_lock_on_stale_shares_is_priced_again_on_recomputed_ones(bandwidth_m
             "streams.read (0.9162), streams.append (0.8487) follow from their inputs") in markdown
 
 
+def _stack_locked(path: Path) -> Path:
+    """A registry with stack vllm-w24 calibrated, serving w24-moe (the mixture of experts, batch 64) and its lock under
+    the stack."""
+    root = _registry(path)
+    assert invoke("calibrate", "--stack", STACK, root=root).exit_code == 0
+    made = invoke("new-serving", "w24-moe", "--checkpoint", MOE, "--card", "h200_sxm_141gb", "--batch", "64",
+                  "--routing", ROUTING, "--description", "s23", root=root)
+    assert made.exit_code == 0, made.output
+    lock = invoke("lock", "w24-moe", "--stack", STACK, "-o", str(root / "locks" / "w24-moe.lock.toml"), root=root)
+    assert lock.exit_code == 0, lock.output
+    return root
+
+
 def _moved_routing(text: str) -> str:
     """The routing record with its hot set 58 -> 65 of 128 (slip round 35's change)."""
     for old, new in (("value = 0.453125", "value = 0.5078125"), ("value = 58,", "value = 65,"),
@@ -79,13 +92,7 @@ def _moved_routing(text: str) -> str:
 
 
 def test_1_a_lock_under_a_stack_whose_fit_does_not_follow_is_priced_again_re_fitted(tmp_path: Path) -> None:
-    root = _registry(tmp_path / "made")
-    assert invoke("calibrate", "--stack", STACK, root=root).exit_code == 0
-    made = invoke("new-serving", "w24-moe", "--checkpoint", MOE, "--card", "h200_sxm_141gb", "--batch", "64",
-                  "--routing", ROUTING, "--description", "s23", root=root)
-    assert made.exit_code == 0, made.output
-    lock = invoke("lock", "w24-moe", "--stack", STACK, "-o", str(root / "locks" / "w24-moe.lock.toml"), root=root)
-    assert lock.exit_code == 0, lock.output
+    root = _stack_locked(tmp_path / "made")
     base, head = tmp_path / "base", tmp_path / "head"
     shutil.copytree(root, base)
     shutil.copytree(root, head)
@@ -305,3 +312,30 @@ def test_unlocked_servings_on_stale_shares_are_priced_again_recomputed(bandwidth
     text = invoke("diff", root=bandwidth_moved).stdout
     assert ("    recomputed  tokens/s 9,603.7 → 9,604.4 (+0.006775 %), as HEAD wrote it +1.875 %, once streams.read, "
             "streams.append follow from their inputs (recomputed as passprice would write them)\n") in text
+
+
+# Then: a stack's fit made stale by its runs (a measured figure moved, the stack not re-fitted).
+
+
+def test_a_lock_on_a_stack_whose_runs_moved_is_priced_again_re_fitted(tmp_path: Path) -> None:
+    root = _stack_locked(tmp_path / "made")
+    base, head = tmp_path / "base", tmp_path / "head"
+    shutil.copytree(root, base)
+    shutil.copytree(root, head)
+    runs = head / "registry" / "measurements" / "w24.toml"
+    text = runs.read_text()
+    for old, new in (("tokens_per_s = 6641.7", "tokens_per_s = 6900.0"), ("batch 64: 6641.7 tok/s",
+                                                                           "batch 64: 6900.0 tok/s")):
+        assert old in text
+        text = text.replace(old, new)
+    runs.write_text(text)
+    out = json.loads(invoke("diff", str(base), str(head), "--format", "json", root=head).stdout)
+    [moe] = [x for x in out["locks"] if x["name"] == "w24-moe"]
+    assert [(u["path"], u["kind"], u["expected"]) for u in moe["unsound"]] == [("stack.overhead.pass", "stale", None)]
+    assert "re-fitted from today's runs: overhead.pass 1911 µs" in moe["unsound"][0]["message"]
+    # the stale fit: the expected price did not move (no fact it reads moved); re-fitted to the moved run, +3.382 %
+    assert moe["after"]["expected"]["tokens_per_s"] == moe["before"]["expected"]["tokens_per_s"]
+    assert moe["recomputed_expected_relative_change"] == pytest.approx(0.03381708405994921, rel=1e-6)
+    assert invoke("calibrate", "--stack", STACK, root=head).exit_code == 0
+    priced = json.loads(invoke("price", "w24-moe", "--stack", STACK, "--no-lock", "--json", root=head).stdout)
+    assert priced["expected"]["tokens_per_s"] == moe["recomputed"]["expected"]["tokens_per_s"]
