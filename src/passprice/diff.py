@@ -2086,11 +2086,14 @@ def recomputed_prices(
                         target.parent.mkdir(parents=True, exist_ok=True)
                         target.write_bytes(data)
                     for rel in _named_by_sources(head.files):  # what sources name is there (empty: nothing prices it)
-                        target = (folder / rel).resolve()
-                        if (target.is_relative_to(folder.resolve()) and not target.exists()
-                                and (head.root.path / rel).is_file()):
-                            target.parent.mkdir(parents=True, exist_ok=True)
-                            target.touch()
+                        try:  # a name no file can have (past 255 bytes, a NUL, a link loop): check names it
+                            target = (folder / rel).resolve()
+                            if (target.is_relative_to(folder.resolve()) and not target.exists()
+                                    and (head.root.path / rel).is_file()):
+                                target.parent.mkdir(parents=True, exist_ok=True)
+                                target.touch()
+                        except (OSError, RuntimeError, ValueError):
+                            continue
                     root = Root(folder)
                     recomputed = False
                     for f in files:
