@@ -305,6 +305,9 @@ def test_5_a_moved_price_is_shown_beside_the_recorded_one_with_what_drifted(tmp_
     set_bandwidth(root, "4.75")
     out = run_json("price", R1, root=root)
     assert out["tokens_per_s"] == pytest.approx(996.0966124437687 * 4.75 / 4.8, rel=1e-12)
+    differences = [m.pop("differences") for m in out["lock"]["moved"]]  # the same drift as {field, locked, now}
+    assert [[(d["field"], d["locked"]["value"], d["now"]["value"]) for d in x] for x in differences] == [
+        [("memory.bandwidth", 4.8, 4.75)]]
     assert out["lock"]["moved"] == [{
         "lock": R1,
         "recorded_tokens_per_s": 996.0966124437687,

@@ -527,6 +527,7 @@ def audit_json(
                 "derivation": r.fact.to_entry().get("derivation"),
                 "derivation_text": r.fact.derivation_text(),
                 "stale": found.get(r.path),
+                "cancelled": [{"input": name, "powers": list(powers)} for name, powers in cancelled(r.fact)],
                 "floor": r.floor.value if r.floor is not None else None,
                 "margin": r.margin,
                 "binding": r.binding,
@@ -538,6 +539,27 @@ def audit_json(
         ],
         **({"sources": documents} if sources is not None else {}),
     }
+
+
+def cancelled(fact: Fact) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """The inputs of ``fact``'s derivation whose figure cancels out of its formula
+    (:meth:`passprice.derivations.Derivation.cancelled`), each with its powers; empty for a fact of no such
+    derivation."""
+    from passprice.derivations import Derivation
+
+    return fact.derivation.cancelled() if isinstance(fact.derivation, Derivation) else ()
+
+
+def cancels_text(path: str, fact: Fact) -> str:
+    """`` — lanes cancels (+1, −1): its figure does not move scale`` after a derivation whose input cancels
+    (the H200's ``scale = lanes * (vector / (lanes * lane_rate))``: 16,896 or 20,000 lanes, the same 33.5 Tcycle/s,
+    which "no change" read as a moved figure that moved nothing); empty when none does."""
+    found = cancelled(fact)
+    if not found:
+        return ""
+    parts = [f"{name} cancels ({', '.join(f'{p:+d}'.replace('-', '−') for p in powers)})" for name, powers in found]
+    what = "its figure does not" if len(found) == 1 else "their figures do not"
+    return f" — {', '.join(parts)}: {what} move {path}"
 
 
 def by_hand(a: Audit) -> str:
@@ -663,6 +685,7 @@ def audit_text(
         lines += ["", "derivations:"]
         lines += [
             f"  {r.path}: {r.fact.derivation_text()}" + (f" — STALE: {found[r.path]}" if r.path in found else "")
+            + cancels_text(r.path, r.fact)
             for r in derived
         ]
     noted = [r for r in a.rows if r.fact.note]
@@ -726,6 +749,7 @@ def audit_markdown(
         listing += "\n\nDerivations:\n" + "\n".join(
             f"- {markdown_code(r.path)}: {markdown_text(r.fact.derivation_text() or '')}"
             + (f" — **STALE**: {markdown_text(found[r.path])}" if r.path in found else "")
+            + markdown_text(cancels_text(r.path, r.fact))
             for r in derived
         )
     noted = [r for r in a.rows if r.fact.note]

@@ -289,6 +289,27 @@ def _eval(node: ast.AST, env: Mapping[str, Quantity]) -> Quantity:
     raise FormulaError(f"{shown} is not allowed (numbers, input names, + - * /, min, max)")
 
 
+def _powers(node: ast.AST, power: int, out: dict[str, list[int] | None]) -> None:
+    """Collect into ``out`` each name's powers in ``node`` taken with ``power`` (+1, or −1 under a division), one a
+    time it is named, or ``None`` for a name also met outside a product or quotient (a sum, a ``min``): its
+    figure does not cancel by powers."""
+    if isinstance(node, ast.Name):
+        seen = out.setdefault(node.id, [])
+        if seen is not None:
+            seen.append(power)
+        return
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        _powers(node.operand, power, out)
+        return
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult | ast.Div):
+        _powers(node.left, power, out)
+        _powers(node.right, -power if isinstance(node.op, ast.Div) else power, out)
+        return
+    for child in ast.walk(node):  # a sum, a min or max, anything else: its names do not cancel by powers
+        if isinstance(child, ast.Name) and child is not getattr(node, "func", None):
+            out[child.id] = None
+
+
 def _source(node: ast.AST) -> str:
     """The formula text of ``node`` (at most 60 characters), for an error naming the step that failed."""
     text = ast.unparse(node)
@@ -401,6 +422,33 @@ class Derivation:
         env = {i.name: i.quantity() for i in self.inputs}
         env.update(overrides or {})
         return evaluate(self.formula, env)
+
+    def cancelled(self) -> tuple[tuple[str, tuple[int, ...]], ...]:
+        """The inputs whose figure cancels out of the formula: each named more than once, every time as a factor
+        (its power in the product, +1 over the line, −1 under it), the powers summing to 0, and the result the same
+        with the input doubled (exact arithmetic): ``(("lanes", (1, -1)),)`` of ``lanes * (vector / (lanes *
+        lane_rate))``, the H200's ``scale``. Such an input's value moves nothing (16,896 or 20,000 lanes give the same
+        33.5 Tcycle/s): a reader of its citation should know. Empty when none does, or the formula does not evaluate.
+        Raises nothing."""
+        try:
+            tree = _tree(self.formula.strip())
+        except FormulaError:
+            return ()
+        powers: dict[str, list[int] | None] = {}
+        _powers(tree.body, 1, powers)
+        out = []
+        for i in self.inputs:
+            seen = powers.get(i.name)
+            if seen is None or len(seen) < 2 or sum(seen) != 0:
+                continue
+            try:
+                doubled = Quantity(i.quantity().value * 2, i.quantity().dims)
+                if self.result({i.name: doubled}).value != self.result().value:
+                    continue
+            except (FormulaError, InputError):
+                continue
+            out.append((i.name, tuple(seen)))
+        return tuple(out)
 
     def describe(self) -> str:
         """One line: ``dot / bandwidth, to 4 significant digits; dot = 4.48 TB/s (figure: …), bandwidth =

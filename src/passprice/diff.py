@@ -781,7 +781,17 @@ class FactChange:
             "weakened": self.weakened,
             "strengthened": self.strengthened,
             "to_verify": self.to_verify,
+            # a moved derivation input that cancels out of the formula (moves nothing): audit's ``cancelled``
+            "cancelled": ([{"input": n, "powers": list(p)} for n, p in _cancelled(self.new)]
+                          if _moved_cancelling(self) else []),
         }
+
+
+def _cancelled(fact: Fact | None) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """:func:`passprice.audit.cancelled` of ``fact`` (none for no fact)."""
+    from passprice.audit import cancelled
+
+    return cancelled(fact) if fact is not None else ()
 
 
 def _inputs_to_verify(old: Fact, new: Fact) -> str | None:
@@ -1380,6 +1390,14 @@ class PriceSide:
         return {"error": self.error}
 
 
+def _expected_tokens(side: PriceSide) -> float | None:
+    """The expected tokens/s of a price made under a serving stack (``None`` without one)."""
+    expected = side.price.get("expected") if side.price is not None else None
+    if not isinstance(expected, Mapping) or not isinstance(expected.get("tokens_per_s"), int | float):
+        return None
+    return float(expected["tokens_per_s"])
+
+
 def _figures_differ(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> str | None:
     """The first of :data:`~passprice.locks.FIGURES` that differs between two prices, then (under a serving stack) of
     the expected price's (:func:`~passprice.locks.expected_moved`; ``None`` when none does or a
@@ -1466,6 +1484,13 @@ class LockImpact:
     #: on HEAD (:func:`kept_floors`): the path → that lock's name and floor. Loosening one of a serving's two locks
     #: then changes nothing the serving is held to, which the review did not say (slip round 28).
     kept: Mapping[str, tuple[str, Provenance]] = attrs.field(factory=dict)
+    #: For a lock resting on :attr:`unsound` facts: HEAD's lock priced again, with HEAD's code, on HEAD's inputs with
+    #: every derived fact that does not follow recomputed from its inputs (what ``passprice fact recompute CARD``
+    #: writes) and the stack it was made under re-fitted (``passprice calibrate --stack S``), by
+    #: :func:`recomputed_prices`: the move the change makes once its derived facts follow (a bandwidth raised
+    #: 1.875 % moves the price +1.875 % on the stale stream shares, +0.008 % on the recomputed ones). ``None`` when
+    #: the lock rests on no such fact; its ``error`` says why it could not be priced so.
+    recomputed: PriceSide | None = None
 
     @property
     def by_header(self) -> str | None:
@@ -1602,6 +1627,26 @@ class LockImpact:
     def relative(self) -> float | None:
         """The relative change of tokens/s, after / before − 1; ``None`` unless both sides priced."""
         b, a = self.before.tokens_per_s, self.after.tokens_per_s
+        if b is None or a is None or b == 0:
+            return None
+        return a / b - 1.0
+
+    @property
+    def recomputed_relative(self) -> float | None:
+        """The relative change of tokens/s from BASE's price to :attr:`recomputed`'s, recomputed / before − 1;
+        ``None`` unless both priced."""
+        b = self.before.tokens_per_s
+        a = self.recomputed.tokens_per_s if self.recomputed is not None else None
+        if b is None or a is None or b == 0:
+            return None
+        return a / b - 1.0
+
+    @property
+    def recomputed_expected_relative(self) -> float | None:
+        """For a lock made under a serving stack: the relative change of the expected tokens/s from BASE's price to
+        :attr:`recomputed`'s (the stack re-fitted); ``None`` unless both priced one."""
+        b = _expected_tokens(self.before)
+        a = _expected_tokens(self.recomputed) if self.recomputed is not None else None
         if b is None or a is None or b == 0:
             return None
         return a / b - 1.0
@@ -1749,6 +1794,9 @@ class LockImpact:
             "moved": self.moved,
             "stale": self.stale,
             "unsound": [f.to_json() for f in self.unsound],
+            "recomputed": self.recomputed.to_json() if self.recomputed is not None else None,
+            "recomputed_relative_change": self.recomputed_relative,
+            "recomputed_expected_relative_change": self.recomputed_expected_relative,
             "review": self.review(),
             "policy": [
                 {"path": c.path, "change": c.change, "before": c.was.value, "after": c.now.value} for c in self.policy
@@ -2156,7 +2204,68 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                 kept=kept_floors(new, policy, head_locks) if new is not None else {},
             )
         )
+    asked = {str(r["key"]): r for r in requests["head"]}
+    due = [asked[lock.path] for lock in out if lock.unsound and not lock.removed and lock.path in asked]
+    if due:
+        sides = recomputed_prices(head, files, due, refits)
+        out = [attrs.evolve(lock, recomputed=sides[lock.path]) if lock.path in sides else lock for lock in out]
     return tuple(out)
+
+
+def recomputed_prices(
+    head: Side, files: Sequence[FileChange], requests: Sequence[Mapping[str, Any]],
+    refits: Mapping[str, Sequence[Finding]],
+) -> dict[str, PriceSide]:
+    """The locks of ``requests`` (:func:`_request`) priced with HEAD's code on a private copy of HEAD's files in
+    which every derived fact of a changed card or drafting method that does not follow from its inputs (``files``'
+    findings: stale or mismatch) is recomputed (:func:`passprice.edit.recompute_record`, what ``passprice fact
+    recompute NAME`` writes), then each serving stack a request is priced under re-fitted
+    (:func:`passprice.calibrate.calibrate`, what ``passprice calibrate --stack S`` writes) when its fit no longer
+    follows on HEAD (``refits``: stack name → :func:`stack_refit_findings`) or a card was recomputed: what the
+    locks' prices are once the change's derived facts follow. Results by request key, each a :class:`PriceSide`;
+    when a recomputation fails (a derivation that does not evaluate, a re-fit refused), every result is its
+    ``error`` (``not recomputed: …``). HEAD's files are not touched. Raises nothing."""
+    from passprice import snapshot
+    from passprice.calibrate import calibrate, write_calibration
+    from passprice.edit import FactFile, recompute_record
+    from passprice.registry import stays_in
+    from passprice.serving import ServingRefusal
+
+    with tempfile.TemporaryDirectory(prefix="passprice-recomputed-") as tmp:
+        folder = Path(tmp)
+        with cache.unkept(folder):
+            try:
+                with snapshot.suspended():  # written, then read back: not HEAD's snapshot
+                    for rel, data in head.files.items():
+                        target = folder / rel
+                        target.parent.mkdir(parents=True, exist_ok=True)
+                        target.write_bytes(data)
+                    for rel in _named_by_sources(head.files):  # what sources name is there (empty: nothing prices it)
+                        try:  # a name no file can have (past 255 bytes, a NUL, a link loop): check names it
+                            target = (folder / rel).resolve()
+                            if (target.is_relative_to(folder.resolve()) and not target.exists()
+                                    and (head.root.path / rel).is_file()):
+                                target.parent.mkdir(parents=True, exist_ok=True)
+                                target.touch()
+                        except (OSError, RuntimeError, ValueError):
+                            continue
+                    root = Root(folder)
+                    recomputed = False
+                    for f in files:
+                        if f.kind in ("card", "draft") and any(x.kind in ("stale", "mismatch") for x in f.findings):
+                            edits = recompute_record(FactFile(folder / f.path, f.kind, f.name, ""), root.schema, root)
+                            recomputed = recomputed or bool(edits)
+                    for name in sorted({str(r["stack"]) for r in requests if r.get("stack") is not None}):
+                        if not stays_in(root.stacks, name) or not (root.stacks / f"{name}.toml").is_file():
+                            continue  # HEAD's price names the stack that is not there: its own error says so
+                        if refits.get(name) or recomputed:
+                            write_calibration(root, calibrate(root, name))
+            except (InputError, ServingRefusal, OSError) as e:
+                lines = e.lines if isinstance(e, InputError) else [str(e)]
+                why = "not recomputed: " + "; ".join(lines).replace(f"{folder}/", "")
+                return {str(r["key"]): PriceSide(error=why) for r in requests}
+            results = price_locks(root, head.code, requests)
+    return {key: PriceSide.of(result) for key, result in results.items()}
 
 
 def stack_refit_findings(root: Root, name: str) -> tuple[Finding, ...]:
@@ -3836,6 +3945,52 @@ def _expected_shift(lock: Any) -> str | None:
     return f"{shown[0]} → {shown[1]}{rel} under stack {stack}{tail}"
 
 
+def _moved_cancelling(c: FactChange) -> str:
+    """For a fact whose derivation input moved where that input cancels out of the formula (the H200's ``scale``,
+    ``lanes * (vector / (lanes * lane_rate))``, lanes 16896 → 20000: the same 33.5 Tcycle/s), ``audit``'s
+    `` — lanes cancels (+1, −1): its figure does not move scale`` (:func:`passprice.audit.cancels_text`); else
+    empty."""
+    from passprice.audit import cancelled, cancels_text
+    from passprice.derivations import Derivation
+
+    if c.old is None or c.new is None:
+        return ""
+    old, new = c.old.derivation, c.new.derivation
+    if not isinstance(old, Derivation) or not isinstance(new, Derivation):
+        return ""
+    was = {i.name: (i.amount, i.unit) for i in old.inputs}
+    now = {i.name: (i.amount, i.unit) for i in new.inputs}
+    if not any(was.get(name) != now.get(name) for name, _ in cancelled(c.new)):
+        return ""
+    return cancels_text(c.path, c.new)
+
+
+def _recomputed_shift(lock: LockImpact) -> str | None:
+    """A lock resting on derived facts that do not follow, priced again with them recomputed
+    (:attr:`LockImpact.recomputed`): ``tokens/s 996.1 → 996.2 (+0.008243 %), as HEAD wrote it +1.875 %, once
+    streams.read (0.9162), streams.append (0.8487) follow from their inputs`` (and the expected price under a
+    re-fitted stack), or why it could not be; ``None`` for a lock resting on none."""
+    side = lock.recomputed
+    if side is None:
+        return None
+    facts = ", ".join(f"{f.path} ({f.expected})" if f.expected is not None else f.path for f in lock.unsound)
+    if side.price is None:
+        why = side.error or (f"refused: {side.refusal.get('refusal')}" if side.refusal is not None else "not priced")
+        return f"not priced with {facts} recomputed: {why}"
+    before, after = _shorts(attrs.evolve(lock, after=side))
+    rel = f" ({_pct(lock.recomputed_relative)})" if lock.recomputed_relative is not None else ""
+    written = f", as HEAD wrote it {_pct(lock.relative)}" if lock.relative is not None else ""
+    shift = f"tokens/s {before} → {after}{rel}{written}"
+    expected = _expected_tokens(side)
+    if expected is not None:
+        was = _expected_tokens(lock.before)
+        erel = f" ({_pct(lock.recomputed_expected_relative)})" if lock.recomputed_expected_relative is not None else ""
+        shift += f"; expected {was:,.1f} → {expected:,.1f}{erel}" if was is not None else f"; expected {expected:,.1f}"
+    stack = any(f.path.startswith("stack.") for f in lock.unsound)
+    how = "recomputed and the stack re-fitted" if stack else "recomputed"
+    return f"{shift}, once {facts} follow from their inputs ({how} as passprice would write them)"
+
+
 def _pct(x: float | None) -> str:
     return "" if x is None else f"{100.0 * x:+.4g} %"
 
@@ -4048,7 +4203,8 @@ def diff_text(d: Diff) -> str:
                         said_as = runs if seen == c.path else f"the same change as {seen}'s"
                         lines.append(f"  {'':{width}}  {key}: {said_as}")
                         continue
-                    lines.append(f"  {'':{width}}  {key}: {_field_change(said, key, c.path, old, new)}")
+                    cancels = _moved_cancelling(c) if key == "derivation" else ""
+                    lines.append(f"  {'':{width}}  {key}: {_field_change(said, key, c.path, old, new)}{cancels}")
             derived = [d for d in f.dependants if d.input == c.path]
             if derived:
                 lines.append(f"  {'':{width}}  derived from it: {'; '.join(d.describe() for d in derived)}")
@@ -4075,6 +4231,9 @@ def diff_text(d: Diff) -> str:
                 rel += "  HEAD's price rests on derived facts that do not follow: not a price to publish"
             before, after = _shorts(lock)
             lines.append(f"    tokens/s  {before} → {after}{rel}")
+            recomputed = _recomputed_shift(lock)
+            if recomputed is not None:
+                lines.append(f"    recomputed  {recomputed}")
             lines.append(f"    recorded  {_recorded(lock)}")
             expected = _expected_shift(lock)
             if expected is not None:
@@ -4515,6 +4674,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         ]
         notes = []
         for lock in d.locks:
+            recomputed = _recomputed_shift(lock)
+            if recomputed is not None:
+                notes.append(f"- {markdown_code(lock.name)}: recomputed {markdown_text(recomputed)}")
             expected = _expected_shift(lock)
             if expected is not None:
                 notes.append(f"- {markdown_code(lock.name)}: expected tokens/s {markdown_text(expected)}"

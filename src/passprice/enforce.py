@@ -231,6 +231,10 @@ class PriceMoved:
     serving: tuple[str, ...] = ()
     stack: str | None = None
     unstacked: str | None = None
+    #: The same differences for programs (:attr:`drifted`, then :attr:`serving`), each ``{"field", "locked",
+    #: "now"}``: a fact's path with the pinned fact and today's (:meth:`passprice.reproduce.Drift.to_json`), or
+    #: ``serving.FIELD`` with the locked value and today's as the serving document writes them.
+    differences: tuple[Mapping[str, Any], ...] = ()
 
     def lines(self) -> list[str]:
         """The recorded price beside today's, then what drifted, one line each (no indent). Of a lock made under a
@@ -264,7 +268,8 @@ class PriceMoved:
 
     def to_json(self) -> dict[str, Any]:
         """``{"lock", "recorded_tokens_per_s", "tokens_per_s", "recorded_batch", "batch", "first_moved",
-        "drifted", "serving"}``."""
+        "drifted", "serving", "differences"}``: ``drifted`` and ``serving`` as lines of text, ``differences`` the
+        same as ``{"field", "locked", "now"}`` objects."""
         return {
             "lock": self.lock,
             "recorded_tokens_per_s": self.recorded,
@@ -274,6 +279,7 @@ class PriceMoved:
             "first_moved": self.first,
             "drifted": list(self.drifted),
             "serving": list(self.serving),
+            "differences": [dict(d) for d in self.differences],
         }
 
 
@@ -299,7 +305,7 @@ def price_moved(
     )
     if same_expected and all(lock.price.get(f) == price.get(f) for f in fields):
         return None  # the locked price: reproduce (what moved, what drifted) is imported only when one moved
-    from passprice.reproduce import drift, expected_moved, moved, serving_changes
+    from passprice.reproduce import drift, expected_moved, moved, serving_differences
 
     differ = moved(lock.price, price, fields) + expected_moved(lock.price, price)
     if not differ:
@@ -321,7 +327,10 @@ def price_moved(
         unstacked = lock.stack.name
         found = tuple(d for d in found if not is_stack_path(d.path))
     drifted = tuple(d.describe() for d in found)
-    serving = serving_changes(lock.spec, portable_spec(resolved.spec, root))
+    changes = serving_differences(lock.spec, portable_spec(resolved.spec, root))
+    serving = tuple(f"{key}: {_field_shown(was)} → {_field_shown(now)}" for key, was, now in changes)
+    differences = (*(d.to_json() for d in found),
+                   *({"field": f"serving.{key}", "locked": was, "now": now} for key, was, now in changes))
     stack = None
     if isinstance(lock.price.get("expected"), Mapping) and isinstance(expected, Mapping):
         # A lock made under a serving stack records the expected price under it, the question it answers: that
@@ -334,8 +343,15 @@ def price_moved(
     return PriceMoved(
         lock.name, float(was.get("tokens_per_s", 0.0)), float(now["tokens_per_s"]),
         int(was.get("batch", 0)), int(now.get("batch", 0)), differ[0].field, drifted, serving, stack or None,
-        unstacked,
+        unstacked, differences,
     )
+
+
+def _field_shown(value: Any) -> str:
+    """A serving field's value as :func:`passprice.reproduce.serving_changes` shows it."""
+    from passprice.reproduce import _show
+
+    return _show(value)
 
 
 @attrs.frozen

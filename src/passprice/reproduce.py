@@ -102,6 +102,20 @@ class Drift:
             new += " (citation or note changed)"
         return f"{self.path}: {old} → {new}"
 
+    def to_json(self) -> dict[str, Any]:
+        """``{"field": path, "locked": {value, unit, base_value, provenance, cite, digest}, "now": … or None}``: the
+        difference as a program reads it (:meth:`describe` is its line)."""
+        return {"field": self.path, "locked": _fact_brief(self.pinned), "now": _fact_brief(self.today)}
+
+
+def _fact_brief(fact: Fact | None) -> dict[str, Any] | None:
+    """A fact as :meth:`Drift.to_json` shows each side: ``value`` and ``unit`` as written, ``base_value``,
+    ``provenance``, ``cite`` and ``digest``; ``None`` for a fact that is gone."""
+    if fact is None:
+        return None
+    return {"value": fact.amount, "unit": fact.unit, "base_value": fact.value, "provenance": fact.provenance.value,
+            "cite": fact.citation(), "digest": fact.digest()}
+
 
 def drift(lock: Lock, today: Mapping[str, Fact], rests_on: Iterable[str] | None = None) -> tuple[Drift, ...]:
     """Every pinned fact the price rests on (``rests_on``, default the recorded price's) whose digest differs from
@@ -314,12 +328,15 @@ def _spec_fields(spec: ServingSpec) -> dict[str, Any]:
 def serving_changes(pinned: ServingSpec, today: ServingSpec) -> tuple[str, ...]:
     """What differs between the serving a lock pinned and today's (both completed; descriptions aside), one
     ``field: pinned → today`` line each."""
+    return tuple(f"{key}: {_show(was)} → {_show(now)}" for key, was, now in serving_differences(pinned, today))
+
+
+def serving_differences(pinned: ServingSpec, today: ServingSpec) -> tuple[tuple[str, Any, Any], ...]:
+    """What differs between the serving a lock pinned and today's (both completed; descriptions aside): each field's
+    name, its pinned value and today's, as the serving document writes them (``None`` where absent)."""
     old, new = _spec_fields(pinned), _spec_fields(today)
-    out = []
-    for key in dict.fromkeys([*old, *new]):
-        if old.get(key) != new.get(key):
-            out.append(f"{key}: {_show(old.get(key))} → {_show(new.get(key))}")
-    return tuple(out)
+    return tuple((key, old.get(key), new.get(key)) for key in dict.fromkeys([*old, *new])
+                 if old.get(key) != new.get(key))
 
 
 def _show(value: Any) -> str:
@@ -360,6 +377,10 @@ class Today:
     #: added over the ``share.read`` the lock pinned: the pinned one is no longer read, so nothing drifted, yet the
     #: expected price moved; attack round 32).
     unpinned: tuple[tuple[str, Fact], ...] = ()
+    #: :attr:`serving` for programs, one ``{"field", "locked", "now"}`` a line: ``serving.FIELD`` with the locked
+    #: value and today's as the serving document writes them, ``registered`` (the serving's name, today ``None``)
+    #: for a serving no longer registered, ``stack.S.integer_matrices`` (or ``float_matrices``) for a stack's route.
+    differences: tuple[Mapping[str, Any], ...] = ()
 
 
 def today_spec(root: Root, lock: Lock) -> tuple[ServingSpec, bool]:
@@ -422,8 +443,13 @@ def price_today(root: Root, lock: Lock) -> Today:
     except ServingRefusal as e:  # today's drafting method out of its scope for the checkpoint
         return Today(serving=_gone_line(lock, gone), refusal=e.to_json(), gone=gone)
     completed = portable_spec(resolved.spec, root)
-    changes = serving_changes(lock.spec, completed)
+    fields = serving_differences(lock.spec, completed)
+    changes = tuple(f"{key}: {_show(was)} → {_show(now)}" for key, was, now in fields)
     changes = (*_gone_line(lock, gone), *changes)
+    differences: tuple[Mapping[str, Any], ...] = (
+        *([{"field": "registered", "locked": named, "now": None}] if gone else []),
+        *({"field": f"serving.{key}", "locked": was, "now": now} for key, was, now in fields),
+    )
     facts = resolved.facts()
     content = checkpoint_digest(resolved.header) if lock.checkpoint_pin.content is not None else resolved.header.sha256
     if named is not None and not gone:
@@ -436,7 +462,8 @@ def price_today(root: Root, lock: Lock) -> Today:
         if isinstance(wrong, LockMismatch):
             refusal = ServingChanged(lock, named, wrong.what, wrong.locked, wrong.priced)
             return Today(completed, changes, gone, refusal=refusal.to_json(), drift=drift(lock, facts),
-                         checkpoint=content, facts=facts, rewritten=rewritten(lock, facts))  # fmt: skip
+                         checkpoint=content, facts=facts, rewritten=rewritten(lock, facts),
+                         differences=differences)  # fmt: skip
     stack = None
     if lock.stack is not None:
         # Issue 14: a lock made under a serving stack is priced with today's stack facts too.
@@ -454,6 +481,8 @@ def price_today(root: Root, lock: Lock) -> Today:
                   ("float_matrices", lock.stack.float_matrices, stack.float_matrices))  # fmt: skip
         changes = (*changes, *(f"stack {lock.stack.name} {what}: {was} → {now}" for what, was, now in routes
                                if was != now))  # fmt: skip
+        differences = (*differences, *({"field": f"stack.{lock.stack.name}.{what}", "locked": was, "now": now}
+                                       for what, was, now in routes if was != now))
     try:
         price, rests_on = priced(lock.kind, resolved.header, resolved.card, resolved.serving, stack)
     except ServingRefusal as e:
@@ -461,13 +490,14 @@ def price_today(root: Root, lock: Lock) -> Today:
         return Today(
             completed, changes, gone, refusal=e.to_json(), verdict=judge(lock.name, lock.policy, rests),
             drift=drift(lock, facts), checkpoint=content, facts=facts, rewritten=rewritten(lock, facts),
+            differences=differences,
         )
     read = {p for p, _ in rests_on}
     unpinned = tuple((p, facts[p]) for p in sorted(read) if p not in lock.facts and p in facts)
     return Today(
         completed, changes, gone, price=price, verdict=judge(lock.name, lock.policy, rests_on),
         drift=drift(lock, facts, read), checkpoint=content, facts=facts, rewritten=rewritten(lock, facts, read),
-        unpinned=unpinned,
+        unpinned=unpinned, differences=differences,
     )
 
 
@@ -986,6 +1016,7 @@ def reproduction_json(rep: Reproduction, older: str | None = None) -> dict[str, 
         "unpinned": [{"path": p, "today": f.to_entry()} for p, f in today.unpinned],
         "stale_stack": list(rep.stale_stack),
         "serving_changed": list(today.serving),
+        "serving_differences": [dict(d) for d in today.differences],
         "floors": today.verdict.to_json() if today.verdict is not None else None,
         "moved": [{"field": m.field, "recorded": m.recorded, "now": m.now} for m in rep.moved],
         "first_moved": rep.first_moved,

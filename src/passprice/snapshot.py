@@ -60,6 +60,20 @@ def reading() -> Iterator[None]:
         _close(snap)
 
 
+@contextlib.contextmanager
+def suspended() -> Iterator[None]:
+    """No snapshot until the ``with`` ends, then the one open before (if any) again: a command reading as one
+    snapshot that writes files of its own (the review's private copy of HEAD with its derived facts recomputed,
+    :func:`passprice.diff.recomputed_prices`) reads its own writes back, and what it read meanwhile is not kept as
+    the snapshot's (a recomputed card's path first read before its rewrite was served the old bytes)."""
+    global _current
+    was, _current = _current, None
+    try:
+        yield
+    finally:
+        _current = was
+
+
 def _close(snap: _Snapshot) -> None:
     """End ``snap``: its :func:`at_close` callbacks run in the order given, after it is no longer current (what they
     read goes to the files)."""

@@ -165,10 +165,13 @@ def markdown_code(text: str) -> str:
 
 
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> str:
-    """A GitHub-flavoured Markdown table; ``|`` in cells escaped; the columns in ``right`` right-aligned."""
+    """A GitHub-flavoured Markdown table; the columns in ``right`` right-aligned. Every cell is kept on its row
+    whatever its caller made of it: ``|`` escaped, a line break as a space and any other character that does not
+    print as U+FFFD (:func:`_one_line`, as :func:`markdown_text` and :func:`markdown_code` do): a cell built without
+    them (a figure, a provenance, a change) holding a carriage return or a vertical tab would end its row."""
 
     def esc(cell: str) -> str:
-        return cell.replace("|", "\\|").replace("\n", " ")
+        return _one_line(cell).replace("|", "\\|")
 
     align = ["---:" if i in right else "---" for i in range(len(headers))]
     lines = ["| " + " | ".join(esc(h) for h in headers) + " |", "| " + " | ".join(align) + " |"]

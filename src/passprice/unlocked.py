@@ -52,6 +52,37 @@ class ServingMove:
     #: HEAD's derived facts its HEAD price rests on that do not follow from their inputs (lock paths): that price
     #: rests on figures nobody computed (the review fails on them already, as ``check`` does).
     unsound: tuple[str, ...] = ()
+    #: For a serving resting on :attr:`unsound` facts: HEAD priced again with them recomputed
+    #: (:func:`passprice.diff.recomputed_prices`), the move once they follow; ``None`` otherwise.
+    recomputed: PriceSide | None = None
+
+    @property
+    def recomputed_relative(self) -> float | None:
+        """The relative change of tokens/s from BASE's price to :attr:`recomputed`'s; ``None`` unless both priced."""
+        b = self.before.tokens_per_s
+        a = self.recomputed.tokens_per_s if self.recomputed is not None else None
+        if b is None or a is None or b == 0:
+            return None
+        return a / b - 1.0
+
+    def recomputed_line(self) -> str | None:
+        """``tokens/s 9,603.7 → 9,604.2 (+0.005 %), as HEAD wrote it +1.875 %, once streams.read, streams.append
+        follow from their inputs (recomputed as passprice would write them)``, or why it was not priced so; ``None``
+        without :attr:`recomputed`."""
+        from passprice.diff import _pct
+
+        side = self.recomputed
+        if side is None:
+            return None
+        facts = ", ".join(self.unsound)
+        if side.price is None:
+            refused = f"refused: {side.refusal.get('refusal')}" if side.refusal is not None else "not priced"
+            why = side.error or refused
+            return f"not priced with {facts} recomputed: {why}"
+        rel = f" ({_pct(self.recomputed_relative)})" if self.recomputed_relative is not None else ""
+        written = f", as HEAD wrote it {_pct(self.relative)}" if self.relative is not None else ""
+        return (f"tokens/s {self.before.short()} → {side.short()}{rel}{written}, once {facts} follow from their "
+                "inputs (recomputed as passprice would write them)")
 
     @property
     def moved(self) -> str | None:
@@ -133,6 +164,8 @@ class ServingMove:
             "after": self.after.to_json(),
             "relative_change": self.relative,
             "unsound": list(self.unsound),
+            "recomputed": self.recomputed.to_json() if self.recomputed is not None else None,
+            "recomputed_relative_change": self.recomputed_relative,
             "lock_command": shlex.join(self.lock_words) if self.lock_words is not None else None,
         }
 
@@ -215,6 +248,12 @@ def unlocked_moves(
                            tuple(dict.fromkeys(unsound)))
         if move.moved is not None:
             out.append(move)
+    due = {m.name for m in out if m.unsound}
+    if due:  # priced again with the derived facts recomputed, as the locks resting on them are
+        from passprice.diff import recomputed_prices
+
+        sides = recomputed_prices(head, files, [r for r in requests if r["key"] in due], {})
+        out = [attrs.evolve(m, recomputed=sides[m.name]) if m.name in sides else m for m in out]
     return tuple(out), left_out
 
 
@@ -253,6 +292,9 @@ def text_lines(moves: Iterable[ServingMove], left_out: int = 0) -> list[str]:
         if m.unsound:
             rel += f"  HEAD's price rests on {', '.join(m.unsound)}, which do not follow: not a price to publish"
         lines.append(f"    tokens/s  {m.before.short()} → {m.after.short()}{rel}")
+        recomputed = m.recomputed_line()
+        if recomputed is not None:
+            lines.append(f"    recomputed  {recomputed}")
         lines.append(f"    pass      {m.seconds()}")
         lines.append(f"    binds     {m.binds()}")
         for label, side in (("BASE", m.before), ("HEAD", m.after)):
@@ -302,6 +344,9 @@ def markdown_lines(moves: Iterable[ServingMove], left_out: int = 0) -> list[str]
     ]
     notes = []
     for m in moves:
+        recomputed = m.recomputed_line()
+        if recomputed is not None:
+            notes.append(f"- {markdown_code(m.name)}: recomputed {markdown_text(recomputed)}")
         for label, side in (("BASE", m.before), ("HEAD", m.after)):
             if side.refusal is not None:
                 notes.append(f"- {markdown_code(m.name)}: {label} refuses: "
