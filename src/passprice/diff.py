@@ -3988,7 +3988,8 @@ def _recomputed_shift(lock: LockImpact) -> str | None:
         shift += f"; expected {was:,.1f} → {expected:,.1f}{erel}" if was is not None else f"; expected {expected:,.1f}"
     stack = any(f.path.startswith("stack.") for f in lock.unsound)
     how = "recomputed and the stack re-fitted" if stack else "recomputed"
-    return f"{shift}, once {facts} follow from their inputs ({how} as passprice would write them)"
+    verb = "follow from their inputs" if len(lock.unsound) > 1 else "follows from its inputs"
+    return f"{shift}, once {facts} {verb} ({how} as passprice would write them)"
 
 
 def _pct(x: float | None) -> str:
