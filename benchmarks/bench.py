@@ -9,7 +9,11 @@ by run):
 points written to a CSV file and to a JSON file (its peak RSS too, and a sample of its rows checked against the
 scalar pricer), in one process (``--jobs 1``: CPU time) and with a worker a CPU (``--jobs N``, the default on an
 idle machine: wall-clock time and the CPU time of every process, each round beside ``--jobs 1`` and the imports
-alone).
+alone). Each sweep run replaces the file the run before wrote (``--force``, as a user replacing yesterday's grid does):
+its CPU time is given as a median over rounds and split into user and sys, beside a plain writer of the same number
+of bytes replacing its own copy (:data:`PLAIN_WRITE`, before the sweep in one round and after it in the next): the
+sys time is the kernel's page cache, which any writer of those bytes pays and which moves with what the machine's
+memory did just before (docs/PERFORMANCE.md, round 24).
 
 With valgrind installed, the same processes' instructions (callgrind) against the same two yardsticks: a measure the
 machine's other load does not move; and those of click and attrs imported as a command imports them (passprice's gc
