@@ -9,7 +9,11 @@ by run):
 points written to a CSV file and to a JSON file (its peak RSS too, and a sample of its rows checked against the
 scalar pricer), in one process (``--jobs 1``: CPU time) and with a worker a CPU (``--jobs N``, the default on an
 idle machine: wall-clock time and the CPU time of every process, each round beside ``--jobs 1`` and the imports
-alone).
+alone). Each sweep run replaces the file the run before wrote (``--force``, as a user replacing yesterday's grid does):
+its CPU time is given as a median over rounds and split into user and sys, beside a plain writer of the same number
+of bytes replacing its own copy (:data:`PLAIN_WRITE`, before the sweep in one round and after it in the next): the
+sys time is the kernel's page cache, which any writer of those bytes pays and which moves with what the machine's
+memory did just before (docs/PERFORMANCE.md, round 24).
 
 With valgrind installed, the same processes' instructions (callgrind) against the same two yardsticks: a measure the
 machine's other load does not move; and those of click and attrs imported as a command imports them (passprice's gc
@@ -57,7 +61,7 @@ import time
 import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = Path(os.environ.get("PASSPRICE_BENCH_CACHE", Path.home() / ".cache" / "passprice-bench"))
@@ -127,26 +131,60 @@ print(os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime, usage.
 """
 
 
-#: :data:`_LAUNCHER`, and the wall-clock seconds from the command's start to its end.
+#: :data:`_LAUNCHER`, and the wall-clock seconds from the command's start to its end, then the CPU seconds' split:
+#: user, then sys (the kernel's time on the process's behalf: for a sweep written to a file, mostly its page cache).
 _LAUNCHER_WALL = """
 import os, subprocess, sys, time
 start = time.perf_counter()
 child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
 _, status, usage = os.wait4(child.pid, 0)
 wall = time.perf_counter() - start
-print(os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime, usage.ru_maxrss, wall)
+print(os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime, usage.ru_maxrss, wall, usage.ru_utime,
+      usage.ru_stime)
 """
 
 
-def run_walled(command: Sequence[str]) -> tuple[float, float, float]:
+class Walled(NamedTuple):
+    """One whole run's accounting (:func:`run_walled`): CPU seconds (user + sys, every process waited for), peak
+    RSS (MB, the largest process), wall-clock seconds, and the CPU seconds' user and sys parts."""
+
+    cpu: float
+    rss: float
+    wall: float
+    user: float
+    sys: float
+
+
+def run_walled(command: Sequence[str]) -> Walled:
     """One whole run of ``command`` from the checkout: its CPU seconds (user + sys, of the process and of every
-    process it waited for: a sweep's workers), its peak RSS (MB, the largest of them) and its wall-clock seconds."""
+    process it waited for: a sweep's workers), its peak RSS (MB, the largest of them), its wall-clock seconds and
+    the user and sys parts of its CPU seconds. Raises ``RuntimeError`` when the command fails."""
     done = subprocess.run([sys.executable, "-c", _LAUNCHER_WALL, *command], cwd=ROOT, env=child_env(),
                           capture_output=True, text=True)
-    status, cpu, rss, wall = done.stdout.split()
+    status, cpu, rss, wall, user, system = done.stdout.split()
     if done.returncode != 0 or status != "0":
         raise RuntimeError(f"{' '.join(command)} exited {status}: {done.stderr[-500:]}")
-    return float(cpu), int(rss) / 1024, float(wall)
+    return Walled(float(cpu), int(rss) / 1024, float(wall), float(user), float(system))
+
+
+#: A plain writer, the yardstick of a sweep written to a file: ``PATH`` gets ``SIZE`` bytes as passprice's
+#: ``write_atomically`` writes a file with ``--force`` (a temporary file beside it written in 2 MiB blocks, flushed
+#: to disk, renamed over the file already there), nothing computed. Its sys time is what the kernel charges any
+#: program for writing that many bytes there and replacing the file before: on this project's machine (a KVM guest
+#: whose freed memory is handed back to the host, virtio-balloon free page reporting) 0.1 s to 1.5 s for 483 MB by
+#: what the memory held before, which no writer avoids.
+PLAIN_WRITE = """
+import os, sys
+path, size = sys.argv[1], int(sys.argv[2])
+block = b"x" * (2 << 20)
+tmp = path + ".plain.tmp"
+fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+while size > 0:
+    size -= os.write(fd, block[: min(size, len(block))])
+os.fsync(fd)
+os.close(fd)
+os.replace(tmp, path)
+"""
 
 
 #: Ways to run a passprice command besides the plain one: ``memo-bypassed`` runs it with ``PASSPRICE_NO_MEMO=1`` (the
@@ -729,10 +767,14 @@ def bench_sweep(points: int, sample: int, runs: int) -> None:
                 out.append((name, card, position, batch, e.name))
         return out
 
+    # Timed warm, as a loop over a grid of 10^6 points runs nearly all its prices: the first pass over the sample
+    # builds each (serving, position)'s pass once (about 0.8 ms each: 1,180 prices/s cold against about 10,000 warm
+    # on this project's machine, round 24), which a long loop pays once a shape, not once a price.
+    scalar()
     scalar_s, reference = _timed(scalar)
     rate, loop = total / priced, sample / scalar_s
     note(f"sweep pricing in process ({total:,} points)", f"{rate:,.0f} prices/s",
-         f"price_serving in a loop {loop:,.0f} prices/s", f"{rate / loop:.0f} x", ">= 1,000,000 prices/s")
+         f"price_serving in a loop, warm {loop:,.0f} prices/s", f"{rate / loop:.0f} x", ">= 1,000,000 prices/s")
     # Whole process: the rows streamed to a CSV file, then a JSON file; peak RSS; the sample checked against the
     # CSV's lines. Each round runs a process that only imports what the sweep imports (Python, NumPy, orjson,
     # click, attrs, passprice's CLI and sweep modules: the part of the time that does not grow with the grid), the
@@ -752,37 +794,65 @@ def bench_sweep(points: int, sample: int, runs: int) -> None:
                        "--positions", ",".join(f"{p:g}" for p in positions), "--batches", f"1-{batches}", "-o",
                        str(out), "--force", "--max-rows", str(MAX_ROWS), "--format", fmt]
             cold = run_once(command)[0]  # the first run after a change of code fills the bench's cache: not timed
-            rounds = [(run_walled(floor_command), run_walled([*command, "--jobs", "1"]),
-                       run_walled([*command, "--jobs", str(jobs)])) for _ in range(max(runs, 3))]
-            one = [r[1] for r in rounds]
-            cpu = min(c for c, _, _ in one)
-            rss = max(r for _, r, _ in one)
-            floor = statistics.median(f[0] for f, _, _ in rounds)
-            beyond = statistics.median(c[0] - f[0] for f, c, _ in rounds)
+            # Every timed run replaces the file the run before wrote, as a user's `-o grid.json --force` replaces
+            # yesterday's: the kernel's time for that (sys) is the user's too, and any writer of as many bytes pays
+            # it, so each round also times a plain writer of the same size replacing its own copy (PLAIN_WRITE, a
+            # copy written first so every timed plain write replaces one). How much sys a writer pays depends on
+            # what ran just before it (on this project's machine a writer right after another writer's file was
+            # replaced paid 0.27 s for 483 MB where the writer before it paid 0.71 s), so the plain writer runs
+            # before the sweep in one round and after it in the next, and every figure is a median over rounds.
+            size = out.stat().st_size
+            plain = [sys.executable, "-c", PLAIN_WRITE, str(Path(folder) / f"plain.{fmt}"), str(size)]
+            run_walled(plain)
+            rounds = []
+            for k in range(max(runs, 4)):
+                floor_run = run_walled(floor_command)
+                if k % 2 == 0:
+                    plain_run = run_walled(plain)
+                    one_run = run_walled([*command, "--jobs", "1"])
+                else:
+                    one_run = run_walled([*command, "--jobs", "1"])
+                    plain_run = run_walled(plain)
+                rounds.append((floor_run, plain_run, one_run, run_walled([*command, "--jobs", str(jobs)])))
+            one = [r[2] for r in rounds]
+            cpu = statistics.median(r.cpu for r in one)
+            user = statistics.median(r.user for r in one)
+            system = statistics.median(r.sys for r in one)
+            rss = max(r.rss for r in one)
+            floor = statistics.median(f.cpu for f, _, _, _ in rounds)
+            written = statistics.median(w.cpu for _, w, _, _ in rounds)
+            written_sys = statistics.median(w.sys for _, w, _, _ in rounds)
+            beyond = statistics.median(c.cpu - f.cpu for f, _, c, _ in rounds)
+            own = statistics.median(c.user - f.user for f, _, c, _ in rounds)
             if fmt == "csv":
                 mismatches = _check_sample(out, reference)
-            size = out.stat().st_size
-            note(f"passprice sweep -o grid.{fmt} --jobs 1, whole process, CPU time",
-                 f"{total / cpu:,.0f} prices/s ({cpu:.2f} s CPU, {size / 1e6:.0f} MB of {fmt.upper()}; peak RSS "
-                 f"{rss:.0f} MB)", f"the imports alone {floor:.2f} s; the run before it {cold:.2f} s",
-                 f"{statistics.median(c[0] / f[0] for f, c, _ in rounds):.1f} x the imports; {total / beyond:,.0f} "
-                 "prices/s beyond them", ">= 1,000,000 prices/s, RSS < 500 MB")
+            note(f"passprice sweep -o grid.{fmt} --force --jobs 1 (replacing the last run's file), whole process, "
+                 "CPU time",
+                 f"{total / cpu:,.0f} prices/s ({cpu:.2f} s CPU: user {user:.2f}, sys {system:.2f}; "
+                 f"{size / 1e6:.0f} MB of {fmt.upper()}; peak RSS {rss:.0f} MB)",
+                 f"the imports alone {floor:.2f} s; a plain write of the same {size / 1e6:.0f} MB replacing its "
+                 f"last copy {written:.2f} s (sys {written_sys:.2f}); the run before it {cold:.2f} s",
+                 f"{statistics.median(c.cpu / f.cpu for f, _, c, _ in rounds):.1f} x the imports; "
+                 f"{total / beyond:,.0f} prices/s beyond them; {total / own:,.0f} prices/s of user time beyond "
+                 "the imports' user time", ">= 1,000,000 prices/s, RSS < 500 MB")
             if jobs == 1:
                 print("  (one CPU here: no run with workers)")
                 continue
-            shared = [r[2] for r in rounds]
-            cpu_n = statistics.median(c for c, _, _ in shared)
-            rss_n = max(r for _, r, _ in shared)
-            wall_1 = statistics.median(w for _, _, w in one)
-            wall_n = statistics.median(w for _, _, w in shared)
-            floor_wall = statistics.median(f[2] for f, _, _ in rounds)
-            note(f"passprice sweep -o grid.{fmt} --jobs {jobs} (the default on an idle machine), whole process, "
-                 "wall clock",
+            shared = [r[3] for r in rounds]
+            cpu_n = statistics.median(c.cpu for c in shared)
+            rss_n = max(r.rss for r in shared)
+            wall_1 = statistics.median(w.wall for w in one)
+            wall_n = statistics.median(w.wall for w in shared)
+            floor_wall = statistics.median(f.wall for f, _, _, _ in rounds)
+            written_wall = statistics.median(w.wall for _, w, _, _ in rounds)
+            note(f"passprice sweep -o grid.{fmt} --force --jobs {jobs} (the default on an idle machine), whole "
+                 "process, wall clock",
                  f"{total / wall_n:,.0f} prices/s ({wall_n:.2f} s wall; {cpu_n:.2f} s CPU of all {jobs} processes, "
                  f"{total / cpu_n:,.0f} prices/s of CPU; peak RSS {rss_n:.0f} MB a process)",
                  f"--jobs 1 {wall_1:.2f} s wall ({total / wall_1:,.0f} prices/s); the imports alone {floor_wall:.2f} s "
-                 "wall", f"{statistics.median(o[2] / n[2] for _, o, n in rounds):.2f} x faster than --jobs 1 (wall); "
-                 f"{statistics.median(n[0] / o[0] for _, o, n in rounds):.2f} x its CPU",
+                 f"wall; the plain write {written_wall:.2f} s wall",
+                 f"{statistics.median(o.wall / n.wall for _, _, o, n in rounds):.2f} x faster than --jobs 1 (wall); "
+                 f"{statistics.median(n.cpu / o.cpu for _, _, o, n in rounds):.2f} x its CPU",
                  ">= 1,000,000 prices/s, RSS < 500 MB")
     note(f"sweep rows against price_serving on a random sample of {sample}", f"{mismatches} differ",
          "tokens_per_s, pass_s, binds, refusal compared as text (bit for bit)", "", "0 differ")
