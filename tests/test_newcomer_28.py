@@ -126,3 +126,50 @@ def test_the_readme_s_review_comment_is_what_diff_prints(tmp_path: Path) -> None
     assert [line for line in block[1:] if line not in printed] == []
     facts_and_locks = printed[1:printed.index("#### Servings no lock pins")]
     assert [line for line in facts_and_locks if line not in block] == []
+
+
+def test_a_sources_audit_lists_the_measured_runs_citing_it(tmp_path: Path) -> None:
+    # Was: `audit --source ggml-org-llama-cpp` printed "facts citing it: 0" and nothing else, as if nothing rested
+    # on the document, while 11 runs of llamacpp-points.toml cite it (no registered stack is fitted to them).
+    out = invoke("audit", "--source", "ggml-org-llama-cpp")
+    assert out.exit_code == 0, out.output
+    lines = out.stdout.splitlines()
+    at = lines.index("measured runs citing it: 11")
+    assert lines[at + 1].split() == ["file", "runs", "ids", "stacks", "cards"]
+    assert lines[at + 3].split() == [
+        "registry/measurements/llamacpp-points.toml", "11", "pr4766.rtx_4090.cl-7b-f16.tg128", "and", "10", "more",
+        "llamacpp-cuda-2401,", "llamacpp-cuda-2404", "and", "3", "more", "rtx_4090,", "h100_pcie_80gb",
+    ]
+    data = json.loads(invoke("audit", "--source", "ggml-org-llama-cpp", "--json").stdout)
+    [runs] = data["runs"]
+    assert runs["file"] == "registry/measurements/llamacpp-points.toml" and len(runs["ids"]) == 11
+    assert runs["cards"] == ["rtx_4090", "h100_pcie_80gb"]
+    # The 111 llama-bench runs and 5 older points cite the benchmark repository: 116, in two files.
+    xd = json.loads(invoke("audit", "--source", "xiongjiedai-gpu-benchmarks", "--json").stdout)
+    assert [(r["file"], len(r["ids"])) for r in xd["runs"]] == [
+        ("registry/measurements/llamacpp-points.toml", 5),
+        ("registry/measurements/xiongjiedai-llama3-llamabench.toml", 111),
+    ]
+    # A source no run cites prints no such section (the README's audit of the Azure guide is unchanged).
+    assert "measured runs citing it" not in invoke("audit", "--source", "azure-ai-benchmarking-guide").stdout
+    # A team's own run of a mixture of experts, citing its notes, is named by its id.
+    root = copy_root(tmp_path)
+    (root / "notes").mkdir()
+    (root / "notes" / "b200.md").write_text("Measured decode on one B200 (vLLM, batch 32): 9,000 tokens/s.\n")
+    (root / "sources" / "my-notes.toml").write_text(
+        '[source]\ntitle = "Platform notes"\nkind = "registry"\npublisher = "platform team"\n'
+        'path = "notes/b200.md"\nread = "figures read off the notes"\n')
+    (root / "registry" / "measurements" / "platform-b200.toml").write_text(
+        '[source]\nname = "Our B200 runs"\nsource = "my-notes"\n\n[[run]]\nid = "pt.b200.gpt-oss-20b.b32"\n'
+        'stack = "vllm-0.10"\ncard = "b200"\ncheckpoint = "gpt-oss-20b-mxfp4"\nrouting = "uniform"\nbatch = 32\n'
+        'positions = [4096, 8192]\ntokens_per_s = 9000\n'
+        'locator = "Measured decode on one B200 (vLLM, batch 32): 9,000 tokens/s"\n')
+    mine = invoke("audit", "--source", "my-notes", root=root)
+    assert mine.exit_code == 0, mine.output
+    lines = mine.stdout.splitlines()
+    at = lines.index("measured runs citing it: 1")
+    assert lines[at + 3].split() == ["registry/measurements/platform-b200.toml", "1", "pt.b200.gpt-oss-20b.b32",
+                                     "vllm-0.10", "b200"]
+    markdown = invoke("audit", "--source", "my-notes", "--format", "markdown", root=root).stdout
+    assert ("| `registry/measurements/platform-b200.toml` | 1 | pt.b200.gpt-oss-20b.b32 | vllm-0.10 | b200 |"
+            in markdown.splitlines())
