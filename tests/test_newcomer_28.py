@@ -173,3 +173,27 @@ def test_a_sources_audit_lists_the_measured_runs_citing_it(tmp_path: Path) -> No
     markdown = invoke("audit", "--source", "my-notes", "--format", "markdown", root=root).stdout
     assert ("| `registry/measurements/platform-b200.toml` | 1 | pt.b200.gpt-oss-20b.b32 | vllm-0.10 | b200 |"
             in markdown.splitlines())
+
+
+def test_reproduce_says_once_which_drifted_facts_changed_only_their_citation(tmp_path: Path) -> None:
+    # Was: a lock of December 1st (format 1) reproduced with ten lines "array: tokens/s unchanged", "memory.bandwidth:
+    # tokens/s unchanged", …, one a fact whose figure and provenance were the pinned ones, only its citation
+    # rewritten since. Here two such facts: said on one line; a fact whose figure moved keeps its own.
+    root = copy_root(tmp_path)
+    card = root / "facts" / "cards" / "h200_sxm_141gb.toml"
+    text = card.read_text()
+    for quoted in ("'GPU Memory 141GB'\"", "'GPU Memory Bandwidth 4.8TB/s'\""):
+        assert text.count(quoted) == 1
+        text = text.replace(quoted, quoted[:-1] + " (re-read 2026-12-04)\"")
+    card.write_text(text.replace("\n[scale]\nvalue = 33.5\n", "\n[scale]\nvalue = 30\n"))
+    result = invoke("reproduce", "locks/qwen3-30b-a3b-h200.lock.toml", root=root)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    at = lines.index("  each drifted fact alone (the pinned inputs with only it as today's):")
+    assert lines[at + 1].startswith("    scale: tokens/s unchanged (scale_s ")
+    assert lines[at + 2:] == [
+        "    memory.bandwidth, memory.capacity: tokens/s unchanged (each its citation or note alone changed: the "
+        "figure and provenance are the pinned ones)"
+    ]
+    assert ("memory.capacity: 141 GB (published) → 141 GB (published) (citation or note changed)"
+            in result.stdout)
