@@ -15,20 +15,25 @@ B200_BANDWIDTH = ("fact", "set", "b200", "memory.bandwidth", "--value", "7.7", "
 
 def test_fact_set_says_what_the_recompute_it_advises_needs_first(tmp_path: Path) -> None:
     # Was: the hint named `passprice fact recompute b200`, which then exited 2: streams.read = 7.35 TB/s / 7.7 TB/s
-    # = 0.954545… repeats, and its derivation has no digits. The hint now says so, and how to fix it.
+    # = 0.954545… repeats, and its derivation has no digits. The stale line (fact set's, check's) now says so, and
+    # what to add.
     root = copy_root(tmp_path)
     result = invoke(*B200_BANDWIDTH, root=root)
     assert result.exit_code == 0, result.output
     assert result.stdout == "facts/cards/b200.toml: memory.bandwidth: 8 TB/s (published) -> 7.7 TB/s (published)\n"
     lines = result.stderr.splitlines()
+    assert lines[0] == (
+        "passprice: warning: facts/cards/b200.toml: streams.read is stale: its input bandwidth = memory.bandwidth: "
+        "8 TB/s when derived, 7.7 TB/s now; recomputed from today's inputs it is 0.9545454545…, not 0.91875; its "
+        "derivation has no digits and no decimal of at most 15 digits is that value: add "
+        "streams.read.derivation.digits (the significant digits it is rounded to) before `fact recompute` can write it"
+    )
     assert lines[1] == ("passprice: warning: facts/cards/b200.toml: `passprice fact recompute b200` writes it from "
                         "today's inputs (`passprice diff` fails a change that leaves a derived fact stale)")
-    assert lines[2] == (
-        "passprice: warning: facts/cards/b200.toml: streams.read: its derivation has no digits and today's inputs "
-        "give 0.9545454545…, which no decimal of at most 15 digits writes exactly: add `derivation.digits = N` (the "
-        "significant digits it is rounded to) to [streams.read] by hand before `fact recompute`, which refuses it "
-        "until then"
-    )
+    # check says the same on its stale line, above the command it names.
+    checked = invoke("check", root=root)
+    assert checked.exit_code == 1
+    assert lines[0].removeprefix("passprice: warning: ") in checked.stdout.splitlines()[1]
     bad("fact", "recompute", "b200", root=root, says="streams.read: measured / bandwidth gives 0.9545454545…")
     card = root / "facts" / "cards" / "b200.toml"
     pinned = 'derivation.inputs.bandwidth = { fact = "memory.bandwidth", value = 8, unit = "TB/s" }\n'
@@ -36,7 +41,7 @@ def test_fact_set_says_what_the_recompute_it_advises_needs_first(tmp_path: Path)
     card.write_text(card.read_text().replace(pinned, pinned + "derivation.digits = 4\n"))
     # The warning is gone once the digits are there: the edit is made again (7.7 → 7.7 is no edit, so 7.71).
     again = invoke(*B200_BANDWIDTH[:5], "7.71", *B200_BANDWIDTH[6:], root=root)
-    assert again.exit_code == 0 and "derivation.digits = N" not in again.stderr, again.output
+    assert again.exit_code == 0 and "derivation.digits" not in again.stderr, again.output
     done = invoke("fact", "recompute", "b200", root=root)
     assert done.exit_code == 0, done.output
     # By hand: read 7.35 / 7.71 = 0.95331 → 0.9533; append = read × (2.97/3.18 + 4.15/4.48) / 2 (the Hopper

@@ -2544,10 +2544,6 @@ def fact_set_command(
         them = "it" if len(fixable) == 1 else "them"
         click.echo(f"passprice: warning: {shown}: {'; '.join(f'`{c}`' for c in commands)} writes {them} from "
                    "today's inputs (`passprice diff` fails a change that leaves a derived fact stale)", err=True)
-        from passprice.edit import recompute_blockers
-
-        for line in recompute_blockers(edit):  # the command above refused them (walkthrough 28)
-            click.echo(f"passprice: warning: {shown}: {line}", err=True)
     for line in said:
         click.echo(f"passprice: warning: {shown}: {line}", err=True)
 

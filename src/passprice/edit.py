@@ -852,51 +852,11 @@ def _exact_value(where: FactFile, fact: Fact, derivation: Any) -> int | float:
         digits = text.replace("-", "").replace(".", "").strip("0")
         if len(digits) <= EXACT_DIGITS:
             return parse_value(text.rstrip("0").rstrip(".") if "." in text else text)
-    raise UndigitedError(
+    raise InputError(
         f"{where.file}: {where.path}: {derivation.formula} gives {decimal_text(exact, None)}… from today's inputs, "
         f"which no decimal of at most {EXACT_DIGITS} digits writes exactly, and its derivation has no digits: add "
-        f"{where.path}.derivation.digits (the significant digits it is rounded to), then recompute",
-        path=where.path, gives=decimal_text(exact, None),
+        f"{where.path}.derivation.digits (the significant digits it is rounded to), then recompute"
     )
-
-
-class UndigitedError(InputError):
-    """:func:`_exact_value`'s refusal: derived fact ``path``'s derivation has no ``digits`` and its result from
-    today's inputs, ``gives`` (the decimal text people read, cut to 10 significant digits), is no decimal of at most
-    :data:`EXACT_DIGITS` digits, so ``fact recompute`` cannot write it until ``derivation.digits`` is added by hand
-    (walkthrough 28: the B200's ``streams.read``, ``7.35 TB/s / memory.bandwidth``, exact at 8 TB/s, repeats at
-    7.7)."""
-
-    def __init__(self, message: str, *, path: str, gives: str) -> None:
-        super().__init__(message)
-        self.path = path
-        self.gives = gives
-
-
-def recompute_blockers(edit: FactEdit) -> list[str]:
-    """What stands between ``edit`` and the ``passprice fact recompute`` its stale warning names: one line for each
-    derived fact it leaves stale whose derivation has no ``digits`` and whose result from the edited record is no
-    short decimal (:class:`UndigitedError`), naming the fact, the result and the key to add. Empty when the
-    recompute would write every stale fact. Nothing is written; a derivation that cannot be evaluated is left to
-    the stale warnings. Raises nothing.
-
-    Walkthrough 28: ``fact set b200 memory.bandwidth --value 7.7`` advised ``passprice fact recompute b200``, which
-    then refused (exit 2): ``streams.read = 7.35 TB/s / 7.7 TB/s`` is 0.954545…, and its derivation had no digits."""
-    lines = []
-    for found in edit.stale():
-        if found.path == edit.where.path or found.kind not in ("stale", "mismatch"):
-            continue
-        try:
-            _recomputed(attrs.evolve(edit.where, path=found.path), edit.facts, strict=False)
-        except UndigitedError as e:
-            lines.append(
-                f"{e.path}: its derivation has no digits and today's inputs give {e.gives}…, which no decimal of at "
-                f"most {EXACT_DIGITS} digits writes exactly: add `derivation.digits = N` (the significant digits it "
-                f"is rounded to) to [{e.path}] by hand before `fact recompute`, which refuses it until then"
-            )
-        except InputError:
-            continue
-    return lines
 
 
 def recompute_record(where: FactFile, schema_folder: Path | None = None, root: Root | None = None) -> list[FactEdit]:
