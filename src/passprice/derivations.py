@@ -23,7 +23,7 @@ import ast
 import functools
 import math
 from collections.abc import Callable, Mapping
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Any
 
@@ -507,6 +507,27 @@ def decimal_text(value: Fraction, digits: int | None) -> str:
     return text
 
 
+#: The most significant digits a derivation without ``digits`` is written to (``fact recompute``): a double holds 15
+#: decimal digits exactly, so a value of at most 15 reads back as the same decimal.
+EXACT_DIGITS = 15
+
+
+def written_exactly(value: Fraction) -> bool:
+    """Whether ``value`` is a decimal of at most :data:`EXACT_DIGITS` significant digits, the only values ``fact
+    recompute`` writes for a derivation without ``digits`` (4.48 / 4.8 = 0.9333… is not; 7.35 / 8 = 0.91875 is).
+    Raises nothing."""
+    rest = value.denominator
+    for factor in (2, 5):
+        while rest % factor == 0:
+            rest //= factor
+    if rest != 1:
+        return False
+    with localcontext() as context:
+        context.prec = 400
+        text = format(Decimal(value.numerator) / Decimal(value.denominator), "f")
+    return len(text.replace("-", "").replace(".", "").strip("0")) <= EXACT_DIGITS
+
+
 @attrs.frozen
 class Changed:
     """A fact input whose fact has moved since the derivation was made: the input's ``name``, the ``path`` of the
@@ -613,11 +634,18 @@ def recheck(path: str, fact: Any, facts: Mapping[str, Any]) -> Finding | None:
                     follows=True,
                 )
             what = "; ".join(c.describe() for c in changed)
+            # Walkthrough 28: `fact recompute` refuses a value no short decimal writes when the derivation has no
+            # digits (the B200's streams.read, 7.35 TB/s / 7.7 TB/s), which the stale line sent the user to run.
+            exact = derivation.digits is not None or written_exactly(today_value)
+            undigited = ("" if exact else
+                         f"; its derivation has no digits and no decimal of at most {EXACT_DIGITS} digits is that "
+                         f"value: add {path}.derivation.digits (the significant digits it is rounded to) before "
+                         "`fact recompute` can write it")
             return Finding(
                 path,
                 "stale",
-                f"{path} is stale: its input {what}; recomputed from today's inputs it is {expected}, not "
-                f"{_written(fact)}",
+                f"{path} is stale: its input {what}; recomputed from today's inputs it is {expected}"
+                f"{'' if exact else '…'}, not {_written(fact)}{undigited}",
                 tuple(changed),
                 expected,
             )

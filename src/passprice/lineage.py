@@ -669,6 +669,9 @@ class Lineage:
     #: The (stack, routing record) pairs whose runs rest on the source through the routing record they price (a
     #: mixture of experts' runs: the record's facts cite the source), counted among :attr:`fitted`'s runs.
     fitted_through: tuple[tuple[str, str], ...] = ()
+    #: A source's measured runs, by measurement file (:func:`runs_citing`): each (file, the ids of its runs citing
+    #: the source, their stacks, their cards), registered stack or not.
+    runs: tuple[tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...] = ()
 
     @property
     def breaks(self) -> tuple[LockImpact, ...]:
@@ -692,6 +695,8 @@ class Lineage:
                         "provenance": fact.provenance.value, "runs": runs, "of": total}
                        for stack, path, fact, runs, total in self.fitted],
             "fitted_through": [{"stack": stack, "routing": routing} for stack, routing in self.fitted_through],
+            "runs": [{"file": file, "ids": list(ids), "stacks": list(stacks), "cards": list(cards)}
+                     for file, ids, stacks, cards in self.runs],
         }
 
 
@@ -741,7 +746,38 @@ def source_lineage(root: Root, source_id: str) -> Lineage:
     # resting on its memory.reserved alone).
     refs = [FactRef("stack", stack, path.removeprefix("stack.")) for stack, path, _, _, _ in fitted]
     lineage = _lineage(root, f"source {source.id}", citing, source, None, records, refs)
-    return attrs.evolve(lineage, fitted=fitted, fitted_through=through)
+    return attrs.evolve(lineage, fitted=fitted, fitted_through=through, runs=runs_citing(root, source.id))
+
+
+def runs_citing(
+    root: Root, source_id: str
+) -> tuple[tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...]:
+    """The measured runs of ``root`` citing ``source_id`` (a run's own ``source``, else its file's), by measurement
+    file in name order: each (the file relative to the root, the run ids, their stacks and their cards, each in
+    first-seen order), whether or not a registered stack is fitted to them. Walkthrough 28: `audit --source
+    ggml-org-llama-cpp` said "facts citing it: 0" and nothing else, while 16 runs of llamacpp-points.toml cite it
+    (priced as limits by ``validate``); and a team's own run citing its notes was not named either. A measurement
+    file that does not read is check's to report, and left out. Raises nothing."""
+    from passprice.measurements import load_runs
+
+    by_file: dict[str, list[Any]] = {}
+    for run in load_runs(root, problems=[]):
+        if run.source_id == source_id:
+            by_file.setdefault(run.source, []).append(run)
+    out = []
+    for name, runs in by_file.items():
+        path = root.measurements / f"{name}.toml"
+        shown = str(path.relative_to(root.path)) if path.is_relative_to(root.path) else str(path)
+        out.append((shown, tuple(r.id for r in runs), tuple(dict.fromkeys(r.stack for r in runs)),
+                    tuple(dict.fromkeys(r.card for r in runs))))
+    return tuple(out)
+
+
+def _listed(names: tuple[str, ...], most: int = 3) -> str:
+    """``names`` joined by commas, the first ``most`` of them and how many more."""
+    if len(names) <= most:
+        return ", ".join(names)
+    return f"{', '.join(names[:most])} and {len(names) - most} more"
 
 
 def fitted_to_source(
@@ -863,6 +899,13 @@ def lineage_text(a: Lineage) -> str:
                   for stack, routing in a.fitted_through]
         lines.append("  (each fact's derivation names its runs: passprice audit SERVING --stack S, or passprice fact "
                      "show S PATH)")
+    if a.source is not None and a.runs:
+        lines.append("")
+        lines.append(f"measured runs citing it: {sum(len(ids) for _, ids, _, _ in a.runs)}")
+        rows = [[file, str(len(ids)), _listed(ids, 1), _listed(stacks, 2), _listed(cards)]
+                for file, ids, stacks, cards in a.runs]
+        lines.append(text_table(["file", "runs", "ids", "stacks", "cards"], rows, (1,)))
+        lines.append("  (passprice validate prices each run as its card's limit, and as a registered stack expects it)")
     lines.append("")
     lines.append(f"servings resting on them (today's facts): {len(a.servings)}")
     if a.servings:
@@ -919,6 +962,11 @@ def lineage_markdown(a: Lineage) -> str:
                 markdown_table(["stack", "fact", "value", "provenance", "runs resting on it"], rows, (2,)),
                 *[f"\n{markdown_code(stack)}'s runs price routing record {markdown_code(routing)}, whose facts "
                   "cite it: the fit rests on them" for stack, routing in a.fitted_through]]
+    if a.source is not None and a.runs:
+        rows = [[markdown_code(file), str(len(ids)), markdown_text(_listed(ids, 1)), markdown_text(_listed(stacks, 2)),
+                 markdown_text(_listed(cards))] for file, ids, stacks, cards in a.runs]
+        out += ["", "#### Measured runs citing it", "",
+                markdown_table(["file", "runs", "ids", "stacks", "cards"], rows, (1,))]
     if a.servings:
         rows = [
             [markdown_code(s.name), markdown_code(s.card), ", ".join(markdown_code(p) for p in s.rests_on),

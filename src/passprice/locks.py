@@ -903,6 +903,19 @@ def lock_path(root: Root, ref: str) -> Path:
         return root.path / candidate
     if ref and is_folder(candidate):
         raise InputError(f"{ref}: is a folder, not a lock file")
+    revision, colon, inside = ref.partition(":")
+    if colon and revision and inside.endswith(".lock.toml") and "/" not in revision and not revision.startswith("-"):
+        # `reproduce C:locks/X.lock.toml`, a lock as it was at commit C, was offered the registry's lock names
+        # (walkthrough 28): say how to read it out of git instead.
+        from passprice.files import shell_word
+
+        old = f"old-{Path(inside).name}"
+        raise InputError(
+            f"lock {ref!r}: a lock at a git revision is not read from git: write it out first, `git show "
+            f"{shell_word(ref)} > {shell_word(old)}`, then name that file (`passprice reproduce {shell_word(old)}`); "
+            "to run the code that wrote it too, see the README's 'The price a lock recorded, from the code that "
+            "wrote it'"
+        )
     # The lock files: a folder or a FIFO named NAME.lock.toml is listed by check as what is wrong, not offered here.
     files = [n for n in root.names(root.locks, ".lock.toml") if _regular(root.locks / f"{n}.lock.toml")]
     known = ", ".join(files) or "none"

@@ -980,8 +980,30 @@ def reproduction_text(rep: Reproduction, shown: str, older: str | None = None, m
     single = len(rep.alone) == 1 and today.price is not None and rep.alone[0].price == today.price
     if rep.alone and not single:  # one drifted fact that alone gives today's price says nothing new
         lines.append("  each drifted fact alone (the pinned inputs with only it as today's):")
-        lines += [f"    {a.describe(lock.price, lock.compared())}" for a in rep.alone]
+        said = [(a.path, a.describe(lock.price, lock.compared())) for a in rep.alone]
+        # Walkthrough 28: a first-format lock whose citations were all rewritten read ten lines "X: tokens/s
+        # unchanged", one a fact whose figure and provenance are the pinned ones: said once, naming them.
+        quiet = cited_only(today.drift)
+        same = [path for path, line in said if path in quiet and line == f"{path}: tokens/s unchanged"]
+        lines += [f"    {line}" for path, line in said if path not in same]
+        if len(same) > 1:
+            lines.append(f"    {', '.join(same)}: tokens/s unchanged (each its citation or note alone changed: "
+                         "the figure and provenance are the pinned ones)")
+        elif same:
+            lines.append(f"    {same[0]}: tokens/s unchanged")
     return "\n".join(lines)
+
+
+def cited_only(drift: Iterable[Drift]) -> set[str]:
+    """The paths of ``drift`` whose fact today has the pinned figure, unit and provenance, only its citation or note
+    rewritten (:meth:`Drift.describe`'s ``(citation or note changed)``): alone it cannot move a price. Raises
+    nothing."""
+    out = set()
+    for d in drift:
+        if d.today is not None and not same_quantity(d.pinned, d.today) and (
+            d.pinned.describe(), d.pinned.provenance) == (d.today.describe(), d.today.provenance):
+            out.add(d.path)
+    return out
 
 
 def reproduction_json(rep: Reproduction, older: str | None = None) -> dict[str, Any]:
