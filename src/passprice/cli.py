@@ -1297,6 +1297,23 @@ def _ratio_reach(ctx: click.Context, expected: Any, resolved: Any) -> Any:
     return reach
 
 
+def _fit_check(ctx: click.Context, expected: Any) -> Any:
+    """Whether the stack ``expected`` was priced under still fits today's registry
+    (:func:`passprice.stackreach.fit_check`: its runs, or a card, checkpoint or routing record they price, changed
+    since it was fitted, as ``check`` and ``diff`` find it): one warning line on stderr naming the stack and the
+    command that re-fits it when it does not, and the check for ``--json``'s ``stack_fit`` (``None`` without a
+    stack). Session 24: ``price``/``best --stack`` on a stale fit said nothing."""
+    if expected is None:
+        return None
+    from passprice.stackreach import fit_check
+
+    checked = fit_check(_root(ctx), expected.stack.name)
+    warning = checked.warning()
+    if warning is not None:
+        click.echo(f"passprice: warning: {warning}", err=True)
+    return checked
+
+
 def _serving_span(root: Any, the_stack: Any, resolved: Any) -> Any:
     """The fitted-span reach of ``resolved``'s own expected price under ``the_stack``
     (:func:`passprice.stackreach.serving_reach`), its warning on stderr when it lies outside, as ``price --stack``
@@ -1542,8 +1559,10 @@ def price_command(
     stale = _stale(resolved, data, expected)  # a derived fact it rests on whose inputs moved
     note = _routing_note(resolved, cost)
     reach = _ratio_reach(ctx, expected, resolved)
+    fitted = _fit_check(ctx, expected)
     if as_json:
         _echo_price_json({**_with_span(_with_routing_note(data, note, resolved.header), reach),
+                          **({} if fitted is None else {"stack_fit": fitted.to_json()}),
                           "stale": stale.to_json(), "lock": g.to_json(moved)})
     else:
         title = f"{resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
@@ -1609,8 +1628,10 @@ def best_command(
     stale = _stale(resolved, data, expected)  # a derived fact it rests on whose inputs moved
     note = _routing_note(resolved, cost)
     reach = _ratio_reach(ctx, expected, resolved)
+    fitted = _fit_check(ctx, expected)
     if as_json:
         _echo_price_json({**_with_span(_with_routing_note(data, note, resolved.header), reach),
+                          **({} if fitted is None else {"stack_fit": fitted.to_json()}),
                           "stale": stale.to_json(), "lock": g.to_json(moved)})
     else:
         title = f"best batch: {resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"

@@ -1,0 +1,83 @@
+"""Leftovers of session 24 (issue 13's umbrella: review, diff, audit, reproduce), each reproduced first.
+
+1. ``price``/``best --stack S`` said nothing when S's fit no longer follows from its runs (``check`` and ``diff``
+   found it): one warning line on stderr naming the stack and ``passprice calibrate --stack S``, ``--json``
+   ``stack_fit``; the re-fit is cached by the bytes it reads, so an unchanged registry re-fits nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import invoke
+from test_leftovers_s23 import _stack_locked
+from test_newcomer_24 import STACK
+
+FITTED = ["overhead.pass", "overhead.layer", "share.read", "share.append", "share.array", "share.vector",
+          "share.scale", "terms.serial"]
+
+
+@pytest.fixture(scope="module")
+def stack_locked(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A registry with stack vllm-w24 calibrated on its five runs, serving w24-moe and its lock under the stack."""
+    return _stack_locked(tmp_path_factory.mktemp("s24") / "made")
+
+
+def _run_moved(root: Path) -> None:
+    """The batch-64 run's figure 6641.7 -> 6900.0 tokens/s, the stack not re-fitted."""
+    runs = root / "registry" / "measurements" / "w24.toml"
+    text = runs.read_text()
+    for old, new in (("tokens_per_s = 6641.7", "tokens_per_s = 6900.0"),
+                     ("batch 64: 6641.7 tok/s", "batch 64: 6900.0 tok/s")):
+        assert old in text
+        text = text.replace(old, new)
+    runs.write_text(text)
+
+
+def test_1_a_price_under_a_stale_stack_fit_warns_with_the_fix(stack_locked: Path, tmp_path: Path) -> None:
+    root = tmp_path / "r"
+    shutil.copytree(stack_locked, root)
+    for command in ("price", "best"):
+        held = invoke(command, "w24-moe", "--stack", STACK, "--no-lock", "--json", root=root)
+        assert held.exit_code == 0, held.output
+        assert "fit does not follow" not in held.stderr
+        assert json.loads(held.stdout)["stack_fit"] is None
+    _run_moved(root)
+    for command in ("price", "best"):
+        result = invoke(command, "w24-moe", "--stack", STACK, "--no-lock", "--json", root=root)
+        assert result.exit_code == 0, result.output
+        [line] = [x for x in result.stderr.splitlines() if "fit does not follow" in x]
+        assert line.startswith(f"passprice: warning: stack {STACK}'s fit does not follow from today's registry (8 "
+                               f"fitted facts stale: {', '.join(FITTED)}; their fit's runs moved: run w24.h200.b64: "
+                               "6641.7 tokens/s when derived, 6900 tokens/s now (+3.889 %); re-fitted from today's "
+                               "runs: overhead.pass ")
+        assert line.endswith(f"): this expected price rests on its facts as written; re-fit it with `passprice "
+                             f"calibrate --stack {STACK}`")
+        fit = json.loads(result.stdout)["stack_fit"]
+        assert fit["stack"] == STACK and fit["facts"] == FITTED and fit["kinds"] == ["stale"]
+        assert fit["command"] == f"passprice calibrate --stack {STACK}"
+        assert [f["path"] for f in fit["findings"]] == ["overhead.pass"]
+        text = invoke(command, "w24-moe", "--stack", STACK, "--no-lock", root=root)
+        assert sum("fit does not follow" in x for x in text.stderr.splitlines()) == 1
+    # re-fitted: the warning goes
+    assert invoke("calibrate", "--stack", STACK, root=root).exit_code == 0
+    again = invoke("price", "w24-moe", "--stack", STACK, "--no-lock", "--json", root=root)
+    assert "fit does not follow" not in again.stderr and json.loads(again.stdout)["stack_fit"] is None
+
+
+def test_1_the_fit_check_is_kept_in_the_cache(stack_locked: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from passprice import calibrate
+    from passprice.registry import find_root
+    from passprice.stackreach import fit_check
+
+    root = find_root(str(stack_locked))
+    first = fit_check(root, STACK)
+    assert first.findings == ()
+    calls = []
+    monkeypatch.setattr(calibrate, "verify_stack", lambda *a, **k: calls.append(a) or [])
+    assert fit_check(root, STACK) == first and calls == []  # the same bytes: nothing re-fitted
+    assert fit_check(root, "../../outside").findings == ()  # a name leading out of facts/stacks
