@@ -3,6 +3,8 @@
 1. ``price``/``best --stack S`` said nothing when S's fit no longer follows from its runs (``check`` and ``diff``
    found it): one warning line on stderr naming the stack and ``passprice calibrate --stack S``, ``--json``
    ``stack_fit``; the re-fit is cached by the bytes it reads, so an unchanged registry re-fits nothing.
+2. A run added (to a new measurement file, or an existing one) citing a source record the same change adds says the
+   change records nothing independent of itself, as a run re-cited to one does.
 """
 
 from __future__ import annotations
@@ -14,8 +16,12 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import invoke
+from test_diff import commit_all
 from test_leftovers_s23 import _stack_locked
 from test_newcomer_24 import STACK
+from test_slip_34 import POINTS, branch, new_file, registry, review
+
+__all__ = ["registry"]  # the slip-34 fixture: this checkout's registry committed on main
 
 FITTED = ["overhead.pass", "overhead.layer", "share.read", "share.append", "share.array", "share.vector",
           "share.scale", "terms.serial"]
@@ -81,3 +87,51 @@ def test_1_the_fit_check_is_kept_in_the_cache(stack_locked: Path, monkeypatch: p
     monkeypatch.setattr(calibrate, "verify_stack", lambda *a, **k: calls.append(a) or [])
     assert fit_check(root, STACK) == first and calls == []  # the same bytes: nothing re-fitted
     assert fit_check(root, "../../outside").findings == ()  # a name leading out of facts/stacks
+
+
+# 2. A run added (to a new measurement file or an existing one) citing a source the same change adds.
+
+FRESH = """#:schema ../schema/source.schema.json
+[source]
+title = "A new benchmark post"
+kind = "benchmark-results"
+publisher = "Someone"
+date = "2025"
+url = "https://example.com/new-bench"
+retrieved = "2025-01-01"
+read = "Read in full."
+"""
+
+FRESH_NOTE = ("its source fresh-bench is added by this same change: the registry records nothing of it from before, "
+              "so the change records nothing independent of itself for 135.07 tokens/s: read the document itself")
+
+
+def test_2_runs_of_a_new_file_under_a_new_source_record_nothing(registry: Path) -> None:
+    # Before: the new file's run was priced and nothing asked ("1 other file changed"), where the same run re-cited
+    # in an existing file read "… records nothing independent of itself …".
+    path = branch(registry, "s24-fresh-new-file")
+    (path / "sources" / "fresh-bench.toml").write_text(FRESH, encoding="utf-8")
+    new_file(path, ('source = "xiongjiedai-gpu-benchmarks"', 'source = "fresh-bench"'))
+    commit_all(path, "a new measurement file under a new source")
+    status, text, out = review(path)
+    assert status == 0, text
+    assert out["runs_to_verify"] == {"registry/measurements/new-points.toml": 1}
+    assert f"1 measured run to verify in its source: xd2.h100_pcie_80gb.l2-7b-q4_0.main9 added: {FRESH_NOTE}" in text
+    # a run added to an existing file under it says the same
+    path = branch(registry, "s24-fresh-old-file")
+    (path / "sources" / "fresh-bench.toml").write_text(FRESH, encoding="utf-8")
+    points = path / POINTS
+    text = points.read_text()
+    run = text[text.index("[[run]]"):].split("\n\n")[0].replace('.main"', '.main9"', 1)
+    points.write_text(text + "\n" + run.replace('source = "xiongjiedai-gpu-benchmarks"', 'source = "fresh-bench"')
+                      + "\n")
+    commit_all(path, "a run added under a new source")
+    status, text, out = review(path)
+    assert out["runs_to_verify"] == {POINTS: 1}, text
+    assert f"xd2.h100_pcie_80gb.l2-7b-q4_0.main9 added: {FRESH_NOTE}" in text
+    # under a source the registry held, nothing of the kind
+    path = branch(registry, "s24-old-source")
+    new_file(path)
+    commit_all(path, "a new measurement file under the old source")
+    status, text, out = review(path)
+    assert "records nothing independent" not in text and out["runs_to_verify"] == {}

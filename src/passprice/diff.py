@@ -3398,6 +3398,11 @@ def runs_to_verify(
             alike = renamed.get(setting(run))
             if not alike:
                 asks = _added_run_asks(run, places.get((run.source_id, " ".join(run.locator.split())), []))
+                # An added run citing a source record the same change adds records nothing the registry held, as a
+                # run re-cited to one does (session 24: a new file's runs under a new source read nothing of it).
+                fresh = _fresh_source(base, head, run.source_id, figure)
+                if fresh:
+                    asks.append(fresh)
                 if asks:
                     out.append(f"{name} added: " + "; ".join(asks))
                 continue
@@ -3414,12 +3419,10 @@ def runs_to_verify(
                 anew.append(f"tokens/s {count(was.tokens_per_s)} → {count(run.tokens_per_s)} "
                             f"({relative_move(was.tokens_per_s, run.tokens_per_s)})")
             fresh = ""
-            if was.source_id != run.source_id and f"sources/{run.source_id}.toml" not in base.files and (
-                    f"sources/{run.source_id}.toml" in head.files):
+            if was.source_id != run.source_id:
                 # Re-cited to a record the same change adds (slip round 38): nothing the registry held backs it.
-                fresh = (f"; its source {escaped(run.source_id)} is added by this same change: the registry records "
-                         "nothing of it from before, so the change records nothing independent of itself for "
-                         f"{figure}: read the document itself")
+                fresh = _fresh_source(base, head, run.source_id, figure)
+                fresh = f"; {fresh}" if fresh else ""
             out.append(f"{name} cited anew ({', '.join(anew)}): does {where} state {figure}?{fresh}")
         elif setting(was) != setting(run):
             # Its setting moved under its citation: the figure now prices another pass (slip round 34: a run's
@@ -3441,6 +3444,16 @@ def runs_to_verify(
             else:
                 out.append(f"{moved}: does {where} say {figure}?")
     return out
+
+
+def _fresh_source(base: Side, head: Side, source: str, figure: str) -> str:
+    """``its source S is added by this same change: …`` when ``sources/S.toml`` is a record HEAD holds and BASE does
+    not (a run citing it records nothing independent of the change for ``figure``), else ``""``."""
+    rel = f"sources/{source}.toml"
+    if rel in base.files or rel not in head.files:
+        return ""
+    return (f"its source {escaped(source)} is added by this same change: the registry records nothing of it from "
+            f"before, so the change records nothing independent of itself for {figure}: read the document itself")
 
 
 def _added_run_asks(run: Run, alike: Sequence[Run]) -> list[str]:
