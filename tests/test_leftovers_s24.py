@@ -135,3 +135,36 @@ def test_2_runs_of_a_new_file_under_a_new_source_record_nothing(registry: Path) 
     commit_all(path, "a new measurement file under the old source")
     status, text, out = review(path)
     assert "records nothing independent" not in text and out["runs_to_verify"] == {}
+
+
+# 3. A source changed under a routing record a stack's fit prices: the review follows the fitted facts through it.
+
+
+def test_3_a_source_under_a_routing_record_names_the_stack_and_locks_fitted_through_it(
+        stack_locked: Path, tmp_path: Path) -> None:
+    base, head = tmp_path / "base", tmp_path / "head"
+    shutil.copytree(stack_locked, base)
+    shutil.copytree(stack_locked, head)
+    source = head / "sources" / "gpu-container-handbook-routing-derisk.toml"
+    text = source.read_text()
+    old = 'url = "https://mcp-tool-shop-org.github.io/gpu-container/handbook/derisk/"'
+    assert old in text
+    source.write_text(text.replace(old, 'url = "https://example.com/another-handbook/"'))
+    out = json.loads(invoke("diff", str(base), str(head), "--format", "json", root=head).stdout)
+    [change] = out["sources_changed"]
+    assert change["id"] == "gpu-container-handbook-routing-derisk"
+    assert change["citing"] == ["qwen3-30b-a3b-measured:hot_experts", "qwen3-30b-a3b-measured:hot_share"]
+    # Before: fitted {} and the lock under the stack left out (audit --source followed the runs' routing record).
+    assert change["fitted"] == {STACK: 12}  # the 8 fitted facts and the 4 range.* facts read off the runs
+    assert change["fitted_through"] == [{"stack": STACK, "routing": "qwen3-30b-a3b-measured"}]
+    assert change["locks"] == ["qwen3-30b-a3b-h200", "w24-moe"]
+    assert change["to_verify"] == (
+        "the document source gpu-container-handbook-routing-derisk names changed (url: "
+        "https://mcp-tool-shop-org.github.io/gpu-container/handbook/derisk/ → https://example.com/another-handbook/): "
+        "does it state each of qwen3-30b-a3b-measured:hot_experts, qwen3-30b-a3b-measured:hot_share, which cite it, "
+        f"and the measured runs of stack {STACK} (12 fitted facts rest on them, priced on routing record "
+        "qwen3-30b-a3b-measured, which cites it)? The locked prices of qwen3-30b-a3b-h200, w24-moe rest on them (a "
+        "lock pins the id, not the document).")
+    audit = json.loads(invoke("audit", "--source", "gpu-container-handbook-routing-derisk", "--json",
+                              root=head).stdout)
+    assert STACK in json.dumps(audit)  # the same stack as audit --source names

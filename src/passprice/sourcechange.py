@@ -41,21 +41,29 @@ class SourceChange:
     ``field: before → after`` a record field, or that the registry document it names was rewritten), ``citing``
     the facts of HEAD citing it (``card:path``, as their source or through a figure of their derivation), ``locks``
     the names of HEAD's locks whose recorded price rests on such a fact (or on a pinned fact citing the id), and
-    ``fitted`` each serving stack with the count of its fitted facts whose measured runs cite the id."""
+    ``fitted`` each serving stack with the count of its fitted facts whose measured runs cite the id, or price a
+    routing record whose facts cite it (``through``: each such (stack, routing record) pair, as ``audit --source``
+    follows them)."""
 
     id: str
     changed: tuple[str, ...]
     citing: tuple[str, ...]
     locks: tuple[str, ...] = ()
     fitted: tuple[tuple[str, int], ...] = ()
+    through: tuple[tuple[str, str], ...] = ()
 
     @property
     def to_verify(self) -> str:
         """What the reviewer must check: that the document the id now leads to states each citing fact."""
         what = f"the document source {self.id} names changed ({'; '.join(self.changed)})"
+        def via(stack: str) -> str:
+            records = [r for s, r in self.through if s == stack]
+            return (f", priced on routing record{'s' if len(records) > 1 else ''} {', '.join(records)}, which "
+                    f"cite{'' if len(records) > 1 else 's'} it" if records else "")
+
         runs = " and ".join(
-            f"the measured runs of stack {stack} ({count} fitted fact{'s' if count != 1 else ''} rest on them)"
-            for stack, count in self.fitted)
+            f"the measured runs of stack {stack} ({count} fitted fact{'s' if count != 1 else ''} rest on them"
+            f"{via(stack)})" for stack, count in self.fitted)
         if not self.citing and not runs:
             return f"{what}; no fact cites it"
         names = ", ".join(self.citing[:SHOWN]) + (
@@ -77,7 +85,9 @@ class SourceChange:
     def to_json(self) -> dict[str, Any]:
         """The change for ``--format json``."""
         return {"id": self.id, "changed": list(self.changed), "citing": list(self.citing), "locks": list(self.locks),
-                "fitted": {stack: count for stack, count in self.fitted}, "to_verify": self.to_verify}
+                "fitted": {stack: count for stack, count in self.fitted},
+                "fitted_through": [{"stack": stack, "routing": routing} for stack, routing in self.through],
+                "to_verify": self.to_verify}
 
 
 def _shown(value: Any) -> str:
@@ -148,11 +158,15 @@ def source_changes(
         refs = [c.ref for c in citing.get(source_id, [])]
         named = tuple(str(ref) for ref in refs)
         fitted: dict[str, int] = {}
-        for stack, path, _fact, _runs, _named in fitted_to_source(head, source_id)[0]:
+        # a stack fitted to runs of a mixture of experts rests on the routing record they price as on the runs, as
+        # `audit --source` follows it (walkthrough 27; session 24: the review's Sources section did not)
+        routings = frozenset(ref.record for ref in refs if ref.kind == "routing")
+        facts, through = fitted_to_source(head, source_id, routings)
+        for stack, path, _fact, _runs, _named in facts:
             refs.append(FactRef("stack", stack, path.removeprefix(LOCK_PREFIX)))
             fitted[stack] = fitted.get(stack, 0) + 1
         resting, _ = lock_impacts(locks, set(refs), source_id)
         out.append(SourceChange(source_id, fields, named, tuple(sorted({i.name for i in resting})),
-                                tuple(fitted.items())))
+                                tuple(fitted.items()), through))
     return tuple(out)
 
