@@ -168,3 +168,32 @@ def test_3_a_source_under_a_routing_record_names_the_stack_and_locks_fitted_thro
     audit = json.loads(invoke("audit", "--source", "gpu-container-handbook-routing-derisk", "--json",
                               root=head).stdout)
     assert STACK in json.dumps(audit)  # the same stack as audit --source names
+
+
+# 4. A Routed refusal offers the routing records whose checkpoints scope holds the refused checkpoint.
+
+
+def test_4_routed_offers_only_records_whose_scope_holds_the_checkpoint(tmp_path: Path) -> None:
+    from cli_helpers import REPO, refused
+
+    config = str(REPO / "examples" / "configs" / "qwen3-30b-a3b.json")
+    other = tmp_path / "my-qwen3-q8.gguf"  # another 128-expert model: the measured record's scope does not hold it
+    assert invoke("synth", config, "--mix", "Q8_0", "-o", str(other)).exit_code == 0
+    args = ("price", "--checkpoint", str(other), "--card", "mi300x", "--batch", "8")
+    # Before: records ["qwen3-30b-a3b-measured (…)", "uniform (…)"], the first refused OutOfScope when named.
+    out = refused(*args, name="Routed")
+    assert out["records"] == ["uniform (assumed; any checkpoint)"]
+    assert out["records_out_of_scope"] == ["qwen3-30b-a3b-measured (measured; for qwen3-30b-a3b-q4_k_m)"]
+    result = invoke(*args)
+    assert result.exit_code == 1
+    assert result.stderr.endswith("; registered here for 128 experts: uniform (assumed; any checkpoint); not for "
+                                  "this checkpoint (its scope): qwen3-30b-a3b-measured (measured; for "
+                                  "qwen3-30b-a3b-q4_k_m)\n")
+    assert invoke(*args, "--routing", "qwen3-30b-a3b-measured").stderr.startswith("passprice: refused: OutOfScope")
+    # the same model's own copy (same content) is in the record's scope: offered as before
+    mine = tmp_path / "my-qwen3.gguf"
+    assert invoke("synth", config, "--mix", "Q4_K_M", "-o", str(mine)).exit_code == 0
+    own = refused("price", "--checkpoint", str(mine), "--card", "mi300x", "--batch", "8", name="Routed")
+    assert own["records"] == ["qwen3-30b-a3b-measured (measured; for qwen3-30b-a3b-q4_k_m)",
+                              "uniform (assumed; any checkpoint)"]
+    assert "records_out_of_scope" not in own

@@ -77,10 +77,12 @@ T = TypeVar("T")
 class Refused(Exception):
     """A command's refusal: ``payload`` is printed (as JSON with ``--json``, else ``message`` on stderr), exit 1."""
 
-    def __init__(self, message: str, payload: dict[str, Any]) -> None:
+    def __init__(self, message: str, payload: dict[str, Any], header: Any = None) -> None:
         super().__init__(message)
         self.message = message
         self.payload = payload
+        #: A ``Routed`` refusal's checkpoint header: the routing records offered are those whose scope holds it.
+        self.header = header
 
 
 def _escaped_lines(text: str) -> str:
@@ -236,14 +238,12 @@ class _Group(click.Group):
             ctx.exit(2)
         except Refused as e:
             with _reader_gone():
-                _routed_records(ctx, e.payload)
+                _routed_records(ctx, e.payload, e.header)
                 if ctx.meta.get("passprice.json"):
                     click.echo(json.dumps(e.payload, indent=2))
                 name = e.payload.get("refusal")
                 message = "\n".join(_as_given(ctx, e.message.split("\n"), _root_or_none(ctx)))
-                if e.payload.get("records"):
-                    message += f"; registered here for {e.payload['expert_count']} experts: " + ", ".join(
-                        e.payload["records"])
+                message += _records_said(e.payload)
                 shown = (f"{name}: {message}" if isinstance(name, str) and not message.startswith(name)
                          else message)
                 click.echo(f"passprice: refused: {_escaped_lines(shown)}", err=True)
@@ -278,12 +278,12 @@ class _Group(click.Group):
             if not isinstance(e, ServingRefusal):
                 raise
             payload = e.to_json()
-            _routed_records(ctx, payload)
+            from passprice.serving import Routed
+
+            _routed_records(ctx, payload, e.header if isinstance(e, Routed) else None)
             if ctx.meta.get("passprice.json"):
                 click.echo(json.dumps(payload, indent=2))
-            said = str(e)
-            if payload.get("records"):
-                said += f"; registered here for {payload['expert_count']} experts: " + ", ".join(payload["records"])
+            said = str(e) + _records_said(payload)
             click.echo(f"passprice: refused: {e.name}: {_escaped_lines(said)}", err=True)
             ctx.exit(1)
 
@@ -588,20 +588,37 @@ def _read_through(root: Any, servings: Sequence[tuple[str, str]], cards: Sequenc
     return out
 
 
-def _routed_records(ctx: click.Context, payload: dict[str, Any]) -> None:
+def _routed_records(ctx: click.Context, payload: dict[str, Any], header: Any = None) -> None:
     """A ``Routed`` refusal's ``records``: the registry's routing records that could price its experts
-    (:func:`passprice.routing.records_for`), added to its JSON payload (and its line says them). Nothing for
-    another refusal, or when no registry reads."""
+    (:func:`passprice.routing.records_for`), added to its JSON payload (and its line says them); given the refused
+    checkpoint's ``header``, only those whose ``checkpoints`` scope holds it, the others as
+    ``records_out_of_scope`` (session 24: a 128-expert model was offered the record of another, which refuses it
+    OutOfScope). Nothing for another refusal, or when no registry reads."""
     if payload.get("refusal") != "Routed" or not isinstance(payload.get("expert_count"), int):
         return
     root = _root_or_none(ctx)
     if root is None:
         return
-    from passprice.routing import records_for
+    from passprice.routing import records_for, records_out_of_scope
 
-    records = records_for(root, payload["expert_count"])
+    records = records_for(root, payload["expert_count"], header)
     if records:
         payload["records"] = records
+    outside = records_out_of_scope(root, payload["expert_count"], header) if header is not None else []
+    if outside:
+        payload["records_out_of_scope"] = outside
+
+
+def _records_said(payload: dict[str, Any]) -> str:
+    """What a ``Routed`` refusal's line adds of its payload's ``records`` and ``records_out_of_scope``
+    (:func:`_routed_records`): ``; registered here for 128 experts: uniform (…); not for this checkpoint (its
+    scope): qwen3-30b-a3b-measured (…)``; ``""`` when it has neither."""
+    said = ""
+    if payload.get("records"):
+        said += f"; registered here for {payload['expert_count']} experts: " + ", ".join(payload["records"])
+    if payload.get("records_out_of_scope"):
+        said += "; not for this checkpoint (its scope): " + ", ".join(payload["records_out_of_scope"])
+    return said
 
 
 def _root_or_none(ctx: click.Context) -> Any:
@@ -1237,7 +1254,9 @@ def _reasons(refusals: list[Any]) -> str:
 
 
 def _refuse(e: Any) -> NoReturn:
-    raise Refused(str(e), e.to_json())
+    from passprice.serving import Routed
+
+    raise Refused(str(e), e.to_json(), e.header if isinstance(e, Routed) else None)
 
 
 _STACK_HELP = "Also price the pass under serving stack S (facts/stacks): its expected price beside the card's limit."
