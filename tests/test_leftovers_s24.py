@@ -197,3 +197,38 @@ def test_4_routed_offers_only_records_whose_scope_holds_the_checkpoint(tmp_path:
     assert own["records"] == ["qwen3-30b-a3b-measured (measured; for qwen3-30b-a3b-q4_k_m)",
                               "uniform (assumed; any checkpoint)"]
     assert "records_out_of_scope" not in own
+
+
+# 5. import's default origin: the file as found (its path in the registry, else its name) and the sha256.
+
+
+def test_5_import_records_what_identifies_the_file(tmp_path: Path) -> None:
+    import tomllib
+
+    from cli_helpers import copy_root
+
+    root = copy_root(tmp_path / "r")
+    header = Path(__file__).resolve().parent / "data" / "gemma3-270m-q4_k_m.header.gguf.xz"
+    outside = tmp_path / "downloads" / "model.gguf.xz"
+    outside.parent.mkdir()
+    shutil.copyfile(header, outside)
+    inside = root / "models" / "gemma" / "model.gguf.xz"
+    inside.parent.mkdir(parents=True)
+    shutil.copyfile(header, inside)
+    sha = json.loads(invoke("import", str(outside), "--name", "g-out", "--json", root=root).stdout)["sha256"]
+    made = json.loads(invoke("import", str(inside), "--name", "g-in", "--json", root=root).stdout)
+    entries = {n: tomllib.loads((root / "registry" / "checkpoints" / f"{n}.toml").read_text())["entry"]
+               for n in ("g-out", "g-in")}
+    # Before: origin "model.gguf.xz" for both, which file it was said nowhere but the sha256 in [header].
+    assert entries["g-out"]["origin"] == (
+        f"model.gguf.xz (a file outside this registry; no --origin given: the header's sha256 {sha} identifies it, say "
+        "where it came from with --origin)")
+    assert entries["g-in"]["origin"] == (
+        f"models/gemma/model.gguf.xz in this registry (no --origin given: the header's sha256 {sha} identifies it, "
+        "say where it came from with --origin)")
+    assert str(tmp_path) not in json.dumps(entries)  # no folder of the importer's machine
+    assert entries["g-out"]["source"] == entries["g-in"]["source"] == "model.gguf.xz"
+    assert made["source"] == "model.gguf.xz" and made["origin"] == entries["g-in"]["origin"]
+    given = json.loads(invoke("import", str(outside), "--name", "g-given", "--origin", "hf:google/gemma-3-270m",
+                              "--json", root=root).stdout)
+    assert given["origin"] == "hf:google/gemma-3-270m"

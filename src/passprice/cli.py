@@ -952,7 +952,7 @@ def header_command(ctx: click.Context, file: str, show_metadata: bool, show_tens
 @click.pass_context
 def import_command(ctx: click.Context, file: Path, name: str | None, origin: str, force: bool, as_json: bool) -> None:
     """Import the GGUF header of FILE into registry/checkpoints/NAME.toml."""
-    from passprice.checkpoints import entry_name, import_header, unknown_types_note, write_entry
+    from passprice.checkpoints import default_origin, entry_name, import_header, unknown_types_note, write_entry
     from passprice.gguf_header import read_header
     from passprice.tables import printable
 
@@ -984,14 +984,16 @@ def import_command(ctx: click.Context, file: Path, name: str | None, origin: str
     from passprice.registry import require_not_other_record
 
     require_not_other_record(root, target)
-    # By default the origin is the file's name, escaped to one line (the origin is one line: a newline in a file's
-    # name is kept in `source`, the name itself).
-    write_entry(target, import_header(header, entry, origin or escaped(str(file.name))), force=force)
+    # By default the origin names the file (its path in the registry when it lies there, else its name) and the
+    # header sha256 that identifies it, escaped to one line (a newline in a file's name is kept in `source`).
+    origin = origin or default_origin(file, root.path, header.sha256)
+    write_entry(target, import_header(header, entry, origin), force=force)
     unknown = unknown_types_note(header, entry)
     if unknown:  # written (it reads back equal), but no price of it can be: said now, not first at `price`
         click.echo(f"passprice: warning: {printable(unknown)}", err=True)
     if as_json:
-        _echo_json({"entry": entry, "path": str(target), "sha256": header.sha256, "tensors": len(header.tensors)})
+        _echo_json({"entry": entry, "path": str(target), "sha256": header.sha256, "tensors": len(header.tensors),
+                    "source": header.shards[0].file, "origin": origin})
     else:
         click.echo(f"imported {shown_path(file)} as {entry}: {shown_path(target)} ({len(header.tensors)} tensors, "
                    f"sha256 {header.sha256})")
