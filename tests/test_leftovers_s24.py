@@ -232,3 +232,30 @@ def test_5_import_records_what_identifies_the_file(tmp_path: Path) -> None:
     given = json.loads(invoke("import", str(outside), "--name", "g-given", "--origin", "hf:google/gemma-3-270m",
                               "--json", root=root).stdout)
     assert given["origin"] == "hf:google/gemma-3-270m"
+
+
+# 6. Markdown review cells render passprice's commands as code spans, not as escaped backticks.
+
+
+def test_6_a_review_cell_shows_its_command_as_code(stack_locked: Path, tmp_path: Path) -> None:
+    base, head = tmp_path / "base", tmp_path / "head"
+    shutil.copytree(stack_locked, base)
+    shutil.copytree(stack_locked, head)
+    _run_moved(head)
+    markdown = invoke("diff", str(base), str(head), "--format", "markdown", root=head).stdout
+    [row] = [x for x in markdown.splitlines() if x.startswith("| `w24-moe` |")]
+    # Before: "re-fit them (\`passprice calibrate --stack vllm-w24\`)", backslashes shown on the page.
+    assert row.endswith(f"no longer the fit of stack {STACK}'s runs: re-fit them (`passprice calibrate --stack "
+                        f"{STACK}`); records HEAD's price |")
+    assert "\\`" not in markdown
+
+
+def test_6_a_cell_stays_safe_with_its_code_spans() -> None:
+    from passprice.tables import markdown_prose, markdown_table
+
+    cell = markdown_prose("a | <b>x</b> @octocat `passprice fact recompute 'a|b <i>'`; `rm -rf` and\nz")
+    table = markdown_table(["h"], [[cell]])
+    # the pipe escaped (GitHub reads "\|" as "|" inside a code span of a table cell too), the line kept, HTML and a
+    # mention outside the span neutralised, a backtick span that is no passprice command still escaped text
+    assert table.splitlines()[2] == (
+        "| a \\| &lt;b&gt;x&lt;/b&gt; @&#8203;octocat `passprice fact recompute 'a\\|b <i>'`; \\`rm -rf\\` and z |")

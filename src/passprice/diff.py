@@ -4486,7 +4486,7 @@ def _fact_items(d: Diff, links: Links | None) -> Iterator[list[str]]:
         if c.old is not None and (c.new is None or c.old.citation() != c.new.citation()):
             out.append(f"  - **cite (was)**: {markdown_text(c.old.citation())}")
         if c.to_verify is not None:
-            out.append(f"  - ⚠️ **to verify**: {markdown_text(c.to_verify)}")
+            out.append(f"  - ⚠️ **to verify**: {markdown_prose(c.to_verify)}")
         note = c.new.note if c.new is not None else None
         if note:
             out.append(f"  - **note**: {markdown_text(note)}")
@@ -4592,7 +4592,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             "",
             *_fact_details(d, links),
             *[f"- {markdown_code(f.name)} (added, {markdown_code(f.path)}): {added_shown[f.path]}"
-              + (f" — ⚠️ **to verify**: {markdown_text(d.widened[f.path][:MAX_ADDED_DETAIL])}"
+              + (f" — ⚠️ **to verify**: {markdown_prose(d.widened[f.path][:MAX_ADDED_DETAIL])}"
                  if f.path in d.widened else "")
               for f in d.files if f.kind == "routing" and f.path in d.added_records],
         ]
@@ -4601,7 +4601,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         # Outside-span lines first, then at most MAX_OTHER_FILES in all (a review of hundreds of re-fitted stacks
         # had no bound here; attack round 34b's leftover).
         spans = sorted(d.spans.items(), key=lambda item: "outside" not in item[1])
-        out += [f"- {'⚠️ ' if 'outside' in line else ''}{markdown_code(path)}: {markdown_text(line)}"
+        out += [f"- {'⚠️ ' if 'outside' in line else ''}{markdown_code(path)}: {markdown_prose(line)}"
                 for path, line in spans[:MAX_OTHER_FILES]]
         if len(spans) > MAX_OTHER_FILES:
             out.append(f"- and {_n(len(spans) - MAX_OTHER_FILES, 'more stack')}: the text review (`passprice diff`) "
@@ -4615,7 +4615,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
                     or "claims changed: the text review (`passprice diff`) shows them") if f.kind == "checkpoint" \
                 else f"`[{_table(f.kind)}]` {', '.join(markdown_code(k) for k in f.meta)}"
             if f.path in d.made_real:
-                said += f" — ⚠️ **to verify**: {markdown_text(d.made_real[f.path])}"
+                said += f" — ⚠️ **to verify**: {markdown_prose(d.made_real[f.path])}"
             if f.path in d.widened:
                 said += " — ⚠️ **to verify**: " + (markdown_cut(d.widened[f.path], min(room, MAX_ADDED_DETAIL))
                                                   or "the text review (`passprice diff`) says what")
@@ -4634,7 +4634,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         rows = [
             [markdown_code(f.name), markdown_code(dep.input), markdown_code(dep.fact),
              ("⚠️ " if dep.finding is not None else "") + markdown_text(dep.describe().split(": ", 1)[1]),
-             markdown_text(dep.finding.message) if dep.finding is not None else ""]
+             markdown_prose(dep.finding.message) if dep.finding is not None else ""]
             for f, dep in derived
         ]
         out += ["", "#### Derived from changed facts", "",
@@ -4652,9 +4652,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     if d.locks:
         rows = []
         for lock in d.locks:
-            floors = markdown_text(lock.floors())
+            floors = markdown_prose(lock.floors())
             floors = f"❌ {floors}" if lock.breaks else floors
-            review = markdown_text(_review(d, lock))
+            review = markdown_prose(_review(d, lock))
             if lock.stale or lock.unsound or lock.question or review.startswith("does NOT reproduce"):
                 review = f"❌ {review}"
             elif lock.loosened or lock.drifted:
@@ -4690,26 +4690,26 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         for lock in d.locks:
             recomputed = _recomputed_shift(lock)
             if recomputed is not None:
-                notes.append(f"- {markdown_code(lock.name)}: recomputed {markdown_text(recomputed)}")
+                notes.append(f"- {markdown_code(lock.name)}: recomputed {markdown_prose(recomputed)}")
             expected = _expected_shift(lock)
             if expected is not None:
-                notes.append(f"- {markdown_code(lock.name)}: expected tokens/s {markdown_text(expected)}"
+                notes.append(f"- {markdown_code(lock.name)}: expected tokens/s {markdown_prose(expected)}"
                              + (" ❌ (on stale stack facts)" if lock.unsound_expected else ""))
             for label, side in (("BASE", lock.before), ("HEAD", lock.after)):
                 if side.refusal is not None:
-                    message = markdown_text(side.refusal.get("message", ""))
+                    message = markdown_prose(side.refusal.get("message", ""))
                     notes.append(f"- {markdown_code(lock.name)}: {label} refuses: {message}")
                 if side.error is not None and not (lock.added and label == "BASE") and not (
                     (lock.removed or lock.head_unread) and label == "HEAD"
                 ):
-                    notes.append(f"- {markdown_code(lock.name)}: {label} cannot price: {markdown_text(side.error)}")
+                    notes.append(f"- {markdown_code(lock.name)}: {label} cannot price: {markdown_prose(side.error)}")
             if lock.note:
-                notes.append(f"- {markdown_code(lock.name)}: {markdown_text(lock.note)}")
+                notes.append(f"- {markdown_code(lock.name)}: {markdown_prose(lock.note)}")
             todo = _relock_note(lock)
             if todo is not None:
                 notes.append(f"- {markdown_code(lock.name)}: {todo}")
             if lock.by_header is not None:
-                notes.append(f"- ⚠️ {markdown_code(lock.name)}: **to verify**: {markdown_text(lock.by_header)}")
+                notes.append(f"- ⚠️ {markdown_code(lock.name)}: **to verify**: {markdown_prose(lock.by_header)}")
         if notes:
             out += ["", *notes]
     policy = [(lock, c) for lock in d.reviews for c in lock.policy]
@@ -4717,7 +4717,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         out += ["", "#### Policy changes", ""]
         out += [
             f"- {('ℹ️ ' if c.path in lock.kept else '⚠️ ') if c.loosens else ''}{markdown_code(lock.name)}: "
-            f"{markdown_text(lock.policy_line(c))}"
+            f"{markdown_prose(lock.policy_line(c))}"
             for lock, c in policy
         ]
     added = [lock for lock in d.reviews if lock.added]
@@ -4736,7 +4736,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             out += [f"  - floor on {markdown_code(c.path)} dropped: {_dropped(c)}" for c in lock.dropped]
     if d.lookalikes:
         out += ["", "#### Records named like another", ""]
-        out += [f"- ⚠️ **to verify**: {markdown_text(line)}" for line in list(d.lookalikes.values())[:MAX_OTHER_FILES]]
+        out += [f"- ⚠️ **to verify**: {markdown_prose(line)}" for line in list(d.lookalikes.values())[:MAX_OTHER_FILES]]
     checkpoints = [f for f in d.files if f.kind == "checkpoint"]
     if checkpoints:
         out += ["", "#### Checkpoints", ""]
@@ -4751,7 +4751,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         described = {a.path: a for a in d.added_servings}
         out += [
             f"- {markdown_code(f.path)} ({f.status})"
-            + (": " + markdown_text("; ".join(f.serving)) if f.serving else "")
+            + (": " + markdown_prose("; ".join(f.serving)) if f.serving else "")
             + (described[f.path].markdown() if f.path in described else "")
             for f in servings[:MAX_SERVING_FILES]
         ]
@@ -4761,7 +4761,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     new_sources = [f for f in d.files if f.kind == "source" and f.path in d.added_records]
     if d.sources or new_sources:
         out += ["", "#### Sources", ""]
-        out += [f"- ⚠️ {markdown_code(s.id)} **to verify**: {markdown_text(s.to_verify)}" for s in d.sources]
+        out += [f"- ⚠️ {markdown_code(s.id)} **to verify**: {markdown_prose(s.to_verify)}" for s in d.sources]
         out += [f"- {markdown_code(f.name)} (added, {markdown_code(f.path)}): {added_shown[f.path]}"
                 for f in new_sources]
     schemas = [f for f in d.files if f.kind == "schema"]
@@ -4770,7 +4770,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         out += [f"- {markdown_code(f.path)} ({f.status})" for f in schemas]
     if d.duplicates:
         out += ["", "#### Locks duplicating another", ""]
-        out += [f"- ⚠️ {markdown_text(line)}" for line in d.duplicates]
+        out += [f"- ⚠️ {markdown_prose(line)}" for line in d.duplicates]
     if d.head_warnings:
         out += ["", "#### Warnings of passprice check on HEAD (not a failure)", ""]
         out += [f"- ⚠️ warning: {markdown_prose(line)}" for line in d.head_warnings]
@@ -4804,13 +4804,13 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         out += ["", f"{_n(len(d.unaffected), 'lock')} unaffected: {names}"]
     if d.check_beyond:
         listed, more = d.check_shown
-        out += ["", f"#### ❌ {markdown_text(d.check_line())}", ""]
+        out += ["", f"#### ❌ {markdown_prose(d.check_line())}", ""]
         out += [f"- {markdown_prose(p)}" for p in listed]
         if more:
             out.append(f"- and {_n(more, 'more problem')}: `passprice check` on HEAD lists each")
     shown = d.errors_shown()
     unread = [
-        [markdown_code(path), which, markdown_text(e)]
+        [markdown_code(path), which, markdown_prose(e)]
         for path, (base, head, _) in shown.items()
         for which, errors in (("BASE", base), ("HEAD", head))
         for e in errors
