@@ -259,3 +259,46 @@ def test_6_a_cell_stays_safe_with_its_code_spans() -> None:
     # mention outside the span neutralised, a backtick span that is no passprice command still escaped text
     assert table.splitlines()[2] == (
         "| a \\| &lt;b&gt;x&lt;/b&gt; @&#8203;octocat `passprice fact recompute 'a\\|b <i>'`; \\`rm -rf\\` and z |")
+
+
+# 7. A stale stack fit's findings carry their re-fitted values; the recomputed line says what the re-fit moved.
+
+
+def test_7_a_stale_fit_is_named_with_its_refitted_values(stack_locked: Path, tmp_path: Path) -> None:
+    base, head = tmp_path / "base", tmp_path / "head"
+    shutil.copytree(stack_locked, base)
+    shutil.copytree(stack_locked, head)
+    _run_moved(head)
+    out = json.loads(invoke("diff", str(base), str(head), "--format", "json", root=head).stdout)
+    [moe] = [x for x in out["locks"] if x["name"] == "w24-moe"]
+    # Before: every expected None. The re-fit to the moved run (calibrate --stack as passprice writes it):
+    assert [(u["path"], u["kind"], u["expected"]) for u in moe["unsound"]] == [
+        ("stack.overhead.pass", "stale", "1911 µs"), ("stack.overhead.layer", "stale", "0 µs"),
+        ("stack.share.read", "stale", "0.7931"), ("stack.share.append", "stale", "0.8613"),
+        ("stack.share.array", "stale", "1"), ("stack.share.vector", "stale", "1"), ("stack.share.scale", "stale", "1"),
+        ("stack.terms.serial", "stale", "0")]
+    assert moe["refitted"] == ["overhead.pass 1950 µs → 1911 µs", "share.read 0.8564 → 0.7931",
+                               "share.append 0.7446 → 0.8613"]
+    assert invoke("calibrate", "--stack", STACK, root=head).exit_code == 0  # the same values, written by hand
+    written = (head / "facts" / "stacks" / f"{STACK}.toml").read_text()
+    assert "[share.read]\nvalue = 0.7931\n" in written and "[overhead.pass]\nvalue = 1911.0\n" in written
+
+
+def test_7_a_card_change_that_refits_a_stack_says_what_the_refit_moved(stack_locked: Path, tmp_path: Path) -> None:
+    base, head = tmp_path / "base", tmp_path / "head"
+    shutil.copytree(stack_locked, base)
+    shutil.copytree(stack_locked, head)
+    card = head / "facts" / "cards" / "h200_sxm_141gb.toml"
+    text = card.read_text()
+    assert "[memory.bandwidth]\nvalue = 4.8\n" in text
+    card.write_text(text.replace("[memory.bandwidth]\nvalue = 4.8\n", "[memory.bandwidth]\nvalue = 4.89\n"))
+    lines = invoke("diff", str(base), str(head), root=head).stdout.splitlines()
+    at = next(i for i, x in enumerate(lines) if x.startswith("  w24-moe "))
+    [line] = [x for x in lines[at:] if x.startswith("    recomputed ")][:1]
+    # Before: "… (recomputed and the stack re-fitted as passprice would write them)": nothing said of what moved.
+    assert line == (
+        "    recomputed  tokens/s 10,354.4 → 10,354.9 (+0.00496 %), as HEAD wrote it +1.875 %; expected 6,589.8 → "
+        "6,589.9 (+0.001926 %), once streams.read (0.9162), streams.append (0.8487), stack.share.read, "
+        "stack.share.append follow from their inputs (recomputed and the stack re-fitted as passprice would write "
+        "them; the re-fit moves overhead.pass 1950 µs → 0 µs, overhead.layer 0 µs → 40.62 µs, share.read 0.8564 → "
+        "0.8563)")

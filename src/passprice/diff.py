@@ -1491,6 +1491,11 @@ class LockImpact:
     #: 1.875 % moves the price +1.875 % on the stale stream shares, +0.008 % on the recomputed ones). ``None`` when
     #: the lock rests on no such fact; its ``error`` says why it could not be priced so.
     recomputed: PriceSide | None = None
+    #: The facts of the stack :attr:`recomputed` re-fitted that the re-fit moved, each ``share.read 0.8564 →
+    #: 0.8612`` (session 24: the line said "recomputed and the stack re-fitted", or only "recomputed" when a card's
+    #: recomputed facts re-fitted a stack with no finding of its own, and never what moved). Empty when no re-fit
+    #: moved a fact.
+    refitted: tuple[str, ...] = ()
 
     @property
     def by_header(self) -> str | None:
@@ -1795,6 +1800,7 @@ class LockImpact:
             "stale": self.stale,
             "unsound": [f.to_json() for f in self.unsound],
             "recomputed": self.recomputed.to_json() if self.recomputed is not None else None,
+            "refitted": list(self.refitted),
             "recomputed_relative_change": self.recomputed_relative,
             "recomputed_expected_relative_change": self.recomputed_expected_relative,
             "review": self.review(),
@@ -2207,14 +2213,30 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
     asked = {str(r["key"]): r for r in requests["head"]}
     due = [asked[lock.path] for lock in out if lock.unsound and not lock.removed and lock.path in asked]
     if due:
-        sides = recomputed_prices(head, files, due, refits)
-        out = [attrs.evolve(lock, recomputed=sides[lock.path]) if lock.path in sides else lock for lock in out]
+        moved: dict[str, dict[str, tuple[str, str]]] = {}
+        sides = recomputed_prices(head, files, due, refits, moved)
+        out = [_with_recomputed(lock, sides[lock.path], moved) if lock.path in sides else lock for lock in out]
     return tuple(out)
+
+
+def _with_recomputed(lock: LockImpact, side: PriceSide, moved: Mapping[str, Mapping[str, tuple[str, str]]]
+                     ) -> LockImpact:
+    """``lock`` with its :attr:`~LockImpact.recomputed` price ``side``, the moves of its stack's re-fit
+    (``moved``: stack name → fact path → (written, re-fitted), :func:`recomputed_prices`'s; those that differ) as
+    :attr:`~LockImpact.refitted`, and each stale or mismatched stack fact it rests on given its re-fitted value as
+    ``expected`` (a stale fit's finding named the facts, never what they re-fit to)."""
+    stack = (lock.recorded or lock.recorded_before or {}).get("stack")
+    fits = moved.get(stack, {}) if isinstance(stack, str) else {}
+    unsound = tuple(attrs.evolve(f, expected=fits[f.path.removeprefix("stack.")][1])
+                    if f.path.startswith("stack.") and f.expected is None and f.path.removeprefix("stack.") in fits
+                    else f for f in lock.unsound)
+    return attrs.evolve(lock, recomputed=side, unsound=unsound,
+                        refitted=tuple(f"{p} {was} → {now}" for p, (was, now) in fits.items() if was != now))
 
 
 def recomputed_prices(
     head: Side, files: Sequence[FileChange], requests: Sequence[Mapping[str, Any]],
-    refits: Mapping[str, Sequence[Finding]],
+    refits: Mapping[str, Sequence[Finding]], moved: dict[str, dict[str, tuple[str, str]]] | None = None,
 ) -> dict[str, PriceSide]:
     """The locks of ``requests`` (:func:`_request`) priced with HEAD's code on a private copy of HEAD's files in
     which every derived fact of a changed card or drafting method that does not follow from its inputs (``files``'
@@ -2224,12 +2246,15 @@ def recomputed_prices(
     follows on HEAD (``refits``: stack name → :func:`stack_refit_findings`) or a card was recomputed: what the
     locks' prices are once the change's derived facts follow. Results by request key, each a :class:`PriceSide`;
     when a recomputation fails (a derivation that does not evaluate, a re-fit refused), every result is its
-    ``error`` (``not recomputed: …``). HEAD's files are not touched. Raises nothing."""
+    ``error`` (``not recomputed: …``). HEAD's files are not touched. ``moved``, when given, receives each stack
+    re-fitted: each of its facts by path (``share.read``), (as HEAD wrote it, as re-fitted), in the fact's unit.
+    Raises nothing."""
     from passprice import snapshot
     from passprice.calibrate import calibrate, write_calibration
     from passprice.edit import FactFile, recompute_record
     from passprice.registry import stays_in
     from passprice.serving import ServingRefusal
+    from passprice.stacks import load_stack
 
     with tempfile.TemporaryDirectory(prefix="passprice-recomputed-") as tmp:
         folder = Path(tmp)
@@ -2259,7 +2284,12 @@ def recomputed_prices(
                         if not stays_in(root.stacks, name) or not (root.stacks / f"{name}.toml").is_file():
                             continue  # HEAD's price names the stack that is not there: its own error says so
                         if refits.get(name) or recomputed:
+                            was = load_stack(root, name).lock_facts()
                             write_calibration(root, calibrate(root, name))
+                            now = load_stack(root, name).lock_facts()
+                            if moved is not None:
+                                moved[name] = {p.removeprefix("stack."): (was[p].describe(), now[p].describe())
+                                               for p in now if p in was}
             except (InputError, ServingRefusal, OSError) as e:
                 lines = e.lines if isinstance(e, InputError) else [str(e)]
                 why = "not recomputed: " + "; ".join(lines).replace(f"{folder}/", "")
@@ -3986,7 +4016,9 @@ def _recomputed_shift(lock: LockImpact) -> str | None:
     side = lock.recomputed
     if side is None:
         return None
-    facts = ", ".join(f"{f.path} ({f.expected})" if f.expected is not None else f.path for f in lock.unsound)
+    # a stack fact's re-fitted value is said once, in "the re-fit moves …" (written → re-fitted)
+    facts = ", ".join(f"{f.path} ({f.expected})" if f.expected is not None and not (
+        lock.refitted and f.path.startswith("stack.")) else f.path for f in lock.unsound)
     if side.price is None:
         why = side.error or (f"refused: {side.refusal.get('refusal')}" if side.refusal is not None else "not priced")
         return f"not priced with {facts} recomputed: {why}"
@@ -3999,10 +4031,11 @@ def _recomputed_shift(lock: LockImpact) -> str | None:
         was = _expected_tokens(lock.before)
         erel = f" ({_pct(lock.recomputed_expected_relative)})" if lock.recomputed_expected_relative is not None else ""
         shift += f"; expected {was:,.1f} → {expected:,.1f}{erel}" if was is not None else f"; expected {expected:,.1f}"
-    stack = any(f.path.startswith("stack.") for f in lock.unsound)
+    stack = any(f.path.startswith("stack.") for f in lock.unsound) or bool(lock.refitted)
     how = "recomputed and the stack re-fitted" if stack else "recomputed"
     verb = "follow from their inputs" if len(lock.unsound) > 1 else "follows from its inputs"
-    return f"{shift}, once {facts} {verb} ({how} as passprice would write them)"
+    fits = f"; the re-fit moves {', '.join(lock.refitted)}" if lock.refitted else ""
+    return f"{shift}, once {facts} {verb} ({how} as passprice would write them{fits})"
 
 
 def _pct(x: float | None) -> str:
