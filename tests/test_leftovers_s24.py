@@ -302,3 +302,29 @@ def test_7_a_card_change_that_refits_a_stack_says_what_the_refit_moved(stack_loc
         "stack.share.append follow from their inputs (recomputed and the stack re-fitted as passprice would write "
         "them; the re-fit moves overhead.pass 1950 µs → 0 µs, overhead.layer 0 µs → 40.62 µs, share.read 0.8564 → "
         "0.8563)")
+
+
+# 8. reproduce --json: serving_differences holds each serving_changed line, structured, whatever today's files do.
+
+
+def test_8_serving_differences_pair_the_text_lines_when_todays_files_do_not_read(
+        stack_locked: Path, tmp_path: Path) -> None:
+    from cli_helpers import copy_root
+
+    root = copy_root(tmp_path / "gone")
+    (root / "registry" / "servings" / "r1-qwen7b-h200.toml").unlink()
+    (root / "registry" / "checkpoints" / "deepseek-r1-distill-qwen-7b-q4_k_m.toml").unlink()
+    out = json.loads(invoke("reproduce", "locks/r1-qwen7b-h200.lock.toml", "--json", root=root).stdout)
+    assert out["serving_changed"] == ["serving r1-qwen7b-h200 is no longer registered (priced as the lock embeds it)"]
+    # Before: [] (today's checkpoint does not read), where the text line said the serving is gone.
+    assert out["serving_differences"] == [{"field": "registered", "locked": "r1-qwen7b-h200", "now": None}]
+    # A lock under a stack that no longer reads: the serving's changes were dropped (text and structure).
+    made = tmp_path / "stack"
+    shutil.copytree(stack_locked, made)
+    serving = made / "registry" / "servings" / "w24-moe.toml"
+    serving.write_text(serving.read_text().replace("\nbatch = 64\n", "\nbatch = 32\n"))
+    (made / "facts" / "stacks" / f"{STACK}.toml").write_text("not toml [")
+    out = json.loads(invoke("reproduce", "locks/w24-moe.lock.toml", "--json", root=made).stdout)
+    assert out["serving_changed"] == ["batch: 64 → 32"]
+    assert out["serving_differences"] == [{"field": "serving.batch", "locked": 64, "now": 32}]
+    assert len(out["serving_changed"]) == len(out["serving_differences"])
