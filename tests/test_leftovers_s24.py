@@ -328,3 +328,47 @@ def test_8_serving_differences_pair_the_text_lines_when_todays_files_do_not_read
     assert out["serving_changed"] == ["batch: 64 → 32"]
     assert out["serving_differences"] == [{"field": "serving.batch", "locked": 64, "now": 32}]
     assert len(out["serving_changed"]) == len(out["serving_differences"])
+
+
+# 9. audit of an old lock says which of its sources' records changed since the lock was committed.
+
+
+def test_9_an_old_locks_audit_says_its_source_record_changed_since(tmp_path: Path) -> None:
+    from cli_helpers import REPO
+    from test_diff import git
+
+    path = tmp_path / "registry"
+    path.mkdir()
+    for folder in ("facts", "registry", "locks", "sources", "schema"):
+        shutil.copytree(REPO / folder, path / folder)
+    git(path, "init", "-q", "-b", "main")
+    commit_all(path, "a registry")
+    args = ("audit", str(path / "locks" / "r1-qwen7b-h200.lock.toml"))
+    held = invoke(*args, "--json", root=path)
+    assert held.exit_code == 0, held.output
+    assert json.loads(held.stdout)["sources_since_lock"] == []
+    source = path / "sources" / "nvidia-h200-datasheet.toml"
+    old = 'url = "https://nvdam.widen.net/s/nb5zzzsjdf/hpc-datasheet-sc23-h200-datasheet-3002446"'
+    assert old in source.read_text()
+    source.write_text(source.read_text().replace(old, 'url = "https://example.com/h200-2026.pdf"'))
+    commit_all(path, "the datasheet's address moved")
+    commit = git(path, "log", "-1", "--format=%H", "--", "locks/r1-qwen7b-h200.lock.toml").strip()
+    out = json.loads(invoke(*args, "--json", root=path).stdout)
+    # Before: the audit listed today's record of nvidia-h200-datasheet as the lock's, saying nothing.
+    [since] = out["sources_since_lock"]
+    assert since["id"] == "nvidia-h200-datasheet" and since["commit"] == commit
+    assert since["changed"] == ["url: https://nvdam.widen.net/s/nb5zzzsjdf/hpc-datasheet-sc23-h200-datasheet-3002446 "
+                                "→ https://example.com/h200-2026.pdf"]
+    text = invoke(*args, root=path)
+    line = (f"source nvidia-h200-datasheet: the lock was committed at {commit[:12]} ({since['when'][:10]}) under "
+            "another record than today's (url: https://nvdam.widen.net/s/nb5zzzsjdf/hpc-datasheet-sc23-h200-datasheet-"
+            "3002446 → https://example.com/h200-2026.pdf); the source shown is today's: verify the lock's figures "
+            "against the document it was made under")
+    assert f"  since lock    {line}\n" in text.stdout
+    assert f"passprice: warning: {line}\n" in text.stderr
+    # a serving's audit (today's facts) and a lock re-committed since say nothing of the kind
+    assert "sources_since_lock" not in json.loads(invoke("audit", "r1-qwen7b-h200", "--json", root=path).stdout)
+    lock = path / "locks" / "r1-qwen7b-h200.lock.toml"
+    lock.write_text(lock.read_text() + "\n")
+    commit_all(path, "the lock re-committed")
+    assert json.loads(invoke(*args, "--json", root=path).stdout)["sources_since_lock"] == []

@@ -2236,17 +2236,31 @@ def audit_command(
 
     # each cited document's caveat, its source record's note (walkthrough 25)
     cited_ids = [r.fact.source for r in result.rows if r.fact.source is not None]
+    since: tuple[Any, ...] = ()
+    if subject.lock is not None and subject.reference is not None:
+        # a lock pins source ids, not documents: a record changed since the lock was committed is said (session 24)
+        from passprice.locks import lock_path
+        from passprice.sourcechange import sources_since_lock
+
+        since = sources_since_lock(root, lock_path(root, subject.reference), cited_ids)
     if fmt == "json":
         data = audit_json(result, report.extra(), stale, sources)
         data["sources"] = with_notes(data["sources"], sources)
-        _echo_price_json({**data, "checkpoint": cited.to_json()})
+        extra = {"sources_since_lock": [s.to_json() for s in since]} if subject.lock is not None else {}
+        _echo_price_json({**data, "checkpoint": cited.to_json(), **extra})
     elif fmt == "markdown":
+        from passprice.tables import markdown_prose
+
         click.echo(audit_markdown(result, title, sources, stale, calibration, subject.routing))
-        click.echo("\n".join(["", *notes_markdown(sources, cited_ids), "", *cited.markdown_lines()]))
+        click.echo("\n".join(["", *notes_markdown(sources, cited_ids), "", *cited.markdown_lines(),
+                              *([""] + [f"- ⚠️ {markdown_prose(s.line())}" for s in since] if since else [])]))
     else:
         click.echo(audit_text(result, title, sources, stale, calibration, subject.routing))
         noted = notes_lines(sources, cited_ids)
-        click.echo("\n".join([*(["", *noted] if noted else []), "", *cited.text_lines()]))
+        click.echo("\n".join([*(["", *noted] if noted else []), "", *cited.text_lines(),
+                              *(["", *(f"  since lock    {s.line()}" for s in since)] if since else [])]))
+    for s in since:
+        click.echo(f"passprice: warning: {s.line()}", err=True)
     if report.warning and fmt != "json":
         click.echo(f"\n{report.warning}")
     if report.warning:

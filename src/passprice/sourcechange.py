@@ -170,3 +170,85 @@ def source_changes(
                                 tuple(fitted.items()), through))
     return tuple(out)
 
+
+
+@attrs.frozen
+class SourceSinceLock:
+    """A source a lock's facts cite whose record (or the registry document it names) differs today from the one the
+    registry held when the lock file was last committed (``commit``, its date ``when``): ``changed`` one ``field:
+    then → today`` a field (:data:`DOCUMENT_FIELDS`), or ``PATH rewritten``. A lock pins the source id, not the
+    document, so an audit of an old lock shows today's record: this says it is not the one the lock was made under."""
+
+    id: str
+    commit: str
+    when: str
+    changed: tuple[str, ...]
+
+    def line(self) -> str:
+        """``source S: the lock was committed at abc123def456 (2026-11-30) under another document than today's
+        (url: A → B); the sources shown are today's``."""
+        return (f"source {self.id}: the lock was committed at {self.commit[:12]} ({self.when[:10]}) under another "
+                f"record than today's ({'; '.join(self.changed)}); the source shown is today's: verify the lock's "
+                "figures against the document it was made under")
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"id", "commit", "when", "changed", "message"}``."""
+        return {"id": self.id, "commit": self.commit, "when": self.when, "changed": list(self.changed),
+                "message": self.line()}
+
+
+def sources_since_lock(root: Root, lock_file: Any, ids: Iterable[str]) -> tuple[SourceSinceLock, ...]:
+    """Each source of ``ids`` (those the facts of a lock cite) whose record today differs from its record at the
+    commit that last wrote ``lock_file`` (a path in ``root``'s git work tree): a field of :data:`DOCUMENT_FIELDS`,
+    or the registry document it names (``source.path``) with other bytes. Read through git (:mod:`passprice.gitread`:
+    ``git log -1 -- LOCK``, ``git show COMMIT:sources/ID.toml``). Nothing when the registry is no git work tree, the
+    lock file is not committed or has uncommitted changes (then it was made on today's records), git fails, or a
+    record did not read at that commit (it was added since: the lock's facts cited another record then, which the
+    lock's own pins show). Session 24: an audit of an old lock showed today's source document as its. Raises
+    nothing."""
+    import subprocess
+    import tomllib
+    from pathlib import Path
+
+    from passprice.gitread import run_git
+    from passprice.schema import read_bytes
+
+    ids = sorted(set(ids))
+    if not ids or root.embedded:
+        return ()
+    lock = Path(lock_file)
+    try:
+        top = Path(run_git(root.path, ["rev-parse", "--show-toplevel"]).decode("utf-8", "surrogateescape").strip())
+        rel_lock = lock.resolve().relative_to(top.resolve()).as_posix()
+        if run_git(top, ["status", "--porcelain", "--", rel_lock]).strip():
+            return ()  # changed since its commit: it was made on today's records
+        said = run_git(top, ["log", "-1", "--format=%H%x00%cI", "--", rel_lock]).decode("ascii", "replace").strip()
+        if not said:
+            return ()
+        commit, when = said.split("\0", 1)
+        sources = root.path.resolve().relative_to(top.resolve()) / "sources"
+        out = []
+        for source_id in ids:
+            now = _table(root, source_id)
+            if now is None:
+                continue
+            try:
+                text = run_git(top, ["show", f"{commit}:{(sources / f'{source_id}.toml').as_posix()}"])
+                then = tomllib.loads(text.decode("utf-8")).get("source", {})
+            except (subprocess.CalledProcessError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+                continue
+            changed = [f"{k}: {_shown(then.get(k))} → {_shown(now[k])}" for k in DOCUMENT_FIELDS
+                       if _shown(then.get(k)) != _shown(now[k])]
+            path = now.get("path")
+            if path is not None and path == then.get("path"):
+                try:
+                    old = run_git(top, ["show", f"{commit}:{(sources.parent / path).as_posix()}"])
+                    if document_digest(old) != document_digest(read_bytes(root.path / path)):
+                        changed.append(f"{path} rewritten")
+                except (subprocess.CalledProcessError, InputError, OSError):
+                    pass
+            if changed:
+                out.append(SourceSinceLock(source_id, commit, when, tuple(changed)))
+        return tuple(out)
+    except (InputError, OSError, ValueError, subprocess.CalledProcessError):
+        return ()
