@@ -372,3 +372,30 @@ def test_9_an_old_locks_audit_says_its_source_record_changed_since(tmp_path: Pat
     lock.write_text(lock.read_text() + "\n")
     commit_all(path, "the lock re-committed")
     assert json.loads(invoke(*args, "--json", root=path).stdout)["sources_since_lock"] == []
+
+
+# 10. A sweep row names the routing record it was priced on, in CSV as in JSON.
+
+
+def test_10_sweep_rows_carry_their_routing_in_csv_and_json(tmp_path: Path) -> None:
+    import csv
+
+    args = ("sweep", "qwen3-30b-a3b-h200", "r1-qwen7b-h200", "--batches", "1,8")
+    text = invoke(*args).stdout
+    rows = list(csv.DictReader(text.splitlines()))
+    # Before: no routing column in either format.
+    assert text.splitlines()[0].startswith("card,serving,checkpoint,routing,draft_tokens,")
+    assert [(r["serving"], r["routing"], r["batch"]) for r in rows] == [
+        ("qwen3-30b-a3b-h200", "qwen3-30b-a3b-measured", "1"), ("qwen3-30b-a3b-h200", "qwen3-30b-a3b-measured", "8"),
+        ("r1-qwen7b-h200", "", "1"), ("r1-qwen7b-h200", "", "8")]
+    data = json.loads(invoke(*args, "--json").stdout)
+    assert [(r["serving"], r["routing"]) for r in data] == [
+        ("qwen3-30b-a3b-h200", "qwen3-30b-a3b-measured")] * 2 + [("r1-qwen7b-h200", None)] * 2
+    assert list(data[0])[:5] == ["card", "serving", "checkpoint", "routing", "draft_tokens"]
+    # the same facts in both: each CSV row's cells are its JSON row's
+    assert [r["tokens_per_s"] for r in rows] == [repr(r["tokens_per_s"]) for r in data]
+    # -o FILE (the byte writer) carries the same column
+    out = tmp_path / "u.csv"
+    assert invoke("sweep", "qwen3-30b-a3b-h200", "--batches", "1", "-o", str(out)).exit_code == 0
+    [row] = csv.DictReader(out.read_text().splitlines())
+    assert row["routing"] == "qwen3-30b-a3b-measured"
