@@ -28,7 +28,7 @@ def test_sweep_output_dash_or_dev_stdout_is_standard_output(tmp_path: Path, name
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
     assert lines[0].startswith("card,serving,checkpoint,") and len(lines) == 3
-    assert [row.split(",")[6] for row in lines[1:]] == ["1", "2"]  # the batch column
+    assert [row.split(",")[7] for row in lines[1:]] == ["1", "2"]  # the batch column (after routing, session 24)
     assert os.listdir(tmp_path) == []
 
 

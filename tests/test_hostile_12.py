@@ -135,7 +135,7 @@ def test_standard_output_spelled_otherwise_is_still_standard_output(tmp_path: Pa
         "give its name")  # fmt: skip
     result = invoke("sweep", "gemma3-270m-h100", "--batches", "1,2", "-o", name, root=root)
     assert result.exit_code == 0, result.output
-    assert [row.split(",")[6] for row in result.stdout.splitlines()] == ["batch", "1", "2"]
+    assert [row.split(",")[7] for row in result.stdout.splitlines()] == ["batch", "1", "2"]
 
 
 # --- sweep --jobs: no more processes than CPUs ----------------------------------------------------------------------

@@ -240,7 +240,7 @@ def test_a_position_in_exponent_notation_is_a_number_not_a_range() -> None:
     assert parse_numbers("1e-5,2-4", float, "--positions") == (1e-5, 2.0, 3.0, 4.0)
     result = invoke("sweep", "gemma3-270m-h100", "--positions", "1e-5", "--batches", "1", "--no-lock")
     assert result.exit_code == 0, result.output
-    assert result.stdout.splitlines()[1].split(",")[4] == "1e-05"
+    assert result.stdout.splitlines()[1].split(",")[5] == "1e-05"
     bad("sweep", "gemma3-270m-h100", "--batches", "1e-5",
         says="--batches: '1e-5' is not a number, a range A-B, or a doubling range A-B*2")  # fmt: skip
 

@@ -109,7 +109,7 @@ def test_a_sweep_files_fractional_position_is_the_command_lines(tmp_path: Path) 
     typed = invoke("sweep", "gemma3-270m-h100", "--batches", "1,2", "--positions", "1024.5")
     assert from_file.exit_code == typed.exit_code == 0, from_file.output
     assert from_file.stdout == typed.stdout
-    assert [row.split(",")[4] for row in from_file.stdout.splitlines()] == ["position", "1024.5", "1024.5"]
+    assert [row.split(",")[5] for row in from_file.stdout.splitlines()] == ["position", "1024.5", "1024.5"]
 
 
 # --- (d) -o naming an open file descriptor ---------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from passprice.cards import Card, card_from_facts, is_card_path
 from passprice.facts import Fact, Provenance
 from passprice.routing import ROUTING_PATHS
 from passprice.serving import Draft, Serving, ServingBind, ServingCost, ServingRefusal
-from passprice.tables import markdown_code, markdown_table, markdown_text, text_table
+from passprice.tables import markdown_code, markdown_prose, markdown_table, markdown_text, text_table
 
 if TYPE_CHECKING:
     from passprice.gguf_header import GGUFHeader
@@ -726,7 +726,7 @@ def audit_markdown(
     table = markdown_table(
         ["fact", "value", "provenance", "floor (margin)", "elasticity", "term", "source: locator"], rows, right=(1, 4)
     )
-    warning = f"\n\n⚠️ **stale**: {markdown_text(stale.line())}" if stale else ""
+    warning = f"\n\n⚠️ **stale**: {markdown_prose(stale.line())}" if stale else ""
     cited = list(dict.fromkeys(r.fact.source for r in a.rows if r.fact.source is not None))
     documents = [
         f"- {markdown_code(sid)}: {markdown_text(record.where())}. Read: {markdown_text(record.read)}"
@@ -748,7 +748,7 @@ def audit_markdown(
     if derived:
         listing += "\n\nDerivations:\n" + "\n".join(
             f"- {markdown_code(r.path)}: {markdown_text(r.fact.derivation_text() or '')}"
-            + (f" — **STALE**: {markdown_text(found[r.path])}" if r.path in found else "")
+            + (f" — **STALE**: {markdown_prose(found[r.path])}" if r.path in found else "")
             + markdown_text(cancels_text(r.path, r.fact))
             for r in derived
         )

@@ -218,6 +218,28 @@ def _check_name(name: str) -> None:
         raise InputError(f"checkpoint name {name!r}: use letters, digits, '.', '_' and '-' (first a letter or digit)")
 
 
+def default_origin(file: Path, root: Path, sha256: str) -> str:
+    """The ``entry.origin`` ``import`` writes when no ``--origin`` is given: the file as found — its path relative to
+    the registry ``root`` when it lies inside it (the same in every checkout), else its name alone — and that the
+    header's ``sha256`` (in ``[header]``) is what identifies it. The folder of a file outside the registry is not
+    recorded: it names the importer's machine (``/home/me/Downloads``), not the file, and would make the same import
+    differ byte for byte between machines (session 24 decided this; the entry's ``source`` stays the file's name, as
+    its shards' ``file`` are). One line (:func:`passprice.errors.escaped`), at most 4,000 characters (the schema's
+    bound). Raises nothing."""
+    from passprice.errors import escaped
+
+    try:
+        shown = f"{escaped(file.resolve().relative_to(root.resolve()).as_posix())} in this registry ("
+    except (ValueError, OSError, RuntimeError):
+        shown = f"{escaped(file.name)} (a file outside this registry; "
+    text = (f"{shown}no --origin given: the header's sha256 {sha256} identifies it, say where it came from with "
+            "--origin)")
+    if len(text) > 4000:
+        text = (f"{escaped(file.name)[:3000]} (no --origin given: the header's sha256 {sha256} identifies it, say "
+                "where it came from with --origin)")
+    return text
+
+
 def import_header(header: GGUFHeader, name: str, source_note: str) -> str:
     """The text of the entry ``registry/checkpoints/{name}.toml`` for ``header`` (:func:`entry_document`, written
     with tomlkit); ``source_note`` says where the file came from (package or URL, version, licence).

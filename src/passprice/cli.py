@@ -77,10 +77,12 @@ T = TypeVar("T")
 class Refused(Exception):
     """A command's refusal: ``payload`` is printed (as JSON with ``--json``, else ``message`` on stderr), exit 1."""
 
-    def __init__(self, message: str, payload: dict[str, Any]) -> None:
+    def __init__(self, message: str, payload: dict[str, Any], header: Any = None) -> None:
         super().__init__(message)
         self.message = message
         self.payload = payload
+        #: A ``Routed`` refusal's checkpoint header: the routing records offered are those whose scope holds it.
+        self.header = header
 
 
 def _escaped_lines(text: str) -> str:
@@ -236,14 +238,12 @@ class _Group(click.Group):
             ctx.exit(2)
         except Refused as e:
             with _reader_gone():
-                _routed_records(ctx, e.payload)
+                _routed_records(ctx, e.payload, e.header)
                 if ctx.meta.get("passprice.json"):
                     click.echo(json.dumps(e.payload, indent=2))
                 name = e.payload.get("refusal")
                 message = "\n".join(_as_given(ctx, e.message.split("\n"), _root_or_none(ctx)))
-                if e.payload.get("records"):
-                    message += f"; registered here for {e.payload['expert_count']} experts: " + ", ".join(
-                        e.payload["records"])
+                message += _records_said(e.payload)
                 shown = (f"{name}: {message}" if isinstance(name, str) and not message.startswith(name)
                          else message)
                 click.echo(f"passprice: refused: {_escaped_lines(shown)}", err=True)
@@ -278,12 +278,12 @@ class _Group(click.Group):
             if not isinstance(e, ServingRefusal):
                 raise
             payload = e.to_json()
-            _routed_records(ctx, payload)
+            from passprice.serving import Routed
+
+            _routed_records(ctx, payload, e.header if isinstance(e, Routed) else None)
             if ctx.meta.get("passprice.json"):
                 click.echo(json.dumps(payload, indent=2))
-            said = str(e)
-            if payload.get("records"):
-                said += f"; registered here for {payload['expert_count']} experts: " + ", ".join(payload["records"])
+            said = str(e) + _records_said(payload)
             click.echo(f"passprice: refused: {e.name}: {_escaped_lines(said)}", err=True)
             ctx.exit(1)
 
@@ -588,20 +588,37 @@ def _read_through(root: Any, servings: Sequence[tuple[str, str]], cards: Sequenc
     return out
 
 
-def _routed_records(ctx: click.Context, payload: dict[str, Any]) -> None:
+def _routed_records(ctx: click.Context, payload: dict[str, Any], header: Any = None) -> None:
     """A ``Routed`` refusal's ``records``: the registry's routing records that could price its experts
-    (:func:`passprice.routing.records_for`), added to its JSON payload (and its line says them). Nothing for
-    another refusal, or when no registry reads."""
+    (:func:`passprice.routing.records_for`), added to its JSON payload (and its line says them); given the refused
+    checkpoint's ``header``, only those whose ``checkpoints`` scope holds it, the others as
+    ``records_out_of_scope`` (session 24: a 128-expert model was offered the record of another, which refuses it
+    OutOfScope). Nothing for another refusal, or when no registry reads."""
     if payload.get("refusal") != "Routed" or not isinstance(payload.get("expert_count"), int):
         return
     root = _root_or_none(ctx)
     if root is None:
         return
-    from passprice.routing import records_for
+    from passprice.routing import records_for, records_out_of_scope
 
-    records = records_for(root, payload["expert_count"])
+    records = records_for(root, payload["expert_count"], header)
     if records:
         payload["records"] = records
+    outside = records_out_of_scope(root, payload["expert_count"], header) if header is not None else []
+    if outside:
+        payload["records_out_of_scope"] = outside
+
+
+def _records_said(payload: dict[str, Any]) -> str:
+    """What a ``Routed`` refusal's line adds of its payload's ``records`` and ``records_out_of_scope``
+    (:func:`_routed_records`): ``; registered here for 128 experts: uniform (…); not for this checkpoint (its
+    scope): qwen3-30b-a3b-measured (…)``; ``""`` when it has neither."""
+    said = ""
+    if payload.get("records"):
+        said += f"; registered here for {payload['expert_count']} experts: " + ", ".join(payload["records"])
+    if payload.get("records_out_of_scope"):
+        said += "; not for this checkpoint (its scope): " + ", ".join(payload["records_out_of_scope"])
+    return said
 
 
 def _root_or_none(ctx: click.Context) -> Any:
@@ -935,7 +952,7 @@ def header_command(ctx: click.Context, file: str, show_metadata: bool, show_tens
 @click.pass_context
 def import_command(ctx: click.Context, file: Path, name: str | None, origin: str, force: bool, as_json: bool) -> None:
     """Import the GGUF header of FILE into registry/checkpoints/NAME.toml."""
-    from passprice.checkpoints import entry_name, import_header, unknown_types_note, write_entry
+    from passprice.checkpoints import default_origin, entry_name, import_header, unknown_types_note, write_entry
     from passprice.gguf_header import read_header
     from passprice.tables import printable
 
@@ -967,14 +984,16 @@ def import_command(ctx: click.Context, file: Path, name: str | None, origin: str
     from passprice.registry import require_not_other_record
 
     require_not_other_record(root, target)
-    # By default the origin is the file's name, escaped to one line (the origin is one line: a newline in a file's
-    # name is kept in `source`, the name itself).
-    write_entry(target, import_header(header, entry, origin or escaped(str(file.name))), force=force)
+    # By default the origin names the file (its path in the registry when it lies there, else its name) and the
+    # header sha256 that identifies it, escaped to one line (a newline in a file's name is kept in `source`).
+    origin = origin or default_origin(file, root.path, header.sha256)
+    write_entry(target, import_header(header, entry, origin), force=force)
     unknown = unknown_types_note(header, entry)
     if unknown:  # written (it reads back equal), but no price of it can be: said now, not first at `price`
         click.echo(f"passprice: warning: {printable(unknown)}", err=True)
     if as_json:
-        _echo_json({"entry": entry, "path": str(target), "sha256": header.sha256, "tensors": len(header.tensors)})
+        _echo_json({"entry": entry, "path": str(target), "sha256": header.sha256, "tensors": len(header.tensors),
+                    "source": header.shards[0].file, "origin": origin})
     else:
         click.echo(f"imported {shown_path(file)} as {entry}: {shown_path(target)} ({len(header.tensors)} tensors, "
                    f"sha256 {header.sha256})")
@@ -1237,7 +1256,9 @@ def _reasons(refusals: list[Any]) -> str:
 
 
 def _refuse(e: Any) -> NoReturn:
-    raise Refused(str(e), e.to_json())
+    from passprice.serving import Routed
+
+    raise Refused(str(e), e.to_json(), e.header if isinstance(e, Routed) else None)
 
 
 _STACK_HELP = "Also price the pass under serving stack S (facts/stacks): its expected price beside the card's limit."
@@ -1295,6 +1316,23 @@ def _ratio_reach(ctx: click.Context, expected: Any, resolved: Any) -> Any:
     if warning is not None:
         click.echo(f"passprice: warning: {warning}", err=True)
     return reach
+
+
+def _fit_check(ctx: click.Context, expected: Any) -> Any:
+    """Whether the stack ``expected`` was priced under still fits today's registry
+    (:func:`passprice.stackreach.fit_check`: its runs, or a card, checkpoint or routing record they price, changed
+    since it was fitted, as ``check`` and ``diff`` find it): one warning line on stderr naming the stack and the
+    command that re-fits it when it does not, and the check for ``--json``'s ``stack_fit`` (``None`` without a
+    stack). Session 24: ``price``/``best --stack`` on a stale fit said nothing."""
+    if expected is None:
+        return None
+    from passprice.stackreach import fit_check
+
+    checked = fit_check(_root(ctx), expected.stack.name)
+    warning = checked.warning()
+    if warning is not None:
+        click.echo(f"passprice: warning: {warning}", err=True)
+    return checked
 
 
 def _serving_span(root: Any, the_stack: Any, resolved: Any) -> Any:
@@ -1542,8 +1580,10 @@ def price_command(
     stale = _stale(resolved, data, expected)  # a derived fact it rests on whose inputs moved
     note = _routing_note(resolved, cost)
     reach = _ratio_reach(ctx, expected, resolved)
+    fitted = _fit_check(ctx, expected)
     if as_json:
         _echo_price_json({**_with_span(_with_routing_note(data, note, resolved.header), reach),
+                          **({} if fitted is None else {"stack_fit": fitted.to_json()}),
                           "stale": stale.to_json(), "lock": g.to_json(moved)})
     else:
         title = f"{resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
@@ -1609,8 +1649,10 @@ def best_command(
     stale = _stale(resolved, data, expected)  # a derived fact it rests on whose inputs moved
     note = _routing_note(resolved, cost)
     reach = _ratio_reach(ctx, expected, resolved)
+    fitted = _fit_check(ctx, expected)
     if as_json:
         _echo_price_json({**_with_span(_with_routing_note(data, note, resolved.header), reach),
+                          **({} if fitted is None else {"stack_fit": fitted.to_json()}),
                           "stale": stale.to_json(), "lock": g.to_json(moved)})
     else:
         title = f"best batch: {resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
@@ -2194,17 +2236,31 @@ def audit_command(
 
     # each cited document's caveat, its source record's note (walkthrough 25)
     cited_ids = [r.fact.source for r in result.rows if r.fact.source is not None]
+    since: tuple[Any, ...] = ()
+    if subject.lock is not None and subject.reference is not None:
+        # a lock pins source ids, not documents: a record changed since the lock was committed is said (session 24)
+        from passprice.locks import lock_path
+        from passprice.sourcechange import sources_since_lock
+
+        since = sources_since_lock(root, lock_path(root, subject.reference), cited_ids)
     if fmt == "json":
         data = audit_json(result, report.extra(), stale, sources)
         data["sources"] = with_notes(data["sources"], sources)
-        _echo_price_json({**data, "checkpoint": cited.to_json()})
+        extra = {"sources_since_lock": [s.to_json() for s in since]} if subject.lock is not None else {}
+        _echo_price_json({**data, "checkpoint": cited.to_json(), **extra})
     elif fmt == "markdown":
+        from passprice.tables import markdown_prose
+
         click.echo(audit_markdown(result, title, sources, stale, calibration, subject.routing))
-        click.echo("\n".join(["", *notes_markdown(sources, cited_ids), "", *cited.markdown_lines()]))
+        click.echo("\n".join(["", *notes_markdown(sources, cited_ids), "", *cited.markdown_lines(),
+                              *([""] + [f"- ⚠️ {markdown_prose(s.line())}" for s in since] if since else [])]))
     else:
         click.echo(audit_text(result, title, sources, stale, calibration, subject.routing))
         noted = notes_lines(sources, cited_ids)
-        click.echo("\n".join([*(["", *noted] if noted else []), "", *cited.text_lines()]))
+        click.echo("\n".join([*(["", *noted] if noted else []), "", *cited.text_lines(),
+                              *(["", *(f"  since lock    {s.line()}" for s in since)] if since else [])]))
+    for s in since:
+        click.echo(f"passprice: warning: {s.line()}", err=True)
     if report.warning and fmt != "json":
         click.echo(f"\n{report.warning}")
     if report.warning:

@@ -1491,6 +1491,11 @@ class LockImpact:
     #: 1.875 % moves the price +1.875 % on the stale stream shares, +0.008 % on the recomputed ones). ``None`` when
     #: the lock rests on no such fact; its ``error`` says why it could not be priced so.
     recomputed: PriceSide | None = None
+    #: The facts of the stack :attr:`recomputed` re-fitted that the re-fit moved, each ``share.read 0.8564 →
+    #: 0.8612`` (session 24: the line said "recomputed and the stack re-fitted", or only "recomputed" when a card's
+    #: recomputed facts re-fitted a stack with no finding of its own, and never what moved). Empty when no re-fit
+    #: moved a fact.
+    refitted: tuple[str, ...] = ()
 
     @property
     def by_header(self) -> str | None:
@@ -1795,6 +1800,7 @@ class LockImpact:
             "stale": self.stale,
             "unsound": [f.to_json() for f in self.unsound],
             "recomputed": self.recomputed.to_json() if self.recomputed is not None else None,
+            "refitted": list(self.refitted),
             "recomputed_relative_change": self.recomputed_relative,
             "recomputed_expected_relative_change": self.recomputed_expected_relative,
             "review": self.review(),
@@ -2207,14 +2213,30 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
     asked = {str(r["key"]): r for r in requests["head"]}
     due = [asked[lock.path] for lock in out if lock.unsound and not lock.removed and lock.path in asked]
     if due:
-        sides = recomputed_prices(head, files, due, refits)
-        out = [attrs.evolve(lock, recomputed=sides[lock.path]) if lock.path in sides else lock for lock in out]
+        moved: dict[str, dict[str, tuple[str, str]]] = {}
+        sides = recomputed_prices(head, files, due, refits, moved)
+        out = [_with_recomputed(lock, sides[lock.path], moved) if lock.path in sides else lock for lock in out]
     return tuple(out)
+
+
+def _with_recomputed(lock: LockImpact, side: PriceSide, moved: Mapping[str, Mapping[str, tuple[str, str]]]
+                     ) -> LockImpact:
+    """``lock`` with its :attr:`~LockImpact.recomputed` price ``side``, the moves of its stack's re-fit
+    (``moved``: stack name → fact path → (written, re-fitted), :func:`recomputed_prices`'s; those that differ) as
+    :attr:`~LockImpact.refitted`, and each stale or mismatched stack fact it rests on given its re-fitted value as
+    ``expected`` (a stale fit's finding named the facts, never what they re-fit to)."""
+    stack = (lock.recorded or lock.recorded_before or {}).get("stack")
+    fits = moved.get(stack, {}) if isinstance(stack, str) else {}
+    unsound = tuple(attrs.evolve(f, expected=fits[f.path.removeprefix("stack.")][1])
+                    if f.path.startswith("stack.") and f.expected is None and f.path.removeprefix("stack.") in fits
+                    else f for f in lock.unsound)
+    return attrs.evolve(lock, recomputed=side, unsound=unsound,
+                        refitted=tuple(f"{p} {was} → {now}" for p, (was, now) in fits.items() if was != now))
 
 
 def recomputed_prices(
     head: Side, files: Sequence[FileChange], requests: Sequence[Mapping[str, Any]],
-    refits: Mapping[str, Sequence[Finding]],
+    refits: Mapping[str, Sequence[Finding]], moved: dict[str, dict[str, tuple[str, str]]] | None = None,
 ) -> dict[str, PriceSide]:
     """The locks of ``requests`` (:func:`_request`) priced with HEAD's code on a private copy of HEAD's files in
     which every derived fact of a changed card or drafting method that does not follow from its inputs (``files``'
@@ -2224,12 +2246,15 @@ def recomputed_prices(
     follows on HEAD (``refits``: stack name → :func:`stack_refit_findings`) or a card was recomputed: what the
     locks' prices are once the change's derived facts follow. Results by request key, each a :class:`PriceSide`;
     when a recomputation fails (a derivation that does not evaluate, a re-fit refused), every result is its
-    ``error`` (``not recomputed: …``). HEAD's files are not touched. Raises nothing."""
+    ``error`` (``not recomputed: …``). HEAD's files are not touched. ``moved``, when given, receives each stack
+    re-fitted: each of its facts by path (``share.read``), (as HEAD wrote it, as re-fitted), in the fact's unit.
+    Raises nothing."""
     from passprice import snapshot
     from passprice.calibrate import calibrate, write_calibration
     from passprice.edit import FactFile, recompute_record
     from passprice.registry import stays_in
     from passprice.serving import ServingRefusal
+    from passprice.stacks import load_stack
 
     with tempfile.TemporaryDirectory(prefix="passprice-recomputed-") as tmp:
         folder = Path(tmp)
@@ -2259,7 +2284,12 @@ def recomputed_prices(
                         if not stays_in(root.stacks, name) or not (root.stacks / f"{name}.toml").is_file():
                             continue  # HEAD's price names the stack that is not there: its own error says so
                         if refits.get(name) or recomputed:
+                            was = load_stack(root, name).lock_facts()
                             write_calibration(root, calibrate(root, name))
+                            now = load_stack(root, name).lock_facts()
+                            if moved is not None:
+                                moved[name] = {p.removeprefix("stack."): (was[p].describe(), now[p].describe())
+                                               for p in now if p in was}
             except (InputError, ServingRefusal, OSError) as e:
                 lines = e.lines if isinstance(e, InputError) else [str(e)]
                 why = "not recomputed: " + "; ".join(lines).replace(f"{folder}/", "")
@@ -3398,6 +3428,11 @@ def runs_to_verify(
             alike = renamed.get(setting(run))
             if not alike:
                 asks = _added_run_asks(run, places.get((run.source_id, " ".join(run.locator.split())), []))
+                # An added run citing a source record the same change adds records nothing the registry held, as a
+                # run re-cited to one does (session 24: a new file's runs under a new source read nothing of it).
+                fresh = _fresh_source(base, head, run.source_id, figure)
+                if fresh:
+                    asks.append(fresh)
                 if asks:
                     out.append(f"{name} added: " + "; ".join(asks))
                 continue
@@ -3414,12 +3449,10 @@ def runs_to_verify(
                 anew.append(f"tokens/s {count(was.tokens_per_s)} → {count(run.tokens_per_s)} "
                             f"({relative_move(was.tokens_per_s, run.tokens_per_s)})")
             fresh = ""
-            if was.source_id != run.source_id and f"sources/{run.source_id}.toml" not in base.files and (
-                    f"sources/{run.source_id}.toml" in head.files):
+            if was.source_id != run.source_id:
                 # Re-cited to a record the same change adds (slip round 38): nothing the registry held backs it.
-                fresh = (f"; its source {escaped(run.source_id)} is added by this same change: the registry records "
-                         "nothing of it from before, so the change records nothing independent of itself for "
-                         f"{figure}: read the document itself")
+                fresh = _fresh_source(base, head, run.source_id, figure)
+                fresh = f"; {fresh}" if fresh else ""
             out.append(f"{name} cited anew ({', '.join(anew)}): does {where} state {figure}?{fresh}")
         elif setting(was) != setting(run):
             # Its setting moved under its citation: the figure now prices another pass (slip round 34: a run's
@@ -3441,6 +3474,16 @@ def runs_to_verify(
             else:
                 out.append(f"{moved}: does {where} say {figure}?")
     return out
+
+
+def _fresh_source(base: Side, head: Side, source: str, figure: str) -> str:
+    """``its source S is added by this same change: …`` when ``sources/S.toml`` is a record HEAD holds and BASE does
+    not (a run citing it records nothing independent of the change for ``figure``), else ``""``."""
+    rel = f"sources/{source}.toml"
+    if rel in base.files or rel not in head.files:
+        return ""
+    return (f"its source {escaped(source)} is added by this same change: the registry records nothing of it from "
+            f"before, so the change records nothing independent of itself for {figure}: read the document itself")
 
 
 def _added_run_asks(run: Run, alike: Sequence[Run]) -> list[str]:
@@ -3973,7 +4016,9 @@ def _recomputed_shift(lock: LockImpact) -> str | None:
     side = lock.recomputed
     if side is None:
         return None
-    facts = ", ".join(f"{f.path} ({f.expected})" if f.expected is not None else f.path for f in lock.unsound)
+    # a stack fact's re-fitted value is said once, in "the re-fit moves …" (written → re-fitted)
+    facts = ", ".join(f"{f.path} ({f.expected})" if f.expected is not None and not (
+        lock.refitted and f.path.startswith("stack.")) else f.path for f in lock.unsound)
     if side.price is None:
         why = side.error or (f"refused: {side.refusal.get('refusal')}" if side.refusal is not None else "not priced")
         return f"not priced with {facts} recomputed: {why}"
@@ -3986,10 +4031,11 @@ def _recomputed_shift(lock: LockImpact) -> str | None:
         was = _expected_tokens(lock.before)
         erel = f" ({_pct(lock.recomputed_expected_relative)})" if lock.recomputed_expected_relative is not None else ""
         shift += f"; expected {was:,.1f} → {expected:,.1f}{erel}" if was is not None else f"; expected {expected:,.1f}"
-    stack = any(f.path.startswith("stack.") for f in lock.unsound)
+    stack = any(f.path.startswith("stack.") for f in lock.unsound) or bool(lock.refitted)
     how = "recomputed and the stack re-fitted" if stack else "recomputed"
     verb = "follow from their inputs" if len(lock.unsound) > 1 else "follows from its inputs"
-    return f"{shift}, once {facts} {verb} ({how} as passprice would write them)"
+    fits = f"; the re-fit moves {', '.join(lock.refitted)}" if lock.refitted else ""
+    return f"{shift}, once {facts} {verb} ({how} as passprice would write them{fits})"
 
 
 def _pct(x: float | None) -> str:
@@ -4473,7 +4519,7 @@ def _fact_items(d: Diff, links: Links | None) -> Iterator[list[str]]:
         if c.old is not None and (c.new is None or c.old.citation() != c.new.citation()):
             out.append(f"  - **cite (was)**: {markdown_text(c.old.citation())}")
         if c.to_verify is not None:
-            out.append(f"  - ⚠️ **to verify**: {markdown_text(c.to_verify)}")
+            out.append(f"  - ⚠️ **to verify**: {markdown_prose(c.to_verify)}")
         note = c.new.note if c.new is not None else None
         if note:
             out.append(f"  - **note**: {markdown_text(note)}")
@@ -4579,7 +4625,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             "",
             *_fact_details(d, links),
             *[f"- {markdown_code(f.name)} (added, {markdown_code(f.path)}): {added_shown[f.path]}"
-              + (f" — ⚠️ **to verify**: {markdown_text(d.widened[f.path][:MAX_ADDED_DETAIL])}"
+              + (f" — ⚠️ **to verify**: {markdown_prose(d.widened[f.path][:MAX_ADDED_DETAIL])}"
                  if f.path in d.widened else "")
               for f in d.files if f.kind == "routing" and f.path in d.added_records],
         ]
@@ -4588,7 +4634,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         # Outside-span lines first, then at most MAX_OTHER_FILES in all (a review of hundreds of re-fitted stacks
         # had no bound here; attack round 34b's leftover).
         spans = sorted(d.spans.items(), key=lambda item: "outside" not in item[1])
-        out += [f"- {'⚠️ ' if 'outside' in line else ''}{markdown_code(path)}: {markdown_text(line)}"
+        out += [f"- {'⚠️ ' if 'outside' in line else ''}{markdown_code(path)}: {markdown_prose(line)}"
                 for path, line in spans[:MAX_OTHER_FILES]]
         if len(spans) > MAX_OTHER_FILES:
             out.append(f"- and {_n(len(spans) - MAX_OTHER_FILES, 'more stack')}: the text review (`passprice diff`) "
@@ -4602,7 +4648,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
                     or "claims changed: the text review (`passprice diff`) shows them") if f.kind == "checkpoint" \
                 else f"`[{_table(f.kind)}]` {', '.join(markdown_code(k) for k in f.meta)}"
             if f.path in d.made_real:
-                said += f" — ⚠️ **to verify**: {markdown_text(d.made_real[f.path])}"
+                said += f" — ⚠️ **to verify**: {markdown_prose(d.made_real[f.path])}"
             if f.path in d.widened:
                 said += " — ⚠️ **to verify**: " + (markdown_cut(d.widened[f.path], min(room, MAX_ADDED_DETAIL))
                                                   or "the text review (`passprice diff`) says what")
@@ -4621,7 +4667,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         rows = [
             [markdown_code(f.name), markdown_code(dep.input), markdown_code(dep.fact),
              ("⚠️ " if dep.finding is not None else "") + markdown_text(dep.describe().split(": ", 1)[1]),
-             markdown_text(dep.finding.message) if dep.finding is not None else ""]
+             markdown_prose(dep.finding.message) if dep.finding is not None else ""]
             for f, dep in derived
         ]
         out += ["", "#### Derived from changed facts", "",
@@ -4639,9 +4685,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     if d.locks:
         rows = []
         for lock in d.locks:
-            floors = markdown_text(lock.floors())
+            floors = markdown_prose(lock.floors())
             floors = f"❌ {floors}" if lock.breaks else floors
-            review = markdown_text(_review(d, lock))
+            review = markdown_prose(_review(d, lock))
             if lock.stale or lock.unsound or lock.question or review.startswith("does NOT reproduce"):
                 review = f"❌ {review}"
             elif lock.loosened or lock.drifted:
@@ -4677,26 +4723,26 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         for lock in d.locks:
             recomputed = _recomputed_shift(lock)
             if recomputed is not None:
-                notes.append(f"- {markdown_code(lock.name)}: recomputed {markdown_text(recomputed)}")
+                notes.append(f"- {markdown_code(lock.name)}: recomputed {markdown_prose(recomputed)}")
             expected = _expected_shift(lock)
             if expected is not None:
-                notes.append(f"- {markdown_code(lock.name)}: expected tokens/s {markdown_text(expected)}"
+                notes.append(f"- {markdown_code(lock.name)}: expected tokens/s {markdown_prose(expected)}"
                              + (" ❌ (on stale stack facts)" if lock.unsound_expected else ""))
             for label, side in (("BASE", lock.before), ("HEAD", lock.after)):
                 if side.refusal is not None:
-                    message = markdown_text(side.refusal.get("message", ""))
+                    message = markdown_prose(side.refusal.get("message", ""))
                     notes.append(f"- {markdown_code(lock.name)}: {label} refuses: {message}")
                 if side.error is not None and not (lock.added and label == "BASE") and not (
                     (lock.removed or lock.head_unread) and label == "HEAD"
                 ):
-                    notes.append(f"- {markdown_code(lock.name)}: {label} cannot price: {markdown_text(side.error)}")
+                    notes.append(f"- {markdown_code(lock.name)}: {label} cannot price: {markdown_prose(side.error)}")
             if lock.note:
-                notes.append(f"- {markdown_code(lock.name)}: {markdown_text(lock.note)}")
+                notes.append(f"- {markdown_code(lock.name)}: {markdown_prose(lock.note)}")
             todo = _relock_note(lock)
             if todo is not None:
                 notes.append(f"- {markdown_code(lock.name)}: {todo}")
             if lock.by_header is not None:
-                notes.append(f"- ⚠️ {markdown_code(lock.name)}: **to verify**: {markdown_text(lock.by_header)}")
+                notes.append(f"- ⚠️ {markdown_code(lock.name)}: **to verify**: {markdown_prose(lock.by_header)}")
         if notes:
             out += ["", *notes]
     policy = [(lock, c) for lock in d.reviews for c in lock.policy]
@@ -4704,7 +4750,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         out += ["", "#### Policy changes", ""]
         out += [
             f"- {('ℹ️ ' if c.path in lock.kept else '⚠️ ') if c.loosens else ''}{markdown_code(lock.name)}: "
-            f"{markdown_text(lock.policy_line(c))}"
+            f"{markdown_prose(lock.policy_line(c))}"
             for lock, c in policy
         ]
     added = [lock for lock in d.reviews if lock.added]
@@ -4723,7 +4769,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             out += [f"  - floor on {markdown_code(c.path)} dropped: {_dropped(c)}" for c in lock.dropped]
     if d.lookalikes:
         out += ["", "#### Records named like another", ""]
-        out += [f"- ⚠️ **to verify**: {markdown_text(line)}" for line in list(d.lookalikes.values())[:MAX_OTHER_FILES]]
+        out += [f"- ⚠️ **to verify**: {markdown_prose(line)}" for line in list(d.lookalikes.values())[:MAX_OTHER_FILES]]
     checkpoints = [f for f in d.files if f.kind == "checkpoint"]
     if checkpoints:
         out += ["", "#### Checkpoints", ""]
@@ -4738,7 +4784,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         described = {a.path: a for a in d.added_servings}
         out += [
             f"- {markdown_code(f.path)} ({f.status})"
-            + (": " + markdown_text("; ".join(f.serving)) if f.serving else "")
+            + (": " + markdown_prose("; ".join(f.serving)) if f.serving else "")
             + (described[f.path].markdown() if f.path in described else "")
             for f in servings[:MAX_SERVING_FILES]
         ]
@@ -4748,7 +4794,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     new_sources = [f for f in d.files if f.kind == "source" and f.path in d.added_records]
     if d.sources or new_sources:
         out += ["", "#### Sources", ""]
-        out += [f"- ⚠️ {markdown_code(s.id)} **to verify**: {markdown_text(s.to_verify)}" for s in d.sources]
+        out += [f"- ⚠️ {markdown_code(s.id)} **to verify**: {markdown_prose(s.to_verify)}" for s in d.sources]
         out += [f"- {markdown_code(f.name)} (added, {markdown_code(f.path)}): {added_shown[f.path]}"
                 for f in new_sources]
     schemas = [f for f in d.files if f.kind == "schema"]
@@ -4757,7 +4803,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         out += [f"- {markdown_code(f.path)} ({f.status})" for f in schemas]
     if d.duplicates:
         out += ["", "#### Locks duplicating another", ""]
-        out += [f"- ⚠️ {markdown_text(line)}" for line in d.duplicates]
+        out += [f"- ⚠️ {markdown_prose(line)}" for line in d.duplicates]
     if d.head_warnings:
         out += ["", "#### Warnings of passprice check on HEAD (not a failure)", ""]
         out += [f"- ⚠️ warning: {markdown_prose(line)}" for line in d.head_warnings]
@@ -4791,13 +4837,13 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         out += ["", f"{_n(len(d.unaffected), 'lock')} unaffected: {names}"]
     if d.check_beyond:
         listed, more = d.check_shown
-        out += ["", f"#### ❌ {markdown_text(d.check_line())}", ""]
+        out += ["", f"#### ❌ {markdown_prose(d.check_line())}", ""]
         out += [f"- {markdown_prose(p)}" for p in listed]
         if more:
             out.append(f"- and {_n(more, 'more problem')}: `passprice check` on HEAD lists each")
     shown = d.errors_shown()
     unread = [
-        [markdown_code(path), which, markdown_text(e)]
+        [markdown_code(path), which, markdown_prose(e)]
         for path, (base, head, _) in shown.items()
         for which, errors in (("BASE", base), ("HEAD", head))
         for e in errors

@@ -25,7 +25,7 @@ from passprice.facts import Fact, Provenance, weakest
 from passprice.files import is_there, shell_word
 from passprice.registry import Root, folder_problem
 from passprice.sources import Source, check_sources, cited_ids, load_source, missing_sources
-from passprice.tables import markdown_code, markdown_table, markdown_text, text_table
+from passprice.tables import markdown_code, markdown_prose, markdown_table, markdown_text, text_table
 
 # --- the facts of the registry ---------------------------------------------------------------------------------------
 
@@ -980,7 +980,7 @@ def lineage_markdown(a: Lineage) -> str:
         rows = [
             [markdown_code(lock.name), ", ".join(markdown_code(p) for p in lock.rests_on), f"{lock.tokens_per_s:,.1f}",
              f"{lock.now.provenance.value} → {lock.withdrawn.provenance.value}",
-             ("❌ " if lock.breaks else "") + markdown_text(lock.floors())]
+             ("❌ " if lock.breaks else "") + markdown_prose(lock.floors())]
             for lock in a.locks
         ]
         out += ["", "#### Locks, if it were withdrawn", "",

@@ -428,6 +428,11 @@ def _gone_line(lock: Lock, gone: bool) -> tuple[str, ...]:
     return (f"serving {lock.info.serving} is no longer registered (priced as the lock embeds it)",)
 
 
+def _gone_difference(lock: Lock, gone: bool) -> tuple[Mapping[str, Any], ...]:
+    """:func:`_gone_line` as a structured difference: ``{"field": "registered", "locked": NAME, "now": None}``."""
+    return ({"field": "registered", "locked": lock.info.serving, "now": None},) if gone else ()
+
+
 def price_today(root: Root, lock: Lock) -> Today:
     """``lock`` priced with today's inputs (see :class:`Today`); never raises for files that do not read or a
     price that is refused: both are recorded."""
@@ -439,15 +444,17 @@ def price_today(root: Root, lock: Lock) -> Today:
         spec, gone = today_spec(root, lock)
         resolved: Resolved = resolve(root, spec)
     except InputError as e:  # a removed serving is said even when today's files do not read (walkthrough 14)
-        return Today(serving=_gone_line(lock, gone), error=problem_lines(e)[0].replace(f"{root.path}/", ""), gone=gone)
+        return Today(serving=_gone_line(lock, gone), error=problem_lines(e)[0].replace(f"{root.path}/", ""), gone=gone,
+                     differences=_gone_difference(lock, gone))
     except ServingRefusal as e:  # today's drafting method out of its scope for the checkpoint
-        return Today(serving=_gone_line(lock, gone), refusal=e.to_json(), gone=gone)
+        return Today(serving=_gone_line(lock, gone), refusal=e.to_json(), gone=gone,
+                     differences=_gone_difference(lock, gone))
     completed = portable_spec(resolved.spec, root)
     fields = serving_differences(lock.spec, completed)
     changes = tuple(f"{key}: {_show(was)} → {_show(now)}" for key, was, now in fields)
     changes = (*_gone_line(lock, gone), *changes)
     differences: tuple[Mapping[str, Any], ...] = (
-        *([{"field": "registered", "locked": named, "now": None}] if gone else []),
+        *_gone_difference(lock, gone),
         *({"field": f"serving.{key}", "locked": was, "now": now} for key, was, now in fields),
     )
     facts = resolved.facts()
@@ -471,8 +478,9 @@ def price_today(root: Root, lock: Lock) -> Today:
 
         try:
             stack = load_stack(root, lock.stack.name)
-        except InputError as e:
-            return Today(error=problem_lines(e)[0].replace(f"{root.path}/", ""), gone=gone)
+        except InputError as e:  # what changed in the serving is still said (session 24: it was dropped here)
+            return Today(completed, changes, gone, error=problem_lines(e)[0].replace(f"{root.path}/", ""),
+                         differences=differences)
         facts.update(stack.lock_facts())
         # Where the stack's matrix kernels run is no fact, but it moves the expected price as one: a stack's
         # integer_matrices vector → array read "facts unchanged, serving unchanged" and check --frozen "drift:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -32,6 +32,9 @@ from passprice import schema
 from passprice.facts import Fact
 from passprice.files import is_there
 from passprice.registry import Root, entry_name, not_found, outside, stays_in
+
+if TYPE_CHECKING:
+    from passprice.gguf_header import GGUFHeader
 
 #: The lock paths of a routing record's facts.
 ROUTING_PATHS = ("routing.hot_experts", "routing.hot_share")
@@ -120,19 +123,35 @@ def routing_path(root: Root, ref: str) -> Path:
     return path
 
 
-def records_for(root: Root, experts: int) -> list[str]:
+def records_for(root: Root, experts: int, header: GGUFHeader | None = None) -> list[str]:
     """The registered routing records that could price a mixture of ``experts`` routed experts, each described for
     a ``Routed`` refusal: ``qwen3-30b-a3b-measured (measured; for qwen3-30b-a3b-q4_k_m)``, ``uniform (assumed; any
     checkpoint)``. A record stating another expert count, or not reading, is left out (``check`` reports the
-    latter). Walkthrough 27: the refusal of Qwen3-30B-A3B without a record named only ``uniform``, not the measured
-    record written for that very checkpoint. Raises nothing."""
-    from passprice.errors import InputError
+    latter), and, given the refused checkpoint's ``header``, one whose ``checkpoints`` scope does not hold it
+    (:func:`passprice.scopes.in_scope`: by header sha256 or model content; those are :func:`records_out_of_scope`).
+    Walkthrough 27: the refusal of Qwen3-30B-A3B without a record named only ``uniform``, not the measured record
+    written for that very checkpoint; session 24: another 128-expert model was offered that record, which then
+    refused it OutOfScope. Raises nothing."""
+    return _records(root, experts, header)[0]
 
-    out = []
+
+def records_out_of_scope(root: Root, experts: int, header: GGUFHeader) -> list[str]:
+    """The registered routing records for ``experts`` experts (described as :func:`records_for` describes them)
+    whose ``checkpoints`` scope does not hold the checkpoint read as ``header``: shown apart, marked, so a reader
+    sees why the record written for a model of the same size is not offered. Raises nothing."""
+    return _records(root, experts, header)[1]
+
+
+def _records(root: Root, experts: int, header: GGUFHeader | None) -> tuple[list[str], list[str]]:
+    from passprice.errors import InputError
+    from passprice.scopes import in_scope
+
+    out: list[str] = []
+    outside: list[str] = []
     try:
         names = root.names(root.routing)
     except InputError:
-        return []
+        return [], []
     for name in names:
         try:
             record = load_routing(root, name)
@@ -142,8 +161,12 @@ def records_for(root: Root, experts: int) -> list[str]:
             continue
         provenance = max(f.provenance for f in record.facts().values()).value  # max: the weakest
         scope = f"for {', '.join(record.checkpoints)}" if record.checkpoints else "any checkpoint"
-        out.append(f"{name} ({provenance}; {scope})")
-    return out
+        try:
+            held = header is None or in_scope(root, record.checkpoints, "", header)
+        except InputError:
+            held = False
+        (out if held else outside).append(f"{name} ({provenance}; {scope})")
+    return out, outside
 
 
 def load_routing(root: Root, ref: str) -> Routing:

@@ -461,8 +461,11 @@ class Routed(ServingRefusal):
 
     name = "Routed"
 
-    def __init__(self, experts: int) -> None:
+    def __init__(self, experts: int, header: GGUFHeader | None = None) -> None:
         self.experts = experts
+        #: The checkpoint refused (not in the JSON payload): the routing records offered are those whose
+        #: ``checkpoints`` scope holds it (:func:`passprice.routing.records_for`).
+        self.header = header
         super().__init__(
             f"a mixture of {experts} experts: which experts a pass reads depends on how its rows route; name a "
             "routing record (facts/routing/NAME.toml) with --routing NAME or `routing = NAME` in the serving "
@@ -1105,7 +1108,7 @@ def _check_serving(header: GGUFHeader, s: Serving, routing_free: bool = False) -
         raise Empty("activation words")
     experts = header.meta_int("expert_count")
     if experts is not None and experts > 0 and s.routing is None and not routing_free:
-        raise Routed(experts)
+        raise Routed(experts, header)
     if s.draft is not None:
         d = s.draft
         values = [a.value for a in d.acceptance]

@@ -41,21 +41,29 @@ class SourceChange:
     ``field: before → after`` a record field, or that the registry document it names was rewritten), ``citing``
     the facts of HEAD citing it (``card:path``, as their source or through a figure of their derivation), ``locks``
     the names of HEAD's locks whose recorded price rests on such a fact (or on a pinned fact citing the id), and
-    ``fitted`` each serving stack with the count of its fitted facts whose measured runs cite the id."""
+    ``fitted`` each serving stack with the count of its fitted facts whose measured runs cite the id, or price a
+    routing record whose facts cite it (``through``: each such (stack, routing record) pair, as ``audit --source``
+    follows them)."""
 
     id: str
     changed: tuple[str, ...]
     citing: tuple[str, ...]
     locks: tuple[str, ...] = ()
     fitted: tuple[tuple[str, int], ...] = ()
+    through: tuple[tuple[str, str], ...] = ()
 
     @property
     def to_verify(self) -> str:
         """What the reviewer must check: that the document the id now leads to states each citing fact."""
         what = f"the document source {self.id} names changed ({'; '.join(self.changed)})"
+        def via(stack: str) -> str:
+            records = [r for s, r in self.through if s == stack]
+            return (f", priced on routing record{'s' if len(records) > 1 else ''} {', '.join(records)}, which "
+                    f"cite{'' if len(records) > 1 else 's'} it" if records else "")
+
         runs = " and ".join(
-            f"the measured runs of stack {stack} ({count} fitted fact{'s' if count != 1 else ''} rest on them)"
-            for stack, count in self.fitted)
+            f"the measured runs of stack {stack} ({count} fitted fact{'s' if count != 1 else ''} rest on them"
+            f"{via(stack)})" for stack, count in self.fitted)
         if not self.citing and not runs:
             return f"{what}; no fact cites it"
         names = ", ".join(self.citing[:SHOWN]) + (
@@ -77,7 +85,9 @@ class SourceChange:
     def to_json(self) -> dict[str, Any]:
         """The change for ``--format json``."""
         return {"id": self.id, "changed": list(self.changed), "citing": list(self.citing), "locks": list(self.locks),
-                "fitted": {stack: count for stack, count in self.fitted}, "to_verify": self.to_verify}
+                "fitted": {stack: count for stack, count in self.fitted},
+                "fitted_through": [{"stack": stack, "routing": routing} for stack, routing in self.through],
+                "to_verify": self.to_verify}
 
 
 def _shown(value: Any) -> str:
@@ -148,11 +158,97 @@ def source_changes(
         refs = [c.ref for c in citing.get(source_id, [])]
         named = tuple(str(ref) for ref in refs)
         fitted: dict[str, int] = {}
-        for stack, path, _fact, _runs, _named in fitted_to_source(head, source_id)[0]:
+        # a stack fitted to runs of a mixture of experts rests on the routing record they price as on the runs, as
+        # `audit --source` follows it (walkthrough 27; session 24: the review's Sources section did not)
+        routings = frozenset(ref.record for ref in refs if ref.kind == "routing")
+        facts, through = fitted_to_source(head, source_id, routings)
+        for stack, path, _fact, _runs, _named in facts:
             refs.append(FactRef("stack", stack, path.removeprefix(LOCK_PREFIX)))
             fitted[stack] = fitted.get(stack, 0) + 1
         resting, _ = lock_impacts(locks, set(refs), source_id)
         out.append(SourceChange(source_id, fields, named, tuple(sorted({i.name for i in resting})),
-                                tuple(fitted.items())))
+                                tuple(fitted.items()), through))
     return tuple(out)
 
+
+
+@attrs.frozen
+class SourceSinceLock:
+    """A source a lock's facts cite whose record (or the registry document it names) differs today from the one the
+    registry held when the lock file was last committed (``commit``, its date ``when``): ``changed`` one ``field:
+    then → today`` a field (:data:`DOCUMENT_FIELDS`), or ``PATH rewritten``. A lock pins the source id, not the
+    document, so an audit of an old lock shows today's record: this says it is not the one the lock was made under."""
+
+    id: str
+    commit: str
+    when: str
+    changed: tuple[str, ...]
+
+    def line(self) -> str:
+        """``source S: the lock was committed at abc123def456 (2026-11-30) under another document than today's
+        (url: A → B); the sources shown are today's``."""
+        return (f"source {self.id}: the lock was committed at {self.commit[:12]} ({self.when[:10]}) under another "
+                f"record than today's ({'; '.join(self.changed)}); the source shown is today's: verify the lock's "
+                "figures against the document it was made under")
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"id", "commit", "when", "changed", "message"}``."""
+        return {"id": self.id, "commit": self.commit, "when": self.when, "changed": list(self.changed),
+                "message": self.line()}
+
+
+def sources_since_lock(root: Root, lock_file: Any, ids: Iterable[str]) -> tuple[SourceSinceLock, ...]:
+    """Each source of ``ids`` (those the facts of a lock cite) whose record today differs from its record at the
+    commit that last wrote ``lock_file`` (a path in ``root``'s git work tree): a field of :data:`DOCUMENT_FIELDS`,
+    or the registry document it names (``source.path``) with other bytes. Read through git (:mod:`passprice.gitread`:
+    ``git log -1 -- LOCK``, ``git show COMMIT:sources/ID.toml``). Nothing when the registry is no git work tree, the
+    lock file is not committed or has uncommitted changes (then it was made on today's records), git fails, or a
+    record did not read at that commit (it was added since: the lock's facts cited another record then, which the
+    lock's own pins show). Session 24: an audit of an old lock showed today's source document as its. Raises
+    nothing."""
+    import subprocess
+    import tomllib
+    from pathlib import Path
+
+    from passprice.gitread import run_git
+    from passprice.schema import read_bytes
+
+    ids = sorted(set(ids))
+    if not ids or root.embedded:
+        return ()
+    lock = Path(lock_file)
+    try:
+        top = Path(run_git(root.path, ["rev-parse", "--show-toplevel"]).decode("utf-8", "surrogateescape").strip())
+        rel_lock = lock.resolve().relative_to(top.resolve()).as_posix()
+        if run_git(top, ["status", "--porcelain", "--", rel_lock]).strip():
+            return ()  # changed since its commit: it was made on today's records
+        said = run_git(top, ["log", "-1", "--format=%H%x00%cI", "--", rel_lock]).decode("ascii", "replace").strip()
+        if not said:
+            return ()
+        commit, when = said.split("\0", 1)
+        sources = root.path.resolve().relative_to(top.resolve()) / "sources"
+        out = []
+        for source_id in ids:
+            now = _table(root, source_id)
+            if now is None:
+                continue
+            try:
+                text = run_git(top, ["show", f"{commit}:{(sources / f'{source_id}.toml').as_posix()}"])
+                then = tomllib.loads(text.decode("utf-8")).get("source", {})
+            except (subprocess.CalledProcessError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+                continue
+            changed = [f"{k}: {_shown(then.get(k))} → {_shown(now[k])}" for k in DOCUMENT_FIELDS
+                       if _shown(then.get(k)) != _shown(now[k])]
+            path = now.get("path")
+            if path is not None and path == then.get("path"):
+                try:
+                    old = run_git(top, ["show", f"{commit}:{(sources.parent / path).as_posix()}"])
+                    if document_digest(old) != document_digest(read_bytes(root.path / path)):
+                        changed.append(f"{path} rewritten")
+                except (subprocess.CalledProcessError, InputError, OSError):
+                    pass
+            if changed:
+                out.append(SourceSinceLock(source_id, commit, when, tuple(changed)))
+        return tuple(out)
+    except (InputError, OSError, ValueError, subprocess.CalledProcessError):
+        return ()

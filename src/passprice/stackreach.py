@@ -376,3 +376,92 @@ def serving_reach(root: Root, stack: Stack, header: GGUFHeader, card: Any, servi
         return None
     reach = expected_reach(root, expected, header, card, serving)
     return None if reach is None or not reach.runs else reach
+
+
+@attrs.frozen
+class FitCheck:
+    """What re-running a stack's fit from today's registry finds (:func:`fit_check`): ``findings``, each a
+    :class:`~passprice.derivations.Finding` of :func:`passprice.calibrate.verify_stack` (``stale``: its runs moved;
+    ``mismatch``: a card, checkpoint or routing record its runs price changed, or the pricing code did; ``broken``).
+    Empty when the fit holds."""
+
+    stack: str
+    findings: tuple[Any, ...] = ()
+
+    def facts(self) -> tuple[str, ...]:
+        """The stack's fact paths the findings cover (``share.read``, a card's own ``cards.NAME.share.read``), each
+        once, in the findings' order."""
+        return tuple(dict.fromkeys(p for f in self.findings for p in (f.path, *f.also)))
+
+    def command(self) -> str:
+        """The command that re-fits the stack: ``passprice calibrate --stack NAME``."""
+        from passprice.files import shell_word
+
+        return f"passprice calibrate --stack {shell_word(self.stack)}"
+
+    def warning(self) -> str | None:
+        """One line for a price under the stack whose fit no longer follows from today's registry (``None`` when it
+        does): the stack, how many of its fitted facts and which kinds of finding, the first finding's message (less the
+        facts it names first) cut at 240 characters, and the command that re-fits it."""
+        if not self.findings:
+            return None
+        facts = self.facts()
+        kinds = " and ".join(k for k in ("stale", "mismatch", "broken") if any(f.kind == k for f in self.findings))
+        first = self.findings[0].message
+        own = ", ".join((self.findings[0].path, *self.findings[0].also))
+        if first.startswith(own):  # the facts are named once, before it
+            first = first[len(own):]
+            for lead in (" are stale: ", " is stale: ", ": "):
+                if first.startswith(lead):
+                    first = first[len(lead):]
+                    break
+        first = first if len(first) <= 240 else first[:239] + "…"
+        return (f"stack {self.stack}'s fit does not follow from today's registry ({len(facts)} fitted fact"
+                f"{'s' if len(facts) != 1 else ''} {kinds}: {', '.join(facts)}; {first}): this expected price "
+                f"rests on its facts as written; re-fit it with `{self.command()}`")
+
+    def to_json(self) -> dict[str, Any] | None:
+        """``{"stack", "facts", "kinds", "command", "findings"}`` for ``--json`` (``findings``: each finding's
+        :meth:`~passprice.derivations.Finding.to_json`); ``None`` when the fit holds."""
+        if not self.findings:
+            return None
+        return {"stack": self.stack, "facts": list(self.facts()),
+                "kinds": sorted({f.kind for f in self.findings}), "command": self.command(),
+                "findings": [f.to_json() for f in self.findings]}
+
+
+def fit_check(root: Root, name: str) -> FitCheck:
+    """Whether registered stack ``name``'s fitted facts still follow from today's registry: its fit re-run from the
+    runs its derivations name (:func:`passprice.calibrate.verify_stack`, what ``passprice check`` and ``diff`` run).
+    Re-fitting costs up to about 0.35 s (llama.cpp's 111 runs), so the result is kept in the cache of built objects
+    keyed by the bytes of the stack file, every measurement file (a run gone, moved to another stack or edited) and
+    each card, checkpoint entry and routing record its named runs price, as :func:`ratio_span` is: a second price
+    under an unchanged registry re-fits nothing. A stack that does not load, a name leading out of ``facts/stacks``
+    or measurement files that do not read give no finding (``check`` reports those files). Raises nothing."""
+    from passprice import cache
+    from passprice.calibrate import verify_stack
+    from passprice.errors import InputError
+    from passprice.files import is_there
+    from passprice.registry import stays_in
+    from passprice.schema import read_bytes
+    from passprice.stacks import load_stack
+
+    if not stays_in(root.stacks, name):
+        return FitCheck(name)
+    try:
+        stack = load_stack(root, str(root.stacks / f"{name}.toml"))
+        runs = fitted_runs(root, stack)
+        files = [root.stacks / f"{name}.toml"]
+        files += [root.measurements / f"{s}.toml" for s in root.names(root.measurements)]
+        files += [root.cards / f"{c}.toml" for c in sorted({r.card for r in runs})]
+        files += [root.checkpoints / f"{c}.toml" for c in sorted({r.checkpoint for r in runs})]
+        files += [root.routing / f"{n}.toml" for n in sorted({r.routing for r in runs if r.routing is not None})]
+        key = b"".join(str(p).encode("utf-8", "surrogateescape") + b"\0" + (read_bytes(p) if is_there(p) else b"")
+                       + b"\0" for p in files)
+
+        def build() -> FitCheck:
+            return FitCheck(name, tuple(verify_stack(root, stack)))
+
+        return cache.built("stack-fit", None, key, build, FitCheck)
+    except InputError:
+        return FitCheck(name)

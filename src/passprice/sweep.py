@@ -78,6 +78,9 @@ COLUMNS = (
     "card",
     "serving",
     "checkpoint",
+    # the routing record a mixture of experts' rows are priced on (empty for a dense checkpoint): the CSV said
+    # nothing of it (session 24), though it moves every price as a card fact does
+    "routing",
     "draft_tokens",
     "position",
     "limit",
@@ -903,6 +906,7 @@ class Sweeper:
             "card": card.name,
             "serving": self._label(serving_name),
             "checkpoint": record_label(self.root.checkpoints, spec.checkpoint),
+            "routing": record_label(self.root.routing, spec.routing) if spec.routing is not None else None,
             "draft_tokens": spec.draft.tokens if spec.draft else 0,
             "position": whole(sum(c.share * (c.position or 0.0) for c in contexts)),
             "limit": max((c.limit or 0 for c in contexts), default=0),

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from passprice.schema import kind_cap, toml_loads
-from passprice.tables import markdown_code, markdown_table, markdown_text, si
+from passprice.tables import markdown_code, markdown_prose, markdown_table, markdown_text, si
 
 if TYPE_CHECKING:
     from passprice.diff import FileChange, LockImpact, PriceSide, Side
@@ -346,11 +346,11 @@ def markdown_lines(moves: Iterable[ServingMove], left_out: int = 0) -> list[str]
     for m in moves:
         recomputed = m.recomputed_line()
         if recomputed is not None:
-            notes.append(f"- {markdown_code(m.name)}: recomputed {markdown_text(recomputed)}")
+            notes.append(f"- {markdown_code(m.name)}: recomputed {markdown_prose(recomputed)}")
         for label, side in (("BASE", m.before), ("HEAD", m.after)):
             if side.refusal is not None:
                 notes.append(f"- {markdown_code(m.name)}: {label} refuses: "
-                             f"{markdown_text(side.refusal.get('message', ''))}")
+                             f"{markdown_prose(side.refusal.get('message', ''))}")
             if side.error is not None:
                 notes.append(f"- {markdown_code(m.name)}: {label} cannot price: {markdown_text(side.error)}")
     if left_out:
