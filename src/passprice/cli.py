@@ -1468,10 +1468,15 @@ def new_serving_command(
     """Write registry/servings/NAME.toml: the serving the options describe (SERVING with them applied, or
     --checkpoint on --card), every default made explicit, validated as every serving file is. Price it with
     `passprice price NAME`."""
-    from passprice.servingfile import write_serving
+    from passprice.edit import replacing
+    from passprice.servingfile import own_description, write_serving
 
     description = _require_unicode(description, "--description")
+    target = _root(ctx).servings / f"{name}.toml"
+    ctx.with_resource(replacing(target, force))  # SERVING read and NAME replaced while no other writer can
     root, spec = _spec(ctx, serving, **o)
+    if description is None:
+        description = own_description(root, name, serving)
     from passprice.registry import require_not_other_record
 
     require_not_other_record(root, root.servings / f"{name}.toml")
@@ -1937,6 +1942,9 @@ def lock_command(
     locking.require_place(root, output)
     _check_inputs([("SERVING", serving), ("--checkpoint", o.get("checkpoint")), ("--card", o.get("card"))],
                   [("-o", output)])
+    from passprice.edit import replacing
+
+    ctx.with_resource(replacing(output, update or force))  # the old lock read and replaced while no other writer can
     old = locking.previous(root, output, update, force)
     base = locking.update_base(root, old) if update and old is not None and serving is None else None
     root, spec = _spec(ctx, serving, base=base, **o)

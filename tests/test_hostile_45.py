@@ -1,0 +1,114 @@
+"""Attack round 45 (issue 13): commands that rewrite a file from what it holds lose no concurrent edit and drop
+nothing the file said. Each test builds its reproducer: a lock file or serving file held by another edit (as a
+concurrent ``lock --update`` or ``new-serving --force`` holds it), and a serving rewritten in place."""
+
+from __future__ import annotations
+
+import fcntl
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import REPO, bad, invoke
+from passprice import edit
+
+LOCK = "locks/r1-qwen7b-h200.lock.toml"
+SERVING = "registry/servings/gemma3-270m-h100.toml"
+
+
+def _root(tmp_path: Path) -> Path:
+    """A private copy of the checkout's facts, registry, locks, sources and schema."""
+    root = tmp_path / "root"
+    root.mkdir()
+    for folder in ("facts", "registry", "locks", "sources", "schema"):
+        shutil.copytree(REPO / folder, root / folder)
+    return root
+
+
+def _held(path: Path) -> object:
+    """``path`` opened and ``flock``-ed as a concurrent edit holds it (an open file, kept open by the caller)."""
+    handle = path.open("rb")
+    fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return handle
+
+
+@pytest.mark.parametrize("args", [
+    ("lock", "--update", "-o", LOCK),
+    ("lock", "--update", "--force", "--require", "memory.bandwidth=estimated", "-o", LOCK),
+    ("lock", "r1-qwen7b-h200", "--force", "-o", LOCK),
+])  # fmt: skip
+def test_lock_update_waits_for_an_edit_holding_the_lock_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             args: tuple[str, ...]) -> None:  # fmt: skip
+    """Two ``lock --update --force --require`` of one lock at once, one loosening ``memory.bandwidth``, the other
+    ``memory.capacity``: both exited 0 and the lock held one of the two floors (6 of 6 runs): each read the old lock
+    and the second rename replaced the first's. Now the read-modify-write holds the file's lock as ``fact set``
+    does: with another edit holding it past the wait (shortened here), nothing is written and the line says so."""
+    root = _root(tmp_path)
+    monkeypatch.chdir(root)  # -o names the copy's lock, as given
+    lock = root / LOCK
+    before = lock.read_bytes()
+    monkeypatch.setattr(edit, "LOCK_WAIT_S", 0.05)
+    handle = _held(lock)
+    try:
+        lines = bad(*args, root=root)
+    finally:
+        handle.close()  # type: ignore[attr-defined]
+    assert lines == [f"passprice: error: {LOCK}: another edit has held it for 0.05 s; nothing written, run the edit "
+                     "again"]  # fmt: skip
+    assert lock.read_bytes() == before
+
+
+def test_lock_update_after_the_edit_let_go_keeps_its_floor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two floors loosened one after the other (as the lock now orders two at once) both hold."""
+    root = _root(tmp_path)
+    monkeypatch.chdir(root)
+    for path in ("memory.bandwidth", "memory.capacity"):
+        result = invoke("lock", "--update", "--force", "--require", f"{path}=estimated", "-o", LOCK, root=root)
+        assert result.exit_code == 0, result.output
+    text = (root / LOCK).read_text(encoding="utf-8")
+    policy = text.split("[policy.paths]\n", 1)[1].split("\n\n", 1)[0]
+    assert '"memory.bandwidth" = "estimated"' in policy
+    assert '"memory.capacity" = "estimated"' in policy
+
+
+def test_new_serving_in_place_waits_for_an_edit_holding_the_serving_file(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two ``new-serving gemma3-270m-h100 gemma3-270m-h100 --force``, one ``--batch 7``, one ``--kv-bytes 1``, at
+    once: both exited 0 and the file held one change (3 of 4 runs). Now the serving is read and replaced under the
+    file's lock."""
+    root = _root(tmp_path)
+    serving = root / SERVING
+    before = serving.read_bytes()
+    monkeypatch.setattr(edit, "LOCK_WAIT_S", 0.05)
+    handle = _held(serving)
+    try:
+        lines = bad("new-serving", "gemma3-270m-h100", "gemma3-270m-h100", "--batch", "7", "--force", root=root)
+    finally:
+        handle.close()  # type: ignore[attr-defined]
+    assert lines == [f"passprice: error: {root / SERVING}: another edit has held it for 0.05 s; nothing written, "
+                     "run the edit again"]  # fmt: skip
+    assert serving.read_bytes() == before
+
+
+def test_new_serving_rewritten_in_place_keeps_its_description(tmp_path: Path) -> None:
+    """``new-serving NAME NAME --force`` rewrote the serving with its ``description`` dropped, exit 0: the one
+    line saying what the serving is for was lost. A serving rewritten in place keeps it (one derived under another
+    name still does not, and ``--description`` still replaces it)."""
+    root = _root(tmp_path)
+    serving = root / SERVING
+    description = next(line for line in serving.read_text(encoding="utf-8").splitlines()
+                       if line.startswith("description = "))  # fmt: skip
+    result = invoke("new-serving", "gemma3-270m-h100", "gemma3-270m-h100", "--batch", "7", "--force", root=root)
+    assert result.exit_code == 0, result.output
+    text = serving.read_text(encoding="utf-8")
+    assert description in text.splitlines()
+    assert "batch = 7" in text.splitlines()
+    result = invoke("new-serving", "other", "gemma3-270m-h100", root=root)
+    assert result.exit_code == 0, result.output
+    assert not any(line.startswith("description") for line in (root / "registry/servings/other.toml").read_text(
+        encoding="utf-8").splitlines())  # fmt: skip
+    result = invoke("new-serving", "gemma3-270m-h100", "gemma3-270m-h100", "--description", "new", "--force",
+                    root=root)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert 'description = "new"' in serving.read_text(encoding="utf-8").splitlines()
