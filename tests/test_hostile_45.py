@@ -112,3 +112,45 @@ def test_new_serving_rewritten_in_place_keeps_its_description(tmp_path: Path) ->
                     root=root)  # fmt: skip
     assert result.exit_code == 0, result.output
     assert 'description = "new"' in serving.read_text(encoding="utf-8").splitlines()
+
+
+MEASURED = "registry/measurements/llamacpp-points.toml"
+
+
+def _errors(command: str, root: Path) -> list[str]:
+    """The error lines of ``passprice --root ROOT COMMAND``, which must exit 2 (``check`` still lists every good
+    file on standard output)."""
+    result = invoke(command, root=root)
+    assert result.exit_code == 2, result.output
+    # validate names the file by its whole path, check below the root: the same file either way
+    lines = result.stderr.splitlines()
+    return [line.replace(f"{root}/", "") for line in lines if line.startswith("passprice: error: ")]
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text, old
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+@pytest.mark.parametrize("command", ["check", "validate"])
+def test_a_measured_runs_positions_of_twenty_thousand_items_is_one_short_line(tmp_path: Path, command: str) -> None:
+    """``positions = [1, 2, …, 20000]`` (the schema takes ``[first, last]``): two lines, jsonschema's "Expected at
+    most 2 items but found 19998 extra: [3, 4, 5, …" of 3,500 characters listing the extras, then the maxItems line
+    saying the same. One problem, one line."""
+    root = _root(tmp_path)
+    _edit(root / MEASURED, "positions = [256, 512]", "positions = [" + ", ".join(map(str, range(1, 20001))) + "]")
+    assert _errors(command, root) == [f"passprice: error: {MEASURED}: run.0.positions: 20,000 items (at most 2)"]
+
+
+def test_a_run_id_of_a_character_the_pattern_refuses_is_not_said_to_be_a_duplicate(tmp_path: Path) -> None:
+    """A run id holding U+202E (a right-to-left override), unique in every file, was refused as "is not unique
+    across every measurement file": the schema's description of the id, read as what the pattern wants. The line
+    now says what a run id is written with."""
+    root = _root(tmp_path)
+    _edit(root / MEASURED, 'id = "xd2.h100_pcie_80gb.l2-7b-f16.main"', 'id = "xd2.h100\\u202e.main"')
+    assert _errors("check", root) == [
+        f"passprice: error: {MEASURED}: run.1.id: 'xd2.h100\\u202e.main' is not a run id (lower-case letters, "
+        "digits, '.', '_' and '-', first a letter or digit, at most 100 characters), unique across every measurement "
+        "file"
+    ]
