@@ -5,7 +5,9 @@ concurrent ``lock --update`` or ``new-serving --force`` holds it), and a serving
 from __future__ import annotations
 
 import fcntl
+import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -117,10 +119,10 @@ def test_new_serving_rewritten_in_place_keeps_its_description(tmp_path: Path) ->
 MEASURED = "registry/measurements/llamacpp-points.toml"
 
 
-def _errors(command: str, root: Path) -> list[str]:
+def _errors(command: str, root: Path, *args: str) -> list[str]:
     """The error lines of ``passprice --root ROOT COMMAND``, which must exit 2 (``check`` still lists every good
     file on standard output)."""
-    result = invoke(command, root=root)
+    result = invoke(command, *args, root=root)
     assert result.exit_code == 2, result.output
     # validate names the file by its whole path, check below the root: the same file either way
     lines = result.stderr.splitlines()
@@ -153,4 +155,49 @@ def test_a_run_id_of_a_character_the_pattern_refuses_is_not_said_to_be_a_duplica
         f"passprice: error: {MEASURED}: run.1.id: 'xd2.h100\\u202e.main' is not a run id (lower-case letters, "
         "digits, '.', '_' and '-', first a letter or digit, at most 100 characters), unique across every measurement "
         "file"
+    ]
+
+
+RUNS = "registry/measurements/xiongjiedai-llama3-llamabench.toml"
+STACK = "facts/stacks/llamacpp-cuda-2405.toml"
+
+
+def _tokens_per_s(path: Path, value: Callable[[int], str]) -> None:
+    """Every run's ``tokens_per_s`` of the measurement file ``path`` replaced by ``value(i)`` (i from 1)."""
+    count = iter(range(1, 10**6))
+    text = re.sub(r"tokens_per_s = [0-9.e+-]+", lambda _: f"tokens_per_s = {value(next(count))}",
+                  path.read_text(encoding="utf-8"))  # fmt: skip
+    path.write_text(text, encoding="utf-8")
+
+
+def test_a_fit_no_stack_file_holds_is_one_line_naming_the_runs(tmp_path: Path) -> None:
+    """Schema-valid runs (every other one at 0.01 tokens/s, the rest at 1e9): ``calibrate`` printed 54 lines, each a
+    problem of the stack file it had not written (``overhead.pass.derivation.errors.in_sample_max: 40798.6941 is
+    greater than the maximum of 1000`` …). One line now: the runs' file, the first figure that cannot be written
+    and how many more, the run the fit misses most; the stack file untouched."""
+    root = _root(tmp_path)
+    _tokens_per_s(root / RUNS, lambda i: "0.01" if i % 2 else "1e9")
+    before = (root / STACK).read_bytes()
+    lines = _errors("calibrate", root, "--stack", "llamacpp-cuda-2405")
+    assert len(lines) == 1, lines
+    head, tail = lines[0].split("; the run it misses most: ")
+    assert head == (
+        f"passprice: error: {RUNS}: calibrate --stack llamacpp-cuda-2405: the fit of its 111 runs is no stack a file "
+        "holds: overhead.layer.derivation.errors.card_out_max: 40798.6941 is greater than the maximum of 1000 (and 53 "
+        "more)"
+    )
+    assert re.fullmatch(r"xd3\.h100_pcie_80gb\.8b-q4km\.tg512 \(tokens/s predicted \+4,079,8\d\d\.\d %\); check the "
+                        r"runs' tokens_per_s \(nothing written\)", tail), tail  # fmt: skip
+    assert (root / STACK).read_bytes() == before
+
+
+def test_a_fit_past_an_overheads_bound_is_one_line_naming_the_runs(tmp_path: Path) -> None:
+    """Every run at 0.01 tokens/s fits an overhead of 99,980,000 µs a pass, past the 1,000,000 µs a stack file
+    holds: said as a problem of the stack file; now of the runs (every run fits, so none is named as missed)."""
+    root = _root(tmp_path)
+    _tokens_per_s(root / RUNS, lambda i: "0.01")
+    assert _errors("calibrate", root, "--stack", "llamacpp-cuda-2405") == [
+        f"passprice: error: {RUNS}: calibrate --stack llamacpp-cuda-2405: the fit of its 111 runs is no stack a file "
+        "holds: overhead.pass.value: 99980000.0 is greater than the maximum of 1000000.0; check the runs' "
+        "tokens_per_s (nothing written)"
     ]
