@@ -5,6 +5,7 @@ concurrent ``lock --update`` or ``new-serving --force`` holds it), and a serving
 from __future__ import annotations
 
 import fcntl
+import os
 import re
 import shutil
 from collections.abc import Callable
@@ -201,3 +202,26 @@ def test_a_fit_past_an_overheads_bound_is_one_line_naming_the_runs(tmp_path: Pat
         "holds: overhead.pass.value: 99980000.0 is greater than the maximum of 1000000.0; check the runs' "
         "tokens_per_s (nothing written)"
     ]
+
+
+@pytest.mark.parametrize(("made", "path", "said"), [
+    ("folder", "facts/cards", "facts/cards is a folder, not a regular file of this registry"),
+    ("fifo", "facts/cards/fifo", "facts/cards/fifo is a FIFO (named pipe), not a regular file of this registry"),
+])  # fmt: skip
+def test_the_sources_listing_reports_a_source_naming_no_document(tmp_path: Path, made: str, path: str,
+                                                                 said: str) -> None:  # fmt: skip
+    """A source whose ``source.path`` names a folder or a FIFO: ``check``, ``cards`` and ``price`` refuse it (exit
+    2), but ``sources``, the listing of the sources themselves, showed it among the good ones and exited 0. Now it
+    says so on stderr (exit 2) and still lists every good source."""
+    root = _root(tmp_path)
+    if made == "fifo":
+        os.mkfifo(root / path)
+    _edit(root / "sources/passprice-card-review.toml", 'path = "facts/cards/README.md"', f'path = "{path}"')
+    result = invoke("sources", root=root)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.replace(f"{root}/", "").splitlines() == [
+        f"passprice: error: sources/passprice-card-review.toml: source.path: {said}"
+    ]
+    listed = [line.split()[0] for line in result.stdout.splitlines() if line[:1].isalpha()]
+    assert "passprice-card-review" not in listed
+    assert "amd-cdna3-whitepaper" in listed and "passprice-stack-calibration" in listed
