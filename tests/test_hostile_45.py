@@ -225,3 +225,46 @@ def test_the_sources_listing_reports_a_source_naming_no_document(tmp_path: Path,
     listed = [line.split()[0] for line in result.stdout.splitlines() if line[:1].isalpha()]
     assert "passprice-card-review" not in listed
     assert "amd-cdna3-whitepaper" in listed and "passprice-stack-calibration" in listed
+
+
+GEMMA_HEADER = str(REPO / "tests/data/gemma3-270m-q4_k_m.header.gguf.xz")
+
+
+@pytest.mark.parametrize(("args", "line"), [
+    (("import", GEMMA_HEADER, "--name", "CON"),
+     "checkpoint name 'CON': CON names a device on Windows, where no file of that name (with any suffix) can be "
+     "checked out: give another name"),
+    (("import", GEMMA_HEADER, "--name", "nul.v2"),
+     "checkpoint name 'nul.v2': NUL names a device on Windows, where no file of that name (with any suffix) can be "
+     "checked out: give another name"),
+    (("new-serving", "Aux", "--checkpoint", "gemma3-270m-q4_k_m", "--card", "h100_sxm5_80gb"),
+     "serving name 'Aux': AUX names a device on Windows, where no file of that name (with any suffix) can be checked "
+     "out: give another name"),
+    (("lock", "r1-qwen7b-h200", "--name", "com1"),
+     "Invalid value for --name: 'com1' is not a lock name: COM1 names a device on Windows, where no file of that name "
+     "can be checked out (see 'cli lock --help')"),  # in-process: click names the group cli
+    (("lock", "r1-qwen7b-h200", "-o", "locks/lpt9.lock.toml"),
+     "locks/lpt9.lock.toml: the lock would be named 'lpt9' after it, and LPT9 names a device on Windows, where no "
+     "file of that name can be checked out: give another file"),
+])  # fmt: skip
+def test_a_record_named_for_a_windows_device_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        args: tuple[str, ...], line: str) -> None:  # fmt: skip
+    """``import H --name CON``, ``new-serving Aux …``, ``lock --name com1`` and ``lock -o locks/lpt9.lock.toml`` wrote
+    records (exit 0) that no clone on Windows can check out (Git for Windows refuses ``CON.toml``, a device name with
+    any suffix), where a name differing from another only by case, one file there, is refused already. Nothing is
+    written now; a name that only starts like one (``console``) is still a name."""
+    root = _root(tmp_path)
+    monkeypatch.chdir(root)
+    before = sorted(p.name for folder in ("registry/checkpoints", "registry/servings", "locks")
+                    for p in (root / folder).iterdir())  # fmt: skip
+    assert bad(*args, root=root) == [f"passprice: error: {line}"]
+    after = sorted(p.name for folder in ("registry/checkpoints", "registry/servings", "locks")
+                   for p in (root / folder).iterdir())  # fmt: skip
+    assert after == before
+
+
+def test_a_name_that_only_starts_like_a_windows_device_is_a_name(tmp_path: Path) -> None:
+    root = _root(tmp_path)
+    result = invoke("import", GEMMA_HEADER, "--name", "console", root=root)
+    assert result.exit_code == 0, result.output
+    assert (root / "registry/checkpoints/console.toml").is_file()
