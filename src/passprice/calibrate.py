@@ -40,7 +40,7 @@ import numpy as np
 from passprice.cards import Card, load_card
 from passprice.checkpoints import load_checkpoint
 from passprice.derivations import Finding
-from passprice.errors import InputError, NotFound
+from passprice.errors import InputError, NotFound, SchemaError
 from passprice.facts import Fact, Provenance, shown_unit
 from passprice.files import shell_word, shown
 from passprice.fits import RunDerivation, RunInput, extreme, figure_of, rounded
@@ -683,10 +683,36 @@ def write_calibration(root: Root, cal: Calibration) -> Path:
     with locked(path):
         text = stack_text_with(path, derived_facts(cal))
         document = schema.toml_loads(text)
-        schema.validate(document, "stack", str(path), root.schema)
+        try:
+            schema.validate(document, "stack", str(path), root.schema)
+        except SchemaError as e:
+            raise unwritable_fit(cal, e) from None
         stack_from_document(cal.stack.name, document, str(path))
         write_atomically(path, text, force=True)
     return path
+
+
+def unwritable_fit(cal: Calibration, error: SchemaError) -> InputError:
+    """One line for a fit the stack's file cannot hold (``error``: the stack schema's problems with the fitted
+    facts written in): the runs, not the stack file, are what to look at.
+
+    Schema-valid runs whose tokens/s no stack fits (every other run of 0.01 tokens/s, the rest 1e9) gave a fit
+    missing them by 4,079,869 %: the 54 derivation errors past the 1,000 a stack file records were each printed as a
+    problem of ``facts/stacks/S.toml`` (``overhead.pass.derivation.errors.in_sample_max: 40798.6941 is greater than
+    the maximum of 1000``), a file the user did not write and a calibrate had not written (attack round 45). Runs all
+    at 0.01 tokens/s fit an overhead of 99,980,000 µs a pass, past the 1,000,000 µs an overhead may be, said the
+    same way. Now: the stack, the runs' files, the first figure that cannot be written and how many more, and the
+    run the fit misses most, with its error."""
+    first = error.problems[0] if error.problems else "the fitted facts do not validate"
+    more = f" (and {len(error.problems) - 1:,} more)" if len(error.problems) > 1 else ""
+    run = max(cal.errors, key=lambda r: abs(cal.errors[r])) if cal.errors else None
+    off = 100 * cal.errors[run] if run is not None else 0.0
+    worst = f"; the run it misses most: {run} (tokens/s predicted {off:+,.1f} %)" if abs(off) >= 1 else ""
+    return InputError(
+        f"{_files([m.run for m in cal.models])}: calibrate --stack {cal.stack.name}: the fit of its "
+        f"{len(cal.models):,} runs is no stack a file holds: {first}{more}{worst}; check the runs' tokens_per_s "
+        "(nothing written)"
+    )
 
 
 def summary(values: Iterable[float]) -> tuple[float, float]:

@@ -1506,10 +1506,15 @@ def new_serving_command(
     """Write registry/servings/NAME.toml: the serving the options describe (SERVING with them applied, or
     --checkpoint on --card), every default made explicit, validated as every serving file is. Price it with
     `passprice price NAME`."""
-    from passprice.servingfile import write_serving
+    from passprice.edit import replacing
+    from passprice.servingfile import own_description, write_serving
 
     description = _require_unicode(description, "--description")
+    target = _root(ctx).servings / f"{name}.toml"
+    ctx.with_resource(replacing(target, force))  # SERVING read and NAME replaced while no other writer can
     root, spec = _spec(ctx, serving, **o)
+    if description is None:
+        description = own_description(root, name, serving)
     from passprice.registry import require_not_other_record
 
     require_not_other_record(root, root.servings / f"{name}.toml")
@@ -1956,6 +1961,12 @@ def lock_command(
             f"{name!r} is not a lock name: use letters, digits, '.', '_' and '-' (first a letter or digit)",
             param_hint="--name",
         )
+    from passprice.registry import windows_device
+
+    device = windows_device(name) if name is not None else None
+    if device is not None:
+        raise click.BadParameter(f"{name!r} is not a lock name: {device} names a device on Windows, where no file of "
+                                 "that name can be checked out", param_hint="--name")
     if update and (floor is not None or kind is not None or (requires and not force)):
         raise click.UsageError(
             "--update keeps the lock's kind and policy: give --force (with --floor/--require/--best) to change them; "
@@ -1979,6 +1990,9 @@ def lock_command(
     locking.require_place(root, output)
     _check_inputs([("SERVING", serving), ("--checkpoint", o.get("checkpoint")), ("--card", o.get("card"))],
                   [("-o", output)])
+    from passprice.edit import replacing
+
+    ctx.with_resource(replacing(output, update or force))  # the old lock read and replaced while no other writer can
     old = locking.previous(root, output, update, force)
     base = locking.update_base(root, old) if update and old is not None and serving is None else None
     root, spec = _spec(ctx, serving, base=base, **o)

@@ -651,6 +651,35 @@ def locked(file: Path, wait_s: float = LOCK_WAIT_S, total_s: float = LOCK_TOTAL_
             handle.close()  # releases the lock
 
 
+@contextlib.contextmanager
+def replacing(file: Path, replace: bool = True) -> Iterator[None]:
+    """Hold :func:`locked` on ``file`` while a command reads what it holds and writes it again, when ``replace`` and
+    ``file`` is a regular file now; else hold nothing (a new file, or one the writer refuses by its own line).
+
+    A command that rewrites a file from what the file says — ``lock --update`` (the lock's policy, kind and serving,
+    ``--force --require`` changing one floor) and ``new-serving NAME NAME --force`` (the serving with options
+    applied) — is a read-modify-write as ``fact set`` is: two at once (attack round 45: two ``lock --update --force
+    --require`` of one lock, each loosening another floor, lost one floor in 6 of 6 runs, both exiting 0; two
+    ``new-serving`` of one serving, one ``--batch 7``, one ``--kv-bytes 1``, lost one in 3 of 4) each read the old
+    file and the second rename replaced the first's edit. Under the lock the second waits and reads the first's file.
+
+    Raises :class:`InputError` as :func:`locked` does (held past its wait); a name that cannot be looked up
+    (too long, a loop of links) holds nothing here and is refused by the command's own checks."""
+    import stat
+
+    from passprice.files import look
+
+    try:
+        found = look(file)
+    except InputError:
+        found = None
+    if not replace or found is None or not stat.S_ISREG(found.st_mode):
+        yield
+        return
+    with locked(file, LOCK_WAIT_S, LOCK_TOTAL_S):  # read at the call: a test shortens the wait
+        yield
+
+
 def edit_fact(
     where: FactFile, entry: Mapping[str, Any], schema_folder: Path | None = None, root: Root | None = None
 ) -> FactEdit:

@@ -1032,10 +1032,20 @@ class SourceUse:
 def source_uses(root: Root) -> tuple[list[SourceUse], list[str]]:
     """Every registered source that reads, with how many facts cite it, the locks resting on them, and the
     provenances it supports (counted over the cards, methods and locks that read); and one line per problem of
-    every source, card, method or lock file that does not read, as the other listings report them."""
+    every source, card, method or lock file that does not read (a source whose ``source.path`` names no regular file
+    of the registry among them), as the other listings report them."""
+    from passprice.registry import document_problem
     from passprice.sources import read_sources
 
     sources, problems = read_sources(root)
+    # A source naming a registry document that is not a regular file inside the root (gone, a folder, a FIFO) is a
+    # bad file, as check says and every card citing it is refused for: the listing of sources showed it as good,
+    # exit 0 (attack round 45). Reported, and left out as a bad card is left out of `cards`.
+    for name, source in list(sources.items()):
+        problem = document_problem(root, source.path) if source.path is not None else None
+        if problem is not None:
+            problems.append(f"{root.sources / f'{name}.toml'}: source.path: {problem}")
+            del sources[name]
     records, record_problems = load_records(root, stacks=True)
     locks, lock_problems = registered_locks(root)
     problems += record_problems + lock_problems

@@ -132,7 +132,8 @@ def lock_name(output: Path, serving: str | None, name: str | None, old: Lock | N
     ``NAME.lock.toml`` (or of any file when no SERVING is named); else the serving's stem. A lock is named after
     its file, so that ``reproduce NAME`` and ``check`` agree with it.
 
-    Raises :class:`InputError` when a name taken from a file name is not one line of printable text (the lock
+    Raises :class:`InputError` when a name taken from a file name names a Windows device (:func:`passprice.registry.
+    windows_device`) or is not one line of printable text (the lock
     schema's rule for names): ``-o $'a\\nb.lock.toml'`` wrote a lock named "a", newline, "b", printed on two lines,
     which the lock schema's one-line rule then refused to read back."""
     if name is not None:
@@ -156,6 +157,12 @@ def lock_name(output: Path, serving: str | None, name: str | None, old: Lock | N
         derived, fix="give --name", toml=False)  # `-o out/x.toml` of no serving names a lock x.toml, as before
     if problem is not None:
         raise InputError(f"{shown(source)}: the lock would be named after it, and {problem}")
+    from passprice.registry import windows_device
+
+    device = windows_device(derived)
+    if device is not None:  # -o locks/aux.lock.toml: a file no clone on Windows checks out (attack round 45)
+        raise InputError(f"{shown(source)}: the lock would be named {derived!r} after it, and {device} names a device "
+                         "on Windows, where no file of that name can be checked out: give another file")
     return derived
 
 

@@ -156,6 +156,27 @@ def require_record_name(kind: str, name: str) -> None:
                          f"the name without it ({name.removesuffix('.toml')!r} writes {name!r})")
     if len(name) > MAX_RECORD_NAME:
         raise InputError(f"{kind} name {name[:40]!r}…: {len(name):,} characters; at most {MAX_RECORD_NAME}")
+    device = windows_device(name)
+    if device is not None:
+        raise InputError(f"{kind} name {name!r}: {device} names a device on Windows, where no file of that name (with "
+                         "any suffix) can be checked out: give another name")
+
+
+#: The names Windows keeps for devices, in any case and with any suffix (``CON.toml``, ``nul.lock.toml``): no file
+#: of such a name can be made there, and Git for Windows refuses to check one out.
+WINDOWS_DEVICES = frozenset(
+    ["con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)), *(f"lpt{i}" for i in range(1, 10))]
+)
+
+
+def windows_device(name: str) -> str | None:
+    """The Windows device ``name`` would name as a file (``CON`` for ``con``, ``Con.v2``), else ``None``.
+
+    ``import H --name CON``, ``new-serving nul …`` and ``lock --name aux`` wrote ``CON.toml``, ``nul.toml`` and
+    ``aux.lock.toml``, records a clone on Windows cannot check out (attack round 45), where a name differing from
+    another only by case, one file on Windows, is refused already."""
+    stem = name.split(".", 1)[0].lower()
+    return stem.upper() if stem in WINDOWS_DEVICES else None
 
 
 def name_problem(name: str, fix: str = "rename the file", toml_fix: str = "rename the file to end in a single .toml",

@@ -351,6 +351,12 @@ def _explain(error: Any) -> str:
     if error.validator in ("maxItems", "minItems") and isinstance(instance, list):
         bound = "at most" if error.validator == "maxItems" else "at least"
         return f"{_key_path(where)}: {len(instance):,} items ({bound} {error.validator_value:,})"
+    if error.validator == "items" and error.validator_value is False and isinstance(instance, list):
+        # `items: false` after `prefixItems` (a measured run's [first, last] positions): jsonschema's "Expected at
+        # most 2 items but found 19998 extra: [3, 4, …]" listed every extra item, 3,500 characters, beside the
+        # maxItems line saying the same (attack round 45); one line, the maxItems one's words.
+        most = len(error.schema.get("prefixItems", ())) if isinstance(error.schema, dict) else 0
+        return f"{_key_path(where)}: {len(instance):,} items (at most {most:,})"
     message = str(error.message)
     text = repr(instance)
     if len(text) > 120 and text in message:  # the value of 20,000 items would fill the screen: show it cut
@@ -420,7 +426,8 @@ def problems(document: Mapping[str, Any], kind: str, folder: Path | None = None)
              and not (e.validator == "type" and isinstance(e.instance, float) and tuple(e.absolute_path) in said)]
     kept, more = _whole_lines(floats)
     found.extend(((list(map(str, at)), ""), line) for at, line in kept)
-    return [line for _, line in sorted(found, key=lambda pair: pair[0])] + more
+    # One line per problem: two keywords saying one thing (`items: false` and `maxItems`) give one line.
+    return list(dict.fromkeys(line for _, line in sorted(found, key=lambda pair: pair[0]))) + more
 
 
 #: The most whole-float lines (:func:`whole_floats`) listed for one document; the rest are counted in one line.

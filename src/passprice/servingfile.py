@@ -12,6 +12,7 @@ the file is written atomically (:func:`passprice.files.write_atomically`), never
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +121,29 @@ def write_serving(
     make_folder(root.servings)
     write_atomically(path, text, force)
     return Written(name, path, completed)
+
+
+def own_description(root: Root, name: str, serving: str | None) -> str | None:
+    """The description of the serving ``serving`` (a registry name or a file) when it is the very file
+    ``new-serving NAME`` replaces (``registry/servings/{name}.toml`` of ``root``), else ``None``.
+
+    A serving derived from another does not inherit its description (it would describe the other serving), but one
+    rewritten in place is the same serving: ``new-serving gemma3-270m-h100 gemma3-270m-h100 --batch 7 --force``
+    dropped the file's ``description`` without a word (attack round 45). Raises :class:`InputError` as
+    :func:`~passprice.servings.load_spec` does."""
+    from passprice.files import look
+    from passprice.servings import load_spec, serving_path
+
+    if serving is None:
+        return None
+    try:
+        there = look(root.servings / f"{name}.toml")
+    except InputError:
+        return None  # a name write_serving refuses by its own line
+    read = look(serving_path(root, serving))
+    if there is None or read is None or not os.path.samestat(there, read):
+        return None
+    return load_spec(root, serving).description
 
 
 def _require_not_relative(root: Root, path: Path, spec: ServingSpec) -> None:
