@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from gguf import GGUFValueType as V
 
-from cli_helpers import REPO
+from cli_helpers import REPO, bad, invoke
 from gguf_bytes import Array, Meta, encode
 from passprice import gguf_header
 from passprice.gguf_header import HeaderError, LongArray, read_header
@@ -107,3 +107,70 @@ def test_empty_inner_arrays_spend_the_budget_of_elements_kept(tmp_path: Path) ->
     value = got.metadata["x.n4"]
     assert isinstance(value, LongArray) and (value.element_type, value.length) == ("array[array]", 1024)
     assert spent < 1.0, spent
+
+
+# --- 2. each shard's own data offset --------------------------------------------------------------------------------
+
+
+def _split(folder: Path, aligns: tuple[int, ...], steps: tuple[int, ...]) -> Path:
+    """``m-0000N-of-COUNT.gguf`` shards in ``folder``, shard N stating ``general.alignment`` ``aligns[N]`` (none when
+    0) and holding two one-element F32 tensors at offsets 0 and ``steps[N]``; the first."""
+    from gguf_bytes import Tensor
+
+    folder.mkdir(parents=True)
+    count = len(aligns)
+    for no, align in enumerate(aligns):
+        meta = [Meta("general.architecture", V.STRING, "llama")]
+        if align:
+            meta.append(Meta("general.alignment", V.UINT32, align))
+        meta += [Meta("split.no", V.UINT16, no), Meta("split.count", V.UINT16, count),
+                 Meta("split.tensors.count", V.INT32, count * 2)]  # fmt: skip
+        rows = [Tensor(f"t{no}.{i}", (1,), 0, steps[no] * i) for i in range(2)]
+        (folder / f"m-{no + 1:05d}-of-{count:05d}.gguf").write_bytes(encode(meta, rows))
+    return folder / f"m-00001-of-{count:05d}.gguf"
+
+
+@pytest.mark.parametrize("offset", ["1000", "200"])
+def test_a_further_shards_data_offset_is_checked_like_the_first(tmp_path: Path, offset: str) -> None:
+    """Two shards of 223 header bytes each, imported: the entry's shard 1 edited to data offset 1,000, or 200 (inside
+    its own header), read without a word: only shard 0's data offset was checked against its header bytes padded to
+    the alignment. 223 bytes padded to 32 end at 224."""
+    first = _split(tmp_path / "split", (0, 0), (32, 32))
+    root = _root(tmp_path)
+    assert invoke("import", str(first), "--name", "sh", root=root).exit_code == 0
+    entry = root / "registry" / "checkpoints" / "sh.toml"
+    text = entry.read_text(encoding="utf-8")
+    assert text.count("header_bytes = 223, data_offset = 224,") == 2
+    _edit(entry, '{ file = "m-00002-of-00002.gguf", header_bytes = 223, data_offset = 224,',
+          f'{{ file = "m-00002-of-00002.gguf", header_bytes = 223, data_offset = {offset},')
+    shown = f"{int(offset):,}"
+    result = invoke("header", "sh", root=root)
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        f"passprice: error: {entry}: header.shards.1.data_offset: {shown} but shard 1's (m-00002-of-00002.gguf) 223 "
+        "header bytes padded to the alignment 32 end at 224: they must be equal (re-import the header rather than "
+        "edit the entry)\n")
+
+
+def test_a_further_shard_that_does_not_pad_to_the_first_shards_alignment_is_refused(tmp_path: Path) -> None:
+    """The entry records one alignment, the first shard's, and now checks every shard's data offset by it. The reader
+    padded a shard stating its own ``general.alignment`` (64 beside the first's 32) by its own, and checked a shard
+    stating none against GGUF's default 32 (a tensor at 32 beside the first's 64): the first was imported as an entry
+    that now would not read back, the second refused only when the entry was written ("would not read back"). Both
+    are refused as the shard is read, naming the shard's file and the byte."""
+    root = _root(tmp_path)
+    first = _split(tmp_path / "own", (32, 64), (32, 64))
+    shard = tmp_path / "own" / "m-00002-of-00002.gguf"
+    # general.alignment's value: 24 bytes of counts, 45 of the architecture, then 8 + 17 of the key and 4 of its type.
+    bad("import", str(first), "--name", "own", root=root, says=(
+        f"{shard}: byte 98: general.alignment is 64 but the first shard's is 32: the shards of a checkpoint pad to one "
+        "alignment"))
+    first = _split(tmp_path / "none", (64, 0), (64, 32))
+    shard = tmp_path / "none" / "m-00002-of-00002.gguf"
+    # The tensor table starts after 24 + 45 bytes and three split keys (key, type, value: 16 + 4 + 2, 19 + 4 + 2 and
+    # 27 + 4 + 4 bytes): at 151.
+    lines = bad("import", str(first), "--name", "none", root=root, says=(
+        f"{shard}: byte 151: tensor 't1.1': data offset 32 is not a multiple of the alignment 64 (the first shard's)"))
+    assert len(lines) == 1
+    assert not (root / "registry" / "checkpoints" / "none.toml").exists()
+    assert not (root / "registry" / "checkpoints" / "own.toml").exists()

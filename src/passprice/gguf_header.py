@@ -1171,6 +1171,24 @@ def _shard_path(folder: Path, stem: str, no: int, count: int, suffix: str) -> Pa
     return None
 
 
+def _same_alignment(one: _Parsed, head: _Parsed, source: str) -> None:
+    """Refuse a further shard ``one`` (of file ``source``) that does not pad to the first shard's (``head``'s)
+    alignment: one that states another ``general.alignment``, or a tensor offset that is no multiple of the first's
+    (a shard without its own alignment was checked against GGUF's default 32). A checkpoint entry records one
+    alignment, the first shard's, and checks every shard's data offset and tensor offsets by it; a shard read by
+    another wrote an entry that did not read back (session 24). :class:`HeaderError` at the key's or the tensor
+    table's offset."""
+    if "general.alignment" in one.metadata and one.alignment != head.alignment:
+        raise HeaderError(source, one.offsets["general.alignment"], (
+            f"general.alignment is {one.alignment} but the first shard's is {head.alignment}: the shards of a "
+            "checkpoint pad to one alignment"
+        ))
+    for t in one.tensors:
+        problem = offset_problem(t.offset, head.alignment)
+        if problem is not None:
+            raise HeaderError(source, one.tensor_offset, f"tensor {t.name!r}: {problem} (the first shard's)")
+
+
 def _read_split(path: Path, first: _Parsed, combined: Any) -> tuple[GGUFHeader, list[Path]]:
     """Every shard of the split checkpoint ``path`` belongs to (``first`` is ``path``'s own header, hashed into
     ``combined`` already), joined into one header; and the shards' paths."""
@@ -1228,6 +1246,8 @@ def _read_split(path: Path, first: _Parsed, combined: Any) -> tuple[GGUFHeader, 
             at = one.offsets.get("split.no", one.offsets.get("split.count", 0))
             found = f"split.no is {own_no!r} of split.count {_split_count(one)}"
             raise HeaderError(str(shard), at, f"{found}, expected {no} of {count}")
+        if no:
+            _same_alignment(one, parsed[0], str(shard))
         paths.append(shard)
         parsed.append(one)
     head = parsed[0]
@@ -1245,9 +1265,7 @@ def _read_split(path: Path, first: _Parsed, combined: Any) -> tuple[GGUFHeader, 
         raise HeaderError(str(paths[0]), at, f"split.tensors.count is {declared!r} but the shards hold {len(tensors)}")
     shards = []
     for p, h in zip(paths, parsed, strict=True):
-        data_offset = h.data_offset
-        if "general.alignment" not in h.metadata:  # a shard without its own alignment pads as the first does
-            data_offset = -(-h.header_bytes // head.alignment) * head.alignment
+        data_offset = -(-h.header_bytes // head.alignment) * head.alignment  # every shard pads as the first does
         shards.append(Shard(p.name, h.header_bytes, data_offset, h.sha256, len(h.tensors)))
     header = GGUFHeader(
         version=head.version,
