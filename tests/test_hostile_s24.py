@@ -174,3 +174,38 @@ def test_a_further_shard_that_does_not_pad_to_the_first_shards_alignment_is_refu
     assert len(lines) == 1
     assert not (root / "registry" / "checkpoints" / "none.toml").exists()
     assert not (root / "registry" / "checkpoints" / "own.toml").exists()
+
+
+# --- 3. one rule for a byte-order mark ------------------------------------------------------------------------------
+
+_TRACE = '{"arrival_s": 0, "prompt_tokens": 100, "output_tokens": 8}\n'
+
+
+@pytest.mark.parametrize("kind", ["card", "serving", "trace", "config"])
+def test_a_byte_order_mark_is_refused_in_every_text_file_with_one_line(tmp_path: Path, kind: str) -> None:
+    """A trace starting with a UTF-8 byte-order mark was read (the mark skipped) while a TOML file with one was
+    refused, and a model configuration's JSON was refused as "not valid JSON: Unexpected UTF-8 BOM (decode using
+    utf-8-sig)": the same file saved by the same editor read in one place and not in another. One rule now, one line
+    for each; without the mark each reads."""
+    root = _root(tmp_path)
+    if kind == "card":
+        path = root / "facts" / "cards" / "h200_sxm_141gb.toml"
+        args: tuple[str, ...] = ("facts", "h200_sxm_141gb")
+    elif kind == "serving":
+        path = root / "registry" / "servings" / "r1-qwen7b-h200.toml"
+        args = ("price", "r1-qwen7b-h200", "--no-lock")
+    elif kind == "trace":
+        path = tmp_path / "t.jsonl"
+        path.write_text(_TRACE, encoding="utf-8")
+        args = ("simulate", "r1-qwen7b-h200", "--trace", str(path))
+    else:
+        path = tmp_path / "config.json"
+        shutil.copy(REPO / "examples" / "configs" / "llama-2-7b.json", path)
+        args = ("synth", str(path), "-o", str(tmp_path / "x.gguf"))
+    assert invoke(*args, root=root).exit_code == 0
+    (tmp_path / "x.gguf").unlink(missing_ok=True)
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    result = invoke(*args, root=root)
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        f"passprice: error: {path}: starts with a byte-order mark (U+FEFF): save it as UTF-8 without BOM\n")
