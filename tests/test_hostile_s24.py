@@ -8,6 +8,7 @@ from __future__ import annotations
 import lzma
 import shutil
 import time
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -209,3 +210,29 @@ def test_a_byte_order_mark_is_refused_in_every_text_file_with_one_line(tmp_path:
     assert result.exit_code == 2, result.output
     assert result.stderr == (
         f"passprice: error: {path}: starts with a byte-order mark (U+FEFF): save it as UTF-8 without BOM\n")
+
+
+# --- 4. a lock's name from -o x.toml ---------------------------------------------------------------------------------
+
+
+def test_a_lock_of_no_serving_written_to_x_toml_is_named_x(tmp_path: Path) -> None:
+    """``lock --checkpoint … --card … -o out/x.toml`` named the lock ``x.toml``, a name the record rule refuses
+    wherever a lock is named (a name ending in .toml names a file), while ``-o locks/x.lock.toml`` names it ``x``.
+    The file's name less ``.toml`` now, as every record file names its record; a name that would still end in
+    ``.toml`` is refused, naming the file."""
+    root = _root(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    pair = ("--checkpoint", "gemma3-270m-q4_k_m", "--card", "h200_sxm_141gb")
+    result = invoke("lock", *pair, "-o", str(out / "x.toml"), root=root)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("locked x (price, locks no registered serving): "), result.stdout
+    assert tomllib.loads((out / "x.toml").read_text(encoding="utf-8"))["lock"]["name"] == "x"
+    assert invoke("reproduce", str(out / "x.toml"), root=root).exit_code == 0
+    twice = out / "x.toml.toml"
+    result = invoke("lock", *pair, "-o", str(twice), root=root)
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        f"passprice: error: {twice}: the lock would be named after it, and the name x.toml ends in .toml, which names "
+        "a file's path wherever a record is named (a serving's card or checkpoint, a lock, --card): give --name\n")
+    assert not twice.exists()
