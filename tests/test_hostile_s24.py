@@ -266,3 +266,67 @@ def test_a_card_copied_with_its_title_is_flagged_by_check_and_review(tmp_path: P
     # its own title: the copy passes
     _edit(copy, f'name = "{shown}"', 'name = "NVIDIA H200 SXM 141GB (a copy)"')
     assert line not in invoke("check", root=root).stderr
+
+
+# --- 6. one scope rule for entries with and without element digests ---------------------------------------------------
+
+
+def _vocabulary(src: Path, out: Path, tokens: list[str], name: str | None = None) -> gguf_header.GGUFHeader:
+    """``src``'s header written to ``out`` with ``tokenizer.ggml.tokens`` set to ``tokens`` (and ``general.name`` to
+    ``name``); its header read back."""
+    from gguf_bytes import decode
+
+    meta, tensors = decode(read_header(src))
+    meta = [m for m in meta if m.key != "tokenizer.ggml.tokens" and not (name and m.key == "general.name")]
+    meta.append(Meta("tokenizer.ggml.tokens", V.ARRAY, Array(V.STRING, tuple(tokens))))
+    if name:
+        meta.append(Meta("general.name", V.STRING, name))
+    out.write_bytes(encode(meta, tensors))
+    return read_header(out)
+
+
+def test_an_entry_without_element_digests_holds_a_scope_to_the_same_rule(tmp_path: Path) -> None:
+    """A routing record scoped to an entry whose ``tokenizer.ggml.tokens`` records no element digest (imported
+    before digests were recorded, or the digest removed) took a copy re-tokenized with a vocabulary of the same size
+    as its model, and priced it on the record's figures; the same entry with its digest refuses it (slip round 36).
+    The scope compared the digests both sides know and skipped the rest. One rule now: a long array that cannot be
+    compared leaves the copy unshown to be the model, refused as out of scope, saying why and what to do."""
+    from passprice.checkpoints import import_header
+    from passprice.registry import Root
+    from passprice.scopes import differences, in_scope
+
+    root = _root(tmp_path)
+    synth = tmp_path / "synth.gguf"
+    config = str(REPO / "examples" / "configs" / "qwen3-30b-a3b.json")
+    assert invoke("synth", config, "--mix", "Q4_K_M", "-o", str(synth)).exit_code == 0
+    ours = [f"tok{i}" for i in range(2000)]
+    listed = _vocabulary(synth, tmp_path / "listed.gguf", ours)
+    entry = root / "registry" / "checkpoints" / "qwen3-vocab.toml"
+    entry.write_text(import_header(listed, "qwen3-vocab", "test"), encoding="utf-8")
+    text = entry.read_text(encoding="utf-8")
+    digest = text.split('"tokenizer.ggml.tokens" = { type = "array[string]", length = 2000, sha256 = "')[1][:64]
+    _edit(entry, f', sha256 = "{digest}" }}', " }")  # as an entry imported before digests were recorded
+    retokenized = _vocabulary(synth, tmp_path / "retokenized.gguf", [*ours[:-1], "other"])
+    renamed = _vocabulary(synth, tmp_path / "renamed.gguf", ours, name="my own copy")
+    said = (" (its header cannot be compared with qwen3-vocab's: the entry qwen3-vocab records no digest of the "
+            "elements of tokenizer.ggml.tokens (imported before element digests were recorded, or the digest "
+            "removed): re-import it with passprice import)")
+    for copy in (retokenized, renamed):  # neither is shown to be the entry's model: its tokens cannot be compared
+        assert not in_scope(Root(root), ["qwen3-vocab"], copy.source, copy)
+        assert differences(Root(root), ["qwen3-vocab"], copy) == said
+    routing = root / "facts" / "routing" / "qwen3-30b-a3b-measured.toml"
+    _edit(routing, 'checkpoints = ["qwen3-30b-a3b-q4_k_m"]', 'checkpoints = ["qwen3-vocab"]')
+    price = ("price", "--card", "h200_sxm_141gb", "--routing", "qwen3-30b-a3b-measured", "--checkpoint")
+    refused = invoke(*price, str(retokenized.source), root=root)
+    assert refused.exit_code == 1, refused.output
+    assert refused.stderr == (
+        "passprice: refused: OutOfScope: routing record 'qwen3-30b-a3b-measured' applies to checkpoint qwen3-vocab "
+        "only (facts/routing/qwen3-30b-a3b-measured.toml: checkpoints), not"
+        f" '{retokenized.source}'{said}: its figures were not established for that "
+        f"model; use a routing record whose checkpoints list '{retokenized.source}', or add it to that list once the "
+        "figures are shown to hold for it\n"), refused.stderr
+    assert invoke(*price, "qwen3-vocab", root=root).exit_code == 0  # the entry itself: by name
+    # The entry with its digest back: the renamed copy is the model again, the re-tokenized one is not.
+    _edit(entry, 'length = 2000 }', f'length = 2000, sha256 = "{digest}" }}')
+    assert invoke(*price, str(renamed.source), root=root).exit_code == 0
+    assert "first tokenizer.ggml.tokens (its elements)" in invoke(*price, str(retokenized.source), root=root).stderr
