@@ -1310,8 +1310,10 @@ def clear_cache() -> None:
 
 #: The kind of a header's entry in passprice's cache folder (:func:`passprice.cache.keep_object`); ``-2`` since a
 #: :class:`LongArray` carries its elements' sha256 (slip round 36): an entry kept before holds none; ``-3`` since an
-#: array of arrays and an array of strings holding one too long to keep carry it too (attack round 44).
-_KEPT_KIND = "gguf-header-3"
+#: array of arrays and an array of strings holding one too long to keep carry it too (attack round 44); ``-4`` since
+#: an empty inner array spends the budget of elements kept and arrays of arrays inside arrays have a budget of their
+#: own (session 24): a header kept before reads otherwise now.
+_KEPT_KIND = "gguf-header-4"
 
 
 def _kept_data(real: str, cap: int) -> bytes:
