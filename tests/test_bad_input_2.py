@@ -220,8 +220,11 @@ def test_trace_lines_that_broke_the_reader(tmp_path: Path) -> None:
 
 def test_trace_encoding(tmp_path: Path) -> None:
     bom = tmp_path / "bom.jsonl"
-    bom.write_bytes(b"\xef\xbb\xbf" + json.dumps(REQUEST).encode() + b"\r\n")
-    assert invoke("simulate", R1, "--trace", str(bom), "--policy", "static").exit_code == 0
+    bom.write_bytes(b"\xef\xbb\xbf" + json.dumps(REQUEST).encode() + b"\r\n")  # refused as a TOML file's (session 24)
+    bad("simulate", R1, "--trace", str(bom), "--policy", "static", says=f"{bom}: starts with a byte-order mark")
+    crlf = tmp_path / "crlf.jsonl"
+    crlf.write_bytes(json.dumps(REQUEST).encode() + b"\r\n")
+    assert invoke("simulate", R1, "--trace", str(crlf), "--policy", "static").exit_code == 0
     garbage = tmp_path / "garbage.jsonl"
     garbage.write_bytes(json.dumps(REQUEST).encode() + b"\n" + b'{"arrival_s": \xff}\n')
     bad("simulate", R1, "--trace", str(garbage), says=f"{garbage}:2: not UTF-8 text (byte 15 of the line)")

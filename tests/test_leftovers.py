@@ -148,9 +148,9 @@ def test_counts_in_digits_alone_still_read() -> None:
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# (4) A JSONL trace starting with a UTF-8 byte-order mark: accepted, as JSON allows a parser to (RFC 8259 §8.1) and
-# Windows tools write one, and read exactly as the same trace without it; one starting a later line (files joined
-# together) is refused naming the line.
+# (4) A JSONL trace starting with a UTF-8 byte-order mark was accepted, as JSON allows a parser to (RFC 8259 §8.1),
+# while a TOML file with one was refused: since session 24 one rule for every text file, refused (files.refuse_bom,
+# tests/test_hostile_s24.py); one starting a later line (files joined together) is refused naming the line.
 
 TRACE = (
     '{"arrival_s": 0, "prompt_tokens": 100, "output_tokens": 8}\n'
@@ -158,26 +158,23 @@ TRACE = (
 )
 
 
-def test_a_trace_starting_with_a_byte_order_mark_reads_as_without_one(tmp_path: Path) -> None:
+def test_a_trace_starting_with_a_byte_order_mark_is_refused_as_a_toml_file_is(tmp_path: Path) -> None:
     plain, marked = tmp_path / "plain.jsonl", tmp_path / "marked.jsonl"
     plain.write_text(TRACE, encoding="utf-8")
     marked.write_bytes(b"\xef\xbb\xbf" + TRACE.encode())
-    runs = [invoke("simulate", R1, "--trace", str(path), "--json") for path in (plain, marked)]
-    assert [r.exit_code for r in runs] == [0, 0], runs[1].output
-    outputs = [json.loads(r.stdout) for r in runs]
-    for out, path in zip(outputs, (plain, marked), strict=True):
-        assert out["trace"].pop("source") == str(path)
-    assert outputs[0] == outputs[1]
+    assert invoke("simulate", R1, "--trace", str(plain), "--json").exit_code == 0
+    [line] = bad("simulate", R1, "--trace", str(marked), "--json")
+    assert line == f"passprice: error: {marked}: starts with a byte-order mark (U+FEFF): save it as UTF-8 without BOM"
 
 
 def test_a_byte_order_mark_past_the_first_line_is_refused_naming_the_line(tmp_path: Path) -> None:
     joined = tmp_path / "joined.jsonl"
     first, second = TRACE.splitlines(keepends=True)
-    joined.write_bytes(b"\xef\xbb\xbf" + first.encode() + b"\xef\xbb\xbf" + second.encode())
+    joined.write_bytes(first.encode() + b"\xef\xbb\xbf" + second.encode())
     [line] = bad("simulate", R1, "--trace", str(joined))
     assert line == (
-        f"passprice: error: {joined}:2: starts with a byte-order mark (U+FEFF): only the file's first line may (files "
-        "joined together?)"
+        f"passprice: error: {joined}:2: starts with a byte-order mark (U+FEFF): files joined together? save each as "
+        "UTF-8 without BOM"
     )
 
 

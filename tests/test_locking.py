@@ -26,7 +26,8 @@ GEMMA = "gemma3-270m-h100"
     [
         ("locks/x.lock.toml", R1, None, "x"),  # named after its file
         ("out/x.toml", R1, None, R1),  # a file not named NAME.lock.toml: the serving's name
-        ("out/x.toml", None, None, "x.toml"),  # no serving (--checkpoint/--card): the file's name
+        ("out/x.toml", None, None, "x"),  # no serving (--checkpoint/--card): the file's name less .toml
+        ("out/x", None, None, "x"),  # ... or the file's name
         ("locks/x.lock.toml", R1, "given", "given"),  # --name wins
     ],
 )

@@ -552,6 +552,17 @@ def header_from_entry(document: Mapping[str, Any], source: str) -> GGUFHeader:
             f"bytes padded to the alignment {head['alignment']:,} end at {padded:,}: they must be equal (re-import "
             "the header rather than edit the entry)"
         )
+    # Each further shard's data starts at its own header's end padded to the same alignment (the header reader pads
+    # every shard to the first's, and refuses a shard that states another): only shard 0's was checked, so a shard
+    # 1 whose data offset was edited to 1,000, or to 200 inside its 223 header bytes, read (session 24).
+    for no, s in enumerate(shards[1:], start=1):
+        padded = -(-s.header_bytes // head["alignment"]) * head["alignment"]
+        if s.data_offset != padded:
+            raise InputError(
+                f"{source}: header.shards.{no}.data_offset: {s.data_offset:,} but shard {no}'s ({s.file}) "
+                f"{s.header_bytes:,} header bytes padded to the alignment {head['alignment']:,} end at {padded:,}: "
+                "they must be equal (re-import the header rather than edit the entry)"
+            )
     return GGUFHeader(
         version=head["version"],
         byte_order=head["byte_order"],

@@ -2434,8 +2434,8 @@ class Diff:
         digest) the change drops or rewrites, by path: each digest with its value before → after
         (:func:`dropped_digests`). Slip round 38: ``tokenizer.ggml.tokens``' element digest removed from the
         entry a lock pins read "content unchanged (the entry was rewritten …)", nothing to verify, exit 0, and a
-        re-tokenized copy then counted as the entry's model (:func:`passprice.scopes.same_model` holds only the
-        digests both know). Shown, never failed."""
+        re-tokenized copy then counted as the entry's model (:func:`passprice.scopes.same_model` held only the
+        digests both know; since session 24 a copy is refused where a digest is missing). Shown, never failed."""
         return {f.path: found for f in self.files if (found := dropped_digests(f))}
 
     @property

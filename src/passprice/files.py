@@ -19,6 +19,22 @@ from typing import Any, BinaryIO, NamedTuple
 from passprice.cachefolder import make_folders
 from passprice.errors import InputError, NotFound, escaped
 
+#: A UTF-8 byte-order mark (``codecs.BOM_UTF8``; decoded, U+FEFF).
+BOM = b"\xef\xbb\xbf"
+
+
+def refuse_bom(path: Path | str, start: bytes | str) -> None:
+    """One rule for every text file passprice reads (a TOML file, a trace's JSON Lines, a model configuration's
+    JSON): UTF-8 without a byte-order mark. Raise :class:`InputError` ``PATH: starts with a byte-order mark (U+FEFF):
+    save it as UTF-8 without BOM`` when ``start`` (the file's first bytes, or its text) begins with one. Refused, not
+    skipped: TOML and JSON have none (RFC 8259 §8.1: a writer must not add one), ``tomllib`` and ``json.loads``
+    refuse one, and passprice rewrites the files it edits byte for byte. A trace's was skipped and a TOML file's
+    refused, so one file saved by one editor read in one place and not in another (session 24)."""
+    marked = start.startswith(BOM) if isinstance(start, bytes) else start.startswith("\ufeff")
+    if marked:
+        raise InputError(f"{path}: starts with a byte-order mark (U+FEFF): save it as UTF-8 without BOM")
+
+
 #: What a file that is not a regular one is, by its mode, in words.
 _KINDS = (
     (stat.S_ISDIR, "a folder"),

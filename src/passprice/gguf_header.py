@@ -57,12 +57,17 @@ CAP_VARIABLE = "PASSPRICE_MAX_HEADER_BYTES"
 #: loop step, whatever its size in bytes), each as the cap divided by a figure here; under the default cap:
 #: 2,048 tensors (the largest real tables hold about 1,200: Llama 3.1 405B 1,138), 512 metadata keys (real headers
 #: hold under a hundred), 524,288 strings and inner arrays walked one by one (gemma3's vocabulary is 262,144,
-#: Llama 3's 128,256 tokens and 280,147 merges), 4,096 array elements kept in all (per-layer arrays hold a few
-#: hundred) and 1 MiB of string values kept in all (a longer array is kept as its type and length, a longer string
-#: as its length), so a checkpoint entry stays small enough to write, validate and read back in about a second.
+#: Llama 3's 128,256 tokens and 280,147 merges), 16,384 arrays of arrays inside arrays read one by one (GGUF writers
+#: nest one level: real headers hold none), 4,096 array elements kept in all (per-layer arrays hold a few hundred;
+#: an empty inner array counts as one) and 1 MiB of string values kept in all (a longer array is kept as its type and
+#: length, a longer string as its length), so a checkpoint entry stays small enough to write, validate and read back
+#: in about a second. Each of these takes a few microseconds (an array of arrays read one by one about 6 µs: 260,000
+#: of them, 1 KB of .xz, took 1.6 s of CPU; 522,000 empty inner arrays kept, 2.0 s; session 24), so no header
+#: reaches a second of CPU within them.
 BYTES_PER_TENSOR = 16384
 BYTES_PER_KEY = 65536
 BYTES_PER_WALKED = 64
+BYTES_PER_NESTED = 2048
 BYTES_PER_KEPT = 8192
 BYTES_PER_KEPT_TEXT = 32
 #: A string value longer than this (bytes) is kept as its length (:class:`LongString`): an embedded
@@ -378,6 +383,7 @@ class _Reader:
         self.keep_budget = cap // BYTES_PER_KEPT  # array elements that may still be kept
         self.text_budget = cap // BYTES_PER_KEPT_TEXT  # bytes of string values that may still be kept
         self.walk_budget = cap // BYTES_PER_WALKED  # strings and inner arrays that may still be walked one by one
+        self.nest_budget = cap // BYTES_PER_NESTED  # arrays of arrays inside arrays that may still be read
         self.hashers = hashers
         self.buf = b""
         self.pos = 0
@@ -635,6 +641,20 @@ class _Reader:
             )
         self.walk_budget -= count
 
+    def nest(self, at: int, what: str) -> None:
+        """Spend one of the budget of arrays of arrays inside arrays read one by one (``what``, its element type read
+        at ``at``); refuse a header that would read more. The bulk loop (:func:`_skip_arrays`) skips arrays of
+        fixed-size elements, of strings and empty arrays of arrays; an array of arrays inside an array takes a call
+        each, and a header of nothing else took 1.6 s of CPU for 260,000 of them in 1 KB of .xz (session 24)."""
+        if not self.nest_budget:
+            most = self.cap // BYTES_PER_NESTED
+            raise self.fail(
+                at,
+                f"{what}: past the {most:,} arrays of arrays inside arrays passprice reads in a header of at most "
+                f"{self.cap:,} bytes (set {CAP_VARIABLE} to a larger number of bytes to read more)",
+            )
+        self.nest_budget -= 1
+
     def skip_strings(self, count: int, what: str) -> None:
         """Skip ``count`` strings: the hot loop of a header (a 262,144-token vocabulary). Runs of
         :data:`SHORT_RUN` strings shorter than :data:`SHORT_BYTES` bytes each (nearly every token) are matched by
@@ -784,6 +804,8 @@ def _read_array(r: _Reader, key: str, keep: bool, depth: int) -> _Value:
     if keep and etype != _ARRAY:
         r.keep_budget -= length
     if etype == _ARRAY:
+        if depth > 1 and length:
+            r.nest(type_at, f"{what}: an array of arrays inside an array")
         return _read_nested(r, key, length, keep, depth, length_at)
     descriptor = f"array[{ename}]"
     digest = depth == 1
@@ -816,7 +838,8 @@ def _read_array(r: _Reader, key: str, keep: bool, depth: int) -> _Value:
 
 def _read_nested(r: _Reader, key: str, length: int, keep: bool, depth: int, length_at: int) -> _Value:
     """An array of ``length`` arrays: kept while every element, counted through the nesting (an empty inner array
-    counting as one), fits :data:`KEEP_ARRAY_LIMIT`; else the rest is skipped in bulk (:func:`_skip_arrays`). Its
+    counting as one), fits :data:`KEEP_ARRAY_LIMIT` and the budget of elements kept (an empty inner array spends one
+    of it: 522,000 of them kept took 2.0 s, session 24); else the rest is skipped in bulk (:func:`_skip_arrays`). Its
     descriptor takes the inner arrays' type when they all have one (``array[array[int32]]``), else, for inner
     arrays of different types or none at all, ``array[array]`` (any arrays), which an entry writes and reads back."""
     items: list[MetaValue] = []
@@ -829,10 +852,12 @@ def _read_nested(r: _Reader, key: str, length: int, keep: bool, depth: int, leng
         done += 1
         inners.add(element.descriptor)
         leaves += max(element.leaves, 1)
-        if isinstance(element.value, LongArray) or leaves > KEEP_ARRAY_LIMIT:
+        empty = element.value == ()
+        if isinstance(element.value, LongArray) or leaves > KEEP_ARRAY_LIMIT or (empty and not r.keep_budget):
             keep = False
             items.clear()
         else:
+            r.keep_budget -= empty
             items.append(element.value)
     if done < length:
         r.walk(length - done, length_at, f"metadata {key!r}: array of {length} arrays")
@@ -863,12 +888,18 @@ def _skip_arrays(r: _Reader, key: str, count: int, depth: int) -> set[str]:
     u64 = r.u64.unpack_from
     done = 0
     last, size = -1, 0
+    fast = depth <= MAX_ARRAY_DEPTH  # deeper, the general reader refuses the first
     while done < count:
         buf, pos = r.buf, r.pos
         end = len(buf)
         i = done
-        while i < count and pos + 12 <= end:
+        while fast and i < count and pos + 12 <= end:
             etype, length = head(buf, pos)
+            if etype == _ARRAY and not length:  # an empty array of arrays: its 12 bytes, ``array[array]``
+                seen.add(etype)
+                pos += 12
+                i += 1
+                continue
             if etype == _STRING:
                 if length > r.walk_budget:  # refused by the general reader, at its offset
                     break
@@ -1140,6 +1171,24 @@ def _shard_path(folder: Path, stem: str, no: int, count: int, suffix: str) -> Pa
     return None
 
 
+def _same_alignment(one: _Parsed, head: _Parsed, source: str) -> None:
+    """Refuse a further shard ``one`` (of file ``source``) that does not pad to the first shard's (``head``'s)
+    alignment: one that states another ``general.alignment``, or a tensor offset that is no multiple of the first's
+    (a shard without its own alignment was checked against GGUF's default 32). A checkpoint entry records one
+    alignment, the first shard's, and checks every shard's data offset and tensor offsets by it; a shard read by
+    another wrote an entry that did not read back (session 24). :class:`HeaderError` at the key's or the tensor
+    table's offset."""
+    if "general.alignment" in one.metadata and one.alignment != head.alignment:
+        raise HeaderError(source, one.offsets["general.alignment"], (
+            f"general.alignment is {one.alignment} but the first shard's is {head.alignment}: the shards of a "
+            "checkpoint pad to one alignment"
+        ))
+    for t in one.tensors:
+        problem = offset_problem(t.offset, head.alignment)
+        if problem is not None:
+            raise HeaderError(source, one.tensor_offset, f"tensor {t.name!r}: {problem} (the first shard's)")
+
+
 def _read_split(path: Path, first: _Parsed, combined: Any) -> tuple[GGUFHeader, list[Path]]:
     """Every shard of the split checkpoint ``path`` belongs to (``first`` is ``path``'s own header, hashed into
     ``combined`` already), joined into one header; and the shards' paths."""
@@ -1197,6 +1246,8 @@ def _read_split(path: Path, first: _Parsed, combined: Any) -> tuple[GGUFHeader, 
             at = one.offsets.get("split.no", one.offsets.get("split.count", 0))
             found = f"split.no is {own_no!r} of split.count {_split_count(one)}"
             raise HeaderError(str(shard), at, f"{found}, expected {no} of {count}")
+        if no:
+            _same_alignment(one, parsed[0], str(shard))
         paths.append(shard)
         parsed.append(one)
     head = parsed[0]
@@ -1214,9 +1265,7 @@ def _read_split(path: Path, first: _Parsed, combined: Any) -> tuple[GGUFHeader, 
         raise HeaderError(str(paths[0]), at, f"split.tensors.count is {declared!r} but the shards hold {len(tensors)}")
     shards = []
     for p, h in zip(paths, parsed, strict=True):
-        data_offset = h.data_offset
-        if "general.alignment" not in h.metadata:  # a shard without its own alignment pads as the first does
-            data_offset = -(-h.header_bytes // head.alignment) * head.alignment
+        data_offset = -(-h.header_bytes // head.alignment) * head.alignment  # every shard pads as the first does
         shards.append(Shard(p.name, h.header_bytes, data_offset, h.sha256, len(h.tensors)))
     header = GGUFHeader(
         version=head.version,
@@ -1261,8 +1310,10 @@ def clear_cache() -> None:
 
 #: The kind of a header's entry in passprice's cache folder (:func:`passprice.cache.keep_object`); ``-2`` since a
 #: :class:`LongArray` carries its elements' sha256 (slip round 36): an entry kept before holds none; ``-3`` since an
-#: array of arrays and an array of strings holding one too long to keep carry it too (attack round 44).
-_KEPT_KIND = "gguf-header-3"
+#: array of arrays and an array of strings holding one too long to keep carry it too (attack round 44); ``-4`` since
+#: an empty inner array spends the budget of elements kept and arrays of arrays inside arrays have a budget of their
+#: own (session 24): a header kept before reads otherwise now.
+_KEPT_KIND = "gguf-header-4"
 
 
 def _kept_data(real: str, cap: int) -> bytes:

@@ -129,8 +129,10 @@ def update_base(root: Root, old: Lock) -> ServingSpec:
 
 def lock_name(output: Path, serving: str | None, name: str | None, old: Lock | None = None) -> str:
     """The name a lock written to ``output`` gets: ``name``; else (``--update``) the old lock's; else the stem of
-    ``NAME.lock.toml`` (or of any file when no SERVING is named); else the serving's stem. A lock is named after
-    its file, so that ``reproduce NAME`` and ``check`` agree with it.
+    ``NAME.lock.toml``; else, when no SERVING is named, the file's name less ``.toml`` (``-o out/x.toml`` names a
+    lock ``x``, as every record file names its record; ``x.toml`` until session 24, a name the record rule refuses
+    wherever a lock is named) or, without that suffix, the file's name; else the serving's stem. A lock is named
+    after its file, so that ``reproduce NAME`` and ``check`` agree with it.
 
     Raises :class:`InputError` when a name taken from a file name names a Windows device (:func:`passprice.registry.
     windows_device`) or is not one line of printable text (the lock
@@ -140,8 +142,10 @@ def lock_name(output: Path, serving: str | None, name: str | None, old: Lock | N
         return name
     if old is not None:
         return old.name
-    if output.name.endswith(".lock.toml") or not serving:
+    if output.name.endswith(".lock.toml"):
         derived, source = output.name.removesuffix(".lock.toml"), output
+    elif not serving:
+        derived, source = output.name.removesuffix(".toml"), output
     else:
         derived, source = Path(serving).stem, Path(serving)
     # A file's name may be any printable text (é.lock.toml names a lock é); a line break, a control character or a
@@ -154,7 +158,7 @@ def lock_name(output: Path, serving: str | None, name: str | None, old: Lock | N
     # The rule of every record name (registry.name_problem): U+00AD, U+00A0 or U+E000 passed the one-line rule and
     # named a lock that prints like another (attack round 44).
     problem = None if any("\udc80" <= ch <= "\udcff" for ch in derived) else name_problem(
-        derived, fix="give --name", toml=False)  # `-o out/x.toml` of no serving names a lock x.toml, as before
+        derived, fix="give --name", toml_fix="give --name")  # `-o x.toml.toml` would name a lock x.toml
     if problem is not None:
         raise InputError(f"{shown(source)}: the lock would be named after it, and {problem}")
     from passprice.registry import windows_device

@@ -20,7 +20,7 @@ from typing import Any
 
 from passprice.digests import blake2b
 from passprice.errors import InputError, NotFound, SchemaError, problem_lines
-from passprice.files import read_regular
+from passprice.files import read_regular, refuse_bom
 from passprice.registry import schema_dir
 
 #: The names a checkpoint entry writes a NaN or an infinity by (JSON and the schemas have no such number).
@@ -1239,8 +1239,7 @@ def read_toml(path: Path, text: str | None = None) -> dict[str, Any]:
             text = data.decode("utf-8")
         except UnicodeDecodeError as e:
             raise InputError(f"{path}: byte {e.start}: not UTF-8 text") from None
-    if text.startswith("\ufeff"):  # tomllib's "Invalid statement (line 1, column 1)" would not say why
-        raise InputError(f"{path}: starts with a byte-order mark (U+FEFF): save it as UTF-8 without BOM")
+    refuse_bom(path, text)  # tomllib's "Invalid statement (line 1, column 1)" would not say why
     try:
         return toml_loads(text)
     except RecursionError:

@@ -87,8 +87,9 @@ def model_content(header: GGUFHeader) -> dict[str, Any]:
     content["metadata"] = {k: v for k, v in content["metadata"].items() if not NAMING.fullmatch(k)}
     # Each long array's element digest where the header knows it (a vocabulary's token strings): slip round 36, a copy
     # re-tokenized with a vocabulary of the same size matched as the same model (its tokens only counted).
-    content["digests"] = {k: v.sha256 for k, v in header.metadata.items()
-                          if isinstance(v, LongArray) and v.sha256 is not None and not NAMING.fullmatch(k)}
+    long = {k: v for k, v in header.metadata.items() if isinstance(v, LongArray) and not NAMING.fullmatch(k)}
+    content["digests"] = {k: v.sha256 for k, v in long.items() if v.sha256 is not None}
+    content["long"] = frozenset(long)  # every long array, its digest known or not (:func:`_unchecked`)
     if len(_MODELS) >= 64:
         _MODELS.clear()
     _MODELS[id(header)] = (header, content)
@@ -131,16 +132,27 @@ def in_scope(root: Root, declared: Sequence[str], checkpoint: str, header: GGUFH
 
 def same_model(theirs: dict[str, Any], ours: dict[str, Any]) -> bool:
     """Whether two :func:`model_content` are one model: the same metadata and tensor table, and the same elements of
-    each long array both know the digest of (an entry imported before digests were recorded knows none: it is held
-    to the rest, as before)."""
+    each long array, compared by their digests. One rule for every entry: a long array whose element digest either
+    side does not know (an entry imported before digests were recorded, or one whose digest was removed) cannot be
+    compared, and the two are not shown to be one model (:func:`_unchecked`; :func:`differences` says so). Until
+    session 24 such an array was left out of the comparison: an entry without digests took a copy re-tokenized with
+    a vocabulary of the same size as its model, one with digests refused it."""
     return (theirs["metadata"] == ours["metadata"] and theirs["tensors"] == ours["tensors"]
-            and not _digests_differ(theirs, ours))
+            and not _digests_differ(theirs, ours) and not _unchecked(theirs, ours))
 
 
 def _digests_differ(theirs: dict[str, Any], ours: dict[str, Any]) -> list[str]:
     """The long arrays whose element digests both contents know and differ, by key, sorted."""
     a, b = theirs.get("digests", {}), ours.get("digests", {})
     return sorted(k for k in a.keys() & b.keys() if a[k] != b[k])
+
+
+def _unchecked(theirs: dict[str, Any], ours: dict[str, Any]) -> list[tuple[str, bool]]:
+    """The long arrays both contents hold whose element digest one of them does not know, by key, sorted, each with
+    whether ``theirs`` (the listed entry) is the one that does not."""
+    a, b = theirs.get("digests", {}), ours.get("digests", {})
+    both = theirs.get("long", frozenset()) & ours.get("long", frozenset())
+    return sorted((k, k not in a) for k in both if k not in a or k not in b)
 
 
 def differences(root: Root, declared: Sequence[str], header: GGUFHeader) -> str:
@@ -167,7 +179,17 @@ def differences(root: Root, declared: Sequence[str], header: GGUFHeader) -> str:
                         f"{tensors[0]}")
         if counts[0] != counts[1]:
             said.append(f"{counts[1]} tensors, not {counts[0]}")
-        return f" (its header is not {name}'s: {'; '.join(said)})" if said else ""
+        if said:
+            return f" (its header is not {name}'s: {'; '.join(said)})"
+        unchecked = _unchecked(theirs, ours)
+        if unchecked:
+            key, listed_lacks = unchecked[0]
+            whose = f"the entry {name}" if listed_lacks else "its entry"
+            more = f" and {len(unchecked) - 1} more" if len(unchecked) > 1 else ""
+            return (f" (its header cannot be compared with {name}'s: {whose} records no digest of the elements of "
+                    f"{key}{more} (imported before element digests were recorded, or the digest removed): re-import "
+                    f"it with passprice import)")
+        return ""
     return ""
 
 

@@ -29,7 +29,7 @@ import cattrs
 
 from passprice import schema
 from passprice.errors import InputError, SchemaError
-from passprice.files import read_regular
+from passprice.files import read_regular, refuse_bom
 from passprice.typemix import Mix, Model, Planned, assign
 
 #: Hugging Face ``model_type`` → GGUF ``general.architecture`` (llama.cpp's ``MODEL_ARCH_NAMES``).
@@ -279,6 +279,7 @@ def read_config(path: Path, folder: Path | None = None) -> Published:
     the file cannot be read or is not JSON (naming its line and column), or what :func:`config_from_document`
     raises."""
     data = read_regular(path, schema.MAX_TOML_BYTES)  # a FIFO or a device is refused before a byte is read
+    refuse_bom(path, data)  # as every text file passprice reads (json.loads said "Unexpected UTF-8 BOM")
     try:
         document = json.loads(data.decode("utf-8"), parse_constant=_no_constant, object_pairs_hook=_no_repeats,
                               parse_float=schema.parse_float)

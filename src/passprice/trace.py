@@ -16,7 +16,6 @@ distributions may change between versions), so a seed gives the same trace every
 
 from __future__ import annotations
 
-import codecs
 import json
 import math
 import random
@@ -29,7 +28,7 @@ from typing import Any, BinaryIO
 import attrs
 
 from passprice.errors import InputError
-from passprice.files import open_regular
+from passprice.files import BOM, open_regular, refuse_bom
 
 #: Keys a trace line may have.
 KEYS = ("arrival_s", "prompt_tokens", "output_tokens", "prefix_id", "prefix_tokens")
@@ -318,20 +317,21 @@ def parse_trace(lines: Iterable[str], source: str, limit: int, model: int | None
 
 
 def _lines(path: Path, handle: BinaryIO) -> Iterator[str]:
-    """The lines of a trace file as text, one at a time (a UTF-8 byte-order mark at byte 0 dropped: the file is read
-    as ``utf-8-sig``). Raises :class:`InputError` at a line that is not UTF-8, longer than :data:`MAX_LINE` bytes
-    (binary garbage, not a request) or starting with a byte-order mark past the first line, naming it."""
+    """The lines of a trace file as text, one at a time. Raises :class:`InputError` for a file starting with a UTF-8
+    byte-order mark (:func:`passprice.files.refuse_bom`, the rule of every text file passprice reads), and at a line
+    that is not UTF-8, longer than :data:`MAX_LINE` bytes (binary garbage, not a request) or starting with a
+    byte-order mark past the first line (files joined together), naming it."""
     number = 0
     while raw := handle.readline(MAX_LINE + 1):
         number += 1
         if len(raw) > MAX_LINE:
             raise InputError(f"{path}:{number}: longer than {MAX_LINE:,} bytes: not a request (is this a trace?)")
         if number == 1:
-            raw = raw.removeprefix(codecs.BOM_UTF8)  # RFC 8259 §8.1: a parser may ignore one (Windows tools write it)
-        elif raw.startswith(codecs.BOM_UTF8):
+            refuse_bom(path, raw)  # one rule for every text file passprice reads (files.refuse_bom)
+        elif raw.startswith(BOM):
             raise InputError(
-                f"{path}:{number}: starts with a byte-order mark (U+FEFF): only the file's first line may (files "
-                "joined together?)"
+                f"{path}:{number}: starts with a byte-order mark (U+FEFF): files joined together? save each as UTF-8 "
+                "without BOM"
             )
         try:
             yield raw.decode("utf-8").removesuffix("\n").removesuffix("\r")
@@ -340,7 +340,7 @@ def _lines(path: Path, handle: BinaryIO) -> Iterator[str]:
 
 
 def read_trace(path: Path, limit: int, model: int | None = None) -> Trace:
-    """The trace at ``path`` (UTF-8 JSON Lines, a leading byte-order mark allowed), checked by :func:`parse_trace`,
+    """The trace at ``path`` (UTF-8 JSON Lines without a byte-order mark), checked by :func:`parse_trace`,
     read a line at a time (a trace past :data:`MAX_REQUESTS` is refused without being read whole). Raises
     :class:`InputError`."""
     try:
