@@ -519,7 +519,8 @@ def test_sources_lists_facts_locks_and_provenances() -> None:
     )
     assert len(drafting) == 3 and by_id["deepseek-v3-technical-report"]["locks"] == drafting
     text = invoke("sources").stdout
-    assert text.splitlines()[0].split() == ["source", "kind", "date", "facts", "locks", "provenance", "it", "supports"]
+    assert text.splitlines()[0].split() == ["source", "kind", "date", "facts", "runs", "locks", "provenance", "it",
+                                         "supports"]
 
 
 def test_audit_of_a_lock_shows_floors_margins_and_citations_by_source() -> None:

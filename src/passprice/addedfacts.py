@@ -339,17 +339,36 @@ def _within(amount: float, text: str) -> bool:
 #: A percentage a locator quotes (``85%``, ``15 %``).
 _PERCENT = re.compile(r"(?<![\w.,])(\d+(?:\.\d+)?)\s?%")
 
+#: A ratio a locator states as a part of a whole: ``A of B``, ``A of the B``, ``A out of (the) B`` (``12 of the 32
+#: experts``), each number in digits (``1,024`` too).
+_PART_OF = re.compile(r"(?i)(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s+(?:out\s+)?of\s+(?:the\s+)?"
+                      r"(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?![\w.,]?\d)")
+
+
+def parts_of(text: str) -> dict[float, str]:
+    """The ratios ``text`` states as ``A of (the) B`` or ``A out of (the) B`` (:data:`_PART_OF`), each ``A / B`` →
+    the words stating it (``12 of the 32`` → 0.375), those with ``0 < A <= B`` alone (``70 of 50`` is no part of a
+    whole). A routing record's ``hot_experts`` 0.375 under ``12 of the 32 experts take 70 %`` was asked whether the
+    place gives it, its locator said to quote only 70 % (slip round 39). Raises nothing."""
+    out: dict[float, str] = {}
+    for found in _PART_OF.finditer(text[:10_000]):
+        part, whole = (float(g.replace(",", "")) for g in found.groups())
+        if 0 < part <= whole:
+            out.setdefault(part / whole, found.group(0))
+    return out
+
 
 def _count_asks(fact: Fact, quoted: Callable[[str], set[float]]) -> str | None:
     """What an added ratio or count (unit ``1``) without a derivation asks when its locator quotes candidates for it
-    and none is it: for a ratio (at most 1) the percentages it quotes (``85-90%`` states 0.85 and 0.9) and its bare
-    numbers up to 1; for a count its bare numbers (``quoted``, with a count after ``x``; a number written with a unit
-    is not one). An estimate or assumption asks only when no product or quotient of two numbers it quotes (numbers
-    in words read, ``the two busiest``; a percentage also over 100) gives it within :data:`BASIS_TOLERANCE`, and it
-    lies in no range and meets no bound the locator quotes (:func:`_within`: the 2 shipped estimates of a share, 0.85
-    under ``the 0.80-0.86 DMA shares`` and 0.8 under ``over 75%``). A copied drafting method's ``acceptance.1`` 0.95,
-    estimated, under a reworded ``second-token acceptance of 85-90%`` was added with nothing to verify (slip round
-    34). ``None`` otherwise."""
+    and none is it: for a ratio (at most 1) the percentages it quotes (``85-90%`` states 0.85 and 0.9), its bare
+    numbers up to 1 and the parts of a whole it states (:func:`parts_of`: ``12 of the 32`` states 0.375, met within
+    :data:`BASIS_TOLERANCE`); for a count its bare numbers (``quoted``, with a count after ``x``; a number written
+    with a unit is not one). An estimate or assumption asks only when no product or quotient of two numbers it
+    quotes (numbers in words read, ``the two busiest``; a percentage also over 100) gives it within
+    :data:`BASIS_TOLERANCE`, and it lies in no range and meets no bound the locator quotes (:func:`_within`: the 2
+    shipped estimates of a share, 0.85 under ``the 0.80-0.86 DMA shares`` and 0.8 under ``over 75%``). A copied
+    drafting method's ``acceptance.1`` 0.95, estimated, under a reworded ``second-token acceptance of 85-90%`` was
+    added with nothing to verify (slip round 34). ``None`` otherwise."""
     if fact.locator is None:
         return None
     plain = _plain(fact.locator)
@@ -358,11 +377,14 @@ def _count_asks(fact: Fact, quoted: Callable[[str], set[float]]) -> str | None:
     percents |= {float(end) / 100 for lo, hi, percent in _RANGE.findall(plain) if percent for end in (lo, hi)}
     written = {n for n in _counts_quoted(fact.locator, quoted) if n not in united}  # in digits
     bare = written | {n for n in _counts_quoted(plain, quoted) if n not in united}  # and in words
-    candidates = (percents | {n for n in written if n <= 1}) if fact.amount <= 1 else written - {
+    ratios = parts_of(plain) if fact.amount <= 1 else {}
+    candidates = (percents | {n for n in written if n <= 1} | set(ratios)) if fact.amount <= 1 else written - {
         p * 100 for p in percents}
     mine = float(f"{fact.amount:.12g}")
     if not candidates or any(abs(c - mine) <= 1e-12 * max(1.0, abs(mine)) for c in candidates):
         return None
+    if any(abs(r - fact.amount) <= BASIS_TOLERANCE * abs(fact.amount) for r in ratios):
+        return None  # ``12 of the 32`` quotes 0.375 (and 0.3750 written to its digits, within 0.1 %)
     if fact.amount <= 1 and _in_range(fact.amount, plain):
         return None
     if fact.provenance not in (Provenance.PUBLISHED, Provenance.MEASURED):
@@ -372,7 +394,8 @@ def _count_asks(fact: Fact, quoted: Callable[[str], set[float]]) -> str | None:
         if any(abs(op - fact.amount) <= BASIS_TOLERANCE * abs(fact.amount)
                for a in factors for b in [1.0, *factors] for op in (a * b, a / b if b else a)):
             return None
-    shown = ", ".join(f"{c * 100:g}%" if c in percents else f"{c:g}" for c in sorted(candidates)[:5])
+    shown = ", ".join(f"{c * 100:g}%" if c in percents else f"{escaped(ratios[c])} ({c:.4g})" if c in ratios
+                      else f"{c:g}" for c in sorted(candidates)[:5])
     said = _shown(fact.amount, fact.unit) + ("" if fact.provenance in (Provenance.PUBLISHED, Provenance.MEASURED)
                                              else f", {fact.provenance.value}")
     return (f"it is {_shown(fact.amount, fact.unit)} but its locator quotes {shown}: does "

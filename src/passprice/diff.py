@@ -958,6 +958,21 @@ def _serving_changes(old: ServingSpec, new: ServingSpec) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _serving_change_pairs(
+    old: ServingSpec, new: ServingSpec
+) -> tuple[tuple[str, ...], tuple[Mapping[str, Any], ...]]:
+    """The serving's changes from ``old`` (BASE) to ``new`` (HEAD) twice, in the same order: as lines
+    (:func:`_serving_changes`) and as ``{"field": "serving.FIELD", "locked": BASE's value, "now": HEAD's value}``
+    (:func:`passprice.reproduce.serving_differences`, values as the serving document writes them, ``None`` where
+    absent), the shape of ``reproduce --json``'s ``serving_differences``. Raises nothing."""
+    from passprice.reproduce import serving_differences
+
+    lines = _serving_changes(old, new)
+    fields = tuple({"field": f"serving.{key}", "locked": was, "now": now}
+                   for key, was, now in serving_differences(old, new))
+    return lines, fields
+
+
 def _field(fact: Fact, name: str) -> Any:
     if name == "value":
         return fact.value
@@ -1447,6 +1462,11 @@ class LockImpact:
     serving: tuple[str, ...] = ()
     older: bool = False
     note: str | None = None
+    #: :attr:`serving` for programs, one ``{"field", "locked", "now"}`` a line in the same order, the shape of
+    #: ``reproduce --json``'s ``serving_differences``: ``serving.FIELD`` with BASE's value (``locked``) and HEAD's
+    #: (``now``) as the serving document writes them (``None`` where absent), ``registered`` (the serving's name, HEAD
+    #: ``None``) for a serving not registered on HEAD. ``serving_changed`` was text alone (slip round 39).
+    serving_differences: tuple[Mapping[str, Any], ...] = ()
     #: For a lock HEAD leaves below a floor: each offending path's elasticity on HEAD's facts (% tokens/s per +1 %
     #: of the fact, :func:`passprice.audit.audit`; ``None`` when re-pricing is refused), so a reviewer sees whether
     #: the weakened fact moves the price at all.
@@ -1792,6 +1812,7 @@ class LockImpact:
             "changed": list(self.changed),
             "inputs": list(self.inputs),
             "serving_changed": list(self.serving),
+            "serving_differences": [dict(d) for d in self.serving_differences],
             "removed": self.removed,
             "holds": self.holds,
             "held": self.held,
@@ -2160,14 +2181,16 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
         if before.checkpoint is not None and after.checkpoint is not None and before.checkpoint != after.checkpoint:
             inputs.append("checkpoint content")
         serving: tuple[str, ...] = ()
+        serving_fields: tuple[Mapping[str, Any], ...] = ()
         if before.spec is not None and after.spec is not None:
-            serving = _serving_changes(
+            serving, serving_fields = _serving_change_pairs(
                 spec_from_document(before.spec, "BASE"), spec_from_document(after.spec, "HEAD")
             )
             if serving:
                 inputs.append("serving")
         if after.gone:
             serving = (f"serving {lock.info.serving} is not registered on HEAD", *serving)
+            serving_fields = ({"field": "registered", "locked": lock.info.serving, "now": None}, *serving_fields)
             inputs.append("serving")
         if status not in ("added", "removed") and base.code.model != head.code.model:
             inputs.append("pricing model")
@@ -2195,6 +2218,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                 policy=policy,
                 inputs=tuple(inputs),
                 serving=serving,
+                serving_differences=serving_fields,
                 older=new is not None and new.info.format < LOCK_FORMAT,
                 note=note,
                 elasticities=offence_elasticities(head, lock, verdict) if status != "removed" else {},

@@ -1005,13 +1005,17 @@ def render(a: Lineage, fmt: str) -> str:
 @attrs.frozen
 class SourceUse:
     """One source in ``passprice sources``: the record, the facts citing it, the locks resting on them (or on facts
-    derived from them), and the weakest and strongest provenance of the facts citing it."""
+    derived from them), the weakest and strongest provenance of the facts citing it, and ``runs``, the measured runs
+    citing it (a run's own ``source``, else its file's: what ``audit --source`` lists, :func:`runs_citing`). A
+    source cited only by runs (``ggml-org-llama-cpp``'s 11) read "0 facts, 0 locks, –", as if nothing used it
+    (slip round 39)."""
 
     source: Source
     facts: int
     locks: tuple[str, ...]
     weakest: Provenance | None
     strongest: Provenance | None
+    runs: int = 0
 
     def to_json(self) -> dict[str, Any]:
         """The source for ``--json``."""
@@ -1023,6 +1027,7 @@ class SourceUse:
             "date": self.source.date,
             "where": self.source.where(),
             "facts": self.facts,
+            "runs": self.runs,
             "locks": list(self.locks),
             "weakest": self.weakest.value if self.weakest is not None else None,
             "strongest": self.strongest.value if self.strongest is not None else None,
@@ -1030,10 +1035,15 @@ class SourceUse:
 
 
 def source_uses(root: Root) -> tuple[list[SourceUse], list[str]]:
-    """Every registered source that reads, with how many facts cite it, the locks resting on them, and the
-    provenances it supports (counted over the cards, methods and locks that read); and one line per problem of
-    every source, card, method or lock file that does not read (a source whose ``source.path`` names no regular file
-    of the registry among them), as the other listings report them."""
+    """Every registered source that reads, with how many facts cite it, the locks resting on them, the
+    provenances it supports (counted over the cards, methods and locks that read), and how many measured runs cite
+    it (counted over the measurement files that read, as :func:`runs_citing` counts them: a file that does not read
+    is check's to report); and one line per problem of every source, card, method or lock file that does not read
+    (a source whose ``source.path`` names no regular file of the registry among them), as the other listings report
+    them."""
+    from collections import Counter
+
+    from passprice.measurements import load_runs
     from passprice.registry import document_problem
     from passprice.sources import read_sources
 
@@ -1052,6 +1062,7 @@ def source_uses(root: Root) -> tuple[list[SourceUse], list[str]]:
     out = []
     index = citing_sources(records)  # one pass over the facts and the locks' pins, not one a source
     cited = {shown: pinned_citations(lock) for shown, lock in locks}
+    runs = Counter(run.source_id for run in load_runs(root, problems=[]))
     for source in sources.values():
         citing = index.get(source.id, [])
         demoted = {c.ref for c in citing} | {c.ref for c in derived_closure(records, [c.ref for c in citing])}
@@ -1064,6 +1075,7 @@ def source_uses(root: Root) -> tuple[list[SourceUse], list[str]]:
                 tuple(i.name for i in impacts),
                 weakest(provenances) if provenances else None,
                 min(provenances) if provenances else None,
+                runs[source.id],
             )
         )
     return out, problems
@@ -1080,11 +1092,12 @@ def sources_text(uses: Iterable[SourceUse]) -> str:
         else:
             supports = f"{u.strongest.value}…{u.weakest.value}"
         date = u.source.date or "registry"
-        rows.append([u.source.id, u.source.kind, date, str(u.facts), str(len(u.locks)), supports])
-    table = text_table(["source", "kind", "date", "facts", "locks", "provenance it supports"], rows, (3, 4))
+        rows.append([u.source.id, u.source.kind, date, str(u.facts), str(u.runs), str(len(u.locks)), supports])
+    table = text_table(["source", "kind", "date", "facts", "runs", "locks", "provenance it supports"], rows, (3, 4, 5))
     return (
-        f"{table}\n\n  facts: the facts citing it (as their source or a figure's); locks: the locks whose price "
-        "rests on them\n  `passprice audit --source ID` shows which, and what breaks if it is withdrawn"
+        f"{table}\n\n  facts: the facts citing it (as their source or a figure's); runs: the measured runs citing it;\n"
+        "  locks: the locks whose price rests on them\n"
+        "  `passprice audit --source ID` shows which, and what breaks if it is withdrawn"
     )
 
 
