@@ -5,6 +5,7 @@ and the three outcomes a command may have — a result, a named refusal (exit 1)
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,6 +16,24 @@ from click.testing import CliRunner, Result
 from passprice.cli import cli
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def retitled(card_text: str, title: str) -> str:
+    """A card file's text with its ``[card]`` table's ``name`` (the card's title) replaced by ``title``: a copy of a
+    registered card needs a title of its own, since ``check`` refuses two cards of one title (session 24)."""
+    pattern = r'(?m)^(\[card\]\n(?:[^\[\n][^\n]*\n)*?name = )"[^"\n]*"'
+    text, count = re.subn(pattern, lambda m: f"{m[1]}{json.dumps(title)}", card_text, count=1)
+    assert count == 1, "no [card] name to retitle"
+    return text
+
+
+def copy_card(source: Path, target: Path) -> None:
+    """Copy the card file ``source`` to ``target`` with a title of its own (``source``'s title + `` (copy TARGET)``,
+    TARGET the new file's stem), as a user copying a registered card must give it."""
+    text = source.read_text(encoding="utf-8")
+    title = re.search(r'(?m)^name = "([^"\n]*)"', text.split("[card]", 1)[1])
+    assert title is not None, source
+    target.write_text(retitled(text, f"{title[1]} (copy {target.stem})"), encoding="utf-8")
 
 
 def invoke(*args: str, root: Path = REPO) -> Result:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import bad, copy_root, invoke
+from cli_helpers import bad, copy_card, copy_root, invoke
 from passprice.errors import InputError
 
 MEASURED = "registry/measurements/xiongjiedai-llama3-llamabench.toml"
@@ -386,7 +386,7 @@ def test_check_names_files_whose_names_differ_only_by_case_or_normalization(tmp_
     root = copy_root(tmp_path)
     cards = root / "facts" / "cards"
     for name in ("\u00e9", "e\u0301", "H200_SXM_141GB"):
-        shutil.copy(cards / "h200_sxm_141gb.toml", cards / f"{name}.toml")
+        copy_card(cards / "h200_sxm_141gb.toml", cards / f"{name}.toml")
     servings = root / "registry" / "servings"
     shutil.copy(servings / "r1-qwen7b-h200.toml", servings / "R1-qwen7b-h200.toml")
     result = invoke("check", root=root)

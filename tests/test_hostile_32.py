@@ -37,7 +37,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import copy_root, invoke
+from cli_helpers import copy_root, invoke, retitled
 
 STACK = "facts/stacks/llamacpp-cuda-2405.toml"
 
@@ -126,7 +126,7 @@ def test_comment_of_a_thousand_added_facts_counts_the_table_rows_past_200(tmp_pa
     base, head = copy_root(tmp_path / "base"), copy_root(tmp_path / "head")
     card = (head / "facts/cards/a40.toml").read_text(encoding="utf-8")
     for i in range(100):
-        (head / f"facts/cards/zz{i}.toml").write_text(card, encoding="utf-8")
+        (head / f"facts/cards/zz{i}.toml").write_text(retitled(card, f"NVIDIA A40 zz{i}"), encoding="utf-8")
     out = invoke("diff", str(base), str(head), "--format", "comment")
     assert out.exit_code == 0, out.output
     assert len(out.stdout) < 65_536, len(out.stdout)  # 118 KB with the table whole

@@ -300,3 +300,33 @@ def test_an_entry_without_element_digests_holds_a_scope_to_the_same_rule(tmp_pat
     _edit(entry, 'length = 2000 }', f'length = 2000, sha256 = "{digest}" }}')
     assert invoke(*price, str(renamed.source), root=root).exit_code == 0
     assert "first tokenizer.ggml.tokens (its elements)" in invoke(*price, str(retokenized.source), root=root).stderr
+
+
+# --- 5. two cards of one title ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("title", [None, "nvidia  h200 SXM 141GB "])
+def test_a_card_copied_with_its_title_is_flagged_by_check_and_review(tmp_path: Path, title: str | None) -> None:
+    """A card copied from an existing one that kept its ``card.name`` (two cards, one title) passed ``check`` and the
+    review: their tables show a card by its title, so two rows read alike. Flagged as a bad file (exit 2), naming the
+    file, the key and the other file; a title differing only in case and spacing is the same title to a reader."""
+    root = _root(tmp_path)
+    cards = root / "facts" / "cards"
+    copy = cards / "h200_zz_copy.toml"  # sorted after h200_sxm_141gb.toml: the one flagged
+    shutil.copy(cards / "h200_sxm_141gb.toml", copy)
+    if title is not None:
+        _edit(copy, 'name = "NVIDIA H200 SXM 141GB"', f'name = "{title}"')
+    shown = title or "NVIDIA H200 SXM 141GB"
+    line = (f"facts/cards/h200_zz_copy.toml: card.name: {shown!r} is the title of h200_sxm_141gb.toml too: a review's "
+            "tables show a card by its title; give each card its own")
+    result = invoke("check", root=root)
+    assert result.exit_code == 2, result.output
+    assert result.stderr == f"passprice: error: {line}\n"
+    from passprice.check import review_files
+    from passprice.registry import find_root
+
+    review = review_files(find_root(root))
+    assert line in review.problems and line in review.unreadable
+    # its own title: the copy passes
+    _edit(copy, f'name = "{shown}"', 'name = "NVIDIA H200 SXM 141GB (a copy)"')
+    assert line not in invoke("check", root=root).stderr

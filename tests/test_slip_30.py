@@ -34,7 +34,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import REPO, invoke
+from cli_helpers import REPO, invoke, retitled
 from passprice.facts import Fact
 from passprice.locks import _canonical, _sorted
 from test_diff import commit_all, git
@@ -133,7 +133,8 @@ def test_a_serving_moved_to_a_look_alike_card_spells_its_name(registry: Path) ->
     section = "".join(line for line in text[start:end].splitlines(keepends=True)
                       if not line.startswith("derivation."))
     copy = text[:start] + section.replace(READ, READ.replace("0.9333", "0.9633")) + text[end:]
-    (path / "facts" / "cards" / f"{LOOKALIKE}.toml").write_text(copy, encoding="utf-8")
+    (path / "facts" / "cards" / f"{LOOKALIKE}.toml").write_text(retitled(copy, "NVIDIA H200 (a look-alike)"),
+                                                                encoding="utf-8")
     serving = path / "registry" / "servings" / f"{R1}.toml"
     serving.write_text(serving.read_text(encoding="utf-8").replace(f'card = "{CARD}"', f'card = "{LOOKALIKE}"'),
                        encoding="utf-8")

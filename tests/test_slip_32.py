@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import REPO, copy_root, invoke
+from cli_helpers import REPO, copy_card, copy_root, invoke
 from test_diff import commit_all, git
 
 H200 = "facts/cards/h200_sxm_141gb.toml"
@@ -139,7 +139,7 @@ def test_1_an_added_fact_citing_no_registered_source_is_to_verify(registry: Path
 def test_1_copies_that_agree_with_what_they_cite_ask_nothing(registry: Path) -> None:
     path = branch(registry, "plain-copies")
     for card in ("h200_sxm_141gb", "a100_sxm4_80gb", "rtx_4090", "mi300x", "sn40l"):
-        shutil.copy(path / "facts" / "cards" / f"{card}.toml", path / "facts" / "cards" / f"{card}_copy.toml")
+        copy_card(path / "facts" / "cards" / f"{card}.toml", path / "facts" / "cards" / f"{card}_copy.toml")
     commit_all(path, "five plain copies")
     status, text, out = review(path)
     assert status == 0, text
@@ -149,7 +149,7 @@ def test_1_copies_that_agree_with_what_they_cite_ask_nothing(registry: Path) -> 
 def _lookalike(root: Path) -> None:
     """The H200's card copied under ``h200_sхm_141gb`` (a Cyrillic ``х``) and r1-qwen7b-h200 pointed at it."""
     cards = root / "facts" / "cards"
-    shutil.copy(cards / "h200_sxm_141gb.toml", cards / "h200_s\u0445m_141gb.toml")
+    copy_card(cards / "h200_sxm_141gb.toml", cards / "h200_s\u0445m_141gb.toml")
     serving = root / "registry" / "servings" / "r1-qwen7b-h200.toml"
     serving.write_text(serving.read_text().replace('card = "h200_sxm_141gb"', 'card = "h200_s\u0445m_141gb"'))
 

@@ -321,6 +321,7 @@ def _validate_folder(
     # for a folder of 2,000 files was 20,000 calls.
     from passprice.registry import editor_lock
 
+    titles: dict[str, Path] = {}  # a card's title, folded (title_key), → the first card file of it
     for path in sorted(folder.glob(f"*{suffix}"), key=lambda p: p.name):
         if editor_lock(path.name):
             continue  # Emacs's .#FILE while a buffer is modified: no registry file, as the listings pass over it
@@ -329,7 +330,10 @@ def _validate_folder(
             if kind == "card":  # as load_card reads it (kept by passprice.cache); its sources are reviewed later
                 from passprice.cards import read_card
 
-                read_card(root, path)
+                card = read_card(root, path)
+                first = titles.setdefault(title_key(card.title), path)
+                if first != path:
+                    problems.append(same_title(path, card.title, first))
             elif kind == "checkpoint":
                 # Loaded as the pricer loads it (schema, entry name = file name, header), and kept in its cache for
                 # the servings and locks that name it.
@@ -345,6 +349,22 @@ def _validate_folder(
         except InputError as e:
             problems += problem_lines(e)
     return count, problems + lookalikes(folder, suffix)
+
+
+def title_key(title: str) -> str:
+    """A card title as two titles are compared: case folded, runs of white space one space (``NVIDIA  H200 `` and
+    ``nvidia h200`` are one title to a reader of a table)."""
+    return " ".join(title.split()).casefold()
+
+
+def same_title(path: Path, title: str, first: Path) -> str:
+    """The problem line of the card file ``path`` whose ``card.name`` (its ``title``) is the title of the card file
+    ``first`` too: a card copied from another that kept its title (two cards, one title) made the review's tables,
+    which show a card by its title, ambiguous, and ``check`` passed it (session 24)."""
+    return (
+        f"{path}: card.name: {title!r} is the title of {first.name} too: a review's tables show a card by its "
+        "title; give each card its own"
+    )
 
 
 def lookalikes(folder: Path, suffix: str = ".toml") -> list[str]:
