@@ -247,7 +247,8 @@ def test_reproduce_of_a_stack_lock_marks_a_fit_the_routing_change_left_stale(tmp
     text = invoke("reproduce", "locks/w24-moe.lock.toml", root=root).stdout
     assert ("    stale          stack.overhead.pass, stack.share.read, stack.share.append no longer the fit of stack "
             "vllm-w24's runs (a run, or a card, checkpoint or routing record they price, changed): today's expected "
-            "column rests on them; re-fit with `passprice calibrate --stack vllm-w24`") in text
+            "column rests on them as facts/stacks/vllm-w24.toml holds them today, and so does the pinned column (the "
+            "lock pinned them as they are); re-fit with `passprice calibrate --stack vllm-w24`") in text
     data = json.loads(invoke("reproduce", "locks/w24-moe.lock.toml", "--json", root=root).stdout)
     assert data["stale_stack"] == ["stack.overhead.pass", "stack.share.read", "stack.share.append"]
 

@@ -348,7 +348,7 @@ def _validate_folder(
                 build(name, document, str(path))
         except InputError as e:
             problems += problem_lines(e)
-    return count, problems + lookalikes(folder, suffix)
+    return count, problems + lookalikes(folder, suffix) + device_names(folder, suffix)
 
 
 def title_key(title: str) -> str:
@@ -383,6 +383,26 @@ def lookalikes(folder: Path, suffix: str = ".toml") -> list[str]:
         for names in groups.values()
         if len(names) > 1
     ]
+
+
+def device_names(folder: Path, suffix: str = ".toml") -> list[str]:
+    """One line for each record file (``*SUFFIX``) in ``folder`` whose name is a Windows device's
+    (:func:`passprice.registry.windows_device`: ``nul.toml``, ``CON.toml``, ``aux.lock.toml``), sorted by name: a clone
+    on Windows cannot check such a file out. ``import``, ``synth``, ``new-serving`` and ``lock`` refuse to write one
+    (attack round 45); one there already (written by hand, or before that round) was read by ``check`` without a
+    word (slip 40). The file is still read and checked as any other; the line makes ``check`` (and a review) exit 2,
+    as :func:`lookalikes` does for names that are one file on Windows."""
+    from passprice.registry import editor_lock, windows_device
+
+    lines = []
+    for name in sorted(path.name for path in folder.glob(f"*{suffix}")):
+        device = windows_device(name)
+        if device is not None and not editor_lock(name):
+            lines.append(
+                f"{folder / name}: {device} names a device on Windows, where no file of that name (with any suffix) "
+                "can be checked out: rename the file (and what names it)"
+            )
+    return lines
 
 
 @attrs.frozen
@@ -460,7 +480,7 @@ def _review_files(root: Root, documents: Callable[[str], str | None] | None = No
     unreadable += found
     for folder, suffix in ((root.servings, ".toml"), (root.sources, ".toml"), (root.locks, ".lock.toml")):
         problem = folder_problem(folder, root)  # a file where the folder should be: one line, the rest still checked
-        found = [problem] if problem is not None else lookalikes(folder, suffix)
+        found = [problem] if problem is not None else lookalikes(folder, suffix) + device_names(folder, suffix)
         problems += found
         unreadable += found
     # sources cited and registered, derived facts recomputed (passprice.lineage); a source file that does not read

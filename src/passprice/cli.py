@@ -1318,17 +1318,26 @@ def _ratio_reach(ctx: click.Context, expected: Any, resolved: Any) -> Any:
     return reach
 
 
-def _fit_check(ctx: click.Context, expected: Any) -> Any:
+def _fit_check(ctx: click.Context, expected: Any, lock_ref: str | None = None) -> Any:
     """Whether the stack ``expected`` was priced under still fits today's registry
     (:func:`passprice.stackreach.fit_check`: its runs, or a card, checkpoint or routing record they price, changed
     since it was fitted, as ``check`` and ``diff`` find it): one warning line on stderr naming the stack and the
     command that re-fits it when it does not, and the check for ``--json``'s ``stack_fit`` (``None`` without a
-    stack). Session 24: ``price``/``best --stack`` on a stale fit said nothing."""
+    stack). Session 24: ``price``/``best --stack`` on a stale fit said nothing. With ``--lock L`` (``lock_ref``)
+    made under that stack, the line says the check re-fitted today's stack file and whether L pinned its facts as
+    they are (:func:`passprice.stackreach.lock_fit`, slip 40)."""
     if expected is None:
         return None
-    from passprice.stackreach import fit_check
+    from passprice.stackreach import fit_check, lock_fit
 
-    checked = fit_check(_root(ctx), expected.stack.name)
+    root = _root(ctx)
+    checked: Any = fit_check(root, expected.stack.name)
+    if lock_ref is not None and checked.findings:
+        from passprice.locks import lock_path, read_lock
+
+        the_lock = read_lock(lock_path(root, lock_ref), root.schema)
+        if the_lock.stack is not None and the_lock.stack.name == checked.stack:
+            checked = lock_fit(root, checked, the_lock)
     warning = checked.warning()
     if warning is not None:
         click.echo(f"passprice: warning: {warning}", err=True)
@@ -1585,7 +1594,7 @@ def price_command(
     stale = _stale(resolved, data, expected)  # a derived fact it rests on whose inputs moved
     note = _routing_note(resolved, cost)
     reach = _ratio_reach(ctx, expected, resolved)
-    fitted = _fit_check(ctx, expected)
+    fitted = _fit_check(ctx, expected, lock_ref)
     if as_json:
         _echo_price_json({**_with_span(_with_routing_note(data, note, resolved.header), reach),
                           **({} if fitted is None else {"stack_fit": fitted.to_json()}),
@@ -1654,7 +1663,7 @@ def best_command(
     stale = _stale(resolved, data, expected)  # a derived fact it rests on whose inputs moved
     note = _routing_note(resolved, cost)
     reach = _ratio_reach(ctx, expected, resolved)
-    fitted = _fit_check(ctx, expected)
+    fitted = _fit_check(ctx, expected, lock_ref)
     if as_json:
         _echo_price_json({**_with_span(_with_routing_note(data, note, resolved.header), reach),
                           **({} if fitted is None else {"stack_fit": fitted.to_json()}),

@@ -873,6 +873,20 @@ def side_by_side(rep: Reproduction) -> list[tuple[str, Any, Any, Any]]:
     return out[:3] + rows + out[3:]
 
 
+def stale_pinned_apart(rep: Reproduction) -> tuple[str, ...]:
+    """Of ``rep.stale_stack`` (the stack facts, by lock path, that no longer follow from the stack's runs: a re-fit
+    of today's ``facts/stacks/S.toml``), those the lock pinned with a value other than today's (or did not pin):
+    the pinned column rests on the others as today's does, on these not (slip 40: the line spoke of today's column
+    alone and the reader could not tell whether the lock's own stack was stale). Empty when the lock pinned each as
+    today's file holds it, or without stale facts."""
+    apart = []
+    for path in rep.stale_stack:
+        pinned, now = rep.lock.facts.get(path), rep.today.facts.get(path)
+        if pinned is None or now is None or pinned.value != now.value:
+            apart.append(path)
+    return tuple(apart)
+
+
 def reproduction_text(rep: Reproduction, shown: str, older: str | None = None, model_note: str = "") -> str:
     """A reproduction for people: the lock, whether it reproduces and why, which inputs changed since, the recorded,
     reproduced and today's figures side by side, and the first term that moved. ``model_note`` follows an unchanged
@@ -963,9 +977,15 @@ def reproduction_text(rep: Reproduction, shown: str, older: str | None = None, m
         if stale:
             lines.append(f"    stale          {stale.line()} (today's inputs column rests on them)")
     if rep.stale_stack and lock.stack is not None:
+        # The re-fit checks today's stack file (slip 40): whether the lock pinned those facts as it holds them says
+        # whether the pinned column rests on the stale fit too.
+        apart = stale_pinned_apart(rep)
+        pinned = ("and so does the pinned column (the lock pinned them as they are)" if not apart else
+                  f"the lock pinned {len(apart)} of them otherwise ({', '.join(apart)}), which this does not re-fit")
         lines.append(f"    stale          {', '.join(rep.stale_stack)} no longer the fit of stack {lock.stack.name}'s "
                      "runs (a run, or a card, checkpoint or routing record they price, changed): today's expected "
-                     f"column rests on them; re-fit with `passprice calibrate --stack {lock.stack.name}`")
+                     f"column rests on them as facts/stacks/{lock.stack.name}.toml holds them today, {pinned}; re-fit "
+                     f"with `passprice calibrate --stack {lock.stack.name}`")
     if rep.price is not None and "refusal" in rep.price:
         lines.append(f"  the pinned inputs are refused today: {rep.price.get('message', rep.price['refusal'])}")
     if today.refusal is not None:
@@ -1045,6 +1065,7 @@ def reproduction_json(rep: Reproduction, older: str | None = None) -> dict[str, 
         ],
         "unpinned": [{"path": p, "today": f.to_entry()} for p, f in today.unpinned],
         "stale_stack": list(rep.stale_stack),
+        "stale_stack_pinned_apart": list(stale_pinned_apart(rep)),
         "serving_changed": list(today.serving),
         "serving_differences": [dict(d) for d in today.differences],
         "floors": today.verdict.to_json() if today.verdict is not None else None,

@@ -465,3 +465,66 @@ def fit_check(root: Root, name: str) -> FitCheck:
         return cache.built("stack-fit", None, key, build, FitCheck)
     except InputError:
         return FitCheck(name)
+
+
+@attrs.frozen
+class LockFit:
+    """A stale fit (:class:`FitCheck`, ``checked``) found for a price made for a lock made under the same stack
+    (``price``/``best --lock L``): the check re-fits today's ``facts/stacks/S.toml``, which that price is priced
+    under, not the stack facts lock ``lock`` pinned (slip 40: the warning named the stack alone, read as the lock's).
+    ``apart``: the fitted facts the findings cover (:meth:`FitCheck.facts`) whose value today's file holds other than
+    the lock pinned it (or that the lock does not pin), in the findings' order; empty when the lock pinned each as
+    today's file holds it, so the finding is the pinned fit's too (:func:`lock_fit`)."""
+
+    checked: FitCheck
+    lock: str
+    apart: tuple[str, ...] = ()
+
+    def file(self) -> str:
+        """The stack file the check re-fitted, relative to the root: ``facts/stacks/S.toml``."""
+        return f"facts/stacks/{self.checked.stack}.toml"
+
+    def which(self) -> str:
+        """What the check compared, for the warning: ``the facts of facts/stacks/S.toml today, which lock L pinned as
+        they are`` or ``… today, not as lock L pinned N of them (PATHS)``."""
+        if not self.apart:
+            return f"the facts of {self.file()} today, which lock {self.lock} pinned as they are"
+        return (f"the facts of {self.file()} today, not as lock {self.lock} pinned {len(self.apart)} of them "
+                f"({', '.join(self.apart)})")
+
+    def warning(self) -> str | None:
+        """:meth:`FitCheck.warning`, naming the stack as ``stack S's fit (WHICH)`` (:meth:`which`); ``None`` when
+        the fit holds."""
+        line = self.checked.warning()
+        if line is None:
+            return None
+        lead = f"stack {self.checked.stack}'s fit "
+        return f"{lead}({self.which()}) {line[len(lead):]}"
+
+    def to_json(self) -> dict[str, Any] | None:
+        """:meth:`FitCheck.to_json` with ``"file"`` (:meth:`file`), ``"lock"`` and ``"pinned_apart"`` (``apart``);
+        ``None`` when the fit holds."""
+        out = self.checked.to_json()
+        if out is None:
+            return None
+        return {**out, "file": self.file(), "lock": self.lock, "pinned_apart": list(self.apart)}
+
+
+def lock_fit(root: Root, checked: FitCheck, lock: Any) -> LockFit:
+    """``checked`` (today's stack file's fit check) set against what ``lock`` (a :class:`passprice.locks.Lock` made
+    under the stack ``checked.stack``) pinned: each fitted fact of the findings is compared by value, today's file's
+    ``stack.PATH`` fact (:meth:`passprice.stacks.Stack.lock_facts`) against the lock's pinned one. A stack file that
+    does not load leaves every fact apart. Raises nothing."""
+    from passprice.errors import InputError
+    from passprice.stacks import load_stack
+
+    try:
+        today = load_stack(root, str(root.stacks / f"{checked.stack}.toml")).lock_facts()
+    except InputError:
+        today = {}
+    apart = []
+    for path in checked.facts():
+        now, pinned = today.get(f"stack.{path}"), lock.facts.get(f"stack.{path}")
+        if now is None or pinned is None or now.value != pinned.value:
+            apart.append(path)
+    return LockFit(checked, lock.name, tuple(apart))
