@@ -67,6 +67,33 @@ def test_1_the_review_fails_a_change_adding_one(tmp_path: Path) -> None:
     ]
 
 
+def test_1_the_listings_and_a_whole_sweep_name_them_too(tmp_path: Path) -> None:
+    """The listings said nothing of a card ``nul.toml`` or a serving ``con.toml`` (exit 0) where ``check`` now names
+    them: ``cards``, ``servings`` and a sweep of every registered serving say the same line (``check.name_problems``),
+    still show every file, and exit 2 (session 24, the lead)."""
+    root = copy_root(tmp_path)
+    _devices(root)
+    cards = invoke("cards", root=root)
+    assert cards.exit_code == 2
+    # named by its path as the listing found it (the root given), as the listings name look-alike names
+    assert cards.stderr == f"passprice: error: {root}/facts/cards/nul.toml: NUL {WINDOWS}\n"
+    listed = cards.stdout.split()
+    assert "nul" in listed and "h200_sxm_141gb" in listed
+    servings = invoke("servings", root=root)
+    assert servings.exit_code == 2
+    assert servings.stderr == f"passprice: error: {root}/registry/servings/con.toml: CON {WINDOWS}\n"
+    assert "con" in servings.stdout.split() and "r1-qwen7b-h200" in servings.stdout.split()
+    names = [p.stem for p in sorted((root / "registry" / "servings").glob("*.toml"))]
+    out = tmp_path / "grid.csv"
+    sweep = invoke("sweep", *names, "--cards", "h200_sxm_141gb", "--positions", "512", "--batches", "1",
+                   "-o", str(out), root=root)
+    assert sweep.exit_code == 2, sweep.output
+    assert f"passprice: error: {root}/registry/servings/con.toml: CON {WINDOWS}" in sweep.stderr.splitlines()
+    rows = out.read_text(encoding="utf-8").splitlines()
+    assert len(rows) == 1 + len(names)  # the grid still swept: a row a serving, con's among them
+    assert any(row.startswith("h200_sxm_141gb,con,") for row in rows)
+
+
 @pytest.fixture(scope="module")
 def stack_locked(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A registry with stack vllm-w24 calibrated on its five runs, serving w24-moe and its lock under the stack."""

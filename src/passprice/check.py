@@ -348,7 +348,7 @@ def _validate_folder(
                 build(name, document, str(path))
         except InputError as e:
             problems += problem_lines(e)
-    return count, problems + lookalikes(folder, suffix) + device_names(folder, suffix)
+    return count, problems + name_problems(folder, suffix)
 
 
 def title_key(title: str) -> str:
@@ -383,6 +383,14 @@ def lookalikes(folder: Path, suffix: str = ".toml") -> list[str]:
         for names in groups.values()
         if len(names) > 1
     ]
+
+
+def name_problems(folder: Path, suffix: str = ".toml") -> list[str]:
+    """The problem lines of the names of ``folder``'s record files (``*SUFFIX``), as every command that lists or
+    checks a folder says them: names alike (:func:`lookalikes`), then names of Windows devices
+    (:func:`device_names`). One place, so ``check``, the review, the listings (``cards``, ``servings``) and a sweep of
+    every registered serving or card report the same names (the listings said nothing of ``nul.toml``: session 24)."""
+    return lookalikes(folder, suffix) + device_names(folder, suffix)
 
 
 def device_names(folder: Path, suffix: str = ".toml") -> list[str]:
@@ -480,7 +488,7 @@ def _review_files(root: Root, documents: Callable[[str], str | None] | None = No
     unreadable += found
     for folder, suffix in ((root.servings, ".toml"), (root.sources, ".toml"), (root.locks, ".lock.toml")):
         problem = folder_problem(folder, root)  # a file where the folder should be: one line, the rest still checked
-        found = [problem] if problem is not None else lookalikes(folder, suffix) + device_names(folder, suffix)
+        found = [problem] if problem is not None else name_problems(folder, suffix)
         problems += found
         unreadable += found
     # sources cited and registered, derived facts recomputed (passprice.lineage); a source file that does not read

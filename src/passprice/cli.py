@@ -743,14 +743,14 @@ def _load_all(names: list[str], load: Callable[[str], T], folder: Path | None = 
     """Each of ``names`` loaded: those that load, in order; the problems of every file that does not (not only the
     first), one line each, are kept for the end of the command (:func:`_problems`), so a listing still shows every
     good file and then reports the bad ones on stderr with exit status 2. Names of ``folder``'s files that differ
-    only by case or Unicode normalization are such a problem too, as ``check`` says (:func:`passprice.check.lookalikes`:
-    ``cards`` listed ``é40`` twice, exit 0)."""
+    only by case or Unicode normalization, or that name a Windows device, are such a problem too, as ``check`` says
+    (:func:`passprice.check.name_problems`: ``cards`` listed ``é40`` twice, exit 0; ``nul.toml`` without a word)."""
     loaded: list[tuple[str, T]] = []
     problems: list[str] = []
     if folder is not None:
-        from passprice.check import lookalikes
+        from passprice.check import name_problems
 
-        problems.extend(lookalikes(folder))
+        problems.extend(name_problems(folder))
     for name in names:
         try:
             loaded.append((name, load(name)))
@@ -2738,16 +2738,16 @@ def sweep_command(
     if as_json and fmt == "csv":
         raise click.UsageError("--json and --format csv ask for two formats: give one")
     fmt = output_format("json" if as_json else fmt, output)
-    # Every registered serving (or card) swept: names that differ only by case or Unicode normalization are a
-    # problem, as the listings say (rows of two servings that print alike, exit 0: attack round 33); the grid is still
-    # swept, and the command exits 2 after it.
-    from passprice.check import lookalikes
+    # Every registered serving (or card) swept: names that differ only by case or Unicode normalization, or that name
+    # a Windows device, are a problem, as the listings say (rows of two servings that print alike, exit 0: attack
+    # round 33); the grid is still swept, and the command exits 2 after it.
+    from passprice.check import name_problems
 
     twins = []
     if set(grid.servings) == set(root.names(root.servings)) and grid.servings:
-        twins += lookalikes(root.servings)
+        twins += name_problems(root.servings)
     if grid.cards is not None and set(grid.cards) == set(root.names(root.cards)):
-        twins += lookalikes(root.cards)
+        twins += name_problems(root.cards)
     _problems(twins)
     the_stack = None
     if stack is not None:
