@@ -27,7 +27,7 @@ from passprice import __version__, ggml, schema
 from passprice.digests import blake2b
 from passprice.errors import InputError, problem_lines
 from passprice.files import is_there, make_folder, require_no_lookalike, write_atomically
-from passprice.gguf_header import (
+from passprice.gguf_records import (
     KEEP_ARRAY_LIMIT,
     VALUE_TYPE_NAMES,
     GGUFHeader,
@@ -37,7 +37,6 @@ from passprice.gguf_header import (
     Shard,
     TensorInfo,
     nonfinite_text,
-    read_header,
 )
 from passprice.registry import Root, not_found, outside, stays_in
 
@@ -712,7 +711,11 @@ def load_checkpoint(root: Root, ref: str) -> GGUFHeader:
 
 def _load_checkpoint(root: Root, ref: str) -> GGUFHeader:
     path, is_entry = checkpoint_file(root, ref)
-    return _load_entry(path, root) if is_entry else read_header(path)
+    if is_entry:
+        return _load_entry(path, root)
+    from passprice.gguf_header import read_header  # the reader, imported only when a GGUF file is read
+
+    return read_header(path)
 
 
 def checkpoint_file(root: Root, ref: str) -> tuple[Path, bool]:

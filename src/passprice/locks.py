@@ -32,7 +32,7 @@ from passprice.digests import sha256
 from passprice.errors import InputError, SchemaError
 from passprice.facts import Fact, Provenance, weakest
 from passprice.files import is_folder, is_there
-from passprice.gguf_header import GGUFHeader
+from passprice.gguf_records import GGUFHeader
 from passprice.pins import LOCK_FORMAT
 from passprice.registry import Root
 from passprice.serving import COST_FIELDS, Serving, ServingCost, best_serving, price_serving

@@ -39,7 +39,7 @@ from passprice.files import is_there, read_regular
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from passprice.gguf_header import GGUFHeader, MetaValue
+    from passprice.gguf_records import GGUFHeader, MetaValue
 
 #: The lock file format this code writes. 1: the first locks (``tool_version`` and a hand-typed ``pricing_model``,
 #: the checkpoint pinned by name and header sha256, a fixed list of facts a price rests on). 2: the pricing model and
@@ -428,7 +428,7 @@ def pricing_model_digest(folder: Path | None = None) -> str:
 
 
 def _meta(value: MetaValue) -> Any:
-    from passprice.gguf_header import LongArray
+    from passprice.gguf_records import LongArray
 
     if isinstance(value, LongArray):
         return {"element_type": value.element_type, "length": value.length}

@@ -10,13 +10,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from passprice.errors import InputError
-from passprice.gguf_header import LongArray, LongString, nonfinite_text
+from passprice.gguf_records import LongArray, LongString, nonfinite_text
 from passprice.tables import count, percent, printable, si, text_table
 
 if TYPE_CHECKING:  # types only: a price's JSON, or a header's, needs none of these modules imported
     from passprice.cards import Card
     from passprice.facts import Fact
-    from passprice.gguf_header import GGUFHeader
+    from passprice.gguf_records import GGUFHeader
     from passprice.serving import ServingCost
     from passprice.servings import ServingSpec
 

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from passprice.files import is_there
-from passprice.gguf_header import GGUFHeader
+from passprice.gguf_records import GGUFHeader
 from passprice.registry import Root
 from passprice.serving import ServingRefusal
 
@@ -80,7 +80,7 @@ def model_content(header: GGUFHeader) -> dict[str, Any]:
     kept = _MODELS.get(id(header))
     if kept is not None and kept[0] is header:
         return kept[1]
-    from passprice.gguf_header import LongArray
+    from passprice.gguf_records import LongArray
     from passprice.pins import checkpoint_content
 
     content = checkpoint_content(header)

@@ -32,7 +32,7 @@ from passprice.cards import TENSOR_FORMATS, Card
 from passprice.cost import Pricing, pass_seconds, pass_terms
 from passprice.errors import InputError
 from passprice.facts import Fact, Provenance, weakest
-from passprice.gguf_header import GGUFHeader
+from passprice.gguf_records import GGUFHeader
 
 if TYPE_CHECKING:  # a mixture of experts' routing is read only when a serving names one
     from passprice.decode import DecodeRefusal, DecodeStep, Deployment

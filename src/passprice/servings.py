@@ -21,7 +21,7 @@ from passprice.cards import Card, load_card
 from passprice.errors import InputError, NotFound
 from passprice.facts import Fact
 from passprice.files import is_there
-from passprice.gguf_header import GGUFHeader
+from passprice.gguf_records import GGUFHeader
 from passprice.registry import Root, below, not_found, outside, stays_in
 from passprice.serving import (
     ActScaling,
