@@ -22,6 +22,7 @@ from passprice.serving import Draft, Serving, ServingBind, ServingCost, ServingR
 from passprice.tables import markdown_code, markdown_prose, markdown_table, markdown_text, text_table
 
 if TYPE_CHECKING:
+    from passprice.derivations import Input
     from passprice.gguf_header import GGUFHeader
     from passprice.locks import Lock, Policy
     from passprice.registry import Root
@@ -497,9 +498,10 @@ def audit_json(
     note, derivation (its table, and as text), ``stale`` (what recomputing its derivation found, when it does not
     follow from today's inputs: :mod:`passprice.stale`; else ``null``), floor and margin (``null`` without a lock),
     binding, weakest, elasticity, step); with ``sources``, a ``sources`` object: for each registered source a fact
-    cites, its title, publisher, date, where it is (``where``, one line; ``url``) and how it was read (``read``)."""
+    or a figure of its derivation cites (:func:`cited_sources`), its title, publisher, date, where it is (``where``,
+    one line; ``url``) and how it was read (``read``)."""
     found = _stale_by_path(stale)
-    cited = {r.fact.source for r in a.rows if r.fact.source is not None}
+    cited = set(cited_sources(a))
     cited.update(c["source"] for c in (extra or {}).get("calibration", ()))
     documents = {
         sid: {"title": record.title, "by": record.by, "date": record.date, "where": record.where(),
@@ -614,6 +616,33 @@ def by_source(a: Audit) -> dict[str | None, list[AuditRow]]:
     return out
 
 
+def input_citations(a: Audit) -> list[tuple[str, str, Input]]:
+    """Each figure a derivation of a fact the audit rests on reads from a document of its own: ``(source id, fact
+    path, input)`` for every input naming a ``source`` other than its fact's, in the order of the facts and then of
+    each derivation's inputs. Slip round 41: the MI300X's ``on_chip.capacity`` reads its ``vgpr`` (512 KiB a CU) from
+    ``amd-rocm-gpu-specs``, which no fact of the price cites, so the audit's citations, its ``--json`` ``sources``,
+    the documents' caveats and the records changed since a lock left that document out (the derivation line named
+    its id alone). Raises nothing."""
+    from passprice.derivations import Derivation
+
+    out = []
+    for r in a.rows:
+        derivation = r.fact.derivation
+        if not isinstance(derivation, Derivation):
+            continue
+        for i in derivation.inputs:
+            if i.source is not None and i.source != r.fact.source:
+                out.append((i.source, r.path, i))
+    return out
+
+
+def cited_sources(a: Audit) -> list[str]:
+    """The ids of every document the audited price rests on, each once, in the order first cited: the facts' own
+    sources, then those only their derivations' figures cite (:func:`input_citations`). Raises nothing."""
+    ids = [r.fact.source for r in a.rows if r.fact.source is not None]
+    return list(dict.fromkeys([*ids, *(sid for sid, _, _ in input_citations(a))]))
+
+
 def audit_text(
     a: Audit,
     title: str,
@@ -655,7 +684,12 @@ def audit_text(
     if stale:
         lines += ["", f"STALE: {stale.line()}"]
     lines += ["", "citations, by source:"]
-    for source_id, group in by_source(a).items():
+    groups = by_source(a)
+    figures: dict[str, list[str]] = {}  # a derivation's figure read from another document (slip round 41)
+    for sid, path, i in input_citations(a):
+        figures.setdefault(sid, []).append(f"    {path}, its figure {i.name} = {i.shown()}: {i.locator}")
+    for source_id in [*groups, *(sid for sid in figures if sid not in groups)]:
+        group = groups.get(source_id, [])
         if source_id is None:
             lines.append("  (pinned before sources: free-text cites)")
             lines += [f"    {r.path}: {r.fact.cite}" for r in group]
@@ -666,6 +700,7 @@ def audit_text(
             lines.append(f"    at: {record.where()}")
             lines.append(f"    read: {record.read}")
         lines += [f"    {r.path}: {r.fact.locator}" for r in group]
+        lines += figures.get(source_id, [])
     if routing is not None and a.cost.routed is not None:
         lines += ["", "routing record (how the mixture of experts' rows route: the routing.* facts above):",
                   f"  {routing.describe()}"]
@@ -727,7 +762,7 @@ def audit_markdown(
         ["fact", "value", "provenance", "floor (margin)", "elasticity", "term", "source: locator"], rows, right=(1, 4)
     )
     warning = f"\n\n⚠️ **stale**: {markdown_prose(stale.line())}" if stale else ""
-    cited = list(dict.fromkeys(r.fact.source for r in a.rows if r.fact.source is not None))
+    cited = cited_sources(a)
     documents = [
         f"- {markdown_code(sid)}: {markdown_text(record.where())}. Read: {markdown_text(record.read)}"
         for sid in cited if (record := (sources or {}).get(sid)) is not None

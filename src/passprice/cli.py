@@ -2166,7 +2166,7 @@ def audit_command(
     """Audit the facts a price rests on: TARGET is a SERVING (today's facts, options apply) or a lock (its pinned
     facts): a lock file, NAME.lock.toml, or a name in locks/ that names no serving. With --source ID or --fact
     CARD:PATH, audit backwards: what rests on that source or fact."""
-    from passprice.audit import audit_json, audit_markdown, audit_text
+    from passprice.audit import audit_json, audit_markdown, audit_text, cited_sources
     from passprice.reproduce import CheckpointGone
     from passprice.serving import ServingRefusal
     from passprice.servings import resolve
@@ -2258,7 +2258,7 @@ def audit_command(
     from passprice.sourcenotes import notes_lines, notes_markdown, with_notes
 
     # each cited document's caveat, its source record's note (walkthrough 25)
-    cited_ids = [r.fact.source for r in result.rows if r.fact.source is not None]
+    cited_ids = cited_sources(result)  # the facts' documents and those their derivations' figures cite
     since: tuple[Any, ...] = ()
     if subject.lock is not None and subject.reference is not None:
         # a lock pins source ids, not documents: a record changed since the lock was committed is said (session 24)
