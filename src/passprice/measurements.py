@@ -14,7 +14,7 @@ as a serving does: without one its price is refused (``Routed``), and the refusa
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -214,11 +214,32 @@ def load_file(
     if sources is not None:
         missing = sorted({r.source_id for r in runs if not is_there(sources / f"{r.source_id}.toml")})
         if missing:
-            raise InputError(
-                f"{path}: no source {', '.join(repr(m) for m in missing)} ({sources} has no such record): a run cites "
-                "a source record (sources/ID.toml)"
-            )
+            raise InputError(missing_source_line(str(path), document, runs, missing, str(sources)))
     return runs
+
+
+def missing_source_line(
+    where: str, document: Mapping[str, Any], runs: Iterable[Run], missing: Sequence[str], folder: str
+) -> str:
+    """The one error line for the source ids ``missing`` (those of ``runs`` no record of ``folder`` holds) of the
+    measurement file ``where`` (its ``document``): the file, the key each id is given at (``source.source``, the
+    file's, or ``run.N.source``, a run's own), the ids, and what to write (walkthrough 29: the line named the file
+    alone, so a reader looked through every run for the source it meant). Raises nothing."""
+    file_source = document.get("source", {}).get("source") if isinstance(document.get("source"), Mapping) else None
+    keys: list[str] = []
+    for run in runs:
+        if run.source_id not in missing:
+            continue
+        entries = document.get("run")
+        entry = entries[run.index] if isinstance(entries, list) and run.index < len(entries) else {}
+        own = isinstance(entry, Mapping) and "source" in entry
+        key = f"run.{run.index}.source" if own or run.source_id != file_source else "source.source"
+        if key not in keys:
+            keys.append(key)
+    shown = ", ".join(repr(m) for m in missing)
+    records = ", ".join(f"sources/{m}.toml" for m in missing)
+    return (f"{where}: {', '.join(keys)}: no source {shown} ({folder} has no such record): a run cites a source record "
+            f"(sources/ID.toml): write {records}, or cite a record `passprice sources` lists")
 
 
 def require_inside_root(root: Root, runs: list[Run], where: str) -> list[Run]:

@@ -1,0 +1,122 @@
+"""Findings of the twenty-ninth walkthrough: a performance researcher who read "gpt-oss decodes at N tokens/s on an
+H100" prices it with passprice from README.md alone, traces each figure to its source, reproduces an older lock's
+price from its commit, reviews a fact and routing change as a pull request, and compares the price with a cited
+public measurement."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from cli_helpers import REPO, copy_root, invoke
+
+GPT_OSS_H100 = ("--checkpoint", "gpt-oss-20b-mxfp4", "--card", "h100_sxm5_80gb", "--batch", "1", "--routing",
+                "uniform")
+
+
+def test_gpt_oss_on_an_h100_by_hand() -> None:
+    # The blog's pairing, which no serving registers: one sequence, uniform routing (its only record for 32 experts).
+    # By hand, from the checkpoint's bytes and the H100 SXM5's facts (audit lists each with its citation):
+    #   weights 2,574,705,396 B (the 4 of 32 experts a token reads: 1,272,360,960 B = 4/32 of 10,178,887,680 B,
+    #   plus every dense tensor) / (3.35 TB/s × streams.read 0.9493) = 809.616 µs
+    #   + one sequence's 53,526,528 B / (3.35 TB/s × streams.append 0.8866)           =  18.022 µs
+    #   = 827.638 µs a pass, 1 / 827.638 µs = 1,208.26 tokens/s.
+    weights = 2_574_705_396 / (3.35e12 * 0.9493)
+    sequence = 53_526_528 / (3.35e12 * 0.8866)
+    assert round(weights * 1e6, 3) == 809.616 and round(sequence * 1e6, 3) == 18.022
+    assert 10_178_887_680 * 4 // 32 == 1_272_360_960
+    result = invoke("price", *GPT_OSS_H100, "--json")
+    assert result.exit_code == 0, result.output
+    price = json.loads(result.stdout)
+    assert price["weight_bytes"] == 2_574_705_396 and price["sequence_bytes"] == 53_526_528
+    assert price["routing"]["bytes"] == 1_272_360_960 and price["routing"]["experts_held_bytes"] == 10_178_887_680
+    assert price["memory_s"] == weights + sequence
+    assert round(price["tokens_per_s"], 2) == 1208.26
+    text = invoke("price", *GPT_OSS_H100).stdout
+    assert "  tokens/s      1,208.3  (TPOT 827.6 µs per sequence)\n" in text
+
+
+def test_the_audit_says_what_refused_and_minus_one_percent_mean() -> None:
+    # Was: uniform routing's routing.hot_share read "refused" and routing.hot_experts "+0.000 (−1 %)" in the
+    # elasticity column, under a legend that spoke of a +1 % change only; `passprice explain refused` defined a
+    # refusal of the price (exit status 1), while the audit exits 0. Now the lines under the table say both, naming
+    # the refusal each step gave.
+    result = invoke("audit", *GPT_OSS_H100)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert "*!  routing.hot_experts                      1  assumed     +0.000 (−1 %)" in lines
+    assert "*!  routing.hot_share                        1  assumed           refused" in lines
+    legend = lines.index("  elasticity: % change of tokens/s for a +1 % change of the fact, by re-pricing")
+    assert lines[legend + 1:legend + 3] == [
+        "  (−1 %): measured with the fact 1 % lower, since 1 % higher is refused: routing.hot_experts (BadRouting)",
+        "  refused: not measured, since 1 % higher and 1 % lower are both refused: routing.hot_share (BadRouting); "
+        "the price itself is not refused and rests on the fact as written",
+    ]
+    out = json.loads(invoke("audit", *GPT_OSS_H100, "--json").stdout)
+    rows = {r["path"]: r for r in out["facts"]}
+    assert rows["routing.hot_share"]["elasticity"] is None
+    assert rows["routing.hot_share"]["refused"] == ["BadRouting", "BadRouting"]
+    assert rows["routing.hot_experts"]["refused"] == ["BadRouting"] and rows["routing.hot_experts"]["step"] == -0.01
+    assert rows["memory.bandwidth"]["refused"] == []
+    markdown = invoke("audit", *GPT_OSS_H100, "--format", "markdown").stdout
+    assert ("Elasticity: % change of tokens/s for a +1 % change of the fact, by re-pricing.\n"
+            "- (−1 %): measured with the fact 1 % lower, since 1 % higher is refused: routing.hot_experts "
+            "(BadRouting)\n- refused: not measured") in markdown
+    explained = invoke("explain", "refused").stdout
+    assert "(`refused` in an audit's elasticity column is no refusal of the price" in explained
+    assert "it shows `refused`, no elasticity" in invoke("explain", "elasticity").stdout
+
+
+def test_a_dense_audit_has_no_such_lines() -> None:
+    lines = invoke("audit", "r1-qwen7b-h200").stdout.splitlines()
+    legend = lines.index("  elasticity: % change of tokens/s for a +1 % change of the fact, by re-pricing")
+    assert lines[legend + 1].startswith("  floor: ") or lines[legend + 1].startswith("  by hand: ")
+    assert not any("since 1 % higher" in line for line in lines)
+
+
+def test_the_readme_quotes_the_gpt_oss_audit() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "`-0.634 (−1 %)` for `gpt-oss-20b-h200`" in readme
+    lines = invoke("audit", "gpt-oss-20b-h200").stdout.splitlines()
+    assert "*!  routing.hot_experts                      1  assumed     -0.634 (−1 %)" in lines
+
+
+def _blog_run(root: Path, source_line: str) -> Path:
+    """A measurement file of one gpt-oss run on the H100 SXM5, as a blog post would give it."""
+    path = root / "registry" / "measurements" / "blog.toml"
+    path.write_text(
+        "#:schema ../../schema/measurement.schema.json\n"
+        '[source]\nname = "a blog\'s gpt-oss figure"\nsource = "my-blog"\n\n'
+        '[[run]]\nid = "blog.h100.gptoss20b.tg128"\nstack = "llamacpp-cuda-2508"\ncard = "h100_sxm5_80gb"\n'
+        'checkpoint = "gpt-oss-20b-mxfp4"\nbatch = 1\npositions = [0, 128]\ntokens_per_s = 250.0\n'
+        'routing = "uniform"\n'
+        "locator = \"paragraph 3: 'gpt-oss-20b decodes at 250 tokens/s on an H100'\"\n" + source_line,
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_a_run_citing_no_record_names_the_key_and_the_file_to_write(tmp_path: Path) -> None:
+    # Was: "registry/measurements/blog.toml: no source 'my-blog' (sources has no such record): a run cites a source
+    # record (sources/ID.toml)": no key, so which of the file's sources was meant had to be searched for.
+    root = copy_root(tmp_path)
+    shutil.copytree(REPO / "schema", root / "schema")
+    _blog_run(root, "")
+    validated = invoke("validate", root=root)
+    assert validated.exit_code == 2
+    assert validated.stderr.splitlines() == [
+        f"passprice: error: {root}/registry/measurements/blog.toml: source.source: no source 'my-blog' ({root}/sources "
+        "has no such record): a run cites a source record (sources/ID.toml): write sources/my-blog.toml, or cite a "
+        "record `passprice sources` lists"
+    ]
+    checked = invoke("check", root=root)
+    assert checked.exit_code == 2
+    assert ("registry/measurements/blog.toml: source.source: no source 'my-blog' (sources/ has no such record)"
+            in checked.stderr)
+    # A run's own source is its own key.
+    _blog_run(root, 'source = "my-other-blog"\n')
+    checked = invoke("check", root=root)
+    assert ("registry/measurements/blog.toml: run.0.source: no source 'my-other-blog' (sources/ has no such record): "
+            "a run cites a source record (sources/ID.toml): write sources/my-other-blog.toml, or cite a record "
+            "`passprice sources` lists") in checked.stderr
