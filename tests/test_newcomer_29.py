@@ -120,3 +120,74 @@ def test_a_run_citing_no_record_names_the_key_and_the_file_to_write(tmp_path: Pa
     assert ("registry/measurements/blog.toml: run.0.source: no source 'my-other-blog' (sources/ has no such record): "
             "a run cites a source record (sources/ID.toml): write sources/my-other-blog.toml, or cite a record "
             "`passprice sources` lists") in checked.stderr
+
+
+def _bandwidth_and_routing(tmp_path: Path) -> tuple[Path, Path]:
+    """BASE: a copy of the checkout's registry; HEAD: the H200's bandwidth corrected to 4.89 TB/s (its stream shares
+    recomputed) and Qwen3-30B-A3B's measured hot_share read as 0.85, the walkthrough's pull request."""
+    base = copy_root(tmp_path / "base")
+    head = tmp_path / "head"
+    shutil.copytree(base, head)
+    edit = invoke("fact", "set", "h200_sxm_141gb", "memory.bandwidth", "--value", "4.89", "--unit", "TB/s",
+                  "--provenance", "published", "--source", "nvidia-h200-datasheet", "--locator",
+                  "a what-if: corrected bandwidth", root=head)
+    assert edit.exit_code == 0, edit.output
+    assert invoke("fact", "recompute", "h200_sxm_141gb", root=head).exit_code == 0
+    record = head / "facts" / "routing" / "qwen3-30b-a3b-measured.toml"
+    assert record.read_text().count("\nvalue = 0.9\n") == 1
+    record.write_text(record.read_text().replace("\nvalue = 0.9\n", "\nvalue = 0.85\n"))
+    return base, head
+
+
+def test_the_review_says_which_changed_fact_moved_a_locked_price(tmp_path: Path) -> None:
+    # Was: the lock's row read "memory.bandwidth, streams.read, streams.append, routing.hot_share" and "-4.889 %",
+    # and only `passprice reproduce` on HEAD said the routing record moved it (-4.894 %), the bandwidth the other way.
+    # By hand, routing.hot_share 0.9 → 0.85 alone: D(64) = 58 · (1 − (1 − 8 · hs / 58)^64) + 70 · (1 − (1 − 8 · (1 −
+    # hs) / 70)^64) experts a layer read: 94.444 → 104.834 of 128; weight_bytes = 822,597,632 B (dense) + D / 128 ×
+    # 17,553,162,240 B (every expert) = 13,774,102,215 → 15,198,879,762 B; the pass 13,774,102,215 B / (4.8 TB/s ×
+    # 0.9333) + 64 × 201,424,896 B / (4.8 TB/s × 0.8646) = 6.181 ms → 6.499 ms; tokens/s 10,354.4 → 9,847.7, -4.894 %.
+    def experts(hs: float) -> float:
+        return 58 * (1 - (1 - 8 * hs / 58) ** 64) + 70 * (1 - (1 - 8 * (1 - hs) / 70) ** 64)
+
+    def tokens(hs: float) -> float:
+        weights = 822_597_632 + experts(hs) / 128 * 17_553_162_240
+        return 64 / (weights / (4.8e12 * 0.9333) + 64 * 201_424_896 / (4.8e12 * 0.8646))
+
+    assert (round(experts(0.9), 3), round(experts(0.85), 3)) == (94.444, 104.834)
+    assert (round(tokens(0.9), 1), round(tokens(0.85), 1)) == (10354.4, 9847.7)
+    assert f"{100 * (tokens(0.85) / tokens(0.9) - 1):+.4g}" == "-4.894"
+    base, head = _bandwidth_and_routing(tmp_path)
+    text = invoke("diff", str(base), str(head), root=head)
+    assert text.exit_code == 1, text.output
+    lines = text.stdout.splitlines()
+    row = lines.index("  qwen3-30b-a3b-h200 (locks/qwen3-30b-a3b-h200.lock.toml, card h200_sxm_141gb, price): price "
+                      "moved, lock not updated (weight_bytes)")
+    assert lines[row + 3:row + 5] == [
+        "    tokens/s  10,354.4 → 9,848.2  (-4.889 %)",
+        "    alone     memory.bandwidth: tokens/s +1.875 %; streams.read: tokens/s -0.9199 %; streams.append: tokens/s "
+        "-0.9327 %; routing.hot_share: tokens/s -4.894 %  (each changed fact alone: the lock's pinned inputs with "
+        "only it as HEAD has it)",
+    ]
+    markdown = invoke("diff", str(base), str(head), "--format", "markdown", root=head).stdout.splitlines()
+    assert ("- `qwen3-30b-a3b-h200`: each changed fact alone (the lock's pinned inputs with only it as HEAD has it): "
+            "memory.bandwidth: tokens/s +1.875 %; streams.read: tokens/s -0.9199 %; streams.append: tokens/s -0.9327 "
+            "%; routing.hot_share: tokens/s -4.894 %") in markdown
+    out = json.loads(invoke("diff", str(base), str(head), "--json", root=head).stdout)
+    locks = {lock["name"]: lock for lock in out["locks"]}
+    assert locks["qwen3-30b-a3b-h200"]["alone"][-1] == {"path": "routing.hot_share", "move": "tokens/s -4.894 %"}
+    # The bandwidth corrected with its shares recomputed nearly cancels on a memory-bound price: each alone says so.
+    assert [a["path"] for a in locks["r1-qwen7b-h200"]["alone"]] == ["memory.bandwidth", "streams.read",
+                                                                     "streams.append"]
+    assert locks["r1-qwen7b-h200"]["alone"][0]["move"] == "tokens/s +1.875 %"
+
+
+def test_a_lock_moved_by_one_changed_fact_has_no_alone_line(tmp_path: Path) -> None:
+    base = copy_root(tmp_path / "base")
+    head = tmp_path / "head"
+    shutil.copytree(base, head)
+    record = head / "facts" / "routing" / "qwen3-30b-a3b-measured.toml"
+    record.write_text(record.read_text().replace("\nvalue = 0.9\n", "\nvalue = 0.85\n"))
+    out = json.loads(invoke("diff", str(base), str(head), "--json", root=head).stdout)
+    [lock] = [lock for lock in out["locks"] if lock["name"] == "qwen3-30b-a3b-h200"]
+    assert lock["changed"] == ["routing.hot_share"] and lock["alone"] == []
+    assert lock["relative_change"] is not None and f"{100 * lock['relative_change']:+.4g}" == "-4.894"
