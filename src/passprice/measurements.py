@@ -81,6 +81,21 @@ class Run:
             routing=self.routing,
         )
 
+    def price_command(self, stack: str) -> str:
+        """The ``passprice price`` command of the serving the run is priced as (:meth:`spec`: its checkpoint, card,
+        batch, ``--limit`` its last position, ``--position`` the mean of its positions, ``--routing`` its record)
+        under the serving stack ``stack``: ``passprice price --checkpoint gpt-oss-20b-mxfp4 --card h100_sxm5_80gb
+        --batch 1 --limit 128 --position 64 --routing uniform --stack S``. Each word is quoted for a shell where it
+        needs it."""
+        import shlex
+
+        options = [("--checkpoint", self.checkpoint), ("--card", self.card), ("--batch", str(self.batch)),
+                   ("--limit", str(self.last)), ("--position", f"{self.position:g}")]
+        if self.routing is not None:
+            options.append(("--routing", self.routing))
+        words = " ".join(f"{option} {shlex.quote(value)}" for option, value in options)
+        return f"passprice price {words} --stack {stack}"
+
     def unrouted(self, why: str) -> str:
         """``why`` (a ``Routed`` refusal's words) for this run, ending with what to do: name the routing record in
         the run (its file and key ``run.INDEX.routing``), since a measured run is no serving ``--routing`` reaches."""
