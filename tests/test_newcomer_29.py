@@ -237,3 +237,60 @@ def test_validate_says_how_a_registered_stack_prices_a_run_of_another(tmp_path: 
 def test_validate_of_registered_stacks_only_has_no_such_line() -> None:
     lines = invoke("validate", "--stack", "llamacpp-cuda-2405").stdout.splitlines()
     assert not any(line.startswith("  stack not registered") for line in lines)
+
+
+def _redigested(source: Path, out: Path, digest: str) -> None:
+    """``source``'s lock with ``[lock] pricing_model = digest`` and its own digest computed again: a lock another
+    code wrote."""
+    import tomlkit
+
+    from passprice.digests import sha256
+    from passprice.locks import _PREAMBLE, _canonical, lock_document, read_lock
+
+    body = lock_document(read_lock(source))
+    body["lock"]["pricing_model"] = digest
+    del body["lock"]["digest"]
+    body["lock"]["digest"] = "sha256:" + sha256(_canonical(body).encode("utf-8")).hexdigest()
+    out.write_text(_PREAMBLE + tomlkit.dumps(body), encoding="utf-8")
+
+
+def test_reproduce_names_the_commit_whose_code_wrote_an_older_lock(tmp_path: Path) -> None:
+    # Was: a lock written out of an older commit (`git show C:LOCK > old.lock.toml`) read "pricing model changed
+    # (d229a791916f → …)", and the only way to that code was a checkout of each candidate commit. The oldest commit
+    # whose locks record the digest is its code (a lock is committed with the code that ran it).
+    import subprocess
+
+    root = copy_root(tmp_path)
+    old = "sha256:" + "ab" * 32
+    lock = root / "locks" / "qwen3-30b-a3b-h200.lock.toml"
+    _redigested(lock, lock, old)
+
+    def git(*args: str) -> str:
+        env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+               "GIT_COMMITTER_EMAIL": "t@t", "GIT_COMMITTER_DATE": "2026-12-03T12:00:00+00:00",
+               "GIT_AUTHOR_DATE": "2026-12-03T12:00:00+00:00", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+        return subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True,
+                              text=True).stdout.strip()
+
+    git("init", "-q", "-b", "main")
+    git("add", "-A")
+    git("commit", "-qm", "the lock, written by the old code")
+    wrote = git("rev-parse", "HEAD")[:12]
+    handed = tmp_path / "old.lock.toml"
+    handed.write_bytes(lock.read_bytes())
+    _redigested(handed, lock, "sha256:" + "cd" * 32)  # re-locked since by other code
+    git("commit", "-qam", "re-locked")
+    result = invoke("reproduce", str(handed), root=root)
+    assert result.exit_code == 0, result.output
+    [line] = [x for x in result.stdout.splitlines() if x.startswith("    pricing model  ")]
+    assert line.startswith("    pricing model  changed (abababababab → ")
+    assert line.endswith(
+        f"); the lock's code is commit {wrote}'s (2026-12-03: the oldest commit whose locks record abababababab): run "
+        f"it in a work tree of its own, `git worktree add --detach ../at-lock {wrote}` (README: The price a lock "
+        "recorded, from the code that wrote it)"
+    )
+    # A digest no lock of the history records: nothing more is said.
+    _redigested(lock, handed, "sha256:" + "ef" * 32)
+    [line] = [x for x in invoke("reproduce", str(handed), root=root).stdout.splitlines()
+              if x.startswith("    pricing model  ")]
+    assert line.startswith("    pricing model  changed (efefefefefef → ") and line.endswith(")")
