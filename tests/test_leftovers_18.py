@@ -229,12 +229,16 @@ def test_diff_shows_a_stack_locks_expected_price_and_no_setting_as_the_figure(re
     at = lines.index("  s (locks/s.lock.toml, card h200_sxm_141gb, price): rests on stack.overhead.layer, no longer "
                      "the fit of stack llamacpp-cuda-2405's runs: re-fit it (`passprice calibrate --stack "
                      "llamacpp-cuda-2405`); price moved, lock not updated (expected.pass_s)")
-    assert lines[at + 3: at + 7] == [
+    assert lines[at + 3: at + 8] == [
         "    tokens/s  996.1 → 996.1  (+0 %)",
         # left23: priced again with the stack re-fitted, the expected price does not move at all
         "    recomputed  tokens/s 996.1 → 996.1 (+0 %), as HEAD wrote it +0 %; expected 237.4 → 237.4 (+0 %), once "
         "stack.overhead.layer follows from its inputs (recomputed and the stack re-fitted as passprice would write "
         "them; the re-fit moves overhead.layer 90 µs → 96.63 µs)",
+        # walkthrough 29: what each changed fact alone does to the recorded price
+        "    alone     stack.overhead.layer: tokens/s unchanged (fixed_s 2.706 ms → 2.52 ms, -6.861 %), expected "
+        "tokens/s +4.611 %; stack.memory.reserved: tokens/s unchanged, expected tokens/s unchanged  (each changed "
+        "fact alone: the lock's pinned inputs with only it as HEAD has it)",
         "    recorded  996.1",
         f"    expected  237.4 → 248.4  (+4.611 %) under stack {STACK}, recorded 237.4  HEAD's expected price rests on "
         "stack facts that do not follow: not a price to publish",

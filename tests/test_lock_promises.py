@@ -113,7 +113,9 @@ def test_1_a_changed_formula_is_a_changed_pricing_model_in_reproduce_and_a_faile
         "price comes from the code that wrote it"
     )
     recorded = tomllib.loads((branch / R1_LOCK).read_text(encoding="utf-8"))["lock"]["pricing_model"]
-    assert f"    pricing model  changed ({recorded[7:19]} → {edited[7:19]})" in lines
+    # walkthrough 29: and the commit whose code wrote the lock, when the history's locks record its digest
+    [model] = [line for line in lines if line.startswith("    pricing model  ")]
+    assert model.startswith(f"    pricing model  changed ({recorded[7:19]} → {edited[7:19]})"), model
     assert "  first term that moved (pinned inputs, today's code): vector_macs" in lines
 
     # diff of that commit: each side priced by its own code; every lock's price moved without re-locking: fails.

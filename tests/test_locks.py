@@ -589,6 +589,7 @@ def test_audit_of_a_memory_bound_price(root: Path) -> None:
         assert list(f) == [
             "path", "value", "unit", "base_value", "provenance", "source", "locator", "cite", "note", "derivation",
             "derivation_text", "stale", "cancelled", "floor", "margin", "binding", "weakest", "elasticity", "step",
+            "refused",
         ]
     cost = price_json(root, R1, "--batch", "1")
     assert a["binds"] == cost["binds"] == "memory"

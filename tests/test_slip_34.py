@@ -170,8 +170,9 @@ def test_3_a_new_files_run_citing_an_unregistered_source_fails_check_and_the_rev
     # Before: check "0 problems", exit 0; the review "1 other file changed", exit 0 (validate refused the file).
     path = branch(registry, "new-file-source")
     new_file(path, ('source = "xiongjiedai-gpu-benchmarks"', 'source = "nobody-knows"'))
-    line = ("registry/measurements/new-points.toml: no source 'nobody-knows' (sources/ has no such record): a run "
-            "cites a source record (sources/ID.toml)")
+    line = ("registry/measurements/new-points.toml: run.0.source: no source 'nobody-knows' (sources/ has no such "
+            "record): a run cites a source record (sources/ID.toml): write sources/nobody-knows.toml, or cite a record "
+            "`passprice sources` lists")
     checked = invoke("check", root=path)
     assert checked.exit_code == 2, checked.output
     assert line in checked.stderr

@@ -40,7 +40,10 @@ class AuditRow:
     """One fact a price rests on: its ``path`` and ``fact``; whether it belongs to the ``binding`` term; whether it
     carries the price's ``weakest`` provenance; its ``elasticity`` (% tokens/s per +1 % of the fact; ``None`` when
     both a +1 % and a −1 % change are refused) and the ``step`` it was measured over (+0.01, or −0.01 when +1 %
-    leaves the fact's range); the ``floor`` a lock's policy sets for it (``None`` without a lock)."""
+    leaves the fact's range); the ``floor`` a lock's policy sets for it (``None`` without a lock); ``refused``: the
+    name of the refusal each step that was refused gave, in the order tried (+1 % first), so an audit can say why an
+    elasticity is measured 1 % lower or not at all (walkthrough 29: uniform routing's ``routing.hot_share`` read
+    ``refused`` and ``routing.hot_experts`` ``(−1 %)``, and neither the legend nor ``explain`` said what that meant)."""
 
     path: str
     fact: Fact
@@ -49,6 +52,7 @@ class AuditRow:
     elasticity: float | None
     step: float
     floor: Provenance | None = None
+    refused: tuple[str, ...] = ()
 
     @property
     def margin(self) -> int | None:
@@ -156,6 +160,7 @@ def audit(
     for path, fact in cost.rests_on:
         elasticity: float | None = None
         used = STEP
+        refused: list[str] = []
         stacked = restack is not None and is_stack_path(path)
         for step in (STEP, -STEP):
             try:
@@ -165,14 +170,16 @@ def audit(
                 else:
                     c2, s2 = _with_fact(card, serving, path, fact.scaled(1.0 + step))
                     moved = pricer(c2, s2).tokens_per_s
-            except ServingRefusal:
+            except ServingRefusal as e:
+                refused.append(e.name)
                 continue
             elasticity = (moved / base - 1.0) / step
             used = step
             break
         floor = policy.allowed(path) if policy is not None else None
         binds = path in binding or (stacked and stack_binding(path, binding))
-        rows.append(AuditRow(path, fact, binds, fact.provenance is cost.provenance, elasticity, used, floor))
+        rows.append(AuditRow(path, fact, binds, fact.provenance is cost.provenance, elasticity, used, floor,
+                             tuple(refused)))
     return Audit(cost, tuple(rows))
 
 
@@ -536,6 +543,7 @@ def audit_json(
                 "weakest": r.weakest,
                 "elasticity": r.elasticity,
                 "step": r.step,
+                "refused": list(r.refused),
             }
             for r in a.rows
         ],
@@ -607,6 +615,27 @@ def _elasticity(r: AuditRow) -> str:
     return ("+0.000" if shown == "-0.000" else shown) + (" (−1 %)" if r.step < 0 else "")
 
 
+def elasticity_notes(a: Audit) -> list[str]:
+    """What the elasticity column's marks mean, for the audit ``a``'s rows that carry one (walkthrough 29: the
+    legend said "+1 % change" only, so ``(−1 %)`` and ``refused`` went unexplained, and ``passprice explain
+    refused`` defined a refusal, exit status 1, not a column of an audit that exits 0): one sentence for the rows
+    measured 1 % lower, naming each fact and the refusal its +1 % step gave, and one for the rows not measured at
+    all, naming each fact and its refusals. Empty when every row was measured 1 % higher. Raises nothing."""
+
+    def named(rows: list[AuditRow]) -> str:
+        return ", ".join(f"{r.path} ({' and '.join(dict.fromkeys(r.refused)) or 'refused'})" for r in rows)
+
+    lower = [r for r in a.rows if r.elasticity is not None and r.step < 0]
+    unmeasured = [r for r in a.rows if r.elasticity is None]
+    out = []
+    if lower:
+        out.append(f"(−1 %): measured with the fact 1 % lower, since 1 % higher is refused: {named(lower)}")
+    if unmeasured:
+        out.append(f"refused: not measured, since 1 % higher and 1 % lower are both refused: {named(unmeasured)}; the "
+                   "price itself is not refused and rests on the fact as written")
+    return out
+
+
 def by_source(a: Audit) -> dict[str | None, list[AuditRow]]:
     """The audit's facts grouped by the source they cite (``None`` for facts pinned with a free-text cite), in the
     order each source first appears."""
@@ -674,6 +703,7 @@ def audit_text(
         "",
         "  * a fact of the binding term   ! carries the weakest provenance",
         "  elasticity: % change of tokens/s for a +1 % change of the fact, by re-pricing",
+        *(f"  {line}" for line in elasticity_notes(a)),
     ]
     if with_floors:
         lines.append(
@@ -761,6 +791,11 @@ def audit_markdown(
     table = markdown_table(
         ["fact", "value", "provenance", "floor (margin)", "elasticity", "term", "source: locator"], rows, right=(1, 4)
     )
+    notes = elasticity_notes(a)
+    if notes:
+        table += "\n\nElasticity: % change of tokens/s for a +1 % change of the fact, by re-pricing.\n" + "\n".join(
+            f"- {markdown_text(line)}" for line in notes
+        )
     warning = f"\n\n⚠️ **stale**: {markdown_prose(stale.line())}" if stale else ""
     cited = cited_sources(a)
     documents = [

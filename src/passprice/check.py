@@ -447,7 +447,7 @@ def _review_files(root: Root, documents: Callable[[str], str | None] | None = No
     problems: list[str] = []
     unreadable: list[str] = []  # the problems that are files that do not read (an InputError)
     kinds: dict[str, int] = {}
-    from passprice.measurements import new_ids, require_inside_root, runs_of_document
+    from passprice.measurements import missing_source_line, new_ids, require_inside_root, runs_of_document
     from passprice.stacks import stack_from_document
 
     run_ids: dict[str, str] = {}  # a run id names one run: given twice, calibrate and best refused while check passed
@@ -460,8 +460,7 @@ def _review_files(root: Root, documents: Callable[[str], str | None] | None = No
         # runs citing 'nobody-knows' read "0 problems" here, and the review passed it (slip round 34).
         missing = sorted({r.source_id for r in runs if not is_there(root.sources / f"{r.source_id}.toml")})
         if missing and is_folder(root.sources):  # a sources/ that is a file is one line of its own
-            raise InputError(f"{where}: no source {', '.join(repr(m) for m in missing)} (sources/ has no such "
-                             "record): a run cites a source record (sources/ID.toml)")
+            raise InputError(missing_source_line(where, document, runs, missing, "sources/"))
         run_ids.update(new_ids(runs, where, run_ids))
         all_runs.extend(runs)
         return runs

@@ -2102,9 +2102,12 @@ def reproduce_command(ctx: click.Context, lock: str, as_json: bool) -> None:
     if as_json:
         _echo_json(reproduction_json(rep, older))
     else:
-        from passprice.pins import checkout_note
+        from passprice.pins import LOCK_FORMAT, checkout_note
+        from passprice.reproduce import model_commit
 
-        text = reproduction_text(rep, shown, older, "" if root.embedded else checkout_note(root.path))
+        commit = (model_commit(root, the_lock.info.pricing_model)
+                  if rep.model_changed and the_lock.info.format >= LOCK_FORMAT else None)
+        text = reproduction_text(rep, shown, older, "" if root.embedded else checkout_note(root.path), commit)
         # A look-alike name (a card copied under a Cyrillic х) reads as the name it copies: spelled out (slip 32).
         click.echo(spelled_lines(text))
     if not rep.equals:

@@ -1516,6 +1516,14 @@ class LockImpact:
     #: recomputed facts re-fitted a stack with no finding of its own, and never what moved). Empty when no re-fit
     #: moved a fact.
     refitted: tuple[str, ...] = ()
+    #: For a lock whose price the change moved without re-locking it, resting on two or more changed facts: each
+    #: changed fact's own move, ``(path, move)`` with ``move`` as ``reproduce`` says it (``tokens/s -4.894 %``): the
+    #: lock's pinned inputs with only that fact as HEAD has it, priced with the running code
+    #: (:func:`changed_alone`). Walkthrough 29: a change of a card's bandwidth and a routing record's ``hot_share``
+    #: read "-4.889 %" on a lock resting on both, and the reviewer had to run ``passprice reproduce`` on HEAD to learn
+    #: that the routing moved it (-4.894 %) and the bandwidth the other way (+1.875 %). Empty otherwise, and when
+    #: HEAD's code is not the running code.
+    alone: tuple[tuple[str, str], ...] = ()
 
     @property
     def by_header(self) -> str | None:
@@ -1847,6 +1855,7 @@ class LockImpact:
             "floors_kept": {path: {"lock": other, "floor": floor.value} for path, (other, floor) in self.kept.items()},
             "drifted": list(self.drifted),
             "rewritten": list(self.rewritten),
+            "alone": [{"path": path, "move": move} for path, move in self.alone],
         }
 
 
@@ -2234,6 +2243,10 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                 kept=kept_floors(new, policy, head_locks) if new is not None else {},
             )
         )
+    if head.code.running:
+        out = [attrs.evolve(lock, alone=changed_alone(head, pairs[lock.path][1], lock.changed))
+               if lock.unreviewed and len(lock.changed) > 1 and pairs[lock.path][1] is not None else lock
+               for lock in out]
     asked = {str(r["key"]): r for r in requests["head"]}
     due = [asked[lock.path] for lock in out if lock.unsound and not lock.removed and lock.path in asked]
     if due:
@@ -2241,6 +2254,26 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
         sides = recomputed_prices(head, files, due, refits, moved)
         out = [_with_recomputed(lock, sides[lock.path], moved) if lock.path in sides else lock for lock in out]
     return tuple(out)
+
+
+def changed_alone(side: Side, lock: Lock | None, changed: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """Each of the ``changed`` fact paths that ``lock`` pins and ``side`` holds otherwise, with what it alone does
+    to the lock's recorded price: the lock's pinned inputs with only that fact as ``side`` has it, priced with the
+    running code, as ``passprice reproduce`` prints it under "each drifted fact alone" (:func:`passprice.reproduce.
+    alone`; ``tokens/s -4.894 %``, or ``refused alone (NotResident)``), in the order of ``changed``. The moves need
+    not add up (a term taking over as the binding one). Empty when the lock cannot be reproduced on ``side`` (its
+    checkpoint gone, a file that does not read). Raises nothing."""
+    from passprice.reproduce import reproduce
+    from passprice.serving import ServingRefusal
+
+    if lock is None:
+        return ()
+    try:
+        rep = reproduce(side.root, lock)
+    except (InputError, ServingRefusal):
+        return ()
+    said = {a.path: a.describe(lock.price, lock.compared()).removeprefix(f"{a.path}: ") for a in rep.alone}
+    return tuple((path, said[path]) for path in changed if path in said)
 
 
 def _with_recomputed(lock: LockImpact, side: PriceSide, moved: Mapping[str, Mapping[str, tuple[str, str]]]
@@ -4305,6 +4338,8 @@ def diff_text(d: Diff) -> str:
             recomputed = _recomputed_shift(lock)
             if recomputed is not None:
                 lines.append(f"    recomputed  {recomputed}")
+            if lock.alone:
+                lines.append(f"    alone     {_alone(lock)}  (each changed fact alone: {ALONE})")
             lines.append(f"    recorded  {_recorded(lock)}")
             expected = _expected_shift(lock)
             if expected is not None:
@@ -4568,6 +4603,16 @@ def _fact_items(d: Diff, links: Links | None) -> Iterator[list[str]]:
         yield out
 
 
+def _alone(lock: LockImpact) -> str:
+    """What each changed fact alone does to ``lock``'s recorded price (:attr:`LockImpact.alone`), the review's
+    ``alone`` line: ``memory.bandwidth: tokens/s +1.875 %; routing.hot_share: tokens/s -4.894 %``."""
+    return "; ".join(f"{path}: {move}" for path, move in lock.alone)
+
+
+#: What the ``alone`` moves are, said beside them.
+ALONE = "the lock's pinned inputs with only it as HEAD has it"
+
+
 def _relock_note(lock: LockImpact) -> str | None:
     """What the pull-request comment tells the author to run for a lock the review fails or asks to re-pin, as a
     code span to paste (:func:`passprice.enforce.command_span`): the re-lock loosening the floors a fact fell below
@@ -4762,6 +4807,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
                     notes.append(f"- {markdown_code(lock.name)}: {label} cannot price: {markdown_prose(side.error)}")
             if lock.note:
                 notes.append(f"- {markdown_code(lock.name)}: {markdown_prose(lock.note)}")
+            if lock.alone:
+                notes.append(f"- {markdown_code(lock.name)}: each changed fact alone ({ALONE}): "
+                             f"{markdown_prose(_alone(lock))}")
             todo = _relock_note(lock)
             if todo is not None:
                 notes.append(f"- {markdown_code(lock.name)}: {todo}")

@@ -471,7 +471,11 @@ _TERMS = (
         "A fact's elasticity: the % change of tokens/s when the fact is 1 % higher, by re-pricing. A memory-bound "
         "price has ≈ +1 in `memory.bandwidth`; 0 means a 1 % change does not move it, though the price may still "
         "rest on the fact: `memory.capacity` decides whether the batch fits (a smaller card refuses it) and moves no "
-        "price that fits, and a term that does not bind moves nothing until it does.",
+        "price that fits, and a term that does not bind moves nothing until it does. Where the fact 1 % higher is "
+        "refused (an acceptance or a routing share of 1), `audit` measures it 1 % lower and marks it `(−1 %)`; where "
+        "1 % lower is refused too (uniform routing's `routing.hot_share`: no share passes 1, and 0.99 of the "
+        "token-slots cannot land on a hot set holding every expert) it shows `refused`, no elasticity, naming the "
+        "refusals under its table: the price itself is made.",
         ("elasticities",),
     ),
     Term(
@@ -480,7 +484,8 @@ _TERMS = (
         "A refusal names what passprice cannot price and what to change: `NotResident` (the batch does not fit), "
         "`Undecoded` (a tensor type neither the array nor the vector units read), `Routed` (a mixture of experts "
         "without a routing record: which experts a pass reads depends on routing), `ContextBeyondModel`, "
-        "`BadDraft`, `LockFloor` … (each defined here too). Exit status 1.",
+        "`BadDraft`, `LockFloor` … (each defined here too). Exit status 1. (`refused` in an audit's elasticity "
+        "column is no refusal of the price: the fact moved 1 % either way is refused, see elasticity.)",
         ("refused", "refusals"),
     ),
     Term(

@@ -14,7 +14,7 @@ as a serving does: without one its price is refused (``Routed``), and the refusa
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -80,6 +80,21 @@ class Run:
             contexts=(ContextSpec(1.0, self.position, self.last),),
             routing=self.routing,
         )
+
+    def price_command(self, stack: str) -> str:
+        """The ``passprice price`` command of the serving the run is priced as (:meth:`spec`: its checkpoint, card,
+        batch, ``--limit`` its last position, ``--position`` the mean of its positions, ``--routing`` its record)
+        under the serving stack ``stack``: ``passprice price --checkpoint gpt-oss-20b-mxfp4 --card h100_sxm5_80gb
+        --batch 1 --limit 128 --position 64 --routing uniform --stack S``. Each word is quoted for a shell where it
+        needs it."""
+        import shlex
+
+        options = [("--checkpoint", self.checkpoint), ("--card", self.card), ("--batch", str(self.batch)),
+                   ("--limit", str(self.last)), ("--position", f"{self.position:g}")]
+        if self.routing is not None:
+            options.append(("--routing", self.routing))
+        words = " ".join(f"{option} {shlex.quote(value)}" for option, value in options)
+        return f"passprice price {words} --stack {stack}"
 
     def unrouted(self, why: str) -> str:
         """``why`` (a ``Routed`` refusal's words) for this run, ending with what to do: name the routing record in
@@ -214,11 +229,32 @@ def load_file(
     if sources is not None:
         missing = sorted({r.source_id for r in runs if not is_there(sources / f"{r.source_id}.toml")})
         if missing:
-            raise InputError(
-                f"{path}: no source {', '.join(repr(m) for m in missing)} ({sources} has no such record): a run cites "
-                "a source record (sources/ID.toml)"
-            )
+            raise InputError(missing_source_line(str(path), document, runs, missing, str(sources)))
     return runs
+
+
+def missing_source_line(
+    where: str, document: Mapping[str, Any], runs: Iterable[Run], missing: Sequence[str], folder: str
+) -> str:
+    """The one error line for the source ids ``missing`` (those of ``runs`` no record of ``folder`` holds) of the
+    measurement file ``where`` (its ``document``): the file, the key each id is given at (``source.source``, the
+    file's, or ``run.N.source``, a run's own), the ids, and what to write (walkthrough 29: the line named the file
+    alone, so a reader looked through every run for the source it meant). Raises nothing."""
+    file_source = document.get("source", {}).get("source") if isinstance(document.get("source"), Mapping) else None
+    keys: list[str] = []
+    for run in runs:
+        if run.source_id not in missing:
+            continue
+        entries = document.get("run")
+        entry = entries[run.index] if isinstance(entries, list) and run.index < len(entries) else {}
+        own = isinstance(entry, Mapping) and "source" in entry
+        key = f"run.{run.index}.source" if own or run.source_id != file_source else "source.source"
+        if key not in keys:
+            keys.append(key)
+    shown = ", ".join(repr(m) for m in missing)
+    records = ", ".join(f"sources/{m}.toml" for m in missing)
+    return (f"{where}: {', '.join(keys)}: no source {shown} ({folder} has no such record): a run cites a source record "
+            f"(sources/ID.toml): write {records}, or cite a record `passprice sources` lists")
 
 
 def require_inside_root(root: Root, runs: list[Run], where: str) -> list[Run]:

@@ -887,10 +887,38 @@ def stale_pinned_apart(rep: Reproduction) -> tuple[str, ...]:
     return tuple(apart)
 
 
-def reproduction_text(rep: Reproduction, shown: str, older: str | None = None, model_note: str = "") -> str:
+def model_commit(root: Root, digest: str) -> tuple[str, str] | None:
+    """The commit of ``root``'s git history whose code is the pricing model ``digest`` (``sha256:…``): the oldest
+    commit that wrote that digest into a lock file under ``locks/`` (``git log -S DIGEST -- locks/``; a lock or
+    ``lock --update`` is committed with the code that ran it), as its 12-digit hash and its date (YYYY-MM-DD).
+    ``None`` when ``root`` is no git work tree, no lock of its history recorded the digest, or git fails.
+    Walkthrough 29: a lock written out of an older commit (``git show C:LOCK > old.lock.toml``) read "pricing model
+    changed (d229a791916f → dd1e970c504f)", and the README's advice, a checkout of each candidate commit until one
+    says ``unchanged``, was the only way to its code. Raises nothing."""
+    import subprocess
+
+    from passprice.gitread import run_git
+
+    if root.embedded or not digest.startswith("sha256:"):
+        return None
+    try:
+        said = run_git(root.path, ["log", "--format=%H %cs", "-S", digest, "--", "locks/"])
+    except (InputError, OSError, subprocess.CalledProcessError):
+        return None
+    found = said.decode("ascii", "replace").split()
+    if len(found) < 2:
+        return None
+    return found[-2][:12], found[-1]
+
+
+def reproduction_text(
+    rep: Reproduction, shown: str, older: str | None = None, model_note: str = "",
+    commit: tuple[str, str] | None = None,
+) -> str:
     """A reproduction for people: the lock, whether it reproduces and why, which inputs changed since, the recorded,
     reproduced and today's figures side by side, and the first term that moved. ``model_note`` follows an unchanged
-    pricing model (:func:`passprice.pins.checkout_note`: the checkout's code is not the running passprice's)."""
+    pricing model (:func:`passprice.pins.checkout_note`: the checkout's code is not the running passprice's);
+    ``commit`` (:func:`model_commit`: the commit whose code is the lock's pricing model) follows a changed one."""
     from passprice.tables import text_table
 
     lock = rep.lock
@@ -948,6 +976,11 @@ def reproduction_text(rep: Reproduction, shown: str, older: str | None = None, m
     elif rep.model_changed:
         model = f"changed ({lock.info.pricing_model.removeprefix('sha256:')[:12]} → "
         model += f"{rep.pricing_model.removeprefix('sha256:')[:12]})"
+        if commit is not None:
+            model += (f"; the lock's code is commit {commit[0]}'s ({commit[1]}: the oldest commit whose locks record "
+                      f"{lock.info.pricing_model.removeprefix('sha256:')[:12]}): run it in a work tree of its own, "
+                      f"`git worktree add --detach ../at-lock {commit[0]}` (README: The price a lock recorded, from "
+                      "the code that wrote it)")
     lines += [
         "  since the lock:",
         f"    facts          {facts}",

@@ -64,6 +64,12 @@ class Validation:
     rows: tuple[Row, ...]
     stacks: dict[str, Stack | None]
     problems: tuple[str, ...] = ()
+    #: The stacks ``facts/stacks/`` registers, by name (any a run of an unregistered stack may be priced under).
+    registered: tuple[str, ...] = ()
+
+    def unregistered(self) -> list[Row]:
+        """The rows of runs whose stack no ``facts/stacks/`` file describes: priced as the card's limit only."""
+        return [r for r in self.rows if r.run.stack in self.stacks and self.stacks[r.run.stack] is None]
 
     def errors(self) -> list[float]:
         """The absolute relative errors of every expected price."""
@@ -184,7 +190,33 @@ def validate(root: Root, stack: str | None = None, runs: Sequence[Run] | None = 
             kept.append(row)
         else:
             problems.append(small)
-    return Validation(tuple(kept), stacks, tuple(problems))
+    try:
+        registered = tuple(root.names(root.stacks))
+    except InputError:  # a facts/stacks/ that does not read names nothing here; check says what is wrong with it
+        registered = ()
+    return Validation(tuple(kept), stacks, tuple(problems), registered)
+
+
+def under_stack_line(v: Validation) -> str | None:
+    """For a validation holding runs of stacks no ``facts/stacks/`` file describes (priced as the card's limit only,
+    ``stack not registered``), the line saying how to see what a registered stack expects of one: the ``price``
+    command of its serving (:meth:`passprice.measurements.Run.price_command`) for the first such run, and the
+    registered stacks. Walkthrough 29: a blog's gpt-oss run on an H100 read "limit 1,233.5, 4.93 × measured, stack
+    not registered", and nothing said the llama.cpp stack's expected price of it (223.1 tokens/s) was one command
+    away, nor which positions the run was priced at. ``None`` when every run's stack is registered."""
+    rows = v.unregistered()
+    if not rows:
+        return None
+    stacks = sorted({r.run.stack for r in rows})
+    shown = ", ".join(stacks[:8]) + (f" and {len(stacks) - 8} more" if len(stacks) > 8 else "")
+    first = rows[0].run
+    registered = ", ".join(v.registered) if v.registered else "none: write facts/stacks/NAME.toml"
+    return (
+        f"  stack not registered: {len(rows)} run{'s' if len(rows) != 1 else ''} of {shown} priced as the card's "
+        f"limit only; what a registered stack expects of one is its serving priced under it, e.g. "
+        f"{first.id}: `{first.price_command('S')}` (--limit its last position, --position the mean of its "
+        f"positions; stacks registered: {registered})"
+    )
 
 
 def to_json(v: Validation) -> dict[str, Any]:
@@ -328,4 +360,7 @@ def validation_text(v: Validation, stack: str | None = None) -> str:
         )
         for r in above:
             lines.append(f"    above its limit: {r.run.id} ({r.run.tokens_per_s:g} > {r.limit:.6g} tokens/s)")
+    under = under_stack_line(v)
+    if under is not None:
+        lines.append(under)
     return "\n".join(lines)
