@@ -4,6 +4,10 @@
    had no ``derivation.digits``: exact, so an edit of the fact they read that gives a repeating decimal (B200
    bandwidth 8 → 7.7 TB/s: 7.35 / 7.7 = 0.954545…) left ``fact recompute`` unable to write them (exit 2). Each now
    states the significant digits its value is rounded to, chosen so that no recorded value changes.
+2. A locator stating a ratio with a slash (``58/128``, as the shipped routing record's does) was not read as one:
+   a ratio fact 0.453125 under ``58/128 experts take 90 %`` was asked "its locator quotes 90%". ``A/B`` is now a
+   part of a whole as ``A of B`` is (a date ``2024/05/14`` or a list ``1/2/3`` is not); a value moved under it is
+   told the ratio the locator quotes.
 """
 
 from __future__ import annotations
@@ -13,6 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from cli_helpers import copy_root, invoke
+from passprice.addedfacts import parts_of, quotes_another
+from passprice.diff import FactChange, _quoted_figures
+from passprice.facts import Fact
 from passprice.registry import embedded_root
 
 
@@ -60,3 +67,32 @@ def test_1_the_recompute_a_bandwidth_edit_asks_for_writes_the_share(tmp_path: Pa
         "facts/cards/b200.toml: streams.rewrite: 0.8291 -> 0.8614 (recomputed from today's inputs)",
     ]
     assert invoke("check", root=root).exit_code == 0
+
+
+# 2. A ratio written with a slash.
+
+
+def _ratio(value: float, locator: str, provenance: str = "measured") -> Fact:
+    return Fact.from_entry({"value": value, "unit": "1", "provenance": provenance, "source": "s",
+                            "locator": locator}, "facts/routing/r.toml: hot_experts")
+
+
+def test_2_a_slash_between_two_numbers_is_a_part_of_a_whole() -> None:
+    assert parts_of("coverage 58/128 (45%), 921.85 / 1,008 = 0.9145, 12 of the 32") == {
+        0.453125: "58/128", 921.85 / 1008: "921.85 / 1,008", 0.375: "12 of the 32"}
+    # a date, a list, a path's numbers, a part over its whole: no ratio
+    assert parts_of("on 2024/05/14, rows 1/2/3, v0.1/2, 128/58 experts") == {}
+    for locator in ("58/128 experts take 90 %", "experts for 90% coverage: 58 / 128"):
+        # Before: "it is 0.453125 but its locator quotes 90%: does s: 58/128 experts take 90 % give 0.453125?"
+        assert quotes_another(_ratio(0.453125, locator), _quoted_figures) is None
+        assert quotes_another(_ratio(0.4531, locator, "estimated"), _quoted_figures) is None  # to 4 digits
+    assert quotes_another(_ratio(0.453125, "60/128 experts take 90 %"), _quoted_figures) == (
+        "it is 0.453125 but its locator quotes 60/128 (0.4688), 90%: does s: 60/128 experts take 90 % give 0.453125?")
+
+
+def test_2_a_ratio_moved_under_a_locator_quoting_the_old_one_is_told_so() -> None:
+    locator = "experts for 90% coverage 58/128 (45%)"
+    change = FactChange("hot_experts", "routing.hot_experts", _ratio(0.453125, locator), _ratio(0.5078125, locator))
+    # Before: "… but its citation did not: does s: … say 0.5078125?" (the 58/128 it quotes not read)
+    assert change.to_verify == ("the value moved (0.453125 → 0.5078125) but its citation did not, and the locator "
+                                "quotes 58/128 (0.453125): s: experts for 90% coverage 58/128 (45%)")

@@ -725,7 +725,17 @@ class FactChange:
             if _figure(old.amount) in quoted and _figure(new.amount) not in quoted:
                 return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not, and the "
                         f"locator quotes {old.amount:g}: {where}")
-            from passprice.addedfacts import other_figures, states
+            from passprice.addedfacts import BASIS_TOLERANCE, other_figures, parts_of, states
+
+            # A ratio quoted as a part of a whole (``58/128``, ``58 of 128``) is the old figure as firmly (session 25).
+            def near(amount: float, ratio: float) -> bool:
+                return abs(ratio - amount) <= BASIS_TOLERANCE * abs(amount)
+
+            parts = parts_of(new.locator or new.cite or "") if new.unit == "1" else {}
+            was = [words for ratio, words in parts.items() if near(old.amount, ratio)]
+            if was and not any(near(new.amount, ratio) for ratio in parts):
+                return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not, and the "
+                        f"locator quotes {was[0]} ({old.amount:g}): {where}")
 
             # The old figure quoted in another notation (``4,800 GB/s``, ``four point eight terabytes per second``
             # under 4.8 → 5.2 TB/s) is said as firmly (slip round 34).
