@@ -8,19 +8,26 @@
    a ratio fact 0.453125 under ``58/128 experts take 90 %`` was asked "its locator quotes 90%". ``A/B`` is now a
    part of a whole as ``A of B`` is (a date ``2024/05/14`` or a list ``1/2/3`` is not); a value moved under it is
    told the ratio the locator quotes.
+3. A measured run's ``date = "2023-02-30"`` was accepted (free text in the schema): the run's ``date`` and a
+   source's ``date`` and ``retrieved`` share one schema format, ``calendar-date`` (``schema.calendar_date``), checked
+   by both validators; one error line naming file and key.
 """
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from cli_helpers import copy_root, invoke
 from passprice.addedfacts import parts_of, quotes_another
 from passprice.diff import FactChange, _quoted_figures
 from passprice.facts import Fact
-from passprice.registry import embedded_root
+from passprice.registry import embedded_root, schema_dir
+from passprice.schema import _fast_validator, problems
 
 
 def _undigited(table: dict[str, Any], path: str = "") -> list[str]:
@@ -96,3 +103,57 @@ def test_2_a_ratio_moved_under_a_locator_quoting_the_old_one_is_told_so() -> Non
     # Before: "… but its citation did not: does s: … say 0.5078125?" (the 58/128 it quotes not read)
     assert change.to_verify == ("the value moved (0.453125 → 0.5078125) but its citation did not, and the locator "
                                 "quotes 58/128 (0.453125): s: experts for 90% coverage 58/128 (45%)")
+
+
+# 3. A run's date that is no day of the calendar.
+
+RUNS = "registry/measurements/llamacpp-points.toml"
+
+
+def _run_dated(root: Path, date: str) -> None:
+    """The first run of llamacpp-points.toml dated ``date`` (it is "2023-12-22")."""
+    path = root / RUNS
+    text, count = re.subn(r'^date = "2023-12-22"$', f'date = "{date}"', path.read_text(encoding="utf-8"), count=1,
+                          flags=re.M)
+    assert count == 1
+    path.write_text(text, encoding="utf-8")
+
+
+@pytest.mark.parametrize(("date", "says"), [
+    ("2023-02-30", "is not a date of the calendar (YYYY, YYYY-MM or YYYY-MM-DD: a month from 01 to 12, a day the "
+                   "month has)"),
+    ("2023-02-29", "is not a date of the calendar (YYYY, YYYY-MM or YYYY-MM-DD: a month from 01 to 12, a day the "
+                   "month has)"),
+    ("2024-13", "is not a date of the calendar (YYYY, YYYY-MM or YYYY-MM-DD: a month from 01 to 12, a day the "
+                "month has)"),
+    ("Dec 2023", 'is not when the run was made or published (YYYY, YYYY-MM or YYYY-MM-DD), or "unknown"'),
+])  # fmt: skip
+def test_3_a_run_dated_no_day_of_the_calendar_is_bad_input(tmp_path: Path, date: str, says: str) -> None:
+    root = copy_root(tmp_path)
+    _run_dated(root, date)
+    result = invoke("check", root=root)  # before: exit 0, "0 problems"
+    assert result.exit_code == 2
+    assert [line for line in result.stderr.splitlines() if "error" in line] == [
+        f"passprice: error: {RUNS}: run.0.date: {date!r} {says}"]
+
+
+@pytest.mark.parametrize("date", ["2024-02-29", "2024-04", "2024", "unknown"])
+def test_3_a_run_dated_a_day_month_or_year_of_the_calendar_reads(tmp_path: Path, date: str) -> None:
+    root = copy_root(tmp_path)
+    _run_dated(root, date)
+    assert invoke("check", root=root).exit_code == 0
+
+
+def test_3_both_validators_hold_the_calendar() -> None:
+    # The compiled validator only ever says "valid" faster: it must know the format too, or 2023-02-30 passes it.
+    run = {"id": "r", "stack": "s", "card": "c", "checkpoint": "k", "batch": 1, "positions": [1, 2],
+           "tokens_per_s": 10.0, "locator": "a table, a row", "source": "s", "date": "2023-02-30"}
+    top = {"source": {"name": "runs", "source": "s"}}
+    assert problems({**top, "run": [run]}, "measurement") == [
+        "run.0.date: '2023-02-30' is not a date of the calendar (YYYY, YYYY-MM or YYYY-MM-DD: a month from 01 to 12, "
+        "a day the month has)"]
+    assert problems({**top, "run": [{**run, "date": "2024-02-29"}]}, "measurement") == []
+    fast = _fast_validator("measurement", str(schema_dir()))
+    assert fast is not None
+    assert not fast.is_valid({**top, "run": [run]})
+    assert fast.is_valid({**top, "run": [{**run, "date": "2024-02-29"}]})
