@@ -2712,7 +2712,6 @@ class Diff:
         """One line: facts changed (and weakened), locks affected (broken, moved unreviewed, floors loosened),
         locks unaffected, the pricing model, files that do not read."""
         facts = self.fact_changes
-        fact_files = {f.path for f, _ in facts}
         if not (self.files or self.model_changed or self.locks or self.head_check or self.sources or self.unlocked
                 or self.code_files or self.duplicates or self.head_warnings or self.install_files or self.spans):
             quiet = "no changes to facts, registry, locks or the pricing model"
@@ -2720,16 +2719,26 @@ class Diff:
         # The facts of a file the change adds (not a rename: that is compared with BASE's file) are counted as added,
         # not as changed (walkthrough 21: an added routing record read "2 facts changed in 1 file").
         new_files = {f.path for f in self.files if f.status == "added" and f.renamed is None}
-        changed_files = fact_files - new_files
-        added_files = fact_files & new_files
-        n_changed = sum(1 for f, _ in facts if f.path in changed_files)
-        counts = [f"{_n(n_changed, 'fact')} changed in {_n(len(changed_files), 'file')}"] if changed_files else []
-        if added_files:
-            counts.append(f"{_n(len(facts) - n_changed, 'fact')} added in {_n(len(added_files), 'new file')}")
-        if counts:  # what the facts weaken or ask to verify follows the first count
-            counts[0] += ((f", {len(self.weakened)} weakened" if self.weakened else "")
-                          + (f", {len(self.to_verify)} to verify in its source" if self.to_verify else ""))
-        parts = counts or ["no fact changed"]
+        parts = []
+        # Each kind of record in its own clause (a card's facts are "facts"; session 25: a routing record's changed
+        # hot set was counted, with its question, in the card's "2 facts changed in 2 files, 2 to verify").
+        for kind, noun in _FACT_KINDS:
+            mine = [(f, c) for f, c in facts if (_FACT_KIND_OF.get(f.kind, "card")) == kind]
+            if not mine:
+                continue
+            files = {f.path for f, _ in mine}
+            changed_files, added_files = files - new_files, files & new_files
+            n_changed = sum(1 for f, _ in mine if f.path in changed_files)
+            counts = [f"{_n(n_changed, noun)} changed in {_n(len(changed_files), 'file')}"] if changed_files else []
+            if added_files:
+                counts.append(f"{_n(len(mine) - n_changed, noun)} added in {_n(len(added_files), 'new file')}")
+            weakened = sum(1 for _, c in mine if c.weakened)
+            asked = sum(1 for _, c in mine if c.to_verify is not None)
+            # what the facts weaken or ask to verify follows the kind's first count
+            counts[0] += ((f", {weakened} weakened" if weakened else "")
+                          + (f", {asked} to verify in its source" if asked else ""))
+            parts += counts
+        parts = parts or ["no fact changed"]
         if self.unsound:
             kinds = sorted({x.kind for _, x in self.unsound}, key=["stale", "mismatch", "broken"].index)
             what = {"stale": "stale", "mismatch": "not following", "broken": "broken"}
@@ -2893,6 +2902,13 @@ class Diff:
                 ],
             },
         }
+
+
+#: The kinds of record holding facts, in the order the summary counts them, each with the noun of its facts.
+_FACT_KINDS = (("card", "fact"), ("draft", "drafting-method fact"), ("routing", "routing fact"),
+               ("stack", "stack fact"))
+#: A file kind → the kind its facts are counted under (a file of no kind here counts with the cards' facts).
+_FACT_KIND_OF = {kind: kind for kind, _ in _FACT_KINDS}
 
 
 def _n(count: int, noun: str) -> str:
