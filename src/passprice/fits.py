@@ -206,3 +206,35 @@ def changes(derivation: RunDerivation, runs: Mapping[str, Run], stack: str) -> t
         elif figure_of(run, derivation.figure) != float(r.value):
             out.append(RunChange(r.run, float(r.value), figure_of(run, derivation.figure)))
     return tuple(out)
+
+
+def runs_change(old: object, new: object) -> str | None:
+    """What differs between the runs two fitted facts' derivations (:class:`RunDerivation`) rest on, in words, or
+    ``None`` when either is no fit or both rest on the same runs with the same figures: ``fitted from other runs:
+    w24.h200.b64 (6641.7) gone, w24.h200.b64.again (6641.7) new`` (at most 3 of each, the rest counted). A stack
+    re-fitted to the same values from other runs read as pinned "as they are" by a lock check, and as "citation or
+    note changed" in its drift (session 25): the runs a fit rests on are part of what it is a function of. Raises
+    nothing."""
+    if not isinstance(old, RunDerivation) or not isinstance(new, RunDerivation):
+        return None
+    before = {r.run: r.value for r in old.runs}
+    after = {r.run: r.value for r in new.runs}
+    if before == after:
+        return None
+
+    def some(items: list[str], what: str) -> str:
+        more = f" and {len(items) - 3:,} more" if len(items) > 3 else ""
+        return f"{', '.join(items[:3])}{more} {what}"
+
+    parts = []
+    gone = [f"{run} ({before[run]:g})" for run in before if run not in after]
+    new_ = [f"{run} ({after[run]:g})" for run in after if run not in before]
+    moved = [f"{run} {before[run]:g} → {after[run]:g}" for run in before if run in after and before[run] != after[run]]
+    if gone:
+        parts.append(some(gone, "gone"))
+    if new_:
+        parts.append(some(new_, "new"))
+    if moved:
+        parts.append(some(moved, "moved"))
+    return f"fitted from other runs: {', '.join(parts)}"
+

@@ -15,7 +15,7 @@ of the stack's runs measured, with the error its fit reported for a checkpoint h
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -479,6 +479,9 @@ class LockFit:
     checked: FitCheck
     lock: str
     apart: tuple[str, ...] = ()
+    #: How the runs the first of ``apart`` fitted from today differ from those the lock pinned it fitted from
+    #: (:func:`passprice.fits.runs_change`), where that is how it is apart; ``None`` otherwise.
+    runs: str | None = None
 
     def file(self) -> str:
         """The stack file the check re-fitted, relative to the root: ``facts/stacks/S.toml``."""
@@ -489,8 +492,9 @@ class LockFit:
         they are`` or ``… today, not as lock L pinned N of them (PATHS)``."""
         if not self.apart:
             return f"the facts of {self.file()} today, which lock {self.lock} pinned as they are"
+        runs = f"; {self.runs}" if self.runs else ""
         return (f"the facts of {self.file()} today, not as lock {self.lock} pinned {len(self.apart)} of them "
-                f"({', '.join(self.apart)})")
+                f"({', '.join(self.apart)}{runs})")
 
     def warning(self) -> str | None:
         """:meth:`FitCheck.warning`, naming the stack as ``stack S's fit (WHICH)`` (:meth:`which`); ``None`` when
@@ -522,9 +526,28 @@ def lock_fit(root: Root, checked: FitCheck, lock: Any) -> LockFit:
         today = load_stack(root, str(root.stacks / f"{checked.stack}.toml")).lock_facts()
     except InputError:
         today = {}
-    apart = []
-    for path in checked.facts():
-        now, pinned = today.get(f"stack.{path}"), lock.facts.get(f"stack.{path}")
-        if now is None or pinned is None or now.value != pinned.value:
+    paths = [f"stack.{path}" for path in checked.facts()]
+    apart, runs = pinned_apart(lock.facts, today, paths)
+    return LockFit(checked, lock.name, tuple(p.removeprefix("stack.") for p in apart), runs)
+
+
+def pinned_apart(pinned: Mapping[str, Any], today: Mapping[str, Any],
+                 paths: Sequence[str]) -> tuple[tuple[str, ...], str | None]:
+    """Of ``paths`` (lock paths of stack facts), those a lock pinned (``pinned``, path → fact) otherwise than
+    ``today`` holds them: with another value, not at all, or fitted from other runs (:func:`passprice.fits.runs_change`:
+    a stack re-fitted to the same values from other runs read as pinned "as they are", session 25); and how the runs
+    differ for the first that differs so (``None`` when none does). The one comparison of ``price --lock``'s stale-fit
+    warning (:func:`lock_fit`) and ``reproduce``'s stale line. Raises nothing."""
+    from passprice.fits import runs_change
+
+    apart, first = [], None
+    for path in paths:
+        now, was = today.get(path), pinned.get(path)
+        if now is None or was is None or now.value != was.value:
             apart.append(path)
-    return LockFit(checked, lock.name, tuple(apart))
+            continue
+        runs = runs_change(was.derivation, now.derivation)
+        if runs is not None:
+            apart.append(path)
+            first = first or runs
+    return tuple(apart), first
