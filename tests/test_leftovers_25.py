@@ -11,11 +11,25 @@
 3. A measured run's ``date = "2023-02-30"`` was accepted (free text in the schema): the run's ``date`` and a
    source's ``date`` and ``retrieved`` share one schema format, ``calendar-date`` (``schema.calendar_date``), checked
    by both validators; one error line naming file and key.
+4. ``diff``'s summary counted a routing record's changed facts, and the question its change asks, in the card's
+   clause ("2 facts changed in 2 files, 2 to verify in its source" for one card fact and one routing fact): each
+   record kind now has its own clause.
+5. Windows-device names were looked at for ``*.toml`` record files only (``check.name_problems``): a stack folder's
+   ``nul.json``, a folder ``registry/measurements/aux``, ``sources/con.md``, a folder ``facts/Com1`` or
+   ``schema/lpt1.schema.json`` passed ``check`` (exit 0). Every entry of every folder passprice reads from a registry
+   (files of any suffix, and folders) is now held to the one rule.
+6. The listings (``cards``, ``servings``, ``checkpoints``, a whole sweep) named such files by the absolute path under
+   ``--root`` where ``check`` names them relative to the registry: both now name them as ``check`` does.
+7. A stack re-fitted to the same values from other runs (a run renamed) read, once the fit went stale, as "which lock
+   L pinned as they are" in ``price --lock``'s warning and ``reproduce``, and its drift as "(citation or note
+   changed)": the runs a fit rests on are part of what it is a function of, and both now name them.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -157,3 +171,130 @@ def test_3_both_validators_hold_the_calendar() -> None:
     assert fast is not None
     assert not fast.is_valid({**top, "run": [run]})
     assert fast.is_valid({**top, "run": [{**run, "date": "2024-02-29"}]})
+
+
+# 4. diff's summary: one clause a record kind.
+
+
+def test_4_the_summary_counts_a_routing_records_facts_apart(tmp_path: Path) -> None:
+    base, head = copy_root(tmp_path / "base"), copy_root(tmp_path / "head")
+    routing = head / "facts" / "routing" / "qwen3-30b-a3b-measured.toml"
+    text = routing.read_text(encoding="utf-8")
+    for old, new in (("value = 0.453125", "value = 0.5078125"), ("value = 58,", "value = 65,"),
+                     ("coverage 58/128 (45%)", "coverage 65/128 (51%)"),
+                     ("coverage, 58 of 128", "coverage, 65 of 128")):
+        assert text.count(old) == 1
+        text = text.replace(old, new)
+    routing.write_text(text, encoding="utf-8")
+    card = head / "facts" / "cards" / "h200_sxm_141gb.toml"
+    text = card.read_text(encoding="utf-8")
+    assert text.count("value = 4.8\n") == 1
+    card.write_text(text.replace("value = 4.8\n", "value = 4.9\n"), encoding="utf-8")
+    result = invoke("diff", str(base), str(head), root=head)
+    assert result.exit_code == 1
+    # Before: "2 facts changed in 2 files, 2 to verify in its source; 3 derived facts stale; …"
+    assert result.stdout.splitlines()[1] == (
+        "1 fact changed in 1 file, 1 to verify in its source; 1 routing fact changed in 1 file, 1 to verify in its "
+        "source; 3 derived facts stale; 4 locks affected, 4 prices moved unreviewed, 4 rest on derived facts that do "
+        "not follow; 4 locks unaffected; 3 servings no lock pins move (not locked, informational)")
+    card.write_text(text, encoding="utf-8")  # the routing record alone: no card clause, no "no fact changed"
+    assert invoke("diff", str(base), str(head), root=head).stdout.splitlines()[1] == (
+        "1 routing fact changed in 1 file, 1 to verify in its source; 1 lock affected, 1 price moved unreviewed; 7 "
+        "locks unaffected")
+
+
+# 5. Every name passprice reads from a registry, of any suffix, files and folders.
+
+WINDOWS = "names a device on Windows, where no {what} of that name (with any suffix) can be checked out: rename the {what} (and what names it)"  # noqa: E501
+
+
+def test_5_device_names_of_any_suffix_and_folders_fail_check(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    (root / "facts" / "stacks" / "nul.json").write_text("{}", encoding="utf-8")
+    (root / "registry" / "measurements" / "aux").mkdir()
+    (root / "sources" / "con.md").write_text("x", encoding="utf-8")
+    (root / "facts" / "Com1").mkdir()
+    (root / "schema").mkdir()
+    (root / "schema" / "lpt1.schema.json").write_text("{}", encoding="utf-8")
+    result = invoke("check", root=root)  # before: exit 0, "0 problems"
+    assert result.exit_code == 2
+    file, folder = WINDOWS.format(what="file"), WINDOWS.format(what="folder")
+    assert result.stderr.splitlines() == [
+        f"passprice: error: facts/stacks/nul.json: NUL {file}",
+        f"passprice: error: registry/measurements/aux: AUX {folder}",
+        f"passprice: error: sources/con.md: CON {file}",
+        f"passprice: error: facts/Com1: COM1 {folder}",
+        f"passprice: error: schema/lpt1.schema.json: LPT1 {file}",
+    ]
+    assert result.stdout.splitlines()[0].endswith(": 5 problems (5 on stderr)")
+    # a lock file: locks/*.lock.toml, and any other name there
+    for made in ("facts/stacks/nul.json", "sources/con.md", "schema/lpt1.schema.json"):
+        (root / made).unlink()
+    for made in ("registry/measurements/aux", "facts/Com1"):
+        (root / made).rmdir()
+    (root / "locks" / "prn.txt").write_text("x", encoding="utf-8")
+    assert invoke("check", root=root).stderr == f"passprice: error: locks/prn.txt: PRN {file}\n"
+
+
+# 6. The listings name a file as check does.
+
+
+def test_6_listings_name_files_relative_to_the_registry_as_check_does(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    (root / "facts" / "cards" / "aux.toml").write_text("x = \n", encoding="utf-8")
+    line = [f"passprice: error: facts/cards/aux.toml: AUX {WINDOWS.format(what='file')}",
+            "passprice: error: facts/cards/aux.toml: not valid TOML: Invalid value (at line 1, column 5)"]
+    checked = invoke("check", root=root)
+    assert checked.exit_code == 2
+    assert sorted(checked.stderr.splitlines()) == sorted(line)
+    listed = invoke("cards", root=root)  # before: "passprice: error: /tmp/…/root/facts/cards/aux.toml: …"
+    assert listed.exit_code == 2
+    assert sorted(listed.stderr.splitlines()) == sorted(line)
+    assert "h200_sxm_141gb" in listed.stdout.split()
+    compared = invoke("compare", "r1-qwen7b-h200", root=root)
+    assert compared.exit_code == 2
+    assert compared.stderr.splitlines() == [line[1]]
+
+
+# 7. A re-fit on other runs is not "pinned as they are".
+
+FITTED = ["overhead.pass", "overhead.layer", "share.read", "share.append", "share.array", "share.vector",
+          "share.scale", "terms.serial"]
+OTHER_RUNS = "fitted from other runs: w24.h200.b64 (6641.7) gone, w24.h200.b64.again (6641.7) new"
+
+
+def test_7_a_refit_on_other_runs_is_named_in_the_lock_check(tmp_path: Path) -> None:
+    from test_leftovers_s23 import _stack_locked
+    from test_newcomer_24 import STACK
+
+    root = _stack_locked(tmp_path / "made")
+    runs = root / "registry" / "measurements" / "w24.toml"
+    text = runs.read_text(encoding="utf-8")
+    assert text.count('id = "w24.h200.b64"') == 1
+    runs.write_text(text.replace('id = "w24.h200.b64"', 'id = "w24.h200.b64.again"'), encoding="utf-8")
+    assert invoke("calibrate", "--stack", STACK, root=root).exit_code == 0  # the same values, from other runs
+    stack = (root / "facts" / "stacks" / f"{STACK}.toml").read_text(encoding="utf-8")
+    assert "value = 0.8564\n" in stack and 'run = "w24.h200.b64.again"' in stack
+    checked = invoke("check", root=root)
+    assert checked.exit_code == 0, checked.output
+    # Before: "stack.overhead.pass: 1950 µs (derived) → 1950 µs (derived) (citation or note changed)"
+    drift = f"    stack.overhead.pass: 1950 µs (derived) → 1950 µs (derived) ({OTHER_RUNS})"
+    assert drift in checked.stdout.splitlines()
+    shutil.copytree(root, tmp_path / "moved")
+    root = tmp_path / "moved"
+    text = runs.read_text(encoding="utf-8").replace("tokens_per_s = 6641.7", "tokens_per_s = 6900.0")
+    (root / "registry" / "measurements" / "w24.toml").write_text(text, encoding="utf-8")
+    result = invoke("price", "--lock", "w24-moe", "--json", root=root)
+    assert result.exit_code == 0, result.output
+    [line] = [x for x in result.stderr.splitlines() if "does not follow from today's registry" in x]
+    # Before: "(the facts of facts/stacks/vllm-w24.toml today, which lock w24-moe pinned as they are)"
+    assert line.startswith(
+        f"passprice: warning: stack {STACK}'s fit (the facts of facts/stacks/{STACK}.toml today, not as lock w24-moe "
+        f"pinned 8 of them ({', '.join(FITTED)}; {OTHER_RUNS})) does not follow from today's registry (8 fitted "
+        "facts stale: ")
+    assert json.loads(result.stdout)["stack_fit"]["pinned_apart"] == FITTED
+    text = invoke("reproduce", "w24-moe", root=root).stdout
+    assert (f"the lock pinned 8 of them otherwise ({', '.join('stack.' + p for p in FITTED)}; {OTHER_RUNS}), which "
+            "this does not re-fit") in text
+    assert json.loads(invoke("reproduce", "w24-moe", "--json", root=root).stdout)["stale_stack_pinned_apart"] == [
+        "stack." + p for p in FITTED]
