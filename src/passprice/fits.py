@@ -238,3 +238,22 @@ def runs_change(old: object, new: object) -> str | None:
         parts.append(some(moved, "moved"))
     return f"fitted from other runs: {', '.join(parts)}"
 
+
+def pinned_apart(pinned: Mapping[str, Any], today: Mapping[str, Any],
+                 paths: Sequence[str]) -> tuple[tuple[str, ...], str | None]:
+    """Of ``paths`` (lock paths of stack facts), those a lock pinned (``pinned``, path → fact) otherwise than
+    ``today`` holds them: with another value, not at all, or fitted from other runs (:func:`runs_change`:
+    a stack re-fitted to the same values from other runs read as pinned "as they are", session 25); and how the runs
+    differ for the first that differs so (``None`` when none does). The one comparison of ``price --lock``'s stale-fit
+    warning (:func:`passprice.stackreach.lock_fit`) and ``reproduce``'s stale line. Raises nothing."""
+    apart, first = [], None
+    for path in paths:
+        now, was = today.get(path), pinned.get(path)
+        if now is None or was is None or now.value != was.value:
+            apart.append(path)
+            continue
+        runs = runs_change(was.derivation, now.derivation)
+        if runs is not None:
+            apart.append(path)
+            first = first or runs
+    return tuple(apart), first

@@ -881,9 +881,9 @@ def stale_pinned_apart(rep: Reproduction) -> tuple[str, ...]:
     of today's ``facts/stacks/S.toml``), those the lock pinned with a value other than today's (or did not pin):
     the pinned column rests on the others as today's does, on these not (slip 40: the line spoke of today's column
     alone and the reader could not tell whether the lock's own stack was stale), or fitted from other runs
-    (:func:`passprice.stackreach.pinned_apart`). Empty when the lock pinned each as today's file holds it, or without
+    (:func:`passprice.fits.pinned_apart`). Empty when the lock pinned each as today's file holds it, or without
     stale facts."""
-    from passprice.stackreach import pinned_apart
+    from passprice.fits import pinned_apart
 
     return pinned_apart(rep.lock.facts, rep.today.facts, rep.stale_stack)[0]
 
@@ -981,7 +981,7 @@ def reproduction_text(rep: Reproduction, shown: str, older: str | None = None, m
         # The re-fit checks today's stack file (slip 40): whether the lock pinned those facts as it holds them says
         # whether the pinned column rests on the stale fit too.
         apart = stale_pinned_apart(rep)
-        from passprice.stackreach import pinned_apart
+        from passprice.fits import pinned_apart
 
         runs = pinned_apart(rep.lock.facts, rep.today.facts, rep.stale_stack)[1]
         pinned = ("and so does the pinned column (the lock pinned them as they are)" if not apart else

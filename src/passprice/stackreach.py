@@ -15,7 +15,7 @@ of the stack's runs measured, with the error its fit reported for a checkpoint h
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -526,28 +526,9 @@ def lock_fit(root: Root, checked: FitCheck, lock: Any) -> LockFit:
         today = load_stack(root, str(root.stacks / f"{checked.stack}.toml")).lock_facts()
     except InputError:
         today = {}
+    from passprice.fits import pinned_apart
+
     paths = [f"stack.{path}" for path in checked.facts()]
     apart, runs = pinned_apart(lock.facts, today, paths)
     return LockFit(checked, lock.name, tuple(p.removeprefix("stack.") for p in apart), runs)
 
-
-def pinned_apart(pinned: Mapping[str, Any], today: Mapping[str, Any],
-                 paths: Sequence[str]) -> tuple[tuple[str, ...], str | None]:
-    """Of ``paths`` (lock paths of stack facts), those a lock pinned (``pinned``, path → fact) otherwise than
-    ``today`` holds them: with another value, not at all, or fitted from other runs (:func:`passprice.fits.runs_change`:
-    a stack re-fitted to the same values from other runs read as pinned "as they are", session 25); and how the runs
-    differ for the first that differs so (``None`` when none does). The one comparison of ``price --lock``'s stale-fit
-    warning (:func:`lock_fit`) and ``reproduce``'s stale line. Raises nothing."""
-    from passprice.fits import runs_change
-
-    apart, first = [], None
-    for path in paths:
-        now, was = today.get(path), pinned.get(path)
-        if now is None or was is None or now.value != was.value:
-            apart.append(path)
-            continue
-        runs = runs_change(was.derivation, now.derivation)
-        if runs is not None:
-            apart.append(path)
-            first = first or runs
-    return tuple(apart), first
