@@ -746,23 +746,24 @@ def _load_all(names: list[str], load: Callable[[str], T], folder: Path | None = 
     good file and then reports the bad ones on stderr with exit status 2. Names of ``folder``'s files that differ
     only by case or Unicode normalization, or that name a Windows device, are such a problem too, as ``check`` says
     (:func:`passprice.check.name_problems`: ``cards`` listed ``é40`` twice, exit 0; ``nul.toml`` without a word).
-    Given the ``root`` the files lie in, every line names its file relative to it, as ``check`` does
+    Given the ``root`` the files lie in, those name lines name the file relative to it, as ``check`` does
     (:func:`passprice.check.relative_lines`)."""
     loaded: list[tuple[str, T]] = []
     problems: list[str] = []
     if folder is not None:
         from passprice.check import name_problems
 
-        problems.extend(name_problems(folder))
+        found = name_problems(folder)
+        if root is not None:
+            from passprice.check import relative_lines
+
+            found = relative_lines(root, found)
+        problems.extend(found)
     for name in names:
         try:
             loaded.append((name, load(name)))
         except InputError as e:
             problems.extend(problem_lines(e))
-    if root is not None:
-        from passprice.check import relative_lines
-
-        problems = relative_lines(root, problems)
     _problems(problems)
     return loaded
 
