@@ -504,8 +504,8 @@ def test_a_drafting_method_renamed_is_compared_with_its_old_file(registry: Path)
                                                                    'method = "deepseek-v3-mtp1"'), encoding="utf-8")
     commit_all(path, "the DeepSeek-V3 MTP method renamed, its acceptance raised")
     out = json.loads(invoke("diff", "main", "HEAD", "--json", root=path).stdout)
-    assert out["summary"] == ("1 fact changed in 1 file, 1 to verify in its source; 1 drafting method renamed; 1 "
-                              "serving changed; no lock affected; 8 locks unaffected")
+    assert out["summary"] == ("1 drafting-method fact changed in 1 file, 1 to verify in its source; 1 drafting "
+                              "method renamed; 1 serving changed; no lock affected; 8 locks unaffected")
     assert out["to_verify"] == ["deepseek-v3-mtp1:acceptance.1"]
     (changed,) = [f for f in out["files"] if f["facts"]]
     assert changed["renamed"] == "facts/drafts/deepseek-v3-mtp.toml"

@@ -305,7 +305,7 @@ def test_new_d6_a_routing_record_copied_for_another_checkpoint_is_asked(registry
     commit_all(path, "Qwen3's routing for DeepSeek-V3")
     status, text, out = review(path)
     assert status == 0, text
-    assert "2 facts added in 1 new file; 1 record applied to more checkpoints, to verify" in text
+    assert "2 routing facts added in 1 new file; 1 record applied to more checkpoints, to verify" in text
     said = ("it applies to deepseek-v3-q4_k_m, and hot_experts, hot_share cite the places "
             "facts/routing/qwen3-30b-a3b-measured.toml cites for qwen3-30b-a3b-q4_k_m: were they established for that "
             "model? does gpu-container-handbook-routing-derisk state them of it?")

@@ -75,20 +75,20 @@ def test_1_the_listings_and_a_whole_sweep_name_them_too(tmp_path: Path) -> None:
     _devices(root)
     cards = invoke("cards", root=root)
     assert cards.exit_code == 2
-    # named by its path as the listing found it (the root given), as the listings name look-alike names
-    assert cards.stderr == f"passprice: error: {root}/facts/cards/nul.toml: NUL {WINDOWS}\n"
+    # named relative to the registry, as check names it (session 25: by the absolute path under --root)
+    assert cards.stderr == f"passprice: error: facts/cards/nul.toml: NUL {WINDOWS}\n"
     listed = cards.stdout.split()
     assert "nul" in listed and "h200_sxm_141gb" in listed
     servings = invoke("servings", root=root)
     assert servings.exit_code == 2
-    assert servings.stderr == f"passprice: error: {root}/registry/servings/con.toml: CON {WINDOWS}\n"
+    assert servings.stderr == f"passprice: error: registry/servings/con.toml: CON {WINDOWS}\n"
     assert "con" in servings.stdout.split() and "r1-qwen7b-h200" in servings.stdout.split()
     names = [p.stem for p in sorted((root / "registry" / "servings").glob("*.toml"))]
     out = tmp_path / "grid.csv"
     sweep = invoke("sweep", *names, "--cards", "h200_sxm_141gb", "--positions", "512", "--batches", "1",
                    "-o", str(out), root=root)
     assert sweep.exit_code == 2, sweep.output
-    assert f"passprice: error: {root}/registry/servings/con.toml: CON {WINDOWS}" in sweep.stderr.splitlines()
+    assert f"passprice: error: registry/servings/con.toml: CON {WINDOWS}" in sweep.stderr.splitlines()
     rows = out.read_text(encoding="utf-8").splitlines()
     assert len(rows) == 1 + len(names)  # the grid still swept: a row a serving, con's among them
     assert any(row.startswith("h200_sxm_141gb,con,") for row in rows)

@@ -394,22 +394,53 @@ def name_problems(folder: Path, suffix: str = ".toml") -> list[str]:
 
 
 def device_names(folder: Path, suffix: str = ".toml") -> list[str]:
-    """One line for each record file (``*SUFFIX``) in ``folder`` whose name is a Windows device's
-    (:func:`passprice.registry.windows_device`: ``nul.toml``, ``CON.toml``, ``aux.lock.toml``), sorted by name: a clone
-    on Windows cannot check such a file out. ``import``, ``synth``, ``new-serving`` and ``lock`` refuse to write one
-    (attack round 45); one there already (written by hand, or before that round) was read by ``check`` without a
-    word (slip 40). The file is still read and checked as any other; the line makes ``check`` (and a review) exit 2,
-    as :func:`lookalikes` does for names that are one file on Windows."""
+    """One line for each entry of ``folder`` — a file of any suffix, or a folder — whose name is a Windows device's
+    (:func:`passprice.registry.windows_device`: ``nul.toml``, ``CON.toml``, ``aux.lock.toml``, ``con.json``, a folder
+    ``aux``), sorted by name: a clone on Windows cannot check such an entry out, nor anything in the folder holding
+    it. ``import``, ``synth``, ``new-serving`` and ``lock`` refuse to write one (attack round 45); one there already
+    (written by hand, or before that round) was read by ``check`` without a word (slip 40), and until session 25 only
+    ``*SUFFIX`` record files were looked at (``facts/stacks/nul.json``, a folder ``registry/measurements/aux`` passed).
+    ``suffix`` is kept for :func:`name_problems`' callers; every name is looked at. The file is still read and checked
+    as any other; the line makes ``check`` (and a review) exit 2, as :func:`lookalikes` does for names that are one
+    file on Windows. Raises nothing (a folder that cannot be listed has no lines here)."""
+    del suffix
     from passprice.registry import editor_lock, windows_device
 
+    try:
+        with os.scandir(folder) as entries:
+            names = sorted((entry.name, entry.is_dir(follow_symlinks=False)) for entry in entries)
+    except OSError:
+        return []
     lines = []
-    for name in sorted(path.name for path in folder.glob(f"*{suffix}")):
+    for name, a_folder in names:
         device = windows_device(name)
         if device is not None and not editor_lock(name):
+            what = "folder" if a_folder else "file"
             lines.append(
-                f"{folder / name}: {device} names a device on Windows, where no file of that name (with any suffix) "
-                "can be checked out: rename the file (and what names it)"
+                f"{folder / name}: {device} names a device on Windows, where no {what} of that name (with any "
+                f"suffix) can be checked out: rename the {what} (and what names it)"
             )
+    return lines
+
+
+def relative_lines(root: Root, lines: Sequence[str]) -> list[str]:
+    """``lines`` with each path under ``root`` named relative to it (``facts/cards/nul.toml``), as ``check`` names
+    every file: the one way problem lines name a registry's files, so the listings (``cards``, ``servings``,
+    ``checkpoints``) and a sweep say a file's name as ``check`` does (session 25: under ``--root DIR`` they named it
+    ``DIR/facts/cards/nul.toml``, absolute, where ``check`` said ``facts/cards/nul.toml``). Raises nothing."""
+    prefix = f"{root.path}{os.sep}"
+    return [line.removeprefix(prefix) for line in lines]
+
+
+def registry_device_names(root: Root) -> list[str]:
+    """:func:`device_names` of the folders of ``root`` that hold the record folders (``facts/``, ``registry/``) and of
+    the root's own ``schema/`` copy (which ``check`` compares with the package's): with the record folders' own
+    (looked at where they are read), every entry passprice reads from a registry, and the folders it reads them from,
+    is held to the one rule (session 25: ``facts/aux/``, ``schema/con.schema.json`` passed). Raises nothing."""
+    lines = []
+    for folder in (root.path / "facts", root.path / "registry", root.path / "schema"):
+        if folder.is_dir() and not folder.is_symlink():
+            lines += device_names(folder)
     return lines
 
 
@@ -490,6 +521,9 @@ def _review_files(root: Root, documents: Callable[[str], str | None] | None = No
         found = [problem] if problem is not None else name_problems(folder, suffix)
         problems += found
         unreadable += found
+    found = registry_device_names(root)
+    problems += found
+    unreadable += found
     # sources cited and registered, derived facts recomputed (passprice.lineage); a source file that does not read
     # is bad input too, as a card is: review's look at sources/ (sources.check_sources, each record loaded once)
     # appends its lines to unreadable. Until issue 13's leftovers each record was loaded a second time here
@@ -591,10 +625,9 @@ def _check(root: Root) -> CheckReport:
     duplicates = duplicate_lines(root, list(zip(paths, read, strict=True)))
     # A broken card or checkpoint is met again by every serving and lock naming it: report each line once, and name
     # files relative to the root, as the lock lines do.
-    prefix = f"{root.path}{os.sep}"
-    unique = tuple(dict.fromkeys(p.removeprefix(prefix) for p in problems))
+    unique = tuple(dict.fromkeys(relative_lines(root, problems)))
     shown = files.warnings + tuple(line for _, line in duplicates)
-    unread = tuple(dict.fromkeys(p.removeprefix(prefix) for p in unreadable))
+    unread = tuple(dict.fromkeys(relative_lines(root, unreadable)))
     return CheckReport(
         sum(kinds.values()), unique, tuple(statuses), tuple(kinds.items()), disagreements, shown, unread
     )

@@ -697,7 +697,7 @@ def cards_command(ctx: click.Context, as_json: bool) -> None:
     from passprice.report import cards_table, fact_json
 
     root = _root(ctx)
-    cards = [c for _, c in _load_all(root.names(root.cards), lambda name: load_card(root, name), root.cards)]
+    cards = [c for _, c in _load_all(root.names(root.cards), lambda name: load_card(root, name), root.cards, root)]
     if as_json:
         _echo_json(
             {"cards": [
@@ -739,18 +739,26 @@ def _problems(lines: Any) -> None:
     click.get_current_context().meta.setdefault("passprice.problems", []).extend(lines)
 
 
-def _load_all(names: list[str], load: Callable[[str], T], folder: Path | None = None) -> list[tuple[str, T]]:
+def _load_all(names: list[str], load: Callable[[str], T], folder: Path | None = None,
+              root: Any = None) -> list[tuple[str, T]]:
     """Each of ``names`` loaded: those that load, in order; the problems of every file that does not (not only the
     first), one line each, are kept for the end of the command (:func:`_problems`), so a listing still shows every
     good file and then reports the bad ones on stderr with exit status 2. Names of ``folder``'s files that differ
     only by case or Unicode normalization, or that name a Windows device, are such a problem too, as ``check`` says
-    (:func:`passprice.check.name_problems`: ``cards`` listed ``é40`` twice, exit 0; ``nul.toml`` without a word)."""
+    (:func:`passprice.check.name_problems`: ``cards`` listed ``é40`` twice, exit 0; ``nul.toml`` without a word).
+    Given the ``root`` the files lie in, those name lines name the file relative to it, as ``check`` does
+    (:func:`passprice.check.relative_lines`)."""
     loaded: list[tuple[str, T]] = []
     problems: list[str] = []
     if folder is not None:
         from passprice.check import name_problems
 
-        problems.extend(name_problems(folder))
+        found = name_problems(folder)
+        if root is not None:
+            from passprice.check import relative_lines
+
+            found = relative_lines(root, found)
+        problems.extend(found)
     for name in names:
         try:
             loaded.append((name, load(name)))
@@ -772,7 +780,7 @@ def servings_command(ctx: click.Context, as_json: bool) -> None:
     from passprice.servings import load_spec
 
     root = _root(ctx)
-    specs = _load_all(root.names(root.servings), lambda name: load_spec(root, name), root.servings)
+    specs = _load_all(root.names(root.servings), lambda name: load_spec(root, name), root.servings, root)
     if as_json:
         from passprice.servings import spec_to_document
 
@@ -803,7 +811,7 @@ def checkpoints_command(ctx: click.Context, as_json: bool) -> None:
     from passprice.checkpoints import entry_row
 
     root = _root(ctx)
-    loaded = _load_all(root.names(root.checkpoints), lambda name: entry_row(root, name), root.checkpoints)
+    loaded = _load_all(root.names(root.checkpoints), lambda name: entry_row(root, name), root.checkpoints, root)
     out = [row for _, row in loaded]
     if as_json:
         _echo_json({"checkpoints": out})
@@ -1708,7 +1716,8 @@ def compare_command(
     if cards.strip() == "all":  # as `cards`: the good ones compared, each bad card file one error line (exit 2)
         from passprice.cards import load_card
 
-        card_list = tuple(name for name, _ in _load_all(root.names(root.cards), lambda name: load_card(root, name)))
+        card_list = tuple(name for name, _ in _load_all(root.names(root.cards), lambda name: load_card(root, name),
+                                                        root=root))
         if not card_list and root.names(root.cards):
             return  # no card reads: their problems are all there is to say
     else:
@@ -2751,7 +2760,9 @@ def sweep_command(
         twins += name_problems(root.servings)
     if grid.cards is not None and set(grid.cards) == set(root.names(root.cards)):
         twins += name_problems(root.cards)
-    _problems(twins)
+    from passprice.check import relative_lines
+
+    _problems(relative_lines(root, twins))
     the_stack = None
     if stack is not None:
         from passprice.stacks import load_stack

@@ -725,7 +725,17 @@ class FactChange:
             if _figure(old.amount) in quoted and _figure(new.amount) not in quoted:
                 return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not, and the "
                         f"locator quotes {old.amount:g}: {where}")
-            from passprice.addedfacts import other_figures, states
+            from passprice.addedfacts import BASIS_TOLERANCE, other_figures, parts_of, states
+
+            # A ratio quoted as a part of a whole (``58/128``, ``58 of 128``) is the old figure as firmly (session 25).
+            def near(amount: float, ratio: float) -> bool:
+                return abs(ratio - amount) <= BASIS_TOLERANCE * abs(amount)
+
+            parts = parts_of(new.locator or new.cite or "") if new.unit == "1" else {}
+            was = [words for ratio, words in parts.items() if near(old.amount, ratio)]
+            if was and not any(near(new.amount, ratio) for ratio in parts):
+                return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not, and the "
+                        f"locator quotes {was[0]} ({old.amount:g}): {where}")
 
             # The old figure quoted in another notation (``4,800 GB/s``, ``four point eight terabytes per second``
             # under 4.8 → 5.2 TB/s) is said as firmly (slip round 34).
@@ -2735,7 +2745,6 @@ class Diff:
         """One line: facts changed (and weakened), locks affected (broken, moved unreviewed, floors loosened),
         locks unaffected, the pricing model, files that do not read."""
         facts = self.fact_changes
-        fact_files = {f.path for f, _ in facts}
         if not (self.files or self.model_changed or self.locks or self.head_check or self.sources or self.unlocked
                 or self.code_files or self.duplicates or self.head_warnings or self.install_files or self.spans):
             quiet = "no changes to facts, registry, locks or the pricing model"
@@ -2743,16 +2752,26 @@ class Diff:
         # The facts of a file the change adds (not a rename: that is compared with BASE's file) are counted as added,
         # not as changed (walkthrough 21: an added routing record read "2 facts changed in 1 file").
         new_files = {f.path for f in self.files if f.status == "added" and f.renamed is None}
-        changed_files = fact_files - new_files
-        added_files = fact_files & new_files
-        n_changed = sum(1 for f, _ in facts if f.path in changed_files)
-        counts = [f"{_n(n_changed, 'fact')} changed in {_n(len(changed_files), 'file')}"] if changed_files else []
-        if added_files:
-            counts.append(f"{_n(len(facts) - n_changed, 'fact')} added in {_n(len(added_files), 'new file')}")
-        if counts:  # what the facts weaken or ask to verify follows the first count
-            counts[0] += ((f", {len(self.weakened)} weakened" if self.weakened else "")
-                          + (f", {len(self.to_verify)} to verify in its source" if self.to_verify else ""))
-        parts = counts or ["no fact changed"]
+        parts = []
+        # Each kind of record in its own clause (a card's facts are "facts"; session 25: a routing record's changed
+        # hot set was counted, with its question, in the card's "2 facts changed in 2 files, 2 to verify").
+        for kind, noun in _FACT_KINDS:
+            mine = [(f, c) for f, c in facts if (_FACT_KIND_OF.get(f.kind, "card")) == kind]
+            if not mine:
+                continue
+            files = {f.path for f, _ in mine}
+            changed_files, added_files = files - new_files, files & new_files
+            n_changed = sum(1 for f, _ in mine if f.path in changed_files)
+            counts = [f"{_n(n_changed, noun)} changed in {_n(len(changed_files), 'file')}"] if changed_files else []
+            if added_files:
+                counts.append(f"{_n(len(mine) - n_changed, noun)} added in {_n(len(added_files), 'new file')}")
+            weakened = sum(1 for _, c in mine if c.weakened)
+            asked = sum(1 for _, c in mine if c.to_verify is not None)
+            # what the facts weaken or ask to verify follows the kind's first count
+            counts[0] += ((f", {weakened} weakened" if weakened else "")
+                          + (f", {asked} to verify in its source" if asked else ""))
+            parts += counts
+        parts = parts or ["no fact changed"]
         if self.unsound:
             kinds = sorted({x.kind for _, x in self.unsound}, key=["stale", "mismatch", "broken"].index)
             what = {"stale": "stale", "mismatch": "not following", "broken": "broken"}
@@ -2916,6 +2935,13 @@ class Diff:
                 ],
             },
         }
+
+
+#: The kinds of record holding facts, in the order the summary counts them, each with the noun of its facts.
+_FACT_KINDS = (("card", "fact"), ("draft", "drafting-method fact"), ("routing", "routing fact"),
+               ("stack", "stack fact"))
+#: A file kind → the kind its facts are counted under (a file of no kind here counts with the cards' facts).
+_FACT_KIND_OF = {kind: kind for kind, _ in _FACT_KINDS}
 
 
 def _n(count: int, noun: str) -> str:

@@ -206,3 +206,54 @@ def changes(derivation: RunDerivation, runs: Mapping[str, Run], stack: str) -> t
         elif figure_of(run, derivation.figure) != float(r.value):
             out.append(RunChange(r.run, float(r.value), figure_of(run, derivation.figure)))
     return tuple(out)
+
+
+def runs_change(old: object, new: object) -> str | None:
+    """What differs between the runs two fitted facts' derivations (:class:`RunDerivation`) rest on, in words, or
+    ``None`` when either is no fit or both rest on the same runs with the same figures: ``fitted from other runs:
+    w24.h200.b64 (6641.7) gone, w24.h200.b64.again (6641.7) new`` (at most 3 of each, the rest counted). A stack
+    re-fitted to the same values from other runs read as pinned "as they are" by a lock check, and as "citation or
+    note changed" in its drift (session 25): the runs a fit rests on are part of what it is a function of. Raises
+    nothing."""
+    if not isinstance(old, RunDerivation) or not isinstance(new, RunDerivation):
+        return None
+    before = {r.run: r.value for r in old.runs}
+    after = {r.run: r.value for r in new.runs}
+    if before == after:
+        return None
+
+    def some(items: list[str], what: str) -> str:
+        more = f" and {len(items) - 3:,} more" if len(items) > 3 else ""
+        return f"{', '.join(items[:3])}{more} {what}"
+
+    parts = []
+    gone = [f"{run} ({before[run]:g})" for run in before if run not in after]
+    new_ = [f"{run} ({after[run]:g})" for run in after if run not in before]
+    moved = [f"{run} {before[run]:g} → {after[run]:g}" for run in before if run in after and before[run] != after[run]]
+    if gone:
+        parts.append(some(gone, "gone"))
+    if new_:
+        parts.append(some(new_, "new"))
+    if moved:
+        parts.append(some(moved, "moved"))
+    return f"fitted from other runs: {', '.join(parts)}"
+
+
+def pinned_apart(pinned: Mapping[str, Any], today: Mapping[str, Any],
+                 paths: Sequence[str]) -> tuple[tuple[str, ...], str | None]:
+    """Of ``paths`` (lock paths of stack facts), those a lock pinned (``pinned``, path → fact) otherwise than
+    ``today`` holds them: with another value, not at all, or fitted from other runs (:func:`runs_change`:
+    a stack re-fitted to the same values from other runs read as pinned "as they are", session 25); and how the runs
+    differ for the first that differs so (``None`` when none does). The one comparison of ``price --lock``'s stale-fit
+    warning (:func:`passprice.stackreach.lock_fit`) and ``reproduce``'s stale line. Raises nothing."""
+    apart, first = [], None
+    for path in paths:
+        now, was = today.get(path), pinned.get(path)
+        if now is None or was is None or now.value != was.value:
+            apart.append(path)
+            continue
+        runs = runs_change(was.derivation, now.derivation)
+        if runs is not None:
+            apart.append(path)
+            first = first or runs
+    return tuple(apart), first

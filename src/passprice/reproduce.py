@@ -99,7 +99,10 @@ class Drift:
             return f"{self.path}: {self.pinned.describe()} → {self.today.describe()} (rewritten, same quantity)"
         new = f"{self.today.describe()} ({self.today.provenance.value})"
         if old == new:
-            new += " (citation or note changed)"
+            from passprice.fits import runs_change
+
+            runs = runs_change(self.pinned.derivation, self.today.derivation)
+            new += f" ({runs})" if runs is not None else " (citation or note changed)"
         return f"{self.path}: {old} → {new}"
 
     def to_json(self) -> dict[str, Any]:
@@ -877,14 +880,12 @@ def stale_pinned_apart(rep: Reproduction) -> tuple[str, ...]:
     """Of ``rep.stale_stack`` (the stack facts, by lock path, that no longer follow from the stack's runs: a re-fit
     of today's ``facts/stacks/S.toml``), those the lock pinned with a value other than today's (or did not pin):
     the pinned column rests on the others as today's does, on these not (slip 40: the line spoke of today's column
-    alone and the reader could not tell whether the lock's own stack was stale). Empty when the lock pinned each as
-    today's file holds it, or without stale facts."""
-    apart = []
-    for path in rep.stale_stack:
-        pinned, now = rep.lock.facts.get(path), rep.today.facts.get(path)
-        if pinned is None or now is None or pinned.value != now.value:
-            apart.append(path)
-    return tuple(apart)
+    alone and the reader could not tell whether the lock's own stack was stale), or fitted from other runs
+    (:func:`passprice.fits.pinned_apart`). Empty when the lock pinned each as today's file holds it, or without
+    stale facts."""
+    from passprice.fits import pinned_apart
+
+    return pinned_apart(rep.lock.facts, rep.today.facts, rep.stale_stack)[0]
 
 
 def model_commit(root: Root, digest: str) -> tuple[str, str] | None:
@@ -1013,8 +1014,12 @@ def reproduction_text(
         # The re-fit checks today's stack file (slip 40): whether the lock pinned those facts as it holds them says
         # whether the pinned column rests on the stale fit too.
         apart = stale_pinned_apart(rep)
+        from passprice.fits import pinned_apart
+
+        runs = pinned_apart(rep.lock.facts, rep.today.facts, rep.stale_stack)[1]
         pinned = ("and so does the pinned column (the lock pinned them as they are)" if not apart else
-                  f"the lock pinned {len(apart)} of them otherwise ({', '.join(apart)}), which this does not re-fit")
+                  f"the lock pinned {len(apart)} of them otherwise ({', '.join(apart)}"
+                  f"{'; ' + runs if runs else ''}), which this does not re-fit")
         lines.append(f"    stale          {', '.join(rep.stale_stack)} no longer the fit of stack {lock.stack.name}'s "
                      "runs (a run, or a card, checkpoint or routing record they price, changed): today's expected "
                      f"column rests on them as facts/stacks/{lock.stack.name}.toml holds them today, {pinned}; re-fit "

@@ -99,34 +99,12 @@ def source_from_document(source_id: str, document: Mapping[str, Any], where: str
     Raises :class:`InputError` naming ``where`` when the id is not a valid source id."""
     if not SOURCE_ID.fullmatch(source_id):
         raise _not_an_id(where, source_id)
-    _require_dates(document, where)
     import cattrs
 
     try:
         return _converter().structure({"id": source_id, **document["source"]}, Source)
     except cattrs.BaseValidationError as e:  # pragma: no cover - the schema admits only what the class holds
         raise InputError(f"{where}: not a source: {'; '.join(cattrs.transform_error(e))}") from None
-
-
-def _require_dates(document: Mapping[str, Any], where: str) -> None:
-    """Refuse a ``source.date`` or ``source.retrieved`` the schema's pattern lets by that names no day of the
-    calendar (``2024-13-45``, ``2023-02-30``, month ``00``): it was listed as written (attack round 44). Raises
-    :class:`InputError` naming ``where`` and the key."""
-    import datetime
-
-    table = document.get("source")
-    if not isinstance(table, Mapping):
-        return
-    for key in ("date", "retrieved"):
-        text = table.get(key)
-        if not isinstance(text, str) or text == "unknown" or len(text) == 4:
-            continue
-        try:
-            datetime.date.fromisoformat(text if len(text) == 10 else f"{text}-01")
-        except ValueError:
-            form = "YYYY, YYYY-MM or YYYY-MM-DD" if key == "date" else "YYYY-MM-DD"
-            raise InputError(f"{where}: source.{key}: {text!r} is not a date of the calendar ({form}: a month from "
-                             "01 to 12, a day the month has)") from None
 
 
 def _not_an_id(where: str, source_id: str) -> InputError:

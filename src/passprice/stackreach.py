@@ -479,6 +479,9 @@ class LockFit:
     checked: FitCheck
     lock: str
     apart: tuple[str, ...] = ()
+    #: How the runs the first of ``apart`` fitted from today differ from those the lock pinned it fitted from
+    #: (:func:`passprice.fits.runs_change`), where that is how it is apart; ``None`` otherwise.
+    runs: str | None = None
 
     def file(self) -> str:
         """The stack file the check re-fitted, relative to the root: ``facts/stacks/S.toml``."""
@@ -489,8 +492,9 @@ class LockFit:
         they are`` or ``… today, not as lock L pinned N of them (PATHS)``."""
         if not self.apart:
             return f"the facts of {self.file()} today, which lock {self.lock} pinned as they are"
+        runs = f"; {self.runs}" if self.runs else ""
         return (f"the facts of {self.file()} today, not as lock {self.lock} pinned {len(self.apart)} of them "
-                f"({', '.join(self.apart)})")
+                f"({', '.join(self.apart)}{runs})")
 
     def warning(self) -> str | None:
         """:meth:`FitCheck.warning`, naming the stack as ``stack S's fit (WHICH)`` (:meth:`which`); ``None`` when
@@ -522,9 +526,9 @@ def lock_fit(root: Root, checked: FitCheck, lock: Any) -> LockFit:
         today = load_stack(root, str(root.stacks / f"{checked.stack}.toml")).lock_facts()
     except InputError:
         today = {}
-    apart = []
-    for path in checked.facts():
-        now, pinned = today.get(f"stack.{path}"), lock.facts.get(f"stack.{path}")
-        if now is None or pinned is None or now.value != pinned.value:
-            apart.append(path)
-    return LockFit(checked, lock.name, tuple(apart))
+    from passprice.fits import pinned_apart
+
+    paths = [f"stack.{path}" for path in checked.facts()]
+    apart, runs = pinned_apart(lock.facts, today, paths)
+    return LockFit(checked, lock.name, tuple(p.removeprefix("stack.") for p in apart), runs)
+
