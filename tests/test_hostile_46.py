@@ -4,12 +4,13 @@ the exit status and the exact error line (before the round: exit 0, nothing said
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 from gguf import GGUFValueType as V
 
-from cli_helpers import bad, invoke
+from cli_helpers import REPO, bad, invoke
 from gguf_bytes import Meta, Tensor, encode
 
 # --- 1. split checkpoints: a shard of another checkpoint, split keys of another type ---------------------------------
@@ -70,3 +71,102 @@ def test_shards_of_one_checkpoint_still_join(tmp_path: Path) -> None:
     result = invoke("header", str(tmp_path / "m-00002-of-00002.gguf"))
     assert result.exit_code == 0, result.output
     assert "GGUF v3, little-endian, 2 files" in result.stdout
+
+
+# --- 2. record names Windows cannot check out, or that print as another -------------------------------------------
+
+
+def _root(tmp_path: Path) -> Path:
+    """A private copy of the checkout's facts, registry, locks, sources and schema."""
+    root = tmp_path / "root"
+    root.mkdir()
+    for folder in ("facts", "registry", "locks", "sources", "schema"):
+        shutil.copytree(REPO / folder, root / folder)
+    return root
+
+
+@pytest.mark.parametrize(("file", "line"), [
+    ("CON .lock.toml", "the lock would be named after it, and the name 'CON ' starts or ends with a space, which no "
+                       "listing shows; give --name"),
+    ("COM\u00b9.lock.toml", "the lock would be named 'COM\u00b9' after it, and COM\u00b9 names a device on Windows, "
+                            "where no file of that name can be checked out: give another file"),
+    ("a|b.lock.toml", "the lock would be named after it, and the name a|b holds '|', which Windows keeps out of file "
+                      "names (no clone there could check the file out; a '|' also splits a markdown table's row); "
+                      "give --name"),
+    ("a:b.lock.toml", "the lock would be named after it, and the name a:b holds ':', which Windows keeps out of file "
+                      "names (no clone there could check the file out); give --name"),
+])  # fmt: skip
+def test_lock_o_refuses_a_name_windows_cannot_check_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, file: str,
+                                                        line: str) -> None:  # fmt: skip
+    """``lock -o locks/FILE`` names the lock after the file: ``CON `` (Windows reads ``CON .lock.toml`` as the
+    device), ``COM¹`` (a superscript digit is a port's digit there), ``a|b`` and ``a:b`` were written, exit 0, and
+    ``check`` said all holds; ``--name`` refused each already."""
+    root = _root(tmp_path)
+    monkeypatch.chdir(root)
+    lines = bad("lock", "gemma3-270m-h100", "-o", f"locks/{file}", root=root)
+    assert lines == [f"passprice: error: locks/{file}: {line}"]
+    assert not (root / "locks" / file).exists()
+
+
+def test_check_and_cards_name_record_files_windows_cannot_check_out(tmp_path: Path) -> None:
+    """Card files ``a:b.toml``, ``a|b.toml``, ``x .toml`` (listed as ``x``), ``con .toml`` and ``lpt³.toml``: ``check``
+    said "0 problems" and ``cards`` listed each, exit 0. Now each is a problem line (``con .toml`` two: a space at
+    its end, and a device), the other cards still shown."""
+    root = _root(tmp_path)
+    cards = root / "facts" / "cards"
+    text = (cards / "rtx_4090.toml").read_text(encoding="utf-8")
+    names = ["a:b", "a|b", "x ", "con ", "lpt\u00b3"]
+    for i, name in enumerate(names):
+        (cards / f"{name}.toml").write_text(text.replace('name = "NVIDIA GeForce RTX 4090"', f'name = "Card {i}"'))
+    result = invoke("check", root=root)
+    assert result.exit_code == 2, result.output
+    device = "names a device on Windows, where no file of that name (with any suffix) can be checked out: rename the " \
+             "file (and what names it)"
+    assert result.stderr.splitlines() == [
+        "passprice: error: facts/cards/a:b.toml: the name a:b holds ':', which Windows keeps out of file names (no "
+        "clone there could check the file out); rename the file",
+        "passprice: error: facts/cards/a|b.toml: the name a|b holds '|', which Windows keeps out of file names (no "
+        "clone there could check the file out; a '|' also splits a markdown table's row); rename the file",
+        "passprice: error: facts/cards/con .toml: the name 'con ' starts or ends with a space, which no listing "
+        "shows; rename the file",
+        "passprice: error: facts/cards/x .toml: the name 'x ' starts or ends with a space, which no listing shows; "
+        "rename the file",
+        f"passprice: error: facts/cards/con .toml: CON {device}",
+        f"passprice: error: facts/cards/lpt\u00b3.toml: LPT\u00b3 {device} (spelled 'lpt\\xb3') (spelled 'LPT\\xb3')",
+    ]
+    listed = invoke("cards", root=root)
+    assert listed.exit_code == 2 and "h200_sxm_141gb" in listed.stdout
+    assert sorted(listed.stderr.splitlines())[0].startswith("passprice: error: ")
+
+
+# --- 3. card titles: blank, or read as another card's ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("title", ["   ", "\u00a0", "\u3000", "\u3164"])
+def test_a_blank_card_title_is_refused(tmp_path: Path, title: str) -> None:
+    """``card.name`` of spaces, a no-break space, an ideographic space or a Hangul filler passed the schema's "not
+    empty", ``check``, ``cards`` and ``price`` (exit 0): a card shown as nothing in every table."""
+    root = _root(tmp_path)
+    card = root / "facts" / "cards" / "rtx_4090.toml"
+    card.write_text(card.read_text(encoding="utf-8").replace('name = "NVIDIA GeForce RTX 4090"', f'name = "{title}"'))
+    lines = bad("facts", "rtx_4090", root=root)
+    assert lines == [f"passprice: error: {card}: card.name: {title!r} is blank: give the card's title (it names the "
+                     "card in every table)"]
+
+
+@pytest.mark.parametrize(("title", "spelled"), [
+    ("NVIDIA \u041d200 SXM 141GB", "\\u041d200"),  # a Cyrillic Н
+    ("\uff2e\uff36\uff29\uff24\uff29\uff21 H200 SXM 141GB", "\\uff2e\\uff36\\uff29\\uff24\\uff29\\uff21"),  # full-width
+])  # fmt: skip
+def test_a_card_title_that_reads_as_another_cards_is_flagged(tmp_path: Path, title: str, spelled: str) -> None:
+    """The RTX 4090's card retitled ``NVIDIA Н200 SXM 141GB`` (a Cyrillic ``Н``) or with a full-width ``ＮＶＩＤＩＡ``:
+    ``check`` flagged the H200's title in another case or spacing, not these (exit 0), though a table shows them
+    alike."""
+    root = _root(tmp_path)
+    card = root / "facts" / "cards" / "rtx_4090.toml"
+    card.write_text(card.read_text(encoding="utf-8").replace('name = "NVIDIA GeForce RTX 4090"', f'name = "{title}"'))
+    result = invoke("check", root=root)
+    assert result.exit_code == 2, result.output
+    assert (f"passprice: error: facts/cards/rtx_4090.toml: card.name: {title!r} is the title of h200_sxm_141gb.toml "
+            f"too: a review's tables show a card by its title; give each card its own (spelled '{spelled}')"
+            ) in result.stderr.splitlines()
