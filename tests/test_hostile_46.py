@@ -170,3 +170,23 @@ def test_a_card_title_that_reads_as_another_cards_is_flagged(tmp_path: Path, tit
     assert (f"passprice: error: facts/cards/rtx_4090.toml: card.name: {title!r} is the title of h200_sxm_141gb.toml "
             f"too: a review's tables show a card by its title; give each card its own (spelled '{spelled}')"
             ) in result.stderr.splitlines()
+
+
+# --- 4. check judges a checkpoint entry as the listing does ------------------------------------------------------
+
+
+def test_check_names_an_imported_entry_the_listing_refuses(tmp_path: Path) -> None:
+    """A header of ``llama`` without ``embedding_length`` imported as ``jsy``: ``checkpoints`` exits 2 naming the key,
+    and ``check`` said "0 problems", exit 0 (its docstring said check reports a header's contradictions too)."""
+    root = _root(tmp_path)
+    src = tmp_path / "js.gguf"
+    src.write_bytes(encode([Meta("general.architecture", V.STRING, "llama"), Meta("llama.block_count", V.UINT32, 1)],
+                           [Tensor("token_embd.weight", (64, 100), 0, 0)]))  # fmt: skip
+    assert invoke("import", str(src), "--name", "jsy", root=root).exit_code == 0
+    entry = root / "registry" / "checkpoints" / "jsy.toml"
+    line = "metadata llama.embedding_length: missing (the width of a token-row)"
+    listed = invoke("checkpoints", root=root)
+    assert listed.exit_code == 2 and listed.stderr == f"passprice: error: {entry}: {line}\n"
+    checked = invoke("check", root=root)
+    assert checked.exit_code == 2, checked.output
+    assert checked.stderr.splitlines() == [f"passprice: error: registry/checkpoints/jsy.toml: {line}"]
