@@ -64,6 +64,21 @@ def test_a_split_key_of_another_type_is_refused(tmp_path: Path, key: str, kind: 
         "gguf-split writes it)"]
 
 
+def test_a_shard_there_twice_is_refused(tmp_path: Path) -> None:
+    """Shard 2 as ``m-00002-of-00002.gguf`` and as ``m-00002-of-00002.gguf.xz`` holding other tensors: the plain one was
+    read, the other never judged (exit 0). Which one a checkpoint is made of is for its owner to say."""
+    import lzma
+
+    _shard(tmp_path / "m-00001-of-00002.gguf", 0, 2)
+    _shard(tmp_path / "m-00002-of-00002.gguf", 1, 2)
+    _shard(tmp_path / "other.gguf", 1, 2, arch="llama")
+    (tmp_path / "m-00002-of-00002.gguf.xz").write_bytes(lzma.compress((tmp_path / "other.gguf").read_bytes()))
+    first = tmp_path / "m-00001-of-00002.gguf"
+    assert bad("header", str(first)) == [
+        f"passprice: error: {first}: byte 114: split.count is 2 and shard 2 is there twice (m-00002-of-00002.gguf and "
+        "m-00002-of-00002.gguf.xz): keep one of them"]
+
+
 def test_shards_of_one_checkpoint_still_join(tmp_path: Path) -> None:
     """The rule leaves a real split alone: shards stating only the split keys, the first also the rest."""
     _shard(tmp_path / "m-00001-of-00002.gguf", 0, 2)

@@ -1173,13 +1173,12 @@ def _split_count(parsed: _Parsed) -> int:
     return count if isinstance(count, int) and not isinstance(count, bool) else 1
 
 
-def _shard_path(folder: Path, stem: str, no: int, count: int, suffix: str) -> Path | None:
-    """The file of shard ``no`` (1-based), preferring the given shard's suffix (``.gguf``, ``.gguf.xz`` …)."""
-    for s in (suffix, *(x for x in _SUFFIXES if x != suffix)):
-        candidate = folder / f"{stem}-{no:05d}-of-{count:05d}{s}"
-        if is_there(candidate):
-            return candidate
-    return None
+def _shard_paths(folder: Path, stem: str, no: int, count: int, suffix: str) -> list[Path]:
+    """The files of shard ``no`` (1-based) in ``folder``, the given shard's suffix (``.gguf``, ``.gguf.xz`` …) first:
+    more than one is a shard there twice, which the caller refuses (``m-00002-of-00002.gguf`` beside a
+    ``m-00002-of-00002.gguf.xz`` of other tensors: the first was read and the other never judged; attack round 46)."""
+    suffixes = (suffix, *(x for x in _SUFFIXES if x != suffix))
+    return [c for c in (folder / f"{stem}-{no:05d}-of-{count:05d}{s}" for s in suffixes) if is_there(c)]
 
 
 def _same_alignment(one: _Parsed, head: _Parsed, source: str) -> None:
@@ -1260,7 +1259,12 @@ def _read_split(path: Path, first: _Parsed, combined: Any) -> tuple[GGUFHeader, 
     total = 0  # header bytes of the shards read so far: the cap holds for the shards together, not one at a time
     held = 0  # tensors of the shards read so far
     for no in range(count):
-        shard = path if no == given else _shard_path(path.parent, stem, no + 1, count, suffix)
+        files = [path] if no == given else _shard_paths(path.parent, stem, no + 1, count, suffix)
+        if len(files) > 1:
+            names = " and ".join(f.name for f in files)
+            raise HeaderError(source, count_at, f"split.count is {count} and shard {no + 1} is there twice ({names}): "
+                                                "keep one of them")
+        shard = files[0] if files else None
         if shard is None:
             wanted = f"{stem}-{no + 1:05d}-of-{count:05d}{suffix}"
             # a folder of that name is no shard, but not missing either (round 27: "is missing" of a folder there)
