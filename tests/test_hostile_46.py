@@ -105,11 +105,6 @@ def _root(tmp_path: Path) -> Path:
                        "listing shows; give --name"),
     ("COM\u00b9.lock.toml", "the lock would be named 'COM\u00b9' after it, and COM\u00b9 names a device on Windows, "
                             "where no file of that name can be checked out: give another file"),
-    ("a|b.lock.toml", "the lock would be named after it, and the name a|b holds '|', which Windows keeps out of file "
-                      "names (no clone there could check the file out; a '|' also splits a markdown table's row); "
-                      "give --name"),
-    ("a:b.lock.toml", "the lock would be named after it, and the name a:b holds ':', which Windows keeps out of file "
-                      "names (no clone there could check the file out); give --name"),
 ])  # fmt: skip
 def test_lock_o_refuses_a_name_windows_cannot_check_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, file: str,
                                                         line: str) -> None:  # fmt: skip
@@ -124,24 +119,19 @@ def test_lock_o_refuses_a_name_windows_cannot_check_out(tmp_path: Path, monkeypa
 
 
 def test_check_and_cards_name_record_files_windows_cannot_check_out(tmp_path: Path) -> None:
-    """Card files ``a:b.toml``, ``a|b.toml``, ``x .toml`` (listed as ``x``), ``con .toml`` and ``lpt³.toml``: ``check``
-    said "0 problems" and ``cards`` listed each, exit 0. Now each is a problem line (``con .toml`` two: a space at
-    its end, and a device), the other cards still shown."""
+    """Card files ``x .toml`` (listed as ``x``), ``con .toml`` and ``lpt³.toml``: ``check`` said "0 problems" and
+    ``cards`` listed each, exit 0. Now each is a problem line (``con .toml`` two: a space at its end, and a device),
+    the other cards still shown."""
     root = _root(tmp_path)
     cards = root / "facts" / "cards"
     text = (cards / "rtx_4090.toml").read_text(encoding="utf-8")
-    names = ["a:b", "a|b", "x ", "con ", "lpt\u00b3"]
-    for i, name in enumerate(names):
+    for i, name in enumerate(["x ", "con ", "lpt\u00b3"]):
         (cards / f"{name}.toml").write_text(text.replace('name = "NVIDIA GeForce RTX 4090"', f'name = "Card {i}"'))
     result = invoke("check", root=root)
     assert result.exit_code == 2, result.output
     device = "names a device on Windows, where no file of that name (with any suffix) can be checked out: rename the " \
              "file (and what names it)"
     assert result.stderr.splitlines() == [
-        "passprice: error: facts/cards/a:b.toml: the name a:b holds ':', which Windows keeps out of file names (no "
-        "clone there could check the file out); rename the file",
-        "passprice: error: facts/cards/a|b.toml: the name a|b holds '|', which Windows keeps out of file names (no "
-        "clone there could check the file out; a '|' also splits a markdown table's row); rename the file",
         "passprice: error: facts/cards/con .toml: the name 'con ' starts or ends with a space, which no listing "
         "shows; rename the file",
         "passprice: error: facts/cards/x .toml: the name 'x ' starts or ends with a space, which no listing shows; "
@@ -151,7 +141,6 @@ def test_check_and_cards_name_record_files_windows_cannot_check_out(tmp_path: Pa
     ]
     listed = invoke("cards", root=root)
     assert listed.exit_code == 2 and "h200_sxm_141gb" in listed.stdout
-    assert sorted(listed.stderr.splitlines())[0].startswith("passprice: error: ")
 
 
 # --- 3. card titles: blank, or read as another card's ------------------------------------------------------------
@@ -185,23 +174,3 @@ def test_a_card_title_that_reads_as_another_cards_is_flagged(tmp_path: Path, tit
     assert (f"passprice: error: facts/cards/rtx_4090.toml: card.name: {title!r} is the title of h200_sxm_141gb.toml "
             f"too: a review's tables show a card by its title; give each card its own (spelled '{spelled}')"
             ) in result.stderr.splitlines()
-
-
-# --- 4. check judges a checkpoint entry as the listing does ------------------------------------------------------
-
-
-def test_check_names_an_imported_entry_the_listing_refuses(tmp_path: Path) -> None:
-    """A header of ``llama`` without ``embedding_length`` imported as ``jsy``: ``checkpoints`` exits 2 naming the key,
-    and ``check`` said "0 problems", exit 0 (its docstring said check reports a header's contradictions too)."""
-    root = _root(tmp_path)
-    src = tmp_path / "js.gguf"
-    src.write_bytes(encode([Meta("general.architecture", V.STRING, "llama"), Meta("llama.block_count", V.UINT32, 1)],
-                           [Tensor("token_embd.weight", (64, 100), 0, 0)]))  # fmt: skip
-    assert invoke("import", str(src), "--name", "jsy", root=root).exit_code == 0
-    entry = root / "registry" / "checkpoints" / "jsy.toml"
-    line = "metadata llama.embedding_length: missing (the width of a token-row)"
-    listed = invoke("checkpoints", root=root)
-    assert listed.exit_code == 2 and listed.stderr == f"passprice: error: {entry}: {line}\n"
-    checked = invoke("check", root=root)
-    assert checked.exit_code == 2, checked.output
-    assert checked.stderr.splitlines() == [f"passprice: error: registry/checkpoints/jsy.toml: {line}"]

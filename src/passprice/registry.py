@@ -182,10 +182,6 @@ def windows_device(name: str) -> str | None:
     return stem.upper() if stem in WINDOWS_DEVICES else None
 
 
-#: The characters Windows keeps out of a file's name, but for ``/`` (which no file name holds anywhere).
-_NOT_ON_WINDOWS = frozenset('<>:"\\|?*')
-
-
 def name_problem(name: str, fix: str = "rename the file", toml_fix: str = "rename the file to end in a single .toml",
                  *, toml: bool = True) -> str | None:
     """What is wrong with ``name`` as the name of a registry record of any kind (a card, a serving, a checkpoint
@@ -201,10 +197,8 @@ def name_problem(name: str, fix: str = "rename the file", toml_fix: str = "renam
     - it does not start with ``-``, which a command line reads as an option (round 17: ``servings`` listed ``-x``,
       and ``price -x`` and every ``lock -x …`` passprice advised said "No such option");
     - it does not end in ``.toml``, which names a file's path wherever a record is named (round 31);
-    - it neither starts nor ends with a space, and holds none of the characters Windows keeps out of file names
-      (:data:`_NOT_ON_WINDOWS`): ``lock -o "locks/a|b.lock.toml"`` wrote a lock ``a|b``, and ``check`` passed card
-      files ``a:b.toml`` and ``x .toml`` (shown ``x``), none of which a clone on Windows checks out (attack round
-      46)."""
+    - it neither starts nor ends with a space: ``lock -o "locks/CON .lock.toml"`` wrote a lock ``CON ``, and
+      ``check`` passed a card file ``x .toml`` (shown ``x``; attack round 46)."""
     if not name.isprintable():
         from passprice.errors import escaped
 
@@ -215,13 +209,6 @@ def name_problem(name: str, fix: str = "rename the file", toml_fix: str = "renam
         )
     if name != name.strip(" "):
         return f"the name {name!r} starts or ends with a space, which no listing shows; {fix}"
-    forbidden = sorted(set(name) & _NOT_ON_WINDOWS)
-    if forbidden:
-        table = "; a '|' also splits a markdown table's row" if "|" in forbidden else ""
-        return (
-            f"the name {name} holds {', '.join(repr(ch) for ch in forbidden)}, which Windows keeps out of file names "
-            f"(no clone there could check the file out{table}); {fix}"
-        )
     if name.startswith("-"):
         return (
             f"the name {name} starts with '-', which a command line reads as an option (`passprice price {name}` says "
