@@ -201,14 +201,24 @@ def facts_of_document(document: Mapping[str, object], source: str) -> dict[str, 
     return out
 
 
+#: Letters that print as nothing (Hangul fillers, the braille blank): a title of them alone is blank.
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+
+
 def card_from_document(
     name: str, document: Mapping[str, object], source: str, facts: Mapping[str, Fact] | None = None
 ) -> Card:
     """The card a validated ``card`` document describes (``facts``: its :func:`facts_of_document`, when the caller
-    has them). Raises :class:`InputError` as :func:`card_from_facts`."""
+    has them). Raises :class:`InputError` as :func:`card_from_facts`, and for a blank title (white space or letters
+    that print as nothing, :data:`_BLANK_LETTERS`)."""
     meta = document.get("card")
     meta = meta if isinstance(meta, Mapping) else {}
     title = str(meta.get("name", name))
+    if all(ch.isspace() or ch in _BLANK_LETTERS for ch in title):
+        # A title of spaces (or of a no-break, ideographic or Hangul filler) passed the schema's "not empty" and every
+        # command, shown as nothing in `cards` and the review's tables (attack round 46).
+        raise InputError(f"{source}: card.name: {title!r} is blank: give the card's title (it names the card in "
+                         "every table)")
     hypothetical = bool(meta.get("hypothetical", False))
     if facts is None:
         facts = facts_of_document(document, source)  # its errors name the file already

@@ -352,9 +352,13 @@ def _validate_folder(
 
 
 def title_key(title: str) -> str:
-    """A card title as two titles are compared: case folded, runs of white space one space (``NVIDIA  H200 `` and
-    ``nvidia h200`` are one title to a reader of a table)."""
-    return " ".join(title.split()).casefold()
+    """A card title as two titles are compared: as it reads (:func:`passprice.files.reads_as`: case folded, NFKC, a
+    Cyrillic or Greek letter as the Latin one it looks like), runs of white space one space (``NVIDIA  H200 ``,
+    ``nvidia h200`` and ``NVIDIA Н200`` with a Cyrillic ``Н`` are one title to a reader of a table; the last passed
+    ``check`` until attack round 46, as did a full-width ``ＮＶＩＤＩＡ``)."""
+    from passprice.files import reads_as
+
+    return " ".join(reads_as(title).split())
 
 
 def same_title(path: Path, title: str, first: Path) -> str:

@@ -442,6 +442,21 @@ def fold(name: str) -> str:
     return unicodedata.normalize("NFC", name).casefold()
 
 
+def reads_as(name: str) -> str:
+    """``name`` as a reader of a listing reads it: NFKC (a full-width ``ｈ100`` is ``h100``, a superscript ``COM¹``
+    ``COM1``), characters that do not print or are typeset spaces read as what they show
+    (:data:`passprice.addedfacts._TYPESET`), Cyrillic and Greek letters as the Latin ones they look like
+    (:data:`passprice.addedfacts._LOOK_ALIKE`: ``h200_sхm_141gb`` with a Cyrillic ``х``), case-folded (:func:`fold`).
+    Card titles are compared so (:func:`passprice.check.title_key`): a card titled ``NVIDIA Н200 SXM 141GB`` (a
+    Cyrillic ``Н``) or ``ＮＶＩＤＩＡ H200 SXM 141GB`` beside the H200's passed ``check`` (attack round 46). (Record
+    *names* that only read alike are spelled wherever shown and asked about in a review, not refused: slip 32, 38.)"""
+    import unicodedata
+
+    from passprice.addedfacts import _LOOK_ALIKE, _TYPESET
+
+    return fold(unicodedata.normalize("NFKC", name.translate(_TYPESET)).translate(_LOOK_ALIKE))
+
+
 def require_no_lookalike(path: Path) -> None:
     """Refuse to write ``path`` when its folder already holds another name that differs from ``path``'s only by
     case or Unicode normalization (:func:`fold`): ``import --name GEMMA3-270M-Q4_K_M``, ``new-serving

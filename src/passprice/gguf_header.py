@@ -97,6 +97,9 @@ def shard_name() -> re.Pattern[str]:
 
 _SUFFIXES = (".gguf", ".gguf.xz", ".gguf.gz")
 
+#: The split keys and the one type each is written with (llama.cpp's gguf-split and gguf-py's writer alike).
+_SPLIT_TYPES = (("split.no", "uint16"), ("split.count", "uint16"), ("split.tensors.count", "int32"))
+
 # struct format of each fixed-size value type (a GGUF bool is one byte, 0 or 1), by GGUFValueType name.
 _FORMAT_BY_NAME = {
     "UINT8": "B",
@@ -931,6 +934,14 @@ def _parse(stream: IO[bytes], source: str, size: int | None, extra: list[Any]) -
             raise r.fail(offsets["general.alignment"], f"general.alignment {problem}")
         assert isinstance(align, int)
         alignment = align
+    for key, want in _SPLIT_TYPES:
+        typed = value_types.get(key)
+        if typed is not None and typed != want:
+            # llama.cpp reads each with one type (GGUFMeta's get_key throws "key split.no has wrong type …"): a
+            # float32 split.no 0.0 was read as shard 0 (0.0 == 0), an int32 split.count -2 or a string "2" as no
+            # split at all, the file named m-00001-of-00002.gguf read as a whole checkpoint (attack round 46).
+            raise r.fail(offsets[key], f"{key} is {'an' if typed[:1] in ('a', 'i') else 'a'} {typed}, not a {want} "
+                                       "(GGUF's type for it, as llama.cpp's gguf-split writes it)")
     for t, at in zip(tensors, offset_ats, strict=True):
         problem = offset_problem(t.offset, alignment)
         if problem is not None:
@@ -1028,13 +1039,12 @@ def _split_count(parsed: _Parsed) -> int:
     return count if isinstance(count, int) and not isinstance(count, bool) else 1
 
 
-def _shard_path(folder: Path, stem: str, no: int, count: int, suffix: str) -> Path | None:
-    """The file of shard ``no`` (1-based), preferring the given shard's suffix (``.gguf``, ``.gguf.xz`` …)."""
-    for s in (suffix, *(x for x in _SUFFIXES if x != suffix)):
-        candidate = folder / f"{stem}-{no:05d}-of-{count:05d}{s}"
-        if is_there(candidate):
-            return candidate
-    return None
+def _shard_paths(folder: Path, stem: str, no: int, count: int, suffix: str) -> list[Path]:
+    """The files of shard ``no`` (1-based) in ``folder``, the given shard's suffix (``.gguf``, ``.gguf.xz`` …) first:
+    more than one is a shard there twice, which the caller refuses (``m-00002-of-00002.gguf`` beside a
+    ``m-00002-of-00002.gguf.xz`` of other tensors: the first was read and the other never judged; attack round 46)."""
+    suffixes = (suffix, *(x for x in _SUFFIXES if x != suffix))
+    return [c for c in (folder / f"{stem}-{no:05d}-of-{count:05d}{s}" for s in suffixes) if is_there(c)]
 
 
 def _same_alignment(one: _Parsed, head: _Parsed, source: str) -> None:
@@ -1053,6 +1063,31 @@ def _same_alignment(one: _Parsed, head: _Parsed, source: str) -> None:
         problem = offset_problem(t.offset, head.alignment)
         if problem is not None:
             raise HeaderError(source, one.tensor_offset, f"tensor {t.name!r}: {problem} (the first shard's)")
+
+
+def _same_checkpoint(one: _Parsed, head: _Parsed, source: str) -> None:
+    """Refuse a further shard ``one`` (of file ``source``) that states a key the first shard (``head``) states too,
+    other than ``split.no`` (and ``split.tensors.count``, checked against the tensors every shard holds), with another
+    value or type: a shard of another checkpoint. gguf-split writes every key in the first shard and only the split
+    keys in the others, so a key both state is one they must agree on; a shard 2 saying ``general.architecture``
+    ``qwen2`` beside a first shard's ``llama`` was joined without a word (attack round 46). :class:`HeaderError` at
+    the key's offset in ``one``."""
+    for key, value in one.metadata.items():
+        if key in ("split.no", "split.tensors.count") or key not in head.metadata:  # the count: each against all
+            continue
+        theirs = head.metadata[key]
+        if one.value_types[key] == head.value_types[key] and (value == theirs or repr(value) == repr(theirs)):
+            continue  # repr: a NaN both state alike is one value
+        raise HeaderError(source, one.offsets[key], (
+            f"{key} is {_short(value)} ({one.value_types[key]}) but the first shard's is {_short(theirs)} "
+            f"({head.value_types[key]}): the shards are of different checkpoints"
+        ))
+
+
+def _short(value: object) -> str:
+    """``value`` as an error line shows it: its ``repr``, cut past 60 characters."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:50]}… ({len(text):,} characters)"
 
 
 def _read_split(path: Path, first: _Parsed, combined: Any) -> tuple[GGUFHeader, list[Path]]:
@@ -1090,7 +1125,12 @@ def _read_split(path: Path, first: _Parsed, combined: Any) -> tuple[GGUFHeader, 
     total = 0  # header bytes of the shards read so far: the cap holds for the shards together, not one at a time
     held = 0  # tensors of the shards read so far
     for no in range(count):
-        shard = path if no == given else _shard_path(path.parent, stem, no + 1, count, suffix)
+        files = [path] if no == given else _shard_paths(path.parent, stem, no + 1, count, suffix)
+        if len(files) > 1:
+            names = " and ".join(f.name for f in files)
+            raise HeaderError(source, count_at, f"split.count is {count} and shard {no + 1} is there twice ({names}): "
+                                                "keep one of them")
+        shard = files[0] if files else None
         if shard is None:
             wanted = f"{stem}-{no + 1:05d}-of-{count:05d}{suffix}"
             # a folder of that name is no shard, but not missing either (round 27: "is missing" of a folder there)
@@ -1114,6 +1154,7 @@ def _read_split(path: Path, first: _Parsed, combined: Any) -> tuple[GGUFHeader, 
             raise HeaderError(str(shard), at, f"{found}, expected {no} of {count}")
         if no:
             _same_alignment(one, parsed[0], str(shard))
+            _same_checkpoint(one, parsed[0], str(shard))
         paths.append(shard)
         parsed.append(one)
     head = parsed[0]
@@ -1125,10 +1166,12 @@ def _read_split(path: Path, first: _Parsed, combined: Any) -> tuple[GGUFHeader, 
                 raise HeaderError(str(paths[no]), one.tensor_offset, f"tensor {t.name!r} is in two shards")
             seen.add(t.name)
             tensors.append(attrs.evolve(t, shard=no))
-    declared = head.metadata.get("split.tensors.count")
-    if declared is not None and declared != len(tensors):
-        at = head.offsets["split.tensors.count"]
-        raise HeaderError(str(paths[0]), at, f"split.tensors.count is {declared!r} but the shards hold {len(tensors)}")
+    for no, one in enumerate(parsed):  # every shard states it (gguf-split): a shard 2 of 99 beside 4 was joined
+        declared = one.metadata.get("split.tensors.count")
+        if declared is not None and declared != len(tensors):
+            at = one.offsets["split.tensors.count"]
+            raise HeaderError(str(paths[no]), at,
+                              f"split.tensors.count is {declared!r} but the shards hold {len(tensors)}")
     shards = []
     for p, h in zip(paths, parsed, strict=True):
         data_offset = -(-h.header_bytes // head.alignment) * head.alignment  # every shard pads as the first does
@@ -1178,8 +1221,9 @@ def clear_cache() -> None:
 #: :class:`LongArray` carries its elements' sha256 (slip round 36): an entry kept before holds none; ``-3`` since an
 #: array of arrays and an array of strings holding one too long to keep carry it too (attack round 44); ``-4`` since
 #: an empty inner array spends the budget of elements kept and arrays of arrays inside arrays have a budget of their
-#: own (session 24): a header kept before reads otherwise now.
-_KEPT_KIND = "gguf-header-4"
+#: own (session 24): a header kept before reads otherwise now; ``-5`` since a split key of another type than
+#: gguf-split writes is refused (attack round 46).
+_KEPT_KIND = "gguf-header-5"
 
 
 def _kept_data(real: str, cap: int) -> bytes:

@@ -164,9 +164,10 @@ def require_record_name(kind: str, name: str) -> None:
 
 #: The names Windows keeps for devices, in any case and with any suffix (``CON.toml``, ``nul.lock.toml``): no file
 #: of such a name can be made there, and Git for Windows refuses to check one out.
-WINDOWS_DEVICES = frozenset(
-    ["con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)), *(f"lpt{i}" for i in range(1, 10))]
-)
+WINDOWS_DEVICES = frozenset([
+    "con", "prn", "aux", "nul", "conin$", "conout$",
+    *(f"{port}{i}" for port in ("com", "lpt") for i in (*range(1, 10), "\u00b9", "\u00b2", "\u00b3")),
+])  # fmt: skip
 
 
 def windows_device(name: str) -> str | None:
@@ -174,8 +175,10 @@ def windows_device(name: str) -> str | None:
 
     ``import H --name CON``, ``new-serving nul …`` and ``lock --name aux`` wrote ``CON.toml``, ``nul.toml`` and
     ``aux.lock.toml``, records a clone on Windows cannot check out (attack round 45), where a name differing from
-    another only by case, one file on Windows, is refused already."""
-    stem = name.split(".", 1)[0].lower()
+    another only by case, one file on Windows, is refused already. Windows reads spaces before the suffix as none and
+    a superscript ``¹``, ``²`` or ``³`` as a port's digit: ``lock -o "locks/CON .lock.toml"`` and ``COM¹.lock.toml``
+    were written, and ``check`` passed a card file ``lpt³.toml`` (attack round 46)."""
+    stem = name.split(".", 1)[0].rstrip(" ").lower()
     return stem.upper() if stem in WINDOWS_DEVICES else None
 
 
@@ -193,7 +196,9 @@ def name_problem(name: str, fix: str = "rename the file", toml_fix: str = "renam
       and ``lock`` output, reordering each line it was on, and one named ``nl\nx.toml`` split a row of ``cards``;
     - it does not start with ``-``, which a command line reads as an option (round 17: ``servings`` listed ``-x``,
       and ``price -x`` and every ``lock -x …`` passprice advised said "No such option");
-    - it does not end in ``.toml``, which names a file's path wherever a record is named (round 31)."""
+    - it does not end in ``.toml``, which names a file's path wherever a record is named (round 31);
+    - it neither starts nor ends with a space: ``lock -o "locks/CON .lock.toml"`` wrote a lock ``CON ``, and
+      ``check`` passed a card file ``x .toml`` (shown ``x``; attack round 46)."""
     if not name.isprintable():
         from passprice.errors import escaped
 
@@ -202,6 +207,8 @@ def name_problem(name: str, fix: str = "rename the file", toml_fix: str = "renam
             f"an invisible, private-use or unassigned character or a byte that is not UTF-8): it would be shown on "
             f"every line naming the record; {fix}"
         )
+    if name != name.strip(" "):
+        return f"the name {name!r} starts or ends with a space, which no listing shows; {fix}"
     if name.startswith("-"):
         return (
             f"the name {name} starts with '-', which a command line reads as an option (`passprice price {name}` says "
