@@ -344,8 +344,8 @@ def test_a_sweep_of_every_serving_names_servings_that_print_alike(tmp_path: Path
     result = invoke("sweep", "--batches", "1", root=root)
     assert result.exit_code == 2, result.output
     assert result.stderr.splitlines()[-1] == (
-        f"passprice: error: {folder}: 'e\\u0301-h100.toml', '\\xe9-h100.toml': names that differ only by case or "
-        "Unicode normalization (they show alike, and are one file on macOS and Windows): rename all but one")
+        "passprice: error: registry/servings: 'e\\u0301-h100.toml', '\\xe9-h100.toml': names that differ only by case "
+        "or Unicode normalization (they show alike, and are one file on macOS and Windows): rename all but one")
     servings = [row["serving"] for row in csv.DictReader(io.StringIO(result.stdout))]
     assert "\u00e9-h100" in servings and "e\u0301-h100" in servings and "gemma3-270m-h100" in servings
     assert invoke("sweep", "gemma3-270m-h100", "--batches", "1", root=root).exit_code == 0  # named: no listing
