@@ -420,7 +420,8 @@ def test_a_source_date_that_is_no_day_of_the_calendar_is_refused(tmp_path: Path,
     result = invoke("sources", root=root)  # the listing shows the good sources, then this line
     assert result.exit_code == 2
     assert result.stderr.splitlines()[0] == (
-        f"passprice: error: {source}: source.{key}: {value!r} is not a date of the calendar ({form}: a month from 01 "
+        f"passprice: error: sources/nvidia-h200-datasheet.toml: source.{key}: {value!r} is not a date of the calendar "
+        f"({form}: a month from 01 "
         "to 12, a day the month has)")
     text = text.replace(f'{key} = "{value}"', f'{key} = "2024-02-29"')
     source.write_text(text, encoding="utf-8")

@@ -7,8 +7,9 @@
    records and documents at the lock's commit are now read by one ``git cat-file --batch`` (4 processes however
    many sources), its output the same byte for byte.
 3. The review's summary read "2 to verify in its source": "in their sources" for more than one.
-4. The listings' lines for a file that does not read (``cards``, ``servings``, ``checkpoints``, ``sweep --cards
-   all`` under ``--root``) named it by absolute path where ``check`` names it relative to the registry.
+4. The listings' lines for a file that does not read (``cards``, ``servings``, ``checkpoints``, ``sources``, and
+   ``compare``'s every card, under ``--root``) named it by absolute path where ``check`` names it relative to the
+   registry.
 """
 
 from __future__ import annotations
@@ -240,7 +241,7 @@ def test_3_to_verify_in_its_source_or_in_their_sources(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("command", "folder"), [("cards", "facts/cards"), ("servings", "registry/servings"),
-                                                  ("checkpoints", "registry/checkpoints")])
+                                                  ("checkpoints", "registry/checkpoints"), ("sources", "sources")])
 def test_4_a_listing_names_a_bad_file_relative_to_the_registry(tmp_path: Path, command: str, folder: str) -> None:
     root = copy_root(tmp_path)
     (root / folder / "broken.toml").write_text("nope [\n", encoding="utf-8")

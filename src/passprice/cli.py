@@ -928,10 +928,12 @@ def init_command(
 def sources_command(ctx: click.Context, as_json: bool) -> None:
     """List the sources facts cite: how many facts cite each, how many locks rest on them, the provenances each
     supports."""
+    from passprice.check import relative_lines
     from passprice.lineage import source_uses, sources_text
 
-    uses, problems = source_uses(_root(ctx))
-    _problems(problems)
+    root = _root(ctx)
+    uses, problems = source_uses(root)
+    _problems(relative_lines(root, problems))  # a file named as check names it, as the other listings do
     if as_json:
         _echo_json({"sources": [u.to_json() for u in uses]})
     else:
