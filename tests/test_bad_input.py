@@ -689,10 +689,10 @@ def test_a_folder_named_like_an_entry_is_reported_not_skipped(tmp_path: Path) ->
     bad("price", "odd", root=root, says=f"{serving}: is a folder, not a serving file")
     result = invoke("cards", root=root)
     assert result.exit_code == 2 and "h200_sxm_141gb" in result.stdout  # the good cards are still listed
-    assert f"{card}: is a folder, not a card file" in result.stderr
+    assert "passprice: error: facts/cards/bogus.toml: is a folder, not a card file" in result.stderr  # as check
     result = invoke("servings", root=root)
     assert result.exit_code == 2 and "r1-qwen7b-h200" in result.stdout
-    assert f"{serving}: is a folder, not a serving file" in result.stderr
+    assert "passprice: error: registry/servings/odd.toml: is a folder, not a serving file" in result.stderr
 
 
 @pytest.mark.parametrize("option", ["-o", "--plot"])

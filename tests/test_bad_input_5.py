@@ -173,10 +173,10 @@ def test_a_registry_name_that_does_not_print_is_named_not_shown(tmp_path: Path) 
     what = ("holds a character that does not print (a control character, a bidi control, an invisible, private-use "
             "or unassigned character or a byte that is not UTF-8): it would be shown on every line naming the record; "
             "rename the file")
-    assert result.stderr.splitlines() == [
-        f"passprice: error: {cards}/esc\\x1b[31m.toml: the name esc\\x1b[31m {what}",
-        f"passprice: error: {cards}/ev\\u202eil.toml: the name ev\\u202eil {what}",
-        f"passprice: error: {cards}/nl\\nx.toml: the name nl\\nx {what}",
+    assert result.stderr.splitlines() == [  # named as check names them, relative to the registry
+        f"passprice: error: facts/cards/esc\\x1b[31m.toml: the name esc\\x1b[31m {what}",
+        f"passprice: error: facts/cards/ev\\u202eil.toml: the name ev\\u202eil {what}",
+        f"passprice: error: facts/cards/nl\\nx.toml: the name nl\\nx {what}",
     ]
     for args in (("facts", "ev\u202eil"), ("price", "r1-qwen7b-h200", "--card", "ev\u202eil", "--no-lock"),
                  ("fact", "show", "ev\u202eil", "memory.bandwidth")):

@@ -73,7 +73,8 @@ def test_compare_all_with_one_broken_card_still_compares_the_good_ones(tmp_path:
     broken.write_text("garbage = [\n", encoding="utf-8")
     result = invoke("compare", "gemma3-270m-h100", "--json", root=root)
     assert result.exit_code == 2, result.output
-    assert result.stderr == f"passprice: error: {broken}: not valid TOML: Invalid value (at end of document)\n"
+    assert result.stderr == (f"passprice: error: {broken.relative_to(root).as_posix()}: not valid TOML: Invalid value "
+                             "(at end of document)\n")
     rows = json.loads(result.stdout)["cards"]
     assert len(rows) == 17 and "zz_broken" not in {row["card"] for row in rows}
     assert rows[0]["card"] == "b200" and rows[0]["batch"] == 7873
@@ -180,7 +181,8 @@ def test_checkpoints_lists_a_contradicting_header_as_its_error_line(tmp_path: Pa
     result = invoke("checkpoints", root=root)
     assert result.exit_code == 2
     assert result.stderr == (
-        f"passprice: error: {entry}: metadata qwen35.nextn_predict_layers: 66 draft layers, more than block_count "
+        "passprice: error: registry/checkpoints/qwen35-27b-like.toml: metadata qwen35.nextn_predict_layers: 66 draft "
+        "layers, more than block_count "
         "(65): the main model would have no block\n"
     )
     assert "qwen35-27b-like" not in result.stdout and "gemma3-270m-q4_k_m " in result.stdout
@@ -289,7 +291,7 @@ def test_a_serving_named_like_an_option_is_refused_by_name(tmp_path: Path) -> No
     why = ("the name -x starts with '-', which a command line reads as an option (`passprice price -x` says no such "
            "option, as does every command passprice advises with it); rename the file")
     listed = invoke("servings", root=root)
-    assert listed.exit_code == 2 and listed.stderr == f"passprice: error: {servings / '-x.toml'}: {why}\n"
+    assert listed.exit_code == 2 and listed.stderr == f"passprice: error: registry/servings/-x.toml: {why}\n"
     assert "gpt-oss-20b-h200 " in listed.stdout
     checked = invoke("check", root=root)
     assert checked.exit_code == 2

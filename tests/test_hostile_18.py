@@ -123,7 +123,9 @@ def test_a_card_named_with_a_comma_is_refused_not_split(tmp_path: Path) -> None:
     line = (f"{card}: the name a40,b200 holds ',', which `--cards A,B` (compare, sweep) reads as two cards; rename "
             "the file")
     result = invoke("compare", "gemma3-270m-h100", "--json", root=root)
-    assert result.exit_code == 2 and result.stderr == f"passprice: error: {line}\n"
+    # a listing names the file as check does, relative to the registry; a lookup as given (under --root ROOT)
+    assert result.exit_code == 2 and result.stderr == f"passprice: error: {line.removeprefix(f'{root}/')}\n"
+    assert line.startswith(f"{root}/facts/cards/")
     assert "a40,b200" not in {row["card"] for row in json.loads(result.stdout)["cards"]}
     assert bad("price", "gemma3-270m-h100", "--card", "a40,b200", "--no-lock", root=root) == [
         f"passprice: error: {line}"

@@ -330,8 +330,7 @@ def test_a_rule_file_git_c_names_is_refused_by_check(tmp_path: Path, monkeypatch
 def test_a_sweep_of_every_serving_names_servings_that_print_alike(tmp_path: Path) -> None:
     # Round 33: registry/servings/é-h100.toml written twice (é as one code point, and as e + U+0301): `servings` and
     # `check` name the pair, but `sweep` (every registered serving) priced both, two rows that print alike, exit 0.
-    # The grid is still swept; the pair is named on stderr and the command exits 2, as the listings do; since session
-    # 25 (left25) the folder is named relative to the registry, as `check` names it.
+    # The grid is still swept; the pair is named on stderr and the command exits 2, as the listings do.
     import csv
     import io
 
@@ -346,8 +345,7 @@ def test_a_sweep_of_every_serving_names_servings_that_print_alike(tmp_path: Path
     assert result.exit_code == 2, result.output
     assert result.stderr.splitlines()[-1] == (
         "passprice: error: registry/servings: 'e\\u0301-h100.toml', '\\xe9-h100.toml': names that differ only by case "
-        "or "
-        "Unicode normalization (they show alike, and are one file on macOS and Windows): rename all but one")
+        "or Unicode normalization (they show alike, and are one file on macOS and Windows): rename all but one")
     servings = [row["serving"] for row in csv.DictReader(io.StringIO(result.stdout))]
     assert "\u00e9-h100" in servings and "e\u0301-h100" in servings and "gemma3-270m-h100" in servings
     assert invoke("sweep", "gemma3-270m-h100", "--batches", "1", root=root).exit_code == 0  # named: no listing

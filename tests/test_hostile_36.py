@@ -153,7 +153,7 @@ def test_the_review_of_an_added_measurement_file_names_the_runs_it_could_not_pri
     assert described.startswith("4 measured runs (stack llamacpp-cuda-2507 (not registered: priced as the limit "
                                 "only); cards h200_sxm_141gb, nope; checkpoint qwen3-30b-a3b-q4_k_m): ")
     # Slip round 34: the runs to verify follow the priced ones (each of these 4 locators quotes another figure)
-    described, asked = described.split("; 4 measured runs to verify in its source: ", 1)
+    described, asked = described.split("; 4 measured runs to verify in their sources: ", 1)
     assert asked.startswith("a36.qwen3moe.tg128 added: "), asked
     shown = described.split("): ", 1)[1].split("; ")
     assert [s.split(" ", 1)[0] for s in shown] == ["a36.qwen3moe.tg128", "2", "a36.slow"]

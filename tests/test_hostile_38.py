@@ -97,7 +97,7 @@ def test_2_added_copies_citing_one_place_are_each_held_against_the_others(regist
     commit_all(path, "12 copies")
     result = invoke("diff", "main", "HEAD", root=path)
     assert result.exit_code == 0, result.output
-    assert "144 facts added in 12 new files, 12 to verify in its source" in result.stdout
+    assert "144 facts added in 12 new files, 12 to verify in their sources" in result.stdout
     place = ("nvidia-a40-datasheet: specifications table: 'Memory bandwidth 696 GB/s' (read in a verbatim copy of the "
              "table: the source record's copies)")
     assert (f"to verify: its locator quotes 696 GB/s, not 700 GB/s: does {place} state 700 GB/s?; {A40}: "
@@ -180,8 +180,8 @@ def test_5_runs_renamed_or_added_in_an_edited_measurement_file_are_to_verify(reg
     commit_all(path, "renamed, doubled")
     result = invoke("diff", "other-runs", "HEAD", root=path)
     assert result.exit_code == 0, result.output
-    assert "1 other file changed; 3 measured runs to verify in its source;" in result.stdout
-    assert ("registry/measurements/other.toml (changed): 3 measured runs to verify in its source: "
+    assert "1 other file changed; 3 measured runs to verify in their sources;" in result.stdout
+    assert ("registry/measurements/other.toml (changed): 3 measured runs to verify in their sources: "
             "renamed-o0.a100_sxm4_80gb.l2-7b.b1.p1-o128 (was o0.a100_sxm4_80gb.l2-7b.b1.p1-o128)'s tokens/s moved "
             "(100 → 200 tokens/s, +100 %) but its citation did not: does lmdeploy-a100-fp16-benchmark: "
             ) in result.stdout

@@ -184,13 +184,14 @@ def test_a_digest_not_written_as_lowercase_hex_says_what_is_expected(tmp_path: P
                      encoding="utf-8")
     result = invoke("checkpoints", root=root)  # the listing shows every good entry, then the bad one's lines
     assert result.exit_code == 2 and "gemma3-270m" not in result.stdout and "llama3-8b-f16 " in result.stdout
+    shown = entry.relative_to(root).as_posix()  # as check names it
     assert result.stderr.splitlines() == [
-        f"passprice: error: {entry}: header.sha256: '734DC913752602edd298a94fdc46d0e3184912794436c435c05511acd22947a4' "
+        f"passprice: error: {shown}: header.sha256: '734DC913752602edd298a94fdc46d0e3184912794436c435c05511acd22947a4' "
         "is not 64 lowercase hexadecimal digits (a sha256 digest)",
-        f"passprice: error: {entry}: header.shards.0.sha256: "
+        f"passprice: error: {shown}: header.shards.0.sha256: "
         "'734DC913752602edd298a94fdc46d0e3184912794436c435c05511acd22947a4' is not 64 lowercase hexadecimal digits (a "
         "sha256 digest)",
-        f'passprice: error: {entry}: metadata."tokenizer.ggml.tokens".sha256: '
+        f'passprice: error: {shown}: metadata."tokenizer.ggml.tokens".sha256: '
         "'1D661caba46c15ce7e0478e6ada2990a19a0f3f3aa23a6ab5a4371df9ad31e72' is not 64 lowercase hexadecimal digits "
         "(a sha256 digest)",
     ]
@@ -419,7 +420,8 @@ def test_a_source_date_that_is_no_day_of_the_calendar_is_refused(tmp_path: Path,
     result = invoke("sources", root=root)  # the listing shows the good sources, then this line
     assert result.exit_code == 2
     assert result.stderr.splitlines()[0] == (
-        f"passprice: error: {source}: source.{key}: {value!r} is not a date of the calendar ({form}: a month from 01 "
+        f"passprice: error: sources/nvidia-h200-datasheet.toml: source.{key}: {value!r} is not a date of the calendar "
+        f"({form}: a month from 01 "
         "to 12, a day the month has)")
     text = text.replace(f'{key} = "{value}"', f'{key} = "2024-02-29"')
     source.write_text(text, encoding="utf-8")

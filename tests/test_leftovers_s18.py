@@ -174,6 +174,6 @@ def test_an_added_measurement_file_of_a_thousand_runs_counts_them_with_a_separat
     described = json.loads(review.stdout)["added_records"]["registry/measurements/a36.toml"]
     assert described.startswith("1,000 measured runs (stack llamacpp-cuda-2507 "), described
     # Slip round 34: its runs are asked as added runs too (each locator quotes no figure), counted alike.
-    assert "; and 995 more runs (`passprice validate` prices each); 1,000 measured runs to verify in its source: " \
+    assert "; and 995 more runs (`passprice validate` prices each); 1,000 measured runs to verify in their sources: " \
         "a36.qwen3moe.tg128 added: its locator quotes no figure: " in described, described
     assert described.endswith("; and 995 more"), described

@@ -159,8 +159,8 @@ def test_the_review_of_an_added_measurement_file_prices_its_runs(tmp_path: Path)
         r"\(([0-9.]+) × measured\); w22\.r1\.fast 5,000 tokens/s, limit ([0-9,.]+) \(([0-9.]+) × measured\), ABOVE "
         r"its limit: check it in its source"
         # slip round 34: its runs are asked as added runs too (these locators quote no figure)
-        r"; 2 measured runs to verify in its source: w22\.h200_sxm_141gb\.qwen3moe\.tg128 added: its locator quotes no "
-        r"figure: .*"
+        r"; 2 measured runs to verify in their sources: w22\.h200_sxm_141gb\.qwen3moe\.tg128 added: its locator "
+        r"quotes no figure: .*"
     )
     review = invoke("diff", "main", root=root)
     assert review.exit_code == 0, review.output

@@ -262,7 +262,7 @@ def test_7_measured_runs_reattributed_to_another_source_are_to_verify(registry: 
     commit_all(path, "runs re-attributed")
     status, text, out = review(path)
     assert status == 0, text
-    assert "17 measured runs to verify in its source" in text
+    assert "17 measured runs to verify in their sources" in text
     assert ("lmd1.a100_sxm4_80gb.l2-7b.b1.p1-o128 cited anew (source lmdeploy-a100-fp16-benchmark → "
             "ggml-org-llama-cpp): does ggml-org-llama-cpp: docs/en/benchmark/a100_fp16.md") in text
     assert "; and 12 more" in text

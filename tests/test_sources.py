@@ -116,9 +116,10 @@ def test_unknown_is_stated_not_omitted(tmp_path: Path) -> None:
     listed = invoke("sources", root=root)  # the listing shows the good sources, and reports this one as check does
     assert listed.exit_code == 2 and "nvidia-h200-datasheet" in listed.stdout
     assert "nvidia-cuda-programming-guide " not in listed.stdout
+    shown = file.relative_to(root).as_posix()  # as check names it
     assert listed.stderr.splitlines() == [
-        f"passprice: error: {file}: source.date: missing (required)",
-        f"passprice: error: {file}: source.retrieved: 'soon' is not when the copy that was read was retrieved "
+        f"passprice: error: {shown}: source.date: missing (required)",
+        f"passprice: error: {shown}: source.retrieved: 'soon' is not when the copy that was read was retrieved "
         '(YYYY-MM-DD), or "unknown"',
     ]
     # A registry document must exist; a source nothing cites is a warning, not a failure.

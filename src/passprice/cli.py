@@ -746,8 +746,8 @@ def _load_all(names: list[str], load: Callable[[str], T], folder: Path | None = 
     good file and then reports the bad ones on stderr with exit status 2. Names of ``folder``'s files that differ
     only by case or Unicode normalization, or that name a Windows device, are such a problem too, as ``check`` says
     (:func:`passprice.check.name_problems`: ``cards`` listed ``é40`` twice, exit 0; ``nul.toml`` without a word).
-    Given the ``root`` the files lie in, those name lines name the file relative to it, as ``check`` does
-    (:func:`passprice.check.relative_lines`)."""
+    Given the ``root`` the files lie in, those name lines and the lines of files that do not read name the file
+    relative to it, as ``check`` does (:func:`passprice.check.relative_lines`)."""
     loaded: list[tuple[str, T]] = []
     problems: list[str] = []
     if folder is not None:
@@ -763,7 +763,12 @@ def _load_all(names: list[str], load: Callable[[str], T], folder: Path | None = 
         try:
             loaded.append((name, load(name)))
         except InputError as e:
-            problems.extend(problem_lines(e))
+            lines = problem_lines(e)
+            if root is not None:  # a file that does not read, named as check names it (issue 13)
+                from passprice.check import relative_lines
+
+                lines = relative_lines(root, lines)
+            problems.extend(lines)
     _problems(problems)
     return loaded
 
@@ -923,10 +928,12 @@ def init_command(
 def sources_command(ctx: click.Context, as_json: bool) -> None:
     """List the sources facts cite: how many facts cite each, how many locks rest on them, the provenances each
     supports."""
+    from passprice.check import relative_lines
     from passprice.lineage import source_uses, sources_text
 
-    uses, problems = source_uses(_root(ctx))
-    _problems(problems)
+    root = _root(ctx)
+    uses, problems = source_uses(root)
+    _problems(relative_lines(root, problems))  # a file named as check names it, as the other listings do
     if as_json:
         _echo_json({"sources": [u.to_json() for u in uses]})
     else:
@@ -2108,14 +2115,14 @@ def reproduce_command(ctx: click.Context, lock: str, as_json: bool) -> None:
     shown = _relative(root, path)
     older = older_format(the_lock, shown)
     ctx.meta[STATUS] = 0 if rep.equals else 1  # the verdict stands if the reader leaves mid-report (`| head`)
-    if as_json:
-        _echo_json(reproduction_json(rep, older))
-    else:
-        from passprice.pins import LOCK_FORMAT, checkout_note
-        from passprice.reproduce import model_commit
+    from passprice.pins import LOCK_FORMAT, checkout_note
+    from passprice.reproduce import model_commit
 
-        commit = (model_commit(root, the_lock.info.pricing_model)
-                  if rep.model_changed and the_lock.info.format >= LOCK_FORMAT else None)
+    commit = (model_commit(root, the_lock.info.pricing_model)
+              if rep.model_changed and the_lock.info.format >= LOCK_FORMAT else None)
+    if as_json:
+        _echo_json(reproduction_json(rep, older, commit))
+    else:
         text = reproduction_text(rep, shown, older, "" if root.embedded else checkout_note(root.path), commit)
         # A look-alike name (a card copied under a Cyrillic х) reads as the name it copies: spelled out (slip 32).
         click.echo(spelled_lines(text))

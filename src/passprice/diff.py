@@ -2769,7 +2769,7 @@ class Diff:
             asked = sum(1 for _, c in mine if c.to_verify is not None)
             # what the facts weaken or ask to verify follows the kind's first count
             counts[0] += ((f", {weakened} weakened" if weakened else "")
-                          + (f", {asked} to verify in its source" if asked else ""))
+                          + (f", {asked} to verify {in_source(asked)}" if asked else ""))
             parts += counts
         parts = parts or ["no fact changed"]
         if self.unsound:
@@ -2788,7 +2788,7 @@ class Diff:
             rest = f" (under {_n(len(under), 'locked price')})" if under else ""
             parts.append(f"{_n(len(self.sources), 'source')} whose document changed, to verify{rest}")
         if self.runs_recited:
-            parts.append(f"{_n(self.runs_recited, 'measured run')} to verify in its source")
+            parts.append(f"{_n(self.runs_recited, 'measured run')} to verify {in_source(self.runs_recited)}")
         if self.entries_edited:
             n = len(self.entries_edited)
             parts.append(f"{n:,} checkpoint {'entry' if n == 1 else 'entries'} edited under the same header sha256, "
@@ -2946,6 +2946,12 @@ _FACT_KIND_OF = {kind: kind for kind, _ in _FACT_KINDS}
 
 def _n(count: int, noun: str) -> str:
     return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
+def in_source(count: int) -> str:
+    """The review's "to verify" clause for ``count`` facts or runs: ``in its source`` for one, ``in their sources``
+    for more (issue 13: the header read "2 to verify in its source"). Raises nothing."""
+    return "in its source" if count == 1 else "in their sources"
 
 
 def _file_counts(files: Sequence[FileChange]) -> list[str]:
@@ -3358,7 +3364,7 @@ def added_records(head: Side, files: Sequence[FileChange],
     weights[, E experts, K a token]; origin: …`` (the first sentence of its ``origin``), a measurement file as
     :func:`measurements_added` says; the first :data:`MAX_ADDED_RECORDS`. One that does not read is left to the
     review's errors. A measurement file ``files`` change is described too when ``recited`` holds runs of it to verify
-    (:func:`runs_to_verify`, by path): ``N measured runs to verify in its source: …``."""
+    (:func:`runs_to_verify`, by path): ``N measured runs to verify in their sources: …`` (:func:`in_source`)."""
     import tomllib
 
     from passprice.checkpoints import entry_origin, load_checkpoint
@@ -3375,13 +3381,13 @@ def added_records(head: Side, files: Sequence[FileChange],
             if described is not None:
                 asks = recited.get(f.path, ())
                 more = f"; and {len(asks) - MAX_ADDED_RUNS:,} more" if len(asks) > MAX_ADDED_RUNS else ""
-                out[f.path] = described + (f"; {_n(len(asks), 'measured run')} to verify in its source: "
+                out[f.path] = described + (f"; {_n(len(asks), 'measured run')} to verify {in_source(len(asks))}: "
                                            + "; ".join(asks[:MAX_ADDED_RUNS]) + more if asks else "")
             continue
         if f.status == "changed" and f.kind == "other" and f.path in recited:
             asks = recited[f.path]
             more = f"; and {len(asks) - MAX_ADDED_RUNS:,} more" if len(asks) > MAX_ADDED_RUNS else ""
-            out[f.path] = (f"{_n(len(asks), 'measured run')} to verify in its source: "
+            out[f.path] = (f"{_n(len(asks), 'measured run')} to verify {in_source(len(asks))}: "
                            + "; ".join(asks[:MAX_ADDED_RUNS]) + more)
             continue
         if f.status != "added" or f.kind not in ("source", "checkpoint", "routing"):

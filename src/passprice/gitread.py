@@ -402,6 +402,35 @@ def read_blobs(top: Path, sizes: Mapping[str, int]) -> dict[str, bytes]:
     return contents
 
 
+def read_named(top: Path, names: Iterable[str]) -> dict[str, bytes]:
+    """The content of each blob ``names`` names (``COMMIT:PATH``, PATH relative to ``top``), from one ``git cat-file
+    --batch`` whatever their number: what ``git show COMMIT:PATH`` prints of a blob, byte for byte (issue 13: an
+    audit of a lock ran one ``git show`` a source it cites). A name git does not find, one that is no blob (a
+    folder), or one holding a line break (which the batch cannot carry) is left out. Raises
+    :class:`subprocess.CalledProcessError` and :class:`InputError` as :func:`run_git` does."""
+    wanted = [n for n in dict.fromkeys(names) if "\n" not in n and "\r" not in n]
+    if not wanted:
+        return {}
+    data = run_git(top, ["cat-file", "--batch"],
+                   "".join(f"{n}\n" for n in wanted).encode("utf-8", "surrogateescape"))  # fmt: skip
+    contents: dict[str, bytes] = {}
+    at = 0
+    for name in wanted:
+        eol = data.find(b"\n", at)
+        if eol < 0:
+            break
+        header = data[at:eol].split(b" ")
+        at = eol + 1
+        # a found object: "OID TYPE SIZE"; else "NAME missing" (or "ambiguous"), its name holding any spaces
+        if len(header) != 3 or not header[2].isdigit() or header[1] not in (b"blob", b"tree", b"commit", b"tag"):
+            continue
+        size = int(header[2])
+        if header[1] == b"blob":
+            contents[name] = data[at : at + size]
+        at += size + 1
+    return contents
+
+
 def is_shallow(top: Path) -> bool:
     """Whether the checkout at ``top`` is a shallow clone (``git rev-parse --is-shallow-repository``)."""
     try:

@@ -1072,8 +1072,12 @@ def cited_only(drift: Iterable[Drift]) -> set[str]:
     return out
 
 
-def reproduction_json(rep: Reproduction, older: str | None = None) -> dict[str, Any]:
-    """A reproduction for ``--json``."""
+def reproduction_json(
+    rep: Reproduction, older: str | None = None, commit: tuple[str, str] | None = None
+) -> dict[str, Any]:
+    """A reproduction for ``--json``. ``pricing_model.commit`` is ``commit`` (:func:`model_commit`: the commit whose
+    code wrote the lock's pricing model, found only when the model changed) as ``{"hash": 12 hex digits, "date":
+    "YYYY-MM-DD"}``, or ``None``: the text's "the lock's code is commit C's". Raises nothing."""
     today = rep.today
     return {
         "lock": rep.lock.name,
@@ -1087,6 +1091,7 @@ def reproduction_json(rep: Reproduction, older: str | None = None) -> dict[str, 
             "recorded": rep.lock.info.pricing_model,
             "now": rep.pricing_model,
             "changed": rep.model_changed,
+            "commit": {"hash": commit[0], "date": commit[1]} if commit is not None else None,
         },
         "checkpoint": attrs.asdict(rep.checkpoint),
         "facts_drifted": [

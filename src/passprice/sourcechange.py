@@ -201,7 +201,8 @@ def sources_since_lock(root: Root, lock_file: Any, ids: Iterable[str]) -> tuple[
     """Each source of ``ids`` (those the facts of a lock cite) whose record today differs from its record at the
     commit that last wrote ``lock_file`` (a path in ``root``'s git work tree): a field of :data:`DOCUMENT_FIELDS`,
     or the registry document it names (``source.path``) with other bytes. Read through git (:mod:`passprice.gitread`:
-    ``git log -1 -- LOCK``, ``git show COMMIT:sources/ID.toml``). Nothing when the registry is no git work tree, the
+    ``git log -1 -- LOCK``, then every record and document at that commit from one ``git cat-file --batch``,
+    :func:`passprice.gitread.read_named`). Nothing when the registry is no git work tree, the
     lock file is not committed or has uncommitted changes (then it was made on today's records), git fails, or a
     record did not read at that commit (it was added since: the lock's facts cited another record then, which the
     lock's own pins show). Session 24: an audit of an old lock showed today's source document as its. Raises
@@ -210,7 +211,7 @@ def sources_since_lock(root: Root, lock_file: Any, ids: Iterable[str]) -> tuple[
     import tomllib
     from pathlib import Path
 
-    from passprice.gitread import run_git
+    from passprice.gitread import read_named, run_git
     from passprice.schema import read_bytes
 
     ids = sorted(set(ids))
@@ -227,25 +228,35 @@ def sources_since_lock(root: Root, lock_file: Any, ids: Iterable[str]) -> tuple[
             return ()
         commit, when = said.split("\0", 1)
         sources = root.path.resolve().relative_to(top.resolve()) / "sources"
+        today = {source_id: now for source_id in ids if (now := _table(root, source_id)) is not None}
+
+        def record(source_id: str) -> str:
+            return f"{commit}:{(sources / f'{source_id}.toml').as_posix()}"
+
+        def document(path: str) -> str:
+            return f"{commit}:{(sources.parent / path).as_posix()}"
+
+        # every record and document at the commit in one git process, however many sources (issue 13)
+        documents = [document(now["path"]) for now in today.values() if isinstance(now.get("path"), str)]
+        then_bytes = read_named(top, [*(record(i) for i in today), *documents])
         out = []
-        for source_id in ids:
-            now = _table(root, source_id)
-            if now is None:
+        for source_id, now in today.items():
+            text = then_bytes.get(record(source_id))
+            if text is None:
                 continue
             try:
-                text = run_git(top, ["show", f"{commit}:{(sources / f'{source_id}.toml').as_posix()}"])
                 then = tomllib.loads(text.decode("utf-8")).get("source", {})
-            except (subprocess.CalledProcessError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            except (UnicodeDecodeError, tomllib.TOMLDecodeError):
                 continue
             changed = [f"{k}: {_shown(then.get(k))} → {_shown(now[k])}" for k in DOCUMENT_FIELDS
                        if _shown(then.get(k)) != _shown(now[k])]
             path = now.get("path")
             if path is not None and path == then.get("path"):
+                old = then_bytes.get(document(path))
                 try:
-                    old = run_git(top, ["show", f"{commit}:{(sources.parent / path).as_posix()}"])
-                    if document_digest(old) != document_digest(read_bytes(root.path / path)):
+                    if old is not None and document_digest(old) != document_digest(read_bytes(root.path / path)):
                         changed.append(f"{path} rewritten")
-                except (subprocess.CalledProcessError, InputError, OSError):
+                except (InputError, OSError):
                     pass
             if changed:
                 out.append(SourceSinceLock(source_id, commit, when, tuple(changed)))

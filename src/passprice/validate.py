@@ -219,9 +219,27 @@ def under_stack_line(v: Validation) -> str | None:
     )
 
 
+def unregistered_json(v: Validation) -> dict[str, Any] | None:
+    """What :func:`under_stack_line` says, for ``--json``: ``stacks`` (the unregistered stacks the runs name,
+    sorted), ``registered`` (the stacks ``facts/stacks/`` registers, any of which may stand for ``S``) and ``runs``:
+    one ``{id, stack, price_command}`` a run of an unregistered stack, in the rows' order, ``price_command`` its
+    serving's ``passprice price … --stack S`` (:meth:`passprice.measurements.Run.price_command`, ``S`` written as
+    is, for the stack to price it under). ``None`` when every run's stack is registered. Raises nothing."""
+    rows = v.unregistered()
+    if not rows:
+        return None
+    return {
+        "stacks": sorted({r.run.stack for r in rows}),
+        "registered": list(v.registered),
+        "runs": [{"id": r.run.id, "stack": r.run.stack, "price_command": r.run.price_command("S")} for r in rows],
+    }
+
+
 def to_json(v: Validation) -> dict[str, Any]:
     """The validation for ``--json``: every row (run id, stack, card, checkpoint, batch, positions, measured,
-    limit, limit_ratio, binds, expected, error, expected_binds, provenance, why), and the summary."""
+    limit, limit_ratio, binds, expected, error, expected_binds, provenance, why), the summary, and
+    ``unregistered`` (:func:`unregistered_json`: the runs of unregistered stacks and each one's ``price`` command
+    under a registered stack ``S``; ``None`` when there are none)."""
     rows = []
     for r in v.rows:
         rows.append(
@@ -248,6 +266,7 @@ def to_json(v: Validation) -> dict[str, Any]:
         "mean_error": v.mean_error(),
         "max_error": v.max_error(),
         "above_limit": [r.run.id for r in v.above_limit()],
+        "unregistered": unregistered_json(v),
     }
 
 
