@@ -194,3 +194,22 @@ def test_3_the_review_flags_a_serving_description_changed(registry: Path) -> Non
                                                                             ["serving.description"])]
     markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path).stdout
     assert markdown.startswith("⚠️ **passprice diff**")
+
+
+def test_2_a_checkpoint_entrys_header_sha256_rewritten_is_drift(tmp_path: Path) -> None:
+    # The lock pins the header sha256 the entry states beside its content digest; the entry's rewritten (content as
+    # pinned) passed check --frozen: "content 5cda2d34b241… as pinned", "drift: none". The review asks it (slip 38).
+    root = copy_root(tmp_path)
+    entry = root / "registry" / "checkpoints" / "qwen3-30b-a3b-q4_k_m.toml"
+    sha = "4918213735724575b8dff44211afa6f6401a618a51dd8974001ee6b1f65756e0"
+    text = entry.read_text(encoding="utf-8")
+    assert f'\nsha256 = "{sha}"\n' in text
+    entry.write_text(text.replace(f'\nsha256 = "{sha}"\n', f'\nsha256 = "0{sha[1:]}"\n', 1), encoding="utf-8")
+    frozen = invoke("check", "--frozen", root=root)
+    assert frozen.exit_code == 1, frozen.output
+    assert frozen.stdout.splitlines()[0].endswith("0 problems; 1 of 8 locks FAIL")
+    block = lock_block(frozen.stdout, "qwen3-30b-a3b-h200")
+    assert "  checkpoint: qwen3-30b-a3b-q4_k_m: content 5cda2d34b241… as pinned" in block
+    assert block[block.index("  drift (an error with --frozen):") + 1:] == [
+        "    checkpoint.sha256: 4918213735… → 0918213735… (the lock pinned the old; the content priced is as pinned)"
+    ]

@@ -395,12 +395,16 @@ class Today:
     relabelled: tuple[str, ...] = ()
 
 
-def relabelled(lock: Lock, card: Card, spec: ServingSpec | None = None, stack: Stack | None = None) -> tuple[str, ...]:
+def relabelled(
+    lock: Lock, card: Card, spec: ServingSpec | None = None, stack: Stack | None = None, sha256: str | None = None
+) -> tuple[str, ...]:
     """What ``lock`` pins of its card, serving and stack besides facts and priced fields that today's ``card``
     (the same registry card), completed serving ``spec`` and ``stack`` differ in, one line each:
     ``card.title: 'NVIDIA H200 SXM 141GB' → 'H200' (the lock pinned the old)``, ``card.hypothetical: false → true``
     (with what the price now claims), ``serving.description: …`` (as :func:`passprice.textchange.text_change` shows
-    a change of prose), ``stack.S.title: …``. None of these moves a number (the price reads no title and no
+    a change of prose), ``stack.S.title: …``, and, of a lock pinning its checkpoint's content, the header ``sha256``
+    the entry states (today's ``sha256``): ``checkpoint.sha256: 4918213735… → 0918213735… (the lock pinned the old;
+    the content priced is as pinned)``. None of these moves a number (the price reads no title and no
     description; ``hypothetical`` marks what a price claims to be, a real product's or not), yet the lock pins each,
     and a change passed ``check``, ``check --frozen`` and ``reproduce`` silently (slip round 42: the H200 card marked
     ``hypothetical = true``, its four locks read "drift: none"). Raises nothing."""
@@ -420,6 +424,9 @@ def relabelled(lock: Lock, card: Card, spec: ServingSpec | None = None, stack: S
 
         change = text_change(lock.spec.description or "", spec.description or "")
         out.append(f"serving.description: {change} (the lock pinned the old)")
+    if sha256 is not None and lock.checkpoint_pin.content is not None and sha256 != lock.checkpoint_sha256:
+        out.append(f"checkpoint.sha256: {lock.checkpoint_sha256[:10]}… → {sha256[:10]}… (the lock pinned the old; the "
+                   "content priced is as pinned)")
     if stack is not None and lock.stack is not None and stack.title != lock.stack.title:
         out.append(
             f"stack.{lock.stack.name}.title: {lock.stack.title!r} → {stack.title!r} (the lock pinned the old)"
@@ -503,7 +510,8 @@ def price_today(root: Root, lock: Lock) -> Today:
     )
     facts = resolved.facts()
     content = checkpoint_digest(resolved.header) if lock.checkpoint_pin.content is not None else resolved.header.sha256
-    relabels = relabelled(lock, resolved.card, completed) if resolved.card.name == lock.card else ()
+    relabels = relabelled(lock, resolved.card, completed, None, resolved.header.sha256) \
+        if resolved.card.name == lock.card else ()
     if named is not None and not gone:
         # The registered serving now names another card or checkpoint than its lock: ``price`` refuses it
         # (ServingChanged, enforce.guard), so today's price under the lock is that refusal, not a verdict (check
