@@ -32,8 +32,7 @@ H200_LOCKS = ["qwen3-30b-a3b-h200", "qwen35-27b-h200-mtp", "r1-qwen7b-h200-best"
 TITLE = "card.title: 'NVIDIA H200 SXM 141GB' → 'NVIDIA H200 SXM 141GB (renamed)' (the lock pinned the old)"
 MADE_HYPOTHETICAL = ("card.hypothetical: false → true (the lock pinned false: its price now claims a hypothetical "
                      "card, not the real one it was locked as)")
-DESCRIPTION = ("serving.description: Qwen3.5-27B-[like → ish] hybrid (synthetic header; 48 … (the lock "
-               "pinned the old)")
+DESCRIPTION = "serving.description: Qwen3.5-27B-[like → ish] hybrid (synthetic h… (the lock pinned the old)"
 VARIANT = 'variant = "SXM5, up to 700 W, HBM3e"\n'
 
 

@@ -401,10 +401,10 @@ def relabelled(
     """What ``lock`` pins of its card, serving and stack besides facts and priced fields that today's ``card``
     (the same registry card), completed serving ``spec`` and ``stack`` differ in, one line each:
     ``card.title: 'NVIDIA H200 SXM 141GB' → 'H200' (the lock pinned the old)``, ``card.hypothetical: false → true``
-    (with what the price now claims), ``serving.description: …`` (as :func:`passprice.textchange.text_change` shows
-    a change of prose), ``stack.S.title: …``, and, of a lock pinning its checkpoint's content, the header ``sha256``
-    the entry states (today's ``sha256``): ``checkpoint.sha256: 4918213735… → 0918213735… (the lock pinned the old;
-    the content priced is as pinned)``. None of these moves a number (the price reads no title and no
+    (with what the price now claims), ``serving.description: …[like → ish] hybrid…`` (the changed span, 20
+    characters either side), ``stack.S.title: …``, and, of a lock pinning its checkpoint's content, the header
+    ``sha256`` the entry states (today's ``sha256``): ``checkpoint.sha256: 4918213735… → 0918213735… (the lock
+    pinned the old; the content priced is as pinned)``. None of these moves a number (the price reads no title and no
     description; ``hypothetical`` marks what a price claims to be, a real product's or not), yet the lock pins each,
     and a change passed ``check``, ``check --frozen`` and ``reproduce`` silently (slip round 42: the H200 card marked
     ``hypothetical = true``, its four locks read "drift: none"). Raises nothing."""
@@ -420,9 +420,13 @@ def relabelled(
         was, now = ("true" if v else "false" for v in (lock.card_hypothetical, card.hypothetical))
         out.append(f"card.hypothetical: {was} → {now} (the lock pinned {was}: {claim})")
     if spec is not None and spec.description != lock.spec.description:
-        from passprice.textchange import text_change
-
-        change = text_change(lock.spec.description or "", spec.description or "")
+        old, new = lock.spec.description or "", spec.description or ""
+        n = min(len(old), len(new))
+        a = next((i for i in range(n) if old[i] != new[i]), n)
+        b = next((i for i in range(n - a) if old[-1 - i] != new[-1 - i]), n - a)
+        tail = old[len(old) - b:]
+        change = (f"{'…' if a > 20 else ''}{old[max(a - 20, 0):a]}[{old[a:len(old) - b]} → {new[a:len(new) - b]}]"
+                  f"{tail[:20]}{'…' if b > 20 else ''}")
         out.append(f"serving.description: {change} (the lock pinned the old)")
     if sha256 is not None and lock.checkpoint_pin.content is not None and sha256 != lock.checkpoint_sha256:
         out.append(f"checkpoint.sha256: {lock.checkpoint_sha256[:10]}… → {sha256[:10]}… (the lock pinned the old; the "
@@ -510,7 +514,8 @@ def price_today(root: Root, lock: Lock) -> Today:
     )
     facts = resolved.facts()
     content = checkpoint_digest(resolved.header) if lock.checkpoint_pin.content is not None else resolved.header.sha256
-    relabels = relabelled(lock, resolved.card, completed, None, resolved.header.sha256) \
+    same = content == (lock.checkpoint_pin.content or lock.checkpoint_sha256)  # else said as the content changed
+    relabels = relabelled(lock, resolved.card, completed, None, resolved.header.sha256 if same else None) \
         if resolved.card.name == lock.card else ()
     if named is not None and not gone:
         # The registered serving now names another card or checkpoint than its lock: ``price`` refuses it
