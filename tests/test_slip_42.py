@@ -22,7 +22,7 @@ from passprice.locks import StackPin, read_lock
 from passprice.registry import Root
 from passprice.reproduce import relabelled
 from passprice.stacks import load_stack
-from test_diff import commit_all
+from test_diff import commit_all, git
 from test_slip_34 import H200, branch, registry, review
 
 __all__ = ["registry"]  # the slip-34 fixture: this checkout's registry committed on main
@@ -212,3 +212,29 @@ def test_2_a_checkpoint_entrys_header_sha256_rewritten_is_drift(tmp_path: Path) 
     assert block[block.index("  drift (an error with --frozen):") + 1:] == [
         "    checkpoint.sha256: 4918213735… → 0918213735… (the lock pinned the old; the content priced is as pinned)"
     ]
+
+
+def test_2_a_stack_title_changed_under_a_lock_made_under_it_is_drift_and_reviewed(registry: Path) -> None:
+    # No shipped lock is made under a stack: r1 locked under llama.cpp's, then the stack retitled.
+    path = branch(registry, "s42-stack-base")
+    locked = invoke("lock", "r1-qwen7b-h200", "--stack", "llamacpp-cuda-2405", "-o",
+                    str(path / "locks" / "r1-stack.lock.toml"), root=path)
+    assert locked.exit_code == 0, locked.output
+    commit_all(path, "r1 under the stack")
+    git(path, "checkout", "-q", "-b", "s42-stack")
+    stack = path / "facts" / "stacks" / "llamacpp-cuda-2405.toml"
+    old = 'name = "llama.cpp, CUDA backend, builds b2824-b2843 (May 2024)"\n'
+    assert old in stack.read_text(encoding="utf-8")
+    stack.write_text(stack.read_text(encoding="utf-8").replace(old, 'name = "llama.cpp CUDA (May 2024)"\n'),
+                     encoding="utf-8")
+    commit_all(path, "the stack retitled")
+    frozen = invoke("check", "--frozen", root=path)
+    assert frozen.exit_code == 1, frozen.output
+    block = lock_block(frozen.stdout, "r1-stack")
+    assert block[block.index("  drift (an error with --frozen):") + 1:] == [
+        "    stack.llamacpp-cuda-2405.title: 'llama.cpp, CUDA backend, builds b2824-b2843 (May 2024)' → 'llama.cpp "
+        "CUDA (May 2024)' (the lock pinned the old)"
+    ]
+    out = json.loads(invoke("diff", "s42-stack-base", "HEAD", "--json", root=path).stdout)
+    assert [(lock["name"], lock["drifted"]) for lock in out["locks"]] == [("r1-stack",
+                                                                            ["stack.llamacpp-cuda-2405.title"])]

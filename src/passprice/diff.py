@@ -2185,7 +2185,8 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
         if new is not None and status != "removed":
             # What the lock pins besides facts (its card's title and hypothetical, its serving's description): a
             # change moves no number, yet check --frozen fails on it until re-pinned (slip round 42).
-            drifted += relabelled_pins(head, new, by_file.get(("card", lock.card)), after.spec)
+            drifted += relabelled_pins(head, new, by_file.get(("card", lock.card)), after.spec,
+                                       by_file.get(("stack", lock.stack.name)) if lock.stack is not None else None)
         if lock.stack is not None and status != "removed":
             # A stack's fit re-run on HEAD (check's re-fit): a routing record, card or checkpoint its runs price
             # changed leaves the stack file as it was, its fitted facts no longer following from the runs; the lock
@@ -3127,10 +3128,13 @@ def _pinning(side: Side, card: str) -> list[str]:
     return out
 
 
-def relabelled_pins(head: Side, lock: Lock, card: FileChange | None, spec: Mapping[str, Any] | None) -> list[str]:
+def relabelled_pins(
+    head: Side, lock: Lock, card: FileChange | None, spec: Mapping[str, Any] | None, stack: FileChange | None = None
+) -> list[str]:
     """The keys ``lock`` (as HEAD has it) pins besides facts that HEAD's files no longer hold as pinned:
     ``card.title`` and ``card.hypothetical`` when HEAD's card file ``card`` (changed) holds another title or mark,
-    ``serving.description`` when HEAD's completed serving ``spec`` (its document) describes it otherwise. The review
+    ``serving.description`` when HEAD's completed serving ``spec`` (its document) describes it otherwise,
+    ``stack.S.title`` when HEAD's stack file ``stack`` (changed) holds another title. The review
     lists them with the facts a lock pins as before the change (:attr:`LockImpact.drifted`): ``check --frozen``
     fails on each (:func:`passprice.reproduce.relabelled`). Raises nothing: a file that does not read is named
     elsewhere."""
@@ -3147,6 +3151,13 @@ def relabelled_pins(head: Side, lock: Lock, card: FileChange | None, spec: Mappi
             out.append("card.hypothetical")
     if spec is not None and spec.get("description") != lock.spec.description:
         out.append("serving.description")
+    if stack is not None and lock.stack is not None and stack.status == "changed" and "name" in stack.meta:
+        try:
+            title = tomllib.loads(head.files[stack.path].decode("utf-8")).get("stack", {}).get("name")
+        except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
+            title = lock.stack.title
+        if title != lock.stack.title:
+            out.append(f"stack.{lock.stack.name}.title")
     return out
 
 
