@@ -716,7 +716,7 @@ def _judge_lock(root: Root, path: Path) -> tuple[LockStatus, Any]:
         drift=tuple(d.describe() for d in today.drift) + tuple(
             f"{p}: not pinned → {f.describe()} ({f.provenance.value}): the price now rests on it"
             for p, f in today.unpinned
-        ),
+        ) + today.relabelled,  # the card's title or hypothetical, a description: pinned, moves no number (slip 42)
         refusal=refusal,
         format=lock.info.format,
         reproduction=rep.verdict(),

@@ -1652,7 +1652,8 @@ class LockImpact:
     @property
     def affected(self) -> bool:
         """Whether a reviewer needs to see it: added, removed or re-locked; its price moved or is not what it
-        records; its floors break or changed; a fact it rests on, its checkpoint's content or its serving changed."""
+        records; its floors break or changed; a fact it rests on, its checkpoint's content or its serving changed; it
+        pins a changed fact, or its card's title or mark or its serving's description, as before the change."""
         return bool(
             self.status != "unchanged"
             or self.moved
@@ -1662,6 +1663,7 @@ class LockImpact:
             or self.held != self.holds
             or self.policy
             or self.changed
+            or self.drifted  # a pin beside facts (card.title, card.hypothetical) changed alone (slip round 42)
             or set(self.inputs) - {"pricing model"}
             or self.note
         )
@@ -2180,6 +2182,11 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                             if f.lock_path(x.path) in after_rests]
             if not f.compared:
                 unreadable.append(f.path)
+        if new is not None and status != "removed":
+            # What the lock pins besides facts (its card's title and hypothetical, its serving's description): a
+            # change moves no number, yet check --frozen fails on it until re-pinned (slip round 42).
+            drifted += relabelled_pins(head, new, by_file.get(("card", lock.card)), after.spec,
+                                       by_file.get(("stack", lock.stack.name)) if lock.stack is not None else None)
         if lock.stack is not None and status != "removed":
             # A stack's fit re-run on HEAD (check's re-fit): a routing record, card or checkpoint its runs price
             # changed leaves the stack file as it was, its fitted facts no longer following from the runs; the lock
@@ -2473,6 +2480,9 @@ class Diff:
     #: Each card BASE marks hypothetical and HEAD does not, by path: what to verify (:func:`made_real`). Shown,
     #: never failed.
     made_real: Mapping[str, str] = attrs.field(factory=dict)
+    #: Each card retitled or newly marked hypothetical, by path: what to verify, naming HEAD's locks that pin it as it
+    #: was (:func:`relabelled_cards`). Shown, never failed.
+    relabelled: Mapping[str, str] = attrs.field(factory=dict)
 
     @property
     def entries_edited(self) -> tuple[str, ...]:
@@ -2799,6 +2809,8 @@ class Diff:
             parts.append(f"{_n(len(self.lookalikes), 'new record')} named like another, to verify")
         if self.made_real:
             parts.append(f"{_n(len(self.made_real), 'card')} no longer hypothetical, to verify")
+        if self.relabelled:
+            parts.append(f"{_n(len(self.relabelled), 'card')} retitled or made hypothetical, to verify")
         if self.by_header:
             parts.append(f"{_n(len(self.by_header), 'lock')} held by a look-alike header alone, to verify")
         if self.digests_dropped:
@@ -2924,6 +2936,7 @@ class Diff:
             "lookalike_records": dict(self.lookalikes),
             "held_by_header": self.by_header,
             "made_real": dict(self.made_real),
+            "relabelled_cards": dict(self.relabelled),
             "pricing_model": {
                 "base": self.base_code.model if self.base_code else None,
                 "head": self.head_code.model if self.head_code else None,
@@ -3038,7 +3051,8 @@ def _compare(base: Side, head: Side) -> Diff:
                 tuple(p for p in dict.fromkeys([*INSTALL_FILES, *sorted({*base.installs, *head.installs})])
                       if base.installs.get(p) != head.installs.get(p)),
                 added_records(head, files, recited), stack_spans(base, head, files),
-                {p: len(asks) for p, asks in recited.items()}, widened, lookalikes, made_real(base, head, files))
+                {p: len(asks) for p, asks in recited.items()}, widened, lookalikes, made_real(base, head, files),
+                relabelled_cards(base, head, files))
 
 
 #: What a checkpoint entry edited under the same header sha256 asks (:attr:`Diff.entries_edited`).
@@ -3101,6 +3115,89 @@ def made_real(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, 
             out[f.path] = (f"card {spelled(f.name)} is no longer marked hypothetical: its prices now read as a real "
                            f"card's, {assumed} of its facts estimated or assumed; is it a product, and does each "
                            "figure now cite that product's documents?")
+    return out
+
+
+def _pinning(side: Side, card: str) -> list[str]:
+    """The names of the lock files of ``side`` (``locks/NAME.lock.toml``) whose ``[card]`` pins the card ``card``,
+    in file order; a lock file that does not read is left out (``check`` names it)."""
+    out = []
+    for rel in sorted(side.files):
+        if not (rel.startswith("locks/") and rel.endswith(".lock.toml")):
+            continue
+        try:
+            pinned = tomllib.loads(side.files[rel].decode("utf-8")).get("card", {})
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue
+        if isinstance(pinned, dict) and pinned.get("name") == card:
+            out.append(rel.removeprefix("locks/").removesuffix(".lock.toml"))
+    return out
+
+
+def relabelled_pins(
+    head: Side, lock: Lock, card: FileChange | None, spec: Mapping[str, Any] | None, stack: FileChange | None = None
+) -> list[str]:
+    """The keys ``lock`` (as HEAD has it) pins besides facts that HEAD's files no longer hold as pinned:
+    ``card.title`` and ``card.hypothetical`` when HEAD's card file ``card`` (changed) holds another title or mark,
+    ``serving.description`` when HEAD's completed serving ``spec`` (its document) describes it otherwise,
+    ``stack.S.title`` when HEAD's stack file ``stack`` (changed) holds another title. The review
+    lists them with the facts a lock pins as before the change (:attr:`LockImpact.drifted`): ``check --frozen``
+    fails on each (:func:`passprice.reproduce.relabelled`). Raises nothing: a file that does not read is named
+    elsewhere."""
+    out = []
+    if card is not None and card.status == "changed" and {"name", "hypothetical"} & set(card.meta):
+        try:
+            table = tomllib.loads(head.files[card.path].decode("utf-8")).get("card", {})
+            title, hypothetical = table.get("name", card.name), table.get("hypothetical", False) is True
+        except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
+            title, hypothetical = lock.card_title, lock.card_hypothetical
+        if title != lock.card_title:
+            out.append("card.title")
+        if hypothetical != lock.card_hypothetical:
+            out.append("card.hypothetical")
+    if spec is not None and spec.get("description") != lock.spec.description:
+        out.append("serving.description")
+    if stack is not None and lock.stack is not None and stack.status == "changed" and "name" in stack.meta:
+        try:
+            title = tomllib.loads(head.files[stack.path].decode("utf-8")).get("stack", {}).get("name")
+        except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
+            title = lock.stack.title
+        if title != lock.stack.title:
+            out.append(f"stack.{lock.stack.name}.title")
+    return out
+
+
+def relabelled_cards(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, str]:
+    """Each card ``files`` change on both sides whose title (``[card] name``) changed or that HEAD newly marks
+    ``hypothetical``, by path: what the reviewer must verify, with the locks of HEAD that pin the card (their
+    ``[card]`` table pins its title and ``hypothetical``: ``check --frozen`` fails on each until it is re-locked).
+    Neither moves a number. Slip round 42: the H200 card marked ``hypothetical = true`` and retitled read "[card]
+    changed: name, hypothetical", no lock affected, ✅, though four locks pin it as the real H200 under its old
+    title. The reverse (no longer hypothetical) is :func:`made_real`'s."""
+    out: dict[str, str] = {}
+    for f in files:
+        if f.kind != "card" or f.status != "changed" or not {"name", "hypothetical"} & set(f.meta):
+            continue
+        try:
+            before = tomllib.loads(base.files[f.path].decode("utf-8")).get("card", {})
+            after = tomllib.loads(head.files[f.path].decode("utf-8")).get("card", {})
+            was, now = str(before.get("name", f.name)), str(after.get("name", f.name))
+            hypothetical = before.get("hypothetical", False) is not True and after.get("hypothetical", False) is True
+        except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
+            continue
+        asks = []
+        if hypothetical:
+            asks.append(f"card {spelled(f.name)} is now marked hypothetical: its prices no longer claim a real card; "
+                        "is it not the product its figures cite?")
+        if was != now:
+            asks.append(f"card {spelled(f.name)} is retitled {escaped(repr(was))} → {escaped(repr(now))}: is it the "
+                        "same card?")
+        if not asks:
+            continue
+        locks = _pinning(head, f.name)
+        pinned = (f"{_n(len(locks), 'lock')} pin{'s' if len(locks) == 1 else ''} it as it was: "
+                  f"{', '.join(spelled(n) for n in locks)}" if locks else "no lock pins it")
+        out[f.path] = "; ".join(asks) + "; " + pinned
     return out
 
 
@@ -4301,6 +4398,8 @@ def diff_text(d: Diff) -> str:
             lines.append(f"  [{_table(f.kind)}] changed: {', '.join(f.meta)}")
         if f.path in d.made_real:
             lines.append(f"  to verify: {d.made_real[f.path]}")
+        if f.path in d.relabelled:
+            lines.append(f"  to verify: {d.relabelled[f.path]}")
         if f.path in d.spans:
             lines.append(f"  {d.spans[f.path]}")
         if f.kind == "routing" and f.path in d.added_records:
@@ -4691,7 +4790,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     mark = "❌" if d.exit_status else (
         "⚠️" if d.weakened or d.loosened or d.removed or d.to_verify or d.drifting or d.sources or d.duplicates
         or d.head_warnings or d.install_files or d.runs_outside or d.runs_recited or d.widened or d.entries_edited
-        or d.digests_dropped or d.lookalikes or d.by_header or d.made_real else "✅"
+        or d.digests_dropped or d.lookalikes or d.by_header or d.made_real or d.relabelled else "✅"
     )
     out = [f"{mark} **passprice diff** {markdown_code(d.base.label)} → {markdown_code(d.head.label)}: {d.summary()}"]
     added_shown = _added_markdown(d)
@@ -4750,6 +4849,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
                 else f"`[{_table(f.kind)}]` {', '.join(markdown_code(k) for k in f.meta)}"
             if f.path in d.made_real:
                 said += f" — ⚠️ **to verify**: {markdown_prose(d.made_real[f.path])}"
+            if f.path in d.relabelled:
+                said += f" — ⚠️ **to verify**: {markdown_prose(d.relabelled[f.path])}"
             if f.path in d.widened:
                 said += " — ⚠️ **to verify**: " + (markdown_cut(d.widened[f.path], min(room, MAX_ADDED_DETAIL))
                                                   or "the text review (`passprice diff`) says what")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -36,6 +36,11 @@ from passprice.pins import LOCK_FORMAT
 from passprice.registry import Root
 from passprice.serving import ServingRefusal
 from passprice.servings import Resolved, ServingSpec, load_spec, resolve, spec_to_document
+
+if TYPE_CHECKING:
+    from passprice.cards import Card
+    from passprice.stacks import Stack
+
 
 # --- what moved, what drifted ----------------------------------------------------------------------------------------
 
@@ -384,6 +389,53 @@ class Today:
     #: value and today's as the serving document writes them, ``registered`` (the serving's name, today ``None``)
     #: for a serving no longer registered, ``stack.S.integer_matrices`` (or ``float_matrices``) for a stack's route.
     differences: tuple[Mapping[str, Any], ...] = ()
+    #: What the lock pins besides facts and serving fields that differs today (:func:`relabelled`): the card's title
+    #: and whether it is hypothetical, the serving's description, a stack's title; one ``key: pinned → today (…)``
+    #: line each. Moves no number, yet it is drift: ``check --frozen`` fails on it (slip round 42).
+    relabelled: tuple[str, ...] = ()
+
+
+def relabelled(
+    lock: Lock, card: Card, spec: ServingSpec | None = None, stack: Stack | None = None, sha256: str | None = None
+) -> tuple[str, ...]:
+    """What ``lock`` pins of its card, serving and stack besides facts and priced fields that today's ``card``
+    (the same registry card), completed serving ``spec`` and ``stack`` differ in, one line each:
+    ``card.title: 'NVIDIA H200 SXM 141GB' → 'H200' (the lock pinned the old)``, ``card.hypothetical: false → true``
+    (with what the price now claims), ``serving.description: …[like → ish] hybrid…`` (the changed span, 20
+    characters either side), ``stack.S.title: …``, and, of a lock pinning its checkpoint's content, the header
+    ``sha256`` the entry states (today's ``sha256``): ``checkpoint.sha256: 4918213735… → 0918213735… (the lock
+    pinned the old; the content priced is as pinned)``. None of these moves a number (the price reads no title and no
+    description; ``hypothetical`` marks what a price claims to be, a real product's or not), yet the lock pins each,
+    and a change passed ``check``, ``check --frozen`` and ``reproduce`` silently (slip round 42: the H200 card marked
+    ``hypothetical = true``, its four locks read "drift: none"). Raises nothing."""
+    out = []
+    if card.title != lock.card_title:
+        out.append(f"card.title: {lock.card_title!r} → {card.title!r} (the lock pinned the old)")
+    if card.hypothetical != lock.card_hypothetical:
+        claim = (
+            "its price now claims a hypothetical card, not the real one it was locked as"
+            if card.hypothetical
+            else "its price now reads as a real card's, locked as a hypothetical one's"
+        )
+        was, now = ("true" if v else "false" for v in (lock.card_hypothetical, card.hypothetical))
+        out.append(f"card.hypothetical: {was} → {now} (the lock pinned {was}: {claim})")
+    if spec is not None and spec.description != lock.spec.description:
+        old, new = lock.spec.description or "", spec.description or ""
+        n = min(len(old), len(new))
+        a = next((i for i in range(n) if old[i] != new[i]), n)
+        b = next((i for i in range(n - a) if old[-1 - i] != new[-1 - i]), n - a)
+        tail = old[len(old) - b:]
+        change = (f"{'…' if a > 20 else ''}{old[max(a - 20, 0):a]}[{old[a:len(old) - b]} → {new[a:len(new) - b]}]"
+                  f"{tail[:20]}{'…' if b > 20 else ''}")
+        out.append(f"serving.description: {change} (the lock pinned the old)")
+    if sha256 is not None and lock.checkpoint_pin.content is not None and sha256 != lock.checkpoint_sha256:
+        out.append(f"checkpoint.sha256: {lock.checkpoint_sha256[:10]}… → {sha256[:10]}… (the lock pinned the old; the "
+                   "content priced is as pinned)")
+    if stack is not None and lock.stack is not None and stack.title != lock.stack.title:
+        out.append(
+            f"stack.{lock.stack.name}.title: {lock.stack.title!r} → {stack.title!r} (the lock pinned the old)"
+        )
+    return tuple(out)
 
 
 def today_spec(root: Root, lock: Lock) -> tuple[ServingSpec, bool]:
@@ -462,6 +514,9 @@ def price_today(root: Root, lock: Lock) -> Today:
     )
     facts = resolved.facts()
     content = checkpoint_digest(resolved.header) if lock.checkpoint_pin.content is not None else resolved.header.sha256
+    same = content == (lock.checkpoint_pin.content or lock.checkpoint_sha256)  # else said as the content changed
+    relabels = relabelled(lock, resolved.card, completed, None, resolved.header.sha256 if same else None) \
+        if resolved.card.name == lock.card else ()
     if named is not None and not gone:
         # The registered serving now names another card or checkpoint than its lock: ``price`` refuses it
         # (ServingChanged, enforce.guard), so today's price under the lock is that refusal, not a verdict (check
@@ -473,7 +528,7 @@ def price_today(root: Root, lock: Lock) -> Today:
             refusal = ServingChanged(lock, named, wrong.what, wrong.locked, wrong.priced)
             return Today(completed, changes, gone, refusal=refusal.to_json(), drift=drift(lock, facts),
                          checkpoint=content, facts=facts, rewritten=rewritten(lock, facts),
-                         differences=differences)  # fmt: skip
+                         differences=differences, relabelled=relabels)  # fmt: skip
     stack = None
     if lock.stack is not None:
         # Issue 14: a lock made under a serving stack is priced with today's stack facts too.
@@ -483,7 +538,9 @@ def price_today(root: Root, lock: Lock) -> Today:
             stack = load_stack(root, lock.stack.name)
         except InputError as e:  # what changed in the serving is still said (session 24: it was dropped here)
             return Today(completed, changes, gone, error=problem_lines(e)[0].replace(f"{root.path}/", ""),
-                         differences=differences)
+                         differences=differences, relabelled=relabels)
+        # a stack's title, pinned in the lock's [stack] table, said as the card's title is (slip round 42)
+        relabels = (*relabels, *(r for r in relabelled(lock, resolved.card, None, stack) if r.startswith("stack.")))
         facts.update(stack.lock_facts())
         # Where the stack's matrix kernels run is no fact, but it moves the expected price as one: a stack's
         # integer_matrices vector → array read "facts unchanged, serving unchanged" and check --frozen "drift:
@@ -501,14 +558,14 @@ def price_today(root: Root, lock: Lock) -> Today:
         return Today(
             completed, changes, gone, refusal=e.to_json(), verdict=judge(lock.name, lock.policy, rests),
             drift=drift(lock, facts), checkpoint=content, facts=facts, rewritten=rewritten(lock, facts),
-            differences=differences,
+            differences=differences, relabelled=relabels,
         )
     read = {p for p, _ in rests_on}
     unpinned = tuple((p, facts[p]) for p in sorted(read) if p not in lock.facts and p in facts)
     return Today(
         completed, changes, gone, price=price, verdict=judge(lock.name, lock.policy, rests_on),
         drift=drift(lock, facts, read), checkpoint=content, facts=facts, rewritten=rewritten(lock, facts, read),
-        unpinned=unpinned, differences=differences,
+        unpinned=unpinned, differences=differences, relabelled=relabels,
     )
 
 
@@ -616,7 +673,8 @@ class Reproduction:
 
     def changes(self) -> tuple[str, ...]:
         """Which of the lock's inputs changed since it was made: ``facts``, ``checkpoint content``, ``serving``,
-        ``pricing model``, in that order."""
+        ``relabelled`` (:attr:`Today.relabelled`: the card's title or ``hypothetical``, the serving's description, a
+        stack's title), ``pricing model``, in that order."""
         out = []
         if self.today.drift:
             out.append("facts")
@@ -626,6 +684,8 @@ class Reproduction:
             out.append("checkpoint content")
         if self.today.serving:
             out.append("serving")
+        if self.today.relabelled:
+            out.append("relabelled")
         if self.model_changed:
             out.append("pricing model")
         return tuple(out)
@@ -989,6 +1049,8 @@ def reproduction_text(
         f"    serving        {serving}",
         f"    pricing model  {model}",
     ]
+    if today.relabelled:  # moves no number, said apart from the facts (slip round 42: said nowhere)
+        lines.insert(-1, f"    relabelled     {'; '.join(today.relabelled)}")
     if today.verdict is not None:
         # Walkthrough 20: a lock whose drifted fact fell below its floor read "reproduces exactly" and nothing else
         # (exit 0), while check failed it: reproduce judges the recorded price, check the lock, and this says both.
@@ -1111,6 +1173,7 @@ def reproduction_json(
         "stale_stack_pinned_apart": list(stale_pinned_apart(rep)),
         "serving_changed": list(today.serving),
         "serving_differences": [dict(d) for d in today.differences],
+        "relabelled": list(today.relabelled),
         "floors": today.verdict.to_json() if today.verdict is not None else None,
         "moved": [{"field": m.field, "recorded": m.recorded, "now": m.now} for m in rep.moved],
         "first_moved": rep.first_moved,
