@@ -238,3 +238,32 @@ def test_2_a_stack_title_changed_under_a_lock_made_under_it_is_drift_and_reviewe
     out = json.loads(invoke("diff", "s42-stack-base", "HEAD", "--json", root=path).stdout)
     assert [(lock["name"], lock["drifted"]) for lock in out["locks"]] == [("r1-stack",
                                                                             ["stack.llamacpp-cuda-2405.title"])]
+
+
+def test_4_a_price_on_a_card_marked_hypothetical_says_so_in_its_title_line(tmp_path: Path) -> None:
+    """Session 25 (lead, after slip 42): ``price``, ``best`` and the ``cards`` listing showed a real card newly marked
+    ``hypothetical = true`` under its plain title (``… on h200_sxm_141gb (NVIDIA H200 SXM 141GB)``); only ``check``
+    and the review said it. Every title line now reads ``, hypothetical`` after the title (``cards.shown_title``),
+    unless the title says so already (WS1's does); the price itself is unchanged."""
+    from passprice.cards import shown_title
+
+    root = copy_root(tmp_path)
+    card = root / H200
+    before = invoke("price", "r1-qwen7b-h200", "--json", root=root)
+    card.write_text(hypothetical(card.read_text(encoding="utf-8")), encoding="utf-8")
+    price = invoke("price", "r1-qwen7b-h200", root=root)
+    assert price.exit_code == 0, price.output
+    assert price.stdout.splitlines()[0] == (
+        "deepseek-r1-distill-qwen-7b-q4_k_m on h200_sxm_141gb (NVIDIA H200 SXM 141GB, hypothetical)")
+    best = invoke("best", "r1-qwen7b-h200", root=root)
+    assert best.exit_code == 0, best.output
+    assert best.stdout.splitlines()[0].endswith(" on h200_sxm_141gb (NVIDIA H200 SXM 141GB, hypothetical)")
+    listing = invoke("cards", root=root)
+    rows = [line for line in listing.stdout.splitlines() if line.startswith("h200_sxm_141gb ")]
+    assert len(rows) == 1 and "NVIDIA H200 SXM 141GB, hypothetical" in rows[0], listing.output
+    after = invoke("price", "r1-qwen7b-h200", "--json", root=root)
+    assert json.loads(after.stdout)["tokens_per_s"] == json.loads(before.stdout)["tokens_per_s"]
+    ws1 = load_card(Root(REPO), "ws1_hypothetical")
+    assert ws1.hypothetical and shown_title(ws1) == "WS1 (hypothetical weight-streaming card)"
+    h200 = load_card(Root(REPO), "h200_sxm_141gb")
+    assert not h200.hypothetical and shown_title(h200) == "NVIDIA H200 SXM 141GB"

@@ -144,6 +144,16 @@ class Card:
         return out
 
 
+def shown_title(card: Card) -> str:
+    """The card's title as a price, a best batch or a listing shows it: ``card.title``, with ``, hypothetical`` after
+    it when the card is marked ``hypothetical = true`` and its title does not say so already (a real card's file
+    marked hypothetical in a pull request then reads so wherever it is priced, not only in ``check`` and the review:
+    session 25). Raises nothing."""
+    if card.hypothetical and "hypothetical" not in card.title.casefold():
+        return f"{card.title}, hypothetical"
+    return card.title
+
+
 def is_card_path(path: str) -> bool:
     """Whether ``path`` names a card fact: a required path, a host-link path or a float-matrix rate."""
     return path in CARD_PATHS or path in HOST_PATHS or path in TENSOR_PATHS

@@ -1615,7 +1615,8 @@ def price_command(
                           **({} if fitted is None else {"stack_fit": fitted.to_json()}),
                           "stale": stale.to_json(), "lock": g.to_json(moved)})
     else:
-        title = f"{resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
+        from passprice.cards import shown_title
+        title = f"{resolved.spec.checkpoint} on {resolved.card.name} ({shown_title(resolved.card)})"
         click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card),
                              under_stack=expected is not None, routing_note=note,
                              experts_held=routed_expert_bytes(resolved.header) if cost.routed is not None else None))
@@ -1684,7 +1685,8 @@ def best_command(
                           **({} if fitted is None else {"stack_fit": fitted.to_json()}),
                           "stale": stale.to_json(), "lock": g.to_json(moved)})
     else:
-        title = f"best batch: {resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})"
+        from passprice.cards import shown_title
+        title = f"best batch: {resolved.spec.checkpoint} on {resolved.card.name} ({shown_title(resolved.card)})"
         click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card),
                              under_stack=expected is not None, routing_note=note,
                              experts_held=routed_expert_bytes(resolved.header) if cost.routed is not None else None))
@@ -3066,7 +3068,8 @@ def roofline_command(
     from passprice.report import spec_summary
 
     summary = " · ".join(spec_summary(resolved.spec).split(" · ")[:2])
-    title = f"{serving or spec.checkpoint}: {resolved.spec.checkpoint} on {resolved.card.title}\n{summary}"
+    from passprice.cards import shown_title
+    title = f"{serving or spec.checkpoint}: {resolved.spec.checkpoint} on {shown_title(resolved.card)}\n{summary}"
     under = None
     reach = None
     try:
@@ -3308,8 +3311,9 @@ def simulate_command(
             outcomes = serve(pricer, trace, policies, settings, bar.update if bar else None, max_steps, max_work)
     except ServingRefusal as e:
         _refuse(e)
+    from passprice.cards import shown_title
     title = (f"simulate {serving}: " if serving is not None else "simulate: ") + (
-        f"{resolved.spec.checkpoint} on {resolved.card.name} ({resolved.card.title})")
+        f"{resolved.spec.checkpoint} on {resolved.card.name} ({shown_title(resolved.card)})")
     if stack is not None:
         title += f" under stack {stack}"
     sim = Simulation(title, serving, trace.summary(), settings, pricer, tuple(outcomes))

@@ -236,7 +236,7 @@ def cards_table(cards: list[Card]) -> str:
     """Registered cards, one row each: memory, bandwidth, array and vector rates, the weakest provenance of the
     card's own facts (the ones every price rests on), and the host link with its weakest fact (a price rests on
     those only when sequences live in host memory)."""
-    from passprice.cards import HOST_PATHS
+    from passprice.cards import HOST_PATHS, shown_title
 
     rows = []
     for c in cards:
@@ -248,7 +248,7 @@ def cards_table(cards: list[Card]) -> str:
         rows.append(
             [
                 c.name,
-                c.title + (" (hypothetical)" if c.hypothetical and "hypothetical" not in c.title.lower() else ""),
+                shown_title(c),
                 si(c.memory.capacity.value, "B"),
                 si(c.memory.bandwidth.value, "B/s"),
                 si(c.array.value, "MAC/s"),
