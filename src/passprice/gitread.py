@@ -389,9 +389,13 @@ class _Batch:
     ``--buffer``)."""
 
     def __init__(self, top: Path) -> None:
-        _config_guard(top, False)
+        self.git: subprocess.Popen[bytes] | None = None
         try:
-            self.git: subprocess.Popen[bytes] | None = subprocess.Popen(
+            _config_guard(top, False)
+        except InputError:
+            return  # a config file that blocks git: the first read runs git the one-shot way, which says so
+        try:
+            self.git = subprocess.Popen(
                 ["git", *SETTINGS, "cat-file", "--batch"], cwd=top, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL, env=git_environment(False),
             )  # fmt: skip
