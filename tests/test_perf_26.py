@@ -156,3 +156,17 @@ def test_one_listing_a_side_keeps_exactly_what_git_lists_for_each_set_of_folders
                                 capture_output=True, check=True).stdout  # fmt: skip
         assert checkout._listing(commit, specs) == direct
     assert b"a.py" in checkout._listing(commit, [CODE]) and b"passprice_old" not in checkout._listing(commit, [CODE])
+
+
+def test_a_diff_of_two_folders_in_a_checkout_starts_no_cat_file(tmp_path: Path) -> None:
+    """The shared ``cat-file --batch`` starts at the first blob read, not when the checkout is found: two folders
+    compared inside a checkout (each name looked up as a revision first, ``rev-parse``) read no blob, and start no
+    ``cat-file`` (one started there unused would be a process more than before round 26)."""
+    root = two_commits(tmp_path)
+    for name in ("a", "b"):
+        copy_root(root / name)
+    done, started = counted_diff(root, tmp_path, "a/root", "b/root")
+    assert done.returncode == 0, done.stderr
+    said = done.stdout.splitlines()[1]
+    assert said.startswith("no changes to facts, registry, locks or the pricing model"), done.stdout
+    assert started and not any("cat-file" in s for s in started), started

@@ -386,18 +386,23 @@ class _Batch:
     ``cat-file --batch``). Requests go in runs of at most :data:`_REQUEST_BYTES` bytes, each run's answers read in
     full before the next is written: git has then taken every request written, so a run always fits the pipe (a
     page at least) and neither side waits on the other. git flushes its answer after each object (no
-    ``--buffer``)."""
+    ``--buffer``). Started at the first read, not before: a command that reads no blob starts no process."""
 
     def __init__(self, top: Path) -> None:
+        self.top = top
         self.git: subprocess.Popen[bytes] | None = None
+        self.started = False  # the process is started at the first read: a diff of two folders reads no blob
+
+    def _start(self) -> None:
+        self.started = True
         try:
-            _config_guard(top, False)
+            _config_guard(self.top, False)
         except InputError:
-            return  # a config file that blocks git: the first read runs git the one-shot way, which says so
+            return  # a config file that blocks git: the read runs git the one-shot way, which says so
         try:
             self.git = subprocess.Popen(
-                ["git", *SETTINGS, "cat-file", "--batch"], cwd=top, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL, env=git_environment(False),
+                ["git", *SETTINGS, "cat-file", "--batch"], cwd=self.top, stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=git_environment(False),
             )  # fmt: skip
         except OSError:
             self.git = None  # not started: read_blobs runs git as before, and says why in its words
@@ -405,6 +410,8 @@ class _Batch:
     def read(self, wanted: list[str]) -> dict[str, bytes] | None:
         """The content of each object of ``wanted`` (ids) git finds, as :func:`read_blobs` gives it; ``None`` when the
         process has ended or fails (the caller then reads them the one-shot way, which raises as git fails)."""
+        if not self.started:
+            self._start()
         git = self.git
         if git is None or git.stdin is None or git.stdout is None:
             return None
