@@ -154,6 +154,8 @@ class Checkout:
 
     top: Path
     prefix: str
+    #: ``git ls-tree -r -l -z`` of :data:`FOLDERS` and :data:`CODE` by commit: one process a side lists both.
+    _listed: dict[str, bytes] = attrs.field(factory=dict, init=False, eq=False, repr=False)
 
     @classmethod
     def of(cls, folder: Path) -> Checkout:
@@ -163,8 +165,14 @@ class Checkout:
         try:
             # Paths are bytes to git: decoded as the file system's names are (os.fsdecode, undecodable bytes kept as
             # surrogates), so a folder whose name is not UTF-8 is read, and passed back, as it is.
-            top = os.fsdecode(_run_git(folder, ["rev-parse", "--show-toplevel"]).rstrip(b"\n"))
-            prefix = os.fsdecode(_run_git(folder, ["rev-parse", "--show-prefix"]).rstrip(b"\n"))
+            # One process for both: two lines, unless the top's name holds a line break (then asked apart).
+            both = _run_git(folder, ["rev-parse", "--show-toplevel", "--show-prefix"])
+            if both.count(b"\n") == 2 and both.endswith(b"\n"):
+                top_bytes, prefix_bytes = both.split(b"\n")[:2]
+                top, prefix = os.fsdecode(top_bytes), os.fsdecode(prefix_bytes)
+            else:
+                top = os.fsdecode(_run_git(folder, ["rev-parse", "--show-toplevel"]).rstrip(b"\n"))
+                prefix = os.fsdecode(_run_git(folder, ["rev-parse", "--show-prefix"]).rstrip(b"\n"))
         except subprocess.CalledProcessError as e:
             if gitread.refuses_owner(e):
                 raise gitread.OwnerRefused(gitread.owner_line(folder, e)) from None
@@ -277,7 +285,7 @@ class Checkout:
         or their count past :data:`~passprice.gitread.MAX_SIDE_FILES` (of ``facts/`` files, past
         :data:`~passprice.gitread.MAX_SIDE_FACT_FILES`)."""
         specs = [f"{self.prefix}{folder}" for folder in folders]
-        listing = _run_git(self.top, ["ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--", *specs])
+        listing = self._listing(commit, specs)
         wanted: dict[str, int] = {}
         names: list[tuple[str, str]] = []
         unread: set[str] = set()
@@ -361,6 +369,29 @@ class Checkout:
             make_folders((dest / rel).parent)
             (dest / rel).touch()
         return files
+
+    def _listing(self, commit: str, specs: list[str]) -> bytes:
+        """``git ls-tree -r -l -z --full-tree COMMIT -- SPECS``'s output. When ``specs`` are folders of :data:`FOLDERS`
+        and :data:`CODE` under a prefix without pathspec magic, the records are taken from one listing of all of them
+        at ``commit``, made once (round 26: ``diff`` listed the registry's folders and the code apart, a git process
+        each a side): a record is kept when its path is a spec or lies under one, as git matches a plain pathspec;
+        the listing is in git's path order, so each subset is too."""
+        plain = not any(c in self.prefix for c in "*?[]\\:!") and all(
+            s[len(self.prefix):] in (*FOLDERS, CODE) for s in specs)
+        if not plain:
+            return _run_git(self.top, ["ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--", *specs])
+        if commit not in self._listed:
+            every = [f"{self.prefix}{folder}" for folder in (*FOLDERS, CODE)]
+            self._listed[commit] = _run_git(self.top, ["ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--",
+                                                       *every])
+        heads = tuple(os.fsencode(s) for s in specs)
+        under = tuple(h + b"/" for h in heads)
+        kept = []
+        for record in self._listed[commit].split(b"\0"):
+            name = record.partition(b"\t")[2]
+            if record and (name in heads or name.startswith(under)):
+                kept.append(record + b"\0")
+        return b"".join(kept)
 
     def rewrites(self, commit: str, rels: Iterable[str]) -> list[str]:
         """The lines refusing the files ``rels`` (relative to the root) that a checkout of ``commit`` rewrites by a
@@ -3983,6 +4014,7 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
                 )
             if not checkout:
                 checkout.append(Checkout.of(root.path))
+                stack.enter_context(gitread.one_batch(checkout[0].top))  # one cat-file for every blob of both sides
             return checkout[0]
 
         def open_side(ref: str | None, default: str | None) -> Side:

@@ -379,12 +379,121 @@ def blob_sha256(top: Path, blob: str) -> str | None:
         raise GitFailed(not_started(e)) from None
 
 
+class _Batch:
+    """One ``git cat-file --batch`` process in the repository at ``top``, kept open so that every :func:`read_blobs`
+    of one command (``diff``: both sides' registry files, code, documents and links, six reads a side) is answered
+    by it, not by a process each (issue 16, round 26: ``diff HEAD~200 HEAD`` started 25 git processes, 12 of them
+    ``cat-file --batch``). Requests go in runs of at most :data:`_REQUEST_BYTES` bytes, each run's answers read in
+    full before the next is written: git has then taken every request written, so a run always fits the pipe (a
+    page at least) and neither side waits on the other. git flushes its answer after each object (no
+    ``--buffer``). Started at the first read, not before: a command that reads no blob starts no process."""
+
+    def __init__(self, top: Path) -> None:
+        self.top = top
+        self.git: subprocess.Popen[bytes] | None = None
+        self.started = False  # the process is started at the first read: a diff of two folders reads no blob
+
+    def _start(self) -> None:
+        self.started = True
+        try:
+            _config_guard(self.top, False)
+        except InputError:
+            return  # a config file that blocks git: the read runs git the one-shot way, which says so
+        try:
+            self.git = subprocess.Popen(
+                ["git", *SETTINGS, "cat-file", "--batch"], cwd=self.top, stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=git_environment(False),
+            )  # fmt: skip
+        except OSError:
+            self.git = None  # not started: read_blobs runs git as before, and says why in its words
+
+    def read(self, wanted: list[str]) -> dict[str, bytes] | None:
+        """The content of each object of ``wanted`` (ids) git finds, as :func:`read_blobs` gives it; ``None`` when the
+        process has ended or fails (the caller then reads them the one-shot way, which raises as git fails)."""
+        if not self.started:
+            self._start()
+        git = self.git
+        if git is None or git.stdin is None or git.stdout is None:
+            return None
+        contents: dict[str, bytes] = {}
+        try:
+            at = 0
+            while at < len(wanted):
+                run: list[str] = []
+                size = 0
+                while at < len(wanted) and (not run or size + len(wanted[at]) + 1 <= _REQUEST_BYTES):
+                    run.append(wanted[at])
+                    size += len(wanted[at]) + 1
+                    at += 1
+                git.stdin.write("".join(f"{b}\n" for b in run).encode("ascii"))
+                git.stdin.flush()
+                for blob in run:
+                    header = git.stdout.readline()
+                    if not header.endswith(b"\n"):
+                        raise OSError("git cat-file --batch ended")
+                    fields = header[:-1].split(b" ")
+                    if len(fields) < 3 or fields[-1] == b"missing":
+                        continue
+                    body = git.stdout.read(int(fields[2]) + 1)
+                    if len(body) != int(fields[2]) + 1:
+                        raise OSError("git cat-file --batch ended")
+                    contents[blob] = body[:-1]
+        except (OSError, ValueError):
+            self.close()
+            return None
+        return contents
+
+    def close(self) -> None:
+        """End the process (its input closed: git exits) and wait for it."""
+        git, self.git = self.git, None
+        if git is None:
+            return
+        with contextlib.suppress(OSError):
+            if git.stdin is not None:
+                git.stdin.close()
+        try:
+            git.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # pragma: no cover - git does not exit on its input's end
+            git.kill()
+            git.wait()
+        if git.stdout is not None:
+            git.stdout.close()
+
+
+#: The most bytes of requests :class:`_Batch` writes before reading their answers: within a pipe's least capacity.
+_REQUEST_BYTES = 4096
+
+#: The open :class:`_Batch` of each repository top, while :func:`one_batch` holds it.
+_BATCHES: dict[Path, _Batch] = {}
+
+
+@contextlib.contextmanager
+def one_batch(top: Path) -> Iterator[None]:
+    """While open, :func:`read_blobs` in ``top`` is answered by one ``git cat-file --batch`` process (:class:`_Batch`)
+    instead of one a call; the process ends when it closes. Nested use for the same ``top`` keeps the outer one."""
+    if top in _BATCHES:
+        yield
+        return
+    batch = _BATCHES[top] = _Batch(top)
+    try:
+        yield
+    finally:
+        _BATCHES.pop(top, None)
+        batch.close()
+
+
 def read_blobs(top: Path, sizes: Mapping[str, int]) -> dict[str, bytes]:
     """The content of each blob of ``sizes`` (its id → its size, known beforehand and within the caller's cap), from
-    one ``git cat-file --batch``. A blob git no longer finds is left out."""
+    one ``git cat-file --batch`` (the one :func:`one_batch` holds open for ``top``, if any). A blob git no longer
+    finds is left out."""
     wanted = list(sizes)
     if not wanted:
         return {}
+    batch = _BATCHES.get(top)
+    if batch is not None:
+        found = batch.read(wanted)
+        if found is not None:
+            return found
     data = run_git(top, ["cat-file", "--batch"], "".join(f"{b}\n" for b in wanted).encode("ascii"))
     contents: dict[str, bytes] = {}
     at = 0
