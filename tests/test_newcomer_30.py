@@ -1,0 +1,203 @@
+"""Newcomer walkthrough 30 (issue 13): a pull-request reviewer of a team's own registry, reading only README.md.
+
+The colleague's pull request raised the H100's ``memory.bandwidth`` from a new source record with a derivation,
+added a card for a hypothetical accelerator (copied from the H100's file), moved the Qwen3-30B-A3B routing record's
+``hot_share`` 0.9 → 0.85 and re-locked. Then pull requests that try to slip something past the review. What the
+review did not say, each reproduced first (before → after):
+
+- (1) A checkpoint entry whose one tensor turned Q6_K → Q4_K, re-locked: the comment's *Checkpoints* line gave two
+  content digests and nothing else, and the "edited under the same header sha256, to verify" of its summary had no
+  ⚠️ line under it (only the text review said it). Now the line names what changed inside the entry and asks.
+- (2) An added card: "17 facts added in 1 new file" — its title and its ``hypothetical = true`` mark were shown
+  nowhere, and a card marked hypothetical whose facts are ``published`` and ``measured`` (the H100's, copied) asked
+  nothing. Now the card is described (title, vendor, mark, its facts by provenance) and such a card is to verify.
+- (3) A best lock whose best batch moved read ``❌ price moved, lock not updated (batch)``: from what to what unsaid.
+  Now ``(batch 580 → 618)``.
+- (4) The price the routing change moved, checked by hand from README's formulas.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cli_helpers import invoke
+from passprice.diff import content_changes
+from test_diff import commit_all
+from test_slip_34 import branch, registry, review
+
+__all__ = ["registry"]  # the slip-34 fixture: this checkout's registry committed on main
+
+GEMMA = "registry/checkpoints/gemma3-270m-q4_k_m.toml"
+H100 = "facts/cards/h100_sxm5_80gb.toml"
+H200 = "facts/cards/h200_sxm_141gb.toml"
+ROUTING = "facts/routing/qwen3-30b-a3b-measured.toml"
+FFN_DOWN = '{ name = "blk.0.ffn_down.weight", type = "Q6_K"'
+
+
+def markdown(path: Path) -> tuple[int, str]:
+    """``diff main HEAD --format markdown``: its exit status and its text."""
+    out = invoke("diff", "main", "HEAD", "--format", "markdown", root=path)
+    return out.exit_code, out.stdout
+
+
+def test_1_an_edited_checkpoint_entry_says_what_changed_inside(registry: Path) -> None:
+    # Before: "- `registry/checkpoints/gemma3-270m-q4_k_m.toml` (changed): content 4edde30b1f25… → ece2b13afd8a…"
+    # alone, though the summary counted it to verify.
+    path = branch(registry, "entry")
+    entry = path / GEMMA
+    text = entry.read_text(encoding="utf-8")
+    assert text.count(FFN_DOWN) == 1
+    entry.write_text(text.replace(FFN_DOWN, FFN_DOWN.replace("Q6_K", "Q4_K")), encoding="utf-8")
+    lock = str(path / "locks" / "gemma3-270m-h100.lock.toml")  # -o is read from the working folder, not --root
+    assert invoke("lock", "--update", "-o", lock, root=path).exit_code == 0
+    commit_all(path, "one tensor Q6_K -> Q4_K, re-locked")
+    code, md = markdown(path)
+    assert code == 0, md
+    assert md.splitlines()[0].startswith("⚠️ ")
+    assert "1 checkpoint entry edited under the same header sha256, to verify; 1 lock affected, 1 re-locked" in md
+    line = next(x for x in md.splitlines() if x.startswith(f"- `{GEMMA}` (changed)"))
+    assert line == (
+        f"- `{GEMMA}` (changed): content 4edde30b1f25… → ece2b13afd8a…; tensor blk.0.ffn_down.weight: type Q6_K → "
+        "Q4_K — ⚠️ **to verify**: its content changed but the header sha256 it records did not: one file's header "
+        "has one content; re-import the entry from its file (`passprice import`), or say which file holds this "
+        "content")
+    # the re-lock's row: 11,733.7 → 11,748.3 tokens/s (+0.1248 %), the changed input named
+    assert ("| `gemma3-270m-h100` | `checkpoint content` | held → still holds | 11,733.7 → 11,748.3 | 11,733.7 | "
+            "11,748.3 | +0.1248 % | memory | re-locked |") in md
+    code, text_review, out = review(path)
+    assert code == 0
+    assert "  content   4edde30b1f25… → ece2b13afd8a…\n  inside    tensor blk.0.ffn_down.weight: type Q6_K → Q4_K\n" \
+        in text_review
+    (changed,) = [f for f in out["files"] if f["path"] == GEMMA]
+    assert changed["content_changes"] == ["tensor blk.0.ffn_down.weight: type Q6_K → Q4_K"]
+    assert out["entries_edited"] == [GEMMA]
+
+
+def test_1_content_changes_names_each_kind_of_change_and_counts_the_rest() -> None:
+    old = {"metadata": {"general.name": ["STRING", "gemma"], "a.ctx": ["UINT32", 4096], "a.gone": ["UINT32", 1]},
+           "tensors": [["x", 12, [640, 256]], ["y", 14, [2048, 640]], ["z", 0, [640]]]}
+    new = {"metadata": {"general.name": ["STRING", "gemma"], "a.ctx": ["UINT64", 8192], "a.new": ["STRING", "s"]},
+           "tensors": [["x", 12, [640, 512]], ["y", 12, [2048, 640]], ["w", 8, [32, 32]]]}
+    assert content_changes(old, new) == (
+        "tensor x: dims [640, 256] → [640, 512]",
+        "tensor y: type Q6_K → Q4_K",
+        "tensor w added (Q8_0 [32, 32])",
+        "tensor z removed",
+        "metadata a.ctx: 4096 → 8192 (type UINT32 → UINT64)",
+        "and 2 more",  # a.gone removed, a.new added
+    )
+    swapped = {**old, "tensors": [old["tensors"][1], old["tensors"][0], old["tensors"][2]]}
+    assert content_changes(old, swapped) == ("tensors reordered",)
+    # a name that would rewrite a terminal is shown escaped, a long value cut
+    hostile = {"metadata": {"k": ["STRING", "v" * 100]}, "tensors": [["a\x1b[2Jb", 0, [1]]]}
+    plain = {"metadata": {"k": ["STRING", "v"]}, "tensors": [["a\x1b[2Jb", 1, [1]]]}
+    assert content_changes(plain, hostile) == (
+        "tensor 'a\\x1b[2Jb': type F16 → F32",
+        'metadata k: "v" → "' + "v" * 58 + "…",
+    )
+
+
+def test_2_an_added_hypothetical_card_is_described_and_its_borrowed_facts_asked(registry: Path) -> None:
+    # Before: "17 facts added in 1 new file; no lock affected", ✅, its title and mark nowhere.
+    path = branch(registry, "acme")
+    text = (path / H100).read_text(encoding="utf-8")
+    assert text.count('name = "NVIDIA H100 SXM5 80GB"\n') == 1 and text.count('vendor = "NVIDIA"\n') == 1
+    text = text.replace('name = "NVIDIA H100 SXM5 80GB"\n', 'name = "Acme X1"\n').replace(
+        'vendor = "NVIDIA"\n', 'vendor = "Acme"\nhypothetical = true\n')
+    (path / "facts" / "cards" / "acme_x1.toml").write_text(text, encoding="utf-8")
+    commit_all(path, "a hypothetical card copied from the H100")
+    code, md = markdown(path)
+    assert code == 0, md
+    assert md.splitlines()[0].startswith("⚠️ **passprice diff** `main (")
+    assert md.splitlines()[0].endswith(
+        "`: 17 facts added in 1 new file; 1 hypothetical card added with published or measured facts, to verify; no "
+        "lock affected; 8 locks unaffected")
+    asks = ("card acme_x1 is marked hypothetical, yet 6 of its facts are published or measured (memory.capacity, "
+            "memory.bandwidth, streams.read, streams.rewrite, streams.append and 1 more): a card that does not exist "
+            "has no datasheet or benchmark of its own; is each figure another card's, to be cited as estimated or "
+            "assumed?")
+    described = ("card Acme X1 (Acme; SXM5, 700 W, HBM3), marked hypothetical: 17 facts: 2 published, 4 measured, "
+                 "9 derived, 1 estimated, 1 assumed")
+    assert ("- `acme_x1` (added, `facts/cards/acme_x1.toml`): " + described
+            + " — ⚠️ **to verify**: " + asks) in md.splitlines()
+    code, text_review, out = review(path)
+    assert code == 0
+    assert f"facts/cards/acme_x1.toml (card acme_x1): added\n  {described}\n  to verify: {asks}\n" in text_review
+    assert out["added_records"] == {"facts/cards/acme_x1.toml": described}
+    assert out["hypothetical_claims"] == {"facts/cards/acme_x1.toml": asks}
+
+
+def test_2_a_real_or_all_assumed_added_card_is_described_and_not_asked(registry: Path) -> None:
+    path = branch(registry, "plain-cards")
+    h100 = (path / H100).read_text(encoding="utf-8").replace(
+        'name = "NVIDIA H100 SXM5 80GB"\n', 'name = "NVIDIA H100 SXM5 80GB, a copy"\n')
+    (path / "facts" / "cards" / "h100_copy.toml").write_text(h100, encoding="utf-8")
+    ws1 = (path / "facts" / "cards" / "ws1_hypothetical.toml").read_text(encoding="utf-8")
+    assert ws1.count('name = "WS1 (hypothetical weight-streaming card)"\n') == 1
+    ws2 = ws1.replace('name = "WS1 (hypothetical weight-streaming card)"\n', 'name = "WS2"\n')
+    (path / "facts" / "cards" / "ws2.toml").write_text(ws2, encoding="utf-8")
+    commit_all(path, "two cards")
+    code, _, out = review(path)
+    assert code == 0
+    assert out["hypothetical_claims"] == {}
+    assert out["added_records"] == {
+        "facts/cards/h100_copy.toml": "card NVIDIA H100 SXM5 80GB, a copy (NVIDIA; SXM5, 700 W, HBM3): 17 facts: "
+                                      "2 published, 4 measured, 9 derived, 1 estimated, 1 assumed",
+        "facts/cards/ws2.toml": "card WS2 (hypothetical; design point for passprice; not a product), marked "
+                                "hypothetical: 14 facts: 14 assumed",
+    }
+    code, md = markdown(path)
+    assert md.splitlines()[0].startswith("✅ ") and "hypothetical card" not in md
+
+
+def test_3_a_best_lock_whose_batch_moved_says_from_what_to_what(registry: Path) -> None:
+    # Before: "❌ price moved, lock not updated (batch)".
+    path = branch(registry, "capacity")
+    card = path / H200
+    text = card.read_text(encoding="utf-8")
+    old = "[memory.capacity]\nvalue = 141\n"
+    assert text.count(old) == 1
+    card.write_text(text.replace(old, "[memory.capacity]\nvalue = 150\n"), encoding="utf-8")
+    commit_all(path, "141 -> 150 GB, not re-locked")
+    code, md = markdown(path)
+    assert code == 1
+    assert ("| `r1-qwen7b-h200-best` | `memory.capacity` | held → still holds | 33,339.2 | 33,339.2 | 33,454.6 | "
+            "+0.346 % | memory | ❌ price moved, lock not updated (batch 580 → 618) |") in md
+    # By hand (README, "Checking a price by hand"): at batch 618, 4,371,804,864 B of weights and embedding rows
+    # (price --json's weight_bytes: the batch's embedding rows join the 4,370,560,992 B a batch of 1 reads) at
+    # 4.8 TB/s × 0.9333 and 117,497,856 B a sequence at 4.8 TB/s × 0.8646: 975.88 µs + 618 × 28.312 µs = 18.473 ms,
+    # and 618 / 18.473 ms = 33,454.6 tokens/s.
+    priced = json.loads(invoke("best", "r1-qwen7b-h200", "--json", "--no-lock", root=path).stdout)
+    assert (priced["batch"], priced["weight_bytes"], priced["sequence_bytes"]) == (618, 4_371_804_864, 117_497_856)
+    weights, sequence = 4_371_804_864 / (4.8e12 * 0.9333), 117_497_856 / (4.8e12 * 0.8646)
+    assert f"{weights * 1e6:.2f} µs + 618 × {sequence * 1e6:.3f} µs" == "975.88 µs + 618 × 28.312 µs"
+    assert f"{618 / (weights + 618 * sequence):,.1f}" == "33,454.6"
+    assert abs(priced["tokens_per_s"] - 618 / (weights + 618 * sequence)) < 1e-6
+
+
+def test_4_the_routing_change_moves_the_locked_price_as_the_formulas_give(registry: Path) -> None:
+    path = branch(registry, "routing")
+    record = path / ROUTING
+    text = record.read_text(encoding="utf-8")
+    assert text.count("[hot_share]\nvalue = 0.9\n") == 1
+    record.write_text(text.replace("[hot_share]\nvalue = 0.9\n", "[hot_share]\nvalue = 0.85\n"), encoding="utf-8")
+    commit_all(path, "hot_share 0.85")
+    code, md = markdown(path)
+    assert code == 1
+    assert ("| `qwen3-30b-a3b-h200` | `routing.hot_share` | held → still holds | 10,354.4 | 10,354.4 | 9,847.7 | "
+            "-4.894 % | memory | ❌ price moved, lock not updated (weight_bytes) |") in md
+    # By hand (README, Mixtures of experts): p_e = 8 × 0.85 / 58 = 0.11724 for each of the 58 hot experts and
+    # 8 × 0.15 / 70 = 0.017143 for each of the other 70; 64 token-rows read D = 58 (1 − (1 − 0.11724)^64) +
+    # 70 (1 − (1 − 0.017143)^64) = 57.980 + 46.854 = 104.83 experts a layer (94.44 at 0.9), so the weights read are
+    # 822,597,632 B outside the experts + 104.83 / 128 × 17,553,162,240 B = 15.199 GB; the pass is 15.199 GB /
+    # (4.8 TB/s × 0.9333) + 64 × 201,424,896 B / (4.8 TB/s × 0.8646) = 3.3927 ms + 3.1062 ms = 6.4990 ms, and
+    # 64 / 6.4990 ms = 9,847.7 tokens/s (10,354.4 before: -4.894 %).
+    distinct = 58 * (1 - (1 - 8 * 0.85 / 58) ** 64) + 70 * (1 - (1 - 8 * 0.15 / 70) ** 64)
+    assert round(distinct, 2) == 104.83
+    weights = 822_597_632 + distinct / 128 * 17_553_162_240
+    pass_s = weights / (4.8e12 * 0.9333) + 64 * 201_424_896 / (4.8e12 * 0.8646)
+    assert f"{64 / pass_s:,.1f}" == "9,847.7"
+    priced = json.loads(invoke("price", "qwen3-30b-a3b-h200", "--json", "--no-lock", root=path).stdout)
+    assert priced["routing"]["distinct"] == distinct or abs(priced["routing"]["distinct"] - distinct) < 1e-9
+    assert abs(priced["tokens_per_s"] - 64 / pass_s) < 1e-6
