@@ -201,3 +201,27 @@ def test_4_the_routing_change_moves_the_locked_price_as_the_formulas_give(regist
     priced = json.loads(invoke("price", "qwen3-30b-a3b-h200", "--json", "--no-lock", root=path).stdout)
     assert priced["routing"]["distinct"] == distinct or abs(priced["routing"]["distinct"] - distinct) < 1e-9
     assert abs(priced["tokens_per_s"] - 64 / pass_s) < 1e-6
+
+
+def test_5_the_readme_shows_how_to_give_a_derivation_and_mark_a_card_hypothetical(tmp_path: Path) -> None:
+    # `fact set --derivation` (the only way to write a derived fact from the command line) was in `--help` alone, and
+    # "A card of your own" never named `hypothetical = true`.
+    import shlex
+
+    from cli_helpers import REPO, copy_root
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    start = readme.index("`passprice fact set` writes one with `--derivation`")
+    begin = readme.index("```sh\n", start) + 6
+    block = readme[begin:readme.index("\n```", begin)]
+    words = shlex.split(block.replace("\\\n", " "))
+    assert words[:3] == ["passprice", "fact", "set"] and "--derivation" in words
+    root = copy_root(tmp_path)
+    done = invoke(*words[1:], root=root)
+    assert done.exit_code == 0, done.output
+    assert done.stdout == "facts/cards/h200_sxm_141gb.toml: streams.read: 0.9333 (measured) -> 0.9333 (measured)\n"
+    shown = invoke("fact", "show", "h200_sxm_141gb", "streams.read", root=root)
+    assert ("derivation: dot / bandwidth, to 4 significant digits; dot = 4.48 TB/s (HBM Bandwidth table: Dot); "
+            "bandwidth = the fact memory.bandwidth, 4.8 TB/s when derived") in shown.stdout, shown.stdout
+    flat = " ".join(readme.split())
+    assert "says `hypothetical = true` in its `[card]` table, as `ws1_hypothetical.toml` does" in flat
