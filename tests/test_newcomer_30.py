@@ -198,6 +198,14 @@ def test_4_the_routing_change_moves_the_locked_price_as_the_formulas_give(regist
     weights = 822_597_632 + distinct / 128 * 17_553_162_240
     pass_s = weights / (4.8e12 * 0.9333) + 64 * 201_424_896 / (4.8e12 * 0.8646)
     assert f"{64 / pass_s:,.1f}" == "9,847.7"
+    # (5) the document the moved figure rests on, in the review itself (before: its source id alone)
+    cited = ("gpu-container handbook: Routing De-risk (the gpu-container project (mcp-tool-shop-org, GitHub Pages), "
+             "unknown), web-page, at https://mcp-tool-shop-org.github.io/gpu-container/handbook/derisk/; cited by "
+             "routing qwen3-30b-a3b-measured hot_share")
+    assert f"#### Sources\n\n- `gpu-container-handbook-routing-derisk` (cited): {cited}\n" in md
+    _, text_review, out = review(path)
+    assert out["cited_sources"] == {"gpu-container-handbook-routing-derisk": cited}
+    assert f"sources the added and changed facts cite\n  gpu-container-handbook-routing-derisk: {cited}" in text_review
     priced = json.loads(invoke("price", "qwen3-30b-a3b-h200", "--json", "--no-lock", root=path).stdout)
     assert priced["routing"]["distinct"] == distinct or abs(priced["routing"]["distinct"] - distinct) < 1e-9
     assert abs(priced["tokens_per_s"] - 64 / pass_s) < 1e-6
@@ -225,3 +233,25 @@ def test_5_the_readme_shows_how_to_give_a_derivation_and_mark_a_card_hypothetica
             "bandwidth = the fact memory.bandwidth, 4.8 TB/s when derived") in shown.stdout, shown.stdout
     flat = " ".join(readme.split())
     assert "says `hypothetical = true` in its `[card]` table, as `ws1_hypothetical.toml` does" in flat
+
+
+def test_6_the_best_lock_is_checked_by_hand_from_its_own_weight_bytes() -> None:
+    # README's hand check used batch 1's 4,370,560,992 B; at the best lock's batch 580 that gives 33,339.7, not the
+    # recorded 33,339.2: a batch's embedding rows join weight_bytes, which the README now says, with this sum.
+    import tomllib
+
+    from cli_helpers import REPO
+
+    lock = tomllib.loads((REPO / "locks" / "r1-qwen7b-h200-best.lock.toml").read_text(encoding="utf-8"))
+    price = lock["price"]
+    assert (price["batch"], price["weight_bytes"], price["sequence_bytes"]) == (580, 4_371_728_256, 117_497_856)
+    # 4,371,728,256 B / (4.8 TB/s × 0.9333) = 975.87 µs; 117,497,856 B / (4.8 TB/s × 0.8646) = 28.312 µs a sequence;
+    # 975.87 µs + 580 × 28.312 µs = 17.397 ms; 580 / 17.397 ms = 33,339.2 tokens/s.
+    weights, sequence = 4_371_728_256 / (4.8e12 * 0.9333), 117_497_856 / (4.8e12 * 0.8646)
+    assert (round(weights * 1e6, 2), round(sequence * 1e6, 3), round((weights + 580 * sequence) * 1e3, 3)) == (
+        975.87, 28.312, 17.397)
+    assert 580 / (weights + 580 * sequence) == price["tokens_per_s"] == 33339.20102265113
+    assert f"{580 / (4_370_560_992 / (4.8e12 * 0.9333) + 580 * sequence):,.1f}" == "33,339.7"  # batch 1's bytes
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    assert ("4,371,728,256 B / (4.8 TB/s × 0.9333) + 580 × 28.31 µs = 975.9 µs + 16.42 ms = 17.40 ms, and 580 / "
+            "17.40 ms = 33,339.2 tokens/s") in readme

@@ -2550,6 +2550,9 @@ class Diff:
     #: Each card the change adds marked hypothetical whose facts claim a published or measured figure, by path: what
     #: to verify (:func:`hypothetical_claims`). Shown, never failed.
     hypothetical: Mapping[str, str] = attrs.field(factory=dict)
+    #: Each registered source a fact the change adds or changes cites on HEAD (its own source or a figure input's),
+    #: by id: the document, and the changed facts citing it (:func:`cited_sources`). Shown, never failed.
+    cited: Mapping[str, str] = attrs.field(factory=dict)
 
     @property
     def entries_edited(self) -> tuple[str, ...]:
@@ -3008,6 +3011,7 @@ class Diff:
             "made_real": dict(self.made_real),
             "relabelled_cards": dict(self.relabelled),
             "hypothetical_claims": dict(self.hypothetical),
+            "cited_sources": dict(self.cited),
             "pricing_model": {
                 "base": self.base_code.model if self.base_code else None,
                 "head": self.head_code.model if self.head_code else None,
@@ -3123,7 +3127,8 @@ def _compare(base: Side, head: Side) -> Diff:
                       if base.installs.get(p) != head.installs.get(p)),
                 added_records(head, files, recited), stack_spans(base, head, files),
                 {p: len(asks) for p, asks in recited.items()}, widened, lookalikes, made_real(base, head, files),
-                relabelled_cards(base, head, files), hypothetical_claims(head, files))
+                relabelled_cards(base, head, files), hypothetical_claims(head, files),
+                cited_sources(head, files, {s.id for s in sources}))
 
 
 #: What a checkpoint entry edited under the same header sha256 asks (:attr:`Diff.entries_edited`).
@@ -3186,6 +3191,51 @@ def made_real(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, 
             out[f.path] = (f"card {spelled(f.name)} is no longer marked hypothetical: its prices now read as a real "
                            f"card's, {assumed} of its facts estimated or assumed; is it a product, and does each "
                            "figure now cite that product's documents?")
+    return out
+
+
+#: The most sources a review describes as cited by the changed facts (:func:`cited_sources`); the rest counted.
+MAX_CITED_SOURCES = 20
+
+
+def cited_sources(head: Side, files: Sequence[FileChange], shown: Iterable[str] = ()) -> dict[str, str]:
+    """Each source id a fact ``files`` add or change cites on ``head`` (its own ``source`` and each figure input's,
+    :func:`passprice.sources.cited_ids`), in the order of the files and facts, by id: ``TITLE (BY, DATE), KIND, at
+    WHERE; cited by CARD PATH, …`` (the first 3 citing facts, the rest counted). Left out: a source the change adds
+    (described as added) and one in ``shown`` (its document changed: listed to verify), one HEAD does not register
+    (the review's errors name it); the first :data:`MAX_CITED_SOURCES`, then ``"…"`` with the count of the rest.
+    Walkthrough 30: a reviewer tracing a moved price to its documents read only a source id beside each changed
+    fact (``gpu-container-handbook-routing-derisk: the definition of hot_frac_for_coverage …``): the document's
+    title and address were in ``passprice sources`` and ``audit --source``, not in the review."""
+    from passprice.sources import cited_ids, load_source
+
+    skip = set(shown) | {f.name for f in files if f.kind == "source" and f.status == "added"}
+    citing: dict[str, list[str]] = {}
+    for f in files:
+        if not f.holds_facts:
+            continue
+        for c in f.facts:
+            if c.new is None:
+                continue
+            for _, source_id in cited_ids(c.path, c.new):
+                if source_id in skip:
+                    continue
+                named = citing.setdefault(source_id, [])
+                who = f"{f.shown_name} {c.path}"
+                if who not in named:
+                    named.append(who)
+    out: dict[str, str] = {}
+    for source_id, named in citing.items():
+        if len(out) >= MAX_CITED_SOURCES:
+            out["…"] = f"and {_n(len(citing) - MAX_CITED_SOURCES, 'more source')}: `passprice sources` lists each"
+            break
+        try:
+            source = load_source(head.root, source_id)
+        except InputError:
+            continue
+        more = f" and {len(named) - 3:,} more" if len(named) > 3 else ""
+        out[source_id] = (f"{source.describe()}, {source.kind}, at {source.where()}; cited by "
+                          f"{', '.join(named[:3])}{more}")
     return out
 
 
@@ -4699,6 +4749,9 @@ def diff_text(d: Diff) -> str:
     if d.sources:
         lines += ["", "sources whose document changed"]
         lines += [f"  {s.id}: to verify: {s.to_verify}" for s in d.sources]
+    if d.cited:
+        lines += ["", "sources the added and changed facts cite"]
+        lines += [f"  {source_id}: {line}" if source_id != "…" else f"  {line}" for source_id, line in d.cited.items()]
     # A file's path and name are shown, never obeyed: a card file ev\u202eil.toml added on HEAD was printed raw.
     return "\n".join(escaped(line) for line in lines)
 
@@ -5153,11 +5206,13 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         if more > 0:
             out.append(f"- and {_n(more, 'more serving file')}: the text review (`passprice diff`) lists each")
     new_sources = [f for f in d.files if f.kind == "source" and f.path in d.added_records]
-    if d.sources or new_sources:
+    if d.sources or new_sources or d.cited:
         out += ["", "#### Sources", ""]
         out += [f"- ⚠️ {markdown_code(s.id)} **to verify**: {markdown_prose(s.to_verify)}" for s in d.sources]
         out += [f"- {markdown_code(f.name)} (added, {markdown_code(f.path)}): {added_shown[f.path]}"
                 for f in new_sources]
+        out += [f"- {markdown_code(source_id)} (cited): {markdown_prose(line)}" if source_id != "…"
+                else f"- {markdown_prose(line)}" for source_id, line in d.cited.items()]
     schemas = [f for f in d.files if f.kind == "schema"]
     if schemas:
         out += ["", "#### Schemas", ""]
