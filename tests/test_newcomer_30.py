@@ -255,3 +255,40 @@ def test_6_the_best_lock_is_checked_by_hand_from_its_own_weight_bytes() -> None:
     readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
     assert ("4,371,728,256 B / (4.8 TB/s × 0.9333) + 580 × 28.31 µs = 975.9 µs + 16.42 ms = 17.40 ms, and 580 / "
             "17.40 ms = 33,339.2 tokens/s") in readme
+
+
+def test_7_a_page_or_table_number_is_no_figure_the_locator_quotes(registry: Path) -> None:
+    from passprice.diff import _quoted_figures
+
+    assert _quoted_figures("page 4, table 2: 700 GB/s a stack") == {700.0}
+    assert _quoted_figures("Table 3, H100 SXM5 column: 132 SMs") == {132.0}
+    assert _quoted_figures("Fig. 3 shows 4.8 TB/s; p. 12: 80 GB") == {4.8, 80.0}
+    assert _quoted_figures("row 2: 58 of 128; stable 3") == {2.0, 58.0, 128.0, 3.0}  # other words: quoted as before
+    # Before: the added card's bandwidth derivation asked "its input stacks is 5 but its locator quotes 2, 4: does
+    # hbm3-stack-brief: page 4, table 2: five active stacks state 5?" — the page and the table, not figures.
+    path = branch(registry, "pages")
+    (path / "sources" / "hbm3-stack-brief.toml").write_text(
+        '#:schema ../schema/source.schema.json\n[source]\ntitle = "HBM3 stack bandwidth brief"\nkind = "whitepaper"\n'
+        'publisher = "Example Memory Co."\ndate = "2024-05"\nurl = "https://example.com/hbm3-brief.pdf"\n'
+        'retrieved = "2026-12-04"\nread = "Read the PDF."\n', encoding="utf-8")
+    text = (path / H100).read_text(encoding="utf-8").replace(
+        'name = "NVIDIA H100 SXM5 80GB"\n', 'name = "Acme X1"\n')
+    (path / "facts" / "cards" / "acme_x1.toml").write_text(text, encoding="utf-8")
+    done = invoke(
+        "fact", "set", "acme_x1", "memory.bandwidth", "--value", "3.5", "--unit", "TB/s", "--provenance", "derived",
+        "--source", "hbm3-stack-brief", "--locator", "page 4, table 2: 700 GB/s a stack at 5.6 Gb/s",
+        "--derivation", '{formula = "stacks * per_stack", inputs = {stacks = {value = 5, unit = "1", locator = '
+        '"page 4, table 2: five active stacks"}, per_stack = {value = 0.7, unit = "TB/s", locator = "page 4, table '
+        '2: 700 GB/s a stack"}}}', root=path)
+    assert done.exit_code == 0, done.output
+    assert invoke("fact", "recompute", "acme_x1", root=path).exit_code == 0
+    commit_all(path, "a card whose bandwidth is derived from a brief")
+    _, md = markdown(path)
+    assert "(added) in `facts/cards/acme_x1.toml`" in md
+    assert "but its locator quotes 2, 4" not in md
+    lines = md.splitlines()
+    at = lines.index("- `acme_x1` `memory.bandwidth` (added) in `facts/cards/acme_x1.toml`")
+    # its input counts "five" in words: no digit quoted, nothing held against it (README: a count is held against
+    # the bare numbers its locator quotes); a "Table 5: 7 stacks" would now be asked, 5 being the table's
+    assert lines[at + 1:at + 3] == ["  - **cite**: hbm3-stack-brief: page 4, table 2: 700 GB/s a stack at 5.6 Gb/s",
+                                    "- `acme_x1` `on_chip.capacity` (added) in `facts/cards/acme_x1.toml`"]

@@ -927,13 +927,29 @@ def _setting_spans(text: str) -> list[tuple[int, int]]:
     return out
 
 
+#: The words before a number that make it a place in a document, not a figure it states (``page 4``, ``Table 2``,
+#: ``Fig. 3``, ``p. 12``, ``section 5``): :func:`_quoted_figures` skips it (walkthrough 30: an input's locator
+#: ``page 4, table 2: five active stacks`` was asked "its input stacks is 5 but its locator quotes 2, 4").
+@functools.cache
+def _reference() -> Any:
+    """:data:`_REFERENCE_WORDS` compiled once, when a locator is first read (``re`` is not imported with the module)."""
+    import re
+
+    return re.compile(_REFERENCE_WORDS)
+
+
+_REFERENCE_WORDS = (r"(?i)(?<![\w.])(?:pages?|tables?|fig(?:ure)?s?|sections?|sec|chapters?|slides?|appendix|"
+                    r"eq(?:uation)?s?|footnotes?|endnotes?|p|pp)\.?[ \t]*\Z")
+
+
 def _quoted_figures(text: str) -> set[float]:
     """The figures a locator's text quotes (``'GPU Memory Bandwidth 4.8TB/s'`` → {4.8}; ``16,896`` → {16896}),
     for :attr:`FactChange.to_verify`. A number that is part of a name or a setting's value is not a figure the
-    locator quotes: one glued to a letter before it (``pp512``, ``tg128``, build ``b2824``), one after a setting's
-    name (``n_ctx 512``, ``--ctx-size=512``, :func:`_setting_spans`) or after ``=`` (walkthrough 9: ``n_ctx 512`` in
-    the llama.cpp stack's ``memory.reserved`` locator was read as its 512 MiB, and the review said "the locator
-    quotes 512" of a setting). The first 10,000 characters are read, in time linear in them."""
+    locator quotes, nor one naming a place in the document (``page 4``, ``Table 2``, ``Fig. 3``: :func:`_reference`):
+    one glued to a letter before it (``pp512``, ``tg128``, build ``b2824``), one after a setting's name (``n_ctx
+    512``, ``--ctx-size=512``, :func:`_setting_spans`) or after ``=`` (walkthrough 9: ``n_ctx 512`` in the llama.cpp
+    stack's ``memory.reserved`` locator was read as its 512 MiB, and the review said "the locator quotes 512" of a
+    setting). The first 10,000 characters are read, in time linear in them."""
     import re
 
     text = text[:10_000]
@@ -944,6 +960,8 @@ def _quoted_figures(text: str) -> set[float]:
             at += 1
         if at < len(spans) and spans[at][0] <= found.start():
             continue  # a setting's number, or a name's
+        if _reference().search(text, max(0, found.start() - 12), found.start()):
+            continue  # where in the document (page 4, Table 2), not a figure it states
         try:
             out.add(_figure(float(found.group(0).replace(",", ""))))
         except (ValueError, OverflowError):
