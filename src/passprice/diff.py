@@ -4740,6 +4740,9 @@ def diff_text(d: Diff) -> str:
             for code, label in ((d.base_code, "BASE"), (d.head_code, "HEAD"))
             if code is not None
         ]
+    if d.cited:
+        lines += ["", "sources the added and changed facts cite"]
+        lines += [f"  {source_id}: {line}" if source_id != "…" else f"  {line}" for source_id, line in d.cited.items()]
     if d.unaffected:
         lines.append("")
         lines.append(f"{_n(len(d.unaffected), 'lock')} unaffected: {', '.join(lock.name for lock in d.unaffected)}")
@@ -4767,9 +4770,6 @@ def diff_text(d: Diff) -> str:
     if d.sources:
         lines += ["", "sources whose document changed"]
         lines += [f"  {s.id}: to verify: {s.to_verify}" for s in d.sources]
-    if d.cited:
-        lines += ["", "sources the added and changed facts cite"]
-        lines += [f"  {source_id}: {line}" if source_id != "…" else f"  {line}" for source_id, line in d.cited.items()]
     # A file's path and name are shown, never obeyed: a card file ev\u202eil.toml added on HEAD was printed raw.
     return "\n".join(escaped(line) for line in lines)
 
