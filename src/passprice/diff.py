@@ -958,13 +958,29 @@ def _setting_spans(text: str) -> list[tuple[int, int]]:
     return out
 
 
+#: The words before a number that make it a place in a document, not a figure it states (``page 4``, ``Table 2``,
+#: ``Fig. 3``, ``p. 12``, ``section 5``): :func:`_quoted_figures` skips it (walkthrough 30: an input's locator
+#: ``page 4, table 2: five active stacks`` was asked "its input stacks is 5 but its locator quotes 2, 4").
+@functools.cache
+def _reference() -> Any:
+    """:data:`_REFERENCE_WORDS` compiled once, when a locator is first read (``re`` is not imported with the module)."""
+    import re
+
+    return re.compile(_REFERENCE_WORDS)
+
+
+_REFERENCE_WORDS = (r"(?i)(?<![\w.])(?:pages?|tables?|fig(?:ure)?s?|sections?|sec|chapters?|slides?|appendix|"
+                    r"eq(?:uation)?s?|footnotes?|endnotes?|p|pp)\.?[ \t]*\Z")
+
+
 def _quoted_figures(text: str) -> set[float]:
     """The figures a locator's text quotes (``'GPU Memory Bandwidth 4.8TB/s'`` → {4.8}; ``16,896`` → {16896}),
     for :attr:`FactChange.to_verify`. A number that is part of a name or a setting's value is not a figure the
-    locator quotes: one glued to a letter before it (``pp512``, ``tg128``, build ``b2824``), one after a setting's
-    name (``n_ctx 512``, ``--ctx-size=512``, :func:`_setting_spans`) or after ``=`` (walkthrough 9: ``n_ctx 512`` in
-    the llama.cpp stack's ``memory.reserved`` locator was read as its 512 MiB, and the review said "the locator
-    quotes 512" of a setting). The first 10,000 characters are read, in time linear in them."""
+    locator quotes, nor one naming a place in the document (``page 4``, ``Table 2``, ``Fig. 3``: :func:`_reference`):
+    one glued to a letter before it (``pp512``, ``tg128``, build ``b2824``), one after a setting's name (``n_ctx
+    512``, ``--ctx-size=512``, :func:`_setting_spans`) or after ``=`` (walkthrough 9: ``n_ctx 512`` in the llama.cpp
+    stack's ``memory.reserved`` locator was read as its 512 MiB, and the review said "the locator quotes 512" of a
+    setting). The first 10,000 characters are read, in time linear in them."""
     import re
 
     text = text[:10_000]
@@ -975,6 +991,8 @@ def _quoted_figures(text: str) -> set[float]:
             at += 1
         if at < len(spans) and spans[at][0] <= found.start():
             continue  # a setting's number, or a name's
+        if _reference().search(text, max(0, found.start() - 12), found.start()):
+            continue  # where in the document (page 4, Table 2), not a figure it states
         try:
             out.add(_figure(float(found.group(0).replace(",", ""))))
         except (ValueError, OverflowError):
@@ -1070,6 +1088,9 @@ class FileChange:
     #: says of the GGUF file, not read by the pricer.
     claims: tuple[Mapping[str, str] | None, Mapping[str, str] | None] = attrs.field(default=(None, None), eq=False,
                                                                                    repr=False)
+    #: A checkpoint entry changed on both sides: what differs in its content (:func:`content_changes`), the first
+    #: few differences of its tensor table and metadata, one line each.
+    inside: tuple[str, ...] = attrs.field(default=(), eq=False, repr=False)
 
     def fact_lines(self, fact: str) -> tuple[int, int] | None:
         """The 1-based first and last line of fact ``fact``'s table in HEAD's bytes of the file
@@ -1106,6 +1127,7 @@ class FileChange:
             "facts": [c.to_json() for c in self.facts],
             "meta": list(self.meta),
             "content": {"base": self.content[0], "head": self.content[1]},
+            "content_changes": list(self.inside),
             "serving": list(self.serving),
             "dependants": [d.to_json() for d in self.dependants],
             "renamed": self.renamed,
@@ -1139,6 +1161,8 @@ class _Read:
     errors: tuple[str, ...] = ()
     content: str | None = None
     spec: Any = None
+    #: A checkpoint entry's content (:func:`passprice.pins.checkpoint_content`), which :func:`content_changes` compares.
+    data: Any = None
 
 
 def _read(side: Side, rel: str, kind: str, name: str) -> _Read:
@@ -1171,11 +1195,12 @@ def _read(side: Side, rel: str, kind: str, name: str) -> _Read:
             return _Read(facts, dict(document.get("stack", {})))
         if kind == "checkpoint":
             from passprice.checkpoints import header_from_entry
-            from passprice.pins import checkpoint_digest
+            from passprice.pins import checkpoint_content, checkpoint_digest
 
             document = schema.load(path, "checkpoint", side.root.schema)
             header = header_from_entry(document, str(path))
-            return _Read(meta=checkpoint_claims(document), content=checkpoint_digest(header))
+            return _Read(meta=checkpoint_claims(document), content=checkpoint_digest(header),
+                         data=checkpoint_content(header))
         elif kind == "serving":
             from passprice.servings import spec_of_file
 
@@ -1220,9 +1245,12 @@ def compare_file(base: Side, head: Side, rel: str, renamed_from: str | None = No
             before, after = old.meta or {}, new.meta or {}
             meta = tuple(k for k in dict.fromkeys([*before, *after]) if before.get(k) != after.get(k))
     claims: tuple[Mapping[str, str] | None, Mapping[str, str] | None] = (None, None)
+    inside: tuple[str, ...] = ()
     if kind == "checkpoint" and on_base and on_head and old.meta is not None and new.meta is not None:
         meta = tuple(k for k in dict.fromkeys([*old.meta, *new.meta]) if old.meta.get(k) != new.meta.get(k))
         claims = (old.meta, new.meta)
+        if old.content != new.content and old.data is not None and new.data is not None:
+            inside = content_changes(old.data, new.data)
     serving: tuple[str, ...] = ()
     if kind == "serving" and old.spec is not None and new.spec is not None:
         serving = _serving_changes(old.spec, new.spec)
@@ -1233,8 +1261,62 @@ def compare_file(base: Side, head: Side, rel: str, renamed_from: str | None = No
     return FileChange(
         rel, kind, name, status, old.errors, new.errors, facts, meta, (old.content, new.content), serving, derived,
         findings, head.files[rel] if on_head and facts else None, renamed_from or renamed_to,
-        claims,
+        claims, inside,
     )
+
+
+#: The most differences of a checkpoint entry's content a review names (:func:`content_changes`); the rest counted.
+MAX_CONTENT_CHANGES = 5
+#: The most characters of a metadata value a content change shows (:func:`content_changes`).
+MAX_CONTENT_VALUE = 60
+
+
+def content_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[str, ...]:
+    """What differs between two contents of a checkpoint entry (:func:`passprice.pins.checkpoint_content`: its
+    ``metadata`` key → [type, value] and its ``tensors`` [name, GGML type id, dims]), one line a difference, tensors
+    first in HEAD's table order, then metadata keys sorted: ``tensor blk.0.ffn_down.weight: type Q6_K → Q4_K``,
+    ``tensor NAME: dims [2048, 640] → [2048, 512]``, ``tensor NAME added (Q4_K [1024, 640])``, ``tensor NAME
+    removed``, ``tensors reordered``, ``metadata KEY: VALUE → VALUE`` (each value its JSON, cut to
+    :data:`MAX_CONTENT_VALUE` characters), ``metadata KEY added``/``removed``; the first :data:`MAX_CONTENT_CHANGES`,
+    then ``and N more``. Names are shown as :func:`passprice.tables.printable` shows them. Walkthrough 30: an entry
+    whose one tensor turned Q6_K → Q4_K, re-locked, read only its two content digests in the review, so nothing
+    said what moved the price."""
+    from passprice.ggml import type_name
+    from passprice.tables import printable
+
+    def value(v: Any) -> str:
+        text = json.dumps(v, ensure_ascii=False, sort_keys=True)
+        return printable(text if len(text) <= MAX_CONTENT_VALUE else text[:MAX_CONTENT_VALUE - 1] + "…")
+
+    was = {t[0]: (t[1], list(t[2])) for t in old.get("tensors", [])}
+    now = {t[0]: (t[1], list(t[2])) for t in new.get("tensors", [])}
+    out: list[str] = []
+    for name, (type_id, dims) in now.items():
+        shown = printable(str(name))
+        if name not in was:
+            out.append(f"tensor {shown} added ({type_name(type_id)} {dims})")
+            continue
+        old_type, old_dims = was[name]
+        if old_type != type_id:
+            out.append(f"tensor {shown}: type {type_name(old_type)} → {type_name(type_id)}")
+        if old_dims != dims:
+            out.append(f"tensor {shown}: dims {old_dims} → {dims}")
+    out += [f"tensor {printable(str(name))} removed" for name in was if name not in now]
+    if not out and [t[0] for t in old.get("tensors", [])] != [t[0] for t in new.get("tensors", [])]:
+        out.append("tensors reordered")
+    before, after = old.get("metadata", {}), new.get("metadata", {})
+    for key in sorted({*before, *after}):
+        shown = printable(str(key))
+        if key not in before:
+            out.append(f"metadata {shown} added ({value(after[key][1])})")
+        elif key not in after:
+            out.append(f"metadata {shown} removed")
+        elif before[key] != after[key]:
+            out.append(f"metadata {shown}: {value(before[key][1])} → {value(after[key][1])}"
+                       + (f" (type {before[key][0]} → {after[key][0]})" if before[key][0] != after[key][0] else ""))
+    if len(out) > MAX_CONTENT_CHANGES:
+        out = [*out[:MAX_CONTENT_CHANGES], f"and {len(out) - MAX_CONTENT_CHANGES:,} more"]
+    return tuple(out)
 
 
 #: A checkpoint entry's claims: what it says of the GGUF file it was imported from and where that came from, none of
@@ -2514,6 +2596,12 @@ class Diff:
     #: Each card retitled or newly marked hypothetical, by path: what to verify, naming HEAD's locks that pin it as it
     #: was (:func:`relabelled_cards`). Shown, never failed.
     relabelled: Mapping[str, str] = attrs.field(factory=dict)
+    #: Each card the change adds marked hypothetical whose facts claim a published or measured figure, by path: what
+    #: to verify (:func:`hypothetical_claims`). Shown, never failed.
+    hypothetical: Mapping[str, str] = attrs.field(factory=dict)
+    #: Each registered source a fact the change adds or changes cites on HEAD (its own source or a figure input's),
+    #: by id: the document, and the changed facts citing it (:func:`cited_sources`). Shown, never failed.
+    cited: Mapping[str, str] = attrs.field(factory=dict)
 
     @property
     def entries_edited(self) -> tuple[str, ...]:
@@ -2842,6 +2930,9 @@ class Diff:
             parts.append(f"{_n(len(self.made_real), 'card')} no longer hypothetical, to verify")
         if self.relabelled:
             parts.append(f"{_n(len(self.relabelled), 'card')} retitled or made hypothetical, to verify")
+        if self.hypothetical:
+            parts.append(f"{_n(len(self.hypothetical), 'hypothetical card')} added with published or measured facts, "
+                         "to verify")
         if self.by_header:
             parts.append(f"{_n(len(self.by_header), 'lock')} held by a look-alike header alone, to verify")
         if self.digests_dropped:
@@ -2968,6 +3059,8 @@ class Diff:
             "held_by_header": self.by_header,
             "made_real": dict(self.made_real),
             "relabelled_cards": dict(self.relabelled),
+            "hypothetical_claims": dict(self.hypothetical),
+            "cited_sources": dict(self.cited),
             "pricing_model": {
                 "base": self.base_code.model if self.base_code else None,
                 "head": self.head_code.model if self.head_code else None,
@@ -3083,7 +3176,8 @@ def _compare(base: Side, head: Side) -> Diff:
                       if base.installs.get(p) != head.installs.get(p)),
                 added_records(head, files, recited), stack_spans(base, head, files),
                 {p: len(asks) for p, asks in recited.items()}, widened, lookalikes, made_real(base, head, files),
-                relabelled_cards(base, head, files))
+                relabelled_cards(base, head, files), hypothetical_claims(head, files),
+                cited_sources(head, files, {s.id for s in sources}))
 
 
 #: What a checkpoint entry edited under the same header sha256 asks (:attr:`Diff.entries_edited`).
@@ -3146,6 +3240,83 @@ def made_real(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, 
             out[f.path] = (f"card {spelled(f.name)} is no longer marked hypothetical: its prices now read as a real "
                            f"card's, {assumed} of its facts estimated or assumed; is it a product, and does each "
                            "figure now cite that product's documents?")
+    return out
+
+
+#: The most sources a review describes as cited by the changed facts (:func:`cited_sources`); the rest counted.
+MAX_CITED_SOURCES = 20
+
+
+def cited_sources(head: Side, files: Sequence[FileChange], shown: Iterable[str] = ()) -> dict[str, str]:
+    """Each source id a fact ``files`` add or change cites on ``head`` (its own ``source`` and each figure input's,
+    :func:`passprice.sources.cited_ids`), in the order of the files and facts, by id: ``TITLE (BY, DATE), KIND, at
+    WHERE; cited by CARD PATH, …`` (the first 3 citing facts, the rest counted). Left out: a source the change adds
+    (described as added) and one in ``shown`` (its document changed: listed to verify), one HEAD does not register
+    (the review's errors name it); the first :data:`MAX_CITED_SOURCES`, then ``"…"`` with the count of the rest.
+    Walkthrough 30: a reviewer tracing a moved price to its documents read only a source id beside each changed
+    fact (``gpu-container-handbook-routing-derisk: the definition of hot_frac_for_coverage …``): the document's
+    title and address were in ``passprice sources`` and ``audit --source``, not in the review."""
+    from passprice.sources import cited_ids, load_source
+
+    skip = set(shown) | {f.name for f in files if f.kind == "source" and f.status == "added"}
+    citing: dict[str, list[str]] = {}
+    for f in files:
+        if not f.holds_facts:
+            continue
+        for c in f.facts:
+            if c.new is None:
+                continue
+            for _, source_id in cited_ids(c.path, c.new):
+                if source_id in skip:
+                    continue
+                named = citing.setdefault(source_id, [])
+                who = f"{f.shown_name} {c.path}"
+                if who not in named:
+                    named.append(who)
+    out: dict[str, str] = {}
+    for source_id, named in citing.items():
+        if len(out) >= MAX_CITED_SOURCES:
+            out["…"] = f"and {_n(len(citing) - MAX_CITED_SOURCES, 'more source')}: `passprice sources` lists each"
+            break
+        try:
+            source = load_source(head.root, source_id)
+        except InputError:
+            continue
+        more = f" and {len(named) - 3:,} more" if len(named) > 3 else ""
+        out[source_id] = (f"{source.describe()}, {source.kind}, at {source.where()}; cited by "
+                          f"{', '.join(named[:3])}{more}")
+    return out
+
+
+#: The provenances a card that does not exist cannot have of its own (:func:`hypothetical_claims`).
+_PRODUCT_PROVENANCES = (Provenance.PUBLISHED, Provenance.MEASURED)
+
+
+def hypothetical_claims(head: Side, files: Sequence[FileChange]) -> dict[str, str]:
+    """Each card ``files`` adds that HEAD marks ``hypothetical`` and of whose facts one or more is ``published`` or
+    ``measured``, by path: what the reviewer must verify, naming the first five such facts. A card that does not
+    exist has no datasheet or benchmark of its own, so such a figure is another card's, borrowed under its
+    provenance. Walkthrough 30: a hypothetical card copied from the H100's file (its 80 GB ``published``, its stream
+    shares ``measured`` on the H100) read "17 facts added in 1 new file", nothing to verify, and its prices read
+    ``published``/``measured`` beside real cards'. A card that does not read is left to the review's errors."""
+    out: dict[str, str] = {}
+    for f in files:
+        if f.kind != "card" or f.status != "added" or not f.compared:
+            continue
+        try:
+            marked = tomllib.loads(head.files[f.path].decode("utf-8")).get("card", {}).get("hypothetical", False)
+        except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
+            continue
+        if marked is not True:
+            continue
+        strong = [path for path, fact in (_read(head, f.path, f.kind, f.name).facts or {}).items()
+                  if fact.provenance in _PRODUCT_PROVENANCES]
+        if not strong:
+            continue
+        named = ", ".join(strong[:5]) + (f" and {len(strong) - 5:,} more" if len(strong) > 5 else "")
+        out[f.path] = (f"card {spelled(f.name)} is marked hypothetical, yet {len(strong):,} of its facts are "
+                       f"published or measured ({named}): a card that does not exist has no datasheet or benchmark "
+                       "of its own; is each figure another card's, to be cited as estimated or assumed?")
     return out
 
 
@@ -3486,13 +3657,15 @@ MAX_ADDED_RECORDS = 20
 
 def added_records(head: Side, files: Sequence[FileChange],
                   recited: Mapping[str, Sequence[str]] | None = None) -> dict[str, str]:
-    """Each source record, routing record, checkpoint entry and measurement file ``files`` adds on ``head`` that reads
-    there, by path: a routing record as ``routing record TITLE: E experts, k a token, for CHECKPOINTS; note: …``, a
-    source as ``TITLE (BY, DATE), KIND, at WHERE; read: HOW``, a checkpoint entry as ``ARCH, N tensors, B of
-    weights[, E experts, K a token]; origin: …`` (the first sentence of its ``origin``), a measurement file as
-    :func:`measurements_added` says; the first :data:`MAX_ADDED_RECORDS`. One that does not read is left to the
-    review's errors. A measurement file ``files`` change is described too when ``recited`` holds runs of it to verify
-    (:func:`runs_to_verify`, by path): ``N measured runs to verify in their sources: …`` (:func:`in_source`)."""
+    """Each source record, routing record, checkpoint entry, card and measurement file ``files`` adds on ``head`` that
+    reads there, by path: a card as :func:`added_card` says (its title and hypothetical mark, which its facts' rows
+    do not show: walkthrough 30; the first :data:`MAX_ADDED_RECORDS` cards, counted apart), a routing record as
+    ``routing record TITLE: E experts, k a token, for CHECKPOINTS; note: …``, a source as ``TITLE (BY, DATE), KIND,
+    at WHERE; read: HOW``, a checkpoint entry as ``ARCH, N tensors, B of weights[, E experts, K a token]; origin:
+    …`` (the first sentence of its ``origin``), a measurement file as :func:`measurements_added` says; the first
+    :data:`MAX_ADDED_RECORDS`. One that does not read is left to the review's errors. A measurement file ``files``
+    change is described too when ``recited`` holds runs of it to verify (:func:`runs_to_verify`, by path): ``N
+    measured runs to verify in their sources: …`` (:func:`in_source`)."""
     import tomllib
 
     from passprice.checkpoints import entry_origin, load_checkpoint
@@ -3501,8 +3674,16 @@ def added_records(head: Side, files: Sequence[FileChange],
 
     out: dict[str, str] = {}
     recited = recited or {}
+    cards = 0  # added cards are counted apart, so a change adding many leaves its sources described
     for f in files:
-        if len(out) >= MAX_ADDED_RECORDS:
+        if f.kind == "card" and f.status == "added":
+            if cards < MAX_ADDED_RECORDS:
+                described_card = added_card(head, f.path, f.name)
+                if described_card is not None:
+                    out[f.path] = described_card
+                    cards += 1
+            continue
+        if len(out) - cards >= MAX_ADDED_RECORDS:
             break
         if f.status == "added" and f.kind == "other" and _is_measurement(f.path):
             described = measurements_added(head, f.path)
@@ -3552,6 +3733,33 @@ def added_records(head: Side, files: Sequence[FileChange],
         out[f.path] = (f"{arch}, {len(header.tensors):,} tensors, {si(weights, 'B')} of weights{moe}"
                        + (f"; origin: {first}" if first else ""))
     return out
+
+
+def added_card(head: Side, rel: str, name: str) -> str | None:
+    """An added card ``rel`` (named ``name``) as the review describes it: ``card TITLE (VENDOR; VARIANT), marked
+    hypothetical: N facts: A published, B measured, …`` (the mark only when HEAD's ``[card]`` says
+    ``hypothetical = true``; each provenance strongest first, those it has); ``None`` when it does not read on
+    HEAD (the review's errors say why)."""
+    read = _read(head, rel, "card", name)
+    if read.facts is None or read.meta is None:
+        return None
+    table = read.meta
+    title = str(table.get("name") or name)
+    about = "; ".join(str(table[k]) for k in ("vendor", "variant") if isinstance(table.get(k), str) and table[k])
+    mark = ", marked hypothetical" if table.get("hypothetical") is True else ""
+    counts = {p: sum(1 for fact in read.facts.values() if fact.provenance is p) for p in Provenance}
+    by = ", ".join(f"{n:,} {p.value}" for p, n in counts.items() if n)
+    return (f"card {printable_title(title)}" + (f" ({printable_title(about)})" if about else "") + mark
+            + f": {_n(len(read.facts), 'fact')}" + (f": {by}" if by else ""))
+
+
+def printable_title(text: str) -> str:
+    """A card's title, vendor or variant as a review line shows it: as written when every character prints, else
+    its ``repr`` (:func:`passprice.tables.printable`), cut to 120 characters."""
+    from passprice.tables import printable
+
+    shown = printable(text)
+    return shown if len(shown) <= 120 else shown[:119] + "…"
 
 
 def runs_to_verify(
@@ -4162,7 +4370,8 @@ def _moved_again(lock: Any) -> str | None:
 def _stale_figure(lock: Any) -> str | None:
     """When the figure a lock's stale price moved first is not its tokens/s and the tokens/s did not move: that
     figure as recorded → HEAD's, and that the tokens/s did not (walkthrough 9: a capacity change read "+0 %" and
-    ❌ price moved, with nothing saying that ``capacity_bytes`` was what moved); ``None`` otherwise."""
+    ❌ price moved, with nothing saying that ``capacity_bytes`` was what moved); when it is the batch (a best lock's
+    best batch moved), ``batch 580 → 618`` whether or not the tokens/s moved too; ``None`` otherwise."""
     field, recorded, today = lock.stale, lock.recorded, lock.after.price
     if field is None or recorded is None or today is None:
         return None
@@ -4172,6 +4381,9 @@ def _stale_figure(lock: Any) -> str | None:
         if not isinstance(recorded, Mapping) or not isinstance(today, Mapping):
             return None
     was, now = recorded.get(field), today.get(field)
+    if field == "batch" and isinstance(was, int) and isinstance(now, int) and was != now:
+        # a best lock whose best batch moved read "(batch)" alone, from what to what unsaid (walkthrough 30)
+        return f"batch {was:,} → {now:,}"
     if field == "tokens_per_s" or recorded.get("tokens_per_s") != today.get("tokens_per_s"):
         return None
     if not isinstance(was, int | float) or not isinstance(now, int | float) or isinstance(was, bool):
@@ -4432,6 +4644,10 @@ def diff_text(d: Diff) -> str:
             lines.append(f"  to verify: {d.made_real[f.path]}")
         if f.path in d.relabelled:
             lines.append(f"  to verify: {d.relabelled[f.path]}")
+        if f.kind == "card" and f.path in d.added_records:
+            lines.append(f"  {d.added_records[f.path]}")
+        if f.path in d.hypothetical:
+            lines.append(f"  to verify: {d.hypothetical[f.path]}")
         if f.path in d.spans:
             lines.append(f"  {d.spans[f.path]}")
         if f.kind == "routing" and f.path in d.added_records:
@@ -4440,6 +4656,7 @@ def diff_text(d: Diff) -> str:
             lines.append(f"  to verify: {d.widened[f.path]}")
         if f.kind == "checkpoint" and f.compared:
             lines.append(f"  content   {_content(f)}")
+            lines += [f"  inside    {line}" for line in f.inside]
             if f.path in d.entries_edited:
                 lines.append(f"  to verify: {EDITED_ENTRY}")
             if f.path in d.digests_dropped:
@@ -4555,6 +4772,9 @@ def diff_text(d: Diff) -> str:
             for code, label in ((d.base_code, "BASE"), (d.head_code, "HEAD"))
             if code is not None
         ]
+    if d.cited:
+        lines += ["", "sources the added and changed facts cite"]
+        lines += [f"  {source_id}: {line}" if source_id != "…" else f"  {line}" for source_id, line in d.cited.items()]
     if d.unaffected:
         lines.append("")
         lines.append(f"{_n(len(d.unaffected), 'lock')} unaffected: {', '.join(lock.name for lock in d.unaffected)}")
@@ -4822,7 +5042,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     mark = "❌" if d.exit_status else (
         "⚠️" if d.weakened or d.loosened or d.removed or d.to_verify or d.drifting or d.sources or d.duplicates
         or d.head_warnings or d.install_files or d.runs_outside or d.runs_recited or d.widened or d.entries_edited
-        or d.digests_dropped or d.lookalikes or d.by_header or d.made_real or d.relabelled else "✅"
+        or d.digests_dropped or d.lookalikes or d.by_header or d.made_real or d.relabelled or d.hypothetical
+        else "✅"
     )
     out = [f"{mark} **passprice diff** {markdown_code(d.base.label)} → {markdown_code(d.head.label)}: {d.summary()}"]
     added_shown = _added_markdown(d)
@@ -4860,6 +5081,10 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
               + (f" — ⚠️ **to verify**: {markdown_prose(d.widened[f.path][:MAX_ADDED_DETAIL])}"
                  if f.path in d.widened else "")
               for f in d.files if f.kind == "routing" and f.path in d.added_records],
+            *[f"- {markdown_code(f.name)} (added, {markdown_code(f.path)}): {added_shown[f.path]}"
+              + (f" — ⚠️ **to verify**: {markdown_prose(d.hypothetical[f.path][:MAX_ADDED_DETAIL])}"
+                 if f.path in d.hypothetical else "")
+              for f in d.files if f.kind == "card" and f.path in d.added_records],
         ]
     if d.spans:  # walkthrough 21: a re-fit's runs against the span they were measured in
         out += ["", "#### Stack fits", ""]
@@ -5011,7 +5236,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     if checkpoints:
         out += ["", "#### Checkpoints", ""]
         out += [f"- {markdown_code(f.path)} ({f.status}): content {_content(f)}"
+                + (f"; {markdown_text('; '.join(f.inside))}" if f.inside else "")
                 + (f"; {added_shown[f.path]}" if f.path in d.added_records else "")
+                + (f" — ⚠️ **to verify**: {markdown_prose(EDITED_ENTRY)}" if f.path in d.entries_edited else "")
                 + (f" — ⚠️ **to verify**: {markdown_text(', '.join(d.digests_dropped[f.path])[:MAX_ADDED_DETAIL])}: "
                    f"{markdown_text(DROPPED_DIGESTS)}" if f.path in d.digests_dropped else "")
                 for f in checkpoints]
@@ -5029,11 +5256,13 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         if more > 0:
             out.append(f"- and {_n(more, 'more serving file')}: the text review (`passprice diff`) lists each")
     new_sources = [f for f in d.files if f.kind == "source" and f.path in d.added_records]
-    if d.sources or new_sources:
+    if d.sources or new_sources or d.cited:
         out += ["", "#### Sources", ""]
         out += [f"- ⚠️ {markdown_code(s.id)} **to verify**: {markdown_prose(s.to_verify)}" for s in d.sources]
         out += [f"- {markdown_code(f.name)} (added, {markdown_code(f.path)}): {added_shown[f.path]}"
                 for f in new_sources]
+        out += [f"- {markdown_code(source_id)} (cited): {markdown_prose(line)}" if source_id != "…"
+                else f"- {markdown_prose(line)}" for source_id, line in d.cited.items()]
     schemas = [f for f in d.files if f.kind == "schema"]
     if schemas:
         out += ["", "#### Schemas", ""]
