@@ -2115,6 +2115,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
 
     files = tuple(files)
     by_file = {(f.kind, f.name): f for f in files if f.holds_facts}
+    entries = {f.name: f for f in files if f.kind == "checkpoint" and f.status == "changed"}
     lock_files = {f.path: f for f in files if f.kind == "lock"}
     base_locks, head_locks = _locks(base), _locks(head)
     requests: dict[str, list[dict[str, Any]]] = {"base": [], "head": []}
@@ -2187,6 +2188,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
             # change moves no number, yet check --frozen fails on it until re-pinned (slip round 42).
             drifted += relabelled_pins(head, new, by_file.get(("card", lock.card)), after.spec,
                                        by_file.get(("stack", lock.stack.name)) if lock.stack is not None else None)
+            drifted += header_repinned(new, entries.get(new.checkpoint_pin.name), after.checkpoint)
         if lock.stack is not None and status != "removed":
             # A stack's fit re-run on HEAD (check's re-fit): a routing record, card or checkpoint its runs price
             # changed leaves the stack file as it was, its fitted facts no longer following from the runs; the lock
@@ -2514,6 +2516,32 @@ class Diff:
         re-tokenized copy then counted as the entry's model (:func:`passprice.scopes.same_model` held only the
         digests both know; since session 24 a copy is refused where a digest is missing). Shown, never failed."""
         return {f.path: found for f in self.files if (found := dropped_digests(f))}
+
+    @property
+    def header_pins(self) -> dict[str, tuple[str, ...]]:
+        """For each checkpoint entry of :attr:`digests_dropped`, by path, the locks of HEAD that pin the header
+        sha256 it stated before (their ``drifted`` holds ``checkpoint.sha256``, :func:`header_repinned`): each must be
+        re-pinned (``lock --update``), ``check --frozen`` failing until then. Slip round 43: the review asked the
+        rewritten digest but named no lock pinning the old one."""
+        dropped = self.digests_dropped
+        out: dict[str, tuple[str, ...]] = {}
+        for f in self.files:
+            if f.path not in dropped:
+                continue
+            names = tuple(r.name for r in self.reviews
+                          if r.pinned_checkpoint == f.name and "checkpoint.sha256" in r.drifted)
+            if names:
+                out[f.path] = names
+        return out
+
+    def header_pinned_line(self, path: str) -> str:
+        """``; N locks pin the old header: A, B (re-pin: passprice lock --update)`` for the entry at ``path`` of
+        :attr:`header_pins`, empty when none pins it."""
+        names = self.header_pins.get(path, ())
+        if not names:
+            return ""
+        return (f"; {_n(len(names), 'lock')} pin{'s' if len(names) == 1 else ''} the old header: "
+                f"{', '.join(spelled(n) for n in names)} (re-pin: passprice lock --update)")
 
     @property
     def runs_recited(self) -> int:
@@ -2933,6 +2961,7 @@ class Diff:
             "scopes_widened": dict(self.widened),
             "entries_edited": list(self.entries_edited),
             "digests_dropped": {path: list(found) for path, found in self.digests_dropped.items()},
+            "header_pinned_by": {path: list(names) for path, names in self.header_pins.items()},
             "lookalike_records": dict(self.lookalikes),
             "held_by_header": self.by_header,
             "made_real": dict(self.made_real),
@@ -3165,6 +3194,20 @@ def relabelled_pins(
         if title != lock.stack.title:
             out.append(f"stack.{lock.stack.name}.title")
     return out
+
+
+def header_repinned(lock: Lock, entry: FileChange | None, content: str | None) -> list[str]:
+    """``["checkpoint.sha256"]`` when ``lock`` (as HEAD has it) pins its checkpoint's content, HEAD prices that
+    content (``content``, HEAD's digest of it) and the checkpoint ``entry`` the change rewrites states another header
+    sha256 than the lock pins; else empty. ``check --frozen`` fails on it until the lock is re-pinned
+    (:func:`passprice.reproduce.relabelled`), yet the review read "no lock affected" beside the rewritten digest it
+    asked (slip round 43: ``qwen3-30b-a3b-q4_k_m``'s header.sha256 4918… → 0918…, lock ``qwen3-30b-a3b-h200`` pinning
+    4918… read unaffected). Raises nothing."""
+    if entry is None or lock.checkpoint_pin.content is None or content != lock.checkpoint_pin.content:
+        return []
+    claims = entry.claims[1]
+    stated = claims.get("header.sha256") if claims is not None else None
+    return ["checkpoint.sha256"] if stated is not None and stated != lock.checkpoint_sha256 else []
 
 
 def relabelled_cards(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, str]:
@@ -4411,7 +4454,8 @@ def diff_text(d: Diff) -> str:
             if f.path in d.entries_edited:
                 lines.append(f"  to verify: {EDITED_ENTRY}")
             if f.path in d.digests_dropped:
-                lines.append(f"  to verify: {', '.join(d.digests_dropped[f.path])}: {DROPPED_DIGESTS}")
+                lines.append(f"  to verify: {', '.join(d.digests_dropped[f.path])}: {DROPPED_DIGESTS}"
+                             f"{d.header_pinned_line(f.path)}")
             if f.path in d.added_records:
                 lines.append(f"  what      {d.added_records[f.path]}")
         if f.serving:
@@ -4981,7 +5025,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         out += [f"- {markdown_code(f.path)} ({f.status}): content {_content(f)}"
                 + (f"; {added_shown[f.path]}" if f.path in d.added_records else "")
                 + (f" — ⚠️ **to verify**: {markdown_text(', '.join(d.digests_dropped[f.path])[:MAX_ADDED_DETAIL])}: "
-                   f"{markdown_text(DROPPED_DIGESTS)}" if f.path in d.digests_dropped else "")
+                   f"{markdown_text(DROPPED_DIGESTS + d.header_pinned_line(f.path))}" if f.path in d.digests_dropped
+                   else "")
                 for f in checkpoints]
     servings = [f for f in d.files if f.kind == "serving"]
     if servings:

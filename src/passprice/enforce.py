@@ -395,6 +395,7 @@ class Guard:
         moved: Iterable[PriceMoved] = (),
         kind: str | None = None,
         differs: Iterable[str] = (),
+        relabels: Iterable[str] = (),
     ) -> str:
         """One line naming the locks priced under and what they say of the result, or why none applies. Every
         command says the same thing of the same situation: ``REFUSED`` when a floor breaks, else ``floors hold``
@@ -409,7 +410,13 @@ class Guard:
         * without ``kind`` (a command whose figures are not a lock's price: roofline, sweep, max-batch, …):
           ``differs`` (:meth:`differs`, the serving's changes from the locked one) makes it ``but the prices shown
           are NOT the locked ones`` with those changes below; else the serving is the locked one, and the prices
-          are not compared (``passprice reproduce L`` compares them)."""
+          are not compared (``passprice reproduce L`` compares them).
+
+        ``relabels`` (:meth:`relabels`: what a lock pins that moves no number, a card's title or ``hypothetical``
+        mark, a serving's description, a checkpoint's header sha256) adds ``; relabelled since the lock (below)``
+        and a ``relabelled since the lock: …`` line each, as ``check`` and the review say them: the price is the
+        locked one, but not under the title it was locked as (slip round 43: a retitled card read "floors hold, and
+        the price is the one r1-qwen7b-h200 records" and nothing more)."""
         if not self.locks:
             return self.note or "no lock of this serving in locks/"
         shown = ", ".join(f"{lock.name} ({path})" for lock, path in self.locks)
@@ -448,8 +455,39 @@ class Guard:
                 "floors hold; the serving is the locked one, its prices not compared with the locked ones "
                 f"(`passprice reproduce {shell_word(self.locks[0][0].name)}` compares them)"
             )
+        relabel = list(dict.fromkeys(relabels))
+        if held and relabel:
+            verdict = (verdict.replace(" (below)", "; relabelled since the lock (below)") if "(below)" in verdict
+                       else f"{verdict}; relabelled since the lock (below)")
+            below += [f"relabelled since the lock: {r}" for r in relabel]
         head = f"under lock{'s' if len(self.locks) > 1 else ''} {shown}: {verdict}"
         return "\n".join([head, *(f"                {line}" for line in below)])
+
+    def relabels(self, root: Root, resolved: Resolved, serving: str | None = None) -> tuple[str, ...]:
+        """What each applied lock pins that moves no number and today's ``resolved`` differs in, one line each
+        (:func:`passprice.reproduce.relabelled`: ``card.title: 'A' → 'B' (the lock pinned the old)``, a
+        ``hypothetical`` mark, a serving's description, and, where the content priced is the pinned one, the
+        checkpoint header's sha256), prefixed ``L: `` when more than one lock applies; each line once. A serving's
+        description is compared only for a lock of the registered ``serving`` priced (one priced from
+        ``--checkpoint``/``--card`` has none to compare). A lock of another card says nothing here (it is refused,
+        or priced with another card, elsewhere). Raises nothing."""
+        from passprice.locks import portable_spec
+        from passprice.pins import checkpoint_digest
+        from passprice.reproduce import relabelled
+
+        today = portable_spec(resolved.spec, root)
+        out: list[str] = []
+        for lock, _ in self.locks:
+            if lock.card != resolved.card.name:
+                continue
+            sha256 = None
+            if (lock.checkpoint_pin.content is not None and resolved.header.sha256 != lock.checkpoint_sha256
+                    and checkpoint_digest(resolved.header) == lock.checkpoint_pin.content):
+                sha256 = resolved.header.sha256
+            own = serving is not None and lock.info.serving == serving
+            lines = relabelled(lock, resolved.card, today if own else None, None, sha256)
+            out += [f"{lock.name}: {r}" if len(self.locks) > 1 else r for r in lines]
+        return tuple(dict.fromkeys(out))
 
     def differs(self, root: Root, resolved: Resolved) -> tuple[str, ...]:
         """How the serving ``resolved`` prices differs from the one the locks lock, one ``field: locked → today``
@@ -469,10 +507,12 @@ class Guard:
         out = (price_moved(root, lock, kind, price, resolved, stack_facts) for lock, _ in self.locks)
         return tuple(m for m in out if m is not None)
 
-    def to_json(self, moved: Iterable[PriceMoved] = ()) -> dict[str, Any]:
-        """``{"locks": [names], "note": ..., "moved": [...]}`` for a command's ``--json``: ``moved`` lists each lock
-        whose recorded price today's is not (:meth:`PriceMoved.to_json`), empty when each records it."""
-        return {"locks": self.names(), "note": self.note, "moved": [m.to_json() for m in moved]}
+    def to_json(self, moved: Iterable[PriceMoved] = (), relabels: Iterable[str] = ()) -> dict[str, Any]:
+        """``{"locks": [names], "note": ..., "moved": [...], "relabelled": [...]}`` for a command's ``--json``:
+        ``moved`` lists each lock whose recorded price today's is not (:meth:`PriceMoved.to_json`), empty when each
+        records it; ``relabelled`` the lines of :meth:`relabels` (empty when nothing pinned was relabelled)."""
+        return {"locks": self.names(), "note": self.note, "moved": [m.to_json() for m in moved],
+                "relabelled": list(dict.fromkeys(relabels))}
 
 
 def _choices(root: Root, resolved: Resolved) -> tuple[str, str]:
