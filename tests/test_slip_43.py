@@ -54,7 +54,8 @@ def test_1_price_under_a_lock_says_a_card_retitled(tmp_path: Path) -> None:
         f"{PAD}relabelled since the lock: {TITLE}",
     ]
     out = json.loads(invoke("price", "--lock", R1, "--json", root=root).stdout)
-    assert out["lock"] == {"locks": ["r1-qwen7b-h200"], "note": None, "moved": [], "relabelled": [TITLE]}
+    assert out["lock"] == {"locks": ["r1-qwen7b-h200"], "note": None, "moved": [], "relabelled": [TITLE],
+                           "drifted": []}
     assert round(out["tokens_per_s"], 1) == 996.1  # the price does not move: the 996.1 tokens/s the lock records
 
 
@@ -79,7 +80,8 @@ def test_1_price_under_an_unchanged_lock_says_no_relabel() -> None:
         f"  lock          under lock r1-qwen7b-h200 ({R1}): floors hold, and the price is the one r1-qwen7b-h200 "
         "records"
     ]
-    assert json.loads(invoke("price", "--lock", R1, "--json").stdout)["lock"]["relabelled"] == []
+    lock = json.loads(invoke("price", "--lock", R1, "--json").stdout)["lock"]
+    assert (lock["relabelled"], lock["drifted"]) == ([], [])
 
 
 def test_1_price_under_a_lock_says_its_header_sha256_rewritten(tmp_path: Path) -> None:
@@ -113,3 +115,26 @@ def test_2_the_review_names_the_lock_pinning_the_old_header(registry: Path) -> N
     assert markdown.startswith("⚠️ **passprice diff**")
     assert "1 lock pins the old header: qwen3-30b-a3b-h200 (re-pin: passprice lock --update)" in markdown
     assert "| `qwen3-30b-a3b-h200` |" in markdown
+
+
+def test_3_price_under_a_lock_says_a_citation_changed(tmp_path: Path) -> None:
+    # A fact the price rests on re-cited (its value kept): check --frozen fails 4 locks ("citation or note
+    # changed"), reproduce says "1 drifted", the review "4 locks affected, 4 to re-pin"; price --lock said only
+    # "floors hold, and the price is the one r1-qwen7b-h200 records".
+    root = copy_root(tmp_path)
+    card = root / H200
+    old = "locator = \"Technical Specifications table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s'\""
+    text = card.read_text(encoding="utf-8")
+    assert old in text
+    card.write_text(text.replace(old, "locator = \"Spec table: 'GPU Memory Bandwidth 4.8TB/s'\"", 1), encoding="utf-8")
+    said = "memory.bandwidth: 4.8 TB/s (published) → 4.8 TB/s (published) (citation or note changed)"
+    result = invoke("price", "--lock", R1, root=root)
+    assert result.exit_code == 0, result.output
+    assert lock_lines(result.stdout) == [
+        f"  lock          under lock r1-qwen7b-h200 ({R1}): floors hold, and the price is the one r1-qwen7b-h200 "
+        "records; drifted since the lock (below)",
+        f"{PAD}drifted since the lock: {said}",
+    ]
+    out = json.loads(invoke("best", "r1-qwen7b-h200", "--json", root=root).stdout)
+    assert out["lock"]["drifted"] == [f"r1-qwen7b-h200: {said}", f"r1-qwen7b-h200-best: {said}"]
+    assert out["lock"]["moved"] == [] and out["lock"]["relabelled"] == []

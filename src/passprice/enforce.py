@@ -396,6 +396,7 @@ class Guard:
         kind: str | None = None,
         differs: Iterable[str] = (),
         relabels: Iterable[str] = (),
+        drifted: Iterable[str] = (),
     ) -> str:
         """One line naming the locks priced under and what they say of the result, or why none applies. Every
         command says the same thing of the same situation: ``REFUSED`` when a floor breaks, else ``floors hold``
@@ -416,7 +417,9 @@ class Guard:
         mark, a serving's description, a checkpoint's header sha256) adds ``; relabelled since the lock (below)``
         and a ``relabelled since the lock: …`` line each, as ``check`` and the review say them: the price is the
         locked one, but not under the title it was locked as (slip round 43: a retitled card read "floors hold, and
-        the price is the one r1-qwen7b-h200 records" and nothing more)."""
+        the price is the one r1-qwen7b-h200 records" and nothing more). ``drifted`` (:meth:`drifted`: a pinned fact
+        the price rests on whose citation, note or provenance changed, moving no number) adds ``; drifted since the
+        lock (below)`` and a ``drifted since the lock: …`` line each, as a moved price's lines do."""
         if not self.locks:
             return self.note or "no lock of this serving in locks/"
         shown = ", ".join(f"{lock.name} ({path})" for lock, path in self.locks)
@@ -456,6 +459,11 @@ class Guard:
                 f"(`passprice reproduce {shell_word(self.locks[0][0].name)}` compares them)"
             )
         relabel = list(dict.fromkeys(relabels))
+        drift_lines = [d for d in dict.fromkeys(drifted) if d not in {x for m in moves for x in m.lines()}]
+        if held and drift_lines and not moves:
+            verdict = (verdict.replace(" (below)", "; drifted since the lock (below)") if "(below)" in verdict
+                       else f"{verdict}; drifted since the lock (below)")
+            below += [f"drifted since the lock: {d}" for d in drift_lines]
         if held and relabel:
             verdict = (verdict.replace(" (below)", "; relabelled since the lock (below)") if "(below)" in verdict
                        else f"{verdict}; relabelled since the lock (below)")
@@ -489,6 +497,37 @@ class Guard:
             out += [f"{lock.name}: {r}" if len(self.locks) > 1 else r for r in lines]
         return tuple(dict.fromkeys(out))
 
+    def drifted(
+        self, resolved: Resolved, price: Mapping[str, Any], moved: Iterable[PriceMoved] = (),
+        stack_facts: Mapping[str, Fact] | None = None,
+    ) -> tuple[str, ...]:
+        """What drifted since each applied lock whose recorded price today's ``price`` (its ``--json`` object) still
+        is (``moved`` lists those it is not, which say their drift themselves): each pinned fact the price rests on
+        whose digest today's differs from (:func:`passprice.reproduce.drift`: a citation, note or provenance
+        changed, ``memory.bandwidth: 4.8 TB/s (published) → 4.8 TB/s (published) (citation or note changed)``),
+        prefixed ``L: `` when more than one lock applies; each line once. ``check --frozen`` fails on each and the
+        review asks it, yet ``price --lock`` said "floors hold, and the price is the one L records" alone (slip
+        round 43). A lock of another card says nothing here. Raises nothing."""
+        from passprice.reproduce import drift
+        from passprice.stacks import is_stack_path
+
+        movers = {m.lock for m in moved}
+        read = dict(price.get("rests_on", {}))
+        expected = price.get("expected")
+        if isinstance(expected, Mapping):
+            read.update(expected.get("rests_on", {}))
+        today = dict(resolved.facts())
+        today.update(stack_facts or {})
+        out: list[str] = []
+        for lock, _ in self.locks:
+            if lock.name in movers or lock.card != resolved.card.name:
+                continue
+            found = drift(lock, today, read)
+            if stack_facts is None:
+                found = tuple(d for d in found if not is_stack_path(d.path))
+            out += [f"{lock.name}: {d.describe()}" if len(self.locks) > 1 else d.describe() for d in found]
+        return tuple(dict.fromkeys(out))
+
     def differs(self, root: Root, resolved: Resolved) -> tuple[str, ...]:
         """How the serving ``resolved`` prices differs from the one the locks lock, one ``field: locked → today``
         line each (:func:`passprice.reproduce.serving_changes`, each change once whichever lock pinned it)."""
@@ -507,12 +546,15 @@ class Guard:
         out = (price_moved(root, lock, kind, price, resolved, stack_facts) for lock, _ in self.locks)
         return tuple(m for m in out if m is not None)
 
-    def to_json(self, moved: Iterable[PriceMoved] = (), relabels: Iterable[str] = ()) -> dict[str, Any]:
+    def to_json(
+        self, moved: Iterable[PriceMoved] = (), relabels: Iterable[str] = (), drifted: Iterable[str] = ()
+    ) -> dict[str, Any]:
         """``{"locks": [names], "note": ..., "moved": [...], "relabelled": [...]}`` for a command's ``--json``:
         ``moved`` lists each lock whose recorded price today's is not (:meth:`PriceMoved.to_json`), empty when each
-        records it; ``relabelled`` the lines of :meth:`relabels` (empty when nothing pinned was relabelled)."""
+        records it; ``relabelled`` the lines of :meth:`relabels` (empty when nothing pinned was relabelled),
+        ``drifted`` those of :meth:`drifted` (empty when no pinned fact of an unmoved price drifted)."""
         return {"locks": self.names(), "note": self.note, "moved": [m.to_json() for m in moved],
-                "relabelled": list(dict.fromkeys(relabels))}
+                "relabelled": list(dict.fromkeys(relabels)), "drifted": list(dict.fromkeys(drifted))}
 
 
 def _choices(root: Root, resolved: Resolved) -> tuple[str, str]:
