@@ -138,3 +138,42 @@ def test_3_price_under_a_lock_says_a_citation_changed(tmp_path: Path) -> None:
     out = json.loads(invoke("best", "r1-qwen7b-h200", "--json", root=root).stdout)
     assert out["lock"]["drifted"] == [f"r1-qwen7b-h200: {said}", f"r1-qwen7b-h200-best: {said}"]
     assert out["lock"]["moved"] == [] and out["lock"]["relabelled"] == []
+
+
+def test_4_the_review_asks_a_routing_record_retitled_and_renoted_under_a_lock(registry: Path) -> None:
+    # The record qwen3-30b-a3b-h200 prices with, retitled to another workload and its note rewritten: the price
+    # prints the note ("routing note"), audit the title and note, no lock pins either; the review read "[routing]
+    # changed: name, note; no lock affected", ✅.
+    path = branch(registry, "s43-routing")
+    record = path / "facts" / "routing" / "qwen3-30b-a3b-measured.toml"
+    text = record.read_text(encoding="utf-8")
+    old = 'name = "Qwen3-30B-A3B, measured skew (single-domain Python, ~8k tokens)"\n'
+    assert old in text and '\nnote = "The source counts' in text
+    text = text.replace(old, 'name = "Qwen3-30B-A3B, measured skew (diverse prose)"\n', 1)
+    record.write_text(text.replace('\nnote = "The source counts', '\nnote = "Rewritten. The source counts', 1),
+                      encoding="utf-8")
+    commit_all(path, "the routing record retitled")
+    status, text, out = review(path)
+    assert status == 0, text
+    assert text.splitlines()[1] == ("no fact changed; 1 record retitled or re-noted under a locked price, to verify; "
+                                    "no lock affected; 8 locks unaffected")
+    said = ("routing record qwen3-30b-a3b-measured is retitled 'Qwen3-30B-A3B, measured skew (single-domain Python, "
+            "~8k tokens)' → 'Qwen3-30B-A3B, measured skew (diverse prose)'; routing record qwen3-30b-a3b-measured's "
+            "note changed: does it still describe what the locked prices rest on (no lock pins it; a price prints the "
+            "note, audit shows it)?; 1 lock prices with it: qwen3-30b-a3b-h200")
+    assert f"  to verify: {said}" in text.splitlines()
+    assert out["relabelled_records"] == {"facts/routing/qwen3-30b-a3b-measured.toml": said}
+    markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path).stdout
+    assert markdown.startswith("⚠️ **passprice diff**") and "✅" not in markdown
+
+
+def test_4_a_routing_record_no_lock_prices_with_asks_nothing(registry: Path) -> None:
+    path = branch(registry, "s43-uniform")
+    record = path / "facts" / "routing" / "uniform.toml"
+    text = record.read_text(encoding="utf-8")
+    assert '\nnote = "' in text
+    record.write_text(text.replace('\nnote = "', '\nnote = "Rewritten. ', 1), encoding="utf-8")
+    commit_all(path, "the uniform record re-noted")
+    status, text, out = review(path)
+    assert status == 0, text
+    assert out["relabelled_records"] == {}

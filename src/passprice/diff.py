@@ -2485,6 +2485,9 @@ class Diff:
     #: Each card retitled or newly marked hypothetical, by path: what to verify, naming HEAD's locks that pin it as it
     #: was (:func:`relabelled_cards`). Shown, never failed.
     relabelled: Mapping[str, str] = attrs.field(factory=dict)
+    #: Each routing record or drafting method retitled or re-noted, by path: what to verify, naming HEAD's locks that
+    #: price with it (:func:`relabelled_records`). Shown, never failed.
+    relabelled_records: Mapping[str, str] = attrs.field(factory=dict)
 
     @property
     def entries_edited(self) -> tuple[str, ...]:
@@ -2839,6 +2842,9 @@ class Diff:
             parts.append(f"{_n(len(self.made_real), 'card')} no longer hypothetical, to verify")
         if self.relabelled:
             parts.append(f"{_n(len(self.relabelled), 'card')} retitled or made hypothetical, to verify")
+        if self.relabelled_records:
+            parts.append(f"{_n(len(self.relabelled_records), 'record')} retitled or re-noted under a locked price, "
+                         "to verify")
         if self.by_header:
             parts.append(f"{_n(len(self.by_header), 'lock')} held by a look-alike header alone, to verify")
         if self.digests_dropped:
@@ -2966,6 +2972,7 @@ class Diff:
             "held_by_header": self.by_header,
             "made_real": dict(self.made_real),
             "relabelled_cards": dict(self.relabelled),
+            "relabelled_records": dict(self.relabelled_records),
             "pricing_model": {
                 "base": self.base_code.model if self.base_code else None,
                 "head": self.head_code.model if self.head_code else None,
@@ -3081,7 +3088,7 @@ def _compare(base: Side, head: Side) -> Diff:
                       if base.installs.get(p) != head.installs.get(p)),
                 added_records(head, files, recited), stack_spans(base, head, files),
                 {p: len(asks) for p, asks in recited.items()}, widened, lookalikes, made_real(base, head, files),
-                relabelled_cards(base, head, files))
+                relabelled_cards(base, head, files), relabelled_records(base, head, files))
 
 
 #: What a checkpoint entry edited under the same header sha256 asks (:attr:`Diff.entries_edited`).
@@ -3208,6 +3215,63 @@ def header_repinned(lock: Lock, entry: FileChange | None, content: str | None) -
     claims = entry.claims[1]
     stated = claims.get("header.sha256") if claims is not None else None
     return ["checkpoint.sha256"] if stated is not None and stated != lock.checkpoint_sha256 else []
+
+
+def _pricing_with(side: Side, kind: str, name: str) -> list[str]:
+    """The names of the lock files of ``side`` whose ``[serving]`` prices with the routing record (``kind``
+    ``routing``) or drafting method (``draft``) ``name``, in file order; a lock file that does not read is left out
+    (``check`` names it)."""
+    out = []
+    for rel in sorted(side.files):
+        if not (rel.startswith("locks/") and rel.endswith(".lock.toml")):
+            continue
+        try:
+            serving = tomllib.loads(side.files[rel].decode("utf-8")).get("serving", {})
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue
+        if not isinstance(serving, dict):
+            continue
+        draft = serving.get("draft")
+        used = serving.get("routing") if kind == "routing" else draft.get("method") if isinstance(draft, dict) else None
+        if used == name:
+            out.append(rel.removeprefix("locks/").removesuffix(".lock.toml"))
+    return out
+
+
+def relabelled_records(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, str]:
+    """Each routing record or drafting method ``files`` change on both sides whose title (``[routing]``/``[method]``
+    ``name``) or ``note`` changed while a lock of HEAD prices with it, by path: what the reviewer must verify, naming
+    those locks. Neither moves a number and no lock pins either (a lock pins the record's facts), yet a price prints
+    the routing record's note (``routing note``) and ``audit`` its title and note ("today's record") as what the
+    price rests on: slip round 43, the Qwen3-30B-A3B record retitled "measured skew (diverse prose)" and its note
+    rewritten read "[routing] changed: name, note; no lock affected", ✅. A file that does not read is left to the
+    review's errors."""
+    out: dict[str, str] = {}
+    for f in files:
+        if f.kind not in ("routing", "draft") or f.status != "changed" or not {"name", "note"} & set(f.meta):
+            continue
+        table = "routing" if f.kind == "routing" else "method"
+        try:
+            before = tomllib.loads(base.files[f.path].decode("utf-8")).get(table, {})
+            after = tomllib.loads(head.files[f.path].decode("utf-8")).get(table, {})
+            was, now = str(before.get("name", f.name)), str(after.get("name", f.name))
+            renoted = before.get("note") != after.get("note")
+        except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
+            continue
+        locks = _pricing_with(head, f.kind, f.name)
+        if not locks or (was == now and not renoted):
+            continue
+        what = "routing record" if f.kind == "routing" else "drafting method"
+        asks = []
+        if was != now:
+            asks.append(f"{what} {spelled(f.name)} is retitled {escaped(repr(was))} → {escaped(repr(now))}")
+        if renoted:
+            asks.append(f"{what} {spelled(f.name)}'s note changed")
+        out[f.path] = (f"{'; '.join(asks)}: does it still describe what the locked prices rest on (no lock pins it; "
+                       f"{'a price prints the note, ' if f.kind == 'routing' else ''}audit shows it)?; "
+                       f"{_n(len(locks), 'lock')} price{'s' if len(locks) == 1 else ''} with it: "
+                       f"{', '.join(spelled(n) for n in locks)}")
+    return out
 
 
 def relabelled_cards(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, str]:
@@ -4443,6 +4507,8 @@ def diff_text(d: Diff) -> str:
             lines.append(f"  to verify: {d.made_real[f.path]}")
         if f.path in d.relabelled:
             lines.append(f"  to verify: {d.relabelled[f.path]}")
+        if f.path in d.relabelled_records:
+            lines.append(f"  to verify: {d.relabelled_records[f.path]}")
         if f.path in d.spans:
             lines.append(f"  {d.spans[f.path]}")
         if f.kind == "routing" and f.path in d.added_records:
@@ -4834,7 +4900,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     mark = "❌" if d.exit_status else (
         "⚠️" if d.weakened or d.loosened or d.removed or d.to_verify or d.drifting or d.sources or d.duplicates
         or d.head_warnings or d.install_files or d.runs_outside or d.runs_recited or d.widened or d.entries_edited
-        or d.digests_dropped or d.lookalikes or d.by_header or d.made_real or d.relabelled else "✅"
+        or d.digests_dropped or d.lookalikes or d.by_header or d.made_real or d.relabelled \
+        or d.relabelled_records else "✅"
     )
     out = [f"{mark} **passprice diff** {markdown_code(d.base.label)} → {markdown_code(d.head.label)}: {d.summary()}"]
     added_shown = _added_markdown(d)
@@ -4895,6 +4962,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
                 said += f" — ⚠️ **to verify**: {markdown_prose(d.made_real[f.path])}"
             if f.path in d.relabelled:
                 said += f" — ⚠️ **to verify**: {markdown_prose(d.relabelled[f.path])}"
+            if f.path in d.relabelled_records:
+                said += f" — ⚠️ **to verify**: {markdown_prose(d.relabelled_records[f.path])}"
             if f.path in d.widened:
                 said += " — ⚠️ **to verify**: " + (markdown_cut(d.widened[f.path], min(room, MAX_ADDED_DETAIL))
                                                   or "the text review (`passprice diff`) says what")
