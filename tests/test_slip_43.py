@@ -177,3 +177,38 @@ def test_4_a_routing_record_no_lock_prices_with_asks_nothing(registry: Path) -> 
     status, text, out = review(path)
     assert status == 0, text
     assert out["relabelled_records"] == {}
+
+
+def test_5_context_classes_reordered_are_no_drift(tmp_path: Path) -> None:
+    # gemma3-270m-h100's two context classes swapped in its serving file: every figure as recorded, yet check
+    # --frozen failed the lock ("serving changed", contexts: … → the same classes swapped) and reproduce said
+    # "serving contexts: share 0.75, … → share 0.25, …".
+    root = copy_root(tmp_path)
+    serving = root / "registry" / "servings" / "gemma3-270m-h100.toml"
+    text = serving.read_text(encoding="utf-8")
+    first = "[[contexts]]\nshare = 0.75\nposition = 1024\nlimit = 4096\n"
+    second = "[[contexts]]\nshare = 0.25\nposition = 16384\nlimit = 32768\n"
+    assert text.endswith(f"{first}\n{second}")
+    serving.write_text(text.replace(f"{first}\n{second}", f"{second}\n{first}"), encoding="utf-8")
+    frozen = invoke("check", "--frozen", root=root)
+    assert frozen.exit_code == 0, frozen.output
+    result = invoke("reproduce", "locks/gemma3-270m-h100.lock.toml", root=root)
+    assert result.exit_code == 0, result.output
+    assert "    serving        unchanged" in result.stdout.splitlines()
+    assert json.loads(invoke("reproduce", "locks/gemma3-270m-h100.lock.toml", "--json",
+                             root=root).stdout)["serving_differences"] == []
+
+
+def test_5_a_mix_of_three_classes_means_the_same_in_any_order() -> None:
+    # A plain left-to-right sum rounds by order: 0.5 × 12345.6 + 0.25 × 12345.6 + 0.25 × 999.9 is 9509.175000000001
+    # one way and 9509.175 the other, so a serving's three classes reordered moved its price's last bit.
+    from passprice.serving import ContextClass, ContextMix
+
+    classes = (ContextClass(0.5, 12345.6, 16384), ContextClass(0.25, 12345.6, 16384), ContextClass(0.25, 999.9, 4096))
+    plain = [sum(c.share * c.position for c in order) for order in (classes, classes[::-1])]
+    assert plain == [9509.175000000001, 9509.175]
+    forward, backward = ContextMix(classes), ContextMix(classes[::-1])
+    assert forward.mean_position() == backward.mean_position() == 9509.175000000001  # the exact sum, rounded once
+    assert forward.mean_limit() == backward.mean_limit() == 0.75 * 16384 + 0.25 * 4096
+    assert forward.windowed_position(4096) == backward.windowed_position(4096)
+    assert forward.windowed_held(4096, 16) == backward.windowed_held(4096, 16)
