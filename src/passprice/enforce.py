@@ -479,21 +479,25 @@ class Guard:
         description is compared only for a lock of the registered ``serving`` priced (one priced from
         ``--checkpoint``/``--card`` has none to compare). A lock of another card says nothing here (it is refused,
         or priced with another card, elsewhere). Raises nothing."""
-        from passprice.locks import portable_spec
-        from passprice.pins import checkpoint_digest
-        from passprice.reproduce import relabelled
-
-        today = portable_spec(resolved.spec, root)
+        card = resolved.card
         out: list[str] = []
         for lock, _ in self.locks:
-            if lock.card != resolved.card.name:
+            if lock.card != card.name:
                 continue
-            sha256 = None
-            if (lock.checkpoint_pin.content is not None and resolved.header.sha256 != lock.checkpoint_sha256
-                    and checkpoint_digest(resolved.header) == lock.checkpoint_pin.content):
-                sha256 = resolved.header.sha256
             own = serving is not None and lock.info.serving == serving
-            lines = relabelled(lock, resolved.card, today if own else None, None, sha256)
+            described = own and resolved.spec.description != lock.spec.description
+            resha = lock.checkpoint_pin.content is not None and resolved.header.sha256 != lock.checkpoint_sha256
+            if card.title == lock.card_title and card.hypothetical == lock.card_hypothetical and not described \
+                    and not resha:
+                continue  # the common case imports nothing more (a warm price stays light)
+            from passprice.locks import portable_spec
+            from passprice.pins import checkpoint_digest
+            from passprice.reproduce import relabelled
+
+            sha256 = None
+            if resha and checkpoint_digest(resolved.header) == lock.checkpoint_pin.content:
+                sha256 = resolved.header.sha256
+            lines = relabelled(lock, card, portable_spec(resolved.spec, root) if own else None, None, sha256)
             out += [f"{lock.name}: {r}" if len(self.locks) > 1 else r for r in lines]
         return tuple(dict.fromkeys(out))
 
@@ -508,9 +512,6 @@ class Guard:
         prefixed ``L: `` when more than one lock applies; each line once. ``check --frozen`` fails on each and the
         review asks it, yet ``price --lock`` said "floors hold, and the price is the one L records" alone (slip
         round 43). A lock of another card says nothing here. Raises nothing."""
-        from passprice.reproduce import drift
-        from passprice.stacks import is_stack_path
-
         movers = {m.lock for m in moved}
         read = dict(price.get("rests_on", {}))
         expected = price.get("expected")
@@ -522,6 +523,11 @@ class Guard:
         for lock, _ in self.locks:
             if lock.name in movers or lock.card != resolved.card.name:
                 continue
+            if all(p not in lock.facts or (p in today and _same_fact(today[p], lock.facts[p])) for p in read):
+                continue  # nothing pinned differs: the common case imports nothing more (a warm price stays light)
+            from passprice.reproduce import drift
+            from passprice.stacks import is_stack_path
+
             found = drift(lock, today, read)
             if stack_facts is None:
                 found = tuple(d for d in found if not is_stack_path(d.path))
@@ -555,6 +561,20 @@ class Guard:
         ``drifted`` those of :meth:`drifted` (empty when no pinned fact of an unmoved price drifted)."""
         return {"locks": self.names(), "note": self.note, "moved": [m.to_json() for m in moved],
                 "relabelled": list(dict.fromkeys(relabels)), "drifted": list(dict.fromkeys(drifted))}
+
+
+def _same_fact(a: Fact, b: Fact) -> bool:
+    """Whether facts ``a`` and ``b`` are alike field by field, a derivation by its TOML table (one read from a
+    card and one from a lock can differ as objects, not as written): equal facts have one digest, so a ``False``
+    here only sends the pair to :func:`passprice.reproduce.drift`, which compares digests. Raises nothing."""
+    if a == b:
+        return True
+    da, db = a.derivation, b.derivation
+    if da is None or db is None or isinstance(da, str) or isinstance(db, str):
+        return False
+    if attrs.evolve(a, derivation=None) != attrs.evolve(b, derivation=None):
+        return False
+    return bool(da.to_entry() == db.to_entry())
 
 
 def _choices(root: Root, resolved: Resolved) -> tuple[str, str]:
