@@ -173,7 +173,8 @@ def test_2_every_pricing_command_refuses_a_locked_serving_on_a_weakened_fact(tmp
     assert recorded["policy"]["paths"]["memory.bandwidth"] == "published"
     before = run_json("price", R1, root=root)
     assert before["tokens_per_s"] == recorded["price"]["tokens_per_s"] == 996.0966124437687
-    assert before["lock"] == {"locks": [R1, "r1-qwen7b-h200-best"], "note": None, "moved": []}
+    assert before["lock"] == {"locks": [R1, "r1-qwen7b-h200-best"], "note": None, "moved": [], "relabelled": [],
+                              "drifted": []}
 
     set_fact(root, "memory.bandwidth", "3.0", "TB/s", "estimated")
     message = (
@@ -335,7 +336,8 @@ def test_4_a_renamed_entry_and_another_working_folder_still_reproduce(tmp_path: 
     monkeypatch.chdir(tmp_path)
     result = invoke("reproduce", "gguf", root=root)
     assert result.exit_code == 0 and "\n  reproduces exactly: " in result.stdout
-    assert run_json("price", "--lock", "gguf", root=root)["lock"] == {"locks": ["gguf"], "note": None, "moved": []}
+    assert run_json("price", "--lock", "gguf", root=root)["lock"] == {"locks": ["gguf"], "note": None, "moved": [],
+                                                                      "relabelled": [], "drifted": []}
 
 
 # --- 5. "rests on" means depends on -----------------------------------------------------------------------------------

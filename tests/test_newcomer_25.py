@@ -79,7 +79,7 @@ def test_a_pairing_locked_by_its_parts_judges_only_the_options_it_pinned(tmp_pat
     at_16 = invoke("price", *pair, "--batch", "16", "--json", root=root)
     assert at_16.exit_code == 0
     assert json.loads(at_16.stdout)["lock"] == {"locks": [], "note": "not a registered serving: no lock applies",
-                                                "moved": []}
+                                                "moved": [], "relabelled": [], "drifted": []}
 
 
 FORK = "ai-benchmarking-guide-fork-samuel-bohman"

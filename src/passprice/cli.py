@@ -1606,6 +1606,8 @@ def price_command(
     _finite(data)
     # a lock whose recorded price this is not, and why
     moved = g.moved(root, kind, data, resolved, _stack_facts(expected))
+    relabels = g.relabels(root, resolved, named)  # a title, hypothetical mark, description the lock pinned (slip 43)
+    drifts = g.drifted(resolved, data, moved, _stack_facts(expected))  # a citation changed, no number moved (slip 43)
     stale = _stale(resolved, data, expected)  # a derived fact it rests on whose inputs moved
     note = _routing_note(resolved, cost)
     reach = _ratio_reach(ctx, expected, resolved)
@@ -1613,7 +1615,7 @@ def price_command(
     if as_json:
         _echo_price_json({**_with_span(_with_routing_note(data, note, resolved.header), reach),
                           **({} if fitted is None else {"stack_fit": fitted.to_json()}),
-                          "stale": stale.to_json(), "lock": g.to_json(moved)})
+                          "stale": stale.to_json(), "lock": g.to_json(moved, relabels, drifts)})
     else:
         from passprice.cards import shown_title
         title = f"{resolved.spec.checkpoint} on {resolved.card.name} ({shown_title(resolved.card)})"
@@ -1626,7 +1628,7 @@ def price_command(
                 click.echo(f"  fitted span   {reach.line()}")
         if stale:
             click.echo(f"\n  stale         {stale.line()}")
-        click.echo(f"\n  lock          {g.line(verdicts, moved, kind)}")
+        click.echo(f"\n  lock          {g.line(verdicts, moved, kind, relabels=relabels, drifted=drifts)}")
 
 
 @cli.command("best")
@@ -1676,6 +1678,8 @@ def best_command(
     _finite(data)
     # a best lock whose recorded price this is not, and why
     moved = g.moved(root, "best", data, resolved, _stack_facts(expected))
+    relabels = g.relabels(root, resolved, named)  # a title, hypothetical mark, description the lock pinned (slip 43)
+    drifts = g.drifted(resolved, data, moved, _stack_facts(expected))  # a citation changed, no number moved (slip 43)
     stale = _stale(resolved, data, expected)  # a derived fact it rests on whose inputs moved
     note = _routing_note(resolved, cost)
     reach = _ratio_reach(ctx, expected, resolved)
@@ -1683,7 +1687,7 @@ def best_command(
     if as_json:
         _echo_price_json({**_with_span(_with_routing_note(data, note, resolved.header), reach),
                           **({} if fitted is None else {"stack_fit": fitted.to_json()}),
-                          "stale": stale.to_json(), "lock": g.to_json(moved)})
+                          "stale": stale.to_json(), "lock": g.to_json(moved, relabels, drifts)})
     else:
         from passprice.cards import shown_title
         title = f"best batch: {resolved.spec.checkpoint} on {resolved.card.name} ({shown_title(resolved.card)})"
@@ -1696,7 +1700,7 @@ def best_command(
                 click.echo(f"  fitted span   {reach.line()}")
         if stale:
             click.echo(f"\n  stale         {stale.line()}")
-        click.echo(f"\n  lock          {g.line(verdicts, moved, 'best')}")
+        click.echo(f"\n  lock          {g.line(verdicts, moved, 'best', relabels=relabels, drifted=drifts)}")
 
 
 @cli.command("compare")

@@ -2228,6 +2228,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
 
     files = tuple(files)
     by_file = {(f.kind, f.name): f for f in files if f.holds_facts}
+    entries = {f.name: f for f in files if f.kind == "checkpoint" and f.status == "changed"}
     lock_files = {f.path: f for f in files if f.kind == "lock"}
     base_locks, head_locks = _locks(base), _locks(head)
     requests: dict[str, list[dict[str, Any]]] = {"base": [], "head": []}
@@ -2300,6 +2301,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
             # change moves no number, yet check --frozen fails on it until re-pinned (slip round 42).
             drifted += relabelled_pins(head, new, by_file.get(("card", lock.card)), after.spec,
                                        by_file.get(("stack", lock.stack.name)) if lock.stack is not None else None)
+            drifted += header_repinned(new, entries.get(new.checkpoint_pin.name), after.checkpoint)
         if lock.stack is not None and status != "removed":
             # A stack's fit re-run on HEAD (check's re-fit): a routing record, card or checkpoint its runs price
             # changed leaves the stack file as it was, its fitted facts no longer following from the runs; the lock
@@ -2602,6 +2604,9 @@ class Diff:
     #: Each registered source a fact the change adds or changes cites on HEAD (its own source or a figure input's),
     #: by id: the document, and the changed facts citing it (:func:`cited_sources`). Shown, never failed.
     cited: Mapping[str, str] = attrs.field(factory=dict)
+    #: Each routing record or drafting method retitled or re-noted, by path: what to verify, naming HEAD's locks that
+    #: price with it (:func:`relabelled_records`). Shown, never failed.
+    relabelled_records: Mapping[str, str] = attrs.field(factory=dict)
 
     @property
     def entries_edited(self) -> tuple[str, ...]:
@@ -2633,6 +2638,32 @@ class Diff:
         re-tokenized copy then counted as the entry's model (:func:`passprice.scopes.same_model` held only the
         digests both know; since session 24 a copy is refused where a digest is missing). Shown, never failed."""
         return {f.path: found for f in self.files if (found := dropped_digests(f))}
+
+    @property
+    def header_pins(self) -> dict[str, tuple[str, ...]]:
+        """For each checkpoint entry of :attr:`digests_dropped`, by path, the locks of HEAD that pin the header
+        sha256 it stated before (their ``drifted`` holds ``checkpoint.sha256``, :func:`header_repinned`): each must be
+        re-pinned (``lock --update``), ``check --frozen`` failing until then. Slip round 43: the review asked the
+        rewritten digest but named no lock pinning the old one."""
+        dropped = self.digests_dropped
+        out: dict[str, tuple[str, ...]] = {}
+        for f in self.files:
+            if f.path not in dropped:
+                continue
+            names = tuple(r.name for r in self.reviews
+                          if r.pinned_checkpoint == f.name and "checkpoint.sha256" in r.drifted)
+            if names:
+                out[f.path] = names
+        return out
+
+    def header_pinned_line(self, path: str) -> str:
+        """``; N locks pin the old header: A, B (re-pin: passprice lock --update)`` for the entry at ``path`` of
+        :attr:`header_pins`, empty when none pins it."""
+        names = self.header_pins.get(path, ())
+        if not names:
+            return ""
+        return (f"; {_n(len(names), 'lock')} pin{'s' if len(names) == 1 else ''} the old header: "
+                f"{', '.join(spelled(n) for n in names)} (re-pin: passprice lock --update)")
 
     @property
     def runs_recited(self) -> int:
@@ -2933,6 +2964,9 @@ class Diff:
         if self.hypothetical:
             parts.append(f"{_n(len(self.hypothetical), 'hypothetical card')} added with published or measured facts, "
                          "to verify")
+        if self.relabelled_records:
+            parts.append(f"{_n(len(self.relabelled_records), 'record')} retitled or re-noted under a locked price, "
+                         "to verify")
         if self.by_header:
             parts.append(f"{_n(len(self.by_header), 'lock')} held by a look-alike header alone, to verify")
         if self.digests_dropped:
@@ -3055,12 +3089,14 @@ class Diff:
             "scopes_widened": dict(self.widened),
             "entries_edited": list(self.entries_edited),
             "digests_dropped": {path: list(found) for path, found in self.digests_dropped.items()},
+            "header_pinned_by": {path: list(names) for path, names in self.header_pins.items()},
             "lookalike_records": dict(self.lookalikes),
             "held_by_header": self.by_header,
             "made_real": dict(self.made_real),
             "relabelled_cards": dict(self.relabelled),
             "hypothetical_claims": dict(self.hypothetical),
             "cited_sources": dict(self.cited),
+            "relabelled_records": dict(self.relabelled_records),
             "pricing_model": {
                 "base": self.base_code.model if self.base_code else None,
                 "head": self.head_code.model if self.head_code else None,
@@ -3177,7 +3213,7 @@ def _compare(base: Side, head: Side) -> Diff:
                 added_records(head, files, recited), stack_spans(base, head, files),
                 {p: len(asks) for p, asks in recited.items()}, widened, lookalikes, made_real(base, head, files),
                 relabelled_cards(base, head, files), hypothetical_claims(head, files),
-                cited_sources(head, files, {s.id for s in sources}))
+                cited_sources(head, files, {s.id for s in sources}), relabelled_records(base, head, files))
 
 
 #: What a checkpoint entry edited under the same header sha256 asks (:attr:`Diff.entries_edited`).
@@ -3366,6 +3402,77 @@ def relabelled_pins(
             title = lock.stack.title
         if title != lock.stack.title:
             out.append(f"stack.{lock.stack.name}.title")
+    return out
+
+
+def header_repinned(lock: Lock, entry: FileChange | None, content: str | None) -> list[str]:
+    """``["checkpoint.sha256"]`` when ``lock`` (as HEAD has it) pins its checkpoint's content, HEAD prices that
+    content (``content``, HEAD's digest of it) and the checkpoint ``entry`` the change rewrites states another header
+    sha256 than the lock pins; else empty. ``check --frozen`` fails on it until the lock is re-pinned
+    (:func:`passprice.reproduce.relabelled`), yet the review read "no lock affected" beside the rewritten digest it
+    asked (slip round 43: ``qwen3-30b-a3b-q4_k_m``'s header.sha256 4918… → 0918…, lock ``qwen3-30b-a3b-h200`` pinning
+    4918… read unaffected). Raises nothing."""
+    if entry is None or lock.checkpoint_pin.content is None or content != lock.checkpoint_pin.content:
+        return []
+    claims = entry.claims[1]
+    stated = claims.get("header.sha256") if claims is not None else None
+    return ["checkpoint.sha256"] if stated is not None and stated != lock.checkpoint_sha256 else []
+
+
+def _pricing_with(side: Side, kind: str, name: str) -> list[str]:
+    """The names of the lock files of ``side`` whose ``[serving]`` prices with the routing record (``kind``
+    ``routing``) or drafting method (``draft``) ``name``, in file order; a lock file that does not read is left out
+    (``check`` names it)."""
+    out = []
+    for rel in sorted(side.files):
+        if not (rel.startswith("locks/") and rel.endswith(".lock.toml")):
+            continue
+        try:
+            serving = tomllib.loads(side.files[rel].decode("utf-8")).get("serving", {})
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue
+        if not isinstance(serving, dict):
+            continue
+        draft = serving.get("draft")
+        used = serving.get("routing") if kind == "routing" else draft.get("method") if isinstance(draft, dict) else None
+        if used == name:
+            out.append(rel.removeprefix("locks/").removesuffix(".lock.toml"))
+    return out
+
+
+def relabelled_records(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, str]:
+    """Each routing record or drafting method ``files`` change on both sides whose title (``[routing]``/``[method]``
+    ``name``) or ``note`` changed while a lock of HEAD prices with it, by path: what the reviewer must verify, naming
+    those locks. Neither moves a number and no lock pins either (a lock pins the record's facts), yet a price prints
+    the routing record's note (``routing note``) and ``audit`` its title and note ("today's record") as what the
+    price rests on: slip round 43, the Qwen3-30B-A3B record retitled "measured skew (diverse prose)" and its note
+    rewritten read "[routing] changed: name, note; no lock affected", ✅. A file that does not read is left to the
+    review's errors."""
+    out: dict[str, str] = {}
+    for f in files:
+        if f.kind not in ("routing", "draft") or f.status != "changed" or not {"name", "note"} & set(f.meta):
+            continue
+        table = "routing" if f.kind == "routing" else "method"
+        try:
+            before = tomllib.loads(base.files[f.path].decode("utf-8")).get(table, {})
+            after = tomllib.loads(head.files[f.path].decode("utf-8")).get(table, {})
+            was, now = str(before.get("name", f.name)), str(after.get("name", f.name))
+            renoted = before.get("note") != after.get("note")
+        except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
+            continue
+        locks = _pricing_with(head, f.kind, f.name)
+        if not locks or (was == now and not renoted):
+            continue
+        what = "routing record" if f.kind == "routing" else "drafting method"
+        asks = []
+        if was != now:
+            asks.append(f"{what} {spelled(f.name)} is retitled {escaped(repr(was))} → {escaped(repr(now))}")
+        if renoted:
+            asks.append(f"{what} {spelled(f.name)}'s note changed")
+        out[f.path] = (f"{'; '.join(asks)}: does it still describe what the locked prices rest on (no lock pins it; "
+                       f"{'a price prints the note, ' if f.kind == 'routing' else ''}audit shows it)?; "
+                       f"{_n(len(locks), 'lock')} price{'s' if len(locks) == 1 else ''} with it: "
+                       f"{', '.join(spelled(n) for n in locks)}")
     return out
 
 
@@ -4648,6 +4755,8 @@ def diff_text(d: Diff) -> str:
             lines.append(f"  {d.added_records[f.path]}")
         if f.path in d.hypothetical:
             lines.append(f"  to verify: {d.hypothetical[f.path]}")
+        if f.path in d.relabelled_records:
+            lines.append(f"  to verify: {d.relabelled_records[f.path]}")
         if f.path in d.spans:
             lines.append(f"  {d.spans[f.path]}")
         if f.kind == "routing" and f.path in d.added_records:
@@ -4660,7 +4769,8 @@ def diff_text(d: Diff) -> str:
             if f.path in d.entries_edited:
                 lines.append(f"  to verify: {EDITED_ENTRY}")
             if f.path in d.digests_dropped:
-                lines.append(f"  to verify: {', '.join(d.digests_dropped[f.path])}: {DROPPED_DIGESTS}")
+                lines.append(f"  to verify: {', '.join(d.digests_dropped[f.path])}: {DROPPED_DIGESTS}"
+                             f"{d.header_pinned_line(f.path)}")
             if f.path in d.added_records:
                 lines.append(f"  what      {d.added_records[f.path]}")
         if f.serving:
@@ -5043,7 +5153,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         "⚠️" if d.weakened or d.loosened or d.removed or d.to_verify or d.drifting or d.sources or d.duplicates
         or d.head_warnings or d.install_files or d.runs_outside or d.runs_recited or d.widened or d.entries_edited
         or d.digests_dropped or d.lookalikes or d.by_header or d.made_real or d.relabelled or d.hypothetical
-        else "✅"
+        or d.relabelled_records else "✅"
     )
     out = [f"{mark} **passprice diff** {markdown_code(d.base.label)} → {markdown_code(d.head.label)}: {d.summary()}"]
     added_shown = _added_markdown(d)
@@ -5108,6 +5218,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
                 said += f" — ⚠️ **to verify**: {markdown_prose(d.made_real[f.path])}"
             if f.path in d.relabelled:
                 said += f" — ⚠️ **to verify**: {markdown_prose(d.relabelled[f.path])}"
+            if f.path in d.relabelled_records:
+                said += f" — ⚠️ **to verify**: {markdown_prose(d.relabelled_records[f.path])}"
             if f.path in d.widened:
                 said += " — ⚠️ **to verify**: " + (markdown_cut(d.widened[f.path], min(room, MAX_ADDED_DETAIL))
                                                   or "the text review (`passprice diff`) says what")
@@ -5240,7 +5352,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
                 + (f"; {added_shown[f.path]}" if f.path in d.added_records else "")
                 + (f" — ⚠️ **to verify**: {markdown_prose(EDITED_ENTRY)}" if f.path in d.entries_edited else "")
                 + (f" — ⚠️ **to verify**: {markdown_text(', '.join(d.digests_dropped[f.path])[:MAX_ADDED_DETAIL])}: "
-                   f"{markdown_text(DROPPED_DIGESTS)}" if f.path in d.digests_dropped else "")
+                   f"{markdown_text(DROPPED_DIGESTS + d.header_pinned_line(f.path))}" if f.path in d.digests_dropped
+                   else "")
                 for f in checkpoints]
     servings = [f for f in d.files if f.kind == "serving"]
     if servings:

@@ -395,6 +395,8 @@ class Guard:
         moved: Iterable[PriceMoved] = (),
         kind: str | None = None,
         differs: Iterable[str] = (),
+        relabels: Iterable[str] = (),
+        drifted: Iterable[str] = (),
     ) -> str:
         """One line naming the locks priced under and what they say of the result, or why none applies. Every
         command says the same thing of the same situation: ``REFUSED`` when a floor breaks, else ``floors hold``
@@ -409,7 +411,15 @@ class Guard:
         * without ``kind`` (a command whose figures are not a lock's price: roofline, sweep, max-batch, …):
           ``differs`` (:meth:`differs`, the serving's changes from the locked one) makes it ``but the prices shown
           are NOT the locked ones`` with those changes below; else the serving is the locked one, and the prices
-          are not compared (``passprice reproduce L`` compares them)."""
+          are not compared (``passprice reproduce L`` compares them).
+
+        ``relabels`` (:meth:`relabels`: what a lock pins that moves no number, a card's title or ``hypothetical``
+        mark, a serving's description, a checkpoint's header sha256) adds ``; relabelled since the lock (below)``
+        and a ``relabelled since the lock: …`` line each, as ``check`` and the review say them: the price is the
+        locked one, but not under the title it was locked as (slip round 43: a retitled card read "floors hold, and
+        the price is the one r1-qwen7b-h200 records" and nothing more). ``drifted`` (:meth:`drifted`: a pinned fact
+        the price rests on whose citation, note or provenance changed, moving no number) adds ``; drifted since the
+        lock (below)`` and a ``drifted since the lock: …`` line each, as a moved price's lines do."""
         if not self.locks:
             return self.note or "no lock of this serving in locks/"
         shown = ", ".join(f"{lock.name} ({path})" for lock, path in self.locks)
@@ -448,8 +458,81 @@ class Guard:
                 "floors hold; the serving is the locked one, its prices not compared with the locked ones "
                 f"(`passprice reproduce {shell_word(self.locks[0][0].name)}` compares them)"
             )
+        relabel = list(dict.fromkeys(relabels))
+        drift_lines = [d for d in dict.fromkeys(drifted) if d not in {x for m in moves for x in m.lines()}]
+        if held and drift_lines and not moves:
+            verdict = (verdict.replace(" (below)", "; drifted since the lock (below)") if "(below)" in verdict
+                       else f"{verdict}; drifted since the lock (below)")
+            below += [f"drifted since the lock: {d}" for d in drift_lines]
+        if held and relabel:
+            verdict = (verdict.replace(" (below)", "; relabelled since the lock (below)") if "(below)" in verdict
+                       else f"{verdict}; relabelled since the lock (below)")
+            below += [f"relabelled since the lock: {r}" for r in relabel]
         head = f"under lock{'s' if len(self.locks) > 1 else ''} {shown}: {verdict}"
         return "\n".join([head, *(f"                {line}" for line in below)])
+
+    def relabels(self, root: Root, resolved: Resolved, serving: str | None = None) -> tuple[str, ...]:
+        """What each applied lock pins that moves no number and today's ``resolved`` differs in, one line each
+        (:func:`passprice.reproduce.relabelled`: ``card.title: 'A' → 'B' (the lock pinned the old)``, a
+        ``hypothetical`` mark, a serving's description, and, where the content priced is the pinned one, the
+        checkpoint header's sha256), prefixed ``L: `` when more than one lock applies; each line once. A serving's
+        description is compared only for a lock of the registered ``serving`` priced (one priced from
+        ``--checkpoint``/``--card`` has none to compare). A lock of another card says nothing here (it is refused,
+        or priced with another card, elsewhere). Raises nothing."""
+        card = resolved.card
+        out: list[str] = []
+        for lock, _ in self.locks:
+            if lock.card != card.name:
+                continue
+            own = serving is not None and lock.info.serving == serving
+            described = own and resolved.spec.description != lock.spec.description
+            resha = lock.checkpoint_pin.content is not None and resolved.header.sha256 != lock.checkpoint_sha256
+            if card.title == lock.card_title and card.hypothetical == lock.card_hypothetical and not described \
+                    and not resha:
+                continue  # the common case imports nothing more (a warm price stays light)
+            from passprice.locks import portable_spec
+            from passprice.pins import checkpoint_digest
+            from passprice.reproduce import relabelled
+
+            sha256 = None
+            if resha and checkpoint_digest(resolved.header) == lock.checkpoint_pin.content:
+                sha256 = resolved.header.sha256
+            lines = relabelled(lock, card, portable_spec(resolved.spec, root) if own else None, None, sha256)
+            out += [f"{lock.name}: {r}" if len(self.locks) > 1 else r for r in lines]
+        return tuple(dict.fromkeys(out))
+
+    def drifted(
+        self, resolved: Resolved, price: Mapping[str, Any], moved: Iterable[PriceMoved] = (),
+        stack_facts: Mapping[str, Fact] | None = None,
+    ) -> tuple[str, ...]:
+        """What drifted since each applied lock whose recorded price today's ``price`` (its ``--json`` object) still
+        is (``moved`` lists those it is not, which say their drift themselves): each pinned fact the price rests on
+        whose digest today's differs from (:func:`passprice.reproduce.drift`: a citation, note or provenance
+        changed, ``memory.bandwidth: 4.8 TB/s (published) → 4.8 TB/s (published) (citation or note changed)``),
+        prefixed ``L: `` when more than one lock applies; each line once. ``check --frozen`` fails on each and the
+        review asks it, yet ``price --lock`` said "floors hold, and the price is the one L records" alone (slip
+        round 43). A lock of another card says nothing here. Raises nothing."""
+        movers = {m.lock for m in moved}
+        read = dict(price.get("rests_on", {}))
+        expected = price.get("expected")
+        if isinstance(expected, Mapping):
+            read.update(expected.get("rests_on", {}))
+        today = dict(resolved.facts())
+        today.update(stack_facts or {})
+        out: list[str] = []
+        for lock, _ in self.locks:
+            if lock.name in movers or lock.card != resolved.card.name:
+                continue
+            if all(p not in lock.facts or (p in today and _same_fact(today[p], lock.facts[p])) for p in read):
+                continue  # nothing pinned differs: the common case imports nothing more (a warm price stays light)
+            from passprice.reproduce import drift
+            from passprice.stacks import is_stack_path
+
+            found = drift(lock, today, read)
+            if stack_facts is None:
+                found = tuple(d for d in found if not is_stack_path(d.path))
+            out += [f"{lock.name}: {d.describe()}" if len(self.locks) > 1 else d.describe() for d in found]
+        return tuple(dict.fromkeys(out))
 
     def differs(self, root: Root, resolved: Resolved) -> tuple[str, ...]:
         """How the serving ``resolved`` prices differs from the one the locks lock, one ``field: locked → today``
@@ -469,10 +552,29 @@ class Guard:
         out = (price_moved(root, lock, kind, price, resolved, stack_facts) for lock, _ in self.locks)
         return tuple(m for m in out if m is not None)
 
-    def to_json(self, moved: Iterable[PriceMoved] = ()) -> dict[str, Any]:
-        """``{"locks": [names], "note": ..., "moved": [...]}`` for a command's ``--json``: ``moved`` lists each lock
-        whose recorded price today's is not (:meth:`PriceMoved.to_json`), empty when each records it."""
-        return {"locks": self.names(), "note": self.note, "moved": [m.to_json() for m in moved]}
+    def to_json(
+        self, moved: Iterable[PriceMoved] = (), relabels: Iterable[str] = (), drifted: Iterable[str] = ()
+    ) -> dict[str, Any]:
+        """``{"locks": [names], "note": ..., "moved": [...], "relabelled": [...]}`` for a command's ``--json``:
+        ``moved`` lists each lock whose recorded price today's is not (:meth:`PriceMoved.to_json`), empty when each
+        records it; ``relabelled`` the lines of :meth:`relabels` (empty when nothing pinned was relabelled),
+        ``drifted`` those of :meth:`drifted` (empty when no pinned fact of an unmoved price drifted)."""
+        return {"locks": self.names(), "note": self.note, "moved": [m.to_json() for m in moved],
+                "relabelled": list(dict.fromkeys(relabels)), "drifted": list(dict.fromkeys(drifted))}
+
+
+def _same_fact(a: Fact, b: Fact) -> bool:
+    """Whether facts ``a`` and ``b`` are alike field by field, a derivation by its TOML table (one read from a
+    card and one from a lock can differ as objects, not as written): equal facts have one digest, so a ``False``
+    here only sends the pair to :func:`passprice.reproduce.drift`, which compares digests. Raises nothing."""
+    if a == b:
+        return True
+    da, db = a.derivation, b.derivation
+    if da is None or db is None or isinstance(da, str) or isinstance(db, str):
+        return False
+    if attrs.evolve(a, derivation=None) != attrs.evolve(b, derivation=None):
+        return False
+    return bool(da.to_entry() == db.to_entry())
 
 
 def _choices(root: Root, resolved: Resolved) -> tuple[str, str]:

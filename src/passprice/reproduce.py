@@ -328,8 +328,17 @@ def pinned_header(root: Root, lock: Lock) -> GGUFHeader:
 
 
 def _spec_fields(spec: ServingSpec) -> dict[str, Any]:
+    """The serving document of ``spec`` as compared with a lock's: its description aside (said by
+    :func:`relabelled`), its context classes in one order (sorted by their JSON text): the order they are written in
+    is no part of the price (:class:`passprice.serving.ContextMix` sums exactly), and a serving whose two classes
+    were swapped failed ``check --frozen`` ("serving changed") with every figure as recorded (slip round 43)."""
+    import json
+
     data = spec_to_document(spec)
     data.pop("description", None)
+    contexts = data.get("contexts")
+    if isinstance(contexts, list):
+        data["contexts"] = sorted(contexts, key=lambda c: json.dumps(c, sort_keys=True, default=str))
     return data
 
 
