@@ -2785,7 +2785,15 @@ def sweep_command(
                 raise InputError.of([*more.lines, *e.lines]) from None
             raise
     sweeper = Sweeper(root, the_stack, max_rows, fmt == "json")
-    sweeper.check(grid)
+    try:
+        sweeper.check(grid)
+    except InputError as e:
+        # A registry file that does not read named as check and the listings name it, relative to the root:
+        # `sweep --cards all` with one broken card said /…/root/facts/cards/zz.toml (issue 13's leftovers, session 26).
+        relative = relative_lines(root, e.lines)
+        if relative != list(e.lines):
+            raise InputError.of(relative) from None
+        raise
     named = "SERVINGS" if grid.source is None else f"{grid.source}: servings"
     _check_inputs(_read_through(root, [(f"{named}.{i}" if grid.source else named, ref)
                                        for i, ref in enumerate(grid.servings)],
