@@ -1988,12 +1988,12 @@ def lock_command(
             f"{name!r} is not a lock name: use letters, digits, '.', '_' and '-' (first a letter or digit)",
             param_hint="--name",
         )
-    from passprice.registry import windows_device
+    from passprice.registry import windows_problem
 
-    device = windows_device(name) if name is not None else None
-    if device is not None:
-        raise click.BadParameter(f"{name!r} is not a lock name: {device} names a device on Windows, where no file of "
-                                 "that name can be checked out", param_hint="--name")
+    problem = windows_problem(name) if name is not None else None
+    if problem is not None:
+        raise click.BadParameter(f"{name!r} is not a lock name: {problem}, where no file of that name can be checked "
+                                 "out", param_hint="--name")
     if update and (floor is not None or kind is not None or (requires and not force)):
         raise click.UsageError(
             "--update keeps the lock's kind and policy: give --force (with --floor/--require/--best) to change them; "
@@ -2028,6 +2028,7 @@ def lock_command(
     lock_name = _require_unicode(
         locking.lock_name(output, serving, name, old if update else None), "lock name"
     )
+    locking.require_file_name(root, output)
     try:
         written = locking.write(
             root, output, spec, lock_name,
