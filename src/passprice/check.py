@@ -338,8 +338,12 @@ def _validate_folder(
                 # Loaded as the pricer loads it (schema, entry name = file name, header), and kept in its cache for
                 # the servings and locks that name it.
                 from passprice.checkpoints import load_checkpoint
+                from passprice.decode import check_header
 
-                load_checkpoint(root, str(path))
+                # And held to the rule `checkpoints` lists it by and every price reads it by (decode.header_problems):
+                # an entry without embedding_length passed here while `checkpoints` refused it (issue 13's
+                # leftovers, session 26).
+                check_header(load_checkpoint(root, str(path)))
             else:
                 from passprice.registry import entry_name
 
