@@ -2797,10 +2797,12 @@ def sweep_command(
     try:
         sweeper.check(grid)
     except InputError as e:
-        # A registry file that does not read named as check and the listings name it, relative to the root:
-        # `sweep --cards all` with one broken card said /…/root/facts/cards/zz.toml (issue 13's leftovers, session 26).
+        # A sweep of every registered card or serving is a listing: a registry file that does not read is named as
+        # check and the listings name it, relative to the root (`sweep --cards all` with one broken card said
+        # /…/root/facts/cards/zz.toml: issue 13's leftovers, session 26); a sweep of named ones, as every pricing
+        # command names its files (as given).
         relative = relative_lines(root, e.lines)
-        if relative != list(e.lines):
+        if sweep_file is None and (cards == "all" or not servings) and relative != list(e.lines):
             raise InputError.of(relative) from None
         raise
     named = "SERVINGS" if grid.source is None else f"{grid.source}: servings"
