@@ -219,13 +219,15 @@ def test_the_capped_text_of_long_segments_is_the_row_at_a_time_text(fmt: str) ->
 # --- (i) a name holding "$" in a picture ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["d$\\nosuchcommand$", "c$\\frac{1}{0}$"])
+@pytest.mark.parametrize("name", ["d$x^{$", "c$x^{2}_{1}$"])
 def test_a_serving_name_holding_dollars_is_drawn_as_written(tmp_path: Path, name: str) -> None:
     """A serving registered as ``d$\\nosuchcommand$`` (check: "all holds") made ``sweep NAME --plot`` print
     matplotlib's mathtext traceback ("ParseFatalException: Unknown symbol: \\nosuchcommand") and write no picture;
     ``c$\\frac{1}{0}$`` was drawn as a fraction. Titles, legend entries and annotations are drawn as written now
     (tick labels keep mathtext): the picture is written, exit 0, for sweep (with and without --max-tpot), roofline
-    and audit."""
+    and audit. Since session 26 a backslash is a character ``check`` refuses in a registry file's name (no file name
+    on Windows holds it: tests/test_leftovers_26.py), so the names are mathtext that fails to parse (``d$x^{$``) and
+    mathtext that would draw a superscript and a subscript (``c$x^{2}_{1}$``), neither holding one."""
     pytest.importorskip("matplotlib")
     root = copy_root(tmp_path)
     servings = root / "registry" / "servings"

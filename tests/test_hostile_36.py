@@ -128,6 +128,11 @@ def test_the_recompute_command_check_advises_is_one_shell_word_whatever_the_card
         "  to write them from today's inputs: `passprice fact recompute h200:b`",
         "  to write them from today's inputs: `passprice fact recompute 'my h200;$(id)'`",
     ], result.stdout
+    # Since session 26 a ':' is a character check names in a registry file's name (no file name on Windows holds it;
+    # tests/test_leftovers_26.py): the card is still read, its command still advised, and the name is a problem too.
+    assert result.exit_code == 2
+    assert ("passprice: error: facts/cards/h200:b.toml: ':' is a character no file name on Windows holds, where no "
+            "file of that name can be checked out: rename the file (and what names it)") in result.stderr.splitlines()
     assert invoke("fact", "recompute", "my h200;$(id)", root=root).exit_code == 0
 
 

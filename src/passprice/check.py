@@ -338,8 +338,12 @@ def _validate_folder(
                 # Loaded as the pricer loads it (schema, entry name = file name, header), and kept in its cache for
                 # the servings and locks that name it.
                 from passprice.checkpoints import load_checkpoint
+                from passprice.decode import check_header
 
-                load_checkpoint(root, str(path))
+                # And held to the rule `checkpoints` lists it by and every price reads it by (decode.header_problems):
+                # an entry without embedding_length passed here while `checkpoints` refused it (issue 13's
+                # leftovers, session 26).
+                check_header(load_checkpoint(root, str(path)))
             else:
                 from passprice.registry import entry_name
 
@@ -397,18 +401,22 @@ def name_problems(folder: Path, suffix: str = ".toml") -> list[str]:
     return lookalikes(folder, suffix) + device_names(folder, suffix)
 
 
-def device_names(folder: Path, suffix: str = ".toml") -> list[str]:
-    """One line for each entry of ``folder`` — a file of any suffix, or a folder — whose name is a Windows device's
-    (:func:`passprice.registry.windows_device`: ``nul.toml``, ``CON.toml``, ``aux.lock.toml``, ``con.json``, a folder
-    ``aux``), sorted by name: a clone on Windows cannot check such an entry out, nor anything in the folder holding
-    it. ``import``, ``synth``, ``new-serving`` and ``lock`` refuse to write one (attack round 45); one there already
-    (written by hand, or before that round) was read by ``check`` without a word (slip 40), and until session 25 only
-    ``*SUFFIX`` record files were looked at (``facts/stacks/nul.json``, a folder ``registry/measurements/aux`` passed).
-    ``suffix`` is kept for :func:`name_problems`' callers; every name is looked at. The file is still read and checked
-    as any other; the line makes ``check`` (and a review) exit 2, as :func:`lookalikes` does for names that are one
-    file on Windows. Raises nothing (a folder that cannot be listed has no lines here)."""
-    del suffix
-    from passprice.registry import editor_lock, windows_device
+def device_names(folder: Path, suffix: str | None = ".toml") -> list[str]:
+    """One line for each entry of ``folder`` — a file of any suffix, or a folder — whose name no file on Windows may
+    have, sorted by name: the name of a Windows device (:func:`passprice.registry.windows_device`: ``nul.toml``,
+    ``CON.toml``, ``aux.lock.toml``, ``con.json``, a folder ``aux``, ``COM0.toml``), or a name holding a character no
+    Windows file name holds (:func:`passprice.registry.windows_characters`: ``a:b.toml``, ``q?.toml``,
+    ``x|y.lock.toml``; issue 13's leftovers, session 26). A clone on Windows cannot check such an entry out, nor
+    anything in the folder holding it, and a registry is reviewed in pull requests on every system. ``import``,
+    ``synth``, ``new-serving`` and ``lock`` refuse to write one (attack round 45); one there already (written by hand,
+    or before that round) was read by ``check`` without a word (slip 40), and until session 25 only ``*SUFFIX``
+    record files were looked at (``facts/stacks/nul.json``, a folder ``registry/measurements/aux`` passed).
+    ``suffix``: the suffix of the folder's record files (``None``: it holds none), whose control characters are the
+    record name rule's to say (:func:`passprice.registry.name_problem`: "a character that does not print", one line
+    for the file, not two); every name is looked at. The file is still read and checked as any other; the line makes
+    ``check`` (and a review) exit 2, as :func:`lookalikes` does for names that are one file on Windows. Raises
+    nothing (a folder that cannot be listed has no lines here)."""
+    from passprice.registry import editor_lock, windows_characters, windows_device
 
     try:
         with os.scandir(folder) as entries:
@@ -417,12 +425,23 @@ def device_names(folder: Path, suffix: str = ".toml") -> list[str]:
         return []
     lines = []
     for name, a_folder in names:
+        if editor_lock(name):
+            continue
+        what = "folder" if a_folder else "file"
         device = windows_device(name)
-        if device is not None and not editor_lock(name):
-            what = "folder" if a_folder else "file"
+        if device is not None:
             lines.append(
                 f"{folder / name}: {device} names a device on Windows, where no {what} of that name (with any "
                 f"suffix) can be checked out: rename the {what} (and what names it)"
+            )
+            continue
+        record = suffix is not None and not a_folder and name.endswith(suffix)
+        found = windows_characters("".join(ch for ch in name if ch >= " ") if record else name)
+        if found:
+            which = f"{found[0]} is a character" if len(found) == 1 else f"{', '.join(found)} are characters"
+            lines.append(
+                f"{folder / name}: {which} no file name on Windows holds, where no {what} of that name can be "
+                f"checked out: rename the {what} (and what names it)"
             )
     return lines
 
@@ -444,7 +463,7 @@ def registry_device_names(root: Root) -> list[str]:
     lines = []
     for folder in (root.path / "facts", root.path / "registry", root.path / "schema"):
         if folder.is_dir() and not folder.is_symlink():
-            lines += device_names(folder)
+            lines += device_names(folder, None)  # no record files: a control character is this rule's to say
     return lines
 
 

@@ -80,6 +80,23 @@ def require_place(root: Root, output: Path) -> None:
     )
 
 
+def require_file_name(root: Root, output: Path) -> None:
+    """A lock written inside ``root`` is a file every system may hold, whatever the lock's name: ``lock R1 -o
+    'locks/a:b.lock.toml' --name ok`` (or ``-o locks/nul.lock.toml --name ok``) wrote a file no clone on Windows
+    checks out, where ``-o`` alone is refused by :func:`lock_name` (issue 13's leftovers, session 26). Judged after
+    :func:`lock_name`, whose line names the lock. Raises :class:`InputError` naming the file and what Windows refuses
+    in its name (:func:`passprice.registry.windows_problem`)."""
+    from passprice.files import target
+    from passprice.registry import windows_problem, within
+
+    if not within(root, output):
+        return
+    problem = windows_problem(os.path.basename(os.path.realpath(target(output))))
+    if problem is not None:
+        raise InputError(f"{shown(output)}: {problem}, where no file of that name can be checked out, and a registry "
+                         "is reviewed on every system: give another file")
+
+
 def require_suffix(output: Path) -> None:
     """A lock outside the registry may take any name (:func:`require_place` judges one inside it) but one whose
     suffix names another format passprice writes (:func:`passprice.files.suffix_format`): ``lock R1 -o l.json``
@@ -134,10 +151,10 @@ def lock_name(output: Path, serving: str | None, name: str | None, old: Lock | N
     wherever a lock is named) or, without that suffix, the file's name; else the serving's stem. A lock is named
     after its file, so that ``reproduce NAME`` and ``check`` agree with it.
 
-    Raises :class:`InputError` when a name taken from a file name names a Windows device (:func:`passprice.registry.
-    windows_device`) or is not one line of printable text (the lock
-    schema's rule for names): ``-o $'a\\nb.lock.toml'`` wrote a lock named "a", newline, "b", printed on two lines,
-    which the lock schema's one-line rule then refused to read back."""
+    Raises :class:`InputError` when a name taken from a file name is none a file on Windows may have (a device's,
+    or one holding ``<>:"\\|?*``: :func:`passprice.registry.windows_problem`) or is not one line of printable text
+    (the lock schema's rule for names): ``-o $'a\\nb.lock.toml'`` wrote a lock named "a", newline, "b", printed on
+    two lines, which the lock schema's one-line rule then refused to read back."""
     if name is not None:
         return name
     if old is not None:
@@ -161,12 +178,14 @@ def lock_name(output: Path, serving: str | None, name: str | None, old: Lock | N
         derived, fix="give --name", toml_fix="give --name")  # `-o x.toml.toml` would name a lock x.toml
     if problem is not None:
         raise InputError(f"{shown(source)}: the lock would be named after it, and {problem}")
-    from passprice.registry import windows_device
+    from passprice.registry import windows_problem
 
-    device = windows_device(derived)
-    if device is not None:  # -o locks/aux.lock.toml: a file no clone on Windows checks out (attack round 45)
-        raise InputError(f"{shown(source)}: the lock would be named {derived!r} after it, and {device} names a device "
-                         "on Windows, where no file of that name can be checked out: give another file")
+    # -o locks/aux.lock.toml (attack round 45), -o 'locks/a:b.lock.toml' (issue 13's leftovers, session 26): a file
+    # no clone on Windows checks out.
+    problem = windows_problem(derived)
+    if problem is not None:
+        raise InputError(f"{shown(source)}: the lock would be named {derived!r} after it, and {problem}, where no file "
+                         "of that name can be checked out: give another file")
     return derived
 
 

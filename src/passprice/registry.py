@@ -163,11 +163,18 @@ def require_record_name(kind: str, name: str) -> None:
 
 
 #: The names Windows keeps for devices, in any case and with any suffix (``CON.toml``, ``nul.lock.toml``): no file
-#: of such a name can be made there, and Git for Windows refuses to check one out.
+#: of such a name can be made there, and Git for Windows refuses to check one out. Microsoft, "Naming Files, Paths,
+#: and Namespaces": CON, PRN, AUX, NUL, COM0 to COM9, COM¹, COM², COM³, LPT0 to LPT9, LPT¹, LPT², LPT³ (COM0 and LPT0
+#: passed until issue 13's leftovers, session 26), and the console's CONIN$ and CONOUT$.
 WINDOWS_DEVICES = frozenset([
     "con", "prn", "aux", "nul", "conin$", "conout$",
-    *(f"{port}{i}" for port in ("com", "lpt") for i in (*range(1, 10), "\u00b9", "\u00b2", "\u00b3")),
+    *(f"{port}{i}" for port in ("com", "lpt") for i in (*range(10), "\u00b9", "\u00b2", "\u00b3")),
 ])  # fmt: skip
+
+#: The characters no file name on Windows may hold (Microsoft, "Naming Files, Paths, and Namespaces"): ``< > : " / \
+#: | ? *`` and the control characters U+0000 to U+001F. ``/`` separates a path's parts everywhere, so it is never in a
+#: name passprice reads from a folder.
+WINDOWS_FORBIDDEN = frozenset('<>:"/\\|?*' + "".join(map(chr, range(32))))
 
 
 def windows_device(name: str) -> str | None:
@@ -180,6 +187,31 @@ def windows_device(name: str) -> str | None:
     were written, and ``check`` passed a card file ``lpt³.toml`` (attack round 46)."""
     stem = name.split(".", 1)[0].rstrip(" ").lower()
     return stem.upper() if stem in WINDOWS_DEVICES else None
+
+
+def windows_characters(name: str) -> list[str]:
+    """The characters of ``name`` no file name on Windows may hold (:data:`WINDOWS_FORBIDDEN`), each once, in the
+    order they first come, escaped as ``repr`` writes them (``':'``, ``'\\t'``); empty when there are none.
+
+    A registry is reviewed in pull requests on every system, and Git for Windows cannot check out a file named
+    ``a:b.toml``, ``q?.toml`` or ``x|y.lock.toml``: ``check`` passed a card file ``h200:b.toml`` and ``lock -o
+    'locks/a:b.lock.toml'`` wrote a lock (issue 13's leftovers, session 26), where a name of a Windows device
+    (:func:`windows_device`) was refused already. Raises nothing."""
+    return [repr(ch) for ch in dict.fromkeys(ch for ch in name if ch in WINDOWS_FORBIDDEN)]
+
+
+def windows_problem(name: str) -> str | None:
+    """What makes ``name`` no file name on Windows, in words (``"CON names a device on Windows"``, ``"':' is a
+    character no file name on Windows holds"``), or ``None``: the one rule of a name on every system
+    (:func:`windows_device`, then :func:`windows_characters`). Raises nothing."""
+    device = windows_device(name)
+    if device is not None:
+        return f"{device} names a device on Windows"
+    found = windows_characters(name)
+    if found:
+        which = f"{found[0]} is a character" if len(found) == 1 else f"{', '.join(found)} are characters"
+        return f"{which} no file name on Windows holds"
+    return None
 
 
 def name_problem(name: str, fix: str = "rename the file", toml_fix: str = "rename the file to end in a single .toml",
@@ -636,7 +668,8 @@ def document_problem(root: Root, path: str) -> str | None:
     """What is wrong with ``path`` (relative to ``root``) as *a document of this registry* (a source record's
     ``source.path``): ``None`` when it is a regular file inside the root, named by its own plain path (no ``.`` or
     ``..`` part, no symbolic link along it below the root); else the problem in words (not plain, through a link,
-    nothing there, outside the registry, a FIFO, a device, a folder). Nothing is opened: a FIFO or ``/dev/zero`` is
+    nothing there, outside the registry, a FIFO, a device, a folder, a part no file name on Windows may be:
+    :func:`windows_problem`). Nothing is opened: a FIFO or ``/dev/zero`` is
     named by its mode. Raises nothing for a hostile name: a name too long or a loop of links is its problem.
 
     Plain and link-free because a review reads the document at each revision through git (``passprice diff``), where
@@ -662,6 +695,13 @@ def document_problem(root: Root, path: str) -> str | None:
     if odd:
         return (f"{path} is not a plain path (it holds {', '.join(repr(p) for p in odd)}): name the document by its "
                 "own path from the registry's top folder, as git lists it (a review reads it at each revision)")
+    for part in parts:
+        # The one rule of a name on every system (windows_problem): `notes/nul.md` or `docs/COM0/x.md` passed while
+        # a clone on Windows cannot check the document out (issue 13's leftovers, session 26).
+        problem = windows_problem(part)
+        if problem is not None:
+            return (f"{path}: {problem}, where no file of that name can be checked out: rename the document (and "
+                    "source.path)")
     here = root.path
     for part in parts:
         here = here / part
