@@ -148,8 +148,11 @@ def shown_title(card: Card) -> str:
     """The card's title as a price, a best batch or a listing shows it: ``card.title``, with ``, hypothetical`` after
     it when the card is marked ``hypothetical = true`` and its title does not say so already (a real card's file
     marked hypothetical in a pull request then reads so wherever it is priced, not only in ``check`` and the review:
-    session 25). Raises nothing."""
-    if card.hypothetical and "hypothetical" not in card.title.casefold():
+    session 25). The title says so only in the word itself: ``Nonhypothetical 4090`` or ``H200 (hypotheticals)``
+    held the letters and was shown bare (attack round 47). Raises nothing."""
+    import re
+
+    if card.hypothetical and re.search(r"(?<![^\W_])hypothetical(?![^\W_])", card.title.casefold()) is None:
         return f"{card.title}, hypothetical"
     return card.title
 

@@ -406,9 +406,12 @@ def device_names(folder: Path, suffix: str = ".toml") -> list[str]:
     ``*SUFFIX`` record files were looked at (``facts/stacks/nul.json``, a folder ``registry/measurements/aux`` passed).
     ``suffix`` is kept for :func:`name_problems`' callers; every name is looked at. The file is still read and checked
     as any other; the line makes ``check`` (and a review) exit 2, as :func:`lookalikes` does for names that are one
-    file on Windows. Raises nothing (a folder that cannot be listed has no lines here)."""
+    file on Windows. A name no Windows checkout holds for another reason
+    (:func:`passprice.registry.windows_name_problem`: a trailing dot or space, a character Windows forbids:
+    ``rtx_4090.toml.``, ``a:b.toml``) gets a line too (attack round 47).
+    Raises nothing (a folder that cannot be listed has no lines here)."""
     del suffix
-    from passprice.registry import editor_lock, windows_device
+    from passprice.registry import editor_lock, windows_device, windows_name_problem
 
     try:
         with os.scandir(folder) as entries:
@@ -417,13 +420,19 @@ def device_names(folder: Path, suffix: str = ".toml") -> list[str]:
         return []
     lines = []
     for name, a_folder in names:
+        if editor_lock(name):
+            continue
+        what = "folder" if a_folder else "file"
         device = windows_device(name)
-        if device is not None and not editor_lock(name):
-            what = "folder" if a_folder else "file"
+        if device is not None:
             lines.append(
                 f"{folder / name}: {device} names a device on Windows, where no {what} of that name (with any "
                 f"suffix) can be checked out: rename the {what} (and what names it)"
             )
+        problem = windows_name_problem(name)
+        if problem is not None:
+            lines.append(f"{folder / name}: {problem}, so no Windows checkout can hold the {what} (Git for Windows "
+                         f"refuses it): rename the {what} (and what names it)")
     return lines
 
 

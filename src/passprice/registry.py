@@ -163,11 +163,30 @@ def require_record_name(kind: str, name: str) -> None:
 
 
 #: The names Windows keeps for devices, in any case and with any suffix (``CON.toml``, ``nul.lock.toml``): no file
-#: of such a name can be made there, and Git for Windows refuses to check one out.
+#: of such a name can be made there, and Git for Windows refuses to check one out. Microsoft's "Naming Files, Paths,
+#: and Namespaces" lists ``COM0`` and ``LPT0`` among them too (``check`` passed ``COM0.toml`` and
+#: ``locks/lpt0.lock.toml`` until attack round 47).
 WINDOWS_DEVICES = frozenset([
     "con", "prn", "aux", "nul", "conin$", "conout$",
-    *(f"{port}{i}" for port in ("com", "lpt") for i in (*range(1, 10), "\u00b9", "\u00b2", "\u00b3")),
+    *(f"{port}{i}" for port in ("com", "lpt") for i in (*range(0, 10), "\u00b9", "\u00b2", "\u00b3")),
 ])  # fmt: skip
+
+#: The characters Windows allows in no file or folder name (besides ``/`` and the control characters).
+WINDOWS_FORBIDDEN = '<>:"\\|?*'
+
+
+def windows_name_problem(name: str) -> str | None:
+    """What makes ``name`` a file or folder name no Windows checkout can hold, other than a device's name
+    (:func:`windows_device`): a trailing dot or space, which Windows drops (``rtx_4090.toml.`` would be
+    ``rtx_4090.toml``), or a character it forbids in a name (``<>:"\\|?*``, a control character); ``None`` when
+    there is none. Git for Windows refuses to check out such a path (``core.protectNTFS``), and ``check`` passed
+    ``facts/cards/rtx_4090.toml.`` and ``facts/cards/x.`` (attack round 47). Raises nothing."""
+    if name.endswith((".", " ")) and name not in (".", ".."):
+        return f"the name {name!r} ends in {'a dot' if name.endswith('.') else 'a space'}, which Windows drops"
+    bad = next((c for c in name if c in WINDOWS_FORBIDDEN or ord(c) < 32), None)
+    if bad is not None:
+        return f"the name {name!r} holds {bad!r}, which Windows allows in no file name"
+    return None
 
 
 def windows_device(name: str) -> str | None:
