@@ -160,3 +160,22 @@ def test_a_run_dated_year_0000_is_bad_input(tmp_path: Path) -> None:
     assert [line for line in result.stderr.splitlines() if "error" in line] == [
         "passprice: error: registry/measurements/llamacpp-points.toml: run.0.date: '0000' is not a date of the "
         "calendar (YYYY, YYYY-MM or YYYY-MM-DD: a month from 01 to 12, a day the month has)"]
+
+
+def test_a_real_card_titled_as_a_hypothetical_cards_shown_title_fails_check(tmp_path: Path) -> None:
+    """The H200 marked ``hypothetical = true`` (shown ``NVIDIA H200 SXM 141GB, hypothetical``) and the RTX 4090
+    retitled ``NVIDIA H200 SXM 141GB, hypothetical``: ``cards`` showed two rows of one title, ``check`` "0 problems",
+    exit 0 (titles were compared as written, not as shown)."""
+    root = _root(tmp_path)
+    cards = root / "facts" / "cards"
+    h200 = cards / "h200_sxm_141gb.toml"
+    variant = 'variant = "SXM5, up to 700 W, HBM3e"\n'
+    h200.write_text(h200.read_text(encoding="utf-8").replace(variant, variant + "hypothetical = true\n", 1))
+    _card_copy(root, "rtx_4090.toml", "NVIDIA H200 SXM 141GB, hypothetical")
+    result = invoke("check", root=root)
+    assert result.exit_code == 2, result.output
+    assert [line for line in result.stderr.splitlines() if "rtx_4090" in line] == [
+        "passprice: error: facts/cards/rtx_4090.toml: card.name: 'NVIDIA H200 SXM 141GB, hypothetical' shows as "
+        "h200_sxm_141gb.toml does ('NVIDIA H200 SXM 141GB, hypothetical', ', hypothetical' after a card marked so): a "
+        "review's tables show a card by its title; give each card its own"]
+

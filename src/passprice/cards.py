@@ -150,11 +150,17 @@ def shown_title(card: Card) -> str:
     marked hypothetical in a pull request then reads so wherever it is priced, not only in ``check`` and the review:
     session 25). The title says so only in the word itself: ``Nonhypothetical 4090`` or ``H200 (hypotheticals)``
     held the letters and was shown bare (attack round 47). Raises nothing."""
-    import re
-
-    if card.hypothetical and re.search(r"(?<![^\W_])hypothetical(?![^\W_])", card.title.casefold()) is None:
+    if card.hypothetical and not says_hypothetical(card.title):
         return f"{card.title}, hypothetical"
     return card.title
+
+
+def says_hypothetical(title: str) -> bool:
+    """Whether the card title ``title`` says the card is hypothetical: the word ``hypothetical`` in it, in any case,
+    not inside another word (``Nonhypothetical 4090`` does not). Raises nothing."""
+    import re
+
+    return re.search(r"(?<![^\W_])hypothetical(?![^\W_])", title.casefold()) is not None
 
 
 def is_card_path(path: str) -> bool:

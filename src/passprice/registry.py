@@ -178,12 +178,13 @@ WINDOWS_FORBIDDEN = '<>:"\\|?*'
 def windows_name_problem(name: str) -> str | None:
     """What makes ``name`` a file or folder name no Windows checkout can hold, other than a device's name
     (:func:`windows_device`): a trailing dot or space, which Windows drops (``rtx_4090.toml.`` would be
-    ``rtx_4090.toml``), or a character it forbids in a name (``<>:"\\|?*``, a control character); ``None`` when
+    ``rtx_4090.toml``), or a character it forbids in a name (``<>:"\\|?*``; a control character is
+    :func:`name_problem`'s, a character that does not print); ``None`` when
     there is none. Git for Windows refuses to check out such a path (``core.protectNTFS``), and ``check`` passed
     ``facts/cards/rtx_4090.toml.`` and ``facts/cards/x.`` (attack round 47). Raises nothing."""
     if name.endswith((".", " ")) and name not in (".", ".."):
         return f"the name {name!r} ends in {'a dot' if name.endswith('.') else 'a space'}, which Windows drops"
-    bad = next((c for c in name if c in WINDOWS_FORBIDDEN or ord(c) < 32), None)
+    bad = next((c for c in name if c in WINDOWS_FORBIDDEN), None)  # a control character: name_problem's to say
     if bad is not None:
         return f"the name {name!r} holds {bad!r}, which Windows allows in no file name"
     return None
