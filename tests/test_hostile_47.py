@@ -179,3 +179,18 @@ def test_a_real_card_titled_as_a_hypothetical_cards_shown_title_fails_check(tmp_
         "h200_sxm_141gb.toml does ('NVIDIA H200 SXM 141GB, hypothetical', ', hypothetical' after a card marked so): a "
         "review's tables show a card by its title; give each card its own"]
 
+
+
+# --- 6. a card title of any length ------------------------------------------------------------------------------
+
+
+def test_a_card_title_past_200_characters_is_bad_input(tmp_path: Path) -> None:
+    """A card titled by 200,000 characters (a 200 KB file, under the 256 KiB a card may hold): ``check`` passed it and
+    ``cards`` printed 3.8 MB, each price's title line 200 KB. A title is a table's cell: at most 200 characters."""
+    root = _root(tmp_path)
+    _card_copy(root, "rtx_4090.toml", "R" * 201)
+    assert bad("facts", "rtx_4090", root=root) == [
+        f"passprice: error: {root / 'facts' / 'cards' / 'rtx_4090.toml'}: card.name: '{'R' * 99}… is too long (201 "
+        "characters; at most 200)"]
+    _card_copy(root, "rtx_4090.toml", "R" * 200)
+    assert invoke("facts", "rtx_4090", root=root).exit_code == 0
