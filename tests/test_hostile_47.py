@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import REPO, bad, copy_root, invoke, retitled
-from passprice.sweep import MAX_NOT_FOUND
+from passprice.registry import MAX_NOT_FOUND
 
 
 def _root(tmp_path: Path) -> Path:
@@ -121,6 +121,16 @@ def test_a_sweep_says_every_unknown_name_of_a_few() -> None:
     assert [re.sub(r": not found.*", "", line) for line in lines] == [
         "passprice: error: serving 'nope1'", "passprice: error: card 'nope2'"]
 
+
+
+def test_compare_of_many_unknown_cards_says_twenty_and_counts_the_rest() -> None:
+    """``compare r1-qwen7b-h200 --cards c0,…,c4999``: 12.7 s and 5,000 lines; now the first 20 and one count."""
+    lines = bad("compare", "r1-qwen7b-h200", "--cards", ",".join(f"c{i}" for i in range(300)))
+    assert len(lines) == 21
+    assert all(line.startswith(f"passprice: error: --cards: card 'c{i}': not found in ") for i, line in
+               enumerate(lines[:20]))
+    assert lines[20] == ("passprice: error: --cards: 280 more card names not looked up after 20 not found: correct "
+                         "these first")
 
 # --- 4. a title holding "hypothetical" inside another word -------------------------------------------------------
 

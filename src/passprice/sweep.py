@@ -143,10 +143,6 @@ class Grid:
         )
 
 
-#: The most serving and card names a sweep says are not found before it stops looking (each is looked for in the
-#: other record folders and the facts passprice ships, to say where it is): the rest are counted in one line.
-MAX_NOT_FOUND = 20
-
 #: Pass shapes a sweep reads at most (each takes one to seven milliseconds: this bounds a sweep to about half a
 #: minute).
 MAX_SHAPES = 4_000
@@ -770,6 +766,8 @@ class Sweeper:
         # Every wrong name said at once (round 18: the first of a serving and a card alone), up to MAX_NOT_FOUND of
         # them: each is looked for where it might be instead (another kind's folder, the facts passprice ships, the
         # closest names), about half a millisecond, so 5,000 names on the command line took 4.6 s (attack round 47).
+        from passprice.registry import MAX_NOT_FOUND
+
         missing: list[str] = []
         not_looked = 0
         looks: list[tuple[str, Callable[[str], object]]] = [
