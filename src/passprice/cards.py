@@ -148,10 +148,19 @@ def shown_title(card: Card) -> str:
     """The card's title as a price, a best batch or a listing shows it: ``card.title``, with ``, hypothetical`` after
     it when the card is marked ``hypothetical = true`` and its title does not say so already (a real card's file
     marked hypothetical in a pull request then reads so wherever it is priced, not only in ``check`` and the review:
-    session 25). Raises nothing."""
-    if card.hypothetical and "hypothetical" not in card.title.casefold():
+    session 25). The title says so only in the word itself: ``Nonhypothetical 4090`` or ``H200 (hypotheticals)``
+    held the letters and was shown bare (attack round 47). Raises nothing."""
+    if card.hypothetical and not says_hypothetical(card.title):
         return f"{card.title}, hypothetical"
     return card.title
+
+
+def says_hypothetical(title: str) -> bool:
+    """Whether the card title ``title`` says the card is hypothetical: the word ``hypothetical`` in it, in any case,
+    not inside another word (``Nonhypothetical 4090`` does not). Raises nothing."""
+    import re
+
+    return re.search(r"(?<![^\W_])hypothetical(?![^\W_])", title.casefold()) is not None
 
 
 def is_card_path(path: str) -> bool:

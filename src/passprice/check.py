@@ -321,19 +321,23 @@ def _validate_folder(
     # for a folder of 2,000 files was 20,000 calls.
     from passprice.registry import editor_lock
 
-    titles: dict[str, Path] = {}  # a card's title, folded (title_key), → the first card file of it
+    titles: dict[str, tuple[Path, str]] = {}  # a card's shown title, folded (title_key) → first file, its title
     for path in sorted(folder.glob(f"*{suffix}"), key=lambda p: p.name):
         if editor_lock(path.name):
             continue  # Emacs's .#FILE while a buffer is modified: no registry file, as the listings pass over it
         count += 1
         try:
             if kind == "card":  # as load_card reads it (kept by passprice.cache); its sources are reviewed later
-                from passprice.cards import read_card
+                from passprice.cards import read_card, shown_title
 
                 card = read_card(root, path)
-                first = titles.setdefault(title_key(card.title), path)
+                # Compared as every table shows them: a real card titled "NVIDIA H200 SXM 141GB, hypothetical" and
+                # the H200 marked hypothetical read alike there, and passed (attack round 47).
+                shown = shown_title(card)
+                first, first_title = titles.setdefault(title_key(shown), (path, card.title))
                 if first != path:
-                    problems.append(same_title(path, card.title, first))
+                    alike = title_key(first_title) == title_key(card.title)
+                    problems.append(same_title(path, card.title, first, None if alike else shown))
             elif kind == "checkpoint":
                 # Loaded as the pricer loads it (schema, entry name = file name, header), and kept in its cache for
                 # the servings and locks that name it.
@@ -365,10 +369,17 @@ def title_key(title: str) -> str:
     return " ".join(reads_as(title).split())
 
 
-def same_title(path: Path, title: str, first: Path) -> str:
+def same_title(path: Path, title: str, first: Path, shown: str | None = None) -> str:
     """The problem line of the card file ``path`` whose ``card.name`` (its ``title``) is the title of the card file
     ``first`` too: a card copied from another that kept its title (two cards, one title) made the review's tables,
-    which show a card by its title, ambiguous, and ``check`` passed it (session 24)."""
+    which show a card by its title, ambiguous, and ``check`` passed it (session 24). ``shown``: the title both are
+    shown under when that is not ``title`` as written (:func:`passprice.cards.shown_title`: ``, hypothetical`` after a
+    card marked so, attack round 47)."""
+    if shown is not None:
+        return (
+            f"{path}: card.name: {title!r} shows as {first.name} does ({shown!r}, ', hypothetical' after a card "
+            "marked so): a review's tables show a card by its title; give each card its own"
+        )
     return (
         f"{path}: card.name: {title!r} is the title of {first.name} too: a review's tables show a card by its "
         "title; give each card its own"
@@ -406,7 +417,9 @@ def device_names(folder: Path, suffix: str | None = ".toml") -> list[str]:
     have, sorted by name: the name of a Windows device (:func:`passprice.registry.windows_device`: ``nul.toml``,
     ``CON.toml``, ``aux.lock.toml``, ``con.json``, a folder ``aux``, ``COM0.toml``), or a name holding a character no
     Windows file name holds (:func:`passprice.registry.windows_characters`: ``a:b.toml``, ``q?.toml``,
-    ``x|y.lock.toml``; issue 13's leftovers, session 26). A clone on Windows cannot check such an entry out, nor
+    ``x|y.lock.toml``; issue 13's leftovers, session 26), or a name ending in a dot or a space, which Windows
+    drops (:func:`passprice.registry.windows_name_problem`: ``rtx_4090.toml.``, a folder ``measurements.``; attack
+    round 47). A clone on Windows cannot check such an entry out, nor
     anything in the folder holding it, and a registry is reviewed in pull requests on every system. ``import``,
     ``synth``, ``new-serving`` and ``lock`` refuse to write one (attack round 45); one there already (written by hand,
     or before that round) was read by ``check`` without a word (slip 40), and until session 25 only ``*SUFFIX``
@@ -416,7 +429,7 @@ def device_names(folder: Path, suffix: str | None = ".toml") -> list[str]:
     for the file, not two); every name is looked at. The file is still read and checked as any other; the line makes
     ``check`` (and a review) exit 2, as :func:`lookalikes` does for names that are one file on Windows. Raises
     nothing (a folder that cannot be listed has no lines here)."""
-    from passprice.registry import editor_lock, windows_characters, windows_device
+    from passprice.registry import editor_lock, windows_characters, windows_device, windows_name_problem
 
     try:
         with os.scandir(folder) as entries:
@@ -435,6 +448,10 @@ def device_names(folder: Path, suffix: str | None = ".toml") -> list[str]:
                 f"suffix) can be checked out: rename the {what} (and what names it)"
             )
             continue
+        problem = windows_name_problem(name)
+        if problem is not None:
+            lines.append(f"{folder / name}: {problem}, so no Windows checkout can hold the {what} (Git for Windows "
+                         f"refuses it): rename the {what} (and what names it)")
         record = suffix is not None and not a_folder and name.endswith(suffix)
         found = windows_characters("".join(ch for ch in name if ch >= " ") if record else name)
         if found:

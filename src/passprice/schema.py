@@ -66,7 +66,7 @@ def calendar_date(text: object) -> bool:
     if not isinstance(text, str) or not re.fullmatch(r"[0-9]{4}(?:-[0-9]{2}(?:-[0-9]{2})?)?", text):
         return True
     if len(text) == 4:
-        return True
+        return text != "0000"  # no year 0 in the calendar, as `0000-01-01` was refused and `0000` read (round 47)
     try:
         datetime.date.fromisoformat(text if len(text) == 10 else f"{text}-01")
     except ValueError:
