@@ -487,8 +487,14 @@ class Guard:
             own = serving is not None and lock.info.serving == serving
             described = own and resolved.spec.description != lock.spec.description
             resha = lock.checkpoint_pin.content is not None and resolved.header.sha256 != lock.checkpoint_sha256
+            routing, method = resolved.serving.routing, resolved.method
+            relabelled_record = any(
+                pin is not None and record is not None and record.name == pin.name
+                and (record.title, record.note) != (pin.title, pin.note)
+                for pin, record in ((lock.routing, routing), (lock.draft, method))
+            )
             if card.title == lock.card_title and card.hypothetical == lock.card_hypothetical and not described \
-                    and not resha:
+                    and not resha and not relabelled_record:
                 continue  # the common case imports nothing more (a warm price stays light)
             from passprice.locks import portable_spec
             from passprice.pins import checkpoint_digest
@@ -497,7 +503,8 @@ class Guard:
             sha256 = None
             if resha and checkpoint_digest(resolved.header) == lock.checkpoint_pin.content:
                 sha256 = resolved.header.sha256
-            lines = relabelled(lock, card, portable_spec(resolved.spec, root) if own else None, None, sha256)
+            lines = relabelled(lock, card, portable_spec(resolved.spec, root) if own else None, None, sha256, routing,
+                               method)
             out += [f"{lock.name}: {r}" if len(self.locks) > 1 else r for r in lines]
         return tuple(dict.fromkeys(out))
 
