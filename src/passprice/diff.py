@@ -2688,8 +2688,23 @@ class Diff:
     @property
     def unaffected(self) -> tuple[LockImpact, ...]:
         """The locks the change leaves as they were: same price, same floors, same inputs (the pricing model
-        aside, when it prices them the same)."""
-        return tuple(lock for lock in self.reviews if not lock.affected)
+        aside, when it prices them the same), and no source whose document changed under their price
+        (:attr:`on_changed_sources`)."""
+        resting = set(self.resting_on_sources())
+        return tuple(lock for lock in self.reviews if not lock.affected and lock.name not in resting)
+
+    @property
+    def on_changed_sources(self) -> tuple[LockImpact, ...]:
+        """The locks not affected otherwise whose recorded price rests on a source whose document changed
+        (:attr:`sources`, each's ``locks``): to verify, so not counted unaffected. Slip round 44: a source's
+        document changed read "no lock affected; 8 locks unaffected" while its to-verify line named 4 locked
+        prices resting on it."""
+        resting = set(self.resting_on_sources())
+        return tuple(lock for lock in self.reviews if not lock.affected and lock.name in resting)
+
+    def resting_on_sources(self) -> tuple[str, ...]:
+        """The names of the locks whose recorded price rests on a source whose document changed, each once."""
+        return tuple(dict.fromkeys(lock for s in self.sources for lock in s.locks))
 
     @property
     def fact_changes(self) -> tuple[tuple[FileChange, FactChange], ...]:
@@ -3029,6 +3044,9 @@ class Diff:
             parts.append(self.check_line())
         if self.head_warnings:
             parts.append(f"{_n(len(self.head_warnings) + self.head_warnings_left_out, 'warning')} of check on HEAD")
+        if self.on_changed_sources:
+            n = len(self.on_changed_sources)
+            parts.append(f"{_n(n, 'lock')} resting on a source whose document changed, to verify")
         if self.unaffected:
             parts.append(f"{_n(len(self.unaffected), 'lock')} unaffected")
         if self.unlocked or self.unlocked_left_out:
@@ -3078,6 +3096,7 @@ class Diff:
             "files": [f.to_json(errors.get(f.path)) for f in self.files],
             "locks": [lock.to_json() for lock in self.locks],
             "unaffected": [lock.name for lock in self.unaffected],
+            "on_changed_sources": [lock.name for lock in self.on_changed_sources],
             "unlocked": [m.to_json() for m in self.unlocked],
             "unlocked_left_out": self.unlocked_left_out,
             "code_changed": list(self.code_files),
@@ -4920,6 +4939,10 @@ def diff_text(d: Diff) -> str:
     if d.cited:
         lines += ["", "sources the added and changed facts cite"]
         lines += [f"  {source_id}: {line}" if source_id != "…" else f"  {line}" for source_id, line in d.cited.items()]
+    if d.on_changed_sources:
+        lines.append("")
+        lines.append(f"{_n(len(d.on_changed_sources), 'lock')} resting on a source whose document changed, to verify "
+                     f"(sources below): {', '.join(lock.name for lock in d.on_changed_sources)}")
     if d.unaffected:
         lines.append("")
         lines.append(f"{_n(len(d.unaffected), 'lock')} unaffected: {', '.join(lock.name for lock in d.unaffected)}")
@@ -5446,6 +5469,10 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         from passprice.unlocked import markdown_lines
 
         out += markdown_lines(d.unlocked, d.unlocked_left_out)
+    if d.on_changed_sources:
+        names = ", ".join(markdown_code(x.name) for x in d.on_changed_sources)
+        out += ["", f"⚠️ {_n(len(d.on_changed_sources), 'lock')} resting on a source whose document changed, to verify "
+                f"(sources below): {names}"]
     if d.unaffected:
         names = ", ".join(markdown_code(x.name) for x in d.unaffected)
         out += ["", f"{_n(len(d.unaffected), 'lock')} unaffected: {names}"]
